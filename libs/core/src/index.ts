@@ -1,0 +1,1 @@
+export const HUBTEL_CORE = 'nestjs-hubtel';
