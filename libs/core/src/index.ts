@@ -1,1 +1,3 @@
-export const HUBTEL_CORE = 'nestjs-hubtel';
+export * from './errors/hubtel.errors.js';
+export * from './store/hubtel-store.interface.js';
+export * from './store/memory.store.js';

@@ -1,2 +1,1 @@
-import { HUBTEL_CORE } from 'nestjs-hubtel';
-export const SMS = `${HUBTEL_CORE}/sms`;
+export {};

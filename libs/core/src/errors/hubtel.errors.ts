@@ -1,0 +1,143 @@
+/**
+ * Every error the suite throws is a HubtelError with a stable `code`, so callers can branch on
+ * `err.code` (or `instanceof`) without parsing messages. Messages never carry credentials.
+ */
+export type HubtelErrorCode =
+  | 'HUBTEL_CONFIG_INVALID'
+  | 'HUBTEL_VALIDATION_FAILED'
+  | 'HUBTEL_API_ERROR'
+  | 'HUBTEL_AUTHENTICATION_FAILED'
+  | 'HUBTEL_INSUFFICIENT_CREDIT'
+  | 'HUBTEL_IP_NOT_ALLOWED'
+  | 'HUBTEL_RATE_LIMITED'
+  | 'HUBTEL_NETWORK_ERROR'
+  | 'HUBTEL_TIMEOUT'
+  | 'HUBTEL_UNKNOWN_OUTCOME'
+  | 'HUBTEL_STORE_CONFLICT'
+  | 'HUBTEL_NOT_FOUND';
+
+export interface HubtelErrorDetails {
+  /** HTTP status of the platform's answer, when there was one. */
+  httpStatus?: number;
+  /** The platform's own outcome code (`responseCode`, `ResponseCode`, SMS sub-code), when given. */
+  responseCode?: string;
+  /** The platform's response body (parsed JSON, or text truncated to 2 KB). */
+  body?: unknown;
+  cause?: unknown;
+}
+
+export class HubtelError extends Error {
+  readonly code: HubtelErrorCode;
+  readonly httpStatus?: number;
+  readonly responseCode?: string;
+  readonly body?: unknown;
+
+  constructor(code: HubtelErrorCode, message: string, details: HubtelErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.httpStatus = details.httpStatus;
+    this.responseCode = details.responseCode;
+    this.body = details.body;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      code: this.code,
+      message: this.message,
+      httpStatus: this.httpStatus,
+      responseCode: this.responseCode,
+    };
+  }
+}
+
+/** Module options are missing or invalid. Thrown at bootstrap, naming the option. */
+export class HubtelConfigError extends HubtelError {
+  constructor(
+    readonly option: string,
+    problem: string,
+  ) {
+    super('HUBTEL_CONFIG_INVALID', `Invalid nestjs-hubtel option "${option}": ${problem}`);
+  }
+}
+
+export interface ValidationIssue {
+  /** Dotted path of the offending field (`recipients[3]`, `Data.Amount`). */
+  field: string;
+  message: string;
+  /** The rejected value, when it is safe to echo (never a credential). */
+  value?: unknown;
+}
+
+/** Input given to a public method (or received on an endpoint) is invalid. Nothing was sent. */
+export class HubtelValidationError extends HubtelError {
+  readonly issues: ValidationIssue[];
+  constructor(message: string, issues: ValidationIssue[] = []) {
+    super('HUBTEL_VALIDATION_FAILED', message);
+    this.issues = issues;
+  }
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), issues: this.issues };
+  }
+}
+
+/** The platform answered with an error (HTTP 4xx/5xx or a non-success outcome code). */
+export class HubtelApiError extends HubtelError {
+  constructor(message: string, details: HubtelErrorDetails = {}, code: HubtelErrorCode = 'HUBTEL_API_ERROR') {
+    super(code, message, details);
+  }
+}
+
+/** 401 (or the platform's equivalent codes): wrong API credentials for this API. */
+export class HubtelAuthenticationError extends HubtelApiError {
+  constructor(message: string, details: HubtelErrorDetails = {}) {
+    super(message, details, 'HUBTEL_AUTHENTICATION_FAILED');
+  }
+}
+
+/** 402: the account has no credit left. */
+export class HubtelInsufficientCreditError extends HubtelApiError {
+  constructor(message: string, details: HubtelErrorDetails = {}) {
+    super(message, details, 'HUBTEL_INSUFFICIENT_CREDIT');
+  }
+}
+
+/** 403 answered as an HTML page: the caller's IP address is not on the platform's allow-list. */
+export class HubtelIpNotAllowedError extends HubtelApiError {
+  constructor(message: string, details: HubtelErrorDetails = {}) {
+    super(message, details, 'HUBTEL_IP_NOT_ALLOWED');
+  }
+}
+
+/** 429 after the retry budget was spent. */
+export class HubtelRateLimitedError extends HubtelApiError {
+  constructor(message: string, details: HubtelErrorDetails = {}) {
+    super(message, details, 'HUBTEL_RATE_LIMITED');
+  }
+}
+
+/** The connection failed before the request was sent; the platform did not see it. */
+export class HubtelNetworkError extends HubtelError {
+  constructor(message: string, details: HubtelErrorDetails = {}) {
+    super('HUBTEL_NETWORK_ERROR', message, details);
+  }
+}
+
+/** An idempotent request timed out on every attempt. */
+export class HubtelTimeoutError extends HubtelError {
+  constructor(message: string, details: HubtelErrorDetails = {}) {
+    super('HUBTEL_TIMEOUT', message, details);
+  }
+}
+
+/**
+ * A non-idempotent request (a send, a payment) may have reached the platform but no answer came
+ * back (time-out, connection reset after sending, 502/504). It was NOT retried: check its status
+ * before sending again.
+ */
+export class HubtelUnknownOutcomeError extends HubtelError {
+  constructor(message: string, details: HubtelErrorDetails = {}) {
+    super('HUBTEL_UNKNOWN_OUTCOME', message, details);
+  }
+}

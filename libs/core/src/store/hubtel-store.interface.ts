@@ -1,0 +1,40 @@
+/**
+ * The one storage interface of the suite (invoices, callback records, sessions, orders).
+ * Every operation is async and atomic on its key, so a Redis or SQL store can implement it
+ * without changing callers: set-if-absent is Redis `SET NX PX`, compare-and-set is a
+ * version check (`WATCH`/Lua, or `UPDATE ... WHERE version = ?`).
+ *
+ * Values must be JSON-serialisable plain data, and are treated as immutable: write a new
+ * object to change one, never mutate what `get` returned.
+ */
+export interface StoreEntry<T> {
+  value: T;
+  /** Starts at 1 and grows by one on every successful write. */
+  version: number;
+}
+
+export interface StoreWriteOptions {
+  /** Time to live in milliseconds; the entry disappears after it. Omit for no expiry. */
+  ttlMs?: number;
+}
+
+export interface HubtelStore {
+  get<T>(key: string): Promise<StoreEntry<T> | undefined>;
+  /** Writes only when the key holds nothing (or has expired). True when this call wrote. */
+  setIfAbsent<T>(key: string, value: T, options?: StoreWriteOptions): Promise<boolean>;
+  /**
+   * Writes only when the key's current version is `expectedVersion`. Returns the new entry, or
+   * undefined when another writer got there first (or the key is gone).
+   */
+  compareAndSet<T>(
+    key: string,
+    expectedVersion: number,
+    value: T,
+    options?: StoreWriteOptions,
+  ): Promise<StoreEntry<T> | undefined>;
+  /** Unconditional write. */
+  set<T>(key: string, value: T, options?: StoreWriteOptions): Promise<StoreEntry<T>>;
+  delete(key: string): Promise<boolean>;
+  /** Every live entry whose key starts with `prefix` (for reconciliation and recovery scans). */
+  scan<T>(prefix: string): AsyncIterable<[string, StoreEntry<T>]>;
+}
