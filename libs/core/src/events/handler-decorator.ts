@@ -1,0 +1,13 @@
+import { OnEvent, type OnEventOptions } from '@nestjs/event-emitter';
+
+export type HubtelHandlerOptions = Omit<OnEventOptions, 'async' | 'suppressErrors'>;
+
+/**
+ * Builds a handler decorator (`@OnCheckoutPaid()`) as a thin wrapper over `@OnEvent`.
+ * It forces `suppressErrors: false` and `async: false`: the inbound pipeline must see a handler
+ * fail in order to retry it and, in the end, dead-letter it. (Plain `@OnEvent` swallows errors by
+ * default: users mixing it in must pass `{ suppressErrors: false }` to get retries.)
+ */
+export function createHandlerDecorator(event: string): (options?: HubtelHandlerOptions) => MethodDecorator {
+  return (options: HubtelHandlerOptions = {}) => OnEvent(event, { ...options, async: false, suppressErrors: false });
+}

@@ -1,0 +1,53 @@
+import {
+  Controller,
+  Inject,
+  Injectable,
+  UseGuards,
+  mixin,
+  type CanActivate,
+  type ExecutionContext,
+  type InjectionToken,
+  type Type,
+} from '@nestjs/common';
+import type { InboundAccessPolicy, InboundRequestLike } from './inbound-access.js';
+
+/**
+ * How a host app places and protects a controller of the suite. Given as module "extras"
+ * (`CheckoutModule.forRoot({ ..., callback: { path, decorators: [Public(), SkipThrottle()] } })`)
+ * because Nest fixes routes before async options resolve.
+ */
+export interface HubtelRouteOptions {
+  /** Route path of the controller (Nest's global prefix still applies). */
+  path?: string;
+  /** Class decorators added to the controller, e.g. `Public()`, `SkipThrottle()`, `ApiExcludeController()`. */
+  decorators?: ClassDecorator[];
+  /** Guards run in front of the suite's own access checks, e.g. your own auth guard. */
+  guards?: Array<Type<CanActivate> | CanActivate>;
+  /** Register no controller: mount the endpoint yourself and call the module's service. */
+  disabled?: boolean;
+}
+
+/**
+ * Makes a routed controller from a base class of handlers: a subclass (so Nest sees a distinct
+ * controller per module instance) with the host's path, guards and decorators applied.
+ */
+export function mountController<T>(base: Type<T>, path: string, route: HubtelRouteOptions = {}): Type<T> {
+  const named = { [base.name]: class extends (base as Type<any>) {} }[base.name] as Type<T>;
+  Controller(route.path ?? path)(named);
+  if (route.guards?.length) UseGuards(...route.guards)(named);
+  for (const decorate of route.decorators ?? []) decorate(named);
+  return named;
+}
+
+/** A guard that applies an InboundAccessPolicy provided under `policyToken`. */
+export function InboundAccessGuard(policyToken: InjectionToken): Type<CanActivate> {
+  @Injectable()
+  class AccessGuard implements CanActivate {
+    constructor(@Inject(policyToken) private readonly policy: InboundAccessPolicy) {}
+    canActivate(context: ExecutionContext): boolean {
+      this.policy.check(context.switchToHttp().getRequest<InboundRequestLike>());
+      return true;
+    }
+  }
+  return mixin(AccessGuard);
+}

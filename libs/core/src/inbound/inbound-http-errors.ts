@@ -1,0 +1,41 @@
+import { HttpException } from '@nestjs/common';
+import type { ValidationIssue } from '../errors/hubtel.errors.js';
+
+/**
+ * The body every inbound endpoint of the suite answers an error with. Machine-readable: branch on
+ * `code`; `issues` lists each bad field when the body failed validation.
+ */
+export interface InboundErrorBody {
+  statusCode: number;
+  error: string;
+  code: string;
+  message: string;
+  issues?: ValidationIssue[];
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  422: 'Unprocessable Entity',
+  503: 'Service Unavailable',
+};
+
+/** An HttpException whose response is an InboundErrorBody; works on Express and Fastify alike. */
+export function inboundHttpError(status: number, code: string, message: string, issues?: ValidationIssue[]): HttpException {
+  const body: InboundErrorBody = { statusCode: status, error: REASONS[status] ?? 'Error', code, message };
+  if (issues) body.issues = issues.map(({ field, message: text }) => ({ field, message: text }));
+  return new HttpException(body, status);
+}
+
+/** 400 for a body that failed DTO validation, listing every bad field. */
+export function invalidBodyError(issues: ValidationIssue[], what = 'request body'): HttpException {
+  const summary = issues
+    .slice(0, 5)
+    .map((issue) => issue.message)
+    .join('; ');
+  const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
+  return inboundHttpError(400, 'HUBTEL_INVALID_BODY', `Invalid ${what}: ${summary}${more}`, issues);
+}

@@ -1,0 +1,363 @@
+import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import type { EventEmitter2 } from '@nestjs/event-emitter';
+import { HubtelError } from '../errors/hubtel.errors.js';
+import { redact } from '../logging/redact.js';
+import { backoffDelay, sleep } from '../retry/backoff.js';
+import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
+
+/**
+ * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
+ *
+ *   record (set-if-absent on the job's key) → acknowledge → run → retry with backoff → dead letter
+ *
+ * A job is recorded in the store BEFORE the caller acknowledges the HTTP request, so a crash after
+ * the 2xx loses nothing (with a persistent store, unfinished jobs are picked up again at bootstrap).
+ * The key makes a job idempotent: a duplicate (sequential or concurrent) finds the key taken and
+ * runs nothing.
+ *
+ * A job either dispatches a domain event to its @nestjs/event-emitter listeners, or runs its own
+ * function (the service-app's fulfillment callback sender). Listeners are called one by one, and
+ * each one that succeeded is remembered, so a retry re-runs only the listeners that failed: one
+ * failing handler never makes another handler run twice.
+ */
+
+export interface JobRetryPolicy {
+  /** Total runs allowed, the first included. `Infinity` with a `deadlineMs` retries until then. */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Give up once this long has passed since the job was recorded. */
+  deadlineMs?: number;
+}
+
+export type JobStatus = 'pending' | 'running' | 'done' | 'dead';
+
+export interface JobRecord<P = unknown> {
+  type: string;
+  key: string;
+  payload: P;
+  status: JobStatus;
+  /** Runs so far. */
+  attempts: number;
+  /** Indexes (in listener order) of the event listeners that already succeeded. */
+  doneListeners: number[];
+  receivedAt: number;
+  updatedAt: number;
+  /** While running: until when this process owns the job (another instance may take it after). */
+  leaseUntil?: number;
+  lastError?: string;
+}
+
+export type JobOutcome = 'done' | 'dead';
+
+export interface JobDefinition<P = unknown> {
+  /**
+   * Runs the job once; throw to have it retried. When absent, the job dispatches its payload as
+   * the domain event named like the job type, to every listener of that event.
+   */
+  run?: (payload: P, context: { attempt: number; record: JobRecord<P> }) => Promise<void>;
+  retry?: Partial<JobRetryPolicy>;
+  /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */
+  onSettled?: (record: JobRecord<P>, outcome: JobOutcome, error?: unknown) => Promise<void> | void;
+}
+
+/** Payload of the dead-letter event: a job gave up. It stays in the store with status `dead`. */
+export class DeadLetterEvent<P = unknown> {
+  constructor(
+    readonly type: string,
+    readonly key: string,
+    readonly payload: P,
+    readonly attempts: number,
+    readonly error: string,
+    readonly receivedAt: Date,
+  ) {}
+}
+
+export interface SubmitResult<P = unknown> {
+  /** True when the key was already recorded: nothing new will run. */
+  duplicate: boolean;
+  record: JobRecord<P>;
+}
+
+export interface InboundPipelineOptions {
+  /** Names the pipeline in logs and store keys (`checkout`, `service-app`). */
+  name: string;
+  store: HubtelStore;
+  emitter: EventEmitter2;
+  /** Event emitted when a job gives up. */
+  deadLetterEvent: string;
+  /** Defaults for every job type. */
+  retry?: Partial<JobRetryPolicy>;
+  /** How long finished records are kept (they are what makes duplicates detectable). */
+  recordTtlMs?: number;
+  /** How long a running job is owned by one process before another may take it over. */
+  leaseMs?: number;
+  /** How long shutdown waits for running jobs. */
+  shutdownGraceMs?: number;
+  /** Pick up unfinished jobs found in the store at bootstrap (only useful with a persistent store). */
+  recoverOnBootstrap?: boolean;
+  /** Resolves when event listeners are attached (EventEmitterReadinessWatcher.waitUntilReady). */
+  whenReady?: () => Promise<void>;
+  now?: () => number;
+  random?: () => number;
+  logger?: Logger;
+}
+
+export const DEFAULT_JOB_RETRY: JobRetryPolicy = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000 };
+const DEFAULT_RECORD_TTL_MS = 7 * 24 * 3600_000;
+const DEFAULT_LEASE_MS = 5 * 60_000;
+
+export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly definitions = new Map<string, JobDefinition<any>>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly stopping = new AbortController();
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  private readonly prefix: string;
+
+  constructor(private readonly options: InboundPipelineOptions) {
+    this.logger = options.logger ?? new Logger(`Hubtel:${options.name}`);
+    this.now = options.now ?? Date.now;
+    this.prefix = `hubtel:${options.name}:job:`;
+  }
+
+  /** Declares a job type. Call before submitting jobs of it (typically in a provider factory). */
+  define<P>(type: string, definition: JobDefinition<P> = {}): this {
+    this.definitions.set(type, definition);
+    return this;
+  }
+
+  /**
+   * Records the job under `key` and, when it is new, starts running it in the background.
+   * Resolves once the record is stored: acknowledge the sender only after this.
+   */
+  async submit<P>(type: string, key: string, payload: P): Promise<SubmitResult<P>> {
+    this.definition(type);
+    const at = this.now();
+    const record: JobRecord<P> = {
+      type,
+      key,
+      payload,
+      status: 'pending',
+      attempts: 0,
+      doneListeners: [],
+      receivedAt: at,
+      updatedAt: at,
+    };
+    const storeKey = this.storeKey(type, key);
+    const created = await this.options.store.setIfAbsent(storeKey, record, { ttlMs: this.recordTtl });
+    if (!created) {
+      const existing = await this.options.store.get<JobRecord<P>>(storeKey);
+      return { duplicate: true, record: existing?.value ?? record };
+    }
+    this.launch(storeKey);
+    return { duplicate: false, record };
+  }
+
+  /** The stored record of a job, if it is still kept. */
+  async get<P>(type: string, key: string): Promise<JobRecord<P> | undefined> {
+    return (await this.options.store.get<JobRecord<P>>(this.storeKey(type, key)))?.value;
+  }
+
+  /** Resolves when every job running now (and retries they schedule) has settled. For tests and shutdown. */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.options.recoverOnBootstrap) return;
+    // Listeners are attached by @nestjs/event-emitter in its own bootstrap hook: wait for it.
+    const ready = this.options.whenReady?.() ?? new Promise<void>((resolve) => setImmediate(resolve));
+    void ready
+      .then(() => this.recover())
+      .catch((error: unknown) => this.logger.error(`Recovery of unfinished jobs failed: ${describe(error)}`));
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping.abort();
+    const grace = this.options.shutdownGraceMs ?? 5_000;
+    await Promise.race([this.drain(), sleep(grace)]);
+  }
+
+  /** Re-runs jobs left pending, or running with an expired lease (a crashed process). */
+  async recover(): Promise<number> {
+    let count = 0;
+    for await (const [storeKey, entry] of this.options.store.scan<JobRecord>(this.prefix)) {
+      const job = entry.value;
+      const stale = job.status === 'running' && (job.leaseUntil ?? 0) < this.now();
+      if (job.status === 'pending' || stale) {
+        if (!this.definitions.has(job.type)) continue;
+        this.launch(storeKey);
+        count++;
+      }
+    }
+    if (count > 0) this.logger.log(`Recovered ${count} unfinished job(s)`);
+    return count;
+  }
+
+  private get recordTtl(): number {
+    return this.options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS;
+  }
+
+  private storeKey(type: string, key: string): string {
+    return `${this.prefix}${type}:${key}`;
+  }
+
+  private definition(type: string): JobDefinition<any> {
+    const definition = this.definitions.get(type);
+    if (!definition) throw new HubtelError('HUBTEL_CONFIG_INVALID', `Unknown job type "${type}" in pipeline ${this.options.name}`);
+    return definition;
+  }
+
+  private policy(definition: JobDefinition<any>): JobRetryPolicy {
+    return { ...DEFAULT_JOB_RETRY, ...this.options.retry, ...definition.retry };
+  }
+
+  private launch(storeKey: string): void {
+    const run = (async () => {
+      // Let the caller acknowledge first: the job never delays the HTTP answer.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.work(storeKey);
+    })().catch((error: unknown) => {
+      // work() handles its own failures; reaching here means the store itself failed.
+      this.logger.error(`Job ${storeKey} stopped: ${describe(error)}`);
+    });
+    this.inFlight.add(run);
+    void run.finally(() => this.inFlight.delete(run));
+  }
+
+  private async work(storeKey: string): Promise<void> {
+    for (;;) {
+      const claimed = await this.claim(storeKey);
+      if (!claimed) return;
+      let entry = claimed;
+      const job = entry.value;
+      const definition = this.definition(job.type);
+      const policy = this.policy(definition);
+      const attempt = job.attempts + 1;
+
+      let error: unknown;
+      let doneListeners = job.doneListeners;
+      try {
+        if (definition.run) {
+          await definition.run(job.payload, { attempt, record: job });
+        } else {
+          doneListeners = await this.dispatch(job);
+        }
+      } catch (caught) {
+        error = caught instanceof ListenerFailure ? caught.cause : caught;
+        if (caught instanceof ListenerFailure) doneListeners = caught.doneListeners;
+      }
+
+      const base = { ...job, attempts: attempt, doneListeners, updatedAt: this.now(), leaseUntil: undefined };
+      if (error === undefined) {
+        entry = await this.write(storeKey, entry, { ...base, status: 'done', lastError: undefined });
+        await this.settle(definition, entry.value, 'done');
+        return;
+      }
+
+      const message = describe(error);
+      const elapsed = this.now() - job.receivedAt;
+      const delay = backoffDelay(attempt, policy, this.options.random);
+      const outOfTime = policy.deadlineMs !== undefined && elapsed + delay >= policy.deadlineMs;
+      if (attempt >= policy.maxAttempts || outOfTime) {
+        entry = await this.write(storeKey, entry, { ...base, status: 'dead', lastError: message });
+        this.logger.error(
+          `Job ${job.type} ${redact(job.key)} gave up after ${attempt} attempt(s): ${message} (dead-lettered)`,
+        );
+        await this.deadLetter(entry.value, message);
+        await this.settle(definition, entry.value, 'dead', error);
+        return;
+      }
+
+      entry = await this.write(storeKey, entry, { ...base, status: 'pending', lastError: message });
+      this.logger.warn(
+        `Job ${job.type} ${redact(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
+      );
+      await sleep(delay, this.stopping.signal);
+      // On shutdown the job stays pending in the store; a persistent store recovers it on restart.
+      if (this.stopping.signal.aborted) return;
+    }
+  }
+
+  /** Takes the job for this process (compare-and-set), so two instances never run it at once. */
+  private async claim(storeKey: string): Promise<StoreEntry<JobRecord> | undefined> {
+    for (let tries = 0; tries < 5; tries++) {
+      const entry = await this.options.store.get<JobRecord>(storeKey);
+      if (!entry) return undefined;
+      const job = entry.value;
+      const leaseFree = job.status === 'pending' || (job.status === 'running' && (job.leaseUntil ?? 0) < this.now());
+      if (!leaseFree) return undefined;
+      const next: JobRecord = {
+        ...job,
+        status: 'running',
+        leaseUntil: this.now() + (this.options.leaseMs ?? DEFAULT_LEASE_MS),
+        updatedAt: this.now(),
+      };
+      const written = await this.options.store.compareAndSet(storeKey, entry.version, next, { ttlMs: this.recordTtl });
+      if (written) return written;
+    }
+    return undefined;
+  }
+
+  private async write(storeKey: string, entry: StoreEntry<JobRecord>, next: JobRecord): Promise<StoreEntry<JobRecord>> {
+    const written = await this.options.store.compareAndSet(storeKey, entry.version, next, { ttlMs: this.recordTtl });
+    // We hold the lease, so nobody else should have written; if they did, keep our outcome anyway.
+    return written ?? (await this.options.store.set(storeKey, next, { ttlMs: this.recordTtl }));
+  }
+
+  /** Calls each listener of the job's event that has not succeeded yet, in order. */
+  private async dispatch(job: JobRecord): Promise<number[]> {
+    const listeners = this.options.emitter.listeners(job.type) as Array<(payload: unknown) => unknown>;
+    if (listeners.length === 0) {
+      this.logger.warn(`No handler is listening to "${job.type}"; the event for ${redact(job.key)} was not handled by the app`);
+      return [];
+    }
+    const done = new Set(job.doneListeners);
+    let failure: unknown;
+    for (let index = 0; index < listeners.length; index++) {
+      if (done.has(index)) continue;
+      try {
+        await listeners[index]!(job.payload);
+        done.add(index);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    const doneListeners = [...done].sort((a, b) => a - b);
+    if (failure !== undefined) throw new ListenerFailure(failure, doneListeners);
+    return doneListeners;
+  }
+
+  private async deadLetter(job: JobRecord, error: string): Promise<void> {
+    const event = new DeadLetterEvent(job.type, job.key, job.payload, job.attempts, error, new Date(job.receivedAt));
+    try {
+      await this.options.emitter.emitAsync(this.options.deadLetterEvent, event);
+    } catch (listenerError) {
+      this.logger.error(`A dead-letter listener failed: ${describe(listenerError)}`);
+    }
+  }
+
+  private async settle(definition: JobDefinition<any>, job: JobRecord, outcome: JobOutcome, error?: unknown): Promise<void> {
+    if (!definition.onSettled) return;
+    try {
+      await definition.onSettled(job, outcome, error);
+    } catch (hookError) {
+      this.logger.error(`After-job hook of ${job.type} ${redact(job.key)} failed: ${describe(hookError)}`);
+    }
+  }
+}
+
+class ListenerFailure extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly doneListeners: number[],
+  ) {
+    super('listener failed');
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return redact(error.message);
+  return redact(String(error));
+}

@@ -1,0 +1,31 @@
+/**
+ * Exponential backoff with full jitter (AWS architecture blog's "full jitter"): spreads retries of
+ * many clients so they do not hammer the platform in lock-step.
+ */
+export interface BackoffPolicy {
+  /** Delay scale of the first retry, in ms. */
+  baseDelayMs: number;
+  /** Upper bound of any single delay, in ms. */
+  maxDelayMs: number;
+}
+
+/** Delay before retry number `retry` (1 = first retry). `random` returns [0, 1). */
+export function backoffDelay(retry: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
+  return Math.round(ceiling * random());
+}
+
+/** Promise-based sleep whose timer does not keep the process alive. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (ms <= 0 || signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    timer.unref?.();
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
