@@ -23,6 +23,10 @@ export interface HubtelErrorDetails {
   responseCode?: string;
   /** The platform's response body (parsed JSON, or text truncated to 2 KB). */
   body?: unknown;
+  /** How many HTTP attempts were made before giving up (outbound calls). */
+  attempts?: number;
+  /** How long the platform asked us to wait (`Retry-After`), in ms, when it said. */
+  retryAfterMs?: number;
   cause?: unknown;
 }
 
@@ -31,6 +35,8 @@ export class HubtelError extends Error {
   readonly httpStatus?: number;
   readonly responseCode?: string;
   readonly body?: unknown;
+  readonly attempts?: number;
+  readonly retryAfterMs?: number;
 
   constructor(code: HubtelErrorCode, message: string, details: HubtelErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -39,6 +45,8 @@ export class HubtelError extends Error {
     this.httpStatus = details.httpStatus;
     this.responseCode = details.responseCode;
     this.body = details.body;
+    if (details.attempts !== undefined) this.attempts = details.attempts;
+    if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
   }
 
   toJSON(): Record<string, unknown> {

@@ -1,0 +1,37 @@
+import type { HubtelApi } from '../options/hubtel-options.types.js';
+
+/**
+ * Outcome codes the platform documents for checkout, the status check and programmable services
+ * (`responseCode` / `ResponseCode`). Used to make error messages say what went wrong.
+ */
+export const HUBTEL_RESPONSE_CODES: Readonly<Record<string, string>> = Object.freeze({
+  '0000': 'success',
+  '0001': 'request accepted; the final status follows by callback',
+  '0005': 'HTTP failure at the payment partner; the state is unknown, check the transaction status',
+  '2001': 'payment processor failure (wrong PIN, USSD time-out, or special characters such as & * ! % @ in the description)',
+  '4000': 'validation error',
+  '4070': 'fees not set, or amount below the minimum',
+  '4101': 'wrong API keys, missing API scope, or wrong POS Sales ID',
+  '4103': 'payment channel not permitted for this account',
+  '4105': 'these API keys do not own the POS Sales ID',
+});
+
+/** Sub-codes of an SMS API HTTP 400 answer. */
+export const HUBTEL_SMS_ERROR_CODES: Readonly<Record<string, string>> = Object.freeze({
+  '1': 'invalid destination number',
+  '2': 'invalid sender id',
+  '3': 'message content too long',
+  '4': 'destination not routable',
+  '5': 'invalid send time',
+  '6': 'message content rejected',
+  '7': 'invalid request parameters',
+  '8': 'invalid request parameters',
+  '12': 'payment required (no SMS credit)',
+});
+
+/** Human-readable meaning of a platform code for one API, when it is documented. */
+export function describeHubtelCode(api: HubtelApi, code: string | undefined): string | undefined {
+  if (code === undefined) return undefined;
+  if (api === 'sms') return HUBTEL_SMS_ERROR_CODES[code];
+  return HUBTEL_RESPONSE_CODES[code];
+}

@@ -1,0 +1,49 @@
+import type { HubtelApi } from './options/hubtel-options.types.js';
+
+/**
+ * Production addresses of the platform (see the project's platform facts). Every one can be
+ * overridden per module: the SMS host has moved twice already, and tests point them at fakes.
+ */
+export const HUBTEL_DEFAULT_BASE_URLS: Readonly<Record<HubtelApi, string>> = Object.freeze({
+  sms: 'https://sms.hubtel.com',
+  checkout: 'https://payproxyapi.hubtel.com',
+  status: 'https://api-txnstatus.hubtel.com',
+  // Port 9055, not 443: the platform's fulfillment callback receiver listens there.
+  fulfillment: 'https://gs-callback.hubtel.com:9055',
+});
+
+/** Default time-out of one HTTP attempt. */
+export const HUBTEL_DEFAULT_TIMEOUT_MS = 15_000;
+
+/** Default retry policy: 3 attempts in all, full-jitter backoff from 250 ms, never above 5 s. */
+export const HUBTEL_DEFAULT_RETRY = Object.freeze({
+  maxAttempts: 3,
+  baseDelayMs: 250,
+  maxDelayMs: 5_000,
+});
+
+/** Country code put in front of national numbers written with a leading 0 (Ghana). */
+export const HUBTEL_DEFAULT_COUNTRY_CODE = '233';
+
+/** Platform response bodies kept on errors are cut to this many characters. */
+export const HUBTEL_ERROR_BODY_LIMIT = 2_048;
+
+/** Environment variable names read by `readHubtelEnv`. */
+export const HUBTEL_ENV = Object.freeze({
+  clientId: 'HUBTEL_CLIENT_ID',
+  clientSecret: 'HUBTEL_CLIENT_SECRET',
+  smsClientId: 'HUBTEL_SMS_CLIENT_ID',
+  smsClientSecret: 'HUBTEL_SMS_CLIENT_SECRET',
+  smsUrl: 'HUBTEL_SMS_URL',
+  smsSenderId: 'HUBTEL_SMS_SENDER_ID',
+  checkoutUrl: 'HUBTEL_CHECKOUT_URL',
+  statusUrl: 'HUBTEL_STATUS_URL',
+  callbackUrl: 'HUBTEL_CALLBACK_URL',
+  posSalesId: 'HUBTEL_POS_SALES_ID',
+  merchantAccountNumber: 'HUBTEL_MERCHANT_ACCOUNT_NUMBER',
+  timeoutMs: 'HUBTEL_TIMEOUT_MS',
+  retryMaxAttempts: 'HUBTEL_RETRY_MAX_ATTEMPTS',
+  retryBaseDelayMs: 'HUBTEL_RETRY_BASE_DELAY_MS',
+  retryMaxDelayMs: 'HUBTEL_RETRY_MAX_DELAY_MS',
+  defaultCountryCode: 'HUBTEL_DEFAULT_COUNTRY_CODE',
+} as const);

@@ -1,0 +1,65 @@
+import { REDACTED, isSecretKey, maskMsisdn, maskPhoneNumbers, redact, redactToString } from './redact.js';
+
+describe('maskMsisdn', () => {
+  it('keeps the first and last three digits', () => {
+    expect(maskMsisdn('233241234567')).toBe('233******567');
+    expect(maskMsisdn('0241234567')).toBe('024****567');
+    expect(maskMsisdn('+233 24 123 4567')).toBe('+233 ** *** *567');
+  });
+  it('masks short digit strings whole and leaves digit-free text alone', () => {
+    expect(maskMsisdn('12345')).toBe('*****');
+    expect(maskMsisdn('n/a')).toBe('n/a');
+  });
+});
+
+describe('maskPhoneNumbers', () => {
+  it('masks MSISDN-looking runs and written forms inside text', () => {
+    expect(maskPhoneNumbers('to 233241234567 and +233241234568.')).toBe('to 233******567 and +233******568.');
+    expect(maskPhoneNumbers('call 024 123 4567 or (024) 123-4567')).toBe('call 024 *** *567 or (024) ***-*567');
+    expect(maskPhoneNumbers('{"To":"00233241234567"}')).toBe('{"To":"002********567"}');
+  });
+  it('leaves short numbers, amounts and dates alone', () => {
+    const text = 'amount 12.50 on 2026-01-01 10:00, batch 42, status 0000';
+    expect(maskPhoneNumbers(text)).toBe(text);
+  });
+});
+
+describe('redact', () => {
+  it('replaces secret-named keys at any depth and masks phone numbers in strings and numbers', () => {
+    const out = redact({
+      clientId: 'id',
+      clientSecret: 's3cret',
+      headers: { Authorization: 'Basic abc', 'x-api-key': 'k', Accept: 'application/json' },
+      Recipients: ['233241234567', '0201234567'],
+      msisdn: 233241234567,
+      nested: [{ password: 'p', token: 't', note: 'ok' }],
+      amount: 10.5,
+    });
+    expect(out).toEqual({
+      clientId: REDACTED,
+      clientSecret: REDACTED,
+      headers: { Authorization: REDACTED, 'x-api-key': REDACTED, Accept: 'application/json' },
+      Recipients: ['233******567', '020****567'],
+      msisdn: '233******567',
+      nested: [{ password: REDACTED, token: REDACTED, note: 'ok' }],
+      amount: 10.5,
+    });
+  });
+  it('survives cycles, dates, buffers and errors, and does not change its input', () => {
+    const input: Record<string, unknown> = { at: new Date(0), buf: Buffer.from('abc'), err: new Error('to 233241234567') };
+    input.self = input;
+    const out = redact(input) as Record<string, unknown>;
+    expect(out.self).toBe('[Circular]');
+    expect(out.at).toBe('1970-01-01T00:00:00.000Z');
+    expect(out.buf).toBe('[binary 3 bytes]');
+    expect(out.err).toMatchObject({ message: 'to 233******567' });
+    expect(input.self).toBe(input);
+  });
+  it('names secret keys', () => {
+    expect(['clientSecret', 'Authorization', 'apiKey', 'refresh_token', 'client_id'].every(isSecretKey)).toBe(true);
+    expect(['From', 'Content', 'Recipients', 'messageId'].some(isSecretKey)).toBe(false);
+  });
+  it('redactToString cuts long output', () => {
+    expect(redactToString({ a: 'x'.repeat(100) }, 20)).toMatch(/^\{"a":"x{14}…\(\d+ more chars\)$/);
+  });
+});

@@ -1,0 +1,42 @@
+/** One API credential pair, sent as HTTP Basic auth. */
+export interface HubtelCredentials {
+  clientId: string;
+  clientSecret: string;
+}
+
+/**
+ * The platform's outbound APIs. Each has its own base address and may have its own credentials:
+ * the SMS API uses the account's SMS key pair, checkout and the status check share another, and
+ * the fulfillment callback receiver documents none.
+ */
+export type HubtelApi = 'sms' | 'checkout' | 'status' | 'fulfillment';
+
+export const HUBTEL_APIS: readonly HubtelApi[] = ['sms', 'checkout', 'status', 'fulfillment'];
+
+/** Base address of each API (no trailing slash). */
+export type HubtelBaseUrls = Record<HubtelApi, string>;
+
+export interface HubtelRetryOptions {
+  /** Attempts in all, the first one included. 1 disables retries. Default 3. */
+  maxAttempts: number;
+  /** First backoff ceiling; doubles on every retry (full jitter: a random wait below it). Default 250. */
+  baseDelayMs: number;
+  /** No backoff, nor any honoured `Retry-After`, is longer than this. Default 5000. */
+  maxDelayMs: number;
+}
+
+/** Transport settings every module accepts in its options. */
+export interface HubtelHttpOptions {
+  /** Time-out of one HTTP attempt, in ms. Default 15000. */
+  timeoutMs?: number;
+  retry?: Partial<HubtelRetryOptions>;
+  /** Country code put in front of national numbers (`0241234567`). Default '233'. */
+  defaultCountryCode?: string;
+}
+
+/** `HubtelHttpOptions` after validation, every default filled in. */
+export interface ResolvedHubtelHttpOptions {
+  timeoutMs: number;
+  retry: HubtelRetryOptions;
+  defaultCountryCode: string;
+}

@@ -1,0 +1,92 @@
+import { HubtelValidationError } from '../errors/hubtel.errors.js';
+import { assertMsisdnList, normalizeMsisdn, normalizeMsisdnList, tryNormalizeMsisdn } from './msisdn.js';
+
+describe('normalizeMsisdn', () => {
+  it.each([
+    '+233 24 123 4567',
+    '0241234567',
+    '233241234567',
+    '00233241234567',
+    '024-123-4567',
+    '(024) 123 4567',
+    '+233 (0)24 123 4567',
+    ' 233 24 123 4567 ',
+    '024.123.4567',
+  ])('%s → 233241234567', (input) => {
+    expect(normalizeMsisdn(input)).toBe('233241234567');
+  });
+
+  it('uses the configurable default country code for national numbers', () => {
+    expect(normalizeMsisdn('08031234567', '234')).toBe('2348031234567');
+    expect(normalizeMsisdn('+44 7911 123456', '234')).toBe('447911123456');
+  });
+
+  it('accepts other countries within E.164 lengths (8-15 digits)', () => {
+    expect(normalizeMsisdn('447911123456')).toBe('447911123456');
+    expect(normalizeMsisdn('+1 (415) 555-2671')).toBe('14155552671');
+  });
+
+  it('accepts safe integers', () => {
+    expect(normalizeMsisdn(233241234567)).toBe('233241234567');
+  });
+
+  it.each([
+    ['', 'is empty'],
+    ['abc', 'characters other than digits'],
+    ['+233 24 123 456', 'not a valid +233 number'],
+    ['2332412345678', 'not a valid +233 number'],
+    ['2330241234567', 'not a valid +233 number'],
+    ['241234567', 'has no country code'],
+    ['024123456', 'not a valid +233 number'],
+    ['+1234567', '8 to 15 digits'],
+    ['+1234567890123456', '8 to 15 digits'],
+    ['24+1234567', 'characters other than digits'],
+    ['0', 'not a valid'],
+  ])('rejects %j (%s), naming the value', (input, reason) => {
+    let error: unknown;
+    try {
+      normalizeMsisdn(input);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(HubtelValidationError);
+    const err = error as HubtelValidationError;
+    expect(err.code).toBe('HUBTEL_VALIDATION_FAILED');
+    expect(err.message).toContain(JSON.stringify(input));
+    expect(err.message).toContain(reason);
+    expect(err.issues).toEqual([{ field: 'msisdn', message: expect.stringContaining(reason), value: input }]);
+  });
+
+  it('rejects non-strings without throwing anything but a validation error', () => {
+    for (const bad of [null, undefined, {}, [], 1.5, -233241234567, true]) {
+      expect(() => normalizeMsisdn(bad)).toThrow(HubtelValidationError);
+    }
+    expect(tryNormalizeMsisdn(null)).toEqual({ ok: false, reason: 'must be a string, got null' });
+  });
+});
+
+describe('normalizeMsisdnList / assertMsisdnList', () => {
+  it('returns valid numbers once each, and every invalid one with its index', () => {
+    const result = normalizeMsisdnList(['0241234567', 'nope', '+233241234567', '233201234567', '', '0241234567']);
+    expect(result.valid).toEqual(['233241234567', '233201234567']);
+    expect(result.duplicates).toBe(2);
+    expect(result.invalid).toEqual([
+      { field: 'recipients[1]', message: expect.any(String), value: 'nope' },
+      { field: 'recipients[4]', message: 'is empty', value: '' },
+    ]);
+  });
+
+  it('assertMsisdnList throws one error listing all the bad entries', () => {
+    const err = (() => {
+      try {
+        assertMsisdnList(['0241234567', 'x1', 'x2', '12']);
+      } catch (e) {
+        return e as HubtelValidationError;
+      }
+    })();
+    expect(err).toBeInstanceOf(HubtelValidationError);
+    expect(err!.issues.map((i) => i.field)).toEqual(['recipients[1]', 'recipients[2]', 'recipients[3]']);
+    expect(err!.message).toMatch(/^3 recipients are not a valid phone number: recipients\[1\] "x1"/);
+    expect(assertMsisdnList(['0241234567']).valid).toEqual(['233241234567']);
+  });
+});

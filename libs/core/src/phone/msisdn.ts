@@ -1,0 +1,147 @@
+import { HubtelValidationError, type ValidationIssue } from '../errors/hubtel.errors.js';
+import { HUBTEL_DEFAULT_COUNTRY_CODE } from '../hubtel.constants.js';
+
+/*
+ * Phone numbers in the form the platform's contract uses: digits with the country code, no plus
+ * (`233241234567`).
+ *
+ * Accepted input (spaces, dashes, dots and parentheses are ignored):
+ *   +233 24 123 4567   international with plus
+ *   00233241234567     international with the 00 prefix
+ *   233241234567       already normalised
+ *   0241234567         national, trunk 0 replaced by the default country code
+ *   +233 (0)24 123 4567  the "(0)" trunk written after the country code is dropped
+ *
+ * Length rules:
+ *   - Ghana (233): exactly 233 + 9 digits, the 9 not starting with 0 (a number like
+ *     2330241234567 is a typo we refuse rather than guess).
+ *   - Other countries: 8 to 15 digits in all (E.164 caps numbers at 15 digits; shorter than 8 is
+ *     not a mobile number anywhere the platform sends).
+ *   - Digits without a prefix that do not start with the default country code are read as
+ *     already international (`447911123456`), so they must pass the same length rule; but bare
+ *     national digits of the default country (`241234567`, 9 digits for Ghana) are refused as
+ *     ambiguous rather than sent to the wrong country.
+ */
+
+export const MSISDN_MIN_DIGITS = 8;
+export const MSISDN_MAX_DIGITS = 15;
+
+/** National number lengths per country code, for the countries we can check strictly. */
+const NATIONAL_LENGTH: Readonly<Record<string, number>> = { '233': 9 };
+
+export type MsisdnResult = { ok: true; msisdn: string } | { ok: false; reason: string };
+
+/**
+ * Like `normalizeMsisdn` but never throws: for hot loops over large recipient lists, where an
+ * exception per bad entry would cost more than the check.
+ */
+export function tryNormalizeMsisdn(value: unknown, defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE): MsisdnResult {
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) text = String(value);
+  else if (typeof value === 'bigint' && value > 0n) text = value.toString();
+  else return { ok: false, reason: `must be a string, got ${value === null ? 'null' : typeof value}` };
+
+  let s = text.trim();
+  if (s === '') return { ok: false, reason: 'is empty' };
+  s = s.replace(/\(0\)/g, '');
+  s = s.replace(/[\s().\-\u00a0]/g, '');
+
+  let digits: string;
+  if (s.startsWith('+')) digits = s.slice(1);
+  else if (s.startsWith('00')) digits = s.slice(2);
+  else if (s.startsWith('0')) digits = defaultCountryCode + s.slice(1);
+  else digits = s;
+
+  if (!/^\d+$/.test(digits)) return { ok: false, reason: 'contains characters other than digits, spaces, dashes, parentheses and a leading "+"' };
+  if (digits.startsWith('0')) return { ok: false, reason: 'has no country code' };
+
+  // Bare national digits without the trunk 0 ("241234567"): refuse rather than guess a country.
+  const nationalLength = NATIONAL_LENGTH[defaultCountryCode];
+  if (!/^[+0]/.test(s) && nationalLength !== undefined && digits.length === nationalLength && !digits.startsWith(defaultCountryCode)) {
+    return { ok: false, reason: `has no country code (write it as 0${digits} or +${defaultCountryCode}${digits})` };
+  }
+  for (const [code, length] of Object.entries(NATIONAL_LENGTH)) {
+    if (digits.startsWith(code)) {
+      const national = digits.slice(code.length);
+      if (national.length !== length || national.startsWith('0')) {
+        return { ok: false, reason: `is not a valid +${code} number (expected ${code} followed by ${length} digits, not starting with 0)` };
+      }
+      return { ok: true, msisdn: digits };
+    }
+  }
+  if (digits.length < MSISDN_MIN_DIGITS || digits.length > MSISDN_MAX_DIGITS) {
+    return { ok: false, reason: `must have ${MSISDN_MIN_DIGITS} to ${MSISDN_MAX_DIGITS} digits with the country code, got ${digits.length}` };
+  }
+  return { ok: true, msisdn: digits };
+}
+
+/** Echo of a rejected value for messages: strings as given (cut), others by type. */
+function echo(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  return value === null ? 'null' : typeof value;
+}
+
+/**
+ * Normalises one phone number to `233241234567` form (see the rules above), or throws a
+ * HubtelValidationError naming the bad value.
+ */
+export function normalizeMsisdn(value: unknown, defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE, field = 'msisdn'): string {
+  const result = tryNormalizeMsisdn(value, defaultCountryCode);
+  if (result.ok) return result.msisdn;
+  throw new HubtelValidationError(`Invalid phone number ${echo(value)}: ${result.reason}`, [
+    { field, message: result.reason, value },
+  ]);
+}
+
+export interface MsisdnListResult {
+  /** Normalised numbers, in input order, each once. */
+  valid: string[];
+  /** One issue per rejected entry, `field` = `<field>[index]`. */
+  invalid: ValidationIssue[];
+  /** Entries dropped because an equal number came earlier. */
+  duplicates: number;
+}
+
+/** Normalises a whole list; bad entries are collected, not thrown, so they can be reported together. */
+export function normalizeMsisdnList(
+  values: Iterable<unknown>,
+  defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
+  field = 'recipients',
+): MsisdnListResult {
+  const valid: string[] = [];
+  const invalid: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  let duplicates = 0;
+  let index = 0;
+  for (const value of values) {
+    const result = tryNormalizeMsisdn(value, defaultCountryCode);
+    if (!result.ok) invalid.push({ field: `${field}[${index}]`, message: result.reason, value });
+    else if (seen.has(result.msisdn)) duplicates++;
+    else {
+      seen.add(result.msisdn);
+      valid.push(result.msisdn);
+    }
+    index++;
+  }
+  return { valid, invalid, duplicates };
+}
+
+/**
+ * Throws one HubtelValidationError listing every invalid entry (nothing is sent when any is bad),
+ * else returns the normalised, de-duplicated list.
+ */
+export function assertMsisdnList(values: Iterable<unknown>, defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE, field = 'recipients'): MsisdnListResult {
+  const result = normalizeMsisdnList(values, defaultCountryCode, field);
+  if (result.invalid.length > 0) throw invalidMsisdnsError(result.invalid);
+  return result;
+}
+
+/** The error for a list with bad numbers: its message shows the first few, `issues` has them all. */
+export function invalidMsisdnsError(invalid: ValidationIssue[], what = 'recipient'): HubtelValidationError {
+  const shown = invalid.slice(0, 10).map((i) => `${i.field} ${echo(i.value)} (${i.message})`);
+  const more = invalid.length > shown.length ? `, and ${invalid.length - shown.length} more` : '';
+  const noun = invalid.length === 1 ? `${what} is` : `${what}s are`;
+  return new HubtelValidationError(`${invalid.length} ${noun} not a valid phone number: ${shown.join('; ')}${more}`, invalid);
+}
