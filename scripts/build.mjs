@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+// Builds the published dual package from libs/*/src (specs excluded):
+//   dist/esm/<lib>/**.js + .d.ts    tsc (NodeNext), decorators and their metadata as tsc emits them
+//   dist/cjs/<lib>/**.cjs + .d.cts  the same JS with only its module syntax converted by SWC
+// The CommonJS files use the .cjs/.d.cts extensions instead of a nested {"type":"commonjs"}
+// package.json on purpose: a nested package.json would become the "package scope" of those files
+// and break Node's (and Jest's, and TypeScript's) package self-reference, which is how
+// `require('nestjs-hubtel')` inside dist/cjs/sms finds the CommonJS core — one core instance per
+// format, no relative paths between libs.
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import swc from '@swc/core';
+
+const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const esmDir = path.join(root, 'dist', 'esm');
+const cjsDir = path.join(root, 'dist', 'cjs');
+const started = Date.now();
+
+const problems = [];
+const rel = (p) => path.relative(root, p);
+
+async function walk(dir) {
+  const out = [];
+  for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await walk(full)));
+    else out.push(full);
+  }
+  return out;
+}
+
+async function exists(p) {
+  return fs.access(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+// 1. ESM + declarations with tsc.
+await fs.rm(esmDir, { recursive: true, force: true });
+await fs.rm(cjsDir, { recursive: true, force: true });
+try {
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+} catch {
+  console.error('build: tsc failed (see above); nothing was built.');
+  process.exit(1);
+}
+
+// tsc mirrors libs/<lib>/src/...; publish it as dist/esm/<lib>/... (no lib imports another by path,
+// so dropping the `src` level changes no import).
+const libs = [];
+for (const entry of await fs.readdir(esmDir, { withFileTypes: true })) {
+  if (!entry.isDirectory()) continue;
+  const lib = path.join(esmDir, entry.name);
+  const src = path.join(lib, 'src');
+  if (!(await exists(src))) continue;
+  const tmp = `${lib}.__tmp`;
+  await fs.rename(src, tmp);
+  await fs.rm(lib, { recursive: true, force: true });
+  await fs.rename(tmp, lib);
+  libs.push(entry.name);
+}
+
+// 2. Non-TypeScript assets next to the code (templates, static pages) go to both builds.
+for (const lib of libs) {
+  const srcRoot = path.join(root, 'libs', lib, 'src');
+  for (const file of await walk(srcRoot)) {
+    if (file.endsWith('.ts') || /(^|[\\/])__(tests|fixtures)__[\\/]/.test(file)) continue;
+    const relPath = path.relative(srcRoot, file);
+    for (const out of [esmDir, cjsDir]) {
+      await fs.mkdir(path.dirname(path.join(out, lib, relPath)), { recursive: true });
+      await fs.copyFile(file, path.join(out, lib, relPath));
+    }
+  }
+}
+
+// 3. CommonJS: convert module syntax only; everything else stays as tsc emitted it.
+const relativeJs = /(\.{1,2}\/[^"'\n]*?)\.js(["'])/;
+function toCjsSpecifiers(code, contexts) {
+  return code.replace(
+    new RegExp(`(${contexts})(\\s*)(["'])${relativeJs.source}`, 'g'),
+    (_m, ctx, ws, q1, spec, q2) => `${ctx}${ws}${q1}${spec}.cjs${q2}`,
+  );
+}
+
+function rewriteImportMeta(code, file) {
+  // No import.meta in CommonJS: map the forms Node gives ESM to their CommonJS equivalents.
+  const out = code
+    .replace(/\bimport\.meta\.dirname\b/g, '__dirname')
+    .replace(/\bimport\.meta\.filename\b/g, '__filename')
+    .replace(/\bimport\.meta\.url\b/g, 'require("node:url").pathToFileURL(__filename).href');
+  if (/\bimport\.meta\b/.test(out)) {
+    problems.push(`${rel(file)}: uses import.meta beyond url/dirname/filename; cannot be built as CommonJS`);
+  }
+  return out;
+}
+
+const esmFiles = await walk(esmDir);
+for (const file of esmFiles) {
+  const target = path.join(cjsDir, path.relative(esmDir, file));
+  if (file.endsWith('.d.ts')) {
+    const dts = await fs.readFile(file, 'utf8');
+    // Declarations must name other libs by package name; a path out of the lib would pull the
+    // ESM declarations of another lib into a CommonJS program (or break outright once published).
+    for (const m of dts.matchAll(/(?:from|import\(|import)\s*["'](\.{1,2}\/[^"']+)["']/g)) {
+      const resolved = path.resolve(path.dirname(file), m[1]);
+      const lib = path.relative(esmDir, file).split(path.sep)[0];
+      if (!resolved.startsWith(path.join(esmDir, lib) + path.sep)) {
+        problems.push(
+          `${rel(file)}: declaration refers to "${m[1]}" outside its lib; export the type from the lib's index and import it by package name`,
+        );
+      }
+    }
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    await fs.writeFile(
+      target.replace(/\.d\.ts$/, '.d.cts'),
+      toCjsSpecifiers(dts, String.raw`\bfrom|\bimport\(|\bimport|\brequire\(`),
+    );
+  } else if (file.endsWith('.js')) {
+    const code = rewriteImportMeta(await fs.readFile(file, 'utf8'), file);
+    let out;
+    try {
+      out = await swc.transform(code, {
+        filename: file,
+        swcrc: false,
+        configFile: false,
+        isModule: true,
+        sourceMaps: false,
+        jsc: {
+          parser: { syntax: 'ecmascript' },
+          target: 'es2022',
+          keepClassNames: true,
+          externalHelpers: false,
+        },
+        module: { type: 'commonjs', strictMode: true, importInterop: 'swc' },
+      });
+    } catch (err) {
+      problems.push(`${rel(file)}: SWC could not convert it to CommonJS: ${err.message ?? err}`);
+      continue;
+    }
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    await fs.writeFile(target.replace(/\.js$/, '.cjs'), toCjsSpecifiers(out.code, String.raw`\brequire\(`));
+  }
+}
+
+// 4. Every path package.json promises must exist.
+const pkg = JSON.parse(await fs.readFile(path.join(root, 'package.json'), 'utf8'));
+const promised = new Set();
+const collect = (v) => {
+  if (typeof v === 'string') promised.add(v);
+  else if (v && typeof v === 'object') Object.values(v).forEach(collect);
+};
+collect(pkg.exports);
+collect(pkg.bin);
+for (const field of ['main', 'types', 'module']) if (pkg[field]) promised.add(pkg[field]);
+for (const target of promised) {
+  if (target.includes('*')) continue;
+  if (!(await exists(path.join(root, target)))) problems.push(`package.json points at ${target}, which was not built`);
+}
+
+if (problems.length) {
+  console.error(`build: ${problems.length} problem(s):\n  - ${problems.join('\n  - ')}`);
+  process.exit(1);
+}
+const seconds = ((Date.now() - started) / 1000).toFixed(1);
+console.log(`build: dist/esm + dist/cjs for ${libs.join(', ')} in ${seconds}s`);
