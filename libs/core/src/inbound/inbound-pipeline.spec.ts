@@ -171,3 +171,92 @@ describe('InboundPipeline', () => {
     await app.close();
   });
 });
+
+describe('InboundPipeline: events, requireListener, keepResults', () => {
+  const SPECIFIC = 'test.order:711';
+  const CATCH_ALL = 'test.order';
+
+  @Injectable()
+  class OrderHandlers {
+    calls: string[] = [];
+    failSpecific = 0;
+
+    @OnEvent(SPECIFIC, { suppressErrors: false })
+    async specific(payload: { id: string }): Promise<unknown> {
+      this.calls.push(`specific:${payload.id}`);
+      if (this.failSpecific > 0) {
+        this.failSpecific--;
+        throw new Error('specific failed');
+      }
+      return { delivered: payload.id };
+    }
+
+    @OnEvent(CATCH_ALL, { suppressErrors: false })
+    async catchAll(payload: { id: string }): Promise<void> {
+      this.calls.push(`all:${payload.id}`);
+    }
+  }
+
+  @Module({ imports: [EventEmitterModule.forRoot()], providers: [OrderHandlers] })
+  class OrderModule {}
+
+  async function orderSetup() {
+    const moduleRef = await Test.createTestingModule({ imports: [OrderModule] }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    const pipeline = new InboundPipeline({
+      name: 'orders',
+      store: new MemoryStore({ sweepIntervalMs: 0 }),
+      emitter: app.get(EventEmitter2),
+      deadLetterEvent: DEAD,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+      logger: quiet,
+    });
+    return { app, pipeline, handlers: app.get(OrderHandlers) };
+  }
+
+  it('dispatches to the events named by the definition, in order, and keeps listener results across retries', async () => {
+    const { app, pipeline, handlers } = await orderSetup();
+    const settled: JobRecord[] = [];
+    pipeline.define<{ id: string; code?: string }>('order', {
+      events: (p) => (p.code ? [`${CATCH_ALL}:${p.code}`, CATCH_ALL] : [CATCH_ALL]),
+      keepResults: true,
+      onSettled: (record) => void settled.push(record),
+    });
+    handlers.failSpecific = 1;
+    await pipeline.submit('order', 'o1', { id: 'o1', code: '711' });
+    await pipeline.submit('order', 'o2', { id: 'o2' });
+    await pipeline.drain();
+    // o1: specific failed once then succeeded; the catch-all ran exactly once.
+    expect(handlers.calls.filter((c) => c.endsWith(':o1'))).toEqual(['specific:o1', 'all:o1', 'specific:o1']);
+    expect(handlers.calls.filter((c) => c.endsWith(':o2'))).toEqual(['all:o2']);
+    const o1 = settled.find((r) => r.key === 'o1');
+    expect(o1).toMatchObject({ status: 'done', attempts: 2, doneListeners: [0, 1], results: { '0': { delivered: 'o1' } } });
+    expect(settled.find((r) => r.key === 'o2')?.results).toEqual({});
+    await app.close();
+  });
+
+  it('does not keep results unless asked', async () => {
+    const { app, pipeline } = await orderSetup();
+    pipeline.define<{ id: string }>('order', { events: () => [SPECIFIC] });
+    await pipeline.submit('order', 'o3', { id: 'o3' });
+    await pipeline.drain();
+    const record = await pipeline.get('order', 'o3');
+    expect(record?.status).toBe('done');
+    expect(record?.results).toBeUndefined();
+    await app.close();
+  });
+
+  it('with requireListener, a job nobody listens to is retried then dead-lettered, not counted done', async () => {
+    const { app, pipeline } = await orderSetup();
+    const outcomes: string[] = [];
+    pipeline.define('lonely', { requireListener: true, onSettled: (_r, outcome) => void outcomes.push(outcome) });
+    pipeline.define('lonely-ok', { onSettled: (_r, outcome) => void outcomes.push(outcome) });
+    await pipeline.submit('lonely', 'x', {});
+    await pipeline.submit('lonely-ok', 'y', {});
+    await pipeline.drain();
+    expect(await pipeline.get('lonely', 'x')).toMatchObject({ status: 'dead', attempts: 3, lastError: 'No handler is listening to "lonely"' });
+    expect(await pipeline.get('lonely-ok', 'y')).toMatchObject({ status: 'done', attempts: 1 });
+    expect(outcomes.sort()).toEqual(['dead', 'done']);
+    await app.close();
+  });
+});

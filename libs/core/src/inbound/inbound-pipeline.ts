@@ -41,6 +41,11 @@ export interface JobRecord<P = unknown> {
   attempts: number;
   /** Indexes (in listener order) of the event listeners that already succeeded. */
   doneListeners: number[];
+  /**
+   * With `keepResults`: what each listener that succeeded resolved to (by listener index), when it
+   * was not undefined. Kept across retries, so a listener that succeeded once keeps its answer.
+   */
+  results?: Record<string, unknown>;
   receivedAt: number;
   updatedAt: number;
   /** While running: until when this process owns the job (another instance may take it after). */
@@ -56,6 +61,23 @@ export interface JobDefinition<P = unknown> {
    * the domain event named like the job type, to every listener of that event.
    */
   run?: (payload: P, context: { attempt: number; record: JobRecord<P> }) => Promise<void>;
+  /**
+   * Events whose listeners a dispatching job calls, in this order (their listeners concatenated).
+   * Default: the job type. Lets one job type reach per-tenant events, e.g. the service-app's
+   * fulfillment of service code 711 reaches `…fulfillment:711` listeners, then the catch-all ones.
+   * Must give the same list on every attempt (listener indexes are remembered across retries).
+   */
+  events?: (payload: P) => readonly string[];
+  /**
+   * When no listener is attached, fail the attempt (retried, then dead-lettered) instead of
+   * counting the job as done: for jobs whose success is reported to someone (an order fulfilled).
+   */
+  requireListener?: boolean;
+  /**
+   * Keep what each listener resolves to in `record.results` (values must be JSON-serialisable
+   * plain data, as they are stored). For jobs whose handlers answer something (fulfillment metadata).
+   */
+  keepResults?: boolean;
   retry?: Partial<JobRetryPolicy>;
   /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */
   onSettled?: (record: JobRecord<P>, outcome: JobOutcome, error?: unknown) => Promise<void> | void;
@@ -238,18 +260,20 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
 
       let error: unknown;
       let doneListeners = job.doneListeners;
+      let results = job.results;
       try {
         if (definition.run) {
           await definition.run(job.payload, { attempt, record: job });
         } else {
-          doneListeners = await this.dispatch(job);
+          ({ doneListeners, results } = await this.dispatch(job, definition));
         }
       } catch (caught) {
         error = caught instanceof ListenerFailure ? caught.cause : caught;
-        if (caught instanceof ListenerFailure) doneListeners = caught.doneListeners;
+        if (caught instanceof ListenerFailure) ({ doneListeners, results } = caught.progress);
       }
 
-      const base = { ...job, attempts: attempt, doneListeners, updatedAt: this.now(), leaseUntil: undefined };
+      const base: JobRecord = { ...job, attempts: attempt, doneListeners, updatedAt: this.now(), leaseUntil: undefined };
+      if (results !== undefined) base.results = results;
       if (error === undefined) {
         entry = await this.write(storeKey, entry, { ...base, status: 'done', lastError: undefined });
         await this.settle(definition, entry.value, 'done');
@@ -306,27 +330,34 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     return written ?? (await this.options.store.set(storeKey, next, { ttlMs: this.recordTtl }));
   }
 
-  /** Calls each listener of the job's event that has not succeeded yet, in order. */
-  private async dispatch(job: JobRecord): Promise<number[]> {
-    const listeners = this.options.emitter.listeners(job.type) as Array<(payload: unknown) => unknown>;
+  /** Calls each listener of the job's event(s) that has not succeeded yet, in order. */
+  private async dispatch(job: JobRecord, definition: JobDefinition<any>): Promise<DispatchProgress> {
+    const events = definition.events?.(job.payload) ?? [job.type];
+    const listeners = events.flatMap(
+      (event) => this.options.emitter.listeners(event) as Array<(payload: unknown) => unknown>,
+    );
     if (listeners.length === 0) {
-      this.logger.warn(`No handler is listening to "${job.type}"; the event for ${redact(job.key)} was not handled by the app`);
-      return [];
+      const names = events.map((event) => `"${event}"`).join(', ');
+      if (definition.requireListener) throw new Error(`No handler is listening to ${names}`);
+      this.logger.warn(`No handler is listening to ${names}; the event for ${redact(job.key)} was not handled by the app`);
+      return { doneListeners: [], results: job.results };
     }
     const done = new Set(job.doneListeners);
+    const results = definition.keepResults ? { ...job.results } : undefined;
     let failure: unknown;
     for (let index = 0; index < listeners.length; index++) {
       if (done.has(index)) continue;
       try {
-        await listeners[index]!(job.payload);
+        const value = await listeners[index]!(job.payload);
         done.add(index);
+        if (results && value !== undefined) results[String(index)] = value;
       } catch (error) {
         failure ??= error;
       }
     }
-    const doneListeners = [...done].sort((a, b) => a - b);
-    if (failure !== undefined) throw new ListenerFailure(failure, doneListeners);
-    return doneListeners;
+    const progress: DispatchProgress = { doneListeners: [...done].sort((a, b) => a - b), results };
+    if (failure !== undefined) throw new ListenerFailure(failure, progress);
+    return progress;
   }
 
   private async deadLetter(job: JobRecord, error: string): Promise<void> {
@@ -348,10 +379,15 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   }
 }
 
+interface DispatchProgress {
+  doneListeners: number[];
+  results: Record<string, unknown> | undefined;
+}
+
 class ListenerFailure extends Error {
   constructor(
     override readonly cause: unknown,
-    readonly doneListeners: number[],
+    readonly progress: DispatchProgress,
   ) {
     super('listener failed');
   }
