@@ -1,0 +1,168 @@
+import path from 'node:path';
+import { BENCH_DIR, Child } from '../lib/ipc.js';
+import { drive, type LoadResult } from '../lib/load.js';
+import { SHAPES, SHAPE_NAMES, type ShapeName } from '../lib/shapes.js';
+import { fmt, median, ratio } from '../lib/stats.js';
+import { marginAtLeast, table, type Goal, type SectionResult } from '../lib/report.js';
+import type { BenchConfig } from '../lib/config.js';
+import { ADAPTERS, type AdapterName } from './adapters.js';
+
+type Variant = 'bare' | 'plain' | 'validated' | 'module';
+const NEST_VARIANTS: Variant[] = ['plain', 'validated', 'module'];
+const LABEL: Record<Variant, string> = {
+  bare: '(a) bare node:http + JSON.parse',
+  plain: '(b) Nest controller, no validation',
+  validated: '(c) Nest + ValidationPipe + class-validator',
+  module: '(d) nestjs-hubtel endpoint',
+};
+
+const GOAL_VS_PLAIN = 0.85;
+const GOAL_VS_VALIDATED = 1.5;
+
+interface Server {
+  variant: Variant;
+  adapter: AdapterName | '-';
+  child?: Child;
+  port?: number;
+  failure?: string;
+}
+
+function cellKey(shape: ShapeName, variant: Variant, adapter: string): string {
+  return `${shape}|${variant}|${adapter}`;
+}
+
+function summarise(results: LoadResult[]): LoadResult | undefined {
+  if (results.length === 0) return undefined;
+  const pick = (f: (r: LoadResult) => number) => median(results.map(f));
+  return {
+    rps: pick((r) => r.rps),
+    requests: pick((r) => r.requests),
+    p50: pick((r) => r.p50),
+    p99: pick((r) => r.p99),
+    cpuUsPerReq: pick((r) => r.cpuUsPerReq),
+    cpuCores: pick((r) => r.cpuCores),
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+    non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+  };
+}
+
+export async function runInbound(config: BenchConfig, log: (line: string) => void): Promise<SectionResult> {
+  const { inbound } = config;
+  const shapes = (inbound.shapes ?? SHAPE_NAMES) as ShapeName[];
+  const adapters = (inbound.adapters ?? ADAPTERS) as AdapterName[];
+  const variants = (inbound.variants ?? ['bare', ...NEST_VARIANTS]) as Variant[];
+
+  const servers: Server[] = [];
+  if (variants.includes('bare')) servers.push({ variant: 'bare', adapter: '-' });
+  for (const adapter of adapters) {
+    for (const variant of NEST_VARIANTS) if (variants.includes(variant)) servers.push({ variant, adapter });
+  }
+
+  // Start every server once (each in its own process) and keep it for all rounds: idle servers
+  // cost no CPU, and interleaving the variants round by round spreads the machine's drift evenly.
+  for (const server of servers) {
+    const flags = config.profile && server.variant !== 'bare' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(BENCH_DIR, 'profiles')}`, `--cpu-prof-name=${server.variant}-${server.adapter}.cpuprofile`] : [];
+    server.child = new Child('inbound/server.ts', [server.variant, server.adapter === '-' ? 'express' : server.adapter], { nodeFlags: flags });
+  }
+  for (const server of servers) {
+    try {
+      server.port = (await server.child!.ready).port as number;
+    } catch (error) {
+      server.failure = (error instanceof Error ? error.message : String(error)).split('\n').slice(0, 3).join(' ');
+      log(`  ${LABEL[server.variant]} on ${server.adapter}: could not start: ${server.failure}`);
+    }
+  }
+
+  const results = new Map<string, LoadResult[]>();
+  try {
+    for (let round = 0; round < inbound.rounds; round++) {
+      const order = round % 2 === 0 ? servers : [...servers].reverse();
+      for (const shapeName of shapes) {
+        const shape = SHAPES[shapeName];
+        for (const server of order) {
+          if (!server.port) continue;
+          const result = await drive(server.child!, {
+            port: server.port,
+            path: shape.path,
+            body: shape.body,
+            connections: inbound.connections,
+            durationSec: inbound.durationSec,
+            warmupSec: inbound.warmupSec,
+          });
+          const key = cellKey(shapeName, server.variant, server.adapter);
+          results.set(key, [...(results.get(key) ?? []), result]);
+          log(
+            `  round ${round + 1}/${inbound.rounds} ${shapeName} ${server.variant}/${server.adapter}: ${fmt(result.rps)} req/s, ` +
+              `p99 ${result.p99} ms, ${fmt(result.cpuUsPerReq)} µs CPU/req` +
+              (result.errors || result.non2xx ? ` (${result.errors} errors, ${result.non2xx} non-2xx!)` : ''),
+          );
+        }
+      }
+    }
+  } finally {
+    await Promise.all(servers.map((server) => server.child?.stop()));
+  }
+
+  const goals: Goal[] = [];
+  const parts: string[] = [];
+  parts.push(
+    `Load: autocannon in the runner process, ${inbound.connections} connections, ${inbound.durationSec} s per run after a ${inbound.warmupSec} s warm-up, ` +
+      `${inbound.rounds} round(s) interleaved (figures are medians). Every request carries a fresh id, so the suite never takes its duplicate path. ` +
+      `CPU/req is the server process's own user+system CPU (process.cpuUsage over IPC) divided by completed requests. ` +
+      `Ratios: req/s of (d) over req/s of the baseline; "CPU ratio" is baseline CPU/req over (d) CPU/req (higher is better for (d) in both).`,
+  );
+  for (const shapeName of shapes) {
+    const rows: string[][] = [];
+    const get = (variant: Variant, adapter: string) => summarise(results.get(cellKey(shapeName, variant, adapter)) ?? []);
+    const bare = get('bare', '-');
+    if (bare) rows.push(['any', LABEL.bare, fmt(bare.rps), fmt(bare.p50), fmt(bare.p99), fmt(bare.cpuUsPerReq), '', '']);
+    for (const adapter of adapters) {
+      const plain = get('plain', adapter);
+      const validated = get('validated', adapter);
+      for (const variant of NEST_VARIANTS) {
+        if (!variants.includes(variant)) continue;
+        const server = servers.find((s) => s.variant === variant && s.adapter === adapter);
+        const r = get(variant, adapter);
+        if (!r) {
+          rows.push([adapter, LABEL[variant], 'not run', '', '', '', '', server?.failure ? `could not start: ${server.failure.slice(0, 160)}` : '']);
+          continue;
+        }
+        let vsPlain = '';
+        let vsValidated = '';
+        if (variant === 'module') {
+          vsPlain = plain ? `${ratio(r.rps / plain.rps)} (CPU ${ratio(plain.cpuUsPerReq / r.cpuUsPerReq)})` : '';
+          vsValidated = validated ? `${ratio(r.rps / validated.rps)} (CPU ${ratio(validated.cpuUsPerReq / r.cpuUsPerReq)})` : '';
+        }
+        const flagged = r.errors || r.non2xx ? ` ⚠ ${r.errors} errors, ${r.non2xx} non-2xx` : '';
+        rows.push([adapter, LABEL[variant] + flagged, fmt(r.rps), fmt(r.p50), fmt(r.p99), fmt(r.cpuUsPerReq), vsPlain, vsValidated]);
+      }
+      const mod = get('module', adapter);
+      if (variants.includes('module')) {
+        const failure = servers.find((s) => s.variant === 'module' && s.adapter === adapter)?.failure;
+        const measured = (base: typeof plain) => (mod && base ? mod.rps / base.rps : NaN);
+        const cpuMeasured = (base: typeof plain) => (mod && base ? base.cpuUsPerReq / mod.cpuUsPerReq : NaN);
+        for (const [base, target, name] of [
+          [plain, GOAL_VS_PLAIN, '(b) plain Nest'],
+          [validated, GOAL_VS_VALIDATED, '(c) ValidationPipe'],
+        ] as const) {
+          const value = measured(base);
+          const cpu = cpuMeasured(base);
+          goals.push({
+            area: `Inbound ${SHAPES[shapeName].label}, ${adapter}`,
+            goal: `≥ ${target}x req/s of ${name}`,
+            measured: Number.isFinite(value) ? `${ratio(value)} req/s; ${ratio(cpu)} CPU/req` : failure ? 'module endpoint not available' : 'not measured',
+            met: Number.isFinite(value) ? value >= target : null,
+            margin: Number.isFinite(value)
+              ? `${marginAtLeast(value, target)} (by CPU/req: ${marginAtLeast(cpu, target)})`
+              : 'not measured',
+          });
+        }
+      }
+    }
+    parts.push(
+      `#### ${SHAPES[shapeName].label} — \`POST ${SHAPES[shapeName].path}\`\n\n` +
+        table(['adapter', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', '(d)/(b)', '(d)/(c)'], rows, ['l', 'l']),
+    );
+  }
+  return { title: 'Inbound endpoints', markdown: parts.join('\n\n'), goals };
+}

@@ -1,0 +1,52 @@
+/**
+ * One server under test, in its own process: `server.ts <variant> <adapter>`.
+ *   bare       node:http + JSON.parse (adapter ignored)
+ *   plain      Nest controller, no validation                       — baseline (b)
+ *   validated  Nest controller + global ValidationPipe + DTOs       — baseline (c)
+ *   module     the suite's own endpoints, full validation + pipeline — (d)
+ * It serves all three inbound shapes, listens on 127.0.0.1:0 and reports `ready` with its port.
+ */
+import type { Server } from 'node:http';
+import type { INestApplication } from '@nestjs/common';
+import { serveChild, signalFailure, signalReady, type Message } from '../lib/ipc.js';
+import type { AdapterName } from './adapters.js';
+
+export type Variant = 'bare' | 'plain' | 'validated' | 'module';
+
+const [variant, adapter] = process.argv.slice(2) as [Variant, AdapterName];
+
+interface Extras {
+  /** Extra IPC handlers (module app: handler latency samples). */
+  handlers?: Record<string, (message: Message) => Promise<Record<string, unknown> | void> | Record<string, unknown> | void>;
+}
+
+async function main(): Promise<void> {
+  let close: () => Promise<void>;
+  let port: number;
+  let extras: Extras = {};
+  if (variant === 'bare') {
+    const { createBareServer } = await import('./baseline-bare.js');
+    const server = createBareServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
+    close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  } else {
+    let app: INestApplication;
+    if (variant === 'module') {
+      const { createModuleApp } = await import('./module-app.js');
+      const created = await createModuleApp(adapter);
+      app = created.app;
+      extras = created;
+    } else {
+      const { createBaselineApp } = await import('./baseline-nest.js');
+      app = await createBaselineApp(adapter, variant === 'validated');
+    }
+    await app.listen(0, '127.0.0.1');
+    port = (app.getHttpServer() as Server).address() instanceof Object ? ((app.getHttpServer() as Server).address() as { port: number }).port : 0;
+    close = () => app.close();
+  }
+  serveChild(extras.handlers ?? {}, close);
+  signalReady({ port });
+}
+
+main().catch(signalFailure);

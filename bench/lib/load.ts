@@ -1,0 +1,64 @@
+import autocannon, { type Options, type Result } from 'autocannon';
+import type { Child } from './ipc.js';
+
+export interface LoadResult {
+  /** Completed requests per second over the measured window. */
+  rps: number;
+  requests: number;
+  p50: number;
+  p99: number;
+  /** Server CPU (user + system) per completed request, in µs. */
+  cpuUsPerReq: number;
+  /** Server CPU use over the window, in cores (1.0 = one core busy). */
+  cpuCores: number;
+  errors: number;
+  non2xx: number;
+}
+
+export interface LoadOptions {
+  port: number;
+  path: string;
+  body: string;
+  connections: number;
+  durationSec: number;
+  warmupSec: number;
+}
+
+function run(options: Options): Promise<Result> {
+  return autocannon(options);
+}
+
+/**
+ * Drives one endpoint of a server child at fixed concurrency: a warm-up (discarded), then the
+ * measured window, with the child's own process.cpuUsage() read over IPC before and after.
+ * The load generator runs in this (the runner's) process, never in the server's.
+ */
+export async function drive(server: Child, options: LoadOptions): Promise<LoadResult> {
+  const base: Options = {
+    url: `http://127.0.0.1:${options.port}${options.path}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: options.body,
+    idReplacement: true,
+    connections: options.connections,
+    timeout: 10,
+  };
+  if (options.warmupSec > 0) await run({ ...base, duration: options.warmupSec });
+  const before = (await server.request('cpu')).usage as NodeJS.CpuUsage;
+  const started = process.hrtime.bigint();
+  const result = await run({ ...base, duration: options.durationSec });
+  const elapsedSec = Number(process.hrtime.bigint() - started) / 1e9;
+  const after = (await server.request('cpu')).usage as NodeJS.CpuUsage;
+  const cpuUs = after.user - before.user + (after.system - before.system);
+  const completed = result['2xx'] + result.non2xx;
+  return {
+    rps: completed / result.duration,
+    requests: completed,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpuUsPerReq: completed > 0 ? cpuUs / completed : NaN,
+    cpuCores: cpuUs / 1e6 / elapsedSec,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}

@@ -1,0 +1,50 @@
+// ESM loader hooks (Node >= 20.6): map the package's own names to libs/*/src (like tsconfig `paths`),
+// resolve the `.js` specifiers of NodeNext sources to their `.ts` files, and compile `.ts` with SWC.
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import path from 'node:path';
+import swc from '@swc/core';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const LIBS = { '': 'core', '/sms': 'sms', '/checkout': 'checkout', '/service-app': 'service-app', '/sandbox': 'sandbox', '/testing': 'testing' };
+// `HUBTEL_BENCH_DIST=1` runs against the built package (dist/esm) instead of the sources.
+const useDist = process.env.HUBTEL_BENCH_DIST === '1';
+
+const SWC_OPTIONS = {
+  jsc: {
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+    target: 'es2022',
+    keepClassNames: true,
+  },
+  module: { type: 'es6' },
+  sourceMaps: 'inline',
+};
+
+export async function resolve(specifier, context, next) {
+  const pkg = /^nestjs-hubtel(\/[a-z-]+)?$/.exec(specifier);
+  if (pkg && !useDist) {
+    const lib = LIBS[pkg[1] ?? ''];
+    if (lib) return { url: pathToFileURL(path.join(root, 'libs', lib, 'src', 'index.ts')).href, shortCircuit: true };
+  }
+  const parent = context.parentURL;
+  if (parent?.startsWith('file:') && parent.endsWith('.ts') && (specifier.startsWith('./') || specifier.startsWith('../'))) {
+    if (specifier.endsWith('.js')) {
+      const candidate = new URL(specifier.slice(0, -3) + '.ts', parent);
+      if (existsSync(fileURLToPath(candidate))) return { url: candidate.href, shortCircuit: true };
+    } else if (!/\.[cm]?[jt]s$|\.json$/.test(specifier)) {
+      const candidate = new URL(specifier + '.ts', parent);
+      if (existsSync(fileURLToPath(candidate))) return { url: candidate.href, shortCircuit: true };
+    }
+  }
+  return next(specifier, context);
+}
+
+export async function load(url, context, next) {
+  if (url.startsWith('file:') && url.endsWith('.ts') && !url.includes('/node_modules/')) {
+    const filename = fileURLToPath(url);
+    const { code } = await swc.transform(readFileSync(filename, 'utf8'), { ...SWC_OPTIONS, filename });
+    return { format: 'module', source: code, shortCircuit: true };
+  }
+  return next(url, context);
+}
