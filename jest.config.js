@@ -31,4 +31,8 @@ export default {
   },
   setupFiles: ['<rootDir>/test/setup.ts'],
   testTimeout: 30000,
+  // Two cores: two workers keep both busy while one suite waits on a child process (the packaging
+  // test). Native-ESM mode grows a worker's heap file after file, so recycle workers that bloat.
+  maxWorkers: 2,
+  workerIdleMemoryLimit: '1GB',
 };

@@ -162,7 +162,8 @@ collect(pkg.bin);
 for (const field of ['main', 'types', 'module']) if (pkg[field]) promised.add(pkg[field]);
 for (const target of promised) {
   if (target.includes('*')) continue;
-  if (!(await exists(path.join(root, target)))) problems.push(`package.json points at ${target}, which was not built`);
+  if (!(await exists(path.join(root, target))))
+    problems.push(`package.json points at ${target}, which was not built`);
 }
 
 if (problems.length) {

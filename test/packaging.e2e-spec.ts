@@ -1,0 +1,324 @@
+/**
+ * The package as users get it: `npm pack` (which runs `prepack` → the real build), then the
+ * tarball installed from disk into two apps outside this repo — a Nest 12 ESM app run with node,
+ * and a Nest 11 CommonJS app whose own tests run Jest in CommonJS mode (ts-jest). Each sends an SMS
+ * through `nestjs-hubtel/sms` to a fake SMS API here, and this test checks what the fake received.
+ *
+ * Fixture dependencies come from the npm registry and are cached between runs (keyed on the
+ * fixture's package.json) OUTSIDE the repo, so nothing can quietly resolve from this repo's
+ * node_modules. The tarball itself is always the one packed by this run; the test compares the
+ * installed files with the fresh build to be sure.
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const fixturesDir = path.join(repoRoot, 'test', 'fixtures');
+const cacheRoot = process.env.HUBTEL_FIXTURE_CACHE ?? path.join(os.tmpdir(), 'nestjs-hubtel-fixtures');
+const MINUTE = 60_000;
+
+const credentials = { id: 'fixture-client-id', secret: 'fixture-client-secret' };
+const expectedAuth = `Basic ${Buffer.from(`${credentials.id}:${credentials.secret}`).toString('base64')}`;
+
+interface Received {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The child gets our environment minus what `npm test` and Jest put in it for *this* project. */
+function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^npm_/i.test(key) || ['INIT_CWD', 'JEST_WORKER_ID', 'NODE_OPTIONS', 'NODE_ENV'].includes(key))
+      continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+function run(command: string, args: string[], cwd: string, env = childEnv()): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function mustRun(
+  command: string,
+  args: string[],
+  cwd: string,
+  env?: NodeJS.ProcessEnv,
+): Promise<string> {
+  const result = await run(command, args, cwd, env);
+  if (result.code !== 0) {
+    throw new Error(
+      `\`${command} ${args.join(' ')}\` in ${cwd} exited with ${result.code}\n--- stdout\n${result.stdout.slice(-6000)}\n--- stderr\n${result.stderr.slice(-6000)}`,
+    );
+  }
+  return result.stdout;
+}
+
+async function exists(p: string): Promise<boolean> {
+  return fs.access(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort();
+}
+
+/** One installer at a time per cached fixture (parallel runs from two clones share the cache). */
+async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+  const lock = `${dir}.lock`;
+  const deadline = Date.now() + 15 * MINUTE;
+  for (;;) {
+    try {
+      await fs.mkdir(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const stat = await fs.stat(lock).catch(() => undefined);
+      if (stat && Date.now() - stat.mtimeMs > 20 * MINUTE)
+        await fs.rm(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`, { cause: err });
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await fs.rm(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A copy of test/fixtures/<name> with its registry dependencies installed (cached) and the
+ * freshly packed tarball installed on top, as `npm install <tarball>` would for a user.
+ */
+async function prepareFixture(
+  name: string,
+  tarball: string,
+  work: (dir: string) => Promise<void>,
+): Promise<void> {
+  const source = path.join(fixturesDir, name);
+  const manifest = await fs.readFile(path.join(source, 'package.json'));
+  const key = createHash('sha256')
+    .update(manifest)
+    .update(process.version.split('.')[0]!)
+    .digest('hex')
+    .slice(0, 12);
+  const dir = path.join(cacheRoot, `${name}-${key}`);
+  await fs.mkdir(cacheRoot, { recursive: true });
+
+  await withLock(dir, async () => {
+    const marker = path.join(dir, '.deps-installed');
+    if (!(await exists(marker))) {
+      await fs.rm(dir, { recursive: true, force: true });
+      await fs.cp(source, dir, { recursive: true });
+      await mustRun('npm', ['install', '--no-audit', '--no-fund'], dir);
+      await fs.writeFile(marker, new Date().toISOString());
+    }
+    // Fresh sources every run; keep only the cached dependency tree.
+    for (const entry of await fs.readdir(dir)) {
+      if (!['node_modules', 'package-lock.json', '.deps-installed'].includes(entry)) {
+        await fs.rm(path.join(dir, entry), { recursive: true, force: true });
+      }
+    }
+    await fs.cp(source, dir, { recursive: true });
+    await fs.rm(path.join(dir, 'node_modules', 'nestjs-hubtel'), { recursive: true, force: true });
+    // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
+    await mustRun('npm', ['install', '--no-audit', '--no-fund', '--no-save', tarball], dir);
+
+    // The installed package must be exactly this run's build.
+    const installed = path.join(dir, 'node_modules', 'nestjs-hubtel', 'dist');
+    const built = path.join(repoRoot, 'dist');
+    const files = await listFiles(installed);
+    expect(files).toEqual((await listFiles(built)).filter((f) => /^(esm|cjs)[\\/]/.test(f)));
+    for (const file of files) {
+      const [a, b] = await Promise.all([
+        fs.readFile(path.join(installed, file)),
+        fs.readFile(path.join(built, file)),
+      ]);
+      if (!a.equals(b)) throw new Error(`installed ${file} differs from the fresh build`);
+    }
+
+    await work(dir);
+  });
+}
+
+/** A fixture's own copy of a tool, run with this node. */
+function bin(dir: string, script: string): string {
+  return path.join(dir, 'node_modules', ...script.split('/'));
+}
+
+describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 CommonJS app', () => {
+  let packDir: string;
+  let tarball: string;
+  let fake: http.Server;
+  let fakeUrl: string;
+  let received: Received[] = [];
+  let batchId = '';
+  let messageId = '';
+
+  beforeAll(async () => {
+    packDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-pack-'));
+    await mustRun('npm', ['pack', '--pack-destination', packDir], repoRoot);
+    const packed = (await fs.readdir(packDir)).filter((f) => f.endsWith('.tgz'));
+    expect(packed).toHaveLength(1);
+    tarball = path.join(packDir, packed[0]!);
+
+    fake = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+        if (req.method === 'POST' && req.url === '/v1/messages/batch/simple/send') {
+          const sent = JSON.parse(body) as { Recipients: string[]; Content: string };
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              batchId,
+              status: 0,
+              data: sent.Recipients.map((recipient) => ({ recipient, content: sent.Content, messageId })),
+            }),
+          );
+        } else {
+          res.writeHead(404, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ message: 'not found' }));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+  }, 10 * MINUTE);
+
+  afterAll(async () => {
+    await new Promise((resolve) => (fake ? fake.close(resolve) : resolve(undefined)));
+    if (packDir) await fs.rm(packDir, { recursive: true, force: true });
+  });
+
+  beforeEach(() => {
+    received = [];
+    batchId = `batch-${randomUUID()}`;
+    messageId = `msg-${randomUUID()}`;
+  });
+
+  function expectOneBatchSend(): void {
+    expect(received).toHaveLength(1); // the invalid send reached nothing
+    const [request] = received;
+    expect(request!.method).toBe('POST');
+    expect(request!.url).toBe('/v1/messages/batch/simple/send');
+    expect(request!.headers.authorization).toBe(expectedAuth);
+    expect(request!.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(request!.body)).toEqual({ From: 'Shop', Recipients: ['233241234567'], Content: 'hi' });
+  }
+
+  function appEnv(): NodeJS.ProcessEnv {
+    return childEnv({
+      SMS_CLIENT_ID: credentials.id,
+      SMS_CLIENT_SECRET: credentials.secret,
+      SMS_BASE_URL: fakeUrl,
+      EXPECT_BATCH_ID: batchId,
+      EXPECT_MESSAGE_ID: messageId,
+    });
+  }
+
+  it('contains both builds with declarations and nothing else', async () => {
+    const listing = await mustRun('tar', ['-tzf', tarball], packDir);
+    const files = listing.split('\n').filter(Boolean);
+    expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/README.md']));
+    for (const entry of ['core', 'sms', 'checkout', 'service-app', 'sandbox', 'testing']) {
+      expect(files).toEqual(
+        expect.arrayContaining([
+          `package/dist/esm/${entry}/index.js`,
+          `package/dist/esm/${entry}/index.d.ts`,
+          `package/dist/cjs/${entry}/index.cjs`,
+          `package/dist/cjs/${entry}/index.d.cts`,
+        ]),
+      );
+    }
+    const unexpected = files.filter(
+      (f) =>
+        !/^package\/(package\.json|README\.md|LICENSE|dist\/(esm|cjs)\/.+)$/.test(f) ||
+        /\.(spec|e2e-spec)\./.test(f),
+    );
+    expect(unexpected).toEqual([]);
+  });
+
+  it(
+    'Nest 12 ESM app (node): compiles against the declarations, boots, sends through SmsService',
+    async () => {
+      await prepareFixture('nest12-esm', tarball, async (dir) => {
+        // Emitting (not just --noEmit) type-checks against the ESM declarations AND yields the app.
+        await mustRun(process.execPath, [bin(dir, 'typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+        const stdout = await mustRun(process.execPath, ['dist/main.js'], dir, appEnv());
+        const out = JSON.parse(stdout.trim().split('\n').pop()!) as {
+          status: number;
+          sent: Record<string, unknown>;
+          rejected: Record<string, unknown>;
+          resolved: { core: string; sms: string };
+        };
+        expect(out.status).toBe(201);
+        expect(out.sent.batchId).toBe(batchId);
+        expect(JSON.stringify(out.sent)).toContain(messageId);
+        expect(JSON.stringify(out.sent)).toContain('233241234567');
+        expect(out.rejected).toEqual({ thrown: true, isHubtelError: true, code: 'HUBTEL_VALIDATION_FAILED' });
+        expect(out.resolved.core).toMatch(/\/node_modules\/nestjs-hubtel\/dist\/esm\/core\/index\.js$/);
+        expect(out.resolved.sms).toMatch(/\/node_modules\/nestjs-hubtel\/dist\/esm\/sms\/index\.js$/);
+        expectOneBatchSend();
+      });
+    },
+    20 * MINUTE,
+  );
+
+  it(
+    'Nest 11 CommonJS app: type-checks (node16 and node10 resolution) and its Jest (CommonJS mode) suite sends through SmsService',
+    async () => {
+      await prepareFixture('nest11-cjs', tarball, async (dir) => {
+        const tsc = bin(dir, 'typescript/bin/tsc');
+        await mustRun(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.json'], dir);
+        await mustRun(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.node10.json'], dir);
+
+        const report = path.join(dir, 'jest-report.json');
+        await mustRun(
+          process.execPath,
+          [bin(dir, 'jest/bin/jest.js'), '--ci', '--runInBand', '--json', `--outputFile=${report}`],
+          dir,
+          appEnv(),
+        );
+        const summary = JSON.parse(await fs.readFile(report, 'utf8')) as {
+          numTotalTests: number;
+          numPassedTests: number;
+        };
+        expect(summary).toMatchObject({ numTotalTests: 3, numPassedTests: 3 });
+        expectOneBatchSend();
+      });
+    },
+    20 * MINUTE,
+  );
+});
