@@ -14,6 +14,7 @@ import { fmt } from './lib/stats.js';
 
 const SECTIONS: Record<string, { title: string; load: () => Promise<(config: BenchConfig, log: (line: string) => void) => Promise<SectionResult>> }> = {
   inbound: { title: 'Inbound endpoints', load: async () => (await import('./inbound/inbound.bench.js')).runInbound },
+  sms: { title: 'SMS fan-out', load: async () => (await import('./sms/sms.bench.js')).runSms },
 };
 
 function machine(): string {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { BENCH_DIR, Child } from '../lib/ipc.js';
+import { Child, REPO_DIR } from '../lib/ipc.js';
 import { drive, type LoadResult } from '../lib/load.js';
 import { SHAPES, SHAPE_NAMES, type ShapeName } from '../lib/shapes.js';
 import { fmt, median, ratio } from '../lib/stats.js';
@@ -61,7 +61,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
   // Start every server once (each in its own process) and keep it for all rounds: idle servers
   // cost no CPU, and interleaving the variants round by round spreads the machine's drift evenly.
   for (const server of servers) {
-    const flags = config.profile && server.variant !== 'bare' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(BENCH_DIR, 'profiles')}`, `--cpu-prof-name=${server.variant}-${server.adapter}.cpuprofile`] : [];
+    const flags = config.profile && server.variant !== 'bare' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(REPO_DIR, '.tmp', 'bench-profiles')}`, `--cpu-prof-name=${server.variant}-${server.adapter}.cpuprofile`] : [];
     server.child = new Child('inbound/server.ts', [server.variant, server.adapter === '-' ? 'express' : server.adapter], { nodeFlags: flags });
   }
   for (const server of servers) {

@@ -1,0 +1,156 @@
+import { Child, type Message } from '../lib/ipc.js';
+import { MB, fmt, median, ratio } from '../lib/stats.js';
+import { marginAtLeast, marginAtMost, table, type Goal, type SectionResult } from '../lib/report.js';
+import type { BenchConfig } from '../lib/config.js';
+
+const GOAL_THROUGHPUT = 0.9;
+const GOAL_MEMORY_MB = 100;
+
+interface SendResult {
+  accepted: number;
+  batches: number;
+  elapsedMs: number;
+  cpuMs: number;
+  rssBefore: number;
+  heapBefore: number;
+  peakRss: number;
+  peakHeap: number;
+}
+
+type Mode = 'undici' | 'suite';
+const LABEL: Record<Mode, string> = {
+  undici: 'hand-written loop over undici.request',
+  suite: 'nestjs-hubtel SmsService.sendBatch',
+};
+
+/** One send in a fresh sender process; checks the fake API received every recipient exactly once. */
+async function sendOnce(api: Child, apiUrl: string, mode: Mode, count: number, lazy: boolean, config: BenchConfig): Promise<SendResult> {
+  const sender = new Child('sms/sender.ts', [mode, `baseUrl=${apiUrl}`, `batchSize=${config.sms.batchSize}`, `concurrency=${config.sms.concurrency}`], {
+    nodeFlags: ['--expose-gc'],
+  });
+  try {
+    await sender.ready;
+    await api.request('reset');
+    const result = (await sender.request('send', { count, lazy })) as Message & SendResult;
+    const counts = await api.request('counts');
+    if (counts.recipients !== count || counts.rejected !== 0) {
+      throw new Error(`${mode}: the SMS API received ${String(counts.recipients)} of ${count} recipients (${String(counts.rejected)} rejected requests)`);
+    }
+    return result;
+  } finally {
+    await sender.stop();
+  }
+}
+
+export async function runSms(config: BenchConfig, log: (line: string) => void): Promise<SectionResult> {
+  const api = new Child('sms/fake-sms-api.ts');
+  const apiUrl = `http://127.0.0.1:${(await api.ready).port as number}`;
+  const rounds = config.mode === 'full' ? 3 : 1;
+  const count = config.sms.recipients;
+  const results: Record<Mode, SendResult[]> = { undici: [], suite: [] };
+  const failures: Partial<Record<Mode, string>> = {};
+  const goals: Goal[] = [];
+  const parts: string[] = [];
+  const big: Partial<Record<Mode, SendResult>> = {};
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const mode of (round % 2 === 0 ? ['undici', 'suite'] : ['suite', 'undici']) as Mode[]) {
+        if (failures[mode]) continue;
+        try {
+          const r = await sendOnce(api, apiUrl, mode, count, false, config);
+          results[mode].push(r);
+          log(`  round ${round + 1}/${rounds} ${mode}: ${fmt(count)} recipients in ${fmt(r.elapsedMs)} ms, peak RSS +${fmt((r.peakRss - r.rssBefore) / MB, 1)} MB`);
+        } catch (error) {
+          failures[mode] = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+          log(`  ${mode}: failed: ${failures[mode]}`);
+        }
+      }
+    }
+    if (config.sms.bigRecipients > 0) {
+      for (const mode of ['undici', 'suite'] as Mode[]) {
+        if (failures[mode]) continue;
+        try {
+          big[mode] = await sendOnce(api, apiUrl, mode, config.sms.bigRecipients, true, config);
+          log(`  ${mode} ${fmt(config.sms.bigRecipients)} (async iterable): ${fmt(big[mode]!.elapsedMs)} ms, peak RSS +${fmt((big[mode]!.peakRss - big[mode]!.rssBefore) / MB, 1)} MB`);
+        } catch (error) {
+          log(`  ${mode} big run failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+        }
+      }
+    }
+  } finally {
+    await api.stop();
+  }
+
+  const summary = (mode: Mode) => {
+    const list = results[mode];
+    if (list.length === 0) return undefined;
+    return {
+      elapsedMs: median(list.map((r) => r.elapsedMs)),
+      cpuMs: median(list.map((r) => r.cpuMs)),
+      rssGrowth: median(list.map((r) => r.peakRss - r.rssBefore)),
+      heapGrowth: median(list.map((r) => r.peakHeap - r.heapBefore)),
+    };
+  };
+  const undici = summary('undici');
+  const suite = summary('suite');
+  const rows: string[][] = [];
+  for (const mode of ['undici', 'suite'] as Mode[]) {
+    const s = summary(mode);
+    if (!s) {
+      rows.push([LABEL[mode], `not run: ${failures[mode] ?? ''}`.slice(0, 200), '', '', '', '', '']);
+      continue;
+    }
+    rows.push([
+      LABEL[mode],
+      fmt(s.elapsedMs),
+      fmt((count / s.elapsedMs) * 1000),
+      fmt(s.cpuMs),
+      fmt(s.rssGrowth / MB, 1),
+      fmt(s.heapGrowth / MB, 1),
+      mode === 'suite' && undici ? ratio(undici.elapsedMs / s.elapsedMs) : '',
+    ]);
+  }
+  parts.push(
+    `${fmt(count)} recipients (an array), batches of ${config.sms.batchSize}, ${config.sms.concurrency} batches in flight, to a minimal local fake of ` +
+      `\`POST /v1/messages/batch/simple/send\` running in its own process; each send in a fresh process; median of ${rounds} run(s), alternating order. ` +
+      `Memory growth = peak (sampled every 5 ms) minus the value after setup, just before sending. The fake API checks every recipient arrived exactly once.\n\n` +
+      table(['sender', 'total ms', 'recipients/s', 'sender CPU ms', 'peak RSS growth MB', 'peak heap growth MB', 'throughput vs loop'], rows, ['l']),
+  );
+  const throughput = undici && suite ? undici.elapsedMs / suite.elapsedMs : NaN;
+  goals.push({
+    area: 'SMS fan-out',
+    goal: `≥ ${GOAL_THROUGHPUT}x the undici loop's throughput (${fmt(count)} recipients)`,
+    measured: Number.isFinite(throughput) ? ratio(throughput) : failures.suite ? 'suite sender not available' : 'not measured',
+    met: Number.isFinite(throughput) ? throughput >= GOAL_THROUGHPUT : null,
+    margin: marginAtLeast(throughput, GOAL_THROUGHPUT),
+  });
+  if (config.sms.bigRecipients > 0) {
+    const bigRows = (['undici', 'suite'] as Mode[]).map((mode) => {
+      const r = big[mode];
+      return r
+        ? [LABEL[mode], fmt(r.elapsedMs), fmt((config.sms.bigRecipients / r.elapsedMs) * 1000), fmt((r.peakRss - r.rssBefore) / MB, 1), fmt((r.peakHeap - r.heapBefore) / MB, 1)]
+        : [LABEL[mode], 'not run', '', '', ''];
+    });
+    parts.push(
+      `${fmt(config.sms.bigRecipients)} recipients given as an async iterable (generated lazily), same batching:\n\n` +
+        table(['sender', 'total ms', 'recipients/s', 'peak RSS growth MB', 'peak heap growth MB'], bigRows, ['l']),
+    );
+    const growth = big.suite ? (big.suite.peakRss - big.suite.rssBefore) / MB : NaN;
+    goals.push({
+      area: 'SMS fan-out',
+      goal: `peak memory growth < ${GOAL_MEMORY_MB} MB for ${fmt(config.sms.bigRecipients)} recipients (async iterable)`,
+      measured: Number.isFinite(growth) ? `${fmt(growth, 1)} MB RSS (${fmt((big.suite!.peakHeap - big.suite!.heapBefore) / MB, 1)} MB heap)` : 'not measured',
+      met: Number.isFinite(growth) ? growth < GOAL_MEMORY_MB : null,
+      margin: marginAtMost(growth, GOAL_MEMORY_MB),
+    });
+  } else {
+    goals.push({
+      area: 'SMS fan-out',
+      goal: `peak memory growth < ${GOAL_MEMORY_MB} MB for 1,000,000 recipients`,
+      measured: 'full mode only',
+      met: null,
+      margin: 'not measured in this mode',
+    });
+  }
+  return { title: 'SMS fan-out', markdown: parts.join('\n\n'), goals };
+}
