@@ -12,8 +12,17 @@ import { parseArgs, type BenchConfig } from './lib/config.js';
 import { table, type Goal, type SectionResult } from './lib/report.js';
 import { fmt } from './lib/stats.js';
 
-const SECTIONS: Record<string, { title: string; load: () => Promise<(config: BenchConfig, log: (line: string) => void) => Promise<SectionResult>> }> = {
-  inbound: { title: 'Inbound endpoints', load: async () => (await import('./inbound/inbound.bench.js')).runInbound },
+const SECTIONS: Record<
+  string,
+  {
+    title: string;
+    load: () => Promise<(config: BenchConfig, log: (line: string) => void) => Promise<SectionResult>>;
+  }
+> = {
+  inbound: {
+    title: 'Inbound endpoints',
+    load: async () => (await import('./inbound/inbound.bench.js')).runInbound,
+  },
   sms: { title: 'SMS fan-out', load: async () => (await import('./sms/sms.bench.js')).runSms },
 };
 
@@ -44,7 +53,11 @@ async function main(): Promise<void> {
     } catch (error) {
       const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
       log(`  failed: ${message}`);
-      sections.push({ title: section.title, markdown: `Not measured: the section failed:\n\n\`\`\`\n${message.slice(0, 2000)}\n\`\`\``, goals: [] });
+      sections.push({
+        title: section.title,
+        markdown: `Not measured: the section failed:\n\n\`\`\`\n${message.slice(0, 2000)}\n\`\`\``,
+        goals: [],
+      });
     }
     log(`  (${((Date.now() - sectionStart) / 1000).toFixed(0)} s)`);
   }
@@ -64,7 +77,11 @@ async function main(): Promise<void> {
     `## Goals`,
     ``,
     goals.length
-      ? table(['area', 'goal', 'measured', 'verdict', 'by how much'], goals.map((g) => [g.area, g.goal, g.measured, mark(g.met), g.margin]), ['l', 'l', 'l', 'l', 'l'])
+      ? table(
+          ['area', 'goal', 'measured', 'verdict', 'by how much'],
+          goals.map((g) => [g.area, g.goal, g.measured, mark(g.met), g.margin]),
+          ['l', 'l', 'l', 'l', 'l'],
+        )
       : '_No goals measured in this run._',
     ``,
     ...sections.flatMap((s) => [`## ${s.title}`, ``, s.markdown, ``]),

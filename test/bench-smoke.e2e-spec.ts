@@ -11,10 +11,14 @@ const repo = path.resolve(import.meta.dirname, '..');
 
 function runBench(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', './bench/loader/register.mjs', 'bench/run.ts', ...args], {
-      cwd: repo,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', './bench/loader/register.mjs', 'bench/run.ts', ...args],
+      {
+        cwd: repo,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -46,7 +50,11 @@ describe('bench harness (smoke)', () => {
     expect(markdown).toContain('## Machine');
     expect(markdown).toContain(`Node ${process.version}`);
     // A row per server: name, then req/s, p50, p99 and CPU/req as numbers.
-    const row = (label: string) => new RegExp(`^\\| [a-z]+ \\| ${label.replace(/[()]/g, '\\$&')}[^|]* \\| [\\d,]+ \\| [\\d,]+ \\| [\\d,]+ \\| [\\d,]+ \\|`, 'm');
+    const row = (label: string) =>
+      new RegExp(
+        `^\\| [a-z]+ \\| ${label.replace(/[()]/g, '\\$&')}[^|]* \\| [\\d,]+ \\| [\\d,]+ \\| [\\d,]+ \\| [\\d,]+ \\|`,
+        'm',
+      );
     expect(markdown).toMatch(row('(a) bare node:http'));
     expect(markdown).toMatch(row('(b) Nest controller, no validation'));
   }, 120_000);

@@ -23,7 +23,10 @@ export function createBareServer(): http.Server {
         return;
       }
       const text = JSON.stringify(reply);
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
       res.end(text);
     });
   });

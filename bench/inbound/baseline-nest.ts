@@ -1,4 +1,12 @@
-import { Body, Controller, HttpCode, Module, Post, ValidationPipe, type INestApplication } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  HttpCode,
+  Module,
+  Post,
+  ValidationPipe,
+  type INestApplication,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { CheckoutCallbackDto, FulfillmentRequestDto, ServiceFlowRequestDto } from './baseline-dtos.js';
 import { serviceFlowReply } from '../lib/shapes.js';

@@ -61,14 +61,28 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
   // Start every server once (each in its own process) and keep it for all rounds: idle servers
   // cost no CPU, and interleaving the variants round by round spreads the machine's drift evenly.
   for (const server of servers) {
-    const flags = config.profile && server.variant !== 'bare' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(REPO_DIR, '.tmp', 'bench-profiles')}`, `--cpu-prof-name=${server.variant}-${server.adapter}.cpuprofile`] : [];
-    server.child = new Child('inbound/server.ts', [server.variant, server.adapter === '-' ? 'express' : server.adapter], { nodeFlags: flags });
+    const flags =
+      config.profile && server.variant !== 'bare'
+        ? [
+            '--cpu-prof',
+            `--cpu-prof-dir=${path.join(REPO_DIR, '.tmp', 'bench-profiles')}`,
+            `--cpu-prof-name=${server.variant}-${server.adapter}.cpuprofile`,
+          ]
+        : [];
+    server.child = new Child(
+      'inbound/server.ts',
+      [server.variant, server.adapter === '-' ? 'express' : server.adapter],
+      { nodeFlags: flags },
+    );
   }
   for (const server of servers) {
     try {
       server.port = (await server.child!.ready).port as number;
     } catch (error) {
-      server.failure = (error instanceof Error ? error.message : String(error)).split('\n').slice(0, 3).join(' ');
+      server.failure = (error instanceof Error ? error.message : String(error))
+        .split('\n')
+        .slice(0, 3)
+        .join(' ');
       log(`  ${LABEL[server.variant]} on ${server.adapter}: could not start: ${server.failure}`);
     }
   }
@@ -113,9 +127,20 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
   );
   for (const shapeName of shapes) {
     const rows: string[][] = [];
-    const get = (variant: Variant, adapter: string) => summarise(results.get(cellKey(shapeName, variant, adapter)) ?? []);
+    const get = (variant: Variant, adapter: string) =>
+      summarise(results.get(cellKey(shapeName, variant, adapter)) ?? []);
     const bare = get('bare', '-');
-    if (bare) rows.push(['any', LABEL.bare, fmt(bare.rps), fmt(bare.p50), fmt(bare.p99), fmt(bare.cpuUsPerReq), '', '']);
+    if (bare)
+      rows.push([
+        'any',
+        LABEL.bare,
+        fmt(bare.rps),
+        fmt(bare.p50),
+        fmt(bare.p99),
+        fmt(bare.cpuUsPerReq),
+        '',
+        '',
+      ]);
     for (const adapter of adapters) {
       const plain = get('plain', adapter);
       const validated = get('validated', adapter);
@@ -124,17 +149,39 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         const server = servers.find((s) => s.variant === variant && s.adapter === adapter);
         const r = get(variant, adapter);
         if (!r) {
-          rows.push([adapter, LABEL[variant], 'not run', '', '', '', '', server?.failure ? `could not start: ${server.failure.slice(0, 160)}` : '']);
+          rows.push([
+            adapter,
+            LABEL[variant],
+            'not run',
+            '',
+            '',
+            '',
+            '',
+            server?.failure ? `could not start: ${server.failure.slice(0, 160)}` : '',
+          ]);
           continue;
         }
         let vsPlain = '';
         let vsValidated = '';
         if (variant === 'module') {
-          vsPlain = plain ? `${ratio(r.rps / plain.rps)} (CPU ${ratio(plain.cpuUsPerReq / r.cpuUsPerReq)})` : '';
-          vsValidated = validated ? `${ratio(r.rps / validated.rps)} (CPU ${ratio(validated.cpuUsPerReq / r.cpuUsPerReq)})` : '';
+          vsPlain = plain
+            ? `${ratio(r.rps / plain.rps)} (CPU ${ratio(plain.cpuUsPerReq / r.cpuUsPerReq)})`
+            : '';
+          vsValidated = validated
+            ? `${ratio(r.rps / validated.rps)} (CPU ${ratio(validated.cpuUsPerReq / r.cpuUsPerReq)})`
+            : '';
         }
         const flagged = r.errors || r.non2xx ? ` ⚠ ${r.errors} errors, ${r.non2xx} non-2xx` : '';
-        rows.push([adapter, LABEL[variant] + flagged, fmt(r.rps), fmt(r.p50), fmt(r.p99), fmt(r.cpuUsPerReq), vsPlain, vsValidated]);
+        rows.push([
+          adapter,
+          LABEL[variant] + flagged,
+          fmt(r.rps),
+          fmt(r.p50),
+          fmt(r.p99),
+          fmt(r.cpuUsPerReq),
+          vsPlain,
+          vsValidated,
+        ]);
       }
       const mod = get('module', adapter);
       if (variants.includes('module')) {
@@ -150,7 +197,11 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
           goals.push({
             area: `Inbound ${SHAPES[shapeName].label}, ${adapter}`,
             goal: `≥ ${target}x req/s of ${name}`,
-            measured: Number.isFinite(value) ? `${ratio(value)} req/s; ${ratio(cpu)} CPU/req` : failure ? 'module endpoint not available' : 'not measured',
+            measured: Number.isFinite(value)
+              ? `${ratio(value)} req/s; ${ratio(cpu)} CPU/req`
+              : failure
+                ? 'module endpoint not available'
+                : 'not measured',
             met: Number.isFinite(value) ? value >= target : null,
             margin: Number.isFinite(value)
               ? `${marginAtLeast(value, target)} (by CPU/req: ${marginAtLeast(cpu, target)})`
@@ -161,7 +212,10 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
     }
     parts.push(
       `#### ${SHAPES[shapeName].label} — \`POST ${SHAPES[shapeName].path}\`\n\n` +
-        table(['adapter', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', '(d)/(b)', '(d)/(c)'], rows, ['l', 'l']),
+        table(['adapter', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', '(d)/(b)', '(d)/(c)'], rows, [
+          'l',
+          'l',
+        ]),
     );
   }
   return { title: 'Inbound endpoints', markdown: parts.join('\n\n'), goals };

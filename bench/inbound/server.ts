@@ -17,7 +17,10 @@ const [variant, adapter] = process.argv.slice(2) as [Variant, AdapterName];
 
 interface Extras {
   /** Extra IPC handlers (module app: handler latency samples). */
-  handlers?: Record<string, (message: Message) => Promise<Record<string, unknown> | void> | Record<string, unknown> | void>;
+  handlers?: Record<
+    string,
+    (message: Message) => Promise<Record<string, unknown> | void> | Record<string, unknown> | void
+  >;
 }
 
 async function main(): Promise<void> {
@@ -42,7 +45,10 @@ async function main(): Promise<void> {
       app = await createBaselineApp(adapter, variant === 'validated');
     }
     await app.listen(0, '127.0.0.1');
-    port = (app.getHttpServer() as Server).address() instanceof Object ? ((app.getHttpServer() as Server).address() as { port: number }).port : 0;
+    port =
+      (app.getHttpServer() as Server).address() instanceof Object
+        ? ((app.getHttpServer() as Server).address() as { port: number }).port
+        : 0;
     close = () => app.close();
   }
   serveChild(extras.handlers ?? {}, close);

@@ -20,7 +20,12 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string | Buffer;
     setupRequest?: (request: any, context: Record<string, any>) => any;
-    onResponse?: (status: number, body: string, context: Record<string, any>, headers: Record<string, string>) => void;
+    onResponse?: (
+      status: number,
+      body: string,
+      context: Record<string, any>,
+      headers: Record<string, string>,
+    ) => void;
   }
   export interface Options extends RequestSpec {
     url: string;

@@ -45,7 +45,12 @@ export class Child {
     });
     this.ready = new Promise<Message>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new Error(`${file} ${args.join(' ')}: not ready after ${options.readyTimeoutMs ?? 60_000} ms\n${this.stderr}`)),
+        () =>
+          reject(
+            new Error(
+              `${file} ${args.join(' ')}: not ready after ${options.readyTimeoutMs ?? 60_000} ms\n${this.stderr}`,
+            ),
+          ),
         options.readyTimeoutMs ?? 60_000,
       );
       this.proc.on('message', (message: Message) => {
@@ -130,7 +135,8 @@ export function serveChild(handlers: Record<string, Handler>, onStop?: () => Pro
       try {
         let reply: Record<string, unknown> | void;
         if (message.type === 'cpu') reply = { usage: process.cpuUsage() };
-        else if (message.type === 'memory') reply = { memory: process.memoryUsage(), maxRssKb: process.resourceUsage().maxRSS };
+        else if (message.type === 'memory')
+          reply = { memory: process.memoryUsage(), maxRssKb: process.resourceUsage().maxRSS };
         else {
           const handler = handlers[message.type];
           if (!handler) throw new Error(`unknown request "${message.type}"`);
@@ -138,7 +144,11 @@ export function serveChild(handlers: Record<string, Handler>, onStop?: () => Pro
         }
         process.send!({ ...(reply ?? {}), type: 'reply', id: message.id });
       } catch (error) {
-        process.send!({ type: 'error', id: message.id, message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        process.send!({
+          type: 'error',
+          id: message.id,
+          message: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        });
       }
     })();
   });
@@ -151,6 +161,9 @@ export function signalReady(payload: Record<string, unknown> = {}): void {
 }
 
 export function signalFailure(error: unknown): void {
-  process.send!({ type: 'error', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  process.send!({
+    type: 'error',
+    message: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
   setTimeout(() => process.exit(1), 100);
 }

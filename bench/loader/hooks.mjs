@@ -6,7 +6,14 @@ import path from 'node:path';
 import swc from '@swc/core';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const LIBS = { '': 'core', '/sms': 'sms', '/checkout': 'checkout', '/service-app': 'service-app', '/sandbox': 'sandbox', '/testing': 'testing' };
+const LIBS = {
+  '': 'core',
+  '/sms': 'sms',
+  '/checkout': 'checkout',
+  '/service-app': 'service-app',
+  '/sandbox': 'sandbox',
+  '/testing': 'testing',
+};
 // `HUBTEL_BENCH_DIST=1` runs against the built package (dist/esm) instead of the sources.
 const useDist = process.env.HUBTEL_BENCH_DIST === '1';
 
@@ -25,10 +32,15 @@ export async function resolve(specifier, context, next) {
   const pkg = /^nestjs-hubtel(\/[a-z-]+)?$/.exec(specifier);
   if (pkg && !useDist) {
     const lib = LIBS[pkg[1] ?? ''];
-    if (lib) return { url: pathToFileURL(path.join(root, 'libs', lib, 'src', 'index.ts')).href, shortCircuit: true };
+    if (lib)
+      return { url: pathToFileURL(path.join(root, 'libs', lib, 'src', 'index.ts')).href, shortCircuit: true };
   }
   const parent = context.parentURL;
-  if (parent?.startsWith('file:') && parent.endsWith('.ts') && (specifier.startsWith('./') || specifier.startsWith('../'))) {
+  if (
+    parent?.startsWith('file:') &&
+    parent.endsWith('.ts') &&
+    (specifier.startsWith('./') || specifier.startsWith('../'))
+  ) {
     if (specifier.endsWith('.js')) {
       const candidate = new URL(specifier.slice(0, -3) + '.ts', parent);
       if (existsSync(fileURLToPath(candidate))) return { url: candidate.href, shortCircuit: true };

@@ -17,9 +17,11 @@ export interface SendJob {
  */
 export async function sendWithUndici(job: SendJob): Promise<{ accepted: number; batches: number }> {
   const dispatcher = new Agent({ connections: job.concurrency, keepAliveTimeout: 30_000 });
-  const source = (Symbol.asyncIterator in job.recipients
-    ? (job.recipients as AsyncIterable<string>)[Symbol.asyncIterator]()
-    : (job.recipients as Iterable<string>)[Symbol.iterator]()) as AsyncIterator<string> | Iterator<string>;
+  const source = (
+    Symbol.asyncIterator in job.recipients
+      ? (job.recipients as AsyncIterable<string>)[Symbol.asyncIterator]()
+      : (job.recipients as Iterable<string>)[Symbol.iterator]()
+  ) as AsyncIterator<string> | Iterator<string>;
   let done = false;
   // Workers pull batches one at a time from the shared source.
   let pulling: Promise<string[]> = Promise.resolve([]);

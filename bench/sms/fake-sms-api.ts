@@ -13,7 +13,11 @@ let batchSeq = 0;
 let rejected = 0;
 
 const server = http.createServer((req, res) => {
-  if (req.method !== 'POST' || req.url !== '/v1/messages/batch/simple/send' || !req.headers.authorization?.startsWith('Basic ')) {
+  if (
+    req.method !== 'POST' ||
+    req.url !== '/v1/messages/batch/simple/send' ||
+    !req.headers.authorization?.startsWith('Basic ')
+  ) {
     rejected++;
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"not found"}');
     return;
@@ -33,9 +37,16 @@ const server = http.createServer((req, res) => {
     requests++;
     recipients += list.length;
     const batchId = `b-${++batchSeq}`;
-    const data = list.map((recipient, index) => ({ recipient, content: body.Content, messageId: `${batchId}-${index}` }));
+    const data = list.map((recipient, index) => ({
+      recipient,
+      content: body.Content,
+      messageId: `${batchId}-${index}`,
+    }));
     const text = JSON.stringify({ batchId, status: 0, data });
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+    });
     res.end(text);
   });
 });

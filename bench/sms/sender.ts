@@ -28,7 +28,13 @@ async function main(): Promise<void> {
   const concurrency = Number(args.get('concurrency'));
   if (mode === 'suite') {
     const { createSuiteSender } = await import('./suite-sender.js');
-    const suite = await createSuiteSender({ baseUrl, batchSize, concurrency, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
+    const suite = await createSuiteSender({
+      baseUrl,
+      batchSize,
+      concurrency,
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+    });
     sender = suite.send;
     close = suite.close;
   }

@@ -24,17 +24,30 @@ const LABEL: Record<Mode, string> = {
 };
 
 /** One send in a fresh sender process; checks the fake API received every recipient exactly once. */
-async function sendOnce(api: Child, apiUrl: string, mode: Mode, count: number, lazy: boolean, config: BenchConfig): Promise<SendResult> {
-  const sender = new Child('sms/sender.ts', [mode, `baseUrl=${apiUrl}`, `batchSize=${config.sms.batchSize}`, `concurrency=${config.sms.concurrency}`], {
-    nodeFlags: ['--expose-gc'],
-  });
+async function sendOnce(
+  api: Child,
+  apiUrl: string,
+  mode: Mode,
+  count: number,
+  lazy: boolean,
+  config: BenchConfig,
+): Promise<SendResult> {
+  const sender = new Child(
+    'sms/sender.ts',
+    [mode, `baseUrl=${apiUrl}`, `batchSize=${config.sms.batchSize}`, `concurrency=${config.sms.concurrency}`],
+    {
+      nodeFlags: ['--expose-gc'],
+    },
+  );
   try {
     await sender.ready;
     await api.request('reset');
     const result = (await sender.request('send', { count, lazy })) as Message & SendResult;
     const counts = await api.request('counts');
     if (counts.recipients !== count || counts.rejected !== 0) {
-      throw new Error(`${mode}: the SMS API received ${String(counts.recipients)} of ${count} recipients (${String(counts.rejected)} rejected requests)`);
+      throw new Error(
+        `${mode}: the SMS API received ${String(counts.recipients)} of ${count} recipients (${String(counts.rejected)} rejected requests)`,
+      );
     }
     return result;
   } finally {
@@ -59,7 +72,9 @@ export async function runSms(config: BenchConfig, log: (line: string) => void): 
         try {
           const r = await sendOnce(api, apiUrl, mode, count, false, config);
           results[mode].push(r);
-          log(`  round ${round + 1}/${rounds} ${mode}: ${fmt(count)} recipients in ${fmt(r.elapsedMs)} ms, peak RSS +${fmt((r.peakRss - r.rssBefore) / MB, 1)} MB`);
+          log(
+            `  round ${round + 1}/${rounds} ${mode}: ${fmt(count)} recipients in ${fmt(r.elapsedMs)} ms, peak RSS +${fmt((r.peakRss - r.rssBefore) / MB, 1)} MB`,
+          );
         } catch (error) {
           failures[mode] = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
           log(`  ${mode}: failed: ${failures[mode]}`);
@@ -71,9 +86,13 @@ export async function runSms(config: BenchConfig, log: (line: string) => void): 
         if (failures[mode]) continue;
         try {
           big[mode] = await sendOnce(api, apiUrl, mode, config.sms.bigRecipients, true, config);
-          log(`  ${mode} ${fmt(config.sms.bigRecipients)} (async iterable): ${fmt(big[mode]!.elapsedMs)} ms, peak RSS +${fmt((big[mode]!.peakRss - big[mode]!.rssBefore) / MB, 1)} MB`);
+          log(
+            `  ${mode} ${fmt(config.sms.bigRecipients)} (async iterable): ${fmt(big[mode]!.elapsedMs)} ms, peak RSS +${fmt((big[mode]!.peakRss - big[mode]!.rssBefore) / MB, 1)} MB`,
+          );
         } catch (error) {
-          log(`  ${mode} big run failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+          log(
+            `  ${mode} big run failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+          );
         }
       }
     }
@@ -114,13 +133,29 @@ export async function runSms(config: BenchConfig, log: (line: string) => void): 
     `${fmt(count)} recipients (an array), batches of ${config.sms.batchSize}, ${config.sms.concurrency} batches in flight, to a minimal local fake of ` +
       `\`POST /v1/messages/batch/simple/send\` running in its own process; each send in a fresh process; median of ${rounds} run(s), alternating order. ` +
       `Memory growth = peak (sampled every 5 ms) minus the value after setup, just before sending. The fake API checks every recipient arrived exactly once.\n\n` +
-      table(['sender', 'total ms', 'recipients/s', 'sender CPU ms', 'peak RSS growth MB', 'peak heap growth MB', 'throughput vs loop'], rows, ['l']),
+      table(
+        [
+          'sender',
+          'total ms',
+          'recipients/s',
+          'sender CPU ms',
+          'peak RSS growth MB',
+          'peak heap growth MB',
+          'throughput vs loop',
+        ],
+        rows,
+        ['l'],
+      ),
   );
   const throughput = undici && suite ? undici.elapsedMs / suite.elapsedMs : NaN;
   goals.push({
     area: 'SMS fan-out',
     goal: `≥ ${GOAL_THROUGHPUT}x the undici loop's throughput (${fmt(count)} recipients)`,
-    measured: Number.isFinite(throughput) ? ratio(throughput) : failures.suite ? 'suite sender not available' : 'not measured',
+    measured: Number.isFinite(throughput)
+      ? ratio(throughput)
+      : failures.suite
+        ? 'suite sender not available'
+        : 'not measured',
     met: Number.isFinite(throughput) ? throughput >= GOAL_THROUGHPUT : null,
     margin: marginAtLeast(throughput, GOAL_THROUGHPUT),
   });
@@ -128,18 +163,28 @@ export async function runSms(config: BenchConfig, log: (line: string) => void): 
     const bigRows = (['undici', 'suite'] as Mode[]).map((mode) => {
       const r = big[mode];
       return r
-        ? [LABEL[mode], fmt(r.elapsedMs), fmt((config.sms.bigRecipients / r.elapsedMs) * 1000), fmt((r.peakRss - r.rssBefore) / MB, 1), fmt((r.peakHeap - r.heapBefore) / MB, 1)]
+        ? [
+            LABEL[mode],
+            fmt(r.elapsedMs),
+            fmt((config.sms.bigRecipients / r.elapsedMs) * 1000),
+            fmt((r.peakRss - r.rssBefore) / MB, 1),
+            fmt((r.peakHeap - r.heapBefore) / MB, 1),
+          ]
         : [LABEL[mode], 'not run', '', '', ''];
     });
     parts.push(
       `${fmt(config.sms.bigRecipients)} recipients given as an async iterable (generated lazily), same batching:\n\n` +
-        table(['sender', 'total ms', 'recipients/s', 'peak RSS growth MB', 'peak heap growth MB'], bigRows, ['l']),
+        table(['sender', 'total ms', 'recipients/s', 'peak RSS growth MB', 'peak heap growth MB'], bigRows, [
+          'l',
+        ]),
     );
     const growth = big.suite ? (big.suite.peakRss - big.suite.rssBefore) / MB : NaN;
     goals.push({
       area: 'SMS fan-out',
       goal: `peak memory growth < ${GOAL_MEMORY_MB} MB for ${fmt(config.sms.bigRecipients)} recipients (async iterable)`,
-      measured: Number.isFinite(growth) ? `${fmt(growth, 1)} MB RSS (${fmt((big.suite!.peakHeap - big.suite!.heapBefore) / MB, 1)} MB heap)` : 'not measured',
+      measured: Number.isFinite(growth)
+        ? `${fmt(growth, 1)} MB RSS (${fmt((big.suite!.peakHeap - big.suite!.heapBefore) / MB, 1)} MB heap)`
+        : 'not measured',
       met: Number.isFinite(growth) ? growth < GOAL_MEMORY_MB : null,
       margin: marginAtMost(growth, GOAL_MEMORY_MB),
     });

@@ -11,6 +11,9 @@ export interface SuiteSenderOptions {
 /** The suite's SmsService.sendBatch — filled in once libs/sms has landed. */
 export async function createSuiteSender(
   options: SuiteSenderOptions,
-): Promise<{ send: (job: SendJob) => Promise<{ accepted: number; batches: number }>; close: () => Promise<void> }> {
+): Promise<{
+  send: (job: SendJob) => Promise<{ accepted: number; batches: number }>;
+  close: () => Promise<void>;
+}> {
   throw new Error(`nestjs-hubtel/sms has not landed yet (${options.baseUrl})`);
 }
