@@ -14,7 +14,9 @@ export type HubtelErrorCode =
   | 'HUBTEL_TIMEOUT'
   | 'HUBTEL_UNKNOWN_OUTCOME'
   | 'HUBTEL_STORE_CONFLICT'
-  | 'HUBTEL_NOT_FOUND';
+  | 'HUBTEL_NOT_FOUND'
+  /** A bulk operation stopped before the end of its input (see the error's partial result). */
+  | 'HUBTEL_SEND_ABORTED';
 
 export interface HubtelErrorDetails {
   /** HTTP status of the platform's answer, when there was one. */

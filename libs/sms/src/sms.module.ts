@@ -1,0 +1,37 @@
+import { HttpModule, HttpService } from '@nestjs/axios';
+import { Module } from '@nestjs/common';
+import { createHttpTransport } from 'nestjs-hubtel';
+import { SMS_HTTP_TRANSPORT, SMS_LOGGER_CONTEXT, SMS_OPTIONS } from './sms.constants.js';
+import { SMS_MODULE_OPTIONS, SmsConfigurableModule } from './sms.module-definition.js';
+import { resolveSmsOptions, smsTransportConfig, type ResolvedSmsOptions, type SmsModuleOptions } from './sms.options.js';
+import { SmsService } from './sms.service.js';
+
+/**
+ * Sending SMS through the platform's SMS API.
+ *
+ * ```ts
+ * SmsModule.forRoot({ clientId, clientSecret, senderId: 'MyShop' })
+ * SmsModule.forRootAsync({ imports: [ConfigModule], inject: [ConfigService],
+ *   useFactory: (c: ConfigService) => smsOptionsFromEnv((k) => c.get(k)), isGlobal: true })
+ * ```
+ * Options are validated when the module is created: a bad option stops the application at
+ * bootstrap with a HubtelConfigError naming it.
+ */
+@Module({
+  imports: [HttpModule],
+  providers: [
+    {
+      provide: SMS_OPTIONS,
+      useFactory: (options: SmsModuleOptions) => resolveSmsOptions(options),
+      inject: [SMS_MODULE_OPTIONS],
+    },
+    {
+      provide: SMS_HTTP_TRANSPORT,
+      useFactory: (http: HttpService, options: ResolvedSmsOptions) => createHttpTransport(http, smsTransportConfig(options), SMS_LOGGER_CONTEXT),
+      inject: [HttpService, SMS_OPTIONS],
+    },
+    SmsService,
+  ],
+  exports: [SmsService, SMS_OPTIONS],
+})
+export class SmsModule extends SmsConfigurableModule {}

@@ -1,0 +1,71 @@
+import {
+  assertOptionsObject,
+  optionalString,
+  resolveCredentials,
+  resolveHttpOptions,
+  resolveNumber,
+  resolveUrl,
+  type HttpTransportConfig,
+  type HubtelCredentials,
+  type HubtelHttpOptions,
+  type ResolvedHubtelHttpOptions,
+} from 'nestjs-hubtel';
+import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
+
+/** Options of `SmsModule.forRoot` / `forRootAsync`. */
+export interface SmsModuleOptions extends HubtelHttpOptions {
+  /** SMS API client id (the account's SMS key pair, not the checkout one). */
+  clientId: string;
+  /** SMS API client secret. */
+  clientSecret: string;
+  /** SMS API base URL. Default `https://sms.hubtel.com`. */
+  baseUrl?: string;
+  /** Sender id used when a send gives no `from`. */
+  senderId?: string;
+  /** Longest sender id accepted. Default 11. */
+  maxSenderLength?: number;
+  /** Longest message content accepted, in characters. Default: no limit (the platform documents none). */
+  maxContentLength?: number;
+  /** Recipients per platform batch in `sendBatch`. Default 100, at most 10000. */
+  batchSize?: number;
+  /** Batches sent at once by `sendBatch`. Default 4, at most 64. */
+  concurrency?: number;
+}
+
+/** Options after validation, every default filled in. */
+export interface ResolvedSmsOptions {
+  credentials: HubtelCredentials;
+  baseUrl: string;
+  senderId?: string;
+  maxSenderLength: number;
+  maxContentLength?: number;
+  batchSize: number;
+  concurrency: number;
+  http: ResolvedHubtelHttpOptions;
+}
+
+/** Validates `SmsModuleOptions` at bootstrap; errors name the option (`sms.clientSecret`). */
+export function resolveSmsOptions(options: SmsModuleOptions): ResolvedSmsOptions {
+  assertOptionsObject(options, 'sms');
+  const raw = options as unknown as Record<string, unknown>;
+  const credentials = resolveCredentials(raw, 'sms');
+  const maxSenderLength = resolveNumber(raw.maxSenderLength, 'sms.maxSenderLength', SMS_DEFAULTS.maxSenderLength, { max: 64 });
+  const senderId = optionalString(raw.senderId, 'sms.senderId', { maxLength: maxSenderLength });
+  const maxContentLength = raw.maxContentLength === undefined ? undefined : resolveNumber(raw.maxContentLength, 'sms.maxContentLength', 0);
+  const batchSize = resolveNumber(raw.batchSize, 'sms.batchSize', SMS_DEFAULTS.batchSize, { max: SMS_LIMITS.maxBatchSize });
+  const concurrency = resolveNumber(raw.concurrency, 'sms.concurrency', SMS_DEFAULTS.concurrency, { max: SMS_LIMITS.maxConcurrency });
+  const baseUrl = resolveUrl(raw.baseUrl, 'sms.baseUrl', SMS_DEFAULTS.baseUrl);
+  const http = resolveHttpOptions(raw, 'sms');
+  return { credentials, baseUrl, senderId, maxSenderLength, maxContentLength, batchSize, concurrency, http };
+}
+
+/** The transport settings of the SMS module: the SMS base URL and the SMS key pair only. */
+export function smsTransportConfig(options: ResolvedSmsOptions): HttpTransportConfig {
+  return {
+    baseUrls: { sms: options.baseUrl },
+    credentials: { sms: options.credentials },
+    timeoutMs: options.http.timeoutMs,
+    retry: options.http.retry,
+    loggerContext: SMS_LOGGER_CONTEXT,
+  };
+}

@@ -1,0 +1,177 @@
+import type { HubtelErrorCode } from 'nestjs-hubtel';
+import type { SmsEncoding } from './sms-segments.js';
+
+/** Recipients of `sendBatch`: an array, or any (async) iterable such as a database cursor. */
+export type SmsRecipients = readonly string[] | Iterable<string> | AsyncIterable<string>;
+
+/** `SmsService.send` input: one message to one number. */
+export interface SendSmsInput {
+  /** Sender id; defaults to the module's `senderId`. */
+  from?: string;
+  /** Phone number in any accepted form (`0241234567`, `+233 24 123 4567`, `233241234567`). */
+  to: string;
+  content: string;
+}
+
+/** The platform's answer to a single send. */
+export interface SendSmsResult {
+  /** The number it was sent to, normalised. */
+  to: string;
+  messageId: string;
+  /** Platform status code (0 = accepted). */
+  status: number;
+  rate?: number;
+  networkId?: string;
+  clientReference?: string | null;
+  statusDescription?: string;
+}
+
+/** `SmsService.sendBatch` input. */
+export interface SendBatchInput {
+  /** Sender id; defaults to the module's `senderId`. */
+  from?: string;
+  /**
+   * Phone numbers. An array is checked whole before anything is sent. An iterable is streamed
+   * (never held whole in memory): invalid entries are then reported as failed, not thrown.
+   */
+  recipients: SmsRecipients;
+  content: string;
+  /** Recipients per platform batch; defaults to the module's `batchSize`. */
+  batchSize?: number;
+  /** Batches in flight at once; defaults to the module's `concurrency`. */
+  concurrency?: number;
+  /**
+   * What to do with invalid numbers in an ARRAY: `reject` (default) throws one
+   * HubtelValidationError listing them all and sends nothing; `report` sends the valid ones and
+   * lists the invalid ones as failed. Streams always `report`.
+   */
+  invalidRecipients?: 'reject' | 'report';
+  /**
+   * Keep per-recipient results in the returned value. Default: true, unless `onBatch` is given
+   * (then results are streamed to it and the returned value holds counts only, so a million
+   * recipients do not pile up in memory).
+   */
+  collectResults?: boolean;
+  /**
+   * Called once per batch with every recipient of that batch, sent or failed, in order of
+   * completion. Awaited before the batch counts as done: a slow writer slows the send instead of
+   * letting results pile up. If it throws, no new batch starts and sendBatch rejects with
+   * SmsBatchAbortedError.
+   */
+  onBatch?: (report: SmsBatchReport) => void | Promise<void>;
+  /** Called after every batch with running totals. Its errors are logged and ignored. */
+  onProgress?: (progress: SendBatchProgress) => void;
+}
+
+/** One recipient the platform accepted. */
+export interface SmsSentRecipient {
+  recipient: string;
+  content: string;
+  messageId: string;
+  batchId: string;
+}
+
+/** One recipient that was not sent (or whose send cannot be confirmed). */
+export interface SmsFailedRecipient {
+  /** Normalised number; for an invalid entry, the value as given. */
+  recipient: string;
+  /** Position in the input, for invalid entries. */
+  index?: number;
+  /** Why, in words. */
+  reason: string;
+  /** Machine-readable cause: HUBTEL_VALIDATION_FAILED, HUBTEL_API_ERROR, HUBTEL_UNKNOWN_OUTCOME... */
+  code: HubtelErrorCode;
+  httpStatus?: number;
+  responseCode?: string;
+  /**
+   * The message may have gone out (time-out, gateway error, or missing from the platform's
+   * answer): check `getBatchStatus` / `getMessageStatus` before re-sending it.
+   */
+  outcomeUnknown: boolean;
+}
+
+/** Everything about one batch, as given to `onBatch`. */
+export interface SmsBatchReport {
+  /** 0-based order in which the batch was formed. */
+  index: number;
+  /** Platform batch id; absent when the batch failed or held no valid recipient. */
+  batchId?: string;
+  /** Platform status code of the batch. */
+  status?: number;
+  sent: SmsSentRecipient[];
+  failed: SmsFailedRecipient[];
+}
+
+/** Summary of one batch, kept in the result when results are collected. */
+export interface SmsBatchSummary {
+  index: number;
+  batchId?: string;
+  status?: number;
+  sent: number;
+  failed: number;
+  /** Error code when the whole batch failed. */
+  errorCode?: HubtelErrorCode;
+}
+
+export interface SendBatchCounts {
+  /** Entries read from the input. Always `sent + failed + duplicates`. */
+  total: number;
+  sent: number;
+  /** Not sent, or not confirmed (includes `invalid` and `unknownOutcome`). */
+  failed: number;
+  /** Entries that were not valid phone numbers (part of `failed`). */
+  invalid: number;
+  /** Repeats of a number already in the list: each number is sent once. */
+  duplicates: number;
+  /** Failed entries whose message may nonetheless have gone out (part of `failed`). */
+  unknownOutcome: number;
+  batches: number;
+}
+
+export interface SendBatchProgress extends SendBatchCounts {
+  /** Batches being sent right now. */
+  inFlight: number;
+}
+
+/** `sendBatch` result: every input entry is accounted for in `counts`. */
+export interface SendBatchResult {
+  /** The platform's batch id when the send went out as exactly one batch (else see `batches`). */
+  batchId?: string;
+  /** The platform's status of that single batch (0 = accepted). */
+  status?: number;
+  /** One entry per recipient sent (`recipient`, `content`, `messageId`, `batchId`); empty when results are not collected. */
+  data: SmsSentRecipient[];
+  /** One entry per recipient not sent, with the reason; empty when results are not collected. */
+  failed: SmsFailedRecipient[];
+  /** One summary per batch; empty when results are not collected. */
+  batches: SmsBatchSummary[];
+  counts: SendBatchCounts;
+  /** What each message costs: GSM-7 / UCS-2 and the number of SMS parts. */
+  encoding: SmsEncoding;
+  segmentsPerMessage: number;
+}
+
+/** A message's delivery state, as `GET /v1/messages/{messageId}` reports it. */
+export interface SmsMessageStatus {
+  messageId?: string;
+  /** The telco's delivery report, e.g. `Delivered`. */
+  status?: string | number;
+  updateTime?: string;
+  rate?: number;
+  [field: string]: unknown;
+}
+
+/** A batch's state, as `GET /v1/messages/batch/{batchId}` reports it. */
+export interface SmsBatchStatus {
+  batchId?: string;
+  status?: string | number;
+  updateTime?: string;
+  [field: string]: unknown;
+}
+
+/** The platform's batch send answer (contract: batch simple message response). */
+export interface SmsBatchApiResponse {
+  batchId: string;
+  status: number;
+  data: { recipient: string; content: string; messageId: string }[];
+}
