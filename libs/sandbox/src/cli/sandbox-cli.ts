@@ -1,0 +1,179 @@
+import { parseArgs } from 'node:util';
+import { HubtelSandbox } from '../hubtel-sandbox.js';
+import { SANDBOX_DEFAULT_CLI_PORT, SANDBOX_DEFAULT_HOST } from '../sandbox.constants.js';
+import type { HubtelSandboxOptions } from '../sandbox.types.js';
+
+export interface CliOutput {
+  write(text: string): unknown;
+}
+
+export interface CliIO {
+  stdout: CliOutput;
+  stderr: CliOutput;
+}
+
+export const SANDBOX_CLI_USAGE = `Usage: hubtel-sandbox [options]
+
+A local stand-in for the Hubtel platform (SMS, checkout with a payment page, status check,
+programmable-services callbacks).
+
+Options:
+  -p, --port <n>              port to listen on (default ${SANDBOX_DEFAULT_CLI_PORT}; 0 = any free port)
+      --host <address>        interface to bind (default ${SANDBOX_DEFAULT_HOST})
+      --public-url <url>      origin to announce when it differs (container, tunnel)
+      --pos-sales-id <id>     POS Sales ID of the sandbox merchant
+      --sms-client-id <id>    SMS API credentials accepted
+      --sms-client-secret <s>
+      --api-client-id <id>    checkout / status API credentials accepted
+      --api-client-secret <s>
+      --merchant-name <name>  name shown on the payment page
+      --record-limit <n>      records kept per kind (default 10000)
+      --json                  print the start-up information as one JSON line
+  -v, --verbose               print every request and callback
+  -h, --help                  show this help
+`;
+
+export class CliUsageError extends Error {}
+
+export type ParsedCli = { help: true } | { help: false; options: HubtelSandboxOptions; json: boolean; verbose: boolean };
+
+function integer(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new CliUsageError(`--${name} must be an integer from ${min} to ${max}, got "${value}"`);
+  return Number(value);
+}
+
+export function parseSandboxCliArgs(argv: string[]): ParsedCli {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string', short: 'p' },
+        host: { type: 'string' },
+        'public-url': { type: 'string' },
+        'pos-sales-id': { type: 'string' },
+        'sms-client-id': { type: 'string' },
+        'sms-client-secret': { type: 'string' },
+        'api-client-id': { type: 'string' },
+        'api-client-secret': { type: 'string' },
+        'merchant-name': { type: 'string' },
+        'record-limit': { type: 'string' },
+        json: { type: 'boolean' },
+        verbose: { type: 'boolean', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    throw new CliUsageError((err as Error).message);
+  }
+  if (values.help) return { help: true };
+  const pair = (kind: 'sms' | 'api') => {
+    const id = values[`${kind}-client-id`];
+    const secret = values[`${kind}-client-secret`];
+    if (id === undefined && secret === undefined) return undefined;
+    if (!id || !secret) throw new CliUsageError(`--${kind}-client-id and --${kind}-client-secret go together`);
+    return { clientId: id, clientSecret: secret };
+  };
+  const sms = pair('sms');
+  const api = pair('api');
+  const options: HubtelSandboxOptions = {
+    port: integer('port', values.port, 0, 65535) ?? SANDBOX_DEFAULT_CLI_PORT,
+    host: values.host ?? SANDBOX_DEFAULT_HOST,
+    ...(values['public-url'] ? { publicUrl: values['public-url'] } : {}),
+    ...(values['pos-sales-id'] ? { posSalesId: values['pos-sales-id'] } : {}),
+    ...(sms || api ? { credentials: { ...(sms ? { sms } : {}), ...(api ? { api } : {}) } } : {}),
+    ...(values['record-limit'] ? { recordLimit: integer('record-limit', values['record-limit'], 1, 10_000_000) } : {}),
+    ...(values['merchant-name'] ? { checkout: { merchantName: values['merchant-name'] } } : {}),
+  };
+  return { help: false, options, json: values.json ?? false, verbose: values.verbose ?? false };
+}
+
+/** What the CLI prints on start: where to point the modules, and with which credentials. */
+export function describeSandbox(sandbox: HubtelSandbox): string {
+  const urls = sandbox.baseUrls();
+  const { sms, api } = sandbox.credentials;
+  return `Hubtel sandbox listening on ${sandbox.url}
+
+Base URLs (all the same origin):
+  SMS                    ${urls.sms}
+  Checkout               ${urls.checkout}
+  Transaction status     ${urls.status}   (POS Sales ID ${sandbox.posSalesId})
+  Fulfillment callback   ${urls.fulfillmentCallback}   (POST /callback)
+
+Credentials:
+  SMS  clientId ${sms.clientId}   clientSecret ${sms.clientSecret}
+  API  clientId ${api.clientId}   clientSecret ${api.clientSecret}
+
+Records: ${sandbox.url}/_sandbox     Stop: Ctrl+C
+`;
+}
+
+/**
+ * Starts a sandbox from command-line arguments and prints how to use it. Returns the running
+ * sandbox, or undefined after `--help`. Throws CliUsageError on bad arguments.
+ */
+export async function startSandboxCli(argv: string[], io: CliIO): Promise<HubtelSandbox | undefined> {
+  const parsed = parseSandboxCliArgs(argv);
+  if (parsed.help) {
+    io.stdout.write(SANDBOX_CLI_USAGE);
+    return undefined;
+  }
+  const sandbox = await HubtelSandbox.start({
+    ...parsed.options,
+    logger: {
+      log: () => undefined,
+      warn: (m) => io.stderr.write(`warn: ${m}\n`),
+      error: (m) => io.stderr.write(`error: ${m}\n`),
+    },
+  });
+  if (parsed.verbose) {
+    sandbox.on('request', (r) => io.stdout.write(`${r.method} ${r.path} ${r.statusCode ?? '-'} ${r.durationMs ?? '-'}ms${r.faultId ? ` (${r.faultId})` : ''}\n`));
+    sandbox.on('delivery', (d) => {
+      if (d.state === 'delivered' || d.state === 'failed' || d.state === 'dropped') {
+        io.stdout.write(`${d.kind} ${d.id} → ${d.state}${d.statusCode ? ` ${d.statusCode}` : ''}${d.error ? ` (${d.error})` : ''}\n`);
+      }
+    });
+  }
+  if (parsed.json) {
+    io.stdout.write(
+      `${JSON.stringify({ url: sandbox.url, baseUrls: sandbox.baseUrls(), credentials: sandbox.credentials, posSalesId: sandbox.posSalesId })}\n`,
+    );
+  } else {
+    io.stdout.write(describeSandbox(sandbox));
+  }
+  return sandbox;
+}
+
+/** The `hubtel-sandbox` command: runs until SIGINT/SIGTERM, then stops cleanly. */
+export async function main(argv: string[] = process.argv.slice(2), io: CliIO = { stdout: process.stdout, stderr: process.stderr }): Promise<void> {
+  let sandbox: HubtelSandbox | undefined;
+  try {
+    sandbox = await startSandboxCli(argv, io);
+  } catch (err) {
+    if (err instanceof CliUsageError) {
+      io.stderr.write(`hubtel-sandbox: ${err.message}\n\n${SANDBOX_CLI_USAGE}`);
+      process.exitCode = 2;
+    } else {
+      io.stderr.write(`hubtel-sandbox: ${(err as Error)?.message ?? String(err)}\n`);
+      process.exitCode = 1;
+    }
+    return;
+  }
+  if (!sandbox) return;
+  const running = sandbox;
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    io.stdout.write(`\n${signal}: stopping the sandbox\n`);
+    void running.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}

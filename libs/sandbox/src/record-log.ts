@@ -1,0 +1,108 @@
+/**
+ * A bounded, indexed log of records: a ring buffer that forgets the oldest record when full,
+ * plus a key index that forgets the keys of what it dropped. It keeps a benchmark that pushes a
+ * million messages through the sandbox in constant memory while `total` stays exact.
+ */
+export class RecordLog<T extends object> {
+  private buffer: (T | undefined)[];
+  private head = 0;
+  private count = 0;
+  private added = 0;
+  private readonly index = new Map<string, T>();
+  private readonly keys = new WeakMap<T, string[]>();
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) {
+      throw new RangeError(`RecordLog capacity must be a positive integer, got ${capacity}`);
+    }
+    this.buffer = new Array<T | undefined>(capacity);
+  }
+
+  /** Records held now (at most `capacity`). */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Records ever added since the last clear, dropped ones included. */
+  get total(): number {
+    return this.added;
+  }
+
+  /** Adds a record under the given keys; returns the record it dropped to make room, if any. */
+  push(record: T, keys: readonly string[] = []): T | undefined {
+    let evicted: T | undefined;
+    const slot = (this.head + this.count) % this.capacity;
+    if (this.count === this.capacity) {
+      evicted = this.buffer[this.head];
+      this.head = (this.head + 1) % this.capacity;
+      if (evicted) this.forget(evicted);
+    } else {
+      this.count++;
+    }
+    this.buffer[slot] = record;
+    this.added++;
+    if (keys.length > 0) {
+      this.keys.set(record, [...keys]);
+      for (const key of keys) this.index.set(key, record);
+    }
+    return evicted;
+  }
+
+  /** Indexes a record already in the log under one more key (a transaction id set later). */
+  addKey(record: T, key: string): void {
+    const list = this.keys.get(record);
+    if (list) list.push(key);
+    else this.keys.set(record, [key]);
+    this.index.set(key, record);
+  }
+
+  get(key: string): T | undefined {
+    return this.index.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.index.has(key);
+  }
+
+  /** Oldest first. */
+  values(): T[] {
+    const out = new Array<T>(this.count);
+    for (let i = 0; i < this.count; i++) out[i] = this.buffer[(this.head + i) % this.capacity] as T;
+    return out;
+  }
+
+  /** Newest first, stopping at the first match. */
+  findLast(predicate: (record: T) => boolean): T | undefined {
+    for (let i = this.count - 1; i >= 0; i--) {
+      const record = this.buffer[(this.head + i) % this.capacity] as T;
+      if (predicate(record)) return record;
+    }
+    return undefined;
+  }
+
+  /** Oldest first. */
+  filter(predicate: (record: T) => boolean): T[] {
+    const out: T[] = [];
+    for (let i = 0; i < this.count; i++) {
+      const record = this.buffer[(this.head + i) % this.capacity] as T;
+      if (predicate(record)) out.push(record);
+    }
+    return out;
+  }
+
+  clear(): void {
+    this.buffer = new Array<T | undefined>(this.capacity);
+    this.head = 0;
+    this.count = 0;
+    this.added = 0;
+    this.index.clear();
+  }
+
+  private forget(record: T): void {
+    for (const key of this.keys.get(record) ?? []) {
+      // A key may have been re-pointed to a newer record; only drop it when it is still ours.
+      if (this.index.get(key) === record) this.index.delete(key);
+    }
+    this.keys.delete(record);
+  }
+}

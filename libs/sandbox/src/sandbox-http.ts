@@ -1,0 +1,230 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { SandboxReply } from './sandbox.types.js';
+
+/* ---------- identifiers and times ---------- */
+
+/** 32 lower-case hex characters, the form of the platform's checkout and invoice ids. */
+export function hexId(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+/** A 10-digit network transaction id. */
+export function networkTransactionId(): string {
+  return String(randomInt(1_000_000_000, 9_999_999_999));
+}
+
+export function isoNow(now = Date.now()): string {
+  return new Date(now).toISOString();
+}
+
+/** The platform writes SMS `updateTime` without fraction or zone (`2023-05-30T16:43:15`). */
+export function platformTime(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19);
+}
+
+export function round2(value: number): number {
+  return Math.round((value + Number.EPSILON) * 100) / 100;
+}
+
+/* ---------- phone numbers ---------- */
+
+/**
+ * The platform's lenient reading of a recipient: digits with the country code, a leading `+`,
+ * or a Ghanaian national number (`0241234567`). Returns the digits-only form, or undefined.
+ */
+export function platformMsisdn(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const s = value.replace(/[\s-]/g, '');
+  const m = /^\+?(\d{9,15})$/.exec(s);
+  if (!m) return undefined;
+  const digits = m[1]!;
+  if (/^0\d{9}$/.test(digits)) return `233${digits.slice(1)}`;
+  if (digits.startsWith('0')) return undefined;
+  return digits;
+}
+
+type GhanaNetwork = { networkId: string; channel: string; label: string };
+const MTN: GhanaNetwork = { networkId: '62001', channel: 'mtn-gh', label: 'MTN Mobile Money' };
+const VODAFONE: GhanaNetwork = { networkId: '62002', channel: 'vodafone-gh', label: 'Telecel Cash' };
+const AIRTELTIGO: GhanaNetwork = { networkId: '62003', channel: 'tigo-gh', label: 'AirtelTigo Money' };
+const PREFIXES: Record<string, GhanaNetwork> = {
+  '24': MTN, '25': MTN, '53': MTN, '54': MTN, '55': MTN, '59': MTN,
+  '20': VODAFONE, '50': VODAFONE,
+  '26': AIRTELTIGO, '27': AIRTELTIGO, '56': AIRTELTIGO, '57': AIRTELTIGO,
+};
+
+/** Network of a Ghanaian MSISDN by prefix (MTN when unknown, as most traffic is). */
+export function ghanaNetwork(msisdn: string): GhanaNetwork {
+  return (msisdn.startsWith('233') && PREFIXES[msisdn.slice(3, 5)]) || MTN;
+}
+
+export const MOBILE_MONEY_CHANNELS = Object.freeze([MTN, VODAFONE, AIRTELTIGO]);
+
+/** `233******567`: phone numbers never appear whole in logs. */
+export function maskMsisdn(value: string): string {
+  if (value.length <= 6) return '*'.repeat(value.length);
+  return `${value.slice(0, 3)}${'*'.repeat(value.length - 6)}${value.slice(-3)}`;
+}
+
+/* ---------- inbound ---------- */
+
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`Request body larger than ${limit} bytes`);
+  }
+}
+
+/** Reads the whole body, refusing (and draining) beyond `limit` bytes. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
+      size += chunk.length;
+      if (size > limit) {
+        tooLarge = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => (tooLarge ? reject(new BodyTooLargeError(limit)) : resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))));
+    req.on('error', reject);
+  });
+}
+
+export interface BasicCredentials {
+  clientId: string;
+  clientSecret: string;
+}
+
+export function parseBasicAuth(header: string | undefined): BasicCredentials | undefined {
+  if (!header) return undefined;
+  const m = /^\s*basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1) };
+}
+
+export function basicAuthHeader(pair: BasicCredentials): string {
+  return `Basic ${Buffer.from(`${pair.clientId}:${pair.clientSecret}`, 'utf8').toString('base64')}`;
+}
+
+export function writeReply(res: ServerResponse, reply: SandboxReply): void {
+  if (res.headersSent || res.destroyed) return;
+  let payload: string | undefined;
+  let type: string | undefined;
+  if (reply.json !== undefined) {
+    payload = JSON.stringify(reply.json);
+    type = 'application/json; charset=utf-8';
+  } else if (reply.html !== undefined) {
+    payload = reply.html;
+    type = 'text/html; charset=utf-8';
+  } else if (reply.text !== undefined) {
+    payload = reply.text;
+    type = 'text/plain; charset=utf-8';
+  }
+  const headers: Record<string, string | number> = { ...reply.headers };
+  if (type && !hasHeader(headers, 'content-type')) headers['Content-Type'] = type;
+  headers['Content-Length'] = payload === undefined ? 0 : Buffer.byteLength(payload);
+  res.writeHead(reply.status, headers);
+  res.end(payload);
+}
+
+function hasHeader(headers: Record<string, unknown>, name: string): boolean {
+  return Object.keys(headers).some((k) => k.toLowerCase() === name);
+}
+
+export function escapeHtml(value: unknown): string {
+  return String(value ?? '')
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+}
+
+/* ---------- outbound ---------- */
+
+export interface OutboundResult {
+  statusCode: number;
+  body: string;
+  durationMs: number;
+}
+
+export class OutboundError extends Error {
+  constructor(
+    message: string,
+    readonly durationMs: number,
+    readonly timedOut: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * POSTs JSON and reads the answer (at most `maxResponseBytes`). One connection per call
+ * (`agent: false`): duplicated callbacks really arrive concurrently, and no pooled socket of the
+ * sandbox outlives the call to keep a test process alive.
+ */
+export function postJson(
+  url: string,
+  body: unknown,
+  options: { headers?: Record<string, string>; timeoutMs: number; maxResponseBytes?: number },
+): Promise<OutboundResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
+  const maxBytes = options.maxResponseBytes ?? 1024 * 1024;
+  return new Promise((resolve, reject) => {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      reject(new OutboundError(`Invalid URL ${url}`, 0, false));
+      return;
+    }
+    const client = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : undefined;
+    if (!client) {
+      reject(new OutboundError(`Unsupported protocol ${target.protocol}`, 0, false));
+      return;
+    }
+    const payload = Buffer.from(JSON.stringify(body), 'utf8');
+    let timedOut = false;
+    const req = client.request(target, {
+      method: 'POST',
+      agent: false,
+      headers: { ...options.headers, 'Content-Length': payload.length },
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      req.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
+    }, options.timeoutMs);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        if (size < maxBytes) chunks.push(chunk);
+        size += chunk.length;
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), durationMs: elapsed() });
+      });
+      res.on('error', (err) => {
+        clearTimeout(timer);
+        reject(new OutboundError(err.message, elapsed(), timedOut));
+      });
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(new OutboundError(err.code ? `${err.code}: ${err.message}` : err.message, elapsed(), timedOut));
+    });
+    req.end(payload);
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * Defaults of the sandbox, in one place. The credentials are fixed and documented on purpose:
+ * a zero-configuration example app and the modules' tests must agree on them without sharing
+ * state. They protect nothing; the real platform's keys never go near the sandbox.
+ */
+export const SANDBOX_DEFAULT_CREDENTIALS = Object.freeze({
+  /** The SMS API pair (`/v1/messages/...`). */
+  sms: Object.freeze({ clientId: 'sandbox-sms', clientSecret: 'sandbox-sms-secret' }),
+  /** The API pair for checkout (`/items/initiate`) and the transaction status check. */
+  api: Object.freeze({ clientId: 'sandbox-api', clientSecret: 'sandbox-api-secret' }),
+});
+
+/** The merchant account (POS Sales ID) the sandbox's checkout and status check answer for. */
+export const SANDBOX_DEFAULT_POS_SALES_ID = '2000000';
+
+export const SANDBOX_DEFAULT_HOST = '127.0.0.1';
+/** The CLI's default port; in-process sandboxes default to a random free port (0). */
+export const SANDBOX_DEFAULT_CLI_PORT = 4010;
+
+/** Records kept per kind (messages, invoices, deliveries, ...) before the oldest are dropped. */
+export const SANDBOX_DEFAULT_RECORD_LIMIT = 10_000;
+/** Exchanges kept per programmable-services session. */
+export const SANDBOX_SESSION_EXCHANGE_LIMIT = 200;
+/** Largest request body the sandbox reads (the platform's limit is not documented). */
+export const SANDBOX_DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** How long the sandbox waits for a merchant's callback endpoint or a service application. */
+export const SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000;
+/** Programmable-services sessions must be answered within 5 s on USSD (platform facts). */
+export const SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS = 5_000;
+/** `waitFor*` helpers give up after this long unless told otherwise. */
+export const SANDBOX_DEFAULT_WAIT_TIMEOUT_MS = 10_000;
+/** Response bodies kept on a delivery record (for the dashboard), in characters. */
+export const SANDBOX_RESPONSE_BODY_KEEP = 2048;
+
+export const SANDBOX_SMS_DEFAULTS = Object.freeze({
+  /** Not documented by the platform; configurable. */
+  maxRecipients: 10_000,
+  /** Not documented by the platform; 10 concatenated parts of 153 characters. */
+  maxContentLength: 1530,
+  /** Sender ids longer than 11 characters are refused (platform facts, L). */
+  maxSenderLength: 11,
+  /** Cost per message in the `rate` fields (the platform's sample shows 0.0309). */
+  rate: 0.0309,
+  /** Delay before a message's status turns from `Submitted` to `Delivered`. */
+  deliveryDelayMs: 0,
+});
+
+export const SANDBOX_CHECKOUT_DEFAULTS = Object.freeze({
+  merchantName: 'Sandbox Merchant',
+  /** Fee taken on a payment, shown by the status check (`charges`); not a platform figure. */
+  chargeRate: 0.01,
+  /** Payments of invoices whose description holds one of `& * ! % @` fail with 2001 (platform facts, H). */
+  rejectSpecialCharacters: true,
+  /** Phone shown pre-filled on the payment page when the invoice names no payee number. */
+  defaultPhone: '233241234567',
+});
+
+/** Paths the sandbox serves; the base URLs the modules are given are all the sandbox's origin. */
+export const SANDBOX_PATHS = Object.freeze({
+  smsBatchSend: '/v1/messages/batch/simple/send',
+  smsSend: '/v1/messages/send',
+  checkoutInitiate: '/items/initiate',
+  fulfillmentCallback: '/callback',
+  payPage: '/pay',
+  admin: '/_sandbox',
+});
+
+/** Paths on a service application the driver posts to (the contract's). */
+export const SERVICE_APP_DEFAULT_PATHS = Object.freeze({
+  serviceFlow: '/api/service-flow',
+  fulfillment: '/api/fulfillment',
+});
+

@@ -1,0 +1,111 @@
+import { STATUS_CODES } from 'node:http';
+import { HubtelError, HubtelValidationError } from 'nestjs-hubtel';
+import { escapeHtml } from './sandbox-http.js';
+import type { SandboxApi, SandboxReply } from './sandbox.types.js';
+
+/** A record (invoice, delivery, session) the caller named is not in the sandbox. */
+export class SandboxNotFoundError extends HubtelError {
+  constructor(
+    readonly kind: string,
+    readonly reference: string,
+  ) {
+    super('HUBTEL_NOT_FOUND', `Sandbox has no ${kind} "${reference}" (unknown, or dropped from its bounded records)`);
+  }
+}
+
+/** The record is not in a state that allows the action (paying a paid invoice, say). */
+export class SandboxStateError extends HubtelValidationError {
+  constructor(
+    message: string,
+    readonly state: string,
+  ) {
+    super(message, [{ field: 'state', message: `is ${state}` }]);
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Error bodies, per face of the platform. The contract shows no error body; these follow the
+ * platform facts (codes and statuses) and are the sandbox's documented choice:
+ *
+ *   SMS (`/v1/messages/...`):          { status: <HTTP status>, subCode?: <SMS sub-code>, message, errors?: [{ field, message }] }
+ *   checkout (`/items/initiate`):      { responseCode, status: 'Error', message, data: [{ field, message }] | null }
+ *   status check, fulfillment callback: { message, responseCode, data: [{ field, message }] | null }
+ *   sandbox admin (`/_sandbox/...`):   { error: <responseCode>, message, errors? }
+ *   payment page:                      an HTML page
+ *
+ * `responseCode` is the platform's code where it has one (4000 validation, 4070 amount below
+ * minimum, 4101 wrong keys / POS Sales ID), else the HTTP status as a string ('404', '415', '500').
+ * ---------------------------------------------------------------------------------------------- */
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export interface ApiErrorDetails {
+  message?: string;
+  /** SMS 400 sub-code (1 bad destination, 2 bad sender, 3 too long, 6 rejected, 7/8 bad parameters). */
+  subCode?: number;
+  responseCode?: string;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+}
+
+function defaultResponseCode(status: number): string {
+  if (status === 400) return '4000';
+  if (status === 401 || status === 403) return '4101';
+  return String(status);
+}
+
+export function apiErrorBody(api: SandboxApi, status: number, details: ApiErrorDetails = {}): unknown {
+  const message = details.message ?? STATUS_CODES[status] ?? 'Error';
+  const responseCode = details.responseCode ?? defaultResponseCode(status);
+  const errors = details.errors && details.errors.length > 0 ? details.errors : undefined;
+  switch (api) {
+    case 'sms':
+      return {
+        status,
+        ...(details.subCode !== undefined ? { subCode: details.subCode } : {}),
+        message,
+        ...(errors ? { errors } : {}),
+      };
+    case 'checkout':
+      return { responseCode, status: 'Error', message, data: errors ?? null };
+    case 'status':
+    case 'callback':
+      return { message, responseCode, data: errors ?? null };
+    case 'admin':
+      return { error: responseCode, message, ...(errors ? { errors } : {}) };
+    case 'pay-page':
+      return message;
+  }
+}
+
+export function apiErrorReply(api: SandboxApi, status: number, details: ApiErrorDetails = {}): SandboxReply {
+  if (api === 'pay-page') {
+    const message = details.message ?? STATUS_CODES[status] ?? 'Error';
+    return { status, headers: details.headers, html: errorPage(status, message) };
+  }
+  return { status, headers: details.headers, json: apiErrorBody(api, status, details) };
+}
+
+/** Thrown inside a route handler to answer with an error reply. */
+export class SandboxHttpError extends Error {
+  constructor(readonly reply: SandboxReply) {
+    super(`HTTP ${reply.status}`);
+  }
+}
+
+export function errorPage(status: number, message: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status} ${escapeHtml(STATUS_CODES[status] ?? '')}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem">
+<h1>${status} ${escapeHtml(STATUS_CODES[status] ?? '')}</h1><p data-testid="error">${escapeHtml(message)}</p></body></html>`;
+}
+
+/** The HTML 403 the platform's gateway answers to an address not on the allow-list. */
+export function forbiddenHtmlPage(): string {
+  return `<!DOCTYPE html>
+<html><head><title>403 Forbidden</title></head>
+<body><h1>403 Forbidden</h1><p>You don't have permission to access this resource. Your IP address is not whitelisted.</p></body></html>`;
+}

@@ -1,0 +1,36 @@
+import { Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { HubtelSandbox } from './hubtel-sandbox.js';
+import { SANDBOX_MODULE_OPTIONS, SandboxConfigurableModule, type SandboxModuleOptions } from './sandbox.module-definition.js';
+
+/**
+ * Runs the sandbox inside a Nest application, on its own port: it starts while the application
+ * bootstraps (so other modules' async factories can inject `HubtelSandbox` and read its URLs and
+ * credentials) and stops on application shutdown.
+ *
+ * ```ts
+ * SandboxModule.forRoot({ port: 4010, isGlobal: true }),
+ * SmsModule.forRootAsync({
+ *   inject: [HubtelSandbox],
+ *   useFactory: (sandbox: HubtelSandbox) => ({ baseUrl: sandbox.baseUrls().sms, ...sandbox.credentials.sms }),
+ * }),
+ * ```
+ */
+@Module({
+  providers: [
+    {
+      provide: HubtelSandbox,
+      inject: [SANDBOX_MODULE_OPTIONS],
+      useFactory: (options: SandboxModuleOptions) => HubtelSandbox.start({ logger: new Logger('HubtelSandbox'), ...options }),
+    },
+  ],
+  exports: [HubtelSandbox],
+})
+export class SandboxModule extends SandboxConfigurableModule implements OnApplicationShutdown {
+  constructor(@Inject(HubtelSandbox) private readonly sandbox: HubtelSandbox) {
+    super();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.sandbox.stop();
+  }
+}

@@ -1,0 +1,465 @@
+import type { EventEmitter } from 'node:events';
+import { HubtelConfigError, HubtelTimeoutError } from 'nestjs-hubtel';
+import { RecordLog } from './record-log.js';
+import {
+  SANDBOX_CHECKOUT_DEFAULTS,
+  SANDBOX_DEFAULT_CREDENTIALS,
+  SANDBOX_DEFAULT_HOST,
+  SANDBOX_DEFAULT_MAX_BODY_BYTES,
+  SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS,
+  SANDBOX_DEFAULT_POS_SALES_ID,
+  SANDBOX_DEFAULT_RECORD_LIMIT,
+  SANDBOX_DEFAULT_WAIT_TIMEOUT_MS,
+  SANDBOX_RESPONSE_BODY_KEEP,
+  SANDBOX_SMS_DEFAULTS,
+} from './sandbox.constants.js';
+import { SandboxFaults, tamperBody, type CallbackFaultSpec } from './sandbox-faults.js';
+import { OutboundError, hexId, isoNow, postJson } from './sandbox-http.js';
+import type {
+  HubtelSandboxOptions,
+  SandboxCredentialPair,
+  SandboxDelivery,
+  SandboxDeliveryKind,
+  SandboxEventMap,
+  SandboxFulfillmentCallback,
+  SandboxInvoice,
+  SandboxLogger,
+  SandboxRecordKind,
+  SandboxRecordMap,
+  SandboxRequestLog,
+  SandboxSession,
+  SandboxSmsBatch,
+  SandboxSmsMessage,
+} from './sandbox.types.js';
+
+export interface ResolvedSandboxOptions {
+  port: number;
+  host: string;
+  publicUrl: string | undefined;
+  credentials: { sms: SandboxCredentialPair; api: SandboxCredentialPair };
+  posSalesId: string;
+  recordLimit: number;
+  maxBodyBytes: number;
+  outboundTimeoutMs: number;
+  sms: { maxRecipients: number; maxContentLength: number; maxSenderLength: number; rate: number; deliveryDelayMs: number };
+  checkout: { merchantName: string; chargeRate: number; minAmount: number | undefined; rejectSpecialCharacters: boolean; defaultPhone: string };
+  logger: SandboxLogger | undefined;
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min) throw new HubtelConfigError(name, `must be an integer >= ${min}, got ${String(value)}`);
+  return value;
+}
+
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0) throw new HubtelConfigError(name, `must be a number >= 0, got ${String(value)}`);
+  return value;
+}
+
+function credentialPair(name: string, value: SandboxCredentialPair | undefined, fallback: SandboxCredentialPair): SandboxCredentialPair {
+  if (value === undefined) return { ...fallback };
+  if (!value || typeof value.clientId !== 'string' || typeof value.clientSecret !== 'string' || !value.clientId || !value.clientSecret) {
+    // Never echo the values: they are credentials.
+    throw new HubtelConfigError(name, 'must be { clientId, clientSecret } with two non-empty strings');
+  }
+  if (value.clientId.includes(':')) throw new HubtelConfigError(`${name}.clientId`, 'must not contain ":" (Basic auth separator)');
+  return { clientId: value.clientId, clientSecret: value.clientSecret };
+}
+
+export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): ResolvedSandboxOptions {
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new HubtelConfigError('port', `must be an integer from 0 to 65535, got ${String(port)}`);
+  let publicUrl: string | undefined;
+  if (options.publicUrl !== undefined) {
+    try {
+      const u = new URL(options.publicUrl);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+      publicUrl = options.publicUrl.replace(/\/+$/, '');
+    } catch {
+      throw new HubtelConfigError('publicUrl', 'must be an absolute http(s) URL');
+    }
+  }
+  const posSalesId = options.posSalesId ?? SANDBOX_DEFAULT_POS_SALES_ID;
+  if (typeof posSalesId !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(posSalesId)) {
+    throw new HubtelConfigError('posSalesId', 'must be 1-64 letters, digits, "-" or "_"');
+  }
+  const sms = options.sms ?? {};
+  const checkout = options.checkout ?? {};
+  if (checkout.minAmount !== undefined) nonNegative('checkout.minAmount', checkout.minAmount, 0);
+  return {
+    port,
+    host: options.host ?? SANDBOX_DEFAULT_HOST,
+    publicUrl,
+    credentials: {
+      sms: credentialPair('credentials.sms', options.credentials?.sms, SANDBOX_DEFAULT_CREDENTIALS.sms),
+      api: credentialPair('credentials.api', options.credentials?.api, SANDBOX_DEFAULT_CREDENTIALS.api),
+    },
+    posSalesId,
+    recordLimit: positiveInt('recordLimit', options.recordLimit, SANDBOX_DEFAULT_RECORD_LIMIT),
+    maxBodyBytes: positiveInt('maxBodyBytes', options.maxBodyBytes, SANDBOX_DEFAULT_MAX_BODY_BYTES),
+    outboundTimeoutMs: positiveInt('outboundTimeoutMs', options.outboundTimeoutMs, SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS),
+    sms: {
+      maxRecipients: positiveInt('sms.maxRecipients', sms.maxRecipients, SANDBOX_SMS_DEFAULTS.maxRecipients),
+      maxContentLength: positiveInt('sms.maxContentLength', sms.maxContentLength, SANDBOX_SMS_DEFAULTS.maxContentLength),
+      maxSenderLength: positiveInt('sms.maxSenderLength', sms.maxSenderLength, SANDBOX_SMS_DEFAULTS.maxSenderLength),
+      rate: nonNegative('sms.rate', sms.rate, SANDBOX_SMS_DEFAULTS.rate),
+      deliveryDelayMs: nonNegative('sms.deliveryDelayMs', sms.deliveryDelayMs, SANDBOX_SMS_DEFAULTS.deliveryDelayMs),
+    },
+    checkout: {
+      merchantName: checkout.merchantName ?? SANDBOX_CHECKOUT_DEFAULTS.merchantName,
+      chargeRate: nonNegative('checkout.chargeRate', checkout.chargeRate, SANDBOX_CHECKOUT_DEFAULTS.chargeRate),
+      minAmount: checkout.minAmount,
+      rejectSpecialCharacters: checkout.rejectSpecialCharacters ?? SANDBOX_CHECKOUT_DEFAULTS.rejectSpecialCharacters,
+      defaultPhone: checkout.defaultPhone ?? SANDBOX_CHECKOUT_DEFAULTS.defaultPhone,
+    },
+    logger: options.logger,
+  };
+}
+
+/** What `dispatch` needs to send one callback. */
+export interface OutboundCallback {
+  kind: SandboxDeliveryKind;
+  url: string;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+  checkoutId?: string | null;
+  clientReference?: string | null;
+  sessionId?: string | null;
+  orderId?: string | null;
+  /** A one-off fault for this callback; when absent, the first matching `sandbox.faults` callback fault applies. */
+  fault?: CallbackFaultSpec;
+}
+
+export interface DispatchResult {
+  deliveries: SandboxDelivery[];
+  /** Settles when every copy was sent (or the sandbox stopped), delayed ones included. */
+  done: Promise<void>;
+}
+
+const SETTLED: ReadonlySet<string> = new Set(['delivered', 'failed', 'dropped']);
+
+/**
+ * Everything the sandbox knows and the machinery shared by its faces: bounded record logs with
+ * their indexes, exact counters, the fault switchboard, outbound delivery of callbacks, and
+ * waiting for records. The public `HubtelSandbox` wraps it.
+ */
+export class SandboxState {
+  readonly messages: RecordLog<SandboxSmsMessage>;
+  readonly batches: RecordLog<SandboxSmsBatch>;
+  readonly invoices: RecordLog<SandboxInvoice>;
+  readonly deliveries: RecordLog<SandboxDelivery>;
+  readonly sessions: RecordLog<SandboxSession>;
+  readonly fulfillmentCallbacks: RecordLog<SandboxFulfillmentCallback>;
+  readonly requests: RecordLog<SandboxRequestLog>;
+  readonly faults = new SandboxFaults();
+  /** Exact counters (records may have been dropped; these never are). */
+  payments = 0;
+  /** The origin others are told to use; set when the server listens. */
+  baseUrl = '';
+  stopped = false;
+
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly waiters = new Set<(err: Error) => void>();
+  private readonly cancelScheduled = new Set<() => void>();
+  private requestSeq = 0;
+
+  constructor(
+    readonly options: ResolvedSandboxOptions,
+    private readonly emitter: EventEmitter<SandboxEventMap>,
+  ) {
+    const cap = options.recordLimit;
+    this.messages = new RecordLog(cap);
+    this.batches = new RecordLog(cap);
+    this.invoices = new RecordLog(cap);
+    this.deliveries = new RecordLog(cap);
+    this.sessions = new RecordLog(cap);
+    this.fulfillmentCallbacks = new RecordLog(cap);
+    this.requests = new RecordLog(cap);
+  }
+
+  get logger(): SandboxLogger | undefined {
+    return this.options.logger;
+  }
+
+  nextRequestId(): number {
+    return ++this.requestSeq;
+  }
+
+  /** Emits without letting a listener's error break the request that caused the event. */
+  emit<K extends keyof SandboxEventMap>(event: K, ...args: SandboxEventMap[K]): void {
+    if (this.emitter.listenerCount(event) === 0) return;
+    try {
+      (this.emitter.emit as (e: K, ...a: SandboxEventMap[K]) => boolean)(event, ...args);
+    } catch (err) {
+      this.logger?.error(`A "${String(event)}" listener threw: ${(err as Error)?.message ?? String(err)}`);
+    }
+  }
+
+  logFor<K extends SandboxRecordKind>(kind: K): RecordLog<SandboxRecordMap[K]> {
+    const logs: { [P in SandboxRecordKind]: RecordLog<SandboxRecordMap[P]> } = {
+      message: this.messages,
+      invoice: this.invoices,
+      delivery: this.deliveries,
+      session: this.sessions,
+      'fulfillment-callback': this.fulfillmentCallbacks,
+    };
+    return logs[kind];
+  }
+
+  /* ---------------- timers and in-flight work ---------------- */
+
+  track<T>(promise: Promise<T>): Promise<T> {
+    const p = promise.finally(() => this.inflight.delete(p));
+    this.inflight.add(p);
+    return p;
+  }
+
+  /** Resolves once no callback is being sent or waiting for its delay. */
+  async settled(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  }
+
+  sleep(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        resolve();
+      }, ms);
+      this.timers.add(timer);
+    });
+  }
+
+  /* ---------------- outbound callbacks ---------------- */
+
+  private newDelivery(cb: OutboundCallback, body: unknown, extra: Partial<SandboxDelivery>): SandboxDelivery {
+    const delivery: SandboxDelivery = {
+      id: `dlv_${hexId().slice(0, 16)}`,
+      kind: cb.kind,
+      url: cb.url,
+      headers: { ...cb.headers },
+      body,
+      checkoutId: cb.checkoutId ?? null,
+      clientReference: cb.clientReference ?? null,
+      sessionId: cb.sessionId ?? null,
+      orderId: cb.orderId ?? null,
+      state: 'sending',
+      faults: [],
+      copy: 1,
+      copies: 1,
+      redeliveryOf: null,
+      statusCode: null,
+      responseBody: null,
+      durationMs: null,
+      error: null,
+      createdAt: isoNow(),
+      sentAt: null,
+      completedAt: null,
+      ...extra,
+    };
+    this.deliveries.push(delivery, [delivery.id]);
+    return delivery;
+  }
+
+  /**
+   * Sends a callback as the platform would, through the callback faults: dropped, duplicated,
+   * delayed or tampered with. Every copy (a dropped one too) is a recorded delivery.
+   */
+  dispatch(cb: OutboundCallback): DispatchResult {
+    const spec =
+      cb.fault ??
+      this.faults.takeCallback({
+        kind: cb.kind,
+        url: cb.url,
+        checkoutId: cb.checkoutId,
+        clientReference: cb.clientReference,
+        sessionId: cb.sessionId,
+        orderId: cb.orderId,
+      })?.spec;
+    let body: unknown = cb.body;
+    const applied: string[] = [];
+    if (spec) {
+      const tampered = tamperBody(cb.kind, cb.body, spec, hexId);
+      body = tampered.body;
+      applied.push(...tampered.applied);
+    }
+    if (spec?.drop) {
+      const dropped = this.newDelivery(cb, body, { state: 'dropped', faults: ['drop', ...applied], completedAt: isoNow() });
+      this.emit('delivery', dropped);
+      return { deliveries: [dropped], done: Promise.resolve() };
+    }
+    const copies = spec?.duplicate ?? 1;
+    const delayMs = spec?.delayMs ?? 0;
+    const faults = [...(copies > 1 ? ['duplicate'] : []), ...(delayMs > 0 ? ['delay'] : []), ...applied];
+    const deliveries: SandboxDelivery[] = [];
+    for (let copy = 1; copy <= copies; copy++) {
+      deliveries.push(this.newDelivery(cb, body, { state: delayMs > 0 ? 'scheduled' : 'sending', faults, copy, copies }));
+    }
+    for (const d of deliveries) this.emit('delivery', d);
+
+    const sendAll = async (): Promise<void> => {
+      if (spec?.concurrent) await Promise.all(deliveries.map((d) => this.send(d)));
+      else for (const d of deliveries) await this.send(d);
+    };
+    let done: Promise<void>;
+    if (delayMs > 0) {
+      done = new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.cancelScheduled.delete(cancel);
+          void sendAll().then(resolve, resolve);
+        }, delayMs);
+        const cancel = () => {
+          clearTimeout(timer);
+          for (const d of deliveries) this.cancel(d);
+          resolve();
+        };
+        this.cancelScheduled.add(cancel);
+      });
+    } else {
+      done = sendAll();
+    }
+    return { deliveries, done: this.track(done) };
+  }
+
+  /** Sends a recorded delivery again, as it was (no fault applies to a re-send). */
+  async redeliver(original: SandboxDelivery): Promise<SandboxDelivery> {
+    const delivery = this.newDelivery(
+      {
+        kind: original.kind,
+        url: original.url,
+        headers: original.headers,
+        body: original.body as Record<string, unknown>,
+        checkoutId: original.checkoutId,
+        clientReference: original.clientReference,
+        sessionId: original.sessionId,
+        orderId: original.orderId,
+      },
+      structuredClone(original.body),
+      { redeliveryOf: original.id },
+    );
+    this.emit('delivery', delivery);
+    await this.track(this.send(delivery));
+    return delivery;
+  }
+
+  private cancel(delivery: SandboxDelivery): void {
+    if (SETTLED.has(delivery.state)) return;
+    delivery.state = 'failed';
+    delivery.error = 'sandbox stopped before sending';
+    delivery.completedAt = isoNow();
+    this.emit('delivery', delivery);
+  }
+
+  private async send(delivery: SandboxDelivery): Promise<void> {
+    if (this.stopped) return this.cancel(delivery);
+    delivery.state = 'sending';
+    delivery.sentAt = isoNow();
+    this.emit('delivery', delivery);
+    try {
+      const result = await postJson(delivery.url, delivery.body, { headers: delivery.headers, timeoutMs: this.options.outboundTimeoutMs });
+      delivery.statusCode = result.statusCode;
+      delivery.responseBody = result.body.slice(0, SANDBOX_RESPONSE_BODY_KEEP);
+      delivery.durationMs = result.durationMs;
+      delivery.state = result.statusCode >= 200 && result.statusCode < 300 ? 'delivered' : 'failed';
+      if (delivery.state === 'failed') {
+        delivery.error = `HTTP ${result.statusCode}`;
+        this.logger?.warn(`${delivery.kind} ${delivery.id} to ${originOf(delivery.url)} answered ${result.statusCode}`);
+      }
+    } catch (err) {
+      const e = err as OutboundError;
+      delivery.state = 'failed';
+      delivery.error = e.message;
+      delivery.durationMs = e.durationMs ?? null;
+      this.logger?.warn(`${delivery.kind} ${delivery.id} to ${originOf(delivery.url)} failed: ${e.message}`);
+    }
+    delivery.completedAt = isoNow();
+    this.emit('delivery', delivery);
+  }
+
+  /* ---------------- waiting ---------------- */
+
+  /**
+   * The first record of `kind` (already there, or to come) that satisfies `predicate`. Records
+   * are re-tested on every update, so waiting for "a delivery to x that completed" works.
+   */
+  waitFor<K extends SandboxRecordKind>(
+    kind: K,
+    predicate: (record: SandboxRecordMap[K]) => boolean = () => true,
+    timeoutMs = SANDBOX_DEFAULT_WAIT_TIMEOUT_MS,
+  ): Promise<SandboxRecordMap[K]> {
+    const existing = this.logFor(kind).findLast(predicate);
+    if (existing) return Promise.resolve(existing);
+    if (this.stopped) return Promise.reject(new HubtelTimeoutError(`waitFor('${kind}'): the sandbox is stopped`));
+    return new Promise((resolve, reject) => {
+      const listener = (record: SandboxRecordMap[K]) => {
+        let ok = false;
+        try {
+          ok = predicate(record);
+        } catch (err) {
+          finish();
+          reject(err);
+          return;
+        }
+        if (ok) {
+          finish();
+          resolve(record);
+        }
+      };
+      const abort = (err: Error) => {
+        finish();
+        reject(err);
+      };
+      const timer = setTimeout(
+        () => abort(new HubtelTimeoutError(`waitFor('${kind}'): nothing matched within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      const finish = () => {
+        clearTimeout(timer);
+        this.emitter.off(kind, listener as never);
+        this.waiters.delete(abort);
+      };
+      this.emitter.on(kind, listener as never);
+      this.waiters.add(abort);
+    });
+  }
+
+  /* ---------------- lifecycle ---------------- */
+
+  clearRecords(): void {
+    for (const log of [this.messages, this.batches, this.invoices, this.deliveries, this.sessions, this.fulfillmentCallbacks, this.requests]) {
+      (log as RecordLog<object>).clear();
+    }
+    this.payments = 0;
+    this.requestSeq = 0;
+  }
+
+  /** Stops timers (delayed callbacks are recorded as not sent) and fails every pending wait. */
+  shutdown(): void {
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.cancelPending();
+    for (const abort of [...this.waiters]) abort(new HubtelTimeoutError('The sandbox stopped while waiting'));
+  }
+
+  /** Cancels delayed callbacks without stopping (used by reset). */
+  cancelPending(): void {
+    for (const cancel of [...this.cancelScheduled]) cancel();
+    this.cancelScheduled.clear();
+  }
+
+  isSettled(delivery: SandboxDelivery): boolean {
+    return SETTLED.has(delivery.state);
+  }
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(invalid URL)';
+  }
+}

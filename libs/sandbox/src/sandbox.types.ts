@@ -1,0 +1,421 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/* ------------------------------------------------------------------------------------------------
+ * Options
+ * ---------------------------------------------------------------------------------------------- */
+
+export interface SandboxCredentialPair {
+  clientId: string;
+  clientSecret: string;
+}
+
+/** Anything with Nest's `Logger` methods (a Nest `Logger`, `console`). */
+export interface SandboxLogger {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+  debug?(message: string): void;
+}
+
+export interface SandboxSmsOptions {
+  /** Most recipients accepted in one batch (400, sub-code 7, beyond). Default 10,000. */
+  maxRecipients?: number;
+  /** Longest `Content` accepted (400, sub-code 3, beyond). Default 1530. */
+  maxContentLength?: number;
+  /** Longest `From` accepted (400, sub-code 2, beyond). Default 11. */
+  maxSenderLength?: number;
+  /** Value of the `rate` fields. Default 0.0309. */
+  rate?: number;
+  /** Milliseconds before a message reads `Delivered` (until then `Submitted`). Default 0. */
+  deliveryDelayMs?: number;
+}
+
+export interface SandboxCheckoutOptions {
+  /** Name shown on the hosted payment page. Default `Sandbox Merchant`. */
+  merchantName?: string;
+  /** Fee rate used for `charges` in the status check. Default 0.01. */
+  chargeRate?: number;
+  /** Smallest `totalAmount` accepted; below it `4070` (fees not set / amount below minimum). Default none. */
+  minAmount?: number;
+  /** Fail payments (2001) of invoices whose description contains `& * ! % @`, like the platform. Default true. */
+  rejectSpecialCharacters?: boolean;
+  /** Phone pre-filled on the payment page when the invoice names none. */
+  defaultPhone?: string;
+}
+
+export interface HubtelSandboxOptions {
+  /** Port to listen on; 0 (the default) picks a free one. */
+  port?: number;
+  /** Interface to bind. Default `127.0.0.1`. */
+  host?: string;
+  /**
+   * Origin the sandbox tells others to use (`checkoutUrl`, base URLs), when it differs from the
+   * bound address (a container, a tunnel). Default `http://<host>:<port>`.
+   */
+  publicUrl?: string;
+  /** Credentials the sandbox accepts. Default {@link SANDBOX_DEFAULT_CREDENTIALS}. */
+  credentials?: { sms?: SandboxCredentialPair; api?: SandboxCredentialPair };
+  /** POS Sales ID (merchant account number) of the sandbox merchant. Default `2000000`. */
+  posSalesId?: string;
+  /** Records kept per kind before the oldest are dropped (counters stay exact). Default 10,000. */
+  recordLimit?: number;
+  /** Largest request body read, in bytes (413 beyond). Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Time-out of the sandbox's own outbound calls (checkout callbacks, fulfillment requests). Default 10 s. */
+  outboundTimeoutMs?: number;
+  sms?: SandboxSmsOptions;
+  checkout?: SandboxCheckoutOptions;
+  /** Where the sandbox reports problems (a callback that failed, a listener that threw). Default silent. */
+  logger?: SandboxLogger;
+}
+
+/** The base URLs to plug into the modules' options: all the sandbox's origin. */
+export interface SandboxBaseUrls {
+  /** `{sms_url}`: SmsModule's base URL. */
+  sms: string;
+  /** `{checkout_url}`: CheckoutModule's base URL for `/items/initiate`. */
+  checkout: string;
+  /** Transaction status check base URL (`/transactions/{posSalesId}/status`). */
+  status: string;
+  /** `{callback_url}`: programmable-services fulfillment callbacks go to `<this>/callback`. */
+  fulfillmentCallback: string;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Records (what the sandbox saw and did). Records are live objects the sandbox updates in place
+ * (an invoice gets paid, a delivery completes): read them, never write them.
+ * ---------------------------------------------------------------------------------------------- */
+
+export type SandboxSmsStatus = 'Submitted' | 'Delivered' | 'Undelivered' | 'Failed' | 'Rejected' | 'Expired' | (string & {});
+
+export interface SandboxSmsMessage {
+  messageId: string;
+  /** The batch it was sent in; null for a single send. */
+  batchId: string | null;
+  kind: 'batch' | 'single';
+  from: string;
+  /** The recipient exactly as the caller wrote it. */
+  to: string;
+  /** The recipient normalised (`233241234567`), for look-ups. */
+  msisdn: string;
+  content: string;
+  rate: number;
+  networkId: string;
+  clientReference: string | null;
+  status: SandboxSmsStatus;
+  /** ISO time the sandbox accepted it. */
+  time: string;
+  /** ISO time of the last status change (`Delivered`, ...). */
+  updateTime: string;
+  /** Epoch ms at which a `Submitted` message turns `Delivered`. */
+  deliverAt: number;
+}
+
+export interface SandboxSmsBatch {
+  batchId: string;
+  from: string;
+  content: string;
+  messageIds: string[];
+  time: string;
+}
+
+export type SandboxInvoiceState = 'pending' | 'paid' | 'failed' | 'cancelled';
+
+export interface SandboxPaymentAttempt {
+  outcome: 'paid' | 'failed';
+  at: string;
+  phone: string;
+  channel: string;
+  responseCode: string;
+  description: string;
+}
+
+export interface SandboxInvoice {
+  checkoutId: string;
+  clientReference: string;
+  totalAmount: number;
+  description: string;
+  callbackUrl: string;
+  returnUrl: string;
+  cancellationUrl: string;
+  payeeName: string | null;
+  payeeMobileNumber: string | null;
+  payeeEmail: string | null;
+  merchantAccountNumber: string | null;
+  checkoutUrl: string;
+  checkoutDirectUrl: string;
+  /** `pending` until paid or cancelled; `failed` after a failed attempt (the payer may try again). */
+  state: SandboxInvoiceState;
+  createdAt: string;
+  updatedAt: string;
+  /** Set on the first payment attempt. */
+  salesInvoiceId: string | null;
+  /** Hubtel transaction id (status check `transactionId`), set when paid. */
+  transactionId: string | null;
+  /** Network transaction id (status check `externalTransactionId`), set when paid. */
+  externalTransactionId: string | null;
+  customerPhoneNumber: string | null;
+  channel: string | null;
+  paidAt: string | null;
+  charges: number;
+  refunded: boolean;
+  attempts: SandboxPaymentAttempt[];
+  /** Ids of the callback deliveries made for this invoice. */
+  deliveryIds: string[];
+  /** The request body as received (unknown fields included). */
+  request: Record<string, unknown>;
+}
+
+export type SandboxDeliveryKind = 'checkout-callback' | 'fulfillment-request';
+export type SandboxDeliveryState = 'scheduled' | 'sending' | 'delivered' | 'failed' | 'dropped';
+
+/** One outbound POST the sandbox made (or was told not to make) on behalf of the platform. */
+export interface SandboxDelivery {
+  id: string;
+  kind: SandboxDeliveryKind;
+  url: string;
+  headers: Record<string, string>;
+  /** The JSON body sent (after any fault changed it). */
+  body: unknown;
+  /** Invoice / order it belongs to. */
+  checkoutId: string | null;
+  clientReference: string | null;
+  sessionId: string | null;
+  orderId: string | null;
+  /** `scheduled` (delayed), `sending`, `delivered` (2xx), `failed` (non-2xx or no answer), `dropped` (a fault kept it). */
+  state: SandboxDeliveryState;
+  /** Names of the faults applied (`drop`, `duplicate`, `amount`, `checkoutId`, `forge`, `delay`, `body`). */
+  faults: string[];
+  /** 1-based copy number when a fault duplicated it. */
+  copy: number;
+  copies: number;
+  /** Set on a re-send: the delivery it repeats. */
+  redeliveryOf: string | null;
+  statusCode: number | null;
+  /** The first 2 KB of the answer. */
+  responseBody: string | null;
+  durationMs: number | null;
+  error: string | null;
+  createdAt: string;
+  sentAt: string | null;
+  completedAt: string | null;
+}
+
+export type SandboxSessionState =
+  | 'new'
+  | 'active'
+  | 'cart'
+  | 'paid'
+  | 'payment-failed'
+  | 'fulfilled'
+  | 'fulfillment-failed'
+  | 'released'
+  | 'ended'
+  | 'error';
+
+export interface SandboxSessionExchange {
+  at: string;
+  url: string;
+  request: ServiceFlowRequest;
+  statusCode: number | null;
+  response: unknown;
+  durationMs: number;
+  error: string | null;
+  /** Where the answer breaks the contract (strict drivers throw on these). */
+  issues: string[];
+}
+
+export interface SandboxServiceOrder {
+  orderId: string;
+  amount: number;
+  charges: number;
+  amountAfterCharges: number;
+  outcome: 'paid' | 'failed';
+  paidAt: string;
+  transactionId: string;
+  externalTransactionId: string;
+  isFulfilled: boolean;
+  /** `ServiceStatus` of the fulfillment callback, once received. */
+  serviceStatus: string | null;
+}
+
+export interface SandboxSession {
+  sessionId: string;
+  serviceAppUrl: string;
+  serviceCode: string;
+  mobile: string;
+  operator: string;
+  state: SandboxSessionState;
+  exchanges: SandboxSessionExchange[];
+  cart: CartItem | null;
+  order: SandboxServiceOrder | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SandboxFulfillmentCallback {
+  id: string;
+  sessionId: string;
+  orderId: string;
+  serviceStatus: string;
+  metaData: unknown;
+  /** The body as received. */
+  body: Record<string, unknown>;
+  /** True when it names an order the sandbox's driver paid in that session. */
+  matched: boolean;
+  receivedAt: string;
+}
+
+/** One inbound request (bodies and credentials are not kept). */
+export interface SandboxRequestLog {
+  id: number;
+  at: string;
+  method: string;
+  path: string;
+  api: SandboxApi;
+  statusCode: number | null;
+  durationMs: number | null;
+  /** Id of the inbound fault applied, if any. */
+  faultId: string | null;
+}
+
+export interface SandboxStats {
+  requests: number;
+  messages: number;
+  batches: number;
+  invoices: number;
+  payments: number;
+  deliveries: number;
+  sessions: number;
+  fulfillmentCallbacks: number;
+}
+
+export interface SandboxEventMap {
+  message: [SandboxSmsMessage];
+  invoice: [SandboxInvoice];
+  delivery: [SandboxDelivery];
+  session: [SandboxSession];
+  'fulfillment-callback': [SandboxFulfillmentCallback];
+  request: [SandboxRequestLog];
+  reset: [];
+}
+
+export interface SandboxRecordMap {
+  message: SandboxSmsMessage;
+  invoice: SandboxInvoice;
+  delivery: SandboxDelivery;
+  session: SandboxSession;
+  'fulfillment-callback': SandboxFulfillmentCallback;
+}
+export type SandboxRecordKind = keyof SandboxRecordMap;
+
+/* ------------------------------------------------------------------------------------------------
+ * Wire shapes (the contract's), as the sandbox sends them
+ * ---------------------------------------------------------------------------------------------- */
+
+export interface ServiceFlowRequest {
+  Sequence?: string;
+  Type: string;
+  Message: string;
+  ServiceCode: string;
+  Operator: string;
+  ClientState: string;
+  Mobile: string;
+  SessionId: string;
+  [extra: string]: unknown;
+}
+
+export interface ServiceFlowOption {
+  Display: string;
+  Value: string;
+  Amount: number;
+}
+
+export interface CartItem {
+  ItemName: string;
+  Qty: number;
+  Price: number;
+  ServiceData?: Record<string, unknown>;
+  [extra: string]: unknown;
+}
+
+export interface ServiceFlowResponse {
+  SessionId: string;
+  Type: string;
+  Message: string;
+  Mask: unknown;
+  MaskNextRoute: unknown;
+  Item: CartItem | null;
+  ServiceCode: string | null;
+  Label: string | null;
+  DataType: string;
+  FieldType: string;
+  FieldName: string | null;
+  ClientState: string | null;
+  Data: ServiceFlowOption[] | null;
+  [extra: string]: unknown;
+}
+
+export interface FulfillmentRequestBody {
+  OrderId: string;
+  SessionId: string;
+  ExtraData: Record<string, unknown>;
+  OrderInfo: unknown;
+}
+
+export interface CheckoutCallbackBody {
+  ResponseCode: string;
+  Status: string;
+  Data: {
+    CheckoutId: string;
+    SalesInvoiceId: string;
+    ClientReference: string;
+    Status: string;
+    Amount: number;
+    CustomerPhoneNumber: string;
+    PaymentDetails: { MobileMoneyNumber: string; PaymentType: string; Channel: string };
+    Description: string;
+  };
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * HTTP plumbing shared with extensions (the dashboard adds its routes through these)
+ * ---------------------------------------------------------------------------------------------- */
+
+/** Which face of the platform a route belongs to: decides the error body shape and fault matching. */
+export type SandboxApi = 'sms' | 'checkout' | 'status' | 'callback' | 'pay-page' | 'admin';
+
+/** What a route handler answers; the sandbox writes it (or a fault replaces it). */
+export interface SandboxReply {
+  status: number;
+  headers?: Record<string, string>;
+  /** Sent as `application/json`. */
+  json?: unknown;
+  /** Sent as `text/html; charset=utf-8`. */
+  html?: string;
+  /** Sent as `text/plain; charset=utf-8`. */
+  text?: string;
+}
+
+export interface SandboxRequestContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  /** Named `:params` of the route pattern, URL-decoded. */
+  readonly params: Record<string, string>;
+  readonly api: SandboxApi;
+  /** Raw body (read once, cached; 413 beyond `maxBodyBytes`). */
+  body(): Promise<Buffer>;
+  /** Body parsed as JSON; answers 415/400 in the API's error shape when it is not. */
+  json(): Promise<unknown>;
+  /** Body parsed as an HTML form. */
+  form(): Promise<URLSearchParams>;
+}
+
+/**
+ * A route handler. Return a reply, or nothing when the handler wrote `ctx.res` itself (a
+ * server-sent event stream, say).
+ */
+export type SandboxRouteHandler = (ctx: SandboxRequestContext) => Promise<SandboxReply | void> | SandboxReply | void;
