@@ -1,0 +1,86 @@
+import { Body, HttpCode, HttpException, Inject, Logger, Post, Req, UseGuards } from '@nestjs/common';
+import {
+  InboundAccessGuard,
+  InboundAccessPolicy,
+  PATH_SECRET_PARAM,
+  HubtelValidationError,
+  inboundHttpError,
+  invalidBodyError,
+  maskPhoneNumbers,
+  type InboundRequestLike,
+} from 'nestjs-hubtel';
+import { CHECKOUT_ACCESS_POLICY, CHECKOUT_RESOLVED_OPTIONS } from './checkout.constants.js';
+import type { ResolvedCheckoutOptions } from './checkout.options.js';
+import { CheckoutService } from './checkout.service.js';
+
+/** The body of every 200 answer, whatever became of the callback. */
+export interface CheckoutCallbackAck {
+  received: true;
+}
+
+const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY);
+
+/**
+ * The web callback endpoint (`POST /hubtel/checkout/callback` by default; mounted by the module
+ * with the host's path, guards and decorators).
+ *
+ * HTTP answers:
+ * - 200 `{"received":true}` for every well-formed callback from an allowed source, once it is
+ *   recorded: accepted, duplicate, ignored (non-final status) AND rejected by verification. A
+ *   forgery thus learns nothing (the answer does not say whether the reference, amount or checkout
+ *   id matched), and a platform that retries on errors is not made to re-send what will never verify.
+ *   The outcome goes to events and logs instead.
+ * - 400 `HUBTEL_INVALID_BODY` with `issues` for a body that is not the contract's callback (wrong
+ *   types, missing fields, arrays, prototype-pollution keys); nothing is recorded or emitted.
+ *   (Unparseable JSON is answered 400 by the HTTP adapter's body parser before reaching here.)
+ * - 413 `HUBTEL_BODY_TOO_LARGE` beyond `maxCallbackBodyBytes` (the adapter's own body limit, if lower, answers first).
+ * - 404 / 403 from the optional access guard (wrong path secret / address not allowed).
+ * - 503 `HUBTEL_UNAVAILABLE` when the callback could not be recorded (the store failed): not
+ *   acknowledged, so a platform that retries can deliver it again.
+ */
+export class CheckoutCallbackController {
+  private readonly logger = new Logger('HubtelCheckout');
+
+  constructor(
+    @Inject(CheckoutService) private readonly checkout: CheckoutService,
+    @Inject(CHECKOUT_ACCESS_POLICY) private readonly access: InboundAccessPolicy,
+    @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
+  ) {}
+
+  // Both forms are routed so the path secret can be configured asynchronously: the guard answers
+  // 404 for the form that does not match the configuration.
+  @Post(['', `:${PATH_SECRET_PARAM}`])
+  @HttpCode(200)
+  @UseGuards(CheckoutAccessGuard)
+  async receive(@Body() body: unknown, @Req() request: InboundRequestLike): Promise<CheckoutCallbackAck> {
+    const size = bodySize(request, body);
+    if (size > this.options.maxCallbackBodyBytes) {
+      throw inboundHttpError(413, 'HUBTEL_BODY_TOO_LARGE', `Callback body is larger than ${this.options.maxCallbackBodyBytes} bytes`);
+    }
+    const sourceAddress = this.access.clientAddress(request)?.address;
+    try {
+      await this.checkout.handleCallback(body, sourceAddress === undefined ? {} : { sourceAddress });
+    } catch (error) {
+      if (error instanceof HubtelValidationError) {
+        this.logger.warn(`Refused a malformed checkout callback${sourceAddress ? ` from ${sourceAddress}` : ''}: ${maskPhoneNumbers(error.message)}`);
+        throw invalidBodyError(error.issues, 'checkout callback');
+      }
+      if (error instanceof HttpException) throw error;
+      this.logger.error(`Could not record a checkout callback: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`);
+      throw inboundHttpError(503, 'HUBTEL_UNAVAILABLE', 'The callback could not be recorded; send it again later');
+    }
+    return { received: true };
+  }
+}
+
+function bodySize(request: InboundRequestLike, body: unknown): number {
+  const header = request.headers['content-length'];
+  const declared = Number(Array.isArray(header) ? header[0] : header);
+  if (Number.isFinite(declared) && declared >= 0) return declared;
+  // Chunked: measure what was parsed (already bounded by the adapter's own body limit).
+  try {
+    return body === undefined ? 0 : Buffer.byteLength(typeof body === 'string' ? body : JSON.stringify(body));
+  } catch {
+    return 0;
+  }
+}

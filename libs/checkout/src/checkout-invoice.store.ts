@@ -1,0 +1,135 @@
+import { HubtelError, type HubtelStore, type StoreEntry } from 'nestjs-hubtel';
+import { CHECKOUT_INVOICE_PREFIX, CHECKOUT_WATCH_PREFIX } from './checkout.constants.js';
+import type { CheckoutEvidenceSource, CheckoutRejectionReason } from './checkout.events.js';
+
+/**
+ * `pending` until an outcome is verified; `failed` after a failed attempt (the payer may retry and
+ * still pay); `paid` is final; `expired` when the reconciler gave up (a late verified payment still
+ * turns it `paid`: money received always wins).
+ */
+export type CheckoutInvoiceStatus = 'pending' | 'paid' | 'failed' | 'expired';
+
+/** What the module remembers of an invoice it created. Plain JSON. */
+export interface CheckoutInvoice {
+  clientReference: string;
+  /** The platform's id, once `/items/initiate` answered. */
+  checkoutId?: string;
+  checkoutUrl?: string;
+  checkoutDirectUrl?: string;
+  amount: number;
+  description: string;
+  status: CheckoutInvoiceStatus;
+  /**
+   * `creating` while `/items/initiate` is in flight, `created` once it answered, `unknown` when
+   * no answer came (the platform may or may not have the invoice; the reconciler finds out).
+   */
+  creation: 'creating' | 'created' | 'unknown';
+  /** ISO times. */
+  createdAt: string;
+  updatedAt: string;
+  paidAt?: string;
+  amountPaid?: number;
+  paidVia?: CheckoutEvidenceSource;
+  /** The last failed attempt. */
+  failure?: { responseCode?: string; status: string; reason?: string; at: string };
+  /** Set when the status check reported a payment that failed verification; the reconciler stops. */
+  attention?: { reason: CheckoutRejectionReason; message: string; at: string };
+  /** The caller's `metadata`. */
+  metadata?: Record<string, unknown>;
+}
+
+/** The reconciler's schedule for one invoice it still watches. */
+export interface CheckoutWatchEntry {
+  clientReference: string;
+  /** Epoch ms of creation. */
+  createdAt: number;
+  /** Epoch ms of the next status check. */
+  nextCheckAt: number;
+  /** Status checks made so far. */
+  checks: number;
+}
+
+const MAX_CAS_TRIES = 20;
+
+/**
+ * Invoices (`hubtel:checkout:invoice:<clientReference>`) and the reconciler's watch list
+ * (`hubtel:checkout:watch:<clientReference>`) on a HubtelStore. Every change is a compare-and-set
+ * on the invoice's version, so concurrent writers (a callback, the reconciler, another instance)
+ * never overwrite each other's transition.
+ */
+export class CheckoutInvoiceStore {
+  constructor(
+    private readonly store: HubtelStore,
+    private readonly ttlMs: number,
+    private readonly watchTtlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async get(clientReference: string): Promise<CheckoutInvoice | undefined> {
+    return (await this.store.get<CheckoutInvoice>(invoiceKey(clientReference)))?.value;
+  }
+
+  /** Records a new invoice; false when the reference is taken. */
+  async create(invoice: CheckoutInvoice): Promise<boolean> {
+    return this.store.setIfAbsent(invoiceKey(invoice.clientReference), invoice, { ttlMs: this.ttlMs });
+  }
+
+  /**
+   * Applies `change` atomically: reads, computes, compare-and-sets, and re-reads on conflict.
+   * `change` returns the new invoice, or undefined to leave it as it is. Resolves to the invoice
+   * as stored after the call and whether this call changed it; undefined when there is no invoice.
+   */
+  async update(
+    clientReference: string,
+    change: (invoice: CheckoutInvoice) => CheckoutInvoice | undefined,
+  ): Promise<{ invoice: CheckoutInvoice; changed: boolean } | undefined> {
+    const key = invoiceKey(clientReference);
+    for (let tries = 0; tries < MAX_CAS_TRIES; tries++) {
+      const entry: StoreEntry<CheckoutInvoice> | undefined = await this.store.get<CheckoutInvoice>(key);
+      if (!entry) return undefined;
+      const next = change(entry.value);
+      if (next === undefined) return { invoice: entry.value, changed: false };
+      const stamped = { ...next, updatedAt: new Date(this.now()).toISOString() };
+      const written = await this.store.compareAndSet(key, entry.version, stamped, { ttlMs: this.ttlMs });
+      if (written) return { invoice: written.value, changed: true };
+    }
+    throw new HubtelError('HUBTEL_STORE_CONFLICT', `Invoice ${clientReference} kept changing under concurrent writers; gave up after ${MAX_CAS_TRIES} tries`);
+  }
+
+  async delete(clientReference: string): Promise<void> {
+    await this.store.delete(invoiceKey(clientReference));
+    await this.store.delete(watchKey(clientReference));
+  }
+
+  /** Puts an invoice on the reconciler's watch list (first check at `firstCheckAt`). */
+  async watch(clientReference: string, createdAt: number, firstCheckAt: number): Promise<void> {
+    const entry: CheckoutWatchEntry = { clientReference, createdAt, nextCheckAt: firstCheckAt, checks: 0 };
+    await this.store.set(watchKey(clientReference), entry, { ttlMs: this.watchTtlMs });
+  }
+
+  async unwatch(clientReference: string): Promise<void> {
+    await this.store.delete(watchKey(clientReference));
+  }
+
+  /** Every invoice still watched, with its store version (for `claim`). */
+  watched(): AsyncIterable<[string, StoreEntry<CheckoutWatchEntry>]> {
+    return this.store.scan<CheckoutWatchEntry>(CHECKOUT_WATCH_PREFIX);
+  }
+
+  /**
+   * Takes the next check of an invoice for this process by moving its schedule forward
+   * (compare-and-set): two reconcilers (two instances) never check the same invoice at once.
+   */
+  async claim(entry: StoreEntry<CheckoutWatchEntry>, next: CheckoutWatchEntry): Promise<boolean> {
+    const written = await this.store.compareAndSet(watchKey(entry.value.clientReference), entry.version, next, { ttlMs: this.watchTtlMs });
+    return written !== undefined;
+  }
+}
+
+export function invoiceKey(clientReference: string): string {
+  return `${CHECKOUT_INVOICE_PREFIX}${clientReference}`;
+}
+
+export function watchKey(clientReference: string): string {
+  return `${CHECKOUT_WATCH_PREFIX}${clientReference}`;
+}

@@ -1,0 +1,206 @@
+import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { HubtelError, maskPhoneNumbers, type StoreEntry } from 'nestjs-hubtel';
+import type { CheckoutApiClient } from './checkout-api.client.js';
+import type { CheckoutInvoiceStore, CheckoutWatchEntry } from './checkout-invoice.store.js';
+import type { CheckoutSettlement } from './checkout-settlement.js';
+import type { CheckoutVerifier } from './checkout-verifier.js';
+import { CheckoutRejectedEvent } from './checkout.events.js';
+import type { ResolvedCheckoutOptions } from './checkout.options.js';
+import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
+
+/** What one reconciliation pass did. */
+export interface CheckoutReconcileReport {
+  /** Invoices whose status was checked. */
+  checked: number;
+  paid: number;
+  failed: number;
+  expired: number;
+  /** Status answers that failed verification (a `rejected` event each). */
+  rejected: number;
+  /** Status checks that failed (retried at the next due time). */
+  errors: number;
+}
+
+/**
+ * Callbacks are not guaranteed (Hubtel asks merchants to check the status when none came within
+ * 5 minutes). The reconciler does that: every `intervalMs` it takes the watched invoices that are
+ * due (first `delayMs` after creation, then backing off to `maxIntervalMs`), asks the transaction
+ * status check, and settles them through the same exactly-once path as the callback. After
+ * `giveUpAfterMs` an unpaid invoice is expired (`expired` event) and no longer checked.
+ *
+ * Each check is claimed with a compare-and-set on the invoice's watch entry, so several app
+ * instances sharing a store never check the same invoice at once.
+ */
+export class CheckoutReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('HubtelCheckout');
+  private timer?: NodeJS.Timeout;
+  private pass?: Promise<CheckoutReconcileReport>;
+  private started = false;
+
+  constructor(
+    private readonly options: ResolvedCheckoutOptions,
+    private readonly invoices: CheckoutInvoiceStore,
+    private readonly api: CheckoutApiClient,
+    private readonly settlement: CheckoutSettlement,
+    private readonly verifier: CheckoutVerifier,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** True while the periodic passes run. */
+  get running(): boolean {
+    return this.started;
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.options.reconciliation.enabled) this.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  /** Starts the periodic passes (done at bootstrap when `reconciliation.enabled`). */
+  start(): void {
+    if (this.started) return;
+    if (this.options.posSalesId === undefined) {
+      throw new HubtelError('HUBTEL_CONFIG_INVALID', 'The checkout reconciler needs the checkout.posSalesId option (it uses the status check)');
+    }
+    this.started = true;
+    this.schedule();
+  }
+
+  /** Stops the periodic passes and waits for a running pass to finish. No timer is left behind. */
+  async stop(): Promise<void> {
+    this.started = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.pass?.catch(() => undefined);
+  }
+
+  /**
+   * Checks every watched invoice that is due now, once. Runs alone: a call while a pass is running
+   * returns that pass.
+   */
+  runOnce(): Promise<CheckoutReconcileReport> {
+    this.pass ??= this.reconcile().finally(() => {
+      this.pass = undefined;
+    });
+    return this.pass;
+  }
+
+  private schedule(): void {
+    if (!this.started) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.runOnce()
+        .catch((error: unknown) => this.logger.error(`Reconciliation pass failed: ${describe(error)}`))
+        .finally(() => this.schedule());
+    }, this.options.reconciliation.intervalMs);
+    // A pending pass must never keep the process alive on its own.
+    this.timer.unref();
+  }
+
+  private async reconcile(): Promise<CheckoutReconcileReport> {
+    const report: CheckoutReconcileReport = { checked: 0, paid: 0, failed: 0, expired: 0, rejected: 0, errors: 0 };
+    const now = this.now();
+    const due: StoreEntry<CheckoutWatchEntry>[] = [];
+    for await (const [, entry] of this.invoices.watched()) {
+      if (entry.value.nextCheckAt <= now) due.push(entry);
+    }
+    let index = 0;
+    const worker = async () => {
+      while (index < due.length) {
+        const entry = due[index++]!;
+        try {
+          await this.check(entry, now, report);
+        } catch (error) {
+          report.errors++;
+          this.logger.warn(`Status check of invoice ${entry.value.clientReference} failed: ${describe(error)}; retrying later`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.options.reconciliation.concurrency, due.length) }, worker));
+    return report;
+  }
+
+  private async check(entry: StoreEntry<CheckoutWatchEntry>, now: number, report: CheckoutReconcileReport): Promise<void> {
+    const { intervalMs, maxIntervalMs, giveUpAfterMs } = this.options.reconciliation;
+    const watch = entry.value;
+    const ref = watch.clientReference;
+    const spacing = Math.min(maxIntervalMs, intervalMs * 2 ** Math.min(watch.checks, 30));
+    if (!(await this.invoices.claim(entry, { ...watch, checks: watch.checks + 1, nextCheckAt: now + spacing }))) return;
+
+    const invoice = await this.invoices.get(ref);
+    if (!invoice || invoice.status === 'paid' || invoice.status === 'expired' || invoice.attention) {
+      await this.invoices.unwatch(ref);
+      return;
+    }
+    const givingUp = now - watch.createdAt >= giveUpAfterMs;
+    let status: CheckoutTransactionStatus | undefined;
+    try {
+      status = await this.api.status(ref);
+    } catch (error) {
+      if (!(error instanceof HubtelError && error.code === 'HUBTEL_NOT_FOUND')) {
+        if (!givingUp) throw error;
+        this.logger.warn(`Last status check of invoice ${ref} failed (${describe(error)}); giving up on it`);
+      }
+    }
+    report.checked++;
+
+    if (status?.paid) {
+      const verdict = this.verifier.verifyPaidStatus(status, invoice);
+      if (!verdict.ok) {
+        report.rejected++;
+        // Flag it and stop: re-checking would only repeat the alert; a person must look at it.
+        await this.invoices.update(ref, (current) => ({ ...current, attention: { reason: verdict.reason, message: verdict.message, at: new Date(now).toISOString() } }));
+        await this.invoices.unwatch(ref);
+        this.settlement.reject(
+          new CheckoutRejectedEvent({
+            reason: verdict.reason,
+            message: verdict.message,
+            source: 'status-check',
+            clientReference: ref,
+            checkoutId: invoice.checkoutId,
+            amountClaimed: status.amount,
+            amountExpected: invoice.amount,
+            status: status.status,
+            rejectedAt: new Date(now).toISOString(),
+          }),
+        );
+        return;
+      }
+      const result = await this.settlement.paid({
+        clientReference: ref,
+        amountPaid: status.amount!,
+        source: 'status-check',
+        confirmedByStatusCheck: true,
+        payment: definedOnly({
+          paymentType: status.paymentMethod,
+          transactionId: status.transactionId,
+          externalTransactionId: status.externalTransactionId,
+          charges: status.charges,
+          amountAfterCharges: status.amountAfterCharges,
+          currencyCode: status.currencyCode,
+        }),
+      });
+      if (result === 'settled') report.paid++;
+      return;
+    }
+    if (status && status.status.trim().toLowerCase() === 'refunded') {
+      // Money came and went back: final, and not a payment.
+      const result = await this.settlement.failed({ clientReference: ref, source: 'status-check', status: status.status, payment: {} });
+      await this.invoices.unwatch(ref);
+      if (result === 'settled') report.failed++;
+      return;
+    }
+    if (givingUp && (await this.settlement.expired(ref)) === 'settled') report.expired++;
+  }
+}
+
+function describe(error: unknown): string {
+  return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
+}
+
+function definedOnly<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

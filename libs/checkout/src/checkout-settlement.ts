@@ -1,0 +1,198 @@
+import { Logger } from '@nestjs/common';
+import type { EventEmitter2 } from '@nestjs/event-emitter';
+import { maskPhoneNumbers, type InboundPipeline } from 'nestjs-hubtel';
+import {
+  CheckoutEvents,
+  CheckoutExpiredEvent,
+  CheckoutFailedEvent,
+  CheckoutPaidEvent,
+  type CheckoutEvidenceSource,
+  type CheckoutPaymentInfo,
+  type CheckoutRejectedEvent,
+} from './checkout.events.js';
+import type { CheckoutInvoice, CheckoutInvoiceStore } from './checkout-invoice.store.js';
+
+/** A verified claim that an invoice was paid. */
+export interface PaidEvidence {
+  clientReference: string;
+  checkoutId?: string;
+  amountPaid: number;
+  source: CheckoutEvidenceSource;
+  confirmedByStatusCheck: boolean;
+  payment: CheckoutPaymentInfo;
+}
+
+/** A verified claim that a payment attempt failed. */
+export interface FailedEvidence {
+  clientReference: string;
+  checkoutId?: string;
+  source: CheckoutEvidenceSource;
+  responseCode?: string;
+  status: string;
+  reason?: string;
+  payment: CheckoutPaymentInfo;
+}
+
+/**
+ * `settled`: this call recorded the outcome (its event will run once);
+ * `duplicate`: the same outcome was already recorded;
+ * `superseded`: a stronger outcome is already recorded (a failure after the invoice was paid);
+ * `unknown`: no such invoice.
+ */
+export type SettleResult = 'settled' | 'duplicate' | 'superseded' | 'unknown';
+
+/** Job types of the module's pipeline: the event names, dispatched to their listeners. */
+export const CHECKOUT_EVENT_JOBS = [CheckoutEvents.Paid, CheckoutEvents.Failed, CheckoutEvents.Expired] as const;
+
+/**
+ * Turns verified outcomes into recorded events, exactly once per invoice, whichever path (web
+ * callback, status-check confirmation, reconciler, another instance) gets there first.
+ *
+ * Paid — the gate is the pipeline record `hubtel:checkout:job:hubtel.checkout.paid:<clientReference>`,
+ * written with set-if-absent: of any number of concurrent callers exactly one creates it, and only
+ * that record's handlers run. The invoice's compare-and-set `pending|failed|expired → paid` follows.
+ * In that order a crash between the two steps loses nothing: the event is already recorded (and
+ * re-run at bootstrap with a persistent store), and the next caller (the reconciler) finds the
+ * record taken and just completes the invoice's transition.
+ *
+ * Failed and expired — the gate is the invoice's compare-and-set (`pending → failed`,
+ * `pending|failed → expired`): a failure must never be recorded after the payment, so it is
+ * refused once the invoice is paid, or once a paid record exists while the invoice is catching up.
+ */
+export class CheckoutSettlement {
+  private readonly logger = new Logger('HubtelCheckout');
+  private readonly emitting = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly invoices: CheckoutInvoiceStore,
+    private readonly pipeline: InboundPipeline,
+    private readonly emitter: EventEmitter2,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async paid(evidence: PaidEvidence): Promise<SettleResult> {
+    const ref = evidence.clientReference;
+    const invoice = await this.invoices.get(ref);
+    if (!invoice) return 'unknown';
+    if (invoice.status === 'paid') return 'duplicate';
+    const paidAt = new Date(this.now()).toISOString();
+    const event = new CheckoutPaidEvent({
+      clientReference: ref,
+      checkoutId: invoice.checkoutId ?? evidence.checkoutId,
+      amount: invoice.amount,
+      amountPaid: evidence.amountPaid,
+      description: invoice.description,
+      source: evidence.source,
+      confirmedByStatusCheck: evidence.confirmedByStatusCheck,
+      payment: evidence.payment,
+      metadata: invoice.metadata,
+      paidAt,
+    });
+    const { duplicate } = await this.pipeline.submit(CheckoutEvents.Paid, ref, event);
+    await this.invoices.update(ref, (current) =>
+      current.status === 'paid'
+        ? undefined
+        : {
+            ...current,
+            status: 'paid',
+            paidAt,
+            amountPaid: evidence.amountPaid,
+            paidVia: evidence.source,
+            checkoutId: current.checkoutId ?? evidence.checkoutId,
+          },
+    );
+    await this.invoices.unwatch(ref);
+    if (!duplicate) {
+      this.logger.log(`Invoice ${ref} paid (${evidence.amountPaid.toFixed(2)}, via ${evidence.source}${evidence.confirmedByStatusCheck ? ', confirmed by status check' : ''})`);
+    }
+    return duplicate ? 'duplicate' : 'settled';
+  }
+
+  async failed(evidence: FailedEvidence): Promise<SettleResult> {
+    const ref = evidence.clientReference;
+    const invoice = await this.invoices.get(ref);
+    if (!invoice) return 'unknown';
+    if (invoice.status === 'paid' || (await this.pipeline.get(CheckoutEvents.Paid, ref))) return 'superseded';
+    const at = new Date(this.now()).toISOString();
+    const result = await this.invoices.update(ref, (current) =>
+      current.status === 'pending'
+        ? {
+            ...current,
+            status: 'failed',
+            checkoutId: current.checkoutId ?? evidence.checkoutId,
+            failure: { status: evidence.status, at, ...definedOnly({ responseCode: evidence.responseCode, reason: evidence.reason }) },
+          }
+        : undefined,
+    );
+    if (!result) return 'unknown';
+    if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
+    const event = new CheckoutFailedEvent({
+      clientReference: ref,
+      checkoutId: result.invoice.checkoutId,
+      amount: invoice.amount,
+      description: invoice.description,
+      source: evidence.source,
+      responseCode: evidence.responseCode,
+      status: evidence.status,
+      reason: evidence.reason,
+      payment: evidence.payment,
+      metadata: invoice.metadata,
+      failedAt: at,
+    });
+    const { duplicate } = await this.pipeline.submit(CheckoutEvents.Failed, ref, event);
+    this.logger.log(`Invoice ${ref}: payment attempt failed (${evidence.responseCode ?? '-'} ${maskPhoneNumbers(evidence.status)}, via ${evidence.source})`);
+    return duplicate ? 'duplicate' : 'settled';
+  }
+
+  /** The reconciler gives up on an invoice that was never paid. */
+  async expired(clientReference: string): Promise<SettleResult> {
+    const at = new Date(this.now()).toISOString();
+    let before: CheckoutInvoice | undefined;
+    const result = await this.invoices.update(clientReference, (current) => {
+      before = current;
+      return current.status === 'pending' || current.status === 'failed' ? { ...current, status: 'expired' } : undefined;
+    });
+    await this.invoices.unwatch(clientReference);
+    if (!result || !before) return 'unknown';
+    if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
+    const invoice = result.invoice;
+    const event = new CheckoutExpiredEvent({
+      clientReference,
+      checkoutId: invoice.checkoutId,
+      amount: invoice.amount,
+      description: invoice.description,
+      lastStatus: before.status === 'failed' ? 'failed' : 'pending',
+      createdAt: invoice.createdAt,
+      metadata: invoice.metadata,
+      expiredAt: at,
+    });
+    const { duplicate } = await this.pipeline.submit(CheckoutEvents.Expired, clientReference, event);
+    this.logger.log(`Invoice ${clientReference} expired unpaid; the reconciler stopped checking it`);
+    return duplicate ? 'duplicate' : 'settled';
+  }
+
+  /**
+   * Emits a rejection. Rejections are alerts, not recorded jobs (recording every forged callback
+   * would let anyone fill the store): the event is emitted once, a throwing handler is logged.
+   */
+  reject(event: CheckoutRejectedEvent): void {
+    this.logger.warn(
+      `Rejected a ${event.source === 'callback' ? 'checkout callback' : 'status-check answer'} for "${event.clientReference}": ${event.reason} — ${maskPhoneNumbers(event.message)}` +
+        (event.sourceAddress ? ` (from ${event.sourceAddress})` : ''),
+    );
+    const emitting = this.emitter
+      .emitAsync(CheckoutEvents.Rejected, event)
+      .catch((error: unknown) => this.logger.error(`A ${CheckoutEvents.Rejected} handler failed: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`));
+    this.emitting.add(emitting);
+    void emitting.finally(() => this.emitting.delete(emitting));
+  }
+
+  /** Resolves when the rejections emitted so far have been handled. */
+  async drain(): Promise<void> {
+    while (this.emitting.size > 0) await Promise.allSettled([...this.emitting]);
+  }
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

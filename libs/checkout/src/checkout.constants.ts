@@ -1,0 +1,53 @@
+/*
+ * Tokens, store keys and defaults of the CheckoutModule, in one place.
+ */
+
+/** The module's options after validation (`ResolvedCheckoutOptions`). */
+export const CHECKOUT_RESOLVED_OPTIONS = Symbol('HUBTEL_CHECKOUT_RESOLVED_OPTIONS');
+/** The HubtelStore the module keeps invoices and callback records in. */
+export const CHECKOUT_STORE = Symbol('HUBTEL_CHECKOUT_STORE');
+/** The module's InboundPipeline (record → de-duplicate → dispatch → retry → dead letter). */
+export const CHECKOUT_PIPELINE = Symbol('HUBTEL_CHECKOUT_PIPELINE');
+/** The HttpTransport that calls the checkout and status-check APIs. */
+export const CHECKOUT_TRANSPORT = Symbol('HUBTEL_CHECKOUT_TRANSPORT');
+/** The InboundAccessPolicy guarding the callback route (path secret, IP allow-list). */
+export const CHECKOUT_ACCESS_POLICY = Symbol('HUBTEL_CHECKOUT_ACCESS_POLICY');
+/** The route extras (`callback: { path, disabled }`), known before async options resolve. */
+export const CHECKOUT_ROUTE = Symbol('HUBTEL_CHECKOUT_ROUTE');
+
+/** Name of the module's pipeline: store keys of its jobs start with `hubtel:checkout:job:`. */
+export const CHECKOUT_PIPELINE_NAME = 'checkout';
+/** Every key the module writes starts with this. */
+export const CHECKOUT_KEY_PREFIX = 'hubtel:checkout:';
+export const CHECKOUT_INVOICE_PREFIX = `${CHECKOUT_KEY_PREFIX}invoice:`;
+/** Index of invoices the reconciler still watches (pending or failed). */
+export const CHECKOUT_WATCH_PREFIX = `${CHECKOUT_KEY_PREFIX}watch:`;
+
+/** Default route of the web callback (`POST /hubtel/checkout/callback`). */
+export const CHECKOUT_DEFAULT_CALLBACK_PATH = 'hubtel/checkout/callback';
+
+/** The contract's limit on `clientReference`. */
+export const CLIENT_REFERENCE_MAX_LENGTH = 32;
+
+/**
+ * Characters that make the platform fail payments (code 2001) when they appear in an invoice's
+ * description (platform facts).
+ */
+export const DESCRIPTION_FORBIDDEN_CHARACTERS = ['&', '*', '!', '%', '@'] as const;
+
+export const CHECKOUT_DEFAULTS = Object.freeze({
+  /** Hubtel asks merchants to check the status when no callback came within 5 minutes. */
+  reconcileDelayMs: 5 * 60_000,
+  /** How often the reconciler looks for invoices due for a check; also the first re-check spacing. */
+  reconcileIntervalMs: 60_000,
+  /** Re-checks of one invoice back off (doubling) up to this spacing. */
+  reconcileMaxIntervalMs: 60 * 60_000,
+  /** After this long an unpaid invoice is given up on (`expired` event) and no longer checked. */
+  reconcileGiveUpAfterMs: 24 * 3600_000,
+  /** Status checks run at once by one reconciliation pass. */
+  reconcileConcurrency: 4,
+  /** Invoices are kept this long (they are what verifies a callback). */
+  invoiceTtlMs: 30 * 24 * 3600_000,
+  /** Callback bodies are a few hundred bytes; anything far larger is not the platform. */
+  maxCallbackBodyBytes: 64 * 1024,
+});

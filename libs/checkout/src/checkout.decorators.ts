@@ -1,0 +1,22 @@
+import { createHandlerDecorator } from 'nestjs-hubtel';
+import { CheckoutEvents } from './checkout.events.js';
+
+/*
+ * Handler decorators: thin wrappers over `@OnEvent(CheckoutEvents.X)` that make the handler's
+ * errors visible to the module (`suppressErrors: false`), so a throwing handler is retried with
+ * backoff and dead-lettered in the end. Every other `@OnEvent` option can be passed.
+ */
+
+/** Handles `CheckoutEvents.Paid` (payload `CheckoutPaidEvent`): runs once per paid invoice. */
+export const OnCheckoutPaid = createHandlerDecorator(CheckoutEvents.Paid);
+/** Handles `CheckoutEvents.Failed` (payload `CheckoutFailedEvent`). */
+export const OnCheckoutFailed = createHandlerDecorator(CheckoutEvents.Failed);
+/**
+ * Handles `CheckoutEvents.Rejected` (payload `CheckoutRejectedEvent`). Rejections are alerts, not
+ * recorded jobs: a handler that throws is logged, not retried.
+ */
+export const OnCheckoutRejected = createHandlerDecorator(CheckoutEvents.Rejected);
+/** Handles `CheckoutEvents.Expired` (payload `CheckoutExpiredEvent`). */
+export const OnCheckoutExpired = createHandlerDecorator(CheckoutEvents.Expired);
+/** Handles `CheckoutEvents.DeadLetter` (payload `CheckoutDeadLetterEvent`). */
+export const OnCheckoutDeadLetter = createHandlerDecorator(CheckoutEvents.DeadLetter);

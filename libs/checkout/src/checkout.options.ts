@@ -1,0 +1,340 @@
+import type { InjectionToken } from '@nestjs/common';
+import {
+  DEFAULT_JOB_RETRY,
+  HUBTEL_DEFAULT_BASE_URLS,
+  HubtelConfigError,
+  InboundAccessPolicy,
+  assertOptionsObject,
+  dropUndefined,
+  hubtelHttpOptionsFromEnv,
+  optionalString,
+  readHubtelEnv,
+  resolveBoolean,
+  resolveCredentials,
+  resolveHttpOptions,
+  resolveNumber,
+  resolveOneOf,
+  resolveUrl,
+  type HubtelCredentials,
+  type HubtelEnvSource,
+  type HubtelHttpOptions,
+  type HubtelStore,
+  type InboundAccessOptions,
+  type JobRetryPolicy,
+  type ResolvedHubtelHttpOptions,
+} from 'nestjs-hubtel';
+import { CHECKOUT_DEFAULTS, CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
+
+/** How paid amounts are compared with the amount invoiced. */
+export interface CheckoutAmountToleranceOptions {
+  /** Largest difference accepted, in currency units (e.g. 0.5 for fees up to GH₵ 0.50). Default 0. */
+  absolute?: number;
+  /** Largest difference accepted, in percent of the invoiced amount (e.g. 2 for 2 %). Default 0. */
+  percent?: number;
+}
+
+export interface CheckoutVerificationOptions {
+  /**
+   * Fees: by default the reported amount must equal the invoiced amount to the pesewa. When the
+   * platform reports an amount that includes (or has deducted) fees, allow the difference here;
+   * the larger of `absolute` and `percent` applies, in both directions.
+   */
+  amountTolerance?: CheckoutAmountToleranceOptions;
+  /** Accept any amount above the invoiced one (tips, payer-borne fees). Default false. */
+  allowOverpayment?: boolean;
+  /**
+   * Confirm each callback with the transaction status check before it counts. Default: true when
+   * `posSalesId` is set (the status check needs it), false otherwise.
+   */
+  confirmWithStatusCheck?: boolean;
+}
+
+export interface CheckoutReconciliationOptions {
+  /** Check invoices with no final callback through the status check. Default: true when `posSalesId` is set. */
+  enabled?: boolean;
+  /** Age of an invoice before its first check. Default 5 minutes (Hubtel's advice). */
+  delayMs?: number;
+  /** How often the reconciler looks for invoices due; also the first re-check spacing. Default 1 minute. */
+  intervalMs?: number;
+  /** Re-checks of one invoice back off (doubling) up to this spacing. Default 1 hour. */
+  maxIntervalMs?: number;
+  /** Stop checking (and emit `expired`) this long after creation. Default 24 hours. */
+  giveUpAfterMs?: number;
+  /** Status checks at once. Default 4. */
+  concurrency?: number;
+}
+
+export interface CheckoutHandlerOptions {
+  /**
+   * Retry of a throwing event handler (and of a status-check confirmation that failed): attempts in
+   * all, and full-jitter backoff. Default 5 attempts, from 500 ms, at most 30 s apart.
+   */
+  retry?: Partial<JobRetryPolicy>;
+  /** How long a handled callback is remembered for de-duplication. Default 7 days. */
+  recordTtlMs?: number;
+  /** Re-run handlers left unfinished by a crash (only meaningful with a persistent store). Default true. */
+  recoverOnBootstrap?: boolean;
+}
+
+export interface CheckoutModuleOptions extends HubtelHttpOptions {
+  /** API id of the checkout and status-check APIs (Basic auth). */
+  clientId: string;
+  /** API secret of the checkout and status-check APIs. Never logged. */
+  clientSecret: string;
+  /** Sent as `merchantAccountNumber` on every invoice (unless the call gives one). */
+  merchantAccountNumber?: string;
+  /**
+   * POS Sales ID: enables the transaction status check (`getStatus`), and with it, by default,
+   * callback confirmation and reconciliation.
+   */
+  posSalesId?: string;
+  /**
+   * Public address of this app as the platform reaches it, including any global prefix
+   * (`https://shop.example.com/api`). The default `callbackUrl` of invoices is this plus the
+   * callback route (plus the path secret, when set).
+   */
+  publicBaseUrl?: string;
+  /** Full default callback URL, when it is not `publicBaseUrl` + the route (a proxy rewrites paths). */
+  callbackUrl?: string;
+  /** Default `returnUrl` of invoices. */
+  returnUrl?: string;
+  /** Default `cancellationUrl` of invoices. */
+  cancellationUrl?: string;
+  /** Base URLs (defaults: production, `https://payproxyapi.hubtel.com`, `https://api-txnstatus.hubtel.com`). */
+  baseUrls?: { checkout?: string; status?: string };
+  /** What `createInvoice` does with `& * ! % @` in a description: refuse (default) or remove them. */
+  descriptionSpecialCharacters?: 'reject' | 'strip';
+  verification?: CheckoutVerificationOptions;
+  reconciliation?: CheckoutReconciliationOptions;
+  handlers?: CheckoutHandlerOptions;
+  /** Guards of the callback route: path secret, IP allow-list with CIDR ranges, trusted proxies. Off by default. */
+  access?: InboundAccessOptions;
+  /**
+   * Where invoices and callback records live: a HubtelStore instance, or the injection token of
+   * one provided in your app. Default: a MemoryStore (lost on restart).
+   */
+  store?: HubtelStore | InjectionToken;
+  /** How long invoices are kept (a callback for a forgotten invoice is rejected). Default 30 days. */
+  invoiceTtlMs?: number;
+  /** Callback bodies larger than this are answered 413. Default 64 KiB. */
+  maxCallbackBodyBytes?: number;
+}
+
+/** Route extras of `forRoot`/`forRootAsync`: see `HubtelRouteOptions` in the core. */
+export interface CheckoutRouteInfo {
+  path: string;
+  disabled: boolean;
+}
+
+export interface ResolvedCheckoutOptions {
+  credentials: HubtelCredentials;
+  http: ResolvedHubtelHttpOptions;
+  baseUrls: { checkout: string; status: string };
+  merchantAccountNumber?: string;
+  posSalesId?: string;
+  /** The default callback URL, when one can be built. */
+  callbackUrl?: string;
+  returnUrl?: string;
+  cancellationUrl?: string;
+  descriptionSpecialCharacters: 'reject' | 'strip';
+  verification: {
+    amountTolerance: { absolute: number; percent: number };
+    allowOverpayment: boolean;
+    confirmWithStatusCheck: boolean;
+  };
+  reconciliation: {
+    enabled: boolean;
+    delayMs: number;
+    intervalMs: number;
+    maxIntervalMs: number;
+    giveUpAfterMs: number;
+    concurrency: number;
+  };
+  handlers: { retry: JobRetryPolicy; recordTtlMs?: number; recoverOnBootstrap: boolean };
+  access: InboundAccessOptions;
+  store?: HubtelStore | InjectionToken;
+  invoiceTtlMs: number;
+  maxCallbackBodyBytes: number;
+}
+
+const PREFIX = 'checkout';
+const MAX_DELAY_MS = 30 * 24 * 3600_000;
+
+function section(raw: Record<string, unknown>, key: string): Record<string, unknown> {
+  const value = raw[key];
+  if (value === undefined) return {};
+  assertOptionsObject(value, `${PREFIX}.${key}`);
+  return value;
+}
+
+function isStore(value: unknown): value is HubtelStore {
+  if (!value || typeof value !== 'object') return false;
+  const s = value as Record<string, unknown>;
+  return ['get', 'setIfAbsent', 'compareAndSet', 'set', 'delete', 'scan'].every((m) => typeof s[m] === 'function');
+}
+
+/**
+ * Validates the module's options and fills in defaults. Throws a HubtelConfigError naming the bad
+ * option (`checkout.reconciliation.delayMs`), so a bad configuration stops the app at bootstrap.
+ */
+export function resolveCheckoutOptions(options: unknown, route: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false }): ResolvedCheckoutOptions {
+  assertOptionsObject(options, PREFIX);
+  const raw = options;
+  const credentials = resolveCredentials(raw, PREFIX);
+  const http = resolveHttpOptions(raw as HubtelHttpOptions, PREFIX);
+  const urls = section(raw, 'baseUrls');
+  const baseUrls = {
+    checkout: resolveUrl(urls.checkout, `${PREFIX}.baseUrls.checkout`, HUBTEL_DEFAULT_BASE_URLS.checkout),
+    status: resolveUrl(urls.status, `${PREFIX}.baseUrls.status`, HUBTEL_DEFAULT_BASE_URLS.status),
+  };
+  const merchantAccountNumber = optionalString(raw.merchantAccountNumber, `${PREFIX}.merchantAccountNumber`, { maxLength: 64 });
+  const posSalesId = optionalString(raw.posSalesId, `${PREFIX}.posSalesId`, { maxLength: 64 });
+  if (posSalesId !== undefined && !/^[A-Za-z0-9_-]+$/.test(posSalesId)) {
+    throw new HubtelConfigError(`${PREFIX}.posSalesId`, 'must contain only letters, digits, "-" and "_"');
+  }
+  const returnUrl = raw.returnUrl === undefined ? undefined : resolveUrl(raw.returnUrl, `${PREFIX}.returnUrl`);
+  const cancellationUrl = raw.cancellationUrl === undefined ? undefined : resolveUrl(raw.cancellationUrl, `${PREFIX}.cancellationUrl`);
+
+  // Access first: the path secret is part of the default callback URL.
+  const access = section(raw, 'access') as InboundAccessOptions;
+  new InboundAccessPolicy(access, `${PREFIX}.access.`); // validates, naming the bad option
+
+  let callbackUrl: string | undefined;
+  if (raw.callbackUrl !== undefined) {
+    callbackUrl = resolveUrl(raw.callbackUrl, `${PREFIX}.callbackUrl`);
+  } else if (raw.publicBaseUrl !== undefined) {
+    const base = resolveUrl(raw.publicBaseUrl, `${PREFIX}.publicBaseUrl`);
+    if (!route.disabled) {
+      const path = route.path.replace(/^\/+|\/+$/g, '');
+      // The secret was checked to be URL-safe by the access policy above.
+      const secret = access.pathSecret === undefined ? '' : `/${access.pathSecret}`;
+      callbackUrl = `${base}/${path}${secret}`;
+    }
+  }
+
+  const descriptionSpecialCharacters = resolveOneOf(
+    raw.descriptionSpecialCharacters,
+    `${PREFIX}.descriptionSpecialCharacters`,
+    ['reject', 'strip'] as const,
+    'reject',
+  );
+
+  const verificationRaw = section(raw, 'verification');
+  let toleranceRaw: Record<string, unknown> = {};
+  if (verificationRaw.amountTolerance !== undefined) {
+    assertOptionsObject(verificationRaw.amountTolerance, `${PREFIX}.verification.amountTolerance`);
+    toleranceRaw = verificationRaw.amountTolerance;
+  }
+  const verification = {
+    amountTolerance: {
+      absolute: resolveNumber(toleranceRaw.absolute, `${PREFIX}.verification.amountTolerance.absolute`, 0, { min: 0, integer: false }),
+      percent: resolveNumber(toleranceRaw.percent, `${PREFIX}.verification.amountTolerance.percent`, 0, { min: 0, max: 100, integer: false }),
+    },
+    allowOverpayment: resolveBoolean(verificationRaw.allowOverpayment, `${PREFIX}.verification.allowOverpayment`, false),
+    confirmWithStatusCheck: resolveBoolean(
+      verificationRaw.confirmWithStatusCheck,
+      `${PREFIX}.verification.confirmWithStatusCheck`,
+      posSalesId !== undefined,
+    ),
+  };
+  if (verification.confirmWithStatusCheck && posSalesId === undefined) {
+    throw new HubtelConfigError(`${PREFIX}.verification.confirmWithStatusCheck`, 'needs checkout.posSalesId (the status check is per POS Sales ID)');
+  }
+
+  const rec = section(raw, 'reconciliation');
+  const reconciliation = {
+    enabled: resolveBoolean(rec.enabled, `${PREFIX}.reconciliation.enabled`, posSalesId !== undefined),
+    delayMs: resolveNumber(rec.delayMs, `${PREFIX}.reconciliation.delayMs`, CHECKOUT_DEFAULTS.reconcileDelayMs, { min: 0, max: MAX_DELAY_MS }),
+    intervalMs: resolveNumber(rec.intervalMs, `${PREFIX}.reconciliation.intervalMs`, CHECKOUT_DEFAULTS.reconcileIntervalMs, { min: 5, max: MAX_DELAY_MS }),
+    maxIntervalMs: 0,
+    giveUpAfterMs: resolveNumber(rec.giveUpAfterMs, `${PREFIX}.reconciliation.giveUpAfterMs`, CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs, { min: 1, max: 365 * 24 * 3600_000 }),
+    concurrency: resolveNumber(rec.concurrency, `${PREFIX}.reconciliation.concurrency`, CHECKOUT_DEFAULTS.reconcileConcurrency, { min: 1, max: 64 }),
+  };
+  reconciliation.maxIntervalMs = resolveNumber(
+    rec.maxIntervalMs,
+    `${PREFIX}.reconciliation.maxIntervalMs`,
+    Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, reconciliation.intervalMs),
+    { min: reconciliation.intervalMs, max: MAX_DELAY_MS },
+  );
+  if (reconciliation.enabled && posSalesId === undefined) {
+    throw new HubtelConfigError(`${PREFIX}.reconciliation.enabled`, 'needs checkout.posSalesId (the status check is per POS Sales ID)');
+  }
+
+  const handlersRaw = section(raw, 'handlers');
+  let retryRaw: Record<string, unknown> = {};
+  if (handlersRaw.retry !== undefined) {
+    assertOptionsObject(handlersRaw.retry, `${PREFIX}.handlers.retry`);
+    retryRaw = handlersRaw.retry;
+  }
+  const maxAttempts =
+    retryRaw.maxAttempts === Infinity
+      ? Infinity
+      : resolveNumber(retryRaw.maxAttempts, `${PREFIX}.handlers.retry.maxAttempts`, DEFAULT_JOB_RETRY.maxAttempts, { min: 1, max: 1000 });
+  const baseDelayMs = resolveNumber(retryRaw.baseDelayMs, `${PREFIX}.handlers.retry.baseDelayMs`, DEFAULT_JOB_RETRY.baseDelayMs, { min: 0 });
+  const maxDelayMs = resolveNumber(retryRaw.maxDelayMs, `${PREFIX}.handlers.retry.maxDelayMs`, Math.max(DEFAULT_JOB_RETRY.maxDelayMs, baseDelayMs), { min: baseDelayMs });
+  const deadlineMs = retryRaw.deadlineMs === undefined ? undefined : resolveNumber(retryRaw.deadlineMs, `${PREFIX}.handlers.retry.deadlineMs`, 0);
+  if (maxAttempts === Infinity && deadlineMs === undefined) {
+    throw new HubtelConfigError(`${PREFIX}.handlers.retry.maxAttempts`, 'Infinity needs handlers.retry.deadlineMs');
+  }
+  const handlers = {
+    retry: { maxAttempts, baseDelayMs, maxDelayMs, ...dropUndefined({ deadlineMs }) },
+    recordTtlMs:
+      handlersRaw.recordTtlMs === undefined ? undefined : resolveNumber(handlersRaw.recordTtlMs, `${PREFIX}.handlers.recordTtlMs`, 0, { min: 1 }),
+    recoverOnBootstrap: resolveBoolean(handlersRaw.recoverOnBootstrap, `${PREFIX}.handlers.recoverOnBootstrap`, true),
+  };
+
+  const store = raw.store;
+  if (store !== undefined && !isStore(store) && !['string', 'symbol', 'function'].includes(typeof store)) {
+    throw new HubtelConfigError(`${PREFIX}.store`, 'must be a HubtelStore (get, setIfAbsent, compareAndSet, set, delete, scan) or an injection token');
+  }
+
+  const invoiceTtlMs = resolveNumber(raw.invoiceTtlMs, `${PREFIX}.invoiceTtlMs`, CHECKOUT_DEFAULTS.invoiceTtlMs, { min: 60_000 });
+  if (reconciliation.enabled && invoiceTtlMs <= reconciliation.giveUpAfterMs) {
+    throw new HubtelConfigError(`${PREFIX}.invoiceTtlMs`, `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`);
+  }
+  const maxCallbackBodyBytes = resolveNumber(raw.maxCallbackBodyBytes, `${PREFIX}.maxCallbackBodyBytes`, CHECKOUT_DEFAULTS.maxCallbackBodyBytes, {
+    min: 1024,
+    max: 10 * 1024 * 1024,
+  });
+
+  return {
+    credentials,
+    http,
+    baseUrls,
+    ...dropUndefined({ merchantAccountNumber, posSalesId, callbackUrl, returnUrl, cancellationUrl, store: store as ResolvedCheckoutOptions['store'] }),
+    descriptionSpecialCharacters,
+    verification,
+    reconciliation,
+    handlers,
+    access,
+    invoiceTtlMs,
+    maxCallbackBodyBytes,
+  };
+}
+
+/**
+ * Options read from HUBTEL_* environment variables (`HUBTEL_CLIENT_ID`, `HUBTEL_CLIENT_SECRET`,
+ * `HUBTEL_CHECKOUT_URL`, `HUBTEL_STATUS_URL`, `HUBTEL_POS_SALES_ID`, `HUBTEL_MERCHANT_ACCOUNT_NUMBER`,
+ * `HUBTEL_TIMEOUT_MS`, `HUBTEL_RETRY_*`), merged under `overrides`. Missing required values fail
+ * at bootstrap naming the option. Typical use:
+ * `CheckoutModule.forRootAsync({ useFactory: (config: ConfigService) => checkoutOptionsFromEnv((k) => config.get(k), { publicBaseUrl }), inject: [ConfigService] })`.
+ */
+export function checkoutOptionsFromEnv(
+  source: HubtelEnvSource = process.env,
+  overrides: Partial<CheckoutModuleOptions> = {},
+): CheckoutModuleOptions {
+  const env = readHubtelEnv(source);
+  const fromEnv = {
+    ...hubtelHttpOptionsFromEnv(env),
+    ...dropUndefined({
+      clientId: env.clientId,
+      clientSecret: env.clientSecret,
+      posSalesId: env.posSalesId,
+      merchantAccountNumber: env.merchantAccountNumber,
+    }),
+  } as Partial<CheckoutModuleOptions>;
+  const baseUrls = dropUndefined({ checkout: env.checkoutUrl, status: env.statusUrl, ...(overrides.baseUrls ?? {}) });
+  const merged = { ...fromEnv, ...dropUndefined(overrides) } as CheckoutModuleOptions;
+  if (Object.keys(baseUrls).length > 0) merged.baseUrls = baseUrls;
+  return merged;
+}

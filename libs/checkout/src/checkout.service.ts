@@ -1,0 +1,485 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  HubtelError,
+  HubtelUnknownOutcomeError,
+  HubtelValidationError,
+  MemoryStore,
+  normalizeMsisdn,
+  type InboundPipeline,
+  type HubtelStore,
+  type ValidationIssue,
+} from 'nestjs-hubtel';
+import { CheckoutApiClient } from './checkout-api.client.js';
+import { validateCheckoutCallback } from './checkout-callback.validation.js';
+import { CheckoutInvoiceStore, type CheckoutInvoice } from './checkout-invoice.store.js';
+import { CheckoutSettlement, type SettleResult } from './checkout-settlement.js';
+import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
+import {
+  CHECKOUT_PIPELINE,
+  CHECKOUT_RESOLVED_OPTIONS,
+  CHECKOUT_STORE,
+  CLIENT_REFERENCE_MAX_LENGTH,
+  DESCRIPTION_FORBIDDEN_CHARACTERS,
+} from './checkout.constants.js';
+import { CheckoutRejectedEvent, type CheckoutPaymentInfo, type CheckoutRejectionReason } from './checkout.events.js';
+import type { ResolvedCheckoutOptions } from './checkout.options.js';
+import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
+import type { CheckoutInitiateRequestBody, CheckoutInvoiceCreated, CreateInvoiceInput } from './dto/create-invoice.dto.js';
+import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
+
+/** Job type of a callback waiting for the status check to confirm it. */
+export const CHECKOUT_CONFIRM_JOB = 'hubtel.checkout.confirm';
+
+/** A callback recorded for confirmation through the status check. */
+interface ConfirmJob {
+  claim: Exclude<CallbackClaim, 'pending'>;
+  callback: CheckoutCallbackDto;
+  sourceAddress?: string;
+}
+
+/** What became of a callback. The HTTP answer does not reveal it (see the callback controller). */
+export interface CheckoutCallbackResult {
+  /**
+   * `accepted`: recorded; its event (or its status-check confirmation) runs once.
+   * `duplicate`: this outcome was already recorded; nothing new runs.
+   * `rejected`: it failed verification; a `rejected` event was emitted.
+   * `ignored`: a non-final status (`Pending`); nothing to do.
+   */
+  outcome: 'accepted' | 'duplicate' | 'rejected' | 'ignored';
+  clientReference: string;
+  claim: CallbackClaim;
+  reason?: CheckoutRejectionReason;
+}
+
+/** Thrown by `createInvoice` when the platform may or may not have created the invoice. */
+export class CheckoutUnknownOutcomeError extends HubtelUnknownOutcomeError {
+  constructor(
+    readonly clientReference: string,
+    cause: HubtelError,
+  ) {
+    super(
+      `${cause.message}. Invoice ${clientReference} is kept as pending: getStatus('${clientReference}') (or the reconciler) tells whether it exists; create a new invoice with another clientReference to retry`,
+      { httpStatus: cause.httpStatus, responseCode: cause.responseCode, body: cause.body, cause },
+    );
+  }
+}
+
+const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const METADATA_MAX_BYTES = 4096;
+
+/**
+ * Online checkout: create invoices, look up payment status, read what the module knows of an
+ * invoice. Outcomes arrive as events (`@OnCheckoutPaid()` ...), never as return values: a payment
+ * is only believed once verified, and its event runs exactly once.
+ */
+@Injectable()
+export class CheckoutService implements OnApplicationShutdown {
+  private readonly logger = new Logger('HubtelCheckout');
+
+  constructor(
+    @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
+    @Inject(CHECKOUT_PIPELINE) private readonly pipeline: InboundPipeline,
+    @Inject(CHECKOUT_STORE) private readonly store: HubtelStore,
+    @Inject(CheckoutInvoiceStore) private readonly invoices: CheckoutInvoiceStore,
+    @Inject(CheckoutApiClient) private readonly api: CheckoutApiClient,
+    @Inject(CheckoutSettlement) private readonly settlement: CheckoutSettlement,
+    @Inject(CheckoutVerifier) private readonly verifier: CheckoutVerifier,
+  ) {
+    pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, { run: (job) => this.confirm(job) });
+  }
+
+  /**
+   * Creates an invoice: checks the input, records the invoice (pending), then calls
+   * `POST {checkout_url}/items/initiate`. Send the payer to the returned `checkoutUrl`.
+   *
+   * @throws HubtelValidationError listing every bad field; nothing was sent.
+   * @throws HubtelError `HUBTEL_STORE_CONFLICT` when an invoice with this clientReference exists.
+   * @throws HubtelApiError (with `responseCode`) when the platform refused it.
+   * @throws CheckoutUnknownOutcomeError when no answer came: it was not retried.
+   */
+  async createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated> {
+    const body = this.buildInitiateBody(input);
+    const ref = body.clientReference;
+    const createdAt = Date.now();
+    const invoice: CheckoutInvoice = {
+      clientReference: ref,
+      amount: body.totalAmount,
+      description: body.description,
+      status: 'pending',
+      creation: 'creating',
+      createdAt: new Date(createdAt).toISOString(),
+      updatedAt: new Date(createdAt).toISOString(),
+      ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
+    };
+    // Recorded before sending: a callback can only be verified against what we know, and an
+    // unanswered request stays checkable.
+    if (!(await this.invoices.create(invoice))) {
+      throw new HubtelError('HUBTEL_STORE_CONFLICT', `An invoice with clientReference "${ref}" already exists; use a new reference for a new invoice`);
+    }
+    let created: CheckoutInvoiceCreated;
+    try {
+      created = await this.api.initiate(body);
+    } catch (error) {
+      if (error instanceof HubtelUnknownOutcomeError) {
+        await this.invoices.update(ref, (current) => ({ ...current, creation: 'unknown' }));
+        await this.watch(ref, createdAt);
+        throw new CheckoutUnknownOutcomeError(ref, error);
+      }
+      // The platform did not create it (refused, or never reached): forget it so the reference can be reused.
+      await this.invoices.delete(ref);
+      throw error;
+    }
+    await this.invoices.update(ref, (current) => ({
+      ...current,
+      creation: 'created',
+      checkoutId: created.checkoutId,
+      checkoutUrl: created.checkoutUrl,
+      checkoutDirectUrl: created.checkoutDirectUrl,
+    }));
+    await this.watch(ref, createdAt);
+    this.logger.log(`Invoice ${ref} created (${body.totalAmount.toFixed(2)}, checkout ${created.checkoutId})`);
+    return { ...created, clientReference: ref };
+  }
+
+  /**
+   * The platform's transaction status of an invoice (`GET /transactions/{posSalesId}/status`).
+   * Needs the `posSalesId` option.
+   *
+   * @throws HubtelError `HUBTEL_NOT_FOUND` when the platform knows no such transaction.
+   */
+  async getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
+    if (typeof clientReference !== 'string' || clientReference === '' || clientReference.length > CLIENT_REFERENCE_MAX_LENGTH) {
+      throw new HubtelValidationError('clientReference must be a non-empty string of at most 32 characters', [
+        { field: 'clientReference', message: 'must be a non-empty string of at most 32 characters' },
+      ]);
+    }
+    return this.api.status(clientReference);
+  }
+
+  /** What this app knows of an invoice (status `pending`, `paid`, `failed`, `expired`), for showing an order's state. */
+  async getInvoice(clientReference: string): Promise<CheckoutInvoice | undefined> {
+    if (typeof clientReference !== 'string' || clientReference === '') return undefined;
+    return this.invoices.get(clientReference);
+  }
+
+  /**
+   * Handles one web callback body: validates it, verifies it against the invoice, records it and
+   * schedules its event. Used by the module's controller; call it yourself when you mount the
+   * route on your own (`callback: { disabled: true }`). Resolves once the callback is recorded:
+   * acknowledge the platform only after that.
+   *
+   * @throws HubtelValidationError when the body is not a valid callback (nothing was recorded or emitted).
+   */
+  async handleCallback(body: unknown, context: { sourceAddress?: string } = {}): Promise<CheckoutCallbackResult> {
+    const validation = validateCheckoutCallback(body);
+    if (!validation.ok) {
+      throw new HubtelValidationError(`Invalid checkout callback: ${validation.issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, validation.issues);
+    }
+    const callback = validation.value;
+    const claim = classifyCallback(callback);
+    const ref = callback.Data.ClientReference;
+    if (claim === 'pending') {
+      this.logger.debug?.(`Callback for ${ref} reports a non-final status (${callback.Data.Status}); ignored`);
+      return { outcome: 'ignored', clientReference: ref, claim };
+    }
+
+    const invoice = await this.invoices.get(ref);
+    const verdict = this.verifier.verifyCallback(callback, claim, invoice);
+    if (!verdict.ok) {
+      this.settlement.reject(
+        new CheckoutRejectedEvent({
+          reason: verdict.reason,
+          message: verdict.message,
+          source: 'callback',
+          clientReference: ref,
+          checkoutId: callback.Data.CheckoutId,
+          amountClaimed: typeof callback.Data.Amount === 'number' ? callback.Data.Amount : undefined,
+          amountExpected: invoice?.amount,
+          status: callback.Data.Status,
+          sourceAddress: context.sourceAddress,
+          callback: toPlain(callback),
+          rejectedAt: new Date().toISOString(),
+        }),
+      );
+      return { outcome: 'rejected', clientReference: ref, claim, reason: verdict.reason };
+    }
+    if (invoice!.status === 'paid' || (claim === 'failed' && invoice!.status !== 'pending')) {
+      return { outcome: 'duplicate', clientReference: ref, claim };
+    }
+
+    if (this.options.verification.confirmWithStatusCheck) {
+      const job: ConfirmJob = { claim, callback: toPlain(callback) as unknown as CheckoutCallbackDto };
+      if (context.sourceAddress !== undefined) job.sourceAddress = context.sourceAddress;
+      const { duplicate } = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, `${ref}:${claim}`, job);
+      return { outcome: duplicate ? 'duplicate' : 'accepted', clientReference: ref, claim };
+    }
+    const result = claim === 'paid' ? await this.settlement.paid(paidFromCallback(callback, false)) : await this.settlement.failed(failedFromCallback(callback));
+    return { outcome: result === 'settled' ? 'accepted' : 'duplicate', clientReference: ref, claim };
+  }
+
+  /**
+   * Resolves when every event, confirmation and rejection started so far has been handled
+   * (handlers included, retries too). For tests and orderly shutdown.
+   */
+  async drain(): Promise<void> {
+    // A confirmation job submits its event before it settles, so pipeline.drain() sees that too.
+    await this.pipeline.drain();
+    await this.settlement.drain();
+  }
+
+  onApplicationShutdown(): void {
+    // The default store is ours to close; a store the app provided is the app's.
+    if (this.options.store === undefined && this.store instanceof MemoryStore) this.store.close();
+  }
+
+  /** Confirms a recorded callback through the status check (a pipeline job: throwing retries it). */
+  private async confirm(job: ConfirmJob): Promise<void> {
+    const ref = job.callback.Data.ClientReference;
+    const invoice = await this.invoices.get(ref);
+    if (!invoice || invoice.status === 'paid') return;
+    let status: CheckoutTransactionStatus | undefined;
+    try {
+      status = await this.api.status(ref);
+    } catch (error) {
+      // The platform knows no such transaction: nothing was paid. Anything else is retried.
+      if (!(error instanceof HubtelError && error.code === 'HUBTEL_NOT_FOUND')) throw error;
+    }
+    if (status?.paid) {
+      const verdict = this.verifier.verifyPaidStatus(status, invoice);
+      if (!verdict.ok) {
+        this.rejectStatus(invoice, status, verdict.reason, verdict.message, job.sourceAddress);
+        return;
+      }
+      await this.settlement.paid({
+        ...paidFromCallback(job.callback, true),
+        amountPaid: status.amount!,
+        payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) },
+      });
+      return;
+    }
+    if (job.claim === 'paid') {
+      this.rejectStatus(
+        invoice,
+        status,
+        'NOT_CONFIRMED',
+        `The callback says ${ref} was paid, but the status check says ${status ? `"${status.status}"` : 'it has no such transaction'}`,
+        job.sourceAddress,
+        job.callback,
+      );
+      return;
+    }
+    await this.settlement.failed({ ...failedFromCallback(job.callback), ...(status ? { payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) } } : {}) });
+  }
+
+  private rejectStatus(
+    invoice: CheckoutInvoice,
+    status: CheckoutTransactionStatus | undefined,
+    reason: CheckoutRejectionReason,
+    message: string,
+    sourceAddress?: string,
+    callback?: CheckoutCallbackDto,
+  ): void {
+    this.settlement.reject(
+      new CheckoutRejectedEvent({
+        reason,
+        message,
+        source: callback ? 'callback' : 'status-check',
+        clientReference: invoice.clientReference,
+        checkoutId: callback?.Data.CheckoutId ?? invoice.checkoutId,
+        amountClaimed: callback && typeof callback.Data.Amount === 'number' ? callback.Data.Amount : status?.amount,
+        amountExpected: invoice.amount,
+        status: callback?.Data.Status ?? status?.status,
+        sourceAddress,
+        callback: callback ? toPlain(callback) : undefined,
+        rejectedAt: new Date().toISOString(),
+      }),
+    );
+  }
+
+  private async watch(ref: string, createdAt: number): Promise<void> {
+    if (!this.options.reconciliation.enabled) return;
+    await this.invoices.watch(ref, createdAt, createdAt + this.options.reconciliation.delayMs);
+  }
+
+  /** The contract's request body, after every input check (all problems reported together). */
+  private buildInitiateBody(input: CreateInvoiceInput): CheckoutInitiateRequestBody {
+    const issues: ValidationIssue[] = [];
+    const bad = (field: string, message: string, value?: unknown) => issues.push(value === undefined ? { field, message } : { field, message, value });
+    if (input === null || typeof input !== 'object') {
+      throw new HubtelValidationError('createInvoice needs an object with totalAmount and description', [{ field: '(input)', message: 'must be an object' }]);
+    }
+
+    const amount = input.totalAmount;
+    if (typeof amount !== 'number' || !Number.isFinite(amount)) bad('totalAmount', 'must be a finite number', amount);
+    else if (amount <= 0) bad('totalAmount', 'must be greater than 0', amount);
+    else if (Math.abs(amount * 100 - Math.round(amount * 100)) > 1e-6) bad('totalAmount', 'must have at most 2 decimal places', amount);
+    else if (!Number.isSafeInteger(Math.round(amount * 100))) bad('totalAmount', 'is too large', amount);
+
+    let description = '';
+    if (typeof input.description !== 'string' || input.description.trim() === '') {
+      bad('description', 'must be a non-empty string');
+    } else {
+      description = input.description.trim();
+      const found = DESCRIPTION_FORBIDDEN_CHARACTERS.filter((c) => description.includes(c));
+      if (found.length > 0) {
+        if (this.options.descriptionSpecialCharacters === 'strip') {
+          description = description.replace(/[&*!%@]/g, ' ').replace(/\s{2,}/g, ' ').trim();
+          if (description === '') bad('description', 'is empty once the characters & * ! % @ are removed');
+        } else {
+          bad(
+            'description',
+            `must not contain ${found.map((c) => `"${c}"`).join(', ')}: the platform fails payments (code 2001) whose description has & * ! % @ (or set descriptionSpecialCharacters: 'strip')`,
+          );
+        }
+      }
+    }
+
+    let clientReference = input.clientReference;
+    if (clientReference === undefined) clientReference = randomUUID().replace(/-/g, '');
+    else if (typeof clientReference !== 'string' || clientReference === '') bad('clientReference', 'must be a non-empty string');
+    else if (clientReference.length > CLIENT_REFERENCE_MAX_LENGTH) bad('clientReference', `must be at most ${CLIENT_REFERENCE_MAX_LENGTH} characters long (got ${clientReference.length})`);
+    else if (!PRINTABLE_REFERENCE.test(clientReference)) bad('clientReference', 'must contain only printable ASCII characters, without spaces');
+
+    const callbackUrl = this.url(input.callbackUrl, this.options.callbackUrl, 'callbackUrl', bad, 'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl');
+    const returnUrl = this.url(input.returnUrl, this.options.returnUrl, 'returnUrl', bad, 'set the returnUrl module option, or pass returnUrl');
+    const cancellationUrl = this.url(input.cancellationUrl, this.options.cancellationUrl, 'cancellationUrl', bad, 'set the cancellationUrl module option, or pass cancellationUrl');
+
+    const body: Partial<CheckoutInitiateRequestBody> = {};
+    let merchantAccountNumber = input.merchantAccountNumber ?? this.options.merchantAccountNumber;
+    if (merchantAccountNumber !== undefined && (typeof merchantAccountNumber !== 'string' || merchantAccountNumber.trim() === '')) {
+      bad('merchantAccountNumber', 'must be a non-empty string');
+      merchantAccountNumber = undefined;
+    }
+    if (input.payeeName !== undefined) {
+      if (typeof input.payeeName !== 'string' || input.payeeName.trim() === '' || input.payeeName.length > 100) bad('payeeName', 'must be a non-empty string of at most 100 characters');
+      else body.PayeeName = input.payeeName.trim();
+    }
+    if (input.payeeMobileNumber !== undefined) {
+      try {
+        body.PayeeMobileNumber = normalizeMsisdn(input.payeeMobileNumber, this.options.http.defaultCountryCode, 'payeeMobileNumber');
+      } catch (error) {
+        if (!(error instanceof HubtelValidationError)) throw error;
+        issues.push(...error.issues.map((issue) => ({ ...issue, field: 'payeeMobileNumber' })));
+      }
+    }
+    if (input.payeeEmail !== undefined) {
+      if (typeof input.payeeEmail !== 'string' || input.payeeEmail.length > 254 || !EMAIL.test(input.payeeEmail.trim())) bad('payeeEmail', 'must be an e-mail address', input.payeeEmail);
+      else body.PayeeEmail = input.payeeEmail.trim();
+    }
+    if (input.metadata !== undefined) {
+      let size = -1;
+      try {
+        size = input.metadata !== null && typeof input.metadata === 'object' && !Array.isArray(input.metadata) ? Buffer.byteLength(JSON.stringify(input.metadata)) : -1;
+      } catch {
+        size = -1;
+      }
+      if (size < 0) bad('metadata', 'must be a plain JSON object');
+      else if (size > METADATA_MAX_BYTES) bad('metadata', `must be at most ${METADATA_MAX_BYTES} bytes as JSON (got ${size})`);
+    }
+
+    if (issues.length > 0) {
+      const summary = issues.map((i) => `${i.field} ${i.message}`).join('; ');
+      throw new HubtelValidationError(`Invalid invoice: ${summary}`, issues);
+    }
+    return {
+      totalAmount: amount,
+      description,
+      callbackUrl: callbackUrl!,
+      returnUrl: returnUrl!,
+      cancellationUrl: cancellationUrl!,
+      clientReference: clientReference!,
+      ...(merchantAccountNumber === undefined ? {} : { merchantAccountNumber }),
+      ...body,
+    };
+  }
+
+  private url(
+    given: unknown,
+    fallback: string | undefined,
+    field: string,
+    bad: (field: string, message: string, value?: unknown) => void,
+    hint: string,
+  ): string | undefined {
+    const value = given ?? fallback;
+    if (value === undefined) {
+      bad(field, `is required: ${hint}`);
+      return undefined;
+    }
+    if (typeof value !== 'string') {
+      bad(field, 'must be an absolute http(s) URL');
+      return undefined;
+    }
+    try {
+      const url = new URL(value);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+      if (url.username || url.password) {
+        bad(field, 'must not carry credentials');
+        return undefined;
+      }
+      return value;
+    } catch {
+      bad(field, 'must be an absolute http(s) URL', value);
+      return undefined;
+    }
+  }
+}
+
+function definedOnly<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null && v !== '')) as T;
+}
+
+function paymentFromCallback(callback: CheckoutCallbackDto): CheckoutPaymentInfo {
+  const data = callback.Data;
+  const details = data.PaymentDetails ?? undefined;
+  return definedOnly({
+    paymentType: details?.PaymentType ?? undefined,
+    channel: details?.Channel ?? undefined,
+    mobileMoneyNumber: details?.MobileMoneyNumber ?? undefined,
+    customerPhoneNumber: data.CustomerPhoneNumber ?? undefined,
+    salesInvoiceId: data.SalesInvoiceId ?? undefined,
+  });
+}
+
+function paymentFromStatus(status: CheckoutTransactionStatus): CheckoutPaymentInfo {
+  return definedOnly({
+    paymentType: status.paymentMethod,
+    transactionId: status.transactionId,
+    externalTransactionId: status.externalTransactionId,
+    charges: status.charges,
+    amountAfterCharges: status.amountAfterCharges,
+    currencyCode: status.currencyCode,
+  });
+}
+
+function paidFromCallback(callback: CheckoutCallbackDto, confirmed: boolean): Parameters<CheckoutSettlement['paid']>[0] {
+  return {
+    clientReference: callback.Data.ClientReference,
+    checkoutId: callback.Data.CheckoutId,
+    amountPaid: callback.Data.Amount as number,
+    source: 'callback',
+    confirmedByStatusCheck: confirmed,
+    payment: paymentFromCallback(callback),
+  };
+}
+
+function failedFromCallback(callback: CheckoutCallbackDto): Parameters<CheckoutSettlement['failed']>[0] {
+  const evidence: Parameters<CheckoutSettlement['failed']>[0] = {
+    clientReference: callback.Data.ClientReference,
+    checkoutId: callback.Data.CheckoutId,
+    source: 'callback',
+    responseCode: callback.ResponseCode,
+    status: callback.Data.Status,
+    payment: paymentFromCallback(callback),
+  };
+  if (typeof callback.Data.Description === 'string' && callback.Data.Description !== '') evidence.reason = callback.Data.Description;
+  return evidence;
+}
+
+/** A validated DTO as plain JSON (what is recorded and put in events). */
+function toPlain(callback: CheckoutCallbackDto): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(callback)) as Record<string, unknown>;
+}
+
+export type { SettleResult };

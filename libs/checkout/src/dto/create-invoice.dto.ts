@@ -1,0 +1,71 @@
+/** Input of `CheckoutService.createInvoice`. Our names are camelCase; the request uses the contract's casing. */
+export interface CreateInvoiceInput {
+  /** Amount to pay (`totalAmount`): positive, at most 2 decimals. */
+  totalAmount: number;
+  /**
+   * What is bought (`description`). Must not be empty. The characters `& * ! % @` make the
+   * platform fail the payment (code 2001): they are refused, or removed when the module option
+   * `descriptionSpecialCharacters` is `'strip'`.
+   */
+  description: string;
+  /**
+   * Your unique reference (`clientReference`): 1 to 32 printable ASCII characters, no spaces.
+   * Generated (32 hex characters) when omitted. It is the key of the invoice: use your order id.
+   */
+  clientReference?: string;
+  /** Where the platform posts the result. Default: this module's callback route on `publicBaseUrl`. */
+  callbackUrl?: string;
+  /** Where the payer's browser goes after paying. Default: the module option `returnUrl`. */
+  returnUrl?: string;
+  /** Where the payer's browser goes after cancelling. Default: the module option `cancellationUrl`. */
+  cancellationUrl?: string;
+  /** `PayeeName`. */
+  payeeName?: string;
+  /** `PayeeMobileNumber`, normalised to `233241234567` form. */
+  payeeMobileNumber?: string;
+  /** `PayeeEmail`. */
+  payeeEmail?: string;
+  /** `merchantAccountNumber`; default: the module option. */
+  merchantAccountNumber?: string;
+  /**
+   * Your own data (an order id, a cart), kept with the invoice and handed back in its events.
+   * Plain JSON only; at most 4 KB serialised.
+   */
+  metadata?: Record<string, unknown>;
+}
+
+/** The platform's `data` for a created invoice. Send the payer to `checkoutUrl`. */
+export interface CheckoutInvoiceCreated {
+  /** Page where the payer pays. */
+  checkoutUrl: string;
+  /** The platform's reference of the checkout. */
+  checkoutId: string;
+  /** Your reference (as sent). */
+  clientReference: string;
+  /** Page that lets the payer pay on the page the request came from. */
+  checkoutDirectUrl: string;
+  /** The platform's message (empty in the contract's sample). */
+  message: string;
+}
+
+/** The request body of `POST {checkout_url}/items/initiate`, in the contract's exact casing. */
+export interface CheckoutInitiateRequestBody {
+  totalAmount: number;
+  description: string;
+  callbackUrl: string;
+  returnUrl: string;
+  cancellationUrl: string;
+  clientReference: string;
+  merchantAccountNumber?: string;
+  PayeeName?: string;
+  PayeeMobileNumber?: string;
+  PayeeEmail?: string;
+}
+
+/** The response envelope of `/items/initiate`. */
+export interface CheckoutInitiateResponseBody {
+  responseCode?: string;
+  status?: string;
+  data?: Partial<CheckoutInvoiceCreated> | null;
+  message?: string;
+}
