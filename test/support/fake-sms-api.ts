@@ -17,6 +17,12 @@ export interface FakeSmsApiOptions {
 export class FakeSmsApi {
   private seq = 0;
   private batchSeq = 0;
+  /**
+   * Optional override of batch-send answers: given the request and its 1-based arrival number,
+   * return a reply to use instead of the normal answer (e.g. fail the 37th batch), or undefined.
+   */
+  batchOverride?: (req: RecordedRequest, n: number) => FakeReply | undefined;
+  private batchCount = 0;
 
   private constructor(
     readonly server: FakeHttpServer,
@@ -62,6 +68,8 @@ export class FakeSmsApi {
   private installRoutes(): void {
     this.server.route('POST', SMS_BATCH_PATH, (req) =>
       this.guard(req, () => {
+        const override = this.batchOverride?.(req, ++this.batchCount);
+        if (override) return override;
         const body = req.body as { From?: string; Recipients?: string[]; Content?: string };
         if (!body || !Array.isArray(body.Recipients) || typeof body.From !== 'string' || typeof body.Content !== 'string') {
           return { status: 400, body: { status: 7, message: 'Invalid request parameters' } };
