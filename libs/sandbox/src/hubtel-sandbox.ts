@@ -272,7 +272,7 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
    * Pays (or fails) an invoice as the hosted page would, and sends its web callback. Resolves
    * once the callback was answered (unless a fault delayed it).
    */
-  pay(checkoutIdOrReference: string, options: PayOptions = {}): Promise<PaymentResult> {
+  async pay(checkoutIdOrReference: string, options: PayOptions = {}): Promise<PaymentResult> {
     return payInvoice(this.state, requireInvoice(this.state, checkoutIdOrReference), options);
   }
 
@@ -287,9 +287,9 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   }
 
   /** Sends a recorded delivery again, unchanged and without faults; resolves with the new delivery once answered. */
-  redeliver(deliveryId: string): Promise<SandboxDelivery> {
+  async redeliver(deliveryId: string): Promise<SandboxDelivery> {
     const original = this.state.deliveries.get(deliveryId);
-    if (!original) return Promise.reject(new SandboxNotFoundError('delivery', deliveryId));
+    if (!original) throw new SandboxNotFoundError('delivery', deliveryId);
     return this.state.redeliver(original);
   }
 
