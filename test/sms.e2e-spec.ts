@@ -519,7 +519,8 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
           SmsModule.forRootAsync({
             imports: [ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ HUBTEL_SMS_CLIENT_ID: 'x' })] })],
             inject: [ConfigService],
-            useFactory: (config: ConfigService) => smsOptionsFromEnv((key) => config.get(key)),
+            // The ConfigService itself is accepted as a source, too.
+            useFactory: (config: ConfigService) => smsOptionsFromEnv(config),
           }),
         ],
       })

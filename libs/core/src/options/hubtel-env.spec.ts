@@ -20,6 +20,8 @@ describe('readHubtelEnv', () => {
     const fromRecord = readHubtelEnv(vars);
     const fromGetter = readHubtelEnv((key) => (vars as Record<string, string | undefined>)[key]);
     expect(fromRecord).toEqual(fromGetter);
+    // A ConfigService-like object (anything with get(key)) works as is.
+    expect(readHubtelEnv({ get: (key: string) => (vars as Record<string, string | undefined>)[key] })).toEqual(fromRecord);
     expect(fromRecord).toEqual({
       clientId: 'pay-id',
       clientSecret: 'pay-secret',

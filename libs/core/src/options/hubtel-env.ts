@@ -3,11 +3,13 @@ import { HUBTEL_ENV } from '../hubtel.constants.js';
 import type { HubtelHttpOptions } from './hubtel-options.types.js';
 
 /**
- * Where settings come from: `process.env`, any string map, or a getter such as
- * `(key) => configService.get(key)` from @nestjs/config.
+ * Where settings come from: `process.env`, any string map, a getter such as
+ * `(key) => configService.get(key)`, or an object with a `get(key)` method (a @nestjs/config
+ * ConfigService itself).
  */
 export type HubtelEnvSource =
   | ((key: string) => string | number | boolean | undefined | null)
+  | { get(key: string): unknown }
   | Readonly<Record<string, string | undefined>>;
 
 /** Every setting `readHubtelEnv` knows, parsed. Unset (or blank) variables are undefined. */
@@ -50,7 +52,10 @@ const NUMERIC_KEYS = new Set<keyof HubtelEnv>(['timeoutMs', 'retryMaxAttempts', 
 
 /** One raw variable from a source, trimmed; blank counts as unset (an empty `.env` line). */
 export function readEnvValue(source: HubtelEnvSource, key: string): string | undefined {
-  const raw = typeof source === 'function' ? source(key) : source[key];
+  let raw: unknown;
+  if (typeof source === 'function') raw = source(key);
+  else if (typeof (source as { get?: unknown }).get === 'function') raw = (source as { get(key: string): unknown }).get(key);
+  else raw = (source as Readonly<Record<string, unknown>>)[key];
   if (raw === undefined || raw === null) return undefined;
   const text = String(raw).trim();
   return text === '' ? undefined : text;
