@@ -1,1 +1,68 @@
-export {};
+/**
+ * nestjs-hubtel/service-app — Hubtel Programmable Services, the service application's side:
+ * interactive service flows, fulfillment of paid orders and the fulfillment callback.
+ */
+export { ServiceAppModule } from './service-app.module.js';
+export { SERVICE_APP_MODULE_OPTIONS } from './service-app.module-definition.js';
+export {
+  resolveServiceAppOptions,
+  serviceAppOptionsFromEnv,
+  type ServiceAppModuleOptions,
+  type ServiceAppModuleExtras,
+  type ServiceAppRouteOptions,
+  type ResolvedServiceAppOptions,
+} from './service-app.options.js';
+export {
+  SERVICE_APP_DEFAULTS,
+  SERVICE_APP_DEFAULT_MESSAGES,
+  SERVICE_APP_JOBS,
+  SERVICE_APP_KEYS,
+  SERVICE_APP_PIPELINE,
+  SERVICE_APP_ROUTES,
+  SERVICE_APP_STORE,
+  type ServiceAppMessages,
+} from './service-app.constants.js';
+export type * from './service-app.types.js';
+export { ServiceFlowRequestDto, FulfillmentRequestDto } from './service-app.dto.js';
+
+// Writing flows
+export { ServiceFlow, FlowStep, type ServiceFlowOptions, type FlowStepOptions } from './service-flow.decorators.js';
+export { ServiceFlowBuilder } from './service-flow.builder.js';
+export { FlowContext, type FlowSessionInfo } from './service-flow.context.js';
+export type {
+  AddToCartReply,
+  FlowReply,
+  FlowStepHandler,
+  FlowValue,
+  InputPrompt,
+  InputValidation,
+  SelectPrompt,
+  ServiceFlowDefinition,
+  StoredCart,
+  StoredScreen,
+  StoredSession,
+} from './service-flow.types.js';
+export { ServiceFlowService } from './service-flow.service.js';
+export { ServiceFlowRegistry } from './service-flow.registry.js';
+
+// Fulfillment
+export {
+  FulfillmentService,
+  FulfillmentRejectedError,
+  type FulfillmentOrderStatus,
+  type FulfillmentReceipt,
+  type FulfillmentRejection,
+} from './fulfillment.service.js';
+export { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
+export {
+  ServiceAppEvents,
+  FulfillmentRequestedEvent,
+  FulfillmentCallbackSentEvent,
+  deferFulfillment,
+  failFulfillment,
+  fulfilled,
+  fulfillmentEventFor,
+  type FulfillmentOutcome,
+  type ServiceAppDeadLetterEvent,
+} from './service-app.events.js';
+export { OnFulfillment, OnFulfillmentCallbackSent, OnServiceAppDeadLetter } from './service-app.decorators.js';

@@ -1,7 +1,7 @@
 import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelError } from '../errors/hubtel.errors.js';
-import { redact } from '../logging/redact.js';
+import { maskPhoneNumbers, redact } from '../logging/redact.js';
 import { backoffDelay, sleep } from '../retry/backoff.js';
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 
@@ -394,6 +394,5 @@ class ListenerFailure extends Error {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof Error) return redact(error.message);
-  return redact(String(error));
+  return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
 }

@@ -1,0 +1,42 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { HubtelError, type HttpTransport } from 'nestjs-hubtel';
+import { SERVICE_APP_TRANSPORT } from './service-app.constants.js';
+import type { FulfillmentCallback } from './service-app.types.js';
+
+/**
+ * Posts one fulfillment callback: `POST {callback_url}/callback` with
+ * `{ SessionId, OrderId, ServiceStatus, MetaData }`. One attempt per call: the module's pipeline
+ * owns the retry schedule (backoff until the deadline), so the transport is built with a single
+ * attempt and nothing is retried twice over.
+ *
+ * The call is marked idempotent: posting the same `{ OrderId, ServiceStatus }` again reports the
+ * same fact, so a time-out or a lost answer is safe to retry.
+ */
+@Injectable()
+export class FulfillmentCallbackClient {
+  constructor(@Inject(SERVICE_APP_TRANSPORT) private readonly transport: HttpTransport) {}
+
+  /** Resolves when the platform accepted it (any 2xx); throws a HubtelError otherwise. */
+  async send(callback: FulfillmentCallback): Promise<void> {
+    const body: FulfillmentCallback = {
+      SessionId: callback.SessionId,
+      OrderId: callback.OrderId,
+      ServiceStatus: callback.ServiceStatus,
+      MetaData: callback.MetaData ?? null,
+    };
+    try {
+      await this.transport.request({
+        api: 'fulfillment',
+        method: 'POST',
+        path: '/callback',
+        body,
+        idempotent: true,
+        operation: 'serviceApp.fulfillmentCallback',
+      });
+    } catch (error) {
+      // The contract shows no response body: a 2xx with a body that is not JSON is still accepted.
+      if (error instanceof HubtelError && error.httpStatus !== undefined && error.httpStatus >= 200 && error.httpStatus < 300) return;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,309 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import {
+  HubtelError,
+  HubtelValidationError,
+  maskMsisdn,
+  type HubtelStore,
+  type InboundPipeline,
+  type JobRecord,
+  type JobStatus,
+} from 'nestjs-hubtel';
+import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
+import { SERVICE_APP_JOBS, SERVICE_APP_OPTIONS, SERVICE_APP_PIPELINE, SERVICE_APP_STORE } from './service-app.constants.js';
+import { validateFulfillmentRequest } from './service-app.dto.js';
+import {
+  FulfillmentCallbackSentEvent,
+  ServiceAppEvents,
+  combineOutcomes,
+  fulfillmentEventFor,
+  type FulfillmentRequestedEvent,
+} from './service-app.events.js';
+import type { ResolvedServiceAppOptions } from './service-app.options.js';
+import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
+import { cartKey } from './service-flow.service.js';
+import type { StoredCart } from './service-flow.types.js';
+
+/** Why a fulfillment request was refused (nothing was recorded nor emitted). */
+export type FulfillmentRejection = 'UNKNOWN_SESSION' | 'CART_ALREADY_ORDERED' | 'ORDER_CONFLICT';
+
+/** A fulfillment request refused by the module; `httpStatus` is what the endpoint answers. */
+export class FulfillmentRejectedError extends HubtelError {
+  constructor(
+    readonly reason: FulfillmentRejection,
+    message: string,
+    httpStatus: number,
+  ) {
+    super(reason === 'UNKNOWN_SESSION' ? 'HUBTEL_NOT_FOUND' : 'HUBTEL_STORE_CONFLICT', message, { httpStatus });
+  }
+}
+
+/** What the fulfillment endpoint answers (status 200). */
+export interface FulfillmentReceipt {
+  OrderId: string;
+  SessionId: string;
+  /** `received`: recorded, handlers run next; `duplicate`: this OrderId was already recorded, nothing new runs. */
+  Status: 'received' | 'duplicate';
+}
+
+interface CallbackJob {
+  callback: FulfillmentCallback;
+  reportedBy: 'handler' | 'app';
+}
+
+/** Where one order stands. */
+export interface FulfillmentOrderStatus {
+  orderId: string;
+  sessionId: string;
+  serviceCode: string | null;
+  /** Your handlers: `pending`/`running` (retrying), `done`, `dead` (gave up: `failed` reported). */
+  handler: { status: JobStatus; attempts: number; lastError?: string };
+  /** True when the handlers deferred and no outcome was reported yet: call `complete()`. */
+  awaitingCompletion: boolean;
+  /** The callback, once an outcome was reported: `done` = accepted by the platform, `dead` = gave up at the deadline. */
+  callback?: { serviceStatus: FulfillmentServiceStatus; metaData: unknown; status: JobStatus; attempts: number; lastError?: string };
+}
+
+/**
+ * Fulfillment of paid orders, exactly once per OrderId, on the core's inbound pipeline:
+ *
+ *   request → validate → cart check → record (set-if-absent on OrderId) → 200
+ *           → @OnFulfillment handlers (retried with backoff) → callback `success` / `failed`
+ *           → POST {callback_url}/callback (retried until accepted or the deadline) → dead letter
+ *
+ * Inject it to report deferred deliveries: `complete(orderId, 'success')`.
+ */
+@Injectable()
+export class FulfillmentService {
+  private readonly logger = new Logger('HubtelServiceApp');
+
+  constructor(
+    @Inject(SERVICE_APP_PIPELINE) private readonly pipeline: InboundPipeline,
+    @Inject(SERVICE_APP_STORE) private readonly store: HubtelStore,
+    @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
+    private readonly client: FulfillmentCallbackClient,
+    @Optional() private readonly emitter?: EventEmitter2,
+  ) {
+    const handlerRetry = options.fulfillmentRetry;
+    pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
+      // Handlers of the order's ServiceCode first, then the catch-all ones.
+      events: (order) => (order.serviceCode ? [fulfillmentEventFor(order.serviceCode), ServiceAppEvents.Fulfillment] : [ServiceAppEvents.Fulfillment]),
+      // No handler at all must not be reported as a success: retried, then `failed`.
+      requireListener: true,
+      keepResults: true,
+      retry: handlerRetry,
+      onSettled: (record, outcome) => this.afterHandlers(record, outcome),
+    });
+    pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
+      run: (job) => this.client.send(job.callback),
+      retry: { maxAttempts: Infinity, ...options.callbackRetry },
+      onSettled: (record, outcome) => this.afterCallback(record, outcome),
+    });
+  }
+
+  /**
+   * Takes one fulfillment request (the body as received): validates it, checks its session ended
+   * in an AddToCart of this app, records it and returns; handlers run after. Throws
+   * HubtelValidationError (bad body) or FulfillmentRejectedError (unknown session, conflicts).
+   * A duplicate OrderId is acknowledged again and runs nothing.
+   */
+  async receive(body: unknown): Promise<FulfillmentReceipt> {
+    const checked = validateFulfillmentRequest(body);
+    if (!checked.ok) {
+      throw new HubtelValidationError(`Invalid fulfillment request: ${checked.issues.map((i) => i.message).join('; ')}`, checked.issues);
+    }
+    const { OrderId: orderId, SessionId: sessionId } = checked.value;
+    const cart = await this.claimCart(orderId, sessionId);
+
+    const order: FulfillmentRequestedEvent = {
+      orderId,
+      sessionId,
+      serviceCode: cart?.serviceCode ?? null,
+      flow: cart?.flow ?? null,
+      mobile: cart?.mobile ?? null,
+      item: cart?.item ?? null,
+      serviceData: cart?.item.ServiceData ?? {},
+      data: cart?.data ?? {},
+      extraData: checked.value.ExtraData ?? {},
+      orderInfo: checked.value.OrderInfo ?? null,
+      receivedAt: new Date().toISOString(),
+    };
+    if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
+
+    const result = await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, orderId, order);
+    if (result.duplicate) {
+      if (result.record.payload.sessionId !== sessionId) {
+        throw new FulfillmentRejectedError('ORDER_CONFLICT', `OrderId ${orderId} was already received for another session`, 409);
+      }
+      this.logger.log(`Duplicate fulfillment request for order ${orderId} acknowledged; nothing new runs`);
+      return { OrderId: orderId, SessionId: sessionId, Status: 'duplicate' };
+    }
+    const who = order.mobile ? ` for ${maskMsisdn(order.mobile)}` : '';
+    this.logger.log(`Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who} recorded`);
+    return { OrderId: orderId, SessionId: sessionId, Status: 'received' };
+  }
+
+  /**
+   * Reports the outcome of an order yourself (deliveries your handler deferred with
+   * `deferFulfillment()`, or orders you finish out of band): posts the fulfillment callback, retried
+   * until the platform accepts it or the deadline passes. Reporting the same status twice is a
+   * no-op; a different status than already reported throws (HUBTEL_STORE_CONFLICT).
+   */
+  async complete(orderId: string, status: FulfillmentServiceStatus, metaData: unknown = null): Promise<void> {
+    if (typeof orderId !== 'string' || orderId === '') {
+      throw new HubtelValidationError('complete(): orderId must be a non-empty string', [{ field: 'orderId', message: 'must be a non-empty string' }]);
+    }
+    if (status !== 'success' && status !== 'failed') {
+      throw new HubtelValidationError(`complete(): status must be "success" or "failed", got ${JSON.stringify(status)}`, [
+        { field: 'status', message: 'must be "success" or "failed"' },
+      ]);
+    }
+    assertJson(metaData);
+    const order = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, orderId);
+    if (!order) throw new HubtelError('HUBTEL_NOT_FOUND', `complete(): no fulfillment request with OrderId ${orderId} is known (or its record expired)`);
+    const accepted = await this.report(order.payload, status, metaData, 'app');
+    if (!accepted.ok) {
+      if (accepted.existing.ServiceStatus === status) return;
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `complete(): order ${orderId} was already reported as "${accepted.existing.ServiceStatus}"; it cannot be reported as "${status}"`,
+      );
+    }
+  }
+
+  /** Where an order stands (undefined when unknown or expired from the store). */
+  async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
+    const order = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, orderId);
+    if (!order) return undefined;
+    const callback = await this.pipeline.get<CallbackJob>(SERVICE_APP_JOBS.callback, orderId);
+    const status: FulfillmentOrderStatus = {
+      orderId,
+      sessionId: order.payload.sessionId,
+      serviceCode: order.payload.serviceCode,
+      handler: { status: order.status, attempts: order.attempts, ...(order.lastError ? { lastError: order.lastError } : {}) },
+      awaitingCompletion: !callback && order.status === 'done' && combineOutcomes(order.results).kind === 'deferred',
+    };
+    if (callback) {
+      status.callback = {
+        serviceStatus: callback.payload.callback.ServiceStatus,
+        metaData: callback.payload.callback.MetaData,
+        status: callback.status,
+        attempts: callback.attempts,
+        ...(callback.lastError ? { lastError: callback.lastError } : {}),
+      };
+    }
+    return status;
+  }
+
+  /** The cart a session ended with, while it is kept (`cartTtlMs`). */
+  async getCart(sessionId: string): Promise<StoredCart | undefined> {
+    return (await this.store.get<StoredCart>(cartKey(sessionId)))?.value;
+  }
+
+  /** The session's cart, claimed for this order (compare-and-set: one order per cart). */
+  private async claimCart(orderId: string, sessionId: string): Promise<StoredCart | undefined> {
+    const key = cartKey(sessionId);
+    for (let tries = 0; tries < 5; tries++) {
+      const entry = await this.store.get<StoredCart>(key);
+      if (!entry) {
+        if (!this.options.requireCart) return undefined;
+        this.logger.warn(`Fulfillment request for order ${orderId} refused: session ${sessionId} did not end in an AddToCart of this app`);
+        throw new FulfillmentRejectedError(
+          'UNKNOWN_SESSION',
+          `SessionId ${sessionId} did not end in an AddToCart answered by this app (or its cart expired)`,
+          404,
+        );
+      }
+      const cart = entry.value;
+      if (cart.orderId === orderId) return cart;
+      if (cart.orderId !== undefined) {
+        this.logger.warn(`Fulfillment request for order ${orderId} refused: the cart of session ${sessionId} was already ordered as ${cart.orderId}`);
+        throw new FulfillmentRejectedError('CART_ALREADY_ORDERED', `The cart of session ${sessionId} was already ordered under another OrderId`, 409);
+      }
+      const claimed = await this.store.compareAndSet(key, entry.version, { ...cart, orderId });
+      if (claimed) return claimed.value;
+      // Another request changed the cart meanwhile (a concurrent duplicate): read it again.
+    }
+    throw new FulfillmentRejectedError('ORDER_CONFLICT', `The cart of session ${sessionId} is being changed concurrently; retry`, 409);
+  }
+
+  private async afterHandlers(record: JobRecord<FulfillmentRequestedEvent>, outcome: 'done' | 'dead'): Promise<void> {
+    const order = record.payload;
+    if (outcome === 'dead') {
+      this.logger.error(`Fulfillment of order ${order.orderId} gave up after ${record.attempts} attempt(s); reporting "failed"`);
+      await this.report(order, 'failed', null, 'handler');
+      return;
+    }
+    const combined = combineOutcomes(record.results);
+    if (combined.kind === 'deferred') {
+      this.logger.log(`Fulfillment of order ${order.orderId} deferred by its handler; waiting for FulfillmentService.complete()`);
+      return;
+    }
+    let metaData = combined.metaData;
+    try {
+      assertJson(metaData);
+    } catch {
+      this.logger.error(`The handler of order ${order.orderId} returned metadata that is not JSON; MetaData sent as null`);
+      metaData = null;
+    }
+    await this.report(order, combined.status, metaData, 'handler');
+  }
+
+  /** Records the callback job (set-if-absent on OrderId: the first outcome reported wins). */
+  private async report(
+    order: FulfillmentRequestedEvent,
+    status: FulfillmentServiceStatus,
+    metaData: unknown,
+    reportedBy: 'handler' | 'app',
+  ): Promise<{ ok: true } | { ok: false; existing: FulfillmentCallback }> {
+    const job: CallbackJob = {
+      callback: { SessionId: order.sessionId, OrderId: order.orderId, ServiceStatus: status, MetaData: metaData ?? null },
+      reportedBy,
+    };
+    const result = await this.pipeline.submit(SERVICE_APP_JOBS.callback, order.orderId, job);
+    if (result.duplicate) {
+      const existing = (result.record.payload as CallbackJob).callback;
+      if (reportedBy === 'handler') {
+        this.logger.log(`Order ${order.orderId} was already reported as "${existing.ServiceStatus}"; the handler's "${status}" is not sent`);
+      }
+      return { ok: false, existing };
+    }
+    this.logger.log(`Order ${order.orderId}: fulfillment callback "${status}" queued`);
+    return { ok: true };
+  }
+
+  private async afterCallback(record: JobRecord<CallbackJob>, outcome: 'done' | 'dead'): Promise<void> {
+    const { callback, reportedBy } = record.payload;
+    if (outcome === 'dead') {
+      // The pipeline already logged it and emitted the dead-letter event.
+      this.logger.error(
+        `Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} was not accepted by the platform before the deadline (${record.attempts} attempt(s)): report it by hand`,
+      );
+      return;
+    }
+    this.logger.log(`Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} accepted after ${record.attempts} attempt(s)`);
+    if (!this.emitter) return;
+    const event = new FulfillmentCallbackSentEvent({
+      orderId: callback.OrderId,
+      sessionId: callback.SessionId,
+      serviceStatus: callback.ServiceStatus,
+      metaData: callback.MetaData,
+      reportedBy,
+      attempts: record.attempts,
+      sentAt: new Date(record.updatedAt).toISOString(),
+    });
+    try {
+      await this.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
+    } catch (error) {
+      this.logger.error(`A ${ServiceAppEvents.CallbackSent} listener failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
+
+function assertJson(value: unknown): void {
+  try {
+    if (value !== undefined) JSON.stringify(value);
+  } catch {
+    throw new HubtelValidationError('metaData must be JSON-serialisable', [{ field: 'metaData', message: 'must be JSON-serialisable' }]);
+  }
+}

@@ -1,0 +1,88 @@
+import { HUBTEL_DEFAULT_BASE_URLS } from 'nestjs-hubtel';
+
+/** Resolved options (after validation, defaults filled in). */
+export const SERVICE_APP_OPTIONS = Symbol('HUBTEL_SERVICE_APP_OPTIONS');
+/** The HubtelStore holding sessions, carts and the pipeline's job records. */
+export const SERVICE_APP_STORE = Symbol('HUBTEL_SERVICE_APP_STORE');
+/** The module's InboundPipeline (fulfillment handlers and fulfillment callbacks). */
+export const SERVICE_APP_PIPELINE = Symbol('HUBTEL_SERVICE_APP_PIPELINE');
+/** The InboundAccessPolicy guarding both endpoints. */
+export const SERVICE_APP_ACCESS_POLICY = Symbol('HUBTEL_SERVICE_APP_ACCESS_POLICY');
+/** The HttpTransport that posts fulfillment callbacks. */
+export const SERVICE_APP_TRANSPORT = Symbol('HUBTEL_SERVICE_APP_TRANSPORT');
+
+/** Metadata keys of the flow decorators. */
+export const SERVICE_FLOW_METADATA = 'hubtel:service-app:flow';
+export const FLOW_STEPS_METADATA = 'hubtel:service-app:flow-steps';
+
+/** Job types of the module's pipeline (also `DeadLetterEvent.type`). */
+export const SERVICE_APP_JOBS = Object.freeze({
+  /** Runs the @OnFulfillment handlers of one order (key: OrderId). */
+  fulfillment: 'fulfillment',
+  /** Posts the fulfillment callback of one order (key: OrderId). */
+  callback: 'callback',
+} as const);
+
+/** Store key prefixes (the store may be shared with other modules). */
+export const SERVICE_APP_KEYS = Object.freeze({
+  session: 'hubtel:service-app:session:',
+  cart: 'hubtel:service-app:cart:',
+});
+
+/** Paths the contract gives the two endpoints: `POST {service_app_url}/api/service-flow`, `/api/fulfillment`. */
+export const SERVICE_APP_ROUTES = Object.freeze({
+  prefix: 'api',
+  serviceFlow: 'service-flow',
+  fulfillment: 'fulfillment',
+});
+
+export const SERVICE_APP_DEFAULTS = Object.freeze({
+  /** The platform's fulfillment callback receiver (platform facts: port 9055, not 443). */
+  callbackUrl: HUBTEL_DEFAULT_BASE_URLS.fulfillment,
+  /** Time-out of one callback POST. */
+  callbackTimeoutMs: 15_000,
+  /** An idle session is forgotten after this long (sliding: every answer renews it). */
+  sessionTtlMs: 10 * 60_000,
+  /** A cart waits this long for its fulfillment request (payment can take a while). */
+  cartTtlMs: 24 * 3600_000,
+  /** USSD allows 5 s per answer (platform facts); answer "try again" before the platform times out. */
+  stepBudgetMs: 4_000,
+  /** Input that returns to the previous prompt. */
+  backInput: '0',
+  /** A fulfillment request must follow an AddToCart answered by this app. */
+  requireCart: true,
+  /** Handler attempts (first included) before the order is reported `failed`. */
+  fulfillmentRetry: Object.freeze({ maxAttempts: 5, baseDelayMs: 1_000, maxDelayMs: 60_000 }),
+  /** Callback retries: until accepted or the deadline (platform facts: within one hour). */
+  callbackRetry: Object.freeze({ baseDelayMs: 2_000, maxDelayMs: 5 * 60_000, deadlineMs: 3600_000 }),
+  /** Most `goTo` hops within one answer (a loop in a flow is a bug: stop it). */
+  maxRedirects: 16,
+});
+
+/** Texts the module answers with on its own. Override any of them with the `messages` option. */
+export const SERVICE_APP_DEFAULT_MESSAGES = Object.freeze({
+  /** A `Response` arrived for a session this app does not know (expired, or never started). */
+  sessionExpired: 'Your session has expired. Please dial again to start over.',
+  /** A step took longer than the step budget. */
+  busy: 'Sorry, this is taking longer than expected. Please try again.',
+  /** A step threw. */
+  error: 'Sorry, something went wrong. Please try again later.',
+  /** No flow serves this ServiceCode. */
+  unavailable: 'Sorry, this service is not available.',
+  /** Answer to a `release` (the platform ended the session). */
+  released: '',
+  /** Re-ask explanations, per check. */
+  required: 'Please enter a value.',
+  phone: 'Please enter a valid phone number.',
+  number: 'Please enter a whole number.',
+  decimal: 'Please enter a number, e.g. 10.50.',
+  email: 'Please enter a valid e-mail address.',
+  select: 'Please choose one of the options.',
+  tooShort: 'Please enter at least {min} characters.',
+  tooLong: 'Please enter at most {max} characters.',
+  tooSmall: 'Please enter {min} or more.',
+  tooLarge: 'Please enter {max} or less.',
+  pattern: 'That is not a valid entry.',
+});
+
+export type ServiceAppMessages = { -readonly [K in keyof typeof SERVICE_APP_DEFAULT_MESSAGES]: string };

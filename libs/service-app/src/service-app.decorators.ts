@@ -1,0 +1,26 @@
+import { createHandlerDecorator, type HubtelHandlerOptions } from 'nestjs-hubtel';
+import { ServiceAppEvents, fulfillmentEventFor } from './service-app.events.js';
+
+/**
+ * Handles paid orders (payload: FulfillmentRequestedEvent) — of one ServiceCode, or of every code
+ * when none is given. Runs once per OrderId; a throw is retried with backoff (`fulfillmentRetry`),
+ * then `failed` is reported. Its return value becomes the callback's `MetaData` (or return
+ * `deferFulfillment()` / `failFulfillment()`). Handlers of the code run before catch-all ones.
+ *
+ * ```ts
+ * @OnFulfillment()
+ * async deliver(order: FulfillmentRequestedEvent) {
+ *   await this.topUp.send(order.serviceData.destination as string, order.item!.Price);
+ * }
+ * ```
+ */
+export function OnFulfillment(serviceCode?: string, options?: HubtelHandlerOptions): MethodDecorator {
+  const event = serviceCode === undefined ? ServiceAppEvents.Fulfillment : fulfillmentEventFor(serviceCode);
+  return createHandlerDecorator(event)(options);
+}
+
+/** The platform accepted a fulfillment callback (payload: FulfillmentCallbackSentEvent). */
+export const OnFulfillmentCallbackSent = createHandlerDecorator(ServiceAppEvents.CallbackSent);
+
+/** A fulfillment or its callback was given up on (payload: DeadLetterEvent). */
+export const OnServiceAppDeadLetter = createHandlerDecorator(ServiceAppEvents.DeadLetter);

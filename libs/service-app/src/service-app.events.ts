@@ -1,0 +1,126 @@
+import type { DeadLetterEvent } from 'nestjs-hubtel';
+import type { CartItem, FulfillmentServiceStatus, ServiceData } from './service-app.types.js';
+
+/**
+ * Domain events of the ServiceAppModule (@nestjs/event-emitter). Handle them with the decorators
+ * of `service-app.decorators.ts` (`@OnFulfillment()`), or with plain `@OnEvent(name, {
+ * suppressErrors: false })`.
+ *
+ * Payloads are plain JSON data: they are recorded in the store before handlers run, and a handler
+ * re-run after a restart (persistent store) receives the same fields as a plain object. Read the
+ * fields; do not modify them, and do not rely on `instanceof`.
+ */
+export const ServiceAppEvents = Object.freeze({
+  /** A paid order to fulfil, every ServiceCode (payload: FulfillmentRequestedEvent). */
+  Fulfillment: 'hubtel.service-app.fulfillment',
+  /** The platform accepted a fulfillment callback (payload: FulfillmentCallbackSentEvent). */
+  CallbackSent: 'hubtel.service-app.callback-sent',
+  /**
+   * A job gave up (payload: DeadLetterEvent): `type` `fulfillment` = your handler kept failing
+   * (`failed` is then reported to the platform); `type` `callback` = the platform did not accept
+   * the callback before the deadline (the order's outcome never reached it: act by hand).
+   */
+  DeadLetter: 'hubtel.service-app.dead-letter',
+} as const);
+
+/** Event of the fulfillments of one ServiceCode (what `@OnFulfillment('711')` listens to). */
+export function fulfillmentEventFor(serviceCode: string): string {
+  return `${ServiceAppEvents.Fulfillment}:${serviceCode}`;
+}
+
+/** Payload of the fulfillment events: the platform says this order is paid; deliver it. */
+export class FulfillmentRequestedEvent {
+  /** The platform's `OrderId`. The key of exactly-once: handlers run once per order. */
+  readonly orderId: string;
+  /** `SessionId` of the session that built the cart. */
+  readonly sessionId: string;
+  /** ServiceCode of that session; null when the cart is unknown (`requireCart: false`). */
+  readonly serviceCode: string | null;
+  /** Flow that built the cart; null when the cart is unknown. */
+  readonly flow: string | null;
+  /** The user's MSISDN; null when the cart is unknown. Personal data: mask it before logging. */
+  readonly mobile: string | null;
+  /** Channel of the session (`mtn`, `Hubtel-Android`, ...), when the platform said. */
+  readonly operator?: string;
+  /** The cart item answered with AddToCart; null when the cart is unknown. */
+  readonly item: CartItem | null;
+  /** `item.ServiceData` ({} when none): what your flow put in the cart for this moment. */
+  readonly serviceData: ServiceData;
+  /** Everything the session collected (entries by field name, plus `ctx.set()` values). */
+  readonly data: Record<string, unknown>;
+  /** The request's `ExtraData` ({} when absent). */
+  readonly extraData: Record<string, unknown>;
+  /** The request's `OrderInfo` (null when absent). */
+  readonly orderInfo: unknown;
+  /** ISO time the fulfillment request was received. */
+  readonly receivedAt: string;
+
+  constructor(fields: FulfillmentRequestedEvent) {
+    Object.assign(this, fields);
+  }
+}
+
+/** Payload of `ServiceAppEvents.CallbackSent`. */
+export class FulfillmentCallbackSentEvent {
+  readonly orderId: string;
+  readonly sessionId: string;
+  readonly serviceStatus: FulfillmentServiceStatus;
+  readonly metaData: unknown;
+  /** `handler` (your @OnFulfillment handler's outcome) or `app` (`FulfillmentService.complete()`). */
+  readonly reportedBy: 'handler' | 'app';
+  /** POSTs it took. */
+  readonly attempts: number;
+  readonly sentAt: string;
+
+  constructor(fields: FulfillmentCallbackSentEvent) {
+    Object.assign(this, fields);
+  }
+}
+
+/** Payload of `ServiceAppEvents.DeadLetter`. */
+export type ServiceAppDeadLetterEvent = DeadLetterEvent<unknown>;
+
+const OUTCOME = '__hubtelFulfillment';
+
+/** What an @OnFulfillment handler may return besides plain metadata. */
+export type FulfillmentOutcome =
+  | { readonly [OUTCOME]: 'success'; readonly metaData: unknown }
+  | { readonly [OUTCOME]: 'failed'; readonly metaData: unknown }
+  | { readonly [OUTCOME]: 'deferred' };
+
+/**
+ * Return from a handler when the goods are delivered later: no callback is sent now; report the
+ * outcome with `FulfillmentService.complete(orderId, 'success' | 'failed')` (within the hour the
+ * platform allows).
+ */
+export function deferFulfillment(): FulfillmentOutcome {
+  return { [OUTCOME]: 'deferred' };
+}
+
+/** Return from a handler to report `failed` at once, without retries (out of stock, invalid target). */
+export function failFulfillment(metaData: unknown = null): FulfillmentOutcome {
+  return { [OUTCOME]: 'failed', metaData };
+}
+
+/** Return from a handler to report `success` with `MetaData` (same as returning the metadata itself). */
+export function fulfilled(metaData: unknown = null): FulfillmentOutcome {
+  return { [OUTCOME]: 'success', metaData };
+}
+
+/** @internal The combined outcome of every handler's answer, in listener order. */
+export function combineOutcomes(results: Record<string, unknown> | undefined): { kind: 'deferred' } | { kind: 'report'; status: FulfillmentServiceStatus; metaData: unknown } {
+  const answers = Object.entries(results ?? {})
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([, value]) => value);
+  const marked = (value: unknown): FulfillmentOutcome | undefined =>
+    value !== null && typeof value === 'object' && OUTCOME in value ? (value as FulfillmentOutcome) : undefined;
+  const failed = answers.map(marked).find((m) => m?.[OUTCOME] === 'failed');
+  if (failed && 'metaData' in failed) return { kind: 'report', status: 'failed', metaData: failed.metaData ?? null };
+  if (answers.some((a) => marked(a)?.[OUTCOME] === 'deferred')) return { kind: 'deferred' };
+  for (const answer of answers) {
+    const mark = marked(answer);
+    if (mark && 'metaData' in mark) return { kind: 'report', status: 'success', metaData: mark.metaData ?? null };
+    if (!mark && answer !== undefined && answer !== null) return { kind: 'report', status: 'success', metaData: answer };
+  }
+  return { kind: 'report', status: 'success', metaData: null };
+}

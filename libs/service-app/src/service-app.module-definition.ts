@@ -1,0 +1,17 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { createServiceAppControllers } from './service-app.controllers.js';
+import type { ServiceAppModuleExtras, ServiceAppModuleOptions } from './service-app.options.js';
+
+export const {
+  ConfigurableModuleClass: ServiceAppConfigurableModule,
+  MODULE_OPTIONS_TOKEN: SERVICE_APP_MODULE_OPTIONS,
+  OPTIONS_TYPE: SERVICE_APP_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: SERVICE_APP_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<ServiceAppModuleOptions>({ moduleName: 'HubtelServiceApp' })
+  .setClassMethodName('forRoot')
+  .setExtras<ServiceAppModuleExtras>({ isGlobal: false, routes: {} }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+    controllers: [...(definition.controllers ?? []), ...createServiceAppControllers(extras.routes)],
+  }))
+  .build();

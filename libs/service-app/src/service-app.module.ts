@@ -1,0 +1,115 @@
+import { Logger, Module, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { HttpModule, HttpService } from '@nestjs/axios';
+import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
+import { HttpTransport, HubtelConfigError, InboundAccessPolicy, InboundPipeline, MemoryStore, type HubtelStore } from 'nestjs-hubtel';
+import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
+import { FulfillmentService } from './fulfillment.service.js';
+import {
+  SERVICE_APP_ACCESS_POLICY,
+  SERVICE_APP_OPTIONS,
+  SERVICE_APP_PIPELINE,
+  SERVICE_APP_STORE,
+  SERVICE_APP_TRANSPORT,
+} from './service-app.constants.js';
+import { ServiceAppEvents } from './service-app.events.js';
+import {
+  SERVICE_APP_ASYNC_OPTIONS_TYPE,
+  SERVICE_APP_MODULE_OPTIONS,
+  SERVICE_APP_OPTIONS_TYPE,
+  ServiceAppConfigurableModule,
+} from './service-app.module-definition.js';
+import { resolveServiceAppOptions, type ResolvedServiceAppOptions, type ServiceAppModuleOptions } from './service-app.options.js';
+import { ServiceFlowRegistry } from './service-flow.registry.js';
+import { ServiceFlowService } from './service-flow.service.js';
+
+/**
+ * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and
+ * `POST /api/fulfillment` (paid orders), runs your `@OnFulfillment()` handlers exactly once per
+ * order and posts the fulfillment callback. Needs `EventEmitterModule.forRoot()` in the app.
+ *
+ * ```ts
+ * @Module({
+ *   imports: [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ access: { allowedIps: [...] } })],
+ *   providers: [BundleFlow, BundleFulfillment],
+ * })
+ * export class AppModule {}
+ * ```
+ */
+@Module({
+  imports: [HttpModule, DiscoveryModule],
+  providers: [
+    {
+      provide: SERVICE_APP_OPTIONS,
+      useFactory: (options: ServiceAppModuleOptions) => resolveServiceAppOptions(options),
+      inject: [SERVICE_APP_MODULE_OPTIONS],
+    },
+    {
+      provide: SERVICE_APP_STORE,
+      useFactory: (options: ResolvedServiceAppOptions): HubtelStore => options.store ?? new MemoryStore(),
+      inject: [SERVICE_APP_OPTIONS],
+    },
+    {
+      provide: SERVICE_APP_ACCESS_POLICY,
+      useFactory: (options: ResolvedServiceAppOptions) => new InboundAccessPolicy(options.access, 'serviceApp.access.'),
+      inject: [SERVICE_APP_OPTIONS],
+    },
+    {
+      provide: SERVICE_APP_TRANSPORT,
+      useFactory: (http: HttpService, options: ResolvedServiceAppOptions) =>
+        new HttpTransport(http, {
+          baseUrls: { fulfillment: options.callbackUrl },
+          credentials: { fulfillment: options.callbackCredentials },
+          timeoutMs: options.callbackTimeoutMs,
+          // One attempt per call: the pipeline schedules the callback's retries up to its deadline.
+          retry: { maxAttempts: 1, baseDelayMs: options.callbackRetry.baseDelayMs, maxDelayMs: options.callbackRetry.maxDelayMs },
+          loggerContext: 'HubtelServiceApp',
+        }),
+      inject: [HttpService, SERVICE_APP_OPTIONS],
+    },
+    {
+      provide: SERVICE_APP_PIPELINE,
+      useFactory: (
+        options: ResolvedServiceAppOptions,
+        store: HubtelStore,
+        emitter: EventEmitter2 | undefined,
+        readiness: EventEmitterReadinessWatcher | undefined,
+      ) => {
+        if (!emitter) {
+          throw new HubtelConfigError('EventEmitterModule', 'ServiceAppModule needs EventEmitterModule.forRoot() imported in your app (it delivers fulfillment events)');
+        }
+        return new InboundPipeline({
+          name: 'service-app',
+          store,
+          emitter,
+          deadLetterEvent: ServiceAppEvents.DeadLetter,
+          recoverOnBootstrap: options.recoverOnBootstrap,
+          whenReady: readiness ? () => readiness.waitUntilReady() : undefined,
+          logger: new Logger('HubtelServiceApp'),
+        });
+      },
+      inject: [
+        SERVICE_APP_OPTIONS,
+        SERVICE_APP_STORE,
+        { token: EventEmitter2, optional: true },
+        { token: EventEmitterReadinessWatcher, optional: true },
+      ],
+    },
+    ServiceFlowRegistry,
+    ServiceFlowService,
+    FulfillmentCallbackClient,
+    FulfillmentService,
+  ],
+  exports: [ServiceFlowService, FulfillmentService, ServiceFlowRegistry, SERVICE_APP_STORE, SERVICE_APP_PIPELINE],
+})
+export class ServiceAppModule extends ServiceAppConfigurableModule {
+  /** Options inline (all optional). Extras: `isGlobal`, `routes` (prefix, guards, decorators, disabled). */
+  static override forRoot(options: typeof SERVICE_APP_OPTIONS_TYPE = {}): DynamicModule {
+    return super.forRoot(options);
+  }
+
+  /** Options from a factory / class (`useFactory` + `inject`, `useClass`, `useExisting`); extras as in forRoot. */
+  static override forRootAsync(options: typeof SERVICE_APP_ASYNC_OPTIONS_TYPE): DynamicModule {
+    return super.forRootAsync(options);
+  }
+}

@@ -1,0 +1,205 @@
+import {
+  HubtelConfigError,
+  assertOptionsObject,
+  readHubtelEnv,
+  resolveBoolean,
+  resolveCountryCode,
+  resolveCredentials,
+  resolveNumber,
+  resolveUrl,
+  type HubtelCredentials,
+  type HubtelEnvSource,
+  type HubtelRouteOptions,
+  type HubtelStore,
+  type InboundAccessOptions,
+} from 'nestjs-hubtel';
+import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_DEFAULTS, type ServiceAppMessages } from './service-app.constants.js';
+import type { ServiceFlowDefinition } from './service-flow.types.js';
+
+export interface ServiceAppModuleOptions {
+  /** `{callback_url}`: the platform's fulfillment callback receiver. Default `https://gs-callback.hubtel.com:9055`. */
+  callbackUrl?: string;
+  /** Basic-auth pair for the callback, if your account was given one (the contract shows none). */
+  callbackCredentials?: HubtelCredentials;
+  /** Time-out of one callback POST, ms. Default 15000. */
+  callbackTimeoutMs?: number;
+  /**
+   * The callback is retried with backoff (full jitter) through 5xx, time-outs and refusals until the
+   * platform accepts it (2xx) or `deadlineMs` after it was first due (default one hour, the
+   * platform's limit), then a dead-letter event is emitted. Defaults: 2 s base, 5 min cap, 1 h.
+   */
+  callbackRetry?: { baseDelayMs?: number; maxDelayMs?: number; deadlineMs?: number };
+  /** Attempts of your @OnFulfillment handler (first included) before `failed` is reported. Default 5, 1 s base, 60 s cap. */
+  fulfillmentRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /** An idle session is forgotten after this long (renewed by every answer). Default 10 min. */
+  sessionTtlMs?: number;
+  /** How long a cart waits for its fulfillment request. Default 24 h. */
+  cartTtlMs?: number;
+  /**
+   * Longest a step may take before the user is answered "please try again" (the step's late
+   * answer is dropped). Default 4000 ms, under the 5 s a USSD session allows.
+   */
+  stepBudgetMs?: number;
+  /** Entries that return to the previous prompt. Default `'0'`; `false` turns "back" off. */
+  backInput?: string | readonly string[] | false;
+  /**
+   * Refuse a fulfillment request whose SessionId did not end in an AddToCart answered by this app
+   * (default true). Turn off only if carts can be created outside this module (another instance
+   * without a shared store, a migration): the access options are then your only protection.
+   */
+  requireCart?: boolean;
+  /** Where sessions, carts and order records live. Default: a MemoryStore (single instance, lost on restart). */
+  store?: HubtelStore;
+  /** Path secret and IP allow-list for both endpoints (see InboundAccessOptions). Default: open. */
+  access?: InboundAccessOptions;
+  /** Flows written with ServiceFlowBuilder (decorated `@ServiceFlow()` providers are found on their own). */
+  flows?: ServiceFlowDefinition[];
+  /** Texts the module answers by itself (expired session, busy, errors, re-ask explanations). */
+  messages?: Partial<ServiceAppMessages>;
+  /** Country code for national numbers typed in `phone` fields (`024…`). Default '233'. */
+  defaultCountryCode?: string;
+  /** Resume unfinished fulfillments and callbacks found in a persistent store at startup. Default true. */
+  recoverOnBootstrap?: boolean;
+}
+
+/** Where and how the two endpoints are mounted. Given as a module extra: routes are fixed before async options resolve. */
+export interface ServiceAppRouteOptions extends HubtelRouteOptions {
+  /** Prefix of both endpoints. Default `api` (→ `POST /api/service-flow`, `POST /api/fulfillment`). */
+  path?: string;
+  /** Path of the service interaction endpoint under the prefix. Default `service-flow`. */
+  serviceFlowPath?: string;
+  /** Path of the fulfillment endpoint under the prefix. Default `fulfillment`. */
+  fulfillmentPath?: string;
+}
+
+export interface ServiceAppModuleExtras {
+  /** Register the module globally. Default false. */
+  isGlobal?: boolean;
+  routes?: ServiceAppRouteOptions;
+}
+
+export interface ResolvedServiceAppOptions {
+  callbackUrl: string;
+  callbackCredentials?: HubtelCredentials;
+  callbackTimeoutMs: number;
+  callbackRetry: { baseDelayMs: number; maxDelayMs: number; deadlineMs: number };
+  fulfillmentRetry: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number };
+  sessionTtlMs: number;
+  cartTtlMs: number;
+  stepBudgetMs: number;
+  backInputs: string[];
+  requireCart: boolean;
+  store?: HubtelStore;
+  access: InboundAccessOptions;
+  flows: ServiceFlowDefinition[];
+  messages: ServiceAppMessages;
+  defaultCountryCode: string;
+  recoverOnBootstrap: boolean;
+}
+
+const P = 'serviceApp';
+
+/** Validates the options at bootstrap; a bad one stops the app with a HubtelConfigError naming it. */
+export function resolveServiceAppOptions(raw: ServiceAppModuleOptions | undefined): ResolvedServiceAppOptions {
+  const options = raw ?? {};
+  assertOptionsObject(options, P);
+  const o = options as Record<string, unknown>;
+  const D = SERVICE_APP_DEFAULTS;
+
+  const callbackUrl = resolveUrl(o.callbackUrl, `${P}.callbackUrl`, D.callbackUrl);
+  let callbackCredentials: HubtelCredentials | undefined;
+  if (o.callbackCredentials !== undefined) {
+    assertOptionsObject(o.callbackCredentials, `${P}.callbackCredentials`);
+    callbackCredentials = resolveCredentials(o.callbackCredentials, `${P}.callbackCredentials`);
+  }
+
+  const cb = objectOrEmpty(o.callbackRetry, `${P}.callbackRetry`);
+  const cbBase = resolveNumber(cb.baseDelayMs, `${P}.callbackRetry.baseDelayMs`, D.callbackRetry.baseDelayMs);
+  const cbMax = resolveNumber(cb.maxDelayMs, `${P}.callbackRetry.maxDelayMs`, Math.max(D.callbackRetry.maxDelayMs, cbBase));
+  if (cbMax < cbBase) throw new HubtelConfigError(`${P}.callbackRetry.maxDelayMs`, `must be at least callbackRetry.baseDelayMs (${cbBase})`);
+  const cbDeadline = resolveNumber(cb.deadlineMs, `${P}.callbackRetry.deadlineMs`, D.callbackRetry.deadlineMs);
+
+  const fr = objectOrEmpty(o.fulfillmentRetry, `${P}.fulfillmentRetry`);
+  const frAttempts = resolveNumber(fr.maxAttempts, `${P}.fulfillmentRetry.maxAttempts`, D.fulfillmentRetry.maxAttempts, { max: 100 });
+  const frBase = resolveNumber(fr.baseDelayMs, `${P}.fulfillmentRetry.baseDelayMs`, D.fulfillmentRetry.baseDelayMs);
+  const frMax = resolveNumber(fr.maxDelayMs, `${P}.fulfillmentRetry.maxDelayMs`, Math.max(D.fulfillmentRetry.maxDelayMs, frBase));
+  if (frMax < frBase) throw new HubtelConfigError(`${P}.fulfillmentRetry.maxDelayMs`, `must be at least fulfillmentRetry.baseDelayMs (${frBase})`);
+
+  const messages: ServiceAppMessages = { ...SERVICE_APP_DEFAULT_MESSAGES };
+  if (o.messages !== undefined) {
+    assertOptionsObject(o.messages, `${P}.messages`);
+    for (const [key, value] of Object.entries(o.messages)) {
+      if (!(key in SERVICE_APP_DEFAULT_MESSAGES)) {
+        throw new HubtelConfigError(`${P}.messages.${key}`, `is not a known message (known: ${Object.keys(SERVICE_APP_DEFAULT_MESSAGES).join(', ')})`);
+      }
+      if (value === undefined) continue;
+      if (typeof value !== 'string') throw new HubtelConfigError(`${P}.messages.${key}`, 'must be a string');
+      messages[key as keyof ServiceAppMessages] = value;
+    }
+  }
+
+  let access: InboundAccessOptions = {};
+  if (o.access !== undefined) {
+    assertOptionsObject(o.access, `${P}.access`);
+    access = o.access as InboundAccessOptions;
+  }
+
+  const flows = o.flows === undefined ? [] : o.flows;
+  if (!Array.isArray(flows)) throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
+
+  return {
+    callbackUrl,
+    callbackCredentials,
+    callbackTimeoutMs: resolveNumber(o.callbackTimeoutMs, `${P}.callbackTimeoutMs`, D.callbackTimeoutMs, { max: 600_000 }),
+    callbackRetry: { baseDelayMs: cbBase, maxDelayMs: cbMax, deadlineMs: cbDeadline },
+    fulfillmentRetry: { maxAttempts: frAttempts, baseDelayMs: frBase, maxDelayMs: frMax },
+    sessionTtlMs: resolveNumber(o.sessionTtlMs, `${P}.sessionTtlMs`, D.sessionTtlMs),
+    cartTtlMs: resolveNumber(o.cartTtlMs, `${P}.cartTtlMs`, D.cartTtlMs),
+    stepBudgetMs: resolveNumber(o.stepBudgetMs, `${P}.stepBudgetMs`, D.stepBudgetMs, { max: 60_000 }),
+    backInputs: resolveBackInputs(o.backInput),
+    requireCart: resolveBoolean(o.requireCart, `${P}.requireCart`, D.requireCart),
+    store: resolveStore(o.store),
+    access,
+    flows: flows as ServiceFlowDefinition[],
+    messages,
+    defaultCountryCode: resolveCountryCode(o.defaultCountryCode, `${P}.defaultCountryCode`),
+    recoverOnBootstrap: resolveBoolean(o.recoverOnBootstrap, `${P}.recoverOnBootstrap`, true),
+  };
+}
+
+/**
+ * ServiceAppModule options found in the environment (`HUBTEL_CALLBACK_URL`,
+ * `HUBTEL_DEFAULT_COUNTRY_CODE`), for `forRootAsync({ useFactory: () => ({ ...serviceAppOptionsFromEnv(), ... }) })`.
+ */
+export function serviceAppOptionsFromEnv(source: HubtelEnvSource = process.env): ServiceAppModuleOptions {
+  const env = readHubtelEnv(source);
+  const out: ServiceAppModuleOptions = {};
+  if (env.callbackUrl !== undefined) out.callbackUrl = env.callbackUrl;
+  if (env.defaultCountryCode !== undefined) out.defaultCountryCode = env.defaultCountryCode;
+  return out;
+}
+
+function objectOrEmpty(value: unknown, name: string): Record<string, unknown> {
+  if (value === undefined) return {};
+  assertOptionsObject(value, name);
+  return value;
+}
+
+function resolveBackInputs(value: unknown): string[] {
+  if (value === undefined) return [SERVICE_APP_DEFAULTS.backInput];
+  if (value === false) return [];
+  const list = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(list) || list.some((v) => typeof v !== 'string' || v.trim() === '')) {
+    throw new HubtelConfigError(`${P}.backInput`, 'must be a non-empty string, an array of them, or false');
+  }
+  return list.map((v: string) => v.trim());
+}
+
+function resolveStore(value: unknown): HubtelStore | undefined {
+  if (value === undefined) return undefined;
+  const store = value as Record<string, unknown>;
+  for (const method of ['get', 'setIfAbsent', 'compareAndSet', 'set', 'delete', 'scan']) {
+    if (typeof store?.[method] !== 'function') throw new HubtelConfigError(`${P}.store`, `must implement HubtelStore (missing ${method}())`);
+  }
+  return value as HubtelStore;
+}

@@ -1,0 +1,92 @@
+/*
+ * The wire shapes of the programmable-services exchange, field for field as the contract writes
+ * them (PascalCase, case-sensitive). Only these objects are sent to or read from the platform.
+ */
+
+/** `Type` of a service-flow request, lower-cased (the platform writes `Response`, docs `response`). */
+export type ServiceFlowRequestType = 'initiation' | 'response' | 'release' | 'timeout';
+
+/** Service-flow request (platform → app), after validation. Unknown extra fields are dropped. */
+export interface ServiceFlowRequest {
+  /** As sent (`initiation`, `Response`, `release`); compare case-insensitively. */
+  Type: string;
+  /** Empty on initiation; the user's entry or the chosen option's `Value` otherwise. */
+  Message: string;
+  ServiceCode: string;
+  Operator?: string;
+  ClientState?: string;
+  Mobile: string;
+  SessionId: string;
+  /** Only on the initiating call. */
+  Sequence?: string | number;
+}
+
+/** One option of a select prompt (`Data`). */
+export interface SelectOption {
+  /** Text shown for the option. */
+  Display: string;
+  /** Sent back in `Message` when chosen. */
+  Value: string;
+  /** Price of the option. */
+  Amount: number;
+}
+
+/** Values a cart item hands back at fulfillment (`destination`, `amount`, `bundle` in the contract's example). */
+export type ServiceData = Record<string, unknown>;
+
+/** Cart item of an AddToCart answer (`Item`). */
+export interface CartItem {
+  ItemName: string;
+  Qty: number;
+  /** Unit price. */
+  Price: number;
+  ServiceData?: ServiceData;
+}
+
+/** `DataType` of a service-flow response. */
+export type ResponseDataType = 'input' | 'select' | 'display';
+
+/** `FieldType` values: the contract shows `phone` and `text`; newer documentation adds the rest. */
+export type FieldType = 'text' | 'phone' | 'number' | 'decimal' | 'email' | 'textarea';
+
+/** `Type` of a service-flow response. `release` ends the session (see docs/service-app.md). */
+export type ServiceFlowResponseType = 'Response' | 'AddToCart' | 'release';
+
+/** Service-flow response (app → platform). */
+export interface ServiceFlowResponse {
+  SessionId: string;
+  Type: ServiceFlowResponseType;
+  Message: string;
+  Mask: null;
+  MaskNextRoute: null;
+  /** The cart item for AddToCart; null otherwise. */
+  Item: CartItem | null;
+  ServiceCode: null;
+  Label: string | null;
+  DataType: ResponseDataType;
+  FieldType: FieldType | string;
+  /** The field's name for input; '' for select; null for the cart (and the final message). */
+  FieldName: string | null;
+  ClientState: null;
+  /** null for input (and the final message); the options for select; [] for the cart. */
+  Data: SelectOption[] | [] | null;
+}
+
+/** Fulfillment request (platform → app), after validation. */
+export interface FulfillmentRequest {
+  OrderId: string;
+  SessionId: string;
+  ExtraData?: Record<string, unknown>;
+  OrderInfo?: unknown;
+}
+
+/** `ServiceStatus` of a fulfillment callback (platform facts: `success` or `failed`). */
+export type FulfillmentServiceStatus = 'success' | 'failed';
+
+/** Fulfillment callback (app → platform, `POST {callback_url}/callback`). */
+export interface FulfillmentCallback {
+  SessionId: string;
+  OrderId: string;
+  ServiceStatus: FulfillmentServiceStatus;
+  MetaData: unknown;
+}

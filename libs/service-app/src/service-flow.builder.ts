@@ -1,0 +1,79 @@
+import { HubtelConfigError } from 'nestjs-hubtel';
+import type { FlowStepHandler, ServiceFlowDefinition } from './service-flow.types.js';
+
+/**
+ * Builds a flow without a class, e.g. from configuration or inside `forRootAsync`'s factory
+ * (where it can close over injected services):
+ *
+ * ```ts
+ * const airtime = new ServiceFlowBuilder('airtime')
+ *   .forServiceCode('711')
+ *   .step('phone', (ctx) => ctx.input({ message: 'Number to top up', fieldType: 'phone', name: 'destination' }))
+ *   .step('amount', (ctx) => ctx.input({ message: 'Amount', fieldType: 'decimal' }))
+ *   .step('cart', (ctx) => ctx.addToCart({ message: 'Pay now', item: { ItemName: 'Airtime', Qty: 1, Price: Number(ctx.data.amount) } }))
+ *   .build();
+ * ServiceAppModule.forRoot({ flows: [airtime] });
+ * ```
+ */
+export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<string, unknown>> {
+  private readonly codes: string[] = [];
+  private readonly steps: { name: string; handler: FlowStepHandler<any> }[] = [];
+  private startStep?: string;
+  private fallback = false;
+
+  constructor(private readonly name: string) {
+    if (typeof name !== 'string' || name.trim() === '') throw new HubtelConfigError('ServiceFlowBuilder.name', 'must be a non-empty string');
+  }
+
+  /** ServiceCode(s) routed to this flow. Without any, the flow is the default one. */
+  forServiceCode(...codes: string[]): this {
+    for (const code of codes) {
+      if (typeof code !== 'string' || code.trim() === '') {
+        throw new HubtelConfigError(`flows.${this.name}.serviceCode`, 'must be non-empty strings');
+      }
+      this.codes.push(code);
+    }
+    return this;
+  }
+
+  /** Also serve codes not routed to another flow. */
+  asDefault(): this {
+    this.fallback = true;
+    return this;
+  }
+
+  /** Adds a step; steps run in the order added unless a prompt names its `next`. */
+  step(name: string, handler: FlowStepHandler<TData>, options: { start?: boolean } = {}): this {
+    if (typeof handler !== 'function') throw new HubtelConfigError(`flows.${this.name}.steps.${name}`, 'must be a function');
+    this.steps.push({ name, handler });
+    if (options.start) this.startStep = name;
+    return this;
+  }
+
+  build(): ServiceFlowDefinition {
+    return assertFlowDefinition({
+      name: this.name,
+      serviceCodes: [...this.codes],
+      isDefault: this.fallback || this.codes.length === 0,
+      steps: [...this.steps],
+      start: this.startStep ?? this.steps[0]?.name ?? '',
+    });
+  }
+}
+
+/** Checks a flow's shape, naming what is wrong; called at bootstrap for every flow. */
+export function assertFlowDefinition(flow: ServiceFlowDefinition): ServiceFlowDefinition {
+  const where = `flows.${flow?.name ?? '?'}`;
+  if (!flow || typeof flow.name !== 'string' || flow.name.trim() === '') throw new HubtelConfigError(where, 'must have a name');
+  if (!Array.isArray(flow.steps) || flow.steps.length === 0) throw new HubtelConfigError(where, 'must have at least one step');
+  const names = new Set<string>();
+  for (const step of flow.steps) {
+    if (typeof step.name !== 'string' || step.name.trim() === '') throw new HubtelConfigError(`${where}.steps`, 'step names must be non-empty strings');
+    if (names.has(step.name)) throw new HubtelConfigError(`${where}.steps.${step.name}`, 'is declared twice');
+    if (typeof step.handler !== 'function') throw new HubtelConfigError(`${where}.steps.${step.name}`, 'must be a function');
+    names.add(step.name);
+  }
+  if (!names.has(flow.start)) throw new HubtelConfigError(`${where}.start`, `names no step ("${flow.start}")`);
+  if (!Array.isArray(flow.serviceCodes)) throw new HubtelConfigError(`${where}.serviceCodes`, 'must be an array');
+  return flow;
+}

@@ -1,0 +1,120 @@
+import type { SelectOption } from './service-app.types.js';
+import type { AddToCartReply, FlowReply, FlowValue, InputPrompt, SelectPrompt } from './service-flow.types.js';
+
+/** Who is in the session, from the platform's request. */
+export interface FlowSessionInfo {
+  sessionId: string;
+  /** MSISDN of the user. Personal data: mask it before logging (`maskMsisdn`). */
+  mobile: string;
+  serviceCode: string;
+  /** Channel the user is on (`mtn`, `Hubtel-Android`, ...), when the platform said. */
+  operator?: string;
+}
+
+/**
+ * What a step sees, and how it answers. One context per step run:
+ *
+ * ```ts
+ * @FlowStep()
+ * bundle(ctx: FlowContext<{ destination: string }>) {
+ *   return ctx.select({ message: `Bundles for ${ctx.data.destination}`, options: [...] });
+ * }
+ * ```
+ *
+ * `ctx.set()` stores extra values in the session, kept only if the step's answer is used (not when
+ * it is re-asked, timed out or failed).
+ */
+export class FlowContext<TData extends Record<string, unknown> = Record<string, unknown>> {
+  /** The step being run. */
+  readonly step: string;
+  /** The entry that answered the previous prompt, validated and normalised; undefined at the start. */
+  readonly answer: FlowValue | undefined;
+  /** The entry exactly as the user typed it (trimmed). */
+  readonly rawAnswer: string | undefined;
+  /** Name of the field that `answer` filled. */
+  readonly field: string | undefined;
+  readonly session: Readonly<FlowSessionInfo>;
+  private readonly values: Record<string, unknown>;
+  private readonly choices: Record<string, SelectOption>;
+
+  /** @internal Built by the module for each step run. */
+  constructor(init: {
+    step: string;
+    session: FlowSessionInfo;
+    data: Record<string, unknown>;
+    selections: Record<string, SelectOption>;
+    answer?: FlowValue;
+    rawAnswer?: string;
+    field?: string;
+  }) {
+    this.step = init.step;
+    this.session = init.session;
+    this.values = init.data;
+    this.choices = init.selections;
+    this.answer = init.answer;
+    this.rawAnswer = init.rawAnswer;
+    this.field = init.field;
+  }
+
+  get sessionId(): string {
+    return this.session.sessionId;
+  }
+
+  /** MSISDN of the user (personal data: mask before logging). */
+  get mobile(): string {
+    return this.session.mobile;
+  }
+
+  get serviceCode(): string {
+    return this.session.serviceCode;
+  }
+
+  /** Everything collected so far in this session, by field name (plus what steps `set`). */
+  get data(): Readonly<Partial<TData>> & Readonly<Record<string, unknown>> {
+    return this.values as Readonly<Partial<TData>>;
+  }
+
+  /** The option chosen in the select prompt that filled `field` (default: the one just answered). */
+  selected(field: string | undefined = this.field): SelectOption | undefined {
+    return field === undefined ? undefined : this.choices[field];
+  }
+
+  /** Keeps a value in the session data (for later steps and the cart). Plain JSON data only. */
+  set<K extends string>(key: K, value: K extends keyof TData ? TData[K] : unknown): this {
+    this.values[key] = value;
+    return this;
+  }
+
+  /** Asks for a free entry (`DataType: input`). */
+  input(prompt: InputPrompt): FlowReply {
+    return { kind: 'input', prompt };
+  }
+
+  /** Offers options (`DataType: select`); the chosen `Value` comes back as the answer. */
+  select(prompt: SelectPrompt): FlowReply {
+    return { kind: 'select', prompt };
+  }
+
+  /** Puts the item in the cart and hands the user over to payment (`Type: AddToCart`); ends the flow. */
+  addToCart(cart: AddToCartReply): FlowReply {
+    return { kind: 'cart', cart };
+  }
+
+  /** Shows a final message and ends the session (`Type: release`). */
+  end(message: string, options: { label?: string } = {}): FlowReply {
+    return { kind: 'end', message, label: options.label };
+  }
+
+  /** Runs another step now, with the same answer and data (branching). */
+  goTo(step: string): FlowReply {
+    return { kind: 'goto', step };
+  }
+
+  /**
+   * Refuses the answer: the previous prompt is asked again, `reason` shown above it. For checks
+   * the prompt's own validation cannot express (a meter number unknown to your back office).
+   */
+  reject(reason: string): FlowReply {
+    return { kind: 'reject', reason };
+  }
+}

@@ -1,0 +1,76 @@
+import { Injectable, type Type } from '@nestjs/common';
+import { HubtelConfigError } from 'nestjs-hubtel';
+import { FLOW_STEPS_METADATA, SERVICE_FLOW_METADATA } from './service-app.constants.js';
+
+export interface ServiceFlowOptions {
+  /**
+   * ServiceCode(s) the platform routes to this flow. Leave it out for the app's default flow, which
+   * serves every code not routed elsewhere (an app with one service needs no code at all).
+   */
+  serviceCode?: string | readonly string[];
+  /** Also serve unrouted codes when `serviceCode` is given. */
+  default?: boolean;
+  /** Stable name stored in sessions. Default: the class name. */
+  name?: string;
+}
+
+export interface FlowStepOptions {
+  /** Step name (what `next` and `goTo` refer to). Default: the method name. */
+  name?: string;
+  /** The flow starts here. Default: the first step declared. */
+  start?: boolean;
+}
+
+export interface FlowMetadata {
+  name: string;
+  serviceCodes: string[];
+  isDefault: boolean;
+}
+
+export interface FlowStepMetadata {
+  name: string;
+  method: string;
+  start: boolean;
+}
+
+/**
+ * Marks a provider class as a service flow: its `@FlowStep()` methods are the steps, in the order
+ * they are declared. The class is a normal injectable provider (add it to a module's
+ * `providers`), so it can inject your services.
+ */
+export function ServiceFlow(options: ServiceFlowOptions = {}): ClassDecorator {
+  return (target) => {
+    const codes = options.serviceCode === undefined ? [] : typeof options.serviceCode === 'string' ? [options.serviceCode] : [...options.serviceCode];
+    for (const code of codes) {
+      if (typeof code !== 'string' || code.trim() === '') {
+        throw new HubtelConfigError(`@ServiceFlow(${target.name}).serviceCode`, 'must be non-empty strings');
+      }
+    }
+    const metadata: FlowMetadata = {
+      name: options.name ?? target.name,
+      serviceCodes: codes,
+      isDefault: options.default === true || codes.length === 0,
+    };
+    Reflect.defineMetadata(SERVICE_FLOW_METADATA, metadata, target);
+    Injectable()(target);
+  };
+}
+
+/** Marks a method of a `@ServiceFlow()` class as a step: `(ctx: FlowContext) => FlowReply`. */
+export function FlowStep(nameOrOptions: string | FlowStepOptions = {}): MethodDecorator {
+  const options = typeof nameOrOptions === 'string' ? { name: nameOrOptions } : nameOrOptions;
+  return (target, propertyKey) => {
+    const owner = target.constructor;
+    const inherited = (Reflect.getMetadata(FLOW_STEPS_METADATA, owner) as FlowStepMetadata[] | undefined) ?? [];
+    const own = (Reflect.getOwnMetadata(FLOW_STEPS_METADATA, owner) as FlowStepMetadata[] | undefined) ?? [...inherited];
+    own.push({ name: options.name ?? String(propertyKey), method: String(propertyKey), start: options.start === true });
+    Reflect.defineMetadata(FLOW_STEPS_METADATA, own, owner);
+  };
+}
+
+/** @internal The flow metadata of a class, if it is a `@ServiceFlow()`. */
+export function getFlowMetadata(type: Type<unknown> | Function): { flow: FlowMetadata; steps: FlowStepMetadata[] } | undefined {
+  const flow = Reflect.getMetadata(SERVICE_FLOW_METADATA, type) as FlowMetadata | undefined;
+  if (!flow) return undefined;
+  return { flow, steps: (Reflect.getMetadata(FLOW_STEPS_METADATA, type) as FlowStepMetadata[] | undefined) ?? [] };
+}

@@ -1,0 +1,131 @@
+import type { CartItem, FieldType, SelectOption } from './service-app.types.js';
+import type { FlowContext } from './service-flow.context.js';
+
+/** A value collected by a prompt: the normalised entry (phone → `233…`, number/decimal → number). */
+export type FlowValue = string | number;
+
+/** Checks on an input prompt's entry, applied before the next step runs. Serialisable on purpose. */
+export interface InputValidation {
+  /** Reject an empty entry. Default true. */
+  required?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  /** Smallest number (`number` and `decimal` fields). */
+  min?: number;
+  /** Largest number (`number` and `decimal` fields). */
+  max?: number;
+  /** The entry must match (text fields). */
+  pattern?: RegExp | string;
+  /** Explanation shown when any check fails, instead of the default for that check. */
+  message?: string;
+}
+
+export interface InputPrompt {
+  /** Text shown to the user. */
+  message: string;
+  /** `Label` of the prompt. Default: the message. */
+  label?: string;
+  /** `FieldType`. Default `text`. `phone` entries are normalised to `233241234567`. */
+  fieldType?: FieldType;
+  /** `FieldName`, and the key of the entry in `ctx.data`. Default: the step's name. */
+  name?: string;
+  /** Step that receives the entry. Default: the step declared after this one. */
+  next?: string;
+  validation?: InputValidation;
+}
+
+export interface SelectPrompt {
+  message: string;
+  /** `Label` of the prompt. Default: the message. */
+  label?: string;
+  /** The options (`Data`). `Amount` defaults to 0; `Value` must be unique. */
+  options: ReadonlyArray<{ Display: string; Value: string | number; Amount?: number }>;
+  /** Key of the chosen `Value` in `ctx.data` (`FieldName` is '' on the wire). Default: the step's name. */
+  name?: string;
+  /** Step that receives the choice. Default: the step declared after this one. */
+  next?: string;
+  /** `FieldType` sent with the select. Default `text`. */
+  fieldType?: FieldType;
+}
+
+export interface AddToCartReply {
+  /** Text shown with the cart. */
+  message: string;
+  /** `Label`. Default: the message. */
+  label?: string;
+  item: CartItem;
+}
+
+/** What a step answers. Build it with the context: `ctx.input()`, `ctx.select()`, ... */
+export type FlowReply =
+  | { readonly kind: 'input'; readonly prompt: InputPrompt }
+  | { readonly kind: 'select'; readonly prompt: SelectPrompt }
+  | { readonly kind: 'cart'; readonly cart: AddToCartReply }
+  | { readonly kind: 'end'; readonly message: string; readonly label?: string }
+  | { readonly kind: 'goto'; readonly step: string }
+  | { readonly kind: 'reject'; readonly reason: string };
+
+/** A step: reads the context, answers a reply. May be async (bounded by the step budget). */
+export type FlowStepHandler<TData extends Record<string, unknown> = Record<string, unknown>> = (
+  ctx: FlowContext<TData>,
+) => FlowReply | Promise<FlowReply>;
+
+/** One flow, however it was written (decorated class or builder). */
+export interface ServiceFlowDefinition {
+  /** Unique name (the class name for decorated flows). Stored in sessions: keep it stable. */
+  readonly name: string;
+  /** ServiceCodes routed to this flow. */
+  readonly serviceCodes: readonly string[];
+  /** Serves every ServiceCode not routed to another flow. */
+  readonly isDefault: boolean;
+  /** Steps in declaration order (the default `next` of a prompt is the step after it). */
+  readonly steps: ReadonlyArray<{ readonly name: string; readonly handler: FlowStepHandler<any> }>;
+  /** The first step. */
+  readonly start: string;
+}
+
+/** A prompt as stored in the session: plain data, so a re-ask or "back" never re-runs a step. */
+export interface StoredScreen {
+  step: string;
+  kind: 'input' | 'select';
+  message: string;
+  label: string | null;
+  fieldType: string;
+  /** Key of the answer in the session data (FieldName for input). */
+  field: string;
+  next?: string;
+  options?: SelectOption[];
+  validation?: Omit<InputValidation, 'pattern'> & { pattern?: { source: string; flags: string } };
+}
+
+/** Session state kept per SessionId (TTL: `sessionTtlMs`, renewed on every answer). */
+export interface StoredSession {
+  sessionId: string;
+  flow: string;
+  serviceCode: string;
+  mobile: string;
+  operator?: string;
+  /** The prompt awaiting an answer. */
+  screen: StoredScreen;
+  /** Earlier prompts, oldest first, for "back". */
+  history: StoredScreen[];
+  data: Record<string, unknown>;
+  /** Options chosen in select prompts, by field. */
+  selections: Record<string, SelectOption>;
+  startedAt: string;
+}
+
+/** A cart answered to the platform, waiting for its fulfillment request (TTL: `cartTtlMs`). */
+export interface StoredCart {
+  sessionId: string;
+  flow: string;
+  serviceCode: string;
+  mobile: string;
+  operator?: string;
+  item: CartItem;
+  /** Everything the session collected. */
+  data: Record<string, unknown>;
+  createdAt: string;
+  /** The order that claimed this cart: a second, different OrderId for it is refused. */
+  orderId?: string;
+}

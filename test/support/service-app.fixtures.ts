@@ -1,0 +1,236 @@
+import { Injectable, Module, type DynamicModule, type LoggerService } from '@nestjs/common';
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import type { DeadLetterEvent } from 'nestjs-hubtel';
+import {
+  FlowContext,
+  FlowStep,
+  FulfillmentService,
+  OnFulfillment,
+  OnFulfillmentCallbackSent,
+  OnServiceAppDeadLetter,
+  ServiceAppEvents,
+  ServiceAppModule,
+  ServiceFlow,
+  ServiceFlowBuilder,
+  deferFulfillment,
+  failFulfillment,
+  type FulfillmentCallbackSentEvent,
+  type FulfillmentRequestedEvent,
+  type ServiceAppModuleExtras,
+  type ServiceAppModuleOptions,
+} from 'nestjs-hubtel/service-app';
+
+/*
+ * A merchant app for the service-app tests: the contract's bundle flow as the default flow, an
+ * airtime flow routed by ServiceCode 711, a builder flow on code `quiz`, a flow whose step can be
+ * held past the step budget, and scripted fulfillment handlers.
+ */
+
+export const BUNDLES = [
+  { Display: '1GB for GHS 5.00', Value: '1gb', Amount: 5 },
+  { Display: '5GB for GHS 20.00', Value: '5gb', Amount: 20 },
+];
+
+/** Numbers the bundle flow refuses with ctx.reject(). */
+export const BLOCKED_NUMBER = '233200000000';
+
+/** The contract's use case: phone input, bundle select, AddToCart. */
+@ServiceFlow()
+export class BundleFlow {
+  @FlowStep({ start: true })
+  phone(ctx: FlowContext) {
+    return ctx.input({
+      message: 'Enter the mobile number to buy data for',
+      label: 'Mobile number',
+      fieldType: 'phone',
+      name: 'destination',
+    });
+  }
+
+  @FlowStep()
+  bundle(ctx: FlowContext<{ destination: string }>) {
+    if (ctx.data.destination === BLOCKED_NUMBER) return ctx.reject('This number cannot receive bundles.');
+    return ctx.select({ message: `Choose a bundle for ${ctx.data.destination}`, label: 'Bundles', name: 'bundle', options: BUNDLES });
+  }
+
+  @FlowStep()
+  confirm(ctx: FlowContext<{ destination: string; bundle: string }>) {
+    const option = ctx.selected()!;
+    return ctx.addToCart({
+      message: `You are buying ${option.Display} for ${ctx.data.destination}`,
+      label: 'Confirm purchase',
+      item: {
+        ItemName: option.Display,
+        Qty: 1,
+        Price: option.Amount,
+        ServiceData: { destination: ctx.data.destination, amount: option.Amount.toFixed(2), bundle: option.Value },
+      },
+    });
+  }
+}
+
+/** Routed by ServiceCode 711; ends with a final message. */
+@ServiceFlow({ serviceCode: '711' })
+export class AirtimeFlow {
+  @FlowStep()
+  amount(ctx: FlowContext) {
+    return ctx.input({ message: 'Amount of airtime (GHS 1 to 100)', fieldType: 'decimal', validation: { min: 1, max: 100 } });
+  }
+
+  @FlowStep()
+  thanks(ctx: FlowContext) {
+    return ctx.end(`You asked for GHS ${Number(ctx.answer).toFixed(2)} of airtime. Goodbye.`);
+  }
+}
+
+/** Holds its second step until the test opens the gate (to pass the step budget deterministically). */
+@Injectable()
+export class Gate {
+  private waiting: Array<() => void> = [];
+  holdNext = false;
+
+  async pass(): Promise<void> {
+    if (!this.holdNext) return;
+    this.holdNext = false;
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  open(): void {
+    for (const resolve of this.waiting.splice(0)) resolve();
+  }
+}
+
+@ServiceFlow({ serviceCode: 'slow' })
+export class SlowFlow {
+  constructor(private readonly gate: Gate) {}
+
+  @FlowStep()
+  name(ctx: FlowContext) {
+    return ctx.input({ message: 'Your name?', name: 'name', next: 'greet' });
+  }
+
+  @FlowStep()
+  async greet(ctx: FlowContext) {
+    await this.gate.pass();
+    return ctx.end(`Hello ${String(ctx.data.name)}`);
+  }
+}
+
+/** A flow from the builder, routed by ServiceCode `quiz`. */
+export const quizFlow = new ServiceFlowBuilder('quiz')
+  .forServiceCode('quiz')
+  .step('question', (ctx) =>
+    ctx.select({
+      message: 'Capital of Ghana?',
+      options: [
+        { Display: 'Accra', Value: 'accra' },
+        { Display: 'Kumasi', Value: 'kumasi' },
+      ],
+    }),
+  )
+  .step('answer', (ctx) => (ctx.answer === 'accra' ? ctx.end('Correct!') : ctx.goTo('wrong')))
+  .step('wrong', (ctx) => ctx.end(`Wrong: not ${ctx.selected('question')?.Display}`))
+  .build();
+
+export type HandlerMode = 'ok' | 'throw' | 'defer' | 'fail';
+
+/** Scripted fulfillment handlers: each records what it saw; `modes` set the outcome per OrderId. */
+@Injectable()
+export class Fulfiller {
+  readonly seen: FulfillmentRequestedEvent[] = [];
+  readonly seen711: FulfillmentRequestedEvent[] = [];
+  readonly calls = new Map<string, number>();
+  readonly modes = new Map<string, HandlerMode>();
+  readonly sent: FulfillmentCallbackSentEvent[] = [];
+  readonly dead: DeadLetterEvent[] = [];
+  private readonly waiters: Array<{ test: () => boolean; resolve: () => void }> = [];
+
+  @OnFulfillment()
+  async deliver(order: FulfillmentRequestedEvent): Promise<unknown> {
+    this.seen.push(order);
+    this.calls.set(order.orderId, (this.calls.get(order.orderId) ?? 0) + 1);
+    this.notify();
+    switch (this.modes.get(order.orderId) ?? 'ok') {
+      case 'throw':
+        throw new Error(`vendor API down for ${order.orderId}`);
+      case 'defer':
+        return deferFulfillment();
+      case 'fail':
+        return failFulfillment({ reason: 'out of stock' });
+      default:
+        return { voucher: `V-${order.orderId}` };
+    }
+  }
+
+  @OnFulfillment('711')
+  async deliverAirtime(order: FulfillmentRequestedEvent): Promise<void> {
+    this.seen711.push(order);
+  }
+
+  @OnFulfillmentCallbackSent()
+  onSent(event: FulfillmentCallbackSentEvent): void {
+    this.sent.push(event);
+    this.notify();
+  }
+
+  @OnServiceAppDeadLetter()
+  onDead(event: DeadLetterEvent): void {
+    this.dead.push(event);
+    this.notify();
+  }
+
+  /** Resolves once `test()` holds (checked after every handler call and event). */
+  until(test: () => boolean, timeoutMs = 15_000): Promise<void> {
+    if (test()) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('Fulfiller.until timed out')), timeoutMs);
+      this.waiters.push({
+        test,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+    });
+  }
+
+  private notify(): void {
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      if (this.waiters[i]!.test()) this.waiters.splice(i, 1)[0]!.resolve();
+    }
+  }
+}
+
+export function merchantModule(options: ServiceAppModuleOptions, extras: ServiceAppModuleExtras = {}): DynamicModule {
+  @Module({
+    imports: [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ ...options, ...extras })],
+    providers: [BundleFlow, AirtimeFlow, SlowFlow, Gate, Fulfiller],
+  })
+  class MerchantModule {}
+  return { module: MerchantModule };
+}
+
+/** A logger that keeps every line (every level), to check what reaches logs. */
+export class RecordingLogger implements LoggerService {
+  readonly lines: string[] = [];
+  log(message: unknown, ...rest: unknown[]): void {
+    this.lines.push([message, ...rest].map(String).join(' '));
+  }
+  error(message: unknown, ...rest: unknown[]): void {
+    this.log(message, ...rest);
+  }
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.log(message, ...rest);
+  }
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.log(message, ...rest);
+  }
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.log(message, ...rest);
+  }
+  fatal(message: unknown, ...rest: unknown[]): void {
+    this.log(message, ...rest);
+  }
+}
+
+export { FulfillmentService, ServiceAppEvents };
