@@ -4,10 +4,11 @@
  * and a Nest 11 CommonJS app whose own tests run Jest in CommonJS mode (ts-jest). Each sends an SMS
  * through `nestjs-hubtel/sms` to a fake SMS API here, and this test checks what the fake received.
  *
- * Fixture dependencies come from the npm registry and are cached between runs (keyed on the
- * fixture's package.json) OUTSIDE the repo, so nothing can quietly resolve from this repo's
- * node_modules. The tarball itself is always the one packed by this run; the test compares the
- * installed files with the fresh build to be sure.
+ * The pack runs in a temporary copy of the repo (its node_modules linked), so the test neither
+ * rewrites this checkout's dist/ nor races another build of it. Fixture dependencies come from the
+ * npm registry and are cached between runs (keyed on the fixture's package.json) OUTSIDE the
+ * repo, so nothing can quietly resolve from this repo's node_modules. The tarball itself is always
+ * the one packed by this run; the test compares the installed files with that build to be sure.
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
@@ -18,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const repoRoot = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const fixturesDir = path.join(repoRoot, 'test', 'fixtures');
 const cacheRoot = process.env.HUBTEL_FIXTURE_CACHE ?? path.join(os.tmpdir(), 'nestjs-hubtel-fixtures');
 const MINUTE = 60_000;
@@ -123,6 +124,8 @@ async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
 async function prepareFixture(
   name: string,
   tarball: string,
+  /** The dist/ the tarball was packed from. */
+  built: string,
   work: (dir: string) => Promise<void>,
 ): Promise<void> {
   const source = path.join(fixturesDir, name);
@@ -156,7 +159,6 @@ async function prepareFixture(
 
     // The installed package must be exactly this run's build.
     const installed = path.join(dir, 'node_modules', 'nestjs-hubtel', 'dist');
-    const built = path.join(repoRoot, 'dist');
     const files = await listFiles(installed);
     expect(files).toEqual((await listFiles(built)).filter((f) => /^(esm|cjs)[\\/]/.test(f)));
     for (const file of files) {
@@ -178,6 +180,7 @@ function bin(dir: string, script: string): string {
 
 describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 CommonJS app', () => {
   let packDir: string;
+  let stageDir: string;
   let tarball: string;
   let fake: http.Server;
   let fakeUrl: string;
@@ -187,7 +190,17 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
 
   beforeAll(async () => {
     packDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-pack-'));
-    await mustRun('npm', ['pack', '--pack-destination', packDir], repoRoot);
+    stageDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-stage-'));
+    const skip = new Set(
+      ['.git', 'node_modules', 'dist', 'coverage', '.tmp'].map((d) => path.join(repoRoot, d)),
+    );
+    await fs.cp(repoRoot, stageDir, {
+      recursive: true,
+      filter: (src) => !skip.has(src) && !src.includes(`${path.sep}node_modules${path.sep}`),
+    });
+    await fs.symlink(path.join(repoRoot, 'node_modules'), path.join(stageDir, 'node_modules'), 'dir');
+    // `npm pack` runs `prepack` (the real build), exactly as publishing would.
+    await mustRun('npm', ['pack', '--pack-destination', packDir], stageDir);
     const packed = (await fs.readdir(packDir)).filter((f) => f.endsWith('.tgz'));
     expect(packed).toHaveLength(1);
     tarball = path.join(packDir, packed[0]!);
@@ -219,7 +232,7 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
 
   afterAll(async () => {
     await new Promise((resolve) => (fake ? fake.close(resolve) : resolve(undefined)));
-    if (packDir) await fs.rm(packDir, { recursive: true, force: true });
+    for (const dir of [packDir, stageDir]) if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
   beforeEach(() => {
@@ -273,7 +286,7 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
   it(
     'Nest 12 ESM app (node): compiles against the declarations, boots, sends through SmsService',
     async () => {
-      await prepareFixture('nest12-esm', tarball, async (dir) => {
+      await prepareFixture('nest12-esm', tarball, path.join(stageDir, 'dist'), async (dir) => {
         // Emitting (not just --noEmit) type-checks against the ESM declarations AND yields the app.
         await mustRun(process.execPath, [bin(dir, 'typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
         const stdout = await mustRun(process.execPath, ['dist/main.js'], dir, appEnv());
@@ -299,7 +312,7 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
   it(
     'Nest 11 CommonJS app: type-checks (node16 and node10 resolution) and its Jest (CommonJS mode) suite sends through SmsService',
     async () => {
-      await prepareFixture('nest11-cjs', tarball, async (dir) => {
+      await prepareFixture('nest11-cjs', tarball, path.join(stageDir, 'dist'), async (dir) => {
         const tsc = bin(dir, 'typescript/bin/tsc');
         await mustRun(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.json'], dir);
         await mustRun(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.node10.json'], dir);
