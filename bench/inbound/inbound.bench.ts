@@ -1,5 +1,7 @@
 import path from 'node:path';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { Child, REPO_DIR } from '../lib/ipc.js';
+import { breakdown, type ProfileWindow, type WindowBreakdown } from '../lib/profile.js';
 import { drive, type LoadResult } from '../lib/load.js';
 import { SHAPES, SHAPE_NAMES, type ShapeName } from '../lib/shapes.js';
 import { fmt, median, ratio } from '../lib/stats.js';
@@ -15,6 +17,8 @@ const LABEL: Record<Variant, string> = {
   validated: '(c) Nest + ValidationPipe + class-validator',
   module: '(d) nestjs-hubtel endpoint',
 };
+
+const VARIANT_SHORT: Record<Variant, string> = { bare: '(a)', plain: '(b)', validated: '(c)', module: '(d)' };
 
 const GOAL_VS_PLAIN = 0.85;
 const GOAL_VS_VALIDATED = 1.5;
@@ -43,6 +47,7 @@ function summarise(results: LoadResult[]): LoadResult | undefined {
     cpuCores: pick((r) => r.cpuCores),
     errors: results.reduce((sum, r) => sum + r.errors, 0),
     non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+    window: results[0]!.window,
   };
 }
 
@@ -61,19 +66,10 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
   // Start every server once (each in its own process) and keep it for all rounds: idle servers
   // cost no CPU, and interleaving the variants round by round spreads the machine's drift evenly.
   for (const server of servers) {
-    const flags =
-      config.profile && server.variant !== 'bare'
-        ? [
-            '--cpu-prof',
-            `--cpu-prof-dir=${path.join(REPO_DIR, '.tmp', 'bench-profiles')}`,
-            `--cpu-prof-name=${server.variant}-${server.adapter}.cpuprofile`,
-          ]
-        : [];
-    server.child = new Child(
-      'inbound/server.ts',
-      [server.variant, server.adapter === '-' ? 'express' : server.adapter],
-      { nodeFlags: flags },
-    );
+    server.child = new Child('inbound/server.ts', [
+      server.variant,
+      server.adapter === '-' ? 'express' : server.adapter,
+    ]);
   }
   for (const server of servers) {
     try {
@@ -218,5 +214,119 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         ]),
     );
   }
+  if (config.inbound.profileSec > 0) {
+    parts.push(await profilePass(config, shapes, adapters, variants, log));
+  }
   return { title: 'Inbound endpoints', markdown: parts.join('\n\n'), goals };
+}
+
+/**
+ * Where the time goes: fresh (b) and (d) servers under `node --cpu-prof`, each shape driven for a
+ * few seconds; the profile is cut to the measured windows and its CPU charged per request to
+ * our validator, pipeline, store, guards, the modules, Nest, the HTTP framework, GC and Node.
+ * Separate from the measured rounds because the profiler itself costs CPU.
+ */
+async function profilePass(
+  config: BenchConfig,
+  shapes: ShapeName[],
+  adapters: AdapterName[],
+  variants: Variant[],
+  log: (line: string) => void,
+): Promise<string> {
+  const dir = path.join(REPO_DIR, '.tmp', 'bench-profiles');
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const profiled = (['plain', 'validated', 'module'] as Variant[]).filter((v) => variants.includes(v));
+  const sections: string[] = [
+    `### Where the time goes (CPU profiles)`,
+    `Separate pass: fresh servers under \`node --cpu-prof\`, each shape driven ${config.inbound.profileSec} s ` +
+      `(after a warm-up); samples inside the measured window only, charged per request (µs) by the script that ran them ` +
+      `(native code such as JSON.parse or RegExp is charged to its caller). The profiler adds some overhead, so totals ` +
+      `run above the CPU/req measured above. Profiles: \`.tmp/bench-profiles/\`.`,
+  ];
+  for (const adapter of adapters) {
+    const columns: { label: string; breakdown?: WindowBreakdown }[] = [];
+    const ourRows: string[] = [];
+    for (const variant of profiled) {
+      const name = `${variant}-${adapter}`;
+      // One directory per server: the loader-hooks thread writes its own profile next to the main one.
+      const childDir = path.join(dir, name);
+      const child = new Child('inbound/server.ts', [variant, adapter], {
+        nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${childDir}`],
+      });
+      const windows: ProfileWindow[] = [];
+      try {
+        const port = (await child.ready).port as number;
+        for (const shapeName of shapes) {
+          const shape = SHAPES[shapeName];
+          const r = await drive(child, {
+            port,
+            path: shape.path,
+            body: shape.body,
+            connections: config.inbound.connections,
+            durationSec: config.inbound.profileSec,
+            warmupSec: Math.max(0.5, config.inbound.warmupSec),
+          });
+          windows.push({ label: `${shapeName}`, ...r.window, requests: r.requests });
+        }
+      } catch (error) {
+        log(
+          `  profile ${variant}/${adapter}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+        );
+        await child.stop();
+        continue;
+      }
+      await child.stop(30_000);
+      // Default names are CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; the main thread is 0.
+      const main = (await readdir(childDir)).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+      if (!main) {
+        log(`  profile ${variant}/${adapter}: no main-thread profile written`);
+        continue;
+      }
+      const file = path.join(dir, `${name}.cpuprofile`);
+      await rename(path.join(childDir, main), file);
+      await rm(childDir, { recursive: true, force: true });
+      await writeFile(path.join(dir, `${name}.windows.json`), JSON.stringify(windows, null, 2));
+      for (const b of await breakdown(file, windows)) {
+        columns.push({
+          label: `${VARIANT_SHORT[variant]} ${SHAPES[b.label as ShapeName].label}`,
+          breakdown: b,
+        });
+        if (variant === 'module') {
+          ourRows.push(
+            `- ${SHAPES[b.label as ShapeName].label}: ` +
+              b.ours
+                .slice(0, 8)
+                .map((f) => `\`${f.name}\` ${fmt(f.totalUs, 1)} µs (self ${fmt(f.selfUs, 1)})`)
+                .join('; '),
+          );
+        }
+      }
+      log(`  profiled ${variant}/${adapter}`);
+    }
+    if (columns.length === 0) continue;
+    const categories = new Map<string, number>();
+    for (const column of columns) {
+      for (const [name, us] of column.breakdown!.categories)
+        categories.set(name, Math.max(categories.get(name) ?? 0, us));
+    }
+    const ordered = [...categories].sort((a, b) => b[1] - a[1]).map(([name]) => name);
+    const rows = ordered.map((name) => [
+      name,
+      ...columns.map((c) => {
+        const us = c.breakdown!.categories.find(([n]) => n === name)?.[1] ?? 0;
+        return us >= 0.05 ? fmt(us, 1) : '';
+      }),
+    ]);
+    rows.push(['**total sampled CPU µs/req**', ...columns.map((c) => `**${fmt(c.breakdown!.totalUs, 1)}**`)]);
+    sections.push(
+      `#### ${adapter}\n\n` + table(['µs per request', ...columns.map((c) => c.label)], rows, ['l']),
+    );
+    if (ourRows.length) {
+      sections.push(
+        `Our functions in (d) on ${adapter}, inclusive µs/req (self in brackets), largest first:\n\n${ourRows.join('\n')}`,
+      );
+    }
+  }
+  return sections.join('\n\n');
 }

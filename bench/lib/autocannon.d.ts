@@ -39,6 +39,7 @@ declare module 'autocannon' {
     connectionRate?: number;
     requests?: RequestSpec[];
     workers?: number;
+    sampleInt?: number;
     bailout?: number;
   }
   export interface Result {

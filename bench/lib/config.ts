@@ -1,19 +1,26 @@
-/** Command line of `npm run bench [-- --quick] [--only=inbound,sms,sessions,latency] [--out=FILE] [--profile]`. */
+/**
+ * Command line of `npm run bench [-- --quick] [--only=inbound,sms,sessions,latency] [--out=FILE]
+ * [--profile[=S] | --no-profile] [--duration=S] [--rounds=N] [--connections=N] [--shapes=…]
+ * [--variants=…] [--adapters=…] [--recipients=N] [--big-recipients=N] [--sessions=N]`.
+ */
+export interface InboundConfig {
+  connections: number;
+  durationSec: number;
+  warmupSec: number;
+  rounds: number;
+  /** Seconds per shape of the CPU-profile pass; 0 skips it. */
+  profileSec: number;
+  shapes?: string[];
+  variants?: string[];
+  adapters?: string[];
+}
+
 export interface BenchConfig {
   mode: 'full' | 'quick' | 'smoke';
   only: Set<string>;
   out: string;
-  profile: boolean;
-  inbound: {
-    connections: number;
-    durationSec: number;
-    warmupSec: number;
-    rounds: number;
-    shapes?: string[];
-    variants?: string[];
-    adapters?: string[];
-  };
-  sms: { recipients: number; bigRecipients: number; batchSize: number; concurrency: number };
+  inbound: InboundConfig;
+  sms: { recipients: number; bigRecipients: number; batchSize: number; concurrency: number; rounds: number };
   sessions: { live: number; concurrent: number; durationSec: number; thinkMs: [number, number] };
   latency: { rate: number; durationSec: number; connections: number };
 }
@@ -25,6 +32,7 @@ const KNOWN_FLAGS = [
   'only',
   'out',
   'profile',
+  'no-profile',
   'connections',
   'duration',
   'rounds',
@@ -33,62 +41,66 @@ const KNOWN_FLAGS = [
   'adapters',
   'recipients',
   'big-recipients',
+  'sessions',
 ];
 
 export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
   const flags = new Map<string, string | true>();
   for (const arg of argv) {
     const match = /^--([^=]+)(?:=(.*))?$/.exec(arg);
-    if (!match || !KNOWN_FLAGS.includes(match[1]!))
+    if (!match || !KNOWN_FLAGS.includes(match[1]!)) {
       throw new Error(`unknown argument "${arg}" (known: ${KNOWN_FLAGS.map((f) => `--${f}`).join(' ')})`);
+    }
     flags.set(match[1]!, match[2] ?? true);
   }
   const mode = flags.has('smoke') ? 'smoke' : flags.has('quick') ? 'quick' : 'full';
-  const only = new Set(
-    typeof flags.get('only') === 'string' ? String(flags.get('only')).split(',') : SECTIONS,
-  );
-  for (const section of only)
+  const text = (name: string) => (typeof flags.get(name) === 'string' ? String(flags.get(name)) : undefined);
+  const list = (name: string) => text(name)?.split(',');
+  const num = (name: string, fallback: number) => {
+    const raw = text(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < 0)
+      throw new Error(`--${name} must be a non-negative number, got "${raw}"`);
+    return value;
+  };
+  const only = new Set(list('only') ?? SECTIONS);
+  for (const section of only) {
     if (!SECTIONS.includes(section)) throw new Error(`unknown section "${section}" (${SECTIONS.join(', ')})`);
-  const list = (name: string) =>
-    typeof flags.get(name) === 'string' ? String(flags.get(name)).split(',') : undefined;
-  const num = (name: string, fallback: number) =>
-    typeof flags.get(name) === 'string' ? Number(flags.get(name)) : fallback;
-  const config: BenchConfig = {
+  }
+  const full = mode === 'full';
+  const quick = mode === 'quick';
+  const inbound: InboundConfig = full
+    ? { connections: 50, durationSec: 5, warmupSec: 1, rounds: 3, profileSec: 3 }
+    : quick
+      ? { connections: 50, durationSec: 1, warmupSec: 0.3, rounds: 1, profileSec: 0 }
+      : { connections: 10, durationSec: 1, warmupSec: 0, rounds: 1, profileSec: 0 };
+  inbound.connections = num('connections', inbound.connections);
+  inbound.durationSec = num('duration', inbound.durationSec);
+  inbound.rounds = num('rounds', inbound.rounds);
+  if (flags.has('profile')) inbound.profileSec = num('profile', 0) || 2;
+  if (flags.has('no-profile')) inbound.profileSec = 0;
+  inbound.shapes = list('shapes');
+  inbound.variants = list('variants');
+  inbound.adapters = list('adapters');
+  return {
     mode,
     only,
-    out: typeof flags.get('out') === 'string' ? String(flags.get('out')) : defaultOut,
-    profile: flags.has('profile'),
-    inbound:
-      mode === 'full'
-        ? { connections: 50, durationSec: 5, warmupSec: 1, rounds: 3 }
-        : mode === 'quick'
-          ? { connections: 50, durationSec: 1, warmupSec: 0.3, rounds: 1 }
-          : { connections: 10, durationSec: 1, warmupSec: 0, rounds: 1 },
-    sms:
-      mode === 'full'
-        ? { recipients: 100_000, bigRecipients: 1_000_000, batchSize: 100, concurrency: 8 }
-        : { recipients: mode === 'quick' ? 10_000 : 1_000, bigRecipients: 0, batchSize: 100, concurrency: 8 },
-    sessions:
-      mode === 'full'
-        ? { live: 100_000, concurrent: 1_000, durationSec: 10, thinkMs: [200, 800] }
-        : {
-            live: mode === 'quick' ? 10_000 : 1_000,
-            concurrent: mode === 'quick' ? 1_000 : 50,
-            durationSec: mode === 'quick' ? 3 : 1,
-            thinkMs: [200, 800],
-          },
-    latency:
-      mode === 'full'
-        ? { rate: 500, durationSec: 5, connections: 10 }
-        : { rate: 300, durationSec: mode === 'quick' ? 2 : 1, connections: 10 },
+    out: text('out') ?? defaultOut,
+    inbound,
+    sms: {
+      recipients: num('recipients', full ? 100_000 : quick ? 10_000 : 1_000),
+      bigRecipients: num('big-recipients', full ? 1_000_000 : 0),
+      batchSize: 100,
+      concurrency: 8,
+      rounds: full ? 3 : 1,
+    },
+    sessions: {
+      live: num('sessions', full ? 100_000 : quick ? 10_000 : 1_000),
+      concurrent: full || quick ? 1_000 : 50,
+      durationSec: full ? 10 : quick ? 3 : 1,
+      thinkMs: [200, 800],
+    },
+    latency: { rate: full ? 500 : 300, durationSec: full ? 5 : quick ? 2 : 1, connections: 10 },
   };
-  config.inbound.connections = num('connections', config.inbound.connections);
-  config.inbound.durationSec = num('duration', config.inbound.durationSec);
-  config.inbound.rounds = num('rounds', config.inbound.rounds);
-  config.inbound.shapes = list('shapes');
-  config.inbound.variants = list('variants');
-  config.inbound.adapters = list('adapters');
-  config.sms.recipients = num('recipients', config.sms.recipients);
-  config.sms.bigRecipients = num('big-recipients', config.sms.bigRecipients);
-  return config;
 }

@@ -134,8 +134,10 @@ export function serveChild(handlers: Record<string, Handler>, onStop?: () => Pro
       }
       try {
         let reply: Record<string, unknown> | void;
-        if (message.type === 'cpu') reply = { usage: process.cpuUsage() };
-        else if (message.type === 'memory')
+        if (message.type === 'cpu') {
+          // clockUs is on the clock of --cpu-prof timestamps: it marks measured windows in profiles.
+          reply = { usage: process.cpuUsage(), clockUs: String(process.hrtime.bigint() / 1000n) };
+        } else if (message.type === 'memory')
           reply = { memory: process.memoryUsage(), maxRssKb: process.resourceUsage().maxRSS };
         else {
           const handler = handlers[message.type];

@@ -13,6 +13,8 @@ export interface LoadResult {
   cpuCores: number;
   errors: number;
   non2xx: number;
+  /** The measured window on the server's monotonic clock (µs), to cut CPU profiles to it. */
+  window: { startUs: number; endUs: number };
 }
 
 export interface LoadOptions {
@@ -42,13 +44,17 @@ export async function drive(server: Child, options: LoadOptions): Promise<LoadRe
     idReplacement: true,
     connections: options.connections,
     timeout: 10,
+    // autocannon stops at its next sample tick (1 s by default): tick often so short runs end on time.
+    sampleInt: 100,
   };
   if (options.warmupSec > 0) await run({ ...base, duration: options.warmupSec });
-  const before = (await server.request('cpu')).usage as NodeJS.CpuUsage;
+  const first = await server.request('cpu');
+  const before = first.usage as NodeJS.CpuUsage;
   const started = process.hrtime.bigint();
   const result = await run({ ...base, duration: options.durationSec });
   const elapsedSec = Number(process.hrtime.bigint() - started) / 1e9;
-  const after = (await server.request('cpu')).usage as NodeJS.CpuUsage;
+  const last = await server.request('cpu');
+  const after = last.usage as NodeJS.CpuUsage;
   const cpuUs = after.user - before.user + (after.system - before.system);
   const completed = result['2xx'] + result.non2xx;
   return {
@@ -60,5 +66,6 @@ export async function drive(server: Child, options: LoadOptions): Promise<LoadRe
     cpuCores: cpuUs / 1e6 / elapsedSec,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    window: { startUs: Number(first.clockUs), endUs: Number(last.clockUs) },
   };
 }

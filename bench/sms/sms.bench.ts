@@ -58,7 +58,7 @@ async function sendOnce(
 export async function runSms(config: BenchConfig, log: (line: string) => void): Promise<SectionResult> {
   const api = new Child('sms/fake-sms-api.ts');
   const apiUrl = `http://127.0.0.1:${(await api.ready).port as number}`;
-  const rounds = config.mode === 'full' ? 3 : 1;
+  const rounds = config.sms.rounds;
   const count = config.sms.recipients;
   const results: Record<Mode, SendResult[]> = { undici: [], suite: [] };
   const failures: Partial<Record<Mode, string>> = {};

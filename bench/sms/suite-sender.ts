@@ -9,9 +9,7 @@ export interface SuiteSenderOptions {
 }
 
 /** The suite's SmsService.sendBatch — filled in once libs/sms has landed. */
-export async function createSuiteSender(
-  options: SuiteSenderOptions,
-): Promise<{
+export async function createSuiteSender(options: SuiteSenderOptions): Promise<{
   send: (job: SendJob) => Promise<{ accepted: number; batches: number }>;
   close: () => Promise<void>;
 }> {

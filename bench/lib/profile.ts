@@ -1,0 +1,162 @@
+import { readFile } from 'node:fs/promises';
+
+/**
+ * Reads a V8 CPU profile (`node --cpu-prof`) and attributes the CPU time spent inside given
+ * windows (µs on the process's monotonic clock) to parts of the stack: our validator, pipeline,
+ * store, guards and module code; Nest's core; the HTTP framework; the event emitter; GC; Node.
+ * Native frames without a script (JSON.parse, RegExp, ...) are charged to the nearest caller that
+ * has one, so "validator" includes the regular expressions it runs.
+ */
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface ProfileWindow {
+  label: string;
+  startUs: number;
+  endUs: number;
+  requests: number;
+}
+
+const CATEGORIES: [string, RegExp][] = [
+  ['ours: validator', /\/libs\/core\/src\/validation\//],
+  ['ours: inbound pipeline', /\/libs\/core\/src\/inbound\/inbound-pipeline/],
+  ['ours: store', /\/libs\/core\/src\/store\//],
+  ['ours: guards / route options', /\/libs\/core\/src\/inbound\/inbound-(access|controller)/],
+  ['ours: other core (errors, logging, phone, events)', /\/libs\/core\/src\//],
+  ['ours: checkout module', /\/libs\/checkout\/src\//],
+  ['ours: service-app module', /\/libs\/service-app\/src\//],
+  ['bench app (host handlers, DTOs)', /\/bench\//],
+  [
+    'class-validator / class-transformer',
+    /\/node_modules\/(class-validator|class-transformer|validator|libphonenumber-js)\//,
+  ],
+  ['Nest core (router, pipes, guards, interceptors)', /\/node_modules\/@nestjs\/(core|common)\//],
+  ['Nest event emitter', /\/node_modules\/(@nestjs\/event-emitter|eventemitter2)\//],
+  ['Nest platform adapter', /\/node_modules\/@nestjs\/platform-/],
+  [
+    'Express (+ body-parser, router)',
+    /\/node_modules\/(express|body-parser|router|raw-body|finalhandler|send|type-is|content-type|on-finished|iconv-lite|qs|depd|http-errors|statuses|mime|accepts|negotiator|media-typer|cookie|vary|parseurl|path-to-regexp|encodeurl|escape-html|etag|fresh|range-parser|proxy-addr|ipaddr\.js|forwarded|merge-descriptors|utils-merge|setprototypeof|inherits|debug|ms|destroy|unpipe|bytes|safe-buffer)\//,
+  ],
+  [
+    'Fastify',
+    /\/node_modules\/(fastify|@fastify\/[^/]+|find-my-way|avvio|light-my-request|fast-json-stringify|secure-json-parse|toad-cache|abstract-logging|pino|process-warning|rfdc|fast-decode-uri-component|fast-querystring|ret|safe-regex2|middie|path-to-regexp|reusify|fastq)\//,
+  ],
+  ['rxjs', /\/node_modules\/rxjs\//],
+  ['other node_modules', /\/node_modules\//],
+  ['Node.js (http, streams, timers, ...)', /^node:|^internal\//],
+];
+
+function categorise(url: string): string | undefined {
+  if (!url) return undefined;
+  for (const [name, pattern] of CATEGORIES) if (pattern.test(url)) return name;
+  return 'other';
+}
+
+export interface WindowBreakdown {
+  label: string;
+  requests: number;
+  /** µs of CPU per request by category (self time), largest first. */
+  categories: [string, number][];
+  /** Our own functions (libs/): self and inclusive µs per request, by inclusive time. */
+  ours: { name: string; selfUs: number; totalUs: number }[];
+  /** Sampled CPU per request (excludes idle), to compare with the measured CPU/req. */
+  totalUs: number;
+}
+
+export async function breakdown(file: string, windows: ProfileWindow[]): Promise<WindowBreakdown[]> {
+  const profile = JSON.parse(await readFile(file, 'utf8')) as Profile;
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) {
+    byId.set(node.id, node);
+    for (const child of node.children ?? []) parent.set(child, node.id);
+  }
+  // Category of a node: its own script's, else its nearest caller's (natives run for their caller).
+  const categoryCache = new Map<number, string>();
+  const categoryOf = (id: number): string => {
+    const cached = categoryCache.get(id);
+    if (cached) return cached;
+    const node = byId.get(id)!;
+    const name = node.callFrame.functionName;
+    let category: string;
+    if (name === '(garbage collector)') category = 'GC';
+    else if (name === '(idle)') category = 'idle';
+    else if (name === '(program)') category = 'V8 / native (program)';
+    else {
+      const own = categorise(node.callFrame.url);
+      const up = parent.get(id);
+      category =
+        own ??
+        (up !== undefined && byId.get(up)!.callFrame.functionName !== '(root)'
+          ? categoryOf(up)
+          : 'V8 / native (program)');
+    }
+    categoryCache.set(id, category);
+    return category;
+  };
+  const frameName = (node: ProfileNode) => {
+    const url = node.callFrame.url;
+    const file = url.slice(url.lastIndexOf('/libs/') + 1).replace(/\.ts$/, '');
+    return `${node.callFrame.functionName || '(anonymous)'} (${file}:${node.callFrame.lineNumber + 1})`;
+  };
+  const isOurs = (node: ProfileNode) => node.callFrame.url.includes('/libs/');
+
+  const results: WindowBreakdown[] = [];
+  for (const window of windows) {
+    const categories = new Map<string, number>();
+    const self = new Map<string, number>();
+    const total = new Map<string, number>();
+    let time = profile.startTime;
+    let sampled = 0;
+    for (let i = 0; i < profile.samples.length; i++) {
+      time += profile.timeDeltas[i] ?? 0;
+      if (time < window.startUs || time > window.endUs) continue;
+      const weight = profile.timeDeltas[i + 1] ?? 0;
+      const id = profile.samples[i]!;
+      const category = categoryOf(id);
+      if (category === 'idle') continue;
+      sampled += weight;
+      categories.set(category, (categories.get(category) ?? 0) + weight);
+      const seen = new Set<string>();
+      let first = true;
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+        const node = byId.get(at)!;
+        if (isOurs(node)) {
+          const name = frameName(node);
+          if (first) self.set(name, (self.get(name) ?? 0) + weight);
+          if (!seen.has(name)) {
+            seen.add(name);
+            total.set(name, (total.get(name) ?? 0) + weight);
+          }
+        }
+        // Natives (no script) charged to their caller: keep "first" until a real frame is met.
+        if (node.callFrame.url) first = false;
+      }
+    }
+    const per = (us: number) => (window.requests > 0 ? us / window.requests : NaN);
+    results.push({
+      label: window.label,
+      requests: window.requests,
+      totalUs: per(sampled),
+      categories: [...categories]
+        .map(([name, us]) => [name, per(us)] as [string, number])
+        .sort((a, b) => b[1] - a[1]),
+      ours: [...total]
+        .map(([name, us]) => ({ name, totalUs: per(us), selfUs: per(self.get(name) ?? 0) }))
+        .sort((a, b) => b.totalUs - a.totalUs),
+    });
+  }
+  return results;
+}
