@@ -367,7 +367,7 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     };
     this.state.requests.push(log);
     res.once('close', () => {
-      log.statusCode = res.headersSent ? res.statusCode : null;
+      log.statusCode ??= res.headersSent ? res.statusCode : null;
       log.durationMs = Math.round((performance.now() - started) * 100) / 100;
       this.state.emit('request', log);
     });
@@ -394,16 +394,22 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
       if (reply) {
         // Answering before the body was read would leave the client writing into a closed request.
         await ctx.body().catch(() => undefined);
-        writeReply(res, reply);
+        this.write(res, reply, log);
       }
     } catch (err) {
       if (err instanceof SandboxHttpError) {
-        writeReply(res, err.reply);
+        this.write(res, err.reply, log);
         return;
       }
       this.options.logger?.error(`Sandbox error on ${method} ${path}: ${(err as Error)?.stack ?? String(err)}`);
-      writeReply(res, apiErrorReply(api, 500, { message: `Sandbox internal error: ${(err as Error)?.message ?? String(err)}` }));
+      this.write(res, apiErrorReply(api, 500, { message: `Sandbox internal error: ${(err as Error)?.message ?? String(err)}` }), log);
     }
+  }
+
+  /** Writes a reply and notes its status at once (the client may read it before the response's 'close'). */
+  private write(res: ServerResponse, reply: SandboxReply, log: SandboxRequestLog): void {
+    writeReply(res, reply);
+    if (res.headersSent) log.statusCode = res.statusCode;
   }
 
   /** Returns the reply to write, or undefined when the fault left nothing to write (hang, drop). */

@@ -1,0 +1,95 @@
+import { CliUsageError, describeSandbox, parseSandboxCliArgs, SANDBOX_CLI_USAGE, startSandboxCli } from './sandbox-cli.js';
+import type { HubtelSandbox } from '../hubtel-sandbox.js';
+import { call } from '../__tests__/sandbox-test-helpers.js';
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) } }, out, err };
+}
+
+describe('hubtel-sandbox CLI (in process)', () => {
+  let running: HubtelSandbox | undefined;
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+
+  it('parses options, with the documented defaults', () => {
+    expect(parseSandboxCliArgs([])).toEqual({ help: false, json: false, verbose: false, options: { port: 4010, host: '127.0.0.1' } });
+    expect(
+      parseSandboxCliArgs([
+        '--port', '0', '--host', '0.0.0.0', '--sms-client-id', 'id1', '--sms-client-secret', 's1',
+        '--pos-sales-id', '777', '--record-limit', '50', '--merchant-name', 'Shop', '--public-url', 'http://x.test', '--json', '-v',
+      ]),
+    ).toEqual({
+      help: false,
+      json: true,
+      verbose: true,
+      options: {
+        port: 0,
+        host: '0.0.0.0',
+        publicUrl: 'http://x.test',
+        posSalesId: '777',
+        credentials: { sms: { clientId: 'id1', clientSecret: 's1' } },
+        recordLimit: 50,
+        checkout: { merchantName: 'Shop' },
+      },
+    });
+    expect(parseSandboxCliArgs(['-h'])).toEqual({ help: true });
+  });
+
+  it.each([
+    [['--port', 'abc']],
+    [['--port', '70000']],
+    [['--sms-client-id', 'only-id']],
+    [['--unknown']],
+    [['positional']],
+  ])('refuses %j with a usage error', (argv) => {
+    expect(() => parseSandboxCliArgs(argv)).toThrow(CliUsageError);
+  });
+
+  it('starts the sandbox and prints the base URLs and credentials', async () => {
+    const { io, out } = capture();
+    running = await startSandboxCli(['--port', '0', '--api-client-id', 'my-api', '--api-client-secret', 'my-secret'], io);
+    expect(running).toBeDefined();
+    const text = out.join('');
+    expect(text).toBe(describeSandbox(running!));
+    expect(text).toContain(`Hubtel sandbox listening on ${running!.url}`);
+    expect(text).toContain('clientId sandbox-sms   clientSecret sandbox-sms-secret');
+    expect(text).toContain('clientId my-api   clientSecret my-secret');
+    expect(text).toContain('(POST /callback)');
+    // The printed credentials are the ones it accepts.
+    const res = await call(running!, 'GET', `/transactions/${running!.posSalesId}/status?clientReference=x`, { auth: { clientId: 'my-api', clientSecret: 'my-secret' } });
+    expect(res.status).toBe(404);
+  });
+
+  it('--json prints one machine-readable line; --verbose prints requests', async () => {
+    const { io, out } = capture();
+    running = await startSandboxCli(['--port', '0', '--json', '--verbose'], io);
+    const info = JSON.parse(out[0]!);
+    expect(info).toEqual({
+      url: running!.url,
+      baseUrls: running!.baseUrls(),
+      credentials: running!.credentials,
+      posSalesId: '2000000',
+    });
+    await call(running!, 'POST', '/v1/messages/send', { body: { From: 'Shop', To: '233241234567', Content: 'x' }, auth: 'sms' });
+    await running!.waitFor('message');
+    // The request line is printed when the response closes.
+    await new Promise<void>((resolve) => (out.some((l) => l.startsWith('POST /v1/messages/send 200')) ? resolve() : running!.once('request', () => resolve())));
+    expect(out.some((l) => l.startsWith('POST /v1/messages/send 200'))).toBe(true);
+  });
+
+  it('--help prints the usage and starts nothing', async () => {
+    const { io, out } = capture();
+    expect(await startSandboxCli(['--help'], io)).toBeUndefined();
+    expect(out.join('')).toBe(SANDBOX_CLI_USAGE);
+  });
+
+  it('reports a port already in use as a configuration error', async () => {
+    const { io } = capture();
+    running = await startSandboxCli(['--port', '0', '--json'], io);
+    await expect(startSandboxCli(['--port', String(running!.port), '--json'], capture().io)).rejects.toMatchObject({ code: 'HUBTEL_CONFIG_INVALID' });
+  });
+});
