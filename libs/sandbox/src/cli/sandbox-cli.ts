@@ -149,9 +149,27 @@ export async function startSandboxCli(argv: string[], io: CliIO): Promise<Hubtel
 
 /** The `hubtel-sandbox` command: runs until SIGINT/SIGTERM, then stops cleanly. */
 export async function main(argv: string[] = process.argv.slice(2), io: CliIO = { stdout: process.stdout, stderr: process.stderr }): Promise<void> {
+  // Signal handlers go in before anything is printed: whoever reads the start-up lines may
+  // signal at once, and must never kill a half-started sandbox.
+  const starting = startSandboxCli(argv, io);
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    io.stdout.write(`\n${signal}: stopping the sandbox\n`);
+    void starting
+      .then((sandbox) => sandbox?.stop())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+
   let sandbox: HubtelSandbox | undefined;
   try {
-    sandbox = await startSandboxCli(argv, io);
+    sandbox = await starting;
   } catch (err) {
     if (err instanceof CliUsageError) {
       io.stderr.write(`hubtel-sandbox: ${err.message}\n\n${SANDBOX_CLI_USAGE}`);
@@ -160,20 +178,10 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIO = {
       io.stderr.write(`hubtel-sandbox: ${(err as Error)?.message ?? String(err)}\n`);
       process.exitCode = 1;
     }
-    return;
   }
-  if (!sandbox) return;
-  const running = sandbox;
-  let stopping = false;
-  const shutdown = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    io.stdout.write(`\n${signal}: stopping the sandbox\n`);
-    void running.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  if (!sandbox) {
+    // --help or a failure: nothing runs, so nothing must keep the process alive.
+    process.off('SIGINT', shutdown);
+    process.off('SIGTERM', shutdown);
+  }
 }
