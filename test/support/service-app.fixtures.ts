@@ -69,7 +69,7 @@ export class BundleFlow {
   }
 }
 
-/** Routed by ServiceCode 711; ends with a final message. */
+/** Routed by ServiceCode 711: a decimal input with bounds, then the cart. */
 @ServiceFlow({ serviceCode: '711' })
 export class AirtimeFlow {
   @FlowStep()
@@ -78,8 +78,12 @@ export class AirtimeFlow {
   }
 
   @FlowStep()
-  thanks(ctx: FlowContext) {
-    return ctx.end(`You asked for GHS ${Number(ctx.answer).toFixed(2)} of airtime. Goodbye.`);
+  cart(ctx: FlowContext) {
+    const amount = Number(ctx.answer);
+    return ctx.addToCart({
+      message: `Pay GHS ${amount.toFixed(2)} for airtime`,
+      item: { ItemName: 'Airtime', Qty: 1, Price: amount, ServiceData: { destination: ctx.mobile, amount: amount.toFixed(2) } },
+    });
   }
 }
 
@@ -203,7 +207,7 @@ export class Fulfiller {
 
 export function merchantModule(options: ServiceAppModuleOptions, extras: ServiceAppModuleExtras = {}): DynamicModule {
   @Module({
-    imports: [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ ...options, ...extras })],
+    imports: [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ ...options, flows: [quizFlow, ...(options.flows ?? [])], ...extras })],
     providers: [BundleFlow, AirtimeFlow, SlowFlow, Gate, Fulfiller],
   })
   class MerchantModule {}

@@ -1,0 +1,545 @@
+import { randomUUID } from 'node:crypto';
+import { MemoryStore, type InboundPipeline } from 'nestjs-hubtel';
+import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_PIPELINE, type ServiceFlowResponse } from 'nestjs-hubtel/service-app';
+import { BLOCKED_NUMBER, BUNDLES } from './support/service-app.fixtures.js';
+import { startMerchant, type Adapter, type Merchant } from './support/service-app.harness.js';
+
+/*
+ * The ServiceAppModule end to end, over real HTTP, on Express and on Fastify: the sandbox plays
+ * the platform (client app driver, fulfillment requests, the callback receiver with faults), the
+ * merchant app is a real Nest app on a real port. Every response is compared field by field with
+ * the contract's "Service-flow response" table and its "Service-session exchange" steps.
+ */
+
+const M = SERVICE_APP_DEFAULT_MESSAGES;
+const MOBILE = '233241234567';
+const SESSION_TTL_MS = 60_000;
+
+/** The full response object a prompt must be, every contract field included. */
+function inputPrompt(sessionId: string, fields: { Message: string; Label: string; FieldType: string; FieldName: string }): ServiceFlowResponse {
+  return {
+    SessionId: sessionId,
+    Type: 'Response',
+    Message: fields.Message,
+    Mask: null,
+    MaskNextRoute: null,
+    Item: null,
+    ServiceCode: null,
+    Label: fields.Label,
+    DataType: 'input',
+    FieldType: fields.FieldType,
+    FieldName: fields.FieldName,
+    ClientState: null,
+    Data: null,
+  };
+}
+
+function selectPrompt(sessionId: string, fields: { Message: string; Label: string; Data: unknown[] }): ServiceFlowResponse {
+  return {
+    SessionId: sessionId,
+    Type: 'Response',
+    Message: fields.Message,
+    Mask: null,
+    MaskNextRoute: null,
+    Item: null,
+    ServiceCode: null,
+    Label: fields.Label,
+    DataType: 'select',
+    FieldType: 'text',
+    FieldName: '',
+    ClientState: null,
+    Data: fields.Data as ServiceFlowResponse['Data'],
+  };
+}
+
+function release(sessionId: string, message: string, label: string | null = null): ServiceFlowResponse {
+  return {
+    SessionId: sessionId,
+    Type: 'release',
+    Message: message,
+    Mask: null,
+    MaskNextRoute: null,
+    Item: null,
+    ServiceCode: null,
+    Label: label,
+    DataType: 'display',
+    FieldType: 'text',
+    FieldName: null,
+    ClientState: null,
+    Data: null,
+  };
+}
+
+const PHONE_PROMPT = { Message: 'Enter the mobile number to buy data for', Label: 'Mobile number', FieldType: 'phone', FieldName: 'destination' };
+const bundlePrompt = (destination: string) => ({ Message: `Choose a bundle for ${destination}`, Label: 'Bundles', Data: BUNDLES });
+
+async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; text: string; type: string }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, body: parsed, text, type: res.headers.get('content-type') ?? '' };
+}
+
+describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adapter) => {
+  let sandbox: HubtelSandbox;
+  let merchant: Merchant;
+  let skew = 0;
+  const store = new MemoryStore({ sweepIntervalMs: 0, now: () => Date.now() + skew });
+  const flowUrl = () => `${merchant.url}/api/service-flow`;
+  const fulfillmentUrl = () => `${merchant.url}/api/fulfillment`;
+  const pipeline = () => merchant.app.get<InboundPipeline>(SERVICE_APP_PIPELINE);
+
+  beforeAll(async () => {
+    sandbox = await HubtelSandbox.start();
+    merchant = await startMerchant(adapter, {
+      callbackUrl: sandbox.baseUrls().fulfillmentCallback,
+      callbackTimeoutMs: 300,
+      callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 2_500 },
+      fulfillmentRetry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 10 },
+      stepBudgetMs: 100,
+      sessionTtlMs: SESSION_TTL_MS,
+      store,
+    });
+  });
+
+  afterEach(async () => {
+    skew = 0;
+    merchant.gate.open();
+    await pipeline().drain();
+    sandbox.reset();
+  });
+
+  afterAll(async () => {
+    await merchant?.close();
+    await sandbox?.stop();
+    store.close();
+  });
+
+  describe('the contract use case: phone input, bundle select, AddToCart, fulfillment, callback', () => {
+    it('answers every step exactly as the contract tables say, fulfils once and posts the callback', async () => {
+      const session = sandbox.serviceApp(merchant.url, { mobile: MOBILE });
+      const id = session.sessionId;
+
+      // Step 1: initiation (Sequence set, Message empty) → input prompt, FieldType phone, Data null.
+      expect(await session.start()).toStrictEqual(inputPrompt(id, PHONE_PROMPT));
+      // Step 2: the user's entry (a national number) → select prompt with the options; FieldName ''.
+      expect(await session.reply('024 123 4567')).toStrictEqual(selectPrompt(id, bundlePrompt(MOBILE)));
+      // Step 3: the chosen option's Value → AddToCart, DataType display, Item set, Data [], FieldName null.
+      expect(await session.choose('5gb')).toStrictEqual({
+        SessionId: id,
+        Type: 'AddToCart',
+        Message: `You are buying 5GB for GHS 20.00 for ${MOBILE}`,
+        Mask: null,
+        MaskNextRoute: null,
+        Item: {
+          ItemName: '5GB for GHS 20.00',
+          Qty: 1,
+          Price: 20,
+          ServiceData: { destination: MOBILE, amount: '20.00', bundle: '5gb' },
+        },
+        ServiceCode: null,
+        Label: 'Confirm purchase',
+        DataType: 'display',
+        FieldType: 'text',
+        FieldName: null,
+        ClientState: null,
+        Data: [],
+      });
+      // The sandbox's own contract check found nothing to object to.
+      expect(sandbox.session(id)!.exchanges.flatMap((e) => e.issues)).toEqual([]);
+
+      // Step 4: the user pays; the platform POSTs {OrderId, SessionId, ExtraData: {}, OrderInfo: null}.
+      const { order, deliveries } = await session.pay();
+      expect(deliveries).toHaveLength(1);
+      expect(deliveries[0]).toMatchObject({ kind: 'fulfillment-request', state: 'delivered', statusCode: 200 });
+      expect(JSON.parse(deliveries[0]!.responseBody!)).toEqual({ OrderId: order.orderId, SessionId: id, Status: 'received' });
+
+      // Step 5: the handler ran; the callback {SessionId, OrderId, ServiceStatus: success, MetaData} reached {callback_url}/callback.
+      const callback = await session.waitForCallback();
+      expect(callback.body).toStrictEqual({
+        SessionId: id,
+        OrderId: order.orderId,
+        ServiceStatus: 'success',
+        MetaData: { voucher: `V-${order.orderId}` },
+      });
+      expect(callback.matched).toBe(true);
+      expect(sandbox.session(id)!.state).toBe('fulfilled');
+
+      // The event the handler got: OrderId, SessionId, the cart item and its ServiceData, ServiceCode, Mobile.
+      const seen = merchant.fulfiller.seen.filter((e) => e.orderId === order.orderId);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({
+        orderId: order.orderId,
+        sessionId: id,
+        serviceCode: 'sandbox-service',
+        flow: 'BundleFlow',
+        mobile: MOBILE,
+        operator: 'mtn',
+        item: { ItemName: '5GB for GHS 20.00', Qty: 1, Price: 20 },
+        serviceData: { destination: MOBILE, amount: '20.00', bundle: '5gb' },
+        data: { destination: MOBILE, bundle: '5gb' },
+        extraData: {},
+        orderInfo: null,
+      });
+      // ServiceCode-specific handlers only see their code.
+      expect(merchant.fulfiller.seen711.some((e) => e.orderId === order.orderId)).toBe(false);
+
+      await merchant.fulfiller.until(() => merchant.fulfiller.sent.some((e) => e.orderId === order.orderId));
+      expect(merchant.fulfiller.sent.find((e) => e.orderId === order.orderId)).toMatchObject({
+        serviceStatus: 'success',
+        reportedBy: 'handler',
+        attempts: 1,
+      });
+      expect(await merchant.fulfillment.getOrder(order.orderId)).toMatchObject({
+        handler: { status: 'done', attempts: 1 },
+        awaitingCompletion: false,
+        callback: { serviceStatus: 'success', status: 'done', attempts: 1 },
+      });
+
+      // The user's number never reaches a log line unmasked.
+      const logs = merchant.logger.lines.join('\n');
+      expect(logs).not.toContain(MOBILE);
+      expect(logs).toContain('233******567');
+    });
+
+    it('accepts the raw contract requests: Type in any case, Sequence only first, unknown extra fields ignored', async () => {
+      const id = randomUUID();
+      const base = { ServiceCode: 'raw-code', Operator: 'vodafone', ClientState: '', Mobile: MOBILE, SessionId: id };
+      const first = await post(flowUrl(), { Sequence: 1, Type: 'Initiation', Message: '', ...base, Timeout: 30, Platform: 'USSD', Unknown: { nested: [1] } });
+      expect(first.status).toBe(200);
+      expect(first.type).toContain('application/json');
+      expect(first.body).toStrictEqual(inputPrompt(id, PHONE_PROMPT));
+      const second = await post(flowUrl(), { Type: 'response', Message: '+233 24 123 4567', ...base, Platform: 'Hubtel-App' });
+      expect(second.body).toStrictEqual(selectPrompt(id, bundlePrompt(MOBILE)));
+      const third = await post(flowUrl(), { Type: 'RESPONSE', Message: '1gb', ...base });
+      expect(third.status).toBe(200);
+      expect(third.body).toMatchObject({ Type: 'AddToCart', DataType: 'display', Data: [], FieldName: null, Item: { Price: 5, Qty: 1 } });
+    });
+  });
+
+  describe('serving the session', () => {
+    it('re-asks an input that does not validate, with an explanation, and a select answer that is not an option', async () => {
+      const session = sandbox.serviceApp(merchant.url);
+      const id = session.sessionId;
+      await session.start();
+      expect(await session.reply('not a number')).toStrictEqual(inputPrompt(id, { ...PHONE_PROMPT, Message: `${M.phone}\n${PHONE_PROMPT.Message}` }));
+      expect(await session.reply('')).toStrictEqual(inputPrompt(id, { ...PHONE_PROMPT, Message: `${M.required}\n${PHONE_PROMPT.Message}` }));
+      // A step's own check (ctx.reject) re-asks the previous prompt with its reason.
+      expect(await session.reply(BLOCKED_NUMBER)).toStrictEqual(
+        inputPrompt(id, { ...PHONE_PROMPT, Message: `This number cannot receive bundles.\n${PHONE_PROMPT.Message}` }),
+      );
+      expect(await session.reply('0241234567')).toStrictEqual(selectPrompt(id, bundlePrompt(MOBILE)));
+      expect(await session.reply('10gb')).toStrictEqual(selectPrompt(id, { ...bundlePrompt(MOBILE), Message: `${M.select}\n${bundlePrompt(MOBILE).Message}` }));
+      // Still at the select: a valid choice goes on.
+      expect((await session.reply('1GB')).Type).toBe('AddToCart');
+    });
+
+    it('re-asks a decimal outside its bounds, then goes on', async () => {
+      const session = sandbox.serviceApp(merchant.url, { serviceCode: '711' });
+      const id = session.sessionId;
+      const prompt = { Message: 'Amount of airtime (GHS 1 to 100)', Label: 'Amount of airtime (GHS 1 to 100)', FieldType: 'decimal', FieldName: 'amount' };
+      expect(await session.start()).toStrictEqual(inputPrompt(id, prompt));
+      expect(await session.reply('ten')).toStrictEqual(inputPrompt(id, { ...prompt, Message: `${M.decimal}\n${prompt.Message}` }));
+      expect(await session.reply('500')).toStrictEqual(inputPrompt(id, { ...prompt, Message: `Please enter 100 or less.\n${prompt.Message}` }));
+      expect(await session.reply('12.5')).toMatchObject({ Type: 'AddToCart', Item: { ItemName: 'Airtime', Qty: 1, Price: 12.5 } });
+    });
+
+    it('goes back to the previous prompt on the back input ("0"), forgetting its answer', async () => {
+      const session = sandbox.serviceApp(merchant.url);
+      const id = session.sessionId;
+      // Back on the first prompt shows it again.
+      await session.start();
+      expect(await session.reply('0')).toStrictEqual(inputPrompt(id, PHONE_PROMPT));
+      expect(await session.reply('0241234567')).toStrictEqual(selectPrompt(id, bundlePrompt(MOBILE)));
+      expect(await session.reply('0')).toStrictEqual(inputPrompt(id, PHONE_PROMPT));
+      expect((await merchant.flows.getSession(id))?.data).toEqual({});
+      expect(await session.reply('0501234567')).toStrictEqual(selectPrompt(id, bundlePrompt('233501234567')));
+      const cart = await session.choose('1gb');
+      expect(cart.Item).toMatchObject({ ServiceData: { destination: '233501234567', bundle: '1gb' } });
+    });
+
+    it('routes several services by ServiceCode, with the default flow for codes not routed', async () => {
+      const airtime = sandbox.serviceApp(merchant.url, { serviceCode: '711' });
+      expect(await airtime.start()).toMatchObject({ DataType: 'input', FieldType: 'decimal', FieldName: 'amount' });
+
+      const unrouted = sandbox.serviceApp(merchant.url, { serviceCode: 'code-nobody-routed' });
+      expect(await unrouted.start()).toStrictEqual(inputPrompt(unrouted.sessionId, PHONE_PROMPT));
+
+      // A builder flow, with goTo and a final message (release).
+      const quiz = sandbox.serviceApp(merchant.url, { serviceCode: 'quiz' });
+      expect(await quiz.start()).toStrictEqual(
+        selectPrompt(quiz.sessionId, {
+          Message: 'Capital of Ghana?',
+          Label: 'Capital of Ghana?',
+          Data: [
+            { Display: 'Accra', Value: 'accra', Amount: 0 },
+            { Display: 'Kumasi', Value: 'kumasi', Amount: 0 },
+          ],
+        }),
+      );
+      expect(await quiz.choose('Kumasi')).toStrictEqual(release(quiz.sessionId, 'Wrong: not Kumasi', 'Wrong: not Kumasi'));
+      // The session is over: it was released from the store.
+      expect(await merchant.flows.getSession(quiz.sessionId)).toBeUndefined();
+    });
+
+    it('routes fulfillment per ServiceCode: @OnFulfillment("711") and the catch-all both run, the code-specific first', async () => {
+      const session = sandbox.serviceApp(merchant.url, { serviceCode: '711' });
+      await session.start();
+      await session.reply('7');
+      const { order } = await session.pay();
+      const callback = await session.waitForCallback();
+      expect(callback.body).toStrictEqual({ SessionId: session.sessionId, OrderId: order.orderId, ServiceStatus: 'success', MetaData: { voucher: `V-${order.orderId}` } });
+      expect(merchant.fulfiller.seen711.filter((e) => e.orderId === order.orderId)).toHaveLength(1);
+      expect(merchant.fulfiller.seen.filter((e) => e.orderId === order.orderId)).toMatchObject([{ serviceCode: '711', serviceData: { amount: '7.00' } }]);
+    });
+
+    it('answers a Response for an unknown session, and for an expired one, with a clear message (not a 500)', async () => {
+      const unknown = randomUUID();
+      const res = await post(flowUrl(), { Type: 'Response', Message: '1', ServiceCode: 'x', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: unknown });
+      expect(res.status).toBe(200);
+      expect(res.body).toStrictEqual(release(unknown, M.sessionExpired));
+
+      const session = sandbox.serviceApp(merchant.url);
+      await session.start();
+      skew = SESSION_TTL_MS + 1_000; // the store's clock moves past the session's TTL
+      expect(await session.reply('0241234567')).toStrictEqual(release(session.sessionId, M.sessionExpired));
+    });
+
+    it('forgets the session on release and answers the release', async () => {
+      const session = sandbox.serviceApp(merchant.url);
+      const id = session.sessionId;
+      await session.start();
+      await session.reply('0241234567');
+      expect(await merchant.flows.getSession(id)).toBeDefined();
+      expect(await session.release()).toStrictEqual(release(id, ''));
+      expect(await merchant.flows.getSession(id)).toBeUndefined();
+      const after = await post(flowUrl(), { Type: 'Response', Message: '1gb', ServiceCode: 'sandbox-service', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: id });
+      expect(after.body).toStrictEqual(release(id, M.sessionExpired));
+      // `timeout` (seen from the platform too) ends a session the same way.
+      const other = randomUUID();
+      await post(flowUrl(), { Type: 'initiation', Message: '', ServiceCode: 'x', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: other });
+      expect((await post(flowUrl(), { Type: 'Timeout', Message: '', ServiceCode: 'x', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: other })).body).toStrictEqual(release(other, ''));
+      expect(await merchant.flows.getSession(other)).toBeUndefined();
+    });
+
+    it('answers a step slower than the budget with a polite "try again" on the same prompt, before the step ends', async () => {
+      const session = sandbox.serviceApp(merchant.url, { serviceCode: 'slow' });
+      const id = session.sessionId;
+      const prompt = { Message: 'Your name?', Label: 'Your name?', FieldType: 'text', FieldName: 'name' };
+      expect(await session.start()).toStrictEqual(inputPrompt(id, prompt));
+      merchant.gate.holdNext = true; // the next step waits until the gate opens: it cannot finish in time
+      expect(await session.reply('Ama')).toStrictEqual(inputPrompt(id, { ...prompt, Message: `${M.busy}\n${prompt.Message}` }));
+      merchant.gate.open(); // the late answer is dropped
+      expect((await merchant.flows.getSession(id))?.screen.step).toBe('name');
+      expect(await session.reply('Ama')).toStrictEqual(release(id, 'Hello Ama', 'Hello Ama'));
+    });
+
+    it('answers malformed and hostile service-flow bodies with a machine-readable 4xx, never a 500', async () => {
+      const valid = { Type: 'initiation', Message: '', ServiceCode: 'x', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: 's-1' };
+      const cases: Array<[string, unknown]> = [
+        ['an array', []],
+        ['an empty object', {}],
+        ['a numeric Type', { ...valid, Type: 5 }],
+        ['an unknown Type', { ...valid, Type: 'bogus' }],
+        ['a missing SessionId', { ...valid, SessionId: undefined }],
+        ['an object SessionId', { ...valid, SessionId: { $ne: null } }],
+        ['an empty Mobile', { ...valid, Mobile: '' }],
+        ['a 5000-character Message', { ...valid, Message: 'x'.repeat(5_000) }],
+        ['a null Message', { ...valid, Message: null }],
+      ];
+      for (const [what, body] of cases) {
+        const res = await post(flowUrl(), body);
+        expect({ what, status: res.status }).toEqual({ what, status: 400 });
+        expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'HUBTEL_INVALID_BODY', message: expect.stringContaining('Invalid service-flow request') });
+        expect(Array.isArray(res.body.issues) && res.body.issues.length > 0).toBe(true);
+      }
+      const missing = await post(flowUrl(), {});
+      expect([...new Set(missing.body.issues.map((i: { field: string }) => i.field))].sort()).toEqual(['Message', 'Mobile', 'ServiceCode', 'SessionId', 'Type']);
+
+      // Broken JSON, a body too large, a foreign content type: the framework's 4xx.
+      for (const [what, expected, res] of [
+        ['broken JSON', 400, await post(flowUrl(), '{"Type": "initiation",')],
+        ['2 MB body', 413, await post(flowUrl(), { ...valid, Message: 'x'.repeat(2_000_000) })],
+        ['text/plain', 400, await post(flowUrl(), 'Type=initiation', { 'Content-Type': 'text/plain' })],
+      ] as const) {
+        expect({ what, status: res.status, json: res.body?.statusCode }).toEqual({ what, status: expected, json: expected });
+      }
+
+      // A prototype-pollution attempt: Express parses it and the field is ignored (200); Fastify's
+      // parser refuses `__proto__` keys (400). Either way nothing is polluted.
+      const polluted = await post(flowUrl(), `{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, ${JSON.stringify(valid).slice(1)}`);
+      expect(polluted.status).toBe(adapter === 'express' ? 200 : 400);
+      if (adapter === 'express') expect(polluted.body).toMatchObject({ SessionId: 's-1', Type: 'Response' });
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+  });
+
+  describe('fulfillment', () => {
+    async function toCart(orderHint?: string) {
+      const session = sandbox.serviceApp(merchant.url);
+      await session.start();
+      await session.reply('0241234567');
+      await session.choose('1gb');
+      return { session, orderId: orderHint ?? randomUUID() };
+    }
+
+    it('refuses a fulfillment request whose session did not end in an AddToCart here: 404, nothing emitted', async () => {
+      const before = merchant.fulfiller.seen.length;
+      const orderId = randomUUID();
+      const res = await post(fulfillmentUrl(), { OrderId: orderId, SessionId: randomUUID(), ExtraData: {}, OrderInfo: null });
+      expect(res.status).toBe(404);
+      expect(res.body).toStrictEqual({
+        statusCode: 404,
+        error: 'Not Found',
+        code: 'HUBTEL_UNKNOWN_SESSION',
+        message: expect.stringContaining('did not end in an AddToCart'),
+      });
+      // A session that exists but is still at a prompt has no cart either.
+      const session = sandbox.serviceApp(merchant.url);
+      await session.start();
+      expect((await post(fulfillmentUrl(), { OrderId: orderId, SessionId: session.sessionId, ExtraData: {}, OrderInfo: null })).status).toBe(404);
+      await pipeline().drain();
+      expect(merchant.fulfiller.seen.length).toBe(before);
+      expect(await merchant.fulfillment.getOrder(orderId)).toBeUndefined();
+    });
+
+    it('runs the handler once for 10 concurrent duplicate requests (and a later one), and posts one callback', async () => {
+      const { session, orderId } = await toCart();
+      const { deliveries } = await session.pay({ orderId, fault: { duplicate: 10, concurrent: true } });
+      expect(deliveries).toHaveLength(10);
+      expect(deliveries.every((d) => d.statusCode === 200)).toBe(true);
+      const statuses = deliveries.map((d) => JSON.parse(d.responseBody!).Status).sort();
+      expect(statuses).toEqual(['received', ...Array(9).fill('duplicate')].sort());
+      await session.waitForCallback();
+      const later = await post(fulfillmentUrl(), { OrderId: orderId, SessionId: session.sessionId, ExtraData: {}, OrderInfo: null });
+      expect(later.body).toEqual({ OrderId: orderId, SessionId: session.sessionId, Status: 'duplicate' });
+      await pipeline().drain();
+      expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
+      expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
+    });
+
+    it('refuses a second, different OrderId for a cart already ordered, and a known OrderId for another session (409)', async () => {
+      const { session, orderId } = await toCart();
+      await session.pay({ orderId });
+      await session.waitForCallback();
+      const other = await post(fulfillmentUrl(), { OrderId: randomUUID(), SessionId: session.sessionId, ExtraData: {}, OrderInfo: null });
+      expect(other.status).toBe(409);
+      expect(other.body).toMatchObject({ statusCode: 409, code: 'HUBTEL_CART_ALREADY_ORDERED' });
+      const { session: second } = await toCart();
+      const reused = await post(fulfillmentUrl(), { OrderId: orderId, SessionId: second.sessionId, ExtraData: {}, OrderInfo: null });
+      expect(reused.status).toBe(409);
+      await pipeline().drain();
+      expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
+    });
+
+    it('retries a throwing handler with backoff, then reports "failed" and dead-letters it', async () => {
+      const { session, orderId } = await toCart();
+      merchant.fulfiller.modes.set(orderId, 'throw');
+      await session.pay({ orderId });
+      const callback = await session.waitForCallback();
+      expect(callback.body).toStrictEqual({ SessionId: session.sessionId, OrderId: orderId, ServiceStatus: 'failed', MetaData: null });
+      expect(merchant.fulfiller.calls.get(orderId)).toBe(3);
+      await merchant.fulfiller.until(() => merchant.fulfiller.dead.some((d) => d.key === orderId));
+      expect(merchant.fulfiller.dead.find((d) => d.key === orderId)).toMatchObject({ type: 'fulfillment', attempts: 3, error: `vendor API down for ${orderId}` });
+      expect(sandbox.session(session.sessionId)!.state).toBe('fulfillment-failed');
+    });
+
+    it('reports "failed" at once, with MetaData, when the handler returns failFulfillment()', async () => {
+      const { session, orderId } = await toCart();
+      merchant.fulfiller.modes.set(orderId, 'fail');
+      await session.pay({ orderId });
+      expect((await session.waitForCallback()).body).toStrictEqual({ SessionId: session.sessionId, OrderId: orderId, ServiceStatus: 'failed', MetaData: { reason: 'out of stock' } });
+      expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
+    });
+
+    it('lets a handler defer, then FulfillmentService.complete() posts the outcome once', async () => {
+      const { session, orderId } = await toCart();
+      merchant.fulfiller.modes.set(orderId, 'defer');
+      await session.pay({ orderId });
+      await merchant.fulfiller.until(() => merchant.fulfiller.calls.get(orderId) === 1);
+      await pipeline().drain();
+      expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({ awaitingCompletion: true, handler: { status: 'done' } });
+      expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(0);
+
+      await merchant.fulfillment.complete(orderId, 'success', { serial: 'SN-1' });
+      expect((await session.waitForCallback()).body).toStrictEqual({ SessionId: session.sessionId, OrderId: orderId, ServiceStatus: 'success', MetaData: { serial: 'SN-1' } });
+      await merchant.fulfiller.until(() => merchant.fulfiller.sent.some((e) => e.orderId === orderId));
+      expect(merchant.fulfiller.sent.find((e) => e.orderId === orderId)).toMatchObject({ reportedBy: 'app', serviceStatus: 'success' });
+
+      await expect(merchant.fulfillment.complete(orderId, 'success', { serial: 'SN-1' })).resolves.toBeUndefined();
+      await expect(merchant.fulfillment.complete(orderId, 'failed')).rejects.toMatchObject({ code: 'HUBTEL_STORE_CONFLICT' });
+      await expect(merchant.fulfillment.complete('no-such-order', 'success')).rejects.toMatchObject({ code: 'HUBTEL_NOT_FOUND' });
+      await expect(merchant.fulfillment.complete(orderId, 'done' as never)).rejects.toMatchObject({ code: 'HUBTEL_VALIDATION_FAILED' });
+      await pipeline().drain();
+      expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
+    });
+
+    it('retries the callback through platform 5xx and time-outs until it is accepted', async () => {
+      const { session, orderId } = await toCart();
+      sandbox.faults.add({ match: { path: '/callback' }, times: 1, status: 503 });
+      sandbox.faults.add({ match: { path: '/callback' }, times: 1, timeout: true });
+      sandbox.faults.add({ match: { path: '/callback' }, times: 1, status: 500 });
+      await session.pay({ orderId });
+      const callback = await session.waitForCallback();
+      expect(callback.body).toMatchObject({ OrderId: orderId, ServiceStatus: 'success' });
+      const attempts = sandbox.requests().filter((r) => r.path === '/callback');
+      expect(attempts.map((r) => r.faultId !== null)).toEqual([true, true, true, false]);
+      await merchant.fulfiller.until(() => merchant.fulfiller.sent.some((e) => e.orderId === orderId));
+      expect(merchant.fulfiller.sent.find((e) => e.orderId === orderId)?.attempts).toBe(4);
+      expect(merchant.fulfiller.calls.get(orderId)).toBe(1); // the handler is not re-run for the callback
+    });
+
+    it('dead-letters the callback at the deadline when the platform never accepts it, without crashing', async () => {
+      const { session, orderId } = await toCart();
+      const fault = sandbox.faults.add({ match: { path: '/callback' }, status: 502 });
+      await session.pay({ orderId });
+      await merchant.fulfiller.until(() => merchant.fulfiller.dead.some((d) => d.key === orderId && d.type === 'callback'));
+      fault.remove();
+      const dead = merchant.fulfiller.dead.find((d) => d.key === orderId && d.type === 'callback')!;
+      expect(dead.attempts).toBeGreaterThan(1);
+      expect(dead.payload).toMatchObject({ callback: { OrderId: orderId, ServiceStatus: 'success' } });
+      expect(sandbox.requests().filter((r) => r.path === '/callback').length).toBe(dead.attempts);
+      expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({ callback: { status: 'dead', serviceStatus: 'success' } });
+      expect(merchant.logger.lines.some((l) => l.includes(orderId) && l.includes('dead-lettered'))).toBe(true);
+      // The app is still serving.
+      expect((await sandbox.serviceApp(merchant.url).start()).Type).toBe('Response');
+    });
+
+    it('answers malformed and hostile fulfillment bodies with a machine-readable 4xx, nothing emitted', async () => {
+      const before = merchant.fulfiller.seen.length;
+      const cases: Array<[string, unknown]> = [
+        ['an array', [{ OrderId: 'o', SessionId: 's' }]],
+        ['an empty object', {}],
+        ['a numeric OrderId', { OrderId: 42, SessionId: 's' }],
+        ['an object OrderId', { OrderId: { $gt: '' }, SessionId: 's' }],
+        ['an empty SessionId', { OrderId: 'o', SessionId: '' }],
+        ['a huge OrderId', { OrderId: 'o'.repeat(1_000), SessionId: 's' }],
+        ['ExtraData not an object', { OrderId: 'o', SessionId: 's', ExtraData: 'x' }],
+      ];
+      for (const [what, body] of cases) {
+        const res = await post(fulfillmentUrl(), body);
+        expect({ what, status: res.status }).toEqual({ what, status: 400 });
+        expect(res.body).toMatchObject({ statusCode: 400, code: 'HUBTEL_INVALID_BODY', message: expect.stringContaining('Invalid fulfillment request') });
+      }
+      for (const [what, expected, res] of [
+        ['broken JSON', 400, await post(fulfillmentUrl(), '{"OrderId": ')],
+        ['2 MB body', 413, await post(fulfillmentUrl(), { OrderId: 'o', SessionId: 's', ExtraData: { blob: 'x'.repeat(2_000_000) } })],
+        ['text/plain', 400, await post(fulfillmentUrl(), 'OrderId=o', { 'Content-Type': 'text/plain' })],
+      ] as const) {
+        expect({ what, status: res.status, json: res.body?.statusCode }).toEqual({ what, status: expected, json: expected });
+      }
+      await pipeline().drain();
+      expect(merchant.fulfiller.seen.length).toBe(before);
+    });
+  });
+});
