@@ -159,9 +159,9 @@ export class ValidationPlanner {
     return plan;
   }
 
-  /** Whether class-validator knows any rule for the class (with these groups). */
+  /** Whether class-validator knows any rule for the class, in any group. */
   declaresRules(cls: Function): boolean {
-    return this.metadatas(cls).length > 0;
+    return this.validators.getTargetValidationMetadatas(cls, undefined as unknown as string, true, false, undefined).length > 0;
   }
 
   private metadatas(cls: Function): CvMetadata[] {
