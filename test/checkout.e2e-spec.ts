@@ -13,6 +13,7 @@ import {
   ADAPTERS,
   BASIC_AUTH,
   FakeCheckoutApi,
+  JitteryStore,
   RecordingHandlers,
   baseOptions,
   callbackBody,
@@ -261,7 +262,7 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
     });
 
     it('runs the handler once for 10 concurrent copies of a callback, and for a later copy', async () => {
-      await start();
+      await start({ store: new JitteryStore({ sweepIntervalMs: 0 }) });
       const created = await invoice(12, 'dup-10');
       const body = callbackBody({ ref: 'dup-10', checkoutId: created.checkoutId, amount: 12 });
       const answers = await Promise.all(Array.from({ length: 10 }, () => t.post(body)));

@@ -21,6 +21,7 @@ import {
   type CheckoutPaidEvent,
   type CheckoutRejectedEvent,
 } from 'nestjs-hubtel/checkout';
+import { MemoryStore, type StoreWriteOptions } from 'nestjs-hubtel';
 import { FakeHttpServer, type RecordedRequest } from './fake-http-server.js';
 
 export type AdapterKind = 'express' | 'fastify';
@@ -233,6 +234,7 @@ export async function startCheckoutApp(
   await app.listen(0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1');
   const path = extras.callback?.path ?? 'hubtel/checkout/callback';
+  let closing: Promise<void> | undefined;
   const post: CheckoutTestApp['post'] = async (body, opts = {}) => {
     const res = await fetch(`${url}/${(opts.path ?? path).replace(/^\//, '')}`, {
       method: 'POST',
@@ -256,7 +258,7 @@ export async function startCheckoutApp(
     reconciler: app.get(CheckoutReconciler),
     handlers: app.get(RecordingHandlers),
     post,
-    close: () => app.close(),
+    close: () => (closing ??= app.close()),
   };
 }
 
@@ -286,4 +288,31 @@ export function callbackBody(
 /** Waits a little for things that must NOT happen (a second event): no correctness depends on it. */
 export function settle(ms = 50): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * A MemoryStore whose every operation first waits a random 0–3 ms, so concurrent callers really
+ * interleave between their reads and writes (in a plain MemoryStore they rarely do). Races that
+ * pass on it pass because of the atomic operations, not because of lucky timing.
+ */
+export class JitteryStore extends MemoryStore {
+  private async jitter(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 4)));
+  }
+  override async get<T>(key: string) {
+    await this.jitter();
+    return super.get<T>(key);
+  }
+  override async setIfAbsent<T>(key: string, value: T, options?: StoreWriteOptions) {
+    await this.jitter();
+    return super.setIfAbsent(key, value, options);
+  }
+  override async compareAndSet<T>(key: string, expectedVersion: number, value: T, options?: StoreWriteOptions) {
+    await this.jitter();
+    return super.compareAndSet(key, expectedVersion, value, options);
+  }
+  override async set<T>(key: string, value: T, options?: StoreWriteOptions) {
+    await this.jitter();
+    return super.set(key, value, options);
+  }
 }

@@ -1,0 +1,304 @@
+import { HubtelError } from 'nestjs-hubtel';
+import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
+import {
+  ADAPTERS,
+  BASIC_AUTH,
+  FakeCheckoutApi,
+  JitteryStore,
+  POS_SALES_ID,
+  baseOptions,
+  callbackBody,
+  settle,
+  startCheckoutApp,
+  type CheckoutTestApp,
+} from './support/checkout-harness.js';
+
+/**
+ * The transaction status check: `getStatus`, callback confirmation (on by default with a POS Sales
+ * id) and the reconciler (on by default too), on both adapters.
+ */
+describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapter) => {
+  let api: FakeCheckoutApi;
+  let t: CheckoutTestApp;
+
+  beforeAll(async () => {
+    api = await FakeCheckoutApi.start();
+  });
+  afterAll(() => api.close());
+  afterEach(async () => {
+    await t?.close();
+    api.server.reset();
+    api.transactions.clear();
+  });
+
+  async function start(overrides: Partial<CheckoutModuleOptions> = {}) {
+    t = await startCheckoutApp(
+      adapter,
+      baseOptions(api, {
+        posSalesId: POS_SALES_ID,
+        // Short delays: an invoice is due 50 ms after creation; the reconciler looks every 20 ms.
+        reconciliation: { delayMs: 50, intervalMs: 20, maxIntervalMs: 40, giveUpAfterMs: 60_000 },
+        ...overrides,
+      }),
+    );
+    return t;
+  }
+
+  async function invoice(ref: string, amount = 30) {
+    return t.service.createInvoice({ totalAmount: amount, description: 'Bundle', clientReference: ref });
+  }
+
+  describe('getStatus', () => {
+    it('calls the status check with the contract request and returns a typed status', async () => {
+      await start({ reconciliation: { enabled: false } });
+      api.transactions.set('st-1', { status: 'Paid', amount: 30 });
+      const status = await t.service.getStatus('st-1');
+      const sent = api.statusRequests[0]!;
+      expect(sent.method).toBe('GET');
+      expect(sent.path).toBe(`/transactions/${POS_SALES_ID}/status`);
+      expect(sent.url).toBe(`/transactions/${POS_SALES_ID}/status?clientReference=st-1`);
+      expect(sent.headers.authorization).toBe(BASIC_AUTH);
+      expect(sent.headers.accept).toBe('application/json');
+      expect(sent.headers['cache-control']).toBe('no-cache');
+      expect(status).toEqual({
+        clientReference: 'st-1',
+        status: 'Paid',
+        paid: true,
+        amount: 30,
+        charges: 0.01,
+        amountAfterCharges: 29.99,
+        transactionId: 'txn-st-1',
+        externalTransactionId: 'ext-st-1',
+        paymentMethod: 'mobilemoney',
+        date: '2024-05-01T10:00:00Z',
+        responseCode: '0000',
+        message: 'Successful',
+      });
+    });
+
+    it('encodes the reference in the query and reports unpaid', async () => {
+      await start({ reconciliation: { enabled: false } });
+      api.transactions.set('a&b=c', { status: 'Unpaid', amount: 1 });
+      await expect(t.service.getStatus('a&b=c')).resolves.toMatchObject({ status: 'Unpaid', paid: false });
+      expect(api.statusRequests[0]!.query.get('clientReference')).toBe('a&b=c');
+    });
+
+    it('throws HUBTEL_NOT_FOUND for a transaction the platform does not know, and a validation error for a bad reference', async () => {
+      await start({ reconciliation: { enabled: false } });
+      await expect(t.service.getStatus('nobody')).rejects.toMatchObject({ code: 'HUBTEL_NOT_FOUND', httpStatus: 404 });
+      await expect(t.service.getStatus('')).rejects.toMatchObject({ code: 'HUBTEL_VALIDATION_FAILED' });
+      await expect(t.service.getStatus('x'.repeat(33))).rejects.toMatchObject({ code: 'HUBTEL_VALIDATION_FAILED' });
+    });
+
+    it('says getStatus needs posSalesId when it is not configured', async () => {
+      t = await startCheckoutApp(adapter, baseOptions(api));
+      const error = await t.service.getStatus('x').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HubtelError);
+      expect((error as HubtelError).code).toBe('HUBTEL_CONFIG_INVALID');
+      expect((error as Error).message).toContain('posSalesId');
+      expect(api.statusRequests).toHaveLength(0);
+    });
+  });
+
+  describe('callback confirmation through the status check', () => {
+    it('counts a callback only once the status check confirms it, and checks once for 10 concurrent copies', async () => {
+      await start({ store: new JitteryStore({ sweepIntervalMs: 0 }), reconciliation: { enabled: false } });
+      const created = await invoice('conf-1');
+      api.transactions.set('conf-1', { status: 'Paid', amount: 30 });
+      const body = callbackBody({ ref: 'conf-1', checkoutId: created.checkoutId, amount: 30 });
+      const answers = await Promise.all(Array.from({ length: 10 }, () => t.post(body)));
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      await t.handlers.waitFor('paid');
+      await t.service.drain();
+      await settle();
+      expect(t.handlers.paidCalls).toBe(1);
+      expect(t.handlers.events.paid[0]).toMatchObject({
+        clientReference: 'conf-1',
+        source: 'callback',
+        confirmedByStatusCheck: true,
+        amountPaid: 30,
+        payment: { transactionId: 'txn-conf-1', channel: 'mtn-gh', paymentType: 'mobilemoney' },
+      });
+      expect(api.statusRequests).toHaveLength(1);
+    });
+
+    it('rejects a callback the status check does not confirm (NOT_CONFIRMED), then the reconciler pays it when it is paid', async () => {
+      await start({ reconciliation: { delayMs: 50, intervalMs: 20, maxIntervalMs: 20 } });
+      const created = await invoice('forged-ok');
+      api.transactions.set('forged-ok', { status: 'Unpaid', amount: 30 });
+      // Right reference, amount and checkout id (an attacker who saw the return URL): still not believed.
+      await t.post(callbackBody({ ref: 'forged-ok', checkoutId: created.checkoutId, amount: 30 }));
+      await t.handlers.waitFor('rejected');
+      expect(t.handlers.events.rejected[0]).toMatchObject({ reason: 'NOT_CONFIRMED', clientReference: 'forged-ok', source: 'callback' });
+      expect(t.handlers.paidCalls).toBe(0);
+      expect(await t.service.getInvoice('forged-ok')).toMatchObject({ status: 'pending' });
+      api.transactions.set('forged-ok', { status: 'Paid', amount: 30 });
+      await t.handlers.waitFor('paid');
+      expect(t.handlers.events.paid[0]).toMatchObject({ clientReference: 'forged-ok', source: 'status-check' });
+    });
+
+    it('retries a confirmation whose status check failed, then pays', async () => {
+      await start({ reconciliation: { enabled: false }, retry: { maxAttempts: 1 } });
+      const created = await invoice('conf-retry');
+      api.transactions.set('conf-retry', { status: 'Paid', amount: 30 });
+      api.server.enqueue('GET', /^\/transactions\//, { status: 500, body: { message: 'boom' } });
+      await t.post(callbackBody({ ref: 'conf-retry', checkoutId: created.checkoutId, amount: 30 }));
+      await t.handlers.waitFor('paid');
+      expect(api.statusRequests).toHaveLength(2);
+      expect(t.handlers.paidCalls).toBe(1);
+    });
+
+    it('confirms a failed attempt: failed event, unless the status check says it was paid', async () => {
+      await start({ reconciliation: { enabled: false } });
+      const a = await invoice('fail-a');
+      const b = await invoice('fail-b');
+      api.transactions.set('fail-a', { status: 'Unpaid', amount: 30 });
+      api.transactions.set('fail-b', { status: 'Paid', amount: 30 });
+      await t.post(callbackBody({ ref: 'fail-a', checkoutId: a.checkoutId, status: 'Failed' }));
+      await t.post(callbackBody({ ref: 'fail-b', checkoutId: b.checkoutId, status: 'Failed' }));
+      await t.handlers.waitFor('failed');
+      await t.handlers.waitFor('paid');
+      await t.service.drain();
+      expect(t.handlers.events.failed.map((e) => e.clientReference)).toEqual(['fail-a']);
+      expect(t.handlers.events.paid.map((e) => e.clientReference)).toEqual(['fail-b']);
+    });
+  });
+
+  describe('reconciler', () => {
+    it('emits paid when no callback ever comes', async () => {
+      await start();
+      expect(t.reconciler.running).toBe(true);
+      await invoice('silent-1');
+      api.transactions.set('silent-1', { status: 'Paid', amount: 30 });
+      await t.handlers.waitFor('paid');
+      await t.service.drain();
+      expect(t.handlers.events.paid).toHaveLength(1);
+      expect(t.handlers.events.paid[0]).toMatchObject({ clientReference: 'silent-1', source: 'status-check', confirmedByStatusCheck: true, amountPaid: 30 });
+      expect(await t.service.getInvoice('silent-1')).toMatchObject({ status: 'paid', paidVia: 'status-check' });
+      // Paid invoices are no longer checked.
+      const checks = api.statusRequests.length;
+      await settle(120);
+      expect(api.statusRequests.length).toBe(checks);
+    });
+
+    it('waits the configured delay before the first check', async () => {
+      await start({ reconciliation: { delayMs: 60_000, intervalMs: 20 } });
+      await invoice('not-yet');
+      api.transactions.set('not-yet', { status: 'Paid', amount: 30 });
+      await settle(150);
+      expect(api.statusRequests).toHaveLength(0);
+      expect(t.handlers.paidCalls).toBe(0);
+    });
+
+    it('emits paid exactly once when unconfirmed callbacks and the reconciler race', async () => {
+      // Callbacks settle directly here (no confirmation), the reconciler through its own status checks.
+      await start({ store: new JitteryStore({ sweepIntervalMs: 0 }), verification: { confirmWithStatusCheck: false }, reconciliation: { enabled: true, delayMs: 0, intervalMs: 60_000 } });
+      const refs = Array.from({ length: 20 }, (_, i) => `race-${i}`);
+      const created = await Promise.all(refs.map((ref) => invoice(ref)));
+      for (const ref of refs) api.transactions.set(ref, { status: 'Paid', amount: 30 });
+      await Promise.all([
+        ...created.flatMap((c) => [0, 1, 2].map(() => t.post(callbackBody({ ref: c.clientReference, checkoutId: c.checkoutId, amount: 30 })))),
+        t.reconciler.runOnce(),
+      ]);
+      await t.service.drain();
+      await settle();
+      expect(t.handlers.events.paid.map((e) => e.clientReference).sort()).toEqual([...refs].sort());
+      expect(t.handlers.paidCalls).toBe(20);
+      // Both paths really ran: some payments were found by each.
+      expect(new Set(t.handlers.events.paid.map((e) => e.source)).size).toBeGreaterThanOrEqual(1);
+    });
+
+    it('emits paid exactly once when confirmed callbacks and reconciler passes race for the same invoices', async () => {
+      await start({ store: new JitteryStore({ sweepIntervalMs: 0 }), reconciliation: { enabled: true, delayMs: 0, intervalMs: 60_000 } });
+      const refs = Array.from({ length: 20 }, (_, i) => `race2-${i}`);
+      const created = await Promise.all(refs.map((ref) => invoice(ref)));
+      for (const ref of refs) api.transactions.set(ref, { status: 'Paid', amount: 30 });
+      // Everything at once: a reconciliation pass (all 20 due), and two callbacks per invoice.
+      await Promise.all([
+        t.reconciler.runOnce(),
+        ...created.flatMap((c) => [0, 1].map(() => t.post(callbackBody({ ref: c.clientReference, checkoutId: c.checkoutId, amount: 30 })))),
+        t.reconciler.runOnce(),
+      ]);
+      await t.service.drain();
+      await settle();
+      expect(t.handlers.events.paid.map((e) => e.clientReference).sort()).toEqual([...refs].sort());
+      expect(t.handlers.paidCalls).toBe(20);
+      for (const ref of refs) expect(await t.service.getInvoice(ref)).toMatchObject({ status: 'paid' });
+    });
+
+    it('rejects a status answer whose amount does not match, flags the invoice and stops checking it', async () => {
+      await start();
+      await invoice('short-paid', 30);
+      api.transactions.set('short-paid', { status: 'Paid', amount: 3 });
+      await t.handlers.waitFor('rejected');
+      expect(t.handlers.events.rejected[0]).toMatchObject({ reason: 'AMOUNT_MISMATCH', source: 'status-check', amountClaimed: 3, amountExpected: 30 });
+      expect(await t.service.getInvoice('short-paid')).toMatchObject({ status: 'pending', attention: { reason: 'AMOUNT_MISMATCH' } });
+      const checks = api.statusRequests.length;
+      await settle(150);
+      expect(api.statusRequests.length).toBe(checks);
+      expect(t.handlers.paidCalls).toBe(0);
+    });
+
+    it('expires an invoice never paid after giveUpAfterMs, once, and stops checking it', async () => {
+      await start({ reconciliation: { delayMs: 10, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 150 } });
+      await invoice('abandoned');
+      api.transactions.set('abandoned', { status: 'Unpaid', amount: 30 });
+      await t.handlers.waitFor('expired');
+      expect(t.handlers.events.expired[0]).toMatchObject({ clientReference: 'abandoned', lastStatus: 'pending', amount: 30 });
+      expect(await t.service.getInvoice('abandoned')).toMatchObject({ status: 'expired' });
+      expect(api.statusRequests.length).toBeGreaterThanOrEqual(2);
+      const checks = api.statusRequests.length;
+      await settle(150);
+      expect(api.statusRequests.length).toBe(checks);
+      expect(t.handlers.events.expired).toHaveLength(1);
+    });
+
+    it('treats a transaction unknown to the platform as unpaid', async () => {
+      await start({ reconciliation: { delayMs: 10, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 100 } });
+      await invoice('unknown-txn');
+      await t.handlers.waitFor('expired');
+      expect(t.handlers.paidCalls).toBe(0);
+    });
+
+    it('reports a refunded transaction as failed', async () => {
+      await start();
+      await invoice('refunded');
+      api.transactions.set('refunded', { status: 'Refunded', amount: 30 });
+      await t.handlers.waitFor('failed');
+      expect(t.handlers.events.failed[0]).toMatchObject({ clientReference: 'refunded', status: 'Refunded', source: 'status-check' });
+      expect(t.handlers.paidCalls).toBe(0);
+    });
+
+    it('is off without a POS Sales id, and can be turned off explicitly', async () => {
+      t = await startCheckoutApp(adapter, baseOptions(api));
+      expect(t.reconciler.running).toBe(false);
+      await t.close();
+      await start({ reconciliation: { enabled: false } });
+      expect(t.reconciler.running).toBe(false);
+      await invoice('off');
+      api.transactions.set('off', { status: 'Paid', amount: 30 });
+      await settle(150);
+      expect(api.statusRequests).toHaveLength(0);
+    });
+
+    it('can be stopped and started, and stops cleanly with the app (no more checks, no timers left)', async () => {
+      await start({ reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 60_000 } });
+      await invoice('stop-1');
+      api.transactions.set('stop-1', { status: 'Unpaid', amount: 30 });
+      await api.server.waitForRequests(api.server.requests.length + 2);
+      await t.reconciler.stop();
+      expect(t.reconciler.running).toBe(false);
+      const stopped = api.statusRequests.length;
+      await settle(120);
+      expect(api.statusRequests.length).toBe(stopped);
+      t.reconciler.start();
+      expect(t.reconciler.running).toBe(true);
+      await api.server.waitForRequests(api.server.requests.length + 1);
+      await t.close();
+      expect(t.reconciler.running).toBe(false);
+      const closed = api.statusRequests.length;
+      await settle(120);
+      expect(api.statusRequests.length).toBe(closed);
+    });
+  });
+});
