@@ -117,7 +117,7 @@ describe.each(ADAPTERS)('checkout callback: malformed and hostile bodies (%s)', 
   it('answers a text/plain body 400 as well', async () => {
     const res = await fetch(t.callbackUrl, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'ResponseCode=0000' });
     expect(res.status).toBe(400);
-    expect((await res.json()).statusCode).toBe(400);
+    expect(((await res.json()) as { statusCode: number }).statusCode).toBe(400);
   });
 
   it('still handles the genuine callback afterwards, once', async () => {
