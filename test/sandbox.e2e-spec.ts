@@ -25,29 +25,48 @@ function newestSource(dir: string): number {
 }
 
 function cliCommand(): { args: string[]; built: boolean } {
-  if (existsSync(builtBin) && statSync(builtBin).mtimeMs >= newestSource(path.join(root, 'libs/sandbox/src'))) {
+  if (
+    existsSync(builtBin) &&
+    statSync(builtBin).mtimeMs >= newestSource(path.join(root, 'libs/sandbox/src'))
+  ) {
     return { args: [builtBin], built: true };
   }
-  return { args: ['--import', './bench/loader/register.mjs', 'libs/sandbox/src/cli/hubtel-sandbox.ts'], built: false };
+  return {
+    args: ['--import', './bench/loader/register.mjs', 'libs/sandbox/src/cli/hubtel-sandbox.ts'],
+    built: false,
+  };
 }
 
 interface RunningCli {
   child: ChildProcess;
-  info: { url: string; baseUrls: Record<string, string>; credentials: Record<string, { clientId: string; clientSecret: string }>; posSalesId: string };
+  info: {
+    url: string;
+    baseUrls: Record<string, string>;
+    credentials: Record<string, { clientId: string; clientSecret: string }>;
+    posSalesId: string;
+  };
   stdout: string[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 async function startCli(extra: string[] = []): Promise<RunningCli> {
   const { args } = cliCommand();
-  const child = spawn(process.execPath, [...args, '--port', '0', '--json', ...extra], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...args, '--port', '0', '--json', ...extra], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const stdout: string[] = [];
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`CLI printed nothing in 20 s; stderr: ${stderr}`)), 20_000);
+    const timer = setTimeout(
+      () => reject(new Error(`CLI printed nothing in 20 s; stderr: ${stderr}`)),
+      20_000,
+    );
     lines.on('line', (line) => {
       stdout.push(line);
       if (stdout.length === 1) {
@@ -55,7 +74,9 @@ async function startCli(extra: string[] = []): Promise<RunningCli> {
         resolve(line);
       }
     });
-    void exited.then(({ code }) => reject(new Error(`CLI exited (${code}) before printing; stderr: ${stderr}`)));
+    void exited.then(({ code }) =>
+      reject(new Error(`CLI exited (${code}) before printing; stderr: ${stderr}`)),
+    );
   });
   return { child, info: JSON.parse(first), stdout, exited };
 }
@@ -115,7 +136,12 @@ describe('hubtel-sandbox as a separate process', () => {
     const ref = `e2e-${Date.now()}`;
     const created = await fetch(`${baseUrls.checkout}/items/initiate`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'Cache-Control': 'no-cache', Authorization: basic(credentials.api!) },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json',
+        'Cache-Control': 'no-cache',
+        Authorization: basic(credentials.api!),
+      },
       body: JSON.stringify({
         totalAmount: 30,
         description: 'Bundle',
@@ -136,9 +162,17 @@ describe('hubtel-sandbox as a separate process', () => {
     });
     expect(paid.status).toBe(303);
     expect(paid.headers.get('location')).toBe(`${merchantUrl}/return`);
-    expect(callbacks).toContainEqual(expect.objectContaining({ ResponseCode: '0000', Data: expect.objectContaining({ ClientReference: ref, Amount: 30 }) }));
+    expect(callbacks).toContainEqual(
+      expect.objectContaining({
+        ResponseCode: '0000',
+        Data: expect.objectContaining({ ClientReference: ref, Amount: 30 }),
+      }),
+    );
 
-    const status = await fetch(`${baseUrls.status}/transactions/${posSalesId}/status?clientReference=${ref}`, { headers: { Authorization: basic(credentials.api!) } });
+    const status = await fetch(
+      `${baseUrls.status}/transactions/${posSalesId}/status?clientReference=${ref}`,
+      { headers: { Authorization: basic(credentials.api!) } },
+    );
     expect(((await status.json()) as any).data.status).toBe('Paid');
     const records = await (await fetch(`${url}/_sandbox/messages`)).json();
     expect(records).toHaveLength(1);
@@ -157,7 +191,10 @@ describe('hubtel-sandbox as a separate process', () => {
 
   it('exits with status 2 and the usage on a bad option', async () => {
     const { args } = cliCommand();
-    const child = spawn(process.execPath, [...args, '--port', 'nope'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...args, '--port', 'nope'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));

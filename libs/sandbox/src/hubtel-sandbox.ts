@@ -4,12 +4,36 @@ import type { AddressInfo } from 'node:net';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { registerAdminApi } from './sandbox-admin.api.js';
 import { registerCheckoutApi } from './sandbox-checkout.api.js';
-import { apiErrorReply, forbiddenHtmlPage, SandboxHttpError, SandboxNotFoundError } from './sandbox.errors.js';
+import {
+  apiErrorReply,
+  forbiddenHtmlPage,
+  SandboxHttpError,
+  SandboxNotFoundError,
+} from './sandbox.errors.js';
 import type { CallbackFaultSpec, FaultHandle, InboundFaultSpec, SandboxFaults } from './sandbox-faults.js';
-import { basicAuthHeader, isoNow, parseBasicAuth, platformMsisdn, platformTime, writeReply } from './sandbox-http.js';
-import { cancelInvoice, findInvoice, payInvoice, refundInvoice, requireInvoice, type PayOptions, type PaymentResult } from './sandbox-payments.js';
+import {
+  basicAuthHeader,
+  isoNow,
+  parseBasicAuth,
+  platformMsisdn,
+  platformTime,
+  writeReply,
+} from './sandbox-http.js';
+import {
+  cancelInvoice,
+  findInvoice,
+  payInvoice,
+  refundInvoice,
+  requireInvoice,
+  type PayOptions,
+  type PaymentResult,
+} from './sandbox-payments.js';
 import { RequestContext, SandboxRouter } from './sandbox.router.js';
-import { registerFulfillmentCallbackApi, SandboxServiceSession, type ServiceAppDriverOptions } from './sandbox-service-app.js';
+import {
+  registerFulfillmentCallbackApi,
+  SandboxServiceSession,
+  type ServiceAppDriverOptions,
+} from './sandbox-service-app.js';
 import { registerSmsApi, settleMessage } from './sandbox-sms.api.js';
 import { resolveSandboxOptions, SandboxState, type ResolvedSandboxOptions } from './sandbox.state.js';
 import type {
@@ -78,7 +102,10 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     this.options = resolveSandboxOptions(options);
     this.state = new SandboxState(this.options, this);
     this.faults = this.state.faults;
-    this.authHeaders = { sms: basicAuthHeader(this.options.credentials.sms), api: basicAuthHeader(this.options.credentials.api) };
+    this.authHeaders = {
+      sms: basicAuthHeader(this.options.credentials.sms),
+      api: basicAuthHeader(this.options.credentials.api),
+    };
     const authorized = (ctx: SandboxRequestContext, pair: 'sms' | 'api') => this.isAuthorized(ctx.req, pair);
     registerSmsApi(this.router, this.state, authorized);
     registerCheckoutApi(this.router, this.state, authorized);
@@ -100,7 +127,10 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
         reject(
           err.code === 'EADDRINUSE'
             ? new HubtelConfigError('port', `${this.options.port} is already in use on ${this.options.host}`)
-            : new HubtelConfigError('host', `cannot listen on ${this.options.host}:${this.options.port}: ${err.message}`),
+            : new HubtelConfigError(
+                'host',
+                `cannot listen on ${this.options.host}:${this.options.port}: ${err.message}`,
+              ),
         );
       };
       server.once('error', onError);
@@ -151,7 +181,11 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
 
   /** The sandbox's origin (`http://127.0.0.1:4010`, or `publicUrl`). Throws before `listen()`. */
   get url(): string {
-    if (!this.state.baseUrl) throw new HubtelConfigError('url', 'the sandbox is not listening yet; await listen() or HubtelSandbox.start()');
+    if (!this.state.baseUrl)
+      throw new HubtelConfigError(
+        'url',
+        'the sandbox is not listening yet; await listen() or HubtelSandbox.start()',
+      );
     return this.state.baseUrl;
   }
 
@@ -222,9 +256,16 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   }
 
   /** Callback deliveries (checkout web callbacks and fulfillment requests), oldest first. */
-  deliveries(filter?: Partial<Pick<SandboxDelivery, 'kind' | 'checkoutId' | 'clientReference' | 'sessionId' | 'orderId' | 'state'>>): SandboxDelivery[] {
+  deliveries(
+    filter?: Partial<
+      Pick<SandboxDelivery, 'kind' | 'checkoutId' | 'clientReference' | 'sessionId' | 'orderId' | 'state'>
+    >,
+  ): SandboxDelivery[] {
     if (!filter) return this.state.deliveries.values();
-    const entries = Object.entries(filter).filter(([, v]) => v !== undefined) as [keyof SandboxDelivery, unknown][];
+    const entries = Object.entries(filter).filter(([, v]) => v !== undefined) as [
+      keyof SandboxDelivery,
+      unknown,
+    ][];
     return this.state.deliveries.filter((d) => entries.every(([k, v]) => d[k] === v));
   }
 
@@ -304,23 +345,36 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
    * The newest record of `kind` that matches, or the first to come. Records are re-tested on
    * every change, so `d => d.state === 'delivered'` waits for completion.
    */
-  waitFor<K extends SandboxRecordKind>(kind: K, predicate?: (record: SandboxRecordMap[K]) => boolean, options: WaitOptions = {}): Promise<SandboxRecordMap[K]> {
+  waitFor<K extends SandboxRecordKind>(
+    kind: K,
+    predicate?: (record: SandboxRecordMap[K]) => boolean,
+    options: WaitOptions = {},
+  ): Promise<SandboxRecordMap[K]> {
     return this.state.waitFor(kind, predicate, options.timeoutMs);
   }
 
   /** A message to a number (any accepted form), or matching a predicate. */
-  waitForMessage(match: string | ((m: SandboxSmsMessage) => boolean), options?: WaitOptions): Promise<SandboxSmsMessage> {
+  waitForMessage(
+    match: string | ((m: SandboxSmsMessage) => boolean),
+    options?: WaitOptions,
+  ): Promise<SandboxSmsMessage> {
     const wanted = typeof match === 'string' ? (platformMsisdn(match) ?? match) : undefined;
     return this.waitFor('message', typeof match === 'string' ? (m) => m.msisdn === wanted : match, options);
   }
 
   /** A delivery that finished (delivered, failed or dropped) and matches. */
-  waitForDelivery(predicate: (d: SandboxDelivery) => boolean = () => true, options?: WaitOptions): Promise<SandboxDelivery> {
+  waitForDelivery(
+    predicate: (d: SandboxDelivery) => boolean = () => true,
+    options?: WaitOptions,
+  ): Promise<SandboxDelivery> {
     return this.waitFor('delivery', (d) => this.state.isSettled(d) && predicate(d), options);
   }
 
   /** A fulfillment callback received on `/callback` that matches. */
-  waitForFulfillmentCallback(predicate: (cb: SandboxFulfillmentCallback) => boolean = () => true, options?: WaitOptions): Promise<SandboxFulfillmentCallback> {
+  waitForFulfillmentCallback(
+    predicate: (cb: SandboxFulfillmentCallback) => boolean = () => true,
+    options?: WaitOptions,
+  ): Promise<SandboxFulfillmentCallback> {
     return this.waitFor('fulfillment-callback', predicate, options);
   }
 
@@ -331,7 +385,12 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
    * routes match first; `api` decides the error shape and which faults apply (default `admin`,
    * which faults only hit when they name it).
    */
-  addRoute(method: string, path: string, handler: SandboxRouteHandler, options: { api?: SandboxApi } = {}): void {
+  addRoute(
+    method: string,
+    path: string,
+    handler: SandboxRouteHandler,
+    options: { api?: SandboxApi } = {},
+  ): void {
     this.router.add(method, path, options.api ?? 'admin', handler);
   }
 
@@ -353,7 +412,12 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     const path = q < 0 ? rawUrl : rawUrl.slice(0, q);
     const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
     const match = this.router.match(method, path);
-    const api: SandboxApi = match.kind === 'found' ? match.route.api : match.kind === 'method-not-allowed' ? match.api : SandboxRouter.apiOf(path);
+    const api: SandboxApi =
+      match.kind === 'found'
+        ? match.route.api
+        : match.kind === 'method-not-allowed'
+          ? match.api
+          : SandboxRouter.apiOf(path);
 
     const log: SandboxRequestLog = {
       id: this.state.nextRequestId(),
@@ -372,11 +436,23 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
       this.state.emit('request', log);
     });
 
-    const ctx = new RequestContext(req, res, method, path, query, match.kind === 'found' ? match.params : {}, api, this.options.maxBodyBytes);
+    const ctx = new RequestContext(
+      req,
+      res,
+      method,
+      path,
+      query,
+      match.kind === 'found' ? match.params : {},
+      api,
+      this.options.maxBodyBytes,
+    );
     const run = async (): Promise<SandboxReply | void> => {
       if (match.kind === 'found') return match.route.handler(ctx);
       if (match.kind === 'method-not-allowed') {
-        return apiErrorReply(api, 405, { message: `${method} is not allowed on ${path}`, headers: { Allow: match.allowed.join(', ') } });
+        return apiErrorReply(api, 405, {
+          message: `${method} is not allowed on ${path}`,
+          headers: { Allow: match.allowed.join(', ') },
+        });
       }
       return apiErrorReply(api, 404, { message: `No route for ${method} ${path}` });
     };
@@ -401,8 +477,16 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
         this.write(res, err.reply, log);
         return;
       }
-      this.options.logger?.error(`Sandbox error on ${method} ${path}: ${(err as Error)?.stack ?? String(err)}`);
-      this.write(res, apiErrorReply(api, 500, { message: `Sandbox internal error: ${(err as Error)?.message ?? String(err)}` }), log);
+      this.options.logger?.error(
+        `Sandbox error on ${method} ${path}: ${(err as Error)?.stack ?? String(err)}`,
+      );
+      this.write(
+        res,
+        apiErrorReply(api, 500, {
+          message: `Sandbox internal error: ${(err as Error)?.message ?? String(err)}`,
+        }),
+        log,
+      );
     }
   }
 
@@ -437,7 +521,8 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
       ctx.req.socket.destroy();
       return undefined;
     }
-    if (spec.html) return { status: spec.status ?? 403, headers: { ...spec.headers }, html: forbiddenHtmlPage() };
+    if (spec.html)
+      return { status: spec.status ?? 403, headers: { ...spec.headers }, html: forbiddenHtmlPage() };
     const status = spec.status!;
     if (spec.body === undefined) {
       const base = apiErrorReply(ctx.api, status, { message: faultMessage(status) });

@@ -24,7 +24,12 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
     expect(res.json).toEqual({
       name: 'nestjs-hubtel sandbox',
       url: sandbox.url,
-      baseUrls: { sms: sandbox.url, checkout: sandbox.url, status: sandbox.url, fulfillmentCallback: sandbox.url },
+      baseUrls: {
+        sms: sandbox.url,
+        checkout: sandbox.url,
+        status: sandbox.url,
+        fulfillmentCallback: sandbox.url,
+      },
       credentials: {
         sms: { clientId: 'sandbox-sms', clientSecret: 'sandbox-sms-secret' },
         api: { clientId: 'sandbox-api', clientSecret: 'sandbox-api-secret' },
@@ -35,24 +40,44 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
   });
 
   it('lists records, pays and cancels invoices, re-sends deliveries and resets', async () => {
-    await call(sandbox, 'POST', '/v1/messages/send', { body: { From: 'Shop', To: '233241234567', Content: 'x' }, auth: 'sms' });
-    await call(sandbox, 'POST', '/v1/messages/send', { body: { From: 'Shop', To: '233201234567', Content: 'y' }, auth: 'sms' });
+    await call(sandbox, 'POST', '/v1/messages/send', {
+      body: { From: 'Shop', To: '233241234567', Content: 'x' },
+      auth: 'sms',
+    });
+    await call(sandbox, 'POST', '/v1/messages/send', {
+      body: { From: 'Shop', To: '233201234567', Content: 'y' },
+      auth: 'sms',
+    });
     expect((await call(sandbox, 'GET', '/_sandbox/messages')).json).toHaveLength(2);
-    expect((await call(sandbox, 'GET', '/_sandbox/messages?to=0201234567')).json.map((m: any) => m.content)).toEqual(['y']);
-    expect((await call(sandbox, 'GET', '/_sandbox/messages?limit=1')).json.map((m: any) => m.content)).toEqual(['y']);
+    expect(
+      (await call(sandbox, 'GET', '/_sandbox/messages?to=0201234567')).json.map((m: any) => m.content),
+    ).toEqual(['y']);
+    expect(
+      (await call(sandbox, 'GET', '/_sandbox/messages?limit=1')).json.map((m: any) => m.content),
+    ).toEqual(['y']);
 
     const a = checkoutRequest(merchant);
     const b = checkoutRequest(merchant);
     await call(sandbox, 'POST', '/items/initiate', { body: a, auth: 'api' });
     await call(sandbox, 'POST', '/items/initiate', { body: b, auth: 'api' });
     expect((await call(sandbox, 'GET', '/_sandbox/invoices')).json).toHaveLength(2);
-    expect((await call(sandbox, 'GET', `/_sandbox/invoices/${a.clientReference}`)).json.state).toBe('pending');
+    expect((await call(sandbox, 'GET', `/_sandbox/invoices/${a.clientReference}`)).json.state).toBe(
+      'pending',
+    );
 
-    const paid = await call(sandbox, 'POST', `/_sandbox/invoices/${a.clientReference}/pay`, { body: { phone: '0241234567' } });
+    const paid = await call(sandbox, 'POST', `/_sandbox/invoices/${a.clientReference}/pay`, {
+      body: { phone: '0241234567' },
+    });
     expect(paid.status).toBe(200);
-    expect(paid.json).toMatchObject({ outcome: 'paid', invoice: { state: 'paid' }, deliveries: [{ state: 'delivered' }] });
+    expect(paid.json).toMatchObject({
+      outcome: 'paid',
+      invoice: { state: 'paid' },
+      deliveries: [{ state: 'delivered' }],
+    });
     expect(merchant.requests).toHaveLength(1);
-    expect((await call(sandbox, 'POST', `/_sandbox/invoices/${b.clientReference}/cancel`)).json.state).toBe('cancelled');
+    expect((await call(sandbox, 'POST', `/_sandbox/invoices/${b.clientReference}/cancel`)).json.state).toBe(
+      'cancelled',
+    );
 
     const deliveries = (await call(sandbox, 'GET', '/_sandbox/deliveries')).json;
     expect(deliveries).toHaveLength(1);
@@ -60,13 +85,21 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
     expect(resent.json).toMatchObject({ redeliveryOf: deliveries[0].id, state: 'delivered' });
     expect(merchant.requests).toHaveLength(2);
 
-    expect((await call(sandbox, 'GET', '/_sandbox/stats')).json).toMatchObject({ messages: 2, invoices: 2, payments: 1, deliveries: 2 });
+    expect((await call(sandbox, 'GET', '/_sandbox/stats')).json).toMatchObject({
+      messages: 2,
+      invoices: 2,
+      payments: 1,
+      deliveries: 2,
+    });
     expect((await call(sandbox, 'POST', '/_sandbox/reset')).json).toEqual({ reset: true });
     expect((await call(sandbox, 'GET', '/_sandbox/invoices')).json).toEqual([]);
   });
 
   it('answers 404, 409 and 400 with {error, message}', async () => {
-    expect(await call(sandbox, 'POST', '/_sandbox/invoices/nope/pay')).toMatchObject({ status: 404, json: { error: 'HUBTEL_NOT_FOUND' } });
+    expect(await call(sandbox, 'POST', '/_sandbox/invoices/nope/pay')).toMatchObject({
+      status: 404,
+      json: { error: 'HUBTEL_NOT_FOUND' },
+    });
     const a = checkoutRequest(merchant);
     await call(sandbox, 'POST', '/items/initiate', { body: a, auth: 'api' });
     await call(sandbox, 'POST', `/_sandbox/invoices/${a.clientReference}/cancel`);
@@ -74,13 +107,19 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
     expect((await call(sandbox, 'POST', `/_sandbox/invoices/${a.clientReference}/cancel`)).status).toBe(409);
     expect((await call(sandbox, 'POST', '/_sandbox/invoices/x/pay', { raw: '[1]' })).status).toBe(400);
     expect((await call(sandbox, 'POST', '/_sandbox/deliveries/nope/redeliver')).status).toBe(404);
-    expect((await call(sandbox, 'GET', '/_sandbox/nothing')).json).toMatchObject({ error: '404', message: expect.any(String) });
+    expect((await call(sandbox, 'GET', '/_sandbox/nothing')).json).toMatchObject({
+      error: '404',
+      message: expect.any(String),
+    });
   });
 
   it('lets extensions add routes (the dashboard) that see the records', async () => {
     const extended = await HubtelSandbox.start();
     try {
-      extended.addRoute('GET', '/_sandbox/dashboard/count', () => ({ status: 200, json: { messages: extended.messages().length } }));
+      extended.addRoute('GET', '/_sandbox/dashboard/count', () => ({
+        status: 200,
+        json: { messages: extended.messages().length },
+      }));
       extended.addRoute('GET', '/_sandbox/stream', (ctx) => {
         ctx.res.writeHead(200, { 'Content-Type': 'text/event-stream' });
         ctx.res.write('data: hello\n\n');
@@ -97,7 +136,10 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
   });
 
   it('logs inbound requests without bodies or credentials', async () => {
-    await call(sandbox, 'POST', '/v1/messages/send', { body: { From: 'Shop', To: '233241234567', Content: 'secret text' }, auth: 'sms' });
+    await call(sandbox, 'POST', '/v1/messages/send', {
+      body: { From: 'Shop', To: '233241234567', Content: 'secret text' },
+      auth: 'sms',
+    });
     const [log] = sandbox.requests();
     expect(log).toMatchObject({ method: 'POST', path: '/v1/messages/send', api: 'sms', statusCode: 200 });
     expect(JSON.stringify(log)).not.toMatch(/secret|sandbox-sms/);

@@ -27,14 +27,25 @@ function limited<T>(items: T[], query: URLSearchParams): T[] {
 
 function errorReply(err: unknown): SandboxReply {
   if (err instanceof HubtelError) {
-    const status = err instanceof SandboxStateError ? 409 : err.code === 'HUBTEL_NOT_FOUND' ? 404 : err.code === 'HUBTEL_VALIDATION_FAILED' ? 400 : 500;
+    const status =
+      err instanceof SandboxStateError
+        ? 409
+        : err.code === 'HUBTEL_NOT_FOUND'
+          ? 404
+          : err.code === 'HUBTEL_VALIDATION_FAILED'
+            ? 400
+            : 500;
     return apiErrorReply('admin', status, { message: err.message, responseCode: err.code });
   }
   throw err;
 }
 
 export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox): void {
-  const ok = (json: unknown): SandboxReply => ({ status: 200, json, headers: { 'Cache-Control': 'no-store' } });
+  const ok = (json: unknown): SandboxReply => ({
+    status: 200,
+    json,
+    headers: { 'Cache-Control': 'no-store' },
+  });
 
   router.add('GET', '/_sandbox', 'admin', () =>
     ok({
@@ -54,18 +65,28 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
   router.add('GET', '/_sandbox/invoices', 'admin', (ctx) => ok(limited(sandbox.invoices(), ctx.query)));
   router.add('GET', '/_sandbox/invoices/:ref', 'admin', (ctx) => {
     const invoice = sandbox.invoice(ctx.params.ref!);
-    return invoice ? ok(invoice) : apiErrorReply('admin', 404, { message: `No invoice "${ctx.params.ref}"`, responseCode: 'HUBTEL_NOT_FOUND' });
+    return invoice
+      ? ok(invoice)
+      : apiErrorReply('admin', 404, {
+          message: `No invoice "${ctx.params.ref}"`,
+          responseCode: 'HUBTEL_NOT_FOUND',
+        });
   });
   router.add('GET', '/_sandbox/deliveries', 'admin', (ctx) => ok(limited(sandbox.deliveries(), ctx.query)));
   router.add('GET', '/_sandbox/sessions', 'admin', (ctx) => ok(limited(sandbox.sessions(), ctx.query)));
-  router.add('GET', '/_sandbox/fulfillment-callbacks', 'admin', (ctx) => ok(limited(sandbox.fulfillmentCallbacks(), ctx.query)));
+  router.add('GET', '/_sandbox/fulfillment-callbacks', 'admin', (ctx) =>
+    ok(limited(sandbox.fulfillmentCallbacks(), ctx.query)),
+  );
   router.add('GET', '/_sandbox/requests', 'admin', (ctx) => ok(limited(sandbox.requests(), ctx.query)));
 
   router.add('POST', '/_sandbox/invoices/:ref/pay', 'admin', async (ctx) => {
     const raw = (await ctx.body()).toString('utf8').trim();
     const body = raw === '' ? {} : await ctx.json();
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return apiErrorReply('admin', 400, { message: 'Body must be a JSON object', responseCode: 'HUBTEL_VALIDATION_FAILED' });
+      return apiErrorReply('admin', 400, {
+        message: 'Body must be a JSON object',
+        responseCode: 'HUBTEL_VALIDATION_FAILED',
+      });
     }
     const b = body as Record<string, unknown>;
     try {

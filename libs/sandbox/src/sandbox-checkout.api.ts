@@ -40,16 +40,26 @@ function isHttpUrl(value: unknown): value is string {
   }
 }
 
-export function registerCheckoutApi(router: SandboxRouter, state: SandboxState, authorized: Authorizer): void {
+export function registerCheckoutApi(
+  router: SandboxRouter,
+  state: SandboxState,
+  authorized: Authorizer,
+): void {
   const o = state.options;
 
   router.add('POST', '/items/initiate', 'checkout', async (ctx) => {
     if (!authorized(ctx, 'api')) {
-      return apiErrorReply('checkout', 401, { responseCode: '4101', message: 'Wrong keys: the API credentials are not valid' });
+      return apiErrorReply('checkout', 401, {
+        responseCode: '4101',
+        message: 'Wrong keys: the API credentials are not valid',
+      });
     }
     const body = await ctx.json();
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return apiErrorReply('checkout', 400, { message: 'Validation error', errors: [{ field: 'body', message: 'must be a JSON object' }] });
+      return apiErrorReply('checkout', 400, {
+        message: 'Validation error',
+        errors: [{ field: 'body', message: 'must be a JSON object' }],
+      });
     }
     const b = body as Record<string, unknown>;
     const errors: FieldError[] = [];
@@ -62,7 +72,8 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState, 
       errors.push({ field: 'description', message: 'description is required' });
     }
     for (const field of URL_FIELDS) {
-      if (!isHttpUrl(b[field])) errors.push({ field, message: `${field} is required and must be an absolute http(s) URL` });
+      if (!isHttpUrl(b[field]))
+        errors.push({ field, message: `${field} is required and must be an absolute http(s) URL` });
     }
     const ref = b.clientReference;
     if (typeof ref !== 'string' || ref.trim() === '') {
@@ -73,16 +84,26 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState, 
       errors.push({ field: 'clientReference', message: 'clientReference has already been used' });
     }
     for (const field of OPTIONAL_STRINGS) {
-      if (b[field] !== undefined && b[field] !== null && typeof b[field] !== 'string') errors.push({ field, message: `${field} must be a string` });
+      if (b[field] !== undefined && b[field] !== null && typeof b[field] !== 'string')
+        errors.push({ field, message: `${field} must be a string` });
     }
-    if (typeof b.PayeeMobileNumber === 'string' && b.PayeeMobileNumber !== '' && !platformMsisdn(b.PayeeMobileNumber)) {
+    if (
+      typeof b.PayeeMobileNumber === 'string' &&
+      b.PayeeMobileNumber !== '' &&
+      !platformMsisdn(b.PayeeMobileNumber)
+    ) {
       errors.push({ field: 'PayeeMobileNumber', message: 'PayeeMobileNumber is not a valid phone number' });
     }
     if (typeof b.PayeeEmail === 'string' && b.PayeeEmail !== '' && !/^[^\s@]+@[^\s@]+$/.test(b.PayeeEmail)) {
       errors.push({ field: 'PayeeEmail', message: 'PayeeEmail is not a valid e-mail address' });
     }
     const account = b.merchantAccountNumber;
-    if (account !== undefined && account !== null && typeof account !== 'string' && typeof account !== 'number') {
+    if (
+      account !== undefined &&
+      account !== null &&
+      typeof account !== 'string' &&
+      typeof account !== 'number'
+    ) {
       errors.push({ field: 'merchantAccountNumber', message: 'merchantAccountNumber must be a string' });
     }
     if (errors.length > 0) return apiErrorReply('checkout', 400, { message: 'Validation error', errors });
@@ -115,7 +136,8 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState, 
       payeeName: (b.PayeeName as string | undefined) || null,
       payeeMobileNumber: (b.PayeeMobileNumber as string | undefined) || null,
       payeeEmail: (b.PayeeEmail as string | undefined) || null,
-      merchantAccountNumber: account === undefined || account === null || account === '' ? null : String(account),
+      merchantAccountNumber:
+        account === undefined || account === null || account === '' ? null : String(account),
       checkoutUrl,
       checkoutDirectUrl: `${checkoutUrl}/direct`,
       state: 'pending',
@@ -153,7 +175,11 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState, 
 
   /* ---------------- the hosted payment page ---------------- */
 
-  const page = (invoice: SandboxInvoice, status: number, extra: { direct?: boolean; error?: string; phone?: string } = {}): SandboxReply => ({
+  const page = (
+    invoice: SandboxInvoice,
+    status: number,
+    extra: { direct?: boolean; error?: string; phone?: string } = {},
+  ): SandboxReply => ({
     status,
     headers: {
       'Cache-Control': 'no-store',
@@ -171,9 +197,15 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState, 
   });
 
   const invoiceOr404 = (checkoutId: string): SandboxInvoice | SandboxReply =>
-    state.invoices.get(checkoutId) ?? apiErrorReply('pay-page', 404, { message: 'No checkout with this id (unknown, or expired from the sandbox).' });
+    state.invoices.get(checkoutId) ??
+    apiErrorReply('pay-page', 404, {
+      message: 'No checkout with this id (unknown, or expired from the sandbox).',
+    });
 
-  const redirect = (location: string): SandboxReply => ({ status: 303, headers: { Location: location, 'Cache-Control': 'no-store' } });
+  const redirect = (location: string): SandboxReply => ({
+    status: 303,
+    headers: { Location: location, 'Cache-Control': 'no-store' },
+  });
 
   const closed = (invoice: SandboxInvoice): SandboxReply | undefined =>
     invoice.state === 'paid' || invoice.state === 'cancelled' ? page(invoice, 409) : undefined;
@@ -221,10 +253,16 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState, 
 
   router.add('GET', '/transactions/:posSalesId/status', 'status', (ctx) => {
     if (!authorized(ctx, 'api')) {
-      return apiErrorReply('status', 401, { responseCode: '4101', message: 'Wrong keys: the API credentials are not valid' });
+      return apiErrorReply('status', 401, {
+        responseCode: '4101',
+        message: 'Wrong keys: the API credentials are not valid',
+      });
     }
     if (ctx.params.posSalesId !== o.posSalesId) {
-      return apiErrorReply('status', 403, { responseCode: '4101', message: 'The POS Sales ID does not belong to these API keys' });
+      return apiErrorReply('status', 403, {
+        responseCode: '4101',
+        message: 'The POS Sales ID does not belong to these API keys',
+      });
     }
     const q = ctx.query;
     const clientReference = q.get('clientReference');
@@ -233,7 +271,12 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState, 
     if (!clientReference && !hubtelTransactionId && !networkTransactionId) {
       return apiErrorReply('status', 400, {
         message: 'One of clientReference, hubtelTransactionId or networkTransactionId is required',
-        errors: [{ field: 'clientReference', message: 'is required (or hubtelTransactionId, or networkTransactionId)' }],
+        errors: [
+          {
+            field: 'clientReference',
+            message: 'is required (or hubtelTransactionId, or networkTransactionId)',
+          },
+        ],
       });
     }
     const key = clientReference
@@ -242,11 +285,20 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState, 
         ? `tx:${hubtelTransactionId}`
         : `ext:${networkTransactionId}`;
     const invoice = state.invoices.get(key);
-    if (invoice) return { status: 200, json: { message: 'Successful', responseCode: '0000', data: invoiceStatusData(invoice) } };
+    if (invoice)
+      return {
+        status: 200,
+        json: { message: 'Successful', responseCode: '0000', data: invoiceStatusData(invoice) },
+      };
     // Programmable-services orders are looked up by SessionId as clientReference (platform facts).
-    const session: SandboxSession | undefined = clientReference ? state.sessions.get(clientReference) : state.sessions.get(key);
+    const session: SandboxSession | undefined = clientReference
+      ? state.sessions.get(clientReference)
+      : state.sessions.get(key);
     if (session?.order) {
-      return { status: 200, json: { message: 'Successful', responseCode: '0000', data: orderStatusData(session, session.order) } };
+      return {
+        status: 200,
+        json: { message: 'Successful', responseCode: '0000', data: orderStatusData(session, session.order) },
+      };
     }
     return apiErrorReply('status', 404, { message: 'Transaction not found' });
   });

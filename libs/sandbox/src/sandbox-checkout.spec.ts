@@ -34,7 +34,11 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
 
   describe('POST /items/initiate', () => {
     it('answers the contract envelope exactly, with URLs to the sandbox payment page', async () => {
-      const req = checkoutRequest(merchant, { PayeeName: 'Ama', PayeeMobileNumber: '233241234567', PayeeEmail: 'ama@example.com' });
+      const req = checkoutRequest(merchant, {
+        PayeeName: 'Ama',
+        PayeeMobileNumber: '233241234567',
+        PayeeEmail: 'ama@example.com',
+      });
       const res = await initiate(req);
       expect(res.status).toBe(200);
       expect(res.json).toEqual({
@@ -50,7 +54,13 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       });
       expect(res.json.data.checkoutUrl).toBe(`${sandbox.url}/pay/${res.json.data.checkoutId}`);
       const invoice = sandbox.invoice(req.clientReference as string)!;
-      expect(invoice).toMatchObject({ state: 'pending', totalAmount: 12.5, payeeName: 'Ama', payeeEmail: 'ama@example.com', merchantAccountNumber: '2000000' });
+      expect(invoice).toMatchObject({
+        state: 'pending',
+        totalAmount: 12.5,
+        payeeName: 'Ama',
+        payeeEmail: 'ama@example.com',
+        merchantAccountNumber: '2000000',
+      });
       expect(sandbox.invoice(res.json.data.checkoutId)).toBe(invoice);
     });
 
@@ -63,7 +73,12 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       for (const auth of ['none', 'sms'] as const) {
         const res = await initiate(checkoutRequest(merchant), auth);
         expect(res.status).toBe(401);
-        expect(res.json).toEqual({ responseCode: '4101', status: 'Error', message: expect.any(String), data: null });
+        expect(res.json).toEqual({
+          responseCode: '4101',
+          status: 'Error',
+          message: expect.any(String),
+          data: null,
+        });
       }
       expect(sandbox.invoices()).toEqual([]);
     });
@@ -103,7 +118,9 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       expect((await initiate(req)).status).toBe(200);
       const again = await initiate(req);
       expect(again.status).toBe(400);
-      expect(again.json.data).toEqual([{ field: 'clientReference', message: 'clientReference has already been used' }]);
+      expect(again.json.data).toEqual([
+        { field: 'clientReference', message: 'clientReference has already been used' },
+      ]);
     });
 
     it('answers 400 / 4000 to invalid JSON', async () => {
@@ -115,7 +132,10 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
     it('answers 4070 below the configured minimum amount', async () => {
       const strict = await HubtelSandbox.start({ checkout: { minAmount: 1 } });
       try {
-        const res = await call(strict, 'POST', '/items/initiate', { body: checkoutRequest(merchant, { totalAmount: 0.5 }), auth: 'api' });
+        const res = await call(strict, 'POST', '/items/initiate', {
+          body: checkoutRequest(merchant, { totalAmount: 0.5 }),
+          auth: 'api',
+        });
         expect(res.status).toBe(400);
         expect(res.json.responseCode).toBe('4070');
       } finally {
@@ -174,13 +194,23 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
           Status: 'Success',
           Amount: 12.5,
           CustomerPhoneNumber: '233241234567',
-          PaymentDetails: { MobileMoneyNumber: '233241234567', PaymentType: 'mobilemoney', Channel: 'mtn-gh' },
+          PaymentDetails: {
+            MobileMoneyNumber: '233241234567',
+            PaymentType: 'mobilemoney',
+            Channel: 'mtn-gh',
+          },
           Description: expect.any(String),
         },
       });
       expect(invoice.state).toBe('paid');
       const [delivery] = sandbox.deliveries({ clientReference: req.clientReference as string });
-      expect(delivery).toMatchObject({ kind: 'checkout-callback', state: 'delivered', statusCode: 200, url: req.callbackUrl, error: null });
+      expect(delivery).toMatchObject({
+        kind: 'checkout-callback',
+        state: 'delivered',
+        statusCode: 200,
+        url: req.callbackUrl,
+        error: null,
+      });
       expect(delivery!.durationMs).toEqual(expect.any(Number));
 
       // A paid invoice's page says so and offers no buttons; paying again is refused.
@@ -200,7 +230,11 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       expect(merchant.requests[0]!.body).toMatchObject({
         ResponseCode: '2001',
         Status: 'Failed',
-        Data: { Status: 'Failed', ClientReference: req.clientReference, PaymentDetails: { Channel: 'vodafone-gh' } },
+        Data: {
+          Status: 'Failed',
+          ClientReference: req.clientReference,
+          PaymentDetails: { Channel: 'vodafone-gh' },
+        },
       });
       expect(sandbox.invoice(json.data.checkoutId)!.state).toBe('failed');
       expect((await form(`/pay/${json.data.checkoutId}/momo`, { phone: '0241234567' })).status).toBe(303);
@@ -238,12 +272,21 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       merchant.respond = () => ({ status: 500, body: { error: 'boom' } });
       const { json } = await initiate(checkoutRequest(merchant));
       await form(`/pay/${json.data.checkoutId}/momo`, { phone: '0241234567' });
-      expect(sandbox.deliveries()[0]).toMatchObject({ state: 'failed', statusCode: 500, error: 'HTTP 500', responseBody: '{"error":"boom"}' });
+      expect(sandbox.deliveries()[0]).toMatchObject({
+        state: 'failed',
+        statusCode: 500,
+        error: 'HTTP 500',
+        responseBody: '{"error":"boom"}',
+      });
 
       const { json: second } = await initiate(checkoutRequest({ url: 'http://127.0.0.1:1' }));
       const res = await form(`/pay/${second.data.checkoutId}/momo`, { phone: '0241234567' });
       expect(res.status).toBe(303);
-      expect(sandbox.deliveries({ checkoutId: second.data.checkoutId })[0]).toMatchObject({ state: 'failed', statusCode: null, error: expect.stringContaining('ECONNREFUSED') });
+      expect(sandbox.deliveries({ checkoutId: second.data.checkoutId })[0]).toMatchObject({
+        state: 'failed',
+        statusCode: null,
+        error: expect.stringContaining('ECONNREFUSED'),
+      });
     });
   });
 
@@ -256,7 +299,9 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       const result = await sandbox.pay(created.data.checkoutId, { phone: '233271234567' });
       expect(result.outcome).toBe('paid');
       expect(result.deliveries[0]).toMatchObject({ state: 'delivered', statusCode: 200 });
-      expect(merchant.requests[0]!.body).toMatchObject({ Data: { CustomerPhoneNumber: '233271234567', PaymentDetails: { Channel: 'tigo-gh' } } });
+      expect(merchant.requests[0]!.body).toMatchObject({
+        Data: { CustomerPhoneNumber: '233271234567', PaymentDetails: { Channel: 'tigo-gh' } },
+      });
       expect(sandbox.cancel(b.clientReference as string).state).toBe('cancelled');
       expect(merchant.requests).toHaveLength(1);
     });
@@ -277,7 +322,9 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       sandbox.cancel(req.clientReference as string);
       await expect(sandbox.pay(req.clientReference as string)).rejects.toBeInstanceOf(SandboxStateError);
       expect(() => sandbox.cancel(req.clientReference as string)).toThrow(SandboxStateError);
-      await expect(sandbox.pay(req.clientReference as string, { outcome: 'maybe' as never })).rejects.toMatchObject({ code: 'HUBTEL_VALIDATION_FAILED' });
+      await expect(
+        sandbox.pay(req.clientReference as string, { outcome: 'maybe' as never }),
+      ).rejects.toMatchObject({ code: 'HUBTEL_VALIDATION_FAILED' });
     });
 
     it('redeliver() re-sends a delivery unchanged and records the new attempt', async () => {
@@ -287,7 +334,10 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       const again = await sandbox.redeliver(deliveries[0]!.id);
       expect(again).toMatchObject({ redeliveryOf: deliveries[0]!.id, state: 'delivered', statusCode: 200 });
       expect(again.id).not.toBe(deliveries[0]!.id);
-      expect(merchant.requests.map((r) => r.text)).toEqual([merchant.requests[0]!.text, merchant.requests[0]!.text]);
+      expect(merchant.requests.map((r) => r.text)).toEqual([
+        merchant.requests[0]!.text,
+        merchant.requests[0]!.text,
+      ]);
       await expect(sandbox.redeliver('dlv_unknown')).rejects.toBeInstanceOf(SandboxNotFoundError);
     });
 
@@ -302,7 +352,13 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       const waiting = sandbox.waitForDelivery((d) => d.clientReference === req.clientReference);
       void sandbox.pay(req.clientReference as string);
       expect((await waiting).state).toBe('delivered');
-      expect(events).toEqual(['invoice:pending', 'invoice:paid', 'delivery:sending', 'delivery:sending', 'delivery:delivered']);
+      expect(events).toEqual([
+        'invoice:pending',
+        'invoice:paid',
+        'delivery:sending',
+        'delivery:sending',
+        'delivery:delivered',
+      ]);
       sandbox.off('invoice', onInvoice);
       sandbox.off('delivery', onDelivery);
     });
@@ -347,8 +403,12 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
         amountAfterCharges: 99,
         isFulfilled: false,
       });
-      expect((await status(`hubtelTransactionId=${invoice.transactionId}`)).json.data.clientReference).toBe(req.clientReference);
-      expect((await status(`networkTransactionId=${invoice.externalTransactionId}`)).json.data.clientReference).toBe(req.clientReference);
+      expect((await status(`hubtelTransactionId=${invoice.transactionId}`)).json.data.clientReference).toBe(
+        req.clientReference,
+      );
+      expect(
+        (await status(`networkTransactionId=${invoice.externalTransactionId}`)).json.data.clientReference,
+      ).toBe(req.clientReference);
 
       sandbox.refund(req.clientReference as string);
       expect((await status(`clientReference=${req.clientReference}`)).json.data.status).toBe('Refunded');
@@ -366,10 +426,19 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
     });
 
     it('answers 404 to an unknown reference, 400 to none, 401 to wrong keys, 403 to another POS Sales ID', async () => {
-      expect(await status('clientReference=unknown')).toMatchObject({ status: 404, json: { message: 'Transaction not found', responseCode: '404', data: null } });
+      expect(await status('clientReference=unknown')).toMatchObject({
+        status: 404,
+        json: { message: 'Transaction not found', responseCode: '404', data: null },
+      });
       expect(await status('')).toMatchObject({ status: 400, json: { responseCode: '4000' } });
-      expect(await status('clientReference=x', 'sms')).toMatchObject({ status: 401, json: { responseCode: '4101', data: null } });
-      expect(await status('clientReference=x', 'api', '123')).toMatchObject({ status: 403, json: { responseCode: '4101' } });
+      expect(await status('clientReference=x', 'sms')).toMatchObject({
+        status: 401,
+        json: { responseCode: '4101', data: null },
+      });
+      expect(await status('clientReference=x', 'api', '123')).toMatchObject({
+        status: 403,
+        json: { responseCode: '4101' },
+      });
     });
   });
 });

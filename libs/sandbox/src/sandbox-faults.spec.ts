@@ -52,21 +52,36 @@ describe('HubtelSandbox fault injection', () => {
 
     it('status with a custom body (JSON or text), and the checkout error shape by default', async () => {
       sandbox.faults.add({ match: { path: '/items/initiate' }, status: 500, times: 1 });
-      const shaped = await call(sandbox, 'POST', '/items/initiate', { body: checkoutRequest(merchant), auth: 'api' });
+      const shaped = await call(sandbox, 'POST', '/items/initiate', {
+        body: checkoutRequest(merchant),
+        auth: 'api',
+      });
       expect(shaped.status).toBe(500);
-      expect(shaped.json).toEqual({ responseCode: '500', status: 'Error', message: 'The request failed on the server.', data: null });
+      expect(shaped.json).toEqual({
+        responseCode: '500',
+        status: 'Error',
+        message: 'The request failed on the server.',
+        data: null,
+      });
 
       sandbox.faults.add({ match: { api: 'sms' }, status: 502, body: 'Bad Gateway', times: 1 });
       const text = await send();
       expect(text.status).toBe(502);
       expect(text.text).toBe('Bad Gateway');
-      sandbox.faults.add({ match: { api: 'sms' }, status: 402, body: { status: 402, message: 'no credit' }, times: 1 });
+      sandbox.faults.add({
+        match: { api: 'sms' },
+        status: 402,
+        body: { status: 402, message: 'no credit' },
+        times: 1,
+      });
       expect(await send()).toMatchObject({ status: 402, json: { status: 402, message: 'no credit' } });
     });
 
     it('html: answers a 403 HTML page (the allow-list gateway), not JSON', async () => {
       sandbox.faults.add({ match: { api: 'status' }, html: true, times: 1 });
-      const res = await call(sandbox, 'GET', `/transactions/${sandbox.posSalesId}/status?clientReference=x`, { auth: 'api' });
+      const res = await call(sandbox, 'GET', `/transactions/${sandbox.posSalesId}/status?clientReference=x`, {
+        auth: 'api',
+      });
       expect(res.status).toBe(403);
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);
       expect(res.text).toContain('<h1>403 Forbidden</h1>');
@@ -87,7 +102,10 @@ describe('HubtelSandbox fault injection', () => {
       await expect(
         fetch(`${sandbox.url}/v1/messages/batch/simple/send`, {
           method: 'POST',
-          headers: { 'Content-Type': 'application/json', Authorization: `Basic ${Buffer.from('sandbox-sms:sandbox-sms-secret').toString('base64')}` },
+          headers: {
+            'Content-Type': 'application/json',
+            Authorization: `Basic ${Buffer.from('sandbox-sms:sandbox-sms-secret').toString('base64')}`,
+          },
           body: JSON.stringify(sms),
           signal: AbortSignal.timeout(300),
         }),
@@ -187,7 +205,12 @@ describe('HubtelSandbox fault injection', () => {
       const { deliveries } = await sandbox.pay(ref);
       expect(deliveries[0]!.faults).toEqual(['amount']);
       expect(merchant.requests[0]!.body).toMatchObject({ Data: { Amount: 5, ClientReference: ref } });
-      const status = await call(sandbox, 'GET', `/transactions/${sandbox.posSalesId}/status?clientReference=${ref}`, { auth: 'api' });
+      const status = await call(
+        sandbox,
+        'GET',
+        `/transactions/${sandbox.posSalesId}/status?clientReference=${ref}`,
+        { auth: 'api' },
+      );
       expect(status.json.data.amount).toBe(50);
     });
 

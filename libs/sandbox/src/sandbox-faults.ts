@@ -214,7 +214,11 @@ function matchesCallback(match: CallbackFaultMatch | undefined, info: CallbackIn
   return true;
 }
 
-function checkTimesAndDelay(spec: { times?: number; delayMs?: number }, prefix: string, issues: ValidationIssue[]): void {
+function checkTimesAndDelay(
+  spec: { times?: number; delayMs?: number },
+  prefix: string,
+  issues: ValidationIssue[],
+): void {
   if (spec.times !== undefined && !(Number.isInteger(spec.times) && spec.times >= 1)) {
     issues.push({ field: `${prefix}.times`, message: 'must be a positive integer', value: spec.times });
   }
@@ -226,40 +230,81 @@ function checkTimesAndDelay(spec: { times?: number; delayMs?: number }, prefix: 
 function validateInbound(spec: InboundFaultSpec): void {
   const issues: ValidationIssue[] = [];
   if (spec === null || typeof spec !== 'object') {
-    throw new HubtelValidationError('Fault spec must be an object', [{ field: 'spec', message: 'must be an object' }]);
+    throw new HubtelValidationError('Fault spec must be an object', [
+      { field: 'spec', message: 'must be an object' },
+    ]);
   }
   checkTimesAndDelay(spec, 'spec', issues);
-  if (spec.status !== undefined && !(Number.isInteger(spec.status) && spec.status >= 100 && spec.status <= 599)) {
+  if (
+    spec.status !== undefined &&
+    !(Number.isInteger(spec.status) && spec.status >= 100 && spec.status <= 599)
+  ) {
     issues.push({ field: 'spec.status', message: 'must be an HTTP status (100-599)', value: spec.status });
   }
-  const effects = [spec.timeout, spec.dropConnection, spec.html || undefined, spec.status !== undefined || undefined].filter(Boolean);
+  const effects = [
+    spec.timeout,
+    spec.dropConnection,
+    spec.html || undefined,
+    spec.status !== undefined || undefined,
+  ].filter(Boolean);
   if (effects.length > 1 && !(spec.html && spec.status !== undefined && effects.length === 2)) {
     issues.push({ field: 'spec', message: 'choose one of timeout, dropConnection, html, status' });
   }
   if (effects.length === 0 && spec.delayMs === undefined) {
-    issues.push({ field: 'spec', message: 'needs an effect: delayMs, status, html, timeout or dropConnection' });
+    issues.push({
+      field: 'spec',
+      message: 'needs an effect: delayMs, status, html, timeout or dropConnection',
+    });
   }
-  if (issues.length > 0) throw new HubtelValidationError(`Invalid inbound fault: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, issues);
+  if (issues.length > 0)
+    throw new HubtelValidationError(
+      `Invalid inbound fault: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+      issues,
+    );
 }
 
 /** @internal Also used for the one-off fault given to `pay()`. */
 export function validateCallback(spec: CallbackFaultSpec, prefix: string): void {
   const issues: ValidationIssue[] = [];
   if (spec === null || typeof spec !== 'object') {
-    throw new HubtelValidationError('Callback fault spec must be an object', [{ field: prefix, message: 'must be an object' }]);
+    throw new HubtelValidationError('Callback fault spec must be an object', [
+      { field: prefix, message: 'must be an object' },
+    ]);
   }
   checkTimesAndDelay(spec, prefix, issues);
-  if (spec.duplicate !== undefined && !(Number.isInteger(spec.duplicate) && spec.duplicate >= 1 && spec.duplicate <= 100)) {
-    issues.push({ field: `${prefix}.duplicate`, message: 'must be an integer from 1 to 100 (copies in all)', value: spec.duplicate });
+  if (
+    spec.duplicate !== undefined &&
+    !(Number.isInteger(spec.duplicate) && spec.duplicate >= 1 && spec.duplicate <= 100)
+  ) {
+    issues.push({
+      field: `${prefix}.duplicate`,
+      message: 'must be an integer from 1 to 100 (copies in all)',
+      value: spec.duplicate,
+    });
   }
   if (spec.amount !== undefined && typeof spec.amount !== 'function' && !Number.isFinite(spec.amount)) {
     issues.push({ field: `${prefix}.amount`, message: 'must be a number or a function', value: spec.amount });
   }
-  const effects = [spec.drop, spec.duplicate, spec.delayMs, spec.amount, spec.checkoutId, spec.forge, spec.body];
+  const effects = [
+    spec.drop,
+    spec.duplicate,
+    spec.delayMs,
+    spec.amount,
+    spec.checkoutId,
+    spec.forge,
+    spec.body,
+  ];
   if (effects.every((e) => e === undefined || e === false)) {
-    issues.push({ field: prefix, message: 'needs an effect: drop, duplicate, delayMs, amount, checkoutId, forge or body' });
+    issues.push({
+      field: prefix,
+      message: 'needs an effect: drop, duplicate, delayMs, amount, checkoutId, forge or body',
+    });
   }
-  if (issues.length > 0) throw new HubtelValidationError(`Invalid callback fault: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, issues);
+  if (issues.length > 0)
+    throw new HubtelValidationError(
+      `Invalid callback fault: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+      issues,
+    );
 }
 
 /** Applies the body-changing parts of a callback fault; returns the new body and the fault names applied. */

@@ -50,9 +50,18 @@ const MTN: GhanaNetwork = { networkId: '62001', channel: 'mtn-gh', label: 'MTN M
 const VODAFONE: GhanaNetwork = { networkId: '62002', channel: 'vodafone-gh', label: 'Telecel Cash' };
 const AIRTELTIGO: GhanaNetwork = { networkId: '62003', channel: 'tigo-gh', label: 'AirtelTigo Money' };
 const PREFIXES: Record<string, GhanaNetwork> = {
-  '24': MTN, '25': MTN, '53': MTN, '54': MTN, '55': MTN, '59': MTN,
-  '20': VODAFONE, '50': VODAFONE,
-  '26': AIRTELTIGO, '27': AIRTELTIGO, '56': AIRTELTIGO, '57': AIRTELTIGO,
+  '24': MTN,
+  '25': MTN,
+  '53': MTN,
+  '54': MTN,
+  '55': MTN,
+  '59': MTN,
+  '20': VODAFONE,
+  '50': VODAFONE,
+  '26': AIRTELTIGO,
+  '27': AIRTELTIGO,
+  '56': AIRTELTIGO,
+  '57': AIRTELTIGO,
 };
 
 /** Network of a Ghanaian MSISDN by prefix (MTN when unknown, as most traffic is). */
@@ -92,7 +101,11 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       }
       chunks.push(chunk);
     });
-    req.on('end', () => (tooLarge ? reject(new BodyTooLargeError(limit)) : resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))));
+    req.on('end', () =>
+      tooLarge
+        ? reject(new BodyTooLargeError(limit))
+        : resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)),
+    );
     req.on('error', reject);
   });
 }
@@ -214,7 +227,11 @@ export function postJson(
       });
       res.on('end', () => {
         clearTimeout(timer);
-        resolve({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), durationMs: elapsed() });
+        resolve({
+          statusCode: res.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+          durationMs: elapsed(),
+        });
       });
       res.on('error', (err) => {
         clearTimeout(timer);

@@ -43,7 +43,8 @@ export function renderPayPage(invoice: SandboxInvoice, options: PayPageOptions):
   const amount = formatAmount(invoice.totalAmount);
 
   const channelOptions = MOBILE_MONEY_CHANNELS.map(
-    (c) => `<option value="${c.channel}"${c.channel === defaultChannel ? ' selected' : ''}>${escapeHtml(c.label)}</option>`,
+    (c) =>
+      `<option value="${c.channel}"${c.channel === defaultChannel ? ' selected' : ''}>${escapeHtml(c.label)}</option>`,
   ).join('');
 
   const actions = open

@@ -1,9 +1,24 @@
 import { HubtelValidationError } from 'nestjs-hubtel';
 import { SandboxNotFoundError, SandboxStateError } from './sandbox.errors.js';
 import { validateCallback, type CallbackFaultSpec } from './sandbox-faults.js';
-import { MOBILE_MONEY_CHANNELS, ghanaNetwork, hexId, isoNow, maskMsisdn, networkTransactionId, platformMsisdn, round2 } from './sandbox-http.js';
+import {
+  MOBILE_MONEY_CHANNELS,
+  ghanaNetwork,
+  hexId,
+  isoNow,
+  maskMsisdn,
+  networkTransactionId,
+  platformMsisdn,
+  round2,
+} from './sandbox-http.js';
 import type { SandboxState } from './sandbox.state.js';
-import type { CheckoutCallbackBody, SandboxDelivery, SandboxInvoice, SandboxServiceOrder, SandboxSession } from './sandbox.types.js';
+import type {
+  CheckoutCallbackBody,
+  SandboxDelivery,
+  SandboxInvoice,
+  SandboxServiceOrder,
+  SandboxSession,
+} from './sandbox.types.js';
 
 export interface PayOptions {
   /** `paid` (default) or `failed` (a `2001` processor failure). */
@@ -42,7 +57,10 @@ function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string 
   const msisdn = platformMsisdn(given);
   if (!msisdn) {
     throw new HubtelValidationError(`Invalid mobile money number "${String(given).slice(0, 20)}"`, [
-      { field: 'phone', message: 'must be a phone number with its country code (233241234567) or 0241234567' },
+      {
+        field: 'phone',
+        message: 'must be a phone number with its country code (233241234567) or 0241234567',
+      },
     ]);
   }
   return msisdn;
@@ -53,7 +71,11 @@ function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string 
  * callback to the invoice's `callbackUrl`. Resolves once the callback was answered, unless a
  * fault delayed it (then `deliveries` are `scheduled`; await `sandbox.settled()` or `waitFor`).
  */
-export async function payInvoice(state: SandboxState, invoice: SandboxInvoice, options: PayOptions = {}): Promise<PaymentResult> {
+export async function payInvoice(
+  state: SandboxState,
+  invoice: SandboxInvoice,
+  options: PayOptions = {},
+): Promise<PaymentResult> {
   const requested = options.outcome ?? 'paid';
   if (requested !== 'paid' && requested !== 'failed') {
     throw new HubtelValidationError(`outcome must be "paid" or "failed", got "${String(requested)}"`, [
@@ -62,13 +84,17 @@ export async function payInvoice(state: SandboxState, invoice: SandboxInvoice, o
   }
   if (options.fault) validateCallback(options.fault, 'fault');
   if (invoice.state === 'paid' || invoice.state === 'cancelled') {
-    throw new SandboxStateError(`Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be paid`, invoice.state);
+    throw new SandboxStateError(
+      `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be paid`,
+      invoice.state,
+    );
   }
   const phone = payerPhone(state, invoice, options.phone);
   const network = ghanaNetwork(phone);
   const channel = options.channel ?? network.channel;
   const label = MOBILE_MONEY_CHANNELS.find((c) => c.channel === channel)?.label ?? 'mobile money';
-  const hostile = state.options.checkout.rejectSpecialCharacters && PROCESSOR_HOSTILE.test(invoice.description);
+  const hostile =
+    state.options.checkout.rejectSpecialCharacters && PROCESSOR_HOSTILE.test(invoice.description);
   const outcome = requested === 'paid' && !hostile ? 'paid' : 'failed';
   const description =
     outcome === 'paid'
@@ -82,7 +108,14 @@ export async function payInvoice(state: SandboxState, invoice: SandboxInvoice, o
   invoice.customerPhoneNumber = phone;
   invoice.channel = channel;
   invoice.updatedAt = now;
-  invoice.attempts.push({ outcome, at: now, phone, channel, responseCode: outcome === 'paid' ? '0000' : '2001', description });
+  invoice.attempts.push({
+    outcome,
+    at: now,
+    phone,
+    channel,
+    responseCode: outcome === 'paid' ? '0000' : '2001',
+    description,
+  });
   if (outcome === 'paid') {
     invoice.state = 'paid';
     invoice.paidAt = now;
@@ -129,7 +162,10 @@ export async function payInvoice(state: SandboxState, invoice: SandboxInvoice, o
 /** The payer cancels on the hosted page: no callback (the platform sends none), invoice `cancelled`. */
 export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
   if (invoice.state === 'paid' || invoice.state === 'cancelled') {
-    throw new SandboxStateError(`Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be cancelled`, invoice.state);
+    throw new SandboxStateError(
+      `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be cancelled`,
+      invoice.state,
+    );
   }
   invoice.state = 'cancelled';
   invoice.updatedAt = isoNow();
@@ -140,7 +176,10 @@ export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): San
 /** Marks a paid invoice refunded (the status check then answers `Refunded`). */
 export function refundInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
   if (invoice.state !== 'paid') {
-    throw new SandboxStateError(`Invoice ${invoice.clientReference} is ${invoice.state}; only a paid invoice can be refunded`, invoice.state);
+    throw new SandboxStateError(
+      `Invoice ${invoice.clientReference} is ${invoice.state}; only a paid invoice can be refunded`,
+      invoice.state,
+    );
   }
   invoice.refunded = true;
   invoice.updatedAt = isoNow();
@@ -166,7 +205,10 @@ export function invoiceStatusData(invoice: SandboxInvoice): Record<string, unkno
   };
 }
 
-export function orderStatusData(session: SandboxSession, order: SandboxServiceOrder): Record<string, unknown> {
+export function orderStatusData(
+  session: SandboxSession,
+  order: SandboxServiceOrder,
+): Record<string, unknown> {
   const paid = order.outcome === 'paid';
   return {
     date: order.paidAt,

@@ -23,7 +23,12 @@ interface TinyServiceApp {
 
 async function startServiceApp(prefix = ''): Promise<TinyServiceApp> {
   const sessions = new Map<string, { step: number; destination?: string }>();
-  const app: TinyServiceApp = { url: '', flowRequests: [], fulfillmentRequests: [], close: async () => undefined };
+  const app: TinyServiceApp = {
+    url: '',
+    flowRequests: [],
+    fulfillmentRequests: [],
+    close: async () => undefined,
+  };
   const prompt = (sessionId: string, fields: Record<string, unknown>) => ({
     SessionId: sessionId,
     Type: 'Response',
@@ -67,7 +72,13 @@ async function startServiceApp(prefix = ''): Promise<TinyServiceApp> {
         let answer: Record<string, unknown>;
         if (String(body.Type).toLowerCase() === 'initiation') {
           sessions.set(id, { step: 1 });
-          answer = prompt(id, { Message: 'Enter the number to top up', Label: 'Phone number', DataType: 'input', FieldType: 'phone', FieldName: 'destination' });
+          answer = prompt(id, {
+            Message: 'Enter the number to top up',
+            Label: 'Phone number',
+            DataType: 'input',
+            FieldType: 'phone',
+            FieldName: 'destination',
+          });
         } else if (String(body.Type).toLowerCase() === 'release') {
           sessions.delete(id);
           answer = prompt(id, { Type: 'Release', Message: 'Goodbye' });
@@ -92,7 +103,12 @@ async function startServiceApp(prefix = ''): Promise<TinyServiceApp> {
             answer = prompt(id, {
               Type: 'AddToCart',
               Message: 'Pay to receive your bundle',
-              Item: { ItemName: `${body.Message} data bundle`, Qty: 1, Price: amount, ServiceData: { destination: s.destination, amount: amount.toFixed(2), bundle: body.Message } },
+              Item: {
+                ItemName: `${body.Message} data bundle`,
+                Qty: 1,
+                Price: amount,
+                ServiceData: { destination: s.destination, amount: amount.toFixed(2), bundle: body.Message },
+              },
               DataType: 'display',
               FieldType: 'text',
               FieldName: null,
@@ -110,7 +126,12 @@ async function startServiceApp(prefix = ''): Promise<TinyServiceApp> {
           await fetch(`${app.callbackTo}/callback`, {
             method: 'POST',
             headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-            body: JSON.stringify({ SessionId: body.SessionId, OrderId: body.OrderId, ServiceStatus: 'success', MetaData: null }),
+            body: JSON.stringify({
+              SessionId: body.SessionId,
+              OrderId: body.OrderId,
+              ServiceStatus: 'success',
+              MetaData: null,
+            }),
           });
         }
         return;
@@ -152,15 +173,30 @@ describe('HubtelSandbox programmable-services driver and /callback', () => {
   });
 
   it('plays the whole use case: initiation → input → select → AddToCart → pay → fulfillment → callback', async () => {
-    const session = sandbox.serviceApp(app.url, { serviceCode: '713', mobile: '233241234567', operator: 'mtn' });
+    const session = sandbox.serviceApp(app.url, {
+      serviceCode: '713',
+      mobile: '233241234567',
+      operator: 'mtn',
+    });
 
     const first = await session.start();
-    expect(first).toMatchObject({ SessionId: session.sessionId, Type: 'Response', DataType: 'input', FieldType: 'phone', Data: null });
+    expect(first).toMatchObject({
+      SessionId: session.sessionId,
+      Type: 'Response',
+      DataType: 'input',
+      FieldType: 'phone',
+      Data: null,
+    });
     const second = await session.reply('0201234567');
     expect(second).toMatchObject({ DataType: 'select' });
     const third = await session.choose('5gb');
     expect(third).toMatchObject({ Type: 'AddToCart', DataType: 'display', Data: [] });
-    expect(session.cart).toEqual({ ItemName: '5gb data bundle', Qty: 1, Price: 20, ServiceData: { destination: '0201234567', amount: '20.00', bundle: '5gb' } });
+    expect(session.cart).toEqual({
+      ItemName: '5gb data bundle',
+      Qty: 1,
+      Price: 20,
+      ServiceData: { destination: '0201234567', amount: '20.00', bundle: '5gb' },
+    });
 
     // What the service app received, to the letter of the contract.
     expect(app.flowRequests[0]).toEqual({
@@ -188,22 +224,52 @@ describe('HubtelSandbox programmable-services driver and /callback', () => {
     const callbackArrives = session.waitForCallback();
     const { order, deliveries } = await session.pay();
     expect(order).toMatchObject({ amount: 20, outcome: 'paid' });
-    expect(deliveries[0]).toMatchObject({ kind: 'fulfillment-request', state: 'delivered', statusCode: 200, url: `${app.url}/api/fulfillment` });
+    expect(deliveries[0]).toMatchObject({
+      kind: 'fulfillment-request',
+      state: 'delivered',
+      statusCode: 200,
+      url: `${app.url}/api/fulfillment`,
+    });
     expect(app.fulfillmentRequests).toHaveLength(1);
     expect(app.fulfillmentRequests[0]!.headers['content-type']).toBe('application/json');
-    expect(app.fulfillmentRequests[0]!.body).toEqual({ OrderId: order.orderId, SessionId: session.sessionId, ExtraData: {}, OrderInfo: null });
+    expect(app.fulfillmentRequests[0]!.body).toEqual({
+      OrderId: order.orderId,
+      SessionId: session.sessionId,
+      ExtraData: {},
+      OrderInfo: null,
+    });
 
     const callback = await callbackArrives;
-    expect(callback).toMatchObject({ sessionId: session.sessionId, orderId: order.orderId, serviceStatus: 'success', metaData: null, matched: true });
+    expect(callback).toMatchObject({
+      sessionId: session.sessionId,
+      orderId: order.orderId,
+      serviceStatus: 'success',
+      metaData: null,
+      matched: true,
+    });
     expect(sandbox.fulfillmentCallbacks()).toHaveLength(1);
-    expect(sandbox.session(session.sessionId)).toMatchObject({ state: 'fulfilled', order: { isFulfilled: true, serviceStatus: 'success' } });
+    expect(sandbox.session(session.sessionId)).toMatchObject({
+      state: 'fulfilled',
+      order: { isFulfilled: true, serviceStatus: 'success' },
+    });
     expect(sandbox.session(session.sessionId)!.exchanges).toHaveLength(3);
 
     // The status check answers for the order with SessionId as clientReference.
-    const status = await call(sandbox, 'GET', `/transactions/${sandbox.posSalesId}/status?clientReference=${session.sessionId}`, { auth: 'api' });
+    const status = await call(
+      sandbox,
+      'GET',
+      `/transactions/${sandbox.posSalesId}/status?clientReference=${session.sessionId}`,
+      { auth: 'api' },
+    );
     expect(status.json).toMatchObject({
       responseCode: '0000',
-      data: { status: 'Paid', clientReference: session.sessionId, amount: 20, isFulfilled: true, transactionId: order.transactionId },
+      data: {
+        status: 'Paid',
+        clientReference: session.sessionId,
+        amount: 20,
+        isFulfilled: true,
+        transactionId: order.transactionId,
+      },
     });
   });
 
@@ -216,7 +282,13 @@ describe('HubtelSandbox programmable-services driver and /callback', () => {
     expect(app.fulfillmentRequests[0]!.body.OrderInfo).toEqual({
       Status: 'Paid',
       Items: [{ ItemId: expect.any(String), Name: '1gb data bundle', Quantity: 1, UnitPrice: 5 }],
-      Payment: { PaymentType: 'mobilemoney', AmountPaid: 5, AmountAfterCharges: 4.95, IsSuccessful: true, PaymentDate: expect.any(String) },
+      Payment: {
+        PaymentType: 'mobilemoney',
+        AmountPaid: 5,
+        AmountAfterCharges: 4.95,
+        IsSuccessful: true,
+        PaymentDate: expect.any(String),
+      },
     });
   });
 
@@ -229,7 +301,12 @@ describe('HubtelSandbox programmable-services driver and /callback', () => {
     expect(deliveries).toEqual([]);
     expect(app.fulfillmentRequests).toEqual([]);
     expect(session.record.state).toBe('payment-failed');
-    const status = await call(sandbox, 'GET', `/transactions/${sandbox.posSalesId}/status?clientReference=${session.sessionId}`, { auth: 'api' });
+    const status = await call(
+      sandbox,
+      'GET',
+      `/transactions/${sandbox.posSalesId}/status?clientReference=${session.sessionId}`,
+      { auth: 'api' },
+    );
     expect(status.json.data.status).toBe('Unpaid');
   });
 
@@ -254,7 +331,9 @@ describe('HubtelSandbox programmable-services driver and /callback', () => {
 
     const lenient = sandbox.serviceApp(app.url, { strict: false });
     await lenient.start();
-    expect(lenient.record.exchanges[0]!.issues).toEqual(expect.arrayContaining([expect.stringMatching(/Mask is missing/)]));
+    expect(lenient.record.exchanges[0]!.issues).toEqual(
+      expect.arrayContaining([expect.stringMatching(/Mask is missing/)]),
+    );
   });
 
   it('reports the service application failing, unreachable or too slow with typed errors', async () => {
@@ -266,7 +345,9 @@ describe('HubtelSandbox programmable-services driver and /callback', () => {
     await expect(sandbox.serviceApp('http://127.0.0.1:1').start()).rejects.toBeInstanceOf(HubtelNetworkError);
 
     app.delayMs = 1_000;
-    await expect(sandbox.serviceApp(app.url, { timeoutMs: 100 }).start()).rejects.toBeInstanceOf(HubtelTimeoutError);
+    await expect(sandbox.serviceApp(app.url, { timeoutMs: 100 }).start()).rejects.toBeInstanceOf(
+      HubtelTimeoutError,
+    );
   });
 
   it('guards the session steps and the options with typed errors', async () => {
@@ -316,19 +397,31 @@ describe('HubtelSandbox programmable-services driver and /callback', () => {
 
   describe('POST /callback', () => {
     it('answers 400 (4000) to a callback without its ids, and records nothing', async () => {
-      const res = await call(sandbox, 'POST', '/callback', { body: { SessionId: 's', ServiceStatus: 'success' } });
+      const res = await call(sandbox, 'POST', '/callback', {
+        body: { SessionId: 's', ServiceStatus: 'success' },
+      });
       expect(res.status).toBe(400);
-      expect(res.json).toEqual({ message: 'Validation error', responseCode: '4000', data: [{ field: 'OrderId', message: 'OrderId is required' }] });
+      expect(res.json).toEqual({
+        message: 'Validation error',
+        responseCode: '4000',
+        data: [{ field: 'OrderId', message: 'OrderId is required' }],
+      });
       expect((await call(sandbox, 'POST', '/callback', { raw: 'nope' })).status).toBe(400);
       expect(sandbox.fulfillmentCallbacks()).toEqual([]);
     });
 
     it('accepts a callback for an unknown order, recorded as not matched', async () => {
       const waiting = sandbox.waitForFulfillmentCallback((cb) => cb.orderId === 'o-1');
-      const res = await call(sandbox, 'POST', '/callback', { body: { SessionId: 's-1', OrderId: 'o-1', ServiceStatus: 'failed', MetaData: { why: 'x' } } });
+      const res = await call(sandbox, 'POST', '/callback', {
+        body: { SessionId: 's-1', OrderId: 'o-1', ServiceStatus: 'failed', MetaData: { why: 'x' } },
+      });
       expect(res.status).toBe(200);
       expect(res.json).toEqual({ message: 'Callback received', responseCode: '0000', data: null });
-      expect(await waiting).toMatchObject({ matched: false, serviceStatus: 'failed', metaData: { why: 'x' } });
+      expect(await waiting).toMatchObject({
+        matched: false,
+        serviceStatus: 'failed',
+        metaData: { why: 'x' },
+      });
     });
   });
 });

@@ -1,8 +1,26 @@
-import { HubtelApiError, HubtelNetworkError, HubtelTimeoutError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import {
+  HubtelApiError,
+  HubtelNetworkError,
+  HubtelTimeoutError,
+  HubtelValidationError,
+  type ValidationIssue,
+} from 'nestjs-hubtel';
 import { apiErrorReply, SandboxStateError, type FieldError } from './sandbox.errors.js';
-import { SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS, SANDBOX_SESSION_EXCHANGE_LIMIT, SERVICE_APP_DEFAULT_PATHS } from './sandbox.constants.js';
+import {
+  SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS,
+  SANDBOX_SESSION_EXCHANGE_LIMIT,
+  SERVICE_APP_DEFAULT_PATHS,
+} from './sandbox.constants.js';
 import { validateCallback, type CallbackFaultSpec } from './sandbox-faults.js';
-import { OutboundError, hexId, isoNow, networkTransactionId, platformMsisdn, postJson, round2 } from './sandbox-http.js';
+import {
+  OutboundError,
+  hexId,
+  isoNow,
+  networkTransactionId,
+  platformMsisdn,
+  postJson,
+  round2,
+} from './sandbox-http.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
 import type {
@@ -30,12 +48,16 @@ export function registerFulfillmentCallbackApi(router: SandboxRouter, state: San
   router.add('POST', '/callback', 'callback', async (ctx) => {
     const body = await ctx.json();
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return apiErrorReply('callback', 400, { message: 'Validation error', errors: [{ field: 'body', message: 'must be a JSON object' }] });
+      return apiErrorReply('callback', 400, {
+        message: 'Validation error',
+        errors: [{ field: 'body', message: 'must be a JSON object' }],
+      });
     }
     const b = body as Record<string, unknown>;
     const errors: FieldError[] = [];
     for (const field of ['SessionId', 'OrderId', 'ServiceStatus'] as const) {
-      if (typeof b[field] !== 'string' || (b[field] as string).trim() === '') errors.push({ field, message: `${field} is required` });
+      if (typeof b[field] !== 'string' || (b[field] as string).trim() === '')
+        errors.push({ field, message: `${field} is required` });
     }
     if (errors.length > 0) return apiErrorReply('callback', 400, { message: 'Validation error', errors });
 
@@ -121,22 +143,43 @@ export interface ServicePayResult {
   deliveries: SandboxDelivery[];
 }
 
-const CONTRACT_FIELDS = ['SessionId', 'Type', 'Message', 'Mask', 'MaskNextRoute', 'Item', 'ServiceCode', 'Label', 'DataType', 'FieldType', 'FieldName', 'ClientState', 'Data'];
+const CONTRACT_FIELDS = [
+  'SessionId',
+  'Type',
+  'Message',
+  'Mask',
+  'MaskNextRoute',
+  'Item',
+  'ServiceCode',
+  'Label',
+  'DataType',
+  'FieldType',
+  'FieldName',
+  'ClientState',
+  'Data',
+];
 
 /** Where a service application's answer departs from the contract. */
 export function checkServiceFlowResponse(response: unknown, sessionId: string): string[] {
   const issues: string[] = [];
-  if (response === null || typeof response !== 'object' || Array.isArray(response)) return ['the answer is not a JSON object'];
+  if (response === null || typeof response !== 'object' || Array.isArray(response))
+    return ['the answer is not a JSON object'];
   const r = response as Record<string, unknown>;
   const type = typeof r.Type === 'string' ? r.Type.toLowerCase() : undefined;
   if (type === undefined) issues.push('Type is missing or not a string');
-  else if (!['response', 'addtocart', 'release'].includes(type)) issues.push(`Type "${String(r.Type)}" is not Response, AddToCart or Release`);
-  if (r.SessionId !== sessionId) issues.push(`SessionId ${JSON.stringify(r.SessionId)} does not echo the session's ${JSON.stringify(sessionId)}`);
+  else if (!['response', 'addtocart', 'release'].includes(type))
+    issues.push(`Type "${String(r.Type)}" is not Response, AddToCart or Release`);
+  if (r.SessionId !== sessionId)
+    issues.push(
+      `SessionId ${JSON.stringify(r.SessionId)} does not echo the session's ${JSON.stringify(sessionId)}`,
+    );
   if (typeof r.Message !== 'string') issues.push('Message is missing or not a string');
   if (type === 'release') return issues;
-  for (const field of CONTRACT_FIELDS) if (!(field in r)) issues.push(`${field} is missing (send null rather than omitting it)`);
+  for (const field of CONTRACT_FIELDS)
+    if (!(field in r)) issues.push(`${field} is missing (send null rather than omitting it)`);
   const dataType = typeof r.DataType === 'string' ? r.DataType.toLowerCase() : undefined;
-  if (dataType !== undefined && !['input', 'select', 'display'].includes(dataType)) issues.push(`DataType "${String(r.DataType)}" is not input, select or display`);
+  if (dataType !== undefined && !['input', 'select', 'display'].includes(dataType))
+    issues.push(`DataType "${String(r.DataType)}" is not input, select or display`);
   if ('DataType' in r && typeof r.DataType !== 'string') issues.push('DataType is not a string');
   if ('FieldType' in r && typeof r.FieldType !== 'string') issues.push('FieldType is not a string');
   if (type === 'addtocart') {
@@ -146,17 +189,28 @@ export function checkServiceFlowResponse(response: unknown, sessionId: string): 
       if (typeof item.ItemName !== 'string') issues.push('Item.ItemName must be a string');
       if (typeof item.Qty !== 'number') issues.push('Item.Qty must be a number');
       if (typeof item.Price !== 'number') issues.push('Item.Price must be a number');
-      if (item.ServiceData !== undefined && (item.ServiceData === null || typeof item.ServiceData !== 'object')) issues.push('Item.ServiceData must be an object when present');
+      if (
+        item.ServiceData !== undefined &&
+        (item.ServiceData === null || typeof item.ServiceData !== 'object')
+      )
+        issues.push('Item.ServiceData must be an object when present');
     }
-    if (!Array.isArray(r.Data) || r.Data.length !== 0) issues.push('Data must be an empty array on AddToCart');
+    if (!Array.isArray(r.Data) || r.Data.length !== 0)
+      issues.push('Data must be an empty array on AddToCart');
   } else if (type === 'response') {
     if ('Item' in r && r.Item !== null) issues.push('Item must be null on a prompt');
     if (dataType === 'select') {
-      if (!Array.isArray(r.Data) || r.Data.length === 0) issues.push('Data must be a non-empty array of options on a select prompt');
+      if (!Array.isArray(r.Data) || r.Data.length === 0)
+        issues.push('Data must be a non-empty array of options on a select prompt');
       else
         (r.Data as unknown[]).forEach((opt, i) => {
           const o = opt as Record<string, unknown> | null;
-          if (!o || typeof o.Display !== 'string' || typeof o.Value !== 'string' || typeof o.Amount !== 'number') {
+          if (
+            !o ||
+            typeof o.Display !== 'string' ||
+            typeof o.Value !== 'string' ||
+            typeof o.Amount !== 'number'
+          ) {
             issues.push(`Data[${i}] must be {Display: string, Value: string, Amount: number}`);
           }
         });
@@ -190,11 +244,15 @@ export class SandboxServiceSession {
       const u = new URL(serviceAppUrl);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
     } catch {
-      throw new HubtelValidationError(`serviceAppUrl must be an absolute http(s) URL`, [{ field: 'serviceAppUrl', message: 'must be an absolute http(s) URL' }]);
+      throw new HubtelValidationError(`serviceAppUrl must be an absolute http(s) URL`, [
+        { field: 'serviceAppUrl', message: 'must be an absolute http(s) URL' },
+      ]);
     }
     const mobile = options.mobile ?? '233241234567';
     if (!platformMsisdn(mobile)) {
-      throw new HubtelValidationError('mobile must be a phone number', [{ field: 'mobile', message: 'must be a phone number with its country code' }]);
+      throw new HubtelValidationError('mobile must be a phone number', [
+        { field: 'mobile', message: 'must be a phone number with its country code' },
+      ]);
     }
     this.base = serviceAppUrl.replace(/\/+$/, '');
     this.flowPath = options.serviceFlowPath ?? SERVICE_APP_DEFAULT_PATHS.serviceFlow;
@@ -234,7 +292,8 @@ export class SandboxServiceSession {
 
   /** The user selects the service: `Type: 'initiation'`, empty `Message`, `Sequence` set. */
   async start(): Promise<ServiceFlowResponse> {
-    if (this.record.state !== 'new') throw new SandboxStateError('The session was already started', this.record.state);
+    if (this.record.state !== 'new')
+      throw new SandboxStateError('The session was already started', this.record.state);
     this.state.sessions.push(this.record, [this.sessionId]);
     this.record.state = 'active';
     return this.call({ Sequence: '1', Type: 'initiation', Message: '' });
@@ -243,7 +302,10 @@ export class SandboxServiceSession {
   /** The user submits input (or an option's `Value`): `Type: 'Response'`, no `Sequence`. */
   async reply(input: string): Promise<ServiceFlowResponse> {
     this.requireOpen();
-    if (typeof input !== 'string') throw new HubtelValidationError('reply(input) needs a string', [{ field: 'input', message: 'must be a string' }]);
+    if (typeof input !== 'string')
+      throw new HubtelValidationError('reply(input) needs a string', [
+        { field: 'input', message: 'must be a string' },
+      ]);
     return this.call({ Type: 'Response', Message: input });
   }
 
@@ -251,7 +313,9 @@ export class SandboxServiceSession {
   async choose(option: string | number): Promise<ServiceFlowResponse> {
     const options = (this.lastResponse?.Data ?? []) as ServiceFlowOption[];
     if (!Array.isArray(options) || options.length === 0) {
-      throw new HubtelValidationError('The last answer offered no options to choose from', [{ field: 'option', message: 'no select prompt' }]);
+      throw new HubtelValidationError('The last answer offered no options to choose from', [
+        { field: 'option', message: 'no select prompt' },
+      ]);
     }
     const wanted = String(option);
     const found =
@@ -259,9 +323,10 @@ export class SandboxServiceSession {
       options.find((o) => o.Display.toLowerCase() === wanted.toLowerCase()) ??
       (typeof option === 'number' || /^\d+$/.test(wanted) ? options[Number(wanted) - 1] : undefined);
     if (!found) {
-      throw new HubtelValidationError(`No option "${wanted}"; offered: ${options.map((o) => `${o.Display} (${o.Value})`).join(', ')}`, [
-        { field: 'option', message: 'not among the offered options', value: option },
-      ]);
+      throw new HubtelValidationError(
+        `No option "${wanted}"; offered: ${options.map((o) => `${o.Display} (${o.Value})`).join(', ')}`,
+        [{ field: 'option', message: 'not among the offered options', value: option }],
+      );
     }
     return this.reply(found.Value);
   }
@@ -286,11 +351,16 @@ export class SandboxServiceSession {
   async pay(options: ServicePayOptions = {}): Promise<ServicePayResult> {
     const cart = this.record.cart;
     if (this.record.state !== 'cart' || !cart) {
-      throw new SandboxStateError(`Nothing to pay: the session is ${this.record.state}, not at AddToCart`, this.record.state);
+      throw new SandboxStateError(
+        `Nothing to pay: the session is ${this.record.state}, not at AddToCart`,
+        this.record.state,
+      );
     }
     const outcome = options.outcome ?? 'paid';
     if (outcome !== 'paid' && outcome !== 'failed') {
-      throw new HubtelValidationError(`outcome must be "paid" or "failed"`, [{ field: 'outcome', message: 'must be "paid" or "failed"', value: outcome }]);
+      throw new HubtelValidationError(`outcome must be "paid" or "failed"`, [
+        { field: 'outcome', message: 'must be "paid" or "failed"', value: outcome },
+      ]);
     }
     if (options.fault) validateCallback(options.fault, 'fault');
     const amount = round2(cart.Qty * cart.Price);
@@ -327,7 +397,13 @@ export class SandboxServiceSession {
           ? {
               Status: 'Paid',
               Items: [{ ItemId: hexId(), Name: cart.ItemName, Quantity: cart.Qty, UnitPrice: cart.Price }],
-              Payment: { PaymentType: 'mobilemoney', AmountPaid: amount, AmountAfterCharges: order.amountAfterCharges, IsSuccessful: true, PaymentDate: now },
+              Payment: {
+                PaymentType: 'mobilemoney',
+                AmountPaid: amount,
+                AmountAfterCharges: order.amountAfterCharges,
+                IsSuccessful: true,
+                PaymentDate: now,
+              },
             }
           : options.orderInfo && typeof options.orderInfo === 'object'
             ? options.orderInfo
@@ -368,7 +444,10 @@ export class SandboxServiceSession {
     this.state.emit('session', this.record);
   }
 
-  private async call(fields: Partial<ServiceFlowRequest> & { Type: string; Message: string }, checked = true): Promise<ServiceFlowResponse> {
+  private async call(
+    fields: Partial<ServiceFlowRequest> & { Type: string; Message: string },
+    checked = true,
+  ): Promise<ServiceFlowResponse> {
     const request: ServiceFlowRequest = {
       ...(fields.Sequence !== undefined ? { Sequence: fields.Sequence } : {}),
       Type: fields.Type,
@@ -381,21 +460,38 @@ export class SandboxServiceSession {
       ...this.options.extraFields,
     };
     const url = `${this.base}${this.flowPath}`;
-    const exchange: SandboxSessionExchange = { at: isoNow(), url, request, statusCode: null, response: null, durationMs: 0, error: null, issues: [] };
+    const exchange: SandboxSessionExchange = {
+      at: isoNow(),
+      url,
+      request,
+      statusCode: null,
+      response: null,
+      durationMs: 0,
+      error: null,
+      issues: [],
+    };
     this.record.exchanges.push(exchange);
     if (this.record.exchanges.length > SANDBOX_SESSION_EXCHANGE_LIMIT) this.record.exchanges.shift();
     try {
       let result;
       try {
         result = await postJson(url, request, {
-          headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...this.options.headers },
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json',
+            ...this.options.headers,
+          },
           timeoutMs: this.timeoutMs,
         });
       } catch (err) {
         const e = err as OutboundError;
         exchange.error = e.message;
         exchange.durationMs = e.durationMs ?? 0;
-        if (e.timedOut) throw new HubtelTimeoutError(`The service application did not answer ${fields.Type} within ${this.timeoutMs} ms`, { cause: err });
+        if (e.timedOut)
+          throw new HubtelTimeoutError(
+            `The service application did not answer ${fields.Type} within ${this.timeoutMs} ms`,
+            { cause: err },
+          );
         throw new HubtelNetworkError(`Could not reach the service application: ${e.message}`, { cause: err });
       }
       exchange.statusCode = result.statusCode;
@@ -409,15 +505,21 @@ export class SandboxServiceSession {
       exchange.response = parsed;
       if (result.statusCode < 200 || result.statusCode >= 300) {
         exchange.error = `HTTP ${result.statusCode}`;
-        throw new HubtelApiError(`The service application answered ${fields.Type} with HTTP ${result.statusCode}`, {
-          httpStatus: result.statusCode,
-          body: parsed,
-        });
+        throw new HubtelApiError(
+          `The service application answered ${fields.Type} with HTTP ${result.statusCode}`,
+          {
+            httpStatus: result.statusCode,
+            body: parsed,
+          },
+        );
       }
       if (!checked) return (parsed ?? undefined) as ServiceFlowResponse;
       if (parsed === null || typeof parsed !== 'object') {
         exchange.error = 'not JSON';
-        throw new HubtelApiError(`The service application's answer to ${fields.Type} is not a JSON object`, { httpStatus: result.statusCode, body: result.body.slice(0, 2048) });
+        throw new HubtelApiError(`The service application's answer to ${fields.Type} is not a JSON object`, {
+          httpStatus: result.statusCode,
+          body: result.body.slice(0, 2048),
+        });
       }
       exchange.issues = checkServiceFlowResponse(parsed, this.sessionId);
       const response = parsed as ServiceFlowResponse;
@@ -433,7 +535,10 @@ export class SandboxServiceSession {
       }
       if (this.strict && exchange.issues.length > 0) {
         const issues: ValidationIssue[] = exchange.issues.map((message) => ({ field: 'response', message }));
-        throw new HubtelValidationError(`The service application's answer breaks the contract: ${exchange.issues.join('; ')}`, issues);
+        throw new HubtelValidationError(
+          `The service application's answer breaks the contract: ${exchange.issues.join('; ')}`,
+          issues,
+        );
       }
       return response;
     } finally {

@@ -28,7 +28,8 @@ type Authorizer = (ctx: SandboxRequestContext, pair: 'sms' | 'api') => boolean;
 export function registerSmsApi(router: SandboxRouter, state: SandboxState, authorized: Authorizer): void {
   const o = state.options.sms;
 
-  const unauthorized = (): SandboxReply => apiErrorReply('sms', 401, { message: 'The request authorization failed.' });
+  const unauthorized = (): SandboxReply =>
+    apiErrorReply('sms', 401, { message: 'The request authorization failed.' });
 
   const validationError = (issues: Issue[]): SandboxReply =>
     apiErrorReply('sms', 400, {
@@ -41,7 +42,11 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
     if (typeof from !== 'string' || from.trim() === '') {
       issues.push({ field: 'From', message: 'Invalid source address: From is required', subCode: 2 });
     } else if (from.length > o.maxSenderLength) {
-      issues.push({ field: 'From', message: `Invalid source address: at most ${o.maxSenderLength} characters`, subCode: 2 });
+      issues.push({
+        field: 'From',
+        message: `Invalid source address: at most ${o.maxSenderLength} characters`,
+        subCode: 2,
+      });
     }
   };
 
@@ -51,7 +56,11 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
     } else if (typeof content !== 'string') {
       issues.push({ field: 'Content', message: 'Content must be a string', subCode: 8 });
     } else if (content.length > o.maxContentLength) {
-      issues.push({ field: 'Content', message: `The message body is too long (at most ${o.maxContentLength} characters)`, subCode: 3 });
+      issues.push({
+        field: 'Content',
+        message: `The message body is too long (at most ${o.maxContentLength} characters)`,
+        subCode: 3,
+      });
     }
   };
 
@@ -87,7 +96,12 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
     return message;
   };
 
-  const singleSend = (from: unknown, to: unknown, content: unknown, clientReference: unknown): SandboxReply => {
+  const singleSend = (
+    from: unknown,
+    to: unknown,
+    content: unknown,
+    clientReference: unknown,
+  ): SandboxReply => {
     const issues: Issue[] = [];
     checkSender(from, issues);
     const msisdn = platformMsisdn(to);
@@ -97,7 +111,16 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
       issues.push({ field: 'ClientReference', message: 'ClientReference must be a string', subCode: 8 });
     }
     if (issues.length > 0) return validationError(issues);
-    const m = record('single', null, from as string, to as string, msisdn!, content as string, (clientReference as string | undefined) ?? null, Date.now());
+    const m = record(
+      'single',
+      null,
+      from as string,
+      to as string,
+      msisdn!,
+      content as string,
+      (clientReference as string | undefined) ?? null,
+      Date.now(),
+    );
     return {
       status: 200,
       json: {
@@ -115,16 +138,26 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
     if (!authorized(ctx, 'sms')) return unauthorized();
     const body = await ctx.json();
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return validationError([{ field: 'body', message: 'General invalid request: the body must be a JSON object', subCode: 100 }]);
+      return validationError([
+        { field: 'body', message: 'General invalid request: the body must be a JSON object', subCode: 100 },
+      ]);
     }
     const { From, Recipients, Content } = body as Record<string, unknown>;
     const issues: Issue[] = [];
     checkSender(From, issues);
     const normalised: string[] = [];
     if (!Array.isArray(Recipients) || Recipients.length === 0) {
-      issues.push({ field: 'Recipients', message: 'Recipients must be a non-empty array of phone numbers', subCode: 8 });
+      issues.push({
+        field: 'Recipients',
+        message: 'Recipients must be a non-empty array of phone numbers',
+        subCode: 8,
+      });
     } else if (Recipients.length > o.maxRecipients) {
-      issues.push({ field: 'Recipients', message: `At most ${o.maxRecipients} recipients per batch`, subCode: 7 });
+      issues.push({
+        field: 'Recipients',
+        message: `At most ${o.maxRecipients} recipients per batch`,
+        subCode: 7,
+      });
     } else {
       Recipients.forEach((r, i) => {
         const msisdn = platformMsisdn(r);
@@ -144,7 +177,13 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
       return { recipient: to, content: m.content, messageId: m.messageId };
     });
     state.batches.push(
-      { batchId, from: From as string, content: Content as string, messageIds: data.map((d) => d.messageId), time: isoNow(now) },
+      {
+        batchId,
+        from: From as string,
+        content: Content as string,
+        messageIds: data.map((d) => d.messageId),
+        time: isoNow(now),
+      },
       [batchId],
     );
     return { status: 200, json: { batchId, status: 0, data } };
@@ -154,7 +193,9 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
     if (!authorized(ctx, 'sms')) return unauthorized();
     const body = await ctx.json();
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return validationError([{ field: 'body', message: 'General invalid request: the body must be a JSON object', subCode: 100 }]);
+      return validationError([
+        { field: 'body', message: 'General invalid request: the body must be a JSON object', subCode: 100 },
+      ]);
     }
     const { From, To, Content, ClientReference } = body as Record<string, unknown>;
     return singleSend(From, To, Content, ClientReference);
@@ -166,18 +207,31 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
     const id = q.get('clientid') ?? q.get('clientId');
     const secret = q.get('clientsecret') ?? q.get('clientSecret');
     const pair = state.options.credentials.sms;
-    const ok = id !== null || secret !== null ? id === pair.clientId && secret === pair.clientSecret : authorized(ctx, 'sms');
+    const ok =
+      id !== null || secret !== null
+        ? id === pair.clientId && secret === pair.clientSecret
+        : authorized(ctx, 'sms');
     if (!ok) return unauthorized();
-    return singleSend(q.get('from') ?? undefined, q.get('to') ?? undefined, q.get('content') ?? undefined, q.get('clientreference') ?? undefined);
+    return singleSend(
+      q.get('from') ?? undefined,
+      q.get('to') ?? undefined,
+      q.get('content') ?? undefined,
+      q.get('clientreference') ?? undefined,
+    );
   });
 
   router.add('GET', '/v1/messages/batch/:batchId', 'sms', (ctx) => {
     if (!authorized(ctx, 'sms')) return unauthorized();
     const batch = state.batches.get(ctx.params.batchId!);
     if (!batch) return apiErrorReply('sms', 404, { message: 'The specified batch was not found.' });
-    const data = batch.messageIds.map((id) => state.messages.get(id)).filter((m): m is SandboxSmsMessage => m !== undefined);
+    const data = batch.messageIds
+      .map((id) => state.messages.get(id))
+      .filter((m): m is SandboxSmsMessage => m !== undefined);
     const rate = Math.round(data.reduce((sum, m) => sum + m.rate, 0) * 10_000) / 10_000;
-    return { status: 200, json: { batchId: batch.batchId, rate, data: data.map((m) => messageStatusBody(settleMessage(m))) } };
+    return {
+      status: 200,
+      json: { batchId: batch.batchId, rate, data: data.map((m) => messageStatusBody(settleMessage(m))) },
+    };
   });
 
   router.add('GET', '/v1/messages/:messageId', 'sms', (ctx) => {

@@ -10,11 +10,16 @@ describe('HubtelSandbox SMS API (over HTTP)', () => {
   afterEach(() => sandbox.reset());
   afterAll(() => sandbox.stop());
 
-  const batch = (body: unknown, auth: 'sms' | 'api' | 'none' = 'sms') => call(sandbox, 'POST', '/v1/messages/batch/simple/send', { body, auth });
+  const batch = (body: unknown, auth: 'sms' | 'api' | 'none' = 'sms') =>
+    call(sandbox, 'POST', '/v1/messages/batch/simple/send', { body, auth });
 
   describe('POST /v1/messages/batch/simple/send', () => {
     it('answers the contract body: batchId, status 0, one {recipient, content, messageId} per recipient', async () => {
-      const res = await batch({ From: 'Shop', Recipients: ['233241234567', '233501234567'], Content: 'Your order is paid' });
+      const res = await batch({
+        From: 'Shop',
+        Recipients: ['233241234567', '233501234567'],
+        Content: 'Your order is paid',
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       expect(Object.keys(res.json).sort()).toEqual(['batchId', 'data', 'status']);
@@ -54,13 +59,33 @@ describe('HubtelSandbox SMS API (over HTTP)', () => {
     });
 
     it.each([
-      ['a bad destination', { From: 'Shop', Recipients: ['233241234567', 'not-a-number'], Content: 'x' }, 1, 'Recipients[1]'],
+      [
+        'a bad destination',
+        { From: 'Shop', Recipients: ['233241234567', 'not-a-number'], Content: 'x' },
+        1,
+        'Recipients[1]',
+      ],
       ['a missing sender', { Recipients: ['233241234567'], Content: 'x' }, 2, 'From'],
-      ['a sender over 11 characters', { From: 'AVeryLongSender', Recipients: ['233241234567'], Content: 'x' }, 2, 'From'],
-      ['content too long', { From: 'Shop', Recipients: ['233241234567'], Content: 'x'.repeat(1531) }, 3, 'Content'],
+      [
+        'a sender over 11 characters',
+        { From: 'AVeryLongSender', Recipients: ['233241234567'], Content: 'x' },
+        2,
+        'From',
+      ],
+      [
+        'content too long',
+        { From: 'Shop', Recipients: ['233241234567'], Content: 'x'.repeat(1531) },
+        3,
+        'Content',
+      ],
       ['empty content', { From: 'Shop', Recipients: ['233241234567'], Content: '' }, 6, 'Content'],
       ['no recipients', { From: 'Shop', Recipients: [], Content: 'x' }, 8, 'Recipients'],
-      ['recipients not an array', { From: 'Shop', Recipients: '233241234567', Content: 'x' }, 8, 'Recipients'],
+      [
+        'recipients not an array',
+        { From: 'Shop', Recipients: '233241234567', Content: 'x' },
+        8,
+        'Recipients',
+      ],
       ['content not a string', { From: 'Shop', Recipients: ['233241234567'], Content: 42 }, 8, 'Content'],
     ])('answers 400 with sub-code for %s', async (_name, body, subCode, field) => {
       const res = await batch(body);
@@ -71,7 +96,10 @@ describe('HubtelSandbox SMS API (over HTTP)', () => {
     });
 
     it('answers 400 (sub-code 100) to invalid JSON and a non-object body, 415 to a non-JSON content type', async () => {
-      const bad = await call(sandbox, 'POST', '/v1/messages/batch/simple/send', { raw: '{"From": ', auth: 'sms' });
+      const bad = await call(sandbox, 'POST', '/v1/messages/batch/simple/send', {
+        raw: '{"From": ',
+        auth: 'sms',
+      });
       expect(bad.status).toBe(400);
       expect(bad.json).toMatchObject({ status: 400, subCode: 100 });
       const array = await batch([1, 2]);
@@ -103,7 +131,10 @@ describe('HubtelSandbox SMS API (over HTTP)', () => {
 
   describe('POST /v1/messages/send', () => {
     it('answers {rate, messageId, status: 0, networkId, clientReference: null, statusDescription}', async () => {
-      const res = await call(sandbox, 'POST', '/v1/messages/send', { body: { From: 'Shop', To: '233241234567', Content: 'hi' }, auth: 'sms' });
+      const res = await call(sandbox, 'POST', '/v1/messages/send', {
+        body: { From: 'Shop', To: '233241234567', Content: 'hi' },
+        auth: 'sms',
+      });
       expect(res.status).toBe(200);
       expect(res.json).toEqual({
         rate: 0.0309,
@@ -113,28 +144,50 @@ describe('HubtelSandbox SMS API (over HTTP)', () => {
         clientReference: null,
         statusDescription: 'request submitted successfully',
       });
-      expect(sandbox.message(res.json.messageId)).toMatchObject({ kind: 'single', batchId: null, to: '233241234567', content: 'hi' });
+      expect(sandbox.message(res.json.messageId)).toMatchObject({
+        kind: 'single',
+        batchId: null,
+        to: '233241234567',
+        content: 'hi',
+      });
     });
 
     it('validates To like the batch recipients', async () => {
-      const res = await call(sandbox, 'POST', '/v1/messages/send', { body: { From: 'Shop', To: '12', Content: 'hi' }, auth: 'sms' });
+      const res = await call(sandbox, 'POST', '/v1/messages/send', {
+        body: { From: 'Shop', To: '12', Content: 'hi' },
+        auth: 'sms',
+      });
       expect(res.status).toBe(400);
-      expect(res.json).toMatchObject({ subCode: 1, errors: [{ field: 'To', message: 'Invalid destination address' }] });
+      expect(res.json).toMatchObject({
+        subCode: 1,
+        errors: [{ field: 'To', message: 'Invalid destination address' }],
+      });
     });
 
     it('also serves the GET variant authenticated by query parameters', async () => {
-      const ok = await call(sandbox, 'GET', '/v1/messages/send?clientid=sandbox-sms&clientsecret=sandbox-sms-secret&from=Shop&to=0241234567&content=Hello');
+      const ok = await call(
+        sandbox,
+        'GET',
+        '/v1/messages/send?clientid=sandbox-sms&clientsecret=sandbox-sms-secret&from=Shop&to=0241234567&content=Hello',
+      );
       expect(ok.status).toBe(200);
       expect(ok.json.status).toBe(0);
       expect(sandbox.messagesTo('233241234567')).toHaveLength(1);
-      const bad = await call(sandbox, 'GET', '/v1/messages/send?clientid=sandbox-sms&clientsecret=x&from=Shop&to=0241234567&content=Hello');
+      const bad = await call(
+        sandbox,
+        'GET',
+        '/v1/messages/send?clientid=sandbox-sms&clientsecret=x&from=Shop&to=0241234567&content=Hello',
+      );
       expect(bad.status).toBe(401);
     });
   });
 
   describe('status look-ups', () => {
     it('GET /v1/messages/{id} answers the message with Delivered and updateTime', async () => {
-      const sent = await call(sandbox, 'POST', '/v1/messages/send', { body: { From: 'Shop', To: '233241234567', Content: 'hi' }, auth: 'sms' });
+      const sent = await call(sandbox, 'POST', '/v1/messages/send', {
+        body: { From: 'Shop', To: '233241234567', Content: 'hi' },
+        auth: 'sms',
+      });
       const res = await call(sandbox, 'GET', `/v1/messages/${sent.json.messageId}`, { auth: 'sms' });
       expect(res.status).toBe(200);
       expect(res.json).toEqual({
@@ -166,10 +219,17 @@ describe('HubtelSandbox SMS API (over HTTP)', () => {
     });
 
     it('reflects a status set by the test and 404s unknown ids; look-ups need credentials', async () => {
-      const sent = await call(sandbox, 'POST', '/v1/messages/send', { body: { From: 'Shop', To: '233241234567', Content: 'x' }, auth: 'sms' });
+      const sent = await call(sandbox, 'POST', '/v1/messages/send', {
+        body: { From: 'Shop', To: '233241234567', Content: 'x' },
+        auth: 'sms',
+      });
       sandbox.setMessageStatus(sent.json.messageId, 'Undelivered');
-      expect((await call(sandbox, 'GET', `/v1/messages/${sent.json.messageId}`, { auth: 'sms' })).json.status).toBe('Undelivered');
-      const missing = await call(sandbox, 'GET', '/v1/messages/00000000-0000-0000-0000-000000000000', { auth: 'sms' });
+      expect(
+        (await call(sandbox, 'GET', `/v1/messages/${sent.json.messageId}`, { auth: 'sms' })).json.status,
+      ).toBe('Undelivered');
+      const missing = await call(sandbox, 'GET', '/v1/messages/00000000-0000-0000-0000-000000000000', {
+        auth: 'sms',
+      });
       expect(missing.status).toBe(404);
       expect(missing.json).toEqual({ status: 404, message: 'The specified message was not found.' });
       expect((await call(sandbox, 'GET', `/v1/messages/${sent.json.messageId}`)).status).toBe(401);
@@ -178,8 +238,13 @@ describe('HubtelSandbox SMS API (over HTTP)', () => {
     it('reports Submitted until the configured delivery delay passed', async () => {
       const slow = await HubtelSandbox.start({ sms: { deliveryDelayMs: 60_000 } });
       try {
-        const sent = await call(slow, 'POST', '/v1/messages/send', { body: { From: 'Shop', To: '233241234567', Content: 'x' }, auth: 'sms' });
-        expect((await call(slow, 'GET', `/v1/messages/${sent.json.messageId}`, { auth: 'sms' })).json.status).toBe('Submitted');
+        const sent = await call(slow, 'POST', '/v1/messages/send', {
+          body: { From: 'Shop', To: '233241234567', Content: 'x' },
+          auth: 'sms',
+        });
+        expect(
+          (await call(slow, 'GET', `/v1/messages/${sent.json.messageId}`, { auth: 'sms' })).json.status,
+        ).toBe('Submitted');
       } finally {
         await slow.stop();
       }
@@ -201,13 +266,20 @@ describe('HubtelSandbox SMS API (over HTTP)', () => {
     const small = await HubtelSandbox.start({ recordLimit: 5 });
     try {
       const recipients = Array.from({ length: 12 }, (_, i) => `2332412345${String(i).padStart(2, '0')}`);
-      const res = await call(small, 'POST', '/v1/messages/batch/simple/send', { body: { From: 'Shop', Recipients: recipients, Content: 'x' }, auth: 'sms' });
+      const res = await call(small, 'POST', '/v1/messages/batch/simple/send', {
+        body: { From: 'Shop', Recipients: recipients, Content: 'x' },
+        auth: 'sms',
+      });
       expect(res.status).toBe(200);
       expect(small.messages().map((m) => m.to)).toEqual(recipients.slice(-5));
       expect(small.stats().messages).toBe(12);
       // An evicted message is gone from the look-up too.
-      expect((await call(small, 'GET', `/v1/messages/${res.json.data[0].messageId}`, { auth: 'sms' })).status).toBe(404);
-      expect((await call(small, 'GET', `/v1/messages/${res.json.data[11].messageId}`, { auth: 'sms' })).status).toBe(200);
+      expect(
+        (await call(small, 'GET', `/v1/messages/${res.json.data[0].messageId}`, { auth: 'sms' })).status,
+      ).toBe(404);
+      expect(
+        (await call(small, 'GET', `/v1/messages/${res.json.data[11].messageId}`, { auth: 'sms' })).status,
+      ).toBe(200);
     } finally {
       await small.stop();
     }

@@ -70,4 +70,3 @@ export const SERVICE_APP_DEFAULT_PATHS = Object.freeze({
   serviceFlow: '/api/service-flow',
   fulfillment: '/api/fulfillment',
 });
-

@@ -9,7 +9,10 @@ export class SandboxNotFoundError extends HubtelError {
     readonly kind: string,
     readonly reference: string,
   ) {
-    super('HUBTEL_NOT_FOUND', `Sandbox has no ${kind} "${reference}" (unknown, or dropped from its bounded records)`);
+    super(
+      'HUBTEL_NOT_FOUND',
+      `Sandbox has no ${kind} "${reference}" (unknown, or dropped from its bounded records)`,
+    );
   }
 }
 

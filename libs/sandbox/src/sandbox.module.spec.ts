@@ -15,7 +15,9 @@ const CONFIG = 'SANDBOX_CONFIG';
 
 describe('SandboxModule', () => {
   it('starts the sandbox during bootstrap, provides it, and stops it on shutdown', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [SandboxModule.forRoot({ posSalesId: '42' })] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [SandboxModule.forRoot({ posSalesId: '42' })],
+    }).compile();
     const app = moduleRef.createNestApplication({ logger: false });
     await app.init();
     const sandbox = app.get(HubtelSandbox);
@@ -50,7 +52,16 @@ describe('SandboxModule', () => {
   it('lets another provider read the URLs and credentials in its async factory', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [SandboxModule.forRoot({ isGlobal: true })],
-      providers: [{ provide: CONFIG, inject: [HubtelSandbox], useFactory: (sandbox: HubtelSandbox) => ({ baseUrl: sandbox.baseUrls().checkout, ...sandbox.credentials.api }) }],
+      providers: [
+        {
+          provide: CONFIG,
+          inject: [HubtelSandbox],
+          useFactory: (sandbox: HubtelSandbox) => ({
+            baseUrl: sandbox.baseUrls().checkout,
+            ...sandbox.credentials.api,
+          }),
+        },
+      ],
     }).compile();
     const config = moduleRef.get<{ baseUrl: string; clientId: string }>(CONFIG);
     expect(config.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

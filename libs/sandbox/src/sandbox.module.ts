@@ -1,6 +1,10 @@
 import { Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { HubtelSandbox } from './hubtel-sandbox.js';
-import { SANDBOX_MODULE_OPTIONS, SandboxConfigurableModule, type SandboxModuleOptions } from './sandbox.module-definition.js';
+import {
+  SANDBOX_MODULE_OPTIONS,
+  SandboxConfigurableModule,
+  type SandboxModuleOptions,
+} from './sandbox.module-definition.js';
 
 /**
  * Runs the sandbox inside a Nest application, on its own port: it starts while the application
@@ -20,7 +24,8 @@ import { SANDBOX_MODULE_OPTIONS, SandboxConfigurableModule, type SandboxModuleOp
     {
       provide: HubtelSandbox,
       inject: [SANDBOX_MODULE_OPTIONS],
-      useFactory: (options: SandboxModuleOptions) => HubtelSandbox.start({ logger: new Logger('HubtelSandbox'), ...options }),
+      useFactory: (options: SandboxModuleOptions) =>
+        HubtelSandbox.start({ logger: new Logger('HubtelSandbox'), ...options }),
     },
   ],
   exports: [HubtelSandbox],

@@ -99,7 +99,12 @@ export class RequestContext implements SandboxRequestContext {
   body(): Promise<Buffer> {
     this.bodyPromise ??= readBody(this.req, this.maxBodyBytes).catch((err: unknown) => {
       if (err instanceof BodyTooLargeError) {
-        throw new SandboxHttpError(apiErrorReply(this.api, 413, { message: `Request body larger than ${err.limit} bytes`, subCode: 100 }));
+        throw new SandboxHttpError(
+          apiErrorReply(this.api, 413, {
+            message: `Request body larger than ${err.limit} bytes`,
+            subCode: 100,
+          }),
+        );
       }
       throw err;
     });
@@ -120,7 +125,11 @@ export class RequestContext implements SandboxRequestContext {
     const text = buffer.toString('utf8');
     if (text.trim() === '') {
       throw new SandboxHttpError(
-        apiErrorReply(this.api, 400, { message: 'Request body is empty', subCode: 100, errors: [{ field: 'body', message: 'is required' }] }),
+        apiErrorReply(this.api, 400, {
+          message: 'Request body is empty',
+          subCode: 100,
+          errors: [{ field: 'body', message: 'is required' }],
+        }),
       );
     }
     try {

@@ -41,36 +41,62 @@ export interface ResolvedSandboxOptions {
   recordLimit: number;
   maxBodyBytes: number;
   outboundTimeoutMs: number;
-  sms: { maxRecipients: number; maxContentLength: number; maxSenderLength: number; rate: number; deliveryDelayMs: number };
-  checkout: { merchantName: string; chargeRate: number; minAmount: number | undefined; rejectSpecialCharacters: boolean; defaultPhone: string };
+  sms: {
+    maxRecipients: number;
+    maxContentLength: number;
+    maxSenderLength: number;
+    rate: number;
+    deliveryDelayMs: number;
+  };
+  checkout: {
+    merchantName: string;
+    chargeRate: number;
+    minAmount: number | undefined;
+    rejectSpecialCharacters: boolean;
+    defaultPhone: string;
+  };
   logger: SandboxLogger | undefined;
 }
 
 function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min) throw new HubtelConfigError(name, `must be an integer >= ${min}, got ${String(value)}`);
+  if (!Number.isInteger(value) || value < min)
+    throw new HubtelConfigError(name, `must be an integer >= ${min}, got ${String(value)}`);
   return value;
 }
 
 function nonNegative(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value < 0) throw new HubtelConfigError(name, `must be a number >= 0, got ${String(value)}`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new HubtelConfigError(name, `must be a number >= 0, got ${String(value)}`);
   return value;
 }
 
-function credentialPair(name: string, value: SandboxCredentialPair | undefined, fallback: SandboxCredentialPair): SandboxCredentialPair {
+function credentialPair(
+  name: string,
+  value: SandboxCredentialPair | undefined,
+  fallback: SandboxCredentialPair,
+): SandboxCredentialPair {
   if (value === undefined) return { ...fallback };
-  if (!value || typeof value.clientId !== 'string' || typeof value.clientSecret !== 'string' || !value.clientId || !value.clientSecret) {
+  if (
+    !value ||
+    typeof value.clientId !== 'string' ||
+    typeof value.clientSecret !== 'string' ||
+    !value.clientId ||
+    !value.clientSecret
+  ) {
     // Never echo the values: they are credentials.
     throw new HubtelConfigError(name, 'must be { clientId, clientSecret } with two non-empty strings');
   }
-  if (value.clientId.includes(':')) throw new HubtelConfigError(`${name}.clientId`, 'must not contain ":" (Basic auth separator)');
+  if (value.clientId.includes(':'))
+    throw new HubtelConfigError(`${name}.clientId`, 'must not contain ":" (Basic auth separator)');
   return { clientId: value.clientId, clientSecret: value.clientSecret };
 }
 
 export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): ResolvedSandboxOptions {
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new HubtelConfigError('port', `must be an integer from 0 to 65535, got ${String(port)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new HubtelConfigError('port', `must be an integer from 0 to 65535, got ${String(port)}`);
   let publicUrl: string | undefined;
   if (options.publicUrl !== undefined) {
     try {
@@ -99,19 +125,40 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
     posSalesId,
     recordLimit: positiveInt('recordLimit', options.recordLimit, SANDBOX_DEFAULT_RECORD_LIMIT),
     maxBodyBytes: positiveInt('maxBodyBytes', options.maxBodyBytes, SANDBOX_DEFAULT_MAX_BODY_BYTES),
-    outboundTimeoutMs: positiveInt('outboundTimeoutMs', options.outboundTimeoutMs, SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS),
+    outboundTimeoutMs: positiveInt(
+      'outboundTimeoutMs',
+      options.outboundTimeoutMs,
+      SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS,
+    ),
     sms: {
       maxRecipients: positiveInt('sms.maxRecipients', sms.maxRecipients, SANDBOX_SMS_DEFAULTS.maxRecipients),
-      maxContentLength: positiveInt('sms.maxContentLength', sms.maxContentLength, SANDBOX_SMS_DEFAULTS.maxContentLength),
-      maxSenderLength: positiveInt('sms.maxSenderLength', sms.maxSenderLength, SANDBOX_SMS_DEFAULTS.maxSenderLength),
+      maxContentLength: positiveInt(
+        'sms.maxContentLength',
+        sms.maxContentLength,
+        SANDBOX_SMS_DEFAULTS.maxContentLength,
+      ),
+      maxSenderLength: positiveInt(
+        'sms.maxSenderLength',
+        sms.maxSenderLength,
+        SANDBOX_SMS_DEFAULTS.maxSenderLength,
+      ),
       rate: nonNegative('sms.rate', sms.rate, SANDBOX_SMS_DEFAULTS.rate),
-      deliveryDelayMs: nonNegative('sms.deliveryDelayMs', sms.deliveryDelayMs, SANDBOX_SMS_DEFAULTS.deliveryDelayMs),
+      deliveryDelayMs: nonNegative(
+        'sms.deliveryDelayMs',
+        sms.deliveryDelayMs,
+        SANDBOX_SMS_DEFAULTS.deliveryDelayMs,
+      ),
     },
     checkout: {
       merchantName: checkout.merchantName ?? SANDBOX_CHECKOUT_DEFAULTS.merchantName,
-      chargeRate: nonNegative('checkout.chargeRate', checkout.chargeRate, SANDBOX_CHECKOUT_DEFAULTS.chargeRate),
+      chargeRate: nonNegative(
+        'checkout.chargeRate',
+        checkout.chargeRate,
+        SANDBOX_CHECKOUT_DEFAULTS.chargeRate,
+      ),
       minAmount: checkout.minAmount,
-      rejectSpecialCharacters: checkout.rejectSpecialCharacters ?? SANDBOX_CHECKOUT_DEFAULTS.rejectSpecialCharacters,
+      rejectSpecialCharacters:
+        checkout.rejectSpecialCharacters ?? SANDBOX_CHECKOUT_DEFAULTS.rejectSpecialCharacters,
       defaultPhone: checkout.defaultPhone ?? SANDBOX_CHECKOUT_DEFAULTS.defaultPhone,
     },
     logger: options.logger,
@@ -287,7 +334,11 @@ export class SandboxState {
       applied.push(...tampered.applied);
     }
     if (spec?.drop) {
-      const dropped = this.newDelivery(cb, body, { state: 'dropped', faults: ['drop', ...applied], completedAt: isoNow() });
+      const dropped = this.newDelivery(cb, body, {
+        state: 'dropped',
+        faults: ['drop', ...applied],
+        completedAt: isoNow(),
+      });
       this.emit('delivery', dropped);
       return { deliveries: [dropped], done: Promise.resolve() };
     }
@@ -296,7 +347,9 @@ export class SandboxState {
     const faults = [...(copies > 1 ? ['duplicate'] : []), ...(delayMs > 0 ? ['delay'] : []), ...applied];
     const deliveries: SandboxDelivery[] = [];
     for (let copy = 1; copy <= copies; copy++) {
-      deliveries.push(this.newDelivery(cb, body, { state: delayMs > 0 ? 'scheduled' : 'sending', faults, copy, copies }));
+      deliveries.push(
+        this.newDelivery(cb, body, { state: delayMs > 0 ? 'scheduled' : 'sending', faults, copy, copies }),
+      );
     }
     for (const d of deliveries) this.emit('delivery', d);
 
@@ -359,14 +412,19 @@ export class SandboxState {
     delivery.sentAt = isoNow();
     this.emit('delivery', delivery);
     try {
-      const result = await postJson(delivery.url, delivery.body, { headers: delivery.headers, timeoutMs: this.options.outboundTimeoutMs });
+      const result = await postJson(delivery.url, delivery.body, {
+        headers: delivery.headers,
+        timeoutMs: this.options.outboundTimeoutMs,
+      });
       delivery.statusCode = result.statusCode;
       delivery.responseBody = result.body.slice(0, SANDBOX_RESPONSE_BODY_KEEP);
       delivery.durationMs = result.durationMs;
       delivery.state = result.statusCode >= 200 && result.statusCode < 300 ? 'delivered' : 'failed';
       if (delivery.state === 'failed') {
         delivery.error = `HTTP ${result.statusCode}`;
-        this.logger?.warn(`${delivery.kind} ${delivery.id} to ${originOf(delivery.url)} answered ${result.statusCode}`);
+        this.logger?.warn(
+          `${delivery.kind} ${delivery.id} to ${originOf(delivery.url)} answered ${result.statusCode}`,
+        );
       }
     } catch (err) {
       const e = err as OutboundError;
@@ -390,12 +448,18 @@ export class SandboxState {
     predicate: (record: SandboxRecordMap[K]) => boolean = () => true,
     timeoutMs = SANDBOX_DEFAULT_WAIT_TIMEOUT_MS,
   ): Promise<SandboxRecordMap[K]> {
-    const existing = this.logFor(kind).findLast(predicate);
+    let existing: SandboxRecordMap[K] | undefined;
+    try {
+      existing = this.logFor(kind).findLast(predicate);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (existing) return Promise.resolve(existing);
-    if (this.stopped) return Promise.reject(new HubtelTimeoutError(`waitFor('${kind}'): the sandbox is stopped`));
+    if (this.stopped)
+      return Promise.reject(new HubtelTimeoutError(`waitFor('${kind}'): the sandbox is stopped`));
     return new Promise((resolve, reject) => {
       const listener = (record: SandboxRecordMap[K]) => {
-        let ok = false;
+        let ok: boolean;
         try {
           ok = predicate(record);
         } catch (err) {
@@ -429,7 +493,15 @@ export class SandboxState {
   /* ---------------- lifecycle ---------------- */
 
   clearRecords(): void {
-    for (const log of [this.messages, this.batches, this.invoices, this.deliveries, this.sessions, this.fulfillmentCallbacks, this.requests]) {
+    for (const log of [
+      this.messages,
+      this.batches,
+      this.invoices,
+      this.deliveries,
+      this.sessions,
+      this.fulfillmentCallbacks,
+      this.requests,
+    ]) {
       (log as RecordLog<object>).clear();
     }
     this.payments = 0;

@@ -86,7 +86,8 @@ export interface SandboxBaseUrls {
  * (an invoice gets paid, a delivery completes): read them, never write them.
  * ---------------------------------------------------------------------------------------------- */
 
-export type SandboxSmsStatus = 'Submitted' | 'Delivered' | 'Undelivered' | 'Failed' | 'Rejected' | 'Expired' | (string & {});
+export type SandboxSmsStatus =
+  'Submitted' | 'Delivered' | 'Undelivered' | 'Failed' | 'Rejected' | 'Expired' | (string & {});
 
 export interface SandboxSmsMessage {
   messageId: string;
@@ -418,4 +419,6 @@ export interface SandboxRequestContext {
  * A route handler. Return a reply, or nothing when the handler wrote `ctx.res` itself (a
  * server-sent event stream, say).
  */
-export type SandboxRouteHandler = (ctx: SandboxRequestContext) => Promise<SandboxReply | void> | SandboxReply | void;
+export type SandboxRouteHandler = (
+  ctx: SandboxRequestContext,
+) => Promise<SandboxReply | void> | SandboxReply | void;

@@ -16,7 +16,11 @@ export interface Receiver {
   url: string;
   requests: ReceivedRequest[];
   /** Decide the answer per request (default 200 {ok: true}). */
-  respond: (req: ReceivedRequest) => { status: number; body?: unknown; delayMs?: number } | Promise<{ status: number; body?: unknown; delayMs?: number }>;
+  respond: (
+    req: ReceivedRequest,
+  ) =>
+    | { status: number; body?: unknown; delayMs?: number }
+    | Promise<{ status: number; body?: unknown; delayMs?: number }>;
   /** Resolves when `n` requests arrived. */
   waitForCount(n: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
@@ -33,7 +37,10 @@ export async function startReceiver(): Promise<Receiver> {
     waitForCount(n, timeoutMs = 10_000) {
       if (requests.length >= n) return Promise.resolve(requests);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver got ${requests.length}/${n} requests`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${requests.length}/${n} requests`)),
+          timeoutMs,
+        );
         const check = () => {
           if (requests.length >= n) {
             clearTimeout(timer);
@@ -60,7 +67,14 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         /* keep text */
       }
-      const entry: ReceivedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, text, body, at: Date.now() };
+      const entry: ReceivedRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        text,
+        body,
+        at: Date.now(),
+      };
       requests.push(entry);
       for (const w of waiters.splice(0)) w();
       const answer = await receiver.respond(entry);
@@ -87,15 +101,22 @@ export async function call(
   sandbox: HubtelSandbox,
   method: string,
   path: string,
-  options: { body?: unknown; raw?: string; auth?: 'sms' | 'api' | 'none' | { clientId: string; clientSecret: string }; headers?: Record<string, string> } = {},
+  options: {
+    body?: unknown;
+    raw?: string;
+    auth?: 'sms' | 'api' | 'none' | { clientId: string; clientSecret: string };
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<CallResult> {
   const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
   const auth = options.auth ?? 'none';
-  if (auth !== 'none') headers.Authorization = basicAuthHeader(typeof auth === 'string' ? sandbox.credentials[auth] : auth);
+  if (auth !== 'none')
+    headers.Authorization = basicAuthHeader(typeof auth === 'string' ? sandbox.credentials[auth] : auth);
   let body: string | undefined;
   if (options.raw !== undefined) body = options.raw;
   else if (options.body !== undefined) body = JSON.stringify(options.body);
-  if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+  if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+    headers['Content-Type'] = 'application/json';
   const res = await fetch(`${sandbox.url}${path}`, { method, headers, body, redirect: 'manual' });
   const text = await res.text();
   let json: any;
@@ -108,7 +129,10 @@ export async function call(
 }
 
 /** A valid checkout creation request (contract fields). */
-export function checkoutRequest(receiver: { url: string }, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function checkoutRequest(
+  receiver: { url: string },
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     totalAmount: 12.5,
     description: 'Two data bundles',

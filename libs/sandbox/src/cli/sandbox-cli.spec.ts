@@ -1,11 +1,21 @@
-import { CliUsageError, describeSandbox, parseSandboxCliArgs, SANDBOX_CLI_USAGE, startSandboxCli } from './sandbox-cli.js';
+import {
+  CliUsageError,
+  describeSandbox,
+  parseSandboxCliArgs,
+  SANDBOX_CLI_USAGE,
+  startSandboxCli,
+} from './sandbox-cli.js';
 import type { HubtelSandbox } from '../hubtel-sandbox.js';
 import { call } from '../__tests__/sandbox-test-helpers.js';
 
 function capture() {
   const out: string[] = [];
   const err: string[] = [];
-  return { io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) } }, out, err };
+  return {
+    io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) } },
+    out,
+    err,
+  };
 }
 
 describe('hubtel-sandbox CLI (in process)', () => {
@@ -16,11 +26,32 @@ describe('hubtel-sandbox CLI (in process)', () => {
   });
 
   it('parses options, with the documented defaults', () => {
-    expect(parseSandboxCliArgs([])).toEqual({ help: false, json: false, verbose: false, options: { port: 4010, host: '127.0.0.1' } });
+    expect(parseSandboxCliArgs([])).toEqual({
+      help: false,
+      json: false,
+      verbose: false,
+      options: { port: 4010, host: '127.0.0.1' },
+    });
     expect(
       parseSandboxCliArgs([
-        '--port', '0', '--host', '0.0.0.0', '--sms-client-id', 'id1', '--sms-client-secret', 's1',
-        '--pos-sales-id', '777', '--record-limit', '50', '--merchant-name', 'Shop', '--public-url', 'http://x.test', '--json', '-v',
+        '--port',
+        '0',
+        '--host',
+        '0.0.0.0',
+        '--sms-client-id',
+        'id1',
+        '--sms-client-secret',
+        's1',
+        '--pos-sales-id',
+        '777',
+        '--record-limit',
+        '50',
+        '--merchant-name',
+        'Shop',
+        '--public-url',
+        'http://x.test',
+        '--json',
+        '-v',
       ]),
     ).toEqual({
       help: false,
@@ -51,7 +82,10 @@ describe('hubtel-sandbox CLI (in process)', () => {
 
   it('starts the sandbox and prints the base URLs and credentials', async () => {
     const { io, out } = capture();
-    running = await startSandboxCli(['--port', '0', '--api-client-id', 'my-api', '--api-client-secret', 'my-secret'], io);
+    running = await startSandboxCli(
+      ['--port', '0', '--api-client-id', 'my-api', '--api-client-secret', 'my-secret'],
+      io,
+    );
     expect(running).toBeDefined();
     const text = out.join('');
     expect(text).toBe(describeSandbox(running!));
@@ -60,7 +94,9 @@ describe('hubtel-sandbox CLI (in process)', () => {
     expect(text).toContain('clientId my-api   clientSecret my-secret');
     expect(text).toContain('(POST /callback)');
     // The printed credentials are the ones it accepts.
-    const res = await call(running!, 'GET', `/transactions/${running!.posSalesId}/status?clientReference=x`, { auth: { clientId: 'my-api', clientSecret: 'my-secret' } });
+    const res = await call(running!, 'GET', `/transactions/${running!.posSalesId}/status?clientReference=x`, {
+      auth: { clientId: 'my-api', clientSecret: 'my-secret' },
+    });
     expect(res.status).toBe(404);
   });
 
@@ -74,10 +110,17 @@ describe('hubtel-sandbox CLI (in process)', () => {
       credentials: running!.credentials,
       posSalesId: '2000000',
     });
-    await call(running!, 'POST', '/v1/messages/send', { body: { From: 'Shop', To: '233241234567', Content: 'x' }, auth: 'sms' });
+    await call(running!, 'POST', '/v1/messages/send', {
+      body: { From: 'Shop', To: '233241234567', Content: 'x' },
+      auth: 'sms',
+    });
     await running!.waitFor('message');
     // The request line is printed when the response closes.
-    await new Promise<void>((resolve) => (out.some((l) => l.startsWith('POST /v1/messages/send 200')) ? resolve() : running!.once('request', () => resolve())));
+    await new Promise<void>((resolve) =>
+      out.some((l) => l.startsWith('POST /v1/messages/send 200'))
+        ? resolve()
+        : running!.once('request', () => resolve()),
+    );
     expect(out.some((l) => l.startsWith('POST /v1/messages/send 200'))).toBe(true);
   });
 
@@ -90,6 +133,8 @@ describe('hubtel-sandbox CLI (in process)', () => {
   it('reports a port already in use as a configuration error', async () => {
     const { io } = capture();
     running = await startSandboxCli(['--port', '0', '--json'], io);
-    await expect(startSandboxCli(['--port', String(running!.port), '--json'], capture().io)).rejects.toMatchObject({ code: 'HUBTEL_CONFIG_INVALID' });
+    await expect(
+      startSandboxCli(['--port', String(running!.port), '--json'], capture().io),
+    ).rejects.toMatchObject({ code: 'HUBTEL_CONFIG_INVALID' });
   });
 });

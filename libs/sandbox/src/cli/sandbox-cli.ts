@@ -35,11 +35,13 @@ Options:
 
 export class CliUsageError extends Error {}
 
-export type ParsedCli = { help: true } | { help: false; options: HubtelSandboxOptions; json: boolean; verbose: boolean };
+export type ParsedCli =
+  { help: true } | { help: false; options: HubtelSandboxOptions; json: boolean; verbose: boolean };
 
 function integer(name: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new CliUsageError(`--${name} must be an integer from ${min} to ${max}, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+    throw new CliUsageError(`--${name} must be an integer from ${min} to ${max}, got "${value}"`);
   return Number(value);
 }
 
@@ -74,7 +76,8 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     const id = values[`${kind}-client-id`];
     const secret = values[`${kind}-client-secret`];
     if (id === undefined && secret === undefined) return undefined;
-    if (!id || !secret) throw new CliUsageError(`--${kind}-client-id and --${kind}-client-secret go together`);
+    if (!id || !secret)
+      throw new CliUsageError(`--${kind}-client-id and --${kind}-client-secret go together`);
     return { clientId: id, clientSecret: secret };
   };
   const sms = pair('sms');
@@ -85,7 +88,9 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     ...(values['public-url'] ? { publicUrl: values['public-url'] } : {}),
     ...(values['pos-sales-id'] ? { posSalesId: values['pos-sales-id'] } : {}),
     ...(sms || api ? { credentials: { ...(sms ? { sms } : {}), ...(api ? { api } : {}) } } : {}),
-    ...(values['record-limit'] ? { recordLimit: integer('record-limit', values['record-limit'], 1, 10_000_000) } : {}),
+    ...(values['record-limit']
+      ? { recordLimit: integer('record-limit', values['record-limit'], 1, 10_000_000) }
+      : {}),
     ...(values['merchant-name'] ? { checkout: { merchantName: values['merchant-name'] } } : {}),
   };
   return { help: false, options, json: values.json ?? false, verbose: values.verbose ?? false };
@@ -130,10 +135,16 @@ export async function startSandboxCli(argv: string[], io: CliIO): Promise<Hubtel
     },
   });
   if (parsed.verbose) {
-    sandbox.on('request', (r) => io.stdout.write(`${r.method} ${r.path} ${r.statusCode ?? '-'} ${r.durationMs ?? '-'}ms${r.faultId ? ` (${r.faultId})` : ''}\n`));
+    sandbox.on('request', (r) =>
+      io.stdout.write(
+        `${r.method} ${r.path} ${r.statusCode ?? '-'} ${r.durationMs ?? '-'}ms${r.faultId ? ` (${r.faultId})` : ''}\n`,
+      ),
+    );
     sandbox.on('delivery', (d) => {
       if (d.state === 'delivered' || d.state === 'failed' || d.state === 'dropped') {
-        io.stdout.write(`${d.kind} ${d.id} → ${d.state}${d.statusCode ? ` ${d.statusCode}` : ''}${d.error ? ` (${d.error})` : ''}\n`);
+        io.stdout.write(
+          `${d.kind} ${d.id} → ${d.state}${d.statusCode ? ` ${d.statusCode}` : ''}${d.error ? ` (${d.error})` : ''}\n`,
+        );
       }
     });
   }
@@ -148,7 +159,10 @@ export async function startSandboxCli(argv: string[], io: CliIO): Promise<Hubtel
 }
 
 /** The `hubtel-sandbox` command: runs until SIGINT/SIGTERM, then stops cleanly. */
-export async function main(argv: string[] = process.argv.slice(2), io: CliIO = { stdout: process.stdout, stderr: process.stderr }): Promise<void> {
+export async function main(
+  argv: string[] = process.argv.slice(2),
+  io: CliIO = { stdout: process.stdout, stderr: process.stderr },
+): Promise<void> {
   // Signal handlers go in before anything is printed: whoever reads the start-up lines may
   // signal at once, and must never kill a half-started sandbox.
   const starting = startSandboxCli(argv, io);
