@@ -1,5 +1,5 @@
-import { Allow, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, validateSync, type ValidationError } from 'class-validator';
-import type { ValidationIssue } from 'nestjs-hubtel';
+import { Allow, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { compileValidator, type CompiledValidator } from 'nestjs-hubtel';
 import type { FulfillmentRequest, ServiceFlowRequest } from './service-app.types.js';
 
 /*
@@ -72,57 +72,7 @@ export class FulfillmentRequestDto {
   OrderInfo?: unknown;
 }
 
-export type BodyValidation<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
+/** Validators compiled once per DTO (core's compileValidator: class-validator rules and messages). */
+export const validateServiceFlowRequest: CompiledValidator<ServiceFlowRequest> = compileValidator(ServiceFlowRequestDto) as CompiledValidator<ServiceFlowRequest>;
 
-/**
- * Builds a validator for a flat DTO: copies only the declared fields onto a fresh instance (so
- * hostile keys such as `__proto__` never reach class-validator or the app), validates, and
- * returns the plain picked object.
- */
-function flatValidator<T>(dto: new () => object, fields: readonly (keyof T & string)[]): (input: unknown) => BodyValidation<T> {
-  return (input) => {
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      return { ok: false, issues: [{ field: '', message: 'the body must be a JSON object' }] };
-    }
-    const source = input as Record<string, unknown>;
-    const instance = Object.create(dto.prototype) as Record<string, unknown>;
-    const value: Record<string, unknown> = {};
-    for (const field of fields) {
-      if (Object.prototype.hasOwnProperty.call(source, field) && source[field] !== undefined) {
-        instance[field] = source[field];
-        value[field] = source[field];
-      }
-    }
-    const errors = validateSync(instance, { forbidUnknownValues: false, validationError: { target: false, value: false } });
-    if (errors.length > 0) return { ok: false, issues: flatten(errors) };
-    return { ok: true, value: value as T };
-  };
-}
-
-function flatten(errors: ValidationError[], parent = ''): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
-  for (const error of errors) {
-    const field = parent ? `${parent}.${error.property}` : error.property;
-    for (const message of Object.values(error.constraints ?? {})) issues.push({ field, message });
-    if (error.children?.length) issues.push(...flatten(error.children, field));
-  }
-  return issues;
-}
-
-export const validateServiceFlowRequest = flatValidator<ServiceFlowRequest>(ServiceFlowRequestDto, [
-  'Type',
-  'Message',
-  'ServiceCode',
-  'Mobile',
-  'SessionId',
-  'Operator',
-  'ClientState',
-  'Sequence',
-]);
-
-export const validateFulfillmentRequest = flatValidator<FulfillmentRequest>(FulfillmentRequestDto, [
-  'OrderId',
-  'SessionId',
-  'ExtraData',
-  'OrderInfo',
-]);
+export const validateFulfillmentRequest: CompiledValidator<FulfillmentRequest> = compileValidator(FulfillmentRequestDto) as CompiledValidator<FulfillmentRequest>;
