@@ -42,7 +42,7 @@ class PlainController {
 class PlainAppModule {}
 
 export async function createBaselineApp(adapter: AdapterName, validated: boolean): Promise<INestApplication> {
-  const app = await NestFactory.create(PlainAppModule, createAdapter(adapter), { logger: false });
+  const app = await NestFactory.create(PlainAppModule, createAdapter(adapter), { logger: ['error', 'warn'] });
   // The default options: what the Nest documentation shows and most apps use.
   if (validated) app.useGlobalPipes(new ValidationPipe());
   return app;

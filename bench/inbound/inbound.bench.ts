@@ -1,15 +1,15 @@
 import path from 'node:path';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { Child, REPO_DIR } from '../lib/ipc.js';
+import { REPO_DIR } from '../lib/ipc.js';
 import { breakdown, type ProfileWindow, type WindowBreakdown } from '../lib/profile.js';
-import { drive, type LoadResult } from '../lib/load.js';
+import type { LoadResult } from '../lib/load.js';
+import { Target, type Variant } from './target.js';
 import { SHAPES, SHAPE_NAMES, type ShapeName } from '../lib/shapes.js';
 import { fmt, median, ratio } from '../lib/stats.js';
 import { marginAtLeast, table, type Goal, type SectionResult } from '../lib/report.js';
 import type { BenchConfig } from '../lib/config.js';
 import { ADAPTERS, type AdapterName } from './adapters.js';
 
-type Variant = 'bare' | 'plain' | 'validated' | 'module';
 const NEST_VARIANTS: Variant[] = ['plain', 'validated', 'module'];
 const LABEL: Record<Variant, string> = {
   bare: '(a) bare node:http + JSON.parse',
@@ -22,14 +22,6 @@ const VARIANT_SHORT: Record<Variant, string> = { bare: '(a)', plain: '(b)', vali
 
 const GOAL_VS_PLAIN = 0.85;
 const GOAL_VS_VALIDATED = 1.5;
-
-interface Server {
-  variant: Variant;
-  adapter: AdapterName | '-';
-  child?: Child;
-  port?: number;
-  failure?: string;
-}
 
 function cellKey(shape: ShapeName, variant: Variant, adapter: string): string {
   return `${shape}|${variant}|${adapter}`;
@@ -57,29 +49,27 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
   const adapters = (inbound.adapters ?? ADAPTERS) as AdapterName[];
   const variants = (inbound.variants ?? ['bare', ...NEST_VARIANTS]) as Variant[];
 
-  const servers: Server[] = [];
-  if (variants.includes('bare')) servers.push({ variant: 'bare', adapter: '-' });
+  const servers: Target[] = [];
+  if (variants.includes('bare')) servers.push(new Target('bare', '-'));
   for (const adapter of adapters) {
-    for (const variant of NEST_VARIANTS) if (variants.includes(variant)) servers.push({ variant, adapter });
+    for (const variant of NEST_VARIANTS)
+      if (variants.includes(variant)) servers.push(new Target(variant, adapter));
   }
 
   // Start every server once (each in its own process) and keep it for all rounds: idle servers
   // cost no CPU, and interleaving the variants round by round spreads the machine's drift evenly.
+  await Promise.all(
+    servers.map(async (server) => {
+      if (!(await server.start())) {
+        log(`  ${LABEL[server.variant]} on ${server.adapter}: could not start: ${server.failure}`);
+      }
+    }),
+  );
   for (const server of servers) {
-    server.child = new Child('inbound/server.ts', [
-      server.variant,
-      server.adapter === '-' ? 'express' : server.adapter,
-    ]);
-  }
-  for (const server of servers) {
-    try {
-      server.port = (await server.child!.ready).port as number;
-    } catch (error) {
-      server.failure = (error instanceof Error ? error.message : String(error))
-        .split('\n')
-        .slice(0, 3)
-        .join(' ');
-      log(`  ${LABEL[server.variant]} on ${server.adapter}: could not start: ${server.failure}`);
+    for (const shape of shapes) {
+      if (server.port && !server.serves(shape)) {
+        log(`  ${LABEL[server.variant]} on ${server.adapter}: does not serve ${shape} (module not landed?)`);
+      }
     }
   }
 
@@ -88,13 +78,9 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
     for (let round = 0; round < inbound.rounds; round++) {
       const order = round % 2 === 0 ? servers : [...servers].reverse();
       for (const shapeName of shapes) {
-        const shape = SHAPES[shapeName];
         for (const server of order) {
-          if (!server.port) continue;
-          const result = await drive(server.child!, {
-            port: server.port,
-            path: shape.path,
-            body: shape.body,
+          if (!server.serves(shapeName)) continue;
+          const result = await server.drive(shapeName, {
             connections: inbound.connections,
             durationSec: inbound.durationSec,
             warmupSec: inbound.warmupSec,
@@ -110,7 +96,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
       }
     }
   } finally {
-    await Promise.all(servers.map((server) => server.child?.stop()));
+    await Promise.all(servers.map((server) => server.stop()));
   }
 
   const goals: Goal[] = [];
@@ -143,6 +129,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
       for (const variant of NEST_VARIANTS) {
         if (!variants.includes(variant)) continue;
         const server = servers.find((s) => s.variant === variant && s.adapter === adapter);
+        const missing = server?.port && !server.serves(shapeName) ? 'not served by this build' : '';
         const r = get(variant, adapter);
         if (!r) {
           rows.push([
@@ -153,7 +140,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
             '',
             '',
             '',
-            server?.failure ? `could not start: ${server.failure.slice(0, 160)}` : '',
+            server?.failure ? `could not start: ${server.failure.slice(0, 160)}` : missing,
           ]);
           continue;
         }
@@ -251,18 +238,15 @@ async function profilePass(
       const name = `${variant}-${adapter}`;
       // One directory per server: the loader-hooks thread writes its own profile next to the main one.
       const childDir = path.join(dir, name);
-      const child = new Child('inbound/server.ts', [variant, adapter], {
-        nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${childDir}`],
-      });
+      const target = new Target(variant, adapter);
       const windows: ProfileWindow[] = [];
       try {
-        const port = (await child.ready).port as number;
+        if (!(await target.start({ nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${childDir}`] }))) {
+          throw new Error(target.failure);
+        }
         for (const shapeName of shapes) {
-          const shape = SHAPES[shapeName];
-          const r = await drive(child, {
-            port,
-            path: shape.path,
-            body: shape.body,
+          if (!target.serves(shapeName)) continue;
+          const r = await target.drive(shapeName, {
             connections: config.inbound.connections,
             durationSec: config.inbound.profileSec,
             warmupSec: Math.max(0.5, config.inbound.warmupSec),
@@ -273,10 +257,10 @@ async function profilePass(
         log(
           `  profile ${variant}/${adapter}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
         );
-        await child.stop();
+        await target.stop();
         continue;
       }
-      await child.stop(30_000);
+      await target.stop(30_000);
       // Default names are CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; the main thread is 0.
       const main = (await readdir(childDir)).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
       if (!main) {

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   let close: () => Promise<void>;
   let port: number;
   let extras: Extras = {};
+  let shapes: string[] = ['checkout-callback', 'service-flow', 'fulfillment'];
   if (variant === 'bare') {
     const { createBareServer } = await import('./baseline-bare.js');
     const server = createBareServer();
@@ -40,19 +41,17 @@ async function main(): Promise<void> {
       const created = await createModuleApp(adapter);
       app = created.app;
       extras = created;
+      shapes = created.shapes;
     } else {
       const { createBaselineApp } = await import('./baseline-nest.js');
       app = await createBaselineApp(adapter, variant === 'validated');
     }
     await app.listen(0, '127.0.0.1');
-    port =
-      (app.getHttpServer() as Server).address() instanceof Object
-        ? ((app.getHttpServer() as Server).address() as { port: number }).port
-        : 0;
+    port = ((app.getHttpServer() as Server).address() as { port: number }).port;
     close = () => app.close();
   }
   serveChild(extras.handlers ?? {}, close);
-  signalReady({ port });
+  signalReady({ port, shapes });
 }
 
 main().catch(signalFailure);

@@ -1,5 +1,6 @@
 import autocannon, { type Options, type Result } from 'autocannon';
 import type { Child } from './ipc.js';
+import type { IdSequence } from './shapes.js';
 
 export interface LoadResult {
   /** Completed requests per second over the measured window. */
@@ -20,14 +21,48 @@ export interface LoadResult {
 export interface LoadOptions {
   port: number;
   path: string;
-  body: string;
+  /** Where fresh bodies come from (one id per request). */
+  ids: IdSequence;
   connections: number;
   durationSec: number;
   warmupSec: number;
+  /** Requests per second across all connections; unlimited when absent. */
+  rate?: number;
+  /** Put the request's key in a header too (latency probe). */
+  probeHeader?: string;
+  /** Runs before the warm-up, and between warm-up and measurement with the warm-up's req/s. */
+  prepare?: (seconds: number, rps?: number) => Promise<void>;
 }
 
-function run(options: Options): Promise<Result> {
-  return autocannon(options);
+function options(load: LoadOptions, durationSec: number): Options {
+  const { ids } = load;
+  const headers = { 'content-type': 'application/json', accept: 'application/json' };
+  return {
+    url: `http://127.0.0.1:${load.port}`,
+    connections: load.connections,
+    duration: durationSec,
+    timeout: 10,
+    // autocannon stops at its next sample tick (1 s by default): tick often so short runs end on time.
+    sampleInt: 100,
+    ...(load.rate ? { overallRate: load.rate } : {}),
+    requests: [
+      {
+        method: 'POST',
+        path: load.path,
+        headers,
+        setupRequest: (request: { body?: string; headers?: Record<string, string> }) => {
+          const { id, body } = ids.take();
+          request.body = body;
+          if (load.probeHeader) request.headers = { ...headers, [load.probeHeader]: ids.shape.keyOf(id) };
+          return request;
+        },
+      },
+    ],
+  };
+}
+
+function run(opts: Options): Promise<Result> {
+  return autocannon(opts);
 }
 
 /**
@@ -35,23 +70,18 @@ function run(options: Options): Promise<Result> {
  * measured window, with the child's own process.cpuUsage() read over IPC before and after.
  * The load generator runs in this (the runner's) process, never in the server's.
  */
-export async function drive(server: Child, options: LoadOptions): Promise<LoadResult> {
-  const base: Options = {
-    url: `http://127.0.0.1:${options.port}${options.path}`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: options.body,
-    idReplacement: true,
-    connections: options.connections,
-    timeout: 10,
-    // autocannon stops at its next sample tick (1 s by default): tick often so short runs end on time.
-    sampleInt: 100,
-  };
-  if (options.warmupSec > 0) await run({ ...base, duration: options.warmupSec });
+export async function drive(server: Child, load: LoadOptions): Promise<LoadResult> {
+  let rps: number | undefined;
+  if (load.warmupSec > 0) {
+    await load.prepare?.(load.warmupSec);
+    const warm = await run(options(load, load.warmupSec));
+    rps = (warm['2xx'] + warm.non2xx) / warm.duration;
+  }
+  await load.prepare?.(load.durationSec, rps);
   const first = await server.request('cpu');
   const before = first.usage as NodeJS.CpuUsage;
   const started = process.hrtime.bigint();
-  const result = await run({ ...base, duration: options.durationSec });
+  const result = await run(options(load, load.durationSec));
   const elapsedSec = Number(process.hrtime.bigint() - started) / 1e9;
   const last = await server.request('cpu');
   const after = last.usage as NodeJS.CpuUsage;

@@ -1,7 +1,8 @@
 /**
  * The three inbound request bodies, shaped exactly like the wire contract's samples. `[<id>]` is
- * replaced by autocannon (idReplacement) with a fresh id per request, so every request carries a
- * unique key and the suite's de-duplication never takes its cheap "already seen" path.
+ * replaced per request by a fresh id (`<prefix><n>`, counting up), so every request carries a
+ * unique key and the suite's de-duplication never takes its cheap "already seen" path; counting
+ * ids let the module's server prepare what the next ids need (carts, invoices) beforehand.
  */
 export type ShapeName = 'checkout-callback' | 'service-flow' | 'fulfillment';
 
@@ -11,6 +12,8 @@ export interface Shape {
   path: string;
   /** Body with `[<id>]` placeholders. */
   body: string;
+  /** The key a host handler sees for id (OrderId, ClientReference), for the latency probe. */
+  keyOf(id: string): string;
   /** Builds one body for a given id (for in-process drivers that do not use autocannon). */
   make(id: string): Record<string, unknown>;
 }
@@ -21,9 +24,9 @@ const checkoutCallback = (id: string) => ({
   ResponseCode: '0000',
   Status: 'Success',
   Data: {
-    CheckoutId: id,
+    CheckoutId: `co-${id}`,
     SalesInvoiceId: `inv-${id}`,
-    ClientReference: 'bench-ref-0001',
+    ClientReference: id,
     Status: 'Success',
     Amount: 0.5,
     CustomerPhoneNumber: '233242825109',
@@ -59,6 +62,7 @@ export const SHAPES: Record<ShapeName, Shape> = {
     path: '/hubtel/checkout/callback',
     body: JSON.stringify(checkoutCallback(ID)),
     make: checkoutCallback,
+    keyOf: (id) => id,
   },
   'service-flow': {
     name: 'service-flow',
@@ -66,6 +70,7 @@ export const SHAPES: Record<ShapeName, Shape> = {
     path: '/api/service-flow',
     body: JSON.stringify(serviceFlow(ID)),
     make: serviceFlow,
+    keyOf: (id) => id,
   },
   fulfillment: {
     name: 'fulfillment',
@@ -73,6 +78,7 @@ export const SHAPES: Record<ShapeName, Shape> = {
     path: '/api/fulfillment',
     body: JSON.stringify(fulfillment(ID)),
     make: fulfillment,
+    keyOf: (id) => id,
   },
 };
 
@@ -93,4 +99,23 @@ export function serviceFlowReply(sessionId: string): Record<string, unknown> {
     ClientState: null,
     Data: null,
   };
+}
+
+/** Fresh bodies for one server and shape: ids `<prefix>0`, `<prefix>1`, ... */
+export class IdSequence {
+  next = 0;
+  private readonly parts: string[];
+
+  constructor(
+    readonly shape: Shape,
+    readonly prefix: string,
+  ) {
+    this.parts = shape.body.split(ID);
+  }
+
+  /** The next body, and the id it carries. */
+  take(): { id: string; body: string } {
+    const id = `${this.prefix}${this.next++}`;
+    return { id, body: this.parts.join(id) };
+  }
 }

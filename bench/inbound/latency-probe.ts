@@ -1,0 +1,63 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { INestApplication } from '@nestjs/common';
+import { percentile } from '../lib/stats.js';
+
+/** Header the latency run puts on each request: the key the host handler will see (OrderId, ClientReference). */
+export const PROBE_HEADER = 'x-bench-key';
+
+/**
+ * Callback-to-handler latency, in process: the time from the HTTP server's `request` event (the
+ * callback has arrived, headers parsed) to the host's event handler starting, matched by key.
+ * Attached only for the latency runs, so it costs nothing in the throughput runs.
+ */
+export class LatencyProbe {
+  private server?: Server;
+  private readonly arrivals = new Map<string, bigint>();
+  private samples: number[] = [];
+  private unmatched = 0;
+  private readonly onRequest = (req: IncomingMessage) => {
+    const key = req.headers[PROBE_HEADER];
+    if (typeof key === 'string') this.arrivals.set(key, process.hrtime.bigint());
+  };
+
+  attach(app: INestApplication): void {
+    this.server = app.getHttpServer() as Server;
+  }
+
+  start(): void {
+    this.samples = [];
+    this.unmatched = 0;
+    this.arrivals.clear();
+    // First listener: runs before the framework's own handler for the same request.
+    this.server?.prependListener('request', this.onRequest);
+  }
+
+  /** Called by the host handler with the request's key. */
+  handled(key: string): void {
+    const at = this.arrivals.get(key);
+    if (at === undefined) {
+      if (this.server?.listeners('request').includes(this.onRequest)) this.unmatched++;
+      return;
+    }
+    this.arrivals.delete(key);
+    this.samples.push(Number(process.hrtime.bigint() - at) / 1e6);
+  }
+
+  /** Stops recording and returns the latencies (ms) recorded since `start`. */
+  stop(): Record<string, unknown> {
+    this.server?.removeListener('request', this.onRequest);
+    const sorted = Float64Array.from(this.samples).sort();
+    const result = {
+      count: sorted.length,
+      unmatched: this.unmatched,
+      pending: this.arrivals.size,
+      p50: percentile(sorted, 50),
+      p90: percentile(sorted, 90),
+      p99: percentile(sorted, 99),
+      max: sorted.length ? sorted[sorted.length - 1] : NaN,
+    };
+    this.arrivals.clear();
+    this.samples = [];
+    return result;
+  }
+}

@@ -1,0 +1,90 @@
+import { Child, type ChildOptions } from '../lib/ipc.js';
+import { drive, type LoadOptions, type LoadResult } from '../lib/load.js';
+import { IdSequence, SHAPES, type ShapeName } from '../lib/shapes.js';
+import type { AdapterName } from './adapters.js';
+
+export type Variant = 'bare' | 'plain' | 'validated' | 'module';
+
+let serial = 0;
+
+/**
+ * A server under test (bench/inbound/server.ts) in its own process, with one fresh-id sequence per
+ * shape. For the module's server, what the next ids need (carts, invoices) is prepared before the
+ * warm-up and before the measured run, sized from the rate seen, outside the CPU window.
+ */
+export class Target {
+  child?: Child;
+  port?: number;
+  /** Shapes the server serves (the module's server leaves out modules that have not landed). */
+  shapes: ShapeName[] = [];
+  failure?: string;
+  private readonly sequences = new Map<ShapeName, IdSequence>();
+  private readonly prepared = new Map<ShapeName, number>();
+  private readonly tag = (serial++).toString(36);
+
+  constructor(
+    readonly variant: Variant,
+    readonly adapter: AdapterName | '-',
+  ) {}
+
+  async start(options: ChildOptions = {}): Promise<boolean> {
+    this.child = new Child(
+      'inbound/server.ts',
+      [this.variant, this.adapter === '-' ? 'express' : this.adapter],
+      options,
+    );
+    try {
+      const ready = await this.child.ready;
+      this.port = ready.port as number;
+      this.shapes = ready.shapes as ShapeName[];
+      return true;
+    } catch (error) {
+      this.failure = (error instanceof Error ? error.message : String(error))
+        .split('\n')
+        .slice(0, 3)
+        .join(' ');
+      return false;
+    }
+  }
+
+  serves(shape: ShapeName): boolean {
+    return this.port !== undefined && this.shapes.includes(shape);
+  }
+
+  sequence(shape: ShapeName): IdSequence {
+    let seq = this.sequences.get(shape);
+    if (!seq) {
+      // Short: ClientReference allows 32 characters.
+      seq = new IdSequence(SHAPES[shape], `b${this.tag}${shape[0]}-`);
+      this.sequences.set(shape, seq);
+    }
+    return seq;
+  }
+
+  /** Makes sure the next `count` ids of `shape` are prepared on the server. */
+  async prepare(shape: ShapeName, count: number): Promise<void> {
+    if (this.variant !== 'module') return;
+    const seq = this.sequence(shape);
+    const done = this.prepared.get(shape) ?? 0;
+    const upTo = seq.next + Math.ceil(count);
+    if (upTo <= done) return;
+    await this.child!.request('prepare', { shape, prefix: seq.prefix, from: done, count: upTo - done });
+    this.prepared.set(shape, upTo);
+  }
+
+  drive(shape: ShapeName, load: Omit<LoadOptions, 'port' | 'path' | 'ids' | 'prepare'>): Promise<LoadResult> {
+    // Headroom: 1.5x the rate seen (or a generous guess before any was seen), plus a second.
+    const guess = load.rate ?? 30_000;
+    return drive(this.child!, {
+      ...load,
+      port: this.port!,
+      path: SHAPES[shape].path,
+      ids: this.sequence(shape),
+      prepare: (seconds, rps) => this.prepare(shape, (rps ?? guess) * 1.5 * (seconds + 1)),
+    });
+  }
+
+  stop(graceMs?: number): Promise<void> {
+    return this.child?.stop(graceMs) ?? Promise.resolve();
+  }
+}
