@@ -1,0 +1,107 @@
+import { Logger } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { InboundPipeline, MemoryStore } from 'nestjs-hubtel';
+import { CheckoutInvoiceStore, type CheckoutInvoice } from './checkout-invoice.store.js';
+import { CHECKOUT_EVENT_JOBS, CheckoutSettlement, type PaidEvidence } from './checkout-settlement.js';
+import { CheckoutEvents, CheckoutPaidEvent } from './checkout.events.js';
+
+const quiet = new Logger('test');
+quiet.warn = quiet.error = quiet.log = () => undefined;
+
+function setup() {
+  const store = new MemoryStore({ sweepIntervalMs: 0 });
+  const emitter = new EventEmitter2();
+  const seen: Record<string, unknown[]> = { paid: [], failed: [], expired: [], rejected: [] };
+  emitter.on(CheckoutEvents.Paid, (e: unknown) => void seen.paid!.push(e));
+  emitter.on(CheckoutEvents.Failed, (e: unknown) => void seen.failed!.push(e));
+  emitter.on(CheckoutEvents.Expired, (e: unknown) => void seen.expired!.push(e));
+  emitter.on(CheckoutEvents.Rejected, (e: unknown) => void seen.rejected!.push(e));
+  const pipeline = new InboundPipeline({ name: 'checkout', store, emitter, deadLetterEvent: CheckoutEvents.DeadLetter, logger: quiet });
+  for (const event of CHECKOUT_EVENT_JOBS) pipeline.define(event);
+  const invoices = new CheckoutInvoiceStore(store, 3_600_000, 3_600_000);
+  const settlement = new CheckoutSettlement(invoices, pipeline, emitter);
+  return { store, pipeline, invoices, settlement, seen };
+}
+
+const invoice = (ref: string): CheckoutInvoice => ({
+  clientReference: ref,
+  checkoutId: `chk-${ref}`,
+  amount: 10,
+  description: 'd',
+  status: 'pending',
+  creation: 'created',
+  createdAt: new Date().toISOString(),
+  updatedAt: new Date().toISOString(),
+});
+
+const paid = (ref: string): PaidEvidence => ({ clientReference: ref, amountPaid: 10, source: 'callback', confirmedByStatusCheck: false, payment: {} });
+
+describe('CheckoutSettlement', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+
+  it('records paid once for 50 concurrent callers and moves the invoice to paid', async () => {
+    const { invoices, settlement, pipeline, seen } = setup();
+    await invoices.create(invoice('a'));
+    const results = await Promise.all(Array.from({ length: 50 }, () => settlement.paid(paid('a'))));
+    expect(results.filter((r) => r === 'settled')).toHaveLength(1);
+    await pipeline.drain();
+    expect(seen.paid).toHaveLength(1);
+    expect(seen.paid[0]).toBeInstanceOf(CheckoutPaidEvent);
+    expect(await invoices.get('a')).toMatchObject({ status: 'paid', paidVia: 'callback' });
+  });
+
+  it('heals a crash between recording paid and updating the invoice: no second event, invoice completed', async () => {
+    const { invoices, settlement, pipeline, seen } = setup();
+    await invoices.create(invoice('b'));
+    // As if a process recorded the paid job and died before the invoice transition.
+    await pipeline.submit(CheckoutEvents.Paid, 'b', { clientReference: 'b' });
+    await pipeline.drain();
+    expect(await invoices.get('b')).toMatchObject({ status: 'pending' });
+    expect(await settlement.paid(paid('b'))).toBe('duplicate');
+    await pipeline.drain();
+    expect(seen.paid).toHaveLength(1);
+    expect(await invoices.get('b')).toMatchObject({ status: 'paid' });
+  });
+
+  it('never records a failure once the payment is recorded, even while the invoice catches up', async () => {
+    const { invoices, settlement, pipeline, seen } = setup();
+    await invoices.create(invoice('c'));
+    await pipeline.submit(CheckoutEvents.Paid, 'c', { clientReference: 'c' });
+    expect(await settlement.failed({ clientReference: 'c', source: 'callback', status: 'Failed', payment: {} })).toBe('superseded');
+    await settlement.paid(paid('c'));
+    expect(await settlement.failed({ clientReference: 'c', source: 'callback', status: 'Failed', payment: {} })).toBe('superseded');
+    await pipeline.drain();
+    expect(seen.failed).toHaveLength(0);
+  });
+
+  it('records a failure once, then lets a later payment through', async () => {
+    const { invoices, settlement, pipeline, seen } = setup();
+    await invoices.create(invoice('d'));
+    const failure = { clientReference: 'd', source: 'callback' as const, responseCode: '2001', status: 'Failed', payment: {} };
+    expect(await Promise.all([settlement.failed(failure), settlement.failed(failure)])).toEqual(expect.arrayContaining(['settled', 'duplicate']));
+    expect(await settlement.paid(paid('d'))).toBe('settled');
+    await pipeline.drain();
+    expect(seen.failed).toHaveLength(1);
+    expect(seen.paid).toHaveLength(1);
+  });
+
+  it('expires once, and a payment after expiry still counts (money received wins)', async () => {
+    const { invoices, settlement, pipeline, seen } = setup();
+    await invoices.create(invoice('e'));
+    expect(await settlement.expired('e')).toBe('settled');
+    expect(await settlement.expired('e')).toBe('duplicate');
+    expect(await settlement.paid(paid('e'))).toBe('settled');
+    await pipeline.drain();
+    expect(seen.expired).toHaveLength(1);
+    expect(seen.paid).toHaveLength(1);
+    expect(await invoices.get('e')).toMatchObject({ status: 'paid' });
+  });
+
+  it('reports invoices it does not know', async () => {
+    const { settlement, seen } = setup();
+    expect(await settlement.paid(paid('nobody'))).toBe('unknown');
+    expect(await settlement.failed({ clientReference: 'nobody', source: 'callback', status: 'Failed', payment: {} })).toBe('unknown');
+    expect(await settlement.expired('nobody')).toBe('unknown');
+    expect(seen.paid).toHaveLength(0);
+  });
+});

@@ -1,0 +1,88 @@
+import { amountMatches, classifyCallback, CheckoutVerifier } from './checkout-verifier.js';
+import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
+import type { CheckoutInvoice } from './checkout-invoice.store.js';
+
+const exact = { amountTolerance: { absolute: 0, percent: 0 }, allowOverpayment: false, confirmWithStatusCheck: false };
+
+function callback(responseCode: string, status: string, amount?: number, ref = 'r1', checkoutId = 'c1'): CheckoutCallbackDto {
+  return { ResponseCode: responseCode, Status: status, Data: { CheckoutId: checkoutId, ClientReference: ref, Status: status, Amount: amount } } as CheckoutCallbackDto;
+}
+
+const invoice: CheckoutInvoice = {
+  clientReference: 'r1',
+  checkoutId: 'c1',
+  amount: 10.1,
+  description: 'x',
+  status: 'pending',
+  creation: 'created',
+  createdAt: '',
+  updatedAt: '',
+};
+
+describe('classifyCallback', () => {
+  it('reads paid only from ResponseCode 0000 with a successful status', () => {
+    expect(classifyCallback(callback('0000', 'Success'))).toBe('paid');
+    expect(classifyCallback(callback('0000', 'success'))).toBe('paid');
+    expect(classifyCallback(callback('0000', 'Paid'))).toBe('paid');
+    expect(classifyCallback(callback('2001', 'Success'))).toBe('failed');
+    expect(classifyCallback(callback('0000', 'Failed'))).toBe('failed');
+    expect(classifyCallback(callback('2001', 'Failed'))).toBe('failed');
+    expect(classifyCallback(callback('0000', 'Cancelled'))).toBe('failed');
+  });
+
+  it('ignores non-final statuses', () => {
+    expect(classifyCallback(callback('0001', 'Pending'))).toBe('pending');
+    expect(classifyCallback(callback('0000', 'processing'))).toBe('pending');
+  });
+});
+
+describe('amountMatches', () => {
+  it('compares to the pesewa, free of float noise', () => {
+    expect(amountMatches(0.1 + 0.2, 0.3, exact)).toBe(true);
+    expect(amountMatches(10.1, 10.1, exact)).toBe(true);
+    expect(amountMatches(10.11, 10.1, exact)).toBe(false);
+    expect(amountMatches(10.09, 10.1, exact)).toBe(false);
+  });
+
+  it('applies the larger of the absolute and percent tolerances, both ways', () => {
+    const v = { ...exact, amountTolerance: { absolute: 0.5, percent: 2 } };
+    expect(amountMatches(98, 100, v)).toBe(true); // 2 % of 100 = 2.00
+    expect(amountMatches(97.99, 100, v)).toBe(false);
+    expect(amountMatches(102, 100, v)).toBe(true);
+    expect(amountMatches(102.01, 100, v)).toBe(false);
+    expect(amountMatches(9.5, 10, v)).toBe(true); // absolute 0.50 beats 2 % of 10
+    expect(amountMatches(9.49, 10, v)).toBe(false);
+  });
+
+  it('accepts any excess when over-payment is allowed, never a shortfall', () => {
+    const v = { ...exact, allowOverpayment: true };
+    expect(amountMatches(1000, 10, v)).toBe(true);
+    expect(amountMatches(9.99, 10, v)).toBe(false);
+  });
+});
+
+describe('CheckoutVerifier', () => {
+  const verifier = new CheckoutVerifier(exact);
+
+  it('rejects an unknown reference, a foreign checkout id and a wrong or missing amount', () => {
+    expect(verifier.verifyCallback(callback('0000', 'Success', 10.1), 'paid', undefined)).toMatchObject({ ok: false, reason: 'UNKNOWN_REFERENCE' });
+    expect(verifier.verifyCallback(callback('0000', 'Success', 10.1, 'r1', 'other'), 'paid', invoice)).toMatchObject({ ok: false, reason: 'CHECKOUT_ID_MISMATCH' });
+    expect(verifier.verifyCallback(callback('0000', 'Success', 1), 'paid', invoice)).toMatchObject({ ok: false, reason: 'AMOUNT_MISMATCH' });
+    expect(verifier.verifyCallback(callback('0000', 'Success'), 'paid', invoice)).toMatchObject({ ok: false, reason: 'AMOUNT_MISMATCH' });
+    expect(verifier.verifyCallback(callback('0000', 'Success', 10.1), 'paid', invoice)).toEqual({ ok: true });
+  });
+
+  it('does not check the amount of a failed attempt, and skips the checkout id when it is not known yet', () => {
+    expect(verifier.verifyCallback(callback('2001', 'Failed', 0), 'failed', invoice)).toEqual({ ok: true });
+    const { checkoutId: _unused, ...noId } = invoice;
+    expect(verifier.verifyCallback(callback('0000', 'Success', 10.1, 'r1', 'anything'), 'paid', noId)).toEqual({ ok: true });
+  });
+
+  it('checks a paid status answer: same reference, matching amount', () => {
+    const status = { clientReference: 'r1', status: 'Paid', paid: true, amount: 10.1 };
+    expect(verifier.verifyPaidStatus(status, invoice)).toEqual({ ok: true });
+    expect(verifier.verifyPaidStatus({ ...status, amount: 5 }, invoice)).toMatchObject({ ok: false, reason: 'AMOUNT_MISMATCH' });
+    expect(verifier.verifyPaidStatus({ ...status, amount: undefined }, invoice)).toMatchObject({ ok: false, reason: 'AMOUNT_MISMATCH' });
+    expect(verifier.verifyPaidStatus({ ...status, clientReference: 'r2' }, invoice)).toMatchObject({ ok: false, reason: 'NOT_CONFIRMED' });
+  });
+});

@@ -1,0 +1,97 @@
+import { HubtelConfigError } from 'nestjs-hubtel';
+import { checkoutOptionsFromEnv, resolveCheckoutOptions } from './checkout.options.js';
+
+const base = { clientId: 'id', clientSecret: 'secret' };
+
+describe('resolveCheckoutOptions', () => {
+  it('fills production defaults; status checks, confirmation and reconciliation off without posSalesId', () => {
+    const o = resolveCheckoutOptions(base);
+    expect(o.baseUrls).toEqual({ checkout: 'https://payproxyapi.hubtel.com', status: 'https://api-txnstatus.hubtel.com' });
+    expect(o.verification).toEqual({ amountTolerance: { absolute: 0, percent: 0 }, allowOverpayment: false, confirmWithStatusCheck: false });
+    expect(o.reconciliation).toMatchObject({ enabled: false, delayMs: 300_000, intervalMs: 60_000, maxIntervalMs: 3_600_000, giveUpAfterMs: 86_400_000 });
+    expect(o.descriptionSpecialCharacters).toBe('reject');
+    expect(o.callbackUrl).toBeUndefined();
+  });
+
+  it('turns confirmation and reconciliation on by default when posSalesId is set', () => {
+    const o = resolveCheckoutOptions({ ...base, posSalesId: '11684' });
+    expect(o.verification.confirmWithStatusCheck).toBe(true);
+    expect(o.reconciliation.enabled).toBe(true);
+    expect(resolveCheckoutOptions({ ...base, posSalesId: '1', verification: { confirmWithStatusCheck: false } }).verification.confirmWithStatusCheck).toBe(false);
+  });
+
+  it('builds the default callback URL from publicBaseUrl, the route and the path secret', () => {
+    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test/api/' }).callbackUrl).toBe('https://shop.test/api/hubtel/checkout/callback');
+    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test' }, { path: '/pay/cb/', disabled: false }).callbackUrl).toBe('https://shop.test/pay/cb');
+    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test', access: { pathSecret: 'abcdefghijklmnop' } }).callbackUrl).toBe(
+      'https://shop.test/hubtel/checkout/callback/abcdefghijklmnop',
+    );
+    // An explicit callbackUrl wins; a disabled route has no default.
+    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test', callbackUrl: 'https://x.test/cb' }).callbackUrl).toBe('https://x.test/cb');
+    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test' }, { path: 'x', disabled: true }).callbackUrl).toBeUndefined();
+  });
+
+  it.each([
+    [{ clientId: undefined }, 'checkout.clientId'],
+    [{ clientId: 'a:b' }, 'checkout.clientId'],
+    [{ posSalesId: 'a/b' }, 'checkout.posSalesId'],
+    [{ returnUrl: 'javascript:alert(1)' }, 'checkout.returnUrl'],
+    [{ callbackUrl: 'https://u:p@x.test' }, 'checkout.callbackUrl'],
+    [{ verification: 'yes' }, 'checkout.verification'],
+    [{ verification: { amountTolerance: { absolute: -1 } } }, 'checkout.verification.amountTolerance.absolute'],
+    [{ verification: { allowOverpayment: 'true' } }, 'checkout.verification.allowOverpayment'],
+    [{ posSalesId: '1', reconciliation: { intervalMs: 0 } }, 'checkout.reconciliation.intervalMs'],
+    [{ posSalesId: '1', reconciliation: { intervalMs: 1000, maxIntervalMs: 10 } }, 'checkout.reconciliation.maxIntervalMs'],
+    [{ posSalesId: '1', reconciliation: { concurrency: 0 } }, 'checkout.reconciliation.concurrency'],
+    [{ posSalesId: '1', reconciliation: { giveUpAfterMs: 40 * 24 * 3600_000 } }, 'checkout.invoiceTtlMs'],
+    [{ handlers: { retry: { maxAttempts: Infinity } } }, 'checkout.handlers.retry.maxAttempts'],
+    [{ handlers: { retry: { baseDelayMs: 100, maxDelayMs: 10 } } }, 'checkout.handlers.retry.maxDelayMs'],
+    [{ maxCallbackBodyBytes: 10 }, 'checkout.maxCallbackBodyBytes'],
+    [{ timeoutMs: -1 }, 'checkout.timeoutMs'],
+  ])('refuses %j naming %s', (patch, option) => {
+    let error: unknown;
+    try {
+      resolveCheckoutOptions({ ...base, ...patch });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(HubtelConfigError);
+    expect((error as HubtelConfigError).option).toBe(option);
+    expect((error as Error).message).not.toContain('secret');
+  });
+
+  it('refuses a non-object', () => {
+    expect(() => resolveCheckoutOptions(undefined)).toThrow(HubtelConfigError);
+  });
+});
+
+describe('checkoutOptionsFromEnv', () => {
+  it('reads HUBTEL_* variables and lets overrides win', () => {
+    const options = checkoutOptionsFromEnv(
+      {
+        HUBTEL_CLIENT_ID: 'env-id',
+        HUBTEL_CLIENT_SECRET: 'env-secret',
+        HUBTEL_POS_SALES_ID: '11684',
+        HUBTEL_MERCHANT_ACCOUNT_NUMBER: '2017101',
+        HUBTEL_CHECKOUT_URL: 'http://127.0.0.1:4010',
+        HUBTEL_STATUS_URL: 'http://127.0.0.1:4011',
+        HUBTEL_TIMEOUT_MS: '5000',
+      },
+      { publicBaseUrl: 'https://shop.test', merchantAccountNumber: 'override' },
+    );
+    expect(options).toMatchObject({
+      clientId: 'env-id',
+      clientSecret: 'env-secret',
+      posSalesId: '11684',
+      merchantAccountNumber: 'override',
+      publicBaseUrl: 'https://shop.test',
+      timeoutMs: 5000,
+      baseUrls: { checkout: 'http://127.0.0.1:4010', status: 'http://127.0.0.1:4011' },
+    });
+    expect(resolveCheckoutOptions(options).reconciliation.enabled).toBe(true);
+  });
+
+  it('leaves missing credentials for the bootstrap check to name', () => {
+    expect(() => resolveCheckoutOptions(checkoutOptionsFromEnv({}))).toThrow(/checkout\.clientId/);
+  });
+});
