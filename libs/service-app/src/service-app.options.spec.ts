@@ -1,0 +1,77 @@
+import { HubtelConfigError, MemoryStore } from 'nestjs-hubtel';
+import { SERVICE_APP_DEFAULTS } from './service-app.constants.js';
+import { resolveServiceAppOptions, serviceAppOptionsFromEnv } from './service-app.options.js';
+
+function problem(options: unknown): string {
+  try {
+    resolveServiceAppOptions(options as never);
+  } catch (error) {
+    expect(error).toBeInstanceOf(HubtelConfigError);
+    return (error as HubtelConfigError).option;
+  }
+  throw new Error('expected a HubtelConfigError');
+}
+
+describe('resolveServiceAppOptions', () => {
+  it('fills the defaults: platform callback URL, 1 h callback deadline, 4 s step budget, back "0", cart required', () => {
+    const resolved = resolveServiceAppOptions({});
+    expect(resolved).toMatchObject({
+      callbackUrl: 'https://gs-callback.hubtel.com:9055',
+      callbackRetry: { deadlineMs: 3_600_000 },
+      stepBudgetMs: 4_000,
+      backInputs: ['0'],
+      requireCart: true,
+      sessionTtlMs: SERVICE_APP_DEFAULTS.sessionTtlMs,
+      defaultCountryCode: '233',
+      recoverOnBootstrap: true,
+      flows: [],
+    });
+    expect(resolved.stepBudgetMs).toBeLessThan(5_000);
+    expect(resolveServiceAppOptions(undefined).callbackUrl).toBe(resolved.callbackUrl);
+  });
+
+  it('takes overrides', () => {
+    const store = new MemoryStore({ sweepIntervalMs: 0 });
+    const resolved = resolveServiceAppOptions({
+      callbackUrl: 'http://127.0.0.1:9/',
+      callbackCredentials: { clientId: 'id', clientSecret: 'secret' },
+      backInput: ['#', ' * '],
+      requireCart: false,
+      store,
+      messages: { busy: 'Hold on' },
+      fulfillmentRetry: { maxAttempts: 2 },
+    });
+    expect(resolved).toMatchObject({ callbackUrl: 'http://127.0.0.1:9', backInputs: ['#', '*'], requireCart: false, store, fulfillmentRetry: { maxAttempts: 2 } });
+    expect(resolved.messages.busy).toBe('Hold on');
+    expect(resolved.messages.sessionExpired).toBe('Your session has expired. Please dial again to start over.');
+  });
+
+  it('names the bad option', () => {
+    expect(problem('x')).toBe('serviceApp');
+    expect(problem({ callbackUrl: 'ftp://x' })).toBe('serviceApp.callbackUrl');
+    expect(problem({ callbackUrl: 'https://user:pw@x' })).toBe('serviceApp.callbackUrl');
+    expect(problem({ callbackCredentials: { clientId: 'a' } })).toBe('serviceApp.callbackCredentials.clientSecret');
+    expect(problem({ stepBudgetMs: 0 })).toBe('serviceApp.stepBudgetMs');
+    expect(problem({ stepBudgetMs: '4000' })).toBe('serviceApp.stepBudgetMs');
+    expect(problem({ sessionTtlMs: -1 })).toBe('serviceApp.sessionTtlMs');
+    expect(problem({ callbackRetry: { baseDelayMs: 100, maxDelayMs: 10 } })).toBe('serviceApp.callbackRetry.maxDelayMs');
+    expect(problem({ callbackRetry: { deadlineMs: 0 } })).toBe('serviceApp.callbackRetry.deadlineMs');
+    expect(problem({ fulfillmentRetry: { maxAttempts: 0 } })).toBe('serviceApp.fulfillmentRetry.maxAttempts');
+    expect(problem({ backInput: '' })).toBe('serviceApp.backInput');
+    expect(problem({ backInput: [1] })).toBe('serviceApp.backInput');
+    expect(problem({ requireCart: 'yes' })).toBe('serviceApp.requireCart');
+    expect(problem({ store: {} })).toBe('serviceApp.store');
+    expect(problem({ messages: { nope: 'x' } })).toBe('serviceApp.messages.nope');
+    expect(problem({ messages: { busy: 3 } })).toBe('serviceApp.messages.busy');
+    expect(problem({ flows: 'x' })).toBe('serviceApp.flows');
+    expect(problem({ defaultCountryCode: '+233' })).toBe('serviceApp.defaultCountryCode');
+  });
+
+  it('reads the callback URL and country code from the environment', () => {
+    expect(serviceAppOptionsFromEnv({ HUBTEL_CALLBACK_URL: 'http://localhost:4010', HUBTEL_DEFAULT_COUNTRY_CODE: '234' })).toEqual({
+      callbackUrl: 'http://localhost:4010',
+      defaultCountryCode: '234',
+    });
+    expect(serviceAppOptionsFromEnv({})).toEqual({});
+  });
+});
