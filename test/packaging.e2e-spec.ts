@@ -23,6 +23,15 @@ const repoRoot = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const fixturesDir = path.join(repoRoot, 'test', 'fixtures');
 const cacheRoot = process.env.HUBTEL_FIXTURE_CACHE ?? path.join(os.tmpdir(), 'nestjs-hubtel-fixtures');
 const MINUTE = 60_000;
+/** Every entry point, with the libs/<area> it is built from. */
+const ENTRIES = [
+  ['nestjs-hubtel', 'core'],
+  ['nestjs-hubtel/sms', 'sms'],
+  ['nestjs-hubtel/checkout', 'checkout'],
+  ['nestjs-hubtel/service-app', 'service-app'],
+  ['nestjs-hubtel/sandbox', 'sandbox'],
+  ['nestjs-hubtel/testing', 'testing'],
+] as const;
 
 const credentials = { id: 'fixture-client-id', secret: 'fixture-client-secret' };
 const expectedAuth = `Basic ${Buffer.from(`${credentials.id}:${credentials.secret}`).toString('base64')}`;
@@ -265,7 +274,7 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
     const listing = await mustRun('tar', ['-tzf', tarball], packDir);
     const files = listing.split('\n').filter(Boolean);
     expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/README.md']));
-    for (const entry of ['core', 'sms', 'checkout', 'service-app', 'sandbox', 'testing']) {
+    for (const [, entry] of ENTRIES) {
       expect(files).toEqual(
         expect.arrayContaining([
           `package/dist/esm/${entry}/index.js`,
@@ -294,15 +303,21 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
           status: number;
           sent: Record<string, unknown>;
           rejected: Record<string, unknown>;
-          resolved: { core: string; sms: string };
+          resolved: Record<string, string>;
+          exported: Record<string, number>;
         };
         expect(out.status).toBe(201);
         expect(out.sent.batchId).toBe(batchId);
         expect(JSON.stringify(out.sent)).toContain(messageId);
         expect(JSON.stringify(out.sent)).toContain('233241234567');
         expect(out.rejected).toEqual({ thrown: true, isHubtelError: true, code: 'HUBTEL_VALIDATION_FAILED' });
-        expect(out.resolved.core).toMatch(/\/node_modules\/nestjs-hubtel\/dist\/esm\/core\/index\.js$/);
-        expect(out.resolved.sms).toMatch(/\/node_modules\/nestjs-hubtel\/dist\/esm\/sms\/index\.js$/);
+        for (const [name, area] of ENTRIES) {
+          expect(out.resolved[name]).toMatch(
+            new RegExp(`/node_modules/nestjs-hubtel/dist/esm/${area}/index\\.js$`),
+          );
+        }
+        expect(out.exported['nestjs-hubtel']).toBeGreaterThan(0);
+        expect(out.exported['nestjs-hubtel/sms']).toBeGreaterThan(0);
         expectOneBatchSend();
       });
     },
@@ -328,7 +343,11 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
           numTotalTests: number;
           numPassedTests: number;
         };
-        expect(summary).toMatchObject({ numTotalTests: 3, numPassedTests: 3 });
+        // One test per entry point, then the SMS send and the error-class check.
+        expect(summary).toMatchObject({
+          numTotalTests: ENTRIES.length + 2,
+          numPassedTests: ENTRIES.length + 2,
+        });
         expectOneBatchSend();
       });
     },
