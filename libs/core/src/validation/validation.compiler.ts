@@ -7,6 +7,23 @@ import { ValidationPlanner, type ClassPlan } from './validation.metadata.js';
 import { ValidationRuntime } from './validation.runtime.js';
 import type { CompiledValidator, CompileValidatorOptions, ValidationResult } from './validation.types.js';
 
+/*
+ * Where the compiled validator knowingly differs from validateSync(plainToInstance(Dto, body)):
+ * - A body that is not an object gets one issue on field '' (class-validator accepts a string).
+ * - An array over its @ArrayMaxSize gets only that issue: its elements are not visited.
+ * - Nesting deeper than `maxDepth` (default 32) gets an issue instead of recursing.
+ * - A constraint that throws, or answers a Promise, rejects the value (class-validator throws, or
+ *   skips it in validateSync); so does IsNumber({ maxDecimalPlaces }) on 1e-7, where it throws.
+ *   Bodies that make class-transformer throw (an own `constructor: 2` in a free-form object) are
+ *   answered normally.
+ * - Custom constraints, @ValidateIf conditions and message functions get the raw input object as
+ *   `args.object` (not a class instance: no class defaults, no @Type conversions, no methods).
+ *   Custom constraint instances are resolved from class-validator's container once, on first use.
+ * - `@Type(() => X)` functions are called once, at compile time; discriminators fall back.
+ * - `value` is plain data: declared properties only; free-form objects (no @Type class, or one
+ *   without rules) copied without `__proto__`, `constructor` and other Object.prototype names.
+ * - Input is JSON data: Set/Map values are not treated as collections by `each` checks.
+ */
 const DEFAULT_MAX_DEPTH = 32;
 
 /** One compiled validator per DTO class and option set; classes can be garbage-collected. */

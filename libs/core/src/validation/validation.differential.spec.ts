@@ -355,7 +355,8 @@ const SUBJECTS: Array<{ dto: Type<unknown>; valid: () => Json; edge: Json[] }> =
   },
 ];
 
-const RANDOM_CASES = 700;
+// VALIDATOR_FUZZ_CASES=20000 for a longer local run.
+const RANDOM_CASES = Number(process.env.VALIDATOR_FUZZ_CASES ?? 700);
 
 describe.each(SUBJECTS.map((subject) => [subject.dto.name, subject] as const))('compiled %s agrees with class-validator', (_name, subject) => {
   const validators = [compileValidator(subject.dto, { engine: 'codegen' }), compileValidator(subject.dto, { engine: 'closures' })];
@@ -373,7 +374,7 @@ describe.each(SUBJECTS.map((subject) => [subject.dto.name, subject] as const))('
   });
 
   it(`reports the same issues for ${RANDOM_CASES} seeded random mutations`, () => {
-    const random = mulberry32(0x5eed + subject.dto.name.length);
+    const random = mulberry32(Number(process.env.VALIDATOR_FUZZ_SEED ?? 0x5eed) + subject.dto.name.length);
     const tally: Tally = { compared: 0, valid: 0, referenceThrew: 0 };
     for (let i = 0; i < RANDOM_CASES; i++) check(subject.dto, validators, mutate(subject.valid(), random), tally);
     // The generator must produce both outcomes, or the comparison proves little.

@@ -10,6 +10,7 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   ArrayNotEmpty,
+  buildMessage,
   Equals,
   IsArray,
   IsBoolean,
@@ -35,6 +36,7 @@ import {
   NotEquals,
   registerDecorator,
   Validate,
+  ValidateBy,
   ValidateIf,
   ValidateNested,
   ValidatorConstraint,
@@ -130,7 +132,7 @@ export const validCheckoutCallback = (): Record<string, unknown> => ({
 });
 
 // ---------------------------------------------------------------------------------------------
-// Custom constraints: one class-based, one through registerDecorator.
+// Custom constraints: a @ValidatorConstraint class, a ValidateBy decorator, a registerDecorator one.
 
 @ValidatorConstraint({ name: 'divisibleBy' })
 export class DivisibleByConstraint implements ValidatorConstraintInterface {
@@ -143,17 +145,16 @@ export class DivisibleByConstraint implements ValidatorConstraintInterface {
 }
 
 export function IsEven(options?: ValidationOptions): PropertyDecorator {
-  return (object: object, propertyName: string | symbol) =>
-    registerDecorator({
+  return ValidateBy(
+    {
       name: 'isEven',
-      target: object.constructor,
-      propertyName: propertyName as string,
-      options,
       validator: {
         validate: (value: unknown) => typeof value === 'number' && value % 2 === 0,
-        defaultMessage: (args?: ValidationArguments) => `${args?.property} must be even`,
+        defaultMessage: buildMessage((eachPrefix) => `${eachPrefix}$property must be even`, options),
       },
-    });
+    },
+    options,
+  );
 }
 
 /** Named like a built-in but not one: the compile-time self-check must refuse to inline it. */
