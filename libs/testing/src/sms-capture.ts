@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { HubtelApiError, HubtelError, HubtelTimeoutError, HubtelValidationError, tryNormalizeMsisdn, type HubtelRequest, type HubtelResponse } from 'nestjs-hubtel';
+import { SMS_HTTP_TRANSPORT, SMS_PATHS } from 'nestjs-hubtel/sms';
+
+/** One message the app "sent". */
+export interface CapturedSms {
+  messageId: string;
+  /** Batch id for `sendBatch`, null for `send`. */
+  batchId: string | null;
+  kind: 'batch' | 'single';
+  from: string;
+  /** MSISDN as the module sent it (`233241234567`). */
+  to: string;
+  content: string;
+  /** ISO time it was captured. */
+  at: string;
+}
+
+/** `Test.createTestingModule(...)` (or anything with `overrideProvider(token).useValue(value)`). */
+export interface OverridableModuleBuilder<B> {
+  overrideProvider(token: unknown): { useValue(value: unknown): B };
+}
+
+type Waiter = { test: (m: CapturedSms) => boolean; resolve: (m: CapturedSms) => void };
+
+/**
+ * Captures every SMS the app sends, with no network: it stands in for the SmsModule's HTTP
+ * transport (`SMS_HTTP_TRANSPORT`) and answers like the platform's SMS API. Your code, the
+ * SmsService and its validation run for real; only the HTTP call is replaced.
+ *
+ * ```ts
+ * const sms = new SmsCapture();
+ * const moduleRef = await sms.install(Test.createTestingModule({ imports: [AppModule] })).compile();
+ * // or: Test.createTestingModule(...).overrideProvider(SMS_HTTP_TRANSPORT).useValue(sms)
+ * ...
+ * expect(sms.messagesTo('0241234567')).toHaveLength(1);
+ * ```
+ */
+export class SmsCapture {
+  /** The token it replaces; for `overrideProvider(SmsCapture.token)`. */
+  static readonly token = SMS_HTTP_TRANSPORT;
+
+  private readonly captured: CapturedSms[] = [];
+  private readonly failures: Error[] = [];
+  private readonly waiters = new Set<Waiter>();
+  private requestCount = 0;
+
+  /** Every message captured, oldest first (a copy). */
+  get messages(): CapturedSms[] {
+    return [...this.captured];
+  }
+
+  /** The newest message, if any. */
+  get last(): CapturedSms | undefined {
+    return this.captured.at(-1);
+  }
+
+  /** Calls the SmsService made (sends and status look-ups, failed ones too). */
+  get requests(): number {
+    return this.requestCount;
+  }
+
+  /** Replaces the SMS transport in a testing module builder; returns the builder. */
+  install<B>(builder: OverridableModuleBuilder<B>): B {
+    return builder.overrideProvider(SMS_HTTP_TRANSPORT).useValue(this);
+  }
+
+  /** Messages to one number, in any accepted form (`0241234567`, `+233 24 123 4567`). */
+  messagesTo(phone: string): CapturedSms[] {
+    const wanted = normalize(phone);
+    return this.captured.filter((m) => m.to === wanted);
+  }
+
+  /** Forgets every message (and pending failures). */
+  clear(): void {
+    this.captured.length = 0;
+    this.failures.length = 0;
+    this.requestCount = 0;
+  }
+
+  /**
+   * Makes the next send fail with `error` (e.g. `new HubtelInsufficientCreditError('no credit', { httpStatus: 402 })`),
+   * `times` times, to test how the app copes.
+   */
+  failNext(error: Error, times = 1): this {
+    if (!(error instanceof Error)) throw new HubtelValidationError('failNext(error) needs an Error', [{ field: 'error', message: 'must be an Error' }]);
+    if (!Number.isInteger(times) || times < 1) throw new HubtelValidationError('failNext times must be a positive integer', [{ field: 'times', message: 'must be >= 1', value: times }]);
+    for (let i = 0; i < times; i++) this.failures.push(error);
+    return this;
+  }
+
+  /**
+   * The first message (already captured, or to come) to a number or matching a predicate. Rejects
+   * with HubtelTimeoutError after `timeoutMs` (default 5 s): for apps that send in the background.
+   */
+  waitForMessage(match: string | ((m: CapturedSms) => boolean), options: { timeoutMs?: number } = {}): Promise<CapturedSms> {
+    const wanted = typeof match === 'string' ? normalize(match) : undefined;
+    const test = typeof match === 'string' ? (m: CapturedSms) => m.to === wanted : match;
+    const existing = this.captured.find(test);
+    if (existing) return Promise.resolve(existing);
+    const timeoutMs = options.timeoutMs ?? 5_000;
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        test,
+        resolve: (m) => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          resolve(m);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new HubtelTimeoutError(`SmsCapture.waitForMessage: no matching message within ${timeoutMs} ms (${this.captured.length} captured)`));
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
+  /* ---------- the HttpTransport surface the SmsService calls ---------- */
+
+  /** Where the module thinks it sends (nowhere: the capture answers). */
+  baseUrl(): string | undefined {
+    return 'http://sms-capture.invalid';
+  }
+
+  async request<T = unknown>(req: HubtelRequest): Promise<HubtelResponse<T>> {
+    this.requestCount++;
+    const failure = this.failures.shift();
+    if (failure) throw failure;
+    const reply = (data: unknown): HubtelResponse<T> => ({ status: 200, data: data as T, headers: { 'content-type': 'application/json' }, attempts: 1 });
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (req.method === 'POST' && req.path === SMS_PATHS.batchSend) {
+      const recipients = body.Recipients;
+      if (typeof body.From !== 'string' || typeof body.Content !== 'string' || !Array.isArray(recipients)) {
+        throw this.badRequest('the batch request must be {From, Recipients: string[], Content}');
+      }
+      const batchId = randomUUID();
+      const data = (recipients as unknown[]).map((recipient) => {
+        const message = this.capture({ batchId, kind: 'batch', from: body.From as string, to: String(recipient), content: body.Content as string });
+        return { recipient: String(recipient), content: message.content, messageId: message.messageId };
+      });
+      return reply({ batchId, status: 0, data });
+    }
+    if (req.method === 'POST' && req.path === SMS_PATHS.send) {
+      if (typeof body.From !== 'string' || typeof body.To !== 'string' || typeof body.Content !== 'string') {
+        throw this.badRequest('the send request must be {From, To, Content}');
+      }
+      const message = this.capture({ batchId: null, kind: 'single', from: body.From, to: body.To, content: body.Content });
+      return reply({ rate: 0, messageId: message.messageId, status: 0, networkId: '62001', clientReference: null, statusDescription: 'request submitted successfully' });
+    }
+    if (req.method === 'GET' && req.path.startsWith('/v1/messages/batch/')) {
+      const batchId = decodeURIComponent(req.path.slice('/v1/messages/batch/'.length));
+      const messages = this.captured.filter((m) => m.batchId === batchId);
+      if (messages.length === 0) throw this.notFound(`batch ${batchId}`);
+      return reply({ batchId, rate: 0, data: messages.map(statusOf) });
+    }
+    if (req.method === 'GET' && req.path.startsWith('/v1/messages/')) {
+      const messageId = decodeURIComponent(req.path.slice('/v1/messages/'.length));
+      const message = this.captured.find((m) => m.messageId === messageId);
+      if (!message) throw this.notFound(`message ${messageId}`);
+      return reply(statusOf(message));
+    }
+    throw new HubtelError('HUBTEL_CONFIG_INVALID', `SmsCapture does not know ${req.method} ${req.path} (${req.operation})`);
+  }
+
+  private capture(fields: Omit<CapturedSms, 'messageId' | 'at'>): CapturedSms {
+    const message: CapturedSms = { messageId: randomUUID(), ...fields, at: new Date().toISOString() };
+    this.captured.push(message);
+    for (const waiter of [...this.waiters]) if (waiter.test(message)) waiter.resolve(message);
+    return message;
+  }
+
+  private badRequest(message: string): HubtelApiError {
+    return new HubtelApiError(`SmsCapture: ${message}`, { httpStatus: 400, responseCode: '7' });
+  }
+
+  private notFound(what: string): HubtelApiError {
+    return new HubtelApiError(`SmsCapture: no ${what} was sent`, { httpStatus: 404 }, 'HUBTEL_NOT_FOUND');
+  }
+}
+
+function normalize(phone: string): string {
+  const result = tryNormalizeMsisdn(phone);
+  return result.ok ? result.msisdn : phone;
+}
+
+function statusOf(m: CapturedSms): Record<string, unknown> {
+  const time = m.at.slice(0, 19);
+  return { rate: 0, batchId: m.batchId, messageId: m.messageId, content: m.content, status: 'Delivered', updateTime: time, time, to: m.to, from: m.from };
+}

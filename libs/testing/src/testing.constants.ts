@@ -1,0 +1,29 @@
+import { CHECKOUT_DEFAULT_CALLBACK_PATH } from 'nestjs-hubtel/checkout';
+import { SERVICE_APP_ROUTES } from 'nestjs-hubtel/service-app';
+
+/** Defaults of the testing kit and the developer tools, in one place. */
+export const TESTING_DEFAULTS = Object.freeze({
+  /** The payer / USSD user when a test names none (an MTN Ghana number). */
+  phone: '233241234567',
+  /** `Operator` of service-flow requests. */
+  operator: 'mtn',
+  /** `ServiceCode` of service-flow requests. */
+  serviceCode: 'sandbox-service',
+  /** Time-out of one HTTP call of the send helpers and the trigger command. */
+  requestTimeoutMs: 10_000,
+});
+
+/**
+ * Path on a test sandbox that relays to the attached app (`sandbox.attach(app)`): the
+ * CheckoutModule's `publicBaseUrl` points here, so invoices carry a callback URL the sandbox can
+ * reach before the app's port is known.
+ */
+export const TEST_SANDBOX_TUNNEL_PATH = '/_tunnel';
+
+/** Default route of the CheckoutModule's web callback, and of the service app's two endpoints (the contract's). */
+export const TESTING_PATHS = Object.freeze({
+  checkoutCallback: `/${CHECKOUT_DEFAULT_CALLBACK_PATH}`,
+  serviceFlow: `/${SERVICE_APP_ROUTES.prefix}/${SERVICE_APP_ROUTES.serviceFlow}`,
+  fulfillment: `/${SERVICE_APP_ROUTES.prefix}/${SERVICE_APP_ROUTES.fulfillment}`,
+  fulfillmentCallback: '/callback',
+});

@@ -1,0 +1,200 @@
+import http, { type Server } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
+import { TESTING_DEFAULTS, TESTING_PATHS } from './testing.constants.js';
+
+/**
+ * Where to send: a URL (`http://127.0.0.1:3000`, or a full endpoint URL), or a Nest application
+ * (listening, or only initialised: it is then listened on 127.0.0.1 for the call, like supertest).
+ */
+export type HubtelTestTarget = string | URL | NestAppLike;
+
+/** The part of `INestApplication` the helpers use (no import of @nestjs/common types needed). */
+export interface NestAppLike {
+  getHttpServer(): unknown;
+}
+
+export interface SendOptions {
+  /**
+   * Path of the endpoint, used when the target is an app or a bare origin (a URL whose path is
+   * `/`). A URL with a path is used as it is. Defaults per helper: the modules' default routes.
+   */
+  path?: string;
+  /** Extra request headers (they win over the defaults). */
+  headers?: Record<string, string>;
+  /** Give up after this long (HubtelTimeoutError). Default 10 s. */
+  timeoutMs?: number;
+}
+
+export interface SentResponse<T = unknown> {
+  /** HTTP status. */
+  status: number;
+  /** Response headers, names lower-cased. */
+  headers: Record<string, string>;
+  /** The body parsed as JSON when it is JSON, else the text. */
+  body: T;
+  /** The raw body. */
+  text: string;
+  /** Where it was sent. */
+  url: string;
+}
+
+/**
+ * POSTs a checkout web callback the way the platform does (`Content-Type: application/json`,
+ * `Cache-Control: no-cache`), to `POST /hubtel/checkout/callback` unless told another path.
+ * `body` is sent as JSON; a string is sent as it is (to test malformed bodies).
+ */
+export function sendCheckoutCallback<T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}): Promise<SentResponse<T>> {
+  return sendJson<T>(target, body, {
+    ...options,
+    path: options.path ?? TESTING_PATHS.checkoutCallback,
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache', ...options.headers },
+  });
+}
+
+/** POSTs a fulfillment request the way the platform does, to `POST /api/fulfillment` unless told another path. */
+export function sendFulfillmentRequest<T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}): Promise<SentResponse<T>> {
+  return sendJson<T>(target, body, {
+    ...options,
+    path: options.path ?? TESTING_PATHS.fulfillment,
+    headers: { 'Content-Type': 'application/json', ...options.headers },
+  });
+}
+
+/** POSTs one service-flow request the way the platform does, to `POST /api/service-flow` unless told another path. */
+export function sendServiceFlowRequest<T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}): Promise<SentResponse<T>> {
+  return sendJson<T>(target, body, {
+    ...options,
+    path: options.path ?? TESTING_PATHS.serviceFlow,
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...options.headers },
+  });
+}
+
+/** POSTs a fulfillment callback to a platform receiver (the sandbox's `POST /callback`). */
+export function sendFulfillmentCallback<T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}): Promise<SentResponse<T>> {
+  return sendJson<T>(target, body, {
+    ...options,
+    path: options.path ?? TESTING_PATHS.fulfillmentCallback,
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...options.headers },
+  });
+}
+
+/** POSTs JSON (or a string as it is) to a target and reads the whole answer. */
+export async function sendJson<T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}): Promise<SentResponse<T>> {
+  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+  if (payload === undefined) throw new HubtelConfigError('body', 'cannot be sent as JSON (undefined or a function)');
+  const headers = { 'Content-Type': 'application/json', ...options.headers };
+  if (typeof target === 'string' || target instanceof URL) {
+    return post<T>(endpointUrl(target, options.path), payload, headers, options.timeoutMs);
+  }
+  if (target && typeof (target as NestAppLike).getHttpServer === 'function') {
+    return withListeningServer(serverOf(target), (origin) => post<T>(endpointUrl(origin, options.path), payload, headers, options.timeoutMs));
+  }
+  throw new HubtelConfigError('target', 'must be a URL or a Nest application');
+}
+
+/** The endpoint URL: a URL with a path as it is; an origin (path `/`) plus `path`. */
+export function endpointUrl(target: string | URL, path?: string): string {
+  let url: URL;
+  try {
+    url = new URL(String(target));
+  } catch {
+    throw new HubtelConfigError('target', `"${String(target).slice(0, 200)}" is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new HubtelConfigError('target', `must be an http(s) URL, got ${url.protocol}`);
+  if ((url.pathname === '/' || url.pathname === '') && path) {
+    const p = path.startsWith('/') ? path : `/${path}`;
+    return `${url.origin}${p}${url.search}`;
+  }
+  return url.href;
+}
+
+function serverOf(app: NestAppLike): Server {
+  const server = app.getHttpServer() as Server | undefined;
+  if (!server || typeof server.listen !== 'function' || typeof server.address !== 'function') {
+    throw new HubtelConfigError('target', 'getHttpServer() did not return a Node HTTP server; call await app.init() first');
+  }
+  return server;
+}
+
+/** `http://host:port` of a listening server, reachable from this process. */
+export function serverOrigin(server: Server): string {
+  const address = server.address() as AddressInfo | string | null;
+  if (!address || typeof address === 'string') throw new HubtelConfigError('target', 'the app is not listening on a TCP port');
+  const host = address.address === '::' || address.address === '0.0.0.0' || address.address === '' ? '127.0.0.1' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
+
+// An app that is initialised but not listening is listened on an ephemeral port for the calls in
+// flight (several concurrent sends share it), then closed again, as supertest does.
+const temporary = new WeakMap<Server, { ready: Promise<string>; users: number }>();
+
+async function withListeningServer<T>(server: Server, use: (origin: string) => Promise<T>): Promise<T> {
+  if (server.listening && !temporary.has(server)) return use(serverOrigin(server));
+  let entry = temporary.get(server);
+  if (!entry) {
+    entry = {
+      users: 0,
+      ready: new Promise<string>((resolve, reject) => {
+        const onError = (err: Error) => reject(new HubtelConfigError('target', `could not listen on the app's server: ${err.message}`));
+        server.once('error', onError);
+        server.listen(0, '127.0.0.1', () => {
+          server.off('error', onError);
+          resolve(serverOrigin(server));
+        });
+      }),
+    };
+    temporary.set(server, entry);
+  }
+  entry.users++;
+  try {
+    return await use(await entry.ready);
+  } finally {
+    if (--entry.users === 0) {
+      temporary.delete(server);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+}
+
+function post<T>(url: string, payload: string, headers: Record<string, string>, timeoutMs: number = TESTING_DEFAULTS.requestTimeoutMs): Promise<SentResponse<T>> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const client = target.protocol === 'https:' ? https : http;
+    const data = Buffer.from(payload, 'utf8');
+    // One connection per call: duplicates sent at once really arrive at once, and nothing pooled
+    // outlives the test.
+    const req = client.request(target, { method: 'POST', agent: false, headers: { ...headers, 'Content-Length': data.length } });
+    const timer = setTimeout(() => req.destroy(new HubtelTimeoutError(`POST ${url}: no answer within ${timeoutMs} ms`)), timeoutMs);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        const text = Buffer.concat(chunks).toString('utf8');
+        const responseHeaders: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) responseHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+        let parsed: unknown = text;
+        if (text !== '' && /\bjson\b/i.test(responseHeaders['content-type'] ?? '')) {
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // Not JSON after all: keep the text.
+          }
+        }
+        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: parsed as T, text, url });
+      });
+      res.on('error', (err) => {
+        clearTimeout(timer);
+        reject(new HubtelNetworkError(`POST ${url}: the answer broke off: ${err.message}`, { cause: err }));
+      });
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (err instanceof HubtelTimeoutError) reject(err);
+      else reject(new HubtelNetworkError(`POST ${url}: ${err.code ? `${err.code} ` : ''}${err.message}`, { cause: err }));
+    });
+    req.end(data);
+  });
+}
