@@ -24,7 +24,9 @@ describe.each(ADAPTERS)('checkout callback: malformed and hostile bodies (%s)', 
     api = await FakeCheckoutApi.start();
     store = new MemoryStore({ sweepIntervalMs: 0 });
     t = await startCheckoutApp(adapter, baseOptions(api, { store }));
-    checkoutId = (await t.service.createInvoice({ totalAmount: 10, description: 'Target', clientReference: 'target' })).checkoutId;
+    checkoutId = (
+      await t.service.createInvoice({ totalAmount: 10, description: 'Target', clientReference: 'target' })
+    ).checkoutId;
   });
   afterAll(async () => {
     await t.close();
@@ -53,48 +55,159 @@ describe.each(ADAPTERS)('checkout callback: malformed and hostile bodies (%s)', 
     ['a JSON array', () => JSON.stringify([valid()]), 400, 'HUBTEL_INVALID_BODY'],
     ['a JSON string', () => JSON.stringify('0000'), 400, undefined],
     ['JSON null', () => 'null', 400, undefined],
-    ['an object without Data', () => JSON.stringify({ ResponseCode: '0000', Status: 'Success' }), 400, 'HUBTEL_INVALID_BODY'],
-    ['Data as a string', () => JSON.stringify({ ResponseCode: '0000', Data: 'paid' }), 400, 'HUBTEL_INVALID_BODY'],
-    ['Data as an array', () => JSON.stringify({ ResponseCode: '0000', Data: [valid().Data] }), 400, 'HUBTEL_INVALID_BODY'],
-    ['a missing ClientReference', () => JSON.stringify({ ...valid(), Data: { ...valid().Data, ClientReference: undefined } }), 400, 'HUBTEL_INVALID_BODY'],
-    ['a missing CheckoutId', () => JSON.stringify({ ...valid(), Data: { ...valid().Data, CheckoutId: undefined } }), 400, 'HUBTEL_INVALID_BODY'],
-    ['a missing ResponseCode', () => JSON.stringify({ ...valid(), ResponseCode: undefined }), 400, 'HUBTEL_INVALID_BODY'],
-    ['Amount as text', () => JSON.stringify({ ...valid(), Data: { ...valid().Data, Amount: '10' } }), 400, 'HUBTEL_INVALID_BODY'],
-    ['a negative Amount', () => JSON.stringify({ ...valid(), Data: { ...valid().Data, Amount: -10 } }), 400, 'HUBTEL_INVALID_BODY'],
-    ['ClientReference as a number', () => JSON.stringify({ ...valid(), Data: { ...valid().Data, ClientReference: 12345 } }), 400, 'HUBTEL_INVALID_BODY'],
-    ['ClientReference as an object', () => JSON.stringify({ ...valid(), Data: { ...valid().Data, ClientReference: { $ne: null } } }), 400, 'HUBTEL_INVALID_BODY'],
-    ['a 1000-character ClientReference', () => JSON.stringify({ ...valid(), Data: { ...valid().Data, ClientReference: 'x'.repeat(1000) } }), 400, 'HUBTEL_INVALID_BODY'],
-    ['ResponseCode as a number', () => JSON.stringify({ ...valid(), ResponseCode: 0 }), 400, 'HUBTEL_INVALID_BODY'],
-    ['PaymentDetails as a string', () => JSON.stringify({ ...valid(), Data: { ...valid().Data, PaymentDetails: 'momo' } }), 400, 'HUBTEL_INVALID_BODY'],
-    ['a "__proto__" key', () => `{"__proto__":{"polluted":true},${JSON.stringify(valid()).slice(1)}`, 400, undefined],
-    ['a nested "__proto__" key', () => JSON.stringify(valid()).replace('"Data":{', '"Data":{"__proto__":{"isAdmin":true},'), 400, undefined],
-    ['a "constructor.prototype" key', () => JSON.stringify({ ...valid(), constructor: { prototype: { polluted: true } } }), 400, undefined],
-    ['a body nested 50 levels deep', () => JSON.stringify({ ...valid(), Extra: deep(50) }), 400, 'HUBTEL_INVALID_BODY'],
-    ['a body over the callback limit (70 KB)', () => JSON.stringify({ ...valid(), Padding: 'x'.repeat(70 * 1024) }), 413, 'HUBTEL_BODY_TOO_LARGE'],
-    ['a body over the server limit (2 MB)', () => JSON.stringify({ ...valid(), Padding: 'x'.repeat(2 * 1024 * 1024) }), 413, undefined],
+    [
+      'an object without Data',
+      () => JSON.stringify({ ResponseCode: '0000', Status: 'Success' }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'Data as a string',
+      () => JSON.stringify({ ResponseCode: '0000', Data: 'paid' }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'Data as an array',
+      () => JSON.stringify({ ResponseCode: '0000', Data: [valid().Data] }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'a missing ClientReference',
+      () => JSON.stringify({ ...valid(), Data: { ...valid().Data, ClientReference: undefined } }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'a missing CheckoutId',
+      () => JSON.stringify({ ...valid(), Data: { ...valid().Data, CheckoutId: undefined } }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'a missing ResponseCode',
+      () => JSON.stringify({ ...valid(), ResponseCode: undefined }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'Amount as text',
+      () => JSON.stringify({ ...valid(), Data: { ...valid().Data, Amount: '10' } }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'a negative Amount',
+      () => JSON.stringify({ ...valid(), Data: { ...valid().Data, Amount: -10 } }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'ClientReference as a number',
+      () => JSON.stringify({ ...valid(), Data: { ...valid().Data, ClientReference: 12345 } }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'ClientReference as an object',
+      () => JSON.stringify({ ...valid(), Data: { ...valid().Data, ClientReference: { $ne: null } } }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'a 1000-character ClientReference',
+      () => JSON.stringify({ ...valid(), Data: { ...valid().Data, ClientReference: 'x'.repeat(1000) } }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'ResponseCode as a number',
+      () => JSON.stringify({ ...valid(), ResponseCode: 0 }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'PaymentDetails as a string',
+      () => JSON.stringify({ ...valid(), Data: { ...valid().Data, PaymentDetails: 'momo' } }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'a "__proto__" key',
+      () => `{"__proto__":{"polluted":true},${JSON.stringify(valid()).slice(1)}`,
+      400,
+      undefined,
+    ],
+    [
+      'a nested "__proto__" key',
+      () => JSON.stringify(valid()).replace('"Data":{', '"Data":{"__proto__":{"isAdmin":true},'),
+      400,
+      undefined,
+    ],
+    [
+      'a "constructor.prototype" key',
+      () => JSON.stringify({ ...valid(), constructor: { prototype: { polluted: true } } }),
+      400,
+      undefined,
+    ],
+    [
+      'a body nested 50 levels deep',
+      () => JSON.stringify({ ...valid(), Extra: deep(50) }),
+      400,
+      'HUBTEL_INVALID_BODY',
+    ],
+    [
+      'a body over the callback limit (70 KB)',
+      () => JSON.stringify({ ...valid(), Padding: 'x'.repeat(70 * 1024) }),
+      413,
+      'HUBTEL_BODY_TOO_LARGE',
+    ],
+    [
+      'a body over the server limit (2 MB)',
+      () => JSON.stringify({ ...valid(), Padding: 'x'.repeat(2 * 1024 * 1024) }),
+      413,
+      undefined,
+    ],
   ];
 
-  it.each(cases)('answers %s with a machine-readable 4xx, records and emits nothing', async (_name, make, status, code) => {
-    const res = await t.post(make());
-    expect(res.status).toBe(status);
-    expect(res.body).toEqual(expect.objectContaining({ statusCode: status }));
-    expect(typeof res.body.message).toBe('string');
-    if (code) {
-      expect(res.body.code).toBe(code);
-      if (code === 'HUBTEL_INVALID_BODY') expect(Array.isArray(res.body.issues) && res.body.issues.length > 0).toBe(true);
-    }
-    await t.service.drain();
-    expect(await recordedJobs()).toEqual([]);
-    expect(t.handlers.events).toEqual({ paid: [], failed: [], rejected: [], expired: [], dead: [], plainPaid: [] });
-    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
-  });
+  it.each(cases)(
+    'answers %s with a machine-readable 4xx, records and emits nothing',
+    async (_name, make, status, code) => {
+      const res = await t.post(make());
+      expect(res.status).toBe(status);
+      expect(res.body).toEqual(expect.objectContaining({ statusCode: status }));
+      expect(typeof res.body.message).toBe('string');
+      if (code) {
+        expect(res.body.code).toBe(code);
+        if (code === 'HUBTEL_INVALID_BODY')
+          expect(Array.isArray(res.body.issues) && res.body.issues.length > 0).toBe(true);
+      }
+      await t.service.drain();
+      expect(await recordedJobs()).toEqual([]);
+      expect(t.handlers.events).toEqual({
+        paid: [],
+        failed: [],
+        rejected: [],
+        expired: [],
+        dead: [],
+        plainPaid: [],
+      });
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+    },
+  );
 
   it('names each bad field in issues', async () => {
-    const res = await t.post({ ResponseCode: 7, Data: { CheckoutId: '', ClientReference: 5, Status: 'Success', Amount: 'ten' } });
+    const res = await t.post({
+      ResponseCode: 7,
+      Data: { CheckoutId: '', ClientReference: 5, Status: 'Success', Amount: 'ten' },
+    });
     expect(res.status).toBe(400);
     const fields = (res.body.issues as Array<{ field: string }>).map((i) => i.field);
-    expect(fields).toEqual(expect.arrayContaining(['ResponseCode', 'Data.CheckoutId', 'Data.ClientReference', 'Data.Amount']));
+    expect(fields).toEqual(
+      expect.arrayContaining(['ResponseCode', 'Data.CheckoutId', 'Data.ClientReference', 'Data.Amount']),
+    );
   });
 
   it('refuses prototype-pollution keys itself, whatever the body parser let through', async () => {
@@ -106,7 +219,11 @@ describe.each(ADAPTERS)('checkout callback: malformed and hostile bodies (%s)', 
     ]) {
       await expect(t.service.handleCallback(JSON.parse(text))).rejects.toMatchObject({
         code: 'HUBTEL_VALIDATION_FAILED',
-        issues: [expect.objectContaining({ message: expect.stringMatching(/key "(__proto__|constructor|prototype)" is not allowed/) })],
+        issues: [
+          expect.objectContaining({
+            message: expect.stringMatching(/key "(__proto__|constructor|prototype)" is not allowed/),
+          }),
+        ],
       });
     }
     await t.service.drain();
@@ -115,7 +232,11 @@ describe.each(ADAPTERS)('checkout callback: malformed and hostile bodies (%s)', 
   });
 
   it('answers a text/plain body 400 as well', async () => {
-    const res = await fetch(t.callbackUrl, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'ResponseCode=0000' });
+    const res = await fetch(t.callbackUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'ResponseCode=0000',
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { statusCode: number }).statusCode).toBe(400);
   });

@@ -85,9 +85,14 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
 
     it('throws HUBTEL_NOT_FOUND for a transaction the platform does not know, and a validation error for a bad reference', async () => {
       await start({ reconciliation: { enabled: false } });
-      await expect(t.service.getStatus('nobody')).rejects.toMatchObject({ code: 'HUBTEL_NOT_FOUND', httpStatus: 404 });
+      await expect(t.service.getStatus('nobody')).rejects.toMatchObject({
+        code: 'HUBTEL_NOT_FOUND',
+        httpStatus: 404,
+      });
       await expect(t.service.getStatus('')).rejects.toMatchObject({ code: 'HUBTEL_VALIDATION_FAILED' });
-      await expect(t.service.getStatus('x'.repeat(33))).rejects.toMatchObject({ code: 'HUBTEL_VALIDATION_FAILED' });
+      await expect(t.service.getStatus('x'.repeat(33))).rejects.toMatchObject({
+        code: 'HUBTEL_VALIDATION_FAILED',
+      });
     });
 
     it('says getStatus needs posSalesId when it is not configured', async () => {
@@ -129,12 +134,19 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       // Right reference, amount and checkout id (an attacker who saw the return URL): still not believed.
       await t.post(callbackBody({ ref: 'forged-ok', checkoutId: created.checkoutId, amount: 30 }));
       await t.handlers.waitFor('rejected');
-      expect(t.handlers.events.rejected[0]).toMatchObject({ reason: 'NOT_CONFIRMED', clientReference: 'forged-ok', source: 'callback' });
+      expect(t.handlers.events.rejected[0]).toMatchObject({
+        reason: 'NOT_CONFIRMED',
+        clientReference: 'forged-ok',
+        source: 'callback',
+      });
       expect(t.handlers.paidCalls).toBe(0);
       expect(await t.service.getInvoice('forged-ok')).toMatchObject({ status: 'pending' });
       api.transactions.set('forged-ok', { status: 'Paid', amount: 30 });
       await t.handlers.waitFor('paid');
-      expect(t.handlers.events.paid[0]).toMatchObject({ clientReference: 'forged-ok', source: 'status-check' });
+      expect(t.handlers.events.paid[0]).toMatchObject({
+        clientReference: 'forged-ok',
+        source: 'status-check',
+      });
     });
 
     it('retries a confirmation whose status check failed, then pays', async () => {
@@ -173,8 +185,16 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       await t.handlers.waitFor('paid');
       await t.service.drain();
       expect(t.handlers.events.paid).toHaveLength(1);
-      expect(t.handlers.events.paid[0]).toMatchObject({ clientReference: 'silent-1', source: 'status-check', confirmedByStatusCheck: true, amountPaid: 30 });
-      expect(await t.service.getInvoice('silent-1')).toMatchObject({ status: 'paid', paidVia: 'status-check' });
+      expect(t.handlers.events.paid[0]).toMatchObject({
+        clientReference: 'silent-1',
+        source: 'status-check',
+        confirmedByStatusCheck: true,
+        amountPaid: 30,
+      });
+      expect(await t.service.getInvoice('silent-1')).toMatchObject({
+        status: 'paid',
+        paidVia: 'status-check',
+      });
       // Paid invoices are no longer checked.
       const checks = api.statusRequests.length;
       await settle(120);
@@ -192,12 +212,20 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
 
     it('emits paid exactly once when unconfirmed callbacks and the reconciler race', async () => {
       // Callbacks settle directly here (no confirmation), the reconciler through its own status checks.
-      await start({ store: new JitteryStore({ sweepIntervalMs: 0 }), verification: { confirmWithStatusCheck: false }, reconciliation: { enabled: true, delayMs: 0, intervalMs: 60_000 } });
+      await start({
+        store: new JitteryStore({ sweepIntervalMs: 0 }),
+        verification: { confirmWithStatusCheck: false },
+        reconciliation: { enabled: true, delayMs: 0, intervalMs: 60_000 },
+      });
       const refs = Array.from({ length: 20 }, (_, i) => `race-${i}`);
       const created = await Promise.all(refs.map((ref) => invoice(ref)));
       for (const ref of refs) api.transactions.set(ref, { status: 'Paid', amount: 30 });
       await Promise.all([
-        ...created.flatMap((c) => [0, 1, 2].map(() => t.post(callbackBody({ ref: c.clientReference, checkoutId: c.checkoutId, amount: 30 })))),
+        ...created.flatMap((c) =>
+          [0, 1, 2].map(() =>
+            t.post(callbackBody({ ref: c.clientReference, checkoutId: c.checkoutId, amount: 30 })),
+          ),
+        ),
         t.reconciler.runOnce(),
       ]);
       await t.service.drain();
@@ -209,14 +237,21 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
     });
 
     it('emits paid exactly once when confirmed callbacks and reconciler passes race for the same invoices', async () => {
-      await start({ store: new JitteryStore({ sweepIntervalMs: 0 }), reconciliation: { enabled: true, delayMs: 0, intervalMs: 60_000 } });
+      await start({
+        store: new JitteryStore({ sweepIntervalMs: 0 }),
+        reconciliation: { enabled: true, delayMs: 0, intervalMs: 60_000 },
+      });
       const refs = Array.from({ length: 20 }, (_, i) => `race2-${i}`);
       const created = await Promise.all(refs.map((ref) => invoice(ref)));
       for (const ref of refs) api.transactions.set(ref, { status: 'Paid', amount: 30 });
       // Everything at once: a reconciliation pass (all 20 due), and two callbacks per invoice.
       await Promise.all([
         t.reconciler.runOnce(),
-        ...created.flatMap((c) => [0, 1].map(() => t.post(callbackBody({ ref: c.clientReference, checkoutId: c.checkoutId, amount: 30 })))),
+        ...created.flatMap((c) =>
+          [0, 1].map(() =>
+            t.post(callbackBody({ ref: c.clientReference, checkoutId: c.checkoutId, amount: 30 })),
+          ),
+        ),
         t.reconciler.runOnce(),
       ]);
       await t.service.drain();
@@ -231,8 +266,16 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       await invoice('short-paid', 30);
       api.transactions.set('short-paid', { status: 'Paid', amount: 3 });
       await t.handlers.waitFor('rejected');
-      expect(t.handlers.events.rejected[0]).toMatchObject({ reason: 'AMOUNT_MISMATCH', source: 'status-check', amountClaimed: 3, amountExpected: 30 });
-      expect(await t.service.getInvoice('short-paid')).toMatchObject({ status: 'pending', attention: { reason: 'AMOUNT_MISMATCH' } });
+      expect(t.handlers.events.rejected[0]).toMatchObject({
+        reason: 'AMOUNT_MISMATCH',
+        source: 'status-check',
+        amountClaimed: 3,
+        amountExpected: 30,
+      });
+      expect(await t.service.getInvoice('short-paid')).toMatchObject({
+        status: 'pending',
+        attention: { reason: 'AMOUNT_MISMATCH' },
+      });
       const checks = api.statusRequests.length;
       await settle(150);
       expect(api.statusRequests.length).toBe(checks);
@@ -244,7 +287,11 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       await invoice('abandoned');
       api.transactions.set('abandoned', { status: 'Unpaid', amount: 30 });
       await t.handlers.waitFor('expired');
-      expect(t.handlers.events.expired[0]).toMatchObject({ clientReference: 'abandoned', lastStatus: 'pending', amount: 30 });
+      expect(t.handlers.events.expired[0]).toMatchObject({
+        clientReference: 'abandoned',
+        lastStatus: 'pending',
+        amount: 30,
+      });
       expect(await t.service.getInvoice('abandoned')).toMatchObject({ status: 'expired' });
       expect(api.statusRequests.length).toBeGreaterThanOrEqual(2);
       const checks = api.statusRequests.length;
@@ -265,7 +312,11 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       await invoice('refunded');
       api.transactions.set('refunded', { status: 'Refunded', amount: 30 });
       await t.handlers.waitFor('failed');
-      expect(t.handlers.events.failed[0]).toMatchObject({ clientReference: 'refunded', status: 'Refunded', source: 'status-check' });
+      expect(t.handlers.events.failed[0]).toMatchObject({
+        clientReference: 'refunded',
+        status: 'Refunded',
+        source: 'status-check',
+      });
       expect(t.handlers.paidCalls).toBe(0);
     });
 
@@ -282,7 +333,9 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
     });
 
     it('can be stopped and started, and stops cleanly with the app (no more checks, no timers left)', async () => {
-      await start({ reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 60_000 } });
+      await start({
+        reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 60_000 },
+      });
       await invoice('stop-1');
       api.transactions.set('stop-1', { status: 'Unpaid', amount: 30 });
       await api.server.waitForRequests(api.server.requests.length + 2);

@@ -44,7 +44,13 @@ describe.each(ADAPTERS)('CheckoutModule against the sandbox (%s)', (adapter) => 
   }
 
   async function invoice(ref: string, amount = 12.5) {
-    return t.service.createInvoice({ totalAmount: amount, description: 'Data bundle 5GB', clientReference: ref, callbackUrl: t.callbackUrl, payeeMobileNumber: '0241234567' });
+    return t.service.createInvoice({
+      totalAmount: amount,
+      description: 'Data bundle 5GB',
+      clientReference: ref,
+      callbackUrl: t.callbackUrl,
+      payeeMobileNumber: '0241234567',
+    });
   }
 
   it('creates an invoice the sandbox accepts as the contract request, with the fields it recorded', async () => {
@@ -64,7 +70,16 @@ describe.each(ADAPTERS)('CheckoutModule against the sandbox (%s)', (adapter) => 
     });
     expect(created.checkoutUrl).toBe(recorded.checkoutUrl);
     expect(Object.keys(recorded.request).sort()).toEqual(
-      ['PayeeMobileNumber', 'callbackUrl', 'cancellationUrl', 'clientReference', 'description', 'merchantAccountNumber', 'returnUrl', 'totalAmount'].sort(),
+      [
+        'PayeeMobileNumber',
+        'callbackUrl',
+        'cancellationUrl',
+        'clientReference',
+        'description',
+        'merchantAccountNumber',
+        'returnUrl',
+        'totalAmount',
+      ].sort(),
     );
   });
 
@@ -120,7 +135,9 @@ describe.each(ADAPTERS)('CheckoutModule against the sandbox (%s)', (adapter) => 
     await sandbox.settled();
     await t.service.drain();
     await settle();
-    expect(sandbox.deliveries({ clientReference: 'sb-dup' }).filter((d) => d.state === 'delivered')).toHaveLength(10);
+    expect(
+      sandbox.deliveries({ clientReference: 'sb-dup' }).filter((d) => d.state === 'delivered'),
+    ).toHaveLength(10);
     expect(t.handlers.paidCalls).toBe(1);
   });
 
@@ -130,7 +147,11 @@ describe.each(ADAPTERS)('CheckoutModule against the sandbox (%s)', (adapter) => 
     await sandbox.pay('sb-drop', { fault: { drop: true } });
     expect(sandbox.deliveries({ clientReference: 'sb-drop' })[0]).toMatchObject({ state: 'dropped' });
     await t.handlers.waitFor('paid');
-    expect(t.handlers.events.paid[0]).toMatchObject({ clientReference: 'sb-drop', source: 'status-check', confirmedByStatusCheck: true });
+    expect(t.handlers.events.paid[0]).toMatchObject({
+      clientReference: 'sb-drop',
+      source: 'status-check',
+      confirmedByStatusCheck: true,
+    });
   });
 
   it('rejects a callback with a wrong amount, and still learns of the real payment from the status check', async () => {
@@ -138,7 +159,11 @@ describe.each(ADAPTERS)('CheckoutModule against the sandbox (%s)', (adapter) => 
     await invoice('sb-amount', 40);
     await sandbox.pay('sb-amount', { fault: { amount: 0.4 } });
     await t.handlers.waitFor('rejected');
-    expect(t.handlers.events.rejected[0]).toMatchObject({ reason: 'AMOUNT_MISMATCH', amountClaimed: 0.4, amountExpected: 40 });
+    expect(t.handlers.events.rejected[0]).toMatchObject({
+      reason: 'AMOUNT_MISMATCH',
+      amountClaimed: 0.4,
+      amountExpected: 40,
+    });
     await t.handlers.waitFor('paid');
     expect(t.handlers.events.paid).toHaveLength(1);
     expect(t.handlers.events.paid[0]).toMatchObject({ source: 'status-check', amountPaid: 40 });
@@ -149,7 +174,10 @@ describe.each(ADAPTERS)('CheckoutModule against the sandbox (%s)', (adapter) => 
     await invoice('sb-cid');
     await sandbox.pay('sb-cid', { fault: { checkoutId: true } });
     await t.handlers.waitFor('rejected');
-    expect(t.handlers.events.rejected[0]).toMatchObject({ reason: 'CHECKOUT_ID_MISMATCH', clientReference: 'sb-cid' });
+    expect(t.handlers.events.rejected[0]).toMatchObject({
+      reason: 'CHECKOUT_ID_MISMATCH',
+      clientReference: 'sb-cid',
+    });
     expect(t.handlers.paidCalls).toBe(0);
   });
 
@@ -159,7 +187,10 @@ describe.each(ADAPTERS)('CheckoutModule against the sandbox (%s)', (adapter) => 
     await sandbox.pay('sb-forge', { fault: { forge: true } });
     await t.handlers.waitFor('rejected');
     expect(t.handlers.events.rejected[0]).toMatchObject({ reason: 'UNKNOWN_REFERENCE' });
-    expect(sandbox.deliveries({ kind: 'checkout-callback' }).at(-1)).toMatchObject({ state: 'delivered', statusCode: 200 });
+    expect(sandbox.deliveries({ kind: 'checkout-callback' }).at(-1)).toMatchObject({
+      state: 'delivered',
+      statusCode: 200,
+    });
     await t.service.drain();
     expect(t.handlers.paidCalls).toBe(0);
   });
@@ -187,12 +218,22 @@ describe.each(ADAPTERS)('CheckoutModule against the sandbox (%s)', (adapter) => 
   it('reads the sandbox status check as typed, and a refund as Refunded', async () => {
     await start();
     await invoice('sb-status');
-    await expect(t.service.getStatus('sb-status')).resolves.toMatchObject({ clientReference: 'sb-status', paid: false });
+    await expect(t.service.getStatus('sb-status')).resolves.toMatchObject({
+      clientReference: 'sb-status',
+      paid: false,
+    });
     await sandbox.pay('sb-status');
     await t.handlers.waitFor('paid');
-    await expect(t.service.getStatus('sb-status')).resolves.toMatchObject({ status: 'Paid', paid: true, amount: 12.5 });
+    await expect(t.service.getStatus('sb-status')).resolves.toMatchObject({
+      status: 'Paid',
+      paid: true,
+      amount: 12.5,
+    });
     sandbox.refund('sb-status');
-    await expect(t.service.getStatus('sb-status')).resolves.toMatchObject({ status: 'Refunded', paid: false });
+    await expect(t.service.getStatus('sb-status')).resolves.toMatchObject({
+      status: 'Refunded',
+      paid: false,
+    });
   });
 
   it('surfaces wrong credentials as a typed authentication error', async () => {

@@ -29,7 +29,10 @@ const IS_PUBLIC = 'test:isPublic';
 class RequireAuthUnlessPublic implements CanActivate {
   constructor(private readonly reflector: Reflector) {}
   canActivate(context: ExecutionContext): boolean {
-    return this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]) === true;
+    return (
+      this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]) ===
+      true
+    );
   }
 }
 
@@ -61,7 +64,11 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
   }
 
   async function invoice(amount = 25.5, ref?: string) {
-    return t.service.createInvoice({ totalAmount: amount, description: 'Data bundle 5GB', ...(ref ? { clientReference: ref } : {}) });
+    return t.service.createInvoice({
+      totalAmount: amount,
+      description: 'Data bundle 5GB',
+      ...(ref ? { clientReference: ref } : {}),
+    });
   }
 
   describe('createInvoice', () => {
@@ -97,7 +104,18 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       });
       // Exact casing, nothing else: a camelCased payeeName or a stray field would be a different contract.
       expect(Object.keys(sent.body as object).sort()).toEqual(
-        ['PayeeEmail', 'PayeeMobileNumber', 'PayeeName', 'callbackUrl', 'cancellationUrl', 'clientReference', 'description', 'merchantAccountNumber', 'returnUrl', 'totalAmount'].sort(),
+        [
+          'PayeeEmail',
+          'PayeeMobileNumber',
+          'PayeeName',
+          'callbackUrl',
+          'cancellationUrl',
+          'clientReference',
+          'description',
+          'merchantAccountNumber',
+          'returnUrl',
+          'totalAmount',
+        ].sort(),
       );
       expect(created).toEqual({
         checkoutUrl: 'https://pay.example.test/chk000001',
@@ -142,7 +160,9 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       expect(a.clientReference).toMatch(/^[0-9a-f]{32}$/);
       expect(b.clientReference).toMatch(/^[0-9a-f]{32}$/);
       expect(a.clientReference).not.toBe(b.clientReference);
-      expect((api.initiateRequests[0]!.body as { clientReference: string }).clientReference).toBe(a.clientReference);
+      expect((api.initiateRequests[0]!.body as { clientReference: string }).clientReference).toBe(
+        a.clientReference,
+      );
     });
 
     const bad: Array<[string, Record<string, unknown>, string]> = [
@@ -171,7 +191,10 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       await start();
       const error = await t.service
         .createInvoice({ totalAmount: 10, description: 'ok', ...fields } as never)
-        .then(() => undefined, (e: unknown) => e);
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(error).toBeInstanceOf(HubtelValidationError);
       expect((error as HubtelValidationError).code).toBe('HUBTEL_VALIDATION_FAILED');
       expect((error as HubtelValidationError).issues.map((i) => i.field)).toContain(field);
@@ -184,7 +207,11 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       const error = (await t.service
         .createInvoice({ totalAmount: -1, description: '', clientReference: 'y'.repeat(40) })
         .catch((e: unknown) => e)) as HubtelValidationError;
-      expect(error.issues.map((i) => i.field).sort()).toEqual(['clientReference', 'description', 'totalAmount']);
+      expect(error.issues.map((i) => i.field).sort()).toEqual([
+        'clientReference',
+        'description',
+        'totalAmount',
+      ]);
       expect(api.initiateRequests).toHaveLength(0);
     });
 
@@ -198,13 +225,22 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
 
     it("strips & * ! % @ from descriptions when descriptionSpecialCharacters is 'strip'", async () => {
       await start({ descriptionSpecialCharacters: 'strip' });
-      await t.service.createInvoice({ totalAmount: 5, description: 'Fish & chips! 50% off*', clientReference: 's-1' });
-      expect((api.initiateRequests[0]!.body as { description: string }).description).toBe('Fish chips 50 off');
+      await t.service.createInvoice({
+        totalAmount: 5,
+        description: 'Fish & chips! 50% off*',
+        clientReference: 's-1',
+      });
+      expect((api.initiateRequests[0]!.body as { description: string }).description).toBe(
+        'Fish chips 50 off',
+      );
     });
 
     it('turns a non-0000 answer into a typed error carrying the platform code, and forgets the invoice', async () => {
       await start();
-      api.server.enqueue('POST', '/items/initiate', { status: 200, body: { responseCode: '4000', status: 'Error', data: null, message: 'Validation error' } });
+      api.server.enqueue('POST', '/items/initiate', {
+        status: 200,
+        body: { responseCode: '4000', status: 'Error', data: null, message: 'Validation error' },
+      });
       const error = (await invoice(10, 'ref-refused').catch((e: unknown) => e)) as HubtelApiError;
       expect(error).toBeInstanceOf(HubtelApiError);
       expect(error.code).toBe('HUBTEL_API_ERROR');
@@ -218,12 +254,17 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
     it('does not retry a create that may have reached the platform: unknown outcome, invoice kept', async () => {
       await start();
       api.server.enqueue('POST', '/items/initiate', { status: 502, body: 'Bad gateway' });
-      const error = (await invoice(10, 'ref-unknown').catch((e: unknown) => e)) as CheckoutUnknownOutcomeError;
+      const error = (await invoice(10, 'ref-unknown').catch(
+        (e: unknown) => e,
+      )) as CheckoutUnknownOutcomeError;
       expect(error).toBeInstanceOf(CheckoutUnknownOutcomeError);
       expect(error.code).toBe('HUBTEL_UNKNOWN_OUTCOME');
       expect(error.clientReference).toBe('ref-unknown');
       expect(api.initiateRequests).toHaveLength(1);
-      expect(await t.service.getInvoice('ref-unknown')).toMatchObject({ status: 'pending', creation: 'unknown' });
+      expect(await t.service.getInvoice('ref-unknown')).toMatchObject({
+        status: 'pending',
+        creation: 'unknown',
+      });
     });
 
     it('refuses a clientReference that is already used, without calling the platform', async () => {
@@ -237,7 +278,12 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
   describe('web callback', () => {
     it('accepts a verified callback, answers 200 and runs the handler once with a typed event', async () => {
       await start();
-      const created = await t.service.createInvoice({ totalAmount: 25.5, description: 'Bundle', clientReference: 'pay-1', metadata: { orderId: 42 } });
+      const created = await t.service.createInvoice({
+        totalAmount: 25.5,
+        description: 'Bundle',
+        clientReference: 'pay-1',
+        metadata: { orderId: 42 },
+      });
       const res = await t.post(callbackBody({ ref: 'pay-1', checkoutId: created.checkoutId, amount: 25.5 }));
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ received: true });
@@ -254,10 +300,19 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
         source: 'callback',
         confirmedByStatusCheck: false,
         metadata: { orderId: 42 },
-        payment: { paymentType: 'mobilemoney', channel: 'mtn-gh', customerPhoneNumber: '233241234567', salesInvoiceId: `inv-${created.checkoutId}` },
+        payment: {
+          paymentType: 'mobilemoney',
+          channel: 'mtn-gh',
+          customerPhoneNumber: '233241234567',
+          salesInvoiceId: `inv-${created.checkoutId}`,
+        },
       });
       expect(typeof t.handlers.events.paid[0]!.paidAt).toBe('string');
-      expect(await t.service.getInvoice('pay-1')).toMatchObject({ status: 'paid', amountPaid: 25.5, paidVia: 'callback' });
+      expect(await t.service.getInvoice('pay-1')).toMatchObject({
+        status: 'paid',
+        amountPaid: 25.5,
+        paidVia: 'callback',
+      });
       expect(t.handlers.events.rejected).toHaveLength(0);
     });
 
@@ -278,7 +333,10 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
     it('accepts and ignores unknown extra fields', async () => {
       await start();
       const created = await invoice(3, 'extra-1');
-      const body = callbackBody({ ref: 'extra-1', checkoutId: created.checkoutId, amount: 3 }, { Extra: { nested: [1, 2] }, Timestamp: 'x' });
+      const body = callbackBody(
+        { ref: 'extra-1', checkoutId: created.checkoutId, amount: 3 },
+        { Extra: { nested: [1, 2] }, Timestamp: 'x' },
+      );
       body.Data.NewPlatformField = 'something new';
       body.Data.PaymentDetails.Network = 'MTN';
       expect((await t.post(body)).status).toBe(200);
@@ -289,12 +347,19 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
     it('rejects an unknown ClientReference: rejected event, no paid event, the same 200 answer', async () => {
       await start();
       const created = await invoice(10, 'known-1');
-      const res = await t.post(callbackBody({ ref: 'never-created', checkoutId: created.checkoutId, amount: 10 }));
+      const res = await t.post(
+        callbackBody({ ref: 'never-created', checkoutId: created.checkoutId, amount: 10 }),
+      );
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ received: true });
       await t.handlers.waitFor('rejected');
       await t.service.drain();
-      expect(t.handlers.events.rejected[0]).toMatchObject({ reason: 'UNKNOWN_REFERENCE', clientReference: 'never-created', source: 'callback', sourceAddress: '127.0.0.1' });
+      expect(t.handlers.events.rejected[0]).toMatchObject({
+        reason: 'UNKNOWN_REFERENCE',
+        clientReference: 'never-created',
+        source: 'callback',
+        sourceAddress: '127.0.0.1',
+      });
       expect(t.handlers.events.paid).toHaveLength(0);
       expect(t.handlers.paidCalls).toBe(0);
     });
@@ -302,10 +367,16 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
     it('rejects a wrong Amount and still accepts the genuine callback after it', async () => {
       await start();
       const created = await invoice(50, 'amt-1');
-      expect((await t.post(callbackBody({ ref: 'amt-1', checkoutId: created.checkoutId, amount: 0.5 }))).status).toBe(200);
+      expect(
+        (await t.post(callbackBody({ ref: 'amt-1', checkoutId: created.checkoutId, amount: 0.5 }))).status,
+      ).toBe(200);
       await t.handlers.waitFor('rejected');
       await t.service.drain();
-      expect(t.handlers.events.rejected[0]).toMatchObject({ reason: 'AMOUNT_MISMATCH', amountClaimed: 0.5, amountExpected: 50 });
+      expect(t.handlers.events.rejected[0]).toMatchObject({
+        reason: 'AMOUNT_MISMATCH',
+        amountClaimed: 0.5,
+        amountExpected: 50,
+      });
       expect(t.handlers.events.paid).toHaveLength(0);
       expect(await t.service.getInvoice('amt-1')).toMatchObject({ status: 'pending' });
       // A forgery must not block the real payment.
@@ -328,10 +399,15 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
     it('rejects a wrong CheckoutId', async () => {
       await start();
       await invoice(7, 'cid-1');
-      expect((await t.post(callbackBody({ ref: 'cid-1', checkoutId: 'chk-forged', amount: 7 }))).status).toBe(200);
+      expect((await t.post(callbackBody({ ref: 'cid-1', checkoutId: 'chk-forged', amount: 7 }))).status).toBe(
+        200,
+      );
       await t.handlers.waitFor('rejected');
       await t.service.drain();
-      expect(t.handlers.events.rejected[0]).toMatchObject({ reason: 'CHECKOUT_ID_MISMATCH', checkoutId: 'chk-forged' });
+      expect(t.handlers.events.rejected[0]).toMatchObject({
+        reason: 'CHECKOUT_ID_MISMATCH',
+        checkoutId: 'chk-forged',
+      });
       expect(t.handlers.events.paid).toHaveLength(0);
     });
 
@@ -345,15 +421,29 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       await t.handlers.waitFor('rejected');
       await t.service.drain();
       expect(t.handlers.events.paid.map((e) => [e.clientReference, e.amountPaid])).toEqual([['tol-a', 99]]);
-      expect(t.handlers.events.rejected.map((e) => [e.clientReference, e.reason])).toEqual([['tol-b', 'AMOUNT_MISMATCH']]);
+      expect(t.handlers.events.rejected.map((e) => [e.clientReference, e.reason])).toEqual([
+        ['tol-b', 'AMOUNT_MISMATCH'],
+      ]);
     });
 
     it('emits failed for a failed attempt, then paid when the payer retries; never failed after paid', async () => {
       await start();
       const created = await invoice(20, 'retry-pay');
-      await t.post(callbackBody({ ref: 'retry-pay', checkoutId: created.checkoutId, status: 'Failed', responseCode: '2001' }));
+      await t.post(
+        callbackBody({
+          ref: 'retry-pay',
+          checkoutId: created.checkoutId,
+          status: 'Failed',
+          responseCode: '2001',
+        }),
+      );
       await t.handlers.waitFor('failed');
-      expect(t.handlers.events.failed[0]).toMatchObject({ clientReference: 'retry-pay', responseCode: '2001', status: 'Failed', reason: 'Payment failed' });
+      expect(t.handlers.events.failed[0]).toMatchObject({
+        clientReference: 'retry-pay',
+        responseCode: '2001',
+        status: 'Failed',
+        reason: 'Payment failed',
+      });
       expect(await t.service.getInvoice('retry-pay')).toMatchObject({ status: 'failed' });
       await t.post(callbackBody({ ref: 'retry-pay', checkoutId: created.checkoutId, amount: 20 }));
       await t.handlers.waitFor('paid');
@@ -368,7 +458,15 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
     it('never reads a contradiction as paid (ResponseCode 2001 with Status Success)', async () => {
       await start();
       const created = await invoice(9, 'contra');
-      await t.post(callbackBody({ ref: 'contra', checkoutId: created.checkoutId, amount: 9, status: 'Success', responseCode: '2001' }));
+      await t.post(
+        callbackBody({
+          ref: 'contra',
+          checkoutId: created.checkoutId,
+          amount: 9,
+          status: 'Success',
+          responseCode: '2001',
+        }),
+      );
       await t.handlers.waitFor('failed');
       expect(t.handlers.paidCalls).toBe(0);
     });
@@ -377,7 +475,9 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       await start();
       t.handlers.paidFailuresLeft = 99;
       const created = await invoice(15, 'dead-1');
-      expect((await t.post(callbackBody({ ref: 'dead-1', checkoutId: created.checkoutId, amount: 15 }))).status).toBe(200);
+      expect(
+        (await t.post(callbackBody({ ref: 'dead-1', checkoutId: created.checkoutId, amount: 15 }))).status,
+      ).toBe(200);
       await t.handlers.waitFor('dead');
       await t.service.drain();
       expect(t.handlers.paidCalls).toBe(3); // handlers.retry.maxAttempts
@@ -410,11 +510,24 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
 
   describe('route options and access guards', () => {
     it('mounts the callback at a custom path with the host decorators and guards', async () => {
-      await start({ publicBaseUrl: 'https://shop.example.test/api' }, { callback: { path: 'payments/hubtel', decorators: [SetMetadata(IS_PUBLIC, true)] } });
+      await start(
+        { publicBaseUrl: 'https://shop.example.test/api' },
+        { callback: { path: 'payments/hubtel', decorators: [SetMetadata(IS_PUBLIC, true)] } },
+      );
       const created = await invoice(4, 'path-1');
-      expect((api.initiateRequests[0]!.body as { callbackUrl: string }).callbackUrl).toBe('https://shop.example.test/api/payments/hubtel');
-      expect((await t.post(callbackBody({ ref: 'path-1', checkoutId: created.checkoutId, amount: 4 }), { path: 'hubtel/checkout/callback' })).status).toBe(404);
-      expect((await t.post(callbackBody({ ref: 'path-1', checkoutId: created.checkoutId, amount: 4 }))).status).toBe(200);
+      expect((api.initiateRequests[0]!.body as { callbackUrl: string }).callbackUrl).toBe(
+        'https://shop.example.test/api/payments/hubtel',
+      );
+      expect(
+        (
+          await t.post(callbackBody({ ref: 'path-1', checkoutId: created.checkoutId, amount: 4 }), {
+            path: 'hubtel/checkout/callback',
+          })
+        ).status,
+      ).toBe(404);
+      expect(
+        (await t.post(callbackBody({ ref: 'path-1', checkoutId: created.checkoutId, amount: 4 }))).status,
+      ).toBe(200);
       await t.handlers.waitFor('paid');
     });
 
@@ -434,11 +547,17 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
         const ref = await Test.createTestingModule({
           imports: [
             EventEmitterModule.forRoot(),
-            CheckoutModule.forRoot({ ...baseOptions(api), callback: { decorators: isPublic ? [SetMetadata(IS_PUBLIC, true)] : [] } }),
+            CheckoutModule.forRoot({
+              ...baseOptions(api),
+              callback: { decorators: isPublic ? [SetMetadata(IS_PUBLIC, true)] : [] },
+            }),
           ],
           providers: [RecordingHandlers, { provide: APP_GUARD, useClass: RequireAuthUnlessPublic }],
         }).compile();
-        const app = ref.createNestApplication(adapter === 'express' ? new ExpressAdapter() : new FastifyAdapter(), { logger: false });
+        const app = ref.createNestApplication(
+          adapter === 'express' ? new ExpressAdapter() : new FastifyAdapter(),
+          { logger: false },
+        );
         await app.listen(0, '127.0.0.1');
         const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
         try {
@@ -455,11 +574,22 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
     });
 
     it('can be disabled: no route, and handleCallback is there for a route of your own', async () => {
-      await start({ callbackUrl: 'https://shop.example.test/my/own/route' }, { callback: { disabled: true } });
+      await start(
+        { callbackUrl: 'https://shop.example.test/my/own/route' },
+        { callback: { disabled: true } },
+      );
       const created = await invoice(6, 'own-route');
-      expect((api.initiateRequests[0]!.body as { callbackUrl: string }).callbackUrl).toBe('https://shop.example.test/my/own/route');
-      expect((await t.post(callbackBody({ ref: 'own-route', checkoutId: created.checkoutId, amount: 6 }))).status).toBe(404);
-      await expect(t.service.handleCallback(callbackBody({ ref: 'own-route', checkoutId: created.checkoutId, amount: 6 }))).resolves.toMatchObject({
+      expect((api.initiateRequests[0]!.body as { callbackUrl: string }).callbackUrl).toBe(
+        'https://shop.example.test/my/own/route',
+      );
+      expect(
+        (await t.post(callbackBody({ ref: 'own-route', checkoutId: created.checkoutId, amount: 6 }))).status,
+      ).toBe(404);
+      await expect(
+        t.service.handleCallback(
+          callbackBody({ ref: 'own-route', checkoutId: created.checkoutId, amount: 6 }),
+        ),
+      ).resolves.toMatchObject({
         outcome: 'accepted',
         claim: 'paid',
       });
@@ -471,12 +601,16 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       const secret = 'Zx9-long-secret-token_1';
       await start({ access: { pathSecret: secret } });
       const created = await invoice(8, 'secret-1');
-      expect((api.initiateRequests[0]!.body as { callbackUrl: string }).callbackUrl).toBe(`https://shop.example.test/hubtel/checkout/callback/${secret}`);
+      expect((api.initiateRequests[0]!.body as { callbackUrl: string }).callbackUrl).toBe(
+        `https://shop.example.test/hubtel/checkout/callback/${secret}`,
+      );
       const body = callbackBody({ ref: 'secret-1', checkoutId: created.checkoutId, amount: 8 });
       const without = await t.post(body);
       expect(without.status).toBe(404);
       expect(without.body).toMatchObject({ statusCode: 404, code: 'HUBTEL_NOT_FOUND' });
-      expect((await t.post(body, { path: 'hubtel/checkout/callback/wrong-secret-value-xx' })).status).toBe(404);
+      expect((await t.post(body, { path: 'hubtel/checkout/callback/wrong-secret-value-xx' })).status).toBe(
+        404,
+      );
       await t.service.drain();
       expect(t.handlers.paidCalls).toBe(0);
       expect((await t.post(body, { path: `hubtel/checkout/callback/${secret}` })).status).toBe(200);
@@ -511,7 +645,10 @@ describe('CheckoutModule bootstrap', () => {
 
   async function boot(options: Record<string, unknown>, withEmitter = true) {
     const moduleRef = await Test.createTestingModule({
-      imports: [...(withEmitter ? [EventEmitterModule.forRoot()] : []), CheckoutModule.forRoot(options as unknown as CheckoutModuleOptions)],
+      imports: [
+        ...(withEmitter ? [EventEmitterModule.forRoot()] : []),
+        CheckoutModule.forRoot(options as unknown as CheckoutModuleOptions),
+      ],
     }).compile();
     await moduleRef.close();
   }
@@ -522,7 +659,10 @@ describe('CheckoutModule bootstrap', () => {
     ['checkout.reconciliation.enabled', { reconciliation: { enabled: true } }],
     ['checkout.verification.confirmWithStatusCheck', { verification: { confirmWithStatusCheck: true } }],
     ['checkout.reconciliation.delayMs', { posSalesId: '1', reconciliation: { delayMs: -1 } }],
-    ['checkout.verification.amountTolerance.percent', { verification: { amountTolerance: { percent: 150 } } }],
+    [
+      'checkout.verification.amountTolerance.percent',
+      { verification: { amountTolerance: { percent: 150 } } },
+    ],
     ['checkout.handlers.retry.maxAttempts', { handlers: { retry: { maxAttempts: 0 } } }],
     ['checkout.access.allowedIps', { access: { allowedIps: ['10.0.0.0/40'] } }],
     ['checkout.access.pathSecret', { access: { pathSecret: 'short' } }],
@@ -546,7 +686,13 @@ describe('CheckoutModule bootstrap', () => {
     const store = new MemoryStore({ sweepIntervalMs: 0 });
     const STORE = Symbol('MY_STORE');
     const { Module } = await import('@nestjs/common');
-    @Module({ providers: [{ provide: STORE, useValue: store }, { provide: 'URL', useValue: api.url }], exports: [STORE, 'URL'] })
+    @Module({
+      providers: [
+        { provide: STORE, useValue: store },
+        { provide: 'URL', useValue: api.url },
+      ],
+      exports: [STORE, 'URL'],
+    })
     class ConfigLikeModule {}
     const moduleRef = await Test.createTestingModule({
       imports: [
@@ -567,8 +713,14 @@ describe('CheckoutModule bootstrap', () => {
     const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const { CheckoutService } = await import('nestjs-hubtel/checkout');
     const service = app.get(CheckoutService);
-    const created = await service.createInvoice({ totalAmount: 2, description: 'async', clientReference: 'async-1' });
-    expect((api.initiateRequests.at(-1)!.body as { callbackUrl: string }).callbackUrl).toBe('https://shop.example.test/async/cb');
+    const created = await service.createInvoice({
+      totalAmount: 2,
+      description: 'async',
+      clientReference: 'async-1',
+    });
+    expect((api.initiateRequests.at(-1)!.body as { callbackUrl: string }).callbackUrl).toBe(
+      'https://shop.example.test/async/cb',
+    );
     // The invoice lives in the store the app gave, under the module's prefix.
     const keys: string[] = [];
     for await (const [key] of store.scan('hubtel:checkout:')) keys.push(key);

@@ -197,12 +197,18 @@ export interface CheckoutTestApp {
   reconciler: CheckoutReconciler;
   handlers: RecordingHandlers;
   /** POSTs a body (object → JSON, string → as is) to the callback route. */
-  post(body: unknown, options?: { path?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; text: string }>;
+  post(
+    body: unknown,
+    options?: { path?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; text: string }>;
   close(): Promise<void>;
 }
 
 /** Options every test starts from: the fake's URLs, short delays. */
-export function baseOptions(api: { url: string }, overrides: Partial<CheckoutModuleOptions> = {}): CheckoutModuleOptions {
+export function baseOptions(
+  api: { url: string },
+  overrides: Partial<CheckoutModuleOptions> = {},
+): CheckoutModuleOptions {
   return {
     ...TEST_CREDENTIALS,
     baseUrls: { checkout: api.url, status: api.url },
@@ -279,7 +285,9 @@ export function callbackBody(
       Amount: fields.amount ?? 0,
       CustomerPhoneNumber: '233241234567',
       PaymentDetails: { MobileMoneyNumber: '233241234567', PaymentType: 'mobilemoney', Channel: 'mtn-gh' },
-      Description: success ? 'The MTN Mobile Money payment has been approved and processed successfully.' : 'Payment failed',
+      Description: success
+        ? 'The MTN Mobile Money payment has been approved and processed successfully.'
+        : 'Payment failed',
     },
     ...extra,
   };
@@ -307,7 +315,12 @@ export class JitteryStore extends MemoryStore {
     await this.jitter();
     return super.setIfAbsent(key, value, options);
   }
-  override async compareAndSet<T>(key: string, expectedVersion: number, value: T, options?: StoreWriteOptions) {
+  override async compareAndSet<T>(
+    key: string,
+    expectedVersion: number,
+    value: T,
+    options?: StoreWriteOptions,
+  ) {
     await this.jitter();
     return super.compareAndSet(key, expectedVersion, value, options);
   }

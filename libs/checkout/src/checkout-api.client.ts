@@ -4,7 +4,10 @@ import type {
   CheckoutInitiateResponseBody,
   CheckoutInvoiceCreated,
 } from './dto/create-invoice.dto.js';
-import type { CheckoutTransactionStatus, TransactionStatusResponseBody } from './dto/transaction-status.dto.js';
+import type {
+  CheckoutTransactionStatus,
+  TransactionStatusResponseBody,
+} from './dto/transaction-status.dto.js';
 
 /**
  * The two platform calls of checkout, on the shared HttpTransport (Basic auth, time-outs, the
@@ -45,7 +48,12 @@ export class CheckoutApiClient {
       );
     }
     const data = envelope?.data;
-    if (!data || typeof data.checkoutUrl !== 'string' || typeof data.checkoutId !== 'string' || data.checkoutId === '') {
+    if (
+      !data ||
+      typeof data.checkoutUrl !== 'string' ||
+      typeof data.checkoutId !== 'string' ||
+      data.checkoutId === ''
+    ) {
       throw new HubtelApiError(
         `checkout.createInvoice: the platform answered 0000 for ${body.clientReference} without data.checkoutUrl and data.checkoutId`,
         { httpStatus: response.status, responseCode: code, body: envelope },
@@ -54,7 +62,10 @@ export class CheckoutApiClient {
     return {
       checkoutUrl: data.checkoutUrl,
       checkoutId: data.checkoutId,
-      clientReference: typeof data.clientReference === 'string' && data.clientReference !== '' ? data.clientReference : body.clientReference,
+      clientReference:
+        typeof data.clientReference === 'string' && data.clientReference !== ''
+          ? data.clientReference
+          : body.clientReference,
       checkoutDirectUrl: typeof data.checkoutDirectUrl === 'string' ? data.checkoutDirectUrl : '',
       message: typeof data.message === 'string' ? data.message : '',
     };
@@ -66,7 +77,10 @@ export class CheckoutApiClient {
    */
   async status(clientReference: string): Promise<CheckoutTransactionStatus> {
     if (this.posSalesId === undefined) {
-      throw new HubtelError('HUBTEL_CONFIG_INVALID', 'checkout.getStatus needs the checkout.posSalesId option (the status check is per POS Sales ID)');
+      throw new HubtelError(
+        'HUBTEL_CONFIG_INVALID',
+        'checkout.getStatus needs the checkout.posSalesId option (the status check is per POS Sales ID)',
+      );
     }
     const response = await this.transport.request<TransactionStatusResponseBody>({
       api: 'status',
@@ -81,11 +95,15 @@ export class CheckoutApiClient {
     const envelope = response.data;
     const code = typeof envelope?.responseCode === 'string' ? envelope.responseCode : undefined;
     if (response.status === 404) {
-      throw new HubtelError('HUBTEL_NOT_FOUND', `checkout.getStatus: the platform has no transaction with clientReference "${clientReference}"`, {
-        httpStatus: 404,
-        responseCode: code,
-        body: envelope,
-      });
+      throw new HubtelError(
+        'HUBTEL_NOT_FOUND',
+        `checkout.getStatus: the platform has no transaction with clientReference "${clientReference}"`,
+        {
+          httpStatus: 404,
+          responseCode: code,
+          body: envelope,
+        },
+      );
     }
     const data = envelope?.data;
     if ((code !== undefined && code !== '0000') || !data || typeof data.status !== 'string') {
@@ -99,7 +117,10 @@ export class CheckoutApiClient {
       );
     }
     const status: CheckoutTransactionStatus = {
-      clientReference: typeof data.clientReference === 'string' && data.clientReference !== '' ? data.clientReference : clientReference,
+      clientReference:
+        typeof data.clientReference === 'string' && data.clientReference !== ''
+          ? data.clientReference
+          : clientReference,
       status: data.status,
       paid: data.status.trim().toLowerCase() === 'paid',
     };
@@ -118,7 +139,11 @@ export class CheckoutApiClient {
   }
 }
 
-function assign<K extends keyof CheckoutTransactionStatus>(target: CheckoutTransactionStatus, key: K, value: CheckoutTransactionStatus[K] | undefined): void {
+function assign<K extends keyof CheckoutTransactionStatus>(
+  target: CheckoutTransactionStatus,
+  key: K,
+  value: CheckoutTransactionStatus[K] | undefined,
+): void {
   if (value !== undefined) target[key] = value;
 }
 
@@ -138,7 +163,8 @@ function platformMessage(envelope: unknown): string | undefined {
   const e = envelope as Record<string, unknown>;
   const data = e.data && typeof e.data === 'object' ? (e.data as Record<string, unknown>) : {};
   for (const value of [e.message, e.status, data.message]) {
-    if (typeof value === 'string' && value.trim() !== '') return value.length > 200 ? `${value.slice(0, 200)}…` : value;
+    if (typeof value === 'string' && value.trim() !== '')
+      return value.length > 200 ? `${value.slice(0, 200)}…` : value;
   }
   return undefined;
 }

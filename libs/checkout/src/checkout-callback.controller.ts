@@ -55,19 +55,31 @@ export class CheckoutCallbackController {
   async receive(@Body() body: unknown, @Req() request: InboundRequestLike): Promise<CheckoutCallbackAck> {
     const size = bodySize(request, body);
     if (size > this.options.maxCallbackBodyBytes) {
-      throw inboundHttpError(413, 'HUBTEL_BODY_TOO_LARGE', `Callback body is larger than ${this.options.maxCallbackBodyBytes} bytes`);
+      throw inboundHttpError(
+        413,
+        'HUBTEL_BODY_TOO_LARGE',
+        `Callback body is larger than ${this.options.maxCallbackBodyBytes} bytes`,
+      );
     }
     const sourceAddress = this.access.clientAddress(request)?.address;
     try {
       await this.checkout.handleCallback(body, sourceAddress === undefined ? {} : { sourceAddress });
     } catch (error) {
       if (error instanceof HubtelValidationError) {
-        this.logger.warn(`Refused a malformed checkout callback${sourceAddress ? ` from ${sourceAddress}` : ''}: ${maskPhoneNumbers(error.message)}`);
+        this.logger.warn(
+          `Refused a malformed checkout callback${sourceAddress ? ` from ${sourceAddress}` : ''}: ${maskPhoneNumbers(error.message)}`,
+        );
         throw invalidBodyError(error.issues, 'checkout callback');
       }
       if (error instanceof HttpException) throw error;
-      this.logger.error(`Could not record a checkout callback: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`);
-      throw inboundHttpError(503, 'HUBTEL_UNAVAILABLE', 'The callback could not be recorded; send it again later');
+      this.logger.error(
+        `Could not record a checkout callback: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
+      );
+      throw inboundHttpError(
+        503,
+        'HUBTEL_UNAVAILABLE',
+        'The callback could not be recorded; send it again later',
+      );
     }
     return { received: true };
   }

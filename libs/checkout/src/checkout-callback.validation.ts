@@ -1,9 +1,8 @@
-import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidationError } from 'class-validator';
-import type { ValidationIssue } from 'nestjs-hubtel';
+import { compileValidator, type CompiledValidator, type ValidationIssue } from 'nestjs-hubtel';
 import { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 
-export type CallbackValidation = { ok: true; value: CheckoutCallbackDto } | { ok: false; issues: ValidationIssue[] };
+export type CallbackValidation =
+  { ok: true; value: CheckoutCallbackDto } | { ok: false; issues: ValidationIssue[] };
 
 /** Keys that can reach an object's prototype when copied onto it: never part of a callback. */
 const HOSTILE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -12,8 +11,8 @@ const MAX_DEPTH = 8;
 const MAX_NODES = 2_000;
 
 /**
- * Finds the first reason a parsed JSON body must not be handed to class-transformer: a key that
- * could pollute a prototype (Express's JSON parser keeps `"__proto__"` as an own key), or a
+ * Finds the first reason a parsed JSON body must not be validated at all: a key that could pollute
+ * a prototype if anything copied it (Express's JSON parser keeps `"__proto__"` as an own key), or a
  * structure far deeper or larger than any callback. Iterative, so a deep body cannot blow the stack.
  */
 export function findHostileStructure(body: unknown): ValidationIssue | undefined {
@@ -22,8 +21,10 @@ export function findHostileStructure(body: unknown): ValidationIssue | undefined
   while (stack.length > 0) {
     const { value, path, depth } = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
-    if (++nodes > MAX_NODES) return { field: path || '(body)', message: `body has more than ${MAX_NODES} objects and arrays` };
-    if (depth >= MAX_DEPTH) return { field: path || '(body)', message: `body is nested deeper than ${MAX_DEPTH} levels` };
+    if (++nodes > MAX_NODES)
+      return { field: path || '(body)', message: `body has more than ${MAX_NODES} objects and arrays` };
+    if (depth >= MAX_DEPTH)
+      return { field: path || '(body)', message: `body is nested deeper than ${MAX_DEPTH} levels` };
     for (const key of Object.keys(value)) {
       const field = path ? `${path}.${key}` : key;
       if (HOSTILE_KEYS.has(key)) return { field, message: `key "${key}" is not allowed` };
@@ -33,29 +34,36 @@ export function findHostileStructure(body: unknown): ValidationIssue | undefined
   return undefined;
 }
 
-function flatten(errors: ValidationError[], parent = ''): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
-  for (const error of errors) {
-    const field = parent ? `${parent}.${error.property}` : error.property;
-    for (const message of Object.values(error.constraints ?? {})) issues.push({ field, message: message.replace(error.property, field) });
-    if (error.children?.length) issues.push(...flatten(error.children, field));
-  }
-  return issues;
+let compiled: CompiledValidator<CheckoutCallbackDto> | undefined;
+
+/**
+ * The callback DTO compiled once by the core's `compileValidator` (class-validator's rules and
+ * messages, without building class instances). Called at module start-up so a broken DTO fails
+ * at bootstrap.
+ */
+export function checkoutCallbackValidator(): CompiledValidator<CheckoutCallbackDto> {
+  return (compiled ??= compileValidator(CheckoutCallbackDto));
 }
 
 /**
  * Validates a checkout web callback body. Never throws; anything that is not a JSON object with
- * the contract's fields comes back as issues (one per bad field).
+ * the contract's fields comes back as issues (one per bad field). `value` is a fresh plain object
+ * with the contract's fields only: unknown extra fields are accepted and left out.
  */
 export function validateCheckoutCallback(body: unknown): CallbackValidation {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : body === undefined ? 'no body' : typeof body;
+    const got =
+      body === null
+        ? 'null'
+        : Array.isArray(body)
+          ? 'an array'
+          : body === undefined
+            ? 'no body'
+            : typeof body;
     return { ok: false, issues: [{ field: '(body)', message: `body must be a JSON object, got ${got}` }] };
   }
+  // Refused before validation: unknown keys are otherwise accepted and ignored, and these must not be.
   const hostile = findHostileStructure(body);
   if (hostile) return { ok: false, issues: [hostile] };
-  const value = plainToInstance(CheckoutCallbackDto, body as Record<string, unknown>);
-  const errors = validateSync(value, { forbidUnknownValues: false, validationError: { target: false, value: false } });
-  if (errors.length > 0) return { ok: false, issues: flatten(errors) };
-  return { ok: true, value };
+  return checkoutCallbackValidator()(body);
 }

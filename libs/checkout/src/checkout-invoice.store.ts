@@ -93,7 +93,10 @@ export class CheckoutInvoiceStore {
       const written = await this.store.compareAndSet(key, entry.version, stamped, { ttlMs: this.ttlMs });
       if (written) return { invoice: written.value, changed: true };
     }
-    throw new HubtelError('HUBTEL_STORE_CONFLICT', `Invoice ${clientReference} kept changing under concurrent writers; gave up after ${MAX_CAS_TRIES} tries`);
+    throw new HubtelError(
+      'HUBTEL_STORE_CONFLICT',
+      `Invoice ${clientReference} kept changing under concurrent writers; gave up after ${MAX_CAS_TRIES} tries`,
+    );
   }
 
   async delete(clientReference: string): Promise<void> {
@@ -121,7 +124,12 @@ export class CheckoutInvoiceStore {
    * (compare-and-set): two reconcilers (two instances) never check the same invoice at once.
    */
   async claim(entry: StoreEntry<CheckoutWatchEntry>, next: CheckoutWatchEntry): Promise<boolean> {
-    const written = await this.store.compareAndSet(watchKey(entry.value.clientReference), entry.version, next, { ttlMs: this.watchTtlMs });
+    const written = await this.store.compareAndSet(
+      watchKey(entry.value.clientReference),
+      entry.version,
+      next,
+      { ttlMs: this.watchTtlMs },
+    );
     return written !== undefined;
   }
 }

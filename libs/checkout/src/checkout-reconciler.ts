@@ -63,7 +63,10 @@ export class CheckoutReconciler implements OnApplicationBootstrap, BeforeApplica
   start(): void {
     if (this.started) return;
     if (this.options.posSalesId === undefined) {
-      throw new HubtelError('HUBTEL_CONFIG_INVALID', 'The checkout reconciler needs the checkout.posSalesId option (it uses the status check)');
+      throw new HubtelError(
+        'HUBTEL_CONFIG_INVALID',
+        'The checkout reconciler needs the checkout.posSalesId option (it uses the status check)',
+      );
     }
     this.started = true;
     this.schedule();
@@ -101,7 +104,14 @@ export class CheckoutReconciler implements OnApplicationBootstrap, BeforeApplica
   }
 
   private async reconcile(): Promise<CheckoutReconcileReport> {
-    const report: CheckoutReconcileReport = { checked: 0, paid: 0, failed: 0, expired: 0, rejected: 0, errors: 0 };
+    const report: CheckoutReconcileReport = {
+      checked: 0,
+      paid: 0,
+      failed: 0,
+      expired: 0,
+      rejected: 0,
+      errors: 0,
+    };
     const now = this.now();
     const due: StoreEntry<CheckoutWatchEntry>[] = [];
     for await (const [, entry] of this.invoices.watched()) {
@@ -115,20 +125,31 @@ export class CheckoutReconciler implements OnApplicationBootstrap, BeforeApplica
           await this.check(entry, now, report);
         } catch (error) {
           report.errors++;
-          this.logger.warn(`Status check of invoice ${entry.value.clientReference} failed: ${describe(error)}; retrying later`);
+          this.logger.warn(
+            `Status check of invoice ${entry.value.clientReference} failed: ${describe(error)}; retrying later`,
+          );
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.options.reconciliation.concurrency, due.length) }, worker));
+    await Promise.all(
+      Array.from({ length: Math.min(this.options.reconciliation.concurrency, due.length) }, worker),
+    );
     return report;
   }
 
-  private async check(entry: StoreEntry<CheckoutWatchEntry>, now: number, report: CheckoutReconcileReport): Promise<void> {
+  private async check(
+    entry: StoreEntry<CheckoutWatchEntry>,
+    now: number,
+    report: CheckoutReconcileReport,
+  ): Promise<void> {
     const { intervalMs, maxIntervalMs, giveUpAfterMs } = this.options.reconciliation;
     const watch = entry.value;
     const ref = watch.clientReference;
     const spacing = Math.min(maxIntervalMs, intervalMs * 2 ** Math.min(watch.checks, 30));
-    if (!(await this.invoices.claim(entry, { ...watch, checks: watch.checks + 1, nextCheckAt: now + spacing }))) return;
+    if (
+      !(await this.invoices.claim(entry, { ...watch, checks: watch.checks + 1, nextCheckAt: now + spacing }))
+    )
+      return;
 
     const invoice = await this.invoices.get(ref);
     if (!invoice || invoice.status === 'paid' || invoice.status === 'expired' || invoice.attention) {
@@ -152,7 +173,10 @@ export class CheckoutReconciler implements OnApplicationBootstrap, BeforeApplica
       if (!verdict.ok) {
         report.rejected++;
         // Flag it and stop: re-checking would only repeat the alert; a person must look at it.
-        await this.invoices.update(ref, (current) => ({ ...current, attention: { reason: verdict.reason, message: verdict.message, at: new Date(now).toISOString() } }));
+        await this.invoices.update(ref, (current) => ({
+          ...current,
+          attention: { reason: verdict.reason, message: verdict.message, at: new Date(now).toISOString() },
+        }));
         await this.invoices.unwatch(ref);
         this.settlement.reject(
           new CheckoutRejectedEvent({
@@ -188,7 +212,12 @@ export class CheckoutReconciler implements OnApplicationBootstrap, BeforeApplica
     }
     if (status && status.status.trim().toLowerCase() === 'refunded') {
       // Money came and went back: final, and not a payment.
-      const result = await this.settlement.failed({ clientReference: ref, source: 'status-check', status: status.status, payment: {} });
+      const result = await this.settlement.failed({
+        clientReference: ref,
+        source: 'status-check',
+        status: status.status,
+        payment: {},
+      });
       await this.invoices.unwatch(ref);
       if (result === 'settled') report.failed++;
       return;

@@ -16,7 +16,13 @@ function setup() {
   emitter.on(CheckoutEvents.Failed, (e: unknown) => void seen.failed!.push(e));
   emitter.on(CheckoutEvents.Expired, (e: unknown) => void seen.expired!.push(e));
   emitter.on(CheckoutEvents.Rejected, (e: unknown) => void seen.rejected!.push(e));
-  const pipeline = new InboundPipeline({ name: 'checkout', store, emitter, deadLetterEvent: CheckoutEvents.DeadLetter, logger: quiet });
+  const pipeline = new InboundPipeline({
+    name: 'checkout',
+    store,
+    emitter,
+    deadLetterEvent: CheckoutEvents.DeadLetter,
+    logger: quiet,
+  });
   for (const event of CHECKOUT_EVENT_JOBS) pipeline.define(event);
   const invoices = new CheckoutInvoiceStore(store, 3_600_000, 3_600_000);
   const settlement = new CheckoutSettlement(invoices, pipeline, emitter);
@@ -34,7 +40,13 @@ const invoice = (ref: string): CheckoutInvoice => ({
   updatedAt: new Date().toISOString(),
 });
 
-const paid = (ref: string): PaidEvidence => ({ clientReference: ref, amountPaid: 10, source: 'callback', confirmedByStatusCheck: false, payment: {} });
+const paid = (ref: string): PaidEvidence => ({
+  clientReference: ref,
+  amountPaid: 10,
+  source: 'callback',
+  confirmedByStatusCheck: false,
+  payment: {},
+});
 
 describe('CheckoutSettlement', () => {
   beforeAll(() => Logger.overrideLogger(false));
@@ -67,9 +79,13 @@ describe('CheckoutSettlement', () => {
     const { invoices, settlement, pipeline, seen } = setup();
     await invoices.create(invoice('c'));
     await pipeline.submit(CheckoutEvents.Paid, 'c', { clientReference: 'c' });
-    expect(await settlement.failed({ clientReference: 'c', source: 'callback', status: 'Failed', payment: {} })).toBe('superseded');
+    expect(
+      await settlement.failed({ clientReference: 'c', source: 'callback', status: 'Failed', payment: {} }),
+    ).toBe('superseded');
     await settlement.paid(paid('c'));
-    expect(await settlement.failed({ clientReference: 'c', source: 'callback', status: 'Failed', payment: {} })).toBe('superseded');
+    expect(
+      await settlement.failed({ clientReference: 'c', source: 'callback', status: 'Failed', payment: {} }),
+    ).toBe('superseded');
     await pipeline.drain();
     expect(seen.failed).toHaveLength(0);
   });
@@ -77,8 +93,16 @@ describe('CheckoutSettlement', () => {
   it('records a failure once, then lets a later payment through', async () => {
     const { invoices, settlement, pipeline, seen } = setup();
     await invoices.create(invoice('d'));
-    const failure = { clientReference: 'd', source: 'callback' as const, responseCode: '2001', status: 'Failed', payment: {} };
-    expect(await Promise.all([settlement.failed(failure), settlement.failed(failure)])).toEqual(expect.arrayContaining(['settled', 'duplicate']));
+    const failure = {
+      clientReference: 'd',
+      source: 'callback' as const,
+      responseCode: '2001',
+      status: 'Failed',
+      payment: {},
+    };
+    expect(await Promise.all([settlement.failed(failure), settlement.failed(failure)])).toEqual(
+      expect.arrayContaining(['settled', 'duplicate']),
+    );
     expect(await settlement.paid(paid('d'))).toBe('settled');
     await pipeline.drain();
     expect(seen.failed).toHaveLength(1);
@@ -100,7 +124,14 @@ describe('CheckoutSettlement', () => {
   it('reports invoices it does not know', async () => {
     const { settlement, seen } = setup();
     expect(await settlement.paid(paid('nobody'))).toBe('unknown');
-    expect(await settlement.failed({ clientReference: 'nobody', source: 'callback', status: 'Failed', payment: {} })).toBe('unknown');
+    expect(
+      await settlement.failed({
+        clientReference: 'nobody',
+        source: 'callback',
+        status: 'Failed',
+        payment: {},
+      }),
+    ).toBe('unknown');
     expect(await settlement.expired('nobody')).toBe('unknown');
     expect(seen.paid).toHaveLength(0);
   });

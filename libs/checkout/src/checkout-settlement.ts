@@ -42,7 +42,11 @@ export interface FailedEvidence {
 export type SettleResult = 'settled' | 'duplicate' | 'superseded' | 'unknown';
 
 /** Job types of the module's pipeline: the event names, dispatched to their listeners. */
-export const CHECKOUT_EVENT_JOBS = [CheckoutEvents.Paid, CheckoutEvents.Failed, CheckoutEvents.Expired] as const;
+export const CHECKOUT_EVENT_JOBS = [
+  CheckoutEvents.Paid,
+  CheckoutEvents.Failed,
+  CheckoutEvents.Expired,
+] as const;
 
 /**
  * Turns verified outcomes into recorded events, exactly once per invoice, whichever path (web
@@ -103,7 +107,9 @@ export class CheckoutSettlement {
     );
     await this.invoices.unwatch(ref);
     if (!duplicate) {
-      this.logger.log(`Invoice ${ref} paid (${evidence.amountPaid.toFixed(2)}, via ${evidence.source}${evidence.confirmedByStatusCheck ? ', confirmed by status check' : ''})`);
+      this.logger.log(
+        `Invoice ${ref} paid (${evidence.amountPaid.toFixed(2)}, via ${evidence.source}${evidence.confirmedByStatusCheck ? ', confirmed by status check' : ''})`,
+      );
     }
     return duplicate ? 'duplicate' : 'settled';
   }
@@ -120,7 +126,11 @@ export class CheckoutSettlement {
             ...current,
             status: 'failed',
             checkoutId: current.checkoutId ?? evidence.checkoutId,
-            failure: { status: evidence.status, at, ...definedOnly({ responseCode: evidence.responseCode, reason: evidence.reason }) },
+            failure: {
+              status: evidence.status,
+              at,
+              ...definedOnly({ responseCode: evidence.responseCode, reason: evidence.reason }),
+            },
           }
         : undefined,
     );
@@ -140,7 +150,9 @@ export class CheckoutSettlement {
       failedAt: at,
     });
     const { duplicate } = await this.pipeline.submit(CheckoutEvents.Failed, ref, event);
-    this.logger.log(`Invoice ${ref}: payment attempt failed (${evidence.responseCode ?? '-'} ${maskPhoneNumbers(evidence.status)}, via ${evidence.source})`);
+    this.logger.log(
+      `Invoice ${ref}: payment attempt failed (${evidence.responseCode ?? '-'} ${maskPhoneNumbers(evidence.status)}, via ${evidence.source})`,
+    );
     return duplicate ? 'duplicate' : 'settled';
   }
 
@@ -150,7 +162,9 @@ export class CheckoutSettlement {
     let before: CheckoutInvoice | undefined;
     const result = await this.invoices.update(clientReference, (current) => {
       before = current;
-      return current.status === 'pending' || current.status === 'failed' ? { ...current, status: 'expired' } : undefined;
+      return current.status === 'pending' || current.status === 'failed'
+        ? { ...current, status: 'expired' }
+        : undefined;
     });
     await this.invoices.unwatch(clientReference);
     if (!result || !before) return 'unknown';
@@ -182,7 +196,11 @@ export class CheckoutSettlement {
     );
     const emitting = this.emitter
       .emitAsync(CheckoutEvents.Rejected, event)
-      .catch((error: unknown) => this.logger.error(`A ${CheckoutEvents.Rejected} handler failed: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`));
+      .catch((error: unknown) =>
+        this.logger.error(
+          `A ${CheckoutEvents.Rejected} handler failed: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
+        ),
+      );
     this.emitting.add(emitting);
     void emitting.finally(() => this.emitting.delete(emitting));
   }

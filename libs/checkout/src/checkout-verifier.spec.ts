@@ -2,10 +2,24 @@ import { amountMatches, classifyCallback, CheckoutVerifier } from './checkout-ve
 import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 import type { CheckoutInvoice } from './checkout-invoice.store.js';
 
-const exact = { amountTolerance: { absolute: 0, percent: 0 }, allowOverpayment: false, confirmWithStatusCheck: false };
+const exact = {
+  amountTolerance: { absolute: 0, percent: 0 },
+  allowOverpayment: false,
+  confirmWithStatusCheck: false,
+};
 
-function callback(responseCode: string, status: string, amount?: number, ref = 'r1', checkoutId = 'c1'): CheckoutCallbackDto {
-  return { ResponseCode: responseCode, Status: status, Data: { CheckoutId: checkoutId, ClientReference: ref, Status: status, Amount: amount } } as CheckoutCallbackDto;
+function callback(
+  responseCode: string,
+  status: string,
+  amount?: number,
+  ref = 'r1',
+  checkoutId = 'c1',
+): CheckoutCallbackDto {
+  return {
+    ResponseCode: responseCode,
+    Status: status,
+    Data: { CheckoutId: checkoutId, ClientReference: ref, Status: status, Amount: amount },
+  } as CheckoutCallbackDto;
 }
 
 const invoice: CheckoutInvoice = {
@@ -65,24 +79,46 @@ describe('CheckoutVerifier', () => {
   const verifier = new CheckoutVerifier(exact);
 
   it('rejects an unknown reference, a foreign checkout id and a wrong or missing amount', () => {
-    expect(verifier.verifyCallback(callback('0000', 'Success', 10.1), 'paid', undefined)).toMatchObject({ ok: false, reason: 'UNKNOWN_REFERENCE' });
-    expect(verifier.verifyCallback(callback('0000', 'Success', 10.1, 'r1', 'other'), 'paid', invoice)).toMatchObject({ ok: false, reason: 'CHECKOUT_ID_MISMATCH' });
-    expect(verifier.verifyCallback(callback('0000', 'Success', 1), 'paid', invoice)).toMatchObject({ ok: false, reason: 'AMOUNT_MISMATCH' });
-    expect(verifier.verifyCallback(callback('0000', 'Success'), 'paid', invoice)).toMatchObject({ ok: false, reason: 'AMOUNT_MISMATCH' });
+    expect(verifier.verifyCallback(callback('0000', 'Success', 10.1), 'paid', undefined)).toMatchObject({
+      ok: false,
+      reason: 'UNKNOWN_REFERENCE',
+    });
+    expect(
+      verifier.verifyCallback(callback('0000', 'Success', 10.1, 'r1', 'other'), 'paid', invoice),
+    ).toMatchObject({ ok: false, reason: 'CHECKOUT_ID_MISMATCH' });
+    expect(verifier.verifyCallback(callback('0000', 'Success', 1), 'paid', invoice)).toMatchObject({
+      ok: false,
+      reason: 'AMOUNT_MISMATCH',
+    });
+    expect(verifier.verifyCallback(callback('0000', 'Success'), 'paid', invoice)).toMatchObject({
+      ok: false,
+      reason: 'AMOUNT_MISMATCH',
+    });
     expect(verifier.verifyCallback(callback('0000', 'Success', 10.1), 'paid', invoice)).toEqual({ ok: true });
   });
 
   it('does not check the amount of a failed attempt, and skips the checkout id when it is not known yet', () => {
     expect(verifier.verifyCallback(callback('2001', 'Failed', 0), 'failed', invoice)).toEqual({ ok: true });
     const { checkoutId: _unused, ...noId } = invoice;
-    expect(verifier.verifyCallback(callback('0000', 'Success', 10.1, 'r1', 'anything'), 'paid', noId)).toEqual({ ok: true });
+    expect(
+      verifier.verifyCallback(callback('0000', 'Success', 10.1, 'r1', 'anything'), 'paid', noId),
+    ).toEqual({ ok: true });
   });
 
   it('checks a paid status answer: same reference, matching amount', () => {
     const status = { clientReference: 'r1', status: 'Paid', paid: true, amount: 10.1 };
     expect(verifier.verifyPaidStatus(status, invoice)).toEqual({ ok: true });
-    expect(verifier.verifyPaidStatus({ ...status, amount: 5 }, invoice)).toMatchObject({ ok: false, reason: 'AMOUNT_MISMATCH' });
-    expect(verifier.verifyPaidStatus({ ...status, amount: undefined }, invoice)).toMatchObject({ ok: false, reason: 'AMOUNT_MISMATCH' });
-    expect(verifier.verifyPaidStatus({ ...status, clientReference: 'r2' }, invoice)).toMatchObject({ ok: false, reason: 'NOT_CONFIRMED' });
+    expect(verifier.verifyPaidStatus({ ...status, amount: 5 }, invoice)).toMatchObject({
+      ok: false,
+      reason: 'AMOUNT_MISMATCH',
+    });
+    expect(verifier.verifyPaidStatus({ ...status, amount: undefined }, invoice)).toMatchObject({
+      ok: false,
+      reason: 'AMOUNT_MISMATCH',
+    });
+    expect(verifier.verifyPaidStatus({ ...status, clientReference: 'r2' }, invoice)).toMatchObject({
+      ok: false,
+      reason: 'NOT_CONFIRMED',
+    });
   });
 });

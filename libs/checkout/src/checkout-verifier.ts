@@ -33,7 +33,11 @@ function cents(value: number): number {
  * True when `paid` is close enough to `expected`: the larger of the absolute and percent
  * tolerances, both ways; any excess when over-payment is allowed.
  */
-export function amountMatches(paid: number, expected: number, verification: ResolvedCheckoutOptions['verification']): boolean {
+export function amountMatches(
+  paid: number,
+  expected: number,
+  verification: ResolvedCheckoutOptions['verification'],
+): boolean {
   const difference = cents(paid) - cents(expected);
   const { absolute, percent } = verification.amountTolerance;
   const allowed = Math.max(cents(absolute), Math.floor((cents(expected) * percent) / 100 + 1e-9));
@@ -52,10 +56,18 @@ export class CheckoutVerifier {
   constructor(private readonly verification: ResolvedCheckoutOptions['verification']) {}
 
   /** Checks a callback against the invoice this app recorded for its `ClientReference`. */
-  verifyCallback(callback: CheckoutCallbackDto, claim: CallbackClaim, invoice: CheckoutInvoice | undefined): Verdict {
+  verifyCallback(
+    callback: CheckoutCallbackDto,
+    claim: CallbackClaim,
+    invoice: CheckoutInvoice | undefined,
+  ): Verdict {
     const data = callback.Data;
     if (!invoice) {
-      return { ok: false, reason: 'UNKNOWN_REFERENCE', message: `No invoice with clientReference "${data.ClientReference}" was created by this app` };
+      return {
+        ok: false,
+        reason: 'UNKNOWN_REFERENCE',
+        message: `No invoice with clientReference "${data.ClientReference}" was created by this app`,
+      };
     }
     if (invoice.checkoutId !== undefined && invoice.checkoutId !== data.CheckoutId) {
       return {

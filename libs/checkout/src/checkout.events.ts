@@ -114,7 +114,8 @@ export class CheckoutFailedEvent {
  * - `AMOUNT_MISMATCH`: the amount differs from the invoice by more than the configured tolerance;
  * - `NOT_CONFIRMED`: the callback says paid but the transaction status check does not.
  */
-export type CheckoutRejectionReason = 'UNKNOWN_REFERENCE' | 'CHECKOUT_ID_MISMATCH' | 'AMOUNT_MISMATCH' | 'NOT_CONFIRMED';
+export type CheckoutRejectionReason =
+  'UNKNOWN_REFERENCE' | 'CHECKOUT_ID_MISMATCH' | 'AMOUNT_MISMATCH' | 'NOT_CONFIRMED';
 
 /** Payload of `CheckoutEvents.Rejected`. Nothing was paid: treat it as an alert (a forgery, a misconfiguration). */
 export class CheckoutRejectedEvent {

@@ -29,11 +29,16 @@ export const {
   .setFactoryMethodName('createCheckoutOptions')
   .setExtras<CheckoutModuleExtras>({ isGlobal: false, callback: {} }, (definition, extras) => {
     const route = extras.callback ?? {};
-    const info: CheckoutRouteInfo = { path: route.path ?? CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: route.disabled === true };
+    const info: CheckoutRouteInfo = {
+      path: route.path ?? CHECKOUT_DEFAULT_CALLBACK_PATH,
+      disabled: route.disabled === true,
+    };
     return {
       ...definition,
       global: extras.isGlobal,
-      controllers: info.disabled ? [] : [mountController(CheckoutCallbackController, CHECKOUT_DEFAULT_CALLBACK_PATH, route)],
+      controllers: info.disabled
+        ? []
+        : [mountController(CheckoutCallbackController, CHECKOUT_DEFAULT_CALLBACK_PATH, route)],
       providers: [...(definition.providers ?? []), { provide: CHECKOUT_ROUTE, useValue: info }],
     };
   })

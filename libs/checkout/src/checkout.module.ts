@@ -26,13 +26,21 @@ import {
 } from './checkout.constants.js';
 import { CheckoutEvents } from './checkout.events.js';
 import { CHECKOUT_MODULE_OPTIONS, CheckoutConfigurableModule } from './checkout.module-definition.js';
-import { resolveCheckoutOptions, type CheckoutModuleOptions, type CheckoutRouteInfo, type ResolvedCheckoutOptions } from './checkout.options.js';
+import {
+  resolveCheckoutOptions,
+  type CheckoutModuleOptions,
+  type CheckoutRouteInfo,
+  type ResolvedCheckoutOptions,
+} from './checkout.options.js';
 import { CheckoutService } from './checkout.service.js';
 import type { HttpTransport } from 'nestjs-hubtel';
 
 function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
   if (!emitter) {
-    throw new HubtelConfigError('EventEmitterModule', 'CheckoutModule emits its outcomes as events: import EventEmitterModule.forRoot() in your application module');
+    throw new HubtelConfigError(
+      'EventEmitterModule',
+      'CheckoutModule emits its outcomes as events: import EventEmitterModule.forRoot() in your application module',
+    );
   }
   return emitter;
 }
@@ -55,7 +63,8 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
   providers: [
     {
       provide: CHECKOUT_RESOLVED_OPTIONS,
-      useFactory: (options: CheckoutModuleOptions, route: CheckoutRouteInfo) => resolveCheckoutOptions(options, route),
+      useFactory: (options: CheckoutModuleOptions, route: CheckoutRouteInfo) =>
+        resolveCheckoutOptions(options, route),
       inject: [CHECKOUT_MODULE_OPTIONS, CHECKOUT_ROUTE],
     },
     {
@@ -67,7 +76,10 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         try {
           return moduleRef.get<HubtelStore>(store as InjectionToken, { strict: false });
         } catch {
-          throw new HubtelConfigError('checkout.store', `no provider found for the injection token ${String((store as { name?: string }).name ?? store)}`);
+          throw new HubtelConfigError(
+            'checkout.store',
+            `no provider found for the injection token ${String((store as { name?: string }).name ?? store)}`,
+          );
         }
       },
       inject: [CHECKOUT_RESOLVED_OPTIONS, ModuleRef],
@@ -90,7 +102,8 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
     },
     {
       provide: CheckoutApiClient,
-      useFactory: (transport: HttpTransport, options: ResolvedCheckoutOptions) => new CheckoutApiClient(transport, options.posSalesId),
+      useFactory: (transport: HttpTransport, options: ResolvedCheckoutOptions) =>
+        new CheckoutApiClient(transport, options.posSalesId),
       inject: [CHECKOUT_TRANSPORT, CHECKOUT_RESOLVED_OPTIONS],
     },
     {
@@ -108,7 +121,9 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
           deadLetterEvent: CheckoutEvents.DeadLetter,
           retry: options.handlers.retry,
           recoverOnBootstrap: options.handlers.recoverOnBootstrap,
-          ...(options.handlers.recordTtlMs === undefined ? {} : { recordTtlMs: options.handlers.recordTtlMs }),
+          ...(options.handlers.recordTtlMs === undefined
+            ? {}
+            : { recordTtlMs: options.handlers.recordTtlMs }),
           ...(readiness ? { whenReady: () => readiness.waitUntilReady() } : {}),
         });
         for (const event of CHECKOUT_EVENT_JOBS) pipeline.define(event);
@@ -124,7 +139,11 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
     {
       provide: CheckoutInvoiceStore,
       useFactory: (options: ResolvedCheckoutOptions, store: HubtelStore) =>
-        new CheckoutInvoiceStore(store, options.invoiceTtlMs, options.reconciliation.giveUpAfterMs + options.reconciliation.maxIntervalMs * 2),
+        new CheckoutInvoiceStore(
+          store,
+          options.invoiceTtlMs,
+          options.reconciliation.giveUpAfterMs + options.reconciliation.maxIntervalMs * 2,
+        ),
       inject: [CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
     },
     {
@@ -134,8 +153,11 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
     },
     {
       provide: CheckoutSettlement,
-      useFactory: (invoices: CheckoutInvoiceStore, pipeline: InboundPipeline, emitter: EventEmitter2 | undefined) =>
-        new CheckoutSettlement(invoices, pipeline, requireEmitter(emitter)),
+      useFactory: (
+        invoices: CheckoutInvoiceStore,
+        pipeline: InboundPipeline,
+        emitter: EventEmitter2 | undefined,
+      ) => new CheckoutSettlement(invoices, pipeline, requireEmitter(emitter)),
       inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE, { token: EventEmitter2, optional: true }],
     },
     {
@@ -147,11 +169,18 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         settlement: CheckoutSettlement,
         verifier: CheckoutVerifier,
       ) => new CheckoutReconciler(options, invoices, api, settlement, verifier),
-      inject: [CHECKOUT_RESOLVED_OPTIONS, CheckoutInvoiceStore, CheckoutApiClient, CheckoutSettlement, CheckoutVerifier],
+      inject: [
+        CHECKOUT_RESOLVED_OPTIONS,
+        CheckoutInvoiceStore,
+        CheckoutApiClient,
+        CheckoutSettlement,
+        CheckoutVerifier,
+      ],
     },
     {
       provide: CHECKOUT_ACCESS_POLICY,
-      useFactory: (options: ResolvedCheckoutOptions) => new InboundAccessPolicy(options.access, 'checkout.access.'),
+      useFactory: (options: ResolvedCheckoutOptions) =>
+        new InboundAccessPolicy(options.access, 'checkout.access.'),
       inject: [CHECKOUT_RESOLVED_OPTIONS],
     },
     CheckoutService,

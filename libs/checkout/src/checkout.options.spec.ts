@@ -6,9 +6,22 @@ const base = { clientId: 'id', clientSecret: 'secret' };
 describe('resolveCheckoutOptions', () => {
   it('fills production defaults; status checks, confirmation and reconciliation off without posSalesId', () => {
     const o = resolveCheckoutOptions(base);
-    expect(o.baseUrls).toEqual({ checkout: 'https://payproxyapi.hubtel.com', status: 'https://api-txnstatus.hubtel.com' });
-    expect(o.verification).toEqual({ amountTolerance: { absolute: 0, percent: 0 }, allowOverpayment: false, confirmWithStatusCheck: false });
-    expect(o.reconciliation).toMatchObject({ enabled: false, delayMs: 300_000, intervalMs: 60_000, maxIntervalMs: 3_600_000, giveUpAfterMs: 86_400_000 });
+    expect(o.baseUrls).toEqual({
+      checkout: 'https://payproxyapi.hubtel.com',
+      status: 'https://api-txnstatus.hubtel.com',
+    });
+    expect(o.verification).toEqual({
+      amountTolerance: { absolute: 0, percent: 0 },
+      allowOverpayment: false,
+      confirmWithStatusCheck: false,
+    });
+    expect(o.reconciliation).toMatchObject({
+      enabled: false,
+      delayMs: 300_000,
+      intervalMs: 60_000,
+      maxIntervalMs: 3_600_000,
+      giveUpAfterMs: 86_400_000,
+    });
     expect(o.descriptionSpecialCharacters).toBe('reject');
     expect(o.callbackUrl).toBeUndefined();
   });
@@ -17,18 +30,41 @@ describe('resolveCheckoutOptions', () => {
     const o = resolveCheckoutOptions({ ...base, posSalesId: '11684' });
     expect(o.verification.confirmWithStatusCheck).toBe(true);
     expect(o.reconciliation.enabled).toBe(true);
-    expect(resolveCheckoutOptions({ ...base, posSalesId: '1', verification: { confirmWithStatusCheck: false } }).verification.confirmWithStatusCheck).toBe(false);
+    expect(
+      resolveCheckoutOptions({ ...base, posSalesId: '1', verification: { confirmWithStatusCheck: false } })
+        .verification.confirmWithStatusCheck,
+    ).toBe(false);
   });
 
   it('builds the default callback URL from publicBaseUrl, the route and the path secret', () => {
-    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test/api/' }).callbackUrl).toBe('https://shop.test/api/hubtel/checkout/callback');
-    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test' }, { path: '/pay/cb/', disabled: false }).callbackUrl).toBe('https://shop.test/pay/cb');
-    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test', access: { pathSecret: 'abcdefghijklmnop' } }).callbackUrl).toBe(
-      'https://shop.test/hubtel/checkout/callback/abcdefghijklmnop',
+    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test/api/' }).callbackUrl).toBe(
+      'https://shop.test/api/hubtel/checkout/callback',
     );
+    expect(
+      resolveCheckoutOptions(
+        { ...base, publicBaseUrl: 'https://shop.test' },
+        { path: '/pay/cb/', disabled: false },
+      ).callbackUrl,
+    ).toBe('https://shop.test/pay/cb');
+    expect(
+      resolveCheckoutOptions({
+        ...base,
+        publicBaseUrl: 'https://shop.test',
+        access: { pathSecret: 'abcdefghijklmnop' },
+      }).callbackUrl,
+    ).toBe('https://shop.test/hubtel/checkout/callback/abcdefghijklmnop');
     // An explicit callbackUrl wins; a disabled route has no default.
-    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test', callbackUrl: 'https://x.test/cb' }).callbackUrl).toBe('https://x.test/cb');
-    expect(resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test' }, { path: 'x', disabled: true }).callbackUrl).toBeUndefined();
+    expect(
+      resolveCheckoutOptions({
+        ...base,
+        publicBaseUrl: 'https://shop.test',
+        callbackUrl: 'https://x.test/cb',
+      }).callbackUrl,
+    ).toBe('https://x.test/cb');
+    expect(
+      resolveCheckoutOptions({ ...base, publicBaseUrl: 'https://shop.test' }, { path: 'x', disabled: true })
+        .callbackUrl,
+    ).toBeUndefined();
   });
 
   it.each([
@@ -38,10 +74,16 @@ describe('resolveCheckoutOptions', () => {
     [{ returnUrl: 'javascript:alert(1)' }, 'checkout.returnUrl'],
     [{ callbackUrl: 'https://u:p@x.test' }, 'checkout.callbackUrl'],
     [{ verification: 'yes' }, 'checkout.verification'],
-    [{ verification: { amountTolerance: { absolute: -1 } } }, 'checkout.verification.amountTolerance.absolute'],
+    [
+      { verification: { amountTolerance: { absolute: -1 } } },
+      'checkout.verification.amountTolerance.absolute',
+    ],
     [{ verification: { allowOverpayment: 'true' } }, 'checkout.verification.allowOverpayment'],
     [{ posSalesId: '1', reconciliation: { intervalMs: 0 } }, 'checkout.reconciliation.intervalMs'],
-    [{ posSalesId: '1', reconciliation: { intervalMs: 1000, maxIntervalMs: 10 } }, 'checkout.reconciliation.maxIntervalMs'],
+    [
+      { posSalesId: '1', reconciliation: { intervalMs: 1000, maxIntervalMs: 10 } },
+      'checkout.reconciliation.maxIntervalMs',
+    ],
     [{ posSalesId: '1', reconciliation: { concurrency: 0 } }, 'checkout.reconciliation.concurrency'],
     [{ posSalesId: '1', reconciliation: { giveUpAfterMs: 40 * 24 * 3600_000 } }, 'checkout.invoiceTtlMs'],
     [{ handlers: { retry: { maxAttempts: Infinity } } }, 'checkout.handlers.retry.maxAttempts'],

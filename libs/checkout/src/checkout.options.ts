@@ -170,14 +170,19 @@ function section(raw: Record<string, unknown>, key: string): Record<string, unkn
 function isStore(value: unknown): value is HubtelStore {
   if (!value || typeof value !== 'object') return false;
   const s = value as Record<string, unknown>;
-  return ['get', 'setIfAbsent', 'compareAndSet', 'set', 'delete', 'scan'].every((m) => typeof s[m] === 'function');
+  return ['get', 'setIfAbsent', 'compareAndSet', 'set', 'delete', 'scan'].every(
+    (m) => typeof s[m] === 'function',
+  );
 }
 
 /**
  * Validates the module's options and fills in defaults. Throws a HubtelConfigError naming the bad
  * option (`checkout.reconciliation.delayMs`), so a bad configuration stops the app at bootstrap.
  */
-export function resolveCheckoutOptions(options: unknown, route: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false }): ResolvedCheckoutOptions {
+export function resolveCheckoutOptions(
+  options: unknown,
+  route: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false },
+): ResolvedCheckoutOptions {
   assertOptionsObject(options, PREFIX);
   const raw = options;
   const credentials = resolveCredentials(raw, PREFIX);
@@ -187,13 +192,19 @@ export function resolveCheckoutOptions(options: unknown, route: CheckoutRouteInf
     checkout: resolveUrl(urls.checkout, `${PREFIX}.baseUrls.checkout`, HUBTEL_DEFAULT_BASE_URLS.checkout),
     status: resolveUrl(urls.status, `${PREFIX}.baseUrls.status`, HUBTEL_DEFAULT_BASE_URLS.status),
   };
-  const merchantAccountNumber = optionalString(raw.merchantAccountNumber, `${PREFIX}.merchantAccountNumber`, { maxLength: 64 });
+  const merchantAccountNumber = optionalString(raw.merchantAccountNumber, `${PREFIX}.merchantAccountNumber`, {
+    maxLength: 64,
+  });
   const posSalesId = optionalString(raw.posSalesId, `${PREFIX}.posSalesId`, { maxLength: 64 });
   if (posSalesId !== undefined && !/^[A-Za-z0-9_-]+$/.test(posSalesId)) {
     throw new HubtelConfigError(`${PREFIX}.posSalesId`, 'must contain only letters, digits, "-" and "_"');
   }
-  const returnUrl = raw.returnUrl === undefined ? undefined : resolveUrl(raw.returnUrl, `${PREFIX}.returnUrl`);
-  const cancellationUrl = raw.cancellationUrl === undefined ? undefined : resolveUrl(raw.cancellationUrl, `${PREFIX}.cancellationUrl`);
+  const returnUrl =
+    raw.returnUrl === undefined ? undefined : resolveUrl(raw.returnUrl, `${PREFIX}.returnUrl`);
+  const cancellationUrl =
+    raw.cancellationUrl === undefined
+      ? undefined
+      : resolveUrl(raw.cancellationUrl, `${PREFIX}.cancellationUrl`);
 
   // Access first: the path secret is part of the default callback URL.
   const access = section(raw, 'access') as InboundAccessOptions;
@@ -227,10 +238,21 @@ export function resolveCheckoutOptions(options: unknown, route: CheckoutRouteInf
   }
   const verification = {
     amountTolerance: {
-      absolute: resolveNumber(toleranceRaw.absolute, `${PREFIX}.verification.amountTolerance.absolute`, 0, { min: 0, integer: false }),
-      percent: resolveNumber(toleranceRaw.percent, `${PREFIX}.verification.amountTolerance.percent`, 0, { min: 0, max: 100, integer: false }),
+      absolute: resolveNumber(toleranceRaw.absolute, `${PREFIX}.verification.amountTolerance.absolute`, 0, {
+        min: 0,
+        integer: false,
+      }),
+      percent: resolveNumber(toleranceRaw.percent, `${PREFIX}.verification.amountTolerance.percent`, 0, {
+        min: 0,
+        max: 100,
+        integer: false,
+      }),
     },
-    allowOverpayment: resolveBoolean(verificationRaw.allowOverpayment, `${PREFIX}.verification.allowOverpayment`, false),
+    allowOverpayment: resolveBoolean(
+      verificationRaw.allowOverpayment,
+      `${PREFIX}.verification.allowOverpayment`,
+      false,
+    ),
     confirmWithStatusCheck: resolveBoolean(
       verificationRaw.confirmWithStatusCheck,
       `${PREFIX}.verification.confirmWithStatusCheck`,
@@ -238,17 +260,40 @@ export function resolveCheckoutOptions(options: unknown, route: CheckoutRouteInf
     ),
   };
   if (verification.confirmWithStatusCheck && posSalesId === undefined) {
-    throw new HubtelConfigError(`${PREFIX}.verification.confirmWithStatusCheck`, 'needs checkout.posSalesId (the status check is per POS Sales ID)');
+    throw new HubtelConfigError(
+      `${PREFIX}.verification.confirmWithStatusCheck`,
+      'needs checkout.posSalesId (the status check is per POS Sales ID)',
+    );
   }
 
   const rec = section(raw, 'reconciliation');
   const reconciliation = {
     enabled: resolveBoolean(rec.enabled, `${PREFIX}.reconciliation.enabled`, posSalesId !== undefined),
-    delayMs: resolveNumber(rec.delayMs, `${PREFIX}.reconciliation.delayMs`, CHECKOUT_DEFAULTS.reconcileDelayMs, { min: 0, max: MAX_DELAY_MS }),
-    intervalMs: resolveNumber(rec.intervalMs, `${PREFIX}.reconciliation.intervalMs`, CHECKOUT_DEFAULTS.reconcileIntervalMs, { min: 5, max: MAX_DELAY_MS }),
+    delayMs: resolveNumber(
+      rec.delayMs,
+      `${PREFIX}.reconciliation.delayMs`,
+      CHECKOUT_DEFAULTS.reconcileDelayMs,
+      { min: 0, max: MAX_DELAY_MS },
+    ),
+    intervalMs: resolveNumber(
+      rec.intervalMs,
+      `${PREFIX}.reconciliation.intervalMs`,
+      CHECKOUT_DEFAULTS.reconcileIntervalMs,
+      { min: 5, max: MAX_DELAY_MS },
+    ),
     maxIntervalMs: 0,
-    giveUpAfterMs: resolveNumber(rec.giveUpAfterMs, `${PREFIX}.reconciliation.giveUpAfterMs`, CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs, { min: 1, max: 365 * 24 * 3600_000 }),
-    concurrency: resolveNumber(rec.concurrency, `${PREFIX}.reconciliation.concurrency`, CHECKOUT_DEFAULTS.reconcileConcurrency, { min: 1, max: 64 }),
+    giveUpAfterMs: resolveNumber(
+      rec.giveUpAfterMs,
+      `${PREFIX}.reconciliation.giveUpAfterMs`,
+      CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs,
+      { min: 1, max: 365 * 24 * 3600_000 },
+    ),
+    concurrency: resolveNumber(
+      rec.concurrency,
+      `${PREFIX}.reconciliation.concurrency`,
+      CHECKOUT_DEFAULTS.reconcileConcurrency,
+      { min: 1, max: 64 },
+    ),
   };
   reconciliation.maxIntervalMs = resolveNumber(
     rec.maxIntervalMs,
@@ -257,7 +302,10 @@ export function resolveCheckoutOptions(options: unknown, route: CheckoutRouteInf
     { min: reconciliation.intervalMs, max: MAX_DELAY_MS },
   );
   if (reconciliation.enabled && posSalesId === undefined) {
-    throw new HubtelConfigError(`${PREFIX}.reconciliation.enabled`, 'needs checkout.posSalesId (the status check is per POS Sales ID)');
+    throw new HubtelConfigError(
+      `${PREFIX}.reconciliation.enabled`,
+      'needs checkout.posSalesId (the status check is per POS Sales ID)',
+    );
   }
 
   const handlersRaw = section(raw, 'handlers');
@@ -269,39 +317,89 @@ export function resolveCheckoutOptions(options: unknown, route: CheckoutRouteInf
   const maxAttempts =
     retryRaw.maxAttempts === Infinity
       ? Infinity
-      : resolveNumber(retryRaw.maxAttempts, `${PREFIX}.handlers.retry.maxAttempts`, DEFAULT_JOB_RETRY.maxAttempts, { min: 1, max: 1000 });
-  const baseDelayMs = resolveNumber(retryRaw.baseDelayMs, `${PREFIX}.handlers.retry.baseDelayMs`, DEFAULT_JOB_RETRY.baseDelayMs, { min: 0 });
-  const maxDelayMs = resolveNumber(retryRaw.maxDelayMs, `${PREFIX}.handlers.retry.maxDelayMs`, Math.max(DEFAULT_JOB_RETRY.maxDelayMs, baseDelayMs), { min: baseDelayMs });
-  const deadlineMs = retryRaw.deadlineMs === undefined ? undefined : resolveNumber(retryRaw.deadlineMs, `${PREFIX}.handlers.retry.deadlineMs`, 0);
+      : resolveNumber(
+          retryRaw.maxAttempts,
+          `${PREFIX}.handlers.retry.maxAttempts`,
+          DEFAULT_JOB_RETRY.maxAttempts,
+          { min: 1, max: 1000 },
+        );
+  const baseDelayMs = resolveNumber(
+    retryRaw.baseDelayMs,
+    `${PREFIX}.handlers.retry.baseDelayMs`,
+    DEFAULT_JOB_RETRY.baseDelayMs,
+    { min: 0 },
+  );
+  const maxDelayMs = resolveNumber(
+    retryRaw.maxDelayMs,
+    `${PREFIX}.handlers.retry.maxDelayMs`,
+    Math.max(DEFAULT_JOB_RETRY.maxDelayMs, baseDelayMs),
+    { min: baseDelayMs },
+  );
+  const deadlineMs =
+    retryRaw.deadlineMs === undefined
+      ? undefined
+      : resolveNumber(retryRaw.deadlineMs, `${PREFIX}.handlers.retry.deadlineMs`, 0);
   if (maxAttempts === Infinity && deadlineMs === undefined) {
-    throw new HubtelConfigError(`${PREFIX}.handlers.retry.maxAttempts`, 'Infinity needs handlers.retry.deadlineMs');
+    throw new HubtelConfigError(
+      `${PREFIX}.handlers.retry.maxAttempts`,
+      'Infinity needs handlers.retry.deadlineMs',
+    );
   }
   const handlers = {
     retry: { maxAttempts, baseDelayMs, maxDelayMs, ...dropUndefined({ deadlineMs }) },
     recordTtlMs:
-      handlersRaw.recordTtlMs === undefined ? undefined : resolveNumber(handlersRaw.recordTtlMs, `${PREFIX}.handlers.recordTtlMs`, 0, { min: 1 }),
-    recoverOnBootstrap: resolveBoolean(handlersRaw.recoverOnBootstrap, `${PREFIX}.handlers.recoverOnBootstrap`, true),
+      handlersRaw.recordTtlMs === undefined
+        ? undefined
+        : resolveNumber(handlersRaw.recordTtlMs, `${PREFIX}.handlers.recordTtlMs`, 0, { min: 1 }),
+    recoverOnBootstrap: resolveBoolean(
+      handlersRaw.recoverOnBootstrap,
+      `${PREFIX}.handlers.recoverOnBootstrap`,
+      true,
+    ),
   };
 
   const store = raw.store;
   if (store !== undefined && !isStore(store) && !['string', 'symbol', 'function'].includes(typeof store)) {
-    throw new HubtelConfigError(`${PREFIX}.store`, 'must be a HubtelStore (get, setIfAbsent, compareAndSet, set, delete, scan) or an injection token');
+    throw new HubtelConfigError(
+      `${PREFIX}.store`,
+      'must be a HubtelStore (get, setIfAbsent, compareAndSet, set, delete, scan) or an injection token',
+    );
   }
 
-  const invoiceTtlMs = resolveNumber(raw.invoiceTtlMs, `${PREFIX}.invoiceTtlMs`, CHECKOUT_DEFAULTS.invoiceTtlMs, { min: 60_000 });
+  const invoiceTtlMs = resolveNumber(
+    raw.invoiceTtlMs,
+    `${PREFIX}.invoiceTtlMs`,
+    CHECKOUT_DEFAULTS.invoiceTtlMs,
+    { min: 60_000 },
+  );
   if (reconciliation.enabled && invoiceTtlMs <= reconciliation.giveUpAfterMs) {
-    throw new HubtelConfigError(`${PREFIX}.invoiceTtlMs`, `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`);
+    throw new HubtelConfigError(
+      `${PREFIX}.invoiceTtlMs`,
+      `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
+    );
   }
-  const maxCallbackBodyBytes = resolveNumber(raw.maxCallbackBodyBytes, `${PREFIX}.maxCallbackBodyBytes`, CHECKOUT_DEFAULTS.maxCallbackBodyBytes, {
-    min: 1024,
-    max: 10 * 1024 * 1024,
-  });
+  const maxCallbackBodyBytes = resolveNumber(
+    raw.maxCallbackBodyBytes,
+    `${PREFIX}.maxCallbackBodyBytes`,
+    CHECKOUT_DEFAULTS.maxCallbackBodyBytes,
+    {
+      min: 1024,
+      max: 10 * 1024 * 1024,
+    },
+  );
 
   return {
     credentials,
     http,
     baseUrls,
-    ...dropUndefined({ merchantAccountNumber, posSalesId, callbackUrl, returnUrl, cancellationUrl, store: store as ResolvedCheckoutOptions['store'] }),
+    ...dropUndefined({
+      merchantAccountNumber,
+      posSalesId,
+      callbackUrl,
+      returnUrl,
+      cancellationUrl,
+      store: store as ResolvedCheckoutOptions['store'],
+    }),
     descriptionSpecialCharacters,
     verification,
     reconciliation,
@@ -333,7 +431,11 @@ export function checkoutOptionsFromEnv(
       merchantAccountNumber: env.merchantAccountNumber,
     }),
   } as Partial<CheckoutModuleOptions>;
-  const baseUrls = dropUndefined({ checkout: env.checkoutUrl, status: env.statusUrl, ...(overrides.baseUrls ?? {}) });
+  const baseUrls = dropUndefined({
+    checkout: env.checkoutUrl,
+    status: env.statusUrl,
+    ...(overrides.baseUrls ?? {}),
+  });
   const merged = { ...fromEnv, ...dropUndefined(overrides) } as CheckoutModuleOptions;
   if (Object.keys(baseUrls).length > 0) merged.baseUrls = baseUrls;
   return merged;

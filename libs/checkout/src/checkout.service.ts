@@ -11,7 +11,7 @@ import {
   type ValidationIssue,
 } from 'nestjs-hubtel';
 import { CheckoutApiClient } from './checkout-api.client.js';
-import { validateCheckoutCallback } from './checkout-callback.validation.js';
+import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, type CheckoutInvoice } from './checkout-invoice.store.js';
 import { CheckoutSettlement, type SettleResult } from './checkout-settlement.js';
 import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
@@ -22,10 +22,18 @@ import {
   CLIENT_REFERENCE_MAX_LENGTH,
   DESCRIPTION_FORBIDDEN_CHARACTERS,
 } from './checkout.constants.js';
-import { CheckoutRejectedEvent, type CheckoutPaymentInfo, type CheckoutRejectionReason } from './checkout.events.js';
+import {
+  CheckoutRejectedEvent,
+  type CheckoutPaymentInfo,
+  type CheckoutRejectionReason,
+} from './checkout.events.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
-import type { CheckoutInitiateRequestBody, CheckoutInvoiceCreated, CreateInvoiceInput } from './dto/create-invoice.dto.js';
+import type {
+  CheckoutInitiateRequestBody,
+  CheckoutInvoiceCreated,
+  CreateInvoiceInput,
+} from './dto/create-invoice.dto.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
 
 /** Job type of a callback waiting for the status check to confirm it. */
@@ -88,6 +96,7 @@ export class CheckoutService implements OnApplicationShutdown {
     @Inject(CheckoutVerifier) private readonly verifier: CheckoutVerifier,
   ) {
     pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, { run: (job) => this.confirm(job) });
+    checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
   }
 
   /**
@@ -116,7 +125,10 @@ export class CheckoutService implements OnApplicationShutdown {
     // Recorded before sending: a callback can only be verified against what we know, and an
     // unanswered request stays checkable.
     if (!(await this.invoices.create(invoice))) {
-      throw new HubtelError('HUBTEL_STORE_CONFLICT', `An invoice with clientReference "${ref}" already exists; use a new reference for a new invoice`);
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `An invoice with clientReference "${ref}" already exists; use a new reference for a new invoice`,
+      );
     }
     let created: CheckoutInvoiceCreated;
     try {
@@ -139,7 +151,9 @@ export class CheckoutService implements OnApplicationShutdown {
       checkoutDirectUrl: created.checkoutDirectUrl,
     }));
     await this.watch(ref, createdAt);
-    this.logger.log(`Invoice ${ref} created (${body.totalAmount.toFixed(2)}, checkout ${created.checkoutId})`);
+    this.logger.log(
+      `Invoice ${ref} created (${body.totalAmount.toFixed(2)}, checkout ${created.checkoutId})`,
+    );
     return { ...created, clientReference: ref };
   }
 
@@ -150,7 +164,11 @@ export class CheckoutService implements OnApplicationShutdown {
    * @throws HubtelError `HUBTEL_NOT_FOUND` when the platform knows no such transaction.
    */
   async getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
-    if (typeof clientReference !== 'string' || clientReference === '' || clientReference.length > CLIENT_REFERENCE_MAX_LENGTH) {
+    if (
+      typeof clientReference !== 'string' ||
+      clientReference === '' ||
+      clientReference.length > CLIENT_REFERENCE_MAX_LENGTH
+    ) {
       throw new HubtelValidationError('clientReference must be a non-empty string of at most 32 characters', [
         { field: 'clientReference', message: 'must be a non-empty string of at most 32 characters' },
       ]);
@@ -172,16 +190,24 @@ export class CheckoutService implements OnApplicationShutdown {
    *
    * @throws HubtelValidationError when the body is not a valid callback (nothing was recorded or emitted).
    */
-  async handleCallback(body: unknown, context: { sourceAddress?: string } = {}): Promise<CheckoutCallbackResult> {
+  async handleCallback(
+    body: unknown,
+    context: { sourceAddress?: string } = {},
+  ): Promise<CheckoutCallbackResult> {
     const validation = validateCheckoutCallback(body);
     if (!validation.ok) {
-      throw new HubtelValidationError(`Invalid checkout callback: ${validation.issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, validation.issues);
+      throw new HubtelValidationError(
+        `Invalid checkout callback: ${validation.issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+        validation.issues,
+      );
     }
     const callback = validation.value;
     const claim = classifyCallback(callback);
     const ref = callback.Data.ClientReference;
     if (claim === 'pending') {
-      this.logger.debug?.(`Callback for ${ref} reports a non-final status (${callback.Data.Status}); ignored`);
+      this.logger.debug?.(
+        `Callback for ${ref} reports a non-final status (${callback.Data.Status}); ignored`,
+      );
       return { outcome: 'ignored', clientReference: ref, claim };
     }
 
@@ -215,7 +241,10 @@ export class CheckoutService implements OnApplicationShutdown {
       const { duplicate } = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, `${ref}:${claim}`, job);
       return { outcome: duplicate ? 'duplicate' : 'accepted', clientReference: ref, claim };
     }
-    const result = claim === 'paid' ? await this.settlement.paid(paidFromCallback(callback, false)) : await this.settlement.failed(failedFromCallback(callback));
+    const result =
+      claim === 'paid'
+        ? await this.settlement.paid(paidFromCallback(callback, false))
+        : await this.settlement.failed(failedFromCallback(callback));
     return { outcome: result === 'settled' ? 'accepted' : 'duplicate', clientReference: ref, claim };
   }
 
@@ -270,7 +299,10 @@ export class CheckoutService implements OnApplicationShutdown {
       );
       return;
     }
-    await this.settlement.failed({ ...failedFromCallback(job.callback), ...(status ? { payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) } } : {}) });
+    await this.settlement.failed({
+      ...failedFromCallback(job.callback),
+      ...(status ? { payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) } } : {}),
+    });
   }
 
   private rejectStatus(
@@ -288,7 +320,8 @@ export class CheckoutService implements OnApplicationShutdown {
         source: callback ? 'callback' : 'status-check',
         clientReference: invoice.clientReference,
         checkoutId: callback?.Data.CheckoutId ?? invoice.checkoutId,
-        amountClaimed: callback && typeof callback.Data.Amount === 'number' ? callback.Data.Amount : status?.amount,
+        amountClaimed:
+          callback && typeof callback.Data.Amount === 'number' ? callback.Data.Amount : status?.amount,
         amountExpected: invoice.amount,
         status: callback?.Data.Status ?? status?.status,
         sourceAddress,
@@ -306,15 +339,20 @@ export class CheckoutService implements OnApplicationShutdown {
   /** The contract's request body, after every input check (all problems reported together). */
   private buildInitiateBody(input: CreateInvoiceInput): CheckoutInitiateRequestBody {
     const issues: ValidationIssue[] = [];
-    const bad = (field: string, message: string, value?: unknown) => issues.push(value === undefined ? { field, message } : { field, message, value });
+    const bad = (field: string, message: string, value?: unknown) =>
+      issues.push(value === undefined ? { field, message } : { field, message, value });
     if (input === null || typeof input !== 'object') {
-      throw new HubtelValidationError('createInvoice needs an object with totalAmount and description', [{ field: '(input)', message: 'must be an object' }]);
+      throw new HubtelValidationError('createInvoice needs an object with totalAmount and description', [
+        { field: '(input)', message: 'must be an object' },
+      ]);
     }
 
     const amount = input.totalAmount;
-    if (typeof amount !== 'number' || !Number.isFinite(amount)) bad('totalAmount', 'must be a finite number', amount);
+    if (typeof amount !== 'number' || !Number.isFinite(amount))
+      bad('totalAmount', 'must be a finite number', amount);
     else if (amount <= 0) bad('totalAmount', 'must be greater than 0', amount);
-    else if (Math.abs(amount * 100 - Math.round(amount * 100)) > 1e-6) bad('totalAmount', 'must have at most 2 decimal places', amount);
+    else if (Math.abs(amount * 100 - Math.round(amount * 100)) > 1e-6)
+      bad('totalAmount', 'must have at most 2 decimal places', amount);
     else if (!Number.isSafeInteger(Math.round(amount * 100))) bad('totalAmount', 'is too large', amount);
 
     let description = '';
@@ -325,7 +363,10 @@ export class CheckoutService implements OnApplicationShutdown {
       const found = DESCRIPTION_FORBIDDEN_CHARACTERS.filter((c) => description.includes(c));
       if (found.length > 0) {
         if (this.options.descriptionSpecialCharacters === 'strip') {
-          description = description.replace(/[&*!%@]/g, ' ').replace(/\s{2,}/g, ' ').trim();
+          description = description
+            .replace(/[&*!%@]/g, ' ')
+            .replace(/\s{2,}/g, ' ')
+            .trim();
           if (description === '') bad('description', 'is empty once the characters & * ! % @ are removed');
         } else {
           bad(
@@ -338,45 +379,90 @@ export class CheckoutService implements OnApplicationShutdown {
 
     let clientReference = input.clientReference;
     if (clientReference === undefined) clientReference = randomUUID().replace(/-/g, '');
-    else if (typeof clientReference !== 'string' || clientReference === '') bad('clientReference', 'must be a non-empty string');
-    else if (clientReference.length > CLIENT_REFERENCE_MAX_LENGTH) bad('clientReference', `must be at most ${CLIENT_REFERENCE_MAX_LENGTH} characters long (got ${clientReference.length})`);
-    else if (!PRINTABLE_REFERENCE.test(clientReference)) bad('clientReference', 'must contain only printable ASCII characters, without spaces');
+    else if (typeof clientReference !== 'string' || clientReference === '')
+      bad('clientReference', 'must be a non-empty string');
+    else if (clientReference.length > CLIENT_REFERENCE_MAX_LENGTH)
+      bad(
+        'clientReference',
+        `must be at most ${CLIENT_REFERENCE_MAX_LENGTH} characters long (got ${clientReference.length})`,
+      );
+    else if (!PRINTABLE_REFERENCE.test(clientReference))
+      bad('clientReference', 'must contain only printable ASCII characters, without spaces');
 
-    const callbackUrl = this.url(input.callbackUrl, this.options.callbackUrl, 'callbackUrl', bad, 'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl');
-    const returnUrl = this.url(input.returnUrl, this.options.returnUrl, 'returnUrl', bad, 'set the returnUrl module option, or pass returnUrl');
-    const cancellationUrl = this.url(input.cancellationUrl, this.options.cancellationUrl, 'cancellationUrl', bad, 'set the cancellationUrl module option, or pass cancellationUrl');
+    const callbackUrl = this.url(
+      input.callbackUrl,
+      this.options.callbackUrl,
+      'callbackUrl',
+      bad,
+      'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl',
+    );
+    const returnUrl = this.url(
+      input.returnUrl,
+      this.options.returnUrl,
+      'returnUrl',
+      bad,
+      'set the returnUrl module option, or pass returnUrl',
+    );
+    const cancellationUrl = this.url(
+      input.cancellationUrl,
+      this.options.cancellationUrl,
+      'cancellationUrl',
+      bad,
+      'set the cancellationUrl module option, or pass cancellationUrl',
+    );
 
     const body: Partial<CheckoutInitiateRequestBody> = {};
     let merchantAccountNumber = input.merchantAccountNumber ?? this.options.merchantAccountNumber;
-    if (merchantAccountNumber !== undefined && (typeof merchantAccountNumber !== 'string' || merchantAccountNumber.trim() === '')) {
+    if (
+      merchantAccountNumber !== undefined &&
+      (typeof merchantAccountNumber !== 'string' || merchantAccountNumber.trim() === '')
+    ) {
       bad('merchantAccountNumber', 'must be a non-empty string');
       merchantAccountNumber = undefined;
     }
     if (input.payeeName !== undefined) {
-      if (typeof input.payeeName !== 'string' || input.payeeName.trim() === '' || input.payeeName.length > 100) bad('payeeName', 'must be a non-empty string of at most 100 characters');
+      if (
+        typeof input.payeeName !== 'string' ||
+        input.payeeName.trim() === '' ||
+        input.payeeName.length > 100
+      )
+        bad('payeeName', 'must be a non-empty string of at most 100 characters');
       else body.PayeeName = input.payeeName.trim();
     }
     if (input.payeeMobileNumber !== undefined) {
       try {
-        body.PayeeMobileNumber = normalizeMsisdn(input.payeeMobileNumber, this.options.http.defaultCountryCode, 'payeeMobileNumber');
+        body.PayeeMobileNumber = normalizeMsisdn(
+          input.payeeMobileNumber,
+          this.options.http.defaultCountryCode,
+          'payeeMobileNumber',
+        );
       } catch (error) {
         if (!(error instanceof HubtelValidationError)) throw error;
         issues.push(...error.issues.map((issue) => ({ ...issue, field: 'payeeMobileNumber' })));
       }
     }
     if (input.payeeEmail !== undefined) {
-      if (typeof input.payeeEmail !== 'string' || input.payeeEmail.length > 254 || !EMAIL.test(input.payeeEmail.trim())) bad('payeeEmail', 'must be an e-mail address', input.payeeEmail);
+      if (
+        typeof input.payeeEmail !== 'string' ||
+        input.payeeEmail.length > 254 ||
+        !EMAIL.test(input.payeeEmail.trim())
+      )
+        bad('payeeEmail', 'must be an e-mail address', input.payeeEmail);
       else body.PayeeEmail = input.payeeEmail.trim();
     }
     if (input.metadata !== undefined) {
-      let size = -1;
+      let size: number;
       try {
-        size = input.metadata !== null && typeof input.metadata === 'object' && !Array.isArray(input.metadata) ? Buffer.byteLength(JSON.stringify(input.metadata)) : -1;
+        size =
+          input.metadata !== null && typeof input.metadata === 'object' && !Array.isArray(input.metadata)
+            ? Buffer.byteLength(JSON.stringify(input.metadata))
+            : -1;
       } catch {
-        size = -1;
+        size = -1; // a cycle or a BigInt: not JSON
       }
       if (size < 0) bad('metadata', 'must be a plain JSON object');
-      else if (size > METADATA_MAX_BYTES) bad('metadata', `must be at most ${METADATA_MAX_BYTES} bytes as JSON (got ${size})`);
+      else if (size > METADATA_MAX_BYTES)
+        bad('metadata', `must be at most ${METADATA_MAX_BYTES} bytes as JSON (got ${size})`);
     }
 
     if (issues.length > 0) {
@@ -427,7 +513,9 @@ export class CheckoutService implements OnApplicationShutdown {
 }
 
 function definedOnly<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null && v !== '')) as T;
+  return Object.fromEntries(
+    Object.entries(value).filter(([, v]) => v !== undefined && v !== null && v !== ''),
+  ) as T;
 }
 
 function paymentFromCallback(callback: CheckoutCallbackDto): CheckoutPaymentInfo {
@@ -453,7 +541,10 @@ function paymentFromStatus(status: CheckoutTransactionStatus): CheckoutPaymentIn
   });
 }
 
-function paidFromCallback(callback: CheckoutCallbackDto, confirmed: boolean): Parameters<CheckoutSettlement['paid']>[0] {
+function paidFromCallback(
+  callback: CheckoutCallbackDto,
+  confirmed: boolean,
+): Parameters<CheckoutSettlement['paid']>[0] {
   return {
     clientReference: callback.Data.ClientReference,
     checkoutId: callback.Data.CheckoutId,
@@ -473,13 +564,14 @@ function failedFromCallback(callback: CheckoutCallbackDto): Parameters<CheckoutS
     status: callback.Data.Status,
     payment: paymentFromCallback(callback),
   };
-  if (typeof callback.Data.Description === 'string' && callback.Data.Description !== '') evidence.reason = callback.Data.Description;
+  if (typeof callback.Data.Description === 'string' && callback.Data.Description !== '')
+    evidence.reason = callback.Data.Description;
   return evidence;
 }
 
-/** A validated DTO as plain JSON (what is recorded and put in events). */
+/** The validated callback is already a fresh plain object (the compiled validator builds one): record it as is. */
 function toPlain(callback: CheckoutCallbackDto): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(callback)) as Record<string, unknown>;
+  return callback as unknown as Record<string, unknown>;
 }
 
 export type { SettleResult };

@@ -47,15 +47,29 @@ export {
   type CheckoutPaymentInfo,
   type CheckoutRejectionReason,
 } from './checkout.events.js';
-export { OnCheckoutPaid, OnCheckoutFailed, OnCheckoutRejected, OnCheckoutExpired, OnCheckoutDeadLetter } from './checkout.decorators.js';
+export {
+  OnCheckoutPaid,
+  OnCheckoutFailed,
+  OnCheckoutRejected,
+  OnCheckoutExpired,
+  OnCheckoutDeadLetter,
+} from './checkout.decorators.js';
 export type { CheckoutInvoice, CheckoutInvoiceStatus } from './checkout-invoice.store.js';
 export { amountMatches, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
 export { validateCheckoutCallback, type CallbackValidation } from './checkout-callback.validation.js';
-export { CheckoutCallbackDto, CheckoutCallbackDataDto, CheckoutCallbackPaymentDetailsDto } from './dto/checkout-callback.dto.js';
+export {
+  CheckoutCallbackDto,
+  CheckoutCallbackDataDto,
+  CheckoutCallbackPaymentDetailsDto,
+} from './dto/checkout-callback.dto.js';
 export type {
   CreateInvoiceInput,
   CheckoutInvoiceCreated,
   CheckoutInitiateRequestBody,
   CheckoutInitiateResponseBody,
 } from './dto/create-invoice.dto.js';
-export type { CheckoutTransactionStatus, CheckoutPaymentStatus, TransactionStatusResponseBody } from './dto/transaction-status.dto.js';
+export type {
+  CheckoutTransactionStatus,
+  CheckoutPaymentStatus,
+  TransactionStatusResponseBody,
+} from './dto/transaction-status.dto.js';
