@@ -438,8 +438,12 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       const { session: second } = await toCart();
       const reused = await post(fulfillmentUrl(), { OrderId: orderId, SessionId: second.sessionId, ExtraData: {}, OrderInfo: null });
       expect(reused.status).toBe(409);
+      expect(reused.body).toMatchObject({ statusCode: 409, code: 'HUBTEL_ORDER_CONFLICT' });
       await pipeline().drain();
       expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
+      // The refused request did not claim the second cart: its real order still goes through.
+      const { order } = await second.pay();
+      expect((await second.waitForCallback()).body).toMatchObject({ OrderId: order.orderId, ServiceStatus: 'success' });
     });
 
     it('retries a throwing handler with backoff, then reports "failed" and dead-letters it', async () => {

@@ -113,6 +113,9 @@ export class FulfillmentService {
       throw new HubtelValidationError(`Invalid fulfillment request: ${checked.issues.map((i) => i.message).join('; ')}`, checked.issues);
     }
     const { OrderId: orderId, SessionId: sessionId } = checked.value;
+    // A known OrderId is answered before the cart is touched: a duplicate must not claim anything.
+    const known = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, orderId);
+    if (known) return this.duplicate(orderId, sessionId, known.payload.sessionId);
     const cart = await this.claimCart(orderId, sessionId);
 
     const order: FulfillmentRequestedEvent = {
@@ -132,11 +135,9 @@ export class FulfillmentService {
 
     const result = await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, orderId, order);
     if (result.duplicate) {
-      if (result.record.payload.sessionId !== sessionId) {
-        throw new FulfillmentRejectedError('ORDER_CONFLICT', `OrderId ${orderId} was already received for another session`, 409);
-      }
-      this.logger.log(`Duplicate fulfillment request for order ${orderId} acknowledged; nothing new runs`);
-      return { OrderId: orderId, SessionId: sessionId, Status: 'duplicate' };
+      // Lost a race with a concurrent request for the same OrderId.
+      if (result.record.payload.sessionId !== sessionId && cart) await this.releaseCart(sessionId, orderId);
+      return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
     }
     const who = order.mobile ? ` for ${maskMsisdn(order.mobile)}` : '';
     this.logger.log(`Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who} recorded`);
@@ -198,6 +199,23 @@ export class FulfillmentService {
   /** The cart a session ended with, while it is kept (`cartTtlMs`). */
   async getCart(sessionId: string): Promise<StoredCart | undefined> {
     return (await this.store.get<StoredCart>(cartKey(sessionId)))?.value;
+  }
+
+  private duplicate(orderId: string, sessionId: string, recordedSessionId: string): FulfillmentReceipt {
+    if (recordedSessionId !== sessionId) {
+      this.logger.warn(`Fulfillment request for order ${orderId} refused: that OrderId was received for another session`);
+      throw new FulfillmentRejectedError('ORDER_CONFLICT', `OrderId ${orderId} was already received for another session`, 409);
+    }
+    this.logger.log(`Duplicate fulfillment request for order ${orderId} acknowledged; nothing new runs`);
+    return { OrderId: orderId, SessionId: sessionId, Status: 'duplicate' };
+  }
+
+  /** Undoes a cart claim made for a request that turned out to conflict. */
+  private async releaseCart(sessionId: string, orderId: string): Promise<void> {
+    const entry = await this.store.get<StoredCart>(cartKey(sessionId));
+    if (entry?.value.orderId !== orderId) return;
+    const { orderId: _claimed, ...cart } = entry.value;
+    await this.store.compareAndSet(cartKey(sessionId), entry.version, cart);
   }
 
   /** The session's cart, claimed for this order (compare-and-set: one order per cart). */
