@@ -50,6 +50,21 @@ describe('RecordLog', () => {
     expect(log.get('999000')).toEqual({ n: 999_000 });
   });
 
+  it('shift() removes the oldest record and its keys', () => {
+    const log = new RecordLog<{ n: number }>(3);
+    log.push({ n: 1 }, ['a']);
+    log.push({ n: 2 }, ['b']);
+    expect(log.shift()).toEqual({ n: 1 });
+    expect(log.get('a')).toBeUndefined();
+    expect(log.values()).toEqual([{ n: 2 }]);
+    log.push({ n: 3 });
+    log.push({ n: 4 });
+    log.push({ n: 5 });
+    expect(log.values().map((r) => r.n)).toEqual([3, 4, 5]);
+    expect(log.get('b')).toBeUndefined();
+    expect(new RecordLog(1).shift()).toBeUndefined();
+  });
+
   it('refuses a capacity below 1', () => {
     expect(() => new RecordLog(0)).toThrow(RangeError);
   });

@@ -48,6 +48,17 @@ export class RecordLog<T extends object> {
     return evicted;
   }
 
+  /** Removes and returns the oldest record (for logs bounded by something besides their count). */
+  shift(): T | undefined {
+    if (this.count === 0) return undefined;
+    const oldest = this.buffer[this.head];
+    this.buffer[this.head] = undefined;
+    this.head = (this.head + 1) % this.capacity;
+    this.count--;
+    if (oldest) this.forget(oldest);
+    return oldest;
+  }
+
   /** Indexes a record already in the log under one more key (a transaction id set later). */
   addKey(record: T, key: string): void {
     const list = this.keys.get(record);

@@ -27,6 +27,8 @@ type Authorizer = (ctx: SandboxRequestContext, pair: 'sms' | 'api') => boolean;
 
 export function registerSmsApi(router: SandboxRouter, state: SandboxState, authorized: Authorizer): void {
   const o = state.options.sms;
+  let batchIdsKept = 0;
+  state.onClear(() => (batchIdsKept = 0));
 
   const unauthorized = (): SandboxReply =>
     apiErrorReply('sms', 401, { message: 'The request authorization failed.' });
@@ -176,7 +178,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
       const m = record('batch', batchId, From as string, to, normalised[i]!, Content as string, null, now);
       return { recipient: to, content: m.content, messageId: m.messageId };
     });
-    state.batches.push(
+    const evicted = state.batches.push(
       {
         batchId,
         from: From as string,
@@ -186,6 +188,12 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
       },
       [batchId],
     );
+    // Batches hold their message ids: bound them by ids kept, not only by count, or a run of
+    // large batches would keep millions of ids of messages long dropped.
+    batchIdsKept += data.length - (evicted?.messageIds.length ?? 0);
+    while (batchIdsKept > state.options.recordLimit && state.batches.size > 1) {
+      batchIdsKept -= state.batches.shift()?.messageIds.length ?? 0;
+    }
     return { status: 200, json: { batchId, status: 0, data } };
   });
 

@@ -285,6 +285,32 @@ describe('HubtelSandbox SMS API (over HTTP)', () => {
     }
   });
 
+  it('bounds batches by the message ids they hold, not only by their count', async () => {
+    const small = await HubtelSandbox.start({ recordLimit: 5 });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await call(small, 'POST', '/v1/messages/batch/simple/send', {
+          body: {
+            From: 'Shop',
+            Recipients: ['233241234567', '233241234568', '233241234569'],
+            Content: `b${i}`,
+          },
+          auth: 'sms',
+        });
+        ids.push(res.json.batchId);
+      }
+      expect((await call(small, 'GET', `/v1/messages/batch/${ids[0]}`, { auth: 'sms' })).status).toBe(404);
+      expect((await call(small, 'GET', `/v1/messages/batch/${ids[1]}`, { auth: 'sms' })).status).toBe(404);
+      expect(
+        (await call(small, 'GET', `/v1/messages/batch/${ids[2]}`, { auth: 'sms' })).json.data,
+      ).toHaveLength(3);
+      expect(small.stats().batches).toBe(3);
+    } finally {
+      await small.stop();
+    }
+  });
+
   it('answers unknown routes 404 and wrong methods 405 in the SMS error shape', async () => {
     const notFound = await call(sandbox, 'GET', '/v1/messages/batch/a/b', { auth: 'sms' });
     expect(notFound.status).toBe(404);

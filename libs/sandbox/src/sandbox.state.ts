@@ -492,7 +492,15 @@ export class SandboxState {
 
   /* ---------------- lifecycle ---------------- */
 
+  private readonly clearHooks: (() => void)[] = [];
+
+  /** Runs `hook` whenever the records are cleared (for state kept beside the logs). */
+  onClear(hook: () => void): void {
+    this.clearHooks.push(hook);
+  }
+
   clearRecords(): void {
+    for (const hook of this.clearHooks) hook();
     for (const log of [
       this.messages,
       this.batches,
