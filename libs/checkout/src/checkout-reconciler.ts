@@ -1,4 +1,4 @@
-import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { HubtelError, maskPhoneNumbers, type StoreEntry } from 'nestjs-hubtel';
 import type { CheckoutApiClient } from './checkout-api.client.js';
 import type { CheckoutInvoiceStore, CheckoutWatchEntry } from './checkout-invoice.store.js';
@@ -31,7 +31,7 @@ export interface CheckoutReconcileReport {
  * Each check is claimed with a compare-and-set on the invoice's watch entry, so several app
  * instances sharing a store never check the same invoice at once.
  */
-export class CheckoutReconciler implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('HubtelCheckout');
   private timer?: NodeJS.Timeout;
   private pass?: Promise<CheckoutReconcileReport>;
@@ -55,7 +55,11 @@ export class CheckoutReconciler implements OnApplicationBootstrap, BeforeApplica
     if (this.options.reconciliation.enabled) this.start();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /**
+   * Stops on the first shutdown hook (module destroy), so a pass in flight finishes — and records
+   * what it found — before the pipeline drains its jobs (before-application-shutdown).
+   */
+  async onModuleDestroy(): Promise<void> {
     await this.stop();
   }
 

@@ -179,7 +179,9 @@ export class CheckoutService implements OnApplicationShutdown {
   /** What this app knows of an invoice (status `pending`, `paid`, `failed`, `expired`), for showing an order's state. */
   async getInvoice(clientReference: string): Promise<CheckoutInvoice | undefined> {
     if (typeof clientReference !== 'string' || clientReference === '') return undefined;
-    return this.invoices.get(clientReference);
+    const invoice = await this.invoices.get(clientReference);
+    // A copy: the caller may change it; the stored record must not change with it.
+    return invoice === undefined ? undefined : structuredClone(invoice);
   }
 
   /**
