@@ -13,7 +13,11 @@ const SECRET = 'k3y-for-the-platform-only-123';
 const MOBILE = '233241234567';
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   let json: any;
   try {
@@ -24,7 +28,15 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
   return { status: res.status, body: json };
 }
 
-const initiation = (sessionId = randomUUID()) => ({ Type: 'initiation', Message: '', ServiceCode: 'x', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: sessionId });
+const initiation = (sessionId = randomUUID()) => ({
+  Type: 'initiation',
+  Message: '',
+  ServiceCode: 'x',
+  Operator: 'mtn',
+  ClientState: '',
+  Mobile: MOBILE,
+  SessionId: sessionId,
+});
 
 /** A host guard, as a user would add with `routes.guards`. */
 @Injectable()
@@ -38,7 +50,9 @@ class HeaderGuard implements CanActivate {
 describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and access over %s', (adapter) => {
   let sandbox: HubtelSandbox;
   const started: Merchant[] = [];
-  const start = async (...args: Parameters<typeof startMerchant> extends [Adapter, ...infer R] ? R : never) => {
+  const start = async (
+    ...args: Parameters<typeof startMerchant> extends [Adapter, ...infer R] ? R : never
+  ) => {
     const merchant = await startMerchant(adapter, ...args);
     started.push(merchant);
     return merchant;
@@ -56,12 +70,17 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
   it('mounts under a custom prefix and paths, behind a path secret (wrong or missing secret: 404, nothing processed)', async () => {
     const m = await start(
       { callbackUrl: sandbox.baseUrls().fulfillmentCallback, access: { pathSecret: SECRET } },
-      { routes: { path: 'hubtel/programmable', serviceFlowPath: 'interaction', fulfillmentPath: '/fulfil/' } },
+      {
+        routes: { path: 'hubtel/programmable', serviceFlowPath: 'interaction', fulfillmentPath: '/fulfil/' },
+      },
     );
     const base = `${m.url}/hubtel/programmable`;
     const id = randomUUID();
     expect((await post(`${base}/interaction`, initiation(id))).status).toBe(404);
-    expect((await post(`${base}/interaction/not-the-secret-at-all`, initiation(id))).body).toMatchObject({ statusCode: 404, code: 'HUBTEL_NOT_FOUND' });
+    expect((await post(`${base}/interaction/not-the-secret-at-all`, initiation(id))).body).toMatchObject({
+      statusCode: 404,
+      code: 'HUBTEL_NOT_FOUND',
+    });
     expect((await post(`${m.url}/api/service-flow`, initiation(id))).status).toBe(404);
     expect(await m.flows.getSession(id)).toBeUndefined();
 
@@ -70,35 +89,59 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
     expect(ok.body).toMatchObject({ SessionId: id, Type: 'Response', DataType: 'input' });
 
     // The whole exchange through the sandbox driver, on the registered (secret) URLs.
-    const session = sandbox.serviceApp(m.url, { serviceFlowPath: `/hubtel/programmable/interaction/${SECRET}`, fulfillmentPath: `/hubtel/programmable/fulfil/${SECRET}` });
+    const session = sandbox.serviceApp(m.url, {
+      serviceFlowPath: `/hubtel/programmable/interaction/${SECRET}`,
+      fulfillmentPath: `/hubtel/programmable/fulfil/${SECRET}`,
+    });
     await session.start();
     await session.reply('0241234567');
     await session.choose('1gb');
     const { order } = await session.pay();
-    expect((await session.waitForCallback()).body).toMatchObject({ OrderId: order.orderId, ServiceStatus: 'success' });
+    expect((await session.waitForCallback()).body).toMatchObject({
+      OrderId: order.orderId,
+      ServiceStatus: 'success',
+    });
     // A fulfillment request without the secret never reaches the handlers.
-    expect((await post(`${base}/fulfil`, { OrderId: randomUUID(), SessionId: session.sessionId })).status).toBe(404);
+    expect(
+      (await post(`${base}/fulfil`, { OrderId: randomUUID(), SessionId: session.sessionId })).status,
+    ).toBe(404);
   });
 
   it('refuses sources outside the IP allow-list with a 403, and lets allowed ones through', async () => {
-    const blocked = await start({ access: { allowedIps: ['52.50.116.54', '18.202.122.131', '52.31.15.68'] } });
+    const blocked = await start({
+      access: { allowedIps: ['52.50.116.54', '18.202.122.131', '52.31.15.68'] },
+    });
     const refused = await post(`${blocked.url}/api/service-flow`, initiation());
     expect(refused.status).toBe(403);
-    expect(refused.body).toMatchObject({ statusCode: 403, error: 'Forbidden', code: 'HUBTEL_SOURCE_NOT_ALLOWED' });
+    expect(refused.body).toMatchObject({
+      statusCode: 403,
+      error: 'Forbidden',
+      code: 'HUBTEL_SOURCE_NOT_ALLOWED',
+    });
     const fulfillment = await post(`${blocked.url}/api/fulfillment`, { OrderId: 'o', SessionId: 's' });
     expect(fulfillment.status).toBe(403);
     expect(blocked.fulfiller.seen).toHaveLength(0);
 
     // Behind a trusted proxy, the forwarded address is the one checked.
     const proxied = await start({ access: { allowedIps: ['52.50.116.54'], trustedProxies: ['127.0.0.1'] } });
-    expect((await post(`${proxied.url}/api/service-flow`, initiation(), { 'X-Forwarded-For': '52.50.116.54' })).status).toBe(200);
-    expect((await post(`${proxied.url}/api/service-flow`, initiation(), { 'X-Forwarded-For': '6.6.6.6' })).status).toBe(403);
+    expect(
+      (await post(`${proxied.url}/api/service-flow`, initiation(), { 'X-Forwarded-For': '52.50.116.54' }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await post(`${proxied.url}/api/service-flow`, initiation(), { 'X-Forwarded-For': '6.6.6.6' })).status,
+    ).toBe(403);
   });
 
   it('applies host guards and decorators given in routes', async () => {
-    const m = await start({}, { routes: { guards: [HeaderGuard], decorators: [SetMetadata('isPublic', true)] } });
+    const m = await start(
+      {},
+      { routes: { guards: [HeaderGuard], decorators: [SetMetadata('isPublic', true)] } },
+    );
     expect((await post(`${m.url}/api/service-flow`, initiation())).status).toBe(403);
-    expect((await post(`${m.url}/api/service-flow`, initiation(), { 'X-Host-Guard': 'open' })).status).toBe(200);
+    expect((await post(`${m.url}/api/service-flow`, initiation(), { 'X-Host-Guard': 'open' })).status).toBe(
+      200,
+    );
     expect((await post(`${m.url}/api/fulfillment`, { OrderId: 'o', SessionId: 's' })).status).toBe(403);
     // Both controllers carry the host's class decorators (e.g. `Public()`, `SkipThrottle()`).
     const decorated = m.app
@@ -113,17 +156,38 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
     const m = await start({}, { routes: { disabled: true } });
     expect((await post(`${m.url}/api/service-flow`, initiation())).status).toBe(404);
     const id = randomUUID();
-    expect(await m.flows.handle(initiation(id))).toMatchObject({ SessionId: id, Type: 'Response', FieldName: 'destination' });
+    expect(await m.flows.handle(initiation(id))).toMatchObject({
+      SessionId: id,
+      Type: 'Response',
+      FieldName: 'destination',
+    });
   });
 
   it('with requireCart: false, fulfils an order whose cart it never saw (catch-all handlers, no item)', async () => {
-    const m = await start({ callbackUrl: sandbox.baseUrls().fulfillmentCallback, requireCart: false, callbackRetry: { baseDelayMs: 5, maxDelayMs: 10 } });
+    const m = await start({
+      callbackUrl: sandbox.baseUrls().fulfillmentCallback,
+      requireCart: false,
+      callbackRetry: { baseDelayMs: 5, maxDelayMs: 10 },
+    });
     const orderId = randomUUID();
     const sessionId = randomUUID();
-    const res = await post(`${m.url}/api/fulfillment`, { OrderId: orderId, SessionId: sessionId, ExtraData: { channel: 'web' }, OrderInfo: { Status: 'Paid' } });
-    expect(res).toEqual({ status: 200, body: { OrderId: orderId, SessionId: sessionId, Status: 'received' } });
+    const res = await post(`${m.url}/api/fulfillment`, {
+      OrderId: orderId,
+      SessionId: sessionId,
+      ExtraData: { channel: 'web' },
+      OrderInfo: { Status: 'Paid' },
+    });
+    expect(res).toEqual({
+      status: 200,
+      body: { OrderId: orderId, SessionId: sessionId, Status: 'received' },
+    });
     const callback = await sandbox.waitForFulfillmentCallback((c) => c.orderId === orderId);
-    expect(callback.body).toEqual({ SessionId: sessionId, OrderId: orderId, ServiceStatus: 'success', MetaData: { voucher: `V-${orderId}` } });
+    expect(callback.body).toEqual({
+      SessionId: sessionId,
+      OrderId: orderId,
+      ServiceStatus: 'success',
+      MetaData: { voucher: `V-${orderId}` },
+    });
     expect(m.fulfiller.seen.find((e) => e.orderId === orderId)).toMatchObject({
       serviceCode: null,
       item: null,

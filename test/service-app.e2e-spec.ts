@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryStore, type InboundPipeline } from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_PIPELINE, type ServiceFlowResponse } from 'nestjs-hubtel/service-app';
+import {
+  SERVICE_APP_DEFAULT_MESSAGES,
+  SERVICE_APP_PIPELINE,
+  type ServiceFlowResponse,
+} from 'nestjs-hubtel/service-app';
 import { BLOCKED_NUMBER, BUNDLES } from './support/service-app.fixtures.js';
 import { startMerchant, type Adapter, type Merchant } from './support/service-app.harness.js';
 
@@ -17,7 +21,10 @@ const MOBILE = '233241234567';
 const SESSION_TTL_MS = 60_000;
 
 /** The full response object a prompt must be, every contract field included. */
-function inputPrompt(sessionId: string, fields: { Message: string; Label: string; FieldType: string; FieldName: string }): ServiceFlowResponse {
+function inputPrompt(
+  sessionId: string,
+  fields: { Message: string; Label: string; FieldType: string; FieldName: string },
+): ServiceFlowResponse {
   return {
     SessionId: sessionId,
     Type: 'Response',
@@ -35,7 +42,10 @@ function inputPrompt(sessionId: string, fields: { Message: string; Label: string
   };
 }
 
-function selectPrompt(sessionId: string, fields: { Message: string; Label: string; Data: unknown[] }): ServiceFlowResponse {
+function selectPrompt(
+  sessionId: string,
+  fields: { Message: string; Label: string; Data: unknown[] },
+): ServiceFlowResponse {
   return {
     SessionId: sessionId,
     Type: 'Response',
@@ -71,10 +81,23 @@ function release(sessionId: string, message: string, label: string | null = null
   };
 }
 
-const PHONE_PROMPT = { Message: 'Enter the mobile number to buy data for', Label: 'Mobile number', FieldType: 'phone', FieldName: 'destination' };
-const bundlePrompt = (destination: string) => ({ Message: `Choose a bundle for ${destination}`, Label: 'Bundles', Data: BUNDLES });
+const PHONE_PROMPT = {
+  Message: 'Enter the mobile number to buy data for',
+  Label: 'Mobile number',
+  FieldType: 'phone',
+  FieldName: 'destination',
+};
+const bundlePrompt = (destination: string) => ({
+  Message: `Choose a bundle for ${destination}`,
+  Label: 'Bundles',
+  Data: BUNDLES,
+});
 
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; text: string; type: string }> {
+async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; text: string; type: string }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...headers },
@@ -161,8 +184,16 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       // Step 4: the user pays; the platform POSTs {OrderId, SessionId, ExtraData: {}, OrderInfo: null}.
       const { order, deliveries } = await session.pay();
       expect(deliveries).toHaveLength(1);
-      expect(deliveries[0]).toMatchObject({ kind: 'fulfillment-request', state: 'delivered', statusCode: 200 });
-      expect(JSON.parse(deliveries[0]!.responseBody!)).toEqual({ OrderId: order.orderId, SessionId: id, Status: 'received' });
+      expect(deliveries[0]).toMatchObject({
+        kind: 'fulfillment-request',
+        state: 'delivered',
+        statusCode: 200,
+      });
+      expect(JSON.parse(deliveries[0]!.responseBody!)).toEqual({
+        OrderId: order.orderId,
+        SessionId: id,
+        Status: 'received',
+      });
 
       // Step 5: the handler ran; the callback {SessionId, OrderId, ServiceStatus: success, MetaData} reached {callback_url}/callback.
       const callback = await session.waitForCallback();
@@ -214,16 +245,41 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
 
     it('accepts the raw contract requests: Type in any case, Sequence only first, unknown extra fields ignored', async () => {
       const id = randomUUID();
-      const base = { ServiceCode: 'raw-code', Operator: 'vodafone', ClientState: '', Mobile: MOBILE, SessionId: id };
-      const first = await post(flowUrl(), { Sequence: 1, Type: 'Initiation', Message: '', ...base, Timeout: 30, Platform: 'USSD', Unknown: { nested: [1] } });
+      const base = {
+        ServiceCode: 'raw-code',
+        Operator: 'vodafone',
+        ClientState: '',
+        Mobile: MOBILE,
+        SessionId: id,
+      };
+      const first = await post(flowUrl(), {
+        Sequence: 1,
+        Type: 'Initiation',
+        Message: '',
+        ...base,
+        Timeout: 30,
+        Platform: 'USSD',
+        Unknown: { nested: [1] },
+      });
       expect(first.status).toBe(200);
       expect(first.type).toContain('application/json');
       expect(first.body).toStrictEqual(inputPrompt(id, PHONE_PROMPT));
-      const second = await post(flowUrl(), { Type: 'response', Message: '+233 24 123 4567', ...base, Platform: 'Hubtel-App' });
+      const second = await post(flowUrl(), {
+        Type: 'response',
+        Message: '+233 24 123 4567',
+        ...base,
+        Platform: 'Hubtel-App',
+      });
       expect(second.body).toStrictEqual(selectPrompt(id, bundlePrompt(MOBILE)));
       const third = await post(flowUrl(), { Type: 'RESPONSE', Message: '1gb', ...base });
       expect(third.status).toBe(200);
-      expect(third.body).toMatchObject({ Type: 'AddToCart', DataType: 'display', Data: [], FieldName: null, Item: { Price: 5, Qty: 1 } });
+      expect(third.body).toMatchObject({
+        Type: 'AddToCart',
+        DataType: 'display',
+        Data: [],
+        FieldName: null,
+        Item: { Price: 5, Qty: 1 },
+      });
     });
   });
 
@@ -232,14 +288,26 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       const session = sandbox.serviceApp(merchant.url);
       const id = session.sessionId;
       await session.start();
-      expect(await session.reply('not a number')).toStrictEqual(inputPrompt(id, { ...PHONE_PROMPT, Message: `${M.phone}\n${PHONE_PROMPT.Message}` }));
-      expect(await session.reply('')).toStrictEqual(inputPrompt(id, { ...PHONE_PROMPT, Message: `${M.required}\n${PHONE_PROMPT.Message}` }));
+      expect(await session.reply('not a number')).toStrictEqual(
+        inputPrompt(id, { ...PHONE_PROMPT, Message: `${M.phone}\n${PHONE_PROMPT.Message}` }),
+      );
+      expect(await session.reply('')).toStrictEqual(
+        inputPrompt(id, { ...PHONE_PROMPT, Message: `${M.required}\n${PHONE_PROMPT.Message}` }),
+      );
       // A step's own check (ctx.reject) re-asks the previous prompt with its reason.
       expect(await session.reply(BLOCKED_NUMBER)).toStrictEqual(
-        inputPrompt(id, { ...PHONE_PROMPT, Message: `This number cannot receive bundles.\n${PHONE_PROMPT.Message}` }),
+        inputPrompt(id, {
+          ...PHONE_PROMPT,
+          Message: `This number cannot receive bundles.\n${PHONE_PROMPT.Message}`,
+        }),
       );
       expect(await session.reply('0241234567')).toStrictEqual(selectPrompt(id, bundlePrompt(MOBILE)));
-      expect(await session.reply('10gb')).toStrictEqual(selectPrompt(id, { ...bundlePrompt(MOBILE), Message: `${M.select}\n${bundlePrompt(MOBILE).Message}` }));
+      expect(await session.reply('10gb')).toStrictEqual(
+        selectPrompt(id, {
+          ...bundlePrompt(MOBILE),
+          Message: `${M.select}\n${bundlePrompt(MOBILE).Message}`,
+        }),
+      );
       // Still at the select: a valid choice goes on.
       expect((await session.reply('1GB')).Type).toBe('AddToCart');
     });
@@ -247,11 +315,23 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
     it('re-asks a decimal outside its bounds, then goes on', async () => {
       const session = sandbox.serviceApp(merchant.url, { serviceCode: '711' });
       const id = session.sessionId;
-      const prompt = { Message: 'Amount of airtime (GHS 1 to 100)', Label: 'Amount of airtime (GHS 1 to 100)', FieldType: 'decimal', FieldName: 'amount' };
+      const prompt = {
+        Message: 'Amount of airtime (GHS 1 to 100)',
+        Label: 'Amount of airtime (GHS 1 to 100)',
+        FieldType: 'decimal',
+        FieldName: 'amount',
+      };
       expect(await session.start()).toStrictEqual(inputPrompt(id, prompt));
-      expect(await session.reply('ten')).toStrictEqual(inputPrompt(id, { ...prompt, Message: `${M.decimal}\n${prompt.Message}` }));
-      expect(await session.reply('500')).toStrictEqual(inputPrompt(id, { ...prompt, Message: `Please enter 100 or less.\n${prompt.Message}` }));
-      expect(await session.reply('12.5')).toMatchObject({ Type: 'AddToCart', Item: { ItemName: 'Airtime', Qty: 1, Price: 12.5 } });
+      expect(await session.reply('ten')).toStrictEqual(
+        inputPrompt(id, { ...prompt, Message: `${M.decimal}\n${prompt.Message}` }),
+      );
+      expect(await session.reply('500')).toStrictEqual(
+        inputPrompt(id, { ...prompt, Message: `Please enter 100 or less.\n${prompt.Message}` }),
+      );
+      expect(await session.reply('12.5')).toMatchObject({
+        Type: 'AddToCart',
+        Item: { ItemName: 'Airtime', Qty: 1, Price: 12.5 },
+      });
     });
 
     it('goes back to the previous prompt on the back input ("0"), forgetting its answer', async () => {
@@ -270,7 +350,11 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
 
     it('routes several services by ServiceCode, with the default flow for codes not routed', async () => {
       const airtime = sandbox.serviceApp(merchant.url, { serviceCode: '711' });
-      expect(await airtime.start()).toMatchObject({ DataType: 'input', FieldType: 'decimal', FieldName: 'amount' });
+      expect(await airtime.start()).toMatchObject({
+        DataType: 'input',
+        FieldType: 'decimal',
+        FieldName: 'amount',
+      });
 
       const unrouted = sandbox.serviceApp(merchant.url, { serviceCode: 'code-nobody-routed' });
       expect(await unrouted.start()).toStrictEqual(inputPrompt(unrouted.sessionId, PHONE_PROMPT));
@@ -287,7 +371,9 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
           ],
         }),
       );
-      expect(await quiz.choose('Kumasi')).toStrictEqual(release(quiz.sessionId, 'Wrong: not Kumasi', 'Wrong: not Kumasi'));
+      expect(await quiz.choose('Kumasi')).toStrictEqual(
+        release(quiz.sessionId, 'Wrong: not Kumasi', 'Wrong: not Kumasi'),
+      );
       // The session is over: it was released from the store.
       expect(await merchant.flows.getSession(quiz.sessionId)).toBeUndefined();
     });
@@ -298,14 +384,29 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       await session.reply('7');
       const { order } = await session.pay();
       const callback = await session.waitForCallback();
-      expect(callback.body).toStrictEqual({ SessionId: session.sessionId, OrderId: order.orderId, ServiceStatus: 'success', MetaData: { voucher: `V-${order.orderId}` } });
+      expect(callback.body).toStrictEqual({
+        SessionId: session.sessionId,
+        OrderId: order.orderId,
+        ServiceStatus: 'success',
+        MetaData: { voucher: `V-${order.orderId}` },
+      });
       expect(merchant.fulfiller.seen711.filter((e) => e.orderId === order.orderId)).toHaveLength(1);
-      expect(merchant.fulfiller.seen.filter((e) => e.orderId === order.orderId)).toMatchObject([{ serviceCode: '711', serviceData: { amount: '7.00' } }]);
+      expect(merchant.fulfiller.seen.filter((e) => e.orderId === order.orderId)).toMatchObject([
+        { serviceCode: '711', serviceData: { amount: '7.00' } },
+      ]);
     });
 
     it('answers a Response for an unknown session, and for an expired one, with a clear message (not a 500)', async () => {
       const unknown = randomUUID();
-      const res = await post(flowUrl(), { Type: 'Response', Message: '1', ServiceCode: 'x', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: unknown });
+      const res = await post(flowUrl(), {
+        Type: 'Response',
+        Message: '1',
+        ServiceCode: 'x',
+        Operator: 'mtn',
+        ClientState: '',
+        Mobile: MOBILE,
+        SessionId: unknown,
+      });
       expect(res.status).toBe(200);
       expect(res.body).toStrictEqual(release(unknown, M.sessionExpired));
 
@@ -323,12 +424,40 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       expect(await merchant.flows.getSession(id)).toBeDefined();
       expect(await session.release()).toStrictEqual(release(id, ''));
       expect(await merchant.flows.getSession(id)).toBeUndefined();
-      const after = await post(flowUrl(), { Type: 'Response', Message: '1gb', ServiceCode: 'sandbox-service', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: id });
+      const after = await post(flowUrl(), {
+        Type: 'Response',
+        Message: '1gb',
+        ServiceCode: 'sandbox-service',
+        Operator: 'mtn',
+        ClientState: '',
+        Mobile: MOBILE,
+        SessionId: id,
+      });
       expect(after.body).toStrictEqual(release(id, M.sessionExpired));
       // `timeout` (seen from the platform too) ends a session the same way.
       const other = randomUUID();
-      await post(flowUrl(), { Type: 'initiation', Message: '', ServiceCode: 'x', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: other });
-      expect((await post(flowUrl(), { Type: 'Timeout', Message: '', ServiceCode: 'x', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: other })).body).toStrictEqual(release(other, ''));
+      await post(flowUrl(), {
+        Type: 'initiation',
+        Message: '',
+        ServiceCode: 'x',
+        Operator: 'mtn',
+        ClientState: '',
+        Mobile: MOBILE,
+        SessionId: other,
+      });
+      expect(
+        (
+          await post(flowUrl(), {
+            Type: 'Timeout',
+            Message: '',
+            ServiceCode: 'x',
+            Operator: 'mtn',
+            ClientState: '',
+            Mobile: MOBILE,
+            SessionId: other,
+          })
+        ).body,
+      ).toStrictEqual(release(other, ''));
       expect(await merchant.flows.getSession(other)).toBeUndefined();
     });
 
@@ -338,14 +467,24 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       const prompt = { Message: 'Your name?', Label: 'Your name?', FieldType: 'text', FieldName: 'name' };
       expect(await session.start()).toStrictEqual(inputPrompt(id, prompt));
       merchant.gate.holdNext = true; // the next step waits until the gate opens: it cannot finish in time
-      expect(await session.reply('Ama')).toStrictEqual(inputPrompt(id, { ...prompt, Message: `${M.busy}\n${prompt.Message}` }));
+      expect(await session.reply('Ama')).toStrictEqual(
+        inputPrompt(id, { ...prompt, Message: `${M.busy}\n${prompt.Message}` }),
+      );
       merchant.gate.open(); // the late answer is dropped
       expect((await merchant.flows.getSession(id))?.screen.step).toBe('name');
       expect(await session.reply('Ama')).toStrictEqual(release(id, 'Hello Ama', 'Hello Ama'));
     });
 
     it('answers malformed and hostile service-flow bodies with a machine-readable 4xx, never a 500', async () => {
-      const valid = { Type: 'initiation', Message: '', ServiceCode: 'x', Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: 's-1' };
+      const valid = {
+        Type: 'initiation',
+        Message: '',
+        ServiceCode: 'x',
+        Operator: 'mtn',
+        ClientState: '',
+        Mobile: MOBILE,
+        SessionId: 's-1',
+      };
       const cases: Array<[string, unknown]> = [
         ['an array', []],
         ['an empty object', {}],
@@ -360,11 +499,22 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       for (const [what, body] of cases) {
         const res = await post(flowUrl(), body);
         expect({ what, status: res.status }).toEqual({ what, status: 400 });
-        expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'HUBTEL_INVALID_BODY', message: expect.stringContaining('Invalid service-flow request') });
+        expect(res.body).toMatchObject({
+          statusCode: 400,
+          error: 'Bad Request',
+          code: 'HUBTEL_INVALID_BODY',
+          message: expect.stringContaining('Invalid service-flow request'),
+        });
         expect(Array.isArray(res.body.issues) && res.body.issues.length > 0).toBe(true);
       }
       const missing = await post(flowUrl(), {});
-      expect([...new Set(missing.body.issues.map((i: { field: string }) => i.field))].sort()).toEqual(['Message', 'Mobile', 'ServiceCode', 'SessionId', 'Type']);
+      expect([...new Set(missing.body.issues.map((i: { field: string }) => i.field))].sort()).toEqual([
+        'Message',
+        'Mobile',
+        'ServiceCode',
+        'SessionId',
+        'Type',
+      ]);
 
       // Broken JSON, a body too large, a foreign content type: the framework's 4xx.
       for (const [what, expected, res] of [
@@ -372,12 +522,19 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
         ['2 MB body', 413, await post(flowUrl(), { ...valid, Message: 'x'.repeat(2_000_000) })],
         ['text/plain', 400, await post(flowUrl(), 'Type=initiation', { 'Content-Type': 'text/plain' })],
       ] as const) {
-        expect({ what, status: res.status, json: res.body?.statusCode }).toEqual({ what, status: expected, json: expected });
+        expect({ what, status: res.status, json: res.body?.statusCode }).toEqual({
+          what,
+          status: expected,
+          json: expected,
+        });
       }
 
       // A prototype-pollution attempt: Express parses it and the field is ignored (200); Fastify's
       // parser refuses `__proto__` keys (400). Either way nothing is polluted.
-      const polluted = await post(flowUrl(), `{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, ${JSON.stringify(valid).slice(1)}`);
+      const polluted = await post(
+        flowUrl(),
+        `{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, ${JSON.stringify(valid).slice(1)}`,
+      );
       expect(polluted.status).toBe(adapter === 'express' ? 200 : 400);
       if (adapter === 'express') expect(polluted.body).toMatchObject({ SessionId: 's-1', Type: 'Response' });
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -396,7 +553,12 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
     it('refuses a fulfillment request whose session did not end in an AddToCart here: 404, nothing emitted', async () => {
       const before = merchant.fulfiller.seen.length;
       const orderId = randomUUID();
-      const res = await post(fulfillmentUrl(), { OrderId: orderId, SessionId: randomUUID(), ExtraData: {}, OrderInfo: null });
+      const res = await post(fulfillmentUrl(), {
+        OrderId: orderId,
+        SessionId: randomUUID(),
+        ExtraData: {},
+        OrderInfo: null,
+      });
       expect(res.status).toBe(404);
       expect(res.body).toStrictEqual({
         statusCode: 404,
@@ -407,7 +569,16 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       // A session that exists but is still at a prompt has no cart either.
       const session = sandbox.serviceApp(merchant.url);
       await session.start();
-      expect((await post(fulfillmentUrl(), { OrderId: orderId, SessionId: session.sessionId, ExtraData: {}, OrderInfo: null })).status).toBe(404);
+      expect(
+        (
+          await post(fulfillmentUrl(), {
+            OrderId: orderId,
+            SessionId: session.sessionId,
+            ExtraData: {},
+            OrderInfo: null,
+          })
+        ).status,
+      ).toBe(404);
       await pipeline().drain();
       expect(merchant.fulfiller.seen.length).toBe(before);
       expect(await merchant.fulfillment.getOrder(orderId)).toBeUndefined();
@@ -421,7 +592,12 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       const statuses = deliveries.map((d) => JSON.parse(d.responseBody!).Status).sort();
       expect(statuses).toEqual(['received', ...Array(9).fill('duplicate')].sort());
       await session.waitForCallback();
-      const later = await post(fulfillmentUrl(), { OrderId: orderId, SessionId: session.sessionId, ExtraData: {}, OrderInfo: null });
+      const later = await post(fulfillmentUrl(), {
+        OrderId: orderId,
+        SessionId: session.sessionId,
+        ExtraData: {},
+        OrderInfo: null,
+      });
       expect(later.body).toEqual({ OrderId: orderId, SessionId: session.sessionId, Status: 'duplicate' });
       await pipeline().drain();
       expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
@@ -432,18 +608,31 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       const { session, orderId } = await toCart();
       await session.pay({ orderId });
       await session.waitForCallback();
-      const other = await post(fulfillmentUrl(), { OrderId: randomUUID(), SessionId: session.sessionId, ExtraData: {}, OrderInfo: null });
+      const other = await post(fulfillmentUrl(), {
+        OrderId: randomUUID(),
+        SessionId: session.sessionId,
+        ExtraData: {},
+        OrderInfo: null,
+      });
       expect(other.status).toBe(409);
       expect(other.body).toMatchObject({ statusCode: 409, code: 'HUBTEL_CART_ALREADY_ORDERED' });
       const { session: second } = await toCart();
-      const reused = await post(fulfillmentUrl(), { OrderId: orderId, SessionId: second.sessionId, ExtraData: {}, OrderInfo: null });
+      const reused = await post(fulfillmentUrl(), {
+        OrderId: orderId,
+        SessionId: second.sessionId,
+        ExtraData: {},
+        OrderInfo: null,
+      });
       expect(reused.status).toBe(409);
       expect(reused.body).toMatchObject({ statusCode: 409, code: 'HUBTEL_ORDER_CONFLICT' });
       await pipeline().drain();
       expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
       // The refused request did not claim the second cart: its real order still goes through.
       const { order } = await second.pay();
-      expect((await second.waitForCallback()).body).toMatchObject({ OrderId: order.orderId, ServiceStatus: 'success' });
+      expect((await second.waitForCallback()).body).toMatchObject({
+        OrderId: order.orderId,
+        ServiceStatus: 'success',
+      });
     });
 
     it('retries a throwing handler with backoff, then reports "failed" and dead-letters it', async () => {
@@ -451,10 +640,19 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       merchant.fulfiller.modes.set(orderId, 'throw');
       await session.pay({ orderId });
       const callback = await session.waitForCallback();
-      expect(callback.body).toStrictEqual({ SessionId: session.sessionId, OrderId: orderId, ServiceStatus: 'failed', MetaData: null });
+      expect(callback.body).toStrictEqual({
+        SessionId: session.sessionId,
+        OrderId: orderId,
+        ServiceStatus: 'failed',
+        MetaData: null,
+      });
       expect(merchant.fulfiller.calls.get(orderId)).toBe(3);
       await merchant.fulfiller.until(() => merchant.fulfiller.dead.some((d) => d.key === orderId));
-      expect(merchant.fulfiller.dead.find((d) => d.key === orderId)).toMatchObject({ type: 'fulfillment', attempts: 3, error: `vendor API down for ${orderId}` });
+      expect(merchant.fulfiller.dead.find((d) => d.key === orderId)).toMatchObject({
+        type: 'fulfillment',
+        attempts: 3,
+        error: `vendor API down for ${orderId}`,
+      });
       expect(sandbox.session(session.sessionId)!.state).toBe('fulfillment-failed');
     });
 
@@ -462,7 +660,12 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       const { session, orderId } = await toCart();
       merchant.fulfiller.modes.set(orderId, 'fail');
       await session.pay({ orderId });
-      expect((await session.waitForCallback()).body).toStrictEqual({ SessionId: session.sessionId, OrderId: orderId, ServiceStatus: 'failed', MetaData: { reason: 'out of stock' } });
+      expect((await session.waitForCallback()).body).toStrictEqual({
+        SessionId: session.sessionId,
+        OrderId: orderId,
+        ServiceStatus: 'failed',
+        MetaData: { reason: 'out of stock' },
+      });
       expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
     });
 
@@ -472,18 +675,37 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       await session.pay({ orderId });
       await merchant.fulfiller.until(() => merchant.fulfiller.calls.get(orderId) === 1);
       await pipeline().drain();
-      expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({ awaitingCompletion: true, handler: { status: 'done' } });
+      expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({
+        awaitingCompletion: true,
+        handler: { status: 'done' },
+      });
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(0);
 
       await merchant.fulfillment.complete(orderId, 'success', { serial: 'SN-1' });
-      expect((await session.waitForCallback()).body).toStrictEqual({ SessionId: session.sessionId, OrderId: orderId, ServiceStatus: 'success', MetaData: { serial: 'SN-1' } });
+      expect((await session.waitForCallback()).body).toStrictEqual({
+        SessionId: session.sessionId,
+        OrderId: orderId,
+        ServiceStatus: 'success',
+        MetaData: { serial: 'SN-1' },
+      });
       await merchant.fulfiller.until(() => merchant.fulfiller.sent.some((e) => e.orderId === orderId));
-      expect(merchant.fulfiller.sent.find((e) => e.orderId === orderId)).toMatchObject({ reportedBy: 'app', serviceStatus: 'success' });
+      expect(merchant.fulfiller.sent.find((e) => e.orderId === orderId)).toMatchObject({
+        reportedBy: 'app',
+        serviceStatus: 'success',
+      });
 
-      await expect(merchant.fulfillment.complete(orderId, 'success', { serial: 'SN-1' })).resolves.toBeUndefined();
-      await expect(merchant.fulfillment.complete(orderId, 'failed')).rejects.toMatchObject({ code: 'HUBTEL_STORE_CONFLICT' });
-      await expect(merchant.fulfillment.complete('no-such-order', 'success')).rejects.toMatchObject({ code: 'HUBTEL_NOT_FOUND' });
-      await expect(merchant.fulfillment.complete(orderId, 'done' as never)).rejects.toMatchObject({ code: 'HUBTEL_VALIDATION_FAILED' });
+      await expect(
+        merchant.fulfillment.complete(orderId, 'success', { serial: 'SN-1' }),
+      ).resolves.toBeUndefined();
+      await expect(merchant.fulfillment.complete(orderId, 'failed')).rejects.toMatchObject({
+        code: 'HUBTEL_STORE_CONFLICT',
+      });
+      await expect(merchant.fulfillment.complete('no-such-order', 'success')).rejects.toMatchObject({
+        code: 'HUBTEL_NOT_FOUND',
+      });
+      await expect(merchant.fulfillment.complete(orderId, 'done' as never)).rejects.toMatchObject({
+        code: 'HUBTEL_VALIDATION_FAILED',
+      });
       await pipeline().drain();
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
     });
@@ -507,14 +729,20 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       const { session, orderId } = await toCart();
       const fault = sandbox.faults.add({ match: { path: '/callback' }, status: 502 });
       await session.pay({ orderId });
-      await merchant.fulfiller.until(() => merchant.fulfiller.dead.some((d) => d.key === orderId && d.type === 'callback'));
+      await merchant.fulfiller.until(() =>
+        merchant.fulfiller.dead.some((d) => d.key === orderId && d.type === 'callback'),
+      );
       fault.remove();
       const dead = merchant.fulfiller.dead.find((d) => d.key === orderId && d.type === 'callback')!;
       expect(dead.attempts).toBeGreaterThan(1);
       expect(dead.payload).toMatchObject({ callback: { OrderId: orderId, ServiceStatus: 'success' } });
       expect(sandbox.requests().filter((r) => r.path === '/callback').length).toBe(dead.attempts);
-      expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({ callback: { status: 'dead', serviceStatus: 'success' } });
-      expect(merchant.logger.lines.some((l) => l.includes(orderId) && l.includes('dead-lettered'))).toBe(true);
+      expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({
+        callback: { status: 'dead', serviceStatus: 'success' },
+      });
+      expect(merchant.logger.lines.some((l) => l.includes(orderId) && l.includes('dead-lettered'))).toBe(
+        true,
+      );
       // The app is still serving.
       expect((await sandbox.serviceApp(merchant.url).start()).Type).toBe('Response');
     });
@@ -533,14 +761,30 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       for (const [what, body] of cases) {
         const res = await post(fulfillmentUrl(), body);
         expect({ what, status: res.status }).toEqual({ what, status: 400 });
-        expect(res.body).toMatchObject({ statusCode: 400, code: 'HUBTEL_INVALID_BODY', message: expect.stringContaining('Invalid fulfillment request') });
+        expect(res.body).toMatchObject({
+          statusCode: 400,
+          code: 'HUBTEL_INVALID_BODY',
+          message: expect.stringContaining('Invalid fulfillment request'),
+        });
       }
       for (const [what, expected, res] of [
         ['broken JSON', 400, await post(fulfillmentUrl(), '{"OrderId": ')],
-        ['2 MB body', 413, await post(fulfillmentUrl(), { OrderId: 'o', SessionId: 's', ExtraData: { blob: 'x'.repeat(2_000_000) } })],
+        [
+          '2 MB body',
+          413,
+          await post(fulfillmentUrl(), {
+            OrderId: 'o',
+            SessionId: 's',
+            ExtraData: { blob: 'x'.repeat(2_000_000) },
+          }),
+        ],
         ['text/plain', 400, await post(fulfillmentUrl(), 'OrderId=o', { 'Content-Type': 'text/plain' })],
       ] as const) {
-        expect({ what, status: res.status, json: res.body?.statusCode }).toEqual({ what, status: expected, json: expected });
+        expect({ what, status: res.status, json: res.body?.statusCode }).toEqual({
+          what,
+          status: expected,
+          json: expected,
+        });
       }
       await pipeline().drain();
       expect(merchant.fulfiller.seen.length).toBe(before);

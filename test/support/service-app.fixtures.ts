@@ -50,7 +50,12 @@ export class BundleFlow {
   @FlowStep()
   bundle(ctx: FlowContext<{ destination: string }>) {
     if (ctx.data.destination === BLOCKED_NUMBER) return ctx.reject('This number cannot receive bundles.');
-    return ctx.select({ message: `Choose a bundle for ${ctx.data.destination}`, label: 'Bundles', name: 'bundle', options: BUNDLES });
+    return ctx.select({
+      message: `Choose a bundle for ${ctx.data.destination}`,
+      label: 'Bundles',
+      name: 'bundle',
+      options: BUNDLES,
+    });
   }
 
   @FlowStep()
@@ -63,7 +68,11 @@ export class BundleFlow {
         ItemName: option.Display,
         Qty: 1,
         Price: option.Amount,
-        ServiceData: { destination: ctx.data.destination, amount: option.Amount.toFixed(2), bundle: option.Value },
+        ServiceData: {
+          destination: ctx.data.destination,
+          amount: option.Amount.toFixed(2),
+          bundle: option.Value,
+        },
       },
     });
   }
@@ -74,7 +83,11 @@ export class BundleFlow {
 export class AirtimeFlow {
   @FlowStep()
   amount(ctx: FlowContext) {
-    return ctx.input({ message: 'Amount of airtime (GHS 1 to 100)', fieldType: 'decimal', validation: { min: 1, max: 100 } });
+    return ctx.input({
+      message: 'Amount of airtime (GHS 1 to 100)',
+      fieldType: 'decimal',
+      validation: { min: 1, max: 100 },
+    });
   }
 
   @FlowStep()
@@ -82,7 +95,12 @@ export class AirtimeFlow {
     const amount = Number(ctx.answer);
     return ctx.addToCart({
       message: `Pay GHS ${amount.toFixed(2)} for airtime`,
-      item: { ItemName: 'Airtime', Qty: 1, Price: amount, ServiceData: { destination: ctx.mobile, amount: amount.toFixed(2) } },
+      item: {
+        ItemName: 'Airtime',
+        Qty: 1,
+        Price: amount,
+        ServiceData: { destination: ctx.mobile, amount: amount.toFixed(2) },
+      },
     });
   }
 }
@@ -205,9 +223,15 @@ export class Fulfiller {
   }
 }
 
-export function merchantModule(options: ServiceAppModuleOptions, extras: ServiceAppModuleExtras = {}): DynamicModule {
+export function merchantModule(
+  options: ServiceAppModuleOptions,
+  extras: ServiceAppModuleExtras = {},
+): DynamicModule {
   @Module({
-    imports: [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ ...options, flows: [quizFlow, ...(options.flows ?? [])], ...extras })],
+    imports: [
+      EventEmitterModule.forRoot(),
+      ServiceAppModule.forRoot({ ...options, flows: [quizFlow, ...(options.flows ?? [])], ...extras }),
+    ],
     providers: [BundleFlow, AirtimeFlow, SlowFlow, Gate, Fulfiller],
   })
   class MerchantModule {}

@@ -21,7 +21,11 @@ export interface Merchant {
 }
 
 /** Starts the test merchant app on a real port, on Express or Fastify. */
-export async function startMerchant(adapter: Adapter, options: ServiceAppModuleOptions, extras: ServiceAppModuleExtras = {}): Promise<Merchant> {
+export async function startMerchant(
+  adapter: Adapter,
+  options: ServiceAppModuleOptions,
+  extras: ServiceAppModuleExtras = {},
+): Promise<Merchant> {
   const moduleRef = await Test.createTestingModule({ imports: [merchantModule(options, extras)] }).compile();
   const logger = new RecordingLogger();
   const app =

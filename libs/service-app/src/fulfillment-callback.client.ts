@@ -35,7 +35,13 @@ export class FulfillmentCallbackClient {
       });
     } catch (error) {
       // The contract shows no response body: a 2xx with a body that is not JSON is still accepted.
-      if (error instanceof HubtelError && error.httpStatus !== undefined && error.httpStatus >= 200 && error.httpStatus < 300) return;
+      if (
+        error instanceof HubtelError &&
+        error.httpStatus !== undefined &&
+        error.httpStatus >= 200 &&
+        error.httpStatus < 300
+      )
+        return;
       throw error;
     }
   }

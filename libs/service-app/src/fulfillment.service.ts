@@ -10,7 +10,12 @@ import {
   type JobStatus,
 } from 'nestjs-hubtel';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
-import { SERVICE_APP_JOBS, SERVICE_APP_OPTIONS, SERVICE_APP_PIPELINE, SERVICE_APP_STORE } from './service-app.constants.js';
+import {
+  SERVICE_APP_JOBS,
+  SERVICE_APP_OPTIONS,
+  SERVICE_APP_PIPELINE,
+  SERVICE_APP_STORE,
+} from './service-app.constants.js';
 import { validateFulfillmentRequest } from './service-app.dto.js';
 import {
   FulfillmentCallbackSentEvent,
@@ -34,7 +39,9 @@ export class FulfillmentRejectedError extends HubtelError {
     message: string,
     httpStatus: number,
   ) {
-    super(reason === 'UNKNOWN_SESSION' ? 'HUBTEL_NOT_FOUND' : 'HUBTEL_STORE_CONFLICT', message, { httpStatus });
+    super(reason === 'UNKNOWN_SESSION' ? 'HUBTEL_NOT_FOUND' : 'HUBTEL_STORE_CONFLICT', message, {
+      httpStatus,
+    });
   }
 }
 
@@ -61,7 +68,13 @@ export interface FulfillmentOrderStatus {
   /** True when the handlers deferred and no outcome was reported yet: call `complete()`. */
   awaitingCompletion: boolean;
   /** The callback, once an outcome was reported: `done` = accepted by the platform, `dead` = gave up at the deadline. */
-  callback?: { serviceStatus: FulfillmentServiceStatus; metaData: unknown; status: JobStatus; attempts: number; lastError?: string };
+  callback?: {
+    serviceStatus: FulfillmentServiceStatus;
+    metaData: unknown;
+    status: JobStatus;
+    attempts: number;
+    lastError?: string;
+  };
 }
 
 /**
@@ -87,7 +100,10 @@ export class FulfillmentService {
     const handlerRetry = options.fulfillmentRetry;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
       // Handlers of the order's ServiceCode first, then the catch-all ones.
-      events: (order) => (order.serviceCode ? [fulfillmentEventFor(order.serviceCode), ServiceAppEvents.Fulfillment] : [ServiceAppEvents.Fulfillment]),
+      events: (order) =>
+        order.serviceCode
+          ? [fulfillmentEventFor(order.serviceCode), ServiceAppEvents.Fulfillment]
+          : [ServiceAppEvents.Fulfillment],
       // No handler at all must not be reported as a success: retried, then `failed`.
       requireListener: true,
       keepResults: true,
@@ -110,7 +126,10 @@ export class FulfillmentService {
   async receive(body: unknown): Promise<FulfillmentReceipt> {
     const checked = validateFulfillmentRequest(body);
     if (!checked.ok) {
-      throw new HubtelValidationError(`Invalid fulfillment request: ${checked.issues.map((i) => i.message).join('; ')}`, checked.issues);
+      throw new HubtelValidationError(
+        `Invalid fulfillment request: ${checked.issues.map((i) => i.message).join('; ')}`,
+        checked.issues,
+      );
     }
     const { OrderId: orderId, SessionId: sessionId } = checked.value;
     // A known OrderId is answered before the cart is touched: a duplicate must not claim anything.
@@ -140,7 +159,9 @@ export class FulfillmentService {
       return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
     }
     const who = order.mobile ? ` for ${maskMsisdn(order.mobile)}` : '';
-    this.logger.log(`Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who} recorded`);
+    this.logger.log(
+      `Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who} recorded`,
+    );
     return { OrderId: orderId, SessionId: sessionId, Status: 'received' };
   }
 
@@ -152,16 +173,23 @@ export class FulfillmentService {
    */
   async complete(orderId: string, status: FulfillmentServiceStatus, metaData: unknown = null): Promise<void> {
     if (typeof orderId !== 'string' || orderId === '') {
-      throw new HubtelValidationError('complete(): orderId must be a non-empty string', [{ field: 'orderId', message: 'must be a non-empty string' }]);
+      throw new HubtelValidationError('complete(): orderId must be a non-empty string', [
+        { field: 'orderId', message: 'must be a non-empty string' },
+      ]);
     }
     if (status !== 'success' && status !== 'failed') {
-      throw new HubtelValidationError(`complete(): status must be "success" or "failed", got ${JSON.stringify(status)}`, [
-        { field: 'status', message: 'must be "success" or "failed"' },
-      ]);
+      throw new HubtelValidationError(
+        `complete(): status must be "success" or "failed", got ${JSON.stringify(status)}`,
+        [{ field: 'status', message: 'must be "success" or "failed"' }],
+      );
     }
     assertJson(metaData);
     const order = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, orderId);
-    if (!order) throw new HubtelError('HUBTEL_NOT_FOUND', `complete(): no fulfillment request with OrderId ${orderId} is known (or its record expired)`);
+    if (!order)
+      throw new HubtelError(
+        'HUBTEL_NOT_FOUND',
+        `complete(): no fulfillment request with OrderId ${orderId} is known (or its record expired)`,
+      );
     const accepted = await this.report(order.payload, status, metaData, 'app');
     if (!accepted.ok) {
       if (accepted.existing.ServiceStatus === status) return;
@@ -181,8 +209,13 @@ export class FulfillmentService {
       orderId,
       sessionId: order.payload.sessionId,
       serviceCode: order.payload.serviceCode,
-      handler: { status: order.status, attempts: order.attempts, ...(order.lastError ? { lastError: order.lastError } : {}) },
-      awaitingCompletion: !callback && order.status === 'done' && combineOutcomes(order.results).kind === 'deferred',
+      handler: {
+        status: order.status,
+        attempts: order.attempts,
+        ...(order.lastError ? { lastError: order.lastError } : {}),
+      },
+      awaitingCompletion:
+        !callback && order.status === 'done' && combineOutcomes(order.results).kind === 'deferred',
     };
     if (callback) {
       status.callback = {
@@ -203,8 +236,14 @@ export class FulfillmentService {
 
   private duplicate(orderId: string, sessionId: string, recordedSessionId: string): FulfillmentReceipt {
     if (recordedSessionId !== sessionId) {
-      this.logger.warn(`Fulfillment request for order ${orderId} refused: that OrderId was received for another session`);
-      throw new FulfillmentRejectedError('ORDER_CONFLICT', `OrderId ${orderId} was already received for another session`, 409);
+      this.logger.warn(
+        `Fulfillment request for order ${orderId} refused: that OrderId was received for another session`,
+      );
+      throw new FulfillmentRejectedError(
+        'ORDER_CONFLICT',
+        `OrderId ${orderId} was already received for another session`,
+        409,
+      );
     }
     this.logger.log(`Duplicate fulfillment request for order ${orderId} acknowledged; nothing new runs`);
     return { OrderId: orderId, SessionId: sessionId, Status: 'duplicate' };
@@ -225,7 +264,9 @@ export class FulfillmentService {
       const entry = await this.store.get<StoredCart>(key);
       if (!entry) {
         if (!this.options.requireCart) return undefined;
-        this.logger.warn(`Fulfillment request for order ${orderId} refused: session ${sessionId} did not end in an AddToCart of this app`);
+        this.logger.warn(
+          `Fulfillment request for order ${orderId} refused: session ${sessionId} did not end in an AddToCart of this app`,
+        );
         throw new FulfillmentRejectedError(
           'UNKNOWN_SESSION',
           `SessionId ${sessionId} did not end in an AddToCart answered by this app (or its cart expired)`,
@@ -235,33 +276,52 @@ export class FulfillmentService {
       const cart = entry.value;
       if (cart.orderId === orderId) return cart;
       if (cart.orderId !== undefined) {
-        this.logger.warn(`Fulfillment request for order ${orderId} refused: the cart of session ${sessionId} was already ordered as ${cart.orderId}`);
-        throw new FulfillmentRejectedError('CART_ALREADY_ORDERED', `The cart of session ${sessionId} was already ordered under another OrderId`, 409);
+        this.logger.warn(
+          `Fulfillment request for order ${orderId} refused: the cart of session ${sessionId} was already ordered as ${cart.orderId}`,
+        );
+        throw new FulfillmentRejectedError(
+          'CART_ALREADY_ORDERED',
+          `The cart of session ${sessionId} was already ordered under another OrderId`,
+          409,
+        );
       }
       const claimed = await this.store.compareAndSet(key, entry.version, { ...cart, orderId });
       if (claimed) return claimed.value;
       // Another request changed the cart meanwhile (a concurrent duplicate): read it again.
     }
-    throw new FulfillmentRejectedError('ORDER_CONFLICT', `The cart of session ${sessionId} is being changed concurrently; retry`, 409);
+    throw new FulfillmentRejectedError(
+      'ORDER_CONFLICT',
+      `The cart of session ${sessionId} is being changed concurrently; retry`,
+      409,
+    );
   }
 
-  private async afterHandlers(record: JobRecord<FulfillmentRequestedEvent>, outcome: 'done' | 'dead'): Promise<void> {
+  private async afterHandlers(
+    record: JobRecord<FulfillmentRequestedEvent>,
+    outcome: 'done' | 'dead',
+  ): Promise<void> {
     const order = record.payload;
     if (outcome === 'dead') {
-      this.logger.error(`Fulfillment of order ${order.orderId} gave up after ${record.attempts} attempt(s); reporting "failed"`);
+      this.logger.error(
+        `Fulfillment of order ${order.orderId} gave up after ${record.attempts} attempt(s); reporting "failed"`,
+      );
       await this.report(order, 'failed', null, 'handler');
       return;
     }
     const combined = combineOutcomes(record.results);
     if (combined.kind === 'deferred') {
-      this.logger.log(`Fulfillment of order ${order.orderId} deferred by its handler; waiting for FulfillmentService.complete()`);
+      this.logger.log(
+        `Fulfillment of order ${order.orderId} deferred by its handler; waiting for FulfillmentService.complete()`,
+      );
       return;
     }
     let metaData = combined.metaData;
     try {
       assertJson(metaData);
     } catch {
-      this.logger.error(`The handler of order ${order.orderId} returned metadata that is not JSON; MetaData sent as null`);
+      this.logger.error(
+        `The handler of order ${order.orderId} returned metadata that is not JSON; MetaData sent as null`,
+      );
       metaData = null;
     }
     await this.report(order, combined.status, metaData, 'handler');
@@ -275,14 +335,21 @@ export class FulfillmentService {
     reportedBy: 'handler' | 'app',
   ): Promise<{ ok: true } | { ok: false; existing: FulfillmentCallback }> {
     const job: CallbackJob = {
-      callback: { SessionId: order.sessionId, OrderId: order.orderId, ServiceStatus: status, MetaData: metaData ?? null },
+      callback: {
+        SessionId: order.sessionId,
+        OrderId: order.orderId,
+        ServiceStatus: status,
+        MetaData: metaData ?? null,
+      },
       reportedBy,
     };
     const result = await this.pipeline.submit(SERVICE_APP_JOBS.callback, order.orderId, job);
     if (result.duplicate) {
       const existing = (result.record.payload as CallbackJob).callback;
       if (reportedBy === 'handler') {
-        this.logger.log(`Order ${order.orderId} was already reported as "${existing.ServiceStatus}"; the handler's "${status}" is not sent`);
+        this.logger.log(
+          `Order ${order.orderId} was already reported as "${existing.ServiceStatus}"; the handler's "${status}" is not sent`,
+        );
       }
       return { ok: false, existing };
     }
@@ -299,7 +366,9 @@ export class FulfillmentService {
       );
       return;
     }
-    this.logger.log(`Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} accepted after ${record.attempts} attempt(s)`);
+    this.logger.log(
+      `Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} accepted after ${record.attempts} attempt(s)`,
+    );
     if (!this.emitter) return;
     const event = new FulfillmentCallbackSentEvent({
       orderId: callback.OrderId,
@@ -313,7 +382,9 @@ export class FulfillmentService {
     try {
       await this.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
     } catch (error) {
-      this.logger.error(`A ${ServiceAppEvents.CallbackSent} listener failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.error(
+        `A ${ServiceAppEvents.CallbackSent} listener failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 }
@@ -322,6 +393,8 @@ function assertJson(value: unknown): void {
   try {
     if (value !== undefined) JSON.stringify(value);
   } catch {
-    throw new HubtelValidationError('metaData must be JSON-serialisable', [{ field: 'metaData', message: 'must be JSON-serialisable' }]);
+    throw new HubtelValidationError('metaData must be JSON-serialisable', [
+      { field: 'metaData', message: 'must be JSON-serialisable' },
+    ]);
   }
 }

@@ -26,7 +26,12 @@ export type * from './service-app.types.js';
 export { ServiceFlowRequestDto, FulfillmentRequestDto } from './service-app.dto.js';
 
 // Writing flows
-export { ServiceFlow, FlowStep, type ServiceFlowOptions, type FlowStepOptions } from './service-flow.decorators.js';
+export {
+  ServiceFlow,
+  FlowStep,
+  type ServiceFlowOptions,
+  type FlowStepOptions,
+} from './service-flow.decorators.js';
 export { ServiceFlowBuilder } from './service-flow.builder.js';
 export { FlowContext, type FlowSessionInfo } from './service-flow.context.js';
 export type {
@@ -65,4 +70,8 @@ export {
   type FulfillmentOutcome,
   type ServiceAppDeadLetterEvent,
 } from './service-app.events.js';
-export { OnFulfillment, OnFulfillmentCallbackSent, OnServiceAppDeadLetter } from './service-app.decorators.js';
+export {
+  OnFulfillment,
+  OnFulfillmentCallbackSent,
+  OnServiceAppDeadLetter,
+} from './service-app.decorators.js';

@@ -1,6 +1,17 @@
 import { Body, HttpCode, Inject, Post, UseGuards, type Type } from '@nestjs/common';
-import { HubtelValidationError, InboundAccessGuard, PATH_SECRET_PARAM, inboundHttpError, invalidBodyError, mountController } from 'nestjs-hubtel';
-import { FulfillmentRejectedError, FulfillmentService, type FulfillmentReceipt } from './fulfillment.service.js';
+import {
+  HubtelValidationError,
+  InboundAccessGuard,
+  PATH_SECRET_PARAM,
+  inboundHttpError,
+  invalidBodyError,
+  mountController,
+} from 'nestjs-hubtel';
+import {
+  FulfillmentRejectedError,
+  FulfillmentService,
+  type FulfillmentReceipt,
+} from './fulfillment.service.js';
 import { SERVICE_APP_ACCESS_POLICY, SERVICE_APP_ROUTES } from './service-app.constants.js';
 import type { ServiceAppRouteOptions } from './service-app.options.js';
 import type { ServiceFlowResponse } from './service-app.types.js';
@@ -32,7 +43,8 @@ export function createServiceAppControllers(routes: ServiceAppRouteOptions = {})
       try {
         return await this.flows.handle(body);
       } catch (error) {
-        if (error instanceof HubtelValidationError) throw invalidBodyError(error.issues, 'service-flow request');
+        if (error instanceof HubtelValidationError)
+          throw invalidBodyError(error.issues, 'service-flow request');
         throw error;
       }
     }
@@ -49,14 +61,19 @@ export function createServiceAppControllers(routes: ServiceAppRouteOptions = {})
       try {
         return await this.fulfillment.receive(body);
       } catch (error) {
-        if (error instanceof HubtelValidationError) throw invalidBodyError(error.issues, 'fulfillment request');
-        if (error instanceof FulfillmentRejectedError) throw inboundHttpError(error.httpStatus ?? 409, `HUBTEL_${error.reason}`, error.message);
+        if (error instanceof HubtelValidationError)
+          throw invalidBodyError(error.issues, 'fulfillment request');
+        if (error instanceof FulfillmentRejectedError)
+          throw inboundHttpError(error.httpStatus ?? 409, `HUBTEL_${error.reason}`, error.message);
         throw error;
       }
     }
   }
 
-  return [mountController(ServiceFlowController, prefix, routes), mountController(FulfillmentController, prefix, routes)];
+  return [
+    mountController(ServiceFlowController, prefix, routes),
+    mountController(FulfillmentController, prefix, routes),
+  ];
 }
 
 function trimSlashes(path: string): string {

@@ -1,11 +1,25 @@
 import { validateFulfillmentRequest, validateServiceFlowRequest } from './service-app.dto.js';
 
-const flow = { Type: 'initiation', Message: '', ServiceCode: '711', Operator: 'mtn', ClientState: '', Mobile: '233241234567', SessionId: 's1' };
+const flow = {
+  Type: 'initiation',
+  Message: '',
+  ServiceCode: '711',
+  Operator: 'mtn',
+  ClientState: '',
+  Mobile: '233241234567',
+  SessionId: 's1',
+};
 
 describe('service-app request validation', () => {
   it('keeps the declared fields, drops unknown ones, and accepts Type in any letter case', () => {
     for (const Type of ['initiation', 'Response', 'RESPONSE', 'release', 'Release', 'timeout']) {
-      const result = validateServiceFlowRequest({ ...flow, Type, Sequence: 1, Platform: 'USSD', Timeout: 30 });
+      const result = validateServiceFlowRequest({
+        ...flow,
+        Type,
+        Sequence: 1,
+        Platform: 'USSD',
+        Timeout: 30,
+      });
       expect(result).toEqual({ ok: true, value: { ...flow, Type, Sequence: 1 } });
     }
   });
@@ -33,7 +47,15 @@ describe('service-app request validation', () => {
 
   it('validates the fulfillment request: OrderId and SessionId required, ExtraData an object, OrderInfo anything', () => {
     const orderInfo = { Status: 'Paid', Items: [{ Name: 'x' }], Payment: { AmountPaid: 5 } };
-    expect(validateFulfillmentRequest({ OrderId: 'o1', SessionId: 's1', ExtraData: {}, OrderInfo: orderInfo, Extra: 1 })).toEqual({
+    expect(
+      validateFulfillmentRequest({
+        OrderId: 'o1',
+        SessionId: 's1',
+        ExtraData: {},
+        OrderInfo: orderInfo,
+        Extra: 1,
+      }),
+    ).toEqual({
       ok: true,
       value: { OrderId: 'o1', SessionId: 's1', ExtraData: {}, OrderInfo: orderInfo },
     });

@@ -73,6 +73,10 @@ export class FulfillmentRequestDto {
 }
 
 /** Validators compiled once per DTO (core's compileValidator: class-validator rules and messages). */
-export const validateServiceFlowRequest: CompiledValidator<ServiceFlowRequest> = compileValidator(ServiceFlowRequestDto) as CompiledValidator<ServiceFlowRequest>;
+export const validateServiceFlowRequest: CompiledValidator<ServiceFlowRequest> = compileValidator(
+  ServiceFlowRequestDto,
+) as CompiledValidator<ServiceFlowRequest>;
 
-export const validateFulfillmentRequest: CompiledValidator<FulfillmentRequest> = compileValidator(FulfillmentRequestDto) as CompiledValidator<FulfillmentRequest>;
+export const validateFulfillmentRequest: CompiledValidator<FulfillmentRequest> = compileValidator(
+  FulfillmentRequestDto,
+) as CompiledValidator<FulfillmentRequest>;

@@ -108,19 +108,26 @@ export function fulfilled(metaData: unknown = null): FulfillmentOutcome {
 }
 
 /** @internal The combined outcome of every handler's answer, in listener order. */
-export function combineOutcomes(results: Record<string, unknown> | undefined): { kind: 'deferred' } | { kind: 'report'; status: FulfillmentServiceStatus; metaData: unknown } {
+export function combineOutcomes(
+  results: Record<string, unknown> | undefined,
+): { kind: 'deferred' } | { kind: 'report'; status: FulfillmentServiceStatus; metaData: unknown } {
   const answers = Object.entries(results ?? {})
     .sort(([a], [b]) => Number(a) - Number(b))
     .map(([, value]) => value);
   const marked = (value: unknown): FulfillmentOutcome | undefined =>
-    value !== null && typeof value === 'object' && OUTCOME in value ? (value as FulfillmentOutcome) : undefined;
+    value !== null && typeof value === 'object' && OUTCOME in value
+      ? (value as FulfillmentOutcome)
+      : undefined;
   const failed = answers.map(marked).find((m) => m?.[OUTCOME] === 'failed');
-  if (failed && 'metaData' in failed) return { kind: 'report', status: 'failed', metaData: failed.metaData ?? null };
+  if (failed && 'metaData' in failed)
+    return { kind: 'report', status: 'failed', metaData: failed.metaData ?? null };
   if (answers.some((a) => marked(a)?.[OUTCOME] === 'deferred')) return { kind: 'deferred' };
   for (const answer of answers) {
     const mark = marked(answer);
-    if (mark && 'metaData' in mark) return { kind: 'report', status: 'success', metaData: mark.metaData ?? null };
-    if (!mark && answer !== undefined && answer !== null) return { kind: 'report', status: 'success', metaData: answer };
+    if (mark && 'metaData' in mark)
+      return { kind: 'report', status: 'success', metaData: mark.metaData ?? null };
+    if (!mark && answer !== undefined && answer !== null)
+      return { kind: 'report', status: 'success', metaData: answer };
   }
   return { kind: 'report', status: 'success', metaData: null };
 }

@@ -56,7 +56,10 @@ async function boot(imports: Array<DynamicModule | Function>, providers: Functio
   return moduleRef.createNestApplication({ logger: false }).init();
 }
 
-async function bootError(imports: Array<DynamicModule | Function>, providers: Function[] = []): Promise<HubtelConfigError> {
+async function bootError(
+  imports: Array<DynamicModule | Function>,
+  providers: Function[] = [],
+): Promise<HubtelConfigError> {
   try {
     const app = await boot(imports, providers);
     await app.close();
@@ -71,10 +74,21 @@ const routesOff = { routes: { disabled: true } };
 
 describe('ServiceAppModule bootstrap', () => {
   it('finds decorated flows, routes codes, uses the marked start step, and accepts builder flows', async () => {
-    const builder = new ServiceFlowBuilder('built').forServiceCode('900').step('a', (ctx) => ctx.end('b')).build();
-    const app = await boot([EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ flows: [builder], ...routesOff })], [DefaultFlow, CodedFlow]);
+    const builder = new ServiceFlowBuilder('built')
+      .forServiceCode('900')
+      .step('a', (ctx) => ctx.end('b'))
+      .build();
+    const app = await boot(
+      [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ flows: [builder], ...routesOff })],
+      [DefaultFlow, CodedFlow],
+    );
     const registry = app.get(ServiceFlowRegistry);
-    expect(registry.list().map((f) => f.name).sort()).toEqual(['CodedFlow', 'DefaultFlow', 'built']);
+    expect(
+      registry
+        .list()
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual(['CodedFlow', 'DefaultFlow', 'built']);
     expect(registry.route('711')?.name).toBe('CodedFlow');
     expect(registry.route('712')?.name).toBe('CodedFlow');
     expect(registry.route('900')?.name).toBe('built');
@@ -93,25 +107,67 @@ describe('ServiceAppModule bootstrap', () => {
     class ConfigModule {}
     const app = await boot([
       EventEmitterModule.forRoot(),
-      ServiceAppModule.forRootAsync({ imports: [ConfigModule], inject: [Config], useFactory: (c: Config) => ({ callbackUrl: c.url }), isGlobal: true, ...routesOff }),
+      ServiceAppModule.forRootAsync({
+        imports: [ConfigModule],
+        inject: [Config],
+        useFactory: (c: Config) => ({ callbackUrl: c.url }),
+        isGlobal: true,
+        ...routesOff,
+      }),
     ]);
     expect(app.get(FulfillmentService)).toBeInstanceOf(FulfillmentService);
     await app.close();
   });
 
   it('fails at bootstrap, naming the problem', async () => {
-    expect((await bootError([EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ stepBudgetMs: -5, ...routesOff })])).option).toBe('serviceApp.stepBudgetMs');
+    expect(
+      (
+        await bootError([
+          EventEmitterModule.forRoot(),
+          ServiceAppModule.forRoot({ stepBudgetMs: -5, ...routesOff }),
+        ])
+      ).option,
+    ).toBe('serviceApp.stepBudgetMs');
     expect((await bootError([ServiceAppModule.forRoot(routesOff)])).option).toBe('EventEmitterModule');
-    expect((await bootError([EventEmitterModule.forRoot(), ServiceAppModule.forRoot(routesOff)], [DefaultFlow, OtherDefaultFlow])).message).toContain('both DefaultFlow and OtherDefaultFlow are default flows');
-    expect((await bootError([EventEmitterModule.forRoot(), ServiceAppModule.forRoot(routesOff)], [CodedFlow, ClashingFlow])).message).toContain('"711" is already routed to flow CodedFlow');
-    expect((await bootError([EventEmitterModule.forRoot(), ServiceAppModule.forRoot(routesOff)], [EmptyFlow])).option).toBe('flows.EmptyFlow');
-    expect((await bootError([EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ access: { pathSecret: 'short' }, ...routesOff })])).option).toBe('serviceApp.access.pathSecret');
+    expect(
+      (
+        await bootError(
+          [EventEmitterModule.forRoot(), ServiceAppModule.forRoot(routesOff)],
+          [DefaultFlow, OtherDefaultFlow],
+        )
+      ).message,
+    ).toContain('both DefaultFlow and OtherDefaultFlow are default flows');
+    expect(
+      (
+        await bootError(
+          [EventEmitterModule.forRoot(), ServiceAppModule.forRoot(routesOff)],
+          [CodedFlow, ClashingFlow],
+        )
+      ).message,
+    ).toContain('"711" is already routed to flow CodedFlow');
+    expect(
+      (await bootError([EventEmitterModule.forRoot(), ServiceAppModule.forRoot(routesOff)], [EmptyFlow]))
+        .option,
+    ).toBe('flows.EmptyFlow');
+    expect(
+      (
+        await bootError([
+          EventEmitterModule.forRoot(),
+          ServiceAppModule.forRoot({ access: { pathSecret: 'short' }, ...routesOff }),
+        ])
+      ).option,
+    ).toBe('serviceApp.access.pathSecret');
   });
 
   it('checks builder flows when they are built', () => {
     expect(() => new ServiceFlowBuilder('')).toThrow(HubtelConfigError);
     expect(() => new ServiceFlowBuilder('x').build()).toThrow('must have at least one step');
-    expect(() => new ServiceFlowBuilder('x').step('a', (c) => c.end('')).step('a', (c) => c.end('')).build()).toThrow('is declared twice');
+    expect(() =>
+      new ServiceFlowBuilder('x')
+        .step('a', (c) => c.end(''))
+        .step('a', (c) => c.end(''))
+        .build(),
+    ).toThrow('is declared twice');
     expect(() => new ServiceFlowBuilder('x').forServiceCode('')).toThrow(HubtelConfigError);
     expect(() => new ServiceFlowBuilder('x').step('a', 'nope' as never)).toThrow(HubtelConfigError);
   });

@@ -2,7 +2,14 @@ import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { HttpModule, HttpService } from '@nestjs/axios';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
-import { HttpTransport, HubtelConfigError, InboundAccessPolicy, InboundPipeline, MemoryStore, type HubtelStore } from 'nestjs-hubtel';
+import {
+  HttpTransport,
+  HubtelConfigError,
+  InboundAccessPolicy,
+  InboundPipeline,
+  MemoryStore,
+  type HubtelStore,
+} from 'nestjs-hubtel';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentService } from './fulfillment.service.js';
 import {
@@ -19,7 +26,11 @@ import {
   SERVICE_APP_OPTIONS_TYPE,
   ServiceAppConfigurableModule,
 } from './service-app.module-definition.js';
-import { resolveServiceAppOptions, type ResolvedServiceAppOptions, type ServiceAppModuleOptions } from './service-app.options.js';
+import {
+  resolveServiceAppOptions,
+  type ResolvedServiceAppOptions,
+  type ServiceAppModuleOptions,
+} from './service-app.options.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import { ServiceFlowService } from './service-flow.service.js';
 
@@ -51,7 +62,8 @@ import { ServiceFlowService } from './service-flow.service.js';
     },
     {
       provide: SERVICE_APP_ACCESS_POLICY,
-      useFactory: (options: ResolvedServiceAppOptions) => new InboundAccessPolicy(options.access, 'serviceApp.access.'),
+      useFactory: (options: ResolvedServiceAppOptions) =>
+        new InboundAccessPolicy(options.access, 'serviceApp.access.'),
       inject: [SERVICE_APP_OPTIONS],
     },
     {
@@ -62,7 +74,11 @@ import { ServiceFlowService } from './service-flow.service.js';
           credentials: { fulfillment: options.callbackCredentials },
           timeoutMs: options.callbackTimeoutMs,
           // One attempt per call: the pipeline schedules the callback's retries up to its deadline.
-          retry: { maxAttempts: 1, baseDelayMs: options.callbackRetry.baseDelayMs, maxDelayMs: options.callbackRetry.maxDelayMs },
+          retry: {
+            maxAttempts: 1,
+            baseDelayMs: options.callbackRetry.baseDelayMs,
+            maxDelayMs: options.callbackRetry.maxDelayMs,
+          },
           loggerContext: 'HubtelServiceApp',
         }),
       inject: [HttpService, SERVICE_APP_OPTIONS],
@@ -76,7 +92,10 @@ import { ServiceFlowService } from './service-flow.service.js';
         readiness: EventEmitterReadinessWatcher | undefined,
       ) => {
         if (!emitter) {
-          throw new HubtelConfigError('EventEmitterModule', 'ServiceAppModule needs EventEmitterModule.forRoot() imported in your app (it delivers fulfillment events)');
+          throw new HubtelConfigError(
+            'EventEmitterModule',
+            'ServiceAppModule needs EventEmitterModule.forRoot() imported in your app (it delivers fulfillment events)',
+          );
         }
         return new InboundPipeline({
           name: 'service-app',
@@ -100,7 +119,13 @@ import { ServiceFlowService } from './service-flow.service.js';
     FulfillmentCallbackClient,
     FulfillmentService,
   ],
-  exports: [ServiceFlowService, FulfillmentService, ServiceFlowRegistry, SERVICE_APP_STORE, SERVICE_APP_PIPELINE],
+  exports: [
+    ServiceFlowService,
+    FulfillmentService,
+    ServiceFlowRegistry,
+    SERVICE_APP_STORE,
+    SERVICE_APP_PIPELINE,
+  ],
 })
 export class ServiceAppModule extends ServiceAppConfigurableModule {
   /** Options inline (all optional). Extras: `isGlobal`, `routes` (prefix, guards, decorators, disabled). */

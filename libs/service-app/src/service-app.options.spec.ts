@@ -41,20 +41,32 @@ describe('resolveServiceAppOptions', () => {
       messages: { busy: 'Hold on' },
       fulfillmentRetry: { maxAttempts: 2 },
     });
-    expect(resolved).toMatchObject({ callbackUrl: 'http://127.0.0.1:9', backInputs: ['#', '*'], requireCart: false, store, fulfillmentRetry: { maxAttempts: 2 } });
+    expect(resolved).toMatchObject({
+      callbackUrl: 'http://127.0.0.1:9',
+      backInputs: ['#', '*'],
+      requireCart: false,
+      store,
+      fulfillmentRetry: { maxAttempts: 2 },
+    });
     expect(resolved.messages.busy).toBe('Hold on');
-    expect(resolved.messages.sessionExpired).toBe('Your session has expired. Please dial again to start over.');
+    expect(resolved.messages.sessionExpired).toBe(
+      'Your session has expired. Please dial again to start over.',
+    );
   });
 
   it('names the bad option', () => {
     expect(problem('x')).toBe('serviceApp');
     expect(problem({ callbackUrl: 'ftp://x' })).toBe('serviceApp.callbackUrl');
     expect(problem({ callbackUrl: 'https://user:pw@x' })).toBe('serviceApp.callbackUrl');
-    expect(problem({ callbackCredentials: { clientId: 'a' } })).toBe('serviceApp.callbackCredentials.clientSecret');
+    expect(problem({ callbackCredentials: { clientId: 'a' } })).toBe(
+      'serviceApp.callbackCredentials.clientSecret',
+    );
     expect(problem({ stepBudgetMs: 0 })).toBe('serviceApp.stepBudgetMs');
     expect(problem({ stepBudgetMs: '4000' })).toBe('serviceApp.stepBudgetMs');
     expect(problem({ sessionTtlMs: -1 })).toBe('serviceApp.sessionTtlMs');
-    expect(problem({ callbackRetry: { baseDelayMs: 100, maxDelayMs: 10 } })).toBe('serviceApp.callbackRetry.maxDelayMs');
+    expect(problem({ callbackRetry: { baseDelayMs: 100, maxDelayMs: 10 } })).toBe(
+      'serviceApp.callbackRetry.maxDelayMs',
+    );
     expect(problem({ callbackRetry: { deadlineMs: 0 } })).toBe('serviceApp.callbackRetry.deadlineMs');
     expect(problem({ fulfillmentRetry: { maxAttempts: 0 } })).toBe('serviceApp.fulfillmentRetry.maxAttempts');
     expect(problem({ backInput: '' })).toBe('serviceApp.backInput');
@@ -68,7 +80,12 @@ describe('resolveServiceAppOptions', () => {
   });
 
   it('reads the callback URL and country code from the environment', () => {
-    expect(serviceAppOptionsFromEnv({ HUBTEL_CALLBACK_URL: 'http://localhost:4010', HUBTEL_DEFAULT_COUNTRY_CODE: '234' })).toEqual({
+    expect(
+      serviceAppOptionsFromEnv({
+        HUBTEL_CALLBACK_URL: 'http://localhost:4010',
+        HUBTEL_DEFAULT_COUNTRY_CODE: '234',
+      }),
+    ).toEqual({
       callbackUrl: 'http://localhost:4010',
       defaultCountryCode: '234',
     });

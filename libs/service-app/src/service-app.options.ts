@@ -13,7 +13,11 @@ import {
   type HubtelStore,
   type InboundAccessOptions,
 } from 'nestjs-hubtel';
-import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_DEFAULTS, type ServiceAppMessages } from './service-app.constants.js';
+import {
+  SERVICE_APP_DEFAULT_MESSAGES,
+  SERVICE_APP_DEFAULTS,
+  type ServiceAppMessages,
+} from './service-app.constants.js';
 import type { ServiceFlowDefinition } from './service-flow.types.js';
 
 export interface ServiceAppModuleOptions {
@@ -100,7 +104,9 @@ export interface ResolvedServiceAppOptions {
 const P = 'serviceApp';
 
 /** Validates the options at bootstrap; a bad one stops the app with a HubtelConfigError naming it. */
-export function resolveServiceAppOptions(raw: ServiceAppModuleOptions | undefined): ResolvedServiceAppOptions {
+export function resolveServiceAppOptions(
+  raw: ServiceAppModuleOptions | undefined,
+): ResolvedServiceAppOptions {
   const options = raw ?? {};
   assertOptionsObject(options, P);
   const o = options as Record<string, unknown>;
@@ -115,22 +121,54 @@ export function resolveServiceAppOptions(raw: ServiceAppModuleOptions | undefine
 
   const cb = objectOrEmpty(o.callbackRetry, `${P}.callbackRetry`);
   const cbBase = resolveNumber(cb.baseDelayMs, `${P}.callbackRetry.baseDelayMs`, D.callbackRetry.baseDelayMs);
-  const cbMax = resolveNumber(cb.maxDelayMs, `${P}.callbackRetry.maxDelayMs`, Math.max(D.callbackRetry.maxDelayMs, cbBase));
-  if (cbMax < cbBase) throw new HubtelConfigError(`${P}.callbackRetry.maxDelayMs`, `must be at least callbackRetry.baseDelayMs (${cbBase})`);
-  const cbDeadline = resolveNumber(cb.deadlineMs, `${P}.callbackRetry.deadlineMs`, D.callbackRetry.deadlineMs);
+  const cbMax = resolveNumber(
+    cb.maxDelayMs,
+    `${P}.callbackRetry.maxDelayMs`,
+    Math.max(D.callbackRetry.maxDelayMs, cbBase),
+  );
+  if (cbMax < cbBase)
+    throw new HubtelConfigError(
+      `${P}.callbackRetry.maxDelayMs`,
+      `must be at least callbackRetry.baseDelayMs (${cbBase})`,
+    );
+  const cbDeadline = resolveNumber(
+    cb.deadlineMs,
+    `${P}.callbackRetry.deadlineMs`,
+    D.callbackRetry.deadlineMs,
+  );
 
   const fr = objectOrEmpty(o.fulfillmentRetry, `${P}.fulfillmentRetry`);
-  const frAttempts = resolveNumber(fr.maxAttempts, `${P}.fulfillmentRetry.maxAttempts`, D.fulfillmentRetry.maxAttempts, { max: 100 });
-  const frBase = resolveNumber(fr.baseDelayMs, `${P}.fulfillmentRetry.baseDelayMs`, D.fulfillmentRetry.baseDelayMs);
-  const frMax = resolveNumber(fr.maxDelayMs, `${P}.fulfillmentRetry.maxDelayMs`, Math.max(D.fulfillmentRetry.maxDelayMs, frBase));
-  if (frMax < frBase) throw new HubtelConfigError(`${P}.fulfillmentRetry.maxDelayMs`, `must be at least fulfillmentRetry.baseDelayMs (${frBase})`);
+  const frAttempts = resolveNumber(
+    fr.maxAttempts,
+    `${P}.fulfillmentRetry.maxAttempts`,
+    D.fulfillmentRetry.maxAttempts,
+    { max: 100 },
+  );
+  const frBase = resolveNumber(
+    fr.baseDelayMs,
+    `${P}.fulfillmentRetry.baseDelayMs`,
+    D.fulfillmentRetry.baseDelayMs,
+  );
+  const frMax = resolveNumber(
+    fr.maxDelayMs,
+    `${P}.fulfillmentRetry.maxDelayMs`,
+    Math.max(D.fulfillmentRetry.maxDelayMs, frBase),
+  );
+  if (frMax < frBase)
+    throw new HubtelConfigError(
+      `${P}.fulfillmentRetry.maxDelayMs`,
+      `must be at least fulfillmentRetry.baseDelayMs (${frBase})`,
+    );
 
   const messages: ServiceAppMessages = { ...SERVICE_APP_DEFAULT_MESSAGES };
   if (o.messages !== undefined) {
     assertOptionsObject(o.messages, `${P}.messages`);
     for (const [key, value] of Object.entries(o.messages)) {
       if (!(key in SERVICE_APP_DEFAULT_MESSAGES)) {
-        throw new HubtelConfigError(`${P}.messages.${key}`, `is not a known message (known: ${Object.keys(SERVICE_APP_DEFAULT_MESSAGES).join(', ')})`);
+        throw new HubtelConfigError(
+          `${P}.messages.${key}`,
+          `is not a known message (known: ${Object.keys(SERVICE_APP_DEFAULT_MESSAGES).join(', ')})`,
+        );
       }
       if (value === undefined) continue;
       if (typeof value !== 'string') throw new HubtelConfigError(`${P}.messages.${key}`, 'must be a string');
@@ -145,12 +183,15 @@ export function resolveServiceAppOptions(raw: ServiceAppModuleOptions | undefine
   }
 
   const flows = o.flows === undefined ? [] : o.flows;
-  if (!Array.isArray(flows)) throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
+  if (!Array.isArray(flows))
+    throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
 
   return {
     callbackUrl,
     callbackCredentials,
-    callbackTimeoutMs: resolveNumber(o.callbackTimeoutMs, `${P}.callbackTimeoutMs`, D.callbackTimeoutMs, { max: 600_000 }),
+    callbackTimeoutMs: resolveNumber(o.callbackTimeoutMs, `${P}.callbackTimeoutMs`, D.callbackTimeoutMs, {
+      max: 600_000,
+    }),
     callbackRetry: { baseDelayMs: cbBase, maxDelayMs: cbMax, deadlineMs: cbDeadline },
     fulfillmentRetry: { maxAttempts: frAttempts, baseDelayMs: frBase, maxDelayMs: frMax },
     sessionTtlMs: resolveNumber(o.sessionTtlMs, `${P}.sessionTtlMs`, D.sessionTtlMs),
@@ -199,7 +240,8 @@ function resolveStore(value: unknown): HubtelStore | undefined {
   if (value === undefined) return undefined;
   const store = value as Record<string, unknown>;
   for (const method of ['get', 'setIfAbsent', 'compareAndSet', 'set', 'delete', 'scan']) {
-    if (typeof store?.[method] !== 'function') throw new HubtelConfigError(`${P}.store`, `must implement HubtelStore (missing ${method}())`);
+    if (typeof store?.[method] !== 'function')
+      throw new HubtelConfigError(`${P}.store`, `must implement HubtelStore (missing ${method}())`);
   }
   return value as HubtelStore;
 }

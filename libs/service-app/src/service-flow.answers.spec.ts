@@ -33,7 +33,10 @@ describe('checkAnswer', () => {
     expect(check(input('decimal'), '10.50')).toEqual({ ok: true, value: 10.5 });
     expect(check(input('decimal'), '.5')).toEqual({ ok: true, value: 0.5 });
     expect(check(input('decimal'), '1e3')).toEqual({ ok: false, reason: M.decimal });
-    expect(check(input('decimal', { min: 1, max: 100 }), '0.5')).toEqual({ ok: false, reason: 'Please enter 1 or more.' });
+    expect(check(input('decimal', { min: 1, max: 100 }), '0.5')).toEqual({
+      ok: false,
+      reason: 'Please enter 1 or more.',
+    });
     expect(check(input('DECIMAL', { min: 1, max: 100 }), '100')).toEqual({ ok: true, value: 100 });
   });
 
@@ -42,8 +45,14 @@ describe('checkAnswer', () => {
     expect(check(input('email'), 'a@b')).toEqual({ ok: false, reason: M.email });
     expect(check(input('text'), '')).toEqual({ ok: false, reason: M.required });
     expect(check(input('text', { required: false }), '')).toEqual({ ok: true, value: '' });
-    expect(check(input('text', { pattern: { source: '^\\d{4}$', flags: '' } }), '12a4')).toEqual({ ok: false, reason: M.pattern });
-    expect(check(input('text', { maxLength: 2, message: 'Too long!' }), 'abc')).toEqual({ ok: false, reason: 'Too long!' });
+    expect(check(input('text', { pattern: { source: '^\\d{4}$', flags: '' } }), '12a4')).toEqual({
+      ok: false,
+      reason: M.pattern,
+    });
+    expect(check(input('text', { maxLength: 2, message: 'Too long!' }), 'abc')).toEqual({
+      ok: false,
+      reason: 'Too long!',
+    });
     expect(check(input('textarea'), 'free text')).toEqual({ ok: true, value: 'free text' });
   });
 

@@ -4,15 +4,16 @@ import type { SelectOption } from './service-app.types.js';
 import type { FlowValue, StoredScreen } from './service-flow.types.js';
 
 export type AnswerCheck =
-  | { ok: true; value: FlowValue; option?: SelectOption }
-  | { ok: false; reason: string };
+  { ok: true; value: FlowValue; option?: SelectOption } | { ok: false; reason: string };
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const WHOLE = /^\d+$/;
 const DECIMAL = /^(\d+(\.\d+)?|\.\d+)$/;
 
 function fill(template: string, values: Record<string, number | undefined>): string {
-  return template.replace(/\{(\w+)\}/g, (match, key: string) => (values[key] === undefined ? match : String(values[key])));
+  return template.replace(/\{(\w+)\}/g, (match, key: string) =>
+    values[key] === undefined ? match : String(values[key]),
+  );
 }
 
 /**
@@ -20,10 +21,17 @@ function fill(template: string, values: Record<string, number | undefined>): str
  * default country code, `number` whole, `decimal`, `email`), then the prompt's `validation`.
  * Select: the entry must be one option's `Value` (exact, else ignoring letter case).
  */
-export function checkAnswer(screen: StoredScreen, raw: string, messages: ServiceAppMessages, countryCode: string): AnswerCheck {
+export function checkAnswer(
+  screen: StoredScreen,
+  raw: string,
+  messages: ServiceAppMessages,
+  countryCode: string,
+): AnswerCheck {
   if (screen.kind === 'select') {
     const options = screen.options ?? [];
-    const option = options.find((o) => o.Value === raw) ?? options.find((o) => o.Value.toLowerCase() === raw.toLowerCase());
+    const option =
+      options.find((o) => o.Value === raw) ??
+      options.find((o) => o.Value.toLowerCase() === raw.toLowerCase());
     return option ? { ok: true, value: option.Value, option } : { ok: false, reason: messages.select };
   }
 
@@ -33,9 +41,12 @@ export function checkAnswer(screen: StoredScreen, raw: string, messages: Service
   if (raw === '') {
     return rules.required === false ? { ok: true, value: '' } : reject(messages.required);
   }
-  if (rules.minLength !== undefined && raw.length < rules.minLength) return reject(fill(messages.tooShort, { min: rules.minLength }));
-  if (rules.maxLength !== undefined && raw.length > rules.maxLength) return reject(fill(messages.tooLong, { max: rules.maxLength }));
-  if (rules.pattern && !new RegExp(rules.pattern.source, rules.pattern.flags).test(raw)) return reject(messages.pattern);
+  if (rules.minLength !== undefined && raw.length < rules.minLength)
+    return reject(fill(messages.tooShort, { min: rules.minLength }));
+  if (rules.maxLength !== undefined && raw.length > rules.maxLength)
+    return reject(fill(messages.tooLong, { max: rules.maxLength }));
+  if (rules.pattern && !new RegExp(rules.pattern.source, rules.pattern.flags).test(raw))
+    return reject(messages.pattern);
 
   let value: FlowValue = raw;
   switch (screen.fieldType.toLowerCase()) {
@@ -64,8 +75,10 @@ export function checkAnswer(screen: StoredScreen, raw: string, messages: Service
       break;
   }
   if (typeof value === 'number') {
-    if (rules.min !== undefined && value < rules.min) return reject(fill(messages.tooSmall, { min: rules.min }));
-    if (rules.max !== undefined && value > rules.max) return reject(fill(messages.tooLarge, { max: rules.max }));
+    if (rules.min !== undefined && value < rules.min)
+      return reject(fill(messages.tooSmall, { min: rules.min }));
+    if (rules.max !== undefined && value > rules.max)
+      return reject(fill(messages.tooLarge, { max: rules.max }));
   }
   return { ok: true, value };
 }

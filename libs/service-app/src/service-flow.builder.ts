@@ -22,7 +22,8 @@ export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<s
   private fallback = false;
 
   constructor(private readonly name: string) {
-    if (typeof name !== 'string' || name.trim() === '') throw new HubtelConfigError('ServiceFlowBuilder.name', 'must be a non-empty string');
+    if (typeof name !== 'string' || name.trim() === '')
+      throw new HubtelConfigError('ServiceFlowBuilder.name', 'must be a non-empty string');
   }
 
   /** ServiceCode(s) routed to this flow. Without any, the flow is the default one. */
@@ -44,7 +45,8 @@ export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<s
 
   /** Adds a step; steps run in the order added unless a prompt names its `next`. */
   step(name: string, handler: FlowStepHandler<TData>, options: { start?: boolean } = {}): this {
-    if (typeof handler !== 'function') throw new HubtelConfigError(`flows.${this.name}.steps.${name}`, 'must be a function');
+    if (typeof handler !== 'function')
+      throw new HubtelConfigError(`flows.${this.name}.steps.${name}`, 'must be a function');
     this.steps.push({ name, handler });
     if (options.start) this.startStep = name;
     return this;
@@ -64,16 +66,22 @@ export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<s
 /** Checks a flow's shape, naming what is wrong; called at bootstrap for every flow. */
 export function assertFlowDefinition(flow: ServiceFlowDefinition): ServiceFlowDefinition {
   const where = `flows.${flow?.name ?? '?'}`;
-  if (!flow || typeof flow.name !== 'string' || flow.name.trim() === '') throw new HubtelConfigError(where, 'must have a name');
-  if (!Array.isArray(flow.steps) || flow.steps.length === 0) throw new HubtelConfigError(where, 'must have at least one step');
+  if (!flow || typeof flow.name !== 'string' || flow.name.trim() === '')
+    throw new HubtelConfigError(where, 'must have a name');
+  if (!Array.isArray(flow.steps) || flow.steps.length === 0)
+    throw new HubtelConfigError(where, 'must have at least one step');
   const names = new Set<string>();
   for (const step of flow.steps) {
-    if (typeof step.name !== 'string' || step.name.trim() === '') throw new HubtelConfigError(`${where}.steps`, 'step names must be non-empty strings');
+    if (typeof step.name !== 'string' || step.name.trim() === '')
+      throw new HubtelConfigError(`${where}.steps`, 'step names must be non-empty strings');
     if (names.has(step.name)) throw new HubtelConfigError(`${where}.steps.${step.name}`, 'is declared twice');
-    if (typeof step.handler !== 'function') throw new HubtelConfigError(`${where}.steps.${step.name}`, 'must be a function');
+    if (typeof step.handler !== 'function')
+      throw new HubtelConfigError(`${where}.steps.${step.name}`, 'must be a function');
     names.add(step.name);
   }
-  if (!names.has(flow.start)) throw new HubtelConfigError(`${where}.start`, `names no step ("${flow.start}")`);
-  if (!Array.isArray(flow.serviceCodes)) throw new HubtelConfigError(`${where}.serviceCodes`, 'must be an array');
+  if (!names.has(flow.start))
+    throw new HubtelConfigError(`${where}.start`, `names no step ("${flow.start}")`);
+  if (!Array.isArray(flow.serviceCodes))
+    throw new HubtelConfigError(`${where}.serviceCodes`, 'must be an array');
   return flow;
 }

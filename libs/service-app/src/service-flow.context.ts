@@ -1,5 +1,11 @@
 import type { SelectOption } from './service-app.types.js';
-import type { AddToCartReply, FlowReply, FlowValue, InputPrompt, SelectPrompt } from './service-flow.types.js';
+import type {
+  AddToCartReply,
+  FlowReply,
+  FlowValue,
+  InputPrompt,
+  SelectPrompt,
+} from './service-flow.types.js';
 
 /** Who is in the session, from the platform's request. */
 export interface FlowSessionInfo {

@@ -40,7 +40,12 @@ export interface FlowStepMetadata {
  */
 export function ServiceFlow(options: ServiceFlowOptions = {}): ClassDecorator {
   return (target) => {
-    const codes = options.serviceCode === undefined ? [] : typeof options.serviceCode === 'string' ? [options.serviceCode] : [...options.serviceCode];
+    const codes =
+      options.serviceCode === undefined
+        ? []
+        : typeof options.serviceCode === 'string'
+          ? [options.serviceCode]
+          : [...options.serviceCode];
     for (const code of codes) {
       if (typeof code !== 'string' || code.trim() === '') {
         throw new HubtelConfigError(`@ServiceFlow(${target.name}).serviceCode`, 'must be non-empty strings');
@@ -61,16 +66,28 @@ export function FlowStep(nameOrOptions: string | FlowStepOptions = {}): MethodDe
   const options = typeof nameOrOptions === 'string' ? { name: nameOrOptions } : nameOrOptions;
   return (target, propertyKey) => {
     const owner = target.constructor;
-    const inherited = (Reflect.getMetadata(FLOW_STEPS_METADATA, owner) as FlowStepMetadata[] | undefined) ?? [];
-    const own = (Reflect.getOwnMetadata(FLOW_STEPS_METADATA, owner) as FlowStepMetadata[] | undefined) ?? [...inherited];
-    own.push({ name: options.name ?? String(propertyKey), method: String(propertyKey), start: options.start === true });
+    const inherited =
+      (Reflect.getMetadata(FLOW_STEPS_METADATA, owner) as FlowStepMetadata[] | undefined) ?? [];
+    const own = (Reflect.getOwnMetadata(FLOW_STEPS_METADATA, owner) as FlowStepMetadata[] | undefined) ?? [
+      ...inherited,
+    ];
+    own.push({
+      name: options.name ?? String(propertyKey),
+      method: String(propertyKey),
+      start: options.start === true,
+    });
     Reflect.defineMetadata(FLOW_STEPS_METADATA, own, owner);
   };
 }
 
 /** @internal The flow metadata of a class, if it is a `@ServiceFlow()`. */
-export function getFlowMetadata(type: Type<unknown> | Function): { flow: FlowMetadata; steps: FlowStepMetadata[] } | undefined {
+export function getFlowMetadata(
+  type: Type<unknown> | Function,
+): { flow: FlowMetadata; steps: FlowStepMetadata[] } | undefined {
   const flow = Reflect.getMetadata(SERVICE_FLOW_METADATA, type) as FlowMetadata | undefined;
   if (!flow) return undefined;
-  return { flow, steps: (Reflect.getMetadata(FLOW_STEPS_METADATA, type) as FlowStepMetadata[] | undefined) ?? [] };
+  return {
+    flow,
+    steps: (Reflect.getMetadata(FLOW_STEPS_METADATA, type) as FlowStepMetadata[] | undefined) ?? [],
+  };
 }

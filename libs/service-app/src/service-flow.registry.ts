@@ -60,10 +60,15 @@ export class ServiceFlowRegistry implements OnModuleInit {
 
   private add(candidate: ServiceFlowDefinition): void {
     const flow = assertFlowDefinition(candidate);
-    if (this.byName.has(flow.name)) throw new HubtelConfigError(`flows.${flow.name}`, 'two flows have this name; names must be unique');
+    if (this.byName.has(flow.name))
+      throw new HubtelConfigError(`flows.${flow.name}`, 'two flows have this name; names must be unique');
     for (const code of flow.serviceCodes) {
       const other = this.byCode.get(code);
-      if (other) throw new HubtelConfigError(`flows.${flow.name}.serviceCode`, `"${code}" is already routed to flow ${other.name}`);
+      if (other)
+        throw new HubtelConfigError(
+          `flows.${flow.name}.serviceCode`,
+          `"${code}" is already routed to flow ${other.name}`,
+        );
     }
     if (flow.isDefault) {
       if (this.fallback) {
@@ -88,18 +93,32 @@ export class ServiceFlowRegistry implements OnModuleInit {
       if (!meta) continue;
       seen.add(type);
       if (!wrapper.isDependencyTreeStatic()) {
-        throw new HubtelConfigError(`flows.${meta.flow.name}`, 'flows must be singletons: a request-scoped flow (or one depending on a request-scoped provider) cannot be used');
+        throw new HubtelConfigError(
+          `flows.${meta.flow.name}`,
+          'flows must be singletons: a request-scoped flow (or one depending on a request-scoped provider) cannot be used',
+        );
       }
       const instance = wrapper.instance as Record<string, unknown>;
       const steps = meta.steps.map(({ name, method }) => {
         const fn = instance[method];
-        if (typeof fn !== 'function') throw new HubtelConfigError(`flows.${meta.flow.name}.steps.${name}`, `method ${method} is not a function`);
+        if (typeof fn !== 'function')
+          throw new HubtelConfigError(
+            `flows.${meta.flow.name}.steps.${name}`,
+            `method ${method} is not a function`,
+          );
         const handler: FlowStepHandler<any> = (ctx) => (fn as FlowStepHandler<any>).call(instance, ctx);
         return { name, handler };
       });
       const start = meta.steps.find((s) => s.start)?.name ?? meta.steps[0]?.name ?? '';
-      if (meta.steps.filter((s) => s.start).length > 1) throw new HubtelConfigError(`flows.${meta.flow.name}`, 'more than one step is marked start');
-      flows.push({ name: meta.flow.name, serviceCodes: meta.flow.serviceCodes, isDefault: meta.flow.isDefault, steps, start });
+      if (meta.steps.filter((s) => s.start).length > 1)
+        throw new HubtelConfigError(`flows.${meta.flow.name}`, 'more than one step is marked start');
+      flows.push({
+        name: meta.flow.name,
+        serviceCodes: meta.flow.serviceCodes,
+        isDefault: meta.flow.isDefault,
+        steps,
+        start,
+      });
     }
     return flows;
   }

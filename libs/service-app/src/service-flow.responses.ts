@@ -12,7 +12,11 @@ import type { InputPrompt, SelectPrompt, StoredScreen } from './service-flow.typ
  */
 
 /** `Response` to an input or select prompt (optionally prefixed by an explanation, for re-asks). */
-export function promptResponse(sessionId: string, screen: StoredScreen, prefix?: string): ServiceFlowResponse {
+export function promptResponse(
+  sessionId: string,
+  screen: StoredScreen,
+  prefix?: string,
+): ServiceFlowResponse {
   const message = prefix ? `${prefix}\n${screen.message}` : screen.message;
   if (screen.kind === 'select') {
     return {
@@ -49,7 +53,12 @@ export function promptResponse(sessionId: string, screen: StoredScreen, prefix?:
 }
 
 /** `AddToCart`: hands the user over to payment. */
-export function cartResponse(sessionId: string, message: string, label: string | null, item: CartItem): ServiceFlowResponse {
+export function cartResponse(
+  sessionId: string,
+  message: string,
+  label: string | null,
+  item: CartItem,
+): ServiceFlowResponse {
   const wireItem: CartItem = { ItemName: item.ItemName, Qty: item.Qty, Price: item.Price };
   if (item.ServiceData !== undefined) wireItem.ServiceData = item.ServiceData;
   return {
@@ -70,7 +79,11 @@ export function cartResponse(sessionId: string, message: string, label: string |
 }
 
 /** `release`: a final message; the session is over. */
-export function releaseResponse(sessionId: string, message: string, label: string | null = null): ServiceFlowResponse {
+export function releaseResponse(
+  sessionId: string,
+  message: string,
+  label: string | null = null,
+): ServiceFlowResponse {
   return {
     SessionId: sessionId,
     Type: 'release',
@@ -91,7 +104,10 @@ export function releaseResponse(sessionId: string, message: string, label: strin
 /* --- Checks of what a step answered: a flow bug is reported to the developer, never sent. --- */
 
 function fail(step: string, issues: ValidationIssue[]): never {
-  throw new HubtelValidationError(`Step "${step}" answered an invalid reply: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, issues);
+  throw new HubtelValidationError(
+    `Step "${step}" answered an invalid reply: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+    issues,
+  );
 }
 
 function isText(value: unknown): value is string {
@@ -102,11 +118,15 @@ function isText(value: unknown): value is string {
 export function inputScreen(step: string, prompt: InputPrompt, next: string | undefined): StoredScreen {
   const issues: ValidationIssue[] = [];
   if (!isText(prompt?.message)) issues.push({ field: 'message', message: 'must be a string' });
-  if (prompt?.label !== undefined && !isText(prompt.label)) issues.push({ field: 'label', message: 'must be a string' });
-  if (prompt?.name !== undefined && (!isText(prompt.name) || prompt.name.trim() === '')) issues.push({ field: 'name', message: 'must be a non-empty string' });
-  if (prompt?.fieldType !== undefined && (!isText(prompt.fieldType) || prompt.fieldType.trim() === '')) issues.push({ field: 'fieldType', message: 'must be a non-empty string' });
+  if (prompt?.label !== undefined && !isText(prompt.label))
+    issues.push({ field: 'label', message: 'must be a string' });
+  if (prompt?.name !== undefined && (!isText(prompt.name) || prompt.name.trim() === ''))
+    issues.push({ field: 'name', message: 'must be a non-empty string' });
+  if (prompt?.fieldType !== undefined && (!isText(prompt.fieldType) || prompt.fieldType.trim() === ''))
+    issues.push({ field: 'fieldType', message: 'must be a non-empty string' });
   const validation = prompt?.validation;
-  if (validation !== undefined && (validation === null || typeof validation !== 'object')) issues.push({ field: 'validation', message: 'must be an object' });
+  if (validation !== undefined && (validation === null || typeof validation !== 'object'))
+    issues.push({ field: 'validation', message: 'must be an object' });
   if (issues.length > 0) fail(step, issues);
   const screen: StoredScreen = {
     step,
@@ -133,8 +153,10 @@ export function inputScreen(step: string, prompt: InputPrompt, next: string | un
 export function selectScreen(step: string, prompt: SelectPrompt, next: string | undefined): StoredScreen {
   const issues: ValidationIssue[] = [];
   if (!isText(prompt?.message)) issues.push({ field: 'message', message: 'must be a string' });
-  if (prompt?.label !== undefined && !isText(prompt.label)) issues.push({ field: 'label', message: 'must be a string' });
-  if (prompt?.name !== undefined && (!isText(prompt.name) || prompt.name.trim() === '')) issues.push({ field: 'name', message: 'must be a non-empty string' });
+  if (prompt?.label !== undefined && !isText(prompt.label))
+    issues.push({ field: 'label', message: 'must be a string' });
+  if (prompt?.name !== undefined && (!isText(prompt.name) || prompt.name.trim() === ''))
+    issues.push({ field: 'name', message: 'must be a non-empty string' });
   const options: SelectOption[] = [];
   if (!Array.isArray(prompt?.options) || prompt.options.length === 0) {
     issues.push({ field: 'options', message: 'must be a non-empty array' });
@@ -142,14 +164,21 @@ export function selectScreen(step: string, prompt: SelectPrompt, next: string | 
     const seen = new Set<string>();
     prompt.options.forEach((option, index) => {
       const at = `options[${index}]`;
-      if (!option || typeof option !== 'object') return void issues.push({ field: at, message: 'must be an object' });
+      if (!option || typeof option !== 'object')
+        return void issues.push({ field: at, message: 'must be an object' });
       if (!isText(option.Display)) issues.push({ field: `${at}.Display`, message: 'must be a string' });
-      const value = typeof option.Value === 'number' && Number.isFinite(option.Value) ? String(option.Value) : option.Value;
-      if (!isText(value) || value.trim() === '') issues.push({ field: `${at}.Value`, message: 'must be a non-empty string' });
-      else if (seen.has(value)) issues.push({ field: `${at}.Value`, message: `"${value}" is used by another option` });
+      const value =
+        typeof option.Value === 'number' && Number.isFinite(option.Value)
+          ? String(option.Value)
+          : option.Value;
+      if (!isText(value) || value.trim() === '')
+        issues.push({ field: `${at}.Value`, message: 'must be a non-empty string' });
+      else if (seen.has(value))
+        issues.push({ field: `${at}.Value`, message: `"${value}" is used by another option` });
       else seen.add(value);
       const amount = option.Amount ?? 0;
-      if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) issues.push({ field: `${at}.Amount`, message: 'must be a number of 0 or more' });
+      if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0)
+        issues.push({ field: `${at}.Amount`, message: 'must be a number of 0 or more' });
       options.push({ Display: option.Display, Value: value as string, Amount: amount });
     });
   }
@@ -171,12 +200,20 @@ export function selectScreen(step: string, prompt: SelectPrompt, next: string | 
 export function checkCartItem(step: string, message: unknown, item: CartItem): CartItem {
   const issues: ValidationIssue[] = [];
   if (!isText(message)) issues.push({ field: 'message', message: 'must be a string' });
-  if (!item || typeof item !== 'object') fail(step, [...issues, { field: 'item', message: 'must be an object' }]);
-  if (!isText(item.ItemName) || item.ItemName.trim() === '') issues.push({ field: 'item.ItemName', message: 'must be a non-empty string' });
-  if (typeof item.Qty !== 'number' || !Number.isInteger(item.Qty) || item.Qty < 1) issues.push({ field: 'item.Qty', message: 'must be a whole number of 1 or more' });
-  if (typeof item.Price !== 'number' || !Number.isFinite(item.Price) || item.Price <= 0) issues.push({ field: 'item.Price', message: 'must be a number above 0' });
+  if (!item || typeof item !== 'object')
+    fail(step, [...issues, { field: 'item', message: 'must be an object' }]);
+  if (!isText(item.ItemName) || item.ItemName.trim() === '')
+    issues.push({ field: 'item.ItemName', message: 'must be a non-empty string' });
+  if (typeof item.Qty !== 'number' || !Number.isInteger(item.Qty) || item.Qty < 1)
+    issues.push({ field: 'item.Qty', message: 'must be a whole number of 1 or more' });
+  if (typeof item.Price !== 'number' || !Number.isFinite(item.Price) || item.Price <= 0)
+    issues.push({ field: 'item.Price', message: 'must be a number above 0' });
   if (item.ServiceData !== undefined) {
-    if (item.ServiceData === null || typeof item.ServiceData !== 'object' || Array.isArray(item.ServiceData)) {
+    if (
+      item.ServiceData === null ||
+      typeof item.ServiceData !== 'object' ||
+      Array.isArray(item.ServiceData)
+    ) {
       issues.push({ field: 'item.ServiceData', message: 'must be a plain object' });
     } else {
       try {
@@ -188,6 +225,7 @@ export function checkCartItem(step: string, message: unknown, item: CartItem): C
   }
   if (issues.length > 0) fail(step, issues);
   const copy: CartItem = { ItemName: item.ItemName, Qty: item.Qty, Price: item.Price };
-  if (item.ServiceData !== undefined) copy.ServiceData = JSON.parse(JSON.stringify(item.ServiceData)) as Record<string, unknown>;
+  if (item.ServiceData !== undefined)
+    copy.ServiceData = JSON.parse(JSON.stringify(item.ServiceData)) as Record<string, unknown>;
   return copy;
 }

@@ -13,15 +13,34 @@ const MOBILE = '233241234567';
 let counter = 0;
 
 function request(type: string, message = '', sessionId = 'S', serviceCode = 'code') {
-  return { Type: type, Message: message, ServiceCode: serviceCode, Operator: 'mtn', ClientState: '', Mobile: MOBILE, SessionId: sessionId };
+  return {
+    Type: type,
+    Message: message,
+    ServiceCode: serviceCode,
+    Operator: 'mtn',
+    ClientState: '',
+    Mobile: MOBILE,
+    SessionId: sessionId,
+  };
 }
 
 async function setup(flows: ServiceFlowDefinition[], options: ServiceAppModuleOptions = {}) {
-  @Module({ imports: [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ stepBudgetMs: 200, ...options, flows, routes: { disabled: true } })] })
+  @Module({
+    imports: [
+      EventEmitterModule.forRoot(),
+      ServiceAppModule.forRoot({ stepBudgetMs: 200, ...options, flows, routes: { disabled: true } }),
+    ],
+  })
   class TestModule {}
   const moduleRef = await Test.createTestingModule({ imports: [TestModule] }).compile();
   const errors: string[] = [];
-  const logger = { log() {}, warn() {}, debug() {}, verbose() {}, error: (m: unknown) => void errors.push(String(m)) };
+  const logger = {
+    log() {},
+    warn() {},
+    debug() {},
+    verbose() {},
+    error: (m: unknown) => void errors.push(String(m)),
+  };
   const app = await moduleRef.createNestApplication({ logger }).init();
   Logger.overrideLogger(logger);
   const service = app.get(ServiceFlowService);
@@ -73,24 +92,70 @@ describe('ServiceFlowService', () => {
 
   it('ends the session politely when a step throws, returns garbage, loops or misuses reject / next', async () => {
     const broken: Array<[string, ServiceFlowDefinition, string[]]> = [
-      ['throws', new ServiceFlowBuilder('throws').step('a', () => { throw new Error('db down for 233241234567'); }).build(), []],
+      [
+        'throws',
+        new ServiceFlowBuilder('throws')
+          .step('a', () => {
+            throw new Error('db down for 233241234567');
+          })
+          .build(),
+        [],
+      ],
       ['garbage', new ServiceFlowBuilder('garbage').step('a', () => 'hello' as never).build(), []],
-      ['loop', new ServiceFlowBuilder('loop').step('a', (ctx) => ctx.goTo('b')).step('b', (ctx) => ctx.goTo('a')).build(), []],
+      [
+        'loop',
+        new ServiceFlowBuilder('loop')
+          .step('a', (ctx) => ctx.goTo('b'))
+          .step('b', (ctx) => ctx.goTo('a'))
+          .build(),
+        [],
+      ],
       ['reject at start', new ServiceFlowBuilder('reject').step('a', (ctx) => ctx.reject('no')).build(), []],
-      ['no next', new ServiceFlowBuilder('nonext').step('a', (ctx) => ctx.input({ message: 'A?' })).build(), []],
-      ['unknown next', new ServiceFlowBuilder('badnext').step('a', (ctx) => ctx.input({ message: 'A?', next: 'zzz' })).build(), []],
+      [
+        'no next',
+        new ServiceFlowBuilder('nonext').step('a', (ctx) => ctx.input({ message: 'A?' })).build(),
+        [],
+      ],
+      [
+        'unknown next',
+        new ServiceFlowBuilder('badnext')
+          .step('a', (ctx) => ctx.input({ message: 'A?', next: 'zzz' }))
+          .build(),
+        [],
+      ],
       ['goTo nowhere', new ServiceFlowBuilder('goto').step('a', (ctx) => ctx.goTo('zzz')).build(), []],
       [
         'duplicate option values',
-        new ServiceFlowBuilder('dupes').step('a', (ctx) => ctx.select({ message: 'x', options: [{ Display: 'a', Value: '1' }, { Display: 'b', Value: '1' }], next: 'a' })).build(),
+        new ServiceFlowBuilder('dupes')
+          .step('a', (ctx) =>
+            ctx.select({
+              message: 'x',
+              options: [
+                { Display: 'a', Value: '1' },
+                { Display: 'b', Value: '1' },
+              ],
+              next: 'a',
+            }),
+          )
+          .build(),
         [],
       ],
-      ['free cart', new ServiceFlowBuilder('free').step('a', (ctx) => ctx.addToCart({ message: 'x', item: { ItemName: 'x', Qty: 1, Price: 0 } })).build(), []],
+      [
+        'free cart',
+        new ServiceFlowBuilder('free')
+          .step('a', (ctx) => ctx.addToCart({ message: 'x', item: { ItemName: 'x', Qty: 1, Price: 0 } }))
+          .build(),
+        [],
+      ],
     ];
     for (const [what, flow] of broken) {
       const t = await setup([flow]);
       const response = await t.start();
-      expect({ what, Type: response.Type, Message: response.Message }).toEqual({ what, Type: 'release', Message: M.error });
+      expect({ what, Type: response.Type, Message: response.Message }).toEqual({
+        what,
+        Type: 'release',
+        Message: M.error,
+      });
       expect(await t.service.getSession(t.sessionId)).toBeUndefined();
       expect(t.errors.length).toBeGreaterThan(0);
       // Errors are logged with phone numbers masked.
@@ -102,10 +167,12 @@ describe('ServiceFlowService', () => {
   it('answers "busy" (and keeps nothing) when the start step passes the budget', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const flow = new ServiceFlowBuilder('slow').step('a', async (ctx) => {
-      await gate;
-      return ctx.input({ message: 'A?', next: 'a' });
-    }).build();
+    const flow = new ServiceFlowBuilder('slow')
+      .step('a', async (ctx) => {
+        await gate;
+        return ctx.input({ message: 'A?', next: 'a' });
+      })
+      .build();
     const t = await setup([flow], { stepBudgetMs: 20 });
     expect(await t.start()).toMatchObject({ Type: 'release', Message: M.busy });
     release();
@@ -130,7 +197,12 @@ describe('ServiceFlowService', () => {
   });
 
   it('says the service is unavailable when no flow serves the code and there is no default', async () => {
-    const t = await setup([new ServiceFlowBuilder('only').forServiceCode('711').step('a', (ctx) => ctx.end('hi')).build()]);
+    const t = await setup([
+      new ServiceFlowBuilder('only')
+        .forServiceCode('711')
+        .step('a', (ctx) => ctx.end('hi'))
+        .build(),
+    ]);
     expect(await t.start('999')).toMatchObject({ Type: 'release', Message: M.unavailable });
     expect(await t.start('711')).toMatchObject({ Type: 'release', Message: 'hi' });
     await t.app.close();
@@ -139,7 +211,15 @@ describe('ServiceFlowService', () => {
   it('treats the back input as a choice when an option has that Value, and honours a custom back input', async () => {
     const menu = new ServiceFlowBuilder('menu')
       .step('a', (ctx) => ctx.input({ message: 'Name?' }))
-      .step('b', (ctx) => ctx.select({ message: 'Pick', options: [{ Display: 'Exit', Value: '0' }, { Display: 'More', Value: '1' }] }))
+      .step('b', (ctx) =>
+        ctx.select({
+          message: 'Pick',
+          options: [
+            { Display: 'Exit', Value: '0' },
+            { Display: 'More', Value: '1' },
+          ],
+        }),
+      )
       .step('c', (ctx) => ctx.end(`picked ${String(ctx.answer)} (${ctx.selected()?.Display})`))
       .build();
     const t = await setup([menu], { backInput: ['#', '*'] });
@@ -162,11 +242,21 @@ describe('ServiceFlowService', () => {
     await off.app.close();
   });
 
-  it('applies an input prompt\'s validation rules, with its own message when given', async () => {
+  it("applies an input prompt's validation rules, with its own message when given", async () => {
     const flow = new ServiceFlowBuilder('rules')
-      .step('code', (ctx) => ctx.input({ message: 'Code?', validation: { minLength: 3, maxLength: 5, pattern: /^[A-Z]+$/g } }))
-      .step('note', (ctx) => ctx.input({ message: 'Note?', fieldType: 'textarea', validation: { required: false } }))
-      .step('qty', (ctx) => ctx.input({ message: 'Qty?', fieldType: 'number', validation: { min: 1, message: 'Whole number please' } }))
+      .step('code', (ctx) =>
+        ctx.input({ message: 'Code?', validation: { minLength: 3, maxLength: 5, pattern: /^[A-Z]+$/g } }),
+      )
+      .step('note', (ctx) =>
+        ctx.input({ message: 'Note?', fieldType: 'textarea', validation: { required: false } }),
+      )
+      .step('qty', (ctx) =>
+        ctx.input({
+          message: 'Qty?',
+          fieldType: 'number',
+          validation: { min: 1, message: 'Whole number please' },
+        }),
+      )
       .step('mail', (ctx) => ctx.input({ message: 'Mail?', fieldType: 'email' }))
       .step('done', (ctx) => ctx.end(JSON.stringify(ctx.data)))
       .build();
@@ -183,7 +273,9 @@ describe('ServiceFlowService', () => {
     expect((await t.answer('1.5')).Message).toBe('Whole number please\nQty?');
     expect((await t.answer('2')).Message).toBe('Mail?');
     expect((await t.answer('nope')).Message).toBe(`${M.email}\nMail?`);
-    expect((await t.answer('a@b.co')).Message).toBe(JSON.stringify({ code: 'ABC', note: '', qty: 2, mail: 'a@b.co' }));
+    expect((await t.answer('a@b.co')).Message).toBe(
+      JSON.stringify({ code: 'ABC', note: '', qty: 2, mail: 'a@b.co' }),
+    );
     await t.app.close();
   });
 
@@ -193,13 +285,19 @@ describe('ServiceFlowService', () => {
     await t.answer('x');
     expect((await t.start()).Message).toBe('A?');
     expect((await t.service.getSession(t.sessionId))?.history).toEqual([]);
-    expect(await t.service.handle(request('Response', '1', 'unknown'))).toMatchObject({ Type: 'release', Message: 'Start again please' });
+    expect(await t.service.handle(request('Response', '1', 'unknown'))).toMatchObject({
+      Type: 'release',
+      Message: 'Start again please',
+    });
     await t.app.close();
   });
 
   it('throws a HubtelValidationError listing the issues for an invalid body', async () => {
     const t = await setup([two()]);
-    await expect(t.service.handle({ Type: 'nope' })).rejects.toMatchObject({ code: 'HUBTEL_VALIDATION_FAILED', issues: expect.arrayContaining([expect.objectContaining({ field: 'SessionId' })]) });
+    await expect(t.service.handle({ Type: 'nope' })).rejects.toMatchObject({
+      code: 'HUBTEL_VALIDATION_FAILED',
+      issues: expect.arrayContaining([expect.objectContaining({ field: 'SessionId' })]),
+    });
     await t.app.close();
   });
 });

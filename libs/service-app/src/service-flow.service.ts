@@ -1,14 +1,39 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { HubtelValidationError, maskMsisdn, redactToString, type HubtelStore, type StoreEntry } from 'nestjs-hubtel';
-import { SERVICE_APP_DEFAULTS, SERVICE_APP_KEYS, SERVICE_APP_OPTIONS, SERVICE_APP_STORE } from './service-app.constants.js';
+import {
+  HubtelValidationError,
+  maskMsisdn,
+  redactToString,
+  type HubtelStore,
+  type StoreEntry,
+} from 'nestjs-hubtel';
+import {
+  SERVICE_APP_DEFAULTS,
+  SERVICE_APP_KEYS,
+  SERVICE_APP_OPTIONS,
+  SERVICE_APP_STORE,
+} from './service-app.constants.js';
 import { validateServiceFlowRequest } from './service-app.dto.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { SelectOption, ServiceFlowRequest, ServiceFlowResponse } from './service-app.types.js';
 import { checkAnswer } from './service-flow.answers.js';
 import { FlowContext, type FlowSessionInfo } from './service-flow.context.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
-import { cartResponse, checkCartItem, inputScreen, promptResponse, releaseResponse, selectScreen } from './service-flow.responses.js';
-import type { FlowReply, FlowValue, ServiceFlowDefinition, StoredCart, StoredScreen, StoredSession } from './service-flow.types.js';
+import {
+  cartResponse,
+  checkCartItem,
+  inputScreen,
+  promptResponse,
+  releaseResponse,
+  selectScreen,
+} from './service-flow.responses.js';
+import type {
+  FlowReply,
+  FlowValue,
+  ServiceFlowDefinition,
+  StoredCart,
+  StoredScreen,
+  StoredSession,
+} from './service-flow.types.js';
 
 /** Most prompts kept for "back" (older ones are dropped; a session is short anyway). */
 const HISTORY_LIMIT = 32;
@@ -92,10 +117,14 @@ export class ServiceFlowService {
   private async initiate(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
     const flow = this.registry.route(request.ServiceCode);
     if (!flow) {
-      this.logger.warn(`No flow serves ServiceCode "${request.ServiceCode}" (session ${request.SessionId}); answered "${this.options.messages.unavailable}"`);
+      this.logger.warn(
+        `No flow serves ServiceCode "${request.ServiceCode}" (session ${request.SessionId}); answered "${this.options.messages.unavailable}"`,
+      );
       return releaseResponse(request.SessionId, this.options.messages.unavailable);
     }
-    this.logger.debug(`Session ${request.SessionId} started by ${maskMsisdn(request.Mobile)} on ${request.ServiceCode} → flow ${flow.name}`);
+    this.logger.debug(
+      `Session ${request.SessionId} started by ${maskMsisdn(request.Mobile)} on ${request.ServiceCode} → flow ${flow.name}`,
+    );
     const session: StoredSession = {
       sessionId: request.SessionId,
       flow: flow.name,
@@ -131,7 +160,9 @@ export class ServiceFlowService {
     const next = screen.next;
     if (next === undefined || !flow.steps.some((s) => s.name === next)) {
       // Checked when the prompt was answered; only a flow changed by a deploy mid-session lands here.
-      this.logger.error(`Flow ${flow.name}: the prompt of step "${screen.step}" leads to no step ("${next}")`);
+      this.logger.error(
+        `Flow ${flow.name}: the prompt of step "${screen.step}" leads to no step ("${next}")`,
+      );
       await this.forget(session.sessionId);
       return releaseResponse(session.sessionId, this.options.messages.error);
     }
@@ -166,7 +197,12 @@ export class ServiceFlowService {
   }
 
   /** Runs `step` (and the steps it `goTo`s) under the step budget. */
-  private async run(flow: ServiceFlowDefinition, step: string, session: StoredSession, answered: Answered | undefined): Promise<StepRun> {
+  private async run(
+    flow: ServiceFlowDefinition,
+    step: string,
+    session: StoredSession,
+    answered: Answered | undefined,
+  ): Promise<StepRun> {
     const data = { ...session.data };
     const selections = { ...session.selections };
     if (answered) {
@@ -174,14 +210,23 @@ export class ServiceFlowService {
       if (answered.option) selections[answered.field] = answered.option;
       else delete selections[answered.field];
     }
-    const info: FlowSessionInfo = { sessionId: session.sessionId, mobile: session.mobile, serviceCode: session.serviceCode };
+    const info: FlowSessionInfo = {
+      sessionId: session.sessionId,
+      mobile: session.mobile,
+      serviceCode: session.serviceCode,
+    };
     if (session.operator !== undefined) info.operator = session.operator;
     let current = step;
 
     const work = (async (): Promise<StepRun> => {
       for (let hops = 0; ; hops++) {
         const definition = flow.steps.find((s) => s.name === current);
-        if (!definition) return { kind: 'error', step: current, error: new Error(`Flow ${flow.name} has no step "${current}"`) };
+        if (!definition)
+          return {
+            kind: 'error',
+            step: current,
+            error: new Error(`Flow ${flow.name} has no step "${current}"`),
+          };
         const ctx = new FlowContext({
           step: current,
           session: info,
@@ -193,11 +238,23 @@ export class ServiceFlowService {
         });
         const reply = await definition.handler(ctx);
         if (!reply || typeof reply !== 'object' || typeof (reply as { kind?: unknown }).kind !== 'string') {
-          return { kind: 'error', step: current, error: new Error(`Step "${current}" of flow ${flow.name} must return ctx.input(), ctx.select(), ctx.addToCart(), ctx.end(), ctx.goTo() or ctx.reject()`) };
+          return {
+            kind: 'error',
+            step: current,
+            error: new Error(
+              `Step "${current}" of flow ${flow.name} must return ctx.input(), ctx.select(), ctx.addToCart(), ctx.end(), ctx.goTo() or ctx.reject()`,
+            ),
+          };
         }
         if (reply.kind !== 'goto') return { kind: 'reply', step: current, reply, data, selections };
         if (hops >= SERVICE_APP_DEFAULTS.maxRedirects) {
-          return { kind: 'error', step: current, error: new Error(`Flow ${flow.name}: more than ${SERVICE_APP_DEFAULTS.maxRedirects} goTo() in a row (a loop?)`) };
+          return {
+            kind: 'error',
+            step: current,
+            error: new Error(
+              `Flow ${flow.name}: more than ${SERVICE_APP_DEFAULTS.maxRedirects} goTo() in a row (a loop?)`,
+            ),
+          };
         }
         current = reply.step;
       }
@@ -210,10 +267,15 @@ export class ServiceFlowService {
     try {
       const result = await Promise.race([work, budget]);
       if (result.kind === 'busy') {
-        this.logger.warn(`Step "${current}" of flow ${flow.name} took longer than ${this.options.stepBudgetMs} ms (session ${session.sessionId}); answered "try again"`);
+        this.logger.warn(
+          `Step "${current}" of flow ${flow.name} took longer than ${this.options.stepBudgetMs} ms (session ${session.sessionId}); answered "try again"`,
+        );
         // The late answer is dropped; its errors are logged, never unhandled.
         void work.then((late) => {
-          if (late.kind === 'error') this.logger.error(`Late step "${late.step}" of flow ${flow.name} failed: ${describe(late.error)}`);
+          if (late.kind === 'error')
+            this.logger.error(
+              `Late step "${late.step}" of flow ${flow.name} failed: ${describe(late.error)}`,
+            );
         });
       }
       return result;
@@ -234,7 +296,9 @@ export class ServiceFlowService {
 
     if (run.kind === 'busy') {
       // Same prompt again, unchanged session: the user retries the same entry.
-      return current ? promptResponse(sessionId, current, this.options.messages.busy) : releaseResponse(sessionId, this.options.messages.busy);
+      return current
+        ? promptResponse(sessionId, current, this.options.messages.busy)
+        : releaseResponse(sessionId, this.options.messages.busy);
     }
     if (run.kind === 'error') return this.fail(flow, session, run.step, run.error);
 
@@ -243,13 +307,23 @@ export class ServiceFlowService {
     try {
       switch (reply.kind) {
         case 'reject':
-          if (!current) throw new Error(`Step "${step}" rejected, but there is no earlier prompt to ask again (it is the start step)`);
-          return promptResponse(sessionId, current, typeof reply.reason === 'string' && reply.reason ? reply.reason : this.options.messages.pattern);
+          if (!current)
+            throw new Error(
+              `Step "${step}" rejected, but there is no earlier prompt to ask again (it is the start step)`,
+            );
+          return promptResponse(
+            sessionId,
+            current,
+            typeof reply.reason === 'string' && reply.reason ? reply.reason : this.options.messages.pattern,
+          );
 
         case 'input':
         case 'select': {
           const next = this.nextStep(flow, step, reply.prompt.next);
-          const screen = reply.kind === 'input' ? inputScreen(step, reply.prompt, next) : selectScreen(step, reply.prompt, next);
+          const screen =
+            reply.kind === 'input'
+              ? inputScreen(step, reply.prompt, next)
+              : selectScreen(step, reply.prompt, next);
           const history = current ? [...session.history, current].slice(-HISTORY_LIMIT) : [];
           const updated: StoredSession = { ...session, screen, history, data, selections };
           return await this.save(updated, version, () => promptResponse(sessionId, screen));
@@ -261,7 +335,9 @@ export class ServiceFlowService {
           const existing = await this.store.get<StoredCart>(cartKeyName);
           if (existing?.value.orderId) {
             // This session's cart was already paid for: a second cart must not be fulfilled twice.
-            this.logger.warn(`Session ${sessionId} already has a paid cart (order ${existing.value.orderId}); a new cart was refused`);
+            this.logger.warn(
+              `Session ${sessionId} already has a paid cart (order ${existing.value.orderId}); a new cart was refused`,
+            );
             await this.forget(sessionId);
             return releaseResponse(sessionId, this.options.messages.error);
           }
@@ -277,13 +353,16 @@ export class ServiceFlowService {
           if (session.operator !== undefined) cart.operator = session.operator;
           await this.store.set(cartKeyName, cart, { ttlMs: this.options.cartTtlMs });
           await this.forget(sessionId);
-          this.logger.debug(`Session ${sessionId} added "${item.ItemName}" x${item.Qty} at ${item.Price} to the cart`);
+          this.logger.debug(
+            `Session ${sessionId} added "${item.ItemName}" x${item.Qty} at ${item.Price} to the cart`,
+          );
           const label = reply.cart.label ?? reply.cart.message;
           return cartResponse(sessionId, reply.cart.message, label, item);
         }
 
         case 'end': {
-          if (typeof reply.message !== 'string') throw new HubtelValidationError(`Step "${step}" answered ctx.end() without a message string`);
+          if (typeof reply.message !== 'string')
+            throw new HubtelValidationError(`Step "${step}" answered ctx.end() without a message string`);
           await this.forget(sessionId);
           return releaseResponse(sessionId, reply.message, reply.label ?? reply.message);
         }
@@ -297,7 +376,10 @@ export class ServiceFlowService {
   /** The step a prompt leads to: its `next`, else the step declared after it. */
   private nextStep(flow: ServiceFlowDefinition, step: string, next: string | undefined): string {
     if (next !== undefined) {
-      if (!flow.steps.some((s) => s.name === next)) throw new HubtelValidationError(`Step "${step}" of flow ${flow.name}: next step "${next}" does not exist`);
+      if (!flow.steps.some((s) => s.name === next))
+        throw new HubtelValidationError(
+          `Step "${step}" of flow ${flow.name}: next step "${next}" does not exist`,
+        );
       return next;
     }
     const index = flow.steps.findIndex((s) => s.name === step);
@@ -314,7 +396,11 @@ export class ServiceFlowService {
    * Writes the session (compare-and-set against the version read), then builds the answer. When
    * another call for the same session won the race, its prompt is answered instead.
    */
-  private async save(session: StoredSession, version: number | undefined, answer: () => ServiceFlowResponse): Promise<ServiceFlowResponse> {
+  private async save(
+    session: StoredSession,
+    version: number | undefined,
+    answer: () => ServiceFlowResponse,
+  ): Promise<ServiceFlowResponse> {
     const key = sessionKey(session.sessionId);
     const ttlMs = this.options.sessionTtlMs;
     if (version === undefined) {
@@ -326,11 +412,20 @@ export class ServiceFlowService {
     if (written) return answer();
     const winner: StoreEntry<StoredSession> | undefined = await this.store.get<StoredSession>(key);
     this.logger.warn(`Concurrent answers for session ${session.sessionId}; the first one was kept`);
-    return winner ? promptResponse(session.sessionId, winner.value.screen) : releaseResponse(session.sessionId, this.options.messages.sessionExpired);
+    return winner
+      ? promptResponse(session.sessionId, winner.value.screen)
+      : releaseResponse(session.sessionId, this.options.messages.sessionExpired);
   }
 
-  private async fail(flow: ServiceFlowDefinition, session: StoredSession, step: string, error: unknown): Promise<ServiceFlowResponse> {
-    this.logger.error(`Step "${step}" of flow ${flow.name} failed (session ${session.sessionId}): ${describe(error)}`);
+  private async fail(
+    flow: ServiceFlowDefinition,
+    session: StoredSession,
+    step: string,
+    error: unknown,
+  ): Promise<ServiceFlowResponse> {
+    this.logger.error(
+      `Step "${step}" of flow ${flow.name} failed (session ${session.sessionId}): ${describe(error)}`,
+    );
     await this.forget(session.sessionId);
     return releaseResponse(session.sessionId, this.options.messages.error);
   }
