@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type Server, type ServerResponse } from 'no
 import type { AddressInfo } from 'node:net';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { registerAdminApi } from './sandbox-admin.api.js';
+import { registerSandboxDashboard } from './dashboard/sandbox-dashboard.js';
 import { registerCheckoutApi } from './sandbox-checkout.api.js';
 import {
   apiErrorReply,
@@ -111,6 +112,7 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     registerCheckoutApi(this.router, this.state, authorized);
     registerFulfillmentCallbackApi(this.router, this.state);
     registerAdminApi(this.router, this);
+    registerSandboxDashboard(this);
   }
 
   /* ================================ lifecycle ================================ */
