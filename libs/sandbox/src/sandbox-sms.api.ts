@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { apiErrorReply, SandboxHttpError, type FieldError } from './sandbox.errors.js';
+import { apiErrorReply, type FieldError } from './sandbox.errors.js';
 import { ghanaNetwork, isoNow, platformMsisdn, platformTime } from './sandbox-http.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
@@ -14,9 +14,10 @@ import type { SandboxReply, SandboxRequestContext, SandboxSmsMessage } from './s
  *   GET  /v1/messages/{messageId}        → {rate, batchId, messageId, content, status, updateTime, time, to, from}
  *   GET  /v1/messages/batch/{batchId}    → {batchId, rate, data: [<message status>...]}
  *
- * Errors (platform facts): 401 bad credentials; 400 with a sub-code: 100 malformed or empty
- * body, 1 bad destination, 2 bad sender, 3 content too long, 6 content empty, 7 too many
- * recipients, 8 a parameter of the wrong type; 404 unknown message or batch.
+ * Errors (platform facts), body `{status, message, errors?}` where `status` is the messaging
+ * API's code: on a 400 the sub-code (100 malformed or empty body, 1 bad destination, 2 bad
+ * sender, 3 content too long, 6 content empty, 7 too many recipients, 8 a parameter of the wrong
+ * type); otherwise the HTTP status (401 bad credentials, 404 unknown message or batch, 415).
  */
 
 interface Issue extends FieldError {
@@ -271,9 +272,4 @@ export function messageStatusBody(m: SandboxSmsMessage): Record<string, unknown>
     to: m.to,
     from: m.from,
   };
-}
-
-/** @internal For route handlers: stop with an error reply. */
-export function fail(reply: SandboxReply): never {
-  throw new SandboxHttpError(reply);
 }

@@ -30,7 +30,8 @@ export class SandboxStateError extends HubtelValidationError {
  * Error bodies, per face of the platform. The contract shows no error body; these follow the
  * platform facts (codes and statuses) and are the sandbox's documented choice:
  *
- *   SMS (`/v1/messages/...`):          { status: <HTTP status>, subCode?: <SMS sub-code>, message, errors?: [{ field, message }] }
+ *   SMS (`/v1/messages/...`):          { status: <SMS sub-code on a 400, else the HTTP status>, message, errors?: [{ field, message }] }
+ *                                      (`status` is the messaging API's code, 0 on success, as in the success body)
  *   checkout (`/items/initiate`):      { responseCode, status: 'Error', message, data: [{ field, message }] | null }
  *   status check, fulfillment callback: { message, responseCode, data: [{ field, message }] | null }
  *   sandbox admin (`/_sandbox/...`):   { error: <responseCode>, message, errors? }
@@ -66,12 +67,7 @@ export function apiErrorBody(api: SandboxApi, status: number, details: ApiErrorD
   const errors = details.errors && details.errors.length > 0 ? details.errors : undefined;
   switch (api) {
     case 'sms':
-      return {
-        status,
-        ...(details.subCode !== undefined ? { subCode: details.subCode } : {}),
-        message,
-        ...(errors ? { errors } : {}),
-      };
+      return { status: details.subCode ?? status, message, ...(errors ? { errors } : {}) };
     case 'checkout':
       return { responseCode, status: 'Error', message, data: errors ?? null };
     case 'status':

@@ -102,7 +102,6 @@ export class RequestContext implements SandboxRequestContext {
         throw new SandboxHttpError(
           apiErrorReply(this.api, 413, {
             message: `Request body larger than ${err.limit} bytes`,
-            subCode: 100,
           }),
         );
       }
