@@ -1,7 +1,14 @@
 import path from 'node:path';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { REPO_DIR } from '../lib/ipc.js';
-import { breakdown, type ProfileWindow, type WindowBreakdown } from '../lib/profile.js';
+import {
+  breakdown,
+  categoryRows,
+  mainThreadProfile,
+  profileFlags,
+  type ProfileWindow,
+  type WindowBreakdown,
+} from '../lib/profile.js';
 import type { LoadResult } from '../lib/load.js';
 import { Target, type Variant } from './target.js';
 import { SHAPES, SHAPE_NAMES, type ShapeName } from '../lib/shapes.js';
@@ -220,7 +227,7 @@ async function profilePass(
   variants: Variant[],
   log: (line: string) => void,
 ): Promise<string> {
-  const dir = path.join(REPO_DIR, '.tmp', 'bench-profiles');
+  const dir = path.join(REPO_DIR, '.tmp', 'bench-profiles', 'inbound');
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const profiled = (['plain', 'validated', 'module'] as Variant[]).filter((v) => variants.includes(v));
@@ -229,10 +236,10 @@ async function profilePass(
     `Separate pass: fresh servers under \`node --cpu-prof\`, each shape driven ${config.inbound.profileSec} s ` +
       `(after a warm-up); samples inside the measured window only, charged per request (µs) by the script that ran them ` +
       `(native code such as JSON.parse or RegExp is charged to its caller). The profiler adds some overhead, so totals ` +
-      `run above the CPU/req measured above. Profiles: \`.tmp/bench-profiles/\`.`,
+      `run above the CPU/req measured above. Profiles: \`.tmp/bench-profiles/inbound/\`.`,
   ];
   for (const adapter of adapters) {
-    const columns: { label: string; breakdown?: WindowBreakdown }[] = [];
+    const columns: { label: string; breakdown: WindowBreakdown }[] = [];
     const ourRows: string[] = [];
     for (const variant of profiled) {
       const name = `${variant}-${adapter}`;
@@ -241,7 +248,7 @@ async function profilePass(
       const target = new Target(variant, adapter);
       const windows: ProfileWindow[] = [];
       try {
-        if (!(await target.start({ nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${childDir}`] }))) {
+        if (!(await target.start({ nodeFlags: profileFlags(childDir) }))) {
           throw new Error(target.failure);
         }
         for (const shapeName of shapes) {
@@ -261,14 +268,13 @@ async function profilePass(
         continue;
       }
       await target.stop(30_000);
-      // Default names are CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; the main thread is 0.
-      const main = (await readdir(childDir)).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+      const main = await mainThreadProfile(childDir);
       if (!main) {
         log(`  profile ${variant}/${adapter}: no main-thread profile written`);
         continue;
       }
       const file = path.join(dir, `${name}.cpuprofile`);
-      await rename(path.join(childDir, main), file);
+      await rename(main, file);
       await rm(childDir, { recursive: true, force: true });
       await writeFile(path.join(dir, `${name}.windows.json`), JSON.stringify(windows, null, 2));
       for (const b of await breakdown(file, windows)) {
@@ -289,20 +295,7 @@ async function profilePass(
       log(`  profiled ${variant}/${adapter}`);
     }
     if (columns.length === 0) continue;
-    const categories = new Map<string, number>();
-    for (const column of columns) {
-      for (const [name, us] of column.breakdown!.categories)
-        categories.set(name, Math.max(categories.get(name) ?? 0, us));
-    }
-    const ordered = [...categories].sort((a, b) => b[1] - a[1]).map(([name]) => name);
-    const rows = ordered.map((name) => [
-      name,
-      ...columns.map((c) => {
-        const us = c.breakdown!.categories.find(([n]) => n === name)?.[1] ?? 0;
-        return us >= 0.05 ? fmt(us, 1) : '';
-      }),
-    ]);
-    rows.push(['**total sampled CPU µs/req**', ...columns.map((c) => `**${fmt(c.breakdown!.totalUs, 1)}**`)]);
+    const rows = categoryRows(columns.map((c) => c.breakdown));
     sections.push(
       `#### ${adapter}\n\n` + table(['µs per request', ...columns.map((c) => c.label)], rows, ['l']),
     );

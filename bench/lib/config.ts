@@ -17,6 +17,8 @@ export interface InboundConfig {
 
 export interface BenchConfig {
   mode: 'full' | 'quick' | 'smoke';
+  /** Run the CPU-profile passes (where the time goes). On in full mode. */
+  profile: boolean;
   only: Set<string>;
   out: string;
   inbound: InboundConfig;
@@ -86,6 +88,7 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
   return {
     mode,
     only,
+    profile: inbound.profileSec > 0,
     out: text('out') ?? defaultOut,
     inbound,
     sms: {

@@ -34,17 +34,23 @@ const CATEGORIES: [string, RegExp][] = [
   ['ours: inbound pipeline', /\/libs\/core\/src\/inbound\/inbound-pipeline/],
   ['ours: store', /\/libs\/core\/src\/store\//],
   ['ours: guards / route options', /\/libs\/core\/src\/inbound\/inbound-(access|controller)/],
-  ['ours: other core (errors, logging, phone, events)', /\/libs\/core\/src\//],
+  ['ours: HTTP transport', /\/libs\/core\/src\/http\//],
+  ['ours: phone numbers', /\/libs\/core\/src\/phone\//],
+  ['ours: log redaction', /\/libs\/core\/src\/logging\//],
+  ['ours: other core (errors, events, options)', /\/libs\/core\/src\//],
   ['ours: checkout module', /\/libs\/checkout\/src\//],
   ['ours: service-app module', /\/libs\/service-app\/src\//],
-  ['bench app (host handlers, DTOs)', /\/bench\//],
-  [
-    'class-validator / class-transformer',
-    /\/node_modules\/(class-validator|class-transformer|validator|libphonenumber-js)\//,
-  ],
+  ['ours: sms module', /\/libs\/sms\/src\//],
+  ['bench app (host handlers, DTOs, inputs)', /\/bench\//],
+  ['class-validator / class-transformer', /\/node_modules\/(class-validator|class-transformer|validator)\//],
   ['Nest core (router, pipes, guards, interceptors)', /\/node_modules\/@nestjs\/(core|common)\//],
   ['Nest event emitter', /\/node_modules\/(@nestjs\/event-emitter|eventemitter2)\//],
   ['Nest platform adapter', /\/node_modules\/@nestjs\/platform-/],
+  [
+    'axios (+ @nestjs/axios, rxjs)',
+    /\/node_modules\/(axios|@nestjs\/axios|rxjs|follow-redirects|form-data|proxy-from-env|https?-proxy-agent|agent-base)\//,
+  ],
+  ['undici', /\/node_modules\/undici\//],
   [
     'Express (+ body-parser, router)',
     /\/node_modules\/(express|body-parser|router|raw-body|finalhandler|send|type-is|content-type|on-finished|iconv-lite|qs|depd|http-errors|statuses|mime|accepts|negotiator|media-typer|cookie|vary|parseurl|path-to-regexp|encodeurl|escape-html|etag|fresh|range-parser|proxy-addr|ipaddr\.js|forwarded|merge-descriptors|utils-merge|setprototypeof|inherits|debug|ms|destroy|unpipe|bytes|safe-buffer)\//,
@@ -53,7 +59,6 @@ const CATEGORIES: [string, RegExp][] = [
     'Fastify',
     /\/node_modules\/(fastify|@fastify\/[^/]+|find-my-way|avvio|light-my-request|fast-json-stringify|secure-json-parse|toad-cache|abstract-logging|pino|process-warning|rfdc|fast-decode-uri-component|fast-querystring|ret|safe-regex2|middie|path-to-regexp|reusify|fastq)\//,
   ],
-  ['rxjs', /\/node_modules\/rxjs\//],
   ['other node_modules', /\/node_modules\//],
   ['Node.js (http, streams, timers, ...)', /^node:|^internal\//],
 ];
@@ -159,4 +164,40 @@ export async function breakdown(file: string, windows: ProfileWindow[]): Promise
     });
   }
   return results;
+}
+
+/** Node flags that make a child write its CPU profiles into `dir` (one directory per child). */
+export function profileFlags(dir: string): string[] {
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
+/**
+ * The main thread's profile in `dir`: default names are CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile,
+ * and the loader-hooks thread writes its own next to it.
+ */
+export async function mainThreadProfile(dir: string): Promise<string | undefined> {
+  const { readdir } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const main = (await readdir(dir)).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+  return main === undefined ? undefined : path.join(dir, main);
+}
+
+/** Markdown rows: one per category, one column per breakdown, values scaled by `scale`. */
+export function categoryRows(columns: WindowBreakdown[], scale = 1, digits = 1): string[][] {
+  const categories = new Map<string, number>();
+  for (const column of columns) {
+    for (const [name, us] of column.categories) categories.set(name, Math.max(categories.get(name) ?? 0, us));
+  }
+  const fmt = (us: number) => (us * scale).toFixed(digits);
+  const rows = [...categories]
+    .sort((a, b) => b[1] - a[1])
+    .map(([name]) => [
+      name,
+      ...columns.map((c) => {
+        const us = c.categories.find(([n]) => n === name)?.[1] ?? 0;
+        return us * scale >= 0.5 * 10 ** -digits ? fmt(us) : '';
+      }),
+    ]);
+  rows.push(['**total sampled CPU**', ...columns.map((c) => `**${fmt(c.totalUs)}**`)]);
+  return rows;
 }

@@ -54,6 +54,7 @@ async function main(): Promise<void> {
           if (now.rss > peakRss) peakRss = now.rss;
           if (now.heapUsed > peakHeap) peakHeap = now.heapUsed;
         }, 5);
+        const startUs = Number(process.hrtime.bigint() / 1000n);
         const cpuBefore = process.cpuUsage();
         const started = process.hrtime.bigint();
         const result = await sender({
@@ -79,6 +80,8 @@ async function main(): Promise<void> {
           heapBefore: before.heapUsed,
           peakRss,
           peakHeap,
+          // On the clock of --cpu-prof timestamps, to cut a profile to the send.
+          window: { startUs, endUs: Number(process.hrtime.bigint() / 1000n) },
         };
       },
     },

@@ -1,4 +1,13 @@
-import { Child, type Message } from '../lib/ipc.js';
+import path from 'node:path';
+import { rm } from 'node:fs/promises';
+import { Child, REPO_DIR, type Message } from '../lib/ipc.js';
+import {
+  breakdown,
+  categoryRows,
+  mainThreadProfile,
+  profileFlags,
+  type WindowBreakdown,
+} from '../lib/profile.js';
 import { MB, fmt, median, ratio } from '../lib/stats.js';
 import { marginAtLeast, marginAtMost, table, type Goal, type SectionResult } from '../lib/report.js';
 import type { BenchConfig } from '../lib/config.js';
@@ -7,6 +16,7 @@ const GOAL_THROUGHPUT = 0.9;
 const GOAL_MEMORY_MB = 100;
 
 interface SendResult {
+  window: { startUs: number; endUs: number };
   accepted: number;
   batches: number;
   elapsedMs: number;
@@ -31,12 +41,13 @@ async function sendOnce(
   count: number,
   lazy: boolean,
   config: BenchConfig,
+  nodeFlags: string[] = [],
 ): Promise<SendResult> {
   const sender = new Child(
     'sms/sender.ts',
     [mode, `baseUrl=${apiUrl}`, `batchSize=${config.sms.batchSize}`, `concurrency=${config.sms.concurrency}`],
     {
-      nodeFlags: ['--expose-gc'],
+      nodeFlags: ['--expose-gc', ...nodeFlags],
     },
   );
   try {
@@ -51,8 +62,50 @@ async function sendOnce(
     }
     return result;
   } finally {
-    await sender.stop();
+    await sender.stop(30_000);
   }
+}
+
+/**
+ * Where the time goes: one more send of each kind under `node --cpu-prof`, cut to the send itself,
+ * CPU charged per recipient to our phone-number checks, transport, redaction, the SMS module,
+ * axios/undici, GC and Node.
+ */
+async function profilePass(
+  api: Child,
+  apiUrl: string,
+  config: BenchConfig,
+  log: (line: string) => void,
+): Promise<string> {
+  const dir = path.join(REPO_DIR, '.tmp', 'bench-profiles', 'sms');
+  await rm(dir, { recursive: true, force: true });
+  const count = config.sms.recipients;
+  const columns: WindowBreakdown[] = [];
+  const labels: string[] = [];
+  for (const mode of ['undici', 'suite'] as Mode[]) {
+    const childDir = path.join(dir, mode);
+    try {
+      const result = await sendOnce(api, apiUrl, mode, count, false, config, profileFlags(childDir));
+      const file = await mainThreadProfile(childDir);
+      if (!file) throw new Error('no main-thread profile written');
+      const [b] = await breakdown(file, [{ label: mode, ...result.window, requests: count }]);
+      columns.push(b!);
+      labels.push(LABEL[mode]);
+    } catch (error) {
+      log(`  profile ${mode}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    }
+  }
+  if (columns.length === 0) return '';
+  return (
+    `Where the time goes (separate send of ${fmt(count)} recipients each under \`node --cpu-prof\`, cut to the send; ` +
+    `CPU µs per recipient by the script that ran it; profiles in \`.tmp/bench-profiles/sms/\`):\n\n` +
+    table(['µs per recipient', ...labels], categoryRows(columns, 1, 2), ['l']) +
+    "\n\nOur functions in the suite's send, inclusive µs per recipient (self in brackets): " +
+    (columns.find((c) => c.label === 'suite')?.ours ?? [])
+      .slice(0, 10)
+      .map((f) => `\`${f.name}\` ${fmt(f.totalUs, 2)} (${fmt(f.selfUs, 2)})`)
+      .join('; ')
+  );
 }
 
 export async function runSms(config: BenchConfig, log: (line: string) => void): Promise<SectionResult> {
@@ -65,6 +118,7 @@ export async function runSms(config: BenchConfig, log: (line: string) => void): 
   const goals: Goal[] = [];
   const parts: string[] = [];
   const big: Partial<Record<Mode, SendResult>> = {};
+  let profile = '';
   try {
     for (let round = 0; round < rounds; round++) {
       for (const mode of (round % 2 === 0 ? ['undici', 'suite'] : ['suite', 'undici']) as Mode[]) {
@@ -96,6 +150,7 @@ export async function runSms(config: BenchConfig, log: (line: string) => void): 
         }
       }
     }
+    if (config.profile) profile = await profilePass(api, apiUrl, config, log);
   } finally {
     await api.stop();
   }
@@ -197,5 +252,6 @@ export async function runSms(config: BenchConfig, log: (line: string) => void): 
       margin: 'not measured in this mode',
     });
   }
+  if (profile) parts.push(profile);
   return { title: 'SMS fan-out', markdown: parts.join('\n\n'), goals };
 }
