@@ -271,6 +271,26 @@ describe('HubtelSandbox fault injection', () => {
       expect(merchant.requests.map((r) => (r.body as any).Data.ClientReference)).toEqual([b.ref, e.ref]);
     });
 
+    it('stop() aborts a callback still waiting for the merchant, recording why', async () => {
+      const other = await HubtelSandbox.start();
+      const req = checkoutRequest(merchant);
+      await call(other, 'POST', '/items/initiate', { body: req, auth: 'api' });
+      let arrived!: () => void;
+      const arrival = new Promise<void>((resolve) => (arrived = resolve));
+      merchant.respond = () => {
+        arrived();
+        return new Promise(() => undefined); // never answers
+      };
+      const paying = other.pay(req.clientReference as string);
+      await arrival;
+      await other.stop();
+      const { deliveries } = await paying;
+      expect(deliveries[0]).toMatchObject({
+        state: 'failed',
+        error: 'the sandbox stopped before an answer came',
+      });
+    });
+
     it('a delayed callback still pending when the sandbox stops is recorded as not sent', async () => {
       const other = await HubtelSandbox.start();
       const req = checkoutRequest(merchant);

@@ -189,7 +189,12 @@ export class OutboundError extends Error {
 export function postJson(
   url: string,
   body: unknown,
-  options: { headers?: Record<string, string>; timeoutMs: number; maxResponseBytes?: number },
+  options: {
+    headers?: Record<string, string>;
+    timeoutMs: number;
+    maxResponseBytes?: number;
+    signal?: AbortSignal;
+  },
 ): Promise<OutboundResult> {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
@@ -213,6 +218,7 @@ export function postJson(
       method: 'POST',
       agent: false,
       headers: { ...options.headers, 'Content-Length': payload.length },
+      signal: options.signal,
     });
     const timer = setTimeout(() => {
       timedOut = true;
@@ -240,7 +246,12 @@ export function postJson(
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new OutboundError(err.code ? `${err.code}: ${err.message}` : err.message, elapsed(), timedOut));
+      const message = options.signal?.aborted
+        ? 'the sandbox stopped before an answer came'
+        : err.code
+          ? `${err.code}: ${err.message}`
+          : err.message;
+      reject(new OutboundError(message, elapsed(), timedOut));
     });
     req.end(payload);
   });

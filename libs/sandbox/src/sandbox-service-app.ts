@@ -476,6 +476,7 @@ export class SandboxServiceSession {
       let result;
       try {
         result = await postJson(url, request, {
+          signal: this.state.outbound.signal,
           headers: {
             'Content-Type': 'application/json',
             Accept: 'application/json',

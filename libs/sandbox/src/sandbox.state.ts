@@ -207,6 +207,8 @@ export class SandboxState {
   baseUrl = '';
   stopped = false;
 
+  /** Aborted on stop: no outbound call of a stopped sandbox lingers (or keeps a test process alive). */
+  readonly outbound = new AbortController();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly waiters = new Set<(err: Error) => void>();
@@ -413,6 +415,7 @@ export class SandboxState {
     this.emit('delivery', delivery);
     try {
       const result = await postJson(delivery.url, delivery.body, {
+        signal: this.outbound.signal,
         headers: delivery.headers,
         timeoutMs: this.options.outboundTimeoutMs,
       });
@@ -519,6 +522,7 @@ export class SandboxState {
   /** Stops timers (delayed callbacks are recorded as not sent) and fails every pending wait. */
   shutdown(): void {
     this.stopped = true;
+    this.outbound.abort();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.cancelPending();
