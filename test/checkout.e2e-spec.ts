@@ -316,6 +316,30 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       expect(t.handlers.events.rejected).toHaveLength(0);
     });
 
+    it('records the callback before acknowledging it, and keeps the record while the handler runs', async () => {
+      const store = new MemoryStore({ sweepIntervalMs: 0 });
+      await start({ store });
+      let release!: () => void;
+      t.handlers.paidGate = new Promise<void>((resolve) => (release = resolve));
+      const created = await invoice(11, 'rec-1');
+      const res = await t.post(callbackBody({ ref: 'rec-1', checkoutId: created.checkoutId, amount: 11 }));
+      expect(res.status).toBe(200);
+      // Acknowledged, handler not finished: the job is already in the store, and the invoice paid.
+      const job = await store.get<{ status: string; payload: { clientReference: string } }>(
+        'hubtel:checkout:job:hubtel.checkout.paid:rec-1',
+      );
+      expect(job?.value).toMatchObject({ payload: { clientReference: 'rec-1' } });
+      expect(['pending', 'running']).toContain(job?.value.status);
+      expect(await t.service.getInvoice('rec-1')).toMatchObject({ status: 'paid' });
+      expect(t.handlers.events.paid).toHaveLength(0);
+      release();
+      await t.handlers.waitFor('paid');
+      await t.service.drain();
+      expect(
+        (await store.get<{ status: string }>('hubtel:checkout:job:hubtel.checkout.paid:rec-1'))?.value.status,
+      ).toBe('done');
+    });
+
     it('runs the handler once for 10 concurrent copies of a callback, and for a later copy', async () => {
       await start({ store: new JitteryStore({ sweepIntervalMs: 0 }) });
       const created = await invoice(12, 'dup-10');
@@ -472,7 +496,8 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
     });
 
     it('retries a throwing handler with backoff, then dead-letters it; the app keeps serving', async () => {
-      await start();
+      const store = new MemoryStore({ sweepIntervalMs: 0 });
+      await start({ store });
       t.handlers.paidFailuresLeft = 99;
       const created = await invoice(15, 'dead-1');
       expect(
@@ -486,8 +511,12 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       expect(dead).toMatchObject({ type: CheckoutEvents.Paid, key: 'dead-1', attempts: 3 });
       expect(dead.error).toContain('fulfilment for dead-1 is down');
       expect((dead.payload as { clientReference: string }).clientReference).toBe('dead-1');
-      // The payment itself is recorded; the app still serves callbacks.
+      // The payment itself is recorded, and so is the job that gave up (nothing is lost); the app still serves callbacks.
       expect(await t.service.getInvoice('dead-1')).toMatchObject({ status: 'paid' });
+      expect((await store.get('hubtel:checkout:job:hubtel.checkout.paid:dead-1'))?.value).toMatchObject({
+        status: 'dead',
+        attempts: 3,
+      });
       t.handlers.paidFailuresLeft = 0;
       const next = await invoice(1, 'after-dead');
       await t.post(callbackBody({ ref: 'after-dead', checkoutId: next.checkoutId, amount: 1 }));

@@ -134,9 +134,13 @@ export class RecordingHandlers {
   paidFailuresLeft = 0;
   private waiters: Waiter[] = [];
 
+  /** When set, the paid handler waits for it (to observe what is recorded while a handler runs). */
+  paidGate?: Promise<void>;
+
   @OnCheckoutPaid()
-  onPaid(event: CheckoutPaidEvent): void {
+  async onPaid(event: CheckoutPaidEvent): Promise<void> {
     this.paidCalls++;
+    if (this.paidGate) await this.paidGate;
     if (this.paidFailuresLeft > 0) {
       this.paidFailuresLeft--;
       throw new Error(`fulfilment for ${event.clientReference} is down`);
