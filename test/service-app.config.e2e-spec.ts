@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { MemoryStore } from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import { SERVICE_APP_JOBS } from 'nestjs-hubtel/service-app';
 import { startMerchant, type Adapter, type Merchant } from './support/service-app.harness.js';
 
 /*
@@ -161,6 +163,51 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
       Type: 'Response',
       FieldName: 'destination',
     });
+  });
+
+  it('picks up, at startup, a fulfillment recorded but never run (a crash after the 200), from a persistent store', async () => {
+    const store = new MemoryStore({ sweepIntervalMs: 0 }); // stands for Redis: it outlives the app
+    const orderId = randomUUID();
+    const sessionId = randomUUID();
+    const receivedAt = Date.now() - 1_000;
+    const order = {
+      orderId,
+      sessionId,
+      serviceCode: '711',
+      flow: 'AirtimeFlow',
+      mobile: MOBILE,
+      item: { ItemName: 'Airtime', Qty: 1, Price: 5, ServiceData: { amount: '5.00' } },
+      serviceData: { amount: '5.00' },
+      data: { amount: 5 },
+      extraData: {},
+      orderInfo: null,
+      receivedAt: new Date(receivedAt).toISOString(),
+    };
+    await store.set(`hubtel:service-app:job:${SERVICE_APP_JOBS.fulfillment}:${orderId}`, {
+      type: SERVICE_APP_JOBS.fulfillment,
+      key: orderId,
+      payload: order,
+      status: 'pending',
+      attempts: 0,
+      doneListeners: [],
+      receivedAt,
+      updatedAt: receivedAt,
+    });
+    const m = await start({
+      store,
+      callbackUrl: sandbox.baseUrls().fulfillmentCallback,
+      callbackRetry: { baseDelayMs: 5, maxDelayMs: 10 },
+    });
+    const callback = await sandbox.waitForFulfillmentCallback((c) => c.orderId === orderId);
+    expect(callback.body).toEqual({
+      SessionId: sessionId,
+      OrderId: orderId,
+      ServiceStatus: 'success',
+      MetaData: { voucher: `V-${orderId}` },
+    });
+    expect(m.fulfiller.seen711.map((e) => e.orderId)).toEqual([orderId]);
+    expect(m.fulfiller.calls.get(orderId)).toBe(1);
+    store.close();
   });
 
   it('with requireCart: false, fulfils an order whose cart it never saw (catch-all handlers, no item)', async () => {
