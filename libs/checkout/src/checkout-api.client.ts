@@ -151,7 +151,7 @@ function textOf(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-/** The status check has been seen writing amounts as numbers and as decimal text. */
+/** Amounts are numbers in the documented response; decimal text is read too rather than lost. */
 function amountOf(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   if (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) return Number(value);

@@ -17,6 +17,8 @@ export const CHECKOUT_ROUTE = Symbol('HUBTEL_CHECKOUT_ROUTE');
 
 /** Name of the module's pipeline: store keys of its jobs start with `hubtel:checkout:job:`. */
 export const CHECKOUT_PIPELINE_NAME = 'checkout';
+/** Job type of a callback waiting for the status check to confirm it (its dead letters carry this type). */
+export const CHECKOUT_CONFIRM_JOB = 'hubtel.checkout.confirm';
 /** Every key the module writes starts with this. */
 export const CHECKOUT_KEY_PREFIX = 'hubtel:checkout:';
 export const CHECKOUT_INVOICE_PREFIX = `${CHECKOUT_KEY_PREFIX}invoice:`;

@@ -13,9 +13,11 @@ import {
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, type CheckoutInvoice } from './checkout-invoice.store.js';
-import { CheckoutSettlement, type SettleResult } from './checkout-settlement.js';
+import { CheckoutSettlement } from './checkout-settlement.js';
 import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
+import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
 import {
+  CHECKOUT_CONFIRM_JOB,
   CHECKOUT_PIPELINE,
   CHECKOUT_RESOLVED_OPTIONS,
   CHECKOUT_STORE,
@@ -36,9 +38,6 @@ import type {
 } from './dto/create-invoice.dto.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
 
-/** Job type of a callback waiting for the status check to confirm it. */
-export const CHECKOUT_CONFIRM_JOB = 'hubtel.checkout.confirm';
-
 /** A callback recorded for confirmation through the status check. */
 interface ConfirmJob {
   claim: Exclude<CallbackClaim, 'pending'>;
@@ -58,19 +57,6 @@ export interface CheckoutCallbackResult {
   clientReference: string;
   claim: CallbackClaim;
   reason?: CheckoutRejectionReason;
-}
-
-/** Thrown by `createInvoice` when the platform may or may not have created the invoice. */
-export class CheckoutUnknownOutcomeError extends HubtelUnknownOutcomeError {
-  constructor(
-    readonly clientReference: string,
-    cause: HubtelError,
-  ) {
-    super(
-      `${cause.message}. Invoice ${clientReference} is kept as pending: getStatus('${clientReference}') (or the reconciler) tells whether it exists; create a new invoice with another clientReference to retry`,
-      { httpStatus: cause.httpStatus, responseCode: cause.responseCode, body: cause.body, cause },
-    );
-  }
 }
 
 const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;
@@ -575,5 +561,3 @@ function failedFromCallback(callback: CheckoutCallbackDto): Parameters<CheckoutS
 function toPlain(callback: CheckoutCallbackDto): Record<string, unknown> {
   return callback as unknown as Record<string, unknown>;
 }
-
-export type { SettleResult };

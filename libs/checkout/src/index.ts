@@ -24,15 +24,12 @@ export {
   CHECKOUT_DEFAULT_CALLBACK_PATH,
   CHECKOUT_KEY_PREFIX,
   CHECKOUT_DEFAULTS,
+  CHECKOUT_CONFIRM_JOB,
   CLIENT_REFERENCE_MAX_LENGTH,
   DESCRIPTION_FORBIDDEN_CHARACTERS,
 } from './checkout.constants.js';
-export {
-  CheckoutService,
-  CheckoutUnknownOutcomeError,
-  CHECKOUT_CONFIRM_JOB,
-  type CheckoutCallbackResult,
-} from './checkout.service.js';
+export { CheckoutService, type CheckoutCallbackResult } from './checkout.service.js';
+export { CheckoutUnknownOutcomeError } from './checkout.errors.js';
 export { CheckoutReconciler, type CheckoutReconcileReport } from './checkout-reconciler.js';
 export { CheckoutCallbackController, type CheckoutCallbackAck } from './checkout-callback.controller.js';
 export {

@@ -1,0 +1,14 @@
+import { HubtelUnknownOutcomeError, type HubtelError } from 'nestjs-hubtel';
+
+/** Thrown by `createInvoice` when the platform may or may not have created the invoice. */
+export class CheckoutUnknownOutcomeError extends HubtelUnknownOutcomeError {
+  constructor(
+    readonly clientReference: string,
+    cause: HubtelError,
+  ) {
+    super(
+      `${cause.message}. Invoice ${clientReference} is kept as pending: getStatus('${clientReference}') (or the reconciler) tells whether it exists; create a new invoice with another clientReference to retry`,
+      { httpStatus: cause.httpStatus, responseCode: cause.responseCode, body: cause.body, cause },
+    );
+  }
+}
