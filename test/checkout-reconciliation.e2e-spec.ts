@@ -201,6 +201,19 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       expect(api.statusRequests.length).toBe(checks);
     });
 
+    it('ignores a callback that arrives after the status check already paid the invoice', async () => {
+      await start();
+      const created = await invoice('check-first');
+      api.transactions.set('check-first', { status: 'Paid', amount: 30 });
+      await t.handlers.waitFor('paid');
+      expect(t.handlers.events.paid[0]).toMatchObject({ source: 'status-check' });
+      const late = await t.post(callbackBody({ ref: 'check-first', checkoutId: created.checkoutId, amount: 30 }));
+      expect(late.status).toBe(200);
+      await t.service.drain();
+      await settle();
+      expect(t.handlers.paidCalls).toBe(1);
+    });
+
     it('waits the configured delay before the first check', async () => {
       await start({ reconciliation: { delayMs: 60_000, intervalMs: 20 } });
       await invoice('not-yet');
