@@ -1,4 +1,7 @@
-import { OnEvent, type OnEventOptions } from '@nestjs/event-emitter';
+import { OnEvent } from '@nestjs/event-emitter';
+
+// Derived from OnEvent itself: @nestjs/event-emitter 3.x (Nest 11) does not export OnEventOptions.
+type OnEventOptions = Exclude<Parameters<typeof OnEvent>[1], undefined>;
 
 export type HubtelHandlerOptions = Omit<OnEventOptions, 'async' | 'suppressErrors'>;
 
