@@ -35,3 +35,28 @@ export {
 export { SmsCapture, type CapturedSms, type OverridableModuleBuilder } from './sms-capture.js';
 export { TESTING_DEFAULTS, TESTING_PATHS, TEST_SANDBOX_TUNNEL_PATH } from './testing.constants.js';
 export type { CheckoutCallbackBody, FulfillmentRequestBody, ServiceFlowRequest } from 'nestjs-hubtel/sandbox';
+
+// Developer tools (also the `hubtel-simulate` and `hubtel-trigger` commands)
+export {
+  TerminalSimulator,
+  toOptionValue,
+  defaultFulfillmentUrl,
+  type TerminalSimulatorOptions,
+  type SimulationResult,
+} from './cli/terminal-simulator.js';
+export { runSimulateCli, parseSimulateCliArgs, SIMULATE_CLI_USAGE, type ParsedSimulateCli } from './cli/simulate-cli.js';
+export {
+  runTriggerCli,
+  runTrigger,
+  buildTriggerBody,
+  parseTriggerCliArgs,
+  TRIGGER_CLI_USAGE,
+  TRIGGER_KINDS,
+  FORGERIES,
+  type TriggerKind,
+  type Forgery,
+  type TriggerOptions,
+  type TriggerReport,
+  type ParsedTriggerCli,
+} from './cli/trigger-cli.js';
+export { CliUsageError, stripAnsi, type CliStreams } from './cli/cli-support.js';

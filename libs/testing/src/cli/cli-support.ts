@@ -1,0 +1,139 @@
+import { createInterface, type Interface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+
+/** Where a command reads and writes (process streams, or in-memory streams in tests). */
+export interface CliStreams {
+  stdin: Readable & { isTTY?: boolean };
+  stdout: Writable & { isTTY?: boolean };
+  stderr: Writable & { isTTY?: boolean };
+  /** Environment for NO_COLOR / FORCE_COLOR. Default process.env. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Bad command-line arguments: the command prints the message and its usage, and exits 2. */
+export class CliUsageError extends Error {
+  override readonly name = 'CliUsageError';
+}
+
+/** Exit codes shared by the commands. */
+export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2, network: 3, interrupted: 130 });
+
+export type Style = 'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'cyan' | 'magenta';
+const CODES: Record<Style, [number, number]> = {
+  bold: [1, 22],
+  dim: [2, 22],
+  red: [31, 39],
+  green: [32, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+  magenta: [35, 39],
+};
+
+/** ANSI styling when writing to a terminal (NO_COLOR and FORCE_COLOR honoured, https://no-color.org). */
+export function painter(stream: { isTTY?: boolean }, env: Record<string, string | undefined> = process.env, forceOff = false): (text: string, ...styles: Style[]) => string {
+  const force = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+  const enabled = !forceOff && (env.NO_COLOR === undefined || env.NO_COLOR === '') && (force || stream.isTTY === true);
+  if (!enabled) return (text) => text;
+  return (text, ...styles) => styles.reduce((t, s) => `\u001b[${CODES[s][0]}m${t}\u001b[${CODES[s][1]}m`, text);
+}
+
+/** Removes ANSI escape sequences (for tests and for measuring). */
+export function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '');
+}
+
+/**
+ * Reads answers line by line. Lines typed (or piped) before a question is asked are queued, not
+ * lost as `readline/promises`' question() would lose them. In a terminal, readline echoes and
+ * edits the line; on a pipe the answer is echoed after the prompt so the transcript reads well.
+ */
+export class LineReader {
+  private readonly rl: Interface;
+  private readonly lines: string[] = [];
+  private waiting: ((line: string | null) => void) | undefined;
+  private ended = false;
+  private interruptHandler: (() => void) | undefined;
+  readonly terminal: boolean;
+
+  constructor(
+    input: Readable & { isTTY?: boolean },
+    private readonly output: Writable,
+  ) {
+    this.terminal = input.isTTY === true && (output as { isTTY?: boolean }).isTTY === true;
+    this.rl = createInterface({ input, output: this.terminal ? output : undefined, terminal: this.terminal, historySize: 0 });
+    this.rl.on('line', (line) => {
+      if (this.waiting) {
+        const resolve = this.waiting;
+        this.waiting = undefined;
+        resolve(line);
+      } else {
+        this.lines.push(line);
+      }
+    });
+    this.rl.on('close', () => {
+      this.ended = true;
+      const resolve = this.waiting;
+      this.waiting = undefined;
+      resolve?.(null);
+    });
+    // Ctrl+C in a terminal reaches readline (raw mode), not the process.
+    this.rl.on('SIGINT', () => this.interruptHandler?.());
+  }
+
+  /** Called on Ctrl+C typed in the terminal. */
+  onInterrupt(handler: () => void): void {
+    this.interruptHandler = handler;
+  }
+
+  /** Shows `prompt` and resolves with the next line, or null at the end of the input. */
+  ask(prompt: string): Promise<string | null> {
+    const queued = this.lines.shift();
+    if (queued !== undefined) {
+      this.output.write(`${prompt}${queued}\n`);
+      return Promise.resolve(queued);
+    }
+    if (this.ended) {
+      this.output.write(`${prompt}\n`);
+      return Promise.resolve(null);
+    }
+    return new Promise((resolve) => {
+      if (this.terminal) {
+        this.rl.setPrompt(prompt);
+        this.rl.prompt();
+        this.waiting = resolve;
+      } else {
+        this.output.write(prompt);
+        this.waiting = (line) => {
+          this.output.write(line === null ? '\n' : `${line}\n`);
+          resolve(line);
+        };
+      }
+    });
+  }
+
+  close(): void {
+    this.rl.close();
+  }
+}
+
+/** A positive integer option, or a usage error naming it. */
+export function intOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new CliUsageError(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  }
+  return Number(value);
+}
+
+/** An absolute http(s) URL option, or a usage error naming it. */
+export function urlOption(name: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new CliUsageError(`${name} must be an absolute http(s) URL, got "${value.slice(0, 200)}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliUsageError(`${name} must be an http(s) URL, got ${url.protocol}`);
+  return url;
+}
