@@ -1,13 +1,80 @@
-// Placeholder entry for the example merchant app (to be replaced by the real app): boots an empty
-// Nest app so `npm start` works end to end. It imports the library like a user would.
+/*
+ * The example merchant app: `npm start`.
+ *
+ * With no configuration it runs against an embedded Hubtel sandbox (no real money, nothing to
+ * install) and listens on http://127.0.0.1:3000 (PORT, HOST). With HUBTEL_* credentials and
+ * PUBLIC_URL in the environment it runs against the real platform instead. See
+ * docs/quick-start.md.
+ */
 import 'reflect-metadata';
-import { Logger, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { MemoryStore } from 'nestjs-hubtel';
+import { HubtelConfigError, maskPhoneNumbers } from 'nestjs-hubtel';
+import { exampleConfigFromEnv } from './app.config.js';
+import { startExampleApp, type ExampleApp } from './bootstrap.js';
 
-@Module({ providers: [{ provide: MemoryStore, useValue: new MemoryStore() }] })
-class AppModule {}
+function banner(example: ExampleApp): string {
+  const a = example.addresses;
+  const lines = [
+    '',
+    example.mode === 'sandbox'
+      ? 'Example merchant app — running against the embedded Hubtel sandbox (no real money moves)'
+      : 'Example merchant app — running against the REAL Hubtel platform',
+    '',
+    `  Shop:                  ${a.shop}`,
+  ];
+  if (a.simulator) lines.push(`  Data-bundle simulator: ${a.simulator}`);
+  lines.push(
+    `  Service flow URL:      ${a.serviceFlow}`,
+    `  Fulfillment URL:       ${a.fulfillment}`,
+    `  Checkout callback:     ${a.checkoutCallback}`,
+  );
+  if (example.sandbox) {
+    const { sms, api } = example.sandbox.credentials;
+    lines.push(
+      `  Sandbox:               ${a.sandbox}  (records: ${a.sandbox}/_sandbox)`,
+      // The sandbox's fixed, documented credentials: they protect nothing and are no secret.
+      `  Sandbox credentials:   SMS ${sms.clientId} / ${sms.clientSecret}; checkout + status ${api.clientId} / ${api.clientSecret}; POS Sales ID ${example.sandbox.posSalesId}`,
+    );
+  }
+  lines.push('', 'Press Ctrl+C to stop.', '');
+  return lines.join('\n');
+}
 
-const app = await NestFactory.create(AppModule);
-await app.listen(Number(process.env.PORT ?? 3000));
-new Logger('Example').log(`Example app listening on ${await app.getUrl()}`);
+async function main(): Promise<void> {
+  let example: ExampleApp;
+  try {
+    example = await startExampleApp(exampleConfigFromEnv(process.env));
+  } catch (error) {
+    if (error instanceof HubtelConfigError) {
+      process.stderr.write(`\nCannot start the example app: ${maskPhoneNumbers(error.message)}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    throw error;
+  }
+  process.stdout.write(banner(example));
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping…\n`);
+    // Should closing hang (a client holding a connection), do not hang with it.
+    setTimeout(() => {
+      process.stderr.write('Did not stop within 10 s; exiting.\n');
+      process.exit(1);
+    }, 10_000).unref();
+    example.close().then(
+      () => process.stdout.write('Stopped.\n'),
+      (error: unknown) => {
+        process.stderr.write(
+          `Error while stopping: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+await main();

@@ -1,0 +1,140 @@
+import { HubtelConfigError, readEnvValue, type HubtelEnvSource } from 'nestjs-hubtel';
+import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
+import type { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
+import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
+
+/*
+ * The example app's configuration. Two ways to run it, and nothing else differs between them:
+ *   - sandbox (default): an embedded HubtelSandbox plays the platform, zero configuration;
+ *   - hubtel: the real platform, when HUBTEL_CLIENT_ID (or any other platform credential) is set.
+ */
+
+export const EXAMPLE_DEFAULTS = Object.freeze({
+  port: 3000,
+  host: '127.0.0.1',
+  shopName: 'Adinkra Goods',
+  /** Sender id of the SMS receipts in sandbox mode (at most 11 characters). */
+  sandboxSenderId: 'Adinkra',
+});
+
+/** Run against a HubtelSandbox: one the app starts (port/host) or one the caller owns (`instance`). */
+export interface SandboxPlatformConfig {
+  kind: 'sandbox';
+  /** An already started sandbox (tests): the app uses it and does not stop it. */
+  instance?: HubtelSandbox;
+  /** Port of the embedded sandbox. Default 0 (a free port, printed at start-up). */
+  port?: number;
+  host?: string;
+  /** Address of the sandbox as browsers reach it, when not http://host:port. */
+  publicUrl?: string;
+}
+
+/** Run against the real platform, with credentials and URLs from `env` (HUBTEL_*). */
+export interface HubtelPlatformConfig {
+  kind: 'hubtel';
+  env: HubtelEnvSource;
+}
+
+export interface ExampleAppConfig {
+  /** PORT: where the app listens. 0 picks a free port. */
+  port: number;
+  /** HOST: the interface it listens on. */
+  host: string;
+  /**
+   * PUBLIC_URL: the app's address as the platform and browsers reach it (callback, return and
+   * cancellation URLs are built on it). Default: the address it listens on.
+   */
+  publicUrl?: string;
+  platform: SandboxPlatformConfig | HubtelPlatformConfig;
+  shopName: string;
+  /**
+   * Module options laid over what the platform choice gives (tests shorten retry delays and the
+   * reconciliation schedule here). Top-level keys replace, they are not merged deeply.
+   */
+  overrides?: {
+    sms?: Partial<SmsModuleOptions>;
+    checkout?: Partial<CheckoutModuleOptions>;
+    serviceApp?: Partial<ServiceAppModuleOptions>;
+  };
+}
+
+/** Variables whose presence switches the app to the real platform. */
+export const REAL_PLATFORM_VARIABLES = [
+  'HUBTEL_CLIENT_ID',
+  'HUBTEL_CLIENT_SECRET',
+  'HUBTEL_SMS_CLIENT_ID',
+  'HUBTEL_SMS_CLIENT_SECRET',
+] as const;
+
+/** What the real platform needs besides the credentials: the platform must reach us, and SMS needs an approved sender id. */
+export const REAL_PLATFORM_REQUIRED = [
+  ...REAL_PLATFORM_VARIABLES,
+  'HUBTEL_SMS_SENDER_ID',
+  'PUBLIC_URL',
+] as const;
+
+function readPort(env: HubtelEnvSource, key: string, fallback: number): number {
+  const raw = readEnvValue(env, key);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65_535)
+    throw new HubtelConfigError(key, `must be a port number from 0 to 65535, got "${raw.slice(0, 20)}"`);
+  return Number(raw);
+}
+
+function readUrl(env: HubtelEnvSource, key: string): string | undefined {
+  const raw = readEnvValue(env, key);
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new HubtelConfigError(key, 'must be an absolute http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new HubtelConfigError(key, 'must be an absolute http(s) URL');
+  if (url.search || url.hash) throw new HubtelConfigError(key, 'must not have a query or fragment');
+  return raw.replace(/\/+$/, '');
+}
+
+/**
+ * The configuration from environment variables:
+ *   PORT (default 3000), HOST (default 127.0.0.1), PUBLIC_URL, SHOP_NAME,
+ *   SANDBOX_PORT (default 0: a free port), SANDBOX_PUBLIC_URL — sandbox mode;
+ *   HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_SMS_CLIENT_ID, HUBTEL_SMS_CLIENT_SECRET,
+ *   HUBTEL_SMS_SENDER_ID, PUBLIC_URL (all required once one credential is set) and the optional
+ *   HUBTEL_POS_SALES_ID, HUBTEL_MERCHANT_ACCOUNT_NUMBER, HUBTEL_CALLBACK_URL, HUBTEL_*_URL,
+ *   HUBTEL_TIMEOUT_MS, HUBTEL_RETRY_* — real platform.
+ * A bad or missing value throws a HubtelConfigError naming the variable.
+ */
+export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): ExampleAppConfig {
+  const port = readPort(env, 'PORT', EXAMPLE_DEFAULTS.port);
+  const host = readEnvValue(env, 'HOST') ?? EXAMPLE_DEFAULTS.host;
+  const publicUrl = readUrl(env, 'PUBLIC_URL');
+  const shopName = readEnvValue(env, 'SHOP_NAME') ?? EXAMPLE_DEFAULTS.shopName;
+
+  const real = REAL_PLATFORM_VARIABLES.filter((key) => readEnvValue(env, key) !== undefined);
+  if (real.length === 0) {
+    const sandboxPublicUrl = readUrl(env, 'SANDBOX_PUBLIC_URL');
+    return {
+      port,
+      host,
+      shopName,
+      ...(publicUrl === undefined ? {} : { publicUrl }),
+      platform: {
+        kind: 'sandbox',
+        port: readPort(env, 'SANDBOX_PORT', 0),
+        host,
+        ...(sandboxPublicUrl === undefined ? {} : { publicUrl: sandboxPublicUrl }),
+      },
+    };
+  }
+  const missing = REAL_PLATFORM_REQUIRED.filter((key) => readEnvValue(env, key) === undefined);
+  if (missing.length > 0) {
+    throw new HubtelConfigError(
+      missing[0]!,
+      `is not set. ${real.join(', ')} ${real.length === 1 ? 'is' : 'are'} set, so the app runs against the real platform, which also needs: ${missing.join(', ')}. Unset every HUBTEL_* credential to run against the embedded sandbox instead.`,
+    );
+  }
+  return { port, host, shopName, publicUrl, platform: { kind: 'hubtel', env } };
+}

@@ -1,0 +1,59 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import { CheckoutModule } from 'nestjs-hubtel/checkout';
+import { ServiceAppModule } from 'nestjs-hubtel/service-app';
+import { SmsModule } from 'nestjs-hubtel/sms';
+import type { ExampleAppConfig } from './app.config.js';
+import { BundleDeliveries } from './bundles/bundle-deliveries.service.js';
+import { BundleFulfillment } from './bundles/bundle-fulfillment.js';
+import { DataBundleFlow } from './bundles/bundle.flow.js';
+import { SimulatorController } from './bundles/simulator.controller.js';
+import { AppUrls } from './platform/app-urls.js';
+import { HUBTEL_PLATFORM, PlatformModule, type HubtelPlatform } from './platform/platform.module.js';
+import { OrdersService } from './shop/orders.service.js';
+import { ReceiptsListener } from './shop/receipts.listener.js';
+import { ShopController } from './shop/shop.controller.js';
+import { ShopSettings } from './shop/shop.settings.js';
+
+/**
+ * The example merchant app: a shop paid through Hubtel checkout with SMS receipts, and a
+ * data-bundle programmable service. The three modules get their options from `HUBTEL_PLATFORM`
+ * (the sandbox's, or the real platform's from HUBTEL_* variables): nothing else depends on where
+ * the platform is.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(config: ExampleAppConfig): DynamicModule {
+    const sandbox = config.platform.kind === 'sandbox';
+    return {
+      module: AppModule,
+      imports: [
+        EventEmitterModule.forRoot(),
+        PlatformModule.forRoot(config),
+        SmsModule.forRootAsync({
+          inject: [HUBTEL_PLATFORM],
+          useFactory: (platform: HubtelPlatform) => platform.sms,
+        }),
+        CheckoutModule.forRootAsync({
+          inject: [HUBTEL_PLATFORM],
+          useFactory: (platform: HubtelPlatform) => platform.checkout,
+        }),
+        ServiceAppModule.forRootAsync({
+          inject: [HUBTEL_PLATFORM],
+          useFactory: (platform: HubtelPlatform) => platform.serviceApp,
+        }),
+      ],
+      // The simulator drives the sandbox's client-app driver: there is none against the real platform.
+      controllers: [ShopController, ...(sandbox ? [SimulatorController] : [])],
+      providers: [
+        AppUrls,
+        { provide: ShopSettings, useValue: new ShopSettings(config.shopName, config.platform.kind) },
+        OrdersService,
+        ReceiptsListener,
+        DataBundleFlow,
+        BundleDeliveries,
+        BundleFulfillment,
+      ],
+    };
+  }
+}

@@ -1,0 +1,80 @@
+import type { AddressInfo } from 'node:net';
+import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { HubtelConfigError } from 'nestjs-hubtel';
+import { CHECKOUT_DEFAULT_CALLBACK_PATH } from 'nestjs-hubtel/checkout';
+import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import type { ExampleAppConfig } from './app.config.js';
+import { AppModule } from './app.module.js';
+import { AppUrls } from './platform/app-urls.js';
+
+export interface ExampleApp {
+  app: INestApplication;
+  mode: 'sandbox' | 'hubtel';
+  /** Where it listens (`http://127.0.0.1:3000`). */
+  url: string;
+  /** Its public address (PUBLIC_URL, or `url`). */
+  publicUrl: string;
+  /** The sandbox it runs against, in sandbox mode. */
+  sandbox?: HubtelSandbox;
+  /** The addresses to show a person. */
+  addresses: ExampleAddresses;
+  /** Stops the app (and the embedded sandbox). */
+  close(): Promise<void>;
+}
+
+export interface ExampleAddresses {
+  shop: string;
+  simulator?: string;
+  serviceFlow: string;
+  fulfillment: string;
+  checkoutCallback: string;
+  sandbox?: string;
+}
+
+export interface StartOptions {
+  /** Nest's logger setting (`false` for none, as in tests). Default: Nest's console logger. */
+  logger?: LoggerService | LogLevel[] | false;
+}
+
+/** Builds the app, starts the embedded sandbox (sandbox mode) and listens on `config.port`. */
+export async function startExampleApp(
+  config: ExampleAppConfig,
+  options: StartOptions = {},
+): Promise<ExampleApp> {
+  // abortOnError false: a bad option must reject here (and say which), not kill the process.
+  const app = await NestFactory.create(AppModule.forRoot(config), {
+    abortOnError: false,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+  try {
+    await app.listen(config.port, config.host);
+  } catch (error) {
+    await app.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      throw new HubtelConfigError(
+        'PORT',
+        `${config.port} is already in use on ${config.host}; set PORT to another port (0 picks a free one)`,
+      );
+    throw error;
+  }
+  const address = app.getHttpServer().address() as AddressInfo;
+  const url = `http://${hostForUrl(config.host)}:${address.port}`;
+  const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
+  app.get(AppUrls).set(publicUrl, url);
+  const sandbox = config.platform.kind === 'sandbox' ? app.get(HubtelSandbox) : undefined;
+  const addresses: ExampleAddresses = {
+    shop: `${publicUrl}/`,
+    serviceFlow: `${publicUrl}/api/service-flow`,
+    fulfillment: `${publicUrl}/api/fulfillment`,
+    checkoutCallback: `${publicUrl}/${CHECKOUT_DEFAULT_CALLBACK_PATH}`,
+    ...(sandbox ? { simulator: `${publicUrl}/simulator`, sandbox: sandbox.url } : {}),
+  };
+  return { app, mode: config.platform.kind, url, publicUrl, sandbox, addresses, close: () => app.close() };
+}
+
+function hostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}

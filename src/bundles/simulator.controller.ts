@@ -1,0 +1,194 @@
+import { Body, Controller, Get, Header, Inject, Logger, Param, Post, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { HubtelError, tryNormalizeMsisdn } from 'nestjs-hubtel';
+import { HubtelSandbox, type SandboxServiceSession } from 'nestjs-hubtel/sandbox';
+import { AppUrls } from '../platform/app-urls.js';
+import { ShopSettings } from '../shop/shop.settings.js';
+import { BundleDeliveries } from './bundle-deliveries.service.js';
+import { renderSimulatorHome, renderSimulatorSession } from './simulator.views.js';
+
+/** Sessions kept for the simulator pages before the oldest are forgotten. */
+const MAX_SESSIONS = 200;
+const SESSION_ID = /^[0-9a-zA-Z_-]{1,64}$/;
+
+/**
+ * The phone in a page (sandbox mode only): plays the platform's client app against this app's own
+ * programmable service, through the sandbox's driver — the same HTTP calls the platform makes
+ * (`POST /api/service-flow`, then `POST /api/fulfillment` once "paid"), so what you click here is
+ * what a customer does in the Hubtel app. The fulfillment callback lands in the sandbox.
+ */
+@Controller('simulator')
+export class SimulatorController {
+  private readonly logger = new Logger('Simulator');
+  private readonly sessions = new Map<string, SandboxServiceSession>();
+  /** The last driver error per session, shown on its page. */
+  private readonly errors = new Map<string, string>();
+
+  constructor(
+    @Inject(HubtelSandbox) private readonly sandbox: HubtelSandbox,
+    private readonly urls: AppUrls,
+    private readonly deliveries: BundleDeliveries,
+    private readonly settings: ShopSettings,
+  ) {}
+
+  @Get()
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Cache-Control', 'no-store')
+  home(): string {
+    return renderSimulatorHome(this.settings, {
+      deliveries: this.deliveries.list(10),
+      serviceFlowUrl: this.urls.to('/api/service-flow'),
+    });
+  }
+
+  /** Dials the service: starts a session (`initiation`). */
+  @Post('sessions')
+  async dial(@Body() body: unknown, @Res() res: Response): Promise<void> {
+    const mobile = readField(body, 'mobile');
+    const normalised = tryNormalizeMsisdn(mobile);
+    if (!normalised.ok) {
+      return send(
+        res,
+        400,
+        renderSimulatorHome(this.settings, {
+          deliveries: this.deliveries.list(10),
+          serviceFlowUrl: this.urls.to('/api/service-flow'),
+          error: 'Enter the phone number you dial from, e.g. 024 123 4567.',
+          mobile,
+        }),
+      );
+    }
+    const session = this.sandbox.serviceApp(this.urls.listening, {
+      mobile: normalised.msisdn,
+      operator: 'Hubtel-Android',
+      serviceCode: 'data-bundles',
+    });
+    this.keep(session);
+    await this.run(session, () => session.start());
+    redirect(res, `/simulator/sessions/${session.sessionId}`);
+  }
+
+  @Get('sessions/:id')
+  show(@Param('id') id: string, @Res() res: Response): void {
+    const session = this.find(id);
+    if (!session)
+      return send(
+        res,
+        404,
+        renderSimulatorHome(this.settings, {
+          deliveries: this.deliveries.list(10),
+          serviceFlowUrl: this.urls.to('/api/service-flow'),
+          error: 'That session has ended. Dial again.',
+        }),
+      );
+    send(
+      res,
+      200,
+      renderSimulatorSession(
+        this.settings,
+        session,
+        this.errors.get(id),
+        session.order ? this.deliveries.get(session.order.orderId) : undefined,
+      ),
+    );
+  }
+
+  /** The user answers the prompt (types an entry or picks an option). */
+  @Post('sessions/:id/reply')
+  async reply(@Param('id') id: string, @Body() body: unknown, @Res() res: Response): Promise<void> {
+    const session = this.find(id);
+    if (!session)
+      return send(
+        res,
+        404,
+        renderSimulatorHome(this.settings, {
+          deliveries: this.deliveries.list(10),
+          serviceFlowUrl: this.urls.to('/api/service-flow'),
+          error: 'That session has ended. Dial again.',
+        }),
+      );
+    const input = readField(body, 'input');
+    if (input === undefined || input.length > 200)
+      return this.showError(res, session, 400, 'Type an answer (at most 200 characters).');
+    if (session.record.state !== 'active')
+      return this.showError(res, session, 409, 'This session is not waiting for an answer.');
+    await this.run(session, () => session.reply(input));
+    redirect(res, `/simulator/sessions/${session.sessionId}`);
+  }
+
+  /** The user pays the cart in the client app: the sandbox sends the fulfillment request. */
+  @Post('sessions/:id/pay')
+  async pay(@Param('id') id: string, @Res() res: Response): Promise<void> {
+    const session = this.find(id);
+    if (!session)
+      return send(
+        res,
+        404,
+        renderSimulatorHome(this.settings, {
+          deliveries: this.deliveries.list(10),
+          serviceFlowUrl: this.urls.to('/api/service-flow'),
+          error: 'That session has ended. Dial again.',
+        }),
+      );
+    if (session.record.state !== 'cart')
+      return this.showError(res, session, 409, 'There is nothing to pay in this session.');
+    await this.run(session, () => session.pay());
+    redirect(res, `/simulator/sessions/${session.sessionId}`);
+  }
+
+  /** Runs a driver call; a failure (the app broke the contract, timed out) is shown on the session page. */
+  private async run(session: SandboxServiceSession, call: () => Promise<unknown>): Promise<void> {
+    this.errors.delete(session.sessionId);
+    try {
+      await call();
+    } catch (error) {
+      if (!(error instanceof HubtelError)) throw error;
+      this.logger.warn(`Simulator session ${session.sessionId}: ${error.message}`);
+      this.errors.set(session.sessionId, error.message);
+    }
+  }
+
+  private showError(res: Response, session: SandboxServiceSession, status: number, message: string): void {
+    send(
+      res,
+      status,
+      renderSimulatorSession(
+        this.settings,
+        session,
+        message,
+        session.order ? this.deliveries.get(session.order.orderId) : undefined,
+      ),
+    );
+  }
+
+  private find(id: string): SandboxServiceSession | undefined {
+    return SESSION_ID.test(id) ? this.sessions.get(id) : undefined;
+  }
+
+  private keep(session: SandboxServiceSession): void {
+    this.sessions.set(session.sessionId, session);
+    if (this.sessions.size > MAX_SESSIONS) {
+      const oldest = this.sessions.keys().next().value!;
+      this.sessions.delete(oldest);
+      this.errors.delete(oldest);
+    }
+  }
+}
+
+function readField(body: unknown, field: string): string | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const value = (body as Record<string, unknown>)[field];
+  return typeof value === 'string' ? value.trim() : undefined;
+}
+
+function send(res: Response, status: number, html: string): void {
+  res
+    .status(status)
+    .setHeader('Content-Type', 'text/html; charset=utf-8')
+    .setHeader('Cache-Control', 'no-store')
+    .send(html);
+}
+
+function redirect(res: Response, location: string): void {
+  res.status(303).setHeader('Location', location).end();
+}

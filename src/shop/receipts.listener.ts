@@ -1,0 +1,123 @@
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  HubtelApiError,
+  HubtelError,
+  HubtelNetworkError,
+  HubtelRateLimitedError,
+  HubtelUnknownOutcomeError,
+  maskMsisdn,
+} from 'nestjs-hubtel';
+import {
+  OnCheckoutExpired,
+  OnCheckoutFailed,
+  OnCheckoutPaid,
+  OnCheckoutRejected,
+  type CheckoutExpiredEvent,
+  type CheckoutFailedEvent,
+  type CheckoutPaidEvent,
+  type CheckoutRejectedEvent,
+} from 'nestjs-hubtel/checkout';
+import { SmsService } from 'nestjs-hubtel/sms';
+import { formatGhs } from './catalog.js';
+import { OrdersService } from './orders.service.js';
+import { ShopSettings } from './shop.settings.js';
+
+/**
+ * What the shop does with the checkout module's outcomes. The module runs `@OnCheckoutPaid()`
+ * once per paid invoice (retrying it if it throws), whether the news came by callback or by the
+ * reconciler's status check; a forged or wrong-amount callback never gets here.
+ */
+@Injectable()
+export class ReceiptsListener {
+  private readonly logger = new Logger('Shop');
+
+  constructor(
+    private readonly orders: OrdersService,
+    private readonly sms: SmsService,
+    private readonly settings: ShopSettings,
+  ) {}
+
+  @OnCheckoutPaid()
+  async onPaid(event: CheckoutPaidEvent): Promise<void> {
+    const order = this.orders.get(event.clientReference);
+    if (!order) {
+      // Paid for an order this process does not know (it restarted: orders live in memory here).
+      this.logger.error(
+        `Payment verified for unknown order ${event.clientReference} (${formatGhs(event.amountPaid)}): settle it by hand`,
+      );
+      return;
+    }
+    const payer = event.payment.customerPhoneNumber ?? event.payment.mobileMoneyNumber;
+    this.orders.markPaid(order.id, {
+      amountPaid: event.amountPaid,
+      source: event.source,
+      confirmedByStatusCheck: event.confirmedByStatusCheck,
+      ...(event.payment.channel ? { channel: event.payment.channel } : {}),
+      ...(payer ? { payer } : {}),
+    });
+    this.logger.log(`Order ${order.id} paid (${formatGhs(event.amountPaid)}, by ${event.source})`);
+
+    // A retry of this handler must not text the customer twice: only a receipt that surely was
+    // not sent is sent (again).
+    if (
+      order.receipt.status === 'sent' ||
+      order.receipt.status === 'unknown' ||
+      order.receipt.status === 'sending'
+    )
+      return;
+    const to = payer ?? order.phone;
+    this.orders.setReceipt(order.id, { status: 'sending', to });
+    try {
+      const sent = await this.sms.send({
+        to,
+        content: `${this.settings.shopName}: we received ${formatGhs(event.amountPaid)} for order ${order.id} (${order.productName}). Thank you!`,
+      });
+      this.orders.setReceipt(order.id, { status: 'sent', to, messageId: sent.messageId });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (error instanceof HubtelUnknownOutcomeError) {
+        // It may have gone out: sending again could text the customer twice. Leave it to a person.
+        this.orders.setReceipt(order.id, { status: 'unknown', to, error: message });
+        this.logger.warn(
+          `SMS receipt for order ${order.id} to ${maskMsisdn(to)}: outcome unknown, not resent (${message})`,
+        );
+        return;
+      }
+      this.orders.setReceipt(order.id, { status: 'failed', to, error: message });
+      if (isTransient(error)) {
+        // Thrown: the checkout module retries this handler with backoff (the order stays paid).
+        this.logger.warn(`SMS receipt for order ${order.id} failed, will retry: ${message}`);
+        throw error;
+      }
+      this.logger.error(`SMS receipt for order ${order.id} to ${maskMsisdn(to)} failed: ${message}`);
+    }
+  }
+
+  @OnCheckoutFailed()
+  onFailed(event: CheckoutFailedEvent): void {
+    this.orders.markFailed(
+      event.clientReference,
+      event.reason ?? `The payment failed (${event.responseCode ?? event.status})`,
+    );
+  }
+
+  @OnCheckoutExpired()
+  onExpired(event: CheckoutExpiredEvent): void {
+    this.orders.markExpired(event.clientReference);
+  }
+
+  @OnCheckoutRejected()
+  onRejected(event: CheckoutRejectedEvent): void {
+    // Nothing was paid: a forgery, a tampered amount or a misconfiguration. Alert, change nothing.
+    this.logger.warn(
+      `Rejected a ${event.source} for ${event.clientReference}: ${event.reason} — ${event.message}`,
+    );
+  }
+}
+
+/** Failures that may heal by themselves, worth retrying the handler for. */
+function isTransient(error: unknown): boolean {
+  if (error instanceof HubtelNetworkError || error instanceof HubtelRateLimitedError) return true;
+  if (error instanceof HubtelApiError) return (error.httpStatus ?? 0) >= 500;
+  return error instanceof HubtelError && error.code === 'HUBTEL_TIMEOUT';
+}
