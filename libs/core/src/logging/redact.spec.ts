@@ -18,6 +18,12 @@ describe('maskPhoneNumbers', () => {
     expect(maskPhoneNumbers('call 024 123 4567 or (024) 123-4567')).toBe('call 024 *** *567 or (024) ***-*567');
     expect(maskPhoneNumbers('{"To":"00233241234567"}')).toBe('{"To":"002********567"}');
   });
+  it('leaves ids alone: UUIDs and digit runs glued to letters', () => {
+    const uuid = '3f930123-4567-4890-8123-430123456789';
+    expect(maskPhoneNumbers(`order ${uuid} for 233241234567`)).toBe(`order ${uuid} for 233******567`);
+    expect(maskPhoneNumbers('inv3f930123456789')).toBe('inv3f930123456789');
+  });
+
   it('leaves short numbers, amounts and dates alone', () => {
     const text = 'amount 12.50 on 2026-01-01 10:00, batch 42, status 0000';
     expect(maskPhoneNumbers(text)).toBe(text);

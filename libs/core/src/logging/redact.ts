@@ -12,7 +12,9 @@ export const REDACTED = '[REDACTED]';
 const SECRET_KEY = /secret|passw(or)?d|pwd|token|authori[sz]ation|api[-_]?key|credential|cookie|client[-_]?id|private[-_]?key|signature/i;
 
 /** Contiguous runs of 9 to 15 digits, optionally after "+": the shape of an MSISDN. */
-const DIGIT_RUN = /(?<![\d])(\+?)(\d{9,15})(?!\d)/g;
+const DIGIT_RUN = /(?<![\dA-Za-z])(\+?)(\d{9,15})(?![\dA-Za-z])/g;
+/** UUIDs (order ids, session ids) are left alone: their digit runs are not phone numbers. */
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 /** Written forms with separators: "+233 24 123 4567", "(024) 123-4567", "024 123 4567". */
 const FORMATTED = /(?<![\d])(?:\+|\(|0)[\d()][\d ()-]{6,}\d(?!\d)/g;
 
@@ -35,6 +37,16 @@ export function maskMsisdn(value: string): string {
 
 /** Masks every phone-number-looking run of digits inside free text. */
 export function maskPhoneNumbers(text: string): string {
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(UUID)) {
+    out += maskOutsideIds(text.slice(last, match.index)) + match[0];
+    last = match.index + match[0].length;
+  }
+  return out + maskOutsideIds(text.slice(last));
+}
+
+function maskOutsideIds(text: string): string {
   return text
     .replace(FORMATTED, (match) => {
       const digits = match.replace(/\D/g, '').length;
