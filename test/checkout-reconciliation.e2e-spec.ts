@@ -207,7 +207,9 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       api.transactions.set('check-first', { status: 'Paid', amount: 30 });
       await t.handlers.waitFor('paid');
       expect(t.handlers.events.paid[0]).toMatchObject({ source: 'status-check' });
-      const late = await t.post(callbackBody({ ref: 'check-first', checkoutId: created.checkoutId, amount: 30 }));
+      const late = await t.post(
+        callbackBody({ ref: 'check-first', checkoutId: created.checkoutId, amount: 30 }),
+      );
       expect(late.status).toBe(200);
       await t.service.drain();
       await settle();
