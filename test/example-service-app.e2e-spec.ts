@@ -1,0 +1,205 @@
+/**
+ * The contract's programmable-services use case, end to end, against the example app: the
+ * sandbox's driver plays the platform's client app (session: phone input, bundle select,
+ * AddToCart), pays, sends the fulfillment request; the app delivers the bundle once and posts the
+ * fulfillment callback, which the sandbox receives with ServiceStatus `success`.
+ */
+import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import { BundleDeliveries } from '../src/bundles/bundle-deliveries.service.js';
+import { DATA_BUNDLES } from '../src/bundles/bundle.flow.js';
+import { startExampleInProcess, type InProcessExample } from './support/example-app.harness.js';
+
+async function until<T>(read: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('example app — data bundles as a programmable service', () => {
+  let sandbox: HubtelSandbox;
+  let shop: InProcessExample;
+
+  beforeAll(async () => {
+    sandbox = await HubtelSandbox.start();
+    shop = await startExampleInProcess({ sandbox });
+  });
+
+  afterAll(async () => {
+    await shop?.close();
+    await sandbox?.stop();
+  });
+
+  beforeEach(() => sandbox.reset());
+
+  it('session (phone input, bundle select, AddToCart), payment, fulfillment, callback received by the platform', async () => {
+    const session = sandbox.serviceApp(shop.url, {
+      mobile: '233241234567',
+      serviceCode: 'data-bundles',
+      operator: 'Hubtel-Android',
+    });
+
+    // 1. initiation → an input prompt for a phone number
+    const phonePrompt = await session.start();
+    expect(phonePrompt).toEqual({
+      SessionId: session.sessionId,
+      Type: 'Response',
+      Message: expect.stringContaining('phone number'),
+      Mask: null,
+      MaskNextRoute: null,
+      Item: null,
+      ServiceCode: null,
+      Label: 'Phone number',
+      DataType: 'input',
+      FieldType: 'phone',
+      FieldName: 'destination',
+      ClientState: null,
+      Data: null,
+    });
+
+    // 2. the number → the bundles, Display / Value / Amount
+    const bundlePrompt = await session.reply('050 123 4567');
+    expect(bundlePrompt).toMatchObject({
+      SessionId: session.sessionId,
+      Type: 'Response',
+      DataType: 'select',
+      FieldName: '',
+      Item: null,
+    });
+    expect(bundlePrompt.Message).toContain('233501234567');
+    expect(bundlePrompt.Data).toEqual(
+      DATA_BUNDLES.map((b) => ({ Display: b.Display, Value: b.Value, Amount: b.Amount })),
+    );
+
+    // 3. a bundle → AddToCart with ServiceData {destination, amount, bundle}
+    const cart = await session.choose('DATA_3GB');
+    expect(cart).toMatchObject({
+      SessionId: session.sessionId,
+      Type: 'AddToCart',
+      DataType: 'display',
+      Data: [],
+      FieldName: null,
+    });
+    expect(cart.Item).toEqual({
+      ItemName: '3GB data bundle for 233501234567',
+      Qty: 1,
+      Price: 12,
+      ServiceData: { destination: '233501234567', amount: '12.00', bundle: 'DATA_3GB' },
+    });
+
+    // The calls the platform made: Sequence only on the initiation, the same SessionId throughout.
+    const requests = session.record.exchanges.map((e) => e.request);
+    expect(requests.map((r) => [r.Type, r.Message, 'Sequence' in r])).toEqual([
+      ['initiation', '', true],
+      ['Response', '050 123 4567', false],
+      ['Response', 'DATA_3GB', false],
+    ]);
+    expect(new Set(requests.map((r) => r.SessionId))).toEqual(new Set([session.sessionId]));
+    expect(session.record.exchanges.every((e) => e.statusCode === 200 && e.issues.length === 0)).toBe(true);
+
+    // 4. payment in the client app → fulfillment request, answered 2xx
+    const { order, deliveries } = await session.pay();
+    expect(order.amount).toBe(12);
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({
+      kind: 'fulfillment-request',
+      state: 'delivered',
+      orderId: order.orderId,
+    });
+    expect(deliveries[0]!.statusCode).toBeGreaterThanOrEqual(200);
+    expect(deliveries[0]!.statusCode).toBeLessThan(300);
+
+    // 5. the app's fulfillment callback reaches the platform's /callback
+    const callback = await session.waitForCallback();
+    expect(callback).toMatchObject({
+      sessionId: session.sessionId,
+      orderId: order.orderId,
+      serviceStatus: 'success',
+      matched: true,
+    });
+    expect(Object.keys(callback.body).sort()).toEqual(['MetaData', 'OrderId', 'ServiceStatus', 'SessionId']);
+    const delivered = shop.example.app.get(BundleDeliveries).get(order.orderId);
+    expect(delivered).toMatchObject({
+      destination: '233501234567',
+      bundle: 'DATA_3GB',
+      amount: 12,
+      sessionId: session.sessionId,
+    });
+    expect(callback.body.MetaData).toEqual({ deliveryId: delivered!.id });
+    expect(sandbox.session(session.sessionId)).toMatchObject({
+      state: 'fulfilled',
+      order: { isFulfilled: true, serviceStatus: 'success' },
+    });
+    // The app learns the platform accepted it.
+    await until(() => (delivered!.reported === 'success' ? true : undefined));
+
+    // Exactly one delivery and one callback for the order.
+    await sandbox.settled();
+    expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === order.orderId)).toHaveLength(1);
+  });
+
+  it('re-asks for a number it cannot use, and goes back with 0', async () => {
+    const session = sandbox.serviceApp(shop.url, { mobile: '233241234567' });
+    await session.start();
+    const again = await session.reply('not a number');
+    expect(again).toMatchObject({ DataType: 'input', FieldType: 'phone', FieldName: 'destination' });
+    expect(again.Message).toMatch(/valid phone number/i);
+    await session.reply('0241234567');
+    const back = await session.reply('0');
+    expect(back).toMatchObject({ DataType: 'input', FieldName: 'destination' });
+  });
+
+  it('a payment that fails sends no fulfillment request and delivers nothing', async () => {
+    const session = sandbox.serviceApp(shop.url, { mobile: '233241234567' });
+    await session.start();
+    await session.reply('0241234567');
+    await session.choose('DATA_1GB');
+    const { order, deliveries } = await session.pay({ outcome: 'failed' });
+    expect(deliveries).toEqual([]);
+    expect(shop.example.app.get(BundleDeliveries).get(order.orderId)).toBeUndefined();
+  });
+
+  it('the simulator pages play the same session through the sandbox driver', async () => {
+    const post = (path: string, fields: Record<string, string>) =>
+      fetch(new URL(path, shop.url), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+        redirect: 'manual',
+      });
+    const home = await fetch(new URL('/simulator', shop.url));
+    expect(home.status).toBe(200);
+    expect(await home.text()).toContain('/api/service-flow');
+
+    const dialled = await post('/simulator/sessions', { mobile: '0241234567' });
+    expect(dialled.status).toBe(303);
+    const sessionPath = dialled.headers.get('location')!;
+    expect(sessionPath).toMatch(/^\/simulator\/sessions\/[0-9a-f]+$/);
+    expect(await (await fetch(new URL(sessionPath, shop.url))).text()).toContain('phone number');
+
+    expect((await post(`${sessionPath}/reply`, { input: '0201234567' })).status).toBe(303);
+    const select = await (await fetch(new URL(sessionPath, shop.url))).text();
+    expect(select).toContain('data-testid="option-DATA_10GB"');
+
+    expect((await post(`${sessionPath}/reply`, { input: 'DATA_10GB' })).status).toBe(303);
+    expect(await (await fetch(new URL(sessionPath, shop.url))).text()).toContain('data-testid="pay"');
+
+    expect((await post(`${sessionPath}/pay`, {})).status).toBe(303);
+    const sessionId = sessionPath.split('/').pop()!;
+    await sandbox.waitForFulfillmentCallback(
+      (c) => c.sessionId === sessionId && c.serviceStatus === 'success',
+    );
+    const done = await (await fetch(new URL(sessionPath, shop.url))).text();
+    expect(done).toContain('data-state="fulfilled"');
+    expect(done).toContain('10GB - GHS 35.00 sent to 233201234567');
+
+    // Bad input to the simulator is a 4xx page, never a 500.
+    expect((await post(`${sessionPath}/pay`, {})).status).toBe(409);
+    expect((await post('/simulator/sessions', { mobile: 'x' })).status).toBe(400);
+    expect((await fetch(new URL('/simulator/sessions/..%2F..', shop.url))).status).toBe(404);
+    expect((await post('/simulator/sessions/unknown/reply', { input: '1' })).status).toBe(404);
+  });
+});
