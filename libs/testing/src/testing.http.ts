@@ -89,6 +89,7 @@ export async function sendJson<T = unknown>(target: HubtelTestTarget, body: unkn
     return post<T>(endpointUrl(target, options.path), payload, headers, options.timeoutMs);
   }
   if (target && typeof (target as NestAppLike).getHttpServer === 'function') {
+    await adapterReady(target as NestAppLike);
     return withListeningServer(serverOf(target), (origin) => post<T>(endpointUrl(origin, options.path), payload, headers, options.timeoutMs));
   }
   throw new HubtelConfigError('target', 'must be a URL or a Nest application');
@@ -108,6 +109,17 @@ export function endpointUrl(target: string | URL, path?: string): string {
     return `${url.origin}${p}${url.search}`;
   }
   return url.href;
+}
+
+/**
+ * Fastify serves nothing until its `ready()` ran (listen() runs it; init() alone does not); for an
+ * app that is only initialised, run it here. Express needs nothing.
+ */
+async function adapterReady(app: NestAppLike): Promise<void> {
+  const getAdapter = (app as { getHttpAdapter?: () => { getInstance?: () => unknown } }).getHttpAdapter;
+  const instance = typeof getAdapter === 'function' ? getAdapter.call(app)?.getInstance?.() : undefined;
+  const ready = (instance as { ready?: () => PromiseLike<unknown> } | undefined)?.ready;
+  if (typeof ready === 'function' && typeof (instance as { server?: unknown }).server === 'object') await ready.call(instance);
 }
 
 function serverOf(app: NestAppLike): Server {
