@@ -155,14 +155,12 @@ export class ShopController {
 
   private fail(res: Response, json: boolean, problem: Problem, values: ShopFormValues): void {
     if (json) {
-      res
-        .status(problem.status)
-        .json({
-          statusCode: problem.status,
-          code: problem.code,
-          message: problem.message,
-          ...(problem.issues ? { issues: problem.issues } : {}),
-        });
+      res.status(problem.status).json({
+        statusCode: problem.status,
+        code: problem.code,
+        message: problem.message,
+        ...(problem.issues ? { issues: problem.issues } : {}),
+      });
       return;
     }
     sendHtml(res, problem.status, renderShop(this.settings, { error: problem.message, values }));

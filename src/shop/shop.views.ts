@@ -103,7 +103,7 @@ ${options.cancelled ? '<p class="muted" data-testid="cancel-note">You cancelled 
 function detailText(order: PublicOrder): string {
   switch (order.status) {
     case 'paid':
-      return `${formatGhs(order.payment?.amountPaid ?? order.amount)} received${order.payment?.channel ? ` by ${order.payment.channel}` : ''}. Your order is on its way.`;
+      return `${formatGhs(order.payment?.amountPaid ?? order.amount)} received by mobile money${order.payment?.channel ? ` (${order.payment.channel})` : ''}. Your order is on its way.`;
     case 'failed':
       return order.failure ?? 'The payment did not go through.';
     case 'cancelled':
@@ -129,7 +129,7 @@ function pollScript(order: PublicOrder): string {
   var delay = 700;
   function money(n) { return 'GHS ' + Number(n).toFixed(2); }
   function detail(o) {
-    if (o.status === 'paid') return money(o.payment ? o.payment.amountPaid : o.amount) + ' received' + (o.payment && o.payment.channel ? ' by ' + o.payment.channel : '') + '. Your order is on its way.';
+    if (o.status === 'paid') return money(o.payment ? o.payment.amountPaid : o.amount) + ' received by mobile money' + (o.payment && o.payment.channel ? ' (' + o.payment.channel + ')' : '') + '. Your order is on its way.';
     if (o.status === 'failed') return o.failure || 'The payment did not go through.';
     if (o.status === 'cancelled') return 'The payment was cancelled. The order is not paid.';
     if (o.status === 'expired') return 'No payment arrived in time. The order is not paid.';
