@@ -71,7 +71,7 @@ chromium.describe('example shop in a real browser', () => {
     await shoot('example-shop-waiting.png');
     expect(await status.getAttribute('data-status')).toBe('awaiting-payment');
     // A marker that a reload would wipe out.
-    await page.evaluate(() => ((window as unknown as { stillHere: boolean }).stillHere = true));
+    await page.evaluate(() => ((globalThis as unknown as { stillHere: boolean }).stillHere = true));
 
     // Now the platform's callback arrives.
     const dropped = sandbox.deliveries({ kind: 'checkout-callback', clientReference: orderId });
@@ -81,7 +81,7 @@ chromium.describe('example shop in a real browser', () => {
     await page.locator('[data-testid="order-status"][data-status="paid"]').waitFor();
     expect((await status.textContent())!.trim()).toBe('Paid');
     await page.getByTestId('receipt').filter({ hasText: 'SMS receipt sent to 233******456' }).waitFor();
-    expect(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
+    expect(await page.evaluate(() => (globalThis as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
     expect(page.url()).toBe(`${shop.url}/orders/${orderId}`);
     await expect(page.getByTestId('heading').textContent()).resolves.toBe('Thank you for your order');
 
