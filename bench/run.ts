@@ -24,6 +24,14 @@ const SECTIONS: Record<
     load: async () => (await import('./inbound/inbound.bench.js')).runInbound,
   },
   sms: { title: 'SMS fan-out', load: async () => (await import('./sms/sms.bench.js')).runSms },
+  sessions: {
+    title: 'Service-flow sessions',
+    load: async () => (await import('./sessions/sessions.bench.js')).runSessionsSection,
+  },
+  latency: {
+    title: 'Callback-to-handler latency',
+    load: async () => (await import('./latency/latency.bench.js')).runLatency,
+  },
 };
 
 function machine(): string {

@@ -42,7 +42,7 @@ describe('bench harness (smoke)', () => {
       '--only=inbound',
       '--shapes=fulfillment',
       '--adapters=express',
-      '--variants=bare,plain',
+      '--variants=bare,plain,module',
       `--out=${out}`,
     ]);
     expect({ code, output }).toEqual({ code: 0, output: expect.any(String) });
@@ -57,7 +57,30 @@ describe('bench harness (smoke)', () => {
       );
     expect(markdown).toMatch(row('(a) bare node:http'));
     expect(markdown).toMatch(row('(b) Nest controller, no validation'));
+    expect(markdown).toMatch(row('(d) nestjs-hubtel endpoint'));
+    // The module's goal lines are judged (met or not), not left unmeasured.
+    expect(markdown).toMatch(
+      /fulfillment request, express \| ≥ 0\.85x req\/s of \(b\) plain Nest \| [\d.]+x req\/s/,
+    );
   }, 120_000);
+
+  it('runs the SMS, session and latency sections on a tiny scale and judges every goal', async () => {
+    const out = path.join(dir, 'RESULTS-other.md');
+    const { code, output } = await runBench(['--smoke', '--only=sms,sessions,latency', '--adapters=fastify', `--out=${out}`]);
+    expect({ code, output }).toEqual({ code: 0, output: expect.any(String) });
+    const markdown = await readFile(out, 'utf8');
+    // SMS: both senders delivered every recipient (the fake API checks) and have numbers.
+    expect(markdown).toMatch(/^\| hand-written loop over undici\.request \| [\d,]+ \| [\d,]+ \|/m);
+    expect(markdown).toMatch(/^\| nestjs-hubtel SmsService\.sendBatch \| [\d,]+ \| [\d,]+ \|/m);
+    expect(markdown).toMatch(/SMS fan-out \| ≥ 0\.9x the undici loop's throughput[^|]*\| [\d.]+x \|/);
+    // Sessions: memory per session measured, step latency measured with every answer as expected.
+    expect(markdown).toMatch(/^\| [\d,]+ \| [\d.]+ \| [\d,]+ \| [\d.]+ \|/m);
+    expect(markdown).toMatch(/^\| fastify \| [\d,]+ \| [\d,]+ \| [\d,]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d,]+ \| all answers as expected \|/m);
+    // Latency: every callback reached its handler.
+    expect(markdown).toMatch(/^\| fastify \| checkout callback \| [\d,]+ \| [\d,]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \/ [\d.]+ \|  \|/m);
+    expect(markdown).toMatch(/^\| fastify \| fulfillment request \| [\d,]+ \| [\d,]+ \| [\d.]+ \|/m);
+    expect(markdown).not.toMatch(/section failed/);
+  }, 180_000);
 
   it('rejects an unknown option with a clear message and a non-zero exit', async () => {
     const { code, output } = await runBench(['--no-such-flag']);

@@ -23,7 +23,7 @@ export interface BenchConfig {
   out: string;
   inbound: InboundConfig;
   sms: { recipients: number; bigRecipients: number; batchSize: number; concurrency: number; rounds: number };
-  sessions: { live: number; concurrent: number; durationSec: number; thinkMs: [number, number] };
+  sessions: { live: number; concurrent: number; durationSec: number; thinkMs: number };
   latency: { rate: number; durationSec: number; connections: number };
 }
 
@@ -102,8 +102,8 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
       live: num('sessions', full ? 100_000 : quick ? 10_000 : 1_000),
       concurrent: full || quick ? 1_000 : 50,
       durationSec: full ? 10 : quick ? 3 : 1,
-      thinkMs: [200, 800],
+      thinkMs: 1000,
     },
-    latency: { rate: full ? 500 : 300, durationSec: full ? 5 : quick ? 2 : 1, connections: 10 },
+    latency: { rate: full ? 500 : 300, durationSec: full ? 5 : quick ? 2 : 1, connections: 64 },
   };
 }

@@ -1,0 +1,132 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BenchConfig } from '../lib/config.js';
+import { marginAtMost, table, type Goal, type SectionResult } from '../lib/report.js';
+import { SHAPES, type ShapeName } from '../lib/shapes.js';
+import { fmt, percentile } from '../lib/stats.js';
+import { openLoop } from '../lib/http-driver.js';
+import { ADAPTERS, type AdapterName } from '../inbound/adapters.js';
+import { PROBE_HEADER } from '../inbound/latency-probe.js';
+import { Target } from '../inbound/target.js';
+
+const GOAL_P99_MS = 5;
+const SHAPES_WITH_HANDLERS: ShapeName[] = ['checkout-callback', 'fulfillment'];
+/** The answer of a callback that was accepted as new (not refused, not a duplicate). */
+const ACCEPTED: Record<ShapeName, RegExp> = {
+  'checkout-callback': /"received":true/,
+  fulfillment: /"Status":"received"/,
+  'service-flow': /"SessionId"/,
+};
+
+/**
+ * Callback-to-handler latency, in process: the module's server records when each callback
+ * arrives (its HTTP server's `request` event) and when the host's handler (@OnCheckoutPaid,
+ * @OnFulfillment) starts for it; the difference covers validation, verification, recording,
+ * the 200 answer and the dispatch. Load: a steady rate from the runner, below saturation.
+ */
+export async function runLatency(config: BenchConfig, log: (line: string) => void): Promise<SectionResult> {
+  const { latency } = config;
+  const adapters = (config.inbound.adapters ?? ADAPTERS) as AdapterName[];
+  const rows: string[][] = [];
+  const goals: Goal[] = [];
+  for (const adapter of adapters) {
+    const target = new Target('module', adapter);
+    if (!(await target.start())) {
+      log(`  module/${adapter}: could not start: ${target.failure}`);
+      for (const shape of SHAPES_WITH_HANDLERS) {
+        goals.push({
+          area: `Callback → handler, ${SHAPES[shape].label}, ${adapter}`,
+          goal: `p99 < ${GOAL_P99_MS} ms`,
+          measured: 'module endpoint not available',
+          met: null,
+          margin: 'not measured',
+        });
+      }
+      continue;
+    }
+    try {
+      for (const shape of SHAPES_WITH_HANDLERS) {
+        if (!target.serves(shape)) continue;
+        const origin = `http://127.0.0.1:${target.port!}`;
+        const seq = target.sequence(shape);
+        const next = (probe: boolean) => () => {
+          const { id, body } = seq.take();
+          return {
+            path: SHAPES[shape].path,
+            body,
+            headers: probe ? { [PROBE_HEADER]: SHAPES[shape].keyOf(id) } : undefined,
+            check: (status: number, text: string) => status === 200 && ACCEPTED[shape].test(text),
+          };
+        };
+        await target.prepare(shape, latency.rate * (1 + latency.durationSec) * 1.2 + 100);
+        await openLoop(origin, latency.rate, 1, next(false), latency.connections);
+        await target.child!.request('latency-start');
+        const http = await openLoop(
+          origin,
+          latency.rate,
+          latency.durationSec,
+          next(true),
+          latency.connections,
+        );
+        // Handlers run after the 200: let the last ones finish.
+        await sleep(300);
+        const probe = await target.child!.request('latency-stop');
+        const [p50, p90, p99, max] = [probe.p50, probe.p90, probe.p99, probe.max].map(Number) as [
+          number,
+          number,
+          number,
+          number,
+        ];
+        const count = Number(probe.count);
+        const lost = Number(probe.pending) + Number(probe.unmatched) + http.wrong + http.errors;
+        log(
+          `  ${adapter} ${shape}: ${count} handled, p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms` +
+            (lost ? ` (${lost} not matched)` : ''),
+        );
+        rows.push([
+          adapter,
+          SHAPES[shape].label,
+          fmt(http.requests / http.elapsedSec),
+          fmt(count),
+          p50.toFixed(2),
+          p90.toFixed(2),
+          p99.toFixed(2),
+          max.toFixed(2),
+          `${percentile(http.latenciesMs, 50).toFixed(2)} / ${percentile(http.latenciesMs, 99).toFixed(2)}`,
+          lost ? `${lost} requests refused, failed or never reached the handler` : '',
+        ]);
+        goals.push({
+          area: `Callback → handler, ${SHAPES[shape].label}, ${adapter}`,
+          goal: `p99 < ${GOAL_P99_MS} ms`,
+          measured: `p99 ${p99.toFixed(2)} ms (p50 ${p50.toFixed(2)} ms)`,
+          met: count > 0 && lost === 0 ? p99 < GOAL_P99_MS : count > 0 ? false : null,
+          margin: marginAtMost(p99, GOAL_P99_MS) + (lost ? `; ${lost} callbacks not handled` : ''),
+        });
+      }
+    } finally {
+      await target.stop();
+    }
+  }
+  const markdown =
+    `The module's server records each request's arrival (HTTP \`request\` event) and the start of the host's handler ` +
+    `(\`@OnCheckoutPaid()\`, \`@OnFulfillment()\`) for it, matched by key; each request is fresh (verified, recorded, ` +
+    `acknowledged, dispatched). Load: ${latency.rate} req/s evenly spaced (open loop, undici, up to ${latency.connections} ` +
+    `connections) from the runner for ${latency.durationSec} s, after 1 s of warm-up. HTTP latency is counted from when ` +
+    `each request was due.\n\n` +
+    table(
+      [
+        'adapter',
+        'callback',
+        'req/s',
+        'handled',
+        'p50 ms',
+        'p90 ms',
+        'p99 ms',
+        'max ms',
+        'HTTP p50 / p99 ms',
+        'note',
+      ],
+      rows,
+      ['l', 'l'],
+    );
+  return { title: 'Callback-to-handler latency', markdown, goals };
+}

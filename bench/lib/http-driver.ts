@@ -1,0 +1,146 @@
+import { Pool } from 'undici';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * Open-loop and session drivers over undici, for latency measurements that must not be skewed by
+ * the load generator: autocannon's rate limiting sends each connection's quota in a burst at the
+ * start of every second (1,000 paced connections = 1,000 requests at once), which measures its
+ * own queueing. Here requests start on their own schedule, and latency is taken from the moment
+ * a request was due (so a late client never hides server delay).
+ */
+export interface Sent {
+  path: string;
+  body: string;
+  headers?: Record<string, string>;
+  /** Checks the answer; false counts as a wrong answer. */
+  check?: (status: number, body: string) => boolean;
+}
+
+export interface DriveStats {
+  latenciesMs: Float64Array;
+  requests: number;
+  /** Requests sent in all, warm-up included. */
+  sent: number;
+  wrong: number;
+  errors: number;
+  elapsedSec: number;
+}
+
+async function send(pool: Pool, request: Sent): Promise<boolean> {
+  const { statusCode, body } = await pool.request({
+    method: 'POST',
+    path: request.path,
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...request.headers },
+    body: request.body,
+  });
+  const text = await body.text();
+  return request.check ? request.check(statusCode, text) : statusCode >= 200 && statusCode < 300;
+}
+
+/** `rate` requests per second, evenly spaced, for `durationSec`, whatever the answers' timing. */
+export async function openLoop(
+  origin: string,
+  rate: number,
+  durationSec: number,
+  next: () => Sent,
+  connections = 64,
+): Promise<DriveStats> {
+  const pool = new Pool(origin, { connections, keepAliveTimeout: 30_000, pipelining: 1 });
+  const latencies: number[] = [];
+  let wrong = 0;
+  let errors = 0;
+  const total = Math.round(rate * durationSec);
+  const start = performance.now();
+  const inFlight: Promise<void>[] = [];
+  try {
+    for (let i = 0; i < total; i++) {
+      const due = start + (i * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 1) await sleep(wait);
+      const request = next();
+      inFlight.push(
+        send(pool, request).then(
+          (ok) => {
+            latencies.push(performance.now() - due);
+            if (!ok) wrong++;
+          },
+          () => void errors++,
+        ),
+      );
+    }
+    await Promise.all(inFlight);
+  } finally {
+    await pool.close();
+  }
+  return {
+    latenciesMs: Float64Array.from(latencies).sort(),
+    requests: total,
+    sent: total,
+    wrong,
+    errors,
+    elapsedSec: (Math.max(performance.now(), start) - start) / 1000,
+  };
+}
+
+/**
+ * `sessions` users at once, each going through `steps` in order with a think time between steps
+ * (uniform in [0, 2 × thinkMs], so steps arrive spread out), a fresh session each time round, for
+ * `warmupSec` (connections opened, code warmed, nothing recorded) then `durationSec` (every step's
+ * latency recorded).
+ */
+export async function sessionLoop(
+  origin: string,
+  sessions: number,
+  thinkMs: number,
+  durationSec: number,
+  steps: ((sessionId: string) => Sent)[],
+  warmupSec = 0,
+): Promise<DriveStats> {
+  const pool = new Pool(origin, { connections: sessions, keepAliveTimeout: 30_000, pipelining: 1 });
+  const latencies: number[] = [];
+  let wrong = 0;
+  let errors = 0;
+  let requests = 0;
+  let serial = 0;
+  let sent = 0;
+  const start = performance.now() + warmupSec * 1000;
+  const end = start + durationSec * 1000;
+  const user = async () => {
+    // Users start spread over one think time, not all at once.
+    await sleep(Math.random() * thinkMs);
+    while (performance.now() < end) {
+      const sessionId = `sess-${(serial++).toString(36)}`;
+      for (const step of steps) {
+        if (performance.now() >= end) return;
+        const request = step(sessionId);
+        const sentAt = performance.now();
+        const measured = sentAt >= start;
+        if (measured) requests++;
+        sent++;
+        try {
+          const ok = await send(pool, request);
+          if (measured) {
+            latencies.push(performance.now() - sentAt);
+            if (!ok) wrong++;
+          }
+        } catch {
+          if (measured) errors++;
+        }
+        await sleep(Math.random() * 2 * thinkMs);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: sessions }, user));
+  } finally {
+    await pool.close();
+  }
+  return {
+    latenciesMs: Float64Array.from(latencies).sort(),
+    requests,
+    sent,
+    wrong,
+    errors,
+    elapsedSec: (Math.max(performance.now(), start) - start) / 1000,
+  };
+}

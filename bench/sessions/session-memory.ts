@@ -1,0 +1,76 @@
+/**
+ * Memory per live service-flow session in the default store, in its own process (--expose-gc):
+ * N sessions are started and advanced one step through ServiceFlowService (the code behind
+ * `POST /api/service-flow`), so each holds what a session mid-flow holds (collected phone number,
+ * the select prompt awaiting an answer, history); then the heap growth is divided by N.
+ */
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import { ServiceAppModule, ServiceFlowService } from 'nestjs-hubtel/service-app';
+import { serveChild, signalFailure, signalReady } from '../lib/ipc.js';
+import { BenchHandlers, BundleFlow } from '../inbound/host-app.js';
+import { LatencyProbe } from '../inbound/latency-probe.js';
+
+@Module({
+  imports: [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({})],
+  providers: [BundleFlow, BenchHandlers, LatencyProbe],
+})
+class SessionMemoryApp {}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+function settle(): NodeJS.MemoryUsage {
+  for (let i = 0; i < 4; i++) gc!();
+  return process.memoryUsage();
+}
+
+async function main(): Promise<void> {
+  if (!gc) throw new Error('run with --expose-gc');
+  const app = await NestFactory.createApplicationContext(SessionMemoryApp, { logger: ['error', 'warn'] });
+  const flows = app.get(ServiceFlowService);
+  // Warm the code paths first so compiled code is not counted as session memory.
+  for (let i = 0; i < 2_000; i++) await start(flows, `warm-${i}`);
+
+  serveChild(
+    {
+      measure: async (message) => {
+        const count = Number(message.count);
+        const before = settle();
+        for (let i = 0; i < count; i++) await start(flows, `live-${i}`);
+        const after = settle();
+        // Every session must be live and waiting at the bundle choice.
+        let live = 0;
+        for (const i of [0, count >> 1, count - 1]) {
+          const session = await flows.getSession(`live-${i}`);
+          if (session?.screen.step === 'bundle' && session.data.destination === '233241234567') live++;
+        }
+        if (live !== 3) throw new Error(`sessions are not live as expected (${live}/3 checked)`);
+        return {
+          heapBytes: after.heapUsed - before.heapUsed,
+          rssBytes: after.rss - before.rss,
+          externalBytes: after.external + after.arrayBuffers - (before.external + before.arrayBuffers),
+        };
+      },
+    },
+    () => app.close(),
+  );
+  signalReady();
+}
+
+async function start(flows: ServiceFlowService, sessionId: string): Promise<void> {
+  const base = {
+    ServiceCode: '11684',
+    Operator: 'mtn',
+    ClientState: '',
+    Mobile: '233242825109',
+    SessionId: sessionId,
+  };
+  const first = await flows.handle({ ...base, Sequence: '1', Type: 'initiation', Message: '' });
+  const second = await flows.handle({ ...base, Type: 'Response', Message: '0241234567' });
+  if (first.DataType !== 'input' || second.DataType !== 'select') {
+    throw new Error(`unexpected flow answers: ${first.DataType}, ${second.DataType} (${second.Message})`);
+  }
+}
+
+main().catch(signalFailure);

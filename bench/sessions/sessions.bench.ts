@@ -1,0 +1,174 @@
+import { sessionLoop, type Sent } from '../lib/http-driver.js';
+import type { BenchConfig } from '../lib/config.js';
+import { Child } from '../lib/ipc.js';
+import { marginAtMost, table, type Goal, type SectionResult } from '../lib/report.js';
+import { MB, fmt, percentile } from '../lib/stats.js';
+import { ADAPTERS, type AdapterName } from '../inbound/adapters.js';
+import { Target } from '../inbound/target.js';
+
+const GOAL_MEMORY_MB = 100;
+const GOAL_SESSIONS = 100_000;
+const GOAL_P99_MS = 20;
+
+/** What a session's three steps send (the contract's use case) and what each must answer. */
+const STEPS: ((sessionId: string) => Sent)[] = [
+  step({ Sequence: '1', Type: 'initiation', Message: '' }, '"DataType":"input"'),
+  step({ Type: 'Response', Message: '0241234567' }, '"DataType":"select"'),
+  step({ Type: 'Response', Message: '1gb' }, '"Type":"AddToCart"'),
+];
+
+function step(fields: Record<string, string>, expect: string): (sessionId: string) => Sent {
+  return (sessionId) => ({
+    path: '/api/service-flow',
+    body: JSON.stringify({ ...fields, ...who(sessionId) }),
+    check: (status, body) => status === 200 && body.includes(expect),
+  });
+}
+
+function who(sessionId: string) {
+  return {
+    ServiceCode: '11684',
+    Operator: 'mtn',
+    ClientState: '',
+    Mobile: '233242825109',
+    SessionId: sessionId,
+  };
+}
+
+export async function runSessionsSection(
+  config: BenchConfig,
+  log: (line: string) => void,
+): Promise<SectionResult> {
+  const { sessions } = config;
+  const goals: Goal[] = [];
+  const parts: string[] = [];
+
+  // 1. Memory per live session in the default store.
+  const memory = new Child('sessions/session-memory.ts', [], { nodeFlags: ['--expose-gc'] });
+  let perSession = NaN;
+  try {
+    await memory.ready;
+    const result = await memory.request('measure', { count: sessions.live });
+    perSession = Number(result.heapBytes) / sessions.live;
+    const totalMb = Number(result.heapBytes) / MB;
+    log(
+      `  ${fmt(sessions.live)} live sessions: heap +${fmt(totalMb, 1)} MB (${fmt(perSession)} bytes each), RSS +${fmt(Number(result.rssBytes) / MB, 1)} MB`,
+    );
+    parts.push(
+      `${fmt(sessions.live)} sessions started and advanced one step (phone number collected, bundle choice awaited) through ` +
+        `\`ServiceFlowService\` with the module's default store (MemoryStore), in a fresh process; heap measured after full GCs.\n\n` +
+        table(
+          [
+            'live sessions',
+            'heap growth MB',
+            'bytes per session',
+            `projected for ${fmt(GOAL_SESSIONS)} sessions MB`,
+            'RSS growth MB',
+          ],
+          [
+            [
+              fmt(sessions.live),
+              fmt(totalMb, 1),
+              fmt(perSession),
+              fmt((perSession * GOAL_SESSIONS) / MB, 1),
+              fmt(Number(result.rssBytes) / MB, 1),
+            ],
+          ],
+        ),
+    );
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    log(`  session memory: failed: ${message}`);
+    parts.push(`Session memory: not measured (${message}).`);
+  } finally {
+    await memory.stop();
+  }
+  const projected = (perSession * GOAL_SESSIONS) / MB;
+  goals.push({
+    area: 'Service-flow sessions',
+    goal: `${fmt(GOAL_SESSIONS)} live sessions < ${GOAL_MEMORY_MB} MB`,
+    measured: Number.isFinite(projected)
+      ? `${fmt(projected, 1)} MB (${fmt(perSession)} B/session${sessions.live === GOAL_SESSIONS ? '' : `, measured on ${fmt(sessions.live)}`})`
+      : 'not measured',
+    met: Number.isFinite(projected) ? projected < GOAL_MEMORY_MB : null,
+    margin: marginAtMost(projected, GOAL_MEMORY_MB),
+  });
+
+  // 2. Step latency with many concurrent sessions, over HTTP.
+  const rows: string[][] = [];
+  for (const adapter of (config.inbound.adapters ?? ADAPTERS) as AdapterName[]) {
+    const target = new Target('module', adapter);
+    if (!(await target.start()) || !target.serves('service-flow')) {
+      log(`  module/${adapter}: not available: ${target.failure ?? 'service-flow not served'}`);
+      await target.stop();
+      continue;
+    }
+    try {
+      const origin = `http://127.0.0.1:${target.port!}`;
+      await sessionLoop(origin, Math.min(100, sessions.concurrent), 50, 1, STEPS); // warm-up
+      const before = (await target.child!.request('cpu')).usage as NodeJS.CpuUsage;
+      const result = await sessionLoop(
+        origin,
+        sessions.concurrent,
+        sessions.thinkMs,
+        sessions.durationSec,
+        STEPS,
+      );
+      const after = (await target.child!.request('cpu')).usage as NodeJS.CpuUsage;
+      const steps = result.requests;
+      const cpu = (after.user - before.user + after.system - before.system) / Math.max(1, result.sent);
+      const bad = result.wrong + result.errors;
+      const p50 = percentile(result.latenciesMs, 50);
+      const p99 = percentile(result.latenciesMs, 99);
+      const max = result.latenciesMs[result.latenciesMs.length - 1] ?? NaN;
+      const stepsPerSec = steps / result.elapsedSec;
+      log(
+        `  ${adapter}: ${fmt(steps)} steps, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${bad ? `, ${bad} wrong/failed` : ''}`,
+      );
+      rows.push([
+        adapter,
+        fmt(sessions.concurrent),
+        fmt(stepsPerSec),
+        fmt(steps),
+        p50.toFixed(1),
+        p99.toFixed(1),
+        max.toFixed(1),
+        fmt(cpu),
+        bad ? `${bad} wrong or failed answers` : 'all answers as expected',
+      ]);
+      goals.push({
+        area: `Service-flow sessions, ${adapter}`,
+        goal: `step p99 < ${GOAL_P99_MS} ms with ${fmt(sessions.concurrent)} concurrent sessions`,
+        measured: `p99 ${p99.toFixed(1)} ms at ${fmt(stepsPerSec)} steps/s`,
+        met: bad === 0 ? p99 < GOAL_P99_MS : false,
+        margin: marginAtMost(p99, GOAL_P99_MS) + (bad ? `; ${bad} wrong answers` : ''),
+      });
+    } finally {
+      await target.stop();
+    }
+  }
+  parts.push(
+    `Step latency: ${fmt(sessions.concurrent)} users at once from the runner (undici, one connection each), each going ` +
+      `through whole sessions (initiation → phone number → bundle → AddToCart, a fresh SessionId each time) against the ` +
+      `module's \`POST /api/service-flow\`, with a think time between steps uniform in 0–${fmt(2 * sessions.thinkMs)} ms ` +
+      `(mean ${fmt(sessions.thinkMs)} ms, far quicker than people type), for ${sessions.durationSec} s after 2 s of warm-up ` +
+      `with the same users (connections open); server CPU/step over all steps; ` +
+      `latency as seen by the client. Every answer is checked (input, then select, then AddToCart).\n\n` +
+      table(
+        [
+          'adapter',
+          'concurrent sessions',
+          'steps/s',
+          'steps',
+          'p50 ms',
+          'p99 ms',
+          'max ms',
+          'server CPU µs/step',
+          'check',
+        ],
+        rows,
+        ['l'],
+      ),
+  );
+  return { title: 'Service-flow sessions', markdown: parts.join('\n\n'), goals };
+}
