@@ -1,0 +1,228 @@
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PassThrough } from 'node:stream';
+import { createTestSandbox, parseTriggerCliArgs, runTriggerCli, stripAnsi, type TestSandbox } from 'nestjs-hubtel/testing';
+import { startBundleMerchant, type BundleMerchant } from './support/dev-tools.fixtures.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Runs `hubtel-trigger` as its own process, from the sources (no build step). */
+function trigger(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', path.join(root, 'bench/loader/register.mjs'), path.join(root, 'libs/testing/src/cli/hubtel-trigger.ts'), ...args],
+      { cwd: root, env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
+      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout: stripAnsi(stdout), stderr: stripAnsi(stderr) }),
+    );
+  });
+}
+
+describe('hubtel-trigger against a running merchant app (checkout confirmed with the status check)', () => {
+  let sandbox: TestSandbox;
+  let merchant: BundleMerchant;
+  let seq = 0;
+
+  beforeAll(async () => {
+    sandbox = await createTestSandbox();
+    merchant = await startBundleMerchant(sandbox);
+  });
+  afterAll(async () => {
+    await merchant?.close();
+    await sandbox?.stop();
+  });
+
+  /** An order of the shop: an invoice created through the app (the sandbox gave it a checkout id). */
+  async function order(amount: number) {
+    const clientReference = `trg-${Date.now().toString(36)}-${++seq}`;
+    const created = await merchant.checkout.createInvoice({ totalAmount: amount, description: 'Data bundle', clientReference });
+    return { ...created, amount };
+  }
+  const paidFor = (ref: string) => merchant.ledger.paid.filter((e) => e.clientReference === ref);
+
+  it('a valid callback is handled: the order is paid and its SMS receipt sent', async () => {
+    const o = await order(25);
+    // The platform's side of a real payment: the status check will answer Paid.
+    await sandbox.markPaid(o.clientReference, { phone: '0201234567' });
+    const run = await trigger(['checkout', merchant.url, '--reference', o.clientReference, '--sandbox', sandbox.url, '--phone', '0201234567']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`checkout callback (paid) for ${o.clientReference}: GHS 25.00, checkout ${o.checkoutId}`);
+    expect(run.stdout).toContain(`POST ${merchant.url}/hubtel/checkout/callback`);
+    expect(run.stdout).toContain('HTTP 200 {"received":true}');
+    await merchant.ledger.until(() => paidFor(o.clientReference).length === 1);
+    expect(paidFor(o.clientReference)[0]).toMatchObject({ amount: 25, amountPaid: 25, checkoutId: o.checkoutId, confirmedByStatusCheck: true });
+    const receipt = await sandbox.waitForMessage((m) => m.content.includes(o.clientReference));
+    expect(receipt.msisdn).toBe('233201234567');
+  });
+
+  it('explicit --checkout-id and --amount work without a sandbox to read them from', async () => {
+    const o = await order(7.5);
+    await sandbox.markPaid(o.clientReference);
+    const run = await trigger(['checkout-callback', merchant.url, '--reference', o.clientReference, '--checkout-id', o.checkoutId, '--amount', '7.50']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('HTTP 200');
+    await merchant.ledger.until(() => paidFor(o.clientReference).length === 1);
+  });
+
+  it('a duplicate is not handled twice: 6 copies at once, one payment, one receipt', async () => {
+    const o = await order(12);
+    await sandbox.markPaid(o.clientReference);
+    const run = await trigger(['checkout-duplicate', merchant.url, '--reference', o.clientReference, '--sandbox', sandbox.url, '--copies', '6']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`POST ${merchant.url}/hubtel/checkout/callback — 6 copies at once`);
+    for (let i = 1; i <= 6; i++) expect(run.stdout).toContain(`#${i} HTTP 200 {"received":true}`);
+    expect(run.stdout).toContain('6 answers: 6 × 200');
+    await merchant.ledger.until(() => paidFor(o.clientReference).length === 1);
+    await merchant.checkout.drain();
+    expect(paidFor(o.clientReference)).toHaveLength(1);
+    expect(sandbox.messages().filter((m) => m.content.includes(o.clientReference))).toHaveLength(1);
+  });
+
+  it.each([
+    ['unknown-reference', 'UNKNOWN_REFERENCE'],
+    ['wrong-amount', 'AMOUNT_MISMATCH'],
+    ['wrong-checkout-id', 'CHECKOUT_ID_MISMATCH'],
+  ])('a forged callback (%s) is rejected: answered 200 like any other, never paid', async (forge, reason) => {
+    const o = await order(40);
+    const rejectedBefore = merchant.ledger.rejected.length;
+    const args = ['checkout-forged', merchant.url, '--forge', forge];
+    if (forge !== 'unknown-reference') args.push('--reference', o.clientReference, '--sandbox', sandbox.url);
+    const run = await trigger(args);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('forged callback');
+    expect(run.stdout).toContain('HTTP 200 {"received":true}');
+    await merchant.ledger.until(() => merchant.ledger.rejected.length > rejectedBefore);
+    const rejection = merchant.ledger.rejected.at(-1)!;
+    expect(rejection.reason).toBe(reason);
+    if (forge === 'wrong-amount') expect(rejection).toMatchObject({ amountClaimed: 20, amountExpected: 40 });
+    await merchant.checkout.drain();
+    expect(paidFor(o.clientReference)).toHaveLength(0);
+    expect((await merchant.checkout.getInvoice(o.clientReference))!.status).toBe('pending');
+  });
+
+  it('a malformed callback gets the app’s 400 and exit code 1', async () => {
+    const run = await trigger(['checkout', `${merchant.url}/hubtel/checkout/callback`, '--reference', 'x'.repeat(40), '--checkout-id', 'c', '--amount', '1']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/HTTP 400 \{.*"HUBTEL_INVALID_BODY"/);
+  });
+
+  it('sends a fulfillment request; duplicates are recorded once and fulfilled once', async () => {
+    // A session that ended in AddToCart, played by the sandbox's driver (payment not simulated).
+    const session = sandbox.serviceApp(merchant.url);
+    await session.start();
+    await session.reply('0241234567');
+    await session.choose(2);
+    expect(session.cart).toMatchObject({ Price: 20 });
+    const orderId = `ord-${++seq}`;
+    const before = merchant.ledger.fulfilled.length;
+    const run = await trigger(['fulfillment', merchant.url, '--session-id', session.sessionId, '--order-id', orderId, '--copies', '3']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`fulfillment request for order ${orderId} of session ${session.sessionId}`);
+    expect(run.stdout.match(/"Status":"received"/g)).toHaveLength(1);
+    expect(run.stdout.match(/"Status":"duplicate"/g)).toHaveLength(2);
+    await merchant.ledger.until(() => merchant.ledger.fulfilled.length > before);
+    const callback = await sandbox.waitForFulfillmentCallback((cb) => cb.orderId === orderId);
+    expect(callback.serviceStatus).toBe('success');
+    expect(merchant.ledger.fulfilled.filter((f) => f.orderId === orderId)).toHaveLength(1);
+  });
+
+  it('a fulfillment request for a session with no cart is refused by the app (exit code 1)', async () => {
+    const run = await trigger(['fulfillment', merchant.url, '--session-id', 'no-such-session']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/HTTP 404 \{.*UNKNOWN_SESSION/);
+  });
+
+  it('sends a fulfillment callback to a platform receiver (the sandbox)', async () => {
+    const run = await trigger(['fulfillment-callback', sandbox.url, '--session-id', 's-1', '--order-id', 'o-1', '--service-status', 'failed']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('HTTP 200 {"message":"Callback received","responseCode":"0000","data":null}');
+    expect(sandbox.fulfillmentCallbacks().at(-1)).toMatchObject({ sessionId: 's-1', orderId: 'o-1', serviceStatus: 'failed', matched: false });
+  });
+
+  it('says when the sandbox has no such invoice', async () => {
+    const run = await trigger(['checkout', merchant.url, '--reference', 'nobody', '--sandbox', sandbox.url]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('has no invoice "nobody"');
+  });
+});
+
+/** In-memory streams for the in-process runs. */
+function streams() {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c) => (out += c));
+  stderr.on('data', (c) => (err += c));
+  return { io: { stdin: new PassThrough(), stdout, stderr, env: {} }, out: () => out, err: () => err };
+}
+
+describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
+  it.each([
+    [[], 'expected <kind> <url>'],
+    [['refund', 'http://a.test'], 'unknown kind "refund"'],
+    [['checkout', 'not-a-url', '--reference', 'r'], 'must be an absolute http(s) URL'],
+    [['checkout', 'http://a.test'], 'needs --reference'],
+    [['checkout', 'http://a.test', '--reference', 'r', '--amount', '1'], 'needs --checkout-id'],
+    [['checkout', 'http://a.test', '--reference', 'r', '--checkout-id', 'c'], 'needs --amount'],
+    [['checkout', 'http://a.test', '--reference', 'r', '--checkout-id', 'c', '--amount', '1.234'], 'at most 2 decimals'],
+    [['checkout', 'http://a.test', '--reference', 'r', '--checkout-id', 'c', '--amount', '1', '--outcome', 'maybe'], '--outcome must be paid or failed'],
+    [['checkout-duplicate', 'http://a.test', '--reference', 'r', '--checkout-id', 'c', '--amount', '1', '--copies', '1'], 'at least 2'],
+    [['checkout-forged', 'http://a.test', '--forge', 'wrong-amount', '--reference', 'r'], 'needs --amount'],
+    [['checkout-forged', 'http://a.test', '--forge', 'teleport'], '--forge must be one of'],
+    [['checkout', 'http://a.test', '--forge', 'wrong-amount'], '--forge goes with the checkout-forged kind'],
+    [['fulfillment', 'http://a.test'], 'needs --session-id'],
+    [['fulfillment', 'http://a.test', '--session-id', 's', '--amount', '3'], '--amount is a checkout option'],
+    [['fulfillment-callback', 'http://a.test', '--session-id', 's'], 'needs --order-id'],
+    [['fulfillment', 'http://a.test', '--session-id', 's', '--header', 'nocolon'], '--header must be "Name: value"'],
+  ] as [string[], string][])('refuses %j with exit code 2', async (argv, message) => {
+    const s = streams();
+    expect(await runTriggerCli(argv, s.io)).toBe(2);
+    expect(s.err()).toContain(message);
+    expect(s.err()).toContain('Usage: hubtel-trigger');
+  });
+
+  it('prints the contract body on a dry run, sending nothing', async () => {
+    const s = streams();
+    expect(await runTriggerCli(['checkout', 'http://a.test', '--reference', 'r-1', '--checkout-id', 'c-1', '--amount', '10', '--outcome', 'failed', '--json', '--dry-run'], s.io)).toBe(0);
+    const printed = JSON.parse(s.out());
+    expect(printed).toMatchObject({ kind: 'checkout', url: 'http://a.test/hubtel/checkout/callback', copies: 1 });
+    expect(printed.body).toMatchObject({ ResponseCode: '2001', Status: 'Failed', Data: { CheckoutId: 'c-1', ClientReference: 'r-1', Amount: 10, Status: 'Failed' } });
+    const f = streams();
+    expect(await runTriggerCli(['fulfillment', 'http://a.test/hook/fulfil', '--session-id', 's', '--order-id', 'o', '--dry-run'], f.io)).toBe(0);
+    expect(f.out()).toContain('POST http://a.test/hook/fulfil\n');
+    expect(f.out()).toContain('"ExtraData": {}');
+    expect(f.out()).toContain('"OrderInfo": null');
+  });
+
+  it('sends headers and a custom path, reports JSON answers, and exits 3 when nothing listens', async () => {
+    const seen: http.IncomingHttpHeaders[] = [];
+    const urls: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(req.headers);
+      urls.push(req.url!);
+      req.resume();
+      req.on('end', () => res.writeHead(503, { 'Content-Type': 'application/json' }).end('{"error":"busy"}'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const s = streams();
+      expect(await runTriggerCli(['checkout-forged', url, '--path', '/shop/hooks/hubtel', '-H', 'X-Trace: t-1', '--json'], s.io)).toBe(1);
+      const report = JSON.parse(s.out());
+      expect(report.answers).toEqual([{ copy: 1, status: 503, body: { error: 'busy' }, durationMs: expect.any(Number) }]);
+      expect(urls).toEqual(['/shop/hooks/hubtel']);
+      expect(seen[0]).toMatchObject({ 'x-trace': 't-1', 'cache-control': 'no-cache', 'content-type': 'application/json' });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+    const s = streams();
+    expect(await runTriggerCli(['checkout-forged', url], s.io)).toBe(3);
+    expect(s.out()).toMatch(/✗ POST .*ECONNREFUSED/);
+    expect(parseTriggerCliArgs(['checkout-duplicate', url, '--reference', 'r', '--sandbox', url])).toMatchObject({ options: { copies: 2 } });
+  });
+});
