@@ -30,6 +30,8 @@ export interface ExampleAddresses {
   fulfillment: string;
   checkoutCallback: string;
   sandbox?: string;
+  /** The sandbox's dashboard: messages sent, invoices, callbacks, sessions, live. */
+  sandboxDashboard?: string;
 }
 
 export interface StartOptions {
@@ -69,7 +71,13 @@ export async function startExampleApp(
     serviceFlow: `${publicUrl}/api/service-flow`,
     fulfillment: `${publicUrl}/api/fulfillment`,
     checkoutCallback: `${publicUrl}/${CHECKOUT_DEFAULT_CALLBACK_PATH}`,
-    ...(sandbox ? { simulator: `${publicUrl}/simulator`, sandbox: sandbox.url } : {}),
+    ...(sandbox
+      ? {
+          simulator: `${publicUrl}/simulator`,
+          sandbox: sandbox.url,
+          sandboxDashboard: `${sandbox.url}/_dashboard`,
+        }
+      : {}),
   };
   return { app, mode: config.platform.kind, url, publicUrl, sandbox, addresses, close: () => app.close() };
 }

@@ -7,9 +7,20 @@
  * docs/quick-start.md.
  */
 import 'reflect-metadata';
+import { ConsoleLogger } from '@nestjs/common';
 import { HubtelConfigError, maskPhoneNumbers } from 'nestjs-hubtel';
 import { exampleConfigFromEnv } from './app.config.js';
 import { startExampleApp, type ExampleApp } from './bootstrap.js';
+
+/** Nest's console logger without its start-up chatter (one line per module and route). */
+class ExampleLogger extends ConsoleLogger {
+  private static readonly QUIET = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+
+  override log(message: unknown, context?: string): void {
+    if (context !== undefined && ExampleLogger.QUIET.has(context)) return;
+    super.log(message, context);
+  }
+}
 
 function banner(example: ExampleApp): string {
   const a = example.addresses;
@@ -30,7 +41,8 @@ function banner(example: ExampleApp): string {
   if (example.sandbox) {
     const { sms, api } = example.sandbox.credentials;
     lines.push(
-      `  Sandbox:               ${a.sandbox}  (records: ${a.sandbox}/_sandbox)`,
+      `  Sandbox:               ${a.sandbox}`,
+      `  Sandbox dashboard:     ${a.sandboxDashboard}  (SMS sent, invoices, callbacks, sessions)`,
       // The sandbox's fixed, documented credentials: they protect nothing and are no secret.
       `  Sandbox credentials:   SMS ${sms.clientId} / ${sms.clientSecret}; checkout + status ${api.clientId} / ${api.clientSecret}; POS Sales ID ${example.sandbox.posSalesId}`,
     );
@@ -42,7 +54,7 @@ function banner(example: ExampleApp): string {
 async function main(): Promise<void> {
   let example: ExampleApp;
   try {
-    example = await startExampleApp(exampleConfigFromEnv(process.env));
+    example = await startExampleApp(exampleConfigFromEnv(process.env), { logger: new ExampleLogger() });
   } catch (error) {
     if (error instanceof HubtelConfigError) {
       process.stderr.write(`\nCannot start the example app: ${maskPhoneNumbers(error.message)}\n`);

@@ -110,6 +110,7 @@ describe('npm start (the README run command)', () => {
       await Promise.race([out.wait(/Shop:\s+(http:\/\/\S+)/, 240_000, 'the shop URL'), ended])
     )[1]!;
     const sandboxUrl = (await out.wait(/Sandbox:\s+(http:\/\/\S+)/, 5_000, 'the sandbox URL'))[1]!;
+    const dashboard = (await out.wait(/Sandbox dashboard:\s+(http:\/\/\S+)/, 5_000, 'the dashboard URL'))[1]!;
     expect(out.text).toContain('running against the embedded Hubtel sandbox');
     expect(out.text).toMatch(/Service flow URL:\s+http:\/\/\S+\/api\/service-flow/);
     expect(out.text).toMatch(/Sandbox credentials:\s+SMS sandbox-sms \/ sandbox-sms-secret/);
@@ -147,6 +148,11 @@ describe('npm start (the README run command)', () => {
     expect(messages).toHaveLength(1);
     expect(messages[0]!.content).toContain(orderId);
     expect(messages[0]!.messageId).toBe(paid.receipt.messageId);
+
+    const board = await fetch(dashboard);
+    expect(board.status).toBe(200);
+    expect(board.headers.get('content-type')).toMatch(/text\/html/);
+    await board.arrayBuffer();
 
     process.kill(-child!.pid!, 'SIGTERM');
     await out.wait(/Stopped\./, 20_000, 'the app to stop');
