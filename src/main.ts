@@ -14,7 +14,13 @@ import { startExampleApp, type ExampleApp } from './bootstrap.js';
 
 /** Nest's console logger without its start-up chatter (one line per module and route). */
 class ExampleLogger extends ConsoleLogger {
-  private static readonly QUIET = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+  private static readonly QUIET = new Set([
+    'NestFactory',
+    'InstanceLoader',
+    'RoutesResolver',
+    'RouterExplorer',
+    'NestApplication',
+  ]);
 
   override log(message: unknown, context?: string): void {
     if (context !== undefined && ExampleLogger.QUIET.has(context)) return;

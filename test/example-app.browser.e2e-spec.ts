@@ -81,7 +81,9 @@ chromium.describe('example shop in a real browser', () => {
     await page.locator('[data-testid="order-status"][data-status="paid"]').waitFor();
     expect((await status.textContent())!.trim()).toBe('Paid');
     await page.getByTestId('receipt').filter({ hasText: 'SMS receipt sent to 233******456' }).waitFor();
-    expect(await page.evaluate(() => (globalThis as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
+    expect(await page.evaluate(() => (globalThis as unknown as { stillHere?: boolean }).stillHere)).toBe(
+      true,
+    );
     expect(page.url()).toBe(`${shop.url}/orders/${orderId}`);
     await expect(page.getByTestId('heading').textContent()).resolves.toBe('Thank you for your order');
 
