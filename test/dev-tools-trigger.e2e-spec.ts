@@ -5,7 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { createTestSandbox, parseTriggerCliArgs, runTriggerCli, stripAnsi, type TestSandbox } from 'nestjs-hubtel/testing';
+import { CheckoutService } from 'nestjs-hubtel/checkout';
 import { startBundleMerchant, type BundleMerchant } from './support/dev-tools.fixtures.js';
+import { getOrder, placeOrder, startExampleInProcess, waitForOrder, type InProcessExample } from './support/example-app.harness.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -21,7 +23,106 @@ function trigger(args: string[]): Promise<{ code: number; stdout: string; stderr
   });
 }
 
-describe('hubtel-trigger against a running merchant app (checkout confirmed with the status check)', () => {
+describe('hubtel-trigger against the running example app', () => {
+  let sandbox: TestSandbox;
+  let shop: InProcessExample;
+
+  beforeAll(async () => {
+    sandbox = await createTestSandbox();
+    shop = await startExampleInProcess({ sandbox });
+  }, 60_000);
+  afterAll(async () => {
+    await shop?.close();
+    await sandbox?.stop();
+  });
+
+  const receiptsFor = (orderId: string) => sandbox.messages().filter((m) => m.content.includes(`order ${orderId} `));
+
+  it('a valid callback is handled: the order turns paid and its SMS receipt goes out', async () => {
+    const { orderId } = await placeOrder(shop.url, { product: 'kente-mug', phone: '0241234567' });
+    // The platform's side of a real payment (the shop confirms callbacks with the status check).
+    await sandbox.markPaid(orderId);
+    const run = await trigger(['checkout', shop.url, '--reference', orderId, '--sandbox', sandbox.url]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`POST ${shop.url}/hubtel/checkout/callback`);
+    expect(run.stdout).toContain('HTTP 200 {"received":true}');
+    const order = await waitForOrder(shop.url, orderId, (o) => o.status === 'paid' && o.receipt.status === 'sent');
+    expect(order.payment).toMatchObject({ amountPaid: order.amount, confirmedByStatusCheck: true });
+    expect(receiptsFor(orderId)).toHaveLength(1);
+  });
+
+  it('a duplicate is not handled twice: 6 copies at once, one paid order, one receipt', async () => {
+    const { orderId } = await placeOrder(shop.url, { product: 'shea-soap', phone: '0201234567' });
+    await sandbox.markPaid(orderId);
+    const run = await trigger(['checkout-duplicate', shop.url, '--reference', orderId, '--sandbox', sandbox.url, '--copies', '6']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('6 answers: 6 × 200');
+    await waitForOrder(shop.url, orderId, (o) => o.status === 'paid' && o.receipt.status === 'sent');
+    await shop.example.app.get(CheckoutService).drain();
+    expect(receiptsFor(orderId)).toHaveLength(1);
+  });
+
+  it.each(['unknown-reference', 'wrong-amount', 'wrong-checkout-id'])('a forged callback (%s) is rejected: the order stays unpaid, nothing is sent', async (forge) => {
+    const { orderId } = await placeOrder(shop.url, { product: 'adinkra-tote', phone: '0241234567' });
+    const args = ['checkout-forged', shop.url, '--forge', forge];
+    if (forge !== 'unknown-reference') args.push('--reference', orderId, '--sandbox', sandbox.url);
+    const run = await trigger(args);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('HTTP 200 {"received":true}');
+    await shop.example.app.get(CheckoutService).drain();
+    const order = await getOrder(shop.url, orderId);
+    expect(order.status).toBe('awaiting-payment');
+    expect(order.payment).toBeNull();
+    expect(receiptsFor(orderId)).toHaveLength(0);
+  });
+
+  it('a malformed callback gets the app’s 400 and exit code 1', async () => {
+    const run = await trigger(['checkout', `${shop.url}/hubtel/checkout/callback`, '--reference', 'x'.repeat(40), '--checkout-id', 'c', '--amount', '1']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/HTTP 400 \{.*"HUBTEL_INVALID_BODY"/);
+  });
+
+  it('sends a fulfillment request for a data bundle; copies are recorded once, fulfilled once', async () => {
+    // A session that ended in AddToCart, played by the sandbox's driver (its payment not simulated).
+    const session = sandbox.serviceApp(shop.url);
+    await session.start();
+    await session.reply('0241234567');
+    await session.choose('DATA_3GB');
+    expect(session.cart).toMatchObject({ Price: 12 });
+    const orderId = `ord-${Date.now().toString(36)}`;
+    const run = await trigger(['fulfillment', shop.url, '--session-id', session.sessionId, '--order-id', orderId, '--copies', '3']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`fulfillment request for order ${orderId} of session ${session.sessionId}`);
+    expect(run.stdout.match(/"Status":"received"/g)).toHaveLength(1);
+    expect(run.stdout.match(/"Status":"duplicate"/g)).toHaveLength(2);
+    const callback = await sandbox.waitForFulfillmentCallback((cb) => cb.orderId === orderId);
+    expect(callback.serviceStatus).toBe('success');
+    await sandbox.settled();
+    expect(sandbox.fulfillmentCallbacks().filter((cb) => cb.orderId === orderId)).toHaveLength(1);
+  });
+
+  it('a fulfillment request for a session with no cart is refused by the app (exit code 1)', async () => {
+    const run = await trigger(['fulfillment', shop.url, '--session-id', 'no-such-session']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/HTTP 404 \{.*UNKNOWN_SESSION/);
+  });
+
+  it('sends a fulfillment callback to a platform receiver (the sandbox)', async () => {
+    const run = await trigger(['fulfillment-callback', sandbox.url, '--session-id', 's-1', '--order-id', 'o-1', '--service-status', 'failed']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('HTTP 200 {"message":"Callback received","responseCode":"0000","data":null}');
+    expect(sandbox.fulfillmentCallbacks().at(-1)).toMatchObject({ sessionId: 's-1', orderId: 'o-1', serviceStatus: 'failed', matched: false });
+  });
+
+  it('says when the sandbox has no such invoice', async () => {
+    const run = await trigger(['checkout', shop.url, '--reference', 'nobody', '--sandbox', sandbox.url]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('has no invoice "nobody"');
+  });
+});
+
+describe('hubtel-trigger against a small merchant app: what its handlers saw', () => {
   let sandbox: TestSandbox;
   let merchant: BundleMerchant;
   let seq = 0;
@@ -43,29 +144,16 @@ describe('hubtel-trigger against a running merchant app (checkout confirmed with
   }
   const paidFor = (ref: string) => merchant.ledger.paid.filter((e) => e.clientReference === ref);
 
-  it('a valid callback is handled: the order is paid and its SMS receipt sent', async () => {
-    const o = await order(25);
-    // The platform's side of a real payment: the status check will answer Paid.
+  it('a valid callback (given by --checkout-id and --amount) is handled once, confirmed by the status check', async () => {
+    const o = await order(7.5);
     await sandbox.markPaid(o.clientReference, { phone: '0201234567' });
-    const run = await trigger(['checkout', merchant.url, '--reference', o.clientReference, '--sandbox', sandbox.url, '--phone', '0201234567']);
-    expect(run.stderr).toBe('');
+    const run = await trigger(['checkout-callback', merchant.url, '--reference', o.clientReference, '--checkout-id', o.checkoutId, '--amount', '7.50', '--phone', '0201234567']);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`checkout callback (paid) for ${o.clientReference}: GHS 25.00, checkout ${o.checkoutId}`);
-    expect(run.stdout).toContain(`POST ${merchant.url}/hubtel/checkout/callback`);
+    expect(run.stdout).toContain(`checkout callback (paid) for ${o.clientReference}: GHS 7.50, checkout ${o.checkoutId}`);
     expect(run.stdout).toContain('HTTP 200 {"received":true}');
     await merchant.ledger.until(() => paidFor(o.clientReference).length === 1);
-    expect(paidFor(o.clientReference)[0]).toMatchObject({ amount: 25, amountPaid: 25, checkoutId: o.checkoutId, confirmedByStatusCheck: true });
-    const receipt = await sandbox.waitForMessage((m) => m.content.includes(o.clientReference));
-    expect(receipt.msisdn).toBe('233201234567');
-  });
-
-  it('explicit --checkout-id and --amount work without a sandbox to read them from', async () => {
-    const o = await order(7.5);
-    await sandbox.markPaid(o.clientReference);
-    const run = await trigger(['checkout-callback', merchant.url, '--reference', o.clientReference, '--checkout-id', o.checkoutId, '--amount', '7.50']);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain('HTTP 200');
-    await merchant.ledger.until(() => paidFor(o.clientReference).length === 1);
+    expect(paidFor(o.clientReference)[0]).toMatchObject({ amount: 7.5, amountPaid: 7.5, checkoutId: o.checkoutId, confirmedByStatusCheck: true });
+    expect((await sandbox.waitForMessage((m) => m.content.includes(o.clientReference))).msisdn).toBe('233201234567');
   });
 
   it('a duplicate is not handled twice: 6 copies at once, one payment, one receipt', async () => {
@@ -102,51 +190,6 @@ describe('hubtel-trigger against a running merchant app (checkout confirmed with
     await merchant.checkout.drain();
     expect(paidFor(o.clientReference)).toHaveLength(0);
     expect((await merchant.checkout.getInvoice(o.clientReference))!.status).toBe('pending');
-  });
-
-  it('a malformed callback gets the app’s 400 and exit code 1', async () => {
-    const run = await trigger(['checkout', `${merchant.url}/hubtel/checkout/callback`, '--reference', 'x'.repeat(40), '--checkout-id', 'c', '--amount', '1']);
-    expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/HTTP 400 \{.*"HUBTEL_INVALID_BODY"/);
-  });
-
-  it('sends a fulfillment request; duplicates are recorded once and fulfilled once', async () => {
-    // A session that ended in AddToCart, played by the sandbox's driver (payment not simulated).
-    const session = sandbox.serviceApp(merchant.url);
-    await session.start();
-    await session.reply('0241234567');
-    await session.choose(2);
-    expect(session.cart).toMatchObject({ Price: 20 });
-    const orderId = `ord-${++seq}`;
-    const before = merchant.ledger.fulfilled.length;
-    const run = await trigger(['fulfillment', merchant.url, '--session-id', session.sessionId, '--order-id', orderId, '--copies', '3']);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`fulfillment request for order ${orderId} of session ${session.sessionId}`);
-    expect(run.stdout.match(/"Status":"received"/g)).toHaveLength(1);
-    expect(run.stdout.match(/"Status":"duplicate"/g)).toHaveLength(2);
-    await merchant.ledger.until(() => merchant.ledger.fulfilled.length > before);
-    const callback = await sandbox.waitForFulfillmentCallback((cb) => cb.orderId === orderId);
-    expect(callback.serviceStatus).toBe('success');
-    expect(merchant.ledger.fulfilled.filter((f) => f.orderId === orderId)).toHaveLength(1);
-  });
-
-  it('a fulfillment request for a session with no cart is refused by the app (exit code 1)', async () => {
-    const run = await trigger(['fulfillment', merchant.url, '--session-id', 'no-such-session']);
-    expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/HTTP 404 \{.*UNKNOWN_SESSION/);
-  });
-
-  it('sends a fulfillment callback to a platform receiver (the sandbox)', async () => {
-    const run = await trigger(['fulfillment-callback', sandbox.url, '--session-id', 's-1', '--order-id', 'o-1', '--service-status', 'failed']);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain('HTTP 200 {"message":"Callback received","responseCode":"0000","data":null}');
-    expect(sandbox.fulfillmentCallbacks().at(-1)).toMatchObject({ sessionId: 's-1', orderId: 'o-1', serviceStatus: 'failed', matched: false });
-  });
-
-  it('says when the sandbox has no such invoice', async () => {
-    const run = await trigger(['checkout', merchant.url, '--reference', 'nobody', '--sandbox', sandbox.url]);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain('has no invoice "nobody"');
   });
 });
 
