@@ -4,12 +4,13 @@
  * never resend what may have gone through, run a paid handler once however often the news comes,
  * and never believe a callback that does not match.
  *
- *   SMS send           delay · time-out · 502 · dropped connection (unknown outcome, not resent)
- *                      503 (retried) · 500 (not retried) · 403 HTML (not allow-listed)
+ *   SMS send           delay · time-out · 502 · dropped connection · 200 without a messageId
+ *                      (unknown outcome, not resent) · 503, 429 (retried) · 500 (not retried) ·
+ *                      403 HTML (not allow-listed)
  *   checkout initiate  502 / 403 HTML → the shop answers 502, never 500
  *   status check       502 · 503 · time-out (retried) · 403 HTML
  *   checkout callback  dropped (reconciler) · delayed · duplicated · wrong amount · wrong checkout
- *                      id · forged reference
+ *                      id · forged reference · malformed body · non-final status
  *   fulfillment        request duplicated · dropped · forged; callback 5xx and time-out (retried
  *                      until accepted)
  */
@@ -149,6 +150,28 @@ describe('sandbox faults: the modules handle each one (example app in process)',
       const sent = await sms.send({ to, content: 'third time lucky' });
       expect(requestsTo(SEND).map((r) => r.statusCode)).toEqual([503, 503, 200]);
       expect(sandbox.messagesTo(to).map((m) => m.messageId)).toEqual([sent.messageId]);
+    });
+
+    it('429 with Retry-After: retried after the wait the platform asked for, sent once', async () => {
+      const to = nextPhone();
+      sandbox.faults.add({ match: { path: SEND }, status: 429, headers: { 'Retry-After': '0' }, times: 1 });
+      const sent = await sms.send({ to, content: 'slow down' });
+      expect(requestsTo(SEND).map((r) => r.statusCode)).toEqual([429, 200]);
+      expect(sandbox.messagesTo(to).map((m) => m.messageId)).toEqual([sent.messageId]);
+    });
+
+    it("200 with a body that is not the contract's (no messageId): HubtelUnknownOutcomeError, not resent", async () => {
+      sandbox.faults.add({
+        match: { path: SEND },
+        processRequest: true,
+        status: 200,
+        body: { ok: true },
+        times: 1,
+      });
+      await expect(sms.send({ to: nextPhone(), content: 'odd answer' })).rejects.toBeInstanceOf(
+        HubtelUnknownOutcomeError,
+      );
+      expect(requestsTo(SEND)).toHaveLength(1);
     });
 
     it('500: a plain API error, not retried', async () => {
@@ -320,6 +343,31 @@ describe('sandbox faults: the modules handle each one (example app in process)',
       await sandbox.pay(orderId, { fault: { checkoutId: true } });
       await checkout.drain();
       expect(rejectedFor(orderId).map((e) => e.reason)).toEqual(['CHECKOUT_ID_MISMATCH']);
+      expect(paidFor(orderId)).toEqual([]);
+      expect((await getOrder(shop.url, orderId)).status).toBe('awaiting-payment');
+    });
+
+    it("tampered into a body that is not the contract's: answered 400, nothing recorded or emitted", async () => {
+      const orderId = await placeOrder(nextPhone());
+      const { deliveries: sent } = await sandbox.pay(orderId, {
+        fault: { body: (b) => ({ ...b, Data: { ...(b.Data as object), Amount: '25.00' } }) },
+      });
+      expect(sent[0]).toMatchObject({ state: 'failed', statusCode: 400 });
+      await checkout.drain();
+      expect(paidFor(orderId)).toEqual([]);
+      expect(rejectedFor(orderId)).toEqual([]);
+      expect((await getOrder(shop.url, orderId)).status).toBe('awaiting-payment');
+    });
+
+    it('a non-final status (Pending): acknowledged and ignored, the order still waits', async () => {
+      const orderId = await placeOrder(nextPhone());
+      const { deliveries: sent } = await sandbox.pay(orderId, {
+        fault: {
+          body: (b) => ({ ...b, Status: 'Pending', Data: { ...(b.Data as object), Status: 'Pending' } }),
+        },
+      });
+      expect(sent[0]!.statusCode).toBe(200);
+      await checkout.drain();
       expect(paidFor(orderId)).toEqual([]);
       expect((await getOrder(shop.url, orderId)).status).toBe('awaiting-payment');
     });
