@@ -230,7 +230,8 @@ async function profilePass(
   const dir = path.join(REPO_DIR, '.tmp', 'bench-profiles', 'inbound');
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  const profiled = (['plain', 'validated', 'module'] as Variant[]).filter((v) => variants.includes(v));
+  // (b) and (d): what our code adds to a plain controller.
+  const profiled = (['plain', 'module'] as Variant[]).filter((v) => variants.includes(v));
   const sections: string[] = [
     `### Where the time goes (CPU profiles)`,
     `Separate pass: fresh servers under \`node --cpu-prof\`, each shape driven ${config.inbound.profileSec} s ` +

@@ -58,7 +58,7 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
           };
         };
         await target.prepare(shape, latency.rate * (1 + latency.durationSec) * 1.2 + 100);
-        await openLoop(origin, latency.rate, 1, next(false), latency.connections);
+        await openLoop(origin, latency.rate, latency.warmupSec, next(false), latency.connections);
         await target.child!.request('latency-start');
         const http = await openLoop(
           origin,
@@ -110,7 +110,7 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
     `The module's server records each request's arrival (HTTP \`request\` event) and the start of the host's handler ` +
     `(\`@OnCheckoutPaid()\`, \`@OnFulfillment()\`) for it, matched by key; each request is fresh (verified, recorded, ` +
     `acknowledged, dispatched). Load: ${latency.rate} req/s evenly spaced (open loop, undici, up to ${latency.connections} ` +
-    `connections) from the runner for ${latency.durationSec} s, after 1 s of warm-up. HTTP latency is counted from when ` +
+    `connections) from the runner for ${latency.durationSec} s, after ${latency.warmupSec} s of warm-up. HTTP latency is counted from when ` +
     `each request was due.\n\n` +
     table(
       [

@@ -23,8 +23,8 @@ export interface BenchConfig {
   out: string;
   inbound: InboundConfig;
   sms: { recipients: number; bigRecipients: number; batchSize: number; concurrency: number; rounds: number };
-  sessions: { live: number; concurrent: number; durationSec: number; thinkMs: number };
-  latency: { rate: number; durationSec: number; connections: number };
+  sessions: { live: number; concurrent: number; durationSec: number; warmupSec: number; thinkMs: number };
+  latency: { rate: number; durationSec: number; warmupSec: number; connections: number };
 }
 
 export const SECTIONS = ['inbound', 'sms', 'sessions', 'latency'];
@@ -73,9 +73,9 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
   const full = mode === 'full';
   const quick = mode === 'quick';
   const inbound: InboundConfig = full
-    ? { connections: 50, durationSec: 5, warmupSec: 1, rounds: 3, profileSec: 3 }
+    ? { connections: 50, durationSec: 4, warmupSec: 1, rounds: 3, profileSec: 2 }
     : quick
-      ? { connections: 50, durationSec: 1, warmupSec: 0.3, rounds: 1, profileSec: 0 }
+      ? { connections: 50, durationSec: 0.8, warmupSec: 0.3, rounds: 1, profileSec: 0 }
       : { connections: 10, durationSec: 1, warmupSec: 0, rounds: 1, profileSec: 0 };
   inbound.connections = num('connections', inbound.connections);
   inbound.durationSec = num('duration', inbound.durationSec);
@@ -101,9 +101,15 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
     sessions: {
       live: num('sessions', full ? 100_000 : quick ? 10_000 : 1_000),
       concurrent: full || quick ? 1_000 : 50,
-      durationSec: full ? 10 : quick ? 3 : 1,
+      durationSec: full ? 10 : quick ? 2 : 1,
+      warmupSec: full ? 2 : 0.8,
       thinkMs: 1000,
     },
-    latency: { rate: full ? 500 : 300, durationSec: full ? 5 : quick ? 2 : 1, connections: 64 },
+    latency: {
+      rate: full ? 500 : 300,
+      durationSec: full ? 5 : 1,
+      warmupSec: full ? 1 : 0.5,
+      connections: 64,
+    },
   };
 }

@@ -126,7 +126,10 @@ export async function sessionLoop(
         } catch {
           if (measured) errors++;
         }
-        await sleep(Math.random() * 2 * thinkMs);
+        const think = Math.random() * 2 * thinkMs;
+        // A user whose next step would fall after the end stops now (no idle tail).
+        if (performance.now() + think >= end) return;
+        await sleep(think);
       }
     }
   };

@@ -105,7 +105,9 @@ export async function runSessionsSection(
     }
     try {
       const origin = `http://127.0.0.1:${target.port!}`;
-      await sessionLoop(origin, Math.min(100, sessions.concurrent), 50, 1, STEPS); // warm-up
+      // Code warm-up with a few users, then the measured run, whose own warm-up opens every
+      // user's connection before anything is recorded.
+      await sessionLoop(origin, Math.min(100, sessions.concurrent), 50, sessions.warmupSec / 2, STEPS);
       const before = (await target.child!.request('cpu')).usage as NodeJS.CpuUsage;
       const result = await sessionLoop(
         origin,
@@ -113,6 +115,7 @@ export async function runSessionsSection(
         sessions.thinkMs,
         sessions.durationSec,
         STEPS,
+        sessions.warmupSec,
       );
       const after = (await target.child!.request('cpu')).usage as NodeJS.CpuUsage;
       const steps = result.requests;
@@ -151,7 +154,7 @@ export async function runSessionsSection(
     `Step latency: ${fmt(sessions.concurrent)} users at once from the runner (undici, one connection each), each going ` +
       `through whole sessions (initiation → phone number → bundle → AddToCart, a fresh SessionId each time) against the ` +
       `module's \`POST /api/service-flow\`, with a think time between steps uniform in 0–${fmt(2 * sessions.thinkMs)} ms ` +
-      `(mean ${fmt(sessions.thinkMs)} ms, far quicker than people type), for ${sessions.durationSec} s after 2 s of warm-up ` +
+      `(mean ${fmt(sessions.thinkMs)} ms, far quicker than people type), for ${sessions.durationSec} s after ${sessions.warmupSec} s of warm-up ` +
       `with the same users (connections open); server CPU/step over all steps; ` +
       `latency as seen by the client. Every answer is checked (input, then select, then AddToCart).\n\n` +
       table(
