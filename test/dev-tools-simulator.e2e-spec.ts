@@ -4,8 +4,16 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { createTestSandbox, defaultFulfillmentUrl, parseSimulateCliArgs, runSimulateCli, stripAnsi, type TestSandbox } from 'nestjs-hubtel/testing';
+import {
+  createTestSandbox,
+  defaultFulfillmentUrl,
+  parseSimulateCliArgs,
+  runSimulateCli,
+  stripAnsi,
+  type TestSandbox,
+} from 'nestjs-hubtel/testing';
 import { startBundleMerchant, type BundleMerchant } from './support/dev-tools.fixtures.js';
+import { startExampleInProcess, type InProcessExample } from './support/example-app.harness.js';
 import { systemBinary } from './support/system.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -53,11 +61,29 @@ async function scriptedService(answer: (body: Record<string, unknown>, res: http
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { bodies, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(r)) };
+  return {
+    bodies,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 function prompt(sessionId: unknown, message: string) {
-  return { SessionId: sessionId, Type: 'Response', Message: message, Mask: null, MaskNextRoute: null, Item: null, ServiceCode: null, Label: 'Name', DataType: 'input', FieldType: 'text', FieldName: 'name', ClientState: null, Data: null };
+  return {
+    SessionId: sessionId,
+    Type: 'Response',
+    Message: message,
+    Mask: null,
+    MaskNextRoute: null,
+    Item: null,
+    ServiceCode: null,
+    Label: 'Name',
+    DataType: 'input',
+    FieldType: 'text',
+    FieldName: 'name',
+    ClientState: null,
+    Data: null,
+  };
 }
 
 describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
@@ -75,16 +101,33 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
 
   it('shows each screen, sends option Values, pays, and reports the fulfillment callback read from a sandbox', async () => {
     const term = pipeTerminal(['0241234567', '2', 'y']);
-    const code = await runSimulateCli([`${merchant.url}/api/service-flow`, '--sandbox', sandbox.url, '--mobile', '0201112222', '--callback-timeout', '20'], term.io);
+    const code = await runSimulateCli(
+      [
+        `${merchant.url}/api/service-flow`,
+        '--sandbox',
+        sandbox.url,
+        '--mobile',
+        '0201112222',
+        '--callback-timeout',
+        '20',
+      ],
+      term.io,
+    );
     const text = term.text;
     expect(code).toBe(0);
     expect(text).toContain('dialing sandbox-service as 233201112222 (mtn)');
     expect(text).toContain(`Service Fulfillment URL   ${merchant.url}/api/fulfillment`);
-    expect(text).toMatch(/── Mobile number ──\nEnter the mobile number to buy data for\nYour answer \(phone\) > 0241234567/);
-    expect(text).toMatch(/── Bundles ──\nChoose a bundle for 233241234567\n {2}1\. 1GB for GHS 5\.00\n {2}2\. 5GB for GHS 20\.00\nChoose 1-2 > 2/);
+    expect(text).toMatch(
+      /── Mobile number ──\nEnter the mobile number to buy data for\nYour answer \(phone\) > 0241234567/,
+    );
+    expect(text).toMatch(
+      /── Bundles ──\nChoose a bundle for 233241234567\n {2}1\. 1GB for GHS 5\.00\n {2}2\. 5GB for GHS 20\.00\nChoose 1-2 > 2/,
+    );
     expect(text).toContain('Cart: 5GB for GHS 20.00 × 1 @ GHS 20.00 = GHS 20.00');
     expect(text).toContain('Service data: destination=233241234567  amount=20.00  bundle=5gb');
-    expect(text).toMatch(/Fulfillment request POST http:\/\/127\.0\.0\.1:\d+\/api\/fulfillment: HTTP 200 \{"OrderId":"[0-9a-f]+","SessionId":"[0-9a-f]+","Status":"received"\}/);
+    expect(text).toMatch(
+      /Fulfillment request POST http:\/\/127\.0\.0\.1:\d+\/api\/fulfillment: HTTP 200 \{"OrderId":"[0-9a-f]+","SessionId":"[0-9a-f]+","Status":"received"\}/,
+    );
     expect(text).toContain('Fulfillment callback received: ServiceStatus success');
 
     // What reached the app: the contract's requests, the chosen option's Value, then the paid order.
@@ -108,7 +151,10 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
       expect(term.text).toContain('(vodafone)');
       expect(term.text).toContain('Cart: 1GB for GHS 5.00');
       expect(term.text).toContain('Fulfillment callback received: ServiceStatus success');
-      expect(local.ledger.fulfilled.at(-1)!.serviceData).toMatchObject({ destination: '233541234567', bundle: '1gb' });
+      expect(local.ledger.fulfilled.at(-1)!.serviceData).toMatchObject({
+        destination: '233541234567',
+        bundle: '1gb',
+      });
     } finally {
       sandbox.attach(merchant.app);
       await local.close();
@@ -126,7 +172,9 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
     expect(text).toContain('Please answer y, n or f.');
     expect(text).toContain('Payment declined; the session was released.');
     // "9" is not an option number: it is sent as typed, and the service re-asks.
-    expect(text).toMatch(/Choose 1-2 > 9\n\n── Bundles ──\nPlease choose one of the options\.[\s\S]*Choose 1-2 > 1\n/);
+    expect(text).toMatch(
+      /Choose 1-2 > 9\n\n── Bundles ──\nPlease choose one of the options\.[\s\S]*Choose 1-2 > 1\n/,
+    );
     // "0" went back to the phone prompt.
     expect(text).toMatch(/Choose 1-2 > 0\n\n── Mobile number ──/);
     expect(merchant.ledger.fulfilled).toHaveLength(before);
@@ -149,7 +197,9 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
 
   it('ends when the service releases the session', async () => {
     const term = pipeTerminal();
-    expect(await runSimulateCli([`${merchant.url}/api/service-flow`, '--service-code', 'bye'], term.io)).toBe(0);
+    expect(await runSimulateCli([`${merchant.url}/api/service-flow`, '--service-code', 'bye'], term.io)).toBe(
+      0,
+    );
     expect(term.text).toContain('Goodbye from the service.\nSession ended by the service.');
   });
 
@@ -164,22 +214,28 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
 
 describe('hubtel-simulate: a service that misbehaves', () => {
   it('reports a non-2xx answer with its body, exit code 1', async () => {
-    const service = await scriptedService((_b, res) => res.writeHead(500, { 'Content-Type': 'application/json' }).end('{"message":"database down"}'));
+    const service = await scriptedService((_b, res) =>
+      res.writeHead(500, { 'Content-Type': 'application/json' }).end('{"message":"database down"}'),
+    );
     try {
       const term = pipeTerminal();
       expect(await runSimulateCli([service.url], term.io)).toBe(1);
-      expect(term.text).toMatch(/✗ The service application answered initiation with HTTP 500 — \{"message":"database down"\}/);
+      expect(term.text).toMatch(
+        /✗ The service application answered initiation with HTTP 500 — \{"message":"database down"\}/,
+      );
     } finally {
       await service.close();
     }
   });
 
   it('reports an answer that is not JSON, exit code 1', async () => {
-    const service = await scriptedService((_b, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<h1>oops</h1>'));
+    const service = await scriptedService((_b, res) =>
+      res.writeHead(200, { 'Content-Type': 'text/html' }).end('<h1>oops</h1>'),
+    );
     try {
       const term = pipeTerminal();
       expect(await runSimulateCli([service.url], term.io)).toBe(1);
-      expect(term.text).toContain("answer to initiation is not a JSON object — <h1>oops</h1>");
+      expect(term.text).toContain('answer to initiation is not a JSON object — <h1>oops</h1>');
     } finally {
       await service.close();
     }
@@ -194,7 +250,16 @@ describe('hubtel-simulate: a service that misbehaves', () => {
   });
 
   it('warns about contract breaches, and stops on them with --strict', async () => {
-    const service = await scriptedService((body, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ SessionId: body.SessionId, Type: 'Response', Message: 'Your name?', DataType: 'input' })));
+    const service = await scriptedService((body, res) =>
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+        JSON.stringify({
+          SessionId: body.SessionId,
+          Type: 'Response',
+          Message: 'Your name?',
+          DataType: 'input',
+        }),
+      ),
+    );
     try {
       const lenient = pipeTerminal();
       const run = runSimulateCli([service.url], lenient.io);
@@ -213,7 +278,15 @@ describe('hubtel-simulate: a service that misbehaves', () => {
   it('sends Release when the user declines the cart', async () => {
     const service = await scriptedService((body, res) =>
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(
-        JSON.stringify({ ...prompt(body.SessionId, 'Pay for 1 ticket'), Type: 'AddToCart', DataType: 'display', FieldName: null, Label: null, Data: [], Item: { ItemName: 'Ticket', Qty: 2, Price: 7.5 } }),
+        JSON.stringify({
+          ...prompt(body.SessionId, 'Pay for 1 ticket'),
+          Type: 'AddToCart',
+          DataType: 'display',
+          FieldName: null,
+          Label: null,
+          Data: [],
+          Item: { ItemName: 'Ticket', Qty: 2, Price: 7.5 },
+        }),
       ),
     );
     try {
@@ -227,7 +300,11 @@ describe('hubtel-simulate: a service that misbehaves', () => {
   });
 
   it('releases the session when the input ends (hang-up), exit code 130', async () => {
-    const service = await scriptedService((body, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(prompt(body.SessionId, 'Your name?'))));
+    const service = await scriptedService((body, res) =>
+      res
+        .writeHead(200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify(prompt(body.SessionId, 'Your name?'))),
+    );
     try {
       const term = pipeTerminal(['Ama']);
       const run = runSimulateCli([service.url, '--service-code', '*713#'], term.io);
@@ -240,7 +317,13 @@ describe('hubtel-simulate: a service that misbehaves', () => {
         ['Response', 'Ama'],
         ['Release', ''],
       ]);
-      expect(service.bodies[0]).toMatchObject({ Sequence: '1', ServiceCode: '*713#', Operator: 'mtn', ClientState: '', Mobile: '233241234567' });
+      expect(service.bodies[0]).toMatchObject({
+        Sequence: '1',
+        ServiceCode: '*713#',
+        Operator: 'mtn',
+        ClientState: '',
+        Mobile: '233241234567',
+      });
       expect(service.bodies[1]).not.toHaveProperty('Sequence');
       expect(new Set(service.bodies.map((b) => b.SessionId)).size).toBe(1);
     } finally {
@@ -258,7 +341,10 @@ describe('hubtel-simulate: arguments', () => {
       [[], 'the service-flow URL is required'],
       [['ftp://x'], 'must be an http(s) URL'],
       [['http://a.test/api/service-flow', '--mobile', 'abc'], '--mobile must be a phone number'],
-      [['http://a.test/api/service-flow', '--fulfillment-url', 'http://b.test/api/fulfillment'], 'same origin'],
+      [
+        ['http://a.test/api/service-flow', '--fulfillment-url', 'http://b.test/api/fulfillment'],
+        'same origin',
+      ],
       [['http://a.test', '--callback-timeout', '0'], '--callback-timeout must be a whole number'],
       [['http://a.test', '--bogus'], "Unknown option '--bogus'"],
     ] as [string[], string][]) {
@@ -270,36 +356,60 @@ describe('hubtel-simulate: arguments', () => {
   });
 
   it('derives the fulfillment URL from the service-flow URL (path secrets kept)', () => {
-    expect(defaultFulfillmentUrl(new URL('http://a.test/api/service-flow')).href).toBe('http://a.test/api/fulfillment');
-    expect(defaultFulfillmentUrl(new URL('http://a.test/hubtel/service-flow/s3cret')).href).toBe('http://a.test/hubtel/fulfillment/s3cret');
+    expect(defaultFulfillmentUrl(new URL('http://a.test/api/service-flow')).href).toBe(
+      'http://a.test/api/fulfillment',
+    );
+    expect(defaultFulfillmentUrl(new URL('http://a.test/hubtel/service-flow/s3cret')).href).toBe(
+      'http://a.test/hubtel/fulfillment/s3cret',
+    );
     expect(defaultFulfillmentUrl(new URL('http://a.test/ussd')).href).toBe('http://a.test/api/fulfillment');
     const parsed = parseSimulateCliArgs(['http://a.test:3000']);
-    expect(parsed).toMatchObject({ help: false, options: { serviceFlowUrl: 'http://a.test:3000/api/service-flow', fulfillmentUrl: 'http://a.test:3000/api/fulfillment' } });
+    expect(parsed).toMatchObject({
+      help: false,
+      options: {
+        serviceFlowUrl: 'http://a.test:3000/api/service-flow',
+        fulfillmentUrl: 'http://a.test:3000/api/fulfillment',
+      },
+    });
   });
 });
 
 // `script` (util-linux, in Debian's essential bsdutils package) gives the simulator a real
 // pseudo-terminal: readline runs in terminal mode, echoes, and Ctrl+C arrives as a keystroke.
-const script = systemBinary({ what: 'terminal simulator pty test', aptPackage: 'bsdutils', binaries: ['/usr/bin/script', 'script'] });
+const script = systemBinary({
+  what: 'terminal simulator pty test',
+  aptPackage: 'bsdutils',
+  binaries: ['/usr/bin/script', 'script'],
+});
 
 script.describe('hubtel-simulate in a pseudo-terminal', () => {
   let sandbox: TestSandbox;
-  let merchant: BundleMerchant;
+  let shop: InProcessExample;
   beforeAll(async () => {
     sandbox = await createTestSandbox();
-    merchant = await startBundleMerchant(sandbox, { serviceApp: { callbackUrl: sandbox.tunnelUrl } });
-  });
+    shop = await startExampleInProcess({ sandbox }); // the example app: its data-bundle service
+  }, 60_000);
   afterAll(async () => {
-    await merchant?.close();
+    await shop?.close();
     await sandbox?.stop();
   });
 
   /** Runs the simulator under `script`; `typeAfter` maps a prompt seen on screen to the keys typed. */
   function runInPty(args: string[], keys: Array<[RegExp, string]>, onOutput?: (screen: string) => void) {
-    const command = [process.execPath, '--import', path.join(root, 'bench/loader/register.mjs'), path.join(root, 'libs/testing/src/cli/hubtel-simulate.ts'), ...args]
+    const command = [
+      process.execPath,
+      '--import',
+      path.join(root, 'bench/loader/register.mjs'),
+      path.join(root, 'libs/testing/src/cli/hubtel-simulate.ts'),
+      ...args,
+    ]
       .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
       .join(' ');
-    const child = spawn(script.path!, ['-qfec', command, '/dev/null'], { cwd: root, env: { ...process.env, TERM: 'xterm', NO_COLOR: '' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(script.path!, ['-qfec', command, '/dev/null'], {
+      cwd: root,
+      env: { ...process.env, TERM: 'xterm', NO_COLOR: '' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let raw = '';
     let step = 0;
     const typed: string[] = [];
@@ -336,42 +446,58 @@ script.describe('hubtel-simulate in a pseudo-terminal', () => {
     return { done, typed };
   }
 
-  it('buys a data bundle by answering its prompts', async () => {
-    let attached = false;
+  it('buys a data bundle from the example app by answering its prompts', async () => {
     const { done } = runInPty(
-      [merchant.url, '--mobile', '0241234567', '--callback-timeout', '30'],
       [
-        [/Your answer \(phone\) > /, '0241234567\r'],
-        [/Choose 1-2 > /, '2\r'],
+        `${shop.url}/api/service-flow`,
+        '--sandbox',
+        sandbox.url,
+        '--mobile',
+        '0241234567',
+        '--callback-timeout',
+        '30',
+      ],
+      [
+        [/Your answer \(phone\) > /, '0201234567\r'],
+        [/Choose 1-3 > /, '2\r'],
         [/\[f\]ail the payment > /, 'y\r'],
       ],
-      (screen) => {
-        // The app's callbacks go to the sandbox tunnel; point it at the simulator's receiver once shown.
-        const m = /Fulfillment callbacks {5}(http:\/\/127\.0\.0\.1:\d+)\/callback/.exec(screen);
-        if (m && !attached) {
-          sandbox.attach(m[1]!);
-          attached = true;
-        }
-      },
     );
     const { code, screen } = await done;
     expect(code).toBe(0);
     // The terminal echoed what was typed after each prompt.
-    expect(screen).toMatch(/Your answer \(phone\) > 0241234567/);
-    expect(screen).toMatch(/ {2}1\. 1GB for GHS 5\.00\r?\n {2}2\. 5GB for GHS 20\.00/);
-    expect(screen).toMatch(/Choose 1-2 > 2/);
-    expect(screen).toContain('Cart: 5GB for GHS 20.00 × 1 @ GHS 20.00 = GHS 20.00');
+    expect(screen).toMatch(
+      /Buy a data bundle\. Enter the phone number that gets the data:\r?\nYour answer \(phone\) > 0201234567/,
+    );
+    expect(screen).toMatch(
+      / {2}1\. 1GB - GHS 5\.00\r?\n {2}2\. 3GB - GHS 12\.00\r?\n {2}3\. 10GB - GHS 35\.00/,
+    );
+    expect(screen).toMatch(/Choose 1-3 > 2/);
+    expect(screen).toContain('Cart: 3GB data bundle for 233201234567 × 1 @ GHS 12.00 = GHS 12.00');
+    expect(screen).toMatch(
+      /Fulfillment request POST http:\/\/127\.0\.0\.1:\d+\/api\/fulfillment: HTTP 200 .*"Status":"received"/,
+    );
     expect(screen).toContain('Fulfillment callback received: ServiceStatus success');
-    expect(merchant.ledger.fulfilled.at(-1)!.serviceData).toEqual({ destination: '233241234567', amount: '20.00', bundle: '5gb' });
+    // The app's callback, as the sandbox received it: the 3GB bundle for the number typed.
+    const callback = sandbox.fulfillmentCallbacks().at(-1)!;
+    expect(callback.serviceStatus).toBe('success');
+    expect(screen).toContain(`order ${callback.orderId}`);
   }, 90_000);
 
   it('releases the session on Ctrl+C', async () => {
-    const service = await scriptedService((body, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(prompt(body.SessionId, 'Your name?'))));
+    const service = await scriptedService((body, res) =>
+      res
+        .writeHead(200, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify(prompt(body.SessionId, 'Your name?'))),
+    );
     try {
-      const { done } = runInPty([service.url], [
-        [/Your answer \(text\) > /, 'Ama\r'],
-        [/Your answer \(text\) > /, '\u0003'],
-      ]);
+      const { done } = runInPty(
+        [service.url],
+        [
+          [/Your answer \(text\) > /, 'Ama\r'],
+          [/Your answer \(text\) > /, '\u0003'],
+        ],
+      );
       const { code, screen } = await done;
       expect(code).toBe(130);
       expect(screen).toContain('Interrupted.');

@@ -4,10 +4,22 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
-import { createTestSandbox, parseTriggerCliArgs, runTriggerCli, stripAnsi, type TestSandbox } from 'nestjs-hubtel/testing';
+import {
+  createTestSandbox,
+  parseTriggerCliArgs,
+  runTriggerCli,
+  stripAnsi,
+  type TestSandbox,
+} from 'nestjs-hubtel/testing';
 import { CheckoutService } from 'nestjs-hubtel/checkout';
 import { startBundleMerchant, type BundleMerchant } from './support/dev-tools.fixtures.js';
-import { getOrder, placeOrder, startExampleInProcess, waitForOrder, type InProcessExample } from './support/example-app.harness.js';
+import {
+  getOrder,
+  placeOrder,
+  startExampleInProcess,
+  waitForOrder,
+  type InProcessExample,
+} from './support/example-app.harness.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -16,9 +28,19 @@ function trigger(args: string[]): Promise<{ code: number; stdout: string; stderr
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', path.join(root, 'bench/loader/register.mjs'), path.join(root, 'libs/testing/src/cli/hubtel-trigger.ts'), ...args],
+      [
+        '--import',
+        path.join(root, 'bench/loader/register.mjs'),
+        path.join(root, 'libs/testing/src/cli/hubtel-trigger.ts'),
+        ...args,
+      ],
       { cwd: root, env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout: stripAnsi(stdout), stderr: stripAnsi(stderr) }),
+      (error, stdout, stderr) =>
+        resolve({
+          code: error ? ((error as { code?: number }).code ?? 1) : 0,
+          stdout: stripAnsi(stdout),
+          stderr: stripAnsi(stderr),
+        }),
     );
   });
 }
@@ -36,7 +58,8 @@ describe('hubtel-trigger against the running example app', () => {
     await sandbox?.stop();
   });
 
-  const receiptsFor = (orderId: string) => sandbox.messages().filter((m) => m.content.includes(`order ${orderId} `));
+  const receiptsFor = (orderId: string) =>
+    sandbox.messages().filter((m) => m.content.includes(`order ${orderId} `));
 
   it('a valid callback is handled: the order turns paid and its SMS receipt goes out', async () => {
     const { orderId } = await placeOrder(shop.url, { product: 'kente-mug', phone: '0241234567' });
@@ -47,7 +70,11 @@ describe('hubtel-trigger against the running example app', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`POST ${shop.url}/hubtel/checkout/callback`);
     expect(run.stdout).toContain('HTTP 200 {"received":true}');
-    const order = await waitForOrder(shop.url, orderId, (o) => o.status === 'paid' && o.receipt.status === 'sent');
+    const order = await waitForOrder(
+      shop.url,
+      orderId,
+      (o) => o.status === 'paid' && o.receipt.status === 'sent',
+    );
     expect(order.payment).toMatchObject({ amountPaid: order.amount, confirmedByStatusCheck: true });
     expect(receiptsFor(orderId)).toHaveLength(1);
   });
@@ -55,7 +82,16 @@ describe('hubtel-trigger against the running example app', () => {
   it('a duplicate is not handled twice: 6 copies at once, one paid order, one receipt', async () => {
     const { orderId } = await placeOrder(shop.url, { product: 'shea-soap', phone: '0201234567' });
     await sandbox.markPaid(orderId);
-    const run = await trigger(['checkout-duplicate', shop.url, '--reference', orderId, '--sandbox', sandbox.url, '--copies', '6']);
+    const run = await trigger([
+      'checkout-duplicate',
+      shop.url,
+      '--reference',
+      orderId,
+      '--sandbox',
+      sandbox.url,
+      '--copies',
+      '6',
+    ]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('6 answers: 6 × 200');
     await waitForOrder(shop.url, orderId, (o) => o.status === 'paid' && o.receipt.status === 'sent');
@@ -63,22 +99,34 @@ describe('hubtel-trigger against the running example app', () => {
     expect(receiptsFor(orderId)).toHaveLength(1);
   });
 
-  it.each(['unknown-reference', 'wrong-amount', 'wrong-checkout-id'])('a forged callback (%s) is rejected: the order stays unpaid, nothing is sent', async (forge) => {
-    const { orderId } = await placeOrder(shop.url, { product: 'adinkra-tote', phone: '0241234567' });
-    const args = ['checkout-forged', shop.url, '--forge', forge];
-    if (forge !== 'unknown-reference') args.push('--reference', orderId, '--sandbox', sandbox.url);
-    const run = await trigger(args);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain('HTTP 200 {"received":true}');
-    await shop.example.app.get(CheckoutService).drain();
-    const order = await getOrder(shop.url, orderId);
-    expect(order.status).toBe('awaiting-payment');
-    expect(order.payment).toBeNull();
-    expect(receiptsFor(orderId)).toHaveLength(0);
-  });
+  it.each(['unknown-reference', 'wrong-amount', 'wrong-checkout-id'])(
+    'a forged callback (%s) is rejected: the order stays unpaid, nothing is sent',
+    async (forge) => {
+      const { orderId } = await placeOrder(shop.url, { product: 'adinkra-tote', phone: '0241234567' });
+      const args = ['checkout-forged', shop.url, '--forge', forge];
+      if (forge !== 'unknown-reference') args.push('--reference', orderId, '--sandbox', sandbox.url);
+      const run = await trigger(args);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('HTTP 200 {"received":true}');
+      await shop.example.app.get(CheckoutService).drain();
+      const order = await getOrder(shop.url, orderId);
+      expect(order.status).toBe('awaiting-payment');
+      expect(order.payment).toBeNull();
+      expect(receiptsFor(orderId)).toHaveLength(0);
+    },
+  );
 
   it('a malformed callback gets the app’s 400 and exit code 1', async () => {
-    const run = await trigger(['checkout', `${shop.url}/hubtel/checkout/callback`, '--reference', 'x'.repeat(40), '--checkout-id', 'c', '--amount', '1']);
+    const run = await trigger([
+      'checkout',
+      `${shop.url}/hubtel/checkout/callback`,
+      '--reference',
+      'x'.repeat(40),
+      '--checkout-id',
+      'c',
+      '--amount',
+      '1',
+    ]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/HTTP 400 \{.*"HUBTEL_INVALID_BODY"/);
   });
@@ -91,7 +139,16 @@ describe('hubtel-trigger against the running example app', () => {
     await session.choose('DATA_3GB');
     expect(session.cart).toMatchObject({ Price: 12 });
     const orderId = `ord-${Date.now().toString(36)}`;
-    const run = await trigger(['fulfillment', shop.url, '--session-id', session.sessionId, '--order-id', orderId, '--copies', '3']);
+    const run = await trigger([
+      'fulfillment',
+      shop.url,
+      '--session-id',
+      session.sessionId,
+      '--order-id',
+      orderId,
+      '--copies',
+      '3',
+    ]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`fulfillment request for order ${orderId} of session ${session.sessionId}`);
     expect(run.stdout.match(/"Status":"received"/g)).toHaveLength(1);
@@ -109,10 +166,26 @@ describe('hubtel-trigger against the running example app', () => {
   });
 
   it('sends a fulfillment callback to a platform receiver (the sandbox)', async () => {
-    const run = await trigger(['fulfillment-callback', sandbox.url, '--session-id', 's-1', '--order-id', 'o-1', '--service-status', 'failed']);
+    const run = await trigger([
+      'fulfillment-callback',
+      sandbox.url,
+      '--session-id',
+      's-1',
+      '--order-id',
+      'o-1',
+      '--service-status',
+      'failed',
+    ]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('HTTP 200 {"message":"Callback received","responseCode":"0000","data":null}');
-    expect(sandbox.fulfillmentCallbacks().at(-1)).toMatchObject({ sessionId: 's-1', orderId: 'o-1', serviceStatus: 'failed', matched: false });
+    expect(run.stdout).toContain(
+      'HTTP 200 {"message":"Callback received","responseCode":"0000","data":null}',
+    );
+    expect(sandbox.fulfillmentCallbacks().at(-1)).toMatchObject({
+      sessionId: 's-1',
+      orderId: 'o-1',
+      serviceStatus: 'failed',
+      matched: false,
+    });
   });
 
   it('says when the sandbox has no such invoice', async () => {
@@ -139,7 +212,11 @@ describe('hubtel-trigger against a small merchant app: what its handlers saw', (
   /** An order of the shop: an invoice created through the app (the sandbox gave it a checkout id). */
   async function order(amount: number) {
     const clientReference = `trg-${Date.now().toString(36)}-${++seq}`;
-    const created = await merchant.checkout.createInvoice({ totalAmount: amount, description: 'Data bundle', clientReference });
+    const created = await merchant.checkout.createInvoice({
+      totalAmount: amount,
+      description: 'Data bundle',
+      clientReference,
+    });
     return { ...created, amount };
   }
   const paidFor = (ref: string) => merchant.ledger.paid.filter((e) => e.clientReference === ref);
@@ -147,19 +224,48 @@ describe('hubtel-trigger against a small merchant app: what its handlers saw', (
   it('a valid callback (given by --checkout-id and --amount) is handled once, confirmed by the status check', async () => {
     const o = await order(7.5);
     await sandbox.markPaid(o.clientReference, { phone: '0201234567' });
-    const run = await trigger(['checkout-callback', merchant.url, '--reference', o.clientReference, '--checkout-id', o.checkoutId, '--amount', '7.50', '--phone', '0201234567']);
+    const run = await trigger([
+      'checkout-callback',
+      merchant.url,
+      '--reference',
+      o.clientReference,
+      '--checkout-id',
+      o.checkoutId,
+      '--amount',
+      '7.50',
+      '--phone',
+      '0201234567',
+    ]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`checkout callback (paid) for ${o.clientReference}: GHS 7.50, checkout ${o.checkoutId}`);
+    expect(run.stdout).toContain(
+      `checkout callback (paid) for ${o.clientReference}: GHS 7.50, checkout ${o.checkoutId}`,
+    );
     expect(run.stdout).toContain('HTTP 200 {"received":true}');
     await merchant.ledger.until(() => paidFor(o.clientReference).length === 1);
-    expect(paidFor(o.clientReference)[0]).toMatchObject({ amount: 7.5, amountPaid: 7.5, checkoutId: o.checkoutId, confirmedByStatusCheck: true });
-    expect((await sandbox.waitForMessage((m) => m.content.includes(o.clientReference))).msisdn).toBe('233201234567');
+    expect(paidFor(o.clientReference)[0]).toMatchObject({
+      amount: 7.5,
+      amountPaid: 7.5,
+      checkoutId: o.checkoutId,
+      confirmedByStatusCheck: true,
+    });
+    expect((await sandbox.waitForMessage((m) => m.content.includes(o.clientReference))).msisdn).toBe(
+      '233201234567',
+    );
   });
 
   it('a duplicate is not handled twice: 6 copies at once, one payment, one receipt', async () => {
     const o = await order(12);
     await sandbox.markPaid(o.clientReference);
-    const run = await trigger(['checkout-duplicate', merchant.url, '--reference', o.clientReference, '--sandbox', sandbox.url, '--copies', '6']);
+    const run = await trigger([
+      'checkout-duplicate',
+      merchant.url,
+      '--reference',
+      o.clientReference,
+      '--sandbox',
+      sandbox.url,
+      '--copies',
+      '6',
+    ]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`POST ${merchant.url}/hubtel/checkout/callback — 6 copies at once`);
     for (let i = 1; i <= 6; i++) expect(run.stdout).toContain(`#${i} HTTP 200 {"received":true}`);
@@ -212,16 +318,50 @@ describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
     [['checkout', 'http://a.test'], 'needs --reference'],
     [['checkout', 'http://a.test', '--reference', 'r', '--amount', '1'], 'needs --checkout-id'],
     [['checkout', 'http://a.test', '--reference', 'r', '--checkout-id', 'c'], 'needs --amount'],
-    [['checkout', 'http://a.test', '--reference', 'r', '--checkout-id', 'c', '--amount', '1.234'], 'at most 2 decimals'],
-    [['checkout', 'http://a.test', '--reference', 'r', '--checkout-id', 'c', '--amount', '1', '--outcome', 'maybe'], '--outcome must be paid or failed'],
-    [['checkout-duplicate', 'http://a.test', '--reference', 'r', '--checkout-id', 'c', '--amount', '1', '--copies', '1'], 'at least 2'],
+    [
+      ['checkout', 'http://a.test', '--reference', 'r', '--checkout-id', 'c', '--amount', '1.234'],
+      'at most 2 decimals',
+    ],
+    [
+      [
+        'checkout',
+        'http://a.test',
+        '--reference',
+        'r',
+        '--checkout-id',
+        'c',
+        '--amount',
+        '1',
+        '--outcome',
+        'maybe',
+      ],
+      '--outcome must be paid or failed',
+    ],
+    [
+      [
+        'checkout-duplicate',
+        'http://a.test',
+        '--reference',
+        'r',
+        '--checkout-id',
+        'c',
+        '--amount',
+        '1',
+        '--copies',
+        '1',
+      ],
+      'at least 2',
+    ],
     [['checkout-forged', 'http://a.test', '--forge', 'wrong-amount', '--reference', 'r'], 'needs --amount'],
     [['checkout-forged', 'http://a.test', '--forge', 'teleport'], '--forge must be one of'],
     [['checkout', 'http://a.test', '--forge', 'wrong-amount'], '--forge goes with the checkout-forged kind'],
     [['fulfillment', 'http://a.test'], 'needs --session-id'],
     [['fulfillment', 'http://a.test', '--session-id', 's', '--amount', '3'], '--amount is a checkout option'],
     [['fulfillment-callback', 'http://a.test', '--session-id', 's'], 'needs --order-id'],
-    [['fulfillment', 'http://a.test', '--session-id', 's', '--header', 'nocolon'], '--header must be "Name: value"'],
+    [
+      ['fulfillment', 'http://a.test', '--session-id', 's', '--header', 'nocolon'],
+      '--header must be "Name: value"',
+    ],
   ] as [string[], string][])('refuses %j with exit code 2', async (argv, message) => {
     const s = streams();
     expect(await runTriggerCli(argv, s.io)).toBe(2);
@@ -231,12 +371,43 @@ describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
 
   it('prints the contract body on a dry run, sending nothing', async () => {
     const s = streams();
-    expect(await runTriggerCli(['checkout', 'http://a.test', '--reference', 'r-1', '--checkout-id', 'c-1', '--amount', '10', '--outcome', 'failed', '--json', '--dry-run'], s.io)).toBe(0);
+    expect(
+      await runTriggerCli(
+        [
+          'checkout',
+          'http://a.test',
+          '--reference',
+          'r-1',
+          '--checkout-id',
+          'c-1',
+          '--amount',
+          '10',
+          '--outcome',
+          'failed',
+          '--json',
+          '--dry-run',
+        ],
+        s.io,
+      ),
+    ).toBe(0);
     const printed = JSON.parse(s.out());
-    expect(printed).toMatchObject({ kind: 'checkout', url: 'http://a.test/hubtel/checkout/callback', copies: 1 });
-    expect(printed.body).toMatchObject({ ResponseCode: '2001', Status: 'Failed', Data: { CheckoutId: 'c-1', ClientReference: 'r-1', Amount: 10, Status: 'Failed' } });
+    expect(printed).toMatchObject({
+      kind: 'checkout',
+      url: 'http://a.test/hubtel/checkout/callback',
+      copies: 1,
+    });
+    expect(printed.body).toMatchObject({
+      ResponseCode: '2001',
+      Status: 'Failed',
+      Data: { CheckoutId: 'c-1', ClientReference: 'r-1', Amount: 10, Status: 'Failed' },
+    });
     const f = streams();
-    expect(await runTriggerCli(['fulfillment', 'http://a.test/hook/fulfil', '--session-id', 's', '--order-id', 'o', '--dry-run'], f.io)).toBe(0);
+    expect(
+      await runTriggerCli(
+        ['fulfillment', 'http://a.test/hook/fulfil', '--session-id', 's', '--order-id', 'o', '--dry-run'],
+        f.io,
+      ),
+    ).toBe(0);
     expect(f.out()).toContain('POST http://a.test/hook/fulfil\n');
     expect(f.out()).toContain('"ExtraData": {}');
     expect(f.out()).toContain('"OrderInfo": null');
@@ -255,17 +426,30 @@ describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       const s = streams();
-      expect(await runTriggerCli(['checkout-forged', url, '--path', '/shop/hooks/hubtel', '-H', 'X-Trace: t-1', '--json'], s.io)).toBe(1);
+      expect(
+        await runTriggerCli(
+          ['checkout-forged', url, '--path', '/shop/hooks/hubtel', '-H', 'X-Trace: t-1', '--json'],
+          s.io,
+        ),
+      ).toBe(1);
       const report = JSON.parse(s.out());
-      expect(report.answers).toEqual([{ copy: 1, status: 503, body: { error: 'busy' }, durationMs: expect.any(Number) }]);
+      expect(report.answers).toEqual([
+        { copy: 1, status: 503, body: { error: 'busy' }, durationMs: expect.any(Number) },
+      ]);
       expect(urls).toEqual(['/shop/hooks/hubtel']);
-      expect(seen[0]).toMatchObject({ 'x-trace': 't-1', 'cache-control': 'no-cache', 'content-type': 'application/json' });
+      expect(seen[0]).toMatchObject({
+        'x-trace': 't-1',
+        'cache-control': 'no-cache',
+        'content-type': 'application/json',
+      });
     } finally {
       await new Promise((r) => server.close(r));
     }
     const s = streams();
     expect(await runTriggerCli(['checkout-forged', url], s.io)).toBe(3);
     expect(s.out()).toMatch(/✗ POST .*ECONNREFUSED/);
-    expect(parseTriggerCliArgs(['checkout-duplicate', url, '--reference', 'r', '--sandbox', url])).toMatchObject({ options: { copies: 2 } });
+    expect(
+      parseTriggerCliArgs(['checkout-duplicate', url, '--reference', 'r', '--sandbox', url]),
+    ).toMatchObject({ options: { copies: 2 } });
   });
 });

@@ -9,7 +9,13 @@ import { fileURLToPath } from 'node:url';
 // docs:begin app
 import { Injectable } from '@nestjs/common';
 import { CheckoutService, OnCheckoutPaid, type CheckoutPaidEvent } from 'nestjs-hubtel/checkout';
-import { FlowContext, FlowStep, OnFulfillment, ServiceFlow, type FulfillmentRequestedEvent } from 'nestjs-hubtel/service-app';
+import {
+  FlowContext,
+  FlowStep,
+  OnFulfillment,
+  ServiceFlow,
+  type FulfillmentRequestedEvent,
+} from 'nestjs-hubtel/service-app';
 import { SmsService } from 'nestjs-hubtel/sms';
 
 @Injectable()
@@ -22,13 +28,20 @@ export class Orders {
   ) {}
 
   place(amount: number, phone: string) {
-    return this.checkout.createInvoice({ totalAmount: amount, description: 'Data bundle', payeeMobileNumber: phone });
+    return this.checkout.createInvoice({
+      totalAmount: amount,
+      description: 'Data bundle',
+      payeeMobileNumber: phone,
+    });
   }
 
   @OnCheckoutPaid()
   async onPaid(event: CheckoutPaidEvent) {
     this.paid.add(event.clientReference);
-    await this.sms.send({ to: event.payment.customerPhoneNumber!, content: `Order ${event.clientReference} is paid. Thank you!` });
+    await this.sms.send({
+      to: event.payment.customerPhoneNumber!,
+      content: `Order ${event.clientReference} is paid. Thank you!`,
+    });
   }
 }
 
@@ -41,7 +54,11 @@ export class BundleFlow {
 
   @FlowStep()
   bundle(ctx: FlowContext) {
-    return ctx.select({ message: 'Choose a bundle', name: 'bundle', options: [{ Display: '5GB for GHS 20.00', Value: '5gb', Amount: 20 }] });
+    return ctx.select({
+      message: 'Choose a bundle',
+      name: 'bundle',
+      options: [{ Display: '5GB for GHS 20.00', Value: '5gb', Amount: 20 }],
+    });
   }
 
   @FlowStep()
@@ -49,7 +66,12 @@ export class BundleFlow {
     const bundle = ctx.selected()!;
     return ctx.addToCart({
       message: `Buy ${bundle.Display}?`,
-      item: { ItemName: bundle.Display, Qty: 1, Price: bundle.Amount, ServiceData: { destination: ctx.data.destination, bundle: bundle.Value } },
+      item: {
+        ItemName: bundle.Display,
+        Qty: 1,
+        Price: bundle.Amount,
+        ServiceData: { destination: ctx.data.destination, bundle: bundle.Value },
+      },
     });
   }
 }
@@ -72,7 +94,13 @@ import { Test } from '@nestjs/testing';
 import { CheckoutModule } from 'nestjs-hubtel/checkout';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { SmsModule } from 'nestjs-hubtel/sms';
-import { SmsCapture, buildCheckoutCallback, createTestSandbox, sendCheckoutCallback, type TestSandbox } from 'nestjs-hubtel/testing';
+import {
+  SmsCapture,
+  buildCheckoutCallback,
+  createTestSandbox,
+  sendCheckoutCallback,
+  type TestSandbox,
+} from 'nestjs-hubtel/testing';
 
 describe('orders and bundles', () => {
   let hubtel: TestSandbox;
@@ -113,7 +141,9 @@ describe('orders and bundles', () => {
     await app.get(CheckoutService).drain(); // your @OnCheckoutPaid handlers have run
 
     expect(orders.paid.has(invoice.clientReference)).toBe(true);
-    expect(sms.messagesTo('0241234567')).toEqual([expect.objectContaining({ content: `Order ${invoice.clientReference} is paid. Thank you!` })]);
+    expect(sms.messagesTo('0241234567')).toEqual([
+      expect.objectContaining({ content: `Order ${invoice.clientReference} is paid. Thank you!` }),
+    ]);
   });
 
   it('handles a duplicate callback once and never believes a forged one', async () => {
@@ -122,12 +152,22 @@ describe('orders and bundles', () => {
     await hubtel.pay(invoice.clientReference);
 
     // The platform sends the same callback again.
-    const again = await sendCheckoutCallback(app, buildCheckoutCallback({ invoice: hubtel.invoice(invoice.clientReference)! }));
+    const again = await sendCheckoutCallback(
+      app,
+      buildCheckoutCallback({ invoice: hubtel.invoice(invoice.clientReference)! }),
+    );
     expect(again.status).toBe(200);
 
     // Someone claims another order was paid, with a made-up amount.
     const other = await orders.place(50, '0201234567');
-    await sendCheckoutCallback(app, buildCheckoutCallback({ clientReference: other.clientReference, checkoutId: other.checkoutId, amount: 0.5 }));
+    await sendCheckoutCallback(
+      app,
+      buildCheckoutCallback({
+        clientReference: other.clientReference,
+        checkoutId: other.checkoutId,
+        amount: 0.5,
+      }),
+    );
 
     await app.get(CheckoutService).drain();
     expect(orders.paid.has(other.clientReference)).toBe(false);
@@ -157,7 +197,8 @@ describe('orders and bundles', () => {
   it('really delivered the callbacks through the tunnel, with the app’s answers recorded', () => {
     const deliveries = hubtel.deliveries({ kind: 'checkout-callback' });
     expect(deliveries.length).toBeGreaterThanOrEqual(2);
-    for (const d of deliveries) expect(d).toMatchObject({ state: 'delivered', statusCode: 200, responseBody: '{"received":true}' });
+    for (const d of deliveries)
+      expect(d).toMatchObject({ state: 'delivered', statusCode: 200, responseBody: '{"received":true}' });
   });
 });
 
@@ -168,10 +209,15 @@ describe('docs/testing.md', () => {
     const docs = readFileSync(path.resolve(path.dirname(here), '..', 'docs', 'testing.md'), 'utf8');
     const blocks = [...docs.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
     for (const name of ['app', 'test']) {
-      const region = new RegExp(`// docs:begin ${name}\\n([\\s\\S]*?)\\n\\s*// docs:end ${name}`).exec(source)![1]!;
+      const region = new RegExp(`// docs:begin ${name}\\n([\\s\\S]*?)\\n\\s*// docs:end ${name}`).exec(
+        source,
+      )![1]!;
       // The guide's block holds the region verbatim (its test block also closes the describe).
       const found = blocks.some((block) => block.includes(region));
-      if (!found) throw new Error(`docs/testing.md has no \`\`\`ts block containing the "${name}" region of ${path.basename(here)} verbatim`);
+      if (!found)
+        throw new Error(
+          `docs/testing.md has no \`\`\`ts block containing the "${name}" region of ${path.basename(here)} verbatim`,
+        );
     }
   });
 });

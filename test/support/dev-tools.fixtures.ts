@@ -38,12 +38,22 @@ export const BUNDLES = [
 export class DataBundleFlow {
   @FlowStep({ start: true })
   phone(ctx: FlowContext) {
-    return ctx.input({ message: 'Enter the mobile number to buy data for', label: 'Mobile number', fieldType: 'phone', name: 'destination' });
+    return ctx.input({
+      message: 'Enter the mobile number to buy data for',
+      label: 'Mobile number',
+      fieldType: 'phone',
+      name: 'destination',
+    });
   }
 
   @FlowStep()
   bundle(ctx: FlowContext<{ destination: string }>) {
-    return ctx.select({ message: `Choose a bundle for ${ctx.data.destination}`, label: 'Bundles', name: 'bundle', options: BUNDLES });
+    return ctx.select({
+      message: `Choose a bundle for ${ctx.data.destination}`,
+      label: 'Bundles',
+      name: 'bundle',
+      options: BUNDLES,
+    });
   }
 
   @FlowStep()
@@ -52,7 +62,16 @@ export class DataBundleFlow {
     return ctx.addToCart({
       message: `You are buying ${option.Display} for ${ctx.data.destination}`,
       label: 'Confirm purchase',
-      item: { ItemName: option.Display, Qty: 1, Price: option.Amount, ServiceData: { destination: ctx.data.destination, amount: option.Amount.toFixed(2), bundle: option.Value } },
+      item: {
+        ItemName: option.Display,
+        Qty: 1,
+        Price: option.Amount,
+        ServiceData: {
+          destination: ctx.data.destination,
+          amount: option.Amount.toFixed(2),
+          bundle: option.Value,
+        },
+      },
     });
   }
 }
@@ -93,7 +112,10 @@ export class MerchantLedger {
   @OnCheckoutPaid()
   async onPaid(event: CheckoutPaidEvent) {
     this.paid.push(event);
-    await this.sms.send({ to: event.payment.customerPhoneNumber ?? '233241234567', content: `Receipt: order ${event.clientReference} paid, GHS ${event.amount.toFixed(2)}` });
+    await this.sms.send({
+      to: event.payment.customerPhoneNumber ?? '233241234567',
+      content: `Receipt: order ${event.clientReference} paid, GHS ${event.amount.toFixed(2)}`,
+    });
     this.wake();
   }
 
@@ -132,14 +154,24 @@ export interface BundleMerchant {
 }
 
 /** Starts the merchant app on 127.0.0.1:0 against the sandbox, and attaches it to the sandbox's tunnel. */
-export async function startBundleMerchant(sandbox: TestSandbox, overrides: { serviceApp?: Partial<ServiceAppModuleOptions> } = {}): Promise<BundleMerchant> {
+export async function startBundleMerchant(
+  sandbox: TestSandbox,
+  overrides: { serviceApp?: Partial<ServiceAppModuleOptions> } = {},
+): Promise<BundleMerchant> {
   @Module({
     imports: [
       EventEmitterModule.forRoot(),
       SmsModule.forRoot({ ...sandbox.smsOptions(), senderId: 'Merchant' }),
-      CheckoutModule.forRoot({ ...sandbox.checkoutOptions(), handlers: { retry: { baseDelayMs: 5, maxDelayMs: 20 } } }),
+      CheckoutModule.forRoot({
+        ...sandbox.checkoutOptions(),
+        handlers: { retry: { baseDelayMs: 5, maxDelayMs: 20 } },
+      }),
       ServiceAppModule.forRoot(
-        sandbox.serviceAppOptions({ callbackRetry: { baseDelayMs: 5, maxDelayMs: 20 }, fulfillmentRetry: { baseDelayMs: 5, maxDelayMs: 20 }, ...overrides.serviceApp }),
+        sandbox.serviceAppOptions({
+          callbackRetry: { baseDelayMs: 5, maxDelayMs: 20 },
+          fulfillmentRetry: { baseDelayMs: 5, maxDelayMs: 20 },
+          ...overrides.serviceApp,
+        }),
       ),
     ],
     providers: [DataBundleFlow, GoodbyeFlow, MerchantLedger],

@@ -4,7 +4,13 @@
  * callbacks and requests, helpers that send them to your app, and an SMS capture that needs no
  * network. Works with Jest (ESM or CommonJS) and any other runner; no module mocking.
  */
-export { createTestSandbox, TestSandbox, type TestSandboxOptions, type CheckoutTestOptions, type MarkPaidOptions } from './test-sandbox.js';
+export {
+  createTestSandbox,
+  TestSandbox,
+  type TestSandboxOptions,
+  type CheckoutTestOptions,
+  type MarkPaidOptions,
+} from './test-sandbox.js';
 export {
   buildCheckoutCallback,
   buildFulfillmentRequest,
@@ -44,7 +50,12 @@ export {
   type TerminalSimulatorOptions,
   type SimulationResult,
 } from './cli/terminal-simulator.js';
-export { runSimulateCli, parseSimulateCliArgs, SIMULATE_CLI_USAGE, type ParsedSimulateCli } from './cli/simulate-cli.js';
+export {
+  runSimulateCli,
+  parseSimulateCliArgs,
+  SIMULATE_CLI_USAGE,
+  type ParsedSimulateCli,
+} from './cli/simulate-cli.js';
 export {
   runTriggerCli,
   runTrigger,

@@ -33,10 +33,15 @@ describe('SmsCapture', () => {
   afterAll(() => new Promise((r) => server.close(r)));
 
   async function appWith(capture: SmsCapture, viaInstall: boolean) {
-    @Module({ imports: [SmsModule.forRoot({ clientId: 'id', clientSecret: 'secret', senderId: 'Shop', baseUrl })], providers: [Notifier] })
+    @Module({
+      imports: [SmsModule.forRoot({ clientId: 'id', clientSecret: 'secret', senderId: 'Shop', baseUrl })],
+      providers: [Notifier],
+    })
     class AppModule {}
     const builder = Test.createTestingModule({ imports: [AppModule] });
-    const moduleRef = viaInstall ? await capture.install(builder).compile() : await builder.overrideProvider(SMS_HTTP_TRANSPORT).useValue(capture).compile();
+    const moduleRef = viaInstall
+      ? await capture.install(builder).compile()
+      : await builder.overrideProvider(SMS_HTTP_TRANSPORT).useValue(capture).compile();
     return moduleRef;
   }
 
@@ -68,20 +73,38 @@ describe('SmsCapture', () => {
     const moduleRef = await appWith(sms, true);
     const service = moduleRef.get(SmsService);
     const sent = await service.send({ to: '0241234567', content: 'hello' });
-    expect(await service.getMessageStatus(sent.messageId)).toMatchObject({ messageId: sent.messageId, status: 'Delivered', to: '233241234567', content: 'hello' });
+    expect(await service.getMessageStatus(sent.messageId)).toMatchObject({
+      messageId: sent.messageId,
+      status: 'Delivered',
+      to: '233241234567',
+      content: 'hello',
+    });
     const batch = await service.sendBatch({ recipients: ['0241234567'], content: 'b' });
-    expect((await service.getBatchStatus(batch.batchId!)) as unknown).toMatchObject({ batchId: batch.batchId, data: [expect.objectContaining({ to: '233241234567' })] });
-    await expect(service.getMessageStatus('nope')).rejects.toMatchObject({ code: 'HUBTEL_NOT_FOUND', httpStatus: 404 });
+    expect((await service.getBatchStatus(batch.batchId!)) as unknown).toMatchObject({
+      batchId: batch.batchId,
+      data: [expect.objectContaining({ to: '233241234567' })],
+    });
+    await expect(service.getMessageStatus('nope')).rejects.toMatchObject({
+      code: 'HUBTEL_NOT_FOUND',
+      httpStatus: 404,
+    });
     expect(sms.requests).toBe(5);
     await moduleRef.close();
   });
 
   it('fails the next sends as told, so the app’s error paths can be tested', async () => {
-    const sms = new SmsCapture().failNext(new HubtelInsufficientCreditError('no credit', { httpStatus: 402 }), 2);
+    const sms = new SmsCapture().failNext(
+      new HubtelInsufficientCreditError('no credit', { httpStatus: 402 }),
+      2,
+    );
     const moduleRef = await appWith(sms, true);
     const service = moduleRef.get(SmsService);
-    await expect(service.send({ to: '0241234567', content: 'x' })).rejects.toBeInstanceOf(HubtelInsufficientCreditError);
-    await expect(service.send({ to: '0241234567', content: 'x' })).rejects.toBeInstanceOf(HubtelInsufficientCreditError);
+    await expect(service.send({ to: '0241234567', content: 'x' })).rejects.toBeInstanceOf(
+      HubtelInsufficientCreditError,
+    );
+    await expect(service.send({ to: '0241234567', content: 'x' })).rejects.toBeInstanceOf(
+      HubtelInsufficientCreditError,
+    );
     await service.send({ to: '0241234567', content: 'third' });
     expect(sms.messages.map((m) => m.content)).toEqual(['third']);
     expect(() => sms.failNext('boom' as never)).toThrow(/Error/);
@@ -99,7 +122,9 @@ describe('SmsCapture', () => {
     setTimeout(() => void service.send({ to: '233241234567', content: 'later' }), 5);
     expect((await waiting).content).toBe('later');
     expect((await sms.waitForMessage((m) => m.content === 'later')).to).toBe('233241234567');
-    await expect(sms.waitForMessage('0200000000', { timeoutMs: 20 })).rejects.toBeInstanceOf(HubtelTimeoutError);
+    await expect(sms.waitForMessage('0200000000', { timeoutMs: 20 })).rejects.toBeInstanceOf(
+      HubtelTimeoutError,
+    );
     await moduleRef.close();
   });
 });

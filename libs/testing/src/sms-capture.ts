@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { HubtelApiError, HubtelError, HubtelTimeoutError, HubtelValidationError, tryNormalizeMsisdn, type HubtelRequest, type HubtelResponse } from 'nestjs-hubtel';
+import {
+  HubtelApiError,
+  HubtelError,
+  HubtelTimeoutError,
+  HubtelValidationError,
+  tryNormalizeMsisdn,
+  type HubtelRequest,
+  type HubtelResponse,
+} from 'nestjs-hubtel';
 import { SMS_HTTP_TRANSPORT, SMS_PATHS } from 'nestjs-hubtel/sms';
 
 /** One message the app "sent". */
@@ -83,8 +91,14 @@ export class SmsCapture {
    * `times` times, to test how the app copes.
    */
   failNext(error: Error, times = 1): this {
-    if (!(error instanceof Error)) throw new HubtelValidationError('failNext(error) needs an Error', [{ field: 'error', message: 'must be an Error' }]);
-    if (!Number.isInteger(times) || times < 1) throw new HubtelValidationError('failNext times must be a positive integer', [{ field: 'times', message: 'must be >= 1', value: times }]);
+    if (!(error instanceof Error))
+      throw new HubtelValidationError('failNext(error) needs an Error', [
+        { field: 'error', message: 'must be an Error' },
+      ]);
+    if (!Number.isInteger(times) || times < 1)
+      throw new HubtelValidationError('failNext times must be a positive integer', [
+        { field: 'times', message: 'must be >= 1', value: times },
+      ]);
     for (let i = 0; i < times; i++) this.failures.push(error);
     return this;
   }
@@ -93,7 +107,10 @@ export class SmsCapture {
    * The first message (already captured, or to come) to a number or matching a predicate. Rejects
    * with HubtelTimeoutError after `timeoutMs` (default 5 s): for apps that send in the background.
    */
-  waitForMessage(match: string | ((m: CapturedSms) => boolean), options: { timeoutMs?: number } = {}): Promise<CapturedSms> {
+  waitForMessage(
+    match: string | ((m: CapturedSms) => boolean),
+    options: { timeoutMs?: number } = {},
+  ): Promise<CapturedSms> {
     const wanted = typeof match === 'string' ? normalize(match) : undefined;
     const test = typeof match === 'string' ? (m: CapturedSms) => m.to === wanted : match;
     const existing = this.captured.find(test);
@@ -110,7 +127,11 @@ export class SmsCapture {
       };
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
-        reject(new HubtelTimeoutError(`SmsCapture.waitForMessage: no matching message within ${timeoutMs} ms (${this.captured.length} captured)`));
+        reject(
+          new HubtelTimeoutError(
+            `SmsCapture.waitForMessage: no matching message within ${timeoutMs} ms (${this.captured.length} captured)`,
+          ),
+        );
       }, timeoutMs);
       this.waiters.add(waiter);
     });
@@ -127,7 +148,12 @@ export class SmsCapture {
     this.requestCount++;
     const failure = this.failures.shift();
     if (failure) throw failure;
-    const reply = (data: unknown): HubtelResponse<T> => ({ status: 200, data: data as T, headers: { 'content-type': 'application/json' }, attempts: 1 });
+    const reply = (data: unknown): HubtelResponse<T> => ({
+      status: 200,
+      data: data as T,
+      headers: { 'content-type': 'application/json' },
+      attempts: 1,
+    });
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (req.method === 'POST' && req.path === SMS_PATHS.batchSend) {
       const recipients = body.Recipients;
@@ -136,7 +162,13 @@ export class SmsCapture {
       }
       const batchId = randomUUID();
       const data = (recipients as unknown[]).map((recipient) => {
-        const message = this.capture({ batchId, kind: 'batch', from: body.From as string, to: String(recipient), content: body.Content as string });
+        const message = this.capture({
+          batchId,
+          kind: 'batch',
+          from: body.From as string,
+          to: String(recipient),
+          content: body.Content as string,
+        });
         return { recipient: String(recipient), content: message.content, messageId: message.messageId };
       });
       return reply({ batchId, status: 0, data });
@@ -145,8 +177,21 @@ export class SmsCapture {
       if (typeof body.From !== 'string' || typeof body.To !== 'string' || typeof body.Content !== 'string') {
         throw this.badRequest('the send request must be {From, To, Content}');
       }
-      const message = this.capture({ batchId: null, kind: 'single', from: body.From, to: body.To, content: body.Content });
-      return reply({ rate: 0, messageId: message.messageId, status: 0, networkId: '62001', clientReference: null, statusDescription: 'request submitted successfully' });
+      const message = this.capture({
+        batchId: null,
+        kind: 'single',
+        from: body.From,
+        to: body.To,
+        content: body.Content,
+      });
+      return reply({
+        rate: 0,
+        messageId: message.messageId,
+        status: 0,
+        networkId: '62001',
+        clientReference: null,
+        statusDescription: 'request submitted successfully',
+      });
     }
     if (req.method === 'GET' && req.path.startsWith('/v1/messages/batch/')) {
       const batchId = decodeURIComponent(req.path.slice('/v1/messages/batch/'.length));
@@ -160,7 +205,10 @@ export class SmsCapture {
       if (!message) throw this.notFound(`message ${messageId}`);
       return reply(statusOf(message));
     }
-    throw new HubtelError('HUBTEL_CONFIG_INVALID', `SmsCapture does not know ${req.method} ${req.path} (${req.operation})`);
+    throw new HubtelError(
+      'HUBTEL_CONFIG_INVALID',
+      `SmsCapture does not know ${req.method} ${req.path} (${req.operation})`,
+    );
   }
 
   private capture(fields: Omit<CapturedSms, 'messageId' | 'at'>): CapturedSms {
@@ -186,5 +234,15 @@ function normalize(phone: string): string {
 
 function statusOf(m: CapturedSms): Record<string, unknown> {
   const time = m.at.slice(0, 19);
-  return { rate: 0, batchId: m.batchId, messageId: m.messageId, content: m.content, status: 'Delivered', updateTime: time, time, to: m.to, from: m.from };
+  return {
+    rate: 0,
+    batchId: m.batchId,
+    messageId: m.messageId,
+    content: m.content,
+    status: 'Delivered',
+    updateTime: time,
+    time,
+    to: m.to,
+    from: m.from,
+  };
 }

@@ -8,7 +8,13 @@ import { resolveCheckoutOptions } from 'nestjs-hubtel/checkout';
 import { resolveServiceAppOptions } from 'nestjs-hubtel/service-app';
 import { resolveSmsOptions } from 'nestjs-hubtel/sms';
 import { createTestSandbox, type TestSandbox } from './test-sandbox.js';
-import { endpointUrl, sendCheckoutCallback, sendFulfillmentRequest, sendJson, sendServiceFlowRequest } from './testing.http.js';
+import {
+  endpointUrl,
+  sendCheckoutCallback,
+  sendFulfillmentRequest,
+  sendJson,
+  sendServiceFlowRequest,
+} from './testing.http.js';
 
 interface Seen {
   method: string;
@@ -17,7 +23,10 @@ interface Seen {
   body: string;
 }
 
-async function recordingServer(answer: (seen: Seen, res: http.ServerResponse) => void = (_s, res) => res.writeHead(201, { 'Content-Type': 'application/json' }).end('{"ok":true}')) {
+async function recordingServer(
+  answer: (seen: Seen, res: http.ServerResponse) => void = (_s, res) =>
+    res.writeHead(201, { 'Content-Type': 'application/json' }).end('{"ok":true}'),
+) {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -29,7 +38,12 @@ async function recordingServer(answer: (seen: Seen, res: http.ServerResponse) =>
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { seen, server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(r)) };
+  return {
+    seen,
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 describe('TestSandbox', () => {
@@ -52,13 +66,27 @@ describe('TestSandbox', () => {
     expect(checkout.posSalesId).toBe(sandbox.posSalesId);
     expect(checkout.callbackUrl).toBe(`${sandbox.url}/_tunnel/hubtel/checkout/callback`);
     expect(checkout.returnUrl).toBe(`${sandbox.url}/_tunnel/return`);
-    const direct = resolveCheckoutOptions(sandbox.checkoutOptions({ appUrl: 'http://127.0.0.1:3000/', posSalesId: undefined, baseUrls: { status: 'http://status.test' } }));
+    const direct = resolveCheckoutOptions(
+      sandbox.checkoutOptions({
+        appUrl: 'http://127.0.0.1:3000/',
+        posSalesId: undefined,
+        baseUrls: { status: 'http://status.test' },
+      }),
+    );
     expect(direct.callbackUrl).toBe('http://127.0.0.1:3000/hubtel/checkout/callback');
     expect(direct.baseUrls).toEqual({ checkout: sandbox.url, status: 'http://status.test' });
     expect(direct.verification.confirmWithStatusCheck).toBe(false);
     expect(resolveServiceAppOptions(sandbox.serviceAppOptions()).callbackUrl).toBe(sandbox.url);
     const env = readHubtelEnv(sandbox.env());
-    expect(env).toMatchObject({ clientId: 'sandbox-api', smsClientId: 'sandbox-sms', smsUrl: sandbox.url, checkoutUrl: sandbox.url, statusUrl: sandbox.url, callbackUrl: sandbox.url, posSalesId: sandbox.posSalesId });
+    expect(env).toMatchObject({
+      clientId: 'sandbox-api',
+      smsClientId: 'sandbox-sms',
+      smsUrl: sandbox.url,
+      checkoutUrl: sandbox.url,
+      statusUrl: sandbox.url,
+      callbackUrl: sandbox.url,
+      posSalesId: sandbox.posSalesId,
+    });
   });
 
   it('relays tunnel calls to the attached app unchanged, and answers with the app’s answer', async () => {
@@ -74,8 +102,17 @@ describe('TestSandbox', () => {
       expect(res.status).toBe(201);
       expect(await res.json()).toEqual({ ok: true });
       expect(app.seen).toHaveLength(1);
-      expect(app.seen[0]).toMatchObject({ method: 'POST', url: '/hubtel/checkout/callback/s3cret?x=1&y=%2F', body: '{"a":1}' });
-      expect(app.seen[0]!.headers).toMatchObject({ 'content-type': 'application/json', 'cache-control': 'no-cache', 'x-extra': 'kept', 'content-length': '7' });
+      expect(app.seen[0]).toMatchObject({
+        method: 'POST',
+        url: '/hubtel/checkout/callback/s3cret?x=1&y=%2F',
+        body: '{"a":1}',
+      });
+      expect(app.seen[0]!.headers).toMatchObject({
+        'content-type': 'application/json',
+        'cache-control': 'no-cache',
+        'x-extra': 'kept',
+        'content-length': '7',
+      });
       const get = await fetch(`${sandbox.tunnelUrl}`);
       expect(get.status).toBe(201);
       expect(app.seen[1]).toMatchObject({ method: 'GET', url: '/' });
@@ -103,8 +140,18 @@ describe('TestSandbox', () => {
     try {
       const init = await fetch(`${sandbox.url}/items/initiate`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Authorization: `Basic ${Buffer.from('sandbox-api:sandbox-api-secret').toString('base64')}` },
-        body: JSON.stringify({ totalAmount: 9, description: 'x', callbackUrl: `${app.url}/cb`, returnUrl: `${app.url}/r`, cancellationUrl: `${app.url}/c`, clientReference: 'mark-1' }),
+        headers: {
+          'Content-Type': 'application/json',
+          Authorization: `Basic ${Buffer.from('sandbox-api:sandbox-api-secret').toString('base64')}`,
+        },
+        body: JSON.stringify({
+          totalAmount: 9,
+          description: 'x',
+          callbackUrl: `${app.url}/cb`,
+          returnUrl: `${app.url}/r`,
+          cancellationUrl: `${app.url}/c`,
+          clientReference: 'mark-1',
+        }),
       });
       expect(init.status).toBe(200);
       const result = await sandbox.markPaid('mark-1');
@@ -132,7 +179,10 @@ describe.each(['express', 'fastify'])('send helpers against a Nest app on %s', (
   let app: INestApplication;
   beforeEach(async () => {
     const moduleRef = await Test.createTestingModule({ imports: [EchoModule] }).compile();
-    app = adapter === 'fastify' ? moduleRef.createNestApplication(new FastifyAdapter()) : moduleRef.createNestApplication();
+    app =
+      adapter === 'fastify'
+        ? moduleRef.createNestApplication(new FastifyAdapter())
+        : moduleRef.createNestApplication();
   });
   afterEach(() => app.close());
 
@@ -161,9 +211,13 @@ describe.each(['express', 'fastify'])('send helpers against a Nest app on %s', (
 
 describe('endpointUrl and errors', () => {
   it('adds the path to an origin and keeps a URL that has one', () => {
-    expect(endpointUrl('http://127.0.0.1:3000', '/hubtel/checkout/callback')).toBe('http://127.0.0.1:3000/hubtel/checkout/callback');
+    expect(endpointUrl('http://127.0.0.1:3000', '/hubtel/checkout/callback')).toBe(
+      'http://127.0.0.1:3000/hubtel/checkout/callback',
+    );
     expect(endpointUrl('http://127.0.0.1:3000/', 'x')).toBe('http://127.0.0.1:3000/x');
-    expect(endpointUrl('http://127.0.0.1:3000/api/cb/secret', '/ignored')).toBe('http://127.0.0.1:3000/api/cb/secret');
+    expect(endpointUrl('http://127.0.0.1:3000/api/cb/secret', '/ignored')).toBe(
+      'http://127.0.0.1:3000/api/cb/secret',
+    );
     expect(() => endpointUrl('ftp://x', '/a')).toThrow(HubtelConfigError);
     expect(() => endpointUrl('nope', '/a')).toThrow(HubtelConfigError);
   });
@@ -173,7 +227,9 @@ describe('endpointUrl and errors', () => {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const port = (probe.address() as AddressInfo).port;
     await new Promise((r) => probe.close(r));
-    await expect(sendCheckoutCallback(`http://127.0.0.1:${port}`, {})).rejects.toBeInstanceOf(HubtelNetworkError);
+    await expect(sendCheckoutCallback(`http://127.0.0.1:${port}`, {})).rejects.toBeInstanceOf(
+      HubtelNetworkError,
+    );
     await expect(sendJson({} as never, {})).rejects.toBeInstanceOf(HubtelConfigError);
   });
 });

@@ -2,7 +2,13 @@ import http from 'node:http';
 import https from 'node:https';
 import { HUBTEL_ENV, HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
 import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
-import { HubtelSandbox, type HubtelSandboxOptions, type PaymentResult, type SandboxReply, type SandboxRequestContext } from 'nestjs-hubtel/sandbox';
+import {
+  HubtelSandbox,
+  type HubtelSandboxOptions,
+  type PaymentResult,
+  type SandboxReply,
+  type SandboxRequestContext,
+} from 'nestjs-hubtel/sandbox';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
 import { TEST_SANDBOX_TUNNEL_PATH } from './testing.constants.js';
@@ -24,9 +30,26 @@ export interface MarkPaidOptions {
 }
 
 // Request headers that describe one hop, not the request: never relayed.
-const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+]);
 // Answer headers worth relaying to the sandbox's caller.
-const RELAYED_ANSWER_HEADERS = ['content-type', 'location', 'set-cookie', 'cache-control', 'retry-after', 'allow'];
+const RELAYED_ANSWER_HEADERS = [
+  'content-type',
+  'location',
+  'set-cookie',
+  'cache-control',
+  'retry-after',
+  'allow',
+];
 
 /**
  * A Hubtel sandbox for one test file: the whole `HubtelSandbox` (records, `pay`, `waitFor*`,
@@ -83,13 +106,17 @@ export class TestSandbox extends HubtelSandbox {
       } catch {
         throw new HubtelConfigError('attach', `"${target.slice(0, 200)}" is not an absolute URL`);
       }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new HubtelConfigError('attach', 'the app URL must be http(s)');
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        throw new HubtelConfigError('attach', 'the app URL must be http(s)');
       this.appOrigin = url.origin;
       return this;
     }
     const server = target?.getHttpServer?.() as http.Server | undefined;
     if (!server || typeof server.address !== 'function' || !server.listening) {
-      throw new HubtelConfigError('attach', 'the app is not listening: await app.listen(0, "127.0.0.1") before attach(app)');
+      throw new HubtelConfigError(
+        'attach',
+        'the app is not listening: await app.listen(0, "127.0.0.1") before attach(app)',
+      );
     }
     this.appOrigin = serverOrigin(server);
     return this;
@@ -103,7 +130,12 @@ export class TestSandbox extends HubtelSandbox {
   /** SmsModule options that send to this sandbox. */
   smsOptions(overrides: Partial<SmsModuleOptions> = {}): SmsModuleOptions {
     const { sms } = this.credentials;
-    return { clientId: sms.clientId, clientSecret: sms.clientSecret, baseUrl: this.baseUrls().sms, ...overrides };
+    return {
+      clientId: sms.clientId,
+      clientSecret: sms.clientSecret,
+      baseUrl: this.baseUrls().sms,
+      ...overrides,
+    };
   }
 
   /**
@@ -160,7 +192,9 @@ export class TestSandbox extends HubtelSandbox {
    */
   markPaid(checkoutIdOrReference: string, options: MarkPaidOptions = {}): Promise<PaymentResult> {
     if (options === null || typeof options !== 'object') {
-      throw new HubtelValidationError('markPaid options must be an object', [{ field: 'options', message: 'must be an object' }]);
+      throw new HubtelValidationError('markPaid options must be an object', [
+        { field: 'options', message: 'must be an object' },
+      ]);
     }
     return this.pay(checkoutIdOrReference, { ...options, outcome: 'paid', fault: { drop: true } });
   }
@@ -170,7 +204,10 @@ export class TestSandbox extends HubtelSandbox {
     if (!origin) {
       return {
         status: 502,
-        json: { error: 'HUBTEL_TUNNEL_NOT_ATTACHED', message: 'No app is attached to the sandbox tunnel: call sandbox.attach(app) after app.listen()' },
+        json: {
+          error: 'HUBTEL_TUNNEL_NOT_ATTACHED',
+          message: 'No app is attached to the sandbox tunnel: call sandbox.attach(app) after app.listen()',
+        },
       };
     }
     const rest = ctx.path.slice(TEST_SANDBOX_TUNNEL_PATH.length) || '/';
@@ -194,7 +231,11 @@ export class TestSandbox extends HubtelSandbox {
             const value = res.headers[name];
             if (value !== undefined) answerHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
           }
-          resolve({ status: res.statusCode ?? 502, headers: answerHeaders, text: Buffer.concat(chunks).toString('utf8') });
+          resolve({
+            status: res.statusCode ?? 502,
+            headers: answerHeaders,
+            text: Buffer.concat(chunks).toString('utf8'),
+          });
         });
         res.on('error', (err) => resolve(unreachable(origin, err)));
       });
@@ -206,7 +247,13 @@ export class TestSandbox extends HubtelSandbox {
 }
 
 function unreachable(origin: string, err: Error): SandboxReply {
-  return { status: 502, json: { error: 'HUBTEL_TUNNEL_UNREACHABLE', message: `The attached app at ${origin} did not answer: ${err.message}` } };
+  return {
+    status: 502,
+    json: {
+      error: 'HUBTEL_TUNNEL_UNREACHABLE',
+      message: `The attached app at ${origin} did not answer: ${err.message}`,
+    },
+  };
 }
 
 /** Starts a sandbox on 127.0.0.1 and a random port, for one test file. Stop it in `afterAll`. */

@@ -3,17 +3,27 @@ import type { AddressInfo } from 'node:net';
 import { HubtelValidationError } from 'nestjs-hubtel';
 import { validateCheckoutCallback } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import { buildCheckoutCallback, buildFulfillmentCallback, buildFulfillmentRequest, buildServiceFlowRequest } from './testing.builders.js';
+import {
+  buildCheckoutCallback,
+  buildFulfillmentCallback,
+  buildFulfillmentRequest,
+  buildServiceFlowRequest,
+} from './testing.builders.js';
 
 /** Key paths of a JSON value, in order (`Data.PaymentDetails.Channel`), to compare shapes exactly. */
 function shape(value: unknown, prefix = ''): string[] {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
-  return Object.entries(value).flatMap(([k, v]) => [`${prefix}${k}:${v === null ? 'null' : typeof v}`, ...shape(v, `${prefix}${k}.`)]);
+  return Object.entries(value).flatMap(([k, v]) => [
+    `${prefix}${k}:${v === null ? 'null' : typeof v}`,
+    ...shape(v, `${prefix}${k}.`),
+  ]);
 }
 
 describe('buildCheckoutCallback', () => {
   it('builds the contract callback, field for field, from an invoice', () => {
-    const body = buildCheckoutCallback({ invoice: { clientReference: 'order-1', checkoutId: 'c0ffee', amount: 25.5 } });
+    const body = buildCheckoutCallback({
+      invoice: { clientReference: 'order-1', checkoutId: 'c0ffee', amount: 25.5 },
+    });
     expect(body).toEqual({
       ResponseCode: '0000',
       Status: 'Success',
@@ -58,7 +68,10 @@ describe('buildCheckoutCallback', () => {
       const port = (server.address() as AddressInfo).port;
       const init = await fetch(`${sandbox.url}/items/initiate`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Authorization: `Basic ${Buffer.from('sandbox-api:sandbox-api-secret').toString('base64')}` },
+        headers: {
+          'Content-Type': 'application/json',
+          Authorization: `Basic ${Buffer.from('sandbox-api:sandbox-api-secret').toString('base64')}`,
+        },
         body: JSON.stringify({
           totalAmount: 12,
           description: 'Shape',
@@ -77,7 +90,11 @@ describe('buildCheckoutCallback', () => {
       expect(built.Data.CheckoutId).toBe(invoice.checkoutId);
       expect(built.Data.Amount).toBe(12);
       const failedBuilt = buildCheckoutCallback({ invoice, outcome: 'failed' });
-      expect(failedBuilt).toMatchObject({ ResponseCode: '2001', Status: 'Failed', Data: { Status: 'Failed' } });
+      expect(failedBuilt).toMatchObject({
+        ResponseCode: '2001',
+        Status: 'Failed',
+        Data: { Status: 'Failed' },
+      });
     } finally {
       await sandbox.stop();
       await new Promise((r) => server.close(r));
@@ -91,7 +108,11 @@ describe('buildCheckoutCallback', () => {
     const unknown = buildCheckoutCallback({ clientReference: 'nobody', amount: 3 });
     expect(unknown.Data.CheckoutId).toMatch(/^[0-9a-f]{32}$/);
     expect(unknown.Data.ClientReference).toBe('nobody');
-    expect(buildCheckoutCallback({ invoice, status: 'Pending', responseCode: '0001' })).toMatchObject({ ResponseCode: '0001', Status: 'Pending', Data: { Status: 'Pending' } });
+    expect(buildCheckoutCallback({ invoice, status: 'Pending', responseCode: '0001' })).toMatchObject({
+      ResponseCode: '0001',
+      Status: 'Pending',
+      Data: { Status: 'Pending' },
+    });
   });
 
   it('throws a HubtelValidationError naming every missing or bad field', () => {
@@ -102,7 +123,12 @@ describe('buildCheckoutCallback', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(HubtelValidationError);
-    expect((error as HubtelValidationError).issues.map((i) => i.field).sort()).toEqual(['amount', 'clientReference', 'outcome', 'phone']);
+    expect((error as HubtelValidationError).issues.map((i) => i.field).sort()).toEqual([
+      'amount',
+      'clientReference',
+      'outcome',
+      'phone',
+    ]);
     expect(() => buildCheckoutCallback({ clientReference: 'x', amount: Number.NaN })).toThrow(/amount/);
     expect(() => buildCheckoutCallback(null as never)).toThrow(HubtelValidationError);
   });
@@ -119,13 +145,27 @@ describe('fulfillment and service-flow builders', () => {
   });
 
   it('builds the fulfillment callback', () => {
-    expect(buildFulfillmentCallback({ sessionId: 's', orderId: 'o' })).toEqual({ SessionId: 's', OrderId: 'o', ServiceStatus: 'success', MetaData: null });
+    expect(buildFulfillmentCallback({ sessionId: 's', orderId: 'o' })).toEqual({
+      SessionId: 's',
+      OrderId: 'o',
+      ServiceStatus: 'success',
+      MetaData: null,
+    });
     expect(() => buildFulfillmentCallback({ sessionId: 's', orderId: '' })).toThrow(/orderId/);
   });
 
   it('builds initiation with Sequence and an empty Message, and later calls without Sequence', () => {
     const start = buildServiceFlowRequest({ sessionId: 'sess', serviceCode: '711', mobile: '0241234567' });
-    expect(start).toEqual({ Sequence: '1', Type: 'initiation', Message: '', ServiceCode: '711', Operator: 'mtn', ClientState: '', Mobile: '233241234567', SessionId: 'sess' });
+    expect(start).toEqual({
+      Sequence: '1',
+      Type: 'initiation',
+      Message: '',
+      ServiceCode: '711',
+      Operator: 'mtn',
+      ClientState: '',
+      Mobile: '233241234567',
+      SessionId: 'sess',
+    });
     const next = buildServiceFlowRequest({ sessionId: 'sess', message: '2' });
     expect(next).not.toHaveProperty('Sequence');
     expect(next).toMatchObject({ Type: 'Response', Message: '2' });

@@ -102,7 +102,8 @@ export function randomHubtelId(): string {
 }
 
 const NETWORKS: Record<string, { channel: string; label: string }> = {};
-for (const p of ['24', '25', '53', '54', '55', '59']) NETWORKS[p] = { channel: 'mtn-gh', label: 'MTN Mobile Money' };
+for (const p of ['24', '25', '53', '54', '55', '59'])
+  NETWORKS[p] = { channel: 'mtn-gh', label: 'MTN Mobile Money' };
 for (const p of ['20', '50']) NETWORKS[p] = { channel: 'vodafone-gh', label: 'Telecel Cash' };
 for (const p of ['26', '27', '56', '57']) NETWORKS[p] = { channel: 'tigo-gh', label: 'AirtelTigo Money' };
 
@@ -120,7 +121,10 @@ function nonEmptyString(value: unknown): value is string {
 }
 
 function fail(what: string, issues: ValidationIssue[]): never {
-  throw new HubtelValidationError(`${what}: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, issues);
+  throw new HubtelValidationError(
+    `${what}: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+    issues,
+  );
 }
 
 /**
@@ -135,21 +139,34 @@ function fail(what: string, issues: ValidationIssue[]): never {
  * @throws HubtelValidationError when the reference or the amount is missing or malformed.
  */
 export function buildCheckoutCallback(input: BuildCheckoutCallbackInput): CheckoutCallbackBody {
-  if (input === null || typeof input !== 'object') fail('buildCheckoutCallback', [{ field: 'input', message: 'must be an object' }]);
+  if (input === null || typeof input !== 'object')
+    fail('buildCheckoutCallback', [{ field: 'input', message: 'must be an object' }]);
   const invoice = input.invoice;
   const issues: ValidationIssue[] = [];
   const clientReference = input.clientReference ?? invoice?.clientReference;
-  if (!nonEmptyString(clientReference)) issues.push({ field: 'clientReference', message: 'is required (or give an invoice)', value: clientReference });
+  if (!nonEmptyString(clientReference))
+    issues.push({
+      field: 'clientReference',
+      message: 'is required (or give an invoice)',
+      value: clientReference,
+    });
   const amount = input.amount ?? invoice?.amount ?? invoice?.totalAmount;
   if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) {
-    issues.push({ field: 'amount', message: 'is required: a finite number >= 0 (or give an invoice with its amount)', value: amount });
+    issues.push({
+      field: 'amount',
+      message: 'is required: a finite number >= 0 (or give an invoice with its amount)',
+      value: amount,
+    });
   }
   const outcome = input.outcome ?? 'paid';
-  if (outcome !== 'paid' && outcome !== 'failed') issues.push({ field: 'outcome', message: 'must be "paid" or "failed"', value: outcome });
-  const phoneInput = input.phone ?? invoice?.customerPhoneNumber ?? invoice?.payeeMobileNumber ?? TESTING_DEFAULTS.phone;
+  if (outcome !== 'paid' && outcome !== 'failed')
+    issues.push({ field: 'outcome', message: 'must be "paid" or "failed"', value: outcome });
+  const phoneInput =
+    input.phone ?? invoice?.customerPhoneNumber ?? invoice?.payeeMobileNumber ?? TESTING_DEFAULTS.phone;
   const phone = tryNormalizeMsisdn(phoneInput);
   if (!phone.ok) issues.push({ field: 'phone', message: phone.reason, value: phoneInput });
-  if (input.checkoutId !== undefined && !nonEmptyString(input.checkoutId)) issues.push({ field: 'checkoutId', message: 'must be a non-empty string' });
+  if (input.checkoutId !== undefined && !nonEmptyString(input.checkoutId))
+    issues.push({ field: 'checkoutId', message: 'must be a non-empty string' });
   if (issues.length > 0) fail('buildCheckoutCallback', issues);
 
   const msisdn = (phone as { msisdn: string }).msisdn;
@@ -160,7 +177,8 @@ export function buildCheckoutCallback(input: BuildCheckoutCallbackInput): Checko
     ResponseCode: input.responseCode ?? (paid ? '0000' : '2001'),
     Status: status,
     Data: {
-      CheckoutId: input.checkoutId ?? (nonEmptyString(invoice?.checkoutId) ? invoice.checkoutId : randomHubtelId()),
+      CheckoutId:
+        input.checkoutId ?? (nonEmptyString(invoice?.checkoutId) ? invoice.checkoutId : randomHubtelId()),
       SalesInvoiceId: input.salesInvoiceId ?? randomHubtelId(),
       ClientReference: clientReference as string,
       Status: status,
@@ -183,10 +201,16 @@ export function buildCheckoutCallback(input: BuildCheckoutCallbackInput): Checko
  */
 export function buildFulfillmentRequest(input: BuildFulfillmentRequestInput): FulfillmentRequestBody {
   const issues: ValidationIssue[] = [];
-  if (input === null || typeof input !== 'object') fail('buildFulfillmentRequest', [{ field: 'input', message: 'must be an object' }]);
-  if (!nonEmptyString(input.sessionId)) issues.push({ field: 'sessionId', message: 'is required', value: input.sessionId });
-  if (input.orderId !== undefined && !nonEmptyString(input.orderId)) issues.push({ field: 'orderId', message: 'must be a non-empty string' });
-  if (input.extraData !== undefined && (input.extraData === null || typeof input.extraData !== 'object' || Array.isArray(input.extraData))) {
+  if (input === null || typeof input !== 'object')
+    fail('buildFulfillmentRequest', [{ field: 'input', message: 'must be an object' }]);
+  if (!nonEmptyString(input.sessionId))
+    issues.push({ field: 'sessionId', message: 'is required', value: input.sessionId });
+  if (input.orderId !== undefined && !nonEmptyString(input.orderId))
+    issues.push({ field: 'orderId', message: 'must be a non-empty string' });
+  if (
+    input.extraData !== undefined &&
+    (input.extraData === null || typeof input.extraData !== 'object' || Array.isArray(input.extraData))
+  ) {
     issues.push({ field: 'extraData', message: 'must be an object' });
   }
   if (issues.length > 0) fail('buildFulfillmentRequest', issues);
@@ -201,12 +225,19 @@ export function buildFulfillmentRequest(input: BuildFulfillmentRequestInput): Fu
 /** The service application's fulfillment callback, as the platform's `/callback` receives it. */
 export function buildFulfillmentCallback(input: BuildFulfillmentCallbackInput): FulfillmentCallbackBody {
   const issues: ValidationIssue[] = [];
-  if (input === null || typeof input !== 'object') fail('buildFulfillmentCallback', [{ field: 'input', message: 'must be an object' }]);
+  if (input === null || typeof input !== 'object')
+    fail('buildFulfillmentCallback', [{ field: 'input', message: 'must be an object' }]);
   if (!nonEmptyString(input.sessionId)) issues.push({ field: 'sessionId', message: 'is required' });
   if (!nonEmptyString(input.orderId)) issues.push({ field: 'orderId', message: 'is required' });
-  if (input.serviceStatus !== undefined && !nonEmptyString(input.serviceStatus)) issues.push({ field: 'serviceStatus', message: 'must be a non-empty string' });
+  if (input.serviceStatus !== undefined && !nonEmptyString(input.serviceStatus))
+    issues.push({ field: 'serviceStatus', message: 'must be a non-empty string' });
   if (issues.length > 0) fail('buildFulfillmentCallback', issues);
-  return { SessionId: input.sessionId, OrderId: input.orderId, ServiceStatus: input.serviceStatus ?? 'success', MetaData: input.metaData ?? null };
+  return {
+    SessionId: input.sessionId,
+    OrderId: input.orderId,
+    ServiceStatus: input.serviceStatus ?? 'success',
+    MetaData: input.metaData ?? null,
+  };
 }
 
 /**
@@ -219,8 +250,10 @@ export function buildServiceFlowRequest(input: BuildServiceFlowRequestInput = {}
   const mobileInput = input.mobile ?? TESTING_DEFAULTS.phone;
   const mobile = tryNormalizeMsisdn(mobileInput);
   if (!mobile.ok) issues.push({ field: 'mobile', message: mobile.reason, value: mobileInput });
-  if (input.message !== undefined && typeof input.message !== 'string') issues.push({ field: 'message', message: 'must be a string' });
-  if (input.sessionId !== undefined && !nonEmptyString(input.sessionId)) issues.push({ field: 'sessionId', message: 'must be a non-empty string' });
+  if (input.message !== undefined && typeof input.message !== 'string')
+    issues.push({ field: 'message', message: 'must be a string' });
+  if (input.sessionId !== undefined && !nonEmptyString(input.sessionId))
+    issues.push({ field: 'sessionId', message: 'must be a non-empty string' });
   if (issues.length > 0) fail('buildServiceFlowRequest', issues);
   const initiation = type.toLowerCase() === 'initiation';
   return {

@@ -45,7 +45,11 @@ export interface SentResponse<T = unknown> {
  * `Cache-Control: no-cache`), to `POST /hubtel/checkout/callback` unless told another path.
  * `body` is sent as JSON; a string is sent as it is (to test malformed bodies).
  */
-export function sendCheckoutCallback<T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}): Promise<SentResponse<T>> {
+export function sendCheckoutCallback<T = unknown>(
+  target: HubtelTestTarget,
+  body: unknown,
+  options: SendOptions = {},
+): Promise<SentResponse<T>> {
   return sendJson<T>(target, body, {
     ...options,
     path: options.path ?? TESTING_PATHS.checkoutCallback,
@@ -54,7 +58,11 @@ export function sendCheckoutCallback<T = unknown>(target: HubtelTestTarget, body
 }
 
 /** POSTs a fulfillment request the way the platform does, to `POST /api/fulfillment` unless told another path. */
-export function sendFulfillmentRequest<T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}): Promise<SentResponse<T>> {
+export function sendFulfillmentRequest<T = unknown>(
+  target: HubtelTestTarget,
+  body: unknown,
+  options: SendOptions = {},
+): Promise<SentResponse<T>> {
   return sendJson<T>(target, body, {
     ...options,
     path: options.path ?? TESTING_PATHS.fulfillment,
@@ -63,7 +71,11 @@ export function sendFulfillmentRequest<T = unknown>(target: HubtelTestTarget, bo
 }
 
 /** POSTs one service-flow request the way the platform does, to `POST /api/service-flow` unless told another path. */
-export function sendServiceFlowRequest<T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}): Promise<SentResponse<T>> {
+export function sendServiceFlowRequest<T = unknown>(
+  target: HubtelTestTarget,
+  body: unknown,
+  options: SendOptions = {},
+): Promise<SentResponse<T>> {
   return sendJson<T>(target, body, {
     ...options,
     path: options.path ?? TESTING_PATHS.serviceFlow,
@@ -72,7 +84,11 @@ export function sendServiceFlowRequest<T = unknown>(target: HubtelTestTarget, bo
 }
 
 /** POSTs a fulfillment callback to a platform receiver (the sandbox's `POST /callback`). */
-export function sendFulfillmentCallback<T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}): Promise<SentResponse<T>> {
+export function sendFulfillmentCallback<T = unknown>(
+  target: HubtelTestTarget,
+  body: unknown,
+  options: SendOptions = {},
+): Promise<SentResponse<T>> {
   return sendJson<T>(target, body, {
     ...options,
     path: options.path ?? TESTING_PATHS.fulfillmentCallback,
@@ -81,16 +97,23 @@ export function sendFulfillmentCallback<T = unknown>(target: HubtelTestTarget, b
 }
 
 /** POSTs JSON (or a string as it is) to a target and reads the whole answer. */
-export async function sendJson<T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}): Promise<SentResponse<T>> {
+export async function sendJson<T = unknown>(
+  target: HubtelTestTarget,
+  body: unknown,
+  options: SendOptions = {},
+): Promise<SentResponse<T>> {
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
-  if (payload === undefined) throw new HubtelConfigError('body', 'cannot be sent as JSON (undefined or a function)');
+  if (payload === undefined)
+    throw new HubtelConfigError('body', 'cannot be sent as JSON (undefined or a function)');
   const headers = { 'Content-Type': 'application/json', ...options.headers };
   if (typeof target === 'string' || target instanceof URL) {
     return post<T>(endpointUrl(target, options.path), payload, headers, options.timeoutMs);
   }
   if (target && typeof (target as NestAppLike).getHttpServer === 'function') {
     await adapterReady(target as NestAppLike);
-    return withListeningServer(serverOf(target), (origin) => post<T>(endpointUrl(origin, options.path), payload, headers, options.timeoutMs));
+    return withListeningServer(serverOf(target), (origin) =>
+      post<T>(endpointUrl(origin, options.path), payload, headers, options.timeoutMs),
+    );
   }
   throw new HubtelConfigError('target', 'must be a URL or a Nest application');
 }
@@ -103,7 +126,8 @@ export function endpointUrl(target: string | URL, path?: string): string {
   } catch {
     throw new HubtelConfigError('target', `"${String(target).slice(0, 200)}" is not an absolute URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new HubtelConfigError('target', `must be an http(s) URL, got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new HubtelConfigError('target', `must be an http(s) URL, got ${url.protocol}`);
   if ((url.pathname === '/' || url.pathname === '') && path) {
     const p = path.startsWith('/') ? path : `/${path}`;
     return `${url.origin}${p}${url.search}`;
@@ -119,13 +143,17 @@ async function adapterReady(app: NestAppLike): Promise<void> {
   const getAdapter = (app as { getHttpAdapter?: () => { getInstance?: () => unknown } }).getHttpAdapter;
   const instance = typeof getAdapter === 'function' ? getAdapter.call(app)?.getInstance?.() : undefined;
   const ready = (instance as { ready?: () => PromiseLike<unknown> } | undefined)?.ready;
-  if (typeof ready === 'function' && typeof (instance as { server?: unknown }).server === 'object') await ready.call(instance);
+  if (typeof ready === 'function' && typeof (instance as { server?: unknown }).server === 'object')
+    await ready.call(instance);
 }
 
 function serverOf(app: NestAppLike): Server {
   const server = app.getHttpServer() as Server | undefined;
   if (!server || typeof server.listen !== 'function' || typeof server.address !== 'function') {
-    throw new HubtelConfigError('target', 'getHttpServer() did not return a Node HTTP server; call await app.init() first');
+    throw new HubtelConfigError(
+      'target',
+      'getHttpServer() did not return a Node HTTP server; call await app.init() first',
+    );
   }
   return server;
 }
@@ -133,8 +161,12 @@ function serverOf(app: NestAppLike): Server {
 /** `http://host:port` of a listening server, reachable from this process. */
 export function serverOrigin(server: Server): string {
   const address = server.address() as AddressInfo | string | null;
-  if (!address || typeof address === 'string') throw new HubtelConfigError('target', 'the app is not listening on a TCP port');
-  const host = address.address === '::' || address.address === '0.0.0.0' || address.address === '' ? '127.0.0.1' : address.address;
+  if (!address || typeof address === 'string')
+    throw new HubtelConfigError('target', 'the app is not listening on a TCP port');
+  const host =
+    address.address === '::' || address.address === '0.0.0.0' || address.address === ''
+      ? '127.0.0.1'
+      : address.address;
   return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
 
@@ -149,7 +181,8 @@ async function withListeningServer<T>(server: Server, use: (origin: string) => P
     entry = {
       users: 0,
       ready: new Promise<string>((resolve, reject) => {
-        const onError = (err: Error) => reject(new HubtelConfigError('target', `could not listen on the app's server: ${err.message}`));
+        const onError = (err: Error) =>
+          reject(new HubtelConfigError('target', `could not listen on the app's server: ${err.message}`));
         server.once('error', onError);
         server.listen(0, '127.0.0.1', () => {
           server.off('error', onError);
@@ -170,15 +203,27 @@ async function withListeningServer<T>(server: Server, use: (origin: string) => P
   }
 }
 
-function post<T>(url: string, payload: string, headers: Record<string, string>, timeoutMs: number = TESTING_DEFAULTS.requestTimeoutMs): Promise<SentResponse<T>> {
+function post<T>(
+  url: string,
+  payload: string,
+  headers: Record<string, string>,
+  timeoutMs: number = TESTING_DEFAULTS.requestTimeoutMs,
+): Promise<SentResponse<T>> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const client = target.protocol === 'https:' ? https : http;
     const data = Buffer.from(payload, 'utf8');
     // One connection per call: duplicates sent at once really arrive at once, and nothing pooled
     // outlives the test.
-    const req = client.request(target, { method: 'POST', agent: false, headers: { ...headers, 'Content-Length': data.length } });
-    const timer = setTimeout(() => req.destroy(new HubtelTimeoutError(`POST ${url}: no answer within ${timeoutMs} ms`)), timeoutMs);
+    const req = client.request(target, {
+      method: 'POST',
+      agent: false,
+      headers: { ...headers, 'Content-Length': data.length },
+    });
+    const timer = setTimeout(
+      () => req.destroy(new HubtelTimeoutError(`POST ${url}: no answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -186,7 +231,8 @@ function post<T>(url: string, payload: string, headers: Record<string, string>, 
         clearTimeout(timer);
         const text = Buffer.concat(chunks).toString('utf8');
         const responseHeaders: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) responseHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+        for (const [k, v] of Object.entries(res.headers))
+          if (v !== undefined) responseHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
         let parsed: unknown = text;
         if (text !== '' && /\bjson\b/i.test(responseHeaders['content-type'] ?? '')) {
           try {
@@ -205,7 +251,12 @@ function post<T>(url: string, payload: string, headers: Record<string, string>, 
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       if (err instanceof HubtelTimeoutError) reject(err);
-      else reject(new HubtelNetworkError(`POST ${url}: ${err.code ? `${err.code} ` : ''}${err.message}`, { cause: err }));
+      else
+        reject(
+          new HubtelNetworkError(`POST ${url}: ${err.code ? `${err.code} ` : ''}${err.message}`, {
+            cause: err,
+          }),
+        );
     });
     req.end(data);
   });

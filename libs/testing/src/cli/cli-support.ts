@@ -30,11 +30,17 @@ const CODES: Record<Style, [number, number]> = {
 };
 
 /** ANSI styling when writing to a terminal (NO_COLOR and FORCE_COLOR honoured, https://no-color.org). */
-export function painter(stream: { isTTY?: boolean }, env: Record<string, string | undefined> = process.env, forceOff = false): (text: string, ...styles: Style[]) => string {
+export function painter(
+  stream: { isTTY?: boolean },
+  env: Record<string, string | undefined> = process.env,
+  forceOff = false,
+): (text: string, ...styles: Style[]) => string {
   const force = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
-  const enabled = !forceOff && (env.NO_COLOR === undefined || env.NO_COLOR === '') && (force || stream.isTTY === true);
+  const enabled =
+    !forceOff && (env.NO_COLOR === undefined || env.NO_COLOR === '') && (force || stream.isTTY === true);
   if (!enabled) return (text) => text;
-  return (text, ...styles) => styles.reduce((t, s) => `\u001b[${CODES[s][0]}m${t}\u001b[${CODES[s][1]}m`, text);
+  return (text, ...styles) =>
+    styles.reduce((t, s) => `\u001b[${CODES[s][0]}m${t}\u001b[${CODES[s][1]}m`, text);
 }
 
 /** Removes ANSI escape sequences (for tests and for measuring). */
@@ -61,7 +67,12 @@ export class LineReader {
     private readonly output: Writable,
   ) {
     this.terminal = input.isTTY === true && (output as { isTTY?: boolean }).isTTY === true;
-    this.rl = createInterface({ input, output: this.terminal ? output : undefined, terminal: this.terminal, historySize: 0 });
+    this.rl = createInterface({
+      input,
+      output: this.terminal ? output : undefined,
+      terminal: this.terminal,
+      historySize: 0,
+    });
     this.rl.on('line', (line) => {
       if (this.waiting) {
         const resolve = this.waiting;
@@ -118,7 +129,12 @@ export class LineReader {
 }
 
 /** A positive integer option, or a usage error naming it. */
-export function intOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
+export function intOption(
+  name: string,
+  value: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
     throw new CliUsageError(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
@@ -134,6 +150,7 @@ export function urlOption(name: string, value: string): URL {
   } catch {
     throw new CliUsageError(`${name} must be an absolute http(s) URL, got "${value.slice(0, 200)}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliUsageError(`${name} must be an http(s) URL, got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CliUsageError(`${name} must be an http(s) URL, got ${url.protocol}`);
   return url;
 }

@@ -3,8 +3,12 @@
 import 'reflect-metadata';
 import { runSimulateCli } from './simulate-cli.js';
 
-void runSimulateCli(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, (simulator) => {
-  // A signal hangs up like the user would: the session is released before exiting.
-  process.once('SIGTERM', () => simulator.interrupt());
-  process.once('SIGINT', () => simulator.interrupt());
-}).then((exitCode) => process.exit(exitCode));
+void runSimulateCli(
+  process.argv.slice(2),
+  { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+  (simulator) => {
+    // A signal hangs up like the user would: the session is released before exiting.
+    process.once('SIGTERM', () => simulator.interrupt());
+    process.once('SIGINT', () => simulator.interrupt());
+  },
+).then((exitCode) => process.exit(exitCode));

@@ -2,7 +2,12 @@ import { parseArgs } from 'node:util';
 import { tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { TESTING_DEFAULTS } from '../testing.constants.js';
 import { CliUsageError, EXIT, intOption, urlOption, type CliStreams } from './cli-support.js';
-import { TerminalSimulator, defaultFulfillmentUrl, describeError, type TerminalSimulatorOptions } from './terminal-simulator.js';
+import {
+  TerminalSimulator,
+  defaultFulfillmentUrl,
+  describeError,
+  type TerminalSimulatorOptions,
+} from './terminal-simulator.js';
 
 export const SIMULATE_CLI_USAGE = `Usage: hubtel-simulate <service-flow-url> [options]
 
@@ -62,14 +67,28 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
   }
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
-  if (positionals.length !== 1) throw new CliUsageError(positionals.length === 0 ? 'the service-flow URL is required' : `one service-flow URL expected, got ${positionals.length} arguments`);
+  if (positionals.length !== 1)
+    throw new CliUsageError(
+      positionals.length === 0
+        ? 'the service-flow URL is required'
+        : `one service-flow URL expected, got ${positionals.length} arguments`,
+    );
   const flowUrl = urlOption('<service-flow-url>', positionals[0]!);
   if (flowUrl.pathname === '/' || flowUrl.pathname === '') flowUrl.pathname = '/api/service-flow';
-  const fulfillmentUrl = values['fulfillment-url'] ? urlOption('--fulfillment-url', values['fulfillment-url']) : defaultFulfillmentUrl(flowUrl);
-  if (fulfillmentUrl.origin !== flowUrl.origin) throw new CliUsageError(`--fulfillment-url must be on the same origin as the service-flow URL (${flowUrl.origin})`);
-  if (values.mobile !== undefined && !tryNormalizeMsisdn(values.mobile).ok) throw new CliUsageError(`--mobile must be a phone number (233241234567 or 0241234567), got "${values.mobile}"`);
+  const fulfillmentUrl = values['fulfillment-url']
+    ? urlOption('--fulfillment-url', values['fulfillment-url'])
+    : defaultFulfillmentUrl(flowUrl);
+  if (fulfillmentUrl.origin !== flowUrl.origin)
+    throw new CliUsageError(
+      `--fulfillment-url must be on the same origin as the service-flow URL (${flowUrl.origin})`,
+    );
+  if (values.mobile !== undefined && !tryNormalizeMsisdn(values.mobile).ok)
+    throw new CliUsageError(
+      `--mobile must be a phone number (233241234567 or 0241234567), got "${values.mobile}"`,
+    );
   for (const name of ['service-code', 'operator'] as const) {
-    if (values[name] !== undefined && values[name]!.trim() === '') throw new CliUsageError(`--${name} must not be empty`);
+    if (values[name] !== undefined && values[name]!.trim() === '')
+      throw new CliUsageError(`--${name} must not be empty`);
   }
   const callbackTimeout = intOption('callback-timeout', values['callback-timeout'], 1, 3600);
   return {
@@ -78,7 +97,10 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
       serviceFlowUrl: flowUrl.href,
       fulfillmentUrl: fulfillmentUrl.href,
       serviceCode: values['service-code'],
-      mobile: values.mobile === undefined ? undefined : (tryNormalizeMsisdn(values.mobile) as { msisdn: string }).msisdn,
+      mobile:
+        values.mobile === undefined
+          ? undefined
+          : (tryNormalizeMsisdn(values.mobile) as { msisdn: string }).msisdn,
       operator: values.operator,
       sandboxUrl: values.sandbox === undefined ? undefined : urlOption('--sandbox', values.sandbox).origin,
       callbackPort: intOption('callback-port', values['callback-port'], 0, 65535),
@@ -91,7 +113,11 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
 }
 
 /** The `hubtel-simulate` command; resolves with its exit code. `onStart` receives the simulator (to interrupt it on a signal). */
-export async function runSimulateCli(argv: string[], io: CliStreams, onStart?: (simulator: TerminalSimulator) => void): Promise<number> {
+export async function runSimulateCli(
+  argv: string[],
+  io: CliStreams,
+  onStart?: (simulator: TerminalSimulator) => void,
+): Promise<number> {
   let parsed: ParsedSimulateCli;
   try {
     parsed = parseSimulateCliArgs(argv);

@@ -1,4 +1,10 @@
-import { HubtelApiError, HubtelError, HubtelNetworkError, HubtelTimeoutError, HubtelValidationError } from 'nestjs-hubtel';
+import {
+  HubtelApiError,
+  HubtelError,
+  HubtelNetworkError,
+  HubtelTimeoutError,
+  HubtelValidationError,
+} from 'nestjs-hubtel';
 import {
   HubtelSandbox,
   type SandboxFulfillmentCallback,
@@ -54,7 +60,10 @@ export function defaultFulfillmentUrl(serviceFlowUrl: URL): URL {
   const path = url.pathname;
   const i = path.lastIndexOf('/service-flow');
   const after = i < 0 ? '' : path.charAt(i + '/service-flow'.length);
-  url.pathname = i >= 0 && (after === '' || after === '/') ? `${path.slice(0, i)}/fulfillment${path.slice(i + '/service-flow'.length)}` : TESTING_PATHS.fulfillment;
+  url.pathname =
+    i >= 0 && (after === '' || after === '/')
+      ? `${path.slice(0, i)}/fulfillment${path.slice(i + '/service-flow'.length)}`
+      : TESTING_PATHS.fulfillment;
   return url;
 }
 
@@ -76,16 +85,23 @@ export class TerminalSimulator {
   ) {
     this.paint = painter(io.stdout, io.env, options.noColor);
     this.flowUrl = new URL(options.serviceFlowUrl);
-    this.fulfillmentUrl = options.fulfillmentUrl ? new URL(options.fulfillmentUrl) : defaultFulfillmentUrl(this.flowUrl);
+    this.fulfillmentUrl = options.fulfillmentUrl
+      ? new URL(options.fulfillmentUrl)
+      : defaultFulfillmentUrl(this.flowUrl);
     if (this.fulfillmentUrl.origin !== this.flowUrl.origin) {
-      throw new HubtelValidationError('The fulfillment URL must be on the same origin as the service-flow URL', [
-        { field: 'fulfillmentUrl', message: `must start with ${this.flowUrl.origin}` },
-      ]);
+      throw new HubtelValidationError(
+        'The fulfillment URL must be on the same origin as the service-flow URL',
+        [{ field: 'fulfillmentUrl', message: `must start with ${this.flowUrl.origin}` }],
+      );
     }
   }
 
   async run(): Promise<SimulationResult> {
-    const sandbox = await HubtelSandbox.start({ port: this.options.callbackPort ?? 0, host: '127.0.0.1', logger: quietLogger });
+    const sandbox = await HubtelSandbox.start({
+      port: this.options.callbackPort ?? 0,
+      host: '127.0.0.1',
+      logger: quietLogger,
+    });
     const reader = new LineReader(this.io.stdin, this.io.stdout);
     const interrupted = new Promise<never>((_, reject) => {
       this.interruptHandler = () => reject(new Interrupted());
@@ -131,15 +147,34 @@ export class TerminalSimulator {
   private header(sandbox: HubtelSandbox, session: SandboxServiceSession): void {
     const p = this.paint;
     const record = session.record;
-    this.out(p(`Hubtel service simulator — dialing ${record.serviceCode} as ${record.mobile} (${record.operator})`, 'bold'));
+    this.out(
+      p(
+        `Hubtel service simulator — dialing ${record.serviceCode} as ${record.mobile} (${record.operator})`,
+        'bold',
+      ),
+    );
     this.out(`  Service Interaction URL   ${this.flowUrl.href}`);
     this.out(`  Service Fulfillment URL   ${this.fulfillmentUrl.href}`);
-    if (this.options.sandboxUrl) this.out(`  Fulfillment callbacks     read from the sandbox at ${this.options.sandboxUrl}`);
-    else this.out(`  Fulfillment callbacks     ${sandbox.url}/callback  ${p("(your ServiceAppModule's callbackUrl must be " + sandbox.url + ')', 'dim')}`);
-    this.out(p(`  Session ${session.sessionId}. Answer each screen and press Enter; Ctrl+C ends the session.`, 'dim'));
+    if (this.options.sandboxUrl)
+      this.out(`  Fulfillment callbacks     read from the sandbox at ${this.options.sandboxUrl}`);
+    else
+      this.out(
+        `  Fulfillment callbacks     ${sandbox.url}/callback  ${p("(your ServiceAppModule's callbackUrl must be " + sandbox.url + ')', 'dim')}`,
+      );
+    this.out(
+      p(
+        `  Session ${session.sessionId}. Answer each screen and press Enter; Ctrl+C ends the session.`,
+        'dim',
+      ),
+    );
   }
 
-  private async play(session: SandboxServiceSession, sandbox: HubtelSandbox, reader: LineReader, interrupted: Promise<never>): Promise<SimulationResult> {
+  private async play(
+    session: SandboxServiceSession,
+    sandbox: HubtelSandbox,
+    reader: LineReader,
+    interrupted: Promise<never>,
+  ): Promise<SimulationResult> {
     const p = this.paint;
     const ask = async (prompt: string): Promise<string> => {
       const line = await Promise.race([reader.ask(prompt), interrupted]);
@@ -183,13 +218,26 @@ export class TerminalSimulator {
     const p = this.paint;
     const item = response.Item!;
     const total = item.Qty * item.Price;
-    this.out(p(`🛒 Cart: ${item.ItemName} × ${item.Qty} @ ${money(item.Price)} = ${money(total)}`, 'magenta'));
+    this.out(
+      p(`🛒 Cart: ${item.ItemName} × ${item.Qty} @ ${money(item.Price)} = ${money(total)}`, 'magenta'),
+    );
     if (item.ServiceData && typeof item.ServiceData === 'object') {
-      this.out(p(`   Service data: ${Object.entries(item.ServiceData).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join('  ')}`, 'dim'));
+      this.out(
+        p(
+          `   Service data: ${Object.entries(item.ServiceData)
+            .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+            .join('  ')}`,
+          'dim',
+        ),
+      );
     }
     let choice: 'y' | 'n' | 'f' | undefined;
     while (!choice) {
-      const raw = (await ask(p(`Pay ${money(total)} with mobile money? [y]es / [n]o / [f]ail the payment > `, 'bold'))).trim().toLowerCase();
+      const raw = (
+        await ask(p(`Pay ${money(total)} with mobile money? [y]es / [n]o / [f]ail the payment > `, 'bold'))
+      )
+        .trim()
+        .toLowerCase();
       if (raw === '' || raw === 'y' || raw === 'yes') choice = 'y';
       else if (raw === 'n' || raw === 'no') choice = 'n';
       else if (raw === 'f' || raw === 'fail') choice = 'f';
@@ -202,7 +250,12 @@ export class TerminalSimulator {
     }
     if (choice === 'f') {
       const { order } = await session.pay({ outcome: 'failed' });
-      this.out(p(`✗ The payment of ${money(order.amount)} failed (simulated); no fulfillment request is sent.`, 'red'));
+      this.out(
+        p(
+          `✗ The payment of ${money(order.amount)} failed (simulated); no fulfillment request is sent.`,
+          'red',
+        ),
+      );
       return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'payment-failed' };
     }
 
@@ -210,7 +263,10 @@ export class TerminalSimulator {
     this.out(p(`✓ Payment of ${money(order.amount)} approved — order ${order.orderId}`, 'green'));
     const delivery = deliveries[0];
     if (delivery) {
-      const answer = delivery.statusCode === null ? `no answer (${delivery.error ?? delivery.state})` : `HTTP ${delivery.statusCode} ${delivery.responseBody ?? ''}`.trim();
+      const answer =
+        delivery.statusCode === null
+          ? `no answer (${delivery.error ?? delivery.state})`
+          : `HTTP ${delivery.statusCode} ${delivery.responseBody ?? ''}`.trim();
       const ok = delivery.state === 'delivered';
       this.out(p(`→ Fulfillment request POST ${delivery.url}: ${answer}`, ok ? 'green' : 'red'));
       if (!ok) return { exitCode: EXIT.failed, sessionId: session.sessionId, outcome: 'not-fulfilled' };
@@ -235,18 +291,42 @@ export class TerminalSimulator {
       );
       return { exitCode: EXIT.failed, sessionId: session.sessionId, outcome: 'not-fulfilled' };
     }
-    const status = String((callback as { serviceStatus?: unknown; ServiceStatus?: unknown }).serviceStatus ?? (callback as { ServiceStatus?: unknown }).ServiceStatus);
+    const status = String(
+      (callback as { serviceStatus?: unknown; ServiceStatus?: unknown }).serviceStatus ??
+        (callback as { ServiceStatus?: unknown }).ServiceStatus,
+    );
     const success = status.toLowerCase() === 'success';
-    this.out(p(`${success ? '✓' : '✗'} Fulfillment callback received: ServiceStatus ${status}`, success ? 'green' : 'red'));
-    this.out(p(success ? 'The purchase succeeded. Session ended.' : 'The service reported a failed fulfillment. Session ended.', 'dim'));
-    return { exitCode: success ? EXIT.ok : EXIT.failed, sessionId: session.sessionId, outcome: success ? 'fulfilled' : 'not-fulfilled', callback };
+    this.out(
+      p(
+        `${success ? '✓' : '✗'} Fulfillment callback received: ServiceStatus ${status}`,
+        success ? 'green' : 'red',
+      ),
+    );
+    this.out(
+      p(
+        success
+          ? 'The purchase succeeded. Session ended.'
+          : 'The service reported a failed fulfillment. Session ended.',
+        'dim',
+      ),
+    );
+    return {
+      exitCode: success ? EXIT.ok : EXIT.failed,
+      sessionId: session.sessionId,
+      outcome: success ? 'fulfilled' : 'not-fulfilled',
+      callback,
+    };
   }
 
   private warnIssues(session: SandboxServiceSession): void {
     const issues = session.record.exchanges.at(-1)?.issues ?? [];
     if (issues.length === 0) return;
     for (const issue of issues) this.out(this.paint(`⚠ contract: ${issue}`, 'yellow'));
-    if (this.options.strict) throw new HubtelValidationError(`The answer breaks the contract (--strict): ${issues.join('; ')}`, issues.map((message) => ({ field: 'response', message })));
+    if (this.options.strict)
+      throw new HubtelValidationError(
+        `The answer breaks the contract (--strict): ${issues.join('; ')}`,
+        issues.map((message) => ({ field: 'response', message })),
+      );
   }
 
   private async releaseQuietly(session: SandboxServiceSession): Promise<void> {
@@ -267,7 +347,9 @@ export function toOptionValue(answer: string, options: ServiceFlowOption[]): str
     const n = Number(trimmed);
     if (n >= 1 && n <= options.length) return options[n - 1]!.Value;
   }
-  const byValue = options.find((o) => o.Value === trimmed) ?? options.find((o) => o.Value.toLowerCase() === trimmed.toLowerCase());
+  const byValue =
+    options.find((o) => o.Value === trimmed) ??
+    options.find((o) => o.Value.toLowerCase() === trimmed.toLowerCase());
   // Anything else goes as typed: the service decides (a "0" to go back, a re-ask).
   return byValue ? byValue.Value : trimmed;
 }
@@ -280,15 +362,24 @@ const quietLogger = { log: () => undefined, warn: () => undefined, error: () => 
 
 export function describeError(err: unknown): string {
   if (err instanceof HubtelApiError) {
-    const body = err.body === undefined ? '' : ` — ${typeof err.body === 'string' ? err.body : JSON.stringify(err.body)}`.slice(0, 600);
+    const body =
+      err.body === undefined
+        ? ''
+        : ` — ${typeof err.body === 'string' ? err.body : JSON.stringify(err.body)}`.slice(0, 600);
     return `${err.message}${body}`;
   }
-  if (err instanceof HubtelNetworkError || err instanceof HubtelTimeoutError || err instanceof HubtelError) return err.message;
+  if (err instanceof HubtelNetworkError || err instanceof HubtelTimeoutError || err instanceof HubtelError)
+    return err.message;
   return err instanceof Error ? err.message : String(err);
 }
 
 /** Polls a running sandbox's admin API for the fulfillment callback of one order. */
-async function pollRemoteCallback(sandboxUrl: string, sessionId: string, orderId: string, timeoutMs: number): Promise<Record<string, unknown> | undefined> {
+async function pollRemoteCallback(
+  sandboxUrl: string,
+  sessionId: string,
+  orderId: string,
+  timeoutMs: number,
+): Promise<Record<string, unknown> | undefined> {
   const deadline = Date.now() + timeoutMs;
   const url = `${sandboxUrl.replace(/\/+$/, '')}/_sandbox/fulfillment-callbacks?limit=200`;
   while (Date.now() < deadline) {
@@ -296,7 +387,9 @@ async function pollRemoteCallback(sandboxUrl: string, sessionId: string, orderId
       const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
       if (res.ok) {
         const list = (await res.json()) as Record<string, unknown>[];
-        const found = Array.isArray(list) ? list.find((cb) => cb.sessionId === sessionId && cb.orderId === orderId) : undefined;
+        const found = Array.isArray(list)
+          ? list.find((cb) => cb.sessionId === sessionId && cb.orderId === orderId)
+          : undefined;
         if (found) return found;
       }
     } catch {

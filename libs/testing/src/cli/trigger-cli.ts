@@ -1,12 +1,23 @@
 import { parseArgs } from 'node:util';
 import { HubtelError, HubtelNetworkError, HubtelValidationError, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import type { SandboxInvoice } from 'nestjs-hubtel/sandbox';
-import { buildCheckoutCallback, buildFulfillmentCallback, buildFulfillmentRequest, randomHubtelId } from '../testing.builders.js';
+import {
+  buildCheckoutCallback,
+  buildFulfillmentCallback,
+  buildFulfillmentRequest,
+  randomHubtelId,
+} from '../testing.builders.js';
 import { TESTING_PATHS } from '../testing.constants.js';
 import { endpointUrl, sendJson, type SentResponse } from '../testing.http.js';
 import { CliUsageError, EXIT, intOption, painter, urlOption, type CliStreams } from './cli-support.js';
 
-export const TRIGGER_KINDS = ['checkout', 'checkout-duplicate', 'checkout-forged', 'fulfillment', 'fulfillment-callback'] as const;
+export const TRIGGER_KINDS = [
+  'checkout',
+  'checkout-duplicate',
+  'checkout-forged',
+  'fulfillment',
+  'fulfillment-callback',
+] as const;
 export type TriggerKind = (typeof TRIGGER_KINDS)[number];
 export const FORGERIES = ['unknown-reference', 'wrong-amount', 'wrong-checkout-id'] as const;
 export type Forgery = (typeof FORGERIES)[number];
@@ -86,7 +97,8 @@ export type ParsedTriggerCli = { help: true } | { help: false; options: TriggerO
 
 function amountOption(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+(\.\d{1,2})?$/.test(value)) throw new CliUsageError(`--amount must be a number with at most 2 decimals, got "${value}"`);
+  if (!/^\d+(\.\d{1,2})?$/.test(value))
+    throw new CliUsageError(`--amount must be a number with at most 2 decimals, got "${value}"`);
   return Number(value);
 }
 
@@ -124,17 +136,25 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
   }
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
-  if (positionals.length !== 2) throw new CliUsageError(`expected <kind> <url>, got ${positionals.length} argument${positionals.length === 1 ? '' : 's'}`);
+  if (positionals.length !== 2)
+    throw new CliUsageError(
+      `expected <kind> <url>, got ${positionals.length} argument${positionals.length === 1 ? '' : 's'}`,
+    );
   const [kindArg, urlArg] = positionals as [string, string];
   const kind = (kindArg === 'checkout-callback' ? 'checkout' : kindArg) as TriggerKind;
-  if (!TRIGGER_KINDS.includes(kind)) throw new CliUsageError(`unknown kind "${kindArg}"; one of ${TRIGGER_KINDS.join(', ')}`);
+  if (!TRIGGER_KINDS.includes(kind))
+    throw new CliUsageError(`unknown kind "${kindArg}"; one of ${TRIGGER_KINDS.join(', ')}`);
   urlOption('<url>', urlArg);
   const outcome = (values.outcome ?? 'paid') as 'paid' | 'failed';
-  if (outcome !== 'paid' && outcome !== 'failed') throw new CliUsageError(`--outcome must be paid or failed, got "${values.outcome}"`);
+  if (outcome !== 'paid' && outcome !== 'failed')
+    throw new CliUsageError(`--outcome must be paid or failed, got "${values.outcome}"`);
   const forge = (values.forge ?? 'unknown-reference') as Forgery;
-  if (!FORGERIES.includes(forge)) throw new CliUsageError(`--forge must be one of ${FORGERIES.join(', ')}, got "${values.forge}"`);
-  if (values.forge !== undefined && kind !== 'checkout-forged') throw new CliUsageError('--forge goes with the checkout-forged kind');
-  if (values.phone !== undefined && !tryNormalizeMsisdn(values.phone).ok) throw new CliUsageError(`--phone must be a phone number, got "${values.phone}"`);
+  if (!FORGERIES.includes(forge))
+    throw new CliUsageError(`--forge must be one of ${FORGERIES.join(', ')}, got "${values.forge}"`);
+  if (values.forge !== undefined && kind !== 'checkout-forged')
+    throw new CliUsageError('--forge goes with the checkout-forged kind');
+  if (values.phone !== undefined && !tryNormalizeMsisdn(values.phone).ok)
+    throw new CliUsageError(`--phone must be a phone number, got "${values.phone}"`);
   const headers: Record<string, string> = {};
   for (const header of values.header ?? []) {
     const colon = header.indexOf(':');
@@ -163,26 +183,52 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     dryRun: values['dry-run'] ?? false,
     noColor: values['no-color'] ?? false,
   };
-  if (kind === 'checkout-duplicate' && options.copies < 2) throw new CliUsageError('checkout-duplicate needs --copies of at least 2');
+  if (kind === 'checkout-duplicate' && options.copies < 2)
+    throw new CliUsageError('checkout-duplicate needs --copies of at least 2');
   const isCheckout = kind.startsWith('checkout');
   if (isCheckout) {
     const forgingUnknown = kind === 'checkout-forged' && forge === 'unknown-reference';
-    if (!forgingUnknown && !options.reference) throw new CliUsageError(`${kind} needs --reference (the invoice's ClientReference)`);
+    if (!forgingUnknown && !options.reference)
+      throw new CliUsageError(`${kind} needs --reference (the invoice's ClientReference)`);
     if (!options.sandboxUrl) {
       const valid = kind !== 'checkout-forged';
-      if (valid && options.checkoutId === undefined) throw new CliUsageError(`${kind} needs --checkout-id (or --sandbox to read it): a callback with another checkout id is rejected`);
-      if (valid && options.amount === undefined) throw new CliUsageError(`${kind} needs --amount (or --sandbox to read it)`);
-      if (kind === 'checkout-forged' && forge === 'wrong-amount' && options.amount === undefined) throw new CliUsageError('checkout-forged --forge wrong-amount needs --amount (the wrong amount to claim) or --sandbox');
-      if (kind === 'checkout-forged' && forge === 'wrong-checkout-id' && options.amount === undefined) throw new CliUsageError('checkout-forged --forge wrong-checkout-id needs --amount (the invoice\'s) or --sandbox');
+      if (valid && options.checkoutId === undefined)
+        throw new CliUsageError(
+          `${kind} needs --checkout-id (or --sandbox to read it): a callback with another checkout id is rejected`,
+        );
+      if (valid && options.amount === undefined)
+        throw new CliUsageError(`${kind} needs --amount (or --sandbox to read it)`);
+      if (kind === 'checkout-forged' && forge === 'wrong-amount' && options.amount === undefined)
+        throw new CliUsageError(
+          'checkout-forged --forge wrong-amount needs --amount (the wrong amount to claim) or --sandbox',
+        );
+      if (kind === 'checkout-forged' && forge === 'wrong-checkout-id' && options.amount === undefined)
+        throw new CliUsageError(
+          "checkout-forged --forge wrong-checkout-id needs --amount (the invoice's) or --sandbox",
+        );
     }
   } else {
-    for (const name of ['reference', 'checkout-id', 'amount', 'sandbox', 'outcome', 'channel', 'phone'] as const) {
-      if (values[name] !== undefined) throw new CliUsageError(`--${name} is a checkout option; ${kind} takes --session-id and --order-id`);
+    for (const name of [
+      'reference',
+      'checkout-id',
+      'amount',
+      'sandbox',
+      'outcome',
+      'channel',
+      'phone',
+    ] as const) {
+      if (values[name] !== undefined)
+        throw new CliUsageError(`--${name} is a checkout option; ${kind} takes --session-id and --order-id`);
     }
-    if (!options.sessionId) throw new CliUsageError(`${kind} needs --session-id (the SessionId of a session that ended in AddToCart)`);
-    if (kind === 'fulfillment-callback' && !options.orderId) throw new CliUsageError('fulfillment-callback needs --order-id');
+    if (!options.sessionId)
+      throw new CliUsageError(
+        `${kind} needs --session-id (the SessionId of a session that ended in AddToCart)`,
+      );
+    if (kind === 'fulfillment-callback' && !options.orderId)
+      throw new CliUsageError('fulfillment-callback needs --order-id');
   }
-  if (kind !== 'fulfillment-callback' && values['service-status'] !== undefined) throw new CliUsageError('--service-status goes with fulfillment-callback');
+  if (kind !== 'fulfillment-callback' && values['service-status'] !== undefined)
+    throw new CliUsageError('--service-status goes with fulfillment-callback');
   return { help: false, options };
 }
 
@@ -192,18 +238,34 @@ export interface TriggerReport {
   url: string;
   body: unknown;
   /** One per copy, in copy order. */
-  answers: Array<{ copy: number; status: number; body: unknown; durationMs: number } | { copy: number; error: string; durationMs: number }>;
+  answers: Array<
+    | { copy: number; status: number; body: unknown; durationMs: number }
+    | { copy: number; error: string; durationMs: number }
+  >;
 }
 
-async function invoiceFromSandbox(sandboxUrl: string, reference: string, timeoutMs: number): Promise<SandboxInvoice> {
+async function invoiceFromSandbox(
+  sandboxUrl: string,
+  reference: string,
+  timeoutMs: number,
+): Promise<SandboxInvoice> {
   let res: Response;
   try {
-    res = await fetch(`${sandboxUrl}/_sandbox/invoices/${encodeURIComponent(reference)}`, { signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetch(`${sandboxUrl}/_sandbox/invoices/${encodeURIComponent(reference)}`, {
+      signal: AbortSignal.timeout(timeoutMs),
+    });
   } catch (err) {
-    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${(err as Error).message}`, { cause: err });
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
-  if (res.status === 404) throw new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
-  if (!res.ok) throw new HubtelError('HUBTEL_API_ERROR', `The sandbox at ${sandboxUrl} answered HTTP ${res.status} for invoice "${reference}"`);
+  if (res.status === 404)
+    throw new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
+  if (!res.ok)
+    throw new HubtelError(
+      'HUBTEL_API_ERROR',
+      `The sandbox at ${sandboxUrl} answered HTTP ${res.status} for invoice "${reference}"`,
+    );
   return (await res.json()) as SandboxInvoice;
 }
 
@@ -212,31 +274,68 @@ function round2(n: number): number {
 }
 
 /** Builds the body a trigger sends (reads the sandbox's invoice when told to). */
-export async function buildTriggerBody(options: TriggerOptions): Promise<{ body: unknown; path: string; summary: string }> {
+export async function buildTriggerBody(
+  options: TriggerOptions,
+): Promise<{ body: unknown; path: string; summary: string }> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   if (options.kind === 'fulfillment') {
     const body = buildFulfillmentRequest({ sessionId: options.sessionId!, orderId: options.orderId });
-    return { body, path: TESTING_PATHS.fulfillment, summary: `fulfillment request for order ${body.OrderId} of session ${body.SessionId}` };
+    return {
+      body,
+      path: TESTING_PATHS.fulfillment,
+      summary: `fulfillment request for order ${body.OrderId} of session ${body.SessionId}`,
+    };
   }
   if (options.kind === 'fulfillment-callback') {
-    const body = buildFulfillmentCallback({ sessionId: options.sessionId!, orderId: options.orderId!, serviceStatus: options.serviceStatus });
-    return { body, path: TESTING_PATHS.fulfillmentCallback, summary: `fulfillment callback (${body.ServiceStatus}) for order ${body.OrderId}` };
+    const body = buildFulfillmentCallback({
+      sessionId: options.sessionId!,
+      orderId: options.orderId!,
+      serviceStatus: options.serviceStatus,
+    });
+    return {
+      body,
+      path: TESTING_PATHS.fulfillmentCallback,
+      summary: `fulfillment callback (${body.ServiceStatus}) for order ${body.OrderId}`,
+    };
   }
   const forgingUnknown = options.kind === 'checkout-forged' && options.forge === 'unknown-reference';
-  const invoice = options.sandboxUrl && !forgingUnknown ? await invoiceFromSandbox(options.sandboxUrl, options.reference!, timeoutMs) : undefined;
+  const invoice =
+    options.sandboxUrl && !forgingUnknown
+      ? await invoiceFromSandbox(options.sandboxUrl, options.reference!, timeoutMs)
+      : undefined;
   const realAmount = invoice?.totalAmount ?? options.amount;
   let body;
   let what: string;
   if (options.kind === 'checkout-forged') {
     if (options.forge === 'unknown-reference') {
-      body = buildCheckoutCallback({ clientReference: `forged-${randomHubtelId().slice(0, 16)}`, amount: options.amount ?? 1, phone: options.phone, channel: options.channel });
+      body = buildCheckoutCallback({
+        clientReference: `forged-${randomHubtelId().slice(0, 16)}`,
+        amount: options.amount ?? 1,
+        phone: options.phone,
+        channel: options.channel,
+      });
       what = `forged callback: unknown reference ${body.Data.ClientReference}`;
     } else if (options.forge === 'wrong-amount') {
-      const claimed = options.amount ?? (realAmount! >= 0.02 ? round2(realAmount! / 2) : round2(realAmount! + 1));
-      body = buildCheckoutCallback({ invoice: invoice ?? undefined, clientReference: options.reference, checkoutId: options.checkoutId, amount: claimed, phone: options.phone, channel: options.channel });
+      const claimed =
+        options.amount ?? (realAmount! >= 0.02 ? round2(realAmount! / 2) : round2(realAmount! + 1));
+      body = buildCheckoutCallback({
+        invoice: invoice ?? undefined,
+        clientReference: options.reference,
+        checkoutId: options.checkoutId,
+        amount: claimed,
+        phone: options.phone,
+        channel: options.channel,
+      });
       what = `forged callback: ${options.reference} claims GHS ${claimed.toFixed(2)}${invoice ? ` (invoiced GHS ${invoice.totalAmount.toFixed(2)})` : ''}`;
     } else {
-      body = buildCheckoutCallback({ invoice: invoice ?? undefined, clientReference: options.reference, amount: realAmount, checkoutId: randomHubtelId(), phone: options.phone, channel: options.channel });
+      body = buildCheckoutCallback({
+        invoice: invoice ?? undefined,
+        clientReference: options.reference,
+        amount: realAmount,
+        checkoutId: randomHubtelId(),
+        phone: options.phone,
+        channel: options.channel,
+      });
       what = `forged callback: ${options.reference} with checkout id ${body.Data.CheckoutId}`;
     }
   } else {
@@ -304,16 +403,26 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
     built = await buildTriggerBody(options);
   } catch (err) {
     io.stderr.write(`hubtel-trigger: ${(err as Error).message}\n`);
-    return err instanceof HubtelNetworkError ? EXIT.network : err instanceof HubtelValidationError ? EXIT.usage : EXIT.failed;
+    return err instanceof HubtelNetworkError
+      ? EXIT.network
+      : err instanceof HubtelValidationError
+        ? EXIT.usage
+        : EXIT.failed;
   }
   const url = endpointUrl(options.url, options.path ?? built.path);
   if (options.dryRun) {
-    io.stdout.write(options.json ? `${JSON.stringify({ kind: options.kind, url, body: built.body, copies: options.copies })}\n` : `${built.summary}\nPOST ${url}${options.copies > 1 ? ` ×${options.copies}` : ''}\n${JSON.stringify(built.body, null, 2)}\n`);
+    io.stdout.write(
+      options.json
+        ? `${JSON.stringify({ kind: options.kind, url, body: built.body, copies: options.copies })}\n`
+        : `${built.summary}\nPOST ${url}${options.copies > 1 ? ` ×${options.copies}` : ''}\n${JSON.stringify(built.body, null, 2)}\n`,
+    );
     return EXIT.ok;
   }
   if (!options.json) {
     io.stdout.write(`${p(built.summary, 'bold')}\n`);
-    io.stdout.write(`${p(`POST ${url}${options.copies > 1 ? ` — ${options.copies} copies at once` : ''}`, 'dim')}\n`);
+    io.stdout.write(
+      `${p(`POST ${url}${options.copies > 1 ? ` — ${options.copies} copies at once` : ''}`, 'dim')}\n`,
+    );
   }
   const report = await sendTrigger(options, built.body, built.path);
   const failed = report.answers.filter((a) => 'error' in a);
@@ -336,7 +445,9 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
         const key = 'error' in a ? 'no answer' : String(a.status);
         counts.set(key, (counts.get(key) ?? 0) + 1);
       }
-      io.stdout.write(`${p(`${options.copies} answers: ${[...counts].map(([k, n]) => `${n} × ${k}`).join(', ')}`, 'dim')}\n`);
+      io.stdout.write(
+        `${p(`${options.copies} answers: ${[...counts].map(([k, n]) => `${n} × ${k}`).join(', ')}`, 'dim')}\n`,
+      );
     }
   }
   if (failed.length > 0 && failed.length === report.answers.length) return EXIT.network;
