@@ -47,6 +47,7 @@ th, td { text-align:left; padding:6px 10px; border-bottom:1px solid var(--line);
 th { font-size:12px; color:var(--muted); font-weight:600; background:#fafbfd; position:sticky; top:0; }
 td.mono, .mono { font-family:ui-monospace, "Liberation Mono", monospace; font-size:12px; }
 td.wrap { max-width:380px; overflow-wrap:anywhere; }
+td.nowrap { white-space:nowrap; }
 tr.empty td { color:var(--muted); font-style:italic; }
 tr.clickable { cursor:pointer; }
 tr.clickable:hover { background:#f3f7fd; }
@@ -57,7 +58,7 @@ tr.clickable:hover { background:#f3f7fd; }
 .code { font-weight:700; }
 .code.ok { color:var(--ok); } .code.bad { color:var(--bad); }
 .tag { display:inline-block; background:#eef1f6; border-radius:4px; padding:0 6px; margin:0 4px 2px 0; font-size:11px; }
-button { font:inherit; font-size:12px; border:1px solid var(--accent); color:var(--accent); background:#fff; border-radius:6px; padding:3px 10px; cursor:pointer; }
+button { white-space:nowrap; font:inherit; font-size:12px; border:1px solid var(--accent); color:var(--accent); background:#fff; border-radius:6px; padding:3px 10px; cursor:pointer; }
 button:hover { background:#eef5fd; } button:disabled { opacity:.5; cursor:progress; }
 tr.details td { background:#fafbfd; }
 pre { margin:4px 0 8px; white-space:pre-wrap; overflow-wrap:anywhere; font-size:12px; font-family:ui-monospace, "Liberation Mono", monospace; }
@@ -134,7 +135,7 @@ const SCRIPT = `
         onclick: function () { if (open.has(d.id)) open.delete(d.id); else open.add(d.id); renderDeliveries(); },
       }, [
         td('delivery-time', time(d.createdAt), 'mono'),
-        td('delivery-kind', d.kind === 'checkout-callback' ? 'checkout callback' : 'fulfillment request'),
+        td('delivery-kind', d.kind === 'checkout-callback' ? 'checkout callback' : 'fulfillment request', 'nowrap'),
         td('delivery-url', d.url, 'mono wrap'),
         td('delivery-reference', ref, 'mono'),
         stateCell('delivery-state', d.state),
@@ -158,6 +159,13 @@ const SCRIPT = `
     body('deliveries', rows, 'No callback has been sent yet.', 9);
   }
 
+  // Re-sends count too: they are callbacks the merchant received for the invoice.
+  function callbacksFor(ref) {
+    var n = 0;
+    stores.delivery.forEach(function (d) { if (d.kind === 'checkout-callback' && d.clientReference === ref) n++; });
+    return n;
+  }
+
   function renderInvoices() {
     body('invoices', newestFirst('invoice', 'createdAt').map(function (i) {
       return el('tr', { testid: 'invoice-row', 'data-id': i.checkoutId, 'data-reference': i.clientReference, 'data-state': i.state }, [
@@ -167,7 +175,7 @@ const SCRIPT = `
         td('invoice-amount', money(i.totalAmount)),
         td('invoice-description', i.description, 'wrap'),
         stateCell('invoice-state', i.refunded ? 'refunded' : i.state),
-        td('invoice-deliveries', String((i.deliveryIds || []).length)),
+        td('invoice-deliveries', String(callbacksFor(i.clientReference))),
       ]);
     }), 'No invoice yet.', 7);
   }
@@ -228,6 +236,7 @@ const SCRIPT = `
     if (replace) { KINDS.forEach(function (k) { stores[k].clear(); }); }
     var touched = new Set(replace ? KINDS : []);
     (payload.records || []).forEach(function (r) { upsert(r); touched.add(r.kind); });
+    if (touched.has('delivery')) touched.add('invoice');
     touched.forEach(function (k) { RENDER[k](); });
     stats(payload.stats);
   }
@@ -241,6 +250,7 @@ const SCRIPT = `
         if (!r.ok) { notice('Could not re-send ' + id + ': ' + (r.json && r.json.message || 'error'), 'error'); return; }
         upsert({ kind: 'delivery', id: r.json.id, record: r.json });
         renderDeliveries();
+        renderInvoices();
         notice('Re-sent ' + id + ' as ' + r.json.id + ': ' + (r.json.statusCode ? 'HTTP ' + r.json.statusCode : r.json.state), r.json.state === 'delivered' ? 'ok' : 'error');
       })
       .catch(function (e) { notice('Could not re-send ' + id + ': ' + e.message, 'error'); })
