@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { REPO_DIR } from '../lib/ipc.js';
+import { Child, REPO_DIR } from '../lib/ipc.js';
 import {
   breakdown,
   categoryRows,
@@ -208,10 +208,89 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         ]),
     );
   }
+  if (variants.includes('module')) parts.push(await inProcessPass(config, shapes, log));
   if (config.inbound.profileSec > 0) {
     parts.push(await profilePass(config, shapes, adapters, variants, log));
   }
   return { title: 'Inbound endpoints', markdown: parts.join('\n\n'), goals };
+}
+
+/**
+ * Our code alone: the module services behind the endpoints called in process with parsed bodies
+ * (no HTTP, no framework), fresh keys, background work awaited. Its CPU per call is the floor of
+ * what (d) adds to a plain controller. With profiling on, a second, profiled run says which part
+ * of our code that is.
+ */
+async function inProcessPass(
+  config: BenchConfig,
+  shapes: ShapeName[],
+  log: (line: string) => void,
+): Promise<string> {
+  const count = config.mode === 'full' ? 50_000 : config.mode === 'quick' ? 10_000 : 2_000;
+  const measure = async (nodeFlags: string[]) => {
+    const child = new Child('inbound/in-process.ts', [], { nodeFlags });
+    const windows: ProfileWindow[] = [];
+    const cpu = new Map<ShapeName, number>();
+    try {
+      await child.ready;
+      for (const shape of shapes) {
+        const r = await child.request('run', { shape, count });
+        cpu.set(shape, Number(r.cpuUs));
+        windows.push({ label: shape, startUs: Number(r.startUs), endUs: Number(r.endUs), requests: count });
+      }
+    } finally {
+      await child.stop(30_000);
+    }
+    return { cpu, windows };
+  };
+  let plain: Map<ShapeName, number>;
+  try {
+    plain = (await measure([])).cpu;
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    log(`  in-process: failed: ${message}`);
+    return `Our code alone (in process): not measured (${message}).`;
+  }
+  for (const [shape, us] of plain) log(`  in process ${shape}: ${fmt(us, 1)} µs CPU per call`);
+  const rows = shapes.map((shape) => [SHAPES[shape].label, fmt(plain.get(shape) ?? NaN, 1)]);
+  let text =
+    `### Our code alone, in process\n\n` +
+    `The module services behind the endpoints (\`CheckoutService.handleCallback\`, \`ServiceFlowService.handle\`, ` +
+    `\`FulfillmentService.receive\`) called directly with parsed bodies, ${fmt(count)} fresh keys, 50 at a time, ` +
+    `background work (recording, dispatch to the host handler) awaited: no HTTP, no framework. Its CPU per call is ` +
+    `what (d) cannot avoid adding to a plain controller (CPU/req of (b) + this ≈ the best (d) can be).\n\n` +
+    table(['endpoint', 'CPU µs per call'], rows, ['l']);
+  if (config.profile) {
+    const dir = path.join(REPO_DIR, '.tmp', 'bench-profiles', 'in-process');
+    await rm(dir, { recursive: true, force: true });
+    try {
+      const { windows } = await measure(profileFlags(dir));
+      const file = await mainThreadProfile(dir);
+      if (!file) throw new Error('no main-thread profile written');
+      const columns = await breakdown(file, windows);
+      text +=
+        `\n\nWhere that time goes (a profiled run; sampled µs per call, so totals differ a little from the figures above):\n\n` +
+        table(
+          ['µs per call', ...columns.map((c) => SHAPES[c.label as ShapeName].label)],
+          categoryRows(columns, 1, 2),
+          ['l'],
+        ) +
+        '\n\n' +
+        columns
+          .map(
+            (c) =>
+              `- ${SHAPES[c.label as ShapeName].label}, our functions inclusive µs (self): ` +
+              c.ours
+                .slice(0, 10)
+                .map((f) => `\`${f.name}\` ${fmt(f.totalUs, 2)} (${fmt(f.selfUs, 2)})`)
+                .join('; '),
+          )
+          .join('\n');
+    } catch (error) {
+      log(`  in-process profile: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    }
+  }
+  return text;
 }
 
 /**
