@@ -118,7 +118,7 @@ describe('InboundPipeline', () => {
   });
 
   it('runs custom jobs until a deadline, then gives up', async () => {
-    const { app, pipeline, handlers } = await setup();
+    const { app, handlers } = await setup();
     let clock = 0;
     const timed = new InboundPipeline({
       name: 'timed',

@@ -41,10 +41,10 @@ export class ValidationRuntime {
   fnFor(plan: ClassPlan): ClassFn {
     const known = this.functions.get(plan);
     if (known) return known;
-    let built: ClassFn | undefined;
-    const forward: ClassFn = (object, path, issues, depth) => built!(object, path, issues, depth);
+    // The forwarder only runs at validation time, after `built` is assigned below.
+    const forward: ClassFn = (object, path, issues, depth) => built(object, path, issues, depth);
     this.functions.set(plan, forward);
-    built = plan.mode === 'fallback' ? this.fallbackFn(plan) : this.options.build(plan, this);
+    const built: ClassFn = plan.mode === 'fallback' ? this.fallbackFn(plan) : this.options.build(plan, this);
     this.functions.set(plan, built);
     return built;
   }
