@@ -80,7 +80,9 @@ describe('InboundPipeline', () => {
 
   it('runs handlers once for 10 concurrent and later duplicates of the same key', async () => {
     const { app, pipeline, handlers } = await setup();
-    const results = await Promise.all(Array.from({ length: 10 }, () => pipeline.submit(PAID, 'dup', { id: 'dup' })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => pipeline.submit(PAID, 'dup', { id: 'dup' })),
+    );
     expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
     await pipeline.drain();
     expect((await pipeline.submit(PAID, 'dup', { id: 'dup' })).duplicate).toBe(true);
@@ -230,7 +232,12 @@ describe('InboundPipeline: events, requireListener, keepResults', () => {
     expect(handlers.calls.filter((c) => c.endsWith(':o1'))).toEqual(['specific:o1', 'all:o1', 'specific:o1']);
     expect(handlers.calls.filter((c) => c.endsWith(':o2'))).toEqual(['all:o2']);
     const o1 = settled.find((r) => r.key === 'o1');
-    expect(o1).toMatchObject({ status: 'done', attempts: 2, doneListeners: [0, 1], results: { '0': { delivered: 'o1' } } });
+    expect(o1).toMatchObject({
+      status: 'done',
+      attempts: 2,
+      doneListeners: [0, 1],
+      results: { '0': { delivered: 'o1' } },
+    });
     expect(settled.find((r) => r.key === 'o2')?.results).toEqual({});
     await app.close();
   });
@@ -249,12 +256,19 @@ describe('InboundPipeline: events, requireListener, keepResults', () => {
   it('with requireListener, a job nobody listens to is retried then dead-lettered, not counted done', async () => {
     const { app, pipeline } = await orderSetup();
     const outcomes: string[] = [];
-    pipeline.define('lonely', { requireListener: true, onSettled: (_r, outcome) => void outcomes.push(outcome) });
+    pipeline.define('lonely', {
+      requireListener: true,
+      onSettled: (_r, outcome) => void outcomes.push(outcome),
+    });
     pipeline.define('lonely-ok', { onSettled: (_r, outcome) => void outcomes.push(outcome) });
     await pipeline.submit('lonely', 'x', {});
     await pipeline.submit('lonely-ok', 'y', {});
     await pipeline.drain();
-    expect(await pipeline.get('lonely', 'x')).toMatchObject({ status: 'dead', attempts: 3, lastError: 'No handler is listening to "lonely"' });
+    expect(await pipeline.get('lonely', 'x')).toMatchObject({
+      status: 'dead',
+      attempts: 3,
+      lastError: 'No handler is listening to "lonely"',
+    });
     expect(await pipeline.get('lonely-ok', 'y')).toMatchObject({ status: 'done', attempts: 1 });
     expect(outcomes.sort()).toEqual(['dead', 'done']);
     await app.close();

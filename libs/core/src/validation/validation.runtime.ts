@@ -8,7 +8,12 @@ import type { ClassPlan, NestedPlan, PlanOptions } from './validation.metadata.j
  * Validates one object of a DTO class: appends issues (fields prefixed with `path`) and returns the
  * object's accepted value. `depth` counts the objects and arrays above it.
  */
-export type ClassFn = (object: Record<string, unknown>, path: string, issues: ValidationIssue[], depth: number) => Record<string, unknown>;
+export type ClassFn = (
+  object: Record<string, unknown>,
+  path: string,
+  issues: ValidationIssue[],
+  depth: number,
+) => Record<string, unknown>;
 
 /** Returned by `copyPlain` for a value nested deeper than `maxDepth`. */
 export const TOO_DEEP_MARK: unique symbol = Symbol('too deep');
@@ -50,11 +55,19 @@ export class ValidationRuntime {
   }
 
   readonly push = (issues: ValidationIssue[], field: string, message: string, value: unknown): void => {
-    issues.push(this.options.includeValues && isPrimitive(value) ? { field, message, value } : { field, message });
+    issues.push(
+      this.options.includeValues && isPrimitive(value) ? { field, message, value } : { field, message },
+    );
   };
 
   /** Same as `push` with the field given as path + property (built only on failure). */
-  readonly pushAt = (issues: ValidationIssue[], path: string, name: string, message: string, value: unknown): void => {
+  readonly pushAt = (
+    issues: ValidationIssue[],
+    path: string,
+    name: string,
+    message: string,
+    value: unknown,
+  ): void => {
     this.push(issues, joinPath(path, name), message, value);
   };
 
@@ -94,7 +107,13 @@ export class ValidationRuntime {
    * element by element (whatever `each` says), objects through their `@Type()` class, anything else
    * is an issue on that field. Returns the accepted value.
    */
-  readonly nest = (plan: NestedPlan, value: unknown, field: string, issues: ValidationIssue[], depth: number): unknown => {
+  readonly nest = (
+    plan: NestedPlan,
+    value: unknown,
+    field: string,
+    issues: ValidationIssue[],
+    depth: number,
+  ): unknown => {
     if (value === undefined) return undefined;
     if (value !== null && typeof value === 'object') {
       if (depth + 1 > this.maxDepth) {
@@ -103,10 +122,12 @@ export class ValidationRuntime {
       }
       if (Array.isArray(value)) {
         const accepted: unknown[] = [];
-        for (let i = 0; i < value.length; i++) accepted.push(this.nest(plan, value[i], `${field}[${i}]`, issues, depth + 1));
+        for (let i = 0; i < value.length; i++)
+          accepted.push(this.nest(plan, value[i], `${field}[${i}]`, issues, depth + 1));
         return accepted;
       }
-      if (plan.child) return this.fnFor(plan.child)(value as Record<string, unknown>, field, issues, depth + 1);
+      if (plan.child)
+        return this.fnFor(plan.child)(value as Record<string, unknown>, field, issues, depth + 1);
       const copy = this.copyPlain(value, depth);
       if (copy === TOO_DEEP_MARK) {
         this.pushTooDeep(issues, field);
@@ -135,7 +156,13 @@ export class ValidationRuntime {
       }
       try {
         const instance = plainToInstance(plan.cls as new () => object, copy) as Record<string, unknown>;
-        appendFlattened(validateSync(instance, validatorOptions), path, false, issues, this.options.includeValues);
+        appendFlattened(
+          validateSync(instance, validatorOptions),
+          path,
+          false,
+          issues,
+          this.options.includeValues,
+        );
         return this.project(instance, plan, depth);
       } catch {
         issues.push({ field: path, message: FALLBACK_FAILED });
@@ -145,7 +172,11 @@ export class ValidationRuntime {
   }
 
   /** The declared properties of an instance class-transformer built, as plain objects. */
-  private project(instance: Record<string, unknown>, plan: ClassPlan, depth: number): Record<string, unknown> {
+  private project(
+    instance: Record<string, unknown>,
+    plan: ClassPlan,
+    depth: number,
+  ): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const prop of plan.props) {
       const value = instance[prop.name];
@@ -157,8 +188,10 @@ export class ValidationRuntime {
   }
 
   private projectNested(value: unknown, plan: ClassPlan, depth: number): unknown {
-    if (Array.isArray(value)) return depth < this.maxDepth ? value.map((item) => this.projectNested(item, plan, depth + 1)) : value;
-    if (value !== null && typeof value === 'object') return this.project(value as Record<string, unknown>, plan, depth);
+    if (Array.isArray(value))
+      return depth < this.maxDepth ? value.map((item) => this.projectNested(item, plan, depth + 1)) : value;
+    if (value !== null && typeof value === 'object')
+      return this.project(value as Record<string, unknown>, plan, depth);
     return value;
   }
 }
@@ -182,10 +215,19 @@ function appendFlattened(
   includeValues: boolean,
 ): void {
   for (const error of errors) {
-    const field = error.property === undefined ? path : inArray ? `${path}[${error.property}]` : joinPath(path, error.property);
+    const field =
+      error.property === undefined
+        ? path
+        : inArray
+          ? `${path}[${error.property}]`
+          : joinPath(path, error.property);
     if (error.constraints) {
       for (const message of Object.values(error.constraints)) {
-        issues.push(includeValues && isPrimitive(error.value) ? { field, message, value: error.value } : { field, message });
+        issues.push(
+          includeValues && isPrimitive(error.value)
+            ? { field, message, value: error.value }
+            : { field, message },
+        );
       }
     }
     if (error.children && error.children.length > 0) {
