@@ -88,11 +88,11 @@ chromium.describe('sandbox dashboard in a real browser', () => {
     await page.goto(`${sandbox.url}/_dashboard`);
     await page.locator('[data-testid="connection-status"][data-state="live"]').waitFor();
     // Survives only as long as the page is not reloaded.
-    await page.evaluate(() => ((window as unknown as { loadedOnce: number }).loadedOnce = 1));
+    await page.evaluate(() => ((globalThis as unknown as { loadedOnce: number }).loadedOnce = 1));
   }
 
   const notReloaded = () =>
-    page.evaluate(() => (window as unknown as { loadedOnce?: number }).loadedOnce === 1);
+    page.evaluate(() => (globalThis as unknown as { loadedOnce?: number }).loadedOnce === 1);
   const deliveryRow = (id: string) => page.locator(`[data-testid="delivery-row"][data-id="${id}"]`);
 
   it('lists a callback delivery as it happens and re-sends it: the receiver gets it twice', async () => {

@@ -102,21 +102,27 @@ export class TerminalSimulator {
       host: '127.0.0.1',
       logger: quietLogger,
     });
+    let session: SandboxServiceSession;
+    try {
+      session = sandbox.serviceApp(this.flowUrl.origin, {
+        serviceCode: this.options.serviceCode ?? TESTING_DEFAULTS.serviceCode,
+        mobile: this.options.mobile ?? TESTING_DEFAULTS.phone,
+        operator: this.options.operator ?? TESTING_DEFAULTS.operator,
+        serviceFlowPath: `${this.flowUrl.pathname}${this.flowUrl.search}`,
+        fulfillmentPath: `${this.fulfillmentUrl.pathname}${this.fulfillmentUrl.search}`,
+        timeoutMs: this.options.timeoutMs,
+        strict: false,
+      });
+    } catch (err) {
+      await sandbox.stop();
+      throw err;
+    }
     const reader = new LineReader(this.io.stdin, this.io.stdout);
     const interrupted = new Promise<never>((_, reject) => {
       this.interruptHandler = () => reject(new Interrupted());
     });
     interrupted.catch(() => undefined);
     reader.onInterrupt(() => this.interrupt());
-    const session = sandbox.serviceApp(this.flowUrl.origin, {
-      serviceCode: this.options.serviceCode ?? TESTING_DEFAULTS.serviceCode,
-      mobile: this.options.mobile ?? TESTING_DEFAULTS.phone,
-      operator: this.options.operator ?? TESTING_DEFAULTS.operator,
-      serviceFlowPath: `${this.flowUrl.pathname}${this.flowUrl.search}`,
-      fulfillmentPath: `${this.fulfillmentUrl.pathname}${this.fulfillmentUrl.search}`,
-      timeoutMs: this.options.timeoutMs,
-      strict: false,
-    });
     try {
       this.header(sandbox, session);
       return await Promise.race([this.play(session, sandbox, reader, interrupted), interrupted]);
