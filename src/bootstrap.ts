@@ -75,7 +75,7 @@ export async function startExampleApp(
       ? {
           simulator: `${publicUrl}/simulator`,
           sandbox: sandbox.url,
-          sandboxDashboard: `${sandbox.url}/_dashboard`,
+          ...(sandbox.dashboardUrl ? { sandboxDashboard: sandbox.dashboardUrl } : {}),
         }
       : {}),
   };

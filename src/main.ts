@@ -46,9 +46,10 @@ function banner(example: ExampleApp): string {
   );
   if (example.sandbox) {
     const { sms, api } = example.sandbox.credentials;
+    lines.push(`  Sandbox:               ${a.sandbox}`);
+    if (a.sandboxDashboard)
+      lines.push(`  Sandbox dashboard:     ${a.sandboxDashboard}  (SMS sent, invoices, callbacks, sessions)`);
     lines.push(
-      `  Sandbox:               ${a.sandbox}`,
-      `  Sandbox dashboard:     ${a.sandboxDashboard}  (SMS sent, invoices, callbacks, sessions)`,
       // The sandbox's fixed, documented credentials: they protect nothing and are no secret.
       `  Sandbox credentials:   SMS ${sms.clientId} / ${sms.clientSecret}; checkout + status ${api.clientId} / ${api.clientSecret}; POS Sales ID ${example.sandbox.posSalesId}`,
     );

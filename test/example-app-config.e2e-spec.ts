@@ -309,3 +309,35 @@ describe("bad input to the app's own endpoints: 4xx with a clear body, never 500
     });
   });
 });
+
+describe('sandbox mode: where to go', () => {
+  let shop: InProcessExample;
+
+  beforeAll(async () => {
+    shop = await startExampleInProcess();
+  });
+
+  afterAll(async () => {
+    await shop?.close();
+  });
+
+  it("lists the shop, the simulator, the app's platform-facing URLs and the sandbox's dashboard", async () => {
+    const { example, sandbox, url } = shop;
+    expect(example.mode).toBe('sandbox');
+    expect(example.addresses).toEqual({
+      shop: `${url}/`,
+      simulator: `${url}/simulator`,
+      serviceFlow: `${url}/api/service-flow`,
+      fulfillment: `${url}/api/fulfillment`,
+      checkoutCallback: `${url}/hubtel/checkout/callback`,
+      sandbox: sandbox.url,
+      sandboxDashboard: sandbox.dashboardUrl,
+    });
+    for (const page of [example.addresses.shop, example.addresses.simulator!, sandbox.url]) {
+      const res = await fetch(page);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      await res.arrayBuffer();
+    }
+  });
+});

@@ -7,17 +7,7 @@
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { BundleDeliveries } from '../src/bundles/bundle-deliveries.service.js';
 import { DATA_BUNDLES } from '../src/bundles/bundle.flow.js';
-import { startExampleInProcess, type InProcessExample } from './support/example-app.harness.js';
-
-async function until<T>(read: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { eventually, startExampleInProcess, type InProcessExample } from './support/example-app.harness.js';
 
 describe('example app — data bundles as a programmable service', () => {
   let sandbox: HubtelSandbox;
@@ -134,7 +124,7 @@ describe('example app — data bundles as a programmable service', () => {
       order: { isFulfilled: true, serviceStatus: 'success' },
     });
     // The app learns the platform accepted it.
-    await until(() => (delivered!.reported === 'success' ? true : undefined));
+    await eventually(() => (delivered!.reported === 'success' ? true : undefined));
 
     // Exactly one delivery and one callback for the order.
     await sandbox.settled();

@@ -29,6 +29,7 @@ import { SmsService } from 'nestjs-hubtel/sms';
 import { BundleDeliveries } from '../src/bundles/bundle-deliveries.service.js';
 import { OrdersService } from '../src/shop/orders.service.js';
 import {
+  eventually,
   FAST_OVERRIDES,
   getOrder,
   startExampleInProcess,
@@ -407,7 +408,7 @@ describe('sandbox faults: the modules handle each one (example app in process)',
       expect(requestsTo('/callback').map((r) => r.faultId !== null)).toEqual([true, true, true, false]);
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === order.orderId)).toHaveLength(1);
       expect(deliveries.get(order.orderId)).toBeDefined();
-      const sent = await waitFor(() => callbacksSent.find((e) => e.orderId === order.orderId));
+      const sent = await eventually(() => callbacksSent.find((e) => e.orderId === order.orderId));
       expect(sent.attempts).toBe(4);
     });
 
@@ -418,7 +419,7 @@ describe('sandbox faults: the modules handle each one (example app in process)',
       expect(sent.every((d) => d.statusCode === 200)).toBe(true);
       await session.waitForCallback();
       await sandbox.settled();
-      await waitFor(() => callbacksSent.find((e) => e.orderId === order.orderId));
+      await eventually(() => callbacksSent.find((e) => e.orderId === order.orderId));
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === order.orderId)).toHaveLength(1);
       expect(deliveries.list().filter((d) => d.orderId === order.orderId)).toHaveLength(1);
     });
@@ -447,13 +448,3 @@ describe('sandbox faults: the modules handle each one (example app in process)',
     });
   });
 });
-
-async function waitFor<T>(read: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

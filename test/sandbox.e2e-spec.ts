@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { basicAuthHeader as basic } from 'nestjs-hubtel/sandbox';
+import { FakeHttpServer } from './support/fake-http-server.js';
 
 /*
  * The sandbox as users run it from a terminal: `hubtel-sandbox` in its own process, used only
@@ -44,6 +44,7 @@ interface RunningCli {
     baseUrls: Record<string, string>;
     credentials: Record<string, { clientId: string; clientSecret: string }>;
     posSalesId: string;
+    dashboardUrl: string;
   };
   stdout: string[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -81,27 +82,14 @@ async function startCli(extra: string[] = []): Promise<RunningCli> {
   return { child, info: JSON.parse(first), stdout, exited };
 }
 
-function basic(pair: { clientId: string; clientSecret: string }): string {
-  return `Basic ${Buffer.from(`${pair.clientId}:${pair.clientSecret}`).toString('base64')}`;
-}
-
 describe('hubtel-sandbox as a separate process', () => {
   let cli: RunningCli | undefined;
-  let merchant: http.Server;
+  let merchant: FakeHttpServer;
   let merchantUrl: string;
-  const callbacks: unknown[] = [];
 
   beforeAll(async () => {
-    merchant = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        callbacks.push(JSON.parse(body));
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => merchant.listen(0, '127.0.0.1', resolve));
-    merchantUrl = `http://127.0.0.1:${(merchant.address() as AddressInfo).port}`;
+    merchant = (await FakeHttpServer.start()).route('POST', '/callback', () => ({ status: 200 }));
+    merchantUrl = merchant.url;
   });
 
   afterEach(async () => {
@@ -113,10 +101,7 @@ describe('hubtel-sandbox as a separate process', () => {
   });
 
   afterAll(async () => {
-    await new Promise<void>((resolve) => {
-      merchant.close(() => resolve());
-      merchant.closeAllConnections();
-    });
+    await merchant?.close();
   });
 
   it('prints its URLs and credentials, serves the platform with them, and stops cleanly on SIGTERM', async () => {
@@ -124,6 +109,11 @@ describe('hubtel-sandbox as a separate process', () => {
     const { url, baseUrls, credentials, posSalesId } = cli.info;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(baseUrls).toEqual({ sms: url, checkout: url, status: url, fulfillmentCallback: url });
+    // Its address opened in a browser lands on the dashboard it printed.
+    expect(cli.info.dashboardUrl).toBe(`${url}/_dashboard`);
+    const home = await fetch(url);
+    expect([home.status, home.url]).toEqual([200, cli.info.dashboardUrl]);
+    await home.arrayBuffer();
 
     const sms = await fetch(`${baseUrls.sms}/v1/messages/batch/simple/send`, {
       method: 'POST',
@@ -162,7 +152,7 @@ describe('hubtel-sandbox as a separate process', () => {
     });
     expect(paid.status).toBe(303);
     expect(paid.headers.get('location')).toBe(`${merchantUrl}/return`);
-    expect(callbacks).toContainEqual(
+    expect(merchant.requestsTo('POST', '/callback').map((r) => r.body)).toContainEqual(
       expect.objectContaining({
         ResponseCode: '0000',
         Data: expect.objectContaining({ ClientReference: ref, Amount: 30 }),

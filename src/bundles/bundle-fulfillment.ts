@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { maskMsisdn, tryNormalizeMsisdn, type DeadLetterEvent } from 'nestjs-hubtel';
+import { maskMsisdn, maskPhoneNumbers, tryNormalizeMsisdn, type DeadLetterEvent } from 'nestjs-hubtel';
 import {
   OnFulfillment,
   OnFulfillmentCallbackSent,
@@ -58,7 +58,7 @@ export class BundleFulfillment {
   onDeadLetter(event: DeadLetterEvent): void {
     // The platform never accepted the outcome (or delivery kept failing): a person must follow up.
     this.logger.error(
-      `Service-app job ${event.type} ${event.key} gave up after ${event.attempts} attempts: ${event.error}`,
+      `Service-app job ${event.type} ${event.key} gave up after ${event.attempts} attempts: ${maskPhoneNumbers(event.error)}`,
     );
   }
 }

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Header, Inject, Logger, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { HubtelError, tryNormalizeMsisdn } from 'nestjs-hubtel';
+import { HubtelError, maskPhoneNumbers, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { HubtelSandbox, type SandboxServiceSession } from 'nestjs-hubtel/sandbox';
 import { AppUrls } from '../platform/app-urls.js';
 import { ShopSettings } from '../shop/shop.settings.js';
@@ -35,10 +35,7 @@ export class SimulatorController {
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Cache-Control', 'no-store')
   home(): string {
-    return renderSimulatorHome(this.settings, {
-      deliveries: this.deliveries.list(10),
-      serviceFlowUrl: this.urls.to('/api/service-flow'),
-    });
+    return this.renderHome();
   }
 
   /** Dials the service: starts a session (`initiation`). */
@@ -47,16 +44,8 @@ export class SimulatorController {
     const mobile = readField(body, 'mobile');
     const normalised = tryNormalizeMsisdn(mobile);
     if (!normalised.ok) {
-      return send(
-        res,
-        400,
-        renderSimulatorHome(this.settings, {
-          deliveries: this.deliveries.list(10),
-          serviceFlowUrl: this.urls.to('/api/service-flow'),
-          error: 'Enter the phone number you dial from, e.g. 024 123 4567.',
-          mobile,
-        }),
-      );
+      const error = 'Enter the phone number you dial from, e.g. 024 123 4567.';
+      return send(res, 400, this.renderHome({ error, mobile }));
     }
     const session = this.sandbox.serviceApp(this.urls.listening, {
       mobile: normalised.msisdn,
@@ -70,48 +59,20 @@ export class SimulatorController {
 
   @Get('sessions/:id')
   show(@Param('id') id: string, @Res() res: Response): void {
-    const session = this.find(id);
-    if (!session)
-      return send(
-        res,
-        404,
-        renderSimulatorHome(this.settings, {
-          deliveries: this.deliveries.list(10),
-          serviceFlowUrl: this.urls.to('/api/service-flow'),
-          error: 'That session has ended. Dial again.',
-        }),
-      );
-    send(
-      res,
-      200,
-      renderSimulatorSession(
-        this.settings,
-        session,
-        this.errors.get(id),
-        session.order ? this.deliveries.get(session.order.orderId) : undefined,
-      ),
-    );
+    const session = this.findOrAnswer404(id, res);
+    if (session) this.showSession(res, session, 200, this.errors.get(id));
   }
 
   /** The user answers the prompt (types an entry or picks an option). */
   @Post('sessions/:id/reply')
   async reply(@Param('id') id: string, @Body() body: unknown, @Res() res: Response): Promise<void> {
-    const session = this.find(id);
-    if (!session)
-      return send(
-        res,
-        404,
-        renderSimulatorHome(this.settings, {
-          deliveries: this.deliveries.list(10),
-          serviceFlowUrl: this.urls.to('/api/service-flow'),
-          error: 'That session has ended. Dial again.',
-        }),
-      );
+    const session = this.findOrAnswer404(id, res);
+    if (!session) return;
     const input = readField(body, 'input');
     if (input === undefined || input.length > 200)
-      return this.showError(res, session, 400, 'Type an answer (at most 200 characters).');
+      return this.showSession(res, session, 400, 'Type an answer (at most 200 characters).');
     if (session.record.state !== 'active')
-      return this.showError(res, session, 409, 'This session is not waiting for an answer.');
+      return this.showSession(res, session, 409, 'This session is not waiting for an answer.');
     await this.run(session, () => session.reply(input));
     redirect(res, `/simulator/sessions/${session.sessionId}`);
   }
@@ -119,19 +80,10 @@ export class SimulatorController {
   /** The user pays the cart in the client app: the sandbox sends the fulfillment request. */
   @Post('sessions/:id/pay')
   async pay(@Param('id') id: string, @Res() res: Response): Promise<void> {
-    const session = this.find(id);
-    if (!session)
-      return send(
-        res,
-        404,
-        renderSimulatorHome(this.settings, {
-          deliveries: this.deliveries.list(10),
-          serviceFlowUrl: this.urls.to('/api/service-flow'),
-          error: 'That session has ended. Dial again.',
-        }),
-      );
+    const session = this.findOrAnswer404(id, res);
+    if (!session) return;
     if (session.record.state !== 'cart')
-      return this.showError(res, session, 409, 'There is nothing to pay in this session.');
+      return this.showSession(res, session, 409, 'There is nothing to pay in this session.');
     await this.run(session, () => session.pay());
     redirect(res, `/simulator/sessions/${session.sessionId}`);
   }
@@ -143,22 +95,29 @@ export class SimulatorController {
       await call();
     } catch (error) {
       if (!(error instanceof HubtelError)) throw error;
-      this.logger.warn(`Simulator session ${session.sessionId}: ${error.message}`);
+      this.logger.warn(`Simulator session ${session.sessionId}: ${maskPhoneNumbers(error.message)}`);
       this.errors.set(session.sessionId, error.message);
     }
   }
 
-  private showError(res: Response, session: SandboxServiceSession, status: number, message: string): void {
-    send(
-      res,
-      status,
-      renderSimulatorSession(
-        this.settings,
-        session,
-        message,
-        session.order ? this.deliveries.get(session.order.orderId) : undefined,
-      ),
-    );
+  private renderHome(extra: { error?: string; mobile?: string } = {}): string {
+    return renderSimulatorHome(this.settings, {
+      deliveries: this.deliveries.list(10),
+      serviceFlowUrl: this.urls.to('/api/service-flow'),
+      ...extra,
+    });
+  }
+
+  private showSession(res: Response, session: SandboxServiceSession, status: number, error?: string): void {
+    const delivery = session.order ? this.deliveries.get(session.order.orderId) : undefined;
+    send(res, status, renderSimulatorSession(this.settings, session, error, delivery));
+  }
+
+  /** The session, or undefined after answering 404 with the home page (unknown, malformed or forgotten id). */
+  private findOrAnswer404(id: string, res: Response): SandboxServiceSession | undefined {
+    const session = this.find(id);
+    if (!session) send(res, 404, this.renderHome({ error: 'That session has ended. Dial again.' }));
+    return session;
   }
 
   private find(id: string): SandboxServiceSession | undefined {

@@ -6,6 +6,7 @@ import {
   HubtelRateLimitedError,
   HubtelUnknownOutcomeError,
   maskMsisdn,
+  maskPhoneNumbers,
 } from 'nestjs-hubtel';
 import {
   OnCheckoutExpired,
@@ -74,7 +75,8 @@ export class ReceiptsListener {
       });
       this.orders.setReceipt(order.id, { status: 'sent', to, messageId: sent.messageId });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      // An error's text may quote the number it was sending to: it goes to logs masked.
+      const message = maskPhoneNumbers(error instanceof Error ? error.message : String(error));
       if (error instanceof HubtelUnknownOutcomeError) {
         // It may have gone out: sending again could text the customer twice. Leave it to a person.
         this.orders.setReceipt(order.id, { status: 'unknown', to, error: message });
@@ -110,7 +112,7 @@ export class ReceiptsListener {
   onRejected(event: CheckoutRejectedEvent): void {
     // Nothing was paid: a forgery, a tampered amount or a misconfiguration. Alert, change nothing.
     this.logger.warn(
-      `Rejected a ${event.source} for ${event.clientReference}: ${event.reason} — ${event.message}`,
+      `Rejected a ${event.source} for ${event.clientReference}: ${event.reason} — ${maskPhoneNumbers(event.message)}`,
     );
   }
 }

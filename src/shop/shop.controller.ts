@@ -4,6 +4,7 @@ import {
   HubtelError,
   HubtelValidationError,
   maskMsisdn,
+  maskPhoneNumbers,
   tryNormalizeMsisdn,
   type ValidationIssue,
 } from 'nestjs-hubtel';
@@ -78,7 +79,9 @@ export class ShopController {
       const reason =
         error instanceof HubtelValidationError ? error.message : 'Hubtel checkout is not available right now';
       this.orders.markFailed(order.id, `Checkout could not start: ${reason}`);
-      this.logger.warn(`Checkout for order ${order.id} could not start: ${error.code} ${error.message}`);
+      this.logger.warn(
+        `Checkout for order ${order.id} could not start: ${error.code} ${maskPhoneNumbers(error.message)}`,
+      );
       return this.fail(
         res,
         json,

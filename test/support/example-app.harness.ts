@@ -3,6 +3,7 @@
  * with short retry delays, and the buyer's journey over plain HTTP (what a browser does, with
  * fetch and manual redirects) so the same steps serve the in-process tests and the `npm start` one.
  */
+import type { LoggerService } from '@nestjs/common';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import type { ExampleAppConfig } from '../../src/app.config.js';
 import { startExampleApp, type ExampleApp } from '../../src/bootstrap.js';
@@ -35,7 +36,13 @@ export interface InProcessExample {
  * omitted, stopped by `close`). `overrides` are laid over FAST_OVERRIDES per module (top level).
  */
 export async function startExampleInProcess(
-  options: { sandbox?: HubtelSandbox; overrides?: ExampleAppConfig['overrides']; shopName?: string } = {},
+  options: {
+    sandbox?: HubtelSandbox;
+    overrides?: ExampleAppConfig['overrides'];
+    shopName?: string;
+    /** Where the app logs (a CaptureLogger, to assert on what was logged). Default: nowhere. */
+    logger?: LoggerService;
+  } = {},
 ): Promise<InProcessExample> {
   const sandbox = options.sandbox ?? (await HubtelSandbox.start());
   const o = options.overrides ?? {};
@@ -53,7 +60,7 @@ export async function startExampleInProcess(
           serviceApp: { ...FAST_OVERRIDES.serviceApp, ...o.serviceApp },
         },
       },
-      { logger: false },
+      { logger: options.logger ?? false },
     );
   } catch (error) {
     if (!options.sandbox) await sandbox.stop();
@@ -174,4 +181,15 @@ export async function waitForOrder(
   throw new Error(
     `Order ${orderId} did not reach the expected state within ${timeoutMs} ms; last: ${JSON.stringify(last)}`,
   );
+}
+
+/** Polls `read` until it returns something other than undefined (state the app keeps, no event to await). */
+export async function eventually<T>(read: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }

@@ -3,7 +3,7 @@ import http, { type IncomingMessage, type Server, type ServerResponse } from 'no
 import type { AddressInfo } from 'node:net';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { registerAdminApi } from './sandbox-admin.api.js';
-import { registerSandboxDashboard } from './dashboard/sandbox-dashboard.js';
+import { registerSandboxDashboard, SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { registerCheckoutApi } from './sandbox-checkout.api.js';
 import {
   apiErrorReply,
@@ -112,7 +112,7 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     registerCheckoutApi(this.router, this.state, authorized);
     registerFulfillmentCallbackApi(this.router, this.state);
     registerAdminApi(this.router, this);
-    registerSandboxDashboard(this);
+    if (this.options.dashboard) registerSandboxDashboard(this);
   }
 
   /* ================================ lifecycle ================================ */
@@ -206,6 +206,14 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   baseUrls(): SandboxBaseUrls {
     const url = this.url;
     return { sms: url, checkout: url, status: url, fulfillmentCallback: url };
+  }
+
+  /**
+   * The dashboard page (`<url>/_dashboard`: messages, invoices, callbacks, sessions, live), or
+   * undefined when the sandbox runs without it (`dashboard: false`). Throws before `listen()`.
+   */
+  get dashboardUrl(): string | undefined {
+    return this.options.dashboard ? `${this.url}${SANDBOX_DASHBOARD_PATH}` : undefined;
   }
 
   /** The credential pairs it accepts (copies). */

@@ -20,6 +20,7 @@ export {
   SANDBOX_PATHS,
   SERVICE_APP_DEFAULT_PATHS,
 } from './sandbox.constants.js';
+export { SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 export { SandboxNotFoundError, SandboxStateError, type FieldError } from './sandbox.errors.js';
 export {
   SandboxFaults,

@@ -1,3 +1,4 @@
+import { HubtelConfigError } from 'nestjs-hubtel';
 import { HubtelSandbox } from './hubtel-sandbox.js';
 import { call, checkoutRequest, startReceiver, type Receiver } from './__tests__/sandbox-test-helpers.js';
 
@@ -132,6 +133,42 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
     } finally {
       // stop() must close a response left open (an event stream).
       await extended.stop();
+    }
+  });
+
+  it('GET / sends a browser to the dashboard (sandbox.dashboardUrl)', async () => {
+    expect(sandbox.dashboardUrl).toBe(`${sandbox.url}/_dashboard`);
+    const res = await fetch(`${sandbox.url}/`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/_dashboard');
+    await res.arrayBuffer();
+    const followed = await fetch(`${sandbox.url}/`);
+    expect(followed.url).toBe(sandbox.dashboardUrl);
+    expect(followed.status).toBe(200);
+    expect(followed.headers.get('content-type')).toMatch(/^text\/html/);
+    await followed.arrayBuffer();
+    // A fault on every platform request leaves the sandbox's own pages alone.
+    sandbox.faults.add({ status: 503 });
+    expect((await fetch(`${sandbox.url}/`, { redirect: 'manual', method: 'HEAD' })).status).toBe(302);
+  });
+
+  it('GET / without the dashboard: a small HTML index of the base URLs', async () => {
+    expect(() => new HubtelSandbox({ dashboard: 'yes' as never })).toThrow(HubtelConfigError);
+    const plain = await HubtelSandbox.start({ dashboard: false, posSalesId: '11684' });
+    try {
+      expect(plain.dashboardUrl).toBeUndefined();
+      expect((await call(plain, 'GET', '/_dashboard')).status).toBe(404);
+      const res = await fetch(`${plain.url}/`, { redirect: 'manual' });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+      const html = await res.text();
+      const listed = [...html.matchAll(/data-testid="base-url">([^<]+)</g)].map((m) => m[1]);
+      expect(listed).toEqual([...Object.values(plain.baseUrls()), `${plain.url}/_sandbox`]);
+      expect(html).toContain('/transactions/11684/status');
+      expect(html).not.toMatch(/<script|sandbox-api-secret/);
+    } finally {
+      await plain.stop();
     }
   });
 

@@ -1,13 +1,16 @@
 import { HubtelError } from 'nestjs-hubtel';
+import { SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { apiErrorReply, SandboxStateError } from './sandbox.errors.js';
+import { escapeHtml } from './sandbox-http.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxReply } from './sandbox.types.js';
 import type { HubtelSandbox } from './hubtel-sandbox.js';
 
 /*
  * The sandbox's own JSON API under /_sandbox, for tools that run in another process (the CLI's
- * users, the dashboard of issue 6). Lists are oldest first; `?limit=N` keeps the newest N.
+ * users, the dashboard). Lists are oldest first; `?limit=N` keeps the newest N.
  *
+ *   GET  /                                       302 to the dashboard, or (without it) a small HTML index of the base URLs
  *   GET  /_sandbox                               origin, base URLs, credentials, POS Sales ID, stats
  *   GET  /_sandbox/stats
  *   GET  /_sandbox/messages[?to=233...]          GET /_sandbox/invoices    GET /_sandbox/invoices/{checkoutIdOrRef}
@@ -47,6 +50,20 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
     headers: { 'Cache-Control': 'no-store' },
   });
 
+  // Someone opening the sandbox's address in a browser lands somewhere useful, not on a JSON 404.
+  router.add('GET', '/', 'admin', (): SandboxReply =>
+    sandbox.dashboardUrl
+      ? { status: 302, headers: { Location: SANDBOX_DASHBOARD_PATH, 'Cache-Control': 'no-store' } }
+      : {
+          status: 200,
+          headers: {
+            'Cache-Control': 'no-store',
+            'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
+          },
+          html: renderIndexPage(sandbox),
+        },
+  );
+
   router.add('GET', '/_sandbox', 'admin', () =>
     ok({
       name: 'nestjs-hubtel sandbox',
@@ -81,14 +98,7 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
 
   router.add('POST', '/_sandbox/invoices/:ref/pay', 'admin', async (ctx) => {
     const raw = (await ctx.body()).toString('utf8').trim();
-    const body = raw === '' ? {} : await ctx.json();
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return apiErrorReply('admin', 400, {
-        message: 'Body must be a JSON object',
-        responseCode: 'HUBTEL_VALIDATION_FAILED',
-      });
-    }
-    const b = body as Record<string, unknown>;
+    const b = raw === '' ? {} : await ctx.jsonObject();
     try {
       const result = await sandbox.pay(ctx.params.ref!, {
         outcome: b.outcome as 'paid' | 'failed' | undefined,
@@ -121,4 +131,28 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
     sandbox.reset();
     return ok({ reset: true });
   });
+}
+
+/** What `GET /` shows when the sandbox runs without its dashboard: where to point the modules. */
+function renderIndexPage(sandbox: HubtelSandbox): string {
+  const urls = sandbox.baseUrls();
+  const rows = [
+    ['SMS', urls.sms, 'POST /v1/messages/batch/simple/send, POST /v1/messages/send'],
+    ['Checkout', urls.checkout, 'POST /items/initiate'],
+    ['Transaction status', urls.status, `GET /transactions/${sandbox.posSalesId}/status`],
+    ['Fulfillment callback', urls.fulfillmentCallback, 'POST /callback'],
+    ['Records (JSON)', `${sandbox.url}/_sandbox`, 'GET /_sandbox/...'],
+  ]
+    .map(
+      ([name, url, paths]) =>
+        `<tr><th>${escapeHtml(name)}</th><td><code data-testid="base-url">${escapeHtml(url)}</code></td><td><code>${escapeHtml(paths)}</code></td></tr>`,
+    )
+    .join('');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Hubtel sandbox</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem}th,td{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #ddd}</style>
+</head><body><h1>Hubtel sandbox</h1>
+<p>A local stand-in for the Hubtel platform. Give the modules these base URLs (POS Sales ID <code>${escapeHtml(sandbox.posSalesId)}</code>):</p>
+<table>${rows}</table></body></html>`;
 }

@@ -54,14 +54,7 @@ export function registerCheckoutApi(
         message: 'Wrong keys: the API credentials are not valid',
       });
     }
-    const body = await ctx.json();
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return apiErrorReply('checkout', 400, {
-        message: 'Validation error',
-        errors: [{ field: 'body', message: 'must be a JSON object' }],
-      });
-    }
-    const b = body as Record<string, unknown>;
+    const b = await ctx.jsonObject();
     const errors: FieldError[] = [];
     if (typeof b.totalAmount !== 'number' || !Number.isFinite(b.totalAmount)) {
       errors.push({ field: 'totalAmount', message: 'totalAmount is required and must be a number' });

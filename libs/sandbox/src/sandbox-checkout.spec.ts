@@ -123,10 +123,21 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       ]);
     });
 
-    it('answers 400 / 4000 to invalid JSON', async () => {
+    it('answers 400 / 4000 to invalid JSON and to a body that is not an object', async () => {
       const res = await call(sandbox, 'POST', '/items/initiate', { raw: '{nope', auth: 'api' });
       expect(res.status).toBe(400);
       expect(res.json).toMatchObject({ responseCode: '4000', status: 'Error' });
+      for (const body of [[checkoutRequest(merchant)], 'text', null]) {
+        const notObject = await initiate(body);
+        expect(notObject.status).toBe(400);
+        expect(notObject.json).toEqual({
+          responseCode: '4000',
+          status: 'Error',
+          message: 'Request body must be a JSON object',
+          data: [{ field: 'body', message: 'must be a JSON object' }],
+        });
+      }
+      expect(sandbox.invoices()).toEqual([]);
     });
 
     it('answers 4070 below the configured minimum amount', async () => {
@@ -334,9 +345,9 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       const again = await sandbox.redeliver(deliveries[0]!.id);
       expect(again).toMatchObject({ redeliveryOf: deliveries[0]!.id, state: 'delivered', statusCode: 200 });
       expect(again.id).not.toBe(deliveries[0]!.id);
-      expect(merchant.requests.map((r) => r.text)).toEqual([
-        merchant.requests[0]!.text,
-        merchant.requests[0]!.text,
+      expect(merchant.requests.map((r) => r.rawBody)).toEqual([
+        merchant.requests[0]!.rawBody,
+        merchant.requests[0]!.rawBody,
       ]);
       await expect(sandbox.redeliver('dlv_unknown')).rejects.toBeInstanceOf(SandboxNotFoundError);
     });

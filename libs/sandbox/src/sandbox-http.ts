@@ -71,12 +71,6 @@ export function ghanaNetwork(msisdn: string): GhanaNetwork {
 
 export const MOBILE_MONEY_CHANNELS = Object.freeze([MTN, VODAFONE, AIRTELTIGO]);
 
-/** `233******567`: phone numbers never appear whole in logs. */
-export function maskMsisdn(value: string): string {
-  if (value.length <= 6) return '*'.repeat(value.length);
-  return `${value.slice(0, 3)}${'*'.repeat(value.length - 6)}${value.slice(-3)}`;
-}
-
 /* ---------- inbound ---------- */
 
 export class BodyTooLargeError extends Error {

@@ -1,4 +1,4 @@
-import { HubtelValidationError } from 'nestjs-hubtel';
+import { HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
 import { SandboxNotFoundError, SandboxStateError } from './sandbox.errors.js';
 import { validateCallback, type CallbackFaultSpec } from './sandbox-faults.js';
 import {
@@ -6,7 +6,6 @@ import {
   ghanaNetwork,
   hexId,
   isoNow,
-  maskMsisdn,
   networkTransactionId,
   platformMsisdn,
   round2,

@@ -407,6 +407,9 @@ describe('HubtelSandbox programmable-services driver and /callback', () => {
         data: [{ field: 'OrderId', message: 'OrderId is required' }],
       });
       expect((await call(sandbox, 'POST', '/callback', { raw: 'nope' })).status).toBe(400);
+      expect(
+        await call(sandbox, 'POST', '/callback', { body: [{ SessionId: 's', OrderId: 'o' }] }),
+      ).toMatchObject({ status: 400, json: { responseCode: '4000', data: [{ field: 'body' }] } });
       expect(sandbox.fulfillmentCallbacks()).toEqual([]);
     });
 

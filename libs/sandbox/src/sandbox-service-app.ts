@@ -46,14 +46,7 @@ import type {
 
 export function registerFulfillmentCallbackApi(router: SandboxRouter, state: SandboxState): void {
   router.add('POST', '/callback', 'callback', async (ctx) => {
-    const body = await ctx.json();
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return apiErrorReply('callback', 400, {
-        message: 'Validation error',
-        errors: [{ field: 'body', message: 'must be a JSON object' }],
-      });
-    }
-    const b = body as Record<string, unknown>;
+    const b = await ctx.jsonObject();
     const errors: FieldError[] = [];
     for (const field of ['SessionId', 'OrderId', 'ServiceStatus'] as const) {
       if (typeof b[field] !== 'string' || (b[field] as string).trim() === '')

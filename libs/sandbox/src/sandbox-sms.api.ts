@@ -139,13 +139,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
 
   router.add('POST', '/v1/messages/batch/simple/send', 'sms', async (ctx) => {
     if (!authorized(ctx, 'sms')) return unauthorized();
-    const body = await ctx.json();
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return validationError([
-        { field: 'body', message: 'General invalid request: the body must be a JSON object', subCode: 100 },
-      ]);
-    }
-    const { From, Recipients, Content } = body as Record<string, unknown>;
+    const { From, Recipients, Content } = await ctx.jsonObject();
     const issues: Issue[] = [];
     checkSender(From, issues);
     const normalised: string[] = [];
@@ -200,13 +194,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
 
   router.add('POST', '/v1/messages/send', 'sms', async (ctx) => {
     if (!authorized(ctx, 'sms')) return unauthorized();
-    const body = await ctx.json();
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return validationError([
-        { field: 'body', message: 'General invalid request: the body must be a JSON object', subCode: 100 },
-      ]);
-    }
-    const { From, To, Content, ClientReference } = body as Record<string, unknown>;
+    const { From, To, Content, ClientReference } = await ctx.jsonObject();
     return singleSend(From, To, Content, ClientReference);
   });
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HubtelValidationError } from 'nestjs-hubtel';
 import { apiErrorReply, SandboxHttpError } from './sandbox.errors.js';
 import { BodyTooLargeError, readBody } from './sandbox-http.js';
 import type { SandboxApi, SandboxRequestContext, SandboxRouteHandler } from './sandbox.types.js';
@@ -40,7 +41,10 @@ export class SandboxRouter {
   private readonly routes: Route[] = [];
 
   add(method: string, pattern: string, api: SandboxApi, handler: SandboxRouteHandler): void {
-    if (!pattern.startsWith('/')) throw new TypeError(`Route pattern must start with "/": ${pattern}`);
+    if (!pattern.startsWith('/'))
+      throw new HubtelValidationError(`Route pattern must start with "/": ${pattern}`, [
+        { field: 'path', message: 'must start with "/"', value: pattern },
+      ]);
     const { regex, keys } = compile(pattern);
     this.routes.push({ method: method.toUpperCase(), pattern, regex, keys, api, handler });
   }
@@ -142,6 +146,20 @@ export class RequestContext implements SandboxRequestContext {
         }),
       );
     }
+  }
+
+  async jsonObject(): Promise<Record<string, unknown>> {
+    const body = await this.json();
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new SandboxHttpError(
+        apiErrorReply(this.api, 400, {
+          message: 'Request body must be a JSON object',
+          subCode: 100,
+          errors: [{ field: 'body', message: 'must be a JSON object' }],
+        }),
+      );
+    }
+    return body as Record<string, unknown>;
   }
 
   async form(): Promise<URLSearchParams> {

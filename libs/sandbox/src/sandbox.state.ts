@@ -55,6 +55,7 @@ export interface ResolvedSandboxOptions {
     rejectSpecialCharacters: boolean;
     defaultPhone: string;
   };
+  dashboard: boolean;
   logger: SandboxLogger | undefined;
 }
 
@@ -111,6 +112,8 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
   if (typeof posSalesId !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(posSalesId)) {
     throw new HubtelConfigError('posSalesId', 'must be 1-64 letters, digits, "-" or "_"');
   }
+  if (options.dashboard !== undefined && typeof options.dashboard !== 'boolean')
+    throw new HubtelConfigError('dashboard', `must be true or false, got ${String(options.dashboard)}`);
   const sms = options.sms ?? {};
   const checkout = options.checkout ?? {};
   if (checkout.minAmount !== undefined) nonNegative('checkout.minAmount', checkout.minAmount, 0);
@@ -161,6 +164,7 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
         checkout.rejectSpecialCharacters ?? SANDBOX_CHECKOUT_DEFAULTS.rejectSpecialCharacters,
       defaultPhone: checkout.defaultPhone ?? SANDBOX_CHECKOUT_DEFAULTS.defaultPhone,
     },
+    dashboard: options.dashboard ?? true,
     logger: options.logger,
   };
 }

@@ -65,6 +65,11 @@ export interface HubtelSandboxOptions {
   outboundTimeoutMs?: number;
   sms?: SandboxSmsOptions;
   checkout?: SandboxCheckoutOptions;
+  /**
+   * Serve the dashboard at `/_dashboard` (`GET /` redirects there). Default true; false leaves
+   * the page out and `GET /` lists the base URLs instead.
+   */
+  dashboard?: boolean;
   /** Where the sandbox reports problems (a callback that failed, a listener that threw). Default silent. */
   logger?: SandboxLogger;
 }
@@ -411,6 +416,8 @@ export interface SandboxRequestContext {
   body(): Promise<Buffer>;
   /** Body parsed as JSON; answers 415/400 in the API's error shape when it is not. */
   json(): Promise<unknown>;
+  /** Body parsed as a JSON object; anything else (an array, a string, null) is a 400 in the API's shape. */
+  jsonObject(): Promise<Record<string, unknown>>;
   /** Body parsed as an HTML form. */
   form(): Promise<URLSearchParams>;
 }

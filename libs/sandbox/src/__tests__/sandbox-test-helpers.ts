@@ -1,91 +1,47 @@
-import http, { type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  FakeHttpServer,
+  type FakeReply,
+  type RecordedRequest,
+} from '../../../../test/support/fake-http-server.js';
 import { basicAuthHeader } from '../sandbox-http.js';
 import type { HubtelSandbox } from '../hubtel-sandbox.js';
 
-export interface ReceivedRequest {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  text: string;
-  body: unknown;
-  at: number;
-}
-
+/** A merchant / service-app stand-in (the repository's FakeHttpServer) recording what the sandbox sends it. */
 export interface Receiver {
   url: string;
-  requests: ReceivedRequest[];
-  /** Decide the answer per request (default 200 {ok: true}). */
-  respond: (
-    req: ReceivedRequest,
-  ) =>
-    | { status: number; body?: unknown; delayMs?: number }
-    | Promise<{ status: number; body?: unknown; delayMs?: number }>;
-  /** Resolves when `n` requests arrived. */
-  waitForCount(n: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
+  /** Every request received, oldest first (clear with `requests.length = 0`). */
+  requests: RecordedRequest[];
+  /** Decides the answer per request (default 200 {ok: true}). */
+  respond: (req: RecordedRequest) => FakeReply | Promise<FakeReply>;
+  /** Resolves when `n` requests arrived; rejects after `timeoutMs`. */
+  waitForCount(n: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   close(): Promise<void>;
 }
 
-/** A tiny merchant / service-app stand-in that records what the sandbox sends it. */
 export async function startReceiver(): Promise<Receiver> {
-  const requests: ReceivedRequest[] = [];
-  const waiters: (() => void)[] = [];
+  const server = await FakeHttpServer.start();
   const receiver: Receiver = {
-    url: '',
-    requests,
+    url: server.url,
+    requests: server.requests,
     respond: () => ({ status: 200, body: { ok: true } }),
-    waitForCount(n, timeoutMs = 10_000) {
-      if (requests.length >= n) return Promise.resolve(requests);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`receiver got ${requests.length}/${n} requests`)),
+    async waitForCount(n, timeoutMs = 10_000) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`receiver got ${server.requests.length}/${n} requests`)),
           timeoutMs,
         );
-        const check = () => {
-          if (requests.length >= n) {
-            clearTimeout(timer);
-            resolve(requests);
-          } else waiters.push(check);
-        };
-        waiters.push(check);
       });
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: unknown = text;
       try {
-        body = JSON.parse(text);
-      } catch {
-        /* keep text */
+        await Promise.race([server.waitForRequests(n), timedOut]);
+      } finally {
+        clearTimeout(timer);
       }
-      const entry: ReceivedRequest = {
-        method: req.method ?? '',
-        url: req.url ?? '',
-        headers: req.headers,
-        text,
-        body,
-        at: Date.now(),
-      };
-      requests.push(entry);
-      for (const w of waiters.splice(0)) w();
-      const answer = await receiver.respond(entry);
-      if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
-      const payload = answer.body === undefined ? '' : JSON.stringify(answer.body);
-      res.writeHead(answer.status, { 'Content-Type': 'application/json' });
-      res.end(payload);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return server.requests;
+    },
+    close: () => server.close(),
+  };
+  server.route('*', /^/, (req) => receiver.respond(req));
   return receiver;
 }
 

@@ -93,6 +93,7 @@ describe('hubtel-sandbox CLI (in process)', () => {
     expect(text).toContain('clientId sandbox-sms   clientSecret sandbox-sms-secret');
     expect(text).toContain('clientId my-api   clientSecret my-secret');
     expect(text).toContain('(POST /callback)');
+    expect(text).toContain(`Dashboard: ${running!.url}/_dashboard`);
     // The printed credentials are the ones it accepts.
     const res = await call(running!, 'GET', `/transactions/${running!.posSalesId}/status?clientReference=x`, {
       auth: { clientId: 'my-api', clientSecret: 'my-secret' },
@@ -109,6 +110,7 @@ describe('hubtel-sandbox CLI (in process)', () => {
       baseUrls: running!.baseUrls(),
       credentials: running!.credentials,
       posSalesId: '2000000',
+      dashboardUrl: `${running!.url}/_dashboard`,
     });
     await call(running!, 'POST', '/v1/messages/send', {
       body: { From: 'Shop', To: '233241234567', Content: 'x' },

@@ -112,7 +112,8 @@ Credentials:
   SMS  clientId ${sms.clientId}   clientSecret ${sms.clientSecret}
   API  clientId ${api.clientId}   clientSecret ${api.clientSecret}
 
-Records: ${sandbox.url}/_sandbox     Stop: Ctrl+C
+${sandbox.dashboardUrl ? `Dashboard: ${sandbox.dashboardUrl}\n` : ''}Records:   ${sandbox.url}/_sandbox (JSON)
+Stop: Ctrl+C
 `;
 }
 
@@ -150,7 +151,7 @@ export async function startSandboxCli(argv: string[], io: CliIO): Promise<Hubtel
   }
   if (parsed.json) {
     io.stdout.write(
-      `${JSON.stringify({ url: sandbox.url, baseUrls: sandbox.baseUrls(), credentials: sandbox.credentials, posSalesId: sandbox.posSalesId })}\n`,
+      `${JSON.stringify({ url: sandbox.url, baseUrls: sandbox.baseUrls(), credentials: sandbox.credentials, posSalesId: sandbox.posSalesId, dashboardUrl: sandbox.dashboardUrl })}\n`,
     );
   } else {
     io.stdout.write(describeSandbox(sandbox));
