@@ -1,5 +1,9 @@
-import { HubtelError } from 'nestjs-hubtel';
-import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
+import { HubtelApiError, HubtelError, HubtelValidationError } from 'nestjs-hubtel';
+import {
+  CheckoutUnknownOutcomeError,
+  type CheckoutModuleOptions,
+  type CheckoutReconcileResult,
+} from 'nestjs-hubtel/checkout';
 import {
   ADAPTERS,
   BASIC_AUTH,
@@ -176,6 +180,140 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
     });
   });
 
+  describe('reconcile(clientReference): one invoice, now', () => {
+    // The reconciler is off in most of these: reconcile() must not depend on it.
+    const off = { reconciliation: { enabled: false } };
+
+    it('pays an invoice the status check says is paid, once: a second call is already-paid without asking again', async () => {
+      await start(off);
+      await invoice('now-1');
+      api.transactions.set('now-1', { status: 'Paid', amount: 30 });
+      const first = await t.service.reconcile('now-1');
+      expect(first).toMatchObject({
+        clientReference: 'now-1',
+        outcome: 'paid',
+        status: { status: 'Paid', paid: true, amount: 30 },
+        invoice: { status: 'paid', paidVia: 'status-check', amountPaid: 30 },
+      });
+      expect(api.statusRequests).toHaveLength(1);
+      expect(api.statusRequests[0]!.url).toBe(`/transactions/${POS_SALES_ID}/status?clientReference=now-1`);
+      await t.handlers.waitFor('paid');
+      expect(t.handlers.events.paid[0]).toMatchObject({
+        clientReference: 'now-1',
+        source: 'status-check',
+        confirmedByStatusCheck: true,
+        payment: { transactionId: 'txn-now-1' },
+      });
+      const second = await t.service.reconcile('now-1');
+      expect(second.outcome).toBe('already-paid');
+      expect(second.status).toBeUndefined();
+      expect(api.statusRequests).toHaveLength(1);
+      await t.service.drain();
+      await settle();
+      expect(t.handlers.paidCalls).toBe(1);
+    });
+
+    it('says already-paid after the callback paid it, and pays nothing twice', async () => {
+      await start({ ...off, verification: { confirmWithStatusCheck: false } });
+      const created = await invoice('cb-then-now');
+      await t.post(callbackBody({ ref: 'cb-then-now', checkoutId: created.checkoutId, amount: 30 }));
+      await t.handlers.waitFor('paid');
+      expect((await t.service.reconcile('cb-then-now')).outcome).toBe('already-paid');
+      expect(api.statusRequests).toHaveLength(0);
+      await t.service.drain();
+      expect(t.handlers.paidCalls).toBe(1);
+    });
+
+    it('changes nothing while unpaid or unknown to the platform, and pays once it is paid', async () => {
+      await start(off);
+      await invoice('later-1');
+      await expect(t.service.reconcile('later-1')).resolves.toMatchObject({
+        outcome: 'unpaid',
+        invoice: { status: 'pending' },
+      });
+      api.transactions.set('later-1', { status: 'Unpaid', amount: 30 });
+      await expect(t.service.reconcile('later-1')).resolves.toMatchObject({
+        outcome: 'unpaid',
+        status: { status: 'Unpaid', paid: false },
+        invoice: { status: 'pending' },
+      });
+      await t.service.drain();
+      expect(t.handlers.events).toMatchObject({ paid: [], failed: [], rejected: [], expired: [] });
+      api.transactions.set('later-1', { status: 'Paid', amount: 30 });
+      expect((await t.service.reconcile('later-1')).outcome).toBe('paid');
+      await t.handlers.waitFor('paid');
+    });
+
+    it('reports a refund as failed, and a paid amount that does not match as rejected (flagged, never paid)', async () => {
+      await start(off);
+      await invoice('now-refund');
+      await invoice('now-short');
+      api.transactions.set('now-refund', { status: 'Refunded', amount: 30 });
+      api.transactions.set('now-short', { status: 'Paid', amount: 29 });
+      expect((await t.service.reconcile('now-refund')).outcome).toBe('refunded');
+      const short = await t.service.reconcile('now-short');
+      expect(short).toMatchObject({
+        outcome: 'rejected',
+        invoice: { status: 'pending', attention: { reason: 'AMOUNT_MISMATCH' } },
+      });
+      await t.handlers.waitFor('failed');
+      await t.handlers.waitFor('rejected');
+      await t.service.drain();
+      expect(t.handlers.events.failed[0]).toMatchObject({
+        clientReference: 'now-refund',
+        status: 'Refunded',
+      });
+      expect(t.handlers.events.rejected[0]).toMatchObject({
+        clientReference: 'now-short',
+        reason: 'AMOUNT_MISMATCH',
+        source: 'status-check',
+        amountClaimed: 29,
+        amountExpected: 30,
+      });
+      expect(t.handlers.paidCalls).toBe(0);
+    });
+
+    it('settles an invoice whose creation had no answer, once the platform knows it', async () => {
+      await start(off);
+      api.server.enqueue('POST', '/items/initiate', { status: 504, body: 'Gateway timeout' });
+      await expect(invoice('lost-create')).rejects.toBeInstanceOf(CheckoutUnknownOutcomeError);
+      expect((await t.service.reconcile('lost-create')).outcome).toBe('unpaid');
+      api.transactions.set('lost-create', { status: 'Paid', amount: 30 });
+      expect((await t.service.reconcile('lost-create')).outcome).toBe('paid');
+      await t.handlers.waitFor('paid');
+      expect(t.handlers.events.paid[0]).toMatchObject({ clientReference: 'lost-create', amountPaid: 30 });
+    });
+
+    it('throws typed errors: unknown invoice, bad reference, no posSalesId, a status check that failed', async () => {
+      await start(off);
+      await expect(t.service.reconcile('never-made')).rejects.toMatchObject({
+        code: 'HUBTEL_NOT_FOUND',
+        message: expect.stringContaining('never-made'),
+      });
+      for (const bad of ['', 'x'.repeat(33), 42 as unknown as string]) {
+        const error = await t.service.reconcile(bad).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(HubtelValidationError);
+        expect((error as HubtelValidationError).issues[0]!.field).toBe('clientReference');
+      }
+      expect(api.statusRequests).toHaveLength(0);
+
+      await invoice('status-down');
+      api.server.enqueue('GET', /^\/transactions\//, { status: 500, body: { message: 'boom' } });
+      api.transactions.set('status-down', { status: 'Paid', amount: 30 });
+      await expect(t.service.reconcile('status-down')).rejects.toBeInstanceOf(HubtelApiError);
+      expect(await t.service.getInvoice('status-down')).toMatchObject({ status: 'pending' });
+      expect((await t.service.reconcile('status-down')).outcome).toBe('paid');
+      await t.close();
+
+      t = await startCheckoutApp(adapter, baseOptions(api));
+      await invoice('no-pos');
+      const error = await t.service.reconcile('no-pos').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HubtelError);
+      expect((error as HubtelError).code).toBe('HUBTEL_CONFIG_INVALID');
+      expect((error as Error).message).toContain('posSalesId');
+    });
+  });
+
   describe('reconciler', () => {
     it('emits paid when no callback ever comes', async () => {
       await start();
@@ -225,56 +363,59 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       expect(t.handlers.paidCalls).toBe(0);
     });
 
-    it('emits paid exactly once when unconfirmed callbacks and the reconciler race', async () => {
-      // Callbacks settle directly here (no confirmation), the reconciler through its own status checks.
-      await start({
-        store: new JitteryStore({ sweepIntervalMs: 0 }),
-        verification: { confirmWithStatusCheck: false },
-        reconciliation: { enabled: true, delayMs: 0, intervalMs: 60_000 },
-      });
-      const refs = Array.from({ length: 20 }, (_, i) => `race-${i}`);
-      const created = await Promise.all(refs.map((ref) => invoice(ref)));
-      for (const ref of refs) api.transactions.set(ref, { status: 'Paid', amount: 30 });
-      await Promise.all([
-        ...created.flatMap((c) =>
-          [0, 1, 2].map(() =>
-            t.post(callbackBody({ ref: c.clientReference, checkoutId: c.checkoutId, amount: 30 })),
+    it.each([
+      ['unconfirmed callbacks and reconciler passes', false, 0],
+      ['confirmed callbacks and reconciler passes', true, 0],
+      ['unconfirmed callbacks, reconcile() calls and reconciler passes', false, 3],
+      ['confirmed callbacks, reconcile() calls and reconciler passes', true, 3],
+    ])(
+      'emits paid exactly once when %s race for the same invoices',
+      async (_name, confirm, reconcileCalls) => {
+        await start({
+          store: new JitteryStore({ sweepIntervalMs: 0 }),
+          verification: { confirmWithStatusCheck: confirm },
+          reconciliation: { enabled: true, delayMs: 0, intervalMs: 60_000 },
+        });
+        const refs = Array.from({ length: 15 }, (_, i) => `race-${i}`);
+        const created = await Promise.all(refs.map((ref) => invoice(ref)));
+        for (const ref of refs) api.transactions.set(ref, { status: 'Paid', amount: 30 });
+        const reconciled: CheckoutReconcileResult[] = [];
+        // Everything at once: two callbacks per invoice, reconcile() calls, a pass (all due), and
+        // runOnce() again during it.
+        const [, , ...passes] = await Promise.all([
+          Promise.all(
+            created.flatMap((c) =>
+              [0, 1].map(() =>
+                t.post(callbackBody({ ref: c.clientReference, checkoutId: c.checkoutId, amount: 30 })),
+              ),
+            ),
           ),
-        ),
-        t.reconciler.runOnce(),
-      ]);
-      await t.service.drain();
-      await settle();
-      expect(t.handlers.events.paid.map((e) => e.clientReference).sort()).toEqual([...refs].sort());
-      expect(t.handlers.paidCalls).toBe(20);
-      // Both paths really ran: some payments were found by each.
-      expect(new Set(t.handlers.events.paid.map((e) => e.source)).size).toBeGreaterThanOrEqual(1);
-    });
-
-    it('emits paid exactly once when confirmed callbacks and reconciler passes race for the same invoices', async () => {
-      await start({
-        store: new JitteryStore({ sweepIntervalMs: 0 }),
-        reconciliation: { enabled: true, delayMs: 0, intervalMs: 60_000 },
-      });
-      const refs = Array.from({ length: 20 }, (_, i) => `race2-${i}`);
-      const created = await Promise.all(refs.map((ref) => invoice(ref)));
-      for (const ref of refs) api.transactions.set(ref, { status: 'Paid', amount: 30 });
-      // Everything at once: a reconciliation pass (all 20 due), and two callbacks per invoice.
-      await Promise.all([
-        t.reconciler.runOnce(),
-        ...created.flatMap((c) =>
-          [0, 1].map(() =>
-            t.post(callbackBody({ ref: c.clientReference, checkoutId: c.checkoutId, amount: 30 })),
+          Promise.all(
+            refs.flatMap((ref) =>
+              Array.from({ length: reconcileCalls }, async () =>
+                reconciled.push(await t.service.reconcile(ref)),
+              ),
+            ),
           ),
-        ),
-        t.reconciler.runOnce(),
-      ]);
-      await t.service.drain();
-      await settle();
-      expect(t.handlers.events.paid.map((e) => e.clientReference).sort()).toEqual([...refs].sort());
-      expect(t.handlers.paidCalls).toBe(20);
-      for (const ref of refs) expect(await t.service.getInvoice(ref)).toMatchObject({ status: 'paid' });
-    });
+          t.reconciler.runOnce(),
+          t.reconciler.runOnce(),
+        ]);
+        await t.service.drain();
+        await settle();
+        expect(t.handlers.paidCalls).toBe(refs.length);
+        expect(t.handlers.events.paid.map((e) => e.clientReference).sort()).toEqual([...refs].sort());
+        for (const ref of refs) expect(await t.service.getInvoice(ref)).toMatchObject({ status: 'paid' });
+        // Each paid event was recorded by exactly one caller: the reconcile() calls that say `paid`
+        // and the pass's count of paid account for every status-check event, no more, no less.
+        const byReconcile = reconciled.filter((r) => r.outcome === 'paid').map((r) => r.clientReference);
+        expect(new Set(byReconcile).size).toBe(byReconcile.length);
+        // A runOnce() during a pass returns that pass: count each report once.
+        const passPaid = [...new Set(passes)].reduce((sum, report) => sum + report.paid, 0);
+        const fromStatus = t.handlers.events.paid.filter((e) => e.source === 'status-check').length;
+        expect(byReconcile.length + passPaid).toBe(fromStatus);
+        expect(reconciled.every((r) => r.outcome === 'paid' || r.outcome === 'already-paid')).toBe(true);
+      },
+    );
 
     it('rejects a status answer whose amount does not match, flags the invoice and stops checking it', async () => {
       await start();

@@ -9,9 +9,11 @@ import {
   CheckoutUnknownOutcomeError,
   type CheckoutModuleOptions,
 } from 'nestjs-hubtel/checkout';
+import { CaptureLogger } from './support/capture-logger.js';
 import {
   ADAPTERS,
   BASIC_AUTH,
+  FaultyStore,
   FakeCheckoutApi,
   JitteryStore,
   RecordingHandlers,
@@ -58,8 +60,8 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
     api.server.reset();
   });
 
-  async function start(overrides: Partial<CheckoutModuleOptions> = {}, extras = {}) {
-    t = await startCheckoutApp(adapter, baseOptions(api, overrides), extras);
+  async function start(overrides: Partial<CheckoutModuleOptions> = {}, extras = {}, logger?: CaptureLogger) {
+    t = await startCheckoutApp(adapter, baseOptions(api, overrides), extras, undefined, logger ?? false);
     return t;
   }
 
@@ -151,6 +153,13 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
         cancellationUrl: 'http://localhost:3000/no',
         clientReference: 'r-2',
       });
+    });
+
+    it('sends and records the amount rounded to the pesewa (0.1 + 0.2 is 0.3)', async () => {
+      await start();
+      await t.service.createInvoice({ totalAmount: 0.1 + 0.2, description: 'x', clientReference: 'float-1' });
+      expect((api.initiateRequests[0]!.body as { totalAmount: number }).totalAmount).toBe(0.3);
+      expect(await t.service.getInvoice('float-1')).toMatchObject({ amount: 0.3 });
     });
 
     it('generates a unique 32-character clientReference when none is given', async () => {
@@ -522,6 +531,52 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       await t.post(callbackBody({ ref: 'after-dead', checkoutId: next.checkoutId, amount: 1 }));
       await t.handlers.waitFor('paid');
       expect(t.handlers.events.paid.map((e) => e.clientReference)).toEqual(['after-dead']);
+    });
+
+    it('answers 503 when the callback cannot be recorded, emits nothing, and handles it when sent again', async () => {
+      const store = new FaultyStore({ sweepIntervalMs: 0 });
+      await start({ store });
+      const created = await invoice(13, 'store-down');
+      const body = callbackBody({ ref: 'store-down', checkoutId: created.checkoutId, amount: 13 });
+      store.failWrites = /^hubtel:checkout:job:/;
+      const refused = await t.post(body);
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ statusCode: 503, code: 'HUBTEL_UNAVAILABLE' });
+      await t.service.drain();
+      await settle();
+      expect(t.handlers.paidCalls).toBe(0);
+      expect(await t.service.getInvoice('store-down')).toMatchObject({ status: 'pending' });
+      store.failWrites = undefined;
+      expect((await t.post(body)).status).toBe(200);
+      await t.handlers.waitFor('paid');
+      await t.service.drain();
+      expect(t.handlers.paidCalls).toBe(1);
+    });
+
+    it('logs the dead letter, rejections and refusals without credentials or phone numbers', async () => {
+      const logger = new CaptureLogger();
+      await start({}, {}, logger);
+      t.handlers.paidFailuresLeft = 99;
+      const created = await t.service.createInvoice({
+        totalAmount: 15,
+        description: 'Logged',
+        clientReference: 'log-1',
+        payeeMobileNumber: '0241234567',
+      });
+      await t.post(callbackBody({ ref: 'log-1', checkoutId: 'chk-forged', amount: 15 }));
+      await t.post({ ResponseCode: '0000', Data: { CustomerPhoneNumber: 233241234567 } });
+      await t.post(callbackBody({ ref: 'log-1', checkoutId: created.checkoutId, amount: 15 }));
+      await t.handlers.waitFor('dead');
+      await t.service.drain();
+      const text = logger.text();
+      expect(text).toMatch(/\[error\].*hubtel\.checkout\.paid.*gave up after 3 attempt\(s\).*dead-lettered/);
+      expect(text).toMatch(/\[warn\].*Rejected a checkout callback for "log-1": CHECKOUT_ID_MISMATCH/);
+      expect(text).toMatch(/\[warn\].*Refused a malformed checkout callback/);
+      expect(text).toMatch(/\[log\].*Invoice log-1 created/);
+      expect(text).toContain('receipt SMS to 233******567 failed');
+      for (const secret of ['checkout-secret-value', BASIC_AUTH.slice('Basic '.length), '241234567']) {
+        expect(text).not.toContain(secret);
+      }
     });
 
     it('retries a handler that fails twice and then succeeds: paid once, nothing dead-lettered', async () => {

@@ -1,4 +1,4 @@
-import { Injectable, type INestApplication, type DynamicModule } from '@nestjs/common';
+import { Injectable, type INestApplication, type DynamicModule, type LoggerService } from '@nestjs/common';
 import { EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -143,7 +143,10 @@ export class RecordingHandlers {
     if (this.paidGate) await this.paidGate;
     if (this.paidFailuresLeft > 0) {
       this.paidFailuresLeft--;
-      throw new Error(`fulfilment for ${event.clientReference} is down`);
+      // Handler errors often carry personal data: the module must mask it in logs.
+      throw new Error(
+        `fulfilment for ${event.clientReference} is down (receipt SMS to ${event.payment.customerPhoneNumber ?? '-'} failed)`,
+      );
     }
     this.push('paid', event);
   }
@@ -226,12 +229,16 @@ export function baseOptions(
   };
 }
 
-/** Boots a real Nest app on the chosen adapter with the CheckoutModule and the recording handlers. */
+/**
+ * Boots a real Nest app on the chosen adapter with the CheckoutModule and the recording handlers.
+ * Silent unless a `logger` is given (a CaptureLogger, to assert on what is logged).
+ */
 export async function startCheckoutApp(
   kind: AdapterKind,
   options: CheckoutModuleOptions,
   extras: CheckoutModuleExtras = {},
   module?: DynamicModule,
+  logger: LoggerService | false = false,
 ): Promise<CheckoutTestApp> {
   const moduleRef = await Test.createTestingModule({
     imports: [EventEmitterModule.forRoot(), module ?? CheckoutModule.forRoot({ ...options, ...extras })],
@@ -239,8 +246,8 @@ export async function startCheckoutApp(
   }).compile();
   const app =
     kind === 'express'
-      ? moduleRef.createNestApplication(new ExpressAdapter(), { logger: false })
-      : moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
+      ? moduleRef.createNestApplication(new ExpressAdapter(), { logger })
+      : moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger });
   await app.listen(0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1');
   const path = extras.callback?.path ?? 'hubtel/checkout/callback';
@@ -303,20 +310,24 @@ export function settle(ms = 50): Promise<void> {
 }
 
 /**
- * A MemoryStore whose every operation first waits a random 0–3 ms, so concurrent callers really
- * interleave between their reads and writes (in a plain MemoryStore they rarely do). Races that
- * pass on it pass because of the atomic operations, not because of lucky timing.
+ * A MemoryStore with the faults tests need: `failWrites` makes writes to matching keys throw (a
+ * store that is down); `jitter` makes every operation first wait a random 0–3 ms, so concurrent
+ * callers really interleave between their reads and writes (in a plain MemoryStore they rarely do).
  */
-export class JitteryStore extends MemoryStore {
-  private async jitter(): Promise<void> {
-    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 4)));
+export class FaultyStore extends MemoryStore {
+  jitter = false;
+  failWrites?: RegExp;
+
+  private async before(key: string, write: boolean): Promise<void> {
+    if (this.jitter) await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 4)));
+    if (write && this.failWrites?.test(key)) throw new Error(`store unavailable (write to ${key})`);
   }
   override async get<T>(key: string) {
-    await this.jitter();
+    await this.before(key, false);
     return super.get<T>(key);
   }
   override async setIfAbsent<T>(key: string, value: T, options?: StoreWriteOptions) {
-    await this.jitter();
+    await this.before(key, true);
     return super.setIfAbsent(key, value, options);
   }
   override async compareAndSet<T>(
@@ -325,11 +336,16 @@ export class JitteryStore extends MemoryStore {
     value: T,
     options?: StoreWriteOptions,
   ) {
-    await this.jitter();
+    await this.before(key, true);
     return super.compareAndSet(key, expectedVersion, value, options);
   }
   override async set<T>(key: string, value: T, options?: StoreWriteOptions) {
-    await this.jitter();
+    await this.before(key, true);
     return super.set(key, value, options);
   }
+}
+
+/** A FaultyStore with jitter on: races that pass on it pass because of the atomic operations, not lucky timing. */
+export class JitteryStore extends FaultyStore {
+  override jitter = true;
 }

@@ -137,6 +137,15 @@ export class CheckoutApiClient {
     assign(status, 'message', textOf(envelope?.message));
     return status;
   }
+  /** `status()`, with a transaction the platform does not know (404) as undefined: nothing was paid. */
+  async findStatus(clientReference: string): Promise<CheckoutTransactionStatus | undefined> {
+    try {
+      return await this.status(clientReference);
+    } catch (error) {
+      if (error instanceof HubtelError && error.code === 'HUBTEL_NOT_FOUND') return undefined;
+      throw error;
+    }
+  }
 }
 
 function assign<K extends keyof CheckoutTransactionStatus>(

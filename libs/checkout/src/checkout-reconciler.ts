@@ -1,10 +1,9 @@
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { HubtelError, maskPhoneNumbers, type StoreEntry } from 'nestjs-hubtel';
 import type { CheckoutApiClient } from './checkout-api.client.js';
-import type { CheckoutInvoiceStore, CheckoutWatchEntry } from './checkout-invoice.store.js';
-import type { CheckoutSettlement } from './checkout-settlement.js';
+import type { CheckoutInvoice, CheckoutInvoiceStore, CheckoutWatchEntry } from './checkout-invoice.store.js';
+import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';
 import type { CheckoutVerifier } from './checkout-verifier.js';
-import { CheckoutRejectedEvent } from './checkout.events.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
 
@@ -13,12 +12,36 @@ export interface CheckoutReconcileReport {
   /** Invoices whose status was checked. */
   checked: number;
   paid: number;
+  /** Refunds found (a `failed` event each, unless the invoice had already failed). */
   failed: number;
   expired: number;
   /** Status answers that failed verification (a `rejected` event each). */
   rejected: number;
   /** Status checks that failed (retried at the next due time). */
   errors: number;
+}
+
+/**
+ * What checking one invoice found:
+ * - `paid`: the status check says Paid, verified; this check recorded the payment (its `paid`
+ *   event runs once);
+ * - `already-paid`: the invoice was paid before (by a callback, the reconciler, another check):
+ *   nothing new runs;
+ * - `unpaid`: not paid yet (`Unpaid`, or a transaction the platform does not know); nothing changed;
+ * - `refunded`: the money came and went back: `failed` (unless it had already failed);
+ * - `rejected`: the status check reports a payment that failed verification (an amount that does
+ *   not match): a `rejected` event, and the invoice is flagged (`attention`) for a person to look at.
+ */
+export type CheckoutReconcileOutcome = 'paid' | 'already-paid' | 'unpaid' | 'refunded' | 'rejected';
+
+/** The result of `CheckoutService.reconcile(clientReference)`. */
+export interface CheckoutReconcileResult {
+  clientReference: string;
+  outcome: CheckoutReconcileOutcome;
+  /** The platform's answer; absent when it was not asked (already paid) or knows no such transaction. */
+  status?: CheckoutTransactionStatus;
+  /** The invoice as stored after the check. */
+  invoice: CheckoutInvoice;
 }
 
 /**
@@ -141,6 +164,33 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     return report;
   }
 
+  /**
+   * Checks one invoice now, whatever its schedule, and settles what the status check says through
+   * the same exactly-once path as callbacks and passes. `CheckoutService.reconcile` calls it.
+   *
+   * @throws HubtelError `HUBTEL_NOT_FOUND` when this app has no such invoice.
+   * @throws the status check's errors (`HUBTEL_CONFIG_INVALID` without `posSalesId`, API errors,
+   *   time-outs): nothing changed; the invoice stays as it was.
+   */
+  async checkInvoice(clientReference: string): Promise<CheckoutReconcileResult> {
+    const invoice = await this.invoices.get(clientReference);
+    if (!invoice) {
+      throw new HubtelError(
+        'HUBTEL_NOT_FOUND',
+        `No invoice with clientReference "${clientReference}" was created by this app (or it is no longer kept)`,
+      );
+    }
+    if (invoice.status === 'paid') return { clientReference, outcome: 'already-paid', invoice };
+    const status = await this.api.findStatus(clientReference);
+    const outcome = await this.apply(invoice, status, this.now());
+    return {
+      clientReference,
+      outcome,
+      ...(status === undefined ? {} : { status }),
+      invoice: (await this.invoices.get(clientReference)) ?? invoice,
+    };
+  }
+
   private async check(
     entry: StoreEntry<CheckoutWatchEntry>,
     now: number,
@@ -163,77 +213,64 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     const givingUp = now - watch.createdAt >= giveUpAfterMs;
     let status: CheckoutTransactionStatus | undefined;
     try {
-      status = await this.api.status(ref);
+      status = await this.api.findStatus(ref);
     } catch (error) {
-      if (!(error instanceof HubtelError && error.code === 'HUBTEL_NOT_FOUND')) {
-        if (!givingUp) throw error;
-        this.logger.warn(`Last status check of invoice ${ref} failed (${describe(error)}); giving up on it`);
-      }
+      if (!givingUp) throw error;
+      this.logger.warn(`Last status check of invoice ${ref} failed (${describe(error)}); giving up on it`);
     }
     report.checked++;
 
+    const outcome = await this.apply(invoice, status, now);
+    if (outcome === 'paid') report.paid++;
+    else if (outcome === 'rejected') report.rejected++;
+    else if (outcome === 'refunded') report.failed++;
+    else if (outcome === 'unpaid' && givingUp && (await this.settlement.expired(ref)) === 'settled')
+      report.expired++;
+  }
+
+  /** Settles what a status answer says of an invoice not yet paid. */
+  private async apply(
+    invoice: CheckoutInvoice,
+    status: CheckoutTransactionStatus | undefined,
+    now: number,
+  ): Promise<CheckoutReconcileOutcome> {
+    const ref = invoice.clientReference;
     if (status?.paid) {
       const verdict = this.verifier.verifyPaidStatus(status, invoice);
       if (!verdict.ok) {
-        report.rejected++;
         // Flag it and stop: re-checking would only repeat the alert; a person must look at it.
         await this.invoices.update(ref, (current) => ({
           ...current,
           attention: { reason: verdict.reason, message: verdict.message, at: new Date(now).toISOString() },
         }));
         await this.invoices.unwatch(ref);
-        this.settlement.reject(
-          new CheckoutRejectedEvent({
-            reason: verdict.reason,
-            message: verdict.message,
-            source: 'status-check',
-            clientReference: ref,
-            checkoutId: invoice.checkoutId,
-            amountClaimed: status.amount,
-            amountExpected: invoice.amount,
-            status: status.status,
-            rejectedAt: new Date(now).toISOString(),
-          }),
-        );
-        return;
+        this.settlement.reject({ ...verdict, clientReference: ref, invoice, status });
+        return 'rejected';
       }
       const result = await this.settlement.paid({
         clientReference: ref,
         amountPaid: status.amount!,
         source: 'status-check',
         confirmedByStatusCheck: true,
-        payment: definedOnly({
-          paymentType: status.paymentMethod,
-          transactionId: status.transactionId,
-          externalTransactionId: status.externalTransactionId,
-          charges: status.charges,
-          amountAfterCharges: status.amountAfterCharges,
-          currencyCode: status.currencyCode,
-        }),
+        payment: paymentFromStatus(status),
       });
-      if (result === 'settled') report.paid++;
-      return;
+      return result === 'settled' ? 'paid' : result === 'duplicate' ? 'already-paid' : 'unpaid';
     }
     if (status && status.status.trim().toLowerCase() === 'refunded') {
       // Money came and went back: final, and not a payment.
-      const result = await this.settlement.failed({
+      await this.settlement.failed({
         clientReference: ref,
         source: 'status-check',
         status: status.status,
-        payment: {},
+        payment: paymentFromStatus(status),
       });
       await this.invoices.unwatch(ref);
-      if (result === 'settled') report.failed++;
-      return;
+      return 'refunded';
     }
-    if (givingUp && (await this.settlement.expired(ref)) === 'settled') report.expired++;
+    return 'unpaid';
   }
 }
 
 function describe(error: unknown): string {
   return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
-}
-
-function definedOnly<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

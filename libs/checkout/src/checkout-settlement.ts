@@ -1,16 +1,19 @@
 import { Logger } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import { maskPhoneNumbers, type InboundPipeline } from 'nestjs-hubtel';
+import { dropUndefined, maskPhoneNumbers, type InboundPipeline } from 'nestjs-hubtel';
 import {
   CheckoutEvents,
   CheckoutExpiredEvent,
   CheckoutFailedEvent,
   CheckoutPaidEvent,
+  CheckoutRejectedEvent,
   type CheckoutEvidenceSource,
   type CheckoutPaymentInfo,
-  type CheckoutRejectedEvent,
+  type CheckoutRejectionReason,
 } from './checkout.events.js';
 import type { CheckoutInvoice, CheckoutInvoiceStore } from './checkout-invoice.store.js';
+import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
+import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
 
 /** A verified claim that an invoice was paid. */
 export interface PaidEvidence {
@@ -40,6 +43,33 @@ export interface FailedEvidence {
  * `unknown`: no such invoice.
  */
 export type SettleResult = 'settled' | 'duplicate' | 'superseded' | 'unknown';
+
+/** A claim that failed verification, and what it was based on. */
+export interface RejectedClaim {
+  reason: CheckoutRejectionReason;
+  message: string;
+  /** As claimed. */
+  clientReference: string;
+  /** The invoice of that reference, when this app has one. */
+  invoice?: CheckoutInvoice;
+  /** The callback that made the claim (absent: the status check made it). */
+  callback?: CheckoutCallbackDto;
+  /** The status-check answer involved, if any. */
+  status?: CheckoutTransactionStatus;
+  sourceAddress?: string;
+}
+
+/** The payment details a status-check answer gives. */
+export function paymentFromStatus(status: CheckoutTransactionStatus): CheckoutPaymentInfo {
+  return dropUndefined({
+    paymentType: status.paymentMethod,
+    transactionId: status.transactionId,
+    externalTransactionId: status.externalTransactionId,
+    charges: status.charges,
+    amountAfterCharges: status.amountAfterCharges,
+    currencyCode: status.currencyCode,
+  });
+}
 
 /** Job types of the module's pipeline: the event names, dispatched to their listeners. */
 export const CHECKOUT_EVENT_JOBS = [
@@ -129,7 +159,7 @@ export class CheckoutSettlement {
             failure: {
               status: evidence.status,
               at,
-              ...definedOnly({ responseCode: evidence.responseCode, reason: evidence.reason }),
+              ...dropUndefined({ responseCode: evidence.responseCode, reason: evidence.reason }),
             },
           }
         : undefined,
@@ -189,7 +219,22 @@ export class CheckoutSettlement {
    * Emits a rejection. Rejections are alerts, not recorded jobs (recording every forged callback
    * would let anyone fill the store): the event is emitted once, a throwing handler is logged.
    */
-  reject(event: CheckoutRejectedEvent): void {
+  reject(claim: RejectedClaim): void {
+    const { callback, status, invoice } = claim;
+    const event = new CheckoutRejectedEvent({
+      reason: claim.reason,
+      message: claim.message,
+      source: callback ? 'callback' : 'status-check',
+      clientReference: claim.clientReference,
+      checkoutId: callback?.Data.CheckoutId ?? invoice?.checkoutId,
+      amountClaimed: callback ? (callback.Data.Amount ?? undefined) : status?.amount,
+      amountExpected: invoice?.amount,
+      status: callback?.Data.Status ?? status?.status,
+      sourceAddress: claim.sourceAddress,
+      // The validated callback is already a fresh plain object (the compiled validator builds one).
+      callback: callback as unknown as Record<string, unknown> | undefined,
+      rejectedAt: new Date(this.now()).toISOString(),
+    });
     this.logger.warn(
       `Rejected a ${event.source === 'callback' ? 'checkout callback' : 'status-check answer'} for "${event.clientReference}": ${event.reason} — ${maskPhoneNumbers(event.message)}` +
         (event.sourceAddress ? ` (from ${event.sourceAddress})` : ''),
@@ -209,8 +254,4 @@ export class CheckoutSettlement {
   async drain(): Promise<void> {
     while (this.emitting.size > 0) await Promise.allSettled([...this.emitting]);
   }
-}
-
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

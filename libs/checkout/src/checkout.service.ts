@@ -13,7 +13,8 @@ import {
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, type CheckoutInvoice } from './checkout-invoice.store.js';
-import { CheckoutSettlement } from './checkout-settlement.js';
+import { CheckoutReconciler, type CheckoutReconcileResult } from './checkout-reconciler.js';
+import { CheckoutSettlement, paymentFromStatus } from './checkout-settlement.js';
 import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
 import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
 import {
@@ -24,11 +25,7 @@ import {
   CLIENT_REFERENCE_MAX_LENGTH,
   DESCRIPTION_FORBIDDEN_CHARACTERS,
 } from './checkout.constants.js';
-import {
-  CheckoutRejectedEvent,
-  type CheckoutPaymentInfo,
-  type CheckoutRejectionReason,
-} from './checkout.events.js';
+import type { CheckoutPaymentInfo, CheckoutRejectionReason } from './checkout.events.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 import type {
@@ -80,6 +77,7 @@ export class CheckoutService implements OnApplicationShutdown {
     @Inject(CheckoutApiClient) private readonly api: CheckoutApiClient,
     @Inject(CheckoutSettlement) private readonly settlement: CheckoutSettlement,
     @Inject(CheckoutVerifier) private readonly verifier: CheckoutVerifier,
+    @Inject(CheckoutReconciler) private readonly reconciler: CheckoutReconciler,
   ) {
     pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, { run: (job) => this.confirm(job) });
     checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
@@ -150,16 +148,27 @@ export class CheckoutService implements OnApplicationShutdown {
    * @throws HubtelError `HUBTEL_NOT_FOUND` when the platform knows no such transaction.
    */
   async getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
-    if (
-      typeof clientReference !== 'string' ||
-      clientReference === '' ||
-      clientReference.length > CLIENT_REFERENCE_MAX_LENGTH
-    ) {
-      throw new HubtelValidationError('clientReference must be a non-empty string of at most 32 characters', [
-        { field: 'clientReference', message: 'must be a non-empty string of at most 32 characters' },
-      ]);
-    }
+    assertClientReference(clientReference, 'getStatus');
     return this.api.status(clientReference);
+  }
+
+  /**
+   * Checks one invoice now through the transaction status check and settles what it says through
+   * the same exactly-once path as callbacks and the reconciler: a verified payment emits `paid`
+   * once, however many of this call, callbacks and reconciliation passes race. For when you cannot
+   * wait for the callback or the reconciler, e.g. when the buyer comes back to your return page.
+   * Needs `posSalesId` (not reconciliation: it works with the reconciler off).
+   *
+   * @throws HubtelValidationError for a malformed reference.
+   * @throws HubtelError `HUBTEL_NOT_FOUND` when this app created no invoice with that reference.
+   * @throws HubtelError `HUBTEL_CONFIG_INVALID` without `posSalesId`; the status check's own errors
+   *   (API errors, time-outs) when it could not answer. Nothing changed then: call again later.
+   */
+  async reconcile(clientReference: string): Promise<CheckoutReconcileResult> {
+    assertClientReference(clientReference, 'reconcile');
+    const result = await this.reconciler.checkInvoice(clientReference);
+    // A copy: the caller may change it; the stored record must not change with it.
+    return { ...result, invoice: structuredClone(result.invoice) };
   }
 
   /** What this app knows of an invoice (status `pending`, `paid`, `failed`, `expired`), for showing an order's state. */
@@ -202,21 +211,13 @@ export class CheckoutService implements OnApplicationShutdown {
     const invoice = await this.invoices.get(ref);
     const verdict = this.verifier.verifyCallback(callback, claim, invoice);
     if (!verdict.ok) {
-      this.settlement.reject(
-        new CheckoutRejectedEvent({
-          reason: verdict.reason,
-          message: verdict.message,
-          source: 'callback',
-          clientReference: ref,
-          checkoutId: callback.Data.CheckoutId,
-          amountClaimed: typeof callback.Data.Amount === 'number' ? callback.Data.Amount : undefined,
-          amountExpected: invoice?.amount,
-          status: callback.Data.Status,
-          sourceAddress: context.sourceAddress,
-          callback: toPlain(callback),
-          rejectedAt: new Date().toISOString(),
-        }),
-      );
+      this.settlement.reject({
+        ...verdict,
+        clientReference: ref,
+        invoice,
+        callback,
+        sourceAddress: context.sourceAddress,
+      });
       return { outcome: 'rejected', clientReference: ref, claim, reason: verdict.reason };
     }
     if (invoice!.status === 'paid' || (claim === 'failed' && invoice!.status !== 'pending')) {
@@ -224,7 +225,8 @@ export class CheckoutService implements OnApplicationShutdown {
     }
 
     if (this.options.verification.confirmWithStatusCheck) {
-      const job: ConfirmJob = { claim, callback: toPlain(callback) as unknown as CheckoutCallbackDto };
+      // The validated callback is already a fresh plain object (the compiled validator builds one): recorded as is.
+      const job: ConfirmJob = { claim, callback };
       if (context.sourceAddress !== undefined) job.sourceAddress = context.sourceAddress;
       const { duplicate } = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, `${ref}:${claim}`, job);
       return { outcome: duplicate ? 'duplicate' : 'accepted', clientReference: ref, claim };
@@ -256,17 +258,13 @@ export class CheckoutService implements OnApplicationShutdown {
     const ref = job.callback.Data.ClientReference;
     const invoice = await this.invoices.get(ref);
     if (!invoice || invoice.status === 'paid') return;
-    let status: CheckoutTransactionStatus | undefined;
-    try {
-      status = await this.api.status(ref);
-    } catch (error) {
-      // The platform knows no such transaction: nothing was paid. Anything else is retried.
-      if (!(error instanceof HubtelError && error.code === 'HUBTEL_NOT_FOUND')) throw error;
-    }
+    // Undefined: the platform knows no such transaction, nothing was paid. Errors are retried.
+    const status = await this.api.findStatus(ref);
+    const { sourceAddress } = job;
     if (status?.paid) {
       const verdict = this.verifier.verifyPaidStatus(status, invoice);
       if (!verdict.ok) {
-        this.rejectStatus(invoice, status, verdict.reason, verdict.message, job.sourceAddress);
+        this.settlement.reject({ ...verdict, clientReference: ref, invoice, status, sourceAddress });
         return;
       }
       await this.settlement.paid({
@@ -277,46 +275,21 @@ export class CheckoutService implements OnApplicationShutdown {
       return;
     }
     if (job.claim === 'paid') {
-      this.rejectStatus(
+      this.settlement.reject({
+        reason: 'NOT_CONFIRMED',
+        message: `The callback says ${ref} was paid, but the status check says ${status ? `"${status.status}"` : 'it has no such transaction'}`,
+        clientReference: ref,
         invoice,
+        callback: job.callback,
         status,
-        'NOT_CONFIRMED',
-        `The callback says ${ref} was paid, but the status check says ${status ? `"${status.status}"` : 'it has no such transaction'}`,
-        job.sourceAddress,
-        job.callback,
-      );
+        sourceAddress,
+      });
       return;
     }
     await this.settlement.failed({
       ...failedFromCallback(job.callback),
       ...(status ? { payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) } } : {}),
     });
-  }
-
-  private rejectStatus(
-    invoice: CheckoutInvoice,
-    status: CheckoutTransactionStatus | undefined,
-    reason: CheckoutRejectionReason,
-    message: string,
-    sourceAddress?: string,
-    callback?: CheckoutCallbackDto,
-  ): void {
-    this.settlement.reject(
-      new CheckoutRejectedEvent({
-        reason,
-        message,
-        source: callback ? 'callback' : 'status-check',
-        clientReference: invoice.clientReference,
-        checkoutId: callback?.Data.CheckoutId ?? invoice.checkoutId,
-        amountClaimed:
-          callback && typeof callback.Data.Amount === 'number' ? callback.Data.Amount : status?.amount,
-        amountExpected: invoice.amount,
-        status: callback?.Data.Status ?? status?.status,
-        sourceAddress,
-        callback: callback ? toPlain(callback) : undefined,
-        rejectedAt: new Date().toISOString(),
-      }),
-    );
   }
 
   private async watch(ref: string, createdAt: number): Promise<void> {
@@ -458,7 +431,8 @@ export class CheckoutService implements OnApplicationShutdown {
       throw new HubtelValidationError(`Invalid invoice: ${summary}`, issues);
     }
     return {
-      totalAmount: amount,
+      // In cents and back: 0.1 + 0.2 is sent as 0.3, not 0.30000000000000004.
+      totalAmount: Math.round(amount * 100) / 100,
       description,
       callbackUrl: callbackUrl!,
       returnUrl: returnUrl!,
@@ -518,17 +492,6 @@ function paymentFromCallback(callback: CheckoutCallbackDto): CheckoutPaymentInfo
   });
 }
 
-function paymentFromStatus(status: CheckoutTransactionStatus): CheckoutPaymentInfo {
-  return definedOnly({
-    paymentType: status.paymentMethod,
-    transactionId: status.transactionId,
-    externalTransactionId: status.externalTransactionId,
-    charges: status.charges,
-    amountAfterCharges: status.amountAfterCharges,
-    currencyCode: status.currencyCode,
-  });
-}
-
 function paidFromCallback(
   callback: CheckoutCallbackDto,
   confirmed: boolean,
@@ -557,7 +520,15 @@ function failedFromCallback(callback: CheckoutCallbackDto): Parameters<CheckoutS
   return evidence;
 }
 
-/** The validated callback is already a fresh plain object (the compiled validator builds one): record it as is. */
-function toPlain(callback: CheckoutCallbackDto): Record<string, unknown> {
-  return callback as unknown as Record<string, unknown>;
+function assertClientReference(clientReference: unknown, method: string): asserts clientReference is string {
+  if (
+    typeof clientReference !== 'string' ||
+    clientReference === '' ||
+    clientReference.length > CLIENT_REFERENCE_MAX_LENGTH
+  ) {
+    const message = `must be a non-empty string of at most ${CLIENT_REFERENCE_MAX_LENGTH} characters`;
+    throw new HubtelValidationError(`${method}(): clientReference ${message}`, [
+      { field: 'clientReference', message },
+    ]);
+  }
 }

@@ -30,7 +30,12 @@ export {
 } from './checkout.constants.js';
 export { CheckoutService, type CheckoutCallbackResult } from './checkout.service.js';
 export { CheckoutUnknownOutcomeError } from './checkout.errors.js';
-export { CheckoutReconciler, type CheckoutReconcileReport } from './checkout-reconciler.js';
+export {
+  CheckoutReconciler,
+  type CheckoutReconcileReport,
+  type CheckoutReconcileResult,
+  type CheckoutReconcileOutcome,
+} from './checkout-reconciler.js';
 export { CheckoutCallbackController, type CheckoutCallbackAck } from './checkout-callback.controller.js';
 export {
   CheckoutEvents,

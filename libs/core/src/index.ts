@@ -5,6 +5,7 @@ export * from './retry/backoff.js';
 export * from './inbound/inbound-pipeline.js';
 export * from './inbound/inbound-access.js';
 export * from './inbound/inbound-http-errors.js';
+export * from './inbound/inbound-body.js';
 export * from './inbound/inbound-controller.js';
 export * from './events/handler-decorator.js';
 export * from './hubtel.constants.js';
