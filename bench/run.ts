@@ -7,7 +7,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
-import { BENCH_DIR } from './lib/ipc.js';
+import { execFileSync } from 'node:child_process';
+import { BENCH_DIR, REPO_DIR } from './lib/ipc.js';
 import { parseArgs, type BenchConfig } from './lib/config.js';
 import { table, type Goal, type SectionResult } from './lib/report.js';
 import { fmt } from './lib/stats.js';
@@ -34,6 +35,24 @@ const SECTIONS: Record<
   },
 };
 
+/** Which code was measured: the commit, and whether libs/ had uncommitted changes (shared tree). */
+function codeVersion(): string {
+  if (process.env.HUBTEL_BENCH_COMMIT) return `commit ${process.env.HUBTEL_BENCH_COMMIT} (clean snapshot)`;
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: REPO_DIR,
+      encoding: 'utf8',
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'libs'], {
+      cwd: REPO_DIR,
+      encoding: 'utf8',
+    }).trim();
+    return `commit ${commit}${dirty ? ' with uncommitted changes in libs/ (figures may not match the commit)' : ' (libs/ clean)'}`;
+  } catch {
+    return 'unknown (not a git checkout)';
+  }
+}
+
 function machine(): string {
   const cpus = os.cpus();
   const model = cpus[0]?.model.trim() ?? 'unknown CPU';
@@ -42,6 +61,7 @@ function machine(): string {
     `- Memory: ${fmt(os.totalmem() / 1024 ** 3, 1)} GiB`,
     `- OS: ${os.type()} ${os.release()} (${os.arch()})`,
     `- Node ${process.version}; load generator (autocannon) and servers share the machine, each in its own process`,
+    `- Code: ${codeVersion()}`,
   ].join('\n');
 }
 
