@@ -6,7 +6,7 @@ import { CHECKOUT_DEFAULT_CALLBACK_PATH } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import type { ExampleAppConfig } from './app.config.js';
 import { AppModule } from './app.module.js';
-import { AppUrls } from './platform/app-urls.js';
+import { AppUrls } from './platform/app-urls.service.js';
 
 export interface ExampleApp {
   app: INestApplication;

@@ -190,7 +190,7 @@ describe('real-platform mode: the same app configured only through HUBTEL_* vari
   });
 });
 
-describe("bad input to the app's own endpoints: 4xx with a clear body, never 500", () => {
+describe("sandbox mode in process: where to go, and bad input to the app's own endpoints (4xx with a clear body, never 500)", () => {
   let shop: InProcessExample;
 
   beforeAll(async () => {
@@ -307,18 +307,6 @@ describe("bad input to the app's own endpoints: 4xx with a clear body, never 500
       payeeName: 'Kofi',
       payeeMobileNumber: '233241234567',
     });
-  });
-});
-
-describe('sandbox mode: where to go', () => {
-  let shop: InProcessExample;
-
-  beforeAll(async () => {
-    shop = await startExampleInProcess();
-  });
-
-  afterAll(async () => {
-    await shop?.close();
   });
 
   it("lists the shop, the simulator, the app's platform-facing URLs and the sandbox's dashboard", async () => {

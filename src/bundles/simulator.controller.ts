@@ -2,7 +2,7 @@ import { Body, Controller, Get, Header, Inject, Logger, Param, Post, Res } from 
 import type { Response } from 'express';
 import { HubtelError, maskPhoneNumbers, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { HubtelSandbox, type SandboxServiceSession } from 'nestjs-hubtel/sandbox';
-import { AppUrls } from '../platform/app-urls.js';
+import { AppUrls } from '../platform/app-urls.service.js';
 import { ShopSettings } from '../shop/shop.settings.js';
 import { BundleDeliveries } from './bundle-deliveries.service.js';
 import { renderSimulatorHome, renderSimulatorSession } from './simulator.views.js';

@@ -9,7 +9,7 @@ import {
   type ValidationIssue,
 } from 'nestjs-hubtel';
 import { CHECKOUT_DEFAULT_CALLBACK_PATH, CheckoutService } from 'nestjs-hubtel/checkout';
-import { AppUrls } from '../platform/app-urls.js';
+import { AppUrls } from '../platform/app-urls.service.js';
 import { findProduct, type Product } from './catalog.js';
 import { OrdersService, publicOrder, type Order } from './orders.service.js';
 import { ShopSettings } from './shop.settings.js';
