@@ -81,6 +81,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
   }
 
   const results = new Map<string, LoadResult[]>();
+  const heapNotes: string[] = [];
   try {
     for (let round = 0; round < inbound.rounds; round++) {
       const order = round % 2 === 0 ? servers : [...servers].reverse();
@@ -102,6 +103,13 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         }
       }
     }
+    // The suite's servers keep what they recorded (the store's TTLs are hours to days): say how
+    // much they held at the end, since a larger heap makes garbage collection dearer.
+    for (const server of servers) {
+      if (server.variant !== 'module' || !server.port) continue;
+      const { memory } = await server.child!.request('memory');
+      heapNotes.push(`${server.adapter}: ${fmt((memory as NodeJS.MemoryUsage).heapUsed / 2 ** 20)} MB heap`);
+    }
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
   }
@@ -112,7 +120,9 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
     `Load: autocannon in the runner process, ${inbound.connections} connections, ${inbound.durationSec} s per run after a ${inbound.warmupSec} s warm-up, ` +
       `${inbound.rounds} round(s) interleaved (figures are medians). Every request carries a fresh id, so the suite never takes its duplicate path. ` +
       `CPU/req is the server process's own user+system CPU (process.cpuUsage over IPC) divided by completed requests. ` +
-      `Ratios: req/s of (d) over req/s of the baseline; "CPU ratio" is baseline CPU/req over (d) CPU/req (higher is better for (d) in both).`,
+      `Ratios: req/s of (d) over req/s of the baseline; "CPU ratio" is baseline CPU/req over (d) CPU/req (higher is better for (d) in both). ` +
+      `The (d) servers keep every session, order and callback record in their in-memory store for the store's TTLs, so they grow during ` +
+      `the run (at the end: ${heapNotes.join(', ') || 'n/a'}); the stateless baselines do not.`,
   );
   for (const shapeName of shapes) {
     const rows: string[][] = [];

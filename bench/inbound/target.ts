@@ -73,14 +73,15 @@ export class Target {
   }
 
   drive(shape: ShapeName, load: Omit<LoadOptions, 'port' | 'path' | 'ids' | 'prepare'>): Promise<LoadResult> {
-    // Headroom: 1.5x the rate seen (or a generous guess before any was seen), plus a second.
-    const guess = load.rate ?? 30_000;
+    // Headroom: 1.3x the rate seen (or a generous guess before any was seen), plus half a second.
+    // Unused preparations stay in the server's store, so they are kept modest.
+    const guess = load.rate ?? 20_000;
     return drive(this.child!, {
       ...load,
       port: this.port!,
       path: SHAPES[shape].path,
       ids: this.sequence(shape),
-      prepare: (seconds, rps) => this.prepare(shape, (rps ?? guess) * 1.5 * (seconds + 1)),
+      prepare: (seconds, rps) => this.prepare(shape, (rps ?? guess) * 1.3 * (seconds + 0.5)),
     });
   }
 
