@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import {
   HubtelError,
@@ -24,6 +24,7 @@ import {
   fulfillmentEventFor,
   type FulfillmentRequestedEvent,
 } from './service-app.events.js';
+import { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
 import { cartKey } from './service-flow.service.js';
@@ -88,7 +89,7 @@ export interface FulfillmentOrderStatus {
  */
 @Injectable()
 export class FulfillmentService {
-  private readonly logger = new Logger('HubtelServiceApp');
+  private readonly logger = new ServiceAppLogger();
 
   constructor(
     @Inject(SERVICE_APP_PIPELINE) private readonly pipeline: InboundPipeline,

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import { createServiceAppControllers } from './service-app.controllers.js';
+import { createServiceAppController } from './service-app.controller.js';
 import type { ServiceAppModuleExtras, ServiceAppModuleOptions } from './service-app.options.js';
 
 export const {
@@ -12,6 +12,6 @@ export const {
   .setExtras<ServiceAppModuleExtras>({ isGlobal: false, routes: {} }, (definition, extras) => ({
     ...definition,
     global: extras.isGlobal,
-    controllers: [...(definition.controllers ?? []), ...createServiceAppControllers(extras.routes)],
+    controllers: [...(definition.controllers ?? []), ...createServiceAppController(extras.routes)],
   }))
   .build();

@@ -1,4 +1,4 @@
-import { Logger, Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { HttpModule, HttpService } from '@nestjs/axios';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
@@ -20,6 +20,7 @@ import {
   SERVICE_APP_TRANSPORT,
 } from './service-app.constants.js';
 import { ServiceAppEvents } from './service-app.events.js';
+import { ServiceAppLogger } from './service-app.logger.js';
 import {
   SERVICE_APP_ASYNC_OPTIONS_TYPE,
   SERVICE_APP_MODULE_OPTIONS,
@@ -104,7 +105,7 @@ import { ServiceFlowService } from './service-flow.service.js';
           deadLetterEvent: ServiceAppEvents.DeadLetter,
           recoverOnBootstrap: options.recoverOnBootstrap,
           whenReady: readiness ? () => readiness.waitUntilReady() : undefined,
-          logger: new Logger('HubtelServiceApp'),
+          logger: new ServiceAppLogger(),
         });
       },
       inject: [

@@ -120,45 +120,20 @@ export function resolveServiceAppOptions(
   }
 
   const cb = objectOrEmpty(o.callbackRetry, `${P}.callbackRetry`);
-  const cbBase = resolveNumber(cb.baseDelayMs, `${P}.callbackRetry.baseDelayMs`, D.callbackRetry.baseDelayMs);
-  const cbMax = resolveNumber(
-    cb.maxDelayMs,
-    `${P}.callbackRetry.maxDelayMs`,
-    Math.max(D.callbackRetry.maxDelayMs, cbBase),
-  );
-  if (cbMax < cbBase)
-    throw new HubtelConfigError(
-      `${P}.callbackRetry.maxDelayMs`,
-      `must be at least callbackRetry.baseDelayMs (${cbBase})`,
-    );
-  const cbDeadline = resolveNumber(
-    cb.deadlineMs,
-    `${P}.callbackRetry.deadlineMs`,
-    D.callbackRetry.deadlineMs,
-  );
-
+  const callbackRetry = {
+    ...resolveBackoff(cb, 'callbackRetry', D.callbackRetry),
+    deadlineMs: resolveNumber(cb.deadlineMs, `${P}.callbackRetry.deadlineMs`, D.callbackRetry.deadlineMs),
+  };
   const fr = objectOrEmpty(o.fulfillmentRetry, `${P}.fulfillmentRetry`);
-  const frAttempts = resolveNumber(
-    fr.maxAttempts,
-    `${P}.fulfillmentRetry.maxAttempts`,
-    D.fulfillmentRetry.maxAttempts,
-    { max: 100 },
-  );
-  const frBase = resolveNumber(
-    fr.baseDelayMs,
-    `${P}.fulfillmentRetry.baseDelayMs`,
-    D.fulfillmentRetry.baseDelayMs,
-  );
-  const frMax = resolveNumber(
-    fr.maxDelayMs,
-    `${P}.fulfillmentRetry.maxDelayMs`,
-    Math.max(D.fulfillmentRetry.maxDelayMs, frBase),
-  );
-  if (frMax < frBase)
-    throw new HubtelConfigError(
-      `${P}.fulfillmentRetry.maxDelayMs`,
-      `must be at least fulfillmentRetry.baseDelayMs (${frBase})`,
-    );
+  const fulfillmentRetry = {
+    maxAttempts: resolveNumber(
+      fr.maxAttempts,
+      `${P}.fulfillmentRetry.maxAttempts`,
+      D.fulfillmentRetry.maxAttempts,
+      { max: 100 },
+    ),
+    ...resolveBackoff(fr, 'fulfillmentRetry', D.fulfillmentRetry),
+  };
 
   const messages: ServiceAppMessages = { ...SERVICE_APP_DEFAULT_MESSAGES };
   if (o.messages !== undefined) {
@@ -192,8 +167,8 @@ export function resolveServiceAppOptions(
     callbackTimeoutMs: resolveNumber(o.callbackTimeoutMs, `${P}.callbackTimeoutMs`, D.callbackTimeoutMs, {
       max: 600_000,
     }),
-    callbackRetry: { baseDelayMs: cbBase, maxDelayMs: cbMax, deadlineMs: cbDeadline },
-    fulfillmentRetry: { maxAttempts: frAttempts, baseDelayMs: frBase, maxDelayMs: frMax },
+    callbackRetry,
+    fulfillmentRetry,
     sessionTtlMs: resolveNumber(o.sessionTtlMs, `${P}.sessionTtlMs`, D.sessionTtlMs),
     cartTtlMs: resolveNumber(o.cartTtlMs, `${P}.cartTtlMs`, D.cartTtlMs),
     stepBudgetMs: resolveNumber(o.stepBudgetMs, `${P}.stepBudgetMs`, D.stepBudgetMs, { max: 60_000 }),
@@ -218,6 +193,26 @@ export function serviceAppOptionsFromEnv(source: HubtelEnvSource = process.env):
   if (env.callbackUrl !== undefined) out.callbackUrl = env.callbackUrl;
   if (env.defaultCountryCode !== undefined) out.defaultCountryCode = env.defaultCountryCode;
   return out;
+}
+
+/** `baseDelayMs` and `maxDelayMs` of a retry option; the cap defaults to at least the base. */
+function resolveBackoff(
+  raw: Record<string, unknown>,
+  option: 'callbackRetry' | 'fulfillmentRetry',
+  defaults: { baseDelayMs: number; maxDelayMs: number },
+): { baseDelayMs: number; maxDelayMs: number } {
+  const baseDelayMs = resolveNumber(raw.baseDelayMs, `${P}.${option}.baseDelayMs`, defaults.baseDelayMs);
+  const maxDelayMs = resolveNumber(
+    raw.maxDelayMs,
+    `${P}.${option}.maxDelayMs`,
+    Math.max(defaults.maxDelayMs, baseDelayMs),
+  );
+  if (maxDelayMs < baseDelayMs)
+    throw new HubtelConfigError(
+      `${P}.${option}.maxDelayMs`,
+      `must be at least ${option}.baseDelayMs (${baseDelayMs})`,
+    );
+  return { baseDelayMs, maxDelayMs };
 }
 
 function objectOrEmpty(value: unknown, name: string): Record<string, unknown> {

@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { SERVICE_APP_OPTIONS } from './service-app.constants.js';
+import { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import { assertFlowDefinition } from './service-flow.builder.js';
 import { getFlowMetadata } from './service-flow.decorators.js';
@@ -13,7 +14,7 @@ import type { FlowStepHandler, ServiceFlowDefinition } from './service-flow.type
  */
 @Injectable()
 export class ServiceFlowRegistry implements OnModuleInit {
-  private readonly logger = new Logger('HubtelServiceApp');
+  private readonly logger = new ServiceAppLogger();
   private readonly byName = new Map<string, ServiceFlowDefinition>();
   private readonly byCode = new Map<string, ServiceFlowDefinition>();
   private fallback?: ServiceFlowDefinition;

@@ -11,71 +11,69 @@ import type { InputPrompt, SelectPrompt, StoredScreen } from './service-flow.typ
  * cart's display shape and no options.
  */
 
+/** Every response, field by field in the contract's order: the fields that vary, the rest null. */
+function response(
+  sessionId: string,
+  fields: Pick<
+    ServiceFlowResponse,
+    'Type' | 'Message' | 'Item' | 'Label' | 'DataType' | 'FieldType' | 'FieldName' | 'Data'
+  >,
+): ServiceFlowResponse {
+  return {
+    SessionId: sessionId,
+    Type: fields.Type,
+    Message: fields.Message,
+    Mask: null,
+    MaskNextRoute: null,
+    Item: fields.Item,
+    ServiceCode: null,
+    Label: fields.Label,
+    DataType: fields.DataType,
+    FieldType: fields.FieldType,
+    FieldName: fields.FieldName,
+    ClientState: null,
+    Data: fields.Data,
+  };
+}
+
 /** `Response` to an input or select prompt (optionally prefixed by an explanation, for re-asks). */
 export function promptResponse(
   sessionId: string,
   screen: StoredScreen,
   prefix?: string,
 ): ServiceFlowResponse {
-  const message = prefix ? `${prefix}\n${screen.message}` : screen.message;
-  if (screen.kind === 'select') {
-    return {
-      SessionId: sessionId,
-      Type: 'Response',
-      Message: message,
-      Mask: null,
-      MaskNextRoute: null,
-      Item: null,
-      ServiceCode: null,
-      Label: screen.label,
-      DataType: 'select',
-      FieldType: screen.fieldType,
-      FieldName: '',
-      ClientState: null,
-      Data: (screen.options ?? []).map((o) => ({ Display: o.Display, Value: o.Value, Amount: o.Amount })),
-    };
-  }
-  return {
-    SessionId: sessionId,
+  const select = screen.kind === 'select';
+  return response(sessionId, {
     Type: 'Response',
-    Message: message,
-    Mask: null,
-    MaskNextRoute: null,
+    Message: prefix ? `${prefix}\n${screen.message}` : screen.message,
     Item: null,
-    ServiceCode: null,
     Label: screen.label,
-    DataType: 'input',
+    DataType: select ? 'select' : 'input',
     FieldType: screen.fieldType,
-    FieldName: screen.field,
-    ClientState: null,
-    Data: null,
-  };
+    FieldName: select ? '' : screen.field,
+    Data: select
+      ? (screen.options ?? []).map((o) => ({ Display: o.Display, Value: o.Value, Amount: o.Amount }))
+      : null,
+  });
 }
 
-/** `AddToCart`: hands the user over to payment. */
+/** `AddToCart`: hands the user over to payment. `item` is already checked (checkCartItem). */
 export function cartResponse(
   sessionId: string,
   message: string,
   label: string | null,
   item: CartItem,
 ): ServiceFlowResponse {
-  const wireItem: CartItem = { ItemName: item.ItemName, Qty: item.Qty, Price: item.Price };
-  if (item.ServiceData !== undefined) wireItem.ServiceData = item.ServiceData;
-  return {
-    SessionId: sessionId,
+  return response(sessionId, {
     Type: 'AddToCart',
     Message: message,
-    Mask: null,
-    MaskNextRoute: null,
-    Item: wireItem,
-    ServiceCode: null,
+    Item: item,
     Label: label,
     DataType: 'display',
     FieldType: 'text',
     FieldName: null,
-    ClientState: null,
     Data: [],
-  };
+  });
 }
 
 /** `release`: a final message; the session is over. */
@@ -84,21 +82,16 @@ export function releaseResponse(
   message: string,
   label: string | null = null,
 ): ServiceFlowResponse {
-  return {
-    SessionId: sessionId,
+  return response(sessionId, {
     Type: 'release',
     Message: message,
-    Mask: null,
-    MaskNextRoute: null,
     Item: null,
-    ServiceCode: null,
     Label: label,
     DataType: 'display',
     FieldType: 'text',
     FieldName: null,
-    ClientState: null,
     Data: null,
-  };
+  });
 }
 
 /* --- Checks of what a step answered: a flow bug is reported to the developer, never sent. --- */
@@ -114,9 +107,8 @@ function isText(value: unknown): value is string {
   return typeof value === 'string';
 }
 
-/** The stored form of an input prompt. */
-export function inputScreen(step: string, prompt: InputPrompt, next: string | undefined): StoredScreen {
-  const issues: ValidationIssue[] = [];
+/** Checks shared by both prompts (a flow bug is named to the developer, never sent). */
+function checkPrompt(prompt: InputPrompt | SelectPrompt, issues: ValidationIssue[]): void {
   if (!isText(prompt?.message)) issues.push({ field: 'message', message: 'must be a string' });
   if (prompt?.label !== undefined && !isText(prompt.label))
     issues.push({ field: 'label', message: 'must be a string' });
@@ -124,19 +116,36 @@ export function inputScreen(step: string, prompt: InputPrompt, next: string | un
     issues.push({ field: 'name', message: 'must be a non-empty string' });
   if (prompt?.fieldType !== undefined && (!isText(prompt.fieldType) || prompt.fieldType.trim() === ''))
     issues.push({ field: 'fieldType', message: 'must be a non-empty string' });
-  const validation = prompt?.validation;
-  if (validation !== undefined && (validation === null || typeof validation !== 'object'))
-    issues.push({ field: 'validation', message: 'must be an object' });
-  if (issues.length > 0) fail(step, issues);
+}
+
+/** A checked prompt as stored in the session (Label defaults to the message, field to the step). */
+function screenOf(
+  step: string,
+  kind: StoredScreen['kind'],
+  prompt: InputPrompt | SelectPrompt,
+  next: string | undefined,
+): StoredScreen {
   const screen: StoredScreen = {
     step,
-    kind: 'input',
+    kind,
     message: prompt.message,
     label: prompt.label ?? prompt.message,
     fieldType: prompt.fieldType ?? 'text',
     field: prompt.name ?? step,
   };
   if (next !== undefined) screen.next = next;
+  return screen;
+}
+
+/** The stored form of an input prompt. */
+export function inputScreen(step: string, prompt: InputPrompt, next: string | undefined): StoredScreen {
+  const issues: ValidationIssue[] = [];
+  checkPrompt(prompt, issues);
+  const validation = prompt?.validation;
+  if (validation !== undefined && (validation === null || typeof validation !== 'object'))
+    issues.push({ field: 'validation', message: 'must be an object' });
+  if (issues.length > 0) fail(step, issues);
+  const screen = screenOf(step, 'input', prompt, next);
   if (validation) {
     const { pattern, ...rest } = validation;
     screen.validation = { ...rest };
@@ -152,11 +161,7 @@ export function inputScreen(step: string, prompt: InputPrompt, next: string | un
 /** The stored form of a select prompt (options checked and normalised: Value as string, Amount number). */
 export function selectScreen(step: string, prompt: SelectPrompt, next: string | undefined): StoredScreen {
   const issues: ValidationIssue[] = [];
-  if (!isText(prompt?.message)) issues.push({ field: 'message', message: 'must be a string' });
-  if (prompt?.label !== undefined && !isText(prompt.label))
-    issues.push({ field: 'label', message: 'must be a string' });
-  if (prompt?.name !== undefined && (!isText(prompt.name) || prompt.name.trim() === ''))
-    issues.push({ field: 'name', message: 'must be a non-empty string' });
+  checkPrompt(prompt, issues);
   const options: SelectOption[] = [];
   if (!Array.isArray(prompt?.options) || prompt.options.length === 0) {
     issues.push({ field: 'options', message: 'must be a non-empty array' });
@@ -183,17 +188,7 @@ export function selectScreen(step: string, prompt: SelectPrompt, next: string | 
     });
   }
   if (issues.length > 0) fail(step, issues);
-  const screen: StoredScreen = {
-    step,
-    kind: 'select',
-    message: prompt.message,
-    label: prompt.label ?? prompt.message,
-    fieldType: prompt.fieldType ?? 'text',
-    field: prompt.name ?? step,
-    options,
-  };
-  if (next !== undefined) screen.next = next;
-  return screen;
+  return { ...screenOf(step, 'select', prompt, next), options };
 }
 
 /** Checks a cart item; returns a copy holding only the contract's fields. */

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   HubtelValidationError,
   maskMsisdn,
@@ -13,6 +13,7 @@ import {
   SERVICE_APP_STORE,
 } from './service-app.constants.js';
 import { validateServiceFlowRequest } from './service-app.dto.js';
+import { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { SelectOption, ServiceFlowRequest, ServiceFlowResponse } from './service-app.types.js';
 import { checkAnswer } from './service-flow.answers.js';
@@ -71,7 +72,7 @@ interface Answered {
  */
 @Injectable()
 export class ServiceFlowService {
-  private readonly logger = new Logger('HubtelServiceApp');
+  private readonly logger = new ServiceAppLogger();
 
   constructor(
     private readonly registry: ServiceFlowRegistry,
