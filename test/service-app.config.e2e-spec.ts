@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { MemoryStore } from 'nestjs-hubtel';
+import { MemoryStore, type StoreEntry, type StoreWriteOptions } from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import { SERVICE_APP_JOBS } from 'nestjs-hubtel/service-app';
-import { startMerchant, type Adapter, type Merchant } from './support/service-app.harness.js';
+import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_JOBS } from 'nestjs-hubtel/service-app';
+import { FakeHttpServer } from './support/fake-http-server.js';
+import {
+  postJson as post,
+  startMerchant,
+  type Adapter,
+  type Merchant,
+} from './support/service-app.harness.js';
 
 /*
  * How the host app places and protects the two endpoints (module extras and access options),
@@ -13,22 +19,6 @@ import { startMerchant, type Adapter, type Merchant } from './support/service-ap
 
 const SECRET = 'k3y-for-the-platform-only-123';
 const MOBILE = '233241234567';
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, body: json };
-}
 
 const initiation = (sessionId = randomUUID()) => ({
   Type: 'initiation',
@@ -39,6 +29,41 @@ const initiation = (sessionId = randomUUID()) => ({
   Mobile: MOBILE,
   SessionId: sessionId,
 });
+
+/** A store that fails on demand, as a Redis outage would. */
+class FailingStore extends MemoryStore {
+  failing = false;
+
+  override get<T>(key: string): Promise<StoreEntry<T> | undefined> {
+    return this.unlessFailing(() => super.get<T>(key));
+  }
+
+  override setIfAbsent<T>(key: string, value: T, options?: StoreWriteOptions): Promise<boolean> {
+    return this.unlessFailing(() => super.setIfAbsent(key, value, options));
+  }
+
+  override compareAndSet<T>(
+    key: string,
+    version: number,
+    value: T,
+    options?: StoreWriteOptions,
+  ): Promise<StoreEntry<T> | undefined> {
+    return this.unlessFailing(() => super.compareAndSet(key, version, value, options));
+  }
+
+  override set<T>(key: string, value: T, options?: StoreWriteOptions): Promise<StoreEntry<T>> {
+    return this.unlessFailing(() => super.set(key, value, options));
+  }
+
+  override delete(key: string): Promise<boolean> {
+    return this.unlessFailing(() => super.delete(key));
+  }
+
+  private async unlessFailing<R>(call: () => Promise<R>): Promise<R> {
+    if (this.failing) throw new Error('store down: connection refused');
+    return call();
+  }
+}
 
 /** A host guard, as a user would add with `routes.guards`. */
 @Injectable()
@@ -67,6 +92,28 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
   afterAll(async () => {
     for (const merchant of started) await merchant.close();
     await sandbox.stop();
+  });
+
+  it('serves the contract paths when configured with forRootAsync (the whole exchange)', async () => {
+    const m = await start(
+      {
+        callbackUrl: sandbox.baseUrls().fulfillmentCallback,
+        callbackRetry: { baseDelayMs: 5, maxDelayMs: 10 },
+      },
+      {},
+      { async: true },
+    );
+    const session = sandbox.serviceApp(m.url);
+    expect(await session.start()).toMatchObject({ Type: 'Response', DataType: 'input', FieldType: 'phone' });
+    expect(await session.reply('0241234567')).toMatchObject({ DataType: 'select', FieldName: '' });
+    expect(await session.choose('1gb')).toMatchObject({ Type: 'AddToCart', Data: [] });
+    const { order } = await session.pay();
+    expect((await session.waitForCallback()).body).toEqual({
+      SessionId: session.sessionId,
+      OrderId: order.orderId,
+      ServiceStatus: 'success',
+      MetaData: { voucher: `V-${order.orderId}` },
+    });
   });
 
   it('mounts under a custom prefix and paths, behind a path secret (wrong or missing secret: 404, nothing processed)', async () => {
@@ -145,13 +192,13 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
       200,
     );
     expect((await post(`${m.url}/api/fulfillment`, { OrderId: 'o', SessionId: 's' })).status).toBe(403);
-    // Both controllers carry the host's class decorators (e.g. `Public()`, `SkipThrottle()`).
+    // The endpoints' controller carries the host's class decorators (e.g. `Public()`, `SkipThrottle()`).
     const decorated = m.app
       .get(DiscoveryService)
       .getControllers()
       .filter((wrapper) => wrapper.metatype && Reflect.getMetadata('isPublic', wrapper.metatype) === true)
       .map((wrapper) => wrapper.name);
-    expect(decorated.sort()).toEqual(['FulfillmentController', 'ServiceFlowController']);
+    expect(decorated).toEqual(['ServiceAppController']);
   });
 
   it('mounts nothing with routes.disabled, the services still work for a hand-made endpoint', async () => {
@@ -224,10 +271,8 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
       ExtraData: { channel: 'web' },
       OrderInfo: { Status: 'Paid' },
     });
-    expect(res).toEqual({
-      status: 200,
-      body: { OrderId: orderId, SessionId: sessionId, Status: 'received' },
-    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ OrderId: orderId, SessionId: sessionId, Status: 'received' });
     const callback = await sandbox.waitForFulfillmentCallback((c) => c.orderId === orderId);
     expect(callback.body).toEqual({
       SessionId: sessionId,
@@ -243,5 +288,84 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
       extraData: { channel: 'web' },
       orderInfo: { Status: 'Paid' },
     });
+  });
+
+  it('answers a 503 (not a 500) when the store fails, so the platform sends the order again; the session ends politely', async () => {
+    const store = new FailingStore({ sweepIntervalMs: 0 });
+    const m = await start({
+      store,
+      callbackUrl: sandbox.baseUrls().fulfillmentCallback,
+      callbackRetry: { baseDelayMs: 5, maxDelayMs: 10 },
+    });
+    const session = sandbox.serviceApp(m.url);
+    await session.start();
+    await session.reply('0241234567');
+    await session.choose('1gb');
+    const orderId = randomUUID();
+
+    store.failing = true;
+    const down = await post(`${m.url}/api/fulfillment`, { OrderId: orderId, SessionId: session.sessionId });
+    expect(down).toMatchObject({
+      status: 503,
+      body: { statusCode: 503, error: 'Service Unavailable', code: 'HUBTEL_UNAVAILABLE' },
+    });
+    const flow = await post(`${m.url}/api/service-flow`, initiation());
+    expect(flow).toMatchObject({
+      status: 200,
+      body: { Type: 'release', Message: SERVICE_APP_DEFAULT_MESSAGES.error, DataType: 'display' },
+    });
+    expect(m.fulfiller.seen).toHaveLength(0);
+    expect(m.logger.lines.some((l) => l.includes('store down'))).toBe(true);
+
+    // The store is back: the platform's next attempt goes through, once.
+    store.failing = false;
+    const { order } = await session.pay({ orderId });
+    expect((await session.waitForCallback()).body).toMatchObject({
+      OrderId: order.orderId,
+      ServiceStatus: 'success',
+    });
+    expect(m.fulfiller.calls.get(orderId)).toBe(1);
+    store.close();
+  });
+
+  it('posts the callback with the contract headers and Basic auth when given, credentials never logged', async () => {
+    const platform = await FakeHttpServer.start();
+    try {
+      platform.route('POST', '/callback', () => ({ status: 200 }));
+      platform.enqueue('POST', '/callback', { status: 503, body: { message: 'busy' } });
+      const credentials = { clientId: 'cb-client-id-42', clientSecret: 'cb-secret-value-do-not-log' };
+      const m = await start({
+        callbackUrl: `${platform.url}/`,
+        callbackCredentials: credentials,
+        requireCart: false,
+        callbackRetry: { baseDelayMs: 5, maxDelayMs: 10 },
+      });
+      const orderId = randomUUID();
+      const sessionId = randomUUID();
+      expect(
+        (await post(`${m.url}/api/fulfillment`, { OrderId: orderId, SessionId: sessionId })).status,
+      ).toBe(200);
+      await m.fulfiller.until(() => m.fulfiller.sent.some((e) => e.orderId === orderId));
+      const calls = platform.requestsTo('POST', '/callback');
+      expect(calls).toHaveLength(2); // the 503, then the one accepted
+      const basic = Buffer.from(`${credentials.clientId}:${credentials.clientSecret}`).toString('base64');
+      for (const call of calls) {
+        expect(call.headers['content-type']).toContain('application/json');
+        expect(call.headers.accept).toContain('application/json');
+        expect(call.headers.authorization).toBe(`Basic ${basic}`);
+        expect(call.body).toEqual({
+          SessionId: sessionId,
+          OrderId: orderId,
+          ServiceStatus: 'success',
+          MetaData: { voucher: `V-${orderId}` },
+        });
+      }
+      const logs = m.logger.lines.join('\n');
+      expect(logs).toContain('503'); // the refused attempt was logged...
+      expect(logs).not.toContain(credentials.clientSecret); // ...without the credentials
+      expect(logs).not.toContain(basic);
+    } finally {
+      await platform.close();
+    }
   });
 });

@@ -7,7 +7,12 @@ import {
   type ServiceFlowResponse,
 } from 'nestjs-hubtel/service-app';
 import { BLOCKED_NUMBER, BUNDLES } from './support/service-app.fixtures.js';
-import { startMerchant, type Adapter, type Merchant } from './support/service-app.harness.js';
+import {
+  postJson as post,
+  startMerchant,
+  type Adapter,
+  type Merchant,
+} from './support/service-app.harness.js';
 
 /*
  * The ServiceAppModule end to end, over real HTTP, on Express and on Fastify: the sandbox plays
@@ -20,65 +25,68 @@ const M = SERVICE_APP_DEFAULT_MESSAGES;
 const MOBILE = '233241234567';
 const SESSION_TTL_MS = 60_000;
 
-/** The full response object a prompt must be, every contract field included. */
+/**
+ * A service-flow response with every field of the contract's table: the ones given, the rest as
+ * the contract fixes them (Mask, MaskNextRoute, ServiceCode, ClientState null; Item null).
+ */
+function contractResponse(
+  sessionId: string,
+  fields: Pick<
+    ServiceFlowResponse,
+    'Type' | 'Message' | 'Label' | 'DataType' | 'FieldType' | 'FieldName' | 'Data'
+  >,
+): ServiceFlowResponse {
+  return {
+    SessionId: sessionId,
+    Type: fields.Type,
+    Message: fields.Message,
+    Mask: null,
+    MaskNextRoute: null,
+    Item: null,
+    ServiceCode: null,
+    Label: fields.Label,
+    DataType: fields.DataType,
+    FieldType: fields.FieldType,
+    FieldName: fields.FieldName,
+    ClientState: null,
+    Data: fields.Data,
+  };
+}
+
+/** An input prompt: `Data` null, `FieldName` the field. */
 function inputPrompt(
   sessionId: string,
   fields: { Message: string; Label: string; FieldType: string; FieldName: string },
 ): ServiceFlowResponse {
-  return {
-    SessionId: sessionId,
-    Type: 'Response',
-    Message: fields.Message,
-    Mask: null,
-    MaskNextRoute: null,
-    Item: null,
-    ServiceCode: null,
-    Label: fields.Label,
-    DataType: 'input',
-    FieldType: fields.FieldType,
-    FieldName: fields.FieldName,
-    ClientState: null,
-    Data: null,
-  };
+  return contractResponse(sessionId, { Type: 'Response', DataType: 'input', Data: null, ...fields });
 }
 
+/** A select prompt: `Data` the options, `FieldName` ''. */
 function selectPrompt(
   sessionId: string,
   fields: { Message: string; Label: string; Data: unknown[] },
 ): ServiceFlowResponse {
-  return {
-    SessionId: sessionId,
+  return contractResponse(sessionId, {
     Type: 'Response',
-    Message: fields.Message,
-    Mask: null,
-    MaskNextRoute: null,
-    Item: null,
-    ServiceCode: null,
-    Label: fields.Label,
     DataType: 'select',
     FieldType: 'text',
     FieldName: '',
-    ClientState: null,
+    ...fields,
     Data: fields.Data as ServiceFlowResponse['Data'],
-  };
+  });
 }
 
+/** The final message (`release`): display, no field, no options. */
 function release(sessionId: string, message: string, label: string | null = null): ServiceFlowResponse {
-  return {
-    SessionId: sessionId,
+  return contractResponse(sessionId, {
     Type: 'release',
     Message: message,
-    Mask: null,
-    MaskNextRoute: null,
-    Item: null,
-    ServiceCode: null,
     Label: label,
     DataType: 'display',
     FieldType: 'text',
     FieldName: null,
-    ClientState: null,
     Data: null,
-  };
+  });
 }
 
 const PHONE_PROMPT = {
@@ -92,26 +100,6 @@ const bundlePrompt = (destination: string) => ({
   Label: 'Bundles',
   Data: BUNDLES,
 });
-
-async function post(
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: any; text: string; type: string }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, body: parsed, text, type: res.headers.get('content-type') ?? '' };
-}
 
 describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adapter) => {
   let sandbox: HubtelSandbox;
@@ -139,6 +127,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
   afterEach(async () => {
     skew = 0;
     merchant.gate.open();
+    merchant.fulfiller.releaseHeld();
     await pipeline().drain();
     sandbox.reset();
   });
@@ -331,7 +320,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       );
       expect(await session.reply('12.5')).toMatchObject({
         Type: 'AddToCart',
-        Item: { ItemName: 'Airtime', Qty: 1, Price: 12.5 },
+        Item: { ItemName: `Airtime for ${MOBILE}`, Qty: 1, Price: 12.5 },
       });
     });
 
@@ -395,6 +384,14 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       expect(merchant.fulfiller.seen.filter((e) => e.orderId === order.orderId)).toMatchObject([
         { serviceCode: '711', serviceData: { amount: '7.00' } },
       ]);
+      expect(merchant.fulfiller.trace.filter((t) => t.endsWith(order.orderId))).toEqual([
+        `711:${order.orderId}`,
+        `all:${order.orderId}`,
+      ]);
+      // The cart's item name carries the user's number (built by the flow): masked in the logs.
+      const logs = merchant.logger.lines.filter((l) => l.includes(session.sessionId));
+      expect(logs.some((l) => l.includes('Airtime for 233******567'))).toBe(true);
+      expect(logs.join('\n')).not.toContain(MOBILE);
     });
 
     it('answers a Response for an unknown session, and for an expired one, with a clear message (not a 500)', async () => {
@@ -467,13 +464,56 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       const id = session.sessionId;
       const prompt = { Message: 'Your name?', Label: 'Your name?', FieldType: 'text', FieldName: 'name' };
       expect(await session.start()).toStrictEqual(inputPrompt(id, prompt));
-      merchant.gate.holdNext = true; // the next step waits until the gate opens: it cannot finish in time
+      merchant.gate.hold(); // the next step waits until the gate opens: it cannot finish in time
       expect(await session.reply('Ama')).toStrictEqual(
         inputPrompt(id, { ...prompt, Message: `${M.busy}\n${prompt.Message}` }),
       );
       merchant.gate.open(); // the late answer is dropped
       expect((await merchant.flows.getSession(id))?.screen.step).toBe('name');
-      expect(await session.reply('Ama')).toStrictEqual(release(id, 'Hello Ama', 'Hello Ama'));
+      const age = 'Hello Ama, how old are you?';
+      expect(await session.reply('Ama')).toStrictEqual(
+        inputPrompt(id, { Message: age, Label: age, FieldType: 'number', FieldName: 'age' }),
+      );
+      expect(await session.reply('30')).toStrictEqual(release(id, 'Ama is 30', 'Ama is 30'));
+    });
+
+    it('lets only one of two concurrent answers for a session advance it (compare-and-set in the store)', async () => {
+      // Its own app, with a budget long enough to hold two steps at the gate at once (same logger:
+      // Nest's logger is global, the main app's lines must keep reaching it).
+      const racing = await startMerchant(adapter, { stepBudgetMs: 30_000 }, {}, { logger: merchant.logger });
+      try {
+        const session = sandbox.serviceApp(racing.url, { serviceCode: 'slow' });
+        const id = session.sessionId;
+        await session.start();
+        racing.gate.hold(2);
+        const answer = (name: string) =>
+          post(`${racing.url}/api/service-flow`, {
+            Type: 'Response',
+            Message: name,
+            ServiceCode: 'slow',
+            Operator: 'mtn',
+            ClientState: '',
+            Mobile: MOBILE,
+            SessionId: id,
+          });
+        const answers = Promise.all([answer('Ama'), answer('Kofi')]);
+        await racing.gate.waiting(2); // both read the same session version before either writes
+        racing.gate.open();
+        const [ama, kofi] = await answers;
+        expect([ama.status, kofi.status]).toEqual([200, 200]);
+        // Both are answered the winner's prompt; the session holds the winner's answer only.
+        expect(ama.body).toStrictEqual(kofi.body);
+        const stored = await racing.flows.getSession(id);
+        expect(stored?.screen.step).toBe('age');
+        expect(stored?.history).toHaveLength(1);
+        expect(ama.body.Message).toBe(`Hello ${String(stored?.data.name)}, how old are you?`);
+        expect(['Ama', 'Kofi']).toContain(stored?.data.name);
+        expect(racing.logger.lines.some((l) => l.includes(`Concurrent answers for session ${id}`))).toBe(
+          true,
+        );
+      } finally {
+        await racing.close();
+      }
     });
 
     it('answers malformed and hostile service-flow bodies with a machine-readable 4xx, never a 500', async () => {
@@ -583,6 +623,34 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       await pipeline().drain();
       expect(merchant.fulfiller.seen.length).toBe(before);
       expect(await merchant.fulfillment.getOrder(orderId)).toBeUndefined();
+    });
+
+    it('acknowledges a fulfillment request once recorded, before the handler finishes, and carries the order in a typed event', async () => {
+      const { session, orderId } = await toCart();
+      merchant.fulfiller.modes.set(orderId, 'hold'); // the handler does not return until released
+      const { deliveries } = await session.pay({ orderId });
+      expect(deliveries[0]).toMatchObject({ statusCode: 200 });
+      expect(JSON.parse(deliveries[0]!.responseBody!)).toEqual({
+        OrderId: orderId,
+        SessionId: session.sessionId,
+        Status: 'received',
+      });
+      await merchant.fulfiller.until(() => merchant.fulfiller.calls.get(orderId) === 1);
+      expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({
+        handler: { status: 'running' },
+      });
+      expect(merchant.fulfiller.seen.find((e) => e.orderId === orderId)).toMatchObject({
+        orderId,
+        sessionId: session.sessionId,
+        item: { ItemName: '1GB for GHS 5.00', Qty: 1, Price: 5 },
+        serviceData: { destination: MOBILE, amount: '5.00', bundle: '1gb' },
+      });
+      expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(0);
+      merchant.fulfiller.releaseHeld();
+      expect((await session.waitForCallback()).body).toMatchObject({
+        OrderId: orderId,
+        ServiceStatus: 'success',
+      });
     });
 
     it('runs the handler once for 10 concurrent duplicate requests (and a later one), and posts one callback', async () => {
@@ -762,6 +830,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
         ['an empty SessionId', { OrderId: 'o', SessionId: '' }],
         ['a huge OrderId', { OrderId: 'o'.repeat(1_000), SessionId: 's' }],
         ['ExtraData not an object', { OrderId: 'o', SessionId: 's', ExtraData: 'x' }],
+        ['ExtraData an array', { OrderId: 'o', SessionId: 's', ExtraData: [] }],
       ];
       for (const [what, body] of cases) {
         const res = await post(fulfillmentUrl(), body);
@@ -791,8 +860,33 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
           json: expected,
         });
       }
+
+      // Prototype-pollution keys: never reach the store or an event, nothing is polluted. Express
+      // parses them (the session has no cart here: 404); Fastify's parser refuses them (400).
+      const { session } = await toCart();
+      const hostile = await post(
+        fulfillmentUrl(),
+        `{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, "OrderId": "${randomUUID()}", "SessionId": "${randomUUID()}"}`,
+      );
+      expect(hostile.status).toBe(adapter === 'express' ? 404 : 400);
+      expect(hostile.body).toMatchObject({ statusCode: hostile.status });
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      // Deeply nested ExtraData (a stack-exhaustion attempt), even for a real cart: 400, nothing
+      // claimed, and the app keeps serving.
+      const deep = await post(
+        fulfillmentUrl(),
+        `{"OrderId": "${randomUUID()}", "SessionId": "${session.sessionId}", "ExtraData": ${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}}`,
+      );
+      expect(deep.status).toBe(400);
+      expect(deep.body).toMatchObject({
+        code: 'HUBTEL_INVALID_BODY',
+        issues: [{ field: 'ExtraData', message: expect.stringContaining('nested deeper') }],
+      });
+      expect((await sandbox.serviceApp(merchant.url).start()).Type).toBe('Response');
+
       await pipeline().drain();
       expect(merchant.fulfiller.seen.length).toBe(before);
+      expect((await merchant.fulfillment.getCart(session.sessionId))?.orderId).toBeUndefined();
     });
   });
 });

@@ -96,7 +96,7 @@ export class AirtimeFlow {
     return ctx.addToCart({
       message: `Pay GHS ${amount.toFixed(2)} for airtime`,
       item: {
-        ItemName: 'Airtime',
+        ItemName: `Airtime for ${ctx.mobile}`,
         Qty: 1,
         Price: amount,
         ServiceData: { destination: ctx.mobile, amount: amount.toFixed(2) },
@@ -105,36 +105,65 @@ export class AirtimeFlow {
   }
 }
 
-/** Holds its second step until the test opens the gate (to pass the step budget deterministically). */
+/** Holds gated steps until the test opens the gate (to pass the step budget, or race two answers). */
 @Injectable()
 export class Gate {
-  private waiting: Array<() => void> = [];
-  holdNext = false;
+  private readonly held: Array<() => void> = [];
+  private readonly arrivals: Array<{ count: number; resolve: () => void }> = [];
+  private holds = 0;
+
+  /** The next `count` gated steps wait at the gate until open(). */
+  hold(count = 1): void {
+    this.holds += count;
+  }
 
   async pass(): Promise<void> {
-    if (!this.holdNext) return;
-    this.holdNext = false;
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.holds === 0) return;
+    this.holds--;
+    await new Promise<void>((resolve) => {
+      this.held.push(resolve);
+      for (const arrival of this.arrivals.filter((a) => this.held.length >= a.count)) {
+        this.arrivals.splice(this.arrivals.indexOf(arrival), 1);
+        arrival.resolve();
+      }
+    });
+  }
+
+  /** Resolves once `count` steps are waiting at the gate. */
+  waiting(count: number): Promise<void> {
+    if (this.held.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.arrivals.push({ count, resolve }));
   }
 
   open(): void {
-    for (const resolve of this.waiting.splice(0)) resolve();
+    this.holds = 0;
+    for (const resolve of this.held.splice(0)) resolve();
   }
 }
 
+/** Routed by ServiceCode `slow`: its second step passes the gate, so a test can hold it. */
 @ServiceFlow({ serviceCode: 'slow' })
 export class SlowFlow {
   constructor(private readonly gate: Gate) {}
 
   @FlowStep()
   name(ctx: FlowContext) {
-    return ctx.input({ message: 'Your name?', name: 'name', next: 'greet' });
+    return ctx.input({ message: 'Your name?', name: 'name', next: 'age' });
   }
 
   @FlowStep()
-  async greet(ctx: FlowContext) {
+  async age(ctx: FlowContext) {
     await this.gate.pass();
-    return ctx.end(`Hello ${String(ctx.data.name)}`);
+    return ctx.input({
+      message: `Hello ${String(ctx.data.name)}, how old are you?`,
+      name: 'age',
+      fieldType: 'number',
+    });
+  }
+
+  @FlowStep()
+  greet(ctx: FlowContext) {
+    return ctx.end(`${String(ctx.data.name)} is ${String(ctx.data.age)}`);
   }
 }
 
@@ -154,22 +183,26 @@ export const quizFlow = new ServiceFlowBuilder('quiz')
   .step('wrong', (ctx) => ctx.end(`Wrong: not ${ctx.selected('question')?.Display}`))
   .build();
 
-export type HandlerMode = 'ok' | 'throw' | 'defer' | 'fail';
+export type HandlerMode = 'ok' | 'throw' | 'defer' | 'fail' | 'hold';
 
 /** Scripted fulfillment handlers: each records what it saw; `modes` set the outcome per OrderId. */
 @Injectable()
 export class Fulfiller {
   readonly seen: FulfillmentRequestedEvent[] = [];
   readonly seen711: FulfillmentRequestedEvent[] = [];
+  /** `<handler>:<OrderId>` in the order the handlers ran. */
+  readonly trace: string[] = [];
   readonly calls = new Map<string, number>();
   readonly modes = new Map<string, HandlerMode>();
   readonly sent: FulfillmentCallbackSentEvent[] = [];
   readonly dead: DeadLetterEvent[] = [];
   private readonly waiters: Array<{ test: () => boolean; resolve: () => void }> = [];
+  private readonly holds = new Map<string, () => void>();
 
   @OnFulfillment()
   async deliver(order: FulfillmentRequestedEvent): Promise<unknown> {
     this.seen.push(order);
+    this.trace.push(`all:${order.orderId}`);
     this.calls.set(order.orderId, (this.calls.get(order.orderId) ?? 0) + 1);
     this.notify();
     switch (this.modes.get(order.orderId) ?? 'ok') {
@@ -179,6 +212,9 @@ export class Fulfiller {
         return deferFulfillment();
       case 'fail':
         return failFulfillment({ reason: 'out of stock' });
+      case 'hold':
+        await new Promise<void>((resolve) => this.holds.set(order.orderId, resolve));
+        return { voucher: `V-${order.orderId}` };
       default:
         return { voucher: `V-${order.orderId}` };
     }
@@ -187,6 +223,7 @@ export class Fulfiller {
   @OnFulfillment('711')
   async deliverAirtime(order: FulfillmentRequestedEvent): Promise<void> {
     this.seen711.push(order);
+    this.trace.push(`711:${order.orderId}`);
   }
 
   @OnFulfillmentCallbackSent()
@@ -199,6 +236,12 @@ export class Fulfiller {
   onDead(event: DeadLetterEvent): void {
     this.dead.push(event);
     this.notify();
+  }
+
+  /** Lets every handler held in mode `hold` finish. */
+  releaseHeld(): void {
+    for (const resolve of this.holds.values()) resolve();
+    this.holds.clear();
   }
 
   /** Resolves once `test()` holds (checked after every handler call and event). */
@@ -226,11 +269,15 @@ export class Fulfiller {
 export function merchantModule(
   options: ServiceAppModuleOptions,
   extras: ServiceAppModuleExtras = {},
+  how: { async?: boolean } = {},
 ): DynamicModule {
+  const all = { ...options, flows: [quizFlow, ...(options.flows ?? [])] };
   @Module({
     imports: [
       EventEmitterModule.forRoot(),
-      ServiceAppModule.forRoot({ ...options, flows: [quizFlow, ...(options.flows ?? [])], ...extras }),
+      how.async
+        ? ServiceAppModule.forRootAsync({ useFactory: async () => all, ...extras })
+        : ServiceAppModule.forRoot({ ...all, ...extras }),
     ],
     providers: [BundleFlow, AirtimeFlow, SlowFlow, Gate, Fulfiller],
   })

@@ -20,14 +20,21 @@ export interface Merchant {
   close(): Promise<void>;
 }
 
-/** Starts the test merchant app on a real port, on Express or Fastify. */
+/**
+ * Starts the test merchant app on a real port, on Express or Fastify; `how.async` configures the
+ * module with forRootAsync, `how.logger` shares another merchant's logger.
+ */
 export async function startMerchant(
   adapter: Adapter,
   options: ServiceAppModuleOptions,
   extras: ServiceAppModuleExtras = {},
+  how: { async?: boolean; logger?: RecordingLogger } = {},
 ): Promise<Merchant> {
-  const moduleRef = await Test.createTestingModule({ imports: [merchantModule(options, extras)] }).compile();
-  const logger = new RecordingLogger();
+  const moduleRef = await Test.createTestingModule({
+    imports: [merchantModule(options, extras, how)],
+  }).compile();
+  // Nest's Logger is process-wide: the app started last receives every app's lines.
+  const logger = how.logger ?? new RecordingLogger();
   const app =
     adapter === 'fastify'
       ? moduleRef.createNestApplication(new FastifyAdapter(), { logger })
@@ -44,7 +51,37 @@ export async function startMerchant(
     logger,
     close: async () => {
       app.get(Gate).open();
+      app.get(Fulfiller).releaseHeld();
       await app.close();
     },
   };
+}
+
+export interface JsonAnswer {
+  status: number;
+  /** The parsed JSON body (undefined when it is not JSON). */
+  body: any;
+  text: string;
+  type: string;
+}
+
+/** POSTs a body as the platform would (a string is sent as it is: broken JSON, other types). */
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonAnswer> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, body: parsed, text, type: res.headers.get('content-type') ?? '' };
 }
