@@ -570,14 +570,19 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
         });
       }
 
-      // A prototype-pollution attempt: Express parses it and the field is ignored (200); Fastify's
-      // parser refuses `__proto__` keys (400). Either way nothing is polluted.
+      // A prototype-pollution attempt: refused on both adapters (Fastify's parser refuses
+      // `__proto__` keys itself; on Express the module does), nothing polluted, no session started.
       const polluted = await post(
         flowUrl(),
         `{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, ${JSON.stringify(valid).slice(1)}`,
       );
-      expect(polluted.status).toBe(adapter === 'express' ? 200 : 400);
-      if (adapter === 'express') expect(polluted.body).toMatchObject({ SessionId: 's-1', Type: 'Response' });
+      expect(polluted.status).toBe(400);
+      if (adapter === 'express')
+        expect(polluted.body).toMatchObject({
+          code: 'HUBTEL_INVALID_BODY',
+          issues: [{ field: '__proto__', message: 'key "__proto__" is not allowed' }],
+        });
+      expect(await merchant.flows.getSession('s-1')).toBeUndefined();
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
   });
@@ -861,15 +866,21 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
         });
       }
 
-      // Prototype-pollution keys: never reach the store or an event, nothing is polluted. Express
-      // parses them (the session has no cart here: 404); Fastify's parser refuses them (400).
+      // Prototype-pollution keys, even for a real cart: refused on both adapters (400), nothing
+      // polluted, the cart not claimed.
       const { session } = await toCart();
-      const hostile = await post(
-        fulfillmentUrl(),
-        `{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, "OrderId": "${randomUUID()}", "SessionId": "${randomUUID()}"}`,
-      );
-      expect(hostile.status).toBe(adapter === 'express' ? 404 : 400);
-      expect(hostile.body).toMatchObject({ statusCode: hostile.status });
+      for (const hostile of [
+        `{"__proto__": {"polluted": true}, "OrderId": "${randomUUID()}", "SessionId": "${session.sessionId}"}`,
+        `{"OrderId": "${randomUUID()}", "SessionId": "${session.sessionId}", "ExtraData": {"constructor": {"prototype": {"polluted": true}}}}`,
+      ]) {
+        const res = await post(fulfillmentUrl(), hostile);
+        expect(res.status).toBe(400);
+        if (adapter === 'express')
+          expect(res.body).toMatchObject({
+            code: 'HUBTEL_INVALID_BODY',
+            issues: [{ message: expect.stringMatching(/^key "(__proto__|constructor)" is not allowed$/) }],
+          });
+      }
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       // Deeply nested ExtraData (a stack-exhaustion attempt), even for a real cart: 400, nothing
       // claimed, and the app keeps serving.
@@ -880,7 +891,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       expect(deep.status).toBe(400);
       expect(deep.body).toMatchObject({
         code: 'HUBTEL_INVALID_BODY',
-        issues: [{ field: 'ExtraData', message: expect.stringContaining('nested deeper') }],
+        issues: [{ message: expect.stringContaining('nested deeper') }],
       });
       expect((await sandbox.serviceApp(merchant.url).start()).Type).toBe('Response');
 

@@ -16,7 +16,7 @@ import {
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
 } from './service-app.constants.js';
-import { validateFulfillmentRequest } from './service-app.dto.js';
+import { parseRequest, validateFulfillmentRequest } from './service-app.dto.js';
 import {
   FulfillmentCallbackSentEvent,
   ServiceAppEvents,
@@ -125,14 +125,8 @@ export class FulfillmentService {
    * A duplicate OrderId is acknowledged again and runs nothing.
    */
   async receive(body: unknown): Promise<FulfillmentReceipt> {
-    const checked = validateFulfillmentRequest(body);
-    if (!checked.ok) {
-      throw new HubtelValidationError(
-        `Invalid fulfillment request: ${checked.issues.map((i) => i.message).join('; ')}`,
-        checked.issues,
-      );
-    }
-    const { OrderId: orderId, SessionId: sessionId } = checked.value;
+    const request = parseRequest(validateFulfillmentRequest, body, 'fulfillment request');
+    const { OrderId: orderId, SessionId: sessionId } = request;
     // A known OrderId is answered before the cart is touched: a duplicate must not claim anything.
     const known = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, orderId);
     if (known) return this.duplicate(orderId, sessionId, known.payload.sessionId);
@@ -147,8 +141,8 @@ export class FulfillmentService {
       item: cart?.item ?? null,
       serviceData: cart?.item.ServiceData ?? {},
       data: cart?.data ?? {},
-      extraData: checked.value.ExtraData ?? {},
-      orderInfo: checked.value.OrderInfo ?? null,
+      extraData: request.ExtraData ?? {},
+      orderInfo: request.OrderInfo ?? null,
       receivedAt: new Date().toISOString(),
     };
     if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;

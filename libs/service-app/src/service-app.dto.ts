@@ -1,5 +1,10 @@
 import { Allow, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { compileValidator, type CompiledValidator } from 'nestjs-hubtel';
+import {
+  HubtelValidationError,
+  compileValidator,
+  findHostileStructure,
+  type CompiledValidator,
+} from 'nestjs-hubtel';
 import type { FulfillmentRequest, ServiceFlowRequest } from './service-app.types.js';
 
 /*
@@ -80,3 +85,21 @@ export const validateServiceFlowRequest: CompiledValidator<ServiceFlowRequest> =
 export const validateFulfillmentRequest: CompiledValidator<FulfillmentRequest> = compileValidator(
   FulfillmentRequestDto,
 ) as CompiledValidator<FulfillmentRequest>;
+
+/**
+ * The request a body holds, or a HubtelValidationError listing what is wrong. Prototype keys
+ * (`__proto__`, `constructor`, `prototype`) and absurd nesting are refused before validation, not
+ * dropped with the other unknown fields: the platform never sends them, and Express keeps
+ * `"__proto__"` as a key where Fastify's parser refuses it, so both adapters answer the same 400.
+ */
+export function parseRequest<T>(validate: CompiledValidator<T>, body: unknown, what: string): T {
+  const hostile = findHostileStructure(body);
+  const checked = hostile ? { ok: false as const, issues: [hostile] } : validate(body);
+  if (!checked.ok) {
+    throw new HubtelValidationError(
+      `Invalid ${what}: ${checked.issues.map((i) => i.message).join('; ')}`,
+      checked.issues,
+    );
+  }
+  return checked.value;
+}

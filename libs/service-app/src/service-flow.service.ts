@@ -12,7 +12,7 @@ import {
   SERVICE_APP_OPTIONS,
   SERVICE_APP_STORE,
 } from './service-app.constants.js';
-import { validateServiceFlowRequest } from './service-app.dto.js';
+import { parseRequest, validateServiceFlowRequest } from './service-app.dto.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { SelectOption, ServiceFlowRequest, ServiceFlowResponse } from './service-app.types.js';
@@ -85,14 +85,7 @@ export class ServiceFlowService {
    * `issues`) when the body is not a valid service-flow request; never throws otherwise.
    */
   async handle(body: unknown): Promise<ServiceFlowResponse> {
-    const checked = validateServiceFlowRequest(body);
-    if (!checked.ok) {
-      throw new HubtelValidationError(
-        `Invalid service-flow request: ${checked.issues.map((i) => i.message).join('; ')}`,
-        checked.issues,
-      );
-    }
-    const request = checked.value;
+    const request = parseRequest(validateServiceFlowRequest, body, 'service-flow request');
     try {
       switch (request.Type.toLowerCase()) {
         case 'initiation':
