@@ -5,7 +5,9 @@ import { MemoryStore, type StoreEntry, type StoreWriteOptions } from 'nestjs-hub
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_JOBS } from 'nestjs-hubtel/service-app';
 import { FakeHttpServer } from './support/fake-http-server.js';
+import { successCallback } from './support/service-app.fixtures.js';
 import {
+  flowRequest,
   postJson as post,
   startMerchant,
   type Adapter,
@@ -20,15 +22,7 @@ import {
 const SECRET = 'k3y-for-the-platform-only-123';
 const MOBILE = '233241234567';
 
-const initiation = (sessionId = randomUUID()) => ({
-  Type: 'initiation',
-  Message: '',
-  ServiceCode: 'x',
-  Operator: 'mtn',
-  ClientState: '',
-  Mobile: MOBILE,
-  SessionId: sessionId,
-});
+const initiation = (sessionId = randomUUID()) => flowRequest('initiation', sessionId);
 
 /** A store that fails on demand, as a Redis outage would. */
 class FailingStore extends MemoryStore {
@@ -108,12 +102,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
     expect(await session.reply('0241234567')).toMatchObject({ DataType: 'select', FieldName: '' });
     expect(await session.choose('1gb')).toMatchObject({ Type: 'AddToCart', Data: [] });
     const { order } = await session.pay();
-    expect((await session.waitForCallback()).body).toEqual({
-      SessionId: session.sessionId,
-      OrderId: order.orderId,
-      ServiceStatus: 'success',
-      MetaData: { voucher: `V-${order.orderId}` },
-    });
+    expect((await session.waitForCallback()).body).toEqual(successCallback(session.sessionId, order.orderId));
   });
 
   it('mounts under a custom prefix and paths, behind a path secret (wrong or missing secret: 404, nothing processed)', async () => {
@@ -246,12 +235,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
       callbackRetry: { baseDelayMs: 5, maxDelayMs: 10 },
     });
     const callback = await sandbox.waitForFulfillmentCallback((c) => c.orderId === orderId);
-    expect(callback.body).toEqual({
-      SessionId: sessionId,
-      OrderId: orderId,
-      ServiceStatus: 'success',
-      MetaData: { voucher: `V-${orderId}` },
-    });
+    expect(callback.body).toEqual(successCallback(sessionId, orderId));
     expect(m.fulfiller.seen711.map((e) => e.orderId)).toEqual([orderId]);
     expect(m.fulfiller.calls.get(orderId)).toBe(1);
     store.close();
@@ -274,12 +258,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ OrderId: orderId, SessionId: sessionId, Status: 'received' });
     const callback = await sandbox.waitForFulfillmentCallback((c) => c.orderId === orderId);
-    expect(callback.body).toEqual({
-      SessionId: sessionId,
-      OrderId: orderId,
-      ServiceStatus: 'success',
-      MetaData: { voucher: `V-${orderId}` },
-    });
+    expect(callback.body).toEqual(successCallback(sessionId, orderId));
     expect(m.fulfiller.seen.find((e) => e.orderId === orderId)).toMatchObject({
       serviceCode: null,
       item: null,
@@ -353,12 +332,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
         expect(call.headers['content-type']).toContain('application/json');
         expect(call.headers.accept).toContain('application/json');
         expect(call.headers.authorization).toBe(`Basic ${basic}`);
-        expect(call.body).toEqual({
-          SessionId: sessionId,
-          OrderId: orderId,
-          ServiceStatus: 'success',
-          MetaData: { voucher: `V-${orderId}` },
-        });
+        expect(call.body).toEqual(successCallback(sessionId, orderId));
       }
       const logs = m.logger.lines.join('\n');
       expect(logs).toContain('503'); // the refused attempt was logged...

@@ -6,8 +6,9 @@ import {
   SERVICE_APP_PIPELINE,
   type ServiceFlowResponse,
 } from 'nestjs-hubtel/service-app';
-import { BLOCKED_NUMBER, BUNDLES } from './support/service-app.fixtures.js';
+import { BLOCKED_NUMBER, BUNDLES, successCallback } from './support/service-app.fixtures.js';
 import {
+  flowRequest,
   postJson as post,
   startMerchant,
   type Adapter,
@@ -187,12 +188,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
 
       // Step 5: the handler ran; the callback {SessionId, OrderId, ServiceStatus: success, MetaData} reached {callback_url}/callback.
       const callback = await session.waitForCallback();
-      expect(callback.body).toStrictEqual({
-        SessionId: id,
-        OrderId: order.orderId,
-        ServiceStatus: 'success',
-        MetaData: { voucher: `V-${order.orderId}` },
-      });
+      expect(callback.body).toStrictEqual(successCallback(id, order.orderId));
       expect(callback.matched).toBe(true);
       expect(sandbox.session(id)!.state).toBe('fulfilled');
 
@@ -374,12 +370,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       await session.reply('7');
       const { order } = await session.pay();
       const callback = await session.waitForCallback();
-      expect(callback.body).toStrictEqual({
-        SessionId: session.sessionId,
-        OrderId: order.orderId,
-        ServiceStatus: 'success',
-        MetaData: { voucher: `V-${order.orderId}` },
-      });
+      expect(callback.body).toStrictEqual(successCallback(session.sessionId, order.orderId));
       expect(merchant.fulfiller.seen711.filter((e) => e.orderId === order.orderId)).toHaveLength(1);
       expect(merchant.fulfiller.seen.filter((e) => e.orderId === order.orderId)).toMatchObject([
         { serviceCode: '711', serviceData: { amount: '7.00' } },
@@ -396,15 +387,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
 
     it('answers a Response for an unknown session, and for an expired one, with a clear message (not a 500)', async () => {
       const unknown = randomUUID();
-      const res = await post(flowUrl(), {
-        Type: 'Response',
-        Message: '1',
-        ServiceCode: 'x',
-        Operator: 'mtn',
-        ClientState: '',
-        Mobile: MOBILE,
-        SessionId: unknown,
-      });
+      const res = await post(flowUrl(), flowRequest('Response', unknown, { Message: '1' }));
       expect(res.status).toBe(200);
       expect(res.body).toStrictEqual(release(unknown, M.sessionExpired));
 
@@ -422,40 +405,15 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       expect(await merchant.flows.getSession(id)).toBeDefined();
       expect(await session.release()).toStrictEqual(release(id, ''));
       expect(await merchant.flows.getSession(id)).toBeUndefined();
-      const after = await post(flowUrl(), {
-        Type: 'Response',
-        Message: '1gb',
-        ServiceCode: 'sandbox-service',
-        Operator: 'mtn',
-        ClientState: '',
-        Mobile: MOBILE,
-        SessionId: id,
-      });
+      const after = await post(
+        flowUrl(),
+        flowRequest('Response', id, { Message: '1gb', ServiceCode: 'sandbox-service' }),
+      );
       expect(after.body).toStrictEqual(release(id, M.sessionExpired));
       // `timeout` (seen from the platform too) ends a session the same way.
       const other = randomUUID();
-      await post(flowUrl(), {
-        Type: 'initiation',
-        Message: '',
-        ServiceCode: 'x',
-        Operator: 'mtn',
-        ClientState: '',
-        Mobile: MOBILE,
-        SessionId: other,
-      });
-      expect(
-        (
-          await post(flowUrl(), {
-            Type: 'Timeout',
-            Message: '',
-            ServiceCode: 'x',
-            Operator: 'mtn',
-            ClientState: '',
-            Mobile: MOBILE,
-            SessionId: other,
-          })
-        ).body,
-      ).toStrictEqual(release(other, ''));
+      await post(flowUrl(), flowRequest('initiation', other));
+      expect((await post(flowUrl(), flowRequest('Timeout', other))).body).toStrictEqual(release(other, ''));
       expect(await merchant.flows.getSession(other)).toBeUndefined();
     });
 
@@ -487,15 +445,10 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
         await session.start();
         racing.gate.hold(2);
         const answer = (name: string) =>
-          post(`${racing.url}/api/service-flow`, {
-            Type: 'Response',
-            Message: name,
-            ServiceCode: 'slow',
-            Operator: 'mtn',
-            ClientState: '',
-            Mobile: MOBILE,
-            SessionId: id,
-          });
+          post(
+            `${racing.url}/api/service-flow`,
+            flowRequest('Response', id, { Message: name, ServiceCode: 'slow' }),
+          );
         const answers = Promise.all([answer('Ama'), answer('Kofi')]);
         await racing.gate.waiting(2); // both read the same session version before either writes
         racing.gate.open();
@@ -517,15 +470,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
     });
 
     it('answers malformed and hostile service-flow bodies with a machine-readable 4xx, never a 500', async () => {
-      const valid = {
-        Type: 'initiation',
-        Message: '',
-        ServiceCode: 'x',
-        Operator: 'mtn',
-        ClientState: '',
-        Mobile: MOBILE,
-        SessionId: 's-1',
-      };
+      const valid = flowRequest('initiation', 's-1');
       const cases: Array<[string, unknown]> = [
         ['an array', []],
         ['an empty object', {}],

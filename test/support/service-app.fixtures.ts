@@ -183,6 +183,17 @@ export const quizFlow = new ServiceFlowBuilder('quiz')
   .step('wrong', (ctx) => ctx.end(`Wrong: not ${ctx.selected('question')?.Display}`))
   .build();
 
+/** What the Fulfiller's handler returns for an order (the callback's MetaData). */
+export const voucherFor = (orderId: string) => ({ voucher: `V-${orderId}` });
+
+/** The fulfillment callback the platform receives when the Fulfiller delivered an order. */
+export const successCallback = (sessionId: string, orderId: string) => ({
+  SessionId: sessionId,
+  OrderId: orderId,
+  ServiceStatus: 'success',
+  MetaData: voucherFor(orderId),
+});
+
 export type HandlerMode = 'ok' | 'throw' | 'defer' | 'fail' | 'hold';
 
 /** Scripted fulfillment handlers: each records what it saw; `modes` set the outcome per OrderId. */
@@ -214,9 +225,9 @@ export class Fulfiller {
         return failFulfillment({ reason: 'out of stock' });
       case 'hold':
         await new Promise<void>((resolve) => this.holds.set(order.orderId, resolve));
-        return { voucher: `V-${order.orderId}` };
+        return voucherFor(order.orderId);
       default:
-        return { voucher: `V-${order.orderId}` };
+        return voucherFor(order.orderId);
     }
   }
 

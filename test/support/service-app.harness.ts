@@ -85,3 +85,23 @@ export async function postJson(
   }
   return { status: res.status, body: parsed, text, type: res.headers.get('content-type') ?? '' };
 }
+
+/**
+ * A service-flow request as the platform sends it: every field the contract says is always there
+ * (`Operator` mtn, `ClientState` '', the test MSISDN), no `Sequence`.
+ */
+export function flowRequest(
+  Type: string,
+  SessionId: string,
+  fields: { Message?: string; ServiceCode?: string } = {},
+): Record<string, string> {
+  return {
+    Type,
+    Message: fields.Message ?? '',
+    ServiceCode: fields.ServiceCode ?? 'x',
+    Operator: 'mtn',
+    ClientState: '',
+    Mobile: '233241234567',
+    SessionId,
+  };
+}
