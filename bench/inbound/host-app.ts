@@ -24,8 +24,11 @@ import { LatencyProbe } from './latency-probe.js';
  */
 @ServiceFlow()
 export class BundleFlow {
+  constructor(@Inject(LatencyProbe) private readonly probe: LatencyProbe) {}
+
   @FlowStep()
   destination(ctx: FlowContext) {
+    this.probe.count('service-flow');
     return ctx.input({
       message: 'Enter the phone number to top up',
       label: 'Phone number',
@@ -76,13 +79,13 @@ export class BenchHandlers {
 
   @OnFulfillment()
   deliver(order: FulfillmentRequestedEvent) {
-    this.probe.handled(order.orderId);
+    this.probe.handled(order.orderId, 'fulfillment');
     return deferFulfillment();
   }
 
   @OnCheckoutPaid()
   paid(event: CheckoutPaidEvent) {
-    this.probe.handled(event.clientReference);
+    this.probe.handled(event.clientReference, 'checkout-callback');
   }
 }
 

@@ -46,6 +46,7 @@ function summarise(results: LoadResult[]): LoadResult | undefined {
     cpuCores: pick((r) => r.cpuCores),
     errors: results.reduce((sum, r) => sum + r.errors, 0),
     non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+    answered: results.reduce((sum, r) => sum + r.answered, 0),
     window: results[0]!.window,
   };
 }
@@ -82,6 +83,8 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
 
   const results = new Map<string, LoadResult[]>();
   const heapNotes: string[] = [];
+  const answered = new Map<string, number>();
+  const workNotes: string[] = [];
   try {
     for (let round = 0; round < inbound.rounds; round++) {
       const order = round % 2 === 0 ? servers : [...servers].reverse();
@@ -95,6 +98,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
           });
           const key = cellKey(shapeName, server.variant, server.adapter);
           results.set(key, [...(results.get(key) ?? []), result]);
+          answered.set(key, (answered.get(key) ?? 0) + result.answered);
           log(
             `  round ${round + 1}/${inbound.rounds} ${shapeName} ${server.variant}/${server.adapter}: ${fmt(result.rps)} req/s, ` +
               `p99 ${result.p99} ms, ${fmt(result.cpuUsPerReq)} µs CPU/req` +
@@ -107,6 +111,19 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
     // much they held at the end, since a larger heap makes garbage collection dearer.
     for (const server of servers) {
       if (server.variant !== 'module' || !server.port) continue;
+      // Every answered request must have run the host's code (handler or flow step): proof the
+      // suite took its real path (verified, recorded, dispatched), not a refusal answered 200.
+      const { counts } = await server.child!.request('handled');
+      for (const shape of shapes) {
+        const sent = answered.get(cellKey(shape, 'module', server.adapter)) ?? 0;
+        const ran = (counts as Record<string, number>)[shape] ?? 0;
+        const ok = ran >= sent && ran <= sent + inbound.connections * 2 * inbound.rounds;
+        workNotes.push(
+          `${server.adapter} ${SHAPES[shape].label}: ${fmt(ran)} handler runs for ${fmt(sent)} answers${ok ? '' : ' ⚠'}`,
+        );
+        if (!ok)
+          log(`  ⚠ module/${server.adapter} ${shape}: ${ran} handler runs for ${sent} answered requests`);
+      }
       const { memory } = await server.child!.request('memory');
       heapNotes.push(`${server.adapter}: ${fmt((memory as NodeJS.MemoryUsage).heapUsed / 2 ** 20)} MB heap`);
     }
@@ -122,7 +139,8 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
       `CPU/req is the server process's own user+system CPU (process.cpuUsage over IPC) divided by completed requests. ` +
       `Ratios: req/s of (d) over req/s of the baseline; "CPU ratio" is baseline CPU/req over (d) CPU/req (higher is better for (d) in both). ` +
       `The (d) servers keep every session, order and callback record in their in-memory store for the store's TTLs, so they grow during ` +
-      `the run (at the end: ${heapNotes.join(', ') || 'n/a'}); the stateless baselines do not.`,
+      `the run (at the end: ${heapNotes.join(', ') || 'n/a'}); the stateless baselines do not. ` +
+      `Check that (d) did the real work for every answer (host handler or flow step ran): ${workNotes.join('; ') || 'n/a'}.`,
   );
   for (const shapeName of shapes) {
     const rows: string[][] = [];

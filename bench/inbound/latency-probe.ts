@@ -15,6 +15,8 @@ export class LatencyProbe {
   private readonly arrivals = new Map<string, bigint>();
   private samples: number[] = [];
   private unmatched = 0;
+  /** Host handler runs per kind since the server started (checks every request did real work). */
+  readonly counts: Record<string, number> = {};
   private readonly onRequest = (req: IncomingMessage) => {
     const key = req.headers[PROBE_HEADER];
     if (typeof key === 'string') this.arrivals.set(key, process.hrtime.bigint());
@@ -32,8 +34,14 @@ export class LatencyProbe {
     this.server?.prependListener('request', this.onRequest);
   }
 
+  /** Counts a run of the host's code for `kind` (a shape name). */
+  count(kind: string): void {
+    this.counts[kind] = (this.counts[kind] ?? 0) + 1;
+  }
+
   /** Called by the host handler with the request's key. */
-  handled(key: string): void {
+  handled(key: string, kind: string): void {
+    this.count(kind);
     const at = this.arrivals.get(key);
     if (at === undefined) {
       if (this.server?.listeners('request').includes(this.onRequest)) this.unmatched++;

@@ -65,6 +65,7 @@ export async function createModuleApp(adapter: AdapterName): Promise<ModuleApp> 
         if (message.shape === 'fulfillment') await seedCarts(serviceAppStore, prefix, from, count);
         if (message.shape === 'checkout-callback') await seedInvoices(checkoutStore, prefix, from, count);
       },
+      handled: () => ({ counts: { ...probe.counts } }),
       'latency-start': () => probe.start(),
       'latency-stop': () => probe.stop(),
     },

@@ -14,6 +14,8 @@ export interface LoadResult {
   cpuCores: number;
   errors: number;
   non2xx: number;
+  /** Answers received in all, warm-up included (to check the server did the work for each). */
+  answered: number;
   /** The measured window on the server's monotonic clock (µs), to cut CPU profiles to it. */
   window: { startUs: number; endUs: number };
 }
@@ -72,10 +74,12 @@ function run(opts: Options): Promise<Result> {
  */
 export async function drive(server: Child, load: LoadOptions): Promise<LoadResult> {
   let rps: number | undefined;
+  let warmAnswered = 0;
   if (load.warmupSec > 0) {
     await load.prepare?.(load.warmupSec);
     const warm = await run(options(load, load.warmupSec));
-    rps = (warm['2xx'] + warm.non2xx) / warm.duration;
+    warmAnswered = warm['2xx'] + warm.non2xx;
+    rps = warmAnswered / warm.duration;
   }
   await load.prepare?.(load.durationSec, rps);
   const first = await server.request('cpu');
@@ -96,6 +100,7 @@ export async function drive(server: Child, load: LoadOptions): Promise<LoadResul
     cpuCores: cpuUs / 1e6 / elapsedSec,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    answered: warmAnswered + completed,
     window: { startUs: Number(first.clockUs), endUs: Number(last.clockUs) },
   };
 }
