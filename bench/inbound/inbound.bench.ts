@@ -216,7 +216,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
             area: `Inbound ${SHAPES[shapeName].label}, ${adapter}`,
             goal: `≥ ${target}x req/s of ${name}`,
             measured: Number.isFinite(value)
-              ? `${ratio(value)} req/s; ${ratio(cpu)} CPU/req`
+              ? `${ratio(value)} by req/s; ${ratio(cpu)} by CPU per request`
               : failure
                 ? 'module endpoint not available'
                 : 'not measured',
