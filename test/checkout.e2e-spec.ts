@@ -184,6 +184,8 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       ['a blank description', { description: '   ' }, 'description'],
       ['a description with &', { description: 'Fish & chips' }, 'description'],
       ['a description with @ and %', { description: '50% off @ shop' }, 'description'],
+      ['a description with *', { description: 'Bundle*' }, 'description'],
+      ['a description with !', { description: 'Bundle!' }, 'description'],
       ['an empty clientReference', { clientReference: '' }, 'clientReference'],
       ['a 33-character clientReference', { clientReference: 'x'.repeat(33) }, 'clientReference'],
       ['a clientReference with a space', { clientReference: 'order 1' }, 'clientReference'],
@@ -242,6 +244,12 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       expect((api.initiateRequests[0]!.body as { description: string }).description).toBe(
         'Fish chips 50 off',
       );
+      const error = (await t.service
+        .createInvoice({ totalAmount: 5, description: '!!! @ *' })
+        .catch((e: unknown) => e)) as HubtelValidationError;
+      expect(error).toBeInstanceOf(HubtelValidationError);
+      expect(error.message).toContain('description is empty once the characters & * ! % @ are removed');
+      expect(api.initiateRequests).toHaveLength(1);
     });
 
     it('turns a non-0000 answer into a typed error carrying the platform code, and forgets the invoice', async () => {
@@ -361,6 +369,17 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       await settle();
       expect(t.handlers.paidCalls).toBe(1);
       expect(t.handlers.events.paid).toHaveLength(1);
+    });
+
+    it('emits failed once for 10 concurrent copies of a failed-payment callback', async () => {
+      await start({ store: new JitteryStore({ sweepIntervalMs: 0 }) });
+      const created = await invoice(12, 'fail-10');
+      const body = callbackBody({ ref: 'fail-10', checkoutId: created.checkoutId, status: 'Failed' });
+      const answers = await Promise.all(Array.from({ length: 10 }, () => t.post(body)));
+      expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+      await t.service.drain();
+      await settle();
+      expect(t.handlers.events.failed.map((e) => e.clientReference)).toEqual(['fail-10']);
     });
 
     it('accepts and ignores unknown extra fields', async () => {

@@ -323,16 +323,17 @@ export class CheckoutService implements OnApplicationShutdown {
       description = input.description.trim();
       const found = DESCRIPTION_FORBIDDEN_CHARACTERS.filter((c) => description.includes(c));
       if (found.length > 0) {
+        const all = DESCRIPTION_FORBIDDEN_CHARACTERS.join(' ');
         if (this.options.descriptionSpecialCharacters === 'strip') {
-          description = description
-            .replace(/[&*!%@]/g, ' ')
+          description = found
+            .reduce((text, c) => text.replaceAll(c, ' '), description)
             .replace(/\s{2,}/g, ' ')
             .trim();
-          if (description === '') bad('description', 'is empty once the characters & * ! % @ are removed');
+          if (description === '') bad('description', `is empty once the characters ${all} are removed`);
         } else {
           bad(
             'description',
-            `must not contain ${found.map((c) => `"${c}"`).join(', ')}: the platform fails payments (code 2001) whose description has & * ! % @ (or set descriptionSpecialCharacters: 'strip')`,
+            `must not contain ${found.map((c) => `"${c}"`).join(', ')}: the platform fails payments (code 2001) whose description has ${all} (or set descriptionSpecialCharacters: 'strip')`,
           );
         }
       }
