@@ -68,4 +68,15 @@ describe('redact', () => {
   it('redactToString cuts long output', () => {
     expect(redactToString({ a: 'x'.repeat(100) }, 20)).toMatch(/^\{"a":"x{14}…\(\d+ more chars\)$/);
   });
+  it('redactToString keeps the first 25 items of a long array and counts the rest', () => {
+    const recipients = Array.from({ length: 10_000 }, (_, i) => String(233200000000 + i));
+    const text = redactToString({ Recipients: recipients, nested: [[1, 2, 3]] }, 100_000);
+    const logged = JSON.parse(text) as { Recipients: string[]; nested: number[][] };
+    expect(logged.Recipients).toHaveLength(26);
+    expect(logged.Recipients[0]).toBe('233******000');
+    expect(logged.Recipients[25]).toBe('…(9975 more items)');
+    expect(logged.nested).toEqual([[1, 2, 3]]);
+    // redact itself keeps everything: only the one-line form is shortened.
+    expect((redact({ Recipients: recipients }) as { Recipients: string[] }).Recipients).toHaveLength(10_000);
+  });
 });

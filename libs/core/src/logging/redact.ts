@@ -66,10 +66,16 @@ export function isSecretKey(key: string): boolean {
  * data summarised.
  */
 export function redact(value: unknown, maxDepth = 8): unknown {
-  return walk(value, maxDepth, new WeakSet());
+  return walk(value, maxDepth, new WeakSet(), Infinity);
 }
 
-function walk(value: unknown, depth: number, seen: WeakSet<object>): unknown {
+/**
+ * Items of an array kept by `redactToString`. Its output is one cut log line anyway, and masking
+ * a 10,000-recipient body only to drop most of it cost more than sending it.
+ */
+const LOG_MAX_ITEMS = 25;
+
+function walk(value: unknown, depth: number, seen: WeakSet<object>, maxItems: number): unknown {
   if (typeof value === 'string') return maskPhoneNumbers(value);
   if (typeof value === 'number') {
     return Number.isInteger(value) && Math.abs(value) >= 1e8 && Math.abs(value) < 1e15 ? maskMsisdn(String(value)) : value;
@@ -82,16 +88,20 @@ function walk(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   if (depth <= 0) return Array.isArray(value) ? '[Array]' : '[Object]';
   seen.add(value);
   try {
-    if (Array.isArray(value)) return value.map((item) => walk(item, depth - 1, seen));
+    if (Array.isArray(value)) {
+      const items = value.slice(0, maxItems).map((item) => walk(item, depth - 1, seen, maxItems));
+      if (value.length > maxItems) items.push(`…(${value.length - maxItems} more items)`);
+      return items;
+    }
     if (value instanceof Map) {
-      return walk(Object.fromEntries(value), depth, seen);
+      return walk(Object.fromEntries(value), depth, seen, maxItems);
     }
     if (value instanceof Error) {
       return { name: value.name, message: maskPhoneNumbers(value.message), code: (value as { code?: unknown }).code };
     }
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      out[key] = isSecretKey(key) ? REDACTED : walk(item, depth - 1, seen);
+      out[key] = isSecretKey(key) ? REDACTED : walk(item, depth - 1, seen, maxItems);
     }
     return out;
   } finally {
@@ -99,11 +109,17 @@ function walk(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   }
 }
 
-/** `redact` then JSON, for one-line log messages. Never throws. */
+/**
+ * `redact` then JSON, for one-line log messages: arrays keep their first 25 items (and say how
+ * many more there were), the text is cut at `maxLength`. Never throws.
+ */
 export function redactToString(value: unknown, maxLength = 2_048): string {
   let text: string;
   try {
-    text = typeof value === 'string' ? maskPhoneNumbers(value) : JSON.stringify(redact(value)) ?? String(value);
+    text =
+      typeof value === 'string'
+        ? maskPhoneNumbers(value)
+        : (JSON.stringify(walk(value, 8, new WeakSet(), LOG_MAX_ITEMS)) ?? String(value));
   } catch {
     text = '[unserialisable]';
   }
