@@ -163,6 +163,18 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       expect(fake.server.requests).toHaveLength(0);
     });
 
+    it('the content limit is configurable (none by default)', async () => {
+      const { sms } = await boot({ maxContentLength: 10 });
+      const err = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567'], content: 'x'.repeat(11) }).catch((e) => e);
+      expect(err).toBeInstanceOf(HubtelValidationError);
+      expect(err.issues).toEqual([{ field: 'content', message: 'must be at most 10 characters long, got 11' }]);
+      await sms.sendBatch({ from: 'Shop', recipients: ['0241234567'], content: 'x'.repeat(10) });
+      expect(fake.batchRequests).toHaveLength(1);
+      const { sms: unlimited } = await boot();
+      await unlimited.sendBatch({ from: 'Shop', recipients: ['0241234567'], content: 'x'.repeat(5_000) });
+      expect(fake.batchRequests).toHaveLength(2);
+    });
+
     it('the sender id limit is configurable', async () => {
       const { sms } = await boot({ maxSenderLength: 15 });
       await sms.sendBatch({ from: '233241234567', recipients: ['0241234567'], content: 'hi' });
@@ -311,6 +323,27 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       expect(result.data).toEqual([{ recipient: '233241234567', content: 'hi', messageId: 'only-one', batchId: 'b-x' }]);
       expect(result.failed).toEqual([expect.objectContaining({ recipient: '233201234567', outcomeUnknown: true, code: 'HUBTEL_UNKNOWN_OUTCOME' })]);
     });
+
+    it('recipients the platform writes in another form (+233…, 0…) still get their message ids', async () => {
+      const { sms } = await boot();
+      fake.batchOverride = () => ({
+        status: 200,
+        body: {
+          batchId: 'b-y',
+          status: 0,
+          data: [
+            { recipient: '0201234567', content: 'hi', messageId: 'id-2' },
+            { recipient: '+233241234567', content: 'hi', messageId: 'id-1' },
+          ],
+        },
+      });
+      const result = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567', '0201234567'], content: 'hi' });
+      expect(result.data).toEqual([
+        { recipient: '233241234567', content: 'hi', messageId: 'id-1', batchId: 'b-y' },
+        { recipient: '233201234567', content: 'hi', messageId: 'id-2', batchId: 'b-y' },
+      ]);
+      expect(result.failed).toEqual([]);
+    });
   });
 
   describe('retries through the module', () => {
@@ -415,11 +448,28 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       });
     });
 
+    it('a send answered 2xx without a messageId is an unknown outcome, not a success, and is not re-sent', async () => {
+      const { sms } = await boot();
+      fake.server.enqueue('POST', SMS_SEND_PATH, { status: 200, body: { status: 0 } });
+      const err = await sms.send({ from: 'Shop', to: '0241234567', content: 'Hello' }).catch((e) => e);
+      expect(err).toBeInstanceOf(HubtelUnknownOutcomeError);
+      expect(err.message).toMatch(/without a messageId.*outcome is unknown/);
+      expect(fake.server.requests).toHaveLength(1);
+    });
+
     it('send refuses a bad number naming it', async () => {
       const { sms } = await boot();
       const err = await sms.send({ from: 'Shop', to: '12-ab', content: 'Hello' }).catch((e) => e);
       expect(err).toBeInstanceOf(HubtelValidationError);
       expect(err.message).toContain('"12-ab"');
+      expect(err.issues).toEqual([{ field: 'to', message: expect.stringContaining('characters other than digits'), value: '12-ab' }]);
+      // With other problems too, every one is listed, each naming its value.
+      const both = await sms.send({ from: 'TwelveChars!', to: '0241', content: '' }).catch((e) => e);
+      expect(both).toBeInstanceOf(HubtelValidationError);
+      expect(both.issues.map((i: { field: string }) => i.field)).toEqual(['from', 'content', 'to']);
+      expect(both.message).toContain('from "TwelveChars!" must be at most 11 characters');
+      expect(both.message).toContain('to "0241"');
+      expect(both.message).toContain('content must not be empty');
       expect(fake.server.requests).toHaveLength(0);
     });
 
@@ -528,6 +578,26 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
         .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelConfigError);
       expect(err.option).toBe('HUBTEL_SMS_CLIENT_SECRET');
+    });
+
+    it('forRootAsync with useExisting takes the options from a provider of another module', async () => {
+      @Injectable()
+      class SharedConfig {
+        createSmsOptions(): SmsModuleOptions {
+          return { ...PAIR, baseUrl: fake.url, senderId: 'Existing' };
+        }
+      }
+      @Module({ providers: [SharedConfig], exports: [SharedConfig] })
+      class SharedConfigModule {}
+
+      const moduleRef = await Test.createTestingModule({
+        imports: [SmsModule.forRootAsync({ imports: [SharedConfigModule], useExisting: SharedConfig })],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      await app.init();
+      apps.push(app);
+      await app.get(SmsService).send({ to: '0241234567', content: 'hi' });
+      expect(fake.server.requests[0].body).toEqual({ From: 'Existing', To: '233241234567', Content: 'hi' });
     });
 
     it('forRootAsync with useClass, and isGlobal makes SmsService injectable anywhere', async () => {

@@ -221,15 +221,28 @@ export class SmsBatchRun {
       const batchId = body.batchId === undefined || body.batchId === null ? '' : String(body.batchId);
       report.batchId = batchId || undefined;
       if (typeof body.status === 'number') report.status = body.status;
-      const byRecipient = new Map<string, { messageId: string; content?: string }>();
+      type Answer = { messageId: string; content?: string };
+      const byRecipient = new Map<string, Answer>();
       for (const entry of Array.isArray(body.data) ? body.data : []) {
         if (!entry || typeof entry !== 'object' || entry.messageId === undefined || entry.messageId === null) continue;
-        const parsed = tryNormalizeMsisdn(entry.recipient, defaultCountryCode);
-        const key = parsed.ok ? parsed.msisdn : String(entry.recipient);
-        byRecipient.set(key, { messageId: String(entry.messageId), content: typeof entry.content === 'string' ? entry.content : undefined });
+        byRecipient.set(String(entry.recipient), { messageId: String(entry.messageId), content: typeof entry.content === 'string' ? entry.content : undefined });
       }
+      // The platform echoes the numbers as sent; only if it wrote one differently (`+233…`) are
+      // its answers normalised to match, once per batch.
+      let normalised: Map<string, Answer> | undefined;
+      const answerFor = (recipient: string): Answer | undefined => {
+        const exact = byRecipient.get(recipient);
+        if (exact) return exact;
+        normalised ??= new Map(
+          [...byRecipient].map(([raw, answer]) => {
+            const parsed = tryNormalizeMsisdn(raw, defaultCountryCode);
+            return [parsed.ok ? parsed.msisdn : raw, answer];
+          }),
+        );
+        return normalised.get(recipient);
+      };
       for (const recipient of batch.recipients) {
-        const entry = byRecipient.get(recipient);
+        const entry = answerFor(recipient);
         if (entry) {
           report.sent.push({ recipient, content: entry.content ?? content, messageId: entry.messageId, batchId });
         } else {

@@ -2,8 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   HubtelUnknownOutcomeError,
   HubtelValidationError,
+  echoValue,
+  findInvalidMsisdns,
   invalidMsisdnsError,
-  normalizeMsisdn,
   tryNormalizeMsisdn,
   type HttpTransport,
   type ValidationIssue,
@@ -77,11 +78,7 @@ export class SmsService {
 
     if (isArray && mode === 'reject') {
       // The whole list is at hand: refuse it before anything goes out if any entry is bad.
-      const invalid: ValidationIssue[] = [];
-      (recipients as unknown[]).forEach((value, index) => {
-        const result = tryNormalizeMsisdn(value, this.options.http.defaultCountryCode);
-        if (!result.ok) invalid.push({ field: `recipients[${index}]`, message: result.reason, value });
-      });
+      const invalid = findInvalidMsisdns(recipients as unknown[], this.options.http.defaultCountryCode);
       if (invalid.length > 0) throw invalidMsisdnsError(invalid);
     }
 
@@ -116,11 +113,7 @@ export class SmsService {
     const content = this.checkContent(input.content, issues);
     const to = tryNormalizeMsisdn(input.to, this.options.http.defaultCountryCode);
     if (!to.ok) issues.push({ field: 'to', message: to.reason, value: input.to });
-    if (issues.length > 0) {
-      // Reuse the phone module's message for a lone bad number: it names the value.
-      if (issues.length === 1 && !to.ok) normalizeMsisdn(input.to, this.options.http.defaultCountryCode, 'to');
-      throw this.invalid('send', issues);
-    }
+    if (issues.length > 0) throw this.invalid('send', issues);
     const msisdn = (to as { msisdn: string }).msisdn;
     const res = await this.transport.request<Partial<SendSmsResult>>({
       api: 'sms',
@@ -218,7 +211,8 @@ export class SmsService {
   }
 
   private invalid(method: string, issues: ValidationIssue[]): HubtelValidationError {
-    const summary = issues.map((i) => `${i.field} ${i.message}`).join('; ');
+    // Name the rejected value too (a phone number, a sender id): "to "12-ab" contains ...".
+    const summary = issues.map((i) => `${i.field}${i.value === undefined ? '' : ` ${echoValue(i.value)}`} ${i.message}`).join('; ');
     return new HubtelValidationError(`${method}: invalid input: ${summary}`, issues);
   }
 }

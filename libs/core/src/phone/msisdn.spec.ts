@@ -1,5 +1,12 @@
 import { HubtelValidationError } from '../errors/hubtel.errors.js';
-import { assertMsisdnList, normalizeMsisdn, normalizeMsisdnList, tryNormalizeMsisdn } from './msisdn.js';
+import {
+  assertMsisdnList,
+  echoValue,
+  findInvalidMsisdns,
+  normalizeMsisdn,
+  normalizeMsisdnList,
+  tryNormalizeMsisdn,
+} from './msisdn.js';
 
 describe('normalizeMsisdn', () => {
   it.each([
@@ -65,7 +72,7 @@ describe('normalizeMsisdn', () => {
   });
 });
 
-describe('normalizeMsisdnList / assertMsisdnList', () => {
+describe('normalizeMsisdnList / assertMsisdnList / findInvalidMsisdns', () => {
   it('returns valid numbers once each, and every invalid one with its index', () => {
     const result = normalizeMsisdnList(['0241234567', 'nope', '+233241234567', '233201234567', '', '0241234567']);
     expect(result.valid).toEqual(['233241234567', '233201234567']);
@@ -88,5 +95,26 @@ describe('normalizeMsisdnList / assertMsisdnList', () => {
     expect(err!.issues.map((i) => i.field)).toEqual(['recipients[1]', 'recipients[2]', 'recipients[3]']);
     expect(err!.message).toMatch(/^3 recipients are not a valid phone number: recipients\[1\] "x1"/);
     expect(assertMsisdnList(['0241234567']).valid).toEqual(['233241234567']);
+  });
+
+  it('findInvalidMsisdns lists only the bad entries, with their index, in the given country', () => {
+    // 0803... is valid with 234 as the default country code (it would be too long for 233).
+    expect(findInvalidMsisdns(['08031234567', 'x', '12345', null], '234', 'to')).toEqual([
+      { field: 'to[1]', message: expect.stringContaining('characters other than digits'), value: 'x' },
+      { field: 'to[2]', message: expect.stringContaining('8 to 15 digits'), value: '12345' },
+      { field: 'to[3]', message: 'must be a string, got null', value: null },
+    ]);
+    expect(findInvalidMsisdns(['08031234567'])).toHaveLength(1);
+  });
+});
+
+describe('echoValue', () => {
+  it('quotes strings (cut at 40), prints numbers, names other types without dumping them', () => {
+    expect(echoValue('12-ab')).toBe('"12-ab"');
+    expect(echoValue('9'.repeat(50))).toBe(`"${'9'.repeat(40)}…"`);
+    expect(echoValue(12)).toBe('12');
+    expect(echoValue(-5n)).toBe('-5');
+    expect(echoValue(null)).toBe('null');
+    expect(echoValue({ clientSecret: 'x' })).toBe('object');
   });
 });

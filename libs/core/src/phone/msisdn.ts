@@ -76,8 +76,11 @@ export function tryNormalizeMsisdn(value: unknown, defaultCountryCode: string = 
   return { ok: true, msisdn: digits };
 }
 
-/** Echo of a rejected value for messages: strings as given (cut), others by type. */
-function echo(value: unknown): string {
+/**
+ * How an error message shows a rejected value: strings quoted (cut at 40 characters), numbers as
+ * they are, anything else by its type only (never dumped).
+ */
+export function echoValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
   return value === null ? 'null' : typeof value;
@@ -90,7 +93,7 @@ function echo(value: unknown): string {
 export function normalizeMsisdn(value: unknown, defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE, field = 'msisdn'): string {
   const result = tryNormalizeMsisdn(value, defaultCountryCode);
   if (result.ok) return result.msisdn;
-  throw new HubtelValidationError(`Invalid phone number ${echo(value)}: ${result.reason}`, [
+  throw new HubtelValidationError(`Invalid phone number ${echoValue(value)}: ${result.reason}`, [
     { field, message: result.reason, value },
   ]);
 }
@@ -129,6 +132,25 @@ export function normalizeMsisdnList(
 }
 
 /**
+ * One issue per entry that is not a valid phone number (`field` = `<field>[index]`). Keeps
+ * nothing else, so checking a large array before sending it costs no copy of it.
+ */
+export function findInvalidMsisdns(
+  values: Iterable<unknown>,
+  defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
+  field = 'recipients',
+): ValidationIssue[] {
+  const invalid: ValidationIssue[] = [];
+  let index = 0;
+  for (const value of values) {
+    const result = tryNormalizeMsisdn(value, defaultCountryCode);
+    if (!result.ok) invalid.push({ field: `${field}[${index}]`, message: result.reason, value });
+    index++;
+  }
+  return invalid;
+}
+
+/**
  * Throws one HubtelValidationError listing every invalid entry (nothing is sent when any is bad),
  * else returns the normalised, de-duplicated list.
  */
@@ -140,7 +162,7 @@ export function assertMsisdnList(values: Iterable<unknown>, defaultCountryCode: 
 
 /** The error for a list with bad numbers: its message shows the first few, `issues` has them all. */
 export function invalidMsisdnsError(invalid: ValidationIssue[], what = 'recipient'): HubtelValidationError {
-  const shown = invalid.slice(0, 10).map((i) => `${i.field} ${echo(i.value)} (${i.message})`);
+  const shown = invalid.slice(0, 10).map((i) => `${i.field} ${echoValue(i.value)} (${i.message})`);
   const more = invalid.length > shown.length ? `, and ${invalid.length - shown.length} more` : '';
   const noun = invalid.length === 1 ? `${what} is` : `${what}s are`;
   return new HubtelValidationError(`${invalid.length} ${noun} not a valid phone number: ${shown.join('; ')}${more}`, invalid);
