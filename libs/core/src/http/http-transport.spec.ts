@@ -82,7 +82,8 @@ describe('HttpTransport', () => {
       method: 'POST',
       path: '/v1/x',
       body: { From: 'Shop', Recipients: ['233241234567'] },
-      headers: { 'Cache-Control': 'no-cache', Authorization: 'Basic forged' },
+      // Any spelling of Authorization is dropped: the configured pair is the only one ever sent.
+      headers: { 'Cache-Control': 'no-cache', authorization: 'Basic forged', AUTHORIZATION: 'Basic forged2' },
       idempotent: false,
       operation: 'spec.send',
     });
@@ -99,7 +100,15 @@ describe('HttpTransport', () => {
     fake.route('*', /.*/, () => ({ status: 200, body: {} }));
     const t = transport();
     await t.request({ api: 'status', method: 'GET', path: '/transactions/P1/status', query: { clientReference: 'r 1', skip: undefined }, idempotent: true, operation: 'spec.status' });
-    await t.request({ api: 'fulfillment', method: 'POST', path: '/callback', body: {}, idempotent: false, operation: 'spec.cb' });
+    await t.request({
+      api: 'fulfillment',
+      method: 'POST',
+      path: '/callback',
+      body: {},
+      headers: { Authorization: 'Basic forged' },
+      idempotent: false,
+      operation: 'spec.cb',
+    });
     expect(fake.requests[0].headers.authorization).toBe(basic(PAY_PAIR));
     expect(fake.requests[0].url).toBe('/transactions/P1/status?clientReference=r+1');
     expect(fake.requests[1].headers.authorization).toBeUndefined();
