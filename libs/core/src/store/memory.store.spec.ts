@@ -1,0 +1,70 @@
+import { MemoryStore } from './memory.store.js';
+
+describe('MemoryStore', () => {
+  let clock: number;
+  let store: MemoryStore;
+  beforeEach(() => {
+    clock = 1_000;
+    store = new MemoryStore({ sweepIntervalMs: 0, now: () => clock });
+  });
+
+  it('setIfAbsent: of many concurrent writers of one key exactly one wins', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.setIfAbsent('k', { by: i })),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = results.indexOf(true);
+    expect(await store.get('k')).toEqual({ value: { by: winner }, version: 1 });
+  });
+
+  it('compareAndSet writes only on the expected version, and bumps it', async () => {
+    await store.setIfAbsent('k', 'a');
+    const [first, second] = await Promise.all([
+      store.compareAndSet('k', 1, 'b'),
+      store.compareAndSet('k', 1, 'c'),
+    ]);
+    expect(first).toEqual({ value: 'b', version: 2 });
+    expect(second).toBeUndefined();
+    expect(await store.get('k')).toEqual({ value: 'b', version: 2 });
+    expect(await store.compareAndSet('missing', 1, 'x')).toBeUndefined();
+    expect(await store.set('k', 'd')).toEqual({ value: 'd', version: 3 });
+  });
+
+  it('entries expire after their TTL; compareAndSet without a TTL keeps the old expiry', async () => {
+    await store.setIfAbsent('k', 'a', { ttlMs: 100 });
+    clock += 50;
+    expect(await store.compareAndSet('k', 1, 'b')).toEqual({ value: 'b', version: 2 });
+    clock += 50;
+    expect(await store.get('k')).toBeUndefined();
+    // Expired counts as absent: the key can be taken again, from version 1.
+    expect(await store.setIfAbsent('k', 'c')).toBe(true);
+    expect(await store.get('k')).toEqual({ value: 'c', version: 1 });
+    await expect(store.set('x', 1, { ttlMs: 0 })).rejects.toThrow(RangeError);
+  });
+
+  it('scan lists live entries under a prefix; delete removes', async () => {
+    await store.set('inv:1', 1);
+    await store.set('inv:2', 2, { ttlMs: 10 });
+    await store.set('cb:1', 3);
+    clock += 10;
+    const seen: [string, unknown][] = [];
+    for await (const [key, entry] of store.scan<number>('inv:')) seen.push([key, entry.value]);
+    expect(seen).toEqual([['inv:1', 1]]);
+    expect(await store.delete('inv:1')).toBe(true);
+    expect(await store.delete('inv:1')).toBe(false);
+    expect(await store.get('inv:1')).toBeUndefined();
+  });
+
+  it('the sweep drops expired entries nobody reads', async () => {
+    const swept = new MemoryStore({ sweepIntervalMs: 5, now: () => clock });
+    try {
+      await swept.set('a', 1, { ttlMs: 1 });
+      await swept.set('b', 2);
+      clock += 1;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(swept.size).toBe(1);
+    } finally {
+      swept.close();
+    }
+  });
+});
