@@ -43,7 +43,10 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
   let fake: FakeSmsApi;
   const apps: INestApplication[] = [];
 
-  async function boot(options: Partial<SmsModuleOptions> = {}, logger?: CaptureLogger): Promise<{ app: INestApplication; sms: SmsService }> {
+  async function boot(
+    options: Partial<SmsModuleOptions> = {},
+    logger?: CaptureLogger,
+  ): Promise<{ app: INestApplication; sms: SmsService }> {
     const moduleRef = await Test.createTestingModule({
       imports: [SmsModule.forRoot({ ...PAIR, baseUrl: fake.url, ...FAST, ...options })],
     }).compile();
@@ -64,7 +67,11 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
   describe('sendBatch', () => {
     it('POSTs the exact path, headers and body, and returns the typed result', async () => {
       const { sms } = await boot();
-      const result = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567', '+233 20 765 4321'], content: 'Your order is ready' });
+      const result = await sms.sendBatch({
+        from: 'Shop',
+        recipients: ['0241234567', '+233 20 765 4321'],
+        content: 'Your order is ready',
+      });
 
       expect(fake.server.requests).toHaveLength(1);
       const [req] = fake.server.requests;
@@ -73,14 +80,26 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       expect(req.headers.authorization).toBe(BASIC);
       expect(req.headers['content-type']).toBe('application/json');
       expect(req.headers.accept).toBe('application/json');
-      expect(req.rawBody).toBe('{"From":"Shop","Recipients":["233241234567","233207654321"],"Content":"Your order is ready"}');
+      expect(req.rawBody).toBe(
+        '{"From":"Shop","Recipients":["233241234567","233207654321"],"Content":"Your order is ready"}',
+      );
 
       expect(result).toEqual<SendBatchResult>({
         batchId: 'batch-1',
         status: 0,
         data: [
-          { recipient: '233241234567', content: 'Your order is ready', messageId: 'msg-1', batchId: 'batch-1' },
-          { recipient: '233207654321', content: 'Your order is ready', messageId: 'msg-2', batchId: 'batch-1' },
+          {
+            recipient: '233241234567',
+            content: 'Your order is ready',
+            messageId: 'msg-1',
+            batchId: 'batch-1',
+          },
+          {
+            recipient: '233207654321',
+            content: 'Your order is ready',
+            messageId: 'msg-2',
+            batchId: 'batch-1',
+          },
         ],
         failed: [],
         batches: [{ index: 0, batchId: 'batch-1', status: 0, sent: 2, failed: 0, errorCode: undefined }],
@@ -90,16 +109,26 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       });
     });
 
-    it('the packaging fixtures\' call works: forRoot with a base URL, one local number', async () => {
+    it("the packaging fixtures' call works: forRoot with a base URL, one local number", async () => {
       const moduleRef = await Test.createTestingModule({
-        imports: [SmsModule.forRoot({ clientId: PAIR.clientId, clientSecret: PAIR.clientSecret, baseUrl: fake.url })],
+        imports: [
+          SmsModule.forRoot({ clientId: PAIR.clientId, clientSecret: PAIR.clientSecret, baseUrl: fake.url }),
+        ],
       }).compile();
       const app = moduleRef.createNestApplication({ logger: false });
       await app.init();
       apps.push(app);
-      const result = await app.get(SmsService).sendBatch({ from: 'Shop', recipients: ['0241234567'], content: 'hi' });
-      expect(result.data).toEqual([{ recipient: '233241234567', content: 'hi', messageId: 'msg-1', batchId: 'batch-1' }]);
-      expect(fake.batchRequests[0].body).toEqual({ From: 'Shop', Recipients: ['233241234567'], Content: 'hi' });
+      const result = await app
+        .get(SmsService)
+        .sendBatch({ from: 'Shop', recipients: ['0241234567'], content: 'hi' });
+      expect(result.data).toEqual([
+        { recipient: '233241234567', content: 'hi', messageId: 'msg-1', batchId: 'batch-1' },
+      ]);
+      expect(fake.batchRequests[0].body).toEqual({
+        From: 'Shop',
+        Recipients: ['233241234567'],
+        Content: 'hi',
+      });
     });
 
     it('uses the default senderId and reports segments', async () => {
@@ -124,7 +153,13 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
 
     it('rejects every invalid recipient together, naming them, and sends nothing', async () => {
       const { sms } = await boot();
-      const err = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567', 'not-a-number', '12345', '0241234567'], content: 'hi' }).catch((e) => e);
+      const err = await sms
+        .sendBatch({
+          from: 'Shop',
+          recipients: ['0241234567', 'not-a-number', '12345', '0241234567'],
+          content: 'hi',
+        })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelValidationError);
       expect(err.code).toBe('HUBTEL_VALIDATION_FAILED');
       expect(err.issues).toEqual([
@@ -138,10 +173,21 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
 
     it('with invalidRecipients: "report", sends the valid ones and lists the invalid as failed', async () => {
       const { sms } = await boot();
-      const result = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567', 'nope'], content: 'hi', invalidRecipients: 'report' });
+      const result = await sms.sendBatch({
+        from: 'Shop',
+        recipients: ['0241234567', 'nope'],
+        content: 'hi',
+        invalidRecipients: 'report',
+      });
       expect(fake.receivedRecipients()).toEqual(['233241234567']);
       expect(result.failed).toEqual([
-        { recipient: 'nope', index: 1, reason: expect.stringContaining('invalid phone number'), code: 'HUBTEL_VALIDATION_FAILED', outcomeUnknown: false },
+        {
+          recipient: 'nope',
+          index: 1,
+          reason: expect.stringContaining('invalid phone number'),
+          code: 'HUBTEL_VALIDATION_FAILED',
+          outcomeUnknown: false,
+        },
       ]);
       expect(result.counts).toMatchObject({ total: 2, sent: 1, failed: 1, invalid: 1 });
     });
@@ -165,9 +211,13 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
 
     it('the content limit is configurable (none by default)', async () => {
       const { sms } = await boot({ maxContentLength: 10 });
-      const err = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567'], content: 'x'.repeat(11) }).catch((e) => e);
+      const err = await sms
+        .sendBatch({ from: 'Shop', recipients: ['0241234567'], content: 'x'.repeat(11) })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelValidationError);
-      expect(err.issues).toEqual([{ field: 'content', message: 'must be at most 10 characters long, got 11' }]);
+      expect(err.issues).toEqual([
+        { field: 'content', message: 'must be at most 10 characters long, got 11' },
+      ]);
       await sms.sendBatch({ from: 'Shop', recipients: ['0241234567'], content: 'x'.repeat(10) });
       expect(fake.batchRequests).toHaveLength(1);
       const { sms: unlimited } = await boot();
@@ -183,7 +233,8 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
 
     it('10,000 recipients go out in batches, concurrently, with every recipient accounted for when one batch fails', async () => {
       const { sms } = await boot({ batchSize: 100, concurrency: 4 });
-      fake.batchOverride = (_req, n) => (n === 37 ? { status: 500, body: { message: 'internal error' } } : undefined);
+      fake.batchOverride = (_req, n) =>
+        n === 37 ? { status: 500, body: { message: 'internal error' } } : undefined;
       const input = Array.from({ length: 10_000 }, (_, i) => localNumber(i));
       const progress: number[] = [];
       let maxInFlight = 0;
@@ -202,11 +253,20 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       for (const r of requests) expect((r.body as { Recipients: string[] }).Recipients.length).toBe(100);
       const failedBatch = (requests[36].body as { Recipients: string[] }).Recipients;
 
-      expect(result.counts).toEqual({ total: 10_000, sent: 9_900, failed: 100, invalid: 0, duplicates: 0, unknownOutcome: 0, batches: 100 });
+      expect(result.counts).toEqual({
+        total: 10_000,
+        sent: 9_900,
+        failed: 100,
+        invalid: 0,
+        duplicates: 0,
+        unknownOutcome: 0,
+        batches: 100,
+      });
       expect(result.data).toHaveLength(9_900);
       expect(result.failed).toHaveLength(100);
       expect(result.failed.map((f) => f.recipient).sort()).toEqual([...failedBatch].sort());
-      for (const f of result.failed) expect(f).toMatchObject({ code: 'HUBTEL_API_ERROR', httpStatus: 500, outcomeUnknown: false });
+      for (const f of result.failed)
+        expect(f).toMatchObject({ code: 'HUBTEL_API_ERROR', httpStatus: 500, outcomeUnknown: false });
       // Every input number is either sent (with its own message id) or failed, exactly once.
       const accounted = [...result.data.map((d) => d.recipient), ...result.failed.map((f) => f.recipient)];
       expect(new Set(accounted).size).toBe(10_000);
@@ -231,7 +291,8 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
           pulled++;
           maxAhead = Math.max(maxAhead, pulled - reported);
           if (i % 500 === 7) yield 'garbage';
-          else if (i % 250 === 3) yield localNumber(0); // duplicates of the first number
+          else if (i % 250 === 3)
+            yield localNumber(0); // duplicates of the first number
           else yield localNumber(i);
           await Promise.resolve();
         }
@@ -273,7 +334,9 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
         for (let i = 0; i < 120; i++) yield localNumber(i);
         throw new Error('cursor lost its connection');
       }
-      const err = await sms.sendBatch({ from: 'Shop', recipients: cursor(), content: 'hi', batchSize: 50, concurrency: 1 }).catch((e) => e);
+      const err = await sms
+        .sendBatch({ from: 'Shop', recipients: cursor(), content: 'hi', batchSize: 50, concurrency: 1 })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(SmsBatchAbortedError);
       expect(err.code).toBe('HUBTEL_SEND_ABORTED');
       expect(err.message).toMatch(/cursor lost its connection/);
@@ -284,7 +347,11 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
     it('a refused credential stops the run: no further batch is sent', async () => {
       const { sms } = await boot({ clientSecret: 'wrong-SECRET-77', batchSize: 10, concurrency: 1 });
       const err = await sms
-        .sendBatch({ from: 'Shop', recipients: Array.from({ length: 50 }, (_, i) => localNumber(i)), content: 'hi' })
+        .sendBatch({
+          from: 'Shop',
+          recipients: Array.from({ length: 50 }, (_, i) => localNumber(i)),
+          content: 'hi',
+        })
         .catch((e) => e);
       expect(err).toBeInstanceOf(SmsBatchAbortedError);
       expect(err.code).toBe('HUBTEL_AUTHENTICATION_FAILED');
@@ -297,11 +364,23 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
 
     it('a batch answered 502 is not re-sent: its recipients are reported with outcomeUnknown', async () => {
       const { sms } = await boot();
-      fake.batchOverride = () => ({ status: 502, body: '<html>Bad Gateway</html>', headers: { 'Content-Type': 'text/html' } });
-      const result = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567', '0201234567'], content: 'hi' });
+      fake.batchOverride = () => ({
+        status: 502,
+        body: '<html>Bad Gateway</html>',
+        headers: { 'Content-Type': 'text/html' },
+      });
+      const result = await sms.sendBatch({
+        from: 'Shop',
+        recipients: ['0241234567', '0201234567'],
+        content: 'hi',
+      });
       expect(fake.batchRequests).toHaveLength(1);
       expect(result.counts).toMatchObject({ sent: 0, failed: 2, unknownOutcome: 2 });
-      expect(result.failed[0]).toMatchObject({ code: 'HUBTEL_UNKNOWN_OUTCOME', outcomeUnknown: true, httpStatus: 502 });
+      expect(result.failed[0]).toMatchObject({
+        code: 'HUBTEL_UNKNOWN_OUTCOME',
+        outcomeUnknown: true,
+        httpStatus: 502,
+      });
       expect(result.failed[0].reason).toMatch(/outcome is unknown/);
     });
 
@@ -313,15 +392,34 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       expect(result.failed[0]).toMatchObject({ code: 'HUBTEL_UNKNOWN_OUTCOME', outcomeUnknown: true });
     });
 
-    it('recipients missing from the platform\'s answer are reported as outcome unknown, not dropped', async () => {
+    it("recipients missing from the platform's answer are reported as outcome unknown, not dropped", async () => {
       const { sms } = await boot();
       fake.batchOverride = (req) => {
         const [first] = (req.body as { Recipients: string[] }).Recipients;
-        return { status: 200, body: { batchId: 'b-x', status: 0, data: [{ recipient: first, content: 'hi', messageId: 'only-one' }] } };
+        return {
+          status: 200,
+          body: {
+            batchId: 'b-x',
+            status: 0,
+            data: [{ recipient: first, content: 'hi', messageId: 'only-one' }],
+          },
+        };
       };
-      const result = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567', '0201234567'], content: 'hi' });
-      expect(result.data).toEqual([{ recipient: '233241234567', content: 'hi', messageId: 'only-one', batchId: 'b-x' }]);
-      expect(result.failed).toEqual([expect.objectContaining({ recipient: '233201234567', outcomeUnknown: true, code: 'HUBTEL_UNKNOWN_OUTCOME' })]);
+      const result = await sms.sendBatch({
+        from: 'Shop',
+        recipients: ['0241234567', '0201234567'],
+        content: 'hi',
+      });
+      expect(result.data).toEqual([
+        { recipient: '233241234567', content: 'hi', messageId: 'only-one', batchId: 'b-x' },
+      ]);
+      expect(result.failed).toEqual([
+        expect.objectContaining({
+          recipient: '233201234567',
+          outcomeUnknown: true,
+          code: 'HUBTEL_UNKNOWN_OUTCOME',
+        }),
+      ]);
     });
 
     it('recipients the platform writes in another form (+233…, 0…) still get their message ids', async () => {
@@ -337,7 +435,11 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
           ],
         },
       });
-      const result = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567', '0201234567'], content: 'hi' });
+      const result = await sms.sendBatch({
+        from: 'Shop',
+        recipients: ['0241234567', '0201234567'],
+        content: 'hi',
+      });
       expect(result.data).toEqual([
         { recipient: '233241234567', content: 'hi', messageId: 'id-1', batchId: 'b-y' },
         { recipient: '233201234567', content: 'hi', messageId: 'id-2', batchId: 'b-y' },
@@ -349,7 +451,12 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
   describe('retries through the module', () => {
     it('429 with Retry-After, then 503, then success: the batch is sent once accepted', async () => {
       const { sms } = await boot();
-      fake.server.enqueue('POST', SMS_BATCH_PATH, { status: 429, headers: { 'Retry-After': '0' } }, { status: 503 });
+      fake.server.enqueue(
+        'POST',
+        SMS_BATCH_PATH,
+        { status: 429, headers: { 'Retry-After': '0' } },
+        { status: 503 },
+      );
       const result = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567'], content: 'hi' });
       expect(fake.batchRequests).toHaveLength(3);
       expect(result.counts.sent).toBe(1);
@@ -365,7 +472,10 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
         .overrideProvider(SMS_HTTP_TRANSPORT)
         .useFactory({
           factory: (http: HttpService, options: ResolvedSmsOptions) =>
-            createHttpTransport(http, { ...smsTransportConfig(options), hooks: { sleep: () => server.listen(port) } }),
+            createHttpTransport(http, {
+              ...smsTransportConfig(options),
+              hooks: { sleep: () => server.listen(port) },
+            }),
           inject: [HttpService, SMS_OPTIONS],
         })
         .compile();
@@ -462,7 +572,9 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       const err = await sms.send({ from: 'Shop', to: '12-ab', content: 'Hello' }).catch((e) => e);
       expect(err).toBeInstanceOf(HubtelValidationError);
       expect(err.message).toContain('"12-ab"');
-      expect(err.issues).toEqual([{ field: 'to', message: expect.stringContaining('characters other than digits'), value: '12-ab' }]);
+      expect(err.issues).toEqual([
+        { field: 'to', message: expect.stringContaining('characters other than digits'), value: '12-ab' },
+      ]);
       // With other problems too, every one is listed, each naming its value.
       const both = await sms.send({ from: 'TwelveChars!', to: '0241', content: '' }).catch((e) => e);
       expect(both).toBeInstanceOf(HubtelValidationError);
@@ -482,7 +594,8 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
   });
 
   describe('error classes', () => {
-    const send = (sms: SmsService) => sms.send({ from: 'Shop', to: '0241234567', content: 'hi' }).catch((e) => e);
+    const send = (sms: SmsService) =>
+      sms.send({ from: 'Shop', to: '0241234567', content: 'hi' }).catch((e) => e);
 
     it('401 → HubtelAuthenticationError (wrong SMS pair)', async () => {
       const { sms } = await boot({ clientId: 'other', clientSecret: 'pair' });
@@ -500,7 +613,11 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
 
     it('403 as HTML → HubtelIpNotAllowedError', async () => {
       const { sms } = await boot();
-      fake.server.enqueue('POST', SMS_SEND_PATH, { status: 403, body: '<html><body><h1>403 Forbidden</h1></body></html>', headers: { 'Content-Type': 'text/html' } });
+      fake.server.enqueue('POST', SMS_SEND_PATH, {
+        status: 403,
+        body: '<html><body><h1>403 Forbidden</h1></body></html>',
+        headers: { 'Content-Type': 'text/html' },
+      });
       const err = await send(sms);
       expect(err).toBeInstanceOf(HubtelIpNotAllowedError);
       expect(err.message).toMatch(/allow-list/);
@@ -508,10 +625,17 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
 
     it('400 with a sub-code → HubtelApiError with responseCode and body', async () => {
       const { sms } = await boot();
-      fake.server.enqueue('POST', SMS_SEND_PATH, { status: 400, body: { status: 2, message: 'Invalid sender' } });
+      fake.server.enqueue('POST', SMS_SEND_PATH, {
+        status: 400,
+        body: { status: 2, message: 'Invalid sender' },
+      });
       const err = await send(sms);
       expect(err).toBeInstanceOf(HubtelApiError);
-      expect(err).toMatchObject({ httpStatus: 400, responseCode: '2', body: { status: 2, message: 'Invalid sender' } });
+      expect(err).toMatchObject({
+        httpStatus: 400,
+        responseCode: '2',
+        body: { status: 2, message: 'Invalid sender' },
+      });
       expect(err.message).toMatch(/invalid sender id/);
       expect(fake.server.requests).toHaveLength(1);
     });
@@ -528,7 +652,9 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
 
   describe('bootstrap', () => {
     it('forRoot with a bad option fails at init, naming it', async () => {
-      const err = await Test.createTestingModule({ imports: [SmsModule.forRoot({ clientId: 'id', clientSecret: '' })] })
+      const err = await Test.createTestingModule({
+        imports: [SmsModule.forRoot({ clientId: 'id', clientSecret: '' })],
+      })
         .compile()
         .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelConfigError);
@@ -547,7 +673,12 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
     });
 
     it('forRootAsync from @nestjs/config: works, and a missing variable fails at init naming it', async () => {
-      const env = { HUBTEL_SMS_CLIENT_ID: PAIR.clientId, HUBTEL_SMS_CLIENT_SECRET: PAIR.clientSecret, HUBTEL_SMS_URL: fake.url, HUBTEL_SMS_SENDER_ID: 'EnvShop' };
+      const env = {
+        HUBTEL_SMS_CLIENT_ID: PAIR.clientId,
+        HUBTEL_SMS_CLIENT_SECRET: PAIR.clientSecret,
+        HUBTEL_SMS_URL: fake.url,
+        HUBTEL_SMS_SENDER_ID: 'EnvShop',
+      };
       const moduleRef = await Test.createTestingModule({
         imports: [
           SmsModule.forRootAsync({
@@ -567,7 +698,9 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       const err = await Test.createTestingModule({
         imports: [
           SmsModule.forRootAsync({
-            imports: [ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ HUBTEL_SMS_CLIENT_ID: 'x' })] })],
+            imports: [
+              ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ HUBTEL_SMS_CLIENT_ID: 'x' })] }),
+            ],
             inject: [ConfigService],
             // The ConfigService itself is accepted as a source, too.
             useFactory: (config: ConfigService) => smsOptionsFromEnv(config),
@@ -626,11 +759,12 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
   });
 
   describe('logging', () => {
-    it('logs through Nest\'s logger with phone numbers masked and no credentials', async () => {
+    it("logs through Nest's logger with phone numbers masked and no credentials", async () => {
       const logger = new CaptureLogger();
       const { sms } = await boot({ batchSize: 1, concurrency: 1 }, logger);
       fake.server.enqueue('POST', SMS_BATCH_PATH, { status: 503, body: { message: 'busy' } });
-      fake.batchOverride = (_req, n) => (n === 2 ? { status: 400, body: { status: 1, message: 'bad destination 233207654321' } } : undefined);
+      fake.batchOverride = (_req, n) =>
+        n === 2 ? { status: 400, body: { status: 1, message: 'bad destination 233207654321' } } : undefined;
       await sms.sendBatch({ from: 'Shop', recipients: ['0241234567', '0207654321'], content: 'hi' });
       await sms.send({ from: 'Shop', to: '+233 24 123 4567', content: 'x' });
 
@@ -640,7 +774,16 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       expect(logger.lines.some((l) => l.level === 'warn' && /batch 1 .*failed/.test(l.message))).toBe(true);
       expect(text).toContain('233******567');
       expect(text).toContain('233******321');
-      for (const secret of ['233241234567', '0241234567', '233207654321', '0207654321', '24 123 4567', PAIR.clientSecret, PAIR.clientId, BASIC.slice(6)]) {
+      for (const secret of [
+        '233241234567',
+        '0241234567',
+        '233207654321',
+        '0207654321',
+        '24 123 4567',
+        PAIR.clientSecret,
+        PAIR.clientId,
+        BASIC.slice(6),
+      ]) {
         expect(text).not.toContain(secret);
       }
     });

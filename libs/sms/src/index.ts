@@ -6,12 +6,16 @@ export {
   type SmsModuleExtras,
   type SmsModuleForRootOptions,
 } from './sms.module-definition.js';
-export { resolveSmsOptions, smsTransportConfig, type ResolvedSmsOptions, type SmsModuleOptions } from './sms.options.js';
+export {
+  resolveSmsOptions,
+  smsTransportConfig,
+  type ResolvedSmsOptions,
+  type SmsModuleOptions,
+} from './sms.options.js';
 export { smsOptionsFromEnv } from './sms.env.js';
 export { SMS_DEFAULTS, SMS_HTTP_TRANSPORT, SMS_LIMITS, SMS_OPTIONS, SMS_PATHS } from './sms.constants.js';
 export { SmsBatchAbortedError } from './sms.errors.js';
 export { countSmsSegments, type SmsEncoding, type SmsSegmentInfo } from './sms-segments.js';
-export { MsisdnSet } from './msisdn-set.js';
 export type {
   SendBatchCounts,
   SendBatchInput,

@@ -14,7 +14,8 @@ export class MsisdnSet {
   /** Adds a normalised MSISDN (digits only); true when it was not there yet. */
   add(msisdn: string): boolean {
     const key = Number(msisdn);
-    if (!Number.isSafeInteger(key) || key <= 0) throw new RangeError('MsisdnSet holds digit strings of up to 15 digits');
+    if (!Number.isSafeInteger(key) || key <= 0)
+      throw new RangeError('MsisdnSet holds digit strings of up to 15 digits');
     if ((this.count + 1) * 2 > this.table.length) this.grow();
     return this.insert(this.table, key);
   }

@@ -72,7 +72,15 @@ async function* toAsync<T>(source: Iterable<T> | AsyncIterable<T>): AsyncGenerat
  * whatever the list length; de-duplication costs 8-16 bytes per distinct number (MsisdnSet).
  */
 export class SmsBatchRun {
-  private readonly counts: SendBatchCounts = { total: 0, sent: 0, failed: 0, invalid: 0, duplicates: 0, unknownOutcome: 0, batches: 0 };
+  private readonly counts: SendBatchCounts = {
+    total: 0,
+    sent: 0,
+    failed: 0,
+    invalid: 0,
+    duplicates: 0,
+    unknownOutcome: 0,
+    batches: 0,
+  };
   private readonly seen = new MsisdnSet();
   private readonly data: SmsSentRecipient[] = [];
   private readonly failed: SmsFailedRecipient[] = [];
@@ -96,7 +104,11 @@ export class SmsBatchRun {
           // Async generators queue concurrent next() calls, so workers share it safely.
           next = await batches.next();
         } catch (error) {
-          this.halt({ reason: `the recipient source failed: ${errorMessage(error)}`, code: 'HUBTEL_SEND_ABORTED', cause: error });
+          this.halt({
+            reason: `the recipient source failed: ${errorMessage(error)}`,
+            code: 'HUBTEL_SEND_ABORTED',
+            cause: error,
+          });
           return;
         }
         if (next.done) return;
@@ -178,7 +190,12 @@ export class SmsBatchRun {
         if (this.stop) {
           // Pulled before the stop: accounted as not sent, never sent.
           for (const recipient of batch.recipients) {
-            report.failed.push({ recipient, reason: `not sent: ${this.stop.reason}`, code: this.stop.code, outcomeUnknown: false });
+            report.failed.push({
+              recipient,
+              reason: `not sent: ${this.stop.reason}`,
+              code: this.stop.code,
+              outcomeUnknown: false,
+            });
           }
         } else {
           errorCode = await this.send(batch, report);
@@ -192,14 +209,21 @@ export class SmsBatchRun {
       try {
         await this.plan.onBatch(report);
       } catch (error) {
-        this.halt({ reason: `the onBatch callback failed: ${errorMessage(error)}`, code: 'HUBTEL_SEND_ABORTED', cause: error });
+        this.halt({
+          reason: `the onBatch callback failed: ${errorMessage(error)}`,
+          code: 'HUBTEL_SEND_ABORTED',
+          cause: error,
+        });
       }
     }
     if (this.plan.onProgress) {
       try {
         this.plan.onProgress({ ...this.counts, inFlight: this.inFlight });
       } catch (error) {
-        this.logger.warn(`sendBatch onProgress callback failed (ignored): ${maskPhoneNumbers(errorMessage(error))}`, 'SmsService');
+        this.logger.warn(
+          `sendBatch onProgress callback failed (ignored): ${maskPhoneNumbers(errorMessage(error))}`,
+          'SmsService',
+        );
       }
     }
   }
@@ -224,8 +248,12 @@ export class SmsBatchRun {
       type Answer = { messageId: string; content?: string };
       const byRecipient = new Map<string, Answer>();
       for (const entry of Array.isArray(body.data) ? body.data : []) {
-        if (!entry || typeof entry !== 'object' || entry.messageId === undefined || entry.messageId === null) continue;
-        byRecipient.set(String(entry.recipient), { messageId: String(entry.messageId), content: typeof entry.content === 'string' ? entry.content : undefined });
+        if (!entry || typeof entry !== 'object' || entry.messageId === undefined || entry.messageId === null)
+          continue;
+        byRecipient.set(String(entry.recipient), {
+          messageId: String(entry.messageId),
+          content: typeof entry.content === 'string' ? entry.content : undefined,
+        });
       }
       // The platform echoes the numbers as sent; only if it wrote one differently (`+233…`) are
       // its answers normalised to match, once per batch.
@@ -244,7 +272,12 @@ export class SmsBatchRun {
       for (const recipient of batch.recipients) {
         const entry = answerFor(recipient);
         if (entry) {
-          report.sent.push({ recipient, content: entry.content ?? content, messageId: entry.messageId, batchId });
+          report.sent.push({
+            recipient,
+            content: entry.content ?? content,
+            messageId: entry.messageId,
+            batchId,
+          });
         } else {
           report.failed.push({
             recipient,
@@ -254,7 +287,10 @@ export class SmsBatchRun {
           });
         }
       }
-      this.logger.debug?.(`sendBatch batch ${batch.index}: ${report.sent.length}/${batch.recipients.length} accepted (batchId ${batchId || '-'})`, 'SmsService');
+      this.logger.debug?.(
+        `sendBatch batch ${batch.index}: ${report.sent.length}/${batch.recipients.length} accepted (batchId ${batchId || '-'})`,
+        'SmsService',
+      );
       return undefined;
     } catch (error) {
       const platform = error instanceof HubtelError ? error : undefined;
@@ -263,9 +299,19 @@ export class SmsBatchRun {
       const outcomeUnknown = !platform || error instanceof HubtelUnknownOutcomeError;
       const reason = errorMessage(error);
       for (const recipient of batch.recipients) {
-        report.failed.push({ recipient, reason, code, httpStatus: platform?.httpStatus, responseCode: platform?.responseCode, outcomeUnknown });
+        report.failed.push({
+          recipient,
+          reason,
+          code,
+          httpStatus: platform?.httpStatus,
+          responseCode: platform?.responseCode,
+          outcomeUnknown,
+        });
       }
-      this.logger.warn(`sendBatch batch ${batch.index} (${batch.recipients.length} recipients) failed: ${maskPhoneNumbers(reason)}`, 'SmsService');
+      this.logger.warn(
+        `sendBatch batch ${batch.index} (${batch.recipients.length} recipients) failed: ${maskPhoneNumbers(reason)}`,
+        'SmsService',
+      );
       if (isFatal(error)) this.halt({ reason: `${code}: ${reason}`, code, cause: error });
       return code;
     }
@@ -276,7 +322,8 @@ export class SmsBatchRun {
     this.counts.failed += report.failed.length;
     for (const f of report.failed) if (f.outcomeUnknown) this.counts.unknownOutcome++;
     const sentAnything = report.sent.length > 0 || report.batchId !== undefined || errorCode !== undefined;
-    if (sentAnything && this.first === undefined) this.first = { batchId: report.batchId, status: report.status };
+    if (sentAnything && this.first === undefined)
+      this.first = { batchId: report.batchId, status: report.status };
     if (this.plan.collectResults) {
       for (const s of report.sent) this.data.push(s);
       for (const f of report.failed) this.failed.push(f);

@@ -48,7 +48,14 @@ export function countSmsSegments(text: string): SmsSegmentInfo {
   const units = costs.reduce((a, b) => a + b, 0);
   const { single, multi } = LIMITS[encoding];
   if (units <= single) {
-    return { encoding, segments: units === 0 ? 0 : 1, characters: chars.length, units, perSegment: single, remaining: single - units };
+    return {
+      encoding,
+      segments: units === 0 ? 0 : 1,
+      characters: chars.length,
+      units,
+      perSegment: single,
+      remaining: single - units,
+    };
   }
   let segments = 1;
   let used = 0;

@@ -24,18 +24,32 @@ import type { SmsModuleOptions } from './sms.options.js';
  * ```
  * A missing variable fails at bootstrap, naming it.
  */
-export function smsOptionsFromEnv(source: HubtelEnvSource = process.env, overrides: Partial<SmsModuleOptions> = {}): SmsModuleOptions {
+export function smsOptionsFromEnv(
+  source: HubtelEnvSource = process.env,
+  overrides: Partial<SmsModuleOptions> = {},
+): SmsModuleOptions {
   const env = readHubtelEnv(source);
   const options: Partial<SmsModuleOptions> = {
     ...hubtelHttpOptionsFromEnv(env),
-    ...dropUndefined({ clientId: env.smsClientId, clientSecret: env.smsClientSecret, baseUrl: env.smsUrl, senderId: env.smsSenderId }),
+    ...dropUndefined({
+      clientId: env.smsClientId,
+      clientSecret: env.smsClientSecret,
+      baseUrl: env.smsUrl,
+      senderId: env.smsSenderId,
+    }),
     ...dropUndefined(overrides),
   };
   if (options.clientId === undefined) {
-    throw new HubtelConfigError(HUBTEL_ENV.smsClientId, 'is not set (the SMS API client id, option sms.clientId)');
+    throw new HubtelConfigError(
+      HUBTEL_ENV.smsClientId,
+      'is not set (the SMS API client id, option sms.clientId)',
+    );
   }
   if (options.clientSecret === undefined) {
-    throw new HubtelConfigError(HUBTEL_ENV.smsClientSecret, 'is not set (the SMS API client secret, option sms.clientSecret)');
+    throw new HubtelConfigError(
+      HUBTEL_ENV.smsClientSecret,
+      'is not set (the SMS API client secret, option sms.clientSecret)',
+    );
   }
   return options as SmsModuleOptions;
 }

@@ -19,7 +19,12 @@ export class SmsBatchAbortedError extends HubtelError {
     cause: unknown,
   ) {
     const platform = cause instanceof HubtelError ? cause : undefined;
-    super(code, message, { cause, httpStatus: platform?.httpStatus, responseCode: platform?.responseCode, body: platform?.body });
+    super(code, message, {
+      cause,
+      httpStatus: platform?.httpStatus,
+      responseCode: platform?.responseCode,
+      body: platform?.body,
+    });
   }
 
   override toJSON(): Record<string, unknown> {

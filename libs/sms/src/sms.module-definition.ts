@@ -14,7 +14,10 @@ export const {
 } = new ConfigurableModuleBuilder<SmsModuleOptions>({ moduleName: 'HubtelSms' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createSmsOptions')
-  .setExtras<SmsModuleExtras>({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras<SmsModuleExtras>({ isGlobal: false }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
   .build();
 
 /** `SmsModule.forRoot(...)` argument. */

@@ -3,7 +3,12 @@ import { Module } from '@nestjs/common';
 import { createHttpTransport } from 'nestjs-hubtel';
 import { SMS_HTTP_TRANSPORT, SMS_LOGGER_CONTEXT, SMS_OPTIONS } from './sms.constants.js';
 import { SMS_MODULE_OPTIONS, SmsConfigurableModule } from './sms.module-definition.js';
-import { resolveSmsOptions, smsTransportConfig, type ResolvedSmsOptions, type SmsModuleOptions } from './sms.options.js';
+import {
+  resolveSmsOptions,
+  smsTransportConfig,
+  type ResolvedSmsOptions,
+  type SmsModuleOptions,
+} from './sms.options.js';
 import { SmsService } from './sms.service.js';
 
 /**
@@ -27,7 +32,8 @@ import { SmsService } from './sms.service.js';
     },
     {
       provide: SMS_HTTP_TRANSPORT,
-      useFactory: (http: HttpService, options: ResolvedSmsOptions) => createHttpTransport(http, smsTransportConfig(options), SMS_LOGGER_CONTEXT),
+      useFactory: (http: HttpService, options: ResolvedSmsOptions) =>
+        createHttpTransport(http, smsTransportConfig(options), SMS_LOGGER_CONTEXT),
       inject: [HttpService, SMS_OPTIONS],
     },
     SmsService,

@@ -22,7 +22,11 @@ describe('resolveSmsOptions', () => {
       maxContentLength: undefined,
       batchSize: 100,
       concurrency: 4,
-      http: { timeoutMs: 15000, retry: { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5000 }, defaultCountryCode: '233' },
+      http: {
+        timeoutMs: 15000,
+        retry: { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5000 },
+        defaultCountryCode: '233',
+      },
     });
   });
 
@@ -44,11 +48,16 @@ describe('resolveSmsOptions', () => {
   });
 
   it('a longer maxSenderLength allows a longer default senderId', () => {
-    expect(resolveSmsOptions({ clientId: 'i', clientSecret: 's', senderId: '233241234567', maxSenderLength: 15 }).senderId).toBe('233241234567');
+    expect(
+      resolveSmsOptions({ clientId: 'i', clientSecret: 's', senderId: '233241234567', maxSenderLength: 15 })
+        .senderId,
+    ).toBe('233241234567');
   });
 
   it('the transport gets the SMS base URL and the SMS pair only', () => {
-    const config = smsTransportConfig(resolveSmsOptions({ clientId: 'i', clientSecret: 's', baseUrl: 'http://127.0.0.1:9/' }));
+    const config = smsTransportConfig(
+      resolveSmsOptions({ clientId: 'i', clientSecret: 's', baseUrl: 'http://127.0.0.1:9/' }),
+    );
     expect(config.baseUrls).toEqual({ sms: 'http://127.0.0.1:9' });
     expect(config.credentials).toEqual({ sms: { clientId: 'i', clientSecret: 's' } });
   });
@@ -78,7 +87,9 @@ describe('smsOptionsFromEnv', () => {
   });
 
   it('names the missing variable', () => {
-    expect(() => smsOptionsFromEnv({ HUBTEL_CLIENT_ID: 'x', HUBTEL_CLIENT_SECRET: 'y' })).toThrow(/HUBTEL_SMS_CLIENT_ID/);
+    expect(() => smsOptionsFromEnv({ HUBTEL_CLIENT_ID: 'x', HUBTEL_CLIENT_SECRET: 'y' })).toThrow(
+      /HUBTEL_SMS_CLIENT_ID/,
+    );
     expect(() => smsOptionsFromEnv({ HUBTEL_SMS_CLIENT_ID: 'x' })).toThrow(/HUBTEL_SMS_CLIENT_SECRET/);
     expect(smsOptionsFromEnv({}, { clientId: 'a', clientSecret: 'b' }).clientId).toBe('a');
   });

@@ -49,11 +49,23 @@ export function resolveSmsOptions(options: SmsModuleOptions): ResolvedSmsOptions
   assertOptionsObject(options, 'sms');
   const raw = options as unknown as Record<string, unknown>;
   const credentials = resolveCredentials(raw, 'sms');
-  const maxSenderLength = resolveNumber(raw.maxSenderLength, 'sms.maxSenderLength', SMS_DEFAULTS.maxSenderLength, { max: 64 });
+  const maxSenderLength = resolveNumber(
+    raw.maxSenderLength,
+    'sms.maxSenderLength',
+    SMS_DEFAULTS.maxSenderLength,
+    { max: 64 },
+  );
   const senderId = optionalString(raw.senderId, 'sms.senderId', { maxLength: maxSenderLength });
-  const maxContentLength = raw.maxContentLength === undefined ? undefined : resolveNumber(raw.maxContentLength, 'sms.maxContentLength', 0);
-  const batchSize = resolveNumber(raw.batchSize, 'sms.batchSize', SMS_DEFAULTS.batchSize, { max: SMS_LIMITS.maxBatchSize });
-  const concurrency = resolveNumber(raw.concurrency, 'sms.concurrency', SMS_DEFAULTS.concurrency, { max: SMS_LIMITS.maxConcurrency });
+  const maxContentLength =
+    raw.maxContentLength === undefined
+      ? undefined
+      : resolveNumber(raw.maxContentLength, 'sms.maxContentLength', 0);
+  const batchSize = resolveNumber(raw.batchSize, 'sms.batchSize', SMS_DEFAULTS.batchSize, {
+    max: SMS_LIMITS.maxBatchSize,
+  });
+  const concurrency = resolveNumber(raw.concurrency, 'sms.concurrency', SMS_DEFAULTS.concurrency, {
+    max: SMS_LIMITS.maxConcurrency,
+  });
   const baseUrl = resolveUrl(raw.baseUrl, 'sms.baseUrl', SMS_DEFAULTS.baseUrl);
   const http = resolveHttpOptions(raw, 'sms');
   return { credentials, baseUrl, senderId, maxSenderLength, maxContentLength, batchSize, concurrency, http };

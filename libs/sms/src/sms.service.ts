@@ -11,7 +11,13 @@ import {
 } from 'nestjs-hubtel';
 import { SmsBatchRun } from './sms-batch.runner.js';
 import { countSmsSegments } from './sms-segments.js';
-import { SMS_HTTP_TRANSPORT, SMS_LIMITS, SMS_LOGGER_CONTEXT, SMS_OPTIONS, SMS_PATHS } from './sms.constants.js';
+import {
+  SMS_HTTP_TRANSPORT,
+  SMS_LIMITS,
+  SMS_LOGGER_CONTEXT,
+  SMS_OPTIONS,
+  SMS_PATHS,
+} from './sms.constants.js';
 import type { ResolvedSmsOptions } from './sms.options.js';
 import type {
   SendBatchInput,
@@ -23,11 +29,19 @@ import type {
 } from './sms.types.js';
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
+  );
 }
 
 function isIterable(value: unknown): value is Iterable<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function'
+  );
 }
 
 /**
@@ -56,23 +70,45 @@ export class SmsService {
   async sendBatch(input: SendBatchInput): Promise<SendBatchResult> {
     const issues: ValidationIssue[] = [];
     if (input === null || typeof input !== 'object') {
-      throw new HubtelValidationError('sendBatch expects an object { from, recipients, content }', [{ field: 'input', message: 'must be an object' }]);
+      throw new HubtelValidationError('sendBatch expects an object { from, recipients, content }', [
+        { field: 'input', message: 'must be an object' },
+      ]);
     }
     const from = this.checkSender(input.from, issues);
     const content = this.checkContent(input.content, issues);
     const recipients = input.recipients as unknown;
     const isArray = Array.isArray(recipients);
-    if (typeof recipients === 'string' || (!isArray && !isIterable(recipients) && !isAsyncIterable(recipients))) {
-      issues.push({ field: 'recipients', message: 'must be an array or an (async) iterable of phone numbers' });
+    if (
+      typeof recipients === 'string' ||
+      (!isArray && !isIterable(recipients) && !isAsyncIterable(recipients))
+    ) {
+      issues.push({
+        field: 'recipients',
+        message: 'must be an array or an (async) iterable of phone numbers',
+      });
     } else if (isArray && recipients.length === 0) {
       issues.push({ field: 'recipients', message: 'must not be empty' });
     }
-    const batchSize = this.checkCount(input.batchSize, 'batchSize', this.options.batchSize, SMS_LIMITS.maxBatchSize, issues);
-    const concurrency = this.checkCount(input.concurrency, 'concurrency', this.options.concurrency, SMS_LIMITS.maxConcurrency, issues);
+    const batchSize = this.checkCount(
+      input.batchSize,
+      'batchSize',
+      this.options.batchSize,
+      SMS_LIMITS.maxBatchSize,
+      issues,
+    );
+    const concurrency = this.checkCount(
+      input.concurrency,
+      'concurrency',
+      this.options.concurrency,
+      SMS_LIMITS.maxConcurrency,
+      issues,
+    );
     const mode = input.invalidRecipients ?? 'reject';
-    if (mode !== 'reject' && mode !== 'report') issues.push({ field: 'invalidRecipients', message: 'must be "reject" or "report"', value: mode });
+    if (mode !== 'reject' && mode !== 'report')
+      issues.push({ field: 'invalidRecipients', message: 'must be "reject" or "report"', value: mode });
     for (const field of ['onBatch', 'onProgress'] as const) {
-      if (input[field] !== undefined && typeof input[field] !== 'function') issues.push({ field, message: 'must be a function' });
+      if (input[field] !== undefined && typeof input[field] !== 'function')
+        issues.push({ field, message: 'must be a function' });
     }
     if (issues.length > 0) throw this.invalid('sendBatch', issues);
 
@@ -107,7 +143,9 @@ export class SmsService {
   async send(input: SendSmsInput): Promise<SendSmsResult> {
     const issues: ValidationIssue[] = [];
     if (input === null || typeof input !== 'object') {
-      throw new HubtelValidationError('send expects an object { from, to, content }', [{ field: 'input', message: 'must be an object' }]);
+      throw new HubtelValidationError('send expects an object { from, to, content }', [
+        { field: 'input', message: 'must be an object' },
+      ]);
     }
     const from = this.checkSender(input.from, issues);
     const content = this.checkContent(input.content, issues);
@@ -174,7 +212,11 @@ export class SmsService {
     } else if (from.trim() === '') {
       issues.push({ field: 'from', message: 'must not be empty', value: from });
     } else if (from.length > max) {
-      issues.push({ field: 'from', message: `must be at most ${max} characters long, got ${from.length}`, value: from });
+      issues.push({
+        field: 'from',
+        message: `must be at most ${max} characters long, got ${from.length}`,
+        value: from,
+      });
     } else {
       return from;
     }
@@ -188,14 +230,23 @@ export class SmsService {
     } else if (value.trim() === '') {
       issues.push({ field: 'content', message: 'must not be empty' });
     } else if (max !== undefined && value.length > max) {
-      issues.push({ field: 'content', message: `must be at most ${max} characters long, got ${value.length}` });
+      issues.push({
+        field: 'content',
+        message: `must be at most ${max} characters long, got ${value.length}`,
+      });
     } else {
       return value;
     }
     return undefined;
   }
 
-  private checkCount(value: unknown, field: string, fallback: number, max: number, issues: ValidationIssue[]): number {
+  private checkCount(
+    value: unknown,
+    field: string,
+    fallback: number,
+    max: number,
+    issues: ValidationIssue[],
+  ): number {
     if (value === undefined) return fallback;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
       issues.push({ field, message: `must be a whole number from 1 to ${max}`, value });
@@ -206,13 +257,17 @@ export class SmsService {
 
   private checkId(value: unknown, field: string): void {
     if (typeof value !== 'string' || value.trim() === '') {
-      throw this.invalid(field === 'messageId' ? 'getMessageStatus' : 'getBatchStatus', [{ field, message: 'must be a non-empty string', value }]);
+      throw this.invalid(field === 'messageId' ? 'getMessageStatus' : 'getBatchStatus', [
+        { field, message: 'must be a non-empty string', value },
+      ]);
     }
   }
 
   private invalid(method: string, issues: ValidationIssue[]): HubtelValidationError {
     // Name the rejected value too (a phone number, a sender id): "to "12-ab" contains ...".
-    const summary = issues.map((i) => `${i.field}${i.value === undefined ? '' : ` ${echoValue(i.value)}`} ${i.message}`).join('; ');
+    const summary = issues
+      .map((i) => `${i.field}${i.value === undefined ? '' : ` ${echoValue(i.value)}`} ${i.message}`)
+      .join('; ');
     return new HubtelValidationError(`${method}: invalid input: ${summary}`, issues);
   }
 }

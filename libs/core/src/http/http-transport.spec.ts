@@ -13,7 +13,12 @@ import {
   HubtelTimeoutError,
   HubtelUnknownOutcomeError,
 } from '../errors/hubtel.errors.js';
-import { HttpTransport, createHttpTransport, parseRetryAfter, type HttpTransportConfig } from './http-transport.js';
+import {
+  HttpTransport,
+  createHttpTransport,
+  parseRetryAfter,
+  type HttpTransportConfig,
+} from './http-transport.js';
 
 class CaptureLogger implements LoggerService {
   readonly lines: { level: string; message: string }[] = [];
@@ -48,7 +53,10 @@ describe('HttpTransport', () => {
   let logger: CaptureLogger;
   const http = new HttpService(axios.create());
 
-  function transport(overrides: Partial<HttpTransportConfig> = {}, onSleep?: (ms: number) => Promise<void> | void) {
+  function transport(
+    overrides: Partial<HttpTransportConfig> = {},
+    onSleep?: (ms: number) => Promise<void> | void,
+  ) {
     return new HttpTransport(http, {
       baseUrls: { sms: fake.url, checkout: fake.url, status: fake.url, fulfillment: fake.url },
       credentials: { sms: SMS_PAIR, checkout: PAY_PAIR, status: PAY_PAIR },
@@ -76,7 +84,11 @@ describe('HttpTransport', () => {
   afterEach(() => fake.close());
 
   it('sends JSON with the Basic auth pair of the API it calls and returns the parsed answer', async () => {
-    fake.route('POST', '/v1/x', () => ({ status: 201, body: { ok: true, id: 'a1' }, headers: { 'X-Trace': 't1' } }));
+    fake.route('POST', '/v1/x', () => ({
+      status: 201,
+      body: { ok: true, id: 'a1' },
+      headers: { 'X-Trace': 't1' },
+    }));
     const res = await transport().request<{ ok: boolean; id: string }>({
       api: 'sms',
       method: 'POST',
@@ -87,7 +99,12 @@ describe('HttpTransport', () => {
       idempotent: false,
       operation: 'spec.send',
     });
-    expect(res).toEqual({ status: 201, data: { ok: true, id: 'a1' }, headers: expect.objectContaining({ 'x-trace': 't1' }), attempts: 1 });
+    expect(res).toEqual({
+      status: 201,
+      data: { ok: true, id: 'a1' },
+      headers: expect.objectContaining({ 'x-trace': 't1' }),
+      attempts: 1,
+    });
     const [req] = fake.requests;
     expect(req.headers.authorization).toBe(basic(SMS_PAIR));
     expect(req.headers['content-type']).toBe('application/json');
@@ -99,7 +116,14 @@ describe('HttpTransport', () => {
   it('uses the checkout pair for checkout/status, and no Authorization where none is configured', async () => {
     fake.route('*', /.*/, () => ({ status: 200, body: {} }));
     const t = transport();
-    await t.request({ api: 'status', method: 'GET', path: '/transactions/P1/status', query: { clientReference: 'r 1', skip: undefined }, idempotent: true, operation: 'spec.status' });
+    await t.request({
+      api: 'status',
+      method: 'GET',
+      path: '/transactions/P1/status',
+      query: { clientReference: 'r 1', skip: undefined },
+      idempotent: true,
+      operation: 'spec.status',
+    });
     await t.request({
       api: 'fulfillment',
       method: 'POST',
@@ -118,8 +142,17 @@ describe('HttpTransport', () => {
     fake.enqueue('GET', '/a', { status: 204 });
     fake.enqueue('GET', '/b', { status: 404, body: { message: 'not found' } });
     const t = transport();
-    expect((await t.request({ api: 'status', method: 'GET', path: '/a', idempotent: true, operation: 'a' })).data).toBeUndefined();
-    const res = await t.request({ api: 'status', method: 'GET', path: '/b', idempotent: true, operation: 'b', acceptStatus: [404] });
+    expect(
+      (await t.request({ api: 'status', method: 'GET', path: '/a', idempotent: true, operation: 'a' })).data,
+    ).toBeUndefined();
+    const res = await t.request({
+      api: 'status',
+      method: 'GET',
+      path: '/b',
+      idempotent: true,
+      operation: 'b',
+      acceptStatus: [404],
+    });
     expect(res.status).toBe(404);
     expect(res.data).toEqual({ message: 'not found' });
   });
@@ -132,7 +165,14 @@ describe('HttpTransport', () => {
       try {
         // The platform comes up during the first backoff.
         const t = transport({ baseUrls: { sms: `http://127.0.0.1:${port}` } }, () => late.listen(port));
-        const res = await t.request({ api: 'sms', method: 'POST', path: '/send', body: {}, idempotent: false, operation: 'spec.send' });
+        const res = await t.request({
+          api: 'sms',
+          method: 'POST',
+          path: '/send',
+          body: {},
+          idempotent: false,
+          operation: 'spec.send',
+        });
         expect(res.attempts).toBe(2);
         expect(late.requests).toHaveLength(1);
         expect(sleeps).toEqual([50]); // full jitter: 0.5 * min(1000, 100 * 2^0)
@@ -144,7 +184,16 @@ describe('HttpTransport', () => {
     it('throws HubtelNetworkError when the connection is refused on every attempt', async () => {
       const port = await closedPort();
       const t = transport({ baseUrls: { sms: `http://127.0.0.1:${port}` } });
-      const err = await t.request({ api: 'sms', method: 'POST', path: '/send', body: {}, idempotent: false, operation: 'spec.send' }).catch((e) => e);
+      const err = await t
+        .request({
+          api: 'sms',
+          method: 'POST',
+          path: '/send',
+          body: {},
+          idempotent: false,
+          operation: 'spec.send',
+        })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelNetworkError);
       expect(err.code).toBe('HUBTEL_NETWORK_ERROR');
       expect(err.attempts).toBe(3);
@@ -154,9 +203,19 @@ describe('HttpTransport', () => {
 
     it('retries 429 honouring Retry-After in seconds, and 503 honouring an HTTP date', async () => {
       fake.enqueue('POST', '/send', { status: 429, headers: { 'Retry-After': '1' } });
-      fake.enqueue('POST', '/send', { status: 503, headers: { 'Retry-After': 'Thu, 01 Jan 2026 00:00:00 GMT' } });
+      fake.enqueue('POST', '/send', {
+        status: 503,
+        headers: { 'Retry-After': 'Thu, 01 Jan 2026 00:00:00 GMT' },
+      });
       fake.route('POST', '/send', () => ({ status: 200, body: { ok: true } }));
-      const res = await transport().request({ api: 'sms', method: 'POST', path: '/send', body: { a: 1 }, idempotent: false, operation: 'spec.send' });
+      const res = await transport().request({
+        api: 'sms',
+        method: 'POST',
+        path: '/send',
+        body: { a: 1 },
+        idempotent: false,
+        operation: 'spec.send',
+      });
       expect(res.attempts).toBe(3);
       expect(fake.requests).toHaveLength(3);
       expect(sleeps).toEqual([1000, 0]);
@@ -164,8 +223,21 @@ describe('HttpTransport', () => {
     });
 
     it('gives up at once when Retry-After asks for more than maxDelayMs', async () => {
-      fake.route('POST', '/send', () => ({ status: 429, headers: { 'Retry-After': '60' }, body: { message: 'slow down' } }));
-      const err = await transport().request({ api: 'sms', method: 'POST', path: '/send', body: {}, idempotent: false, operation: 'spec.send' }).catch((e) => e);
+      fake.route('POST', '/send', () => ({
+        status: 429,
+        headers: { 'Retry-After': '60' },
+        body: { message: 'slow down' },
+      }));
+      const err = await transport()
+        .request({
+          api: 'sms',
+          method: 'POST',
+          path: '/send',
+          body: {},
+          idempotent: false,
+          operation: 'spec.send',
+        })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelRateLimitedError);
       expect(err.retryAfterMs).toBe(60_000);
       expect(err.httpStatus).toBe(429);
@@ -175,7 +247,16 @@ describe('HttpTransport', () => {
 
     it('throws HubtelRateLimitedError when 429 persists through every attempt', async () => {
       fake.route('POST', '/send', () => ({ status: 429, body: { message: 'Too many requests' } }));
-      const err = await transport().request({ api: 'sms', method: 'POST', path: '/send', body: {}, idempotent: false, operation: 'spec.send' }).catch((e) => e);
+      const err = await transport()
+        .request({
+          api: 'sms',
+          method: 'POST',
+          path: '/send',
+          body: {},
+          idempotent: false,
+          operation: 'spec.send',
+        })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelRateLimitedError);
       expect(err.code).toBe('HUBTEL_RATE_LIMITED');
       expect(fake.requests).toHaveLength(3);
@@ -184,7 +265,13 @@ describe('HttpTransport', () => {
     it.each([502, 504])('retries %i for an idempotent call', async (status) => {
       fake.enqueue('GET', '/status', { status });
       fake.route('GET', '/status', () => ({ status: 200, body: { s: 'Paid' } }));
-      const res = await transport().request({ api: 'status', method: 'GET', path: '/status', idempotent: true, operation: 'spec.status' });
+      const res = await transport().request({
+        api: 'status',
+        method: 'GET',
+        path: '/status',
+        idempotent: true,
+        operation: 'spec.status',
+      });
       expect(res.data).toEqual({ s: 'Paid' });
       expect(fake.requests).toHaveLength(2);
     });
@@ -192,7 +279,13 @@ describe('HttpTransport', () => {
     it('retries a time-out for an idempotent call, then throws HubtelTimeoutError', async () => {
       fake.route('GET', '/status', () => ({ status: 200, body: {}, delayMs: 2_000 }));
       const err = await transport({ timeoutMs: 100 })
-        .request({ api: 'status', method: 'GET', path: '/status', idempotent: true, operation: 'spec.status' })
+        .request({
+          api: 'status',
+          method: 'GET',
+          path: '/status',
+          idempotent: true,
+          operation: 'spec.status',
+        })
         .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelTimeoutError);
       expect(err.code).toBe('HUBTEL_TIMEOUT');
@@ -203,29 +296,58 @@ describe('HttpTransport', () => {
     it('succeeds when an idempotent call times out once and then answers', async () => {
       fake.enqueue('GET', '/status', { status: 200, body: {}, delayMs: 2_000 });
       fake.route('GET', '/status', () => ({ status: 200, body: { second: true } }));
-      const res = await transport({ timeoutMs: 150 }).request({ api: 'status', method: 'GET', path: '/status', idempotent: true, operation: 'spec.status' });
+      const res = await transport({ timeoutMs: 150 }).request({
+        api: 'status',
+        method: 'GET',
+        path: '/status',
+        idempotent: true,
+        operation: 'spec.status',
+      });
       expect(res.data).toEqual({ second: true });
       expect(res.attempts).toBe(2);
     });
   });
 
   describe('retries that must not happen', () => {
-    it.each([502, 504])('a non-idempotent call answered %i fails with HubtelUnknownOutcomeError after one request', async (status) => {
-      fake.route('POST', '/send', () => ({ status, body: '<html>Bad gateway</html>', headers: { 'Content-Type': 'text/html' } }));
-      const err = await transport().request({ api: 'sms', method: 'POST', path: '/send', body: {}, idempotent: false, operation: 'sms.send' }).catch((e) => e);
-      expect(err).toBeInstanceOf(HubtelUnknownOutcomeError);
-      expect(err.code).toBe('HUBTEL_UNKNOWN_OUTCOME');
-      expect(err.message).toMatch(/outcome is unknown/);
-      expect(err.message).toMatch(/check its status before sending it again/);
-      expect(err.httpStatus).toBe(status);
-      expect(fake.requests).toHaveLength(1);
-      expect(sleeps).toEqual([]);
-    });
+    it.each([502, 504])(
+      'a non-idempotent call answered %i fails with HubtelUnknownOutcomeError after one request',
+      async (status) => {
+        fake.route('POST', '/send', () => ({
+          status,
+          body: '<html>Bad gateway</html>',
+          headers: { 'Content-Type': 'text/html' },
+        }));
+        const err = await transport()
+          .request({
+            api: 'sms',
+            method: 'POST',
+            path: '/send',
+            body: {},
+            idempotent: false,
+            operation: 'sms.send',
+          })
+          .catch((e) => e);
+        expect(err).toBeInstanceOf(HubtelUnknownOutcomeError);
+        expect(err.code).toBe('HUBTEL_UNKNOWN_OUTCOME');
+        expect(err.message).toMatch(/outcome is unknown/);
+        expect(err.message).toMatch(/check its status before sending it again/);
+        expect(err.httpStatus).toBe(status);
+        expect(fake.requests).toHaveLength(1);
+        expect(sleeps).toEqual([]);
+      },
+    );
 
     it('a non-idempotent call that times out is not retried', async () => {
       fake.route('POST', '/send', () => ({ status: 200, body: {}, delayMs: 2_000 }));
       const err = await transport({ timeoutMs: 100 })
-        .request({ api: 'checkout', method: 'POST', path: '/send', body: {}, idempotent: false, operation: 'checkout.initiate' })
+        .request({
+          api: 'checkout',
+          method: 'POST',
+          path: '/send',
+          body: {},
+          idempotent: false,
+          operation: 'checkout.initiate',
+        })
         .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelUnknownOutcomeError);
       expect(err.message).toMatch(/timed out after 100 ms.*outcome is unknown/);
@@ -234,21 +356,46 @@ describe('HttpTransport', () => {
 
     it('a non-idempotent call whose connection is cut after sending is not retried', async () => {
       fake.route('POST', '/send', () => ({ destroy: true }));
-      const err = await transport().request({ api: 'sms', method: 'POST', path: '/send', body: {}, idempotent: false, operation: 'sms.send' }).catch((e) => e);
+      const err = await transport()
+        .request({
+          api: 'sms',
+          method: 'POST',
+          path: '/send',
+          body: {},
+          idempotent: false,
+          operation: 'sms.send',
+        })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelUnknownOutcomeError);
       expect(fake.requests).toHaveLength(1);
     });
 
     it('an idempotent call whose connection is cut is retried, then HubtelNetworkError', async () => {
       fake.route('GET', '/status', () => ({ destroy: true }));
-      const err = await transport().request({ api: 'status', method: 'GET', path: '/status', idempotent: true, operation: 'spec.status' }).catch((e) => e);
+      const err = await transport()
+        .request({
+          api: 'status',
+          method: 'GET',
+          path: '/status',
+          idempotent: true,
+          operation: 'spec.status',
+        })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelNetworkError);
       expect(fake.requests).toHaveLength(3);
     });
 
     it('a 500 is not retried, even when idempotent', async () => {
       fake.route('GET', '/status', () => ({ status: 500, body: { message: 'boom' } }));
-      const err = await transport().request({ api: 'status', method: 'GET', path: '/status', idempotent: true, operation: 'spec.status' }).catch((e) => e);
+      const err = await transport()
+        .request({
+          api: 'status',
+          method: 'GET',
+          path: '/status',
+          idempotent: true,
+          operation: 'spec.status',
+        })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelApiError);
       expect(err.httpStatus).toBe(500);
       expect(fake.requests).toHaveLength(1);
@@ -257,7 +404,9 @@ describe('HttpTransport', () => {
 
   describe('error mapping', () => {
     const call = (api: 'sms' | 'checkout' = 'sms') =>
-      transport().request({ api, method: 'POST', path: '/send', body: {}, idempotent: false, operation: `${api}.op` }).catch((e) => e);
+      transport()
+        .request({ api, method: 'POST', path: '/send', body: {}, idempotent: false, operation: `${api}.op` })
+        .catch((e) => e);
 
     it('401 → HubtelAuthenticationError naming the API, without the credentials', async () => {
       fake.route('POST', '/send', () => ({ status: 401, body: { message: 'Unauthorized' } }));
@@ -284,7 +433,11 @@ describe('HttpTransport', () => {
     });
 
     it('403 as an HTML page → HubtelIpNotAllowedError mentioning the allow-list', async () => {
-      fake.route('POST', '/send', () => ({ status: 403, body: '<!DOCTYPE html><html><body>Forbidden</body></html>', headers: { 'Content-Type': 'text/html' } }));
+      fake.route('POST', '/send', () => ({
+        status: 403,
+        body: '<!DOCTYPE html><html><body>Forbidden</body></html>',
+        headers: { 'Content-Type': 'text/html' },
+      }));
       const err = await call('checkout');
       expect(err).toBeInstanceOf(HubtelIpNotAllowedError);
       expect(err.code).toBe('HUBTEL_IP_NOT_ALLOWED');
@@ -301,7 +454,10 @@ describe('HttpTransport', () => {
     });
 
     it('400 with an SMS sub-code → HubtelApiError with the code, its meaning and the body', async () => {
-      fake.route('POST', '/send', () => ({ status: 400, body: { status: 1, message: 'Invalid destination' } }));
+      fake.route('POST', '/send', () => ({
+        status: 400,
+        body: { status: 1, message: 'Invalid destination' },
+      }));
       const err = await call();
       expect(err).toBeInstanceOf(HubtelApiError);
       expect(err.httpStatus).toBe(400);
@@ -318,7 +474,11 @@ describe('HttpTransport', () => {
     });
 
     it('500 with a long text body → HubtelApiError with the body cut to about 2 KB', async () => {
-      fake.route('POST', '/send', () => ({ status: 500, body: 'x'.repeat(10_000), headers: { 'Content-Type': 'text/plain' } }));
+      fake.route('POST', '/send', () => ({
+        status: 500,
+        body: 'x'.repeat(10_000),
+        headers: { 'Content-Type': 'text/plain' },
+      }));
       const err = await call();
       expect(err).toBeInstanceOf(HubtelApiError);
       expect(err.httpStatus).toBe(500);
@@ -326,7 +486,10 @@ describe('HttpTransport', () => {
     });
 
     it('a redirect is reported, not followed', async () => {
-      fake.route('POST', '/send', () => ({ status: 301, headers: { Location: 'https://elsewhere.example/send' } }));
+      fake.route('POST', '/send', () => ({
+        status: 301,
+        headers: { Location: 'https://elsewhere.example/send' },
+      }));
       const err = await call();
       expect(err).toBeInstanceOf(HubtelApiError);
       expect(err.message).toMatch(/redirected to https:\/\/elsewhere.example\/send/);
@@ -336,7 +499,9 @@ describe('HttpTransport', () => {
     it('a 2xx that is not JSON: unknown outcome for a send, API error for a read', async () => {
       fake.route('*', /.*/, () => ({ status: 200, body: 'OK!', headers: { 'Content-Type': 'text/plain' } }));
       expect(await call()).toBeInstanceOf(HubtelUnknownOutcomeError);
-      const read = await transport().request({ api: 'status', method: 'GET', path: '/s', idempotent: true, operation: 'r' }).catch((e) => e);
+      const read = await transport()
+        .request({ api: 'status', method: 'GET', path: '/s', idempotent: true, operation: 'r' })
+        .catch((e) => e);
       expect(read).toBeInstanceOf(HubtelApiError);
     });
 
@@ -356,12 +521,19 @@ describe('HttpTransport', () => {
         api: 'sms',
         method: 'POST',
         path: '/send',
-        body: { From: 'Shop', To: '233241234567', Recipients: ['+233 20 765 4321'], clientSecret: SMS_PAIR.clientSecret },
+        body: {
+          From: 'Shop',
+          To: '233241234567',
+          Recipients: ['+233 20 765 4321'],
+          clientSecret: SMS_PAIR.clientSecret,
+        },
         idempotent: false,
         operation: 'sms.send',
       });
       const text = logger.text();
-      expect(logger.lines.some((l) => l.level === 'debug' && l.message.includes('POST sms /send'))).toBe(true);
+      expect(logger.lines.some((l) => l.level === 'debug' && l.message.includes('POST sms /send'))).toBe(
+        true,
+      );
       expect(logger.lines.some((l) => l.level === 'warn' && l.message.includes('retrying'))).toBe(true);
       expect(text).toContain('233******567');
       expect(text).not.toContain('233241234567');
@@ -374,13 +546,23 @@ describe('HttpTransport', () => {
 
   it('refuses an API without a configured base URL', async () => {
     const t = transport({ baseUrls: { sms: fake.url } });
-    await expect(t.request({ api: 'checkout', method: 'GET', path: '/x', idempotent: true, operation: 'x' })).rejects.toMatchObject({
+    await expect(
+      t.request({ api: 'checkout', method: 'GET', path: '/x', idempotent: true, operation: 'x' }),
+    ).rejects.toMatchObject({
       code: 'HUBTEL_CONFIG_INVALID',
     });
   });
 
   it('createHttpTransport sets the logger context', () => {
-    const t = createHttpTransport(http, { baseUrls: { sms: 'http://x' }, timeoutMs: 1, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } }, 'Ctx');
+    const t = createHttpTransport(
+      http,
+      {
+        baseUrls: { sms: 'http://x' },
+        timeoutMs: 1,
+        retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      },
+      'Ctx',
+    );
     expect(t).toBeInstanceOf(HttpTransport);
     expect(t.baseUrl('sms')).toBe('http://x');
   });

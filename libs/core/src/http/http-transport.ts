@@ -159,9 +159,13 @@ export class HttpTransport {
     this.sleep = hooks.sleep ?? defaultSleep;
     this.random = hooks.random ?? Math.random;
     this.now = hooks.now ?? Date.now;
-    for (const [api, pair] of Object.entries(config.credentials ?? {}) as [HubtelApi, HubtelCredentials | undefined][]) {
+    for (const [api, pair] of Object.entries(config.credentials ?? {}) as [
+      HubtelApi,
+      HubtelCredentials | undefined,
+    ][]) {
       if (pair) {
-        this.authHeaders[api] = `Basic ${Buffer.from(`${pair.clientId}:${pair.clientSecret}`, 'utf8').toString('base64')}`;
+        this.authHeaders[api] =
+          `Basic ${Buffer.from(`${pair.clientId}:${pair.clientSecret}`, 'utf8').toString('base64')}`;
       }
     }
   }
@@ -174,7 +178,10 @@ export class HttpTransport {
   async request<T = unknown>(req: HubtelRequest): Promise<HubtelResponse<T>> {
     const base = this.config.baseUrls[req.api];
     if (!base) {
-      throw new HubtelError('HUBTEL_CONFIG_INVALID', `${req.operation}: no base URL is configured for the ${req.api} API`);
+      throw new HubtelError(
+        'HUBTEL_CONFIG_INVALID',
+        `${req.operation}: no base URL is configured for the ${req.api} API`,
+      );
     }
     if (!req.path.startsWith('/')) {
       throw new HubtelError('HUBTEL_CONFIG_INVALID', `${req.operation}: request path must start with "/"`);
@@ -196,8 +203,9 @@ export class HttpTransport {
 
     for (let attempt = 1; ; attempt++) {
       this.logger.debug?.(
-        maskPhoneNumbers(`→ ${target}${queryString(req.query)} [${req.operation}] attempt ${attempt}/${maxAttempts}`) +
-          (data === undefined ? '' : ` body=${redactToString(req.body)}`),
+        maskPhoneNumbers(
+          `→ ${target}${queryString(req.query)} [${req.operation}] attempt ${attempt}/${maxAttempts}`,
+        ) + (data === undefined ? '' : ` body=${redactToString(req.body)}`),
         this.context,
       );
       const started = this.now();
@@ -220,7 +228,10 @@ export class HttpTransport {
             transitional: { clarifyTimeoutError: true, silentJSONParsing: true, forcedJSONParsing: false },
           }),
         );
-        this.logger.debug?.(`← ${res.status} ${target} [${req.operation}] in ${this.now() - started} ms`, this.context);
+        this.logger.debug?.(
+          `← ${res.status} ${target} [${req.operation}] in ${this.now() - started} ms`,
+          this.context,
+        );
         if ((res.status >= 200 && res.status < 300) || req.acceptStatus?.includes(res.status)) {
           return this.success<T>(req, res, attempt);
         }
@@ -272,7 +283,10 @@ export class HttpTransport {
         const message = `${req.operation}: ${req.method} ${req.api} ${req.path} answered ${res.status} with a body that is not JSON`;
         // The platform accepted a non-idempotent request but we cannot read what it did.
         if (!req.idempotent) {
-          throw new HubtelUnknownOutcomeError(`${message}; its outcome is unknown: check its status before sending it again`, details);
+          throw new HubtelUnknownOutcomeError(
+            `${message}; its outcome is unknown: check its status before sending it again`,
+            details,
+          );
         }
         throw new HubtelApiError(message, details);
       }
@@ -301,14 +315,20 @@ export class HttpTransport {
       return {
         retry: true,
         retryAfterMs,
-        error: new HubtelRateLimitedError(`${where} was rate limited by the platform (HTTP 429) after ${attempt} attempt(s)${suffix}`, details),
+        error: new HubtelRateLimitedError(
+          `${where} was rate limited by the platform (HTTP 429) after ${attempt} attempt(s)${suffix}`,
+          details,
+        ),
       };
     }
     if (status === 503) {
       return {
         retry: true,
         retryAfterMs,
-        error: new HubtelApiError(`${where} failed: the platform is unavailable (HTTP 503) after ${attempt} attempt(s)${suffix}`, details),
+        error: new HubtelApiError(
+          `${where} failed: the platform is unavailable (HTTP 503) after ${attempt} attempt(s)${suffix}`,
+          details,
+        ),
       };
     }
     if (status === 502 || status === 504) {
@@ -321,7 +341,13 @@ export class HttpTransport {
           ),
         };
       }
-      return { retry: true, error: new HubtelApiError(`${where} failed with HTTP ${status} after ${attempt} attempt(s)${suffix}`, details) };
+      return {
+        retry: true,
+        error: new HubtelApiError(
+          `${where} failed with HTTP ${status} after ${attempt} attempt(s)${suffix}`,
+          details,
+        ),
+      };
     }
     if (status === 401) {
       return {
@@ -335,7 +361,10 @@ export class HttpTransport {
     if (status === 402 || (req.api === 'sms' && status === 400 && responseCode === '12')) {
       return {
         retry: false,
-        error: new HubtelInsufficientCreditError(`${where} was refused: the account has no credit left (HTTP ${status})${suffix}`, details),
+        error: new HubtelInsufficientCreditError(
+          `${where} was refused: the account has no credit left (HTTP ${status})${suffix}`,
+          details,
+        ),
       };
     }
     if (status === 403 && looksLikeHtml(headers['content-type'], text)) {
@@ -351,13 +380,24 @@ export class HttpTransport {
       const location = headers.location ? ` to ${headers.location}` : '';
       return {
         retry: false,
-        error: new HubtelApiError(`${where} was redirected${location} (HTTP ${status}); check the ${req.api} base URL`, details),
+        error: new HubtelApiError(
+          `${where} was redirected${location} (HTTP ${status}); check the ${req.api} base URL`,
+          details,
+        ),
       };
     }
-    return { retry: false, error: new HubtelApiError(`${where} failed with HTTP ${status}${suffix}`, details) };
+    return {
+      retry: false,
+      error: new HubtelApiError(`${where} failed with HTTP ${status}${suffix}`, details),
+    };
   }
 
-  private decideOnFailure(req: HubtelRequest, failure: AttemptFailure, attempt: number, timeoutMs: number): Decision {
+  private decideOnFailure(
+    req: HubtelRequest,
+    failure: AttemptFailure,
+    attempt: number,
+    timeoutMs: number,
+  ): Decision {
     const where = `${req.operation}: ${req.method} ${req.api} ${req.path}`;
     const details: HubtelErrorDetails = { attempts: attempt, cause: sanitizedCause(failure) };
     if (failure.kind === 'pre-send') {
@@ -369,7 +409,10 @@ export class HttpTransport {
         ),
       };
     }
-    const what = failure.kind === 'timeout' ? `timed out after ${timeoutMs} ms` : `lost its connection (${failure.code})`;
+    const what =
+      failure.kind === 'timeout'
+        ? `timed out after ${timeoutMs} ms`
+        : `lost its connection (${failure.code})`;
     if (!req.idempotent) {
       return {
         retry: false,
@@ -380,9 +423,15 @@ export class HttpTransport {
       };
     }
     if (failure.kind === 'timeout') {
-      return { retry: true, error: new HubtelTimeoutError(`${where} ${what} on each of ${attempt} attempt(s)`, details) };
+      return {
+        retry: true,
+        error: new HubtelTimeoutError(`${where} ${what} on each of ${attempt} attempt(s)`, details),
+      };
     }
-    return { retry: true, error: new HubtelNetworkError(`${where} ${what} after ${attempt} attempt(s)`, details) };
+    return {
+      retry: true,
+      error: new HubtelNetworkError(`${where} ${what} after ${attempt} attempt(s)`, details),
+    };
   }
 }
 
@@ -430,9 +479,10 @@ function queryString(query: HubtelRequest['query']): string {
 
 function plainHeaders(headers: unknown): Record<string, string> {
   const out: Record<string, string> = {};
-  const source = headers && typeof (headers as { toJSON?: unknown }).toJSON === 'function'
-    ? (headers as { toJSON(): Record<string, unknown> }).toJSON()
-    : (headers as Record<string, unknown> | undefined) ?? {};
+  const source =
+    headers && typeof (headers as { toJSON?: unknown }).toJSON === 'function'
+      ? (headers as { toJSON(): Record<string, unknown> }).toJSON()
+      : ((headers as Record<string, unknown> | undefined) ?? {});
   for (const [name, value] of Object.entries(source)) {
     if (value === undefined || value === null) continue;
     out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
@@ -480,7 +530,8 @@ function extractMessage(body: unknown): string | undefined {
   const b = body as Record<string, unknown>;
   for (const key of ['message', 'Message', 'statusDescription', 'error', 'Error']) {
     const value = b[key];
-    if (typeof value === 'string' && value.trim() !== '') return value.length > 300 ? `${value.slice(0, 300)}…` : value;
+    if (typeof value === 'string' && value.trim() !== '')
+      return value.length > 300 ? `${value.slice(0, 300)}…` : value;
   }
   return undefined;
 }

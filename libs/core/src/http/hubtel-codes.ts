@@ -8,7 +8,8 @@ export const HUBTEL_RESPONSE_CODES: Readonly<Record<string, string>> = Object.fr
   '0000': 'success',
   '0001': 'request accepted; the final status follows by callback',
   '0005': 'HTTP failure at the payment partner; the state is unknown, check the transaction status',
-  '2001': 'payment processor failure (wrong PIN, USSD time-out, or special characters such as & * ! % @ in the description)',
+  '2001':
+    'payment processor failure (wrong PIN, USSD time-out, or special characters such as & * ! % @ in the description)',
   '4000': 'validation error',
   '4070': 'fees not set, or amount below the minimum',
   '4101': 'wrong API keys, missing API scope, or wrong POS Sales ID',

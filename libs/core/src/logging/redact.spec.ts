@@ -15,7 +15,9 @@ describe('maskMsisdn', () => {
 describe('maskPhoneNumbers', () => {
   it('masks MSISDN-looking runs and written forms inside text', () => {
     expect(maskPhoneNumbers('to 233241234567 and +233241234568.')).toBe('to 233******567 and +233******568.');
-    expect(maskPhoneNumbers('call 024 123 4567 or (024) 123-4567')).toBe('call 024 *** *567 or (024) ***-*567');
+    expect(maskPhoneNumbers('call 024 123 4567 or (024) 123-4567')).toBe(
+      'call 024 *** *567 or (024) ***-*567',
+    );
     expect(maskPhoneNumbers('{"To":"00233241234567"}')).toBe('{"To":"002********567"}');
   });
   it('leaves ids alone: UUIDs and digit runs glued to letters', () => {
@@ -52,7 +54,11 @@ describe('redact', () => {
     });
   });
   it('survives cycles, dates, buffers and errors, and does not change its input', () => {
-    const input: Record<string, unknown> = { at: new Date(0), buf: Buffer.from('abc'), err: new Error('to 233241234567') };
+    const input: Record<string, unknown> = {
+      at: new Date(0),
+      buf: Buffer.from('abc'),
+      err: new Error('to 233241234567'),
+    };
     input.self = input;
     const out = redact(input) as Record<string, unknown>;
     expect(out.self).toBe('[Circular]');
@@ -62,7 +68,9 @@ describe('redact', () => {
     expect(input.self).toBe(input);
   });
   it('names secret keys', () => {
-    expect(['clientSecret', 'Authorization', 'apiKey', 'refresh_token', 'client_id'].every(isSecretKey)).toBe(true);
+    expect(['clientSecret', 'Authorization', 'apiKey', 'refresh_token', 'client_id'].every(isSecretKey)).toBe(
+      true,
+    );
     expect(['From', 'Content', 'Recipients', 'messageId'].some(isSecretKey)).toBe(false);
   });
   it('redactToString cuts long output', () => {

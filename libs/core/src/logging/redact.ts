@@ -9,7 +9,8 @@ const MASK = '*';
 export const REDACTED = '[REDACTED]';
 
 /** Key names whose values are never logged (matched case-insensitively, anywhere in the name). */
-const SECRET_KEY = /secret|passw(or)?d|pwd|token|authori[sz]ation|api[-_]?key|credential|cookie|client[-_]?id|private[-_]?key|signature/i;
+const SECRET_KEY =
+  /secret|passw(or)?d|pwd|token|authori[sz]ation|api[-_]?key|credential|cookie|client[-_]?id|private[-_]?key|signature/i;
 
 /** Contiguous runs of 9 to 15 digits, optionally after "+": the shape of an MSISDN. */
 const DIGIT_RUN = /(?<![\dA-Za-z])(\+?)(\d{9,15})(?![\dA-Za-z])/g;
@@ -78,12 +79,15 @@ const LOG_MAX_ITEMS = 25;
 function walk(value: unknown, depth: number, seen: WeakSet<object>, maxItems: number): unknown {
   if (typeof value === 'string') return maskPhoneNumbers(value);
   if (typeof value === 'number') {
-    return Number.isInteger(value) && Math.abs(value) >= 1e8 && Math.abs(value) < 1e15 ? maskMsisdn(String(value)) : value;
+    return Number.isInteger(value) && Math.abs(value) >= 1e8 && Math.abs(value) < 1e15
+      ? maskMsisdn(String(value))
+      : value;
   }
   if (typeof value === 'bigint') return maskPhoneNumbers(value.toString());
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Date) return value.toISOString();
-  if (value instanceof Uint8Array || value instanceof ArrayBuffer) return `[binary ${value.byteLength} bytes]`;
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer)
+    return `[binary ${value.byteLength} bytes]`;
   if (seen.has(value)) return '[Circular]';
   if (depth <= 0) return Array.isArray(value) ? '[Array]' : '[Object]';
   seen.add(value);
@@ -97,7 +101,11 @@ function walk(value: unknown, depth: number, seen: WeakSet<object>, maxItems: nu
       return walk(Object.fromEntries(value), depth, seen, maxItems);
     }
     if (value instanceof Error) {
-      return { name: value.name, message: maskPhoneNumbers(value.message), code: (value as { code?: unknown }).code };
+      return {
+        name: value.name,
+        message: maskPhoneNumbers(value.message),
+        code: (value as { code?: unknown }).code,
+      };
     }
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
@@ -123,5 +131,7 @@ export function redactToString(value: unknown, maxLength = 2_048): string {
   } catch {
     text = '[unserialisable]';
   }
-  return text.length > maxLength ? `${text.slice(0, maxLength)}…(${text.length - maxLength} more chars)` : text;
+  return text.length > maxLength
+    ? `${text.slice(0, maxLength)}…(${text.length - maxLength} more chars)`
+    : text;
 }

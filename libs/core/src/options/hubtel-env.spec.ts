@@ -21,7 +21,9 @@ describe('readHubtelEnv', () => {
     const fromGetter = readHubtelEnv((key) => (vars as Record<string, string | undefined>)[key]);
     expect(fromRecord).toEqual(fromGetter);
     // A ConfigService-like object (anything with get(key)) works as is.
-    expect(readHubtelEnv({ get: (key: string) => (vars as Record<string, string | undefined>)[key] })).toEqual(fromRecord);
+    expect(
+      readHubtelEnv({ get: (key: string) => (vars as Record<string, string | undefined>)[key] }),
+    ).toEqual(fromRecord);
     expect(fromRecord).toEqual({
       clientId: 'pay-id',
       clientSecret: 'pay-secret',
@@ -48,7 +50,11 @@ describe('readHubtelEnv', () => {
   });
 
   it('hubtelHttpOptionsFromEnv picks the transport settings only', () => {
-    expect(hubtelHttpOptionsFromEnv(readHubtelEnv(vars))).toEqual({ timeoutMs: 2500, retry: { maxAttempts: 5 }, defaultCountryCode: '234' });
+    expect(hubtelHttpOptionsFromEnv(readHubtelEnv(vars))).toEqual({
+      timeoutMs: 2500,
+      retry: { maxAttempts: 5 },
+      defaultCountryCode: '234',
+    });
     expect(hubtelHttpOptionsFromEnv({})).toEqual({});
   });
 

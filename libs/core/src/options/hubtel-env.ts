@@ -48,13 +48,19 @@ export interface HubtelEnv {
   defaultCountryCode?: string;
 }
 
-const NUMERIC_KEYS = new Set<keyof HubtelEnv>(['timeoutMs', 'retryMaxAttempts', 'retryBaseDelayMs', 'retryMaxDelayMs']);
+const NUMERIC_KEYS = new Set<keyof HubtelEnv>([
+  'timeoutMs',
+  'retryMaxAttempts',
+  'retryBaseDelayMs',
+  'retryMaxDelayMs',
+]);
 
 /** One raw variable from a source, trimmed; blank counts as unset (an empty `.env` line). */
 export function readEnvValue(source: HubtelEnvSource, key: string): string | undefined {
   let raw: unknown;
   if (typeof source === 'function') raw = source(key);
-  else if (typeof (source as { get?: unknown }).get === 'function') raw = (source as { get(key: string): unknown }).get(key);
+  else if (typeof (source as { get?: unknown }).get === 'function')
+    raw = (source as { get(key: string): unknown }).get(key);
   else raw = (source as Readonly<Record<string, unknown>>)[key];
   if (raw === undefined || raw === null) return undefined;
   const text = String(raw).trim();
@@ -65,7 +71,8 @@ export function readEnvValue(source: HubtelEnvSource, key: string): string | und
 export function readEnvNumber(source: HubtelEnvSource, key: string): number | undefined {
   const text = readEnvValue(source, key);
   if (text === undefined) return undefined;
-  if (!/^\d+(\.\d+)?$/.test(text)) throw new HubtelConfigError(key, 'must be a number (environment variable)');
+  if (!/^\d+(\.\d+)?$/.test(text))
+    throw new HubtelConfigError(key, 'must be a number (environment variable)');
   return Number(text);
 }
 

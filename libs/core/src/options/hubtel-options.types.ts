@@ -11,11 +11,6 @@ export interface HubtelCredentials {
  */
 export type HubtelApi = 'sms' | 'checkout' | 'status' | 'fulfillment';
 
-export const HUBTEL_APIS: readonly HubtelApi[] = ['sms', 'checkout', 'status', 'fulfillment'];
-
-/** Base address of each API (no trailing slash). */
-export type HubtelBaseUrls = Record<HubtelApi, string>;
-
 export interface HubtelRetryOptions {
   /** Attempts in all, the first one included. 1 disables retries. Default 3. */
   maxAttempts: number;

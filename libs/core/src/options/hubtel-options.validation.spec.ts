@@ -29,15 +29,22 @@ describe('option validation', () => {
     expect(configError(() => resolveCredentials({ clientSecret: 'x' }, 'sms')).option).toBe('sms.clientId');
     const typed = configError(() => resolveCredentials({ clientId: 'id', clientSecret: 42 }, 'checkout'));
     expect(typed.message).toMatch(/"checkout.clientSecret": must be a string, got number/);
-    expect(configError(() => resolveCredentials({ clientId: 'a:b', clientSecret: 'x' }, 'sms')).message).toMatch(/must not contain ":"/);
-    expect(resolveCredentials({ clientId: 'id', clientSecret: 'pw' }, 'sms')).toEqual({ clientId: 'id', clientSecret: 'pw' });
+    expect(
+      configError(() => resolveCredentials({ clientId: 'a:b', clientSecret: 'x' }, 'sms')).message,
+    ).toMatch(/must not contain ":"/);
+    expect(resolveCredentials({ clientId: 'id', clientSecret: 'pw' }, 'sms')).toEqual({
+      clientId: 'id',
+      clientSecret: 'pw',
+    });
   });
 
   it('URLs must be absolute http(s), without credentials; trailing slashes are dropped', () => {
     expect(resolveUrl('https://sms.hubtel.com/', 'sms.baseUrl')).toBe('https://sms.hubtel.com');
     expect(resolveUrl('http://127.0.0.1:8080/base//', 'x')).toBe('http://127.0.0.1:8080/base');
     expect(resolveUrl(undefined, 'x', 'https://d')).toBe('https://d');
-    expect(configError(() => resolveUrl('sms.hubtel.com', 'sms.baseUrl')).message).toMatch(/"sms.baseUrl": must be an absolute http\(s\) URL/);
+    expect(configError(() => resolveUrl('sms.hubtel.com', 'sms.baseUrl')).message).toMatch(
+      /"sms.baseUrl": must be an absolute http\(s\) URL/,
+    );
     expect(configError(() => resolveUrl('ftp://x', 'a')).message).toMatch(/http or https, not ftp/);
     const withPassword = configError(() => resolveUrl('https://id:topsecret@x.com', 'a'));
     expect(withPassword.message).not.toContain('topsecret');
@@ -48,7 +55,9 @@ describe('option validation', () => {
   it('numbers must be positive integers within bounds', () => {
     expect(resolveNumber(undefined, 'n', 7)).toBe(7);
     expect(resolveNumber(3, 'n', 7)).toBe(3);
-    expect(configError(() => resolveNumber(0, 'sms.batchSize', 1)).message).toMatch(/"sms.batchSize": must be at least 1, got 0/);
+    expect(configError(() => resolveNumber(0, 'sms.batchSize', 1)).message).toMatch(
+      /"sms.batchSize": must be at least 1, got 0/,
+    );
     expect(configError(() => resolveNumber(-5, 'n', 1)).message).toMatch(/at least 1/);
     expect(configError(() => resolveNumber(1.5, 'n', 1)).message).toMatch(/whole number/);
     expect(configError(() => resolveNumber('10', 'n', 1)).message).toMatch(/finite number, got string/);
@@ -62,21 +71,36 @@ describe('option validation', () => {
       retry: { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5000 },
       defaultCountryCode: '233',
     });
-    expect(resolveHttpOptions({ timeoutMs: 100, retry: { maxAttempts: 1, baseDelayMs: 5 }, defaultCountryCode: '234' }, 'sms')).toEqual({
+    expect(
+      resolveHttpOptions(
+        { timeoutMs: 100, retry: { maxAttempts: 1, baseDelayMs: 5 }, defaultCountryCode: '234' },
+        'sms',
+      ),
+    ).toEqual({
       timeoutMs: 100,
       retry: { maxAttempts: 1, baseDelayMs: 5, maxDelayMs: 5000 },
       defaultCountryCode: '234',
     });
     expect(configError(() => resolveHttpOptions({ timeoutMs: 0 }, 'sms')).option).toBe('sms.timeoutMs');
-    expect(configError(() => resolveHttpOptions({ retry: { maxAttempts: 0 } }, 'sms')).option).toBe('sms.retry.maxAttempts');
+    expect(configError(() => resolveHttpOptions({ retry: { maxAttempts: 0 } }, 'sms')).option).toBe(
+      'sms.retry.maxAttempts',
+    );
     expect(configError(() => resolveHttpOptions({ retry: 3 } as never, 'sms')).option).toBe('sms.retry');
-    expect(configError(() => resolveHttpOptions({ retry: { baseDelayMs: 100, maxDelayMs: 50 } }, 'sms')).option).toBe('sms.retry.maxDelayMs');
-    expect(configError(() => resolveHttpOptions({ defaultCountryCode: '+233' }, 'sms')).option).toBe('sms.defaultCountryCode');
+    expect(
+      configError(() => resolveHttpOptions({ retry: { baseDelayMs: 100, maxDelayMs: 50 } }, 'sms')).option,
+    ).toBe('sms.retry.maxDelayMs');
+    expect(configError(() => resolveHttpOptions({ defaultCountryCode: '+233' }, 'sms')).option).toBe(
+      'sms.defaultCountryCode',
+    );
   });
 
   it('other helpers', () => {
-    expect(configError(() => assertOptionsObject(null, 'sms')).message).toMatch(/"sms": must be an object, got null/);
-    expect(configError(() => requireString('abcdef', 's', { maxLength: 3 })).message).toMatch(/at most 3 characters/);
+    expect(configError(() => assertOptionsObject(null, 'sms')).message).toMatch(
+      /"sms": must be an object, got null/,
+    );
+    expect(configError(() => requireString('abcdef', 's', { maxLength: 3 })).message).toMatch(
+      /at most 3 characters/,
+    );
     expect(resolveOneOf(undefined, 'm', ['a', 'b'], 'a')).toBe('a');
     expect(configError(() => resolveOneOf('c', 'm', ['a', 'b'], 'a')).message).toMatch(/one of "a", "b"/);
     expect(resolveCountryCode('1', 'c')).toBe('1');

@@ -32,7 +32,8 @@ export function assertOptionsObject(value: unknown, name: string): asserts value
 /** A required, non-blank string. The value is never echoed (it may be a secret). */
 export function requireString(value: unknown, name: string, options: { maxLength?: number } = {}): string {
   if (value === undefined || value === null) throw new HubtelConfigError(name, 'is required');
-  if (typeof value !== 'string') throw new HubtelConfigError(name, `must be a string, got ${describe(value)}`);
+  if (typeof value !== 'string')
+    throw new HubtelConfigError(name, `must be a string, got ${describe(value)}`);
   if (value.trim() === '') throw new HubtelConfigError(name, 'must not be empty');
   if (options.maxLength !== undefined && value.length > options.maxLength) {
     throw new HubtelConfigError(name, `must be at most ${options.maxLength} characters long`);
@@ -41,7 +42,11 @@ export function requireString(value: unknown, name: string, options: { maxLength
 }
 
 /** An optional string: undefined stays undefined, anything given must be a non-blank string. */
-export function optionalString(value: unknown, name: string, options: { maxLength?: number } = {}): string | undefined {
+export function optionalString(
+  value: unknown,
+  name: string,
+  options: { maxLength?: number } = {},
+): string | undefined {
   return value === undefined ? undefined : requireString(value, name, options);
 }
 
@@ -91,21 +96,29 @@ export function resolveNumber(value: unknown, name: string, fallback: number, ru
   if (typeof value !== 'number' || !Number.isFinite(value)) {
     throw new HubtelConfigError(name, `must be a finite number, got ${describe(value)}`);
   }
-  if (integer && !Number.isInteger(value)) throw new HubtelConfigError(name, `must be a whole number, got ${value}`);
+  if (integer && !Number.isInteger(value))
+    throw new HubtelConfigError(name, `must be a whole number, got ${value}`);
   if (value < min) throw new HubtelConfigError(name, `must be at least ${min}, got ${value}`);
-  if (max !== undefined && value > max) throw new HubtelConfigError(name, `must be at most ${max}, got ${value}`);
+  if (max !== undefined && value > max)
+    throw new HubtelConfigError(name, `must be at most ${max}, got ${value}`);
   return value;
 }
 
 /** A boolean, or the fallback when undefined. */
 export function resolveBoolean(value: unknown, name: string, fallback: boolean): boolean {
   if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new HubtelConfigError(name, `must be a boolean, got ${describe(value)}`);
+  if (typeof value !== 'boolean')
+    throw new HubtelConfigError(name, `must be a boolean, got ${describe(value)}`);
   return value;
 }
 
 /** One of the listed values, or the fallback when undefined. */
-export function resolveOneOf<T extends string>(value: unknown, name: string, allowed: readonly T[], fallback: T): T {
+export function resolveOneOf<T extends string>(
+  value: unknown,
+  name: string,
+  allowed: readonly T[],
+  fallback: T,
+): T {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
     throw new HubtelConfigError(name, `must be one of ${allowed.map((a) => `"${a}"`).join(', ')}`);
@@ -113,18 +126,18 @@ export function resolveOneOf<T extends string>(value: unknown, name: string, all
   return value as T;
 }
 
-/** A function, when given. */
-export function optionalFunction<T extends (...args: never[]) => unknown>(value: unknown, name: string): T | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'function') throw new HubtelConfigError(name, `must be a function, got ${describe(value)}`);
-  return value as T;
-}
-
 /** A country calling code: 1 to 3 digits, not starting with 0. */
-export function resolveCountryCode(value: unknown, name: string, fallback = HUBTEL_DEFAULT_COUNTRY_CODE): string {
+export function resolveCountryCode(
+  value: unknown,
+  name: string,
+  fallback = HUBTEL_DEFAULT_COUNTRY_CODE,
+): string {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !/^[1-9]\d{0,2}$/.test(value)) {
-    throw new HubtelConfigError(name, 'must be a country calling code of 1 to 3 digits without "+" (e.g. "233")');
+    throw new HubtelConfigError(
+      name,
+      'must be a country calling code of 1 to 3 digits without "+" (e.g. "233")',
+    );
   }
   return value;
 }
@@ -142,19 +155,40 @@ export function resolveCredentials(source: Record<string, unknown>, prefix: stri
 }
 
 /** `timeoutMs`, `retry` and `defaultCountryCode` from a module's options, defaults filled in. */
-export function resolveHttpOptions(source: HubtelHttpOptions | Record<string, unknown>, prefix: string): ResolvedHubtelHttpOptions {
+export function resolveHttpOptions(
+  source: HubtelHttpOptions | Record<string, unknown>,
+  prefix: string,
+): ResolvedHubtelHttpOptions {
   const raw = source as Record<string, unknown>;
-  const timeoutMs = resolveNumber(raw.timeoutMs, `${prefix}.timeoutMs`, HUBTEL_DEFAULT_TIMEOUT_MS, { max: 600_000 });
+  const timeoutMs = resolveNumber(raw.timeoutMs, `${prefix}.timeoutMs`, HUBTEL_DEFAULT_TIMEOUT_MS, {
+    max: 600_000,
+  });
   let retryRaw: Record<string, unknown> = {};
   if (raw.retry !== undefined) {
     assertOptionsObject(raw.retry, `${prefix}.retry`);
     retryRaw = raw.retry;
   }
-  const maxAttempts = resolveNumber(retryRaw.maxAttempts, `${prefix}.retry.maxAttempts`, HUBTEL_DEFAULT_RETRY.maxAttempts, { max: 20 });
-  const baseDelayMs = resolveNumber(retryRaw.baseDelayMs, `${prefix}.retry.baseDelayMs`, HUBTEL_DEFAULT_RETRY.baseDelayMs);
-  const maxDelayMs = resolveNumber(retryRaw.maxDelayMs, `${prefix}.retry.maxDelayMs`, Math.max(HUBTEL_DEFAULT_RETRY.maxDelayMs, baseDelayMs));
+  const maxAttempts = resolveNumber(
+    retryRaw.maxAttempts,
+    `${prefix}.retry.maxAttempts`,
+    HUBTEL_DEFAULT_RETRY.maxAttempts,
+    { max: 20 },
+  );
+  const baseDelayMs = resolveNumber(
+    retryRaw.baseDelayMs,
+    `${prefix}.retry.baseDelayMs`,
+    HUBTEL_DEFAULT_RETRY.baseDelayMs,
+  );
+  const maxDelayMs = resolveNumber(
+    retryRaw.maxDelayMs,
+    `${prefix}.retry.maxDelayMs`,
+    Math.max(HUBTEL_DEFAULT_RETRY.maxDelayMs, baseDelayMs),
+  );
   if (maxDelayMs < baseDelayMs) {
-    throw new HubtelConfigError(`${prefix}.retry.maxDelayMs`, `must be at least retry.baseDelayMs (${baseDelayMs})`);
+    throw new HubtelConfigError(
+      `${prefix}.retry.maxDelayMs`,
+      `must be at least retry.baseDelayMs (${baseDelayMs})`,
+    );
   }
   const defaultCountryCode = resolveCountryCode(raw.defaultCountryCode, `${prefix}.defaultCountryCode`);
   return { timeoutMs, retry: { maxAttempts, baseDelayMs, maxDelayMs }, defaultCountryCode };

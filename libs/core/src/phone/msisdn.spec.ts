@@ -74,7 +74,14 @@ describe('normalizeMsisdn', () => {
 
 describe('normalizeMsisdnList / assertMsisdnList / findInvalidMsisdns', () => {
   it('returns valid numbers once each, and every invalid one with its index', () => {
-    const result = normalizeMsisdnList(['0241234567', 'nope', '+233241234567', '233201234567', '', '0241234567']);
+    const result = normalizeMsisdnList([
+      '0241234567',
+      'nope',
+      '+233241234567',
+      '233201234567',
+      '',
+      '0241234567',
+    ]);
     expect(result.valid).toEqual(['233241234567', '233201234567']);
     expect(result.duplicates).toBe(2);
     expect(result.invalid).toEqual([

@@ -35,7 +35,10 @@ export type MsisdnResult = { ok: true; msisdn: string } | { ok: false; reason: s
  * Like `normalizeMsisdn` but never throws: for hot loops over large recipient lists, where an
  * exception per bad entry would cost more than the check.
  */
-export function tryNormalizeMsisdn(value: unknown, defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE): MsisdnResult {
+export function tryNormalizeMsisdn(
+  value: unknown,
+  defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
+): MsisdnResult {
   let text: string;
   if (typeof value === 'string') text = value;
   else if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) text = String(value);
@@ -53,25 +56,43 @@ export function tryNormalizeMsisdn(value: unknown, defaultCountryCode: string = 
   else if (s.startsWith('0')) digits = defaultCountryCode + s.slice(1);
   else digits = s;
 
-  if (!/^\d+$/.test(digits)) return { ok: false, reason: 'contains characters other than digits, spaces, dashes, parentheses and a leading "+"' };
+  if (!/^\d+$/.test(digits))
+    return {
+      ok: false,
+      reason: 'contains characters other than digits, spaces, dashes, parentheses and a leading "+"',
+    };
   if (digits.startsWith('0')) return { ok: false, reason: 'has no country code' };
 
   // Bare national digits without the trunk 0 ("241234567"): refuse rather than guess a country.
   const nationalLength = NATIONAL_LENGTH[defaultCountryCode];
-  if (!/^[+0]/.test(s) && nationalLength !== undefined && digits.length === nationalLength && !digits.startsWith(defaultCountryCode)) {
-    return { ok: false, reason: `has no country code (write it as 0${digits} or +${defaultCountryCode}${digits})` };
+  if (
+    !/^[+0]/.test(s) &&
+    nationalLength !== undefined &&
+    digits.length === nationalLength &&
+    !digits.startsWith(defaultCountryCode)
+  ) {
+    return {
+      ok: false,
+      reason: `has no country code (write it as 0${digits} or +${defaultCountryCode}${digits})`,
+    };
   }
   for (const [code, length] of Object.entries(NATIONAL_LENGTH)) {
     if (digits.startsWith(code)) {
       const national = digits.slice(code.length);
       if (national.length !== length || national.startsWith('0')) {
-        return { ok: false, reason: `is not a valid +${code} number (expected ${code} followed by ${length} digits, not starting with 0)` };
+        return {
+          ok: false,
+          reason: `is not a valid +${code} number (expected ${code} followed by ${length} digits, not starting with 0)`,
+        };
       }
       return { ok: true, msisdn: digits };
     }
   }
   if (digits.length < MSISDN_MIN_DIGITS || digits.length > MSISDN_MAX_DIGITS) {
-    return { ok: false, reason: `must have ${MSISDN_MIN_DIGITS} to ${MSISDN_MAX_DIGITS} digits with the country code, got ${digits.length}` };
+    return {
+      ok: false,
+      reason: `must have ${MSISDN_MIN_DIGITS} to ${MSISDN_MAX_DIGITS} digits with the country code, got ${digits.length}`,
+    };
   }
   return { ok: true, msisdn: digits };
 }
@@ -90,7 +111,11 @@ export function echoValue(value: unknown): string {
  * Normalises one phone number to `233241234567` form (see the rules above), or throws a
  * HubtelValidationError naming the bad value.
  */
-export function normalizeMsisdn(value: unknown, defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE, field = 'msisdn'): string {
+export function normalizeMsisdn(
+  value: unknown,
+  defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
+  field = 'msisdn',
+): string {
   const result = tryNormalizeMsisdn(value, defaultCountryCode);
   if (result.ok) return result.msisdn;
   throw new HubtelValidationError(`Invalid phone number ${echoValue(value)}: ${result.reason}`, [
@@ -154,7 +179,11 @@ export function findInvalidMsisdns(
  * Throws one HubtelValidationError listing every invalid entry (nothing is sent when any is bad),
  * else returns the normalised, de-duplicated list.
  */
-export function assertMsisdnList(values: Iterable<unknown>, defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE, field = 'recipients'): MsisdnListResult {
+export function assertMsisdnList(
+  values: Iterable<unknown>,
+  defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
+  field = 'recipients',
+): MsisdnListResult {
   const result = normalizeMsisdnList(values, defaultCountryCode, field);
   if (result.invalid.length > 0) throw invalidMsisdnsError(result.invalid);
   return result;
@@ -165,5 +194,8 @@ export function invalidMsisdnsError(invalid: ValidationIssue[], what = 'recipien
   const shown = invalid.slice(0, 10).map((i) => `${i.field} ${echoValue(i.value)} (${i.message})`);
   const more = invalid.length > shown.length ? `, and ${invalid.length - shown.length} more` : '';
   const noun = invalid.length === 1 ? `${what} is` : `${what}s are`;
-  return new HubtelValidationError(`${invalid.length} ${noun} not a valid phone number: ${shown.join('; ')}${more}`, invalid);
+  return new HubtelValidationError(
+    `${invalid.length} ${noun} not a valid phone number: ${shown.join('; ')}${more}`,
+    invalid,
+  );
 }

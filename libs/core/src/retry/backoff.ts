@@ -10,7 +10,11 @@ export interface BackoffPolicy {
 }
 
 /** Delay before retry number `retry` (1 = first retry). `random` returns [0, 1). */
-export function backoffDelay(retry: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+export function backoffDelay(
+  retry: number,
+  policy: BackoffPolicy,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
   return Math.round(ceiling * random());
 }
