@@ -273,7 +273,9 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
   it('contains both builds with declarations and nothing else', async () => {
     const listing = await mustRun('tar', ['-tzf', tarball], packDir);
     const files = listing.split('\n').filter(Boolean);
-    expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/README.md']));
+    expect(files).toEqual(
+      expect.arrayContaining(['package/package.json', 'package/README.md', 'package/LICENSE']),
+    );
     for (const [, entry] of ENTRIES) {
       expect(files).toEqual(
         expect.arrayContaining([
