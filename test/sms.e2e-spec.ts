@@ -344,6 +344,46 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       expect(err.result.data).toHaveLength(100);
     });
 
+    it('an onBatch that throws stops the run (no new batch, the cursor closed); an onProgress that throws does not', async () => {
+      const { sms } = await boot({ batchSize: 10, concurrency: 1 });
+      let closed = false;
+      async function* cursor() {
+        try {
+          for (let i = 0; i < 100; i++) yield localNumber(i);
+        } finally {
+          closed = true; // a database cursor released
+        }
+      }
+      let calls = 0;
+      const err = await sms
+        .sendBatch({
+          from: 'Shop',
+          recipients: cursor(),
+          content: 'hi',
+          onBatch: () => {
+            if (++calls === 2) throw new Error('outbox is full');
+          },
+        })
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(SmsBatchAbortedError);
+      expect(err.code).toBe('HUBTEL_SEND_ABORTED');
+      expect(err.message).toMatch(/onBatch callback failed: outbox is full/);
+      expect(fake.batchRequests).toHaveLength(2);
+      expect(err.result.counts).toMatchObject({ total: 20, sent: 20 });
+      expect(closed).toBe(true);
+
+      fake.server.reset();
+      const result = await sms.sendBatch({
+        from: 'Shop',
+        recipients: Array.from({ length: 30 }, (_, i) => localNumber(i)),
+        content: 'hi',
+        onProgress: () => {
+          throw new Error('progress bar crashed');
+        },
+      });
+      expect(result.counts).toMatchObject({ total: 30, sent: 30, batches: 3 });
+    });
+
     it('a refused credential stops the run: no further batch is sent', async () => {
       const { sms } = await boot({ clientSecret: 'wrong-SECRET-77', batchSize: 10, concurrency: 1 });
       const err = await sms
@@ -361,6 +401,43 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       expect(err.result.counts).toMatchObject({ sent: 0, failed: 10 });
       expect(err.message).not.toContain('wrong-SECRET-77');
     });
+
+    it.each([
+      [
+        'no credit (402)',
+        { status: 402, body: { message: 'Insufficient balance' } },
+        'HUBTEL_INSUFFICIENT_CREDIT',
+        HubtelInsufficientCreditError,
+      ],
+      [
+        'an HTML 403 (IP not allow-listed)',
+        {
+          status: 403,
+          body: '<html><body>Forbidden</body></html>',
+          headers: { 'Content-Type': 'text/html' },
+        },
+        'HUBTEL_IP_NOT_ALLOWED',
+        HubtelIpNotAllowedError,
+      ],
+    ])(
+      '%s stops the run too: every further batch would fail the same way',
+      async (_what, reply, code, cause) => {
+        const { sms } = await boot({ batchSize: 10, concurrency: 1 });
+        fake.batchOverride = () => reply;
+        const err = await sms
+          .sendBatch({
+            from: 'Shop',
+            recipients: Array.from({ length: 50 }, (_, i) => localNumber(i)),
+            content: 'hi',
+          })
+          .catch((e) => e);
+        expect(err).toBeInstanceOf(SmsBatchAbortedError);
+        expect(err.code).toBe(code);
+        expect(err.cause).toBeInstanceOf(cause);
+        expect(fake.batchRequests).toHaveLength(1);
+        expect(err.result.counts).toMatchObject({ total: 10, sent: 0, failed: 10 });
+      },
+    );
 
     it('a batch answered 502 is not re-sent: its recipients are reported with outcomeUnknown', async () => {
       const { sms } = await boot();
