@@ -1,7 +1,7 @@
 import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelError } from '../errors/hubtel.errors.js';
-import { maskPhoneNumbers, redact } from '../logging/redact.js';
+import { maskPhoneNumbers } from '../logging/redact.js';
 import { backoffDelay, sleep } from '../retry/backoff.js';
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 
@@ -287,16 +287,17 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       if (attempt >= policy.maxAttempts || outOfTime) {
         entry = await this.write(storeKey, entry, { ...base, status: 'dead', lastError: message });
         this.logger.error(
-          `Job ${job.type} ${redact(job.key)} gave up after ${attempt} attempt(s): ${message} (dead-lettered)`,
+          `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${attempt} attempt(s): ${message} (dead-lettered)`,
         );
         await this.deadLetter(entry.value, message);
         await this.settle(definition, entry.value, 'dead', error);
         return;
       }
 
-      entry = await this.write(storeKey, entry, { ...base, status: 'pending', lastError: message });
+      // The next turn of the loop claims the job afresh, so the written entry is not kept.
+      await this.write(storeKey, entry, { ...base, status: 'pending', lastError: message });
       this.logger.warn(
-        `Job ${job.type} ${redact(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
       );
       await sleep(delay, this.stopping.signal);
       // On shutdown the job stays pending in the store; a persistent store recovers it on restart.
@@ -339,7 +340,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     if (listeners.length === 0) {
       const names = events.map((event) => `"${event}"`).join(', ');
       if (definition.requireListener) throw new Error(`No handler is listening to ${names}`);
-      this.logger.warn(`No handler is listening to ${names}; the event for ${redact(job.key)} was not handled by the app`);
+      this.logger.warn(`No handler is listening to ${names}; the event for ${maskPhoneNumbers(job.key)} was not handled by the app`);
       return { doneListeners: [], results: job.results };
     }
     const done = new Set(job.doneListeners);
@@ -374,7 +375,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     try {
       await definition.onSettled(job, outcome, error);
     } catch (hookError) {
-      this.logger.error(`After-job hook of ${job.type} ${redact(job.key)} failed: ${describe(hookError)}`);
+      this.logger.error(`After-job hook of ${job.type} ${maskPhoneNumbers(job.key)} failed: ${describe(hookError)}`);
     }
   }
 }
