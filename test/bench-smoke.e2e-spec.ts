@@ -81,11 +81,11 @@ describe('bench harness (smoke)', () => {
     // Sessions: memory per session measured, step latency measured with every answer as expected.
     expect(markdown).toMatch(/^\| [\d,]+ \| [\d.]+ \| [\d,]+ \| [\d.]+ \|/m);
     expect(markdown).toMatch(
-      /^\| fastify \| [\d,]+ \| [\d,]+ \| [\d,]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d,]+ \| all answers as expected \|/m,
+      /^\| fastify \| [\d,]+ \| [\d,]+ \| [\d,]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| [\d.]+ \| [\d,]+ \| all answers as expected \|/m,
     );
     // Latency: every callback reached its handler.
     expect(markdown).toMatch(
-      /^\| fastify \| checkout callback \| [\d,]+ \| [\d,]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \/ [\d.]+ \| {2}\|/m,
+      /^\| fastify \| checkout callback \| [\d,]+ \| [\d,]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| [\d.]+ \| [\d.]+ \/ [\d.]+ \| {2}\|/m,
     );
     expect(markdown).toMatch(/^\| fastify \| fulfillment request \| [\d,]+ \| [\d,]+ \| [\d.]+ \|/m);
     expect(markdown).not.toMatch(/section failed/);

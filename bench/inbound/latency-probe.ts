@@ -14,6 +14,7 @@ export class LatencyProbe {
   private server?: Server;
   private readonly arrivals = new Map<string, bigint>();
   private samples: number[] = [];
+  private arrivedAt: number[] = [];
   private unmatched = 0;
   /** Host handler runs per kind since the server started (checks every request did real work). */
   readonly counts: Record<string, number> = {};
@@ -28,6 +29,7 @@ export class LatencyProbe {
 
   start(): void {
     this.samples = [];
+    this.arrivedAt = [];
     this.unmatched = 0;
     this.arrivals.clear();
     // First listener: runs before the framework's own handler for the same request.
@@ -49,6 +51,7 @@ export class LatencyProbe {
     }
     this.arrivals.delete(key);
     this.samples.push(Number(process.hrtime.bigint() - at) / 1e6);
+    this.arrivedAt.push(Number(at) / 1e6);
   }
 
   /** Stops recording and returns the latencies (ms) recorded since `start`. */
@@ -63,9 +66,28 @@ export class LatencyProbe {
       p90: percentile(sorted, 90),
       p99: percentile(sorted, 99),
       max: sorted.length ? sorted[sorted.length - 1] : NaN,
+      windowP99: this.windowP99(3),
     };
     this.arrivals.clear();
     this.samples = [];
+    this.arrivedAt = [];
     return result;
+  }
+
+  /** p99 per equal slice of the run by arrival time (see lib/http-driver.ts windowP99). */
+  private windowP99(windows: number): number[] {
+    if (this.samples.length === 0) return [];
+    const first = Math.min(...this.arrivedAt);
+    const span = (Math.max(...this.arrivedAt) - first) / windows || 1;
+    const buckets: number[][] = Array.from({ length: windows }, () => []);
+    this.samples.forEach((ms, i) => {
+      buckets[Math.min(windows - 1, Math.floor((this.arrivedAt[i]! - first) / span))]!.push(ms);
+    });
+    return buckets.map((bucket) =>
+      percentile(
+        bucket.sort((a, b) => a - b),
+        99,
+      ),
+    );
   }
 }

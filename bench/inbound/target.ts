@@ -73,15 +73,15 @@ export class Target {
   }
 
   drive(shape: ShapeName, load: Omit<LoadOptions, 'port' | 'path' | 'ids' | 'prepare'>): Promise<LoadResult> {
-    // Headroom: 1.3x the rate seen (or a generous guess before any was seen), plus half a second.
-    // Unused preparations stay in the server's store, so they are kept modest.
+    // Headroom: twice the rate seen in the warm-up (a warm server goes faster than the warm-up),
+    // or a generous guess before any was seen, plus a second. Running short would answer 404s.
     const guess = load.rate ?? 20_000;
     return drive(this.child!, {
       ...load,
       port: this.port!,
       path: SHAPES[shape].path,
       ids: this.sequence(shape),
-      prepare: (seconds, rps) => this.prepare(shape, (rps ?? guess) * 1.3 * (seconds + 0.5)),
+      prepare: (seconds, rps) => this.prepare(shape, (rps ?? guess) * 2 * (seconds + 1)),
     });
   }
 

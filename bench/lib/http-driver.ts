@@ -18,6 +18,8 @@ export interface Sent {
 
 export interface DriveStats {
   latenciesMs: Float64Array;
+  /** p99 of each third of the measured run (by send time), in order. */
+  windowP99Ms: number[];
   requests: number;
   /** Requests sent in all, warm-up included. */
   sent: number;
@@ -47,6 +49,7 @@ export async function openLoop(
 ): Promise<DriveStats> {
   const pool = new Pool(origin, { connections, keepAliveTimeout: 30_000, pipelining: 1 });
   const latencies: number[] = [];
+  const sentAt: number[] = [];
   let wrong = 0;
   let errors = 0;
   const total = Math.round(rate * durationSec);
@@ -62,6 +65,7 @@ export async function openLoop(
         send(pool, request).then(
           (ok) => {
             latencies.push(performance.now() - due);
+            sentAt.push(due);
             if (!ok) wrong++;
           },
           () => void errors++,
@@ -74,6 +78,7 @@ export async function openLoop(
   }
   return {
     latenciesMs: Float64Array.from(latencies).sort(),
+    windowP99Ms: windowP99(latencies, sentAt, start, start + durationSec * 1000),
     requests: total,
     sent: total,
     wrong,
@@ -101,6 +106,7 @@ export async function sessionLoop(
   let wrong = 0;
   let errors = 0;
   let requests = 0;
+  const sentTimes: number[] = [];
   let serial = 0;
   let sent = 0;
   const start = performance.now() + warmupSec * 1000;
@@ -121,6 +127,7 @@ export async function sessionLoop(
           const ok = await send(pool, request);
           if (measured) {
             latencies.push(performance.now() - sentAt);
+            sentTimes.push(sentAt);
             if (!ok) wrong++;
           }
         } catch {
@@ -140,10 +147,30 @@ export async function sessionLoop(
   }
   return {
     latenciesMs: Float64Array.from(latencies).sort(),
+    windowP99Ms: windowP99(latencies, sentTimes, start, end),
     requests,
     sent,
     wrong,
     errors,
     elapsedSec: (Math.max(performance.now(), start) - start) / 1000,
   };
+}
+
+/**
+ * p99 per third of the run. On a shared machine one outside hiccup (another process taking the
+ * core for 100 ms) sets a whole run's p99; the median of the windows' p99s shows whether a slow
+ * tail is ours (it recurs in every window) or a one-off.
+ */
+function windowP99(latencies: number[], sentAt: number[], start: number, end: number, windows = 3): number[] {
+  const span = (end - start) / windows;
+  const buckets: number[][] = Array.from({ length: windows }, () => []);
+  for (let i = 0; i < latencies.length; i++) {
+    const index = Math.min(windows - 1, Math.max(0, Math.floor((sentAt[i]! - start) / span)));
+    buckets[index]!.push(latencies[i]!);
+  }
+  return buckets.map((bucket) => {
+    if (bucket.length === 0) return NaN;
+    bucket.sort((a, b) => a - b);
+    return bucket[Math.min(bucket.length - 1, Math.ceil(0.99 * bucket.length) - 1)]!;
+  });
 }
