@@ -116,8 +116,8 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
     merchant = await startMerchant(adapter, {
       callbackUrl: sandbox.baseUrls().fulfillmentCallback,
       // Generous enough that a healthy callback never times out on a loaded machine.
-      callbackTimeoutMs: 800,
-      callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 3_500 },
+      callbackTimeoutMs: 2_500,
+      callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 6_000 },
       fulfillmentRetry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 10 },
       stepBudgetMs: 100,
       sessionTtlMs: SESSION_TTL_MS,
