@@ -61,10 +61,12 @@ export async function openLoop(
       const wait = due - performance.now();
       if (wait > 1) await sleep(wait);
       const request = next();
+      // From when it was due, or from when it went out if that was (slightly) early.
+      const from = Math.max(due, performance.now());
       inFlight.push(
         send(pool, request).then(
           (ok) => {
-            latencies.push(performance.now() - due);
+            latencies.push(performance.now() - from);
             sentAt.push(due);
             if (!ok) wrong++;
           },
