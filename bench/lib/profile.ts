@@ -1,4 +1,39 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { SourceMap } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import swc from '@swc/core';
+
+const SWC_OPTIONS = JSON.parse(
+  readFileSync(new URL('../loader/swc-options.json', import.meta.url), 'utf8'),
+) as swc.Options;
+const sourceMaps = new Map<string, SourceMap | null>();
+
+/**
+ * The TypeScript line of a position in the code the loader ran: the file is compiled again with
+ * the loader's options (same output) and its source map read. Profiles name lines of the
+ * compiled code, which decorators and stripped types move away from the source's.
+ */
+function sourceLine(url: string, line: number, column: number): number {
+  let map = sourceMaps.get(url);
+  if (map === undefined) {
+    map = null;
+    try {
+      const filename = fileURLToPath(url);
+      const out = swc.transformSync(readFileSync(filename, 'utf8'), {
+        ...SWC_OPTIONS,
+        filename,
+        sourceMaps: true,
+      });
+      if (out.map) map = new SourceMap(JSON.parse(out.map));
+    } catch {
+      // Unknown or changed file: keep the compiled line.
+    }
+    sourceMaps.set(url, map);
+  }
+  const entry = map?.findEntry(line, column) as { originalLine?: number } | undefined;
+  return entry?.originalLine !== undefined ? entry.originalLine + 1 : line + 1;
+}
 
 /**
  * Reads a V8 CPU profile (`node --cpu-prof`) and attributes the CPU time spent inside given
@@ -10,7 +45,7 @@ import { readFile } from 'node:fs/promises';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   children?: number[];
 }
 
@@ -114,7 +149,8 @@ export async function breakdown(file: string, windows: ProfileWindow[]): Promise
   const frameName = (node: ProfileNode) => {
     const url = node.callFrame.url;
     const file = url.slice(url.lastIndexOf('/libs/') + 1).replace(/\.ts$/, '');
-    return `${node.callFrame.functionName || '(anonymous)'} (${file}:${node.callFrame.lineNumber + 1})`;
+    const line = sourceLine(url, node.callFrame.lineNumber, node.callFrame.columnNumber);
+    return `${node.callFrame.functionName || '(anonymous)'} (${file}:${line})`;
   };
   const isOurs = (node: ProfileNode) => node.callFrame.url.includes('/libs/');
 

@@ -17,14 +17,9 @@ const LIBS = {
 // `HUBTEL_BENCH_DIST=1` runs against the built package (dist/esm) instead of the sources.
 const useDist = process.env.HUBTEL_BENCH_DIST === '1';
 
+// Shared with bench/lib/profile.ts, which recompiles a file to map profile positions back to it.
 const SWC_OPTIONS = {
-  jsc: {
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
-    target: 'es2022',
-    keepClassNames: true,
-  },
-  module: { type: 'es6' },
+  ...JSON.parse(readFileSync(new URL('./swc-options.json', import.meta.url), 'utf8')),
   sourceMaps: 'inline',
 };
 
