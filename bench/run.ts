@@ -37,6 +37,7 @@ const SECTIONS: Record<
 
 /** Which code was measured: the commit, and whether libs/ had uncommitted changes (shared tree). */
 function codeVersion(): string {
+  if (process.env.HUBTEL_BENCH_DIST === '1') return 'the built package (dist/esm, HUBTEL_BENCH_DIST=1)';
   if (process.env.HUBTEL_BENCH_COMMIT) return `commit ${process.env.HUBTEL_BENCH_COMMIT} (clean snapshot)`;
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
@@ -103,7 +104,8 @@ async function main(): Promise<void> {
       `\`--no-profile\`, \`--duration=S\`, \`--rounds=N\`, \`--connections=N\`, \`--adapters=express,fastify\`, ` +
       `\`--variants=bare,plain,validated,module\`, \`--shapes=checkout-callback,service-flow,fulfillment\`, \`--recipients=N\`, ` +
       `\`--big-recipients=N\`, \`--sessions=N\`. Every server, sender and fake API runs in its own process (TypeScript ` +
-      `sources through bench/loader, no build step); CPU profiles land in \`.tmp/bench-profiles/\`.`,
+      `sources through bench/loader, no build step; \`HUBTEL_BENCH_DIST=1\` measures the built dist/esm instead); CPU profiles ` +
+      `land in \`.tmp/bench-profiles/\`.`,
     ``,
     `## Machine`,
     ``,
