@@ -93,7 +93,9 @@ describe('example app logs: phone numbers masked, credentials never', () => {
     const text = logger.text();
     // The paths above did log, numbers included (masked): a silent logger would prove nothing.
     for (const masked of ['233******456', '233******567', '233******543']) expect(text).toContain(masked);
-    const leaks = logger.lines.filter((l) => WHOLE_PHONE.test(l.message.replace(UUID, ''))).map((l) => l.message);
+    const leaks = logger.lines
+      .filter((l) => WHOLE_PHONE.test(l.message.replace(UUID, '')))
+      .map((l) => l.message);
     expect(leaks).toEqual([]);
     for (const pair of Object.values(sandbox.credentials)) {
       expect(text).not.toContain(pair.clientSecret);

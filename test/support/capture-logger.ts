@@ -11,9 +11,17 @@ export class CaptureLogger implements LoggerService {
   readonly lines: CapturedLine[] = [];
 
   private push(level: CapturedLine['level'], message: unknown, params: unknown[]): void {
-    const context = typeof params[params.length - 1] === 'string' ? (params[params.length - 1] as string) : undefined;
-    const text = typeof message === 'string' ? message : message instanceof Error ? `${message.message}\n${message.stack}` : JSON.stringify(message);
-    const extra = params.slice(0, context === undefined ? params.length : -1).map((p) => (typeof p === 'string' ? p : JSON.stringify(p)));
+    const context =
+      typeof params[params.length - 1] === 'string' ? (params[params.length - 1] as string) : undefined;
+    const text =
+      typeof message === 'string'
+        ? message
+        : message instanceof Error
+          ? `${message.message}\n${message.stack}`
+          : JSON.stringify(message);
+    const extra = params
+      .slice(0, context === undefined ? params.length : -1)
+      .map((p) => (typeof p === 'string' ? p : JSON.stringify(p)));
     this.lines.push({ level, message: [text, ...extra].join(' '), context });
   }
 

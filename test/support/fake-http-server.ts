@@ -163,7 +163,9 @@ export class FakeHttpServer {
         this.queued.splice(index, 1);
       } else {
         const route = this.routes.find((r) => matches(r, req));
-        reply = route ? await route.handler(req) : { status: 404, body: { message: `no fake route for ${req.method} ${req.path}` } };
+        reply = route
+          ? await route.handler(req)
+          : { status: 404, body: { message: `no fake route for ${req.method} ${req.path}` } };
       }
     } catch (error) {
       reply = { status: 500, body: { message: String(error) } };
@@ -178,7 +180,8 @@ export class FakeHttpServer {
       if (typeof reply.body === 'string') payload = reply.body;
       else if (reply.body !== undefined) {
         payload = JSON.stringify(reply.body);
-        if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+        if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+          headers['Content-Type'] = 'application/json';
       }
       res.writeHead(reply.status ?? 200, headers);
       res.end(payload);

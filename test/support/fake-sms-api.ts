@@ -46,7 +46,7 @@ export class FakeSmsApi {
 
   /** Every recipient received in batch sends, in arrival order. */
   receivedRecipients(): string[] {
-    return this.batchRequests.flatMap((r) => ((r.body as { Recipients?: string[] })?.Recipients ?? []));
+    return this.batchRequests.flatMap((r) => (r.body as { Recipients?: string[] })?.Recipients ?? []);
   }
 
   close(): Promise<void> {
@@ -71,7 +71,12 @@ export class FakeSmsApi {
         const override = this.batchOverride?.(req, ++this.batchCount);
         if (override) return override;
         const body = req.body as { From?: string; Recipients?: string[]; Content?: string };
-        if (!body || !Array.isArray(body.Recipients) || typeof body.From !== 'string' || typeof body.Content !== 'string') {
+        if (
+          !body ||
+          !Array.isArray(body.Recipients) ||
+          typeof body.From !== 'string' ||
+          typeof body.Content !== 'string'
+        ) {
           return { status: 400, body: { status: 7, message: 'Invalid request parameters' } };
         }
         const batchId = `batch-${++this.batchSeq}`;
@@ -80,7 +85,11 @@ export class FakeSmsApi {
           body: {
             batchId,
             status: 0,
-            data: body.Recipients.map((recipient) => ({ recipient, content: body.Content, messageId: `msg-${++this.seq}` })),
+            data: body.Recipients.map((recipient) => ({
+              recipient,
+              content: body.Content,
+              messageId: `msg-${++this.seq}`,
+            })),
           },
         };
       }),
@@ -104,7 +113,11 @@ export class FakeSmsApi {
     this.server.route('GET', /^\/v1\/messages\/batch\/[^/]+$/, (req) =>
       this.guard(req, () => ({
         status: 200,
-        body: { batchId: decodeURIComponent(req.path.split('/').pop() ?? ''), status: 'Delivered', updateTime: '2026-01-01T00:00:00Z' },
+        body: {
+          batchId: decodeURIComponent(req.path.split('/').pop() ?? ''),
+          status: 'Delivered',
+          updateTime: '2026-01-01T00:00:00Z',
+        },
       })),
     );
     this.server.route('GET', /^\/v1\/messages\/(?!batch\/)[^/]+$/, (req) =>

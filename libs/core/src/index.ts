@@ -17,5 +17,11 @@ export * from './http/hubtel-codes.js';
 export * from './logging/redact.js';
 export * from './phone/msisdn.js';
 export * from './validation/validation.types.js';
-export { compileValidator, validateOrThrow, inspectValidator, describeIssues, type ValidatorReport } from './validation/validation.compiler.js';
+export {
+  compileValidator,
+  validateOrThrow,
+  inspectValidator,
+  describeIssues,
+  type ValidatorReport,
+} from './validation/validation.compiler.js';
 export { flattenValidationErrors } from './validation/validation.runtime.js';

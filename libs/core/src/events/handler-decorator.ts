@@ -12,5 +12,6 @@ export type HubtelHandlerOptions = Omit<OnEventOptions, 'async' | 'suppressError
  * default: users mixing it in must pass `{ suppressErrors: false }` to get retries.)
  */
 export function createHandlerDecorator(event: string): (options?: HubtelHandlerOptions) => MethodDecorator {
-  return (options: HubtelHandlerOptions = {}) => OnEvent(event, { ...options, async: false, suppressErrors: false });
+  return (options: HubtelHandlerOptions = {}) =>
+    OnEvent(event, { ...options, async: false, suppressErrors: false });
 }

@@ -27,11 +27,19 @@ describe('InboundAccessPolicy', () => {
 
   it('requires the path secret when one is configured, answering 404 otherwise', () => {
     const policy = new InboundAccessPolicy({ pathSecret: SECRET });
-    expect(statusOf(() => policy.check(request('1.2.3.4', { params: { [PATH_SECRET_PARAM]: SECRET } })))).toBe('passed');
-    expect(statusOf(() => policy.check(request('1.2.3.4', { params: { [PATH_SECRET_PARAM]: `${SECRET}x` } })))).toBe(404);
+    expect(
+      statusOf(() => policy.check(request('1.2.3.4', { params: { [PATH_SECRET_PARAM]: SECRET } }))),
+    ).toBe('passed');
+    expect(
+      statusOf(() => policy.check(request('1.2.3.4', { params: { [PATH_SECRET_PARAM]: `${SECRET}x` } }))),
+    ).toBe(404);
     expect(statusOf(() => policy.check(request('1.2.3.4')))).toBe(404);
     // A token on a route that expects none is not a valid URL either.
-    expect(statusOf(() => new InboundAccessPolicy().check(request('1.2.3.4', { params: { [PATH_SECRET_PARAM]: 'x' } })))).toBe(404);
+    expect(
+      statusOf(() =>
+        new InboundAccessPolicy().check(request('1.2.3.4', { params: { [PATH_SECRET_PARAM]: 'x' } })),
+      ),
+    ).toBe(404);
   });
 
   it('allows addresses and CIDR ranges, IPv4, IPv6 and IPv4-mapped IPv6', () => {
@@ -46,7 +54,10 @@ describe('InboundAccessPolicy', () => {
   });
 
   it('reads X-Forwarded-For only from trusted proxies, right to left', () => {
-    const policy = new InboundAccessPolicy({ allowedIps: ['52.50.116.54'], trustedProxies: ['127.0.0.1', '10.0.0.0/8'] });
+    const policy = new InboundAccessPolicy({
+      allowedIps: ['52.50.116.54'],
+      trustedProxies: ['127.0.0.1', '10.0.0.0/8'],
+    });
     const via = (remote: string, xff: string) => request(remote, { headers: { 'x-forwarded-for': xff } });
     expect(statusOf(() => policy.check(via('127.0.0.1', '52.50.116.54')))).toBe('passed');
     expect(statusOf(() => policy.check(via('127.0.0.1', '52.50.116.54, 10.1.1.1')))).toBe('passed');
@@ -59,7 +70,9 @@ describe('InboundAccessPolicy', () => {
 
   it('reads the socket of a Fastify raw request', () => {
     const policy = new InboundAccessPolicy({ allowedIps: ['127.0.0.1'] });
-    expect(statusOf(() => policy.check({ headers: {}, raw: { socket: { remoteAddress: '127.0.0.1' } } }))).toBe('passed');
+    expect(
+      statusOf(() => policy.check({ headers: {}, raw: { socket: { remoteAddress: '127.0.0.1' } } })),
+    ).toBe('passed');
   });
 
   it('fails at construction naming the bad option', () => {

@@ -51,7 +51,8 @@ export class InboundAccessPolicy {
       }
       this.secretDigest = digest(options.pathSecret);
     }
-    if (options.allowedIps !== undefined) this.allowed = buildList(options.allowedIps, `${optionPrefix}allowedIps`);
+    if (options.allowedIps !== undefined)
+      this.allowed = buildList(options.allowedIps, `${optionPrefix}allowedIps`);
     if (options.trustedProxies !== undefined) {
       this.proxies = buildList(options.trustedProxies, `${optionPrefix}trustedProxies`);
     }
@@ -121,15 +122,21 @@ function parseAddress(raw: string | undefined): { address: string; family: 'ipv4
 }
 
 function buildList(entries: unknown, option: string): BlockList {
-  if (!Array.isArray(entries)) throw new HubtelConfigError(option, 'must be an array of IP addresses or CIDR ranges');
+  if (!Array.isArray(entries))
+    throw new HubtelConfigError(option, 'must be an array of IP addresses or CIDR ranges');
   const list = new BlockList();
   for (const entry of entries) {
-    if (typeof entry !== 'string') throw new HubtelConfigError(option, `"${String(entry)}" is not an IP address or CIDR range`);
+    if (typeof entry !== 'string')
+      throw new HubtelConfigError(option, `"${String(entry)}" is not an IP address or CIDR range`);
     const [base, bits, extra] = entry.trim().split('/');
     const parsed = parseAddress(base);
     const prefix = bits === undefined ? undefined : Number(bits);
     const max = parsed?.family === 'ipv4' ? 32 : 128;
-    if (!parsed || extra !== undefined || (prefix !== undefined && !(Number.isInteger(prefix) && prefix >= 0 && prefix <= max))) {
+    if (
+      !parsed ||
+      extra !== undefined ||
+      (prefix !== undefined && !(Number.isInteger(prefix) && prefix >= 0 && prefix <= max))
+    ) {
       throw new HubtelConfigError(option, `"${entry}" is not an IP address or CIDR range`);
     }
     if (prefix === undefined) list.addAddress(parsed.address, parsed.family);

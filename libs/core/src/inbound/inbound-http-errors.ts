@@ -24,7 +24,12 @@ const REASONS: Record<number, string> = {
 };
 
 /** An HttpException whose response is an InboundErrorBody; works on Express and Fastify alike. */
-export function inboundHttpError(status: number, code: string, message: string, issues?: ValidationIssue[]): HttpException {
+export function inboundHttpError(
+  status: number,
+  code: string,
+  message: string,
+  issues?: ValidationIssue[],
+): HttpException {
   const body: InboundErrorBody = { statusCode: status, error: REASONS[status] ?? 'Error', code, message };
   if (issues) body.issues = issues.map(({ field, message: text }) => ({ field, message: text }));
   return new HttpException(body, status);

@@ -227,7 +227,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
 
   private definition(type: string): JobDefinition<any> {
     const definition = this.definitions.get(type);
-    if (!definition) throw new HubtelError('HUBTEL_CONFIG_INVALID', `Unknown job type "${type}" in pipeline ${this.options.name}`);
+    if (!definition)
+      throw new HubtelError(
+        'HUBTEL_CONFIG_INVALID',
+        `Unknown job type "${type}" in pipeline ${this.options.name}`,
+      );
     return definition;
   }
 
@@ -272,7 +276,13 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
         if (caught instanceof ListenerFailure) ({ doneListeners, results } = caught.progress);
       }
 
-      const base: JobRecord = { ...job, attempts: attempt, doneListeners, updatedAt: this.now(), leaseUntil: undefined };
+      const base: JobRecord = {
+        ...job,
+        attempts: attempt,
+        doneListeners,
+        updatedAt: this.now(),
+        leaseUntil: undefined,
+      };
       if (results !== undefined) base.results = results;
       if (error === undefined) {
         entry = await this.write(storeKey, entry, { ...base, status: 'done', lastError: undefined });
@@ -311,7 +321,8 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       const entry = await this.options.store.get<JobRecord>(storeKey);
       if (!entry) return undefined;
       const job = entry.value;
-      const leaseFree = job.status === 'pending' || (job.status === 'running' && (job.leaseUntil ?? 0) < this.now());
+      const leaseFree =
+        job.status === 'pending' || (job.status === 'running' && (job.leaseUntil ?? 0) < this.now());
       if (!leaseFree) return undefined;
       const next: JobRecord = {
         ...job,
@@ -319,14 +330,22 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
         leaseUntil: this.now() + (this.options.leaseMs ?? DEFAULT_LEASE_MS),
         updatedAt: this.now(),
       };
-      const written = await this.options.store.compareAndSet(storeKey, entry.version, next, { ttlMs: this.recordTtl });
+      const written = await this.options.store.compareAndSet(storeKey, entry.version, next, {
+        ttlMs: this.recordTtl,
+      });
       if (written) return written;
     }
     return undefined;
   }
 
-  private async write(storeKey: string, entry: StoreEntry<JobRecord>, next: JobRecord): Promise<StoreEntry<JobRecord>> {
-    const written = await this.options.store.compareAndSet(storeKey, entry.version, next, { ttlMs: this.recordTtl });
+  private async write(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    next: JobRecord,
+  ): Promise<StoreEntry<JobRecord>> {
+    const written = await this.options.store.compareAndSet(storeKey, entry.version, next, {
+      ttlMs: this.recordTtl,
+    });
     // We hold the lease, so nobody else should have written; if they did, keep our outcome anyway.
     return written ?? (await this.options.store.set(storeKey, next, { ttlMs: this.recordTtl }));
   }
@@ -340,7 +359,9 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     if (listeners.length === 0) {
       const names = events.map((event) => `"${event}"`).join(', ');
       if (definition.requireListener) throw new Error(`No handler is listening to ${names}`);
-      this.logger.warn(`No handler is listening to ${names}; the event for ${maskPhoneNumbers(job.key)} was not handled by the app`);
+      this.logger.warn(
+        `No handler is listening to ${names}; the event for ${maskPhoneNumbers(job.key)} was not handled by the app`,
+      );
       return { doneListeners: [], results: job.results };
     }
     const done = new Set(job.doneListeners);
@@ -362,7 +383,14 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   private async deadLetter(job: JobRecord, error: string): Promise<void> {
-    const event = new DeadLetterEvent(job.type, job.key, job.payload, job.attempts, error, new Date(job.receivedAt));
+    const event = new DeadLetterEvent(
+      job.type,
+      job.key,
+      job.payload,
+      job.attempts,
+      error,
+      new Date(job.receivedAt),
+    );
     try {
       await this.options.emitter.emitAsync(this.options.deadLetterEvent, event);
     } catch (listenerError) {
@@ -370,12 +398,19 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     }
   }
 
-  private async settle(definition: JobDefinition<any>, job: JobRecord, outcome: JobOutcome, error?: unknown): Promise<void> {
+  private async settle(
+    definition: JobDefinition<any>,
+    job: JobRecord,
+    outcome: JobOutcome,
+    error?: unknown,
+  ): Promise<void> {
     if (!definition.onSettled) return;
     try {
       await definition.onSettled(job, outcome, error);
     } catch (hookError) {
-      this.logger.error(`After-job hook of ${job.type} ${maskPhoneNumbers(job.key)} failed: ${describe(hookError)}`);
+      this.logger.error(
+        `After-job hook of ${job.type} ${maskPhoneNumbers(job.key)} failed: ${describe(hookError)}`,
+      );
     }
   }
 }

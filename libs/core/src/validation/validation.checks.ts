@@ -13,7 +13,8 @@ export interface InlineCheck {
 
 type InlineFactory = (constraints: readonly unknown[]) => InlineCheck | undefined;
 
-const isRegExp = (value: unknown): value is RegExp => Object.prototype.toString.call(value) === '[object RegExp]';
+const isRegExp = (value: unknown): value is RegExp =>
+  Object.prototype.toString.call(value) === '[object RegExp]';
 
 /** Strict-equality membership like `list.some(x => x === v)`: a Set minus NaN (=== never matches NaN). */
 function strictSet(list: readonly unknown[]): Set<unknown> {
@@ -33,7 +34,11 @@ function decimalPlaces(value: number): number {
   return exponent ? Number(exponent[1]) : 0;
 }
 
-function numberCheck(options: { allowNaN?: boolean; allowInfinity?: boolean; maxDecimalPlaces?: number }): InlineCheck {
+function numberCheck(options: {
+  allowNaN?: boolean;
+  allowInfinity?: boolean;
+  maxDecimalPlaces?: number;
+}): InlineCheck {
   const allowNaN = !!options.allowNaN;
   const allowInfinity = !!options.allowInfinity;
   const maxDecimalPlaces = options.maxDecimalPlaces;
@@ -58,17 +63,18 @@ function numberCheck(options: { allowNaN?: boolean; allowInfinity?: boolean; max
  */
 function maxLengthCheck(max: number): InlineCheck {
   const test = (value: unknown): boolean =>
-    typeof value === 'string' && (value.length <= max || (value.length <= 3 * max && cvMaxLength(value, max)));
+    typeof value === 'string' &&
+    (value.length <= max || (value.length <= 3 * max && cvMaxLength(value, max)));
   return {
     test,
-    expr: (v, ref) =>
-      `(typeof ${v} === "string" && (${v}.length <= ${ref(max)} || ${ref(test)}(${v})))`,
+    expr: (v, ref) => `(typeof ${v} === "string" && (${v}.length <= ${ref(max)} || ${ref(test)}(${v})))`,
   };
 }
 
 function minLengthCheck(min: number): InlineCheck {
   const test = (value: unknown): boolean =>
-    typeof value === 'string' && (value.length >= 3 * min || (value.length >= min && cvMinLength(value, min)));
+    typeof value === 'string' &&
+    (value.length >= 3 * min || (value.length >= min && cvMinLength(value, min)));
   return {
     test,
     expr: (v, ref) => `(typeof ${v} === "string" && (${v}.length >= ${ref(3 * min)} || ${ref(test)}(${v})))`,
@@ -134,7 +140,8 @@ export const INLINE_CHECKS: Readonly<Record<string, InlineFactory>> = {
   isObject: () =>
     simple(
       (x) => x != null && (typeof x === 'object' || typeof x === 'function') && !Array.isArray(x),
-      (v) => `(${v} != null && (typeof ${v} === "object" || typeof ${v} === "function") && !Array.isArray(${v}))`,
+      (v) =>
+        `(${v} != null && (typeof ${v} === "object" || typeof ${v} === "function") && !Array.isArray(${v}))`,
     ),
   isArray: () =>
     simple(
@@ -155,12 +162,20 @@ export const INLINE_CHECKS: Readonly<Record<string, InlineFactory>> = {
     expr: (v, ref) => `(Array.isArray(${v}) && ${v}.length >= ${ref(min)})`,
   }),
   isIn: ([values]) => {
-    if (!Array.isArray(values)) return simple(() => false, () => 'false');
+    if (!Array.isArray(values))
+      return simple(
+        () => false,
+        () => 'false',
+      );
     const set = strictSet(values);
     return { test: (x) => set.has(x), expr: (v, ref) => `${ref(set)}.has(${v})` };
   },
   isNotIn: ([values]) => {
-    if (!Array.isArray(values)) return simple(() => true, () => 'true');
+    if (!Array.isArray(values))
+      return simple(
+        () => true,
+        () => 'true',
+      );
     const set = strictSet(values);
     return { test: (x) => !set.has(x), expr: (v, ref) => `!${ref(set)}.has(${v})` };
   },
@@ -171,19 +186,36 @@ export const INLINE_CHECKS: Readonly<Record<string, InlineFactory>> = {
     return { test: (x) => set.has(x), expr: (v, ref) => `${ref(set)}.has(${v})` };
   },
   equals: ([expected]) => ({ test: (x) => x === expected, expr: (v, ref) => `(${v} === ${ref(expected)})` }),
-  notEquals: ([expected]) => ({ test: (x) => x !== expected, expr: (v, ref) => `(${v} !== ${ref(expected)})` }),
+  notEquals: ([expected]) => ({
+    test: (x) => x !== expected,
+    expr: (v, ref) => `(${v} !== ${ref(expected)})`,
+  }),
   maxLength: ([max]) => (typeof max === 'number' ? maxLengthCheck(max) : undefined),
   minLength: ([min]) => (typeof min === 'number' && !Number.isNaN(min) ? minLengthCheck(min) : undefined),
   isLength: ([min, max]) =>
-    typeof min === 'number' && !Number.isNaN(min) && typeof max === 'number' ? lengthCheck(min, max) : undefined,
+    typeof min === 'number' && !Number.isNaN(min) && typeof max === 'number'
+      ? lengthCheck(min, max)
+      : undefined,
   min: ([bound]) =>
     typeof bound === 'number'
-      ? { test: (x) => typeof x === 'number' && x >= bound, expr: (v, ref) => `(typeof ${v} === "number" && ${v} >= ${ref(bound)})` }
-      : simple(() => false, () => 'false'),
+      ? {
+          test: (x) => typeof x === 'number' && x >= bound,
+          expr: (v, ref) => `(typeof ${v} === "number" && ${v} >= ${ref(bound)})`,
+        }
+      : simple(
+          () => false,
+          () => 'false',
+        ),
   max: ([bound]) =>
     typeof bound === 'number'
-      ? { test: (x) => typeof x === 'number' && x <= bound, expr: (v, ref) => `(typeof ${v} === "number" && ${v} <= ${ref(bound)})` }
-      : simple(() => false, () => 'false'),
+      ? {
+          test: (x) => typeof x === 'number' && x <= bound,
+          expr: (v, ref) => `(typeof ${v} === "number" && ${v} <= ${ref(bound)})`,
+        }
+      : simple(
+          () => false,
+          () => 'false',
+        ),
   isPositive: () =>
     simple(
       (x) => typeof x === 'number' && x > 0,

@@ -54,12 +54,14 @@ export function closureClassFn(plan: ClassPlan, runtime: ValidationRuntime): Cla
       for (let i = 0; active && i < prop.conditions.length; i++) active = !!prop.conditions[i](object, value);
       if (active) {
         const sizeGuard = prop.sizeGuard;
-        const tooBig = sizeGuard !== undefined && Array.isArray(value) && !(value.length <= (sizeGuard as number));
+        const tooBig =
+          sizeGuard !== undefined && Array.isArray(value) && !(value.length <= (sizeGuard as number));
         for (const group of prop.groups) {
           let message: string | undefined;
           for (const check of group) {
             if (check.validateIf && !check.validateIf(object, value)) continue;
-            if (!checkPasses(check, object, value, tooBig)) message = check.staticMessage ?? check.message(object, value);
+            if (!checkPasses(check, object, value, tooBig))
+              message = check.staticMessage ?? check.message(object, value);
           }
           if (message !== undefined) runtime.pushAt(issues, path, name, message, value);
         }
@@ -67,7 +69,11 @@ export function closureClassFn(plan: ClassPlan, runtime: ValidationRuntime): Cla
           const child = children.get(prop);
           const field = joinPath(path, name);
           value =
-            child && value !== null && typeof value === 'object' && !Array.isArray(value) && depth < runtime.maxDepth
+            child &&
+            value !== null &&
+            typeof value === 'object' &&
+            !Array.isArray(value) &&
+            depth < runtime.maxDepth
               ? child(value as Record<string, unknown>, field, issues, depth + 1)
               : runtime.nest(prop.nested, value, field, issues, depth);
         }

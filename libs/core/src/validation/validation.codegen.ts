@@ -70,9 +70,26 @@ export function codegenClassFn(plan: ClassPlan, runtime: ValidationRuntime): Cla
   return new Function('R', body)(src.refs) as ClassFn;
 }
 
-type Helpers = Record<'proto' | 'objectProto' | 'enumerable' | 'pushAt' | 'pushTooDeep' | 'copy' | 'tooDeep' | 'nest' | 'defaults', string>;
+type Helpers = Record<
+  | 'proto'
+  | 'objectProto'
+  | 'enumerable'
+  | 'pushAt'
+  | 'pushTooDeep'
+  | 'copy'
+  | 'tooDeep'
+  | 'nest'
+  | 'defaults',
+  string
+>;
 
-function writeProperty(src: Source, prop: PropPlan, index: number, runtime: ValidationRuntime, h: Helpers): void {
+function writeProperty(
+  src: Source,
+  prop: PropPlan,
+  index: number,
+  runtime: ValidationRuntime,
+  h: Helpers,
+): void {
   const { ref } = src;
   const key = JSON.stringify(prop.name);
   const label = `p${index}`;
@@ -99,7 +116,8 @@ function writeProperty(src: Source, prop: PropPlan, index: number, runtime: Vali
   for (const condition of prop.conditions) conditions.push(`${ref(condition)}(o, v)`);
   if (conditions.length > 0) src.line(`if (${conditions.join(' && ')}) {`);
 
-  if (prop.sizeGuard !== undefined) src.line(`big = Array.isArray(v) && !(v.length <= ${ref(prop.sizeGuard)});`);
+  if (prop.sizeGuard !== undefined)
+    src.line(`big = Array.isArray(v) && !(v.length <= ${ref(prop.sizeGuard)});`);
   else src.line('big = false;');
 
   for (const group of prop.groups) {
@@ -117,7 +135,9 @@ function writeProperty(src: Source, prop: PropPlan, index: number, runtime: Vali
     src.line('if (v !== undefined && !big) {');
     if (prop.nested.child) {
       const child = ref(runtime.fnFor(prop.nested.child));
-      src.line(`  if (v !== null && typeof v === "object" && !Array.isArray(v) && depth < ${ref(runtime.maxDepth)}) v = ${child}(v, ${field}, issues, depth + 1);`);
+      src.line(
+        `  if (v !== null && typeof v === "object" && !Array.isArray(v) && depth < ${ref(runtime.maxDepth)}) v = ${child}(v, ${field}, issues, depth + 1);`,
+      );
       src.line(`  else v = ${h.nest}(${nested}, v, ${field}, issues, depth);`);
     } else {
       src.line(`  v = ${h.nest}(${nested}, v, ${field}, issues, depth);`);
@@ -133,7 +153,8 @@ function writeProperty(src: Source, prop: PropPlan, index: number, runtime: Vali
 /** Writes one constraint; `onFail(messageExpression)` is the statement run when it fails. */
 function writeCheck(src: Source, check: CheckPlan, onFail: (message: string) => string): void {
   const { ref } = src;
-  const message = check.staticMessage !== undefined ? ref(check.staticMessage) : `${ref(check.message)}(o, v)`;
+  const message =
+    check.staticMessage !== undefined ? ref(check.staticMessage) : `${ref(check.message)}(o, v)`;
   const fail = onFail(message);
   const open = check.validateIf ? `if (${ref(check.validateIf)}(o, v)) {` : '';
   if (open) src.line(open);
@@ -141,7 +162,9 @@ function writeCheck(src: Source, check: CheckPlan, onFail: (message: string) => 
     src.line(`if (!${ref(check.run)}(o, v, big)) ${fail}`);
   } else if (check.each) {
     src.line('if (Array.isArray(v)) {');
-    src.line(`  if (!big) for (let i = 0; i < v.length; i++) { const e = v[i]; if (!(${check.inline.expr('e', ref)})) { ${fail} break; } }`);
+    src.line(
+      `  if (!big) for (let i = 0; i < v.length; i++) { const e = v[i]; if (!(${check.inline.expr('e', ref)})) { ${fail} break; } }`,
+    );
     src.line(`} else if (!(${check.inline.expr('v', ref)})) ${fail}`);
   } else {
     src.line(`if (!(${check.inline.expr('v', ref)})) ${fail}`);

@@ -55,7 +55,11 @@ describe.each(ENGINES)('compileValidator (%s engine)', (engine) => {
       const input = {
         ...body,
         Unknown: 'ignored',
-        Data: { ...(body.Data as Json), Extra: 1, PaymentDetails: { ...((body.Data as Json).PaymentDetails as Json), Bank: 'x' } },
+        Data: {
+          ...(body.Data as Json),
+          Extra: 1,
+          PaymentDetails: { ...((body.Data as Json).PaymentDetails as Json), Bank: 'x' },
+        },
       };
       const result = checkout(input);
       expect(result).toEqual({ ok: true, value: validCheckoutCallback() });
@@ -105,7 +109,10 @@ describe.each(ENGINES)('compileValidator (%s engine)', (engine) => {
 
     it('indexes array elements as Items[2].Name', () => {
       const everything = compileValidator(EverythingDto, { engine });
-      const result = everything({ ...validEverything(), Items: [{ Name: 'Tea', Qty: 1 }, { Name: 'Rice', Qty: 1 }, { Name: 'x', Qty: 1 }, 7] });
+      const result = everything({
+        ...validEverything(),
+        Items: [{ Name: 'Tea', Qty: 1 }, { Name: 'Rice', Qty: 1 }, { Name: 'x', Qty: 1 }, 7],
+      });
       expect(issuesOf(result)).toEqual([
         { field: 'Items[2].Name', message: 'Name must be longer than or equal to 2 characters' },
         { field: 'Items[3]', message: 'each value in nested property Items must be either object or array' },
@@ -127,11 +134,21 @@ describe.each(ENGINES)('compileValidator (%s engine)', (engine) => {
       const result = withValues(withData({ Amount: 'ten', PaymentDetails: 'x' }));
       expect(result.ok ? [] : result.issues).toEqual([
         { field: 'Data.Amount', message: 'Amount must not be less than 0', value: 'ten' },
-        { field: 'Data.Amount', message: 'Amount must be a number conforming to the specified constraints', value: 'ten' },
+        {
+          field: 'Data.Amount',
+          message: 'Amount must be a number conforming to the specified constraints',
+          value: 'ten',
+        },
         { field: 'Data.PaymentDetails', message: 'PaymentDetails must be an object', value: 'x' },
-        { field: 'Data.PaymentDetails', message: 'nested property PaymentDetails must be either object or array', value: 'x' },
+        {
+          field: 'Data.PaymentDetails',
+          message: 'nested property PaymentDetails must be either object or array',
+          value: 'x',
+        },
       ]);
-      expect((checkout(withData({ Amount: 'ten' })) as { issues: object[] }).issues[0]).not.toHaveProperty('value');
+      expect((checkout(withData({ Amount: 'ten' })) as { issues: object[] }).issues[0]).not.toHaveProperty(
+        'value',
+      );
     });
   });
 
@@ -145,15 +162,26 @@ describe.each(ENGINES)('compileValidator (%s engine)', (engine) => {
       ['undefined', undefined],
     ])('rejects %s with one issue on the root', (what, input) => {
       const result = checkout(input);
-      expect(result).toEqual({ ok: false, issues: [{ field: '', message: expect.stringContaining('must be a JSON object') }] });
-      expect((result as { issues: Array<{ message: string }> }).issues[0].message).toContain(what === 'undefined' ? 'undefined' : what);
+      expect(result).toEqual({
+        ok: false,
+        issues: [{ field: '', message: expect.stringContaining('must be a JSON object') }],
+      });
+      expect((result as { issues: Array<{ message: string }> }).issues[0].message).toContain(
+        what === 'undefined' ? 'undefined' : what,
+      );
     });
 
     it('reads objects without a prototype and class instances by their own properties', () => {
       const bare = Object.assign(Object.create(null) as Json, validCheckoutCallback());
       expect(checkout(bare).ok).toBe(true);
       const inherited = Object.create(validCheckoutCallback()) as Json; // nothing of its own
-      expect(issuesOf(checkout(inherited)).map((issue) => issue.field)).toEqual(['ResponseCode', 'ResponseCode', 'Status', 'Data', 'Data']);
+      expect(issuesOf(checkout(inherited)).map((issue) => issue.field)).toEqual([
+        'ResponseCode',
+        'ResponseCode',
+        'Status',
+        'Data',
+        'Data',
+      ]);
     });
   });
 
@@ -189,7 +217,9 @@ describe.each(ENGINES)('compileValidator (%s engine)', (engine) => {
     });
 
     it('answers an own `constructor` key that makes class-transformer throw', () => {
-      const body = JSON.parse(`{"Extra":{"constructor":2},${JSON.stringify(validCheckoutCallback()).slice(1)}`) as Json;
+      const body = JSON.parse(
+        `{"Extra":{"constructor":2},${JSON.stringify(validCheckoutCallback()).slice(1)}`,
+      ) as Json;
       expect(() => plainToInstance(CheckoutCallbackDto, body)).toThrow(TypeError);
       expect(checkout(body).ok).toBe(true);
     });
@@ -243,10 +273,12 @@ describe.each(ENGINES)('compileValidator (%s engine)', (engine) => {
         ok: true,
         value: { Title: 't', Trimmed: { Name: 'padded' }, People: [{ FullName: 'Ann' }] },
       });
-      expect(issuesOf(host({ Title: 't', Trimmed: { Name: '   ' }, People: [{ FullName: 'Ann' }] }))).toEqual([
-        { field: 'Trimmed.Name', message: 'Name should not be empty' },
-        { field: 'People[0].FullName', message: 'FullName must be a string' },
-      ]);
+      expect(issuesOf(host({ Title: 't', Trimmed: { Name: '   ' }, People: [{ FullName: 'Ann' }] }))).toEqual(
+        [
+          { field: 'Trimmed.Name', message: 'Name should not be empty' },
+          { field: 'People[0].FullName', message: 'FullName must be a string' },
+        ],
+      );
     });
   });
 });
@@ -275,15 +307,23 @@ describe('inspectValidator', () => {
 
   it('names the classes that fall back, and why', () => {
     const classes = inspectValidator(HostDto).classes;
-    expect(classes.find((c) => c.name === 'TrimmedDto')).toMatchObject({ mode: 'fallback', reason: 'Name uses @Transform' });
-    expect(classes.find((c) => c.name === 'RenamedDto')).toMatchObject({ mode: 'fallback', reason: 'uses @Expose/@Exclude' });
+    expect(classes.find((c) => c.name === 'TrimmedDto')).toMatchObject({
+      mode: 'fallback',
+      reason: 'Name uses @Transform',
+    });
+    expect(classes.find((c) => c.name === 'RenamedDto')).toMatchObject({
+      mode: 'fallback',
+      reason: 'uses @Expose/@Exclude',
+    });
   });
 });
 
 describe('caching and options', () => {
   it('compiles once per class and option set', () => {
     expect(compileValidator(CheckoutCallbackDto)).toBe(compileValidator(CheckoutCallbackDto));
-    expect(compileValidator(CheckoutCallbackDto, { engine: 'closures' })).not.toBe(compileValidator(CheckoutCallbackDto));
+    expect(compileValidator(CheckoutCallbackDto, { engine: 'closures' })).not.toBe(
+      compileValidator(CheckoutCallbackDto),
+    );
   });
 
   it('validates groups like class-validator', () => {
@@ -296,7 +336,9 @@ describe('caching and options', () => {
     }
     const input = { Name: 5, Count: 'x' };
     for (const groups of [undefined, ['create'], ['update']]) {
-      const expected = flattenValidationErrors(validateSync(plainToInstance(Grouped, input), { groups, forbidUnknownValues: false }));
+      const expected = flattenValidationErrors(
+        validateSync(plainToInstance(Grouped, input), { groups, forbidUnknownValues: false }),
+      );
       expect(issuesOf(compileValidator(Grouped, { groups })(input))).toEqual(expected);
     }
   });
@@ -363,7 +405,9 @@ describe('robustness', () => {
       @Explodes()
       Name: string;
     }
-    expect(issuesOf(compileValidator(Fragile)({ Name: 'x' }))).toEqual([{ field: 'Name', message: 'Name exploded' }]);
+    expect(issuesOf(compileValidator(Fragile)({ Name: 'x' }))).toEqual([
+      { field: 'Name', message: 'Name exploded' },
+    ]);
   });
 
   it('rejects numbers class-validator itself throws on (maxDecimalPlaces with 1e-7)', () => {
@@ -428,6 +472,8 @@ describe('validateOrThrow', () => {
       'Invalid CheckoutCallbackDto: Data.Amount: Amount must not be less than 0; Data.Amount: Amount must be a number conforming to the specified constraints',
     );
     expect(error.issues).toHaveLength(2);
-    expect(() => validateOrThrow(CheckoutCallbackDto, 'nope')).toThrow('Invalid CheckoutCallbackDto: request body must be a JSON object (received a string)');
+    expect(() => validateOrThrow(CheckoutCallbackDto, 'nope')).toThrow(
+      'Invalid CheckoutCallbackDto: request body must be a JSON object (received a string)',
+    );
   });
 });

@@ -41,11 +41,17 @@ interface Resolved {
 function resolveOptions(dto: Function, options: CompileValidatorOptions): Resolved {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   if (!Number.isInteger(maxDepth) || maxDepth < 1) {
-    throw new HubtelError('HUBTEL_CONFIG_INVALID', `compileValidator(${dto.name}): maxDepth must be a positive integer`);
+    throw new HubtelError(
+      'HUBTEL_CONFIG_INVALID',
+      `compileValidator(${dto.name}): maxDepth must be a positive integer`,
+    );
   }
   const wanted = options.engine ?? 'auto';
   if (wanted === 'codegen' && !codegenAvailable()) {
-    throw new HubtelError('HUBTEL_CONFIG_INVALID', `compileValidator(${dto.name}): code generation is disabled in this process; use engine "closures" or "auto"`);
+    throw new HubtelError(
+      'HUBTEL_CONFIG_INVALID',
+      `compileValidator(${dto.name}): code generation is disabled in this process; use engine "closures" or "auto"`,
+    );
   }
   return {
     groups: options.groups,
@@ -81,7 +87,10 @@ function planRoot(dto: Function, resolved: Resolved): { planner: ValidationPlann
  * @throws HubtelError `HUBTEL_CONFIG_INVALID` for a class without rules, an async constraint, or a
  * property named like an Object.prototype member.
  */
-export function compileValidator<T>(dto: Type<T>, options: CompileValidatorOptions = {}): CompiledValidator<T> {
+export function compileValidator<T>(
+  dto: Type<T>,
+  options: CompileValidatorOptions = {},
+): CompiledValidator<T> {
   const resolved = resolveOptions(dto, options);
   const key = JSON.stringify(resolved);
   let perClass = cache.get(dto);

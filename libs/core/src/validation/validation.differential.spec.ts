@@ -27,7 +27,9 @@ type Json = Record<string, unknown>;
 // Reference side.
 
 function referenceIssues(dto: Type<unknown>, input: unknown): ValidationIssue[] {
-  return flattenValidationErrors(validateSync(plainToInstance(dto, input) as object, { forbidUnknownValues: false }));
+  return flattenValidationErrors(
+    validateSync(plainToInstance(dto, input) as object, { forbidUnknownValues: false }),
+  );
 }
 
 /** The declared properties of a class-transformer instance, recursively, as plain data. */
@@ -52,7 +54,8 @@ function project(value: unknown): unknown {
   return out;
 }
 
-const render = (issues: ValidationIssue[]): string[] => issues.map((issue) => `${issue.field} | ${issue.message}`).sort();
+const render = (issues: ValidationIssue[]): string[] =>
+  issues.map((issue) => `${issue.field} | ${issue.message}`).sort();
 
 /**
  * One documented difference: an array over its @ArrayMaxSize is reported by its size alone; its
@@ -60,12 +63,15 @@ const render = (issues: ValidationIssue[]): string[] => issues.map((issue) => `$
  * guard are dropped before comparing.
  */
 function comparable(ours: ValidationIssue[], reference: ValidationIssue[]): ValidationIssue[] {
-  const guarded = ours.filter((issue) => /must contain no more than \d+ elements$/.test(issue.message)).map((issue) => issue.field);
+  const guarded = ours
+    .filter((issue) => /must contain no more than \d+ elements$/.test(issue.message))
+    .map((issue) => issue.field);
   if (guarded.length === 0) return reference;
   const oursRendered = new Set(render(ours));
   return reference.filter((issue) => {
     const hidden = guarded.some(
-      (field) => issue.field.startsWith(`${field}[`) || (issue.field === field && issue.message.startsWith('each ')),
+      (field) =>
+        issue.field.startsWith(`${field}[`) || (issue.field === field && issue.message.startsWith('each ')),
     );
     return !hidden || oursRendered.has(render([issue])[0]);
   });
@@ -77,7 +83,12 @@ interface Tally {
   referenceThrew: number;
 }
 
-function check(dto: Type<unknown>, validators: CompiledValidator<unknown>[], input: Json, tally: Tally): void {
+function check(
+  dto: Type<unknown>,
+  validators: CompiledValidator<unknown>[],
+  input: Json,
+  tally: Tally,
+): void {
   let reference: ValidationIssue[] | undefined;
   let instance: unknown;
   try {
@@ -95,7 +106,10 @@ function check(dto: Type<unknown>, validators: CompiledValidator<unknown>[], inp
     const result = validate(input);
     const ours = result.ok ? [] : result.issues;
     const context = `input: ${safeStringify(input)}`;
-    expect({ context, issues: render(ours) }).toEqual({ context, issues: render(comparable(ours, reference)) });
+    expect({ context, issues: render(ours) }).toEqual({
+      context,
+      issues: render(comparable(ours, reference)),
+    });
     if (result.ok) expect(result.value).toStrictEqual(project(instance));
   }
   tally.compared++;
@@ -104,7 +118,11 @@ function check(dto: Type<unknown>, validators: CompiledValidator<unknown>[], inp
 
 function safeStringify(value: unknown): string {
   return JSON.stringify(value, (_key, item: unknown) =>
-    typeof item === 'number' && !Number.isFinite(item) ? `<${item}>` : item === undefined ? '<undefined>' : item,
+    typeof item === 'number' && !Number.isFinite(item)
+      ? `<${item}>`
+      : item === undefined
+        ? '<undefined>'
+        : item,
   );
 }
 
@@ -184,9 +202,35 @@ const WEIRD_VALUES: Array<() => unknown> = [
 ];
 
 const EXTRA_KEYS = [
-  'Nothing', 'Site', 'WhenFlag', 'Meta', 'Free', 'Triple', 'Even', 'Low', 'Code', 'Dup', 'Untyped', 'Nums',
-  'Converted', 'WithDefault', 'OneOf', 'Fake', 'OnlyWhenFlagFalse', 'Price', 'Level', 'Label', 'Children',
-  'SalesInvoiceId', 'Description', 'Channel', 'extra', '__proto__', 'constructor', 'toString', 'Id',
+  'Nothing',
+  'Site',
+  'WhenFlag',
+  'Meta',
+  'Free',
+  'Triple',
+  'Even',
+  'Low',
+  'Code',
+  'Dup',
+  'Untyped',
+  'Nums',
+  'Converted',
+  'WithDefault',
+  'OneOf',
+  'Fake',
+  'OnlyWhenFlagFalse',
+  'Price',
+  'Level',
+  'Label',
+  'Children',
+  'SalesInvoiceId',
+  'Description',
+  'Channel',
+  'extra',
+  '__proto__',
+  'constructor',
+  'toString',
+  'Id',
 ];
 
 type Path = Array<string | number>;
@@ -214,7 +258,12 @@ function clone<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
   const copy: Json = {};
   for (const key of Object.keys(value)) {
-    Object.defineProperty(copy, key, { value: clone((value as Json)[key]), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(copy, key, {
+      value: clone((value as Json)[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return copy as T;
 }
@@ -225,7 +274,8 @@ function mutate(base: Json, random: () => number): Json {
   for (let n = 0; n < count; n++) {
     const all = paths(input, [], [], random);
     const path = all[Math.floor(random() * all.length)];
-    const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Json)[key as string], input) as Json | unknown[];
+    const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Json)[key as string], input) as
+      Json | unknown[];
     const key = path[path.length - 1];
     const current = (parent as Json)[key as string];
     const roll = random();
@@ -240,7 +290,12 @@ function mutate(base: Json, random: () => number): Json {
       if (Array.isArray(parent)) parent.splice(key as number, 1);
       else delete (parent as Json)[key as string];
     } else if (key === '__proto__' && !Array.isArray(parent)) {
-      Object.defineProperty(parent, '__proto__', { value: replacement, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(parent, '__proto__', {
+        value: replacement,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     } else {
       (parent as Json)[key as string] = replacement;
     }
@@ -275,10 +330,20 @@ const SUBJECTS: Array<{ dto: Type<unknown>; valid: () => Json; edge: Json[] }> =
       { ...validCheckoutCallback(), Data: { ...(validCheckoutCallback().Data as Json), Amount: '12.5' } },
       { ...validCheckoutCallback(), Data: { ...(validCheckoutCallback().Data as Json), Amount: NaN } },
       { ...validCheckoutCallback(), Data: { ...(validCheckoutCallback().Data as Json), Amount: -1 } },
-      { ...validCheckoutCallback(), Data: { ...(validCheckoutCallback().Data as Json), PaymentDetails: null } },
+      {
+        ...validCheckoutCallback(),
+        Data: { ...(validCheckoutCallback().Data as Json), PaymentDetails: null },
+      },
       { ...validCheckoutCallback(), Data: { ...(validCheckoutCallback().Data as Json), PaymentDetails: {} } },
-      { ...validCheckoutCallback(), Data: { ...(validCheckoutCallback().Data as Json), ClientReference: 'r'.repeat(33) } },
-      { ...validCheckoutCallback(), Extra: { deep: { deeper: [1, 2] } }, Data: { ...(validCheckoutCallback().Data as Json), More: 1 } },
+      {
+        ...validCheckoutCallback(),
+        Data: { ...(validCheckoutCallback().Data as Json), ClientReference: 'r'.repeat(33) },
+      },
+      {
+        ...validCheckoutCallback(),
+        Extra: { deep: { deeper: [1, 2] } },
+        Data: { ...(validCheckoutCallback().Data as Json), More: 1 },
+      },
     ],
   },
   {
@@ -296,7 +361,10 @@ const SUBJECTS: Array<{ dto: Type<unknown>; valid: () => Json; edge: Json[] }> =
       { ...validEverything(), Tags: 'abc' },
       { ...validEverything(), Tags: [] },
       { ...validEverything(), Tags: ['a', 'b', 'c', 'd'] },
-      { ...validEverything(), Items: [{ Name: 'T', Qty: 0, Price: 1.234, Level: 2 }, 'x', null, [{ Name: 'Nested', Qty: 3 }]] },
+      {
+        ...validEverything(),
+        Items: [{ Name: 'T', Qty: 0, Price: 1.234, Level: 2 }, 'x', null, [{ Name: 'Nested', Qty: 3 }]],
+      },
       { ...validEverything(), Items: [{ Name: 'Tea', Qty: 1, Price: 1e-7 }] },
       { ...validEverything(), Items: {} },
       { ...validEverything(), Tag: [{ Code: 'z' }] },
@@ -349,7 +417,11 @@ const SUBJECTS: Array<{ dto: Type<unknown>; valid: () => Json; edge: Json[] }> =
     valid: validHost,
     edge: [
       { Title: 'x', Trimmed: { Name: '   ' } },
-      { Title: 'x', Trimmed: { Name: ' ok ', Count: 1.5 }, People: [{ FullName: 'not exposed' }, { full_name: 5 }] },
+      {
+        Title: 'x',
+        Trimmed: { Name: ' ok ', Count: 1.5 },
+        People: [{ FullName: 'not exposed' }, { full_name: 5 }],
+      },
       { Title: 'x', Trimmed: null, People: 'x' },
     ],
   },
@@ -358,28 +430,35 @@ const SUBJECTS: Array<{ dto: Type<unknown>; valid: () => Json; edge: Json[] }> =
 // VALIDATOR_FUZZ_CASES=20000 for a longer local run.
 const RANDOM_CASES = Number(process.env.VALIDATOR_FUZZ_CASES ?? 700);
 
-describe.each(SUBJECTS.map((subject) => [subject.dto.name, subject] as const))('compiled %s agrees with class-validator', (_name, subject) => {
-  const validators = [compileValidator(subject.dto, { engine: 'codegen' }), compileValidator(subject.dto, { engine: 'closures' })];
+describe.each(SUBJECTS.map((subject) => [subject.dto.name, subject] as const))(
+  'compiled %s agrees with class-validator',
+  (_name, subject) => {
+    const validators = [
+      compileValidator(subject.dto, { engine: 'codegen' }),
+      compileValidator(subject.dto, { engine: 'closures' }),
+    ];
 
-  it('accepts the valid body and returns its declared properties', () => {
-    const tally: Tally = { compared: 0, valid: 0, referenceThrew: 0 };
-    check(subject.dto, validators, subject.valid(), tally);
-    expect(tally.valid).toBe(1);
-  });
+    it('accepts the valid body and returns its declared properties', () => {
+      const tally: Tally = { compared: 0, valid: 0, referenceThrew: 0 };
+      check(subject.dto, validators, subject.valid(), tally);
+      expect(tally.valid).toBe(1);
+    });
 
-  it('reports the same issues for hand-written edge cases', () => {
-    const tally: Tally = { compared: 0, valid: 0, referenceThrew: 0 };
-    for (const input of subject.edge) check(subject.dto, validators, input, tally);
-    expect(tally.compared + tally.referenceThrew).toBe(subject.edge.length);
-  });
+    it('reports the same issues for hand-written edge cases', () => {
+      const tally: Tally = { compared: 0, valid: 0, referenceThrew: 0 };
+      for (const input of subject.edge) check(subject.dto, validators, input, tally);
+      expect(tally.compared + tally.referenceThrew).toBe(subject.edge.length);
+    });
 
-  it(`reports the same issues for ${RANDOM_CASES} seeded random mutations`, () => {
-    const random = mulberry32(Number(process.env.VALIDATOR_FUZZ_SEED ?? 0x5eed) + subject.dto.name.length);
-    const tally: Tally = { compared: 0, valid: 0, referenceThrew: 0 };
-    for (let i = 0; i < RANDOM_CASES; i++) check(subject.dto, validators, mutate(subject.valid(), random), tally);
-    // The generator must produce both outcomes, or the comparison proves little.
-    expect(tally.compared).toBeGreaterThan(RANDOM_CASES * 0.9);
-    expect(tally.compared - tally.valid).toBeGreaterThan(RANDOM_CASES * 0.5);
-    expect(tally.valid).toBeGreaterThan(RANDOM_CASES * 0.02);
-  });
-});
+    it(`reports the same issues for ${RANDOM_CASES} seeded random mutations`, () => {
+      const random = mulberry32(Number(process.env.VALIDATOR_FUZZ_SEED ?? 0x5eed) + subject.dto.name.length);
+      const tally: Tally = { compared: 0, valid: 0, referenceThrew: 0 };
+      for (let i = 0; i < RANDOM_CASES; i++)
+        check(subject.dto, validators, mutate(subject.valid(), random), tally);
+      // The generator must produce both outcomes, or the comparison proves little.
+      expect(tally.compared).toBeGreaterThan(RANDOM_CASES * 0.9);
+      expect(tally.compared - tally.valid).toBeGreaterThan(RANDOM_CASES * 0.5);
+      expect(tally.valid).toBeGreaterThan(RANDOM_CASES * 0.02);
+    });
+  },
+);

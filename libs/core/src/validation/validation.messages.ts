@@ -27,7 +27,12 @@ export function replaceMessageTokens(
     });
   }
   const value: unknown = args.value;
-  if (text && value !== undefined && value !== null && ['string', 'boolean', 'number'].includes(typeof value)) {
+  if (
+    text &&
+    value !== undefined &&
+    value !== null &&
+    ['string', 'boolean', 'number'].includes(typeof value)
+  ) {
     text = text.replace(/\$value/g, value as string);
   }
   if (text) text = text.replace(/\$property/g, args.property);
@@ -39,7 +44,8 @@ export function replaceMessageTokens(
 export const ROOT_NOT_OBJECT = (received: string): string =>
   `request body must be a JSON object (received ${received})`;
 
-export const TOO_DEEP = (maxDepth: number): string => `value is nested deeper than the allowed ${maxDepth} levels`;
+export const TOO_DEEP = (maxDepth: number): string =>
+  `value is nested deeper than the allowed ${maxDepth} levels`;
 
 export const FALLBACK_FAILED = 'value could not be validated';
 

@@ -117,16 +117,56 @@ const isSubclassOf = (candidate: unknown, base: Function): boolean =>
 /** Values the compile-time self-check feeds both an inline check and class-validator's own function. */
 function probeValues(constraints: readonly unknown[]): unknown[] {
   const values: unknown[] = [
-    undefined, null, '', ' ', 'a', 'abc', 'A1', '0', '1', '1.5', 'true', 'x'.repeat(300),
-    '\u{1F600}\u{1F600}', 'e\uFE0F', 0, -0, 1, -1, 0.5, 1.005, 12.34, 1e-7, 1e21, 100, 1000,
-    NaN, Infinity, -Infinity, true, false, [], [1], ['a'], Array.from({ length: 11 }, (_, i) => i), {}, { a: 1 },
+    undefined,
+    null,
+    '',
+    ' ',
+    'a',
+    'abc',
+    'A1',
+    '0',
+    '1',
+    '1.5',
+    'true',
+    'x'.repeat(300),
+    '\u{1F600}\u{1F600}',
+    'e\uFE0F',
+    0,
+    -0,
+    1,
+    -1,
+    0.5,
+    1.005,
+    12.34,
+    1e-7,
+    1e21,
+    100,
+    1000,
+    NaN,
+    Infinity,
+    -Infinity,
+    true,
+    false,
+    [],
+    [1],
+    ['a'],
+    Array.from({ length: 11 }, (_, i) => i),
+    {},
+    { a: 1 },
   ];
   const add = (constraint: unknown): void => {
     values.push(constraint);
     if (typeof constraint === 'number' && Number.isFinite(constraint)) {
       values.push(constraint - 1, constraint + 1, constraint - 0.5, constraint + 0.5);
       if (constraint >= 0 && constraint <= 2048) {
-        for (const n of [constraint - 1, constraint, constraint + 1, 2 * constraint, 3 * constraint, 3 * constraint + 1]) {
+        for (const n of [
+          constraint - 1,
+          constraint,
+          constraint + 1,
+          2 * constraint,
+          3 * constraint,
+          3 * constraint + 1,
+        ]) {
           if (n < 0) continue;
           values.push('a'.repeat(n), '\u{1F600}'.repeat(n), 'a\uFE0F'.repeat(n), '\u{1F600}\uFE0F'.repeat(n));
           values.push(Array.from({ length: n }, () => 'a'));
@@ -161,12 +201,26 @@ export class ValidationPlanner {
 
   /** Whether class-validator knows any rule for the class, in any group. */
   declaresRules(cls: Function): boolean {
-    return this.validators.getTargetValidationMetadatas(cls, undefined as unknown as string, true, false, undefined).length > 0;
+    return (
+      this.validators.getTargetValidationMetadatas(
+        cls,
+        undefined as unknown as string,
+        true,
+        false,
+        undefined,
+      ).length > 0
+    );
   }
 
   private metadatas(cls: Function): CvMetadata[] {
     const { groups, always, strictGroups } = this.options;
-    return this.validators.getTargetValidationMetadatas(cls, undefined as unknown as string, always, strictGroups, groups) as CvMetadata[];
+    return this.validators.getTargetValidationMetadatas(
+      cls,
+      undefined as unknown as string,
+      always,
+      strictGroups,
+      groups,
+    ) as CvMetadata[];
   }
 
   private fill(plan: ClassPlan): void {
@@ -204,12 +258,21 @@ export class ValidationPlanner {
 
     for (const [name, metadatas] of grouped) {
       if (name in Object.prototype) {
-        throw configError(`${cls.name}.${name}: a DTO property cannot be named like an Object.prototype member`);
+        throw configError(
+          `${cls.name}.${name}: a DTO property cannot be named like an Object.prototype member`,
+        );
       }
-      for (let proto = cls.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+      for (
+        let proto = cls.prototype;
+        proto && proto !== Object.prototype;
+        proto = Object.getPrototypeOf(proto)
+      ) {
         if (Object.getOwnPropertyDescriptor(proto, name)) fallback(`${name} is an accessor or method`);
       }
-      if (this.useTransformerMetadata && transformerStorage.findTransformMetadatas(cls, name, TransformationType.PLAIN_TO_CLASS).length > 0) {
+      if (
+        this.useTransformerMetadata &&
+        transformerStorage.findTransformMetadatas(cls, name, TransformationType.PLAIN_TO_CLASS).length > 0
+      ) {
         fallback(`${name} uses @Transform`);
       }
       plan.props.push(this.planProperty(plan, name, metadatas, sample, fallback));
@@ -228,7 +291,8 @@ export class ValidationPlanner {
   ): PropPlan {
     const prop: PropPlan = {
       name,
-      hasDefault: !!sample && Object.prototype.hasOwnProperty.call(sample, name) && sample[name] !== undefined,
+      hasDefault:
+        !!sample && Object.prototype.hasOwnProperty.call(sample, name) && sample[name] !== undefined,
       optional: false,
       conditions: [],
       groups: [],
@@ -236,7 +300,9 @@ export class ValidationPlanner {
 
     // @Type(): a class to nest, a primitive to convert to, or something only class-transformer does.
     let typeTarget: unknown;
-    const typeMetadata = this.useTransformerMetadata ? transformerStorage.findTypeMetadata(plan.cls, name) : undefined;
+    const typeMetadata = this.useTransformerMetadata
+      ? transformerStorage.findTypeMetadata(plan.cls, name)
+      : undefined;
     if (typeMetadata) {
       if (typeMetadata.options?.discriminator) fallback(`${name} uses a @Type discriminator`);
       if (isSubclassOf(typeMetadata.reflectedType, Map) || isSubclassOf(typeMetadata.reflectedType, Set)) {
@@ -253,7 +319,9 @@ export class ValidationPlanner {
       else if (typeTarget === Number) prop.convert = convertWith((value) => Number(value));
       else if (typeTarget === Boolean) prop.convert = convertWith((value) => Boolean(value));
       else if (typeTarget === Date) {
-        prop.convert = convertWith((value) => (value instanceof Date ? new Date(value.valueOf()) : new Date(value as string)));
+        prop.convert = convertWith((value) =>
+          value instanceof Date ? new Date(value.valueOf()) : new Date(value as string),
+        );
       } else if (
         isSubclassOf(typeTarget, Map) ||
         isSubclassOf(typeTarget, Set) ||
@@ -298,7 +366,12 @@ export class ValidationPlanner {
         const list = byKey.get(check.key);
         if (list) list.push(check);
         else byKey.set(check.key, [check]);
-        if (check.key === 'arrayMaxSize' && check.inline && !metadata.each && metadata.name === 'arrayMaxSize') {
+        if (
+          check.key === 'arrayMaxSize' &&
+          check.inline &&
+          !metadata.each &&
+          metadata.name === 'arrayMaxSize'
+        ) {
           prop.sizeGuard = (metadata.constraints ?? [])[0];
         }
       }
@@ -308,7 +381,11 @@ export class ValidationPlanner {
     if (nested.length > 0) {
       const metadata = nested[nested.length - 1];
       const child =
-        typeof typeTarget === 'function' && typeTarget !== Object && typeTarget !== Array && !prop.convert && this.declaresRules(typeTarget)
+        typeof typeTarget === 'function' &&
+        typeTarget !== Object &&
+        typeTarget !== Array &&
+        !prop.convert &&
+        this.declaresRules(typeTarget)
           ? this.plan(typeTarget)
           : undefined;
       prop.nested = { child, ...this.nestedMessage(metadata) };
@@ -322,11 +399,16 @@ export class ValidationPlanner {
     const target = `${plan.name}.${property}`;
     return constraints.map((constraint) => {
       if (constraint.async) {
-        throw configError(`${target}: async constraint "${constraint.name}" cannot run in a synchronous compiled validator`);
+        throw configError(
+          `${target}: async constraint "${constraint.name}" cannot run in a synchronous compiled validator`,
+        );
       }
       const key = constraint.name ? constraint.name : metadata.type;
       let inline: InlineCheck | undefined;
-      const factory = constraints.length === 1 && constraint.name === metadata.name ? INLINE_CHECKS[metadata.name] : undefined;
+      const factory =
+        constraints.length === 1 && constraint.name === metadata.name
+          ? INLINE_CHECKS[metadata.name]
+          : undefined;
       if (factory) {
         const candidate = factory(metadata.constraints ?? []);
         if (candidate && this.agrees(candidate, constraint, metadata, plan.name)) inline = candidate;
@@ -347,7 +429,12 @@ export class ValidationPlanner {
   }
 
   /** Self-check: an inline check must agree with class-validator's function on every probe. */
-  private agrees(inline: InlineCheck, constraint: CvConstraint, metadata: CvMetadata, targetName: string): boolean {
+  private agrees(
+    inline: InlineCheck,
+    constraint: CvConstraint,
+    metadata: CvMetadata,
+    targetName: string,
+  ): boolean {
     let instance: ValidatorConstraintInterface;
     try {
       instance = constraint.instance as ValidatorConstraintInterface;
@@ -389,7 +476,8 @@ export class ValidationPlanner {
     };
     let template: string;
     if (metadata.message) template = metadata.message;
-    else if (!builtIn) return undefined; // a custom default message may read the object or value
+    else if (!builtIn)
+      return undefined; // a custom default message may read the object or value
     else {
       const instance = builtIn();
       if (!(instance.defaultMessage instanceof Function)) template = '';
@@ -413,7 +501,13 @@ export class ValidationPlanner {
     instance: () => ValidatorConstraintInterface,
   ): MessageFn {
     return (object, value) => {
-      const args: ValidationArguments = { targetName, property: metadata.propertyName, object, value, constraints: metadata.constraints };
+      const args: ValidationArguments = {
+        targetName,
+        property: metadata.propertyName,
+        object,
+        value,
+        constraints: metadata.constraints,
+      };
       try {
         let message: string | ((args: ValidationArguments) => string) = metadata.message || '';
         if (!metadata.message) {
@@ -474,14 +568,21 @@ function runner(
 ): (object: object, value: unknown, skipEach: boolean) => boolean {
   const settle = (result: unknown): boolean => !isPromiseLike(result) && !!result;
   return (object, value, skipEach) => {
-    const args: ValidationArguments = { targetName, property: metadata.propertyName, object, value, constraints: metadata.constraints };
+    const args: ValidationArguments = {
+      targetName,
+      property: metadata.propertyName,
+      object,
+      value,
+      constraints: metadata.constraints,
+    };
     try {
       const validator = instance();
       if (!metadata.each || !(Array.isArray(value) || value instanceof Set || value instanceof Map)) {
         return settle(validator.validate(value, args));
       }
       if (skipEach) return true;
-      const items: unknown[] = value instanceof Map ? Array.from(value.values()) : Array.isArray(value) ? value : Array.from(value);
+      const items: unknown[] =
+        value instanceof Map ? Array.from(value.values()) : Array.isArray(value) ? value : Array.from(value);
       for (const item of items) if (!settle(validator.validate(item, args))) return false;
       return true;
     } catch {

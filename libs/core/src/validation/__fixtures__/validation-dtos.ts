@@ -236,7 +236,10 @@ export class EverythingDto extends BaseDto {
   @IsNumber({ allowNaN: true, allowInfinity: true })
   Loose: number;
 
-  @IsNumber({}, { message: (args: ValidationArguments) => `${args.property} needs a number (${args.targetName})` })
+  @IsNumber(
+    {},
+    { message: (args: ValidationArguments) => `${args.property} needs a number (${args.targetName})` },
+  )
   Strict: number;
 
   @IsEnum(Color)
