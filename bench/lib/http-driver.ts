@@ -62,7 +62,7 @@ export async function openLoop(
       if (wait > 1) await sleep(wait);
       const request = next();
       // From when it was due, or from when it went out if that was (slightly) early.
-      const from = Math.max(due, performance.now());
+      const from = Math.min(due, performance.now());
       inFlight.push(
         send(pool, request).then(
           (ok) => {
