@@ -85,7 +85,28 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
   const heapNotes: string[] = [];
   const answered = new Map<string, number>();
   const workNotes: string[] = [];
+  const atRate = new Map<string, { cpuUsPerReq: number; p50: number; p99: number; bad: number }>();
   try {
+    // Equal load first, on fresh servers: CPU per request when no side is saturated.
+    if (inbound.fixedSec > 0) {
+      for (const shapeName of shapes) {
+        for (const server of servers) {
+          if (server.variant === 'bare' || !server.serves(shapeName)) continue;
+          const r = await server.atRate(
+            shapeName,
+            inbound.fixedRate,
+            inbound.fixedSec,
+            Math.min(1, inbound.fixedSec),
+          );
+          const key = cellKey(shapeName, server.variant, server.adapter);
+          atRate.set(key, r);
+          answered.set(key, (answered.get(key) ?? 0) + r.answered);
+          log(
+            `  ${fmt(inbound.fixedRate)} req/s ${shapeName} ${server.variant}/${server.adapter}: ${fmt(r.cpuUsPerReq)} µs CPU/req${r.bad ? ` (${r.bad} bad!)` : ''}`,
+          );
+        }
+      }
+    }
     for (let round = 0; round < inbound.rounds; round++) {
       const order = round % 2 === 0 ? servers : [...servers].reverse();
       for (const shapeName of shapes) {
@@ -137,7 +158,12 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
     `Load: autocannon in the runner process, ${inbound.connections} connections, ${inbound.durationSec} s per run after a ${inbound.warmupSec} s warm-up, ` +
       `${inbound.rounds} round(s) interleaved (figures are medians). Every request carries a fresh id, so the suite never takes its duplicate path. ` +
       `CPU/req is the server process's own user+system CPU (process.cpuUsage over IPC) divided by completed requests. ` +
-      `Ratios: req/s of (d) over req/s of the baseline; "CPU ratio" is baseline CPU/req over (d) CPU/req (higher is better for (d) in both). ` +
+      `Ratios: req/s of (d) over req/s of the baseline; "CPU" is baseline CPU/req over (d) CPU/req (higher is better for (d) in both). ` +
+      (inbound.fixedSec > 0
+        ? `"Equal load": the same CPU ratio measured first, on fresh servers, with every server offered the same ${fmt(inbound.fixedRate)} req/s ` +
+          `(open loop, undici, ${inbound.fixedSec} s): at saturation the idle side's wake-ups are charged to the busy side's write ` +
+          `syscalls, which makes the slower server's CPU/req look worse than it is; at equal load neither side is saturated. `
+        : '') +
       `The (d) servers keep every session, order and callback record in their in-memory store for the store's TTLs, so they grow during ` +
       `the run (at the end: ${heapNotes.join(', ') || 'n/a'}); the stateless baselines do not. ` +
       `Check that (d) did the real work for every answer (host handler or flow step ran): ${workNotes.join('; ') || 'n/a'}.`,
@@ -155,6 +181,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         fmt(bare.p50),
         fmt(bare.p99),
         fmt(bare.cpuUsPerReq),
+        '',
         '',
         '',
       ]);
@@ -175,18 +202,24 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
             '',
             '',
             '',
+            '',
             server?.failure ? `could not start: ${server.failure.slice(0, 160)}` : missing,
           ]);
           continue;
         }
+        const equal = (v: Variant) => atRate.get(cellKey(shapeName, v, adapter))?.cpuUsPerReq ?? NaN;
         let vsPlain = '';
         let vsValidated = '';
         if (variant === 'module') {
+          const at = (v: Variant) =>
+            Number.isFinite(equal(v) / equal('module'))
+              ? `; equal load ${ratio(equal(v) / equal('module'))}`
+              : '';
           vsPlain = plain
-            ? `${ratio(r.rps / plain.rps)} (CPU ${ratio(plain.cpuUsPerReq / r.cpuUsPerReq)})`
+            ? `${ratio(r.rps / plain.rps)} (CPU ${ratio(plain.cpuUsPerReq / r.cpuUsPerReq)}${at('plain')})`
             : '';
           vsValidated = validated
-            ? `${ratio(r.rps / validated.rps)} (CPU ${ratio(validated.cpuUsPerReq / r.cpuUsPerReq)})`
+            ? `${ratio(r.rps / validated.rps)} (CPU ${ratio(validated.cpuUsPerReq / r.cpuUsPerReq)}${at('validated')})`
             : '';
         }
         const flagged = r.errors || r.non2xx ? ` ⚠ ${r.errors} errors, ${r.non2xx} non-2xx` : '';
@@ -197,6 +230,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
           fmt(r.p50),
           fmt(r.p99),
           fmt(r.cpuUsPerReq),
+          fmt(equal(variant)),
           vsPlain,
           vsValidated,
         ]);
@@ -206,17 +240,21 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         const failure = servers.find((s) => s.variant === 'module' && s.adapter === adapter)?.failure;
         const measured = (base: typeof plain) => (mod && base ? mod.rps / base.rps : NaN);
         const cpuMeasured = (base: typeof plain) => (mod && base ? base.cpuUsPerReq / mod.cpuUsPerReq : NaN);
-        for (const [base, target, name] of [
-          [plain, GOAL_VS_PLAIN, '(b) plain Nest'],
-          [validated, GOAL_VS_VALIDATED, '(c) ValidationPipe'],
+        for (const [base, baseVariant, target, name] of [
+          [plain, 'plain', GOAL_VS_PLAIN, '(b) plain Nest'],
+          [validated, 'validated', GOAL_VS_VALIDATED, '(c) ValidationPipe'],
         ] as const) {
           const value = measured(base);
           const cpu = cpuMeasured(base);
+          const equalLoad =
+            (atRate.get(cellKey(shapeName, baseVariant, adapter))?.cpuUsPerReq ?? NaN) /
+            (atRate.get(cellKey(shapeName, 'module', adapter))?.cpuUsPerReq ?? NaN);
           goals.push({
             area: `Inbound ${SHAPES[shapeName].label}, ${adapter}`,
             goal: `≥ ${target}x req/s of ${name}`,
             measured: Number.isFinite(value)
-              ? `${ratio(value)} by req/s; ${ratio(cpu)} by CPU per request`
+              ? `${ratio(value)} by req/s; ${ratio(cpu)} by CPU per request` +
+                (Number.isFinite(equalLoad) ? `; ${ratio(equalLoad)} by CPU at equal load` : '')
               : failure
                 ? 'module endpoint not available'
                 : 'not measured',
@@ -230,10 +268,21 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
     }
     parts.push(
       `#### ${SHAPES[shapeName].label} — \`POST ${SHAPES[shapeName].path}\`\n\n` +
-        table(['adapter', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', '(d)/(b)', '(d)/(c)'], rows, [
-          'l',
-          'l',
-        ]),
+        table(
+          [
+            'adapter',
+            'server',
+            'req/s',
+            'p50 ms',
+            'p99 ms',
+            'CPU µs/req',
+            `CPU µs/req at ${fmt(inbound.fixedRate)} req/s`,
+            '(d)/(b)',
+            '(d)/(c)',
+          ],
+          rows,
+          ['l', 'l'],
+        ),
     );
   }
   if (variants.includes('module')) parts.push(await inProcessPass(config, shapes, log));

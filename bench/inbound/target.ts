@@ -1,5 +1,7 @@
 import { Child, type ChildOptions } from '../lib/ipc.js';
+import { openLoop } from '../lib/http-driver.js';
 import { drive, type LoadOptions, type LoadResult } from '../lib/load.js';
+import { percentile } from '../lib/stats.js';
 import { IdSequence, SHAPES, type ShapeName } from '../lib/shapes.js';
 import type { AdapterName } from './adapters.js';
 
@@ -83,6 +85,34 @@ export class Target {
       ids: this.sequence(shape),
       prepare: (seconds, rps) => this.prepare(shape, (rps ?? guess) * 2 * (seconds + 1)),
     });
+  }
+
+  /**
+   * CPU per request at a fixed, sub-saturation rate (open loop, undici): every server sees the same
+   * load, so neither it nor the load generator is the bottleneck. At saturation the idle side's
+   * wake-ups are charged to the busy side's syscalls, which skews CPU/req against the slower server.
+   */
+  async atRate(
+    shape: ShapeName,
+    rate: number,
+    durationSec: number,
+    warmupSec: number,
+  ): Promise<{ cpuUsPerReq: number; p50: number; p99: number; bad: number; answered: number }> {
+    const origin = `http://127.0.0.1:${this.port!}`;
+    const seq = this.sequence(shape);
+    const next = () => ({ path: SHAPES[shape].path, body: seq.take().body });
+    await this.prepare(shape, rate * (warmupSec + durationSec) * 1.2 + 100);
+    const warm = warmupSec > 0 ? await openLoop(origin, rate, warmupSec, next) : undefined;
+    const before = (await this.child!.request('cpu')).usage as NodeJS.CpuUsage;
+    const run = await openLoop(origin, rate, durationSec, next);
+    const after = (await this.child!.request('cpu')).usage as NodeJS.CpuUsage;
+    return {
+      cpuUsPerReq: (after.user - before.user + after.system - before.system) / run.requests,
+      p50: percentile(run.latenciesMs, 50),
+      p99: percentile(run.latenciesMs, 99),
+      bad: run.wrong + run.errors,
+      answered: run.requests - run.errors + (warm ? warm.requests - warm.errors : 0),
+    };
   }
 
   stop(graceMs?: number): Promise<void> {

@@ -8,6 +8,9 @@ export interface InboundConfig {
   durationSec: number;
   warmupSec: number;
   rounds: number;
+  /** Equal-load pass: req/s offered to every server, and seconds per cell (0 skips it). */
+  fixedRate: number;
+  fixedSec: number;
   /** Seconds per shape of the CPU-profile pass; 0 skips it. */
   profileSec: number;
   shapes?: string[];
@@ -73,10 +76,34 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
   const full = mode === 'full';
   const quick = mode === 'quick';
   const inbound: InboundConfig = full
-    ? { connections: 50, durationSec: 4, warmupSec: 1, rounds: 3, profileSec: 2 }
+    ? {
+        connections: 50,
+        durationSec: 4,
+        warmupSec: 1,
+        rounds: 3,
+        profileSec: 2,
+        fixedRate: 3000,
+        fixedSec: 2,
+      }
     : quick
-      ? { connections: 50, durationSec: 0.8, warmupSec: 0.3, rounds: 1, profileSec: 0 }
-      : { connections: 10, durationSec: 1, warmupSec: 0, rounds: 1, profileSec: 0 };
+      ? {
+          connections: 50,
+          durationSec: 0.8,
+          warmupSec: 0.3,
+          rounds: 1,
+          profileSec: 0,
+          fixedRate: 3000,
+          fixedSec: 0,
+        }
+      : {
+          connections: 10,
+          durationSec: 1,
+          warmupSec: 0,
+          rounds: 1,
+          profileSec: 0,
+          fixedRate: 500,
+          fixedSec: 0.5,
+        };
   inbound.connections = num('connections', inbound.connections);
   inbound.durationSec = num('duration', inbound.durationSec);
   inbound.rounds = num('rounds', inbound.rounds);
