@@ -79,6 +79,81 @@ describe('hubtel-trigger against the running example app', () => {
     expect(receiptsFor(orderId)).toHaveLength(1);
   });
 
+  it('--mark-paid: the sandbox marks the invoice paid without its own callback, and the triggered callback pays the order, confirmed by the status check', async () => {
+    const statusChecks = () =>
+      sandbox.requests().filter((r) => r.path === `/transactions/${sandbox.posSalesId}/status`).length;
+
+    // Without it, the sandbox has not seen the invoice paid: the status check refuses the callback.
+    // (Another order: the module treats a second paid callback for the same reference as a
+    // duplicate of the refused one; its reconciler re-checks the invoice later.)
+    const unpaid = await placeOrder(shop.url, { product: 'kente-mug', phone: '0241234567' });
+    const unconfirmed = await trigger([
+      'checkout',
+      shop.url,
+      '--reference',
+      unpaid.orderId,
+      '--sandbox',
+      sandbox.url,
+    ]);
+    expect(unconfirmed.code).toBe(0);
+    await shop.example.app.get(CheckoutService).drain();
+    expect((await getOrder(shop.url, unpaid.orderId)).status).toBe('awaiting-payment');
+    expect(sandbox.invoice(unpaid.orderId)!.state).toBe('pending');
+
+    const { orderId } = await placeOrder(shop.url, { product: 'kente-mug', phone: '0241234567' });
+    // A dry run sends nothing, to the sandbox either.
+    const dry = streams();
+    const markPaid = ['checkout', shop.url, '--reference', orderId, '--sandbox', sandbox.url, '--mark-paid'];
+    expect(await runTriggerCli([...markPaid, '--dry-run'], dry.io)).toBe(0);
+    expect(dry.out()).toContain('(dry run: the invoice was not marked paid)');
+    expect(sandbox.invoice(orderId)!.state).toBe('pending');
+
+    const checksBefore = statusChecks();
+    const run = await trigger(markPaid);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`marked ${orderId} paid in the sandbox (its callback held back)`);
+    expect(run.stdout).toContain('HTTP 200 {"received":true}');
+    const order = await waitForOrder(
+      shop.url,
+      orderId,
+      (o) => o.status === 'paid' && o.receipt.status === 'sent',
+    );
+    expect(order.payment).toMatchObject({ amountPaid: order.amount, confirmedByStatusCheck: true });
+    expect(statusChecks()).toBeGreaterThan(checksBefore);
+    // The sandbox sent no callback of its own: the order was paid by the triggered one.
+    expect(sandbox.invoice(orderId)!.state).toBe('paid');
+    expect(sandbox.deliveries({ clientReference: orderId }).map((d) => d.state)).toEqual(['dropped']);
+    expect(receiptsFor(orderId)).toHaveLength(1);
+
+    // Again: already paid is fine, and the duplicate changes nothing.
+    const again = await trigger([...markPaid, '--json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      markedPaid: 'already-paid',
+      answers: [{ status: 200, body: { received: true } }],
+    });
+    await shop.example.app.get(CheckoutService).drain();
+    expect(receiptsFor(orderId)).toHaveLength(1);
+  });
+
+  it('--mark-paid for an invoice the payer cancelled: exit code 1, nothing sent', async () => {
+    const { orderId } = await placeOrder(shop.url, { product: 'shea-soap', phone: '0241234567' });
+    sandbox.cancel(orderId);
+    const run = await trigger([
+      'checkout',
+      shop.url,
+      '--reference',
+      orderId,
+      '--sandbox',
+      sandbox.url,
+      '--mark-paid',
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`cannot mark invoice "${orderId}" paid: it is cancelled`);
+    expect(run.stdout).not.toContain('POST');
+  });
+
   it('a duplicate is not handled twice: 6 copies at once, one paid order, one receipt', async () => {
     const { orderId } = await placeOrder(shop.url, { product: 'shea-soap', phone: '0201234567' });
     await sandbox.markPaid(orderId);
@@ -298,6 +373,29 @@ describe('hubtel-trigger against a small merchant app: what its handlers saw', (
     expect(paidFor(o.clientReference)).toHaveLength(0);
     expect((await merchant.checkout.getInvoice(o.clientReference))!.status).toBe('pending');
   });
+
+  it('--mark-paid: a paid invoice still refuses a forged amount (the status check says Paid, the callback is rejected)', async () => {
+    const o = await order(30);
+    const rejectedBefore = merchant.ledger.rejected.length;
+    const run = await trigger([
+      'checkout-forged',
+      merchant.url,
+      '--forge',
+      'wrong-amount',
+      '--reference',
+      o.clientReference,
+      '--sandbox',
+      sandbox.url,
+      '--mark-paid',
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`marked ${o.clientReference} paid in the sandbox`);
+    expect(sandbox.invoice(o.clientReference)!.state).toBe('paid');
+    await merchant.ledger.until(() => merchant.ledger.rejected.length > rejectedBefore);
+    expect(merchant.ledger.rejected.at(-1)).toMatchObject({ reason: 'AMOUNT_MISMATCH', amountClaimed: 15 });
+    await merchant.checkout.drain();
+    expect(paidFor(o.clientReference)).toHaveLength(0);
+  });
 });
 
 /** In-memory streams for the in-process runs. */
@@ -356,6 +454,29 @@ describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
     [['checkout-forged', 'http://a.test', '--forge', 'wrong-amount', '--reference', 'r'], 'needs --amount'],
     [['checkout-forged', 'http://a.test', '--forge', 'teleport'], '--forge must be one of'],
     [['checkout', 'http://a.test', '--forge', 'wrong-amount'], '--forge goes with the checkout-forged kind'],
+    [['checkout', 'http://a.test', '--reference', 'r', '--mark-paid'], '--mark-paid needs --sandbox'],
+    [
+      [
+        'checkout',
+        'http://a.test',
+        '--reference',
+        'r',
+        '--sandbox',
+        'http://s.test',
+        '--mark-paid',
+        '--outcome',
+        'failed',
+      ],
+      '--mark-paid goes with --outcome paid',
+    ],
+    [
+      ['checkout-forged', 'http://a.test', '--sandbox', 'http://s.test', '--mark-paid'],
+      '--forge unknown-reference names none',
+    ],
+    [
+      ['fulfillment', 'http://a.test', '--session-id', 's', '--mark-paid'],
+      '--mark-paid is a checkout option',
+    ],
     [['fulfillment', 'http://a.test'], 'needs --session-id'],
     [['fulfillment', 'http://a.test', '--session-id', 's', '--amount', '3'], '--amount is a checkout option'],
     [['fulfillment-callback', 'http://a.test', '--session-id', 's'], 'needs --order-id'],

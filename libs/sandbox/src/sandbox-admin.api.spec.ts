@@ -114,6 +114,101 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
     });
   });
 
+  describe('POST /_sandbox/invoices/{ref}/pay with options', () => {
+    async function invoice(): Promise<string> {
+      const body = checkoutRequest(merchant);
+      expect((await call(sandbox, 'POST', '/items/initiate', { body, auth: 'api' })).status).toBe(200);
+      return body.clientReference as string;
+    }
+    const statusCheck = (ref: string) =>
+      call(sandbox, 'GET', `/transactions/${sandbox.posSalesId}/status?clientReference=${ref}`, {
+        auth: 'api',
+      });
+
+    it('deliver: false marks it paid without its callback; the status check says Paid; redeliver sends it', async () => {
+      const ref = await invoice();
+      const res = await call(sandbox, 'POST', `/_sandbox/invoices/${ref}/pay`, {
+        body: { deliver: false, phone: '0201234567' },
+      });
+      expect(res.status).toBe(200);
+      expect(res.json).toMatchObject({
+        outcome: 'paid',
+        invoice: { state: 'paid', customerPhoneNumber: '233201234567' },
+        deliveries: [{ state: 'dropped', faults: ['drop'] }],
+      });
+      expect(merchant.requests).toHaveLength(0);
+      expect((await statusCheck(ref)).json.data).toMatchObject({ status: 'Paid', clientReference: ref });
+      // The callback that was held back can still be sent.
+      const resent = await call(
+        sandbox,
+        'POST',
+        `/_sandbox/deliveries/${res.json.deliveries[0].id}/redeliver`,
+      );
+      expect(resent.json).toMatchObject({ state: 'delivered' });
+      expect(merchant.requests).toHaveLength(1);
+      expect(merchant.requests[0]!.body).toMatchObject({
+        ResponseCode: '0000',
+        Data: { ClientReference: ref, CustomerPhoneNumber: '233201234567' },
+      });
+    });
+
+    it('applies a one-off callback fault given as JSON (duplicate, wrong amount)', async () => {
+      const ref = await invoice();
+      const res = await call(sandbox, 'POST', `/_sandbox/invoices/${ref}/pay`, {
+        body: { fault: { duplicate: 2, amount: 1 } },
+      });
+      expect(res.status).toBe(200);
+      expect(res.json.deliveries).toHaveLength(2);
+      await merchant.waitForCount(2);
+      for (const req of merchant.requests) expect((req.body as any).Data.Amount).toBe(1);
+      // One-off: the next payment's callback is untouched.
+      const next = await invoice();
+      await call(sandbox, 'POST', `/_sandbox/invoices/${next}/pay`, { body: { outcome: 'failed' } });
+      expect(merchant.requests).toHaveLength(3);
+      expect(merchant.requests[2]!.body).toMatchObject({
+        ResponseCode: '2001',
+        Data: { ClientReference: next, Amount: 12.5 },
+      });
+    });
+
+    it.each([
+      [{ outcome: 'maybe' }, 'outcome'],
+      [{ deliver: 'no' }, 'deliver'],
+      [{ delivr: false }, 'delivr'],
+      [{ phone: 233241234567 }, 'phone'],
+      [{ phone: '12' }, 'phone'],
+      [{ fault: 'drop' }, 'fault'],
+      [{ fault: {} }, 'fault'],
+      [{ fault: { duplicate: 0 } }, 'fault.duplicate'],
+      [{ fault: { amount: '1' } }, 'fault.amount'],
+      [{ fault: { match: { clientReference: 'x' }, drop: true } }, 'fault.match'],
+      [{ fault: { body: 'x' } }, 'fault.body'],
+      [{ deliver: false, fault: { duplicate: 2 } }, 'fault'],
+    ])('refuses %j with 400 naming %s, and changes nothing', async (body, field) => {
+      const ref = await invoice();
+      const res = await call(sandbox, 'POST', `/_sandbox/invoices/${ref}/pay`, { body });
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({ error: 'HUBTEL_VALIDATION_FAILED', message: expect.any(String) });
+      expect(res.json.errors.map((e: { field: string }) => e.field)).toContain(field);
+      expect(sandbox.invoice(ref)!.state).toBe('pending');
+      expect(sandbox.deliveries()).toHaveLength(0);
+      expect(merchant.requests).toHaveLength(0);
+    });
+
+    it('refuses a body that is not JSON with 400 or 415', async () => {
+      const ref = await invoice();
+      const notJson = await call(sandbox, 'POST', `/_sandbox/invoices/${ref}/pay`, { raw: '{deliver:' });
+      expect(notJson.status).toBe(400);
+      expect(notJson.json).toMatchObject({ error: expect.any(String), message: expect.any(String) });
+      const text = await call(sandbox, 'POST', `/_sandbox/invoices/${ref}/pay`, {
+        raw: 'deliver=false',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      });
+      expect(text.status).toBe(415);
+      expect(sandbox.invoice(ref)!.state).toBe('pending');
+    });
+  });
+
   it('lets extensions add routes (the dashboard) that see the records', async () => {
     const extended = await HubtelSandbox.start();
     try {

@@ -1,7 +1,9 @@
-import { HubtelError } from 'nestjs-hubtel';
+import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { apiErrorReply, SandboxStateError } from './sandbox.errors.js';
 import { escapeHtml } from './sandbox-http.js';
+import type { CallbackFaultSpec } from './sandbox-faults.js';
+import type { PayOptions } from './sandbox-payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxReply } from './sandbox.types.js';
 import type { HubtelSandbox } from './hubtel-sandbox.js';
@@ -16,7 +18,9 @@ import type { HubtelSandbox } from './hubtel-sandbox.js';
  *   GET  /_sandbox/messages[?to=233...]          GET /_sandbox/invoices    GET /_sandbox/invoices/{checkoutIdOrRef}
  *   GET  /_sandbox/deliveries                    GET /_sandbox/sessions    GET /_sandbox/fulfillment-callbacks
  *   GET  /_sandbox/requests
- *   POST /_sandbox/invoices/{ref}/pay  {outcome?: 'paid'|'failed', phone?, channel?}
+ *   POST /_sandbox/invoices/{ref}/pay  {outcome?: 'paid'|'failed', phone?, channel?, deliver?: false, fault?}
+ *        (`deliver: false` records the payment and sends no callback; `fault` is a one-off callback
+ *        fault in JSON: drop, duplicate, concurrent, delayMs, amount, checkoutId, forge)
  *   POST /_sandbox/invoices/{ref}/cancel
  *   POST /_sandbox/deliveries/{id}/redeliver
  *   POST /_sandbox/reset
@@ -26,6 +30,86 @@ import type { HubtelSandbox } from './hubtel-sandbox.js';
 function limited<T>(items: T[], query: URLSearchParams): T[] {
   const limit = Number(query.get('limit'));
   return Number.isInteger(limit) && limit > 0 ? items.slice(-limit) : items;
+}
+
+const PAY_FIELDS = ['outcome', 'phone', 'channel', 'deliver', 'fault'];
+/** What a one-off callback fault can say in JSON (`sandbox.pay`'s `fault`, minus functions and rules). */
+const JSON_FAULT_FIELDS: Record<string, (v: unknown) => boolean> = {
+  drop: (v) => typeof v === 'boolean',
+  duplicate: (v) => typeof v === 'number',
+  concurrent: (v) => typeof v === 'boolean',
+  delayMs: (v) => typeof v === 'number',
+  amount: (v) => typeof v === 'number',
+  checkoutId: (v) => v === true || (typeof v === 'string' && v !== ''),
+  forge: (v) => typeof v === 'boolean',
+};
+const FAULT_FIELD_TYPES: Record<string, string> = {
+  drop: 'a boolean',
+  duplicate: 'a number',
+  concurrent: 'a boolean',
+  delayMs: 'a number',
+  amount: 'a number',
+  checkoutId: 'true or a non-empty string',
+  forge: 'a boolean',
+};
+
+/**
+ * The body of `POST /_sandbox/invoices/{ref}/pay`, checked field by field: an unknown or mistyped
+ * field is refused (400) rather than ignored, because a typo (`"delivr": false`) would otherwise
+ * send a callback the caller meant to hold back. Meaning (outcome values, fault effects, phone
+ * numbers) is then checked by `sandbox.pay` itself, before anything changes.
+ */
+export function parsePayBody(body: Record<string, unknown>): PayOptions {
+  const issues: ValidationIssue[] = [];
+  for (const key of Object.keys(body)) {
+    if (!PAY_FIELDS.includes(key))
+      issues.push({ field: key, message: `is not a pay option (${PAY_FIELDS.join(', ')})` });
+  }
+  const { outcome, phone, channel, deliver, fault } = body;
+  if (outcome !== undefined && outcome !== 'paid' && outcome !== 'failed')
+    issues.push({ field: 'outcome', message: 'must be "paid" or "failed"', value: outcome });
+  for (const [field, value] of [
+    ['phone', phone],
+    ['channel', channel],
+  ] as const) {
+    if (value !== undefined && (typeof value !== 'string' || value.trim() === ''))
+      issues.push({ field, message: 'must be a non-empty string' });
+  }
+  if (deliver !== undefined && typeof deliver !== 'boolean')
+    issues.push({ field: 'deliver', message: 'must be true or false', value: deliver });
+  if (fault !== undefined) {
+    if (fault === null || typeof fault !== 'object' || Array.isArray(fault)) {
+      issues.push({ field: 'fault', message: 'must be a JSON object' });
+    } else {
+      for (const [key, value] of Object.entries(fault)) {
+        const check = JSON_FAULT_FIELDS[key];
+        if (!check) {
+          issues.push({
+            field: `fault.${key}`,
+            message:
+              key === 'match' || key === 'times'
+                ? 'belongs to a sandbox.faults rule; a payment fault applies to this payment only'
+                : `is not a callback fault field (${Object.keys(JSON_FAULT_FIELDS).join(', ')})`,
+          });
+        } else if (!check(value)) {
+          issues.push({ field: `fault.${key}`, message: `must be ${FAULT_FIELD_TYPES[key]}`, value });
+        }
+      }
+    }
+  }
+  if (issues.length > 0) {
+    throw new HubtelValidationError(
+      `Invalid pay request: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+      issues,
+    );
+  }
+  return {
+    outcome: outcome as PayOptions['outcome'],
+    phone: phone as string | undefined,
+    channel: channel as string | undefined,
+    deliver: deliver as boolean | undefined,
+    fault: fault as CallbackFaultSpec | undefined,
+  };
 }
 
 function errorReply(err: unknown): SandboxReply {
@@ -38,7 +122,11 @@ function errorReply(err: unknown): SandboxReply {
           : err.code === 'HUBTEL_VALIDATION_FAILED'
             ? 400
             : 500;
-    return apiErrorReply('admin', status, { message: err.message, responseCode: err.code });
+    const errors =
+      err instanceof HubtelValidationError && !(err instanceof SandboxStateError)
+        ? err.issues.map(({ field, message }) => ({ field, message }))
+        : undefined;
+    return apiErrorReply('admin', status, { message: err.message, responseCode: err.code, errors });
   }
   throw err;
 }
@@ -100,12 +188,7 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
     const raw = (await ctx.body()).toString('utf8').trim();
     const b = raw === '' ? {} : await ctx.jsonObject();
     try {
-      const result = await sandbox.pay(ctx.params.ref!, {
-        outcome: b.outcome as 'paid' | 'failed' | undefined,
-        phone: typeof b.phone === 'string' ? b.phone : undefined,
-        channel: typeof b.channel === 'string' ? b.channel : undefined,
-      });
-      return ok(result);
+      return ok(await sandbox.pay(ctx.params.ref!, parsePayBody(b)));
     } catch (err) {
       return errorReply(err);
     }

@@ -28,6 +28,12 @@ export interface PayOptions {
   channel?: string;
   /** A fault for this payment's callback only (instead of `sandbox.faults`). */
   fault?: CallbackFaultSpec;
+  /**
+   * `false`: record the payment but send no callback (a `dropped` delivery, which `redeliver`
+   * can send later). The status check answers as usual, so a callback sent by a test or a tool
+   * passes the module's confirmation. Default `true`. Not combined with `fault`.
+   */
+  deliver?: boolean;
 }
 
 export interface PaymentResult {
@@ -81,7 +87,19 @@ export async function payInvoice(
       { field: 'outcome', message: 'must be "paid" or "failed"', value: requested },
     ]);
   }
-  if (options.fault) validateCallback(options.fault, 'fault');
+  if (options.deliver !== undefined && typeof options.deliver !== 'boolean') {
+    throw new HubtelValidationError('deliver must be true or false', [
+      { field: 'deliver', message: 'must be a boolean', value: options.deliver },
+    ]);
+  }
+  if (options.deliver === false && options.fault !== undefined) {
+    throw new HubtelValidationError('deliver: false sends no callback, so a callback fault cannot apply', [
+      { field: 'fault', message: 'must be left out when deliver is false' },
+    ]);
+  }
+  if (options.fault !== undefined) validateCallback(options.fault, 'fault');
+  // Not delivering is a drop that was asked for: the payment is recorded the same way.
+  const fault: CallbackFaultSpec | undefined = options.deliver === false ? { drop: true } : options.fault;
   if (invoice.state === 'paid' || invoice.state === 'cancelled') {
     throw new SandboxStateError(
       `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be paid`,
@@ -151,7 +169,7 @@ export async function payInvoice(
     body: body as unknown as Record<string, unknown>,
     checkoutId: invoice.checkoutId,
     clientReference: invoice.clientReference,
-    fault: options.fault,
+    fault,
   });
   invoice.deliveryIds.push(...deliveries.map((d) => d.id));
   if (!deliveries.some((d) => d.state === 'scheduled')) await done;

@@ -43,6 +43,8 @@ Checkout options:
   --checkout-id <id>      CheckoutId the platform gave the invoice (required for a valid callback)
   --amount <n>            Amount paid (required for a valid callback; the forged amount for wrong-amount)
   --sandbox <url>         a running sandbox to read the invoice's checkout id, amount and payer from
+  --mark-paid             with --sandbox: first mark the invoice paid in that sandbox WITHOUT its
+                          callback, so the status check confirms the callback this sends
   --outcome <paid|failed> default paid
   --phone <msisdn>        the payer (default 233241234567)
   --channel <code>        mtn-gh, vodafone-gh, tigo-gh (default: from the number)
@@ -64,7 +66,8 @@ Common:
 A CheckoutModule answers 200 to every well-formed callback, forged ones included (a forger learns
 nothing): whether it was handled, a duplicate or rejected shows in your app (events, logs, the
 order). With a POS Sales ID the module also confirms a callback with the status check: against
-the sandbox, a valid callback then counts only for an invoice the sandbox knows as paid.
+the sandbox, a valid callback then counts only for an invoice the sandbox knows as paid (pay it on
+the sandbox's payment page, or add --mark-paid).
 
 Exit codes: 0 every answer was 2xx, 1 an answer was not 2xx (or the sandbox had no such invoice),
 2 usage error, 3 the URL could not be reached.
@@ -77,6 +80,8 @@ export interface TriggerOptions {
   checkoutId?: string;
   amount?: number;
   sandboxUrl?: string;
+  /** Mark the invoice paid in the sandbox (no callback) before sending: needs `sandboxUrl`. */
+  markPaid?: boolean;
   outcome: 'paid' | 'failed';
   phone?: string;
   channel?: string;
@@ -114,6 +119,7 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
         'checkout-id': { type: 'string' },
         amount: { type: 'string' },
         sandbox: { type: 'string' },
+        'mark-paid': { type: 'boolean' },
         outcome: { type: 'string' },
         phone: { type: 'string' },
         channel: { type: 'string' },
@@ -168,6 +174,7 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     checkoutId: values['checkout-id'],
     amount: amountOption(values.amount),
     sandboxUrl: values.sandbox === undefined ? undefined : urlOption('--sandbox', values.sandbox).origin,
+    markPaid: values['mark-paid'] ?? false,
     outcome,
     phone: values.phone,
     channel: values.channel,
@@ -190,6 +197,13 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     const forgingUnknown = kind === 'checkout-forged' && forge === 'unknown-reference';
     if (!forgingUnknown && !options.reference)
       throw new CliUsageError(`${kind} needs --reference (the invoice's ClientReference)`);
+    if (options.markPaid) {
+      if (!options.sandboxUrl)
+        throw new CliUsageError('--mark-paid needs --sandbox (the sandbox that holds the invoice)');
+      if (forgingUnknown)
+        throw new CliUsageError('--mark-paid needs an invoice; --forge unknown-reference names none');
+      if (outcome !== 'paid') throw new CliUsageError('--mark-paid goes with --outcome paid');
+    }
     if (!options.sandboxUrl) {
       const valid = kind !== 'checkout-forged';
       if (valid && options.checkoutId === undefined)
@@ -213,6 +227,7 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
       'checkout-id',
       'amount',
       'sandbox',
+      'mark-paid',
       'outcome',
       'channel',
       'phone',
@@ -237,6 +252,8 @@ export interface TriggerReport {
   kind: TriggerKind;
   url: string;
   body: unknown;
+  /** With `markPaid`: the sandbox marked the invoice paid now, or it was already paid. */
+  markedPaid?: MarkedPaid;
   /** One per copy, in copy order. */
   answers: Array<
     | { copy: number; status: number; body: unknown; durationMs: number }
@@ -269,6 +286,51 @@ async function invoiceFromSandbox(
   return (await res.json()) as SandboxInvoice;
 }
 
+export type MarkedPaid = 'marked' | 'already-paid';
+
+/**
+ * Marks the invoice paid in the sandbox without sending its callback (`POST
+ * /_sandbox/invoices/{ref}/pay` with `deliver: false`), and returns the paid invoice. An invoice
+ * that is already paid is fine (running the same command twice to test duplicates).
+ */
+async function markPaidInSandbox(
+  sandboxUrl: string,
+  reference: string,
+  payer: { phone?: string; channel?: string },
+  timeoutMs: number,
+): Promise<{ invoice: SandboxInvoice; markedPaid: MarkedPaid }> {
+  let res: Response;
+  try {
+    res = await fetch(`${sandboxUrl}/_sandbox/invoices/${encodeURIComponent(reference)}/pay`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ outcome: 'paid', deliver: false, phone: payer.phone, channel: payer.channel }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  const answer = (await res.json().catch(() => undefined)) as
+    { invoice?: SandboxInvoice; message?: string } | undefined;
+  if (res.ok && answer?.invoice) return { invoice: answer.invoice, markedPaid: 'marked' };
+  if (res.status === 404)
+    throw new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
+  if (res.status === 409) {
+    const invoice = await invoiceFromSandbox(sandboxUrl, reference, timeoutMs);
+    if (invoice.state === 'paid') return { invoice, markedPaid: 'already-paid' };
+    throw new HubtelError(
+      'HUBTEL_API_ERROR',
+      `The sandbox at ${sandboxUrl} cannot mark invoice "${reference}" paid: it is ${invoice.state}`,
+    );
+  }
+  throw new HubtelError(
+    'HUBTEL_API_ERROR',
+    `The sandbox at ${sandboxUrl} refused to mark invoice "${reference}" paid (HTTP ${res.status})${answer?.message ? `: ${answer.message}` : ''}`,
+  );
+}
+
 function round2(n: number): number {
   return Math.round((n + Number.EPSILON) * 100) / 100;
 }
@@ -276,7 +338,7 @@ function round2(n: number): number {
 /** Builds the body a trigger sends (reads the sandbox's invoice when told to). */
 export async function buildTriggerBody(
   options: TriggerOptions,
-): Promise<{ body: unknown; path: string; summary: string }> {
+): Promise<{ body: unknown; path: string; summary: string; markedPaid?: MarkedPaid }> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   if (options.kind === 'fulfillment') {
     const body = buildFulfillmentRequest({ sessionId: options.sessionId!, orderId: options.orderId });
@@ -299,10 +361,21 @@ export async function buildTriggerBody(
     };
   }
   const forgingUnknown = options.kind === 'checkout-forged' && options.forge === 'unknown-reference';
-  const invoice =
-    options.sandboxUrl && !forgingUnknown
-      ? await invoiceFromSandbox(options.sandboxUrl, options.reference!, timeoutMs)
-      : undefined;
+  let invoice: SandboxInvoice | undefined;
+  let markedPaid: MarkedPaid | undefined;
+  if (options.sandboxUrl && !forgingUnknown) {
+    // A dry run sends nothing, to the app or to the sandbox: it only reads the invoice.
+    if (options.markPaid && !options.dryRun) {
+      ({ invoice, markedPaid } = await markPaidInSandbox(
+        options.sandboxUrl,
+        options.reference!,
+        { phone: options.phone, channel: options.channel },
+        timeoutMs,
+      ));
+    } else {
+      invoice = await invoiceFromSandbox(options.sandboxUrl, options.reference!, timeoutMs);
+    }
+  }
   const realAmount = invoice?.totalAmount ?? options.amount;
   let body;
   let what: string;
@@ -350,13 +423,14 @@ export async function buildTriggerBody(
     });
     what = `checkout callback (${options.outcome}) for ${body.Data.ClientReference}: GHS ${body.Data.Amount.toFixed(2)}, checkout ${body.Data.CheckoutId}`;
   }
-  return { body, path: TESTING_PATHS.checkoutCallback, summary: what };
+  return { body, path: TESTING_PATHS.checkoutCallback, summary: what, markedPaid };
 }
 
 /** Sends the trigger's body (`copies` at once) and collects every answer. */
 export async function runTrigger(options: TriggerOptions): Promise<TriggerReport> {
-  const { body, path } = await buildTriggerBody(options);
-  return sendTrigger(options, body, path);
+  const { body, path, markedPaid } = await buildTriggerBody(options);
+  const report = await sendTrigger(options, body, path);
+  return markedPaid ? { ...report, markedPaid } : report;
 }
 
 async function sendTrigger(options: TriggerOptions, body: unknown, path: string): Promise<TriggerReport> {
@@ -411,12 +485,23 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
   }
   const url = endpointUrl(options.url, options.path ?? built.path);
   if (options.dryRun) {
+    const unmarked = options.markPaid ? '(dry run: the invoice was not marked paid)\n' : '';
     io.stdout.write(
       options.json
         ? `${JSON.stringify({ kind: options.kind, url, body: built.body, copies: options.copies })}\n`
-        : `${built.summary}\nPOST ${url}${options.copies > 1 ? ` ×${options.copies}` : ''}\n${JSON.stringify(built.body, null, 2)}\n`,
+        : `${unmarked}${built.summary}\nPOST ${url}${options.copies > 1 ? ` ×${options.copies}` : ''}\n${JSON.stringify(built.body, null, 2)}\n`,
     );
     return EXIT.ok;
+  }
+  if (!options.json && built.markedPaid) {
+    io.stdout.write(
+      `${p(
+        built.markedPaid === 'marked'
+          ? `marked ${options.reference} paid in the sandbox (its callback held back)`
+          : `${options.reference} was already paid in the sandbox`,
+        'dim',
+      )}\n`,
+    );
   }
   if (!options.json) {
     io.stdout.write(`${p(built.summary, 'bold')}\n`);
@@ -424,7 +509,8 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
       `${p(`POST ${url}${options.copies > 1 ? ` — ${options.copies} copies at once` : ''}`, 'dim')}\n`,
     );
   }
-  const report = await sendTrigger(options, built.body, built.path);
+  const sent = await sendTrigger(options, built.body, built.path);
+  const report: TriggerReport = built.markedPaid ? { ...sent, markedPaid: built.markedPaid } : sent;
   const failed = report.answers.filter((a) => 'error' in a);
   const non2xx = report.answers.filter((a) => 'status' in a && (a.status < 200 || a.status >= 300));
   if (options.json) {
