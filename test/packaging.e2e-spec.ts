@@ -9,8 +9,12 @@
  * npm registry and are cached between runs (keyed on the fixture's package.json) OUTSIDE the
  * repo, so nothing can quietly resolve from this repo's node_modules. The tarball itself is always
  * the one packed by this run; the test compares the installed files with that build to be sure.
+ *
+ * The Nest 12 app also runs the package's bins as npm linked them (node_modules/.bin, through their
+ * shebang): each one's --help, and a hubtel-sandbox on a free port that answers and stops on
+ * SIGTERM. The Nest 11 app's Jest suite also uses `nestjs-hubtel/testing` as docs/testing.md shows.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -182,6 +186,41 @@ async function prepareFixture(
   });
 }
 
+/** The environment for a fixture's bins: their `#!/usr/bin/env node` finds this node first. */
+function binEnv(): NodeJS.ProcessEnv {
+  const env = childEnv();
+  env.PATH = [path.dirname(process.execPath), env.PATH].filter(Boolean).join(path.delimiter);
+  return env;
+}
+
+/** Resolves with the first match of `pattern` in the child's stdout; rejects if it exits or is silent too long. */
+function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const done = (fn: () => void) => {
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      child.off('exit', onExit);
+      fn();
+    };
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = out.match(pattern);
+      if (match) done(() => resolve(match));
+    };
+    const onExit = (code: number | null) =>
+      done(() => reject(new Error(`exited with ${code} before printing ${pattern}\n${out}\n${err}`)));
+    const timer = setTimeout(
+      () => done(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms\n${out}\n${err}`))),
+      timeoutMs,
+    );
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.stdout!.on('data', onData);
+    child.on('exit', onExit);
+  });
+}
+
 /** A fixture's own copy of a tool, run with this node. */
 function bin(dir: string, script: string): string {
   return path.join(dir, 'node_modules', ...script.split('/'));
@@ -295,7 +334,7 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
   });
 
   it(
-    'Nest 12 ESM app (node): compiles against the declarations, boots, sends through SmsService',
+    'Nest 12 ESM app (node): compiles against the declarations, boots, sends through SmsService; the installed bins run',
     async () => {
       await prepareFixture('nest12-esm', tarball, path.join(stageDir, 'dist'), async (dir) => {
         // Emitting (not just --noEmit) type-checks against the ESM declarations AND yields the app.
@@ -321,13 +360,62 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
         expect(out.exported['nestjs-hubtel']).toBeGreaterThan(0);
         expect(out.exported['nestjs-hubtel/sms']).toBeGreaterThan(0);
         expectOneBatchSend();
+
+        // The bins as npm linked them: executable, with a shebang that runs them under node.
+        const bins = path.join(dir, 'node_modules', '.bin');
+        const helps = await Promise.all(
+          ['hubtel-sandbox', 'hubtel-simulate', 'hubtel-trigger'].map(async (name) => ({
+            name,
+            ...(await run(path.join(bins, name), ['--help'], dir, binEnv())),
+          })),
+        );
+        for (const { name, code, stdout, stderr } of helps) {
+          expect({ name, code, stderr }).toEqual({ name, code: 0, stderr: '' });
+          expect(stdout).toMatch(new RegExp(`^Usage: ${name} `));
+          expect(stdout).toContain('-h, --help');
+        }
+
+        // A sandbox on a free port: it prints its URL, answers there, talks to the other bins,
+        // and stops cleanly on SIGTERM.
+        const sandbox = spawn(path.join(bins, 'hubtel-sandbox'), ['--port', '0'], {
+          cwd: dir,
+          env: binEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+          sandbox.once('exit', (code, signal) => resolve({ code, signal })),
+        );
+        let sandboxOut = '';
+        sandbox.stdout.on('data', (chunk: Buffer) => (sandboxOut += chunk.toString()));
+        try {
+          const [, url] = await waitForOutput(sandbox, /listening on (http:\/\/127\.0\.0\.1:\d+)\n/, 30_000);
+          const info = await fetch(`${url}/_sandbox`);
+          expect(info.status).toBe(200);
+          expect(await info.json()).toMatchObject({ name: 'nestjs-hubtel sandbox', url });
+          const triggered = await run(
+            path.join(bins, 'hubtel-trigger'),
+            ['fulfillment-callback', url!, '--session-id', 'pkg-s', '--order-id', 'pkg-o', '--no-color'],
+            dir,
+            binEnv(),
+          );
+          expect(triggered).toMatchObject({ code: 0, stderr: '' });
+          expect(triggered.stdout).toContain('HTTP 200');
+          const callbacks = (await (
+            await fetch(`${url}/_sandbox/fulfillment-callbacks`)
+          ).json()) as unknown[];
+          expect(callbacks).toEqual([expect.objectContaining({ sessionId: 'pkg-s', orderId: 'pkg-o' })]);
+        } finally {
+          sandbox.kill('SIGTERM');
+        }
+        expect(await exited).toEqual({ code: 0, signal: null });
+        expect(sandboxOut).toContain('SIGTERM: stopping the sandbox');
       });
     },
     20 * MINUTE,
   );
 
   it(
-    'Nest 11 CommonJS app: type-checks (node16 and node10 resolution) and its Jest (CommonJS mode) suite sends through SmsService',
+    'Nest 11 CommonJS app: type-checks (node16 and node10 resolution) and its Jest (CommonJS mode) suite sends through SmsService and uses the testing kit',
     async () => {
       await prepareFixture('nest11-cjs', tarball, path.join(stageDir, 'dist'), async (dir) => {
         const tsc = bin(dir, 'typescript/bin/tsc');
@@ -345,10 +433,11 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
           numTotalTests: number;
           numPassedTests: number;
         };
-        // One test per entry point, then the SMS send and the error-class check.
+        // One test per entry point, the SMS send and the error-class check, then the two testing
+        // kit tests (test/fixtures/nest11-cjs/test/testing-kit.spec.ts).
         expect(summary).toMatchObject({
-          numTotalTests: ENTRIES.length + 2,
-          numPassedTests: ENTRIES.length + 2,
+          numTotalTests: ENTRIES.length + 4,
+          numPassedTests: ENTRIES.length + 4,
         });
         expectOneBatchSend();
       });
