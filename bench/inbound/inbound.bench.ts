@@ -86,27 +86,9 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
   const answered = new Map<string, number>();
   const workNotes: string[] = [];
   const atRate = new Map<string, { cpuUsPerReq: number; p50: number; p99: number; bad: number }>();
+  // The equal-load column (index 6) only when that pass ran.
+  const withEqualLoad = (cells: string[]) => (inbound.fixedSec > 0 ? cells : cells.filter((_, i) => i !== 6));
   try {
-    // Equal load first, on fresh servers: CPU per request when no side is saturated.
-    if (inbound.fixedSec > 0) {
-      for (const shapeName of shapes) {
-        for (const server of servers) {
-          if (server.variant === 'bare' || !server.serves(shapeName)) continue;
-          const r = await server.atRate(
-            shapeName,
-            inbound.fixedRate,
-            inbound.fixedSec,
-            Math.min(1, inbound.fixedSec),
-          );
-          const key = cellKey(shapeName, server.variant, server.adapter);
-          atRate.set(key, r);
-          answered.set(key, (answered.get(key) ?? 0) + r.answered);
-          log(
-            `  ${fmt(inbound.fixedRate)} req/s ${shapeName} ${server.variant}/${server.adapter}: ${fmt(r.cpuUsPerReq)} µs CPU/req${r.bad ? ` (${r.bad} bad!)` : ''}`,
-          );
-        }
-      }
-    }
     for (let round = 0; round < inbound.rounds; round++) {
       const order = round % 2 === 0 ? servers : [...servers].reverse();
       for (const shapeName of shapes) {
@@ -124,6 +106,26 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
             `  round ${round + 1}/${inbound.rounds} ${shapeName} ${server.variant}/${server.adapter}: ${fmt(result.rps)} req/s, ` +
               `p99 ${result.p99} ms, ${fmt(result.cpuUsPerReq)} µs CPU/req` +
               (result.errors || result.non2xx ? ` (${result.errors} errors, ${result.non2xx} non-2xx!)` : ''),
+          );
+        }
+      }
+    }
+    // Equal load, after the rounds (warm code): CPU per request when no side is saturated.
+    if (inbound.fixedSec > 0) {
+      for (const shapeName of shapes) {
+        for (const server of servers) {
+          if (server.variant === 'bare' || !server.serves(shapeName)) continue;
+          const r = await server.atRate(
+            shapeName,
+            inbound.fixedRate,
+            inbound.fixedSec,
+            Math.min(1, inbound.fixedSec),
+          );
+          const key = cellKey(shapeName, server.variant, server.adapter);
+          atRate.set(key, r);
+          answered.set(key, (answered.get(key) ?? 0) + r.answered);
+          log(
+            `  ${fmt(inbound.fixedRate)} req/s ${shapeName} ${server.variant}/${server.adapter}: ${fmt(r.cpuUsPerReq)} µs CPU/req${r.bad ? ` (${r.bad} bad!)` : ''}`,
           );
         }
       }
@@ -160,7 +162,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
       `CPU/req is the server process's own user+system CPU (process.cpuUsage over IPC) divided by completed requests. ` +
       `Ratios: req/s of (d) over req/s of the baseline; "CPU" is baseline CPU/req over (d) CPU/req (higher is better for (d) in both). ` +
       (inbound.fixedSec > 0
-        ? `"Equal load": the same CPU ratio measured first, on fresh servers, with every server offered the same ${fmt(inbound.fixedRate)} req/s ` +
+        ? `"Equal load": the same CPU ratio measured after the rounds (warm code, same stores) with every server offered the same ${fmt(inbound.fixedRate)} req/s ` +
           `(open loop, undici, ${inbound.fixedSec} s): at saturation the idle side's wake-ups are charged to the busy side's write ` +
           `syscalls, which makes the slower server's CPU/req look worse than it is; at equal load neither side is saturated. `
         : '') +
@@ -269,7 +271,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
     parts.push(
       `#### ${SHAPES[shapeName].label} — \`POST ${SHAPES[shapeName].path}\`\n\n` +
         table(
-          [
+          withEqualLoad([
             'adapter',
             'server',
             'req/s',
@@ -279,8 +281,8 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
             `CPU µs/req at ${fmt(inbound.fixedRate)} req/s`,
             '(d)/(b)',
             '(d)/(c)',
-          ],
-          rows,
+          ]),
+          rows.map(withEqualLoad),
           ['l', 'l'],
         ),
     );

@@ -1,6 +1,6 @@
 /**
  * Command line of `npm run bench [-- --quick] [--only=inbound,sms,sessions,latency] [--out=FILE]
- * [--profile[=S] | --no-profile] [--duration=S] [--rounds=N] [--connections=N] [--shapes=…]
+ * [--profile[=S] | --no-profile] [--equal-load[=RATE]] [--duration=S] [--rounds=N] [--connections=N] [--shapes=…]
  * [--variants=…] [--adapters=…] [--recipients=N] [--big-recipients=N] [--sessions=N]`.
  */
 export interface InboundConfig {
@@ -38,6 +38,7 @@ const KNOWN_FLAGS = [
   'out',
   'profile',
   'no-profile',
+  'equal-load',
   'connections',
   'duration',
   'rounds',
@@ -109,6 +110,12 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
   inbound.rounds = num('rounds', inbound.rounds);
   if (flags.has('profile')) inbound.profileSec = num('profile', 0) || 2;
   if (flags.has('no-profile')) inbound.profileSec = 0;
+  // Off by default: on the suite's servers, whose stores grow with every request, a short
+  // fixed-rate window catches or misses a full GC of a large heap, which swings CPU/req a lot.
+  if (flags.has('equal-load')) {
+    inbound.fixedRate = num('equal-load', 0) || inbound.fixedRate;
+    inbound.fixedSec = Math.max(2, inbound.durationSec);
+  }
   inbound.shapes = list('shapes');
   inbound.variants = list('variants');
   inbound.adapters = list('adapters');
