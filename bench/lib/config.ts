@@ -84,7 +84,7 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
         rounds: 3,
         profileSec: 2,
         fixedRate: 3000,
-        fixedSec: 2,
+        fixedSec: 0,
       }
     : quick
       ? {
@@ -103,7 +103,7 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
           rounds: 1,
           profileSec: 0,
           fixedRate: 500,
-          fixedSec: 0.5,
+          fixedSec: 0,
         };
   inbound.connections = num('connections', inbound.connections);
   inbound.durationSec = num('duration', inbound.durationSec);
