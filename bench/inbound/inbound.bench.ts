@@ -305,7 +305,7 @@ async function inProcessPass(
   shapes: ShapeName[],
   log: (line: string) => void,
 ): Promise<string> {
-  const count = config.mode === 'full' ? 50_000 : config.mode === 'quick' ? 10_000 : 2_000;
+  const count = config.mode === 'full' ? 50_000 : config.mode === 'quick' ? 5_000 : 2_000;
   const measure = async (nodeFlags: string[]) => {
     const child = new Child('inbound/in-process.ts', [], { nodeFlags });
     const windows: ProfileWindow[] = [];

@@ -135,7 +135,7 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
     sessions: {
       live: num('sessions', full ? 100_000 : quick ? 10_000 : 1_000),
       concurrent: full || quick ? 1_000 : 50,
-      durationSec: full ? 10 : quick ? 2 : 1,
+      durationSec: full ? 10 : quick ? 1.5 : 1,
       warmupSec: full ? 2 : 0.8,
       thinkMs: 1000,
     },
