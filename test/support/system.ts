@@ -79,6 +79,7 @@ export function systemBinary(requirement: SystemBinaryRequirement): SystemBinary
   return {
     path: found,
     available: found !== undefined,
+    // The only skips in the suite: a missing Debian package, outside CI, announced as SKIPPED.
     describe(name, fn) {
       if (found) describe(name, fn);
       else onMissing(() => describe.skip(name, fn), `${name} (needs ${requirement.aptPackage})`);

@@ -50,10 +50,9 @@ export function sendCheckoutCallback<T = unknown>(
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
-  return sendJson<T>(target, body, {
-    ...options,
-    path: options.path ?? TESTING_PATHS.checkoutCallback,
-    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache', ...options.headers },
+  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.checkoutCallback, {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-cache',
   });
 }
 
@@ -63,10 +62,8 @@ export function sendFulfillmentRequest<T = unknown>(
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
-  return sendJson<T>(target, body, {
-    ...options,
-    path: options.path ?? TESTING_PATHS.fulfillment,
-    headers: { 'Content-Type': 'application/json', ...options.headers },
+  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillment, {
+    'Content-Type': 'application/json',
   });
 }
 
@@ -76,10 +73,9 @@ export function sendServiceFlowRequest<T = unknown>(
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
-  return sendJson<T>(target, body, {
-    ...options,
-    path: options.path ?? TESTING_PATHS.serviceFlow,
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...options.headers },
+  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.serviceFlow, {
+    'Content-Type': 'application/json',
+    Accept: 'application/json',
   });
 }
 
@@ -89,10 +85,24 @@ export function sendFulfillmentCallback<T = unknown>(
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
+  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillmentCallback, {
+    'Content-Type': 'application/json',
+    Accept: 'application/json',
+  });
+}
+
+/** Sends as the platform does: its default path and the contract's headers, either overridable. */
+function sendAsPlatform<T>(
+  target: HubtelTestTarget,
+  body: unknown,
+  options: SendOptions,
+  defaultPath: string,
+  headers: Record<string, string>,
+): Promise<SentResponse<T>> {
   return sendJson<T>(target, body, {
     ...options,
-    path: options.path ?? TESTING_PATHS.fulfillmentCallback,
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...options.headers },
+    path: options.path ?? defaultPath,
+    headers: { ...headers, ...options.headers },
   });
 }
 
