@@ -15,6 +15,8 @@ export * from './options/hubtel-env.js';
 export * from './http/http-transport.js';
 export * from './http/hubtel-codes.js';
 export * from './logging/redact.js';
+export * from './logging/log-level.js';
+export * from './http/undici-axios-adapter.js';
 export * from './phone/msisdn.js';
 export * from './validation/validation.types.js';
 export {

@@ -62,8 +62,8 @@ function isFatal(error: unknown): boolean {
   );
 }
 
-async function* toAsync<T>(source: Iterable<T> | AsyncIterable<T>): AsyncGenerator<T> {
-  yield* source as AsyncIterable<T>;
+function isSyncIterable<T>(source: Iterable<T> | AsyncIterable<T>): source is Iterable<T> {
+  return typeof (source as Partial<Iterable<T>>)[Symbol.iterator] === 'function';
 }
 
 /**
@@ -157,8 +157,7 @@ export class SmsBatchRun {
       duplicates = 0;
       return batch;
     };
-    for await (const value of toAsync(this.plan.recipients)) {
-      if (this.stop) return;
+    const take = (value: unknown): boolean => {
       read++;
       const normalized = tryNormalizeMsisdn(value, defaultCountryCode);
       if (!normalized.ok) {
@@ -176,7 +175,21 @@ export class SmsBatchRun {
       }
       position++;
       // Invalid entries also close a batch, so a stream of bad numbers cannot pile up either.
-      if (current.length >= batchSize || invalid.length >= batchSize) yield handOut();
+      return current.length >= batchSize || invalid.length >= batchSize;
+    };
+    const source = this.plan.recipients;
+    if (isSyncIterable(source)) {
+      // An array (or other sync iterable) is read in a plain loop: an await per entry would
+      // cost more than checking the number.
+      for (const value of source) {
+        if (this.stop) return;
+        if (take(value)) yield handOut();
+      }
+    } else {
+      for await (const value of source) {
+        if (this.stop) return;
+        if (take(value)) yield handOut();
+      }
     }
     if (read > 0) yield handOut();
   }
@@ -246,31 +259,47 @@ export class SmsBatchRun {
       report.batchId = batchId || undefined;
       if (typeof body.status === 'number') report.status = body.status;
       type Answer = { messageId: string; content?: string };
-      const byRecipient = new Map<string, Answer>();
-      for (const entry of Array.isArray(body.data) ? body.data : []) {
-        if (!entry || typeof entry !== 'object' || entry.messageId === undefined || entry.messageId === null)
-          continue;
-        byRecipient.set(String(entry.recipient), {
-          messageId: String(entry.messageId),
-          content: typeof entry.content === 'string' ? entry.content : undefined,
-        });
-      }
-      // The platform echoes the numbers as sent; only if it wrote one differently (`+233…`) are
-      // its answers normalised to match, once per batch.
+      const entries = (Array.isArray(body.data) ? body.data : []) as Partial<
+        SmsBatchApiResponse['data'][number]
+      >[];
+      const answer = (entry: (typeof entries)[number] | undefined): Answer | undefined =>
+        !entry || typeof entry !== 'object' || entry.messageId === undefined || entry.messageId === null
+          ? undefined
+          : {
+              messageId: String(entry.messageId),
+              content: typeof entry.content === 'string' ? entry.content : undefined,
+            };
+      // Usually the answer lists the numbers in the order sent: matched by position, no map.
+      // Otherwise by number, and only if the platform wrote one differently (`+233…`) are its
+      // answers normalised to match, once per batch.
+      let byRecipient: Map<string, Answer> | undefined;
       let normalised: Map<string, Answer> | undefined;
-      const answerFor = (recipient: string): Answer | undefined => {
+      const answerFor = (recipient: string, position: number): Answer | undefined => {
+        const inPlace = entries[position];
+        if (inPlace && typeof inPlace === 'object' && String(inPlace.recipient) === recipient) {
+          const found = answer(inPlace);
+          if (found) return found;
+        }
+        if (!byRecipient) {
+          byRecipient = new Map();
+          for (const entry of entries) {
+            const found = answer(entry);
+            if (found && entry) byRecipient.set(String(entry.recipient), found);
+          }
+        }
         const exact = byRecipient.get(recipient);
         if (exact) return exact;
         normalised ??= new Map(
-          [...byRecipient].map(([raw, answer]) => {
+          [...byRecipient].map(([raw, found]) => {
             const parsed = tryNormalizeMsisdn(raw, defaultCountryCode);
-            return [parsed.ok ? parsed.msisdn : raw, answer];
+            return [parsed.ok ? parsed.msisdn : raw, found];
           }),
         );
         return normalised.get(recipient);
       };
-      for (const recipient of batch.recipients) {
-        const entry = answerFor(recipient);
+      for (let position = 0; position < batch.recipients.length; position++) {
+        const recipient = batch.recipients[position]!;
+        const entry = answerFor(recipient, position);
         if (entry) {
           report.sent.push({
             recipient,

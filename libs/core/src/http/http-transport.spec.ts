@@ -1,5 +1,6 @@
+import { jest } from '@jest/globals';
 import { HttpService } from '@nestjs/axios';
-import type { LoggerService } from '@nestjs/common';
+import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import axios from 'axios';
 import { FakeHttpServer, closedPort } from '../../../../test/support/fake-http-server.js';
 import {
@@ -19,6 +20,7 @@ import {
   parseRetryAfter,
   type HttpTransportConfig,
 } from './http-transport.js';
+import { createUndiciAxiosAdapter } from './undici-axios-adapter.js';
 
 class CaptureLogger implements LoggerService {
   readonly lines: { level: string; message: string }[] = [];
@@ -47,11 +49,15 @@ const PAY_PAIR = { clientId: 'pay-id', clientSecret: 'pay-SECRET-abc' };
 const basic = (p: { clientId: string; clientSecret: string }) =>
   `Basic ${Buffer.from(`${p.clientId}:${p.clientSecret}`).toString('base64')}`;
 
-describe('HttpTransport', () => {
+// Every behaviour holds on axios' own Node adapter and on the undici adapter the modules use.
+describe.each([
+  ['axios Node adapter', () => axios.create()],
+  ['undici adapter', () => axios.create({ adapter: createUndiciAxiosAdapter() })],
+])('HttpTransport (%s)', (_adapter, createAxios) => {
   let fake: FakeHttpServer;
   let sleeps: number[];
   let logger: CaptureLogger;
-  const http = new HttpService(axios.create());
+  const http = new HttpService(createAxios());
 
   function transport(
     overrides: Partial<HttpTransportConfig> = {},
@@ -541,6 +547,36 @@ describe('HttpTransport', () => {
       expect(text).not.toContain(SMS_PAIR.clientSecret);
       expect(text).not.toContain(basic(SMS_PAIR).slice(6));
       expect(text).not.toMatch(/authorization/i);
+    });
+
+    it("with Nest's Logger, builds the debug lines only when debug is on", async () => {
+      const holder = Logger as unknown as { logLevels?: LogLevel[] };
+      const saved = holder.logLevels;
+      const debug = jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
+      fake.route('POST', '/send', () => ({ status: 200, body: {} }));
+      const send = () =>
+        transport({ hooks: { sleep: async () => undefined } }).request({
+          api: 'sms',
+          method: 'POST',
+          path: '/send',
+          body: { To: '233241234567' },
+          idempotent: false,
+          operation: 'sms.send',
+        });
+      try {
+        Logger.overrideLogger(['error', 'warn']);
+        await send();
+        expect(debug).not.toHaveBeenCalled();
+        Logger.overrideLogger(['debug', 'log']);
+        await send();
+        const lines = debug.mock.calls.map((call) => String(call[0]));
+        expect(lines).toHaveLength(2);
+        expect(lines[0]).toContain('233******567');
+        expect(lines.join('\n')).not.toContain('233241234567');
+      } finally {
+        debug.mockRestore();
+        holder.logLevels = saved;
+      }
     });
   });
 

@@ -1,6 +1,6 @@
 import { Logger, type LoggerService } from '@nestjs/common';
 import type { HttpService } from '@nestjs/axios';
-import type { AxiosResponse } from 'axios';
+import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { firstValueFrom } from 'rxjs';
 import {
   HubtelApiError,
@@ -15,6 +15,7 @@ import {
   type HubtelErrorDetails,
 } from '../errors/hubtel.errors.js';
 import { HUBTEL_ERROR_BODY_LIMIT } from '../hubtel.constants.js';
+import { isLogLevelEnabled } from '../logging/log-level.js';
 import { maskPhoneNumbers, redactToString } from '../logging/redact.js';
 import type { HubtelApi, HubtelCredentials, HubtelRetryOptions } from '../options/hubtel-options.types.js';
 import { backoffDelay } from '../retry/backoff.js';
@@ -102,6 +103,12 @@ const PRE_SEND_CODES = new Set([
 const PRE_SEND_SYSCALLS = new Set(['connect', 'getaddrinfo', 'queryA', 'queryAaaa']);
 
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+const keepAsIs = [(body: unknown) => body];
+const TRANSITIONAL = Object.freeze({
+  clarifyTimeoutError: true,
+  silentJSONParsing: true,
+  forcedJSONParsing: false,
+});
 
 type AttemptFailure =
   /** Never connected: always safe to retry. */
@@ -145,6 +152,8 @@ const defaultSleep = (ms: number) =>
  */
 export class HttpTransport {
   private readonly logger: LoggerService;
+  /** A logger given through hooks decides for itself which levels it prints. */
+  private readonly customLogger: boolean;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
@@ -156,6 +165,7 @@ export class HttpTransport {
   ) {
     const hooks = config.hooks ?? {};
     this.logger = hooks.logger ?? new Logger(config.loggerContext ?? 'HubtelHttp');
+    this.customLogger = hooks.logger !== undefined;
     this.sleep = hooks.sleep ?? defaultSleep;
     this.random = hooks.random ?? Math.random;
     this.now = hooks.now ?? Date.now;
@@ -186,52 +196,61 @@ export class HttpTransport {
     if (!req.path.startsWith('/')) {
       throw new HubtelError('HUBTEL_CONFIG_INVALID', `${req.operation}: request path must start with "/"`);
     }
-    const url = base + req.path + queryString(req.query);
+    const query = queryString(req.query);
+    const url = base + req.path + query;
     const target = `${req.method} ${req.api} ${req.path}`;
     const headers: Record<string, string> = {
       Accept: 'application/json',
       'Content-Type': 'application/json',
     };
-    for (const [name, value] of Object.entries(req.headers ?? {})) {
-      if (name.toLowerCase() !== 'authorization') headers[name] = value;
+    if (req.headers) {
+      for (const name in req.headers) {
+        if (name.toLowerCase() !== 'authorization') headers[name] = req.headers[name];
+      }
     }
     const auth = this.authHeaders[req.api];
     if (auth) headers.Authorization = auth;
     const data = req.body === undefined ? undefined : JSON.stringify(req.body);
     const timeoutMs = req.timeoutMs ?? this.config.timeoutMs;
     const { maxAttempts } = this.config.retry;
+    const config: AxiosRequestConfig<string | undefined> = {
+      url,
+      method: req.method,
+      headers,
+      data,
+      timeout: timeoutMs,
+      responseType: 'text',
+      // The body is already JSON text (axios' default would JSON.parse it again to check).
+      transformRequest: keepAsIs,
+      // Keep the raw text: we parse it ourselves so an HTML error page is not lost.
+      transformResponse: keepAsIs,
+      validateStatus: null,
+      // A redirected POST may be replayed as a GET elsewhere; report it instead.
+      maxRedirects: 0,
+      maxContentLength: MAX_RESPONSE_BYTES,
+      transitional: TRANSITIONAL,
+    };
 
     for (let attempt = 1; ; attempt++) {
-      this.logger.debug?.(
-        maskPhoneNumbers(
-          `→ ${target}${queryString(req.query)} [${req.operation}] attempt ${attempt}/${maxAttempts}`,
-        ) + (data === undefined ? '' : ` body=${redactToString(req.body)}`),
-        this.context,
-      );
-      const started = this.now();
-      let decision: Decision;
-      try {
-        const res = await firstValueFrom(
-          this.http.request<string>({
-            url,
-            method: req.method,
-            headers,
-            data,
-            timeout: timeoutMs,
-            responseType: 'text',
-            // Keep the raw text: we parse it ourselves so an HTML error page is not lost.
-            transformResponse: [(body: unknown) => body],
-            validateStatus: () => true,
-            // A redirected POST may be replayed as a GET elsewhere; report it instead.
-            maxRedirects: 0,
-            maxContentLength: MAX_RESPONSE_BYTES,
-            transitional: { clarifyTimeoutError: true, silentJSONParsing: true, forcedJSONParsing: false },
-          }),
-        );
-        this.logger.debug?.(
-          `← ${res.status} ${target} [${req.operation}] in ${this.now() - started} ms`,
+      // Building a debug line masks the whole body: skip it when nobody would see it.
+      const debug = this.debugEnabled();
+      if (debug) {
+        this.logger.debug!(
+          maskPhoneNumbers(`→ ${target}${query} [${req.operation}] attempt ${attempt}/${maxAttempts}`) +
+            (data === undefined ? '' : ` body=${redactToString(req.body)}`),
           this.context,
         );
+      }
+      const started = debug ? this.now() : 0;
+      let decision: Decision;
+      try {
+        const res = await this.send(config);
+        if (debug) {
+          this.logger.debug!(
+            `← ${res.status} ${target} [${req.operation}] in ${this.now() - started} ms`,
+            this.context,
+          );
+        }
         if ((res.status >= 200 && res.status < 300) || req.acceptStatus?.includes(res.status)) {
           return this.success<T>(req, res, attempt);
         }
@@ -261,6 +280,22 @@ export class HttpTransport {
       );
       await this.sleep(delay);
     }
+  }
+
+  /**
+   * Through the HttpService's axios instance: its promise API (`axiosRef`, the documented way to
+   * get one) skips the Observable and cancel token HttpService.request builds per call; a test
+   * double of HttpService without `axiosRef` still works through `request`.
+   */
+  private send(config: AxiosRequestConfig<string | undefined>): Promise<AxiosResponse<string>> {
+    const axiosRef = (this.http as { axiosRef?: HttpService['axiosRef'] }).axiosRef;
+    if (axiosRef) return axiosRef.request<string>(config);
+    return firstValueFrom(this.http.request<string>(config));
+  }
+
+  private debugEnabled(): boolean {
+    if (!this.logger.debug) return false;
+    return this.customLogger || isLogLevelEnabled('debug');
   }
 
   private get context(): string {

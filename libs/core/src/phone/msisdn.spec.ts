@@ -125,3 +125,27 @@ describe('echoValue', () => {
     expect(echoValue({ clientSecret: 'x' })).toBe('object');
   });
 });
+
+describe('tryNormalizeMsisdn fast path', () => {
+  it('answers exactly as the general rules do for 12-character inputs around the 233 form', () => {
+    // A leading space sends the same number through the general rules (it is trimmed there).
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const alphabet = '0123456789+ x';
+    let fast = 0;
+    for (let i = 0; i < 20_000; i++) {
+      let value = i % 3 === 0 ? '233' : i % 3 === 1 ? '23' + alphabet[Math.floor(random() * 10)] : '';
+      while (value.length < 12)
+        value += alphabet[Math.floor(random() * (i % 5 === 0 ? alphabet.length : 10))];
+      const answer = tryNormalizeMsisdn(value);
+      expect({ value, answer }).toEqual({ value, answer: tryNormalizeMsisdn(` ${value}`) });
+      if (answer.ok && answer.msisdn === value) fast++;
+    }
+    expect(fast).toBeGreaterThan(1_000);
+    expect(tryNormalizeMsisdn('233041234567').ok).toBe(false);
+    expect(tryNormalizeMsisdn('23324123456x').ok).toBe(false);
+  });
+});

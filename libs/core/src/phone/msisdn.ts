@@ -40,8 +40,21 @@ export function tryNormalizeMsisdn(
   defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
 ): MsisdnResult {
   let text: string;
-  if (typeof value === 'string') text = value;
-  else if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) text = String(value);
+  if (typeof value === 'string') {
+    // The form most lists already hold (233 + 9 digits, not starting with 0) passes every rule
+    // below unchanged: answer it without the regular expressions (bulk sends check millions).
+    if (
+      value.length === 12 &&
+      value.charCodeAt(0) === 50 &&
+      value.charCodeAt(1) === 51 &&
+      value.charCodeAt(2) === 51 &&
+      value.charCodeAt(3) !== 48 &&
+      allDigits(value)
+    ) {
+      return { ok: true, msisdn: value };
+    }
+    text = value;
+  } else if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) text = String(value);
   else if (typeof value === 'bigint' && value > 0n) text = value.toString();
   else return { ok: false, reason: `must be a string, got ${value === null ? 'null' : typeof value}` };
 
@@ -95,6 +108,14 @@ export function tryNormalizeMsisdn(
     };
   }
   return { ok: true, msisdn: digits };
+}
+
+function allDigits(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 /**

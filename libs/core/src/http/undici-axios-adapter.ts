@@ -1,0 +1,205 @@
+import { STATUS_CODES } from 'node:http';
+import axios, {
+  AxiosError,
+  AxiosHeaders,
+  CanceledError,
+  type AxiosAdapter,
+  type AxiosResponse,
+  type InternalAxiosRequestConfig,
+} from 'axios';
+import { EnvHttpProxyAgent, getGlobalDispatcher, request, type Dispatcher } from 'undici';
+
+export interface UndiciAxiosAdapterOptions {
+  /**
+   * Where requests go. Default: an `EnvHttpProxyAgent` when `HTTP_PROXY`/`HTTPS_PROXY` (or the
+   * lower-case forms) are set, as axios' own Node adapter honours them; otherwise undici's global
+   * dispatcher (a keep-alive pool per origin, like Node's global agent).
+   */
+  dispatcher?: Dispatcher;
+}
+
+const ABSOLUTE_URL = /^[a-z][a-z\d+\-.]*:\/\//i;
+const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'];
+
+let envProxyAgent: Dispatcher | undefined;
+
+/** Read at the first request, not at import: configuration may set the variables later. */
+function defaultDispatcher(): Dispatcher {
+  if (PROXY_VARIABLES.some((name) => process.env[name])) {
+    envProxyAgent ??= new EnvHttpProxyAgent();
+    return envProxyAgent;
+  }
+  return getGlobalDispatcher();
+}
+
+/**
+ * An axios adapter that makes the request with `undici.request`.
+ *
+ * Why: the suite's outbound HTTP goes through @nestjs/axios' HttpService (one place for the
+ * config, interceptors and test overrides users expect), but axios' Node adapter sits on
+ * `node:http`, which costs about twice the CPU per request of undici; for a bulk SMS send that
+ * is most of the client's work (bench/FINDINGS.md). Everything before the adapter (config
+ * merging, request transforms, interceptors) and after it (response transforms, validateStatus)
+ * is still axios'.
+ *
+ * Supported: string / Buffer / typed-array / URLSearchParams / stream / FormData bodies, `auth`,
+ * `params`, `timeout` (the whole exchange, body included, as with axios), `signal` and
+ * `cancelToken`, `maxContentLength`, `responseType` text / json / arraybuffer / stream.
+ * Never followed: redirects (the 3xx is returned as it is, like `maxRedirects: 0`). Not
+ * supported: an explicit `proxy` object (use the proxy environment variables) and custom
+ * `httpAgent`/`httpsAgent` (pass a `dispatcher` instead); both are refused with an error rather
+ * than silently ignored.
+ */
+export function createUndiciAxiosAdapter(options: UndiciAxiosAdapterOptions = {}): AxiosAdapter {
+  return (config) => send(config, options.dispatcher ?? defaultDispatcher());
+}
+
+async function send(config: InternalAxiosRequestConfig, dispatcher: Dispatcher): Promise<AxiosResponse> {
+  if (config.proxy || config.httpAgent || config.httpsAgent) {
+    throw new AxiosError(
+      'The undici adapter does not take axios `proxy`, `httpAgent` or `httpsAgent`; set HTTP(S)_PROXY or pass a dispatcher',
+      AxiosError.ERR_NOT_SUPPORT,
+      config,
+    );
+  }
+  const url = fullUrl(config);
+  const method = (config.method ?? 'get').toUpperCase() as Dispatcher.HttpMethod;
+  const headers = requestHeaders(config);
+  const body = requestBody(config);
+
+  if (config.signal?.aborted) throw new CanceledError(undefined, undefined, config);
+  const controller = new AbortController();
+  let reason: 'timeout' | 'cancel' | undefined;
+  const timeoutMs = config.timeout ?? 0;
+  const timer =
+    timeoutMs > 0
+      ? setTimeout(() => {
+          reason ??= 'timeout';
+          controller.abort();
+        }, timeoutMs)
+      : undefined;
+  const cancel = () => {
+    reason ??= 'cancel';
+    controller.abort();
+  };
+  const signal = config.signal as AbortSignal | undefined;
+  signal?.addEventListener?.('abort', cancel);
+  config.cancelToken?.subscribe?.(cancel);
+  const cleanUp = () => {
+    if (timer) clearTimeout(timer);
+    signal?.removeEventListener?.('abort', cancel);
+    config.cancelToken?.unsubscribe?.(cancel);
+  };
+
+  let streamed = false;
+  try {
+    const res = await request(url, { method, headers, body, signal: controller.signal, dispatcher });
+    const response: AxiosResponse = {
+      data: undefined,
+      status: res.statusCode,
+      statusText: STATUS_CODES[res.statusCode] ?? '',
+      headers: new AxiosHeaders(res.headers as Record<string, string | string[]>),
+      config,
+      request: { method, url },
+    };
+    if (config.responseType === 'stream') {
+      // The caller reads the stream: the time-out covered the wait for the answer's head only.
+      streamed = true;
+      cleanUp();
+      response.data = res.body;
+    } else {
+      const raw = await readBody(res, config);
+      response.data =
+        config.responseType === 'arraybuffer'
+          ? raw
+          : raw.toString((config.responseEncoding as BufferEncoding | undefined) ?? 'utf8');
+    }
+    const validate = config.validateStatus;
+    if (!validate || validate(response.status)) return response;
+    throw new AxiosError(
+      `Request failed with status code ${response.status}`,
+      response.status >= 500 ? AxiosError.ERR_BAD_RESPONSE : AxiosError.ERR_BAD_REQUEST,
+      config,
+      response.request,
+      response,
+    );
+  } catch (error) {
+    if (error instanceof AxiosError) throw error;
+    if (reason === 'timeout') {
+      const clarify = config.transitional?.clarifyTimeoutError;
+      throw new AxiosError(
+        config.timeoutErrorMessage ?? `timeout of ${timeoutMs}ms exceeded`,
+        clarify ? AxiosError.ETIMEDOUT : AxiosError.ECONNABORTED,
+        config,
+        { method, url },
+      );
+    }
+    if (reason === 'cancel') throw new CanceledError(undefined, undefined, config);
+    const err = error as Error & { code?: string };
+    throw AxiosError.from(err, err.code, config, { method, url });
+  } finally {
+    if (!streamed) cleanUp();
+  }
+}
+
+function fullUrl(config: InternalAxiosRequestConfig): string {
+  // axios' own URL building (baseURL, params, paramsSerializer), only when it has work to do.
+  if (config.params || config.paramsSerializer) return axios.getUri(config);
+  const url = config.url ?? '';
+  if (!config.baseURL || ABSOLUTE_URL.test(url)) return url;
+  return url ? `${config.baseURL.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}` : config.baseURL;
+}
+
+function requestHeaders(config: InternalAxiosRequestConfig): Record<string, string> {
+  const out: Record<string, string> = {};
+  const source = AxiosHeaders.from(config.headers).toJSON(true) as Record<string, string>;
+  for (const name in source) {
+    const value = source[name];
+    if (value !== undefined && value !== null) out[name] = value;
+  }
+  // As axios' Node adapter does: some gateways refuse requests without one.
+  if (!config.headers.has('User-Agent')) out['User-Agent'] = `axios/${axios.VERSION}`;
+  if (config.auth) {
+    const pair = `${config.auth.username ?? ''}:${config.auth.password ?? ''}`;
+    out.Authorization = `Basic ${Buffer.from(pair, 'utf8').toString('base64')}`;
+  }
+  return out;
+}
+
+type Body = Dispatcher.DispatchOptions['body'];
+
+function requestBody(config: InternalAxiosRequestConfig): Body {
+  const data: unknown = config.data;
+  if (data === undefined || data === null) return undefined;
+  if (typeof data === 'string' || Buffer.isBuffer(data) || data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return Buffer.from(data);
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (data instanceof URLSearchParams) return data.toString();
+  if (typeof FormData !== 'undefined' && data instanceof FormData) return data as Body;
+  if (typeof (data as { pipe?: unknown }).pipe === 'function') return data as Body;
+  throw new AxiosError(
+    `The undici adapter cannot send a request body of type ${Object.prototype.toString.call(data)}`,
+    AxiosError.ERR_BAD_REQUEST,
+    config,
+  );
+}
+
+async function readBody(res: Dispatcher.ResponseData, config: InternalAxiosRequestConfig): Promise<Buffer> {
+  const limit = config.maxContentLength ?? -1;
+  const declared = Number(res.headers['content-length']);
+  if (limit < 0 || (Number.isFinite(declared) && declared <= limit)) {
+    // undici reads exactly the declared length, so no limit check per chunk is needed.
+    return Buffer.from(await res.body.arrayBuffer());
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      res.body.destroy();
+      throw new AxiosError(`maxContentLength size of ${limit} exceeded`, AxiosError.ERR_BAD_RESPONSE, config);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size);
+}
