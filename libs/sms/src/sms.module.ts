@@ -1,6 +1,6 @@
-import { HttpModule, HttpService } from '@nestjs/axios';
+import { HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
-import { createHttpTransport, createUndiciAxiosAdapter } from 'nestjs-hubtel';
+import { createHttpTransport, hubtelHttpModule } from 'nestjs-hubtel';
 import { SMS_HTTP_TRANSPORT, SMS_LOGGER_CONTEXT, SMS_OPTIONS } from './sms.constants.js';
 import { SMS_MODULE_OPTIONS, SmsConfigurableModule } from './sms.module-definition.js';
 import {
@@ -23,8 +23,7 @@ import { SmsService } from './sms.service.js';
  * bootstrap with a HubtelConfigError naming it.
  */
 @Module({
-  // Through HttpService as always; the undici adapter halves the client CPU per request.
-  imports: [HttpModule.register({ adapter: createUndiciAxiosAdapter() })],
+  imports: [hubtelHttpModule()],
   providers: [
     {
       provide: SMS_OPTIONS,

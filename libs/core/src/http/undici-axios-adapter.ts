@@ -1,4 +1,6 @@
 import { STATUS_CODES } from 'node:http';
+import { HttpModule } from '@nestjs/axios';
+import type { DynamicModule } from '@nestjs/common';
 import axios, {
   AxiosError,
   AxiosHeaders,
@@ -51,7 +53,9 @@ function defaultDispatcher(): Dispatcher {
  * than silently ignored.
  */
 export function createUndiciAxiosAdapter(options: UndiciAxiosAdapterOptions = {}): AxiosAdapter {
-  return (config) => send(config, options.dispatcher ?? defaultDispatcher());
+  return function undiciAxiosAdapter(config) {
+    return send(config, options.dispatcher ?? defaultDispatcher());
+  };
 }
 
 async function send(config: InternalAxiosRequestConfig, dispatcher: Dispatcher): Promise<AxiosResponse> {
@@ -202,4 +206,12 @@ async function readBody(res: Dispatcher.ResponseData, config: InternalAxiosReque
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks, size);
+}
+
+/**
+ * The HttpModule every module of the suite imports: @nestjs/axios' HttpService on an axios
+ * instance whose requests go out through undici (see createUndiciAxiosAdapter).
+ */
+export function hubtelHttpModule(): DynamicModule {
+  return HttpModule.register({ adapter: createUndiciAxiosAdapter() });
 }
