@@ -5,11 +5,12 @@ import {
   UseGuards,
   mixin,
   type CanActivate,
+  type DynamicModule,
   type ExecutionContext,
   type InjectionToken,
   type Type,
 } from '@nestjs/common';
-import type { InboundAccessPolicy, InboundRequestLike } from './inbound-access.js';
+import type { InboundAccessOptions, InboundAccessPolicy, InboundRequestLike } from './inbound-access.js';
 
 /**
  * How a host app places and protects a controller of the suite. Given as module "extras"
@@ -28,15 +29,78 @@ export interface HubtelRouteOptions {
 }
 
 /**
+ * The suite's access guard of a mounted controller (see `InboundAccessGuard`), and whether it is
+ * needed. `needed: false` when the module's options are known, at mount time, to set no access
+ * option (`forRoot` without `pathSecret`/`allowedIps`, see `staticAccessOptions`): then no guard
+ * is mounted (Nest's guard path costs ~0.5–1 µs per request), and the handlers call
+ * `InboundAccessPolicy.check` themselves, which, with nothing configured, only refuses a path
+ * token (404) as the guard would have.
+ */
+export interface MountedAccessGuard {
+  guard: Type<CanActivate>;
+  needed: boolean;
+}
+
+const ACCESS_GUARDED = Symbol('hubtel:access-guarded');
+
+/**
  * Makes a routed controller from a base class of handlers: a subclass (so Nest sees a distinct
  * controller per module instance) with the host's path, guards and decorators applied.
+ *
+ * With `access`, the suite's access guard is applied to the class after the host's guards and
+ * decorators (so they run first), unless `access.needed` is false: the handlers must then check
+ * access themselves when `isAccessGuarded(this)` is false.
  */
-export function mountController<T>(base: Type<T>, path: string, route: HubtelRouteOptions = {}): Type<T> {
+export function mountController<T>(
+  base: Type<T>,
+  path: string,
+  route: HubtelRouteOptions = {},
+  access?: MountedAccessGuard,
+): Type<T> {
   const named = { [base.name]: class extends (base as Type<any>) {} }[base.name] as Type<T>;
   Controller(route.path ?? path)(named);
   if (route.guards?.length) UseGuards(...route.guards)(named);
   for (const decorate of route.decorators ?? []) decorate(named);
+  if (access?.needed) {
+    UseGuards(access.guard)(named);
+    Object.defineProperty(named, ACCESS_GUARDED, { value: true });
+  }
   return named;
+}
+
+/**
+ * Whether the controller instance's class was mounted with the suite's access guard. When not,
+ * its handlers run `InboundAccessPolicy.check(request)` themselves.
+ */
+export function isAccessGuarded(controller: object): boolean {
+  return (controller.constructor as unknown as Record<symbol, unknown>)[ACCESS_GUARDED] === true;
+}
+
+/**
+ * The module's access options when they are known at mount time: the options of `forRoot`
+ * (a `useValue` provider under `optionsToken` in the dynamic module), `{}` when they set none.
+ * Undefined for `forRootAsync` (options resolve later: the guard must stay).
+ */
+export function staticAccessOptions(
+  definition: DynamicModule,
+  optionsToken: InjectionToken,
+  pick: (options: Record<string, unknown>) => unknown,
+): InboundAccessOptions | undefined {
+  for (const provider of definition.providers ?? []) {
+    if (typeof provider !== 'object' || provider === null || !('provide' in provider)) continue;
+    if (provider.provide !== optionsToken || !('useValue' in provider)) continue;
+    const options = provider.useValue as unknown;
+    if (options === null || typeof options !== 'object') return undefined;
+    const access = pick(options as Record<string, unknown>);
+    if (access === undefined) return {};
+    return access !== null && typeof access === 'object' ? (access as InboundAccessOptions) : undefined;
+  }
+  return undefined;
+}
+
+/** True when these options (as `staticAccessOptions` found them) turn on no access check. */
+export function accessOptionsOff(options: InboundAccessOptions | undefined): boolean {
+  return options !== undefined && options.pathSecret === undefined && options.allowedIps === undefined;
 }
 
 /** A guard that applies an InboundAccessPolicy provided under `policyToken`. */

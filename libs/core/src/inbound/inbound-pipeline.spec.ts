@@ -167,6 +167,95 @@ describe('InboundPipeline', () => {
     await app.close();
   });
 
+  it('compactWhenDone: a done record keeps only what recognises its key; duplicates stay duplicates; dead ones keep all', async () => {
+    const { app, pipeline, handlers } = await setup();
+    const settled: JobRecord[] = [];
+    pipeline.define<{ id: string; big: string }>(PAID, {
+      compactWhenDone: (payload) => ({ id: payload.id }),
+      onSettled: (record) => void settled.push(record),
+    });
+    await pipeline.submit(PAID, 'small', { id: 'small', big: 'x'.repeat(1000) });
+    await pipeline.drain();
+    const stored = await pipeline.get(PAID, 'small');
+    expect(stored).toEqual({
+      type: PAID,
+      key: 'small',
+      payload: { id: 'small' },
+      status: 'done',
+      attempts: 1,
+      doneListeners: [],
+      receivedAt: expect.any(Number),
+      updatedAt: expect.any(Number),
+      compacted: true,
+    });
+    // The hook still got the whole record.
+    expect(settled[0]).toMatchObject({ payload: { big: 'x'.repeat(1000) }, doneListeners: [0, 1] });
+    // Sequential and concurrent duplicates are still recognised, and run nothing.
+    const again = await Promise.all(
+      [1, 2, 3].map(() => pipeline.submit(PAID, 'small', { id: 'small', big: '' })),
+    );
+    expect(again.every((r) => r.duplicate)).toBe(true);
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
+
+    handlers.failuresLeft.first = 99;
+    await pipeline.submit(PAID, 'gave-up', { id: 'gave-up', big: 'kept' });
+    await pipeline.drain();
+    expect(await pipeline.get(PAID, 'gave-up')).toMatchObject({
+      status: 'dead',
+      payload: { id: 'gave-up', big: 'kept' },
+      doneListeners: [1],
+    });
+    expect((await pipeline.get(PAID, 'gave-up'))?.compacted).toBeUndefined();
+    await app.close();
+  });
+
+  it('starts jobs submitted in one tick in order, after the caller could acknowledge; drain waits for queued ones', async () => {
+    const { app, pipeline } = await setup();
+    const order: string[] = [];
+    pipeline.define<string>('ordered', { run: async (payload) => void order.push(payload) });
+    const keys = Array.from({ length: 25 }, (_, i) => `k${i}`);
+    await Promise.all(keys.map((key) => pipeline.submit('ordered', key, key)));
+    expect(order).toEqual([]);
+    await pipeline.drain();
+    expect(order).toEqual(keys);
+    await app.close();
+  });
+
+  it('claims a new job without reading it, and falls back to a read when its version moved', async () => {
+    const { app, handlers } = await setup();
+    // A store where something else writes the record right after it is created (version 2).
+    class Meddling extends MemoryStore {
+      reads = 0;
+      override async setIfAbsent<T>(key: string, value: T, options?: { ttlMs?: number }): Promise<boolean> {
+        const created = await super.setIfAbsent(key, value, options);
+        if (created && key.endsWith(':moved')) await super.set(key, value, options);
+        return created;
+      }
+      override async get<T>(key: string) {
+        this.reads++;
+        return super.get<T>(key);
+      }
+    }
+    const store = new Meddling({ sweepIntervalMs: 0 });
+    const pipeline = new InboundPipeline({
+      name: 'meddled',
+      store,
+      emitter: app.get(EventEmitter2),
+      deadLetterEvent: DEAD,
+      logger: quiet,
+    }).define(PAID);
+    await pipeline.submit(PAID, 'fresh', { id: 'fresh' });
+    await pipeline.drain();
+    expect(store.reads).toBe(0);
+    await pipeline.submit(PAID, 'moved', { id: 'moved' });
+    await pipeline.drain();
+    expect(store.reads).toBe(1);
+    expect(await pipeline.get(PAID, 'moved')).toMatchObject({ status: 'done', attempts: 1 });
+    expect(handlers.calls).toMatchObject({ first: 2, second: 2 }); // once per job, never twice
+    await app.close();
+  });
+
   it('rejects unknown job types with a typed error', async () => {
     const { app, pipeline } = await setup();
     await expect(pipeline.submit('nope', 'k', {})).rejects.toMatchObject({ code: 'HUBTEL_CONFIG_INVALID' });

@@ -51,6 +51,11 @@ export interface JobRecord<P = unknown> {
   /** While running: until when this process owns the job (another instance may take it after). */
   leaseUntil?: number;
   lastError?: string;
+  /**
+   * Set when the job is done and its definition's `compactWhenDone` replaced the payload (and
+   * dropped `results` and `doneListeners`): the record then only proves the key was handled.
+   */
+  compacted?: true;
 }
 
 export type JobOutcome = 'done' | 'dead';
@@ -79,6 +84,15 @@ export interface JobDefinition<P = unknown> {
    */
   keepResults?: boolean;
   retry?: Partial<JobRetryPolicy>;
+  /**
+   * Once the job is done, store a smaller record: its payload becomes what this returns (return
+   * undefined to drop it), and `results` and `doneListeners` are dropped; the record keeps its
+   * type, key, status, attempts and times and gets `compacted: true`. It still makes duplicates
+   * of the key detectable for the record's whole retention (`recordTtlMs`), at a fraction of the
+   * memory. For job types whose finished records nobody reads. Dead jobs keep everything (they
+   * may be replayed by hand), and `onSettled` still receives the full record.
+   */
+  compactWhenDone?: (payload: P) => unknown;
   /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */
   onSettled?: (record: JobRecord<P>, outcome: JobOutcome, error?: unknown) => Promise<void> | void;
 }
@@ -128,24 +142,38 @@ export interface InboundPipelineOptions {
 export const DEFAULT_JOB_RETRY: JobRetryPolicy = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000 };
 const DEFAULT_RECORD_TTL_MS = 7 * 24 * 3600_000;
 const DEFAULT_LEASE_MS = 5 * 60_000;
+/** Shared by every new record: values are immutable (see HubtelStore), so one empty list serves all. */
+const NO_LISTENERS: number[] = Object.freeze([]) as unknown as number[];
 
 export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly definitions = new Map<string, JobDefinition<any>>();
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Default event list per job type (the type itself), so dispatching allocates none. */
+  private readonly typeEvents = new Map<string, readonly string[]>();
+  /** Jobs launched and not settled yet (queued ones included): what drain() waits for. */
+  private active = 0;
+  private idleWaiters: Array<() => void> = [];
+  /** Jobs launched in this turn of the event loop, as [storeKey, known entry] pairs. */
+  private queue: Array<string | StoreEntry<JobRecord> | undefined> = [];
+  private scheduled = false;
   private readonly stopping = new AbortController();
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly prefix: string;
+  private readonly writeOptions: { ttlMs: number };
+  private readonly leaseMs: number;
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.logger = options.logger ?? new Logger(`Hubtel:${options.name}`);
     this.now = options.now ?? Date.now;
     this.prefix = `hubtel:${options.name}:job:`;
+    this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS };
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
   /** Declares a job type. Call before submitting jobs of it (typically in a provider factory). */
   define<P>(type: string, definition: JobDefinition<P> = {}): this {
     this.definitions.set(type, definition);
+    this.typeEvents.set(type, [type]);
     return this;
   }
 
@@ -162,17 +190,18 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       payload,
       status: 'pending',
       attempts: 0,
-      doneListeners: [],
+      doneListeners: NO_LISTENERS,
       receivedAt: at,
       updatedAt: at,
     };
     const storeKey = this.storeKey(type, key);
-    const created = await this.options.store.setIfAbsent(storeKey, record, { ttlMs: this.recordTtl });
+    const created = await this.options.store.setIfAbsent(storeKey, record, this.writeOptions);
     if (!created) {
       const existing = await this.options.store.get<JobRecord<P>>(storeKey);
       return { duplicate: true, record: existing?.value ?? record };
     }
-    this.launch(storeKey);
+    // A new entry is at version 1 (HubtelStore): the first claim needs no read.
+    this.launch(storeKey, { value: record, version: 1 });
     return { duplicate: false, record };
   }
 
@@ -183,7 +212,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
 
   /** Resolves when every job running now (and retries they schedule) has settled. For tests and shutdown. */
   async drain(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    while (this.active > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -209,16 +238,12 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       const stale = job.status === 'running' && (job.leaseUntil ?? 0) < this.now();
       if (job.status === 'pending' || stale) {
         if (!this.definitions.has(job.type)) continue;
-        this.launch(storeKey);
+        this.launch(storeKey, undefined);
         count++;
       }
     }
     if (count > 0) this.logger.log(`Recovered ${count} unfinished job(s)`);
     return count;
-  }
-
-  private get recordTtl(): number {
-    return this.options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS;
   }
 
   private storeKey(type: string, key: string): string {
@@ -239,101 +264,144 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     return { ...DEFAULT_JOB_RETRY, ...this.options.retry, ...definition.retry };
   }
 
-  private launch(storeKey: string): void {
-    const run = (async () => {
-      // Let the caller acknowledge first: the job never delays the HTTP answer.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      await this.work(storeKey);
-    })().catch((error: unknown) => {
-      // work() handles its own failures; reaching here means the store itself failed.
-      this.logger.error(`Job ${storeKey} stopped: ${describe(error)}`);
-    });
-    this.inFlight.add(run);
-    void run.finally(() => this.inFlight.delete(run));
+  /**
+   * Starts a job on the next turn of the event loop, so the caller acknowledges first (the job
+   * never delays the HTTP answer). Jobs launched in the same turn share one setImmediate and start
+   * in launch order, as they would with one each.
+   */
+  private launch(storeKey: string, known: StoreEntry<JobRecord> | undefined): void {
+    this.active++;
+    this.queue.push(storeKey, known);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.startQueued);
   }
 
-  private async work(storeKey: string): Promise<void> {
-    for (;;) {
-      const claimed = await this.claim(storeKey);
-      if (!claimed) return;
-      let entry = claimed;
-      const job = entry.value;
-      const definition = this.definition(job.type);
-      const policy = this.policy(definition);
-      const attempt = job.attempts + 1;
+  private readonly startQueued = (): void => {
+    const queue = this.queue;
+    this.queue = [];
+    this.scheduled = false;
+    for (let index = 0; index < queue.length; index += 2) {
+      void this.work(queue[index] as string, queue[index + 1] as StoreEntry<JobRecord> | undefined);
+    }
+  };
 
-      let error: unknown;
-      let doneListeners = job.doneListeners;
-      let results = job.results;
-      try {
-        if (definition.run) {
-          await definition.run(job.payload, { attempt, record: job });
-        } else {
-          ({ doneListeners, results } = await this.dispatch(job, definition));
-        }
-      } catch (caught) {
-        error = caught instanceof ListenerFailure ? caught.cause : caught;
-        if (caught instanceof ListenerFailure) ({ doneListeners, results } = caught.progress);
+  /** Runs one job to its outcome (retries included). Never rejects: failures end in the log. */
+  private async work(storeKey: string, known: StoreEntry<JobRecord> | undefined): Promise<void> {
+    try {
+      for (;;) {
+        const claimed = await this.claim(storeKey, known);
+        known = undefined; // a retry claims afresh
+        if (!claimed) return;
+        if (!(await this.attempt(storeKey, claimed))) return;
       }
-
-      const base: JobRecord = {
-        ...job,
-        attempts: attempt,
-        doneListeners,
-        updatedAt: this.now(),
-        leaseUntil: undefined,
-      };
-      if (results !== undefined) base.results = results;
-      if (error === undefined) {
-        entry = await this.write(storeKey, entry, { ...base, status: 'done', lastError: undefined });
-        await this.settle(definition, entry.value, 'done');
-        return;
+    } catch (error) {
+      // attempt() handles its own failures; reaching here means the store itself failed.
+      this.logger.error(`Job ${storeKey} stopped: ${describe(error)}`);
+    } finally {
+      if (--this.active === 0 && this.idleWaiters.length > 0) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const resolve of waiters) resolve();
       }
-
-      const message = describe(error);
-      const elapsed = this.now() - job.receivedAt;
-      const delay = backoffDelay(attempt, policy, this.options.random);
-      const outOfTime = policy.deadlineMs !== undefined && elapsed + delay >= policy.deadlineMs;
-      if (attempt >= policy.maxAttempts || outOfTime) {
-        entry = await this.write(storeKey, entry, { ...base, status: 'dead', lastError: message });
-        this.logger.error(
-          `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${attempt} attempt(s): ${message} (dead-lettered)`,
-        );
-        await this.deadLetter(entry.value, message);
-        await this.settle(definition, entry.value, 'dead', error);
-        return;
-      }
-
-      // The next turn of the loop claims the job afresh, so the written entry is not kept.
-      await this.write(storeKey, entry, { ...base, status: 'pending', lastError: message });
-      this.logger.warn(
-        `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
-      );
-      await sleep(delay, this.stopping.signal);
-      // On shutdown the job stays pending in the store; a persistent store recovers it on restart.
-      if (this.stopping.signal.aborted) return;
     }
   }
 
-  /** Takes the job for this process (compare-and-set), so two instances never run it at once. */
-  private async claim(storeKey: string): Promise<StoreEntry<JobRecord> | undefined> {
+  /** Runs one attempt of a claimed job and records its outcome. True when it is to be retried. */
+  private async attempt(storeKey: string, entry: StoreEntry<JobRecord>): Promise<boolean> {
+    const job = entry.value;
+    const definition = this.definition(job.type);
+    const attempt = job.attempts + 1;
+
+    let error: unknown;
+    let doneListeners = job.doneListeners;
+    let results = job.results;
+    try {
+      if (definition.run) {
+        await definition.run(job.payload, { attempt, record: job });
+      } else {
+        ({ doneListeners, results } = await this.dispatch(job, definition));
+      }
+    } catch (caught) {
+      error = caught instanceof ListenerFailure ? caught.cause : caught;
+      if (caught instanceof ListenerFailure) ({ doneListeners, results } = caught.progress);
+    }
+
+    const updatedAt = this.now();
+    if (error === undefined) {
+      const done = settledRecord(job, 'done', attempt, doneListeners, results, updatedAt, undefined);
+      await this.write(storeKey, entry, definition.compactWhenDone ? compact(done, definition) : done);
+      // The hook gets the full record, even when a compacted one was stored.
+      if (definition.onSettled) await this.settle(definition, done, 'done');
+      return false;
+    }
+
+    const policy = this.policy(definition);
+    const message = describe(error);
+    const elapsed = updatedAt - job.receivedAt;
+    const delay = backoffDelay(attempt, policy, this.options.random);
+    const outOfTime = policy.deadlineMs !== undefined && elapsed + delay >= policy.deadlineMs;
+    if (attempt >= policy.maxAttempts || outOfTime) {
+      const dead = settledRecord(job, 'dead', attempt, doneListeners, results, updatedAt, message);
+      entry = await this.write(storeKey, entry, dead);
+      this.logger.error(
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${attempt} attempt(s): ${message} (dead-lettered)`,
+      );
+      await this.deadLetter(entry.value, message);
+      await this.settle(definition, entry.value, 'dead', error);
+      return false;
+    }
+
+    // The next turn of the loop claims the job afresh, so the written entry is not kept.
+    await this.write(
+      storeKey,
+      entry,
+      settledRecord(job, 'pending', attempt, doneListeners, results, updatedAt, message),
+    );
+    this.logger.warn(
+      `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
+    );
+    await sleep(delay, this.stopping.signal);
+    // On shutdown the job stays pending in the store; a persistent store recovers it on restart.
+    return !this.stopping.signal.aborted;
+  }
+
+  /**
+   * Takes the job for this process (compare-and-set), so two instances never run it at once.
+   * `known`: the entry as this process just wrote it (a new job), tried without reading it first.
+   */
+  private async claim(
+    storeKey: string,
+    known: StoreEntry<JobRecord> | undefined,
+  ): Promise<StoreEntry<JobRecord> | undefined> {
+    let entry = known ?? (await this.options.store.get<JobRecord>(storeKey));
     for (let tries = 0; tries < 5; tries++) {
-      const entry = await this.options.store.get<JobRecord>(storeKey);
       if (!entry) return undefined;
       const job = entry.value;
-      const leaseFree =
-        job.status === 'pending' || (job.status === 'running' && (job.leaseUntil ?? 0) < this.now());
+      const now = this.now();
+      const leaseFree = job.status === 'pending' || (job.status === 'running' && (job.leaseUntil ?? 0) < now);
       if (!leaseFree) return undefined;
       const next: JobRecord = {
-        ...job,
+        type: job.type,
+        key: job.key,
+        payload: job.payload,
         status: 'running',
-        leaseUntil: this.now() + (this.options.leaseMs ?? DEFAULT_LEASE_MS),
-        updatedAt: this.now(),
+        attempts: job.attempts,
+        doneListeners: job.doneListeners,
+        receivedAt: job.receivedAt,
+        updatedAt: now,
+        leaseUntil: now + this.leaseMs,
       };
-      const written = await this.options.store.compareAndSet(storeKey, entry.version, next, {
-        ttlMs: this.recordTtl,
-      });
+      if (job.results !== undefined) next.results = job.results;
+      if (job.lastError !== undefined) next.lastError = job.lastError;
+      const written = await this.options.store.compareAndSet(
+        storeKey,
+        entry.version,
+        next,
+        this.writeOptions,
+      );
       if (written) return written;
+      entry = await this.options.store.get<JobRecord>(storeKey);
     }
     return undefined;
   }
@@ -343,41 +411,49 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     entry: StoreEntry<JobRecord>,
     next: JobRecord,
   ): Promise<StoreEntry<JobRecord>> {
-    const written = await this.options.store.compareAndSet(storeKey, entry.version, next, {
-      ttlMs: this.recordTtl,
-    });
+    const written = await this.options.store.compareAndSet(storeKey, entry.version, next, this.writeOptions);
     // We hold the lease, so nobody else should have written; if they did, keep our outcome anyway.
-    return written ?? (await this.options.store.set(storeKey, next, { ttlMs: this.recordTtl }));
+    return written ?? (await this.options.store.set(storeKey, next, this.writeOptions));
   }
 
   /** Calls each listener of the job's event(s) that has not succeeded yet, in order. */
   private async dispatch(job: JobRecord, definition: JobDefinition<any>): Promise<DispatchProgress> {
-    const events = definition.events?.(job.payload) ?? [job.type];
-    const listeners = events.flatMap(
-      (event) => this.options.emitter.listeners(event) as Array<(payload: unknown) => unknown>,
-    );
+    const events = definition.events?.(job.payload) ?? this.typeEvents.get(job.type) ?? [job.type];
+    const emitter = this.options.emitter;
+    const listeners = (
+      events.length === 1
+        ? emitter.listeners(events[0]!)
+        : events.flatMap((event) => emitter.listeners(event))
+    ) as Array<(payload: unknown) => unknown>;
     if (listeners.length === 0) {
       const names = events.map((event) => `"${event}"`).join(', ');
       if (definition.requireListener) throw new Error(`No handler is listening to ${names}`);
       this.logger.warn(
         `No handler is listening to ${names}; the event for ${maskPhoneNumbers(job.key)} was not handled by the app`,
       );
-      return { doneListeners: [], results: job.results };
+      return { doneListeners: NO_LISTENERS, results: job.results };
     }
-    const done = new Set(job.doneListeners);
+    const before = job.doneListeners;
     const results = definition.keepResults ? { ...job.results } : undefined;
+    // Listeners run in index order, so `done` comes out sorted.
+    const done: number[] = [];
     let failure: unknown;
     for (let index = 0; index < listeners.length; index++) {
-      if (done.has(index)) continue;
+      if (before.length > 0 && before.includes(index)) {
+        done.push(index);
+        continue;
+      }
       try {
         const value = await listeners[index]!(job.payload);
-        done.add(index);
+        done.push(index);
         if (results && value !== undefined) results[String(index)] = value;
       } catch (error) {
         failure ??= error;
       }
     }
-    const progress: DispatchProgress = { doneListeners: [...done].sort((a, b) => a - b), results };
+    // Indexes beyond today's listeners (fewer listeners than on an earlier attempt) are kept.
+    for (const index of before) if (index >= listeners.length) done.push(index);
+    const progress: DispatchProgress = { doneListeners: exactList(done), results };
     if (failure !== undefined) throw new ListenerFailure(failure, progress);
     return progress;
   }
@@ -427,6 +503,63 @@ class ListenerFailure extends Error {
   ) {
     super('listener failed');
   }
+}
+
+/** `[0, 1, … n-1]`, shared (frozen) per n: the usual outcome, every listener done. */
+const ALL_DONE: number[][] = [];
+
+/**
+ * The list as it will be kept in the store: a shared one when every listener is done, otherwise
+ * a copy of exactly its length (an array grown by push keeps spare capacity, for as long as the
+ * record is kept).
+ */
+function exactList(done: number[]): number[] {
+  const n = done.length;
+  if (n === 0) return NO_LISTENERS;
+  if (done[n - 1] === n - 1) {
+    return (ALL_DONE[n] ??= Object.freeze(done.slice()) as unknown as number[]);
+  }
+  return done.slice();
+}
+
+/** A job's record after an attempt (no lease: nobody runs it now). */
+function settledRecord(
+  job: JobRecord,
+  status: JobStatus,
+  attempts: number,
+  doneListeners: number[],
+  results: Record<string, unknown> | undefined,
+  updatedAt: number,
+  lastError: string | undefined,
+): JobRecord {
+  const next: JobRecord = {
+    type: job.type,
+    key: job.key,
+    payload: job.payload,
+    status,
+    attempts,
+    doneListeners,
+    receivedAt: job.receivedAt,
+    updatedAt,
+  };
+  if (results !== undefined) next.results = results;
+  if (lastError !== undefined) next.lastError = lastError;
+  return next;
+}
+
+/** What a done job's record keeps with `compactWhenDone`: enough to recognise its key. */
+function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
+  return {
+    type: done.type,
+    key: done.key,
+    payload: definition.compactWhenDone!(done.payload),
+    status: 'done',
+    attempts: done.attempts,
+    doneListeners: NO_LISTENERS,
+    receivedAt: done.receivedAt,
+    updatedAt: done.updatedAt,
+    compacted: true,
+  };
 }
 
 function describe(error: unknown): string {

@@ -42,6 +42,27 @@ describe('MemoryStore', () => {
     await expect(store.set('x', 1, { ttlMs: 0 })).rejects.toThrow(RangeError);
   });
 
+  it('an expired entry counts as absent for every write, and entries handed out never change', async () => {
+    await store.set('k', 'a', { ttlMs: 10 });
+    const first = await store.get('k');
+    expect(await store.compareAndSet('k', 1, 'b')).toEqual({ value: 'b', version: 2 });
+    expect(first).toEqual({ value: 'a', version: 1 }); // a copy, not the store's own slot
+    clock += 10;
+    expect(await store.compareAndSet('k', 2, 'c')).toBeUndefined();
+    expect(await store.set('k', 'd')).toEqual({ value: 'd', version: 1 });
+    clock += 1_000_000; // no TTL: never expires
+    expect(await store.setIfAbsent('k', 'e')).toBe(false);
+    expect(await store.set('k', 'f', { ttlMs: 5 })).toEqual({ value: 'f', version: 2 });
+    clock += 5;
+    expect(await store.setIfAbsent('k', 'g', { ttlMs: 5 })).toBe(true);
+    expect(await store.get('k')).toEqual({ value: 'g', version: 1 });
+    clock += 4;
+    expect(await store.get('k')).toEqual({ value: 'g', version: 1 });
+    clock += 1;
+    expect(await store.get('k')).toBeUndefined();
+    await expect(store.compareAndSet('k', 1, 'x', { ttlMs: -1 })).rejects.toThrow(RangeError);
+  });
+
   it('scan lists live entries under a prefix; delete removes', async () => {
     await store.set('inv:1', 1);
     await store.set('inv:2', 2, { ttlMs: 10 });

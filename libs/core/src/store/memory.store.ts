@@ -1,10 +1,17 @@
 import type { HubtelStore, StoreEntry, StoreWriteOptions } from './hubtel-store.interface.js';
 
-interface Slot {
-  value: unknown;
-  version: number;
-  /** Epoch ms; 0 = never. */
-  expiresAt: number;
+/**
+ * One key's state. Owned by the store and updated in place on every write (callers only ever see
+ * `{ value, version }` copies), so a write to an existing key allocates nothing here and does one
+ * Map lookup, not a lookup and a set.
+ */
+class Slot {
+  constructor(
+    public value: unknown,
+    public version: number,
+    /** Epoch ms; 0 = never. */
+    public expiresAt: number,
+  ) {}
 }
 
 export interface MemoryStoreOptions {
@@ -18,6 +25,9 @@ export interface MemoryStoreOptions {
  * The default store: a Map in this process. Atomic because Node runs one callback at a time and
  * every operation completes synchronously before its promise resolves. Lost on restart: use a
  * persistent store in production when callbacks must survive a crash.
+ *
+ * Costs per operation: one Map lookup, and the clock is read at most once (only when the entry
+ * has an expiry, or the write sets one).
  */
 export class MemoryStore implements HubtelStore {
   private readonly map = new Map<string, Slot>();
@@ -43,8 +53,19 @@ export class MemoryStore implements HubtelStore {
   }
 
   async setIfAbsent<T>(key: string, value: T, options?: StoreWriteOptions): Promise<boolean> {
-    if (this.live(key)) return false;
-    this.map.set(key, { value, version: 1, expiresAt: this.expiry(options) });
+    const ttl = ttlOf(options);
+    const slot = this.map.get(key);
+    if (slot === undefined) {
+      this.map.set(key, new Slot(value, 1, ttl === 0 ? 0 : this.now() + ttl));
+      return true;
+    }
+    if (slot.expiresAt === 0) return false;
+    const now = this.now();
+    if (slot.expiresAt > now) return false;
+    // Expired counts as absent: the key is taken again, from version 1 (the slot is reused).
+    slot.value = value;
+    slot.version = 1;
+    slot.expiresAt = ttl === 0 ? 0 : now + ttl;
     return true;
   }
 
@@ -54,21 +75,35 @@ export class MemoryStore implements HubtelStore {
     value: T,
     options?: StoreWriteOptions,
   ): Promise<StoreEntry<T> | undefined> {
-    const slot = this.live(key);
-    if (!slot || slot.version !== expectedVersion) return undefined;
-    const next: Slot = {
-      value,
-      version: slot.version + 1,
-      expiresAt: options?.ttlMs === undefined ? slot.expiresAt : this.expiry(options),
-    };
-    this.map.set(key, next);
-    return { value, version: next.version };
+    const ttl = ttlOf(options);
+    const slot = this.map.get(key);
+    if (slot === undefined || slot.version !== expectedVersion) return undefined;
+    let now = 0;
+    if (slot.expiresAt !== 0 && slot.expiresAt <= (now = this.now())) {
+      this.map.delete(key);
+      return undefined;
+    }
+    slot.value = value;
+    slot.version = expectedVersion + 1;
+    // Without a TTL the entry keeps its expiry.
+    if (ttl !== 0) slot.expiresAt = (now || this.now()) + ttl;
+    return { value, version: slot.version };
   }
 
   async set<T>(key: string, value: T, options?: StoreWriteOptions): Promise<StoreEntry<T>> {
-    const version = (this.live(key)?.version ?? 0) + 1;
-    this.map.set(key, { value, version, expiresAt: this.expiry(options) });
-    return { value, version };
+    const ttl = ttlOf(options);
+    const slot = this.map.get(key);
+    const now = ttl !== 0 || (slot !== undefined && slot.expiresAt !== 0) ? this.now() : 0;
+    const expiresAt = ttl === 0 ? 0 : now + ttl;
+    if (slot === undefined) {
+      this.map.set(key, new Slot(value, 1, expiresAt));
+      return { value, version: 1 };
+    }
+    // An expired entry counts as absent: the version starts again from 1.
+    slot.version = slot.expiresAt !== 0 && slot.expiresAt <= now ? 1 : slot.version + 1;
+    slot.value = value;
+    slot.expiresAt = expiresAt;
+    return { value, version: slot.version };
   }
 
   async delete(key: string): Promise<boolean> {
@@ -89,16 +124,9 @@ export class MemoryStore implements HubtelStore {
     if (this.timer) clearInterval(this.timer);
   }
 
-  private expiry(options?: StoreWriteOptions): number {
-    const ttl = options?.ttlMs;
-    if (ttl === undefined) return 0;
-    if (!(ttl > 0)) throw new RangeError(`ttlMs must be a positive number, got ${ttl}`);
-    return this.now() + ttl;
-  }
-
   private live(key: string): Slot | undefined {
     const slot = this.map.get(key);
-    if (!slot) return undefined;
+    if (slot === undefined) return undefined;
     if (slot.expiresAt !== 0 && slot.expiresAt <= this.now()) {
       this.map.delete(key);
       return undefined;
@@ -112,4 +140,12 @@ export class MemoryStore implements HubtelStore {
       if (slot.expiresAt !== 0 && slot.expiresAt <= now) this.map.delete(key);
     }
   }
+}
+
+/** The write's TTL in ms; 0 = none. */
+function ttlOf(options: StoreWriteOptions | undefined): number {
+  const ttl = options?.ttlMs;
+  if (ttl === undefined) return 0;
+  if (!(ttl > 0)) throw new RangeError(`ttlMs must be a positive number, got ${ttl}`);
+  return ttl;
 }
