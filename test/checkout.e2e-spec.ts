@@ -352,9 +352,23 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       release();
       await t.handlers.waitFor('paid');
       await t.service.drain();
+      const done = await store.get<Record<string, unknown>>('hubtel:checkout:job:hubtel.checkout.paid:rec-1');
+      // Handled: only what recognises the key is kept (the event's payload is dropped)...
+      expect(done?.value).toMatchObject({ status: 'done', compacted: true, attempts: 1 });
+      expect(done?.value.payload).toBeUndefined();
+
+      // ...and that still gates: with the invoice's own transition lost (as after a crash between
+      // the record and the invoice write, with a persistent store), a re-sent callback completes
+      // the invoice but cannot emit a second paid.
+      const key = 'hubtel:checkout:invoice:rec-1';
+      const paid = (await store.get<Record<string, unknown>>(key))!.value;
+      await store.set(key, { ...paid, status: 'pending' });
       expect(
-        (await store.get<{ status: string }>('hubtel:checkout:job:hubtel.checkout.paid:rec-1'))?.value.status,
-      ).toBe('done');
+        (await t.post(callbackBody({ ref: 'rec-1', checkoutId: created.checkoutId, amount: 11 }))).status,
+      ).toBe(200);
+      await t.service.drain();
+      expect(t.handlers.events.paid).toHaveLength(1);
+      expect(await t.service.getInvoice('rec-1')).toMatchObject({ status: 'paid' });
     });
 
     it('runs the handler once for 10 concurrent copies of a callback, and for a later copy', async () => {
@@ -674,6 +688,65 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
           await app.close();
         }
       }
+    });
+
+    it('mounts no access guard when no access option is set; a path token is still answered 404 and nothing is processed', async () => {
+      const definition = CheckoutModule.forRoot({
+        ...baseOptions(api),
+        access: { trustedProxies: ['10.0.0.1'] },
+      });
+      const controller = definition.controllers![0]!;
+      // Nest's guard path costs per request; with nothing to check there is no guard at all.
+      expect(Reflect.getMetadata('__guards__', controller)).toBeUndefined();
+      expect(Reflect.getMetadata('__guards__', controller.prototype.receive)).toBeUndefined();
+      t = await startCheckoutApp(adapter, baseOptions(api), {}, definition);
+      const created = await invoice(3, 'open-1');
+      const body = callbackBody({ ref: 'open-1', checkoutId: created.checkoutId, amount: 3 });
+      const tokened = await t.post(body, { path: 'hubtel/checkout/callback/some-token-value-123' });
+      expect(tokened.status).toBe(404);
+      expect(tokened.body).toMatchObject({ statusCode: 404, code: 'HUBTEL_NOT_FOUND' });
+      await t.service.drain();
+      expect(t.handlers.paidCalls).toBe(0);
+      expect((await t.post(body)).status).toBe(200);
+      await t.handlers.waitFor('paid');
+    });
+
+    it('keeps the access guard, after the host guards, when access options are set or resolved asynchronously', async () => {
+      const secured = CheckoutModule.forRoot({
+        ...baseOptions(api),
+        access: { allowedIps: ['127.0.0.1'] },
+        callback: { guards: [DenyAll] },
+      });
+      const guards = Reflect.getMetadata('__guards__', secured.controllers![0]!) as unknown[];
+      expect(guards).toHaveLength(2);
+      expect(guards[0]).toBe(DenyAll);
+
+      // forRootAsync: the options are not known when routes are fixed, so the guard stays.
+      const secret = 'Async-secret-token-42';
+      const definition = CheckoutModule.forRootAsync({
+        useFactory: () => ({ ...baseOptions(api), access: { pathSecret: secret } }),
+      });
+      expect(Reflect.getMetadata('__guards__', definition.controllers![0]!)).toHaveLength(1);
+      t = await startCheckoutApp(adapter, baseOptions(api), {}, definition);
+      const created = await invoice(5, 'async-secret');
+      const body = callbackBody({ ref: 'async-secret', checkoutId: created.checkoutId, amount: 5 });
+      const without = await t.post(body);
+      expect(without.status).toBe(404);
+      expect(without.body).toMatchObject({ code: 'HUBTEL_NOT_FOUND' });
+      await t.service.drain();
+      expect(t.handlers.paidCalls).toBe(0);
+      expect((await t.post(body, { path: `hubtel/checkout/callback/${secret}` })).status).toBe(200);
+      await t.handlers.waitFor('paid');
+      await t.close();
+
+      // forRootAsync without access: guarded, and the guard refuses a path token.
+      t = await startCheckoutApp(
+        adapter,
+        baseOptions(api),
+        {},
+        CheckoutModule.forRootAsync({ useFactory: () => baseOptions(api) }),
+      );
+      expect((await t.post(body, { path: 'hubtel/checkout/callback/anything-at-all' })).status).toBe(404);
     });
 
     it('can be disabled: no route, and handleCallback is there for a route of your own', async () => {

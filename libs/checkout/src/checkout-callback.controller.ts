@@ -1,4 +1,4 @@
-import { Body, HttpCode, HttpException, Inject, Logger, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, HttpCode, HttpException, Inject, Logger, Post, Req } from '@nestjs/common';
 import {
   InboundAccessGuard,
   InboundAccessPolicy,
@@ -6,6 +6,7 @@ import {
   HubtelValidationError,
   inboundHttpError,
   invalidBodyError,
+  isAccessGuarded,
   maskPhoneNumbers,
   type InboundRequestLike,
 } from 'nestjs-hubtel';
@@ -18,7 +19,11 @@ export interface CheckoutCallbackAck {
   received: true;
 }
 
-const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY);
+/**
+ * Applied by the module to the mounted controller's class, after the host's guards (so those run
+ * first), unless the options are known to set no access check (then `receive` checks the path).
+ */
+export const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY);
 
 /**
  * The web callback endpoint (`POST /hubtel/checkout/callback` by default; mounted by the module
@@ -34,25 +39,31 @@ const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY);
  *   types, missing fields, arrays, prototype-pollution keys); nothing is recorded or emitted.
  *   (Unparseable JSON is answered 400 by the HTTP adapter's body parser before reaching here.)
  * - 413 `HUBTEL_BODY_TOO_LARGE` beyond `maxCallbackBodyBytes` (the adapter's own body limit, if lower, answers first).
- * - 404 / 403 from the optional access guard (wrong path secret / address not allowed).
+ * - 404 / 403 from the optional access guard (wrong path secret / address not allowed); without
+ *   a path secret, a request to `<path>/<anything>` is answered 404 the same way.
  * - 503 `HUBTEL_UNAVAILABLE` when the callback could not be recorded (the store failed): not
  *   acknowledged, so a platform that retries can deliver it again.
  */
 export class CheckoutCallbackController {
   private readonly logger = new Logger('HubtelCheckout');
+  /** Mounted without the guard (no access option set): `receive` checks access itself. */
+  private readonly checkAccess: boolean;
 
   constructor(
     @Inject(CheckoutService) private readonly checkout: CheckoutService,
     @Inject(CHECKOUT_ACCESS_POLICY) private readonly access: InboundAccessPolicy,
     @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
-  ) {}
+  ) {
+    this.checkAccess = !isAccessGuarded(this);
+  }
 
-  // Both forms are routed so the path secret can be configured asynchronously: the guard answers
-  // 404 for the form that does not match the configuration.
+  // Both forms are routed so the path secret can be configured asynchronously: the access check
+  // answers 404 for the form that does not match the configuration.
   @Post(['', `:${PATH_SECRET_PARAM}`])
   @HttpCode(200)
-  @UseGuards(CheckoutAccessGuard)
   async receive(@Body() body: unknown, @Req() request: InboundRequestLike): Promise<CheckoutCallbackAck> {
+    // With nothing configured this only refuses a path token (what the guard would have done).
+    if (this.checkAccess) this.access.check(request);
     const size = bodySize(request, body);
     if (size > this.options.maxCallbackBodyBytes) {
       throw inboundHttpError(

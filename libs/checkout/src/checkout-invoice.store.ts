@@ -58,39 +58,55 @@ const MAX_CAS_TRIES = 20;
  * never overwrite each other's transition.
  */
 export class CheckoutInvoiceStore {
+  private readonly writeOptions: { ttlMs: number };
+
   constructor(
     private readonly store: HubtelStore,
-    private readonly ttlMs: number,
+    ttlMs: number,
     private readonly watchTtlMs: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.writeOptions = { ttlMs };
+  }
 
   async get(clientReference: string): Promise<CheckoutInvoice | undefined> {
     return (await this.store.get<CheckoutInvoice>(invoiceKey(clientReference)))?.value;
   }
 
+  /** The invoice with its store version, to hand to `update` (which then need not read it again). */
+  getEntry(clientReference: string): Promise<StoreEntry<CheckoutInvoice> | undefined> {
+    return this.store.get<CheckoutInvoice>(invoiceKey(clientReference));
+  }
+
   /** Records a new invoice; false when the reference is taken. */
   async create(invoice: CheckoutInvoice): Promise<boolean> {
-    return this.store.setIfAbsent(invoiceKey(invoice.clientReference), invoice, { ttlMs: this.ttlMs });
+    return this.store.setIfAbsent(invoiceKey(invoice.clientReference), invoice, this.writeOptions);
   }
 
   /**
    * Applies `change` atomically: reads, computes, compare-and-sets, and re-reads on conflict.
-   * `change` returns the new invoice, or undefined to leave it as it is. Resolves to the invoice
-   * as stored after the call and whether this call changed it; undefined when there is no invoice.
+   * `change` returns the new invoice, or undefined to leave it as it is; it is given the ISO time
+   * to stamp as `updatedAt` (a returned invoice with another `updatedAt` is stamped with a copy).
+   * `known`: the entry the caller just read, tried first instead of reading it again (a stale one
+   * only costs a failed compare-and-set and a re-read). `at`: the time to stamp (default now).
+   * Resolves to the invoice as stored after the call and whether this call changed it; undefined
+   * when there is no invoice.
    */
   async update(
     clientReference: string,
-    change: (invoice: CheckoutInvoice) => CheckoutInvoice | undefined,
+    change: (invoice: CheckoutInvoice, updatedAt: string) => CheckoutInvoice | undefined,
+    known?: StoreEntry<CheckoutInvoice>,
+    at?: string,
   ): Promise<{ invoice: CheckoutInvoice; changed: boolean } | undefined> {
     const key = invoiceKey(clientReference);
+    const updatedAt = at ?? new Date(this.now()).toISOString();
     for (let tries = 0; tries < MAX_CAS_TRIES; tries++) {
-      const entry: StoreEntry<CheckoutInvoice> | undefined = await this.store.get<CheckoutInvoice>(key);
+      const entry = tries === 0 && known ? known : await this.store.get<CheckoutInvoice>(key);
       if (!entry) return undefined;
-      const next = change(entry.value);
+      const next = change(entry.value, updatedAt);
       if (next === undefined) return { invoice: entry.value, changed: false };
-      const stamped = { ...next, updatedAt: new Date(this.now()).toISOString() };
-      const written = await this.store.compareAndSet(key, entry.version, stamped, { ttlMs: this.ttlMs });
+      const stamped = next.updatedAt === updatedAt ? next : { ...next, updatedAt };
+      const written = await this.store.compareAndSet(key, entry.version, stamped, this.writeOptions);
       if (written) return { invoice: written.value, changed: true };
     }
     throw new HubtelError(

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import { dropUndefined, maskPhoneNumbers, type InboundPipeline } from 'nestjs-hubtel';
+import { dropUndefined, maskPhoneNumbers, type InboundPipeline, type StoreEntry } from 'nestjs-hubtel';
 import {
   CheckoutEvents,
   CheckoutExpiredEvent,
@@ -104,11 +104,18 @@ export class CheckoutSettlement {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async paid(evidence: PaidEvidence): Promise<SettleResult> {
+  /**
+   * `known`: the invoice entry the caller just read (the callback path verified against it), so it
+   * is not read again; its version is tried first by the compare-and-set, and a stale one costs
+   * only a re-read. The exactly-once gate is the pipeline record either way.
+   */
+  async paid(evidence: PaidEvidence, known?: StoreEntry<CheckoutInvoice>): Promise<SettleResult> {
     const ref = evidence.clientReference;
-    const invoice = await this.invoices.get(ref);
-    if (!invoice) return 'unknown';
+    const entry = known ?? (await this.invoices.getEntry(ref));
+    if (!entry) return 'unknown';
+    const invoice = entry.value;
     if (invoice.status === 'paid') return 'duplicate';
+    // One time for the event and the invoice (its paidAt and updatedAt).
     const paidAt = new Date(this.now()).toISOString();
     const event = new CheckoutPaidEvent({
       clientReference: ref,
@@ -123,20 +130,26 @@ export class CheckoutSettlement {
       paidAt,
     });
     const { duplicate } = await this.pipeline.submit(CheckoutEvents.Paid, ref, event);
-    await this.invoices.update(ref, (current) =>
-      current.status === 'paid'
-        ? undefined
-        : {
-            ...current,
-            status: 'paid',
-            paidAt,
-            amountPaid: evidence.amountPaid,
-            paidVia: evidence.source,
-            checkoutId: current.checkoutId ?? evidence.checkoutId,
-          },
+    await this.invoices.update(
+      ref,
+      (current, updatedAt) =>
+        current.status === 'paid'
+          ? undefined
+          : {
+              ...current,
+              status: 'paid',
+              paidAt,
+              amountPaid: evidence.amountPaid,
+              paidVia: evidence.source,
+              checkoutId: current.checkoutId ?? evidence.checkoutId,
+              updatedAt,
+            },
+      entry,
+      paidAt,
     );
     await this.invoices.unwatch(ref);
-    if (!duplicate) {
+    // The line is only built when it would be printed (one per payment, on the hot path).
+    if (!duplicate && Logger.isLevelEnabled('log')) {
       this.logger.log(
         `Invoice ${ref} paid (${evidence.amountPaid.toFixed(2)}, via ${evidence.source}${evidence.confirmedByStatusCheck ? ', confirmed by status check' : ''})`,
       );
@@ -144,25 +157,32 @@ export class CheckoutSettlement {
     return duplicate ? 'duplicate' : 'settled';
   }
 
-  async failed(evidence: FailedEvidence): Promise<SettleResult> {
+  /** `known`: as for `paid`. */
+  async failed(evidence: FailedEvidence, known?: StoreEntry<CheckoutInvoice>): Promise<SettleResult> {
     const ref = evidence.clientReference;
-    const invoice = await this.invoices.get(ref);
-    if (!invoice) return 'unknown';
+    const entry = known ?? (await this.invoices.getEntry(ref));
+    if (!entry) return 'unknown';
+    const invoice = entry.value;
     if (invoice.status === 'paid' || (await this.pipeline.get(CheckoutEvents.Paid, ref))) return 'superseded';
     const at = new Date(this.now()).toISOString();
-    const result = await this.invoices.update(ref, (current) =>
-      current.status === 'pending'
-        ? {
-            ...current,
-            status: 'failed',
-            checkoutId: current.checkoutId ?? evidence.checkoutId,
-            failure: {
-              status: evidence.status,
-              at,
-              ...dropUndefined({ responseCode: evidence.responseCode, reason: evidence.reason }),
-            },
-          }
-        : undefined,
+    const result = await this.invoices.update(
+      ref,
+      (current, updatedAt) =>
+        current.status === 'pending'
+          ? {
+              ...current,
+              status: 'failed',
+              checkoutId: current.checkoutId ?? evidence.checkoutId,
+              failure: {
+                status: evidence.status,
+                at,
+                ...dropUndefined({ responseCode: evidence.responseCode, reason: evidence.reason }),
+              },
+              updatedAt,
+            }
+          : undefined,
+      entry,
+      at,
     );
     if (!result) return 'unknown';
     if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';

@@ -1,6 +1,11 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import { mountController, type HubtelRouteOptions } from 'nestjs-hubtel';
-import { CheckoutCallbackController } from './checkout-callback.controller.js';
+import {
+  accessOptionsOff,
+  mountController,
+  staticAccessOptions,
+  type HubtelRouteOptions,
+} from 'nestjs-hubtel';
+import { CheckoutAccessGuard, CheckoutCallbackController } from './checkout-callback.controller.js';
 import { CHECKOUT_DEFAULT_CALLBACK_PATH, CHECKOUT_ROUTE } from './checkout.constants.js';
 import type { CheckoutModuleOptions, CheckoutRouteInfo } from './checkout.options.js';
 
@@ -33,12 +38,21 @@ export const {
       path: route.path ?? CHECKOUT_DEFAULT_CALLBACK_PATH,
       disabled: route.disabled === true,
     };
+    // forRoot without access options needs no guard; forRootAsync may set them later: keep it.
+    const open = accessOptionsOff(
+      staticAccessOptions(definition, CHECKOUT_MODULE_OPTIONS, (options) => options.access),
+    );
     return {
       ...definition,
       global: extras.isGlobal,
       controllers: info.disabled
         ? []
-        : [mountController(CheckoutCallbackController, CHECKOUT_DEFAULT_CALLBACK_PATH, route)],
+        : [
+            mountController(CheckoutCallbackController, CHECKOUT_DEFAULT_CALLBACK_PATH, route, {
+              guard: CheckoutAccessGuard,
+              needed: !open,
+            }),
+          ],
       providers: [...(definition.providers ?? []), { provide: CHECKOUT_ROUTE, useValue: info }],
     };
   })

@@ -126,7 +126,9 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
             : { recordTtlMs: options.handlers.recordTtlMs }),
           ...(readiness ? { whenReady: () => readiness.waitUntilReady() } : {}),
         });
-        for (const event of CHECKOUT_EVENT_JOBS) pipeline.define(event);
+        // A handled event's record only has to make the same outcome unrecordable again (and
+        // say it was handled): its payload is dropped once done, a dead one keeps it.
+        for (const event of CHECKOUT_EVENT_JOBS) pipeline.define(event, { compactWhenDone: () => undefined });
         return pipeline;
       },
       inject: [

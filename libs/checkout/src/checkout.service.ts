@@ -79,7 +79,11 @@ export class CheckoutService implements OnApplicationShutdown {
     @Inject(CheckoutVerifier) private readonly verifier: CheckoutVerifier,
     @Inject(CheckoutReconciler) private readonly reconciler: CheckoutReconciler,
   ) {
-    pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, { run: (job) => this.confirm(job) });
+    pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, {
+      run: (job) => this.confirm(job),
+      // Once confirmed, the record only needs to recognise a re-sent callback: the body goes.
+      compactWhenDone: () => undefined,
+    });
     checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
   }
 
@@ -208,7 +212,9 @@ export class CheckoutService implements OnApplicationShutdown {
       return { outcome: 'ignored', clientReference: ref, claim };
     }
 
-    const invoice = await this.invoices.get(ref);
+    // Read once: verified against here, and handed on (value and version) to the settlement.
+    const entry = await this.invoices.getEntry(ref);
+    const invoice = entry?.value;
     const verdict = this.verifier.verifyCallback(callback, claim, invoice);
     if (!verdict.ok) {
       this.settlement.reject({
@@ -233,8 +239,8 @@ export class CheckoutService implements OnApplicationShutdown {
     }
     const result =
       claim === 'paid'
-        ? await this.settlement.paid(paidFromCallback(callback, false))
-        : await this.settlement.failed(failedFromCallback(callback));
+        ? await this.settlement.paid(paidFromCallback(callback, false), entry)
+        : await this.settlement.failed(failedFromCallback(callback), entry);
     return { outcome: result === 'settled' ? 'accepted' : 'duplicate', clientReference: ref, claim };
   }
 
