@@ -38,6 +38,44 @@ export interface CheckoutInvoice {
   metadata?: Record<string, unknown>;
 }
 
+/**
+ * A copy of `current` with `changes` applied (a change cannot remove a field), built field by
+ * field. Not `{ ...current, ...changes }`: V8 builds a spread copy that then gains properties
+ * (paidAt, amountPaid, …) through its slow path, ~3 µs a copy against ~40 ns for a literal.
+ * The keys come in the order a created, then paid or failed invoice had them. Lists every field
+ * of CheckoutInvoice: add new ones here too (the spec round-trips an invoice with all of them).
+ */
+export function changeInvoice(current: CheckoutInvoice, changes: Partial<CheckoutInvoice>): CheckoutInvoice {
+  const next: CheckoutInvoice = {
+    clientReference: current.clientReference,
+    amount: changes.amount ?? current.amount,
+    description: changes.description ?? current.description,
+    status: changes.status ?? current.status,
+    creation: changes.creation ?? current.creation,
+    createdAt: current.createdAt,
+    updatedAt: changes.updatedAt ?? current.updatedAt,
+  };
+  const metadata = changes.metadata ?? current.metadata;
+  if (metadata !== undefined) next.metadata = metadata;
+  const checkoutId = changes.checkoutId ?? current.checkoutId;
+  if (checkoutId !== undefined) next.checkoutId = checkoutId;
+  const checkoutUrl = changes.checkoutUrl ?? current.checkoutUrl;
+  if (checkoutUrl !== undefined) next.checkoutUrl = checkoutUrl;
+  const checkoutDirectUrl = changes.checkoutDirectUrl ?? current.checkoutDirectUrl;
+  if (checkoutDirectUrl !== undefined) next.checkoutDirectUrl = checkoutDirectUrl;
+  const paidAt = changes.paidAt ?? current.paidAt;
+  if (paidAt !== undefined) next.paidAt = paidAt;
+  const amountPaid = changes.amountPaid ?? current.amountPaid;
+  if (amountPaid !== undefined) next.amountPaid = amountPaid;
+  const paidVia = changes.paidVia ?? current.paidVia;
+  if (paidVia !== undefined) next.paidVia = paidVia;
+  const failure = changes.failure ?? current.failure;
+  if (failure !== undefined) next.failure = failure;
+  const attention = changes.attention ?? current.attention;
+  if (attention !== undefined) next.attention = attention;
+  return next;
+}
+
 /** The reconciler's schedule for one invoice it still watches. */
 export interface CheckoutWatchEntry {
   clientReference: string;
@@ -105,7 +143,7 @@ export class CheckoutInvoiceStore {
       if (!entry) return undefined;
       const next = change(entry.value, updatedAt);
       if (next === undefined) return { invoice: entry.value, changed: false };
-      const stamped = next.updatedAt === updatedAt ? next : { ...next, updatedAt };
+      const stamped = next.updatedAt === updatedAt ? next : changeInvoice(next, { updatedAt });
       const written = await this.store.compareAndSet(key, entry.version, stamped, this.writeOptions);
       if (written) return { invoice: written.value, changed: true };
     }

@@ -1,7 +1,12 @@
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { HubtelError, maskPhoneNumbers, type StoreEntry } from 'nestjs-hubtel';
 import type { CheckoutApiClient } from './checkout-api.client.js';
-import type { CheckoutInvoice, CheckoutInvoiceStore, CheckoutWatchEntry } from './checkout-invoice.store.js';
+import {
+  changeInvoice,
+  type CheckoutInvoice,
+  type CheckoutInvoiceStore,
+  type CheckoutWatchEntry,
+} from './checkout-invoice.store.js';
 import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';
 import type { CheckoutVerifier } from './checkout-verifier.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
@@ -239,10 +244,11 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       const verdict = this.verifier.verifyPaidStatus(status, invoice);
       if (!verdict.ok) {
         // Flag it and stop: re-checking would only repeat the alert; a person must look at it.
-        await this.invoices.update(ref, (current) => ({
-          ...current,
-          attention: { reason: verdict.reason, message: verdict.message, at: new Date(now).toISOString() },
-        }));
+        await this.invoices.update(ref, (current) =>
+          changeInvoice(current, {
+            attention: { reason: verdict.reason, message: verdict.message, at: new Date(now).toISOString() },
+          }),
+        );
         await this.invoices.unwatch(ref);
         this.settlement.reject({ ...verdict, clientReference: ref, invoice, status });
         return 'rejected';

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InboundPipeline, MemoryStore } from 'nestjs-hubtel';
-import { CheckoutInvoiceStore, type CheckoutInvoice } from './checkout-invoice.store.js';
+import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
 import { CHECKOUT_EVENT_JOBS, CheckoutSettlement, type PaidEvidence } from './checkout-settlement.js';
 import { CheckoutEvents, CheckoutPaidEvent } from './checkout.events.js';
 
@@ -134,5 +134,58 @@ describe('CheckoutSettlement', () => {
     ).toBe('unknown');
     expect(await settlement.expired('nobody')).toBe('unknown');
     expect(seen.paid).toHaveLength(0);
+  });
+});
+
+describe('changeInvoice', () => {
+  // Required<>: a field added to CheckoutInvoice breaks this until it is listed here (and copied).
+  const full: Required<CheckoutInvoice> = {
+    clientReference: 'ref-1',
+    checkoutId: 'co-1',
+    checkoutUrl: 'https://pay.example/1',
+    checkoutDirectUrl: 'https://pay.example/direct/1',
+    amount: 10,
+    description: 'Two tickets',
+    status: 'failed',
+    creation: 'created',
+    createdAt: '2024-01-01T00:00:00.000Z',
+    updatedAt: '2024-01-01T00:00:01.000Z',
+    paidAt: '2024-01-01T00:00:02.000Z',
+    amountPaid: 10,
+    paidVia: 'callback',
+    failure: { status: 'Failed', at: '2024-01-01T00:00:01.000Z' },
+    attention: { reason: 'AMOUNT_MISMATCH', message: 'x', at: '2024-01-01T00:00:03.000Z' },
+    metadata: { orderId: 7 },
+  };
+
+  it('copies every field, applies changes, never mutates, adds no undefined keys', () => {
+    const copy = changeInvoice(full, {});
+    expect(copy).toStrictEqual(full);
+    expect(copy).not.toBe(full);
+    const changed = changeInvoice(full, { status: 'paid', updatedAt: 'later' });
+    expect(changed).toStrictEqual({ ...full, status: 'paid', updatedAt: 'later' });
+    expect(full.status).toBe('failed');
+    const bare = changeInvoice(
+      {
+        clientReference: 'r',
+        amount: 1,
+        description: 'd',
+        status: 'pending',
+        creation: 'creating',
+        createdAt: 'a',
+        updatedAt: 'a',
+      },
+      { creation: 'created', checkoutId: 'co' },
+    );
+    expect(Object.keys(bare)).toEqual([
+      'clientReference',
+      'amount',
+      'description',
+      'status',
+      'creation',
+      'createdAt',
+      'updatedAt',
+      'checkoutId',
+    ]);
   });
 });

@@ -11,7 +11,7 @@ import {
   type CheckoutPaymentInfo,
   type CheckoutRejectionReason,
 } from './checkout.events.js';
-import type { CheckoutInvoice, CheckoutInvoiceStore } from './checkout-invoice.store.js';
+import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
 
@@ -135,15 +135,14 @@ export class CheckoutSettlement {
       (current, updatedAt) =>
         current.status === 'paid'
           ? undefined
-          : {
-              ...current,
+          : changeInvoice(current, {
               status: 'paid',
               paidAt,
               amountPaid: evidence.amountPaid,
               paidVia: evidence.source,
               checkoutId: current.checkoutId ?? evidence.checkoutId,
               updatedAt,
-            },
+            }),
       entry,
       paidAt,
     );
@@ -169,8 +168,7 @@ export class CheckoutSettlement {
       ref,
       (current, updatedAt) =>
         current.status === 'pending'
-          ? {
-              ...current,
+          ? changeInvoice(current, {
               status: 'failed',
               checkoutId: current.checkoutId ?? evidence.checkoutId,
               failure: {
@@ -179,7 +177,7 @@ export class CheckoutSettlement {
                 ...dropUndefined({ responseCode: evidence.responseCode, reason: evidence.reason }),
               },
               updatedAt,
-            }
+            })
           : undefined,
       entry,
       at,
@@ -213,7 +211,7 @@ export class CheckoutSettlement {
     const result = await this.invoices.update(clientReference, (current) => {
       before = current;
       return current.status === 'pending' || current.status === 'failed'
-        ? { ...current, status: 'expired' }
+        ? changeInvoice(current, { status: 'expired' })
         : undefined;
     });
     await this.invoices.unwatch(clientReference);

@@ -12,7 +12,7 @@ import {
 } from 'nestjs-hubtel';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
-import { CheckoutInvoiceStore, type CheckoutInvoice } from './checkout-invoice.store.js';
+import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
 import { CheckoutReconciler, type CheckoutReconcileResult } from './checkout-reconciler.js';
 import { CheckoutSettlement, paymentFromStatus } from './checkout-settlement.js';
 import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
@@ -123,7 +123,7 @@ export class CheckoutService implements OnApplicationShutdown {
       created = await this.api.initiate(body);
     } catch (error) {
       if (error instanceof HubtelUnknownOutcomeError) {
-        await this.invoices.update(ref, (current) => ({ ...current, creation: 'unknown' }));
+        await this.invoices.update(ref, (current) => changeInvoice(current, { creation: 'unknown' }));
         await this.watch(ref, createdAt);
         throw new CheckoutUnknownOutcomeError(ref, error);
       }
@@ -131,13 +131,14 @@ export class CheckoutService implements OnApplicationShutdown {
       await this.invoices.delete(ref);
       throw error;
     }
-    await this.invoices.update(ref, (current) => ({
-      ...current,
-      creation: 'created',
-      checkoutId: created.checkoutId,
-      checkoutUrl: created.checkoutUrl,
-      checkoutDirectUrl: created.checkoutDirectUrl,
-    }));
+    await this.invoices.update(ref, (current) =>
+      changeInvoice(current, {
+        creation: 'created',
+        checkoutId: created.checkoutId,
+        checkoutUrl: created.checkoutUrl,
+        checkoutDirectUrl: created.checkoutDirectUrl,
+      }),
+    );
     await this.watch(ref, createdAt);
     this.logger.log(
       `Invoice ${ref} created (${body.totalAmount.toFixed(2)}, checkout ${created.checkoutId})`,
