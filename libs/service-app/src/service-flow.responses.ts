@@ -1,6 +1,12 @@
 import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import type { CartItem, SelectOption, ServiceFlowResponse } from './service-app.types.js';
-import type { InputPrompt, SelectPrompt, StoredScreen } from './service-flow.types.js';
+import type {
+  InputPrompt,
+  SelectPrompt,
+  ServiceFlowDefinition,
+  StoredScreen,
+  StoredValidation,
+} from './service-flow.types.js';
 
 /*
  * The service-flow response shapes, exactly as the contract's tables and "Service-session
@@ -118,23 +124,29 @@ function checkPrompt(prompt: InputPrompt | SelectPrompt, issues: ValidationIssue
     issues.push({ field: 'fieldType', message: 'must be a non-empty string' });
 }
 
-/** A checked prompt as stored in the session (Label defaults to the message, field to the step). */
+/**
+ * A checked prompt as stored in the session (Label defaults to the message, field to the step).
+ * Every screen has the same fields (absent ones undefined), so V8 gives them all one shape.
+ */
 function screenOf(
   step: string,
   kind: StoredScreen['kind'],
   prompt: InputPrompt | SelectPrompt,
   next: string | undefined,
+  options: readonly SelectOption[] | undefined,
+  validation: StoredScreen['validation'],
 ): StoredScreen {
-  const screen: StoredScreen = {
+  return {
     step,
     kind,
     message: prompt.message,
     label: prompt.label ?? prompt.message,
     fieldType: prompt.fieldType ?? 'text',
     field: prompt.name ?? step,
+    next,
+    options,
+    validation,
   };
-  if (next !== undefined) screen.next = next;
-  return screen;
 }
 
 /** The stored form of an input prompt. */
@@ -145,25 +157,33 @@ export function inputScreen(step: string, prompt: InputPrompt, next: string | un
   if (validation !== undefined && (validation === null || typeof validation !== 'object'))
     issues.push({ field: 'validation', message: 'must be an object' });
   if (issues.length > 0) fail(step, issues);
-  const screen = screenOf(step, 'input', prompt, next);
+  let stored: StoredScreen['validation'];
   if (validation) {
     const { pattern, ...rest } = validation;
-    screen.validation = { ...rest };
+    const copy: StoredValidation = { ...rest };
     if (pattern !== undefined) {
       const regex = typeof pattern === 'string' ? new RegExp(pattern) : pattern;
       // `g`/`y` make RegExp#test stateful; drop them so a stored pattern always tests the same way.
-      screen.validation.pattern = { source: regex.source, flags: regex.flags.replace(/[gy]/g, '') };
+      copy.pattern = { source: regex.source, flags: regex.flags.replace(/[gy]/g, '') };
     }
+    stored = copy;
   }
-  return screen;
+  return screenOf(step, 'input', prompt, next, undefined, stored);
 }
 
 /** The stored form of a select prompt (options checked and normalised: Value as string, Amount number). */
 export function selectScreen(step: string, prompt: SelectPrompt, next: string | undefined): StoredScreen {
+  return screenOf(step, 'select', prompt, next, checkSelect(step, prompt), undefined);
+}
+
+/** Checks a select prompt; returns its options, normalised. */
+function checkSelect(step: string, prompt: SelectPrompt, checkOptions = true): SelectOption[] {
   const issues: ValidationIssue[] = [];
   checkPrompt(prompt, issues);
   const options: SelectOption[] = [];
-  if (!Array.isArray(prompt?.options) || prompt.options.length === 0) {
+  if (!checkOptions) {
+    // The options were found equal to checked ones (ScreenCache): only the rest is checked.
+  } else if (!Array.isArray(prompt?.options) || prompt.options.length === 0) {
     issues.push({ field: 'options', message: 'must be a non-empty array' });
   } else {
     const seen = new Set<string>();
@@ -172,10 +192,7 @@ export function selectScreen(step: string, prompt: SelectPrompt, next: string | 
       if (!option || typeof option !== 'object')
         return void issues.push({ field: at, message: 'must be an object' });
       if (!isText(option.Display)) issues.push({ field: `${at}.Display`, message: 'must be a string' });
-      const value =
-        typeof option.Value === 'number' && Number.isFinite(option.Value)
-          ? String(option.Value)
-          : option.Value;
+      const value = optionValue(option.Value);
       if (!isText(value) || value.trim() === '')
         issues.push({ field: `${at}.Value`, message: 'must be a non-empty string' });
       else if (seen.has(value))
@@ -188,7 +205,124 @@ export function selectScreen(step: string, prompt: SelectPrompt, next: string | 
     });
   }
   if (issues.length > 0) fail(step, issues);
-  return { ...screenOf(step, 'select', prompt, next), options };
+  return options;
+}
+
+/** An option's Value as stored: a finite number becomes its string. */
+function optionValue(value: unknown): unknown {
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+}
+
+/**
+ * Shares stored screens between sessions. Most prompts are the same for every user (a fixed
+ * menu, "Enter the phone number"), yet each session kept its own copy of the screen and of every
+ * option. For each step this remembers the last screen it answered (frozen); a prompt equal to
+ * it, field by field, gets that same screen, and a select prompt whose options are equal (its
+ * message often names the user's entries) gets the same frozen options. Equal to a checked
+ * screen means valid, so the checks are skipped too. Bounded: one screen per step of each flow.
+ */
+export class ScreenCache {
+  private readonly flows = new Map<ServiceFlowDefinition, Map<string, StoredScreen>>();
+
+  /** The stored form of a step's input or select prompt (throws like inputScreen / selectScreen). */
+  screen(
+    flow: ServiceFlowDefinition,
+    step: string,
+    reply: { kind: 'input'; prompt: InputPrompt } | { kind: 'select'; prompt: SelectPrompt },
+    next: string | undefined,
+  ): StoredScreen {
+    let steps = this.flows.get(flow);
+    if (!steps) this.flows.set(flow, (steps = new Map()));
+    const last = steps.get(step);
+    let screen: StoredScreen;
+    if (reply.kind === 'input') {
+      if (
+        last?.kind === 'input' &&
+        sameHead(last, step, reply.prompt, next) &&
+        sameValidation(reply.prompt.validation, last.validation)
+      )
+        return last;
+      screen = inputScreen(step, reply.prompt, next);
+    } else {
+      if (last?.kind === 'select' && sameOptions(reply.prompt?.options, last.options!)) {
+        if (sameHead(last, step, reply.prompt, next)) return last;
+        checkSelect(step, reply.prompt, false);
+        screen = screenOf(step, 'select', reply.prompt, next, last.options, undefined);
+        steps.set(step, Object.freeze(screen));
+        return screen;
+      }
+      screen = selectScreen(step, reply.prompt, next);
+    }
+    steps.set(step, deepFreeze(screen));
+    return screen;
+  }
+}
+
+/** The fields every prompt has, compared with how screenOf stores them (undefined = default). */
+function sameHead(
+  screen: StoredScreen,
+  step: string,
+  prompt: InputPrompt | SelectPrompt,
+  next: string | undefined,
+): boolean {
+  if (!prompt || typeof prompt !== 'object') return false;
+  const { message, label, fieldType, name } = prompt;
+  return (
+    screen.message === message &&
+    screen.label === (label === undefined ? message : label) &&
+    screen.fieldType === (fieldType === undefined ? 'text' : fieldType) &&
+    screen.field === (name === undefined ? step : name) &&
+    screen.next === next
+  );
+}
+
+function sameOptions(options: unknown, stored: readonly SelectOption[]): boolean {
+  if (!Array.isArray(options) || options.length !== stored.length) return false;
+  for (let i = 0; i < stored.length; i++) {
+    const option: unknown = options[i];
+    if (!option || typeof option !== 'object') return false;
+    const { Display, Value, Amount } = option as SelectPrompt['options'][number];
+    const kept = stored[i]!;
+    if (Display !== kept.Display || optionValue(Value) !== kept.Value || (Amount ?? 0) !== kept.Amount)
+      return false;
+  }
+  return true;
+}
+
+function sameValidation(validation: unknown, stored: StoredScreen['validation']): boolean {
+  if (validation === undefined || stored === undefined) return validation === stored;
+  if (validation === null || typeof validation !== 'object') return false;
+  const given = validation as Record<string, unknown>;
+  const kept = stored as Record<string, unknown>;
+  let count = 0;
+  for (const key of Object.keys(given)) {
+    if (key === 'pattern') continue;
+    if (!Object.hasOwn(kept, key) || given[key] !== kept[key]) return false;
+    count++;
+  }
+  const pattern = given.pattern;
+  const keptPattern = stored.pattern;
+  if (Object.keys(kept).length !== count + (keptPattern === undefined ? 0 : 1)) return false;
+  if (pattern === undefined || keptPattern === undefined) return pattern === keptPattern;
+  if (typeof pattern === 'string') return pattern === keptPattern.source && keptPattern.flags === '';
+  return (
+    pattern instanceof RegExp &&
+    pattern.source === keptPattern.source &&
+    pattern.flags.replace(/[gy]/g, '') === keptPattern.flags
+  );
+}
+
+/** Freezes a screen and what it holds: it is shared by every session showing it. */
+function deepFreeze(screen: StoredScreen): StoredScreen {
+  if (screen.options) {
+    for (const option of screen.options) Object.freeze(option);
+    Object.freeze(screen.options);
+  }
+  if (screen.validation) {
+    if (screen.validation.pattern) Object.freeze(screen.validation.pattern);
+    Object.freeze(screen.validation);
+  }
+  return Object.freeze(screen);
 }
 
 /** Checks a cart item; returns a copy holding only the contract's fields. */

@@ -4,7 +4,7 @@ import {
   maskMsisdn,
   redactToString,
   type HubtelStore,
-  type StoreEntry,
+  type StoreWriteOptions,
 } from 'nestjs-hubtel';
 import {
   SERVICE_APP_DEFAULTS,
@@ -20,12 +20,11 @@ import { checkAnswer } from './service-flow.answers.js';
 import { FlowContext, type FlowSessionInfo } from './service-flow.context.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import {
+  ScreenCache,
   cartResponse,
   checkCartItem,
-  inputScreen,
   promptResponse,
   releaseResponse,
-  selectScreen,
 } from './service-flow.responses.js';
 import type {
   FlowReply,
@@ -39,22 +38,65 @@ import type {
 /** Most prompts kept for "back" (older ones are dropped; a session is short anyway). */
 const HISTORY_LIMIT = 32;
 
+/** Most distinct Operator / unrouted ServiceCode strings shared between sessions (see `shared`). */
+const SHARED_STRINGS_LIMIT = 256;
+
+/** Selections of a session that has none (never written: `run` copies before it writes). */
+const NO_SELECTIONS: Record<string, SelectOption> = Object.freeze({}) as Record<string, SelectOption>;
+
+/**
+ * What the store keeps per session: as little as a live session needs, since every idle user
+ * holds one for `sessionTtlMs` (100,000 of them must fit in well under 100 MB). No SessionId (the
+ * key has it), `startedAt` as epoch ms, screens shared with other sessions (ScreenCache), and no
+ * history or selections object when there is none. Every record has all the fields (absent ones
+ * undefined, dropped by a JSON store), so V8 gives them one shape. `getSession()` shows it as a
+ * StoredSession.
+ */
+interface SessionRecord {
+  flow: string;
+  serviceCode: string;
+  mobile: string;
+  operator: string | undefined;
+  /** The prompt awaiting an answer. */
+  screen: StoredScreen;
+  /** Earlier prompts, oldest first, for "back"; undefined when none or "back" is off. */
+  history: StoredScreen[] | undefined;
+  data: Record<string, unknown>;
+  /** Options chosen in select prompts, by field; undefined when none. */
+  selections: Record<string, SelectOption> | undefined;
+  /** Epoch ms (an ISO string in sessions written by earlier versions). */
+  startedAt: number | string;
+}
+
 type StepRun =
   | {
       kind: 'reply';
       step: string;
       reply: Exclude<FlowReply, { kind: 'goto' }>;
       data: Record<string, unknown>;
-      selections: Record<string, SelectOption>;
+      selections: Record<string, SelectOption> | undefined;
     }
   | { kind: 'busy' }
   | { kind: 'error'; step: string; error: unknown };
+
+const BUSY: StepRun = Object.freeze({ kind: 'busy' });
 
 interface Answered {
   value: FlowValue;
   raw: string;
   field: string;
   option?: SelectOption;
+}
+
+/** One run of a step and the steps it `goTo`s. */
+interface Walk {
+  flow: ServiceFlowDefinition;
+  info: FlowSessionInfo;
+  data: Record<string, unknown>;
+  selections: Record<string, SelectOption> | undefined;
+  answered: Answered | undefined;
+  current: string;
+  hops: number;
 }
 
 /**
@@ -68,17 +110,26 @@ interface Answered {
  * Sessions live in the store under their SessionId with a sliding TTL, written with
  * compare-and-set so two concurrent calls for one session cannot both advance it. Steps run under
  * the step budget: past it the user gets "please try again" on the same prompt and the late
- * answer is dropped. Nothing here answers a 500: an unexpected failure ends the session politely.
+ * answer is dropped. Nothing here answers a 500: an unexpected failure ends the session politely,
+ * and a stored session this version cannot read is treated as expired.
  */
 @Injectable()
 export class ServiceFlowService {
   private readonly logger = new ServiceAppLogger();
+  private readonly screens = new ScreenCache();
+  private readonly sessionWrite: StoreWriteOptions;
+  private readonly keepHistory: boolean;
+  private readonly sharedStrings = new Map<string, string>();
 
   constructor(
     private readonly registry: ServiceFlowRegistry,
     @Inject(SERVICE_APP_STORE) private readonly store: HubtelStore,
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
-  ) {}
+  ) {
+    this.sessionWrite = Object.freeze({ ttlMs: options.sessionTtlMs });
+    // Without "back" no earlier prompt is ever shown again: none is kept.
+    this.keepHistory = options.backInputs.length > 0;
+  }
 
   /**
    * Answers one service-flow request (the body as received). Throws HubtelValidationError (with
@@ -86,87 +137,113 @@ export class ServiceFlowService {
    */
   async handle(body: unknown): Promise<ServiceFlowResponse> {
     const request = parseRequest(validateServiceFlowRequest, body, 'service-flow request');
+    const key = sessionKey(request.SessionId);
     try {
       switch (request.Type.toLowerCase()) {
         case 'initiation':
-          return await this.initiate(request);
+          return await this.initiate(request, key);
         case 'response':
-          return await this.respond(request);
+          return await this.respond(request, key);
         default:
-          return await this.release(request);
+          return await this.release(request, key);
       }
     } catch (error) {
       // The store failed, or a bug: the platform still gets a well-formed answer.
       this.logger.error(`Service-flow request of session ${request.SessionId} failed: ${describe(error)}`);
-      await this.forget(request.SessionId).catch(() => undefined);
+      await this.forget(key).catch(() => undefined);
       return releaseResponse(request.SessionId, this.options.messages.error);
     }
   }
 
   /** The stored session of a SessionId, if it is active (for diagnostics and tests). */
   async getSession(sessionId: string): Promise<StoredSession | undefined> {
-    return (await this.store.get<StoredSession>(sessionKey(sessionId)))?.value;
+    const entry = await this.store.get<unknown>(sessionKey(sessionId));
+    const record = entry && readRecord(entry.value);
+    if (!record) return undefined;
+    const session: StoredSession = {
+      sessionId,
+      flow: record.flow,
+      serviceCode: record.serviceCode,
+      mobile: record.mobile,
+      screen: record.screen,
+      history: record.history ? [...record.history] : [],
+      data: record.data,
+      selections: record.selections ?? {},
+      startedAt: isoTime(record.startedAt),
+    };
+    if (record.operator !== undefined) session.operator = record.operator;
+    return session;
   }
 
-  private async initiate(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
+  private async initiate(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+    const sessionId = request.SessionId;
     const flow = this.registry.route(request.ServiceCode);
     if (!flow) {
       this.logger.warn(
-        `No flow serves ServiceCode "${request.ServiceCode}" (session ${request.SessionId}); answered "${this.options.messages.unavailable}"`,
+        `No flow serves ServiceCode "${request.ServiceCode}" (session ${sessionId}); answered "${this.options.messages.unavailable}"`,
       );
-      return releaseResponse(request.SessionId, this.options.messages.unavailable);
+      return releaseResponse(sessionId, this.options.messages.unavailable);
     }
-    this.logger.debug(
-      `Session ${request.SessionId} started by ${maskMsisdn(request.Mobile)} on ${request.ServiceCode} → flow ${flow.name}`,
-    );
-    const session: StoredSession = {
-      sessionId: request.SessionId,
+    if (this.logger.isLevelEnabled('debug')) {
+      this.logger.debug(
+        `Session ${sessionId} started by ${maskMsisdn(request.Mobile)} on ${request.ServiceCode} → flow ${flow.name}`,
+      );
+    }
+    const session: SessionRecord = {
       flow: flow.name,
-      serviceCode: request.ServiceCode,
+      serviceCode: this.serviceCodeOf(flow, request.ServiceCode),
       mobile: request.Mobile,
+      operator: request.Operator === undefined ? undefined : this.shared(request.Operator),
       screen: undefined as unknown as StoredScreen,
-      history: [],
+      history: undefined,
       data: {},
-      selections: {},
-      startedAt: new Date().toISOString(),
+      selections: undefined,
+      startedAt: Date.now(),
     };
-    if (request.Operator !== undefined) session.operator = request.Operator;
-    const run = await this.run(flow, flow.start, session, undefined);
-    return this.apply(flow, session, undefined, run);
+    const run = await this.run(flow, flow.start, sessionId, session, undefined);
+    return this.apply(flow, sessionId, key, session, undefined, run);
   }
 
-  private async respond(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
-    const entry = await this.store.get<StoredSession>(sessionKey(request.SessionId));
-    const flow = entry && this.registry.get(entry.value.flow);
-    if (!entry || !flow) {
-      this.logger.debug(`Response for unknown or expired session ${request.SessionId}`);
-      return releaseResponse(request.SessionId, this.options.messages.sessionExpired);
+  private async respond(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+    const sessionId = request.SessionId;
+    const entry = await this.store.get<unknown>(key);
+    const session = entry && readRecord(entry.value);
+    const flow = session && this.registry.get(session.flow);
+    if (!session || !flow) {
+      if (entry && !session) {
+        // Written by another version of this module, or damaged: it cannot be continued.
+        await this.forget(key);
+        this.logger.debug(`Session ${sessionId} could not be read from the store; answered as expired`);
+      } else {
+        this.logger.debug(`Response for unknown or expired session ${sessionId}`);
+      }
+      return releaseResponse(sessionId, this.options.messages.sessionExpired);
     }
-    const session = entry.value;
+    const version = entry.version;
     const raw = request.Message.trim();
     const screen = session.screen;
 
-    if (this.isBack(raw, screen)) return this.back(session, entry.version);
+    if (this.isBack(raw, screen)) return this.back(sessionId, key, session, version);
 
     const check = checkAnswer(screen, raw, this.options.messages, this.options.defaultCountryCode);
-    if (!check.ok) return promptResponse(session.sessionId, screen, check.reason);
+    if (!check.ok) return promptResponse(sessionId, screen, check.reason);
 
     const next = screen.next;
-    if (next === undefined || !flow.steps.some((s) => s.name === next)) {
+    if (next === undefined || !stepOf(flow, next)) {
       // Checked when the prompt was answered; only a flow changed by a deploy mid-session lands here.
       this.logger.error(
         `Flow ${flow.name}: the prompt of step "${screen.step}" leads to no step ("${next}")`,
       );
-      await this.forget(session.sessionId);
-      return releaseResponse(session.sessionId, this.options.messages.error);
+      await this.forget(key);
+      return releaseResponse(sessionId, this.options.messages.error);
     }
     const answered: Answered = { value: check.value, raw, field: screen.field, option: check.option };
-    const run = await this.run(flow, next, session, answered);
-    return this.apply(flow, session, entry.version, run);
+    const run = await this.run(flow, next, sessionId, session, answered);
+    return this.apply(flow, sessionId, key, session, version, run);
   }
 
-  private async release(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
-    await this.forget(request.SessionId);
+  private async release(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+    await this.forget(key);
     this.logger.debug(`Session ${request.SessionId} released by the platform (${request.Type})`);
     return releaseResponse(request.SessionId, this.options.messages.released);
   }
@@ -174,101 +251,153 @@ export class ServiceFlowService {
   private isBack(raw: string, screen: StoredScreen): boolean {
     if (!this.options.backInputs.includes(raw)) return false;
     // An option whose Value is the back input wins: the user chose it.
-    return !(screen.kind === 'select' && (screen.options ?? []).some((o) => o.Value === raw));
+    if (screen.kind === 'select' && screen.options) {
+      for (const option of screen.options) if (option.Value === raw) return false;
+    }
+    return true;
   }
 
-  private async back(session: StoredSession, version: number): Promise<ServiceFlowResponse> {
-    if (session.history.length === 0) return promptResponse(session.sessionId, session.screen);
-    const history = session.history.slice(0, -1);
-    const previous = session.history[session.history.length - 1]!;
-    const data = { ...session.data };
-    const selections = { ...session.selections };
+  private async back(
+    sessionId: string,
+    key: string,
+    session: SessionRecord,
+    version: number,
+  ): Promise<ServiceFlowResponse> {
+    const history = session.history;
+    if (!history || history.length === 0) return promptResponse(sessionId, session.screen);
+    const previous = history[history.length - 1]!;
     // The answer to the prompt shown again is asked anew.
-    delete data[previous.field];
-    delete selections[previous.field];
-    const updated: StoredSession = { ...session, screen: previous, history, data, selections };
-    return this.save(updated, version, () => promptResponse(session.sessionId, previous));
+    const updated = record(
+      session,
+      previous,
+      history.length > 1 ? history.slice(0, -1) : undefined,
+      without(session.data, previous.field),
+      selectionsWithout(session.selections, previous.field),
+    );
+    return this.save(sessionId, key, updated, version, () => promptResponse(sessionId, previous));
   }
 
-  /** Runs `step` (and the steps it `goTo`s) under the step budget. */
-  private async run(
+  /**
+   * Runs `step` (and the steps it `goTo`s). Steps answering at once (most do) are run without a
+   * timer; once a step answers with a promise, the rest runs under the step budget, counted from
+   * the start.
+   */
+  private run(
     flow: ServiceFlowDefinition,
     step: string,
-    session: StoredSession,
+    sessionId: string,
+    session: SessionRecord,
     answered: Answered | undefined,
-  ): Promise<StepRun> {
+  ): StepRun | Promise<StepRun> {
+    const started = performance.now();
     const data = { ...session.data };
-    const selections = { ...session.selections };
+    let selections = session.selections;
     if (answered) {
       data[answered.field] = answered.value;
-      if (answered.option) selections[answered.field] = answered.option;
-      else delete selections[answered.field];
+      if (answered.option) selections = { ...selections, [answered.field]: answered.option };
+      else selections = selectionsWithout(selections, answered.field);
     }
     const info: FlowSessionInfo = {
-      sessionId: session.sessionId,
+      sessionId,
       mobile: session.mobile,
       serviceCode: session.serviceCode,
     };
     if (session.operator !== undefined) info.operator = session.operator;
-    let current = step;
+    const walk: Walk = { flow, info, data, selections, answered, current: step, hops: 0 };
+    const result = this.walk(walk);
+    return result instanceof Promise ? this.underBudget(walk, sessionId, result, started) : result;
+  }
 
-    const work = (async (): Promise<StepRun> => {
-      for (let hops = 0; ; hops++) {
-        const definition = flow.steps.find((s) => s.name === current);
-        if (!definition)
-          return {
-            kind: 'error',
-            step: current,
-            error: new Error(`Flow ${flow.name} has no step "${current}"`),
-          };
-        const ctx = new FlowContext({
-          step: current,
-          session: info,
-          data,
-          selections,
-          answer: answered?.value,
-          rawAnswer: answered?.raw,
-          field: answered?.field,
-        });
-        const reply = await definition.handler(ctx);
-        if (!reply || typeof reply !== 'object' || typeof (reply as { kind?: unknown }).kind !== 'string') {
-          return {
-            kind: 'error',
-            step: current,
-            error: new Error(
-              `Step "${current}" of flow ${flow.name} must return ctx.input(), ctx.select(), ctx.addToCart(), ctx.end(), ctx.goTo() or ctx.reject()`,
-            ),
-          };
-        }
-        if (reply.kind !== 'goto') return { kind: 'reply', step: current, reply, data, selections };
-        if (hops >= SERVICE_APP_DEFAULTS.maxRedirects) {
-          return {
-            kind: 'error',
-            step: current,
-            error: new Error(
-              `Flow ${flow.name}: more than ${SERVICE_APP_DEFAULTS.maxRedirects} goTo() in a row (a loop?)`,
-            ),
-          };
-        }
-        current = reply.step;
+  /** Runs the walk's current step and the ones it `goTo`s; a promise once a step answers with one. */
+  private walk(w: Walk): StepRun | Promise<StepRun> {
+    for (;;) {
+      const definition = stepOf(w.flow, w.current);
+      if (!definition)
+        return {
+          kind: 'error',
+          step: w.current,
+          error: new Error(`Flow ${w.flow.name} has no step "${w.current}"`),
+        };
+      let reply: unknown;
+      try {
+        reply = definition.handler(
+          new FlowContext({
+            step: w.current,
+            session: w.info,
+            data: w.data,
+            selections: w.selections ?? NO_SELECTIONS,
+            answer: w.answered?.value,
+            rawAnswer: w.answered?.raw,
+            field: w.answered?.field,
+          }),
+        );
+      } catch (error) {
+        return { kind: 'error', step: w.current, error };
       }
-    })().catch((error: unknown): StepRun => ({ kind: 'error', step: current, error }));
+      if (isThenable(reply)) {
+        return Promise.resolve(reply).then(
+          (answer): StepRun | Promise<StepRun> => this.settle(w, answer) ?? this.walk(w),
+          (error: unknown): StepRun => ({ kind: 'error', step: w.current, error }),
+        );
+      }
+      const done = this.settle(w, reply);
+      if (done) return done;
+    }
+  }
 
+  /** The run's result for a step's reply, or undefined after a `goTo` (the walk goes on). */
+  private settle(w: Walk, reply: unknown): StepRun | undefined {
+    const { flow, current } = w;
+    if (!reply || typeof reply !== 'object' || typeof (reply as { kind?: unknown }).kind !== 'string') {
+      return {
+        kind: 'error',
+        step: current,
+        error: new Error(
+          `Step "${current}" of flow ${flow.name} must return ctx.input(), ctx.select(), ctx.addToCart(), ctx.end(), ctx.goTo() or ctx.reject()`,
+        ),
+      };
+    }
+    const answer = reply as FlowReply;
+    if (answer.kind !== 'goto')
+      return { kind: 'reply', step: current, reply: answer, data: w.data, selections: w.selections };
+    if (w.hops >= SERVICE_APP_DEFAULTS.maxRedirects) {
+      return {
+        kind: 'error',
+        step: current,
+        error: new Error(
+          `Flow ${flow.name}: more than ${SERVICE_APP_DEFAULTS.maxRedirects} goTo() in a row (a loop?)`,
+        ),
+      };
+    }
+    w.hops++;
+    w.current = answer.step;
+    return undefined;
+  }
+
+  /** Waits for an asynchronous step within what is left of the step budget. */
+  private async underBudget(
+    w: Walk,
+    sessionId: string,
+    pending: Promise<StepRun>,
+    started: number,
+  ): Promise<StepRun> {
+    const work = pending.catch((error: unknown): StepRun => ({ kind: 'error', step: w.current, error }));
+    const budgetMs = this.options.stepBudgetMs;
     let timer: NodeJS.Timeout | undefined;
     const budget = new Promise<StepRun>((resolve) => {
-      timer = setTimeout(() => resolve({ kind: 'busy' }), this.options.stepBudgetMs);
+      timer = setTimeout(() => resolve(BUSY), Math.max(0, budgetMs - (performance.now() - started)));
     });
     try {
       const result = await Promise.race([work, budget]);
       if (result.kind === 'busy') {
         this.logger.warn(
-          `Step "${current}" of flow ${flow.name} took longer than ${this.options.stepBudgetMs} ms (session ${session.sessionId}); answered "try again"`,
+          `Step "${w.current}" of flow ${w.flow.name} took longer than ${budgetMs} ms (session ${sessionId}); answered "try again"`,
         );
         // The late answer is dropped; its errors are logged, never unhandled.
         void work.then((late) => {
           if (late.kind === 'error')
             this.logger.error(
-              `Late step "${late.step}" of flow ${flow.name} failed: ${describe(late.error)}`,
+              `Late step "${late.step}" of flow ${w.flow.name} failed: ${describe(late.error)}`,
             );
         });
       }
@@ -281,11 +410,12 @@ export class ServiceFlowService {
   /** Turns a step's reply into the response, updating the session (and the cart) in the store. */
   private async apply(
     flow: ServiceFlowDefinition,
-    session: StoredSession,
+    sessionId: string,
+    key: string,
+    session: SessionRecord,
     version: number | undefined,
     run: StepRun,
   ): Promise<ServiceFlowResponse> {
-    const { sessionId } = session;
     const current = version === undefined ? undefined : session.screen;
 
     if (run.kind === 'busy') {
@@ -294,7 +424,7 @@ export class ServiceFlowService {
         ? promptResponse(sessionId, current, this.options.messages.busy)
         : releaseResponse(sessionId, this.options.messages.busy);
     }
-    if (run.kind === 'error') return this.fail(flow, session, run.step, run.error);
+    if (run.kind === 'error') return this.fail(flow, sessionId, key, run.step, run.error);
 
     const { reply, step, data, selections } = run;
 
@@ -314,13 +444,11 @@ export class ServiceFlowService {
         case 'input':
         case 'select': {
           const next = this.nextStep(flow, step, reply.prompt.next);
-          const screen =
-            reply.kind === 'input'
-              ? inputScreen(step, reply.prompt, next)
-              : selectScreen(step, reply.prompt, next);
-          const history = current ? [...session.history, current].slice(-HISTORY_LIMIT) : [];
-          const updated: StoredSession = { ...session, screen, history, data, selections };
-          return await this.save(updated, version, () => promptResponse(sessionId, screen));
+          const screen = this.screens.screen(flow, step, reply, next);
+          const history =
+            current && this.keepHistory ? withLast(session.history, current, HISTORY_LIMIT) : undefined;
+          const updated = record(session, screen, history, data, selections);
+          return await this.save(sessionId, key, updated, version, () => promptResponse(sessionId, screen));
         }
 
         case 'cart': {
@@ -332,7 +460,7 @@ export class ServiceFlowService {
             this.logger.warn(
               `Session ${sessionId} already has a paid cart (order ${existing.value.orderId}); a new cart was refused`,
             );
-            await this.forget(sessionId);
+            await this.forget(key);
             return releaseResponse(sessionId, this.options.messages.error);
           }
           const cart: StoredCart = {
@@ -346,10 +474,12 @@ export class ServiceFlowService {
           };
           if (session.operator !== undefined) cart.operator = session.operator;
           await this.store.set(cartKeyName, cart, { ttlMs: this.options.cartTtlMs });
-          await this.forget(sessionId);
-          this.logger.debug(
-            `Session ${sessionId} added "${item.ItemName}" x${item.Qty} at ${item.Price} to the cart`,
-          );
+          await this.forget(key);
+          if (this.logger.isLevelEnabled('debug')) {
+            this.logger.debug(
+              `Session ${sessionId} added "${item.ItemName}" x${item.Qty} at ${item.Price} to the cart`,
+            );
+          }
           const label = reply.cart.label ?? reply.cart.message;
           return cartResponse(sessionId, reply.cart.message, label, item);
         }
@@ -357,27 +487,29 @@ export class ServiceFlowService {
         case 'end': {
           if (typeof reply.message !== 'string')
             throw new HubtelValidationError(`Step "${step}" answered ctx.end() without a message string`);
-          await this.forget(sessionId);
+          await this.forget(key);
           return releaseResponse(sessionId, reply.message, reply.label ?? reply.message);
         }
       }
     } catch (error) {
-      return this.fail(flow, session, step, error);
+      return this.fail(flow, sessionId, key, step, error);
     }
-    return this.fail(flow, session, step, new Error(`Step "${step}" answered an unknown reply kind`));
+    return this.fail(flow, sessionId, key, step, new Error(`Step "${step}" answered an unknown reply kind`));
   }
 
   /** The step a prompt leads to: its `next`, else the step declared after it. */
   private nextStep(flow: ServiceFlowDefinition, step: string, next: string | undefined): string {
     if (next !== undefined) {
-      if (!flow.steps.some((s) => s.name === next))
+      if (!stepOf(flow, next))
         throw new HubtelValidationError(
           `Step "${step}" of flow ${flow.name}: next step "${next}" does not exist`,
         );
       return next;
     }
-    const index = flow.steps.findIndex((s) => s.name === step);
-    const following = flow.steps[index + 1];
+    const steps = flow.steps;
+    let index = 0;
+    while (index < steps.length && steps[index]!.name !== step) index++;
+    const following = steps[index + 1];
     if (!following) {
       throw new HubtelValidationError(
         `Step "${step}" of flow ${flow.name} asks for input but no step follows it: give the prompt a \`next\`, or end with ctx.addToCart() / ctx.end()`,
@@ -391,41 +523,61 @@ export class ServiceFlowService {
    * another call for the same session won the race, its prompt is answered instead.
    */
   private async save(
-    session: StoredSession,
+    sessionId: string,
+    key: string,
+    session: SessionRecord,
     version: number | undefined,
     answer: () => ServiceFlowResponse,
   ): Promise<ServiceFlowResponse> {
-    const key = sessionKey(session.sessionId);
-    const ttlMs = this.options.sessionTtlMs;
     if (version === undefined) {
       // A new initiation starts over, even if the SessionId was seen before.
-      await this.store.set(key, session, { ttlMs });
+      await this.store.set(key, session, this.sessionWrite);
       return answer();
     }
-    const written = await this.store.compareAndSet(key, version, session, { ttlMs });
+    const written = await this.store.compareAndSet(key, version, session, this.sessionWrite);
     if (written) return answer();
-    const winner: StoreEntry<StoredSession> | undefined = await this.store.get<StoredSession>(key);
-    this.logger.warn(`Concurrent answers for session ${session.sessionId}; the first one was kept`);
+    const entry = await this.store.get<unknown>(key);
+    const winner = entry && readRecord(entry.value);
+    this.logger.warn(`Concurrent answers for session ${sessionId}; the first one was kept`);
     return winner
-      ? promptResponse(session.sessionId, winner.value.screen)
-      : releaseResponse(session.sessionId, this.options.messages.sessionExpired);
+      ? promptResponse(sessionId, winner.screen)
+      : releaseResponse(sessionId, this.options.messages.sessionExpired);
   }
 
   private async fail(
     flow: ServiceFlowDefinition,
-    session: StoredSession,
+    sessionId: string,
+    key: string,
     step: string,
     error: unknown,
   ): Promise<ServiceFlowResponse> {
     this.logger.error(
-      `Step "${step}" of flow ${flow.name} failed (session ${session.sessionId}): ${describe(error)}`,
+      `Step "${step}" of flow ${flow.name} failed (session ${sessionId}): ${describe(error)}`,
     );
-    await this.forget(session.sessionId);
-    return releaseResponse(session.sessionId, this.options.messages.error);
+    await this.forget(key);
+    return releaseResponse(sessionId, this.options.messages.error);
   }
 
-  private async forget(sessionId: string): Promise<void> {
-    await this.store.delete(sessionKey(sessionId));
+  private async forget(key: string): Promise<void> {
+    await this.store.delete(key);
+  }
+
+  /** The flow's own copy of a routed ServiceCode (one string for all its sessions), else a shared one. */
+  private serviceCodeOf(flow: ServiceFlowDefinition, code: string): string {
+    for (const routed of flow.serviceCodes) if (routed === code) return routed;
+    return this.shared(code);
+  }
+
+  /**
+   * One string for all the sessions that carry the same value: each request's parsed body has its
+   * own copy of `Operator` ("mtn") and of the ServiceCode, which a session would otherwise keep.
+   * Bounded, so odd values cannot grow it.
+   */
+  private shared(value: string): string {
+    const known = this.sharedStrings.get(value);
+    if (known !== undefined) return known;
+    if (this.sharedStrings.size < SHARED_STRINGS_LIMIT) this.sharedStrings.set(value, value);
+    return value;
   }
 }
 
@@ -435,6 +587,118 @@ export function sessionKey(sessionId: string): string {
 
 export function cartKey(sessionId: string): string {
   return `${SERVICE_APP_KEYS.cart}${sessionId}`;
+}
+
+/** A session record with all its fields, in one order (one shape for V8). */
+function record(
+  session: SessionRecord,
+  screen: StoredScreen,
+  history: StoredScreen[] | undefined,
+  data: Record<string, unknown>,
+  selections: Record<string, SelectOption> | undefined,
+): SessionRecord {
+  return {
+    flow: session.flow,
+    serviceCode: session.serviceCode,
+    mobile: session.mobile,
+    operator: session.operator,
+    screen,
+    history,
+    data,
+    selections,
+    startedAt: session.startedAt,
+  };
+}
+
+/**
+ * A stored value as a session record, or undefined when it is not one this version can continue
+ * (written by an earlier or later format, or damaged): checked field by field, never trusted.
+ */
+function readRecord(value: unknown): SessionRecord | undefined {
+  if (!isObject(value)) return undefined;
+  const r = value as Partial<Record<keyof SessionRecord, unknown>>;
+  if (
+    typeof r.flow !== 'string' ||
+    typeof r.serviceCode !== 'string' ||
+    typeof r.mobile !== 'string' ||
+    (r.operator !== undefined && typeof r.operator !== 'string') ||
+    !isScreen(r.screen) ||
+    !isObject(r.data) ||
+    (r.selections !== undefined && !isObject(r.selections)) ||
+    (r.history !== undefined && !(Array.isArray(r.history) && r.history.every(isScreen))) ||
+    (typeof r.startedAt !== 'number' && typeof r.startedAt !== 'string')
+  )
+    return undefined;
+  return value as SessionRecord;
+}
+
+function isScreen(value: unknown): value is StoredScreen {
+  if (!isObject(value)) return false;
+  const s = value as Partial<Record<keyof StoredScreen, unknown>>;
+  return (
+    typeof s.step === 'string' &&
+    typeof s.message === 'string' &&
+    typeof s.field === 'string' &&
+    typeof s.fieldType === 'string' &&
+    (s.kind === 'input' || (s.kind === 'select' && Array.isArray(s.options))) &&
+    (s.next === undefined || typeof s.next === 'string') &&
+    (s.validation === undefined || isObject(s.validation))
+  );
+}
+
+function isObject(value: unknown): value is object {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+function stepOf(
+  flow: ServiceFlowDefinition,
+  name: string,
+): ServiceFlowDefinition['steps'][number] | undefined {
+  for (const step of flow.steps) if (step.name === name) return step;
+  return undefined;
+}
+
+/**
+ * `values` without one key: a copy when it has it (stored objects are shared by the versions of a
+ * session, so never changed in place; `delete` would also slow the object down).
+ */
+function without<T>(values: Record<string, T>, field: string): Record<string, T> {
+  if (!Object.hasOwn(values, field)) return values;
+  const out: Record<string, T> = {};
+  for (const key of Object.keys(values)) if (key !== field) out[key] = values[key]!;
+  return out;
+}
+
+/** Selections without one field; undefined when none is left (nothing is stored then). */
+function selectionsWithout(
+  selections: Record<string, SelectOption> | undefined,
+  field: string,
+): Record<string, SelectOption> | undefined {
+  if (!selections) return undefined;
+  const rest = without(selections, field);
+  return rest === selections || Object.keys(rest).length > 0 ? rest : undefined;
+}
+
+/** `list` plus `last`, keeping the newest `limit` entries (a new array: stored ones are shared). */
+function withLast<T>(list: readonly T[] | undefined, last: T, limit: number): T[] {
+  if (!list || list.length === 0) return [last];
+  const out = list.length >= limit ? list.slice(list.length - limit + 1) : list.slice();
+  out.push(last);
+  return out;
+}
+
+/** An epoch-ms or ISO time as ISO ('' when it is not a valid time). */
+function isoTime(value: number | string): string {
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
 }
 
 function describe(error: unknown): string {

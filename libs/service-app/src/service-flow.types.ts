@@ -84,21 +84,34 @@ export interface ServiceFlowDefinition {
   readonly start: string;
 }
 
-/** A prompt as stored in the session: plain data, so a re-ask or "back" never re-runs a step. */
+/**
+ * A prompt as stored in the session: plain data, so a re-ask or "back" never re-runs a step.
+ * Screens (and select options) equal to the last one a step answered are shared between sessions
+ * and frozen: never modify one.
+ */
 export interface StoredScreen {
-  step: string;
-  kind: 'input' | 'select';
-  message: string;
-  label: string | null;
-  fieldType: string;
+  readonly step: string;
+  readonly kind: 'input' | 'select';
+  readonly message: string;
+  readonly label: string | null;
+  readonly fieldType: string;
   /** Key of the answer in the session data (FieldName for input). */
-  field: string;
-  next?: string;
-  options?: SelectOption[];
-  validation?: Omit<InputValidation, 'pattern'> & { pattern?: { source: string; flags: string } };
+  readonly field: string;
+  readonly next?: string;
+  readonly options?: readonly SelectOption[];
+  readonly validation?: Readonly<StoredValidation>;
 }
 
-/** Session state kept per SessionId (TTL: `sessionTtlMs`, renewed on every answer). */
+/** An input prompt's checks as stored (the pattern as source and flags, so it survives JSON). */
+export type StoredValidation = Omit<InputValidation, 'pattern'> & {
+  pattern?: { source: string; flags: string };
+};
+
+/**
+ * A session as `ServiceFlowService.getSession()` shows it (TTL: `sessionTtlMs`, renewed on every
+ * answer). The store keeps a more compact record (no SessionId, `startedAt` as epoch ms, no empty
+ * history or selections): read sessions through `getSession()`, not from the store.
+ */
 export interface StoredSession {
   sessionId: string;
   flow: string;
@@ -107,11 +120,12 @@ export interface StoredSession {
   operator?: string;
   /** The prompt awaiting an answer. */
   screen: StoredScreen;
-  /** Earlier prompts, oldest first, for "back". */
+  /** Earlier prompts, oldest first, for "back" (always empty when "back" is off). */
   history: StoredScreen[];
   data: Record<string, unknown>;
   /** Options chosen in select prompts, by field. */
   selections: Record<string, SelectOption>;
+  /** ISO time the session started. */
   startedAt: string;
 }
 
