@@ -103,6 +103,12 @@ export class CheckoutInvoiceStore {
     ttlMs: number,
     private readonly watchTtlMs: number,
     private readonly now: () => number = Date.now,
+    /**
+     * False when reconciliation is off: nothing is put on the watch list, so `unwatch` (once per
+     * payment) skips a store delete. A watch entry left by an earlier configuration expires on
+     * its TTL, and a reconciler turned on again drops it when it finds the invoice settled.
+     */
+    private readonly watching = true,
   ) {
     this.writeOptions = { ttlMs };
   }
@@ -165,6 +171,7 @@ export class CheckoutInvoiceStore {
   }
 
   async unwatch(clientReference: string): Promise<void> {
+    if (!this.watching) return;
     await this.store.delete(watchKey(clientReference));
   }
 

@@ -121,6 +121,57 @@ describe('CheckoutSettlement', () => {
     expect(await invoices.get('e')).toMatchObject({ status: 'paid' });
   });
 
+  it('pays from a known entry without reading the invoice again, and survives a stale one', async () => {
+    const { store, invoices, settlement, pipeline, seen } = setup();
+    await invoices.create(invoice('known'));
+    const entry = (await invoices.getEntry('known'))!;
+    let reads = 0;
+    const get = store.get.bind(store);
+    store.get = async <T>(key: string) => {
+      if (key.includes(':invoice:')) reads++;
+      return get<T>(key);
+    };
+    expect(await settlement.paid(paid('known'), entry)).toBe('settled');
+    expect(reads).toBe(0);
+    // A stale entry (the invoice moved on since): a re-read, and still no second paid.
+    await invoices.create(invoice('stale'));
+    const stale = (await invoices.getEntry('stale'))!;
+    await invoices.update('stale', (current) => ({ ...current, checkoutUrl: 'https://pay.example/x' }));
+    reads = 0;
+    expect(await settlement.paid(paid('stale'), stale)).toBe('settled');
+    expect(reads).toBe(1);
+    expect(await invoices.get('stale')).toMatchObject({
+      status: 'paid',
+      checkoutUrl: 'https://pay.example/x',
+    });
+    expect(await settlement.paid(paid('stale'), stale)).toBe('duplicate');
+    await pipeline.drain();
+    expect(seen.paid).toHaveLength(2);
+  });
+
+  it('takes a paid invoice off the watch list only when watching (reconciliation on)', async () => {
+    const { store, pipeline } = setup();
+    const emitter = new EventEmitter2();
+    for (const watching of [true, false]) {
+      const invoices = new CheckoutInvoiceStore(store, 3_600_000, 3_600_000, Date.now, watching);
+      const settlement = new CheckoutSettlement(invoices, pipeline, emitter);
+      const ref = `w-${watching}`;
+      await invoices.create(invoice(ref));
+      await invoices.watch(ref, Date.now(), Date.now());
+      let deletes = 0;
+      const del = store.delete.bind(store);
+      store.delete = async (key: string) => {
+        deletes++;
+        return del(key);
+      };
+      await settlement.paid(paid(ref));
+      store.delete = del;
+      expect(deletes).toBe(watching ? 1 : 0);
+      expect((await store.get(`hubtel:checkout:watch:${ref}`)) === undefined).toBe(watching);
+    }
+    await pipeline.drain();
+  });
+
   it('reports invoices it does not know', async () => {
     const { settlement, seen } = setup();
     expect(await settlement.paid(paid('nobody'))).toBe('unknown');

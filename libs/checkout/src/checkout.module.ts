@@ -145,6 +145,8 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
           store,
           options.invoiceTtlMs,
           options.reconciliation.giveUpAfterMs + options.reconciliation.maxIntervalMs * 2,
+          Date.now,
+          options.reconciliation.enabled,
         ),
       inject: [CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
     },

@@ -482,22 +482,22 @@ export class CheckoutService implements OnApplicationShutdown {
   }
 }
 
-function definedOnly<T extends object>(value: T): T {
-  return Object.fromEntries(
-    Object.entries(value).filter(([, v]) => v !== undefined && v !== null && v !== ''),
-  ) as T;
+/** Keeps a payment detail only when it says something (not undefined, null or ""). */
+function given(value: string | null | undefined): value is string {
+  return value !== undefined && value !== null && value !== '';
 }
 
 function paymentFromCallback(callback: CheckoutCallbackDto): CheckoutPaymentInfo {
+  // Field by field (once per callback): the same keys, in the same order, as filtering the entries.
   const data = callback.Data;
   const details = data.PaymentDetails ?? undefined;
-  return definedOnly({
-    paymentType: details?.PaymentType ?? undefined,
-    channel: details?.Channel ?? undefined,
-    mobileMoneyNumber: details?.MobileMoneyNumber ?? undefined,
-    customerPhoneNumber: data.CustomerPhoneNumber ?? undefined,
-    salesInvoiceId: data.SalesInvoiceId ?? undefined,
-  });
+  const payment: CheckoutPaymentInfo = {};
+  if (given(details?.PaymentType)) payment.paymentType = details.PaymentType;
+  if (given(details?.Channel)) payment.channel = details.Channel;
+  if (given(details?.MobileMoneyNumber)) payment.mobileMoneyNumber = details.MobileMoneyNumber;
+  if (given(data.CustomerPhoneNumber)) payment.customerPhoneNumber = data.CustomerPhoneNumber;
+  if (given(data.SalesInvoiceId)) payment.salesInvoiceId = data.SalesInvoiceId;
+  return payment;
 }
 
 function paidFromCallback(
