@@ -27,8 +27,12 @@ import {
 import { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
+import { isoNow } from './service-app.time.js';
 import { cartKey } from './service-flow.service.js';
 import type { StoredCart } from './service-flow.types.js';
+
+/** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
+const EVENT_LISTS_LIMIT = 256;
 
 /** Why a fulfillment request was refused (nothing was recorded nor emitted). */
 export type FulfillmentRejection = 'UNKNOWN_SESSION' | 'CART_ALREADY_ORDERED' | 'ORDER_CONFLICT';
@@ -90,6 +94,8 @@ export interface FulfillmentOrderStatus {
 @Injectable()
 export class FulfillmentService {
   private readonly logger = new ServiceAppLogger();
+  private readonly eventLists = new Map<string, readonly string[]>();
+  private static readonly catchAllEvents: readonly string[] = Object.freeze([ServiceAppEvents.Fulfillment]);
 
   constructor(
     @Inject(SERVICE_APP_PIPELINE) private readonly pipeline: InboundPipeline,
@@ -101,10 +107,7 @@ export class FulfillmentService {
     const handlerRetry = options.fulfillmentRetry;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
       // Handlers of the order's ServiceCode first, then the catch-all ones.
-      events: (order) =>
-        order.serviceCode
-          ? [fulfillmentEventFor(order.serviceCode), ServiceAppEvents.Fulfillment]
-          : [ServiceAppEvents.Fulfillment],
+      events: (order) => this.eventsOf(order.serviceCode),
       // No handler at all must not be reported as a success: retried, then `failed`.
       requireListener: true,
       keepResults: true,
@@ -143,7 +146,7 @@ export class FulfillmentService {
       data: cart?.data ?? {},
       extraData: request.ExtraData ?? {},
       orderInfo: request.OrderInfo ?? null,
-      receivedAt: new Date().toISOString(),
+      receivedAt: isoNow(),
     };
     if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
 
@@ -153,10 +156,12 @@ export class FulfillmentService {
       if (result.record.payload.sessionId !== sessionId && cart) await this.releaseCart(sessionId, orderId);
       return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
     }
-    const who = order.mobile ? ` for ${maskMsisdn(order.mobile)}` : '';
-    this.logger.log(
-      `Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who} recorded`,
-    );
+    if (this.logger.isLevelEnabled('log')) {
+      const who = order.mobile ? ` for ${maskMsisdn(order.mobile)}` : '';
+      this.logger.log(
+        `Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who} recorded`,
+      );
+    }
     return { OrderId: orderId, SessionId: sessionId, Status: 'received' };
   }
 
@@ -227,6 +232,19 @@ export class FulfillmentService {
   /** The cart a session ended with, while it is kept (`cartTtlMs`). */
   async getCart(sessionId: string): Promise<StoredCart | undefined> {
     return (await this.store.get<StoredCart>(cartKey(sessionId)))?.value;
+  }
+
+  /**
+   * The events an order is delivered to: its ServiceCode's, then the catch-all one. One frozen
+   * list per ServiceCode (bounded), not two new strings and an array per order.
+   */
+  private eventsOf(serviceCode: string | null): readonly string[] {
+    if (!serviceCode) return FulfillmentService.catchAllEvents;
+    const known = this.eventLists.get(serviceCode);
+    if (known) return known;
+    const events = Object.freeze([fulfillmentEventFor(serviceCode), ServiceAppEvents.Fulfillment]);
+    if (this.eventLists.size < EVENT_LISTS_LIMIT) this.eventLists.set(serviceCode, events);
+    return events;
   }
 
   private duplicate(orderId: string, sessionId: string, recordedSessionId: string): FulfillmentReceipt {
@@ -305,9 +323,10 @@ export class FulfillmentService {
     }
     const combined = combineOutcomes(record.results);
     if (combined.kind === 'deferred') {
-      this.logger.log(
-        `Fulfillment of order ${order.orderId} deferred by its handler; waiting for FulfillmentService.complete()`,
-      );
+      if (this.logger.isLevelEnabled('log'))
+        this.logger.log(
+          `Fulfillment of order ${order.orderId} deferred by its handler; waiting for FulfillmentService.complete()`,
+        );
       return;
     }
     let metaData = combined.metaData;
@@ -348,7 +367,8 @@ export class FulfillmentService {
       }
       return { ok: false, existing };
     }
-    this.logger.log(`Order ${order.orderId}: fulfillment callback "${status}" queued`);
+    if (this.logger.isLevelEnabled('log'))
+      this.logger.log(`Order ${order.orderId}: fulfillment callback "${status}" queued`);
     return { ok: true };
   }
 
@@ -361,9 +381,10 @@ export class FulfillmentService {
       );
       return;
     }
-    this.logger.log(
-      `Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} accepted after ${record.attempts} attempt(s)`,
-    );
+    if (this.logger.isLevelEnabled('log'))
+      this.logger.log(
+        `Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} accepted after ${record.attempts} attempt(s)`,
+      );
     if (!this.emitter) return;
     const event = new FulfillmentCallbackSentEvent({
       orderId: callback.OrderId,
@@ -385,8 +406,10 @@ export class FulfillmentService {
 }
 
 function assertJson(value: unknown): void {
+  // Only objects (cycles, throwing toJSON) and bigints can fail: skip serialising the rest.
+  if (value === null || (typeof value !== 'object' && typeof value !== 'bigint')) return;
   try {
-    if (value !== undefined) JSON.stringify(value);
+    JSON.stringify(value);
   } catch {
     throw new HubtelValidationError('metaData must be JSON-serialisable', [
       { field: 'metaData', message: 'must be JSON-serialisable' },

@@ -107,27 +107,39 @@ export function fulfilled(metaData: unknown = null): FulfillmentOutcome {
   return { [OUTCOME]: 'success', metaData };
 }
 
-/** @internal The combined outcome of every handler's answer, in listener order. */
+/**
+ * @internal The combined outcome of every handler's answer, in listener order: the first
+ * `failFulfillment()` wins, else any `deferFulfillment()`, else the first metadata (a
+ * `fulfilled()` or a plain value), else success with no metadata. One pass, nothing allocated for
+ * the usual single handler.
+ */
 export function combineOutcomes(
   results: Record<string, unknown> | undefined,
 ): { kind: 'deferred' } | { kind: 'report'; status: FulfillmentServiceStatus; metaData: unknown } {
-  const answers = Object.entries(results ?? {})
-    .sort(([a], [b]) => Number(a) - Number(b))
-    .map(([, value]) => value);
-  const marked = (value: unknown): FulfillmentOutcome | undefined =>
-    value !== null && typeof value === 'object' && OUTCOME in value
-      ? (value as FulfillmentOutcome)
-      : undefined;
-  const failed = answers.map(marked).find((m) => m?.[OUTCOME] === 'failed');
-  if (failed && 'metaData' in failed)
-    return { kind: 'report', status: 'failed', metaData: failed.metaData ?? null };
-  if (answers.some((a) => marked(a)?.[OUTCOME] === 'deferred')) return { kind: 'deferred' };
-  for (const answer of answers) {
-    const mark = marked(answer);
-    if (mark && 'metaData' in mark)
-      return { kind: 'report', status: 'success', metaData: mark.metaData ?? null };
-    if (!mark && answer !== undefined && answer !== null)
-      return { kind: 'report', status: 'success', metaData: answer };
+  const keys = results ? Object.keys(results) : [];
+  if (keys.length > 1) keys.sort((a, b) => Number(a) - Number(b));
+  let deferred = false;
+  let failedSeen = false;
+  let success: { metaData: unknown } | undefined;
+  for (const key of keys) {
+    const answer = results![key];
+    const mark =
+      answer !== null && typeof answer === 'object' && OUTCOME in answer
+        ? (answer as FulfillmentOutcome)
+        : undefined;
+    if (!mark) {
+      if (!success && answer !== undefined && answer !== null) success = { metaData: answer };
+      continue;
+    }
+    const kind = mark[OUTCOME];
+    if (kind === 'failed' && !failedSeen) {
+      // The first failure decides (one without metaData, never built by failFulfillment(), reports nothing).
+      failedSeen = true;
+      if ('metaData' in mark) return { kind: 'report', status: 'failed', metaData: mark.metaData ?? null };
+    }
+    if (kind === 'deferred') deferred = true;
+    if (!success && 'metaData' in mark) success = { metaData: mark.metaData ?? null };
   }
-  return { kind: 'report', status: 'success', metaData: null };
+  if (deferred) return { kind: 'deferred' };
+  return { kind: 'report', status: 'success', metaData: success ? success.metaData : null };
 }
