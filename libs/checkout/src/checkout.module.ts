@@ -1,4 +1,4 @@
-import { HttpModule, HttpService } from '@nestjs/axios';
+import { HttpService } from '@nestjs/axios';
 import { Module, type InjectionToken } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
@@ -8,6 +8,7 @@ import {
   InboundPipeline,
   MemoryStore,
   createHttpTransport,
+  hubtelHttpModule,
   type HubtelStore,
 } from 'nestjs-hubtel';
 import { CheckoutApiClient } from './checkout-api.client.js';
@@ -59,7 +60,7 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
  * bootstrap with a HubtelConfigError naming it.
  */
 @Module({
-  imports: [HttpModule],
+  imports: [hubtelHttpModule()],
   providers: [
     {
       provide: CHECKOUT_RESOLVED_OPTIONS,
