@@ -46,6 +46,7 @@ export type {
   StoredCart,
   StoredScreen,
   StoredSession,
+  StoredValidation,
 } from './service-flow.types.js';
 export { ServiceFlowService } from './service-flow.service.js';
 export { ServiceFlowRegistry } from './service-flow.registry.js';
