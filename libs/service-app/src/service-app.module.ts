@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { HttpModule, HttpService } from '@nestjs/axios';
+import { HttpService } from '@nestjs/axios';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
 import {
   HttpTransport,
@@ -8,6 +8,7 @@ import {
   InboundAccessPolicy,
   InboundPipeline,
   MemoryStore,
+  hubtelHttpModule,
   type HubtelStore,
 } from 'nestjs-hubtel';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
@@ -49,7 +50,7 @@ import { ServiceFlowService } from './service-flow.service.js';
  * ```
  */
 @Module({
-  imports: [HttpModule, DiscoveryModule],
+  imports: [hubtelHttpModule(), DiscoveryModule],
   providers: [
     {
       provide: SERVICE_APP_OPTIONS,
