@@ -1,6 +1,12 @@
 import { Logger } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import { dropUndefined, maskPhoneNumbers, type InboundPipeline, type StoreEntry } from 'nestjs-hubtel';
+import {
+  dropUndefined,
+  isLogLevelEnabled,
+  maskPhoneNumbers,
+  type InboundPipeline,
+  type StoreEntry,
+} from 'nestjs-hubtel';
 import {
   CheckoutEvents,
   CheckoutExpiredEvent,
@@ -148,7 +154,7 @@ export class CheckoutSettlement {
     );
     await this.invoices.unwatch(ref);
     // The line is only built when it would be printed (one per payment, on the hot path).
-    if (!duplicate && Logger.isLevelEnabled('log')) {
+    if (!duplicate && isLogLevelEnabled('log', this.logger)) {
       this.logger.log(
         `Invoice ${ref} paid (${evidence.amountPaid.toFixed(2)}, via ${evidence.source}${evidence.confirmedByStatusCheck ? ', confirmed by status check' : ''})`,
       );

@@ -1,10 +1,5 @@
-import { ConsoleLogger, Logger, type LogLevel, type LoggerService } from '@nestjs/common';
-import { maskPhoneNumbers } from 'nestjs-hubtel';
-
-/** Nest's Logger statics this logger reads (protected or private in its typings, stable since Nest 8). */
-interface LoggerStatics {
-  isBufferAttached?: boolean;
-}
+import { Logger, type LogLevel } from '@nestjs/common';
+import { isLogLevelEnabled, maskPhoneNumbers } from 'nestjs-hubtel';
 
 /**
  * The module's logger: Nest's Logger (context `HubtelServiceApp`) with every phone number in a
@@ -22,22 +17,9 @@ export class ServiceAppLogger extends Logger {
     super('HubtelServiceApp');
   }
 
-  /**
-   * Whether a line of `level` would be written, decided as Nest's Logger itself will: by the
-   * logger this instance writes to. A ConsoleLogger (Nest's default, or an app logger extending
-   * it) says so through its own `isLevelEnabled`; `logger: false` leaves none (off). Any other
-   * logger filters levels itself, so every line is passed to it (masked). While Nest buffers
-   * bootstrap logs (`bufferLogs`), the logger that will write them is not known yet: on.
-   *
-   * Not `Logger.isLevelEnabled()`: on Nest 11 it answers false for every level when the app set no
-   * levels (while the default logger prints them all), and it ignores a ConsoleLogger's own levels.
-   */
+  /** Whether a line of `level` would be written (see isLogLevelEnabled in the core). */
   isLevelEnabled(level: LogLevel): boolean {
-    if ((Logger as unknown as LoggerStatics).isBufferAttached) return true;
-    const target: LoggerService | undefined = this.localInstance;
-    if (!target) return false;
-    if (target instanceof ConsoleLogger) return target.isLevelEnabled(level);
-    return true;
+    return isLogLevelEnabled(level, this);
   }
 
   override log(message: unknown, ...rest: unknown[]): void {

@@ -295,7 +295,7 @@ export class HttpTransport {
 
   private debugEnabled(): boolean {
     if (!this.logger.debug) return false;
-    return this.customLogger || isLogLevelEnabled('debug');
+    return this.customLogger || isLogLevelEnabled('debug', this.logger as Logger);
   }
 
   private get context(): string {

@@ -1,30 +1,57 @@
-import { Logger, type LogLevel } from '@nestjs/common';
+import { ConsoleLogger, Logger, type LogLevel, type LoggerService } from '@nestjs/common';
 import { isLogLevelEnabled } from './log-level.js';
 
+const statics = Logger as unknown as { staticInstanceRef?: LoggerService; logLevels?: LogLevel[] };
+const ALL: LogLevel[] = ['verbose', 'debug', 'log', 'warn', 'error', 'fatal'];
+
 describe('isLogLevelEnabled', () => {
-  const holder = Logger as unknown as { logLevels?: LogLevel[] };
-  const saved = holder.logLevels;
+  const defaultLogger = statics.staticInstanceRef;
   afterEach(() => {
-    holder.logLevels = saved;
+    Logger.overrideLogger(defaultLogger!);
+    Logger.overrideLogger(ALL);
+    statics.logLevels = undefined;
   });
 
-  it('is true for every level while no levels are set: the logger in use decides', () => {
-    holder.logLevels = undefined;
-    for (const level of ['verbose', 'debug', 'log', 'warn', 'error', 'fatal'] as const)
+  it("is true for every level of Nest's default logger while no levels are set", () => {
+    for (const level of ALL) {
       expect(isLogLevelEnabled(level)).toBe(true);
+      expect(isLogLevelEnabled(level, new Logger('Ctx'))).toBe(true);
+    }
   });
 
   it('follows the levels given to NestFactory / useLogger, by Nest rule', () => {
     Logger.overrideLogger(['error', 'warn']);
-    expect(isLogLevelEnabled('debug')).toBe(false);
-    expect(isLogLevelEnabled('log')).toBe(false);
-    expect(isLogLevelEnabled('warn')).toBe(true);
-    // Nest prints a level at or above the highest listed one.
-    expect(isLogLevelEnabled('fatal')).toBe(true);
+    const logger = new Logger('Ctx');
+    for (const probe of [undefined, logger]) {
+      expect(isLogLevelEnabled('debug', probe)).toBe(false);
+      expect(isLogLevelEnabled('log', probe)).toBe(false);
+      expect(isLogLevelEnabled('warn', probe)).toBe(true);
+      expect(isLogLevelEnabled('fatal', probe)).toBe(true);
+    }
     Logger.overrideLogger(['debug', 'log']);
-    expect(isLogLevelEnabled('debug')).toBe(true);
-    expect(isLogLevelEnabled('verbose')).toBe(false);
-    Logger.overrideLogger([]);
+    expect(isLogLevelEnabled('debug', logger)).toBe(true);
+    expect(isLogLevelEnabled('verbose', logger)).toBe(false);
+  });
+
+  it('asks a ConsoleLogger app logger for its own levels; lets any other logger filter itself', () => {
+    Logger.overrideLogger(new ConsoleLogger({ logLevels: ['error'] }));
+    expect(isLogLevelEnabled('log', new Logger('Ctx'))).toBe(false);
+    expect(isLogLevelEnabled('error', new Logger('Ctx'))).toBe(true);
+    const custom: LoggerService = { log: () => undefined, error: () => undefined, warn: () => undefined };
+    Logger.overrideLogger(custom);
+    expect(isLogLevelEnabled('debug', new Logger('Ctx'))).toBe(true);
+    expect(isLogLevelEnabled('verbose')).toBe(true);
+  });
+
+  it('is false with `logger: false`, true while bootstrap lines are buffered', () => {
+    Logger.overrideLogger(false);
     expect(isLogLevelEnabled('error')).toBe(false);
+    expect(isLogLevelEnabled('error', new Logger('Ctx'))).toBe(false);
+    Logger.attachBuffer();
+    try {
+      expect(isLogLevelEnabled('debug', new Logger('Ctx'))).toBe(true);
+    } finally {
+      Logger.detachBuffer();
+    }
   });
 });

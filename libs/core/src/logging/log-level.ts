@@ -1,22 +1,39 @@
-import { Logger, type LogLevel } from '@nestjs/common';
+import { ConsoleLogger, Logger, type LogLevel, type LoggerService } from '@nestjs/common';
 
-const LEVEL_VALUES: Record<LogLevel, number> = { verbose: 0, debug: 1, log: 2, warn: 3, error: 4, fatal: 5 };
+/** Nest's Logger internals read here (protected or private in its typings, present in Nest 11 and 12). */
+interface LoggerInternals {
+  /** Class side: bootstrap lines are being buffered (`bufferLogs`). */
+  isBufferAttached?: boolean;
+  /** Class side: the app's logger (undefined for `logger: false`). */
+  staticInstanceRef?: LoggerService;
+}
+interface LoggerInstanceInternals {
+  /** Instance side: the logger this Logger writes to. */
+  localInstance?: LoggerService;
+}
 
 /**
- * Whether Nest's Logger would print `level`, so a caller can skip building (and masking) a line
- * nobody will see. True unless levels were set (`NestFactory.create(..., { logger: [...] })`,
- * `app.useLogger([...])`) and exclude it: without set levels the logger in use decides (Nest's
- * console logger prints every level by default), so the line must be built.
+ * Whether Nest's Logger would print a line of `level`, so a caller can skip building (and masking)
+ * a line nobody will see. Decided the way the line would be: by the logger it would be written to
+ * (`logger`'s target, or the app's logger).
+ *   - a ConsoleLogger (Nest's default, or an app logger extending it): its own levels;
+ *   - `logger: false`: off;
+ *   - any other logger (pino, winston...): on; Nest hands such loggers every line and they filter
+ *     levels themselves;
+ *   - while Nest buffers bootstrap lines (`bufferLogs`): on, the logger that will print them is not
+ *     known yet.
  *
- * Not `Logger.isLevelEnabled`: on Nest 11 it answers false for every level until levels are set.
+ * Not `Logger.isLevelEnabled()`: on Nest 11 it answers false for every level until levels are set,
+ * although the default logger prints them all.
  */
-export function isLogLevelEnabled(level: LogLevel): boolean {
-  const levels = (Logger as unknown as { logLevels?: LogLevel[] }).logLevels;
-  if (!Array.isArray(levels)) return true;
-  if (levels.length === 0) return false;
-  if (levels.includes(level)) return true;
-  // Nest's rule: a level at or above the highest listed one is on.
-  let highest = -Infinity;
-  for (const listed of levels) highest = Math.max(highest, LEVEL_VALUES[listed] ?? -Infinity);
-  return LEVEL_VALUES[level] >= highest;
+export function isLogLevelEnabled(level: LogLevel, logger?: Logger): boolean {
+  const statics = Logger as unknown as LoggerInternals;
+  if (statics.isBufferAttached) return true;
+  const target =
+    logger !== undefined
+      ? (logger as unknown as LoggerInstanceInternals).localInstance
+      : statics.staticInstanceRef;
+  if (!target) return false;
+  if (target instanceof ConsoleLogger) return target.isLevelEnabled(level);
+  return true;
 }
