@@ -3,7 +3,7 @@ import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from
 import { DiscoveryService } from '@nestjs/core';
 import { MemoryStore, type StoreEntry, type StoreWriteOptions } from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_JOBS } from 'nestjs-hubtel/service-app';
+import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_JOBS, ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { FakeHttpServer } from './support/fake-http-server.js';
 import { successCallback } from './support/service-app.fixtures.js';
 import {
@@ -188,6 +188,85 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
       .filter((wrapper) => wrapper.metatype && Reflect.getMetadata('isPublic', wrapper.metatype) === true)
       .map((wrapper) => wrapper.name);
     expect(decorated).toEqual(['ServiceAppController']);
+  });
+
+  it('mounts no access guard when no access option is set; a path token is still answered 404 and nothing is processed', async () => {
+    const controller = ServiceAppModule.forRoot({ access: { trustedProxies: ['10.0.0.1'] } })
+      .controllers![0]!;
+    // Nest's guard path costs per request; with nothing to check there is no guard at all.
+    expect(Reflect.getMetadata('__guards__', controller)).toBeUndefined();
+    expect(Reflect.getMetadata('__guards__', controller.prototype.serviceFlow)).toBeUndefined();
+    expect(Reflect.getMetadata('__guards__', controller.prototype.fulfill)).toBeUndefined();
+
+    const m = await start({ callbackUrl: sandbox.baseUrls().fulfillmentCallback });
+    const id = randomUUID();
+    const tokened = await post(`${m.url}/api/service-flow/some-token-value-123`, initiation(id));
+    expect(tokened.status).toBe(404);
+    expect(tokened.body).toMatchObject({ statusCode: 404, code: 'HUBTEL_NOT_FOUND' });
+    expect(await m.flows.getSession(id)).toBeUndefined();
+
+    // A real cart, ordered through a tokened path: refused before anything is recorded or run.
+    const session = sandbox.serviceApp(m.url);
+    await session.start();
+    await session.reply('0241234567');
+    await session.choose('1gb');
+    const order = { OrderId: randomUUID(), SessionId: session.sessionId, ExtraData: {}, OrderInfo: null };
+    const refused = await post(`${m.url}/api/fulfillment/some-token-value-123`, order);
+    expect(refused.status).toBe(404);
+    expect(refused.body).toMatchObject({ code: 'HUBTEL_NOT_FOUND' });
+    expect(await m.fulfillment.getOrder(order.OrderId)).toBeUndefined();
+    expect(await m.fulfillment.getCart(session.sessionId)).not.toHaveProperty('orderId');
+    expect(m.fulfiller.seen).toHaveLength(0);
+
+    expect((await post(`${m.url}/api/service-flow`, initiation())).status).toBe(200);
+    const accepted = await post(`${m.url}/api/fulfillment`, order);
+    expect(accepted.body).toMatchObject({ OrderId: order.OrderId, Status: 'received' });
+    expect((await session.waitForCallback()).body).toEqual(successCallback(session.sessionId, order.OrderId));
+  });
+
+  it('keeps the access guard, after the host guards, when access options are set or resolved asynchronously', async () => {
+    const secured = ServiceAppModule.forRoot({
+      access: { allowedIps: ['52.50.116.54'] },
+      routes: { guards: [HeaderGuard] },
+    }).controllers![0]!;
+    const guards = Reflect.getMetadata('__guards__', secured) as unknown[];
+    expect(guards).toHaveLength(2);
+    expect(guards[0]).toBe(HeaderGuard);
+    // forRootAsync: the options are not known when routes are fixed, so the guard stays.
+    const async = ServiceAppModule.forRootAsync({ useFactory: () => ({}) }).controllers![0]!;
+    expect(Reflect.getMetadata('__guards__', async)).toHaveLength(1);
+
+    // Over HTTP: the host guard answers first (Nest's plain 403), then the allow-list (its own 403).
+    const blocked = await start(
+      { access: { allowedIps: ['52.50.116.54'] } },
+      { routes: { guards: [HeaderGuard] } },
+    );
+    const byHost = await post(`${blocked.url}/api/service-flow`, initiation());
+    expect(byHost.status).toBe(403);
+    expect(byHost.body.code).toBeUndefined();
+    const byList = await post(
+      `${blocked.url}/api/fulfillment`,
+      { OrderId: 'o', SessionId: 's' },
+      {
+        'X-Host-Guard': 'open',
+      },
+    );
+    expect(byList.status).toBe(403);
+    expect(byList.body).toMatchObject({ code: 'HUBTEL_SOURCE_NOT_ALLOWED' });
+
+    // forRootAsync with a path secret: enforced.
+    const m = await start({ access: { pathSecret: SECRET } }, {}, { async: true });
+    const id = randomUUID();
+    const without = await post(`${m.url}/api/service-flow`, initiation(id));
+    expect(without.status).toBe(404);
+    expect(without.body).toMatchObject({ code: 'HUBTEL_NOT_FOUND' });
+    expect(await m.flows.getSession(id)).toBeUndefined();
+    expect((await post(`${m.url}/api/service-flow/${SECRET}`, initiation(id))).status).toBe(200);
+
+    // forRootAsync without access: guarded, and the guard refuses a path token.
+    const open = await start({}, {}, { async: true });
+    expect((await post(`${open.url}/api/service-flow/anything-at-all`, initiation())).status).toBe(404);
+    expect((await post(`${open.url}/api/service-flow`, initiation())).status).toBe(200);
   });
 
   it('mounts nothing with routes.disabled, the services still work for a hand-made endpoint', async () => {

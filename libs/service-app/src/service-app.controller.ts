@@ -1,11 +1,14 @@
-import { Body, HttpCode, HttpException, Inject, Post, UseGuards, type Type } from '@nestjs/common';
+import { Body, HttpCode, HttpException, Inject, Post, Req, type Type } from '@nestjs/common';
 import {
   HubtelValidationError,
   InboundAccessGuard,
+  InboundAccessPolicy,
   PATH_SECRET_PARAM,
   inboundHttpError,
   invalidBodyError,
+  isAccessGuarded,
   mountController,
+  type InboundRequestLike,
 } from 'nestjs-hubtel';
 import {
   FulfillmentRejectedError,
@@ -19,46 +22,69 @@ import type { ServiceFlowResponse } from './service-app.types.js';
 import { ServiceFlowService } from './service-flow.service.js';
 
 /**
+ * The suite's access guard of both endpoints (`access` options). Applied by the module to the
+ * mounted controller's class, after the host's `routes.guards` (so those run first), unless the
+ * options are known to set no access check: then each handler checks the request itself.
+ */
+export const ServiceAppAccessGuard = InboundAccessGuard(SERVICE_APP_ACCESS_POLICY);
+
+/**
  * The two endpoints the platform calls, on one controller built per module definition so the
  * host app chooses the prefix, guards and decorators (`routes` extra). Each also answers under
- * `/<path>/<secret>` for the optional path secret (`access.pathSecret`); the access guard refuses
- * a wrong or missing one.
+ * `/<path>/<secret>` for the optional path secret (`access.pathSecret`); the access check refuses
+ * a wrong or missing one (404), and without a path secret answers `/<path>/<anything>` 404 too.
+ *
+ * `guarded: false` (forRoot without `pathSecret`/`allowedIps`) mounts no access guard: Nest's guard
+ * path costs ~0.5–1 µs per request for a check that, with nothing configured, only refuses a path
+ * token; the handlers make that check themselves.
  *
  * Bodies are taken as `unknown` and validated by the services, so a global ValidationPipe of the
  * host app never rejects the platform's extra fields.
  */
-export function createServiceAppController(routes: ServiceAppRouteOptions = {}): Type<unknown>[] {
+export function createServiceAppController(
+  routes: ServiceAppRouteOptions = {},
+  guarded = true,
+): Type<unknown>[] {
   if (routes.disabled) return [];
   const flowPath = trimSlashes(routes.serviceFlowPath ?? SERVICE_APP_ROUTES.serviceFlow);
   const fulfillmentPath = trimSlashes(routes.fulfillmentPath ?? SERVICE_APP_ROUTES.fulfillment);
 
-  // On the methods, not the class: the host's `routes.guards` (class level) run first.
-  const AccessGuard = InboundAccessGuard(SERVICE_APP_ACCESS_POLICY);
-
   class ServiceAppController {
+    /** Mounted without the guard (no access option set): the handlers check access themselves. */
+    private readonly checkAccess: boolean;
+
     constructor(
       @Inject(ServiceFlowService) private readonly flows: ServiceFlowService,
       @Inject(FulfillmentService) private readonly fulfillment: FulfillmentService,
-    ) {}
+      @Inject(SERVICE_APP_ACCESS_POLICY) private readonly access: InboundAccessPolicy,
+    ) {
+      this.checkAccess = !isAccessGuarded(this);
+    }
 
     /** `POST {service_app_url}/api/service-flow`: one step of a session. */
     @Post([flowPath, `${flowPath}/:${PATH_SECRET_PARAM}`])
     @HttpCode(200)
-    @UseGuards(AccessGuard)
-    serviceFlow(@Body() body: unknown): Promise<ServiceFlowResponse> {
+    serviceFlow(@Body() body: unknown, @Req() request: InboundRequestLike): Promise<ServiceFlowResponse> {
+      // With nothing configured this only refuses a path token (what the guard would have done).
+      if (this.checkAccess) this.access.check(request);
       return answer('service-flow request', () => this.flows.handle(body));
     }
 
     /** `POST {service_app_url}/api/fulfillment`: a paid order; acknowledged once recorded. */
     @Post([fulfillmentPath, `${fulfillmentPath}/:${PATH_SECRET_PARAM}`])
     @HttpCode(200)
-    @UseGuards(AccessGuard)
-    fulfill(@Body() body: unknown): Promise<FulfillmentReceipt> {
+    fulfill(@Body() body: unknown, @Req() request: InboundRequestLike): Promise<FulfillmentReceipt> {
+      if (this.checkAccess) this.access.check(request);
       return answer('fulfillment request', () => this.fulfillment.receive(body));
     }
   }
 
-  return [mountController(ServiceAppController, routes.path ?? SERVICE_APP_ROUTES.prefix, routes)];
+  return [
+    mountController(ServiceAppController, routes.path ?? SERVICE_APP_ROUTES.prefix, routes, {
+      guard: ServiceAppAccessGuard,
+      needed: guarded,
+    }),
+  ];
 }
 
 /**

@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { accessOptionsOff, staticAccessOptions } from 'nestjs-hubtel';
 import { createServiceAppController } from './service-app.controller.js';
 import type { ServiceAppModuleExtras, ServiceAppModuleOptions } from './service-app.options.js';
 
@@ -9,9 +10,15 @@ export const {
   ASYNC_OPTIONS_TYPE: SERVICE_APP_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<ServiceAppModuleOptions>({ moduleName: 'HubtelServiceApp' })
   .setClassMethodName('forRoot')
-  .setExtras<ServiceAppModuleExtras>({ isGlobal: false, routes: {} }, (definition, extras) => ({
-    ...definition,
-    global: extras.isGlobal,
-    controllers: [...(definition.controllers ?? []), ...createServiceAppController(extras.routes)],
-  }))
+  .setExtras<ServiceAppModuleExtras>({ isGlobal: false, routes: {} }, (definition, extras) => {
+    // forRoot without access options needs no guard; forRootAsync may set them later: keep it.
+    const open = accessOptionsOff(
+      staticAccessOptions(definition, SERVICE_APP_MODULE_OPTIONS, (options) => options.access),
+    );
+    return {
+      ...definition,
+      global: extras.isGlobal,
+      controllers: [...(definition.controllers ?? []), ...createServiceAppController(extras.routes, !open)],
+    };
+  })
   .build();
