@@ -654,6 +654,93 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       });
     });
 
+    it('keeps only a summary of a done order and of its accepted callback; duplicates, getOrder() and complete() answer as before', async () => {
+      const jobKey = (type: string, orderId: string) => `hubtel:service-app:job:${type}:${orderId}`;
+      const { session, orderId } = await toCart();
+      await session.pay({ orderId });
+      const sent = await session.waitForCallback();
+      await merchant.fulfiller.until(() => merchant.fulfiller.sent.some((e) => e.orderId === orderId));
+      await pipeline().drain();
+
+      // What is kept for the record's 7 days: what recognises the OrderId and what getOrder() shows.
+      const order = (await store.get<Record<string, unknown>>(jobKey('fulfillment', orderId)))!.value;
+      expect(order).toMatchObject({ key: orderId, status: 'done', attempts: 1, compacted: true });
+      expect(order.payload).toStrictEqual({ sessionId: session.sessionId, serviceCode: 'sandbox-service' });
+      expect(order.results).toBeUndefined();
+      const callback = (await store.get<Record<string, unknown>>(jobKey('callback', orderId)))!.value;
+      expect(callback).toMatchObject({ status: 'done', compacted: true });
+      expect(callback.payload).toStrictEqual({ ServiceStatus: 'success', MetaData: sent.body.MetaData });
+
+      // A re-sent request is still a duplicate (nothing runs), another session's is still a conflict.
+      const again = await post(fulfillmentUrl(), {
+        OrderId: orderId,
+        SessionId: session.sessionId,
+        ExtraData: {},
+        OrderInfo: null,
+      });
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual({ OrderId: orderId, SessionId: session.sessionId, Status: 'duplicate' });
+      const { session: other } = await toCart();
+      const reused = await post(fulfillmentUrl(), { OrderId: orderId, SessionId: other.sessionId });
+      expect(reused.status).toBe(409);
+      expect(reused.body).toMatchObject({ code: 'HUBTEL_ORDER_CONFLICT' });
+      await pipeline().drain();
+      expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
+
+      expect(await merchant.fulfillment.getOrder(orderId)).toStrictEqual({
+        orderId,
+        sessionId: session.sessionId,
+        serviceCode: 'sandbox-service',
+        handler: { status: 'done', attempts: 1 },
+        awaitingCompletion: false,
+        callback: {
+          serviceStatus: 'success',
+          metaData: sent.body.MetaData,
+          status: 'done',
+          attempts: 1,
+        },
+      });
+      // The compacted callback still says what was reported: the same status is a no-op, another a conflict.
+      await expect(merchant.fulfillment.complete(orderId, 'success')).resolves.toBeUndefined();
+      await expect(merchant.fulfillment.complete(orderId, 'failed')).rejects.toMatchObject({
+        code: 'HUBTEL_STORE_CONFLICT',
+      });
+      await pipeline().drain();
+      expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
+
+      // A deferred order is compacted too, and still reads as awaiting completion until complete().
+      const { session: deferred, orderId: deferredId } = await toCart();
+      merchant.fulfiller.modes.set(deferredId, 'defer');
+      await deferred.pay({ orderId: deferredId });
+      await merchant.fulfiller.until(() => merchant.fulfiller.calls.get(deferredId) === 1);
+      await pipeline().drain();
+      expect(
+        (await store.get<Record<string, unknown>>(jobKey('fulfillment', deferredId)))!.value,
+      ).toMatchObject({
+        status: 'done',
+        compacted: true,
+      });
+      expect(await merchant.fulfillment.getOrder(deferredId)).toStrictEqual({
+        orderId: deferredId,
+        sessionId: deferred.sessionId,
+        serviceCode: 'sandbox-service',
+        handler: { status: 'done', attempts: 1 },
+        awaitingCompletion: true,
+      });
+      await merchant.fulfillment.complete(deferredId, 'failed', { reason: 'late' });
+      expect((await deferred.waitForCallback()).body).toStrictEqual({
+        SessionId: deferred.sessionId,
+        OrderId: deferredId,
+        ServiceStatus: 'failed',
+        MetaData: { reason: 'late' },
+      });
+      await pipeline().drain();
+      expect(await merchant.fulfillment.getOrder(deferredId)).toMatchObject({
+        awaitingCompletion: false,
+        callback: { serviceStatus: 'failed', metaData: { reason: 'late' }, status: 'done' },
+      });
+    });
+
     it('retries a throwing handler with backoff, then reports "failed" and dead-letters it', async () => {
       const { session, orderId } = await toCart();
       merchant.fulfiller.modes.set(orderId, 'throw');
@@ -667,6 +754,19 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       });
       expect(merchant.fulfiller.calls.get(orderId)).toBe(3);
       await merchant.fulfiller.until(() => merchant.fulfiller.dead.some((d) => d.key === orderId));
+      // A dead order keeps its whole payload (it may be replayed by hand): only done ones are compacted.
+      const record = (await store.get<Record<string, unknown>>(
+        `hubtel:service-app:job:fulfillment:${orderId}`,
+      ))!.value;
+      expect(record.status).toBe('dead');
+      expect(record.compacted).toBeUndefined();
+      expect(record.payload).toMatchObject({
+        orderId,
+        sessionId: session.sessionId,
+        flow: 'BundleFlow',
+        item: { ItemName: '1GB for GHS 5.00', Qty: 1, Price: 5 },
+        serviceData: { destination: MOBILE, amount: '5.00', bundle: '1gb' },
+      });
       expect(merchant.fulfiller.dead.find((d) => d.key === orderId)).toMatchObject({
         type: 'fulfillment',
         attempts: 3,

@@ -31,6 +31,9 @@ import { isoNow } from './service-app.time.js';
 import { cartKey } from './service-flow.service.js';
 import type { StoredCart } from './service-flow.types.js';
 
+/** Most orders tracked as settling (see `settling`); past it the set is cleared (a store failing). */
+const SETTLING_LIMIT = 10_000;
+
 /** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
 const EVENT_LISTS_LIMIT = 256;
 
@@ -63,6 +66,33 @@ interface CallbackJob {
   reportedBy: 'handler' | 'app';
 }
 
+/**
+ * What the record of an order keeps once its handlers are done (`compactWhenDone`): what a
+ * duplicate request (`sessionId`), `complete()` and `getOrder()` read; the OrderId is the record's
+ * key. The full order (item, data, ExtraData, …) is only kept while it may run again (pending,
+ * running, dead). Every stored order payload has these two fields, compacted or not.
+ */
+interface OrderSummary {
+  sessionId: string;
+  serviceCode: string | null;
+}
+
+/**
+ * What the record of an accepted callback keeps: what a second report (`ServiceStatus`) and
+ * `getOrder()` read. The ids are the order's (the record's key); `reportedBy` was for the event.
+ */
+interface CallbackSummary {
+  ServiceStatus: FulfillmentServiceStatus;
+  MetaData: unknown;
+}
+
+/** A callback record's payload: the job while it may run, its summary once done (`compacted`). */
+type StoredCallback = CallbackJob | CallbackSummary;
+
+function callbackOf(record: JobRecord<StoredCallback>): CallbackSummary {
+  return record.compacted ? (record.payload as CallbackSummary) : (record.payload as CallbackJob).callback;
+}
+
 /** Where one order stands. */
 export interface FulfillmentOrderStatus {
   orderId: string;
@@ -70,7 +100,10 @@ export interface FulfillmentOrderStatus {
   serviceCode: string | null;
   /** Your handlers: `pending`/`running` (retrying), `done`, `dead` (gave up: `failed` reported). */
   handler: { status: JobStatus; attempts: number; lastError?: string };
-  /** True when the handlers deferred and no outcome was reported yet: call `complete()`. */
+  /**
+   * True when the handlers deferred and no outcome was reported yet: call `complete()`. (Also when
+   * the handlers' own outcome could not be recorded, a store failure: `complete()` reports it.)
+   */
   awaitingCompletion: boolean;
   /** The callback, once an outcome was reported: `done` = accepted by the platform, `dead` = gave up at the deadline. */
   callback?: {
@@ -95,6 +128,11 @@ export interface FulfillmentOrderStatus {
 export class FulfillmentService {
   private readonly logger = new ServiceAppLogger();
   private readonly eventLists = new Map<string, readonly string[]>();
+  /**
+   * Orders whose handlers are done and whose outcome is being recorded now (from the compacted
+   * record's write to the end of `afterHandlers`): getOrder() must not take them as deferred.
+   */
+  private readonly settling = new Set<string>();
   private static readonly catchAllEvents: readonly string[] = Object.freeze([ServiceAppEvents.Fulfillment]);
 
   constructor(
@@ -112,11 +150,24 @@ export class FulfillmentService {
       requireListener: true,
       keepResults: true,
       retry: handlerRetry,
+      // Kept for 7 days after it is done, so a re-sent OrderId stays a duplicate: only what is
+      // read then is kept. The handlers' answers go too: once done, an order either has a
+      // callback record (its outcome) or was deferred (see getOrder). A dead order keeps all.
+      compactWhenDone: (order): OrderSummary => {
+        // Called just before the done record is written; afterHandlers (onSettled) follows it.
+        if (this.settling.size >= SETTLING_LIMIT) this.settling.clear();
+        this.settling.add(order.orderId);
+        return { sessionId: order.sessionId, serviceCode: order.serviceCode };
+      },
       onSettled: (record, outcome) => this.afterHandlers(record, outcome),
     });
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
       run: (job) => this.client.send(job.callback),
       retry: { maxAttempts: Infinity, ...options.callbackRetry },
+      compactWhenDone: (job): CallbackSummary => ({
+        ServiceStatus: job.callback.ServiceStatus,
+        MetaData: job.callback.MetaData,
+      }),
       onSettled: (record, outcome) => this.afterCallback(record, outcome),
     });
   }
@@ -131,10 +182,11 @@ export class FulfillmentService {
     const request = parseRequest(validateFulfillmentRequest, body, 'fulfillment request');
     const { OrderId: orderId, SessionId: sessionId } = request;
     // A known OrderId is answered before the cart is touched: a duplicate must not claim anything.
-    const known = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, orderId);
+    const known = await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId);
     if (known) return this.duplicate(orderId, sessionId, known.payload.sessionId);
     const cart = await this.claimCart(orderId, sessionId);
 
+    // A literal (one shape for every order), the optional field added after.
     const order: FulfillmentRequestedEvent = {
       orderId,
       sessionId,
@@ -150,9 +202,9 @@ export class FulfillmentService {
     };
     if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
 
-    const result = await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, orderId, order);
+    const result = await this.pipeline.submit<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId, order);
     if (result.duplicate) {
-      // Lost a race with a concurrent request for the same OrderId.
+      // Lost a race with a concurrent request for the same OrderId (its record may be compacted).
       if (result.record.payload.sessionId !== sessionId && cart) await this.releaseCart(sessionId, orderId);
       return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
     }
@@ -184,13 +236,13 @@ export class FulfillmentService {
       );
     }
     assertJson(metaData);
-    const order = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, orderId);
+    const order = await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId);
     if (!order)
       throw new HubtelError(
         'HUBTEL_NOT_FOUND',
         `complete(): no fulfillment request with OrderId ${orderId} is known (or its record expired)`,
       );
-    const accepted = await this.report(order.payload, status, metaData, 'app');
+    const accepted = await this.report(orderId, order.payload.sessionId, status, metaData, 'app');
     if (!accepted.ok) {
       if (accepted.existing.ServiceStatus === status) return;
       throw new HubtelError(
@@ -202,29 +254,36 @@ export class FulfillmentService {
 
   /** Where an order stands (undefined when unknown or expired from the store). */
   async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
-    const order = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, orderId);
+    const order = await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId);
     if (!order) return undefined;
-    const callback = await this.pipeline.get<CallbackJob>(SERVICE_APP_JOBS.callback, orderId);
+    const callback = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
+    let awaitingCompletion = false;
+    if (!callback && order.status === 'done') {
+      // A compacted record keeps no handler answers: done with no outcome recorded means deferred,
+      // unless that outcome is being recorded right now (or its recording failed: then, too,
+      // complete() is what reports it).
+      awaitingCompletion = order.compacted
+        ? !this.settling.has(orderId)
+        : combineOutcomes(order.results).kind === 'deferred';
+    }
+    const handler: FulfillmentOrderStatus['handler'] = { status: order.status, attempts: order.attempts };
+    if (order.lastError) handler.lastError = order.lastError;
     const status: FulfillmentOrderStatus = {
       orderId,
       sessionId: order.payload.sessionId,
       serviceCode: order.payload.serviceCode,
-      handler: {
-        status: order.status,
-        attempts: order.attempts,
-        ...(order.lastError ? { lastError: order.lastError } : {}),
-      },
-      awaitingCompletion:
-        !callback && order.status === 'done' && combineOutcomes(order.results).kind === 'deferred',
+      handler,
+      awaitingCompletion,
     };
     if (callback) {
+      const sent = callbackOf(callback);
       status.callback = {
-        serviceStatus: callback.payload.callback.ServiceStatus,
-        metaData: callback.payload.callback.MetaData,
+        serviceStatus: sent.ServiceStatus,
+        metaData: sent.MetaData,
         status: callback.status,
         attempts: callback.attempts,
-        ...(callback.lastError ? { lastError: callback.lastError } : {}),
       };
+      if (callback.lastError) status.callback.lastError = callback.lastError;
     }
     return status;
   }
@@ -298,7 +357,7 @@ export class FulfillmentService {
           409,
         );
       }
-      const claimed = await this.store.compareAndSet(key, entry.version, { ...cart, orderId });
+      const claimed = await this.store.compareAndSet(key, entry.version, orderedCart(cart, orderId));
       if (claimed) return claimed.value;
       // Another request changed the cart meanwhile (a concurrent duplicate): read it again.
     }
@@ -313,12 +372,23 @@ export class FulfillmentService {
     record: JobRecord<FulfillmentRequestedEvent>,
     outcome: 'done' | 'dead',
   ): Promise<void> {
+    try {
+      await this.settleHandlers(record, outcome);
+    } finally {
+      this.settling.delete(record.key);
+    }
+  }
+
+  private async settleHandlers(
+    record: JobRecord<FulfillmentRequestedEvent>,
+    outcome: 'done' | 'dead',
+  ): Promise<void> {
     const order = record.payload;
     if (outcome === 'dead') {
       this.logger.error(
         `Fulfillment of order ${order.orderId} gave up after ${record.attempts} attempt(s); reporting "failed"`,
       );
-      await this.report(order, 'failed', null, 'handler');
+      await this.report(order.orderId, order.sessionId, 'failed', null, 'handler');
       return;
     }
     const combined = combineOutcomes(record.results);
@@ -338,37 +408,39 @@ export class FulfillmentService {
       );
       metaData = null;
     }
-    await this.report(order, combined.status, metaData, 'handler');
+    await this.report(order.orderId, order.sessionId, combined.status, metaData, 'handler');
   }
 
   /** Records the callback job (set-if-absent on OrderId: the first outcome reported wins). */
   private async report(
-    order: FulfillmentRequestedEvent,
+    orderId: string,
+    sessionId: string,
     status: FulfillmentServiceStatus,
     metaData: unknown,
     reportedBy: 'handler' | 'app',
-  ): Promise<{ ok: true } | { ok: false; existing: FulfillmentCallback }> {
+  ): Promise<{ ok: true } | { ok: false; existing: CallbackSummary }> {
     const job: CallbackJob = {
       callback: {
-        SessionId: order.sessionId,
-        OrderId: order.orderId,
+        SessionId: sessionId,
+        OrderId: orderId,
         ServiceStatus: status,
         MetaData: metaData ?? null,
       },
       reportedBy,
     };
-    const result = await this.pipeline.submit(SERVICE_APP_JOBS.callback, order.orderId, job);
+    const result = await this.pipeline.submit<StoredCallback>(SERVICE_APP_JOBS.callback, orderId, job);
     if (result.duplicate) {
-      const existing = (result.record.payload as CallbackJob).callback;
+      // An accepted callback's record is compacted: its summary still says what was reported.
+      const existing = callbackOf(result.record);
       if (reportedBy === 'handler') {
         this.logger.log(
-          `Order ${order.orderId} was already reported as "${existing.ServiceStatus}"; the handler's "${status}" is not sent`,
+          `Order ${orderId} was already reported as "${existing.ServiceStatus}"; the handler's "${status}" is not sent`,
         );
       }
       return { ok: false, existing };
     }
     if (this.logger.isLevelEnabled('log'))
-      this.logger.log(`Order ${order.orderId}: fulfillment callback "${status}" queued`);
+      this.logger.log(`Order ${orderId}: fulfillment callback "${status}" queued`);
     return { ok: true };
   }
 
@@ -403,6 +475,25 @@ export class FulfillmentService {
       );
     }
   }
+}
+
+/**
+ * @internal The cart claimed by an order: a copy with `orderId`, field by field (a spread copy
+ * that gains a field takes V8's slow path, ~1 µs; this ~60 ns). Lists every StoredCart field.
+ */
+export function orderedCart(cart: StoredCart, orderId: string): StoredCart {
+  const ordered: StoredCart = {
+    sessionId: cart.sessionId,
+    flow: cart.flow,
+    serviceCode: cart.serviceCode,
+    mobile: cart.mobile,
+    item: cart.item,
+    data: cart.data,
+    createdAt: cart.createdAt,
+  };
+  if (cart.operator !== undefined) ordered.operator = cart.operator;
+  ordered.orderId = orderId;
+  return ordered;
 }
 
 function assertJson(value: unknown): void {

@@ -290,12 +290,16 @@ export class ServiceFlowService {
     answered: Answered | undefined,
   ): StepRun | Promise<StepRun> {
     const started = performance.now();
-    const data = { ...session.data };
+    // Copies (stored objects are shared by the versions of a session), built key by key: a spread
+    // copy that then gains a key takes V8's slow path (~0.5–1 µs per copy, every step).
+    let data: Record<string, unknown>;
     let selections = session.selections;
     if (answered) {
-      data[answered.field] = answered.value;
-      if (answered.option) selections = { ...selections, [answered.field]: answered.option };
+      data = copyWith(session.data, answered.field, answered.value);
+      if (answered.option) selections = copyWith(selections, answered.field, answered.option);
       else selections = selectionsWithout(selections, answered.field);
+    } else {
+      data = copyWith(session.data, undefined, undefined);
     }
     const info: FlowSessionInfo = {
       sessionId,
@@ -674,6 +678,21 @@ function without<T>(values: Record<string, T>, field: string): Record<string, T>
   if (!Object.hasOwn(values, field)) return values;
   const out: Record<string, T> = {};
   for (const key of Object.keys(values)) if (key !== field) out[key] = values[key]!;
+  return out;
+}
+
+/**
+ * A copy of `values` (none: an empty object) with `field` set to `value` when a field is given,
+ * built key by key. The data of a session has the keys its flow chose (entry fields, `ctx.set()`).
+ */
+function copyWith<T>(
+  values: Record<string, T> | undefined,
+  field: string | undefined,
+  value: T | undefined,
+): Record<string, T> {
+  const out: Record<string, T> = {};
+  if (values) for (const key of Object.keys(values)) out[key] = values[key]!;
+  if (field !== undefined) out[field] = value as T;
   return out;
 }
 
