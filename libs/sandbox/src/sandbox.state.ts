@@ -1,4 +1,4 @@
-import type { EventEmitter } from 'node:events';
+import { setMaxListeners, type EventEmitter } from 'node:events';
 import { HubtelConfigError, HubtelTimeoutError } from 'nestjs-hubtel';
 import { RecordLog } from './record-log.js';
 import {
@@ -231,6 +231,8 @@ export class SandboxState {
     this.sessions = new RecordLog(cap);
     this.fulfillmentCallbacks = new RecordLog(cap);
     this.requests = new RecordLog(cap);
+    // Every outbound call in flight listens on it; a busy sandbox has more than Node's 10 (no leak).
+    setMaxListeners(0, this.outbound.signal);
   }
 
   get logger(): SandboxLogger | undefined {

@@ -31,9 +31,6 @@ import { isoNow } from './service-app.time.js';
 import { cartKey } from './service-flow.service.js';
 import type { StoredCart } from './service-flow.types.js';
 
-/** Most orders tracked as settling (see `settling`); past it the set is cleared (a store failing). */
-const SETTLING_LIMIT = 10_000;
-
 /** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
 const EVENT_LISTS_LIMIT = 256;
 
@@ -75,6 +72,8 @@ interface CallbackJob {
 interface OrderSummary {
   sessionId: string;
   serviceCode: string | null;
+  /** Set when the handlers deferred (what `awaitingCompletion` needs once the answers are gone). */
+  deferred?: true;
 }
 
 /**
@@ -101,8 +100,7 @@ export interface FulfillmentOrderStatus {
   /** Your handlers: `pending`/`running` (retrying), `done`, `dead` (gave up: `failed` reported). */
   handler: { status: JobStatus; attempts: number; lastError?: string };
   /**
-   * True when the handlers deferred and no outcome was reported yet: call `complete()`. (Also when
-   * the handlers' own outcome could not be recorded, a store failure: `complete()` reports it.)
+   * True when the handlers deferred and no outcome was reported yet: call `complete()`.
    */
   awaitingCompletion: boolean;
   /** The callback, once an outcome was reported: `done` = accepted by the platform, `dead` = gave up at the deadline. */
@@ -128,11 +126,6 @@ export interface FulfillmentOrderStatus {
 export class FulfillmentService {
   private readonly logger = new ServiceAppLogger();
   private readonly eventLists = new Map<string, readonly string[]>();
-  /**
-   * Orders whose handlers are done and whose outcome is being recorded now (from the compacted
-   * record's write to the end of `afterHandlers`): getOrder() must not take them as deferred.
-   */
-  private readonly settling = new Set<string>();
   private static readonly catchAllEvents: readonly string[] = Object.freeze([ServiceAppEvents.Fulfillment]);
 
   constructor(
@@ -153,13 +146,12 @@ export class FulfillmentService {
       // Kept for 7 days after it is done, so a re-sent OrderId stays a duplicate: only what is
       // read then is kept. The handlers' answers go too: once done, an order either has a
       // callback record (its outcome) or was deferred (see getOrder). A dead order keeps all.
-      compactWhenDone: (order): OrderSummary => {
-        // Called just before the done record is written; afterHandlers (onSettled) follows it.
-        if (this.settling.size >= SETTLING_LIMIT) this.settling.clear();
-        this.settling.add(order.orderId);
-        return { sessionId: order.sessionId, serviceCode: order.serviceCode };
+      compactWhenDone: (order, record): OrderSummary => {
+        const summary: OrderSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
+        if (combineOutcomes(record.results).kind === 'deferred') summary.deferred = true;
+        return summary;
       },
-      onSettled: (record, outcome) => this.afterHandlers(record, outcome),
+      onSettled: (record, outcome) => this.settleHandlers(record, outcome),
     });
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
       run: (job) => this.client.send(job.callback),
@@ -259,11 +251,9 @@ export class FulfillmentService {
     const callback = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
     let awaitingCompletion = false;
     if (!callback && order.status === 'done') {
-      // A compacted record keeps no handler answers: done with no outcome recorded means deferred,
-      // unless that outcome is being recorded right now (or its recording failed: then, too,
-      // complete() is what reports it).
+      // A compacted record keeps no handler answers, only whether they deferred.
       awaitingCompletion = order.compacted
-        ? !this.settling.has(orderId)
+        ? order.payload.deferred === true
         : combineOutcomes(order.results).kind === 'deferred';
     }
     const handler: FulfillmentOrderStatus['handler'] = { status: order.status, attempts: order.attempts };
@@ -366,17 +356,6 @@ export class FulfillmentService {
       `The cart of session ${sessionId} is being changed concurrently; retry`,
       409,
     );
-  }
-
-  private async afterHandlers(
-    record: JobRecord<FulfillmentRequestedEvent>,
-    outcome: 'done' | 'dead',
-  ): Promise<void> {
-    try {
-      await this.settleHandlers(record, outcome);
-    } finally {
-      this.settling.delete(record.key);
-    }
   }
 
   private async settleHandlers(

@@ -170,8 +170,12 @@ describe('InboundPipeline', () => {
   it('compactWhenDone: a done record keeps only what recognises its key; duplicates stay duplicates; dead ones keep all', async () => {
     const { app, pipeline, handlers } = await setup();
     const settled: JobRecord[] = [];
+    const seenByCompact: JobRecord[] = [];
     pipeline.define<{ id: string; big: string }>(PAID, {
-      compactWhenDone: (payload) => ({ id: payload.id }),
+      compactWhenDone: (payload, record) => {
+        seenByCompact.push(record);
+        return { id: payload.id };
+      },
       onSettled: (record) => void settled.push(record),
     });
     await pipeline.submit(PAID, 'small', { id: 'small', big: 'x'.repeat(1000) });
@@ -188,8 +192,9 @@ describe('InboundPipeline', () => {
       updatedAt: expect.any(Number),
       compacted: true,
     });
-    // The hook still got the whole record.
+    // The hook still got the whole record, and so did compactWhenDone (to summarise results).
     expect(settled[0]).toMatchObject({ payload: { big: 'x'.repeat(1000) }, doneListeners: [0, 1] });
+    expect(seenByCompact[0]).toMatchObject({ status: 'done', attempts: 1, doneListeners: [0, 1] });
     // Sequential and concurrent duplicates are still recognised, and run nothing.
     const again = await Promise.all(
       [1, 2, 3].map(() => pipeline.submit(PAID, 'small', { id: 'small', big: '' })),

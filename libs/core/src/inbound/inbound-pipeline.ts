@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelError } from '../errors/hubtel.errors.js';
@@ -86,13 +87,13 @@ export interface JobDefinition<P = unknown> {
   retry?: Partial<JobRetryPolicy>;
   /**
    * Once the job is done, store a smaller record: its payload becomes what this returns (return
-   * undefined to drop it), and `results` and `doneListeners` are dropped; the record keeps its
+   * undefined to drop it; `record` is the full done record, `results` included), and `results` and `doneListeners` are dropped; the record keeps its
    * type, key, status, attempts and times and gets `compacted: true`. It still makes duplicates
    * of the key detectable for the record's whole retention (`recordTtlMs`), at a fraction of the
    * memory. For job types whose finished records nobody reads. Dead jobs keep everything (they
    * may be replayed by hand), and `onSettled` still receives the full record.
    */
-  compactWhenDone?: (payload: P) => unknown;
+  compactWhenDone?: (payload: P, record: JobRecord<P>) => unknown;
   /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */
   onSettled?: (record: JobRecord<P>, outcome: JobOutcome, error?: unknown) => Promise<void> | void;
 }
@@ -168,6 +169,8 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     this.prefix = `hubtel:${options.name}:job:`;
     this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS };
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    // Each job waiting to retry listens on it; hundreds may wait at once (not a leak).
+    setMaxListeners(0, this.stopping.signal);
   }
 
   /** Declares a job type. Call before submitting jobs of it (typically in a provider factory). */
@@ -552,7 +555,7 @@ function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
   return {
     type: done.type,
     key: done.key,
-    payload: definition.compactWhenDone!(done.payload),
+    payload: definition.compactWhenDone!(done.payload, done),
     status: 'done',
     attempts: done.attempts,
     doneListeners: NO_LISTENERS,
