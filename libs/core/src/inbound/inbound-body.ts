@@ -26,19 +26,30 @@ export function findHostileStructure(
 ): ValidationIssue | undefined {
   const maxDepth = limits.maxDepth ?? DEFAULT_MAX_DEPTH;
   const maxNodes = limits.maxNodes ?? DEFAULT_MAX_NODES;
-  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: body, path: '', depth: 0 }];
+  if (body === null || typeof body !== 'object') return undefined;
+  // Only objects and arrays are stacked, and a path is only built for those (or for a refusal):
+  // every inbound request runs this, so leaves cost a key check and nothing else.
+  const values: object[] = [body];
+  const paths: string[] = [''];
+  const depths: number[] = [0];
   let nodes = 0;
-  while (stack.length > 0) {
-    const { value, path, depth } = stack.pop()!;
-    if (value === null || typeof value !== 'object') continue;
+  while (values.length > 0) {
+    const value = values.pop()!;
+    const path = paths.pop()!;
+    const depth = depths.pop()!;
     if (++nodes > maxNodes)
       return { field: path || '(body)', message: `body has more than ${maxNodes} objects and arrays` };
     if (depth >= maxDepth)
       return { field: path || '(body)', message: `body is nested deeper than ${maxDepth} levels` };
     for (const key of Object.keys(value)) {
-      const field = path ? `${path}.${key}` : key;
-      if (PROTOTYPE_KEYS.has(key)) return { field, message: `key "${key}" is not allowed` };
-      stack.push({ value: (value as Record<string, unknown>)[key], path: field, depth: depth + 1 });
+      if (PROTOTYPE_KEYS.has(key))
+        return { field: path ? `${path}.${key}` : key, message: `key "${key}" is not allowed` };
+      const child = (value as Record<string, unknown>)[key];
+      if (child !== null && typeof child === 'object') {
+        values.push(child);
+        paths.push(path ? `${path}.${key}` : key);
+        depths.push(depth + 1);
+      }
     }
   }
   return undefined;
