@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     ``,
     `Run it: \`npm ci && npm run bench\` (about 8 minutes; writes this file), \`npm run bench -- --quick\` (under a minute, ` +
       `smaller samples, no profiles). Options: \`--only=inbound,sms,sessions,latency\`, \`--out=FILE\`, \`--profile[=S]\` / ` +
-      `\`--no-profile\`, \`--equal-load[=RATE]\` (CPU/req with every server offered the same req/s), \`--duration=S\`, \`--rounds=N\`, \`--connections=N\`, \`--adapters=express,fastify\`, ` +
+      `\`--no-profile\`, \`--equal-load[=RATE]\` (CPU/req with every server offered the same req/s), \`--keep-servers\` (one process per (d) server for every run), \`--duration=S\`, \`--rounds=N\`, \`--connections=N\`, \`--adapters=express,fastify\`, ` +
       `\`--variants=bare,plain,validated,module\`, \`--shapes=checkout-callback,service-flow,fulfillment\`, \`--recipients=N\`, ` +
       `\`--big-recipients=N\`, \`--sessions=N\`. Every server, sender and fake API runs in its own process (TypeScript ` +
       `sources through bench/loader, no build step; \`HUBTEL_BENCH_DIST=1\` measures the built dist/esm instead); CPU profiles ` +

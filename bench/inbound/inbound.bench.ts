@@ -94,6 +94,15 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
       for (const shapeName of shapes) {
         for (const server of order) {
           if (!server.serves(shapeName)) continue;
+          // The module's servers keep what they record (see below): each run gets a fresh
+          // process, so a run does not pay for the heap earlier runs left (the baselines keep
+          // nothing, so theirs stay up).
+          if (server.variant === 'module' && server.runs > 0 && !inbound.keepServers) {
+            if (!(await server.restart())) {
+              log(`  module/${server.adapter}: could not restart: ${server.failure}`);
+              continue;
+            }
+          }
           const result = await server.drive(shapeName, {
             connections: inbound.connections,
             durationSec: inbound.durationSec,
@@ -131,15 +140,15 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
       }
     }
     // The suite's servers keep what they recorded (the store's TTLs are hours to days): say how
-    // much they held at the end, since a larger heap makes garbage collection dearer.
+    // much one held at most, since a larger heap makes garbage collection dearer.
     for (const server of servers) {
       if (server.variant !== 'module' || !server.port) continue;
       // Every answered request must have run the host's code (handler or flow step): proof the
       // suite took its real path (verified, recorded, dispatched), not a refusal answered 200.
-      const { counts } = await server.child!.request('handled');
+      await server.collect();
       for (const shape of shapes) {
         const sent = answered.get(cellKey(shape, 'module', server.adapter)) ?? 0;
-        const ran = (counts as Record<string, number>)[shape] ?? 0;
+        const ran = server.handled[shape] ?? 0;
         const ok = ran >= sent && ran <= sent + inbound.connections * 2 * inbound.rounds;
         workNotes.push(
           `${server.adapter} ${SHAPES[shape].label}: ${fmt(ran)} handler runs for ${fmt(sent)} answers${ok ? '' : ' ⚠'}`,
@@ -147,8 +156,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         if (!ok)
           log(`  ⚠ module/${server.adapter} ${shape}: ${ran} handler runs for ${sent} answered requests`);
       }
-      const { memory } = await server.child!.request('memory');
-      heapNotes.push(`${server.adapter}: ${fmt((memory as NodeJS.MemoryUsage).heapUsed / 2 ** 20)} MB heap`);
+      heapNotes.push(`${server.adapter}: ${fmt(server.largestHeap / 2 ** 20)} MB heap`);
     }
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
@@ -166,8 +174,12 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
           `(open loop, undici, ${inbound.fixedSec} s): at saturation the idle side's wake-ups are charged to the busy side's write ` +
           `syscalls, which makes the slower server's CPU/req look worse than it is; at equal load neither side is saturated. `
         : '') +
-      `The (d) servers keep every session, order and callback record in their in-memory store for the store's TTLs, so they grow during ` +
-      `the run (at the end: ${heapNotes.join(', ') || 'n/a'}); the stateless baselines do not. ` +
+      (inbound.keepServers
+        ? `The (d) servers keep every session, order and callback record in their in-memory store for the store's TTLs, so they grow during ` +
+          `the run (at the end: ${heapNotes.join(', ') || 'n/a'}); the stateless baselines do not. `
+        : `The (d) servers keep every session, order and callback record in their in-memory store for the store's TTLs (the stateless baselines keep nothing), ` +
+          `so each (d) run gets a fresh server process (warm-up included), and no run pays for the heap earlier runs left ` +
+          `(largest heap after one run: ${heapNotes.join(', ') || 'n/a'}; \`--keep-servers\` keeps one process for every run instead). `) +
       `Check that (d) did the real work for every answer (host handler or flow step ran): ${workNotes.join('; ') || 'n/a'}.`,
   );
   for (const shapeName of shapes) {

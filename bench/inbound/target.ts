@@ -23,6 +23,13 @@ export class Target {
   private readonly sequences = new Map<ShapeName, IdSequence>();
   private readonly prepared = new Map<ShapeName, number>();
   private readonly tag = (serial++).toString(36);
+  private options: ChildOptions = {};
+  /** Measured runs driven on the current process. */
+  runs = 0;
+  /** Host handler runs per shape, summed over every process this target has had (module only). */
+  readonly handled: Record<string, number> = {};
+  /** Largest heap a process of this target held when it was replaced or asked (bytes). */
+  largestHeap = 0;
 
   constructor(
     readonly variant: Variant,
@@ -30,6 +37,8 @@ export class Target {
   ) {}
 
   async start(options: ChildOptions = {}): Promise<boolean> {
+    this.options = options;
+    this.runs = 0;
     this.child = new Child(
       'inbound/server.ts',
       [this.variant, this.adapter === '-' ? 'express' : this.adapter],
@@ -47,6 +56,28 @@ export class Target {
         .join(' ');
       return false;
     }
+  }
+
+  /**
+   * Replaces the server's process by a fresh one, after reading what the old one counted (host
+   * handler runs) and held (heap). The ids go on counting; what the new process needs for them is
+   * prepared again.
+   */
+  async restart(): Promise<boolean> {
+    await this.collect();
+    await this.stop();
+    for (const [shape, seq] of this.sequences) this.prepared.set(shape, seq.next);
+    return this.start(this.options);
+  }
+
+  /** Adds the current process's handler counts to `handled` and notes its heap (module only). */
+  async collect(): Promise<void> {
+    if (this.variant !== 'module' || !this.child || !this.port) return;
+    const { counts } = await this.child.request('handled');
+    for (const [shape, count] of Object.entries(counts as Record<string, number>))
+      this.handled[shape] = (this.handled[shape] ?? 0) + count;
+    const { memory } = await this.child.request('memory');
+    this.largestHeap = Math.max(this.largestHeap, (memory as NodeJS.MemoryUsage).heapUsed);
   }
 
   serves(shape: ShapeName): boolean {
@@ -78,6 +109,7 @@ export class Target {
     // Headroom: twice the rate seen in the warm-up (a warm server goes faster than the warm-up),
     // or a generous guess before any was seen, plus a second. Running short would answer 404s.
     const guess = load.rate ?? 20_000;
+    this.runs++;
     return drive(this.child!, {
       ...load,
       port: this.port!,

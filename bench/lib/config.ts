@@ -1,6 +1,6 @@
 /**
  * Command line of `npm run bench [-- --quick] [--only=inbound,sms,sessions,latency] [--out=FILE]
- * [--profile[=S] | --no-profile] [--equal-load[=RATE]] [--duration=S] [--rounds=N] [--connections=N] [--shapes=…]
+ * [--profile[=S] | --no-profile] [--equal-load[=RATE]] [--keep-servers] [--duration=S] [--rounds=N] [--connections=N] [--shapes=…]
  * [--variants=…] [--adapters=…] [--recipients=N] [--big-recipients=N] [--sessions=N]`.
  */
 export interface InboundConfig {
@@ -13,6 +13,8 @@ export interface InboundConfig {
   fixedSec: number;
   /** Seconds per shape of the CPU-profile pass; 0 skips it. */
   profileSec: number;
+  /** One process per module server for every run (its heap grows run after run). */
+  keepServers?: boolean;
   shapes?: string[];
   variants?: string[];
   adapters?: string[];
@@ -39,6 +41,7 @@ const KNOWN_FLAGS = [
   'profile',
   'no-profile',
   'equal-load',
+  'keep-servers',
   'connections',
   'duration',
   'rounds',
@@ -116,6 +119,7 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
     inbound.fixedRate = num('equal-load', 0) || inbound.fixedRate;
     inbound.fixedSec = Math.max(2, inbound.durationSec);
   }
+  inbound.keepServers = flags.has('keep-servers');
   inbound.shapes = list('shapes');
   inbound.variants = list('variants');
   inbound.adapters = list('adapters');
