@@ -80,8 +80,12 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     return this.values as Readonly<Partial<TData>>;
   }
 
-  /** The option chosen in the select prompt that filled `field` (default: the one just answered). */
-  selected(field: string | undefined = this.field): SelectOption | undefined {
+  /**
+   * The option chosen in the select prompt that filled `field` (default: the one just answered).
+   * Read-only: option objects are shared by every session at that prompt (and frozen), so copy
+   * one before changing it.
+   */
+  selected(field: string | undefined = this.field): Readonly<SelectOption> | undefined {
     return field === undefined ? undefined : this.choices[field];
   }
 
