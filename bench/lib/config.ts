@@ -27,7 +27,15 @@ export interface BenchConfig {
   only: Set<string>;
   out: string;
   inbound: InboundConfig;
-  sms: { recipients: number; bigRecipients: number; batchSize: number; concurrency: number; rounds: number };
+  sms: {
+    recipients: number;
+    bigRecipients: number;
+    /** Recipients each sender sends first, unmeasured, so its code is compiled (as in a running app). */
+    warmupRecipients: number;
+    batchSize: number;
+    concurrency: number;
+    rounds: number;
+  };
   sessions: { live: number; concurrent: number; durationSec: number; warmupSec: number; thinkMs: number };
   latency: { rate: number; durationSec: number; warmupSec: number; connections: number };
 }
@@ -132,6 +140,7 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
     sms: {
       recipients: num('recipients', full ? 100_000 : quick ? 10_000 : 1_000),
       bigRecipients: num('big-recipients', full ? 1_000_000 : 0),
+      warmupRecipients: full ? 10_000 : quick ? 2_000 : 0,
       batchSize: 100,
       concurrency: 8,
       rounds: full ? 3 : 1,
