@@ -1,10 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import {
-  accessOptionsOff,
-  mountController,
-  staticAccessOptions,
-  type HubtelRouteOptions,
-} from 'nestjs-hubtel';
+import { accessGuardNeeded, mountController, type HubtelRouteOptions } from 'nestjs-hubtel';
 import { CheckoutAccessGuard, CheckoutCallbackController } from './checkout-callback.controller.js';
 import { CHECKOUT_DEFAULT_CALLBACK_PATH, CHECKOUT_ROUTE } from './checkout.constants.js';
 import type { CheckoutModuleOptions, CheckoutRouteInfo } from './checkout.options.js';
@@ -39,9 +34,7 @@ export const {
       disabled: route.disabled === true,
     };
     // forRoot without access options needs no guard; forRootAsync may set them later: keep it.
-    const open = accessOptionsOff(
-      staticAccessOptions(definition, CHECKOUT_MODULE_OPTIONS, (options) => options.access),
-    );
+    const guarded = accessGuardNeeded(definition, CHECKOUT_MODULE_OPTIONS, (options) => options.access);
     return {
       ...definition,
       global: extras.isGlobal,
@@ -50,7 +43,7 @@ export const {
         : [
             mountController(CheckoutCallbackController, CHECKOUT_DEFAULT_CALLBACK_PATH, route, {
               guard: CheckoutAccessGuard,
-              needed: !open,
+              needed: guarded,
             }),
           ],
       providers: [...(definition.providers ?? []), { provide: CHECKOUT_ROUTE, useValue: info }],

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import { accessOptionsOff, staticAccessOptions } from 'nestjs-hubtel';
+import { accessGuardNeeded } from 'nestjs-hubtel';
 import { createServiceAppController } from './service-app.controller.js';
 import type { ServiceAppModuleExtras, ServiceAppModuleOptions } from './service-app.options.js';
 
@@ -12,13 +12,11 @@ export const {
   .setClassMethodName('forRoot')
   .setExtras<ServiceAppModuleExtras>({ isGlobal: false, routes: {} }, (definition, extras) => {
     // forRoot without access options needs no guard; forRootAsync may set them later: keep it.
-    const open = accessOptionsOff(
-      staticAccessOptions(definition, SERVICE_APP_MODULE_OPTIONS, (options) => options.access),
-    );
+    const guarded = accessGuardNeeded(definition, SERVICE_APP_MODULE_OPTIONS, (options) => options.access);
     return {
       ...definition,
       global: extras.isGlobal,
-      controllers: [...(definition.controllers ?? []), ...createServiceAppController(extras.routes, !open)],
+      controllers: [...(definition.controllers ?? []), ...createServiceAppController(extras.routes, guarded)],
     };
   })
   .build();

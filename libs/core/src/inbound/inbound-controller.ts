@@ -31,7 +31,7 @@ export interface HubtelRouteOptions {
 /**
  * The suite's access guard of a mounted controller (see `InboundAccessGuard`), and whether it is
  * needed. `needed: false` when the module's options are known, at mount time, to set no access
- * option (`forRoot` without `pathSecret`/`allowedIps`, see `staticAccessOptions`): then no guard
+ * option (`forRoot` without `pathSecret`/`allowedIps`, see `accessGuardNeeded`): then no guard
  * is mounted (Nest's guard path costs ~0.5–1 µs per request), and the handlers call
  * `InboundAccessPolicy.check` themselves, which, with nothing configured, only refuses a path
  * token (404) as the guard would have.
@@ -77,30 +77,29 @@ export function isAccessGuarded(controller: object): boolean {
 }
 
 /**
- * The module's access options when they are known at mount time: the options of `forRoot`
- * (a `useValue` provider under `optionsToken` in the dynamic module), `{}` when they set none.
- * Undefined for `forRootAsync` (options resolve later: the guard must stay).
+ * Whether a module's controller needs the suite's access guard (`MountedAccessGuard.needed`): false
+ * only when the module's options are known at mount time and set no access check, i.e. `forRoot`
+ * (its options are a `useValue` provider under `optionsToken`) without `pathSecret`/`allowedIps`.
+ * With `forRootAsync` the options resolve after the routes are fixed, so the guard stays.
  */
-export function staticAccessOptions(
+export function accessGuardNeeded(
   definition: DynamicModule,
   optionsToken: InjectionToken,
   pick: (options: Record<string, unknown>) => unknown,
-): InboundAccessOptions | undefined {
+): boolean {
   for (const provider of definition.providers ?? []) {
     if (typeof provider !== 'object' || provider === null || !('provide' in provider)) continue;
     if (provider.provide !== optionsToken || !('useValue' in provider)) continue;
     const options = provider.useValue as unknown;
-    if (options === null || typeof options !== 'object') return undefined;
+    if (options === null || typeof options !== 'object') return true;
     const access = pick(options as Record<string, unknown>);
-    if (access === undefined) return {};
-    return access !== null && typeof access === 'object' ? (access as InboundAccessOptions) : undefined;
+    if (access === undefined) return false;
+    // Anything but an object is left to the policy, which refuses it at bootstrap.
+    if (access === null || typeof access !== 'object') return true;
+    const { pathSecret, allowedIps } = access as InboundAccessOptions;
+    return pathSecret !== undefined || allowedIps !== undefined;
   }
-  return undefined;
-}
-
-/** True when these options (as `staticAccessOptions` found them) turn on no access check. */
-export function accessOptionsOff(options: InboundAccessOptions | undefined): boolean {
-  return options !== undefined && options.pathSecret === undefined && options.allowedIps === undefined;
+  return true;
 }
 
 /** A guard that applies an InboundAccessPolicy provided under `policyToken`. */
