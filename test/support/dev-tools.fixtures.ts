@@ -22,59 +22,13 @@ import {
 } from 'nestjs-hubtel/service-app';
 import { SmsModule, SmsService } from 'nestjs-hubtel/sms';
 import type { TestSandbox } from 'nestjs-hubtel/testing';
+import { BundleFlow } from './service-app.fixtures.js';
 
 /*
  * A small merchant app for the developer-tools tests: the contract's data-bundle service (phone
- * input, bundle select, AddToCart, fulfillment) and a checkout whose paid handler sends an SMS
+ * input, bundle select, AddToCart, fulfillment: the service-app tests' BundleFlow) and a checkout whose paid handler sends an SMS
  * receipt, configured against a test sandbox, as a user would.
  */
-
-export const BUNDLES = [
-  { Display: '1GB for GHS 5.00', Value: '1gb', Amount: 5 },
-  { Display: '5GB for GHS 20.00', Value: '5gb', Amount: 20 },
-];
-
-@ServiceFlow()
-export class DataBundleFlow {
-  @FlowStep({ start: true })
-  phone(ctx: FlowContext) {
-    return ctx.input({
-      message: 'Enter the mobile number to buy data for',
-      label: 'Mobile number',
-      fieldType: 'phone',
-      name: 'destination',
-    });
-  }
-
-  @FlowStep()
-  bundle(ctx: FlowContext<{ destination: string }>) {
-    return ctx.select({
-      message: `Choose a bundle for ${ctx.data.destination}`,
-      label: 'Bundles',
-      name: 'bundle',
-      options: BUNDLES,
-    });
-  }
-
-  @FlowStep()
-  confirm(ctx: FlowContext<{ destination: string; bundle: string }>) {
-    const option = ctx.selected()!;
-    return ctx.addToCart({
-      message: `You are buying ${option.Display} for ${ctx.data.destination}`,
-      label: 'Confirm purchase',
-      item: {
-        ItemName: option.Display,
-        Qty: 1,
-        Price: option.Amount,
-        ServiceData: {
-          destination: ctx.data.destination,
-          amount: option.Amount.toFixed(2),
-          bundle: option.Value,
-        },
-      },
-    });
-  }
-}
 
 /** A flow on ServiceCode `bye` that ends at once (release). */
 @ServiceFlow({ serviceCode: 'bye' })
@@ -174,7 +128,7 @@ export async function startBundleMerchant(
         }),
       ),
     ],
-    providers: [DataBundleFlow, GoodbyeFlow, MerchantLedger],
+    providers: [BundleFlow, GoodbyeFlow, MerchantLedger],
   })
   class MerchantModule {}
   const moduleRef = await Test.createTestingModule({ imports: [MerchantModule] }).compile();
