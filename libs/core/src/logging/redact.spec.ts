@@ -24,6 +24,30 @@ describe('maskPhoneNumbers', () => {
     const uuid = '3f930123-4567-4890-8123-430123456789';
     expect(maskPhoneNumbers(`order ${uuid} for 233241234567`)).toBe(`order ${uuid} for 233******567`);
     expect(maskPhoneNumbers('inv3f930123456789')).toBe('inv3f930123456789');
+    // A "0" and eight or more digits inside a dashless hex id (SessionIds, checkout ids).
+    expect(maskPhoneNumbers('session 7c9a0241234567b3e4 done')).toBe('session 7c9a0241234567b3e4 done');
+    expect(maskPhoneNumbers('session 0241234567b3e4, ab0241234567')).toBe(
+      'session 0241234567b3e4, ab0241234567',
+    );
+    expect(maskPhoneNumbers('ref (024) 123-4567x')).toBe('ref (024) 123-4567x');
+  });
+
+  it('never changes a dashless hex id (randomUUID without dashes, as the platform sends them)', () => {
+    // Seeded, so a failure reproduces; biased to digits so long digit runs inside ids are common.
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const hex = '0123456789abcdef';
+    let withRun = 0;
+    for (let n = 0; n < 5_000; n++) {
+      let id = '';
+      for (let i = 0; i < 32; i++)
+        id += next() < 0.85 ? String(Math.floor(next() * 10)) : hex[10 + Math.floor(next() * 6)];
+      if (!/^\d+$/.test(id) && /[a-f]\d{9,}[a-f]/.test(id)) withRun++;
+      if (/^\d+$/.test(id)) continue; // all digits: indistinguishable from a long number
+      const line = `Session ${id} added "Airtime for 233241234567"`;
+      expect(maskPhoneNumbers(line)).toBe(`Session ${id} added "Airtime for 233******567"`);
+    }
+    expect(withRun).toBeGreaterThan(1_000); // the sweep did cover ids with phone-length digit runs
   });
 
   it('leaves short numbers, amounts and dates alone', () => {

@@ -16,8 +16,13 @@ const SECRET_KEY =
 const DIGIT_RUN = /(?<![\dA-Za-z])(\+?)(\d{9,15})(?![\dA-Za-z])/g;
 /** UUIDs (order ids, session ids) are left alone: their digit runs are not phone numbers. */
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
-/** Written forms with separators: "+233 24 123 4567", "(024) 123-4567", "024 123 4567". */
-const FORMATTED = /(?<![\d])(?:\+|\(|0)[\d()][\d ()-]{6,}\d(?!\d)/g;
+/**
+ * Written forms with separators: "+233 24 123 4567", "(024) 123-4567", "024 123 4567". Bounded by
+ * non-alphanumerics like DIGIT_RUN: inside a hex id ("…ab0241234567cd…", the platform's dashless
+ * SessionIds and checkout ids) a "0" and eight digits are part of the id, and masking them made
+ * the id unsearchable in the logs.
+ */
+const FORMATTED = /(?<![\dA-Za-z])(?:\+|\(|0)[\d()][\d ()-]{6,}\d(?![\dA-Za-z])/g;
 
 /**
  * Masks a phone number, keeping the first three and last three digits:
