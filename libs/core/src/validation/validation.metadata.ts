@@ -441,13 +441,7 @@ export class ValidationPlanner {
     } catch {
       return false;
     }
-    const args: ValidationArguments = {
-      targetName,
-      property: metadata.propertyName,
-      object: {},
-      value: undefined,
-      constraints: metadata.constraints,
-    };
+    const args = validationArgs(targetName, metadata, {}, undefined);
     for (const probe of probeValues(metadata.constraints ?? [])) {
       let expected: unknown;
       try {
@@ -467,13 +461,7 @@ export class ValidationPlanner {
     builtIn: (() => ValidatorConstraintInterface) | undefined,
   ): string | undefined {
     if (metadata.message instanceof Function) return undefined;
-    const args: ValidationArguments = {
-      targetName,
-      property: metadata.propertyName,
-      object: {},
-      value: undefined,
-      constraints: metadata.constraints,
-    };
+    const args = validationArgs(targetName, metadata, {}, undefined);
     let template: string;
     if (metadata.message) template = metadata.message;
     else if (!builtIn)
@@ -501,13 +489,7 @@ export class ValidationPlanner {
     instance: () => ValidatorConstraintInterface,
   ): MessageFn {
     return (object, value) => {
-      const args: ValidationArguments = {
-        targetName,
-        property: metadata.propertyName,
-        object,
-        value,
-        constraints: metadata.constraints,
-      };
+      const args = validationArgs(targetName, metadata, object, value);
       try {
         let message: string | ((args: ValidationArguments) => string) = metadata.message || '';
         if (!metadata.message) {
@@ -524,13 +506,9 @@ export class ValidationPlanner {
   /** `@ValidateNested()` on a non-object: class-validator passes the class itself as the object. */
   private nestedMessage(metadata: CvMetadata): Pick<NestedPlan, 'staticMessage' | 'message'> {
     const target = metadata.target as Function;
-    const argsFor = (value: unknown): ValidationArguments => ({
-      targetName: target.constructor ? target.constructor.name : (undefined as unknown as string),
-      property: metadata.propertyName,
-      object: target,
-      value,
-      constraints: metadata.constraints,
-    });
+    const targetName = target.constructor ? target.constructor.name : (undefined as unknown as string);
+    const argsFor = (value: unknown): ValidationArguments =>
+      validationArgs(targetName, metadata, target, value);
     const message = (value: unknown): string => {
       try {
         return String(replaceMessageTokens(metadata.message, argsFor(value)) ?? '');
@@ -545,6 +523,16 @@ export class ValidationPlanner {
     }
     return { staticMessage, message };
   }
+}
+
+/** The arguments class-validator hands a constraint and its message for one value. */
+function validationArgs(
+  targetName: string,
+  metadata: CvMetadata,
+  object: object,
+  value: unknown,
+): ValidationArguments {
+  return { targetName, property: metadata.propertyName, object, value, constraints: metadata.constraints };
 }
 
 /**
@@ -568,13 +556,7 @@ function runner(
 ): (object: object, value: unknown, skipEach: boolean) => boolean {
   const settle = (result: unknown): boolean => !isPromiseLike(result) && !!result;
   return (object, value, skipEach) => {
-    const args: ValidationArguments = {
-      targetName,
-      property: metadata.propertyName,
-      object,
-      value,
-      constraints: metadata.constraints,
-    };
+    const args = validationArgs(targetName, metadata, object, value);
     try {
       const validator = instance();
       if (!metadata.each || !(Array.isArray(value) || value instanceof Set || value instanceof Map)) {
