@@ -574,7 +574,12 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
       store.failWrites = /^hubtel:checkout:job:/;
       const refused = await t.post(body);
       expect(refused.status).toBe(503);
-      expect(refused.body).toMatchObject({ statusCode: 503, code: 'HUBTEL_UNAVAILABLE' });
+      expect(refused.body).toStrictEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        code: 'HUBTEL_UNAVAILABLE',
+        message: 'The checkout callback could not be recorded; send it again later',
+      });
       await t.service.drain();
       await settle();
       expect(t.handlers.paidCalls).toBe(0);

@@ -365,7 +365,12 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
     const down = await post(`${m.url}/api/fulfillment`, { OrderId: orderId, SessionId: session.sessionId });
     expect(down).toMatchObject({
       status: 503,
-      body: { statusCode: 503, error: 'Service Unavailable', code: 'HUBTEL_UNAVAILABLE' },
+      body: {
+        statusCode: 503,
+        error: 'Service Unavailable',
+        code: 'HUBTEL_UNAVAILABLE',
+        message: 'The fulfillment request could not be recorded; send it again later',
+      },
     });
     const flow = await post(`${m.url}/api/service-flow`, initiation());
     expect(flow).toMatchObject({

@@ -8,6 +8,7 @@ import {
   invalidBodyError,
   isAccessGuarded,
   maskPhoneNumbers,
+  unrecordedError,
   type InboundRequestLike,
 } from 'nestjs-hubtel';
 import { CHECKOUT_ACCESS_POLICY, CHECKOUT_RESOLVED_OPTIONS } from './checkout.constants.js';
@@ -86,11 +87,7 @@ export class CheckoutCallbackController {
       this.logger.error(
         `Could not record a checkout callback: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
       );
-      throw inboundHttpError(
-        503,
-        'HUBTEL_UNAVAILABLE',
-        'The callback could not be recorded; send it again later',
-      );
+      throw unrecordedError('checkout callback');
     }
     return { received: true };
   }

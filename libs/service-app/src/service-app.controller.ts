@@ -6,6 +6,7 @@ import {
   PATH_SECRET_PARAM,
   inboundHttpError,
   invalidBodyError,
+  unrecordedError,
   isAccessGuarded,
   mountController,
   type InboundRequestLike,
@@ -103,11 +104,7 @@ async function answer<T>(what: string, call: () => Promise<T>): Promise<T> {
       throw inboundHttpError(error.httpStatus ?? 409, `HUBTEL_${error.reason}`, error.message);
     if (error instanceof HttpException) throw error;
     logger.error(`A ${what} could not be handled: ${error instanceof Error ? error.message : String(error)}`);
-    throw inboundHttpError(
-      503,
-      'HUBTEL_UNAVAILABLE',
-      `The ${what} could not be recorded; send it again later`,
-    );
+    throw unrecordedError(what);
   }
 }
 

@@ -44,3 +44,15 @@ export function invalidBodyError(issues: ValidationIssue[], what = 'request body
   const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
   return inboundHttpError(400, 'HUBTEL_INVALID_BODY', `Invalid ${what}: ${summary}${more}`, issues);
 }
+
+/**
+ * 503 for a request the store could not record: not acknowledged, so the platform may send it
+ * again later (a 500 would say the request itself was at fault).
+ */
+export function unrecordedError(what: string): HttpException {
+  return inboundHttpError(
+    503,
+    'HUBTEL_UNAVAILABLE',
+    `The ${what} could not be recorded; send it again later`,
+  );
+}
