@@ -1,0 +1,86 @@
+import { HubtelError } from 'nestjs-hubtel';
+
+/** A re-check's wait was cut by the app shutting down: the confirmation stays recorded, unfinished. */
+export class CheckoutRecheckInterruptedError extends HubtelError {
+  constructor(key: string) {
+    super(
+      'HUBTEL_SEND_ABORTED',
+      `Confirmation ${key} stopped waiting for its next status check: shutting down`,
+    );
+  }
+}
+
+/**
+ * The paid-callback confirmations this process submits or runs, by job key. A confirmation whose
+ * status check does not show the payment yet waits before checking again; a later callback for the
+ * same round (a duplicate by key) cuts that wait short here instead of being dropped, so a genuine
+ * callback that follows a forged one is confirmed at once, not after the forged one's backoff.
+ * Nudges coalesce (one pending nudge per key), so duplicates never queue up status checks.
+ */
+export class CheckoutRechecks {
+  /** Holders per key: the submitting callback and the running job (so duplicates know it is ours). */
+  private readonly holders = new Map<string, number>();
+  private readonly nudged = new Set<string>();
+  private readonly wakers = new Map<string, () => void>();
+  private readonly stopping = new AbortController();
+
+  hold(key: string): void {
+    this.holders.set(key, (this.holders.get(key) ?? 0) + 1);
+  }
+
+  release(key: string): void {
+    const left = (this.holders.get(key) ?? 0) - 1;
+    if (left > 0) {
+      this.holders.set(key, left);
+      return;
+    }
+    this.holders.delete(key);
+    this.nudged.delete(key);
+  }
+
+  /**
+   * Asks the confirmation of `key` to check again now: wakes its wait, or (while it is checking)
+   * makes it check once more before waiting. False when no confirmation of that key is here.
+   */
+  nudge(key: string): boolean {
+    if (!this.holders.has(key)) return false;
+    const wake = this.wakers.get(key);
+    if (wake) wake();
+    else this.nudged.add(key);
+    return true;
+  }
+
+  /** True, once, when a nudge came while the confirmation was not waiting. */
+  takeNudge(key: string): boolean {
+    return this.nudged.delete(key);
+  }
+
+  /** Waits `ms`, less when nudged. @throws CheckoutRecheckInterruptedError on shutdown. */
+  wait(key: string, ms: number): Promise<void> {
+    const signal = this.stopping.signal;
+    if (signal.aborted) return Promise.reject(new CheckoutRecheckInterruptedError(key));
+    return new Promise<void>((resolve, reject) => {
+      const cleanup = () => {
+        clearTimeout(timer);
+        if (this.wakers.get(key) === wake) this.wakers.delete(key);
+        signal.removeEventListener('abort', abort);
+      };
+      const wake = () => {
+        cleanup();
+        resolve();
+      };
+      const abort = () => {
+        cleanup();
+        reject(new CheckoutRecheckInterruptedError(key));
+      };
+      const timer = setTimeout(wake, ms);
+      this.wakers.set(key, wake);
+      signal.addEventListener('abort', abort, { once: true });
+    });
+  }
+
+  /** Ends every wait (shutdown). */
+  stop(): void {
+    this.stopping.abort();
+  }
+}
