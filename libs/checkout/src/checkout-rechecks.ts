@@ -16,12 +16,15 @@ export class CheckoutRecheckInterruptedError extends HubtelError {
  * same round (a duplicate by key) cuts that wait short here instead of being dropped, so a genuine
  * callback that follows a forged one is confirmed at once, not after the forged one's backoff.
  * Nudges coalesce (one pending nudge per key), so duplicates never queue up status checks.
+ * The latest nudging callback is kept: when the payment shows, its details (the payer's) are the
+ * ones reported, not those of an earlier callback that came before anything was paid.
  */
-export class CheckoutRechecks {
+export class CheckoutRechecks<T> {
   /** Holders per key: the submitting callback and the running job (so duplicates know it is ours). */
   private readonly holders = new Map<string, number>();
   private readonly nudged = new Set<string>();
   private readonly wakers = new Map<string, () => void>();
+  private readonly latestByKey = new Map<string, T>();
   private readonly stopping = new AbortController();
 
   hold(key: string): void {
@@ -36,18 +39,25 @@ export class CheckoutRechecks {
     }
     this.holders.delete(key);
     this.nudged.delete(key);
+    this.latestByKey.delete(key);
   }
 
   /**
    * Asks the confirmation of `key` to check again now: wakes its wait, or (while it is checking)
    * makes it check once more before waiting. False when no confirmation of that key is here.
    */
-  nudge(key: string): boolean {
+  nudge(key: string, latest: T): boolean {
     if (!this.holders.has(key)) return false;
+    this.latestByKey.set(key, latest);
     const wake = this.wakers.get(key);
     if (wake) wake();
     else this.nudged.add(key);
     return true;
+  }
+
+  /** What the latest nudge of `key` brought, if any. */
+  latest(key: string): T | undefined {
+    return this.latestByKey.get(key);
   }
 
   /** True, once, when a nudge came while the confirmation was not waiting. */

@@ -88,7 +88,8 @@ const METADATA_MAX_BYTES = 4096;
 @Injectable()
 export class CheckoutService implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('HubtelCheckout');
-  private readonly rechecks = new CheckoutRechecks();
+  /** Waiting re-checks, nudged by repeated callbacks (which bring their own evidence). */
+  private readonly rechecks = new CheckoutRechecks<Pick<ConfirmJob, 'callback' | 'sourceAddress'>>();
   /** Confirmation keys this process submitted and holds until the job settles. */
   private readonly submitted = new Set<string>();
   /** One-off status checks asked by callbacks whose confirmation runs elsewhere, by reference. */
@@ -283,7 +284,7 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
         return { outcome: 'accepted', clientReference: ref, claim };
       }
       this.rechecks.release(key);
-      this.confirmationInProgress(key, ref, claim, submitted.record.status);
+      this.confirmationInProgress(key, job, submitted.record.status);
       return { outcome: 'duplicate', clientReference: ref, claim };
     }
     const result =
@@ -319,14 +320,16 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
    * earlier callback of this round is waiting to re-check) makes it check again now: the genuine
    * callback after a forged one is confirmed at once. Anything else is a duplicate, said so.
    */
-  private confirmationInProgress(key: string, ref: string, claim: string, status: JobStatus): void {
+  private confirmationInProgress(key: string, job: ConfirmJob, status: JobStatus): void {
+    const { claim } = job;
+    const ref = job.callback.Data.ClientReference;
     if (claim !== 'paid' || (status !== 'pending' && status !== 'running')) {
       this.logger.debug?.(
         `Duplicate ${claim} callback for ${ref} ignored: it was already confirmed (${status})`,
       );
       return;
     }
-    if (this.rechecks.nudge(key)) {
+    if (this.rechecks.nudge(key, job)) {
       this.logger.debug?.(
         `Another paid callback for ${ref} while its confirmation waits: checking its status now`,
       );
@@ -381,7 +384,8 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
       let status: CheckoutTransactionStatus | undefined;
       for (let check = 0; ; check++) {
         status = await this.api.findStatus(ref);
-        if (status?.paid) return await this.settleConfirmed(job, status, invoice);
+        if (status?.paid)
+          return await this.settleConfirmed(this.rechecks.latest(key) ?? job, status, invoice);
         if (check >= delays.length) break;
         // A callback that came while this check ran: check again at once (it counts as a re-check).
         if (!this.rechecks.takeNudge(key)) await this.rechecks.wait(key, delays[check]!);
@@ -397,7 +401,8 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
       // A callback of this round that came after the last check: one more check for it.
       if (this.rechecks.takeNudge(key)) {
         status = await this.api.findStatus(ref);
-        if (status?.paid) return await this.settleConfirmed(job, status, invoice);
+        if (status?.paid)
+          return await this.settleConfirmed(this.rechecks.latest(key) ?? job, status, invoice);
       }
       this.settlement.reject({
         reason: 'NOT_CONFIRMED',
@@ -415,7 +420,7 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
 
   /** The status check says Paid: verified against the invoice, then settled once. */
   private async settleConfirmed(
-    job: ConfirmJob,
+    job: Pick<ConfirmJob, 'callback' | 'sourceAddress'>,
     status: CheckoutTransactionStatus,
     invoice: CheckoutInvoice,
   ): Promise<void> {
