@@ -133,6 +133,25 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
     });
   });
 
+  it('a forged "Success" whose confirmation gave up (status check down) does not hold back the genuine payment', async () => {
+    await start({ attempts: 0 });
+    const created = await invoice('fg-dead');
+    const down = sandbox.faults.add({ match: { api: 'status' }, status: 503 });
+    await t.post(callbackBody({ ref: 'fg-dead', checkoutId: created.checkoutId, amount: 12.5 }));
+    await t.handlers.waitFor('dead');
+    await t.service.drain();
+    expect(t.handlers.events.dead[0]).toMatchObject({ key: 'fg-dead:paid' });
+    down.remove();
+
+    await sandbox.pay('fg-dead');
+    await t.service.drain();
+    expect(t.handlers.paidCalls).toBe(1);
+    expect(t.handlers.events.paid[0]).toMatchObject({
+      clientReference: 'fg-dead',
+      confirmedByStatusCheck: true,
+    });
+  });
+
   it('a status check lagging behind its own callback is re-checked, and the payment counted', async () => {
     await start({ attempts: 3, delayMs: 10, maxDelayMs: 40 });
     await invoice('fg-lag');

@@ -109,8 +109,10 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
       run: (job, { record }) => this.confirm(job, record.key),
       // Once confirmed, the record only needs to recognise a re-sent callback: the body goes.
       compactWhenDone: () => undefined,
-      onSettled: (record) => {
+      onSettled: async (record, outcome) => {
         if (this.submitted.delete(record.key)) this.rechecks.release(record.key);
+        // Gave up (the status check kept failing): its round must not hold back the next callback.
+        if (outcome === 'dead' && record.payload.claim === 'paid') await this.endRound(record.payload);
       },
     });
     checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
@@ -325,7 +327,7 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
     const ref = job.callback.Data.ClientReference;
     if (claim !== 'paid' || (status !== 'pending' && status !== 'running')) {
       this.logger.debug?.(
-        `Duplicate ${claim} callback for ${ref} ignored: it was already confirmed (${status})`,
+        `Duplicate ${claim} callback for ${ref} ignored: its confirmation is already ${status}`,
       );
       return;
     }
@@ -392,12 +394,7 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
         invoice = await this.invoices.get(ref);
         if (!invoice || invoice.status === 'paid') return;
       }
-      const round = job.round ?? 0;
-      await this.invoices.update(ref, (current) =>
-        (current.confirmRound ?? 0) === round
-          ? changeInvoice(current, { confirmRound: round + 1 })
-          : undefined,
-      );
+      await this.endRound(job);
       // A callback of this round that came after the last check: one more check for it.
       if (this.rechecks.takeNudge(key)) {
         status = await this.api.findStatus(ref);
@@ -416,6 +413,14 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
     } finally {
       this.rechecks.release(key);
     }
+  }
+
+  /** Moves the invoice past the job's confirmation round (unless another ending did already). */
+  private async endRound(job: ConfirmJob): Promise<void> {
+    const round = job.round ?? 0;
+    await this.invoices.update(job.callback.Data.ClientReference, (current) =>
+      (current.confirmRound ?? 0) === round ? changeInvoice(current, { confirmRound: round + 1 }) : undefined,
+    );
   }
 
   /** The status check says Paid: verified against the invoice, then settled once. */
