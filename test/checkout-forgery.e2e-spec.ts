@@ -1,5 +1,6 @@
 import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import { CaptureLogger } from './support/capture-logger.js';
 import {
   ADAPTERS,
   callbackBody,
@@ -25,7 +26,10 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
     sandbox.reset();
   });
 
-  async function start(recheck: { attempts?: number; delayMs?: number; maxDelayMs?: number }) {
+  async function start(
+    recheck: { attempts?: number; delayMs?: number; maxDelayMs?: number },
+    logger?: CaptureLogger,
+  ) {
     const urls = sandbox.baseUrls();
     const options: CheckoutModuleOptions = {
       ...sandbox.credentials.api,
@@ -38,7 +42,7 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
       reconciliation: { enabled: false },
       verification: { recheck },
     };
-    t = await startCheckoutApp(adapter, options);
+    t = await startCheckoutApp(adapter, options, {}, undefined, logger ?? false);
     return t;
   }
 
@@ -150,6 +154,36 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
       clientReference: 'fg-dead',
       confirmedByStatusCheck: true,
     });
+  });
+
+  it('copies of a callback cost at most one status check each and start no new round; an ignored duplicate is logged', async () => {
+    const logger = new CaptureLogger();
+    await start({ attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 }, logger);
+    const created = await invoice('fg-copies');
+    const forged = callbackBody({ ref: 'fg-copies', checkoutId: created.checkoutId, amount: 12.5 });
+    await t.post(forged);
+    await untilStatusChecks(1);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => t.post(forged)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    await untilStatusChecks(2); // copies get a check now, not after the minute
+    expect(statusChecks()).toBeLessThanOrEqual(11);
+    // The round is still the first one: copies never end it early to start others.
+    expect((await t.service.getInvoice('fg-copies'))!.confirmRound).toBeUndefined();
+    expect(t.handlers.events.rejected).toHaveLength(0);
+
+    await sandbox.pay('fg-copies');
+    await t.service.drain();
+    expect(t.handlers.paidCalls).toBe(1);
+    const before = statusChecks();
+    await t.post(forged); // after the payment: a duplicate, ignored without a status check, and said so
+    await t.service.drain();
+    expect(statusChecks()).toBe(before);
+    expect(t.handlers.paidCalls).toBe(1);
+    expect(
+      logger.lines.some(
+        (l) => l.level === 'debug' && /Duplicate paid callback for fg-copies ignored/.test(l.message),
+      ),
+    ).toBe(true);
   });
 
   it('a status check lagging behind its own callback is re-checked, and the payment counted', async () => {

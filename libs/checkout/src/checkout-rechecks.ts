@@ -13,9 +13,10 @@ export class CheckoutRecheckInterruptedError extends HubtelError {
 /**
  * The paid-callback confirmations this process submits or runs, by job key. A confirmation whose
  * status check does not show the payment yet waits before checking again; a later callback for the
- * same round (a duplicate by key) cuts that wait short here instead of being dropped, so a genuine
- * callback that follows a forged one is confirmed at once, not after the forged one's backoff.
- * Nudges coalesce (one pending nudge per key), so duplicates never queue up status checks.
+ * same round (a duplicate by key) gets one status check now through it instead of being dropped,
+ * so a genuine callback that follows a forged one is confirmed at once, not after the forged
+ * one's backoff; the wait then resumes to its scheduled time. Nudges coalesce (one pending nudge
+ * per key), so copies arriving together share one check.
  * The latest nudging callback is kept: when the payment shows, its details (the payer's) are the
  * ones reported, not those of an earlier callback that came before anything was paid.
  */
@@ -65,11 +66,22 @@ export class CheckoutRechecks<T> {
     return this.nudged.delete(key);
   }
 
-  /** Waits `ms`, less when nudged. @throws CheckoutRecheckInterruptedError on shutdown. */
-  wait(key: string, ms: number): Promise<void> {
+  /**
+   * Waits until `due` (epoch ms). True as soon as a nudge comes (or came while not waiting):
+   * check now, then wait again; false once `due` is reached.
+   * @throws CheckoutRecheckInterruptedError on shutdown.
+   */
+  async waitUntil(key: string, due: number): Promise<boolean> {
+    if (this.takeNudge(key)) return true;
+    const ms = due - Date.now();
+    if (ms <= 0) return false;
+    return this.wait(key, ms);
+  }
+
+  private wait(key: string, ms: number): Promise<boolean> {
     const signal = this.stopping.signal;
     if (signal.aborted) return Promise.reject(new CheckoutRecheckInterruptedError(key));
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<boolean>((resolve, reject) => {
       const cleanup = () => {
         clearTimeout(timer);
         if (this.wakers.get(key) === wake) this.wakers.delete(key);
@@ -77,13 +89,17 @@ export class CheckoutRechecks<T> {
       };
       const wake = () => {
         cleanup();
-        resolve();
+        resolve(true);
+      };
+      const due = () => {
+        cleanup();
+        resolve(false);
       };
       const abort = () => {
         cleanup();
         reject(new CheckoutRecheckInterruptedError(key));
       };
-      const timer = setTimeout(wake, ms);
+      const timer = setTimeout(due, ms);
       this.wakers.set(key, wake);
       signal.addEventListener('abort', abort, { once: true });
     });

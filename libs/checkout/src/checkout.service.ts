@@ -384,13 +384,24 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
     try {
       const delays = recheckDelays(this.options.verification.recheck);
       let status: CheckoutTransactionStatus | undefined;
+      // The schedule is fixed from the first check: callbacks add checks, never shorten the round
+      // (so copies of a callback cannot end it early and start new rounds one after another).
+      let due = Date.now();
       for (let check = 0; ; check++) {
         status = await this.api.findStatus(ref);
         if (status?.paid)
           return await this.settleConfirmed(this.rechecks.latest(key) ?? job, status, invoice);
         if (check >= delays.length) break;
-        // A callback that came while this check ran: check again at once (it counts as a re-check).
-        if (!this.rechecks.takeNudge(key)) await this.rechecks.wait(key, delays[check]!);
+        due += delays[check]!;
+        // Until the next scheduled check, another callback of this round gets one check now
+        // (copies arriving together, or during that check, share it).
+        while (await this.rechecks.waitUntil(key, due)) {
+          invoice = await this.invoices.get(ref);
+          if (!invoice || invoice.status === 'paid') return;
+          status = await this.api.findStatus(ref);
+          if (status?.paid)
+            return await this.settleConfirmed(this.rechecks.latest(key) ?? job, status, invoice);
+        }
         invoice = await this.invoices.get(ref);
         if (!invoice || invoice.status === 'paid') return;
       }
