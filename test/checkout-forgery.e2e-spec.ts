@@ -1,3 +1,4 @@
+import { MemoryStore } from 'nestjs-hubtel';
 import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { CaptureLogger } from './support/capture-logger.js';
@@ -26,12 +27,13 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
     sandbox.reset();
   });
 
-  async function start(
-    recheck: { attempts?: number; delayMs?: number; maxDelayMs?: number },
-    logger?: CaptureLogger,
-  ) {
+  function options(recheck: {
+    attempts?: number;
+    delayMs?: number;
+    maxDelayMs?: number;
+  }): CheckoutModuleOptions {
     const urls = sandbox.baseUrls();
-    const options: CheckoutModuleOptions = {
+    return {
       ...sandbox.credentials.api,
       baseUrls: { checkout: urls.checkout, status: urls.status },
       posSalesId: sandbox.posSalesId,
@@ -42,7 +44,13 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
       reconciliation: { enabled: false },
       verification: { recheck },
     };
-    t = await startCheckoutApp(adapter, options, {}, undefined, logger ?? false);
+  }
+
+  async function start(
+    recheck: { attempts?: number; delayMs?: number; maxDelayMs?: number },
+    logger?: CaptureLogger,
+  ) {
+    t = await startCheckoutApp(adapter, options(recheck), {}, undefined, logger ?? false);
     return t;
   }
 
@@ -184,6 +192,36 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
         (l) => l.level === 'debug' && /Duplicate paid callback for fg-copies ignored/.test(l.message),
       ),
     ).toBe(true);
+  });
+
+  it('two instances sharing a store: the genuine callback reaching the other instance is checked there at once', async () => {
+    const store = new MemoryStore({ sweepIntervalMs: 0 });
+    const waitLong = { attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 };
+    t = await startCheckoutApp(adapter, { ...options(waitLong), store });
+    const other = await startCheckoutApp(adapter, { ...options(waitLong), store });
+    try {
+      // The platform calls the other instance; the forger calls this one.
+      const created = await t.service.createInvoice({
+        totalAmount: 12.5,
+        description: 'Data bundle 5GB',
+        clientReference: 'fg-two',
+        callbackUrl: other.callbackUrl,
+      });
+      await t.post(callbackBody({ ref: 'fg-two', checkoutId: created.checkoutId, amount: 12.5 }));
+      await untilStatusChecks(1);
+      await sandbox.pay('fg-two');
+      await other.service.drain();
+      expect(other.handlers.paidCalls).toBe(1);
+      expect(other.handlers.events.paid[0]).toMatchObject({
+        clientReference: 'fg-two',
+        confirmedByStatusCheck: true,
+      });
+      expect(await t.service.getInvoice('fg-two')).toMatchObject({ status: 'paid' });
+    } finally {
+      await other.close();
+    }
+    await t.close(); // cuts the first instance's wait short
+    expect(t.handlers.paidCalls + other.handlers.paidCalls).toBe(1);
   });
 
   it('a status check lagging behind its own callback is re-checked, and the payment counted', async () => {

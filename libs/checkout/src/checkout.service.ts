@@ -302,8 +302,9 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
    */
   async drain(): Promise<void> {
     // A confirmation job submits its event before it settles, so pipeline.drain() sees that too.
-    await this.pipeline.drain();
+    // One-off checks first: the payment one records is a pipeline job to wait for too.
     while (this.checking.size > 0) await Promise.allSettled([...this.checking.values()]);
+    await this.pipeline.drain();
     await this.settlement.drain();
   }
 
