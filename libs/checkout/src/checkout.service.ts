@@ -359,7 +359,7 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
   /**
    * Confirms a recorded callback through the status check (a pipeline job: throwing retries it).
    * A paid claim the status check does not show yet is re-checked with backoff (the platform's
-   * check can lag behind its callback; another callback cuts the wait short), then rejected
+   * check can lag behind its callback; another callback of the round gets a check at once), then rejected
    * (`NOT_CONFIRMED`) and left to the reconciler, and its round ends so that it holds nothing a
    * later callback needs.
    */
