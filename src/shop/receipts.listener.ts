@@ -23,6 +23,9 @@ import { formatGhs } from './catalog.js';
 import { OrdersService } from './orders.service.js';
 import { ShopSettings } from './shop.settings.js';
 
+/** What the order page says after a failed payment attempt. */
+export const FAILED_ATTEMPT_TEXT = 'The payment did not go through. You can try again.';
+
 /**
  * What the shop does with the checkout module's outcomes. The module runs `@OnCheckoutPaid()`
  * once per paid invoice (retrying it if it throws), whether the news came by callback or by the
@@ -97,10 +100,10 @@ export class ReceiptsListener {
 
   @OnCheckoutFailed()
   onFailed(event: CheckoutFailedEvent): void {
-    this.orders.markFailed(
-      event.clientReference,
-      event.reason ?? `The payment failed (${event.responseCode ?? event.status})`,
-    );
+    // An attempt failed, not the order: the payer can still pay it, and a later payment wins
+    // (markPaid). The shop's own words only: the callback's Description (event.reason) is text
+    // from whoever sent the callback, and a forged one could tell the buyer anything.
+    this.orders.markFailed(event.clientReference, FAILED_ATTEMPT_TEXT);
   }
 
   @OnCheckoutExpired()

@@ -36,6 +36,11 @@ export interface CheckoutInvoice {
   attention?: { reason: CheckoutRejectionReason; message: string; at: string };
   /** The caller's `metadata`. */
   metadata?: Record<string, unknown>;
+  /**
+   * Confirmation rounds of paid callbacks that the status check did not confirm. Each ended round
+   * moves this on, so the next callback is confirmed afresh rather than taken for a duplicate.
+   */
+  confirmRound?: number;
 }
 
 /**
@@ -73,6 +78,8 @@ export function changeInvoice(current: CheckoutInvoice, changes: Partial<Checkou
   if (failure !== undefined) next.failure = failure;
   const attention = changes.attention ?? current.attention;
   if (attention !== undefined) next.attention = attention;
+  const confirmRound = changes.confirmRound ?? current.confirmRound;
+  if (confirmRound !== undefined) next.confirmRound = confirmRound;
   return next;
 }
 

@@ -207,6 +207,7 @@ describe('changeInvoice', () => {
     failure: { status: 'Failed', at: '2024-01-01T00:00:01.000Z' },
     attention: { reason: 'AMOUNT_MISMATCH', message: 'x', at: '2024-01-01T00:00:03.000Z' },
     metadata: { orderId: 7 },
+    confirmRound: 2,
   };
 
   it('copies every field, applies changes, never mutates, adds no undefined keys', () => {

@@ -121,4 +121,15 @@ describe('CheckoutVerifier', () => {
       reason: 'NOT_CONFIRMED',
     });
   });
+
+  it('checks a paid status answer is in the invoice currency (GHS); one that names none is judged on its amount', () => {
+    const status = { clientReference: 'r1', status: 'Paid', paid: true, amount: 10.1 };
+    expect(verifier.verifyPaidStatus({ ...status, currencyCode: 'GHS' }, invoice)).toEqual({ ok: true });
+    expect(verifier.verifyPaidStatus({ ...status, currencyCode: ' ghs ' }, invoice)).toEqual({ ok: true });
+    expect(verifier.verifyPaidStatus({ ...status, currencyCode: '' }, invoice)).toEqual({ ok: true });
+    expect(verifier.verifyPaidStatus({ ...status, currencyCode: 'USD' }, invoice)).toMatchObject({
+      ok: false,
+      reason: 'CURRENCY_MISMATCH',
+    });
+  });
 });

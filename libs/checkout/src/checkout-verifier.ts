@@ -3,9 +3,16 @@ import type { CheckoutInvoice } from './checkout-invoice.store.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
 import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
+import { CHECKOUT_CURRENCY } from './checkout.constants.js';
 
 /** What a callback claims happened. */
 export type CallbackClaim = 'paid' | 'failed' | 'pending';
+
+/** What the checks need of the verification options. */
+export type AmountVerification = Pick<
+  ResolvedCheckoutOptions['verification'],
+  'amountTolerance' | 'allowOverpayment'
+>;
 
 export type Verdict = { ok: true } | { ok: false; reason: CheckoutRejectionReason; message: string };
 
@@ -33,11 +40,7 @@ function cents(value: number): number {
  * True when `paid` is close enough to `expected`: the larger of the absolute and percent
  * tolerances, both ways; any excess when over-payment is allowed.
  */
-export function amountMatches(
-  paid: number,
-  expected: number,
-  verification: ResolvedCheckoutOptions['verification'],
-): boolean {
+export function amountMatches(paid: number, expected: number, verification: AmountVerification): boolean {
   const difference = cents(paid) - cents(expected);
   const { absolute, percent } = verification.amountTolerance;
   const allowed = Math.max(cents(absolute), Math.floor((cents(expected) * percent) / 100 + 1e-9));
@@ -53,7 +56,7 @@ function money(value: number): string {
  * "Verified before believed": the checks every claim passes before it can count.
  */
 export class CheckoutVerifier {
-  constructor(private readonly verification: ResolvedCheckoutOptions['verification']) {}
+  constructor(private readonly verification: AmountVerification) {}
 
   /** Checks a callback against the invoice this app recorded for its `ClientReference`. */
   verifyCallback(
@@ -96,6 +99,15 @@ export class CheckoutVerifier {
         ok: false,
         reason: 'NOT_CONFIRMED',
         message: `The status check answered for clientReference "${status.clientReference}", not "${invoice.clientReference}"`,
+      };
+    }
+    // An answer without a currency is judged on its amount; one that names another is not this invoice's.
+    const currency = status.currencyCode?.trim();
+    if (currency && currency.toUpperCase() !== CHECKOUT_CURRENCY) {
+      return {
+        ok: false,
+        reason: 'CURRENCY_MISMATCH',
+        message: `The status check reports a payment in ${currency.slice(0, 8)}, not in the ${CHECKOUT_CURRENCY} invoiced for ${invoice.clientReference}`,
       };
     }
     if (status.amount === undefined || !amountMatches(status.amount, invoice.amount, this.verification)) {

@@ -28,6 +28,12 @@ export const CHECKOUT_WATCH_PREFIX = `${CHECKOUT_KEY_PREFIX}watch:`;
 /** Default route of the web callback (`POST /hubtel/checkout/callback`). */
 export const CHECKOUT_DEFAULT_CALLBACK_PATH = 'hubtel/checkout/callback';
 
+/**
+ * The currency of every invoice: the initiate request carries none, and the platform's checkout is
+ * in Ghana cedis (platform facts). A status check in another currency is not this invoice's payment.
+ */
+export const CHECKOUT_CURRENCY = 'GHS';
+
 /** The contract's limit on `clientReference`. */
 export const CLIENT_REFERENCE_MAX_LENGTH = 32;
 
@@ -46,6 +52,14 @@ export const CHECKOUT_DEFAULTS = Object.freeze({
   reconcileMaxIntervalMs: 60 * 60_000,
   /** After this long an unpaid invoice is given up on (`expired` event) and no longer checked. */
   reconcileGiveUpAfterMs: 24 * 3600_000,
+  /**
+   * A status check that does not yet show a callback's payment (the platform's check can lag
+   * behind its own callback) is asked again this many times, `recheckDelayMs` apart at first,
+   * doubling up to `recheckMaxDelayMs`: 2 s, 4 s, 8 s.
+   */
+  recheckAttempts: 3,
+  recheckDelayMs: 2_000,
+  recheckMaxDelayMs: 10_000,
   /** Status checks run at once by one reconciliation pass. */
   reconcileConcurrency: 4,
   /** Invoices are kept this long (they are what verifies a callback). */

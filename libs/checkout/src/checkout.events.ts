@@ -126,7 +126,12 @@ export class CheckoutFailedEvent {
  * - `NOT_CONFIRMED`: the callback says paid but the transaction status check does not.
  */
 export type CheckoutRejectionReason =
-  'UNKNOWN_REFERENCE' | 'CHECKOUT_ID_MISMATCH' | 'AMOUNT_MISMATCH' | 'NOT_CONFIRMED';
+  | 'UNKNOWN_REFERENCE'
+  | 'CHECKOUT_ID_MISMATCH'
+  | 'AMOUNT_MISMATCH'
+  /** The status check reports the payment in another currency than the invoice's (GHS). */
+  | 'CURRENCY_MISMATCH'
+  | 'NOT_CONFIRMED';
 
 /** Payload of `CheckoutEvents.Rejected`. Nothing was paid: treat it as an alert (a forgery, a misconfiguration). */
 export class CheckoutRejectedEvent {

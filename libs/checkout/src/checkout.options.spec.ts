@@ -14,6 +14,8 @@ describe('resolveCheckoutOptions', () => {
       amountTolerance: { absolute: 0, percent: 0 },
       allowOverpayment: false,
       confirmWithStatusCheck: false,
+      // Seconds-scale: a status check lagging behind its callback is asked again at 2, 4 and 8 s.
+      recheck: { attempts: 3, delayMs: 2000, maxDelayMs: 10_000 },
     });
     expect(o.reconciliation).toMatchObject({
       enabled: false,
@@ -79,6 +81,19 @@ describe('resolveCheckoutOptions', () => {
       'checkout.verification.amountTolerance.absolute',
     ],
     [{ verification: { allowOverpayment: 'true' } }, 'checkout.verification.allowOverpayment'],
+    [{ verification: { recheck: 3 } }, 'checkout.verification.recheck'],
+    [{ verification: { recheck: { attempts: -1 } } }, 'checkout.verification.recheck.attempts'],
+    [{ verification: { recheck: { attempts: 1.5 } } }, 'checkout.verification.recheck.attempts'],
+    [{ verification: { recheck: { delayMs: 120_000 } } }, 'checkout.verification.recheck.delayMs'],
+    [
+      { verification: { recheck: { delayMs: 5000, maxDelayMs: 1000 } } },
+      'checkout.verification.recheck.maxDelayMs',
+    ],
+    // Ten waits of a minute do not fit in the confirmation job's lease.
+    [
+      { verification: { recheck: { attempts: 10, delayMs: 60_000, maxDelayMs: 60_000 } } },
+      'checkout.verification.recheck',
+    ],
     [{ posSalesId: '1', reconciliation: { intervalMs: 0 } }, 'checkout.reconciliation.intervalMs'],
     [
       { posSalesId: '1', reconciliation: { intervalMs: 1000, maxIntervalMs: 10 } },

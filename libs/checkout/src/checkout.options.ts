@@ -47,6 +47,22 @@ export interface CheckoutVerificationOptions {
    * `posSalesId` is set (the status check needs it), false otherwise.
    */
   confirmWithStatusCheck?: boolean;
+  /**
+   * With `confirmWithStatusCheck`: how a status check that does not show the callback's payment
+   * yet is asked again before the callback is rejected (`NOT_CONFIRMED`) and left to the
+   * reconciler. The platform's status check can lag behind its own callback.
+   */
+  recheck?: CheckoutRecheckOptions;
+}
+
+/** Re-checks of a callback's payment whose status check does not show it yet. */
+export interface CheckoutRecheckOptions {
+  /** Checks after the first one (0: reject at once). Default 3. */
+  attempts?: number;
+  /** Wait before the first re-check; each next one waits twice as long. Default 2000 ms. */
+  delayMs?: number;
+  /** Longest wait between two re-checks. Default 10000 ms. */
+  maxDelayMs?: number;
 }
 
 export interface CheckoutReconciliationOptions {
@@ -141,6 +157,7 @@ export interface ResolvedCheckoutOptions {
     amountTolerance: { absolute: number; percent: number };
     allowOverpayment: boolean;
     confirmWithStatusCheck: boolean;
+    recheck: { attempts: number; delayMs: number; maxDelayMs: number };
   };
   reconciliation: {
     enabled: boolean;
@@ -159,6 +176,11 @@ export interface ResolvedCheckoutOptions {
 
 const PREFIX = 'checkout';
 const MAX_DELAY_MS = 30 * 24 * 3600_000;
+/**
+ * Re-checks run inside the confirmation job, which holds the pipeline's lease (5 minutes) while
+ * it waits: all of them must fit well inside it.
+ */
+const MAX_RECHECK_TOTAL_MS = 4 * 60_000;
 
 function section(raw: Record<string, unknown>, key: string): Record<string, unknown> {
   const value = raw[key];
@@ -172,6 +194,13 @@ function isStore(value: unknown): value is HubtelStore {
   const s = value as Record<string, unknown>;
   return ['get', 'setIfAbsent', 'compareAndSet', 'set', 'delete', 'scan'].every(
     (m) => typeof s[m] === 'function',
+  );
+}
+
+/** The waits before each re-check: `delayMs`, doubling, at most `maxDelayMs` each. */
+export function recheckDelays(recheck: ResolvedCheckoutOptions['verification']['recheck']): number[] {
+  return Array.from({ length: recheck.attempts }, (_, index) =>
+    Math.min(recheck.maxDelayMs, recheck.delayMs * 2 ** index),
   );
 }
 
@@ -236,6 +265,38 @@ export function resolveCheckoutOptions(
     assertOptionsObject(verificationRaw.amountTolerance, `${PREFIX}.verification.amountTolerance`);
     toleranceRaw = verificationRaw.amountTolerance;
   }
+  let recheckRaw: Record<string, unknown> = {};
+  if (verificationRaw.recheck !== undefined) {
+    assertOptionsObject(verificationRaw.recheck, `${PREFIX}.verification.recheck`);
+    recheckRaw = verificationRaw.recheck;
+  }
+  const recheckDelayMs = resolveNumber(
+    recheckRaw.delayMs,
+    `${PREFIX}.verification.recheck.delayMs`,
+    CHECKOUT_DEFAULTS.recheckDelayMs,
+    { min: 0, max: 60_000 },
+  );
+  const recheck = {
+    attempts: resolveNumber(
+      recheckRaw.attempts,
+      `${PREFIX}.verification.recheck.attempts`,
+      CHECKOUT_DEFAULTS.recheckAttempts,
+      { min: 0, max: 10 },
+    ),
+    delayMs: recheckDelayMs,
+    maxDelayMs: resolveNumber(
+      recheckRaw.maxDelayMs,
+      `${PREFIX}.verification.recheck.maxDelayMs`,
+      Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheckDelayMs),
+      { min: recheckDelayMs, max: 60_000 },
+    ),
+  };
+  if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {
+    throw new HubtelConfigError(
+      `${PREFIX}.verification.recheck`,
+      `the re-checks' waits add up to more than ${MAX_RECHECK_TOTAL_MS} ms; use fewer attempts or shorter delays (the reconciler checks later ones)`,
+    );
+  }
   const verification = {
     amountTolerance: {
       absolute: resolveNumber(toleranceRaw.absolute, `${PREFIX}.verification.amountTolerance.absolute`, 0, {
@@ -258,6 +319,7 @@ export function resolveCheckoutOptions(
       `${PREFIX}.verification.confirmWithStatusCheck`,
       posSalesId !== undefined,
     ),
+    recheck,
   };
   if (verification.confirmWithStatusCheck && posSalesId === undefined) {
     throw new HubtelConfigError(

@@ -1,19 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import {
   HubtelError,
   HubtelUnknownOutcomeError,
   HubtelValidationError,
   MemoryStore,
+  maskPhoneNumbers,
   normalizeMsisdn,
   type InboundPipeline,
   type HubtelStore,
+  type JobStatus,
   type ValidationIssue,
 } from 'nestjs-hubtel';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
 import { CheckoutReconciler, type CheckoutReconcileResult } from './checkout-reconciler.js';
+import { CheckoutRechecks } from './checkout-rechecks.js';
 import { CheckoutSettlement, paymentFromStatus } from './checkout-settlement.js';
 import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
 import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
@@ -26,7 +35,7 @@ import {
   DESCRIPTION_FORBIDDEN_CHARACTERS,
 } from './checkout.constants.js';
 import type { CheckoutPaymentInfo, CheckoutRejectionReason } from './checkout.events.js';
-import type { ResolvedCheckoutOptions } from './checkout.options.js';
+import { recheckDelays, type ResolvedCheckoutOptions } from './checkout.options.js';
 import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 import type {
   CheckoutInitiateRequestBody,
@@ -40,6 +49,17 @@ interface ConfirmJob {
   claim: Exclude<CallbackClaim, 'pending'>;
   callback: CheckoutCallbackDto;
   sourceAddress?: string;
+  /** The invoice's confirmation round it belongs to (absent: 0). */
+  round?: number;
+}
+
+/**
+ * The confirmation job's key. A paid claim's key names the invoice's round: a round that ended
+ * unconfirmed moves the invoice to the next one, so it never makes a later callback a duplicate.
+ * Round 0 keeps the key `<ref>:paid` (records written before rounds existed stay recognised).
+ */
+function confirmKey(ref: string, claim: ConfirmJob['claim'], round: number): string {
+  return claim === 'paid' && round > 0 ? `${ref}:paid:${round}` : `${ref}:${claim}`;
 }
 
 /** What became of a callback. The HTTP answer does not reveal it (see the callback controller). */
@@ -66,8 +86,14 @@ const METADATA_MAX_BYTES = 4096;
  * is only believed once verified, and its event runs exactly once.
  */
 @Injectable()
-export class CheckoutService implements OnApplicationShutdown {
+export class CheckoutService implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('HubtelCheckout');
+  /** Waiting re-checks, nudged by repeated callbacks (which bring their own evidence). */
+  private readonly rechecks = new CheckoutRechecks<Pick<ConfirmJob, 'callback' | 'sourceAddress'>>();
+  /** Confirmation keys this process submitted and holds until the job settles. */
+  private readonly submitted = new Set<string>();
+  /** One-off status checks asked by callbacks whose confirmation runs elsewhere, by reference. */
+  private readonly checking = new Map<string, Promise<void>>();
 
   constructor(
     @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
@@ -80,9 +106,14 @@ export class CheckoutService implements OnApplicationShutdown {
     @Inject(CheckoutReconciler) private readonly reconciler: CheckoutReconciler,
   ) {
     pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, {
-      run: (job) => this.confirm(job),
+      run: (job, { record }) => this.confirm(job, record.key),
       // Once confirmed, the record only needs to recognise a re-sent callback: the body goes.
       compactWhenDone: () => undefined,
+      onSettled: async (record, outcome) => {
+        if (this.submitted.delete(record.key)) this.rechecks.release(record.key);
+        // Gave up (the status check kept failing): its round must not hold back the next callback.
+        if (outcome === 'dead' && record.payload.claim === 'paid') await this.endRound(record.payload);
+      },
     });
     checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
   }
@@ -228,6 +259,9 @@ export class CheckoutService implements OnApplicationShutdown {
       return { outcome: 'rejected', clientReference: ref, claim, reason: verdict.reason };
     }
     if (invoice!.status === 'paid' || (claim === 'failed' && invoice!.status !== 'pending')) {
+      this.logger.debug?.(
+        `Duplicate ${claim} callback for ${ref} ignored: the invoice is already ${invoice!.status}`,
+      );
       return { outcome: 'duplicate', clientReference: ref, claim };
     }
 
@@ -235,8 +269,25 @@ export class CheckoutService implements OnApplicationShutdown {
       // The validated callback is already a fresh plain object (the compiled validator builds one): recorded as is.
       const job: ConfirmJob = { claim, callback };
       if (context.sourceAddress !== undefined) job.sourceAddress = context.sourceAddress;
-      const { duplicate } = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, `${ref}:${claim}`, job);
-      return { outcome: duplicate ? 'duplicate' : 'accepted', clientReference: ref, claim };
+      const round = claim === 'paid' ? (invoice!.confirmRound ?? 0) : 0;
+      if (round > 0) job.round = round;
+      const key = confirmKey(ref, claim, round);
+      // Held before submitting: a concurrent duplicate must find the new job to be ours.
+      this.rechecks.hold(key);
+      let submitted: Awaited<ReturnType<InboundPipeline['submit']>>;
+      try {
+        submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
+      } catch (error) {
+        this.rechecks.release(key);
+        throw error;
+      }
+      if (!submitted.duplicate) {
+        this.submitted.add(key);
+        return { outcome: 'accepted', clientReference: ref, claim };
+      }
+      this.rechecks.release(key);
+      this.confirmationInProgress(key, job, submitted.record.status);
+      return { outcome: 'duplicate', clientReference: ref, claim };
     }
     const result =
       claim === 'paid'
@@ -251,8 +302,15 @@ export class CheckoutService implements OnApplicationShutdown {
    */
   async drain(): Promise<void> {
     // A confirmation job submits its event before it settles, so pipeline.drain() sees that too.
+    // One-off checks first: the payment one records is a pipeline job to wait for too.
+    while (this.checking.size > 0) await Promise.allSettled([...this.checking.values()]);
     await this.pipeline.drain();
     await this.settlement.drain();
+  }
+
+  beforeApplicationShutdown(): void {
+    // Re-checks waiting stop now; their jobs stay recorded (a persistent store resumes them).
+    this.rechecks.stop();
   }
 
   onApplicationShutdown(): void {
@@ -260,42 +318,145 @@ export class CheckoutService implements OnApplicationShutdown {
     if (this.options.store === undefined && this.store instanceof MemoryStore) this.store.close();
   }
 
-  /** Confirms a recorded callback through the status check (a pipeline job: throwing retries it). */
-  private async confirm(job: ConfirmJob): Promise<void> {
+  /**
+   * A callback whose confirmation key is taken. A paid claim whose confirmation still runs (an
+   * earlier callback of this round is waiting to re-check) makes it check again now: the genuine
+   * callback after a forged one is confirmed at once. Anything else is a duplicate, said so.
+   */
+  private confirmationInProgress(key: string, job: ConfirmJob, status: JobStatus): void {
+    const { claim } = job;
     const ref = job.callback.Data.ClientReference;
-    const invoice = await this.invoices.get(ref);
+    if (claim !== 'paid' || (status !== 'pending' && status !== 'running')) {
+      this.logger.debug?.(
+        `Duplicate ${claim} callback for ${ref} ignored: its confirmation is already ${status}`,
+      );
+      return;
+    }
+    if (this.rechecks.nudge(key, job)) {
+      this.logger.debug?.(
+        `Another paid callback for ${ref} while its confirmation waits: checking its status now`,
+      );
+      return;
+    }
+    // The confirmation runs in another instance (or was left by a crash): one check from here.
+    if (this.checking.has(ref)) return;
+    this.logger.debug?.(
+      `Another paid callback for ${ref} while another instance confirms it: checking its status now`,
+    );
+    const check = this.reconciler
+      .checkInvoice(ref)
+      .then(
+        () => undefined,
+        (error: unknown) =>
+          this.logger.warn(
+            `Status check of ${ref} for a repeated callback failed: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
+          ),
+      )
+      .finally(() => this.checking.delete(ref));
+    this.checking.set(ref, check);
+  }
+
+  /**
+   * Confirms a recorded callback through the status check (a pipeline job: throwing retries it).
+   * A paid claim the status check does not show yet is re-checked with backoff (the platform's
+   * check can lag behind its callback; another callback of the round gets a check at once), then rejected
+   * (`NOT_CONFIRMED`) and left to the reconciler, and its round ends so that it holds nothing a
+   * later callback needs.
+   */
+  private async confirm(job: ConfirmJob, key: string): Promise<void> {
+    const ref = job.callback.Data.ClientReference;
+    let invoice = await this.invoices.get(ref);
     if (!invoice || invoice.status === 'paid') return;
-    // Undefined: the platform knows no such transaction, nothing was paid. Errors are retried.
-    const status = await this.api.findStatus(ref);
     const { sourceAddress } = job;
-    if (status?.paid) {
-      const verdict = this.verifier.verifyPaidStatus(status, invoice);
-      if (!verdict.ok) {
-        this.settlement.reject({ ...verdict, clientReference: ref, invoice, status, sourceAddress });
-        return;
-      }
-      await this.settlement.paid({
-        ...paidFromCallback(job.callback, true),
-        amountPaid: status.amount!,
-        payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) },
+    if (job.claim === 'failed') {
+      // Undefined: the platform knows no such transaction, nothing was paid. Errors are retried.
+      const status = await this.api.findStatus(ref);
+      if (status?.paid) return this.settleConfirmed(job, status, invoice);
+      await this.settlement.failed({
+        ...failedFromCallback(job.callback),
+        ...(status
+          ? { payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) } }
+          : {}),
       });
       return;
     }
-    if (job.claim === 'paid') {
+
+    this.rechecks.hold(key);
+    try {
+      const delays = recheckDelays(this.options.verification.recheck);
+      let status: CheckoutTransactionStatus | undefined;
+      // The schedule is fixed from the first check: callbacks add checks, never shorten the round
+      // (so copies of a callback cannot end it early and start new rounds one after another).
+      let due = Date.now();
+      for (let check = 0; ; check++) {
+        status = await this.api.findStatus(ref);
+        if (status?.paid)
+          return await this.settleConfirmed(this.rechecks.latest(key) ?? job, status, invoice);
+        if (check >= delays.length) break;
+        due += delays[check]!;
+        // Until the next scheduled check, another callback of this round gets one check now
+        // (copies arriving together, or during that check, share it).
+        while (await this.rechecks.waitUntil(key, due)) {
+          invoice = await this.invoices.get(ref);
+          if (!invoice || invoice.status === 'paid') return;
+          status = await this.api.findStatus(ref);
+          if (status?.paid)
+            return await this.settleConfirmed(this.rechecks.latest(key) ?? job, status, invoice);
+        }
+        invoice = await this.invoices.get(ref);
+        if (!invoice || invoice.status === 'paid') return;
+      }
+      await this.endRound(job);
+      // A callback of this round that came after the last check: one more check for it.
+      if (this.rechecks.takeNudge(key)) {
+        status = await this.api.findStatus(ref);
+        if (status?.paid)
+          return await this.settleConfirmed(this.rechecks.latest(key) ?? job, status, invoice);
+      }
       this.settlement.reject({
         reason: 'NOT_CONFIRMED',
-        message: `The callback says ${ref} was paid, but the status check says ${status ? `"${status.status}"` : 'it has no such transaction'}`,
+        message: `The callback says ${ref} was paid, but the status check says ${status ? `"${status.status}"` : 'it has no such transaction'} (checked ${delays.length + 1} times)`,
         clientReference: ref,
         invoice,
         callback: job.callback,
         status,
         sourceAddress,
       });
+    } finally {
+      this.rechecks.release(key);
+    }
+  }
+
+  /** Moves the invoice past the job's confirmation round (unless another ending did already). */
+  private async endRound(job: ConfirmJob): Promise<void> {
+    const round = job.round ?? 0;
+    await this.invoices.update(job.callback.Data.ClientReference, (current) =>
+      (current.confirmRound ?? 0) === round ? changeInvoice(current, { confirmRound: round + 1 }) : undefined,
+    );
+  }
+
+  /** The status check says Paid: verified against the invoice, then settled once. */
+  private async settleConfirmed(
+    job: Pick<ConfirmJob, 'callback' | 'sourceAddress'>,
+    status: CheckoutTransactionStatus,
+    invoice: CheckoutInvoice,
+  ): Promise<void> {
+    const ref = invoice.clientReference;
+    const verdict = this.verifier.verifyPaidStatus(status, invoice);
+    if (!verdict.ok) {
+      this.settlement.reject({
+        ...verdict,
+        clientReference: ref,
+        invoice,
+        status,
+        sourceAddress: job.sourceAddress,
+      });
       return;
     }
-    await this.settlement.failed({
-      ...failedFromCallback(job.callback),
-      ...(status ? { payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) } } : {}),
+    await this.settlement.paid({
+      ...paidFromCallback(job.callback, true),
+      amountPaid: status.amount!,
+      payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) },
     });
   }
 

@@ -14,6 +14,7 @@ export {
   type CheckoutModuleOptions,
   type CheckoutVerificationOptions,
   type CheckoutAmountToleranceOptions,
+  type CheckoutRecheckOptions,
   type CheckoutReconciliationOptions,
   type CheckoutHandlerOptions,
   type ResolvedCheckoutOptions,
@@ -25,6 +26,7 @@ export {
   CHECKOUT_KEY_PREFIX,
   CHECKOUT_DEFAULTS,
   CHECKOUT_CONFIRM_JOB,
+  CHECKOUT_CURRENCY,
   CLIENT_REFERENCE_MAX_LENGTH,
   DESCRIPTION_FORBIDDEN_CHARACTERS,
 } from './checkout.constants.js';

@@ -1,0 +1,294 @@
+import { MemoryStore } from 'nestjs-hubtel';
+import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
+import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import { CaptureLogger } from './support/capture-logger.js';
+import {
+  ADAPTERS,
+  callbackBody,
+  settle,
+  startCheckoutApp,
+  type CheckoutTestApp,
+} from './support/checkout-harness.js';
+
+/**
+ * Forged callbacks that used to hold back a genuine payment (issue 11), against the sandbox over
+ * real HTTP, with reconciliation OFF: only the callback path can deliver the payment here.
+ */
+describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter) => {
+  let sandbox: HubtelSandbox;
+  let t: CheckoutTestApp;
+
+  beforeAll(async () => {
+    sandbox = await HubtelSandbox.start();
+  });
+  afterAll(() => sandbox.stop());
+  afterEach(async () => {
+    await t?.close();
+    sandbox.reset();
+  });
+
+  function options(recheck: {
+    attempts?: number;
+    delayMs?: number;
+    maxDelayMs?: number;
+  }): CheckoutModuleOptions {
+    const urls = sandbox.baseUrls();
+    return {
+      ...sandbox.credentials.api,
+      baseUrls: { checkout: urls.checkout, status: urls.status },
+      posSalesId: sandbox.posSalesId,
+      returnUrl: 'https://shop.example.test/return',
+      cancellationUrl: 'https://shop.example.test/cancel',
+      retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
+      handlers: { retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 10 } },
+      reconciliation: { enabled: false },
+      verification: { recheck },
+    };
+  }
+
+  async function start(
+    recheck: { attempts?: number; delayMs?: number; maxDelayMs?: number },
+    logger?: CaptureLogger,
+  ) {
+    t = await startCheckoutApp(adapter, options(recheck), {}, undefined, logger ?? false);
+    return t;
+  }
+
+  async function invoice(ref: string) {
+    return t.service.createInvoice({
+      totalAmount: 12.5,
+      description: 'Data bundle 5GB',
+      clientReference: ref,
+      callbackUrl: t.callbackUrl,
+    });
+  }
+
+  /** Status checks the sandbox has answered so far. */
+  function statusChecks(): number {
+    return sandbox.requests().filter((r) => r.api === 'status' && r.statusCode !== null).length;
+  }
+
+  async function untilStatusChecks(count: number): Promise<void> {
+    while (statusChecks() < count) await settle(5);
+  }
+
+  /** A status-check answer for the sandbox to give instead of its own. */
+  function statusAnswer(ref: string, data: Record<string, unknown>) {
+    return {
+      message: 'Successful',
+      responseCode: '0000',
+      data: {
+        date: new Date().toISOString(),
+        status: 'Unpaid',
+        transactionId: null,
+        externalTransactionId: null,
+        paymentMethod: null,
+        clientReference: ref,
+        currencyCode: 'GHS',
+        amount: 12.5,
+        charges: 0,
+        amountAfterCharges: 0,
+        isFulfilled: false,
+        ...data,
+      },
+    };
+  }
+
+  it('a forged early "Success" does not hold back the genuine payment: paid once, at once, without the reconciler', async () => {
+    // Re-checks a minute apart: the genuine callback must not wait for them.
+    await start({ attempts: 3, delayMs: 60_000, maxDelayMs: 60_000 });
+    const created = await invoice('fg-early');
+    // Right reference, checkout id and amount, before the payer paid; the payer's number differs.
+    const forged = await t.post(
+      callbackBody({ ref: 'fg-early', checkoutId: created.checkoutId, amount: 12.5 }),
+    );
+    expect(forged.status).toBe(200);
+    await untilStatusChecks(1); // the forged claim was checked: Unpaid
+    expect(t.handlers.events.paid).toHaveLength(0);
+
+    await sandbox.pay('fg-early', { phone: '0201234567' });
+    await t.service.drain();
+    expect(t.handlers.paidCalls).toBe(1);
+    expect(t.handlers.events.paid[0]).toMatchObject({
+      clientReference: 'fg-early',
+      source: 'callback',
+      confirmedByStatusCheck: true,
+      amountPaid: 12.5,
+      // The genuine callback's payer, not the forger's number.
+      payment: { customerPhoneNumber: '233201234567', mobileMoneyNumber: '233201234567' },
+    });
+    expect(await t.service.getInvoice('fg-early')).toMatchObject({ status: 'paid' });
+    // One check for the forged claim, one for the genuine callback: no backoff was waited out.
+    expect(statusChecks()).toBe(2);
+    await settle();
+    expect(t.handlers.paidCalls).toBe(1);
+  });
+
+  it('a forged "Success" that was rejected leaves nothing behind: the genuine callback is confirmed afresh', async () => {
+    await start({ attempts: 1, delayMs: 5, maxDelayMs: 5 });
+    const created = await invoice('fg-after');
+    await t.post(callbackBody({ ref: 'fg-after', checkoutId: created.checkoutId, amount: 12.5 }));
+    await t.service.drain();
+    expect(t.handlers.events.rejected).toHaveLength(1);
+    expect(t.handlers.events.rejected[0]).toMatchObject({
+      reason: 'NOT_CONFIRMED',
+      clientReference: 'fg-after',
+    });
+    expect(statusChecks()).toBe(2); // the check and its one re-check
+
+    await sandbox.pay('fg-after');
+    await t.service.drain();
+    expect(t.handlers.paidCalls).toBe(1);
+    expect(t.handlers.events.paid[0]).toMatchObject({
+      clientReference: 'fg-after',
+      confirmedByStatusCheck: true,
+    });
+  });
+
+  it('a forged "Success" whose confirmation gave up (status check down) does not hold back the genuine payment', async () => {
+    await start({ attempts: 0 });
+    const created = await invoice('fg-dead');
+    const down = sandbox.faults.add({ match: { api: 'status' }, status: 503 });
+    await t.post(callbackBody({ ref: 'fg-dead', checkoutId: created.checkoutId, amount: 12.5 }));
+    await t.handlers.waitFor('dead');
+    await t.service.drain();
+    expect(t.handlers.events.dead[0]).toMatchObject({ key: 'fg-dead:paid' });
+    down.remove();
+
+    await sandbox.pay('fg-dead');
+    await t.service.drain();
+    expect(t.handlers.paidCalls).toBe(1);
+    expect(t.handlers.events.paid[0]).toMatchObject({
+      clientReference: 'fg-dead',
+      confirmedByStatusCheck: true,
+    });
+  });
+
+  it('copies of a callback cost at most one status check each and start no new round; an ignored duplicate is logged', async () => {
+    const logger = new CaptureLogger();
+    await start({ attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 }, logger);
+    const created = await invoice('fg-copies');
+    const forged = callbackBody({ ref: 'fg-copies', checkoutId: created.checkoutId, amount: 12.5 });
+    await t.post(forged);
+    await untilStatusChecks(1);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => t.post(forged)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    await untilStatusChecks(2); // copies get a check now, not after the minute
+    expect(statusChecks()).toBeLessThanOrEqual(11);
+    // The round is still the first one: copies never end it early to start others.
+    expect((await t.service.getInvoice('fg-copies'))!.confirmRound).toBeUndefined();
+    expect(t.handlers.events.rejected).toHaveLength(0);
+
+    await sandbox.pay('fg-copies');
+    await t.service.drain();
+    expect(t.handlers.paidCalls).toBe(1);
+    const before = statusChecks();
+    await t.post(forged); // after the payment: a duplicate, ignored without a status check, and said so
+    await t.service.drain();
+    expect(statusChecks()).toBe(before);
+    expect(t.handlers.paidCalls).toBe(1);
+    expect(
+      logger.lines.some(
+        (l) => l.level === 'debug' && /Duplicate paid callback for fg-copies ignored/.test(l.message),
+      ),
+    ).toBe(true);
+  });
+
+  it('two instances sharing a store: the genuine callback reaching the other instance is checked there at once', async () => {
+    const store = new MemoryStore({ sweepIntervalMs: 0 });
+    const waitLong = { attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 };
+    t = await startCheckoutApp(adapter, { ...options(waitLong), store });
+    const other = await startCheckoutApp(adapter, { ...options(waitLong), store });
+    try {
+      // The platform calls the other instance; the forger calls this one.
+      const created = await t.service.createInvoice({
+        totalAmount: 12.5,
+        description: 'Data bundle 5GB',
+        clientReference: 'fg-two',
+        callbackUrl: other.callbackUrl,
+      });
+      await t.post(callbackBody({ ref: 'fg-two', checkoutId: created.checkoutId, amount: 12.5 }));
+      await untilStatusChecks(1);
+      await sandbox.pay('fg-two');
+      await other.service.drain();
+      expect(other.handlers.paidCalls).toBe(1);
+      expect(other.handlers.events.paid[0]).toMatchObject({
+        clientReference: 'fg-two',
+        confirmedByStatusCheck: true,
+      });
+      expect(await t.service.getInvoice('fg-two')).toMatchObject({ status: 'paid' });
+    } finally {
+      await other.close();
+    }
+    await t.close(); // cuts the first instance's wait short
+    expect(t.handlers.paidCalls + other.handlers.paidCalls).toBe(1);
+  });
+
+  it('a status check lagging behind its own callback is re-checked, and the payment counted', async () => {
+    await start({ attempts: 3, delayMs: 10, maxDelayMs: 40 });
+    await invoice('fg-lag');
+    // The platform's status check does not show the payment yet when its callback arrives.
+    sandbox.faults.add({
+      match: { api: 'status' },
+      status: 200,
+      body: statusAnswer('fg-lag', { status: 'Unpaid' }),
+      times: 2,
+    });
+    await sandbox.pay('fg-lag');
+    await t.service.drain();
+    expect(t.handlers.events.rejected).toHaveLength(0);
+    expect(t.handlers.paidCalls).toBe(1);
+    expect(t.handlers.events.paid[0]).toMatchObject({
+      clientReference: 'fg-lag',
+      source: 'callback',
+      confirmedByStatusCheck: true,
+    });
+    expect(statusChecks()).toBe(3);
+  });
+
+  it('a forged "failed" callback does not end the invoice: the payer still pays it', async () => {
+    await start({ attempts: 1, delayMs: 5, maxDelayMs: 5 });
+    const created = await invoice('fg-failed');
+    const forged = callbackBody({ ref: 'fg-failed', checkoutId: created.checkoutId, status: 'Failed' });
+    forged.Data.Description = 'Call 0244000000 to finish paying';
+    await t.post(forged);
+    await t.handlers.waitFor('failed');
+    expect(await t.service.getInvoice('fg-failed')).toMatchObject({ status: 'failed' });
+    await sandbox.pay('fg-failed');
+    await t.service.drain();
+    expect(t.handlers.paidCalls).toBe(1);
+    expect(await t.service.getInvoice('fg-failed')).toMatchObject({ status: 'paid' });
+  });
+
+  it('rejects a payment the status check reports in another currency (CURRENCY_MISMATCH)', async () => {
+    await start({ attempts: 0 });
+    await invoice('fg-usd');
+    sandbox.faults.add({
+      match: { api: 'status' },
+      status: 200,
+      body: statusAnswer('fg-usd', {
+        status: 'Paid',
+        paymentMethod: 'mobilemoney',
+        transactionId: 'a1b2c3',
+        currencyCode: 'USD',
+        charges: 0.12,
+        amountAfterCharges: 12.38,
+      }),
+    });
+    await sandbox.pay('fg-usd');
+    await t.service.drain();
+    expect(t.handlers.paidCalls).toBe(0);
+    expect(t.handlers.events.rejected).toHaveLength(1);
+    expect(t.handlers.events.rejected[0]).toMatchObject({
+      reason: 'CURRENCY_MISMATCH',
+      clientReference: 'fg-usd',
+      source: 'status-check',
+    });
+    // The same answer through reconcile(): rejected, and the invoice flagged for a person.
+    const result = await t.service.reconcile('fg-usd');
+    expect(result.outcome).toBe('rejected');
+    expect(result.invoice).toMatchObject({ status: 'pending', attention: { reason: 'CURRENCY_MISMATCH' } });
+    await t.service.drain();
+    expect(t.handlers.paidCalls).toBe(0);
+  });
+});
