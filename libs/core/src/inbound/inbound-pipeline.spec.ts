@@ -183,6 +183,28 @@ describe('InboundPipeline', () => {
     await app.close();
   });
 
+  it('reads a record of the version before identities (listener indexes) as the handlers at those positions today', async () => {
+    const { app, store, pipeline, handlers } = await setup();
+    const legacy = {
+      type: PAID,
+      key: 'legacy',
+      payload: { id: 'legacy' },
+      status: 'pending',
+      attempts: 1,
+      doneListeners: [0],
+      receivedAt: Date.now() - 60_000,
+      updatedAt: Date.now() - 60_000,
+    };
+    await store.set(`hubtel:test:job:${PAID}:legacy`, legacy);
+    expect(await pipeline.recover()).toBe(1);
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 0, second: 1 });
+    const record = await pipeline.get(PAID, 'legacy');
+    expect(record).toMatchObject({ status: 'done', attempts: 2, doneHandlers: [FIRST, SECOND] });
+    expect(record?.doneListeners).toBeUndefined();
+    await app.close();
+  });
+
   it('compactWhenDone: a done record keeps only what recognises its key; duplicates stay duplicates; dead ones keep all', async () => {
     const { app, pipeline, handlers } = await setup();
     const settled: JobRecord[] = [];
