@@ -46,7 +46,9 @@ class Recording extends Logger {
   }
 }
 
-async function app(providers: Provider[]): Promise<{ app: INestApplication; registry: HandlerRegistry; logger: Recording }> {
+async function app(
+  providers: Provider[],
+): Promise<{ app: INestApplication; registry: HandlerRegistry; logger: Recording }> {
   @Module({ imports: [EventEmitterModule.forRoot()], providers })
   class AppModule {}
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
@@ -111,7 +113,12 @@ describe('HandlerRegistry', () => {
     expect(t.logger.warnings.join('\n')).toContain('attached by hand');
     // A listener added later is seen on the next resolution.
     t.app.get(EventEmitter2).on(PAID, () => undefined);
-    expect(t.registry.handlersOf([PAID]).map((h) => h.id).slice(-2)).toEqual([`${PAID}#0`, `${PAID}#1`]);
+    expect(
+      t.registry
+        .handlersOf([PAID])
+        .map((h) => h.id)
+        .slice(-2),
+    ).toEqual([`${PAID}#0`, `${PAID}#1`]);
     await t.app.close();
   });
 

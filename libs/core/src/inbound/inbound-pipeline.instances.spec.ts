@@ -248,6 +248,30 @@ describe('InboundPipeline across instances sharing one store', () => {
     expect(await record('o4')).toMatchObject({ status: 'done', attempts: 1 });
   });
 
+  it('an instance that stalled past its lease, then finishes, does not undo the outcome of the instance that took over', async () => {
+    let release!: () => void;
+    const stalled = await start([Stock, Mail], { heartbeatMs: 60_000 });
+    stalled.journal.gate = new Promise<void>((resolve) => (release = resolve));
+    stalled.journal.failing.add('Mail');
+    await stalled.pipeline.submit(PAID, 'o7', { id: 'o7' });
+    await until('the job runs', () => stalled.journal.calls.length === 1);
+    clock += LEASE_MS + 1; // no heartbeat came: the lease expired
+
+    const other = await start([Stock, Mail]);
+    expect(await other.pipeline.recover()).toBe(1);
+    await other.pipeline.drain();
+    expect(await record('o7')).toMatchObject({ status: 'done', attempts: 1 });
+
+    release(); // the stalled instance wakes up: Stock succeeds, Mail fails there
+    await stalled.pipeline.drain();
+    expect(stalled.journal.calls).toEqual(['Stock', 'Mail']);
+    expect(await record('o7')).toMatchObject({ status: 'done', attempts: 1 });
+    expect([...(await record('o7'))!.doneHandlers].sort()).toEqual([
+      `Mail.send@${PAID}`,
+      `Stock.reserve@${PAID}`,
+    ]);
+  });
+
   it('two sweeping instances take an orphaned job exactly once', async () => {
     const orphan: JobRecord = {
       type: PAID,

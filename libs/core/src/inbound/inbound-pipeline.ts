@@ -438,7 +438,12 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     const updatedAt = this.now();
     if (error === undefined) {
       const done = settledRecord(job, 'done', attempt, doneHandlers, results, updatedAt, undefined);
-      await this.write(storeKey, entry, definition.compactWhenDone ? compact(done, definition) : done);
+      await this.write(
+        storeKey,
+        entry,
+        definition.compactWhenDone ? compact(done, definition) : done,
+        done.doneHandlers,
+      );
       // The hook gets the full record, even when a compacted one was stored.
       if (definition.onSettled) await this.settle(definition, done, 'done');
       return undefined;
@@ -466,6 +471,9 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     pending.nextAttemptAt = updatedAt + delay;
     pending.leaseUntil = pending.nextAttemptAt + this.leaseMs;
     const written = await this.write(storeKey, entry, pending);
+    // Merged into another instance's record (it took the job over): the retry is theirs.
+    if (written.value.status !== 'pending' || written.value.leaseUntil !== pending.leaseUntil)
+      return undefined;
     this.logger.warn(
       `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
     );
@@ -574,14 +582,33 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     return undefined;
   }
 
+  /**
+   * Writes an attempt's outcome over the entry this process claimed. `done`: the handlers that
+   * succeeded in it (`next` may be compacted).
+   */
   private async write(
     storeKey: string,
     entry: StoreEntry<JobRecord>,
     next: JobRecord,
+    done: string[] = next.doneHandlers,
   ): Promise<StoreEntry<JobRecord>> {
-    const written = await this.options.store.compareAndSet(storeKey, entry.version, next, this.writeOptions);
-    // We hold the lease, so nobody else should have written; if they did, keep our outcome anyway.
-    return written ?? (await this.options.store.set(storeKey, next, this.writeOptions));
+    const store = this.options.store;
+    const written = await store.compareAndSet(storeKey, entry.version, next, this.writeOptions);
+    if (written) return written;
+    // Someone wrote meanwhile: this process stalled past its lease and another instance took the
+    // job. Keep both outcomes, so neither instance re-runs what the other did.
+    this.logger.warn(
+      `Job ${next.type} ${maskPhoneNumbers(next.key)} was taken over by another instance while it ran here: merging outcomes`,
+    );
+    for (let tries = 0; tries < 5; tries++) {
+      const current = await store.get<JobRecord>(storeKey);
+      if (!current) break;
+      const merged = mergeOutcome(current.value, next, done, this.now());
+      if (merged === current.value) return current;
+      const again = await store.compareAndSet(storeKey, current.version, merged, this.writeOptions);
+      if (again) return again;
+    }
+    return store.set(storeKey, next, this.writeOptions);
   }
 
   /** Calls each handler of the job's event(s) that has not succeeded yet, in order. */
@@ -725,6 +752,35 @@ class ListenerFailure extends Error {
 function takeable(job: JobRecord, now: number): boolean {
   if (job.status === 'running') return (job.leaseUntil ?? 0) < now;
   return job.status === 'pending' && (job.leaseUntil ?? 0) < now && (job.nextAttemptAt ?? 0) <= now;
+}
+
+/**
+ * This process's outcome of an attempt (`ours`, with the handlers that succeeded in it: `done`)
+ * merged with the record another instance wrote meanwhile (`theirs`). Returns `theirs` itself when
+ * it stands as it is.
+ */
+function mergeOutcome(theirs: JobRecord, ours: JobRecord, done: string[], now: number): JobRecord {
+  const settled = theirs.status === 'done' || theirs.status === 'dead';
+  const runningThere = theirs.status === 'running' && (theirs.leaseUntil ?? 0) >= now;
+  // Settled there (unless it gave up where all succeeded here), or running there now: theirs
+  // stands, told what succeeded here.
+  if ((settled && !(theirs.status === 'dead' && ours.status === 'done')) || runningThere) {
+    if (settled || done.every((id) => theirs.doneHandlers?.includes(id))) return theirs;
+    const merged: JobRecord = { ...theirs, doneHandlers: union(theirs.doneHandlers, done) };
+    if (ours.results) merged.results = { ...ours.results, ...theirs.results };
+    return merged;
+  }
+  // Nobody runs it there: ours stands, with what succeeded there too.
+  if (ours.compacted) return ours;
+  const merged: JobRecord = { ...ours, doneHandlers: union(ours.doneHandlers, theirs.doneHandlers) };
+  if (theirs.results) merged.results = { ...theirs.results, ...ours.results };
+  return merged;
+}
+
+function union(a: readonly string[] | undefined, b: readonly string[] | undefined): string[] {
+  const out = [...(a ?? [])];
+  for (const id of b ?? []) if (!out.includes(id)) out.push(id);
+  return out;
 }
 
 /** A job's record after an attempt (no lease: nobody runs it now). */
