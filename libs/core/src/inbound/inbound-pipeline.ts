@@ -192,7 +192,10 @@ const NO_HANDLERS: string[] = Object.freeze([]) as unknown as string[];
 
 /** A job this process runs now: the entry as last written (renewals included). */
 interface HeldLease {
+  storeKey: string;
   entry: StoreEntry<JobRecord>;
+  /** Its index in `held` (-1 once released or lost). */
+  slot: number;
   renewal: Promise<void> | undefined;
   lost: boolean;
 }
@@ -217,7 +220,9 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   private readonly sweepIntervalMs: number;
   private readonly handlers: HandlerRegistry;
   /** Jobs running in this process, by store key: their leases, renewed by the heartbeat. */
-  private readonly held = new Map<string, HeldLease>();
+  // An array with swap-removal, not a Map: registering is on every job's path and most jobs end
+  // long before the first beat.
+  private readonly held: HeldLease[] = [];
   private heartbeat: NodeJS.Timeout | undefined;
   private sweeper: NodeJS.Timeout | undefined;
   private sweeping = false;
@@ -433,7 +438,10 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       error = caught instanceof ListenerFailure ? caught.cause : caught;
       if (caught instanceof ListenerFailure) ({ doneHandlers, results } = caught.progress);
     }
-    entry = await this.unhold(storeKey, lease);
+    // Ends the heartbeat of the job; the entry as last written (after any renewal) is written over.
+    this.release(lease);
+    if (lease.renewal) await lease.renewal;
+    entry = lease.entry;
 
     const updatedAt = this.now();
     if (error === undefined) {
@@ -487,8 +495,8 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
 
   /** Registers a running job for the heartbeat, which renews its lease while it runs. */
   private hold(storeKey: string, entry: StoreEntry<JobRecord>): HeldLease {
-    const lease: HeldLease = { entry, renewal: undefined, lost: false };
-    this.held.set(storeKey, lease);
+    const lease: HeldLease = { storeKey, entry, slot: this.held.length, renewal: undefined, lost: false };
+    this.held.push(lease);
     if (!this.heartbeat && !this.stopping.signal.aborted) {
       this.heartbeat = setInterval(this.renewLeases, this.heartbeatMs);
       this.heartbeat.unref();
@@ -496,20 +504,23 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     return lease;
   }
 
-  /** Ends the heartbeat of a job; resolves with its entry as last written (after any renewal). */
-  private async unhold(storeKey: string, lease: HeldLease): Promise<StoreEntry<JobRecord>> {
-    if (this.held.get(storeKey) === lease) this.held.delete(storeKey);
-    if (lease.renewal) await lease.renewal;
-    return lease.entry;
+  private release(lease: HeldLease): void {
+    if (lease.slot < 0) return;
+    const last = this.held.pop()!;
+    if (last !== lease) {
+      this.held[lease.slot] = last;
+      last.slot = lease.slot;
+    }
+    lease.slot = -1;
   }
 
   /** The heartbeat: renews the lease of every job running for at least half a heartbeat. */
   private readonly renewLeases = (): void => {
     const now = this.now();
-    for (const [storeKey, lease] of this.held) {
+    for (const lease of this.held) {
       if (lease.renewal || (lease.entry.value.leaseUntil ?? 0) - now > this.leaseMs - this.heartbeatMs / 2)
         continue;
-      lease.renewal = this.renew(storeKey, lease).finally(() => (lease.renewal = undefined));
+      lease.renewal = this.renew(lease.storeKey, lease).finally(() => (lease.renewal = undefined));
     }
   };
 
@@ -527,7 +538,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
         return;
       }
       lease.lost = true;
-      if (this.held.get(storeKey) === lease) this.held.delete(storeKey);
+      this.release(lease);
       this.logger.warn(
         `Job ${value.type} ${maskPhoneNumbers(value.key)} was taken over by another instance while it ran here (its lease expired): its handlers may run twice`,
       );
@@ -615,7 +626,9 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   private async dispatch(job: JobRecord, definition: JobDefinition<any>): Promise<DispatchProgress> {
     const events = definition.events?.(job.payload) ?? this.typeEvents.get(job.type) ?? [job.type];
     const handlers = this.handlers.handlersOf(events);
-    const { before, previous } = this.progressOf(job, handlers);
+    const legacy = job.doneHandlers === undefined ? this.fromIndexes(job, handlers) : undefined;
+    const before = legacy ? legacy.before : job.doneHandlers;
+    const previous = legacy ? legacy.previous : job.results;
     if (handlers.length === 0) {
       const names = events.map((event) => `"${event}"`).join(', ');
       if (definition.requireListener) throw new Error(`No handler is listening to ${names}`);
@@ -656,11 +669,10 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
    * What already succeeded, by identity. A record of the version before identities holds listener
    * indexes: they are read as today's handlers at those positions (see JobRecord.doneListeners).
    */
-  private progressOf(
+  private fromIndexes(
     job: JobRecord,
     handlers: readonly PipelineHandler[],
   ): { before: string[]; previous: Record<string, unknown> | undefined } {
-    if (job.doneHandlers !== undefined) return { before: job.doneHandlers, previous: job.results };
     const indexes = job.doneListeners ?? [];
     const before = indexes.filter((index) => index < handlers.length).map((index) => handlers[index]!.id);
     let previous: Record<string, unknown> | undefined;
