@@ -191,6 +191,7 @@ describe('InboundPipeline across instances sharing one store', () => {
     await before.app.close(); // the deploy: this instance stops with the job waiting for its retry
 
     const after = await start([Mail, Ledger, Audit, Stock]);
+    expect(await after.pipeline.sweep()).toBe(0); // a sweep waits for the retry to be due
     clock += 60_000; // the retry is due
     expect(await after.pipeline.recover()).toBe(1);
     await after.pipeline.drain();

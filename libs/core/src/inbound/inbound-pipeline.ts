@@ -296,8 +296,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     const ready = this.options.whenReady?.() ?? new Promise<void>((resolve) => setImmediate(resolve));
     void ready
       .then(async () => {
-        if (this.options.recoverOnBootstrap) await this.recover();
-        this.startSweeping();
+        try {
+          if (this.options.recoverOnBootstrap) await this.recover();
+        } finally {
+          this.startSweeping();
+        }
       })
       .catch((error: unknown) => this.logger.error(`Recovery of unfinished jobs failed: ${describe(error)}`));
   }
@@ -313,31 +316,40 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   /**
-   * Takes over the jobs nobody runs: running with an expired lease (their process died), or
-   * pending, due and not owned (left by a crash or a shutdown). Runs at bootstrap (recoverOnBootstrap)
-   * and every `sweepIntervalMs`. Each is claimed by compare-and-set: two instances sweeping at
+   * Takes over the jobs nobody runs (at bootstrap, with recoverOnBootstrap): running with an
+   * expired lease (their process died), or pending and not owned (left by a crash or a shutdown;
+   * a retry not due yet is run now: the app just started, and this keeps a store no sweep visits
+   * from holding it forever). Each is claimed by compare-and-set: two instances recovering at
    * once never both run a job. Resolves with how many it launched (some may then lose the claim).
    */
   async recover(): Promise<number> {
+    return this.takeOver(false);
+  }
+
+  /**
+   * What the timer runs every `sweepIntervalMs`: as recover(), but a pending job is taken only once
+   * its retry is due. Skipped while a sweep is still going.
+   */
+  async sweep(): Promise<number> {
+    if (this.sweeping) return 0;
+    this.sweeping = true;
+    try {
+      return await this.takeOver(true);
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  private async takeOver(dueOnly: boolean): Promise<number> {
     let count = 0;
     for await (const [storeKey, entry] of this.options.store.scan<JobRecord>(this.prefix)) {
-      if (!takeable(entry.value, this.now()) || !this.definitions.has(entry.value.type)) continue;
+      const job = entry.value;
+      if (!takeable(job, this.now(), dueOnly) || !this.definitions.has(job.type)) continue;
       this.launch(storeKey, undefined);
       count++;
     }
     if (count > 0) this.logger.log(`Recovered ${count} unfinished job(s)`);
     return count;
-  }
-
-  /** One sweep (what the timer runs): recover(), unless a sweep is still going. */
-  async sweep(): Promise<number> {
-    if (this.sweeping) return 0;
-    this.sweeping = true;
-    try {
-      return await this.recover();
-    } finally {
-      this.sweeping = false;
-    }
   }
 
   private startSweeping(): void {
@@ -563,7 +575,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       if (!entry) return undefined;
       const job = entry.value;
       const now = this.now();
-      if (owned ? job.status !== 'pending' : !takeable(job, now)) return undefined;
+      if (owned ? job.status !== 'pending' : !takeable(job, now, false)) return undefined;
       const next: JobRecord = {
         type: job.type,
         key: job.key,
@@ -758,12 +770,15 @@ class ListenerFailure extends Error {
 }
 
 /**
- * May a sweep take this job? Running with an expired lease (its process died), or pending, due,
- * and not leased (a fresh job between its record and its run, or one a process gave up on).
+ * May this process take the job? Running with an expired lease (its process died), or pending and
+ * not leased (a fresh job between its record and its run, or one a process gave up on), and with
+ * `dueOnly`, its retry due.
  */
-function takeable(job: JobRecord, now: number): boolean {
+function takeable(job: JobRecord, now: number, dueOnly: boolean): boolean {
   if (job.status === 'running') return (job.leaseUntil ?? 0) < now;
-  return job.status === 'pending' && (job.leaseUntil ?? 0) < now && (job.nextAttemptAt ?? 0) <= now;
+  return (
+    job.status === 'pending' && (job.leaseUntil ?? 0) < now && (!dueOnly || (job.nextAttemptAt ?? 0) <= now)
+  );
 }
 
 /**
