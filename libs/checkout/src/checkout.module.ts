@@ -1,8 +1,9 @@
 import { HttpService } from '@nestjs/axios';
 import { Module, type InjectionToken } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
 import {
+  HandlerRegistry,
   HubtelConfigError,
   InboundAccessPolicy,
   InboundPipeline,
@@ -60,7 +61,7 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
  * bootstrap with a HubtelConfigError naming it.
  */
 @Module({
-  imports: [hubtelHttpModule()],
+  imports: [hubtelHttpModule(), DiscoveryModule],
   providers: [
     {
       provide: CHECKOUT_RESOLVED_OPTIONS,
@@ -114,11 +115,15 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         store: HubtelStore,
         emitter: EventEmitter2 | undefined,
         readiness: EventEmitterReadinessWatcher | undefined,
+        discovery: DiscoveryService,
+        scanner: MetadataScanner,
       ) => {
         const pipeline = new InboundPipeline({
           name: CHECKOUT_PIPELINE_NAME,
           store,
           emitter: requireEmitter(emitter),
+          // Handlers are called by identity (class and method), remembered across retries and deploys.
+          handlers: new HandlerRegistry({ emitter: requireEmitter(emitter), discovery, scanner }),
           deadLetterEvent: CheckoutEvents.DeadLetter,
           retry: options.handlers.retry,
           recoverOnBootstrap: options.handlers.recoverOnBootstrap,
@@ -137,6 +142,8 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         CHECKOUT_STORE,
         { token: EventEmitter2, optional: true },
         { token: EventEmitterReadinessWatcher, optional: true },
+        DiscoveryService,
+        MetadataScanner,
       ],
     },
     {

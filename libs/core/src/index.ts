@@ -8,6 +8,7 @@ export * from './inbound/inbound-http-errors.js';
 export * from './inbound/inbound-body.js';
 export * from './inbound/inbound-controller.js';
 export * from './events/handler-decorator.js';
+export * from './events/handler-registry.js';
 export * from './hubtel.constants.js';
 export * from './options/hubtel-options.types.js';
 export * from './options/hubtel-options.validation.js';

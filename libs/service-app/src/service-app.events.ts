@@ -116,8 +116,9 @@ export function fulfilled(metaData: unknown = null): FulfillmentOutcome {
 export function combineOutcomes(
   results: Record<string, unknown> | undefined,
 ): { kind: 'deferred' } | { kind: 'report'; status: FulfillmentServiceStatus; metaData: unknown } {
+  // In handler order: the pipeline keys results by handler identity, inserted in dispatch order
+  // (records of older versions have listener indexes, which objects list in ascending order).
   const keys = results ? Object.keys(results) : [];
-  if (keys.length > 1) keys.sort((a, b) => Number(a) - Number(b));
   let deferred = false;
   let failedSeen = false;
   let success: { metaData: unknown } | undefined;

@@ -1,8 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { HttpService } from '@nestjs/axios';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
 import {
+  HandlerRegistry,
   HttpTransport,
   HubtelConfigError,
   InboundAccessPolicy,
@@ -92,6 +93,8 @@ import { ServiceFlowService } from './service-flow.service.js';
         store: HubtelStore,
         emitter: EventEmitter2 | undefined,
         readiness: EventEmitterReadinessWatcher | undefined,
+        discovery: DiscoveryService,
+        scanner: MetadataScanner,
       ) => {
         if (!emitter) {
           throw new HubtelConfigError(
@@ -103,6 +106,8 @@ import { ServiceFlowService } from './service-flow.service.js';
           name: 'service-app',
           store,
           emitter,
+          // Handlers are called by identity (class and method), remembered across retries and deploys.
+          handlers: new HandlerRegistry({ emitter, discovery, scanner, logger: new ServiceAppLogger() }),
           deadLetterEvent: ServiceAppEvents.DeadLetter,
           recoverOnBootstrap: options.recoverOnBootstrap,
           whenReady: readiness ? () => readiness.waitUntilReady() : undefined,
@@ -114,6 +119,8 @@ import { ServiceFlowService } from './service-flow.service.js';
         SERVICE_APP_STORE,
         { token: EventEmitter2, optional: true },
         { token: EventEmitterReadinessWatcher, optional: true },
+        DiscoveryService,
+        MetadataScanner,
       ],
     },
     ServiceFlowRegistry,

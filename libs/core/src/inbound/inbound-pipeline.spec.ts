@@ -1,8 +1,10 @@
-import { Injectable, Logger, Module } from '@nestjs/common';
+import { Injectable, Logger, Module, type INestApplicationContext } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { MemoryStore } from '../store/memory.store.js';
 import { createHandlerDecorator } from '../events/handler-decorator.js';
+import { HandlerRegistry } from '../events/handler-registry.js';
 import { DeadLetterEvent, InboundPipeline, type JobRecord } from './inbound-pipeline.js';
 
 const PAID = 'test.paid';
@@ -43,6 +45,19 @@ class Handlers {
 @Module({ imports: [EventEmitterModule.forRoot()], providers: [Handlers] })
 class TestModule {}
 
+const FIRST = `Handlers.first@${PAID}`;
+const SECOND = `Handlers.second@${PAID}`;
+
+/** The registry a Nest app gives the pipeline (what CheckoutModule builds). */
+function registryOf(app: INestApplicationContext): HandlerRegistry {
+  return new HandlerRegistry({
+    emitter: app.get(EventEmitter2),
+    discovery: app.get(DiscoveryService),
+    scanner: app.get(MetadataScanner),
+    logger: quiet,
+  });
+}
+
 const quiet = new Logger('test');
 quiet.warn = () => undefined;
 quiet.error = () => undefined;
@@ -57,6 +72,7 @@ async function setup(retry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 }) 
     name: 'test',
     store,
     emitter: app.get(EventEmitter2),
+    handlers: registryOf(app),
     deadLetterEvent: DEAD,
     retry,
     logger: quiet,
@@ -74,7 +90,7 @@ describe('InboundPipeline', () => {
     await pipeline.drain();
     expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
     const record = await pipeline.get<{ id: string }>(PAID, 'c1:paid');
-    expect(record).toMatchObject({ status: 'done', attempts: 1, doneListeners: [0, 1] });
+    expect(record).toMatchObject({ status: 'done', attempts: 1, doneHandlers: [FIRST, SECOND] });
     await app.close();
   });
 
@@ -154,7 +170,7 @@ describe('InboundPipeline', () => {
       payload: { id: 'left' },
       status: 'running',
       attempts: 1,
-      doneListeners: [0],
+      doneHandlers: [FIRST],
       receivedAt: Date.now() - 60_000,
       updatedAt: Date.now() - 60_000,
       leaseUntil: Date.now() - 1,
@@ -164,6 +180,28 @@ describe('InboundPipeline', () => {
     await pipeline.drain();
     expect(handlers.calls).toMatchObject({ first: 0, second: 1 }); // first had already succeeded
     expect(await pipeline.get(PAID, 'left')).toMatchObject({ status: 'done', attempts: 2 });
+    await app.close();
+  });
+
+  it('reads a record of the version before identities (listener indexes) as the handlers at those positions today', async () => {
+    const { app, store, pipeline, handlers } = await setup();
+    const legacy = {
+      type: PAID,
+      key: 'legacy',
+      payload: { id: 'legacy' },
+      status: 'pending',
+      attempts: 1,
+      doneListeners: [0],
+      receivedAt: Date.now() - 60_000,
+      updatedAt: Date.now() - 60_000,
+    };
+    await store.set(`hubtel:test:job:${PAID}:legacy`, legacy);
+    expect(await pipeline.recover()).toBe(1);
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 0, second: 1 });
+    const record = await pipeline.get(PAID, 'legacy');
+    expect(record).toMatchObject({ status: 'done', attempts: 2, doneHandlers: [FIRST, SECOND] });
+    expect(record?.doneListeners).toBeUndefined();
     await app.close();
   });
 
@@ -187,14 +225,14 @@ describe('InboundPipeline', () => {
       payload: { id: 'small' },
       status: 'done',
       attempts: 1,
-      doneListeners: [],
+      doneHandlers: [],
       receivedAt: expect.any(Number),
       updatedAt: expect.any(Number),
       compacted: true,
     });
     // The hook still got the whole record, and so did compactWhenDone (to summarise results).
-    expect(settled[0]).toMatchObject({ payload: { big: 'x'.repeat(1000) }, doneListeners: [0, 1] });
-    expect(seenByCompact[0]).toMatchObject({ status: 'done', attempts: 1, doneListeners: [0, 1] });
+    expect(settled[0]).toMatchObject({ payload: { big: 'x'.repeat(1000) }, doneHandlers: [FIRST, SECOND] });
+    expect(seenByCompact[0]).toMatchObject({ status: 'done', attempts: 1, doneHandlers: [FIRST, SECOND] });
     // Sequential and concurrent duplicates are still recognised, and run nothing.
     const again = await Promise.all(
       [1, 2, 3].map(() => pipeline.submit(PAID, 'small', { id: 'small', big: '' })),
@@ -209,7 +247,7 @@ describe('InboundPipeline', () => {
     expect(await pipeline.get(PAID, 'gave-up')).toMatchObject({
       status: 'dead',
       payload: { id: 'gave-up', big: 'kept' },
-      doneListeners: [1],
+      doneHandlers: [SECOND],
     });
     expect((await pipeline.get(PAID, 'gave-up'))?.compacted).toBeUndefined();
     await app.close();
@@ -247,6 +285,7 @@ describe('InboundPipeline', () => {
       name: 'meddled',
       store,
       emitter: app.get(EventEmitter2),
+      handlers: registryOf(app),
       deadLetterEvent: DEAD,
       logger: quiet,
     }).define(PAID);
@@ -303,6 +342,7 @@ describe('InboundPipeline: events, requireListener, keepResults', () => {
       name: 'orders',
       store: new MemoryStore({ sweepIntervalMs: 0 }),
       emitter: app.get(EventEmitter2),
+      handlers: registryOf(app),
       deadLetterEvent: DEAD,
       retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
       logger: quiet,
@@ -329,8 +369,8 @@ describe('InboundPipeline: events, requireListener, keepResults', () => {
     expect(o1).toMatchObject({
       status: 'done',
       attempts: 2,
-      doneListeners: [0, 1],
-      results: { '0': { delivered: 'o1' } },
+      doneHandlers: [`OrderHandlers.specific@${SPECIFIC}`, `OrderHandlers.catchAll@${CATCH_ALL}`],
+      results: { [`OrderHandlers.specific@${SPECIFIC}`]: { delivered: 'o1' } },
     });
     expect(settled.find((r) => r.key === 'o2')?.results).toEqual({});
     await app.close();

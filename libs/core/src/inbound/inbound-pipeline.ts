@@ -4,7 +4,9 @@ import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelError } from '../errors/hubtel.errors.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
 import { backoffDelay, sleep } from '../retry/backoff.js';
+import { HandlerRegistry, type PipelineHandler } from '../events/handler-registry.js';
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
+import { MemoryStore } from '../store/memory.store.js';
 
 /**
  * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
@@ -12,14 +14,22 @@ import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js
  *   record (set-if-absent on the job's key) → acknowledge → run → retry with backoff → dead letter
  *
  * A job is recorded in the store BEFORE the caller acknowledges the HTTP request, so a crash after
- * the 2xx loses nothing (with a persistent store, unfinished jobs are picked up again at bootstrap).
- * The key makes a job idempotent: a duplicate (sequential or concurrent) finds the key taken and
- * runs nothing.
+ * the 2xx loses nothing (with a persistent store, unfinished jobs are picked up again at bootstrap,
+ * and by a periodic sweep of every instance). The key makes a job idempotent: a duplicate
+ * (sequential or concurrent) finds the key taken and runs nothing.
  *
- * A job either dispatches a domain event to its @nestjs/event-emitter listeners, or runs its own
- * function (the service-app's fulfillment callback sender). Listeners are called one by one, and
- * each one that succeeded is remembered, so a retry re-runs only the listeners that failed: one
- * failing handler never makes another handler run twice.
+ * A job either dispatches a domain event to its handlers, or runs its own function (the
+ * service-app's fulfillment callback sender). Handlers (see HandlerRegistry) are called one by
+ * one, and each one that succeeded is remembered by its stable identity (`Class.method@event`),
+ * so a retry re-runs only the handlers that failed, even on an instance running a newer deploy
+ * with handlers added, removed or reordered: one failing handler never makes another run twice.
+ *
+ * Ownership: a job is owned by the process holding its lease (`leaseUntil`). A running job's
+ * lease is renewed every `heartbeatMs` while its handlers run, so a long handler on a live
+ * instance is never taken over; a job waiting for its retry in this process is leased until its
+ * `nextAttemptAt` plus a lease. Every instance sweeps the store every `sweepIntervalMs` and takes
+ * over (compare-and-set, so exactly one wins) running jobs whose lease expired — their instance
+ * died — and pending jobs that are due and owned by nobody.
  */
 
 export interface JobRetryPolicy {
@@ -40,21 +50,37 @@ export interface JobRecord<P = unknown> {
   status: JobStatus;
   /** Runs so far. */
   attempts: number;
-  /** Indexes (in listener order) of the event listeners that already succeeded. */
-  doneListeners: number[];
   /**
-   * With `keepResults`: what each listener that succeeded resolved to (by listener index), when it
-   * was not undefined. Kept across retries, so a listener that succeeded once keeps its answer.
+   * Identities (PipelineHandler.id) of the handlers that already succeeded, in dispatch order.
+   * Absent only in a record written by a version before identities (see `doneListeners`).
+   */
+  doneHandlers: string[];
+  /**
+   * @deprecated Written by versions before handler identities: indexes in the listener order of
+   * that version. Read once, when such a job is run again: mapped to today's handlers at those
+   * positions (right when the deploy did not change the handler list, the usual case for an
+   * upgrade; re-running every handler instead would surely run the succeeded ones twice).
+   */
+  doneListeners?: number[];
+  /**
+   * With `keepResults`: what each handler that succeeded resolved to (by handler identity, in
+   * dispatch order), when it was not undefined. Kept across retries, so a handler that succeeded
+   * once keeps its answer.
    */
   results?: Record<string, unknown>;
   receivedAt: number;
   updatedAt: number;
-  /** While running: until when this process owns the job (another instance may take it after). */
+  /**
+   * Until when one process owns the job: while running (renewed by its heartbeat), or while it
+   * waits in that process for its retry. Another instance may take the job only after it.
+   */
   leaseUntil?: number;
+  /** A pending job that failed: not retried before this time. */
+  nextAttemptAt?: number;
   lastError?: string;
   /**
    * Set when the job is done and its definition's `compactWhenDone` replaced the payload (and
-   * dropped `results` and `doneListeners`): the record then only proves the key was handled.
+   * dropped `results` and `doneHandlers`): the record then only proves the key was handled.
    */
   compacted?: true;
 }
@@ -71,7 +97,7 @@ export interface JobDefinition<P = unknown> {
    * Events whose listeners a dispatching job calls, in this order (their listeners concatenated).
    * Default: the job type. Lets one job type reach per-tenant events, e.g. the service-app's
    * fulfillment of service code 711 reaches `…fulfillment:711` listeners, then the catch-all ones.
-   * Must give the same list on every attempt (listener indexes are remembered across retries).
+   * Return the same array for the same input (cache it): handler lists are cached per array.
    */
   events?: (payload: P) => readonly string[];
   /**
@@ -87,7 +113,7 @@ export interface JobDefinition<P = unknown> {
   retry?: Partial<JobRetryPolicy>;
   /**
    * Once the job is done, store a smaller record: its payload becomes what this returns (return
-   * undefined to drop it; `record` is the full done record, `results` included), and `results` and `doneListeners` are dropped; the record keeps its
+   * undefined to drop it; `record` is the full done record, `results` included), and `results` and `doneHandlers` are dropped; the record keeps its
    * type, key, status, attempts and times and gets `compacted: true`. It still makes duplicates
    * of the key detectable for the record's whole retention (`recordTtlMs`), at a fraction of the
    * memory. For job types whose finished records nobody reads. Dead jobs keep everything (they
@@ -121,14 +147,32 @@ export interface InboundPipelineOptions {
   name: string;
   store: HubtelStore;
   emitter: EventEmitter2;
+  /**
+   * Finds the handlers of job events and their identities. In a Nest app give it DiscoveryService
+   * and MetadataScanner; the default knows only the emitter (every listener identified by position).
+   */
+  handlers?: HandlerRegistry;
   /** Event emitted when a job gives up. */
   deadLetterEvent: string;
   /** Defaults for every job type. */
   retry?: Partial<JobRetryPolicy>;
   /** How long finished records are kept (they are what makes duplicates detectable). */
   recordTtlMs?: number;
-  /** How long a running job is owned by one process before another may take it over. */
+  /**
+   * How long a job is owned by one process without news from it before another may take it over.
+   * Default 30 s: short, so a dead instance's jobs resume soon, and safe because a live one renews
+   * the lease of every running job every `heartbeatMs` (an event loop or store stalled for about
+   * `leaseMs - heartbeatMs` could still lose a job to another instance).
+   */
   leaseMs?: number;
+  /** How often leases of running jobs are renewed. Default a third of `leaseMs`. */
+  heartbeatMs?: number;
+  /**
+   * How often the store is swept for jobs to take over (a dead instance's, or due and unowned).
+   * 0 disables it. Default half of `leaseMs`, and 0 with a MemoryStore (it lives in this process:
+   * no other instance can leave jobs in it).
+   */
+  sweepIntervalMs?: number;
   /** How long shutdown waits for running jobs. */
   shutdownGraceMs?: number;
   /** Pick up unfinished jobs found in the store at bootstrap (only useful with a persistent store). */
@@ -142,9 +186,19 @@ export interface InboundPipelineOptions {
 
 export const DEFAULT_JOB_RETRY: JobRetryPolicy = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000 };
 const DEFAULT_RECORD_TTL_MS = 7 * 24 * 3600_000;
-const DEFAULT_LEASE_MS = 5 * 60_000;
+const DEFAULT_LEASE_MS = 30_000;
 /** Shared by every new record: values are immutable (see HubtelStore), so one empty list serves all. */
-const NO_LISTENERS: number[] = Object.freeze([]) as unknown as number[];
+const NO_HANDLERS: string[] = Object.freeze([]) as unknown as string[];
+
+/** A job this process runs now: the entry as last written (renewals included). */
+interface HeldLease {
+  storeKey: string;
+  entry: StoreEntry<JobRecord>;
+  /** Its index in `held` (-1 once released or lost). */
+  slot: number;
+  renewal: Promise<void> | undefined;
+  lost: boolean;
+}
 
 export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly definitions = new Map<string, JobDefinition<any>>();
@@ -162,6 +216,19 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   private readonly prefix: string;
   private readonly writeOptions: { ttlMs: number };
   private readonly leaseMs: number;
+  private readonly heartbeatMs: number;
+  private readonly sweepIntervalMs: number;
+  private readonly handlers: HandlerRegistry;
+  /** Jobs running in this process, by store key: their leases, renewed by the heartbeat. */
+  // An array with swap-removal, not a Map: registering is on every job's path and most jobs end
+  // long before the first beat.
+  private readonly held: HeldLease[] = [];
+  private heartbeat: NodeJS.Timeout | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweeping = false;
+  /** Identities of a handler list, shared by every record whose handlers all succeeded. */
+  private readonly allDone = new WeakMap<readonly PipelineHandler[], string[]>();
+  private readonly migrated = new Set<string>();
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.logger = options.logger ?? new Logger(`Hubtel:${options.name}`);
@@ -169,6 +236,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     this.prefix = `hubtel:${options.name}:job:`;
     this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS };
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.heartbeatMs = options.heartbeatMs ?? Math.max(1, Math.floor(this.leaseMs / 3));
+    this.sweepIntervalMs =
+      options.sweepIntervalMs ?? (options.store instanceof MemoryStore ? 0 : Math.ceil(this.leaseMs / 2));
+    this.handlers =
+      options.handlers ?? new HandlerRegistry({ emitter: options.emitter, logger: this.logger });
     // Each job waiting to retry listens on it; hundreds may wait at once (not a leak).
     setMaxListeners(0, this.stopping.signal);
   }
@@ -193,7 +265,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       payload,
       status: 'pending',
       attempts: 0,
-      doneListeners: NO_LISTENERS,
+      doneHandlers: NO_HANDLERS,
       receivedAt: at,
       updatedAt: at,
     };
@@ -219,34 +291,75 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.options.recoverOnBootstrap) return;
+    if (!this.options.recoverOnBootstrap && this.sweepIntervalMs <= 0) return;
     // Listeners are attached by @nestjs/event-emitter in its own bootstrap hook: wait for it.
     const ready = this.options.whenReady?.() ?? new Promise<void>((resolve) => setImmediate(resolve));
     void ready
-      .then(() => this.recover())
+      .then(async () => {
+        try {
+          if (this.options.recoverOnBootstrap) await this.recover();
+        } finally {
+          this.startSweeping();
+        }
+      })
       .catch((error: unknown) => this.logger.error(`Recovery of unfinished jobs failed: ${describe(error)}`));
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping.abort();
+    if (this.sweeper) clearInterval(this.sweeper);
     const grace = this.options.shutdownGraceMs ?? 5_000;
     await Promise.race([this.drain(), sleep(grace)]);
+    // Jobs still running past the grace are left to their lease: it expires, another instance takes them.
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
   }
 
-  /** Re-runs jobs left pending, or running with an expired lease (a crashed process). */
+  /**
+   * Takes over the jobs nobody runs (at bootstrap, with recoverOnBootstrap): running with an
+   * expired lease (their process died), or pending and not owned (left by a crash or a shutdown;
+   * a retry not due yet is run now: the app just started, and this keeps a store no sweep visits
+   * from holding it forever). Each is claimed by compare-and-set: two instances recovering at
+   * once never both run a job. Resolves with how many it launched (some may then lose the claim).
+   */
   async recover(): Promise<number> {
+    return this.takeOver(false);
+  }
+
+  /**
+   * What the timer runs every `sweepIntervalMs`: as recover(), but a pending job is taken only once
+   * its retry is due. Skipped while a sweep is still going.
+   */
+  async sweep(): Promise<number> {
+    if (this.sweeping) return 0;
+    this.sweeping = true;
+    try {
+      return await this.takeOver(true);
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  private async takeOver(dueOnly: boolean): Promise<number> {
     let count = 0;
     for await (const [storeKey, entry] of this.options.store.scan<JobRecord>(this.prefix)) {
       const job = entry.value;
-      const stale = job.status === 'running' && (job.leaseUntil ?? 0) < this.now();
-      if (job.status === 'pending' || stale) {
-        if (!this.definitions.has(job.type)) continue;
-        this.launch(storeKey, undefined);
-        count++;
-      }
+      if (!takeable(job, this.now(), dueOnly) || !this.definitions.has(job.type)) continue;
+      this.launch(storeKey, undefined);
+      count++;
     }
     if (count > 0) this.logger.log(`Recovered ${count} unfinished job(s)`);
     return count;
+  }
+
+  private startSweeping(): void {
+    if (this.sweepIntervalMs <= 0 || this.sweeper || this.stopping.signal.aborted) return;
+    this.sweeper = setInterval(() => {
+      this.sweep().catch((error: unknown) =>
+        this.logger.error(`Sweep of unfinished jobs failed: ${describe(error)}`),
+      );
+    }, this.sweepIntervalMs);
+    this.sweeper.unref();
   }
 
   private storeKey(type: string, key: string): string {
@@ -294,9 +407,10 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     try {
       for (;;) {
         const claimed = await this.claim(storeKey, known);
-        known = undefined; // a retry claims afresh
         if (!claimed) return;
-        if (!(await this.attempt(storeKey, claimed))) return;
+        // A retry claims the pending entry this process wrote (and owns by its lease).
+        known = await this.attempt(storeKey, claimed);
+        if (!known) return;
       }
     } catch (error) {
       // attempt() handles its own failures; reaching here means the store itself failed.
@@ -310,33 +424,49 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     }
   }
 
-  /** Runs one attempt of a claimed job and records its outcome. True when it is to be retried. */
-  private async attempt(storeKey: string, entry: StoreEntry<JobRecord>): Promise<boolean> {
+  /**
+   * Runs one attempt of a claimed job and records its outcome. Returns the pending entry it wrote
+   * when the job is to be retried (after its backoff), undefined otherwise.
+   */
+  private async attempt(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+  ): Promise<StoreEntry<JobRecord> | undefined> {
     const job = entry.value;
     const definition = this.definition(job.type);
     const attempt = job.attempts + 1;
 
     let error: unknown;
-    let doneListeners = job.doneListeners;
+    let doneHandlers = job.doneHandlers ?? NO_HANDLERS;
     let results = job.results;
+    const lease = this.hold(storeKey, entry);
     try {
       if (definition.run) {
         await definition.run(job.payload, { attempt, record: job });
       } else {
-        ({ doneListeners, results } = await this.dispatch(job, definition));
+        ({ doneHandlers, results } = await this.dispatch(job, definition));
       }
     } catch (caught) {
       error = caught instanceof ListenerFailure ? caught.cause : caught;
-      if (caught instanceof ListenerFailure) ({ doneListeners, results } = caught.progress);
+      if (caught instanceof ListenerFailure) ({ doneHandlers, results } = caught.progress);
     }
+    // Ends the heartbeat of the job; the entry as last written (after any renewal) is written over.
+    this.release(lease);
+    if (lease.renewal) await lease.renewal;
+    entry = lease.entry;
 
     const updatedAt = this.now();
     if (error === undefined) {
-      const done = settledRecord(job, 'done', attempt, doneListeners, results, updatedAt, undefined);
-      await this.write(storeKey, entry, definition.compactWhenDone ? compact(done, definition) : done);
+      const done = settledRecord(job, 'done', attempt, doneHandlers, results, updatedAt, undefined);
+      await this.write(
+        storeKey,
+        entry,
+        definition.compactWhenDone ? compact(done, definition) : done,
+        done.doneHandlers,
+      );
       // The hook gets the full record, even when a compacted one was stored.
       if (definition.onSettled) await this.settle(definition, done, 'done');
-      return false;
+      return undefined;
     }
 
     const policy = this.policy(definition);
@@ -345,56 +475,121 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     const delay = backoffDelay(attempt, policy, this.options.random);
     const outOfTime = policy.deadlineMs !== undefined && elapsed + delay >= policy.deadlineMs;
     if (attempt >= policy.maxAttempts || outOfTime) {
-      const dead = settledRecord(job, 'dead', attempt, doneListeners, results, updatedAt, message);
+      const dead = settledRecord(job, 'dead', attempt, doneHandlers, results, updatedAt, message);
       entry = await this.write(storeKey, entry, dead);
       this.logger.error(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${attempt} attempt(s): ${message} (dead-lettered)`,
       );
       await this.deadLetter(entry.value, message);
       await this.settle(definition, entry.value, 'dead', error);
-      return false;
+      return undefined;
     }
 
-    // The next turn of the loop claims the job afresh, so the written entry is not kept.
-    await this.write(
-      storeKey,
-      entry,
-      settledRecord(job, 'pending', attempt, doneListeners, results, updatedAt, message),
-    );
+    // Leased to this process until the retry is due plus a lease, so no sweep (ours or another
+    // instance's) runs it meanwhile; past that, another instance may take it (this one stalled).
+    const pending = settledRecord(job, 'pending', attempt, doneHandlers, results, updatedAt, message);
+    pending.nextAttemptAt = updatedAt + delay;
+    pending.leaseUntil = pending.nextAttemptAt + this.leaseMs;
+    const written = await this.write(storeKey, entry, pending);
+    // Merged into another instance's record (it took the job over): the retry is theirs.
+    if (written.value.status !== 'pending' || written.value.leaseUntil !== pending.leaseUntil)
+      return undefined;
     this.logger.warn(
       `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
     );
     await sleep(delay, this.stopping.signal);
-    // On shutdown the job stays pending in the store; a persistent store recovers it on restart.
-    return !this.stopping.signal.aborted;
+    if (!this.stopping.signal.aborted) return written;
+    // Shutting down: give the job up, so another instance (or this one restarted) takes it when due.
+    const { leaseUntil: _owned, ...released } = written.value;
+    await this.options.store.compareAndSet(storeKey, written.version, released, this.writeOptions);
+    return undefined;
+  }
+
+  /** Registers a running job for the heartbeat, which renews its lease while it runs. */
+  private hold(storeKey: string, entry: StoreEntry<JobRecord>): HeldLease {
+    const lease: HeldLease = { storeKey, entry, slot: this.held.length, renewal: undefined, lost: false };
+    this.held.push(lease);
+    if (!this.heartbeat && !this.stopping.signal.aborted) {
+      this.heartbeat = setInterval(this.renewLeases, this.heartbeatMs);
+      this.heartbeat.unref();
+    }
+    return lease;
+  }
+
+  private release(lease: HeldLease): void {
+    if (lease.slot < 0) return;
+    const last = this.held.pop()!;
+    if (last !== lease) {
+      this.held[lease.slot] = last;
+      last.slot = lease.slot;
+    }
+    lease.slot = -1;
+  }
+
+  /** The heartbeat: renews the lease of every job running for at least half a heartbeat. */
+  private readonly renewLeases = (): void => {
+    const now = this.now();
+    for (const lease of this.held) {
+      if (lease.renewal || (lease.entry.value.leaseUntil ?? 0) - now > this.leaseMs - this.heartbeatMs / 2)
+        continue;
+      lease.renewal = this.renew(lease.storeKey, lease).finally(() => (lease.renewal = undefined));
+    }
+  };
+
+  private async renew(storeKey: string, lease: HeldLease): Promise<void> {
+    const { value, version } = lease.entry;
+    try {
+      const written = await this.options.store.compareAndSet(
+        storeKey,
+        version,
+        { ...value, leaseUntil: this.now() + this.leaseMs },
+        this.writeOptions,
+      );
+      if (written) {
+        lease.entry = written;
+        return;
+      }
+      lease.lost = true;
+      this.release(lease);
+      this.logger.warn(
+        `Job ${value.type} ${maskPhoneNumbers(value.key)} was taken over by another instance while it ran here (its lease expired): its handlers may run twice`,
+      );
+    } catch (error) {
+      // The store is unreachable: try again on the next beat (the lease still runs).
+      this.logger.warn(`Could not renew the lease of job ${storeKey}: ${describe(error)}`);
+    }
   }
 
   /**
    * Takes the job for this process (compare-and-set), so two instances never run it at once.
-   * `known`: the entry as this process just wrote it (a new job), tried without reading it first.
+   * `known`: the entry as this process just wrote it (a new job, or its own pending retry: owned,
+   * so taken whatever its lease says), tried without reading it first.
    */
   private async claim(
     storeKey: string,
     known: StoreEntry<JobRecord> | undefined,
   ): Promise<StoreEntry<JobRecord> | undefined> {
     let entry = known ?? (await this.options.store.get<JobRecord>(storeKey));
+    let owned = known !== undefined;
     for (let tries = 0; tries < 5; tries++) {
       if (!entry) return undefined;
       const job = entry.value;
       const now = this.now();
-      const leaseFree = job.status === 'pending' || (job.status === 'running' && (job.leaseUntil ?? 0) < now);
-      if (!leaseFree) return undefined;
+      if (owned ? job.status !== 'pending' : !takeable(job, now, false)) return undefined;
       const next: JobRecord = {
         type: job.type,
         key: job.key,
         payload: job.payload,
         status: 'running',
         attempts: job.attempts,
-        doneListeners: job.doneListeners,
+        doneHandlers: job.doneHandlers,
         receivedAt: job.receivedAt,
         updatedAt: now,
         leaseUntil: now + this.leaseMs,
       };
+      // A record of the version before identities: kept until its first dispatch maps it.
+      if (job.doneHandlers === undefined && job.doneListeners !== undefined)
+        next.doneListeners = job.doneListeners;
       if (job.results !== undefined) next.results = job.results;
       if (job.lastError !== undefined) next.lastError = job.lastError;
       const written = await this.options.store.compareAndSet(
@@ -405,60 +600,126 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       );
       if (written) return written;
       entry = await this.options.store.get<JobRecord>(storeKey);
+      owned = false;
     }
     return undefined;
   }
 
+  /**
+   * Writes an attempt's outcome over the entry this process claimed. `done`: the handlers that
+   * succeeded in it (`next` may be compacted).
+   */
   private async write(
     storeKey: string,
     entry: StoreEntry<JobRecord>,
     next: JobRecord,
+    done: string[] = next.doneHandlers,
   ): Promise<StoreEntry<JobRecord>> {
-    const written = await this.options.store.compareAndSet(storeKey, entry.version, next, this.writeOptions);
-    // We hold the lease, so nobody else should have written; if they did, keep our outcome anyway.
-    return written ?? (await this.options.store.set(storeKey, next, this.writeOptions));
+    const store = this.options.store;
+    const written = await store.compareAndSet(storeKey, entry.version, next, this.writeOptions);
+    if (written) return written;
+    // Someone wrote meanwhile: this process stalled past its lease and another instance took the
+    // job. Keep both outcomes, so neither instance re-runs what the other did.
+    this.logger.warn(
+      `Job ${next.type} ${maskPhoneNumbers(next.key)} was taken over by another instance while it ran here: merging outcomes`,
+    );
+    for (let tries = 0; tries < 5; tries++) {
+      const current = await store.get<JobRecord>(storeKey);
+      if (!current) break;
+      const merged = mergeOutcome(current.value, next, done, this.now());
+      if (merged === current.value) return current;
+      const again = await store.compareAndSet(storeKey, current.version, merged, this.writeOptions);
+      if (again) return again;
+    }
+    return store.set(storeKey, next, this.writeOptions);
   }
 
-  /** Calls each listener of the job's event(s) that has not succeeded yet, in order. */
+  /** Calls each handler of the job's event(s) that has not succeeded yet, in order. */
   private async dispatch(job: JobRecord, definition: JobDefinition<any>): Promise<DispatchProgress> {
     const events = definition.events?.(job.payload) ?? this.typeEvents.get(job.type) ?? [job.type];
-    const emitter = this.options.emitter;
-    const listeners = (
-      events.length === 1
-        ? emitter.listeners(events[0]!)
-        : events.flatMap((event) => emitter.listeners(event))
-    ) as Array<(payload: unknown) => unknown>;
-    if (listeners.length === 0) {
+    const handlers = this.handlers.handlersOf(events);
+    const legacy = job.doneHandlers === undefined ? this.fromIndexes(job, handlers) : undefined;
+    const before = legacy ? legacy.before : job.doneHandlers;
+    const previous = legacy ? legacy.previous : job.results;
+    if (handlers.length === 0) {
       const names = events.map((event) => `"${event}"`).join(', ');
       if (definition.requireListener) throw new Error(`No handler is listening to ${names}`);
       this.logger.warn(
         `No handler is listening to ${names}; the event for ${maskPhoneNumbers(job.key)} was not handled by the app`,
       );
-      return { doneListeners: NO_LISTENERS, results: job.results };
+      return { doneHandlers: before, results: previous };
     }
-    const before = job.doneListeners;
-    const results = definition.keepResults ? { ...job.results } : undefined;
-    // Listeners run in index order, so `done` comes out sorted.
-    const done: number[] = [];
+    // Built in dispatch order, so readers see answers in handler order (keys are not numbers).
+    const results: Record<string, unknown> | undefined = definition.keepResults ? {} : undefined;
+    const done: string[] = [];
     let failure: unknown;
-    for (let index = 0; index < listeners.length; index++) {
-      if (before.length > 0 && before.includes(index)) {
-        done.push(index);
+    for (const handler of handlers) {
+      const id = handler.id;
+      if (before.length > 0 && before.includes(id)) {
+        done.push(id);
+        if (results && previous?.[id] !== undefined) results[id] = previous[id];
         continue;
       }
       try {
-        const value = await listeners[index]!(job.payload);
-        done.push(index);
-        if (results && value !== undefined) results[String(index)] = value;
+        const value = await handler.call(job.payload);
+        done.push(id);
+        if (results && value !== undefined) results[id] = value;
       } catch (error) {
         failure ??= error;
       }
     }
-    // Indexes beyond today's listeners (fewer listeners than on an earlier attempt) are kept.
-    for (const index of before) if (index >= listeners.length) done.push(index);
-    const progress: DispatchProgress = { doneListeners: exactList(done), results };
+    // Handlers that succeeded and are gone today (a deploy removed them) stay remembered, with
+    // their answers: should they come back, they have run already.
+    for (const id of before) if (!done.includes(id)) done.push(id);
+    if (results && previous) for (const id in previous) if (!(id in results)) results[id] = previous[id];
+    const progress: DispatchProgress = { doneHandlers: this.kept(done, handlers), results };
     if (failure !== undefined) throw new ListenerFailure(failure, progress);
     return progress;
+  }
+
+  /**
+   * What already succeeded, by identity. A record of the version before identities holds listener
+   * indexes: they are read as today's handlers at those positions (see JobRecord.doneListeners).
+   */
+  private fromIndexes(
+    job: JobRecord,
+    handlers: readonly PipelineHandler[],
+  ): { before: string[]; previous: Record<string, unknown> | undefined } {
+    const indexes = job.doneListeners ?? [];
+    const before = indexes.filter((index) => index < handlers.length).map((index) => handlers[index]!.id);
+    let previous: Record<string, unknown> | undefined;
+    if (job.results) {
+      previous = {};
+      for (const [index, value] of Object.entries(job.results)) {
+        const handler = handlers[Number(index)];
+        if (handler) previous[handler.id] = value;
+      }
+    }
+    if (indexes.length > 0 && !this.migrated.has(job.key)) {
+      this.migrated.add(job.key);
+      this.logger.warn(
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} was recorded before handler identities: its succeeded handlers ${JSON.stringify(indexes)} are taken as today's at those positions (${before.join(', ') || 'none'})`,
+      );
+    }
+    return { before, previous };
+  }
+
+  /**
+   * The list as it will be kept in the store: a shared one when every handler is done (the usual
+   * outcome), otherwise a copy of exactly its length (an array grown by push keeps spare capacity,
+   * for as long as the record is kept).
+   */
+  private kept(done: string[], handlers: readonly PipelineHandler[]): string[] {
+    if (done.length === 0) return NO_HANDLERS;
+    if (done.length === handlers.length && done.every((id, index) => id === handlers[index]!.id)) {
+      let shared = this.allDone.get(handlers);
+      if (!shared) {
+        shared = Object.freeze(done.slice()) as unknown as string[];
+        this.allDone.set(handlers, shared);
+      }
+      return shared;
+    }
+    return done.slice();
   }
 
   private async deadLetter(job: JobRecord, error: string): Promise<void> {
@@ -495,7 +756,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
 }
 
 interface DispatchProgress {
-  doneListeners: number[];
+  doneHandlers: string[];
   results: Record<string, unknown> | undefined;
 }
 
@@ -508,21 +769,45 @@ class ListenerFailure extends Error {
   }
 }
 
-/** `[0, 1, … n-1]`, shared (frozen) per n: the usual outcome, every listener done. */
-const ALL_DONE: number[][] = [];
+/**
+ * May this process take the job? Running with an expired lease (its process died), or pending and
+ * not leased (a fresh job between its record and its run, or one a process gave up on), and with
+ * `dueOnly`, its retry due.
+ */
+function takeable(job: JobRecord, now: number, dueOnly: boolean): boolean {
+  if (job.status === 'running') return (job.leaseUntil ?? 0) < now;
+  return (
+    job.status === 'pending' && (job.leaseUntil ?? 0) < now && (!dueOnly || (job.nextAttemptAt ?? 0) <= now)
+  );
+}
 
 /**
- * The list as it will be kept in the store: a shared one when every listener is done, otherwise
- * a copy of exactly its length (an array grown by push keeps spare capacity, for as long as the
- * record is kept).
+ * This process's outcome of an attempt (`ours`, with the handlers that succeeded in it: `done`)
+ * merged with the record another instance wrote meanwhile (`theirs`). Returns `theirs` itself when
+ * it stands as it is.
  */
-function exactList(done: number[]): number[] {
-  const n = done.length;
-  if (n === 0) return NO_LISTENERS;
-  if (done[n - 1] === n - 1) {
-    return (ALL_DONE[n] ??= Object.freeze(done.slice()) as unknown as number[]);
+function mergeOutcome(theirs: JobRecord, ours: JobRecord, done: string[], now: number): JobRecord {
+  const settled = theirs.status === 'done' || theirs.status === 'dead';
+  const runningThere = theirs.status === 'running' && (theirs.leaseUntil ?? 0) >= now;
+  // Settled there (unless it gave up where all succeeded here), or running there now: theirs
+  // stands, told what succeeded here.
+  if ((settled && !(theirs.status === 'dead' && ours.status === 'done')) || runningThere) {
+    if (settled || done.every((id) => theirs.doneHandlers?.includes(id))) return theirs;
+    const merged: JobRecord = { ...theirs, doneHandlers: union(theirs.doneHandlers, done) };
+    if (ours.results) merged.results = { ...ours.results, ...theirs.results };
+    return merged;
   }
-  return done.slice();
+  // Nobody runs it there: ours stands, with what succeeded there too.
+  if (ours.compacted) return ours;
+  const merged: JobRecord = { ...ours, doneHandlers: union(ours.doneHandlers, theirs.doneHandlers) };
+  if (theirs.results) merged.results = { ...theirs.results, ...ours.results };
+  return merged;
+}
+
+function union(a: readonly string[] | undefined, b: readonly string[] | undefined): string[] {
+  const out = [...(a ?? [])];
+  for (const id of b ?? []) if (!out.includes(id)) out.push(id);
+  return out;
 }
 
 /** A job's record after an attempt (no lease: nobody runs it now). */
@@ -530,7 +815,7 @@ function settledRecord(
   job: JobRecord,
   status: JobStatus,
   attempts: number,
-  doneListeners: number[],
+  doneHandlers: string[],
   results: Record<string, unknown> | undefined,
   updatedAt: number,
   lastError: string | undefined,
@@ -541,7 +826,7 @@ function settledRecord(
     payload: job.payload,
     status,
     attempts,
-    doneListeners,
+    doneHandlers,
     receivedAt: job.receivedAt,
     updatedAt,
   };
@@ -558,7 +843,7 @@ function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
     payload: definition.compactWhenDone!(done.payload, done),
     status: 'done',
     attempts: done.attempts,
-    doneListeners: NO_LISTENERS,
+    doneHandlers: NO_HANDLERS,
     receivedAt: done.receivedAt,
     updatedAt: done.updatedAt,
     compacted: true,
