@@ -71,7 +71,20 @@ export class RedisServer {
     await this.exited;
   }
 
-  /** Starts the server again on the same port (empty, as after a crash without persistence). */
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered (a stalled Redis). */
+  pause(): void {
+    this.process?.kill('SIGSTOP');
+  }
+
+  /** Lets a paused server answer again (SIGCONT). */
+  resume(): void {
+    this.process?.kill('SIGCONT');
+  }
+
+  /**
+   * Starts the server again on the same port and directory: empty as after a crash without
+   * persistence, or with what was written by a `SAVE` sent before it stopped.
+   */
   async restart(): Promise<void> {
     await this.stop();
     await this.launch(redisBinary.path!);

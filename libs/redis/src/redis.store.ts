@@ -66,6 +66,8 @@ export class RedisStore implements HubtelStore {
   private readonly scanCount: number;
   private readonly logger = new Logger('HubtelRedisStore');
   private down = false;
+  /** Connection failures before the first `ready` are reported by `connect()`, not logged. */
+  private wasReady = false;
 
   constructor(options: RedisStoreOptions) {
     if (options.client === undefined && options.url === undefined && options.options === undefined) {
@@ -111,11 +113,12 @@ export class RedisStore implements HubtelStore {
       this.owned = true;
       // Our client: report outages once each way instead of ioredis's unhandled-error noise.
       this.client.on('error', (error: Error) => {
-        if (this.down) return;
+        if (this.down || !this.wasReady) return;
         this.down = true;
         this.logger.error(`Redis is unreachable: ${error.message}`);
       });
       this.client.on('ready', () => {
+        this.wasReady = true;
         if (!this.down) return;
         this.down = false;
         this.logger.log('Redis is reachable again');
@@ -222,11 +225,13 @@ export class RedisStore implements HubtelStore {
   /** Closes the store's own client (waiting for replies in flight); leaves a client of yours open. */
   async close(): Promise<void> {
     if (!this.owned || this.client.status === 'end') return;
+    const ended = new Promise<void>((resolve) => this.client.once('end', () => resolve()));
     try {
       await this.client.quit();
     } catch {
       this.client.disconnect();
     }
+    await ended;
   }
 
   private get commands(): StoreCommands {

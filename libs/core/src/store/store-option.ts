@@ -1,5 +1,6 @@
 import type { InjectionToken } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import { HUBTEL_STORE } from '../hubtel.constants.js';
 import type { HubtelStore } from './hubtel-store.interface.js';
 import { MemoryStore } from './memory.store.js';
 
@@ -42,6 +43,14 @@ export function resolveStoreOption(
 ): HubtelStore {
   if (store === undefined) return appStore ?? new MemoryStore();
   if (isHubtelStore(store)) return store;
+  // Injected, not looked up: an async provider (HubtelRedisModule connects first) may not be ready yet.
+  if (store === HUBTEL_STORE) {
+    if (appStore) return appStore;
+    throw new HubtelConfigError(
+      option,
+      'nothing provides HUBTEL_STORE: import HubtelRedisModule.forRoot() (or provide it globally)',
+    );
+  }
   let found: unknown;
   try {
     found = moduleRef.get(store as InjectionToken, { strict: false });
@@ -52,7 +61,10 @@ export function resolveStoreOption(
     );
   }
   if (!isHubtelStore(found)) {
-    throw new HubtelConfigError(option, `the provider of ${String(store)} is not a HubtelStore`);
+    throw new HubtelConfigError(
+      option,
+      `the provider of ${String(store)} is not a HubtelStore (or is created after this module: provide it from an imported module)`,
+    );
   }
   return found;
 }
