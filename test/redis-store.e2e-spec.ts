@@ -1,6 +1,9 @@
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { HUBTEL_STORE, type HubtelStore } from 'nestjs-hubtel';
-import { CHECKOUT_STORE } from 'nestjs-hubtel/checkout';
+import { CHECKOUT_STORE, CheckoutModule } from 'nestjs-hubtel/checkout';
+import { SERVICE_APP_STORE, ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { HubtelRedisModule, RedisStore } from 'nestjs-hubtel/redis';
 import {
   ADAPTERS,
@@ -259,6 +262,28 @@ redisBinary.describe('checkout on the Redis store', () => {
     // Not the module's to close.
     expect(own.client.status).toBe('ready');
     await own.close();
+  });
+
+  it('one HubtelRedisModule for CheckoutModule and ServiceAppModule: both on the same store, by default or by token', async () => {
+    for (const serviceAppStore of [undefined, HUBTEL_STORE]) {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          EventEmitterModule.forRoot(),
+          HubtelRedisModule.forRootAsync({ useFactory: () => ({ url: server.url }) }),
+          CheckoutModule.forRoot(baseOptions(api)),
+          ServiceAppModule.forRoot({ routes: { disabled: true }, store: serviceAppStore }),
+        ],
+      }).compile();
+      const app = await moduleRef.createNestApplication({ logger: false }).init();
+      try {
+        const store = app.get(HUBTEL_STORE);
+        expect(store).toBeInstanceOf(RedisStore);
+        expect(app.get(CHECKOUT_STORE)).toBe(store);
+        expect(app.get(SERVICE_APP_STORE)).toBe(store);
+      } finally {
+        await app.close();
+      }
+    }
   });
 
   it('refuses to start when Redis cannot be reached', async () => {
