@@ -36,6 +36,12 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Servers still running when the test process exits (a crashed or interrupted run) are killed. */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 export class RedisServer {
   private process?: ChildProcess;
   private exited?: Promise<void>;
@@ -116,6 +122,8 @@ export class RedisServer {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.process = child;
+    live.add(child);
+    child.once('exit', () => live.delete(child));
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     let output = '';
     return new Promise<void>((resolve, reject) => {

@@ -126,6 +126,30 @@ redisBinary.describe('RedisStore', () => {
       }
     });
 
+    it('fails a command cut off by a dropped connection instead of sending it again (a resent compare-and-set would lose to itself)', async () => {
+      const store = new RedisStore({ url: server.url, commandTimeoutMs: 60_000 });
+      await store.connect();
+      try {
+        await store.set('cut', 'a');
+        server.pause(); // the command will sit unanswered in the server's socket buffer
+        const outcome = store.compareAndSet('cut', 1, 'b').then(
+          (entry) => ({ entry }),
+          (error: unknown) => ({ error }),
+        );
+        await new Promise((resolve) => setImmediate(resolve));
+        (store.client as unknown as { stream: { destroy(): void } }).stream.destroy();
+        server.resume(); // it applies the command, then sees the connection gone
+        expect(await outcome).toEqual({
+          error: expect.objectContaining({ code: 'HUBTEL_STORE_UNAVAILABLE' }),
+        });
+        await waitUntil(async () => (await store.get('cut').catch(() => undefined)) !== undefined);
+        expect(await store.get('cut')).toEqual({ value: 'b', version: 2 });
+      } finally {
+        server.resume();
+        await store.close();
+      }
+    });
+
     it('refuses to start when Redis cannot be reached', async () => {
       const store = new RedisStore({ url: 'redis://127.0.0.1:1', options: { retryStrategy: () => null } });
       await expect(store.connect()).rejects.toBeInstanceOf(HubtelStoreUnavailableError);

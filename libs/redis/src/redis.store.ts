@@ -105,7 +105,10 @@ export class RedisStore implements HubtelStore {
         enableOfflineQueue: false,
         commandTimeout: timeout,
         connectTimeout: REDIS_STORE_DEFAULTS.connectTimeoutMs,
-        maxRetriesPerRequest: 1,
+        // A command cut off by a dropped connection fails rather than being sent again: a resent
+        // compare-and-set that had been applied would report losing to its own write.
+        maxRetriesPerRequest: 0,
+        autoResendUnfulfilledCommands: false,
         retryStrategy: (attempt) => Math.min(attempt * 50, REDIS_STORE_DEFAULTS.maxReconnectDelayMs),
         ...options.options,
       };
