@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryStore, type HubtelStore, type InboundPipeline } from 'nestjs-hubtel';
+import type { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
@@ -551,6 +552,46 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       await session.reply('0241234567');
       await session.choose('1gb');
       return { session, orderId: orderHint ?? randomUUID() };
+    }
+
+    // Redis only: a store that is down is a real server stopped, not a stand-in.
+    if (stores.kind === 'redis') {
+      it('answers 503 while Redis is stopped (nothing emitted), then handles the order sent again once, after Redis is back', async () => {
+        const server = stores.server!;
+        const { session, orderId } = await toCart();
+        const order = { OrderId: orderId, SessionId: session.sessionId, ExtraData: {}, OrderInfo: null };
+        await (store as RedisStore).client.save(); // persistence: what was written survives the restart
+        await server.stop();
+        try {
+          const refused = await post(fulfillmentUrl(), order);
+          expect(refused.status).toBe(503);
+          expect(refused.body).toMatchObject({ statusCode: 503, code: 'HUBTEL_UNAVAILABLE' });
+          // The USSD session answers a release the phone can show, not an error.
+          const flow = await post(flowUrl(), flowRequest('Response', session.sessionId, { Message: '1' }));
+          expect(flow.status).toBe(200);
+          expect(flow.body).toMatchObject({ Type: 'release', SessionId: session.sessionId });
+          await pipeline().drain();
+          expect(merchant.fulfiller.calls.get(orderId)).toBeUndefined();
+        } finally {
+          await server.restart();
+        }
+        for (;;) {
+          if (
+            await store.get('probe').then(
+              () => true,
+              () => false,
+            )
+          )
+            break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        const accepted = await post(fulfillmentUrl(), order);
+        expect(accepted.body).toEqual({ OrderId: orderId, SessionId: session.sessionId, Status: 'received' });
+        await session.waitForCallback();
+        await pipeline().drain();
+        expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
+        expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
+      });
     }
 
     it('refuses a fulfillment request whose session did not end in an AddToCart here: 404, nothing emitted', async () => {
