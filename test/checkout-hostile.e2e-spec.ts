@@ -1,4 +1,4 @@
-import { MemoryStore } from 'nestjs-hubtel';
+import type { HubtelStore } from 'nestjs-hubtel';
 import {
   ADAPTERS,
   FakeCheckoutApi,
@@ -8,21 +8,22 @@ import {
   startCheckoutApp,
   type CheckoutTestApp,
 } from './support/checkout-harness.js';
+import { describeEachStore } from './support/test-stores.js';
 
 /**
  * Malformed and hostile callback bodies: each is answered 4xx with a machine-readable JSON body,
  * and nothing is recorded or emitted. A genuine callback afterwards still works (nothing was
  * polluted or broken).
  */
-describe.each(ADAPTERS)('checkout callback: malformed and hostile bodies (%s)', (adapter) => {
+describeEachStore(ADAPTERS, 'checkout callback: malformed and hostile bodies', (adapter, stores) => {
   let api: FakeCheckoutApi;
   let t: CheckoutTestApp;
-  let store: MemoryStore;
+  let store: HubtelStore;
   let checkoutId: string;
 
   beforeAll(async () => {
     api = await FakeCheckoutApi.start();
-    store = new MemoryStore({ sweepIntervalMs: 0 });
+    store = await stores.create();
     t = await startCheckoutApp(adapter, baseOptions(api, { store }));
     checkoutId = (
       await t.service.createInvoice({ totalAmount: 10, description: 'Target', clientReference: 'target' })
@@ -31,6 +32,7 @@ describe.each(ADAPTERS)('checkout callback: malformed and hostile bodies (%s)', 
   afterAll(async () => {
     await t.close();
     await api.close();
+    await stores.dispose();
   });
 
   async function recordedJobs(): Promise<string[]> {

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { MemoryStore, type InboundPipeline } from 'nestjs-hubtel';
+import { MemoryStore, type HubtelStore, type InboundPipeline } from 'nestjs-hubtel';
+import type { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
+  SERVICE_APP_KEYS,
   SERVICE_APP_PIPELINE,
   type ServiceFlowResponse,
 } from 'nestjs-hubtel/service-app';
@@ -14,6 +16,7 @@ import {
   type Adapter,
   type Merchant,
 } from './support/service-app.harness.js';
+import { describeEachStore } from './support/test-stores.js';
 
 /*
  * The ServiceAppModule end to end, over real HTTP, on Express and on Fastify: the sandbox plays
@@ -102,16 +105,25 @@ const bundlePrompt = (destination: string) => ({
   Data: BUNDLES,
 });
 
-describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adapter) => {
+describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter, stores) => {
   let sandbox: HubtelSandbox;
   let merchant: Merchant;
   let skew = 0;
-  const store = new MemoryStore({ sweepIntervalMs: 0, now: () => Date.now() + skew });
+  // The memory store's clock can be moved; Redis expires on its own clock (the store contract
+  // suite covers that), so there expiry is stood in for by what it does: the entries are gone.
+  const memory = new MemoryStore({ sweepIntervalMs: 0, now: () => Date.now() + skew });
+  let store: HubtelStore;
+  const expireSessions = async () => {
+    skew = SESSION_TTL_MS + 1_000;
+    if (stores.kind === 'memory') return;
+    for await (const [key] of store.scan(SERVICE_APP_KEYS.session)) await store.delete(key);
+  };
   const flowUrl = () => `${merchant.url}/api/service-flow`;
   const fulfillmentUrl = () => `${merchant.url}/api/fulfillment`;
   const pipeline = () => merchant.app.get<InboundPipeline>(SERVICE_APP_PIPELINE);
 
   beforeAll(async () => {
+    store = stores.kind === 'memory' ? memory : await stores.create();
     sandbox = await HubtelSandbox.start();
     merchant = await startMerchant(adapter, {
       callbackUrl: sandbox.baseUrls().fulfillmentCallback,
@@ -136,7 +148,8 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
   afterAll(async () => {
     await merchant?.close();
     await sandbox?.stop();
-    store.close();
+    memory.close();
+    await stores.dispose();
   });
 
   describe('the contract use case: phone input, bundle select, AddToCart, fulfillment, callback', () => {
@@ -393,7 +406,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
 
       const session = sandbox.serviceApp(merchant.url);
       await session.start();
-      skew = SESSION_TTL_MS + 1_000; // the store's clock moves past the session's TTL
+      await expireSessions(); // the store's clock moves past the session's TTL
       expect(await session.reply('0241234567')).toStrictEqual(release(session.sessionId, M.sessionExpired));
     });
 
@@ -539,6 +552,46 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule over %s', (adap
       await session.reply('0241234567');
       await session.choose('1gb');
       return { session, orderId: orderHint ?? randomUUID() };
+    }
+
+    // Redis only: a store that is down is a real server stopped, not a stand-in.
+    if (stores.kind === 'redis') {
+      it('answers 503 while Redis is stopped (nothing emitted), then handles the order sent again once, after Redis is back', async () => {
+        const server = stores.server!;
+        const { session, orderId } = await toCart();
+        const order = { OrderId: orderId, SessionId: session.sessionId, ExtraData: {}, OrderInfo: null };
+        await (store as RedisStore).client.save(); // persistence: what was written survives the restart
+        await server.stop();
+        try {
+          const refused = await post(fulfillmentUrl(), order);
+          expect(refused.status).toBe(503);
+          expect(refused.body).toMatchObject({ statusCode: 503, code: 'HUBTEL_UNAVAILABLE' });
+          // The USSD session answers a release the phone can show, not an error.
+          const flow = await post(flowUrl(), flowRequest('Response', session.sessionId, { Message: '1' }));
+          expect(flow.status).toBe(200);
+          expect(flow.body).toMatchObject({ Type: 'release', SessionId: session.sessionId });
+          await pipeline().drain();
+          expect(merchant.fulfiller.calls.get(orderId)).toBeUndefined();
+        } finally {
+          await server.restart();
+        }
+        for (;;) {
+          if (
+            await store.get('probe').then(
+              () => true,
+              () => false,
+            )
+          )
+            break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        const accepted = await post(fulfillmentUrl(), order);
+        expect(accepted.body).toEqual({ OrderId: orderId, SessionId: session.sessionId, Status: 'received' });
+        await session.waitForCallback();
+        await pipeline().drain();
+        expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
+        expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
+      });
     }
 
     it('refuses a fulfillment request whose session did not end in an AddToCart here: 404, nothing emitted', async () => {

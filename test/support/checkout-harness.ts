@@ -239,9 +239,15 @@ export async function startCheckoutApp(
   extras: CheckoutModuleExtras = {},
   module?: DynamicModule,
   logger: LoggerService | false = false,
+  /** More modules of the host app (e.g. HubtelRedisModule.forRoot()). */
+  imports: DynamicModule[] = [],
 ): Promise<CheckoutTestApp> {
   const moduleRef = await Test.createTestingModule({
-    imports: [EventEmitterModule.forRoot(), module ?? CheckoutModule.forRoot({ ...options, ...extras })],
+    imports: [
+      EventEmitterModule.forRoot(),
+      ...imports,
+      module ?? CheckoutModule.forRoot({ ...options, ...extras }),
+    ],
     providers: [RecordingHandlers],
   }).compile();
   const app =

@@ -1,13 +1,14 @@
 import { HttpService } from '@nestjs/axios';
-import { Module, type InjectionToken } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
 import {
+  HUBTEL_STORE,
   HandlerRegistry,
   HubtelConfigError,
   InboundAccessPolicy,
   InboundPipeline,
-  MemoryStore,
+  resolveStoreOption,
   createHttpTransport,
   hubtelHttpModule,
   type HubtelStore,
@@ -71,20 +72,9 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
     },
     {
       provide: CHECKOUT_STORE,
-      useFactory: (options: ResolvedCheckoutOptions, moduleRef: ModuleRef): HubtelStore => {
-        const store = options.store;
-        if (store === undefined) return new MemoryStore();
-        if (typeof store === 'object') return store as HubtelStore;
-        try {
-          return moduleRef.get<HubtelStore>(store as InjectionToken, { strict: false });
-        } catch {
-          throw new HubtelConfigError(
-            'checkout.store',
-            `no provider found for the injection token ${String((store as { name?: string }).name ?? store)}`,
-          );
-        }
-      },
-      inject: [CHECKOUT_RESOLVED_OPTIONS, ModuleRef],
+      useFactory: (options: ResolvedCheckoutOptions, moduleRef: ModuleRef, appStore?: HubtelStore) =>
+        resolveStoreOption(options.store, moduleRef, appStore, 'checkout.store'),
+      inject: [CHECKOUT_RESOLVED_OPTIONS, ModuleRef, { token: HUBTEL_STORE, optional: true }],
     },
     {
       provide: CHECKOUT_TRANSPORT,

@@ -3,6 +3,7 @@ import {
   DEFAULT_JOB_RETRY,
   HUBTEL_DEFAULT_BASE_URLS,
   HubtelConfigError,
+  assertStoreOption,
   InboundAccessPolicy,
   assertOptionsObject,
   dropUndefined,
@@ -127,7 +128,8 @@ export interface CheckoutModuleOptions extends HubtelHttpOptions {
   access?: InboundAccessOptions;
   /**
    * Where invoices and callback records live: a HubtelStore instance, or the injection token of
-   * one provided in your app. Default: a MemoryStore (lost on restart).
+   * one provided in your app. Default: the app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`)
+   * when provided, else a MemoryStore (lost on restart).
    */
   store?: HubtelStore | InjectionToken;
   /** How long invoices are kept (a callback for a forgotten invoice is rejected). Default 30 days. */
@@ -187,14 +189,6 @@ function section(raw: Record<string, unknown>, key: string): Record<string, unkn
   if (value === undefined) return {};
   assertOptionsObject(value, `${PREFIX}.${key}`);
   return value;
-}
-
-function isStore(value: unknown): value is HubtelStore {
-  if (!value || typeof value !== 'object') return false;
-  const s = value as Record<string, unknown>;
-  return ['get', 'setIfAbsent', 'compareAndSet', 'set', 'delete', 'scan'].every(
-    (m) => typeof s[m] === 'function',
-  );
 }
 
 /** The waits before each re-check: `delayMs`, doubling, at most `maxDelayMs` each. */
@@ -420,13 +414,7 @@ export function resolveCheckoutOptions(
     ),
   };
 
-  const store = raw.store;
-  if (store !== undefined && !isStore(store) && !['string', 'symbol', 'function'].includes(typeof store)) {
-    throw new HubtelConfigError(
-      `${PREFIX}.store`,
-      'must be a HubtelStore (get, setIfAbsent, compareAndSet, set, delete, scan) or an injection token',
-    );
-  }
+  const store = assertStoreOption(raw.store, `${PREFIX}.store`);
 
   const invoiceTtlMs = resolveNumber(
     raw.invoiceTtlMs,

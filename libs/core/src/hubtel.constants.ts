@@ -47,3 +47,10 @@ export const HUBTEL_ENV = Object.freeze({
   retryMaxDelayMs: 'HUBTEL_RETRY_MAX_DELAY_MS',
   defaultCountryCode: 'HUBTEL_DEFAULT_COUNTRY_CODE',
 } as const);
+
+/**
+ * Injection token of an app-wide HubtelStore (provided by `HubtelRedisModule.forRoot()`, or by
+ * your own global provider). CheckoutModule and ServiceAppModule use it when their `store` option
+ * is omitted, and fall back to a MemoryStore when nothing provides it.
+ */
+export const HUBTEL_STORE = Symbol.for('nestjs-hubtel:store');

@@ -1,14 +1,15 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { HttpService } from '@nestjs/axios';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
 import {
+  HUBTEL_STORE,
   HandlerRegistry,
   HttpTransport,
   HubtelConfigError,
   InboundAccessPolicy,
   InboundPipeline,
-  MemoryStore,
+  resolveStoreOption,
   hubtelHttpModule,
   type HubtelStore,
 } from 'nestjs-hubtel';
@@ -60,8 +61,9 @@ import { ServiceFlowService } from './service-flow.service.js';
     },
     {
       provide: SERVICE_APP_STORE,
-      useFactory: (options: ResolvedServiceAppOptions): HubtelStore => options.store ?? new MemoryStore(),
-      inject: [SERVICE_APP_OPTIONS],
+      useFactory: (options: ResolvedServiceAppOptions, moduleRef: ModuleRef, appStore?: HubtelStore) =>
+        resolveStoreOption(options.store, moduleRef, appStore, 'serviceApp.store'),
+      inject: [SERVICE_APP_OPTIONS, ModuleRef, { token: HUBTEL_STORE, optional: true }],
     },
     {
       provide: SERVICE_APP_ACCESS_POLICY,

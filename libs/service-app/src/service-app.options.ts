@@ -10,7 +10,8 @@ import {
   type HubtelCredentials,
   type HubtelEnvSource,
   type HubtelRouteOptions,
-  type HubtelStore,
+  assertStoreOption,
+  type HubtelStoreOption,
   type InboundAccessOptions,
 } from 'nestjs-hubtel';
 import {
@@ -52,8 +53,12 @@ export interface ServiceAppModuleOptions {
    * without a shared store, a migration): the access options are then your only protection.
    */
   requireCart?: boolean;
-  /** Where sessions, carts and order records live. Default: a MemoryStore (single instance, lost on restart). */
-  store?: HubtelStore;
+  /**
+   * Where sessions, carts and order records live: a HubtelStore instance, or the injection token of
+   * one provided in your app. Default: the app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`) when
+   * provided, else a MemoryStore (single instance, lost on restart).
+   */
+  store?: HubtelStoreOption;
   /** Path secret and IP allow-list for both endpoints (see InboundAccessOptions). Default: open. */
   access?: InboundAccessOptions;
   /** Flows written with ServiceFlowBuilder (decorated `@ServiceFlow()` providers are found on their own). */
@@ -93,7 +98,7 @@ export interface ResolvedServiceAppOptions {
   stepBudgetMs: number;
   backInputs: string[];
   requireCart: boolean;
-  store?: HubtelStore;
+  store?: HubtelStoreOption;
   access: InboundAccessOptions;
   flows: ServiceFlowDefinition[];
   messages: ServiceAppMessages;
@@ -174,7 +179,7 @@ export function resolveServiceAppOptions(
     stepBudgetMs: resolveNumber(o.stepBudgetMs, `${P}.stepBudgetMs`, D.stepBudgetMs, { max: 60_000 }),
     backInputs: resolveBackInputs(o.backInput),
     requireCart: resolveBoolean(o.requireCart, `${P}.requireCart`, D.requireCart),
-    store: resolveStore(o.store),
+    store: assertStoreOption(o.store, `${P}.store`),
     access,
     flows: flows as ServiceFlowDefinition[],
     messages,
@@ -229,14 +234,4 @@ function resolveBackInputs(value: unknown): string[] {
     throw new HubtelConfigError(`${P}.backInput`, 'must be a non-empty string, an array of them, or false');
   }
   return list.map((v: string) => v.trim());
-}
-
-function resolveStore(value: unknown): HubtelStore | undefined {
-  if (value === undefined) return undefined;
-  const store = value as Record<string, unknown>;
-  for (const method of ['get', 'setIfAbsent', 'compareAndSet', 'set', 'delete', 'scan']) {
-    if (typeof store?.[method] !== 'function')
-      throw new HubtelConfigError(`${P}.store`, `must implement HubtelStore (missing ${method}())`);
-  }
-  return value as HubtelStore;
 }

@@ -57,7 +57,7 @@ class JsonStore implements HubtelStore {
 }
 
 async function setup(flows: ServiceFlowDefinition[], options: ServiceAppModuleOptions = {}) {
-  const store = options.store ?? new MemoryStore({ sweepIntervalMs: 0 });
+  const store = (options.store as HubtelStore | undefined) ?? new MemoryStore({ sweepIntervalMs: 0 });
   @Module({
     imports: [
       EventEmitterModule.forRoot(),

@@ -14,6 +14,8 @@ export type HubtelErrorCode =
   | 'HUBTEL_TIMEOUT'
   | 'HUBTEL_UNKNOWN_OUTCOME'
   | 'HUBTEL_STORE_CONFLICT'
+  /** The store (Redis, ...) could not be reached or did not answer in time; nothing was written. */
+  | 'HUBTEL_STORE_UNAVAILABLE'
   | 'HUBTEL_NOT_FOUND'
   /** A bulk operation stopped before the end of its input (see the error's partial result). */
   | 'HUBTEL_SEND_ABORTED';
@@ -149,5 +151,16 @@ export class HubtelTimeoutError extends HubtelError {
 export class HubtelUnknownOutcomeError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
     super('HUBTEL_UNKNOWN_OUTCOME', message, details);
+  }
+}
+
+/**
+ * The store could not be reached, or did not answer in time. The operation may not have been
+ * applied (or, after a time-out, may have been): inbound endpoints answer it 503, unacknowledged,
+ * so the platform sends the request again.
+ */
+export class HubtelStoreUnavailableError extends HubtelError {
+  constructor(message: string, details: HubtelErrorDetails = {}) {
+    super('HUBTEL_STORE_UNAVAILABLE', message, details);
   }
 }

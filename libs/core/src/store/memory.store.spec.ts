@@ -1,4 +1,11 @@
 import { MemoryStore } from './memory.store.js';
+import { describeStoreContract } from './__tests__/store-contract.js';
+
+describeStoreContract(
+  'MemoryStore',
+  () => new MemoryStore({ sweepIntervalMs: 0 }),
+  (store) => (store as MemoryStore).close(),
+);
 
 describe('MemoryStore', () => {
   let clock: number;

@@ -1,0 +1,24 @@
+/**
+ * Defaults of the Redis store, in one place.
+ */
+export const REDIS_STORE_DEFAULTS = Object.freeze({
+  /**
+   * Put in front of every key. Empty: the modules' keys already start with `hubtel:`; set one to
+   * keep several apps or environments apart on one Redis database.
+   */
+  keyPrefix: '',
+  /** A command (on a client the store opened) fails after this long instead of holding a request. */
+  commandTimeoutMs: 2_000,
+  /** Connecting at startup gives up after this long. */
+  connectTimeoutMs: 5_000,
+  /** Keys asked for per SCAN round trip (a hint to Redis, not a limit). */
+  scanCount: 500,
+  /** Reconnection backoff: 50 ms more per attempt, at most this long between attempts. */
+  maxReconnectDelayMs: 2_000,
+});
+
+/** Names the Lua scripts are registered under on the ioredis client (`defineCommand`). */
+export const REDIS_STORE_COMMANDS = Object.freeze({
+  compareAndSet: 'hubtelStoreCompareAndSet',
+  set: 'hubtelStoreSet',
+});

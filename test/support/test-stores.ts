@@ -1,0 +1,81 @@
+/**
+ * The stores the inbound e2e suites run on: the default MemoryStore, and the Redis store on a
+ * private redis-server (that variant is skipped with a SKIPPED: line without redis-server locally,
+ * and fails under CI: test/support/system.ts).
+ *
+ *   for (const kind of STORE_KINDS) {
+ *     const stores = storeFixture(kind);
+ *     stores.describe(`... (${kind} store)`, () => {
+ *       beforeAll(async () => { store = await stores.create(); });
+ *       afterAll(() => stores.dispose());
+ *     });
+ *   }
+ */
+import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
+import { RedisStore } from 'nestjs-hubtel/redis';
+import { RedisServer, redisBinary } from './redis-server.js';
+
+export type StoreKind = 'memory' | 'redis';
+export const STORE_KINDS: StoreKind[] = ['memory', 'redis'];
+
+export interface StoreFixture {
+  readonly kind: StoreKind;
+  /** `describe`, or (redis without redis-server) skipped locally / failing under CI. */
+  describe(name: string, fn: () => void): void;
+  /** An empty store (redis: a new RedisStore on this fixture's server, its database flushed). */
+  create(): Promise<HubtelStore>;
+  /** The redis-server behind the stores (redis only; started by the first `create`). */
+  readonly server: RedisServer | undefined;
+  /** Closes the stores created and stops the server. */
+  dispose(): Promise<void>;
+}
+
+export function storeFixture(kind: StoreKind): StoreFixture {
+  const created: HubtelStore[] = [];
+  let server: RedisServer | undefined;
+  return {
+    kind,
+    get server() {
+      return server;
+    },
+    describe(name, fn) {
+      if (kind === 'redis') redisBinary.describe(name, fn);
+      else describe(name, fn);
+    },
+    async create() {
+      if (kind === 'memory') {
+        const store = new MemoryStore({ sweepIntervalMs: 0 });
+        created.push(store);
+        return store;
+      }
+      server ??= await RedisServer.start();
+      const store = new RedisStore({ url: server.url });
+      await store.connect();
+      await store.client.flushdb();
+      created.push(store);
+      return store;
+    },
+    async dispose() {
+      for (const store of created.splice(0)) {
+        if (store instanceof RedisStore) await store.close();
+        else if (store instanceof MemoryStore) store.close();
+      }
+      await server?.dispose();
+      server = undefined;
+    },
+  };
+}
+
+/** `describe` once per adapter and store kind: "<title> (<adapter>, <kind> store)". */
+export function describeEachStore<A extends string>(
+  adapters: readonly A[],
+  title: string,
+  fn: (adapter: A, stores: StoreFixture) => void,
+): void {
+  for (const adapter of adapters) {
+    for (const kind of STORE_KINDS) {
+      const stores = storeFixture(kind);
+      stores.describe(`${title} (${adapter}, ${kind} store)`, () => fn(adapter, stores));
+    }
+  }
+}
