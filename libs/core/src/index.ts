@@ -4,6 +4,7 @@ export * from './store/memory.store.js';
 export * from './store/store-option.js';
 export * from './retry/backoff.js';
 export * from './inbound/inbound-pipeline.js';
+export * from './inbound/job-runner.js';
 export * from './inbound/inbound-access.js';
 export * from './inbound/inbound-http-errors.js';
 export * from './inbound/inbound-body.js';

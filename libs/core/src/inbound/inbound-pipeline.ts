@@ -7,6 +7,7 @@ import { backoffDelay, sleep } from '../retry/backoff.js';
 import { HandlerRegistry, type PipelineHandler } from '../events/handler-registry.js';
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 import { MemoryStore } from '../store/memory.store.js';
+import type { JobRunner } from './job-runner.js';
 
 /**
  * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
@@ -30,6 +31,14 @@ import { MemoryStore } from '../store/memory.store.js';
  * `nextAttemptAt` plus a lease. Every instance sweeps the store every `sweepIntervalMs` and takes
  * over (compare-and-set, so exactly one wins) running jobs whose lease expired — their instance
  * died — and pending jobs that are due and owned by nobody.
+ *
+ * With a `runner` (JobRunner, e.g. BullMQ) the pipeline no longer runs jobs on its own timers: it
+ * asks the runner to run a recorded job (before the acknowledgement, so the request is as durable
+ * as the record), and the runner calls back for one attempt at a time, on whichever instance takes
+ * it. A failed attempt records its retry (pending, `nextAttemptAt`, leased to nobody) and asks the
+ * runner for the next run after the backoff; the runner's own crash detection replaces the lease
+ * takeover, and the sweep only asks the runner again for jobs it may have lost (recorded just
+ * before a crash, or whose run request failed). Leases and compare-and-set still guard every run.
  */
 
 export interface JobRetryPolicy {
@@ -175,6 +184,11 @@ export interface InboundPipelineOptions {
   sweepIntervalMs?: number;
   /** How long shutdown waits for running jobs. */
   shutdownGraceMs?: number;
+  /**
+   * Runs the recorded jobs (see JobRunner). Default: this process, on its own timers. Its `leaseMs`
+   * is the default of `leaseMs`.
+   */
+  runner?: JobRunner;
   /** Pick up unfinished jobs found in the store at bootstrap (only useful with a persistent store). */
   recoverOnBootstrap?: boolean;
   /** Resolves when event listeners are attached (EventEmitterReadinessWatcher.waitUntilReady). */
@@ -216,6 +230,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   private readonly prefix: string;
   private readonly writeOptions: { ttlMs: number };
   private readonly leaseMs: number;
+  private readonly runner: JobRunner | undefined;
   private readonly heartbeatMs: number;
   private readonly sweepIntervalMs: number;
   private readonly handlers: HandlerRegistry;
@@ -235,7 +250,8 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     this.now = options.now ?? Date.now;
     this.prefix = `hubtel:${options.name}:job:`;
     this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS };
-    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.runner = options.runner;
+    this.leaseMs = options.leaseMs ?? options.runner?.leaseMs ?? DEFAULT_LEASE_MS;
     this.heartbeatMs = options.heartbeatMs ?? Math.max(1, Math.floor(this.leaseMs / 3));
     this.sweepIntervalMs =
       options.sweepIntervalMs ?? (options.store instanceof MemoryStore ? 0 : Math.ceil(this.leaseMs / 2));
@@ -275,6 +291,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       const existing = await this.options.store.get<JobRecord<P>>(storeKey);
       return { duplicate: true, record: existing?.value ?? record };
     }
+    if (this.runner) {
+      // Before the acknowledgement: a crash right after it still leaves the job to run elsewhere.
+      await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
+      return { duplicate: false, record };
+    }
     // A new entry is at version 1 (HubtelStore): the first claim needs no read.
     this.launch(storeKey, { value: record, version: 1 });
     return { duplicate: false, record };
@@ -291,12 +312,14 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.options.recoverOnBootstrap && this.sweepIntervalMs <= 0) return;
+    if (!this.runner && !this.options.recoverOnBootstrap && this.sweepIntervalMs <= 0) return;
     // Listeners are attached by @nestjs/event-emitter in its own bootstrap hook: wait for it.
     const ready = this.options.whenReady?.() ?? new Promise<void>((resolve) => setImmediate(resolve));
     void ready
       .then(async () => {
         try {
+          if (this.runner && !this.stopping.signal.aborted)
+            await this.runner.start(this.options.name, this.execute);
           if (this.options.recoverOnBootstrap) await this.recover();
         } finally {
           this.startSweeping();
@@ -309,7 +332,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     this.stopping.abort();
     if (this.sweeper) clearInterval(this.sweeper);
     const grace = this.options.shutdownGraceMs ?? 5_000;
-    await Promise.race([this.drain(), sleep(grace)]);
+    // The runner's jobs running here are left to it past the grace (another instance retakes them).
+    const stopped = this.runner?.stop(this.options.name).catch((error: unknown) => {
+      this.logger.error(`Stopping the job runner failed: ${describe(error)}`);
+    });
+    await Promise.race([Promise.all([this.drain(), stopped]), sleep(grace)]);
     // Jobs still running past the grace are left to their lease: it expires, another instance takes them.
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = undefined;
@@ -344,7 +371,17 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     let count = 0;
     for await (const [storeKey, entry] of this.options.store.scan<JobRecord>(this.prefix)) {
       const job = entry.value;
-      if (!takeable(job, this.now(), dueOnly) || !this.definitions.has(job.type)) continue;
+      if (!this.definitions.has(job.type)) continue;
+      if (this.runner) {
+        // Asked again (a run the runner lost), whether due or not: the runner keeps one per run.
+        if (!takeable(job, this.now(), false)) continue;
+        const delayMs = Math.max(0, (job.nextAttemptAt ?? 0) - this.now());
+        const request = { storeKey, type: job.type, attempt: job.attempts + 1, delayMs };
+        await this.runner.schedule(this.options.name, request);
+        count++;
+        continue;
+      }
+      if (!takeable(job, this.now(), dueOnly)) continue;
       this.launch(storeKey, undefined);
       count++;
     }
@@ -402,6 +439,37 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     }
   };
 
+  /**
+   * The runner's callback: runs one attempt of a job, on this instance. A job another instance
+   * runs now (its lease is live: the runner delivered it twice, or took it from a process that only
+   * stalled) or whose retry is not due yet is waited for, then taken if still unfinished; a
+   * finished one is left alone. Rejects when the store fails or this instance shuts down meanwhile,
+   * so the runner keeps the run for later.
+   */
+  private readonly execute = async (storeKey: string): Promise<void> => {
+    this.active++;
+    try {
+      for (;;) {
+        const claimed = await this.claim(storeKey, undefined);
+        if (claimed) {
+          await this.attempt(storeKey, claimed);
+          return;
+        }
+        const job = (await this.options.store.get<JobRecord>(storeKey))?.value;
+        if (!job || job.status === 'done' || job.status === 'dead') return;
+        const now = this.now();
+        const until =
+          job.status === 'running'
+            ? (job.leaseUntil ?? 0)
+            : Math.max(job.leaseUntil ?? 0, job.nextAttemptAt ?? 0);
+        if (this.stopping.signal.aborted) throw new HubtelError('HUBTEL_SHUTTING_DOWN', 'Shutting down');
+        await sleep(Math.max(1, until - now + 1), this.stopping.signal);
+      }
+    } finally {
+      this.settledOne();
+    }
+  };
+
   /** Runs one job to its outcome (retries included). Never rejects: failures end in the log. */
   private async work(storeKey: string, known: StoreEntry<JobRecord> | undefined): Promise<void> {
     try {
@@ -416,11 +484,15 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       // attempt() handles its own failures; reaching here means the store itself failed.
       this.logger.error(`Job ${storeKey} stopped: ${describe(error)}`);
     } finally {
-      if (--this.active === 0 && this.idleWaiters.length > 0) {
-        const waiters = this.idleWaiters;
-        this.idleWaiters = [];
-        for (const resolve of waiters) resolve();
-      }
+      this.settledOne();
+    }
+  }
+
+  private settledOne(): void {
+    if (--this.active === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
     }
   }
 
@@ -489,14 +561,24 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     // instance's) runs it meanwhile; past that, another instance may take it (this one stalled).
     const pending = settledRecord(job, 'pending', attempt, doneHandlers, results, updatedAt, message);
     pending.nextAttemptAt = updatedAt + delay;
-    pending.leaseUntil = pending.nextAttemptAt + this.leaseMs;
+    // With a runner the retry is the runner's (a delayed run), not this process's.
+    if (!this.runner) pending.leaseUntil = pending.nextAttemptAt + this.leaseMs;
     const written = await this.write(storeKey, entry, pending);
     // Merged into another instance's record (it took the job over): the retry is theirs.
-    if (written.value.status !== 'pending' || written.value.leaseUntil !== pending.leaseUntil)
+    if (
+      written.value.status !== 'pending' ||
+      written.value.leaseUntil !== pending.leaseUntil ||
+      written.value.nextAttemptAt !== pending.nextAttemptAt
+    )
       return undefined;
     this.logger.warn(
       `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
     );
+    if (this.runner) {
+      const request = { storeKey, type: job.type, attempt: attempt + 1, delayMs: delay };
+      await this.runner.schedule(this.options.name, request);
+      return undefined;
+    }
     await sleep(delay, this.stopping.signal);
     if (!this.stopping.signal.aborted) return written;
     // Shutting down: give the job up, so another instance (or this one restarted) takes it when due.

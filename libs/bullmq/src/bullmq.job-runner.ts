@@ -1,0 +1,137 @@
+import { Logger } from '@nestjs/common';
+import { Queue, Worker, type ConnectionOptions, type Job, type QueueOptions } from 'bullmq';
+import { HubtelError, type JobExecutor, type JobRunRequest, type JobRunner } from 'nestjs-hubtel';
+import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
+
+export interface BullmqJobRunnerOptions {
+  /** Redis URL (`redis://host:6379/0`). Or `connection`. */
+  url?: string;
+  /**
+   * ioredis options (BullMQ opens its own connections from them; workers get
+   * `maxRetriesPerRequest: null`, as BullMQ requires). Redis must run with
+   * `maxmemory-policy noeviction`.
+   */
+  connection?: Exclude<ConnectionOptions, { options: unknown }> & Record<string, unknown>;
+  /** BullMQ key prefix. Default `hubtel:bull`. */
+  prefix?: string;
+  /** Jobs run at once per pipeline on this instance. Default 50. */
+  concurrency?: number;
+  /** See BULLMQ_RUNNER_DEFAULTS. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  maxStalledCount?: number;
+  /** Run jobs on this instance (default true). False: this instance only records and enqueues. */
+  work?: boolean;
+  logger?: Logger;
+}
+
+interface RunData {
+  storeKey: string;
+  attempt: number;
+}
+
+/**
+ * The BullMQ runner: one queue per pipeline (`checkout`, `service-app`), one worker per pipeline
+ * on every instance. A run's job id is derived from the record's store key and the run number,
+ * so the same run asked by two instances is one BullMQ job; a job whose worker died is found
+ * stalled (its lock expired) and run by another instance, where the record (compare-and-set,
+ * handlers done by identity) keeps every handler that already succeeded from running again.
+ * Handler retries are delayed jobs of the next run number, with the pipeline's backoff.
+ */
+export class BullmqJobRunner implements JobRunner {
+  readonly leaseMs: number;
+  private readonly queues = new Map<string, Queue<RunData>>();
+  private readonly workers = new Map<string, Worker<RunData>>();
+  private readonly logger: Logger;
+  private readonly prefix: string;
+  private closed = false;
+
+  constructor(private readonly options: BullmqJobRunnerOptions) {
+    if (!options.url && !options.connection)
+      throw new HubtelError('HUBTEL_CONFIG_INVALID', 'BullmqJobRunner needs a `url` or a `connection`');
+    this.leaseMs = options.lockDurationMs ?? BULLMQ_RUNNER_DEFAULTS.lockDurationMs;
+    this.prefix = options.prefix ?? BULLMQ_RUNNER_DEFAULTS.prefix;
+    this.logger = options.logger ?? new Logger('Hubtel:BullMQ');
+  }
+
+  /** The queue of a pipeline (created on first use), e.g. to show it in a dashboard. */
+  queue(pipeline: string): Queue<RunData> {
+    let queue = this.queues.get(pipeline);
+    if (!queue) {
+      queue = new Queue<RunData>(pipeline, {
+        connection: this.connection(false),
+        prefix: this.prefix,
+        defaultJobOptions: {
+          attempts: BULLMQ_RUNNER_DEFAULTS.processorAttempts,
+          backoff: { type: 'exponential', delay: BULLMQ_RUNNER_DEFAULTS.retryDelayMs },
+          removeOnComplete: { ...BULLMQ_RUNNER_DEFAULTS.keepCompleted },
+          // A failed run is logged; removed so the pipeline's sweep can ask for it again.
+          removeOnFail: true,
+        },
+      });
+      queue.on('error', (error) => this.logger.error(`Queue ${pipeline}: ${error.message}`));
+      this.queues.set(pipeline, queue);
+    }
+    return queue;
+  }
+
+  /** Resolves once Redis answers (startup fails fast on a wrong URL). */
+  async connect(pipeline = 'checkout'): Promise<void> {
+    await this.queue(pipeline).waitUntilReady();
+  }
+
+  async schedule(pipeline: string, request: JobRunRequest): Promise<void> {
+    const data: RunData = { storeKey: request.storeKey, attempt: request.attempt };
+    await this.queue(pipeline).add(request.type, data, {
+      jobId: bullmqJobId(request.storeKey, request.attempt),
+      ...(request.delayMs > 0 ? { delay: request.delayMs } : {}),
+    });
+  }
+
+  async start(pipeline: string, execute: JobExecutor): Promise<void> {
+    if (this.closed || this.options.work === false || this.workers.has(pipeline)) return;
+    const worker = new Worker<RunData>(pipeline, (job: Job<RunData>) => execute(job.data.storeKey), {
+      connection: this.connection(true),
+      prefix: this.prefix,
+      concurrency: this.options.concurrency ?? BULLMQ_RUNNER_DEFAULTS.concurrency,
+      lockDuration: this.leaseMs,
+      stalledInterval: this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs,
+      maxStalledCount: this.options.maxStalledCount ?? BULLMQ_RUNNER_DEFAULTS.maxStalledCount,
+    });
+    worker.on('error', (error) => this.logger.error(`Worker ${pipeline}: ${error.message}`));
+    worker.on('failed', (job, error) =>
+      this.logger.warn(`Run ${job?.id ?? '?'} of ${pipeline} failed: ${error.message}`),
+    );
+    this.workers.set(pipeline, worker);
+    await worker.waitUntilReady();
+  }
+
+  async stop(pipeline: string): Promise<void> {
+    const worker = this.workers.get(pipeline);
+    if (!worker) return;
+    this.workers.delete(pipeline);
+    await worker.close();
+  }
+
+  /** Stops every worker and closes every connection. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.workers.keys()].map((pipeline) => this.stop(pipeline)));
+    await Promise.all([...this.queues.values()].map((queue) => queue.close()));
+    this.queues.clear();
+  }
+
+  private connection(worker: boolean): QueueOptions['connection'] {
+    const base = this.options.url ? { url: this.options.url } : { ...this.options.connection };
+    // Workers block on Redis and must never give a command up (BullMQ's own requirement).
+    return (worker ? { ...base, maxRetriesPerRequest: null } : base) as QueueOptions['connection'];
+  }
+}
+
+/**
+ * A BullMQ job id for a run of a recorded job: readable in dashboards, and never an integer nor
+ * containing `:` (which BullMQ forbids in custom ids): `%` and `:` are percent-encoded.
+ */
+export function bullmqJobId(storeKey: string, attempt: number): string {
+  return `${storeKey.replace(/%/g, '%25').replace(/:/g, '%3A')}@${attempt}`;
+}
