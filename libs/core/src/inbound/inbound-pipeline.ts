@@ -516,7 +516,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       if (definition.run) {
         await definition.run(job.payload, { attempt, record: job });
       } else {
-        ({ doneHandlers, results } = await this.dispatch(job, definition));
+        ({ doneHandlers, results } = await this.dispatch(job, definition, lease));
       }
     } catch (caught) {
       error = caught instanceof ListenerFailure ? caught.cause : caught;
@@ -585,6 +585,38 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     const { leaseUntil: _owned, ...released } = written.value;
     await this.options.store.compareAndSet(storeKey, written.version, released, this.writeOptions);
     return undefined;
+  }
+
+  /**
+   * Writes the handlers that succeeded so far into the running record (compare-and-set on the
+   * entry the heartbeat also writes: it waits for a renewal under way, and is one itself). Best
+   * effort: a failed write only leaves the attempt's final write to record them.
+   */
+  private async saveProgress(
+    lease: HeldLease,
+    done: readonly string[],
+    results: Record<string, unknown> | undefined,
+  ): Promise<void> {
+    if (lease.slot < 0) return;
+    if (lease.renewal) await lease.renewal;
+    const save = async (): Promise<void> => {
+      const value: JobRecord = { ...lease.entry.value, doneHandlers: done.slice() };
+      if (results) value.results = { ...value.results, ...results };
+      try {
+        const written = await this.options.store.compareAndSet(
+          lease.storeKey,
+          lease.entry.version,
+          value,
+          this.writeOptions,
+        );
+        if (written) lease.entry = written;
+      } catch (error) {
+        this.logger.warn(`Could not record the progress of job ${lease.storeKey}: ${describe(error)}`);
+      }
+    };
+    const saving = save();
+    lease.renewal = saving.finally(() => (lease.renewal = undefined));
+    await lease.renewal;
   }
 
   /** Registers a running job for the heartbeat, which renews its lease while it runs. */
@@ -717,7 +749,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   /** Calls each handler of the job's event(s) that has not succeeded yet, in order. */
-  private async dispatch(job: JobRecord, definition: JobDefinition<any>): Promise<DispatchProgress> {
+  private async dispatch(
+    job: JobRecord,
+    definition: JobDefinition<any>,
+    lease: HeldLease,
+  ): Promise<DispatchProgress> {
     const events = definition.events?.(job.payload) ?? this.typeEvents.get(job.type) ?? [job.type];
     const handlers = this.handlers.handlersOf(events);
     const legacy = job.doneHandlers === undefined ? this.fromIndexes(job, handlers) : undefined;
@@ -746,6 +782,9 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
         const value = await handler.call(job.payload);
         done.push(id);
         if (results && value !== undefined) results[id] = value;
+        // More handlers to call: record this one's success now, so a crash in a later one (this
+        // process killed mid-handler) never has it run again where the job is taken over.
+        if (handler !== handlers[handlers.length - 1]) await this.saveProgress(lease, done, results);
       } catch (error) {
         failure ??= error;
       }
