@@ -1,0 +1,116 @@
+import { RedisServer, redisBinary } from './support/redis-server.js';
+import { TsProcess, type Line } from './support/ts-process.js';
+
+/**
+ * Replicas of one app in separate processes, sharing one redis-server (store and BullMQ queues),
+ * the sandbox as its own process; everything over real HTTP. A replica killed (SIGKILL) inside a
+ * handler has its job taken over by another (BullMQ stalled-job detection), and nothing that
+ * succeeded runs twice.
+ */
+
+const REPLICA = 'test/support/bullmq-replica.app.ts';
+const SANDBOX = 'libs/sandbox/src/cli/hubtel-sandbox.ts';
+
+interface SandboxInfo {
+  url: string;
+}
+
+async function json<T>(url: string, init?: RequestInit): Promise<T> {
+  const response = await fetch(url, init);
+  if (!response.ok)
+    throw new Error(`${init?.method ?? 'GET'} ${url}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+const post = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+redisBinary.describe('BullMQ runner across replica processes', () => {
+  let redis: RedisServer;
+  let sandboxProcess: TsProcess;
+  let sandbox: SandboxInfo & Line;
+  let replicas: TsProcess[] = [];
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    sandboxProcess = TsProcess.start(SANDBOX, ['--port', '0', '--json']);
+    sandbox = (await sandboxProcess.waitFor(
+      (line) => typeof line.url === 'string',
+      'the sandbox',
+    )) as SandboxInfo & Line;
+  }, 60_000);
+  afterAll(async () => {
+    await sandboxProcess?.kill();
+    await redis?.dispose();
+  });
+  afterEach(async () => {
+    await Promise.all(replicas.map((replica) => replica.kill()));
+    replicas = [];
+  });
+
+  async function replica(
+    name: string,
+    env: Record<string, string> = {},
+  ): Promise<{ process: TsProcess; url: string }> {
+    const child = TsProcess.start(REPLICA, [], {
+      REDIS_URL: redis.url,
+      SANDBOX: JSON.stringify(sandbox),
+      REPLICA: name,
+      ...env,
+    });
+    replicas.push(child);
+    const ready = await child.waitFor((line) => typeof line.ready === 'string', `replica ${name}`, 60_000);
+    return { process: child, url: String(ready.ready).replace('[::1]', '127.0.0.1') };
+  }
+
+  async function receipts(ref: string): Promise<number> {
+    const messages = await json<Array<{ content: string }>>(`${sandbox.url}/_sandbox/messages`);
+    return messages.filter((message) => message.content === `Receipt for ${ref}`).length;
+  }
+
+  const on = (handler: string, phase: string, ref: string) => (line: Line) =>
+    line.handler === handler && line.phase === phase && line.ref === ref;
+
+  it('a replica killed inside a slow paid handler: another completes the job, the receipt is sent once', async () => {
+    const a = await replica('a', { HANG_IN: 'fulfil' });
+    await json(`${a.url}/test/invoices`, post({ ref: 'kill-1' }));
+    await json(`${sandbox.url}/_sandbox/invoices/kill-1/pay`, post({}));
+    // The receipt went out, then fulfilment started and hangs: the replica dies there.
+    await a.process.waitFor(on('receipt', 'end', 'kill-1'), 'the receipt on a');
+    await a.process.waitFor(on('fulfil', 'start', 'kill-1'), 'fulfilment starting on a');
+    const b = await replica('b');
+    await a.process.kill();
+
+    await b.process.waitFor(on('fulfil', 'end', 'kill-1'), 'fulfilment taken over by b');
+    expect(await receipts('kill-1')).toBe(1);
+    // The receipt handler had succeeded on a: b never ran it.
+    expect(b.process.lines.filter((line) => line.handler === 'receipt')).toEqual([]);
+  }, 90_000);
+
+  it('a handler that always throws is retried with backoff across replicas and dead-lettered once', async () => {
+    const a = await replica('a', { FAIL_IN: 'fulfil' });
+    const b = await replica('b', { FAIL_IN: 'fulfil' });
+    await json(`${a.url}/test/invoices`, post({ ref: 'fail-1' }));
+    await json(`${sandbox.url}/_sandbox/invoices/fail-1/pay`, post({}));
+    const isDead = (line: Line) =>
+      typeof line.deadLetter === 'string' && String(line.deadLetter).includes('fail-1');
+    await Promise.race([
+      a.process.waitFor(isDead, 'the dead letter'),
+      b.process.waitFor(isDead, 'the dead letter'),
+    ]);
+    // Long enough for any second dead letter or extra run (a retry is 200-400 ms away) to show.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+    const all = [...a.process.lines, ...b.process.lines];
+    const failures = all.filter(on('fulfil', 'fail', 'fail-1'));
+    expect(failures).toHaveLength(3);
+    expect(all.filter(isDead)).toHaveLength(1);
+    expect(all.find(isDead)).toMatchObject({ attempts: 3 });
+    // The receipt handler succeeded on the first run and was never run again.
+    expect(all.filter(on('receipt', 'start', 'fail-1'))).toHaveLength(1);
+    expect(await receipts('fail-1')).toBe(1);
+  }, 90_000);
+});
