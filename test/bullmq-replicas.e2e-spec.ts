@@ -1,3 +1,5 @@
+import { Queue } from 'bullmq';
+import { BULLMQ_RUNNER_DEFAULTS } from 'nestjs-hubtel/bullmq';
 import { RedisServer, redisBinary } from './support/redis-server.js';
 import { TsProcess, type Line } from './support/ts-process.js';
 
@@ -112,5 +114,20 @@ redisBinary.describe('BullMQ runner across replica processes', () => {
     // The receipt handler succeeded on the first run and was never run again.
     expect(all.filter(on('receipt', 'start', 'fail-1'))).toHaveLength(1);
     expect(await receipts('fail-1')).toBe(1);
+    // Each run was a BullMQ job (visible to BullMQ tools), the retries delayed by the backoff.
+    const queue = new Queue('checkout', {
+      connection: { url: redis.url },
+      prefix: BULLMQ_RUNNER_DEFAULTS.prefix,
+    });
+    try {
+      const runs = (await queue.getJobs(['completed'])).filter(
+        (job) => job.name === 'hubtel.checkout.paid' && job.id!.includes('fail-1'),
+      );
+      expect(runs.map((job) => job.id!.slice(job.id!.lastIndexOf('@'))).sort()).toEqual(['@1', '@2', '@3']);
+      for (const run of runs.filter((job) => !job.id!.endsWith('@1')))
+        expect(run.opts.delay ?? 0).toBeLessThanOrEqual(400);
+    } finally {
+      await queue.close();
+    }
   }, 90_000);
 });
