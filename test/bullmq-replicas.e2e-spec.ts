@@ -1,5 +1,7 @@
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { BULLMQ_RUNNER_DEFAULTS } from 'nestjs-hubtel/bullmq';
+import { RedisStore } from 'nestjs-hubtel/redis';
 import { RedisServer, redisBinary } from './support/redis-server.js';
 import { TsProcess, type Line } from './support/ts-process.js';
 
@@ -51,6 +53,11 @@ redisBinary.describe('BullMQ runner across replica processes', () => {
   afterEach(async () => {
     await Promise.all(replicas.map((replica) => replica.kill()));
     replicas = [];
+    // Each test starts from an empty Redis and a sandbox that has seen nothing.
+    const admin = new Redis(redis.url);
+    await admin.flushall();
+    admin.disconnect();
+    await json(`${sandbox.url}/_sandbox/reset`, post({}));
   });
 
   async function replica(
@@ -126,6 +133,48 @@ redisBinary.describe('BullMQ runner across replica processes', () => {
       expect(runs.map((job) => job.id!.slice(job.id!.lastIndexOf('@'))).sort()).toEqual(['@1', '@2', '@3']);
       for (const run of runs.filter((job) => !job.id!.endsWith('@1')))
         expect(run.opts.delay ?? 0).toBeLessThanOrEqual(400);
+    } finally {
+      await queue.close();
+    }
+  }, 90_000);
+
+  it('two replicas reconciling: each pending invoice is status-checked once per due time, by one scheduled pass at a time', async () => {
+    const env = { RECONCILE_MS: '300' };
+    const a = await replica('a', env);
+    const b = await replica('b', env);
+    const refs = ['rec-1', 'rec-2', 'rec-3'];
+    for (const ref of refs) await json(`${a.url}/test/invoices`, post({ ref }));
+    const store = new RedisStore({ url: redis.url });
+    await store.connect();
+    const checksOf = async (ref: string) =>
+      (await store.get<{ checks: number }>(`hubtel:checkout:watch:${ref}`))?.value.checks ?? 0;
+    try {
+      // Several due times pass for every invoice.
+      const giveUp = Date.now() + 30_000;
+      while ((await Promise.all(refs.map(checksOf))).some((checks) => checks < 4)) {
+        if (Date.now() > giveUp) throw new Error('invoices were not checked 4 times');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      // Stopped gracefully: a pass under way finishes, so every claimed check was asked.
+      await Promise.all([a.process.stop(), b.process.stop()]);
+      const claimed = (await Promise.all(refs.map(checksOf))).reduce((sum, checks) => sum + checks, 0);
+      const requests = await json<Array<{ method: string; path: string }>>(
+        `${sandbox.url}/_sandbox/requests`,
+      );
+      const statusChecks = requests.filter((request) => /^\/transactions\/[^/]+\/status$/.test(request.path));
+      // One status check per due time of each invoice (a claim each), whichever replica made it.
+      expect(statusChecks).toHaveLength(claimed);
+    } finally {
+      await store.close();
+    }
+    // The passes were one BullMQ job scheduler shared by both replicas, not a timer in each.
+    const queue = new Queue('checkout-reconcile', {
+      connection: { url: redis.url },
+      prefix: BULLMQ_RUNNER_DEFAULTS.prefix,
+    });
+    try {
+      const schedulers = await queue.getJobSchedulers();
+      expect(schedulers).toEqual([expect.objectContaining({ key: 'checkout-reconcile', every: 300 })]);
     } finally {
       await queue.close();
     }

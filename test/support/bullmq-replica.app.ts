@@ -5,7 +5,7 @@
  *
  * Environment: REDIS_URL, SANDBOX (the sandbox CLI's --json line), REPLICA (its name), and
  * HANG_IN (a handler name: that handler never returns on this replica, until the process is
- * killed), FAIL_IN (a handler name that always throws here).
+ * killed), FAIL_IN (a handler name that always throws here), RECONCILE_MS (reconcile that often).
  *
  * It prints one JSON line per thing the test waits for: `{"ready":url}`, then
  * `{"replica","handler","phase":"start"|"end","ref"}` around each paid handler.
@@ -95,6 +95,7 @@ class TestController {
 }
 
 const redisUrl = process.env.REDIS_URL!;
+const reconcileMs = Number(process.env.RECONCILE_MS ?? 0);
 
 @Module({
   imports: [
@@ -111,7 +112,10 @@ const redisUrl = process.env.REDIS_URL!;
       returnUrl: 'https://shop.example.test/return',
       cancellationUrl: 'https://shop.example.test/cancel',
       handlers: { retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 400 } },
-      reconciliation: { enabled: false },
+      // RECONCILE_MS: every invoice not paid is status-checked that often (first check at once).
+      reconciliation: reconcileMs
+        ? { enabled: true, delayMs: 0, intervalMs: reconcileMs, maxIntervalMs: reconcileMs }
+        : { enabled: false },
     }),
   ],
   controllers: [TestController],

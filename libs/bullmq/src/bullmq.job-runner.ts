@@ -106,6 +106,31 @@ export class BullmqJobRunner implements JobRunner {
     await worker.waitUntilReady();
   }
 
+  /**
+   * A BullMQ job scheduler named `name` (in a queue of that name), upserted by every instance (the
+   * same schedule), whose jobs one worker runs at a time on each instance: with N instances, one
+   * run per `everyMs`, not N.
+   */
+  async repeat(name: string, everyMs: number, task: () => Promise<void>): Promise<void> {
+    if (this.closed || this.options.work === false || this.workers.has(name)) return;
+    await this.queue(name).upsertJobScheduler(
+      name,
+      { every: everyMs },
+      { name, opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 }, attempts: 1 } },
+    );
+    const worker = new Worker(name, () => task(), {
+      connection: this.connection(true),
+      prefix: this.prefix,
+      concurrency: 1,
+      lockDuration: this.leaseMs,
+      stalledInterval: this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs,
+    });
+    worker.on('error', (error) => this.logger.error(`Worker ${name}: ${error.message}`));
+    worker.on('failed', (_job, error) => this.logger.warn(`Scheduled ${name} failed: ${error.message}`));
+    this.workers.set(name, worker as unknown as Worker<RunData>);
+    await worker.waitUntilReady();
+  }
+
   async stop(pipeline: string): Promise<void> {
     const worker = this.workers.get(pipeline);
     if (!worker) return;

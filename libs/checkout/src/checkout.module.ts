@@ -176,13 +176,15 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         api: CheckoutApiClient,
         settlement: CheckoutSettlement,
         verifier: CheckoutVerifier,
-      ) => new CheckoutReconciler(options, invoices, api, settlement, verifier),
+        runner: JobRunner | undefined,
+      ) => new CheckoutReconciler(options, invoices, api, settlement, verifier, Date.now, runner),
       inject: [
         CHECKOUT_RESOLVED_OPTIONS,
         CheckoutInvoiceStore,
         CheckoutApiClient,
         CheckoutSettlement,
         CheckoutVerifier,
+        { token: HUBTEL_JOB_RUNNER, optional: true },
       ],
     },
     {

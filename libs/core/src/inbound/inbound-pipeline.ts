@@ -301,6 +301,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     return { duplicate: false, record };
   }
 
+  /** True when a job runner decides where jobs run (any instance), false when they run here. */
+  get distributed(): boolean {
+    return this.runner !== undefined;
+  }
+
   /** The stored record of a job, if it is still kept. */
   async get<P>(type: string, key: string): Promise<JobRecord<P> | undefined> {
     return (await this.options.store.get<JobRecord<P>>(this.storeKey(type, key)))?.value;

@@ -40,6 +40,15 @@ export interface JobRunner {
   start(pipeline: string, execute: JobExecutor): Promise<void>;
   /** Durably asks for a recorded job to be run: resolves once the request survives this process. */
   schedule(pipeline: string, request: JobRunRequest): Promise<void>;
-  /** Stops taking jobs of the pipeline; resolves when the ones it runs here have ended. */
+  /**
+   * Optional: runs `task` every `everyMs` on one of the instances sharing the runner (a job
+   * scheduler), instead of a timer in each. Resolves once scheduled and this instance takes part.
+   * Without it, every instance runs the task on its own timer.
+   */
+  repeat?(name: string, everyMs: number, task: () => Promise<void>): Promise<void>;
+  /**
+   * Stops taking jobs of the pipeline (or of the repeated task `name`) here; resolves when the
+   * ones it runs here have ended. The other instances carry on.
+   */
   stop(pipeline: string): Promise<void>;
 }
