@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { BULLMQ_RUNNER_DEFAULTS } from 'nestjs-hubtel/bullmq';
 import { RedisStore } from 'nestjs-hubtel/redis';
+import { buildFulfillmentRequest } from 'nestjs-hubtel/testing';
 import { RedisServer, redisBinary } from './support/redis-server.js';
 import { TsProcess, type Line } from './support/ts-process.js';
 
@@ -97,6 +98,45 @@ redisBinary.describe('BullMQ runner across replica processes', () => {
     expect(await receipts('kill-1')).toBe(1);
     // The receipt handler had succeeded on a: b never ran it.
     expect(b.process.lines.filter((line) => line.handler === 'receipt')).toEqual([]);
+  }, 90_000);
+
+  it('a replica killed inside a fulfillment handler: another delivers the order, its callback is sent once', async () => {
+    const a = await replica('a', { HANG_IN: 'deliver' });
+    const request = buildFulfillmentRequest({ orderId: 'order-kill-1', sessionId: 'session-kill-1' });
+    await json(`${a.url}/api/fulfillment`, post(request));
+    await a.process.waitFor(on('deliver', 'start', 'order-kill-1'), 'delivery starting on a');
+    const b = await replica('b');
+    await a.process.kill();
+
+    await b.process.waitFor(on('deliver', 'end', 'order-kill-1'), 'delivery taken over by b');
+    const callbacksOf = async () =>
+      (
+        await json<Array<{ orderId: string; serviceStatus: string; metaData: unknown }>>(
+          `${sandbox.url}/_sandbox/fulfillment-callbacks`,
+        )
+      ).filter((callback) => callback.orderId === 'order-kill-1');
+    const giveUp = Date.now() + 30_000;
+    while ((await callbacksOf()).length === 0) {
+      if (Date.now() > giveUp) throw new Error('no fulfillment callback reached the sandbox');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // Time for a second callback, had one been sent (the first was accepted at once).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await callbacksOf()).toEqual([
+      expect.objectContaining({ serviceStatus: 'success', metaData: { voucher: 'V-order-kill-1' } }),
+    ]);
+    // Taken over as a BullMQ job (stalled on a, run by b), not by a sweep of the store.
+    const queue = new Queue('service-app', {
+      connection: { url: redis.url },
+      prefix: BULLMQ_RUNNER_DEFAULTS.prefix,
+    });
+    try {
+      const runs = await queue.getJobs(['completed']);
+      const delivery = runs.find((job) => job.name === 'fulfillment' && job.id!.includes('order-kill-1'));
+      expect(delivery).toMatchObject({ stalledCounter: 1 });
+    } finally {
+      await queue.close();
+    }
   }, 90_000);
 
   it('a handler that always throws is retried with backoff across replicas and dead-lettered once', async () => {

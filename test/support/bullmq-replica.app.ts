@@ -24,6 +24,7 @@ import {
   type CheckoutPaidEvent,
 } from 'nestjs-hubtel/checkout';
 import { HubtelRedisModule } from 'nestjs-hubtel/redis';
+import { OnFulfillment, ServiceAppModule, type FulfillmentRequestedEvent } from 'nestjs-hubtel/service-app';
 import { SmsModule, SmsService } from 'nestjs-hubtel/sms';
 
 interface SandboxInfo {
@@ -72,6 +73,13 @@ class ShopHandlers {
     await step('fulfil', event.clientReference, async () => undefined);
   }
 
+  /** A fulfillment request's handler: its answer is the callback's MetaData. */
+  @OnFulfillment()
+  async deliver(order: FulfillmentRequestedEvent): Promise<unknown> {
+    await step('deliver', order.orderId, async () => undefined);
+    return { voucher: `V-${order.orderId}` };
+  }
+
   @OnCheckoutDeadLetter()
   dead(event: CheckoutDeadLetterEvent): void {
     report({ deadLetter: event.key, attempts: event.attempts });
@@ -117,6 +125,8 @@ const reconcileMs = Number(process.env.RECONCILE_MS ?? 0);
         ? { enabled: true, delayMs: 0, intervalMs: reconcileMs, maxIntervalMs: reconcileMs }
         : { enabled: false },
     }),
+    // Fulfillment requests posted straight to /api/fulfillment (no USSD session before them).
+    ServiceAppModule.forRoot({ callbackUrl: sandbox.url, requireCart: false }),
   ],
   controllers: [TestController],
   providers: [ShopHandlers],
