@@ -1,5 +1,6 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
+  HubtelLogger,
   HubtelApiError,
   HubtelError,
   HubtelNetworkError,
@@ -30,7 +31,7 @@ import { ShopSettings } from './shop.settings.js';
  */
 @Injectable()
 export class ReceiptsListener {
-  private readonly logger = new Logger('Shop');
+  private readonly logger = new HubtelLogger('Shop');
 
   constructor(
     private readonly orders: OrdersService,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import {
+  HubtelLogger,
   HubtelError,
   HubtelUnknownOutcomeError,
   HubtelValidationError,
@@ -67,7 +68,7 @@ const METADATA_MAX_BYTES = 4096;
  */
 @Injectable()
 export class CheckoutService implements OnApplicationShutdown {
-  private readonly logger = new Logger('HubtelCheckout');
+  private readonly logger = new HubtelLogger('HubtelCheckout');
 
   constructor(
     @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,

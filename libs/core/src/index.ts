@@ -27,3 +27,5 @@ export {
   type ValidatorReport,
 } from './validation/validation.compiler.js';
 export { flattenValidationErrors } from './validation/validation.runtime.js';
+export * from './logging/log-sanitize.js';
+export * from './logging/hubtel-logger.js';

@@ -1,5 +1,5 @@
 import { setMaxListeners, type EventEmitter } from 'node:events';
-import { HubtelConfigError, HubtelTimeoutError } from 'nestjs-hubtel';
+import { HubtelConfigError, HubtelTimeoutError, sanitizingLogger } from 'nestjs-hubtel';
 import { RecordLog } from './record-log.js';
 import {
   SANDBOX_CHECKOUT_DEFAULTS,
@@ -165,7 +165,8 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
       defaultPhone: checkout.defaultPhone ?? SANDBOX_CHECKOUT_DEFAULTS.defaultPhone,
     },
     dashboard: options.dashboard ?? true,
-    logger: options.logger,
+    // Whatever logger is given, lines quoting a request's values are escaped and masked.
+    logger: options.logger && sanitizingLogger(options.logger),
   };
 }
 
