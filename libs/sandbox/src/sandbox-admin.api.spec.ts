@@ -317,7 +317,7 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
 
     it('refuses a POST that is not application/json (a form or text/plain page can send one unasked): 415, nothing changes', async () => {
       const ref = await invoice();
-      for (const headers of [
+      for (const headers of <Record<string, string>[]>[
         { 'Content-Type': 'text/plain' },
         { 'Content-Type': 'text/plain; charset=json' },
         { 'Content-Type': 'multipart/form-data; boundary=x' },
