@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { HubtelConfigError } from 'nestjs-hubtel';
+import { SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { HubtelSandbox } from './hubtel-sandbox.js';
 import { call, checkoutRequest, startReceiver, type Receiver } from './__tests__/sandbox-test-helpers.js';
 
@@ -354,7 +355,7 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
         for (const [method, path] of [
           ['GET', '/_sandbox'],
           ['GET', '/_sandbox/invoices'],
-          ['GET', '/_sandbox/dashboard'],
+          ['GET', SANDBOX_DASHBOARD_PATH],
           ['POST', `/_sandbox/invoices/${ref}/pay`],
           ['POST', '/_sandbox/reset'],
         ] as const) {
