@@ -40,6 +40,9 @@ describe('HubtelLogger', () => {
       'Shop',
     ]);
     expect(keeper.calls[2]!.args).toEqual(['failed\\u2028x', stack, 'Shop']);
+    // The message itself is one line even when shaped like a stack (it may quote a request).
+    logger.warn(`r\n    at forged (x.js:1:2)`);
+    expect(keeper.calls[3]!.args).toEqual(['r\\n    at forged (x.js:1:2)', 'Shop']);
   });
 
   it('does no work for a level that is off', () => {

@@ -8,11 +8,16 @@ const STACK = /^(.)+\n\s+at .+:\d+:\d+/;
 
 /**
  * A message or extra parameter made safe: a string is escaped, masked and capped as one line
- * (a stack trace stays multi-line); an object is redacted (phone numbers masked, secret-named
- * keys replaced). Anything else is left alone.
+ * (an extra parameter shaped like a stack trace, `error(message, stack)`, stays multi-line); an
+ * object is redacted (phone numbers masked, secret-named keys replaced). Anything else is left
+ * alone. The message itself is always one line, whatever it looks like.
  */
-export function sanitizeLogParam(value: unknown, line: (text: string) => string = sanitizeLogLine): unknown {
-  if (typeof value === 'string') return STACK.test(value) ? sanitizeStack(value) : line(value);
+export function sanitizeLogParam(
+  value: unknown,
+  line: (text: string) => string = sanitizeLogLine,
+  isExtra = false,
+): unknown {
+  if (typeof value === 'string') return isExtra && STACK.test(value) ? sanitizeStack(value) : line(value);
   if (value !== null && typeof value === 'object' && !(value instanceof Error)) return redact(value);
   return value;
 }
@@ -73,7 +78,7 @@ export class HubtelLogger extends Logger {
   }
 
   private safeAll(values: unknown[]): unknown[] {
-    return values.length === 0 ? values : values.map((value) => this.safe(value));
+    return values.length === 0 ? values : values.map((value) => sanitizeLogParam(value, this.line, true));
   }
 }
 
@@ -88,7 +93,11 @@ export function sanitizingLogger<T extends SimpleLogger>(target: T): T {
   const wrap =
     (method: (message: unknown, ...rest: unknown[]) => unknown) =>
     (message: unknown, ...rest: unknown[]) =>
-      method.call(target, sanitizeLogParam(message), ...rest.map((value) => sanitizeLogParam(value)));
+      method.call(
+        target,
+        sanitizeLogParam(message),
+        ...rest.map((value) => sanitizeLogParam(value, sanitizeLogLine, true)),
+      );
   const wrapped: Record<string, unknown> = Object.create(target) as Record<string, unknown>;
   for (const level of ['log', 'warn', 'error', 'debug', 'verbose', 'fatal'] as const) {
     const method = target[level] as ((message: unknown, ...rest: unknown[]) => unknown) | undefined;

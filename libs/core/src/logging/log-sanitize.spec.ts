@@ -55,5 +55,9 @@ describe('sanitizeStack', () => {
     expect(lines[0]).toBe('Error: ref\\n[Shop] Order 1 paid\\x1b[2K by 233******567');
     expect(lines.length).toBeGreaterThan(2);
     expect(lines.slice(1).every((l) => /^\s+at /.test(l))).toBe(true);
+    // A "frame" without a line and column is not one.
+    expect(sanitizeStack('Error: x\n    at [Shop] Order 1 paid\n    at f (a.js:1:2)')).toBe(
+      'Error: x\\n    at [Shop] Order 1 paid\n    at f (a.js:1:2)',
+    );
   });
 });

@@ -78,8 +78,13 @@ export function sanitizeLogLine(line: string, maxLength = LOG_LINE_MAX_LENGTH): 
   return capLogText(maskPhoneNumbers(escapeLogText(line)), maxLength);
 }
 
-/** A newline that does not start a stack frame ("    at fn (file:1:2)"). */
-const NEWLINE_NOT_FRAME = /\n(?!\s+at )/g;
+/**
+ * A newline that does not start a stack frame ("    at fn (file:1:2)", ending in a line and
+ * column, or `(<anonymous>)`, `(native)`, `(index 0)`): frames keep their lines, anything else
+ * (a message's own newline) is escaped.
+ */
+const NEWLINE_NOT_FRAME =
+  /\n(?![ \t]+at [^\n]*(?::\d+:\d+\)?|\((?:<anonymous>|native|index \d+)\))(?:\n|$))/g;
 
 /**
  * A stack trace made safe: its frames stay on their own lines, but any other newline (one inside
