@@ -29,3 +29,12 @@ export {
   type ValidatorReport,
 } from './validation/validation.compiler.js';
 export { flattenValidationErrors } from './validation/validation.runtime.js';
+export {
+  LOG_LINE_MAX_LENGTH,
+  LOG_VALUE_MAX_LENGTH,
+  capLogText,
+  escapeLogText,
+  sanitizeLogLine,
+  sanitizeLogValue,
+} from './logging/log-sanitize.js';
+export { HubtelLogger, sanitizeLogParam, sanitizingLogger } from './logging/hubtel-logger.js';

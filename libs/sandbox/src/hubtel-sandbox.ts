@@ -14,6 +14,8 @@ import {
 import type { CallbackFaultSpec, FaultHandle, InboundFaultSpec, SandboxFaults } from './sandbox-faults.js';
 import {
   basicAuthHeader,
+  hostNameOf,
+  isAllowedHost,
   isoNow,
   parseBasicAuth,
   platformMsisdn,
@@ -457,6 +459,13 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
       this.options.maxBodyBytes,
     );
     const run = async (): Promise<SandboxReply | void> => {
+      // The admin API and the dashboard answer only their own names (DNS rebinding).
+      if (api === 'admin' && !isAllowedHost(req.headers.host, this.options.allowedHosts)) {
+        return apiErrorReply('admin', 403, {
+          message: `Host "${hostNameOf(req.headers.host)?.slice(0, 100)}" is not allowed; add it to the sandbox's allowedHosts`,
+          responseCode: 'HUBTEL_HOST_NOT_ALLOWED',
+        });
+      }
       if (match.kind === 'found') return match.route.handler(ctx);
       if (match.kind === 'method-not-allowed') {
         return apiErrorReply(api, 405, {
