@@ -17,9 +17,11 @@ import {
   SERVICE_APP_ACCESS_POLICY,
   SERVICE_APP_OPTIONS,
   SERVICE_APP_PIPELINE,
+  SERVICE_APP_STATUS_CLIENT,
   SERVICE_APP_STORE,
   SERVICE_APP_TRANSPORT,
 } from './service-app.constants.js';
+import { PaymentStatusClient } from './payment-status.client.js';
 import { ServiceAppEvents } from './service-app.events.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import {
@@ -72,8 +74,11 @@ import { ServiceFlowService } from './service-flow.service.js';
       provide: SERVICE_APP_TRANSPORT,
       useFactory: (http: HttpService, options: ResolvedServiceAppOptions) =>
         new HttpTransport(http, {
-          baseUrls: { fulfillment: options.callbackUrl },
-          credentials: { fulfillment: options.callbackCredentials },
+          baseUrls: { fulfillment: options.callbackUrl, status: options.statusCheck?.url },
+          credentials: {
+            fulfillment: options.callbackCredentials,
+            status: options.statusCheck?.credentials,
+          },
           timeoutMs: options.callbackTimeoutMs,
           // One attempt per call: the pipeline schedules the callback's retries up to its deadline.
           retry: {
@@ -115,6 +120,14 @@ import { ServiceFlowService } from './service-flow.service.js';
         { token: EventEmitter2, optional: true },
         { token: EventEmitterReadinessWatcher, optional: true },
       ],
+    },
+    {
+      provide: SERVICE_APP_STATUS_CLIENT,
+      useFactory: (transport: HttpTransport, options: ResolvedServiceAppOptions) =>
+        options.statusCheck
+          ? new PaymentStatusClient(transport, options.statusCheck.posSalesId, options.statusCheck.timeoutMs)
+          : undefined,
+      inject: [SERVICE_APP_TRANSPORT, SERVICE_APP_OPTIONS],
     },
     ServiceFlowRegistry,
     ServiceFlowService,
