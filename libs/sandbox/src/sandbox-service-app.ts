@@ -406,27 +406,30 @@ export class SandboxServiceSession {
     this.touch();
     if (outcome === 'failed') return { order, deliveries: [] };
 
-    return this.sendFulfillment({
-      OrderId: order.orderId,
-      SessionId: this.sessionId,
-      ExtraData: options.extraData ?? {},
-      OrderInfo:
-        options.orderInfo === true
-          ? {
-              Status: 'Paid',
-              Items: [{ ItemId: hexId(), Name: cart.ItemName, Quantity: cart.Qty, UnitPrice: cart.Price }],
-              Payment: {
-                PaymentType: 'mobilemoney',
-                AmountPaid: amount,
-                AmountAfterCharges: order.amountAfterCharges,
-                IsSuccessful: true,
-                PaymentDate: now,
-              },
-            }
-          : options.orderInfo && typeof options.orderInfo === 'object'
-            ? options.orderInfo
-            : null,
-    }, options.fault).then((deliveries) => ({ order, deliveries }));
+    return this.sendFulfillment(
+      {
+        OrderId: order.orderId,
+        SessionId: this.sessionId,
+        ExtraData: options.extraData ?? {},
+        OrderInfo:
+          options.orderInfo === true
+            ? {
+                Status: 'Paid',
+                Items: [{ ItemId: hexId(), Name: cart.ItemName, Quantity: cart.Qty, UnitPrice: cart.Price }],
+                Payment: {
+                  PaymentType: 'mobilemoney',
+                  AmountPaid: amount,
+                  AmountAfterCharges: order.amountAfterCharges,
+                  IsSuccessful: true,
+                  PaymentDate: now,
+                },
+              }
+            : options.orderInfo && typeof options.orderInfo === 'object'
+              ? options.orderInfo
+              : null,
+      },
+      options.fault,
+    ).then((deliveries) => ({ order, deliveries }));
   }
 
   /**
@@ -460,7 +463,10 @@ export class SandboxServiceSession {
   }
 
   /** Posts a fulfillment request to the Service Fulfillment URL; resolves once answered (unless a fault delayed it). */
-  private async sendFulfillment(body: FulfillmentRequestBody, fault?: CallbackFaultSpec): Promise<SandboxDelivery[]> {
+  private async sendFulfillment(
+    body: FulfillmentRequestBody,
+    fault?: CallbackFaultSpec,
+  ): Promise<SandboxDelivery[]> {
     const { deliveries, done } = this.state.dispatch({
       kind: 'fulfillment-request',
       url: `${this.base}${this.fulfillmentPath}`,

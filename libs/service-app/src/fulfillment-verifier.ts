@@ -38,7 +38,8 @@ export function judgePayment(
   item: CartItem | null,
   tolerance: number,
 ): PaymentVerdict {
-  if (!status) return { kind: 'pending', message: `the status check knows no transaction for session ${sessionId}` };
+  if (!status)
+    return { kind: 'pending', message: `the status check knows no transaction for session ${sessionId}` };
   if (status.clientReference !== sessionId) {
     return {
       kind: 'refused',

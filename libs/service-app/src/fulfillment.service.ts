@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import {
   HubtelError,
@@ -156,7 +156,7 @@ export interface FulfillmentOrderStatus {
  * Inject it to report deferred deliveries: `complete(orderId, 'success')`.
  */
 @Injectable()
-export class FulfillmentService {
+export class FulfillmentService implements OnApplicationBootstrap {
   private readonly logger = new ServiceAppLogger();
   private readonly eventLists = new Map<string, readonly string[]>();
   /**
@@ -177,7 +177,6 @@ export class FulfillmentService {
     @Optional() @Inject(SERVICE_APP_STATUS_CLIENT) private readonly status?: PaymentStatusClient,
   ) {
     this.verifying = options.verification.enabled && status !== undefined;
-    if (!this.verifying) this.warnUnverified();
     const handlerRetry = options.fulfillmentRetry;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
       // Handlers of the order's ServiceCode first, then the catch-all ones.
@@ -218,7 +217,12 @@ export class FulfillmentService {
       onSettled: async (record, outcome, error) => {
         if (outcome === 'done') return;
         const order = record.payload;
-        await this.refuse(order, 'NOT_CONFIRMED', `the status check could not confirm it: ${describe(error)}`, record.attempts);
+        await this.refuse(
+          order,
+          'NOT_CONFIRMED',
+          `the status check could not confirm it: ${describe(error)}`,
+          record.attempts,
+        );
       },
     });
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
@@ -230,6 +234,11 @@ export class FulfillmentService {
       }),
       onSettled: (record, outcome) => this.afterCallback(record, outcome),
     });
+  }
+
+  /** Said at start-up (once the app's logger is in place), not per request. */
+  onApplicationBootstrap(): void {
+    if (!this.verifying) this.warnUnverified();
   }
 
   /**
@@ -410,14 +419,23 @@ export class FulfillmentService {
    * → throws, and the pipeline checks again after a delay, until `recheckForMs` has passed since
    * the request came: then it is refused (`NOT_PAID`). A final refusal resolves (the job is done).
    */
-  private async verifyPayment(order: FulfillmentRequestedEvent, attempt: number, receivedAt: number): Promise<void> {
+  private async verifyPayment(
+    order: FulfillmentRequestedEvent,
+    attempt: number,
+    receivedAt: number,
+  ): Promise<void> {
     if (!this.verifying) {
       // Recorded while verification was on, recovered after it was turned off: trusted, as configured.
       await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, order);
       return;
     }
     const status = await this.status!.find(order.sessionId);
-    const verdict = judgePayment(order.sessionId, status, order.item, this.options.verification.amountTolerance);
+    const verdict = judgePayment(
+      order.sessionId,
+      status,
+      order.item,
+      this.options.verification.amountTolerance,
+    );
     if (verdict.kind === 'paid') {
       const confirmed: FulfillmentRequestedEvent = { ...order, payment: paymentOf(status!) };
       await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, confirmed);
@@ -428,7 +446,9 @@ export class FulfillmentService {
       return;
     }
     if (verdict.kind === 'pending' && Date.now() - receivedAt < this.options.verification.recheckForMs) {
-      throw new PaymentPendingError(`Payment of order ${order.orderId} not confirmed yet: ${verdict.message}`);
+      throw new PaymentPendingError(
+        `Payment of order ${order.orderId} not confirmed yet: ${verdict.message}`,
+      );
     }
     const reason = verdict.kind === 'refused' ? verdict.reason : 'NOT_PAID';
     const message =
@@ -476,15 +496,15 @@ export class FulfillmentService {
 
   /** Said once, at start-up, when fulfillment requests cannot be verified. */
   private warnUnverified(): void {
-    const why = this.options.statusCheck
-      ? 'verification.enabled is false'
-      : 'no statusCheck is configured';
+    const why = this.options.statusCheck ? 'verification.enabled is false' : 'no statusCheck is configured';
     const guarded =
       (this.options.access.allowedIps?.length ?? 0) > 0 || this.options.access.pathSecret !== undefined;
     this.logger.warn(
       `Fulfillment requests are trusted unverified (${why}): any request for a cart this app built delivers it. ` +
         'Set serviceApp.statusCheck (the checkout key pair and POS Sales ID: HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_POS_SALES_ID) so each payment is confirmed' +
-        (guarded ? '; the access guards you set still apply.' : ', or at least guard the endpoint with serviceApp.access (allowedIps, pathSecret).'),
+        (guarded
+          ? '; the access guards you set still apply.'
+          : ', or at least guard the endpoint with serviceApp.access (allowedIps, pathSecret).'),
     );
   }
 

@@ -60,7 +60,13 @@ export class PaymentStatusClient {
     };
     const amount = amountOf(data.amount);
     if (amount !== undefined) status.amount = amount;
-    for (const key of ['currencyCode', 'transactionId', 'externalTransactionId', 'paymentMethod', 'date'] as const) {
+    for (const key of [
+      'currencyCode',
+      'transactionId',
+      'externalTransactionId',
+      'paymentMethod',
+      'date',
+    ] as const) {
       const text = textOf(data[key]);
       if (text !== undefined) status[key] = text;
     }

@@ -298,13 +298,19 @@ function resolveStatusCheck(value: unknown): ResolvedServiceAppOptions['statusCh
   };
 }
 
-function resolveVerification(value: unknown, hasStatusCheck: boolean): ResolvedServiceAppOptions['verification'] {
+function resolveVerification(
+  value: unknown,
+  hasStatusCheck: boolean,
+): ResolvedServiceAppOptions['verification'] {
   const name = `${P}.verification`;
   const v = objectOrEmpty(value, name);
   const D = SERVICE_APP_DEFAULTS.verification;
   const enabled = resolveBoolean(v.enabled, `${name}.enabled`, hasStatusCheck);
   if (enabled && !hasStatusCheck)
-    throw new HubtelConfigError(`${name}.enabled`, `needs ${P}.statusCheck (the payment is confirmed with it)`);
+    throw new HubtelConfigError(
+      `${name}.enabled`,
+      `needs ${P}.statusCheck (the payment is confirmed with it)`,
+    );
   const delay = objectOrEmpty(v.recheckDelay, `${name}.recheckDelay`);
   const baseDelayMs = resolveNumber(delay.baseDelayMs, `${name}.recheckDelay.baseDelayMs`, D.baseDelayMs);
   const maxDelayMs = resolveNumber(
@@ -313,7 +319,10 @@ function resolveVerification(value: unknown, hasStatusCheck: boolean): ResolvedS
     Math.max(D.maxDelayMs, baseDelayMs),
   );
   if (maxDelayMs < baseDelayMs)
-    throw new HubtelConfigError(`${name}.recheckDelay.maxDelayMs`, `must be at least baseDelayMs (${baseDelayMs})`);
+    throw new HubtelConfigError(
+      `${name}.recheckDelay.maxDelayMs`,
+      `must be at least baseDelayMs (${baseDelayMs})`,
+    );
   return {
     enabled,
     recheckForMs: resolveNumber(v.recheckForMs, `${name}.recheckForMs`, D.recheckForMs, {
