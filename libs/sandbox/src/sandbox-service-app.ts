@@ -83,6 +83,77 @@ export function registerFulfillmentCallbackApi(router: SandboxRouter, state: San
   });
 }
 
+export interface RecordServicePaymentOptions {
+  /** Amount paid. Default: the session's cart total; required for a session this sandbox did not drive. */
+  amount?: number;
+  /** The order's id. Default: the session's order's, else a fresh one. */
+  orderId?: string;
+}
+
+/**
+ * Records a programmable-services payment for a SessionId, without sending anything: the status
+ * check (clientReference = the SessionId) then answers Paid. For tools that drive a session
+ * elsewhere (another sandbox, a terminal simulator) and send the fulfillment request themselves.
+ */
+export function recordServicePayment(
+  state: SandboxState,
+  sessionId: string,
+  options: RecordServicePaymentOptions = {},
+): SandboxSession {
+  const issues: ValidationIssue[] = [];
+  if (typeof sessionId !== 'string' || sessionId.trim() === '' || sessionId.length > 256)
+    issues.push({ field: 'sessionId', message: 'must be a non-empty string of at most 256 characters' });
+  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
+    issues.push({ field: 'amount', message: 'must be a number of at least 0', value: options.amount });
+  if (options.orderId !== undefined && (typeof options.orderId !== 'string' || options.orderId.trim() === ''))
+    issues.push({ field: 'orderId', message: 'must be a non-empty string' });
+  let session = state.sessions.get(sessionId);
+  const cart = session?.cart;
+  if (options.amount === undefined && !cart)
+    issues.push({ field: 'amount', message: 'is required: the sandbox knows no cart for this session' });
+  if (issues.length > 0) throw new HubtelValidationError('Invalid service payment', issues);
+  const now = isoNow();
+  if (!session) {
+    session = {
+      sessionId,
+      serviceAppUrl: '',
+      serviceCode: 'external',
+      mobile: '',
+      operator: '',
+      state: 'cart',
+      exchanges: [],
+      cart: null,
+      order: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    state.sessions.push(session, [sessionId]);
+  }
+  const amount = round2(options.amount ?? cart!.Qty * cart!.Price);
+  const charges = round2(amount * state.options.checkout.chargeRate);
+  const order: SandboxServiceOrder = {
+    orderId: options.orderId ?? session.order?.orderId ?? hexId(),
+    amount,
+    charges,
+    amountAfterCharges: round2(amount - charges),
+    outcome: 'paid',
+    paidAt: now,
+    transactionId: hexId(),
+    externalTransactionId: networkTransactionId(),
+    isFulfilled: false,
+    serviceStatus: null,
+    recorded: true,
+  };
+  session.order = order;
+  session.state = 'paid';
+  session.updatedAt = now;
+  state.payments++;
+  state.sessions.addKey(session, `tx:${order.transactionId}`);
+  state.sessions.addKey(session, `ext:${order.externalTransactionId}`);
+  state.emit('session', session);
+  return session;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * The driver: plays the platform's client app against a service application.
  * ---------------------------------------------------------------------------------------------- */
