@@ -151,6 +151,22 @@ describe.each<Adapter>(['express', 'fastify'])('fulfillment verification over %s
     expect(sandbox.session(session.sessionId)!.state).toBe('cart');
   });
 
+  it('emits the rejected event for requests refused at once too (unknown session: 404)', async () => {
+    const orderId = randomUUID();
+    const sessionId = randomUUID();
+    const res = await post(`${strict.url}/api/fulfillment`, { OrderId: orderId, SessionId: sessionId });
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'HUBTEL_UNKNOWN_SESSION' });
+    expect(await rejection(strict, orderId)).toMatchObject({
+      reason: 'UNKNOWN_SESSION',
+      orderId,
+      sessionId,
+      serviceCode: null,
+      checks: 0,
+    });
+    nothingDelivered(strict, orderId);
+  });
+
   it('delivers a genuine order once, after the status check confirmed its payment', async () => {
     const session = await toCart(strict);
     const { order, deliveries } = await session.pay();

@@ -19,7 +19,7 @@ import {
   SERVICE_APP_STATUS_CLIENT,
   SERVICE_APP_STORE,
 } from './service-app.constants.js';
-import { parseRequest, validateFulfillmentRequest } from './service-app.dto.js';
+import { parseRequest, validateFulfillmentRequest, type FulfillmentRequestDto } from './service-app.dto.js';
 import {
   FulfillmentCallbackSentEvent,
   FulfillmentRejectedEvent,
@@ -249,6 +249,26 @@ export class FulfillmentService implements OnApplicationBootstrap {
    */
   async receive(body: unknown): Promise<FulfillmentReceipt> {
     const request = parseRequest(validateFulfillmentRequest, body, 'fulfillment request');
+    try {
+      return await this.accept(request);
+    } catch (error) {
+      // Refused at once (unknown session, a cart or OrderId taken): an alert, as a refused payment is.
+      if (error instanceof FulfillmentRejectedError) {
+        this.emitRejected({
+          reason: error.reason,
+          message: error.message,
+          orderId: request.OrderId,
+          sessionId: request.SessionId,
+          serviceCode: null,
+          checks: 0,
+          rejectedAt: isoNow(),
+        });
+      }
+      throw error;
+    }
+  }
+
+  private async accept(request: FulfillmentRequestDto): Promise<FulfillmentReceipt> {
     const { OrderId: orderId, SessionId: sessionId } = request;
     // A known OrderId is answered before the cart is touched: a duplicate must not claim anything.
     const known =
@@ -472,7 +492,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
   ): Promise<void> {
     await this.releaseCart(order.sessionId, order.orderId);
     this.logger.warn(`Fulfillment request for order ${order.orderId} refused: ${reason} — ${message}`);
-    if (!this.emitter) return;
     const fields: FulfillmentRejectedEvent = {
       reason,
       message,
@@ -485,6 +504,12 @@ export class FulfillmentService implements OnApplicationBootstrap {
     if (order.item) (fields as { amountExpected?: number }).amountExpected = cartTotal(order.item);
     if (status?.amount !== undefined) (fields as { amountPaid?: number }).amountPaid = status.amount;
     if (status) (fields as { paymentStatus?: string }).paymentStatus = status.status;
+    this.emitRejected(fields);
+  }
+
+  /** Emits a rejected event once (an alert, not a recorded job); a throwing listener is logged. */
+  private emitRejected(fields: FulfillmentRejectedEvent): void {
+    if (!this.emitter) return;
     const emitting = this.emitter
       .emitAsync(ServiceAppEvents.Rejected, new FulfillmentRejectedEvent(fields))
       .catch((error: unknown) =>
