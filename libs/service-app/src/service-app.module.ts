@@ -40,12 +40,19 @@ import { ServiceFlowService } from './service-flow.service.js';
 
 /**
  * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and
- * `POST /api/fulfillment` (paid orders), runs your `@OnFulfillment()` handlers exactly once per
- * order and posts the fulfillment callback. Needs `EventEmitterModule.forRoot()` in the app.
+ * `POST /api/fulfillment` (paid orders), confirms each order's payment with the transaction status
+ * check (with `statusCheck`), runs your `@OnFulfillment()` handlers exactly once per order and
+ * posts the fulfillment callback. Needs `EventEmitterModule.forRoot()` in the app.
  *
  * ```ts
  * @Module({
- *   imports: [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ access: { allowedIps: [...] } })],
+ *   imports: [
+ *     EventEmitterModule.forRoot(),
+ *     ServiceAppModule.forRoot({
+ *       statusCheck: { clientId, clientSecret, posSalesId }, // or serviceAppOptionsFromEnv()
+ *       access: { allowedIps: [...] },
+ *     }),
+ *   ],
  *   providers: [BundleFlow, BundleFulfillment],
  * })
  * export class AppModule {}
