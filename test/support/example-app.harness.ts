@@ -20,6 +20,9 @@ export const FAST_OVERRIDES: NonNullable<ExampleAppConfig['overrides']> = {
     callbackTimeoutMs: 3_000,
     callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 60_000 },
     fulfillmentRetry: { maxAttempts: 5, baseDelayMs: 5, maxDelayMs: 20 },
+    // A payment the sandbox has not recorded is refused after a short while (genuine orders are
+    // recorded before their fulfillment request is sent, so the first check confirms them).
+    verification: { recheckForMs: 300, recheckDelay: { baseDelayMs: 5, maxDelayMs: 20 } },
   },
 };
 

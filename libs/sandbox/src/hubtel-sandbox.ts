@@ -33,8 +33,10 @@ import {
 } from './sandbox-payments.js';
 import { RequestContext, SandboxRouter } from './sandbox.router.js';
 import {
+  recordServicePayment,
   registerFulfillmentCallbackApi,
   SandboxServiceSession,
+  type RecordServicePaymentOptions,
   type ServiceAppDriverOptions,
 } from './sandbox-service-app.js';
 import { registerSmsApi, settleMessage } from './sandbox-sms.api.js';
@@ -344,6 +346,14 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     const original = this.state.deliveries.get(deliveryId);
     if (!original) throw new SandboxNotFoundError('delivery', deliveryId);
     return this.state.redeliver(original);
+  }
+
+  /**
+   * Records a programmable-services payment for a SessionId without sending anything, so the
+   * status check confirms it (for a fulfillment request sent by a tool or a test itself).
+   */
+  recordServicePayment(sessionId: string, options: RecordServicePaymentOptions = {}): SandboxSession {
+    return recordServicePayment(this.state, sessionId, options);
   }
 
   /** A driver playing the platform's client app against a service application. */

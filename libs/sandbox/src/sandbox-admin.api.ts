@@ -22,6 +22,8 @@ import type { HubtelSandbox } from './hubtel-sandbox.js';
  *        (`deliver: false` records the payment and sends no callback; `fault` is a one-off callback
  *        fault in JSON: drop, duplicate, concurrent, delayMs, amount, checkoutId, forge)
  *   POST /_sandbox/invoices/{ref}/cancel
+ *   POST /_sandbox/sessions/{sessionId}/pay  {amount?, orderId?}   records a programmable-services
+ *        payment (nothing sent): the status check then confirms the SessionId's order
  *   POST /_sandbox/deliveries/{id}/redeliver
  *   POST /_sandbox/reset
  * Errors: {error, message} with 400 (bad input), 404 (unknown record), 409 (wrong state).
@@ -216,6 +218,31 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
       const b = raw === '' ? {} : await ctx.jsonObject();
       try {
         return ok(await sandbox.pay(ctx.params.ref!, parsePayBody(b)));
+      } catch (err) {
+        return errorReply(err);
+      }
+    }),
+  );
+  router.add(
+    'POST',
+    '/_sandbox/sessions/:id/pay',
+    'admin',
+    jsonOnly(async (ctx) => {
+      const raw = (await ctx.body()).toString('utf8').trim();
+      const b = raw === '' ? {} : await ctx.jsonObject();
+      try {
+        const unknown = Object.keys(b).filter((k) => k !== 'amount' && k !== 'orderId');
+        if (unknown.length > 0)
+          throw new HubtelValidationError(
+            'Invalid service payment',
+            unknown.map((field) => ({ field, message: 'is not a service payment option (amount, orderId)' })),
+          );
+        return ok(
+          sandbox.recordServicePayment(ctx.params.id!, {
+            amount: b.amount as number | undefined,
+            orderId: b.orderId as string | undefined,
+          }),
+        );
       } catch (err) {
         return errorReply(err);
       }

@@ -250,6 +250,12 @@ export interface SandboxServiceOrder {
   isFulfilled: boolean;
   /** `ServiceStatus` of the fulfillment callback, once received. */
   serviceStatus: string | null;
+  /**
+   * Whether the platform has recorded the payment, so its status check (clientReference = the
+   * SessionId) confirms it. False after `pay({ recordPayment: false })` until `recordPayment()`:
+   * a payment the platform records late.
+   */
+  recorded: boolean;
 }
 
 export interface SandboxSession {
