@@ -191,6 +191,8 @@ describe('forged log lines: the example app (its own lines and the modules under
       await session.start();
       await session.reply('0241234567');
       await session.choose('DATA_1GB');
+      // Paid, as the platform records it: the module verifies the payment before the shop's handler runs.
+      sandbox.recordServicePayment(session.sessionId);
       const answer = await postJson(shop.example.addresses.fulfillment, {
         OrderId: value,
         SessionId: session.sessionId,
