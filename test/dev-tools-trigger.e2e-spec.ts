@@ -136,7 +136,7 @@ describe('hubtel-trigger against the running example app', () => {
     });
     await shop.example.app.get(CheckoutService).drain();
     expect(receiptsFor(orderId)).toHaveLength(1);
-  });
+  }, 90_000); // three CLI runs (each a fresh Node process) and two payments
 
   it('--mark-paid for an invoice the payer cancelled: exit code 1, nothing sent', async () => {
     const { orderId } = await placeOrder(shop.url, { product: 'shea-soap', phone: '0241234567' });

@@ -15,6 +15,8 @@ export const FAST_OVERRIDES: NonNullable<ExampleAppConfig['overrides']> = {
     timeoutMs: 3_000,
     retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
     handlers: { retry: { maxAttempts: 5, baseDelayMs: 5, maxDelayMs: 20 } },
+    // A paid callback the status check does not confirm is re-checked a few times, quickly.
+    verification: { recheck: { delayMs: 5, maxDelayMs: 20 } },
   },
   serviceApp: {
     callbackTimeoutMs: 3_000,
