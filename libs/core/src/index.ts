@@ -16,6 +16,7 @@ export * from './options/hubtel-options.validation.js';
 export * from './options/hubtel-env.js';
 export * from './http/http-transport.js';
 export * from './http/hubtel-codes.js';
+export * from './http/transaction-status.js';
 export * from './logging/redact.js';
 export * from './logging/log-level.js';
 export * from './http/undici-axios-adapter.js';
