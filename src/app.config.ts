@@ -16,6 +16,8 @@ export const EXAMPLE_DEFAULTS = Object.freeze({
   shopName: 'Adinkra Goods',
   /** Sender id of the SMS receipts in sandbox mode (at most 11 characters). */
   sandboxSenderId: 'Adinkra',
+  /** A request's headers within 10 s, the whole request (body included) within 30 s. */
+  timeouts: Object.freeze({ headersMs: 10_000, requestMs: 30_000 }),
 });
 
 /** Run against a HubtelSandbox: one the app starts (port/host) or one the caller owns (`instance`). */
@@ -25,6 +27,10 @@ export interface SandboxPlatformConfig {
   instance?: HubtelSandbox;
   /** Port of the embedded sandbox. Default 0 (a free port, printed at start-up). */
   port?: number;
+  /**
+   * Interface the embedded sandbox binds (SANDBOX_HOST). Default 127.0.0.1, whatever HOST says:
+   * its admin API can pay any invoice, so it is reachable from elsewhere only when asked for.
+   */
   host?: string;
   /** Address of the sandbox as browsers reach it, when not http://host:port. */
   publicUrl?: string;
@@ -48,6 +54,11 @@ export interface ExampleAppConfig {
   publicUrl?: string;
   platform: SandboxPlatformConfig | HubtelPlatformConfig;
   shopName: string;
+  /**
+   * The HTTP server's time-outs, so a client that sends its request slowly (a byte at a time)
+   * cannot hold a connection for Node's default 300 s. Default EXAMPLE_DEFAULTS.timeouts.
+   */
+  timeouts?: { headersMs?: number; requestMs?: number };
   /**
    * Module options laid over what the platform choice gives (tests shorten retry delays and the
    * reconciliation schedule here). Top-level keys replace, they are not merged deeply.
@@ -100,7 +111,8 @@ function readUrl(env: HubtelEnvSource, key: string): string | undefined {
 /**
  * The configuration from environment variables:
  *   PORT (default 3000), HOST (default 127.0.0.1), PUBLIC_URL, SHOP_NAME,
- *   SANDBOX_PORT (default 0: a free port), SANDBOX_PUBLIC_URL — sandbox mode;
+ *   SANDBOX_PORT (default 0: a free port), SANDBOX_HOST (default 127.0.0.1, not HOST),
+ *   SANDBOX_PUBLIC_URL — sandbox mode;
  *   HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_SMS_CLIENT_ID, HUBTEL_SMS_CLIENT_SECRET,
  *   HUBTEL_SMS_SENDER_ID, PUBLIC_URL (all required once one credential is set) and the optional
  *   HUBTEL_POS_SALES_ID, HUBTEL_MERCHANT_ACCOUNT_NUMBER, HUBTEL_CALLBACK_URL, HUBTEL_*_URL,
@@ -124,7 +136,8 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       platform: {
         kind: 'sandbox',
         port: readPort(env, 'SANDBOX_PORT', 0),
-        host,
+        // Not HOST: HOST=0.0.0.0 opens the shop to the network, not the sandbox's admin API.
+        host: readEnvValue(env, 'SANDBOX_HOST') ?? EXAMPLE_DEFAULTS.host,
         ...(sandboxPublicUrl === undefined ? {} : { publicUrl: sandboxPublicUrl }),
       },
     };

@@ -4,9 +4,10 @@ import { NestFactory } from '@nestjs/core';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { CHECKOUT_DEFAULT_CALLBACK_PATH } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import type { ExampleAppConfig } from './app.config.js';
+import { EXAMPLE_DEFAULTS, type ExampleAppConfig } from './app.config.js';
 import { AppModule } from './app.module.js';
 import { AppUrls } from './platform/app-urls.service.js';
+import { applyHttpSecurity, setServerTimeouts } from './platform/http-security.js';
 
 export interface ExampleApp {
   app: INestApplication;
@@ -50,6 +51,8 @@ export async function startExampleApp(
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   try {
+    applyHttpSecurity(app);
+    setServerTimeouts(app.getHttpServer(), { ...EXAMPLE_DEFAULTS.timeouts, ...config.timeouts });
     await app.listen(config.port, config.host);
   } catch (error) {
     await app.close();

@@ -8,11 +8,15 @@
  */
 import 'reflect-metadata';
 import { ConsoleLogger } from '@nestjs/common';
-import { HubtelConfigError, maskPhoneNumbers } from 'nestjs-hubtel';
+import { HubtelConfigError, maskPhoneNumbers, sanitizeLogParam } from 'nestjs-hubtel';
 import { exampleConfigFromEnv } from './app.config.js';
 import { startExampleApp, type ExampleApp } from './bootstrap.js';
 
-/** Nest's console logger without its start-up chatter (one line per module and route). */
+/**
+ * Nest's console logger without its start-up chatter (one line per module and route). Every
+ * message is escaped, masked and capped like the modules' own (HubtelLogger), Nest's lines too
+ * (an exception's message may quote a request), so nothing can forge a line of the app's output.
+ */
 class ExampleLogger extends ConsoleLogger {
   private static readonly QUIET = new Set([
     'NestFactory',
@@ -25,6 +29,19 @@ class ExampleLogger extends ConsoleLogger {
   override log(message: unknown, context?: string): void {
     if (context !== undefined && ExampleLogger.QUIET.has(context)) return;
     super.log(message, context);
+  }
+
+  protected override printMessages(messages: unknown[], ...rest: unknown[]): void {
+    const print = super.printMessages as (
+      this: ConsoleLogger,
+      messages: unknown[],
+      ...rest: unknown[]
+    ) => void;
+    print.call(
+      this,
+      messages.map((message) => sanitizeLogParam(message)),
+      ...rest,
+    );
   }
 }
 

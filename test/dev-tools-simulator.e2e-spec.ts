@@ -139,7 +139,11 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
   });
 
   it('receives the callback itself when the app posts to the simulator (via the tunnel), and accepts a typed Value', async () => {
-    const local = await startBundleMerchant(sandbox, { serviceApp: { callbackUrl: sandbox.tunnelUrl } });
+    // Without --sandbox the simulator plays the whole platform itself, status check included, where
+    // the app cannot ask: this app trusts fulfillment requests unverified (no statusCheck).
+    const local = await startBundleMerchant(sandbox, {
+      serviceApp: { callbackUrl: sandbox.tunnelUrl, statusCheck: undefined },
+    });
     try {
       const term = pipeTerminal();
       const run = runSimulateCli([local.url, '--callback-timeout', '20', '--operator', 'vodafone'], term.io);

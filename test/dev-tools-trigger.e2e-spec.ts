@@ -11,6 +11,7 @@ import {
   stripAnsi,
   type TestSandbox,
 } from 'nestjs-hubtel/testing';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { CheckoutService } from 'nestjs-hubtel/checkout';
 import { startBundleMerchant, type BundleMerchant } from './support/dev-tools.fixtures.js';
 import {
@@ -135,7 +136,7 @@ describe('hubtel-trigger against the running example app', () => {
     });
     await shop.example.app.get(CheckoutService).drain();
     expect(receiptsFor(orderId)).toHaveLength(1);
-  });
+  }, 90_000); // three CLI runs (each a fresh Node process) and two payments
 
   it('--mark-paid for an invoice the payer cancelled: exit code 1, nothing sent', async () => {
     const { orderId } = await placeOrder(shop.url, { product: 'shea-soap', phone: '0241234567' });
@@ -206,8 +207,8 @@ describe('hubtel-trigger against the running example app', () => {
     expect(run.stdout).toMatch(/HTTP 400 \{.*"HUBTEL_INVALID_BODY"/);
   });
 
-  it('sends a fulfillment request for a data bundle; copies are recorded once, fulfilled once', async () => {
-    // A session that ended in AddToCart, played by the sandbox's driver (its payment not simulated).
+  it('sends a fulfillment request for a data bundle, its payment recorded in the sandbox first (--mark-paid); copies are recorded once, fulfilled once', async () => {
+    // A session that ended in AddToCart, played by the sandbox's driver (not paid through it).
     const session = sandbox.serviceApp(shop.url);
     await session.start();
     await session.reply('0241234567');
@@ -223,15 +224,46 @@ describe('hubtel-trigger against the running example app', () => {
       orderId,
       '--copies',
       '3',
+      '--sandbox',
+      sandbox.url,
+      '--mark-paid',
     ]);
     expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`recorded the payment of session ${session.sessionId} in the sandbox`);
     expect(run.stdout).toContain(`fulfillment request for order ${orderId} of session ${session.sessionId}`);
+    // The example app confirmed the payment with the sandbox's status check: the cart's GHS 12.
+    expect(sandbox.session(session.sessionId)!.order).toMatchObject({ orderId, amount: 12, recorded: true });
     expect(run.stdout.match(/"Status":"received"/g)).toHaveLength(1);
     expect(run.stdout.match(/"Status":"duplicate"/g)).toHaveLength(2);
     const callback = await sandbox.waitForFulfillmentCallback((cb) => cb.orderId === orderId);
     expect(callback.serviceStatus).toBe('success');
     await sandbox.settled();
     expect(sandbox.fulfillmentCallbacks().filter((cb) => cb.orderId === orderId)).toHaveLength(1);
+  });
+
+  it('fulfillment-forged: an unpaid request is acknowledged, then refused: no bundle, no callback', async () => {
+    const session = sandbox.serviceApp(shop.url);
+    await session.start();
+    await session.reply('0241234567');
+    await session.choose('DATA_1GB');
+    const orderId = `forged-${Date.now().toString(36)}`;
+    const rejected = new Promise((resolve) =>
+      shop.example.app.get(EventEmitter2).once('hubtel.service-app.rejected', resolve),
+    );
+    const run = await trigger([
+      'fulfillment-forged',
+      shop.url,
+      '--session-id',
+      session.sessionId,
+      '--order-id',
+      orderId,
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`forged (unpaid) fulfillment request for order ${orderId}`);
+    expect(run.stdout).toMatch(/HTTP 200 .*"Status":"received"/);
+    expect(await rejected).toMatchObject({ reason: 'NOT_PAID', orderId, sessionId: session.sessionId });
+    await sandbox.settled();
+    expect(sandbox.fulfillmentCallbacks().filter((cb) => cb.orderId === orderId)).toEqual([]);
   });
 
   it('a fulfillment request for a session with no cart is refused by the app (exit code 1)', async () => {
@@ -475,10 +507,29 @@ describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
     ],
     [
       ['fulfillment', 'http://a.test', '--session-id', 's', '--mark-paid'],
-      '--mark-paid is a checkout option',
+      '--mark-paid needs --sandbox (the sandbox the app asks for the payment status)',
     ],
     [['fulfillment', 'http://a.test'], 'needs --session-id'],
-    [['fulfillment', 'http://a.test', '--session-id', 's', '--amount', '3'], '--amount is a checkout option'],
+    [
+      ['fulfillment', 'http://a.test', '--session-id', 's', '--amount', '3'],
+      '--sandbox and --amount go with --mark-paid',
+    ],
+    [
+      [
+        'fulfillment-forged',
+        'http://a.test',
+        '--session-id',
+        's',
+        '--sandbox',
+        'http://s.test',
+        '--mark-paid',
+      ],
+      'fulfillment-forged sends a request nobody paid for',
+    ],
+    [
+      ['fulfillment', 'http://a.test', '--session-id', 's', '--phone', '0241234567'],
+      '--phone is a checkout option',
+    ],
     [['fulfillment-callback', 'http://a.test', '--session-id', 's'], 'needs --order-id'],
     [
       ['fulfillment', 'http://a.test', '--session-id', 's', '--header', 'nocolon'],

@@ -154,6 +154,41 @@ describe('npm start (the README run command)', () => {
     expect(board.headers.get('content-type')).toMatch(/text\/html/);
     await board.arrayBuffer();
 
+    // A callback whose ClientReference holds a newline and ANSI escapes (erase line, red) cannot
+    // write a line of its own into the app's real output: the checkout module's warning about it
+    // shows the reference escaped.
+    const forged = await fetch(`${shop.replace(/\/$/, '')}/hubtel/checkout/callback`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        ResponseCode: '0000',
+        Status: 'Success',
+        Data: {
+          CheckoutId: 'c1',
+          SalesInvoiceId: 'i1',
+          ClientReference: 'r\n[Shop] Order 7 paid\x1b[2K\x1b[31m',
+          Status: 'Success',
+          Amount: 1,
+          CustomerPhoneNumber: '233244123456',
+          PaymentDetails: {
+            MobileMoneyNumber: '233244123456',
+            PaymentType: 'mobilemoney',
+            Channel: 'mtn-gh',
+          },
+          Description: 'x',
+        },
+      }),
+    });
+    expect(forged.status).toBe(200);
+    await out.wait(
+      /Rejected a checkout callback for "r\\n\[Shop\] Order 7 paid\\x1b\[2K/,
+      10_000,
+      'the warning',
+    );
+    expect(out.text).not.toContain('\n[Shop] Order 7 paid');
+    expect(out.text).not.toContain('\x1b[2K');
+    expect(out.text).not.toMatch(/(?<![\dA-Za-z])233244123456(?![\dA-Za-z])/);
+
     process.kill(-child!.pid!, 'SIGTERM');
     await out.wait(/Stopped\./, 20_000, 'the app to stop');
     await exited;

@@ -4,6 +4,7 @@
  * AddToCart), pays, sends the fulfillment request; the app delivers the bundle once and posts the
  * fulfillment callback, which the sandbox receives with ServiceStatus `success`.
  */
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { BundleDeliveries } from '../src/bundles/bundle-deliveries.service.js';
 import { DATA_BUNDLES } from '../src/bundles/bundle.flow.js';
@@ -150,6 +151,33 @@ describe('example app — data bundles as a programmable service', () => {
     const { order, deliveries } = await session.pay({ outcome: 'failed' });
     expect(deliveries).toEqual([]);
     expect(shop.example.app.get(BundleDeliveries).get(order.orderId)).toBeUndefined();
+  });
+
+  it('an unpaid fulfillment request (three service-flow calls, then any OrderId) delivers no bundle and posts no callback', async () => {
+    const rejected = new Promise<Record<string, unknown>>((resolve) =>
+      shop.example.app.get(EventEmitter2).once('hubtel.service-app.rejected', resolve),
+    );
+    const session = sandbox.serviceApp(shop.url, { mobile: '233241234567' });
+    await session.start();
+    await session.reply('0241234567');
+    await session.choose('DATA_10GB');
+    const orderId = `forged-${Date.now().toString(36)}`;
+    const res = await fetch(new URL('/api/fulfillment', shop.url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        OrderId: orderId,
+        SessionId: session.sessionId,
+        ExtraData: {},
+        OrderInfo: null,
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(await rejected).toMatchObject({ reason: 'NOT_PAID', orderId, sessionId: session.sessionId });
+    // The sandbox's status check knows no such transaction; nothing was delivered nor reported.
+    expect(shop.example.app.get(BundleDeliveries).get(orderId)).toBeUndefined();
+    await sandbox.settled();
+    expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toEqual([]);
   });
 
   it('the simulator pages play the same session through the sandbox driver', async () => {

@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FulfillmentService } from 'nestjs-hubtel/service-app';
+import { buildFulfillmentRequest, sendFulfillmentRequest } from 'nestjs-hubtel/testing';
 // docs:begin app
 import { Injectable } from '@nestjs/common';
 import { CheckoutService, OnCheckoutPaid, type CheckoutPaidEvent } from 'nestjs-hubtel/checkout';
@@ -194,6 +196,36 @@ describe('orders and bundles', () => {
     expect(hubtel.requests().filter((r) => r.api === 'sms')).toEqual([]);
   });
 
+  it('verifies fulfillment requests a test sends itself: an unpaid one waits and delivers nothing; markServicePaid() makes one count', async () => {
+    const toCart = async () => {
+      const session = hubtel.serviceApp(await app.getUrl());
+      await session.start();
+      await session.reply('0241234567');
+      await session.choose('5gb');
+      return session;
+    };
+    const fulfillment = app.get(FulfillmentService);
+    const delivered = () => app.get(BundleDelivery).delivered.map((o) => o.orderId);
+
+    // Unpaid: acknowledged, then held for re-checks by the status check, never delivered meanwhile.
+    const unpaid = await toCart();
+    const forged = buildFulfillmentRequest({ sessionId: unpaid.sessionId, orderId: 'kit-unpaid' });
+    expect((await sendFulfillmentRequest(app, forged)).status).toBe(200);
+    await until(async () => (await fulfillment.getOrder('kit-unpaid'))?.payment?.checks === 1);
+    expect(await fulfillment.getOrder('kit-unpaid')).toMatchObject({ payment: { status: 'checking' } });
+    expect(delivered()).not.toContain('kit-unpaid');
+
+    // Recorded first: delivered on the first check.
+    const paid = await toCart();
+    hubtel.markServicePaid(paid.sessionId, { orderId: 'kit-paid' });
+    const request = buildFulfillmentRequest({ sessionId: paid.sessionId, orderId: 'kit-paid' });
+    expect((await sendFulfillmentRequest(app, request)).status).toBe(200);
+    const callback = await hubtel.waitForFulfillmentCallback((c) => c.orderId === 'kit-paid');
+    expect(callback.serviceStatus).toBe('success');
+    expect(delivered()).toContain('kit-paid');
+    expect(delivered()).not.toContain('kit-unpaid');
+  });
+
   it('really delivered the callbacks through the tunnel, with the app’s answers recorded', () => {
     const deliveries = hubtel.deliveries({ kind: 'checkout-callback' });
     expect(deliveries.length).toBeGreaterThanOrEqual(2);
@@ -201,6 +233,15 @@ describe('orders and bundles', () => {
       expect(d).toMatchObject({ state: 'delivered', statusCode: 200, responseBody: '{"received":true}' });
   });
 });
+
+/** Waits (polling) until `test()` resolves true. */
+async function until(test: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await test())) {
+    if (Date.now() > deadline) throw new Error('until: timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 describe('docs/testing.md', () => {
   it('shows exactly the code this file runs', () => {

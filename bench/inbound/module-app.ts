@@ -42,7 +42,10 @@ export async function createModuleApp(adapter: AdapterName): Promise<ModuleApp> 
   @Module({
     imports: [
       EventEmitterModule.forRoot(),
-      ServiceAppModule.forRoot({ store: serviceAppStore }),
+      // Every service-flow request of the load is a fresh session start, hundreds of thousands per
+      // run: the cap on unanswered starts (a flood defence) would answer most of them "busy" and
+      // the run would time the refusal, not a start. Raised so every request starts a session.
+      ServiceAppModule.forRoot({ store: serviceAppStore, maxPendingSessions: 10_000_000 }),
       CheckoutModule.forRoot({
         clientId: 'bench-client',
         clientSecret: 'bench-secret-value',

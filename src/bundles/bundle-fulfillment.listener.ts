@@ -1,5 +1,11 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { maskMsisdn, maskPhoneNumbers, tryNormalizeMsisdn, type DeadLetterEvent } from 'nestjs-hubtel';
+import { Injectable } from '@nestjs/common';
+import {
+  HubtelLogger,
+  maskMsisdn,
+  maskPhoneNumbers,
+  tryNormalizeMsisdn,
+  type DeadLetterEvent,
+} from 'nestjs-hubtel';
 import {
   OnFulfillment,
   OnFulfillmentCallbackSent,
@@ -19,7 +25,7 @@ import { findBundle } from './bundle.flow.js';
  */
 @Injectable()
 export class BundleFulfillment {
-  private readonly logger = new Logger('Bundles');
+  private readonly logger = new HubtelLogger('Bundles');
 
   constructor(private readonly deliveries: BundleDeliveries) {}
 

@@ -1,6 +1,6 @@
-import { Body, Controller, Get, Header, Inject, Logger, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Get, Header, Inject, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { HubtelError, maskPhoneNumbers, tryNormalizeMsisdn } from 'nestjs-hubtel';
+import { HubtelLogger, HubtelError, maskPhoneNumbers, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { HubtelSandbox, type SandboxServiceSession } from 'nestjs-hubtel/sandbox';
 import { AppUrls } from '../platform/app-urls.service.js';
 import { ShopSettings } from '../shop/shop.settings.js';
@@ -19,7 +19,7 @@ const SESSION_ID = /^[0-9a-zA-Z_-]{1,64}$/;
  */
 @Controller('simulator')
 export class SimulatorController {
-  private readonly logger = new Logger('Simulator');
+  private readonly logger = new HubtelLogger('Simulator');
   private readonly sessions = new Map<string, SandboxServiceSession>();
   /** The last driver error per session, shown on its page. */
   private readonly errors = new Map<string, string>();

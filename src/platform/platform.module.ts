@@ -35,7 +35,12 @@ export function sandboxPlatform(sandbox: HubtelSandbox, config: ExampleAppConfig
       posSalesId: sandbox.posSalesId,
       merchantAccountNumber: sandbox.posSalesId,
     },
-    serviceApp: { callbackUrl: urls.fulfillmentCallback },
+    serviceApp: {
+      callbackUrl: urls.fulfillmentCallback,
+      // Each fulfillment request's payment is confirmed with the status check before the bundle
+      // is delivered, exactly as in production (where HUBTEL_POS_SALES_ID turns it on).
+      statusCheck: { ...api, posSalesId: sandbox.posSalesId, url: urls.status },
+    },
   });
 }
 

@@ -1,5 +1,6 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
+  HubtelLogger,
   HubtelApiError,
   HubtelError,
   HubtelNetworkError,
@@ -33,7 +34,7 @@ export const FAILED_ATTEMPT_TEXT = 'The payment did not go through. You can try 
  */
 @Injectable()
 export class ReceiptsListener {
-  private readonly logger = new Logger('Shop');
+  private readonly logger = new HubtelLogger('Shop');
 
   constructor(
     private readonly orders: OrdersService,

@@ -1,6 +1,7 @@
-import { Body, Controller, Get, Header, HttpStatus, Logger, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpStatus, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
+  HubtelLogger,
   HubtelError,
   HubtelValidationError,
   maskMsisdn,
@@ -35,7 +36,7 @@ const NAME_MAX = 60;
  */
 @Controller()
 export class ShopController {
-  private readonly logger = new Logger('Shop');
+  private readonly logger = new HubtelLogger('Shop');
 
   constructor(
     private readonly orders: OrdersService,

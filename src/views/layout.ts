@@ -2,6 +2,7 @@
  * Server-rendered pages: one self-contained HTML document each, no external assets (works
  * offline and in a headless browser). Every dynamic value goes through `escapeHtml`.
  */
+import { currentScriptNonce } from '../platform/http-security.js';
 
 const HTML_ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -97,7 +98,13 @@ ${options.mode === 'sandbox' ? '<div class="banner" data-testid="sandbox-banner"
 <main>
 ${options.body}
 </main>
-${options.script ? `<script>${options.script}</script>` : ''}
+${options.script ? `<script${nonceAttribute()}>${options.script}</script>` : ''}
 </body>
 </html>`;
+}
+
+/** The request's CSP nonce as an attribute (the Content-Security-Policy allows no other inline script). */
+function nonceAttribute(): string {
+  const nonce = currentScriptNonce();
+  return nonce ? ` nonce="${escapeHtml(nonce)}"` : '';
 }

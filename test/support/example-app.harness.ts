@@ -15,11 +15,16 @@ export const FAST_OVERRIDES: NonNullable<ExampleAppConfig['overrides']> = {
     timeoutMs: 3_000,
     retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
     handlers: { retry: { maxAttempts: 5, baseDelayMs: 5, maxDelayMs: 20 } },
+    // A paid callback the status check does not confirm is re-checked a few times, quickly.
+    verification: { recheck: { delayMs: 5, maxDelayMs: 20 } },
   },
   serviceApp: {
     callbackTimeoutMs: 3_000,
     callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 60_000 },
     fulfillmentRetry: { maxAttempts: 5, baseDelayMs: 5, maxDelayMs: 20 },
+    // A payment the sandbox has not recorded is refused after a short while (genuine orders are
+    // recorded before their fulfillment request is sent, so the first check confirms them).
+    verification: { recheckForMs: 300, recheckDelay: { baseDelayMs: 5, maxDelayMs: 20 } },
   },
 };
 

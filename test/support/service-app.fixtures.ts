@@ -7,6 +7,7 @@ import {
   FulfillmentService,
   OnFulfillment,
   OnFulfillmentCallbackSent,
+  OnFulfillmentRejected,
   OnServiceAppDeadLetter,
   ServiceAppEvents,
   ServiceAppModule,
@@ -15,6 +16,7 @@ import {
   deferFulfillment,
   failFulfillment,
   type FulfillmentCallbackSentEvent,
+  type FulfillmentRejectedEvent,
   type FulfillmentRequestedEvent,
   type ServiceAppModuleExtras,
   type ServiceAppModuleOptions,
@@ -207,6 +209,7 @@ export class Fulfiller {
   readonly modes = new Map<string, HandlerMode>();
   readonly sent: FulfillmentCallbackSentEvent[] = [];
   readonly dead: DeadLetterEvent[] = [];
+  readonly rejected: FulfillmentRejectedEvent[] = [];
   private readonly waiters: Array<{ test: () => boolean; resolve: () => void }> = [];
   private readonly holds = new Map<string, () => void>();
 
@@ -246,6 +249,12 @@ export class Fulfiller {
   @OnServiceAppDeadLetter()
   onDead(event: DeadLetterEvent): void {
     this.dead.push(event);
+    this.notify();
+  }
+
+  @OnFulfillmentRejected()
+  onRejected(event: FulfillmentRejectedEvent): void {
+    this.rejected.push(event);
     this.notify();
   }
 

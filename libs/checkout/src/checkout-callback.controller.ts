@@ -1,5 +1,6 @@
-import { Body, HttpCode, HttpException, Inject, Logger, Post, Req } from '@nestjs/common';
+import { Body, HttpCode, HttpException, Inject, Post, Req } from '@nestjs/common';
 import {
+  HubtelLogger,
   InboundAccessGuard,
   InboundAccessPolicy,
   PATH_SECRET_PARAM,
@@ -46,7 +47,7 @@ export const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY);
  *   acknowledged, so a platform that retries can deliver it again.
  */
 export class CheckoutCallbackController {
-  private readonly logger = new Logger('HubtelCheckout');
+  private readonly logger = new HubtelLogger('HubtelCheckout');
   /** Mounted without the guard (no access option set): `receive` checks access itself. */
   private readonly checkAccess: boolean;
 

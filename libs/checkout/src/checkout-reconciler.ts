@@ -1,5 +1,5 @@
-import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { HubtelError, maskPhoneNumbers, type JobRunner, type StoreEntry } from 'nestjs-hubtel';
+import { type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { HubtelLogger, HubtelError, maskPhoneNumbers, type JobRunner, type StoreEntry } from 'nestjs-hubtel';
 import type { CheckoutApiClient } from './checkout-api.client.js';
 import {
   changeInvoice,
@@ -60,7 +60,7 @@ export interface CheckoutReconcileResult {
  * instances sharing a store never check the same invoice at once.
  */
 export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('HubtelCheckout');
+  private readonly logger = new HubtelLogger('HubtelCheckout');
   private timer?: NodeJS.Timeout;
   private pass?: Promise<CheckoutReconcileReport>;
   private started = false;

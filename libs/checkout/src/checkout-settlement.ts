@@ -1,6 +1,6 @@
-import { Logger } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import {
+  HubtelLogger,
   dropUndefined,
   isLogLevelEnabled,
   maskPhoneNumbers,
@@ -100,7 +100,7 @@ export const CHECKOUT_EVENT_JOBS = [
  * refused once the invoice is paid, or once a paid record exists while the invoice is catching up.
  */
 export class CheckoutSettlement {
-  private readonly logger = new Logger('HubtelCheckout');
+  private readonly logger = new HubtelLogger('HubtelCheckout');
   private readonly emitting = new Set<Promise<unknown>>();
 
   constructor(

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import {
   Inject,
   Injectable,
-  Logger,
   type BeforeApplicationShutdown,
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import {
+  HubtelLogger,
   HubtelError,
   HubtelUnknownOutcomeError,
   HubtelValidationError,
@@ -87,7 +87,7 @@ const METADATA_MAX_BYTES = 4096;
  */
 @Injectable()
 export class CheckoutService implements BeforeApplicationShutdown, OnApplicationShutdown {
-  private readonly logger = new Logger('HubtelCheckout');
+  private readonly logger = new HubtelLogger('HubtelCheckout');
   /** Waiting re-checks, nudged by repeated callbacks (which bring their own evidence). */
   private readonly rechecks = new CheckoutRechecks<Pick<ConfirmJob, 'callback' | 'sourceAddress'>>();
   /** Confirmation keys this process submitted and holds until the job settles. */

@@ -17,6 +17,7 @@ export * from './options/hubtel-options.validation.js';
 export * from './options/hubtel-env.js';
 export * from './http/http-transport.js';
 export * from './http/hubtel-codes.js';
+export * from './http/transaction-status.js';
 export * from './logging/redact.js';
 export * from './logging/log-level.js';
 export * from './http/undici-axios-adapter.js';
@@ -30,3 +31,12 @@ export {
   type ValidatorReport,
 } from './validation/validation.compiler.js';
 export { flattenValidationErrors } from './validation/validation.runtime.js';
+export {
+  LOG_LINE_MAX_LENGTH,
+  LOG_VALUE_MAX_LENGTH,
+  capLogText,
+  escapeLogText,
+  sanitizeLogLine,
+  sanitizeLogValue,
+} from './logging/log-sanitize.js';
+export { HubtelLogger, sanitizeLogParam, sanitizingLogger } from './logging/hubtel-logger.js';

@@ -1,6 +1,6 @@
-import { Logger } from '@nestjs/common';
 import { Redis, type RedisOptions } from 'ioredis';
 import {
+  HubtelLogger,
   HubtelConfigError,
   HubtelStoreUnavailableError,
   type HubtelStore,
@@ -64,7 +64,7 @@ export class RedisStore implements HubtelStore {
   /** True when the store opened the client (and so closes it). */
   private readonly owned: boolean;
   private readonly scanCount: number;
-  private readonly logger = new Logger('HubtelRedisStore');
+  private readonly logger = new HubtelLogger('HubtelRedisStore');
   private down = false;
   /** Connection failures before the first `ready` are reported by `connect()`, not logged. */
   private wasReady = false;

@@ -14,6 +14,8 @@ import {
 import type { CallbackFaultSpec, FaultHandle, InboundFaultSpec, SandboxFaults } from './sandbox-faults.js';
 import {
   basicAuthHeader,
+  hostNameOf,
+  isAllowedHost,
   isoNow,
   parseBasicAuth,
   platformMsisdn,
@@ -31,8 +33,10 @@ import {
 } from './sandbox-payments.js';
 import { RequestContext, SandboxRouter } from './sandbox.router.js';
 import {
+  recordServicePayment,
   registerFulfillmentCallbackApi,
   SandboxServiceSession,
+  type RecordServicePaymentOptions,
   type ServiceAppDriverOptions,
 } from './sandbox-service-app.js';
 import { registerSmsApi, settleMessage } from './sandbox-sms.api.js';
@@ -344,6 +348,14 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     return this.state.redeliver(original);
   }
 
+  /**
+   * Records a programmable-services payment for a SessionId without sending anything, so the
+   * status check confirms it (for a fulfillment request sent by a tool or a test itself).
+   */
+  recordServicePayment(sessionId: string, options: RecordServicePaymentOptions = {}): SandboxSession {
+    return recordServicePayment(this.state, sessionId, options);
+  }
+
   /** A driver playing the platform's client app against a service application. */
   serviceApp(serviceAppUrl: string, options: ServiceAppDriverOptions = {}): SandboxServiceSession {
     return new SandboxServiceSession(this.state, serviceAppUrl, options);
@@ -457,6 +469,13 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
       this.options.maxBodyBytes,
     );
     const run = async (): Promise<SandboxReply | void> => {
+      // The admin API and the dashboard answer only their own names (DNS rebinding).
+      if (api === 'admin' && !isAllowedHost(req.headers.host, this.options.allowedHosts)) {
+        return apiErrorReply('admin', 403, {
+          message: `Host "${hostNameOf(req.headers.host)?.slice(0, 100)}" is not allowed; add it to the sandbox's allowedHosts`,
+          responseCode: 'HUBTEL_HOST_NOT_ALLOWED',
+        });
+      }
       if (match.kind === 'found') return match.route.handler(ctx);
       if (match.kind === 'method-not-allowed') {
         return apiErrorReply(api, 405, {

@@ -35,6 +35,8 @@ export {
   checkServiceFlowResponse,
   type ServiceAppDriverOptions,
   type ServicePayOptions,
+  type ForgedFulfillmentOptions,
+  type RecordServicePaymentOptions,
   type ServicePayResult,
 } from './sandbox-service-app.js';
 export { basicAuthHeader } from './sandbox-http.js';

@@ -1,4 +1,6 @@
+import http from 'node:http';
 import { HubtelConfigError } from 'nestjs-hubtel';
+import { SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { HubtelSandbox } from './hubtel-sandbox.js';
 import { call, checkoutRequest, startReceiver, type Receiver } from './__tests__/sandbox-test-helpers.js';
 
@@ -275,5 +277,131 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
     const [log] = sandbox.requests();
     expect(log).toMatchObject({ method: 'POST', path: '/v1/messages/send', api: 'sms', statusCode: 200 });
     expect(JSON.stringify(log)).not.toMatch(/secret|sandbox-sms/);
+  });
+
+  describe('cross-site requests and DNS rebinding', () => {
+    /** A request with any headers, `Host` included (fetch may not set it). */
+    function raw(
+      base: string,
+      method: string,
+      path: string,
+      headers: Record<string, string>,
+      body = '',
+    ): Promise<{ status: number; json: any }> {
+      return new Promise((resolve, reject) => {
+        const req = http.request(`${base}${path}`, { method, headers }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            let json: unknown;
+            try {
+              json = JSON.parse(text);
+            } catch {
+              json = undefined;
+            }
+            resolve({ status: res.statusCode!, json });
+          });
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    }
+
+    async function invoice(): Promise<string> {
+      const request = checkoutRequest(merchant);
+      expect((await call(sandbox, 'POST', '/items/initiate', { body: request, auth: 'api' })).status).toBe(
+        200,
+      );
+      return request.clientReference as string;
+    }
+
+    it('refuses a POST that is not application/json (a form or text/plain page can send one unasked): 415, nothing changes', async () => {
+      const ref = await invoice();
+      for (const headers of <Record<string, string>[]>[
+        { 'Content-Type': 'text/plain' },
+        { 'Content-Type': 'text/plain; charset=json' },
+        { 'Content-Type': 'multipart/form-data; boundary=x' },
+        {},
+      ]) {
+        for (const path of [
+          `/_sandbox/invoices/${ref}/pay`,
+          `/_sandbox/invoices/${ref}/cancel`,
+          '/_sandbox/reset',
+        ]) {
+          const res = await raw(sandbox.url, 'POST', path, headers, '{"outcome":"paid"}');
+          expect({ path, headers, status: res.status }).toEqual({ path, headers, status: 415 });
+          expect(res.json).toMatchObject({ message: expect.stringContaining('application/json') });
+        }
+      }
+      expect(sandbox.invoice(ref)!.state).toBe('pending');
+      expect(merchant.requests).toHaveLength(0);
+      const json = await raw(sandbox.url, 'POST', `/_sandbox/invoices/${ref}/pay`, {
+        'Content-Type': 'application/json; charset=utf-8',
+      });
+      expect(json.status).toBe(200);
+    });
+
+    it('answers loopback names and configured hosts only: 403 for any other Host, nothing changes', async () => {
+      const ref = await invoice();
+      const port = sandbox.port;
+      const json = { 'Content-Type': 'application/json' };
+      for (const host of [
+        'attacker.example',
+        `attacker.example:${port}`,
+        '127.0.0.1.attacker.example',
+        '10.0.0.5',
+      ]) {
+        for (const [method, path] of [
+          ['GET', '/_sandbox'],
+          ['GET', '/_sandbox/invoices'],
+          ['GET', SANDBOX_DASHBOARD_PATH],
+          ['POST', `/_sandbox/invoices/${ref}/pay`],
+          ['POST', '/_sandbox/reset'],
+        ] as const) {
+          const res = await raw(sandbox.url, method, path, { ...json, Host: host });
+          expect({ host, path, status: res.status }).toEqual({ host, path, status: 403 });
+        }
+      }
+      expect(sandbox.invoice(ref)!.state).toBe('pending');
+      for (const host of [
+        `localhost:${port}`,
+        `127.0.0.1:${port}`,
+        `[::1]:${port}`,
+        `app.localhost:${port}`,
+      ]) {
+        expect((await raw(sandbox.url, 'GET', '/_sandbox/stats', { Host: host })).status).toBe(200);
+      }
+      // The platform's own APIs are not the admin API: any Host (a container's name) reaches them.
+      expect((await raw(sandbox.url, 'GET', '/_sandbox/stats', { Host: 'sandbox:4010' })).status).toBe(403);
+      expect(
+        (await raw(sandbox.url, 'POST', '/v1/messages/send', { ...json, Host: 'sandbox:4010' })).status,
+      ).toBe(401);
+
+      const configured = await HubtelSandbox.start({
+        allowedHosts: ['sandbox'],
+        publicUrl: 'https://sandbox.example.test',
+      });
+      try {
+        for (const host of ['sandbox:4010', 'sandbox.example.test', 'SANDBOX.EXAMPLE.TEST:443'])
+          expect(
+            (await raw(`http://127.0.0.1:${configured.port}`, 'GET', '/_sandbox/stats', { Host: host }))
+              .status,
+          ).toBe(200);
+        expect(
+          (await raw(`http://127.0.0.1:${configured.port}`, 'GET', '/_sandbox/stats', { Host: 'other.test' }))
+            .status,
+        ).toBe(403);
+      } finally {
+        await configured.stop();
+      }
+      const any = await HubtelSandbox.start({ allowedHosts: ['*'] });
+      try {
+        expect((await raw(any.url, 'GET', '/_sandbox/stats', { Host: 'anything.test' })).status).toBe(200);
+      } finally {
+        await any.stop();
+      }
+      expect(() => new HubtelSandbox({ allowedHosts: [''] })).toThrow(HubtelConfigError);
+    });
   });
 });

@@ -1,11 +1,11 @@
 import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { apiErrorReply, SandboxStateError } from './sandbox.errors.js';
-import { escapeHtml } from './sandbox-http.js';
+import { escapeHtml, isJsonContentType } from './sandbox-http.js';
 import type { CallbackFaultSpec } from './sandbox-faults.js';
 import type { PayOptions } from './sandbox-payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
-import type { SandboxReply } from './sandbox.types.js';
+import type { SandboxReply, SandboxRouteHandler } from './sandbox.types.js';
 import type { HubtelSandbox } from './hubtel-sandbox.js';
 
 /*
@@ -22,9 +22,17 @@ import type { HubtelSandbox } from './hubtel-sandbox.js';
  *        (`deliver: false` records the payment and sends no callback; `fault` is a one-off callback
  *        fault in JSON: drop, duplicate, concurrent, delayMs, amount, checkoutId, forge)
  *   POST /_sandbox/invoices/{ref}/cancel
+ *   POST /_sandbox/sessions/{sessionId}/pay  {amount?, orderId?}   records a programmable-services
+ *        payment (nothing sent): the status check then confirms the SessionId's order
  *   POST /_sandbox/deliveries/{id}/redeliver
  *   POST /_sandbox/reset
  * Errors: {error, message} with 400 (bad input), 404 (unknown record), 409 (wrong state).
+ *
+ * Every POST needs `Content-Type: application/json` (415 otherwise), so a page on another site
+ * cannot drive it with a "simple" cross-site request (a form or a text/plain fetch): a JSON POST
+ * from another origin needs a CORS preflight, which the sandbox never grants. The whole API (and
+ * the dashboard) answers only loopback names and the configured hosts (403 otherwise; see
+ * `allowedHosts`), against DNS rebinding.
  */
 
 function limited<T>(items: T[], query: URLSearchParams): T[] {
@@ -131,6 +139,23 @@ function errorReply(err: unknown): SandboxReply {
   throw err;
 }
 
+/**
+ * `handler` behind the JSON content-type check of every admin POST (415 before anything is read
+ * or changed).
+ */
+function jsonOnly(handler: SandboxRouteHandler): SandboxRouteHandler {
+  return (ctx) => {
+    const type = ctx.req.headers['content-type'];
+    if (!isJsonContentType(type)) {
+      return apiErrorReply('admin', 415, {
+        message: `Content-Type must be application/json, got ${type ? String(type).slice(0, 60) : 'none'}`,
+        errors: [{ field: 'Content-Type', message: 'must be application/json' }],
+      });
+    }
+    return handler(ctx);
+  };
+}
+
 export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox): void {
   const ok = (json: unknown): SandboxReply => ({
     status: 200,
@@ -184,36 +209,81 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
   );
   router.add('GET', '/_sandbox/requests', 'admin', (ctx) => ok(limited(sandbox.requests(), ctx.query)));
 
-  router.add('POST', '/_sandbox/invoices/:ref/pay', 'admin', async (ctx) => {
-    const raw = (await ctx.body()).toString('utf8').trim();
-    const b = raw === '' ? {} : await ctx.jsonObject();
-    try {
-      return ok(await sandbox.pay(ctx.params.ref!, parsePayBody(b)));
-    } catch (err) {
-      return errorReply(err);
-    }
-  });
-  router.add('POST', '/_sandbox/invoices/:ref/cancel', 'admin', async (ctx) => {
-    await ctx.body();
-    try {
-      return ok(sandbox.cancel(ctx.params.ref!));
-    } catch (err) {
-      return errorReply(err);
-    }
-  });
-  router.add('POST', '/_sandbox/deliveries/:id/redeliver', 'admin', async (ctx) => {
-    await ctx.body();
-    try {
-      return ok(await sandbox.redeliver(ctx.params.id!));
-    } catch (err) {
-      return errorReply(err);
-    }
-  });
-  router.add('POST', '/_sandbox/reset', 'admin', async (ctx) => {
-    await ctx.body();
-    sandbox.reset();
-    return ok({ reset: true });
-  });
+  router.add(
+    'POST',
+    '/_sandbox/invoices/:ref/pay',
+    'admin',
+    jsonOnly(async (ctx) => {
+      const raw = (await ctx.body()).toString('utf8').trim();
+      const b = raw === '' ? {} : await ctx.jsonObject();
+      try {
+        return ok(await sandbox.pay(ctx.params.ref!, parsePayBody(b)));
+      } catch (err) {
+        return errorReply(err);
+      }
+    }),
+  );
+  router.add(
+    'POST',
+    '/_sandbox/sessions/:id/pay',
+    'admin',
+    jsonOnly(async (ctx) => {
+      const raw = (await ctx.body()).toString('utf8').trim();
+      const b = raw === '' ? {} : await ctx.jsonObject();
+      try {
+        const unknown = Object.keys(b).filter((k) => k !== 'amount' && k !== 'orderId');
+        if (unknown.length > 0)
+          throw new HubtelValidationError(
+            'Invalid service payment',
+            unknown.map((field) => ({ field, message: 'is not a service payment option (amount, orderId)' })),
+          );
+        return ok(
+          sandbox.recordServicePayment(ctx.params.id!, {
+            amount: b.amount as number | undefined,
+            orderId: b.orderId as string | undefined,
+          }),
+        );
+      } catch (err) {
+        return errorReply(err);
+      }
+    }),
+  );
+  router.add(
+    'POST',
+    '/_sandbox/invoices/:ref/cancel',
+    'admin',
+    jsonOnly(async (ctx) => {
+      await ctx.body();
+      try {
+        return ok(sandbox.cancel(ctx.params.ref!));
+      } catch (err) {
+        return errorReply(err);
+      }
+    }),
+  );
+  router.add(
+    'POST',
+    '/_sandbox/deliveries/:id/redeliver',
+    'admin',
+    jsonOnly(async (ctx) => {
+      await ctx.body();
+      try {
+        return ok(await sandbox.redeliver(ctx.params.id!));
+      } catch (err) {
+        return errorReply(err);
+      }
+    }),
+  );
+  router.add(
+    'POST',
+    '/_sandbox/reset',
+    'admin',
+    jsonOnly(async (ctx) => {
+      await ctx.body();
+      sandbox.reset();
+      return ok({ reset: true });
+    }),
+  );
 }
 
 /** What `GET /` shows when the sandbox runs without its dashboard: where to point the modules. */

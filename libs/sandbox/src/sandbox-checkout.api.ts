@@ -287,7 +287,8 @@ export function registerCheckoutApi(
     const session: SandboxSession | undefined = clientReference
       ? state.sessions.get(clientReference)
       : state.sessions.get(key);
-    if (session?.order) {
+    // An order the platform has not recorded yet is unknown to the status check, as a forged one is.
+    if (session?.order?.recorded) {
       return {
         status: 200,
         json: { message: 'Successful', responseCode: '0000', data: orderStatusData(session, session.order) },

@@ -250,3 +250,49 @@ export function postJson(
     req.end(payload);
   });
 }
+
+/* ---------- who may use the admin API ---------- */
+
+/**
+ * The host name of a `Host` header, lower-case, without port or IPv6 brackets
+ * (`[::1]:4010` → `::1`); undefined when there is none.
+ */
+export function hostNameOf(header: string | undefined): string | undefined {
+  if (header === undefined || header === '') return undefined;
+  const value = header.trim().toLowerCase();
+  if (value.startsWith('[')) {
+    const end = value.indexOf(']');
+    return end < 0 ? value : value.slice(1, end);
+  }
+  const colon = value.lastIndexOf(':');
+  return (colon < 0 ? value : value.slice(0, colon)).replace(/\.$/, '');
+}
+
+/** `localhost` (and `*.localhost`), 127.0.0.0/8 and `::1`: names that cannot point elsewhere. */
+export function isLoopbackHostName(name: string): boolean {
+  return (
+    name === 'localhost' ||
+    name.endsWith('.localhost') ||
+    name === '::1' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
+  );
+}
+
+/**
+ * Whether a request's `Host` names the sandbox: a loopback name, or one of `allowed` (the bound
+ * address, `publicUrl`'s host, the `allowedHosts` option; `*` allows any). A page on another
+ * site that re-points its own DNS name at 127.0.0.1 (DNS rebinding) sends its own name, so it is
+ * refused. A request without `Host` (HTTP/1.0, no browser) is let through.
+ */
+export function isAllowedHost(header: string | undefined, allowed: ReadonlySet<string>): boolean {
+  if (allowed.has('*')) return true;
+  const name = hostNameOf(header);
+  return name === undefined || isLoopbackHostName(name) || allowed.has(name);
+}
+
+/** Whether a `Content-Type` header is `application/json` (parameters such as charset allowed). */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (!header) return false;
+  const type = header.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json';
+}

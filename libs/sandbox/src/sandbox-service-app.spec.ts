@@ -292,6 +292,73 @@ describe('HubtelSandbox programmable-services driver and /callback', () => {
     });
   });
 
+  it('records payments where the status check finds them: late (recordPayment), of another amount, forged (none), or by SessionId alone', async () => {
+    const status = async (sessionId: string) =>
+      call(sandbox, 'GET', `/transactions/${sandbox.posSalesId}/status?clientReference=${sessionId}`, {
+        auth: 'api',
+      });
+    const toCart = async () => {
+      const session = sandbox.serviceApp(app.url);
+      await session.start();
+      await session.reply('233241234567');
+      await session.choose('1GB - GHS 5');
+      return session;
+    };
+
+    // Forged: the request goes out, the status check knows no transaction, the session stays unpaid.
+    const forged = await toCart();
+    const [delivery] = await forged.forgeFulfillment({ orderId: 'forged-1' });
+    expect(delivery).toMatchObject({ kind: 'fulfillment-request', state: 'delivered' });
+    expect(app.fulfillmentRequests.at(-1)!.body).toEqual({
+      OrderId: 'forged-1',
+      SessionId: forged.sessionId,
+      ExtraData: {},
+      OrderInfo: null,
+    });
+    expect((await status(forged.sessionId)).status).toBe(404);
+    expect(forged.record.state).toBe('cart');
+
+    // Late: unknown to the status check until recordPayment().
+    const late = await toCart();
+    await late.pay({ recordPayment: false });
+    expect((await status(late.sessionId)).status).toBe(404);
+    late.recordPayment();
+    expect((await status(late.sessionId)).json.data).toMatchObject({
+      status: 'Paid',
+      clientReference: late.sessionId,
+      amount: 5,
+      currencyCode: 'GHS',
+    });
+
+    // Another amount than the cart's.
+    const cheap = await toCart();
+    await cheap.pay({ amount: 0.5 });
+    expect((await status(cheap.sessionId)).json.data).toMatchObject({ status: 'Paid', amount: 0.5 });
+
+    // By SessionId alone (the admin API): the cart's total for a session the sandbox drove, or the amount given.
+    const admin = await toCart();
+    const recorded = await call(sandbox, 'POST', `/_sandbox/sessions/${admin.sessionId}/pay`, {
+      body: { orderId: 'o-admin' },
+    });
+    expect(recorded.status).toBe(200);
+    expect(recorded.json).toMatchObject({
+      state: 'paid',
+      order: { orderId: 'o-admin', amount: 5, recorded: true },
+    });
+    expect((await status(admin.sessionId)).json.data).toMatchObject({ status: 'Paid', amount: 5 });
+    const elsewhere = await call(sandbox, 'POST', '/_sandbox/sessions/driven-elsewhere/pay', {
+      body: { amount: 12 },
+    });
+    expect(elsewhere.status).toBe(200);
+    expect((await status('driven-elsewhere')).json.data).toMatchObject({ status: 'Paid', amount: 12 });
+    const unknownField = await call(sandbox, 'POST', '/_sandbox/sessions/x/pay', { body: { colour: 'red' } });
+    expect(unknownField.status).toBe(400);
+    expect(unknownField.json.errors).toEqual([{ field: 'colour', message: expect.any(String) }]);
+    const noAmount = await call(sandbox, 'POST', '/_sandbox/sessions/unknown-one/pay', { body: {} });
+    expect(noAmount.status).toBe(400);
+    expect(noAmount.json.errors).toEqual([{ field: 'amount', message: expect.stringContaining('no cart') }]);
+  });
+
   it('a failed payment sends no fulfillment request and the status check says Unpaid', async () => {
     const session = sandbox.serviceApp(app.url);
     await session.start();

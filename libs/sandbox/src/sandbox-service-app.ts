@@ -83,6 +83,77 @@ export function registerFulfillmentCallbackApi(router: SandboxRouter, state: San
   });
 }
 
+export interface RecordServicePaymentOptions {
+  /** Amount paid. Default: the session's cart total; required for a session this sandbox did not drive. */
+  amount?: number;
+  /** The order's id. Default: the session's order's, else a fresh one. */
+  orderId?: string;
+}
+
+/**
+ * Records a programmable-services payment for a SessionId, without sending anything: the status
+ * check (clientReference = the SessionId) then answers Paid. For tools that drive a session
+ * elsewhere (another sandbox, a terminal simulator) and send the fulfillment request themselves.
+ */
+export function recordServicePayment(
+  state: SandboxState,
+  sessionId: string,
+  options: RecordServicePaymentOptions = {},
+): SandboxSession {
+  const issues: ValidationIssue[] = [];
+  if (typeof sessionId !== 'string' || sessionId.trim() === '' || sessionId.length > 256)
+    issues.push({ field: 'sessionId', message: 'must be a non-empty string of at most 256 characters' });
+  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
+    issues.push({ field: 'amount', message: 'must be a number of at least 0', value: options.amount });
+  if (options.orderId !== undefined && (typeof options.orderId !== 'string' || options.orderId.trim() === ''))
+    issues.push({ field: 'orderId', message: 'must be a non-empty string' });
+  let session = state.sessions.get(sessionId);
+  const cart = session?.cart;
+  if (options.amount === undefined && !cart)
+    issues.push({ field: 'amount', message: 'is required: the sandbox knows no cart for this session' });
+  if (issues.length > 0) throw new HubtelValidationError('Invalid service payment', issues);
+  const now = isoNow();
+  if (!session) {
+    session = {
+      sessionId,
+      serviceAppUrl: '',
+      serviceCode: 'external',
+      mobile: '',
+      operator: '',
+      state: 'cart',
+      exchanges: [],
+      cart: null,
+      order: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    state.sessions.push(session, [sessionId]);
+  }
+  const amount = round2(options.amount ?? cart!.Qty * cart!.Price);
+  const charges = round2(amount * state.options.checkout.chargeRate);
+  const order: SandboxServiceOrder = {
+    orderId: options.orderId ?? session.order?.orderId ?? hexId(),
+    amount,
+    charges,
+    amountAfterCharges: round2(amount - charges),
+    outcome: 'paid',
+    paidAt: now,
+    transactionId: hexId(),
+    externalTransactionId: networkTransactionId(),
+    isFulfilled: false,
+    serviceStatus: null,
+    recorded: true,
+  };
+  session.order = order;
+  session.state = 'paid';
+  session.updatedAt = now;
+  state.payments++;
+  state.sessions.addKey(session, `tx:${order.transactionId}`);
+  state.sessions.addKey(session, `ext:${order.externalTransactionId}`);
+  state.emit('session', session);
+  return session;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * The driver: plays the platform's client app against a service application.
  * ---------------------------------------------------------------------------------------------- */
@@ -128,6 +199,25 @@ export interface ServicePayOptions {
   orderId?: string;
   /** A fault for this fulfillment request only (instead of `sandbox.faults`). */
   fault?: CallbackFaultSpec;
+  /**
+   * The amount the payer paid, as the status check reports it. Default: the cart's total
+   * (`Qty × Price`). Another amount plays a platform (or an attacker) that charged the wrong sum.
+   */
+  amount?: number;
+  /**
+   * `false`: the fulfillment request is sent, but the status check does not know the payment
+   * until `recordPayment()` is called (the platform recording it late). Default true.
+   */
+  recordPayment?: boolean;
+}
+
+/** A fulfillment request nobody paid for: what a forger sends to the Service Fulfillment URL. */
+export interface ForgedFulfillmentOptions {
+  /** Order id to claim. Default: a fresh random one. */
+  orderId?: string;
+  /** `OrderInfo` to claim (a forger may claim `{Status: 'Paid', ...}`). Default null. */
+  orderInfo?: Record<string, unknown> | null;
+  extraData?: Record<string, unknown>;
 }
 
 export interface ServicePayResult {
@@ -356,7 +446,12 @@ export class SandboxServiceSession {
       ]);
     }
     if (options.fault) validateCallback(options.fault, 'fault');
-    const amount = round2(cart.Qty * cart.Price);
+    if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0))) {
+      throw new HubtelValidationError('amount must be a number of at least 0', [
+        { field: 'amount', message: 'must be a number of at least 0', value: options.amount },
+      ]);
+    }
+    const amount = options.amount === undefined ? round2(cart.Qty * cart.Price) : round2(options.amount);
     const charges = round2(amount * this.state.options.checkout.chargeRate);
     const now = isoNow();
     const order: SandboxServiceOrder = {
@@ -370,6 +465,7 @@ export class SandboxServiceSession {
       externalTransactionId: networkTransactionId(),
       isFulfilled: false,
       serviceStatus: null,
+      recorded: options.recordPayment !== false,
     };
     this.record.order = order;
     this.record.state = outcome === 'paid' ? 'paid' : 'payment-failed';
@@ -381,38 +477,78 @@ export class SandboxServiceSession {
     this.touch();
     if (outcome === 'failed') return { order, deliveries: [] };
 
-    const body: FulfillmentRequestBody = {
-      OrderId: order.orderId,
+    return this.sendFulfillment(
+      {
+        OrderId: order.orderId,
+        SessionId: this.sessionId,
+        ExtraData: options.extraData ?? {},
+        OrderInfo:
+          options.orderInfo === true
+            ? {
+                Status: 'Paid',
+                Items: [{ ItemId: hexId(), Name: cart.ItemName, Quantity: cart.Qty, UnitPrice: cart.Price }],
+                Payment: {
+                  PaymentType: 'mobilemoney',
+                  AmountPaid: amount,
+                  AmountAfterCharges: order.amountAfterCharges,
+                  IsSuccessful: true,
+                  PaymentDate: now,
+                },
+              }
+            : options.orderInfo && typeof options.orderInfo === 'object'
+              ? options.orderInfo
+              : null,
+      },
+      options.fault,
+    ).then((deliveries) => ({ order, deliveries }));
+  }
+
+  /**
+   * The platform records this session's payment now (after `pay({ recordPayment: false })`): from
+   * here on its status check confirms it, as a late-recorded payment would be.
+   */
+  recordPayment(): SandboxServiceOrder {
+    const order = this.record.order;
+    if (!order || order.outcome !== 'paid') {
+      throw new SandboxStateError('Nothing to record: the session has no paid order', this.record.state);
+    }
+    order.recorded = true;
+    this.touch();
+    return order;
+  }
+
+  /**
+   * Sends a fulfillment request for this session's cart that nobody paid for (a forgery: the
+   * status check knows no payment for the SessionId). The session stays at its cart, unpaid.
+   */
+  async forgeFulfillment(options: ForgedFulfillmentOptions = {}): Promise<SandboxDelivery[]> {
+    if (!this.record.cart) {
+      throw new SandboxStateError('Nothing to forge: the session has no cart yet', this.record.state);
+    }
+    return this.sendFulfillment({
+      OrderId: options.orderId ?? hexId(),
       SessionId: this.sessionId,
       ExtraData: options.extraData ?? {},
-      OrderInfo:
-        options.orderInfo === true
-          ? {
-              Status: 'Paid',
-              Items: [{ ItemId: hexId(), Name: cart.ItemName, Quantity: cart.Qty, UnitPrice: cart.Price }],
-              Payment: {
-                PaymentType: 'mobilemoney',
-                AmountPaid: amount,
-                AmountAfterCharges: order.amountAfterCharges,
-                IsSuccessful: true,
-                PaymentDate: now,
-              },
-            }
-          : options.orderInfo && typeof options.orderInfo === 'object'
-            ? options.orderInfo
-            : null,
-    };
+      OrderInfo: options.orderInfo ?? null,
+    });
+  }
+
+  /** Posts a fulfillment request to the Service Fulfillment URL; resolves once answered (unless a fault delayed it). */
+  private async sendFulfillment(
+    body: FulfillmentRequestBody,
+    fault?: CallbackFaultSpec,
+  ): Promise<SandboxDelivery[]> {
     const { deliveries, done } = this.state.dispatch({
       kind: 'fulfillment-request',
       url: `${this.base}${this.fulfillmentPath}`,
       headers: { 'Content-Type': 'application/json', ...this.options.headers },
       body: body as unknown as Record<string, unknown>,
       sessionId: this.sessionId,
-      orderId: order.orderId,
-      fault: options.fault,
+      orderId: body.OrderId,
+      fault,
     });
     if (!deliveries.some((d) => d.state === 'scheduled')) await done;
-    return { order, deliveries };
+    return deliveries;
   }
 
   /** Resolves with the fulfillment callback of this session's order, once the sandbox received it. */

@@ -1,5 +1,6 @@
 import { HubtelSandbox } from './hubtel-sandbox.js';
 import { call } from './__tests__/sandbox-test-helpers.js';
+import { basicAuthHeader } from './sandbox-http.js';
 
 describe('HubtelSandbox SMS API (over HTTP)', () => {
   let sandbox: HubtelSandbox;
@@ -112,6 +113,22 @@ describe('HubtelSandbox SMS API (over HTTP)', () => {
       });
       expect(text.status).toBe(415);
       expect(text.json.status).toBe(415);
+    });
+
+    it('answers 400 (sub-code 100) to a body that is not valid UTF-8, and sends nothing', async () => {
+      const json = Buffer.from('{"From":"Shop","To":"233241234567","Content":"hi @"}', 'utf8');
+      const body = Buffer.concat([json.subarray(0, json.length - 3), Buffer.from([0xff]), json.subarray(-2)]);
+      const res = await fetch(`${sandbox.url}/v1/messages/send`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Authorization: basicAuthHeader(sandbox.credentials.sms),
+        },
+        body,
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ status: 100, message: 'Request body is not valid UTF-8' });
+      expect(sandbox.messages()).toEqual([]);
     });
 
     it('answers 413 to a body over the size limit', async () => {

@@ -1,4 +1,5 @@
-import { Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { HubtelLogger } from 'nestjs-hubtel';
 import { HubtelSandbox } from './hubtel-sandbox.js';
 import {
   SANDBOX_MODULE_OPTIONS,
@@ -25,7 +26,7 @@ import {
       provide: HubtelSandbox,
       inject: [SANDBOX_MODULE_OPTIONS],
       useFactory: (options: SandboxModuleOptions) =>
-        HubtelSandbox.start({ logger: new Logger('HubtelSandbox'), ...options }),
+        HubtelSandbox.start({ logger: new HubtelLogger('HubtelSandbox'), ...options }),
     },
   ],
   exports: [HubtelSandbox],

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HubtelValidationError } from 'nestjs-hubtel';
 import { apiErrorReply, SandboxHttpError } from './sandbox.errors.js';
@@ -122,6 +123,16 @@ export class RequestContext implements SandboxRequestContext {
         apiErrorReply(this.api, 415, {
           message: `Content-Type must be application/json, got ${type.slice(0, 60)}`,
           errors: [{ field: 'Content-Type', message: 'must be application/json' }],
+        }),
+      );
+    }
+    // Decoding would turn bad bytes into U+FFFD, and two different references into one.
+    if (!isUtf8(buffer)) {
+      throw new SandboxHttpError(
+        apiErrorReply(this.api, 400, {
+          message: 'Request body is not valid UTF-8',
+          subCode: 100,
+          errors: [{ field: 'body', message: 'is not valid UTF-8' }],
         }),
       );
     }

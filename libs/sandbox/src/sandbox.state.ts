@@ -1,5 +1,5 @@
 import { setMaxListeners, type EventEmitter } from 'node:events';
-import { HubtelConfigError, HubtelTimeoutError } from 'nestjs-hubtel';
+import { HubtelConfigError, HubtelTimeoutError, sanitizingLogger } from 'nestjs-hubtel';
 import { RecordLog } from './record-log.js';
 import {
   SANDBOX_CHECKOUT_DEFAULTS,
@@ -14,7 +14,7 @@ import {
   SANDBOX_SMS_DEFAULTS,
 } from './sandbox.constants.js';
 import { SandboxFaults, tamperBody, type CallbackFaultSpec } from './sandbox-faults.js';
-import { OutboundError, hexId, isoNow, postJson } from './sandbox-http.js';
+import { OutboundError, hexId, hostNameOf, isoNow, postJson } from './sandbox-http.js';
 import type {
   HubtelSandboxOptions,
   SandboxCredentialPair,
@@ -56,6 +56,8 @@ export interface ResolvedSandboxOptions {
     defaultPhone: string;
   };
   dashboard: boolean;
+  /** Host names the admin API and dashboard answer besides loopback ones (see `allowedHosts`). */
+  allowedHosts: ReadonlySet<string>;
   logger: SandboxLogger | undefined;
 }
 
@@ -165,8 +167,23 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
       defaultPhone: checkout.defaultPhone ?? SANDBOX_CHECKOUT_DEFAULTS.defaultPhone,
     },
     dashboard: options.dashboard ?? true,
-    logger: options.logger,
+    allowedHosts: allowedHostNames(options, publicUrl),
+    // Whatever logger is given, lines quoting a request's values are escaped and masked.
+    logger: options.logger && sanitizingLogger(options.logger),
   };
+}
+
+/** The bound address (unless a wildcard), `publicUrl`'s host and the `allowedHosts` option. */
+function allowedHostNames(options: HubtelSandboxOptions, publicUrl: string | undefined): ReadonlySet<string> {
+  const names = new Set<string>();
+  const extra = options.allowedHosts ?? [];
+  if (!Array.isArray(extra) || extra.some((name) => typeof name !== 'string' || name.trim() === ''))
+    throw new HubtelConfigError('allowedHosts', 'must be an array of host names (or "*")');
+  for (const name of extra) names.add(hostNameOf(name) ?? name);
+  const host = hostNameOf(options.host ?? SANDBOX_DEFAULT_HOST);
+  if (host && host !== '0.0.0.0' && host !== '::') names.add(host);
+  if (publicUrl) names.add(new URL(publicUrl).hostname.replace(/^\[|\]$/g, '').toLowerCase());
+  return names;
 }
 
 /** What `dispatch` needs to send one callback. */

@@ -53,6 +53,13 @@ export interface HubtelSandboxOptions {
    * bound address (a container, a tunnel). Default `http://<host>:<port>`.
    */
   publicUrl?: string;
+  /**
+   * Host names (the `Host` header) the admin API (`/_sandbox`) and the dashboard answer, besides
+   * loopback ones (`localhost`, `127.0.0.1`, `::1`), the bound `host` and `publicUrl`'s host.
+   * Any other is refused 403, so a web page cannot reach them by re-pointing its own DNS name at
+   * the sandbox (DNS rebinding). `['*']` allows any. Default none.
+   */
+  allowedHosts?: string[];
   /** Credentials the sandbox accepts. Default {@link SANDBOX_DEFAULT_CREDENTIALS}. */
   credentials?: { sms?: SandboxCredentialPair; api?: SandboxCredentialPair };
   /** POS Sales ID (merchant account number) of the sandbox merchant. Default `2000000`. */
@@ -243,6 +250,12 @@ export interface SandboxServiceOrder {
   isFulfilled: boolean;
   /** `ServiceStatus` of the fulfillment callback, once received. */
   serviceStatus: string | null;
+  /**
+   * Whether the platform has recorded the payment, so its status check (clientReference = the
+   * SessionId) confirms it. False after `pay({ recordPayment: false })` until `recordPayment()`:
+   * a payment the platform records late.
+   */
+  recorded: boolean;
 }
 
 export interface SandboxSession {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import {
   HubtelError,
@@ -10,18 +10,24 @@ import {
   type JobStatus,
 } from 'nestjs-hubtel';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
+import { judgePayment, cartTotal } from './fulfillment-verifier.js';
+import type { PaymentStatus, PaymentStatusClient } from './payment-status.client.js';
 import {
   SERVICE_APP_JOBS,
   SERVICE_APP_OPTIONS,
   SERVICE_APP_PIPELINE,
+  SERVICE_APP_STATUS_CLIENT,
   SERVICE_APP_STORE,
 } from './service-app.constants.js';
-import { parseRequest, validateFulfillmentRequest } from './service-app.dto.js';
+import { parseRequest, validateFulfillmentRequest, type FulfillmentRequestDto } from './service-app.dto.js';
 import {
   FulfillmentCallbackSentEvent,
+  FulfillmentRejectedEvent,
   ServiceAppEvents,
   combineOutcomes,
   fulfillmentEventFor,
+  type FulfillmentPayment,
+  type FulfillmentRejection,
   type FulfillmentRequestedEvent,
 } from './service-app.events.js';
 import { ServiceAppLogger } from './service-app.logger.js';
@@ -34,10 +40,7 @@ import type { StoredCart } from './service-flow.types.js';
 /** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
 const EVENT_LISTS_LIMIT = 256;
 
-/** Why a fulfillment request was refused (nothing was recorded nor emitted). */
-export type FulfillmentRejection = 'UNKNOWN_SESSION' | 'CART_ALREADY_ORDERED' | 'ORDER_CONFLICT';
-
-/** A fulfillment request refused by the module; `httpStatus` is what the endpoint answers. */
+/** A fulfillment request refused at once by the module; `httpStatus` is what the endpoint answers. */
 export class FulfillmentRejectedError extends HubtelError {
   constructor(
     readonly reason: FulfillmentRejection,
@@ -54,7 +57,12 @@ export class FulfillmentRejectedError extends HubtelError {
 export interface FulfillmentReceipt {
   OrderId: string;
   SessionId: string;
-  /** `received`: recorded, handlers run next; `duplicate`: this OrderId was already recorded, nothing new runs. */
+  /**
+   * `received`: recorded; its payment is verified (when `statusCheck` is set), then handlers run.
+   * `duplicate`: this OrderId was already recorded, nothing new runs. A request that fails
+   * verification is answered `received` too (verification may take re-checks): a forger learns
+   * nothing, and the refusal shows as a `rejected` event, in the logs and in `getOrder()`.
+   */
   Status: 'received' | 'duplicate';
 }
 
@@ -85,6 +93,18 @@ interface CallbackSummary {
   MetaData: unknown;
 }
 
+/** What a payment record keeps once verified: the order's ids, and the refusal if it was refused. */
+interface PaymentSummary extends OrderSummary {
+  refused?: FulfillmentRejection;
+}
+
+/** Thrown by a status check that found no payment yet: the pipeline checks again after a delay. */
+class PaymentPendingError extends HubtelError {
+  constructor(message: string) {
+    super('HUBTEL_NOT_FOUND', message);
+  }
+}
+
 /** A callback record's payload: the job while it may run, its summary once done (`compacted`). */
 type StoredCallback = CallbackJob | CallbackSummary;
 
@@ -97,6 +117,17 @@ export interface FulfillmentOrderStatus {
   orderId: string;
   sessionId: string;
   serviceCode: string | null;
+  /**
+   * The payment check (only when verification is on): `checking` (re-checking the status),
+   * `confirmed`, `refused` (with the reason; no handler ran), `dead` (the status check kept
+   * failing: nothing ran; replay by hand).
+   */
+  payment?: {
+    status: 'checking' | 'confirmed' | 'refused' | 'dead';
+    checks: number;
+    reason?: FulfillmentRejection;
+    lastError?: string;
+  };
   /** Your handlers: `pending`/`running` (retrying), `done`, `dead` (gave up: `failed` reported). */
   handler: { status: JobStatus; attempts: number; lastError?: string };
   /**
@@ -117,15 +148,24 @@ export interface FulfillmentOrderStatus {
  * Fulfillment of paid orders, exactly once per OrderId, on the core's inbound pipeline:
  *
  *   request → validate → cart check → record (set-if-absent on OrderId) → 200
+ *           → payment confirmed by the status check (re-checked with backoff; refused → `rejected`
+ *             event, nothing else)  [when `statusCheck` is set]
  *           → @OnFulfillment handlers (retried with backoff) → callback `success` / `failed`
  *           → POST {callback_url}/callback (retried until accepted or the deadline) → dead letter
  *
  * Inject it to report deferred deliveries: `complete(orderId, 'success')`.
  */
 @Injectable()
-export class FulfillmentService {
+export class FulfillmentService implements OnApplicationBootstrap {
   private readonly logger = new ServiceAppLogger();
   private readonly eventLists = new Map<string, readonly string[]>();
+  /**
+   * Refusals decided by the payment attempt that just ran, read (and dropped) by its
+   * `compactWhenDone`, which the pipeline calls right after, in this process.
+   */
+  private readonly refusals = new Map<string, FulfillmentRejection>();
+  private readonly emitting = new Set<Promise<unknown>>();
+  private readonly verifying: boolean;
   private static readonly catchAllEvents: readonly string[] = Object.freeze([ServiceAppEvents.Fulfillment]);
 
   constructor(
@@ -134,7 +174,9 @@ export class FulfillmentService {
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
     private readonly client: FulfillmentCallbackClient,
     @Optional() private readonly emitter?: EventEmitter2,
+    @Optional() @Inject(SERVICE_APP_STATUS_CLIENT) private readonly status?: PaymentStatusClient,
   ) {
+    this.verifying = options.verification.enabled && status !== undefined;
     const handlerRetry = options.fulfillmentRetry;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
       // Handlers of the order's ServiceCode first, then the catch-all ones.
@@ -153,6 +195,36 @@ export class FulfillmentService {
       },
       onSettled: (record, outcome) => this.settleHandlers(record, outcome),
     });
+    const recheck = options.verification;
+    pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, {
+      run: (order, { attempt, record }) => this.verifyPayment(order, attempt, record.receivedAt),
+      // The job decides NOT_PAID itself once `recheckForMs` has passed; the deadline, one longest
+      // delay later, only stops a status check that keeps failing (then: dead-lettered, NOT_CONFIRMED).
+      retry: {
+        maxAttempts: Infinity,
+        ...recheck.recheckDelay,
+        deadlineMs: recheck.recheckForMs + recheck.recheckDelay.maxDelayMs + 1,
+      },
+      compactWhenDone: (order): PaymentSummary => {
+        const summary: PaymentSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
+        const refused = this.refusals.get(order.orderId);
+        if (refused) {
+          summary.refused = refused;
+          this.refusals.delete(order.orderId);
+        }
+        return summary;
+      },
+      onSettled: async (record, outcome, error) => {
+        if (outcome === 'done') return;
+        const order = record.payload;
+        await this.refuse(
+          order,
+          'NOT_CONFIRMED',
+          `the status check could not confirm it: ${describe(error)}`,
+          record.attempts,
+        );
+      },
+    });
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
       run: (job) => this.client.send(job.callback),
       retry: { maxAttempts: Infinity, ...options.callbackRetry },
@@ -164,6 +236,11 @@ export class FulfillmentService {
     });
   }
 
+  /** Said at start-up (once the app's logger is in place), not per request. */
+  onApplicationBootstrap(): void {
+    if (!this.verifying) this.warnUnverified();
+  }
+
   /**
    * Takes one fulfillment request (the body as received): validates it, checks its session ended
    * in an AddToCart of this app, records it and returns; handlers run after. Throws
@@ -172,9 +249,31 @@ export class FulfillmentService {
    */
   async receive(body: unknown): Promise<FulfillmentReceipt> {
     const request = parseRequest(validateFulfillmentRequest, body, 'fulfillment request');
+    try {
+      return await this.accept(request);
+    } catch (error) {
+      // Refused at once (unknown session, a cart or OrderId taken): an alert, as a refused payment is.
+      if (error instanceof FulfillmentRejectedError) {
+        this.emitRejected({
+          reason: error.reason,
+          message: error.message,
+          orderId: request.OrderId,
+          sessionId: request.SessionId,
+          serviceCode: null,
+          checks: 0,
+          rejectedAt: isoNow(),
+        });
+      }
+      throw error;
+    }
+  }
+
+  private async accept(request: FulfillmentRequestDto): Promise<FulfillmentReceipt> {
     const { OrderId: orderId, SessionId: sessionId } = request;
     // A known OrderId is answered before the cart is touched: a duplicate must not claim anything.
-    const known = await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId);
+    const known =
+      (await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)) ??
+      (this.verifying ? await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.payment, orderId) : undefined);
     if (known) return this.duplicate(orderId, sessionId, known.payload.sessionId);
     const cart = await this.claimCart(orderId, sessionId);
 
@@ -194,7 +293,9 @@ export class FulfillmentService {
     };
     if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
 
-    const result = await this.pipeline.submit<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId, order);
+    // Verified first when it can be: the payment job submits the fulfillment job once confirmed.
+    const job = this.verifying ? SERVICE_APP_JOBS.payment : SERVICE_APP_JOBS.fulfillment;
+    const result = await this.pipeline.submit<OrderSummary>(job, orderId, order);
     if (result.duplicate) {
       // Lost a race with a concurrent request for the same OrderId (its record may be compacted).
       if (result.record.payload.sessionId !== sessionId && cart) await this.releaseCart(sessionId, orderId);
@@ -203,7 +304,7 @@ export class FulfillmentService {
     if (this.logger.isLevelEnabled('log')) {
       const who = order.mobile ? ` for ${maskMsisdn(order.mobile)}` : '';
       this.logger.log(
-        `Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who} recorded`,
+        `Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who} recorded${this.verifying ? '; confirming its payment' : ''}`,
       );
     }
     return { OrderId: orderId, SessionId: sessionId, Status: 'received' };
@@ -246,8 +347,9 @@ export class FulfillmentService {
 
   /** Where an order stands (undefined when unknown or expired from the store). */
   async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
+    const payment = await this.pipeline.get<PaymentSummary>(SERVICE_APP_JOBS.payment, orderId);
     const order = await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId);
-    if (!order) return undefined;
+    if (!order) return payment && this.unconfirmedOrder(orderId, payment);
     const callback = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
     let awaitingCompletion = false;
     if (!callback && order.status === 'done') {
@@ -265,6 +367,7 @@ export class FulfillmentService {
       handler,
       awaitingCompletion,
     };
+    if (payment) status.payment = { status: 'confirmed', checks: payment.attempts };
     if (callback) {
       const sent = callbackOf(callback);
       status.callback = {
@@ -276,6 +379,14 @@ export class FulfillmentService {
       if (callback.lastError) status.callback.lastError = callback.lastError;
     }
     return status;
+  }
+
+  /**
+   * Resolves when the rejected events emitted so far have been handled. With `pipeline.drain()`,
+   * for tests and orderly shutdown.
+   */
+  async drainRejections(): Promise<void> {
+    while (this.emitting.size > 0) await Promise.allSettled([...this.emitting]);
   }
 
   /** The cart a session ended with, while it is kept (`cartTtlMs`). */
@@ -294,6 +405,132 @@ export class FulfillmentService {
     const events = Object.freeze([fulfillmentEventFor(serviceCode), ServiceAppEvents.Fulfillment]);
     if (this.eventLists.size < EVENT_LISTS_LIMIT) this.eventLists.set(serviceCode, events);
     return events;
+  }
+
+  /** An order whose payment is being checked, or was refused: no handler ran. */
+  private unconfirmedOrder(orderId: string, record: JobRecord<PaymentSummary>): FulfillmentOrderStatus {
+    const refused = record.compacted ? record.payload.refused : undefined;
+    const payment: NonNullable<FulfillmentOrderStatus['payment']> = {
+      status:
+        record.status === 'dead'
+          ? 'dead'
+          : record.status === 'done'
+            ? refused
+              ? 'refused'
+              : 'confirmed'
+            : 'checking',
+      checks: record.attempts,
+    };
+    if (refused) payment.reason = refused;
+    if (record.lastError) payment.lastError = record.lastError;
+    return {
+      orderId,
+      sessionId: record.payload.sessionId,
+      serviceCode: record.payload.serviceCode,
+      payment,
+      handler: { status: 'pending', attempts: 0 },
+      awaitingCompletion: false,
+    };
+  }
+
+  /**
+   * One attempt of the payment job: asks the status check about the order's SessionId. Paid for
+   * the cart's total → the fulfillment job is recorded (its handlers run next). Not recorded yet
+   * → throws, and the pipeline checks again after a delay, until `recheckForMs` has passed since
+   * the request came: then it is refused (`NOT_PAID`). A final refusal resolves (the job is done).
+   */
+  private async verifyPayment(
+    order: FulfillmentRequestedEvent,
+    attempt: number,
+    receivedAt: number,
+  ): Promise<void> {
+    if (!this.verifying) {
+      // Recorded while verification was on, recovered after it was turned off: trusted, as configured.
+      await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, order);
+      return;
+    }
+    const status = await this.status!.find(order.sessionId);
+    const verdict = judgePayment(
+      order.sessionId,
+      status,
+      order.item,
+      this.options.verification.amountTolerance,
+    );
+    if (verdict.kind === 'paid') {
+      const confirmed: FulfillmentRequestedEvent = { ...order, payment: paymentOf(status!) };
+      await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, confirmed);
+      if (this.logger.isLevelEnabled('log'))
+        this.logger.log(
+          `Payment of order ${order.orderId} confirmed by the status check (${status!.amount?.toFixed(2) ?? '?'} paid, session ${order.sessionId})`,
+        );
+      return;
+    }
+    if (verdict.kind === 'pending' && Date.now() - receivedAt < this.options.verification.recheckForMs) {
+      throw new PaymentPendingError(
+        `Payment of order ${order.orderId} not confirmed yet: ${verdict.message}`,
+      );
+    }
+    const reason = verdict.kind === 'refused' ? verdict.reason : 'NOT_PAID';
+    const message =
+      verdict.kind === 'refused'
+        ? verdict.message
+        : `${verdict.message}, still after re-checking for ${Math.round(this.options.verification.recheckForMs / 1000)} s`;
+    this.refusals.set(order.orderId, reason);
+    await this.refuse(order, reason, message, attempt, status);
+  }
+
+  /**
+   * Refuses a recorded order: no handler runs, no callback is sent; its cart is released (another
+   * OrderId may still claim it) and a `rejected` event is emitted (an alert, not a recorded job).
+   */
+  private async refuse(
+    order: FulfillmentRequestedEvent,
+    reason: FulfillmentRejection,
+    message: string,
+    checks: number,
+    status?: PaymentStatus,
+  ): Promise<void> {
+    await this.releaseCart(order.sessionId, order.orderId);
+    this.logger.warn(`Fulfillment request for order ${order.orderId} refused: ${reason} — ${message}`);
+    const fields: FulfillmentRejectedEvent = {
+      reason,
+      message,
+      orderId: order.orderId,
+      sessionId: order.sessionId,
+      serviceCode: order.serviceCode,
+      checks,
+      rejectedAt: isoNow(),
+    };
+    if (order.item) (fields as { amountExpected?: number }).amountExpected = cartTotal(order.item);
+    if (status?.amount !== undefined) (fields as { amountPaid?: number }).amountPaid = status.amount;
+    if (status) (fields as { paymentStatus?: string }).paymentStatus = status.status;
+    this.emitRejected(fields);
+  }
+
+  /** Emits a rejected event once (an alert, not a recorded job); a throwing listener is logged. */
+  private emitRejected(fields: FulfillmentRejectedEvent): void {
+    if (!this.emitter) return;
+    const emitting = this.emitter
+      .emitAsync(ServiceAppEvents.Rejected, new FulfillmentRejectedEvent(fields))
+      .catch((error: unknown) =>
+        this.logger.error(`A ${ServiceAppEvents.Rejected} listener failed: ${describe(error)}`),
+      );
+    this.emitting.add(emitting);
+    void emitting.finally(() => this.emitting.delete(emitting));
+  }
+
+  /** Said once, at start-up, when fulfillment requests cannot be verified. */
+  private warnUnverified(): void {
+    const why = this.options.statusCheck ? 'verification.enabled is false' : 'no statusCheck is configured';
+    const guarded =
+      (this.options.access.allowedIps?.length ?? 0) > 0 || this.options.access.pathSecret !== undefined;
+    this.logger.warn(
+      `Fulfillment requests are trusted unverified (${why}): any request for a cart this app built delivers it. ` +
+        'Set serviceApp.statusCheck (the checkout key pair and POS Sales ID: HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_POS_SALES_ID) so each payment is confirmed' +
+        (guarded
+          ? '; the access guards you set still apply.'
+          : ', or at least guard the endpoint with serviceApp.access (allowedIps, pathSecret).'),
+    );
   }
 
   private duplicate(orderId: string, sessionId: string, recordedSessionId: string): FulfillmentReceipt {
@@ -473,6 +710,18 @@ export function orderedCart(cart: StoredCart, orderId: string): StoredCart {
   if (cart.operator !== undefined) ordered.operator = cart.operator;
   ordered.orderId = orderId;
   return ordered;
+}
+
+function paymentOf(status: PaymentStatus): FulfillmentPayment {
+  const payment: FulfillmentPayment = { confirmedByStatusCheck: true, amount: status.amount ?? 0 };
+  for (const key of ['currencyCode', 'transactionId', 'externalTransactionId', 'paymentMethod'] as const) {
+    if (status[key] !== undefined) payment[key] = status[key];
+  }
+  return payment;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function assertJson(value: unknown): void {

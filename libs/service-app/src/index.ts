@@ -8,6 +8,8 @@ export {
   resolveServiceAppOptions,
   serviceAppOptionsFromEnv,
   type ServiceAppModuleOptions,
+  type ServiceAppStatusCheckOptions,
+  type ServiceAppVerificationOptions,
   type ServiceAppModuleExtras,
   type ServiceAppRouteOptions,
   type ResolvedServiceAppOptions,
@@ -57,22 +59,25 @@ export {
   FulfillmentRejectedError,
   type FulfillmentOrderStatus,
   type FulfillmentReceipt,
-  type FulfillmentRejection,
 } from './fulfillment.service.js';
 export { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 export {
   ServiceAppEvents,
   FulfillmentRequestedEvent,
   FulfillmentCallbackSentEvent,
+  FulfillmentRejectedEvent,
   deferFulfillment,
   failFulfillment,
   fulfilled,
   fulfillmentEventFor,
   type FulfillmentOutcome,
+  type FulfillmentPayment,
+  type FulfillmentRejection,
   type ServiceAppDeadLetterEvent,
 } from './service-app.events.js';
 export {
   OnFulfillment,
   OnFulfillmentCallbackSent,
+  OnFulfillmentRejected,
   OnServiceAppDeadLetter,
 } from './service-app.decorators.js';

@@ -11,6 +11,9 @@ export const SERVICE_APP_ACCESS_POLICY = Symbol('HUBTEL_SERVICE_APP_ACCESS_POLIC
 /** The HttpTransport that posts fulfillment callbacks. */
 export const SERVICE_APP_TRANSPORT = Symbol('HUBTEL_SERVICE_APP_TRANSPORT');
 
+/** The PaymentStatusClient (undefined without `statusCheck`). */
+export const SERVICE_APP_STATUS_CLIENT = Symbol('HUBTEL_SERVICE_APP_STATUS_CLIENT');
+
 /** Metadata keys of the flow decorators. */
 export const SERVICE_FLOW_METADATA = 'hubtel:service-app:flow';
 export const FLOW_STEPS_METADATA = 'hubtel:service-app:flow-steps';
@@ -19,6 +22,8 @@ export const FLOW_STEPS_METADATA = 'hubtel:service-app:flow-steps';
 export const SERVICE_APP_JOBS = Object.freeze({
   /** Runs the @OnFulfillment handlers of one order (key: OrderId). */
   fulfillment: 'fulfillment',
+  /** Confirms an order's payment with the status check before its handlers run (key: OrderId). */
+  payment: 'payment',
   /** Posts the fulfillment callback of one order (key: OrderId). */
   callback: 'callback',
 } as const);
@@ -43,6 +48,12 @@ export const SERVICE_APP_DEFAULTS = Object.freeze({
   callbackTimeoutMs: 15_000,
   /** An idle session is forgotten after this long (sliding: every answer renews it). */
   sessionTtlMs: 10 * 60_000,
+  /** A session with no answer yet is forgotten sooner: abandoned (or forged) starts cost little. */
+  sessionStartTtlMs: 2 * 60_000,
+  /** Most sessions awaiting their first answer at once, per instance (~600 B each). */
+  maxPendingSessions: 50_000,
+  /** Fulfillment requests: a payment not recorded yet is re-checked for 10 min, 2 s → 60 s apart. */
+  verification: Object.freeze({ recheckForMs: 10 * 60_000, baseDelayMs: 2_000, maxDelayMs: 60_000 }),
   /** A cart waits this long for its fulfillment request (payment can take a while). */
   cartTtlMs: 24 * 3600_000,
   /** USSD allows 5 s per answer (platform facts); answer "try again" before the platform times out. */

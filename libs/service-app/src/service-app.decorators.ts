@@ -24,3 +24,9 @@ export const OnFulfillmentCallbackSent = createHandlerDecorator(ServiceAppEvents
 
 /** A fulfillment or its callback was given up on (payload: DeadLetterEvent). */
 export const OnServiceAppDeadLetter = createHandlerDecorator(ServiceAppEvents.DeadLetter);
+
+/**
+ * A fulfillment request failed verification (payload: FulfillmentRejectedEvent): nothing was
+ * delivered nor reported. An alert, emitted once; a throwing handler is logged, not retried.
+ */
+export const OnFulfillmentRejected = createHandlerDecorator(ServiceAppEvents.Rejected);

@@ -13,6 +13,11 @@ import type { CartItem, FulfillmentServiceStatus, ServiceData } from './service-
 export const ServiceAppEvents = Object.freeze({
   /** A paid order to fulfil, every ServiceCode (payload: FulfillmentRequestedEvent). */
   Fulfillment: 'hubtel.service-app.fulfillment',
+  /**
+   * A fulfillment request failed verification (payload: FulfillmentRejectedEvent): no handler ran,
+   * no callback was sent. Treat it as an alert (a forged request, or a misconfiguration).
+   */
+  Rejected: 'hubtel.service-app.rejected',
   /** The platform accepted a fulfillment callback (payload: FulfillmentCallbackSentEvent). */
   CallbackSent: 'hubtel.service-app.callback-sent',
   /**
@@ -54,8 +59,62 @@ export class FulfillmentRequestedEvent {
   readonly orderInfo: unknown;
   /** ISO time the fulfillment request was received. */
   readonly receivedAt: string;
+  /** The payment as the status check confirmed it (absent when verification is off). */
+  readonly payment?: FulfillmentPayment;
 
   constructor(fields: FulfillmentRequestedEvent) {
+    Object.assign(this, fields);
+  }
+}
+
+/** An order's payment, as the transaction status check reported it. */
+export interface FulfillmentPayment {
+  confirmedByStatusCheck: true;
+  /** Amount paid, as the status check reports it. */
+  amount: number;
+  currencyCode?: string;
+  transactionId?: string;
+  externalTransactionId?: string;
+  paymentMethod?: string;
+}
+
+/**
+ * Why a fulfillment request was refused:
+ * - `UNKNOWN_SESSION`: its SessionId did not end in an AddToCart of this app (answered 404);
+ * - `CART_ALREADY_ORDERED`, `ORDER_CONFLICT`: another OrderId has the cart, or this OrderId another session (409);
+ * - `NOT_PAID`: the status check found no paid transaction for the SessionId, even after re-checking
+ *   for `verification.recheckForMs` (or it was refunded);
+ * - `AMOUNT_MISMATCH`: the amount paid is not the cart's total;
+ * - `NOT_CONFIRMED`: the status check could not be asked (errors until the re-check window ended),
+ *   or answered for another reference.
+ */
+export type FulfillmentRejection =
+  | 'UNKNOWN_SESSION'
+  | 'CART_ALREADY_ORDERED'
+  | 'ORDER_CONFLICT'
+  | 'NOT_PAID'
+  | 'AMOUNT_MISMATCH'
+  | 'NOT_CONFIRMED';
+
+/** Payload of `ServiceAppEvents.Rejected`: an order that was not delivered, and why. */
+export class FulfillmentRejectedEvent {
+  readonly reason: FulfillmentRejection;
+  /** Human-readable detail (phone numbers masked). */
+  readonly message: string;
+  readonly orderId: string;
+  readonly sessionId: string;
+  readonly serviceCode: string | null;
+  /** The cart's total, when the cart is known. */
+  readonly amountExpected?: number;
+  /** What the status check reports as paid, when it answered. */
+  readonly amountPaid?: number;
+  /** The status check's `status` (`Unpaid`, `Refunded`, ...), when it answered. */
+  readonly paymentStatus?: string;
+  /** Status checks made. */
+  readonly checks: number;
+  readonly rejectedAt: string;
+
+  constructor(fields: FulfillmentRejectedEvent) {
     Object.assign(this, fields);
   }
 }

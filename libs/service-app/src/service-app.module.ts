@@ -21,9 +21,11 @@ import {
   SERVICE_APP_ACCESS_POLICY,
   SERVICE_APP_OPTIONS,
   SERVICE_APP_PIPELINE,
+  SERVICE_APP_STATUS_CLIENT,
   SERVICE_APP_STORE,
   SERVICE_APP_TRANSPORT,
 } from './service-app.constants.js';
+import { PaymentStatusClient } from './payment-status.client.js';
 import { ServiceAppEvents } from './service-app.events.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import {
@@ -42,12 +44,19 @@ import { ServiceFlowService } from './service-flow.service.js';
 
 /**
  * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and
- * `POST /api/fulfillment` (paid orders), runs your `@OnFulfillment()` handlers exactly once per
- * order and posts the fulfillment callback. Needs `EventEmitterModule.forRoot()` in the app.
+ * `POST /api/fulfillment` (paid orders), confirms each order's payment with the transaction status
+ * check (with `statusCheck`), runs your `@OnFulfillment()` handlers exactly once per order and
+ * posts the fulfillment callback. Needs `EventEmitterModule.forRoot()` in the app.
  *
  * ```ts
  * @Module({
- *   imports: [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({ access: { allowedIps: [...] } })],
+ *   imports: [
+ *     EventEmitterModule.forRoot(),
+ *     ServiceAppModule.forRoot({
+ *       statusCheck: { clientId, clientSecret, posSalesId }, // or serviceAppOptionsFromEnv()
+ *       access: { allowedIps: [...] },
+ *     }),
+ *   ],
  *   providers: [BundleFlow, BundleFulfillment],
  * })
  * export class AppModule {}
@@ -77,8 +86,11 @@ import { ServiceFlowService } from './service-flow.service.js';
       provide: SERVICE_APP_TRANSPORT,
       useFactory: (http: HttpService, options: ResolvedServiceAppOptions) =>
         new HttpTransport(http, {
-          baseUrls: { fulfillment: options.callbackUrl },
-          credentials: { fulfillment: options.callbackCredentials },
+          baseUrls: { fulfillment: options.callbackUrl, status: options.statusCheck?.url },
+          credentials: {
+            fulfillment: options.callbackCredentials,
+            status: options.statusCheck?.credentials,
+          },
           timeoutMs: options.callbackTimeoutMs,
           // One attempt per call: the pipeline schedules the callback's retries up to its deadline.
           retry: {
@@ -130,6 +142,14 @@ import { ServiceFlowService } from './service-flow.service.js';
         MetadataScanner,
         { token: HUBTEL_JOB_RUNNER, optional: true },
       ],
+    },
+    {
+      provide: SERVICE_APP_STATUS_CLIENT,
+      useFactory: (transport: HttpTransport, options: ResolvedServiceAppOptions) =>
+        options.statusCheck
+          ? new PaymentStatusClient(transport, options.statusCheck.posSalesId, options.statusCheck.timeoutMs)
+          : undefined,
+      inject: [SERVICE_APP_TRANSPORT, SERVICE_APP_OPTIONS],
     },
     ServiceFlowRegistry,
     ServiceFlowService,

@@ -91,4 +91,69 @@ describe('resolveServiceAppOptions', () => {
     });
     expect(serviceAppOptionsFromEnv({})).toEqual({});
   });
+
+  it('turns verification on with a status check, and reads one from the environment when all three variables are set', () => {
+    const statusCheck = { clientId: 'id', clientSecret: 'secret', posSalesId: '11684' };
+    expect(resolveServiceAppOptions({}).verification.enabled).toBe(false);
+    expect(resolveServiceAppOptions({ statusCheck })).toMatchObject({
+      statusCheck: {
+        credentials: { clientId: 'id', clientSecret: 'secret' },
+        posSalesId: '11684',
+        url: 'https://api-txnstatus.hubtel.com',
+      },
+      verification: {
+        enabled: true,
+        recheckForMs: 600_000,
+        recheckDelay: { baseDelayMs: 2_000, maxDelayMs: 60_000 },
+        amountTolerance: 0,
+      },
+      sessionStartTtlMs: 120_000,
+      maxPendingSessions: 50_000,
+    });
+    expect(
+      resolveServiceAppOptions({ statusCheck, verification: { enabled: false } }).verification.enabled,
+    ).toBe(false);
+    // The start TTL never outlives the session TTL.
+    expect(resolveServiceAppOptions({ sessionTtlMs: 60_000 }).sessionStartTtlMs).toBe(60_000);
+    const env = {
+      HUBTEL_CLIENT_ID: 'id',
+      HUBTEL_CLIENT_SECRET: 'secret',
+      HUBTEL_POS_SALES_ID: '11684',
+      HUBTEL_STATUS_URL: 'http://127.0.0.1:9',
+    };
+    expect(serviceAppOptionsFromEnv(env)).toEqual({
+      statusCheck: { ...statusCheck, url: 'http://127.0.0.1:9' },
+    });
+    expect(serviceAppOptionsFromEnv({ ...env, HUBTEL_POS_SALES_ID: '' })).toEqual({});
+  });
+
+  it('names a bad status-check, verification or session-bound option', () => {
+    const statusCheck = { clientId: 'id', clientSecret: 'secret', posSalesId: '11684' };
+    expect(problem({ statusCheck: 'x' })).toBe('serviceApp.statusCheck');
+    expect(problem({ statusCheck: { ...statusCheck, posSalesId: undefined } })).toBe(
+      'serviceApp.statusCheck.posSalesId',
+    );
+    expect(problem({ statusCheck: { ...statusCheck, posSalesId: 'a/b' } })).toBe(
+      'serviceApp.statusCheck.posSalesId',
+    );
+    expect(problem({ statusCheck: { ...statusCheck, clientSecret: '' } })).toBe(
+      'serviceApp.statusCheck.clientSecret',
+    );
+    expect(problem({ statusCheck: { ...statusCheck, url: 'ftp://x' } })).toBe('serviceApp.statusCheck.url');
+    expect(problem({ verification: { enabled: true } })).toBe('serviceApp.verification.enabled');
+    expect(problem({ statusCheck, verification: { recheckForMs: 3_600_001 } })).toBe(
+      'serviceApp.verification.recheckForMs',
+    );
+    expect(
+      problem({ statusCheck, verification: { recheckDelay: { baseDelayMs: 100, maxDelayMs: 10 } } }),
+    ).toBe('serviceApp.verification.recheckDelay.maxDelayMs');
+    expect(problem({ statusCheck, verification: { amountTolerance: -1 } })).toBe(
+      'serviceApp.verification.amountTolerance',
+    );
+    expect(problem({ sessionStartTtlMs: 0 })).toBe('serviceApp.sessionStartTtlMs');
+    expect(problem({ sessionTtlMs: 60_000, sessionStartTtlMs: 120_000 })).toBe(
+      'serviceApp.sessionStartTtlMs',
+    );
+    expect(problem({ maxPendingSessions: 0 })).toBe('serviceApp.maxPendingSessions');
+  });
 });

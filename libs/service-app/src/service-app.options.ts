@@ -1,6 +1,8 @@
 import {
+  HUBTEL_DEFAULT_BASE_URLS,
   HubtelConfigError,
   assertOptionsObject,
+  requireString,
   readHubtelEnv,
   resolveBoolean,
   resolveCountryCode,
@@ -20,6 +22,42 @@ import {
   type ServiceAppMessages,
 } from './service-app.constants.js';
 import type { ServiceFlowDefinition } from './service-flow.types.js';
+
+/**
+ * The transaction status check (`GET {status_url}/transactions/{posSalesId}/status?clientReference=<SessionId>`),
+ * which confirms an order's payment before its handlers run. The key pair is the one of the
+ * checkout and status-check APIs (HUBTEL_CLIENT_ID / HUBTEL_CLIENT_SECRET), not the SMS pair.
+ */
+export interface ServiceAppStatusCheckOptions {
+  clientId: string;
+  /** Never logged. */
+  clientSecret: string;
+  /** POS Sales ID of the account (HUBTEL_POS_SALES_ID). */
+  posSalesId: string;
+  /** Base URL. Default `https://api-txnstatus.hubtel.com` (HUBTEL_STATUS_URL). */
+  url?: string;
+  /** Time-out of one status check, ms. Default 15000. */
+  timeoutMs?: number;
+}
+
+/** How fulfillment requests are verified before any handler runs. */
+export interface ServiceAppVerificationOptions {
+  /**
+   * Confirm each order's payment with the status check: the SessionId's transaction must be
+   * `Paid`, for the cart's total. Default: true when `statusCheck` is set (and it needs it).
+   */
+  enabled?: boolean;
+  /**
+   * A payment the platform has not recorded yet (no transaction, or `Unpaid`) is checked again,
+   * with backoff, for this long after the request arrived before it is refused (`NOT_PAID`).
+   * Default 10 min; at most 1 h (the platform wants its callback within the hour).
+   */
+  recheckForMs?: number;
+  /** Backoff (full jitter) of those re-checks. Default 2 s base, 60 s cap. */
+  recheckDelay?: { baseDelayMs?: number; maxDelayMs?: number };
+  /** Largest accepted difference between the amount paid and the cart's total, in currency units. Default 0. */
+  amountTolerance?: number;
+}
 
 export interface ServiceAppModuleOptions {
   /** `{callback_url}`: the platform's fulfillment callback receiver. Default `https://gs-callback.hubtel.com:9055`. */
@@ -53,6 +91,24 @@ export interface ServiceAppModuleOptions {
    * without a shared store, a migration): the access options are then your only protection.
    */
   requireCart?: boolean;
+  /**
+   * The status check that verifies fulfillment requests (see `verification`). Without it,
+   * fulfillment requests are trusted as they come (a warning says so at start-up): protect the
+   * endpoint with `access` (IP allow-list, path secret) then.
+   */
+  statusCheck?: ServiceAppStatusCheckOptions;
+  verification?: ServiceAppVerificationOptions;
+  /**
+   * A started session that has not had its first answer yet is forgotten after this long (the
+   * sliding `sessionTtlMs` applies from the first answer on). Keeps abandoned and forged
+   * session starts cheap. Default 2 min.
+   */
+  sessionStartTtlMs?: number;
+  /**
+   * Most sessions waiting for their first answer at once, per instance; past it a new session is
+   * answered `messages.busy` and nothing is stored. Default 50,000 (about 30 MB).
+   */
+  maxPendingSessions?: number;
   /**
    * Where sessions, carts and order records live: a HubtelStore instance, or the injection token of
    * one provided in your app. Default: the app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`) when
@@ -98,6 +154,15 @@ export interface ResolvedServiceAppOptions {
   stepBudgetMs: number;
   backInputs: string[];
   requireCart: boolean;
+  statusCheck?: { credentials: HubtelCredentials; posSalesId: string; url: string; timeoutMs: number };
+  verification: {
+    enabled: boolean;
+    recheckForMs: number;
+    recheckDelay: { baseDelayMs: number; maxDelayMs: number };
+    amountTolerance: number;
+  };
+  sessionStartTtlMs: number;
+  maxPendingSessions: number;
   store?: HubtelStoreOption;
   access: InboundAccessOptions;
   flows: ServiceFlowDefinition[];
@@ -162,6 +227,16 @@ export function resolveServiceAppOptions(
     access = o.access as InboundAccessOptions;
   }
 
+  const statusCheck = resolveStatusCheck(o.statusCheck);
+  const verification = resolveVerification(o.verification, statusCheck !== undefined);
+  const sessionTtlMs = resolveNumber(o.sessionTtlMs, `${P}.sessionTtlMs`, D.sessionTtlMs);
+  const sessionStartTtlMs = resolveNumber(
+    o.sessionStartTtlMs,
+    `${P}.sessionStartTtlMs`,
+    Math.min(D.sessionStartTtlMs, sessionTtlMs),
+    { max: sessionTtlMs },
+  );
+
   const flows = o.flows === undefined ? [] : o.flows;
   if (!Array.isArray(flows))
     throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
@@ -174,11 +249,17 @@ export function resolveServiceAppOptions(
     }),
     callbackRetry,
     fulfillmentRetry,
-    sessionTtlMs: resolveNumber(o.sessionTtlMs, `${P}.sessionTtlMs`, D.sessionTtlMs),
+    sessionTtlMs,
     cartTtlMs: resolveNumber(o.cartTtlMs, `${P}.cartTtlMs`, D.cartTtlMs),
     stepBudgetMs: resolveNumber(o.stepBudgetMs, `${P}.stepBudgetMs`, D.stepBudgetMs, { max: 60_000 }),
     backInputs: resolveBackInputs(o.backInput),
     requireCart: resolveBoolean(o.requireCart, `${P}.requireCart`, D.requireCart),
+    statusCheck,
+    verification,
+    sessionStartTtlMs,
+    maxPendingSessions: resolveNumber(o.maxPendingSessions, `${P}.maxPendingSessions`, D.maxPendingSessions, {
+      max: 10_000_000,
+    }),
     store: assertStoreOption(o.store, `${P}.store`),
     access,
     flows: flows as ServiceFlowDefinition[],
@@ -190,14 +271,75 @@ export function resolveServiceAppOptions(
 
 /**
  * ServiceAppModule options found in the environment (`HUBTEL_CALLBACK_URL`,
- * `HUBTEL_DEFAULT_COUNTRY_CODE`), for `forRootAsync({ useFactory: () => ({ ...serviceAppOptionsFromEnv(), ... }) })`.
+ * `HUBTEL_DEFAULT_COUNTRY_CODE`, and the status check when `HUBTEL_CLIENT_ID`,
+ * `HUBTEL_CLIENT_SECRET` and `HUBTEL_POS_SALES_ID` are all set, with `HUBTEL_STATUS_URL`), for `forRootAsync({ useFactory: () => ({ ...serviceAppOptionsFromEnv(), ... }) })`.
  */
 export function serviceAppOptionsFromEnv(source: HubtelEnvSource = process.env): ServiceAppModuleOptions {
   const env = readHubtelEnv(source);
   const out: ServiceAppModuleOptions = {};
   if (env.callbackUrl !== undefined) out.callbackUrl = env.callbackUrl;
   if (env.defaultCountryCode !== undefined) out.defaultCountryCode = env.defaultCountryCode;
+  if (env.clientId !== undefined && env.clientSecret !== undefined && env.posSalesId !== undefined) {
+    out.statusCheck = { clientId: env.clientId, clientSecret: env.clientSecret, posSalesId: env.posSalesId };
+    if (env.statusUrl !== undefined) out.statusCheck.url = env.statusUrl;
+  }
   return out;
+}
+
+function resolveStatusCheck(value: unknown): ResolvedServiceAppOptions['statusCheck'] {
+  if (value === undefined) return undefined;
+  const name = `${P}.statusCheck`;
+  assertOptionsObject(value, name);
+  const posSalesId = requireString(value.posSalesId, `${name}.posSalesId`, { maxLength: 64 });
+  if (!/^[A-Za-z0-9_-]+$/.test(posSalesId))
+    throw new HubtelConfigError(`${name}.posSalesId`, 'must contain only letters, digits, "-" and "_"');
+  return {
+    credentials: resolveCredentials(value, name),
+    posSalesId,
+    url: resolveUrl(value.url, `${name}.url`, HUBTEL_DEFAULT_BASE_URLS.status),
+    timeoutMs: resolveNumber(value.timeoutMs, `${name}.timeoutMs`, SERVICE_APP_DEFAULTS.callbackTimeoutMs, {
+      max: 600_000,
+    }),
+  };
+}
+
+function resolveVerification(
+  value: unknown,
+  hasStatusCheck: boolean,
+): ResolvedServiceAppOptions['verification'] {
+  const name = `${P}.verification`;
+  const v = objectOrEmpty(value, name);
+  const D = SERVICE_APP_DEFAULTS.verification;
+  const enabled = resolveBoolean(v.enabled, `${name}.enabled`, hasStatusCheck);
+  if (enabled && !hasStatusCheck)
+    throw new HubtelConfigError(
+      `${name}.enabled`,
+      `needs ${P}.statusCheck (the payment is confirmed with it)`,
+    );
+  const delay = objectOrEmpty(v.recheckDelay, `${name}.recheckDelay`);
+  const baseDelayMs = resolveNumber(delay.baseDelayMs, `${name}.recheckDelay.baseDelayMs`, D.baseDelayMs);
+  const maxDelayMs = resolveNumber(
+    delay.maxDelayMs,
+    `${name}.recheckDelay.maxDelayMs`,
+    Math.max(D.maxDelayMs, baseDelayMs),
+  );
+  if (maxDelayMs < baseDelayMs)
+    throw new HubtelConfigError(
+      `${name}.recheckDelay.maxDelayMs`,
+      `must be at least baseDelayMs (${baseDelayMs})`,
+    );
+  return {
+    enabled,
+    recheckForMs: resolveNumber(v.recheckForMs, `${name}.recheckForMs`, D.recheckForMs, {
+      min: 0,
+      max: 3600_000,
+    }),
+    recheckDelay: { baseDelayMs, maxDelayMs },
+    amountTolerance: resolveNumber(v.amountTolerance, `${name}.amountTolerance`, 0, {
+      min: 0,
+      integer: false,
+    }),
+  };
 }
 
 /** `baseDelayMs` and `maxDelayMs` of a retry option; the cap defaults to at least the base. */

@@ -18,6 +18,7 @@ import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { SelectOption, ServiceFlowRequest, ServiceFlowResponse } from './service-app.types.js';
 import { checkAnswer } from './service-flow.answers.js';
 import { FlowContext, type FlowSessionInfo } from './service-flow.context.js';
+import { PendingStarts } from './service-flow.pending.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import {
   ScreenCache,
@@ -118,6 +119,11 @@ export class ServiceFlowService {
   private readonly logger = new ServiceAppLogger();
   private readonly screens = new ScreenCache();
   private readonly sessionWrite: StoreWriteOptions;
+  /** A start is written with the shorter `sessionStartTtlMs`; its first answer re-writes it with `sessionTtlMs`. */
+  private readonly startWrite: StoreWriteOptions;
+  private readonly pending: PendingStarts;
+  /** When the cap of pending starts was last reported (said at most once a minute). */
+  private capWarnedAt = -Infinity;
   private readonly keepHistory: boolean;
   private readonly sharedStrings = new Map<string, string>();
 
@@ -127,6 +133,8 @@ export class ServiceFlowService {
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
   ) {
     this.sessionWrite = Object.freeze({ ttlMs: options.sessionTtlMs });
+    this.startWrite = Object.freeze({ ttlMs: options.sessionStartTtlMs });
+    this.pending = new PendingStarts(options.maxPendingSessions, options.sessionStartTtlMs);
     // Without "back" no earlier prompt is ever shown again: none is kept.
     this.keepHistory = options.backInputs.length > 0;
   }
@@ -184,6 +192,7 @@ export class ServiceFlowService {
       );
       return releaseResponse(sessionId, this.options.messages.unavailable);
     }
+    if (!this.pending.hasRoom(sessionId)) return this.refuseStart(sessionId);
     if (this.logger.isLevelEnabled('debug')) {
       this.logger.debug(
         `Session ${sessionId} started by ${maskMsisdn(request.Mobile)} on ${request.ServiceCode} → flow ${flow.name}`,
@@ -534,12 +543,17 @@ export class ServiceFlowService {
     answer: () => ServiceFlowResponse,
   ): Promise<ServiceFlowResponse> {
     if (version === undefined) {
-      // A new initiation starts over, even if the SessionId was seen before.
-      await this.store.set(key, session, this.sessionWrite);
+      // A new initiation starts over, even if the SessionId was seen before; it lives
+      // `sessionStartTtlMs` until its first answer, and counts against `maxPendingSessions`.
+      await this.store.set(key, session, this.startWrite);
+      this.pending.started(sessionId);
       return answer();
     }
     const written = await this.store.compareAndSet(key, version, session, this.sessionWrite);
-    if (written) return answer();
+    if (written) {
+      this.pending.settled(sessionId);
+      return answer();
+    }
     const entry = await this.store.get<unknown>(key);
     const winner = entry && readRecord(entry.value);
     this.logger.warn(`Concurrent answers for session ${sessionId}; the first one was kept`);
@@ -564,6 +578,19 @@ export class ServiceFlowService {
 
   private async forget(key: string): Promise<void> {
     await this.store.delete(key);
+    this.pending.settled(key.slice(SERVICE_APP_KEYS.session.length));
+  }
+
+  /** Too many sessions are waiting for their first answer: this one is not stored. */
+  private refuseStart(sessionId: string): ServiceFlowResponse {
+    const now = Date.now();
+    if (now - this.capWarnedAt >= 60_000) {
+      this.capWarnedAt = now;
+      this.logger.warn(
+        `${this.options.maxPendingSessions} sessions are waiting for their first answer (serviceApp.maxPendingSessions); new sessions are answered "busy" until some answer or expire (a flood of made-up session starts?)`,
+      );
+    }
+    return releaseResponse(sessionId, this.options.messages.busy);
   }
 
   /** The flow's own copy of a routed ServiceCode (one string for all its sessions), else a shared one. */

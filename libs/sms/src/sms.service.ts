@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   HubtelUnknownOutcomeError,
   HubtelValidationError,
@@ -8,6 +8,7 @@ import {
   tryNormalizeMsisdn,
   type HttpTransport,
   type ValidationIssue,
+  HubtelLogger,
 } from 'nestjs-hubtel';
 import { SmsBatchRun } from './sms-batch.runner.js';
 import { countSmsSegments } from './sms-segments.js';
@@ -51,7 +52,7 @@ function isIterable(value: unknown): value is Iterable<unknown> {
  */
 @Injectable()
 export class SmsService {
-  private readonly logger = new Logger(SMS_LOGGER_CONTEXT);
+  private readonly logger = new HubtelLogger(SMS_LOGGER_CONTEXT);
 
   constructor(
     @Inject(SMS_OPTIONS) private readonly options: ResolvedSmsOptions,

@@ -6,6 +6,8 @@ import {
   HubtelSandbox,
   type HubtelSandboxOptions,
   type PaymentResult,
+  type RecordServicePaymentOptions,
+  type SandboxSession,
   type SandboxReply,
   type SandboxRequestContext,
 } from 'nestjs-hubtel/sandbox';
@@ -160,9 +162,30 @@ export class TestSandbox extends HubtelSandbox {
     };
   }
 
-  /** ServiceAppModule options whose fulfillment callbacks go to this sandbox's `/callback`. */
+  /**
+   * ServiceAppModule options whose fulfillment callbacks go to this sandbox's `/callback`, and whose
+   * fulfillment requests are verified with this sandbox's status check (as in production): orders
+   * paid with the driver's `pay()`, or recorded with `markServicePaid()`, are delivered; an unpaid
+   * request your test sends (`sendFulfillmentRequest`) is refused.
+   */
   serviceAppOptions(overrides: Partial<ServiceAppModuleOptions> = {}): ServiceAppModuleOptions {
-    return { callbackUrl: this.baseUrls().fulfillmentCallback, ...overrides };
+    const urls = this.baseUrls();
+    const { api } = this.credentials;
+    return {
+      callbackUrl: urls.fulfillmentCallback,
+      statusCheck: { ...api, posSalesId: this.posSalesId, url: urls.status },
+      ...overrides,
+    };
+  }
+
+  /**
+   * Records a programmable-services payment for a SessionId, sending nothing: the status check then
+   * confirms it, so a fulfillment request your test sends itself (`sendFulfillmentRequest`) is
+   * delivered. Without it that request is an unpaid (forged) one. `amount`: default the cart total
+   * of a session this sandbox drove.
+   */
+  markServicePaid(sessionId: string, options: RecordServicePaymentOptions = {}): SandboxSession {
+    return this.recordServicePayment(sessionId, options);
   }
 
   /**

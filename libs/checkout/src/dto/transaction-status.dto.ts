@@ -1,30 +1,14 @@
+import type { TransactionPaymentStatus, TransactionStatus } from 'nestjs-hubtel';
+
 /** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
-export type CheckoutPaymentStatus = 'Paid' | 'Unpaid' | 'Refunded' | (string & {});
+export type CheckoutPaymentStatus = TransactionPaymentStatus;
 
 /**
  * The typed answer of `CheckoutService.getStatus` (transaction status check,
- * `GET /transactions/{posSalesId}/status?clientReference=...`).
+ * `GET /transactions/{posSalesId}/status?clientReference=...`), read by core's
+ * `requestTransactionStatus`, which the service app's payment verification uses too.
  */
-export interface CheckoutTransactionStatus {
-  clientReference: string;
-  /** As the platform wrote it. */
-  status: CheckoutPaymentStatus;
-  /** True only for `Paid` (compared case-insensitively). */
-  paid: boolean;
-  amount?: number;
-  charges?: number;
-  amountAfterCharges?: number;
-  currencyCode?: string;
-  transactionId?: string;
-  externalTransactionId?: string;
-  paymentMethod?: string;
-  isFulfilled?: boolean;
-  /** The platform's `date` (as given). */
-  date?: string;
-  /** The platform's `responseCode` (`0000`). */
-  responseCode?: string;
-  message?: string;
-}
+export type CheckoutTransactionStatus = TransactionStatus;
 
 /** The raw response of the status check. */
 export interface TransactionStatusResponseBody {

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { HubtelLogger } from '../logging/hubtel-logger.js';
 import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { EVENT_LISTENER_METADATA, type EventEmitter2 } from '@nestjs/event-emitter';
 
@@ -76,7 +77,7 @@ export class HandlerRegistry {
   private readonly logger: Logger;
 
   constructor(private readonly options: HandlerRegistryOptions) {
-    this.logger = options.logger ?? new Logger('Hubtel:handlers');
+    this.logger = options.logger ?? new HubtelLogger('Hubtel:handlers');
   }
 
   /**

@@ -1,4 +1,5 @@
-import { Logger, type LoggerService } from '@nestjs/common';
+import { type Logger, type LoggerService } from '@nestjs/common';
+import { HubtelLogger } from '../logging/hubtel-logger.js';
 import type { HttpService } from '@nestjs/axios';
 import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { firstValueFrom } from 'rxjs';
@@ -164,7 +165,7 @@ export class HttpTransport {
     private readonly config: HttpTransportConfig,
   ) {
     const hooks = config.hooks ?? {};
-    this.logger = hooks.logger ?? new Logger(config.loggerContext ?? 'HubtelHttp');
+    this.logger = hooks.logger ?? new HubtelLogger(config.loggerContext ?? 'HubtelHttp');
     this.customLogger = hooks.logger !== undefined;
     this.sleep = hooks.sleep ?? defaultSleep;
     this.random = hooks.random ?? Math.random;

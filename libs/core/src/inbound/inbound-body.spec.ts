@@ -30,8 +30,25 @@ describe('findHostileStructure', () => {
     expect(findHostileStructure({ few: [{}, {}, {}] }, { maxNodes: 3 })?.message).toMatch(/more than 3/);
   });
 
+  it('refuses a key or string holding U+FFFD (a body that was not valid UTF-8), naming where', () => {
+    const body = callback();
+    body.Data.ClientReference = 'ord-\uFFFD';
+    expect(findHostileStructure(body)).toEqual({
+      field: 'Data.ClientReference',
+      message: 'body is not valid UTF-8 (or holds U+FFFD)',
+    });
+    expect(findHostileStructure({ a: [{ ['k\uFFFD']: 1 }] })).toMatchObject({ field: 'a.0.k\uFFFD' });
+  });
+
+  it("caps the field path it names (keys are the sender's)", () => {
+    const key = 'k'.repeat(1_000);
+    const field = findHostileStructure({ [key]: JSON.parse('{"__proto__": 1}') })!.field;
+    expect(field).toMatch(/^k{256}…\(\d+ more chars\)$/);
+  });
+
   it('passes ordinary bodies and primitives', () => {
     expect(findHostileStructure(callback())).toBeUndefined();
+    expect(findHostileStructure({ name: 'Ànnán 🇬🇭 أكرا' })).toBeUndefined();
     expect(findHostileStructure({ ConstructorName: 'x', proto: 1, __proto: 2 })).toBeUndefined();
     for (const value of [null, undefined, 'x', 7, []]) expect(findHostileStructure(value)).toBeUndefined();
   });

@@ -1,4 +1,5 @@
 import type { ValidationIssue } from '../errors/hubtel.errors.js';
+import { capLogText } from '../logging/log-sanitize.js';
 
 /** Keys that can reach an object's prototype when copied onto it: never part of a platform body. */
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -12,11 +13,20 @@ export interface HostileStructureLimits {
 
 const DEFAULT_MAX_DEPTH = 8;
 const DEFAULT_MAX_NODES = 2_000;
+/** Longest `field` path named in a refusal (the keys on the way are the sender's, of any length). */
+const MAX_FIELD_LENGTH = 256;
+/**
+ * U+FFFD, what Express's and Fastify's JSON parsers put in place of bytes that are not valid
+ * UTF-8. The parsed body no longer holds the bytes, so two different references ("ord-\xff",
+ * "ord-\xfe") would arrive as one; the platform never sends the character itself.
+ */
+const REPLACEMENT_CHARACTER = '\uFFFD';
 
 /**
  * Finds the first reason a parsed JSON body must not be validated at all: a key that could pollute
- * a prototype if anything copied it (Express's JSON parser keeps `"__proto__"` as an own key), or a
- * structure far deeper or larger than anything the platform sends. Inbound endpoints call it before
+ * a prototype if anything copied it (Express's JSON parser keeps `"__proto__"` as an own key), a
+ * structure far deeper or larger than anything the platform sends, or a key or string holding
+ * U+FFFD, the mark of a body that was not valid UTF-8. Inbound endpoints call it before
  * their DTO validation, because that validation accepts and ignores unknown keys, and these must
  * be refused, not ignored. Iterative, so a deep body cannot blow the stack.
  */
@@ -28,7 +38,7 @@ export function findHostileStructure(
   const maxNodes = limits.maxNodes ?? DEFAULT_MAX_NODES;
   if (body === null || typeof body !== 'object') return undefined;
   // Only objects and arrays are stacked, and a path is only built for those (or for a refusal):
-  // every inbound request runs this, so leaves cost a key check and nothing else.
+  // every inbound request runs this, so leaves cost a key check (and a string one scan for U+FFFD).
   const values: object[] = [body];
   const paths: string[] = [''];
   const depths: number[] = [0];
@@ -37,14 +47,17 @@ export function findHostileStructure(
     const value = values.pop()!;
     const path = paths.pop()!;
     const depth = depths.pop()!;
-    if (++nodes > maxNodes)
-      return { field: path || '(body)', message: `body has more than ${maxNodes} objects and arrays` };
-    if (depth >= maxDepth)
-      return { field: path || '(body)', message: `body is nested deeper than ${maxDepth} levels` };
+    if (++nodes > maxNodes) return refusal(path, `body has more than ${maxNodes} objects and arrays`);
+    if (depth >= maxDepth) return refusal(path, `body is nested deeper than ${maxDepth} levels`);
     for (const key of Object.keys(value)) {
       if (PROTOTYPE_KEYS.has(key))
-        return { field: path ? `${path}.${key}` : key, message: `key "${key}" is not allowed` };
+        return refusal(path ? `${path}.${key}` : key, `key "${key}" is not allowed`);
       const child = (value as Record<string, unknown>)[key];
+      if (
+        key.includes(REPLACEMENT_CHARACTER) ||
+        (typeof child === 'string' && child.includes(REPLACEMENT_CHARACTER))
+      )
+        return refusal(path ? `${path}.${key}` : key, 'body is not valid UTF-8 (or holds U+FFFD)');
       if (child !== null && typeof child === 'object') {
         values.push(child);
         paths.push(path ? `${path}.${key}` : key);
@@ -53,4 +66,8 @@ export function findHostileStructure(
     }
   }
   return undefined;
+}
+
+function refusal(path: string, message: string): ValidationIssue {
+  return { field: capLogText(path || '(body)', MAX_FIELD_LENGTH), message };
 }

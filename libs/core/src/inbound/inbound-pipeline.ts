@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { HubtelLogger } from '../logging/hubtel-logger.js';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelError } from '../errors/hubtel.errors.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
@@ -246,7 +247,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   private readonly migrated = new Set<string>();
 
   constructor(private readonly options: InboundPipelineOptions) {
-    this.logger = options.logger ?? new Logger(`Hubtel:${options.name}`);
+    this.logger = options.logger ?? new HubtelLogger(`Hubtel:${options.name}`);
     this.now = options.now ?? Date.now;
     this.prefix = `hubtel:${options.name}:job:`;
     this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS };

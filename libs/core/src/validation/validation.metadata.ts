@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { TransformationType, Type } from 'class-transformer';
 import { defaultMetadataStorage as transformerStorage } from 'class-transformer/cjs/storage.js';
 import { getMetadataStorage, ValidationTypes } from 'class-validator';
@@ -78,7 +78,7 @@ export interface PlanOptions {
   strictGroups: boolean;
 }
 
-const logger = new Logger('HubtelValidation');
+const logger = new HubtelLogger('HubtelValidation');
 
 let transformerStorageUsable: boolean | undefined;
 

@@ -71,7 +71,11 @@ export async function call(
   let body: string | undefined;
   if (options.raw !== undefined) body = options.raw;
   else if (options.body !== undefined) body = JSON.stringify(options.body);
-  if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+  // A POST is JSON unless the test says otherwise (the admin API refuses any other POST).
+  if (
+    (body !== undefined || method === 'POST') &&
+    !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')
+  )
     headers['Content-Type'] = 'application/json';
   const res = await fetch(`${sandbox.url}${path}`, { method, headers, body, redirect: 'manual' });
   const text = await res.text();

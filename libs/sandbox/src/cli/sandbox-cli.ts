@@ -21,6 +21,8 @@ Options:
   -p, --port <n>              port to listen on (default ${SANDBOX_DEFAULT_CLI_PORT}; 0 = any free port)
       --host <address>        interface to bind (default ${SANDBOX_DEFAULT_HOST})
       --public-url <url>      origin to announce when it differs (container, tunnel)
+      --allowed-host <name>   a Host name the admin API and dashboard answer besides loopback
+                              ones, the bound host and the public URL's (repeatable; * for any)
       --pos-sales-id <id>     POS Sales ID of the sandbox merchant
       --sms-client-id <id>    SMS API credentials accepted
       --sms-client-secret <s>
@@ -56,6 +58,7 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
         'public-url': { type: 'string' },
+        'allowed-host': { type: 'string', multiple: true },
         'pos-sales-id': { type: 'string' },
         'sms-client-id': { type: 'string' },
         'sms-client-secret': { type: 'string' },
@@ -86,6 +89,7 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     port: integer('port', values.port, 0, 65535) ?? SANDBOX_DEFAULT_CLI_PORT,
     host: values.host ?? SANDBOX_DEFAULT_HOST,
     ...(values['public-url'] ? { publicUrl: values['public-url'] } : {}),
+    ...(values['allowed-host']?.length ? { allowedHosts: values['allowed-host'] } : {}),
     ...(values['pos-sales-id'] ? { posSalesId: values['pos-sales-id'] } : {}),
     ...(sms || api ? { credentials: { ...(sms ? { sms } : {}), ...(api ? { api } : {}) } } : {}),
     ...(values['record-limit']

@@ -244,7 +244,12 @@ const SCRIPT = `
   function redeliver(id, button) {
     button.disabled = true;
     notice('Re-sending ' + id + '…');
-    fetch('/_sandbox/deliveries/' + encodeURIComponent(id) + '/redeliver', { method: 'POST' })
+    // JSON, as the admin API requires of every POST (a cross-site page cannot send it unasked).
+    fetch('/_sandbox/deliveries/' + encodeURIComponent(id) + '/redeliver', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    })
       .then(function (res) { return res.json().then(function (json) { return { ok: res.ok, json: json }; }); })
       .then(function (r) {
         if (!r.ok) { notice('Could not re-send ' + id + ': ' + (r.json && r.json.message || 'error'), 'error'); return; }

@@ -154,3 +154,35 @@ export function urlOption(name: string, value: string): URL {
     throw new CliUsageError(`${name} must be an http(s) URL, got ${url.protocol}`);
   return url;
 }
+
+/**
+ * Records a programmable-services payment for a SessionId in a running sandbox (`POST
+ * /_sandbox/sessions/{id}/pay`), sending nothing: that sandbox's status check then confirms the
+ * order, so an app that verifies payments accepts the fulfillment request sent next. Throws an
+ * Error with the sandbox's message when it refuses (or cannot be reached).
+ */
+export async function markServicePaidInSandbox(
+  sandboxUrl: string,
+  sessionId: string,
+  payment: { amount?: number; orderId?: string },
+  timeoutMs: number,
+): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(`${sandboxUrl}/_sandbox/sessions/${encodeURIComponent(sessionId)}/pay`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify(payment),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    throw new Error(`Could not reach the sandbox at ${sandboxUrl}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  if (res.ok) return;
+  const answer = (await res.json().catch(() => undefined)) as { message?: string } | undefined;
+  throw new Error(
+    `The sandbox at ${sandboxUrl} did not record the payment of session ${sessionId} (HTTP ${res.status})${answer?.message ? `: ${answer.message}` : ''}`,
+  );
+}

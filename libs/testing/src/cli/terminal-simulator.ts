@@ -12,8 +12,16 @@ import {
   type ServiceFlowOption,
   type ServiceFlowResponse,
 } from 'nestjs-hubtel/sandbox';
+import { randomHubtelId } from '../testing.builders.js';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
-import { EXIT, LineReader, painter, type CliStreams, type Style } from './cli-support.js';
+import {
+  EXIT,
+  LineReader,
+  markServicePaidInSandbox,
+  painter,
+  type CliStreams,
+  type Style,
+} from './cli-support.js';
 
 export interface TerminalSimulatorOptions {
   /** The Service Interaction URL (`http://127.0.0.1:3000/api/service-flow`). */
@@ -265,7 +273,24 @@ export class TerminalSimulator {
       return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'payment-failed' };
     }
 
-    const { order, deliveries } = await session.pay();
+    // The app's status check asks its sandbox (--sandbox), not this simulator's private one:
+    // the payment is recorded there first, so an app that verifies payments accepts the order.
+    const orderId = randomHubtelId();
+    if (this.options.sandboxUrl) {
+      try {
+        await markServicePaidInSandbox(
+          this.options.sandboxUrl,
+          session.sessionId,
+          { amount: total, orderId },
+          10_000,
+        );
+      } catch (err) {
+        this.out(
+          p(`  (${(err as Error).message}; an app that verifies payments will refuse this order)`, 'yellow'),
+        );
+      }
+    }
+    const { order, deliveries } = await session.pay({ orderId });
     this.out(p(`✓ Payment of ${money(order.amount)} approved — order ${order.orderId}`, 'green'));
     const delivery = deliveries[0];
     if (delivery) {

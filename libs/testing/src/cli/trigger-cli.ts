@@ -9,13 +9,22 @@ import {
 } from '../testing.builders.js';
 import { TESTING_PATHS } from '../testing.constants.js';
 import { endpointUrl, sendJson, type SentResponse } from '../testing.http.js';
-import { CliUsageError, EXIT, intOption, painter, urlOption, type CliStreams } from './cli-support.js';
+import {
+  CliUsageError,
+  EXIT,
+  intOption,
+  markServicePaidInSandbox,
+  painter,
+  urlOption,
+  type CliStreams,
+} from './cli-support.js';
 
 export const TRIGGER_KINDS = [
   'checkout',
   'checkout-duplicate',
   'checkout-forged',
   'fulfillment',
+  'fulfillment-forged',
   'fulfillment-callback',
 ] as const;
 export type TriggerKind = (typeof TRIGGER_KINDS)[number];
@@ -32,7 +41,10 @@ Kinds:
   checkout-duplicate    the same callback, --copies times at once (default 2): handled once?
   checkout-forged       a forged callback (--forge): unknown-reference (default), wrong-amount,
                         wrong-checkout-id: rejected?
-  fulfillment           a programmable-services fulfillment request (--copies for duplicates)
+  fulfillment           a programmable-services fulfillment request (--copies for duplicates);
+                        with --sandbox and --mark-paid the session's payment is recorded there first
+  fulfillment-forged    a fulfillment request nobody paid for (the status check knows no payment
+                        for the SessionId): refused by an app that verifies payments?
   fulfillment-callback  a fulfillment callback, to a platform receiver (a sandbox's /callback)
 
   <url>                 your app's origin (the module's default route is added:
@@ -52,6 +64,10 @@ Checkout options:
 Fulfillment options:
   --session-id <id>       SessionId of the session that ended in AddToCart (required)
   --order-id <id>         OrderId (default: random)
+  --sandbox <url>         with --mark-paid: the sandbox the app's status check asks
+  --mark-paid             record the session's payment in that sandbox first (amount: the cart's
+                          total the sandbox knows, or --amount), so the app's verification passes
+  --amount <n>            the amount recorded with --mark-paid
   --service-status <s>    fulfillment-callback only (default success)
 Common:
   --copies <n>            send n identical copies at the same time (default 1; checkout-duplicate 2)
@@ -68,6 +84,11 @@ nothing): whether it was handled, a duplicate or rejected shows in your app (eve
 order). With a POS Sales ID the module also confirms a callback with the status check: against
 the sandbox, a valid callback then counts only for an invoice the sandbox knows as paid (pay it on
 the sandbox's payment page, or add --mark-paid).
+
+A ServiceAppModule with a status check (serviceApp.statusCheck) answers every well-formed
+fulfillment request 200 "received", then confirms the SessionId's payment before any handler runs:
+against a sandbox, send "fulfillment" with --sandbox <url> --mark-paid; "fulfillment-forged" must
+end in a rejected event (NOT_PAID) with no handler run and no callback.
 
 Exit codes: 0 every answer was 2xx, 1 an answer was not 2xx (or the sandbox had no such invoice),
 2 usage error, 3 the URL could not be reached.
@@ -222,19 +243,26 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
         );
     }
   } else {
-    for (const name of [
-      'reference',
-      'checkout-id',
-      'amount',
-      'sandbox',
-      'mark-paid',
-      'outcome',
-      'channel',
-      'phone',
-    ] as const) {
+    for (const name of ['reference', 'checkout-id', 'outcome', 'channel', 'phone'] as const) {
       if (values[name] !== undefined)
         throw new CliUsageError(`--${name} is a checkout option; ${kind} takes --session-id and --order-id`);
     }
+    if (kind !== 'fulfillment') {
+      for (const name of ['amount', 'sandbox', 'mark-paid'] as const) {
+        if (values[name] !== undefined)
+          throw new CliUsageError(
+            kind === 'fulfillment-forged'
+              ? `--${name} records a payment; fulfillment-forged sends a request nobody paid for`
+              : `--${name} does not go with ${kind}`,
+          );
+      }
+    }
+    if (options.markPaid && !options.sandboxUrl)
+      throw new CliUsageError(
+        '--mark-paid needs --sandbox (the sandbox the app asks for the payment status)',
+      );
+    if ((options.sandboxUrl || options.amount !== undefined) && !options.markPaid)
+      throw new CliUsageError('--sandbox and --amount go with --mark-paid for a fulfillment request');
     if (!options.sessionId)
       throw new CliUsageError(
         `${kind} needs --session-id (the SessionId of a session that ended in AddToCart)`,
@@ -340,12 +368,29 @@ export async function buildTriggerBody(
   options: TriggerOptions,
 ): Promise<{ body: unknown; path: string; summary: string; markedPaid?: MarkedPaid }> {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  if (options.kind === 'fulfillment') {
+  if (options.kind === 'fulfillment' || options.kind === 'fulfillment-forged') {
     const body = buildFulfillmentRequest({ sessionId: options.sessionId!, orderId: options.orderId });
+    let markedPaid: MarkedPaid | undefined;
+    // A dry run sends nothing, to the app or to the sandbox.
+    if (options.markPaid && !options.dryRun) {
+      try {
+        await markServicePaidInSandbox(
+          options.sandboxUrl!,
+          body.SessionId,
+          { amount: options.amount, orderId: body.OrderId },
+          timeoutMs,
+        );
+      } catch (err) {
+        throw new HubtelNetworkError((err as Error).message, { cause: err });
+      }
+      markedPaid = 'marked';
+    }
+    const forged = options.kind === 'fulfillment-forged';
     return {
       body,
       path: TESTING_PATHS.fulfillment,
-      summary: `fulfillment request for order ${body.OrderId} of session ${body.SessionId}`,
+      summary: `${forged ? 'forged (unpaid) ' : ''}fulfillment request for order ${body.OrderId} of session ${body.SessionId}`,
+      ...(markedPaid ? { markedPaid } : {}),
     };
   }
   if (options.kind === 'fulfillment-callback') {
@@ -496,9 +541,11 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
   if (!options.json && built.markedPaid) {
     io.stdout.write(
       `${p(
-        built.markedPaid === 'marked'
-          ? `marked ${options.reference} paid in the sandbox (its callback held back)`
-          : `${options.reference} was already paid in the sandbox`,
+        options.kind === 'fulfillment'
+          ? `recorded the payment of session ${options.sessionId} in the sandbox`
+          : built.markedPaid === 'marked'
+            ? `marked ${options.reference} paid in the sandbox (its callback held back)`
+            : `${options.reference} was already paid in the sandbox`,
         'dim',
       )}\n`,
     );

@@ -1,0 +1,138 @@
+import { HubtelApiError } from '../errors/hubtel.errors.js';
+import { describeHubtelCode } from './hubtel-codes.js';
+import type { HttpTransport } from './http-transport.js';
+
+/** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
+export type TransactionPaymentStatus = 'Paid' | 'Unpaid' | 'Refunded' | (string & {});
+
+/**
+ * What the transaction status check says of one clientReference (a checkout invoice's reference,
+ * or a programmable-services SessionId). Fields the platform left out or empty are absent.
+ */
+export interface TransactionStatus {
+  clientReference: string;
+  /** As the platform wrote it. */
+  status: TransactionPaymentStatus;
+  /** True only for `Paid` (compared case-insensitively). */
+  paid: boolean;
+  amount?: number;
+  charges?: number;
+  amountAfterCharges?: number;
+  currencyCode?: string;
+  transactionId?: string;
+  externalTransactionId?: string;
+  paymentMethod?: string;
+  isFulfilled?: boolean;
+  /** The platform's `date` (as given). */
+  date?: string;
+  /** The platform's `responseCode` (`0000`). */
+  responseCode?: string;
+  message?: string;
+}
+
+export interface TransactionStatusQuery {
+  posSalesId: string;
+  clientReference: string;
+  /** Names the call in errors and logs (`checkout.getStatus`). */
+  operation: string;
+  /** Per-attempt time-out; default the transport's. */
+  timeoutMs?: number;
+}
+
+/**
+ * `GET {status_url}/transactions/{posSalesId}/status?clientReference=…` on a module's HttpTransport
+ * (Basic auth with the status-check pair, time-outs, retries of this idempotent call and redacted
+ * logs live there). The one reading of the answer, shared by checkout and the service app.
+ *
+ * @returns undefined when the platform knows no such transaction (404): nothing was paid.
+ * @throws HubtelApiError when the answer carries an error code or no status.
+ */
+export async function requestTransactionStatus(
+  transport: HttpTransport,
+  query: TransactionStatusQuery,
+): Promise<TransactionStatus | undefined> {
+  const { clientReference, operation } = query;
+  const response = await transport.request<StatusEnvelope>({
+    api: 'status',
+    method: 'GET',
+    path: `/transactions/${encodeURIComponent(query.posSalesId)}/status`,
+    query: { clientReference },
+    headers: { 'Cache-Control': 'no-cache' },
+    idempotent: true,
+    operation,
+    ...(query.timeoutMs === undefined ? {} : { timeoutMs: query.timeoutMs }),
+    acceptStatus: [404],
+  });
+  if (response.status === 404) return undefined;
+  const envelope = response.data;
+  const code = typeof envelope?.responseCode === 'string' ? envelope.responseCode : undefined;
+  const data = envelope?.data;
+  if ((code !== undefined && code !== '0000') || !data || typeof data.status !== 'string') {
+    const meaning = describeHubtelCode('status', code);
+    const text = platformMessage(envelope);
+    throw new HubtelApiError(
+      `${operation}: no status for ${clientReference}` +
+        (code === undefined ? '' : ` (code ${code}${meaning ? `: ${meaning}` : ''})`) +
+        (text ? ` — ${text}` : ''),
+      { httpStatus: response.status, responseCode: code, body: envelope },
+    );
+  }
+  const status: TransactionStatus = {
+    clientReference: textOf(data.clientReference) ?? clientReference,
+    status: data.status,
+    paid: data.status.trim().toLowerCase() === 'paid',
+  };
+  assign(status, 'amount', amountOf(data.amount));
+  assign(status, 'charges', amountOf(data.charges));
+  assign(status, 'amountAfterCharges', amountOf(data.amountAfterCharges));
+  for (const key of [
+    'currencyCode',
+    'transactionId',
+    'externalTransactionId',
+    'paymentMethod',
+    'date',
+  ] as const)
+    assign(status, key, textOf(data[key]));
+  if (typeof data.isFulfilled === 'boolean') status.isFulfilled = data.isFulfilled;
+  assign(status, 'responseCode', code);
+  assign(status, 'message', textOf(envelope?.message));
+  return status;
+}
+
+/** The raw answer (platform facts: `{ message, responseCode, data: {...} }`). */
+interface StatusEnvelope {
+  message?: unknown;
+  responseCode?: unknown;
+  data?: Record<string, unknown> | null;
+}
+
+function assign<K extends keyof TransactionStatus>(
+  target: TransactionStatus,
+  key: K,
+  value: TransactionStatus[K] | undefined,
+): void {
+  if (value !== undefined) target[key] = value;
+}
+
+function textOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** Amounts are numbers in the documented answer; decimal text is read too rather than lost. */
+function amountOf(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) return Number(value);
+  return undefined;
+}
+
+/** The platform's own words on a refusal, cut to 200 characters. */
+export function platformMessage(envelope: unknown): string | undefined {
+  if (!envelope || typeof envelope !== 'object') return undefined;
+  const e = envelope as Record<string, unknown>;
+  const data = e.data && typeof e.data === 'object' ? (e.data as Record<string, unknown>) : {};
+  for (const value of [e.message, e.status, data.message]) {
+    if (typeof value === 'string' && value.trim() !== '')
+      return value.length > 200 ? `${value.slice(0, 200)}…` : value;
+  }
+  return undefined;
+}

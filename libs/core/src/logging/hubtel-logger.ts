@@ -1,0 +1,107 @@
+import { Logger, type LogLevel, type LoggerService } from '@nestjs/common';
+import { isLogLevelEnabled } from './log-level.js';
+import { sanitizeLogLine, sanitizeStack } from './log-sanitize.js';
+import { redact } from './redact.js';
+
+/** Nest's own test for "this string parameter is a stack trace" (ConsoleLogger). */
+const STACK = /^(.)+\n\s+at .+:\d+:\d+/;
+
+/**
+ * A message or extra parameter made safe: a string is escaped, masked and capped as one line
+ * (an extra parameter shaped like a stack trace, `error(message, stack)`, stays multi-line); an
+ * object is redacted (phone numbers masked, secret-named keys replaced). Anything else is left
+ * alone. The message itself is always one line, whatever it looks like.
+ */
+export function sanitizeLogParam(
+  value: unknown,
+  line: (text: string) => string = sanitizeLogLine,
+  isExtra = false,
+): unknown {
+  if (typeof value === 'string') return isExtra && STACK.test(value) ? sanitizeStack(value) : line(value);
+  if (value !== null && typeof value === 'object' && !(value instanceof Error)) return redact(value);
+  return value;
+}
+
+/**
+ * Nest's Logger for every line the suite writes: each message (and each extra string, the
+ * context included) is escaped — newlines, CR, ANSI escapes, NUL, U+2028/2029 and bidi overrides
+ * written as `\n`, `\x1b`, `\u2028`… — masked (phone numbers) and cut at LOG_LINE_MAX_LENGTH.
+ * Done on the whole line, not on each value, so a new log line cannot forget a value that came
+ * from a request. A stack trace given as the second argument of `error` stays multi-line.
+ *
+ * A level the app turned off returns at once, before any of that work (see isLogLevelEnabled).
+ * Use it in an app as Nest's Logger: `new HubtelLogger('Shop')`.
+ */
+export class HubtelLogger extends Logger {
+  /**
+   * @param context the line's context (`[Shop]`)
+   * @param line how a string is made safe (a parameter for tests; default sanitizeLogLine)
+   */
+  constructor(
+    context: string,
+    private readonly line: (text: string) => string = sanitizeLogLine,
+  ) {
+    super(context);
+  }
+
+  /** Whether a line of `level` would be written (see isLogLevelEnabled). */
+  isLevelEnabled(level: LogLevel): boolean {
+    return isLogLevelEnabled(level, this);
+  }
+
+  override log(message: unknown, ...rest: unknown[]): void {
+    if (this.isLevelEnabled('log')) super.log(this.safe(message), ...this.safeAll(rest));
+  }
+
+  override warn(message: unknown, ...rest: unknown[]): void {
+    if (this.isLevelEnabled('warn')) super.warn(this.safe(message), ...this.safeAll(rest));
+  }
+
+  override error(message: unknown, ...rest: unknown[]): void {
+    if (this.isLevelEnabled('error')) super.error(this.safe(message), ...this.safeAll(rest));
+  }
+
+  override debug(message: unknown, ...rest: unknown[]): void {
+    if (this.isLevelEnabled('debug')) super.debug(this.safe(message), ...this.safeAll(rest));
+  }
+
+  override verbose(message: unknown, ...rest: unknown[]): void {
+    if (this.isLevelEnabled('verbose')) super.verbose(this.safe(message), ...this.safeAll(rest));
+  }
+
+  override fatal(message: unknown, ...rest: unknown[]): void {
+    if (this.isLevelEnabled('fatal')) super.fatal(this.safe(message), ...this.safeAll(rest));
+  }
+
+  private safe(value: unknown): unknown {
+    return sanitizeLogParam(value, this.line);
+  }
+
+  private safeAll(values: unknown[]): unknown[] {
+    return values.length === 0 ? values : values.map((value) => sanitizeLogParam(value, this.line, true));
+  }
+}
+
+type SimpleLogger = Pick<LoggerService, 'log' | 'warn' | 'error'> & Partial<LoggerService>;
+
+/**
+ * Wraps any logger (a LoggerService, or the sandbox's `{ log, warn, error, debug? }`) so every
+ * line reaching it is made safe as HubtelLogger's are. For loggers handed to the suite directly,
+ * not through Nest's Logger.
+ */
+export function sanitizingLogger<T extends SimpleLogger>(target: T): T {
+  const wrap =
+    (method: (message: unknown, ...rest: unknown[]) => unknown) =>
+    (message: unknown, ...rest: unknown[]) =>
+      method.call(
+        target,
+        sanitizeLogParam(message),
+        ...rest.map((value) => sanitizeLogParam(value, sanitizeLogLine, true)),
+      );
+  const wrapped: Record<string, unknown> = Object.create(target) as Record<string, unknown>;
+  for (const level of ['log', 'warn', 'error', 'debug', 'verbose', 'fatal'] as const) {
+    const method = target[level] as ((message: unknown, ...rest: unknown[]) => unknown) | undefined;
+    if (typeof method === 'function') wrapped[level] = wrap(method);
+  }
+  return wrapped as T;
+}

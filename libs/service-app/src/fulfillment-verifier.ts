@@ -1,0 +1,71 @@
+import type { FulfillmentRejection } from './service-app.events.js';
+import type { CartItem } from './service-app.types.js';
+import type { PaymentStatus } from './payment-status.client.js';
+
+/**
+ * What one status check says of an order:
+ * - `paid`: the SessionId's transaction is Paid, for the cart's total;
+ * - `pending`: no transaction yet, or `Unpaid`: the platform may record it late, check again;
+ * - `refused`: final (refunded, the wrong amount, an answer about another reference).
+ */
+export type PaymentVerdict =
+  | { kind: 'paid' }
+  | { kind: 'pending'; message: string }
+  | { kind: 'refused'; reason: FulfillmentRejection; message: string };
+
+/** Money in pesewas, so comparisons are exact. */
+function cents(value: number): number {
+  return Math.round(value * 100);
+}
+
+/** The cart's total: unit price × quantity, to the pesewa. */
+export function cartTotal(item: CartItem): number {
+  return cents(item.Price * item.Qty) / 100;
+}
+
+function money(value: number): string {
+  return value.toFixed(2);
+}
+
+/**
+ * Judges a status-check answer against the order's cart. `OrderInfo.Payment` of the request is a
+ * claim made by whoever sent it, so it is never evidence: only the status check counts. Without a
+ * cart (`requireCart: false`) the payment is checked but no amount can be compared.
+ */
+export function judgePayment(
+  sessionId: string,
+  status: PaymentStatus | undefined,
+  item: CartItem | null,
+  tolerance: number,
+): PaymentVerdict {
+  if (!status)
+    return { kind: 'pending', message: `the status check knows no transaction for session ${sessionId}` };
+  if (status.clientReference !== sessionId) {
+    return {
+      kind: 'refused',
+      reason: 'NOT_CONFIRMED',
+      message: `the status check answered for clientReference "${status.clientReference}", not session ${sessionId}`,
+    };
+  }
+  if (!status.paid) {
+    const state = status.status.trim().toLowerCase();
+    if (state === 'unpaid' || state === 'pending')
+      return { kind: 'pending', message: `the status check says session ${sessionId} is "${status.status}"` };
+    return {
+      kind: 'refused',
+      reason: 'NOT_PAID',
+      message: `the status check says session ${sessionId} is "${status.status}"`,
+    };
+  }
+  if (item) {
+    const expected = cartTotal(item);
+    if (status.amount === undefined || Math.abs(cents(status.amount) - cents(expected)) > cents(tolerance)) {
+      return {
+        kind: 'refused',
+        reason: 'AMOUNT_MISMATCH',
+        message: `the status check reports ${status.amount === undefined ? 'no amount' : money(status.amount)} paid for session ${sessionId}, not the cart's ${money(expected)}`,
+      };
+    }
+  }
+  return { kind: 'paid' };
+}

@@ -1,0 +1,27 @@
+import { requestTransactionStatus, type HttpTransport, type TransactionStatus } from 'nestjs-hubtel';
+
+/** What the transaction status check says of one SessionId's payment. */
+export type PaymentStatus = TransactionStatus;
+
+/**
+ * The status check of a programmable-services order: `clientReference` is the SessionId (platform
+ * facts), on the module's HttpTransport (Basic auth with the status-check pair, time-outs, error
+ * mapping and redacted logs live there). The module's pipeline schedules the re-checks.
+ */
+export class PaymentStatusClient {
+  constructor(
+    private readonly transport: HttpTransport,
+    private readonly posSalesId: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** The payment of a SessionId; undefined when the platform knows no such transaction (404). */
+  find(sessionId: string): Promise<PaymentStatus | undefined> {
+    return requestTransactionStatus(this.transport, {
+      posSalesId: this.posSalesId,
+      clientReference: sessionId,
+      operation: 'serviceApp.paymentStatus',
+      timeoutMs: this.timeoutMs,
+    });
+  }
+}
