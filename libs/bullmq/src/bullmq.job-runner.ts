@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Queue, Worker, type ConnectionOptions, type Job, type QueueOptions } from 'bullmq';
-import { HubtelError, type JobExecutor, type JobRunRequest, type JobRunner } from 'nestjs-hubtel';
+import { HubtelError, HubtelLogger, type JobExecutor, type JobRunRequest, type JobRunner } from 'nestjs-hubtel';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 
 export interface BullmqJobRunnerOptions {
@@ -51,7 +51,7 @@ export class BullmqJobRunner implements JobRunner {
       throw new HubtelError('HUBTEL_CONFIG_INVALID', 'BullmqJobRunner needs a `url` or a `connection`');
     this.leaseMs = options.lockDurationMs ?? BULLMQ_RUNNER_DEFAULTS.lockDurationMs;
     this.prefix = options.prefix ?? BULLMQ_RUNNER_DEFAULTS.prefix;
-    this.logger = options.logger ?? new Logger('Hubtel:BullMQ');
+    this.logger = options.logger ?? new HubtelLogger('Hubtel:BullMQ');
   }
 
   /** The queue of a pipeline (created on first use), e.g. to show it in a dashboard. */
