@@ -3,6 +3,7 @@ import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import type { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
+import { readRedisUrl } from './platform/scale-out.modules.js';
 
 /*
  * The example app's configuration. Two ways to run it, and nothing else differs between them:
@@ -54,6 +55,8 @@ export interface ExampleAppConfig {
   publicUrl?: string;
   platform: SandboxPlatformConfig | HubtelPlatformConfig;
   shopName: string;
+  /** REDIS_URL: records in Redis and jobs on BullMQ, shared by replicas (see scale-out.modules.ts). */
+  redisUrl?: string;
   /**
    * The HTTP server's time-outs, so a client that sends its request slowly (a byte at a time)
    * cannot hold a connection for Node's default 300 s. Default EXAMPLE_DEFAULTS.timeouts.
@@ -124,6 +127,7 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
   const host = readEnvValue(env, 'HOST') ?? EXAMPLE_DEFAULTS.host;
   const publicUrl = readUrl(env, 'PUBLIC_URL');
   const shopName = readEnvValue(env, 'SHOP_NAME') ?? EXAMPLE_DEFAULTS.shopName;
+  const redisUrl = readRedisUrl(env);
 
   const real = REAL_PLATFORM_VARIABLES.filter((key) => readEnvValue(env, key) !== undefined);
   if (real.length === 0) {
@@ -133,6 +137,7 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       host,
       shopName,
       ...(publicUrl === undefined ? {} : { publicUrl }),
+      ...(redisUrl === undefined ? {} : { redisUrl }),
       platform: {
         kind: 'sandbox',
         port: readPort(env, 'SANDBOX_PORT', 0),
@@ -149,5 +154,12 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       `is not set. ${real.join(', ')} ${real.length === 1 ? 'is' : 'are'} set, so the app runs against the real platform, which also needs: ${missing.join(', ')}. Unset every HUBTEL_* credential to run against the embedded sandbox instead.`,
     );
   }
-  return { port, host, shopName, publicUrl, platform: { kind: 'hubtel', env } };
+  return {
+    port,
+    host,
+    shopName,
+    publicUrl,
+    ...(redisUrl === undefined ? {} : { redisUrl }),
+    platform: { kind: 'hubtel', env },
+  };
 }

@@ -10,6 +10,7 @@ import { DataBundleFlow } from './bundles/bundle.flow.js';
 import { SimulatorController } from './bundles/simulator.controller.js';
 import { AppUrls } from './platform/app-urls.service.js';
 import { HUBTEL_PLATFORM, PlatformModule, type HubtelPlatform } from './platform/platform.module.js';
+import { scaleOutModules } from './platform/scale-out.modules.js';
 import { OrdersService } from './shop/orders.service.js';
 import { ReceiptsListener } from './shop/receipts.listener.js';
 import { ShopController } from './shop/shop.controller.js';
@@ -29,6 +30,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         EventEmitterModule.forRoot(),
+        ...scaleOutModules(config.redisUrl),
         PlatformModule.forRoot(config),
         SmsModule.forRootAsync({
           inject: [HUBTEL_PLATFORM],
