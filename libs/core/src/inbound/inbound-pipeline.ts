@@ -229,6 +229,8 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly prefix: string;
+  /** Where open (pending or running) jobs are marked, for the periodic sweep (see `openKey`). */
+  private readonly openPrefix: string;
   private readonly writeOptions: { ttlMs: number };
   private readonly leaseMs: number;
   private readonly runner: JobRunner | undefined;
@@ -250,6 +252,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     this.logger = options.logger ?? new HubtelLogger(`Hubtel:${options.name}`);
     this.now = options.now ?? Date.now;
     this.prefix = `hubtel:${options.name}:job:`;
+    this.openPrefix = `hubtel:${options.name}:open:`;
     this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS };
     this.runner = options.runner;
     this.leaseMs = options.leaseMs ?? options.runner?.leaseMs ?? DEFAULT_LEASE_MS;
@@ -287,7 +290,13 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       updatedAt: at,
     };
     const storeKey = this.storeKey(type, key);
-    const created = await this.options.store.setIfAbsent(storeKey, record, this.writeOptions);
+    // The job is also marked open (sent with the record, so the acknowledgement waits for one round
+    // trip, not two): sweeps, of any instance sharing the store, read those marks, not every record
+    // kept for days.
+    const [created] = await Promise.all([
+      this.options.store.setIfAbsent(storeKey, record, this.writeOptions),
+      this.options.store.setIfAbsent(this.openKey(storeKey), 1, this.writeOptions),
+    ]);
     if (!created) {
       const existing = await this.options.store.get<JobRecord<P>>(storeKey);
       return { duplicate: true, record: existing?.value ?? record };
@@ -373,9 +382,41 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     }
   }
 
+  /**
+   * The open-job marks: each names a job recorded and not settled yet (or settled by a process that
+   * died before it removed the mark). A settled job's mark is removed here.
+   */
+  private async *openJobs(): AsyncIterable<[string, StoreEntry<JobRecord>]> {
+    const store = this.options.store;
+    for await (const [openKey] of store.scan<number>(this.openPrefix)) {
+      const storeKey = this.prefix + openKey.slice(this.openPrefix.length);
+      const entry = await store.get<JobRecord>(storeKey);
+      if (!entry || entry.value.status === 'done' || entry.value.status === 'dead') {
+        await store.delete(openKey);
+        continue;
+      }
+      yield [storeKey, entry];
+    }
+  }
+
+  /** The open mark of a job. */
+  private openKey(storeKey: string): string {
+    return this.openPrefix + storeKey.slice(this.prefix.length);
+  }
+
+  /** Forgets a settled job's open mark (best effort: a mark left behind is removed by the sweep). */
+  private closeMark(storeKey: string, written: JobRecord): void {
+    // Merged into another instance's record that still runs it: the mark stays.
+    if (written.status !== 'done' && written.status !== 'dead') return;
+    this.options.store.delete(this.openKey(storeKey)).catch(() => undefined);
+  }
+
   private async takeOver(dueOnly: boolean): Promise<number> {
     let count = 0;
-    for await (const [storeKey, entry] of this.options.store.scan<JobRecord>(this.prefix)) {
+    // The periodic sweep reads the open marks; recovery at bootstrap reads every record (so it also
+    // finds jobs recorded by a version before the marks, or with their mark lost).
+    const jobs = dueOnly ? this.openJobs() : this.options.store.scan<JobRecord>(this.prefix);
+    for await (const [storeKey, entry] of jobs) {
       const job = entry.value;
       if (!this.definitions.has(job.type)) continue;
       if (this.runner) {
@@ -536,12 +577,13 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     const updatedAt = this.now();
     if (error === undefined) {
       const done = settledRecord(job, 'done', attempt, doneHandlers, results, updatedAt, undefined);
-      await this.write(
+      const written = await this.write(
         storeKey,
         entry,
         definition.compactWhenDone ? compact(done, definition) : done,
         done.doneHandlers,
       );
+      this.closeMark(storeKey, written.value);
       // The hook gets the full record, even when a compacted one was stored.
       if (definition.onSettled) await this.settle(definition, done, 'done');
       return undefined;
@@ -555,6 +597,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     if (attempt >= policy.maxAttempts || outOfTime) {
       const dead = settledRecord(job, 'dead', attempt, doneHandlers, results, updatedAt, message);
       entry = await this.write(storeKey, entry, dead);
+      this.closeMark(storeKey, entry.value);
       this.logger.error(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${attempt} attempt(s): ${message} (dead-lettered)`,
       );
