@@ -276,7 +276,7 @@ redisBinary.describe('two app instances in separate processes on one Redis, the 
   }, 120_000);
 
   it('Redis stopped under load: 503s and no 500, nothing handled meanwhile; Redis back: every recorded callback handled once', async () => {
-    const refs = Array.from({ length: 60 }, (_, index) => id(`outage${index}`));
+    const refs = Array.from({ length: 100 }, (_, index) => id(`outage${index}`));
     await inBatches(refs, 10, (ref, index) => createInvoice(index % 2 ? a : b, ref, 10 + index));
     const bodies = await inBatches(refs, 10, (ref) => paidCallback(ref));
     const answers = new Map<string, number[]>(refs.map((ref) => [ref, []]));
@@ -288,13 +288,13 @@ redisBinary.describe('two app instances in separate processes on one Redis, the 
       return answer.status;
     };
 
-    // Load: the callbacks go out 10 at a time; Redis is killed while they do.
+    // Load: the callbacks go out 20 at a time; Redis is killed while they do.
     let sent = 0;
-    const load = inBatches(refs, 10, async (_, index) => {
+    const load = inBatches(refs, 20, async (_, index) => {
       sent++;
       return send(index);
     });
-    await eventually('some callbacks under way', () => (sent >= 15 ? true : undefined));
+    await eventually('some callbacks under way', () => (sent >= 40 ? true : undefined));
     await redis.stop();
     await load;
     // While it is down, every callback not recorded yet is sent again: all refused for now.
