@@ -187,10 +187,13 @@ export async function waitForOrder(
 }
 
 /** Polls `read` until it returns something other than undefined (state the app keeps, no event to await). */
-export async function eventually<T>(read: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  read: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = read();
+    const value = await read();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 10));
