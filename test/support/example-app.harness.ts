@@ -45,6 +45,8 @@ export async function startExampleInProcess(
     shopName?: string;
     /** Where the app logs (a CaptureLogger, to assert on what was logged). Default: nowhere. */
     logger?: LoggerService;
+    /** REDIS_URL: keep every record in this Redis. Default: in memory. */
+    redisUrl?: string;
   } = {},
 ): Promise<InProcessExample> {
   const sandbox = options.sandbox ?? (await HubtelSandbox.start());
@@ -56,6 +58,7 @@ export async function startExampleInProcess(
         port: 0,
         host: '127.0.0.1',
         shopName: options.shopName ?? 'Test Shop',
+        ...(options.redisUrl === undefined ? {} : { redisUrl: options.redisUrl }),
         platform: { kind: 'sandbox', instance: sandbox },
         overrides: {
           sms: { ...FAST_OVERRIDES.sms, ...o.sms },
