@@ -29,6 +29,8 @@ import {
 } from './support/multi-process.js';
 
 const REPLICA_APP = new URL('./support/replica-app.ts', import.meta.url).pathname;
+/** The example merchant app, as `npm start` runs it. */
+const EXAMPLE_APP = new URL('../src/main.ts', import.meta.url).pathname;
 /** Short job ownership, so a dead instance's jobs are taken over within seconds (defaults: 30 s / 15 s). */
 const LEASE_MS = 2_000;
 const SWEEP_MS = 500;
@@ -135,12 +137,16 @@ redisBinary.describe('two app instances in separate processes on one Redis, the 
     (await sandbox.messages()).filter((m) => m.content === `Receipt ${ref}`).length;
 
   /** Resolves once no job of the pipeline is pending or running (each one done or dead). */
-  async function settled(pipeline: 'checkout' | 'service-app', keyPart?: string): Promise<JobRecord[]> {
+  async function settled(
+    pipeline: 'checkout' | 'service-app',
+    keyPart?: string,
+    on: HubtelStore = store,
+  ): Promise<JobRecord[]> {
     return eventually(
       `the ${pipeline} jobs to settle`,
       async () => {
         const jobs: JobRecord[] = [];
-        for await (const [key, entry] of (store as HubtelStore).scan<JobRecord>(`hubtel:${pipeline}:job:`)) {
+        for await (const [key, entry] of on.scan<JobRecord>(`hubtel:${pipeline}:job:`)) {
           if (keyPart === undefined || key.includes(keyPart)) jobs.push(entry.value);
         }
         return jobs.every((job) => job.status === 'done' || job.status === 'dead') ? jobs : undefined;
@@ -335,4 +341,74 @@ redisBinary.describe('two app instances in separate processes on one Redis, the 
     expect(refs.map((ref) => [ref, runs('paid', ref)])).toEqual(refs.map((ref) => [ref, 1]));
     expect(await Promise.all(refs.map(receipts))).toEqual(refs.map(() => 1));
   }, 180_000);
+
+  /*
+   * The example merchant app itself (src/main.ts, configured by environment variables only, as
+   * `npm start` is) in real-platform mode against the sandbox process: its shop keeps orders in
+   * Redis with REDIS_URL. Database 1 of the same server: another app, its own keys.
+   */
+  describe('the example shop as two processes (src/main.ts, REDIS_URL)', () => {
+    let shop1: AppProcess;
+    let shop2: AppProcess;
+    let shopStore: RedisStore;
+
+    beforeAll(async () => {
+      const env = {
+        HUBTEL_CLIENT_ID: sandbox.info.credentials.api.clientId,
+        HUBTEL_CLIENT_SECRET: sandbox.info.credentials.api.clientSecret,
+        HUBTEL_SMS_CLIENT_ID: sandbox.info.credentials.sms.clientId,
+        HUBTEL_SMS_CLIENT_SECRET: sandbox.info.credentials.sms.clientSecret,
+        HUBTEL_SMS_SENDER_ID: 'Shop',
+        HUBTEL_SMS_URL: sandbox.info.baseUrls.sms,
+        HUBTEL_CHECKOUT_URL: sandbox.info.baseUrls.checkout,
+        HUBTEL_STATUS_URL: sandbox.info.baseUrls.status,
+        HUBTEL_CALLBACK_URL: sandbox.info.baseUrls.fulfillmentCallback,
+        HUBTEL_POS_SALES_ID: sandbox.info.posSalesId,
+        REDIS_URL: `${redis.url}/1`,
+        NO_COLOR: '1',
+      };
+      [shop1, shop2] = await Promise.all([
+        system.app('shop1', { entry: EXAMPLE_APP, env }),
+        system.app('shop2', { entry: EXAMPLE_APP, env }),
+      ]);
+      shopStore = new RedisStore({ url: `${redis.url}/1` });
+      await shopStore.connect();
+    }, 180_000);
+
+    afterAll(async () => {
+      await shopStore?.close().catch(() => undefined);
+    });
+
+    it('an order placed on instance 1 before its kill -9 is paid after the restart: one receipt, and instance 2 sees it paid', async () => {
+      const placed = await fetch(`${shop1.url}/orders`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ product: 'kente-mug', phone: '0244123456', name: 'Ama' }).toString(),
+        redirect: 'manual',
+      });
+      expect(placed.status).toBe(303);
+      // The order id is the invoice's reference: the newest invoice at the sandbox.
+      const [invoice] = await sandbox.get<Array<{ clientReference: string }>>('invoices?limit=1');
+      const orderId = invoice!.clientReference;
+
+      await shop1.kill();
+      await shop1.restart();
+      await sandbox.post(`invoices/${orderId}/pay`, {});
+
+      const order = await eventually(
+        'the order paid and receipted, as instance 2 sees it',
+        async () => {
+          const response = await fetch(`${shop2.url}/api/orders/${orderId}`);
+          const body = (await response.json()) as { status: string; receipt: { status: string } };
+          return body.status === 'paid' && body.receipt.status === 'sent' ? body : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+      await settled('checkout', orderId, shopStore);
+
+      expect(order).toMatchObject({ status: 'paid', receipt: { status: 'sent' } });
+      const receiptsOfOrder = (await sandbox.messages()).filter((m) => m.content.includes(orderId));
+      expect(receiptsOfOrder).toHaveLength(1);
+    }, 120_000);
+  });
 });
