@@ -409,19 +409,11 @@ export class ProcessSet {
     return sandbox;
   }
 
+  /** Starts an app instance (a failed start kills what it started, and throws). */
   async app(name: string, options: AppProcessOptions): Promise<AppProcess> {
-    const port = options.port ?? (await freePort());
-    // Tracked before it starts: a start that fails half-way is still stopped by stopAll().
-    const app = AppProcess.start(name, { ...options, port });
-    return app.then(
-      (started) => {
-        this.apps.push(started);
-        return started;
-      },
-      (error: unknown) => {
-        throw error;
-      },
-    );
+    const app = await AppProcess.start(name, options);
+    this.apps.push(app);
+    return app;
   }
 
   /** Kills every app and sandbox, and stops every redis-server. Never throws. */
