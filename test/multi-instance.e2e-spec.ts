@@ -32,7 +32,7 @@ const REPLICA_APP = new URL('./support/replica-app.ts', import.meta.url).pathnam
 /** The example merchant app, as `npm start` runs it. */
 const EXAMPLE_APP = new URL('../src/main.ts', import.meta.url).pathname;
 /** Short job ownership, so a dead instance's jobs are taken over within seconds (defaults: 30 s / 15 s). */
-const LEASE_MS = 2_000;
+const LEASE_MS = 3_000;
 const SWEEP_MS = 500;
 
 const id = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
@@ -114,6 +114,7 @@ redisBinary.describe('two app instances in separate processes on one Redis, the 
       FULFILLMENT_CALLBACK_URL: receiver.url,
       LEASE_MS: String(LEASE_MS),
       SWEEP_MS: String(SWEEP_MS),
+      HOLD_MS: '800',
       NO_COLOR: '1',
     });
     [a, b] = await Promise.all([
@@ -341,6 +342,24 @@ redisBinary.describe('two app instances in separate processes on one Redis, the 
     expect(refs.map((ref) => [ref, runs('paid', ref)])).toEqual(refs.map((ref) => [ref, 1]));
     expect(await Promise.all(refs.map(receipts))).toEqual(refs.map(() => 1));
   }, 180_000);
+
+  it('Redis killed while a handler runs, back within the lease: the run is recorded once Redis answers, never repeated', async () => {
+    const ref = id('hold');
+    await createInvoice(a, ref, 15);
+    const mark = a.output.mark;
+    await sandbox.post(`invoices/${ref}/pay`, {});
+    // The handler sent its SMS and holds (HOLD_MS) before returning: Redis dies meanwhile.
+    await eventually('the receipt', async () => ((await receipts(ref)) > 0 ? true : undefined), {
+      intervalMs: 20,
+    });
+    await redis.stop();
+    await a.output.waitFor(new RegExp(`^RELEASED ${ref}$`, 'm'), { from: mark });
+    await redis.restart();
+    await settled('checkout', ref);
+
+    expect(runs('paid', ref)).toBe(1);
+    expect(await receipts(ref)).toBe(1);
+  }, 120_000);
 
   /*
    * The example merchant app itself (src/main.ts, configured by environment variables only, as

@@ -10,6 +10,8 @@
  *   INSTANCE                 its name in the lines it prints
  *   FULFILLMENT_CALLBACK_URL where fulfillment callbacks go (default: the sandbox's receiver)
  *   LEASE_MS, SWEEP_MS       job ownership of both modules (default: the modules' defaults)
+ *   HOLD_MS                  how long the paid handler of a `hold-…` reference waits after its
+ *                            SMS before it returns (prints `RELEASED <ref>` then): a slow handler
  *
  * What it handles is observable from outside only: every handler run prints one line
  * (`HANDLED paid <ref> by <instance>`, `HANDLED fulfillment <orderId> by <instance>`), and a paid
@@ -72,6 +74,10 @@ class Receipts {
   async onPaid(event: CheckoutPaidEvent): Promise<void> {
     handled('paid', event.clientReference);
     await this.sms.send({ to: RECEIPT_NUMBER, content: `Receipt ${event.clientReference}` });
+    if (event.clientReference.startsWith('hold-')) {
+      await new Promise((resolve) => setTimeout(resolve, Number(env.HOLD_MS ?? 1_000)));
+      process.stdout.write(`RELEASED ${event.clientReference}\n`);
+    }
   }
 }
 
