@@ -53,6 +53,11 @@ export interface ExampleAppConfig {
    */
   publicUrl?: string;
   platform: SandboxPlatformConfig | HubtelPlatformConfig;
+  /**
+   * REDIS_URL: keep every record (the modules' and the shop's own orders) in this Redis, so
+   * restarts lose nothing and several replicas serve one shop. Default: in memory, this process only.
+   */
+  redisUrl?: string;
   shopName: string;
   /**
    * The HTTP server's time-outs, so a client that sends its request slowly (a byte at a time)
@@ -108,6 +113,27 @@ function readUrl(env: HubtelEnvSource, key: string): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
+/** `redis://` or `rediss://` (TLS), with host, optional `user:password@`, port and `/db`. */
+function readRedisUrl(env: HubtelEnvSource): string | undefined {
+  const raw = readEnvValue(env, 'REDIS_URL');
+  if (raw === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  // The value is not echoed: it may hold the password.
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '')
+    throw new HubtelConfigError(
+      'REDIS_URL',
+      'must be a Redis URL such as redis://127.0.0.1:6379 or rediss://:password@host:6380/0',
+    );
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d{1,2}$/.test(url.pathname))
+    throw new HubtelConfigError('REDIS_URL', 'may end with a database number (/0 to /99), nothing else');
+  return raw;
+}
+
 /**
  * The configuration from environment variables:
  *   PORT (default 3000), HOST (default 127.0.0.1), PUBLIC_URL, SHOP_NAME,
@@ -116,7 +142,8 @@ function readUrl(env: HubtelEnvSource, key: string): string | undefined {
  *   HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_SMS_CLIENT_ID, HUBTEL_SMS_CLIENT_SECRET,
  *   HUBTEL_SMS_SENDER_ID, PUBLIC_URL (all required once one credential is set) and the optional
  *   HUBTEL_POS_SALES_ID, HUBTEL_MERCHANT_ACCOUNT_NUMBER, HUBTEL_CALLBACK_URL, HUBTEL_*_URL,
- *   HUBTEL_TIMEOUT_MS, HUBTEL_RETRY_* — real platform.
+ *   HUBTEL_TIMEOUT_MS, HUBTEL_RETRY_* — real platform;
+ *   REDIS_URL — either mode: every record in Redis instead of this process's memory.
  * A bad or missing value throws a HubtelConfigError naming the variable.
  */
 export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): ExampleAppConfig {
@@ -124,6 +151,8 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
   const host = readEnvValue(env, 'HOST') ?? EXAMPLE_DEFAULTS.host;
   const publicUrl = readUrl(env, 'PUBLIC_URL');
   const shopName = readEnvValue(env, 'SHOP_NAME') ?? EXAMPLE_DEFAULTS.shopName;
+  const redisUrl = readRedisUrl(env);
+  const store = redisUrl === undefined ? {} : { redisUrl };
 
   const real = REAL_PLATFORM_VARIABLES.filter((key) => readEnvValue(env, key) !== undefined);
   if (real.length === 0) {
@@ -132,6 +161,7 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       port,
       host,
       shopName,
+      ...store,
       ...(publicUrl === undefined ? {} : { publicUrl }),
       platform: {
         kind: 'sandbox',
@@ -149,5 +179,5 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       `is not set. ${real.join(', ')} ${real.length === 1 ? 'is' : 'are'} set, so the app runs against the real platform, which also needs: ${missing.join(', ')}. Unset every HUBTEL_* credential to run against the embedded sandbox instead.`,
     );
   }
-  return { port, host, shopName, publicUrl, platform: { kind: 'hubtel', env } };
+  return { port, host, shopName, publicUrl, ...store, platform: { kind: 'hubtel', env } };
 }
