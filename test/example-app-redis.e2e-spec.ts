@@ -197,4 +197,35 @@ redisBinary.describe('two replicas of the example on one Redis and one external 
       });
     }
   });
+
+  // Last: the server restarts empty (no persistence in tests).
+  it('while Redis is down the shop answers 503 (not 500) and starts no checkout; once it is back, it sells again', async () => {
+    const invoicesBefore = platform.invoices().length;
+    await redis.stop();
+    try {
+      const ordered = await fetch(`${a.url}/orders`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ product: 'shea-soap', phone: '0277000444' }),
+      });
+      expect(ordered.status).toBe(503);
+      expect(await ordered.json()).toEqual({
+        statusCode: 503,
+        code: 'STORE_UNAVAILABLE',
+        message: expect.stringContaining('try again'),
+      });
+      const page = await fetch(`${b.url}/api/orders/ord_${'0'.repeat(24)}`);
+      expect(page.status).toBe(503);
+      expect(platform.invoices()).toHaveLength(invoicesBefore);
+    } finally {
+      await redis.restart();
+    }
+    for (;;) {
+      const res = await fetch(`${a.url}/api/orders/ord_${'0'.repeat(24)}`);
+      if (res.status === 404) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const { orderId } = await placeOrder(a.url, { product: 'shea-soap', phone: '0277000444' });
+    expect(await getOrder(b.url, orderId)).toMatchObject({ status: 'awaiting-payment' });
+  });
 });
