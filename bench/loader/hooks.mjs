@@ -13,6 +13,7 @@ const LIBS = {
   '/service-app': 'service-app',
   '/sandbox': 'sandbox',
   '/testing': 'testing',
+  '/redis': 'redis',
 };
 // `HUBTEL_BENCH_DIST=1` runs against the built package (dist/esm) instead of the sources.
 const useDist = process.env.HUBTEL_BENCH_DIST === '1';
