@@ -54,13 +54,14 @@ process.once('exit', () => {
 export class BenchRedis {
   /** The runner's own client: INFO, FLUSHALL, DBSIZE, MEMORY USAGE. */
   readonly client: Redis;
+  /** redis_version of INFO server. */
+  version = 'unknown';
   private readonly exited: Promise<void>;
 
   private constructor(
     readonly port: number,
     private readonly dir: string,
     private readonly process: ChildProcess,
-    readonly version: string,
   ) {
     this.exited = new Promise((resolve) => process.once('exit', () => resolve()));
     this.client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -111,9 +112,9 @@ export class BenchRedis {
     // Keep its pipes drained so a chatty server never blocks on a full pipe.
     child.stdout?.resume();
     child.stderr?.resume();
-    const version = /v=(\d+\.\d+\.\d+)/.exec(output)?.[1] ?? 'unknown';
-    const server = new BenchRedis(port, dir, child, version);
+    const server = new BenchRedis(port, dir, child);
     await server.client.connect();
+    server.version = (await server.info('server')).redis_version ?? 'unknown';
     return server;
   }
 
