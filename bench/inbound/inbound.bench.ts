@@ -450,6 +450,19 @@ function redisPart(
   count: number,
 ): string {
   const versions = [...new Set(servers.map((s) => s.redisVersion).filter(Boolean))].join(', ');
+  if (!versions) {
+    // No redis-server started (not installed, or it failed): say so once, plainly.
+    const why = servers.find((s) => s.failure)?.failure ?? 'no Redis-store server ran';
+    for (const adapter of adapters)
+      goals.push({
+        area: `Checkout callback on Redis, ${adapter}`,
+        goal: `≤ ${GOAL_TRIPS} Redis round trips per paid callback before the acknowledgement`,
+        measured: `not measured: ${why.slice(0, 160)}`,
+        met: null,
+        margin: 'not measured',
+      });
+    return `### On the Redis store\n\nNot measured: ${why}.`;
+  }
   const compare: string[][] = [];
   for (const shape of shapes) {
     for (const adapter of adapters) {

@@ -16,18 +16,24 @@ import { Redis } from 'ioredis';
 
 const CANDIDATES = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'];
 
-/** Path of redis-server, or undefined when it is not installed. */
+/**
+ * Path of redis-server, or undefined when it is not installed. `HUBTEL_BENCH_REDIS_SERVER` names
+ * the binary to use instead of looking for one.
+ */
 export function redisServerBinary(): string | undefined {
+  const chosen = process.env.HUBTEL_BENCH_REDIS_SERVER;
+  if (chosen !== undefined) return executable(chosen) ? chosen : undefined;
   const onPath = (process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'redis-server'));
-  for (const file of [...CANDIDATES, ...onPath]) {
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // next
-    }
+  return [...CANDIDATES, ...onPath].find(executable);
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
   }
-  return undefined;
 }
 
 /** Why the Redis parts are not measured when redis-server is missing, in one plain line. */
