@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     `Why the goals are met or missed, which part of the code costs what, and what would change it: [FINDINGS.md](./FINDINGS.md) ` +
       `(written against the committed run of this file).`,
     ``,
-    `Run it: \`npm ci && npm run bench\` (about 8 minutes; writes this file), \`npm run bench -- --quick\` (under a minute, ` +
+    `Run it: \`npm ci && npm run bench\` (about 10 minutes; writes this file), \`npm run bench -- --quick\` (under a minute, ` +
       `smaller samples, no profiles). Options: \`--only=inbound,sms,sessions,latency\`, \`--out=FILE\`, \`--profile[=S]\` / ` +
       `\`--no-profile\`, \`--equal-load[=RATE]\` (CPU/req with every server offered the same req/s), \`--keep-servers\` (one process per (d) server for every run), \`--duration=S\`, \`--rounds=N\`, \`--connections=N\`, \`--adapters=express,fastify\`, ` +
       `\`--variants=bare,plain,validated,module,redis\`, \`--shapes=checkout-callback,service-flow,fulfillment\`, \`--recipients=N\`, ` +
