@@ -3,6 +3,7 @@
  * run, and writes bench/RESULTS.md. `npm run bench -- --quick` for a short run (< 1 minute).
  * Options: --only=inbound,sms,sessions,latency  --out=FILE  --profile (CPU profiles of the Nest
  * servers into bench/profiles/)  --duration=S --rounds=N --connections=N  --shapes=… --variants=… --adapters=…
+ * (variants: bare, plain, validated, module, redis — the last is (d) on a private redis-server the bench starts)
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -103,11 +104,12 @@ async function main(): Promise<void> {
     `Why the goals are met or missed, which part of the code costs what, and what would change it: [FINDINGS.md](./FINDINGS.md) ` +
       `(written against the committed run of this file).`,
     ``,
-    `Run it: \`npm ci && npm run bench\` (about 8 minutes; writes this file), \`npm run bench -- --quick\` (under a minute, ` +
+    `Run it: \`npm ci && npm run bench\` (about 10 minutes; writes this file), \`npm run bench -- --quick\` (under a minute, ` +
       `smaller samples, no profiles). Options: \`--only=inbound,sms,sessions,latency\`, \`--out=FILE\`, \`--profile[=S]\` / ` +
       `\`--no-profile\`, \`--equal-load[=RATE]\` (CPU/req with every server offered the same req/s), \`--keep-servers\` (one process per (d) server for every run), \`--duration=S\`, \`--rounds=N\`, \`--connections=N\`, \`--adapters=express,fastify\`, ` +
-      `\`--variants=bare,plain,validated,module\`, \`--shapes=checkout-callback,service-flow,fulfillment\`, \`--recipients=N\`, ` +
-      `\`--big-recipients=N\`, \`--sessions=N\`. Every server, sender and fake API runs in its own process (TypeScript ` +
+      `\`--variants=bare,plain,validated,module,redis\`, \`--shapes=checkout-callback,service-flow,fulfillment\`, \`--recipients=N\`, ` +
+      `\`--big-recipients=N\`, \`--sessions=N\`. The Redis-store parts (variant \`redis\`, Redis memory per session) start and stop ` +
+      `their own private redis-server (Redis 6 or later, \`apt-get install redis-server\`); without it they say so and are not measured. Every server, sender and fake API runs in its own process (TypeScript ` +
       `sources through bench/loader, no build step; \`HUBTEL_BENCH_DIST=1\` measures the built dist/esm instead); CPU profiles ` +
       `land in \`.tmp/bench-profiles/\`.`,
     ``,

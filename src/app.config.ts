@@ -3,7 +3,6 @@ import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import type { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
-import { readRedisUrl } from './platform/scale-out.modules.js';
 
 /*
  * The example app's configuration. Two ways to run it, and nothing else differs between them:
@@ -54,9 +53,12 @@ export interface ExampleAppConfig {
    */
   publicUrl?: string;
   platform: SandboxPlatformConfig | HubtelPlatformConfig;
-  shopName: string;
-  /** REDIS_URL: records in Redis and jobs on BullMQ, shared by replicas (see scale-out.modules.ts). */
+  /**
+   * REDIS_URL: keep every record (the modules' and the shop's own orders) in this Redis, so
+   * restarts lose nothing and several replicas serve one shop. Default: in memory, this process only.
+   */
   redisUrl?: string;
+  shopName: string;
   /**
    * The HTTP server's time-outs, so a client that sends its request slowly (a byte at a time)
    * cannot hold a connection for Node's default 300 s. Default EXAMPLE_DEFAULTS.timeouts.
@@ -111,6 +113,27 @@ function readUrl(env: HubtelEnvSource, key: string): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
+/** `redis://` or `rediss://` (TLS), with host, optional `user:password@`, port and `/db`. */
+function readRedisUrl(env: HubtelEnvSource): string | undefined {
+  const raw = readEnvValue(env, 'REDIS_URL');
+  if (raw === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  // The value is not echoed: it may hold the password.
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '')
+    throw new HubtelConfigError(
+      'REDIS_URL',
+      'must be a Redis URL such as redis://127.0.0.1:6379 or rediss://:password@host:6380/0',
+    );
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d{1,2}$/.test(url.pathname))
+    throw new HubtelConfigError('REDIS_URL', 'may end with a database number (/0 to /99), nothing else');
+  return raw;
+}
+
 /**
  * The configuration from environment variables:
  *   PORT (default 3000), HOST (default 127.0.0.1), PUBLIC_URL, SHOP_NAME,
@@ -119,7 +142,8 @@ function readUrl(env: HubtelEnvSource, key: string): string | undefined {
  *   HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_SMS_CLIENT_ID, HUBTEL_SMS_CLIENT_SECRET,
  *   HUBTEL_SMS_SENDER_ID, PUBLIC_URL (all required once one credential is set) and the optional
  *   HUBTEL_POS_SALES_ID, HUBTEL_MERCHANT_ACCOUNT_NUMBER, HUBTEL_CALLBACK_URL, HUBTEL_*_URL,
- *   HUBTEL_TIMEOUT_MS, HUBTEL_RETRY_* — real platform.
+ *   HUBTEL_TIMEOUT_MS, HUBTEL_RETRY_* — real platform;
+ *   REDIS_URL — either mode: every record in Redis instead of this process's memory.
  * A bad or missing value throws a HubtelConfigError naming the variable.
  */
 export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): ExampleAppConfig {
@@ -128,6 +152,7 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
   const publicUrl = readUrl(env, 'PUBLIC_URL');
   const shopName = readEnvValue(env, 'SHOP_NAME') ?? EXAMPLE_DEFAULTS.shopName;
   const redisUrl = readRedisUrl(env);
+  const store = redisUrl === undefined ? {} : { redisUrl };
 
   const real = REAL_PLATFORM_VARIABLES.filter((key) => readEnvValue(env, key) !== undefined);
   if (real.length === 0) {
@@ -136,8 +161,8 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       port,
       host,
       shopName,
+      ...store,
       ...(publicUrl === undefined ? {} : { publicUrl }),
-      ...(redisUrl === undefined ? {} : { redisUrl }),
       platform: {
         kind: 'sandbox',
         port: readPort(env, 'SANDBOX_PORT', 0),
@@ -154,12 +179,5 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       `is not set. ${real.join(', ')} ${real.length === 1 ? 'is' : 'are'} set, so the app runs against the real platform, which also needs: ${missing.join(', ')}. Unset every HUBTEL_* credential to run against the embedded sandbox instead.`,
     );
   }
-  return {
-    port,
-    host,
-    shopName,
-    publicUrl,
-    ...(redisUrl === undefined ? {} : { redisUrl }),
-    platform: { kind: 'hubtel', env },
-  };
+  return { port, host, shopName, publicUrl, ...store, platform: { kind: 'hubtel', env } };
 }

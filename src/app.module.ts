@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { CheckoutModule } from 'nestjs-hubtel/checkout';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
@@ -10,7 +11,9 @@ import { DataBundleFlow } from './bundles/bundle.flow.js';
 import { SimulatorController } from './bundles/simulator.controller.js';
 import { AppUrls } from './platform/app-urls.service.js';
 import { HUBTEL_PLATFORM, PlatformModule, type HubtelPlatform } from './platform/platform.module.js';
-import { scaleOutModules } from './platform/scale-out.modules.js';
+import { jobRunnerModules } from './platform/job-runner.modules.js';
+import { StoreUnavailableFilter } from './platform/store-unavailable.filter.js';
+import { AppStoreModule } from './platform/store.module.js';
 import { OrdersService } from './shop/orders.service.js';
 import { ReceiptsListener } from './shop/receipts.listener.js';
 import { ShopController } from './shop/shop.controller.js';
@@ -20,7 +23,7 @@ import { ShopSettings } from './shop/shop.settings.js';
  * The example merchant app: a shop paid through Hubtel checkout with SMS receipts, and a
  * data-bundle programmable service. The three modules get their options from `HUBTEL_PLATFORM`
  * (the sandbox's, or the real platform's from HUBTEL_* variables): nothing else depends on where
- * the platform is.
+ * the platform is. AppStoreModule decides where records are kept (memory, or Redis with REDIS_URL).
  */
 @Module({})
 export class AppModule {
@@ -30,7 +33,8 @@ export class AppModule {
       module: AppModule,
       imports: [
         EventEmitterModule.forRoot(),
-        ...scaleOutModules(config.redisUrl),
+        AppStoreModule.forRoot(config),
+        ...jobRunnerModules(config.redisUrl),
         PlatformModule.forRoot(config),
         SmsModule.forRootAsync({
           inject: [HUBTEL_PLATFORM],
@@ -48,6 +52,7 @@ export class AppModule {
       // The simulator drives the sandbox's client-app driver: there is none against the real platform.
       controllers: [ShopController, ...(sandbox ? [SimulatorController] : [])],
       providers: [
+        { provide: APP_FILTER, useClass: StoreUnavailableFilter },
         AppUrls,
         { provide: ShopSettings, useValue: new ShopSettings(config.shopName, config.platform.kind) },
         OrdersService,

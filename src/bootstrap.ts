@@ -8,6 +8,7 @@ import { EXAMPLE_DEFAULTS, type ExampleAppConfig } from './app.config.js';
 import { AppModule } from './app.module.js';
 import { AppUrls } from './platform/app-urls.service.js';
 import { applyHttpSecurity, setServerTimeouts } from './platform/http-security.js';
+import { StoreInfo } from './platform/store.module.js';
 
 export interface ExampleApp {
   app: INestApplication;
@@ -20,6 +21,8 @@ export interface ExampleApp {
   sandbox?: HubtelSandbox;
   /** The addresses to show a person. */
   addresses: ExampleAddresses;
+  /** Where records are kept: memory, or Redis (URL with the password masked). */
+  store: StoreInfo;
   /** Stops the app (and the embedded sandbox). */
   close(): Promise<void>;
 }
@@ -82,7 +85,16 @@ export async function startExampleApp(
         }
       : {}),
   };
-  return { app, mode: config.platform.kind, url, publicUrl, sandbox, addresses, close: () => app.close() };
+  return {
+    app,
+    mode: config.platform.kind,
+    url,
+    publicUrl,
+    sandbox,
+    addresses,
+    store: app.get(StoreInfo),
+    close: () => app.close(),
+  };
 }
 
 function hostForUrl(host: string): string {

@@ -10,6 +10,7 @@ import 'reflect-metadata';
 import { ConsoleLogger } from '@nestjs/common';
 import { HubtelConfigError, maskPhoneNumbers, sanitizeLogParam } from 'nestjs-hubtel';
 import { exampleConfigFromEnv } from './app.config.js';
+import { banner } from './banner.js';
 import { startExampleApp, type ExampleApp } from './bootstrap.js';
 
 /**
@@ -43,36 +44,6 @@ class ExampleLogger extends ConsoleLogger {
       ...rest,
     );
   }
-}
-
-function banner(example: ExampleApp): string {
-  const a = example.addresses;
-  const lines = [
-    '',
-    example.mode === 'sandbox'
-      ? 'Example merchant app — running against the embedded Hubtel sandbox (no real money moves)'
-      : 'Example merchant app — running against the REAL Hubtel platform',
-    '',
-    `  Shop:                  ${a.shop}`,
-  ];
-  if (a.simulator) lines.push(`  Data-bundle simulator: ${a.simulator}`);
-  lines.push(
-    `  Service flow URL:      ${a.serviceFlow}`,
-    `  Fulfillment URL:       ${a.fulfillment}`,
-    `  Checkout callback:     ${a.checkoutCallback}`,
-  );
-  if (example.sandbox) {
-    const { sms, api } = example.sandbox.credentials;
-    lines.push(`  Sandbox:               ${a.sandbox}`);
-    if (a.sandboxDashboard)
-      lines.push(`  Sandbox dashboard:     ${a.sandboxDashboard}  (SMS sent, invoices, callbacks, sessions)`);
-    lines.push(
-      // The sandbox's fixed, documented credentials: they protect nothing and are no secret.
-      `  Sandbox credentials:   SMS ${sms.clientId} / ${sms.clientSecret}; checkout + status ${api.clientId} / ${api.clientSecret}; POS Sales ID ${example.sandbox.posSalesId}`,
-    );
-  }
-  lines.push('', 'Press Ctrl+C to stop.', '');
-  return lines.join('\n');
 }
 
 async function main(): Promise<void> {

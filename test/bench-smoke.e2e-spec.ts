@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { redisBinary } from './support/redis-server.js';
 
 /**
  * The benchmark harness starts, drives a server child for about a second and writes its table.
@@ -134,6 +135,40 @@ describe('bench harness (smoke)', () => {
       /^(✅ met|❌ not met)$/,
     );
   }, 180_000);
+
+  redisBinary.it(
+    'runs the Redis-store server beside the others: req/s, CPU and Redis CPU, round trips per callback, Redis memory per session',
+    async () => {
+      const out = path.join(dir, 'RESULTS-redis.md');
+      const { code, output } = await runBench([
+        '--smoke',
+        '--only=inbound,sessions',
+        '--shapes=checkout-callback',
+        '--adapters=fastify',
+        '--variants=redis',
+        `--out=${out}`,
+      ]);
+      expect({ code, output }).toEqual({ code: 0, output: expect.any(String) });
+      const markdown = await readFile(out, 'utf8');
+      expect(markdown).not.toMatch(/section failed/);
+      // The Redis-store server's row: req/s, p50, p99, its own CPU/req and Redis's CPU/req.
+      expect(rowStarting(markdown, 'fastify', '(d) nestjs-hubtel endpoint, Redis store').slice(2, 7)).toEqual(
+        Array(5).fill(expect.stringMatching(NUMBER)),
+      );
+      // Round trips of a paid callback, counted one request at a time, every answer a 2xx.
+      const trips = rowStarting(markdown, 'checkout callback', 'fastify', NUMBER);
+      expect(trips.slice(3, 6)).toEqual(Array(3).fill(expect.stringMatching(/^\d+(–\d+)?$/)));
+      expect(trips[6]).toBe('all 2xx');
+      expect(rowStarting(markdown, 'Checkout callback on Redis, fastify')[3]).toMatch(
+        /^(✅ met|❌ not met)$/,
+      );
+      // Redis memory per live session: INFO used_memory growth over the sessions, one key each.
+      const memory = rowStarting(markdown, '1,000', NUMBER, NUMBER, /^\d+\.\d\d$/);
+      expect(memory).toHaveLength(6);
+      expect(rowStarting(markdown, 'Service-flow sessions on Redis')[3]).toMatch(/^(✅ met|❌ not met)$/);
+    },
+    180_000,
+  );
 
   it('rejects an unknown option with a clear message and a non-zero exit', async () => {
     const { code, output } = await runBench(['--no-such-flag']);

@@ -3,11 +3,10 @@
  * (one process here; several replicas are test/bullmq-replicas.e2e-spec.ts).
  */
 import { Queue } from 'bullmq';
-import { HubtelConfigError, HUBTEL_JOB_RUNNER, HUBTEL_STORE } from 'nestjs-hubtel';
+import { HUBTEL_JOB_RUNNER, HUBTEL_STORE } from 'nestjs-hubtel';
 import { BULLMQ_RUNNER_DEFAULTS, BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import { exampleConfigFromEnv } from '../src/app.config.js';
 import { startExampleApp, type ExampleApp } from '../src/bootstrap.js';
 import {
   FAST_OVERRIDES,
@@ -16,25 +15,6 @@ import {
   waitForOrder,
 } from './support/example-app.harness.js';
 import { RedisServer, redisBinary } from './support/redis-server.js';
-
-describe('exampleConfigFromEnv: REDIS_URL', () => {
-  it('takes a redis:// or rediss:// URL', () => {
-    expect(exampleConfigFromEnv({ REDIS_URL: 'redis://127.0.0.1:6379/2' }).redisUrl).toBe(
-      'redis://127.0.0.1:6379/2',
-    );
-    expect(exampleConfigFromEnv({ REDIS_URL: 'rediss://cache.example.test:6380' }).redisUrl).toBe(
-      'rediss://cache.example.test:6380',
-    );
-    expect(exampleConfigFromEnv({}).redisUrl).toBeUndefined();
-  });
-
-  it('refuses anything else, naming the variable', () => {
-    for (const bad of ['http://127.0.0.1:6379', 'localhost:6379', 'not a url']) {
-      expect(() => exampleConfigFromEnv({ REDIS_URL: bad })).toThrow(HubtelConfigError);
-      expect(() => exampleConfigFromEnv({ REDIS_URL: bad })).toThrow(/REDIS_URL/);
-    }
-  });
-});
 
 redisBinary.describe('the example app with REDIS_URL', () => {
   let redis: RedisServer;

@@ -112,7 +112,8 @@ describe('example app — data bundles as a programmable service', () => {
       matched: true,
     });
     expect(Object.keys(callback.body).sort()).toEqual(['MetaData', 'OrderId', 'ServiceStatus', 'SessionId']);
-    const delivered = shop.example.app.get(BundleDeliveries).get(order.orderId);
+    const bundleDeliveries = shop.example.app.get(BundleDeliveries);
+    const delivered = await bundleDeliveries.get(order.orderId);
     expect(delivered).toMatchObject({
       destination: '233501234567',
       bundle: 'DATA_3GB',
@@ -125,7 +126,9 @@ describe('example app — data bundles as a programmable service', () => {
       order: { isFulfilled: true, serviceStatus: 'success' },
     });
     // The app learns the platform accepted it.
-    await eventually(() => (delivered!.reported === 'success' ? true : undefined));
+    await eventually(async () =>
+      (await bundleDeliveries.get(order.orderId))?.reported === 'success' ? true : undefined,
+    );
 
     // Exactly one delivery and one callback for the order.
     await sandbox.settled();
@@ -150,7 +153,7 @@ describe('example app — data bundles as a programmable service', () => {
     await session.choose('DATA_1GB');
     const { order, deliveries } = await session.pay({ outcome: 'failed' });
     expect(deliveries).toEqual([]);
-    expect(shop.example.app.get(BundleDeliveries).get(order.orderId)).toBeUndefined();
+    expect(await shop.example.app.get(BundleDeliveries).get(order.orderId)).toBeUndefined();
   });
 
   it('an unpaid fulfillment request (three service-flow calls, then any OrderId) delivers no bundle and posts no callback', async () => {
@@ -175,7 +178,7 @@ describe('example app — data bundles as a programmable service', () => {
     expect(res.status).toBe(200);
     expect(await rejected).toMatchObject({ reason: 'NOT_PAID', orderId, sessionId: session.sessionId });
     // The sandbox's status check knows no such transaction; nothing was delivered nor reported.
-    expect(shop.example.app.get(BundleDeliveries).get(orderId)).toBeUndefined();
+    expect(await shop.example.app.get(BundleDeliveries).get(orderId)).toBeUndefined();
     await sandbox.settled();
     expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toEqual([]);
   });

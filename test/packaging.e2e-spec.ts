@@ -35,6 +35,7 @@ const ENTRIES = [
   ['nestjs-hubtel/service-app', 'service-app'],
   ['nestjs-hubtel/sandbox', 'sandbox'],
   ['nestjs-hubtel/testing', 'testing'],
+  ['nestjs-hubtel/redis', 'redis'],
 ] as const;
 
 const credentials = { id: 'fixture-client-id', secret: 'fixture-client-secret' };
@@ -334,7 +335,7 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
   });
 
   it(
-    'Nest 12 ESM app (node): compiles against the declarations, boots, sends through SmsService; the installed bins run',
+    'Nest 12 ESM app (node): compiles against the declarations, boots, sends through SmsService, builds a RedisStore; the installed bins run',
     async () => {
       await prepareFixture('nest12-esm', tarball, path.join(stageDir, 'dist'), async (dir) => {
         // Emitting (not just --noEmit) type-checks against the ESM declarations AND yields the app.
@@ -344,6 +345,7 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
           status: number;
           sent: Record<string, unknown>;
           rejected: Record<string, unknown>;
+          redisStore: Record<string, unknown>;
           resolved: Record<string, string>;
           exported: Record<string, number>;
         };
@@ -352,6 +354,13 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
         expect(JSON.stringify(out.sent)).toContain(messageId);
         expect(JSON.stringify(out.sent)).toContain('233241234567');
         expect(out.rejected).toEqual({ thrown: true, isHubtelError: true, code: 'HUBTEL_VALIDATION_FAILED' });
+        expect(out.redisStore).toEqual({
+          isStore: true,
+          module: 'function',
+          failed: true,
+          isHubtelError: true,
+          code: 'HUBTEL_STORE_UNAVAILABLE',
+        });
         for (const [name, area] of ENTRIES) {
           expect(out.resolved[name]).toMatch(
             new RegExp(`/node_modules/nestjs-hubtel/dist/esm/${area}/index\\.js$`),
@@ -415,7 +424,7 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
   );
 
   it(
-    'Nest 11 CommonJS app: type-checks (node16 and node10 resolution) and its Jest (CommonJS mode) suite sends through SmsService and uses the testing kit',
+    'Nest 11 CommonJS app: type-checks (node16 and node10 resolution) and its Jest (CommonJS mode) suite sends through SmsService, uses the testing kit and builds a RedisStore',
     async () => {
       await prepareFixture('nest11-cjs', tarball, path.join(stageDir, 'dist'), async (dir) => {
         const tsc = bin(dir, 'typescript/bin/tsc');
@@ -433,11 +442,12 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
           numTotalTests: number;
           numPassedTests: number;
         };
-        // One test per entry point, the SMS send and the error-class check, then the two testing
-        // kit tests (test/fixtures/nest11-cjs/test/testing-kit.spec.ts).
+        // One test per entry point, the SMS send and the error-class check, the two testing kit
+        // tests (test/fixtures/nest11-cjs/test/testing-kit.spec.ts) and the Redis store
+        // (test/fixtures/nest11-cjs/test/redis.spec.ts).
         expect(summary).toMatchObject({
-          numTotalTests: ENTRIES.length + 4,
-          numPassedTests: ENTRIES.length + 4,
+          numTotalTests: ENTRIES.length + 5,
+          numPassedTests: ENTRIES.length + 5,
         });
         expectOneBatchSend();
       });

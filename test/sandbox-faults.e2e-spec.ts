@@ -227,7 +227,7 @@ describe('sandbox faults: the modules handle each one (example app in process)',
         expect(res.status).toBe(502);
         expect(await res.json()).toMatchObject({ statusCode: 502, code: 'CHECKOUT_UNAVAILABLE' });
         expect(requestsTo('/items/initiate')).toHaveLength(1);
-        const stuck = orders.list().filter((o) => o.status === 'awaiting-payment' && !o.checkoutUrl);
+        const stuck = (await orders.list()).filter((o) => o.status === 'awaiting-payment' && !o.checkoutUrl);
         expect(stuck).toEqual([]);
       },
     );
@@ -407,7 +407,7 @@ describe('sandbox faults: the modules handle each one (example app in process)',
       expect(callback).toMatchObject({ orderId: order.orderId, serviceStatus: 'success', matched: true });
       expect(requestsTo('/callback').map((r) => r.faultId !== null)).toEqual([true, true, true, false]);
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === order.orderId)).toHaveLength(1);
-      expect(deliveries.get(order.orderId)).toBeDefined();
+      expect(await deliveries.get(order.orderId)).toBeDefined();
       const sent = await eventually(() => callbacksSent.find((e) => e.orderId === order.orderId));
       expect(sent.attempts).toBe(4);
     });
@@ -421,18 +421,18 @@ describe('sandbox faults: the modules handle each one (example app in process)',
       await sandbox.settled();
       await eventually(() => callbacksSent.find((e) => e.orderId === order.orderId));
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === order.orderId)).toHaveLength(1);
-      expect(deliveries.list().filter((d) => d.orderId === order.orderId)).toHaveLength(1);
+      expect((await deliveries.list()).filter((d) => d.orderId === order.orderId)).toHaveLength(1);
     });
 
     it('fulfillment request dropped: nothing delivered until the platform sends it, then once', async () => {
       const session = await toCart();
       const { order, deliveries: sent } = await session.pay({ fault: { drop: true } });
       expect(sent.map((d) => d.state)).toEqual(['dropped']);
-      expect(deliveries.get(order.orderId)).toBeUndefined();
+      expect(await deliveries.get(order.orderId)).toBeUndefined();
       await sandbox.redeliver(sent[0]!.id);
       const callback = await session.waitForCallback();
       expect(callback.serviceStatus).toBe('success');
-      expect(deliveries.get(order.orderId)).toBeDefined();
+      expect(await deliveries.get(order.orderId)).toBeDefined();
     });
 
     it('forged fulfillment request (no session of this app): refused 404, nothing delivered, no callback', async () => {
@@ -441,8 +441,8 @@ describe('sandbox faults: the modules handle each one (example app in process)',
       const forged = sent[0]!.body as { OrderId: string; SessionId: string };
       expect(forged.OrderId).not.toBe(order.orderId);
       expect(sent[0]).toMatchObject({ state: 'failed', statusCode: 404 });
-      expect(deliveries.get(forged.OrderId)).toBeUndefined();
-      expect(deliveries.get(order.orderId)).toBeUndefined();
+      expect(await deliveries.get(forged.OrderId)).toBeUndefined();
+      expect(await deliveries.get(order.orderId)).toBeUndefined();
       await sandbox.settled();
       expect(sandbox.fulfillmentCallbacks()).toEqual([]);
     });

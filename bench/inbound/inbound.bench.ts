@@ -11,24 +11,34 @@ import {
 } from '../lib/profile.js';
 import type { LoadResult } from '../lib/load.js';
 import { Target, type Variant } from './target.js';
+import type { RequestTrips, SentCommand } from './redis-trips.js';
 import { SHAPES, SHAPE_NAMES, type ShapeName } from '../lib/shapes.js';
 import { fmt, median, ratio } from '../lib/stats.js';
 import { marginAtLeast, table, type Goal, type SectionResult } from '../lib/report.js';
 import type { BenchConfig } from '../lib/config.js';
 import { ADAPTERS, type AdapterName } from './adapters.js';
 
-const NEST_VARIANTS: Variant[] = ['plain', 'validated', 'module'];
+const NEST_VARIANTS: Variant[] = ['plain', 'validated', 'module', 'redis'];
 const LABEL: Record<Variant, string> = {
   bare: '(a) bare node:http + JSON.parse',
   plain: '(b) Nest controller, no validation',
   validated: '(c) Nest + ValidationPipe + class-validator',
   module: '(d) nestjs-hubtel endpoint',
+  redis: '(d) nestjs-hubtel endpoint, Redis store',
 };
 
-const VARIANT_SHORT: Record<Variant, string> = { bare: '(a)', plain: '(b)', validated: '(c)', module: '(d)' };
+const VARIANT_SHORT: Record<Variant, string> = {
+  bare: '(a)',
+  plain: '(b)',
+  validated: '(c)',
+  module: '(d)',
+  redis: '(d) Redis',
+};
 
 const GOAL_VS_PLAIN = 0.85;
 const GOAL_VS_VALIDATED = 1.5;
+/** Redis round trips a paid checkout callback may wait for before it is acknowledged. */
+const GOAL_TRIPS = 3;
 
 function cellKey(shape: ShapeName, variant: Variant, adapter: string): string {
   return `${shape}|${variant}|${adapter}`;
@@ -43,6 +53,9 @@ function summarise(results: LoadResult[]): LoadResult | undefined {
     p50: pick((r) => r.p50),
     p99: pick((r) => r.p99),
     cpuUsPerReq: pick((r) => r.cpuUsPerReq),
+    ...(results.every((r) => r.sideCpuUsPerReq !== undefined)
+      ? { sideCpuUsPerReq: pick((r) => r.sideCpuUsPerReq!) }
+      : {}),
     cpuCores: pick((r) => r.cpuCores),
     errors: results.reduce((sum, r) => sum + r.errors, 0),
     non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
@@ -86,8 +99,12 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
   const answered = new Map<string, number>();
   const workNotes: string[] = [];
   const atRate = new Map<string, { cpuUsPerReq: number; p50: number; p99: number; bad: number }>();
+  const trips = new Map<string, RequestTrips[]>();
   // The equal-load column (index 6) only when that pass ran.
-  const withEqualLoad = (cells: string[]) => (inbound.fixedSec > 0 ? cells : cells.filter((_, i) => i !== 6));
+  // Column 6 (Redis's CPU) only when the Redis-store variant ran; 7 (equal load) only when that pass ran.
+  const withRedis = variants.includes('redis');
+  const withEqualLoad = (cells: string[]) =>
+    cells.filter((_, i) => (i !== 6 || withRedis) && (i !== 7 || inbound.fixedSec > 0));
   try {
     for (let round = 0; round < inbound.rounds; round++) {
       const order = round % 2 === 0 ? servers : [...servers].reverse();
@@ -97,9 +114,9 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
           // The module's servers keep what they record (see below): each run gets a fresh
           // process, so a run does not pay for the heap earlier runs left (the baselines keep
           // nothing, so theirs stay up).
-          if (server.variant === 'module' && server.runs > 0 && !inbound.keepServers) {
+          if (server.isModule && server.runs > 0 && !inbound.keepServers) {
             if (!(await server.restart())) {
-              log(`  module/${server.adapter}: could not restart: ${server.failure}`);
+              log(`  ${server.variant}/${server.adapter}: could not restart: ${server.failure}`);
               continue;
             }
           }
@@ -139,24 +156,50 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         }
       }
     }
+    // Redis round trips per request, one request at a time, on the Redis-store servers.
+    for (const server of servers) {
+      if (server.variant !== 'redis' || !server.port) continue;
+      for (const shape of shapes) {
+        if (!server.serves(shape)) continue;
+        try {
+          const recorded = await countRoundTrips(server, shape, tripCount(config));
+          trips.set(cellKey(shape, 'redis', server.adapter), recorded);
+          const key = cellKey(shape, 'redis', server.adapter);
+          answered.set(key, (answered.get(key) ?? 0) + recorded.length);
+          const typical = typicalTrips(recorded);
+          log(
+            `  Redis round trips ${shape} ${server.adapter}: ${typical ? `${answerTrips(typical)} awaited by the ack, ${roundTrips(typical.beforeAck) - answerTrips(typical)} of the background job before it, ${roundTrips(typical.afterAck)} after` : 'none recorded'}`,
+          );
+        } catch (error) {
+          log(
+            `  Redis round trips ${shape} ${server.adapter}: failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+      }
+    }
     // The suite's servers keep what they recorded (the store's TTLs are hours to days): say how
     // much one held at most, since a larger heap makes garbage collection dearer.
     for (const server of servers) {
-      if (server.variant !== 'module' || !server.port) continue;
+      if (!server.isModule || !server.port) continue;
       // Every answered request must have run the host's code (handler or flow step): proof the
       // suite took its real path (verified, recorded, dispatched), not a refusal answered 200.
       await server.collect();
       for (const shape of shapes) {
-        const sent = answered.get(cellKey(shape, 'module', server.adapter)) ?? 0;
+        const sent = answered.get(cellKey(shape, server.variant, server.adapter)) ?? 0;
         const ran = server.handled[shape] ?? 0;
         const ok = ran >= sent && ran <= sent + inbound.connections * 2 * inbound.rounds;
+        const store = server.variant === 'redis' ? ' (Redis store)' : '';
         workNotes.push(
-          `${server.adapter} ${SHAPES[shape].label}: ${fmt(ran)} handler runs for ${fmt(sent)} answers${ok ? '' : ' ⚠'}`,
+          `${server.adapter}${store} ${SHAPES[shape].label}: ${fmt(ran)} handler runs for ${fmt(sent)} answers${ok ? '' : ' ⚠'}`,
         );
         if (!ok)
-          log(`  ⚠ module/${server.adapter} ${shape}: ${ran} handler runs for ${sent} answered requests`);
+          log(
+            `  ⚠ ${server.variant}/${server.adapter} ${shape}: ${ran} handler runs for ${sent} answered requests`,
+          );
       }
-      heapNotes.push(`${server.adapter}: ${fmt(server.largestHeap / 2 ** 20)} MB heap`);
+      heapNotes.push(
+        `${server.adapter}${server.variant === 'redis' ? ' (Redis store)' : ''}: ${fmt(server.largestHeap / 2 ** 20)} MB heap`,
+      );
     }
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
@@ -198,6 +241,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         '',
         '',
         '',
+        '',
       ]);
     for (const adapter of adapters) {
       const plain = get('plain', adapter);
@@ -217,6 +261,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
             '',
             '',
             '',
+            '',
             server?.failure ? `could not start: ${server.failure.slice(0, 160)}` : missing,
           ]);
           continue;
@@ -224,10 +269,10 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         const equal = (v: Variant) => atRate.get(cellKey(shapeName, v, adapter))?.cpuUsPerReq ?? NaN;
         let vsPlain = '';
         let vsValidated = '';
-        if (variant === 'module') {
+        if (variant === 'module' || variant === 'redis') {
           const at = (v: Variant) =>
-            Number.isFinite(equal(v) / equal('module'))
-              ? `; equal load ${ratio(equal(v) / equal('module'))}`
+            Number.isFinite(equal(v) / equal(variant))
+              ? `; equal load ${ratio(equal(v) / equal(variant))}`
               : '';
           vsPlain = plain
             ? `${ratio(r.rps / plain.rps)} (CPU ${ratio(plain.cpuUsPerReq / r.cpuUsPerReq)}${at('plain')})`
@@ -244,6 +289,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
           fmt(r.p50),
           fmt(r.p99),
           fmt(r.cpuUsPerReq),
+          r.sideCpuUsPerReq === undefined ? '' : fmt(r.sideCpuUsPerReq),
           fmt(equal(variant)),
           vsPlain,
           vsValidated,
@@ -290,6 +336,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
             'p50 ms',
             'p99 ms',
             'CPU µs/req',
+            'Redis CPU µs/req',
             `CPU µs/req at ${fmt(inbound.fixedRate)} req/s`,
             '(d)/(b)',
             '(d)/(c)',
@@ -299,11 +346,245 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         ),
     );
   }
+  if (withRedis) {
+    const redisServers = servers.filter((server) => server.variant === 'redis');
+    parts.push(redisPart(shapes, adapters, redisServers, results, trips, goals, tripCount(config)));
+  }
   if (variants.includes('module')) parts.push(await inProcessPass(config, shapes, log));
   if (config.inbound.profileSec > 0) {
     parts.push(await profilePass(config, shapes, adapters, variants, log));
   }
   return { title: 'Inbound endpoints', markdown: parts.join('\n\n'), goals };
+}
+
+function tripCount(config: BenchConfig): number {
+  return config.mode === 'full' ? 20 : config.mode === 'quick' ? 10 : 3;
+}
+
+/**
+ * Sends `count` fresh requests of `shape` to a Redis-store server one at a time, each after the
+ * previous one's background work (host handler, records) is done, and returns the Redis commands
+ * each caused before and after its answer (bench/inbound/redis-trips.ts counts them in the server).
+ */
+async function countRoundTrips(server: Target, shape: ShapeName, count: number): Promise<RequestTrips[]> {
+  const child = server.child!;
+  const handled = async () =>
+    Number(((await child.request('handled')).counts as Record<string, number>)[shape] ?? 0);
+  await server.prepare(shape, count + 1);
+  const seq = server.sequence(shape);
+  await child.request('trips-start');
+  let stopped = false;
+  try {
+    for (let i = 0; i < count; i++) {
+      const before = await handled();
+      const response = await fetch(`http://127.0.0.1:${server.port!}${SHAPES[shape].path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: seq.take().body,
+      });
+      await response.text();
+      // The host's code runs before the answer (a flow step) or after it (callbacks): wait for it,
+      // then a little longer for the records written once it is done.
+      for (let waited = 0; waited < 2000 && (await handled()) <= before; waited += 5) await sleep(5);
+      await sleep(30);
+    }
+    stopped = true;
+    return (await child.request('trips-stop')).requests as RequestTrips[];
+  } finally {
+    if (!stopped) await child.request('trips-stop').catch(() => undefined);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Round trips among commands: a command sent in the same tick as a pipeline's first is not one. */
+function roundTrips(commands: SentCommand[]): number {
+  return commands.filter((c) => !c.pipelined).length;
+}
+
+/** The round trips the answer waits for: sent before it, not by the background job. */
+function answerTrips(r: RequestTrips): number {
+  return roundTrips(r.beforeAck.filter((c) => !c.job));
+}
+
+function signature(commands: SentCommand[]): string {
+  return commands.map((c) => `\`${c.name} ${c.key}\`${c.job ? ' (job)' : ''}`).join(' → ');
+}
+
+/** The most common request among those recorded (by the commands it sent before its answer). */
+function typicalTrips(requests: RequestTrips[]): RequestTrips | undefined {
+  const bySignature = new Map<string, RequestTrips[]>();
+  for (const r of requests) {
+    const sig = signature(r.beforeAck);
+    bySignature.set(sig, [...(bySignature.get(sig) ?? []), r]);
+  }
+  return [...bySignature.values()].sort((a, b) => b.length - a.length)[0]?.[0];
+}
+
+/** Commands as a Markdown list item: `SET hubtel:…:<id>` → `GET …`, with parallel ones marked. */
+function commandList(commands: SentCommand[]): string {
+  if (commands.length === 0) return 'none';
+  return commands
+    .map(
+      (c) =>
+        `\`${c.name} ${c.key}\`` +
+        (c.job ? ' (background job)' : '') +
+        (c.pipelined ? ' (pipelined)' : c.overlapping > 0 ? ' (sent while another was in flight)' : ''),
+    )
+    .join(', ');
+}
+
+/**
+ * The Redis-store rows beside the in-memory ones: throughput and CPU compared (the Node server's
+ * and Redis's own), and the round trips per request with the goal for a paid checkout callback.
+ */
+function redisPart(
+  shapes: ShapeName[],
+  adapters: AdapterName[],
+  servers: Target[],
+  results: Map<string, LoadResult[]>,
+  trips: Map<string, RequestTrips[]>,
+  goals: Goal[],
+  count: number,
+): string {
+  const versions = [...new Set(servers.map((s) => s.redisVersion).filter(Boolean))].join(', ');
+  if (!versions) {
+    // No redis-server started (not installed, or it failed): say so once, plainly.
+    const why = servers.find((s) => s.failure)?.failure ?? 'no Redis-store server ran';
+    for (const adapter of adapters)
+      goals.push({
+        area: `Checkout callback on Redis, ${adapter}`,
+        goal: `≤ ${GOAL_TRIPS} Redis round trips per paid callback before the acknowledgement`,
+        measured: `not measured: ${why.slice(0, 160)}`,
+        met: null,
+        margin: 'not measured',
+      });
+    return `### On the Redis store\n\nNot measured: ${why}.`;
+  }
+  const compare: string[][] = [];
+  for (const shape of shapes) {
+    for (const adapter of adapters) {
+      const memory = summarise(results.get(cellKey(shape, 'module', adapter)) ?? []);
+      const redis = summarise(results.get(cellKey(shape, 'redis', adapter)) ?? []);
+      if (!redis) continue;
+      const side = redis.sideCpuUsPerReq ?? NaN;
+      compare.push([
+        SHAPES[shape].label,
+        adapter,
+        memory ? ratio(redis.rps / memory.rps) : 'n/a',
+        memory ? `${fmt(memory.p99)} → ${fmt(redis.p99)}` : fmt(redis.p99),
+        memory ? `${fmt(memory.cpuUsPerReq)} → ${fmt(redis.cpuUsPerReq)}` : fmt(redis.cpuUsPerReq),
+        fmt(side),
+        fmt(redis.cpuUsPerReq + side),
+      ]);
+    }
+  }
+  const tripRows: string[][] = [];
+  const lists: string[] = [];
+  for (const shape of shapes) {
+    for (const adapter of adapters) {
+      const recorded = trips.get(cellKey(shape, 'redis', adapter));
+      const server = servers.find((s) => s.adapter === adapter);
+      const isGoal = shape === 'checkout-callback';
+      if (!recorded || recorded.length === 0) {
+        if (isGoal)
+          goals.push({
+            area: `Checkout callback on Redis, ${adapter}`,
+            goal: `≤ ${GOAL_TRIPS} Redis round trips per paid callback before the acknowledgement`,
+            measured: server?.failure ? `not measured: ${server.failure.slice(0, 120)}` : 'not measured',
+            met: null,
+            margin: 'not measured',
+          });
+        continue;
+      }
+      const before = recorded.map(answerTrips).sort((a, b) => a - b);
+      const jobBefore = recorded.map((r) => roundTrips(r.beforeAck) - answerTrips(r)).sort((a, b) => a - b);
+      const after = recorded.map((r) => roundTrips(r.afterAck)).sort((a, b) => a - b);
+      const typical = typicalTrips(recorded)!;
+      const most = before[before.length - 1]!;
+      const bad = recorded.filter((r) => r.status < 200 || r.status >= 300).length;
+      const span = (values: number[]) =>
+        values[0] === values[values.length - 1]
+          ? `${values[0]}`
+          : `${values[0]}–${values[values.length - 1]}`;
+      tripRows.push([
+        SHAPES[shape].label,
+        adapter,
+        fmt(recorded.length),
+        span(before),
+        span(jobBefore),
+        span(after),
+        bad ? `${bad} answered non-2xx ⚠` : 'all 2xx',
+      ]);
+      lists.push(
+        `- ${SHAPES[shape].label}, ${adapter}: before the answer ${commandList(typical.beforeAck)}; after it ${commandList(typical.afterAck)}`,
+      );
+      if (isGoal) {
+        goals.push({
+          area: `Checkout callback on Redis, ${adapter}`,
+          goal: `≤ ${GOAL_TRIPS} Redis round trips per paid callback before the acknowledgement`,
+          measured:
+            `${span(before)} awaited by the ack (${signature(typical.beforeAck.filter((c) => !c.job)) || 'none'}); ` +
+            `not awaited: the background job's ${span(jobBefore)} sent before the ack and ${span(after)} after it`,
+          met: bad === 0 ? most <= GOAL_TRIPS : false,
+          margin:
+            most <= GOAL_TRIPS
+              ? `${GOAL_TRIPS - most} to spare`
+              : `${most - GOAL_TRIPS} over the limit` + (bad ? `; ${bad} non-2xx` : ''),
+        });
+      }
+    }
+  }
+  return (
+    `### On the Redis store\n\n` +
+    `The rows "(d) nestjs-hubtel endpoint, Redis store" above are (d) configured as the Redis store's docs say ` +
+    `(\`HubtelRedisModule.forRoot({ url })\`, no \`store\` option on the modules), each server with a private ` +
+    `redis-server ${versions || ''} on 127.0.0.1 (\`--save '' --appendonly no --maxmemory-policy noeviction\`, started and ` +
+    `stopped by the bench; emptied whenever its server process is replaced, as the in-memory store is). Redis is a ` +
+    `separate process: "Redis CPU" is its INFO cpu (used_cpu_user + used_cpu_sys) over the same window divided by the ` +
+    `same requests. Redis, the Node server and the load generator share the machine's cores, and other work ran on it ` +
+    `too: compare the two stores within this run, not across runs.\n\n` +
+    table(
+      [
+        'endpoint',
+        'adapter',
+        'req/s Redis / memory',
+        'p99 ms memory → Redis',
+        'server CPU µs/req memory → Redis',
+        'Redis CPU µs/req',
+        'server + Redis CPU µs/req',
+      ],
+      compare,
+      ['l', 'l'],
+    ) +
+    `\n\n#### Redis round trips per request\n\n` +
+    `${fmt(count)} fresh requests per endpoint sent one at a time to the Redis-store server (after the measured rounds), ` +
+    `each after the previous one's host handler ran. In the server, every command the store's ioredis client sends is ` +
+    `charged to the request in flight, before or after its answer is handed to the socket (\`res.end\`); a pipeline or ` +
+    `MULTI would count once. Each command of the store is one round trip (no pipelines: RedisStore sends GET, SET NX PX, ` +
+    `DEL, and its compare-and-set and set as one EVALSHA each). The inbound pipeline starts the host handler's job on the ` +
+    `next turn of the event loop, and the answer does not await it; but the job's first commands (claim, outcome) often go ` +
+    `out while the answer still waits for its own, so they are sent before \`res.end\`. They are told apart by the ` +
+    `command's async stack (\`InboundPipeline.work\` on it) and counted in their own column. The goal is judged on the ` +
+    `largest count of round trips the answer waits for: what a paid callback costs in Redis round trips before Hubtel ` +
+    `gets its 200.\n\n` +
+    table(
+      [
+        'endpoint',
+        'adapter',
+        'requests',
+        'round trips the answer waits for',
+        "background job's, sent before the answer",
+        'sent after the answer',
+        'answers',
+      ],
+      tripRows,
+      ['l', 'l'],
+    ) +
+    `\n\nThe commands of a typical request, in the order sent (\`<id>\` is the request's own id):\n\n${lists.join('\n')}`
+  );
 }
 
 /**

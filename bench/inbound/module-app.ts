@@ -1,7 +1,9 @@
 import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
-import { MemoryStore } from 'nestjs-hubtel';
+import type { Server } from 'node:http';
+import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
+import { HubtelRedisModule, RedisStore } from 'nestjs-hubtel/redis';
 import { CheckoutModule } from 'nestjs-hubtel/checkout';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import type { Message } from '../lib/ipc.js';
@@ -9,6 +11,7 @@ import type { ShapeName } from '../lib/shapes.js';
 import { createAdapter, type AdapterName } from './adapters.js';
 import { BenchHandlers, BundleFlow, seedCarts, seedInvoices } from './host-app.js';
 import { LatencyProbe } from './latency-probe.js';
+import { RoundTripRecorder } from './redis-trips.js';
 
 /**
  * (d) The suite's own endpoints, configured as a merchant would: defaults everywhere (full
@@ -22,6 +25,11 @@ import { LatencyProbe } from './latency-probe.js';
  * - checkout callback: verification refuses a callback for an invoice this app did not create, so
  *   an invoice is stored per future ClientReference.
  * Both are written to the module's store as another instance sharing that store would have.
+ *
+ * With `redisUrl` (the Redis-store variant), the app is configured as the Redis store's docs say:
+ * `HubtelRedisModule.forRoot({ url })` and no `store` option on the modules, which then share the
+ * app-wide store; everything else is the same. Its requests' Redis round trips can be recorded
+ * (`trips-start` / `trips-stop`).
  */
 export interface ModuleApp {
   app: INestApplication;
@@ -32,24 +40,29 @@ export interface ModuleApp {
   >;
 }
 
-export async function createModuleApp(adapter: AdapterName): Promise<ModuleApp> {
+export async function createModuleApp(adapter: AdapterName, redisUrl?: string): Promise<ModuleApp> {
   // One store per module, as each module's default would be; given explicitly so carts and
-  // invoices can be prepared in it.
-  const serviceAppStore = new MemoryStore();
-  const checkoutStore = new MemoryStore();
+  // invoices can be prepared in it. On Redis: the app-wide store of HubtelRedisModule.
+  const memory = redisUrl === undefined;
+  const serviceAppStore = memory ? new MemoryStore() : undefined;
+  const checkoutStore = memory ? new MemoryStore() : undefined;
   const probe = new LatencyProbe();
 
   @Module({
     imports: [
       EventEmitterModule.forRoot(),
+      ...(memory ? [] : [HubtelRedisModule.forRoot({ url: redisUrl })]),
       // Every service-flow request of the load is a fresh session start, hundreds of thousands per
       // run: the cap on unanswered starts (a flood defence) would answer most of them "busy" and
       // the run would time the refusal, not a start. Raised so every request starts a session.
-      ServiceAppModule.forRoot({ store: serviceAppStore, maxPendingSessions: 10_000_000 }),
+      ServiceAppModule.forRoot({
+        ...(serviceAppStore ? { store: serviceAppStore } : {}),
+        maxPendingSessions: 10_000_000,
+      }),
       CheckoutModule.forRoot({
         clientId: 'bench-client',
         clientSecret: 'bench-secret-value',
-        store: checkoutStore,
+        ...(checkoutStore ? { store: checkoutStore } : {}),
       }),
     ],
     providers: [BundleFlow, BenchHandlers, { provide: LatencyProbe, useValue: probe }],
@@ -59,15 +72,27 @@ export async function createModuleApp(adapter: AdapterName): Promise<ModuleApp> 
   // Warnings and errors are printed as in production; per-request `log`/`debug` lines are not.
   const app = await NestFactory.create(BenchModuleApp, createAdapter(adapter), { logger: ['error', 'warn'] });
   probe.attach(app);
+  const redis = memory ? undefined : app.get(RedisStore);
+  const stores: { serviceApp: HubtelStore; checkout: HubtelStore } = {
+    serviceApp: serviceAppStore ?? redis!,
+    checkout: checkoutStore ?? redis!,
+  };
+  let trips: RoundTripRecorder | undefined;
   return {
     app,
     shapes: ['checkout-callback', 'service-flow', 'fulfillment'],
     handlers: {
       prepare: async (message) => {
         const [prefix, from, count] = [String(message.prefix), Number(message.from), Number(message.count)];
-        if (message.shape === 'fulfillment') await seedCarts(serviceAppStore, prefix, from, count);
-        if (message.shape === 'checkout-callback') await seedInvoices(checkoutStore, prefix, from, count);
+        if (message.shape === 'fulfillment') await seedCarts(stores.serviceApp, prefix, from, count);
+        if (message.shape === 'checkout-callback') await seedInvoices(stores.checkout, prefix, from, count);
       },
+      'trips-start': () => {
+        if (!redis) throw new Error('round trips are counted on the Redis-store server only');
+        trips ??= new RoundTripRecorder(redis.client, app.getHttpServer() as Server);
+        trips.start();
+      },
+      'trips-stop': () => ({ requests: trips?.stop() ?? [] }),
       handled: () => ({ counts: { ...probe.counts } }),
       'latency-start': () => probe.start(),
       'latency-stop': () => probe.stop(),

@@ -4,6 +4,7 @@
  *   plain      Nest controller, no validation                       — baseline (b)
  *   validated  Nest controller + global ValidationPipe + DTOs       — baseline (c)
  *   module     the suite's own endpoints, full validation + pipeline — (d)
+ *   redis      (d) on the Redis store: `server.ts redis <adapter> <redis url>`
  * It serves all three inbound shapes, listens on 127.0.0.1:0 and reports `ready` with its port.
  */
 import type { Server } from 'node:http';
@@ -11,9 +12,9 @@ import type { INestApplication } from '@nestjs/common';
 import { serveChild, signalFailure, signalReady, type Message } from '../lib/ipc.js';
 import type { AdapterName } from './adapters.js';
 
-export type Variant = 'bare' | 'plain' | 'validated' | 'module';
+export type Variant = 'bare' | 'plain' | 'validated' | 'module' | 'redis';
 
-const [variant, adapter] = process.argv.slice(2) as [Variant, AdapterName];
+const [variant, adapter, redisUrl] = process.argv.slice(2) as [Variant, AdapterName, string | undefined];
 
 interface Extras {
   /** Extra IPC handlers (module app: handler latency samples). */
@@ -36,9 +37,9 @@ async function main(): Promise<void> {
     close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   } else {
     let app: INestApplication;
-    if (variant === 'module') {
+    if (variant === 'module' || variant === 'redis') {
       const { createModuleApp } = await import('./module-app.js');
-      const created = await createModuleApp(adapter);
+      const created = await createModuleApp(adapter, variant === 'redis' ? redisUrl : undefined);
       app = created.app;
       extras = created;
       shapes = created.shapes;

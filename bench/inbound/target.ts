@@ -3,9 +3,10 @@ import { openLoop } from '../lib/http-driver.js';
 import { drive, type LoadOptions, type LoadResult } from '../lib/load.js';
 import { percentile } from '../lib/stats.js';
 import { IdSequence, SHAPES, type ShapeName } from '../lib/shapes.js';
+import { BenchRedis } from '../lib/redis-server.js';
 import type { AdapterName } from './adapters.js';
 
-export type Variant = 'bare' | 'plain' | 'validated' | 'module';
+export type Variant = 'bare' | 'plain' | 'validated' | 'module' | 'redis';
 
 let serial = 0;
 
@@ -13,6 +14,8 @@ let serial = 0;
  * A server under test (bench/inbound/server.ts) in its own process, with one fresh-id sequence per
  * shape. For the module's server, what the next ids need (carts, invoices) is prepared before the
  * warm-up and before the measured run, sized from the rate seen, outside the CPU window.
+ * The Redis-store variant gets a private redis-server of its own (started with the target, emptied
+ * when its server process is replaced, stopped with it), whose CPU is read around each window.
  */
 export class Target {
   child?: Child;
@@ -30,21 +33,38 @@ export class Target {
   readonly handled: Record<string, number> = {};
   /** Largest heap a process of this target held when it was replaced or asked (bytes). */
   largestHeap = 0;
+  /** The Redis-store variant's own redis-server. */
+  redis?: BenchRedis;
+  /** Its version, kept for the report after it stopped. */
+  redisVersion?: string;
 
   constructor(
     readonly variant: Variant,
     readonly adapter: AdapterName | '-',
   ) {}
 
+  /** The suite's own server (in-memory or Redis store): it records, and needs ids prepared. */
+  get isModule(): boolean {
+    return this.variant === 'module' || this.variant === 'redis';
+  }
+
   async start(options: ChildOptions = {}): Promise<boolean> {
     this.options = options;
     this.runs = 0;
-    this.child = new Child(
-      'inbound/server.ts',
-      [this.variant, this.adapter === '-' ? 'express' : this.adapter],
-      options,
-    );
     try {
+      if (this.variant === 'redis') {
+        this.redis ??= await BenchRedis.start();
+        this.redisVersion = this.redis.version;
+      }
+      this.child = new Child(
+        'inbound/server.ts',
+        [
+          this.variant,
+          this.adapter === '-' ? 'express' : this.adapter,
+          ...(this.redis ? [this.redis.url] : []),
+        ],
+        options,
+      );
       const ready = await this.child.ready;
       this.port = ready.port as number;
       this.shapes = ready.shapes as ShapeName[];
@@ -65,14 +85,16 @@ export class Target {
    */
   async restart(): Promise<boolean> {
     await this.collect();
-    await this.stop();
+    await this.child?.stop();
+    // A fresh process starts with an empty store, as the in-memory variant's does.
+    await this.redis?.flush();
     for (const [shape, seq] of this.sequences) this.prepared.set(shape, seq.next);
     return this.start(this.options);
   }
 
   /** Adds the current process's handler counts to `handled` and notes its heap (module only). */
   async collect(): Promise<void> {
-    if (this.variant !== 'module' || !this.child || !this.port) return;
+    if (!this.isModule || !this.child || !this.port) return;
     const { counts } = await this.child.request('handled');
     for (const [shape, count] of Object.entries(counts as Record<string, number>))
       this.handled[shape] = (this.handled[shape] ?? 0) + count;
@@ -96,7 +118,7 @@ export class Target {
 
   /** Makes sure the next `count` ids of `shape` are prepared on the server. */
   async prepare(shape: ShapeName, count: number): Promise<void> {
-    if (this.variant !== 'module') return;
+    if (!this.isModule) return;
     const seq = this.sequence(shape);
     const done = this.prepared.get(shape) ?? 0;
     const upTo = seq.next + Math.ceil(count);
@@ -116,6 +138,7 @@ export class Target {
       path: SHAPES[shape].path,
       ids: this.sequence(shape),
       prepare: (seconds, rps) => this.prepare(shape, (rps ?? guess) * 2 * (seconds + 1)),
+      ...(this.redis ? { sideCpuUs: () => this.redis!.cpuUs() } : {}),
     });
   }
 
@@ -147,7 +170,9 @@ export class Target {
     };
   }
 
-  stop(graceMs?: number): Promise<void> {
-    return this.child?.stop(graceMs) ?? Promise.resolve();
+  async stop(graceMs?: number): Promise<void> {
+    await this.child?.stop(graceMs);
+    await this.redis?.stop();
+    this.redis = undefined;
   }
 }

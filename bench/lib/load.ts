@@ -10,6 +10,8 @@ export interface LoadResult {
   p99: number;
   /** Server CPU (user + system) per completed request, in µs. */
   cpuUsPerReq: number;
+  /** CPU per completed request of a process the server depends on (its Redis), in µs. */
+  sideCpuUsPerReq?: number;
   /** Server CPU use over the window, in cores (1.0 = one core busy). */
   cpuCores: number;
   errors: number;
@@ -34,6 +36,8 @@ export interface LoadOptions {
   probeHeader?: string;
   /** Runs before the warm-up, and between warm-up and measurement with the warm-up's req/s. */
   prepare?: (seconds: number, rps?: number) => Promise<void>;
+  /** CPU used so far (µs) by a process the server depends on (its redis-server), read around the window. */
+  sideCpuUs?: () => Promise<number>;
 }
 
 function options(load: LoadOptions, durationSec: number): Options {
@@ -82,6 +86,7 @@ export async function drive(server: Child, load: LoadOptions): Promise<LoadResul
     rps = warmAnswered / warm.duration;
   }
   await load.prepare?.(load.durationSec, rps);
+  const sideBefore = await load.sideCpuUs?.();
   const first = await server.request('cpu');
   const before = first.usage as NodeJS.CpuUsage;
   const started = process.hrtime.bigint();
@@ -89,6 +94,7 @@ export async function drive(server: Child, load: LoadOptions): Promise<LoadResul
   const elapsedSec = Number(process.hrtime.bigint() - started) / 1e9;
   const last = await server.request('cpu');
   const after = last.usage as NodeJS.CpuUsage;
+  const sideAfter = await load.sideCpuUs?.();
   const cpuUs = after.user - before.user + (after.system - before.system);
   const completed = result['2xx'] + result.non2xx;
   return {
@@ -97,6 +103,9 @@ export async function drive(server: Child, load: LoadOptions): Promise<LoadResul
     p50: result.latency.p50,
     p99: result.latency.p99,
     cpuUsPerReq: completed > 0 ? cpuUs / completed : NaN,
+    ...(sideBefore !== undefined && sideAfter !== undefined && completed > 0
+      ? { sideCpuUsPerReq: (sideAfter - sideBefore) / completed }
+      : {}),
     cpuCores: cpuUs / 1e6 / elapsedSec,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,

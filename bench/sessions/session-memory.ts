@@ -3,20 +3,31 @@
  * N sessions are started and advanced one step through ServiceFlowService (the code behind
  * `POST /api/service-flow`), so each holds what a session mid-flow holds (collected phone number,
  * the select prompt awaiting an answer, history); then the heap growth is divided by N.
+ *
+ * `session-memory.ts <redis url>`: the same app on the Redis store (`HubtelRedisModule.forRoot`,
+ * no `store` option), sessions started a few hundred at a time; the runner reads Redis's INFO
+ * memory around `measure`.
  */
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ServiceAppModule, ServiceFlowService } from 'nestjs-hubtel/service-app';
+import { HubtelRedisModule } from 'nestjs-hubtel/redis';
 import { serveChild, signalFailure, signalReady } from '../lib/ipc.js';
 import { BenchHandlers, BundleFlow } from '../inbound/host-app.js';
 import { LatencyProbe } from '../inbound/latency-probe.js';
 
+const redisUrl = process.argv[2];
+const redisImports: DynamicModule[] = redisUrl ? [HubtelRedisModule.forRoot({ url: redisUrl })] : [];
+
 @Module({
-  imports: [EventEmitterModule.forRoot(), ServiceAppModule.forRoot({})],
+  imports: [EventEmitterModule.forRoot(), ...redisImports, ServiceAppModule.forRoot({})],
   providers: [BundleFlow, BenchHandlers, LatencyProbe],
 })
 class SessionMemoryApp {}
+
+/** Sessions started at once on Redis (one at a time would make 100,000 take minutes of round trips). */
+const REDIS_BATCH = 250;
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -37,7 +48,16 @@ async function main(): Promise<void> {
       measure: async (message) => {
         const count = Number(message.count);
         const before = settle();
-        for (let i = 0; i < count; i++) await start(flows, `live-${i}`);
+        if (redisUrl) {
+          for (let from = 0; from < count; from += REDIS_BATCH) {
+            const batch: Promise<void>[] = [];
+            for (let i = from; i < Math.min(count, from + REDIS_BATCH); i++)
+              batch.push(start(flows, `live-${i}`));
+            await Promise.all(batch);
+          }
+        } else {
+          for (let i = 0; i < count; i++) await start(flows, `live-${i}`);
+        }
         const after = settle();
         // Every session must be live and waiting at the bundle choice.
         let live = 0;

@@ -5,10 +5,15 @@ import { marginAtMost, table, type Goal, type SectionResult } from '../lib/repor
 import { MB, fmt, median, percentile } from '../lib/stats.js';
 import { ADAPTERS, type AdapterName } from '../inbound/adapters.js';
 import { Target } from '../inbound/target.js';
+import { BenchRedis, redisServerBinary, REDIS_MISSING } from '../lib/redis-server.js';
 
 const GOAL_MEMORY_MB = 100;
 const GOAL_SESSIONS = 100_000;
 const GOAL_P99_MS = 20;
+/** Redis memory per live session (INFO memory used_memory), bytes. */
+const GOAL_REDIS_BYTES = 1024;
+/** Sessions the child starts at once on Redis (see sessions/session-memory.ts). */
+const REDIS_BATCH_HINT = 250;
 
 /** What a session's three steps send (the contract's use case) and what each must answer. */
 const STEPS: ((sessionId: string) => Sent)[] = [
@@ -93,6 +98,9 @@ export async function runSessionsSection(
     met: Number.isFinite(projected) ? projected < GOAL_MEMORY_MB : null,
     margin: marginAtMost(projected, GOAL_MEMORY_MB),
   });
+
+  // 1b. The same on the Redis store: Redis's own memory per session.
+  parts.push(await redisSessionMemory(sessions.live, goals, log));
 
   // 2. Step latency with many concurrent sessions, over HTTP.
   const rows: string[][] = [];
@@ -179,4 +187,111 @@ export async function runSessionsSection(
       ),
   );
   return { title: 'Service-flow sessions', markdown: parts.join('\n\n'), goals };
+}
+
+/**
+ * Redis memory per live session: the session-memory child on the Redis store (its own private
+ * redis-server), N sessions started and advanced one step; INFO memory used_memory before and
+ * after, divided by N. Also what one session's keys hold (MEMORY USAGE, STRLEN), to say where the
+ * bytes go.
+ */
+async function redisSessionMemory(
+  count: number,
+  goals: Goal[],
+  log: (line: string) => void,
+): Promise<string> {
+  const area = 'Service-flow sessions on Redis';
+  const goal = `${fmt(GOAL_SESSIONS)} live sessions < ${fmt(GOAL_REDIS_BYTES)} B of Redis memory each`;
+  if (!redisServerBinary()) {
+    log(`  ${REDIS_MISSING}`);
+    goals.push({ area, goal, measured: `not measured: ${REDIS_MISSING}`, met: null, margin: 'not measured' });
+    return `Redis memory per session: not measured: ${REDIS_MISSING}.`;
+  }
+  let redis: BenchRedis | undefined;
+  let child: Child | undefined;
+  try {
+    redis = await BenchRedis.start();
+    child = new Child('sessions/session-memory.ts', [redis.url], { nodeFlags: ['--expose-gc'] });
+    await child.ready;
+    const keysBefore = await redis.client.dbsize();
+    const usedBefore = await redis.usedMemory();
+    const started = Date.now();
+    const result = await child.request('measure', { count });
+    const seconds = (Date.now() - started) / 1000;
+    const usedAfter = await redis.usedMemory();
+    const keysAfter = await redis.client.dbsize();
+    const memory = await redis.info('memory');
+    const perSession = (usedAfter - usedBefore) / count;
+    const keysPerSession = (keysAfter - keysBefore) / count;
+    // One session's own keys (everything the app wrote that names it).
+    const own = await redis.client.keys('*live-0');
+    const sizes = await Promise.all(
+      own.map(async (key) => ({
+        key,
+        usage: Number(await redis!.client.memory('USAGE', key)),
+        value: await redis!.client.strlen(key),
+      })),
+    );
+    const heapPerSession = Number(result.heapBytes) / count;
+    log(
+      `  Redis: ${fmt(count)} live sessions: used_memory +${fmt((usedAfter - usedBefore) / MB, 1)} MB (${fmt(perSession)} B each, ` +
+        `${fmt(keysPerSession, 2)} keys each); Node heap ${fmt(heapPerSession)} B each; ${fmt(seconds, 1)} s`,
+    );
+    const met = perSession < GOAL_REDIS_BYTES;
+    goals.push({
+      area,
+      goal,
+      measured:
+        `${fmt(perSession)} B/session (INFO used_memory +${fmt((usedAfter - usedBefore) / MB, 1)} MB` +
+        `${count === GOAL_SESSIONS ? '' : `, measured on ${fmt(count)}`}); ${fmt(keysPerSession, 2)} keys/session`,
+      met,
+      margin: marginAtMost(perSession, GOAL_REDIS_BYTES),
+    });
+    return (
+      `#### On the Redis store\n\n` +
+      `The same ${fmt(count)} sessions on the Redis store (\`HubtelRedisModule.forRoot({ url })\`, no \`store\` option), ` +
+      `started ${fmt(REDIS_BATCH_HINT)} at a time against a private redis-server ${redis.version} (\`--save '' --appendonly no ` +
+      `--maxmemory-policy noeviction\`, ${memory.mem_allocator ?? 'unknown'} allocator): Redis's INFO memory \`used_memory\` ` +
+      `before and after, divided by the sessions (it includes Redis's per-key overhead, the expiry entry of each key and the ` +
+      `key space's hash table, which grows in powers of two). The app's own heap is measured as above.\n\n` +
+      table(
+        [
+          'live sessions',
+          'Redis used_memory growth MB',
+          'Redis bytes per session',
+          'keys per session',
+          `projected for ${fmt(GOAL_SESSIONS)} sessions MB`,
+          'app heap bytes per session',
+        ],
+        [
+          [
+            fmt(count),
+            fmt((usedAfter - usedBefore) / MB, 1),
+            fmt(perSession),
+            fmt(keysPerSession, 2),
+            fmt((perSession * GOAL_SESSIONS) / MB, 1),
+            fmt(heapPerSession),
+          ],
+        ],
+      ) +
+      `\n\nOne session's keys: ` +
+      (sizes.length
+        ? sizes
+            .map(
+              (s) =>
+                `\`${s.key.replace(/live-0$/, '<SessionId>')}\`: MEMORY USAGE ${fmt(s.usage)} B, of which the value ${fmt(s.value)} B`,
+            )
+            .join('; ')
+        : 'none found') +
+      '.'
+    );
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    log(`  Redis session memory: failed: ${message}`);
+    goals.push({ area, goal, measured: `not measured: ${message}`, met: null, margin: 'not measured' });
+    return `Redis memory per session: not measured (${message}).`;
+  } finally {
+    await child?.stop();
+    await redis?.stop();
+  }
 }

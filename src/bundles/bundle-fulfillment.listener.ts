@@ -30,7 +30,7 @@ export class BundleFulfillment {
   constructor(private readonly deliveries: BundleDeliveries) {}
 
   @OnFulfillment()
-  deliver(order: FulfillmentRequestedEvent) {
+  async deliver(order: FulfillmentRequestedEvent) {
     const data = order.serviceData;
     const bundle = findBundle(data.bundle);
     const destination = tryNormalizeMsisdn(data.destination);
@@ -41,7 +41,7 @@ export class BundleFulfillment {
       );
       return failFulfillment({ reason: 'unknown bundle or destination' });
     }
-    const delivery = this.deliveries.deliver({
+    const delivery = await this.deliveries.deliver({
       orderId: order.orderId,
       sessionId: order.sessionId,
       destination: destination.msisdn,
@@ -56,8 +56,8 @@ export class BundleFulfillment {
   }
 
   @OnFulfillmentCallbackSent()
-  onCallbackSent(event: FulfillmentCallbackSentEvent): void {
-    this.deliveries.reported(event.orderId, event.serviceStatus);
+  async onCallbackSent(event: FulfillmentCallbackSentEvent): Promise<void> {
+    await this.deliveries.reported(event.orderId, event.serviceStatus);
   }
 
   @OnServiceAppDeadLetter()

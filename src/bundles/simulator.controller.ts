@@ -34,7 +34,7 @@ export class SimulatorController {
   @Get()
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Cache-Control', 'no-store')
-  home(): string {
+  home(): Promise<string> {
     return this.renderHome();
   }
 
@@ -45,7 +45,7 @@ export class SimulatorController {
     const normalised = tryNormalizeMsisdn(mobile);
     if (!normalised.ok) {
       const error = 'Enter the phone number you dial from, e.g. 024 123 4567.';
-      return send(res, 400, this.renderHome({ error, mobile }));
+      return send(res, 400, await this.renderHome({ error, mobile }));
     }
     const session = this.sandbox.serviceApp(this.urls.listening, {
       mobile: normalised.msisdn,
@@ -58,21 +58,21 @@ export class SimulatorController {
   }
 
   @Get('sessions/:id')
-  show(@Param('id') id: string, @Res() res: Response): void {
-    const session = this.findOrAnswer404(id, res);
-    if (session) this.showSession(res, session, 200, this.errors.get(id));
+  async show(@Param('id') id: string, @Res() res: Response): Promise<void> {
+    const session = await this.findOrAnswer404(id, res);
+    if (session) await this.showSession(res, session, 200, this.errors.get(id));
   }
 
   /** The user answers the prompt (types an entry or picks an option). */
   @Post('sessions/:id/reply')
   async reply(@Param('id') id: string, @Body() body: unknown, @Res() res: Response): Promise<void> {
-    const session = this.findOrAnswer404(id, res);
+    const session = await this.findOrAnswer404(id, res);
     if (!session) return;
     const input = readField(body, 'input');
     if (input === undefined || input.length > 200)
-      return this.showSession(res, session, 400, 'Type an answer (at most 200 characters).');
+      return await this.showSession(res, session, 400, 'Type an answer (at most 200 characters).');
     if (session.record.state !== 'active')
-      return this.showSession(res, session, 409, 'This session is not waiting for an answer.');
+      return await this.showSession(res, session, 409, 'This session is not waiting for an answer.');
     await this.run(session, () => session.reply(input));
     redirect(res, `/simulator/sessions/${session.sessionId}`);
   }
@@ -80,10 +80,10 @@ export class SimulatorController {
   /** The user pays the cart in the client app: the sandbox sends the fulfillment request. */
   @Post('sessions/:id/pay')
   async pay(@Param('id') id: string, @Res() res: Response): Promise<void> {
-    const session = this.findOrAnswer404(id, res);
+    const session = await this.findOrAnswer404(id, res);
     if (!session) return;
     if (session.record.state !== 'cart')
-      return this.showSession(res, session, 409, 'There is nothing to pay in this session.');
+      return await this.showSession(res, session, 409, 'There is nothing to pay in this session.');
     await this.run(session, () => session.pay());
     redirect(res, `/simulator/sessions/${session.sessionId}`);
   }
@@ -100,23 +100,28 @@ export class SimulatorController {
     }
   }
 
-  private renderHome(extra: { error?: string; mobile?: string } = {}): string {
+  private async renderHome(extra: { error?: string; mobile?: string } = {}): Promise<string> {
     return renderSimulatorHome(this.settings, {
-      deliveries: this.deliveries.list(10),
+      deliveries: await this.deliveries.list(10),
       serviceFlowUrl: this.urls.to('/api/service-flow'),
       ...extra,
     });
   }
 
-  private showSession(res: Response, session: SandboxServiceSession, status: number, error?: string): void {
-    const delivery = session.order ? this.deliveries.get(session.order.orderId) : undefined;
+  private async showSession(
+    res: Response,
+    session: SandboxServiceSession,
+    status: number,
+    error?: string,
+  ): Promise<void> {
+    const delivery = session.order ? await this.deliveries.get(session.order.orderId) : undefined;
     send(res, status, renderSimulatorSession(this.settings, session, error, delivery));
   }
 
   /** The session, or undefined after answering 404 with the home page (unknown, malformed or forgotten id). */
-  private findOrAnswer404(id: string, res: Response): SandboxServiceSession | undefined {
+  private async findOrAnswer404(id: string, res: Response): Promise<SandboxServiceSession | undefined> {
     const session = this.find(id);
-    if (!session) send(res, 404, this.renderHome({ error: 'That session has ended. Dial again.' }));
+    if (!session) send(res, 404, await this.renderHome({ error: 'That session has ended. Dial again.' }));
     return session;
   }
 

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { HubtelStore } from 'nestjs-hubtel';
+import { EXAMPLE_STORE } from '../platform/store.module.js';
 import type { Product } from './catalog.js';
 
 export type OrderStatus = 'awaiting-payment' | 'paid' | 'failed' | 'cancelled' | 'expired';
@@ -35,18 +37,23 @@ export interface Order {
 /** Shape of an order id: unguessable, so one customer cannot read another's order page. */
 export const ORDER_ID_PATTERN = /^ord_[0-9a-f]{24}$/;
 
-/** Orders kept before the oldest are forgotten (the example keeps them in memory). */
-const MAX_ORDERS = 10_000;
+/** How long an order is kept after it was placed (the store forgets it then). */
+const ORDER_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+
+const KEY_PREFIX = 'example:order:';
 
 /**
- * The shop's orders, in memory (a real shop has a database). State changes are the only ways in,
- * and each one is idempotent: a paid order never goes back, a late "failed" never hides a payment.
+ * The shop's orders, in the app's store (EXAMPLE_STORE: this process's memory, or Redis with
+ * REDIS_URL, shared by every replica). State changes are the only ways in; each is idempotent (a
+ * paid order never goes back, a late "failed" never hides a payment) and atomic: a compare-and-set
+ * on the order's version, tried again on a conflict, so two replicas changing one order at once
+ * never lose either change.
  */
 @Injectable()
 export class OrdersService {
-  private readonly orders = new Map<string, Order>();
+  constructor(@Inject(EXAMPLE_STORE) private readonly store: HubtelStore) {}
 
-  create(product: Product, phone: string, customerName?: string): Order {
+  async create(product: Product, phone: string, customerName?: string): Promise<Order> {
     const now = new Date().toISOString();
     const order: Order = {
       id: `ord_${randomBytes(12).toString('hex')}`,
@@ -60,75 +67,112 @@ export class OrdersService {
       updatedAt: now,
       ...(customerName ? { customerName } : {}),
     };
-    this.orders.set(order.id, order);
-    if (this.orders.size > MAX_ORDERS) this.orders.delete(this.orders.keys().next().value!);
+    await this.store.setIfAbsent(KEY_PREFIX + order.id, order, { ttlMs: ORDER_TTL_MS });
     return order;
   }
 
-  get(id: unknown): Order | undefined {
-    return typeof id === 'string' && ORDER_ID_PATTERN.test(id) ? this.orders.get(id) : undefined;
+  async get(id: unknown): Promise<Order | undefined> {
+    if (typeof id !== 'string' || !ORDER_ID_PATTERN.test(id)) return undefined;
+    return (await this.store.get<Order>(KEY_PREFIX + id))?.value;
   }
 
-  list(): Order[] {
-    return [...this.orders.values()];
+  /** Every order kept (a scan of the store: for tests and tools, not for a request path). */
+  async list(): Promise<Order[]> {
+    const orders: Order[] = [];
+    for await (const [, entry] of this.store.scan<Order>(KEY_PREFIX)) orders.push(entry.value);
+    return orders;
   }
 
-  checkoutStarted(id: string, checkout: { checkoutId: string; checkoutUrl: string }): void {
-    this.change(id, (o) => {
+  async checkoutStarted(id: string, checkout: { checkoutId: string; checkoutUrl: string }): Promise<void> {
+    await this.change(id, (o) => {
       o.checkoutId = checkout.checkoutId;
       o.checkoutUrl = checkout.checkoutUrl;
+      return true;
     });
   }
 
   /** The payment is verified. Returns false when it already was (nothing changes). */
-  markPaid(id: string, payment: NonNullable<Order['payment']>): boolean {
-    let changed = false;
-    this.change(id, (o) => {
-      if (o.status === 'paid') return;
+  async markPaid(id: string, payment: NonNullable<Order['payment']>): Promise<boolean> {
+    const { changed } = await this.change(id, (o) => {
+      if (o.status === 'paid') return false;
       // Money arrived: that wins over an earlier failure, a cancel click or an expiry.
       o.status = 'paid';
       o.payment = payment;
       o.paidAt = new Date().toISOString();
       delete o.failure;
-      changed = true;
+      return true;
     });
     return changed;
   }
 
   /** A payment attempt failed (the payer may try again on the payment page). */
-  markFailed(id: string, reason: string): void {
-    this.change(id, (o) => {
-      if (o.status !== 'awaiting-payment' && o.status !== 'failed') return;
+  async markFailed(id: string, reason: string): Promise<void> {
+    await this.change(id, (o) => {
+      if (o.status !== 'awaiting-payment' && o.status !== 'failed') return false;
       o.status = 'failed';
       o.failure = reason;
+      return true;
     });
   }
 
-  /** The payer cancelled at checkout. */
-  markCancelled(id: string): void {
-    this.change(id, (o) => {
-      if (o.status === 'awaiting-payment' || o.status === 'failed') o.status = 'cancelled';
+  /** The payer cancelled at checkout. Returns the order as it now is. */
+  async markCancelled(id: string): Promise<Order | undefined> {
+    const { order } = await this.change(id, (o) => {
+      if (o.status !== 'awaiting-payment' && o.status !== 'failed') return false;
+      o.status = 'cancelled';
+      return true;
     });
+    return order;
   }
 
   /** No payment came before the checkout module gave up on the invoice. */
-  markExpired(id: string): void {
-    this.change(id, (o) => {
-      if (o.status !== 'paid') o.status = 'expired';
+  async markExpired(id: string): Promise<void> {
+    await this.change(id, (o) => {
+      if (o.status === 'paid' || o.status === 'expired') return false;
+      o.status = 'expired';
+      return true;
     });
   }
 
-  setReceipt(id: string, receipt: Order['receipt']): void {
-    this.change(id, (o) => {
+  /**
+   * Claims the receipt for sending: true for exactly one caller while it is neither sent, nor
+   * being sent, nor of unknown outcome (a retried handler, or a second replica, gets false).
+   */
+  async claimReceipt(id: string, to: string): Promise<boolean> {
+    const { changed } = await this.change(id, (o) => {
+      if (o.receipt.status !== 'not-sent' && o.receipt.status !== 'failed') return false;
+      o.receipt = { status: 'sending', to };
+      return true;
+    });
+    return changed;
+  }
+
+  async setReceipt(id: string, receipt: Order['receipt']): Promise<void> {
+    await this.change(id, (o) => {
       o.receipt = receipt;
+      return true;
     });
   }
 
-  private change(id: string, apply: (order: Order) => void): void {
-    const order = this.orders.get(id);
-    if (!order) return;
-    apply(order);
-    order.updatedAt = new Date().toISOString();
+  /**
+   * Applies `apply` to a copy of the order and writes it if the order is still the version that
+   * was read; otherwise reads it again and re-applies (another replica wrote in between).
+   * `apply` returns false to change nothing.
+   */
+  private async change(
+    id: string,
+    apply: (order: Order) => boolean,
+  ): Promise<{ order?: Order; changed: boolean }> {
+    const key = KEY_PREFIX + id;
+    for (;;) {
+      const entry = await this.store.get<Order>(key);
+      if (!entry) return { changed: false };
+      const order = structuredClone(entry.value);
+      if (!apply(order)) return { order: entry.value, changed: false };
+      order.updatedAt = new Date().toISOString();
+      // Without a TTL the entry keeps the one it was created with.
+      if (await this.store.compareAndSet(key, entry.version, order)) return { order, changed: true };
+    }
   }
 }
 

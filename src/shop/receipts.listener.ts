@@ -44,16 +44,16 @@ export class ReceiptsListener {
 
   @OnCheckoutPaid()
   async onPaid(event: CheckoutPaidEvent): Promise<void> {
-    const order = this.orders.get(event.clientReference);
+    const order = await this.orders.get(event.clientReference);
     if (!order) {
-      // Paid for an order this process does not know (it restarted: orders live in memory here).
+      // Paid for an order the store does not know (in memory mode: the app restarted since).
       this.logger.error(
         `Payment verified for unknown order ${event.clientReference} (${formatGhs(event.amountPaid)}): settle it by hand`,
       );
       return;
     }
     const payer = event.payment.customerPhoneNumber ?? event.payment.mobileMoneyNumber;
-    this.orders.markPaid(order.id, {
+    await this.orders.markPaid(order.id, {
       amountPaid: event.amountPaid,
       source: event.source,
       confirmedByStatusCheck: event.confirmedByStatusCheck,
@@ -62,34 +62,28 @@ export class ReceiptsListener {
     });
     this.logger.log(`Order ${order.id} paid (${formatGhs(event.amountPaid)}, by ${event.source})`);
 
-    // A retry of this handler must not text the customer twice: only a receipt that surely was
-    // not sent is sent (again).
-    if (
-      order.receipt.status === 'sent' ||
-      order.receipt.status === 'unknown' ||
-      order.receipt.status === 'sending'
-    )
-      return;
+    // A retry of this handler (or another replica) must not text the customer twice: only a
+    // receipt that surely was not sent is sent (again), by whoever claims it first.
     const to = payer ?? order.phone;
-    this.orders.setReceipt(order.id, { status: 'sending', to });
+    if (!(await this.orders.claimReceipt(order.id, to))) return;
     try {
       const sent = await this.sms.send({
         to,
         content: `${this.settings.shopName}: we received ${formatGhs(event.amountPaid)} for order ${order.id} (${order.productName}). Thank you!`,
       });
-      this.orders.setReceipt(order.id, { status: 'sent', to, messageId: sent.messageId });
+      await this.orders.setReceipt(order.id, { status: 'sent', to, messageId: sent.messageId });
     } catch (error) {
       // An error's text may quote the number it was sending to: it goes to logs masked.
       const message = maskPhoneNumbers(error instanceof Error ? error.message : String(error));
       if (error instanceof HubtelUnknownOutcomeError) {
         // It may have gone out: sending again could text the customer twice. Leave it to a person.
-        this.orders.setReceipt(order.id, { status: 'unknown', to, error: message });
+        await this.orders.setReceipt(order.id, { status: 'unknown', to, error: message });
         this.logger.warn(
           `SMS receipt for order ${order.id} to ${maskMsisdn(to)}: outcome unknown, not resent (${message})`,
         );
         return;
       }
-      this.orders.setReceipt(order.id, { status: 'failed', to, error: message });
+      await this.orders.setReceipt(order.id, { status: 'failed', to, error: message });
       if (isTransient(error)) {
         // Thrown: the checkout module retries this handler with backoff (the order stays paid).
         this.logger.warn(`SMS receipt for order ${order.id} failed, will retry: ${message}`);
@@ -100,16 +94,16 @@ export class ReceiptsListener {
   }
 
   @OnCheckoutFailed()
-  onFailed(event: CheckoutFailedEvent): void {
+  async onFailed(event: CheckoutFailedEvent): Promise<void> {
     // An attempt failed, not the order: the payer can still pay it, and a later payment wins
     // (markPaid). The shop's own words only: the callback's Description (event.reason) is text
     // from whoever sent the callback, and a forged one could tell the buyer anything.
-    this.orders.markFailed(event.clientReference, FAILED_ATTEMPT_TEXT);
+    await this.orders.markFailed(event.clientReference, FAILED_ATTEMPT_TEXT);
   }
 
   @OnCheckoutExpired()
-  onExpired(event: CheckoutExpiredEvent): void {
-    this.orders.markExpired(event.clientReference);
+  async onExpired(event: CheckoutExpiredEvent): Promise<void> {
+    await this.orders.markExpired(event.clientReference);
   }
 
   @OnCheckoutRejected()

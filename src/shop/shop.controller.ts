@@ -58,7 +58,7 @@ export class ShopController {
     const input = readOrderInput(body);
     if ('problem' in input) return this.fail(res, json, input.problem, input.values);
 
-    const order = this.orders.create(input.product, input.phone, input.name);
+    const order = await this.orders.create(input.product, input.phone, input.name);
     let checkoutUrl: string;
     try {
       const invoice = await this.checkout.createInvoice({
@@ -73,13 +73,13 @@ export class ShopController {
         metadata: { orderId: order.id, productId: order.productId },
       });
       checkoutUrl = invoice.checkoutUrl;
-      this.orders.checkoutStarted(order.id, invoice);
+      await this.orders.checkoutStarted(order.id, invoice);
     } catch (error) {
       if (!(error instanceof HubtelError)) throw error;
       // The platform refused or did not answer: no payment page to send the payer to.
       const reason =
         error instanceof HubtelValidationError ? error.message : 'Hubtel checkout is not available right now';
-      this.orders.markFailed(order.id, `Checkout could not start: ${reason}`);
+      await this.orders.markFailed(order.id, `Checkout could not start: ${reason}`);
       this.logger.warn(
         `Checkout for order ${order.id} could not start: ${error.code} ${maskPhoneNumbers(error.message)}`,
       );
@@ -113,18 +113,17 @@ export class ShopController {
 
   /** The return page: the order's status, following the callback as it arrives. */
   @Get('orders/:id')
-  orderPage(@Param('id') id: string, @Res() res: Response): void {
-    const order = this.orders.get(id);
+  async orderPage(@Param('id') id: string, @Res() res: Response): Promise<void> {
+    const order = await this.orders.get(id);
     if (!order) return this.unknownOrder(res);
     sendHtml(res, 200, renderOrder(this.settings, this.view(order)));
   }
 
   /** The cancellation page: the payer cancelled on the payment page; the order stays unpaid. */
   @Get('orders/:id/cancelled')
-  cancelledPage(@Param('id') id: string, @Res() res: Response): void {
-    const order = this.orders.get(id);
+  async cancelledPage(@Param('id') id: string, @Res() res: Response): Promise<void> {
+    const order = (await this.orders.get(id)) && (await this.orders.markCancelled(id));
     if (!order) return this.unknownOrder(res);
-    this.orders.markCancelled(order.id);
     // A payment that did arrive wins over the cancel link: say so rather than "cancelled".
     sendHtml(res, 200, renderOrder(this.settings, this.view(order), { cancelled: order.status !== 'paid' }));
   }
@@ -132,8 +131,8 @@ export class ShopController {
   /** The order as JSON (what the order page polls). */
   @Get('api/orders/:id')
   @Header('Cache-Control', 'no-store')
-  orderJson(@Param('id') id: string, @Res() res: Response): void {
-    const order = this.orders.get(id);
+  async orderJson(@Param('id') id: string, @Res() res: Response): Promise<void> {
+    const order = await this.orders.get(id);
     if (!order) {
       res.status(404).json({ statusCode: 404, code: 'ORDER_NOT_FOUND', message: 'No such order' });
       return;

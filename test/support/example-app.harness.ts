@@ -47,6 +47,8 @@ export async function startExampleInProcess(
     shopName?: string;
     /** Where the app logs (a CaptureLogger, to assert on what was logged). Default: nowhere. */
     logger?: LoggerService;
+    /** REDIS_URL: keep every record in this Redis. Default: in memory. */
+    redisUrl?: string;
   } = {},
 ): Promise<InProcessExample> {
   const sandbox = options.sandbox ?? (await HubtelSandbox.start());
@@ -58,6 +60,7 @@ export async function startExampleInProcess(
         port: 0,
         host: '127.0.0.1',
         shopName: options.shopName ?? 'Test Shop',
+        ...(options.redisUrl === undefined ? {} : { redisUrl: options.redisUrl }),
         platform: { kind: 'sandbox', instance: sandbox },
         overrides: {
           sms: { ...FAST_OVERRIDES.sms, ...o.sms },
@@ -189,10 +192,13 @@ export async function waitForOrder(
 }
 
 /** Polls `read` until it returns something other than undefined (state the app keeps, no event to await). */
-export async function eventually<T>(read: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  read: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = read();
+    const value = await read();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 10));

@@ -42,6 +42,15 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
+export interface RedisServerOptions {
+  /**
+   * Keep every write in an append-only file, synced before each reply (`--appendonly yes
+   * --appendfsync always`): a server killed and restarted comes back with all it acknowledged, as
+   * a production Redis holding payments should. Default false (nothing survives a restart).
+   */
+  appendOnly?: boolean;
+}
+
 export class RedisServer {
   private process?: ChildProcess;
   private exited?: Promise<void>;
@@ -49,13 +58,18 @@ export class RedisServer {
   private constructor(
     readonly port: number,
     private readonly dir: string,
+    private readonly appendOnly: boolean,
   ) {}
 
   /** Starts a server on a free port and waits until it accepts connections. */
-  static async start(): Promise<RedisServer> {
+  static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
     const binary = redisBinary.path;
     if (!binary) throw new Error('redis-server is not installed');
-    const server = new RedisServer(await freePort(), mkdtempSync(path.join(tmpdir(), 'hubtel-redis-')));
+    const server = new RedisServer(
+      await freePort(),
+      mkdtempSync(path.join(tmpdir(), 'hubtel-redis-')),
+      options.appendOnly ?? false,
+    );
     await server.launch(binary);
     return server;
   }
@@ -89,7 +103,8 @@ export class RedisServer {
 
   /**
    * Starts the server again on the same port and directory: empty as after a crash without
-   * persistence, or with what was written by a `SAVE` sent before it stopped.
+   * persistence, or with what was written by a `SAVE` sent before it stopped, or (`appendOnly`)
+   * with every write it acknowledged.
    */
   async restart(): Promise<void> {
     await this.stop();
@@ -113,7 +128,9 @@ export class RedisServer {
         '--save',
         '',
         '--appendonly',
-        'no',
+        this.appendOnly ? 'yes' : 'no',
+        // Every acknowledged write is on disk before the reply: a kill -9 loses none of them.
+        ...(this.appendOnly ? ['--appendfsync', 'always'] : []),
         '--dir',
         this.dir,
         '--maxmemory-policy',

@@ -122,6 +122,8 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
           deadLetterEvent: CheckoutEvents.DeadLetter,
           retry: options.handlers.retry,
           recoverOnBootstrap: options.handlers.recoverOnBootstrap,
+          leaseMs: options.handlers.leaseMs,
+          sweepIntervalMs: options.handlers.sweepIntervalMs,
           ...(options.handlers.recordTtlMs === undefined
             ? {}
             : { recordTtlMs: options.handlers.recordTtlMs }),

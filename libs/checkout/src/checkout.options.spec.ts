@@ -104,6 +104,9 @@ describe('resolveCheckoutOptions', () => {
     [{ handlers: { retry: { maxAttempts: Infinity } } }, 'checkout.handlers.retry.maxAttempts'],
     [{ handlers: { retry: { baseDelayMs: 100, maxDelayMs: 10 } } }, 'checkout.handlers.retry.maxDelayMs'],
     [{ maxCallbackBodyBytes: 10 }, 'checkout.maxCallbackBodyBytes'],
+    [{ handlers: { leaseMs: 10 } }, 'checkout.handlers.leaseMs'],
+    [{ handlers: { sweepIntervalMs: 5 } }, 'checkout.handlers.sweepIntervalMs'],
+    [{ handlers: { sweepIntervalMs: '1s' } }, 'checkout.handlers.sweepIntervalMs'],
     [{ timeoutMs: -1 }, 'checkout.timeoutMs'],
   ])('refuses %j naming %s', (patch, option) => {
     let error: unknown;
@@ -119,6 +122,16 @@ describe('resolveCheckoutOptions', () => {
 
   it('refuses a non-object', () => {
     expect(() => resolveCheckoutOptions(undefined)).toThrow(HubtelConfigError);
+  });
+
+  it('passes the job lease and sweep interval on when given, and leaves the pipeline defaults otherwise', () => {
+    expect(resolveCheckoutOptions(base).handlers).not.toHaveProperty('leaseMs');
+    expect(resolveCheckoutOptions(base).handlers).not.toHaveProperty('sweepIntervalMs');
+    const handlers = resolveCheckoutOptions({
+      ...base,
+      handlers: { leaseMs: 2_000, sweepIntervalMs: 0 },
+    }).handlers;
+    expect(handlers).toMatchObject({ leaseMs: 2_000, sweepIntervalMs: 0 });
   });
 });
 

@@ -13,12 +13,14 @@ import {
   resolveBoolean,
   resolveCredentials,
   resolveHttpOptions,
+  resolveJobOwnership,
   resolveNumber,
   resolveOneOf,
   resolveUrl,
   type HubtelCredentials,
   type HubtelEnvSource,
   type HubtelHttpOptions,
+  type HubtelJobOwnershipOptions,
   type HubtelStore,
   type InboundAccessOptions,
   type JobRetryPolicy,
@@ -91,6 +93,13 @@ export interface CheckoutHandlerOptions {
   recordTtlMs?: number;
   /** Re-run handlers left unfinished by a crash (only meaningful with a persistent store). Default true. */
   recoverOnBootstrap?: boolean;
+  /**
+   * With several instances on a shared store: a callback whose instance died is handled by
+   * another after this long. Default 30 s. See HubtelJobOwnershipOptions.
+   */
+  leaseMs?: number;
+  /** How often each instance looks for such callbacks (0: never). Default half of `leaseMs`. */
+  sweepIntervalMs?: number;
 }
 
 export interface CheckoutModuleOptions extends HubtelHttpOptions {
@@ -169,7 +178,11 @@ export interface ResolvedCheckoutOptions {
     giveUpAfterMs: number;
     concurrency: number;
   };
-  handlers: { retry: JobRetryPolicy; recordTtlMs?: number; recoverOnBootstrap: boolean };
+  handlers: {
+    retry: JobRetryPolicy;
+    recordTtlMs?: number;
+    recoverOnBootstrap: boolean;
+  } & HubtelJobOwnershipOptions;
   access: InboundAccessOptions;
   store?: HubtelStore | InjectionToken;
   invoiceTtlMs: number;
@@ -412,6 +425,7 @@ export function resolveCheckoutOptions(
       `${PREFIX}.handlers.recoverOnBootstrap`,
       true,
     ),
+    ...resolveJobOwnership(handlersRaw, `${PREFIX}.handlers`),
   };
 
   const store = assertStoreOption(raw.store, `${PREFIX}.store`);

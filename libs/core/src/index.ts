@@ -2,6 +2,7 @@ export * from './errors/hubtel.errors.js';
 export * from './store/hubtel-store.interface.js';
 export * from './store/memory.store.js';
 export * from './store/store-option.js';
+export * from './store/memory-store-warning.js';
 export * from './retry/backoff.js';
 export * from './inbound/inbound-pipeline.js';
 export * from './inbound/job-runner.js';

@@ -58,6 +58,11 @@ export const SERVICE_APP_DEFAULTS = Object.freeze({
   cartTtlMs: 24 * 3600_000,
   /** USSD allows 5 s per answer (platform facts); answer "try again" before the platform times out. */
   stepBudgetMs: 4_000,
+  /**
+   * With a store that may be slow (not a MemoryStore): a step still waiting on it this long after
+   * the step budget is answered `messages.outage` (a slow step itself gets `busy` at the budget).
+   */
+  storeGraceMs: 250,
   /** Input that returns to the previous prompt. */
   backInput: '0',
   /** A fulfillment request must follow an AddToCart answered by this app. */
@@ -80,6 +85,8 @@ export const SERVICE_APP_DEFAULT_MESSAGES = Object.freeze({
   error: 'Sorry, something went wrong. Please try again later.',
   /** No flow serves this ServiceCode. */
   unavailable: 'Sorry, this service is not available.',
+  /** The store (Redis) is unreachable or too slow: the session ends, the user may dial again. */
+  outage: 'Sorry, this service is unavailable right now. Please try again in a few minutes.',
   /** Answer to a `release` (the platform ended the session). */
   released: '',
   /** Re-ask explanations, per check. */

@@ -129,6 +129,8 @@ import { ServiceFlowService } from './service-flow.service.js';
           handlers: new HandlerRegistry({ emitter, discovery, scanner, logger: new ServiceAppLogger() }),
           deadLetterEvent: ServiceAppEvents.DeadLetter,
           recoverOnBootstrap: options.recoverOnBootstrap,
+          leaseMs: options.leaseMs,
+          sweepIntervalMs: options.sweepIntervalMs,
           whenReady: readiness ? () => readiness.waitUntilReady() : undefined,
           logger: new ServiceAppLogger(),
         });

@@ -156,4 +156,15 @@ describe('resolveServiceAppOptions', () => {
     );
     expect(problem({ maxPendingSessions: 0 })).toBe('serviceApp.maxPendingSessions');
   });
+
+  it('passes the job lease and sweep interval on when given, and validates them', () => {
+    expect(resolveServiceAppOptions({})).not.toHaveProperty('leaseMs');
+    expect(resolveServiceAppOptions({ leaseMs: 2_000, sweepIntervalMs: 500 })).toMatchObject({
+      leaseMs: 2_000,
+      sweepIntervalMs: 500,
+    });
+    expect(problem({ leaseMs: 999 })).toBe('serviceApp.leaseMs');
+    expect(problem({ sweepIntervalMs: 99 })).toBe('serviceApp.sweepIntervalMs');
+    expect(problem({ sweepIntervalMs: -1 })).toBe('serviceApp.sweepIntervalMs');
+  });
 });

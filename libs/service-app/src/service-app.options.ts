@@ -7,6 +7,7 @@ import {
   resolveBoolean,
   resolveCountryCode,
   resolveCredentials,
+  resolveJobOwnership,
   resolveNumber,
   resolveUrl,
   type HubtelCredentials,
@@ -125,6 +126,13 @@ export interface ServiceAppModuleOptions {
   defaultCountryCode?: string;
   /** Resume unfinished fulfillments and callbacks found in a persistent store at startup. Default true. */
   recoverOnBootstrap?: boolean;
+  /**
+   * With several instances on a shared store: a fulfillment or callback whose instance died is
+   * taken over by another after this long. Default 30 s. See HubtelJobOwnershipOptions.
+   */
+  leaseMs?: number;
+  /** How often each instance looks for such jobs (0: never). Default half of `leaseMs`. */
+  sweepIntervalMs?: number;
 }
 
 /** Where and how the two endpoints are mounted. Given as a module extra: routes are fixed before async options resolve. */
@@ -169,6 +177,8 @@ export interface ResolvedServiceAppOptions {
   messages: ServiceAppMessages;
   defaultCountryCode: string;
   recoverOnBootstrap: boolean;
+  leaseMs?: number;
+  sweepIntervalMs?: number;
 }
 
 const P = 'serviceApp';
@@ -266,6 +276,7 @@ export function resolveServiceAppOptions(
     messages,
     defaultCountryCode: resolveCountryCode(o.defaultCountryCode, `${P}.defaultCountryCode`),
     recoverOnBootstrap: resolveBoolean(o.recoverOnBootstrap, `${P}.recoverOnBootstrap`, true),
+    ...resolveJobOwnership(o, P),
   };
 }
 

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  HubtelStoreUnavailableError,
   HubtelValidationError,
+  MemoryStore,
   maskMsisdn,
   redactToString,
   type HubtelStore,
@@ -126,6 +128,8 @@ export class ServiceFlowService {
   private capWarnedAt = -Infinity;
   private readonly keepHistory: boolean;
   private readonly sharedStrings = new Map<string, string>();
+  /** False for a MemoryStore (it answers at once): no time-out guard is armed per request then. */
+  private readonly storeMayStall: boolean;
 
   constructor(
     private readonly registry: ServiceFlowRegistry,
@@ -137,6 +141,7 @@ export class ServiceFlowService {
     this.pending = new PendingStarts(options.maxPendingSessions, options.sessionStartTtlMs);
     // Without "back" no earlier prompt is ever shown again: none is kept.
     this.keepHistory = options.backInputs.length > 0;
+    this.storeMayStall = !(store instanceof MemoryStore);
   }
 
   /**
@@ -145,6 +150,40 @@ export class ServiceFlowService {
    */
   async handle(body: unknown): Promise<ServiceFlowResponse> {
     const request = parseRequest(validateServiceFlowRequest, body, 'service-flow request');
+    const answer = this.dispatch(request);
+    return this.storeMayStall ? this.withinBudget(request.SessionId, answer) : answer;
+  }
+
+  /**
+   * The answer, or the `outage` end screen when it is not ready `stepBudgetMs + storeGraceMs` after
+   * the request came (a stalled store, or a client of yours without a command time-out): the
+   * platform shows the user a message within its 5 s instead of nothing. The late work goes on
+   * (it writes nothing the platform will act on: the session has ended) and is never unhandled.
+   */
+  private async withinBudget(
+    sessionId: string,
+    answer: Promise<ServiceFlowResponse>,
+  ): Promise<ServiceFlowResponse> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(
+        () => resolve(undefined),
+        this.options.stepBudgetMs + SERVICE_APP_DEFAULTS.storeGraceMs,
+      );
+    });
+    try {
+      const result = await Promise.race([answer, late]);
+      if (result) return result;
+      this.logger.warn(
+        `Service-flow request of session ${sessionId} not answered within ${this.options.stepBudgetMs} ms (the store is slow); answered "${this.options.messages.outage}"`,
+      );
+      return releaseResponse(sessionId, this.options.messages.outage);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async dispatch(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
     const key = sessionKey(request.SessionId);
     try {
       switch (request.Type.toLowerCase()) {
@@ -156,7 +195,15 @@ export class ServiceFlowService {
           return await this.release(request, key);
       }
     } catch (error) {
-      // The store failed, or a bug: the platform still gets a well-formed answer.
+      if (error instanceof HubtelStoreUnavailableError) {
+        // Redis is down: end the session with a message the phone shows (a 503 shows nothing).
+        // Nothing to forget: the store cannot be written, and the session expires there anyway.
+        this.logger.warn(
+          `Service-flow request of session ${request.SessionId}: the store is unavailable (${error.message}); answered "${this.options.messages.outage}"`,
+        );
+        return releaseResponse(request.SessionId, this.options.messages.outage);
+      }
+      // A bug, or another store failure: the platform still gets a well-formed answer.
       this.logger.error(`Service-flow request of session ${request.SessionId} failed: ${describe(error)}`);
       await this.forget(key).catch(() => undefined);
       return releaseResponse(request.SessionId, this.options.messages.error);

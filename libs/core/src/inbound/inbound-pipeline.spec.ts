@@ -2,6 +2,8 @@ import { Injectable, Logger, Module, type INestApplicationContext } from '@nestj
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
+import { HubtelStoreUnavailableError } from '../errors/hubtel.errors.js';
+import type { StoreEntry, StoreWriteOptions } from '../store/hubtel-store.interface.js';
 import { MemoryStore } from '../store/memory.store.js';
 import { createHandlerDecorator } from '../events/handler-decorator.js';
 import { HandlerRegistry } from '../events/handler-registry.js';
@@ -103,6 +105,43 @@ describe('InboundPipeline', () => {
     await pipeline.drain();
     expect((await pipeline.submit(PAID, 'dup', { id: 'dup' })).duplicate).toBe(true);
     await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
+    await app.close();
+  });
+
+  it('waits out a store outage to record the outcome of handlers that ran: they never run again', async () => {
+    const { app, handlers } = await setup();
+    /** Down for the three writes after the claim: the handlers' outcome cannot be written at first. */
+    class FlakyStore extends MemoryStore {
+      writes = 0;
+      override async compareAndSet<T>(
+        key: string,
+        version: number,
+        value: T,
+        options?: StoreWriteOptions,
+      ): Promise<StoreEntry<T> | undefined> {
+        this.writes++;
+        if (this.writes >= 2 && this.writes <= 4) throw new HubtelStoreUnavailableError('store down');
+        return super.compareAndSet(key, version, value, options);
+      }
+    }
+    const store = new FlakyStore({ sweepIntervalMs: 0 });
+    const flaky = new InboundPipeline({
+      name: 'flaky',
+      store,
+      emitter: app.get(EventEmitter2),
+      handlers: registryOf(app),
+      deadLetterEvent: DEAD,
+      logger: quiet,
+    }).define(PAID);
+    await flaky.submit(PAID, 'outage', { id: 'outage' });
+    await flaky.drain();
+    expect(store.writes).toBe(5);
+    expect(await flaky.get(PAID, 'outage')).toMatchObject({ status: 'done', attempts: 1 });
+    expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
+    // A sweep (another instance's, once the lease ran out) finds it done: nothing runs again.
+    expect(await flaky.recover()).toBe(0);
+    await flaky.drain();
     expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
     await app.close();
   });

@@ -771,12 +771,37 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   /**
    * Writes an attempt's outcome over the entry this process claimed. `done`: the handlers that
    * succeeded in it (`next` may be compacted).
+   *
+   * A store outage is waited out (tried again every 50 ms, backing off to 1 s, until the store
+   * answers or the app shuts down): the handlers have run, and a record left `running` would have
+   * them run again by the instance that takes the job over once its lease runs out. Written within
+   * the lease, the outcome holds (a longer outage ends in the merge below).
    */
   private async write(
     storeKey: string,
     entry: StoreEntry<JobRecord>,
     next: JobRecord,
     done: string[] = next.doneHandlers,
+  ): Promise<StoreEntry<JobRecord>> {
+    for (let failures = 0; ; failures++) {
+      try {
+        return await this.writeOnce(storeKey, entry, next, done);
+      } catch (error) {
+        if (!isStoreUnavailable(error) || this.stopping.signal.aborted) throw error;
+        if (failures === 0)
+          this.logger.warn(
+            `Could not record the outcome of job ${next.type} ${maskPhoneNumbers(next.key)}: ${describe(error)}; trying again until the store answers`,
+          );
+        await sleep(Math.min(1_000, 50 * 2 ** Math.min(failures, 5)), this.stopping.signal);
+      }
+    }
+  }
+
+  private async writeOnce(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    next: JobRecord,
+    done: string[],
   ): Promise<StoreEntry<JobRecord>> {
     const store = this.options.store;
     const written = await store.compareAndSet(storeKey, entry.version, next, this.writeOptions);
@@ -1022,4 +1047,9 @@ function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
 
 function describe(error: unknown): string {
   return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
+}
+
+/** The store could not be reached (down, or too slow): the write may succeed when tried again. */
+function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof HubtelError && error.code === 'HUBTEL_STORE_UNAVAILABLE';
 }

@@ -193,3 +193,30 @@ export function resolveHttpOptions(
   const defaultCountryCode = resolveCountryCode(raw.defaultCountryCode, `${prefix}.defaultCountryCode`);
   return { timeoutMs, retry: { maxAttempts, baseDelayMs, maxDelayMs }, defaultCountryCode };
 }
+
+/**
+ * Job ownership of a module's inbound pipeline, for apps with several instances on a shared store:
+ * how long a job stays owned by an instance that stopped answering, and how often every instance
+ * looks for such jobs. Defaults (30 s, half the lease) suit production; tests shorten them.
+ */
+export interface HubtelJobOwnershipOptions {
+  /** A job whose instance went silent this long is taken over by another. Default 30000 ms (1 s to 1 h). */
+  leaseMs?: number;
+  /** How often the store is swept for such jobs (100 ms to 1 h); 0 turns the sweep off. Default half of `leaseMs`. */
+  sweepIntervalMs?: number;
+}
+
+/** Validates `leaseMs` / `sweepIntervalMs` found on `raw` (named `<prefix>.leaseMs`); absent ones stay absent. */
+export function resolveJobOwnership(raw: Record<string, unknown>, prefix: string): HubtelJobOwnershipOptions {
+  const out: HubtelJobOwnershipOptions = {};
+  if (raw.leaseMs !== undefined)
+    out.leaseMs = resolveNumber(raw.leaseMs, `${prefix}.leaseMs`, 0, { min: 1_000, max: 3_600_000 });
+  // 0 turns it off; any other value at least 100 ms, so a typo cannot make it hammer the store.
+  if (raw.sweepIntervalMs !== undefined && raw.sweepIntervalMs !== 0)
+    out.sweepIntervalMs = resolveNumber(raw.sweepIntervalMs, `${prefix}.sweepIntervalMs`, 0, {
+      min: 100,
+      max: 3_600_000,
+    });
+  else if (raw.sweepIntervalMs === 0) out.sweepIntervalMs = 0;
+  return out;
+}

@@ -3,6 +3,7 @@ import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { HUBTEL_STORE } from '../hubtel.constants.js';
 import type { HubtelStore } from './hubtel-store.interface.js';
 import { MemoryStore } from './memory.store.js';
+import { warnDefaultMemoryStore } from './memory-store-warning.js';
 
 /** What a module's `store` option takes: a store, or the injection token of one. */
 export type HubtelStoreOption = HubtelStore | InjectionToken;
@@ -33,7 +34,8 @@ export function assertStoreOption(value: unknown, option: string): HubtelStoreOp
 
 /**
  * The store a module uses: its own `store` option (an instance, or a token looked up in the app),
- * else the app-wide one (the HUBTEL_STORE token, e.g. from HubtelRedisModule), else a MemoryStore.
+ * else the app-wide one (the HUBTEL_STORE token, e.g. from HubtelRedisModule), else a MemoryStore
+ * (with NODE_ENV=production, one warning per app says that records are then lost on restart).
  */
 export function resolveStoreOption(
   store: HubtelStoreOption | undefined,
@@ -41,7 +43,11 @@ export function resolveStoreOption(
   appStore: HubtelStore | undefined,
   option: string,
 ): HubtelStore {
-  if (store === undefined) return appStore ?? new MemoryStore();
+  if (store === undefined) {
+    if (appStore) return appStore;
+    warnDefaultMemoryStore(moduleRef);
+    return new MemoryStore();
+  }
   if (isHubtelStore(store)) return store;
   // Injected, not looked up: an async provider (HubtelRedisModule connects first) may not be ready yet.
   if (store === HUBTEL_STORE) {

@@ -1,0 +1,62 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { HUBTEL_STORE, MemoryStore, type HubtelStore } from 'nestjs-hubtel';
+import { HubtelRedisModule } from 'nestjs-hubtel/redis';
+import type { ExampleAppConfig } from '../app.config.js';
+
+/** Injection token of the store the example's own records (orders, deliveries) are kept in. */
+export const EXAMPLE_STORE = Symbol('EXAMPLE_STORE');
+
+/** Where the records are, as the banner says it. */
+export class StoreInfo {
+  constructor(
+    readonly kind: 'memory' | 'redis',
+    /** The Redis URL with its password masked (never the password itself). */
+    readonly redisUrl?: string,
+  ) {}
+
+  describe(): string {
+    return this.kind === 'memory' ? 'memory (records lost on restart)' : `Redis ${this.redisUrl}`;
+  }
+}
+
+/** `redis://user:secret@host:6379/0` as `redis://user:****@host:6379/0`. */
+export function maskRedisUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '****';
+  return parsed.toString().replace(/\/$/, '');
+}
+
+/**
+ * The app's storage, in one place (REDIS_URL).
+ *   - With `redisUrl`: HubtelRedisModule provides HUBTEL_STORE app-wide, so checkout and the
+ *     service app keep their records in Redis, and the shop's orders and the bundle deliveries use
+ *     the same store: several replicas serve one shop, a restart loses nothing.
+ *   - Without: the modules keep their own in-memory stores (as `npm start` always did) and the
+ *     example's records go to one MemoryStore of this process.
+ */
+@Module({})
+export class AppStoreModule {
+  static forRoot(config: ExampleAppConfig): DynamicModule {
+    if (config.redisUrl !== undefined) {
+      return {
+        module: AppStoreModule,
+        global: true,
+        imports: [HubtelRedisModule.forRoot({ url: config.redisUrl })],
+        providers: [
+          { provide: EXAMPLE_STORE, useExisting: HUBTEL_STORE },
+          { provide: StoreInfo, useValue: new StoreInfo('redis', maskRedisUrl(config.redisUrl)) },
+        ],
+        exports: [EXAMPLE_STORE, StoreInfo],
+      };
+    }
+    return {
+      module: AppStoreModule,
+      global: true,
+      providers: [
+        { provide: EXAMPLE_STORE, useFactory: (): HubtelStore => new MemoryStore() },
+        { provide: StoreInfo, useValue: new StoreInfo('memory') },
+      ],
+      exports: [EXAMPLE_STORE, StoreInfo],
+    };
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * The example app with REDIS_URL: every record in Redis, so two replicas serve one shop.
+ *   - REDIS_URL is read and checked (a bad value names the variable, never echoes a password);
+ *   - two replicas in real-platform mode (HUBTEL_* variables naming one external sandbox, one
+ *     PUBLIC_URL in front of both): an order placed through one is seen, paid and receipted
+ *     through the other; two replicas changing one order at once lose no change;
+ *   - the banner says which store is in use (the Redis URL with its password masked).
+ */
+import { HubtelConfigError } from 'nestjs-hubtel';
+import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import { exampleConfigFromEnv } from '../src/app.config.js';
+import { banner } from '../src/banner.js';
+import { startExampleApp, type ExampleApp } from '../src/bootstrap.js';
+import { maskRedisUrl } from '../src/platform/store.module.js';
+import { findProduct } from '../src/shop/catalog.js';
+import { OrdersService } from '../src/shop/orders.service.js';
+import {
+  FAST_OVERRIDES,
+  getOrder,
+  placeOrder,
+  pressPayPageButton,
+  startExampleInProcess,
+  waitForOrder,
+} from './support/example-app.harness.js';
+import { RedisServer, freePort, redisBinary } from './support/redis-server.js';
+
+function configError(env: Record<string, string>): unknown {
+  try {
+    exampleConfigFromEnv(env);
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe('REDIS_URL', () => {
+  it('is taken as given, in sandbox and in real-platform mode', () => {
+    expect(exampleConfigFromEnv({ REDIS_URL: 'redis://127.0.0.1:6379' })).toMatchObject({
+      redisUrl: 'redis://127.0.0.1:6379',
+      platform: { kind: 'sandbox' },
+    });
+    expect(exampleConfigFromEnv({}).redisUrl).toBeUndefined();
+    expect(
+      exampleConfigFromEnv({
+        HUBTEL_CLIENT_ID: 'id',
+        HUBTEL_CLIENT_SECRET: 'secret',
+        HUBTEL_SMS_CLIENT_ID: 'sid',
+        HUBTEL_SMS_CLIENT_SECRET: 'ssecret',
+        HUBTEL_SMS_SENDER_ID: 'Shop',
+        PUBLIC_URL: 'https://shop.example.com',
+        REDIS_URL: 'rediss://:pw@redis.example.com:6380/2',
+      }),
+    ).toMatchObject({ redisUrl: 'rediss://:pw@redis.example.com:6380/2', platform: { kind: 'hubtel' } });
+  });
+
+  it.each([
+    'http://127.0.0.1:6379',
+    '127.0.0.1:6379',
+    'redis://',
+    'redis://:hunter2-secret@127.0.0.1:6379/not-a-db',
+  ])('refuses %s, naming REDIS_URL and echoing no password', (value) => {
+    const error = configError({ REDIS_URL: value });
+    expect(error).toBeInstanceOf(HubtelConfigError);
+    expect((error as Error).message).toContain('REDIS_URL');
+    expect((error as Error).message).not.toContain('hunter2');
+  });
+
+  it('is shown with its password masked', () => {
+    expect(maskRedisUrl('redis://:hunter2@127.0.0.1:6379')).toBe('redis://:****@127.0.0.1:6379');
+    expect(maskRedisUrl('rediss://app:hunter2@redis.example.com:6380/1')).toBe(
+      'rediss://app:****@redis.example.com:6380/1',
+    );
+    expect(maskRedisUrl('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
+  });
+});
+
+describe('without REDIS_URL', () => {
+  it('the banner says the records are in memory', async () => {
+    const shop = await startExampleInProcess();
+    try {
+      expect(shop.example.store.kind).toBe('memory');
+      expect(banner(shop.example)).toMatch(/^ {2}Store: +memory \(records lost on restart\)$/m);
+    } finally {
+      await shop.close();
+    }
+  });
+});
+
+redisBinary.describe('two replicas of the example on one Redis and one external sandbox', () => {
+  const CREDENTIALS = {
+    sms: { clientId: 'replica-sms-id', clientSecret: 'replica-sms-secret' },
+    api: { clientId: 'replica-api-id', clientSecret: 'replica-api-secret' },
+  };
+  let redis: RedisServer;
+  let platform: HubtelSandbox;
+  let a: ExampleApp;
+  let b: ExampleApp;
+  /** The one public address of the shop (a load balancer would sit there; here it is replica B). */
+  let publicUrl: string;
+
+  /** A replica configured the way `npm start` is: environment variables only. */
+  async function replica(port: number): Promise<ExampleApp> {
+    const config = exampleConfigFromEnv({
+      HUBTEL_CLIENT_ID: CREDENTIALS.api.clientId,
+      HUBTEL_CLIENT_SECRET: CREDENTIALS.api.clientSecret,
+      HUBTEL_SMS_CLIENT_ID: CREDENTIALS.sms.clientId,
+      HUBTEL_SMS_CLIENT_SECRET: CREDENTIALS.sms.clientSecret,
+      HUBTEL_SMS_SENDER_ID: 'Replicas',
+      HUBTEL_SMS_URL: platform.url,
+      HUBTEL_CHECKOUT_URL: platform.url,
+      HUBTEL_STATUS_URL: platform.url,
+      HUBTEL_CALLBACK_URL: platform.url,
+      HUBTEL_POS_SALES_ID: '11684',
+      HUBTEL_MERCHANT_ACCOUNT_NUMBER: '11684',
+      HUBTEL_RETRY_BASE_DELAY_MS: '5',
+      PORT: String(port),
+      PUBLIC_URL: publicUrl,
+      REDIS_URL: redis.url,
+    });
+    return startExampleApp(
+      {
+        ...config,
+        overrides: { checkout: FAST_OVERRIDES.checkout, serviceApp: FAST_OVERRIDES.serviceApp },
+      },
+      { logger: false },
+    );
+  }
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    platform = await HubtelSandbox.start({ credentials: CREDENTIALS, posSalesId: '11684' });
+    const portB = await freePort();
+    publicUrl = `http://127.0.0.1:${portB}`;
+    b = await replica(portB);
+    a = await replica(await freePort());
+  });
+
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await platform?.stop();
+    await redis?.dispose();
+  });
+
+  it('both say the records are in Redis', () => {
+    for (const replica of [a, b]) {
+      expect(replica.mode).toBe('hubtel');
+      expect(replica.store).toMatchObject({ kind: 'redis', redisUrl: redis.url });
+      expect(banner(replica)).toContain(`  Store:                 Redis ${redis.url}\n`);
+    }
+  });
+
+  it('an order placed through one replica is seen, paid and receipted through the other', async () => {
+    const { orderId, checkoutUrl } = await placeOrder(a.url, {
+      product: 'adinkra-tote',
+      phone: '0277000222',
+    });
+    // Replica B knows the order before anything happened to it.
+    expect(await getOrder(b.url, orderId)).toMatchObject({ id: orderId, status: 'awaiting-payment' });
+    // The payer returns to the public address; the callback goes there too (replica B).
+    expect(platform.invoice(orderId)).toMatchObject({ callbackUrl: `${publicUrl}/hubtel/checkout/callback` });
+    expect(await pressPayPageButton(checkoutUrl, 'pay-momo')).toBe(`${publicUrl}/orders/${orderId}`);
+    const paid = await waitForOrder(
+      a.url,
+      orderId,
+      (o) => o.status === 'paid' && o.receipt.status === 'sent',
+    );
+    expect(paid.payment).toMatchObject({ amountPaid: 60, confirmedByStatusCheck: true });
+    expect(await getOrder(b.url, orderId)).toEqual(paid);
+    await platform.settled();
+    expect(platform.messagesTo('233277000222')).toHaveLength(1);
+  });
+
+  it('two replicas changing one order at once lose neither change', async () => {
+    const ordersA = a.app.get(OrdersService);
+    const ordersB = b.app.get(OrdersService);
+    const product = findProduct('shea-soap')!;
+    const orders = await Promise.all(
+      Array.from({ length: 20 }, () => ordersA.create(product, '233277000333')),
+    );
+    await Promise.all(
+      orders.flatMap((order) => [
+        ordersB.markPaid(order.id, {
+          amountPaid: order.amount,
+          source: 'callback',
+          confirmedByStatusCheck: true,
+        }),
+        ordersA.claimReceipt(order.id, '233277000333'),
+        ordersB.checkoutStarted(order.id, { checkoutId: `chk_${order.id}`, checkoutUrl: 'https://pay' }),
+      ]),
+    );
+    for (const order of orders) {
+      expect(await ordersA.get(order.id)).toMatchObject({
+        status: 'paid',
+        receipt: { status: 'sending' },
+        checkoutId: `chk_${order.id}`,
+      });
+    }
+  });
+
+  // Last: the server restarts empty (no persistence in tests).
+  it('while Redis is down the shop answers 503 (not 500) and starts no checkout; once it is back, it sells again', async () => {
+    const invoicesBefore = platform.invoices().length;
+    await redis.stop();
+    try {
+      const ordered = await fetch(`${a.url}/orders`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ product: 'shea-soap', phone: '0277000444' }),
+      });
+      expect(ordered.status).toBe(503);
+      expect(await ordered.json()).toEqual({
+        statusCode: 503,
+        code: 'STORE_UNAVAILABLE',
+        message: expect.stringContaining('try again'),
+      });
+      const page = await fetch(`${b.url}/api/orders/ord_${'0'.repeat(24)}`);
+      expect(page.status).toBe(503);
+      expect(platform.invoices()).toHaveLength(invoicesBefore);
+    } finally {
+      await redis.restart();
+    }
+    for (;;) {
+      const res = await fetch(`${a.url}/api/orders/ord_${'0'.repeat(24)}`);
+      if (res.status === 404) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const { orderId } = await placeOrder(a.url, { product: 'shea-soap', phone: '0277000444' });
+    expect(await getOrder(b.url, orderId)).toMatchObject({ status: 'awaiting-payment' });
+  });
+});
