@@ -290,13 +290,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       updatedAt: at,
     };
     const storeKey = this.storeKey(type, key);
-    // The job is also marked open (sent with the record, so the acknowledgement waits for one round
-    // trip, not two): sweeps, of any instance sharing the store, read those marks, not every record
-    // kept for days.
-    const [created] = await Promise.all([
-      this.options.store.setIfAbsent(storeKey, record, this.writeOptions),
-      this.options.store.setIfAbsent(this.openKey(storeKey), 1, this.writeOptions),
-    ]);
+    const created = await this.options.store.setIfAbsent(storeKey, record, this.writeOptions);
     if (!created) {
       const existing = await this.options.store.get<JobRecord<P>>(storeKey);
       return { duplicate: true, record: existing?.value ?? record };
@@ -304,6 +298,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     if (this.runner) {
       // Before the acknowledgement: a crash right after it still leaves the job to run elsewhere.
       await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
+      setImmediate(() => this.markOpen(storeKey));
       return { duplicate: false, record };
     }
     // A new entry is at version 1 (HubtelStore): the first claim needs no read.
@@ -402,6 +397,18 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   /** The open mark of a job. */
   private openKey(storeKey: string): string {
     return this.openPrefix + storeKey.slice(this.prefix.length);
+  }
+
+  /**
+   * Marks a new job open, for the periodic sweeps of every instance (they read these marks, not
+   * every record kept for days). Sent after the acknowledgement, so it costs the sender no round
+   * trip; a job recorded by a process that died before marking it is found by the bootstrap
+   * recovery (every record) of the next instance that starts, or run by the job runner.
+   */
+  private markOpen(storeKey: string): void {
+    this.options.store
+      .setIfAbsent(this.openKey(storeKey), 1, this.writeOptions)
+      .catch((error: unknown) => this.logger.warn(`Could not mark job ${storeKey} open: ${describe(error)}`));
   }
 
   /** Forgets a settled job's open mark (best effort: a mark left behind is removed by the sweep). */
@@ -519,6 +526,9 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
 
   /** Runs one job to its outcome (retries included). Never rejects: failures end in the log. */
   private async work(storeKey: string, known: StoreEntry<JobRecord> | undefined): Promise<void> {
+    // A job just recorded by submit(): marked open first (on the same connection, so before its
+    // outcome removes the mark).
+    if (known?.version === 1) this.markOpen(storeKey);
     try {
       for (;;) {
         const claimed = await this.claim(storeKey, known);
