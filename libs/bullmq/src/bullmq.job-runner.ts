@@ -1,6 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { Queue, Worker, type ConnectionOptions, type Job, type QueueOptions } from 'bullmq';
-import { HubtelError, HubtelLogger, type JobExecutor, type JobRunRequest, type JobRunner } from 'nestjs-hubtel';
+import {
+  HubtelError,
+  HubtelLogger,
+  type JobExecutor,
+  type JobRunRequest,
+  type JobRunner,
+} from 'nestjs-hubtel';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 
 export interface BullmqJobRunnerOptions {
@@ -135,14 +141,16 @@ export class BullmqJobRunner implements JobRunner {
     const worker = this.workers.get(pipeline);
     if (!worker) return;
     this.workers.delete(pipeline);
-    await worker.close();
+    await bounded(worker.close(), () => worker.disconnect());
   }
 
-  /** Stops every worker and closes every connection. */
+  /** Stops every worker and closes every connection (at once when Redis does not answer). */
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.workers.keys()].map((pipeline) => this.stop(pipeline)));
-    await Promise.all([...this.queues.values()].map((queue) => queue.close()));
+    await Promise.all(
+      [...this.queues.values()].map((queue) => bounded(queue.close(), () => queue.disconnect())),
+    );
     this.queues.clear();
   }
 
@@ -152,6 +160,32 @@ export class BullmqJobRunner implements JobRunner {
     return (worker ? { ...base, maxRetriesPerRequest: null } : base) as QueueOptions['connection'];
   }
 }
+
+/**
+ * Waits for a graceful close, but not forever: with Redis gone, BullMQ's close waits for it to
+ * come back, and a repeated task's worker may wait for its pass. After CLOSE_GRACE_MS the connections are dropped (jobs still running are left to
+ * another worker's stalled-job check).
+ */
+async function bounded(closing: Promise<unknown>, disconnect: () => Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS)));
+  const outcome = await Promise.race([
+    closing.then(
+      () => 'closed' as const,
+      () => 'closed' as const,
+    ),
+    late,
+  ]);
+  clearTimeout(timer);
+  if (outcome !== 'late') return;
+  // Not awaited past a second either: a connection that does not close must not hold the app.
+  await Promise.race([
+    disconnect().catch(() => undefined),
+    new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+  ]);
+}
+
+const CLOSE_GRACE_MS = 2_000;
 
 /**
  * A BullMQ job id for a run of a recorded job: readable in dashboards, and never an integer nor

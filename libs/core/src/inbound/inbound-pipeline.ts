@@ -293,7 +293,12 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     const created = await this.options.store.setIfAbsent(storeKey, record, this.writeOptions);
     if (!created) {
       const existing = await this.options.store.get<JobRecord<P>>(storeKey);
-      return { duplicate: true, record: existing?.value ?? record };
+      const job = existing?.value;
+      // Recorded, never run, owned by nobody: its run request may have been lost (the store was
+      // reachable, the queue not, and the sender got an error): asked again (the runner keeps one).
+      if (this.runner && job?.status === 'pending' && job.attempts === 0 && (job.leaseUntil ?? 0) < at)
+        await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
+      return { duplicate: true, record: job ?? record };
     }
     if (this.runner) {
       // Before the acknowledgement: a crash right after it still leaves the job to run elsewhere.
@@ -525,10 +530,10 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   };
 
   /** Runs one job to its outcome (retries included). Never rejects: failures end in the log. */
-  private async work(storeKey: string, known: StoreEntry<JobRecord> | undefined): Promise<void> {
-    // A job just recorded by submit(): marked open first (on the same connection, so before its
-    // outcome removes the mark).
-    if (known?.version === 1) this.markOpen(storeKey);
+  private async work(storeKey: string, known: StoreEntry<JobRecord> | undefined, outages = 0): Promise<void> {
+    // A job just recorded by submit(), or picked up again after a store outage: marked open first
+    // (on the same connection, so before its outcome removes the mark).
+    if (known?.version === 1 || outages > 0) this.markOpen(storeKey);
     try {
       for (;;) {
         const claimed = await this.claim(storeKey, known);
@@ -538,8 +543,19 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
         if (!known) return;
       }
     } catch (error) {
-      // attempt() handles its own failures; reaching here means the store itself failed.
-      this.logger.error(`Job ${storeKey} stopped: ${describe(error)}`);
+      // attempt() handles its own failures; reaching here means the store itself failed. The job
+      // may be unmarked (its mark not written yet): this process tries it again once the store
+      // answers, as the sweeps might not see it.
+      this.logger.error(`Job ${storeKey} stopped: ${describe(error)}; trying again`);
+      if (!this.stopping.signal.aborted) {
+        this.active++;
+        const delay = Math.min(5_000, 250 * 2 ** Math.min(outages, 5));
+        void sleep(delay, this.stopping.signal).then(() => {
+          if (this.stopping.signal.aborted) return this.settledOne();
+          // work() settles the count taken above when it ends.
+          void this.work(storeKey, undefined, outages + 1);
+        });
+      }
     } finally {
       this.settledOne();
     }
