@@ -26,7 +26,8 @@ export default {
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
     '^nestjs-hubtel$': '<rootDir>/libs/core/src/index.ts',
-    '^nestjs-hubtel/(sms|checkout|service-app|sandbox|testing|redis)$': '<rootDir>/libs/$1/src/index.ts',
+    '^nestjs-hubtel/(sms|checkout|service-app|sandbox|testing|redis|bullmq)$':
+      '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   setupFiles: ['<rootDir>/test/setup.ts'],

@@ -11,6 +11,7 @@ import { DataBundleFlow } from './bundles/bundle.flow.js';
 import { SimulatorController } from './bundles/simulator.controller.js';
 import { AppUrls } from './platform/app-urls.service.js';
 import { HUBTEL_PLATFORM, PlatformModule, type HubtelPlatform } from './platform/platform.module.js';
+import { jobRunnerModules } from './platform/job-runner.modules.js';
 import { StoreUnavailableFilter } from './platform/store-unavailable.filter.js';
 import { AppStoreModule } from './platform/store.module.js';
 import { OrdersService } from './shop/orders.service.js';
@@ -33,6 +34,7 @@ export class AppModule {
       imports: [
         EventEmitterModule.forRoot(),
         AppStoreModule.forRoot(config),
+        ...jobRunnerModules(config.redisUrl),
         PlatformModule.forRoot(config),
         SmsModule.forRootAsync({
           inject: [HUBTEL_PLATFORM],

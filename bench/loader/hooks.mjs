@@ -14,6 +14,7 @@ const LIBS = {
   '/sandbox': 'sandbox',
   '/testing': 'testing',
   '/redis': 'redis',
+  '/bullmq': 'bullmq',
 };
 // `HUBTEL_BENCH_DIST=1` runs against the built package (dist/esm) instead of the sources.
 const useDist = process.env.HUBTEL_BENCH_DIST === '1';

@@ -1,5 +1,5 @@
 import { type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { HubtelLogger, HubtelError, maskPhoneNumbers, type StoreEntry } from 'nestjs-hubtel';
+import { HubtelLogger, HubtelError, maskPhoneNumbers, type JobRunner, type StoreEntry } from 'nestjs-hubtel';
 import type { CheckoutApiClient } from './checkout-api.client.js';
 import {
   changeInvoice,
@@ -72,6 +72,8 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     private readonly settlement: CheckoutSettlement,
     private readonly verifier: CheckoutVerifier,
     private readonly now: () => number = Date.now,
+    /** With a runner that repeats tasks (BullMQ): one pass per interval across all instances. */
+    private readonly runner?: JobRunner,
   ) {}
 
   /** True while the periodic passes run. */
@@ -101,12 +103,23 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       );
     }
     this.started = true;
+    if (this.runner?.repeat) {
+      this.runner
+        .repeat(RECONCILE_TASK, this.options.reconciliation.intervalMs, async () => {
+          if (this.started) await this.runOnce();
+        })
+        .catch((error: unknown) =>
+          this.logger.error(`Scheduling reconciliation on the job runner failed: ${describe(error)}`),
+        );
+      return;
+    }
     this.schedule();
   }
 
   /** Stops the periodic passes and waits for a running pass to finish. No timer is left behind. */
   async stop(): Promise<void> {
     this.started = false;
+    await this.runner?.stop(RECONCILE_TASK).catch(() => undefined);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.pass?.catch(() => undefined);
@@ -276,6 +289,9 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     return 'unpaid';
   }
 }
+
+/** The reconciliation pass as a repeated task of the job runner (a BullMQ job scheduler). */
+export const RECONCILE_TASK = 'checkout-reconcile';
 
 function describe(error: unknown): string {
   return maskPhoneNumbers(error instanceof Error ? error.message : String(error));

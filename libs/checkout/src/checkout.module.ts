@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
 import {
+  HUBTEL_JOB_RUNNER,
   HUBTEL_STORE,
   HandlerRegistry,
   HubtelConfigError,
@@ -12,6 +13,7 @@ import {
   createHttpTransport,
   hubtelHttpModule,
   type HubtelStore,
+  type JobRunner,
 } from 'nestjs-hubtel';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { CheckoutInvoiceStore } from './checkout-invoice.store.js';
@@ -107,11 +109,14 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         readiness: EventEmitterReadinessWatcher | undefined,
         discovery: DiscoveryService,
         scanner: MetadataScanner,
+        runner: JobRunner | undefined,
       ) => {
         const pipeline = new InboundPipeline({
           name: CHECKOUT_PIPELINE_NAME,
           store,
           emitter: requireEmitter(emitter),
+          // BullMQ (HubtelBullmqModule) when the app provides a runner, this process otherwise.
+          ...(runner ? { runner } : {}),
           // Handlers are called by identity (class and method), remembered across retries and deploys.
           handlers: new HandlerRegistry({ emitter: requireEmitter(emitter), discovery, scanner }),
           deadLetterEvent: CheckoutEvents.DeadLetter,
@@ -136,6 +141,7 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         { token: EventEmitterReadinessWatcher, optional: true },
         DiscoveryService,
         MetadataScanner,
+        { token: HUBTEL_JOB_RUNNER, optional: true },
       ],
     },
     {
@@ -172,13 +178,15 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         api: CheckoutApiClient,
         settlement: CheckoutSettlement,
         verifier: CheckoutVerifier,
-      ) => new CheckoutReconciler(options, invoices, api, settlement, verifier),
+        runner: JobRunner | undefined,
+      ) => new CheckoutReconciler(options, invoices, api, settlement, verifier, Date.now, runner),
       inject: [
         CHECKOUT_RESOLVED_OPTIONS,
         CheckoutInvoiceStore,
         CheckoutApiClient,
         CheckoutSettlement,
         CheckoutVerifier,
+        { token: HUBTEL_JOB_RUNNER, optional: true },
       ],
     },
     {

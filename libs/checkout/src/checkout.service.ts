@@ -282,7 +282,10 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
         throw error;
       }
       if (!submitted.duplicate) {
-        this.submitted.add(key);
+        // Held until it settles here; with a job runner it may run (and settle) on any instance,
+        // where it holds its own key: a later callback here then checks once by itself.
+        if (this.pipeline.distributed) this.rechecks.release(key);
+        else this.submitted.add(key);
         return { outcome: 'accepted', clientReference: ref, claim };
       }
       this.rechecks.release(key);

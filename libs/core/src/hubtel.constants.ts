@@ -54,3 +54,10 @@ export const HUBTEL_ENV = Object.freeze({
  * is omitted, and fall back to a MemoryStore when nothing provides it.
  */
 export const HUBTEL_STORE = Symbol.for('nestjs-hubtel:store');
+
+/**
+ * Injection token of an app-wide JobRunner (provided by `HubtelBullmqModule.forRoot()` of
+ * `nestjs-hubtel/bullmq`). CheckoutModule and ServiceAppModule run their recorded jobs on it when
+ * something provides it, and in their own process otherwise.
+ */
+export const HUBTEL_JOB_RUNNER = Symbol.for('nestjs-hubtel:job-runner');

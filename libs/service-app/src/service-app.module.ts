@@ -3,6 +3,7 @@ import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@
 import { HttpService } from '@nestjs/axios';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
 import {
+  HUBTEL_JOB_RUNNER,
   HUBTEL_STORE,
   HandlerRegistry,
   HttpTransport,
@@ -12,6 +13,7 @@ import {
   resolveStoreOption,
   hubtelHttpModule,
   type HubtelStore,
+  type JobRunner,
 } from 'nestjs-hubtel';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentService } from './fulfillment.service.js';
@@ -109,6 +111,7 @@ import { ServiceFlowService } from './service-flow.service.js';
         readiness: EventEmitterReadinessWatcher | undefined,
         discovery: DiscoveryService,
         scanner: MetadataScanner,
+        runner: JobRunner | undefined,
       ) => {
         if (!emitter) {
           throw new HubtelConfigError(
@@ -120,6 +123,8 @@ import { ServiceFlowService } from './service-flow.service.js';
           name: 'service-app',
           store,
           emitter,
+          // BullMQ (HubtelBullmqModule) when the app provides a runner, this process otherwise.
+          ...(runner ? { runner } : {}),
           // Handlers are called by identity (class and method), remembered across retries and deploys.
           handlers: new HandlerRegistry({ emitter, discovery, scanner, logger: new ServiceAppLogger() }),
           deadLetterEvent: ServiceAppEvents.DeadLetter,
@@ -137,6 +142,7 @@ import { ServiceFlowService } from './service-flow.service.js';
         { token: EventEmitterReadinessWatcher, optional: true },
         DiscoveryService,
         MetadataScanner,
+        { token: HUBTEL_JOB_RUNNER, optional: true },
       ],
     },
     {

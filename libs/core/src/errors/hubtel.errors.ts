@@ -18,7 +18,9 @@ export type HubtelErrorCode =
   | 'HUBTEL_STORE_UNAVAILABLE'
   | 'HUBTEL_NOT_FOUND'
   /** A bulk operation stopped before the end of its input (see the error's partial result). */
-  | 'HUBTEL_SEND_ABORTED';
+  | 'HUBTEL_SEND_ABORTED'
+  /** This instance is shutting down: a job it was about to run is left to its runner for later. */
+  | 'HUBTEL_SHUTTING_DOWN';
 
 export interface HubtelErrorDetails {
   /** HTTP status of the platform's answer, when there was one. */

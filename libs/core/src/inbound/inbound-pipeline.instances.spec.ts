@@ -286,6 +286,8 @@ describe('InboundPipeline across instances sharing one store', () => {
       leaseUntil: clock - 1, // its instance died mid-run
     };
     await store.set(KEY + 'o5', orphan);
+    // Marked open, as every job is when it is recorded: what the periodic sweeps read.
+    await store.set(KEY.replace(':job:', ':open:') + 'o5', 1);
     const a = await start([Stock, Mail], { sweepIntervalMs: 5 });
     const b = await start([Stock, Mail], { sweepIntervalMs: 5 });
     await until('the orphan is done', async () => (await record('o5'))?.status === 'done');
@@ -293,6 +295,42 @@ describe('InboundPipeline across instances sharing one store', () => {
     await Promise.all([a.pipeline.drain(), b.pipeline.drain()]);
     expect([...a.journal.calls, ...b.journal.calls].sort()).toEqual(['Mail', 'Stock']);
     expect(await record('o5')).toMatchObject({ attempts: 1 });
+  });
+
+  it('the periodic sweep reads the open-job marks, not the records of finished jobs', async () => {
+    const a = await start([Stock]);
+    for (const id of ['o10', 'o11', 'o12']) await a.pipeline.submit(PAID, id, { id });
+    await a.pipeline.drain();
+    const open: JobRecord = {
+      type: PAID,
+      key: 'o13',
+      payload: { id: 'o13' },
+      status: 'running',
+      attempts: 0,
+      doneHandlers: [],
+      receivedAt: clock - 60_000,
+      updatedAt: clock - 60_000,
+      leaseUntil: clock - 1,
+    };
+    await store.set(KEY + 'o13', open);
+    await store.set(KEY.replace(':job:', ':open:') + 'o13', 1);
+    const scanned: string[] = [];
+    const read: string[] = [];
+    const scan = store.scan.bind(store);
+    const get = store.get.bind(store);
+    // Watched on this store instance only (a fresh one per test).
+    store.scan = <T>(prefix: string) => (scanned.push(prefix), scan<T>(prefix));
+    store.get = <T>(key: string) => (read.push(key), get<T>(key));
+
+    expect(await a.pipeline.sweep()).toBe(1);
+    await a.pipeline.drain();
+    expect(scanned).toEqual([KEY.replace(/:job:.*$/, ':open:')]);
+    expect(read.filter((key) => /o1[012]$/.test(key))).toEqual([]);
+    expect(await record('o13')).toMatchObject({ status: 'done', attempts: 1 });
+    // Settled: its mark is gone, so the next sweep reads nothing.
+    read.length = 0;
+    expect(await a.pipeline.sweep()).toBe(0);
+    expect(read).toEqual([]);
   });
 
   it("a job waiting for its retry is not run early by this instance's sweep, nor by another's while its lease runs", async () => {

@@ -8,6 +8,7 @@ import { backoffDelay, sleep } from '../retry/backoff.js';
 import { HandlerRegistry, type PipelineHandler } from '../events/handler-registry.js';
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 import { MemoryStore } from '../store/memory.store.js';
+import type { JobRunner } from './job-runner.js';
 
 /**
  * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
@@ -31,6 +32,14 @@ import { MemoryStore } from '../store/memory.store.js';
  * `nextAttemptAt` plus a lease. Every instance sweeps the store every `sweepIntervalMs` and takes
  * over (compare-and-set, so exactly one wins) running jobs whose lease expired — their instance
  * died — and pending jobs that are due and owned by nobody.
+ *
+ * With a `runner` (JobRunner, e.g. BullMQ) the pipeline no longer runs jobs on its own timers: it
+ * asks the runner to run a recorded job (before the acknowledgement, so the request is as durable
+ * as the record), and the runner calls back for one attempt at a time, on whichever instance takes
+ * it. A failed attempt records its retry (pending, `nextAttemptAt`, leased to nobody) and asks the
+ * runner for the next run after the backoff; the runner's own crash detection replaces the lease
+ * takeover, and the sweep only asks the runner again for jobs it may have lost (recorded just
+ * before a crash, or whose run request failed). Leases and compare-and-set still guard every run.
  */
 
 export interface JobRetryPolicy {
@@ -176,6 +185,11 @@ export interface InboundPipelineOptions {
   sweepIntervalMs?: number;
   /** How long shutdown waits for running jobs. */
   shutdownGraceMs?: number;
+  /**
+   * Runs the recorded jobs (see JobRunner). Default: this process, on its own timers. Its `leaseMs`
+   * is the default of `leaseMs`.
+   */
+  runner?: JobRunner;
   /** Pick up unfinished jobs found in the store at bootstrap (only useful with a persistent store). */
   recoverOnBootstrap?: boolean;
   /** Resolves when event listeners are attached (EventEmitterReadinessWatcher.waitUntilReady). */
@@ -215,8 +229,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly prefix: string;
+  /** Where open (pending or running) jobs are marked, for the periodic sweep (see `openKey`). */
+  private readonly openPrefix: string;
   private readonly writeOptions: { ttlMs: number };
   private readonly leaseMs: number;
+  private readonly runner: JobRunner | undefined;
   private readonly heartbeatMs: number;
   private readonly sweepIntervalMs: number;
   private readonly handlers: HandlerRegistry;
@@ -235,8 +252,10 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     this.logger = options.logger ?? new HubtelLogger(`Hubtel:${options.name}`);
     this.now = options.now ?? Date.now;
     this.prefix = `hubtel:${options.name}:job:`;
+    this.openPrefix = `hubtel:${options.name}:open:`;
     this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS };
-    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.runner = options.runner;
+    this.leaseMs = options.leaseMs ?? options.runner?.leaseMs ?? DEFAULT_LEASE_MS;
     this.heartbeatMs = options.heartbeatMs ?? Math.max(1, Math.floor(this.leaseMs / 3));
     this.sweepIntervalMs =
       options.sweepIntervalMs ?? (options.store instanceof MemoryStore ? 0 : Math.ceil(this.leaseMs / 2));
@@ -274,11 +293,27 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     const created = await this.options.store.setIfAbsent(storeKey, record, this.writeOptions);
     if (!created) {
       const existing = await this.options.store.get<JobRecord<P>>(storeKey);
-      return { duplicate: true, record: existing?.value ?? record };
+      const job = existing?.value;
+      // Recorded, never run, owned by nobody: its run request may have been lost (the store was
+      // reachable, the queue not, and the sender got an error): asked again (the runner keeps one).
+      if (this.runner && job?.status === 'pending' && job.attempts === 0 && (job.leaseUntil ?? 0) < at)
+        await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
+      return { duplicate: true, record: job ?? record };
+    }
+    if (this.runner) {
+      // Before the acknowledgement: a crash right after it still leaves the job to run elsewhere.
+      await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
+      setImmediate(() => this.markOpen(storeKey));
+      return { duplicate: false, record };
     }
     // A new entry is at version 1 (HubtelStore): the first claim needs no read.
     this.launch(storeKey, { value: record, version: 1 });
     return { duplicate: false, record };
+  }
+
+  /** True when a job runner decides where jobs run (any instance), false when they run here. */
+  get distributed(): boolean {
+    return this.runner !== undefined;
   }
 
   /** The stored record of a job, if it is still kept. */
@@ -292,12 +327,14 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.options.recoverOnBootstrap && this.sweepIntervalMs <= 0) return;
+    if (!this.runner && !this.options.recoverOnBootstrap && this.sweepIntervalMs <= 0) return;
     // Listeners are attached by @nestjs/event-emitter in its own bootstrap hook: wait for it.
     const ready = this.options.whenReady?.() ?? new Promise<void>((resolve) => setImmediate(resolve));
     void ready
       .then(async () => {
         try {
+          if (this.runner && !this.stopping.signal.aborted)
+            await this.runner.start(this.options.name, this.execute);
           if (this.options.recoverOnBootstrap) await this.recover();
         } finally {
           this.startSweeping();
@@ -310,7 +347,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     this.stopping.abort();
     if (this.sweeper) clearInterval(this.sweeper);
     const grace = this.options.shutdownGraceMs ?? 5_000;
-    await Promise.race([this.drain(), sleep(grace)]);
+    // The runner's jobs running here are left to it past the grace (another instance retakes them).
+    const stopped = this.runner?.stop(this.options.name).catch((error: unknown) => {
+      this.logger.error(`Stopping the job runner failed: ${describe(error)}`);
+    });
+    await Promise.race([Promise.all([this.drain(), stopped]), sleep(grace)]);
     // Jobs still running past the grace are left to their lease: it expires, another instance takes them.
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = undefined;
@@ -341,11 +382,65 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     }
   }
 
+  /**
+   * The open-job marks: each names a job recorded and not settled yet (or settled by a process that
+   * died before it removed the mark). A settled job's mark is removed here.
+   */
+  private async *openJobs(): AsyncIterable<[string, StoreEntry<JobRecord>]> {
+    const store = this.options.store;
+    for await (const [openKey] of store.scan<number>(this.openPrefix)) {
+      const storeKey = this.prefix + openKey.slice(this.openPrefix.length);
+      const entry = await store.get<JobRecord>(storeKey);
+      if (!entry || entry.value.status === 'done' || entry.value.status === 'dead') {
+        await store.delete(openKey);
+        continue;
+      }
+      yield [storeKey, entry];
+    }
+  }
+
+  /** The open mark of a job. */
+  private openKey(storeKey: string): string {
+    return this.openPrefix + storeKey.slice(this.prefix.length);
+  }
+
+  /**
+   * Marks a new job open, for the periodic sweeps of every instance (they read these marks, not
+   * every record kept for days). Sent after the acknowledgement, so it costs the sender no round
+   * trip; a job recorded by a process that died before marking it is found by the bootstrap
+   * recovery (every record) of the next instance that starts, or run by the job runner.
+   */
+  private markOpen(storeKey: string): void {
+    this.options.store
+      .setIfAbsent(this.openKey(storeKey), 1, this.writeOptions)
+      .catch((error: unknown) => this.logger.warn(`Could not mark job ${storeKey} open: ${describe(error)}`));
+  }
+
+  /** Forgets a settled job's open mark (best effort: a mark left behind is removed by the sweep). */
+  private closeMark(storeKey: string, written: JobRecord): void {
+    // Merged into another instance's record that still runs it: the mark stays.
+    if (written.status !== 'done' && written.status !== 'dead') return;
+    this.options.store.delete(this.openKey(storeKey)).catch(() => undefined);
+  }
+
   private async takeOver(dueOnly: boolean): Promise<number> {
     let count = 0;
-    for await (const [storeKey, entry] of this.options.store.scan<JobRecord>(this.prefix)) {
+    // The periodic sweep reads the open marks; recovery at bootstrap reads every record (so it also
+    // finds jobs recorded by a version before the marks, or with their mark lost).
+    const jobs = dueOnly ? this.openJobs() : this.options.store.scan<JobRecord>(this.prefix);
+    for await (const [storeKey, entry] of jobs) {
       const job = entry.value;
-      if (!takeable(job, this.now(), dueOnly) || !this.definitions.has(job.type)) continue;
+      if (!this.definitions.has(job.type)) continue;
+      if (this.runner) {
+        // Asked again (a run the runner lost), whether due or not: the runner keeps one per run.
+        if (!takeable(job, this.now(), false)) continue;
+        const delayMs = Math.max(0, (job.nextAttemptAt ?? 0) - this.now());
+        const request = { storeKey, type: job.type, attempt: job.attempts + 1, delayMs };
+        await this.runner.schedule(this.options.name, request);
+        count++;
+        continue;
+      }
+      if (!takeable(job, this.now(), dueOnly)) continue;
       this.launch(storeKey, undefined);
       count++;
     }
@@ -403,8 +498,42 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     }
   };
 
+  /**
+   * The runner's callback: runs one attempt of a job, on this instance. A job another instance
+   * runs now (its lease is live: the runner delivered it twice, or took it from a process that only
+   * stalled) or whose retry is not due yet is waited for, then taken if still unfinished; a
+   * finished one is left alone. Rejects when the store fails or this instance shuts down meanwhile,
+   * so the runner keeps the run for later.
+   */
+  private readonly execute = async (storeKey: string): Promise<void> => {
+    this.active++;
+    try {
+      for (;;) {
+        const claimed = await this.claim(storeKey, undefined);
+        if (claimed) {
+          await this.attempt(storeKey, claimed);
+          return;
+        }
+        const job = (await this.options.store.get<JobRecord>(storeKey))?.value;
+        if (!job || job.status === 'done' || job.status === 'dead') return;
+        const now = this.now();
+        const until =
+          job.status === 'running'
+            ? (job.leaseUntil ?? 0)
+            : Math.max(job.leaseUntil ?? 0, job.nextAttemptAt ?? 0);
+        if (this.stopping.signal.aborted) throw new HubtelError('HUBTEL_SHUTTING_DOWN', 'Shutting down');
+        await sleep(Math.max(1, until - now + 1), this.stopping.signal);
+      }
+    } finally {
+      this.settledOne();
+    }
+  };
+
   /** Runs one job to its outcome (retries included). Never rejects: failures end in the log. */
-  private async work(storeKey: string, known: StoreEntry<JobRecord> | undefined): Promise<void> {
+  private async work(storeKey: string, known: StoreEntry<JobRecord> | undefined, outages = 0): Promise<void> {
+    // A job just recorded by submit(), or picked up again after a store outage: marked open first
+    // (on the same connection, so before its outcome removes the mark).
+    if (known?.version === 1 || outages > 0) this.markOpen(storeKey);
     try {
       for (;;) {
         const claimed = await this.claim(storeKey, known);
@@ -414,14 +543,29 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
         if (!known) return;
       }
     } catch (error) {
-      // attempt() handles its own failures; reaching here means the store itself failed.
-      this.logger.error(`Job ${storeKey} stopped: ${describe(error)}`);
-    } finally {
-      if (--this.active === 0 && this.idleWaiters.length > 0) {
-        const waiters = this.idleWaiters;
-        this.idleWaiters = [];
-        for (const resolve of waiters) resolve();
+      // attempt() handles its own failures; reaching here means the store itself failed. The job
+      // may be unmarked (its mark not written yet): this process tries it again once the store
+      // answers, as the sweeps might not see it.
+      this.logger.error(`Job ${storeKey} stopped: ${describe(error)}; trying again`);
+      if (!this.stopping.signal.aborted) {
+        this.active++;
+        const delay = Math.min(5_000, 250 * 2 ** Math.min(outages, 5));
+        void sleep(delay, this.stopping.signal).then(() => {
+          if (this.stopping.signal.aborted) return this.settledOne();
+          // work() settles the count taken above when it ends.
+          void this.work(storeKey, undefined, outages + 1);
+        });
       }
+    } finally {
+      this.settledOne();
+    }
+  }
+
+  private settledOne(): void {
+    if (--this.active === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
     }
   }
 
@@ -445,7 +589,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       if (definition.run) {
         await definition.run(job.payload, { attempt, record: job });
       } else {
-        ({ doneHandlers, results } = await this.dispatch(job, definition));
+        ({ doneHandlers, results } = await this.dispatch(job, definition, lease));
       }
     } catch (caught) {
       error = caught instanceof ListenerFailure ? caught.cause : caught;
@@ -459,12 +603,13 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     const updatedAt = this.now();
     if (error === undefined) {
       const done = settledRecord(job, 'done', attempt, doneHandlers, results, updatedAt, undefined);
-      await this.write(
+      const written = await this.write(
         storeKey,
         entry,
         definition.compactWhenDone ? compact(done, definition) : done,
         done.doneHandlers,
       );
+      this.closeMark(storeKey, written.value);
       // The hook gets the full record, even when a compacted one was stored.
       if (definition.onSettled) await this.settle(definition, done, 'done');
       return undefined;
@@ -478,6 +623,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     if (attempt >= policy.maxAttempts || outOfTime) {
       const dead = settledRecord(job, 'dead', attempt, doneHandlers, results, updatedAt, message);
       entry = await this.write(storeKey, entry, dead);
+      this.closeMark(storeKey, entry.value);
       this.logger.error(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${attempt} attempt(s): ${message} (dead-lettered)`,
       );
@@ -490,20 +636,62 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     // instance's) runs it meanwhile; past that, another instance may take it (this one stalled).
     const pending = settledRecord(job, 'pending', attempt, doneHandlers, results, updatedAt, message);
     pending.nextAttemptAt = updatedAt + delay;
-    pending.leaseUntil = pending.nextAttemptAt + this.leaseMs;
+    // With a runner the retry is the runner's (a delayed run), not this process's.
+    if (!this.runner) pending.leaseUntil = pending.nextAttemptAt + this.leaseMs;
     const written = await this.write(storeKey, entry, pending);
     // Merged into another instance's record (it took the job over): the retry is theirs.
-    if (written.value.status !== 'pending' || written.value.leaseUntil !== pending.leaseUntil)
+    if (
+      written.value.status !== 'pending' ||
+      written.value.leaseUntil !== pending.leaseUntil ||
+      written.value.nextAttemptAt !== pending.nextAttemptAt
+    )
       return undefined;
     this.logger.warn(
       `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
     );
+    if (this.runner) {
+      const request = { storeKey, type: job.type, attempt: attempt + 1, delayMs: delay };
+      await this.runner.schedule(this.options.name, request);
+      return undefined;
+    }
     await sleep(delay, this.stopping.signal);
     if (!this.stopping.signal.aborted) return written;
     // Shutting down: give the job up, so another instance (or this one restarted) takes it when due.
     const { leaseUntil: _owned, ...released } = written.value;
     await this.options.store.compareAndSet(storeKey, written.version, released, this.writeOptions);
     return undefined;
+  }
+
+  /**
+   * Writes the handlers that succeeded so far into the running record (compare-and-set on the
+   * entry the heartbeat also writes: it waits for a renewal under way, and is one itself). Best
+   * effort: a failed write only leaves the attempt's final write to record them.
+   */
+  private async saveProgress(
+    lease: HeldLease,
+    done: readonly string[],
+    results: Record<string, unknown> | undefined,
+  ): Promise<void> {
+    if (lease.slot < 0) return;
+    if (lease.renewal) await lease.renewal;
+    const save = async (): Promise<void> => {
+      const value: JobRecord = { ...lease.entry.value, doneHandlers: done.slice() };
+      if (results) value.results = { ...value.results, ...results };
+      try {
+        const written = await this.options.store.compareAndSet(
+          lease.storeKey,
+          lease.entry.version,
+          value,
+          this.writeOptions,
+        );
+        if (written) lease.entry = written;
+      } catch (error) {
+        this.logger.warn(`Could not record the progress of job ${lease.storeKey}: ${describe(error)}`);
+      }
+    };
+    const saving = save();
+    lease.renewal = saving.finally(() => (lease.renewal = undefined));
+    await lease.renewal;
   }
 
   /** Registers a running job for the heartbeat, which renews its lease while it runs. */
@@ -661,7 +849,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   /** Calls each handler of the job's event(s) that has not succeeded yet, in order. */
-  private async dispatch(job: JobRecord, definition: JobDefinition<any>): Promise<DispatchProgress> {
+  private async dispatch(
+    job: JobRecord,
+    definition: JobDefinition<any>,
+    lease: HeldLease,
+  ): Promise<DispatchProgress> {
     const events = definition.events?.(job.payload) ?? this.typeEvents.get(job.type) ?? [job.type];
     const handlers = this.handlers.handlersOf(events);
     const legacy = job.doneHandlers === undefined ? this.fromIndexes(job, handlers) : undefined;
@@ -690,6 +882,9 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
         const value = await handler.call(job.payload);
         done.push(id);
         if (results && value !== undefined) results[id] = value;
+        // More handlers to call: record this one's success now, so a crash in a later one (this
+        // process killed mid-handler) never has it run again where the job is taken over.
+        if (handler !== handlers[handlers.length - 1]) await this.saveProgress(lease, done, results);
       } catch (error) {
         failure ??= error;
       }

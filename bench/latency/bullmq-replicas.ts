@@ -1,0 +1,180 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BenchConfig } from '../lib/config.js';
+import { openLoop, type DriveStats } from '../lib/http-driver.js';
+import { Child } from '../lib/ipc.js';
+import { SHAPES } from '../lib/shapes.js';
+import { percentile } from '../lib/stats.js';
+import { PROBE_HEADER } from '../inbound/latency-probe.js';
+
+/** What the two-instance BullMQ run measured: callback arrival (either replica) → handler start (either). */
+export interface ReplicaLatency {
+  count: number;
+  /** Probed requests whose handler never started (or answered wrong / failed). */
+  lost: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  /** p99 of each third of the run (by arrival). */
+  windowP99: number[];
+  http: DriveStats[];
+}
+
+const REDIS_BINARY = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p));
+
+/** A private redis-server on a free port (nothing saved), as the BullMQ runner requires it (noeviction). */
+async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
+  if (!REDIS_BINARY) throw new Error('redis-server is not installed');
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+  const dir = mkdtempSync(path.join(tmpdir(), 'bench-redis-'));
+  const child: ChildProcess = spawn(
+    REDIS_BINARY,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--maxmemory-policy',
+      'noeviction',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (/Ready to accept connections/i.test(out)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${out}`)));
+  });
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The platform's fulfillment-callback receiver, reduced to a 200 (the callbacks are not measured). */
+async function startCallbackSink(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"message":"Callback received","responseCode":"0000","data":null}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
+}
+
+/**
+ * Two replicas (separate processes) of a service app on the Redis store and the BullMQ runner,
+ * one redis-server: fulfillment requests split evenly between them at `latency.rate` in all; each
+ * request's handler may start on either replica (whichever BullMQ worker takes the job).
+ */
+export async function measureBullmqReplicas(config: BenchConfig): Promise<ReplicaLatency> {
+  const { latency } = config;
+  const redis = await startRedis();
+  const sink = await startCallbackSink();
+  const replicas = [0, 1].map(
+    () =>
+      new Child('latency/bullmq-replica.ts', [], { env: { REDIS_URL: redis.url, CALLBACK_URL: sink.url } }),
+  );
+  try {
+    const ports = (await Promise.all(replicas.map((replica) => replica.ready))).map((ready) =>
+      Number(ready.port),
+    );
+    let seq = 0;
+    const next = (probe: boolean) => () => {
+      const id = `bq-${++seq}`;
+      return {
+        path: SHAPES.fulfillment.path,
+        body: JSON.stringify(SHAPES.fulfillment.make(id)),
+        headers: probe ? { [PROBE_HEADER]: id } : undefined,
+        check: (status: number, text: string) => status === 200 && /"Status":"received"/.test(text),
+      };
+    };
+    const drive = (seconds: number, probe: boolean) =>
+      Promise.all(
+        ports.map((port) =>
+          openLoop(`http://127.0.0.1:${port}`, latency.rate / 2, seconds, next(probe), latency.connections),
+        ),
+      );
+    await drive(latency.warmupSec, false);
+    await sleep(300);
+    await Promise.all(replicas.map((replica) => replica.request('latency-start')));
+    const http = await drive(latency.durationSec, true);
+    // Handlers run after the 200 (on a worker): let the last ones start.
+    await sleep(500);
+    const reports = await Promise.all(replicas.map((replica) => replica.request('latency-report')));
+
+    const arrived = new Map<string, number>();
+    const started = new Map<string, number>();
+    for (const report of reports) {
+      const a = report.arrivals as Array<string | number>;
+      for (let i = 0; i < a.length; i += 2) arrived.set(a[i] as string, a[i + 1] as number);
+      const h = report.handled as Array<string | number>;
+      for (let i = 0; i < h.length; i += 2)
+        if (!started.has(h[i] as string)) started.set(h[i] as string, h[i + 1] as number);
+    }
+    const samples: Array<[at: number, ms: number]> = [];
+    for (const [key, at] of arrived) {
+      const begun = started.get(key);
+      if (begun !== undefined) samples.push([at, begun - at]);
+    }
+    const sorted = Float64Array.from(samples.map(([, ms]) => ms)).sort();
+    const windowP99: number[] = [];
+    if (samples.length > 0) {
+      samples.sort((x, y) => x[0] - y[0]);
+      const first = samples[0]![0];
+      const span = samples[samples.length - 1]![0] - first || 1;
+      for (let w = 0; w < 3; w++) {
+        const part = Float64Array.from(
+          samples
+            .filter(([at]) =>
+              w === 2
+                ? at >= first + (span * w) / 3
+                : at >= first + (span * w) / 3 && at < first + (span * (w + 1)) / 3,
+            )
+            .map(([, ms]) => ms),
+        ).sort();
+        windowP99.push(percentile(part, 99));
+      }
+    }
+    const wrong = http.reduce((sum, run) => sum + run.wrong + run.errors, 0);
+    return {
+      count: sorted.length,
+      lost: arrived.size - sorted.length + wrong,
+      p50: percentile(sorted, 50),
+      p90: percentile(sorted, 90),
+      p99: percentile(sorted, 99),
+      max: sorted.length ? sorted[sorted.length - 1]! : NaN,
+      windowP99,
+      http,
+    };
+  } finally {
+    await Promise.all(replicas.map((replica) => replica.stop().catch(() => undefined)));
+    await new Promise<void>((resolve) => sink.server.close(() => resolve()));
+    await redis.stop();
+  }
+}

@@ -1,0 +1,145 @@
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { Logger } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import { DeadLetterEvent, InboundPipeline, type JobRecord } from 'nestjs-hubtel';
+import { RedisStore } from 'nestjs-hubtel/redis';
+import { RedisServer, redisBinary } from '../../../test/support/redis-server.js';
+import { BullmqJobRunner, bullmqJobId } from './bullmq.job-runner.js';
+
+/**
+ * Two instances (each its own store client, BullMQ runner, emitter and pipeline) sharing one
+ * redis-server: the jobs one records run once across both, retries are delayed BullMQ jobs with
+ * the pipeline's backoff, and a job that always fails is dead-lettered once.
+ */
+
+const PAID = 'orders.paid';
+const DEAD = 'orders.dead-letter';
+const quiet = new Logger('test');
+quiet.localInstance.log = () => undefined;
+quiet.localInstance.warn = () => undefined;
+quiet.localInstance.error = () => undefined;
+
+interface Instance {
+  name: string;
+  store: RedisStore;
+  runner: BullmqJobRunner;
+  pipeline: InboundPipeline;
+  emitter: EventEmitter2;
+}
+
+async function until(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
+  const giveUp = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > giveUp) throw new Error(`Still waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
+  let server: RedisServer;
+  let admin: Redis;
+  let instances: Instance[] = [];
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await server?.dispose();
+  });
+  afterEach(async () => {
+    for (const instance of instances) {
+      await instance.pipeline.beforeApplicationShutdown();
+      await instance.runner.close();
+      await instance.store.close();
+    }
+    instances = [];
+    await admin.flushdb();
+  });
+
+  async function start(name: string, handler: (payload: { id: string }) => Promise<void>) {
+    const store = new RedisStore({ url: server.url });
+    await store.connect();
+    const runner = new BullmqJobRunner({ url: server.url, stalledIntervalMs: 1_000, logger: quiet });
+    const emitter = new EventEmitter2();
+    emitter.on(PAID, handler, { async: false, promisify: true });
+    const pipeline = new InboundPipeline({
+      name: 'orders',
+      store,
+      emitter,
+      runner,
+      deadLetterEvent: DEAD,
+      retry: { maxAttempts: 3, baseDelayMs: 150, maxDelayMs: 1_000 },
+      // The largest delay of full jitter: each backoff is then known.
+      random: () => 0.999_999,
+      logger: quiet,
+    }).define(PAID);
+    await pipeline.onApplicationBootstrap();
+    const instance = { name, store, runner, pipeline, emitter };
+    instances.push(instance);
+    await until(() => runnerStarted(runner), `${name}'s worker`);
+    return instance;
+  }
+
+  function runnerStarted(runner: BullmqJobRunner): boolean {
+    return (runner as unknown as { workers: Map<string, unknown> }).workers.has('orders');
+  }
+
+  it('runs each job recorded by either instance once, on either instance', async () => {
+    const runs: string[] = [];
+    const where = new Set<string>();
+    const a = await start('a', async ({ id }) => {
+      runs.push(id);
+      where.add('a');
+    });
+    const b = await start('b', async ({ id }) => {
+      runs.push(id);
+      where.add('b');
+    });
+    const ids = Array.from({ length: 40 }, (_, index) => `order-${index}`);
+    for (const [index, id] of ids.entries()) {
+      const submitted = await (index % 2 ? b : a).pipeline.submit(PAID, id, { id });
+      expect(submitted.duplicate).toBe(false);
+      // The same callback reaching the other instance is a duplicate: nothing more runs.
+      expect((await (index % 2 ? a : b).pipeline.submit(PAID, id, { id })).duplicate).toBe(true);
+    }
+    await until(async () => {
+      const records = await Promise.all(ids.map((id) => a.pipeline.get<{ id: string }>(PAID, id)));
+      return records.every((record) => record?.status === 'done');
+    }, 'every job done');
+    expect(runs.sort()).toEqual([...ids].sort());
+    // Each run is one BullMQ job, named after the record (visible in BullMQ dashboards).
+    const job = await a.runner.queue('orders').getJob(bullmqJobId(`hubtel:orders:job:${PAID}:order-0`, 1));
+    expect(job?.name).toBe(PAID);
+    expect(await job?.isCompleted()).toBe(true);
+  });
+
+  it("retries a failing handler with the policy's backoff across instances and dead-letters it once", async () => {
+    const calls: number[] = [];
+    const dead: DeadLetterEvent[] = [];
+    const fail = async () => {
+      calls.push(Date.now());
+      throw new Error('always fails');
+    };
+    const a = await start('a', fail);
+    const b = await start('b', fail);
+    for (const instance of [a, b]) instance.emitter.on(DEAD, (event: DeadLetterEvent) => dead.push(event));
+
+    await a.pipeline.submit(PAID, 'order-x', { id: 'order-x' });
+    await until(async () => (await a.pipeline.get(PAID, 'order-x'))?.status === 'dead', 'the job to die');
+    // Both instances have had time to act on it twice over before we count.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const record = (await b.pipeline.get<{ id: string }>(PAID, 'order-x')) as JobRecord<{ id: string }>;
+    expect(record).toMatchObject({ status: 'dead', attempts: 3, lastError: 'always fails' });
+    expect(calls).toHaveLength(3);
+    expect(dead).toHaveLength(1);
+    expect(dead[0]).toMatchObject({ key: 'order-x', attempts: 3, error: 'always fails' });
+    // Each retry waited for its backoff (150 ms, then 300 ms): runs were delayed BullMQ jobs.
+    expect(calls[1]! - calls[0]!).toBeGreaterThanOrEqual(150);
+    expect(calls[2]! - calls[1]!).toBeGreaterThanOrEqual(300);
+    const retry = await a.runner.queue('orders').getJob(bullmqJobId(`hubtel:orders:job:${PAID}:order-x`, 3));
+    expect(retry?.opts.delay).toBe(300);
+  });
+});
