@@ -1,13 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchConfig } from '../lib/config.js';
 import { openLoop, type DriveStats } from '../lib/http-driver.js';
 import { Child } from '../lib/ipc.js';
 import { SHAPES } from '../lib/shapes.js';
+import { BenchRedis } from '../lib/redis-server.js';
 import { percentile } from '../lib/stats.js';
 import { PROBE_HEADER } from '../inbound/latency-probe.js';
 
@@ -23,55 +20,6 @@ export interface ReplicaLatency {
   /** p99 of each third of the run (by arrival). */
   windowP99: number[];
   http: DriveStats[];
-}
-
-const REDIS_BINARY = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p));
-
-/** A private redis-server on a free port (nothing saved), as the BullMQ runner requires it (noeviction). */
-async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
-  if (!REDIS_BINARY) throw new Error('redis-server is not installed');
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-  const dir = mkdtempSync(path.join(tmpdir(), 'bench-redis-'));
-  const child: ChildProcess = spawn(
-    REDIS_BINARY,
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-      '--maxmemory-policy',
-      'noeviction',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (/Ready to accept connections/i.test(out)) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${out}`)));
-  });
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    stop: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** The platform's fulfillment-callback receiver, reduced to a 200 (the callbacks are not measured). */
@@ -94,7 +42,8 @@ async function startCallbackSink(): Promise<{ url: string; server: Server }> {
  */
 export async function measureBullmqReplicas(config: BenchConfig): Promise<ReplicaLatency> {
   const { latency } = config;
-  const redis = await startRedis();
+  // A private redis-server (noeviction, as BullMQ requires), the one the other Redis parts use.
+  const redis = await BenchRedis.start();
   const sink = await startCallbackSink();
   const replicas = [0, 1].map(
     () =>

@@ -49,6 +49,8 @@ export interface RedisServerOptions {
    * a production Redis holding payments should. Default false (nothing survives a restart).
    */
   appendOnly?: boolean;
+  /** The redis-server to run. Default: the one found on this machine (see `redisBinary`). */
+  binary?: string;
 }
 
 export class RedisServer {
@@ -59,18 +61,20 @@ export class RedisServer {
     readonly port: number,
     private readonly dir: string,
     private readonly appendOnly: boolean,
+    private readonly binary: string,
   ) {}
 
   /** Starts a server on a free port and waits until it accepts connections. */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    const binary = redisBinary.path;
+    const binary = options.binary ?? redisBinary.path;
     if (!binary) throw new Error('redis-server is not installed');
     const server = new RedisServer(
       await freePort(),
       mkdtempSync(path.join(tmpdir(), 'hubtel-redis-')),
       options.appendOnly ?? false,
+      binary,
     );
-    await server.launch(binary);
+    await server.launch();
     return server;
   }
 
@@ -108,7 +112,7 @@ export class RedisServer {
    */
   async restart(): Promise<void> {
     await this.stop();
-    await this.launch(redisBinary.path!);
+    await this.launch();
   }
 
   /** Stops the server for good and removes its directory. */
@@ -117,9 +121,9 @@ export class RedisServer {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private launch(binary: string): Promise<void> {
+  private launch(): Promise<void> {
     const child = spawn(
-      binary,
+      this.binary,
       [
         '--port',
         String(this.port),
