@@ -31,8 +31,13 @@ import {
 const REPLICA_APP = new URL('./support/replica-app.ts', import.meta.url).pathname;
 /** The example merchant app, as `npm start` runs it. */
 const EXAMPLE_APP = new URL('../src/main.ts', import.meta.url).pathname;
-/** Short job ownership, so a dead instance's jobs are taken over within seconds (defaults: 30 s / 15 s). */
-const LEASE_MS = 3_000;
+/**
+ * Short job ownership, so a dead instance's jobs are taken over within seconds (defaults: 30 s /
+ * 15 s). Long enough that a live instance cut off from Redis for about a second (the "Redis killed
+ * while a handler runs" test: last renewal, the outage, then its write retried with up to 1 s of
+ * backoff) renews before another instance may take its job, even on a loaded CI machine.
+ */
+const LEASE_MS = 6_000;
 const SWEEP_MS = 500;
 
 const id = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;

@@ -109,6 +109,31 @@ describe('InboundPipeline', () => {
     await app.close();
   });
 
+  it("a job recorded but never started (the sender got an error) is started by the sender's retry, once", async () => {
+    const { app, store, pipeline, handlers } = await setup();
+    // What a store that wrote the record and died before replying leaves: the record, no run, no mark.
+    const at = Date.now();
+    const orphan: JobRecord = {
+      type: PAID,
+      key: 'lost:paid',
+      payload: { id: 'lost' },
+      status: 'pending',
+      attempts: 0,
+      doneHandlers: [],
+      receivedAt: at,
+      updatedAt: at,
+    };
+    await store.setIfAbsent(`hubtel:test:job:${PAID}:lost:paid`, orphan);
+    const retries = await Promise.all(
+      Array.from({ length: 5 }, () => pipeline.submit(PAID, 'lost:paid', { id: 'lost' })),
+    );
+    expect(retries.every((r) => r.duplicate)).toBe(true);
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
+    expect(await pipeline.get(PAID, 'lost:paid')).toMatchObject({ status: 'done', attempts: 1 });
+    await app.close();
+  });
+
   it('waits out a store outage to record the outcome of handlers that ran: they never run again', async () => {
     const { app, handlers } = await setup();
     /** Down for the three writes after the claim: the handlers' outcome cannot be written at first. */

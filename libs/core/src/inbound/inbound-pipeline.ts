@@ -294,10 +294,19 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     if (!created) {
       const existing = await this.options.store.get<JobRecord<P>>(storeKey);
       const job = existing?.value;
-      // Recorded, never run, owned by nobody: its run request may have been lost (the store was
-      // reachable, the queue not, and the sender got an error): asked again (the runner keeps one).
-      if (this.runner && job?.status === 'pending' && job.attempts === 0 && (job.leaseUntil ?? 0) < at)
-        await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
+      // Recorded, never run, owned by nobody: the sender may have got an error although the record
+      // was written (a store that died before its reply, or a queue unreachable), so no process
+      // launched it, and no open mark shows it to the sweeps. The sender's retry starts it now:
+      // asked of the runner again (it keeps one per run), or launched here (the claim's
+      // compare-and-set lets only one process run it, should its first launch still be under way).
+      if (job?.status === 'pending' && job.attempts === 0 && (job.leaseUntil ?? 0) < at) {
+        if (this.runner) {
+          await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
+        } else {
+          this.markOpen(storeKey);
+          this.launch(storeKey, undefined);
+        }
+      }
       return { duplicate: true, record: job ?? record };
     }
     if (this.runner) {
