@@ -155,7 +155,18 @@ redisBinary.describe('two app instances in separate processes on one Redis, the 
         for await (const [key, entry] of on.scan<JobRecord>(`hubtel:${pipeline}:job:`)) {
           if (keyPart === undefined || key.includes(keyPart)) jobs.push(entry.value);
         }
-        return jobs.every((job) => job.status === 'done' || job.status === 'dead') ? jobs : undefined;
+        const open = jobs.filter((job) => job.status !== 'done' && job.status !== 'dead');
+        if (open.length === 0) return jobs;
+        // Thrown, not returned: a time-out then says which jobs were still open, and how.
+        throw new Error(
+          `still open: ${open
+            .slice(0, 5)
+            .map(
+              (job) =>
+                `${job.type} ${job.key} ${job.status} (attempts ${job.attempts}, lease ${job.leaseUntil === undefined ? 'none' : job.leaseUntil - Date.now() + ' ms'}${job.lastError ? `, ${job.lastError}` : ''})`,
+            )
+            .join('; ')}${open.length > 5 ? ` and ${open.length - 5} more` : ''}`,
+        );
       },
       { timeoutMs: 60_000, intervalMs: 200 },
     );
