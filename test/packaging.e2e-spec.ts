@@ -36,6 +36,7 @@ const ENTRIES = [
   ['nestjs-hubtel/sandbox', 'sandbox'],
   ['nestjs-hubtel/testing', 'testing'],
   ['nestjs-hubtel/redis', 'redis'],
+  ['nestjs-hubtel/bullmq', 'bullmq'],
 ] as const;
 
 const credentials = { id: 'fixture-client-id', secret: 'fixture-client-secret' };
