@@ -65,11 +65,14 @@ quiet.warn = () => undefined;
 quiet.error = () => undefined;
 quiet.log = () => undefined;
 
-async function setup(retry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 }) {
+/** A Nest app with the Handlers, and a pipeline on `store` (a MemoryStore a test may script). */
+async function setup<S extends MemoryStore = MemoryStore>(
+  store: S = new MemoryStore({ sweepIntervalMs: 0 }) as S,
+) {
+  const retry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
   const moduleRef = await Test.createTestingModule({ imports: [TestModule] }).compile();
   moduleRef.useLogger(false);
   const app = await moduleRef.createNestApplication({ logger: false }).init();
-  const store = new MemoryStore({ sweepIntervalMs: 0 });
   const pipeline = new InboundPipeline({
     name: 'test',
     store,
@@ -135,7 +138,6 @@ describe('InboundPipeline', () => {
   });
 
   it('waits out a store outage to record the outcome of handlers that ran: they never run again', async () => {
-    const { app, handlers } = await setup();
     /** Down for the three writes after the claim: the handlers' outcome cannot be written at first. */
     class FlakyStore extends MemoryStore {
       writes = 0;
@@ -150,15 +152,7 @@ describe('InboundPipeline', () => {
         return super.compareAndSet(key, version, value, options);
       }
     }
-    const store = new FlakyStore({ sweepIntervalMs: 0 });
-    const flaky = new InboundPipeline({
-      name: 'flaky',
-      store,
-      emitter: app.get(EventEmitter2),
-      handlers: registryOf(app),
-      deadLetterEvent: DEAD,
-      logger: quiet,
-    }).define(PAID);
+    const { app, store, pipeline: flaky, handlers } = await setup(new FlakyStore({ sweepIntervalMs: 0 }));
     await flaky.submit(PAID, 'outage', { id: 'outage' });
     await flaky.drain();
     expect(store.writes).toBe(5);
@@ -330,7 +324,6 @@ describe('InboundPipeline', () => {
   });
 
   it('claims a new job without reading it, and falls back to a read when its version moved', async () => {
-    const { app, handlers } = await setup();
     // A store where something else writes the record right after it is created (version 2).
     class Meddling extends MemoryStore {
       reads = 0;
@@ -344,15 +337,7 @@ describe('InboundPipeline', () => {
         return super.get<T>(key);
       }
     }
-    const store = new Meddling({ sweepIntervalMs: 0 });
-    const pipeline = new InboundPipeline({
-      name: 'meddled',
-      store,
-      emitter: app.get(EventEmitter2),
-      handlers: registryOf(app),
-      deadLetterEvent: DEAD,
-      logger: quiet,
-    }).define(PAID);
+    const { app, store, pipeline, handlers } = await setup(new Meddling({ sweepIntervalMs: 0 }));
     await pipeline.submit(PAID, 'fresh', { id: 'fresh' });
     await pipeline.drain();
     expect(store.reads).toBe(0);
