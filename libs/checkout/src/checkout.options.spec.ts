@@ -161,7 +161,48 @@ describe('checkoutOptionsFromEnv', () => {
     expect(resolveCheckoutOptions(options).reconciliation.enabled).toBe(true);
   });
 
-  it('leaves missing credentials for the bootstrap check to name', () => {
-    expect(() => resolveCheckoutOptions(checkoutOptionsFromEnv({}))).toThrow(/checkout\.clientId/);
+  /** The error checkoutOptionsFromEnv throws for `env` (and `overrides`). */
+  function envError(env: Record<string, string>, overrides = {}): HubtelConfigError {
+    try {
+      checkoutOptionsFromEnv(env, overrides);
+    } catch (error) {
+      expect(error).toBeInstanceOf(HubtelConfigError);
+      return error as HubtelConfigError;
+    }
+    throw new Error(`no error for ${JSON.stringify(env)}`);
+  }
+
+  it('names the environment variable of a missing or bad value, and the option it feeds', () => {
+    const missing = envError({ HUBTEL_CLIENT_ID: 'env-id' });
+    expect(missing.option).toBe('HUBTEL_CLIENT_SECRET');
+    expect(missing.message).toBe(
+      'Invalid nestjs-hubtel option "HUBTEL_CLIENT_SECRET": is not set (environment variable of option checkout.clientSecret)',
+    );
+    expect(envError({}).option).toBe('HUBTEL_CLIENT_ID');
+    const pair = { HUBTEL_CLIENT_ID: 'env-id', HUBTEL_CLIENT_SECRET: 'env-secret-value' };
+    for (const [key, value] of [
+      ['HUBTEL_CHECKOUT_URL', 'ftp://pay.test'],
+      ['HUBTEL_STATUS_URL', 'not a url'],
+      ['HUBTEL_POS_SALES_ID', '116 84'],
+      ['HUBTEL_RETRY_MAX_ATTEMPTS', '99'],
+      ['HUBTEL_DEFAULT_COUNTRY_CODE', 'Ghana'],
+    ] as const) {
+      const error = envError({ ...pair, [key]: value });
+      expect([error.option, error.message]).toEqual([key, expect.stringContaining(`"${key}"`)]);
+      expect(error.message).toMatch(/option checkout\./);
+      expect(error.message).not.toContain('env-secret-value');
+    }
+  });
+
+  it('blames an override, not the variable, and leaves options it does not read to the bootstrap check', () => {
+    expect(checkoutOptionsFromEnv({ HUBTEL_CLIENT_ID: 'a' }, { clientSecret: 'b' }).clientSecret).toBe('b');
+    expect(
+      checkoutOptionsFromEnv({ HUBTEL_CLIENT_ID: 'a', HUBTEL_CLIENT_SECRET: 'b' }, { returnUrl: 'nope' }),
+    ).toMatchObject({ returnUrl: 'nope' });
+    expect(() =>
+      resolveCheckoutOptions(
+        checkoutOptionsFromEnv({ HUBTEL_CLIENT_ID: 'a', HUBTEL_CLIENT_SECRET: 'b' }, { returnUrl: 'nope' }),
+      ),
+    ).toThrow(/checkout\.returnUrl/);
   });
 });

@@ -2,11 +2,14 @@ import type { InjectionToken } from '@nestjs/common';
 import {
   DEFAULT_JOB_RETRY,
   HUBTEL_DEFAULT_BASE_URLS,
+  HUBTEL_ENV,
   HubtelConfigError,
+  checkOptionsFromEnv,
   assertStoreOption,
   InboundAccessPolicy,
   assertOptionsObject,
   dropUndefined,
+  hubtelHttpEnvVariables,
   hubtelHttpOptionsFromEnv,
   optionalString,
   readHubtelEnv,
@@ -474,11 +477,22 @@ export function resolveCheckoutOptions(
   };
 }
 
+/** The variable behind each option checkoutOptionsFromEnv reads (for errors naming it). */
+const CHECKOUT_ENV_VARIABLES = {
+  [`${PREFIX}.clientId`]: HUBTEL_ENV.clientId,
+  [`${PREFIX}.clientSecret`]: HUBTEL_ENV.clientSecret,
+  [`${PREFIX}.posSalesId`]: HUBTEL_ENV.posSalesId,
+  [`${PREFIX}.merchantAccountNumber`]: HUBTEL_ENV.merchantAccountNumber,
+  [`${PREFIX}.baseUrls.checkout`]: HUBTEL_ENV.checkoutUrl,
+  [`${PREFIX}.baseUrls.status`]: HUBTEL_ENV.statusUrl,
+  ...hubtelHttpEnvVariables(PREFIX),
+};
+
 /**
  * Options read from HUBTEL_* environment variables (`HUBTEL_CLIENT_ID`, `HUBTEL_CLIENT_SECRET`,
  * `HUBTEL_CHECKOUT_URL`, `HUBTEL_STATUS_URL`, `HUBTEL_POS_SALES_ID`, `HUBTEL_MERCHANT_ACCOUNT_NUMBER`,
- * `HUBTEL_TIMEOUT_MS`, `HUBTEL_RETRY_*`), merged under `overrides`. Missing required values fail
- * at bootstrap naming the option. Typical use:
+ * `HUBTEL_TIMEOUT_MS`, `HUBTEL_RETRY_*`), merged under `overrides`. A missing or bad value of one of
+ * these variables fails here naming the variable (`HUBTEL_CLIENT_SECRET`) and the option. Typical use:
  * `CheckoutModule.forRootAsync({ useFactory: (config: ConfigService) => checkoutOptionsFromEnv((k) => config.get(k), { publicBaseUrl }), inject: [ConfigService] })`.
  */
 export function checkoutOptionsFromEnv(
@@ -502,5 +516,6 @@ export function checkoutOptionsFromEnv(
   });
   const merged = { ...fromEnv, ...dropUndefined(overrides) } as CheckoutModuleOptions;
   if (Object.keys(baseUrls).length > 0) merged.baseUrls = baseUrls;
+  checkOptionsFromEnv(() => resolveCheckoutOptions(merged), CHECKOUT_ENV_VARIABLES, overrides);
   return merged;
 }

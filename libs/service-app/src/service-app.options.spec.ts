@@ -127,6 +127,31 @@ describe('resolveServiceAppOptions', () => {
     expect(serviceAppOptionsFromEnv({ ...env, HUBTEL_POS_SALES_ID: '' })).toEqual({});
   });
 
+  it('serviceAppOptionsFromEnv names the variable of a bad value, and the option it feeds', () => {
+    const env = {
+      HUBTEL_CLIENT_ID: 'id',
+      HUBTEL_CLIENT_SECRET: 'secret-value',
+      HUBTEL_POS_SALES_ID: '11684',
+    };
+    for (const [key, value, path] of [
+      ['HUBTEL_CALLBACK_URL', 'gs-callback.hubtel.com', 'serviceApp.callbackUrl'],
+      ['HUBTEL_POS_SALES_ID', '116 84', 'serviceApp.statusCheck.posSalesId'],
+      ['HUBTEL_STATUS_URL', 'ftp://status.test', 'serviceApp.statusCheck.url'],
+      ['HUBTEL_DEFAULT_COUNTRY_CODE', 'GH!', 'serviceApp.defaultCountryCode'],
+    ] as const) {
+      let error: unknown;
+      try {
+        serviceAppOptionsFromEnv({ ...env, [key]: value });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(HubtelConfigError);
+      expect((error as HubtelConfigError).option).toBe(key);
+      expect((error as Error).message).toContain(`option ${path})`);
+      expect((error as Error).message).not.toContain('secret-value');
+    }
+  });
+
   it('names a bad status-check, verification or session-bound option', () => {
     const statusCheck = { clientId: 'id', clientSecret: 'secret', posSalesId: '11684' };
     expect(problem({ statusCheck: 'x' })).toBe('serviceApp.statusCheck');

@@ -4,6 +4,8 @@ import {
   assertOptionsObject,
   requireString,
   readHubtelEnv,
+  checkOptionsFromEnv,
+  HUBTEL_ENV,
   resolveBoolean,
   resolveCountryCode,
   resolveCredentials,
@@ -280,10 +282,21 @@ export function resolveServiceAppOptions(
   };
 }
 
+/** The variable behind each option serviceAppOptionsFromEnv reads (for errors naming it). */
+const SERVICE_APP_ENV_VARIABLES = {
+  [`${P}.callbackUrl`]: HUBTEL_ENV.callbackUrl,
+  [`${P}.defaultCountryCode`]: HUBTEL_ENV.defaultCountryCode,
+  [`${P}.statusCheck.clientId`]: HUBTEL_ENV.clientId,
+  [`${P}.statusCheck.clientSecret`]: HUBTEL_ENV.clientSecret,
+  [`${P}.statusCheck.posSalesId`]: HUBTEL_ENV.posSalesId,
+  [`${P}.statusCheck.url`]: HUBTEL_ENV.statusUrl,
+};
+
 /**
  * ServiceAppModule options found in the environment (`HUBTEL_CALLBACK_URL`,
  * `HUBTEL_DEFAULT_COUNTRY_CODE`, and the status check when `HUBTEL_CLIENT_ID`,
  * `HUBTEL_CLIENT_SECRET` and `HUBTEL_POS_SALES_ID` are all set, with `HUBTEL_STATUS_URL`), for `forRootAsync({ useFactory: () => ({ ...serviceAppOptionsFromEnv(), ... }) })`.
+ * A bad value of one of these variables fails here, naming the variable and the option.
  */
 export function serviceAppOptionsFromEnv(source: HubtelEnvSource = process.env): ServiceAppModuleOptions {
   const env = readHubtelEnv(source);
@@ -294,6 +307,7 @@ export function serviceAppOptionsFromEnv(source: HubtelEnvSource = process.env):
     out.statusCheck = { clientId: env.clientId, clientSecret: env.clientSecret, posSalesId: env.posSalesId };
     if (env.statusUrl !== undefined) out.statusCheck.url = env.statusUrl;
   }
+  checkOptionsFromEnv(() => resolveServiceAppOptions(out), SERVICE_APP_ENV_VARIABLES);
   return out;
 }
 

@@ -1,12 +1,22 @@
 import {
   HUBTEL_ENV,
-  HubtelConfigError,
+  checkOptionsFromEnv,
   dropUndefined,
+  hubtelHttpEnvVariables,
   hubtelHttpOptionsFromEnv,
   readHubtelEnv,
   type HubtelEnvSource,
 } from 'nestjs-hubtel';
-import type { SmsModuleOptions } from './sms.options.js';
+import { resolveSmsOptions, type SmsModuleOptions } from './sms.options.js';
+
+/** The variable behind each option smsOptionsFromEnv reads (for errors naming it). */
+const SMS_ENV_VARIABLES = {
+  'sms.clientId': HUBTEL_ENV.smsClientId,
+  'sms.clientSecret': HUBTEL_ENV.smsClientSecret,
+  'sms.baseUrl': HUBTEL_ENV.smsUrl,
+  'sms.senderId': HUBTEL_ENV.smsSenderId,
+  ...hubtelHttpEnvVariables('sms'),
+};
 
 /**
  * SmsModule options from environment variables: HUBTEL_SMS_CLIENT_ID, HUBTEL_SMS_CLIENT_SECRET
@@ -22,7 +32,7 @@ import type { SmsModuleOptions } from './sms.options.js';
  *   useFactory: (config: ConfigService) => smsOptionsFromEnv((key) => config.get(key), { batchSize: 500 }),
  * })
  * ```
- * A missing variable fails at bootstrap, naming it.
+ * A missing or bad value of one of these variables fails here, naming the variable and the option.
  */
 export function smsOptionsFromEnv(
   source: HubtelEnvSource = process.env,
@@ -39,17 +49,6 @@ export function smsOptionsFromEnv(
     }),
     ...dropUndefined(overrides),
   };
-  if (options.clientId === undefined) {
-    throw new HubtelConfigError(
-      HUBTEL_ENV.smsClientId,
-      'is not set (the SMS API client id, option sms.clientId)',
-    );
-  }
-  if (options.clientSecret === undefined) {
-    throw new HubtelConfigError(
-      HUBTEL_ENV.smsClientSecret,
-      'is not set (the SMS API client secret, option sms.clientSecret)',
-    );
-  }
+  checkOptionsFromEnv(() => resolveSmsOptions(options as SmsModuleOptions), SMS_ENV_VARIABLES, overrides);
   return options as SmsModuleOptions;
 }

@@ -93,4 +93,27 @@ describe('smsOptionsFromEnv', () => {
     expect(() => smsOptionsFromEnv({ HUBTEL_SMS_CLIENT_ID: 'x' })).toThrow(/HUBTEL_SMS_CLIENT_SECRET/);
     expect(smsOptionsFromEnv({}, { clientId: 'a', clientSecret: 'b' }).clientId).toBe('a');
   });
+
+  it('names the variable of a bad value, and the option it feeds', () => {
+    const pair = { HUBTEL_SMS_CLIENT_ID: 'sms-id', HUBTEL_SMS_CLIENT_SECRET: 'sms-secret-value' };
+    for (const [key, value, path] of [
+      ['HUBTEL_SMS_CLIENT_SECRET', '', 'sms.clientSecret'],
+      ['HUBTEL_SMS_URL', 'sms.hubtel.com', 'sms.baseUrl'],
+      ['HUBTEL_SMS_SENDER_ID', 'x'.repeat(40), 'sms.senderId'],
+      ['HUBTEL_TIMEOUT_MS', '0', 'sms.timeoutMs'],
+    ] as const) {
+      let error: unknown;
+      try {
+        smsOptionsFromEnv({ ...pair, [key]: value });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(HubtelConfigError);
+      expect((error as HubtelConfigError).option).toBe(key);
+      expect((error as Error).message).toContain(`option ${path})`);
+      expect((error as Error).message).not.toContain('sms-secret-value');
+    }
+    // A bad override is the override's problem: left to the module's check, which names the option.
+    expect(smsOptionsFromEnv(pair, { baseUrl: 'nope' }).baseUrl).toBe('nope');
+  });
 });

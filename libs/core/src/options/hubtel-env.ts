@@ -108,3 +108,52 @@ export function hubtelHttpOptionsFromEnv(env: HubtelEnv): HubtelHttpOptions {
 export function dropUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+/**
+ * Option paths (below `prefix`) of the transport settings, each with the variable that feeds it.
+ * For `checkOptionsFromEnv`.
+ */
+export function hubtelHttpEnvVariables(prefix: string): Record<string, string> {
+  return {
+    [`${prefix}.timeoutMs`]: HUBTEL_ENV.timeoutMs,
+    [`${prefix}.retry.maxAttempts`]: HUBTEL_ENV.retryMaxAttempts,
+    [`${prefix}.retry.baseDelayMs`]: HUBTEL_ENV.retryBaseDelayMs,
+    [`${prefix}.retry.maxDelayMs`]: HUBTEL_ENV.retryMaxDelayMs,
+    [`${prefix}.defaultCountryCode`]: HUBTEL_ENV.defaultCountryCode,
+  };
+}
+
+const CONFIG_ERROR_PREFIX = /^Invalid nestjs-hubtel option "[^"]*": /;
+
+/**
+ * Runs a module's own options check (`check`) on what a `*OptionsFromEnv` helper built, so a bad
+ * or missing value fails at once naming the environment variable to fix (`HUBTEL_CLIENT_SECRET`)
+ * as well as the option it feeds. `variables` maps option paths (`checkout.clientSecret`) to
+ * their variable; a path whose value `overrides` gives is not the variable's fault and is left
+ * out. Any other problem is left to the module's check at bootstrap: the app may still add the
+ * option it is about.
+ */
+export function checkOptionsFromEnv(
+  check: () => unknown,
+  variables: Readonly<Record<string, string>>,
+  overrides: object = {},
+): void {
+  try {
+    check();
+  } catch (error) {
+    if (!(error instanceof HubtelConfigError)) throw error;
+    const variable = Object.hasOwn(variables, error.option) ? variables[error.option] : undefined;
+    if (variable === undefined || overridden(overrides, error.option)) return;
+    const problem = error.message.replace(CONFIG_ERROR_PREFIX, '').replace(/^is required\b/, 'is not set');
+    throw new HubtelConfigError(variable, `${problem} (environment variable of option ${error.option})`);
+  }
+}
+
+/** Whether `overrides` gives a value at `path` (its first segment, the module prefix, skipped). */
+function overridden(overrides: object, path: string): boolean {
+  let value: unknown = overrides;
+  for (const key of path.split('.').slice(1)) {
+    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  }
+  return value !== undefined;
+}
