@@ -126,13 +126,12 @@ export class SmsBatchRun {
     if (this.stop) {
       const { reason, code, cause } = this.stop;
       const message = `sendBatch stopped: ${reason}. ${this.counts.sent} recipient(s) were sent and ${this.counts.failed} failed before the stop; entries after the first ${this.counts.total} were not processed.`;
-      this.logger.warn(maskPhoneNumbers(message), 'SmsService');
+      this.logger.warn(maskPhoneNumbers(message));
       throw new SmsBatchAbortedError(message, code, result, cause);
     }
     this.logger.log(
       `sendBatch done: ${this.counts.total} recipient(s), ${this.counts.sent} sent, ${this.counts.failed} failed ` +
         `(${this.counts.invalid} invalid, ${this.counts.unknownOutcome} outcome unknown), ${this.counts.duplicates} duplicate(s), ${this.counts.batches} batch(es)`,
-      'SmsService',
     );
     return result;
   }
@@ -235,7 +234,6 @@ export class SmsBatchRun {
       } catch (error) {
         this.logger.warn(
           `sendBatch onProgress callback failed (ignored): ${maskPhoneNumbers(errorMessage(error))}`,
-          'SmsService',
         );
       }
     }
@@ -318,7 +316,6 @@ export class SmsBatchRun {
       }
       this.logger.debug?.(
         `sendBatch batch ${batch.index}: ${report.sent.length}/${batch.recipients.length} accepted (batchId ${batchId || '-'})`,
-        'SmsService',
       );
       return undefined;
     } catch (error) {
@@ -339,7 +336,6 @@ export class SmsBatchRun {
       }
       this.logger.warn(
         `sendBatch batch ${batch.index} (${batch.recipients.length} recipients) failed: ${maskPhoneNumbers(reason)}`,
-        'SmsService',
       );
       if (isFatal(error)) this.halt({ reason: `${code}: ${reason}`, code, cause: error });
       return code;

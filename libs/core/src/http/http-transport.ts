@@ -72,7 +72,10 @@ export interface HttpTransportHooks {
   random?: () => number;
   /** Epoch ms, to read `Retry-After` given as an HTTP date. Default Date.now. */
   now?: () => number;
-  /** Where logs go. Default: Nest's Logger with `loggerContext`. */
+  /**
+   * Where logs go. Default: a HubtelLogger with `loggerContext`. The transport passes no context
+   * argument (a Nest Logger that has one would print it again as a line of its own).
+   */
   logger?: LoggerService;
 }
 
@@ -239,7 +242,6 @@ export class HttpTransport {
         this.logger.debug!(
           maskPhoneNumbers(`→ ${target}${query} [${req.operation}] attempt ${attempt}/${maxAttempts}`) +
             (data === undefined ? '' : ` body=${redactToString(req.body)}`),
-          this.context,
         );
       }
       const started = debug ? this.now() : 0;
@@ -247,10 +249,7 @@ export class HttpTransport {
       try {
         const res = await this.send(config);
         if (debug) {
-          this.logger.debug!(
-            `← ${res.status} ${target} [${req.operation}] in ${this.now() - started} ms`,
-            this.context,
-          );
+          this.logger.debug!(`← ${res.status} ${target} [${req.operation}] in ${this.now() - started} ms`);
         }
         if ((res.status >= 200 && res.status < 300) || req.acceptStatus?.includes(res.status)) {
           return this.success<T>(req, res, attempt);
@@ -267,7 +266,6 @@ export class HttpTransport {
         if (decision.retryAfterMs > this.config.retry.maxDelayMs) {
           this.logger.warn(
             `${req.operation}: ${target} asked to retry after ${decision.retryAfterMs} ms, more than retry.maxDelayMs (${this.config.retry.maxDelayMs}); giving up`,
-            this.context,
           );
           throw decision.error;
         }
@@ -277,7 +275,6 @@ export class HttpTransport {
       }
       this.logger.warn(
         `${req.operation}: ${target} failed on attempt ${attempt}/${maxAttempts} (${maskPhoneNumbers(decision.error.message)}); retrying in ${delay} ms`,
-        this.context,
       );
       await this.sleep(delay);
     }
@@ -297,10 +294,6 @@ export class HttpTransport {
   private debugEnabled(): boolean {
     if (!this.logger.debug) return false;
     return this.customLogger || isLogLevelEnabled('debug', this.logger as Logger);
-  }
-
-  private get context(): string {
-    return this.config.loggerContext ?? 'HubtelHttp';
   }
 
   /** Full jitter: uniform in [0, min(maxDelayMs, baseDelayMs * 2^(attempt-1))). */
