@@ -40,6 +40,7 @@ export {
   type ServicePayResult,
 } from './sandbox-service-app.js';
 export { basicAuthHeader } from './sandbox-http.js';
+export { sandboxEnv } from './sandbox-env.js';
 export {
   main as runSandboxCli,
   startSandboxCli,

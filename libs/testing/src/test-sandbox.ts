@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { HUBTEL_ENV, HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
+import { HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
 import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import {
   HubtelSandbox,
@@ -10,6 +10,7 @@ import {
   type SandboxSession,
   type SandboxReply,
   type SandboxRequestContext,
+  sandboxEnv,
 } from 'nestjs-hubtel/sandbox';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
@@ -193,19 +194,7 @@ export class TestSandbox extends HubtelSandbox {
    * (`checkoutOptionsFromEnv`, `smsOptionsFromEnv`, `serviceAppOptionsFromEnv`).
    */
   env(): Record<string, string> {
-    const urls = this.baseUrls();
-    const { sms, api } = this.credentials;
-    return {
-      [HUBTEL_ENV.clientId]: api.clientId,
-      [HUBTEL_ENV.clientSecret]: api.clientSecret,
-      [HUBTEL_ENV.smsClientId]: sms.clientId,
-      [HUBTEL_ENV.smsClientSecret]: sms.clientSecret,
-      [HUBTEL_ENV.smsUrl]: urls.sms,
-      [HUBTEL_ENV.checkoutUrl]: urls.checkout,
-      [HUBTEL_ENV.statusUrl]: urls.status,
-      [HUBTEL_ENV.callbackUrl]: urls.fulfillmentCallback,
-      [HUBTEL_ENV.posSalesId]: this.posSalesId,
-    };
+    return sandboxEnv(this);
   }
 
   /**

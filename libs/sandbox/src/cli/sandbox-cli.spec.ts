@@ -29,6 +29,7 @@ describe('hubtel-sandbox CLI (in process)', () => {
     expect(parseSandboxCliArgs([])).toEqual({
       help: false,
       json: false,
+      env: false,
       verbose: false,
       options: { port: 4010, host: '127.0.0.1' },
     });
@@ -60,6 +61,7 @@ describe('hubtel-sandbox CLI (in process)', () => {
     ).toEqual({
       help: false,
       json: true,
+      env: false,
       verbose: true,
       options: {
         port: 0,
@@ -81,6 +83,7 @@ describe('hubtel-sandbox CLI (in process)', () => {
     [['--sms-client-id', 'only-id']],
     [['--unknown']],
     [['positional']],
+    [['--json', '--env']],
   ])('refuses %j with a usage error', (argv) => {
     expect(() => parseSandboxCliArgs(argv)).toThrow(CliUsageError);
   });

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { HubtelSandbox } from '../hubtel-sandbox.js';
 import { SANDBOX_DEFAULT_CLI_PORT, SANDBOX_DEFAULT_HOST } from '../sandbox.constants.js';
+import { sandboxDotenv } from '../sandbox-env.js';
 import type { HubtelSandboxOptions } from '../sandbox.types.js';
 
 export interface CliOutput {
@@ -31,6 +32,9 @@ Options:
       --merchant-name <name>  name shown on the payment page
       --record-limit <n>      records kept per kind (default 10000)
       --json                  print the start-up information as one JSON line
+      --env                   print the HUBTEL_* lines (.env format) that point an app at this
+                              sandbox on stdout, the rest on stderr:
+                              hubtel-sandbox --env > .env
   -v, --verbose               print every request and callback
   -h, --help                  show this help
 `;
@@ -38,7 +42,8 @@ Options:
 export class CliUsageError extends Error {}
 
 export type ParsedCli =
-  { help: true } | { help: false; options: HubtelSandboxOptions; json: boolean; verbose: boolean };
+  | { help: true }
+  | { help: false; options: HubtelSandboxOptions; json: boolean; env: boolean; verbose: boolean };
 
 function integer(name: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
@@ -67,6 +72,7 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
         'merchant-name': { type: 'string' },
         'record-limit': { type: 'string' },
         json: { type: 'boolean' },
+        env: { type: 'boolean' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -75,6 +81,8 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     throw new CliUsageError((err as Error).message);
   }
   if (values.help) return { help: true };
+  if (values.json && values.env)
+    throw new CliUsageError('--json and --env go to the same stdout: choose one');
   const pair = (kind: 'sms' | 'api') => {
     const id = values[`${kind}-client-id`];
     const secret = values[`${kind}-client-secret`];
@@ -97,7 +105,13 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
       : {}),
     ...(values['merchant-name'] ? { checkout: { merchantName: values['merchant-name'] } } : {}),
   };
-  return { help: false, options, json: values.json ?? false, verbose: values.verbose ?? false };
+  return {
+    help: false,
+    options,
+    json: values.json ?? false,
+    env: values.env ?? false,
+    verbose: values.verbose ?? false,
+  };
 }
 
 /** What the CLI prints on start: where to point the modules, and with which credentials. */
@@ -139,21 +153,26 @@ export async function startSandboxCli(argv: string[], io: CliIO): Promise<Hubtel
       error: (m) => io.stderr.write(`error: ${m}\n`),
     },
   });
+  // With --env, stdout is the .env file: everything else goes to stderr.
+  const log = parsed.env ? io.stderr : io.stdout;
   if (parsed.verbose) {
     sandbox.on('request', (r) =>
-      io.stdout.write(
+      log.write(
         `${r.method} ${r.path} ${r.statusCode ?? '-'} ${r.durationMs ?? '-'}ms${r.faultId ? ` (${r.faultId})` : ''}\n`,
       ),
     );
     sandbox.on('delivery', (d) => {
       if (d.state === 'delivered' || d.state === 'failed' || d.state === 'dropped') {
-        io.stdout.write(
+        log.write(
           `${d.kind} ${d.id} → ${d.state}${d.statusCode ? ` ${d.statusCode}` : ''}${d.error ? ` (${d.error})` : ''}\n`,
         );
       }
     });
   }
-  if (parsed.json) {
+  if (parsed.env) {
+    io.stdout.write(sandboxDotenv(sandbox));
+    io.stderr.write(describeSandbox(sandbox));
+  } else if (parsed.json) {
     io.stdout.write(
       `${JSON.stringify({ url: sandbox.url, baseUrls: sandbox.baseUrls(), credentials: sandbox.credentials, posSalesId: sandbox.posSalesId, dashboardUrl: sandbox.dashboardUrl })}\n`,
     );
@@ -175,7 +194,7 @@ export async function main(
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    io.stdout.write(`\n${signal}: stopping the sandbox\n`);
+    (argv.includes('--env') ? io.stderr : io.stdout).write(`\n${signal}: stopping the sandbox\n`);
     void starting
       .then((sandbox) => sandbox?.stop())
       .then(
