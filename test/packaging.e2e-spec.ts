@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unresolvedLinks } from './support/markdown-links.js';
 
 const repoRoot = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const fixturesDir = path.join(repoRoot, 'test', 'fixtures');
@@ -39,6 +40,15 @@ const ENTRIES = [
   ['nestjs-hubtel/bullmq', 'bullmq'],
 ] as const;
 
+/** The documentation shipped beside README.md (package.json "files"). */
+const DOCUMENTS = [
+  'docs/checkout.md',
+  'docs/dev-tools.md',
+  'docs/quick-start.md',
+  'docs/service-app.md',
+  'docs/testing.md',
+  'libs/sandbox/README.md',
+];
 const credentials = { id: 'fixture-client-id', secret: 'fixture-client-secret' };
 const expectedAuth = `Basic ${Buffer.from(`${credentials.id}:${credentials.secret}`).toString('base64')}`;
 
@@ -311,11 +321,16 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
     });
   }
 
-  it('contains both builds with declarations and nothing else', async () => {
+  it('contains both builds with declarations, the documentation, and nothing else', async () => {
     const listing = await mustRun('tar', ['-tzf', tarball], packDir);
     const files = listing.split('\n').filter(Boolean);
     expect(files).toEqual(
-      expect.arrayContaining(['package/package.json', 'package/README.md', 'package/LICENSE']),
+      expect.arrayContaining([
+        'package/package.json',
+        'package/README.md',
+        'package/LICENSE',
+        ...DOCUMENTS.map((doc) => `package/${doc}`),
+      ]),
     );
     for (const [, entry] of ENTRIES) {
       expect(files).toEqual(
@@ -329,10 +344,43 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
     }
     const unexpected = files.filter(
       (f) =>
-        !/^package\/(package\.json|README\.md|LICENSE|dist\/(esm|cjs)\/.+)$/.test(f) ||
-        /\.(spec|e2e-spec)\./.test(f),
+        !/^package\/(package\.json|README\.md|LICENSE|docs\/[\w-]+\.md|libs\/sandbox\/README\.md|dist\/(esm|cjs)\/.+)$/.test(
+          f,
+        ) || /\.(spec|e2e-spec)\./.test(f),
     );
     expect(unexpected).toEqual([]);
+  });
+
+  it('carries its documentation: every link of the packed Markdown resolves inside the tarball or is absolute', async () => {
+    const listing = await mustRun('tar', ['-tzf', tarball], packDir);
+    const files = new Set(
+      listing
+        .split('\n')
+        .filter(Boolean)
+        .map((f) => f.replace(/^package\//, '')),
+    );
+    const unpacked = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-unpacked-'));
+    try {
+      await mustRun('tar', ['-xzf', tarball, '-C', unpacked], packDir);
+      const documents: Record<string, string> = {};
+      for (const file of [...files].filter((f) => f.endsWith('.md')))
+        documents[file] = await fs.readFile(path.join(unpacked, 'package', file), 'utf8');
+      expect(Object.keys(documents).sort()).toEqual(['README.md', ...DOCUMENTS].sort());
+      expect(unresolvedLinks(documents, files)).toEqual([]);
+      // The registry page links to the repository, its issues and its home page.
+      const manifest = JSON.parse(
+        await fs.readFile(path.join(unpacked, 'package', 'package.json'), 'utf8'),
+      ) as {
+        repository?: { url?: string };
+        homepage?: string;
+        bugs?: { url?: string };
+      };
+      expect(manifest.repository?.url).toMatch(/^git\+https:\/\/github\.com\/.+\.git$/);
+      expect(manifest.homepage).toMatch(/^https:\/\//);
+      expect(manifest.bugs?.url).toMatch(/^https:\/\/.+\/issues$/);
+    } finally {
+      await fs.rm(unpacked, { recursive: true, force: true });
+    }
   });
 
   it(
