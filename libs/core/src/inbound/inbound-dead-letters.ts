@@ -41,7 +41,10 @@ export class HubtelDeadLetterNotFoundError extends HubtelError {
     readonly pipeline: string,
     readonly id: string,
   ) {
-    super('HUBTEL_NOT_FOUND', `No job "${id}" is recorded in the ${pipeline} pipeline (unknown id, or expired)`);
+    super(
+      'HUBTEL_NOT_FOUND',
+      `No job "${id}" is recorded in the ${pipeline} pipeline (unknown id, or expired)`,
+    );
   }
 }
 

@@ -113,9 +113,10 @@ export function shutdownLine(left: ShutdownLeftovers): { level: 'log' | 'warn'; 
       text: `${head} ${plural(open, 'job')} left pending (${parts.join(', ')}); they stay in the store and will be resumed by another instance or the next start`,
     };
   }
+  const one = open + left.dead === 1;
   return {
     level: 'warn',
-    text: `${head} ${plural(open, 'job')} left pending (${parts.join(', ')})${dead} are kept in this process's memory store and are LOST when it exits (keep them in Redis: HubtelRedisModule)`,
+    text: `${head} ${plural(open, 'job')} left pending (${parts.join(', ')})${dead} ${one ? 'is' : 'are'} kept in this process's memory store and LOST when it exits (keep ${one ? 'it' : 'them'} in Redis: HubtelRedisModule)`,
   };
 }
 
