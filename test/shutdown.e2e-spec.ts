@@ -16,7 +16,13 @@ import {
   sendServiceFlowRequest,
   type CheckoutInvoiceLike,
 } from 'nestjs-hubtel/testing';
-import { ProcessSet, eventually, type AppProcess, type SandboxProcess } from './support/multi-process.js';
+import {
+  ProcessSet,
+  eventually,
+  redisBinary,
+  type AppProcess,
+  type SandboxProcess,
+} from './support/multi-process.js';
 
 const SHUTDOWN_APP = new URL('./support/shutdown-app.ts', import.meta.url).pathname;
 /** Letters only: logs mask digit runs that look like phone numbers. */
@@ -121,5 +127,48 @@ describe.each(['express', 'fastify'])('SIGTERM while a slow handler runs (%s)', 
     );
     expect(output).toContain('Shutdown of the service-app jobs: every job finished; nothing left pending');
     expect(output).toMatch(/\[shop-\w+: exited, code 0\]/);
+  }, 120_000);
+});
+
+redisBinary.describe('SIGTERM with the records in Redis', () => {
+  const system = new ProcessSet();
+  let sandbox: SandboxProcess;
+  let app: AppProcess;
+
+  beforeAll(async () => {
+    const [redis, started] = await Promise.all([system.redis(), system.sandbox()]);
+    sandbox = started;
+    app = await system.app('shop-redis', {
+      entry: SHUTDOWN_APP,
+      env: {
+        SANDBOX: JSON.stringify(sandbox.info),
+        REDIS_URL: redis.url,
+        HOLD_MS: '1000',
+        GRACE_MS: '20000',
+        NO_COLOR: '1',
+      },
+    });
+  }, 120_000);
+
+  afterAll(() => system.stopAll(), 60_000);
+
+  it('says the retry left pending will be resumed by another instance or the next start', async () => {
+    const failing = ref('fail');
+    const created = await sendJson(
+      app.url,
+      { clientReference: failing, amount: 10 },
+      { path: '/shutdown-test/invoices' },
+    );
+    expect(created.status).toBe(201);
+    await sandbox.post(`invoices/${failing}/pay`, {});
+    await app.output.waitFor(new RegExp(`STARTED ${failing}`));
+    // Its first run failed and was recorded: the retry waits a minute.
+    await app.output.waitFor(/failed \(attempt 1\/5\)/);
+
+    await app.stop();
+    expect(app.output.all).toContain(
+      'Shutdown of the checkout jobs: 1 job left pending (0 still running after the 20000 ms grace, 1 waiting to run or to retry); they stay in the store and will be resumed by another instance or the next start',
+    );
+    expect(app.output.all).toMatch(/\[shop-redis: exited, code 0\]/);
   }, 120_000);
 });
