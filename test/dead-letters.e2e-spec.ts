@@ -11,6 +11,8 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import {
   HubtelDeadLetterNotFoundError,
+  HubtelError,
+  type InboundPipeline,
   HubtelNotDeadLetterError,
   type HubtelStore,
   type JobRecord,
@@ -22,7 +24,22 @@ import {
   OnCheckoutPaid,
   type CheckoutPaidEvent,
 } from 'nestjs-hubtel/checkout';
-import { createTestSandbox, runTriggerCli, type TestSandbox } from 'nestjs-hubtel/testing';
+import {
+  FulfillmentService,
+  OnFulfillment,
+  SERVICE_APP_PIPELINE,
+  ServiceAppModule,
+  fulfilled,
+  type FulfillmentRequestedEvent,
+} from 'nestjs-hubtel/service-app';
+import {
+  buildFulfillmentRequest,
+  createTestSandbox,
+  runTriggerCli,
+  sendFulfillmentRequest,
+  type TestSandbox,
+} from 'nestjs-hubtel/testing';
+import { FakeHttpServer } from './support/fake-http-server.js';
 import { eventually } from './support/multi-process.js';
 import { STORE_KINDS, storeFixture } from './support/test-stores.js';
 
@@ -195,3 +212,96 @@ for (const kind of STORE_KINDS) {
     }
   });
 }
+
+/** Fulfils every order but those whose OrderId starts with `broken-` (they always throw). */
+@Injectable()
+class Deliveries {
+  @OnFulfillment()
+  deliver(order: FulfillmentRequestedEvent) {
+    if (order.orderId.startsWith('broken-')) throw new Error('the top-up API is down');
+    return fulfilled({ delivered: true });
+  }
+}
+
+describe('dead letters of the service app (memory store)', () => {
+  /** The platform's fulfillment callback receiver, which can be out of order (answers 500). */
+  let platform: FakeHttpServer;
+  let platformDown = true;
+  let app: INestApplication;
+  let fulfillment: FulfillmentService;
+
+  beforeAll(async () => {
+    platform = await FakeHttpServer.start();
+    platform.route('POST', '/callback', () =>
+      platformDown
+        ? { status: 500, body: { message: 'down' } }
+        : { status: 200, body: { ResponseCode: '0000' } },
+    );
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        EventEmitterModule.forRoot(),
+        ServiceAppModule.forRoot({
+          callbackUrl: platform.url,
+          requireCart: false,
+          callbackRetry: { baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 200 },
+          fulfillmentRetry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20 },
+        }),
+      ],
+      providers: [Deliveries],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    fulfillment = app.get(FulfillmentService);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await platform?.close();
+  });
+
+  const settled = () => app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
+
+  it('a callback the platform never accepted is replayed once it is back: sent, done, off the list', async () => {
+    platformDown = true;
+    const answer = await sendFulfillmentRequest(
+      app,
+      buildFulfillmentRequest({ sessionId: 'session-a', orderId: 'order-a' }),
+    );
+    expect(answer.status).toBe(200);
+    await settled();
+    expect(await fulfillment.listDeadLetters()).toEqual([
+      expect.objectContaining({ id: 'callback:order-a', type: 'callback', key: 'order-a' }),
+    ]);
+
+    platformDown = false;
+    await fulfillment.replayDeadLetter('callback:order-a');
+    await settled();
+    expect((await fulfillment.getOrder('order-a'))?.callback).toMatchObject({
+      serviceStatus: 'success',
+      status: 'done',
+    });
+    expect(platform.requestsTo('POST', '/callback').at(-1)?.body).toMatchObject({
+      OrderId: 'order-a',
+      ServiceStatus: 'success',
+    });
+    expect(await fulfillment.listDeadLetters()).toEqual([]);
+  });
+
+  it('an order whose handlers gave up was reported failed: its replay is refused', async () => {
+    platformDown = false;
+    await sendFulfillmentRequest(
+      app,
+      buildFulfillmentRequest({ sessionId: 'session-b', orderId: 'broken-b' }),
+    );
+    await settled();
+    expect(await fulfillment.listDeadLetters()).toEqual([
+      expect.objectContaining({ id: 'fulfillment:broken-b', lastError: 'the top-up API is down' }),
+    ]);
+    const replay = fulfillment.replayDeadLetter('fulfillment:broken-b');
+    await expect(replay).rejects.toBeInstanceOf(HubtelError);
+    await expect(replay).rejects.toMatchObject({ code: 'HUBTEL_STORE_CONFLICT' });
+    await expect(fulfillment.replayDeadLetter('callback:unknown')).rejects.toBeInstanceOf(
+      HubtelDeadLetterNotFoundError,
+    );
+  });
+});
