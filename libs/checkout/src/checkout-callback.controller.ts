@@ -1,11 +1,13 @@
-import { Body, HttpCode, HttpException, Inject, Post, Req } from '@nestjs/common';
+import { Body, HttpCode, HttpException, Inject, Post, Req, Res } from '@nestjs/common';
 import {
   HubtelLogger,
   InboundAccessGuard,
   InboundAccessPolicy,
   PATH_SECRET_PARAM,
+  HubtelShuttingDownError,
   HubtelValidationError,
   inboundHttpError,
+  shuttingDownHttpError,
   invalidBodyError,
   isAccessGuarded,
   maskPhoneNumbers,
@@ -45,6 +47,8 @@ export const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY);
  *   a path secret, a request to `<path>/<anything>` is answered 404 the same way.
  * - 503 `HUBTEL_UNAVAILABLE` when the callback could not be recorded (the store failed): not
  *   acknowledged, so a platform that retries can deliver it again.
+ * - 503 `HUBTEL_SHUTTING_DOWN` with `Retry-After` once the app shuts down: nothing recorded or
+ *   emitted (the reconciler's status check finds the payment if it is never sent again).
  */
 export class CheckoutCallbackController {
   private readonly logger = new HubtelLogger('HubtelCheckout');
@@ -63,7 +67,12 @@ export class CheckoutCallbackController {
   // answers 404 for the form that does not match the configuration.
   @Post(['', `:${PATH_SECRET_PARAM}`])
   @HttpCode(200)
-  async receive(@Body() body: unknown, @Req() request: InboundRequestLike): Promise<CheckoutCallbackAck> {
+  async receive(
+    @Body() body: unknown,
+    @Req() request: InboundRequestLike,
+    // Passthrough: only for the Retry-After header of a 503; Nest still sends the answer.
+    @Res({ passthrough: true }) response: unknown,
+  ): Promise<CheckoutCallbackAck> {
     // With nothing configured this only refuses a path token (what the guard would have done).
     if (this.checkAccess) this.access.check(request);
     const size = bodySize(request, body);
@@ -84,6 +93,7 @@ export class CheckoutCallbackController {
         );
         throw invalidBodyError(error.issues, 'checkout callback');
       }
+      if (error instanceof HubtelShuttingDownError) throw shuttingDownHttpError(response, error);
       if (error instanceof HttpException) throw error;
       this.logger.error(
         `Could not record a checkout callback: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,

@@ -124,6 +124,7 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
           recoverOnBootstrap: options.handlers.recoverOnBootstrap,
           leaseMs: options.handlers.leaseMs,
           sweepIntervalMs: options.handlers.sweepIntervalMs,
+          shutdownGraceMs: options.handlers.shutdownGraceMs,
           ...(options.handlers.recordTtlMs === undefined
             ? {}
             : { recordTtlMs: options.handlers.recordTtlMs }),

@@ -103,6 +103,11 @@ export interface CheckoutHandlerOptions {
   leaseMs?: number;
   /** How often each instance looks for such callbacks (0: never). Default half of `leaseMs`. */
   sweepIntervalMs?: number;
+  /**
+   * On shutdown, how long handlers running here may take to finish (new callbacks are answered
+   * 503 meanwhile). Default 5000 ms. See docs/operations.md.
+   */
+  shutdownGraceMs?: number;
 }
 
 export interface CheckoutModuleOptions extends HubtelHttpOptions {

@@ -17,6 +17,7 @@ import {
   type HubtelStore,
   type JobStatus,
   type ValidationIssue,
+  type DeadLetter,
 } from 'nestjs-hubtel';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
@@ -222,11 +223,13 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
    * acknowledge the platform only after that.
    *
    * @throws HubtelValidationError when the body is not a valid callback (nothing was recorded or emitted).
+   * @throws HubtelShuttingDownError once the app shuts down (nothing was recorded or emitted): answer 503.
    */
   async handleCallback(
     body: unknown,
     context: { sourceAddress?: string } = {},
   ): Promise<CheckoutCallbackResult> {
+    this.pipeline.assertAcceptingInbound('checkout callback');
     const validation = validateCheckoutCallback(body);
     if (!validation.ok) {
       throw new HubtelValidationError(
@@ -297,6 +300,26 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
         ? await this.settlement.paid(paidFromCallback(callback, false), entry)
         : await this.settlement.failed(failedFromCallback(callback), entry);
     return { outcome: result === 'settled' ? 'accepted' : 'duplicate', clientReference: ref, claim };
+  }
+
+  /**
+   * Callbacks whose event handlers (or status-check confirmation) gave up after their retries,
+   * oldest first. Each names the handlers that succeeded; see `replayDeadLetter`.
+   */
+  listDeadLetters(): Promise<DeadLetter[]> {
+    return this.pipeline.listDeadLetters();
+  }
+
+  /**
+   * Runs a dead letter again (by its `id` from `listDeadLetters`), now, once its cause is fixed:
+   * only the handlers that failed run; those that succeeded do not run twice. Resolves once it is
+   * queued. Should it fail again it is dead-lettered again.
+   *
+   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown or expired id.
+   * @throws HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
+   */
+  replayDeadLetter(id: string): Promise<void> {
+    return this.pipeline.replayDeadLetter(id);
   }
 
   /**

@@ -6,6 +6,20 @@ export * from './store/memory-store-warning.js';
 export * from './retry/backoff.js';
 export * from './inbound/inbound-pipeline.js';
 export * from './inbound/job-runner.js';
+export {
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  HubtelShuttingDownError,
+  SHUTDOWN_RETRY_AFTER_SECONDS,
+  shuttingDownHttpError,
+} from './inbound/inbound-shutdown.js';
+export {
+  DEFAULT_JOB_RECORD_TTL_MS,
+  HubtelDeadLetterNotFoundError,
+  HubtelNotDeadLetterError,
+  listDeadLetters,
+  requeueDeadLetter,
+  type DeadLetter,
+} from './inbound/inbound-dead-letters.js';
 export * from './inbound/inbound-access.js';
 export * from './inbound/inbound-http-errors.js';
 export * from './inbound/inbound-body.js';

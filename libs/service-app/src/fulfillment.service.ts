@@ -8,6 +8,7 @@ import {
   type InboundPipeline,
   type JobRecord,
   type JobStatus,
+  type DeadLetter,
 } from 'nestjs-hubtel';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { judgePayment, cartTotal } from './fulfillment-verifier.js';
@@ -248,6 +249,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
    * A duplicate OrderId is acknowledged again and runs nothing.
    */
   async receive(body: unknown): Promise<FulfillmentReceipt> {
+    // Once the app shuts down nothing new is recorded (HubtelShuttingDownError: answer 503).
+    this.pipeline.assertAcceptingInbound('fulfillment request');
     const request = parseRequest(validateFulfillmentRequest, body, 'fulfillment request');
     try {
       return await this.accept(request);
@@ -343,6 +346,38 @@ export class FulfillmentService implements OnApplicationBootstrap {
         `complete(): order ${orderId} was already reported as "${accepted.existing.ServiceStatus}"; it cannot be reported as "${status}"`,
       );
     }
+  }
+
+  /**
+   * Jobs of this module that gave up, oldest first: payment checks (`…payment:<OrderId>`),
+   * handlers (`…fulfillment:<OrderId>`), fulfillment callbacks (`…callback:<OrderId>`).
+   */
+  listDeadLetters(): Promise<DeadLetter[]> {
+    return this.pipeline.listDeadLetters();
+  }
+
+  /**
+   * Runs a dead letter again, now (only the handlers that failed run again). An order whose
+   * handlers gave up was reported `failed` to the platform: its handlers are not replayed (that
+   * would deliver what the customer was told failed), a HubtelError `HUBTEL_STORE_CONFLICT` says so.
+   *
+   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown or expired id.
+   * @throws HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
+   */
+  async replayDeadLetter(id: string): Promise<void> {
+    const prefix = `${SERVICE_APP_JOBS.fulfillment}:`;
+    if (id.startsWith(prefix)) {
+      const orderId = id.slice(prefix.length);
+      const order = await this.pipeline.get(SERVICE_APP_JOBS.fulfillment, orderId);
+      const reported = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
+      if (order?.status === 'dead' && reported) {
+        throw new HubtelError(
+          'HUBTEL_STORE_CONFLICT',
+          `Order ${orderId} was reported "${callbackOf(reported).ServiceStatus}" to the platform when its handlers gave up: they are not replayed`,
+        );
+      }
+    }
+    await this.pipeline.replayDeadLetter(id);
   }
 
   /** Where an order stands (undefined when unknown or expired from the store). */

@@ -1,6 +1,9 @@
-import { Body, HttpCode, HttpException, Inject, Post, Req, type Type } from '@nestjs/common';
+import { Body, HttpCode, HttpException, Inject, Post, Req, Res, type Type } from '@nestjs/common';
 import {
+  HubtelShuttingDownError,
   HubtelValidationError,
+  shuttingDownHttpError,
+  type InboundPipeline,
   InboundAccessGuard,
   InboundAccessPolicy,
   PATH_SECRET_PARAM,
@@ -16,7 +19,11 @@ import {
   FulfillmentService,
   type FulfillmentReceipt,
 } from './fulfillment.service.js';
-import { SERVICE_APP_ACCESS_POLICY, SERVICE_APP_ROUTES } from './service-app.constants.js';
+import {
+  SERVICE_APP_ACCESS_POLICY,
+  SERVICE_APP_PIPELINE,
+  SERVICE_APP_ROUTES,
+} from './service-app.constants.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import type { ServiceAppRouteOptions } from './service-app.options.js';
 import type { ServiceFlowResponse } from './service-app.types.js';
@@ -58,6 +65,7 @@ export function createServiceAppController(
       @Inject(ServiceFlowService) private readonly flows: ServiceFlowService,
       @Inject(FulfillmentService) private readonly fulfillment: FulfillmentService,
       @Inject(SERVICE_APP_ACCESS_POLICY) private readonly access: InboundAccessPolicy,
+      @Inject(SERVICE_APP_PIPELINE) private readonly pipeline: InboundPipeline,
     ) {
       this.checkAccess = !isAccessGuarded(this);
     }
@@ -65,18 +73,31 @@ export function createServiceAppController(
     /** `POST {service_app_url}/api/service-flow`: one step of a session. */
     @Post([flowPath, `${flowPath}/:${PATH_SECRET_PARAM}`])
     @HttpCode(200)
-    serviceFlow(@Body() body: unknown, @Req() request: InboundRequestLike): Promise<ServiceFlowResponse> {
+    serviceFlow(
+      @Body() body: unknown,
+      @Req() request: InboundRequestLike,
+      // Passthrough: only for the Retry-After header of a 503; Nest still sends the answer.
+      @Res({ passthrough: true }) response: unknown,
+    ): Promise<ServiceFlowResponse> {
       // With nothing configured this only refuses a path token (what the guard would have done).
       if (this.checkAccess) this.access.check(request);
-      return answer('service-flow request', () => this.flows.handle(body));
+      return answer('service-flow request', response, () => {
+        // A session step is not recorded as a job, but during shutdown it is refused like the rest.
+        this.pipeline.assertAcceptingInbound('service-flow request');
+        return this.flows.handle(body);
+      });
     }
 
     /** `POST {service_app_url}/api/fulfillment`: a paid order; acknowledged once recorded. */
     @Post([fulfillmentPath, `${fulfillmentPath}/:${PATH_SECRET_PARAM}`])
     @HttpCode(200)
-    fulfill(@Body() body: unknown, @Req() request: InboundRequestLike): Promise<FulfillmentReceipt> {
+    fulfill(
+      @Body() body: unknown,
+      @Req() request: InboundRequestLike,
+      @Res({ passthrough: true }) response: unknown,
+    ): Promise<FulfillmentReceipt> {
       if (this.checkAccess) this.access.check(request);
-      return answer('fulfillment request', () => this.fulfillment.receive(body));
+      return answer('fulfillment request', response, () => this.fulfillment.receive(body));
     }
   }
 
@@ -90,15 +111,17 @@ export function createServiceAppController(
 
 /**
  * Runs one endpoint's service call and turns its typed refusals into the suite's machine-readable
- * error bodies. Anything else means the store failed: a 503 (not a 500, and not acknowledged), so
+ * error bodies (503 `HUBTEL_SHUTTING_DOWN` with Retry-After once the app shuts down, nothing
+ * recorded). Anything else means the store failed: a 503 (not a 500, and not acknowledged), so
  * the platform may send the request again later.
  */
 const logger = new ServiceAppLogger();
 
-async function answer<T>(what: string, call: () => Promise<T>): Promise<T> {
+async function answer<T>(what: string, response: unknown, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
+    if (error instanceof HubtelShuttingDownError) throw shuttingDownHttpError(response, error);
     if (error instanceof HubtelValidationError) throw invalidBodyError(error.issues, what);
     if (error instanceof FulfillmentRejectedError)
       throw inboundHttpError(error.httpStatus ?? 409, `HUBTEL_${error.reason}`, error.message);

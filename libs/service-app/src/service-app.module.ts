@@ -131,6 +131,7 @@ import { ServiceFlowService } from './service-flow.service.js';
           recoverOnBootstrap: options.recoverOnBootstrap,
           leaseMs: options.leaseMs,
           sweepIntervalMs: options.sweepIntervalMs,
+          shutdownGraceMs: options.shutdownGraceMs,
           whenReady: readiness ? () => readiness.waitUntilReady() : undefined,
           logger: new ServiceAppLogger(),
         });

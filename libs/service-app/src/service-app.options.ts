@@ -135,6 +135,11 @@ export interface ServiceAppModuleOptions {
   leaseMs?: number;
   /** How often each instance looks for such jobs (0: never). Default half of `leaseMs`. */
   sweepIntervalMs?: number;
+  /**
+   * On shutdown, how long handlers and callbacks running here may take to finish (new requests
+   * are answered 503 meanwhile). Default 5000 ms. See docs/operations.md.
+   */
+  shutdownGraceMs?: number;
 }
 
 /** Where and how the two endpoints are mounted. Given as a module extra: routes are fixed before async options resolve. */
@@ -181,6 +186,7 @@ export interface ResolvedServiceAppOptions {
   recoverOnBootstrap: boolean;
   leaseMs?: number;
   sweepIntervalMs?: number;
+  shutdownGraceMs?: number;
 }
 
 const P = 'serviceApp';

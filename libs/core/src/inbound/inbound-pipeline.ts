@@ -1,5 +1,10 @@
 import { setMaxListeners } from 'node:events';
-import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelError } from '../errors/hubtel.errors.js';
@@ -9,6 +14,13 @@ import { HandlerRegistry, type PipelineHandler } from '../events/handler-registr
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 import { MemoryStore } from '../store/memory.store.js';
 import type { JobRunner } from './job-runner.js';
+import { listDeadLetters, requeueDeadLetter, type DeadLetter } from './inbound-dead-letters.js';
+import {
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  HubtelShuttingDownError,
+  countLeftovers,
+  reportShutdown,
+} from './inbound-shutdown.js';
 
 /**
  * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
@@ -183,7 +195,10 @@ export interface InboundPipelineOptions {
    * no other instance can leave jobs in it).
    */
   sweepIntervalMs?: number;
-  /** How long shutdown waits for running jobs. */
+  /**
+   * How long shutdown waits for jobs running in this process to finish (default 5 s); what is left
+   * then is logged with its count (see inbound-shutdown.ts).
+   */
   shutdownGraceMs?: number;
   /**
    * Runs the recorded jobs (see JobRunner). Default: this process, on its own timers. Its `leaseMs`
@@ -215,7 +230,7 @@ interface HeldLease {
   lost: boolean;
 }
 
-export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
   private readonly definitions = new Map<string, JobDefinition<any>>();
   /** Default event list per job type (the type itself), so dispatching allocates none. */
   private readonly typeEvents = new Map<string, readonly string[]>();
@@ -247,6 +262,10 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   /** Identities of a handler list, shared by every record whose handlers all succeeded. */
   private readonly allDone = new WeakMap<readonly PipelineHandler[], string[]>();
   private readonly migrated = new Set<string>();
+  /** Set by the first shutdown hook: new inbound work is refused (see `assertAcceptingInbound`). */
+  private closing = false;
+  /** Retries that waited here and were given back to the store at shutdown. */
+  private retriesReleased = 0;
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.logger = options.logger ?? new HubtelLogger(`Hubtel:${options.name}`);
@@ -352,10 +371,62 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       .catch((error: unknown) => this.logger.error(`Recovery of unfinished jobs failed: ${describe(error)}`));
   }
 
+  /** The first shutdown hook: from now on, new inbound work is answered 503 (nothing recorded). */
+  onModuleDestroy(): void {
+    this.closing = true;
+  }
+
+  /** False once the app shuts down: inbound endpoints then refuse new work. */
+  get acceptingInbound(): boolean {
+    return !this.closing;
+  }
+
+  /**
+   * Throws HubtelShuttingDownError (the endpoints answer 503 with Retry-After) once the app shuts
+   * down. Called by the modules' inbound entry points before they record or emit anything.
+   */
+  assertAcceptingInbound(what: string): void {
+    if (this.closing) throw new HubtelShuttingDownError(what);
+  }
+
+  /** The jobs of this pipeline that gave up (see inbound-dead-letters.ts), oldest first. */
+  listDeadLetters(): Promise<DeadLetter[]> {
+    return listDeadLetters(this.options.store, this.options.name);
+  }
+
+  /**
+   * Runs a dead letter again, now: only its handlers that failed run (those that succeeded are
+   * named in the record). Throws HubtelDeadLetterNotFoundError / HubtelNotDeadLetterError.
+   * Resolves once it is queued; `drain()` (or `get()`) shows when it settled.
+   */
+  async replayDeadLetter(id: string): Promise<void> {
+    const { storeKey, entry } = await requeueDeadLetter(
+      this.options.store,
+      this.options.name,
+      id,
+      this.writeOptions.ttlMs,
+      this.now,
+    );
+    const job = entry.value;
+    if (!this.definitions.has(job.type)) {
+      // Recorded by a deploy with another job list: left open for an instance that knows it.
+      this.logger.warn(`Dead-lettered job ${id} is of a type this instance does not run; left pending`);
+      return;
+    }
+    this.logger.log(`Replaying dead-lettered job ${job.type} ${maskPhoneNumbers(job.key)}`);
+    if (this.runner) {
+      const request = { storeKey, type: job.type, attempt: job.attempts + 1, delayMs: 0 };
+      await this.runner.schedule(this.options.name, request);
+    } else {
+      this.launch(storeKey, entry);
+    }
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
     this.stopping.abort();
     if (this.sweeper) clearInterval(this.sweeper);
-    const grace = this.options.shutdownGraceMs ?? 5_000;
+    const grace = this.options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     // The runner's jobs running here are left to it past the grace (another instance retakes them).
     const stopped = this.runner?.stop(this.options.name).catch((error: unknown) => {
       this.logger.error(`Stopping the job runner failed: ${describe(error)}`);
@@ -364,6 +435,11 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     // Jobs still running past the grace are left to their lease: it expires, another instance takes them.
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = undefined;
+    const { store, name } = this.options;
+    const running = this.held.length;
+    await reportShutdown(this.logger, () =>
+      countLeftovers(name, store, this.prefix, grace, running, this.retriesReleased),
+    );
   }
 
   /**
@@ -668,6 +744,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     // Shutting down: give the job up, so another instance (or this one restarted) takes it when due.
     const { leaseUntil: _owned, ...released } = written.value;
     await this.options.store.compareAndSet(storeKey, written.version, released, this.writeOptions);
+    this.retriesReleased++;
     return undefined;
   }
 

@@ -204,6 +204,12 @@ export interface HubtelJobOwnershipOptions {
   leaseMs?: number;
   /** How often the store is swept for such jobs (100 ms to 1 h); 0 turns the sweep off. Default half of `leaseMs`. */
   sweepIntervalMs?: number;
+  /**
+   * On shutdown (SIGTERM with `app.enableShutdownHooks()`), how long handlers running in this
+   * process may take to finish (0 to 10 min). What is still pending then is logged with its count;
+   * with a persistent store another instance (or the next start) resumes it. Default 5000 ms.
+   */
+  shutdownGraceMs?: number;
 }
 
 /** Validates `leaseMs` / `sweepIntervalMs` found on `raw` (named `<prefix>.leaseMs`); absent ones stay absent. */
@@ -218,5 +224,10 @@ export function resolveJobOwnership(raw: Record<string, unknown>, prefix: string
       max: 3_600_000,
     });
   else if (raw.sweepIntervalMs === 0) out.sweepIntervalMs = 0;
+  if (raw.shutdownGraceMs !== undefined)
+    out.shutdownGraceMs = resolveNumber(raw.shutdownGraceMs, `${prefix}.shutdownGraceMs`, 0, {
+      min: 0,
+      max: 600_000,
+    });
   return out;
 }

@@ -18,6 +18,7 @@ import {
   urlOption,
   type CliStreams,
 } from './cli-support.js';
+import { runDeadLettersCli } from './dead-letters-cli.js';
 
 export const TRIGGER_KINDS = [
   'checkout',
@@ -46,6 +47,8 @@ Kinds:
   fulfillment-forged    a fulfillment request nobody paid for (the status check knows no payment
                         for the SessionId): refused by an app that verifies payments?
   fulfillment-callback  a fulfillment callback, to a platform receiver (a sandbox's /callback)
+  dead-letters          list | replay <id>: the jobs an app on Redis gave up on
+                        (hubtel-trigger dead-letters --help)
 
   <url>                 your app's origin (the module's default route is added:
                         ${TESTING_PATHS.checkoutCallback}, ${TESTING_PATHS.fulfillment}) or the full endpoint URL
@@ -501,6 +504,8 @@ async function sendTrigger(options: TriggerOptions, body: unknown, path: string)
 
 /** The `hubtel-trigger` command; resolves with its exit code. */
 export async function runTriggerCli(argv: string[], io: CliStreams): Promise<number> {
+  // The operator's side: dead letters of an app on Redis (see dead-letters-cli.ts).
+  if (argv[0] === 'dead-letters') return runDeadLettersCli(argv.slice(1), io);
   let parsed: ParsedTriggerCli;
   try {
     parsed = parseTriggerCliArgs(argv);

@@ -1,0 +1,128 @@
+import { HubtelError } from '../errors/hubtel.errors.js';
+import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
+import type { JobRecord } from './inbound-pipeline.js';
+
+/**
+ * Dead letters: jobs that gave up (status `dead`), kept in the store with everything (payload,
+ * the handlers that succeeded, the last error) so they can be replayed by hand once the cause is
+ * fixed. These functions work on a store alone (`hubtel-trigger dead-letters` runs them against
+ * Redis, from outside the app); InboundPipeline#replayDeadLetter also starts the job at once.
+ *
+ * A replay puts the record back to `pending`, owned by nobody, and marks it open: a pipeline runs
+ * it then (this process's, at once; another instance's periodic sweep otherwise). It keeps its
+ * `doneHandlers`, so only the handlers that failed run again; and its `attempts`, so each run has
+ * its own number (a job runner keeps one run per number) and a replay that fails again is
+ * dead-lettered again after that run, not retried for another full policy.
+ */
+
+/** One dead-lettered job, as listed. */
+export interface DeadLetter {
+  /** What to replay it by: `<job type>:<key>` (unique within its pipeline). */
+  id: string;
+  /** The pipeline (module) that ran it: `checkout`, `service-app`. */
+  pipeline: string;
+  type: string;
+  key: string;
+  /** Runs it had. */
+  attempts: number;
+  /** Why its last run failed. */
+  lastError?: string;
+  /** Handlers (Class.method@event) that succeeded: a replay does not run them again. */
+  succeededHandlers: string[];
+  receivedAt: Date;
+  /** When it gave up. */
+  deadAt: Date;
+  payload: unknown;
+}
+
+/** `replayDeadLetter(id)` with an id no record of the pipeline has (unknown, or expired). */
+export class HubtelDeadLetterNotFoundError extends HubtelError {
+  constructor(
+    readonly pipeline: string,
+    readonly id: string,
+  ) {
+    super(
+      'HUBTEL_NOT_FOUND',
+      `No job "${id}" is recorded in the ${pipeline} pipeline (unknown id, or expired)`,
+    );
+  }
+}
+
+/** `replayDeadLetter(id)` of a job that is not dead (running, waiting, done, or replayed already). */
+export class HubtelNotDeadLetterError extends HubtelError {
+  constructor(
+    readonly pipeline: string,
+    readonly id: string,
+    readonly status: string,
+  ) {
+    super(
+      'HUBTEL_STORE_CONFLICT',
+      `Job "${id}" of the ${pipeline} pipeline is ${status}, not dead: there is nothing to replay`,
+    );
+  }
+}
+
+/** Where a pipeline keeps its job records (InboundPipeline uses the same keys). */
+export function jobKeyPrefix(pipeline: string): string {
+  return `hubtel:${pipeline}:job:`;
+}
+
+/** Where a pipeline marks its open jobs, for the periodic sweeps. */
+export function openKeyPrefix(pipeline: string): string {
+  return `hubtel:${pipeline}:open:`;
+}
+
+/** The dead letters of a pipeline, oldest death first. */
+export async function listDeadLetters(store: HubtelStore, pipeline: string): Promise<DeadLetter[]> {
+  const prefix = jobKeyPrefix(pipeline);
+  const found: DeadLetter[] = [];
+  for await (const [storeKey, entry] of store.scan<JobRecord>(prefix)) {
+    const job = entry.value;
+    if (job?.status !== 'dead') continue;
+    const letter: DeadLetter = {
+      id: storeKey.slice(prefix.length),
+      pipeline,
+      type: job.type,
+      key: job.key,
+      attempts: job.attempts,
+      succeededHandlers: [...(job.doneHandlers ?? [])],
+      receivedAt: new Date(job.receivedAt),
+      deadAt: new Date(job.updatedAt),
+      payload: job.payload,
+    };
+    if (job.lastError !== undefined) letter.lastError = job.lastError;
+    found.push(letter);
+  }
+  return found.sort((a, b) => a.deadAt.getTime() - b.deadAt.getTime());
+}
+
+/**
+ * Puts a dead letter back to `pending` (compare-and-set: two replays at once make one) and marks
+ * it open. Resolves with its store key and new entry; the caller (or a sweep) runs it.
+ * `ttlMs`: how long the record is kept from now (the pipeline's `recordTtlMs`).
+ */
+export async function requeueDeadLetter(
+  store: HubtelStore,
+  pipeline: string,
+  id: string,
+  ttlMs: number,
+  now: () => number = Date.now,
+): Promise<{ storeKey: string; entry: StoreEntry<JobRecord> }> {
+  const storeKey = jobKeyPrefix(pipeline) + id;
+  const entry = await store.get<JobRecord>(storeKey);
+  if (!entry) throw new HubtelDeadLetterNotFoundError(pipeline, id);
+  if (entry.value.status !== 'dead') throw new HubtelNotDeadLetterError(pipeline, id, entry.value.status);
+  const { leaseUntil: _lease, nextAttemptAt: _due, ...job } = entry.value;
+  const pending: JobRecord = { ...job, status: 'pending', updatedAt: now() };
+  const written = await store.compareAndSet(storeKey, entry.version, pending, { ttlMs });
+  if (!written) {
+    const current = await store.get<JobRecord>(storeKey);
+    if (!current) throw new HubtelDeadLetterNotFoundError(pipeline, id);
+    throw new HubtelNotDeadLetterError(pipeline, id, current.value.status);
+  }
+  await store.set(openKeyPrefix(pipeline) + id, 1, { ttlMs });
+  return { storeKey, entry: written };
+}
+
+/** How long a pipeline keeps job records by default (its `recordTtlMs`): 7 days. */
+export const DEFAULT_JOB_RECORD_TTL_MS = 7 * 24 * 3600_000;

@@ -1,0 +1,137 @@
+import type { HttpException, Logger } from '@nestjs/common';
+import { HubtelError } from '../errors/hubtel.errors.js';
+import type { HubtelStore } from '../store/hubtel-store.interface.js';
+import { MemoryStore } from '../store/memory.store.js';
+import { inboundHttpError } from './inbound-http-errors.js';
+
+/**
+ * Shutdown of an inbound pipeline (see InboundPipeline's Nest hooks):
+ *
+ * 1. From the first shutdown hook (`onModuleDestroy`), new inbound work (a callback, a fulfillment
+ *    request, a service-flow step) is refused with 503 `HUBTEL_SHUTTING_DOWN` and `Retry-After`,
+ *    before anything is recorded or emitted: the instance is going away, another one (or this one
+ *    restarted) should take it.
+ * 2. Jobs running here get `shutdownGraceMs` to finish; retries waiting here are given back to the
+ *    store at once (another instance, or the next start, runs them when due).
+ * 3. What is left is said in one line with its counts, never dropped silently.
+ */
+
+/** What a refused sender is told to wait (`Retry-After`, seconds): about a restart or a failover. */
+export const SHUTDOWN_RETRY_AFTER_SECONDS = 5;
+
+/** Default of `shutdownGraceMs`: how long shutdown waits for jobs running in this process. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 5_000;
+
+/** Thrown by the modules' inbound entry points once the app shuts down; nothing was recorded. */
+export class HubtelShuttingDownError extends HubtelError {
+  constructor(what: string) {
+    super(
+      'HUBTEL_SHUTTING_DOWN',
+      `This instance is shutting down: the ${what} was not recorded; send it again later`,
+      { retryAfterMs: SHUTDOWN_RETRY_AFTER_SECONDS * 1_000 },
+    );
+  }
+}
+
+/** A response of either HTTP adapter (Express `res`, Fastify `reply`), as far as headers go. */
+interface HeaderTarget {
+  header?: (name: string, value: string) => unknown;
+  setHeader?: (name: string, value: string) => unknown;
+}
+
+/**
+ * The 503 answer to inbound work refused during shutdown: `{ statusCode: 503, error, code:
+ * 'HUBTEL_SHUTTING_DOWN', message }`, with `Retry-After` and `Connection: close` set on
+ * `response` (so a client or proxy retries elsewhere, on a new connection). Works on Express and
+ * Fastify: both responses have `header(name, value)`.
+ */
+export function shuttingDownHttpError(response: unknown, error: HubtelShuttingDownError): HttpException {
+  const target = response as HeaderTarget | undefined;
+  const set = target?.header ?? target?.setHeader;
+  if (typeof set === 'function') {
+    set.call(target, 'Retry-After', String(SHUTDOWN_RETRY_AFTER_SECONDS));
+    set.call(target, 'Connection', 'close');
+  }
+  return inboundHttpError(503, 'HUBTEL_SHUTTING_DOWN', error.message);
+}
+
+/** What a pipeline leaves behind at the end of its shutdown grace. */
+export interface ShutdownLeftovers {
+  /** The pipeline's name (`checkout`, `service-app`). */
+  pipeline: string;
+  graceMs: number;
+  /** Jobs whose handlers were still running here when the grace ran out. */
+  running: number;
+  /** Jobs recorded and not run yet, or waiting for a retry not due yet. */
+  waiting: number;
+  /** Dead letters kept in a memory store (lost with it); not counted for a durable store. */
+  dead: number;
+  /** False when the records live in this process's memory (a MemoryStore): lost on exit. */
+  durable: boolean;
+}
+
+/**
+ * Counts what is left. A durable store is shared with other instances, so only what this process
+ * held is counted (`running`, `released`: the retries it gave back); a MemoryStore holds only this
+ * process's jobs, and is read whole (its dead letters included: they are lost too).
+ */
+export async function countLeftovers(
+  pipeline: string,
+  store: HubtelStore,
+  jobPrefix: string,
+  graceMs: number,
+  running: number,
+  released: number,
+): Promise<ShutdownLeftovers> {
+  if (!(store instanceof MemoryStore)) {
+    return { pipeline, graceMs, running, waiting: released, dead: 0, durable: true };
+  }
+  const counts = { running: 0, waiting: 0, dead: 0 };
+  for await (const [, entry] of store.scan<{ status?: string }>(jobPrefix)) {
+    const status = entry.value?.status;
+    if (status === 'running') counts.running++;
+    else if (status === 'pending') counts.waiting++;
+    else if (status === 'dead') counts.dead++;
+  }
+  return { pipeline, graceMs, ...counts, durable: false };
+}
+
+/** The one line said at the end of a pipeline's shutdown, and its level. */
+export function shutdownLine(left: ShutdownLeftovers): { level: 'log' | 'warn'; text: string } {
+  const head = `Shutdown of the ${left.pipeline} jobs:`;
+  const open = left.running + left.waiting;
+  if (open === 0 && left.dead === 0)
+    return { level: 'log', text: `${head} every job finished; nothing left pending` };
+  const parts = [
+    `${left.running} still running after the ${left.graceMs} ms grace`,
+    `${left.waiting} waiting to run or to retry`,
+  ];
+  const dead = left.dead > 0 ? ` and ${plural(left.dead, 'dead letter')}` : '';
+  if (left.durable) {
+    return {
+      level: 'warn',
+      text: `${head} ${plural(open, 'job')} left pending (${parts.join(', ')}); they stay in the store and will be resumed by another instance or the next start`,
+    };
+  }
+  const one = open + left.dead === 1;
+  return {
+    level: 'warn',
+    text: `${head} ${plural(open, 'job')} left pending (${parts.join(', ')})${dead} ${one ? 'is' : 'are'} kept in this process's memory store and LOST when it exits (keep ${one ? 'it' : 'them'} in Redis: HubtelRedisModule)`,
+  };
+}
+
+/** Logs the line (never throws: shutdown goes on). */
+export async function reportShutdown(logger: Logger, count: () => Promise<ShutdownLeftovers>): Promise<void> {
+  try {
+    const { level, text } = shutdownLine(await count());
+    logger[level](text);
+  } catch (error) {
+    logger.warn(
+      `Shutdown: could not count the jobs left pending: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}

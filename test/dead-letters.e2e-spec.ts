@@ -1,0 +1,307 @@
+/*
+ * Dead letters, end to end, on the memory store and on Redis: a real Nest app (checkout against
+ * the test sandbox, real HTTP) with two paid handlers, one of which fails until the test "fixes"
+ * it. The job is dead-lettered; listed (naming the handler that succeeded); replayed once fixed
+ * (by CheckoutService, and on Redis by `hubtel-trigger dead-letters` from outside the app): only
+ * the failed handler runs again, the job ends done, the dead letter leaves the list.
+ */
+import { PassThrough } from 'node:stream';
+import { Injectable, type INestApplication } from '@nestjs/common';
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import { Test } from '@nestjs/testing';
+import {
+  HubtelDeadLetterNotFoundError,
+  HubtelError,
+  type InboundPipeline,
+  HubtelNotDeadLetterError,
+  type HubtelStore,
+  type JobRecord,
+} from 'nestjs-hubtel';
+import {
+  CheckoutModule,
+  CheckoutEvents,
+  CheckoutService,
+  OnCheckoutPaid,
+  type CheckoutPaidEvent,
+} from 'nestjs-hubtel/checkout';
+import {
+  FulfillmentService,
+  OnFulfillment,
+  SERVICE_APP_PIPELINE,
+  ServiceAppModule,
+  fulfilled,
+  type FulfillmentRequestedEvent,
+} from 'nestjs-hubtel/service-app';
+import {
+  buildFulfillmentRequest,
+  createTestSandbox,
+  runTriggerCli,
+  sendFulfillmentRequest,
+  type TestSandbox,
+} from 'nestjs-hubtel/testing';
+import { FakeHttpServer } from './support/fake-http-server.js';
+import { eventually } from './support/multi-process.js';
+import { STORE_KINDS, storeFixture } from './support/test-stores.js';
+
+/** `receipt` always succeeds; `ship` fails while `broken` (the fix is to set it false). */
+@Injectable()
+class Fulfilment {
+  readonly receipts: string[] = [];
+  readonly shipments: string[] = [];
+  broken = true;
+
+  @OnCheckoutPaid()
+  receipt(event: CheckoutPaidEvent): void {
+    this.receipts.push(event.clientReference);
+  }
+
+  @OnCheckoutPaid()
+  ship(event: CheckoutPaidEvent): void {
+    this.shipments.push(event.clientReference);
+    if (this.broken) throw new Error('the warehouse API is down');
+  }
+}
+
+const PAID = CheckoutEvents.Paid;
+const RECEIPT = `Fulfilment.receipt@${PAID}`;
+
+function streams() {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c) => (out += c));
+  stderr.on('data', (c) => (err += c));
+  return { io: { stdin: new PassThrough(), stdout, stderr, env: {} }, out: () => out, err: () => err };
+}
+
+for (const kind of STORE_KINDS) {
+  const stores = storeFixture(kind);
+  stores.describe(`dead letters: list and replay (${kind} store)`, () => {
+    let hubtel: TestSandbox;
+    let store: HubtelStore;
+    let app: INestApplication;
+    let checkout: CheckoutService;
+    let fulfilment: Fulfilment;
+
+    beforeAll(async () => {
+      hubtel = await createTestSandbox();
+      store = await stores.create();
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          EventEmitterModule.forRoot(),
+          CheckoutModule.forRoot(
+            hubtel.checkoutOptions({
+              store,
+              // Two runs, then dead; a short sweep so a replay made outside the app runs soon.
+              handlers: { retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20 }, sweepIntervalMs: 200 },
+            }),
+          ),
+        ],
+        providers: [Fulfilment],
+      }).compile();
+      app = moduleRef.createNestApplication({ logger: false });
+      await app.listen(0, '127.0.0.1');
+      hubtel.attach(app);
+      checkout = app.get(CheckoutService);
+      fulfilment = app.get(Fulfilment);
+    }, 60_000);
+
+    afterAll(async () => {
+      await app?.close();
+      await hubtel?.stop();
+      await stores.dispose();
+    });
+
+    /** An invoice paid at the sandbox (callback delivered); resolves once its jobs settled. */
+    async function paid(): Promise<string> {
+      const invoice = await checkout.createInvoice({ totalAmount: 12, description: 'Bundle' });
+      await hubtel.pay(invoice.clientReference);
+      await checkout.drain();
+      return invoice.clientReference;
+    }
+
+    it('replays a dead letter through CheckoutService: only the failed handler runs again', async () => {
+      fulfilment.broken = true;
+      const ref = await paid();
+      expect(fulfilment.receipts.filter((r) => r === ref)).toHaveLength(1);
+      expect(fulfilment.shipments.filter((r) => r === ref)).toHaveLength(2);
+
+      const letters = (await checkout.listDeadLetters()).filter((letter) => letter.key.startsWith(ref));
+      expect(letters).toEqual([
+        expect.objectContaining({
+          pipeline: 'checkout',
+          type: PAID,
+          attempts: 2,
+          lastError: 'the warehouse API is down',
+          succeededHandlers: [RECEIPT],
+        }),
+      ]);
+
+      fulfilment.broken = false;
+      await checkout.replayDeadLetter(letters[0]!.id);
+      await checkout.drain();
+
+      expect(fulfilment.receipts.filter((r) => r === ref)).toHaveLength(1);
+      expect(fulfilment.shipments.filter((r) => r === ref)).toHaveLength(3);
+      const record = await store.get<JobRecord>(`hubtel:checkout:job:${letters[0]!.id}`);
+      expect(record?.value.status).toBe('done');
+      expect((await checkout.listDeadLetters()).filter((letter) => letter.key.startsWith(ref))).toEqual([]);
+    });
+
+    it('a replay of an unknown id, or of a job that is not dead, is refused with a typed error', async () => {
+      await expect(checkout.replayDeadLetter(`${PAID}:no-such-ref`)).rejects.toBeInstanceOf(
+        HubtelDeadLetterNotFoundError,
+      );
+      await expect(checkout.replayDeadLetter(`${PAID}:no-such-ref`)).rejects.toMatchObject({
+        code: 'HUBTEL_NOT_FOUND',
+      });
+      fulfilment.broken = false;
+      const ref = await paid();
+      const id = `${PAID}:${ref}`;
+      expect((await store.get<JobRecord>(`hubtel:checkout:job:${id}`))?.value.status).toBe('done');
+      await expect(checkout.replayDeadLetter(id)).rejects.toBeInstanceOf(HubtelNotDeadLetterError);
+    });
+
+    if (kind === 'redis') {
+      it('hubtel-trigger dead-letters lists and replays on the Redis store, from outside the app', async () => {
+        const redisUrl = stores.server!.url;
+        fulfilment.broken = true;
+        const ref = await paid();
+
+        const list = streams();
+        expect(
+          await runTriggerCli(['dead-letters', 'list', '--redis-url', redisUrl, '--json'], list.io),
+        ).toBe(0);
+        const listed = (
+          JSON.parse(list.out()) as Array<{ id: string; key: string; succeededHandlers: string[] }>
+        ).filter((letter) => letter.key.startsWith(ref));
+        expect(listed).toEqual([expect.objectContaining({ succeededHandlers: [RECEIPT] })]);
+
+        fulfilment.broken = false;
+        const replay = streams();
+        expect(
+          await runTriggerCli(
+            ['dead-letters', 'replay', listed[0]!.id, '--redis-url', redisUrl, '--wait'],
+            replay.io,
+          ),
+        ).toBe(0);
+        expect(replay.out()).toContain(`Done ${listed[0]!.id}`);
+        // Run by the app's sweep: the receipt not again, the shipment once more.
+        await eventually('the replay to settle', () =>
+          fulfilment.shipments.filter((r) => r === ref).length === 3 ? true : undefined,
+        );
+        expect(fulfilment.receipts.filter((r) => r === ref)).toHaveLength(1);
+        const after = streams();
+        expect(
+          await runTriggerCli(['dead-letters', 'list', '--redis-url', redisUrl, '--json'], after.io),
+        ).toBe(0);
+        expect(
+          (JSON.parse(after.out()) as Array<{ key: string }>).filter((l) => l.key.startsWith(ref)),
+        ).toEqual([]);
+
+        const unknown = streams();
+        expect(
+          await runTriggerCli(
+            ['dead-letters', 'replay', `${PAID}:nope`, '--redis-url', redisUrl],
+            unknown.io,
+          ),
+        ).toBe(1);
+        expect(unknown.err()).toContain('HUBTEL_NOT_FOUND');
+      }, 60_000);
+    }
+  });
+}
+
+/** Fulfils every order but those whose OrderId starts with `broken-` (they always throw). */
+@Injectable()
+class Deliveries {
+  @OnFulfillment()
+  deliver(order: FulfillmentRequestedEvent) {
+    if (order.orderId.startsWith('broken-')) throw new Error('the top-up API is down');
+    return fulfilled({ delivered: true });
+  }
+}
+
+describe('dead letters of the service app (memory store)', () => {
+  /** The platform's fulfillment callback receiver, which can be out of order (answers 500). */
+  let platform: FakeHttpServer;
+  let platformDown = true;
+  let app: INestApplication;
+  let fulfillment: FulfillmentService;
+
+  beforeAll(async () => {
+    platform = await FakeHttpServer.start();
+    platform.route('POST', '/callback', () =>
+      platformDown
+        ? { status: 500, body: { message: 'down' } }
+        : { status: 200, body: { ResponseCode: '0000' } },
+    );
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        EventEmitterModule.forRoot(),
+        ServiceAppModule.forRoot({
+          callbackUrl: platform.url,
+          requireCart: false,
+          callbackRetry: { baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 200 },
+          fulfillmentRetry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20 },
+        }),
+      ],
+      providers: [Deliveries],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    fulfillment = app.get(FulfillmentService);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await platform?.close();
+  });
+
+  const settled = () => app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
+
+  it('a callback the platform never accepted is replayed once it is back: sent, done, off the list', async () => {
+    platformDown = true;
+    const answer = await sendFulfillmentRequest(
+      app,
+      buildFulfillmentRequest({ sessionId: 'session-a', orderId: 'order-a' }),
+    );
+    expect(answer.status).toBe(200);
+    await settled();
+    expect(await fulfillment.listDeadLetters()).toEqual([
+      expect.objectContaining({ id: 'callback:order-a', type: 'callback', key: 'order-a' }),
+    ]);
+
+    platformDown = false;
+    await fulfillment.replayDeadLetter('callback:order-a');
+    await settled();
+    expect((await fulfillment.getOrder('order-a'))?.callback).toMatchObject({
+      serviceStatus: 'success',
+      status: 'done',
+    });
+    expect(platform.requestsTo('POST', '/callback').at(-1)?.body).toMatchObject({
+      OrderId: 'order-a',
+      ServiceStatus: 'success',
+    });
+    expect(await fulfillment.listDeadLetters()).toEqual([]);
+  });
+
+  it('an order whose handlers gave up was reported failed: its replay is refused', async () => {
+    platformDown = false;
+    await sendFulfillmentRequest(
+      app,
+      buildFulfillmentRequest({ sessionId: 'session-b', orderId: 'broken-b' }),
+    );
+    await settled();
+    expect(await fulfillment.listDeadLetters()).toEqual([
+      expect.objectContaining({ id: 'fulfillment:broken-b', lastError: 'the top-up API is down' }),
+    ]);
+    const replay = fulfillment.replayDeadLetter('fulfillment:broken-b');
+    await expect(replay).rejects.toBeInstanceOf(HubtelError);
+    await expect(replay).rejects.toMatchObject({ code: 'HUBTEL_STORE_CONFLICT' });
+    await expect(fulfillment.replayDeadLetter('callback:unknown')).rejects.toBeInstanceOf(
+      HubtelDeadLetterNotFoundError,
+    );
+  });
+});

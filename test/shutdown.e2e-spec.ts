@@ -1,0 +1,174 @@
+/*
+ * Shutdown, end to end: a merchant app (test/support/shutdown-app.ts) in its own process, the
+ * sandbox CLI as the platform in another, SIGTERM sent while a slow paid handler runs. On each
+ * HTTP adapter: the handler finishes (its receipt SMS reaches the sandbox), every inbound endpoint
+ * answers new work 503 `HUBTEL_SHUTTING_DOWN` with Retry-After meanwhile (nothing recorded or
+ * run for it), the process says in one line what it leaves pending, and exits 0.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  buildCheckoutCallback,
+  buildFulfillmentRequest,
+  buildServiceFlowRequest,
+  sendCheckoutCallback,
+  sendFulfillmentRequest,
+  sendJson,
+  sendServiceFlowRequest,
+  type CheckoutInvoiceLike,
+} from 'nestjs-hubtel/testing';
+import {
+  ProcessSet,
+  eventually,
+  redisBinary,
+  type AppProcess,
+  type SandboxProcess,
+} from './support/multi-process.js';
+
+const SHUTDOWN_APP = new URL('./support/shutdown-app.ts', import.meta.url).pathname;
+/** Letters only: logs mask digit runs that look like phone numbers. */
+const ref = (prefix: string) =>
+  `${prefix}-${Array.from(randomBytes(8), (b) => String.fromCharCode(97 + (b % 26))).join('')}`;
+
+const SHUTTING_DOWN = {
+  statusCode: 503,
+  error: 'Service Unavailable',
+  code: 'HUBTEL_SHUTTING_DOWN',
+};
+
+describe.each(['express', 'fastify'])('SIGTERM while a slow handler runs (%s)', (adapter) => {
+  const system = new ProcessSet();
+  let sandbox: SandboxProcess;
+  let app: AppProcess;
+
+  beforeAll(async () => {
+    sandbox = await system.sandbox();
+    app = await system.app(`shop-${adapter}`, {
+      entry: SHUTDOWN_APP,
+      env: {
+        SANDBOX: JSON.stringify(sandbox.info),
+        ADAPTER: adapter,
+        HOLD_MS: '3000',
+        GRACE_MS: '20000',
+        NO_COLOR: '1',
+      },
+    });
+  }, 120_000);
+
+  afterAll(() => system.stopAll(), 60_000);
+
+  async function createInvoice(clientReference: string): Promise<void> {
+    const created = await sendJson(
+      app.url,
+      { clientReference, amount: 10 },
+      { path: '/shutdown-test/invoices' },
+    );
+    expect(created.status).toBe(201);
+  }
+
+  it('lets the handler finish, answers new work 503, logs what is left pending and exits 0', async () => {
+    const slow = ref('slow');
+    const failing = ref('fail');
+    const late = ref('late');
+    await Promise.all([createInvoice(slow), createInvoice(failing), createInvoice(late)]);
+    // The late callback is paid at the platform but not delivered yet: sent during the drain.
+    await sandbox.post(`invoices/${late}/pay`, { deliver: false });
+    const lateCallback = buildCheckoutCallback({
+      invoice: await sandbox.get<CheckoutInvoiceLike>(`invoices/${late}`),
+    });
+
+    // A handler that fails: its retry (a minute away) still waits when the app stops.
+    await sandbox.post(`invoices/${failing}/pay`, {});
+    await app.output.waitFor(new RegExp(`STARTED ${failing}`));
+    await sandbox.post(`invoices/${slow}/pay`, {});
+    await app.output.waitFor(new RegExp(`STARTED ${slow}`));
+
+    const stopped = app.stop();
+    // A harmless probe (an empty body: 400 while running) tells when the shutdown has begun.
+    const probe = await eventually(
+      'the app to refuse work',
+      async () => {
+        const answer = await sendCheckoutCallback(app.url, {});
+        return answer.status === 503 ? answer : undefined;
+      },
+      { intervalMs: 20 },
+    );
+    expect(probe.body).toMatchObject(SHUTTING_DOWN);
+
+    const callback = await sendCheckoutCallback(app.url, lateCallback);
+    const fulfillment = await sendFulfillmentRequest(
+      app.url,
+      buildFulfillmentRequest({ sessionId: ref('session'), orderId: ref('order') }),
+    );
+    const step = await sendServiceFlowRequest(app.url, buildServiceFlowRequest({ sessionId: ref('ussd') }));
+    for (const answer of [callback, fulfillment, step]) {
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toBe('5');
+      expect(answer.body).toMatchObject(SHUTTING_DOWN);
+    }
+    expect(callback.body).toEqual({
+      ...SHUTTING_DOWN,
+      message: 'This instance is shutting down: the checkout callback was not recorded; send it again later',
+    });
+    // Refused while the slow handler still ran.
+    expect(app.output.count(new RegExp(`FINISHED ${slow}`))).toBe(0);
+
+    await stopped;
+    const output = app.output.all;
+    // The handler in flight finished, its effect reached the platform.
+    expect(output).toMatch(new RegExp(`FINISHED ${slow}`));
+    const receipts = (await sandbox.messages()).map((m) => m.content);
+    expect(receipts).toContain(`Receipt ${slow}`);
+    // The late callback was neither recorded nor handled.
+    expect(output).not.toMatch(new RegExp(`STARTED ${late}`));
+    expect(receipts).not.toContain(`Receipt ${late}`);
+    // What is left is said, with its count, once per module.
+    expect(output).toContain(
+      "Shutdown of the checkout jobs: 1 job left pending (0 still running after the 20000 ms grace, 1 waiting to run or to retry) is kept in this process's memory store and LOST when it exits (keep it in Redis: HubtelRedisModule)",
+    );
+    expect(output).toContain('Shutdown of the service-app jobs: every job finished; nothing left pending');
+    expect(output).toMatch(/\[shop-\w+: exited, code 0\]/);
+  }, 120_000);
+});
+
+redisBinary.describe('SIGTERM with the records in Redis', () => {
+  const system = new ProcessSet();
+  let sandbox: SandboxProcess;
+  let app: AppProcess;
+
+  beforeAll(async () => {
+    const [redis, started] = await Promise.all([system.redis(), system.sandbox()]);
+    sandbox = started;
+    app = await system.app('shop-redis', {
+      entry: SHUTDOWN_APP,
+      env: {
+        SANDBOX: JSON.stringify(sandbox.info),
+        REDIS_URL: redis.url,
+        HOLD_MS: '1000',
+        GRACE_MS: '20000',
+        NO_COLOR: '1',
+      },
+    });
+  }, 120_000);
+
+  afterAll(() => system.stopAll(), 60_000);
+
+  it('says the retry left pending will be resumed by another instance or the next start', async () => {
+    const failing = ref('fail');
+    const created = await sendJson(
+      app.url,
+      { clientReference: failing, amount: 10 },
+      { path: '/shutdown-test/invoices' },
+    );
+    expect(created.status).toBe(201);
+    await sandbox.post(`invoices/${failing}/pay`, {});
+    await app.output.waitFor(new RegExp(`STARTED ${failing}`));
+    // Its first run failed and was recorded: the retry waits a minute.
+    await app.output.waitFor(/failed \(attempt 1\/5\)/);
+
+    await app.stop();
+    expect(app.output.all).toContain(
+      'Shutdown of the checkout jobs: 1 job left pending (0 still running after the 20000 ms grace, 1 waiting to run or to retry); they stay in the store and will be resumed by another instance or the next start',
+    );
+    expect(app.output.all).toMatch(/\[shop-redis: exited, code 0\]/);
+  }, 120_000);
+});

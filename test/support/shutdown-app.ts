@@ -1,0 +1,99 @@
+/*
+ * A merchant app for the shutdown test (test/shutdown.e2e-spec.ts), run in its own process and
+ * stopped with SIGTERM as an orchestrator does. Checkout and the service app on the default
+ * (memory) store, or on Redis with REDIS_URL; pointed at a sandbox in another process.
+ *
+ *   PORT, HOST, PUBLIC_URL   where it listens / how the platform reaches it
+ *   SANDBOX                  the sandbox CLI's `--json` line
+ *   ADAPTER                  `express` (default) or `fastify`
+ *   HOLD_MS                  how long the paid handler of a `slow-…` reference takes
+ *   GRACE_MS                 the modules' shutdownGraceMs
+ *   REDIS_URL                keep records in Redis (HubtelRedisModule) instead of memory
+ *
+ * The paid handler prints `STARTED <ref>` when it starts and `FINISHED <ref>` when it ends, after
+ * sending a receipt SMS through the sandbox (`Receipt <ref>`); it throws for a `fail-…` reference
+ * (retried after a minute: still waiting at shutdown).
+ */
+import 'reflect-metadata';
+import { Body, Controller, Injectable, Module, Post, type DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import {
+  CheckoutModule,
+  CheckoutService,
+  OnCheckoutPaid,
+  type CheckoutPaidEvent,
+} from 'nestjs-hubtel/checkout';
+import { HubtelRedisModule } from 'nestjs-hubtel/redis';
+import { ServiceAppModule } from 'nestjs-hubtel/service-app';
+import { SmsModule, SmsService } from 'nestjs-hubtel/sms';
+import type { SandboxInfo } from './multi-process.js';
+
+const env = process.env;
+const sandbox = JSON.parse(env.SANDBOX ?? '') as SandboxInfo;
+const publicUrl = env.PUBLIC_URL!;
+const graceMs = Number(env.GRACE_MS ?? 10_000);
+
+@Injectable()
+class Receipts {
+  constructor(private readonly sms: SmsService) {}
+
+  @OnCheckoutPaid()
+  async onPaid(event: CheckoutPaidEvent): Promise<void> {
+    const ref = event.clientReference;
+    process.stdout.write(`STARTED ${ref}\n`);
+    if (ref.startsWith('fail-')) throw new Error(`handler of ${ref} failed`);
+    if (ref.startsWith('slow-'))
+      await new Promise((resolve) => setTimeout(resolve, Number(env.HOLD_MS ?? 2_000)));
+    await this.sms.send({ to: '233241000001', content: `Receipt ${ref}` });
+    process.stdout.write(`FINISHED ${ref}\n`);
+  }
+}
+
+@Controller('shutdown-test')
+class InvoicesController {
+  constructor(private readonly checkout: CheckoutService) {}
+
+  @Post('invoices')
+  createInvoice(@Body() body: { clientReference: string; amount: number }) {
+    return this.checkout.createInvoice({
+      clientReference: body.clientReference,
+      totalAmount: body.amount,
+      description: `Order ${body.clientReference}`,
+    });
+  }
+}
+
+const store: DynamicModule[] = env.REDIS_URL ? [HubtelRedisModule.forRoot({ url: env.REDIS_URL })] : [];
+
+@Module({
+  imports: [
+    EventEmitterModule.forRoot(),
+    ...store,
+    SmsModule.forRoot({ ...sandbox.credentials.sms, baseUrl: sandbox.baseUrls.sms, senderId: 'Shop' }),
+    CheckoutModule.forRoot({
+      ...sandbox.credentials.api,
+      posSalesId: sandbox.posSalesId,
+      publicBaseUrl: publicUrl,
+      returnUrl: `${publicUrl}/paid`,
+      cancellationUrl: `${publicUrl}/cancelled`,
+      baseUrls: { checkout: sandbox.baseUrls.checkout, status: sandbox.baseUrls.status },
+      handlers: { retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 }, shutdownGraceMs: graceMs },
+    }),
+    ServiceAppModule.forRoot({ callbackUrl: sandbox.baseUrls.fulfillmentCallback, shutdownGraceMs: graceMs }),
+  ],
+  controllers: [InvoicesController],
+  providers: [Receipts],
+})
+class ShopModule {}
+
+const app =
+  env.ADAPTER === 'fastify'
+    ? await NestFactory.create(ShopModule, new FastifyAdapter(), { logger: ['error', 'warn', 'log'] })
+    : await NestFactory.create(ShopModule, { logger: ['error', 'warn', 'log'] });
+// What the README asks: handlers in flight finish on SIGTERM. useProcessExit (Nest 12): exit 0
+// once closed, rather than re-raising the signal.
+app.enableShutdownHooks(['SIGTERM'], { useProcessExit: true });
+await app.listen(Number(env.PORT ?? 0), env.HOST ?? '127.0.0.1');
+process.stdout.write(`READY ${await app.getUrl()}\n`);
