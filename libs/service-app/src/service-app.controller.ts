@@ -1,5 +1,9 @@
-import { Body, HttpCode, HttpException, Inject, Post, Req, type Type } from '@nestjs/common';
+import { Body, HttpCode, HttpException, Inject, Optional, Post, Req, type Type } from '@nestjs/common';
 import {
+  HUBTEL_TELEMETRY,
+  inboundRejection,
+  inboundSignal,
+  type HubtelTelemetry,
   HubtelValidationError,
   InboundAccessGuard,
   InboundAccessPolicy,
@@ -27,7 +31,9 @@ import { ServiceFlowService } from './service-flow.service.js';
  * mounted controller's class, after the host's `routes.guards` (so those run first), unless the
  * options are known to set no access check: then each handler checks the request itself.
  */
-export const ServiceAppAccessGuard = InboundAccessGuard(SERVICE_APP_ACCESS_POLICY);
+export const ServiceAppAccessGuard = InboundAccessGuard(SERVICE_APP_ACCESS_POLICY, (handler) =>
+  handler === 'fulfill' ? 'fulfillment' : 'service-flow',
+);
 
 /**
  * The two endpoints the platform calls, on one controller built per module definition so the
@@ -58,6 +64,7 @@ export function createServiceAppController(
       @Inject(ServiceFlowService) private readonly flows: ServiceFlowService,
       @Inject(FulfillmentService) private readonly fulfillment: FulfillmentService,
       @Inject(SERVICE_APP_ACCESS_POLICY) private readonly access: InboundAccessPolicy,
+      @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
     ) {
       this.checkAccess = !isAccessGuarded(this);
     }
@@ -67,7 +74,7 @@ export function createServiceAppController(
     @HttpCode(200)
     serviceFlow(@Body() body: unknown, @Req() request: InboundRequestLike): Promise<ServiceFlowResponse> {
       // With nothing configured this only refuses a path token (what the guard would have done).
-      if (this.checkAccess) this.access.check(request);
+      if (this.checkAccess) this.checkOrReport('service-flow', request);
       return answer('service-flow request', () => this.flows.handle(body));
     }
 
@@ -75,8 +82,32 @@ export function createServiceAppController(
     @Post([fulfillmentPath, `${fulfillmentPath}/:${PATH_SECRET_PARAM}`])
     @HttpCode(200)
     fulfill(@Body() body: unknown, @Req() request: InboundRequestLike): Promise<FulfillmentReceipt> {
-      if (this.checkAccess) this.access.check(request);
-      return answer('fulfillment request', () => this.fulfillment.receive(body));
+      if (this.checkAccess) this.checkOrReport('fulfillment', request);
+      if (!this.telemetry) return answer('fulfillment request', () => this.fulfillment.receive(body));
+      return this.reported(body);
+    }
+
+    private checkOrReport(source: 'service-flow' | 'fulfillment', request: InboundRequestLike): void {
+      try {
+        this.access.check(request);
+      } catch (error) {
+        this.telemetry?.record(inboundRejection(source, error));
+        throw error;
+      }
+    }
+
+    /** A fulfillment request, its outcome told to the telemetry. */
+    private async reported(body: unknown): Promise<FulfillmentReceipt> {
+      try {
+        const receipt = await answer('fulfillment request', () => this.fulfillment.receive(body));
+        this.telemetry!.record(
+          inboundSignal('fulfillment', receipt.Status === 'duplicate' ? 'duplicate' : 'accepted'),
+        );
+        return receipt;
+      } catch (error) {
+        this.telemetry!.record(inboundRejection('fulfillment', error));
+        throw error;
+      }
     }
   }
 
