@@ -37,6 +37,8 @@ const ENTRIES = [
   ['nestjs-hubtel/testing', 'testing'],
   ['nestjs-hubtel/redis', 'redis'],
   ['nestjs-hubtel/bullmq', 'bullmq'],
+  ['nestjs-hubtel/health', 'health'],
+  ['nestjs-hubtel/metrics', 'metrics'],
 ] as const;
 
 const credentials = { id: 'fixture-client-id', secret: 'fixture-client-secret' };

@@ -5,7 +5,7 @@ import {
   HUBTEL_JOB_RUNNER,
   HttpTransport,
   HubtelError,
-  MemoryStore,
+  isHubtelStore,
   type HubtelApi,
   type HubtelStore,
   type JobRunner,
@@ -108,7 +108,7 @@ export class HubtelHealthIndicator {
       const instance: unknown = wrapper.isDependencyTreeStatic() ? wrapper.instance : undefined;
       if (!instance || typeof instance !== 'object') continue;
       if (instance instanceof HttpTransport) transports.add(instance);
-      else if (!this.options.stores && isStore(instance)) stores.add(instance);
+      else if (!this.options.stores && isHubtelStore(instance)) stores.add(instance);
     }
     let runner = this.options.runner;
     if (!runner) {
@@ -152,14 +152,6 @@ async function probe(transport: HttpTransport, api: HubtelApi, timeoutMs: number
     const status = error instanceof HubtelError ? error.httpStatus : undefined;
     return status === undefined ? 'unreachable' : 'reachable';
   }
-}
-
-function isStore(value: object): value is HubtelStore {
-  if (value instanceof MemoryStore) return true;
-  const store = value as Partial<Record<keyof HubtelStore, unknown>>;
-  return (['get', 'setIfAbsent', 'compareAndSet', 'set', 'delete', 'scan'] as const).every(
-    (method) => typeof store[method] === 'function',
-  );
 }
 
 function kindOf(value: object): string {
