@@ -1,8 +1,9 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { HUBTEL_TELEMETRY } from 'nestjs-hubtel';
 import {
   HUBTEL_METRICS_MODULE_OPTIONS,
   HubtelMetricsConfigurableModule,
+  type HubtelMetricsModuleForRootOptions,
 } from './metrics.module-definition.js';
 import type { HubtelMetricsModuleOptions } from './metrics.options.js';
 import { HubtelMetrics } from './metrics.recorder.js';
@@ -31,4 +32,9 @@ import { HubtelMetrics } from './metrics.recorder.js';
   ],
   exports: [HUBTEL_TELEMETRY, HubtelMetrics],
 })
-export class HubtelMetricsModule extends HubtelMetricsConfigurableModule {}
+export class HubtelMetricsModule extends HubtelMetricsConfigurableModule {
+  /** Options are all optional: `forRoot()` registers on prom-client's global registry. */
+  static override forRoot(options: HubtelMetricsModuleForRootOptions = {}): DynamicModule {
+    return super.forRoot(options);
+  }
+}
