@@ -128,6 +128,40 @@ describe('the example app: GET /metrics and GET /health', () => {
     ).toBe(1);
   });
 
+  it('counts a data-bundle session: its service-flow steps with latency, the fulfillment request, handlers and callback', async () => {
+    const before = await scrape(shop.url);
+    const session = shop.sandbox.serviceApp(shop.url, {
+      mobile: '233241234567',
+      serviceCode: 'data-bundles',
+      operator: 'Hubtel-Android',
+    });
+    await session.start();
+    await session.reply('050 123 4567');
+    await session.choose('DATA_3GB');
+    await session.pay();
+    await session.waitForCallback();
+    const after = await eventually(async () => {
+      const now = await scrape(shop.url);
+      return now.value('hubtel_fulfillment_callbacks_sent_total', { status: 'success' }) >
+        before.value('hubtel_fulfillment_callbacks_sent_total', { status: 'success' })
+        ? now
+        : undefined;
+    });
+    const moved = (name: string, labels: Record<string, string> = {}) =>
+      after.value(name, labels) - before.value(name, labels);
+
+    expect(moved('hubtel_service_flow_steps_total', { request: 'initiation', response: 'response' })).toBe(1);
+    expect(moved('hubtel_service_flow_steps_total', { request: 'response', response: 'response' })).toBe(1);
+    expect(moved('hubtel_service_flow_steps_total', { request: 'response', response: 'addtocart' })).toBe(1);
+    expect(moved('hubtel_service_flow_step_duration_seconds_count')).toBe(3);
+    expect(moved('hubtel_callbacks_received_total', { source: 'fulfillment' })).toBe(1);
+    expect(moved('hubtel_callbacks_accepted_total', { source: 'fulfillment' })).toBe(1);
+    expect(moved('hubtel_handler_runs_total', { pipeline: 'service-app' })).toBeGreaterThanOrEqual(1);
+    expect(moved('hubtel_fulfillment_callbacks_sent_total', { status: 'success' })).toBe(1);
+    expect(moved('hubtel_platform_requests_total', { api: 'fulfillment', status: '200' })).toBe(1);
+    expect(after.text).not.toMatch(/233241234567|233501234567/);
+  });
+
   it('is healthy with the store in memory and the jobs run in process', async () => {
     const { status, body } = await health(shop.url);
     expect(status).toBe(200);
