@@ -275,6 +275,41 @@ describe.each(ADAPTERS)('a Nest app on %s with CheckoutModule: GET /metrics and 
     ).toBe(1);
   });
 
+  it('counts a request refused by the access guard (a wrong path secret) with its code', async () => {
+    const secret = 'ops-path-secret-0123456789';
+    const urls = sandbox.baseUrls();
+    const guarded = await startCheckoutApp(
+      adapter,
+      {
+        ...sandbox.credentials.api,
+        baseUrls: { checkout: urls.checkout, status: urls.status },
+        posSalesId: sandbox.posSalesId,
+        merchantAccountNumber: sandbox.posSalesId,
+        returnUrl: 'https://shop.example.test/return',
+        cancellationUrl: 'https://shop.example.test/cancel',
+        access: { pathSecret: secret },
+      },
+      {},
+      undefined,
+      false,
+      [OperationsModule.forRoot()],
+    );
+    try {
+      const body = callbackBody({ ref: 'ops-guarded', checkoutId: 'chk-guarded' });
+      expect((await guarded.post(body, { path: 'hubtel/checkout/callback/not-the-secret' })).status).toBe(
+        404,
+      );
+      expect((await guarded.post(body)).status).toBe(404);
+      const after = await scrape(guarded.url);
+      expect(
+        after.value('hubtel_callbacks_rejected_total', { source: 'checkout', reason: 'HUBTEL_NOT_FOUND' }),
+      ).toBe(2);
+      expect(after.value('hubtel_callbacks_received_total', { source: 'checkout' })).toBe(2);
+    } finally {
+      await guarded.close();
+    }
+  });
+
   it('answers /health 200 with the store and the runner', async () => {
     const { status, body } = await health(t.url);
     expect(status).toBe(200);
