@@ -12,6 +12,7 @@ import { SimulatorController } from './bundles/simulator.controller.js';
 import { AppUrls } from './platform/app-urls.service.js';
 import { HUBTEL_PLATFORM, PlatformModule, type HubtelPlatform } from './platform/platform.module.js';
 import { jobRunnerModules } from './platform/job-runner.modules.js';
+import { OperationsModule } from './ops/operations.module.js';
 import { StoreUnavailableFilter } from './platform/store-unavailable.filter.js';
 import { AppStoreModule } from './platform/store.module.js';
 import { OrdersService } from './shop/orders.service.js';
@@ -33,6 +34,8 @@ export class AppModule {
       module: AppModule,
       imports: [
         EventEmitterModule.forRoot(),
+        // GET /health (terminus) and GET /metrics (Prometheus); the metrics module is global.
+        OperationsModule.forRoot(),
         AppStoreModule.forRoot(config),
         ...jobRunnerModules(config.redisUrl),
         PlatformModule.forRoot(config),

@@ -38,6 +38,8 @@ const ENTRIES = [
   ['nestjs-hubtel/testing', 'testing'],
   ['nestjs-hubtel/redis', 'redis'],
   ['nestjs-hubtel/bullmq', 'bullmq'],
+  ['nestjs-hubtel/health', 'health'],
+  ['nestjs-hubtel/metrics', 'metrics'],
 ] as const;
 
 /** The documentation shipped beside README.md (package.json "files"). */

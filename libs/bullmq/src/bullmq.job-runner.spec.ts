@@ -86,6 +86,16 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     return (runner as unknown as { workers: Map<string, unknown> }).workers.has('orders');
   }
 
+  it('is healthy while its Redis answers and its workers run, not once closed', async () => {
+    const { runner } = await start('a', async () => undefined);
+    await expect(runner.health()).resolves.toEqual({
+      up: true,
+      details: { redis: 'ready', workers: { orders: true } },
+    });
+    await runner.close();
+    await expect(runner.health()).resolves.toMatchObject({ up: false });
+  });
+
   it('runs each job recorded by either instance once, on either instance', async () => {
     const runs: string[] = [];
     const where = new Set<string>();

@@ -6,6 +6,7 @@ import {
   type JobExecutor,
   type JobRunRequest,
   type JobRunner,
+  type JobRunnerHealth,
 } from 'nestjs-hubtel';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 
@@ -142,6 +143,24 @@ export class BullmqJobRunner implements JobRunner {
     if (!worker) return;
     this.workers.delete(pipeline);
     await bounded(worker.close(), () => worker.disconnect());
+  }
+
+  /**
+   * Up when the queue's Redis connection is ready and answers a PING, and every worker of this
+   * instance runs. (A PING to a Redis that went away waits for its reconnection: health checks
+   * bound it with their own time-out.)
+   */
+  async health(): Promise<JobRunnerHealth> {
+    const workers: Record<string, boolean> = {};
+    for (const [name, worker] of this.workers) workers[name] = worker.isRunning();
+    const allRunning = Object.values(workers).every(Boolean);
+    if (this.closed) return { up: false, details: { redis: 'closed', workers } };
+    const queue = this.queues.values().next().value ?? this.queue('checkout');
+    const client = await queue.getBackend().client;
+    if (client.status !== 'ready') return { up: false, details: { redis: client.status, workers } };
+    // A round trip that reads nothing (the backend's client interface has no PING).
+    await client.get(`${this.prefix}:health`);
+    return { up: allRunning, details: { redis: 'ready', workers } };
   }
 
   /** Stops every worker and closes every connection (at once when Redis does not answer). */

@@ -1,5 +1,9 @@
-import { Body, HttpCode, HttpException, Inject, Post, Req, Res } from '@nestjs/common';
+import { Body, HttpCode, HttpException, Inject, Optional, Post, Req, Res } from '@nestjs/common';
 import {
+  HUBTEL_TELEMETRY,
+  inboundRejection,
+  inboundSignal,
+  type HubtelTelemetry,
   HubtelLogger,
   InboundAccessGuard,
   InboundAccessPolicy,
@@ -27,7 +31,7 @@ export interface CheckoutCallbackAck {
  * Applied by the module to the mounted controller's class, after the host's guards (so those run
  * first), unless the options are known to set no access check (then `receive` checks the path).
  */
-export const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY);
+export const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY, 'checkout');
 
 /**
  * The web callback endpoint (`POST /hubtel/checkout/callback` by default; mounted by the module
@@ -59,6 +63,7 @@ export class CheckoutCallbackController {
     @Inject(CheckoutService) private readonly checkout: CheckoutService,
     @Inject(CHECKOUT_ACCESS_POLICY) private readonly access: InboundAccessPolicy,
     @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
+    @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
   ) {
     this.checkAccess = !isAccessGuarded(this);
   }
@@ -73,6 +78,20 @@ export class CheckoutCallbackController {
     // Passthrough: only for the Retry-After header of a 503; Nest still sends the answer.
     @Res({ passthrough: true }) response: unknown,
   ): Promise<CheckoutCallbackAck> {
+    try {
+      return await this.handle(body, request, response);
+    } catch (error) {
+      // Each refusal once, with the code it is answered with.
+      this.telemetry?.record(inboundRejection('checkout', error));
+      throw error;
+    }
+  }
+
+  private async handle(
+    body: unknown,
+    request: InboundRequestLike,
+    response: unknown,
+  ): Promise<CheckoutCallbackAck> {
     // With nothing configured this only refuses a path token (what the guard would have done).
     if (this.checkAccess) this.access.check(request);
     const size = bodySize(request, body);
@@ -85,7 +104,11 @@ export class CheckoutCallbackController {
     }
     const sourceAddress = this.access.clientAddress(request)?.address;
     try {
-      await this.checkout.handleCallback(body, sourceAddress === undefined ? {} : { sourceAddress });
+      const result = await this.checkout.handleCallback(
+        body,
+        sourceAddress === undefined ? {} : { sourceAddress },
+      );
+      this.telemetry?.record(inboundSignal('checkout', result.outcome, result.reason));
     } catch (error) {
       if (error instanceof HubtelValidationError) {
         this.logger.warn(

@@ -4,6 +4,7 @@ import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
 import {
   HUBTEL_JOB_RUNNER,
+  HUBTEL_TELEMETRY,
   HUBTEL_STORE,
   HandlerRegistry,
   HubtelConfigError,
@@ -13,6 +14,7 @@ import {
   createHttpTransport,
   hubtelHttpModule,
   type HubtelStore,
+  type HubtelTelemetry,
   type JobRunner,
 } from 'nestjs-hubtel';
 import { CheckoutApiClient } from './checkout-api.client.js';
@@ -80,7 +82,7 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
     },
     {
       provide: CHECKOUT_TRANSPORT,
-      useFactory: (http: HttpService, options: ResolvedCheckoutOptions) =>
+      useFactory: (http: HttpService, options: ResolvedCheckoutOptions, telemetry?: HubtelTelemetry) =>
         createHttpTransport(
           http,
           {
@@ -89,10 +91,11 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
             credentials: { checkout: options.credentials, status: options.credentials },
             timeoutMs: options.http.timeoutMs,
             retry: options.http.retry,
+            ...(telemetry ? { telemetry } : {}),
           },
           'HubtelCheckout',
         ),
-      inject: [HttpService, CHECKOUT_RESOLVED_OPTIONS],
+      inject: [HttpService, CHECKOUT_RESOLVED_OPTIONS, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     {
       provide: CheckoutApiClient,
@@ -110,6 +113,7 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         discovery: DiscoveryService,
         scanner: MetadataScanner,
         runner: JobRunner | undefined,
+        telemetry: HubtelTelemetry | undefined,
       ) => {
         const pipeline = new InboundPipeline({
           name: CHECKOUT_PIPELINE_NAME,
@@ -129,6 +133,7 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
             ? {}
             : { recordTtlMs: options.handlers.recordTtlMs }),
           ...(readiness ? { whenReady: () => readiness.waitUntilReady() } : {}),
+          ...(telemetry ? { telemetry } : {}),
         });
         // A handled event's record only has to make the same outcome unrecordable again (and
         // say it was handled): its payload is dropped once done, a dead one keeps it.
@@ -143,6 +148,7 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         DiscoveryService,
         MetadataScanner,
         { token: HUBTEL_JOB_RUNNER, optional: true },
+        { token: HUBTEL_TELEMETRY, optional: true },
       ],
     },
     {

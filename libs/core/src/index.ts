@@ -20,6 +20,8 @@ export {
   requeueDeadLetter,
   type DeadLetter,
 } from './inbound/inbound-dead-letters.js';
+export * from './telemetry/hubtel-telemetry.js';
+export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js';
 export * from './inbound/inbound-access.js';
 export * from './inbound/inbound-http-errors.js';
 export * from './inbound/inbound-body.js';

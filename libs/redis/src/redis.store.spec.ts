@@ -97,6 +97,7 @@ redisBinary.describe('RedisStore', () => {
       await store.connect();
       try {
         expect(await store.setIfAbsent('before', 1)).toBe(true);
+        await expect(store.ping()).resolves.toBeUndefined();
         await server.restart();
         await server.stop();
         const calls: Array<() => Promise<unknown>> = [
@@ -105,6 +106,7 @@ redisBinary.describe('RedisStore', () => {
           () => store.compareAndSet('k', 1, 2),
           () => store.set('k', 1),
           () => store.delete('k'),
+          () => store.ping(),
           async () => {
             for await (const entry of store.scan('')) void entry;
           },

@@ -225,6 +225,11 @@ export class RedisStore implements HubtelStore {
     } while (cursor !== '0');
   }
 
+  /** One PING (health checks): rejects with HubtelStoreUnavailableError when Redis does not answer. */
+  async ping(): Promise<void> {
+    await this.run('ping', () => this.client.ping());
+  }
+
   /** Closes the store's own client (waiting for replies in flight); leaves a client of yours open. */
   async close(): Promise<void> {
     if (!this.owned || this.client.status === 'end') return;

@@ -1,16 +1,19 @@
 import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import {
+  HUBTEL_TELEMETRY,
   HubtelError,
   HubtelValidationError,
   maskMsisdn,
   type HubtelStore,
+  type HubtelTelemetry,
   type InboundPipeline,
   type JobRecord,
   type JobStatus,
   type DeadLetter,
 } from 'nestjs-hubtel';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
+import { reportedCallback } from './fulfillment.telemetry.js';
 import { judgePayment, cartTotal } from './fulfillment-verifier.js';
 import type { PaymentStatus, PaymentStatusClient } from './payment-status.client.js';
 import {
@@ -176,6 +179,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     private readonly client: FulfillmentCallbackClient,
     @Optional() private readonly emitter?: EventEmitter2,
     @Optional() @Inject(SERVICE_APP_STATUS_CLIENT) private readonly status?: PaymentStatusClient,
+    @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
   ) {
     this.verifying = options.verification.enabled && status !== undefined;
     const handlerRetry = options.fulfillmentRetry;
@@ -227,7 +231,12 @@ export class FulfillmentService implements OnApplicationBootstrap {
       },
     });
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
-      run: (job) => this.client.send(job.callback),
+      run: (job, { attempt }) =>
+        this.telemetry
+          ? reportedCallback(this.telemetry, job.callback.ServiceStatus, attempt, () =>
+              this.client.send(job.callback),
+            )
+          : this.client.send(job.callback),
       retry: { maxAttempts: Infinity, ...options.callbackRetry },
       compactWhenDone: (job): CallbackSummary => ({
         ServiceStatus: job.callback.ServiceStatus,

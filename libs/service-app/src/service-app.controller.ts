@@ -1,6 +1,10 @@
-import { Body, HttpCode, HttpException, Inject, Post, Req, Res, type Type } from '@nestjs/common';
+import { Body, HttpCode, HttpException, Inject, Optional, Post, Req, Res, type Type } from '@nestjs/common';
 import {
   HubtelShuttingDownError,
+  HUBTEL_TELEMETRY,
+  inboundRejection,
+  inboundSignal,
+  type HubtelTelemetry,
   HubtelValidationError,
   shuttingDownHttpError,
   type InboundPipeline,
@@ -34,7 +38,9 @@ import { ServiceFlowService } from './service-flow.service.js';
  * mounted controller's class, after the host's `routes.guards` (so those run first), unless the
  * options are known to set no access check: then each handler checks the request itself.
  */
-export const ServiceAppAccessGuard = InboundAccessGuard(SERVICE_APP_ACCESS_POLICY);
+export const ServiceAppAccessGuard = InboundAccessGuard(SERVICE_APP_ACCESS_POLICY, (handler) =>
+  handler === 'fulfill' ? 'fulfillment' : 'service-flow',
+);
 
 /**
  * The two endpoints the platform calls, on one controller built per module definition so the
@@ -66,6 +72,7 @@ export function createServiceAppController(
       @Inject(FulfillmentService) private readonly fulfillment: FulfillmentService,
       @Inject(SERVICE_APP_ACCESS_POLICY) private readonly access: InboundAccessPolicy,
       @Inject(SERVICE_APP_PIPELINE) private readonly pipeline: InboundPipeline,
+      @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
     ) {
       this.checkAccess = !isAccessGuarded(this);
     }
@@ -80,7 +87,7 @@ export function createServiceAppController(
       @Res({ passthrough: true }) response: unknown,
     ): Promise<ServiceFlowResponse> {
       // With nothing configured this only refuses a path token (what the guard would have done).
-      if (this.checkAccess) this.access.check(request);
+      if (this.checkAccess) this.checkOrReport('service-flow', request);
       return answer('service-flow request', response, () => {
         // A session step is not recorded as a job, but during shutdown it is refused like the rest.
         this.pipeline.assertAcceptingInbound('service-flow request');
@@ -96,8 +103,33 @@ export function createServiceAppController(
       @Req() request: InboundRequestLike,
       @Res({ passthrough: true }) response: unknown,
     ): Promise<FulfillmentReceipt> {
-      if (this.checkAccess) this.access.check(request);
-      return answer('fulfillment request', response, () => this.fulfillment.receive(body));
+      if (this.checkAccess) this.checkOrReport('fulfillment', request);
+      if (!this.telemetry)
+        return answer('fulfillment request', response, () => this.fulfillment.receive(body));
+      return this.reported(body, response);
+    }
+
+    private checkOrReport(source: 'service-flow' | 'fulfillment', request: InboundRequestLike): void {
+      try {
+        this.access.check(request);
+      } catch (error) {
+        this.telemetry?.record(inboundRejection(source, error));
+        throw error;
+      }
+    }
+
+    /** A fulfillment request, its outcome told to the telemetry. */
+    private async reported(body: unknown, response: unknown): Promise<FulfillmentReceipt> {
+      try {
+        const receipt = await answer('fulfillment request', response, () => this.fulfillment.receive(body));
+        this.telemetry!.record(
+          inboundSignal('fulfillment', receipt.Status === 'duplicate' ? 'duplicate' : 'accepted'),
+        );
+        return receipt;
+      } catch (error) {
+        this.telemetry!.record(inboundRejection('fulfillment', error));
+        throw error;
+      }
     }
   }
 

@@ -5,6 +5,7 @@ import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitt
 import {
   HUBTEL_JOB_RUNNER,
   HUBTEL_STORE,
+  HUBTEL_TELEMETRY,
   HandlerRegistry,
   HttpTransport,
   HubtelConfigError,
@@ -13,6 +14,7 @@ import {
   resolveStoreOption,
   hubtelHttpModule,
   type HubtelStore,
+  type HubtelTelemetry,
   type JobRunner,
 } from 'nestjs-hubtel';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
@@ -84,7 +86,7 @@ import { ServiceFlowService } from './service-flow.service.js';
     },
     {
       provide: SERVICE_APP_TRANSPORT,
-      useFactory: (http: HttpService, options: ResolvedServiceAppOptions) =>
+      useFactory: (http: HttpService, options: ResolvedServiceAppOptions, telemetry?: HubtelTelemetry) =>
         new HttpTransport(http, {
           baseUrls: { fulfillment: options.callbackUrl, status: options.statusCheck?.url },
           credentials: {
@@ -99,8 +101,9 @@ import { ServiceFlowService } from './service-flow.service.js';
             maxDelayMs: options.callbackRetry.maxDelayMs,
           },
           loggerContext: 'HubtelServiceApp',
+          ...(telemetry ? { telemetry } : {}),
         }),
-      inject: [HttpService, SERVICE_APP_OPTIONS],
+      inject: [HttpService, SERVICE_APP_OPTIONS, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     {
       provide: SERVICE_APP_PIPELINE,
@@ -112,6 +115,7 @@ import { ServiceFlowService } from './service-flow.service.js';
         discovery: DiscoveryService,
         scanner: MetadataScanner,
         runner: JobRunner | undefined,
+        telemetry: HubtelTelemetry | undefined,
       ) => {
         if (!emitter) {
           throw new HubtelConfigError(
@@ -134,6 +138,7 @@ import { ServiceFlowService } from './service-flow.service.js';
           shutdownGraceMs: options.shutdownGraceMs,
           whenReady: readiness ? () => readiness.waitUntilReady() : undefined,
           logger: new ServiceAppLogger(),
+          ...(telemetry ? { telemetry } : {}),
         });
       },
       inject: [
@@ -144,6 +149,7 @@ import { ServiceFlowService } from './service-flow.service.js';
         DiscoveryService,
         MetadataScanner,
         { token: HUBTEL_JOB_RUNNER, optional: true },
+        { token: HUBTEL_TELEMETRY, optional: true },
       ],
     },
     {

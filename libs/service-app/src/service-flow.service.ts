@@ -1,11 +1,13 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
+  HUBTEL_TELEMETRY,
   HubtelStoreUnavailableError,
   HubtelValidationError,
   MemoryStore,
   maskMsisdn,
   redactToString,
   type HubtelStore,
+  type HubtelTelemetry,
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
 import {
@@ -21,6 +23,7 @@ import type { SelectOption, ServiceFlowRequest, ServiceFlowResponse } from './se
 import { checkAnswer } from './service-flow.answers.js';
 import { FlowContext, type FlowSessionInfo } from './service-flow.context.js';
 import { PendingStarts } from './service-flow.pending.js';
+import { timedStep } from './service-flow.telemetry.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import {
   ScreenCache,
@@ -135,6 +138,7 @@ export class ServiceFlowService {
     private readonly registry: ServiceFlowRegistry,
     @Inject(SERVICE_APP_STORE) private readonly store: HubtelStore,
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
+    @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
   ) {
     this.sessionWrite = Object.freeze({ ttlMs: options.sessionTtlMs });
     this.startWrite = Object.freeze({ ttlMs: options.sessionStartTtlMs });
@@ -149,6 +153,11 @@ export class ServiceFlowService {
    * `issues`) when the body is not a valid service-flow request; never throws otherwise.
    */
   async handle(body: unknown): Promise<ServiceFlowResponse> {
+    if (this.telemetry) return timedStep(this.telemetry, body, (input) => this.step(input));
+    return this.step(body);
+  }
+
+  private async step(body: unknown): Promise<ServiceFlowResponse> {
     const request = parseRequest(validateServiceFlowRequest, body, 'service-flow request');
     const answer = this.dispatch(request);
     return this.storeMayStall ? this.withinBudget(request.SessionId, answer) : answer;

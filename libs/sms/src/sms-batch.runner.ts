@@ -6,6 +6,7 @@ import {
   HubtelIpNotAllowedError,
   HubtelUnknownOutcomeError,
   maskPhoneNumbers,
+  type HubtelTelemetry,
   tryNormalizeMsisdn,
   type HttpTransport,
   type HubtelErrorCode,
@@ -93,6 +94,7 @@ export class SmsBatchRun {
     private readonly plan: SmsBatchPlan,
     private readonly transport: HttpTransport,
     private readonly logger: LoggerService,
+    private readonly telemetry?: HubtelTelemetry,
   ) {}
 
   async run(): Promise<SendBatchResult> {
@@ -343,9 +345,16 @@ export class SmsBatchRun {
   }
 
   private record(report: SmsBatchReport, errorCode: HubtelErrorCode | undefined): void {
+    const unknownBefore = this.counts.unknownOutcome;
     this.counts.sent += report.sent.length;
     this.counts.failed += report.failed.length;
     for (const f of report.failed) if (f.outcomeUnknown) this.counts.unknownOutcome++;
+    this.telemetry?.record({
+      kind: 'sms',
+      sent: report.sent.length,
+      failed: report.failed.length,
+      unknownOutcome: this.counts.unknownOutcome - unknownBefore,
+    });
     const sentAnything = report.sent.length > 0 || report.batchId !== undefined || errorCode !== undefined;
     if (sentAnything && this.first === undefined)
       this.first = { batchId: report.batchId, status: report.status };

@@ -1,6 +1,6 @@
 import { HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
-import { createHttpTransport, hubtelHttpModule } from 'nestjs-hubtel';
+import { HUBTEL_TELEMETRY, createHttpTransport, hubtelHttpModule, type HubtelTelemetry } from 'nestjs-hubtel';
 import { SMS_HTTP_TRANSPORT, SMS_LOGGER_CONTEXT, SMS_OPTIONS } from './sms.constants.js';
 import { SMS_MODULE_OPTIONS, SmsConfigurableModule } from './sms.module-definition.js';
 import {
@@ -32,9 +32,13 @@ import { SmsService } from './sms.service.js';
     },
     {
       provide: SMS_HTTP_TRANSPORT,
-      useFactory: (http: HttpService, options: ResolvedSmsOptions) =>
-        createHttpTransport(http, smsTransportConfig(options), SMS_LOGGER_CONTEXT),
-      inject: [HttpService, SMS_OPTIONS],
+      useFactory: (http: HttpService, options: ResolvedSmsOptions, telemetry?: HubtelTelemetry) =>
+        createHttpTransport(
+          http,
+          telemetry ? { ...smsTransportConfig(options), telemetry } : smsTransportConfig(options),
+          SMS_LOGGER_CONTEXT,
+        ),
+      inject: [HttpService, SMS_OPTIONS, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     SmsService,
   ],

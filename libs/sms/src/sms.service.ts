@@ -1,5 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
+  HUBTEL_TELEMETRY,
   HubtelUnknownOutcomeError,
   HubtelValidationError,
   echoValue,
@@ -7,10 +8,12 @@ import {
   invalidMsisdnsError,
   tryNormalizeMsisdn,
   type HttpTransport,
+  type HubtelTelemetry,
   type ValidationIssue,
   HubtelLogger,
 } from 'nestjs-hubtel';
 import { SmsBatchRun } from './sms-batch.runner.js';
+import { reportedSend } from './sms.telemetry.js';
 import { countSmsSegments } from './sms-segments.js';
 import {
   SMS_HTTP_TRANSPORT,
@@ -57,6 +60,7 @@ export class SmsService {
   constructor(
     @Inject(SMS_OPTIONS) private readonly options: ResolvedSmsOptions,
     @Inject(SMS_HTTP_TRANSPORT) private readonly transport: HttpTransport,
+    @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
   ) {}
 
   /**
@@ -136,6 +140,7 @@ export class SmsService {
       },
       this.transport,
       this.logger,
+      this.telemetry,
     );
     return run.run();
   }
@@ -154,6 +159,11 @@ export class SmsService {
     if (!to.ok) issues.push({ field: 'to', message: to.reason, value: input.to });
     if (issues.length > 0) throw this.invalid('send', issues);
     const msisdn = (to as { msisdn: string }).msisdn;
+    if (this.telemetry) return reportedSend(this.telemetry, () => this.sendOne(from!, msisdn, content!));
+    return this.sendOne(from!, msisdn, content!);
+  }
+
+  private async sendOne(from: string, msisdn: string, content: string): Promise<SendSmsResult> {
     const res = await this.transport.request<Partial<SendSmsResult>>({
       api: 'sms',
       method: 'POST',

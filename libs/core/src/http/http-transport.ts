@@ -21,6 +21,7 @@ import { maskPhoneNumbers, redactToString } from '../logging/redact.js';
 import type { HubtelApi, HubtelCredentials, HubtelRetryOptions } from '../options/hubtel-options.types.js';
 import { backoffDelay } from '../retry/backoff.js';
 import { describeHubtelCode } from './hubtel-codes.js';
+import type { HubtelOutboundSignal, HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 
 export type HubtelHttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -52,6 +53,11 @@ export interface HubtelRequest {
    * that answers 404 for an unknown reference).
    */
   acceptStatus?: readonly number[];
+  /**
+   * Attempts allowed for this call at most (the transport's `retry.maxAttempts` still caps it):
+   * 1 for a probe that must answer once, and quickly (a health check).
+   */
+  maxAttempts?: number;
 }
 
 export interface HubtelResponse<T> {
@@ -89,6 +95,8 @@ export interface HttpTransportConfig {
   /** Context of the log lines, e.g. `SmsService`. Default `HubtelHttp`. */
   loggerContext?: string;
   hooks?: HttpTransportHooks;
+  /** Told of every exchange with the platform (API, operation, status, latency). */
+  telemetry?: HubtelTelemetry;
 }
 
 /** Errors raised before the connection was made: the platform cannot have seen the request. */
@@ -162,6 +170,7 @@ export class HttpTransport {
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly authHeaders: Partial<Record<HubtelApi, string>> = {};
+  private readonly telemetry: HubtelTelemetry | undefined;
 
   constructor(
     private readonly http: HttpService,
@@ -173,6 +182,7 @@ export class HttpTransport {
     this.sleep = hooks.sleep ?? defaultSleep;
     this.random = hooks.random ?? Math.random;
     this.now = hooks.now ?? Date.now;
+    this.telemetry = config.telemetry;
     for (const [api, pair] of Object.entries(config.credentials ?? {}) as [
       HubtelApi,
       HubtelCredentials | undefined,
@@ -216,7 +226,7 @@ export class HttpTransport {
     if (auth) headers.Authorization = auth;
     const data = req.body === undefined ? undefined : JSON.stringify(req.body);
     const timeoutMs = req.timeoutMs ?? this.config.timeoutMs;
-    const { maxAttempts } = this.config.retry;
+    const maxAttempts = Math.max(1, Math.min(req.maxAttempts ?? Infinity, this.config.retry.maxAttempts));
     const config: AxiosRequestConfig<string | undefined> = {
       url,
       method: req.method,
@@ -245,9 +255,11 @@ export class HttpTransport {
         );
       }
       const started = debug ? this.now() : 0;
+      const began = this.telemetry ? performance.now() : 0;
       let decision: Decision;
       try {
         const res = await this.send(config);
+        this.telemetry?.record(outboundSignal(req, String(res.status), began));
         if (debug) {
           this.logger.debug!(`← ${res.status} ${target} [${req.operation}] in ${this.now() - started} ms`);
         }
@@ -257,7 +269,11 @@ export class HttpTransport {
         decision = this.decideOnStatus(req, res, attempt);
       } catch (error) {
         if (error instanceof HubtelError) throw error;
-        decision = this.decideOnFailure(req, classifyFailure(error), attempt, timeoutMs);
+        const failure = classifyFailure(error);
+        this.telemetry?.record(
+          outboundSignal(req, failure.kind === 'timeout' ? 'timeout' : 'network', began),
+        );
+        decision = this.decideOnFailure(req, failure, attempt, timeoutMs);
       }
 
       if (!decision.retry || attempt >= maxAttempts) throw decision.error;
@@ -471,6 +487,16 @@ export function createHttpTransport(
   loggerContext?: string,
 ): HttpTransport {
   return new HttpTransport(http, loggerContext === undefined ? config : { ...config, loggerContext });
+}
+
+function outboundSignal(req: HubtelRequest, status: string, began: number): HubtelOutboundSignal {
+  return {
+    kind: 'outbound',
+    api: req.api,
+    operation: req.operation,
+    status,
+    durationMs: performance.now() - began,
+  };
 }
 
 function classifyFailure(error: unknown): AttemptFailure {

@@ -2,6 +2,7 @@ import {
   Controller,
   Inject,
   Injectable,
+  Optional,
   UseGuards,
   mixin,
   type CanActivate,
@@ -11,6 +12,12 @@ import {
   type Type,
 } from '@nestjs/common';
 import type { InboundAccessOptions, InboundAccessPolicy, InboundRequestLike } from './inbound-access.js';
+import {
+  HUBTEL_TELEMETRY,
+  type HubtelInboundSource,
+  type HubtelTelemetry,
+} from '../telemetry/hubtel-telemetry.js';
+import { inboundRejection } from './inbound-telemetry.js';
 
 /**
  * How a host app places and protects a controller of the suite. Given as module "extras"
@@ -102,13 +109,31 @@ export function accessGuardNeeded(
   return true;
 }
 
-/** A guard that applies an InboundAccessPolicy provided under `policyToken`. */
-export function InboundAccessGuard(policyToken: InjectionToken): Type<CanActivate> {
+/**
+ * A guard that applies an InboundAccessPolicy provided under `policyToken`. With `source` (the
+ * endpoint, or how to tell it from the route's handler), a refusal is reported to the app's
+ * HubtelTelemetry, if any.
+ */
+export function InboundAccessGuard(
+  policyToken: InjectionToken,
+  source?: HubtelInboundSource | ((handler: string) => HubtelInboundSource),
+): Type<CanActivate> {
   @Injectable()
   class AccessGuard implements CanActivate {
-    constructor(@Inject(policyToken) private readonly policy: InboundAccessPolicy) {}
+    constructor(
+      @Inject(policyToken) private readonly policy: InboundAccessPolicy,
+      @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
+    ) {}
     canActivate(context: ExecutionContext): boolean {
-      this.policy.check(context.switchToHttp().getRequest<InboundRequestLike>());
+      try {
+        this.policy.check(context.switchToHttp().getRequest<InboundRequestLike>());
+      } catch (error) {
+        if (this.telemetry && source !== undefined) {
+          const endpoint = typeof source === 'function' ? source(context.getHandler().name) : source;
+          this.telemetry.record(inboundRejection(endpoint, error));
+        }
+        throw error;
+      }
       return true;
     }
   }

@@ -13,6 +13,7 @@ import { backoffDelay, sleep } from '../retry/backoff.js';
 import { HandlerRegistry, type PipelineHandler } from '../events/handler-registry.js';
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 import { MemoryStore } from '../store/memory.store.js';
+import { handlerSignal, jobSignal } from './inbound-telemetry.js';
 import type { JobRunner } from './job-runner.js';
 import { listDeadLetters, requeueDeadLetter, type DeadLetter } from './inbound-dead-letters.js';
 import {
@@ -21,6 +22,7 @@ import {
   countLeftovers,
   reportShutdown,
 } from './inbound-shutdown.js';
+import type { HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 
 /**
  * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
@@ -212,6 +214,8 @@ export interface InboundPipelineOptions {
   now?: () => number;
   random?: () => number;
   logger?: Logger;
+  /** Told of each handler call and each attempt's outcome (done, retry, dead). */
+  telemetry?: HubtelTelemetry;
 }
 
 export const DEFAULT_JOB_RETRY: JobRetryPolicy = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000 };
@@ -695,6 +699,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         done.doneHandlers,
       );
       this.closeMark(storeKey, written.value);
+      this.options.telemetry?.record(jobSignal(this.options.name, job.type, 'done', attempt));
       // The hook gets the full record, even when a compacted one was stored.
       if (definition.onSettled) await this.settle(definition, done, 'done');
       return undefined;
@@ -712,6 +717,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       this.logger.error(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${attempt} attempt(s): ${message} (dead-lettered)`,
       );
+      this.options.telemetry?.record(jobSignal(this.options.name, job.type, 'dead', attempt));
       await this.deadLetter(entry.value, message);
       await this.settle(definition, entry.value, 'dead', error);
       return undefined;
@@ -734,6 +740,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     this.logger.warn(
       `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
     );
+    this.options.telemetry?.record(jobSignal(this.options.name, job.type, 'retry', attempt));
     if (this.runner) {
       const request = { storeKey, type: job.type, attempt: attempt + 1, delayMs: delay };
       await this.runner.schedule(this.options.name, request);
@@ -966,12 +973,14 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       }
       try {
         const value = await handler.call(job.payload);
+        this.options.telemetry?.record(handlerSignal(this.options.name, job.type, id, true));
         done.push(id);
         if (results && value !== undefined) results[id] = value;
         // More handlers to call: record this one's success now, so a crash in a later one (this
         // process killed mid-handler) never has it run again where the job is taken over.
         if (handler !== handlers[handlers.length - 1]) await this.saveProgress(lease, done, results);
       } catch (error) {
+        this.options.telemetry?.record(handlerSignal(this.options.name, job.type, id, false));
         failure ??= error;
       }
     }

@@ -51,4 +51,15 @@ export interface JobRunner {
    * ones it runs here have ended. The other instances carry on.
    */
   stop(pipeline: string): Promise<void>;
+  /**
+   * Optional: whether the runner can take and run jobs now (its connection answers, its workers
+   * run). Health checks call it; without it a runner counts as up.
+   */
+  health?(): Promise<JobRunnerHealth>;
+}
+
+/** What `JobRunner.health()` found. `details` is shown as is by health checks (no secrets). */
+export interface JobRunnerHealth {
+  up: boolean;
+  details?: Record<string, unknown>;
 }

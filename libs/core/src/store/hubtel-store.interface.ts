@@ -37,4 +37,9 @@ export interface HubtelStore {
   delete(key: string): Promise<boolean>;
   /** Every live entry whose key starts with `prefix` (for reconciliation and recovery scans). */
   scan<T>(prefix: string): AsyncIterable<[string, StoreEntry<T>]>;
+  /**
+   * Optional: one round trip to where the entries live; rejects when it cannot be made. Health
+   * checks call it; a store in this process (MemoryStore) has none: it is up while the app is.
+   */
+  ping?(): Promise<void>;
 }

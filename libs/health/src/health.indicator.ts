@@ -1,0 +1,163 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DiscoveryService, ModuleRef } from '@nestjs/core';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import {
+  HUBTEL_JOB_RUNNER,
+  HttpTransport,
+  HubtelError,
+  isHubtelStore,
+  type HubtelApi,
+  type HubtelStore,
+  type JobRunner,
+} from 'nestjs-hubtel';
+import { HEALTH_DEFAULTS } from './health.constants.js';
+import { HUBTEL_HEALTH_MODULE_OPTIONS } from './health.module-definition.js';
+import type { HubtelHealthModuleOptions } from './health.options.js';
+
+/**
+ * A terminus health indicator for the suite's dependencies:
+ *
+ * ```ts
+ * @Get('health') @HealthCheck()
+ * check() { return this.health.check(this.hubtel.checks()); }   // or .store(), .runner(), .platform()
+ * ```
+ * - `store()`: every store the modules use; one with a `ping` (Redis) must answer it, one in this
+ *   process (MemoryStore) is up while the app is.
+ * - `runner()`: the job runner's own `health()` (BullMQ: its Redis answers, its workers run); the
+ *   in-process default is up while the app is.
+ * - `platform()` (opt in): one GET to each API's base URL; down only when nothing answers.
+ */
+@Injectable()
+export class HubtelHealthIndicator {
+  private found?: { stores: HubtelStore[]; runner: JobRunner | undefined; transports: HttpTransport[] };
+
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    private readonly discovery: DiscoveryService,
+    private readonly moduleRef: ModuleRef,
+    @Inject(HUBTEL_HEALTH_MODULE_OPTIONS) private readonly options: HubtelHealthModuleOptions,
+  ) {}
+
+  /** The checks to give `HealthCheckService.check`: store and runner, and the platform when enabled. */
+  checks(): Array<() => Promise<HealthIndicatorResult>> {
+    const checks = [() => this.store(), () => this.runner()];
+    if (this.options.platform) checks.push(() => this.platform());
+    return checks;
+  }
+
+  async store(key: string = HEALTH_DEFAULTS.keys.store): Promise<HealthIndicatorResult> {
+    const indicator = this.indicators.check(key);
+    const stores = this.dependencies().stores;
+    const kinds = [...new Set(stores.map(kindOf))];
+    try {
+      await Promise.all(
+        stores.map((store) => (store.ping ? this.bounded(store.ping(), `${kindOf(store)} ping`) : undefined)),
+      );
+    } catch (error) {
+      return indicator.down({ stores: kinds, message: describe(error) });
+    }
+    return indicator.up({ stores: kinds.length > 0 ? kinds : ['none'] });
+  }
+
+  async runner(key: string = HEALTH_DEFAULTS.keys.runner): Promise<HealthIndicatorResult> {
+    const indicator = this.indicators.check(key);
+    const runner = this.dependencies().runner;
+    if (!runner) return indicator.up({ runner: 'in-process' });
+    const kind = kindOf(runner);
+    if (!runner.health) return indicator.up({ runner: kind });
+    try {
+      const health = await this.bounded(runner.health(), `${kind} health`);
+      const details = { runner: kind, ...health.details };
+      return health.up ? indicator.up(details) : indicator.down(details);
+    } catch (error) {
+      return indicator.down({ runner: kind, message: describe(error) });
+    }
+  }
+
+  async platform(key: string = HEALTH_DEFAULTS.keys.platform): Promise<HealthIndicatorResult> {
+    const indicator = this.indicators.check(key);
+    const setting = this.options.platform;
+    const timeoutMs =
+      (typeof setting === 'object' ? setting.timeoutMs : undefined) ?? HEALTH_DEFAULTS.platformTimeoutMs;
+    const apis: Record<string, string> = {};
+    const probes: Promise<void>[] = [];
+    const seen = new Set<string>();
+    for (const transport of this.dependencies().transports) {
+      for (const api of ['sms', 'checkout', 'status', 'fulfillment'] as HubtelApi[]) {
+        const base = transport.baseUrl(api);
+        if (!base || seen.has(`${api} ${base}`)) continue;
+        seen.add(`${api} ${base}`);
+        probes.push(
+          probe(transport, api, timeoutMs).then((state) => {
+            apis[api] = apis[api] === 'unreachable' ? apis[api] : state;
+          }),
+        );
+      }
+    }
+    await Promise.all(probes);
+    const down = Object.values(apis).includes('unreachable');
+    return down ? indicator.down({ apis }) : indicator.up({ apis });
+  }
+
+  /** What the app holds, found once (providers do not change after bootstrap). */
+  private dependencies(): NonNullable<HubtelHealthIndicator['found']> {
+    if (this.found) return this.found;
+    const stores = new Set<HubtelStore>(this.options.stores ?? []);
+    const transports = new Set<HttpTransport>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance: unknown = wrapper.isDependencyTreeStatic() ? wrapper.instance : undefined;
+      if (!instance || typeof instance !== 'object') continue;
+      if (instance instanceof HttpTransport) transports.add(instance);
+      else if (!this.options.stores && isHubtelStore(instance)) stores.add(instance);
+    }
+    let runner = this.options.runner;
+    if (!runner) {
+      try {
+        runner = this.moduleRef.get<JobRunner>(HUBTEL_JOB_RUNNER, { strict: false });
+      } catch {
+        runner = undefined; // none provided: jobs run in this process
+      }
+    }
+    this.found = { stores: [...stores], runner, transports: [...transports] };
+    return this.found;
+  }
+
+  private bounded<T>(check: Promise<T>, what: string): Promise<T> {
+    const ms = this.options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new HubtelError('HUBTEL_TIMEOUT', `${what} did not answer within ${ms} ms`)),
+        ms,
+      );
+    });
+    return Promise.race([check, late]).finally(() => clearTimeout(timer));
+  }
+}
+
+/** `reachable` on any HTTP answer, `unreachable` when none came (refused, DNS, time-out). */
+async function probe(transport: HttpTransport, api: HubtelApi, timeoutMs: number): Promise<string> {
+  try {
+    await transport.request({
+      api,
+      method: 'GET',
+      path: '/',
+      idempotent: true,
+      operation: 'health.probe',
+      timeoutMs,
+      maxAttempts: 1,
+    });
+    return 'reachable';
+  } catch (error) {
+    const status = error instanceof HubtelError ? error.httpStatus : undefined;
+    return status === undefined ? 'unreachable' : 'reachable';
+  }
+}
+
+function kindOf(value: object): string {
+  return value.constructor?.name || 'custom';
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,35 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
+import {
+  HubtelHealthConfigurableModule,
+  type HubtelHealthModuleForRootOptions,
+} from './health.module-definition.js';
+import { HubtelHealthIndicator } from './health.indicator.js';
+
+/**
+ * Health checks of the suite's dependencies for `@nestjs/terminus` (an optional peer): provides
+ * HubtelHealthIndicator, to use in your own health controller.
+ *
+ * ```ts
+ * @Module({ imports: [TerminusModule, HubtelHealthModule.forRoot()], controllers: [HealthController] })
+ *
+ * @Controller('health')
+ * class HealthController {
+ *   constructor(private readonly health: HealthCheckService, private readonly hubtel: HubtelHealthIndicator) {}
+ *   @Get() @HealthCheck()
+ *   check() { return this.health.check(this.hubtel.checks()); }
+ * }
+ * ```
+ */
+@Module({
+  imports: [TerminusModule, DiscoveryModule],
+  providers: [HubtelHealthIndicator],
+  exports: [HubtelHealthIndicator],
+})
+export class HubtelHealthModule extends HubtelHealthConfigurableModule {
+  /** Options are all optional: `forRoot()` checks the store and the runner. */
+  static override forRoot(options: HubtelHealthModuleForRootOptions = {}): DynamicModule {
+    return super.forRoot(options);
+  }
+}

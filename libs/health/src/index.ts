@@ -1,0 +1,13 @@
+/*
+ * nestjs-hubtel/health — @nestjs/terminus health checks of the suite's dependencies (needs the
+ * optional peer dependency `@nestjs/terminus`).
+ */
+export { HubtelHealthIndicator } from './health.indicator.js';
+export { HubtelHealthModule } from './health.module.js';
+export {
+  HUBTEL_HEALTH_MODULE_OPTIONS,
+  type HubtelHealthModuleForRootOptions,
+  type HubtelHealthModuleAsyncOptions,
+} from './health.module-definition.js';
+export type { HubtelHealthModuleOptions } from './health.options.js';
+export { HEALTH_DEFAULTS } from './health.constants.js';

@@ -1,0 +1,212 @@
+import { Counter, Histogram, register, type Metric, type Registry } from 'prom-client';
+import { HubtelConfigError, type HubtelSignal, type HubtelTelemetry } from 'nestjs-hubtel';
+import { METRICS_DEFAULTS } from './metrics.constants.js';
+import type { HubtelMetricsModuleOptions } from './metrics.options.js';
+
+/**
+ * The suite's signals as Prometheus metrics (prom-client), names after `prefix` (default `hubtel_`):
+ *
+ *   callbacks_received_total{source}            every request to an inbound endpoint
+ *   callbacks_accepted_total{source}            recorded: its work runs once
+ *   callbacks_duplicates_total{source}          already recorded: nothing new runs
+ *   callbacks_ignored_total{source}             nothing to do (a non-final checkout status)
+ *   callbacks_rejected_total{source,reason}     refused; reason: the code answered, or the verification's
+ *   handler_runs_total{pipeline,job,handler}    handler calls (job: the event; handler: Class.method@event)
+ *   handler_failures_total{pipeline,job,handler}
+ *   job_retries_total{pipeline,job}             attempts that failed and will run again
+ *   dead_letters_total{pipeline,job}            jobs that gave up
+ *   jobs_done_total{pipeline,job}
+ *   sms_recipients_total{outcome}               sent | failed | outcome_unknown (failed, may have gone out)
+ *   fulfillment_callbacks_sent_total{status}    accepted by the platform (status: success | failed)
+ *   fulfillment_callback_failures_total{status} attempts the platform did not accept
+ *   fulfillment_callback_retries_total{status}  attempts after the first
+ *   service_flow_steps_total{request,response}
+ *   service_flow_step_duration_seconds{request}           histogram
+ *   platform_requests_total{api,operation,status}         every exchange (status: HTTP, timeout, network)
+ *   platform_request_duration_seconds{api,operation}      histogram
+ *
+ * `source` is `checkout`, `fulfillment` or `service-flow` (a service-flow request shows here only
+ * when refused at the door; its steps are `service_flow_steps_total`). Every label value comes from
+ * the code (no phone number, reference or key), so the number of series stays bounded.
+ *
+ * Metrics already in the registry under the same name (a second app in the process, or a hot
+ * reload) are reused, not registered twice.
+ */
+export class HubtelMetrics implements HubtelTelemetry {
+  readonly registry: Registry;
+  private readonly received: Counter<'source'>;
+  private readonly accepted: Counter<'source'>;
+  private readonly duplicates: Counter<'source'>;
+  private readonly ignored: Counter<'source'>;
+  private readonly rejected: Counter<'source' | 'reason'>;
+  private readonly handlerRuns: Counter<'pipeline' | 'job' | 'handler'>;
+  private readonly handlerFailures: Counter<'pipeline' | 'job' | 'handler'>;
+  private readonly retries: Counter<'pipeline' | 'job'>;
+  private readonly deadLetters: Counter<'pipeline' | 'job'>;
+  private readonly jobsDone: Counter<'pipeline' | 'job'>;
+  private readonly smsRecipients: Counter<'outcome'>;
+  private readonly callbacksSent: Counter<'status'>;
+  private readonly callbackFailures: Counter<'status'>;
+  private readonly callbackRetries: Counter<'status'>;
+  private readonly flowSteps: Counter<'request' | 'response'>;
+  private readonly flowLatency: Histogram<'request'>;
+  private readonly platformRequests: Counter<'api' | 'operation' | 'status'>;
+  private readonly platformLatency: Histogram<'api' | 'operation'>;
+
+  constructor(options: HubtelMetricsModuleOptions = {}) {
+    this.registry = options.registry ?? register;
+    const prefix = options.prefix ?? METRICS_DEFAULTS.prefix;
+    if (typeof prefix !== 'string' || !/^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(prefix)) {
+      throw new HubtelConfigError('metrics.prefix', 'must be empty or match [a-zA-Z_:][a-zA-Z0-9_:]*');
+    }
+    const counter = <L extends string>(name: string, help: string, labelNames: L[]): Counter<L> =>
+      this.reuse(
+        prefix + name,
+        () => new Counter<L>({ name: prefix + name, help, labelNames, registers: [] }),
+      );
+    const histogram = <L extends string>(
+      name: string,
+      help: string,
+      labelNames: L[],
+      buckets: readonly number[],
+    ): Histogram<L> =>
+      this.reuse(
+        prefix + name,
+        () =>
+          new Histogram<L>({ name: prefix + name, help, labelNames, buckets: [...buckets], registers: [] }),
+      );
+
+    this.received = counter('callbacks_received_total', 'Requests to the inbound endpoints', ['source']);
+    this.accepted = counter('callbacks_accepted_total', 'Inbound requests recorded for work', ['source']);
+    this.duplicates = counter('callbacks_duplicates_total', 'Inbound requests already recorded', ['source']);
+    this.ignored = counter('callbacks_ignored_total', 'Inbound requests with nothing to do', ['source']);
+    this.rejected = counter('callbacks_rejected_total', 'Inbound requests refused, by reason', [
+      'source',
+      'reason',
+    ]);
+    this.handlerRuns = counter('handler_runs_total', 'Handler calls', ['pipeline', 'job', 'handler']);
+    this.handlerFailures = counter('handler_failures_total', 'Handler calls that threw', [
+      'pipeline',
+      'job',
+      'handler',
+    ]);
+    this.retries = counter('job_retries_total', 'Job attempts that failed and will run again', [
+      'pipeline',
+      'job',
+    ]);
+    this.deadLetters = counter('dead_letters_total', 'Jobs that gave up (dead-lettered)', [
+      'pipeline',
+      'job',
+    ]);
+    this.jobsDone = counter('jobs_done_total', 'Jobs done', ['pipeline', 'job']);
+    this.smsRecipients = counter('sms_recipients_total', 'SMS recipients by outcome', ['outcome']);
+    this.callbacksSent = counter('fulfillment_callbacks_sent_total', 'Fulfillment callbacks accepted', [
+      'status',
+    ]);
+    this.callbackFailures = counter(
+      'fulfillment_callback_failures_total',
+      'Fulfillment callback attempts not accepted',
+      ['status'],
+    );
+    this.callbackRetries = counter('fulfillment_callback_retries_total', 'Fulfillment callback retries', [
+      'status',
+    ]);
+    this.flowSteps = counter('service_flow_steps_total', 'Service-flow steps', ['request', 'response']);
+    this.flowLatency = histogram(
+      'service_flow_step_duration_seconds',
+      'Time to answer a service-flow step',
+      ['request'],
+      options.serviceFlowBuckets ?? METRICS_DEFAULTS.serviceFlowBuckets,
+    );
+    this.platformRequests = counter('platform_requests_total', 'HTTP exchanges with the platform', [
+      'api',
+      'operation',
+      'status',
+    ]);
+    this.platformLatency = histogram(
+      'platform_request_duration_seconds',
+      'Latency of HTTP exchanges with the platform',
+      ['api', 'operation'],
+      options.platformBuckets ?? METRICS_DEFAULTS.platformBuckets,
+    );
+  }
+
+  /** The registry's content type, for a `/metrics` answer. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The registry in Prometheus text format (what `/metrics` answers). */
+  metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  record(signal: HubtelSignal): void {
+    switch (signal.kind) {
+      case 'inbound': {
+        const source = { source: signal.source };
+        this.received.inc(source);
+        if (signal.outcome === 'accepted') this.accepted.inc(source);
+        else if (signal.outcome === 'duplicate') this.duplicates.inc(source);
+        else if (signal.outcome === 'ignored') this.ignored.inc(source);
+        else this.rejected.inc({ source: signal.source, reason: signal.reason ?? 'unknown' });
+        return;
+      }
+      case 'handler': {
+        const labels = { pipeline: signal.pipeline, job: signal.job, handler: signal.handler };
+        this.handlerRuns.inc(labels);
+        if (!signal.ok) this.handlerFailures.inc(labels);
+        return;
+      }
+      case 'job': {
+        const labels = { pipeline: signal.pipeline, job: signal.job };
+        if (signal.outcome === 'retry') this.retries.inc(labels);
+        else if (signal.outcome === 'dead') this.deadLetters.inc(labels);
+        else this.jobsDone.inc(labels);
+        return;
+      }
+      case 'sms': {
+        const failed = signal.failed - signal.unknownOutcome;
+        if (signal.sent > 0) this.smsRecipients.inc({ outcome: 'sent' }, signal.sent);
+        if (failed > 0) this.smsRecipients.inc({ outcome: 'failed' }, failed);
+        if (signal.unknownOutcome > 0)
+          this.smsRecipients.inc({ outcome: 'outcome_unknown' }, signal.unknownOutcome);
+        return;
+      }
+      case 'fulfillment-callback': {
+        const labels = { status: signal.status };
+        if (signal.attempt > 1) this.callbackRetries.inc(labels);
+        if (signal.ok) this.callbacksSent.inc(labels);
+        else this.callbackFailures.inc(labels);
+        return;
+      }
+      case 'service-flow':
+        this.flowSteps.inc({ request: signal.request, response: signal.response });
+        this.flowLatency.observe({ request: signal.request }, signal.durationMs / 1000);
+        return;
+      case 'outbound':
+        this.platformRequests.inc({ api: signal.api, operation: signal.operation, status: signal.status });
+        this.platformLatency.observe(
+          { api: signal.api, operation: signal.operation },
+          signal.durationMs / 1000,
+        );
+        return;
+    }
+  }
+
+  /** The registry's metric of that name if there is one (same type), else `create()`'s, registered. */
+  private reuse<M extends Metric>(name: string, create: () => M): M {
+    const existing = this.registry.getSingleMetric(name);
+    const metric = create();
+    if (existing) {
+      if (existing.constructor !== metric.constructor)
+        throw new HubtelConfigError(
+          'metrics.prefix',
+          `the registry already has a different metric named ${name}`,
+        );
+      return existing as M;
+    }
+    this.registry.registerMetric(metric);
+    return metric;
+  }
+}
