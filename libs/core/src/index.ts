@@ -6,6 +6,7 @@ export * from './store/memory-store-warning.js';
 export * from './retry/backoff.js';
 export * from './inbound/inbound-pipeline.js';
 export * from './inbound/job-runner.js';
+export { JobDeferral } from './inbound/inbound-defer.js';
 export * from './inbound/inbound-access.js';
 export * from './inbound/inbound-http-errors.js';
 export * from './inbound/inbound-body.js';

@@ -8,7 +8,8 @@ import { backoffDelay, sleep } from '../retry/backoff.js';
 import { HandlerRegistry, type PipelineHandler } from '../events/handler-registry.js';
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 import { MemoryStore } from '../store/memory.store.js';
-import type { JobRunner } from './job-runner.js';
+import type { JobRunner, JobRunRef } from './job-runner.js';
+import { InboundDeferrals, JobDeferral, carryDeferral, isStaleRun, runRequest } from './inbound-defer.js';
 
 /**
  * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
@@ -93,16 +94,42 @@ export interface JobRecord<P = unknown> {
    * dropped `results` and `doneHandlers`): the record then only proves the key was handled.
    */
   compacted?: true;
+  /** Pending because its run deferred it (see JobDeferral) until `nextAttemptAt`: not a failure. */
+  deferred?: true;
+  /** How often it deferred itself or was woken: names its next run (see inbound-defer.ts). */
+  deferrals?: number;
+  /** What its last deferral asked the next run to read (JSON-serialisable plain data). */
+  state?: unknown;
 }
 
 export type JobOutcome = 'done' | 'dead';
+
+/** What a job's `run` is given besides its payload. */
+export interface JobRunContext<P = unknown> {
+  attempt: number;
+  record: JobRecord<P>;
+  /**
+   * Returned by `run`: run the job again at `until` (epoch ms), with `state` as `record.state`.
+   * Not a failed attempt (the retry policy does not count it); durable (a delayed job of the
+   * runner, or a timer here that any instance's sweep takes over should this process die).
+   */
+  defer(until: number, state?: unknown): JobDeferral;
+  /** With `wakeOnDuplicate`: the payload of a duplicate that came while this run ran (consumed). */
+  takeWake(): Promise<P | undefined>;
+}
 
 export interface JobDefinition<P = unknown> {
   /**
    * Runs the job once; throw to have it retried. When absent, the job dispatches its payload as
    * the domain event named like the job type, to every listener of that event.
    */
-  run?: (payload: P, context: { attempt: number; record: JobRecord<P> }) => Promise<void>;
+  run?: (payload: P, context: JobRunContext<P>) => Promise<void | JobDeferral>;
+  /**
+   * A duplicate submitted while the job is deferred wakes it: it runs now (on any instance) with
+   * the duplicate's payload; one submitted while it runs is kept for `takeWake()`, and makes a
+   * deferral that run ends with a run at once. See inbound-defer.ts.
+   */
+  wakeOnDuplicate?: boolean;
   /**
    * Events whose listeners a dispatching job calls, in this order (their listeners concatenated).
    * Default: the job type. Lets one job type reach per-tenant events, e.g. the service-app's
@@ -147,8 +174,10 @@ export class DeadLetterEvent<P = unknown> {
 }
 
 export interface SubmitResult<P = unknown> {
-  /** True when the key was already recorded: nothing new will run. */
+  /** True when the key was already recorded: nothing new will run (unless `woken`). */
   duplicate: boolean;
+  /** With `wakeOnDuplicate`: the duplicate woke the deferred job, or was kept for its run. */
+  woken?: boolean;
   record: JobRecord<P>;
 }
 
@@ -247,6 +276,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   /** Identities of a handler list, shared by every record whose handlers all succeeded. */
   private readonly allDone = new WeakMap<readonly PipelineHandler[], string[]>();
   private readonly migrated = new Set<string>();
+  private readonly deferrals: InboundDeferrals;
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.logger = options.logger ?? new HubtelLogger(`Hubtel:${options.name}`);
@@ -263,6 +293,17 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       options.handlers ?? new HandlerRegistry({ emitter: options.emitter, logger: this.logger });
     // Each job waiting to retry listens on it; hundreds may wait at once (not a leak).
     setMaxListeners(0, this.stopping.signal);
+    this.deferrals = new InboundDeferrals({
+      name: options.name,
+      store: options.store,
+      runner: this.runner,
+      writeOptions: this.writeOptions,
+      leaseMs: this.leaseMs,
+      signal: this.stopping.signal,
+      now: this.now,
+      write: (storeKey, entry, next) => this.write(storeKey, entry, next),
+      launch: (storeKey) => this.launch(storeKey, undefined),
+    });
   }
 
   /** Declares a job type. Call before submitting jobs of it (typically in a provider factory). */
@@ -299,13 +340,17 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       // launched it, and no open mark shows it to the sweeps. The sender's retry starts it now:
       // asked of the runner again (it keeps one per run), or launched here (the claim's
       // compare-and-set lets only one process run it, should its first launch still be under way).
-      if (job?.status === 'pending' && job.attempts === 0 && (job.leaseUntil ?? 0) < at) {
+      if (job?.status === 'pending' && job.attempts === 0 && !job.deferrals && (job.leaseUntil ?? 0) < at) {
         if (this.runner) {
           await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
         } else {
           this.markOpen(storeKey);
           this.launch(storeKey, undefined);
         }
+      }
+      if (this.definitions.get(type)!.wakeOnDuplicate && existing) {
+        const woken = await this.deferrals.onDuplicate(storeKey, existing, payload);
+        return { duplicate: true, record: job!, woken };
       }
       return { duplicate: true, record: job ?? record };
     }
@@ -444,13 +489,15 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
         // Asked again (a run the runner lost), whether due or not: the runner keeps one per run.
         if (!takeable(job, this.now(), false)) continue;
         const delayMs = Math.max(0, (job.nextAttemptAt ?? 0) - this.now());
-        const request = { storeKey, type: job.type, attempt: job.attempts + 1, delayMs };
-        await this.runner.schedule(this.options.name, request);
+        await this.runner.schedule(this.options.name, runRequest(storeKey, job, delayMs));
         count++;
         continue;
       }
       if (!takeable(job, this.now(), dueOnly)) continue;
-      this.launch(storeKey, undefined);
+      // Deferred (not failed): run when due, even at bootstrap.
+      if (job.deferred && (job.nextAttemptAt ?? 0) > this.now())
+        this.deferrals.later(storeKey, job.nextAttemptAt! - this.now());
+      else this.launch(storeKey, undefined);
       count++;
     }
     if (count > 0) this.logger.log(`Recovered ${count} unfinished job(s)`);
@@ -514,17 +561,19 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
    * finished one is left alone. Rejects when the store fails or this instance shuts down meanwhile,
    * so the runner keeps the run for later.
    */
-  private readonly execute = async (storeKey: string): Promise<void> => {
+  private readonly execute = async (storeKey: string, run?: JobRunRef): Promise<void> => {
     this.active++;
     try {
+      // A run overtaken by a wake (the record's deferral count moved on) claims nothing.
+      const current = run && ((job: JobRecord) => !isStaleRun(job, run));
       for (;;) {
-        const claimed = await this.claim(storeKey, undefined);
+        const claimed = await this.claim(storeKey, undefined, current);
         if (claimed) {
           await this.attempt(storeKey, claimed);
           return;
         }
         const job = (await this.options.store.get<JobRecord>(storeKey))?.value;
-        if (!job || job.status === 'done' || job.status === 'dead') return;
+        if (!job || job.status === 'done' || job.status === 'dead' || isStaleRun(job, run)) return;
         const now = this.now();
         const until =
           job.status === 'running'
@@ -593,10 +642,16 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     let error: unknown;
     let doneHandlers = job.doneHandlers ?? NO_HANDLERS;
     let results = job.results;
+    let deferral: void | JobDeferral = undefined;
     const lease = this.hold(storeKey, entry);
     try {
       if (definition.run) {
-        await definition.run(job.payload, { attempt, record: job });
+        deferral = await definition.run(job.payload, {
+          attempt,
+          record: job,
+          defer: (until, state) => new JobDeferral(until, state),
+          takeWake: () => this.deferrals.takeWake(storeKey),
+        });
       } else {
         ({ doneHandlers, results } = await this.dispatch(job, definition, lease));
       }
@@ -608,6 +663,8 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     this.release(lease);
     if (lease.renewal) await lease.renewal;
     entry = lease.entry;
+    if (error === undefined && deferral instanceof JobDeferral)
+      return this.deferrals.defer(storeKey, entry, job, deferral);
 
     const updatedAt = this.now();
     if (error === undefined) {
@@ -659,8 +716,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${attempt}/${policy.maxAttempts}): ${message}; retrying in ${delay} ms`,
     );
     if (this.runner) {
-      const request = { storeKey, type: job.type, attempt: attempt + 1, delayMs: delay };
-      await this.runner.schedule(this.options.name, request);
+      await this.runner.schedule(this.options.name, runRequest(storeKey, written.value, delay));
       return undefined;
     }
     await sleep(delay, this.stopping.signal);
@@ -766,6 +822,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   private async claim(
     storeKey: string,
     known: StoreEntry<JobRecord> | undefined,
+    accept?: (job: JobRecord) => boolean,
   ): Promise<StoreEntry<JobRecord> | undefined> {
     let entry = known ?? (await this.options.store.get<JobRecord>(storeKey));
     let owned = known !== undefined;
@@ -773,7 +830,8 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       if (!entry) return undefined;
       const job = entry.value;
       const now = this.now();
-      if (owned ? job.status !== 'pending' : !takeable(job, now, false)) return undefined;
+      if (owned ? job.status !== 'pending' : !takeable(job, now, false) || accept?.(job) === false)
+        return undefined;
       const next: JobRecord = {
         type: job.type,
         key: job.key,
@@ -790,6 +848,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
         next.doneListeners = job.doneListeners;
       if (job.results !== undefined) next.results = job.results;
       if (job.lastError !== undefined) next.lastError = job.lastError;
+      carryDeferral(job, next);
       const written = await this.options.store.compareAndSet(
         storeKey,
         entry.version,
@@ -1062,7 +1121,7 @@ function settledRecord(
   };
   if (results !== undefined) next.results = results;
   if (lastError !== undefined) next.lastError = lastError;
-  return next;
+  return carryDeferral(job, next);
 }
 
 /** What a done job's record keeps with `compactWhenDone`: enough to recognise its key. */
