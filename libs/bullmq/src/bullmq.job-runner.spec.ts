@@ -115,6 +115,49 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     expect(await job?.isCompleted()).toBe(true);
   });
 
+  it('a deferred job is a delayed BullMQ job; a duplicate on the other instance runs it now, and the delayed run is then a no-op', async () => {
+    const CHECK = 'orders.check';
+    const runs: string[] = [];
+    let paid = false;
+    const a = await start('a', async () => undefined);
+    const b = await start('b', async () => undefined);
+    for (const instance of [a, b])
+      instance.pipeline.define<{ id: string; from: string }>(CHECK, {
+        wakeOnDuplicate: true,
+        run: async (order, context) => {
+          runs.push(`${instance.name}:${order.from}`);
+          if (paid) return;
+          // The first run checks again in 1.5 s, a later one in a minute.
+          return context.defer(Date.now() + (runs.length === 1 ? 1_500 : 60_000));
+        },
+      });
+    await a.pipeline.submit(CHECK, 'c1', { id: 'c1', from: 'first' });
+    await until(async () => (await a.pipeline.get(CHECK, 'c1'))?.deferred === true, 'the deferral');
+    const id = bullmqJobId(`hubtel:orders:job:${CHECK}:c1`, 1, 1);
+    const queue = a.runner.queue('orders');
+    expect(await (await queue.getJob(id))?.isDelayed()).toBe(true);
+
+    expect((await b.pipeline.submit(CHECK, 'c1', { id: 'c1', from: 'second' })).woken).toBe(true);
+    await until(() => runs.length === 2, 'the woken run');
+    await until(
+      async () => (await a.pipeline.get(CHECK, 'c1'))?.deferrals === 3,
+      'the woken run deferring again',
+    );
+    // The first delayed run comes at its time, finds the record moved on, and runs nothing.
+    await until(async () => (await (await queue.getJob(id))?.isCompleted()) === true, 'the delayed run');
+    expect(runs).toEqual(['a:first', expect.stringMatching(/^[ab]:second$/)]);
+    expect(await a.pipeline.get(CHECK, 'c1')).toMatchObject({
+      status: 'pending',
+      deferred: true,
+      attempts: 0,
+    });
+
+    paid = true;
+    expect((await a.pipeline.submit(CHECK, 'c1', { id: 'c1', from: 'third' })).woken).toBe(true);
+    await until(async () => (await a.pipeline.get(CHECK, 'c1'))?.status === 'done', 'the job done');
+    expect(runs).toHaveLength(3);
+  });
+
   it("retries a failing handler with the policy's backoff across instances and dead-letters it once", async () => {
     const calls: number[] = [];
     const dead: DeadLetterEvent[] = [];
