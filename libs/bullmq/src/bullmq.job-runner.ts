@@ -28,6 +28,12 @@ export interface BullmqJobRunnerOptions {
   maxStalledCount?: number;
   /** Run jobs on this instance (default true). False: this instance only records and enqueues. */
   work?: boolean;
+  /**
+   * A new job's first run starts on the instance that received it, at once, instead of being a
+   * BullMQ job any worker picks up (default true: the handler starts without the queue's round
+   * trips). Retries, deferrals and the run of an instance that died are BullMQ jobs either way.
+   */
+  firstRunHere?: boolean;
   logger?: Logger;
 }
 
@@ -48,6 +54,7 @@ interface RunData {
  */
 export class BullmqJobRunner implements JobRunner {
   readonly leaseMs: number;
+  readonly firstRunHere: boolean;
   private readonly queues = new Map<string, Queue<RunData>>();
   private readonly workers = new Map<string, Worker<RunData>>();
   private readonly logger: Logger;
@@ -58,6 +65,7 @@ export class BullmqJobRunner implements JobRunner {
     if (!options.url && !options.connection)
       throw new HubtelError('HUBTEL_CONFIG_INVALID', 'BullmqJobRunner needs a `url` or a `connection`');
     this.leaseMs = options.lockDurationMs ?? BULLMQ_RUNNER_DEFAULTS.lockDurationMs;
+    this.firstRunHere = options.work !== false && (options.firstRunHere ?? true);
     this.prefix = options.prefix ?? BULLMQ_RUNNER_DEFAULTS.prefix;
     this.logger = options.logger ?? new HubtelLogger('Hubtel:BullMQ');
   }

@@ -331,7 +331,12 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       updatedAt: at,
     };
     const storeKey = this.storeKey(type, key);
-    const created = await this.options.store.setIfAbsent(storeKey, record, this.writeOptions);
+    // A runner leaving first runs here: the open mark goes with the record (the same round trip),
+    // so should this process die in the run, the sweep of any instance hands the job to the runner.
+    const here = this.runner?.firstRunHere === true;
+    const created = here
+      ? await this.recordWithMark(storeKey, record)
+      : await this.options.store.setIfAbsent(storeKey, record, this.writeOptions);
     if (!created) {
       const existing = await this.options.store.get<JobRecord<P>>(storeKey);
       const job = existing?.value;
@@ -354,7 +359,7 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
       }
       return { duplicate: true, record: job ?? record };
     }
-    if (this.runner) {
+    if (this.runner && !here) {
       // Before the acknowledgement: a crash right after it still leaves the job to run elsewhere.
       await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
       setImmediate(() => this.markOpen(storeKey));
@@ -363,6 +368,16 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
     // A new entry is at version 1 (HubtelStore): the first claim needs no read.
     this.launch(storeKey, { value: record, version: 1 });
     return { duplicate: false, record };
+  }
+
+  /** Writes a new record and its open mark at once; true when the record is new. */
+  private async recordWithMark(storeKey: string, record: JobRecord): Promise<boolean> {
+    const store = this.options.store;
+    const [created] = await Promise.all([
+      store.setIfAbsent(storeKey, record, this.writeOptions),
+      store.setIfAbsent(this.openKey(storeKey), 1, this.writeOptions),
+    ]);
+    return created;
   }
 
   /** True when a job runner decides where jobs run (any instance), false when they run here. */
@@ -591,7 +606,8 @@ export class InboundPipeline implements OnApplicationBootstrap, BeforeApplicatio
   private async work(storeKey: string, known: StoreEntry<JobRecord> | undefined, outages = 0): Promise<void> {
     // A job just recorded by submit(), or picked up again after a store outage: marked open first
     // (on the same connection, so before its outcome removes the mark).
-    if (known?.version === 1 || outages > 0) this.markOpen(storeKey);
+    // (With a runner leaving first runs here, submit() wrote the mark with the record.)
+    if ((known?.version === 1 && !this.runner?.firstRunHere) || outages > 0) this.markOpen(storeKey);
     try {
       for (;;) {
         const claimed = await this.claim(storeKey, known);

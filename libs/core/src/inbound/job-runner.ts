@@ -51,6 +51,14 @@ export interface JobRunner {
    * lease then agree.
    */
   readonly leaseMs?: number;
+  /**
+   * When true, a new job's first run starts in the process that recorded it, at once (no queue
+   * round trip before the handler), leased and heartbeated as without a runner; the runner takes
+   * its retries and deferrals, and the job itself should that process die mid-run (the record's
+   * open mark, written with it, lets any instance's sweep hand it to the runner once its lease
+   * runs out). When false, every run, the first included, is asked of the runner.
+   */
+  readonly firstRunHere?: boolean;
   /** Starts running the jobs of a pipeline (called once its event listeners are attached). */
   start(pipeline: string, execute: JobExecutor): Promise<void>;
   /** Durably asks for a recorded job to be run: resolves once the request survives this process. */
