@@ -6,6 +6,7 @@
  * `--compare`: each rate also with `firstRunHere: false` (every run a BullMQ job), alternating.
  */
 import { parseArgs } from '../lib/config.js';
+import { percentile } from '../lib/stats.js';
 import { measureBullmqReplicas } from './bullmq-replicas.js';
 
 const own = process.argv.slice(2).filter((arg) => arg.startsWith('--rates=') || arg === '--compare');
@@ -28,9 +29,11 @@ for (const rate of rates)
     const requests = result.http.reduce((sum, run) => sum + run.requests, 0);
     const elapsed = Math.max(...result.http.map((run) => run.elapsedSec));
     const f = (n: number) => n.toFixed(2);
+    const http = Float64Array.from(result.http.flatMap((run) => [...run.latenciesMs])).sort();
     console.log(
       `${name ? `${name}: ` : ''}${rate} req/s offered, ${(requests / elapsed).toFixed(0)} sent: ${result.count} handled, lost ${result.lost}; ` +
         `p50 ${f(result.p50)} p90 ${f(result.p90)} p99 ${f(result.p99)} max ${f(result.max)} ms; ` +
-        `p99 per third ${result.windowP99.map(f).join(' / ')} (median ${f(median(result.windowP99))})`,
+        `p99 per third ${result.windowP99.map(f).join(' / ')} (median ${f(median(result.windowP99))}); ` +
+        `HTTP p50 ${f(percentile(http, 50))} p99 ${f(percentile(http, 99))} ms`,
     );
   }
