@@ -36,7 +36,8 @@ try {
     imports: [
       EventEmitterModule.forRoot(),
       HubtelRedisModule.forRoot({ url }),
-      HubtelBullmqModule.forRoot({ url }),
+      // FIRST_RUN_HERE=0: every run a BullMQ job (the runner before first runs started here).
+      HubtelBullmqModule.forRoot({ url, firstRunHere: process.env.FIRST_RUN_HERE !== '0' }),
       ServiceAppModule.forRoot({
         callbackUrl: process.env.CALLBACK_URL!,
         requireCart: false,

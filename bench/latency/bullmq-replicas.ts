@@ -40,14 +40,20 @@ async function startCallbackSink(): Promise<{ url: string; server: Server }> {
  * one redis-server: fulfillment requests split evenly between them at `latency.rate` in all; each
  * request's handler may start on either replica (whichever BullMQ worker takes the job).
  */
-export async function measureBullmqReplicas(config: BenchConfig): Promise<ReplicaLatency> {
+export async function measureBullmqReplicas(
+  config: BenchConfig,
+  /** Extra environment of the replicas (bullmq-row.ts compares runner settings with it). */
+  env: Record<string, string> = {},
+): Promise<ReplicaLatency> {
   const { latency } = config;
   // A private redis-server (noeviction, as BullMQ requires), the one the other Redis parts use.
   const redis = await BenchRedis.start();
   const sink = await startCallbackSink();
   const replicas = [0, 1].map(
     () =>
-      new Child('latency/bullmq-replica.ts', [], { env: { REDIS_URL: redis.url, CALLBACK_URL: sink.url } }),
+      new Child('latency/bullmq-replica.ts', [], {
+        env: { REDIS_URL: redis.url, CALLBACK_URL: sink.url, ...env },
+      }),
   );
   try {
     const ports = (await Promise.all(replicas.map((replica) => replica.ready))).map((ready) =>

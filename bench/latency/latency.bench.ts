@@ -121,9 +121,10 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
     `each request was due. The goal is judged on the median of the p99s of the run's three thirds (a tail that is ours recurs ` +
     `in every third; one outside hiccup on this shared machine does not), and the whole run's p99 is shown beside it. ` +
     `The \`2 replicas, BullMQ\` row: two processes of a service app (Express) on the Redis store and the BullMQ runner, ` +
-    `one local redis-server, the same rate split evenly between them; each fulfillment request is recorded and enqueued ` +
-    `before its 200, and its handler starts on whichever replica's worker takes the job (arrival and start are taken ` +
-    `on the system clock both processes share). Its requests need no USSD session first (\`requireCart: false\`). It is judged at the section's rate, and shown at ${BULLMQ_LIGHT_RATE} req/s too, below the replicas' saturation.\n\n` +
+    `one local redis-server, the same rate split evenly between them; each fulfillment request is recorded (with its open ` +
+    `mark) before its 200, and its handler's first run starts on the replica that received it (\`firstRunHere\`, the ` +
+    `default: BullMQ takes retries, deferrals and the run of a replica that died); arrival and start are taken on the ` +
+    `system clock both processes share. Its requests need no USSD session first (\`requireCart: false\`). It is judged at the section's rate, and shown at ${BULLMQ_LIGHT_RATE} req/s too, below the replicas' saturation.\n\n` +
     table(
       [
         'adapter',

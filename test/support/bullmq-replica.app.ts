@@ -5,7 +5,9 @@
  *
  * Environment: REDIS_URL, SANDBOX (the sandbox CLI's --json line), REPLICA (its name), and
  * HANG_IN (a handler name: that handler never returns on this replica, until the process is
- * killed), FAIL_IN (a handler name that always throws here), RECONCILE_MS (reconcile that often).
+ * killed), FAIL_IN (a handler name that always throws here), RECONCILE_MS (reconcile that often),
+ * RECHECK_MS (a paid callback the status check does not show yet is checked again that long
+ * after the first check, then twice as long after that: two re-checks).
  *
  * It prints one JSON line per thing the test waits for: `{"ready":url}`, then
  * `{"replica","handler","phase":"start"|"end","ref"}` around each paid handler.
@@ -104,6 +106,7 @@ class TestController {
 
 const redisUrl = process.env.REDIS_URL!;
 const reconcileMs = Number(process.env.RECONCILE_MS ?? 0);
+const recheckMs = Number(process.env.RECHECK_MS ?? 0);
 
 @Module({
   imports: [
@@ -124,6 +127,9 @@ const reconcileMs = Number(process.env.RECONCILE_MS ?? 0);
       reconciliation: reconcileMs
         ? { enabled: true, delayMs: 0, intervalMs: reconcileMs, maxIntervalMs: reconcileMs }
         : { enabled: false },
+      ...(recheckMs
+        ? { verification: { recheck: { attempts: 2, delayMs: recheckMs, maxDelayMs: 2 * recheckMs } } }
+        : {}),
     }),
     // Fulfillment requests posted straight to /api/fulfillment (no USSD session before them).
     ServiceAppModule.forRoot({ callbackUrl: sandbox.url, requireCart: false }),

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { DeadLetterEvent, InboundPipeline, type JobRecord } from 'nestjs-hubtel';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { RedisServer, redisBinary } from '../../../test/support/redis-server.js';
-import { BullmqJobRunner, bullmqJobId } from './bullmq.job-runner.js';
+import { BullmqJobRunner, bullmqJobId, type BullmqJobRunnerOptions } from './bullmq.job-runner.js';
 
 /**
  * Two instances (each its own store client, BullMQ runner, emitter and pipeline) sharing one
@@ -58,10 +58,19 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     await admin.flushdb();
   });
 
-  async function start(name: string, handler: (payload: { id: string }) => Promise<void>) {
+  async function start(
+    name: string,
+    handler: (payload: { id: string }) => Promise<void>,
+    options: Partial<BullmqJobRunnerOptions> = {},
+  ) {
     const store = new RedisStore({ url: server.url });
     await store.connect();
-    const runner = new BullmqJobRunner({ url: server.url, stalledIntervalMs: 1_000, logger: quiet });
+    const runner = new BullmqJobRunner({
+      url: server.url,
+      stalledIntervalMs: 1_000,
+      logger: quiet,
+      ...options,
+    });
     const emitter = new EventEmitter2();
     emitter.on(PAID, handler, { async: false, promisify: true });
     const pipeline = new InboundPipeline({
@@ -96,17 +105,26 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     await expect(runner.health()).resolves.toMatchObject({ up: false });
   });
 
-  it('runs each job recorded by either instance once, on either instance', async () => {
+  it('with firstRunHere off, runs each job recorded by either instance once, on either instance, as a BullMQ job', async () => {
     const runs: string[] = [];
     const where = new Set<string>();
-    const a = await start('a', async ({ id }) => {
-      runs.push(id);
-      where.add('a');
-    });
-    const b = await start('b', async ({ id }) => {
-      runs.push(id);
-      where.add('b');
-    });
+    const everyRun = { firstRunHere: false };
+    const a = await start(
+      'a',
+      async ({ id }) => {
+        runs.push(id);
+        where.add('a');
+      },
+      everyRun,
+    );
+    const b = await start(
+      'b',
+      async ({ id }) => {
+        runs.push(id);
+        where.add('b');
+      },
+      everyRun,
+    );
     const ids = Array.from({ length: 40 }, (_, index) => `order-${index}`);
     for (const [index, id] of ids.entries()) {
       const submitted = await (index % 2 ? b : a).pipeline.submit(PAID, id, { id });
@@ -123,6 +141,81 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     const job = await a.runner.queue('orders').getJob(bullmqJobId(`hubtel:orders:job:${PAID}:order-0`, 1));
     expect(job?.name).toBe(PAID);
     expect(await job?.isCompleted()).toBe(true);
+  });
+
+  it('first runs start where recorded, without a BullMQ job; the run of an instance that died becomes one, run by another', async () => {
+    const runs: string[] = [];
+    const short = { lockDurationMs: 1_000, stalledIntervalMs: 500 };
+    const a = await start(
+      'a',
+      async ({ id }) => {
+        runs.push(`a:${id}`);
+        // "kill" stands for a crash inside the handler: it never returns.
+        if (id === 'kill') await new Promise(() => undefined);
+      },
+      short,
+    );
+    const b = await start('b', async ({ id }) => void runs.push(`b:${id}`), short);
+    await a.pipeline.submit(PAID, 'here', { id: 'here' });
+    await until(async () => (await a.pipeline.get(PAID, 'here'))?.status === 'done', 'the first job');
+    expect(runs).toEqual(['a:here']);
+    const queue = a.runner.queue('orders');
+    expect(await queue.getJob(bullmqJobId(`hubtel:orders:job:${PAID}:here`, 1))).toBeUndefined();
+
+    await a.pipeline.submit(PAID, 'kill', { id: 'kill' });
+    await until(() => runs.includes('a:kill'), 'the run on a');
+    // a dies: its connections drop, its heartbeat stops; the record's lease runs out.
+    instances.splice(instances.indexOf(a), 1);
+    await a.pipeline.beforeApplicationShutdown().catch(() => undefined);
+    await Promise.all([a.runner.close(), a.store.close()]);
+    await until(async () => (await b.pipeline.get(PAID, 'kill'))?.status === 'done', 'the job done by b');
+    expect(runs).toEqual(['a:here', 'a:kill', 'b:kill']);
+    // Handed to BullMQ by b's sweep (the open mark written with the record), run as a BullMQ job.
+    const job = await b.runner.queue('orders').getJob(bullmqJobId(`hubtel:orders:job:${PAID}:kill`, 1));
+    expect(job?.name).toBe(PAID);
+  });
+
+  it('a deferred job is a delayed BullMQ job; a duplicate on the other instance runs it now, and the delayed run is then a no-op', async () => {
+    const CHECK = 'orders.check';
+    const runs: string[] = [];
+    let paid = false;
+    const a = await start('a', async () => undefined);
+    const b = await start('b', async () => undefined);
+    for (const instance of [a, b])
+      instance.pipeline.define<{ id: string; from: string }>(CHECK, {
+        wakeOnDuplicate: true,
+        run: async (order, context) => {
+          runs.push(`${instance.name}:${order.from}`);
+          if (paid) return;
+          // The first run checks again in 1.5 s, a later one in a minute.
+          return context.defer(Date.now() + (runs.length === 1 ? 1_500 : 60_000));
+        },
+      });
+    await a.pipeline.submit(CHECK, 'c1', { id: 'c1', from: 'first' });
+    await until(async () => (await a.pipeline.get(CHECK, 'c1'))?.deferred === true, 'the deferral');
+    const id = bullmqJobId(`hubtel:orders:job:${CHECK}:c1`, 1, 1);
+    const queue = a.runner.queue('orders');
+    expect(await (await queue.getJob(id))?.isDelayed()).toBe(true);
+
+    expect((await b.pipeline.submit(CHECK, 'c1', { id: 'c1', from: 'second' })).woken).toBe(true);
+    await until(() => runs.length === 2, 'the woken run');
+    await until(
+      async () => (await a.pipeline.get(CHECK, 'c1'))?.deferrals === 3,
+      'the woken run deferring again',
+    );
+    // The first delayed run comes at its time, finds the record moved on, and runs nothing.
+    await until(async () => (await (await queue.getJob(id))?.isCompleted()) === true, 'the delayed run');
+    expect(runs).toEqual(['a:first', expect.stringMatching(/^[ab]:second$/)]);
+    expect(await a.pipeline.get(CHECK, 'c1')).toMatchObject({
+      status: 'pending',
+      deferred: true,
+      attempts: 0,
+    });
+
+    paid = true;
+    expect((await a.pipeline.submit(CHECK, 'c1', { id: 'c1', from: 'third' })).woken).toBe(true);
+    await until(async () => (await a.pipeline.get(CHECK, 'c1'))?.status === 'done', 'the job done');
+    expect(runs).toHaveLength(3);
   });
 
   it("retries a failing handler with the policy's backoff across instances and dead-letters it once", async () => {

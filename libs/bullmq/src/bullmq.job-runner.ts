@@ -29,12 +29,20 @@ export interface BullmqJobRunnerOptions {
   maxStalledCount?: number;
   /** Run jobs on this instance (default true). False: this instance only records and enqueues. */
   work?: boolean;
+  /**
+   * A new job's first run starts on the instance that received it, at once, instead of being a
+   * BullMQ job any worker picks up (default true: the handler starts without the queue's round
+   * trips). Retries, deferrals and the run of an instance that died are BullMQ jobs either way.
+   */
+  firstRunHere?: boolean;
   logger?: Logger;
 }
 
 interface RunData {
   storeKey: string;
   attempt: number;
+  /** The record's deferral count when the run was asked (absent: 0). */
+  deferral?: number;
 }
 
 /**
@@ -47,6 +55,7 @@ interface RunData {
  */
 export class BullmqJobRunner implements JobRunner {
   readonly leaseMs: number;
+  readonly firstRunHere: boolean;
   private readonly queues = new Map<string, Queue<RunData>>();
   private readonly workers = new Map<string, Worker<RunData>>();
   private readonly logger: Logger;
@@ -57,6 +66,7 @@ export class BullmqJobRunner implements JobRunner {
     if (!options.url && !options.connection)
       throw new HubtelError('HUBTEL_CONFIG_INVALID', 'BullmqJobRunner needs a `url` or a `connection`');
     this.leaseMs = options.lockDurationMs ?? BULLMQ_RUNNER_DEFAULTS.lockDurationMs;
+    this.firstRunHere = options.work !== false && (options.firstRunHere ?? true);
     this.prefix = options.prefix ?? BULLMQ_RUNNER_DEFAULTS.prefix;
     this.logger = options.logger ?? new HubtelLogger('Hubtel:BullMQ');
   }
@@ -89,22 +99,27 @@ export class BullmqJobRunner implements JobRunner {
 
   async schedule(pipeline: string, request: JobRunRequest): Promise<void> {
     const data: RunData = { storeKey: request.storeKey, attempt: request.attempt };
+    if (request.deferral) data.deferral = request.deferral;
     await this.queue(pipeline).add(request.type, data, {
-      jobId: bullmqJobId(request.storeKey, request.attempt),
+      jobId: bullmqJobId(request.storeKey, request.attempt, request.deferral),
       ...(request.delayMs > 0 ? { delay: request.delayMs } : {}),
     });
   }
 
   async start(pipeline: string, execute: JobExecutor): Promise<void> {
     if (this.closed || this.options.work === false || this.workers.has(pipeline)) return;
-    const worker = new Worker<RunData>(pipeline, (job: Job<RunData>) => execute(job.data.storeKey), {
-      connection: this.connection(true),
-      prefix: this.prefix,
-      concurrency: this.options.concurrency ?? BULLMQ_RUNNER_DEFAULTS.concurrency,
-      lockDuration: this.leaseMs,
-      stalledInterval: this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs,
-      maxStalledCount: this.options.maxStalledCount ?? BULLMQ_RUNNER_DEFAULTS.maxStalledCount,
-    });
+    const worker = new Worker<RunData>(
+      pipeline,
+      (job: Job<RunData>) => execute(job.data.storeKey, job.data),
+      {
+        connection: this.connection(true),
+        prefix: this.prefix,
+        concurrency: this.options.concurrency ?? BULLMQ_RUNNER_DEFAULTS.concurrency,
+        lockDuration: this.leaseMs,
+        stalledInterval: this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs,
+        maxStalledCount: this.options.maxStalledCount ?? BULLMQ_RUNNER_DEFAULTS.maxStalledCount,
+      },
+    );
     worker.on('error', (error) => this.logger.error(`Worker ${pipeline}: ${error.message}`));
     worker.on('failed', (job, error) =>
       this.logger.warn(`Run ${job?.id ?? '?'} of ${pipeline} failed: ${error.message}`),
@@ -208,8 +223,10 @@ const CLOSE_GRACE_MS = 2_000;
 
 /**
  * A BullMQ job id for a run of a recorded job: readable in dashboards, and never an integer nor
- * containing `:` (which BullMQ forbids in custom ids): `%` and `:` are percent-encoded.
+ * containing `:` (which BullMQ forbids in custom ids): `%` and `:` are percent-encoded. A run
+ * after the job deferred itself (or was woken) `n` times ends in `@<attempt>.<n>`.
  */
-export function bullmqJobId(storeKey: string, attempt: number): string {
-  return `${storeKey.replace(/%/g, '%25').replace(/:/g, '%3A')}@${attempt}`;
+export function bullmqJobId(storeKey: string, attempt: number, deferral = 0): string {
+  const run = deferral > 0 ? `${attempt}.${deferral}` : `${attempt}`;
+  return `${storeKey.replace(/%/g, '%25').replace(/:/g, '%3A')}@${run}`;
 }

@@ -1,21 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import {
-  Inject,
-  Injectable,
-  type BeforeApplicationShutdown,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import {
   HubtelLogger,
   HubtelError,
   HubtelUnknownOutcomeError,
   HubtelValidationError,
   MemoryStore,
-  maskPhoneNumbers,
   normalizeMsisdn,
   type InboundPipeline,
   type HubtelStore,
-  type JobStatus,
+  type JobDeferral,
+  type JobRunContext,
   type ValidationIssue,
   type DeadLetter,
 } from 'nestjs-hubtel';
@@ -23,7 +18,6 @@ import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
 import { CheckoutReconciler, type CheckoutReconcileResult } from './checkout-reconciler.js';
-import { CheckoutRechecks } from './checkout-rechecks.js';
 import { CheckoutSettlement, paymentFromStatus } from './checkout-settlement.js';
 import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
 import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
@@ -52,6 +46,20 @@ interface ConfirmJob {
   sourceAddress?: string;
   /** The invoice's confirmation round it belongs to (absent: 0). */
   round?: number;
+}
+
+/**
+ * Where a paid claim's confirmation is in its schedule of status checks (the job's state, kept
+ * between its deferred runs): when its first check was, and how many scheduled checks were made.
+ */
+interface RecheckState {
+  start: number;
+  checks: number;
+}
+
+/** When the scheduled check after the first `checks` is due: the first, plus the delays so far. */
+function dueAt(state: RecheckState, delays: readonly number[]): number {
+  return state.start + delays.slice(0, state.checks).reduce((sum, ms) => sum + ms, 0);
 }
 
 /**
@@ -87,14 +95,8 @@ const METADATA_MAX_BYTES = 4096;
  * is only believed once verified, and its event runs exactly once.
  */
 @Injectable()
-export class CheckoutService implements BeforeApplicationShutdown, OnApplicationShutdown {
+export class CheckoutService implements OnApplicationShutdown {
   private readonly logger = new HubtelLogger('HubtelCheckout');
-  /** Waiting re-checks, nudged by repeated callbacks (which bring their own evidence). */
-  private readonly rechecks = new CheckoutRechecks<Pick<ConfirmJob, 'callback' | 'sourceAddress'>>();
-  /** Confirmation keys this process submitted and holds until the job settles. */
-  private readonly submitted = new Set<string>();
-  /** One-off status checks asked by callbacks whose confirmation runs elsewhere, by reference. */
-  private readonly checking = new Map<string, Promise<void>>();
 
   constructor(
     @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
@@ -107,11 +109,14 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
     @Inject(CheckoutReconciler) private readonly reconciler: CheckoutReconciler,
   ) {
     pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, {
-      run: (job, { record }) => this.confirm(job, record.key),
+      run: (job, context) => this.confirm(job, context),
+      // Another callback of the round (the genuine one after a forged one, say) while the
+      // confirmation waits for its next status check: checked now, on whichever instance, and its
+      // details are the ones reported (see confirm).
+      wakeOnDuplicate: true,
       // Once confirmed, the record only needs to recognise a re-sent callback: the body goes.
       compactWhenDone: () => undefined,
       onSettled: async (record, outcome) => {
-        if (this.submitted.delete(record.key)) this.rechecks.release(record.key);
         // Gave up (the status check kept failing): its round must not hold back the next callback.
         if (outcome === 'dead' && record.payload.claim === 'paid') await this.endRound(record.payload);
       },
@@ -275,24 +280,16 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
       const round = claim === 'paid' ? (invoice!.confirmRound ?? 0) : 0;
       if (round > 0) job.round = round;
       const key = confirmKey(ref, claim, round);
-      // Held before submitting: a concurrent duplicate must find the new job to be ours.
-      this.rechecks.hold(key);
-      let submitted: Awaited<ReturnType<InboundPipeline['submit']>>;
-      try {
-        submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
-      } catch (error) {
-        this.rechecks.release(key);
-        throw error;
-      }
-      if (!submitted.duplicate) {
-        // Held until it settles here; with a job runner it may run (and settle) on any instance,
-        // where it holds its own key: a later callback here then checks once by itself.
-        if (this.pipeline.distributed) this.rechecks.release(key);
-        else this.submitted.add(key);
-        return { outcome: 'accepted', clientReference: ref, claim };
-      }
-      this.rechecks.release(key);
-      this.confirmationInProgress(key, job, submitted.record.status);
+      const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
+      if (!submitted.duplicate) return { outcome: 'accepted', clientReference: ref, claim };
+      if (submitted.woken)
+        this.logger.debug?.(
+          `Another ${claim} callback for ${ref} while its confirmation waits or runs: checking its status again now`,
+        );
+      else
+        this.logger.debug?.(
+          `Duplicate ${claim} callback for ${ref} ignored: its confirmation is already ${submitted.record.status}`,
+        );
       return { outcome: 'duplicate', clientReference: ref, claim };
     }
     const result =
@@ -328,15 +325,8 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
    */
   async drain(): Promise<void> {
     // A confirmation job submits its event before it settles, so pipeline.drain() sees that too.
-    // One-off checks first: the payment one records is a pipeline job to wait for too.
-    while (this.checking.size > 0) await Promise.allSettled([...this.checking.values()]);
     await this.pipeline.drain();
     await this.settlement.drain();
-  }
-
-  beforeApplicationShutdown(): void {
-    // Re-checks waiting stop now; their jobs stay recorded (a persistent store resumes them).
-    this.rechecks.stop();
   }
 
   onApplicationShutdown(): void {
@@ -345,53 +335,18 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
   }
 
   /**
-   * A callback whose confirmation key is taken. A paid claim whose confirmation still runs (an
-   * earlier callback of this round is waiting to re-check) makes it check again now: the genuine
-   * callback after a forged one is confirmed at once. Anything else is a duplicate, said so.
-   */
-  private confirmationInProgress(key: string, job: ConfirmJob, status: JobStatus): void {
-    const { claim } = job;
-    const ref = job.callback.Data.ClientReference;
-    if (claim !== 'paid' || (status !== 'pending' && status !== 'running')) {
-      this.logger.debug?.(
-        `Duplicate ${claim} callback for ${ref} ignored: its confirmation is already ${status}`,
-      );
-      return;
-    }
-    if (this.rechecks.nudge(key, job)) {
-      this.logger.debug?.(
-        `Another paid callback for ${ref} while its confirmation waits: checking its status now`,
-      );
-      return;
-    }
-    // The confirmation runs in another instance (or was left by a crash): one check from here.
-    if (this.checking.has(ref)) return;
-    this.logger.debug?.(
-      `Another paid callback for ${ref} while another instance confirms it: checking its status now`,
-    );
-    const check = this.reconciler
-      .checkInvoice(ref)
-      .then(
-        () => undefined,
-        (error: unknown) =>
-          this.logger.warn(
-            `Status check of ${ref} for a repeated callback failed: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
-          ),
-      )
-      .finally(() => this.checking.delete(ref));
-    this.checking.set(ref, check);
-  }
-
-  /**
    * Confirms a recorded callback through the status check (a pipeline job: throwing retries it).
-   * A paid claim the status check does not show yet is re-checked with backoff (the platform's
-   * check can lag behind its callback; another callback of the round gets a check at once), then rejected
-   * (`NOT_CONFIRMED`) and left to the reconciler, and its round ends so that it holds nothing a
-   * later callback needs.
+   * A paid claim the status check does not show yet is checked again on a schedule fixed from its
+   * first check (the platform's check can lag behind its callback): each time the job defers
+   * itself, durably, until the next check is due (a delayed job of the runner, not a wait in this
+   * process). Another callback of the round wakes it for one check now, without moving the
+   * schedule (so copies of a callback cannot end the round early and start new rounds one after
+   * another). After the last check it is rejected (`NOT_CONFIRMED`) and left to the reconciler,
+   * and its round ends so that it holds nothing a later callback needs.
    */
-  private async confirm(job: ConfirmJob, key: string): Promise<void> {
+  private async confirm(job: ConfirmJob, context: JobRunContext<ConfirmJob>): Promise<void | JobDeferral> {
     const ref = job.callback.Data.ClientReference;
-    let invoice = await this.invoices.get(ref);
+    const invoice = await this.invoices.get(ref);
     if (!invoice || invoice.status === 'paid') return;
     const { sourceAddress } = job;
     if (job.claim === 'failed') {
@@ -407,50 +362,33 @@ export class CheckoutService implements BeforeApplicationShutdown, OnApplication
       return;
     }
 
-    this.rechecks.hold(key);
-    try {
-      const delays = recheckDelays(this.options.verification.recheck);
-      let status: CheckoutTransactionStatus | undefined;
-      // The schedule is fixed from the first check: callbacks add checks, never shorten the round
-      // (so copies of a callback cannot end it early and start new rounds one after another).
-      let due = Date.now();
-      for (let check = 0; ; check++) {
-        status = await this.api.findStatus(ref);
-        if (status?.paid)
-          return await this.settleConfirmed(this.rechecks.latest(key) ?? job, status, invoice);
-        if (check >= delays.length) break;
-        due += delays[check]!;
-        // Until the next scheduled check, another callback of this round gets one check now
-        // (copies arriving together, or during that check, share it).
-        while (await this.rechecks.waitUntil(key, due)) {
-          invoice = await this.invoices.get(ref);
-          if (!invoice || invoice.status === 'paid') return;
-          status = await this.api.findStatus(ref);
-          if (status?.paid)
-            return await this.settleConfirmed(this.rechecks.latest(key) ?? job, status, invoice);
-        }
-        invoice = await this.invoices.get(ref);
-        if (!invoice || invoice.status === 'paid') return;
-      }
-      await this.endRound(job);
-      // A callback of this round that came after the last check: one more check for it.
-      if (this.rechecks.takeNudge(key)) {
-        status = await this.api.findStatus(ref);
-        if (status?.paid)
-          return await this.settleConfirmed(this.rechecks.latest(key) ?? job, status, invoice);
-      }
-      this.settlement.reject({
-        reason: 'NOT_CONFIRMED',
-        message: `The callback says ${ref} was paid, but the status check says ${status ? `"${status.status}"` : 'it has no such transaction'} (checked ${delays.length + 1} times)`,
-        clientReference: ref,
-        invoice,
-        callback: job.callback,
-        status,
-        sourceAddress,
-      });
-    } finally {
-      this.rechecks.release(key);
+    const delays = recheckDelays(this.options.verification.recheck);
+    const now = Date.now();
+    const previous = context.record.state as RecheckState | undefined;
+    const state: RecheckState = previous ? { ...previous } : { start: now, checks: 0 };
+    // The first check, or the scheduled one whose time has come (a wake before it adds a check).
+    if (state.checks === 0 || now >= dueAt(state, delays)) state.checks++;
+    let status = await this.api.findStatus(ref);
+    // The payload is the latest callback of the round (a wake brings its own); one that came
+    // during this check is later still: its details (the payer's) are the ones reported.
+    if (status?.paid) return this.settleConfirmed((await context.takeWake()) ?? job, status, invoice);
+    if (state.checks <= delays.length) return context.defer(dueAt(state, delays), state);
+    await this.endRound(job);
+    // A callback of this round that came during the last check: one more check for it.
+    const late = await context.takeWake();
+    if (late) {
+      status = await this.api.findStatus(ref);
+      if (status?.paid) return this.settleConfirmed(late, status, invoice);
     }
+    this.settlement.reject({
+      reason: 'NOT_CONFIRMED',
+      message: `The callback says ${ref} was paid, but the status check says ${status ? `"${status.status}"` : 'it has no such transaction'} (checked ${delays.length + 1} times)`,
+      clientReference: ref,
+      invoice,
+      callback: job.callback,
+      status,
+      sourceAddress,
+    });
   }
 
   /** Moves the invoice past the job's confirmation round (unless another ending did already). */

@@ -22,6 +22,7 @@ export {
 } from './inbound/inbound-dead-letters.js';
 export * from './telemetry/hubtel-telemetry.js';
 export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js';
+export { JobDeferral } from './inbound/inbound-defer.js';
 export * from './inbound/inbound-access.js';
 export * from './inbound/inbound-http-errors.js';
 export * from './inbound/inbound-body.js';

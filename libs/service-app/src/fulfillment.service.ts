@@ -11,6 +11,7 @@ import {
   type JobRecord,
   type JobStatus,
   type DeadLetter,
+  type StoreEntry,
 } from 'nestjs-hubtel';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { reportedCallback } from './fulfillment.telemetry.js';
@@ -282,12 +283,15 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   private async accept(request: FulfillmentRequestDto): Promise<FulfillmentReceipt> {
     const { OrderId: orderId, SessionId: sessionId } = request;
-    // A known OrderId is answered before the cart is touched: a duplicate must not claim anything.
+    // The cart is read along with the OrderId's record (one round trip before the answer, not two),
+    // but a known OrderId is answered before the cart is touched: a duplicate must not claim anything.
+    const cartRead = this.store.get<StoredCart>(cartKey(sessionId));
+    cartRead.catch(() => undefined); // unread when a duplicate returns first; read below otherwise
     const known =
       (await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)) ??
       (this.verifying ? await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.payment, orderId) : undefined);
     if (known) return this.duplicate(orderId, sessionId, known.payload.sessionId);
-    const cart = await this.claimCart(orderId, sessionId);
+    const cart = await this.claimCart(orderId, sessionId, cartRead);
 
     // A literal (one shape for every order), the optional field added after.
     const order: FulfillmentRequestedEvent = {
@@ -601,10 +605,14 @@ export class FulfillmentService implements OnApplicationBootstrap {
   }
 
   /** The session's cart, claimed for this order (compare-and-set: one order per cart). */
-  private async claimCart(orderId: string, sessionId: string): Promise<StoredCart | undefined> {
+  private async claimCart(
+    orderId: string,
+    sessionId: string,
+    firstRead: Promise<StoreEntry<StoredCart> | undefined>,
+  ): Promise<StoredCart | undefined> {
     const key = cartKey(sessionId);
     for (let tries = 0; tries < 5; tries++) {
-      const entry = await this.store.get<StoredCart>(key);
+      const entry = tries === 0 ? await firstRead : await this.store.get<StoredCart>(key);
       if (!entry) {
         if (!this.options.requireCart) return undefined;
         this.logger.warn(

@@ -14,7 +14,6 @@ import { HandlerRegistry, type PipelineHandler } from '../events/handler-registr
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 import { MemoryStore } from '../store/memory.store.js';
 import { handlerSignal, jobSignal } from './inbound-telemetry.js';
-import type { JobRunner } from './job-runner.js';
 import { listDeadLetters, requeueDeadLetter, type DeadLetter } from './inbound-dead-letters.js';
 import {
   DEFAULT_SHUTDOWN_GRACE_MS,
@@ -23,6 +22,8 @@ import {
   reportShutdown,
 } from './inbound-shutdown.js';
 import type { HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
+import type { JobRunner, JobRunRef } from './job-runner.js';
+import { InboundDeferrals, JobDeferral, carryDeferral, isStaleRun, runRequest } from './inbound-defer.js';
 
 /**
  * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
@@ -107,16 +108,42 @@ export interface JobRecord<P = unknown> {
    * dropped `results` and `doneHandlers`): the record then only proves the key was handled.
    */
   compacted?: true;
+  /** Pending because its run deferred it (see JobDeferral) until `nextAttemptAt`: not a failure. */
+  deferred?: true;
+  /** How often it deferred itself or was woken: names its next run (see inbound-defer.ts). */
+  deferrals?: number;
+  /** What its last deferral asked the next run to read (JSON-serialisable plain data). */
+  state?: unknown;
 }
 
 export type JobOutcome = 'done' | 'dead';
+
+/** What a job's `run` is given besides its payload. */
+export interface JobRunContext<P = unknown> {
+  attempt: number;
+  record: JobRecord<P>;
+  /**
+   * Returned by `run`: run the job again at `until` (epoch ms), with `state` as `record.state`.
+   * Not a failed attempt (the retry policy does not count it); durable (a delayed job of the
+   * runner, or a timer here that any instance's sweep takes over should this process die).
+   */
+  defer(until: number, state?: unknown): JobDeferral;
+  /** With `wakeOnDuplicate`: the payload of a duplicate that came while this run ran (consumed). */
+  takeWake(): Promise<P | undefined>;
+}
 
 export interface JobDefinition<P = unknown> {
   /**
    * Runs the job once; throw to have it retried. When absent, the job dispatches its payload as
    * the domain event named like the job type, to every listener of that event.
    */
-  run?: (payload: P, context: { attempt: number; record: JobRecord<P> }) => Promise<void>;
+  run?: (payload: P, context: JobRunContext<P>) => Promise<void | JobDeferral>;
+  /**
+   * A duplicate submitted while the job is deferred wakes it: it runs now (on any instance) with
+   * the duplicate's payload; one submitted while it runs is kept for `takeWake()`, and makes a
+   * deferral that run ends with a run at once. See inbound-defer.ts.
+   */
+  wakeOnDuplicate?: boolean;
   /**
    * Events whose listeners a dispatching job calls, in this order (their listeners concatenated).
    * Default: the job type. Lets one job type reach per-tenant events, e.g. the service-app's
@@ -161,8 +188,10 @@ export class DeadLetterEvent<P = unknown> {
 }
 
 export interface SubmitResult<P = unknown> {
-  /** True when the key was already recorded: nothing new will run. */
+  /** True when the key was already recorded: nothing new will run (unless `woken`). */
   duplicate: boolean;
+  /** With `wakeOnDuplicate`: the duplicate woke the deferred job, or was kept for its run. */
+  woken?: boolean;
   record: JobRecord<P>;
 }
 
@@ -270,6 +299,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   private closing = false;
   /** Retries that waited here and were given back to the store at shutdown. */
   private retriesReleased = 0;
+  private readonly deferrals: InboundDeferrals;
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.logger = options.logger ?? new HubtelLogger(`Hubtel:${options.name}`);
@@ -286,6 +316,17 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       options.handlers ?? new HandlerRegistry({ emitter: options.emitter, logger: this.logger });
     // Each job waiting to retry listens on it; hundreds may wait at once (not a leak).
     setMaxListeners(0, this.stopping.signal);
+    this.deferrals = new InboundDeferrals({
+      name: options.name,
+      store: options.store,
+      runner: this.runner,
+      writeOptions: this.writeOptions,
+      leaseMs: this.leaseMs,
+      signal: this.stopping.signal,
+      now: this.now,
+      write: (storeKey, entry, next) => this.write(storeKey, entry, next),
+      launch: (storeKey) => this.launch(storeKey, undefined),
+    });
   }
 
   /** Declares a job type. Call before submitting jobs of it (typically in a provider factory). */
@@ -313,7 +354,12 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       updatedAt: at,
     };
     const storeKey = this.storeKey(type, key);
-    const created = await this.options.store.setIfAbsent(storeKey, record, this.writeOptions);
+    // A runner leaving first runs here: the open mark goes with the record (the same round trip),
+    // so should this process die in the run, the sweep of any instance hands the job to the runner.
+    const here = this.runner?.firstRunHere === true;
+    const created = here
+      ? await this.recordWithMark(storeKey, record)
+      : await this.options.store.setIfAbsent(storeKey, record, this.writeOptions);
     if (!created) {
       const existing = await this.options.store.get<JobRecord<P>>(storeKey);
       const job = existing?.value;
@@ -322,7 +368,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       // launched it, and no open mark shows it to the sweeps. The sender's retry starts it now:
       // asked of the runner again (it keeps one per run), or launched here (the claim's
       // compare-and-set lets only one process run it, should its first launch still be under way).
-      if (job?.status === 'pending' && job.attempts === 0 && (job.leaseUntil ?? 0) < at) {
+      if (job?.status === 'pending' && job.attempts === 0 && !job.deferrals && (job.leaseUntil ?? 0) < at) {
         if (this.runner) {
           await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
         } else {
@@ -330,9 +376,13 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
           this.launch(storeKey, undefined);
         }
       }
+      if (this.definitions.get(type)!.wakeOnDuplicate && existing) {
+        const woken = await this.deferrals.onDuplicate(storeKey, existing, payload);
+        return { duplicate: true, record: job!, woken };
+      }
       return { duplicate: true, record: job ?? record };
     }
-    if (this.runner) {
+    if (this.runner && !here) {
       // Before the acknowledgement: a crash right after it still leaves the job to run elsewhere.
       await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
       setImmediate(() => this.markOpen(storeKey));
@@ -341,6 +391,16 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     // A new entry is at version 1 (HubtelStore): the first claim needs no read.
     this.launch(storeKey, { value: record, version: 1 });
     return { duplicate: false, record };
+  }
+
+  /** Writes a new record and its open mark at once; true when the record is new. */
+  private async recordWithMark(storeKey: string, record: JobRecord): Promise<boolean> {
+    const store = this.options.store;
+    const [created] = await Promise.all([
+      store.setIfAbsent(storeKey, record, this.writeOptions),
+      store.setIfAbsent(this.openKey(storeKey), 1, this.writeOptions),
+    ]);
+    return created;
   }
 
   /** True when a job runner decides where jobs run (any instance), false when they run here. */
@@ -419,8 +479,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     }
     this.logger.log(`Replaying dead-lettered job ${job.type} ${maskPhoneNumbers(job.key)}`);
     if (this.runner) {
-      const request = { storeKey, type: job.type, attempt: job.attempts + 1, delayMs: 0 };
-      await this.runner.schedule(this.options.name, request);
+      // With the job's deferral count, or a once-deferred job's replay would be a stale run.
+      await this.runner.schedule(this.options.name, runRequest(storeKey, job, 0));
     } else {
       this.launch(storeKey, entry);
     }
@@ -524,13 +584,15 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         // Asked again (a run the runner lost), whether due or not: the runner keeps one per run.
         if (!takeable(job, this.now(), false)) continue;
         const delayMs = Math.max(0, (job.nextAttemptAt ?? 0) - this.now());
-        const request = { storeKey, type: job.type, attempt: job.attempts + 1, delayMs };
-        await this.runner.schedule(this.options.name, request);
+        await this.runner.schedule(this.options.name, runRequest(storeKey, job, delayMs));
         count++;
         continue;
       }
       if (!takeable(job, this.now(), dueOnly)) continue;
-      this.launch(storeKey, undefined);
+      // Deferred (not failed): run when due, even at bootstrap.
+      if (job.deferred && (job.nextAttemptAt ?? 0) > this.now())
+        this.deferrals.later(storeKey, job.nextAttemptAt! - this.now());
+      else this.launch(storeKey, undefined);
       count++;
     }
     if (count > 0) this.logger.log(`Recovered ${count} unfinished job(s)`);
@@ -594,17 +656,19 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
    * finished one is left alone. Rejects when the store fails or this instance shuts down meanwhile,
    * so the runner keeps the run for later.
    */
-  private readonly execute = async (storeKey: string): Promise<void> => {
+  private readonly execute = async (storeKey: string, run?: JobRunRef): Promise<void> => {
     this.active++;
     try {
+      // A run overtaken by a wake (the record's deferral count moved on) claims nothing.
+      const current = run && ((job: JobRecord) => !isStaleRun(job, run));
       for (;;) {
-        const claimed = await this.claim(storeKey, undefined);
+        const claimed = await this.claim(storeKey, undefined, current);
         if (claimed) {
           await this.attempt(storeKey, claimed);
           return;
         }
         const job = (await this.options.store.get<JobRecord>(storeKey))?.value;
-        if (!job || job.status === 'done' || job.status === 'dead') return;
+        if (!job || job.status === 'done' || job.status === 'dead' || isStaleRun(job, run)) return;
         const now = this.now();
         const until =
           job.status === 'running'
@@ -622,7 +686,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   private async work(storeKey: string, known: StoreEntry<JobRecord> | undefined, outages = 0): Promise<void> {
     // A job just recorded by submit(), or picked up again after a store outage: marked open first
     // (on the same connection, so before its outcome removes the mark).
-    if (known?.version === 1 || outages > 0) this.markOpen(storeKey);
+    // (With a runner leaving first runs here, submit() wrote the mark with the record.)
+    if ((known?.version === 1 && !this.runner?.firstRunHere) || outages > 0) this.markOpen(storeKey);
     try {
       for (;;) {
         const claimed = await this.claim(storeKey, known);
@@ -673,10 +738,16 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     let error: unknown;
     let doneHandlers = job.doneHandlers ?? NO_HANDLERS;
     let results = job.results;
+    let deferral: void | JobDeferral = undefined;
     const lease = this.hold(storeKey, entry);
     try {
       if (definition.run) {
-        await definition.run(job.payload, { attempt, record: job });
+        deferral = await definition.run(job.payload, {
+          attempt,
+          record: job,
+          defer: (until, state) => new JobDeferral(until, state),
+          takeWake: () => this.deferrals.takeWake(storeKey),
+        });
       } else {
         ({ doneHandlers, results } = await this.dispatch(job, definition, lease));
       }
@@ -688,6 +759,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     this.release(lease);
     if (lease.renewal) await lease.renewal;
     entry = lease.entry;
+    if (error === undefined && deferral instanceof JobDeferral)
+      return this.deferrals.defer(storeKey, entry, job, deferral);
 
     const updatedAt = this.now();
     if (error === undefined) {
@@ -742,8 +815,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     );
     this.options.telemetry?.record(jobSignal(this.options.name, job.type, 'retry', attempt));
     if (this.runner) {
-      const request = { storeKey, type: job.type, attempt: attempt + 1, delayMs: delay };
-      await this.runner.schedule(this.options.name, request);
+      await this.runner.schedule(this.options.name, runRequest(storeKey, written.value, delay));
       return undefined;
     }
     await sleep(delay, this.stopping.signal);
@@ -850,6 +922,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   private async claim(
     storeKey: string,
     known: StoreEntry<JobRecord> | undefined,
+    accept?: (job: JobRecord) => boolean,
   ): Promise<StoreEntry<JobRecord> | undefined> {
     let entry = known ?? (await this.options.store.get<JobRecord>(storeKey));
     let owned = known !== undefined;
@@ -857,7 +930,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       if (!entry) return undefined;
       const job = entry.value;
       const now = this.now();
-      if (owned ? job.status !== 'pending' : !takeable(job, now, false)) return undefined;
+      if (owned ? job.status !== 'pending' : !takeable(job, now, false) || accept?.(job) === false)
+        return undefined;
       const next: JobRecord = {
         type: job.type,
         key: job.key,
@@ -874,6 +948,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         next.doneListeners = job.doneListeners;
       if (job.results !== undefined) next.results = job.results;
       if (job.lastError !== undefined) next.lastError = job.lastError;
+      carryDeferral(job, next);
       const written = await this.options.store.compareAndSet(
         storeKey,
         entry.version,
@@ -1148,7 +1223,7 @@ function settledRecord(
   };
   if (results !== undefined) next.results = results;
   if (lastError !== undefined) next.lastError = lastError;
-  return next;
+  return carryDeferral(job, next);
 }
 
 /** What a done job's record keeps with `compactWhenDone`: enough to recognise its key. */

@@ -12,8 +12,18 @@
  * of `nestjs-hubtel/bullmq`) shares the jobs of N replicas and recovers those of a dead one.
  */
 
-/** Runs one attempt of the job recorded under `storeKey`; resolves once its outcome is recorded. */
-export type JobExecutor = (storeKey: string) => Promise<void>;
+/**
+ * Runs one attempt of the job recorded under `storeKey`; resolves once its outcome is recorded.
+ * `run`: which run was asked (from its JobRunRequest): a run overtaken by a wake is a no-op.
+ */
+export type JobExecutor = (storeKey: string, run?: JobRunRef) => Promise<void>;
+
+/** Which run of a job a runner delivers: what it was asked for (JobRunRequest). */
+export interface JobRunRef {
+  attempt: number;
+  /** The record's deferral count when the run was asked (absent: 0). */
+  deferral?: number;
+}
 
 export interface JobRunRequest {
   /** The record's store key: what the executor is called with. */
@@ -25,6 +35,11 @@ export interface JobRunRequest {
    * both would schedule, a recovery both would make) names the same run, so a runner can keep one.
    */
   attempt: number;
+  /**
+   * How often the job deferred itself or was woken before this run (absent: never): with
+   * `attempt`, names the run, as a deferred job runs again without a new attempt.
+   */
+  deferral?: number;
   /** Run it after this long (0: now). */
   delayMs: number;
 }
@@ -36,6 +51,14 @@ export interface JobRunner {
    * lease then agree.
    */
   readonly leaseMs?: number;
+  /**
+   * When true, a new job's first run starts in the process that recorded it, at once (no queue
+   * round trip before the handler), leased and heartbeated as without a runner; the runner takes
+   * its retries and deferrals, and the job itself should that process die mid-run (the record's
+   * open mark, written with it, lets any instance's sweep hand it to the runner once its lease
+   * runs out). When false, every run, the first included, is asked of the runner.
+   */
+  readonly firstRunHere?: boolean;
   /** Starts running the jobs of a pipeline (called once its event listeners are attached). */
   start(pipeline: string, execute: JobExecutor): Promise<void>;
   /** Durably asks for a recorded job to be run: resolves once the request survives this process. */
