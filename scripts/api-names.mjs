@@ -19,7 +19,11 @@ export const ENTRY_POINTS = [
   { name: 'nestjs-hubtel/internal', file: 'libs/core/src/internal.ts', snapshot: 'internal.api.txt' },
   { name: 'nestjs-hubtel/sms', file: 'libs/sms/src/index.ts', snapshot: 'sms.api.txt' },
   { name: 'nestjs-hubtel/checkout', file: 'libs/checkout/src/index.ts', snapshot: 'checkout.api.txt' },
-  { name: 'nestjs-hubtel/service-app', file: 'libs/service-app/src/index.ts', snapshot: 'service-app.api.txt' },
+  {
+    name: 'nestjs-hubtel/service-app',
+    file: 'libs/service-app/src/index.ts',
+    snapshot: 'service-app.api.txt',
+  },
   { name: 'nestjs-hubtel/sandbox', file: 'libs/sandbox/src/index.ts', snapshot: 'sandbox.api.txt' },
   { name: 'nestjs-hubtel/testing', file: 'libs/testing/src/index.ts', snapshot: 'testing.api.txt' },
   { name: 'nestjs-hubtel/redis', file: 'libs/redis/src/index.ts', snapshot: 'redis.api.txt' },
@@ -60,12 +64,16 @@ function typeOnly(checker, symbol) {
  * that only reaches the entry through `export type` is listed as `type-only class` and so on.
  */
 export function readApi() {
-  const config = ts.getParsedCommandLineOfConfigFile(path.join(repoRoot, 'tsconfig.json'), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  const config = ts.getParsedCommandLineOfConfigFile(
+    path.join(repoRoot, 'tsconfig.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
     },
-  });
+  );
   const roots = ENTRY_POINTS.map((e) => path.join(repoRoot, e.file));
   const program = ts.createProgram({ rootNames: roots, options: { ...config.options, noEmit: true } });
   const checker = program.getTypeChecker();
@@ -80,7 +88,9 @@ export function readApi() {
       const valueKind = ['class', 'enum', 'function', 'const', 'let', 'namespace'].includes(kind);
       return `${valueKind && typeOnly(checker, exported) ? `type-only ${kind}` : kind} ${exported.name}`;
     });
-    result[entry.name] = lines.sort((a, b) => a.split(' ').pop().localeCompare(b.split(' ').pop()) || a.localeCompare(b));
+    result[entry.name] = lines.sort(
+      (a, b) => a.split(' ').pop().localeCompare(b.split(' ').pop()) || a.localeCompare(b),
+    );
   }
   return result;
 }
@@ -101,7 +111,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     fs.mkdirSync(snapshotDir, { recursive: true });
     for (const entry of ENTRY_POINTS) {
       fs.writeFileSync(path.join(snapshotDir, entry.snapshot), snapshotText(api[entry.name]));
-      console.log(`${path.relative(repoRoot, path.join(snapshotDir, entry.snapshot))}: ${api[entry.name].length} names`);
+      console.log(
+        `${path.relative(repoRoot, path.join(snapshotDir, entry.snapshot))}: ${api[entry.name].length} names`,
+      );
     }
   } else {
     let total = 0;

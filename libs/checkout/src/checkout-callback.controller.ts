@@ -1,17 +1,15 @@
 import { Body, HttpCode, HttpException, Inject, Post, Req } from '@nestjs/common';
+import { HubtelLogger, HubtelValidationError, maskPhoneNumbers } from 'nestjs-hubtel';
 import {
-  HubtelLogger,
   InboundAccessGuard,
   InboundAccessPolicy,
   PATH_SECRET_PARAM,
-  HubtelValidationError,
   inboundHttpError,
   invalidBodyError,
   isAccessGuarded,
-  maskPhoneNumbers,
   unrecordedError,
   type InboundRequestLike,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import { CHECKOUT_ACCESS_POLICY, CHECKOUT_RESOLVED_OPTIONS } from './checkout.constants.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import { CheckoutService } from './checkout.service.js';

@@ -1,4 +1,4 @@
-import { createHandlerDecorator } from 'nestjs-hubtel';
+import { createHandlerDecorator } from 'nestjs-hubtel/internal';
 import { CheckoutEvents } from './checkout.events.js';
 
 /*

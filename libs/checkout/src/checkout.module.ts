@@ -5,16 +5,18 @@ import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitt
 import {
   HUBTEL_JOB_RUNNER,
   HUBTEL_STORE,
-  HandlerRegistry,
   HubtelConfigError,
+  type HubtelStore,
+  type JobRunner,
+} from 'nestjs-hubtel';
+import {
+  HandlerRegistry,
   InboundAccessPolicy,
   InboundPipeline,
   resolveStoreOption,
   createHttpTransport,
   hubtelHttpModule,
-  type HubtelStore,
-  type JobRunner,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { CheckoutReconciler } from './checkout-reconciler.js';
@@ -38,7 +40,7 @@ import {
   type ResolvedCheckoutOptions,
 } from './checkout.options.js';
 import { CheckoutService } from './checkout.service.js';
-import type { HttpTransport } from 'nestjs-hubtel';
+import type { HttpTransport } from 'nestjs-hubtel/internal';
 
 function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
   if (!emitter) {

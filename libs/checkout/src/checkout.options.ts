@@ -2,7 +2,6 @@ import type { InjectionToken } from '@nestjs/common';
 import {
   DEFAULT_JOB_RETRY,
   HUBTEL_DEFAULT_BASE_URLS,
-  HubtelConfigError,
   assertStoreOption,
   InboundAccessPolicy,
   assertOptionsObject,
@@ -17,14 +16,17 @@ import {
   resolveNumber,
   resolveOneOf,
   resolveUrl,
+  type JobRetryPolicy,
+  type ResolvedHubtelHttpOptions,
+} from 'nestjs-hubtel/internal';
+import {
+  HubtelConfigError,
   type HubtelCredentials,
   type HubtelEnvSource,
   type HubtelHttpOptions,
   type HubtelJobOwnershipOptions,
   type HubtelStore,
   type InboundAccessOptions,
-  type JobRetryPolicy,
-  type ResolvedHubtelHttpOptions,
 } from 'nestjs-hubtel';
 import { CHECKOUT_DEFAULTS, CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 

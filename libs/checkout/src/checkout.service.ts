@@ -13,11 +13,10 @@ import {
   MemoryStore,
   maskPhoneNumbers,
   normalizeMsisdn,
-  type InboundPipeline,
   type HubtelStore,
-  type JobStatus,
   type ValidationIssue,
 } from 'nestjs-hubtel';
+import type { InboundPipeline, JobStatus } from 'nestjs-hubtel/internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';

@@ -1,5 +1,6 @@
 import { setMaxListeners, type EventEmitter } from 'node:events';
-import { HubtelConfigError, HubtelTimeoutError, sanitizingLogger } from 'nestjs-hubtel';
+import { HubtelConfigError, HubtelTimeoutError } from 'nestjs-hubtel';
+import { sanitizingLogger } from 'nestjs-hubtel/internal';
 import { RecordLog } from './record-log.js';
 import {
   SANDBOX_CHECKOUT_DEFAULTS,

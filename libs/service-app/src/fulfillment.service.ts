@@ -1,14 +1,7 @@
 import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import {
-  HubtelError,
-  HubtelValidationError,
-  maskMsisdn,
-  type HubtelStore,
-  type InboundPipeline,
-  type JobRecord,
-  type JobStatus,
-} from 'nestjs-hubtel';
+import { HubtelError, HubtelValidationError, maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
+import type { InboundPipeline, JobRecord, JobStatus } from 'nestjs-hubtel/internal';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { judgePayment, cartTotal } from './fulfillment-verifier.js';
 import type { PaymentStatus, PaymentStatusClient } from './payment-status.client.js';

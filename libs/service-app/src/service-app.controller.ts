@@ -1,6 +1,6 @@
 import { Body, HttpCode, HttpException, Inject, Post, Req, type Type } from '@nestjs/common';
+import { HubtelValidationError } from 'nestjs-hubtel';
 import {
-  HubtelValidationError,
   InboundAccessGuard,
   InboundAccessPolicy,
   PATH_SECRET_PARAM,
@@ -10,7 +10,7 @@ import {
   isAccessGuarded,
   mountController,
   type InboundRequestLike,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import {
   FulfillmentRejectedError,
   FulfillmentService,

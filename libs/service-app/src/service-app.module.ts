@@ -5,16 +5,18 @@ import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitt
 import {
   HUBTEL_JOB_RUNNER,
   HUBTEL_STORE,
+  HubtelConfigError,
+  type HubtelStore,
+  type JobRunner,
+} from 'nestjs-hubtel';
+import {
   HandlerRegistry,
   HttpTransport,
-  HubtelConfigError,
   InboundAccessPolicy,
   InboundPipeline,
   resolveStoreOption,
   hubtelHttpModule,
-  type HubtelStore,
-  type JobRunner,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentService } from './fulfillment.service.js';
 import {

@@ -1,6 +1,5 @@
 import {
   HUBTEL_DEFAULT_BASE_URLS,
-  HubtelConfigError,
   assertOptionsObject,
   requireString,
   readHubtelEnv,
@@ -10,10 +9,13 @@ import {
   resolveJobOwnership,
   resolveNumber,
   resolveUrl,
+  assertStoreOption,
+} from 'nestjs-hubtel/internal';
+import {
+  HubtelConfigError,
   type HubtelCredentials,
   type HubtelEnvSource,
   type HubtelRouteOptions,
-  assertStoreOption,
   type HubtelStoreOption,
   type InboundAccessOptions,
 } from 'nestjs-hubtel';

@@ -4,10 +4,10 @@ import {
   HubtelValidationError,
   MemoryStore,
   maskMsisdn,
-  redactToString,
   type HubtelStore,
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
+import { redactToString } from 'nestjs-hubtel/internal';
 import {
   SERVICE_APP_DEFAULTS,
   SERVICE_APP_KEYS,

@@ -1,11 +1,5 @@
-import {
-  HUBTEL_ENV,
-  HubtelConfigError,
-  dropUndefined,
-  hubtelHttpOptionsFromEnv,
-  readHubtelEnv,
-  type HubtelEnvSource,
-} from 'nestjs-hubtel';
+import { HUBTEL_ENV, dropUndefined, hubtelHttpOptionsFromEnv, readHubtelEnv } from 'nestjs-hubtel/internal';
+import { HubtelConfigError, type HubtelEnvSource } from 'nestjs-hubtel';
 import type { SmsModuleOptions } from './sms.options.js';
 
 /**

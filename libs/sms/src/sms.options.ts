@@ -6,10 +6,9 @@ import {
   resolveNumber,
   resolveUrl,
   type HttpTransportConfig,
-  type HubtelCredentials,
-  type HubtelHttpOptions,
   type ResolvedHubtelHttpOptions,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
+import type { HubtelCredentials, HubtelHttpOptions } from 'nestjs-hubtel';
 import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
 
 /** Options of `SmsModule.forRoot` / `forRootAsync`. */

@@ -2,14 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   HubtelUnknownOutcomeError,
   HubtelValidationError,
-  echoValue,
-  findInvalidMsisdns,
-  invalidMsisdnsError,
   tryNormalizeMsisdn,
-  type HttpTransport,
   type ValidationIssue,
   HubtelLogger,
 } from 'nestjs-hubtel';
+import {
+  echoValue,
+  findInvalidMsisdns,
+  invalidMsisdnsError,
+  type HttpTransport,
+} from 'nestjs-hubtel/internal';
 import { SmsBatchRun } from './sms-batch.runner.js';
 import { countSmsSegments } from './sms-segments.js';
 import {

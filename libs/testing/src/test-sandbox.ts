@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import { HUBTEL_ENV, HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
+import { HUBTEL_ENV } from 'nestjs-hubtel/internal';
+import { HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
 import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import {
   HubtelSandbox,

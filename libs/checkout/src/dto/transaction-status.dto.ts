@@ -1,4 +1,4 @@
-import type { TransactionPaymentStatus, TransactionStatus } from 'nestjs-hubtel';
+import type { TransactionPaymentStatus, TransactionStatus } from 'nestjs-hubtel/internal';
 
 /** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
 export type CheckoutPaymentStatus = TransactionPaymentStatus;
