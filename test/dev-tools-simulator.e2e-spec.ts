@@ -7,8 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createTestSandbox, runSimulateCli, type TestSandbox } from 'nestjs-hubtel/testing';
 import { defaultFulfillmentUrl } from '../libs/testing/src/cli/terminal-simulator.js';
 import { parseSimulateCliArgs } from '../libs/testing/src/cli/simulate-cli.js';
-import { stripAnsi } from '../libs/testing/src/cli/cli-support.js';
-import { startBundleMerchant, type BundleMerchant } from './support/dev-tools.fixtures.js';
+import { startBundleMerchant, stripAnsi, type BundleMerchant } from './support/dev-tools.fixtures.js';
 import { startExampleInProcess, type InProcessExample } from './support/example-app.harness.js';
 import { systemBinary } from './support/system.js';
 

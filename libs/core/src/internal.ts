@@ -23,7 +23,7 @@ export { findHostileStructure } from './inbound/inbound-body.js';
 export { createHandlerDecorator } from './events/handler-decorator.js';
 export { HandlerRegistry } from './events/handler-registry.js';
 
-export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_DEFAULT_COUNTRY_CODE, HUBTEL_ENV } from './hubtel.constants.js';
+export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_ENV } from './hubtel.constants.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
 export {
   assertOptionsObject,
