@@ -21,7 +21,7 @@ export {
   type ServiceAppDriverOptions,
   type ServicePayOptions,
   type ForgedFulfillmentOptions,
-  type RecordServicePaymentOptions,
   type ServicePayResult,
 } from './sandbox-service-app.js';
+export type { RecordServicePaymentOptions } from './sandbox-service-payments.js';
 export type * from './sandbox.types.js';
