@@ -37,9 +37,9 @@ function kindOf(symbol) {
   if (flags & f.Enum) return 'enum';
   if (flags & f.Function) return 'function';
   if (flags & f.Variable) {
+    // getCombinedNodeFlags also sees the `const` of a destructuring (`export const { A } = ...`).
     const decl = symbol.valueDeclaration;
-    const list = decl && ts.isVariableDeclaration(decl) ? decl.parent : undefined;
-    return list && list.flags & ts.NodeFlags.Const ? 'const' : 'let';
+    return decl && ts.getCombinedNodeFlags(decl) & ts.NodeFlags.Const ? 'const' : 'let';
   }
   if (flags & f.Interface) return 'interface';
   if (flags & f.TypeAlias) return 'type';
