@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { BULLMQ_RUNNER_DEFAULTS } from 'nestjs-hubtel/bullmq';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { buildFulfillmentRequest } from 'nestjs-hubtel/testing';
 import { callbackBody } from './support/checkout-harness.js';

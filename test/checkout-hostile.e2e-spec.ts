@@ -1,4 +1,4 @@
-import type { HubtelStore } from 'nestjs-hubtel';
+import { type HubtelStore } from 'nestjs-hubtel';
 import {
   ADAPTERS,
   FakeCheckoutApi,

@@ -4,7 +4,8 @@
  */
 import { Queue } from 'bullmq';
 import { HUBTEL_JOB_RUNNER, HUBTEL_STORE } from 'nestjs-hubtel';
-import { BULLMQ_RUNNER_DEFAULTS, BullmqJobRunner } from 'nestjs-hubtel/bullmq';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
+import { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { startExampleApp, type ExampleApp } from '../src/bootstrap.js';

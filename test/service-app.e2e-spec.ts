@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { MemoryStore, type HubtelStore, type InboundPipeline } from 'nestjs-hubtel';
+import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
+import { type InboundPipeline } from 'nestjs-hubtel/internal';
 import type { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
   SERVICE_APP_KEYS,
   SERVICE_APP_PIPELINE,
-  type ServiceFlowResponse,
-} from 'nestjs-hubtel/service-app';
+} from '../libs/service-app/src/service-app.constants.js';
+import type { ServiceFlowResponse } from 'nestjs-hubtel/service-app';
 import { BLOCKED_NUMBER, BUNDLES, successCallback } from './support/service-app.fixtures.js';
 import {
   flowRequest,

@@ -1,7 +1,8 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { DeadLetterEvent, InboundPipeline, type JobRecord } from 'nestjs-hubtel';
+import { DeadLetterEvent } from 'nestjs-hubtel';
+import { InboundPipeline, type JobRecord } from 'nestjs-hubtel/internal';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { RedisServer, redisBinary } from '../../../test/support/redis-server.js';
 import { BullmqJobRunner, bullmqJobId, type BullmqJobRunnerOptions } from './bullmq.job-runner.js';

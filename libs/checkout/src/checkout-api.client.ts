@@ -1,11 +1,5 @@
-import {
-  HubtelApiError,
-  HubtelError,
-  describeHubtelCode,
-  platformMessage,
-  requestTransactionStatus,
-  type HttpTransport,
-} from 'nestjs-hubtel';
+import { HubtelApiError, HubtelError } from 'nestjs-hubtel';
+import { describeHubtelCode, platformMessage, requestTransactionStatus, type HttpTransport } from 'nestjs-hubtel/internal';
 import type {
   CheckoutInitiateRequestBody,
   CheckoutInitiateResponseBody,

@@ -1,9 +1,5 @@
-import {
-  compileValidator,
-  findHostileStructure,
-  type CompiledValidator,
-  type ValidationIssue,
-} from 'nestjs-hubtel';
+import { type ValidationIssue } from 'nestjs-hubtel';
+import { compileValidator, findHostileStructure, type CompiledValidator } from 'nestjs-hubtel/internal';
 import { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 
 export type CallbackValidation =

@@ -1,19 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import {
-  HubtelLogger,
-  HubtelError,
-  HubtelUnknownOutcomeError,
-  HubtelValidationError,
-  MemoryStore,
-  normalizeMsisdn,
-  type InboundPipeline,
-  type HubtelStore,
-  type JobDeferral,
-  type JobRunContext,
-  type ValidationIssue,
-  type DeadLetter,
-} from 'nestjs-hubtel';
+import { HubtelLogger, HubtelError, HubtelUnknownOutcomeError, HubtelValidationError, MemoryStore, normalizeMsisdn, type HubtelStore, type ValidationIssue, type DeadLetter } from 'nestjs-hubtel';
+import { type JobDeferral, type JobRunContext, type InboundPipeline, type JobStatus } from 'nestjs-hubtel/internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';

@@ -1,15 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import {
-  HUBTEL_TELEMETRY,
-  HubtelStoreUnavailableError,
-  HubtelValidationError,
-  MemoryStore,
-  maskMsisdn,
-  redactToString,
-  type HubtelStore,
-  type HubtelTelemetry,
-  type StoreWriteOptions,
-} from 'nestjs-hubtel';
+import { HUBTEL_TELEMETRY, HubtelStoreUnavailableError, HubtelValidationError, MemoryStore, maskMsisdn, type HubtelStore, type HubtelTelemetry, type StoreWriteOptions } from 'nestjs-hubtel';
+import { redactToString } from 'nestjs-hubtel/internal';
 import {
   SERVICE_APP_DEFAULTS,
   SERVICE_APP_KEYS,

@@ -1,12 +1,5 @@
-import {
-  HUBTEL_ENV,
-  checkOptionsFromEnv,
-  dropUndefined,
-  hubtelHttpEnvVariables,
-  hubtelHttpOptionsFromEnv,
-  readHubtelEnv,
-  type HubtelEnvSource,
-} from 'nestjs-hubtel';
+import { type HubtelEnvSource } from 'nestjs-hubtel';
+import { HUBTEL_ENV, checkOptionsFromEnv, dropUndefined, hubtelHttpEnvVariables, hubtelHttpOptionsFromEnv, readHubtelEnv } from 'nestjs-hubtel/internal';
 import { resolveSmsOptions, type SmsModuleOptions } from './sms.options.js';
 
 /** The variable behind each option smsOptionsFromEnv reads (for errors naming it). */

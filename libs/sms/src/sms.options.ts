@@ -1,15 +1,5 @@
-import {
-  assertOptionsObject,
-  optionalString,
-  resolveCredentials,
-  resolveHttpOptions,
-  resolveNumber,
-  resolveUrl,
-  type HttpTransportConfig,
-  type HubtelCredentials,
-  type HubtelHttpOptions,
-  type ResolvedHubtelHttpOptions,
-} from 'nestjs-hubtel';
+import { type HubtelCredentials, type HubtelHttpOptions } from 'nestjs-hubtel';
+import { assertOptionsObject, optionalString, resolveCredentials, resolveHttpOptions, resolveNumber, resolveUrl, type HttpTransportConfig, type ResolvedHubtelHttpOptions } from 'nestjs-hubtel/internal';
 import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
 
 /** Options of `SmsModule.forRoot` / `forRootAsync`. */

@@ -1,10 +1,4 @@
-import {
-  HubtelApiError,
-  HubtelError,
-  HubtelNetworkError,
-  HubtelTimeoutError,
-  HubtelValidationError,
-} from 'nestjs-hubtel';
+import { HubtelApiError, HubtelError, HubtelNetworkError, HubtelTimeoutError, HubtelValidationError } from 'nestjs-hubtel';
 import {
   HubtelSandbox,
   type SandboxFulfillmentCallback,
