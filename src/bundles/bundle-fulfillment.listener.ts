@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { HubtelLogger, maskMsisdn, maskPhoneNumbers, tryNormalizeMsisdn, type DeadLetterEvent } from 'nestjs-hubtel';
+import {
+  HubtelLogger,
+  maskMsisdn,
+  maskPhoneNumbers,
+  tryNormalizeMsisdn,
+  type DeadLetterEvent,
+} from 'nestjs-hubtel';
 import {
   OnFulfillment,
   OnFulfillmentCallbackSent,

@@ -1,5 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { HubtelLogger, HubtelApiError, HubtelError, HubtelNetworkError, HubtelRateLimitedError, HubtelUnknownOutcomeError, maskMsisdn, maskPhoneNumbers } from 'nestjs-hubtel';
+import {
+  HubtelLogger,
+  HubtelApiError,
+  HubtelError,
+  HubtelNetworkError,
+  HubtelRateLimitedError,
+  HubtelUnknownOutcomeError,
+  maskMsisdn,
+  maskPhoneNumbers,
+} from 'nestjs-hubtel';
 import {
   OnCheckoutExpired,
   OnCheckoutFailed,

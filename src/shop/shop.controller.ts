@@ -1,6 +1,14 @@
 import { Body, Controller, Get, Header, HttpStatus, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { HubtelLogger, HubtelError, HubtelValidationError, maskMsisdn, maskPhoneNumbers, tryNormalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
+import {
+  HubtelLogger,
+  HubtelError,
+  HubtelValidationError,
+  maskMsisdn,
+  maskPhoneNumbers,
+  tryNormalizeMsisdn,
+  type ValidationIssue,
+} from 'nestjs-hubtel';
 import { CHECKOUT_DEFAULT_CALLBACK_PATH, CheckoutService } from 'nestjs-hubtel/checkout';
 import { AppUrls } from '../platform/app-urls.service.js';
 import { findProduct, type Product } from './catalog.js';

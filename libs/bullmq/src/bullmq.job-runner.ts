@@ -1,6 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { Queue, Worker, type ConnectionOptions, type Job, type QueueOptions } from 'bullmq';
-import { HubtelError, HubtelLogger, type JobExecutor, type JobRunRequest, type JobRunner, type JobRunnerHealth } from 'nestjs-hubtel';
+import {
+  HubtelError,
+  HubtelLogger,
+  type JobExecutor,
+  type JobRunRequest,
+  type JobRunner,
+  type JobRunnerHealth,
+} from 'nestjs-hubtel';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 
 export interface BullmqJobRunnerOptions {

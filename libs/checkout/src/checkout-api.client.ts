@@ -1,5 +1,10 @@
 import { HubtelApiError, HubtelError } from 'nestjs-hubtel';
-import { describeHubtelCode, platformMessage, requestTransactionStatus, type HttpTransport } from 'nestjs-hubtel/internal';
+import {
+  describeHubtelCode,
+  platformMessage,
+  requestTransactionStatus,
+  type HttpTransport,
+} from 'nestjs-hubtel/internal';
 import type {
   CheckoutInitiateRequestBody,
   CheckoutInitiateResponseBody,

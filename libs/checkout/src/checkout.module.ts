@@ -2,8 +2,24 @@ import { HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
-import { HUBTEL_JOB_RUNNER, HUBTEL_TELEMETRY, HUBTEL_STORE, HubtelConfigError, type HubtelStore, type JobRunner, type HubtelTelemetry } from 'nestjs-hubtel';
-import { HandlerRegistry, InboundAccessPolicy, InboundPipeline, resolveStoreOption, createHttpTransport, hubtelHttpModule, type HttpTransport } from 'nestjs-hubtel/internal';
+import {
+  HUBTEL_JOB_RUNNER,
+  HUBTEL_TELEMETRY,
+  HUBTEL_STORE,
+  HubtelConfigError,
+  type HubtelStore,
+  type JobRunner,
+  type HubtelTelemetry,
+} from 'nestjs-hubtel';
+import {
+  HandlerRegistry,
+  InboundAccessPolicy,
+  InboundPipeline,
+  resolveStoreOption,
+  createHttpTransport,
+  hubtelHttpModule,
+  type HttpTransport,
+} from 'nestjs-hubtel/internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { CheckoutReconciler } from './checkout-reconciler.js';

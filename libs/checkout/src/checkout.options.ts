@@ -1,6 +1,36 @@
 import type { InjectionToken } from '@nestjs/common';
-import { HubtelConfigError, type HubtelCredentials, type HubtelEnvSource, type HubtelHttpOptions, type HubtelJobOwnershipOptions, type HubtelStore, type InboundAccessOptions } from 'nestjs-hubtel';
-import { DEFAULT_JOB_RETRY, HUBTEL_DEFAULT_BASE_URLS, HUBTEL_ENV, checkOptionsFromEnv, assertStoreOption, InboundAccessPolicy, assertOptionsObject, dropUndefined, hubtelHttpEnvVariables, hubtelHttpOptionsFromEnv, optionalString, readHubtelEnv, resolveBoolean, resolveCredentials, resolveHttpOptions, resolveJobOwnership, resolveNumber, resolveOneOf, resolveUrl, type JobRetryPolicy, type ResolvedHubtelHttpOptions } from 'nestjs-hubtel/internal';
+import {
+  HubtelConfigError,
+  type HubtelCredentials,
+  type HubtelEnvSource,
+  type HubtelHttpOptions,
+  type HubtelJobOwnershipOptions,
+  type HubtelStore,
+  type InboundAccessOptions,
+} from 'nestjs-hubtel';
+import {
+  DEFAULT_JOB_RETRY,
+  HUBTEL_DEFAULT_BASE_URLS,
+  HUBTEL_ENV,
+  checkOptionsFromEnv,
+  assertStoreOption,
+  InboundAccessPolicy,
+  assertOptionsObject,
+  dropUndefined,
+  hubtelHttpEnvVariables,
+  hubtelHttpOptionsFromEnv,
+  optionalString,
+  readHubtelEnv,
+  resolveBoolean,
+  resolveCredentials,
+  resolveHttpOptions,
+  resolveJobOwnership,
+  resolveNumber,
+  resolveOneOf,
+  resolveUrl,
+  type JobRetryPolicy,
+  type ResolvedHubtelHttpOptions,
+} from 'nestjs-hubtel/internal';
 import { CHECKOUT_DEFAULTS, CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 
 /** How paid amounts are compared with the amount invoiced. */

@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { HubtelLogger, HubtelError, HubtelUnknownOutcomeError, HubtelValidationError, MemoryStore, normalizeMsisdn, type HubtelStore, type ValidationIssue, type DeadLetter } from 'nestjs-hubtel';
-import { type JobDeferral, type JobRunContext, type InboundPipeline, type JobStatus } from 'nestjs-hubtel/internal';
+import {
+  HubtelLogger,
+  HubtelError,
+  HubtelUnknownOutcomeError,
+  HubtelValidationError,
+  MemoryStore,
+  normalizeMsisdn,
+  type HubtelStore,
+  type ValidationIssue,
+  type DeadLetter,
+} from 'nestjs-hubtel';
+import { type JobDeferral, type JobRunContext, type InboundPipeline } from 'nestjs-hubtel/internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';

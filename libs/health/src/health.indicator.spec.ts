@@ -3,7 +3,14 @@ import { Module, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import axios from 'axios';
-import { HUBTEL_JOB_RUNNER, HUBTEL_STORE, HubtelStoreUnavailableError, MemoryStore, type JobRunner, type JobRunnerHealth } from 'nestjs-hubtel';
+import {
+  HUBTEL_JOB_RUNNER,
+  HUBTEL_STORE,
+  HubtelStoreUnavailableError,
+  MemoryStore,
+  type JobRunner,
+  type JobRunnerHealth,
+} from 'nestjs-hubtel';
 import { HttpTransport } from 'nestjs-hubtel/internal';
 import { FakeHttpServer, closedPort } from '../../../test/support/fake-http-server.js';
 import { HubtelHealthIndicator } from './health.indicator.js';

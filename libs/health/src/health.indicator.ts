@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { HUBTEL_JOB_RUNNER, HubtelError, isHubtelStore, type HubtelApi, type HubtelStore, type JobRunner } from 'nestjs-hubtel';
+import {
+  HUBTEL_JOB_RUNNER,
+  HubtelError,
+  isHubtelStore,
+  type HubtelApi,
+  type HubtelStore,
+  type JobRunner,
+} from 'nestjs-hubtel';
 import { HttpTransport } from 'nestjs-hubtel/internal';
 import { HEALTH_DEFAULTS } from './health.constants.js';
 import { HUBTEL_HEALTH_MODULE_OPTIONS } from './health.module-definition.js';

@@ -1,5 +1,12 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { HubtelLogger, HubtelConfigError, HubtelStoreUnavailableError, type HubtelStore, type StoreEntry, type StoreWriteOptions } from 'nestjs-hubtel';
+import {
+  HubtelLogger,
+  HubtelConfigError,
+  HubtelStoreUnavailableError,
+  type HubtelStore,
+  type StoreEntry,
+  type StoreWriteOptions,
+} from 'nestjs-hubtel';
 import { REDIS_STORE_COMMANDS, REDIS_STORE_DEFAULTS } from './redis.constants.js';
 import { COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
 

@@ -1,4 +1,10 @@
-import { HubtelApiError, HubtelNetworkError, HubtelTimeoutError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import {
+  HubtelApiError,
+  HubtelNetworkError,
+  HubtelTimeoutError,
+  HubtelValidationError,
+  type ValidationIssue,
+} from 'nestjs-hubtel';
 import { SandboxStateError } from './sandbox.errors.js';
 import {
   SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS,

@@ -1,6 +1,15 @@
 import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { HUBTEL_TELEMETRY, HubtelError, HubtelValidationError, maskMsisdn, type HubtelStore, type HubtelTelemetry, type DeadLetter, type StoreEntry } from 'nestjs-hubtel';
+import {
+  HUBTEL_TELEMETRY,
+  HubtelError,
+  HubtelValidationError,
+  maskMsisdn,
+  type HubtelStore,
+  type HubtelTelemetry,
+  type DeadLetter,
+  type StoreEntry,
+} from 'nestjs-hubtel';
 import { type InboundPipeline, type JobRecord, type JobStatus } from 'nestjs-hubtel/internal';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { reportedCallback } from './fulfillment.telemetry.js';

@@ -1,6 +1,25 @@
 import { Body, HttpCode, HttpException, Inject, Optional, Post, Req, Res, type Type } from '@nestjs/common';
-import { HubtelShuttingDownError, HUBTEL_TELEMETRY, type HubtelTelemetry, HubtelValidationError } from 'nestjs-hubtel';
-import { inboundRejection, inboundSignal, shuttingDownHttpError, type InboundPipeline, InboundAccessGuard, InboundAccessPolicy, PATH_SECRET_PARAM, inboundHttpError, invalidBodyError, unrecordedError, isAccessGuarded, mountController, type InboundRequestLike } from 'nestjs-hubtel/internal';
+import {
+  HubtelShuttingDownError,
+  HUBTEL_TELEMETRY,
+  type HubtelTelemetry,
+  HubtelValidationError,
+} from 'nestjs-hubtel';
+import {
+  inboundRejection,
+  inboundSignal,
+  shuttingDownHttpError,
+  type InboundPipeline,
+  InboundAccessGuard,
+  InboundAccessPolicy,
+  PATH_SECRET_PARAM,
+  inboundHttpError,
+  invalidBodyError,
+  unrecordedError,
+  isAccessGuarded,
+  mountController,
+  type InboundRequestLike,
+} from 'nestjs-hubtel/internal';
 import {
   FulfillmentRejectedError,
   FulfillmentService,

@@ -1,5 +1,26 @@
-import { HubtelConfigError, type HubtelCredentials, type HubtelEnvSource, type HubtelRouteOptions, type HubtelStoreOption, type InboundAccessOptions } from 'nestjs-hubtel';
-import { HUBTEL_DEFAULT_BASE_URLS, assertOptionsObject, requireString, readHubtelEnv, checkOptionsFromEnv, HUBTEL_ENV, resolveBoolean, resolveCountryCode, resolveCredentials, resolveJobOwnership, resolveNumber, resolveUrl, assertStoreOption } from 'nestjs-hubtel/internal';
+import {
+  HubtelConfigError,
+  type HubtelCredentials,
+  type HubtelEnvSource,
+  type HubtelRouteOptions,
+  type HubtelStoreOption,
+  type InboundAccessOptions,
+} from 'nestjs-hubtel';
+import {
+  HUBTEL_DEFAULT_BASE_URLS,
+  assertOptionsObject,
+  requireString,
+  readHubtelEnv,
+  checkOptionsFromEnv,
+  HUBTEL_ENV,
+  resolveBoolean,
+  resolveCountryCode,
+  resolveCredentials,
+  resolveJobOwnership,
+  resolveNumber,
+  resolveUrl,
+  assertStoreOption,
+} from 'nestjs-hubtel/internal';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
   SERVICE_APP_DEFAULTS,

@@ -1,5 +1,14 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HUBTEL_TELEMETRY, HubtelStoreUnavailableError, HubtelValidationError, MemoryStore, maskMsisdn, type HubtelStore, type HubtelTelemetry, type StoreWriteOptions } from 'nestjs-hubtel';
+import {
+  HUBTEL_TELEMETRY,
+  HubtelStoreUnavailableError,
+  HubtelValidationError,
+  MemoryStore,
+  maskMsisdn,
+  type HubtelStore,
+  type HubtelTelemetry,
+  type StoreWriteOptions,
+} from 'nestjs-hubtel';
 import { redactToString } from 'nestjs-hubtel/internal';
 import {
   SERVICE_APP_DEFAULTS,

@@ -1,5 +1,15 @@
 import type { LoggerService } from '@nestjs/common';
-import { HubtelAuthenticationError, HubtelError, HubtelInsufficientCreditError, HubtelIpNotAllowedError, HubtelUnknownOutcomeError, maskPhoneNumbers, type HubtelTelemetry, tryNormalizeMsisdn, type HubtelErrorCode } from 'nestjs-hubtel';
+import {
+  HubtelAuthenticationError,
+  HubtelError,
+  HubtelInsufficientCreditError,
+  HubtelIpNotAllowedError,
+  HubtelUnknownOutcomeError,
+  maskPhoneNumbers,
+  type HubtelTelemetry,
+  tryNormalizeMsisdn,
+  type HubtelErrorCode,
+} from 'nestjs-hubtel';
 import { type HttpTransport } from 'nestjs-hubtel/internal';
 import { MsisdnSet } from './msisdn-set.js';
 import { SMS_PATHS } from './sms.constants.js';

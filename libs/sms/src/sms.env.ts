@@ -1,5 +1,12 @@
 import { type HubtelEnvSource } from 'nestjs-hubtel';
-import { HUBTEL_ENV, checkOptionsFromEnv, dropUndefined, hubtelHttpEnvVariables, hubtelHttpOptionsFromEnv, readHubtelEnv } from 'nestjs-hubtel/internal';
+import {
+  HUBTEL_ENV,
+  checkOptionsFromEnv,
+  dropUndefined,
+  hubtelHttpEnvVariables,
+  hubtelHttpOptionsFromEnv,
+  readHubtelEnv,
+} from 'nestjs-hubtel/internal';
 import { resolveSmsOptions, type SmsModuleOptions } from './sms.options.js';
 
 /** The variable behind each option smsOptionsFromEnv reads (for errors naming it). */

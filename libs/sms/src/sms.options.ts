@@ -1,5 +1,14 @@
 import { type HubtelCredentials, type HubtelHttpOptions } from 'nestjs-hubtel';
-import { assertOptionsObject, optionalString, resolveCredentials, resolveHttpOptions, resolveNumber, resolveUrl, type HttpTransportConfig, type ResolvedHubtelHttpOptions } from 'nestjs-hubtel/internal';
+import {
+  assertOptionsObject,
+  optionalString,
+  resolveCredentials,
+  resolveHttpOptions,
+  resolveNumber,
+  resolveUrl,
+  type HttpTransportConfig,
+  type ResolvedHubtelHttpOptions,
+} from 'nestjs-hubtel/internal';
 import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
 
 /** Options of `SmsModule.forRoot` / `forRootAsync`. */

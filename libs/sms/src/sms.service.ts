@@ -1,6 +1,19 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HUBTEL_TELEMETRY, HubtelUnknownOutcomeError, HubtelValidationError, tryNormalizeMsisdn, type HubtelTelemetry, type ValidationIssue, HubtelLogger } from 'nestjs-hubtel';
-import { type HttpTransport, echoValue, findInvalidMsisdns, invalidMsisdnsError } from 'nestjs-hubtel/internal';
+import {
+  HUBTEL_TELEMETRY,
+  HubtelUnknownOutcomeError,
+  HubtelValidationError,
+  tryNormalizeMsisdn,
+  type HubtelTelemetry,
+  type ValidationIssue,
+  HubtelLogger,
+} from 'nestjs-hubtel';
+import {
+  type HttpTransport,
+  echoValue,
+  findInvalidMsisdns,
+  invalidMsisdnsError,
+} from 'nestjs-hubtel/internal';
 import { SmsBatchRun } from './sms-batch.runner.js';
 import { reportedSend } from './sms.telemetry.js';
 import { countSmsSegments } from './sms-segments.js';

@@ -1,6 +1,11 @@
 import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { HUBTEL_TELEMETRY, HubtelUnknownOutcomeError, type HubtelSignal, type HubtelTelemetry } from 'nestjs-hubtel';
+import {
+  HUBTEL_TELEMETRY,
+  HubtelUnknownOutcomeError,
+  type HubtelSignal,
+  type HubtelTelemetry,
+} from 'nestjs-hubtel';
 import { FakeHttpServer } from '../../../test/support/fake-http-server.js';
 import { SmsModule } from './sms.module.js';
 import { SmsService } from './sms.service.js';

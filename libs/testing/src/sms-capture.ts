@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { HubtelApiError, HubtelError, HubtelTimeoutError, HubtelValidationError, tryNormalizeMsisdn } from 'nestjs-hubtel';
+import {
+  HubtelApiError,
+  HubtelError,
+  HubtelTimeoutError,
+  HubtelValidationError,
+  tryNormalizeMsisdn,
+} from 'nestjs-hubtel';
 import { type HubtelRequest, type HubtelResponse } from 'nestjs-hubtel/internal';
 import { SMS_HTTP_TRANSPORT, SMS_PATHS } from 'nestjs-hubtel/sms';
 

@@ -1,6 +1,11 @@
 import { parseArgs } from 'node:util';
 import { HubtelError, type DeadLetter, type HubtelStore } from 'nestjs-hubtel';
-import { DEFAULT_JOB_RECORD_TTL_MS, listDeadLetters, requeueDeadLetter, type JobRecord } from 'nestjs-hubtel/internal';
+import {
+  DEFAULT_JOB_RECORD_TTL_MS,
+  listDeadLetters,
+  requeueDeadLetter,
+  type JobRecord,
+} from 'nestjs-hubtel/internal';
 import { CliUsageError, EXIT, intOption, painter, type CliStreams } from './cli-support.js';
 
 /*

@@ -1,4 +1,10 @@
-import { HubtelApiError, HubtelError, HubtelNetworkError, HubtelTimeoutError, HubtelValidationError } from 'nestjs-hubtel';
+import {
+  HubtelApiError,
+  HubtelError,
+  HubtelNetworkError,
+  HubtelTimeoutError,
+  HubtelValidationError,
+} from 'nestjs-hubtel';
 import {
   HubtelSandbox,
   type SandboxFulfillmentCallback,
