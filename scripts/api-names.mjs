@@ -28,6 +28,8 @@ export const ENTRY_POINTS = [
   { name: 'nestjs-hubtel/testing', file: 'libs/testing/src/index.ts', snapshot: 'testing.api.txt' },
   { name: 'nestjs-hubtel/redis', file: 'libs/redis/src/index.ts', snapshot: 'redis.api.txt' },
   { name: 'nestjs-hubtel/bullmq', file: 'libs/bullmq/src/index.ts', snapshot: 'bullmq.api.txt' },
+  { name: 'nestjs-hubtel/health', file: 'libs/health/src/index.ts', snapshot: 'health.api.txt' },
+  { name: 'nestjs-hubtel/metrics', file: 'libs/metrics/src/index.ts', snapshot: 'metrics.api.txt' },
 ].filter((entry) => fs.existsSync(path.join(repoRoot, entry.file)));
 
 function kindOf(symbol) {
