@@ -23,15 +23,11 @@ export * from './logging/redact.js';
 export * from './logging/log-level.js';
 export * from './http/undici-axios-adapter.js';
 export * from './phone/msisdn.js';
-export * from './validation/validation.types.js';
 export {
   compileValidator,
-  validateOrThrow,
-  inspectValidator,
-  describeIssues,
-  type ValidatorReport,
-} from './validation/validation.compiler.js';
-export { flattenValidationErrors } from './validation/validation.runtime.js';
+  type CompiledValidator,
+  type ValidationResult,
+} from './validation/validation.ajv.js';
 export {
   LOG_LINE_MAX_LENGTH,
   LOG_VALUE_MAX_LENGTH,
