@@ -25,6 +25,7 @@ export * from './http/undici-axios-adapter.js';
 export * from './phone/msisdn.js';
 export {
   compileValidator,
+  type CompileValidatorOptions,
   type CompiledValidator,
   type ValidationResult,
 } from './validation/validation.ajv.js';

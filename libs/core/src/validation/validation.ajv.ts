@@ -68,7 +68,19 @@ function ajv(): Ajv {
   return (shared = instance);
 }
 
-const cache = new WeakMap<Function, CompiledValidator<unknown>>();
+export interface CompileValidatorOptions {
+  /**
+   * Refuse fields the DTOs do not declare (class-validator's `whitelist` + `forbidNonWhitelisted`),
+   * for bodies where a typo must not pass silently. Default false: unknown fields are accepted and
+   * left out of `value`.
+   */
+  forbidUnknown?: boolean;
+}
+
+const caches = {
+  open: new WeakMap<Function, CompiledValidator<unknown>>(),
+  closed: new WeakMap<Function, CompiledValidator<unknown>>(),
+};
 
 /**
  * The validator of a class-validator DTO: class-validator-jsonschema turns the class (and the DTOs
@@ -80,10 +92,14 @@ const cache = new WeakMap<Function, CompiledValidator<unknown>>();
  * @throws HubtelError `HUBTEL_CONFIG_INVALID` for a class without rules or with a rule that has no
  * exact JSON Schema form (see validation.schema.ts): at bootstrap, never on a request.
  */
-export function compileValidator<T>(dto: Type<T>): CompiledValidator<T> {
+export function compileValidator<T>(
+  dto: Type<T>,
+  options: CompileValidatorOptions = {},
+): CompiledValidator<T> {
+  const cache = options.forbidUnknown ? caches.closed : caches.open;
   const cached = cache.get(dto);
   if (cached) return cached as CompiledValidator<T>;
-  const { schema, root, shapes } = dtoJsonSchema(dto);
+  const { schema, root, shapes } = dtoJsonSchema(dto, options);
   const check = ajv().compile(schema);
   const validator: CompiledValidator<T> = (input) => {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
@@ -132,6 +148,8 @@ function fieldOf(error: ErrorObject): string {
     .slice(1)
     .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (error.keyword === 'required') path.push((error.params as { missingProperty: string }).missingProperty);
+  if (error.keyword === 'additionalProperties')
+    path.push((error.params as { additionalProperty: string }).additionalProperty);
   return path.join('.');
 }
 
@@ -165,6 +183,10 @@ function describe(error: ErrorObject, field: string): { rank: number; message: s
       return { rank: 3, message: `${field} must be at most ${String(schema)}` };
     case 'enum':
       return { rank: 3, message: `${field} must be one of ${(schema as unknown[]).map(String).join(', ')}` };
+    case 'additionalProperties': {
+      const known = Object.keys((error.parentSchema as { properties: object }).properties);
+      return { rank: 0, message: `${field} is not a known field (${known.join(', ')})` };
+    }
     case 'if':
       return undefined; // the wrapper of an optional field; the failing rule is reported itself
     default:

@@ -133,7 +133,7 @@ function nestedClass(meta: Metadata): Function {
  * names), built by class-validator-jsonschema with the converters above. Optional properties
  * (`@IsOptional()`) accept null as class-validator does: their rules apply only to other values.
  */
-export function dtoJsonSchema(root: Function): DtoSchema {
+export function dtoJsonSchema(root: Function, options: { forbidUnknown?: boolean } = {}): DtoSchema {
   const names = new Map<Function, string>();
   const definitions: Record<string, JsonSchema> = {};
   const shapes = new Map<string, DtoShape>();
@@ -169,7 +169,13 @@ export function dtoJsonSchema(root: Function): DtoSchema {
       properties[property] = plan.optional ? { if: { type: 'null' }, else: schema } : schema;
     }
     const required = [...plans].filter(([, plan]) => plan.required).map(([property]) => property);
-    definitions[names.get(cls)!] = { type: 'object', properties, required };
+    definitions[names.get(cls)!] = {
+      type: 'object',
+      properties,
+      required,
+      // class-validator's `whitelist` + `forbidNonWhitelisted`: an undeclared field is refused.
+      ...(options.forbidUnknown ? { additionalProperties: false } : {}),
+    };
     shapes.set(names.get(cls)!, shape);
   }
   return { schema: { $ref: `#/definitions/${rootName}`, definitions }, root: rootName, shapes };
