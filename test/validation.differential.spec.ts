@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { compileValidator, type CompileValidatorOptions } from 'nestjs-hubtel';
 import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
+import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
 import { SandboxPayBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
 import { dtoJsonSchema, type DtoShape } from '../libs/core/src/validation/validation.schema.js';
 
@@ -183,6 +184,23 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
       },
     },
     { forbidUnknown: true },
+  ],
+  [
+    'CreateInvoiceDto (createInvoice input)',
+    CreateInvoiceDto,
+    {
+      totalAmount: 10.5,
+      description: 'Two tickets',
+      clientReference: 'order-1',
+      callbackUrl: 'https://shop.test/cb',
+      returnUrl: 'https://shop.test/ok',
+      cancellationUrl: 'https://shop.test/no',
+      payeeName: 'Ama',
+      payeeMobileNumber: '0241234567',
+      payeeEmail: 'ama@shop.test',
+      merchantAccountNumber: '11684',
+      metadata: { order: 1 },
+    },
   ],
 ];
 

@@ -179,6 +179,8 @@ function describe(error: ErrorObject, field: string): { rank: number; message: s
       return { rank: 3, message: `${field} must have at most ${String(schema)} decimal places` };
     case 'minimum':
       return { rank: 3, message: `${field} must be at least ${String(schema)}` };
+    case 'exclusiveMinimum':
+      return { rank: 3, message: `${field} must be greater than ${String(schema)}` };
     case 'maximum':
       return { rank: 3, message: `${field} must be at most ${String(schema)}` };
     case 'enum':

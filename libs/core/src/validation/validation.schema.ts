@@ -31,7 +31,8 @@ const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
   isString: () => ({ type: 'string' }),
   isNumber: (meta) => {
     const options = (meta.constraints?.[0] ?? {}) as Record<string, unknown>;
-    // JSON has no NaN nor Infinity, so only maxDecimalPlaces would change what is accepted.
+    // Ajv's numbers are finite (strictNumbers), as class-validator's are by default.
+    if (options.allowNaN || options.allowInfinity) unsupported(meta, '@IsNumber allowing NaN or Infinity');
     return options.maxDecimalPlaces === undefined
       ? { type: 'number' }
       : { type: 'number', cvMaxDecimalPlaces: options.maxDecimalPlaces };
@@ -40,6 +41,7 @@ const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
   isBoolean: () => ({ type: 'boolean' }),
   isObject: () => ({ type: 'object' }),
   min: (meta) => ({ type: 'number', minimum: meta.constraints[0] as number }),
+  isPositive: () => ({ type: 'number', exclusiveMinimum: 0 }),
   max: (meta) => ({ type: 'number', maximum: meta.constraints[0] as number }),
   [IS_IN]: (meta) => ({ enum: primitives(meta, meta.constraints[0] as unknown[]) }),
   [MAX_LENGTH]: (meta) => ({ type: 'string', cvMaxLength: meta.constraints[0] as number }),
