@@ -223,11 +223,10 @@ describe.each(DTOS)('%s: the validator agrees with class-validator', (_name, dto
       }),
       { numRuns: RUNS },
     );
-    console.log(_name, 'accepted', accepted);
     // The corpus must reach both sides of the line, or agreeing would prove little.
     expect(accepted).toBeGreaterThan(RUNS / 20);
     expect(accepted).toBeLessThan(RUNS * 0.9);
-  });
+  }, 180_000); // thousands of class-validator runs: slow on a busy machine
 
   it('on bodies that are not objects (refused by both; class-validator throws on null)', async () => {
     for (const body of [null, 'x', 7, true, [], [{}]]) {
