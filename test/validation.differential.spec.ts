@@ -5,7 +5,7 @@ import { compileValidator, type CompileValidatorOptions } from 'nestjs-hubtel';
 import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
-import { SandboxPayBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
+import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
 import { dtoJsonSchema, type DtoShape } from '../libs/core/src/validation/validation.schema.js';
 
 /*
@@ -183,6 +183,12 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
         forge: false,
       },
     },
+    { forbidUnknown: true },
+  ],
+  [
+    'SandboxServicePaymentBodyDto (unknown fields refused)',
+    SandboxServicePaymentBodyDto,
+    { amount: 12.5, orderId: 'o1' },
     { forbidUnknown: true },
   ],
   [

@@ -1,5 +1,5 @@
 import { compileValidator, HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
-import { SandboxPayBodyDto } from './sandbox-admin.dto.js';
+import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from './sandbox-admin.dto.js';
 import { SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { apiErrorReply, SandboxStateError } from './sandbox.errors.js';
 import { escapeHtml, isJsonContentType } from './sandbox-http.js';
@@ -199,16 +199,17 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
       const raw = (await ctx.body()).toString('utf8').trim();
       const b = raw === '' ? {} : await ctx.jsonObject();
       try {
-        const unknown = Object.keys(b).filter((k) => k !== 'amount' && k !== 'orderId');
-        if (unknown.length > 0)
+        const checked = compileValidator(SandboxServicePaymentBodyDto, { forbidUnknown: true })(b);
+        if (!checked.ok)
           throw new HubtelValidationError(
-            'Invalid service payment',
-            unknown.map((field) => ({ field, message: 'is not a service payment option (amount, orderId)' })),
+            `Invalid service payment: ${checked.issues.map((i) => i.message).join('; ')}`,
+            checked.issues,
           );
+        const { amount, orderId } = checked.value;
         return ok(
           sandbox.recordServicePayment(ctx.params.id!, {
-            amount: b.amount as number | undefined,
-            orderId: b.orderId as string | undefined,
+            amount: amount ?? undefined,
+            orderId: orderId ?? undefined,
           }),
         );
       } catch (err) {

@@ -8,6 +8,7 @@ import {
   IsOptional,
   IsString,
   Matches,
+  Min,
   ValidateNested,
 } from 'class-validator';
 
@@ -74,4 +75,17 @@ export class SandboxPayBodyDto {
   @ValidateNested()
   @Type(() => SandboxPayFaultDto)
   fault?: SandboxPayFaultDto;
+}
+
+/** The body of `POST /_sandbox/sessions/{sessionId}/pay`. */
+export class SandboxServicePaymentBodyDto {
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  amount?: number;
+
+  @IsOptional()
+  @IsString()
+  @Matches(/\S/, { message: 'orderId must not be blank' })
+  orderId?: string;
 }
