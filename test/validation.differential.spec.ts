@@ -5,15 +5,18 @@ import { compileValidator, type CompileValidatorOptions } from 'nestjs-hubtel';
 import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
+import { HubtelCredentialsDto, HubtelHttpOptionsDto } from '../libs/core/src/options/hubtel-options.dto.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
 import { dtoJsonSchema, type DtoShape } from '../libs/core/src/validation/validation.schema.js';
 
 /*
- * Differential proof: on thousands of generated JSON bodies per DTO (missing fields, wrong types,
- * extra fields, lengths at and around every limit, unicode including surrogates and variation
- * selectors, nested shapes), the suite's validator (JSON Schema + Ajv) accepts exactly the bodies
- * class-validator accepts when run as a default `ValidationPipe` runs it (`plainToInstance`, then
- * `validate` with no options), and names the same bad fields.
+ * Differential proof: on thousands of generated JSON bodies per DTO — the inbound bodies, the
+ * sandbox's admin bodies, createInvoice's input, the shared module options; missing fields, wrong
+ * types, extra fields, lengths at and around every limit, unicode including surrogates and
+ * variation selectors, nested shapes — the suite's validator (JSON Schema + Ajv) accepts exactly the bodies
+ * class-validator accepts when run as a `ValidationPipe` runs it (`plainToInstance`, then
+ * `validate`: default options, or whitelist + forbidNonWhitelisted where unknown fields are
+ * refused), and names the same bad fields.
  */
 
 const RUNS = Number(process.env.HUBTEL_DIFFERENTIAL_RUNS ?? 3_000);
@@ -191,6 +194,16 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     { amount: 12.5, orderId: 'o1' },
     { forbidUnknown: true },
   ],
+  [
+    'HubtelHttpOptionsDto (module options)',
+    HubtelHttpOptionsDto,
+    {
+      timeoutMs: 15_000,
+      retry: { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000 },
+      defaultCountryCode: '233',
+    },
+  ],
+  ['HubtelCredentialsDto (module options)', HubtelCredentialsDto, { clientId: 'id', clientSecret: 'secret' }],
   [
     'CreateInvoiceDto (createInvoice input)',
     CreateInvoiceDto,

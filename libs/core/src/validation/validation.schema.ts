@@ -92,10 +92,16 @@ function planClass(cls: Function): Map<string, PropertyPlan> {
   if (metas.length === 0)
     throw new HubtelError('HUBTEL_CONFIG_INVALID', `${cls.name} declares no class-validator rules`);
   const plans = new Map<string, PropertyPlan>();
+  const kinds = new Set<string>();
   for (const meta of metas) {
     const name = ruleName(meta);
     if (meta.groups?.length || meta.always || meta.each)
       unsupported(meta, `@${name} with groups, always or each`);
+    // Two rules of one kind on a property would merge into one schema keyword (the last wins).
+    const seen = `${meta.propertyName}\0${name}`;
+    if (name !== ValidationTypes.WHITELIST && kinds.has(seen))
+      unsupported(meta, `@${name} twice on one property (combine them into one)`);
+    kinds.add(seen);
     const plan = plans.get(meta.propertyName) ?? { optional: false, required: false };
     plans.set(meta.propertyName, plan);
     if (name === IS_OPTIONAL) plan.optional = true;
