@@ -49,10 +49,14 @@ const scalar = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.integer(),
 );
-/** Keys a body may carry besides the declared ones (never prototype names: those are refused earlier). */
-const extraKey = fc
-  .string({ minLength: 1, maxLength: 12 })
-  .filter((key) => !(key in Object.prototype) && key !== '__proto__');
+/** Keys a body may carry besides the declared ones (not `__proto__` nor `constructor`: refused before validation). */
+const extraKey = fc.oneof(
+  fc
+    .string({ minLength: 1, maxLength: 12 })
+    .filter((key) => !(key in Object.prototype) && key !== '__proto__'),
+  // Object.prototype names: class-transformer never copies them, so class-validator never sees them.
+  fc.constantFrom('toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf'),
+);
 
 /** Bodies of a DTO: each declared key missing or holding anything (nested DTOs included), plus extra keys. */
 function bodyOf(shapes: Map<string, DtoShape>, name: string, depth: number): fc.Arbitrary<unknown> {

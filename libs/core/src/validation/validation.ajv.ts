@@ -2,7 +2,7 @@ import type { Type } from '@nestjs/common';
 import { _, Ajv, type ErrorObject, type KeywordCxt, type Name, type ValidateFunction } from 'ajv';
 import { isDefined, isNotEmpty, isNumber, matches, maxLength, minLength } from 'class-validator';
 import type { ValidationIssue } from '../errors/hubtel.errors.js';
-import { dtoJsonSchema, type DtoShape } from './validation.schema.js';
+import { dtoJsonSchema, IGNORED, type DtoShape } from './validation.schema.js';
 
 /**
  * Outcome of a DTO validator. `value` is a fresh plain object holding only the DTO's declared
@@ -186,7 +186,9 @@ function describe(error: ErrorObject, field: string): { rank: number; message: s
     case 'enum':
       return { rank: 3, message: `${field} must be one of ${(schema as unknown[]).map(String).join(', ')}` };
     case 'additionalProperties': {
-      const known = Object.keys((error.parentSchema as { properties: object }).properties);
+      const properties = (error.parentSchema as { properties: Record<string, { $comment?: string }> })
+        .properties;
+      const known = Object.keys(properties).filter((key) => properties[key]!.$comment !== IGNORED);
       return { rank: 0, message: `${field} is not a known field (${known.join(', ')})` };
     }
     case 'if':

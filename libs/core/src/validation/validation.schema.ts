@@ -13,6 +13,12 @@ import { targetConstructorToSchema } from 'class-validator-jsonschema';
 import { plainToInstance } from 'class-transformer';
 import { HubtelError } from '../errors/hubtel.errors.js';
 
+/** Names on Object.prototype; `__proto__` is left to the hostile-structure check (it cannot be a schema key). */
+const PROTOTYPE_NAMES = Object.getOwnPropertyNames(Object.prototype).filter((name) => name !== '__proto__');
+
+/** `$comment` of the schema of an Object.prototype name: accepted, never a known field. */
+export const IGNORED = 'Object.prototype name, ignored';
+
 /** A JSON Schema object (the subset this module builds). */
 export type JsonSchema = Record<string, unknown>;
 
@@ -177,6 +183,11 @@ export function dtoJsonSchema(root: Function, options: { forbidUnknown?: boolean
       properties[property] = plan.optional ? { if: { type: 'null' }, else: schema } : schema;
     }
     const required = [...plans].filter(([, plan]) => plan.required).map(([property]) => property);
+    // class-transformer never copies Object.prototype names (toString, valueOf...) onto an
+    // instance, so class-validator's whitelist never sees them: accepted, and left out of `value`.
+    if (options.forbidUnknown)
+      for (const name of PROTOTYPE_NAMES)
+        if (!Object.hasOwn(properties, name)) properties[name] = { $comment: IGNORED };
     definitions[names.get(cls)!] = {
       type: 'object',
       properties,
