@@ -212,6 +212,24 @@ describeEachStore(ADAPTERS, 'checkout callback: malformed and hostile bodies', (
     );
   });
 
+  it('answers one clear message per bad field: a missing field is "required"', async () => {
+    const body = valid();
+    delete body.Data.CheckoutId;
+    body.Data.Amount = 'ten';
+    body.Data.ClientReference = '';
+    const res = await t.post(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'HUBTEL_INVALID_BODY' });
+    expect(res.body.issues).toEqual([
+      { field: 'Data.CheckoutId', message: 'Data.CheckoutId is required' },
+      { field: 'Data.ClientReference', message: 'Data.ClientReference must not be empty' },
+      { field: 'Data.Amount', message: 'Data.Amount must be a number, got a string' },
+    ]);
+    expect(res.body.message).toBe(
+      'Invalid checkout callback: Data.CheckoutId is required; Data.ClientReference must not be empty; Data.Amount must be a number, got a string',
+    );
+  });
+
   it('refuses prototype-pollution keys itself, whatever the body parser let through', async () => {
     // JSON.parse keeps "__proto__" as an own key, as Express's parser does.
     for (const text of [

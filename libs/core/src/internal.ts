@@ -82,5 +82,9 @@ export { redactToString } from './logging/redact.js';
 export { sanitizingLogger } from './logging/hubtel-logger.js';
 export { isLogLevelEnabled } from './logging/log-level.js';
 
-export type { CompiledValidator } from './validation/validation.types.js';
-export { compileValidator } from './validation/validation.compiler.js';
+export {
+  compileValidator,
+  type CompiledValidator,
+  type CompileValidatorOptions,
+  type ValidationResult,
+} from './validation/validation.ajv.js';

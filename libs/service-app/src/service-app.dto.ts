@@ -73,7 +73,7 @@ export class FulfillmentRequestDto {
   OrderInfo?: unknown;
 }
 
-/** Validators compiled once per DTO (core's compileValidator: class-validator rules and messages). */
+/** Validators built once per DTO (core's compileValidator: the DTO's rules as JSON Schema, run by Ajv). */
 export const validateServiceFlowRequest: CompiledValidator<ServiceFlowRequest> = compileValidator(
   ServiceFlowRequestDto,
 ) as CompiledValidator<ServiceFlowRequest>;
