@@ -46,6 +46,7 @@ const ENTRIES = [
 const DOCUMENTS = [
   'docs/checkout.md',
   'docs/dev-tools.md',
+  'docs/operations.md',
   'docs/quick-start.md',
   'docs/service-app.md',
   'docs/testing.md',
