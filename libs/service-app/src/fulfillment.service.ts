@@ -39,7 +39,7 @@ import { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
 import { isoNow } from './service-app.time.js';
-import { cartKey } from './service-flow.service.js';
+import { cartKey } from './service-flow.session.js';
 import type { StoredCart } from './service-flow.types.js';
 
 /** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
