@@ -9,8 +9,6 @@ import {
   normalizeMsisdn,
   type InboundPipeline,
   type HubtelStore,
-  type JobDeferral,
-  type JobRunContext,
   type ValidationIssue,
   type DeadLetter,
 } from 'nestjs-hubtel';
@@ -18,58 +16,26 @@ import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
 import { CheckoutReconciler, type CheckoutReconcileResult } from './checkout-reconciler.js';
-import { CheckoutSettlement, paymentFromStatus } from './checkout-settlement.js';
+import { CheckoutSettlement } from './checkout-settlement.js';
 import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
+import { failedFromCallback, paidFromCallback } from './checkout.callback-evidence.js';
+import { CheckoutConfirmation } from './checkout.confirmation.js';
 import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
 import {
-  CHECKOUT_CONFIRM_JOB,
   CHECKOUT_PIPELINE,
   CHECKOUT_RESOLVED_OPTIONS,
   CHECKOUT_STORE,
   CLIENT_REFERENCE_MAX_LENGTH,
   DESCRIPTION_FORBIDDEN_CHARACTERS,
 } from './checkout.constants.js';
-import type { CheckoutPaymentInfo, CheckoutRejectionReason } from './checkout.events.js';
-import { recheckDelays, type ResolvedCheckoutOptions } from './checkout.options.js';
-import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
+import type { CheckoutRejectionReason } from './checkout.events.js';
+import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import type {
   CheckoutInitiateRequestBody,
   CheckoutInvoiceCreated,
   CreateInvoiceInput,
 } from './dto/create-invoice.dto.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
-
-/** A callback recorded for confirmation through the status check. */
-interface ConfirmJob {
-  claim: Exclude<CallbackClaim, 'pending'>;
-  callback: CheckoutCallbackDto;
-  sourceAddress?: string;
-  /** The invoice's confirmation round it belongs to (absent: 0). */
-  round?: number;
-}
-
-/**
- * Where a paid claim's confirmation is in its schedule of status checks (the job's state, kept
- * between its deferred runs): when its first check was, and how many scheduled checks were made.
- */
-interface RecheckState {
-  start: number;
-  checks: number;
-}
-
-/** When the scheduled check after the first `checks` is due: the first, plus the delays so far. */
-function dueAt(state: RecheckState, delays: readonly number[]): number {
-  return state.start + delays.slice(0, state.checks).reduce((sum, ms) => sum + ms, 0);
-}
-
-/**
- * The confirmation job's key. A paid claim's key names the invoice's round: a round that ended
- * unconfirmed moves the invoice to the next one, so it never makes a later callback a duplicate.
- * Round 0 keeps the key `<ref>:paid` (records written before rounds existed stay recognised).
- */
-function confirmKey(ref: string, claim: ConfirmJob['claim'], round: number): string {
-  return claim === 'paid' && round > 0 ? `${ref}:paid:${round}` : `${ref}:${claim}`;
-}
 
 /** What became of a callback. The HTTP answer does not reveal it (see the callback controller). */
 export interface CheckoutCallbackResult {
@@ -97,6 +63,7 @@ const METADATA_MAX_BYTES = 4096;
 @Injectable()
 export class CheckoutService implements OnApplicationShutdown {
   private readonly logger = new HubtelLogger('HubtelCheckout');
+  private readonly confirmation: CheckoutConfirmation;
 
   constructor(
     @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
@@ -108,19 +75,7 @@ export class CheckoutService implements OnApplicationShutdown {
     @Inject(CheckoutVerifier) private readonly verifier: CheckoutVerifier,
     @Inject(CheckoutReconciler) private readonly reconciler: CheckoutReconciler,
   ) {
-    pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, {
-      run: (job, context) => this.confirm(job, context),
-      // Another callback of the round (the genuine one after a forged one, say) while the
-      // confirmation waits for its next status check: checked now, on whichever instance, and its
-      // details are the ones reported (see confirm).
-      wakeOnDuplicate: true,
-      // Once confirmed, the record only needs to recognise a re-sent callback: the body goes.
-      compactWhenDone: () => undefined,
-      onSettled: async (record, outcome) => {
-        // Gave up (the status check kept failing): its round must not hold back the next callback.
-        if (outcome === 'dead' && record.payload.claim === 'paid') await this.endRound(record.payload);
-      },
-    });
+    this.confirmation = new CheckoutConfirmation(options, pipeline, invoices, api, settlement, verifier);
     checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
   }
 
@@ -274,23 +229,8 @@ export class CheckoutService implements OnApplicationShutdown {
     }
 
     if (this.options.verification.confirmWithStatusCheck) {
-      // The validated callback is already a fresh plain object (the compiled validator builds one): recorded as is.
-      const job: ConfirmJob = { claim, callback };
-      if (context.sourceAddress !== undefined) job.sourceAddress = context.sourceAddress;
-      const round = claim === 'paid' ? (invoice!.confirmRound ?? 0) : 0;
-      if (round > 0) job.round = round;
-      const key = confirmKey(ref, claim, round);
-      const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
-      if (!submitted.duplicate) return { outcome: 'accepted', clientReference: ref, claim };
-      if (submitted.woken)
-        this.logger.debug?.(
-          `Another ${claim} callback for ${ref} while its confirmation waits or runs: checking its status again now`,
-        );
-      else
-        this.logger.debug?.(
-          `Duplicate ${claim} callback for ${ref} ignored: its confirmation is already ${submitted.record.status}`,
-        );
-      return { outcome: 'duplicate', clientReference: ref, claim };
+      const outcome = await this.confirmation.submit(claim, callback, invoice!, context.sourceAddress);
+      return { outcome, clientReference: ref, claim };
     }
     const result =
       claim === 'paid'
@@ -332,96 +272,6 @@ export class CheckoutService implements OnApplicationShutdown {
   onApplicationShutdown(): void {
     // The default store is ours to close; a store the app provided is the app's.
     if (this.options.store === undefined && this.store instanceof MemoryStore) this.store.close();
-  }
-
-  /**
-   * Confirms a recorded callback through the status check (a pipeline job: throwing retries it).
-   * A paid claim the status check does not show yet is checked again on a schedule fixed from its
-   * first check (the platform's check can lag behind its callback): each time the job defers
-   * itself, durably, until the next check is due (a delayed job of the runner, not a wait in this
-   * process). Another callback of the round wakes it for one check now, without moving the
-   * schedule (so copies of a callback cannot end the round early and start new rounds one after
-   * another). After the last check it is rejected (`NOT_CONFIRMED`) and left to the reconciler,
-   * and its round ends so that it holds nothing a later callback needs.
-   */
-  private async confirm(job: ConfirmJob, context: JobRunContext<ConfirmJob>): Promise<void | JobDeferral> {
-    const ref = job.callback.Data.ClientReference;
-    const invoice = await this.invoices.get(ref);
-    if (!invoice || invoice.status === 'paid') return;
-    const { sourceAddress } = job;
-    if (job.claim === 'failed') {
-      // Undefined: the platform knows no such transaction, nothing was paid. Errors are retried.
-      const status = await this.api.findStatus(ref);
-      if (status?.paid) return this.settleConfirmed(job, status, invoice);
-      await this.settlement.failed({
-        ...failedFromCallback(job.callback),
-        ...(status
-          ? { payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) } }
-          : {}),
-      });
-      return;
-    }
-
-    const delays = recheckDelays(this.options.verification.recheck);
-    const now = Date.now();
-    const previous = context.record.state as RecheckState | undefined;
-    const state: RecheckState = previous ? { ...previous } : { start: now, checks: 0 };
-    // The first check, or the scheduled one whose time has come (a wake before it adds a check).
-    if (state.checks === 0 || now >= dueAt(state, delays)) state.checks++;
-    let status = await this.api.findStatus(ref);
-    // The payload is the latest callback of the round (a wake brings its own); one that came
-    // during this check is later still: its details (the payer's) are the ones reported.
-    if (status?.paid) return this.settleConfirmed((await context.takeWake()) ?? job, status, invoice);
-    if (state.checks <= delays.length) return context.defer(dueAt(state, delays), state);
-    await this.endRound(job);
-    // A callback of this round that came during the last check: one more check for it.
-    const late = await context.takeWake();
-    if (late) {
-      status = await this.api.findStatus(ref);
-      if (status?.paid) return this.settleConfirmed(late, status, invoice);
-    }
-    this.settlement.reject({
-      reason: 'NOT_CONFIRMED',
-      message: `The callback says ${ref} was paid, but the status check says ${status ? `"${status.status}"` : 'it has no such transaction'} (checked ${delays.length + 1} times)`,
-      clientReference: ref,
-      invoice,
-      callback: job.callback,
-      status,
-      sourceAddress,
-    });
-  }
-
-  /** Moves the invoice past the job's confirmation round (unless another ending did already). */
-  private async endRound(job: ConfirmJob): Promise<void> {
-    const round = job.round ?? 0;
-    await this.invoices.update(job.callback.Data.ClientReference, (current) =>
-      (current.confirmRound ?? 0) === round ? changeInvoice(current, { confirmRound: round + 1 }) : undefined,
-    );
-  }
-
-  /** The status check says Paid: verified against the invoice, then settled once. */
-  private async settleConfirmed(
-    job: Pick<ConfirmJob, 'callback' | 'sourceAddress'>,
-    status: CheckoutTransactionStatus,
-    invoice: CheckoutInvoice,
-  ): Promise<void> {
-    const ref = invoice.clientReference;
-    const verdict = this.verifier.verifyPaidStatus(status, invoice);
-    if (!verdict.ok) {
-      this.settlement.reject({
-        ...verdict,
-        clientReference: ref,
-        invoice,
-        status,
-        sourceAddress: job.sourceAddress,
-      });
-      return;
-    }
-    await this.settlement.paid({
-      ...paidFromCallback(job.callback, true),
-      amountPaid: status.amount!,
-      payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) },
-    });
   }
 
   private async watch(ref: string, createdAt: number): Promise<void> {
@@ -605,52 +455,6 @@ export class CheckoutService implements OnApplicationShutdown {
       return undefined;
     }
   }
-}
-
-/** Keeps a payment detail only when it says something (not undefined, null or ""). */
-function given(value: string | null | undefined): value is string {
-  return value !== undefined && value !== null && value !== '';
-}
-
-function paymentFromCallback(callback: CheckoutCallbackDto): CheckoutPaymentInfo {
-  // Field by field (once per callback): the same keys, in the same order, as filtering the entries.
-  const data = callback.Data;
-  const details = data.PaymentDetails ?? undefined;
-  const payment: CheckoutPaymentInfo = {};
-  if (given(details?.PaymentType)) payment.paymentType = details.PaymentType;
-  if (given(details?.Channel)) payment.channel = details.Channel;
-  if (given(details?.MobileMoneyNumber)) payment.mobileMoneyNumber = details.MobileMoneyNumber;
-  if (given(data.CustomerPhoneNumber)) payment.customerPhoneNumber = data.CustomerPhoneNumber;
-  if (given(data.SalesInvoiceId)) payment.salesInvoiceId = data.SalesInvoiceId;
-  return payment;
-}
-
-function paidFromCallback(
-  callback: CheckoutCallbackDto,
-  confirmed: boolean,
-): Parameters<CheckoutSettlement['paid']>[0] {
-  return {
-    clientReference: callback.Data.ClientReference,
-    checkoutId: callback.Data.CheckoutId,
-    amountPaid: callback.Data.Amount as number,
-    source: 'callback',
-    confirmedByStatusCheck: confirmed,
-    payment: paymentFromCallback(callback),
-  };
-}
-
-function failedFromCallback(callback: CheckoutCallbackDto): Parameters<CheckoutSettlement['failed']>[0] {
-  const evidence: Parameters<CheckoutSettlement['failed']>[0] = {
-    clientReference: callback.Data.ClientReference,
-    checkoutId: callback.Data.CheckoutId,
-    source: 'callback',
-    responseCode: callback.ResponseCode,
-    status: callback.Data.Status,
-    payment: paymentFromCallback(callback),
-  };
-  if (typeof callback.Data.Description === 'string' && callback.Data.Description !== '')
-    evidence.reason = callback.Data.Description;
-  return evidence;
 }
 
 function assertClientReference(clientReference: unknown, method: string): asserts clientReference is string {
