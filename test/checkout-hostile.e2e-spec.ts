@@ -1,4 +1,4 @@
-import type { HubtelStore } from 'nestjs-hubtel';
+import { type HubtelStore } from 'nestjs-hubtel';
 import {
   ADAPTERS,
   FakeCheckoutApi,
@@ -209,6 +209,24 @@ describeEachStore(ADAPTERS, 'checkout callback: malformed and hostile bodies', (
     const fields = (res.body.issues as Array<{ field: string }>).map((i) => i.field);
     expect(fields).toEqual(
       expect.arrayContaining(['ResponseCode', 'Data.CheckoutId', 'Data.ClientReference', 'Data.Amount']),
+    );
+  });
+
+  it('answers one clear message per bad field: a missing field is "required"', async () => {
+    const body = valid();
+    delete body.Data.CheckoutId;
+    body.Data.Amount = 'ten';
+    body.Data.ClientReference = '';
+    const res = await t.post(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'HUBTEL_INVALID_BODY' });
+    expect(res.body.issues).toEqual([
+      { field: 'Data.CheckoutId', message: 'Data.CheckoutId is required' },
+      { field: 'Data.ClientReference', message: 'Data.ClientReference must not be empty' },
+      { field: 'Data.Amount', message: 'Data.Amount must be a number, got a string' },
+    ]);
+    expect(res.body.message).toBe(
+      'Invalid checkout callback: Data.CheckoutId is required; Data.ClientReference must not be empty; Data.Amount must be a number, got a string',
     );
   });
 

@@ -12,11 +12,11 @@ import { Test } from '@nestjs/testing';
 import {
   HubtelDeadLetterNotFoundError,
   HubtelError,
-  type InboundPipeline,
   HubtelNotDeadLetterError,
   type HubtelStore,
-  type JobRecord,
 } from 'nestjs-hubtel';
+import { type InboundPipeline, type JobRecord } from 'nestjs-hubtel/internal';
+import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import {
   CheckoutModule,
   CheckoutEvents,
@@ -27,7 +27,6 @@ import {
 import {
   FulfillmentService,
   OnFulfillment,
-  SERVICE_APP_PIPELINE,
   ServiceAppModule,
   fulfilled,
   type FulfillmentRequestedEvent,

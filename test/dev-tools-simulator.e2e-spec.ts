@@ -4,15 +4,10 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import {
-  createTestSandbox,
-  defaultFulfillmentUrl,
-  parseSimulateCliArgs,
-  runSimulateCli,
-  stripAnsi,
-  type TestSandbox,
-} from 'nestjs-hubtel/testing';
-import { startBundleMerchant, type BundleMerchant } from './support/dev-tools.fixtures.js';
+import { createTestSandbox, runSimulateCli, type TestSandbox } from 'nestjs-hubtel/testing';
+import { defaultFulfillmentUrl } from '../libs/testing/src/cli/terminal-simulator.js';
+import { parseSimulateCliArgs } from '../libs/testing/src/cli/simulate-cli.js';
+import { startBundleMerchant, stripAnsi, type BundleMerchant } from './support/dev-tools.fixtures.js';
 import { startExampleInProcess, type InProcessExample } from './support/example-app.harness.js';
 import { systemBinary } from './support/system.js';
 

@@ -4,16 +4,11 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
-import {
-  createTestSandbox,
-  parseTriggerCliArgs,
-  runTriggerCli,
-  stripAnsi,
-  type TestSandbox,
-} from 'nestjs-hubtel/testing';
+import { createTestSandbox, runTriggerCli, type TestSandbox } from 'nestjs-hubtel/testing';
+import { parseTriggerCliArgs } from '../libs/testing/src/cli/trigger-cli.js';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { CheckoutService } from 'nestjs-hubtel/checkout';
-import { startBundleMerchant, type BundleMerchant } from './support/dev-tools.fixtures.js';
+import { startBundleMerchant, stripAnsi, type BundleMerchant } from './support/dev-tools.fixtures.js';
 import {
   getOrder,
   placeOrder,

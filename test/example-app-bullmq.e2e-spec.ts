@@ -4,7 +4,8 @@
  */
 import { Queue } from 'bullmq';
 import { HUBTEL_JOB_RUNNER, HUBTEL_STORE } from 'nestjs-hubtel';
-import { BULLMQ_RUNNER_DEFAULTS, BullmqJobRunner } from 'nestjs-hubtel/bullmq';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
+import { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { startExampleApp, type ExampleApp } from '../src/bootstrap.js';
@@ -42,7 +43,7 @@ redisBinary.describe('the example app with REDIS_URL', () => {
     await redis?.dispose();
   });
 
-  it('keeps its records in Redis and runs its jobs with BullMQ: a paid order gets its receipt; reconciliation is a BullMQ job scheduler', async () => {
+  it('keeps its records in Redis and runs its jobs on BullMQ: a paid order gets its receipt, through a BullMQ job; reconciliation is a BullMQ job scheduler', async () => {
     expect(example.app.get(HUBTEL_STORE, { strict: false })).toBeInstanceOf(RedisStore);
     expect(example.app.get(HUBTEL_JOB_RUNNER, { strict: false })).toBeInstanceOf(BullmqJobRunner);
 
@@ -58,19 +59,25 @@ redisBinary.describe('the example app with REDIS_URL', () => {
     );
     expect(sandbox.messagesTo('233277000111')).toHaveLength(1);
 
-    // The paid event's first run started in this process (firstRunHere, the default); its retries,
-    // re-checks and a takeover after a crash would be BullMQ jobs. The reconciliation passes are a
-    // BullMQ job scheduler, one pass per interval whatever the number of replicas.
-    const queue = new Queue('checkout-reconcile', {
+    // The paid event ran as a BullMQ job (the default: every run, the first included, is one).
+    const queue = new Queue('checkout', {
+      connection: { url: redis.url },
+      prefix: BULLMQ_RUNNER_DEFAULTS.prefix,
+    });
+    // The reconciliation passes are a BullMQ job scheduler, one pass per interval whatever the
+    // number of replicas.
+    const reconcile = new Queue('checkout-reconcile', {
       connection: { url: redis.url },
       prefix: BULLMQ_RUNNER_DEFAULTS.prefix,
     });
     try {
-      expect(await queue.getJobSchedulers()).toEqual([
+      const runs = await queue.getJobs(['completed']);
+      expect(runs.map((job) => job.name)).toContain('hubtel.checkout.paid');
+      expect(await reconcile.getJobSchedulers()).toEqual([
         expect.objectContaining({ key: 'checkout-reconcile' }),
       ]);
     } finally {
-      await queue.close();
+      await Promise.all([queue.close(), reconcile.close()]);
     }
   });
 });

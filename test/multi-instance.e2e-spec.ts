@@ -6,7 +6,8 @@
  */
 import http, { type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import type { HubtelStore, JobRecord } from 'nestjs-hubtel';
+import { type HubtelStore } from 'nestjs-hubtel';
+import { type JobRecord } from 'nestjs-hubtel/internal';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import {
   buildCheckoutCallback,

@@ -344,6 +344,15 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
         ]),
       );
     }
+    // nestjs-hubtel/internal: what the libs share, loaded by them through the package's name.
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package/dist/esm/core/internal.js',
+        'package/dist/esm/core/internal.d.ts',
+        'package/dist/cjs/core/internal.cjs',
+        'package/dist/cjs/core/internal.d.cts',
+      ]),
+    );
     const unexpected = files.filter(
       (f) =>
         !/^package\/(package\.json|README\.md|LICENSE|docs\/[\w-]+\.md|libs\/sandbox\/README\.md|dist\/(esm|cjs)\/.+)$/.test(

@@ -2,8 +2,10 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { HUBTEL_STORE, type HubtelStore } from 'nestjs-hubtel';
-import { CHECKOUT_STORE, CheckoutModule } from 'nestjs-hubtel/checkout';
-import { SERVICE_APP_STORE, ServiceAppModule } from 'nestjs-hubtel/service-app';
+import { CHECKOUT_STORE } from '../libs/checkout/src/checkout.constants.js';
+import { CheckoutModule } from 'nestjs-hubtel/checkout';
+import { SERVICE_APP_STORE } from '../libs/service-app/src/service-app.constants.js';
+import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { HubtelRedisModule, RedisStore } from 'nestjs-hubtel/redis';
 import {
   ADAPTERS,

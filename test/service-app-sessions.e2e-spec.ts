@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryStore } from 'nestjs-hubtel';
-import { SERVICE_APP_DEFAULT_MESSAGES } from 'nestjs-hubtel/service-app';
+import { SERVICE_APP_DEFAULT_MESSAGES } from '../libs/service-app/src/service-app.constants.js';
 import {
   flowRequest,
   postJson as post,

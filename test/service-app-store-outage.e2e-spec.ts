@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import { SERVICE_APP_DEFAULT_MESSAGES as M } from 'nestjs-hubtel/service-app';
+import { SERVICE_APP_DEFAULT_MESSAGES as M } from '../libs/service-app/src/service-app.constants.js';
 import {
   flowRequest,
   postJson as post,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { InboundPipeline } from 'nestjs-hubtel';
+import { type InboundPipeline } from 'nestjs-hubtel/internal';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import { SERVICE_APP_PIPELINE, type ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
+import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
+import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import { RecordingLogger } from './support/service-app.fixtures.js';
 import {
   postJson as post,

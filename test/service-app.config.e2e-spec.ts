@@ -3,7 +3,11 @@ import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from
 import { DiscoveryService } from '@nestjs/core';
 import { MemoryStore, type StoreEntry, type StoreWriteOptions } from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_JOBS, ServiceAppModule } from 'nestjs-hubtel/service-app';
+import {
+  SERVICE_APP_DEFAULT_MESSAGES,
+  SERVICE_APP_JOBS,
+} from '../libs/service-app/src/service-app.constants.js';
+import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { FakeHttpServer } from './support/fake-http-server.js';
 import { successCallback } from './support/service-app.fixtures.js';
 import {

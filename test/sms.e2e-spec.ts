@@ -11,22 +11,21 @@ import {
   HubtelNetworkError,
   HubtelUnknownOutcomeError,
   HubtelValidationError,
-  createHttpTransport,
 } from 'nestjs-hubtel';
+import { createHttpTransport } from 'nestjs-hubtel/internal';
 import {
   SMS_HTTP_TRANSPORT,
-  SMS_OPTIONS,
   SmsBatchAbortedError,
   SmsModule,
   SmsService,
   countSmsSegments,
   smsOptionsFromEnv,
-  smsTransportConfig,
-  type ResolvedSmsOptions,
   type SendBatchResult,
   type SmsBatchReport,
   type SmsModuleOptions,
 } from 'nestjs-hubtel/sms';
+import { SMS_OPTIONS } from '../libs/sms/src/sms.constants.js';
+import { smsTransportConfig, type ResolvedSmsOptions } from '../libs/sms/src/sms.options.js';
 import { CaptureLogger } from './support/capture-logger.js';
 import { FakeHttpServer, closedPort } from './support/fake-http-server.js';
 import { FakeSmsApi, SMS_BATCH_PATH, SMS_SEND_PATH } from './support/fake-sms-api.js';

@@ -1,21 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  CHECKOUT_KEY_PREFIX,
-  OnCheckoutPaid,
-  type CheckoutInvoice,
-  type CheckoutPaidEvent,
-} from 'nestjs-hubtel/checkout';
+import { CHECKOUT_KEY_PREFIX } from '../../libs/checkout/src/checkout.constants.js';
+import { OnCheckoutPaid, type CheckoutInvoice, type CheckoutPaidEvent } from 'nestjs-hubtel/checkout';
 import {
   FlowContext,
   FlowStep,
   OnFulfillment,
-  SERVICE_APP_KEYS,
   ServiceFlow,
   deferFulfillment,
   type FulfillmentRequestedEvent,
   type StoredCart,
 } from 'nestjs-hubtel/service-app';
-import type { HubtelStore } from 'nestjs-hubtel';
+import { SERVICE_APP_KEYS } from '../../libs/service-app/src/service-app.constants.js';
+import { type HubtelStore } from 'nestjs-hubtel';
 import { LatencyProbe } from './latency-probe.js';
 
 /**

@@ -5,9 +5,10 @@
  * background work they start (recording, dispatch to the host handler) awaited too. The CPU per
  * call is what our code (and the event emitter it uses) costs on top of any controller.
  */
-import type { InboundPipeline } from 'nestjs-hubtel';
+import { type InboundPipeline } from 'nestjs-hubtel/internal';
 import { CheckoutService } from 'nestjs-hubtel/checkout';
-import { FulfillmentService, SERVICE_APP_PIPELINE, ServiceFlowService } from 'nestjs-hubtel/service-app';
+import { FulfillmentService, ServiceFlowService } from 'nestjs-hubtel/service-app';
+import { SERVICE_APP_PIPELINE } from '../../libs/service-app/src/service-app.constants.js';
 import { serveChild, signalFailure, signalReady } from '../lib/ipc.js';
 import { IdSequence, SHAPES, type ShapeName } from '../lib/shapes.js';
 import { createModuleApp } from './module-app.js';

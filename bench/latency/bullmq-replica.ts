@@ -36,8 +36,11 @@ try {
     imports: [
       EventEmitterModule.forRoot(),
       HubtelRedisModule.forRoot({ url }),
-      // FIRST_RUN_HERE=0: every run a BullMQ job (the runner before first runs started here).
-      HubtelBullmqModule.forRoot({ url, firstRunHere: process.env.FIRST_RUN_HERE !== '0' }),
+      // The runner's default (every run a BullMQ job); FIRST_RUN_HERE=1: `firstRunHere: true`.
+      HubtelBullmqModule.forRoot({
+        url,
+        ...(process.env.FIRST_RUN_HERE === '1' ? { firstRunHere: true } : {}),
+      }),
       ServiceAppModule.forRoot({
         callbackUrl: process.env.CALLBACK_URL!,
         requireCart: false,

@@ -3,7 +3,8 @@
  * without the whole bench: `node --import ./bench/loader/register.mjs bench/latency/bullmq-row.ts
  * [--rates=500,100] [--compare] [--duration=S]`. Prints one line per rate (the figures of the
  * RESULTS.md row); writes nothing. Same load and measurement as `npm run bench -- --only=latency`.
- * `--compare`: each rate also with `firstRunHere: false` (every run a BullMQ job), alternating.
+ * Without options, the runner's default (every run a BullMQ job). `--compare`: each rate also with
+ * `firstRunHere: true` (first runs on the receiving replica), alternating.
  */
 import { parseArgs } from '../lib/config.js';
 import { percentile } from '../lib/stats.js';
@@ -14,8 +15,8 @@ const ratesArg = own.find((arg) => arg.startsWith('--rates='));
 const rates = (ratesArg?.slice('--rates='.length) ?? '500,100').split(',').map(Number);
 const settings: Array<[string, Record<string, string>]> = own.includes('--compare')
   ? [
-      ['every run a BullMQ job', { FIRST_RUN_HERE: '0' }],
-      ['first run here', {}],
+      ['default, every run a BullMQ job', {}],
+      ['firstRunHere: true', { FIRST_RUN_HERE: '1' }],
     ]
   : [['', {}]];
 const config = parseArgs(

@@ -8,6 +8,7 @@ import swc from '@swc/core';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LIBS = {
   '': 'core',
+  '/internal': 'core/src/internal.ts',
   '/sms': 'sms',
   '/checkout': 'checkout',
   '/service-app': 'service-app',
@@ -15,9 +16,12 @@ const LIBS = {
   '/testing': 'testing',
   '/redis': 'redis',
   '/bullmq': 'bullmq',
+  '/health': 'health',
+  '/metrics': 'metrics',
 };
 // `HUBTEL_BENCH_DIST=1` runs against the built package (dist/esm) instead of the sources.
 const useDist = process.env.HUBTEL_BENCH_DIST === '1';
+const libsUrl = pathToFileURL(path.join(root, 'libs')).href + '/';
 
 // Shared with bench/lib/profile.ts, which recompiles a file to map profile positions back to it.
 const SWC_OPTIONS = {
@@ -29,8 +33,8 @@ export async function resolve(specifier, context, next) {
   const pkg = /^nestjs-hubtel(\/[a-z-]+)?$/.exec(specifier);
   if (pkg && !useDist) {
     const lib = LIBS[pkg[1] ?? ''];
-    if (lib)
-      return { url: pathToFileURL(path.join(root, 'libs', lib, 'src', 'index.ts')).href, shortCircuit: true };
+    const file = lib?.endsWith('.ts') ? lib : `${lib}/src/index.ts`;
+    if (lib) return { url: pathToFileURL(path.join(root, 'libs', file)).href, shortCircuit: true };
   }
   const parent = context.parentURL;
   if (
@@ -38,6 +42,14 @@ export async function resolve(specifier, context, next) {
     parent.endsWith('.ts') &&
     (specifier.startsWith('./') || specifier.startsWith('../'))
   ) {
+    // A bench or test file reaching into a lib's sources (a name the lib does not export) gets
+    // the built file under HUBTEL_BENCH_DIST=1, so that it shares the package's instances.
+    const libFile = useDist && !parent.startsWith(libsUrl) ? new URL(specifier, parent).href : '';
+    if (libFile.startsWith(libsUrl)) {
+      const [lib, src, ...rest] = libFile.slice(libsUrl.length).split('/');
+      if (src === 'src')
+        return next(pathToFileURL(path.join(root, 'dist', 'esm', lib, ...rest)).href, context);
+    }
     if (specifier.endsWith('.js')) {
       const candidate = new URL(specifier.slice(0, -3) + '.ts', parent);
       if (existsSync(fileURLToPath(candidate))) return { url: candidate.href, shortCircuit: true };

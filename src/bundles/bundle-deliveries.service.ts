@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { HubtelStore } from 'nestjs-hubtel';
+import { type HubtelStore } from 'nestjs-hubtel';
 import { EXAMPLE_STORE } from '../platform/store.module.js';
 
 export interface BundleDelivery {

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
-import type { HubtelEnvSource } from 'nestjs-hubtel';
+import { type HubtelEnvSource } from 'nestjs-hubtel';
 import { checkoutOptionsFromEnv, type CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox, SandboxModule } from 'nestjs-hubtel/sandbox';
 import { serviceAppOptionsFromEnv, type ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';

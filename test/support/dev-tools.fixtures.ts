@@ -143,3 +143,9 @@ export async function startBundleMerchant(
     close: () => app.close(),
   };
 }
+
+/** Removes ANSI escape sequences from a CLI's output, to read it as text. */
+export function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '');
+}

@@ -13,7 +13,8 @@ import { Injectable, Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { CheckoutModule, CheckoutService } from 'nestjs-hubtel/checkout';
-import { HubtelSandbox, SandboxModule, basicAuthHeader } from 'nestjs-hubtel/sandbox';
+import { HubtelSandbox, SandboxModule } from 'nestjs-hubtel/sandbox';
+import { basicAuthHeader } from '../../libs/sandbox/src/sandbox-http.js';
 import {
   FlowContext,
   FlowStep,

@@ -1,6 +1,6 @@
 import { Injectable, Module, type DynamicModule, type LoggerService } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
-import type { DeadLetterEvent } from 'nestjs-hubtel';
+import { type DeadLetterEvent } from 'nestjs-hubtel';
 import {
   FlowContext,
   FlowStep,

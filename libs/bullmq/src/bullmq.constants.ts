@@ -28,6 +28,11 @@ export const BULLMQ_RUNNER_DEFAULTS = Object.freeze({
    */
   processorAttempts: 10,
   retryDelayMs: 1_000,
+  /**
+   * Every run, the first included, is a BullMQ job (seen in dashboards, a crash taken over by the
+   * stalled-job check). True trades that for latency: see `BullmqJobRunnerOptions.firstRunHere`.
+   */
+  firstRunHere: false,
   /** Finished BullMQ jobs kept for the dashboards (the store record is what proves a job ran). */
   keepCompleted: Object.freeze({ age: 3_600, count: 1_000 }),
 });

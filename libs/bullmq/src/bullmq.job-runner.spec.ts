@@ -1,7 +1,8 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { DeadLetterEvent, InboundPipeline, type JobRecord } from 'nestjs-hubtel';
+import { DeadLetterEvent } from 'nestjs-hubtel';
+import { InboundPipeline, type JobRecord } from 'nestjs-hubtel/internal';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { RedisServer, redisBinary } from '../../../test/support/redis-server.js';
 import { BullmqJobRunner, bullmqJobId, type BullmqJobRunnerOptions } from './bullmq.job-runner.js';
@@ -105,26 +106,18 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     await expect(runner.health()).resolves.toMatchObject({ up: false });
   });
 
-  it('with firstRunHere off, runs each job recorded by either instance once, on either instance, as a BullMQ job', async () => {
+  it('by default, runs each job recorded by either instance once, on either instance, every run a BullMQ job', async () => {
     const runs: string[] = [];
     const where = new Set<string>();
-    const everyRun = { firstRunHere: false };
-    const a = await start(
-      'a',
-      async ({ id }) => {
-        runs.push(id);
-        where.add('a');
-      },
-      everyRun,
-    );
-    const b = await start(
-      'b',
-      async ({ id }) => {
-        runs.push(id);
-        where.add('b');
-      },
-      everyRun,
-    );
+    const a = await start('a', async ({ id }) => {
+      runs.push(id);
+      where.add('a');
+    });
+    const b = await start('b', async ({ id }) => {
+      runs.push(id);
+      where.add('b');
+    });
+    expect(a.runner.firstRunHere).toBe(false);
     const ids = Array.from({ length: 40 }, (_, index) => `order-${index}`);
     for (const [index, id] of ids.entries()) {
       const submitted = await (index % 2 ? b : a).pipeline.submit(PAID, id, { id });
@@ -137,15 +130,18 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
       return records.every((record) => record?.status === 'done');
     }, 'every job done');
     expect(runs.sort()).toEqual([...ids].sort());
-    // Each run is one BullMQ job, named after the record (visible in BullMQ dashboards).
-    const job = await a.runner.queue('orders').getJob(bullmqJobId(`hubtel:orders:job:${PAID}:order-0`, 1));
-    expect(job?.name).toBe(PAID);
-    expect(await job?.isCompleted()).toBe(true);
+    // Each run, every first run included, is one BullMQ job named after the record (visible in
+    // BullMQ dashboards).
+    const completed = await a.runner.queue('orders').getJobs(['completed']);
+    expect(completed.map((job) => job.id).sort()).toEqual(
+      ids.map((id) => bullmqJobId(`hubtel:orders:job:${PAID}:${id}`, 1)).sort(),
+    );
+    expect(completed.every((job) => job.name === PAID)).toBe(true);
   });
 
-  it('first runs start where recorded, without a BullMQ job; the run of an instance that died becomes one, run by another', async () => {
+  it('with firstRunHere, first runs start where recorded, without a BullMQ job; the run of an instance that died becomes one (by the sweep), run by another', async () => {
     const runs: string[] = [];
-    const short = { lockDurationMs: 1_000, stalledIntervalMs: 500 };
+    const short = { lockDurationMs: 1_000, stalledIntervalMs: 500, firstRunHere: true };
     const a = await start(
       'a',
       async ({ id }) => {
@@ -195,6 +191,8 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     await until(async () => (await a.pipeline.get(CHECK, 'c1'))?.deferred === true, 'the deferral');
     const id = bullmqJobId(`hubtel:orders:job:${CHECK}:c1`, 1, 1);
     const queue = a.runner.queue('orders');
+    // The deferral is written to the record, then its run is added to the queue.
+    await until(async () => (await queue.getJob(id)) !== undefined, 'the deferred run');
     expect(await (await queue.getJob(id))?.isDelayed()).toBe(true);
 
     expect((await b.pipeline.submit(CHECK, 'c1', { id: 'c1', from: 'second' })).woken).toBe(true);

@@ -30,9 +30,14 @@ export interface BullmqJobRunnerOptions {
   /** Run jobs on this instance (default true). False: this instance only records and enqueues. */
   work?: boolean;
   /**
-   * A new job's first run starts on the instance that received it, at once, instead of being a
-   * BullMQ job any worker picks up (default true: the handler starts without the queue's round
-   * trips). Retries, deferrals and the run of an instance that died are BullMQ jobs either way.
+   * Default false: every run of a job, the first included, is a BullMQ job, added before the
+   * sender's 2xx; any instance's worker runs it, a dead instance's run is taken over by BullMQ's
+   * stalled-job check, and each run shows in BullMQ dashboards.
+   * True (lower latency): a new job's first run starts on the instance that received it, at once,
+   * without the queue's round trips. The trade: first runs are not BullMQ jobs (a dashboard sees a
+   * job only from its first retry), and a first run whose instance died is handed to BullMQ by a
+   * pipeline's sweep once its lease (`lockDurationMs`) ran out. Retries and deferrals are BullMQ
+   * jobs either way.
    */
   firstRunHere?: boolean;
   logger?: Logger;
@@ -66,7 +71,8 @@ export class BullmqJobRunner implements JobRunner {
     if (!options.url && !options.connection)
       throw new HubtelError('HUBTEL_CONFIG_INVALID', 'BullmqJobRunner needs a `url` or a `connection`');
     this.leaseMs = options.lockDurationMs ?? BULLMQ_RUNNER_DEFAULTS.lockDurationMs;
-    this.firstRunHere = options.work !== false && (options.firstRunHere ?? true);
+    this.firstRunHere =
+      options.work !== false && (options.firstRunHere ?? BULLMQ_RUNNER_DEFAULTS.firstRunHere);
     this.prefix = options.prefix ?? BULLMQ_RUNNER_DEFAULTS.prefix;
     this.logger = options.logger ?? new HubtelLogger('Hubtel:BullMQ');
   }

@@ -1,11 +1,10 @@
+import { HubtelApiError, HubtelError } from 'nestjs-hubtel';
 import {
-  HubtelApiError,
-  HubtelError,
   describeHubtelCode,
   platformMessage,
   requestTransactionStatus,
   type HttpTransport,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import type {
   CheckoutInitiateRequestBody,
   CheckoutInitiateResponseBody,

@@ -1,23 +1,25 @@
-import { Body, HttpCode, HttpException, Inject, Optional, Post, Req, Res } from '@nestjs/common';
 import {
+  maskPhoneNumbers,
   HUBTEL_TELEMETRY,
-  inboundRejection,
-  inboundSignal,
   type HubtelTelemetry,
   HubtelLogger,
+  HubtelShuttingDownError,
+  HubtelValidationError,
+} from 'nestjs-hubtel';
+import { Body, HttpCode, HttpException, Inject, Optional, Post, Req, Res } from '@nestjs/common';
+import {
+  inboundRejection,
+  inboundSignal,
   InboundAccessGuard,
   InboundAccessPolicy,
   PATH_SECRET_PARAM,
-  HubtelShuttingDownError,
-  HubtelValidationError,
   inboundHttpError,
   shuttingDownHttpError,
   invalidBodyError,
   isAccessGuarded,
-  maskPhoneNumbers,
   unrecordedError,
   type InboundRequestLike,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import { CHECKOUT_ACCESS_POLICY, CHECKOUT_RESOLVED_OPTIONS } from './checkout.constants.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import { CheckoutService } from './checkout.service.js';

@@ -1,9 +1,5 @@
-import {
-  compileValidator,
-  findHostileStructure,
-  type CompiledValidator,
-  type ValidationIssue,
-} from 'nestjs-hubtel';
+import { type ValidationIssue } from 'nestjs-hubtel';
+import { compileValidator, findHostileStructure, type CompiledValidator } from 'nestjs-hubtel/internal';
 import { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 
 export type CallbackValidation =
@@ -12,9 +8,8 @@ export type CallbackValidation =
 let compiled: CompiledValidator<CheckoutCallbackDto> | undefined;
 
 /**
- * The callback DTO compiled once by the core's `compileValidator` (class-validator's rules and
- * messages, without building class instances). Called at module start-up so a broken DTO fails
- * at bootstrap.
+ * The callback DTO's validator, built once by the core's `compileValidator` (the DTO's rules as
+ * JSON Schema, run by Ajv). Called at module start-up so a broken DTO fails at bootstrap.
  */
 export function checkoutCallbackValidator(): CompiledValidator<CheckoutCallbackDto> {
   return (compiled ??= compileValidator(CheckoutCallbackDto));

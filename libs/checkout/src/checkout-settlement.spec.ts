@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { InboundPipeline, MemoryStore } from 'nestjs-hubtel';
+import { InboundPipeline } from 'nestjs-hubtel/internal';
+import { MemoryStore } from 'nestjs-hubtel';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
 import { CHECKOUT_EVENT_JOBS, CheckoutSettlement, type PaidEvidence } from './checkout-settlement.js';
 import { CheckoutEvents, CheckoutPaidEvent } from './checkout.events.js';

@@ -1,12 +1,6 @@
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import {
-  HubtelLogger,
-  dropUndefined,
-  isLogLevelEnabled,
-  maskPhoneNumbers,
-  type InboundPipeline,
-  type StoreEntry,
-} from 'nestjs-hubtel';
+import { HubtelLogger, maskPhoneNumbers, type StoreEntry } from 'nestjs-hubtel';
+import { dropUndefined, isLogLevelEnabled, type InboundPipeline } from 'nestjs-hubtel/internal';
 import {
   CheckoutEvents,
   CheckoutExpiredEvent,

@@ -5,7 +5,8 @@
  * rejects it. The whole road of a confirmed payment, callback → job → settlement, reads here;
  * CheckoutService only submits to it.
  */
-import { HubtelLogger, type InboundPipeline, type JobDeferral, type JobRunContext } from 'nestjs-hubtel';
+import { HubtelLogger } from 'nestjs-hubtel';
+import { type InboundPipeline, type JobDeferral, type JobRunContext } from 'nestjs-hubtel/internal';
 import type { CheckoutApiClient } from './checkout-api.client.js';
 import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';

@@ -1,5 +1,9 @@
-import { createHandlerDecorator } from 'nestjs-hubtel';
+import { type HubtelHandlerOptions } from 'nestjs-hubtel';
+import { createHandlerDecorator } from 'nestjs-hubtel/internal';
 import { CheckoutEvents } from './checkout.events.js';
+
+// Written out so that the declarations name the public option type (from 'nestjs-hubtel').
+type CheckoutHandlerDecorator = (options?: HubtelHandlerOptions) => MethodDecorator;
 
 /*
  * Handler decorators: thin wrappers over `@OnEvent(CheckoutEvents.X)` that make the handler's
@@ -8,15 +12,17 @@ import { CheckoutEvents } from './checkout.events.js';
  */
 
 /** Handles `CheckoutEvents.Paid` (payload `CheckoutPaidEvent`): runs once per paid invoice. */
-export const OnCheckoutPaid = createHandlerDecorator(CheckoutEvents.Paid);
+export const OnCheckoutPaid: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Paid);
 /** Handles `CheckoutEvents.Failed` (payload `CheckoutFailedEvent`). */
-export const OnCheckoutFailed = createHandlerDecorator(CheckoutEvents.Failed);
+export const OnCheckoutFailed: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Failed);
 /**
  * Handles `CheckoutEvents.Rejected` (payload `CheckoutRejectedEvent`). Rejections are alerts, not
  * recorded jobs: a handler that throws is logged, not retried.
  */
-export const OnCheckoutRejected = createHandlerDecorator(CheckoutEvents.Rejected);
+export const OnCheckoutRejected: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Rejected);
 /** Handles `CheckoutEvents.Expired` (payload `CheckoutExpiredEvent`). */
-export const OnCheckoutExpired = createHandlerDecorator(CheckoutEvents.Expired);
+export const OnCheckoutExpired: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Expired);
 /** Handles `CheckoutEvents.DeadLetter` (payload `CheckoutDeadLetterEvent`). */
-export const OnCheckoutDeadLetter = createHandlerDecorator(CheckoutEvents.DeadLetter);
+export const OnCheckoutDeadLetter: CheckoutHandlerDecorator = createHandlerDecorator(
+  CheckoutEvents.DeadLetter,
+);

@@ -1,4 +1,4 @@
-import type { DeadLetterEvent } from 'nestjs-hubtel';
+import { type DeadLetterEvent } from 'nestjs-hubtel';
 
 /**
  * The domain events of the CheckoutModule, emitted through @nestjs/event-emitter. Handle them with

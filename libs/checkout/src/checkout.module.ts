@@ -6,17 +6,20 @@ import {
   HUBTEL_JOB_RUNNER,
   HUBTEL_TELEMETRY,
   HUBTEL_STORE,
-  HandlerRegistry,
   HubtelConfigError,
+  type HubtelStore,
+  type JobRunner,
+  type HubtelTelemetry,
+} from 'nestjs-hubtel';
+import {
+  HandlerRegistry,
   InboundAccessPolicy,
   InboundPipeline,
   resolveStoreOption,
   createHttpTransport,
   hubtelHttpModule,
-  type HubtelStore,
-  type HubtelTelemetry,
-  type JobRunner,
-} from 'nestjs-hubtel';
+  type HttpTransport,
+} from 'nestjs-hubtel/internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { CheckoutReconciler } from './checkout-reconciler.js';
@@ -40,7 +43,6 @@ import {
   type ResolvedCheckoutOptions,
 } from './checkout.options.js';
 import { CheckoutService } from './checkout.service.js';
-import type { HttpTransport } from 'nestjs-hubtel';
 
 function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
   if (!emitter) {

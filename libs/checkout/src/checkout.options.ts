@@ -1,9 +1,17 @@
 import type { InjectionToken } from '@nestjs/common';
 import {
+  HubtelConfigError,
+  type HubtelCredentials,
+  type HubtelEnvSource,
+  type HubtelHttpOptions,
+  type HubtelJobOwnershipOptions,
+  type HubtelStore,
+  type InboundAccessOptions,
+} from 'nestjs-hubtel';
+import {
   DEFAULT_JOB_RETRY,
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_ENV,
-  HubtelConfigError,
   checkOptionsFromEnv,
   assertStoreOption,
   InboundAccessPolicy,
@@ -20,15 +28,9 @@ import {
   resolveNumber,
   resolveOneOf,
   resolveUrl,
-  type HubtelCredentials,
-  type HubtelEnvSource,
-  type HubtelHttpOptions,
-  type HubtelJobOwnershipOptions,
-  type HubtelStore,
-  type InboundAccessOptions,
   type JobRetryPolicy,
   type ResolvedHubtelHttpOptions,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import { CHECKOUT_DEFAULTS, CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 
 /** How paid amounts are compared with the amount invoiced. */

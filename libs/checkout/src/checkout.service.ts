@@ -7,11 +7,11 @@ import {
   HubtelValidationError,
   MemoryStore,
   normalizeMsisdn,
-  type InboundPipeline,
   type HubtelStore,
   type ValidationIssue,
   type DeadLetter,
 } from 'nestjs-hubtel';
+import { compileValidator, type InboundPipeline } from 'nestjs-hubtel/internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
@@ -30,10 +30,11 @@ import {
 } from './checkout.constants.js';
 import type { CheckoutRejectionReason } from './checkout.events.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
-import type {
-  CheckoutInitiateRequestBody,
-  CheckoutInvoiceCreated,
-  CreateInvoiceInput,
+import {
+  CreateInvoiceDto,
+  type CheckoutInvoiceCreated,
+  type CheckoutInitiateRequestBody,
+  type CreateInvoiceInput,
 } from './dto/create-invoice.dto.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
 
@@ -51,7 +52,6 @@ export interface CheckoutCallbackResult {
   reason?: CheckoutRejectionReason;
 }
 
-const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const METADATA_MAX_BYTES = 4096;
 
@@ -281,27 +281,31 @@ export class CheckoutService implements OnApplicationShutdown {
 
   /** The contract's request body, after every input check (all problems reported together). */
   private buildInitiateBody(input: CreateInvoiceInput): CheckoutInitiateRequestBody {
-    const issues: ValidationIssue[] = [];
-    const bad = (field: string, message: string, value?: unknown) =>
-      issues.push(value === undefined ? { field, message } : { field, message, value });
-    if (input === null || typeof input !== 'object') {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
       throw new HubtelValidationError('createInvoice needs an object with totalAmount and description', [
         { field: '(input)', message: 'must be an object' },
       ]);
     }
+    const checked = compileValidator(CreateInvoiceDto)(input);
+    const issues: ValidationIssue[] = checked.ok ? [] : checked.issues;
+    const bad = (field: string, message: string, value?: unknown) =>
+      issues.push(
+        value === undefined
+          ? { field, message: `${field} ${message}` }
+          : { field, message: `${field} ${message}`, value },
+      );
+    const flagged = new Set(issues.map((issue) => issue.field));
+    const ok = (field: string) => !flagged.has(field);
 
     const amount = input.totalAmount;
-    if (typeof amount !== 'number' || !Number.isFinite(amount))
-      bad('totalAmount', 'must be a finite number', amount);
-    else if (amount <= 0) bad('totalAmount', 'must be greater than 0', amount);
-    else if (Math.abs(amount * 100 - Math.round(amount * 100)) > 1e-6)
-      bad('totalAmount', 'must have at most 2 decimal places', amount);
-    else if (!Number.isSafeInteger(Math.round(amount * 100))) bad('totalAmount', 'is too large', amount);
+    if (ok('totalAmount')) {
+      if (Math.abs(amount * 100 - Math.round(amount * 100)) > 1e-6)
+        bad('totalAmount', 'must have at most 2 decimal places', amount);
+      else if (!Number.isSafeInteger(Math.round(amount * 100))) bad('totalAmount', 'is too large', amount);
+    }
 
     let description = '';
-    if (typeof input.description !== 'string' || input.description.trim() === '') {
-      bad('description', 'must be a non-empty string');
-    } else {
+    if (ok('description')) {
       description = input.description.trim();
       const found = DESCRIPTION_FORBIDDEN_CHARACTERS.filter((c) => description.includes(c));
       if (found.length > 0) {
@@ -321,59 +325,40 @@ export class CheckoutService implements OnApplicationShutdown {
       }
     }
 
-    let clientReference = input.clientReference;
-    if (clientReference === undefined) clientReference = randomUUID().replace(/-/g, '');
-    else if (typeof clientReference !== 'string' || clientReference === '')
-      bad('clientReference', 'must be a non-empty string');
-    else if (clientReference.length > CLIENT_REFERENCE_MAX_LENGTH)
-      bad(
-        'clientReference',
-        `must be at most ${CLIENT_REFERENCE_MAX_LENGTH} characters long (got ${clientReference.length})`,
-      );
-    else if (!PRINTABLE_REFERENCE.test(clientReference))
-      bad('clientReference', 'must contain only printable ASCII characters, without spaces');
+    const clientReference = input.clientReference ?? randomUUID().replace(/-/g, '');
 
-    const callbackUrl = this.url(
-      input.callbackUrl,
-      this.options.callbackUrl,
-      'callbackUrl',
-      bad,
-      'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl',
-    );
-    const returnUrl = this.url(
-      input.returnUrl,
-      this.options.returnUrl,
-      'returnUrl',
-      bad,
-      'set the returnUrl module option, or pass returnUrl',
-    );
-    const cancellationUrl = this.url(
-      input.cancellationUrl,
-      this.options.cancellationUrl,
-      'cancellationUrl',
-      bad,
-      'set the cancellationUrl module option, or pass cancellationUrl',
-    );
+    const callbackUrl = !ok('callbackUrl')
+      ? undefined
+      : this.url(
+          input.callbackUrl,
+          this.options.callbackUrl,
+          'callbackUrl',
+          bad,
+          'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl',
+        );
+    const returnUrl = !ok('returnUrl')
+      ? undefined
+      : this.url(
+          input.returnUrl,
+          this.options.returnUrl,
+          'returnUrl',
+          bad,
+          'set the returnUrl module option, or pass returnUrl',
+        );
+    const cancellationUrl = !ok('cancellationUrl')
+      ? undefined
+      : this.url(
+          input.cancellationUrl,
+          this.options.cancellationUrl,
+          'cancellationUrl',
+          bad,
+          'set the cancellationUrl module option, or pass cancellationUrl',
+        );
 
     const body: Partial<CheckoutInitiateRequestBody> = {};
-    let merchantAccountNumber = input.merchantAccountNumber ?? this.options.merchantAccountNumber;
-    if (
-      merchantAccountNumber !== undefined &&
-      (typeof merchantAccountNumber !== 'string' || merchantAccountNumber.trim() === '')
-    ) {
-      bad('merchantAccountNumber', 'must be a non-empty string');
-      merchantAccountNumber = undefined;
-    }
-    if (input.payeeName !== undefined) {
-      if (
-        typeof input.payeeName !== 'string' ||
-        input.payeeName.trim() === '' ||
-        input.payeeName.length > 100
-      )
-        bad('payeeName', 'must be a non-empty string of at most 100 characters');
-      else body.PayeeName = input.payeeName.trim();
-    }
-    if (input.payeeMobileNumber !== undefined) {
+    const merchantAccountNumber = input.merchantAccountNumber ?? this.options.merchantAccountNumber;
+    if (input.payeeName != null && ok('payeeName')) body.PayeeName = input.payeeName.trim();
+    if (input.payeeMobileNumber != null) {
       try {
         body.PayeeMobileNumber = normalizeMsisdn(
           input.payeeMobileNumber,
@@ -385,12 +370,8 @@ export class CheckoutService implements OnApplicationShutdown {
         issues.push(...error.issues.map((issue) => ({ ...issue, field: 'payeeMobileNumber' })));
       }
     }
-    if (input.payeeEmail !== undefined) {
-      if (
-        typeof input.payeeEmail !== 'string' ||
-        input.payeeEmail.length > 254 ||
-        !EMAIL.test(input.payeeEmail.trim())
-      )
+    if (input.payeeEmail != null && ok('payeeEmail')) {
+      if (!EMAIL.test(input.payeeEmail.trim()))
         bad('payeeEmail', 'must be an e-mail address', input.payeeEmail);
       else body.PayeeEmail = input.payeeEmail.trim();
     }
@@ -410,7 +391,9 @@ export class CheckoutService implements OnApplicationShutdown {
     }
 
     if (issues.length > 0) {
-      const summary = issues.map((i) => `${i.field} ${i.message}`).join('; ');
+      const summary = issues
+        .map((i) => (i.message.startsWith(i.field) ? i.message : `${i.field} ${i.message}`))
+        .join('; ');
       throw new HubtelValidationError(`Invalid invoice: ${summary}`, issues);
     }
     return {

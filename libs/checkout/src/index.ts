@@ -1,15 +1,14 @@
 /*
  * nestjs-hubtel/checkout — the public entry of the CheckoutModule.
+ * test/api/checkout.api.txt pins this list (npm run api:update after a deliberate change).
  */
 export { CheckoutModule } from './checkout.module.js';
-export {
-  CHECKOUT_MODULE_OPTIONS,
-  type CheckoutModuleExtras,
-  type CheckoutModuleForRootOptions,
-  type CheckoutModuleAsyncOptions,
+export type {
+  CheckoutModuleExtras,
+  CheckoutModuleForRootOptions,
+  CheckoutModuleAsyncOptions,
 } from './checkout.module-definition.js';
 export {
-  resolveCheckoutOptions,
   checkoutOptionsFromEnv,
   type CheckoutModuleOptions,
   type CheckoutVerificationOptions,
@@ -17,20 +16,10 @@ export {
   type CheckoutRecheckOptions,
   type CheckoutReconciliationOptions,
   type CheckoutHandlerOptions,
-  type ResolvedCheckoutOptions,
 } from './checkout.options.js';
-export {
-  CHECKOUT_RESOLVED_OPTIONS,
-  CHECKOUT_STORE,
-  CHECKOUT_DEFAULT_CALLBACK_PATH,
-  CHECKOUT_KEY_PREFIX,
-  CHECKOUT_DEFAULTS,
-  CHECKOUT_CONFIRM_JOB,
-  CHECKOUT_CURRENCY,
-  CLIENT_REFERENCE_MAX_LENGTH,
-  DESCRIPTION_FORBIDDEN_CHARACTERS,
-} from './checkout.constants.js';
+export { CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 export { CheckoutService, type CheckoutCallbackResult } from './checkout.service.js';
+export type { CallbackClaim } from './checkout-verifier.js';
 export { CheckoutUnknownOutcomeError } from './checkout.errors.js';
 export {
   CheckoutReconciler,
@@ -38,7 +27,6 @@ export {
   type CheckoutReconcileResult,
   type CheckoutReconcileOutcome,
 } from './checkout-reconciler.js';
-export { CheckoutCallbackController, type CheckoutCallbackAck } from './checkout-callback.controller.js';
 export {
   CheckoutEvents,
   CheckoutPaidEvent,
@@ -59,21 +47,10 @@ export {
   OnCheckoutDeadLetter,
 } from './checkout.decorators.js';
 export type { CheckoutInvoice, CheckoutInvoiceStatus } from './checkout-invoice.store.js';
-export { amountMatches, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
-export { validateCheckoutCallback, type CallbackValidation } from './checkout-callback.validation.js';
 export {
   CheckoutCallbackDto,
   CheckoutCallbackDataDto,
   CheckoutCallbackPaymentDetailsDto,
 } from './dto/checkout-callback.dto.js';
-export type {
-  CreateInvoiceInput,
-  CheckoutInvoiceCreated,
-  CheckoutInitiateRequestBody,
-  CheckoutInitiateResponseBody,
-} from './dto/create-invoice.dto.js';
-export type {
-  CheckoutTransactionStatus,
-  CheckoutPaymentStatus,
-  TransactionStatusResponseBody,
-} from './dto/transaction-status.dto.js';
+export type { CreateInvoiceInput, CheckoutInvoiceCreated } from './dto/create-invoice.dto.js';
+export type { CheckoutTransactionStatus, CheckoutPaymentStatus } from './dto/transaction-status.dto.js';

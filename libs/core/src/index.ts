@@ -1,60 +1,83 @@
-export * from './errors/hubtel.errors.js';
-export * from './store/hubtel-store.interface.js';
-export * from './store/memory.store.js';
-export * from './store/store-option.js';
-export * from './store/memory-store-warning.js';
-export * from './retry/backoff.js';
-export * from './inbound/inbound-pipeline.js';
-export * from './inbound/job-runner.js';
+/*
+ * nestjs-hubtel — what every module of the suite shares and a user may need: the errors, the
+ * store and job-runner seams, option types, phone numbers, and safe logging. What the suite's
+ * libraries share among themselves is in `nestjs-hubtel/internal` (no semver promise).
+ * test/api/core.api.txt pins this list (npm run api:update after a deliberate change).
+ */
 export {
-  DEFAULT_SHUTDOWN_GRACE_MS,
-  HubtelShuttingDownError,
-  SHUTDOWN_RETRY_AFTER_SECONDS,
-  shuttingDownHttpError,
-} from './inbound/inbound-shutdown.js';
+  HubtelError,
+  HubtelConfigError,
+  HubtelValidationError,
+  HubtelApiError,
+  HubtelAuthenticationError,
+  HubtelInsufficientCreditError,
+  HubtelIpNotAllowedError,
+  HubtelRateLimitedError,
+  HubtelNetworkError,
+  HubtelTimeoutError,
+  HubtelUnknownOutcomeError,
+  HubtelStoreUnavailableError,
+  type HubtelErrorCode,
+  type HubtelErrorDetails,
+  type ValidationIssue,
+} from './errors/hubtel.errors.js';
+
+// Stores: the interface, the in-memory default, and how a module is given one.
+export type { HubtelStore, StoreEntry, StoreWriteOptions } from './store/hubtel-store.interface.js';
+export { MemoryStore, type MemoryStoreOptions } from './store/memory.store.js';
+export { isHubtelStore, type HubtelStoreOption } from './store/store-option.js';
+export { HUBTEL_STORE, HUBTEL_JOB_RUNNER } from './hubtel.constants.js';
+
+// Job runners: where and when recorded jobs run; what a job that gave up emits.
+export type {
+  JobRunner,
+  JobRunRequest,
+  JobRunRef,
+  JobExecutor,
+  JobRunnerHealth,
+} from './inbound/job-runner.js';
+export { DeadLetterEvent } from './inbound/inbound-pipeline.js';
+
+// Shutdown and dead letters (listed and replayed through the modules' services).
+export { HubtelShuttingDownError } from './inbound/inbound-shutdown.js';
 export {
-  DEFAULT_JOB_RECORD_TTL_MS,
   HubtelDeadLetterNotFoundError,
   HubtelNotDeadLetterError,
-  listDeadLetters,
-  requeueDeadLetter,
   type DeadLetter,
 } from './inbound/inbound-dead-letters.js';
-export * from './telemetry/hubtel-telemetry.js';
-export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js';
-export { JobDeferral } from './inbound/inbound-defer.js';
-export * from './inbound/inbound-access.js';
-export * from './inbound/inbound-http-errors.js';
-export * from './inbound/inbound-body.js';
-export * from './inbound/inbound-controller.js';
-export * from './events/handler-decorator.js';
-export * from './events/handler-registry.js';
-export * from './hubtel.constants.js';
-export * from './options/hubtel-options.types.js';
-export * from './options/hubtel-options.validation.js';
-export * from './options/hubtel-env.js';
-export * from './http/http-transport.js';
-export * from './http/hubtel-codes.js';
-export * from './http/transaction-status.js';
-export * from './logging/redact.js';
-export * from './logging/log-level.js';
-export * from './http/undici-axios-adapter.js';
-export * from './phone/msisdn.js';
-export * from './validation/validation.types.js';
+
+// Instrumentation: one observer of what the modules do (nestjs-hubtel/metrics is one).
 export {
-  compileValidator,
-  validateOrThrow,
-  inspectValidator,
-  describeIssues,
-  type ValidatorReport,
-} from './validation/validation.compiler.js';
-export { flattenValidationErrors } from './validation/validation.runtime.js';
-export {
-  LOG_LINE_MAX_LENGTH,
-  LOG_VALUE_MAX_LENGTH,
-  capLogText,
-  escapeLogText,
-  sanitizeLogLine,
-  sanitizeLogValue,
-} from './logging/log-sanitize.js';
-export { HubtelLogger, sanitizeLogParam, sanitizingLogger } from './logging/hubtel-logger.js';
+  HUBTEL_TELEMETRY,
+  type HubtelTelemetry,
+  type HubtelSignal,
+  type HubtelInboundSource,
+  type HubtelInboundSignal,
+  type HubtelHandlerSignal,
+  type HubtelJobSignal,
+  type HubtelSmsSignal,
+  type HubtelFulfillmentCallbackSignal,
+  type HubtelServiceFlowSignal,
+  type HubtelOutboundSignal,
+} from './telemetry/hubtel-telemetry.js';
+
+// Option types shared by the modules, and reading them from the environment.
+export type {
+  HubtelApi,
+  HubtelCredentials,
+  HubtelHttpOptions,
+  HubtelRetryOptions,
+} from './options/hubtel-options.types.js';
+export type { HubtelJobOwnershipOptions } from './options/hubtel-options.validation.js';
+export { readEnvValue, type HubtelEnvSource } from './options/hubtel-env.js';
+export type { HubtelRouteOptions } from './inbound/inbound-controller.js';
+export type { InboundAccessOptions } from './inbound/inbound-access.js';
+export type { HubtelHandlerOptions } from './events/handler-decorator.js';
+
+// Phone numbers.
+export { tryNormalizeMsisdn, normalizeMsisdn, type MsisdnResult } from './phone/msisdn.js';
+
+// Logging: lines safe to write, phone numbers masked.
+export { HubtelLogger, sanitizeLogParam } from './logging/hubtel-logger.js';
+export { sanitizeLogValue } from './logging/log-sanitize.js';
+export { maskMsisdn, maskPhoneNumbers } from './logging/redact.js';

@@ -6,12 +6,12 @@ import axios from 'axios';
 import {
   HUBTEL_JOB_RUNNER,
   HUBTEL_STORE,
-  HttpTransport,
   HubtelStoreUnavailableError,
   MemoryStore,
   type JobRunner,
   type JobRunnerHealth,
 } from 'nestjs-hubtel';
+import { HttpTransport } from 'nestjs-hubtel/internal';
 import { FakeHttpServer, closedPort } from '../../../test/support/fake-http-server.js';
 import { HubtelHealthIndicator } from './health.indicator.js';
 import { HubtelHealthModule } from './health.module.js';

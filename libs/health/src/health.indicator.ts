@@ -3,13 +3,13 @@ import { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import {
   HUBTEL_JOB_RUNNER,
-  HttpTransport,
   HubtelError,
   isHubtelStore,
   type HubtelApi,
   type HubtelStore,
   type JobRunner,
 } from 'nestjs-hubtel';
+import { HttpTransport } from 'nestjs-hubtel/internal';
 import { HEALTH_DEFAULTS } from './health.constants.js';
 import { HUBTEL_HEALTH_MODULE_OPTIONS } from './health.module-definition.js';
 import type { HubtelHealthModuleOptions } from './health.options.js';

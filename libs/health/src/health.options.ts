@@ -1,4 +1,4 @@
-import type { HubtelStore, JobRunner } from 'nestjs-hubtel';
+import { type HubtelStore, type JobRunner } from 'nestjs-hubtel';
 
 /** `HubtelHealthModule.forRoot(...)` options. */
 export interface HubtelHealthModuleOptions {

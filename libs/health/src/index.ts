@@ -5,9 +5,7 @@
 export { HubtelHealthIndicator } from './health.indicator.js';
 export { HubtelHealthModule } from './health.module.js';
 export {
-  HUBTEL_HEALTH_MODULE_OPTIONS,
   type HubtelHealthModuleForRootOptions,
   type HubtelHealthModuleAsyncOptions,
 } from './health.module-definition.js';
 export type { HubtelHealthModuleOptions } from './health.options.js';
-export { HEALTH_DEFAULTS } from './health.constants.js';

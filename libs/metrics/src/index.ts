@@ -5,10 +5,7 @@
 export { HubtelMetrics } from './metrics.recorder.js';
 export { HubtelMetricsModule } from './metrics.module.js';
 export {
-  HUBTEL_METRICS_MODULE_OPTIONS,
-  type HubtelMetricsModuleExtras,
   type HubtelMetricsModuleForRootOptions,
   type HubtelMetricsModuleAsyncOptions,
 } from './metrics.module-definition.js';
 export type { HubtelMetricsModuleOptions } from './metrics.options.js';
-export { METRICS_DEFAULTS } from './metrics.constants.js';

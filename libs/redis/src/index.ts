@@ -1,13 +1,12 @@
 /*
  * nestjs-hubtel/redis — a HubtelStore on Redis (needs the optional peer dependency `ioredis`).
+ * test/api/redis.api.txt pins this list (npm run api:update after a deliberate change).
  */
-export { RedisStore, escapeGlob, type RedisStoreOptions } from './redis.store.js';
+export { RedisStore, type RedisStoreOptions } from './redis.store.js';
 export { HubtelRedisModule } from './redis.module.js';
-export {
-  HUBTEL_REDIS_MODULE_OPTIONS,
-  type HubtelRedisModuleOptions,
-  type HubtelRedisModuleExtras,
-  type HubtelRedisModuleForRootOptions,
-  type HubtelRedisModuleAsyncOptions,
+export type {
+  HubtelRedisModuleOptions,
+  HubtelRedisModuleExtras,
+  HubtelRedisModuleForRootOptions,
+  HubtelRedisModuleAsyncOptions,
 } from './redis.module-definition.js';
-export { REDIS_STORE_DEFAULTS } from './redis.constants.js';

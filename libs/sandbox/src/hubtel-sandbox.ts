@@ -1,27 +1,13 @@
 import { EventEmitter } from 'node:events';
-import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import http, { type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { registerAdminApi } from './sandbox-admin.api.js';
 import { registerSandboxDashboard, SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { registerCheckoutApi } from './sandbox-checkout.api.js';
-import {
-  apiErrorReply,
-  forbiddenHtmlPage,
-  SandboxHttpError,
-  SandboxNotFoundError,
-} from './sandbox.errors.js';
-import type { CallbackFaultSpec, FaultHandle, InboundFaultSpec, SandboxFaults } from './sandbox-faults.js';
-import {
-  basicAuthHeader,
-  hostNameOf,
-  isAllowedHost,
-  isoNow,
-  parseBasicAuth,
-  platformMsisdn,
-  platformTime,
-  writeReply,
-} from './sandbox-http.js';
+import { SandboxNotFoundError } from './sandbox.errors.js';
+import type { SandboxFaults } from './sandbox-faults.js';
+import { basicAuthHeader, parseBasicAuth, platformMsisdn, platformTime } from './sandbox-http.js';
 import {
   cancelInvoice,
   findInvoice,
@@ -31,16 +17,14 @@ import {
   type PayOptions,
   type PaymentResult,
 } from './sandbox-payments.js';
-import { RequestContext, SandboxRouter } from './sandbox.router.js';
-import {
-  recordServicePayment,
-  registerFulfillmentCallbackApi,
-  SandboxServiceSession,
-  type RecordServicePaymentOptions,
-  type ServiceAppDriverOptions,
-} from './sandbox-service-app.js';
+import { SandboxRequestHandler } from './sandbox-request-handler.js';
+import { SandboxRouter } from './sandbox.router.js';
+import { registerFulfillmentCallbackApi } from './sandbox-fulfillment-callback.api.js';
+import { SandboxServiceSession, type ServiceAppDriverOptions } from './sandbox-service-app.js';
+import { recordServicePayment, type RecordServicePaymentOptions } from './sandbox-service-payments.js';
 import { registerSmsApi, settleMessage } from './sandbox-sms.api.js';
-import { resolveSandboxOptions, SandboxState, type ResolvedSandboxOptions } from './sandbox.state.js';
+import { resolveSandboxOptions, type ResolvedSandboxOptions } from './sandbox.options.js';
+import { SandboxState } from './sandbox.state.js';
 import type {
   HubtelSandboxOptions,
   SandboxApi,
@@ -52,7 +36,6 @@ import type {
   SandboxInvoice,
   SandboxRecordKind,
   SandboxRecordMap,
-  SandboxReply,
   SandboxRequestContext,
   SandboxRequestLog,
   SandboxRouteHandler,
@@ -97,6 +80,7 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   private readonly state: SandboxState;
   private readonly options: ResolvedSandboxOptions;
   private readonly router = new SandboxRouter();
+  private readonly requestHandler: SandboxRequestHandler;
   private readonly authHeaders: { sms: string; api: string };
   private httpServer: Server | undefined;
   private listening: Promise<this> | undefined;
@@ -117,6 +101,7 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     registerFulfillmentCallbackApi(this.router, this.state);
     registerAdminApi(this.router, this);
     if (this.options.dashboard) registerSandboxDashboard(this);
+    this.requestHandler = new SandboxRequestHandler(this.state, this.router, this.options);
   }
 
   /* ================================ lifecycle ================================ */
@@ -125,7 +110,7 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   listen(): Promise<this> {
     this.listening ??= new Promise<this>((resolve, reject) => {
       const server = http.createServer((req, res) => {
-        void this.handle(req, res);
+        void this.requestHandler.handle(req, res);
       });
       server.keepAliveTimeout = 5_000;
       const onError = (err: NodeJS.ErrnoException) => {
@@ -425,149 +410,6 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     const expected = this.options.credentials[pair];
     return !!given && given.clientId === expected.clientId && given.clientSecret === expected.clientSecret;
   }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = performance.now();
-    const method = (req.method ?? 'GET').toUpperCase();
-    const rawUrl = req.url ?? '/';
-    const q = rawUrl.indexOf('?');
-    const path = q < 0 ? rawUrl : rawUrl.slice(0, q);
-    const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
-    const match = this.router.match(method, path);
-    const api: SandboxApi =
-      match.kind === 'found'
-        ? match.route.api
-        : match.kind === 'method-not-allowed'
-          ? match.api
-          : SandboxRouter.apiOf(path);
-
-    const log: SandboxRequestLog = {
-      id: this.state.nextRequestId(),
-      at: isoNow(),
-      method,
-      path,
-      api,
-      statusCode: null,
-      durationMs: null,
-      faultId: null,
-    };
-    this.state.requests.push(log);
-    res.once('close', () => {
-      log.statusCode ??= res.headersSent ? res.statusCode : null;
-      log.durationMs = Math.round((performance.now() - started) * 100) / 100;
-      this.state.emit('request', log);
-    });
-
-    const ctx = new RequestContext(
-      req,
-      res,
-      method,
-      path,
-      query,
-      match.kind === 'found' ? match.params : {},
-      api,
-      this.options.maxBodyBytes,
-    );
-    const run = async (): Promise<SandboxReply | void> => {
-      // The admin API and the dashboard answer only their own names (DNS rebinding).
-      if (api === 'admin' && !isAllowedHost(req.headers.host, this.options.allowedHosts)) {
-        return apiErrorReply('admin', 403, {
-          message: `Host "${hostNameOf(req.headers.host)?.slice(0, 100)}" is not allowed; add it to the sandbox's allowedHosts`,
-          responseCode: 'HUBTEL_HOST_NOT_ALLOWED',
-        });
-      }
-      if (match.kind === 'found') return match.route.handler(ctx);
-      if (match.kind === 'method-not-allowed') {
-        return apiErrorReply(api, 405, {
-          message: `${method} is not allowed on ${path}`,
-          headers: { Allow: match.allowed.join(', ') },
-        });
-      }
-      return apiErrorReply(api, 404, { message: `No route for ${method} ${path}` });
-    };
-
-    try {
-      const fault = this.state.faults.takeInbound({ method, path, api });
-      let reply: SandboxReply | void;
-      if (!fault) {
-        reply = await run();
-      } else {
-        log.faultId = fault.id;
-        reply = await this.applyInboundFault(fault, ctx, run);
-        if (reply === undefined) return;
-      }
-      if (reply) {
-        // Answering before the body was read would leave the client writing into a closed request.
-        await ctx.body().catch(() => undefined);
-        this.write(res, reply, log);
-      }
-    } catch (err) {
-      if (err instanceof SandboxHttpError) {
-        this.write(res, err.reply, log);
-        return;
-      }
-      this.options.logger?.error(
-        `Sandbox error on ${method} ${path}: ${(err as Error)?.stack ?? String(err)}`,
-      );
-      this.write(
-        res,
-        apiErrorReply(api, 500, {
-          message: `Sandbox internal error: ${(err as Error)?.message ?? String(err)}`,
-        }),
-        log,
-      );
-    }
-  }
-
-  /** Writes a reply and notes its status at once (the client may read it before the response's 'close'). */
-  private write(res: ServerResponse, reply: SandboxReply, log: SandboxRequestLog): void {
-    writeReply(res, reply);
-    if (res.headersSent) log.statusCode = res.statusCode;
-  }
-
-  /** Returns the reply to write, or undefined when the fault left nothing to write (hang, drop). */
-  private async applyInboundFault(
-    fault: FaultHandle<InboundFaultSpec>,
-    ctx: RequestContext,
-    run: () => Promise<SandboxReply | void>,
-  ): Promise<SandboxReply | undefined> {
-    const spec = fault.spec;
-    const effect = spec.timeout || spec.dropConnection || spec.html || spec.status !== undefined;
-    let reply: SandboxReply | void = undefined;
-    if (spec.processRequest) reply = await run();
-    if (spec.delayMs) await this.state.sleep(spec.delayMs);
-    if (!effect) {
-      // Delay only: the normal answer, late. A client that gave up meanwhile is not served.
-      if (!spec.processRequest) {
-        if (ctx.req.socket.destroyed) return undefined;
-        reply = await run();
-      }
-      return reply ?? undefined;
-    }
-    await ctx.body().catch(() => undefined);
-    if (spec.timeout) return undefined; // never answered; stop() closes the connection
-    if (spec.dropConnection) {
-      ctx.req.socket.destroy();
-      return undefined;
-    }
-    if (spec.html)
-      return { status: spec.status ?? 403, headers: { ...spec.headers }, html: forbiddenHtmlPage() };
-    const status = spec.status!;
-    if (spec.body === undefined) {
-      const base = apiErrorReply(ctx.api, status, { message: faultMessage(status) });
-      return { ...base, headers: { ...base.headers, ...spec.headers } };
-    }
-    if (typeof spec.body === 'string') return { status, headers: { ...spec.headers }, text: spec.body };
-    return { status, headers: { ...spec.headers }, json: spec.body };
-  }
-}
-
-function faultMessage(status: number): string {
-  if (status >= 500) return 'The request failed on the server.';
-  if (status === 402) return 'Your account does not have enough messaging credit to send the message.';
-  if (status === 403) return 'Forbidden.';
-  if (status === 429) return 'Too many requests.';
-  return http.STATUS_CODES[status] ?? 'Error';
 }
 
 function hostForUrl(host: string): string {
@@ -575,6 +417,3 @@ function hostForUrl(host: string): string {
   if (host === '::') return '[::1]';
   return host.includes(':') ? `[${host}]` : host;
 }
-
-// Re-exported for the index: the fault spec types are part of the sandbox's public API.
-export type { CallbackFaultSpec, InboundFaultSpec };

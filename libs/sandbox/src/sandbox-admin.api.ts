@@ -1,4 +1,6 @@
 import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import { compileValidator } from 'nestjs-hubtel/internal';
+import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from './sandbox-admin.dto.js';
 import { SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { apiErrorReply, SandboxStateError } from './sandbox.errors.js';
 import { escapeHtml, isJsonContentType } from './sandbox-http.js';
@@ -40,84 +42,51 @@ function limited<T>(items: T[], query: URLSearchParams): T[] {
   return Number.isInteger(limit) && limit > 0 ? items.slice(-limit) : items;
 }
 
-const PAY_FIELDS = ['outcome', 'phone', 'channel', 'deliver', 'fault'];
-/** What a one-off callback fault can say in JSON (`sandbox.pay`'s `fault`, minus functions and rules). */
-const JSON_FAULT_FIELDS: Record<string, (v: unknown) => boolean> = {
-  drop: (v) => typeof v === 'boolean',
-  duplicate: (v) => typeof v === 'number',
-  concurrent: (v) => typeof v === 'boolean',
-  delayMs: (v) => typeof v === 'number',
-  amount: (v) => typeof v === 'number',
-  checkoutId: (v) => v === true || (typeof v === 'string' && v !== ''),
-  forge: (v) => typeof v === 'boolean',
-};
-const FAULT_FIELD_TYPES: Record<string, string> = {
-  drop: 'a boolean',
-  duplicate: 'a number',
-  concurrent: 'a boolean',
-  delayMs: 'a number',
-  amount: 'a number',
-  checkoutId: 'true or a non-empty string',
-  forge: 'a boolean',
-};
-
 /**
- * The body of `POST /_sandbox/invoices/{ref}/pay`, checked field by field: an unknown or mistyped
- * field is refused (400) rather than ignored, because a typo (`"delivr": false`) would otherwise
- * send a callback the caller meant to hold back. Meaning (outcome values, fault effects, phone
- * numbers) is then checked by `sandbox.pay` itself, before anything changes.
+ * The body of `POST /_sandbox/invoices/{ref}/pay`, checked against SandboxPayBodyDto with unknown
+ * fields refused (400), then the one rule a DTO cannot say (`fault.checkoutId`: true or a non-empty
+ * string). Meaning (outcome values, fault effects, phone numbers) is then checked by `sandbox.pay`.
  */
 export function parsePayBody(body: Record<string, unknown>): PayOptions {
-  const issues: ValidationIssue[] = [];
-  for (const key of Object.keys(body)) {
-    if (!PAY_FIELDS.includes(key))
-      issues.push({ field: key, message: `is not a pay option (${PAY_FIELDS.join(', ')})` });
-  }
-  const { outcome, phone, channel, deliver, fault } = body;
-  if (outcome !== undefined && outcome !== 'paid' && outcome !== 'failed')
-    issues.push({ field: 'outcome', message: 'must be "paid" or "failed"', value: outcome });
-  for (const [field, value] of [
-    ['phone', phone],
-    ['channel', channel],
-  ] as const) {
-    if (value !== undefined && (typeof value !== 'string' || value.trim() === ''))
-      issues.push({ field, message: 'must be a non-empty string' });
-  }
-  if (deliver !== undefined && typeof deliver !== 'boolean')
-    issues.push({ field: 'deliver', message: 'must be true or false', value: deliver });
-  if (fault !== undefined) {
-    if (fault === null || typeof fault !== 'object' || Array.isArray(fault)) {
-      issues.push({ field: 'fault', message: 'must be a JSON object' });
-    } else {
-      for (const [key, value] of Object.entries(fault)) {
-        const check = JSON_FAULT_FIELDS[key];
-        if (!check) {
-          issues.push({
-            field: `fault.${key}`,
-            message:
-              key === 'match' || key === 'times'
-                ? 'belongs to a sandbox.faults rule; a payment fault applies to this payment only'
-                : `is not a callback fault field (${Object.keys(JSON_FAULT_FIELDS).join(', ')})`,
-          });
-        } else if (!check(value)) {
-          issues.push({ field: `fault.${key}`, message: `must be ${FAULT_FIELD_TYPES[key]}`, value });
-        }
-      }
-    }
-  }
+  const checked = compileValidator(SandboxPayBodyDto, { forbidUnknown: true })(body);
+  const issues: ValidationIssue[] = checked.ok ? [] : checked.issues.map(explainRuleField);
+  const value: SandboxPayBodyDto = checked.ok ? checked.value : {};
+  const checkoutId = value.fault?.checkoutId;
+  if (
+    checkoutId !== undefined &&
+    checkoutId !== true &&
+    !(typeof checkoutId === 'string' && checkoutId !== '')
+  )
+    issues.push({
+      field: 'fault.checkoutId',
+      message: 'fault.checkoutId must be true or a non-empty string',
+    });
   if (issues.length > 0) {
     throw new HubtelValidationError(
-      `Invalid pay request: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+      `Invalid pay request: ${issues.map((i) => i.message).join('; ')}`,
       issues,
     );
   }
+  const fault = value.fault
+    ? (Object.fromEntries(Object.entries(value.fault).filter(([, v]) => v !== null)) as CallbackFaultSpec)
+    : undefined;
   return {
-    outcome: outcome as PayOptions['outcome'],
-    phone: phone as string | undefined,
-    channel: channel as string | undefined,
-    deliver: deliver as boolean | undefined,
-    fault: fault as CallbackFaultSpec | undefined,
+    outcome: value.outcome ?? undefined,
+    phone: value.phone ?? undefined,
+    channel: value.channel ?? undefined,
+    deliver: value.deliver ?? undefined,
+    fault,
   };
+}
+
+/** `match` and `times` are sandbox.faults rule fields; say so rather than "not a known field". */
+function explainRuleField(issue: ValidationIssue): ValidationIssue {
+  return issue.field === 'fault.match' || issue.field === 'fault.times'
+    ? {
+        field: issue.field,
+        message: `${issue.field} belongs to a sandbox.faults rule; a payment fault applies to this payment only`,
+      }
+    : issue;
 }
 
 function errorReply(err: unknown): SandboxReply {
@@ -231,16 +200,17 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
       const raw = (await ctx.body()).toString('utf8').trim();
       const b = raw === '' ? {} : await ctx.jsonObject();
       try {
-        const unknown = Object.keys(b).filter((k) => k !== 'amount' && k !== 'orderId');
-        if (unknown.length > 0)
+        const checked = compileValidator(SandboxServicePaymentBodyDto, { forbidUnknown: true })(b);
+        if (!checked.ok)
           throw new HubtelValidationError(
-            'Invalid service payment',
-            unknown.map((field) => ({ field, message: 'is not a service payment option (amount, orderId)' })),
+            `Invalid service payment: ${checked.issues.map((i) => i.message).join('; ')}`,
+            checked.issues,
           );
+        const { amount, orderId } = checked.value;
         return ok(
           sandbox.recordServicePayment(ctx.params.id!, {
-            amount: b.amount as number | undefined,
-            orderId: b.orderId as string | undefined,
+            amount: amount ?? undefined,
+            orderId: orderId ?? undefined,
           }),
         );
       } catch (err) {

@@ -5,23 +5,16 @@ import {
   HubtelValidationError,
   type ValidationIssue,
 } from 'nestjs-hubtel';
-import { apiErrorReply, SandboxStateError, type FieldError } from './sandbox.errors.js';
+import { SandboxStateError } from './sandbox.errors.js';
 import {
   SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS,
   SANDBOX_SESSION_EXCHANGE_LIMIT,
   SERVICE_APP_DEFAULT_PATHS,
 } from './sandbox.constants.js';
 import { validateCallback, type CallbackFaultSpec } from './sandbox-faults.js';
-import {
-  OutboundError,
-  hexId,
-  isoNow,
-  networkTransactionId,
-  platformMsisdn,
-  postJson,
-  round2,
-} from './sandbox-http.js';
-import type { SandboxRouter } from './sandbox.router.js';
+import { OutboundError, hexId, isoNow, platformMsisdn, postJson, round2 } from './sandbox-http.js';
+import { checkServiceFlowResponse } from './sandbox-service-flow.check.js';
+import { recordServiceOrder } from './sandbox-service-payments.js';
 import type { SandboxState } from './sandbox.state.js';
 import type {
   CartItem,
@@ -37,125 +30,8 @@ import type {
 } from './sandbox.types.js';
 
 /* ------------------------------------------------------------------------------------------------
- * The platform's fulfillment-callback receiver: POST {callback_url}/callback
- *   {SessionId, OrderId, ServiceStatus, MetaData} → 200 {message: 'Callback received', responseCode: '0000', data: null}
- *   missing/invalid fields → 400 {message, responseCode: '4000', data: [{field, message}]}
- * The contract shows no authentication for it, so none is asked. A callback for an order the
- * sandbox's driver did not pay is still accepted and recorded, with `matched: false`.
- * ---------------------------------------------------------------------------------------------- */
-
-export function registerFulfillmentCallbackApi(router: SandboxRouter, state: SandboxState): void {
-  router.add('POST', '/callback', 'callback', async (ctx) => {
-    const b = await ctx.jsonObject();
-    const errors: FieldError[] = [];
-    for (const field of ['SessionId', 'OrderId', 'ServiceStatus'] as const) {
-      if (typeof b[field] !== 'string' || (b[field] as string).trim() === '')
-        errors.push({ field, message: `${field} is required` });
-    }
-    if (errors.length > 0) return apiErrorReply('callback', 400, { message: 'Validation error', errors });
-
-    const sessionId = b.SessionId as string;
-    const orderId = b.OrderId as string;
-    const serviceStatus = b.ServiceStatus as string;
-    const session = state.sessions.get(sessionId);
-    const matched = session?.order?.orderId === orderId;
-    const record: SandboxFulfillmentCallback = {
-      id: `fcb_${hexId().slice(0, 16)}`,
-      sessionId,
-      orderId,
-      serviceStatus,
-      metaData: b.MetaData ?? null,
-      body: b,
-      matched,
-      receivedAt: isoNow(),
-    };
-    if (matched && session?.order) {
-      const success = serviceStatus.toLowerCase() === 'success';
-      session.order.serviceStatus = serviceStatus;
-      session.order.isFulfilled = success;
-      session.state = success ? 'fulfilled' : 'fulfillment-failed';
-      session.updatedAt = record.receivedAt;
-      state.emit('session', session);
-    }
-    state.fulfillmentCallbacks.push(record, [record.id]);
-    state.emit('fulfillment-callback', record);
-    return { status: 200, json: { message: 'Callback received', responseCode: '0000', data: null } };
-  });
-}
-
-export interface RecordServicePaymentOptions {
-  /** Amount paid. Default: the session's cart total; required for a session this sandbox did not drive. */
-  amount?: number;
-  /** The order's id. Default: the session's order's, else a fresh one. */
-  orderId?: string;
-}
-
-/**
- * Records a programmable-services payment for a SessionId, without sending anything: the status
- * check (clientReference = the SessionId) then answers Paid. For tools that drive a session
- * elsewhere (another sandbox, a terminal simulator) and send the fulfillment request themselves.
- */
-export function recordServicePayment(
-  state: SandboxState,
-  sessionId: string,
-  options: RecordServicePaymentOptions = {},
-): SandboxSession {
-  const issues: ValidationIssue[] = [];
-  if (typeof sessionId !== 'string' || sessionId.trim() === '' || sessionId.length > 256)
-    issues.push({ field: 'sessionId', message: 'must be a non-empty string of at most 256 characters' });
-  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
-    issues.push({ field: 'amount', message: 'must be a number of at least 0', value: options.amount });
-  if (options.orderId !== undefined && (typeof options.orderId !== 'string' || options.orderId.trim() === ''))
-    issues.push({ field: 'orderId', message: 'must be a non-empty string' });
-  let session = state.sessions.get(sessionId);
-  const cart = session?.cart;
-  if (options.amount === undefined && !cart)
-    issues.push({ field: 'amount', message: 'is required: the sandbox knows no cart for this session' });
-  if (issues.length > 0) throw new HubtelValidationError('Invalid service payment', issues);
-  const now = isoNow();
-  if (!session) {
-    session = {
-      sessionId,
-      serviceAppUrl: '',
-      serviceCode: 'external',
-      mobile: '',
-      operator: '',
-      state: 'cart',
-      exchanges: [],
-      cart: null,
-      order: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    state.sessions.push(session, [sessionId]);
-  }
-  const amount = round2(options.amount ?? cart!.Qty * cart!.Price);
-  const charges = round2(amount * state.options.checkout.chargeRate);
-  const order: SandboxServiceOrder = {
-    orderId: options.orderId ?? session.order?.orderId ?? hexId(),
-    amount,
-    charges,
-    amountAfterCharges: round2(amount - charges),
-    outcome: 'paid',
-    paidAt: now,
-    transactionId: hexId(),
-    externalTransactionId: networkTransactionId(),
-    isFulfilled: false,
-    serviceStatus: null,
-    recorded: true,
-  };
-  session.order = order;
-  session.state = 'paid';
-  session.updatedAt = now;
-  state.payments++;
-  state.sessions.addKey(session, `tx:${order.transactionId}`);
-  state.sessions.addKey(session, `ext:${order.externalTransactionId}`);
-  state.emit('session', session);
-  return session;
-}
-
-/* ------------------------------------------------------------------------------------------------
- * The driver: plays the platform's client app against a service application.
+ * The driver: plays the platform's client app against a service application. (The platform's
+ * other face, the fulfillment-callback receiver, is sandbox-fulfillment-callback.api.ts.)
  * ---------------------------------------------------------------------------------------------- */
 
 export interface ServiceAppDriverOptions {
@@ -224,84 +100,6 @@ export interface ServicePayResult {
   order: SandboxServiceOrder;
   /** Deliveries of the fulfillment request (empty when the payment failed). */
   deliveries: SandboxDelivery[];
-}
-
-const CONTRACT_FIELDS = [
-  'SessionId',
-  'Type',
-  'Message',
-  'Mask',
-  'MaskNextRoute',
-  'Item',
-  'ServiceCode',
-  'Label',
-  'DataType',
-  'FieldType',
-  'FieldName',
-  'ClientState',
-  'Data',
-];
-
-/** Where a service application's answer departs from the contract. */
-export function checkServiceFlowResponse(response: unknown, sessionId: string): string[] {
-  const issues: string[] = [];
-  if (response === null || typeof response !== 'object' || Array.isArray(response))
-    return ['the answer is not a JSON object'];
-  const r = response as Record<string, unknown>;
-  const type = typeof r.Type === 'string' ? r.Type.toLowerCase() : undefined;
-  if (type === undefined) issues.push('Type is missing or not a string');
-  else if (!['response', 'addtocart', 'release'].includes(type))
-    issues.push(`Type "${String(r.Type)}" is not Response, AddToCart or Release`);
-  if (r.SessionId !== sessionId)
-    issues.push(
-      `SessionId ${JSON.stringify(r.SessionId)} does not echo the session's ${JSON.stringify(sessionId)}`,
-    );
-  if (typeof r.Message !== 'string') issues.push('Message is missing or not a string');
-  if (type === 'release') return issues;
-  for (const field of CONTRACT_FIELDS)
-    if (!(field in r)) issues.push(`${field} is missing (send null rather than omitting it)`);
-  const dataType = typeof r.DataType === 'string' ? r.DataType.toLowerCase() : undefined;
-  if (dataType !== undefined && !['input', 'select', 'display'].includes(dataType))
-    issues.push(`DataType "${String(r.DataType)}" is not input, select or display`);
-  if ('DataType' in r && typeof r.DataType !== 'string') issues.push('DataType is not a string');
-  if ('FieldType' in r && typeof r.FieldType !== 'string') issues.push('FieldType is not a string');
-  if (type === 'addtocart') {
-    const item = r.Item as Record<string, unknown> | null | undefined;
-    if (!item || typeof item !== 'object') issues.push('Item must be an object on AddToCart');
-    else {
-      if (typeof item.ItemName !== 'string') issues.push('Item.ItemName must be a string');
-      if (typeof item.Qty !== 'number') issues.push('Item.Qty must be a number');
-      if (typeof item.Price !== 'number') issues.push('Item.Price must be a number');
-      if (
-        item.ServiceData !== undefined &&
-        (item.ServiceData === null || typeof item.ServiceData !== 'object')
-      )
-        issues.push('Item.ServiceData must be an object when present');
-    }
-    if (!Array.isArray(r.Data) || r.Data.length !== 0)
-      issues.push('Data must be an empty array on AddToCart');
-  } else if (type === 'response') {
-    if ('Item' in r && r.Item !== null) issues.push('Item must be null on a prompt');
-    if (dataType === 'select') {
-      if (!Array.isArray(r.Data) || r.Data.length === 0)
-        issues.push('Data must be a non-empty array of options on a select prompt');
-      else
-        (r.Data as unknown[]).forEach((opt, i) => {
-          const o = opt as Record<string, unknown> | null;
-          if (
-            !o ||
-            typeof o.Display !== 'string' ||
-            typeof o.Value !== 'string' ||
-            typeof o.Amount !== 'number'
-          ) {
-            issues.push(`Data[${i}] must be {Display: string, Value: string, Amount: number}`);
-          }
-        });
-    } else if (dataType === 'input' && 'Data' in r && r.Data !== null) {
-      issues.push('Data must be null on an input prompt');
-    }
-  }
-  return issues;
 }
 
 /**
@@ -452,28 +250,15 @@ export class SandboxServiceSession {
       ]);
     }
     const amount = options.amount === undefined ? round2(cart.Qty * cart.Price) : round2(options.amount);
-    const charges = round2(amount * this.state.options.checkout.chargeRate);
     const now = isoNow();
-    const order: SandboxServiceOrder = {
+    const order = recordServiceOrder(this.state, this.record, {
       orderId: options.orderId ?? hexId(),
       amount,
-      charges,
-      amountAfterCharges: round2(amount - charges),
       outcome,
       paidAt: now,
-      transactionId: hexId(),
-      externalTransactionId: networkTransactionId(),
-      isFulfilled: false,
-      serviceStatus: null,
       recorded: options.recordPayment !== false,
-    };
-    this.record.order = order;
+    });
     this.record.state = outcome === 'paid' ? 'paid' : 'payment-failed';
-    if (outcome === 'paid') {
-      this.state.payments++;
-      this.state.sessions.addKey(this.record, `tx:${order.transactionId}`);
-      this.state.sessions.addKey(this.record, `ext:${order.externalTransactionId}`);
-    }
     this.touch();
     if (outcome === 'failed') return { order, deliveries: [] };
 

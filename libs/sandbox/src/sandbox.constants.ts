@@ -55,16 +55,6 @@ export const SANDBOX_CHECKOUT_DEFAULTS = Object.freeze({
   defaultPhone: '233241234567',
 });
 
-/** Paths the sandbox serves; the base URLs the modules are given are all the sandbox's origin. */
-export const SANDBOX_PATHS = Object.freeze({
-  smsBatchSend: '/v1/messages/batch/simple/send',
-  smsSend: '/v1/messages/send',
-  checkoutInitiate: '/items/initiate',
-  fulfillmentCallback: '/callback',
-  payPage: '/pay',
-  admin: '/_sandbox',
-});
-
 /** Paths on a service application the driver posts to (the contract's). */
 export const SERVICE_APP_DEFAULT_PATHS = Object.freeze({
   serviceFlow: '/api/service-flow',

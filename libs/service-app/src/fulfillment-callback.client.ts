@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { HubtelError, type HttpTransport } from 'nestjs-hubtel';
+import { HubtelError } from 'nestjs-hubtel';
+import { type HttpTransport } from 'nestjs-hubtel/internal';
 import { SERVICE_APP_TRANSPORT } from './service-app.constants.js';
 import type { FulfillmentCallback } from './service-app.types.js';
 

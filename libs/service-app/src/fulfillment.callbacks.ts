@@ -6,7 +6,8 @@
  * reads in one place.
  */
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import type { HubtelTelemetry, InboundPipeline, JobRecord } from 'nestjs-hubtel';
+import type { HubtelTelemetry } from 'nestjs-hubtel';
+import type { InboundPipeline, JobRecord } from 'nestjs-hubtel/internal';
 import type { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import {
   callbackOf,

@@ -4,7 +4,8 @@
  * FulfillmentOrderStatus. Apart from FulfillmentService so the stored shapes, which outlive a
  * deploy, are read in one place.
  */
-import { HubtelValidationError, type JobRecord } from 'nestjs-hubtel';
+import { HubtelValidationError } from 'nestjs-hubtel';
+import type { JobRecord } from 'nestjs-hubtel/internal';
 import { combineOutcomes, type FulfillmentRejection } from './service-app.events.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
 import type { FulfillmentOrderStatus } from './fulfillment.service.js';

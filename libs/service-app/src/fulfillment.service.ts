@@ -7,11 +7,9 @@ import {
   maskMsisdn,
   type HubtelStore,
   type HubtelTelemetry,
-  type InboundPipeline,
-  type JobRecord,
-  type JobStatus,
   type DeadLetter,
 } from 'nestjs-hubtel';
+import { type InboundPipeline, type JobRecord, type JobStatus } from 'nestjs-hubtel/internal';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
 import { FulfillmentCarts } from './fulfillment.cart.js';

@@ -1,4 +1,4 @@
-import type { HubtelTelemetry } from 'nestjs-hubtel';
+import { type HubtelTelemetry } from 'nestjs-hubtel';
 
 /** Sends a fulfillment callback (one attempt) and reports how it went. */
 export async function reportedCallback(

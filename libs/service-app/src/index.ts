@@ -1,29 +1,18 @@
 /**
  * nestjs-hubtel/service-app — Hubtel Programmable Services, the service application's side:
  * interactive service flows, fulfillment of paid orders and the fulfillment callback.
+ * test/api/service-app.api.txt pins this list (npm run api:update after a deliberate change).
  */
 export { ServiceAppModule } from './service-app.module.js';
-export { SERVICE_APP_MODULE_OPTIONS } from './service-app.module-definition.js';
 export {
-  resolveServiceAppOptions,
   serviceAppOptionsFromEnv,
   type ServiceAppModuleOptions,
   type ServiceAppStatusCheckOptions,
   type ServiceAppVerificationOptions,
   type ServiceAppModuleExtras,
   type ServiceAppRouteOptions,
-  type ResolvedServiceAppOptions,
 } from './service-app.options.js';
-export {
-  SERVICE_APP_DEFAULTS,
-  SERVICE_APP_DEFAULT_MESSAGES,
-  SERVICE_APP_JOBS,
-  SERVICE_APP_KEYS,
-  SERVICE_APP_PIPELINE,
-  SERVICE_APP_ROUTES,
-  SERVICE_APP_STORE,
-  type ServiceAppMessages,
-} from './service-app.constants.js';
+export { SERVICE_APP_ROUTES, type ServiceAppMessages } from './service-app.constants.js';
 export type * from './service-app.types.js';
 export { ServiceFlowRequestDto, FulfillmentRequestDto } from './service-app.dto.js';
 
@@ -51,7 +40,6 @@ export type {
   StoredValidation,
 } from './service-flow.types.js';
 export { ServiceFlowService } from './service-flow.service.js';
-export { ServiceFlowRegistry } from './service-flow.registry.js';
 
 // Fulfillment
 export {
@@ -60,7 +48,6 @@ export {
   type FulfillmentOrderStatus,
   type FulfillmentReceipt,
 } from './fulfillment.service.js';
-export { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 export {
   ServiceAppEvents,
   FulfillmentRequestedEvent,
@@ -69,7 +56,6 @@ export {
   deferFulfillment,
   failFulfillment,
   fulfilled,
-  fulfillmentEventFor,
   type FulfillmentOutcome,
   type FulfillmentPayment,
   type FulfillmentRejection,

@@ -2,10 +2,12 @@ import { Body, HttpCode, HttpException, Inject, Optional, Post, Req, Res, type T
 import {
   HubtelShuttingDownError,
   HUBTEL_TELEMETRY,
-  inboundRejection,
-  inboundSignal,
   type HubtelTelemetry,
   HubtelValidationError,
+} from 'nestjs-hubtel';
+import {
+  inboundRejection,
+  inboundSignal,
   shuttingDownHttpError,
   type InboundPipeline,
   InboundAccessGuard,
@@ -17,7 +19,7 @@ import {
   isAccessGuarded,
   mountController,
   type InboundRequestLike,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import {
   FulfillmentRejectedError,
   FulfillmentService,

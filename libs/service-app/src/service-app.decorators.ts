@@ -1,4 +1,5 @@
-import { createHandlerDecorator, type HubtelHandlerOptions } from 'nestjs-hubtel';
+import { type HubtelHandlerOptions } from 'nestjs-hubtel';
+import { createHandlerDecorator } from 'nestjs-hubtel/internal';
 import { ServiceAppEvents, fulfillmentEventFor } from './service-app.events.js';
 
 /**

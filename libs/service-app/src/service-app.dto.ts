@@ -1,10 +1,6 @@
 import { Allow, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import {
-  HubtelValidationError,
-  compileValidator,
-  findHostileStructure,
-  type CompiledValidator,
-} from 'nestjs-hubtel';
+import { HubtelValidationError } from 'nestjs-hubtel';
+import { compileValidator, findHostileStructure, type CompiledValidator } from 'nestjs-hubtel/internal';
 import type { FulfillmentRequest, ServiceFlowRequest } from './service-app.types.js';
 
 /*
@@ -77,7 +73,7 @@ export class FulfillmentRequestDto {
   OrderInfo?: unknown;
 }
 
-/** Validators compiled once per DTO (core's compileValidator: class-validator rules and messages). */
+/** Validators built once per DTO (core's compileValidator: the DTO's rules as JSON Schema, run by Ajv). */
 export const validateServiceFlowRequest: CompiledValidator<ServiceFlowRequest> = compileValidator(
   ServiceFlowRequestDto,
 ) as CompiledValidator<ServiceFlowRequest>;

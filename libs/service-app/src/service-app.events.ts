@@ -1,4 +1,4 @@
-import type { DeadLetterEvent } from 'nestjs-hubtel';
+import { type DeadLetterEvent } from 'nestjs-hubtel';
 import type { CartItem, FulfillmentServiceStatus, ServiceData } from './service-app.types.js';
 
 /**

@@ -1,22 +1,24 @@
+import {
+  HubtelConfigError,
+  HUBTEL_JOB_RUNNER,
+  HUBTEL_STORE,
+  HUBTEL_TELEMETRY,
+  type HubtelStore,
+  type HubtelTelemetry,
+  type JobRunner,
+} from 'nestjs-hubtel';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { HttpService } from '@nestjs/axios';
 import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
 import {
-  HUBTEL_JOB_RUNNER,
-  HUBTEL_STORE,
-  HUBTEL_TELEMETRY,
   HandlerRegistry,
   HttpTransport,
-  HubtelConfigError,
   InboundAccessPolicy,
   InboundPipeline,
   resolveStoreOption,
   hubtelHttpModule,
-  type HubtelStore,
-  type HubtelTelemetry,
-  type JobRunner,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentService } from './fulfillment.service.js';
 import {

@@ -1,6 +1,13 @@
 import {
-  HUBTEL_DEFAULT_BASE_URLS,
   HubtelConfigError,
+  type HubtelCredentials,
+  type HubtelEnvSource,
+  type HubtelRouteOptions,
+  type HubtelStoreOption,
+  type InboundAccessOptions,
+} from 'nestjs-hubtel';
+import {
+  HUBTEL_DEFAULT_BASE_URLS,
   assertOptionsObject,
   requireString,
   readHubtelEnv,
@@ -12,13 +19,8 @@ import {
   resolveJobOwnership,
   resolveNumber,
   resolveUrl,
-  type HubtelCredentials,
-  type HubtelEnvSource,
-  type HubtelRouteOptions,
   assertStoreOption,
-  type HubtelStoreOption,
-  type InboundAccessOptions,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
   SERVICE_APP_DEFAULTS,

@@ -1,4 +1,4 @@
-import type { HubtelTelemetry } from 'nestjs-hubtel';
+import { type HubtelTelemetry } from 'nestjs-hubtel';
 import type { ServiceFlowResponse } from './service-app.types.js';
 
 /** Request types the platform sends; anything else is reported as `other` (labels stay bounded). */

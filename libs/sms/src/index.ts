@@ -1,19 +1,18 @@
+/*
+ * nestjs-hubtel/sms — the SmsModule: single and bulk sends, segment counting.
+ * test/api/sms.api.txt pins this list (npm run api:update after a deliberate change).
+ */
 export { SmsModule } from './sms.module.js';
 export { SmsService } from './sms.service.js';
-export {
-  SMS_MODULE_OPTIONS,
-  type SmsModuleAsyncOptions,
-  type SmsModuleExtras,
-  type SmsModuleForRootOptions,
+export type {
+  SmsModuleAsyncOptions,
+  SmsModuleExtras,
+  SmsModuleForRootOptions,
 } from './sms.module-definition.js';
-export {
-  resolveSmsOptions,
-  smsTransportConfig,
-  type ResolvedSmsOptions,
-  type SmsModuleOptions,
-} from './sms.options.js';
+export type { SmsModuleOptions } from './sms.options.js';
 export { smsOptionsFromEnv } from './sms.env.js';
-export { SMS_DEFAULTS, SMS_HTTP_TRANSPORT, SMS_LIMITS, SMS_OPTIONS, SMS_PATHS } from './sms.constants.js';
+// The transport token (tests replace it, see SmsCapture of nestjs-hubtel/testing) and the API paths.
+export { SMS_HTTP_TRANSPORT, SMS_PATHS } from './sms.constants.js';
 export { SmsBatchAbortedError } from './sms.errors.js';
 export { countSmsSegments, type SmsEncoding, type SmsSegmentInfo } from './sms-segments.js';
 export type {

@@ -8,9 +8,9 @@ import {
   maskPhoneNumbers,
   type HubtelTelemetry,
   tryNormalizeMsisdn,
-  type HttpTransport,
   type HubtelErrorCode,
 } from 'nestjs-hubtel';
+import { type HttpTransport } from 'nestjs-hubtel/internal';
 import { MsisdnSet } from './msisdn-set.js';
 import { SMS_PATHS } from './sms.constants.js';
 import { SmsBatchAbortedError } from './sms.errors.js';

@@ -1,3 +1,4 @@
+import { type HubtelEnvSource } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   checkOptionsFromEnv,
@@ -5,8 +6,7 @@ import {
   hubtelHttpEnvVariables,
   hubtelHttpOptionsFromEnv,
   readHubtelEnv,
-  type HubtelEnvSource,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import { resolveSmsOptions, type SmsModuleOptions } from './sms.options.js';
 
 /** The variable behind each option smsOptionsFromEnv reads (for errors naming it). */

@@ -1,3 +1,4 @@
+import { type HubtelCredentials, type HubtelHttpOptions } from 'nestjs-hubtel';
 import {
   assertOptionsObject,
   optionalString,
@@ -6,10 +7,8 @@ import {
   resolveNumber,
   resolveUrl,
   type HttpTransportConfig,
-  type HubtelCredentials,
-  type HubtelHttpOptions,
   type ResolvedHubtelHttpOptions,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
 
 /** Options of `SmsModule.forRoot` / `forRootAsync`. */

@@ -3,15 +3,17 @@ import {
   HUBTEL_TELEMETRY,
   HubtelUnknownOutcomeError,
   HubtelValidationError,
-  echoValue,
-  findInvalidMsisdns,
-  invalidMsisdnsError,
   tryNormalizeMsisdn,
-  type HttpTransport,
   type HubtelTelemetry,
   type ValidationIssue,
   HubtelLogger,
 } from 'nestjs-hubtel';
+import {
+  type HttpTransport,
+  echoValue,
+  findInvalidMsisdns,
+  invalidMsisdnsError,
+} from 'nestjs-hubtel/internal';
 import { SmsBatchRun } from './sms-batch.runner.js';
 import { reportedSend } from './sms.telemetry.js';
 import { countSmsSegments } from './sms-segments.js';

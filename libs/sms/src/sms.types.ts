@@ -1,4 +1,4 @@
-import type { HubtelErrorCode } from 'nestjs-hubtel';
+import { type HubtelErrorCode } from 'nestjs-hubtel';
 import type { SmsEncoding } from './sms-segments.js';
 
 /** Recipients of `sendBatch`: an array, or any (async) iterable such as a database cursor. */

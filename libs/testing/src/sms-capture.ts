@@ -5,9 +5,8 @@ import {
   HubtelTimeoutError,
   HubtelValidationError,
   tryNormalizeMsisdn,
-  type HubtelRequest,
-  type HubtelResponse,
 } from 'nestjs-hubtel';
+import { type HubtelRequest, type HubtelResponse } from 'nestjs-hubtel/internal';
 import { SMS_HTTP_TRANSPORT, SMS_PATHS } from 'nestjs-hubtel/sms';
 
 /** One message the app "sent". */

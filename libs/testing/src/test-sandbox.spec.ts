@@ -3,10 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { Body, Controller, Headers, HttpCode, Module, Post, type INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { HubtelConfigError, HubtelNetworkError, readHubtelEnv } from 'nestjs-hubtel';
-import { resolveCheckoutOptions } from 'nestjs-hubtel/checkout';
-import { resolveServiceAppOptions } from 'nestjs-hubtel/service-app';
-import { resolveSmsOptions } from 'nestjs-hubtel/sms';
+import { HubtelConfigError, HubtelNetworkError } from 'nestjs-hubtel';
+import { readHubtelEnv } from 'nestjs-hubtel/internal';
+import { resolveCheckoutOptions } from '../../checkout/src/checkout.options.js';
+import { resolveServiceAppOptions } from '../../service-app/src/service-app.options.js';
+import { resolveSmsOptions } from '../../sms/src/sms.options.js';
 import { createTestSandbox, type TestSandbox } from './test-sandbox.js';
 import {
   endpointUrl,

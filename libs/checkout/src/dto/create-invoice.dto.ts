@@ -1,3 +1,15 @@
+import {
+  Allow,
+  IsNotEmpty,
+  IsNumber,
+  IsOptional,
+  IsPositive,
+  IsString,
+  Matches,
+  MaxLength,
+} from 'class-validator';
+import { CLIENT_REFERENCE_MAX_LENGTH } from '../checkout.constants.js';
+
 /** Input of `CheckoutService.createInvoice`. Our names are camelCase; the request uses the contract's casing. */
 export interface CreateInvoiceInput {
   /** Amount to pay (`totalAmount`): positive, at most 2 decimals. */
@@ -68,4 +80,70 @@ export interface CheckoutInitiateResponseBody {
   status?: string;
   data?: Partial<CheckoutInvoiceCreated> | null;
   message?: string;
+}
+
+/** `clientReference`: printable ASCII, no spaces (the platform's references are such). */
+export const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;
+const NOT_BLANK = /\S/;
+
+/**
+ * The shape `createInvoice` accepts, as a class-validator DTO checked by the core's validator
+ * (the same road as the inbound bodies). What no decorator says stays in the service: the amount's
+ * two decimals (with a float tolerance), the description's forbidden characters (refused or
+ * stripped), URLs and their module-option defaults, the payee's phone number and e-mail, the
+ * metadata's size. Null reads as "not given".
+ */
+export class CreateInvoiceDto implements CreateInvoiceInput {
+  @IsNumber()
+  @IsPositive()
+  totalAmount: number;
+
+  @IsString()
+  @Matches(NOT_BLANK, { message: 'description must not be empty' })
+  description: string;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(CLIENT_REFERENCE_MAX_LENGTH)
+  @Matches(PRINTABLE_REFERENCE, {
+    message: 'clientReference must contain only printable ASCII characters, without spaces',
+  })
+  clientReference?: string;
+
+  @IsOptional()
+  @IsString()
+  callbackUrl?: string;
+
+  @IsOptional()
+  @IsString()
+  returnUrl?: string;
+
+  @IsOptional()
+  @IsString()
+  cancellationUrl?: string;
+
+  @IsOptional()
+  @IsString()
+  @Matches(NOT_BLANK, { message: 'payeeName must not be empty' })
+  @MaxLength(100)
+  payeeName?: string;
+
+  /** Checked and normalised by normalizeMsisdn. */
+  @Allow()
+  payeeMobileNumber?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(254)
+  payeeEmail?: string;
+
+  @IsOptional()
+  @IsString()
+  @Matches(NOT_BLANK, { message: 'merchantAccountNumber must not be empty' })
+  merchantAccountNumber?: string;
+
+  /** Plain JSON of at most 4 KB: checked by the service (a size is no decorator). */
+  @Allow()
+  metadata?: Record<string, unknown>;
 }

@@ -1,4 +1,4 @@
-import type { TransactionPaymentStatus, TransactionStatus } from 'nestjs-hubtel';
+import { type TransactionPaymentStatus, type TransactionStatus } from 'nestjs-hubtel/internal';
 
 /** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
 export type CheckoutPaymentStatus = TransactionPaymentStatus;
@@ -9,22 +9,3 @@ export type CheckoutPaymentStatus = TransactionPaymentStatus;
  * `requestTransactionStatus`, which the service app's payment verification uses too.
  */
 export type CheckoutTransactionStatus = TransactionStatus;
-
-/** The raw response of the status check. */
-export interface TransactionStatusResponseBody {
-  message?: string;
-  responseCode?: string;
-  data?: {
-    date?: string;
-    status?: string;
-    transactionId?: string;
-    externalTransactionId?: string;
-    paymentMethod?: string;
-    clientReference?: string;
-    currencyCode?: string;
-    amount?: number | string;
-    charges?: number | string;
-    amountAfterCharges?: number | string;
-    isFulfilled?: boolean;
-  } | null;
-}

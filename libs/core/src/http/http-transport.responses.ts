@@ -191,7 +191,7 @@ function looksLikeHtml(contentType: string | undefined, text: string): boolean {
 }
 
 /** The platform's own outcome code from an error body: responseCode, ResponseCode, code, or status. */
-export function extractResponseCode(body: unknown): string | undefined {
+function extractResponseCode(body: unknown): string | undefined {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const b = body as Record<string, unknown>;
   for (const key of ['responseCode', 'ResponseCode', 'code', 'Code']) {

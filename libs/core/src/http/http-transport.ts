@@ -13,9 +13,6 @@ import { classifyFailure, decideOnFailure } from './http-transport.failures.js';
 import { axiosRequest, basicAuthHeaders, queryString } from './http-transport.request.js';
 import { decideOnStatus, decodeSuccess, type Decision } from './http-transport.responses.js';
 
-// Public helpers of the transport, declared beside the status table they serve.
-export { extractResponseCode, parseRetryAfter } from './http-transport.responses.js';
-
 export type HubtelHttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** One call to the platform. */

@@ -56,7 +56,8 @@ export interface JobRunner {
    * round trip before the handler), leased and heartbeated as without a runner; the runner takes
    * its retries and deferrals, and the job itself should that process die mid-run (the record's
    * open mark, written with it, lets any instance's sweep hand it to the runner once its lease
-   * runs out). When false, every run, the first included, is asked of the runner.
+   * runs out). When false or absent (the BullMQ runner's default), every run, the first included,
+   * is asked of the runner before submit() resolves.
    */
   readonly firstRunHere?: boolean;
   /** Starts running the jobs of a pipeline (called once its event listeners are attached). */

@@ -28,10 +28,10 @@ describe('option validation', () => {
     expect(err.message).toBe('Invalid nestjs-hubtel option "sms.clientSecret": must not be empty');
     expect(configError(() => resolveCredentials({ clientSecret: 'x' }, 'sms')).option).toBe('sms.clientId');
     const typed = configError(() => resolveCredentials({ clientId: 'id', clientSecret: 42 }, 'checkout'));
-    expect(typed.message).toMatch(/"checkout.clientSecret": must be a string, got number/);
+    expect(typed.message).toMatch(/"checkout.clientSecret": must be a string, got a number/);
     expect(
       configError(() => resolveCredentials({ clientId: 'a:b', clientSecret: 'x' }, 'sms')).message,
-    ).toMatch(/must not contain ":"/);
+    ).toMatch(/must not be empty nor contain ":"/);
     expect(resolveCredentials({ clientId: 'id', clientSecret: 'pw' }, 'sms')).toEqual({
       clientId: 'id',
       clientSecret: 'pw',

@@ -1,4 +1,5 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import { checkOptions, HubtelCredentialsDto, HubtelHttpOptionsDto } from './hubtel-options.dto.js';
 import {
   HUBTEL_DEFAULT_COUNTRY_CODE,
   HUBTEL_DEFAULT_RETRY,
@@ -147,10 +148,12 @@ export function resolveCountryCode(
  * `<prefix>.clientId` / `<prefix>.clientSecret` in errors.
  */
 export function resolveCredentials(source: Record<string, unknown>, prefix: string): HubtelCredentials {
-  const clientId = requireString(source.clientId, `${prefix}.clientId`);
-  const clientSecret = requireString(source.clientSecret, `${prefix}.clientSecret`);
-  // A colon in the id would split the Basic auth pair in the wrong place on the platform's side.
-  if (clientId.includes(':')) throw new HubtelConfigError(`${prefix}.clientId`, 'must not contain ":"');
+  assertOptionsObject(source, prefix);
+  const { clientId, clientSecret } = checkOptions(
+    HubtelCredentialsDto,
+    { clientId: source.clientId, clientSecret: source.clientSecret },
+    prefix,
+  );
   return { clientId, clientSecret };
 }
 
@@ -160,38 +163,25 @@ export function resolveHttpOptions(
   prefix: string,
 ): ResolvedHubtelHttpOptions {
   const raw = source as Record<string, unknown>;
-  const timeoutMs = resolveNumber(raw.timeoutMs, `${prefix}.timeoutMs`, HUBTEL_DEFAULT_TIMEOUT_MS, {
-    max: 600_000,
-  });
-  let retryRaw: Record<string, unknown> = {};
-  if (raw.retry !== undefined) {
-    assertOptionsObject(raw.retry, `${prefix}.retry`);
-    retryRaw = raw.retry;
-  }
-  const maxAttempts = resolveNumber(
-    retryRaw.maxAttempts,
-    `${prefix}.retry.maxAttempts`,
-    HUBTEL_DEFAULT_RETRY.maxAttempts,
-    { max: 20 },
+  const http = checkOptions(
+    HubtelHttpOptionsDto,
+    { timeoutMs: raw.timeoutMs, retry: raw.retry, defaultCountryCode: raw.defaultCountryCode },
+    prefix,
   );
-  const baseDelayMs = resolveNumber(
-    retryRaw.baseDelayMs,
-    `${prefix}.retry.baseDelayMs`,
-    HUBTEL_DEFAULT_RETRY.baseDelayMs,
-  );
-  const maxDelayMs = resolveNumber(
-    retryRaw.maxDelayMs,
-    `${prefix}.retry.maxDelayMs`,
-    Math.max(HUBTEL_DEFAULT_RETRY.maxDelayMs, baseDelayMs),
-  );
+  const retry = http.retry ?? {};
+  const baseDelayMs = retry.baseDelayMs ?? HUBTEL_DEFAULT_RETRY.baseDelayMs;
+  const maxDelayMs = retry.maxDelayMs ?? Math.max(HUBTEL_DEFAULT_RETRY.maxDelayMs, baseDelayMs);
   if (maxDelayMs < baseDelayMs) {
     throw new HubtelConfigError(
       `${prefix}.retry.maxDelayMs`,
       `must be at least retry.baseDelayMs (${baseDelayMs})`,
     );
   }
-  const defaultCountryCode = resolveCountryCode(raw.defaultCountryCode, `${prefix}.defaultCountryCode`);
-  return { timeoutMs, retry: { maxAttempts, baseDelayMs, maxDelayMs }, defaultCountryCode };
+  return {
+    timeoutMs: http.timeoutMs ?? HUBTEL_DEFAULT_TIMEOUT_MS,
+    retry: { maxAttempts: retry.maxAttempts ?? HUBTEL_DEFAULT_RETRY.maxAttempts, baseDelayMs, maxDelayMs },
+    defaultCountryCode: http.defaultCountryCode ?? HUBTEL_DEFAULT_COUNTRY_CODE,
+  };
 }
 
 /**

@@ -1,10 +1,9 @@
 import { HubtelValidationError } from '../errors/hubtel.errors.js';
 import {
-  assertMsisdnList,
   echoValue,
   findInvalidMsisdns,
+  invalidMsisdnsError,
   normalizeMsisdn,
-  normalizeMsisdnList,
   tryNormalizeMsisdn,
 } from './msisdn.js';
 
@@ -72,36 +71,12 @@ describe('normalizeMsisdn', () => {
   });
 });
 
-describe('normalizeMsisdnList / assertMsisdnList / findInvalidMsisdns', () => {
-  it('returns valid numbers once each, and every invalid one with its index', () => {
-    const result = normalizeMsisdnList([
-      '0241234567',
-      'nope',
-      '+233241234567',
-      '233201234567',
-      '',
-      '0241234567',
-    ]);
-    expect(result.valid).toEqual(['233241234567', '233201234567']);
-    expect(result.duplicates).toBe(2);
-    expect(result.invalid).toEqual([
-      { field: 'recipients[1]', message: expect.any(String), value: 'nope' },
-      { field: 'recipients[4]', message: 'is empty', value: '' },
-    ]);
-  });
-
-  it('assertMsisdnList throws one error listing all the bad entries', () => {
-    const err = (() => {
-      try {
-        assertMsisdnList(['0241234567', 'x1', 'x2', '12']);
-      } catch (e) {
-        return e as HubtelValidationError;
-      }
-    })();
+describe('findInvalidMsisdns / invalidMsisdnsError', () => {
+  it('invalidMsisdnsError is one error listing all the bad entries', () => {
+    const err = invalidMsisdnsError(findInvalidMsisdns(['0241234567', 'x1', 'x2', '12']));
     expect(err).toBeInstanceOf(HubtelValidationError);
-    expect(err!.issues.map((i) => i.field)).toEqual(['recipients[1]', 'recipients[2]', 'recipients[3]']);
-    expect(err!.message).toMatch(/^3 recipients are not a valid phone number: recipients\[1\] "x1"/);
-    expect(assertMsisdnList(['0241234567']).valid).toEqual(['233241234567']);
+    expect(err.issues.map((i) => i.field)).toEqual(['recipients[1]', 'recipients[2]', 'recipients[3]']);
+    expect(err.message).toMatch(/^3 recipients are not a valid phone number: recipients\[1\] "x1"/);
   });
 
   it('findInvalidMsisdns lists only the bad entries, with their index, in the given country', () => {

@@ -144,39 +144,6 @@ export function normalizeMsisdn(
   ]);
 }
 
-export interface MsisdnListResult {
-  /** Normalised numbers, in input order, each once. */
-  valid: string[];
-  /** One issue per rejected entry, `field` = `<field>[index]`. */
-  invalid: ValidationIssue[];
-  /** Entries dropped because an equal number came earlier. */
-  duplicates: number;
-}
-
-/** Normalises a whole list; bad entries are collected, not thrown, so they can be reported together. */
-export function normalizeMsisdnList(
-  values: Iterable<unknown>,
-  defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
-  field = 'recipients',
-): MsisdnListResult {
-  const valid: string[] = [];
-  const invalid: ValidationIssue[] = [];
-  const seen = new Set<string>();
-  let duplicates = 0;
-  let index = 0;
-  for (const value of values) {
-    const result = tryNormalizeMsisdn(value, defaultCountryCode);
-    if (!result.ok) invalid.push({ field: `${field}[${index}]`, message: result.reason, value });
-    else if (seen.has(result.msisdn)) duplicates++;
-    else {
-      seen.add(result.msisdn);
-      valid.push(result.msisdn);
-    }
-    index++;
-  }
-  return { valid, invalid, duplicates };
-}
-
 /**
  * One issue per entry that is not a valid phone number (`field` = `<field>[index]`). Keeps
  * nothing else, so checking a large array before sending it costs no copy of it.
@@ -194,20 +161,6 @@ export function findInvalidMsisdns(
     index++;
   }
   return invalid;
-}
-
-/**
- * Throws one HubtelValidationError listing every invalid entry (nothing is sent when any is bad),
- * else returns the normalised, de-duplicated list.
- */
-export function assertMsisdnList(
-  values: Iterable<unknown>,
-  defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
-  field = 'recipients',
-): MsisdnListResult {
-  const result = normalizeMsisdnList(values, defaultCountryCode, field);
-  if (result.invalid.length > 0) throw invalidMsisdnsError(result.invalid);
-  return result;
 }
 
 /** The error for a list with bad numbers: its message shows the first few, `issues` has them all. */

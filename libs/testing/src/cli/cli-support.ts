@@ -43,12 +43,6 @@ export function painter(
     styles.reduce((t, s) => `\u001b[${CODES[s][0]}m${t}\u001b[${CODES[s][1]}m`, text);
 }
 
-/** Removes ANSI escape sequences (for tests and for measuring). */
-export function stripAnsi(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '');
-}
-
 /**
  * Reads answers line by line. Lines typed (or piped) before a question is asked are queued, not
  * lost as `readline/promises`' question() would lose them. In a terminal, readline echoes and

@@ -1,13 +1,11 @@
 import { parseArgs } from 'node:util';
+import { HubtelError, type DeadLetter, type HubtelStore } from 'nestjs-hubtel';
 import {
   DEFAULT_JOB_RECORD_TTL_MS,
-  HubtelError,
   listDeadLetters,
   requeueDeadLetter,
-  type DeadLetter,
-  type HubtelStore,
   type JobRecord,
-} from 'nestjs-hubtel';
+} from 'nestjs-hubtel/internal';
 import { CliUsageError, EXIT, intOption, painter, type CliStreams } from './cli-support.js';
 
 /*

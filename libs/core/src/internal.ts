@@ -1,0 +1,90 @@
+/*
+ * nestjs-hubtel/internal — what the suite's libraries share among themselves (the inbound
+ * pipeline, the HTTP transport, option checks, ...). NOT for applications and NOT covered by
+ * semver: any release may change or remove any of it. Applications use the public entry points.
+ * test/api/internal.api.txt lists it (npm run api:update after a deliberate change).
+ */
+export {
+  InboundPipeline,
+  DEFAULT_JOB_RETRY,
+  type JobRecord,
+  type JobRetryPolicy,
+  type JobStatus,
+  type JobRunContext,
+} from './inbound/inbound-pipeline.js';
+export { InboundAccessPolicy, PATH_SECRET_PARAM, type InboundRequestLike } from './inbound/inbound-access.js';
+export {
+  InboundAccessGuard,
+  accessGuardNeeded,
+  isAccessGuarded,
+  mountController,
+} from './inbound/inbound-controller.js';
+export { inboundHttpError, invalidBodyError, unrecordedError } from './inbound/inbound-http-errors.js';
+export { findHostileStructure } from './inbound/inbound-body.js';
+export {
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  SHUTDOWN_RETRY_AFTER_SECONDS,
+  shuttingDownHttpError,
+} from './inbound/inbound-shutdown.js';
+export {
+  DEFAULT_JOB_RECORD_TTL_MS,
+  listDeadLetters,
+  requeueDeadLetter,
+} from './inbound/inbound-dead-letters.js';
+export { JobDeferral } from './inbound/inbound-defer.js';
+export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js';
+export { createHandlerDecorator } from './events/handler-decorator.js';
+export { HandlerRegistry } from './events/handler-registry.js';
+
+export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_ENV } from './hubtel.constants.js';
+export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
+export {
+  assertOptionsObject,
+  optionalString,
+  requireString,
+  resolveBoolean,
+  resolveCountryCode,
+  resolveCredentials,
+  resolveHttpOptions,
+  resolveJobOwnership,
+  resolveNumber,
+  resolveOneOf,
+  resolveUrl,
+} from './options/hubtel-options.validation.js';
+export {
+  checkOptionsFromEnv,
+  dropUndefined,
+  hubtelHttpEnvVariables,
+  hubtelHttpOptionsFromEnv,
+  readHubtelEnv,
+} from './options/hubtel-env.js';
+export { assertStoreOption, resolveStoreOption } from './store/store-option.js';
+
+export {
+  HttpTransport,
+  createHttpTransport,
+  type HttpTransportConfig,
+  type HubtelRequest,
+  type HubtelResponse,
+} from './http/http-transport.js';
+export { hubtelHttpModule } from './http/undici-axios-adapter.js';
+export { describeHubtelCode } from './http/hubtel-codes.js';
+export {
+  requestTransactionStatus,
+  platformMessage,
+  type TransactionPaymentStatus,
+  type TransactionStatus,
+} from './http/transaction-status.js';
+
+export { echoValue, findInvalidMsisdns, invalidMsisdnsError } from './phone/msisdn.js';
+export { LOG_LINE_MAX_LENGTH, capLogText, escapeLogText, sanitizeLogLine } from './logging/log-sanitize.js';
+export { redactToString } from './logging/redact.js';
+export { sanitizingLogger } from './logging/hubtel-logger.js';
+export { isLogLevelEnabled } from './logging/log-level.js';
+
+export {
+  compileValidator,
+  type CompiledValidator,
+  type CompileValidatorOptions,
+  type ValidationResult,
+} from './validation/validation.ajv.js';

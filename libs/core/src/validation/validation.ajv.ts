@@ -1,0 +1,210 @@
+import type { Type } from '@nestjs/common';
+import { _, Ajv, type ErrorObject, type KeywordCxt, type Name, type ValidateFunction } from 'ajv';
+import { isDefined, isNotEmpty, isNumber, matches, maxLength, minLength } from 'class-validator';
+import type { ValidationIssue } from '../errors/hubtel.errors.js';
+import { dtoJsonSchema, IGNORED, type DtoShape } from './validation.schema.js';
+
+/**
+ * Outcome of a DTO validator. `value` is a fresh plain object holding only the DTO's declared
+ * properties (recursively for nested DTOs), not a class instance: handlers read data.
+ */
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
+
+/** A validator built once per DTO class by `compileValidator()`; safe to call concurrently. */
+export type CompiledValidator<T> = (input: unknown) => ValidationResult<T>;
+
+let shared: Ajv | undefined;
+
+/**
+ * One Ajv for the suite, with the keywords that make JSON Schema agree with class-validator where
+ * the built-in ones do not: each calls class-validator's own check (validator.js string lengths,
+ * `@Matches` with its flags, `@IsNotEmpty`, `@IsDefined`, `maxDecimalPlaces`), inline in the code
+ * Ajv generates. A string no longer in UTF-16 units than the limit is within it for validator.js
+ * too (it only counts fewer characters), so the length checks call it only past that.
+ */
+function ajv(): Ajv {
+  if (shared) return shared;
+  const instance = new Ajv({ allErrors: true, verbose: true, strict: true });
+  const call = (cxt: KeywordCxt, fn: Function): Name => cxt.gen.scopeValue('func', { ref: fn });
+  instance.addKeyword({
+    keyword: 'cvMaxLength',
+    type: 'string',
+    schemaType: 'number',
+    code: (cxt) =>
+      cxt.fail(_`${cxt.data}.length > ${cxt.schema} && !${call(cxt, maxLength)}(${cxt.data}, ${cxt.schema})`),
+  });
+  instance.addKeyword({
+    keyword: 'cvMinLength',
+    type: 'string',
+    schemaType: 'number',
+    code: (cxt) => cxt.fail(_`!${call(cxt, minLength)}(${cxt.data}, ${cxt.schema})`),
+  });
+  instance.addKeyword({
+    keyword: 'cvMatches',
+    type: 'string',
+    schemaType: 'object',
+    code: (cxt) => {
+      const { source, flags } = cxt.schema as { source: string; flags: string };
+      const regex = cxt.gen.scopeValue('pattern', { ref: new RegExp(source, flags) });
+      cxt.fail(_`!${call(cxt, matches)}(${cxt.data}, ${regex})`);
+    },
+  });
+  instance.addKeyword({
+    keyword: 'cvMaxDecimalPlaces',
+    type: 'number',
+    schemaType: 'number',
+    code: (cxt) => cxt.fail(_`!${call(cxt, isNumber)}(${cxt.data}, { maxDecimalPlaces: ${cxt.schema} })`),
+  });
+  instance.addKeyword({
+    keyword: 'cvNotEmpty',
+    schemaType: 'boolean',
+    code: (cxt) => cxt.fail(_`!${call(cxt, isNotEmpty)}(${cxt.data})`),
+  });
+  instance.addKeyword({
+    keyword: 'cvDefined',
+    schemaType: 'boolean',
+    code: (cxt) => cxt.fail(_`!${call(cxt, isDefined)}(${cxt.data})`),
+  });
+  return (shared = instance);
+}
+
+export interface CompileValidatorOptions {
+  /**
+   * Refuse fields the DTOs do not declare (class-validator's `whitelist` + `forbidNonWhitelisted`),
+   * for bodies where a typo must not pass silently. Default false: unknown fields are accepted and
+   * left out of `value`.
+   */
+  forbidUnknown?: boolean;
+}
+
+const caches = {
+  open: new WeakMap<Function, CompiledValidator<unknown>>(),
+  closed: new WeakMap<Function, CompiledValidator<unknown>>(),
+};
+
+/**
+ * The validator of a class-validator DTO: class-validator-jsonschema turns the class (and the DTOs
+ * it nests) into JSON Schema once, Ajv compiles it. It accepts and refuses what
+ * `validate(plainToInstance(Dto, body))` does on parsed JSON (the differential spec proves it on
+ * every DTO of the suite), answers one issue per bad field (`Data.CheckoutId is required`), and
+ * returns the declared fields only. Unknown fields are accepted and left out of `value`.
+ *
+ * @throws HubtelError `HUBTEL_CONFIG_INVALID` for a class without rules or with a rule that has no
+ * exact JSON Schema form (see validation.schema.ts): at bootstrap, never on a request.
+ */
+export function compileValidator<T>(
+  dto: Type<T>,
+  options: CompileValidatorOptions = {},
+): CompiledValidator<T> {
+  const cache = options.forbidUnknown ? caches.closed : caches.open;
+  const cached = cache.get(dto);
+  if (cached) return cached as CompiledValidator<T>;
+  const { schema, root, shapes } = dtoJsonSchema(dto, options);
+  const check = ajv().compile(schema);
+  const validator: CompiledValidator<T> = (input) => {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+      return {
+        ok: false,
+        issues: [{ field: '(body)', message: `request body must be a JSON object, got ${kind(input)}` }],
+      };
+    }
+    if (check(input)) return { ok: true, value: project(input, root, shapes) as T };
+    return { ok: false, issues: issuesOf(check) };
+  };
+  cache.set(dto, validator as CompiledValidator<unknown>);
+  return validator;
+}
+
+/** The declared fields of an accepted body (nested DTOs copied the same way). */
+function project(input: object, shapeName: string, shapes: Map<string, DtoShape>): Record<string, unknown> {
+  const shape = shapes.get(shapeName)!;
+  const out: Record<string, unknown> = {};
+  for (const key of shape.keys) {
+    if (!Object.hasOwn(input, key)) continue;
+    const value = (input as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    const nested = shape.nested[key];
+    out[key] = nested && value !== null && typeof value === 'object' ? project(value, nested, shapes) : value;
+  }
+  return out;
+}
+
+/** One issue per field: the first of its errors by rank (missing, then wrong type, then the rest). */
+function issuesOf(check: ValidateFunction): ValidationIssue[] {
+  const best = new Map<string, { rank: number; message: string }>();
+  for (const error of check.errors ?? []) {
+    const field = fieldOf(error);
+    const described = describe(error, field);
+    if (!described) continue;
+    const known = best.get(field);
+    if (!known || described.rank < known.rank) best.set(field, described);
+  }
+  return [...best].map(([field, { message }]) => ({ field, message }));
+}
+
+function fieldOf(error: ErrorObject): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'required') path.push((error.params as { missingProperty: string }).missingProperty);
+  if (error.keyword === 'additionalProperties')
+    path.push((error.params as { additionalProperty: string }).additionalProperty);
+  return path.join('.');
+}
+
+function describe(error: ErrorObject, field: string): { rank: number; message: string } | undefined {
+  const schema = error.schema as unknown;
+  switch (error.keyword) {
+    case 'required':
+      return { rank: 0, message: `${field} is required` };
+    case 'cvDefined':
+      return { rank: 0, message: `${field} is required (got null)` };
+    case 'type': {
+      if (error.data === null) return { rank: 0, message: `${field} is required (got null)` };
+      const wanted = (error.params as { type: string }).type.replace('integer', 'an integer number');
+      return { rank: 1, message: `${field} must be ${article(wanted)}, got ${kind(error.data)}` };
+    }
+    case 'cvNotEmpty':
+      return { rank: 2, message: `${field} must not be empty` };
+    case 'cvMaxLength':
+      return { rank: 3, message: `${field} must be at most ${String(schema)} characters long` };
+    case 'cvMinLength':
+      return { rank: 3, message: `${field} must be at least ${String(schema)} characters long` };
+    case 'cvMatches': {
+      const { source, flags, message } = schema as { source: string; flags: string; message?: string };
+      return { rank: 3, message: message ?? `${field} must match /${source}/${flags}` };
+    }
+    case 'cvMaxDecimalPlaces':
+      return { rank: 3, message: `${field} must have at most ${String(schema)} decimal places` };
+    case 'minimum':
+      return { rank: 3, message: `${field} must be at least ${String(schema)}` };
+    case 'exclusiveMinimum':
+      return { rank: 3, message: `${field} must be greater than ${String(schema)}` };
+    case 'maximum':
+      return { rank: 3, message: `${field} must be at most ${String(schema)}` };
+    case 'enum':
+      return { rank: 3, message: `${field} must be one of ${(schema as unknown[]).map(String).join(', ')}` };
+    case 'additionalProperties': {
+      const properties = (error.parentSchema as { properties: Record<string, { $comment?: string }> })
+        .properties;
+      const known = Object.keys(properties).filter((key) => properties[key]!.$comment !== IGNORED);
+      return { rank: 0, message: `${field} is not a known field (${known.join(', ')})` };
+    }
+    case 'if':
+      return undefined; // the wrapper of an optional field; the failing rule is reported itself
+    default:
+      return { rank: 4, message: `${field} is invalid` };
+  }
+}
+
+function article(type: string): string {
+  return type.startsWith('an ') ? type : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+function kind(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  return article(typeof value);
+}

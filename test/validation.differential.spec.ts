@@ -1,0 +1,264 @@
+import { plainToInstance } from 'class-transformer';
+import { validate, type ValidationError } from 'class-validator';
+import fc from 'fast-check';
+import { compileValidator, type CompileValidatorOptions } from 'nestjs-hubtel/internal';
+import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
+import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
+import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
+import { HubtelCredentialsDto, HubtelHttpOptionsDto } from '../libs/core/src/options/hubtel-options.dto.js';
+import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
+import { dtoJsonSchema, type DtoShape } from '../libs/core/src/validation/validation.schema.js';
+
+/*
+ * Differential proof: on thousands of generated JSON bodies per DTO — the inbound bodies, the
+ * sandbox's admin bodies, createInvoice's input, the shared module options; missing fields, wrong
+ * types, extra fields, lengths at and around every limit, unicode including surrogates and
+ * variation selectors, nested shapes — the suite's validator (JSON Schema + Ajv) accepts exactly the bodies
+ * class-validator accepts when run as a `ValidationPipe` runs it (`plainToInstance`, then
+ * `validate`: default options, or whitelist + forbidNonWhitelisted where unknown fields are
+ * refused), and names the same bad fields.
+ */
+
+const RUNS = Number(process.env.HUBTEL_DIFFERENTIAL_RUNS ?? 3_000);
+const LIMITS = [0, 1, 16, 32, 64, 128, 256, 1_024, 4_096];
+
+/** Characters where class-validator's length (validator.js) and a naive one disagree. */
+const unit = fc.oneof(
+  fc.constantFrom('a', 'Z', ' ', 'é', '\u{1F600}', '\uFE0F', '\uFE0E', '\uD800', '\uDC00', '\u0000', '\n'),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+);
+const edgeString = fc
+  .constantFrom(...LIMITS)
+  .chain((limit) => fc.integer({ min: Math.max(0, limit - 2), max: limit + 2 }))
+  .chain((length) => fc.string({ unit, minLength: length, maxLength: length }));
+const typeWord = fc.constantFrom(
+  'initiation',
+  'Response',
+  'RELEASE',
+  'timeout',
+  'Initiation ',
+  'respons',
+  'release\n',
+  'InItIaTiOn',
+);
+const scalar = fc.oneof(
+  edgeString,
+  typeWord,
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  fc.constantFrom('', null, true, false, 0, -0, -1, 0.5, 1e21, -1e-7, 12.345),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.integer(),
+);
+/** Keys a body may carry besides the declared ones (not `__proto__` nor `constructor`: refused before validation). */
+const extraKey = fc.oneof(
+  fc
+    .string({ minLength: 1, maxLength: 12 })
+    .filter((key) => !(key in Object.prototype) && key !== '__proto__'),
+  // Object.prototype names: class-transformer never copies them, so class-validator never sees them.
+  fc.constantFrom('toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf'),
+);
+
+/** Bodies of a DTO: each declared key missing or holding anything (nested DTOs included), plus extra keys. */
+function bodyOf(shapes: Map<string, DtoShape>, name: string, depth: number): fc.Arbitrary<unknown> {
+  const shape = shapes.get(name)!;
+  const field = (key: string): fc.Arbitrary<unknown> => {
+    const nested = shape.nested[key];
+    const child = nested && depth < 3 ? bodyOf(shapes, nested, depth + 1) : undefined;
+    return fc.oneof(
+      scalar,
+      fc.jsonValue({ maxDepth: 2 }),
+      ...(child ? [child, fc.array(child, { maxLength: 2 })] : []),
+    );
+  };
+  const declared = fc.record(Object.fromEntries(shape.keys.map((key) => [key, field(key)])), {
+    requiredKeys: [],
+  });
+  return withExtras(declared);
+}
+
+/** Extra keys in one body of three (an admin body refuses them, so more would hide the rest). */
+function withExtras(body: fc.Arbitrary<Record<string, unknown>>): fc.Arbitrary<Record<string, unknown>> {
+  const extras = fc.oneof(
+    { arbitrary: fc.constant({}), weight: 2 },
+    {
+      arbitrary: fc.dictionary(extraKey, fc.oneof(scalar, fc.jsonValue({ maxDepth: 2 })), {
+        minKeys: 1,
+        maxKeys: 3,
+      }),
+      weight: 1,
+    },
+  );
+  return fc.tuple(body, extras).map(([own, extra]) => ({ ...extra, ...own }));
+}
+
+/**
+ * A valid sample with each field (at every level) kept, replaced by anything, or removed: bodies
+ * near the line, so that many pass and the refusals are often a single field.
+ */
+function mutated(sample: Record<string, unknown>): fc.Arbitrary<Record<string, unknown>> {
+  const entries = Object.entries(sample).map(([key, value]) => {
+    const kept: fc.Arbitrary<unknown> =
+      value !== null && typeof value === 'object'
+        ? mutated(value as Record<string, unknown>)
+        : fc.constant(value);
+    const anything = fc.oneof(scalar, fc.jsonValue({ maxDepth: 2 }));
+    return [
+      key,
+      fc.oneof(
+        { arbitrary: kept, weight: 12 },
+        { arbitrary: anything, weight: 1 },
+        { arbitrary: fc.constant(undefined), weight: 1 },
+      ),
+    ] as const;
+  });
+  return withExtras(
+    fc.record(Object.fromEntries(entries)).map((body) => {
+      for (const key of Object.keys(body)) if (body[key] === undefined) delete body[key];
+      return body;
+    }),
+  );
+}
+
+/** What reaches a validator: parsed JSON (no undefined, no -0 survives, keys as sent). */
+const asJson = (body: unknown): unknown => JSON.parse(JSON.stringify(body)) as unknown;
+
+/** class-validator's bad fields, dotted; under a field that fails itself, its children are not counted. */
+function classValidatorFields(errors: ValidationError[], path = ''): string[] {
+  const fields: string[] = [];
+  for (const error of errors) {
+    const field = path ? `${path}.${error.property}` : error.property;
+    if (error.constraints && Object.keys(error.constraints).length > 0) fields.push(field);
+    else fields.push(...classValidatorFields(error.children ?? [], field));
+  }
+  return fields;
+}
+
+/** Each DTO with a valid body (every field present); the admin body refuses unknown fields. */
+const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileValidatorOptions?]> = [
+  [
+    'CheckoutCallbackDto',
+    CheckoutCallbackDto,
+    {
+      ResponseCode: '0000',
+      Status: 'Success',
+      Data: {
+        CheckoutId: 'c1',
+        SalesInvoiceId: 's1',
+        ClientReference: 'r1',
+        Status: 'Success',
+        Amount: 0.8,
+        CustomerPhoneNumber: '233241234567',
+        PaymentDetails: { MobileMoneyNumber: '233241234567', PaymentType: 'mobilemoney', Channel: 'mtn-gh' },
+        Description: 'ok',
+      },
+    },
+  ],
+  [
+    'ServiceFlowRequestDto',
+    ServiceFlowRequestDto,
+    {
+      Type: 'Initiation',
+      Message: '*711#',
+      ServiceCode: '711',
+      Operator: 'mtn',
+      ClientState: '',
+      Mobile: '233241234567',
+      SessionId: 's1',
+      Sequence: 1,
+    },
+  ],
+  [
+    'FulfillmentRequestDto',
+    FulfillmentRequestDto,
+    { OrderId: 'o1', SessionId: 's1', ExtraData: { a: 1 }, OrderInfo: { Status: 'Paid', Items: [] } },
+  ],
+  [
+    'SandboxPayBodyDto (unknown fields refused)',
+    SandboxPayBodyDto,
+    {
+      outcome: 'paid',
+      phone: '0241234567',
+      channel: 'mtn-gh',
+      deliver: true,
+      fault: {
+        drop: false,
+        duplicate: 2,
+        concurrent: false,
+        delayMs: 10,
+        amount: 1,
+        checkoutId: 'c1',
+        forge: false,
+      },
+    },
+    { forbidUnknown: true },
+  ],
+  [
+    'SandboxServicePaymentBodyDto (unknown fields refused)',
+    SandboxServicePaymentBodyDto,
+    { amount: 12.5, orderId: 'o1' },
+    { forbidUnknown: true },
+  ],
+  [
+    'HubtelHttpOptionsDto (module options)',
+    HubtelHttpOptionsDto,
+    {
+      timeoutMs: 15_000,
+      retry: { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000 },
+      defaultCountryCode: '233',
+    },
+  ],
+  ['HubtelCredentialsDto (module options)', HubtelCredentialsDto, { clientId: 'id', clientSecret: 'secret' }],
+  [
+    'CreateInvoiceDto (createInvoice input)',
+    CreateInvoiceDto,
+    {
+      totalAmount: 10.5,
+      description: 'Two tickets',
+      clientReference: 'order-1',
+      callbackUrl: 'https://shop.test/cb',
+      returnUrl: 'https://shop.test/ok',
+      cancellationUrl: 'https://shop.test/no',
+      payeeName: 'Ama',
+      payeeMobileNumber: '0241234567',
+      payeeEmail: 'ama@shop.test',
+      merchantAccountNumber: '11684',
+      metadata: { order: 1 },
+    },
+  ],
+];
+
+describe.each(DTOS)('%s: the validator agrees with class-validator', (_name, dto, sample, options = {}) => {
+  const { root, shapes } = dtoJsonSchema(dto);
+  const ours = compileValidator(dto, options);
+  // A user's ValidationPipe: default options, or whitelist + forbidNonWhitelisted for forbidUnknown.
+  const pipeOptions = options.forbidUnknown ? { whitelist: true, forbidNonWhitelisted: true } : {};
+  const reference = async (body: unknown): Promise<string[]> =>
+    classValidatorFields(await validate(plainToInstance(dto, body) as object, pipeOptions)).sort();
+
+  it(`on ${RUNS} generated bodies`, async () => {
+    let accepted = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(bodyOf(shapes, root, 0), mutated(sample)).map(asJson), async (body) => {
+        const expected = await reference(body);
+        const result = ours(body);
+        if (result.ok) accepted++;
+        expect(result.ok ? [] : result.issues.map((issue) => issue.field).sort()).toEqual(expected);
+      }),
+      { numRuns: RUNS },
+    );
+    // The corpus must reach both sides of the line, or agreeing would prove little.
+    expect(accepted).toBeGreaterThan(RUNS / 20);
+    expect(accepted).toBeLessThan(RUNS * 0.9);
+  }, 180_000); // thousands of class-validator runs: slow on a busy machine
+
+  it('on bodies that are not objects (refused by both; class-validator throws on null)', async () => {
+    for (const body of [null, 'x', 7, true, [], [{}]]) {
+      expect(ours(body).ok).toBe(false);
+      const refused = await (async () => validate(plainToInstance(dto, body) as object, pipeOptions))().then(
+        (errors) => errors.length > 0,
+        () => true,
+      );
+      expect(refused).toBe(true);
+    }
+  });
+});
