@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import {
   HubtelLogger,
@@ -6,12 +5,10 @@ import {
   HubtelUnknownOutcomeError,
   HubtelValidationError,
   MemoryStore,
-  normalizeMsisdn,
   type HubtelStore,
-  type ValidationIssue,
   type DeadLetter,
 } from 'nestjs-hubtel';
-import { compileValidator, type InboundPipeline } from 'nestjs-hubtel/internal';
+import type { InboundPipeline } from 'nestjs-hubtel/internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
@@ -21,21 +18,11 @@ import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checko
 import { failedFromCallback, paidFromCallback } from './checkout.callback-evidence.js';
 import { CheckoutConfirmation } from './checkout.confirmation.js';
 import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
-import {
-  CHECKOUT_PIPELINE,
-  CHECKOUT_RESOLVED_OPTIONS,
-  CHECKOUT_STORE,
-  CLIENT_REFERENCE_MAX_LENGTH,
-  DESCRIPTION_FORBIDDEN_CHARACTERS,
-} from './checkout.constants.js';
+import { assertClientReference, buildInitiateBody } from './checkout.invoice-request.js';
+import { CHECKOUT_PIPELINE, CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE } from './checkout.constants.js';
 import type { CheckoutRejectionReason } from './checkout.events.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
-import {
-  CreateInvoiceDto,
-  type CheckoutInvoiceCreated,
-  type CheckoutInitiateRequestBody,
-  type CreateInvoiceInput,
-} from './dto/create-invoice.dto.js';
+import { type CheckoutInvoiceCreated, type CreateInvoiceInput } from './dto/create-invoice.dto.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
 
 /** What became of a callback. The HTTP answer does not reveal it (see the callback controller). */
@@ -51,9 +38,6 @@ export interface CheckoutCallbackResult {
   claim: CallbackClaim;
   reason?: CheckoutRejectionReason;
 }
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const METADATA_MAX_BYTES = 4096;
 
 /**
  * Online checkout: create invoices, look up payment status, read what the module knows of an
@@ -89,7 +73,7 @@ export class CheckoutService implements OnApplicationShutdown {
    * @throws CheckoutUnknownOutcomeError when no answer came: it was not retried.
    */
   async createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated> {
-    const body = this.buildInitiateBody(input);
+    const body = buildInitiateBody(input, this.options);
     const ref = body.clientReference;
     const createdAt = Date.now();
     const invoice: CheckoutInvoice = {
@@ -277,178 +261,5 @@ export class CheckoutService implements OnApplicationShutdown {
   private async watch(ref: string, createdAt: number): Promise<void> {
     if (!this.options.reconciliation.enabled) return;
     await this.invoices.watch(ref, createdAt, createdAt + this.options.reconciliation.delayMs);
-  }
-
-  /** The contract's request body, after every input check (all problems reported together). */
-  private buildInitiateBody(input: CreateInvoiceInput): CheckoutInitiateRequestBody {
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      throw new HubtelValidationError('createInvoice needs an object with totalAmount and description', [
-        { field: '(input)', message: 'must be an object' },
-      ]);
-    }
-    const checked = compileValidator(CreateInvoiceDto)(input);
-    const issues: ValidationIssue[] = checked.ok ? [] : checked.issues;
-    const bad = (field: string, message: string, value?: unknown) =>
-      issues.push(
-        value === undefined
-          ? { field, message: `${field} ${message}` }
-          : { field, message: `${field} ${message}`, value },
-      );
-    const flagged = new Set(issues.map((issue) => issue.field));
-    const ok = (field: string) => !flagged.has(field);
-
-    const amount = input.totalAmount;
-    if (ok('totalAmount')) {
-      if (Math.abs(amount * 100 - Math.round(amount * 100)) > 1e-6)
-        bad('totalAmount', 'must have at most 2 decimal places', amount);
-      else if (!Number.isSafeInteger(Math.round(amount * 100))) bad('totalAmount', 'is too large', amount);
-    }
-
-    let description = '';
-    if (ok('description')) {
-      description = input.description.trim();
-      const found = DESCRIPTION_FORBIDDEN_CHARACTERS.filter((c) => description.includes(c));
-      if (found.length > 0) {
-        const all = DESCRIPTION_FORBIDDEN_CHARACTERS.join(' ');
-        if (this.options.descriptionSpecialCharacters === 'strip') {
-          description = found
-            .reduce((text, c) => text.replaceAll(c, ' '), description)
-            .replace(/\s{2,}/g, ' ')
-            .trim();
-          if (description === '') bad('description', `is empty once the characters ${all} are removed`);
-        } else {
-          bad(
-            'description',
-            `must not contain ${found.map((c) => `"${c}"`).join(', ')}: the platform fails payments (code 2001) whose description has ${all} (or set descriptionSpecialCharacters: 'strip')`,
-          );
-        }
-      }
-    }
-
-    const clientReference = input.clientReference ?? randomUUID().replace(/-/g, '');
-
-    const callbackUrl = !ok('callbackUrl')
-      ? undefined
-      : this.url(
-          input.callbackUrl,
-          this.options.callbackUrl,
-          'callbackUrl',
-          bad,
-          'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl',
-        );
-    const returnUrl = !ok('returnUrl')
-      ? undefined
-      : this.url(
-          input.returnUrl,
-          this.options.returnUrl,
-          'returnUrl',
-          bad,
-          'set the returnUrl module option, or pass returnUrl',
-        );
-    const cancellationUrl = !ok('cancellationUrl')
-      ? undefined
-      : this.url(
-          input.cancellationUrl,
-          this.options.cancellationUrl,
-          'cancellationUrl',
-          bad,
-          'set the cancellationUrl module option, or pass cancellationUrl',
-        );
-
-    const body: Partial<CheckoutInitiateRequestBody> = {};
-    const merchantAccountNumber = input.merchantAccountNumber ?? this.options.merchantAccountNumber;
-    if (input.payeeName != null && ok('payeeName')) body.PayeeName = input.payeeName.trim();
-    if (input.payeeMobileNumber != null) {
-      try {
-        body.PayeeMobileNumber = normalizeMsisdn(
-          input.payeeMobileNumber,
-          this.options.http.defaultCountryCode,
-          'payeeMobileNumber',
-        );
-      } catch (error) {
-        if (!(error instanceof HubtelValidationError)) throw error;
-        issues.push(...error.issues.map((issue) => ({ ...issue, field: 'payeeMobileNumber' })));
-      }
-    }
-    if (input.payeeEmail != null && ok('payeeEmail')) {
-      if (!EMAIL.test(input.payeeEmail.trim()))
-        bad('payeeEmail', 'must be an e-mail address', input.payeeEmail);
-      else body.PayeeEmail = input.payeeEmail.trim();
-    }
-    if (input.metadata !== undefined) {
-      let size: number;
-      try {
-        size =
-          input.metadata !== null && typeof input.metadata === 'object' && !Array.isArray(input.metadata)
-            ? Buffer.byteLength(JSON.stringify(input.metadata))
-            : -1;
-      } catch {
-        size = -1; // a cycle or a BigInt: not JSON
-      }
-      if (size < 0) bad('metadata', 'must be a plain JSON object');
-      else if (size > METADATA_MAX_BYTES)
-        bad('metadata', `must be at most ${METADATA_MAX_BYTES} bytes as JSON (got ${size})`);
-    }
-
-    if (issues.length > 0) {
-      const summary = issues
-        .map((i) => (i.message.startsWith(i.field) ? i.message : `${i.field} ${i.message}`))
-        .join('; ');
-      throw new HubtelValidationError(`Invalid invoice: ${summary}`, issues);
-    }
-    return {
-      // In cents and back: 0.1 + 0.2 is sent as 0.3, not 0.30000000000000004.
-      totalAmount: Math.round(amount * 100) / 100,
-      description,
-      callbackUrl: callbackUrl!,
-      returnUrl: returnUrl!,
-      cancellationUrl: cancellationUrl!,
-      clientReference: clientReference!,
-      ...(merchantAccountNumber === undefined ? {} : { merchantAccountNumber }),
-      ...body,
-    };
-  }
-
-  private url(
-    given: unknown,
-    fallback: string | undefined,
-    field: string,
-    bad: (field: string, message: string, value?: unknown) => void,
-    hint: string,
-  ): string | undefined {
-    const value = given ?? fallback;
-    if (value === undefined) {
-      bad(field, `is required: ${hint}`);
-      return undefined;
-    }
-    if (typeof value !== 'string') {
-      bad(field, 'must be an absolute http(s) URL');
-      return undefined;
-    }
-    try {
-      const url = new URL(value);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
-      if (url.username || url.password) {
-        bad(field, 'must not carry credentials');
-        return undefined;
-      }
-      return value;
-    } catch {
-      bad(field, 'must be an absolute http(s) URL', value);
-      return undefined;
-    }
-  }
-}
-
-function assertClientReference(clientReference: unknown, method: string): asserts clientReference is string {
-  if (
-    typeof clientReference !== 'string' ||
-    clientReference === '' ||
-    clientReference.length > CLIENT_REFERENCE_MAX_LENGTH
-  ) {
-    const message = `must be a non-empty string of at most ${CLIENT_REFERENCE_MAX_LENGTH} characters`;
-    throw new HubtelValidationError(`${method}(): clientReference ${message}`, [
-      { field: 'clientReference', message },
-    ]);
   }
 }
