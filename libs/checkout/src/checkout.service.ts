@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import {
   HubtelLogger,
@@ -6,74 +5,25 @@ import {
   HubtelUnknownOutcomeError,
   HubtelValidationError,
   MemoryStore,
-  normalizeMsisdn,
   type HubtelStore,
-  type ValidationIssue,
   type DeadLetter,
 } from 'nestjs-hubtel';
-import {
-  compileValidator,
-  type JobDeferral,
-  type JobRunContext,
-  type InboundPipeline,
-} from 'nestjs-hubtel/internal';
+import type { InboundPipeline } from 'nestjs-hubtel/internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
 import { CheckoutReconciler, type CheckoutReconcileResult } from './checkout-reconciler.js';
-import { CheckoutSettlement, paymentFromStatus } from './checkout-settlement.js';
+import { CheckoutSettlement } from './checkout-settlement.js';
 import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
+import { failedFromCallback, paidFromCallback } from './checkout.callback-evidence.js';
+import { CheckoutConfirmation } from './checkout.confirmation.js';
 import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
-import {
-  CHECKOUT_CONFIRM_JOB,
-  CHECKOUT_PIPELINE,
-  CHECKOUT_RESOLVED_OPTIONS,
-  CHECKOUT_STORE,
-  CLIENT_REFERENCE_MAX_LENGTH,
-  DESCRIPTION_FORBIDDEN_CHARACTERS,
-} from './checkout.constants.js';
-import type { CheckoutPaymentInfo, CheckoutRejectionReason } from './checkout.events.js';
-import { recheckDelays, type ResolvedCheckoutOptions } from './checkout.options.js';
-import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
-import {
-  CreateInvoiceDto,
-  type CheckoutInitiateRequestBody,
-  type CheckoutInvoiceCreated,
-  type CreateInvoiceInput,
-} from './dto/create-invoice.dto.js';
+import { assertClientReference, buildInitiateBody } from './checkout.invoice-request.js';
+import { CHECKOUT_PIPELINE, CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE } from './checkout.constants.js';
+import type { CheckoutRejectionReason } from './checkout.events.js';
+import type { ResolvedCheckoutOptions } from './checkout.options.js';
+import { type CheckoutInvoiceCreated, type CreateInvoiceInput } from './dto/create-invoice.dto.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
-
-/** A callback recorded for confirmation through the status check. */
-interface ConfirmJob {
-  claim: Exclude<CallbackClaim, 'pending'>;
-  callback: CheckoutCallbackDto;
-  sourceAddress?: string;
-  /** The invoice's confirmation round it belongs to (absent: 0). */
-  round?: number;
-}
-
-/**
- * Where a paid claim's confirmation is in its schedule of status checks (the job's state, kept
- * between its deferred runs): when its first check was, and how many scheduled checks were made.
- */
-interface RecheckState {
-  start: number;
-  checks: number;
-}
-
-/** When the scheduled check after the first `checks` is due: the first, plus the delays so far. */
-function dueAt(state: RecheckState, delays: readonly number[]): number {
-  return state.start + delays.slice(0, state.checks).reduce((sum, ms) => sum + ms, 0);
-}
-
-/**
- * The confirmation job's key. A paid claim's key names the invoice's round: a round that ended
- * unconfirmed moves the invoice to the next one, so it never makes a later callback a duplicate.
- * Round 0 keeps the key `<ref>:paid` (records written before rounds existed stay recognised).
- */
-function confirmKey(ref: string, claim: ConfirmJob['claim'], round: number): string {
-  return claim === 'paid' && round > 0 ? `${ref}:paid:${round}` : `${ref}:${claim}`;
-}
 
 /** What became of a callback. The HTTP answer does not reveal it (see the callback controller). */
 export interface CheckoutCallbackResult {
@@ -89,9 +39,6 @@ export interface CheckoutCallbackResult {
   reason?: CheckoutRejectionReason;
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const METADATA_MAX_BYTES = 4096;
-
 /**
  * Online checkout: create invoices, look up payment status, read what the module knows of an
  * invoice. Outcomes arrive as events (`@OnCheckoutPaid()` ...), never as return values: a payment
@@ -100,6 +47,7 @@ const METADATA_MAX_BYTES = 4096;
 @Injectable()
 export class CheckoutService implements OnApplicationShutdown {
   private readonly logger = new HubtelLogger('HubtelCheckout');
+  private readonly confirmation: CheckoutConfirmation;
 
   constructor(
     @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
@@ -111,19 +59,7 @@ export class CheckoutService implements OnApplicationShutdown {
     @Inject(CheckoutVerifier) private readonly verifier: CheckoutVerifier,
     @Inject(CheckoutReconciler) private readonly reconciler: CheckoutReconciler,
   ) {
-    pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, {
-      run: (job, context) => this.confirm(job, context),
-      // Another callback of the round (the genuine one after a forged one, say) while the
-      // confirmation waits for its next status check: checked now, on whichever instance, and its
-      // details are the ones reported (see confirm).
-      wakeOnDuplicate: true,
-      // Once confirmed, the record only needs to recognise a re-sent callback: the body goes.
-      compactWhenDone: () => undefined,
-      onSettled: async (record, outcome) => {
-        // Gave up (the status check kept failing): its round must not hold back the next callback.
-        if (outcome === 'dead' && record.payload.claim === 'paid') await this.endRound(record.payload);
-      },
-    });
+    this.confirmation = new CheckoutConfirmation(options, pipeline, invoices, api, settlement, verifier);
     checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
   }
 
@@ -137,7 +73,7 @@ export class CheckoutService implements OnApplicationShutdown {
    * @throws CheckoutUnknownOutcomeError when no answer came: it was not retried.
    */
   async createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated> {
-    const body = this.buildInitiateBody(input);
+    const body = buildInitiateBody(input, this.options);
     const ref = body.clientReference;
     const createdAt = Date.now();
     const invoice: CheckoutInvoice = {
@@ -277,23 +213,8 @@ export class CheckoutService implements OnApplicationShutdown {
     }
 
     if (this.options.verification.confirmWithStatusCheck) {
-      // The validated callback is already a fresh plain object (the compiled validator builds one): recorded as is.
-      const job: ConfirmJob = { claim, callback };
-      if (context.sourceAddress !== undefined) job.sourceAddress = context.sourceAddress;
-      const round = claim === 'paid' ? (invoice!.confirmRound ?? 0) : 0;
-      if (round > 0) job.round = round;
-      const key = confirmKey(ref, claim, round);
-      const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
-      if (!submitted.duplicate) return { outcome: 'accepted', clientReference: ref, claim };
-      if (submitted.woken)
-        this.logger.debug?.(
-          `Another ${claim} callback for ${ref} while its confirmation waits or runs: checking its status again now`,
-        );
-      else
-        this.logger.debug?.(
-          `Duplicate ${claim} callback for ${ref} ignored: its confirmation is already ${submitted.record.status}`,
-        );
-      return { outcome: 'duplicate', clientReference: ref, claim };
+      const outcome = await this.confirmation.submit(claim, callback, invoice!, context.sourceAddress);
+      return { outcome, clientReference: ref, claim };
     }
     const result =
       claim === 'paid'
@@ -337,317 +258,8 @@ export class CheckoutService implements OnApplicationShutdown {
     if (this.options.store === undefined && this.store instanceof MemoryStore) this.store.close();
   }
 
-  /**
-   * Confirms a recorded callback through the status check (a pipeline job: throwing retries it).
-   * A paid claim the status check does not show yet is checked again on a schedule fixed from its
-   * first check (the platform's check can lag behind its callback): each time the job defers
-   * itself, durably, until the next check is due (a delayed job of the runner, not a wait in this
-   * process). Another callback of the round wakes it for one check now, without moving the
-   * schedule (so copies of a callback cannot end the round early and start new rounds one after
-   * another). After the last check it is rejected (`NOT_CONFIRMED`) and left to the reconciler,
-   * and its round ends so that it holds nothing a later callback needs.
-   */
-  private async confirm(job: ConfirmJob, context: JobRunContext<ConfirmJob>): Promise<void | JobDeferral> {
-    const ref = job.callback.Data.ClientReference;
-    const invoice = await this.invoices.get(ref);
-    if (!invoice || invoice.status === 'paid') return;
-    const { sourceAddress } = job;
-    if (job.claim === 'failed') {
-      // Undefined: the platform knows no such transaction, nothing was paid. Errors are retried.
-      const status = await this.api.findStatus(ref);
-      if (status?.paid) return this.settleConfirmed(job, status, invoice);
-      await this.settlement.failed({
-        ...failedFromCallback(job.callback),
-        ...(status
-          ? { payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) } }
-          : {}),
-      });
-      return;
-    }
-
-    const delays = recheckDelays(this.options.verification.recheck);
-    const now = Date.now();
-    const previous = context.record.state as RecheckState | undefined;
-    const state: RecheckState = previous ? { ...previous } : { start: now, checks: 0 };
-    // The first check, or the scheduled one whose time has come (a wake before it adds a check).
-    if (state.checks === 0 || now >= dueAt(state, delays)) state.checks++;
-    let status = await this.api.findStatus(ref);
-    // The payload is the latest callback of the round (a wake brings its own); one that came
-    // during this check is later still: its details (the payer's) are the ones reported.
-    if (status?.paid) return this.settleConfirmed((await context.takeWake()) ?? job, status, invoice);
-    if (state.checks <= delays.length) return context.defer(dueAt(state, delays), state);
-    await this.endRound(job);
-    // A callback of this round that came during the last check: one more check for it.
-    const late = await context.takeWake();
-    if (late) {
-      status = await this.api.findStatus(ref);
-      if (status?.paid) return this.settleConfirmed(late, status, invoice);
-    }
-    this.settlement.reject({
-      reason: 'NOT_CONFIRMED',
-      message: `The callback says ${ref} was paid, but the status check says ${status ? `"${status.status}"` : 'it has no such transaction'} (checked ${delays.length + 1} times)`,
-      clientReference: ref,
-      invoice,
-      callback: job.callback,
-      status,
-      sourceAddress,
-    });
-  }
-
-  /** Moves the invoice past the job's confirmation round (unless another ending did already). */
-  private async endRound(job: ConfirmJob): Promise<void> {
-    const round = job.round ?? 0;
-    await this.invoices.update(job.callback.Data.ClientReference, (current) =>
-      (current.confirmRound ?? 0) === round ? changeInvoice(current, { confirmRound: round + 1 }) : undefined,
-    );
-  }
-
-  /** The status check says Paid: verified against the invoice, then settled once. */
-  private async settleConfirmed(
-    job: Pick<ConfirmJob, 'callback' | 'sourceAddress'>,
-    status: CheckoutTransactionStatus,
-    invoice: CheckoutInvoice,
-  ): Promise<void> {
-    const ref = invoice.clientReference;
-    const verdict = this.verifier.verifyPaidStatus(status, invoice);
-    if (!verdict.ok) {
-      this.settlement.reject({
-        ...verdict,
-        clientReference: ref,
-        invoice,
-        status,
-        sourceAddress: job.sourceAddress,
-      });
-      return;
-    }
-    await this.settlement.paid({
-      ...paidFromCallback(job.callback, true),
-      amountPaid: status.amount!,
-      payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) },
-    });
-  }
-
   private async watch(ref: string, createdAt: number): Promise<void> {
     if (!this.options.reconciliation.enabled) return;
     await this.invoices.watch(ref, createdAt, createdAt + this.options.reconciliation.delayMs);
-  }
-
-  /** The contract's request body, after every input check (all problems reported together). */
-  private buildInitiateBody(input: CreateInvoiceInput): CheckoutInitiateRequestBody {
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      throw new HubtelValidationError('createInvoice needs an object with totalAmount and description', [
-        { field: '(input)', message: 'must be an object' },
-      ]);
-    }
-    const checked = compileValidator(CreateInvoiceDto)(input);
-    const issues: ValidationIssue[] = checked.ok ? [] : checked.issues;
-    const bad = (field: string, message: string, value?: unknown) =>
-      issues.push(
-        value === undefined
-          ? { field, message: `${field} ${message}` }
-          : { field, message: `${field} ${message}`, value },
-      );
-    const flagged = new Set(issues.map((issue) => issue.field));
-    const ok = (field: string) => !flagged.has(field);
-
-    const amount = input.totalAmount;
-    if (ok('totalAmount')) {
-      if (Math.abs(amount * 100 - Math.round(amount * 100)) > 1e-6)
-        bad('totalAmount', 'must have at most 2 decimal places', amount);
-      else if (!Number.isSafeInteger(Math.round(amount * 100))) bad('totalAmount', 'is too large', amount);
-    }
-
-    let description = '';
-    if (ok('description')) {
-      description = input.description.trim();
-      const found = DESCRIPTION_FORBIDDEN_CHARACTERS.filter((c) => description.includes(c));
-      if (found.length > 0) {
-        const all = DESCRIPTION_FORBIDDEN_CHARACTERS.join(' ');
-        if (this.options.descriptionSpecialCharacters === 'strip') {
-          description = found
-            .reduce((text, c) => text.replaceAll(c, ' '), description)
-            .replace(/\s{2,}/g, ' ')
-            .trim();
-          if (description === '') bad('description', `is empty once the characters ${all} are removed`);
-        } else {
-          bad(
-            'description',
-            `must not contain ${found.map((c) => `"${c}"`).join(', ')}: the platform fails payments (code 2001) whose description has ${all} (or set descriptionSpecialCharacters: 'strip')`,
-          );
-        }
-      }
-    }
-
-    const clientReference = input.clientReference ?? randomUUID().replace(/-/g, '');
-
-    const callbackUrl = !ok('callbackUrl')
-      ? undefined
-      : this.url(
-          input.callbackUrl,
-          this.options.callbackUrl,
-          'callbackUrl',
-          bad,
-          'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl',
-        );
-    const returnUrl = !ok('returnUrl')
-      ? undefined
-      : this.url(
-          input.returnUrl,
-          this.options.returnUrl,
-          'returnUrl',
-          bad,
-          'set the returnUrl module option, or pass returnUrl',
-        );
-    const cancellationUrl = !ok('cancellationUrl')
-      ? undefined
-      : this.url(
-          input.cancellationUrl,
-          this.options.cancellationUrl,
-          'cancellationUrl',
-          bad,
-          'set the cancellationUrl module option, or pass cancellationUrl',
-        );
-
-    const body: Partial<CheckoutInitiateRequestBody> = {};
-    const merchantAccountNumber = input.merchantAccountNumber ?? this.options.merchantAccountNumber;
-    if (input.payeeName != null && ok('payeeName')) body.PayeeName = input.payeeName.trim();
-    if (input.payeeMobileNumber != null) {
-      try {
-        body.PayeeMobileNumber = normalizeMsisdn(
-          input.payeeMobileNumber,
-          this.options.http.defaultCountryCode,
-          'payeeMobileNumber',
-        );
-      } catch (error) {
-        if (!(error instanceof HubtelValidationError)) throw error;
-        issues.push(...error.issues.map((issue) => ({ ...issue, field: 'payeeMobileNumber' })));
-      }
-    }
-    if (input.payeeEmail != null && ok('payeeEmail')) {
-      if (!EMAIL.test(input.payeeEmail.trim()))
-        bad('payeeEmail', 'must be an e-mail address', input.payeeEmail);
-      else body.PayeeEmail = input.payeeEmail.trim();
-    }
-    if (input.metadata !== undefined) {
-      let size: number;
-      try {
-        size =
-          input.metadata !== null && typeof input.metadata === 'object' && !Array.isArray(input.metadata)
-            ? Buffer.byteLength(JSON.stringify(input.metadata))
-            : -1;
-      } catch {
-        size = -1; // a cycle or a BigInt: not JSON
-      }
-      if (size < 0) bad('metadata', 'must be a plain JSON object');
-      else if (size > METADATA_MAX_BYTES)
-        bad('metadata', `must be at most ${METADATA_MAX_BYTES} bytes as JSON (got ${size})`);
-    }
-
-    if (issues.length > 0) {
-      const summary = issues
-        .map((i) => (i.message.startsWith(i.field) ? i.message : `${i.field} ${i.message}`))
-        .join('; ');
-      throw new HubtelValidationError(`Invalid invoice: ${summary}`, issues);
-    }
-    return {
-      // In cents and back: 0.1 + 0.2 is sent as 0.3, not 0.30000000000000004.
-      totalAmount: Math.round(amount * 100) / 100,
-      description,
-      callbackUrl: callbackUrl!,
-      returnUrl: returnUrl!,
-      cancellationUrl: cancellationUrl!,
-      clientReference: clientReference!,
-      ...(merchantAccountNumber === undefined ? {} : { merchantAccountNumber }),
-      ...body,
-    };
-  }
-
-  private url(
-    given: unknown,
-    fallback: string | undefined,
-    field: string,
-    bad: (field: string, message: string, value?: unknown) => void,
-    hint: string,
-  ): string | undefined {
-    const value = given ?? fallback;
-    if (value === undefined) {
-      bad(field, `is required: ${hint}`);
-      return undefined;
-    }
-    if (typeof value !== 'string') {
-      bad(field, 'must be an absolute http(s) URL');
-      return undefined;
-    }
-    try {
-      const url = new URL(value);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
-      if (url.username || url.password) {
-        bad(field, 'must not carry credentials');
-        return undefined;
-      }
-      return value;
-    } catch {
-      bad(field, 'must be an absolute http(s) URL', value);
-      return undefined;
-    }
-  }
-}
-
-/** Keeps a payment detail only when it says something (not undefined, null or ""). */
-function given(value: string | null | undefined): value is string {
-  return value !== undefined && value !== null && value !== '';
-}
-
-function paymentFromCallback(callback: CheckoutCallbackDto): CheckoutPaymentInfo {
-  // Field by field (once per callback): the same keys, in the same order, as filtering the entries.
-  const data = callback.Data;
-  const details = data.PaymentDetails ?? undefined;
-  const payment: CheckoutPaymentInfo = {};
-  if (given(details?.PaymentType)) payment.paymentType = details.PaymentType;
-  if (given(details?.Channel)) payment.channel = details.Channel;
-  if (given(details?.MobileMoneyNumber)) payment.mobileMoneyNumber = details.MobileMoneyNumber;
-  if (given(data.CustomerPhoneNumber)) payment.customerPhoneNumber = data.CustomerPhoneNumber;
-  if (given(data.SalesInvoiceId)) payment.salesInvoiceId = data.SalesInvoiceId;
-  return payment;
-}
-
-function paidFromCallback(
-  callback: CheckoutCallbackDto,
-  confirmed: boolean,
-): Parameters<CheckoutSettlement['paid']>[0] {
-  return {
-    clientReference: callback.Data.ClientReference,
-    checkoutId: callback.Data.CheckoutId,
-    amountPaid: callback.Data.Amount as number,
-    source: 'callback',
-    confirmedByStatusCheck: confirmed,
-    payment: paymentFromCallback(callback),
-  };
-}
-
-function failedFromCallback(callback: CheckoutCallbackDto): Parameters<CheckoutSettlement['failed']>[0] {
-  const evidence: Parameters<CheckoutSettlement['failed']>[0] = {
-    clientReference: callback.Data.ClientReference,
-    checkoutId: callback.Data.CheckoutId,
-    source: 'callback',
-    responseCode: callback.ResponseCode,
-    status: callback.Data.Status,
-    payment: paymentFromCallback(callback),
-  };
-  if (typeof callback.Data.Description === 'string' && callback.Data.Description !== '')
-    evidence.reason = callback.Data.Description;
-  return evidence;
-}
-
-function assertClientReference(clientReference: unknown, method: string): asserts clientReference is string {
-  if (
-    typeof clientReference !== 'string' ||
-    clientReference === '' ||
-    clientReference.length > CLIENT_REFERENCE_MAX_LENGTH
-  ) {
-    const message = `must be a non-empty string of at most ${CLIENT_REFERENCE_MAX_LENGTH} characters`;
-    throw new HubtelValidationError(`${method}(): clientReference ${message}`, [
-      { field: 'clientReference', message },
-    ]);
   }
 }

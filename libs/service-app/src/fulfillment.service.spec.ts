@@ -1,4 +1,4 @@
-import { orderedCart } from './fulfillment.service.js';
+import { orderedCart } from './fulfillment.cart.js';
 import type { StoredCart } from './service-flow.types.js';
 
 describe('orderedCart', () => {

@@ -8,12 +8,24 @@ import {
   type HubtelStore,
   type HubtelTelemetry,
   type DeadLetter,
-  type StoreEntry,
 } from 'nestjs-hubtel';
 import { type InboundPipeline, type JobRecord, type JobStatus } from 'nestjs-hubtel/internal';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
-import { reportedCallback } from './fulfillment.telemetry.js';
-import { judgePayment, cartTotal } from './fulfillment-verifier.js';
+import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
+import { FulfillmentCarts } from './fulfillment.cart.js';
+import { FulfillmentRejectedError } from './fulfillment.errors.js';
+import { FulfillmentPaymentCheck } from './fulfillment.payment.js';
+import {
+  assertJson,
+  callbackOf,
+  describe,
+  orderStatus,
+  unconfirmedOrder,
+  type OrderSummary,
+  type PaymentSummary,
+  type StoredCallback,
+} from './fulfillment.records.js';
+import { cartTotal } from './fulfillment-verifier.js';
 import type { PaymentStatus, PaymentStatusClient } from './payment-status.client.js';
 import {
   SERVICE_APP_JOBS,
@@ -24,37 +36,24 @@ import {
 } from './service-app.constants.js';
 import { parseRequest, validateFulfillmentRequest, type FulfillmentRequestDto } from './service-app.dto.js';
 import {
-  FulfillmentCallbackSentEvent,
   FulfillmentRejectedEvent,
   ServiceAppEvents,
   combineOutcomes,
   fulfillmentEventFor,
-  type FulfillmentPayment,
   type FulfillmentRejection,
   type FulfillmentRequestedEvent,
 } from './service-app.events.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
-import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
+import type { FulfillmentServiceStatus } from './service-app.types.js';
 import { isoNow } from './service-app.time.js';
-import { cartKey } from './service-flow.service.js';
 import type { StoredCart } from './service-flow.types.js';
+
+// Declared in fulfillment.errors.ts (the cart claim throws it too); exported here, beside the service.
+export { FulfillmentRejectedError };
 
 /** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
 const EVENT_LISTS_LIMIT = 256;
-
-/** A fulfillment request refused at once by the module; `httpStatus` is what the endpoint answers. */
-export class FulfillmentRejectedError extends HubtelError {
-  constructor(
-    readonly reason: FulfillmentRejection,
-    message: string,
-    httpStatus: number,
-  ) {
-    super(reason === 'UNKNOWN_SESSION' ? 'HUBTEL_NOT_FOUND' : 'HUBTEL_STORE_CONFLICT', message, {
-      httpStatus,
-    });
-  }
-}
 
 /** What the fulfillment endpoint answers (status 200). */
 export interface FulfillmentReceipt {
@@ -67,52 +66,6 @@ export interface FulfillmentReceipt {
    * nothing, and the refusal shows as a `rejected` event, in the logs and in `getOrder()`.
    */
   Status: 'received' | 'duplicate';
-}
-
-interface CallbackJob {
-  callback: FulfillmentCallback;
-  reportedBy: 'handler' | 'app';
-}
-
-/**
- * What the record of an order keeps once its handlers are done (`compactWhenDone`): what a
- * duplicate request (`sessionId`), `complete()` and `getOrder()` read; the OrderId is the record's
- * key. The full order (item, data, ExtraData, …) is only kept while it may run again (pending,
- * running, dead). Every stored order payload has these two fields, compacted or not.
- */
-interface OrderSummary {
-  sessionId: string;
-  serviceCode: string | null;
-  /** Set when the handlers deferred (what `awaitingCompletion` needs once the answers are gone). */
-  deferred?: true;
-}
-
-/**
- * What the record of an accepted callback keeps: what a second report (`ServiceStatus`) and
- * `getOrder()` read. The ids are the order's (the record's key); `reportedBy` was for the event.
- */
-interface CallbackSummary {
-  ServiceStatus: FulfillmentServiceStatus;
-  MetaData: unknown;
-}
-
-/** What a payment record keeps once verified: the order's ids, and the refusal if it was refused. */
-interface PaymentSummary extends OrderSummary {
-  refused?: FulfillmentRejection;
-}
-
-/** Thrown by a status check that found no payment yet: the pipeline checks again after a delay. */
-class PaymentPendingError extends HubtelError {
-  constructor(message: string) {
-    super('HUBTEL_NOT_FOUND', message);
-  }
-}
-
-/** A callback record's payload: the job while it may run, its summary once done (`compacted`). */
-type StoredCallback = CallbackJob | CallbackSummary;
-
-function callbackOf(record: JobRecord<StoredCallback>): CallbackSummary {
-  return record.compacted ? (record.payload as CallbackSummary) : (record.payload as CallbackJob).callback;
 }
 
 /** Where one order stands. */
@@ -162,25 +115,32 @@ export interface FulfillmentOrderStatus {
 export class FulfillmentService implements OnApplicationBootstrap {
   private readonly logger = new ServiceAppLogger();
   private readonly eventLists = new Map<string, readonly string[]>();
-  /**
-   * Refusals decided by the payment attempt that just ran, read (and dropped) by its
-   * `compactWhenDone`, which the pipeline calls right after, in this process.
-   */
-  private readonly refusals = new Map<string, FulfillmentRejection>();
   private readonly emitting = new Set<Promise<unknown>>();
   private readonly verifying: boolean;
+  private readonly carts: FulfillmentCarts;
+  private readonly payment: FulfillmentPaymentCheck;
+  private readonly callbacks: FulfillmentCallbacks;
   private static readonly catchAllEvents: readonly string[] = Object.freeze([ServiceAppEvents.Fulfillment]);
 
   constructor(
     @Inject(SERVICE_APP_PIPELINE) private readonly pipeline: InboundPipeline,
-    @Inject(SERVICE_APP_STORE) private readonly store: HubtelStore,
+    @Inject(SERVICE_APP_STORE) store: HubtelStore,
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
-    private readonly client: FulfillmentCallbackClient,
+    client: FulfillmentCallbackClient,
     @Optional() private readonly emitter?: EventEmitter2,
-    @Optional() @Inject(SERVICE_APP_STATUS_CLIENT) private readonly status?: PaymentStatusClient,
-    @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
+    @Optional() @Inject(SERVICE_APP_STATUS_CLIENT) status?: PaymentStatusClient,
+    @Optional() @Inject(HUBTEL_TELEMETRY) telemetry?: HubtelTelemetry,
   ) {
     this.verifying = options.verification.enabled && status !== undefined;
+    this.carts = new FulfillmentCarts(store, options, this.logger);
+    this.payment = new FulfillmentPaymentCheck(
+      pipeline,
+      options,
+      this.logger,
+      this.verifying,
+      status,
+      (order, reason, message, checks, paid) => this.refuse(order, reason, message, checks, paid),
+    );
     const handlerRetry = options.fulfillmentRetry;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
       // Handlers of the order's ServiceCode first, then the catch-all ones.
@@ -201,7 +161,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     });
     const recheck = options.verification;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, {
-      run: (order, { attempt, record }) => this.verifyPayment(order, attempt, record.receivedAt),
+      run: (order, { attempt, record }) => this.payment.run(order, attempt, record.receivedAt),
       // The job decides NOT_PAID itself once `recheckForMs` has passed; the deadline, one longest
       // delay later, only stops a status check that keeps failing (then: dead-lettered, NOT_CONFIRMED).
       retry: {
@@ -209,15 +169,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
         ...recheck.recheckDelay,
         deadlineMs: recheck.recheckForMs + recheck.recheckDelay.maxDelayMs + 1,
       },
-      compactWhenDone: (order): PaymentSummary => {
-        const summary: PaymentSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
-        const refused = this.refusals.get(order.orderId);
-        if (refused) {
-          summary.refused = refused;
-          this.refusals.delete(order.orderId);
-        }
-        return summary;
-      },
+      compactWhenDone: (order): PaymentSummary => this.payment.summary(order),
       onSettled: async (record, outcome, error) => {
         if (outcome === 'done') return;
         const order = record.payload;
@@ -229,20 +181,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
         );
       },
     });
-    pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
-      run: (job, { attempt }) =>
-        this.telemetry
-          ? reportedCallback(this.telemetry, job.callback.ServiceStatus, attempt, () =>
-              this.client.send(job.callback),
-            )
-          : this.client.send(job.callback),
-      retry: { maxAttempts: Infinity, ...options.callbackRetry },
-      compactWhenDone: (job): CallbackSummary => ({
-        ServiceStatus: job.callback.ServiceStatus,
-        MetaData: job.callback.MetaData,
-      }),
-      onSettled: (record, outcome) => this.afterCallback(record, outcome),
-    });
+    this.callbacks = new FulfillmentCallbacks(pipeline, options, client, this.logger, emitter, telemetry);
   }
 
   /** Said at start-up (once the app's logger is in place), not per request. */
@@ -283,13 +222,13 @@ export class FulfillmentService implements OnApplicationBootstrap {
     const { OrderId: orderId, SessionId: sessionId } = request;
     // The cart is read along with the OrderId's record (one round trip before the answer, not two),
     // but a known OrderId is answered before the cart is touched: a duplicate must not claim anything.
-    const cartRead = this.store.get<StoredCart>(cartKey(sessionId));
+    const cartRead = this.carts.read(sessionId);
     cartRead.catch(() => undefined); // unread when a duplicate returns first; read below otherwise
     const known =
       (await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)) ??
       (this.verifying ? await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.payment, orderId) : undefined);
     if (known) return this.duplicate(orderId, sessionId, known.payload.sessionId);
-    const cart = await this.claimCart(orderId, sessionId, cartRead);
+    const cart = await this.carts.claim(orderId, sessionId, cartRead);
 
     // A literal (one shape for every order), the optional field added after.
     const order: FulfillmentRequestedEvent = {
@@ -312,7 +251,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     const result = await this.pipeline.submit<OrderSummary>(job, orderId, order);
     if (result.duplicate) {
       // Lost a race with a concurrent request for the same OrderId (its record may be compacted).
-      if (result.record.payload.sessionId !== sessionId && cart) await this.releaseCart(sessionId, orderId);
+      if (result.record.payload.sessionId !== sessionId && cart) await this.carts.release(sessionId, orderId);
       return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
     }
     if (this.logger.isLevelEnabled('log')) {
@@ -349,7 +288,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
         'HUBTEL_NOT_FOUND',
         `complete(): no fulfillment request with OrderId ${orderId} is known (or its record expired)`,
       );
-    const accepted = await this.report(orderId, order.payload.sessionId, status, metaData, 'app');
+    const accepted = await this.callbacks.report(orderId, order.payload.sessionId, status, metaData, 'app');
     if (!accepted.ok) {
       if (accepted.existing.ServiceStatus === status) return;
       throw new HubtelError(
@@ -395,36 +334,9 @@ export class FulfillmentService implements OnApplicationBootstrap {
   async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
     const payment = await this.pipeline.get<PaymentSummary>(SERVICE_APP_JOBS.payment, orderId);
     const order = await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId);
-    if (!order) return payment && this.unconfirmedOrder(orderId, payment);
+    if (!order) return payment && unconfirmedOrder(orderId, payment);
     const callback = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
-    let awaitingCompletion = false;
-    if (!callback && order.status === 'done') {
-      // A compacted record keeps no handler answers, only whether they deferred.
-      awaitingCompletion = order.compacted
-        ? order.payload.deferred === true
-        : combineOutcomes(order.results).kind === 'deferred';
-    }
-    const handler: FulfillmentOrderStatus['handler'] = { status: order.status, attempts: order.attempts };
-    if (order.lastError) handler.lastError = order.lastError;
-    const status: FulfillmentOrderStatus = {
-      orderId,
-      sessionId: order.payload.sessionId,
-      serviceCode: order.payload.serviceCode,
-      handler,
-      awaitingCompletion,
-    };
-    if (payment) status.payment = { status: 'confirmed', checks: payment.attempts };
-    if (callback) {
-      const sent = callbackOf(callback);
-      status.callback = {
-        serviceStatus: sent.ServiceStatus,
-        metaData: sent.MetaData,
-        status: callback.status,
-        attempts: callback.attempts,
-      };
-      if (callback.lastError) status.callback.lastError = callback.lastError;
-    }
-    return status;
+    return orderStatus(orderId, order, payment, callback);
   }
 
   /**
@@ -437,7 +349,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   /** The cart a session ended with, while it is kept (`cartTtlMs`). */
   async getCart(sessionId: string): Promise<StoredCart | undefined> {
-    return (await this.store.get<StoredCart>(cartKey(sessionId)))?.value;
+    return this.carts.get(sessionId);
   }
 
   /**
@@ -453,78 +365,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
     return events;
   }
 
-  /** An order whose payment is being checked, or was refused: no handler ran. */
-  private unconfirmedOrder(orderId: string, record: JobRecord<PaymentSummary>): FulfillmentOrderStatus {
-    const refused = record.compacted ? record.payload.refused : undefined;
-    const payment: NonNullable<FulfillmentOrderStatus['payment']> = {
-      status:
-        record.status === 'dead'
-          ? 'dead'
-          : record.status === 'done'
-            ? refused
-              ? 'refused'
-              : 'confirmed'
-            : 'checking',
-      checks: record.attempts,
-    };
-    if (refused) payment.reason = refused;
-    if (record.lastError) payment.lastError = record.lastError;
-    return {
-      orderId,
-      sessionId: record.payload.sessionId,
-      serviceCode: record.payload.serviceCode,
-      payment,
-      handler: { status: 'pending', attempts: 0 },
-      awaitingCompletion: false,
-    };
-  }
-
-  /**
-   * One attempt of the payment job: asks the status check about the order's SessionId. Paid for
-   * the cart's total → the fulfillment job is recorded (its handlers run next). Not recorded yet
-   * → throws, and the pipeline checks again after a delay, until `recheckForMs` has passed since
-   * the request came: then it is refused (`NOT_PAID`). A final refusal resolves (the job is done).
-   */
-  private async verifyPayment(
-    order: FulfillmentRequestedEvent,
-    attempt: number,
-    receivedAt: number,
-  ): Promise<void> {
-    if (!this.verifying) {
-      // Recorded while verification was on, recovered after it was turned off: trusted, as configured.
-      await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, order);
-      return;
-    }
-    const status = await this.status!.find(order.sessionId);
-    const verdict = judgePayment(
-      order.sessionId,
-      status,
-      order.item,
-      this.options.verification.amountTolerance,
-    );
-    if (verdict.kind === 'paid') {
-      const confirmed: FulfillmentRequestedEvent = { ...order, payment: paymentOf(status!) };
-      await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, confirmed);
-      if (this.logger.isLevelEnabled('log'))
-        this.logger.log(
-          `Payment of order ${order.orderId} confirmed by the status check (${status!.amount?.toFixed(2) ?? '?'} paid, session ${order.sessionId})`,
-        );
-      return;
-    }
-    if (verdict.kind === 'pending' && Date.now() - receivedAt < this.options.verification.recheckForMs) {
-      throw new PaymentPendingError(
-        `Payment of order ${order.orderId} not confirmed yet: ${verdict.message}`,
-      );
-    }
-    const reason = verdict.kind === 'refused' ? verdict.reason : 'NOT_PAID';
-    const message =
-      verdict.kind === 'refused'
-        ? verdict.message
-        : `${verdict.message}, still after re-checking for ${Math.round(this.options.verification.recheckForMs / 1000)} s`;
-    this.refusals.set(order.orderId, reason);
-    await this.refuse(order, reason, message, attempt, status);
-  }
-
   /**
    * Refuses a recorded order: no handler runs, no callback is sent; its cart is released (another
    * OrderId may still claim it) and a `rejected` event is emitted (an alert, not a recorded job).
@@ -536,7 +376,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     checks: number,
     status?: PaymentStatus,
   ): Promise<void> {
-    await this.releaseCart(order.sessionId, order.orderId);
+    await this.carts.release(order.sessionId, order.orderId);
     this.logger.warn(`Fulfillment request for order ${order.orderId} refused: ${reason} — ${message}`);
     const fields: FulfillmentRejectedEvent = {
       reason,
@@ -594,57 +434,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
     return { OrderId: orderId, SessionId: sessionId, Status: 'duplicate' };
   }
 
-  /** Undoes a cart claim made for a request that turned out to conflict. */
-  private async releaseCart(sessionId: string, orderId: string): Promise<void> {
-    const entry = await this.store.get<StoredCart>(cartKey(sessionId));
-    if (entry?.value.orderId !== orderId) return;
-    const { orderId: _claimed, ...cart } = entry.value;
-    await this.store.compareAndSet(cartKey(sessionId), entry.version, cart);
-  }
-
-  /** The session's cart, claimed for this order (compare-and-set: one order per cart). */
-  private async claimCart(
-    orderId: string,
-    sessionId: string,
-    firstRead: Promise<StoreEntry<StoredCart> | undefined>,
-  ): Promise<StoredCart | undefined> {
-    const key = cartKey(sessionId);
-    for (let tries = 0; tries < 5; tries++) {
-      const entry = tries === 0 ? await firstRead : await this.store.get<StoredCart>(key);
-      if (!entry) {
-        if (!this.options.requireCart) return undefined;
-        this.logger.warn(
-          `Fulfillment request for order ${orderId} refused: session ${sessionId} did not end in an AddToCart of this app`,
-        );
-        throw new FulfillmentRejectedError(
-          'UNKNOWN_SESSION',
-          `SessionId ${sessionId} did not end in an AddToCart answered by this app (or its cart expired)`,
-          404,
-        );
-      }
-      const cart = entry.value;
-      if (cart.orderId === orderId) return cart;
-      if (cart.orderId !== undefined) {
-        this.logger.warn(
-          `Fulfillment request for order ${orderId} refused: the cart of session ${sessionId} was already ordered as ${cart.orderId}`,
-        );
-        throw new FulfillmentRejectedError(
-          'CART_ALREADY_ORDERED',
-          `The cart of session ${sessionId} was already ordered under another OrderId`,
-          409,
-        );
-      }
-      const claimed = await this.store.compareAndSet(key, entry.version, orderedCart(cart, orderId));
-      if (claimed) return claimed.value;
-      // Another request changed the cart meanwhile (a concurrent duplicate): read it again.
-    }
-    throw new FulfillmentRejectedError(
-      'ORDER_CONFLICT',
-      `The cart of session ${sessionId} is being changed concurrently; retry`,
-      409,
-    );
-  }
-
   private async settleHandlers(
     record: JobRecord<FulfillmentRequestedEvent>,
     outcome: 'done' | 'dead',
@@ -654,7 +443,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       this.logger.error(
         `Fulfillment of order ${order.orderId} gave up after ${record.attempts} attempt(s); reporting "failed"`,
       );
-      await this.report(order.orderId, order.sessionId, 'failed', null, 'handler');
+      await this.callbacks.report(order.orderId, order.sessionId, 'failed', null, 'handler');
       return;
     }
     const combined = combineOutcomes(record.results);
@@ -674,114 +463,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
       );
       metaData = null;
     }
-    await this.report(order.orderId, order.sessionId, combined.status, metaData, 'handler');
-  }
-
-  /** Records the callback job (set-if-absent on OrderId: the first outcome reported wins). */
-  private async report(
-    orderId: string,
-    sessionId: string,
-    status: FulfillmentServiceStatus,
-    metaData: unknown,
-    reportedBy: 'handler' | 'app',
-  ): Promise<{ ok: true } | { ok: false; existing: CallbackSummary }> {
-    const job: CallbackJob = {
-      callback: {
-        SessionId: sessionId,
-        OrderId: orderId,
-        ServiceStatus: status,
-        MetaData: metaData ?? null,
-      },
-      reportedBy,
-    };
-    const result = await this.pipeline.submit<StoredCallback>(SERVICE_APP_JOBS.callback, orderId, job);
-    if (result.duplicate) {
-      // An accepted callback's record is compacted: its summary still says what was reported.
-      const existing = callbackOf(result.record);
-      if (reportedBy === 'handler') {
-        this.logger.log(
-          `Order ${orderId} was already reported as "${existing.ServiceStatus}"; the handler's "${status}" is not sent`,
-        );
-      }
-      return { ok: false, existing };
-    }
-    if (this.logger.isLevelEnabled('log'))
-      this.logger.log(`Order ${orderId}: fulfillment callback "${status}" queued`);
-    return { ok: true };
-  }
-
-  private async afterCallback(record: JobRecord<CallbackJob>, outcome: 'done' | 'dead'): Promise<void> {
-    const { callback, reportedBy } = record.payload;
-    if (outcome === 'dead') {
-      // The pipeline already logged it and emitted the dead-letter event.
-      this.logger.error(
-        `Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} was not accepted by the platform before the deadline (${record.attempts} attempt(s)): report it by hand`,
-      );
-      return;
-    }
-    if (this.logger.isLevelEnabled('log'))
-      this.logger.log(
-        `Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} accepted after ${record.attempts} attempt(s)`,
-      );
-    if (!this.emitter) return;
-    const event = new FulfillmentCallbackSentEvent({
-      orderId: callback.OrderId,
-      sessionId: callback.SessionId,
-      serviceStatus: callback.ServiceStatus,
-      metaData: callback.MetaData,
-      reportedBy,
-      attempts: record.attempts,
-      sentAt: new Date(record.updatedAt).toISOString(),
-    });
-    try {
-      await this.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
-    } catch (error) {
-      this.logger.error(
-        `A ${ServiceAppEvents.CallbackSent} listener failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
-  }
-}
-
-/**
- * @internal The cart claimed by an order: a copy with `orderId`, field by field (a spread copy
- * that gains a field takes V8's slow path, ~1 µs; this ~60 ns). Lists every StoredCart field.
- */
-export function orderedCart(cart: StoredCart, orderId: string): StoredCart {
-  const ordered: StoredCart = {
-    sessionId: cart.sessionId,
-    flow: cart.flow,
-    serviceCode: cart.serviceCode,
-    mobile: cart.mobile,
-    item: cart.item,
-    data: cart.data,
-    createdAt: cart.createdAt,
-  };
-  if (cart.operator !== undefined) ordered.operator = cart.operator;
-  ordered.orderId = orderId;
-  return ordered;
-}
-
-function paymentOf(status: PaymentStatus): FulfillmentPayment {
-  const payment: FulfillmentPayment = { confirmedByStatusCheck: true, amount: status.amount ?? 0 };
-  for (const key of ['currencyCode', 'transactionId', 'externalTransactionId', 'paymentMethod'] as const) {
-    if (status[key] !== undefined) payment[key] = status[key];
-  }
-  return payment;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function assertJson(value: unknown): void {
-  // Only objects (cycles, throwing toJSON) and bigints can fail: skip serialising the rest.
-  if (value === null || (typeof value !== 'object' && typeof value !== 'bigint')) return;
-  try {
-    JSON.stringify(value);
-  } catch {
-    throw new HubtelValidationError('metaData must be JSON-serialisable', [
-      { field: 'metaData', message: 'must be JSON-serialisable' },
-    ]);
+    await this.callbacks.report(order.orderId, order.sessionId, combined.status, metaData, 'handler');
   }
 }

@@ -9,7 +9,6 @@ import {
   type HubtelTelemetry,
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
-import { redactToString } from 'nestjs-hubtel/internal';
 import {
   SERVICE_APP_DEFAULTS,
   SERVICE_APP_KEYS,
@@ -19,11 +18,9 @@ import {
 import { parseRequest, validateServiceFlowRequest } from './service-app.dto.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
-import type { SelectOption, ServiceFlowRequest, ServiceFlowResponse } from './service-app.types.js';
+import type { ServiceFlowRequest, ServiceFlowResponse } from './service-app.types.js';
 import { checkAnswer } from './service-flow.answers.js';
-import { FlowContext, type FlowSessionInfo } from './service-flow.context.js';
 import { PendingStarts } from './service-flow.pending.js';
-import { timedStep } from './service-flow.telemetry.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import {
   ScreenCache,
@@ -32,78 +29,24 @@ import {
   promptResponse,
   releaseResponse,
 } from './service-flow.responses.js';
-import type {
-  FlowReply,
-  FlowValue,
-  ServiceFlowDefinition,
-  StoredCart,
-  StoredScreen,
-  StoredSession,
-} from './service-flow.types.js';
+import { FlowStepRunner, describe, stepOf, type Answered, type StepRun } from './service-flow.runner.js';
+import {
+  SharedStrings,
+  cartKey,
+  readRecord,
+  record,
+  selectionsWithout,
+  sessionKey,
+  storedSession,
+  withLast,
+  without,
+  type SessionRecord,
+} from './service-flow.session.js';
+import { timedStep } from './service-flow.telemetry.js';
+import type { ServiceFlowDefinition, StoredCart, StoredScreen, StoredSession } from './service-flow.types.js';
 
 /** Most prompts kept for "back" (older ones are dropped; a session is short anyway). */
 const HISTORY_LIMIT = 32;
-
-/** Most distinct Operator / unrouted ServiceCode strings shared between sessions (see `shared`). */
-const SHARED_STRINGS_LIMIT = 256;
-
-/** Selections of a session that has none (never written: `run` copies before it writes). */
-const NO_SELECTIONS: Record<string, SelectOption> = Object.freeze({}) as Record<string, SelectOption>;
-
-/**
- * What the store keeps per session: as little as a live session needs, since every idle user
- * holds one for `sessionTtlMs` (100,000 of them must fit in well under 100 MB). No SessionId (the
- * key has it), `startedAt` as epoch ms, screens shared with other sessions (ScreenCache), and no
- * history or selections object when there is none. Every record has all the fields (absent ones
- * undefined, dropped by a JSON store), so V8 gives them one shape. `getSession()` shows it as a
- * StoredSession.
- */
-interface SessionRecord {
-  flow: string;
-  serviceCode: string;
-  mobile: string;
-  operator: string | undefined;
-  /** The prompt awaiting an answer. */
-  screen: StoredScreen;
-  /** Earlier prompts, oldest first, for "back"; undefined when none or "back" is off. */
-  history: StoredScreen[] | undefined;
-  data: Record<string, unknown>;
-  /** Options chosen in select prompts, by field; undefined when none. */
-  selections: Record<string, SelectOption> | undefined;
-  /** Epoch ms (an ISO string in sessions written by earlier versions). */
-  startedAt: number | string;
-}
-
-type StepRun =
-  | {
-      kind: 'reply';
-      step: string;
-      reply: Exclude<FlowReply, { kind: 'goto' }>;
-      data: Record<string, unknown>;
-      selections: Record<string, SelectOption> | undefined;
-    }
-  | { kind: 'busy' }
-  | { kind: 'error'; step: string; error: unknown };
-
-const BUSY: StepRun = Object.freeze({ kind: 'busy' });
-
-interface Answered {
-  value: FlowValue;
-  raw: string;
-  field: string;
-  option?: SelectOption;
-}
-
-/** One run of a step and the steps it `goTo`s. */
-interface Walk {
-  flow: ServiceFlowDefinition;
-  info: FlowSessionInfo;
-  data: Record<string, unknown>;
-  selections: Record<string, SelectOption> | undefined;
-  answered: Answered | undefined;
-  current: string;
-  hops: number;
-}
 
 /**
  * Serves the service interaction endpoint: one call = one answer of the user, one response.
@@ -130,7 +73,8 @@ export class ServiceFlowService {
   /** When the cap of pending starts was last reported (said at most once a minute). */
   private capWarnedAt = -Infinity;
   private readonly keepHistory: boolean;
-  private readonly sharedStrings = new Map<string, string>();
+  private readonly sharedStrings = new SharedStrings();
+  private readonly runner: FlowStepRunner;
   /** False for a MemoryStore (it answers at once): no time-out guard is armed per request then. */
   private readonly storeMayStall: boolean;
 
@@ -146,6 +90,7 @@ export class ServiceFlowService {
     // Without "back" no earlier prompt is ever shown again: none is kept.
     this.keepHistory = options.backInputs.length > 0;
     this.storeMayStall = !(store instanceof MemoryStore);
+    this.runner = new FlowStepRunner(options, this.logger);
   }
 
   /**
@@ -224,19 +169,7 @@ export class ServiceFlowService {
     const entry = await this.store.get<unknown>(sessionKey(sessionId));
     const record = entry && readRecord(entry.value);
     if (!record) return undefined;
-    const session: StoredSession = {
-      sessionId,
-      flow: record.flow,
-      serviceCode: record.serviceCode,
-      mobile: record.mobile,
-      screen: record.screen,
-      history: record.history ? [...record.history] : [],
-      data: record.data,
-      selections: record.selections ?? {},
-      startedAt: isoTime(record.startedAt),
-    };
-    if (record.operator !== undefined) session.operator = record.operator;
-    return session;
+    return storedSession(sessionId, record);
   }
 
   private async initiate(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
@@ -265,7 +198,7 @@ export class ServiceFlowService {
       selections: undefined,
       startedAt: Date.now(),
     };
-    const run = await this.run(flow, flow.start, sessionId, session, undefined);
+    const run = await this.runner.run(flow, flow.start, sessionId, session, undefined);
     return this.apply(flow, sessionId, key, session, undefined, run);
   }
 
@@ -303,7 +236,7 @@ export class ServiceFlowService {
       return releaseResponse(sessionId, this.options.messages.error);
     }
     const answered: Answered = { value: check.value, raw, field: screen.field, option: check.option };
-    const run = await this.run(flow, next, sessionId, session, answered);
+    const run = await this.runner.run(flow, next, sessionId, session, answered);
     return this.apply(flow, sessionId, key, session, version, run);
   }
 
@@ -340,140 +273,6 @@ export class ServiceFlowService {
       selectionsWithout(session.selections, previous.field),
     );
     return this.save(sessionId, key, updated, version, () => promptResponse(sessionId, previous));
-  }
-
-  /**
-   * Runs `step` (and the steps it `goTo`s). Steps answering at once (most do) are run without a
-   * timer; once a step answers with a promise, the rest runs under the step budget, counted from
-   * the start.
-   */
-  private run(
-    flow: ServiceFlowDefinition,
-    step: string,
-    sessionId: string,
-    session: SessionRecord,
-    answered: Answered | undefined,
-  ): StepRun | Promise<StepRun> {
-    const started = performance.now();
-    // Copies (stored objects are shared by the versions of a session), built key by key: a spread
-    // copy that then gains a key takes V8's slow path (~0.5–1 µs per copy, every step).
-    let data: Record<string, unknown>;
-    let selections = session.selections;
-    if (answered) {
-      data = copyWith(session.data, answered.field, answered.value);
-      if (answered.option) selections = copyWith(selections, answered.field, answered.option);
-      else selections = selectionsWithout(selections, answered.field);
-    } else {
-      data = copyWith(session.data, undefined, undefined);
-    }
-    const info: FlowSessionInfo = {
-      sessionId,
-      mobile: session.mobile,
-      serviceCode: session.serviceCode,
-    };
-    if (session.operator !== undefined) info.operator = session.operator;
-    const walk: Walk = { flow, info, data, selections, answered, current: step, hops: 0 };
-    const result = this.walk(walk);
-    return result instanceof Promise ? this.underBudget(walk, sessionId, result, started) : result;
-  }
-
-  /** Runs the walk's current step and the ones it `goTo`s; a promise once a step answers with one. */
-  private walk(w: Walk): StepRun | Promise<StepRun> {
-    for (;;) {
-      const definition = stepOf(w.flow, w.current);
-      if (!definition)
-        return {
-          kind: 'error',
-          step: w.current,
-          error: new Error(`Flow ${w.flow.name} has no step "${w.current}"`),
-        };
-      let reply: unknown;
-      try {
-        reply = definition.handler(
-          new FlowContext({
-            step: w.current,
-            session: w.info,
-            data: w.data,
-            selections: w.selections ?? NO_SELECTIONS,
-            answer: w.answered?.value,
-            rawAnswer: w.answered?.raw,
-            field: w.answered?.field,
-          }),
-        );
-      } catch (error) {
-        return { kind: 'error', step: w.current, error };
-      }
-      if (isThenable(reply)) {
-        return Promise.resolve(reply).then(
-          (answer): StepRun | Promise<StepRun> => this.settle(w, answer) ?? this.walk(w),
-          (error: unknown): StepRun => ({ kind: 'error', step: w.current, error }),
-        );
-      }
-      const done = this.settle(w, reply);
-      if (done) return done;
-    }
-  }
-
-  /** The run's result for a step's reply, or undefined after a `goTo` (the walk goes on). */
-  private settle(w: Walk, reply: unknown): StepRun | undefined {
-    const { flow, current } = w;
-    if (!reply || typeof reply !== 'object' || typeof (reply as { kind?: unknown }).kind !== 'string') {
-      return {
-        kind: 'error',
-        step: current,
-        error: new Error(
-          `Step "${current}" of flow ${flow.name} must return ctx.input(), ctx.select(), ctx.addToCart(), ctx.end(), ctx.goTo() or ctx.reject()`,
-        ),
-      };
-    }
-    const answer = reply as FlowReply;
-    if (answer.kind !== 'goto')
-      return { kind: 'reply', step: current, reply: answer, data: w.data, selections: w.selections };
-    if (w.hops >= SERVICE_APP_DEFAULTS.maxRedirects) {
-      return {
-        kind: 'error',
-        step: current,
-        error: new Error(
-          `Flow ${flow.name}: more than ${SERVICE_APP_DEFAULTS.maxRedirects} goTo() in a row (a loop?)`,
-        ),
-      };
-    }
-    w.hops++;
-    w.current = answer.step;
-    return undefined;
-  }
-
-  /** Waits for an asynchronous step within what is left of the step budget. */
-  private async underBudget(
-    w: Walk,
-    sessionId: string,
-    pending: Promise<StepRun>,
-    started: number,
-  ): Promise<StepRun> {
-    const work = pending.catch((error: unknown): StepRun => ({ kind: 'error', step: w.current, error }));
-    const budgetMs = this.options.stepBudgetMs;
-    let timer: NodeJS.Timeout | undefined;
-    const budget = new Promise<StepRun>((resolve) => {
-      timer = setTimeout(() => resolve(BUSY), Math.max(0, budgetMs - (performance.now() - started)));
-    });
-    try {
-      const result = await Promise.race([work, budget]);
-      if (result.kind === 'busy') {
-        this.logger.warn(
-          `Step "${w.current}" of flow ${w.flow.name} took longer than ${budgetMs} ms (session ${sessionId}); answered "try again"`,
-        );
-        // The late answer is dropped; its errors are logged, never unhandled.
-        void work.then((late) => {
-          if (late.kind === 'error')
-            this.logger.error(
-              `Late step "${late.step}" of flow ${w.flow.name} failed: ${describe(late.error)}`,
-            );
-        });
-      }
-      return result;
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** Turns a step's reply into the response, updating the session (and the cart) in the store. */
@@ -655,155 +454,8 @@ export class ServiceFlowService {
     return this.shared(code);
   }
 
-  /**
-   * One string for all the sessions that carry the same value: each request's parsed body has its
-   * own copy of `Operator` ("mtn") and of the ServiceCode, which a session would otherwise keep.
-   * Bounded, so odd values cannot grow it.
-   */
+  /** One string for all the sessions that carry the same value (see SharedStrings). */
   private shared(value: string): string {
-    const known = this.sharedStrings.get(value);
-    if (known !== undefined) return known;
-    if (this.sharedStrings.size < SHARED_STRINGS_LIMIT) this.sharedStrings.set(value, value);
-    return value;
+    return this.sharedStrings.get(value);
   }
-}
-
-export function sessionKey(sessionId: string): string {
-  return `${SERVICE_APP_KEYS.session}${sessionId}`;
-}
-
-export function cartKey(sessionId: string): string {
-  return `${SERVICE_APP_KEYS.cart}${sessionId}`;
-}
-
-/** A session record with all its fields, in one order (one shape for V8). */
-function record(
-  session: SessionRecord,
-  screen: StoredScreen,
-  history: StoredScreen[] | undefined,
-  data: Record<string, unknown>,
-  selections: Record<string, SelectOption> | undefined,
-): SessionRecord {
-  return {
-    flow: session.flow,
-    serviceCode: session.serviceCode,
-    mobile: session.mobile,
-    operator: session.operator,
-    screen,
-    history,
-    data,
-    selections,
-    startedAt: session.startedAt,
-  };
-}
-
-/**
- * A stored value as a session record, or undefined when it is not one this version can continue
- * (written by an earlier or later format, or damaged): checked field by field, never trusted.
- */
-function readRecord(value: unknown): SessionRecord | undefined {
-  if (!isObject(value)) return undefined;
-  const r = value as Partial<Record<keyof SessionRecord, unknown>>;
-  if (
-    typeof r.flow !== 'string' ||
-    typeof r.serviceCode !== 'string' ||
-    typeof r.mobile !== 'string' ||
-    (r.operator !== undefined && typeof r.operator !== 'string') ||
-    !isScreen(r.screen) ||
-    !isObject(r.data) ||
-    (r.selections !== undefined && !isObject(r.selections)) ||
-    (r.history !== undefined && !(Array.isArray(r.history) && r.history.every(isScreen))) ||
-    (typeof r.startedAt !== 'number' && typeof r.startedAt !== 'string')
-  )
-    return undefined;
-  return value as SessionRecord;
-}
-
-function isScreen(value: unknown): value is StoredScreen {
-  if (!isObject(value)) return false;
-  const s = value as Partial<Record<keyof StoredScreen, unknown>>;
-  return (
-    typeof s.step === 'string' &&
-    typeof s.message === 'string' &&
-    typeof s.field === 'string' &&
-    typeof s.fieldType === 'string' &&
-    (s.kind === 'input' || (s.kind === 'select' && Array.isArray(s.options))) &&
-    (s.next === undefined || typeof s.next === 'string') &&
-    (s.validation === undefined || isObject(s.validation))
-  );
-}
-
-function isObject(value: unknown): value is object {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
-}
-
-function stepOf(
-  flow: ServiceFlowDefinition,
-  name: string,
-): ServiceFlowDefinition['steps'][number] | undefined {
-  for (const step of flow.steps) if (step.name === name) return step;
-  return undefined;
-}
-
-/**
- * `values` without one key: a copy when it has it (stored objects are shared by the versions of a
- * session, so never changed in place; `delete` would also slow the object down).
- */
-function without<T>(values: Record<string, T>, field: string): Record<string, T> {
-  if (!Object.hasOwn(values, field)) return values;
-  const out: Record<string, T> = {};
-  for (const key of Object.keys(values)) if (key !== field) out[key] = values[key]!;
-  return out;
-}
-
-/**
- * A copy of `values` (none: an empty object) with `field` set to `value` when a field is given,
- * built key by key. The data of a session has the keys its flow chose (entry fields, `ctx.set()`).
- */
-function copyWith<T>(
-  values: Record<string, T> | undefined,
-  field: string | undefined,
-  value: T | undefined,
-): Record<string, T> {
-  const out: Record<string, T> = {};
-  if (values) for (const key of Object.keys(values)) out[key] = values[key]!;
-  if (field !== undefined) out[field] = value as T;
-  return out;
-}
-
-/** Selections without one field; undefined when none is left (nothing is stored then). */
-function selectionsWithout(
-  selections: Record<string, SelectOption> | undefined,
-  field: string,
-): Record<string, SelectOption> | undefined {
-  if (!selections) return undefined;
-  const rest = without(selections, field);
-  return rest === selections || Object.keys(rest).length > 0 ? rest : undefined;
-}
-
-/** `list` plus `last`, keeping the newest `limit` entries (a new array: stored ones are shared). */
-function withLast<T>(list: readonly T[] | undefined, last: T, limit: number): T[] {
-  if (!list || list.length === 0) return [last];
-  const out = list.length >= limit ? list.slice(list.length - limit + 1) : list.slice();
-  out.push(last);
-  return out;
-}
-
-/** An epoch-ms or ISO time as ISO ('' when it is not a valid time). */
-function isoTime(value: number | string): string {
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) return redactToString(error.message);
-  return redactToString(String(error));
 }

@@ -6,7 +6,8 @@ import { SERVICE_APP_DEFAULT_MESSAGES as M } from './service-app.constants.js';
 import { ServiceAppModule } from './service-app.module.js';
 import type { ServiceAppModuleOptions } from './service-app.options.js';
 import { ServiceFlowBuilder } from './service-flow.builder.js';
-import { ServiceFlowService, sessionKey } from './service-flow.service.js';
+import { ServiceFlowService } from './service-flow.service.js';
+import { sessionKey } from './service-flow.session.js';
 import type { ServiceFlowDefinition } from './service-flow.types.js';
 
 /*

@@ -14,12 +14,8 @@ import {
   HubtelTimeoutError,
   HubtelUnknownOutcomeError,
 } from '../errors/hubtel.errors.js';
-import {
-  HttpTransport,
-  createHttpTransport,
-  parseRetryAfter,
-  type HttpTransportConfig,
-} from './http-transport.js';
+import { HttpTransport, createHttpTransport, type HttpTransportConfig } from './http-transport.js';
+import { parseRetryAfter } from './http-transport.responses.js';
 import { createUndiciAxiosAdapter } from './undici-axios-adapter.js';
 
 class CaptureLogger implements LoggerService {

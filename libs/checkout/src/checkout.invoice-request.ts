@@ -1,0 +1,200 @@
+/**
+ * The body of `POST {checkout_url}/items/initiate` for a createInvoice() input: every input check
+ * (the DTO's, then the amount, description, URLs and payee rules), all problems reported together,
+ * and the module's defaults filled in. Apart from CheckoutService, which records the invoice and
+ * calls the platform with what this builds.
+ */
+import { randomUUID } from 'node:crypto';
+import { HubtelValidationError, normalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
+import { compileValidator } from 'nestjs-hubtel/internal';
+import { CLIENT_REFERENCE_MAX_LENGTH, DESCRIPTION_FORBIDDEN_CHARACTERS } from './checkout.constants.js';
+import type { ResolvedCheckoutOptions } from './checkout.options.js';
+import {
+  CreateInvoiceDto,
+  type CheckoutInitiateRequestBody,
+  type CreateInvoiceInput,
+} from './dto/create-invoice.dto.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const METADATA_MAX_BYTES = 4096;
+
+/** The contract's request body, after every input check (all problems reported together). */
+export function buildInitiateBody(
+  input: CreateInvoiceInput,
+  options: ResolvedCheckoutOptions,
+): CheckoutInitiateRequestBody {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new HubtelValidationError('createInvoice needs an object with totalAmount and description', [
+      { field: '(input)', message: 'must be an object' },
+    ]);
+  }
+  const checked = compileValidator(CreateInvoiceDto)(input);
+  const issues: ValidationIssue[] = checked.ok ? [] : checked.issues;
+  const bad = (field: string, message: string, value?: unknown) =>
+    issues.push(
+      value === undefined
+        ? { field, message: `${field} ${message}` }
+        : { field, message: `${field} ${message}`, value },
+    );
+  const flagged = new Set(issues.map((issue) => issue.field));
+  const ok = (field: string) => !flagged.has(field);
+
+  const amount = input.totalAmount;
+  if (ok('totalAmount')) {
+    if (Math.abs(amount * 100 - Math.round(amount * 100)) > 1e-6)
+      bad('totalAmount', 'must have at most 2 decimal places', amount);
+    else if (!Number.isSafeInteger(Math.round(amount * 100))) bad('totalAmount', 'is too large', amount);
+  }
+
+  let description = '';
+  if (ok('description')) {
+    description = input.description.trim();
+    const found = DESCRIPTION_FORBIDDEN_CHARACTERS.filter((c) => description.includes(c));
+    if (found.length > 0) {
+      const all = DESCRIPTION_FORBIDDEN_CHARACTERS.join(' ');
+      if (options.descriptionSpecialCharacters === 'strip') {
+        description = found
+          .reduce((text, c) => text.replaceAll(c, ' '), description)
+          .replace(/\s{2,}/g, ' ')
+          .trim();
+        if (description === '') bad('description', `is empty once the characters ${all} are removed`);
+      } else {
+        bad(
+          'description',
+          `must not contain ${found.map((c) => `"${c}"`).join(', ')}: the platform fails payments (code 2001) whose description has ${all} (or set descriptionSpecialCharacters: 'strip')`,
+        );
+      }
+    }
+  }
+
+  const clientReference = input.clientReference ?? randomUUID().replace(/-/g, '');
+
+  const callbackUrl = !ok('callbackUrl')
+    ? undefined
+    : urlOf(
+        input.callbackUrl,
+        options.callbackUrl,
+        'callbackUrl',
+        bad,
+        'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl',
+      );
+  const returnUrl = !ok('returnUrl')
+    ? undefined
+    : urlOf(
+        input.returnUrl,
+        options.returnUrl,
+        'returnUrl',
+        bad,
+        'set the returnUrl module option, or pass returnUrl',
+      );
+  const cancellationUrl = !ok('cancellationUrl')
+    ? undefined
+    : urlOf(
+        input.cancellationUrl,
+        options.cancellationUrl,
+        'cancellationUrl',
+        bad,
+        'set the cancellationUrl module option, or pass cancellationUrl',
+      );
+
+  const body: Partial<CheckoutInitiateRequestBody> = {};
+  const merchantAccountNumber = input.merchantAccountNumber ?? options.merchantAccountNumber;
+  if (input.payeeName != null && ok('payeeName')) body.PayeeName = input.payeeName.trim();
+  if (input.payeeMobileNumber != null) {
+    try {
+      body.PayeeMobileNumber = normalizeMsisdn(
+        input.payeeMobileNumber,
+        options.http.defaultCountryCode,
+        'payeeMobileNumber',
+      );
+    } catch (error) {
+      if (!(error instanceof HubtelValidationError)) throw error;
+      issues.push(...error.issues.map((issue) => ({ ...issue, field: 'payeeMobileNumber' })));
+    }
+  }
+  if (input.payeeEmail != null && ok('payeeEmail')) {
+    if (!EMAIL.test(input.payeeEmail.trim()))
+      bad('payeeEmail', 'must be an e-mail address', input.payeeEmail);
+    else body.PayeeEmail = input.payeeEmail.trim();
+  }
+  if (input.metadata !== undefined) {
+    let size: number;
+    try {
+      size =
+        input.metadata !== null && typeof input.metadata === 'object' && !Array.isArray(input.metadata)
+          ? Buffer.byteLength(JSON.stringify(input.metadata))
+          : -1;
+    } catch {
+      size = -1; // a cycle or a BigInt: not JSON
+    }
+    if (size < 0) bad('metadata', 'must be a plain JSON object');
+    else if (size > METADATA_MAX_BYTES)
+      bad('metadata', `must be at most ${METADATA_MAX_BYTES} bytes as JSON (got ${size})`);
+  }
+
+  if (issues.length > 0) {
+    const summary = issues
+      .map((i) => (i.message.startsWith(i.field) ? i.message : `${i.field} ${i.message}`))
+      .join('; ');
+    throw new HubtelValidationError(`Invalid invoice: ${summary}`, issues);
+  }
+  return {
+    // In cents and back: 0.1 + 0.2 is sent as 0.3, not 0.30000000000000004.
+    totalAmount: Math.round(amount * 100) / 100,
+    description,
+    callbackUrl: callbackUrl!,
+    returnUrl: returnUrl!,
+    cancellationUrl: cancellationUrl!,
+    clientReference: clientReference!,
+    ...(merchantAccountNumber === undefined ? {} : { merchantAccountNumber }),
+    ...body,
+  };
+}
+
+/** A URL option: the given one, else the module's; an absolute http(s) URL without credentials. */
+function urlOf(
+  given: unknown,
+  fallback: string | undefined,
+  field: string,
+  bad: (field: string, message: string, value?: unknown) => void,
+  hint: string,
+): string | undefined {
+  const value = given ?? fallback;
+  if (value === undefined) {
+    bad(field, `is required: ${hint}`);
+    return undefined;
+  }
+  if (typeof value !== 'string') {
+    bad(field, 'must be an absolute http(s) URL');
+    return undefined;
+  }
+  try {
+    const url = new URL(value);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+    if (url.username || url.password) {
+      bad(field, 'must not carry credentials');
+      return undefined;
+    }
+    return value;
+  } catch {
+    bad(field, 'must be an absolute http(s) URL', value);
+    return undefined;
+  }
+}
+
+/** A clientReference given to getStatus() / reconcile(): checked before anything is asked. */
+export function assertClientReference(
+  clientReference: unknown,
+  method: string,
+): asserts clientReference is string {
+  if (
+    typeof clientReference !== 'string' ||
+    clientReference === '' ||
+    clientReference.length > CLIENT_REFERENCE_MAX_LENGTH
+  ) {
+    const message = `must be a non-empty string of at most ${CLIENT_REFERENCE_MAX_LENGTH} characters`;
+    throw new HubtelValidationError(`${method}(): clientReference ${message}`, [
+      { field: 'clientReference', message },
+    ]);
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * What an HTTP answer of the platform means: a 2xx body decoded (JSON, or an error when it is not),
+ * any other status mapped to the suite's typed error with the platform's code and message, and
+ * whether it may be retried (with the wait a `Retry-After` asks for). Apart from HttpTransport's
+ * retry loop so the status table reads in one place.
+ */
+import type { AxiosResponse } from 'axios';
+import {
+  HubtelApiError,
+  HubtelAuthenticationError,
+  HubtelInsufficientCreditError,
+  HubtelIpNotAllowedError,
+  HubtelRateLimitedError,
+  HubtelUnknownOutcomeError,
+  type HubtelError,
+  type HubtelErrorDetails,
+} from '../errors/hubtel.errors.js';
+import { HUBTEL_ERROR_BODY_LIMIT } from '../hubtel.constants.js';
+import { maskPhoneNumbers } from '../logging/redact.js';
+import { describeHubtelCode } from './hubtel-codes.js';
+import type { HubtelRequest, HubtelResponse } from './http-transport.js';
+
+/** What the retry loop does after a failed attempt. */
+export interface Decision {
+  retry: boolean;
+  /** Wait the platform asked for, if any. */
+  retryAfterMs?: number;
+  /** The error to throw if we do not (or can no longer) retry. */
+  error: HubtelError;
+}
+
+/** A 2xx (or accepted) answer: its body parsed as JSON (undefined when empty). */
+export function decodeSuccess<T>(
+  req: HubtelRequest,
+  res: AxiosResponse<string>,
+  attempts: number,
+): HubtelResponse<T> {
+  const text = typeof res.data === 'string' ? res.data : '';
+  let data: unknown;
+  if (text.trim() !== '') {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      const details = { httpStatus: res.status, body: truncate(text), attempts };
+      const message = `${req.operation}: ${req.method} ${req.api} ${req.path} answered ${res.status} with a body that is not JSON`;
+      // The platform accepted a non-idempotent request but we cannot read what it did.
+      if (!req.idempotent) {
+        throw new HubtelUnknownOutcomeError(
+          `${message}; its outcome is unknown: check its status before sending it again`,
+          details,
+        );
+      }
+      throw new HubtelApiError(message, details);
+    }
+  }
+  return { status: res.status, data: data as T, headers: plainHeaders(res.headers), attempts };
+}
+
+/** Retry or throw, for a non-2xx answer; `now` reads a `Retry-After` given as an HTTP date. */
+export function decideOnStatus(
+  req: HubtelRequest,
+  res: AxiosResponse<string>,
+  attempt: number,
+  now: number,
+): Decision {
+  const status = res.status;
+  const headers = plainHeaders(res.headers);
+  const text = typeof res.data === 'string' ? res.data : '';
+  const parsed = parseJson(text);
+  const body = parsed === undefined ? truncate(text) : parsed;
+  const responseCode = extractResponseCode(parsed);
+  const meaning = describeHubtelCode(req.api, responseCode);
+  const platformMessage = extractMessage(parsed);
+  const where = `${req.operation}: ${req.method} ${req.api} ${req.path}`;
+  const suffix =
+    (responseCode !== undefined ? ` (code ${responseCode}${meaning ? `: ${meaning}` : ''})` : '') +
+    (platformMessage ? ` — ${maskPhoneNumbers(platformMessage)}` : '');
+  const details: HubtelErrorDetails = { httpStatus: status, responseCode, body, attempts: attempt };
+  const retryAfterMs = parseRetryAfter(headers['retry-after'], now);
+  if (retryAfterMs !== undefined) details.retryAfterMs = retryAfterMs;
+
+  if (status === 429) {
+    return {
+      retry: true,
+      retryAfterMs,
+      error: new HubtelRateLimitedError(
+        `${where} was rate limited by the platform (HTTP 429) after ${attempt} attempt(s)${suffix}`,
+        details,
+      ),
+    };
+  }
+  if (status === 503) {
+    return {
+      retry: true,
+      retryAfterMs,
+      error: new HubtelApiError(
+        `${where} failed: the platform is unavailable (HTTP 503) after ${attempt} attempt(s)${suffix}`,
+        details,
+      ),
+    };
+  }
+  if (status === 502 || status === 504) {
+    if (!req.idempotent) {
+      return {
+        retry: false,
+        error: new HubtelUnknownOutcomeError(
+          `${where} got HTTP ${status} from a gateway: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`,
+          details,
+        ),
+      };
+    }
+    return {
+      retry: true,
+      error: new HubtelApiError(
+        `${where} failed with HTTP ${status} after ${attempt} attempt(s)${suffix}`,
+        details,
+      ),
+    };
+  }
+  if (status === 401) {
+    return {
+      retry: false,
+      error: new HubtelAuthenticationError(
+        `${where} was refused: the ${req.api} API credentials (clientId/clientSecret) are wrong or lack access (HTTP 401)${suffix}`,
+        details,
+      ),
+    };
+  }
+  if (status === 402 || (req.api === 'sms' && status === 400 && responseCode === '12')) {
+    return {
+      retry: false,
+      error: new HubtelInsufficientCreditError(
+        `${where} was refused: the account has no credit left (HTTP ${status})${suffix}`,
+        details,
+      ),
+    };
+  }
+  if (status === 403 && looksLikeHtml(headers['content-type'], text)) {
+    return {
+      retry: false,
+      error: new HubtelIpNotAllowedError(
+        `${where} was refused with an HTML 403 page: this server's IP address is probably not on the platform's allow-list for the ${req.api} API (ask Hubtel to allow-list your server's public IP)`,
+        details,
+      ),
+    };
+  }
+  if (status >= 300 && status < 400) {
+    const location = headers.location ? ` to ${headers.location}` : '';
+    return {
+      retry: false,
+      error: new HubtelApiError(
+        `${where} was redirected${location} (HTTP ${status}); check the ${req.api} base URL`,
+        details,
+      ),
+    };
+  }
+  return {
+    retry: false,
+    error: new HubtelApiError(`${where} failed with HTTP ${status}${suffix}`, details),
+  };
+}
+
+function plainHeaders(headers: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  const source =
+    headers && typeof (headers as { toJSON?: unknown }).toJSON === 'function'
+      ? (headers as { toJSON(): Record<string, unknown> }).toJSON()
+      : ((headers as Record<string, unknown> | undefined) ?? {});
+  for (const [name, value] of Object.entries(source)) {
+    if (value === undefined || value === null) continue;
+    out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return out;
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function truncate(text: string): string {
+  return text.length > HUBTEL_ERROR_BODY_LIMIT ? `${text.slice(0, HUBTEL_ERROR_BODY_LIMIT)}…` : text;
+}
+
+function looksLikeHtml(contentType: string | undefined, text: string): boolean {
+  return /html/i.test(contentType ?? '') || /^\s*</.test(text);
+}
+
+/** The platform's own outcome code from an error body: responseCode, ResponseCode, code, or status. */
+function extractResponseCode(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const b = body as Record<string, unknown>;
+  for (const key of ['responseCode', 'ResponseCode', 'code', 'Code']) {
+    const value = b[key];
+    if (typeof value === 'string' && /^\w{1,16}$/.test(value.trim())) return value.trim();
+    if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  }
+  // The SMS API puts its numeric sub-code in `status`; a word such as "Failed" is not a code.
+  for (const key of ['status', 'Status']) {
+    const value = b[key];
+    if (typeof value === 'number' && Number.isInteger(value)) return String(value);
+    if (typeof value === 'string' && /^\d{1,6}$/.test(value.trim())) return value.trim();
+  }
+  return undefined;
+}
+
+function extractMessage(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const b = body as Record<string, unknown>;
+  for (const key of ['message', 'Message', 'statusDescription', 'error', 'Error']) {
+    const value = b[key];
+    if (typeof value === 'string' && value.trim() !== '')
+      return value.length > 300 ? `${value.slice(0, 300)}…` : value;
+  }
+  return undefined;
+}
+
+/** `Retry-After` as delta-seconds or an HTTP date, in ms from now (never negative). */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}

@@ -1,0 +1,114 @@
+/**
+ * The fulfillment callback to the platform (POST {callback_url}/callback): the outcome recorded
+ * once per OrderId (the first one reported wins), sent and retried until the platform accepts it
+ * or the deadline passes, then a dead letter; `callbackSent` emitted once accepted. Apart from
+ * FulfillmentService, which decides the outcome (handlers, `complete()`), so the sending side
+ * reads in one place.
+ */
+import type { EventEmitter2 } from '@nestjs/event-emitter';
+import type { HubtelTelemetry } from 'nestjs-hubtel';
+import type { InboundPipeline, JobRecord } from 'nestjs-hubtel/internal';
+import type { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
+import {
+  callbackOf,
+  type CallbackJob,
+  type CallbackSummary,
+  type StoredCallback,
+} from './fulfillment.records.js';
+import { reportedCallback } from './fulfillment.telemetry.js';
+import { SERVICE_APP_JOBS } from './service-app.constants.js';
+import { FulfillmentCallbackSentEvent, ServiceAppEvents } from './service-app.events.js';
+import type { ServiceAppLogger } from './service-app.logger.js';
+import type { ResolvedServiceAppOptions } from './service-app.options.js';
+import type { FulfillmentServiceStatus } from './service-app.types.js';
+
+export class FulfillmentCallbacks {
+  constructor(
+    private readonly pipeline: InboundPipeline,
+    options: ResolvedServiceAppOptions,
+    private readonly client: FulfillmentCallbackClient,
+    private readonly logger: ServiceAppLogger,
+    private readonly emitter?: EventEmitter2,
+    private readonly telemetry?: HubtelTelemetry,
+  ) {
+    pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
+      run: (job, { attempt }) =>
+        this.telemetry
+          ? reportedCallback(this.telemetry, job.callback.ServiceStatus, attempt, () =>
+              this.client.send(job.callback),
+            )
+          : this.client.send(job.callback),
+      retry: { maxAttempts: Infinity, ...options.callbackRetry },
+      compactWhenDone: (job): CallbackSummary => ({
+        ServiceStatus: job.callback.ServiceStatus,
+        MetaData: job.callback.MetaData,
+      }),
+      onSettled: (record, outcome) => this.afterCallback(record, outcome),
+    });
+  }
+
+  /** Records the callback job (set-if-absent on OrderId: the first outcome reported wins). */
+  async report(
+    orderId: string,
+    sessionId: string,
+    status: FulfillmentServiceStatus,
+    metaData: unknown,
+    reportedBy: 'handler' | 'app',
+  ): Promise<{ ok: true } | { ok: false; existing: CallbackSummary }> {
+    const job: CallbackJob = {
+      callback: {
+        SessionId: sessionId,
+        OrderId: orderId,
+        ServiceStatus: status,
+        MetaData: metaData ?? null,
+      },
+      reportedBy,
+    };
+    const result = await this.pipeline.submit<StoredCallback>(SERVICE_APP_JOBS.callback, orderId, job);
+    if (result.duplicate) {
+      // An accepted callback's record is compacted: its summary still says what was reported.
+      const existing = callbackOf(result.record);
+      if (reportedBy === 'handler') {
+        this.logger.log(
+          `Order ${orderId} was already reported as "${existing.ServiceStatus}"; the handler's "${status}" is not sent`,
+        );
+      }
+      return { ok: false, existing };
+    }
+    if (this.logger.isLevelEnabled('log'))
+      this.logger.log(`Order ${orderId}: fulfillment callback "${status}" queued`);
+    return { ok: true };
+  }
+
+  private async afterCallback(record: JobRecord<CallbackJob>, outcome: 'done' | 'dead'): Promise<void> {
+    const { callback, reportedBy } = record.payload;
+    if (outcome === 'dead') {
+      // The pipeline already logged it and emitted the dead-letter event.
+      this.logger.error(
+        `Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} was not accepted by the platform before the deadline (${record.attempts} attempt(s)): report it by hand`,
+      );
+      return;
+    }
+    if (this.logger.isLevelEnabled('log'))
+      this.logger.log(
+        `Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} accepted after ${record.attempts} attempt(s)`,
+      );
+    if (!this.emitter) return;
+    const event = new FulfillmentCallbackSentEvent({
+      orderId: callback.OrderId,
+      sessionId: callback.SessionId,
+      serviceStatus: callback.ServiceStatus,
+      metaData: callback.MetaData,
+      reportedBy,
+      attempts: record.attempts,
+      sentAt: new Date(record.updatedAt).toISOString(),
+    });
+    try {
+      await this.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
+    } catch (error) {
+      this.logger.error(
+        `A ${ServiceAppEvents.CallbackSent} listener failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+}

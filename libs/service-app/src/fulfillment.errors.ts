@@ -1,0 +1,27 @@
+/**
+ * The errors of fulfillment: one refusal the endpoint answers at once, one "not paid yet" the
+ * pipeline re-checks. Apart so the cart claim and the payment check throw them without importing
+ * FulfillmentService (which re-exports FulfillmentRejectedError where users find it).
+ */
+import { HubtelError } from 'nestjs-hubtel';
+import type { FulfillmentRejection } from './service-app.events.js';
+
+/** A fulfillment request refused at once by the module; `httpStatus` is what the endpoint answers. */
+export class FulfillmentRejectedError extends HubtelError {
+  constructor(
+    readonly reason: FulfillmentRejection,
+    message: string,
+    httpStatus: number,
+  ) {
+    super(reason === 'UNKNOWN_SESSION' ? 'HUBTEL_NOT_FOUND' : 'HUBTEL_STORE_CONFLICT', message, {
+      httpStatus,
+    });
+  }
+}
+
+/** Thrown by a status check that found no payment yet: the pipeline checks again after a delay. */
+export class PaymentPendingError extends HubtelError {
+  constructor(message: string) {
+    super('HUBTEL_NOT_FOUND', message);
+  }
+}

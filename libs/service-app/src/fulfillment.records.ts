@@ -1,0 +1,129 @@
+/**
+ * What the pipeline's records of an order keep (the order, its payment check, its callback, full
+ * while they may run, compacted once done) and how `getOrder()` reads them back into a
+ * FulfillmentOrderStatus. Apart from FulfillmentService so the stored shapes, which outlive a
+ * deploy, are read in one place.
+ */
+import { HubtelValidationError } from 'nestjs-hubtel';
+import type { JobRecord } from 'nestjs-hubtel/internal';
+import { combineOutcomes, type FulfillmentRejection } from './service-app.events.js';
+import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
+import type { FulfillmentOrderStatus } from './fulfillment.service.js';
+
+export interface CallbackJob {
+  callback: FulfillmentCallback;
+  reportedBy: 'handler' | 'app';
+}
+
+/**
+ * What the record of an order keeps once its handlers are done (`compactWhenDone`): what a
+ * duplicate request (`sessionId`), `complete()` and `getOrder()` read; the OrderId is the record's
+ * key. The full order (item, data, ExtraData, …) is only kept while it may run again (pending,
+ * running, dead). Every stored order payload has these two fields, compacted or not.
+ */
+export interface OrderSummary {
+  sessionId: string;
+  serviceCode: string | null;
+  /** Set when the handlers deferred (what `awaitingCompletion` needs once the answers are gone). */
+  deferred?: true;
+}
+
+/**
+ * What the record of an accepted callback keeps: what a second report (`ServiceStatus`) and
+ * `getOrder()` read. The ids are the order's (the record's key); `reportedBy` was for the event.
+ */
+export interface CallbackSummary {
+  ServiceStatus: FulfillmentServiceStatus;
+  MetaData: unknown;
+}
+
+/** What a payment record keeps once verified: the order's ids, and the refusal if it was refused. */
+export interface PaymentSummary extends OrderSummary {
+  refused?: FulfillmentRejection;
+}
+
+/** A callback record's payload: the job while it may run, its summary once done (`compacted`). */
+export type StoredCallback = CallbackJob | CallbackSummary;
+
+export function callbackOf(record: JobRecord<StoredCallback>): CallbackSummary {
+  return record.compacted ? (record.payload as CallbackSummary) : (record.payload as CallbackJob).callback;
+}
+
+/** Where an order whose handlers were recorded stands (its payment confirmed when checked). */
+export function orderStatus(
+  orderId: string,
+  order: JobRecord<OrderSummary>,
+  payment: JobRecord<PaymentSummary> | undefined,
+  callback: JobRecord<StoredCallback> | undefined,
+): FulfillmentOrderStatus {
+  let awaitingCompletion = false;
+  if (!callback && order.status === 'done') {
+    // A compacted record keeps no handler answers, only whether they deferred.
+    awaitingCompletion = order.compacted
+      ? order.payload.deferred === true
+      : combineOutcomes(order.results).kind === 'deferred';
+  }
+  const handler: FulfillmentOrderStatus['handler'] = { status: order.status, attempts: order.attempts };
+  if (order.lastError) handler.lastError = order.lastError;
+  const status: FulfillmentOrderStatus = {
+    orderId,
+    sessionId: order.payload.sessionId,
+    serviceCode: order.payload.serviceCode,
+    handler,
+    awaitingCompletion,
+  };
+  if (payment) status.payment = { status: 'confirmed', checks: payment.attempts };
+  if (callback) {
+    const sent = callbackOf(callback);
+    status.callback = {
+      serviceStatus: sent.ServiceStatus,
+      metaData: sent.MetaData,
+      status: callback.status,
+      attempts: callback.attempts,
+    };
+    if (callback.lastError) status.callback.lastError = callback.lastError;
+  }
+  return status;
+}
+
+/** An order whose payment is being checked, or was refused: no handler ran. */
+export function unconfirmedOrder(orderId: string, record: JobRecord<PaymentSummary>): FulfillmentOrderStatus {
+  const refused = record.compacted ? record.payload.refused : undefined;
+  const payment: NonNullable<FulfillmentOrderStatus['payment']> = {
+    status:
+      record.status === 'dead'
+        ? 'dead'
+        : record.status === 'done'
+          ? refused
+            ? 'refused'
+            : 'confirmed'
+          : 'checking',
+    checks: record.attempts,
+  };
+  if (refused) payment.reason = refused;
+  if (record.lastError) payment.lastError = record.lastError;
+  return {
+    orderId,
+    sessionId: record.payload.sessionId,
+    serviceCode: record.payload.serviceCode,
+    payment,
+    handler: { status: 'pending', attempts: 0 },
+    awaitingCompletion: false,
+  };
+}
+
+export function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function assertJson(value: unknown): void {
+  // Only objects (cycles, throwing toJSON) and bigints can fail: skip serialising the rest.
+  if (value === null || (typeof value !== 'object' && typeof value !== 'bigint')) return;
+  try {
+    JSON.stringify(value);
+  } catch {
+    throw new HubtelValidationError('metaData must be JSON-serialisable', [
+      { field: 'metaData', message: 'must be JSON-serialisable' },
+    ]);
+  }
+}

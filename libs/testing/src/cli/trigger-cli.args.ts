@@ -1,0 +1,268 @@
+/**
+ * The `hubtel-trigger` command line: its kinds, its usage text, and the parsing that turns argv
+ * into TriggerOptions, refusing every combination that could not send what the user meant. Apart
+ * from the sending (trigger-cli.ts) and the bodies (trigger-cli.bodies.ts): most of the rules of
+ * the command are here.
+ */
+import { parseArgs } from 'node:util';
+import { tryNormalizeMsisdn } from 'nestjs-hubtel';
+import { TESTING_PATHS } from '../testing.constants.js';
+import { CliUsageError, intOption, urlOption } from './cli-support.js';
+
+export const TRIGGER_KINDS = [
+  'checkout',
+  'checkout-duplicate',
+  'checkout-forged',
+  'fulfillment',
+  'fulfillment-forged',
+  'fulfillment-callback',
+] as const;
+export type TriggerKind = (typeof TRIGGER_KINDS)[number];
+export const FORGERIES = ['unknown-reference', 'wrong-amount', 'wrong-checkout-id'] as const;
+export type Forgery = (typeof FORGERIES)[number];
+
+export const TRIGGER_CLI_USAGE = `Usage: hubtel-trigger <kind> <url> [options]
+
+Sends a sample of what the Hubtel platform sends to your app, and prints each answer (HTTP status
+and body). Bodies are built field for field as the platform's contract writes them.
+
+Kinds:
+  checkout              a checkout web callback: a paid invoice (--outcome failed: a refused payment)
+  checkout-duplicate    the same callback, --copies times at once (default 2): handled once?
+  checkout-forged       a forged callback (--forge): unknown-reference (default), wrong-amount,
+                        wrong-checkout-id: rejected?
+  fulfillment           a programmable-services fulfillment request (--copies for duplicates);
+                        with --sandbox and --mark-paid the session's payment is recorded there first
+  fulfillment-forged    a fulfillment request nobody paid for (the status check knows no payment
+                        for the SessionId): refused by an app that verifies payments?
+  fulfillment-callback  a fulfillment callback, to a platform receiver (a sandbox's /callback)
+  dead-letters          list | replay <id>: the jobs an app on Redis gave up on
+                        (hubtel-trigger dead-letters --help)
+
+  <url>                 your app's origin (the module's default route is added:
+                        ${TESTING_PATHS.checkoutCallback}, ${TESTING_PATHS.fulfillment}) or the full endpoint URL
+
+Checkout options:
+  --reference <ref>       ClientReference of the invoice (required, except to forge an unknown one)
+  --checkout-id <id>      CheckoutId the platform gave the invoice (required for a valid callback)
+  --amount <n>            Amount paid (required for a valid callback; the forged amount for wrong-amount)
+  --sandbox <url>         a running sandbox to read the invoice's checkout id, amount and payer from
+  --mark-paid             with --sandbox: first mark the invoice paid in that sandbox WITHOUT its
+                          callback, so the status check confirms the callback this sends
+  --outcome <paid|failed> default paid
+  --phone <msisdn>        the payer (default 233241234567)
+  --channel <code>        mtn-gh, vodafone-gh, tigo-gh (default: from the number)
+  --forge <how>           for checkout-forged: ${FORGERIES.join(' | ')}
+Fulfillment options:
+  --session-id <id>       SessionId of the session that ended in AddToCart (required)
+  --order-id <id>         OrderId (default: random)
+  --sandbox <url>         with --mark-paid: the sandbox the app's status check asks
+  --mark-paid             record the session's payment in that sandbox first (amount: the cart's
+                          total the sandbox knows, or --amount), so the app's verification passes
+  --amount <n>            the amount recorded with --mark-paid
+  --service-status <s>    fulfillment-callback only (default success)
+Common:
+  --copies <n>            send n identical copies at the same time (default 1; checkout-duplicate 2)
+  --path <path>           endpoint path when <url> is an origin (default: the module's route)
+  -H, --header <h>        extra request header "Name: value" (repeatable)
+  --timeout <ms>          per request (default 10000)
+  --json                  print one JSON object (url, body, answers) instead of text
+  --dry-run               print what would be sent; send nothing
+  --no-color              plain output (also NO_COLOR=1)
+  -h, --help              show this help
+
+A CheckoutModule answers 200 to every well-formed callback, forged ones included (a forger learns
+nothing): whether it was handled, a duplicate or rejected shows in your app (events, logs, the
+order). With a POS Sales ID the module also confirms a callback with the status check: against
+the sandbox, a valid callback then counts only for an invoice the sandbox knows as paid (pay it on
+the sandbox's payment page, or add --mark-paid).
+
+A ServiceAppModule with a status check (serviceApp.statusCheck) answers every well-formed
+fulfillment request 200 "received", then confirms the SessionId's payment before any handler runs:
+against a sandbox, send "fulfillment" with --sandbox <url> --mark-paid; "fulfillment-forged" must
+end in a rejected event (NOT_PAID) with no handler run and no callback.
+
+Exit codes: 0 every answer was 2xx, 1 an answer was not 2xx (or the sandbox had no such invoice),
+2 usage error, 3 the URL could not be reached.
+`;
+
+export interface TriggerOptions {
+  kind: TriggerKind;
+  url: string;
+  reference?: string;
+  checkoutId?: string;
+  amount?: number;
+  sandboxUrl?: string;
+  /** Mark the invoice paid in the sandbox (no callback) before sending: needs `sandboxUrl`. */
+  markPaid?: boolean;
+  outcome: 'paid' | 'failed';
+  phone?: string;
+  channel?: string;
+  forge: Forgery;
+  sessionId?: string;
+  orderId?: string;
+  serviceStatus?: string;
+  copies: number;
+  path?: string;
+  headers: Record<string, string>;
+  timeoutMs?: number;
+  json: boolean;
+  dryRun: boolean;
+  noColor: boolean;
+}
+
+export type ParsedTriggerCli = { help: true } | { help: false; options: TriggerOptions };
+
+function amountOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+(\.\d{1,2})?$/.test(value))
+    throw new CliUsageError(`--amount must be a number with at most 2 decimals, got "${value}"`);
+  return Number(value);
+}
+
+export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        reference: { type: 'string' },
+        'checkout-id': { type: 'string' },
+        amount: { type: 'string' },
+        sandbox: { type: 'string' },
+        'mark-paid': { type: 'boolean' },
+        outcome: { type: 'string' },
+        phone: { type: 'string' },
+        channel: { type: 'string' },
+        forge: { type: 'string' },
+        'session-id': { type: 'string' },
+        'order-id': { type: 'string' },
+        'service-status': { type: 'string' },
+        copies: { type: 'string' },
+        path: { type: 'string' },
+        header: { type: 'string', short: 'H', multiple: true },
+        timeout: { type: 'string' },
+        json: { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        'no-color': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    throw new CliUsageError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { help: true };
+  if (positionals.length !== 2)
+    throw new CliUsageError(
+      `expected <kind> <url>, got ${positionals.length} argument${positionals.length === 1 ? '' : 's'}`,
+    );
+  const [kindArg, urlArg] = positionals as [string, string];
+  const kind = (kindArg === 'checkout-callback' ? 'checkout' : kindArg) as TriggerKind;
+  if (!TRIGGER_KINDS.includes(kind))
+    throw new CliUsageError(`unknown kind "${kindArg}"; one of ${TRIGGER_KINDS.join(', ')}`);
+  urlOption('<url>', urlArg);
+  const outcome = (values.outcome ?? 'paid') as 'paid' | 'failed';
+  if (outcome !== 'paid' && outcome !== 'failed')
+    throw new CliUsageError(`--outcome must be paid or failed, got "${values.outcome}"`);
+  const forge = (values.forge ?? 'unknown-reference') as Forgery;
+  if (!FORGERIES.includes(forge))
+    throw new CliUsageError(`--forge must be one of ${FORGERIES.join(', ')}, got "${values.forge}"`);
+  if (values.forge !== undefined && kind !== 'checkout-forged')
+    throw new CliUsageError('--forge goes with the checkout-forged kind');
+  if (values.phone !== undefined && !tryNormalizeMsisdn(values.phone).ok)
+    throw new CliUsageError(`--phone must be a phone number, got "${values.phone}"`);
+  const headers: Record<string, string> = {};
+  for (const header of values.header ?? []) {
+    const colon = header.indexOf(':');
+    if (colon <= 0) throw new CliUsageError(`--header must be "Name: value", got "${header}"`);
+    headers[header.slice(0, colon).trim()] = header.slice(colon + 1).trim();
+  }
+  const options: TriggerOptions = {
+    kind,
+    url: urlArg,
+    reference: values.reference,
+    checkoutId: values['checkout-id'],
+    amount: amountOption(values.amount),
+    sandboxUrl: values.sandbox === undefined ? undefined : urlOption('--sandbox', values.sandbox).origin,
+    markPaid: values['mark-paid'] ?? false,
+    outcome,
+    phone: values.phone,
+    channel: values.channel,
+    forge,
+    sessionId: values['session-id'],
+    orderId: values['order-id'],
+    serviceStatus: values['service-status'],
+    copies: intOption('copies', values.copies, 1, 1000) ?? (kind === 'checkout-duplicate' ? 2 : 1),
+    path: values.path,
+    headers,
+    timeoutMs: intOption('timeout', values.timeout, 1, 600_000),
+    json: values.json ?? false,
+    dryRun: values['dry-run'] ?? false,
+    noColor: values['no-color'] ?? false,
+  };
+  if (kind === 'checkout-duplicate' && options.copies < 2)
+    throw new CliUsageError('checkout-duplicate needs --copies of at least 2');
+  const isCheckout = kind.startsWith('checkout');
+  if (isCheckout) {
+    const forgingUnknown = kind === 'checkout-forged' && forge === 'unknown-reference';
+    if (!forgingUnknown && !options.reference)
+      throw new CliUsageError(`${kind} needs --reference (the invoice's ClientReference)`);
+    if (options.markPaid) {
+      if (!options.sandboxUrl)
+        throw new CliUsageError('--mark-paid needs --sandbox (the sandbox that holds the invoice)');
+      if (forgingUnknown)
+        throw new CliUsageError('--mark-paid needs an invoice; --forge unknown-reference names none');
+      if (outcome !== 'paid') throw new CliUsageError('--mark-paid goes with --outcome paid');
+    }
+    if (!options.sandboxUrl) {
+      const valid = kind !== 'checkout-forged';
+      if (valid && options.checkoutId === undefined)
+        throw new CliUsageError(
+          `${kind} needs --checkout-id (or --sandbox to read it): a callback with another checkout id is rejected`,
+        );
+      if (valid && options.amount === undefined)
+        throw new CliUsageError(`${kind} needs --amount (or --sandbox to read it)`);
+      if (kind === 'checkout-forged' && forge === 'wrong-amount' && options.amount === undefined)
+        throw new CliUsageError(
+          'checkout-forged --forge wrong-amount needs --amount (the wrong amount to claim) or --sandbox',
+        );
+      if (kind === 'checkout-forged' && forge === 'wrong-checkout-id' && options.amount === undefined)
+        throw new CliUsageError(
+          "checkout-forged --forge wrong-checkout-id needs --amount (the invoice's) or --sandbox",
+        );
+    }
+  } else {
+    for (const name of ['reference', 'checkout-id', 'outcome', 'channel', 'phone'] as const) {
+      if (values[name] !== undefined)
+        throw new CliUsageError(`--${name} is a checkout option; ${kind} takes --session-id and --order-id`);
+    }
+    if (kind !== 'fulfillment') {
+      for (const name of ['amount', 'sandbox', 'mark-paid'] as const) {
+        if (values[name] !== undefined)
+          throw new CliUsageError(
+            kind === 'fulfillment-forged'
+              ? `--${name} records a payment; fulfillment-forged sends a request nobody paid for`
+              : `--${name} does not go with ${kind}`,
+          );
+      }
+    }
+    if (options.markPaid && !options.sandboxUrl)
+      throw new CliUsageError(
+        '--mark-paid needs --sandbox (the sandbox the app asks for the payment status)',
+      );
+    if ((options.sandboxUrl || options.amount !== undefined) && !options.markPaid)
+      throw new CliUsageError('--sandbox and --amount go with --mark-paid for a fulfillment request');
+    if (!options.sessionId)
+      throw new CliUsageError(
+        `${kind} needs --session-id (the SessionId of a session that ended in AddToCart)`,
+      );
+    if (kind === 'fulfillment-callback' && !options.orderId)
+      throw new CliUsageError('fulfillment-callback needs --order-id');
+  }
+  if (kind !== 'fulfillment-callback' && values['service-status'] !== undefined)
+    throw new CliUsageError('--service-status goes with fulfillment-callback');
+  return { help: false, options };
+}
