@@ -15,6 +15,8 @@ const LIBS = {
   '/testing': 'testing',
   '/redis': 'redis',
   '/bullmq': 'bullmq',
+  '/health': 'health',
+  '/metrics': 'metrics',
 };
 // `HUBTEL_BENCH_DIST=1` runs against the built package (dist/esm) instead of the sources.
 const useDist = process.env.HUBTEL_BENCH_DIST === '1';
