@@ -92,6 +92,26 @@ export const CHECKOUT_EVENT_JOBS = [
  * Failed and expired — the gate is the invoice's compare-and-set (`pending → failed`,
  * `pending|failed → expired`): a failure must never be recorded after the payment, so it is
  * refused once the invoice is paid, or once a paid record exists while the invoice is catching up.
+ *
+ * The road of a paid callback, in one place (with `verification.confirmWithStatusCheck`):
+ *
+ *   POST callback → CheckoutService.handleCallback: validate, verify against the invoice
+ *     → submit job `hubtel.checkout.confirm` keyed `<ref>:paid:<round>` (recorded before the 200)
+ *     → its run, CheckoutService.confirm: status check; not shown yet → defer (a later run, not a
+ *       failed attempt; a re-sent callback wakes it); refuted → reject(); shown paid →
+ *     → CheckoutSettlement.paid(): submit job `hubtel.checkout.paid` keyed `<ref>` (the event)
+ *     → its handlers (@OnCheckoutPaid), each retried alone until it succeeds or is dead-lettered.
+ *   Without the status check the callback calls CheckoutSettlement.paid() directly.
+ *
+ * Why two jobs and not one: they answer different questions and are keyed differently.
+ * - The confirmation is a claim not yet believed, one per callback round: it may wait (deferred
+ *   status checks), be woken by a duplicate, end rejected, or give up on a status API outage —
+ *   none of which may reach the merchant's handlers or count against their retries.
+ * - The paid job is the exactly-once gate of the payment itself, keyed by the invoice alone: it is
+ *   reached by the confirmation, but also by the reconciler, a direct callback and other instances
+ *   (and after a failed → paid). Folding it into the confirmation would need a second gate anyway,
+ *   and a handler retry would re-run the status check.
+ * The cost is one more record per paid invoice (compacted once done).
  */
 export class CheckoutSettlement {
   private readonly logger = new HubtelLogger('HubtelCheckout');

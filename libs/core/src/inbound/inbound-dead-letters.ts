@@ -1,6 +1,6 @@
 import { HubtelError } from '../errors/hubtel.errors.js';
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
-import type { JobRecord } from './inbound-pipeline.js';
+import type { JobRecord } from './inbound-job.types.js';
 
 /**
  * Dead letters: jobs that gave up (status `dead`), kept in the store with everything (payload,

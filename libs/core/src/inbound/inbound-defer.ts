@@ -1,5 +1,5 @@
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
-import type { JobRecord } from './inbound-pipeline.js';
+import type { JobRecord } from './inbound-job.types.js';
 import type { JobRunRequest, JobRunner, JobRunRef } from './job-runner.js';
 
 /**
