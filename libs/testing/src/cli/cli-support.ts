@@ -1,5 +1,6 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** Where a command reads and writes (process streams, or in-memory streams in tests). */
 export interface CliStreams {
@@ -17,6 +18,26 @@ export class CliUsageError extends Error {
 
 /** Exit codes shared by the commands. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2, network: 3, interrupted: 130 });
+
+/** node:util's parseArgs as every command uses it (strict, positionals allowed); its errors as usage errors. */
+type CliArgsConfig<T> = { args: string[]; strict: true; allowPositionals: true; options: T };
+export function parseCliArgs<T extends NonNullable<ParseArgsConfig['options']>>(
+  argv: string[],
+  options: T,
+): ReturnType<typeof parseArgs<CliArgsConfig<T>>> {
+  try {
+    return parseArgs({ args: argv, strict: true, allowPositionals: true, options });
+  } catch (err) {
+    throw new CliUsageError((err as Error).message);
+  }
+}
+
+/** A usage error printed with the command's usage text: exit 2. Anything else is rethrown. */
+export function usageFailure(command: string, usage: string, io: CliStreams, err: unknown): number {
+  if (!(err instanceof CliUsageError)) throw err;
+  io.stderr.write(`${command}: ${err.message}\n\n${usage}`);
+  return EXIT.usage;
+}
 
 export type Style = 'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'cyan' | 'magenta';
 const CODES: Record<Style, [number, number]> = {

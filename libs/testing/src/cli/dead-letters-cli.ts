@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { HubtelError, type DeadLetter, type HubtelStore } from 'nestjs-hubtel';
 import {
   DEFAULT_JOB_RECORD_TTL_MS,
@@ -6,7 +5,15 @@ import {
   requeueDeadLetter,
   type JobRecord,
 } from 'nestjs-hubtel/internal';
-import { CliUsageError, EXIT, intOption, painter, type CliStreams } from './cli-support.js';
+import {
+  CliUsageError,
+  EXIT,
+  intOption,
+  painter,
+  parseCliArgs,
+  usageFailure,
+  type CliStreams,
+} from './cli-support.js';
 
 /*
  * `hubtel-trigger dead-letters list|replay`: an operator's view of the jobs an app gave up on.
@@ -58,26 +65,16 @@ export interface DeadLettersOptions {
 export function parseDeadLettersArgs(
   argv: string[],
 ): { help: true } | { help: false; options: DeadLettersOptions } {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        'redis-url': { type: 'string' },
-        'key-prefix': { type: 'string' },
-        module: { type: 'string' },
-        wait: { type: 'boolean' },
-        timeout: { type: 'string' },
-        json: { type: 'boolean' },
-        'no-color': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    throw new CliUsageError((err as Error).message);
-  }
+  const parsed = parseCliArgs(argv, {
+    'redis-url': { type: 'string' },
+    'key-prefix': { type: 'string' },
+    module: { type: 'string' },
+    wait: { type: 'boolean' },
+    timeout: { type: 'string' },
+    json: { type: 'boolean' },
+    'no-color': { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
   const [action, id, ...rest] = positionals;
@@ -141,11 +138,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
   try {
     parsed = parseDeadLettersArgs(argv);
   } catch (err) {
-    if (err instanceof CliUsageError) {
-      io.stderr.write(`hubtel-trigger: ${err.message}\n\n${DEAD_LETTERS_USAGE}`);
-      return EXIT.usage;
-    }
-    throw err;
+    return usageFailure('hubtel-trigger', DEAD_LETTERS_USAGE, io, err);
   }
   if (parsed.help) {
     io.stdout.write(DEAD_LETTERS_USAGE);

@@ -1,7 +1,14 @@
-import { parseArgs } from 'node:util';
 import { tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { TESTING_DEFAULTS } from '../testing.constants.js';
-import { CliUsageError, EXIT, intOption, urlOption, type CliStreams } from './cli-support.js';
+import {
+  CliUsageError,
+  EXIT,
+  intOption,
+  parseCliArgs,
+  urlOption,
+  usageFailure,
+  type CliStreams,
+} from './cli-support.js';
 import {
   TerminalSimulator,
   defaultFulfillmentUrl,
@@ -42,29 +49,19 @@ error, invalid answer, no or failed fulfillment), 2 usage error, 130 interrupted
 export type ParsedSimulateCli = { help: true } | { help: false; options: TerminalSimulatorOptions };
 
 export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        'service-code': { type: 'string' },
-        mobile: { type: 'string' },
-        operator: { type: 'string' },
-        'fulfillment-url': { type: 'string' },
-        sandbox: { type: 'string' },
-        'callback-port': { type: 'string' },
-        'callback-timeout': { type: 'string' },
-        timeout: { type: 'string' },
-        strict: { type: 'boolean' },
-        'no-color': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    throw new CliUsageError((err as Error).message);
-  }
+  const parsed = parseCliArgs(argv, {
+    'service-code': { type: 'string' },
+    mobile: { type: 'string' },
+    operator: { type: 'string' },
+    'fulfillment-url': { type: 'string' },
+    sandbox: { type: 'string' },
+    'callback-port': { type: 'string' },
+    'callback-timeout': { type: 'string' },
+    timeout: { type: 'string' },
+    strict: { type: 'boolean' },
+    'no-color': { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
   if (positionals.length !== 1)
@@ -122,11 +119,7 @@ export async function runSimulateCli(
   try {
     parsed = parseSimulateCliArgs(argv);
   } catch (err) {
-    if (err instanceof CliUsageError) {
-      io.stderr.write(`hubtel-simulate: ${err.message}\n\n${SIMULATE_CLI_USAGE}`);
-      return EXIT.usage;
-    }
-    throw err;
+    return usageFailure('hubtel-simulate', SIMULATE_CLI_USAGE, io, err);
   }
   if (parsed.help) {
     io.stdout.write(SIMULATE_CLI_USAGE);

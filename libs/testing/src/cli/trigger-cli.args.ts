@@ -4,10 +4,9 @@
  * from the sending (trigger-cli.ts) and the bodies (trigger-cli.bodies.ts): most of the rules of
  * the command are here.
  */
-import { parseArgs } from 'node:util';
 import { tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { TESTING_PATHS } from '../testing.constants.js';
-import { CliUsageError, intOption, urlOption } from './cli-support.js';
+import { CliUsageError, intOption, parseCliArgs, urlOption } from './cli-support.js';
 
 export const TRIGGER_KINDS = [
   'checkout',
@@ -121,38 +120,28 @@ function amountOption(value: string | undefined): number | undefined {
 }
 
 export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        reference: { type: 'string' },
-        'checkout-id': { type: 'string' },
-        amount: { type: 'string' },
-        sandbox: { type: 'string' },
-        'mark-paid': { type: 'boolean' },
-        outcome: { type: 'string' },
-        phone: { type: 'string' },
-        channel: { type: 'string' },
-        forge: { type: 'string' },
-        'session-id': { type: 'string' },
-        'order-id': { type: 'string' },
-        'service-status': { type: 'string' },
-        copies: { type: 'string' },
-        path: { type: 'string' },
-        header: { type: 'string', short: 'H', multiple: true },
-        timeout: { type: 'string' },
-        json: { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-        'no-color': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    throw new CliUsageError((err as Error).message);
-  }
+  const parsed = parseCliArgs(argv, {
+    reference: { type: 'string' },
+    'checkout-id': { type: 'string' },
+    amount: { type: 'string' },
+    sandbox: { type: 'string' },
+    'mark-paid': { type: 'boolean' },
+    outcome: { type: 'string' },
+    phone: { type: 'string' },
+    channel: { type: 'string' },
+    forge: { type: 'string' },
+    'session-id': { type: 'string' },
+    'order-id': { type: 'string' },
+    'service-status': { type: 'string' },
+    copies: { type: 'string' },
+    path: { type: 'string' },
+    header: { type: 'string', short: 'H', multiple: true },
+    timeout: { type: 'string' },
+    json: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+    'no-color': { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
   if (positionals.length !== 2)

@@ -1,6 +1,6 @@
 import { HubtelNetworkError, HubtelValidationError } from 'nestjs-hubtel';
 import { endpointUrl, sendJson, type SentResponse } from '../testing.http.js';
-import { CliUsageError, EXIT, painter, type CliStreams } from './cli-support.js';
+import { EXIT, painter, usageFailure, type CliStreams } from './cli-support.js';
 import { runDeadLettersCli } from './dead-letters-cli.js';
 import {
   TRIGGER_CLI_USAGE,
@@ -74,11 +74,7 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
   try {
     parsed = parseTriggerCliArgs(argv);
   } catch (err) {
-    if (err instanceof CliUsageError) {
-      io.stderr.write(`hubtel-trigger: ${err.message}\n\n${TRIGGER_CLI_USAGE}`);
-      return EXIT.usage;
-    }
-    throw err;
+    return usageFailure('hubtel-trigger', TRIGGER_CLI_USAGE, io, err);
   }
   if (parsed.help) {
     io.stdout.write(TRIGGER_CLI_USAGE);
