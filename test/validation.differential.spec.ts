@@ -6,6 +6,7 @@ import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
 import { HubtelCredentialsDto, HubtelHttpOptionsDto } from '../libs/core/src/options/hubtel-options.dto.js';
+import { SmsOptionsDto } from '../libs/sms/src/sms.options.dto.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
 import { dtoJsonSchema, type DtoShape } from '../libs/core/src/validation/validation.schema.js';
 
@@ -208,6 +209,11 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     },
   ],
   ['HubtelCredentialsDto (module options)', HubtelCredentialsDto, { clientId: 'id', clientSecret: 'secret' }],
+  [
+    'SmsOptionsDto (module options)',
+    SmsOptionsDto,
+    { senderId: 'Shop', maxSenderLength: 11, maxContentLength: 160, batchSize: 100, concurrency: 4 },
+  ],
   [
     'CreateInvoiceDto (createInvoice input)',
     CreateInvoiceDto,
