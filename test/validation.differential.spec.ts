@@ -6,6 +6,7 @@ import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
 import { HubtelCredentialsDto, HubtelHttpOptionsDto } from '../libs/core/src/options/hubtel-options.dto.js';
+import { SandboxOptionsDto } from '../libs/sandbox/src/sandbox.options.dto.js';
 import { SmsOptionsDto } from '../libs/sms/src/sms.options.dto.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
 import { dtoJsonSchema, type DtoShape } from '../libs/core/src/validation/validation.schema.js';
@@ -213,6 +214,22 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     'SmsOptionsDto (module options)',
     SmsOptionsDto,
     { senderId: 'Shop', maxSenderLength: 11, maxContentLength: 160, batchSize: 100, concurrency: 4 },
+  ],
+  [
+    'SandboxOptionsDto (sandbox options)',
+    SandboxOptionsDto,
+    {
+      port: 0,
+      posSalesId: '2000000',
+      dashboard: true,
+      recordLimit: 10_000,
+      credentials: {
+        sms: { clientId: 'id', clientSecret: 'secret' },
+        api: { clientId: 'a', clientSecret: 'b' },
+      },
+      sms: { maxRecipients: 100, rate: 0.03, deliveryDelayMs: 0 },
+      checkout: { chargeRate: 0.01, minAmount: 1 },
+    },
   ],
   [
     'CreateInvoiceDto (createInvoice input)',
