@@ -6,6 +6,7 @@ import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
 import { HubtelCredentialsDto, HubtelHttpOptionsDto } from '../libs/core/src/options/hubtel-options.dto.js';
+import { CheckoutReconciliationOptionsDto } from '../libs/checkout/src/checkout.options.dto.js';
 import { SandboxOptionsDto } from '../libs/sandbox/src/sandbox.options.dto.js';
 import { SmsOptionsDto } from '../libs/sms/src/sms.options.dto.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
@@ -214,6 +215,18 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     'SmsOptionsDto (module options)',
     SmsOptionsDto,
     { senderId: 'Shop', maxSenderLength: 11, maxContentLength: 160, batchSize: 100, concurrency: 4 },
+  ],
+  [
+    'CheckoutReconciliationOptionsDto (checkout options)',
+    CheckoutReconciliationOptionsDto,
+    {
+      enabled: true,
+      delayMs: 60_000,
+      intervalMs: 60_000,
+      maxIntervalMs: 3_600_000,
+      giveUpAfterMs: 86_400_000,
+      concurrency: 4,
+    },
   ],
   [
     'SandboxOptionsDto (sandbox options)',

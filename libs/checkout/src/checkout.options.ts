@@ -12,6 +12,7 @@ import {
   DEFAULT_JOB_RETRY,
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_ENV,
+  checkOptions,
   checkOptionsFromEnv,
   assertStoreOption,
   InboundAccessPolicy,
@@ -31,6 +32,7 @@ import {
   type JobRetryPolicy,
   type ResolvedHubtelHttpOptions,
 } from 'nestjs-hubtel/internal';
+import { CheckoutReconciliationOptionsDto } from './checkout.options.dto.js';
 import { CHECKOUT_DEFAULTS, CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 
 /** How paid amounts are compared with the amount invoiced. */
@@ -200,7 +202,6 @@ export interface ResolvedCheckoutOptions {
 }
 
 const PREFIX = 'checkout';
-const MAX_DELAY_MS = 30 * 24 * 3600_000;
 /**
  * Re-checks run inside the confirmation job, which holds the pipeline's lease (5 minutes) while
  * it waits: all of them must fit well inside it.
@@ -345,41 +346,28 @@ export function resolveCheckoutOptions(
     );
   }
 
-  const rec = section(raw, 'reconciliation');
-  const reconciliation = {
-    enabled: resolveBoolean(rec.enabled, `${PREFIX}.reconciliation.enabled`, posSalesId !== undefined),
-    delayMs: resolveNumber(
-      rec.delayMs,
-      `${PREFIX}.reconciliation.delayMs`,
-      CHECKOUT_DEFAULTS.reconcileDelayMs,
-      { min: 0, max: MAX_DELAY_MS },
-    ),
-    intervalMs: resolveNumber(
-      rec.intervalMs,
-      `${PREFIX}.reconciliation.intervalMs`,
-      CHECKOUT_DEFAULTS.reconcileIntervalMs,
-      { min: 5, max: MAX_DELAY_MS },
-    ),
-    maxIntervalMs: 0,
-    giveUpAfterMs: resolveNumber(
-      rec.giveUpAfterMs,
-      `${PREFIX}.reconciliation.giveUpAfterMs`,
-      CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs,
-      { min: 1, max: 365 * 24 * 3600_000 },
-    ),
-    concurrency: resolveNumber(
-      rec.concurrency,
-      `${PREFIX}.reconciliation.concurrency`,
-      CHECKOUT_DEFAULTS.reconcileConcurrency,
-      { min: 1, max: 64 },
-    ),
-  };
-  reconciliation.maxIntervalMs = resolveNumber(
-    rec.maxIntervalMs,
-    `${PREFIX}.reconciliation.maxIntervalMs`,
-    Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, reconciliation.intervalMs),
-    { min: reconciliation.intervalMs, max: MAX_DELAY_MS },
+  const rec = checkOptions(
+    CheckoutReconciliationOptionsDto,
+    section(raw, 'reconciliation'),
+    `${PREFIX}.reconciliation`,
   );
+  const intervalMs = rec.intervalMs ?? CHECKOUT_DEFAULTS.reconcileIntervalMs;
+  const maxIntervalMs = rec.maxIntervalMs ?? Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, intervalMs);
+  // Cross-field: the backed-off interval never drops below the first one.
+  if (maxIntervalMs < intervalMs) {
+    throw new HubtelConfigError(
+      `${PREFIX}.reconciliation.maxIntervalMs`,
+      `must be at least reconciliation.intervalMs (${intervalMs})`,
+    );
+  }
+  const reconciliation = {
+    enabled: rec.enabled ?? posSalesId !== undefined,
+    delayMs: rec.delayMs ?? CHECKOUT_DEFAULTS.reconcileDelayMs,
+    intervalMs,
+    maxIntervalMs,
+    giveUpAfterMs: rec.giveUpAfterMs ?? CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs,
+    concurrency: rec.concurrency ?? CHECKOUT_DEFAULTS.reconcileConcurrency,
+  };
   if (reconciliation.enabled && posSalesId === undefined) {
     throw new HubtelConfigError(
       `${PREFIX}.reconciliation.enabled`,
