@@ -6,7 +6,10 @@ import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
 import { HubtelCredentialsDto, HubtelHttpOptionsDto } from '../libs/core/src/options/hubtel-options.dto.js';
-import { CheckoutReconciliationOptionsDto } from '../libs/checkout/src/checkout.options.dto.js';
+import {
+  CheckoutReconciliationOptionsDto,
+  CheckoutVerificationOptionsDto,
+} from '../libs/checkout/src/checkout.options.dto.js';
 import { SandboxOptionsDto } from '../libs/sandbox/src/sandbox.options.dto.js';
 import { SmsOptionsDto } from '../libs/sms/src/sms.options.dto.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
@@ -226,6 +229,16 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
       maxIntervalMs: 3_600_000,
       giveUpAfterMs: 86_400_000,
       concurrency: 4,
+    },
+  ],
+  [
+    'CheckoutVerificationOptionsDto (checkout options)',
+    CheckoutVerificationOptionsDto,
+    {
+      amountTolerance: { absolute: 0.5, percent: 1 },
+      allowOverpayment: false,
+      confirmWithStatusCheck: true,
+      recheck: { attempts: 2, delayMs: 1_000, maxDelayMs: 5_000 },
     },
   ],
   [

@@ -1,4 +1,5 @@
-import { IsBoolean, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsInt, IsNumber, IsObject, IsOptional, Max, Min, ValidateNested } from 'class-validator';
 
 /** Longest delay or interval the checkout options take: 30 days. */
 export const CHECKOUT_MAX_DELAY_MS = 30 * 24 * 3600_000;
@@ -42,4 +43,62 @@ export class CheckoutReconciliationOptionsDto {
   @Min(1)
   @Max(64)
   concurrency?: number;
+}
+
+const FINITE = { allowNaN: false, allowInfinity: false } as const;
+
+export class CheckoutAmountToleranceDto {
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(0)
+  absolute?: number;
+
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(0)
+  @Max(100)
+  percent?: number;
+}
+
+/** Rules outside it (in checkout.options.ts): maxDelayMs ≥ delayMs, the waits' total, posSalesId. */
+export class CheckoutRecheckOptionsDto {
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(10)
+  attempts?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  delayMs?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  maxDelayMs?: number;
+}
+
+export class CheckoutVerificationOptionsDto {
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => CheckoutAmountToleranceDto)
+  amountTolerance?: CheckoutAmountToleranceDto;
+
+  @IsOptional()
+  @IsBoolean()
+  allowOverpayment?: boolean;
+
+  @IsOptional()
+  @IsBoolean()
+  confirmWithStatusCheck?: boolean;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => CheckoutRecheckOptionsDto)
+  recheck?: CheckoutRecheckOptionsDto;
 }

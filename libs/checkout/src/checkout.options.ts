@@ -32,7 +32,7 @@ import {
   type JobRetryPolicy,
   type ResolvedHubtelHttpOptions,
 } from 'nestjs-hubtel/internal';
-import { CheckoutReconciliationOptionsDto } from './checkout.options.dto.js';
+import { CheckoutReconciliationOptionsDto, CheckoutVerificationOptionsDto } from './checkout.options.dto.js';
 import { CHECKOUT_DEFAULTS, CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 
 /** How paid amounts are compared with the amount invoiced. */
@@ -277,38 +277,25 @@ export function resolveCheckoutOptions(
     'reject',
   );
 
-  const verificationRaw = section(raw, 'verification');
-  let toleranceRaw: Record<string, unknown> = {};
-  if (verificationRaw.amountTolerance !== undefined) {
-    assertOptionsObject(verificationRaw.amountTolerance, `${PREFIX}.verification.amountTolerance`);
-    toleranceRaw = verificationRaw.amountTolerance;
-  }
-  let recheckRaw: Record<string, unknown> = {};
-  if (verificationRaw.recheck !== undefined) {
-    assertOptionsObject(verificationRaw.recheck, `${PREFIX}.verification.recheck`);
-    recheckRaw = verificationRaw.recheck;
-  }
-  const recheckDelayMs = resolveNumber(
-    recheckRaw.delayMs,
-    `${PREFIX}.verification.recheck.delayMs`,
-    CHECKOUT_DEFAULTS.recheckDelayMs,
-    { min: 0, max: 60_000 },
+  const verificationRaw = checkOptions(
+    CheckoutVerificationOptionsDto,
+    section(raw, 'verification'),
+    `${PREFIX}.verification`,
   );
+  const recheckRaw = verificationRaw.recheck ?? {};
+  const recheckDelayMs = recheckRaw.delayMs ?? CHECKOUT_DEFAULTS.recheckDelayMs;
   const recheck = {
-    attempts: resolveNumber(
-      recheckRaw.attempts,
-      `${PREFIX}.verification.recheck.attempts`,
-      CHECKOUT_DEFAULTS.recheckAttempts,
-      { min: 0, max: 10 },
-    ),
+    attempts: recheckRaw.attempts ?? CHECKOUT_DEFAULTS.recheckAttempts,
     delayMs: recheckDelayMs,
-    maxDelayMs: resolveNumber(
-      recheckRaw.maxDelayMs,
-      `${PREFIX}.verification.recheck.maxDelayMs`,
-      Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheckDelayMs),
-      { min: recheckDelayMs, max: 60_000 },
-    ),
+    maxDelayMs: recheckRaw.maxDelayMs ?? Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheckDelayMs),
   };
+  // Cross-field: the backed-off wait never drops below the first one.
+  if (recheck.maxDelayMs < recheckDelayMs) {
+    throw new HubtelConfigError(
+      `${PREFIX}.verification.recheck.maxDelayMs`,
+      `must be at least verification.recheck.delayMs (${recheckDelayMs})`,
+    );
+  }
   if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {
     throw new HubtelConfigError(
       `${PREFIX}.verification.recheck`,
@@ -317,26 +304,11 @@ export function resolveCheckoutOptions(
   }
   const verification = {
     amountTolerance: {
-      absolute: resolveNumber(toleranceRaw.absolute, `${PREFIX}.verification.amountTolerance.absolute`, 0, {
-        min: 0,
-        integer: false,
-      }),
-      percent: resolveNumber(toleranceRaw.percent, `${PREFIX}.verification.amountTolerance.percent`, 0, {
-        min: 0,
-        max: 100,
-        integer: false,
-      }),
+      absolute: verificationRaw.amountTolerance?.absolute ?? 0,
+      percent: verificationRaw.amountTolerance?.percent ?? 0,
     },
-    allowOverpayment: resolveBoolean(
-      verificationRaw.allowOverpayment,
-      `${PREFIX}.verification.allowOverpayment`,
-      false,
-    ),
-    confirmWithStatusCheck: resolveBoolean(
-      verificationRaw.confirmWithStatusCheck,
-      `${PREFIX}.verification.confirmWithStatusCheck`,
-      posSalesId !== undefined,
-    ),
+    allowOverpayment: verificationRaw.allowOverpayment ?? false,
+    confirmWithStatusCheck: verificationRaw.confirmWithStatusCheck ?? posSalesId !== undefined,
     recheck,
   };
   if (verification.confirmWithStatusCheck && posSalesId === undefined) {
