@@ -10,6 +10,7 @@ import {
   CheckoutReconciliationOptionsDto,
   CheckoutVerificationOptionsDto,
 } from '../libs/checkout/src/checkout.options.dto.js';
+import { ServiceAppOptionsDto } from '../libs/service-app/src/service-app.options.dto.js';
 import { SandboxOptionsDto } from '../libs/sandbox/src/sandbox.options.dto.js';
 import { SmsOptionsDto } from '../libs/sms/src/sms.options.dto.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
@@ -239,6 +240,20 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
       allowOverpayment: false,
       confirmWithStatusCheck: true,
       recheck: { attempts: 2, delayMs: 1_000, maxDelayMs: 5_000 },
+    },
+  ],
+  [
+    'ServiceAppOptionsDto (service-app options)',
+    ServiceAppOptionsDto,
+    {
+      callbackTimeoutMs: 10_000,
+      sessionTtlMs: 600_000,
+      sessionStartTtlMs: 60_000,
+      cartTtlMs: 600_000,
+      stepBudgetMs: 4_000,
+      requireCart: true,
+      maxPendingSessions: 1_000,
+      recoverOnBootstrap: true,
     },
   ],
   [
