@@ -6,6 +6,13 @@ import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
 import { HubtelCredentialsDto, HubtelHttpOptionsDto } from '../libs/core/src/options/hubtel-options.dto.js';
+import {
+  CheckoutReconciliationOptionsDto,
+  CheckoutVerificationOptionsDto,
+} from '../libs/checkout/src/checkout.options.dto.js';
+import { ServiceAppOptionsDto } from '../libs/service-app/src/service-app.options.dto.js';
+import { SandboxOptionsDto } from '../libs/sandbox/src/sandbox.options.dto.js';
+import { SmsOptionsDto } from '../libs/sms/src/sms.options.dto.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
 import { dtoJsonSchema, type DtoShape } from '../libs/core/src/validation/validation.schema.js';
 
@@ -208,6 +215,63 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     },
   ],
   ['HubtelCredentialsDto (module options)', HubtelCredentialsDto, { clientId: 'id', clientSecret: 'secret' }],
+  [
+    'SmsOptionsDto (module options)',
+    SmsOptionsDto,
+    { senderId: 'Shop', maxSenderLength: 11, maxContentLength: 160, batchSize: 100, concurrency: 4 },
+  ],
+  [
+    'CheckoutReconciliationOptionsDto (checkout options)',
+    CheckoutReconciliationOptionsDto,
+    {
+      enabled: true,
+      delayMs: 60_000,
+      intervalMs: 60_000,
+      maxIntervalMs: 3_600_000,
+      giveUpAfterMs: 86_400_000,
+      concurrency: 4,
+    },
+  ],
+  [
+    'CheckoutVerificationOptionsDto (checkout options)',
+    CheckoutVerificationOptionsDto,
+    {
+      amountTolerance: { absolute: 0.5, percent: 1 },
+      allowOverpayment: false,
+      confirmWithStatusCheck: true,
+      recheck: { attempts: 2, delayMs: 1_000, maxDelayMs: 5_000 },
+    },
+  ],
+  [
+    'ServiceAppOptionsDto (service-app options)',
+    ServiceAppOptionsDto,
+    {
+      callbackTimeoutMs: 10_000,
+      sessionTtlMs: 600_000,
+      sessionStartTtlMs: 60_000,
+      cartTtlMs: 600_000,
+      stepBudgetMs: 4_000,
+      requireCart: true,
+      maxPendingSessions: 1_000,
+      recoverOnBootstrap: true,
+    },
+  ],
+  [
+    'SandboxOptionsDto (sandbox options)',
+    SandboxOptionsDto,
+    {
+      port: 0,
+      posSalesId: '2000000',
+      dashboard: true,
+      recordLimit: 10_000,
+      credentials: {
+        sms: { clientId: 'id', clientSecret: 'secret' },
+        api: { clientId: 'a', clientSecret: 'b' },
+      },
+      sms: { maxRecipients: 100, rate: 0.03, deliveryDelayMs: 0 },
+      checkout: { chargeRate: 0.01, minAmount: 1 },
+    },
+  ],
   [
     'CreateInvoiceDto (createInvoice input)',
     CreateInvoiceDto,

@@ -12,6 +12,7 @@ import {
   DEFAULT_JOB_RETRY,
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_ENV,
+  checkOptions,
   checkOptionsFromEnv,
   assertStoreOption,
   InboundAccessPolicy,
@@ -31,6 +32,7 @@ import {
   type JobRetryPolicy,
   type ResolvedHubtelHttpOptions,
 } from 'nestjs-hubtel/internal';
+import { CheckoutReconciliationOptionsDto, CheckoutVerificationOptionsDto } from './checkout.options.dto.js';
 import { CHECKOUT_DEFAULTS, CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 
 /** How paid amounts are compared with the amount invoiced. */
@@ -200,7 +202,6 @@ export interface ResolvedCheckoutOptions {
 }
 
 const PREFIX = 'checkout';
-const MAX_DELAY_MS = 30 * 24 * 3600_000;
 /**
  * Re-checks run inside the confirmation job, which holds the pipeline's lease (5 minutes) while
  * it waits: all of them must fit well inside it.
@@ -276,38 +277,25 @@ export function resolveCheckoutOptions(
     'reject',
   );
 
-  const verificationRaw = section(raw, 'verification');
-  let toleranceRaw: Record<string, unknown> = {};
-  if (verificationRaw.amountTolerance !== undefined) {
-    assertOptionsObject(verificationRaw.amountTolerance, `${PREFIX}.verification.amountTolerance`);
-    toleranceRaw = verificationRaw.amountTolerance;
-  }
-  let recheckRaw: Record<string, unknown> = {};
-  if (verificationRaw.recheck !== undefined) {
-    assertOptionsObject(verificationRaw.recheck, `${PREFIX}.verification.recheck`);
-    recheckRaw = verificationRaw.recheck;
-  }
-  const recheckDelayMs = resolveNumber(
-    recheckRaw.delayMs,
-    `${PREFIX}.verification.recheck.delayMs`,
-    CHECKOUT_DEFAULTS.recheckDelayMs,
-    { min: 0, max: 60_000 },
+  const verificationRaw = checkOptions(
+    CheckoutVerificationOptionsDto,
+    section(raw, 'verification'),
+    `${PREFIX}.verification`,
   );
+  const recheckRaw = verificationRaw.recheck ?? {};
+  const recheckDelayMs = recheckRaw.delayMs ?? CHECKOUT_DEFAULTS.recheckDelayMs;
   const recheck = {
-    attempts: resolveNumber(
-      recheckRaw.attempts,
-      `${PREFIX}.verification.recheck.attempts`,
-      CHECKOUT_DEFAULTS.recheckAttempts,
-      { min: 0, max: 10 },
-    ),
+    attempts: recheckRaw.attempts ?? CHECKOUT_DEFAULTS.recheckAttempts,
     delayMs: recheckDelayMs,
-    maxDelayMs: resolveNumber(
-      recheckRaw.maxDelayMs,
-      `${PREFIX}.verification.recheck.maxDelayMs`,
-      Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheckDelayMs),
-      { min: recheckDelayMs, max: 60_000 },
-    ),
+    maxDelayMs: recheckRaw.maxDelayMs ?? Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheckDelayMs),
   };
+  // Cross-field: the backed-off wait never drops below the first one.
+  if (recheck.maxDelayMs < recheckDelayMs) {
+    throw new HubtelConfigError(
+      `${PREFIX}.verification.recheck.maxDelayMs`,
+      `must be at least verification.recheck.delayMs (${recheckDelayMs})`,
+    );
+  }
   if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {
     throw new HubtelConfigError(
       `${PREFIX}.verification.recheck`,
@@ -316,26 +304,11 @@ export function resolveCheckoutOptions(
   }
   const verification = {
     amountTolerance: {
-      absolute: resolveNumber(toleranceRaw.absolute, `${PREFIX}.verification.amountTolerance.absolute`, 0, {
-        min: 0,
-        integer: false,
-      }),
-      percent: resolveNumber(toleranceRaw.percent, `${PREFIX}.verification.amountTolerance.percent`, 0, {
-        min: 0,
-        max: 100,
-        integer: false,
-      }),
+      absolute: verificationRaw.amountTolerance?.absolute ?? 0,
+      percent: verificationRaw.amountTolerance?.percent ?? 0,
     },
-    allowOverpayment: resolveBoolean(
-      verificationRaw.allowOverpayment,
-      `${PREFIX}.verification.allowOverpayment`,
-      false,
-    ),
-    confirmWithStatusCheck: resolveBoolean(
-      verificationRaw.confirmWithStatusCheck,
-      `${PREFIX}.verification.confirmWithStatusCheck`,
-      posSalesId !== undefined,
-    ),
+    allowOverpayment: verificationRaw.allowOverpayment ?? false,
+    confirmWithStatusCheck: verificationRaw.confirmWithStatusCheck ?? posSalesId !== undefined,
     recheck,
   };
   if (verification.confirmWithStatusCheck && posSalesId === undefined) {
@@ -345,41 +318,28 @@ export function resolveCheckoutOptions(
     );
   }
 
-  const rec = section(raw, 'reconciliation');
-  const reconciliation = {
-    enabled: resolveBoolean(rec.enabled, `${PREFIX}.reconciliation.enabled`, posSalesId !== undefined),
-    delayMs: resolveNumber(
-      rec.delayMs,
-      `${PREFIX}.reconciliation.delayMs`,
-      CHECKOUT_DEFAULTS.reconcileDelayMs,
-      { min: 0, max: MAX_DELAY_MS },
-    ),
-    intervalMs: resolveNumber(
-      rec.intervalMs,
-      `${PREFIX}.reconciliation.intervalMs`,
-      CHECKOUT_DEFAULTS.reconcileIntervalMs,
-      { min: 5, max: MAX_DELAY_MS },
-    ),
-    maxIntervalMs: 0,
-    giveUpAfterMs: resolveNumber(
-      rec.giveUpAfterMs,
-      `${PREFIX}.reconciliation.giveUpAfterMs`,
-      CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs,
-      { min: 1, max: 365 * 24 * 3600_000 },
-    ),
-    concurrency: resolveNumber(
-      rec.concurrency,
-      `${PREFIX}.reconciliation.concurrency`,
-      CHECKOUT_DEFAULTS.reconcileConcurrency,
-      { min: 1, max: 64 },
-    ),
-  };
-  reconciliation.maxIntervalMs = resolveNumber(
-    rec.maxIntervalMs,
-    `${PREFIX}.reconciliation.maxIntervalMs`,
-    Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, reconciliation.intervalMs),
-    { min: reconciliation.intervalMs, max: MAX_DELAY_MS },
+  const rec = checkOptions(
+    CheckoutReconciliationOptionsDto,
+    section(raw, 'reconciliation'),
+    `${PREFIX}.reconciliation`,
   );
+  const intervalMs = rec.intervalMs ?? CHECKOUT_DEFAULTS.reconcileIntervalMs;
+  const maxIntervalMs = rec.maxIntervalMs ?? Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, intervalMs);
+  // Cross-field: the backed-off interval never drops below the first one.
+  if (maxIntervalMs < intervalMs) {
+    throw new HubtelConfigError(
+      `${PREFIX}.reconciliation.maxIntervalMs`,
+      `must be at least reconciliation.intervalMs (${intervalMs})`,
+    );
+  }
+  const reconciliation = {
+    enabled: rec.enabled ?? posSalesId !== undefined,
+    delayMs: rec.delayMs ?? CHECKOUT_DEFAULTS.reconcileDelayMs,
+    intervalMs,
+    maxIntervalMs,
+    giveUpAfterMs: rec.giveUpAfterMs ?? CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs,
+    concurrency: rec.concurrency ?? CHECKOUT_DEFAULTS.reconcileConcurrency,
+  };
   if (reconciliation.enabled && posSalesId === undefined) {
     throw new HubtelConfigError(
       `${PREFIX}.reconciliation.enabled`,

@@ -82,6 +82,7 @@ export { redactToString } from './logging/redact.js';
 export { sanitizingLogger } from './logging/hubtel-logger.js';
 export { isLogLevelEnabled } from './logging/log-level.js';
 
+export { checkOptions } from './options/hubtel-options.dto.js';
 export {
   compileValidator,
   type CompiledValidator,

@@ -214,6 +214,13 @@ function matchesCallback(match: CallbackFaultMatch | undefined, info: CallbackIn
   return true;
 }
 
+/*
+ * Fault specs are checked here by hand, not as DTOs through the JSON-Schema validator the admin
+ * bodies and options use: they are not JSON bodies but objects a test builds in code
+ * (`sandbox.faults.add(...)`), holding RegExps (`match.path`, `match.url`), functions (`amount`,
+ * `body`), `checkoutId: true` beside strings, and rules between fields (which effects combine).
+ * A schema would cover only the few plain numbers (`times`, `delayMs`, `status`).
+ */
 function checkTimesAndDelay(
   spec: { times?: number; delayMs?: number },
   prefix: string,

@@ -11,6 +11,7 @@ import {
   assertOptionsObject,
   requireString,
   readHubtelEnv,
+  checkOptions,
   checkOptionsFromEnv,
   HUBTEL_ENV,
   resolveBoolean,
@@ -21,6 +22,7 @@ import {
   resolveUrl,
   assertStoreOption,
 } from 'nestjs-hubtel/internal';
+import { ServiceAppOptionsDto } from './service-app.options.dto.js';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
   SERVICE_APP_DEFAULTS,
@@ -249,13 +251,25 @@ export function resolveServiceAppOptions(
 
   const statusCheck = resolveStatusCheck(o.statusCheck);
   const verification = resolveVerification(o.verification, statusCheck !== undefined);
-  const sessionTtlMs = resolveNumber(o.sessionTtlMs, `${P}.sessionTtlMs`, D.sessionTtlMs);
-  const sessionStartTtlMs = resolveNumber(
-    o.sessionStartTtlMs,
-    `${P}.sessionStartTtlMs`,
-    Math.min(D.sessionStartTtlMs, sessionTtlMs),
-    { max: sessionTtlMs },
+  const top = checkOptions(
+    ServiceAppOptionsDto,
+    {
+      callbackTimeoutMs: o.callbackTimeoutMs,
+      sessionTtlMs: o.sessionTtlMs,
+      sessionStartTtlMs: o.sessionStartTtlMs,
+      cartTtlMs: o.cartTtlMs,
+      stepBudgetMs: o.stepBudgetMs,
+      requireCart: o.requireCart,
+      maxPendingSessions: o.maxPendingSessions,
+      recoverOnBootstrap: o.recoverOnBootstrap,
+    },
+    P,
   );
+  const sessionTtlMs = top.sessionTtlMs ?? D.sessionTtlMs;
+  const sessionStartTtlMs = top.sessionStartTtlMs ?? Math.min(D.sessionStartTtlMs, sessionTtlMs);
+  // Cross-field: a session cannot start with more time than a whole session gets.
+  if (sessionStartTtlMs > sessionTtlMs)
+    throw new HubtelConfigError(`${P}.sessionStartTtlMs`, `must be at most sessionTtlMs (${sessionTtlMs})`);
 
   const flows = o.flows === undefined ? [] : o.flows;
   if (!Array.isArray(flows))
@@ -264,28 +278,24 @@ export function resolveServiceAppOptions(
   return {
     callbackUrl,
     callbackCredentials,
-    callbackTimeoutMs: resolveNumber(o.callbackTimeoutMs, `${P}.callbackTimeoutMs`, D.callbackTimeoutMs, {
-      max: 600_000,
-    }),
+    callbackTimeoutMs: top.callbackTimeoutMs ?? D.callbackTimeoutMs,
     callbackRetry,
     fulfillmentRetry,
     sessionTtlMs,
-    cartTtlMs: resolveNumber(o.cartTtlMs, `${P}.cartTtlMs`, D.cartTtlMs),
-    stepBudgetMs: resolveNumber(o.stepBudgetMs, `${P}.stepBudgetMs`, D.stepBudgetMs, { max: 60_000 }),
+    cartTtlMs: top.cartTtlMs ?? D.cartTtlMs,
+    stepBudgetMs: top.stepBudgetMs ?? D.stepBudgetMs,
     backInputs: resolveBackInputs(o.backInput),
-    requireCart: resolveBoolean(o.requireCart, `${P}.requireCart`, D.requireCart),
+    requireCart: top.requireCart ?? D.requireCart,
     statusCheck,
     verification,
     sessionStartTtlMs,
-    maxPendingSessions: resolveNumber(o.maxPendingSessions, `${P}.maxPendingSessions`, D.maxPendingSessions, {
-      max: 10_000_000,
-    }),
+    maxPendingSessions: top.maxPendingSessions ?? D.maxPendingSessions,
     store: assertStoreOption(o.store, `${P}.store`),
     access,
     flows: flows as ServiceFlowDefinition[],
     messages,
     defaultCountryCode: resolveCountryCode(o.defaultCountryCode, `${P}.defaultCountryCode`),
-    recoverOnBootstrap: resolveBoolean(o.recoverOnBootstrap, `${P}.recoverOnBootstrap`, true),
+    recoverOnBootstrap: top.recoverOnBootstrap ?? true,
     ...resolveJobOwnership(o, P),
   };
 }

@@ -1,15 +1,15 @@
-import { type HubtelCredentials, type HubtelHttpOptions } from 'nestjs-hubtel';
+import { HubtelConfigError, type HubtelCredentials, type HubtelHttpOptions } from 'nestjs-hubtel';
 import {
   assertOptionsObject,
-  optionalString,
+  checkOptions,
   resolveCredentials,
   resolveHttpOptions,
-  resolveNumber,
   resolveUrl,
   type HttpTransportConfig,
   type ResolvedHubtelHttpOptions,
 } from 'nestjs-hubtel/internal';
-import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
+import { SMS_DEFAULTS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
+import { SmsOptionsDto } from './sms.options.dto.js';
 
 /** Options of `SmsModule.forRoot` / `forRootAsync`. */
 export interface SmsModuleOptions extends HubtelHttpOptions {
@@ -48,23 +48,26 @@ export function resolveSmsOptions(options: SmsModuleOptions): ResolvedSmsOptions
   assertOptionsObject(options, 'sms');
   const raw = options as unknown as Record<string, unknown>;
   const credentials = resolveCredentials(raw, 'sms');
-  const maxSenderLength = resolveNumber(
-    raw.maxSenderLength,
-    'sms.maxSenderLength',
-    SMS_DEFAULTS.maxSenderLength,
-    { max: 64 },
+  const checked = checkOptions(
+    SmsOptionsDto,
+    {
+      senderId: raw.senderId,
+      maxSenderLength: raw.maxSenderLength,
+      maxContentLength: raw.maxContentLength,
+      batchSize: raw.batchSize,
+      concurrency: raw.concurrency,
+    },
+    'sms',
   );
-  const senderId = optionalString(raw.senderId, 'sms.senderId', { maxLength: maxSenderLength });
-  const maxContentLength =
-    raw.maxContentLength === undefined
-      ? undefined
-      : resolveNumber(raw.maxContentLength, 'sms.maxContentLength', 0);
-  const batchSize = resolveNumber(raw.batchSize, 'sms.batchSize', SMS_DEFAULTS.batchSize, {
-    max: SMS_LIMITS.maxBatchSize,
-  });
-  const concurrency = resolveNumber(raw.concurrency, 'sms.concurrency', SMS_DEFAULTS.concurrency, {
-    max: SMS_LIMITS.maxConcurrency,
-  });
+  const maxSenderLength = checked.maxSenderLength ?? SMS_DEFAULTS.maxSenderLength;
+  const senderId = checked.senderId;
+  // Cross-field: the sender id's longest length is itself an option.
+  if (senderId !== undefined && senderId.length > maxSenderLength) {
+    throw new HubtelConfigError('sms.senderId', `must be at most ${maxSenderLength} characters long`);
+  }
+  const maxContentLength = checked.maxContentLength;
+  const batchSize = checked.batchSize ?? SMS_DEFAULTS.batchSize;
+  const concurrency = checked.concurrency ?? SMS_DEFAULTS.concurrency;
   const baseUrl = resolveUrl(raw.baseUrl, 'sms.baseUrl', SMS_DEFAULTS.baseUrl);
   const http = resolveHttpOptions(raw, 'sms');
   return { credentials, baseUrl, senderId, maxSenderLength, maxContentLength, batchSize, concurrency, http };

@@ -71,7 +71,10 @@ export function checkOptions<T>(dto: new () => T, value: unknown, prefix: string
   if (checked.ok) return checked.value;
   const [issue] = checked.issues;
   const field = issue!.field === '(body)' ? '' : issue!.field;
-  const problem =
-    field && issue!.message.startsWith(`${field} `) ? issue!.message.slice(field.length + 1) : issue!.message;
-  throw new HubtelConfigError(field ? `${prefix}.${field}` : prefix, problem);
+  // The message starts with the field's path (or, for a nested DTO's own message, its last name).
+  const lead = [field, field.split('.').pop()!].find((name) => name && issue!.message.startsWith(`${name} `));
+  const problem = lead ? issue!.message.slice(lead.length + 1) : issue!.message;
+  // An empty prefix names top-level options bare (the sandbox's `port`).
+  const option = prefix && field ? `${prefix}.${field}` : prefix || field || '(options)';
+  throw new HubtelConfigError(option, problem);
 }

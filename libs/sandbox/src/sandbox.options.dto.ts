@@ -1,0 +1,135 @@
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+
+/*
+ * The sandbox's plain-data options, checked at construction by the validator of the inbound
+ * bodies (checkOptions). What no decorator says stays in sandbox.options.ts: publicUrl's http(s)
+ * rule, allowedHosts' host-name parsing, the logger (an object with methods) and the defaults.
+ */
+
+const FINITE = { allowNaN: false, allowInfinity: false } as const;
+
+export class SandboxCredentialPairDto {
+  @IsString()
+  // Not empty, and no colon: the Basic auth separator would split the pair in the wrong place.
+  @Matches(/^[^:]+$/, { message: 'clientId must not be empty nor contain ":" (Basic auth separator)' })
+  clientId: string;
+
+  @IsString()
+  @Matches(/[\s\S]/, { message: 'clientSecret must not be empty' })
+  clientSecret: string;
+}
+
+export class SandboxCredentialsDto {
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => SandboxCredentialPairDto)
+  sms?: SandboxCredentialPairDto;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => SandboxCredentialPairDto)
+  api?: SandboxCredentialPairDto;
+}
+
+export class SandboxSmsOptionsDto {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxRecipients?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxContentLength?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxSenderLength?: number;
+
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(0)
+  rate?: number;
+
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(0)
+  deliveryDelayMs?: number;
+}
+
+export class SandboxCheckoutOptionsDto {
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(0)
+  chargeRate?: number;
+
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(0)
+  minAmount?: number;
+}
+
+export class SandboxOptionsDto {
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  port?: number;
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'posSalesId must be 1-64 letters, digits, "-" or "_"' })
+  posSalesId?: string;
+
+  @IsOptional()
+  @IsBoolean()
+  dashboard?: boolean;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  recordLimit?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxBodyBytes?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  outboundTimeoutMs?: number;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => SandboxCredentialsDto)
+  credentials?: SandboxCredentialsDto;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => SandboxSmsOptionsDto)
+  sms?: SandboxSmsOptionsDto;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => SandboxCheckoutOptionsDto)
+  checkout?: SandboxCheckoutOptionsDto;
+}
