@@ -101,6 +101,7 @@ export function compileValidator<T>(
   if (cached) return cached as CompiledValidator<T>;
   const { schema, root, shapes } = dtoJsonSchema(dto, options);
   const check = ajv().compile(schema);
+  const project = projector(root, shapes, new Map());
   const validator: CompiledValidator<T> = (input) => {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
       return {
@@ -108,25 +109,45 @@ export function compileValidator<T>(
         issues: [{ field: '(body)', message: `request body must be a JSON object, got ${kind(input)}` }],
       };
     }
-    if (check(input)) return { ok: true, value: project(input, root, shapes) as T };
+    if (check(input)) return { ok: true, value: project(input) as T };
     return { ok: false, issues: issuesOf(check) };
   };
   cache.set(dto, validator as CompiledValidator<unknown>);
   return validator;
 }
 
-/** The declared fields of an accepted body (nested DTOs copied the same way). */
-function project(input: object, shapeName: string, shapes: Map<string, DtoShape>): Record<string, unknown> {
+type Projector = (input: object) => Record<string, unknown>;
+
+/**
+ * The copier of an accepted body's declared fields (nested DTOs copied the same way), built once
+ * per DTO: its fields and their nested copiers resolved ahead, so a request pays no lookup by name.
+ */
+function projector(
+  shapeName: string,
+  shapes: Map<string, DtoShape>,
+  built: Map<string, Projector>,
+): Projector {
+  const known = built.get(shapeName);
+  if (known) return known;
   const shape = shapes.get(shapeName)!;
-  const out: Record<string, unknown> = {};
+  const fields: { key: string; nested: Projector | undefined }[] = [];
+  const project: Projector = (input) => {
+    const out: Record<string, unknown> = {};
+    for (const { key, nested } of fields) {
+      if (!Object.hasOwn(input, key)) continue;
+      const value = (input as Record<string, unknown>)[key];
+      if (value === undefined) continue;
+      out[key] = nested && value !== null && typeof value === 'object' ? nested(value) : value;
+    }
+    return out;
+  };
+  // Registered before its fields: a DTO may nest itself.
+  built.set(shapeName, project);
   for (const key of shape.keys) {
-    if (!Object.hasOwn(input, key)) continue;
-    const value = (input as Record<string, unknown>)[key];
-    if (value === undefined) continue;
-    const nested = shape.nested[key];
-    out[key] = nested && value !== null && typeof value === 'object' ? project(value, nested, shapes) : value;
+    const nested = Object.hasOwn(shape.nested, key) ? shape.nested[key] : undefined;
+    fields.push({ key, nested: nested === undefined ? undefined : projector(nested, shapes, built) });
   }
-  return out;
+  return project;
 }
 
 /** One issue per field: the first of its errors by rank (missing, then wrong type, then the rest). */
