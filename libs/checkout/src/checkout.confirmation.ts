@@ -33,6 +33,12 @@ interface ConfirmJob {
 interface RecheckState {
   start: number;
   checks: number;
+  /**
+   * The job's deferral count its scheduled run carries: that run is the scheduled check even when
+   * it comes a little early by this clock (a delayed job of another instance's clock, a timer); a
+   * wake carries a higher count. Absent in records written before it: the due time decides.
+   */
+  deferral?: number;
 }
 
 /** When the scheduled check after the first `checks` is due: the first, plus the delays so far. */
@@ -138,13 +144,16 @@ export class CheckoutConfirmation {
     const now = Date.now();
     const previous = context.record.state as RecheckState | undefined;
     const state: RecheckState = previous ? { ...previous } : { start: now, checks: 0 };
-    // The first check, or the scheduled one whose time has come (a wake before it adds a check).
-    if (state.checks === 0 || now >= dueAt(state, delays)) state.checks++;
+    // The first check, or the scheduled one (its own run, or a wake once its time has come); a
+    // wake before it adds a check.
+    const scheduled = previous?.deferral !== undefined && context.record.deferrals === previous.deferral;
+    if (state.checks === 0 || scheduled || now >= dueAt(state, delays)) state.checks++;
     let status = await this.api.findStatus(ref);
     // The payload is the latest callback of the round (a wake brings its own); one that came
     // during this check is later still: its details (the payer's) are the ones reported.
     if (status?.paid) return this.settleConfirmed((await context.takeWake()) ?? job, status, invoice);
-    if (state.checks <= delays.length) return context.defer(dueAt(state, delays), state);
+    if (state.checks <= delays.length)
+      return context.defer(dueAt(state, delays), { ...state, deferral: (context.record.deferrals ?? 0) + 1 });
     await this.endRound(job);
     // A callback of this round that came during the last check: one more check for it.
     const late = await context.takeWake();

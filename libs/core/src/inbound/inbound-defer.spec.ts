@@ -231,6 +231,30 @@ describe('InboundPipeline deferred jobs', () => {
     expect(checker.runs).toHaveLength(3);
   });
 
+  it('a deferral is run again at its time by the clock of the pipeline, never before (a timer may fire early by it)', async () => {
+    // A clock running behind the timers (half speed): as a timer firing a millisecond before
+    // Date.now() reaches its time, only more so. A run before its time is taken for a wake by the
+    // job (the checkout confirmation then made one status check more than its schedule).
+    const start = Date.now();
+    const clock = () => start + Math.floor((Date.now() - start) / 2);
+    const runs: Array<{ at: number; due: number | undefined }> = [];
+    const pipeline = track(
+      pipelineOn(memory(), { now: clock }).define<Order>(CHECK, {
+        retry: { maxAttempts: 1 },
+        run: async (_order, context) => {
+          const due = context.record.state as number | undefined;
+          runs.push({ at: clock(), due });
+          if (due === undefined) return context.defer(clock() + 40, clock() + 40);
+        },
+      }),
+    );
+    await pipeline.submit(CHECK, 'o7', { id: 'o7', from: 'first' });
+    await until(() => runs.length === 2, 'the second run');
+    await pipeline.drain();
+    expect(runs[1]!.at).toBeGreaterThanOrEqual(runs[1]!.due!);
+    expect(await pipeline.get(CHECK, 'o7')).toMatchObject({ status: 'done', deferrals: 1 });
+  });
+
   it('a deferred job found by the bootstrap recovery runs when due, not at once', async () => {
     const store = memory();
     const checker = new Checker(60_000);

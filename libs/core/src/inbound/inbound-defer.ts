@@ -142,7 +142,7 @@ export class InboundDeferrals {
    * not early.
    */
   later(storeKey: string, ms: number): void {
-    void this.wait(storeKey, ms).then(() => {
+    void this.wait(storeKey, this.host.now() + ms).then(() => {
       if (!this.host.signal.aborted) this.host.launch(storeKey);
     });
   }
@@ -157,7 +157,7 @@ export class InboundDeferrals {
       await this.host.runner.schedule(this.host.name, runRequest(storeKey, job, delayMs));
       return undefined;
     }
-    if (delayMs > 0) await this.wait(storeKey, delayMs);
+    if (delayMs > 0) await this.wait(storeKey, job.nextAttemptAt!);
     if (!this.host.signal.aborted) return written;
     // Shutting down: give the job up, so another instance (or this one restarted) runs it when due.
     const { leaseUntil: _owned, ...released } = job;
@@ -178,8 +178,13 @@ export class InboundDeferrals {
     else this.host.launch(storeKey);
   }
 
-  /** Resolves after `ms`, on a wake here, or on shutdown. */
-  private wait(storeKey: string, ms: number): Promise<void> {
+  /**
+   * Resolves once `now()` reaches `until` (epoch ms), on a wake here, or on shutdown. Never before
+   * its time: a timer can fire a millisecond early by `Date.now()` (libuv counts from the loop's
+   * cached, truncated time), and a run that comes before its due time is taken for a wake by the
+   * job (the checkout confirmation would make one status check more than its schedule).
+   */
+  private wait(storeKey: string, until: number): Promise<void> {
     const signal = this.host.signal;
     return new Promise<void>((resolve) => {
       if (signal.aborted) return resolve();
@@ -189,7 +194,13 @@ export class InboundDeferrals {
         if (this.wakers.get(storeKey) === done) this.wakers.delete(storeKey);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const due = () => {
+        const left = until - this.host.now();
+        if (left <= 0) return done();
+        timer = setTimeout(due, left);
+        timer.unref();
+      };
+      let timer = setTimeout(due, Math.max(0, until - this.host.now()));
       timer.unref();
       this.wakers.set(storeKey, done);
       signal.addEventListener('abort', done, { once: true });
