@@ -66,7 +66,10 @@ export interface ProfileWindow {
 
 const CATEGORIES: [string, RegExp][] = [
   ['ours: validator', /\/libs\/core\/src\/validation\//],
-  ['ours: inbound pipeline', /\/libs\/core\/src\/inbound\/inbound-(pipeline|job|lease|attempt|dispatch|takeover)/],
+  [
+    'ours: inbound pipeline',
+    /\/libs\/core\/src\/inbound\/inbound-(pipeline|job|lease|attempt|dispatch|takeover)/,
+  ],
   ['ours: store', /\/libs\/core\/src\/store\//],
   ['ours: guards / route options', /\/libs\/core\/src\/inbound\/inbound-(access|controller)/],
   ['ours: HTTP transport', /\/libs\/core\/src\/http\//],
