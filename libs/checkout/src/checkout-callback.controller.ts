@@ -1,23 +1,13 @@
+import { maskPhoneNumbers, HUBTEL_TELEMETRY, type HubtelTelemetry, HubtelLogger } from 'nestjs-hubtel';
+import { Body, HttpCode, Inject, Optional, Post, Req, Res } from '@nestjs/common';
 import {
-  maskPhoneNumbers,
-  HUBTEL_TELEMETRY,
-  type HubtelTelemetry,
-  HubtelLogger,
-  HubtelShuttingDownError,
-  HubtelValidationError,
-} from 'nestjs-hubtel';
-import { Body, HttpCode, HttpException, Inject, Optional, Post, Req, Res } from '@nestjs/common';
-import {
-  inboundRejection,
+  answerInbound,
   inboundSignal,
   InboundAccessGuard,
   InboundAccessPolicy,
   PATH_SECRET_PARAM,
   inboundHttpError,
-  shuttingDownHttpError,
-  invalidBodyError,
   isAccessGuarded,
-  unrecordedError,
   type InboundRequestLike,
 } from 'nestjs-hubtel/internal';
 import { CHECKOUT_ACCESS_POLICY, CHECKOUT_RESOLVED_OPTIONS } from './checkout.constants.js';
@@ -80,20 +70,20 @@ export class CheckoutCallbackController {
     // Passthrough: only for the Retry-After header of a 503; Nest still sends the answer.
     @Res({ passthrough: true }) response: unknown,
   ): Promise<CheckoutCallbackAck> {
-    try {
-      return await this.handle(body, request, response);
-    } catch (error) {
-      // Each refusal once, with the code it is answered with.
-      this.telemetry?.record(inboundRejection('checkout', error));
-      throw error;
-    }
+    return answerInbound('checkout callback', response, () => this.handle(body, request), {
+      logger: this.logger,
+      telemetry: this.telemetry,
+      source: 'checkout',
+      onInvalid: (error) => {
+        const from = this.access.clientAddress(request)?.address;
+        this.logger.warn(
+          `Refused a malformed checkout callback${from ? ` from ${from}` : ''}: ${maskPhoneNumbers(error.message)}`,
+        );
+      },
+    });
   }
 
-  private async handle(
-    body: unknown,
-    request: InboundRequestLike,
-    response: unknown,
-  ): Promise<CheckoutCallbackAck> {
+  private async handle(body: unknown, request: InboundRequestLike): Promise<CheckoutCallbackAck> {
     // With nothing configured this only refuses a path token (what the guard would have done).
     if (this.checkAccess) this.access.check(request);
     const size = bodySize(request, body);
@@ -105,26 +95,11 @@ export class CheckoutCallbackController {
       );
     }
     const sourceAddress = this.access.clientAddress(request)?.address;
-    try {
-      const result = await this.checkout.handleCallback(
-        body,
-        sourceAddress === undefined ? {} : { sourceAddress },
-      );
-      this.telemetry?.record(inboundSignal('checkout', result.outcome, result.reason));
-    } catch (error) {
-      if (error instanceof HubtelValidationError) {
-        this.logger.warn(
-          `Refused a malformed checkout callback${sourceAddress ? ` from ${sourceAddress}` : ''}: ${maskPhoneNumbers(error.message)}`,
-        );
-        throw invalidBodyError(error.issues, 'checkout callback');
-      }
-      if (error instanceof HubtelShuttingDownError) throw shuttingDownHttpError(response, error);
-      if (error instanceof HttpException) throw error;
-      this.logger.error(
-        `Could not record a checkout callback: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
-      );
-      throw unrecordedError('checkout callback');
-    }
+    const result = await this.checkout.handleCallback(
+      body,
+      sourceAddress === undefined ? {} : { sourceAddress },
+    );
+    this.telemetry?.record(inboundSignal('checkout', result.outcome, result.reason));
     return { received: true };
   }
 }

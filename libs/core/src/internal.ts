@@ -20,6 +20,7 @@ export {
   mountController,
 } from './inbound/inbound-controller.js';
 export { inboundHttpError, invalidBodyError, unrecordedError } from './inbound/inbound-http-errors.js';
+export { answerInbound, type InboundAnswerOptions } from './inbound/inbound-answer.js';
 export { findHostileStructure } from './inbound/inbound-body.js';
 export {
   DEFAULT_SHUTDOWN_GRACE_MS,

@@ -1,21 +1,15 @@
-import { Body, HttpCode, HttpException, Inject, Optional, Post, Req, Res, type Type } from '@nestjs/common';
+import { Body, HttpCode, Inject, Optional, Post, Req, Res, type Type } from '@nestjs/common';
+import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
-  HubtelShuttingDownError,
-  HUBTEL_TELEMETRY,
-  type HubtelTelemetry,
-  HubtelValidationError,
-} from 'nestjs-hubtel';
-import {
+  answerInbound,
   inboundRejection,
   inboundSignal,
-  shuttingDownHttpError,
+  type InboundAnswerOptions,
   type InboundPipeline,
   InboundAccessGuard,
   InboundAccessPolicy,
   PATH_SECRET_PARAM,
   inboundHttpError,
-  invalidBodyError,
-  unrecordedError,
   isAccessGuarded,
   mountController,
   type InboundRequestLike,
@@ -90,11 +84,16 @@ export function createServiceAppController(
     ): Promise<ServiceFlowResponse> {
       // With nothing configured this only refuses a path token (what the guard would have done).
       if (this.checkAccess) this.checkOrReport('service-flow', request);
-      return answer('service-flow request', response, () => {
-        // A session step is not recorded as a job, but during shutdown it is refused like the rest.
-        this.pipeline.assertAcceptingInbound('service-flow request');
-        return this.flows.handle(body);
-      });
+      return answerInbound(
+        'service-flow request',
+        response,
+        () => {
+          // A session step is not recorded as a job, but during shutdown it is refused like the rest.
+          this.pipeline.assertAcceptingInbound('service-flow request');
+          return this.flows.handle(body);
+        },
+        answers,
+      );
     }
 
     /** `POST {service_app_url}/api/fulfillment`: a paid order; acknowledged once recorded. */
@@ -106,9 +105,18 @@ export function createServiceAppController(
       @Res({ passthrough: true }) response: unknown,
     ): Promise<FulfillmentReceipt> {
       if (this.checkAccess) this.checkOrReport('fulfillment', request);
-      if (!this.telemetry)
-        return answer('fulfillment request', response, () => this.fulfillment.receive(body));
-      return this.reported(body, response);
+      const receipt = answerInbound('fulfillment request', response, () => this.fulfillment.receive(body), {
+        ...answers,
+        telemetry: this.telemetry,
+        source: 'fulfillment',
+      });
+      if (!this.telemetry) return receipt;
+      return receipt.then((done) => {
+        this.telemetry!.record(
+          inboundSignal('fulfillment', done.Status === 'duplicate' ? 'duplicate' : 'accepted'),
+        );
+        return done;
+      });
     }
 
     private checkOrReport(source: 'service-flow' | 'fulfillment', request: InboundRequestLike): void {
@@ -116,20 +124,6 @@ export function createServiceAppController(
         this.access.check(request);
       } catch (error) {
         this.telemetry?.record(inboundRejection(source, error));
-        throw error;
-      }
-    }
-
-    /** A fulfillment request, its outcome told to the telemetry. */
-    private async reported(body: unknown, response: unknown): Promise<FulfillmentReceipt> {
-      try {
-        const receipt = await answer('fulfillment request', response, () => this.fulfillment.receive(body));
-        this.telemetry!.record(
-          inboundSignal('fulfillment', receipt.Status === 'duplicate' ? 'duplicate' : 'accepted'),
-        );
-        return receipt;
-      } catch (error) {
-        this.telemetry!.record(inboundRejection('fulfillment', error));
         throw error;
       }
     }
@@ -144,26 +138,16 @@ export function createServiceAppController(
 }
 
 /**
- * Runs one endpoint's service call and turns its typed refusals into the suite's machine-readable
- * error bodies (503 `HUBTEL_SHUTTING_DOWN` with Retry-After once the app shuts down, nothing
- * recorded). Anything else means the store failed: a 503 (not a 500, and not acknowledged), so
- * the platform may send the request again later.
+ * How both endpoints answer errors (answerInbound), with the fulfillment's typed refusals. Nothing
+ * else means the store failed: a 503, so the platform may send the request again later.
  */
-const logger = new ServiceAppLogger();
-
-async function answer<T>(what: string, response: unknown, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof HubtelShuttingDownError) throw shuttingDownHttpError(response, error);
-    if (error instanceof HubtelValidationError) throw invalidBodyError(error.issues, what);
-    if (error instanceof FulfillmentRejectedError)
-      throw inboundHttpError(error.httpStatus ?? 409, `HUBTEL_${error.reason}`, error.message);
-    if (error instanceof HttpException) throw error;
-    logger.error(`A ${what} could not be handled: ${error instanceof Error ? error.message : String(error)}`);
-    throw unrecordedError(what);
-  }
-}
+const answers: InboundAnswerOptions = {
+  logger: new ServiceAppLogger(),
+  refusal: (error) =>
+    error instanceof FulfillmentRejectedError
+      ? inboundHttpError(error.httpStatus ?? 409, `HUBTEL_${error.reason}`, error.message)
+      : undefined,
+};
 
 function trimSlashes(path: string): string {
   return path.replace(/^\/+|\/+$/g, '');

@@ -1,0 +1,65 @@
+import { HttpException, type LoggerService } from '@nestjs/common';
+import { HubtelValidationError } from '../errors/hubtel.errors.js';
+import { maskPhoneNumbers } from '../logging/redact.js';
+import type { HubtelInboundSource, HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
+import { invalidBodyError, unrecordedError } from './inbound-http-errors.js';
+import { HubtelShuttingDownError, shuttingDownHttpError } from './inbound-shutdown.js';
+import { inboundRejection } from './inbound-telemetry.js';
+
+/** How one inbound module answers the errors of its endpoints (see answerInbound). */
+export interface InboundAnswerOptions {
+  logger: Pick<LoggerService, 'error'>;
+  /** Given with `source`: each refusal is recorded once, with the code it is answered with. */
+  telemetry?: HubtelTelemetry | undefined;
+  source?: HubtelInboundSource;
+  /** The area's own typed refusals: the HTTP answer of `error`, or undefined when not one. */
+  refusal?: (error: unknown) => HttpException | undefined;
+  /** Told of a body refused by validation, before its 400 (e.g. to log it). */
+  onInvalid?: (error: HubtelValidationError) => void;
+}
+
+/**
+ * Runs one inbound endpoint's work (`what`: "checkout callback", "fulfillment request") and turns
+ * what it throws into the suite's machine-readable answers:
+ * - HubtelValidationError -> 400 `HUBTEL_INVALID_BODY` with `issues` (nothing recorded or emitted);
+ * - HubtelShuttingDownError -> 503 `HUBTEL_SHUTTING_DOWN` with `Retry-After` set on `response`
+ *   (the handler's `@Res({ passthrough: true })`);
+ * - the area's typed refusals (`refusal`), then any HttpException, as they are;
+ * - anything else means the store failed: logged, and 503 `HUBTEL_UNAVAILABLE` (not a 500, not
+ *   acknowledged), so the platform may send it again later.
+ */
+export async function answerInbound<T>(
+  what: string,
+  response: unknown,
+  call: () => T | Promise<T>,
+  options: InboundAnswerOptions,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const answer = toHttpError(what, response, error, options);
+    if (options.telemetry && options.source)
+      options.telemetry.record(inboundRejection(options.source, answer));
+    throw answer;
+  }
+}
+
+function toHttpError(
+  what: string,
+  response: unknown,
+  error: unknown,
+  options: InboundAnswerOptions,
+): HttpException {
+  if (error instanceof HubtelValidationError) {
+    options.onInvalid?.(error);
+    return invalidBodyError(error.issues, what);
+  }
+  if (error instanceof HubtelShuttingDownError) return shuttingDownHttpError(response, error);
+  const refused = options.refusal?.(error);
+  if (refused) return refused;
+  if (error instanceof HttpException) return error;
+  options.logger.error(
+    `A ${what} could not be recorded or handled: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
+  );
+  return unrecordedError(what);
+}
