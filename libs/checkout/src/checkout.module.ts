@@ -1,25 +1,6 @@
-import { HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
-import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
-import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
-import {
-  HUBTEL_JOB_RUNNER,
-  HUBTEL_TELEMETRY,
-  HUBTEL_STORE,
-  HubtelConfigError,
-  type HubtelStore,
-  type JobRunner,
-  type HubtelTelemetry,
-} from 'nestjs-hubtel';
-import {
-  HandlerRegistry,
-  InboundAccessPolicy,
-  InboundPipeline,
-  resolveStoreOption,
-  createHttpTransport,
-  hubtelHttpModule,
-  type HttpTransport,
-} from 'nestjs-hubtel/internal';
+import { HUBTEL_JOB_RUNNER, type HubtelStore, type JobRunner } from 'nestjs-hubtel';
+import { InboundPipeline, inboundKit, type HttpTransport } from 'nestjs-hubtel/internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { CheckoutReconciler } from './checkout-reconciler.js';
@@ -44,15 +25,46 @@ import {
 } from './checkout.options.js';
 import { CheckoutService } from './checkout.service.js';
 
-function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
-  if (!emitter) {
-    throw new HubtelConfigError(
-      'EventEmitterModule',
-      'CheckoutModule emits its outcomes as events: import EventEmitterModule.forRoot() in your application module',
-    );
-  }
-  return emitter;
-}
+// A handled event's record only has to make the same outcome unrecordable again (and say it was
+// handled): its payload is dropped once done, a dead one keeps it.
+const COMPACT_EVENT_JOBS = Object.fromEntries(
+  CHECKOUT_EVENT_JOBS.map((event) => [event, { compactWhenDone: () => undefined }]),
+);
+
+/** Store, access policy, transport and pipeline, built by core's inbound kit. */
+const kit = inboundKit<ResolvedCheckoutOptions>({
+  module: 'CheckoutModule',
+  emits: 'emits its outcomes as events',
+  optionPrefix: 'checkout',
+  options: CHECKOUT_RESOLVED_OPTIONS,
+  store: CHECKOUT_STORE,
+  access: CHECKOUT_ACCESS_POLICY,
+  transport: {
+    provide: CHECKOUT_TRANSPORT,
+    config: (options) => ({
+      baseUrls: { checkout: options.baseUrls.checkout, status: options.baseUrls.status },
+      // The checkout API and the status check share the merchant's API key pair.
+      credentials: { checkout: options.credentials, status: options.credentials },
+      timeoutMs: options.http.timeoutMs,
+      retry: options.http.retry,
+      loggerContext: 'HubtelCheckout',
+    }),
+  },
+  pipeline: {
+    provide: CHECKOUT_PIPELINE,
+    settings: ({ handlers }) => ({
+      name: CHECKOUT_PIPELINE_NAME,
+      deadLetterEvent: CheckoutEvents.DeadLetter,
+      retry: handlers.retry,
+      recoverOnBootstrap: handlers.recoverOnBootstrap,
+      leaseMs: handlers.leaseMs,
+      sweepIntervalMs: handlers.sweepIntervalMs,
+      shutdownGraceMs: handlers.shutdownGraceMs,
+      recordTtlMs: handlers.recordTtlMs,
+      jobs: COMPACT_EVENT_JOBS,
+    }),
+  },
+});
 
 /**
  * Online checkout: invoices, verified payment callbacks, status checks and reconciliation.
@@ -68,7 +80,7 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
  * bootstrap with a HubtelConfigError naming it.
  */
 @Module({
-  imports: [hubtelHttpModule(), DiscoveryModule],
+  imports: kit.imports,
   providers: [
     {
       provide: CHECKOUT_RESOLVED_OPTIONS,
@@ -76,82 +88,12 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         resolveCheckoutOptions(options, route),
       inject: [CHECKOUT_MODULE_OPTIONS, CHECKOUT_ROUTE],
     },
-    {
-      provide: CHECKOUT_STORE,
-      useFactory: (options: ResolvedCheckoutOptions, moduleRef: ModuleRef, appStore?: HubtelStore) =>
-        resolveStoreOption(options.store, moduleRef, appStore, 'checkout.store'),
-      inject: [CHECKOUT_RESOLVED_OPTIONS, ModuleRef, { token: HUBTEL_STORE, optional: true }],
-    },
-    {
-      provide: CHECKOUT_TRANSPORT,
-      useFactory: (http: HttpService, options: ResolvedCheckoutOptions, telemetry?: HubtelTelemetry) =>
-        createHttpTransport(
-          http,
-          {
-            baseUrls: { checkout: options.baseUrls.checkout, status: options.baseUrls.status },
-            // The checkout API and the status check share the merchant's API key pair.
-            credentials: { checkout: options.credentials, status: options.credentials },
-            timeoutMs: options.http.timeoutMs,
-            retry: options.http.retry,
-            ...(telemetry ? { telemetry } : {}),
-          },
-          'HubtelCheckout',
-        ),
-      inject: [HttpService, CHECKOUT_RESOLVED_OPTIONS, { token: HUBTEL_TELEMETRY, optional: true }],
-    },
+    ...kit.providers,
     {
       provide: CheckoutApiClient,
       useFactory: (transport: HttpTransport, options: ResolvedCheckoutOptions) =>
         new CheckoutApiClient(transport, options.posSalesId),
       inject: [CHECKOUT_TRANSPORT, CHECKOUT_RESOLVED_OPTIONS],
-    },
-    {
-      provide: CHECKOUT_PIPELINE,
-      useFactory: (
-        options: ResolvedCheckoutOptions,
-        store: HubtelStore,
-        emitter: EventEmitter2 | undefined,
-        readiness: EventEmitterReadinessWatcher | undefined,
-        discovery: DiscoveryService,
-        scanner: MetadataScanner,
-        runner: JobRunner | undefined,
-        telemetry: HubtelTelemetry | undefined,
-      ) => {
-        const pipeline = new InboundPipeline({
-          name: CHECKOUT_PIPELINE_NAME,
-          store,
-          emitter: requireEmitter(emitter),
-          // BullMQ (HubtelBullmqModule) when the app provides a runner, this process otherwise.
-          ...(runner ? { runner } : {}),
-          // Handlers are called by identity (class and method), remembered across retries and deploys.
-          handlers: new HandlerRegistry({ emitter: requireEmitter(emitter), discovery, scanner }),
-          deadLetterEvent: CheckoutEvents.DeadLetter,
-          retry: options.handlers.retry,
-          recoverOnBootstrap: options.handlers.recoverOnBootstrap,
-          leaseMs: options.handlers.leaseMs,
-          sweepIntervalMs: options.handlers.sweepIntervalMs,
-          shutdownGraceMs: options.handlers.shutdownGraceMs,
-          ...(options.handlers.recordTtlMs === undefined
-            ? {}
-            : { recordTtlMs: options.handlers.recordTtlMs }),
-          ...(readiness ? { whenReady: () => readiness.waitUntilReady() } : {}),
-          ...(telemetry ? { telemetry } : {}),
-        });
-        // A handled event's record only has to make the same outcome unrecordable again (and
-        // say it was handled): its payload is dropped once done, a dead one keeps it.
-        for (const event of CHECKOUT_EVENT_JOBS) pipeline.define(event, { compactWhenDone: () => undefined });
-        return pipeline;
-      },
-      inject: [
-        CHECKOUT_RESOLVED_OPTIONS,
-        CHECKOUT_STORE,
-        { token: EventEmitter2, optional: true },
-        { token: EventEmitterReadinessWatcher, optional: true },
-        DiscoveryService,
-        MetadataScanner,
-        { token: HUBTEL_JOB_RUNNER, optional: true },
-        { token: HUBTEL_TELEMETRY, optional: true },
-      ],
     },
     {
       provide: CheckoutInvoiceStore,
@@ -172,12 +114,10 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
     },
     {
       provide: CheckoutSettlement,
-      useFactory: (
-        invoices: CheckoutInvoiceStore,
-        pipeline: InboundPipeline,
-        emitter: EventEmitter2 | undefined,
-      ) => new CheckoutSettlement(invoices, pipeline, requireEmitter(emitter)),
-      inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE, { token: EventEmitter2, optional: true }],
+      // The emitter the pipeline was made with: the kit checked that the app has one.
+      useFactory: (invoices: CheckoutInvoiceStore, pipeline: InboundPipeline) =>
+        new CheckoutSettlement(invoices, pipeline, pipeline.emitter),
+      inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE],
     },
     {
       provide: CheckoutReconciler,
@@ -197,12 +137,6 @@ function requireEmitter(emitter: EventEmitter2 | undefined): EventEmitter2 {
         CheckoutVerifier,
         { token: HUBTEL_JOB_RUNNER, optional: true },
       ],
-    },
-    {
-      provide: CHECKOUT_ACCESS_POLICY,
-      useFactory: (options: ResolvedCheckoutOptions) =>
-        new InboundAccessPolicy(options.access, 'checkout.access.'),
-      inject: [CHECKOUT_RESOLVED_OPTIONS],
     },
     CheckoutService,
   ],

@@ -21,6 +21,13 @@ export {
 } from './inbound/inbound-controller.js';
 export { inboundHttpError, invalidBodyError, unrecordedError } from './inbound/inbound-http-errors.js';
 export { answerInbound, type InboundAnswerOptions } from './inbound/inbound-answer.js';
+export {
+  inboundKit,
+  type InboundKit,
+  type InboundKitOptions,
+  type InboundKitSpec,
+  type InboundPipelineSettings,
+} from './inbound/inbound-kit.js';
 export { findHostileStructure } from './inbound/inbound-body.js';
 export {
   DEFAULT_SHUTDOWN_GRACE_MS,

@@ -28,7 +28,7 @@ export class FulfillmentCallbacks {
     options: ResolvedServiceAppOptions,
     private readonly client: FulfillmentCallbackClient,
     private readonly logger: ServiceAppLogger,
-    private readonly emitter?: EventEmitter2,
+    private readonly emitter: EventEmitter2,
     private readonly telemetry?: HubtelTelemetry,
   ) {
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
@@ -93,7 +93,6 @@ export class FulfillmentCallbacks {
       this.logger.log(
         `Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} accepted after ${record.attempts} attempt(s)`,
       );
-    if (!this.emitter) return;
     const event = new FulfillmentCallbackSentEvent({
       orderId: callback.OrderId,
       sessionId: callback.SessionId,

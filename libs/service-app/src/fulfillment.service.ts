@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
+import type { EventEmitter2 } from '@nestjs/event-emitter';
 import {
   HUBTEL_TELEMETRY,
   HubtelError,
@@ -117,6 +117,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
   private readonly eventLists = new Map<string, readonly string[]>();
   private readonly emitting = new Set<Promise<unknown>>();
   private readonly verifying: boolean;
+  private readonly emitter: EventEmitter2;
   private readonly carts: FulfillmentCarts;
   private readonly payment: FulfillmentPaymentCheck;
   private readonly callbacks: FulfillmentCallbacks;
@@ -127,10 +128,11 @@ export class FulfillmentService implements OnApplicationBootstrap {
     @Inject(SERVICE_APP_STORE) store: HubtelStore,
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
     client: FulfillmentCallbackClient,
-    @Optional() private readonly emitter?: EventEmitter2,
     @Optional() @Inject(SERVICE_APP_STATUS_CLIENT) status?: PaymentStatusClient,
     @Optional() @Inject(HUBTEL_TELEMETRY) telemetry?: HubtelTelemetry,
   ) {
+    // The pipeline's emitter: the app's, checked once where the pipeline is made (inboundKit).
+    this.emitter = pipeline.emitter;
     this.verifying = options.verification.enabled && status !== undefined;
     this.carts = new FulfillmentCarts(store, options, this.logger);
     this.payment = new FulfillmentPaymentCheck(
@@ -181,7 +183,14 @@ export class FulfillmentService implements OnApplicationBootstrap {
         );
       },
     });
-    this.callbacks = new FulfillmentCallbacks(pipeline, options, client, this.logger, emitter, telemetry);
+    this.callbacks = new FulfillmentCallbacks(
+      pipeline,
+      options,
+      client,
+      this.logger,
+      this.emitter,
+      telemetry,
+    );
   }
 
   /** Said at start-up (once the app's logger is in place), not per request. */
@@ -395,7 +404,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   /** Emits a rejected event once (an alert, not a recorded job); a throwing listener is logged. */
   private emitRejected(fields: FulfillmentRejectedEvent): void {
-    if (!this.emitter) return;
     const emitting = this.emitter
       .emitAsync(ServiceAppEvents.Rejected, new FulfillmentRejectedEvent(fields))
       .catch((error: unknown) =>

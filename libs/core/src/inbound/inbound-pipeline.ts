@@ -5,6 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { HubtelError } from '../errors/hubtel.errors.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
@@ -232,6 +233,14 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     // A new entry is at version 1 (HubtelStore): the first claim needs no read.
     this.launch(storeKey, { value: record, version: 1 });
     return { duplicate: false, record };
+  }
+
+  /**
+   * The app's event emitter, the one the pipeline dispatches on: what the module's other parts
+   * emit with, so a module checks that the app has one once (see inboundKit).
+   */
+  get emitter(): EventEmitter2 {
+    return this.options.emitter;
   }
 
   /** True when a job runner decides where jobs run (any instance), false when they run here. */

@@ -1,0 +1,152 @@
+/*
+ * The inbound kit: the Nest providers (and the imports they need) that every inbound module of the
+ * suite is made of: its store, its access policy, its outbound transport and its InboundPipeline.
+ * A module gives its tokens and, from its resolved options, the settings that differ; the kit
+ * wires the rest the same way for every module (app-wide store, job runner, telemetry, readiness,
+ * handler discovery, the check that the app has an event emitter).
+ */
+import { HttpService } from '@nestjs/axios';
+import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
+import { EventEmitter2, EventEmitterReadinessWatcher } from '@nestjs/event-emitter';
+import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import { HandlerRegistry } from '../events/handler-registry.js';
+import { HUBTEL_JOB_RUNNER, HUBTEL_STORE } from '../hubtel.constants.js';
+import { HttpTransport, type HttpTransportConfig } from '../http/http-transport.js';
+import { hubtelHttpModule } from '../http/undici-axios-adapter.js';
+import type { HubtelStore } from '../store/hubtel-store.interface.js';
+import { resolveStoreOption, type HubtelStoreOption } from '../store/store-option.js';
+import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
+import { InboundAccessPolicy, type InboundAccessOptions } from './inbound-access.js';
+import type { InboundPipelineOptions, JobDefinition } from './inbound-job.types.js';
+import { InboundPipeline } from './inbound-pipeline.js';
+import type { JobRunner } from './job-runner.js';
+
+/** What the kit reads of a module's resolved options itself. */
+export interface InboundKitOptions {
+  store?: HubtelStoreOption | undefined;
+  access: InboundAccessOptions;
+}
+
+/**
+ * The pipeline settings a module chooses. The kit adds the store, emitter, handler registry, job
+ * runner, readiness wait and telemetry; `logger` (if any) logs for the handler registry too.
+ */
+export type InboundPipelineSettings = Omit<
+  InboundPipelineOptions,
+  'store' | 'emitter' | 'handlers' | 'runner' | 'whenReady' | 'telemetry'
+> & {
+  /** Job types declared as the pipeline is made (`pipeline.define(type, definition)`). */
+  jobs?: Readonly<Record<string, JobDefinition<any>>>;
+};
+
+export interface InboundKitSpec<O extends InboundKitOptions> {
+  /** The module as errors name it: `CheckoutModule`. */
+  module: string;
+  /** What it needs the event emitter for, after its name: `emits its outcomes as events`. */
+  emits: string;
+  /** First part of its option names in errors: `checkout` gives `checkout.store`, `checkout.access.*`. */
+  optionPrefix: string;
+  /** Token of the module's resolved options (the module provides it). */
+  options: InjectionToken;
+  /** Tokens the kit provides the module's store and InboundAccessPolicy under. */
+  store: InjectionToken;
+  access: InjectionToken;
+  pipeline: { provide: InjectionToken; settings: (options: O) => InboundPipelineSettings };
+  /** For a module that calls the platform: its HttpTransport (the app's telemetry is added). */
+  transport?: { provide: InjectionToken; config: (options: O) => Omit<HttpTransportConfig, 'telemetry'> };
+}
+
+export interface InboundKit {
+  /** Modules the providers need (spread into the module's `imports`). */
+  imports: Array<Type | DynamicModule>;
+  providers: Provider[];
+}
+
+const optional = (token: InjectionToken) => ({ token, optional: true });
+
+/**
+ * Builds an inbound module's providers (see the file header):
+ * ```ts
+ * const kit = inboundKit<ResolvedParcelOptions>({ module: 'ParcelModule', emits: 'delivers notices',
+ *   optionPrefix: 'parcel', options: PARCEL_OPTIONS, store: PARCEL_STORE, access: PARCEL_ACCESS,
+ *   pipeline: { provide: PARCEL_PIPELINE, settings: () => ({ name: 'parcel', deadLetterEvent }) } });
+ * @Module({ imports: kit.imports, providers: [optionsProvider, ...kit.providers, ...] })
+ * ```
+ * Without EventEmitterModule in the app, the pipeline's provider fails the bootstrap with a
+ * HubtelConfigError naming it; the module's other parts take the emitter from `pipeline.emitter`.
+ */
+export function inboundKit<O extends InboundKitOptions>(spec: InboundKitSpec<O>): InboundKit {
+  const providers: Provider[] = [
+    {
+      provide: spec.store,
+      // Its own `store` option, else the app-wide one (HUBTEL_STORE), else a MemoryStore.
+      useFactory: (options: O, moduleRef: ModuleRef, appStore?: HubtelStore) =>
+        resolveStoreOption(options.store, moduleRef, appStore, `${spec.optionPrefix}.store`),
+      inject: [spec.options, ModuleRef, optional(HUBTEL_STORE)],
+    },
+    {
+      provide: spec.access,
+      useFactory: (options: O) => new InboundAccessPolicy(options.access, `${spec.optionPrefix}.access.`),
+      inject: [spec.options],
+    },
+    {
+      provide: spec.pipeline.provide,
+      useFactory: (
+        options: O,
+        store: HubtelStore,
+        emitter: EventEmitter2 | undefined,
+        readiness: EventEmitterReadinessWatcher | undefined,
+        discovery: DiscoveryService,
+        scanner: MetadataScanner,
+        runner: JobRunner | undefined,
+        telemetry: HubtelTelemetry | undefined,
+      ) => {
+        if (!emitter) {
+          throw new HubtelConfigError(
+            'EventEmitterModule',
+            `${spec.module} ${spec.emits}: import EventEmitterModule.forRoot() in your application module`,
+          );
+        }
+        const { jobs = {}, ...settings } = spec.pipeline.settings(options);
+        const pipeline = new InboundPipeline({
+          ...settings,
+          store,
+          emitter,
+          // BullMQ (HubtelBullmqModule) when the app provides a runner, this process otherwise.
+          ...(runner ? { runner } : {}),
+          // Handlers are called by identity (class and method), remembered across retries and deploys.
+          handlers: new HandlerRegistry({
+            emitter,
+            discovery,
+            scanner,
+            ...(settings.logger ? { logger: settings.logger } : {}),
+          }),
+          ...(readiness ? { whenReady: () => readiness.waitUntilReady() } : {}),
+          ...(telemetry ? { telemetry } : {}),
+        });
+        for (const [type, definition] of Object.entries(jobs)) pipeline.define(type, definition);
+        return pipeline;
+      },
+      inject: [
+        spec.options,
+        spec.store,
+        optional(EventEmitter2),
+        optional(EventEmitterReadinessWatcher),
+        DiscoveryService,
+        MetadataScanner,
+        optional(HUBTEL_JOB_RUNNER),
+        optional(HUBTEL_TELEMETRY),
+      ],
+    },
+  ];
+  const transport = spec.transport;
+  if (!transport) return { imports: [DiscoveryModule], providers };
+  providers.push({
+    provide: transport.provide,
+    useFactory: (http: HttpService, options: O, telemetry?: HubtelTelemetry) =>
+      new HttpTransport(http, { ...transport.config(options), ...(telemetry ? { telemetry } : {}) }),
+    inject: [HttpService, spec.options, optional(HUBTEL_TELEMETRY)],
+  });
+  return { imports: [hubtelHttpModule(), DiscoveryModule], providers };
+}
