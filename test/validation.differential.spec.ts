@@ -5,8 +5,14 @@ import { compileValidator, type CompileValidatorOptions } from 'nestjs-hubtel/in
 import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
-import { HubtelCredentialsDto, HubtelHttpOptionsDto } from '../libs/core/src/options/hubtel-options.dto.js';
 import {
+  HubtelCredentialsDto,
+  HubtelHttpOptionsDto,
+  HubtelJobOwnershipOptionsDto,
+} from '../libs/core/src/options/hubtel-options.dto.js';
+import {
+  CheckoutHandlerOptionsDto,
+  CheckoutOptionsDto,
   CheckoutReconciliationOptionsDto,
   CheckoutVerificationOptionsDto,
 } from '../libs/checkout/src/checkout.options.dto.js';
@@ -240,6 +246,37 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
       allowOverpayment: false,
       confirmWithStatusCheck: true,
       recheck: { attempts: 2, delayMs: 1_000, maxDelayMs: 5_000 },
+    },
+  ],
+  [
+    'HubtelJobOwnershipOptionsDto (module options)',
+    HubtelJobOwnershipOptionsDto,
+    { leaseMs: 30_000, sweepIntervalMs: 15_000, shutdownGraceMs: 5_000 },
+  ],
+  [
+    'CheckoutHandlerOptionsDto (checkout options)',
+    CheckoutHandlerOptionsDto,
+    {
+      retry: { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000, deadlineMs: 3_600_000 },
+      recordTtlMs: 86_400_000,
+      recoverOnBootstrap: true,
+      leaseMs: 30_000,
+      sweepIntervalMs: 0,
+      shutdownGraceMs: 5_000,
+    },
+  ],
+  [
+    'CheckoutOptionsDto (checkout options)',
+    CheckoutOptionsDto,
+    {
+      merchantAccountNumber: '2017101',
+      posSalesId: 'POS_1-a',
+      descriptionSpecialCharacters: 'strip',
+      reconciliation: { enabled: true, delayMs: 60_000 },
+      verification: { allowOverpayment: false, recheck: { attempts: 2 } },
+      handlers: { retry: { maxAttempts: 5 }, recoverOnBootstrap: true, leaseMs: 30_000 },
+      invoiceTtlMs: 2_592_000_000,
+      maxCallbackBodyBytes: 65_536,
     },
   ],
   [

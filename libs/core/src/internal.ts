@@ -37,10 +37,11 @@ export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js'
 export { createHandlerDecorator } from './events/handler-decorator.js';
 export { HandlerRegistry } from './events/handler-registry.js';
 
-export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_ENV } from './hubtel.constants.js';
+export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_DEFAULT_COUNTRY_CODE, HUBTEL_ENV } from './hubtel.constants.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
 export {
   assertOptionsObject,
+  backoffDelays,
   optionalString,
   requireString,
   resolveBoolean,
@@ -83,7 +84,16 @@ export { redactToString } from './logging/redact.js';
 export { sanitizingLogger } from './logging/hubtel-logger.js';
 export { isLogLevelEnabled } from './logging/log-level.js';
 
-export { checkOptions } from './options/hubtel-options.dto.js';
+export {
+  checkJobOwnership,
+  checkOptions,
+  HubtelBackoffOptionsDto,
+  HubtelCredentialsDto,
+  HubtelJobOwnershipOptionsDto,
+  IsHubtelCountryCode,
+  IsOptionalSection,
+  IsHubtelPosSalesId,
+} from './options/hubtel-options.dto.js';
 export {
   compileValidator,
   type CompiledValidator,

@@ -8,6 +8,7 @@ import {
 import type {
   HubtelCredentials,
   HubtelHttpOptions,
+  HubtelJobOwnershipOptions,
   ResolvedHubtelHttpOptions,
 } from './hubtel-options.types.js';
 
@@ -169,37 +170,34 @@ export function resolveHttpOptions(
     prefix,
   );
   const retry = http.retry ?? {};
-  const baseDelayMs = retry.baseDelayMs ?? HUBTEL_DEFAULT_RETRY.baseDelayMs;
-  const maxDelayMs = retry.maxDelayMs ?? Math.max(HUBTEL_DEFAULT_RETRY.maxDelayMs, baseDelayMs);
-  if (maxDelayMs < baseDelayMs) {
-    throw new HubtelConfigError(
-      `${prefix}.retry.maxDelayMs`,
-      `must be at least retry.baseDelayMs (${baseDelayMs})`,
-    );
-  }
   return {
     timeoutMs: http.timeoutMs ?? HUBTEL_DEFAULT_TIMEOUT_MS,
-    retry: { maxAttempts: retry.maxAttempts ?? HUBTEL_DEFAULT_RETRY.maxAttempts, baseDelayMs, maxDelayMs },
+    retry: {
+      maxAttempts: retry.maxAttempts ?? HUBTEL_DEFAULT_RETRY.maxAttempts,
+      ...backoffDelays(retry, HUBTEL_DEFAULT_RETRY, `${prefix}.retry`),
+    },
     defaultCountryCode: http.defaultCountryCode ?? HUBTEL_DEFAULT_COUNTRY_CODE,
   };
 }
 
 /**
- * Job ownership of a module's inbound pipeline, for apps with several instances on a shared store:
- * how long a job stays owned by an instance that stopped answering, and how often every instance
- * looks for such jobs. Defaults (30 s, half the lease) suit production; tests shorten them.
+ * A backoff's first ceiling and cap (`<option>.baseDelayMs` / `.maxDelayMs`, already checked by a
+ * DTO), defaults filled in. Cross-field, so in code: the cap defaults to at least the given base,
+ * and a cap below the base is refused.
  */
-export interface HubtelJobOwnershipOptions {
-  /** A job whose instance went silent this long is taken over by another. Default 30000 ms (1 s to 1 h). */
-  leaseMs?: number;
-  /** How often the store is swept for such jobs (100 ms to 1 h); 0 turns the sweep off. Default half of `leaseMs`. */
-  sweepIntervalMs?: number;
-  /**
-   * On shutdown (SIGTERM with `app.enableShutdownHooks()`), how long handlers running in this
-   * process may take to finish (0 to 10 min). What is still pending then is logged with its count;
-   * with a persistent store another instance (or the next start) resumes it. Default 5000 ms.
-   */
-  shutdownGraceMs?: number;
+export function backoffDelays(
+  given: { baseDelayMs?: number; maxDelayMs?: number },
+  defaults: { baseDelayMs: number; maxDelayMs: number },
+  option: string,
+): { baseDelayMs: number; maxDelayMs: number } {
+  const baseDelayMs = given.baseDelayMs ?? defaults.baseDelayMs;
+  const maxDelayMs = given.maxDelayMs ?? Math.max(defaults.maxDelayMs, baseDelayMs);
+  if (maxDelayMs < baseDelayMs)
+    throw new HubtelConfigError(
+      `${option}.maxDelayMs`,
+      `must be at least ${option.split('.').pop()!}.baseDelayMs (${baseDelayMs})`,
+    );
+  return { baseDelayMs, maxDelayMs };
 }
 
 /** Validates `leaseMs` / `sweepIntervalMs` found on `raw` (named `<prefix>.leaseMs`); absent ones stay absent. */
