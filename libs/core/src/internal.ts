@@ -42,15 +42,8 @@ export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.j
 export {
   assertOptionsObject,
   backoffDelays,
-  optionalString,
-  requireString,
-  resolveBoolean,
-  resolveCountryCode,
   resolveCredentials,
   resolveHttpOptions,
-  resolveJobOwnership,
-  resolveNumber,
-  resolveOneOf,
   resolveUrl,
 } from './options/hubtel-options.validation.js';
 export {

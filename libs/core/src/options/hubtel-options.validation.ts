@@ -8,7 +8,6 @@ import {
 import type {
   HubtelCredentials,
   HubtelHttpOptions,
-  HubtelJobOwnershipOptions,
   ResolvedHubtelHttpOptions,
 } from './hubtel-options.types.js';
 
@@ -29,27 +28,6 @@ export function assertOptionsObject(value: unknown, name: string): asserts value
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new HubtelConfigError(name, `must be an object, got ${describe(value)}`);
   }
-}
-
-/** A required, non-blank string. The value is never echoed (it may be a secret). */
-export function requireString(value: unknown, name: string, options: { maxLength?: number } = {}): string {
-  if (value === undefined || value === null) throw new HubtelConfigError(name, 'is required');
-  if (typeof value !== 'string')
-    throw new HubtelConfigError(name, `must be a string, got ${describe(value)}`);
-  if (value.trim() === '') throw new HubtelConfigError(name, 'must not be empty');
-  if (options.maxLength !== undefined && value.length > options.maxLength) {
-    throw new HubtelConfigError(name, `must be at most ${options.maxLength} characters long`);
-  }
-  return value;
-}
-
-/** An optional string: undefined stays undefined, anything given must be a non-blank string. */
-export function optionalString(
-  value: unknown,
-  name: string,
-  options: { maxLength?: number } = {},
-): string | undefined {
-  return value === undefined ? undefined : requireString(value, name, options);
 }
 
 /**
@@ -81,67 +59,6 @@ export function resolveUrl(value: unknown, name: string, fallback?: string): str
     throw new HubtelConfigError(name, 'must not carry a query string or fragment');
   }
   return url.toString().replace(/\/+$/, '');
-}
-
-export interface NumberRule {
-  /** Smallest allowed value. Default 1 (positive). */
-  min?: number;
-  max?: number;
-  /** Whole numbers only. Default true. */
-  integer?: boolean;
-}
-
-/** A finite number within [min, max], or the fallback when undefined. */
-export function resolveNumber(value: unknown, name: string, fallback: number, rule: NumberRule = {}): number {
-  if (value === undefined) return fallback;
-  const { min = 1, max, integer = true } = rule;
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new HubtelConfigError(name, `must be a finite number, got ${describe(value)}`);
-  }
-  if (integer && !Number.isInteger(value))
-    throw new HubtelConfigError(name, `must be a whole number, got ${value}`);
-  if (value < min) throw new HubtelConfigError(name, `must be at least ${min}, got ${value}`);
-  if (max !== undefined && value > max)
-    throw new HubtelConfigError(name, `must be at most ${max}, got ${value}`);
-  return value;
-}
-
-/** A boolean, or the fallback when undefined. */
-export function resolveBoolean(value: unknown, name: string, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean')
-    throw new HubtelConfigError(name, `must be a boolean, got ${describe(value)}`);
-  return value;
-}
-
-/** One of the listed values, or the fallback when undefined. */
-export function resolveOneOf<T extends string>(
-  value: unknown,
-  name: string,
-  allowed: readonly T[],
-  fallback: T,
-): T {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    throw new HubtelConfigError(name, `must be one of ${allowed.map((a) => `"${a}"`).join(', ')}`);
-  }
-  return value as T;
-}
-
-/** A country calling code: 1 to 3 digits, not starting with 0. */
-export function resolveCountryCode(
-  value: unknown,
-  name: string,
-  fallback = HUBTEL_DEFAULT_COUNTRY_CODE,
-): string {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !/^[1-9]\d{0,2}$/.test(value)) {
-    throw new HubtelConfigError(
-      name,
-      'must be a country calling code of 1 to 3 digits without "+" (e.g. "233")',
-    );
-  }
-  return value;
 }
 
 /**
@@ -198,24 +115,4 @@ export function backoffDelays(
       `must be at least ${option.split('.').pop()!}.baseDelayMs (${baseDelayMs})`,
     );
   return { baseDelayMs, maxDelayMs };
-}
-
-/** Validates `leaseMs` / `sweepIntervalMs` found on `raw` (named `<prefix>.leaseMs`); absent ones stay absent. */
-export function resolveJobOwnership(raw: Record<string, unknown>, prefix: string): HubtelJobOwnershipOptions {
-  const out: HubtelJobOwnershipOptions = {};
-  if (raw.leaseMs !== undefined)
-    out.leaseMs = resolveNumber(raw.leaseMs, `${prefix}.leaseMs`, 0, { min: 1_000, max: 3_600_000 });
-  // 0 turns it off; any other value at least 100 ms, so a typo cannot make it hammer the store.
-  if (raw.sweepIntervalMs !== undefined && raw.sweepIntervalMs !== 0)
-    out.sweepIntervalMs = resolveNumber(raw.sweepIntervalMs, `${prefix}.sweepIntervalMs`, 0, {
-      min: 100,
-      max: 3_600_000,
-    });
-  else if (raw.sweepIntervalMs === 0) out.sweepIntervalMs = 0;
-  if (raw.shutdownGraceMs !== undefined)
-    out.shutdownGraceMs = resolveNumber(raw.shutdownGraceMs, `${prefix}.shutdownGraceMs`, 0, {
-      min: 0,
-      max: 600_000,
-    });
-  return out;
 }
