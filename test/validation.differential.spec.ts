@@ -5,12 +5,23 @@ import { compileValidator, type CompileValidatorOptions } from 'nestjs-hubtel/in
 import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
-import { HubtelCredentialsDto, HubtelHttpOptionsDto } from '../libs/core/src/options/hubtel-options.dto.js';
 import {
+  HubtelCredentialsDto,
+  HubtelHttpOptionsDto,
+  HubtelJobOwnershipOptionsDto,
+} from '../libs/core/src/options/hubtel-options.dto.js';
+import {
+  CheckoutHandlerOptionsDto,
+  CheckoutOptionsDto,
   CheckoutReconciliationOptionsDto,
   CheckoutVerificationOptionsDto,
 } from '../libs/checkout/src/checkout.options.dto.js';
-import { ServiceAppOptionsDto } from '../libs/service-app/src/service-app.options.dto.js';
+import {
+  ServiceAppMessagesDto,
+  ServiceAppOptionsDto,
+  ServiceAppStatusCheckOptionsDto,
+  ServiceAppVerificationOptionsDto,
+} from '../libs/service-app/src/service-app.options.dto.js';
 import { SandboxOptionsDto } from '../libs/sandbox/src/sandbox.options.dto.js';
 import { SmsOptionsDto } from '../libs/sms/src/sms.options.dto.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
@@ -243,18 +254,79 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     },
   ],
   [
+    'HubtelJobOwnershipOptionsDto (module options)',
+    HubtelJobOwnershipOptionsDto,
+    { leaseMs: 30_000, sweepIntervalMs: 15_000, shutdownGraceMs: 5_000 },
+  ],
+  [
+    'CheckoutHandlerOptionsDto (checkout options)',
+    CheckoutHandlerOptionsDto,
+    {
+      retry: { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000, deadlineMs: 3_600_000 },
+      recordTtlMs: 86_400_000,
+      recoverOnBootstrap: true,
+      leaseMs: 30_000,
+      sweepIntervalMs: 0,
+      shutdownGraceMs: 5_000,
+    },
+  ],
+  [
+    'CheckoutOptionsDto (checkout options)',
+    CheckoutOptionsDto,
+    {
+      merchantAccountNumber: '2017101',
+      posSalesId: 'POS_1-a',
+      descriptionSpecialCharacters: 'strip',
+      reconciliation: { enabled: true, delayMs: 60_000 },
+      verification: { allowOverpayment: false, recheck: { attempts: 2 } },
+      handlers: { retry: { maxAttempts: 5 }, recoverOnBootstrap: true, leaseMs: 30_000 },
+      invoiceTtlMs: 2_592_000_000,
+      maxCallbackBodyBytes: 65_536,
+    },
+  ],
+  [
+    'ServiceAppStatusCheckOptionsDto (service-app options)',
+    ServiceAppStatusCheckOptionsDto,
+    { clientId: 'id', clientSecret: 'secret', posSalesId: '11684', timeoutMs: 15_000 },
+  ],
+  [
+    'ServiceAppVerificationOptionsDto (service-app options)',
+    ServiceAppVerificationOptionsDto,
+    {
+      enabled: true,
+      recheckForMs: 600_000,
+      recheckDelay: { baseDelayMs: 2_000, maxDelayMs: 60_000 },
+      amountTolerance: 0.5,
+    },
+  ],
+  [
     'ServiceAppOptionsDto (service-app options)',
     ServiceAppOptionsDto,
     {
+      callbackCredentials: { clientId: 'id', clientSecret: 'secret' },
       callbackTimeoutMs: 10_000,
+      callbackRetry: { baseDelayMs: 2_000, maxDelayMs: 300_000, deadlineMs: 3_600_000 },
+      fulfillmentRetry: { maxAttempts: 5, baseDelayMs: 1_000, maxDelayMs: 60_000 },
       sessionTtlMs: 600_000,
       sessionStartTtlMs: 60_000,
       cartTtlMs: 600_000,
       stepBudgetMs: 4_000,
       requireCart: true,
+      statusCheck: { clientId: 'id', clientSecret: 'secret', posSalesId: '11684' },
+      verification: { enabled: true, amountTolerance: 0 },
       maxPendingSessions: 1_000,
+      defaultCountryCode: '233',
       recoverOnBootstrap: true,
+      leaseMs: 30_000,
+      sweepIntervalMs: 500,
+      shutdownGraceMs: 5_000,
     },
+  ],
+  [
+    'ServiceAppMessagesDto (service-app options, unknown fields refused)',
+    ServiceAppMessagesDto,
+    { sessionExpired: 'Dial again.', busy: 'Busy.', released: '', tooShort: 'At least {min}.' },
+    { forbidUnknown: true },
   ],
   [
     'SandboxOptionsDto (sandbox options)',

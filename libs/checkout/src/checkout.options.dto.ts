@@ -1,5 +1,17 @@
-import { Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsNumber, IsObject, IsOptional, Max, Min, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import { HubtelJobOwnershipOptionsDto, IsHubtelPosSalesId, IsOptionalSection } from 'nestjs-hubtel/internal';
+import { NOT_BLANK } from './dto/create-invoice.dto.js';
 
 /** Longest delay or interval the checkout options take: 30 days. */
 export const CHECKOUT_MAX_DELAY_MS = 30 * 24 * 3600_000;
@@ -82,10 +94,7 @@ export class CheckoutRecheckOptionsDto {
 }
 
 export class CheckoutVerificationOptionsDto {
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => CheckoutAmountToleranceDto)
+  @IsOptionalSection(() => CheckoutAmountToleranceDto)
   amountTolerance?: CheckoutAmountToleranceDto;
 
   @IsOptional()
@@ -96,9 +105,90 @@ export class CheckoutVerificationOptionsDto {
   @IsBoolean()
   confirmWithStatusCheck?: boolean;
 
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => CheckoutRecheckOptionsDto)
+  @IsOptionalSection(() => CheckoutRecheckOptionsDto)
   recheck?: CheckoutRecheckOptionsDto;
+}
+
+/**
+ * `handlers.retry`. Outside it (in checkout.options.ts): `maxAttempts: Infinity` (no JSON number,
+ * so no decorator takes it) and its need of deadlineMs, maxDelayMs ≥ baseDelayMs, the defaults.
+ */
+export class CheckoutHandlerRetryOptionsDto {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  maxAttempts?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  baseDelayMs?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  maxDelayMs?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  deadlineMs?: number;
+}
+
+/** `handlers`: retry, record TTL, recovery, and the job ownership options shared with every module. */
+export class CheckoutHandlerOptionsDto extends HubtelJobOwnershipOptionsDto {
+  @IsOptionalSection(() => CheckoutHandlerRetryOptionsDto)
+  retry?: CheckoutHandlerRetryOptionsDto;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  recordTtlMs?: number;
+
+  @IsOptional()
+  @IsBoolean()
+  recoverOnBootstrap?: boolean;
+}
+
+/**
+ * The checkout options that are plain data, with their sections. Outside it (checkout.options.ts):
+ * credentials and HTTP options (core's shared DTOs), URLs (parsed and trimmed, not just checked),
+ * access (InboundAccessPolicy), the store (a token or an instance), and the cross-field rules and
+ * posSalesId-dependent defaults.
+ */
+export class CheckoutOptionsDto {
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(NOT_BLANK, { message: 'merchantAccountNumber must not be empty' })
+  merchantAccountNumber?: string;
+
+  @IsOptional()
+  @IsHubtelPosSalesId()
+  posSalesId?: string;
+
+  @IsOptional()
+  @IsIn(['reject', 'strip'])
+  descriptionSpecialCharacters?: 'reject' | 'strip';
+
+  @IsOptionalSection(() => CheckoutVerificationOptionsDto)
+  verification?: CheckoutVerificationOptionsDto;
+
+  @IsOptionalSection(() => CheckoutReconciliationOptionsDto)
+  reconciliation?: CheckoutReconciliationOptionsDto;
+
+  @IsOptionalSection(() => CheckoutHandlerOptionsDto)
+  handlers?: CheckoutHandlerOptionsDto;
+
+  @IsOptional()
+  @IsInt()
+  @Min(60_000)
+  invoiceTtlMs?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1024)
+  @Max(10 * 1024 * 1024)
+  maxCallbackBodyBytes?: number;
 }

@@ -108,6 +108,21 @@ describe('resolveCheckoutOptions', () => {
     [{ handlers: { sweepIntervalMs: 5 } }, 'checkout.handlers.sweepIntervalMs'],
     [{ handlers: { sweepIntervalMs: '1s' } }, 'checkout.handlers.sweepIntervalMs'],
     [{ timeoutMs: -1 }, 'checkout.timeoutMs'],
+    [{ merchantAccountNumber: '  ' }, 'checkout.merchantAccountNumber'],
+    [{ merchantAccountNumber: 'm'.repeat(65) }, 'checkout.merchantAccountNumber'],
+    [{ posSalesId: 'p'.repeat(65) }, 'checkout.posSalesId'],
+    [{ posSalesId: 11684 }, 'checkout.posSalesId'],
+    [{ descriptionSpecialCharacters: 'escape' }, 'checkout.descriptionSpecialCharacters'],
+    [{ handlers: 'x' }, 'checkout.handlers'],
+    [{ handlers: { retry: 3 } }, 'checkout.handlers.retry'],
+    [{ handlers: { retry: { maxAttempts: 1001 } } }, 'checkout.handlers.retry.maxAttempts'],
+    [{ handlers: { retry: { baseDelayMs: -1 } } }, 'checkout.handlers.retry.baseDelayMs'],
+    [{ handlers: { retry: { maxAttempts: Infinity, deadlineMs: 0 } } }, 'checkout.handlers.retry.deadlineMs'],
+    [{ handlers: { recordTtlMs: 0 } }, 'checkout.handlers.recordTtlMs'],
+    [{ handlers: { recoverOnBootstrap: 'no' } }, 'checkout.handlers.recoverOnBootstrap'],
+    [{ handlers: { shutdownGraceMs: 600_001 } }, 'checkout.handlers.shutdownGraceMs'],
+    [{ invoiceTtlMs: 59_999 }, 'checkout.invoiceTtlMs'],
+    [{ maxCallbackBodyBytes: 10 * 1024 * 1024 + 1 }, 'checkout.maxCallbackBodyBytes'],
   ])('refuses %j naming %s', (patch, option) => {
     let error: unknown;
     try {
@@ -118,6 +133,80 @@ describe('resolveCheckoutOptions', () => {
     expect(error).toBeInstanceOf(HubtelConfigError);
     expect((error as HubtelConfigError).option).toBe(option);
     expect((error as Error).message).not.toContain('secret');
+  });
+
+  it('names the rule broken in the message, not the value', () => {
+    const message = (patch: object) => {
+      try {
+        resolveCheckoutOptions({ ...base, ...patch });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('expected a HubtelConfigError');
+    };
+    expect(message({ posSalesId: 'a/b' })).toBe(
+      'Invalid nestjs-hubtel option "checkout.posSalesId": must contain only letters, digits, "-" and "_"',
+    );
+    expect(message({ descriptionSpecialCharacters: 'escape' })).toBe(
+      'Invalid nestjs-hubtel option "checkout.descriptionSpecialCharacters": must be one of reject, strip',
+    );
+    expect(message({ handlers: { retry: { maxAttempts: Infinity } } })).toMatch(
+      /"checkout.handlers.retry.maxAttempts": Infinity needs handlers.retry.deadlineMs$/,
+    );
+    expect(message({ handlers: { retry: { baseDelayMs: 100, maxDelayMs: 10 } } })).toMatch(
+      /"checkout.handlers.retry.maxDelayMs": must be at least retry.baseDelayMs \(100\)$/,
+    );
+  });
+
+  it('takes the plain-data options and the handlers section, defaults filled in', () => {
+    const o = resolveCheckoutOptions({
+      ...base,
+      merchantAccountNumber: '2017101',
+      posSalesId: 'POS_1-a',
+      descriptionSpecialCharacters: 'strip',
+      invoiceTtlMs: 90 * 24 * 3600_000,
+      maxCallbackBodyBytes: 1024,
+      handlers: {
+        retry: { maxAttempts: Infinity, deadlineMs: 3_600_000, baseDelayMs: 0 },
+        recordTtlMs: 60_000,
+        recoverOnBootstrap: false,
+        shutdownGraceMs: 0,
+      },
+    });
+    expect(o).toMatchObject({
+      merchantAccountNumber: '2017101',
+      posSalesId: 'POS_1-a',
+      descriptionSpecialCharacters: 'strip',
+      invoiceTtlMs: 90 * 24 * 3600_000,
+      maxCallbackBodyBytes: 1024,
+    });
+    expect(o.handlers).toEqual({
+      retry: { maxAttempts: Infinity, baseDelayMs: 0, maxDelayMs: 30_000, deadlineMs: 3_600_000 },
+      recordTtlMs: 60_000,
+      recoverOnBootstrap: false,
+      shutdownGraceMs: 0,
+    });
+    expect(resolveCheckoutOptions(base).handlers).toEqual({
+      retry: { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000 },
+      recoverOnBootstrap: true,
+    });
+    expect(resolveCheckoutOptions(base)).toMatchObject({
+      invoiceTtlMs: 30 * 24 * 3600_000,
+      maxCallbackBodyBytes: 65_536,
+    });
+  });
+
+  it('reads an optional option given as null as not given', () => {
+    const o = resolveCheckoutOptions({
+      ...base,
+      posSalesId: null,
+      merchantAccountNumber: null,
+      handlers: { leaseMs: null, recordTtlMs: null, retry: null },
+    });
+    expect(o).not.toHaveProperty('posSalesId');
+    expect(o).not.toHaveProperty('merchantAccountNumber');
+    expect(o.reconciliation.enabled).toBe(false);
+    expect(o.handlers).toEqual(resolveCheckoutOptions(base).handlers);
   });
 
   it('refuses a non-object', () => {

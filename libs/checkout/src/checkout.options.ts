@@ -20,19 +20,16 @@ import {
   dropUndefined,
   hubtelHttpEnvVariables,
   hubtelHttpOptionsFromEnv,
-  optionalString,
+  backoffDelays,
+  checkJobOwnership,
   readHubtelEnv,
-  resolveBoolean,
   resolveCredentials,
   resolveHttpOptions,
-  resolveJobOwnership,
-  resolveNumber,
-  resolveOneOf,
   resolveUrl,
   type JobRetryPolicy,
   type ResolvedHubtelHttpOptions,
 } from 'nestjs-hubtel/internal';
-import { CheckoutReconciliationOptionsDto, CheckoutVerificationOptionsDto } from './checkout.options.dto.js';
+import { CheckoutOptionsDto } from './checkout.options.dto.js';
 import { CHECKOUT_DEFAULTS, CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 
 /** How paid amounts are compared with the amount invoiced. */
@@ -234,18 +231,14 @@ export function resolveCheckoutOptions(
   const raw = options;
   const credentials = resolveCredentials(raw, PREFIX);
   const http = resolveHttpOptions(raw as HubtelHttpOptions, PREFIX);
+  const { finite, forever } = splitInfiniteAttempts(raw);
+  const checked = checkOptions(CheckoutOptionsDto, finite, PREFIX);
+  const { merchantAccountNumber, posSalesId } = checked;
   const urls = section(raw, 'baseUrls');
   const baseUrls = {
     checkout: resolveUrl(urls.checkout, `${PREFIX}.baseUrls.checkout`, HUBTEL_DEFAULT_BASE_URLS.checkout),
     status: resolveUrl(urls.status, `${PREFIX}.baseUrls.status`, HUBTEL_DEFAULT_BASE_URLS.status),
   };
-  const merchantAccountNumber = optionalString(raw.merchantAccountNumber, `${PREFIX}.merchantAccountNumber`, {
-    maxLength: 64,
-  });
-  const posSalesId = optionalString(raw.posSalesId, `${PREFIX}.posSalesId`, { maxLength: 64 });
-  if (posSalesId !== undefined && !/^[A-Za-z0-9_-]+$/.test(posSalesId)) {
-    throw new HubtelConfigError(`${PREFIX}.posSalesId`, 'must contain only letters, digits, "-" and "_"');
-  }
   const returnUrl =
     raw.returnUrl === undefined ? undefined : resolveUrl(raw.returnUrl, `${PREFIX}.returnUrl`);
   const cancellationUrl =
@@ -270,18 +263,7 @@ export function resolveCheckoutOptions(
     }
   }
 
-  const descriptionSpecialCharacters = resolveOneOf(
-    raw.descriptionSpecialCharacters,
-    `${PREFIX}.descriptionSpecialCharacters`,
-    ['reject', 'strip'] as const,
-    'reject',
-  );
-
-  const verificationRaw = checkOptions(
-    CheckoutVerificationOptionsDto,
-    section(raw, 'verification'),
-    `${PREFIX}.verification`,
-  );
+  const verificationRaw = checked.verification ?? {};
   const recheckRaw = verificationRaw.recheck ?? {};
   const recheckDelayMs = recheckRaw.delayMs ?? CHECKOUT_DEFAULTS.recheckDelayMs;
   const recheck = {
@@ -318,11 +300,7 @@ export function resolveCheckoutOptions(
     );
   }
 
-  const rec = checkOptions(
-    CheckoutReconciliationOptionsDto,
-    section(raw, 'reconciliation'),
-    `${PREFIX}.reconciliation`,
-  );
+  const rec = checked.reconciliation ?? {};
   const intervalMs = rec.intervalMs ?? CHECKOUT_DEFAULTS.reconcileIntervalMs;
   const maxIntervalMs = rec.maxIntervalMs ?? Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, intervalMs);
   // Cross-field: the backed-off interval never drops below the first one.
@@ -347,80 +325,35 @@ export function resolveCheckoutOptions(
     );
   }
 
-  const handlersRaw = section(raw, 'handlers');
-  let retryRaw: Record<string, unknown> = {};
-  if (handlersRaw.retry !== undefined) {
-    assertOptionsObject(handlersRaw.retry, `${PREFIX}.handlers.retry`);
-    retryRaw = handlersRaw.retry;
-  }
-  const maxAttempts =
-    retryRaw.maxAttempts === Infinity
-      ? Infinity
-      : resolveNumber(
-          retryRaw.maxAttempts,
-          `${PREFIX}.handlers.retry.maxAttempts`,
-          DEFAULT_JOB_RETRY.maxAttempts,
-          { min: 1, max: 1000 },
-        );
-  const baseDelayMs = resolveNumber(
-    retryRaw.baseDelayMs,
-    `${PREFIX}.handlers.retry.baseDelayMs`,
-    DEFAULT_JOB_RETRY.baseDelayMs,
-    { min: 0 },
-  );
-  const maxDelayMs = resolveNumber(
-    retryRaw.maxDelayMs,
-    `${PREFIX}.handlers.retry.maxDelayMs`,
-    Math.max(DEFAULT_JOB_RETRY.maxDelayMs, baseDelayMs),
-    { min: baseDelayMs },
-  );
-  const deadlineMs =
-    retryRaw.deadlineMs === undefined
-      ? undefined
-      : resolveNumber(retryRaw.deadlineMs, `${PREFIX}.handlers.retry.deadlineMs`, 0);
-  if (maxAttempts === Infinity && deadlineMs === undefined) {
+  const { retry: retryRaw = {}, recordTtlMs, recoverOnBootstrap, ...ownership } = checked.handlers ?? {};
+  // Cross-field: retrying forever needs a deadline.
+  if (forever && retryRaw.deadlineMs === undefined) {
     throw new HubtelConfigError(
       `${PREFIX}.handlers.retry.maxAttempts`,
       'Infinity needs handlers.retry.deadlineMs',
     );
   }
   const handlers = {
-    retry: { maxAttempts, baseDelayMs, maxDelayMs, ...dropUndefined({ deadlineMs }) },
-    recordTtlMs:
-      handlersRaw.recordTtlMs === undefined
-        ? undefined
-        : resolveNumber(handlersRaw.recordTtlMs, `${PREFIX}.handlers.recordTtlMs`, 0, { min: 1 }),
-    recoverOnBootstrap: resolveBoolean(
-      handlersRaw.recoverOnBootstrap,
-      `${PREFIX}.handlers.recoverOnBootstrap`,
-      true,
-    ),
-    ...resolveJobOwnership(handlersRaw, `${PREFIX}.handlers`),
+    retry: {
+      maxAttempts: forever ? Infinity : (retryRaw.maxAttempts ?? DEFAULT_JOB_RETRY.maxAttempts),
+      ...backoffDelays(retryRaw, DEFAULT_JOB_RETRY, `${PREFIX}.handlers.retry`),
+      ...dropUndefined({ deadlineMs: retryRaw.deadlineMs }),
+    },
+    ...dropUndefined({ recordTtlMs }),
+    recoverOnBootstrap: recoverOnBootstrap ?? true,
+    ...checkJobOwnership(ownership, `${PREFIX}.handlers`),
   };
 
   const store = assertStoreOption(raw.store, `${PREFIX}.store`);
 
-  const invoiceTtlMs = resolveNumber(
-    raw.invoiceTtlMs,
-    `${PREFIX}.invoiceTtlMs`,
-    CHECKOUT_DEFAULTS.invoiceTtlMs,
-    { min: 60_000 },
-  );
+  const invoiceTtlMs = checked.invoiceTtlMs ?? CHECKOUT_DEFAULTS.invoiceTtlMs;
+  // Cross-field: an invoice must outlive its reconciliation.
   if (reconciliation.enabled && invoiceTtlMs <= reconciliation.giveUpAfterMs) {
     throw new HubtelConfigError(
       `${PREFIX}.invoiceTtlMs`,
       `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
     );
   }
-  const maxCallbackBodyBytes = resolveNumber(
-    raw.maxCallbackBodyBytes,
-    `${PREFIX}.maxCallbackBodyBytes`,
-    CHECKOUT_DEFAULTS.maxCallbackBodyBytes,
-    {
-      min: 1024,
-      max: 10 * 1024 * 1024,
-    },
-  );
 
   return {
     credentials,
@@ -434,14 +367,29 @@ export function resolveCheckoutOptions(
       cancellationUrl,
       store: store as ResolvedCheckoutOptions['store'],
     }),
-    descriptionSpecialCharacters,
+    descriptionSpecialCharacters: checked.descriptionSpecialCharacters ?? 'reject',
     verification,
     reconciliation,
     handlers,
     access,
     invoiceTtlMs,
-    maxCallbackBodyBytes,
+    maxCallbackBodyBytes: checked.maxCallbackBodyBytes ?? CHECKOUT_DEFAULTS.maxCallbackBodyBytes,
   };
+}
+
+/**
+ * The options as CheckoutOptionsDto checks them: `handlers.retry.maxAttempts: Infinity` (retry
+ * until the deadline) is no JSON number, so no decorator accepts it; it is left out of the DTO's
+ * check (`forever`) and handled in code, where it needs `deadlineMs`.
+ */
+function splitInfiniteAttempts(raw: Record<string, unknown>): {
+  finite: Record<string, unknown>;
+  forever: boolean;
+} {
+  const handlers = raw.handlers as { retry?: { maxAttempts?: unknown } } | null | undefined;
+  if (handlers?.retry?.maxAttempts !== Infinity) return { finite: raw, forever: false };
+  const retry = { ...handlers.retry, maxAttempts: undefined };
+  return { finite: { ...raw, handlers: { ...handlers, retry } }, forever: true };
 }
 
 /** The variable behind each option checkoutOptionsFromEnv reads (for errors naming it). */

@@ -66,9 +66,9 @@ export type {
   HubtelApi,
   HubtelCredentials,
   HubtelHttpOptions,
+  HubtelJobOwnershipOptions,
   HubtelRetryOptions,
 } from './options/hubtel-options.types.js';
-export type { HubtelJobOwnershipOptions } from './options/hubtel-options.validation.js';
 export { readEnvValue, type HubtelEnvSource } from './options/hubtel-env.js';
 export type { HubtelRouteOptions } from './inbound/inbound-controller.js';
 export type { InboundAccessOptions } from './inbound/inbound-access.js';

@@ -44,19 +44,13 @@ export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js'
 export { createHandlerDecorator } from './events/handler-decorator.js';
 export { HandlerRegistry } from './events/handler-registry.js';
 
-export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_ENV } from './hubtel.constants.js';
+export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_DEFAULT_COUNTRY_CODE, HUBTEL_ENV } from './hubtel.constants.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
 export {
   assertOptionsObject,
-  optionalString,
-  requireString,
-  resolveBoolean,
-  resolveCountryCode,
+  backoffDelays,
   resolveCredentials,
   resolveHttpOptions,
-  resolveJobOwnership,
-  resolveNumber,
-  resolveOneOf,
   resolveUrl,
 } from './options/hubtel-options.validation.js';
 export {
@@ -90,7 +84,16 @@ export { redactToString } from './logging/redact.js';
 export { sanitizingLogger } from './logging/hubtel-logger.js';
 export { isLogLevelEnabled } from './logging/log-level.js';
 
-export { checkOptions } from './options/hubtel-options.dto.js';
+export {
+  checkJobOwnership,
+  checkOptions,
+  HubtelBackoffOptionsDto,
+  HubtelCredentialsDto,
+  HubtelJobOwnershipOptionsDto,
+  IsHubtelCountryCode,
+  IsOptionalSection,
+  IsHubtelPosSalesId,
+} from './options/hubtel-options.dto.js';
 export {
   compileValidator,
   type CompiledValidator,

@@ -1,16 +1,5 @@
-import { Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsInt,
-  IsNumber,
-  IsObject,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsOptionalSection } from 'nestjs-hubtel/internal';
 
 /*
  * The sandbox's plain-data options, checked at construction by the validator of the inbound
@@ -32,16 +21,10 @@ export class SandboxCredentialPairDto {
 }
 
 export class SandboxCredentialsDto {
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => SandboxCredentialPairDto)
+  @IsOptionalSection(() => SandboxCredentialPairDto)
   sms?: SandboxCredentialPairDto;
 
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => SandboxCredentialPairDto)
+  @IsOptionalSection(() => SandboxCredentialPairDto)
   api?: SandboxCredentialPairDto;
 }
 
@@ -115,21 +98,12 @@ export class SandboxOptionsDto {
   @Min(1)
   outboundTimeoutMs?: number;
 
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => SandboxCredentialsDto)
+  @IsOptionalSection(() => SandboxCredentialsDto)
   credentials?: SandboxCredentialsDto;
 
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => SandboxSmsOptionsDto)
+  @IsOptionalSection(() => SandboxSmsOptionsDto)
   sms?: SandboxSmsOptionsDto;
 
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => SandboxCheckoutOptionsDto)
+  @IsOptionalSection(() => SandboxCheckoutOptionsDto)
   checkout?: SandboxCheckoutOptionsDto;
 }

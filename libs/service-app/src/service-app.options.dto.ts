@@ -1,18 +1,98 @@
-import { IsBoolean, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
+import {
+  HubtelBackoffOptionsDto,
+  HubtelCredentialsDto,
+  HubtelJobOwnershipOptionsDto,
+  IsHubtelCountryCode,
+  IsHubtelPosSalesId,
+  IsOptionalSection,
+} from 'nestjs-hubtel/internal';
+import { SERVICE_APP_DEFAULT_MESSAGES } from './service-app.constants.js';
 
 /*
- * The service app's top-level options that are plain data, checked at bootstrap by the validator
- * of the inbound bodies (checkOptions). Rules no decorator says stay in service-app.options.ts:
- * sessionStartTtlMs ≤ sessionTtlMs (cross-field), flows (ServiceFlowBuilder objects), the store
- * (token or instance), URLs, the country code (core's shared check and default), back inputs (string, list or false) and the nested retry/verification
- * sections with their own cross-field rules.
+ * The service app's options that are plain data, checked at bootstrap by the validator of the
+ * inbound bodies (checkOptions). Rules no decorator says stay in service-app.options.ts:
+ * sessionStartTtlMs ≤ sessionTtlMs and every maxDelayMs ≥ baseDelayMs (cross-field),
+ * verification.enabled needing statusCheck, defaults that depend on other options, flows
+ * (ServiceFlowBuilder objects), the store (token or instance), URLs (parsed and trimmed, not just
+ * checked), access (InboundAccessPolicy) and back inputs (a string, a list or false).
  */
-export class ServiceAppOptionsDto {
+
+/** `callbackRetry`: backoff until the platform accepts, or the deadline. */
+export class ServiceAppCallbackRetryOptionsDto extends HubtelBackoffOptionsDto {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  deadlineMs?: number;
+}
+
+/** `fulfillmentRetry`: attempts of the @OnFulfillment handler, and their backoff. */
+export class ServiceAppFulfillmentRetryOptionsDto extends HubtelBackoffOptionsDto {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  maxAttempts?: number;
+}
+
+/** `statusCheck`: the key pair (core's credentials DTO), the POS Sales ID and the time-out; `url` is in code. */
+export class ServiceAppStatusCheckOptionsDto extends HubtelCredentialsDto {
+  @IsHubtelPosSalesId()
+  posSalesId: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(600_000)
+  timeoutMs?: number;
+}
+
+export class ServiceAppVerificationOptionsDto {
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  recheckForMs?: number;
+
+  @IsOptionalSection(() => HubtelBackoffOptionsDto)
+  recheckDelay?: HubtelBackoffOptionsDto;
+
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  amountTolerance?: number;
+}
+
+/**
+ * `messages`: a string per known message, checked with unknown fields refused (a misspelt key
+ * would silently keep the default). Its fields are declared from SERVICE_APP_DEFAULT_MESSAGES, so
+ * a new message needs no second list.
+ */
+export class ServiceAppMessagesDto {}
+for (const key of Object.keys(SERVICE_APP_DEFAULT_MESSAGES)) {
+  IsOptional()(ServiceAppMessagesDto.prototype, key);
+  IsString()(ServiceAppMessagesDto.prototype, key);
+}
+
+export class ServiceAppOptionsDto extends HubtelJobOwnershipOptionsDto {
+  @IsOptionalSection(() => HubtelCredentialsDto)
+  callbackCredentials?: HubtelCredentialsDto;
+
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(600_000)
   callbackTimeoutMs?: number;
+
+  @IsOptionalSection(() => ServiceAppCallbackRetryOptionsDto)
+  callbackRetry?: ServiceAppCallbackRetryOptionsDto;
+
+  @IsOptionalSection(() => ServiceAppFulfillmentRetryOptionsDto)
+  fulfillmentRetry?: ServiceAppFulfillmentRetryOptionsDto;
 
   @IsOptional()
   @IsInt()
@@ -39,11 +119,21 @@ export class ServiceAppOptionsDto {
   @IsBoolean()
   requireCart?: boolean;
 
+  @IsOptionalSection(() => ServiceAppStatusCheckOptionsDto)
+  statusCheck?: ServiceAppStatusCheckOptionsDto;
+
+  @IsOptionalSection(() => ServiceAppVerificationOptionsDto)
+  verification?: ServiceAppVerificationOptionsDto;
+
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(10_000_000)
   maxPendingSessions?: number;
+
+  @IsOptional()
+  @IsHubtelCountryCode()
+  defaultCountryCode?: string;
 
   @IsOptional()
   @IsBoolean()

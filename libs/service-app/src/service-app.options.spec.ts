@@ -1,5 +1,5 @@
 import { HubtelConfigError, MemoryStore } from 'nestjs-hubtel';
-import { SERVICE_APP_DEFAULTS } from './service-app.constants.js';
+import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_DEFAULTS } from './service-app.constants.js';
 import { resolveServiceAppOptions, serviceAppOptionsFromEnv } from './service-app.options.js';
 
 function problem(options: unknown): string {
@@ -180,6 +180,102 @@ describe('resolveServiceAppOptions', () => {
       'serviceApp.sessionStartTtlMs',
     );
     expect(problem({ maxPendingSessions: 0 })).toBe('serviceApp.maxPendingSessions');
+  });
+
+  it('takes every known message, keeps the default of one given as null or undefined, and names an unknown one', () => {
+    const all = Object.fromEntries(
+      Object.keys(SERVICE_APP_DEFAULT_MESSAGES).map((key) => [key, `mine ${key}`]),
+    );
+    expect(resolveServiceAppOptions({ messages: all }).messages).toEqual(all);
+    const kept = resolveServiceAppOptions({ messages: { busy: null, error: undefined } as never }).messages;
+    expect(kept).toEqual(SERVICE_APP_DEFAULT_MESSAGES);
+    let unknown: unknown;
+    try {
+      resolveServiceAppOptions({ messages: { bussy: 'x' } as never });
+    } catch (error) {
+      unknown = error;
+    }
+    expect((unknown as HubtelConfigError).option).toBe('serviceApp.messages.bussy');
+    expect((unknown as Error).message).toMatch(/is not a known field \(sessionExpired, busy, .*pattern\)$/);
+    expect(problem({ messages: 'x' })).toBe('serviceApp.messages');
+  });
+
+  it('takes the retry, status-check and verification sections, defaults filled in', () => {
+    const resolved = resolveServiceAppOptions({
+      callbackRetry: { baseDelayMs: 10, deadlineMs: 60_000 },
+      fulfillmentRetry: { maxAttempts: 100, maxDelayMs: 5_000 },
+      statusCheck: {
+        clientId: 'id',
+        clientSecret: 's',
+        posSalesId: 'P-1',
+        timeoutMs: 600_000,
+        url: 'http://s.test/',
+      },
+      verification: { recheckForMs: 0, recheckDelay: { baseDelayMs: 5 }, amountTolerance: 0.5 },
+      callbackCredentials: { clientId: 'cb', clientSecret: 'pw', extra: 1 } as never,
+      defaultCountryCode: '1',
+      shutdownGraceMs: 0,
+    });
+    expect(resolved).toMatchObject({
+      callbackRetry: { baseDelayMs: 10, maxDelayMs: 300_000, deadlineMs: 60_000 },
+      fulfillmentRetry: { maxAttempts: 100, baseDelayMs: 1_000, maxDelayMs: 5_000 },
+      statusCheck: {
+        credentials: { clientId: 'id', clientSecret: 's' },
+        posSalesId: 'P-1',
+        timeoutMs: 600_000,
+        url: 'http://s.test',
+      },
+      verification: {
+        enabled: true,
+        recheckForMs: 0,
+        recheckDelay: { baseDelayMs: 5, maxDelayMs: 60_000 },
+        amountTolerance: 0.5,
+      },
+      defaultCountryCode: '1',
+      shutdownGraceMs: 0,
+    });
+    expect(resolved.callbackCredentials).toEqual({ clientId: 'cb', clientSecret: 'pw' });
+  });
+
+  it('names each bad field of the sections, never echoing a secret', () => {
+    const statusCheck = { clientId: 'id', clientSecret: 'secret', posSalesId: '11684' };
+    expect(problem({ callbackRetry: 'x' })).toBe('serviceApp.callbackRetry');
+    expect(problem({ callbackRetry: { baseDelayMs: 0 } })).toBe('serviceApp.callbackRetry.baseDelayMs');
+    expect(problem({ fulfillmentRetry: { maxAttempts: 101 } })).toBe(
+      'serviceApp.fulfillmentRetry.maxAttempts',
+    );
+    expect(problem({ fulfillmentRetry: { baseDelayMs: 100, maxDelayMs: 10 } })).toBe(
+      'serviceApp.fulfillmentRetry.maxDelayMs',
+    );
+    expect(problem({ statusCheck: { ...statusCheck, posSalesId: 'p'.repeat(65) } })).toBe(
+      'serviceApp.statusCheck.posSalesId',
+    );
+    expect(problem({ statusCheck: { ...statusCheck, timeoutMs: 600_001 } })).toBe(
+      'serviceApp.statusCheck.timeoutMs',
+    );
+    expect(problem({ statusCheck: { ...statusCheck, clientId: undefined } })).toBe(
+      'serviceApp.statusCheck.clientId',
+    );
+    expect(problem({ callbackCredentials: 'x' })).toBe('serviceApp.callbackCredentials');
+    expect(problem({ verification: 'x' })).toBe('serviceApp.verification');
+    expect(problem({ statusCheck, verification: { enabled: 'yes' } })).toBe(
+      'serviceApp.verification.enabled',
+    );
+    expect(problem({ statusCheck, verification: { recheckForMs: 1.5 } })).toBe(
+      'serviceApp.verification.recheckForMs',
+    );
+    expect(problem({ statusCheck, verification: { recheckDelay: { maxDelayMs: 0 } } })).toBe(
+      'serviceApp.verification.recheckDelay.maxDelayMs',
+    );
+    expect(problem({ statusCheck, verification: { amountTolerance: '1' } })).toBe(
+      'serviceApp.verification.amountTolerance',
+    );
+    expect(problem({ shutdownGraceMs: 600_001 })).toBe('serviceApp.shutdownGraceMs');
+    expect(() =>
+      resolveServiceAppOptions({ statusCheck: { ...statusCheck, clientSecret: 42 as never } }),
+    ).toThrow(
+      'Invalid nestjs-hubtel option "serviceApp.statusCheck.clientSecret": must be a string, got a number',
+    );
   });
 
   it('passes the job lease and sweep interval on when given, and validates them', () => {

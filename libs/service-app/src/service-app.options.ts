@@ -8,21 +8,24 @@ import {
 } from 'nestjs-hubtel';
 import {
   HUBTEL_DEFAULT_BASE_URLS,
+  HUBTEL_DEFAULT_COUNTRY_CODE,
   assertOptionsObject,
-  requireString,
+  backoffDelays,
   readHubtelEnv,
+  checkJobOwnership,
   checkOptions,
   checkOptionsFromEnv,
+  dropUndefined,
   HUBTEL_ENV,
-  resolveBoolean,
-  resolveCountryCode,
-  resolveCredentials,
-  resolveJobOwnership,
-  resolveNumber,
   resolveUrl,
   assertStoreOption,
 } from 'nestjs-hubtel/internal';
-import { ServiceAppOptionsDto } from './service-app.options.dto.js';
+import {
+  ServiceAppMessagesDto,
+  ServiceAppOptionsDto,
+  type ServiceAppStatusCheckOptionsDto,
+  type ServiceAppVerificationOptionsDto,
+} from './service-app.options.dto.js';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
   SERVICE_APP_DEFAULTS,
@@ -203,68 +206,21 @@ export function resolveServiceAppOptions(
   assertOptionsObject(options, P);
   const o = options as Record<string, unknown>;
   const D = SERVICE_APP_DEFAULTS;
+  const top = checkOptions(ServiceAppOptionsDto, o, P);
+  // Checked apart: unknown fields are refused here only (the options carry flows, store, access...).
+  const messages = checkOptions(ServiceAppMessagesDto, o.messages ?? {}, `${P}.messages`, {
+    forbidUnknown: true,
+  }) as Partial<ServiceAppMessages>;
 
   const callbackUrl = resolveUrl(o.callbackUrl, `${P}.callbackUrl`, D.callbackUrl);
-  let callbackCredentials: HubtelCredentials | undefined;
-  if (o.callbackCredentials !== undefined) {
-    assertOptionsObject(o.callbackCredentials, `${P}.callbackCredentials`);
-    callbackCredentials = resolveCredentials(o.callbackCredentials, `${P}.callbackCredentials`);
-  }
-
-  const cb = objectOrEmpty(o.callbackRetry, `${P}.callbackRetry`);
-  const callbackRetry = {
-    ...resolveBackoff(cb, 'callbackRetry', D.callbackRetry),
-    deadlineMs: resolveNumber(cb.deadlineMs, `${P}.callbackRetry.deadlineMs`, D.callbackRetry.deadlineMs),
-  };
-  const fr = objectOrEmpty(o.fulfillmentRetry, `${P}.fulfillmentRetry`);
-  const fulfillmentRetry = {
-    maxAttempts: resolveNumber(
-      fr.maxAttempts,
-      `${P}.fulfillmentRetry.maxAttempts`,
-      D.fulfillmentRetry.maxAttempts,
-      { max: 100 },
-    ),
-    ...resolveBackoff(fr, 'fulfillmentRetry', D.fulfillmentRetry),
-  };
-
-  const messages: ServiceAppMessages = { ...SERVICE_APP_DEFAULT_MESSAGES };
-  if (o.messages !== undefined) {
-    assertOptionsObject(o.messages, `${P}.messages`);
-    for (const [key, value] of Object.entries(o.messages)) {
-      if (!(key in SERVICE_APP_DEFAULT_MESSAGES)) {
-        throw new HubtelConfigError(
-          `${P}.messages.${key}`,
-          `is not a known message (known: ${Object.keys(SERVICE_APP_DEFAULT_MESSAGES).join(', ')})`,
-        );
-      }
-      if (value === undefined) continue;
-      if (typeof value !== 'string') throw new HubtelConfigError(`${P}.messages.${key}`, 'must be a string');
-      messages[key as keyof ServiceAppMessages] = value;
-    }
-  }
-
   let access: InboundAccessOptions = {};
   if (o.access !== undefined) {
     assertOptionsObject(o.access, `${P}.access`);
     access = o.access as InboundAccessOptions;
   }
 
-  const statusCheck = resolveStatusCheck(o.statusCheck);
-  const verification = resolveVerification(o.verification, statusCheck !== undefined);
-  const top = checkOptions(
-    ServiceAppOptionsDto,
-    {
-      callbackTimeoutMs: o.callbackTimeoutMs,
-      sessionTtlMs: o.sessionTtlMs,
-      sessionStartTtlMs: o.sessionStartTtlMs,
-      cartTtlMs: o.cartTtlMs,
-      stepBudgetMs: o.stepBudgetMs,
-      requireCart: o.requireCart,
-      maxPendingSessions: o.maxPendingSessions,
-      recoverOnBootstrap: o.recoverOnBootstrap,
-    },
-    P,
-  );
+  const statusCheck = resolveStatusCheck(top.statusCheck, o.statusCheck);
+  const verification = resolveVerification(top.verification ?? {}, statusCheck !== undefined);
   const sessionTtlMs = top.sessionTtlMs ?? D.sessionTtlMs;
   const sessionStartTtlMs = top.sessionStartTtlMs ?? Math.min(D.sessionStartTtlMs, sessionTtlMs);
   // Cross-field: a session cannot start with more time than a whole session gets.
@@ -275,12 +231,20 @@ export function resolveServiceAppOptions(
   if (!Array.isArray(flows))
     throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
 
+  const callbackRetry = top.callbackRetry ?? {};
+  const fulfillmentRetry = top.fulfillmentRetry ?? {};
   return {
     callbackUrl,
-    callbackCredentials,
+    callbackCredentials: top.callbackCredentials,
     callbackTimeoutMs: top.callbackTimeoutMs ?? D.callbackTimeoutMs,
-    callbackRetry,
-    fulfillmentRetry,
+    callbackRetry: {
+      ...backoffDelays(callbackRetry, D.callbackRetry, `${P}.callbackRetry`),
+      deadlineMs: callbackRetry.deadlineMs ?? D.callbackRetry.deadlineMs,
+    },
+    fulfillmentRetry: {
+      maxAttempts: fulfillmentRetry.maxAttempts ?? D.fulfillmentRetry.maxAttempts,
+      ...backoffDelays(fulfillmentRetry, D.fulfillmentRetry, `${P}.fulfillmentRetry`),
+    },
     sessionTtlMs,
     cartTtlMs: top.cartTtlMs ?? D.cartTtlMs,
     stepBudgetMs: top.stepBudgetMs ?? D.stepBudgetMs,
@@ -293,10 +257,17 @@ export function resolveServiceAppOptions(
     store: assertStoreOption(o.store, `${P}.store`),
     access,
     flows: flows as ServiceFlowDefinition[],
-    messages,
-    defaultCountryCode: resolveCountryCode(o.defaultCountryCode, `${P}.defaultCountryCode`),
+    messages: { ...SERVICE_APP_DEFAULT_MESSAGES, ...messages },
+    defaultCountryCode: top.defaultCountryCode ?? HUBTEL_DEFAULT_COUNTRY_CODE,
     recoverOnBootstrap: top.recoverOnBootstrap ?? true,
-    ...resolveJobOwnership(o, P),
+    ...checkJobOwnership(
+      dropUndefined({
+        leaseMs: top.leaseMs,
+        sweepIntervalMs: top.sweepIntervalMs,
+        shutdownGraceMs: top.shutdownGraceMs,
+      }),
+      P,
+    ),
   };
 }
 
@@ -329,86 +300,40 @@ export function serviceAppOptionsFromEnv(source: HubtelEnvSource = process.env):
   return out;
 }
 
-function resolveStatusCheck(value: unknown): ResolvedServiceAppOptions['statusCheck'] {
-  if (value === undefined) return undefined;
+/** The checked status check, its URL resolved (a transform: parsed, trailing slashes trimmed). */
+function resolveStatusCheck(
+  checked: ServiceAppStatusCheckOptionsDto | undefined,
+  given: unknown,
+): ResolvedServiceAppOptions['statusCheck'] {
+  if (checked === undefined) return undefined;
   const name = `${P}.statusCheck`;
-  assertOptionsObject(value, name);
-  const posSalesId = requireString(value.posSalesId, `${name}.posSalesId`, { maxLength: 64 });
-  if (!/^[A-Za-z0-9_-]+$/.test(posSalesId))
-    throw new HubtelConfigError(`${name}.posSalesId`, 'must contain only letters, digits, "-" and "_"');
   return {
-    credentials: resolveCredentials(value, name),
-    posSalesId,
-    url: resolveUrl(value.url, `${name}.url`, HUBTEL_DEFAULT_BASE_URLS.status),
-    timeoutMs: resolveNumber(value.timeoutMs, `${name}.timeoutMs`, SERVICE_APP_DEFAULTS.callbackTimeoutMs, {
-      max: 600_000,
-    }),
+    credentials: { clientId: checked.clientId, clientSecret: checked.clientSecret },
+    posSalesId: checked.posSalesId,
+    url: resolveUrl((given as { url?: unknown }).url, `${name}.url`, HUBTEL_DEFAULT_BASE_URLS.status),
+    timeoutMs: checked.timeoutMs ?? SERVICE_APP_DEFAULTS.callbackTimeoutMs,
   };
 }
 
 function resolveVerification(
-  value: unknown,
+  checked: ServiceAppVerificationOptionsDto,
   hasStatusCheck: boolean,
 ): ResolvedServiceAppOptions['verification'] {
   const name = `${P}.verification`;
-  const v = objectOrEmpty(value, name);
   const D = SERVICE_APP_DEFAULTS.verification;
-  const enabled = resolveBoolean(v.enabled, `${name}.enabled`, hasStatusCheck);
+  const enabled = checked.enabled ?? hasStatusCheck;
+  // Cross-field: the payment is confirmed with the status check.
   if (enabled && !hasStatusCheck)
     throw new HubtelConfigError(
       `${name}.enabled`,
       `needs ${P}.statusCheck (the payment is confirmed with it)`,
     );
-  const delay = objectOrEmpty(v.recheckDelay, `${name}.recheckDelay`);
-  const baseDelayMs = resolveNumber(delay.baseDelayMs, `${name}.recheckDelay.baseDelayMs`, D.baseDelayMs);
-  const maxDelayMs = resolveNumber(
-    delay.maxDelayMs,
-    `${name}.recheckDelay.maxDelayMs`,
-    Math.max(D.maxDelayMs, baseDelayMs),
-  );
-  if (maxDelayMs < baseDelayMs)
-    throw new HubtelConfigError(
-      `${name}.recheckDelay.maxDelayMs`,
-      `must be at least baseDelayMs (${baseDelayMs})`,
-    );
   return {
     enabled,
-    recheckForMs: resolveNumber(v.recheckForMs, `${name}.recheckForMs`, D.recheckForMs, {
-      min: 0,
-      max: 3600_000,
-    }),
-    recheckDelay: { baseDelayMs, maxDelayMs },
-    amountTolerance: resolveNumber(v.amountTolerance, `${name}.amountTolerance`, 0, {
-      min: 0,
-      integer: false,
-    }),
+    recheckForMs: checked.recheckForMs ?? D.recheckForMs,
+    recheckDelay: backoffDelays(checked.recheckDelay ?? {}, D, `${name}.recheckDelay`),
+    amountTolerance: checked.amountTolerance ?? 0,
   };
-}
-
-/** `baseDelayMs` and `maxDelayMs` of a retry option; the cap defaults to at least the base. */
-function resolveBackoff(
-  raw: Record<string, unknown>,
-  option: 'callbackRetry' | 'fulfillmentRetry',
-  defaults: { baseDelayMs: number; maxDelayMs: number },
-): { baseDelayMs: number; maxDelayMs: number } {
-  const baseDelayMs = resolveNumber(raw.baseDelayMs, `${P}.${option}.baseDelayMs`, defaults.baseDelayMs);
-  const maxDelayMs = resolveNumber(
-    raw.maxDelayMs,
-    `${P}.${option}.maxDelayMs`,
-    Math.max(defaults.maxDelayMs, baseDelayMs),
-  );
-  if (maxDelayMs < baseDelayMs)
-    throw new HubtelConfigError(
-      `${P}.${option}.maxDelayMs`,
-      `must be at least ${option}.baseDelayMs (${baseDelayMs})`,
-    );
-  return { baseDelayMs, maxDelayMs };
-}
-
-function objectOrEmpty(value: unknown, name: string): Record<string, unknown> {
-  if (value === undefined) return {};
-  assertOptionsObject(value, name);
-  return value;
 }
 
 function resolveBackInputs(value: unknown): string[] {

@@ -84,7 +84,7 @@ export interface CheckoutInitiateResponseBody {
 
 /** `clientReference`: printable ASCII, no spaces (the platform's references are such). */
 export const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;
-const NOT_BLANK = /\S/;
+export const NOT_BLANK = /\S/;
 
 /**
  * The shape `createInvoice` accepts, as a class-validator DTO checked by the core's validator

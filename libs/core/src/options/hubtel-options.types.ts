@@ -35,3 +35,21 @@ export interface ResolvedHubtelHttpOptions {
   retry: HubtelRetryOptions;
   defaultCountryCode: string;
 }
+
+/**
+ * Job ownership of a module's inbound pipeline, for apps with several instances on a shared store:
+ * how long a job stays owned by an instance that stopped answering, and how often every instance
+ * looks for such jobs. Defaults (30 s, half the lease) suit production; tests shorten them.
+ */
+export interface HubtelJobOwnershipOptions {
+  /** A job whose instance went silent this long is taken over by another. Default 30000 ms (1 s to 1 h). */
+  leaseMs?: number;
+  /** How often the store is swept for such jobs (100 ms to 1 h); 0 turns the sweep off. Default half of `leaseMs`. */
+  sweepIntervalMs?: number;
+  /**
+   * On shutdown (SIGTERM with `app.enableShutdownHooks()`), how long handlers running in this
+   * process may take to finish (0 to 10 min). What is still pending then is logged with its count;
+   * with a persistent store another instance (or the next start) resumes it. Default 5000 ms.
+   */
+  shutdownGraceMs?: number;
+}

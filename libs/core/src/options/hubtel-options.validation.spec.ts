@@ -1,12 +1,9 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import {
   assertOptionsObject,
-  requireString,
-  resolveCountryCode,
+  backoffDelays,
   resolveCredentials,
   resolveHttpOptions,
-  resolveNumber,
-  resolveOneOf,
   resolveUrl,
 } from './hubtel-options.validation.js';
 
@@ -52,19 +49,6 @@ describe('option validation', () => {
     expect(configError(() => resolveUrl(undefined, 'a')).message).toMatch(/is required/);
   });
 
-  it('numbers must be positive integers within bounds', () => {
-    expect(resolveNumber(undefined, 'n', 7)).toBe(7);
-    expect(resolveNumber(3, 'n', 7)).toBe(3);
-    expect(configError(() => resolveNumber(0, 'sms.batchSize', 1)).message).toMatch(
-      /"sms.batchSize": must be at least 1, got 0/,
-    );
-    expect(configError(() => resolveNumber(-5, 'n', 1)).message).toMatch(/at least 1/);
-    expect(configError(() => resolveNumber(1.5, 'n', 1)).message).toMatch(/whole number/);
-    expect(configError(() => resolveNumber('10', 'n', 1)).message).toMatch(/finite number, got string/);
-    expect(configError(() => resolveNumber(Number.NaN, 'n', 1)).message).toMatch(/finite number/);
-    expect(configError(() => resolveNumber(11, 'n', 1, { max: 10 })).message).toMatch(/at most 10/);
-  });
-
   it('resolveHttpOptions fills defaults and checks each field', () => {
     expect(resolveHttpOptions({}, 'sms')).toEqual({
       timeoutMs: 15000,
@@ -94,16 +78,26 @@ describe('option validation', () => {
     );
   });
 
-  it('other helpers', () => {
+  it('backoffDelays: the cap defaults to at least the base, and is refused below it', () => {
+    const defaults = { baseDelayMs: 1_000, maxDelayMs: 60_000 };
+    expect(backoffDelays({}, defaults, 'x.retry')).toEqual(defaults);
+    expect(backoffDelays({ baseDelayMs: 90_000 }, defaults, 'x.retry')).toEqual({
+      baseDelayMs: 90_000,
+      maxDelayMs: 90_000,
+    });
+    expect(backoffDelays({ maxDelayMs: 5 }, { baseDelayMs: 1, maxDelayMs: 9 }, 'x.retry').maxDelayMs).toBe(5);
+    const below = configError(() =>
+      backoffDelays({ baseDelayMs: 100, maxDelayMs: 50 }, defaults, 'a.b.retry'),
+    );
+    expect([below.option, below.message]).toEqual([
+      'a.b.retry.maxDelayMs',
+      'Invalid nestjs-hubtel option "a.b.retry.maxDelayMs": must be at least retry.baseDelayMs (100)',
+    ]);
+  });
+
+  it('the options object must be an object', () => {
     expect(configError(() => assertOptionsObject(null, 'sms')).message).toMatch(
       /"sms": must be an object, got null/,
     );
-    expect(configError(() => requireString('abcdef', 's', { maxLength: 3 })).message).toMatch(
-      /at most 3 characters/,
-    );
-    expect(resolveOneOf(undefined, 'm', ['a', 'b'], 'a')).toBe('a');
-    expect(configError(() => resolveOneOf('c', 'm', ['a', 'b'], 'a')).message).toMatch(/one of "a", "b"/);
-    expect(resolveCountryCode('1', 'c')).toBe('1');
-    expect(configError(() => resolveCountryCode('0233', 'c')).option).toBe('c');
   });
 });
