@@ -62,6 +62,7 @@ export function createServiceAppController(
   class ServiceAppController {
     /** Mounted without the guard (no access option set): the handlers check access themselves. */
     private readonly checkAccess: boolean;
+    private readonly fulfillmentAnswers: InboundAnswerOptions;
 
     constructor(
       @Inject(ServiceFlowService) private readonly flows: ServiceFlowService,
@@ -71,6 +72,8 @@ export function createServiceAppController(
       @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
     ) {
       this.checkAccess = !isAccessGuarded(this);
+      // Built once: a spread per request showed in the fulfillment endpoint's CPU profile.
+      this.fulfillmentAnswers = { ...answers, telemetry, source: 'fulfillment' };
     }
 
     /** `POST {service_app_url}/api/service-flow`: one step of a session. */
@@ -105,11 +108,12 @@ export function createServiceAppController(
       @Res({ passthrough: true }) response: unknown,
     ): Promise<FulfillmentReceipt> {
       if (this.checkAccess) this.checkOrReport('fulfillment', request);
-      const receipt = answerInbound('fulfillment request', response, () => this.fulfillment.receive(body), {
-        ...answers,
-        telemetry: this.telemetry,
-        source: 'fulfillment',
-      });
+      const receipt = answerInbound(
+        'fulfillment request',
+        response,
+        () => this.fulfillment.receive(body),
+        this.fulfillmentAnswers,
+      );
       if (!this.telemetry) return receipt;
       return receipt.then((done) => {
         this.telemetry!.record(
