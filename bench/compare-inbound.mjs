@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare-inbound.mjs --ref=REV [--passes=3] [--duration=S] [--adapters=express,fastify]`
+ * `node bench/compare-inbound.mjs --ref=REV [--passes=3] [--duration=S] [--adapters=express,fastify]
+ *   [--shapes=checkout-callback,service-flow,fulfillment]`
  *
  * The inbound endpoints' CPU per request of an older commit's code beside this tree's, measured in
  * one session: each pass runs the older tree's own inbound bench (module variant), then this
@@ -25,10 +26,13 @@ const { values } = parseArgs({
     passes: { type: 'string', default: '3' },
     duration: { type: 'string', default: '4' },
     adapters: { type: 'string', default: 'express,fastify' },
+    shapes: { type: 'string', default: 'checkout-callback,service-flow,fulfillment' },
   },
 });
 if (!values.ref) {
-  console.error('usage: node bench/compare-inbound.mjs --ref=REV [--passes=N] [--duration=S] [--adapters=…]');
+  console.error(
+    'usage: node bench/compare-inbound.mjs --ref=REV [--passes=N] [--duration=S] [--adapters=…] [--shapes=…]',
+  );
   process.exit(2);
 }
 const passes = Number(values.passes);
@@ -55,6 +59,7 @@ function runBench(tree, label, pass) {
     '--rounds=1',
     `--duration=${values.duration}`,
     `--adapters=${values.adapters}`,
+    `--shapes=${values.shapes}`,
     `--out=${out}`,
   ];
   return new Promise((resolve, reject) => {
