@@ -19,7 +19,7 @@ export {
   isAccessGuarded,
   mountController,
 } from './inbound/inbound-controller.js';
-export { inboundHttpError, invalidBodyError, unrecordedError } from './inbound/inbound-http-errors.js';
+export { inboundHttpError } from './inbound/inbound-http-errors.js';
 export { answerInbound, type InboundAnswerOptions } from './inbound/inbound-answer.js';
 export {
   inboundKit,
@@ -30,11 +30,6 @@ export {
 } from './inbound/inbound-kit.js';
 export { findHostileStructure } from './inbound/inbound-body.js';
 export {
-  DEFAULT_SHUTDOWN_GRACE_MS,
-  SHUTDOWN_RETRY_AFTER_SECONDS,
-  shuttingDownHttpError,
-} from './inbound/inbound-shutdown.js';
-export {
   DEFAULT_JOB_RECORD_TTL_MS,
   listDeadLetters,
   requeueDeadLetter,
@@ -42,7 +37,6 @@ export {
 export { JobDeferral } from './inbound/inbound-defer.js';
 export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js';
 export { createHandlerDecorator } from './events/handler-decorator.js';
-export { HandlerRegistry } from './events/handler-registry.js';
 
 export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_DEFAULT_COUNTRY_CODE, HUBTEL_ENV } from './hubtel.constants.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
@@ -60,7 +54,7 @@ export {
   hubtelHttpOptionsFromEnv,
   readHubtelEnv,
 } from './options/hubtel-env.js';
-export { assertStoreOption, resolveStoreOption } from './store/store-option.js';
+export { assertStoreOption } from './store/store-option.js';
 
 export {
   HttpTransport,
@@ -98,5 +92,4 @@ export {
   compileValidator,
   type CompiledValidator,
   type CompileValidatorOptions,
-  type ValidationResult,
 } from './validation/validation.ajv.js';
