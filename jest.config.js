@@ -26,7 +26,7 @@ export default {
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
     '^nestjs-hubtel$': '<rootDir>/libs/core/src/index.ts',
-    '^nestjs-hubtel/internal$': '<rootDir>/libs/core/src/internal.ts',
+    '^#internal$': '<rootDir>/libs/core/src/internal.ts',
     '^nestjs-hubtel/(sms|checkout|service-app|sandbox|testing|redis|bullmq|health|metrics)$':
       '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',

@@ -10,7 +10,7 @@
  */
 import { plainToInstance } from 'class-transformer';
 import { validate, validateSync } from 'class-validator';
-import { compileValidator } from 'nestjs-hubtel/internal';
+import { compileValidator } from '#internal';
 import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 

@@ -16,7 +16,7 @@ export const snapshotDir = path.join(repoRoot, 'test', 'api');
 /** Every entry point: its package specifier, its source file, and its snapshot's file name. */
 export const ENTRY_POINTS = [
   { name: 'nestjs-hubtel', file: 'libs/core/src/index.ts', snapshot: 'core.api.txt' },
-  { name: 'nestjs-hubtel/internal', file: 'libs/core/src/internal.ts', snapshot: 'internal.api.txt' },
+  { name: '#internal', file: 'libs/core/src/internal.ts', snapshot: 'internal.api.txt' },
   { name: 'nestjs-hubtel/sms', file: 'libs/sms/src/index.ts', snapshot: 'sms.api.txt' },
   { name: 'nestjs-hubtel/checkout', file: 'libs/checkout/src/index.ts', snapshot: 'checkout.api.txt' },
   {

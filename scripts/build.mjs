@@ -68,6 +68,24 @@ for (const entry of await fs.readdir(esmDir, { withFileTypes: true })) {
   libs.push(entry.name);
 }
 
+// 1b. `#internal` (the libraries' shared code, libs/core/src/internal.ts) is no entry point of the
+// package: each import of it becomes a relative path to core/internal inside the same build, so
+// it reaches the one core instance of that format and applications cannot import it by name.
+for (const file of await walk(esmDir)) {
+  if (!/\.(js|d\.ts)$/.test(file)) continue;
+  const code = await fs.readFile(file, 'utf8');
+  if (!code.includes('#internal')) continue;
+  let target = path.relative(path.dirname(file), path.join(esmDir, 'core', 'internal.js'));
+  if (!target.startsWith('.')) target = `./${target}`;
+  await fs.writeFile(
+    file,
+    code.replace(
+      /(\bfrom\s*|\bimport\(\s*|\bimport\s+)(["'])#internal\2/g,
+      (_m, ctx, q) => `${ctx}${q}${target}${q}`,
+    ),
+  );
+}
+
 // 2. Non-TypeScript assets next to the code (templates, static pages) go to both builds.
 for (const lib of libs) {
   const srcRoot = path.join(root, 'libs', lib, 'src');
@@ -112,7 +130,8 @@ for (const file of esmFiles) {
     for (const m of dts.matchAll(/(?:from|import\(|import)\s*["'](\.{1,2}\/[^"']+)["']/g)) {
       const resolved = path.resolve(path.dirname(file), m[1]);
       const lib = path.relative(esmDir, file).split(path.sep)[0];
-      if (!resolved.startsWith(path.join(esmDir, lib) + path.sep)) {
+      const internal = resolved === path.join(esmDir, 'core', 'internal.js');
+      if (!internal && !resolved.startsWith(path.join(esmDir, lib) + path.sep)) {
         problems.push(
           `${rel(file)}: declaration refers to "${m[1]}" outside its lib; export the type from the lib's index and import it by package name`,
         );
@@ -159,6 +178,10 @@ const collect = (v) => {
 };
 collect(pkg.exports);
 collect(pkg.bin);
+for (const file of await walk(path.join(root, 'dist'))) {
+  if (/\.(c?js|d\.c?ts)$/.test(file) && /["']#internal["']/.test(await fs.readFile(file, 'utf8')))
+    problems.push(`${rel(file)}: still imports #internal (not rewritten to a relative path)`);
+}
 for (const field of ['main', 'types', 'module']) if (pkg[field]) promised.add(pkg[field]);
 for (const target of promised) {
   if (target.includes('*')) continue;

@@ -15,7 +15,7 @@ import {
   HubtelNotDeadLetterError,
   type HubtelStore,
 } from 'nestjs-hubtel';
-import { type InboundPipeline, type JobRecord } from 'nestjs-hubtel/internal';
+import { type InboundPipeline, type JobRecord } from '#internal';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import {
   CheckoutModule,

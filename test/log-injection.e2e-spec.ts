@@ -7,7 +7,7 @@
  * must show no whole phone number and must be capped.
  */
 import type { LoggerService } from '@nestjs/common';
-import { LOG_LINE_MAX_LENGTH, type InboundPipeline } from 'nestjs-hubtel/internal';
+import { LOG_LINE_MAX_LENGTH, type InboundPipeline } from '#internal';
 import { CheckoutService } from 'nestjs-hubtel/checkout';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';

@@ -7,7 +7,7 @@
 import http, { type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { type HubtelStore } from 'nestjs-hubtel';
-import { type JobRecord } from 'nestjs-hubtel/internal';
+import { type JobRecord } from '#internal';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import {
   buildCheckoutCallback,

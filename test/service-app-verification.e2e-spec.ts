@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type InboundPipeline } from 'nestjs-hubtel/internal';
+import { type InboundPipeline } from '#internal';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';

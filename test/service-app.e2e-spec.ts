@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
-import { type InboundPipeline } from 'nestjs-hubtel/internal';
+import { type InboundPipeline } from '#internal';
 import type { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import {

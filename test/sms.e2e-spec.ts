@@ -12,7 +12,7 @@ import {
   HubtelUnknownOutcomeError,
   HubtelValidationError,
 } from 'nestjs-hubtel';
-import { createHttpTransport } from 'nestjs-hubtel/internal';
+import { createHttpTransport } from '#internal';
 import {
   SMS_HTTP_TRANSPORT,
   SmsBatchAbortedError,

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validate, type ValidationError } from 'class-validator';
 import fc from 'fast-check';
-import { compileValidator, type CompileValidatorOptions } from 'nestjs-hubtel/internal';
+import { compileValidator, type CompileValidatorOptions } from '#internal';
 import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';

@@ -5,7 +5,7 @@
  * background work they start (recording, dispatch to the host handler) awaited too. The CPU per
  * call is what our code (and the event emitter it uses) costs on top of any controller.
  */
-import { type InboundPipeline } from 'nestjs-hubtel/internal';
+import { type InboundPipeline } from '#internal';
 import { CheckoutService } from 'nestjs-hubtel/checkout';
 import { FulfillmentService, ServiceFlowService } from 'nestjs-hubtel/service-app';
 import { SERVICE_APP_PIPELINE } from '../../libs/service-app/src/service-app.constants.js';

@@ -8,7 +8,6 @@ import swc from '@swc/core';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LIBS = {
   '': 'core',
-  '/internal': 'core/src/internal.ts',
   '/sms': 'sms',
   '/checkout': 'checkout',
   '/service-app': 'service-app',
@@ -30,6 +29,10 @@ const SWC_OPTIONS = {
 };
 
 export async function resolve(specifier, context, next) {
+  if (specifier === '#internal') {
+    const file = useDist ? ['dist', 'esm', 'core', 'internal.js'] : ['libs', 'core', 'src', 'internal.ts'];
+    return { url: pathToFileURL(path.join(root, ...file)).href, shortCircuit: true };
+  }
   const pkg = /^nestjs-hubtel(\/[a-z-]+)?$/.exec(specifier);
   if (pkg && !useDist) {
     const lib = LIBS[pkg[1] ?? ''];

@@ -2,7 +2,7 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { DeadLetterEvent } from 'nestjs-hubtel';
-import { InboundPipeline, type JobRecord } from 'nestjs-hubtel/internal';
+import { InboundPipeline, type JobRecord } from '#internal';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { RedisServer, redisBinary } from '../../../test/support/redis-server.js';
 import { BullmqJobRunner, bullmqJobId, type BullmqJobRunnerOptions } from './bullmq.job-runner.js';

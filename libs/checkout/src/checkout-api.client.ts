@@ -4,7 +4,7 @@ import {
   platformMessage,
   requestTransactionStatus,
   type HttpTransport,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import type {
   CheckoutInitiateRequestBody,
   CheckoutInitiateResponseBody,

@@ -9,7 +9,7 @@ import {
   inboundHttpError,
   isAccessGuarded,
   type InboundRequestLike,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import { CHECKOUT_ACCESS_POLICY, CHECKOUT_RESOLVED_OPTIONS } from './checkout.constants.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import { CheckoutService } from './checkout.service.js';

@@ -1,5 +1,5 @@
 import { type ValidationIssue } from 'nestjs-hubtel';
-import { compileValidator, findHostileStructure, type CompiledValidator } from 'nestjs-hubtel/internal';
+import { compileValidator, findHostileStructure, type CompiledValidator } from '#internal';
 import { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 
 export type CallbackValidation =

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { InboundPipeline } from 'nestjs-hubtel/internal';
+import { InboundPipeline } from '#internal';
 import { MemoryStore } from 'nestjs-hubtel';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
 import { CHECKOUT_EVENT_JOBS, CheckoutSettlement, type PaidEvidence } from './checkout-settlement.js';

@@ -1,6 +1,6 @@
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelLogger, maskPhoneNumbers, type StoreEntry } from 'nestjs-hubtel';
-import { dropUndefined, isLogLevelEnabled, type InboundPipeline } from 'nestjs-hubtel/internal';
+import { dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
 import {
   CheckoutEvents,
   CheckoutExpiredEvent,

@@ -4,7 +4,7 @@ import {
   type InboundPipeline,
   type JobRunContext,
   type JobRecord,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import type { CheckoutApiClient } from './checkout-api.client.js';
 import type { CheckoutInvoice, CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import type { CheckoutSettlement } from './checkout-settlement.js';

@@ -6,7 +6,7 @@
  * CheckoutService only submits to it.
  */
 import { HubtelLogger } from 'nestjs-hubtel';
-import { type InboundPipeline, type JobDeferral, type JobRunContext } from 'nestjs-hubtel/internal';
+import { type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
 import type { CheckoutApiClient } from './checkout-api.client.js';
 import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';

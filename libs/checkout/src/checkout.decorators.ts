@@ -1,5 +1,5 @@
 import { type HubtelHandlerOptions } from 'nestjs-hubtel';
-import { createHandlerDecorator } from 'nestjs-hubtel/internal';
+import { createHandlerDecorator } from '#internal';
 import { CheckoutEvents } from './checkout.events.js';
 
 // Written out so that the declarations name the public option type (from 'nestjs-hubtel').

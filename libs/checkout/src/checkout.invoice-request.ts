@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { HubtelValidationError, normalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
-import { compileValidator } from 'nestjs-hubtel/internal';
+import { compileValidator } from '#internal';
 import { CLIENT_REFERENCE_MAX_LENGTH, DESCRIPTION_FORBIDDEN_CHARACTERS } from './checkout.constants.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import {

@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { type HubtelRouteOptions } from 'nestjs-hubtel';
-import { accessGuardNeeded, mountController } from 'nestjs-hubtel/internal';
+import { accessGuardNeeded, mountController } from '#internal';
 import { CheckoutAccessGuard, CheckoutCallbackController } from './checkout-callback.controller.js';
 import { CHECKOUT_DEFAULT_CALLBACK_PATH, CHECKOUT_ROUTE } from './checkout.constants.js';
 import type { CheckoutModuleOptions, CheckoutRouteInfo } from './checkout.options.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { HUBTEL_JOB_RUNNER, type HubtelStore, type JobRunner } from 'nestjs-hubtel';
-import { InboundPipeline, inboundKit, type HttpTransport } from 'nestjs-hubtel/internal';
+import { InboundPipeline, inboundKit, type HttpTransport } from '#internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { CheckoutReconciler } from './checkout-reconciler.js';

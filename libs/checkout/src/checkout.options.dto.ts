@@ -10,7 +10,7 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { HubtelJobOwnershipOptionsDto, IsHubtelPosSalesId, IsOptionalSection } from 'nestjs-hubtel/internal';
+import { HubtelJobOwnershipOptionsDto, IsHubtelPosSalesId, IsOptionalSection } from '#internal';
 import { NOT_BLANK } from './dto/create-invoice.dto.js';
 
 /** Longest delay or interval the checkout options take: 30 days. */

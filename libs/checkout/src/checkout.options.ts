@@ -28,7 +28,7 @@ import {
   resolveUrl,
   type JobRetryPolicy,
   type ResolvedHubtelHttpOptions,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import { CheckoutOptionsDto } from './checkout.options.dto.js';
 import { CHECKOUT_DEFAULTS, CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 

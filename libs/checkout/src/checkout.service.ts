@@ -8,7 +8,7 @@ import {
   type HubtelStore,
   type DeadLetter,
 } from 'nestjs-hubtel';
-import type { InboundPipeline } from 'nestjs-hubtel/internal';
+import type { InboundPipeline } from '#internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';

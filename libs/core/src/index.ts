@@ -1,7 +1,7 @@
 /*
  * nestjs-hubtel — what every module of the suite shares and a user may need: the errors, the
  * store and job-runner seams, option types, phone numbers, and safe logging. What the suite's
- * libraries share among themselves is in `nestjs-hubtel/internal` (no semver promise).
+ * libraries share among themselves is in `internal.ts`, which is no entry point.
  * test/api/core.api.txt pins this list (npm run api:update after a deliberate change).
  */
 export {

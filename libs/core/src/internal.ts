@@ -1,7 +1,8 @@
 /*
- * nestjs-hubtel/internal — what the suite's libraries share among themselves (the inbound
- * pipeline, the HTTP transport, option checks, ...). NOT for applications and NOT covered by
- * semver: any release may change or remove any of it. Applications use the public entry points.
+ * `#internal` — what the suite's libraries share among themselves (the inbound pipeline, the HTTP
+ * transport, option checks, ...). It is no entry point: the libraries import it as `#internal`
+ * (tsconfig `paths` in this repo) and scripts/build.mjs rewrites that to a relative path inside
+ * the package, so `nestjs-hubtel/internal` does not resolve for applications.
  * test/api/internal.api.txt lists it (npm run api:update after a deliberate change).
  */
 export {

@@ -11,7 +11,7 @@ import {
   type JobRunner,
   type JobRunnerHealth,
 } from 'nestjs-hubtel';
-import { HttpTransport } from 'nestjs-hubtel/internal';
+import { HttpTransport } from '#internal';
 import { FakeHttpServer, closedPort } from '../../../test/support/fake-http-server.js';
 import { HubtelHealthIndicator } from './health.indicator.js';
 import { HubtelHealthModule } from './health.module.js';

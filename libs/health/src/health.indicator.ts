@@ -9,7 +9,7 @@ import {
   type HubtelStore,
   type JobRunner,
 } from 'nestjs-hubtel';
-import { HttpTransport } from 'nestjs-hubtel/internal';
+import { HttpTransport } from '#internal';
 import { HEALTH_DEFAULTS } from './health.constants.js';
 import { HUBTEL_HEALTH_MODULE_OPTIONS } from './health.module-definition.js';
 import type { HubtelHealthModuleOptions } from './health.options.js';

@@ -1,5 +1,5 @@
 import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
-import { compileValidator } from 'nestjs-hubtel/internal';
+import { compileValidator } from '#internal';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from './sandbox-admin.dto.js';
 import { SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { apiErrorReply, SandboxStateError } from './sandbox.errors.js';

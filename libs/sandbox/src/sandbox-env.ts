@@ -1,4 +1,4 @@
-import { HUBTEL_ENV } from 'nestjs-hubtel/internal';
+import { HUBTEL_ENV } from '#internal';
 import type { HubtelSandbox } from './hubtel-sandbox.js';
 
 /**

@@ -1,5 +1,5 @@
 import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-import { IsOptionalSection } from 'nestjs-hubtel/internal';
+import { IsOptionalSection } from '#internal';
 
 /*
  * The sandbox's plain-data options, checked at construction by the validator of the inbound

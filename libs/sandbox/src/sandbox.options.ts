@@ -1,5 +1,5 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { checkOptions, sanitizingLogger } from 'nestjs-hubtel/internal';
+import { checkOptions, sanitizingLogger } from '#internal';
 import {
   SANDBOX_CHECKOUT_DEFAULTS,
   SANDBOX_DEFAULT_CREDENTIALS,

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HubtelError } from 'nestjs-hubtel';
-import { type HttpTransport } from 'nestjs-hubtel/internal';
+import { type HttpTransport } from '#internal';
 import { SERVICE_APP_TRANSPORT } from './service-app.constants.js';
 import type { FulfillmentCallback } from './service-app.types.js';
 

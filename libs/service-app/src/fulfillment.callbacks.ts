@@ -7,7 +7,7 @@
  */
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import type { HubtelTelemetry } from 'nestjs-hubtel';
-import type { InboundPipeline, JobRecord } from 'nestjs-hubtel/internal';
+import type { InboundPipeline, JobRecord } from '#internal';
 import type { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import {
   callbackOf,

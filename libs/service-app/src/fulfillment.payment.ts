@@ -4,7 +4,7 @@
  * or refuses the order. Apart from FulfillmentService, which records requests and reports
  * outcomes, so the verification rules read in one place.
  */
-import type { InboundPipeline } from 'nestjs-hubtel/internal';
+import type { InboundPipeline } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
 import type { PaymentSummary } from './fulfillment.records.js';
 import { judgePayment } from './fulfillment-verifier.js';

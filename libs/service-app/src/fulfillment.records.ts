@@ -5,7 +5,7 @@
  * deploy, are read in one place.
  */
 import { HubtelValidationError } from 'nestjs-hubtel';
-import type { JobRecord } from 'nestjs-hubtel/internal';
+import type { JobRecord } from '#internal';
 import { combineOutcomes, type FulfillmentRejection } from './service-app.events.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
 import type { FulfillmentOrderStatus } from './fulfillment.service.js';

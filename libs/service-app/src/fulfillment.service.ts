@@ -9,7 +9,7 @@ import {
   type HubtelTelemetry,
   type DeadLetter,
 } from 'nestjs-hubtel';
-import { type InboundPipeline, type JobRecord, type JobStatus } from 'nestjs-hubtel/internal';
+import { type InboundPipeline, type JobRecord, type JobStatus } from '#internal';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
 import { FulfillmentCarts } from './fulfillment.cart.js';

@@ -1,4 +1,4 @@
-import { requestTransactionStatus, type HttpTransport, type TransactionStatus } from 'nestjs-hubtel/internal';
+import { requestTransactionStatus, type HttpTransport, type TransactionStatus } from '#internal';
 
 /** What the transaction status check says of one SessionId's payment. */
 export type PaymentStatus = TransactionStatus;

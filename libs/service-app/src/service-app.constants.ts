@@ -1,4 +1,4 @@
-import { HUBTEL_DEFAULT_BASE_URLS } from 'nestjs-hubtel/internal';
+import { HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
 /** Resolved options (after validation, defaults filled in). */
 export const SERVICE_APP_OPTIONS = Symbol('HUBTEL_SERVICE_APP_OPTIONS');

@@ -13,7 +13,7 @@ import {
   isAccessGuarded,
   mountController,
   type InboundRequestLike,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import {
   FulfillmentRejectedError,
   FulfillmentService,

@@ -1,5 +1,5 @@
 import { type HubtelHandlerOptions } from 'nestjs-hubtel';
-import { createHandlerDecorator } from 'nestjs-hubtel/internal';
+import { createHandlerDecorator } from '#internal';
 import { ServiceAppEvents, fulfillmentEventFor } from './service-app.events.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Allow, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { HubtelValidationError } from 'nestjs-hubtel';
-import { compileValidator, findHostileStructure, type CompiledValidator } from 'nestjs-hubtel/internal';
+import { compileValidator, findHostileStructure, type CompiledValidator } from '#internal';
 import type { FulfillmentRequest, ServiceFlowRequest } from './service-app.types.js';
 
 /*

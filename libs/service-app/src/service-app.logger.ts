@@ -1,5 +1,5 @@
 import { HubtelLogger } from 'nestjs-hubtel';
-import { capLogText, escapeLogText, LOG_LINE_MAX_LENGTH, sanitizeLogLine } from 'nestjs-hubtel/internal';
+import { capLogText, escapeLogText, LOG_LINE_MAX_LENGTH, sanitizeLogLine } from '#internal';
 
 /**
  * The module's logger: the suite's HubtelLogger (context `HubtelServiceApp`), so every line is

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import { accessGuardNeeded } from 'nestjs-hubtel/internal';
+import { accessGuardNeeded } from '#internal';
 import { createServiceAppController } from './service-app.controller.js';
 import type { ServiceAppModuleExtras, ServiceAppModuleOptions } from './service-app.options.js';
 

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { inboundKit, type HttpTransport } from 'nestjs-hubtel/internal';
+import { inboundKit, type HttpTransport } from '#internal';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentService } from './fulfillment.service.js';
 import {

@@ -6,7 +6,7 @@ import {
   IsHubtelCountryCode,
   IsHubtelPosSalesId,
   IsOptionalSection,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import { SERVICE_APP_DEFAULT_MESSAGES } from './service-app.constants.js';
 
 /*

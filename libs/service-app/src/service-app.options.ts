@@ -19,7 +19,7 @@ import {
   HUBTEL_ENV,
   resolveUrl,
   assertStoreOption,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import {
   ServiceAppMessagesDto,
   ServiceAppOptionsDto,

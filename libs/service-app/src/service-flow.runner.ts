@@ -3,7 +3,7 @@
  * its reply checked, and the step budget for steps that answer with a promise. Separate from
  * ServiceFlowService, which reads and writes the session around it and renders the reply.
  */
-import { redactToString } from 'nestjs-hubtel/internal';
+import { redactToString } from '#internal';
 import { SERVICE_APP_DEFAULTS } from './service-app.constants.js';
 import type { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';

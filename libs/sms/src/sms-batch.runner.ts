@@ -10,7 +10,7 @@ import {
   tryNormalizeMsisdn,
   type HubtelErrorCode,
 } from 'nestjs-hubtel';
-import { type HttpTransport } from 'nestjs-hubtel/internal';
+import { type HttpTransport } from '#internal';
 import { MsisdnSet } from './msisdn-set.js';
 import { SMS_PATHS } from './sms.constants.js';
 import { SmsBatchAbortedError } from './sms.errors.js';

@@ -1,4 +1,4 @@
-import { HUBTEL_DEFAULT_BASE_URLS } from 'nestjs-hubtel/internal';
+import { HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
 /** Resolved, validated options of the SmsModule (`ResolvedSmsOptions`). */
 export const SMS_OPTIONS = Symbol('nestjs-hubtel:SMS_OPTIONS');

@@ -6,7 +6,7 @@ import {
   hubtelHttpEnvVariables,
   hubtelHttpOptionsFromEnv,
   readHubtelEnv,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import { resolveSmsOptions, type SmsModuleOptions } from './sms.options.js';
 
 /** The variable behind each option smsOptionsFromEnv reads (for errors naming it). */

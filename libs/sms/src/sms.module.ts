@@ -1,7 +1,7 @@
 import { HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
-import { createHttpTransport, hubtelHttpModule } from 'nestjs-hubtel/internal';
+import { createHttpTransport, hubtelHttpModule } from '#internal';
 import { SMS_HTTP_TRANSPORT, SMS_LOGGER_CONTEXT, SMS_OPTIONS } from './sms.constants.js';
 import { SMS_MODULE_OPTIONS, SmsConfigurableModule } from './sms.module-definition.js';
 import {

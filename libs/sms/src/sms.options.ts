@@ -7,7 +7,7 @@ import {
   resolveUrl,
   type HttpTransportConfig,
   type ResolvedHubtelHttpOptions,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import { SMS_DEFAULTS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
 import { SmsOptionsDto } from './sms.options.dto.js';
 

@@ -13,7 +13,7 @@ import {
   echoValue,
   findInvalidMsisdns,
   invalidMsisdnsError,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import { SmsBatchRun } from './sms-batch.runner.js';
 import { reportedSend } from './sms.telemetry.js';
 import { countSmsSegments } from './sms-segments.js';

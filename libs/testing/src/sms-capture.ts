@@ -6,7 +6,7 @@ import {
   HubtelValidationError,
   tryNormalizeMsisdn,
 } from 'nestjs-hubtel';
-import { type HubtelRequest, type HubtelResponse } from 'nestjs-hubtel/internal';
+import { type HubtelRequest, type HubtelResponse } from '#internal';
 import { SMS_HTTP_TRANSPORT, SMS_PATHS } from 'nestjs-hubtel/sms';
 
 /** One message the app "sent". */

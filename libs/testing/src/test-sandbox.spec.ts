@@ -4,7 +4,7 @@ import { Body, Controller, Headers, HttpCode, Module, Post, type INestApplicatio
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { HubtelConfigError, HubtelNetworkError } from 'nestjs-hubtel';
-import { readHubtelEnv } from 'nestjs-hubtel/internal';
+import { readHubtelEnv } from '#internal';
 import { resolveCheckoutOptions } from '../../checkout/src/checkout.options.js';
 import { resolveServiceAppOptions } from '../../service-app/src/service-app.options.js';
 import { resolveSmsOptions } from '../../sms/src/sms.options.js';

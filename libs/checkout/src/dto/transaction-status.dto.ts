@@ -1,4 +1,4 @@
-import { type TransactionPaymentStatus, type TransactionStatus } from 'nestjs-hubtel/internal';
+import { type TransactionPaymentStatus, type TransactionStatus } from '#internal';
 
 /** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
 export type CheckoutPaymentStatus = TransactionPaymentStatus;

@@ -4,7 +4,7 @@ import {
   listDeadLetters,
   requeueDeadLetter,
   type JobRecord,
-} from 'nestjs-hubtel/internal';
+} from '#internal';
 import {
   CliUsageError,
   EXIT,
