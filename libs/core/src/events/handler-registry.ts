@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
+import { ContextIdFactory, MetadataScanner, type DiscoveryService, type ModuleRef } from '@nestjs/core';
+import * as eventEmitterPackage from '@nestjs/event-emitter';
+import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
-import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { EVENT_LISTENER_METADATA, type EventEmitter2 } from '@nestjs/event-emitter';
 
 /** Method metadata set by our handler decorators' `id` option: `{ [event]: id }`. */
 export const HUBTEL_HANDLER_ID_METADATA = 'hubtel:handler-id';
@@ -10,7 +11,7 @@ export const HUBTEL_HANDLER_ID_METADATA = 'hubtel:handler-id';
 export interface PipelineHandler {
   /**
    * Stable identity, what a job record remembers: `Class.method@event` (`id@event` with the
-   * decorator's `id` option), or `event#n` for the n-th listener attached by hand (`emitter.on`).
+   * decorator's `id` option); `event#n` only for an emitter used without Nest (no discovery).
    */
   readonly id: string;
   /** Calls the handler; rejects when it fails, whatever its `suppressErrors` option says. */
@@ -19,60 +20,39 @@ export interface PipelineHandler {
 
 export interface HandlerRegistryOptions {
   emitter: EventEmitter2;
-  /** With both (a Nest app): @OnEvent methods are found and called by identity. */
+  /** With both (a Nest app): @OnEvent methods are found by their metadata and called by identity. */
   discovery?: DiscoveryService;
   scanner?: MetadataScanner;
+  /** Builds a request-scoped provider's instance per call. */
+  moduleRef?: ModuleRef;
   logger?: Logger;
 }
 
-/** An @OnEvent method found at bootstrap, for one of its events. */
-interface Discovered {
-  id: string;
-  /** Registered with `prependListener` (ahead of the others). */
-  prepend: boolean;
-  /** Direct call of the method; undefined for a request-scoped provider (called through the emitter). */
-  call: ((payload: unknown) => unknown) | undefined;
-}
-
-interface Resolved {
-  /** The emitter's listeners the list was resolved from (re-resolved when they change). */
-  listeners: readonly unknown[];
-  handlers: readonly PipelineHandler[];
-}
-
-type Listener = (...args: unknown[]) => unknown;
+type Method = (payload: unknown) => unknown;
 
 /**
  * Who handles a pipeline event, each with a stable identity, so a job remembers which handlers
  * succeeded by name, never by position (a deploy that adds, removes or reorders handlers must not
  * make a recovered job skip one or run one twice).
  *
- * - `@OnEvent` methods (our decorators included) of providers and controllers are found once, by
- *   DiscoveryService, and called directly on their instance: the pipeline sees every failure
- *   (@nestjs/event-emitter would swallow it unless `suppressErrors: false`). Identity:
- *   `Class.method@event`. Two handlers with the same identity (one class provided twice, or two
- *   classes with one name) get `#2`, `#3`… in discovery order, with a warning: give them an `id`
- *   (`@OnCheckoutPaid({ id: 'ship' })`) to make it explicit. A class name is the identity: keep
- *   class names in minified builds, or use `id`.
- * - A request-scoped provider's method is called through the emitter (which builds its instance
- *   per call), so only its `suppressErrors: false` failures are seen (our decorators set it); a
- *   warning says so.
- * - Listeners attached by hand (`emitter.on(event, fn)`) have no identity: they are still called,
- *   in the emitter's order, as `event#0`, `event#1`… (their position among hand-attached listeners
- *   of the event), with a one-time warning when the app also has discovered handlers.
- * - When the emitter's listeners cannot be matched with what was discovered (a wildcard pattern,
- *   the subscriber loader registered twice), the event falls back to positions (`event#i` over
- *   all its listeners, as before identities), with a warning.
+ * In a Nest app every `@OnEvent` method (our decorators are thin wrappers over it) of a provider
+ * or controller is found once, through DiscoveryService and the decorator's own metadata, and
+ * called directly on its instance, so the pipeline sees every failure (@nestjs/event-emitter would
+ * swallow it unless `suppressErrors: false`). Identity: `Class.method@event`, or `id@event` with
+ * the decorator's `id` option; two handlers with one identity (a class provided twice, two classes
+ * with one name) get `#2`, `#3`… with a warning. A request-scoped provider gets a fresh instance
+ * per call, as the emitter would build it. The emitter's own listener list is not consulted: a
+ * listener attached by hand (`emitter.on`) or by a wildcard pattern has no identity the pipeline
+ * could remember, so it is not a pipeline handler, and a warning says so once.
  *
- * Resolution is cached per event and redone only when the emitter's listener list changes.
+ * Without discovery (an emitter used outside Nest, as in unit tests) the emitter's listeners are
+ * the handlers, known by position (`event#0`…).
  */
 export class HandlerRegistry {
-  private discovered: Map<string, Discovered[]> | undefined;
-  private readonly cache = new Map<string, Resolved>();
-  private readonly combined = new WeakMap<
-    readonly string[],
-    { parts: ReadonlyArray<readonly PipelineHandler[]>; handlers: readonly PipelineHandler[] }
-  >();
+  private discovered: Map<string, PipelineHandler[]> | undefined;
+  private patterns: Array<{ pattern: string; id: string }> = [];
+  private readonly cache = new Map<string, readonly PipelineHandler[]>();
+  private readonly combined = new WeakMap<readonly string[], readonly PipelineHandler[]>();
   private readonly warned = new Set<string>();
   private readonly logger: Logger;
 
@@ -86,70 +66,51 @@ export class HandlerRegistry {
    */
   handlersOf(events: readonly string[]): readonly PipelineHandler[] {
     if (events.length === 1) return this.handlersOfEvent(events[0]!);
-    const cached = this.combined.get(events);
-    if (cached && cached.parts.every((part, index) => part === this.handlersOfEvent(events[index]!)))
-      return cached.handlers;
-    const parts = events.map((event) => this.handlersOfEvent(event));
-    const handlers = Object.freeze(parts.flat());
-    this.combined.set(events, { parts, handlers });
+    if (!this.options.discovery) return Object.freeze(events.flatMap((event) => this.handlersOfEvent(event)));
+    let handlers = this.combined.get(events);
+    if (!handlers) {
+      handlers = Object.freeze(events.flatMap((event) => this.handlersOfEvent(event)));
+      this.combined.set(events, handlers);
+    }
     return handlers;
   }
 
   handlersOfEvent(event: string): readonly PipelineHandler[] {
-    const listeners = this.options.emitter.listeners(event);
+    const { emitter, discovery } = this.options;
+    if (!discovery) {
+      return Object.freeze(
+        (emitter.listeners(event) as Method[]).map((fn, index) => ({ id: `${event}#${index}`, call: fn })),
+      );
+    }
     const cached = this.cache.get(event);
-    if (cached && sameList(cached.listeners, listeners)) return cached.handlers;
-    const handlers = this.resolve(event, listeners as Listener[]);
-    this.cache.set(event, { listeners: listeners.slice(), handlers });
+    if (cached) return cached;
+    const handlers = Object.freeze(this.discover().get(event) ?? []);
+    this.cache.set(event, handlers);
+    for (const { pattern, id } of this.patterns) {
+      if (matchesPattern(pattern, event))
+        this.warnOnce(
+          `pattern:${id}`,
+          `${id} listens to the pattern "${pattern}": the pipeline calls handlers of the exact event "${event}" only (it retries them by identity), so it is not called for it; decorate the method with that event`,
+        );
+    }
+    const extra = emitter.listenerCount(event) - handlers.length;
+    if (extra > 0 && this.patterns.length === 0)
+      this.warnOnce(
+        `manual:${event}`,
+        `${extra} listener(s) of "${event}" were attached by hand (emitter.on): the pipeline does not call them (it retries handlers by identity); use a decorated provider method`,
+      );
     return handlers;
   }
 
-  private resolve(event: string, listeners: readonly Listener[]): readonly PipelineHandler[] {
-    const discovered = this.discover().get(event) ?? [];
-    const wrappers = listeners.filter(isSubscriberWrapper);
-    if (wrappers.length !== discovered.length) {
-      if (this.options.discovery)
-        this.warnOnce(
-          `positions:${event}`,
-          `Cannot match the ${wrappers.length} @OnEvent listener(s) of "${event}" with the ${discovered.length} handler(s) found at bootstrap (wildcard pattern?): its handlers are identified by position, so a deploy that reorders them may re-run or skip one in a recovered job`,
-        );
-      return Object.freeze(listeners.map((fn, index) => ({ id: `${event}#${index}`, call: fn })));
-    }
-    // The subscriber loader registers in discovery order: `on` appends, `prependListener` goes first.
-    const expected: Discovered[] = [];
-    for (const handler of discovered) {
-      if (handler.prepend) expected.unshift(handler);
-      else expected.push(handler);
-    }
-    const handlers: PipelineHandler[] = [];
-    let wrapper = 0;
-    let manual = 0;
-    for (const fn of listeners) {
-      if (isSubscriberWrapper(fn)) {
-        const found = expected[wrapper++]!;
-        handlers.push({ id: found.id, call: found.call ?? fn });
-      } else {
-        handlers.push({ id: `${event}#${manual++}`, call: fn });
-      }
-    }
-    if (manual > 0 && this.options.discovery) {
-      this.warnOnce(
-        `manual:${event}`,
-        `${manual} listener(s) of "${event}" were attached by hand (emitter.on): they are identified by position (${event}#0…); use a decorated provider method for a stable identity`,
-      );
-    }
-    return Object.freeze(handlers);
-  }
-
   /** Every @OnEvent method of the app's providers and controllers, by event (once). */
-  private discover(): Map<string, Discovered[]> {
+  private discover(): Map<string, PipelineHandler[]> {
     if (this.discovered) return this.discovered;
-    const byEvent = new Map<string, Discovered[]>();
-    const { discovery, scanner } = this.options;
+    const byEvent = new Map<string, PipelineHandler[]>();
     this.discovered = byEvent;
-    if (!discovery || !scanner) return byEvent;
+    const { discovery, scanner = new MetadataScanner(), moduleRef } = this.options;
+    if (!discovery) return byEvent;
     const taken = new Map<string, number>();
-    // Same walk as @nestjs/event-emitter's EventSubscribersLoader, so the order matches its registrations.
+    const key = (metadataKey ??= onEventMetadataKey());
     for (const wrapper of [...discovery.getProviders(), ...discovery.getControllers()]) {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
       if (!instance || wrapper.isAlias) continue;
@@ -157,15 +118,19 @@ export class HandlerRegistry {
       const requestScoped = !wrapper.isDependencyTreeStatic();
       const className = instance.constructor?.name || String(wrapper.name);
       for (const method of scanner.getAllMethodNames(prototype)) {
-        const fn = instance[method];
+        const fn = (prototype as Record<string, unknown>)[method];
         if (typeof fn !== 'function') continue;
-        const metadata = Reflect.getMetadata(EVENT_LISTENER_METADATA, fn) as
+        const metadata = Reflect.getMetadata(key, fn) as
           Array<{ event: unknown; options?: { prependListener?: boolean } }> | undefined;
         if (!metadata) continue;
         const ids = Reflect.getMetadata(HUBTEL_HANDLER_ID_METADATA, fn) as Record<string, string> | undefined;
         for (const { event: events, options } of metadata) {
           for (const event of Array.isArray(events) ? events : [events]) {
             if (typeof event !== 'string') continue;
+            if (event.includes('*')) {
+              this.patterns.push({ pattern: event, id: `${className}.${method}` });
+              continue;
+            }
             let id = `${ids?.[event] ?? `${className}.${method}`}@${event}`;
             const seen = (taken.get(id) ?? 0) + 1;
             taken.set(id, seen);
@@ -176,17 +141,20 @@ export class HandlerRegistry {
               );
               id = `${id}#${seen}`;
             }
-            if (requestScoped) {
-              this.warnOnce(
-                `scoped:${id}`,
-                `${id} belongs to a request-scoped provider: it is called through the event emitter, so its failures are seen (and retried) only with suppressErrors: false`,
-              );
-            }
-            const call = requestScoped
-              ? undefined
-              : (payload: unknown) => (instance[method] as Listener).call(instance, payload);
+            const call: Method =
+              requestScoped && moduleRef
+                ? async (payload) => {
+                    const contextId = ContextIdFactory.create();
+                    const scoped = (await moduleRef.resolve(wrapper.token, contextId, {
+                      strict: false,
+                    })) as Record<string, Method>;
+                    return scoped[method]!(payload);
+                  }
+                : (payload) => (instance[method] as Method).call(instance, payload);
             const list = byEvent.get(event) ?? [];
-            list.push({ id, prepend: options?.prependListener === true, call });
+            // The order the emitter would call them in: prependListener first.
+            if (options?.prependListener === true) list.unshift({ id, call });
+            else list.push({ id, call });
             byEvent.set(event, list);
           }
         }
@@ -202,25 +170,39 @@ export class HandlerRegistry {
   }
 }
 
+let metadataKey: unknown;
 /**
- * Is this listener one @nestjs/event-emitter's EventSubscribersLoader registered for an @OnEvent
- * method? It registers anonymous closures over `wrapFunctionInTryCatchBlocks` (the library gives
- * them no other mark); anything else was attached by hand. Checked only when an event's listener
- * list changes; a library change that breaks this shows as the position fallback's warning.
+ * The metadata key @OnEvent writes. @nestjs/event-emitter 12 exports it as EVENT_LISTENER_METADATA;
+ * 3.x (Nest 11) does not export it at all, so there it is learned from what the public decorator
+ * writes on a probe method. A namespace import, because Node's ESM loader cannot take that name
+ * from a CommonJS build by name.
  */
-const wrapperChecks = new WeakMap<object, boolean>();
-function isSubscriberWrapper(fn: unknown): fn is Listener {
-  if (typeof fn !== 'function') return false;
-  let known = wrapperChecks.get(fn);
-  if (known === undefined) {
-    known = Function.prototype.toString.call(fn).includes('wrapFunctionInTryCatchBlocks');
-    wrapperChecks.set(fn, known);
-  }
-  return known;
+export function onEventMetadataKey(
+  pkg = eventEmitterPackage as unknown as Record<string, unknown> &
+    Pick<typeof eventEmitterPackage, 'OnEvent'>,
+): unknown {
+  if (metadataKey !== undefined && pkg === (eventEmitterPackage as unknown)) return metadataKey;
+  const exported = pkg.EVENT_LISTENER_METADATA;
+  if (typeof exported === 'string') return exported;
+  const probe = { method(): void {} };
+  const descriptor = Object.getOwnPropertyDescriptor(probe, 'method')!;
+  pkg.OnEvent('hubtel.probe')(probe, 'method', descriptor);
+  return Reflect.getMetadataKeys(descriptor.value as object).find((k) => {
+    const value = Reflect.getMetadata(k, descriptor.value as object) as unknown;
+    return (
+      Array.isArray(value) && (value as Array<{ event?: unknown }>).some((v) => v?.event === 'hubtel.probe')
+    );
+  });
+  return metadataKey;
 }
 
-function sameList(a: readonly unknown[], b: readonly unknown[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/** EventEmitter2's wildcards: `*` is one segment, `**` any number of them. */
+function matchesPattern(pattern: string, event: string): boolean {
+  const source = pattern
+    .split('.')
+    .map((part) =>
+      part === '**' ? '.*' : part === '*' ? '[^.]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('\\.');
+  return new RegExp(`^${source}$`).test(event);
 }

@@ -101,6 +101,7 @@ export function inboundKit<O extends InboundKitOptions>(spec: InboundKitSpec<O>)
         scanner: MetadataScanner,
         runner: JobRunner | undefined,
         telemetry: HubtelTelemetry | undefined,
+        moduleRef: ModuleRef,
       ) => {
         if (!emitter) {
           throw new HubtelConfigError(
@@ -120,6 +121,7 @@ export function inboundKit<O extends InboundKitOptions>(spec: InboundKitSpec<O>)
             emitter,
             discovery,
             scanner,
+            moduleRef,
             ...(settings.logger ? { logger: settings.logger } : {}),
           }),
           ...(readiness ? { whenReady: () => readiness.waitUntilReady() } : {}),
@@ -137,6 +139,7 @@ export function inboundKit<O extends InboundKitOptions>(spec: InboundKitSpec<O>)
         MetadataScanner,
         optional(HUBTEL_JOB_RUNNER),
         optional(HUBTEL_TELEMETRY),
+        ModuleRef,
       ],
     },
   ];
