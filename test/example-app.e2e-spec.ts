@@ -1,7 +1,7 @@
 /**
- * The README's run command brings the example app up: `npm start` in a fresh copy of the
- * repository (its node_modules linked, as after `npm ci` in a clean clone; the copy keeps this
- * checkout's dist/ untouched), with no configuration but PORT=0. Then a purchase over plain HTTP
+ * The README's run command, read from the README and run as written (`npm ci && npm start`), brings
+ * the example app up in a fresh copy of the repository: no node_modules, no dist/, so the command
+ * itself must install what it needs. No configuration but PORT=0. Then a purchase over plain HTTP
  * against the printed address, through the embedded sandbox's payment page, to the paid order and
  * its SMS receipt — and a clean stop on SIGTERM.
  */
@@ -10,6 +10,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readmeCommand } from './support/readme.js';
 import { getOrder, placeOrder, pressPayPageButton, waitForOrder } from './support/example-app.harness.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,7 +60,7 @@ class Output {
   }
 }
 
-describe('npm start (the README run command)', () => {
+describe('npm ci && npm start (the README run command) in a fresh copy', () => {
   let stage: string;
   let child: ChildProcess | undefined;
   let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -71,7 +72,11 @@ describe('npm start (the README run command)', () => {
       recursive: true,
       filter: (src) => !SKIP.has(src) && !src.startsWith(path.join(repoRoot, 'bench', 'results')),
     });
-    await fs.symlink(path.join(repoRoot, 'node_modules'), path.join(stage, 'node_modules'), 'dir');
+    const command = readmeCommand(
+      await fs.readFile(path.join(repoRoot, 'README.md'), 'utf8'),
+      'Run the example app',
+    );
+    expect(command).toBe('npm ci && npm start');
 
     // Zero configuration: nothing from this machine's environment may switch the app to the real platform.
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', FORCE_COLOR: '0', NO_COLOR: '1' };
@@ -79,7 +84,12 @@ describe('npm start (the README run command)', () => {
       if (key.startsWith('HUBTEL_') || key === 'PUBLIC_URL' || key === 'HOST' || key.startsWith('npm_'))
         delete env[key];
     // Its own process group, so the stop below reaches npm, its shell and node alike.
-    child = spawn('npm', ['start'], { cwd: stage, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn('sh', ['-c', command], {
+      cwd: stage,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (c: Buffer) => out.add(c));
     child.stderr!.on('data', (c: Buffer) => out.add(c));
     exited = new Promise((resolve) => child!.once('close', (code, signal) => resolve({ code, signal })));
@@ -99,7 +109,7 @@ describe('npm start (the README run command)', () => {
   }, 30_000);
 
   it('builds, starts against the embedded sandbox, sells, texts a receipt and stops on SIGTERM', async () => {
-    // Building the package and the app takes a while on two busy cores.
+    // Installing, then building the package and the app, takes a while on two busy cores.
     const ended = exited.then(({ code, signal }) => {
       throw new Error(
         `npm start ended (code ${code}, signal ${signal}) before printing the shop URL:\n${out.text.slice(-4000)}`,
@@ -107,7 +117,7 @@ describe('npm start (the README run command)', () => {
     });
     ended.catch(() => undefined);
     const shop = (
-      await Promise.race([out.wait(/Shop:\s+(http:\/\/\S+)/, 240_000, 'the shop URL'), ended])
+      await Promise.race([out.wait(/Shop:\s+(http:\/\/\S+)/, 420_000, 'the shop URL'), ended])
     )[1]!;
     const sandboxUrl = (await out.wait(/Sandbox:\s+(http:\/\/\S+)/, 5_000, 'the sandbox URL'))[1]!;
     const dashboard = (await out.wait(/Sandbox dashboard:\s+(http:\/\/\S+)/, 5_000, 'the dashboard URL'))[1]!;
@@ -194,5 +204,23 @@ describe('npm start (the README run command)', () => {
     await exited;
     // The embedded sandbox stopped with the app.
     await expect(fetch(`${sandboxUrl}/_sandbox`)).rejects.toThrow();
-  }, 300_000);
+  }, 600_000);
+
+  it('the README test command runs in the same fresh copy (given one spec file, not the whole suite again)', async () => {
+    const command = readmeCommand(
+      await fs.readFile(path.join(repoRoot, 'README.md'), 'utf8'),
+      'Run the tests',
+    );
+    expect(command).toBe('npm ci && npm test');
+    const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' };
+    for (const key of Object.keys(env))
+      if (key.startsWith('npm_') || key === 'JEST_WORKER_ID') delete env[key];
+    const run = spawn('sh', ['-c', `${command} -- test/api/public-api.spec.ts`], { cwd: stage, env });
+    let text = '';
+    run.stdout.on('data', (c: Buffer) => (text += c.toString()));
+    run.stderr.on('data', (c: Buffer) => (text += c.toString()));
+    const code = await new Promise<number | null>((resolve) => run.once('close', resolve));
+    expect({ code, tail: code === 0 ? '' : text.slice(-3000) }).toEqual({ code: 0, tail: '' });
+    expect(text).toMatch(/Tests:\s+\d+ passed, \d+ total/);
+  }, 600_000);
 });

@@ -22,7 +22,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { namedImportsOf } from './support/esm-named-imports.js';
 import { unresolvedLinks } from './support/markdown-links.js';
+import { readmeInstallLines } from './support/readme.js';
 
 const repoRoot = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const fixturesDir = path.join(repoRoot, 'test', 'fixtures');
@@ -512,6 +514,187 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
           numPassedTests: ENTRIES.length + 6,
         });
         expectOneBatchSend();
+      });
+    },
+    20 * MINUTE,
+  );
+});
+
+/**
+ * A user's first hour, in each supported pairing: the README's install line for it IS the
+ * fixture's dependencies; every named import the ESM build makes of another package is found in
+ * the versions that line installed (Node's CommonJS named-export detection differs between
+ * versions: @nestjs/event-emitter 3 hides names 12 exports); every entry point imports from ESM
+ * (and requires from CommonJS on the Nest 11 line, which is CommonJS); `nestjs-hubtel/internal` is
+ * no entry point; every bin runs; and the app, started with `hubtel-sandbox --env`'s lines, takes
+ * one paid checkout through a decorated handler over real HTTP.
+ */
+const FIRST_HOUR = [
+  { fixture: 'nest11-cjs', line: 'Nest 11, Express', require: true },
+  { fixture: 'nest11-esm', line: 'Nest 11, Fastify', require: true },
+  { fixture: 'nest12-esm', line: 'Nest 12, Express', require: false },
+  { fixture: 'nest12-fastify', line: 'Nest 12, Fastify', require: false },
+] as const;
+
+describe('packaging: the first hour of a Nest user, per README install line', () => {
+  let stageDir: string;
+  let packDir: string;
+  let tarball: string;
+  let esmImports: Record<string, string[]>;
+  let installLines: Record<string, Record<string, string>>;
+
+  beforeAll(async () => {
+    packDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-pack-'));
+    stageDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-stage-'));
+    const skip = new Set(
+      ['.git', 'node_modules', 'dist', 'coverage', '.tmp'].map((d) => path.join(repoRoot, d)),
+    );
+    await fs.cp(repoRoot, stageDir, {
+      recursive: true,
+      filter: (src) => !skip.has(src) && !src.includes(`${path.sep}node_modules${path.sep}`),
+    });
+    await fs.symlink(path.join(repoRoot, 'node_modules'), path.join(stageDir, 'node_modules'), 'dir');
+    await mustRun('npm', ['pack', '--pack-destination', packDir], stageDir);
+    tarball = path.join(
+      packDir,
+      (await fs.readdir(packDir)).find((f) => f.endsWith('.tgz'))!,
+    );
+    const imports = await namedImportsOf(path.join(stageDir, 'dist', 'esm'));
+    esmImports = Object.fromEntries(
+      Object.entries(imports).filter(([spec]) => !spec.startsWith('nestjs-hubtel')),
+    );
+    installLines = readmeInstallLines(await fs.readFile(path.join(repoRoot, 'README.md'), 'utf8'));
+  }, 10 * MINUTE);
+
+  afterAll(async () => {
+    for (const dir of [packDir, stageDir]) if (dir) await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('the README has one install line per Nest major and platform, each the dependencies of a fixture', () => {
+    expect(Object.keys(installLines).sort()).toEqual(FIRST_HOUR.map((f) => f.line).sort());
+  });
+
+  it.each(FIRST_HOUR)(
+    '$fixture ($line): install line, imports from both module systems, bins, a paid checkout',
+    async ({ fixture, line, require: canRequire }) => {
+      // The fixture's dependencies are exactly the README's line (nestjs-hubtel is the tarball).
+      const manifest = JSON.parse(
+        await fs.readFile(path.join(fixturesDir, fixture, 'package.json'), 'utf8'),
+      ) as { dependencies: Record<string, string> };
+      const wanted = { ...installLines[line] };
+      expect(wanted['nestjs-hubtel']).toBe('');
+      delete wanted['nestjs-hubtel'];
+      expect(Object.keys(manifest.dependencies).sort()).toEqual(Object.keys(wanted).sort());
+      for (const [name, range] of Object.entries(wanted))
+        if (range) expect({ name, range: manifest.dependencies[name] }).toEqual({ name, range });
+
+      await prepareFixture(fixture, tarball, path.join(stageDir, 'dist'), async (dir) => {
+        // 1. Every named import of the ESM build, against the versions this line installed.
+        const missing = await mustRun(
+          process.execPath,
+          [
+            '--input-type=module',
+            '-e',
+            `const wanted = ${JSON.stringify(esmImports)}; const missing = {};
+             for (const [spec, names] of Object.entries(wanted)) {
+               let ns; try { ns = await import(spec); } catch (err) { if (err.code === 'ERR_MODULE_NOT_FOUND') continue; throw err; }
+               const absent = names.filter((n) => !(n in ns)); if (absent.length) missing[spec] = absent;
+             }
+             console.log(JSON.stringify(missing));`,
+          ],
+          dir,
+        );
+        expect(JSON.parse(missing.trim())).toEqual({});
+
+        // 2. Every entry point from ESM, and from CommonJS where the line is CommonJS; no internal entry.
+        const names = ENTRIES.map(([name]) => name);
+        const imported = await mustRun(
+          process.execPath,
+          [
+            '--input-type=module',
+            '-e',
+            `const out = {}; for (const name of ${JSON.stringify(names)}) out[name] = Object.keys(await import(name)).length;
+             out.internal = await import('nestjs-hubtel/internal').then(() => 'resolved', (err) => err.code);
+             console.log(JSON.stringify(out));`,
+          ],
+          dir,
+        );
+        const counts = JSON.parse(imported.trim()) as Record<string, number | string>;
+        for (const name of names)
+          expect({ name, count: counts[name] }).toEqual({ name, count: expect.any(Number) });
+        expect(counts.internal).toBe('ERR_PACKAGE_PATH_NOT_EXPORTED');
+        if (canRequire) {
+          const required = await mustRun(
+            process.execPath,
+            [
+              '-e',
+              `const out = {}; for (const name of ${JSON.stringify(names)}) out[name] = Object.keys(require(name)).length;
+               try { require('nestjs-hubtel/internal'); out.internal = 'resolved'; } catch (err) { out.internal = err.code; }
+               console.log(JSON.stringify(out));`,
+            ],
+            dir,
+          );
+          expect(JSON.parse(required.trim())).toEqual(counts);
+        }
+
+        // 3. Every bin, as npm linked it.
+        const bins = path.join(dir, 'node_modules', '.bin');
+        for (const args of [
+          ['hubtel-trigger', '--help'],
+          ['hubtel-simulate', '--help'],
+          ['hubtel-trigger', 'dead-letters', '--help'],
+        ]) {
+          const result = await run(path.join(bins, args[0]!), args.slice(1), dir, binEnv());
+          expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 0, stderr: '' });
+          expect(result.stdout).toMatch(/^Usage: hubtel-/);
+        }
+        const sandbox = spawn(path.join(bins, 'hubtel-sandbox'), ['--env', '--port', '0'], {
+          cwd: dir,
+          env: binEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+          sandbox.once('exit', (code, signal) => resolve({ code, signal })),
+        );
+        try {
+          const [dotenv] = await waitForOutput(
+            sandbox,
+            /^# nestjs-hubtel sandbox at [^\n]+\n(?:[A-Z_]+=[^\n]*\n)+/m,
+            30_000,
+          );
+          const sandboxUrl = /sandbox at (http:\/\/127\.0\.0\.1:\d+)/.exec(dotenv)![1]!;
+          const env: Record<string, string> = { SANDBOX_URL: sandboxUrl };
+          for (const [, key, value] of dotenv.matchAll(/^([A-Z_]+)=(.*)$/gm)) env[key!] = value!;
+          expect(Object.keys(env)).toEqual(
+            expect.arrayContaining(['HUBTEL_CLIENT_ID', 'HUBTEL_POS_SALES_ID']),
+          );
+
+          // 4. The app: compiled by the fixture's own TypeScript, started, one paid checkout.
+          await fs.copyFile(
+            path.join(fixturesDir, 'shared', 'paid-checkout.ts'),
+            path.join(dir, 'src', 'paid-checkout.ts'),
+          );
+          await mustRun(process.execPath, [bin(dir, 'typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+          const main = (await exists(path.join(dir, 'dist', 'src', 'paid-checkout.js')))
+            ? path.join('dist', 'src', 'paid-checkout.js')
+            : path.join('dist', 'paid-checkout.js');
+          const out = await mustRun(process.execPath, [main], dir, childEnv(env));
+          const result = JSON.parse(out.trim().split('\n').pop()!) as {
+            adapter: string;
+            payStatus: number;
+            clientReference: string;
+            paid: { clientReference: string; amountPaid: number; source: string };
+          };
+          expect(result).toEqual({
+            adapter: line.endsWith('Fastify') ? 'fastify' : 'express',
+            payStatus: 200,
+            clientReference: result.clientReference,
+            paid: { clientReference: result.clientReference, amountPaid: 12.5, source: 'callback' },
+          });
+        } finally {
+          sandbox.kill('SIGTERM');
+        }
+        expect(await exited).toEqual({ code: 0, signal: null });
       });
     },
     20 * MINUTE,
