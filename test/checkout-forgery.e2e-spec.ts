@@ -194,6 +194,29 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
     ).toBe(true);
   });
 
+  it('120 copies while the confirmation waits: one "checking its status again now" line per status check made, not per copy', async () => {
+    const logger = new CaptureLogger();
+    await start({ attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 }, logger);
+    const created = await invoice('fg-many');
+    const forged = callbackBody({ ref: 'fg-many', checkoutId: created.checkoutId, amount: 12.5 });
+    await t.post(forged);
+    await untilStatusChecks(1); // the first check: Unpaid, the next one a minute away
+    const answers = await Promise.all(Array.from({ length: 120 }, () => t.post(forged)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    await untilStatusChecks(2);
+    // Until the woken checks are over: no new one for a while.
+    for (let seen = -1; seen !== statusChecks();) {
+      seen = statusChecks();
+      await settle(300);
+    }
+    const again = logger.lines.filter(
+      (l) => /fg-many/.test(l.message) && /checking its status again now/.test(l.message),
+    );
+    // Every check after the first was made for copies (the scheduled one is a minute away).
+    expect(again).toHaveLength(statusChecks() - 1);
+    expect(again.length).toBeLessThan(120);
+  });
+
   it('two instances sharing a store: the genuine callback reaching the other instance is checked there at once', async () => {
     const store = new MemoryStore({ sweepIntervalMs: 0 });
     const waitLong = { attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 };

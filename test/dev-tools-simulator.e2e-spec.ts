@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { createTestSandbox, runSimulateCli, type TestSandbox } from 'nestjs-hubtel/testing';
 import { defaultFulfillmentUrl } from '../libs/testing/src/cli/terminal-simulator.js';
-import { parseSimulateCliArgs } from '../libs/testing/src/cli/simulate-cli.js';
+import { SIMULATE_CLI_USAGE, parseSimulateCliArgs } from '../libs/testing/src/cli/simulate-cli.js';
 import { startBundleMerchant, stripAnsi, type BundleMerchant } from './support/dev-tools.fixtures.js';
 import { startExampleInProcess, type InProcessExample } from './support/example-app.harness.js';
 import { systemBinary } from './support/system.js';
@@ -240,12 +240,30 @@ describe('hubtel-simulate: a service that misbehaves', () => {
     }
   });
 
-  it('reports an unreachable service, exit code 1', async () => {
+  it('reports an unreachable service with exit code 3 (its usage text: "the service could not be reached")', async () => {
     const service = await scriptedService(() => undefined);
     await service.close();
     const term = pipeTerminal();
-    expect(await runSimulateCli([service.url], term.io)).toBe(1);
+    expect(await runSimulateCli([service.url], term.io)).toBe(3);
     expect(term.text).toMatch(/✗ Could not reach the service application: ECONNREFUSED/);
+    expect(SIMULATE_CLI_USAGE).toMatch(/3 the service could not be\s+reached/);
+  });
+
+  it('reports a --callback-port already in use with exit code 2 and the reason, starting no session', async () => {
+    const taken = http.createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    let asked = 0;
+    const service = await scriptedService(() => asked++);
+    try {
+      const term = pipeTerminal();
+      expect(await runSimulateCli([service.url, '--callback-port', String(port)], term.io)).toBe(2);
+      expect(term.text).toContain(`"port": ${port} is already in use on 127.0.0.1`);
+      expect(asked).toBe(0);
+    } finally {
+      await service.close();
+      await new Promise((r) => taken.close(r));
+    }
   });
 
   it('warns about contract breaches, and stops on them with --strict', async () => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { createTestSandbox, runTriggerCli, type TestSandbox } from 'nestjs-hubtel/testing';
-import { parseTriggerCliArgs } from '../libs/testing/src/cli/trigger-cli.js';
+import { TRIGGER_CLI_USAGE, parseTriggerCliArgs } from '../libs/testing/src/cli/trigger-cli.js';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { CheckoutService } from 'nestjs-hubtel/checkout';
 import { startBundleMerchant, stripAnsi, type BundleMerchant } from './support/dev-tools.fixtures.js';
@@ -288,6 +288,47 @@ describe('hubtel-trigger against the running example app', () => {
       serviceStatus: 'failed',
       matched: false,
     });
+  });
+
+  it("--mark-paid for a session the sandbox has no cart for: exit code 1 with the sandbox's reason, nothing sent", async () => {
+    const sessionId = `no-cart-${Date.now().toString(36)}`;
+    const run = await trigger([
+      'fulfillment',
+      shop.url,
+      '--session-id',
+      sessionId,
+      '--sandbox',
+      sandbox.url,
+      '--mark-paid',
+    ]);
+    // 1: the sandbox answered and refused (its usage text); 3 would say it could not be reached.
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      `did not record the payment of session ${sessionId} (HTTP 400): Invalid service payment: amount is required: the sandbox knows no cart for this session`,
+    );
+    expect(run.stdout).not.toContain('POST ');
+    expect(TRIGGER_CLI_USAGE).toMatch(/1 an answer was not 2xx, or the sandbox refused/);
+  });
+
+  it('--mark-paid with a sandbox that cannot be reached: exit code 3, naming the address and the cause', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const gone = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((r) => closed.close(r));
+    const run = await trigger([
+      'fulfillment',
+      shop.url,
+      '--session-id',
+      's1',
+      '--sandbox',
+      gone,
+      '--mark-paid',
+    ]);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(new RegExp(`Could not reach the sandbox at ${gone}: .*ECONNREFUSED`));
+    expect(TRIGGER_CLI_USAGE).toMatch(
+      /3 the URL \(no copy got\s+an answer\) or the sandbox could not be reached/,
+    );
   });
 
   it('says when the sandbox has no such invoice', async () => {

@@ -101,11 +101,9 @@ export class CheckoutConfirmation {
     const key = confirmKey(ref, claim, round);
     const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
     if (!submitted.duplicate) return 'accepted';
-    if (submitted.woken)
-      this.logger.debug?.(
-        `Another ${claim} callback for ${ref} while its confirmation waits or runs: checking its status again now`,
-      );
-    else
+    // A woken confirmation says so when it makes its check (confirm): many copies share one
+    // check, so a line here per copy would announce checks that are never made.
+    if (!submitted.woken)
       this.logger.debug?.(
         `Duplicate ${claim} callback for ${ref} ignored: its confirmation is already ${submitted.record.status}`,
       );
@@ -148,6 +146,11 @@ export class CheckoutConfirmation {
     // wake before it adds a check.
     const scheduled = previous?.deferral !== undefined && context.record.deferrals === previous.deferral;
     if (state.checks === 0 || scheduled || now >= dueAt(state, delays)) state.checks++;
+    // One line per check a wake makes (not per copy that woke it: copies share the run).
+    if (previous && !scheduled)
+      this.logger.debug?.(
+        `Another paid callback for ${ref} while its confirmation waited: checking its status again now`,
+      );
     let status = await this.api.findStatus(ref);
     // The payload is the latest callback of the round (a wake brings its own); one that came
     // during this check is later still: its details (the payer's) are the ones reported.
@@ -158,6 +161,9 @@ export class CheckoutConfirmation {
     // A callback of this round that came during the last check: one more check for it.
     const late = await context.takeWake();
     if (late) {
+      this.logger.debug?.(
+        `Another paid callback for ${ref} during its last check: checking its status again now`,
+      );
       status = await this.api.findStatus(ref);
       if (status?.paid) return this.settleConfirmed(late, status, invoice);
     }

@@ -1,6 +1,7 @@
 import {
   CliUsageError,
   describeSandbox,
+  main,
   parseSandboxCliArgs,
   SANDBOX_CLI_USAGE,
   startSandboxCli,
@@ -138,6 +139,30 @@ describe('hubtel-sandbox CLI (in process)', () => {
     const { io, out } = capture();
     expect(await startSandboxCli(['--help'], io)).toBeUndefined();
     expect(out.join('')).toBe(SANDBOX_CLI_USAGE);
+  });
+
+  it('exits with the documented code and says why: 1 could not start (port in use), 2 usage error', async () => {
+    running = await startSandboxCli(['--port', '0', '--json'], capture().io);
+    const before = process.exitCode;
+    try {
+      const taken = capture();
+      await main(['--port', String(running!.port)], taken.io);
+      expect(process.exitCode).toBe(1);
+      expect(taken.err.join('')).toMatch(
+        new RegExp(`^hubtel-sandbox: .*${running!.port} is already in use on 127\\.0\\.0\\.1\\n$`),
+      );
+      const usage = capture();
+      process.exitCode = undefined;
+      await main(['--port', 'x'], usage.io);
+      expect(process.exitCode).toBe(2);
+      expect(usage.err.join('')).toContain('--port must be an integer');
+      // The usage text documents both codes.
+      expect(SANDBOX_CLI_USAGE).toMatch(/1 it could not start\s+\(the port is in use/);
+      expect(SANDBOX_CLI_USAGE).toMatch(/2 usage error/);
+    } finally {
+      // The test runner's own exit code must not inherit the command's.
+      process.exitCode = before;
+    }
   });
 
   it('reports a port already in use as a configuration error', async () => {

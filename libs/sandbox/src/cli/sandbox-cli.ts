@@ -37,6 +37,9 @@ Options:
                               hubtel-sandbox --env > .env
   -v, --verbose               print every request and callback
   -h, --help                  show this help
+
+Runs until Ctrl+C (SIGINT) or SIGTERM. Exit codes: 0 stopped (or --help), 1 it could not start
+(the port is in use, the host cannot be bound) or stop cleanly, 2 usage error.
 `;
 
 export class CliUsageError extends Error {}
@@ -199,7 +202,13 @@ export async function main(
       .then((sandbox) => sandbox?.stop())
       .then(
         () => process.exit(0),
-        () => process.exit(1),
+        (err: unknown) => {
+          // Say why: a bare exit 1 leaves the operator guessing.
+          io.stderr.write(
+            `hubtel-sandbox: could not stop cleanly: ${(err as Error)?.message ?? String(err)}\n`,
+          );
+          process.exit(1);
+        },
       );
   };
   process.once('SIGINT', shutdown);

@@ -1,6 +1,7 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { HubtelApiError, HubtelNetworkError } from 'nestjs-hubtel';
 
 /** Where a command reads and writes (process streams, or in-memory streams in tests). */
 export interface CliStreams {
@@ -16,8 +17,45 @@ export class CliUsageError extends Error {
   override readonly name = 'CliUsageError';
 }
 
-/** Exit codes shared by the commands. */
-export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2, network: 3, interrupted: 130 });
+/**
+ * Exit codes shared by the commands (each command's usage text and docs/dev-tools.md say which it
+ * uses for what): 1 the other side answered but refused, 3 it could not be reached, 4 a wait ran
+ * out (dead-letters replay --wait) — so a script can tell "fix your input" from "start the server".
+ */
+export const EXIT = Object.freeze({
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  network: 3,
+  timedOut: 4,
+  interrupted: 130,
+});
+
+/**
+ * The reason an error body of the sandbox or the platform gives (`message`, and each of its
+ * `errors` / `Errors` entries whose text the message does not already carry): what the user
+ * needs to fix, e.g. "Invalid service payment: amount is required: the sandbox knows no cart for
+ * this session". Undefined when the body gives none.
+ */
+export function reasonOf(body: unknown): string | undefined {
+  if (typeof body === 'string') return body.trim().slice(0, 500) || undefined;
+  if (body === null || typeof body !== 'object') return undefined;
+  const b = body as Record<string, unknown>;
+  const message = [b.message, b.Message].find((m): m is string => typeof m === 'string' && m !== '');
+  const list = [b.errors, b.Errors].find(Array.isArray) as unknown[] | undefined;
+  const details: string[] = [];
+  for (const entry of list ?? []) {
+    const { field, message: text } = (typeof entry === 'string' ? { message: entry } : (entry ?? {})) as {
+      field?: unknown;
+      message?: unknown;
+    };
+    // A message that already says it (the sandbox's DTO answers list their issues in it) is enough.
+    if (typeof text !== 'string' || text === '' || message?.includes(text)) continue;
+    details.push(typeof field === 'string' && field !== '' ? `${field} ${text}` : text);
+  }
+  const reason = [message, details.join('; ')].filter(Boolean).join(': ');
+  return reason === '' ? undefined : reason.slice(0, 1000);
+}
 
 /** node:util's parseArgs as every command uses it (strict, positionals allowed); its errors as usage errors. */
 type CliArgsConfig<T> = { args: string[]; strict: true; allowPositionals: true; options: T };
@@ -173,8 +211,9 @@ export function urlOption(name: string, value: string): URL {
 /**
  * Records a programmable-services payment for a SessionId in a running sandbox (`POST
  * /_sandbox/sessions/{id}/pay`), sending nothing: that sandbox's status check then confirms the
- * order, so an app that verifies payments accepts the fulfillment request sent next. Throws an
- * Error with the sandbox's message when it refuses (or cannot be reached).
+ * order, so an app that verifies payments accepts the fulfillment request sent next. Throws
+ * HubtelNetworkError when the sandbox cannot be reached, HubtelApiError (its status, body and
+ * reason) when it refuses: the two mean different things to the user (start it / fix the input).
  */
 export async function markServicePaidInSandbox(
   sandboxUrl: string,
@@ -191,13 +230,28 @@ export async function markServicePaidInSandbox(
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
-    throw new Error(`Could not reach the sandbox at ${sandboxUrl}: ${(err as Error).message}`, {
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
       cause: err,
     });
   }
   if (res.ok) return;
-  const answer = (await res.json().catch(() => undefined)) as { message?: string } | undefined;
-  throw new Error(
-    `The sandbox at ${sandboxUrl} did not record the payment of session ${sessionId} (HTTP ${res.status})${answer?.message ? `: ${answer.message}` : ''}`,
+  const text = await res.text().catch(() => '');
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON (a proxy's page): its text is the reason.
+  }
+  const reason = reasonOf(body);
+  throw new HubtelApiError(
+    `The sandbox at ${sandboxUrl} did not record the payment of session ${sessionId} (HTTP ${res.status})${reason ? `: ${reason}` : ''}`,
+    { httpStatus: res.status, body },
   );
+}
+
+/** fetch's "fetch failed" names no cause: the cause's code (ECONNREFUSED…) is what helps. */
+export function describeFetchError(err: unknown): string {
+  const error = err as Error & { cause?: { code?: string; message?: string } };
+  const cause = error.cause?.code ?? error.cause?.message;
+  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
 }

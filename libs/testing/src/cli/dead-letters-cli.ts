@@ -1,10 +1,5 @@
 import { HubtelError, type DeadLetter, type HubtelStore } from 'nestjs-hubtel';
-import {
-  DEFAULT_JOB_RECORD_TTL_MS,
-  listDeadLetters,
-  requeueDeadLetter,
-  type JobRecord,
-} from '#internal';
+import { DEFAULT_JOB_RECORD_TTL_MS, listDeadLetters, requeueDeadLetter, type JobRecord } from '#internal';
 import {
   CliUsageError,
   EXIT,
@@ -45,7 +40,8 @@ Options:
   --json                print JSON (list: an array; replay: the record's outcome)
   --no-color            plain output (also NO_COLOR=1)
 
-Exit codes: 0 done, 1 unknown id / not dead / dead again, 2 usage error, 3 Redis unreachable.
+Exit codes: 0 done, 1 unknown id / not dead / dead again (with its last error), 2 usage error (or
+ioredis not installed), 3 Redis unreachable, 4 --wait ran out with the job still pending or running.
 `;
 
 export const DEAD_LETTER_MODULES = ['checkout', 'service-app'] as const;
@@ -184,7 +180,12 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
       io.stdout.write(
         `${p('Still', 'yellow')} ${status} after ${options.timeoutMs} ms: is an instance of the app running (with its sweep on)?\n`,
       );
-    return status === 'done' ? EXIT.ok : EXIT.failed;
+    // Still pending or running is not "dead again": its own code, so a script can wait longer.
+    return status === 'done'
+      ? EXIT.ok
+      : status === 'pending' || status === 'running'
+        ? EXIT.timedOut
+        : EXIT.failed;
   } catch (error) {
     if (error instanceof HubtelError && error.code !== 'HUBTEL_STORE_UNAVAILABLE') {
       io.stderr.write(

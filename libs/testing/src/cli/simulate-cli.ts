@@ -1,4 +1,4 @@
-import { tryNormalizeMsisdn } from 'nestjs-hubtel';
+import { HubtelError, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { TESTING_DEFAULTS } from '../testing.constants.js';
 import {
   CliUsageError,
@@ -42,8 +42,10 @@ Options:
 Answers: type the text asked for; on a list, the option's number (or its Value). On the cart:
 y pays, n declines, f simulates a failed payment. Ctrl+C (or the end of the input) releases the session.
 
-Exit codes: 0 the session ended normally (a purchase was fulfilled), 1 the service failed (HTTP
-error, invalid answer, no or failed fulfillment), 2 usage error, 130 interrupted.
+Errors print the reason the service or the sandbox gave. Exit codes: 0 the session ended normally
+(a purchase was fulfilled), 1 the service failed (HTTP error, invalid answer, no or failed
+fulfillment), 2 usage error (or --callback-port already in use), 3 the service could not be
+reached, 130 interrupted.
 `;
 
 export type ParsedSimulateCli = { help: true } | { help: false; options: TerminalSimulatorOptions };
@@ -130,7 +132,9 @@ export async function runSimulateCli(
     onStart?.(simulator);
     return (await simulator.run()).exitCode;
   } catch (err) {
+    // Before any session: the callback receiver could not listen (--callback-port taken).
+    const config = err instanceof HubtelError && err.code === 'HUBTEL_CONFIG_INVALID';
     io.stderr.write(`hubtel-simulate: ${describeError(err)}\n`);
-    return EXIT.failed;
+    return config ? EXIT.usage : EXIT.failed;
   }
 }

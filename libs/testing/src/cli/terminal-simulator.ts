@@ -141,7 +141,9 @@ export class TerminalSimulator {
         return { exitCode: EXIT.interrupted, sessionId: session.sessionId, outcome: 'interrupted' };
       }
       this.out(this.paint(`✗ ${describeError(err)}`, 'red'));
-      return { exitCode: EXIT.failed, sessionId: session.sessionId, outcome: 'error' };
+      // Nothing answered (a service not started, a wrong port): its own code, as hubtel-trigger's.
+      const exitCode = err instanceof HubtelNetworkError ? EXIT.network : EXIT.failed;
+      return { exitCode, sessionId: session.sessionId, outcome: 'error' };
     } finally {
       this.interruptHandler = undefined;
       reader.close();

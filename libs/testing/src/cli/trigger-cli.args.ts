@@ -81,8 +81,10 @@ fulfillment request 200 "received", then confirms the SessionId's payment before
 against a sandbox, send "fulfillment" with --sandbox <url> --mark-paid; "fulfillment-forged" must
 end in a rejected event (NOT_PAID) with no handler run and no callback.
 
-Exit codes: 0 every answer was 2xx, 1 an answer was not 2xx (or the sandbox had no such invoice),
-2 usage error, 3 the URL could not be reached.
+Errors print the reason the app, the sandbox or the platform gave (its message and field errors).
+Exit codes: 0 every answer was 2xx; 1 an answer was not 2xx, or the sandbox refused (no such
+invoice, --mark-paid could not mark or record the payment); 2 usage error; 3 the URL (no copy got
+an answer) or the sandbox could not be reached.
 `;
 
 export interface TriggerOptions {

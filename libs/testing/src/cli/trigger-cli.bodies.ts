@@ -12,7 +12,7 @@ import {
   randomHubtelId,
 } from '../testing.builders.js';
 import { TESTING_PATHS } from '../testing.constants.js';
-import { markServicePaidInSandbox } from './cli-support.js';
+import { describeFetchError, markServicePaidInSandbox, reasonOf } from './cli-support.js';
 import type { TriggerOptions } from './trigger-cli.args.js';
 
 async function invoiceFromSandbox(
@@ -26,17 +26,20 @@ async function invoiceFromSandbox(
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
-    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${(err as Error).message}`, {
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
       cause: err,
     });
   }
   if (res.status === 404)
     throw new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
-  if (!res.ok)
+  if (!res.ok) {
+    const reason = reasonOf(await res.json().catch(() => undefined));
     throw new HubtelError(
       'HUBTEL_API_ERROR',
-      `The sandbox at ${sandboxUrl} answered HTTP ${res.status} for invoice "${reference}"`,
+      `The sandbox at ${sandboxUrl} answered HTTP ${res.status} for invoice "${reference}"${reason ? `: ${reason}` : ''}`,
+      { httpStatus: res.status },
     );
+  }
   return (await res.json()) as SandboxInvoice;
 }
 
@@ -62,7 +65,7 @@ async function markPaidInSandbox(
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
-    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${(err as Error).message}`, {
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
       cause: err,
     });
   }
@@ -81,7 +84,8 @@ async function markPaidInSandbox(
   }
   throw new HubtelError(
     'HUBTEL_API_ERROR',
-    `The sandbox at ${sandboxUrl} refused to mark invoice "${reference}" paid (HTTP ${res.status})${answer?.message ? `: ${answer.message}` : ''}`,
+    `The sandbox at ${sandboxUrl} refused to mark invoice "${reference}" paid (HTTP ${res.status})${reasonOf(answer) ? `: ${reasonOf(answer)}` : ''}`,
+    { httpStatus: res.status, body: answer },
   );
 }
 
@@ -99,16 +103,13 @@ export async function buildTriggerBody(
     let markedPaid: MarkedPaid | undefined;
     // A dry run sends nothing, to the app or to the sandbox.
     if (options.markPaid && !options.dryRun) {
-      try {
-        await markServicePaidInSandbox(
-          options.sandboxUrl!,
-          body.SessionId,
-          { amount: options.amount, orderId: body.OrderId },
-          timeoutMs,
-        );
-      } catch (err) {
-        throw new HubtelNetworkError((err as Error).message, { cause: err });
-      }
+      // Its errors tell an unreachable sandbox (exit 3) from a refusal with the sandbox's reason (1).
+      await markServicePaidInSandbox(
+        options.sandboxUrl!,
+        body.SessionId,
+        { amount: options.amount, orderId: body.OrderId },
+        timeoutMs,
+      );
       markedPaid = 'marked';
     }
     const forged = options.kind === 'fulfillment-forged';
