@@ -297,6 +297,41 @@ describe('InboundPipeline across instances sharing one store', () => {
     expect(await record('o5')).toMatchObject({ attempts: 1 });
   });
 
+  it('says "Recovered" once, on the instance that runs a taken-over job, not on the one that lost the claim', async () => {
+    const orphan: JobRecord = {
+      type: PAID,
+      key: 'o8',
+      payload: { id: 'o8' },
+      status: 'running',
+      attempts: 0,
+      doneHandlers: [],
+      receivedAt: clock - 60_000,
+      updatedAt: clock - 60_000,
+      leaseUntil: clock - 1,
+    };
+    await store.set(KEY + 'o8', orphan);
+    const lines: string[] = [];
+    class Lines extends Logger {
+      override log(message: unknown): void {
+        lines.push(String(message));
+      }
+      override warn(): void {}
+      override error(): void {}
+    }
+    const a = await start([Stock], { logger: new Lines() });
+    const b = await start([Stock], { logger: new Lines() });
+    // Both find the orphan and launch it; one claim wins.
+    expect(await Promise.all([a.pipeline.recover(), b.pipeline.recover()])).toEqual([1, 1]);
+    await Promise.all([a.pipeline.drain(), b.pipeline.drain()]);
+    expect([...a.journal.calls, ...b.journal.calls]).toEqual(['Stock']);
+    expect(lines.filter((line) => line.includes('Recovered'))).toEqual([
+      `Recovered unfinished job ${PAID} o8`,
+    ]);
+    // Nothing left to take: no line at all.
+    expect(await a.pipeline.recover()).toBe(0);
+    expect(lines.filter((line) => line.includes('Recovered'))).toHaveLength(1);
+  });
+
   it('the periodic sweep reads the open-job marks, not the records of finished jobs', async () => {
     const a = await start([Stock]);
     for (const id of ['o10', 'o11', 'o12']) await a.pipeline.submit(PAID, id, { id });

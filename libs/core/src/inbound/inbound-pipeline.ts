@@ -154,7 +154,10 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       sweepIntervalMs,
       deferrals: this.deferrals,
       knows: (type) => this.definitions.has(type),
-      launch: (storeKey) => this.launch(storeKey, undefined),
+      launch: (storeKey) => {
+        this.recovering.add(storeKey);
+        this.launch(storeKey, undefined);
+      },
     });
     const takeover = this.takeover;
     this.attempts = new JobAttempts(ctx, {
@@ -383,6 +386,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
    * never delays the HTTP answer). Jobs launched in the same turn share one setImmediate and start
    * in launch order, as they would with one each.
    */
+  /** Store keys launched by a takeover and not claimed yet, for the one recovery line per job run. */
+  private readonly recovering = new Set<string>();
+
   private launch(storeKey: string, known: StoreEntry<JobRecord> | undefined): void {
     this.active++;
     this.queue.push(storeKey, known);
@@ -442,6 +448,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     try {
       for (;;) {
         const claimed = await this.leases.claim(storeKey, known);
+        // Said only for a taken-over job that runs here: one another instance claimed first is not.
+        if (this.recovering.delete(storeKey) && claimed)
+          this.logger.log(`Recovered unfinished job ${claimed.value.type} ${maskPhoneNumbers(claimed.value.key)}`);
         if (!claimed) return;
         // A retry claims the pending entry this process wrote (and owns by its lease).
         known = await this.attempts.attempt(storeKey, claimed);

@@ -127,7 +127,10 @@ export class JobTakeover {
       else this.host.launch(storeKey);
       count++;
     }
-    if (count > 0) this.ctx.logger.log(`Recovered ${count} unfinished job(s)`);
+    // No summary line: a job launched here may lose its claim, and one handed to the runner may be
+    // one it already holds; the pipeline says "Recovered" for each job that runs.
+    if (count > 0 && this.ctx.runner)
+      this.ctx.logger.debug?.(`Handed ${count} unfinished job(s) to the job runner`);
     return count;
   }
 
