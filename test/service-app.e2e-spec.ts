@@ -677,18 +677,23 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
     });
 
-    it('refuses a second, different OrderId for a cart already ordered, and a known OrderId for another session (409)', async () => {
+    it("delivers a session once: a second OrderId runs no handler and gets the first one's outcome; a known OrderId for another session is refused (409)", async () => {
       const { session, orderId } = await toCart();
       await session.pay({ orderId });
       await session.waitForCallback();
+      const otherId = randomUUID();
       const other = await post(fulfillmentUrl(), {
-        OrderId: randomUUID(),
+        OrderId: otherId,
         SessionId: session.sessionId,
         ExtraData: {},
         OrderInfo: null,
       });
-      expect(other.status).toBe(409);
-      expect(other.body).toMatchObject({ statusCode: 409, code: 'HUBTEL_CART_ALREADY_ORDERED' });
+      expect(other.status).toBe(200);
+      await pipeline().drain();
+      expect(merchant.fulfiller.calls.get(otherId)).toBeUndefined();
+      expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === otherId)).toEqual([
+        expect.objectContaining({ orderId: otherId, serviceStatus: 'success' }),
+      ]);
       const { session: second } = await toCart();
       const reused = await post(fulfillmentUrl(), {
         OrderId: orderId,
@@ -700,7 +705,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       expect(reused.body).toMatchObject({ statusCode: 409, code: 'HUBTEL_ORDER_CONFLICT' });
       await pipeline().drain();
       expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
-      // The refused request did not claim the second cart: its real order still goes through.
+      // The refused request did not take the second session: its real order still goes through.
       const { order } = await second.pay();
       expect((await second.waitForCallback()).body).toMatchObject({
         OrderId: order.orderId,

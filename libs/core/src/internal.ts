@@ -8,6 +8,8 @@
 export {
   InboundPipeline,
   DEFAULT_JOB_RETRY,
+  JobRefusedError,
+  type JobRefusal,
   type JobRecord,
   type JobRetryPolicy,
   type JobStatus,

@@ -25,3 +25,13 @@ export class PaymentPendingError extends HubtelError {
     super('HUBTEL_NOT_FOUND', message);
   }
 }
+
+/** The session's delivery record kept changing under a claim: the job is retried, nothing delivered. */
+export class DeliveryContendedError extends HubtelError {
+  constructor(sessionId: string) {
+    super(
+      'HUBTEL_STORE_CONFLICT',
+      `The delivery record of session ${sessionId} is being changed concurrently; trying again`,
+    );
+  }
+}

@@ -1,15 +1,15 @@
 /**
- * The payment check of a fulfillment request (when `statusCheck` is set): one attempt of the
- * payment job asks the status check, then submits the fulfillment job, throws to be re-checked,
- * or refuses the order. Apart from FulfillmentService, which records requests and reports
+ * The payment check of a fulfillment request (when `statusCheck` is set): one run of the payment
+ * job asks the status check, then submits the fulfillment job, defers to the next check, or
+ * refuses the order. Apart from FulfillmentService, which records requests and reports
  * outcomes, so the verification rules read in one place.
  */
-import type { InboundPipeline } from '#internal';
+import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
 import type { PaymentSummary } from './fulfillment.records.js';
 import { judgePayment } from './fulfillment-verifier.js';
 import type { PaymentStatus, PaymentStatusClient } from './payment-status.client.js';
-import { SERVICE_APP_JOBS } from './service-app.constants.js';
+import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from './service-app.constants.js';
 import type {
   FulfillmentPayment,
   FulfillmentRejection,
@@ -27,10 +27,21 @@ export type RefuseOrder = (
   status?: PaymentStatus,
 ) => Promise<void>;
 
+/** What the payment job carries from one check to the next (its deferral state). */
+interface CheckState {
+  /** Status checks made so far, less the failed runs (counted by the record's `attempts`). */
+  checks: number;
+}
+
+/** Most status checks one order costs the platform, over its whole re-check window. */
+export const MAX_STATUS_CHECKS = SERVICE_APP_DEFAULTS.verification.checks;
+/** Runs of the payment job that may fail (each may be a check) before it is dead-lettered. */
+export const PAYMENT_ATTEMPTS = SERVICE_APP_DEFAULTS.verification.attempts;
+
 export class FulfillmentPaymentCheck {
   /**
-   * Refusals decided by the payment attempt that just ran, read (and dropped) by its
-   * `compactWhenDone`, which the pipeline calls right after, in this process.
+   * Refusals decided by the payment attempt that just ran, read by its `compactWhenDone` and
+   * dropped by its `doneTtlMs`, which the pipeline calls right after, in this process.
    */
   private readonly refusals = new Map<string, FulfillmentRejection>();
 
@@ -48,26 +59,54 @@ export class FulfillmentPaymentCheck {
   summary(order: FulfillmentRequestedEvent): PaymentSummary {
     const summary: PaymentSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
     const refused = this.refusals.get(order.orderId);
-    if (refused) {
-      summary.refused = refused;
-      this.refusals.delete(order.orderId);
-    }
+    if (refused) summary.refused = refused;
     return summary;
   }
 
+  /** How long a done payment record is kept: a refused one for hours (its only use is re-sends). */
+  doneTtlMs(record: JobRecord<FulfillmentRequestedEvent>): number | undefined {
+    const refused = this.refusals.delete(record.payload.orderId);
+    return refused ? SERVICE_APP_DEFAULTS.verification.refusedTtlMs : undefined;
+  }
+
   /**
-   * One attempt of the payment job: asks the status check about the order's SessionId. Paid for
-   * the cart's total → the fulfillment job is recorded (its handlers run next). Not recorded yet
-   * → throws, and the pipeline checks again after a delay, until `recheckForMs` has passed since
-   * the request came: then it is refused (`NOT_PAID`). A final refusal resolves (the job is done).
+   * One run of the payment job: one status check of the order's SessionId. Paid for the cart's
+   * total → the fulfillment job is recorded (its gate and handlers run next). Not recorded yet
+   * (or the check failed) → deferred to the next check of a fixed schedule over `recheckForMs`;
+   * at the last of MAX_STATUS_CHECKS checks it is refused (`NOT_PAID`), or, when the status check
+   * itself still fails, dead-lettered (refused `NOT_CONFIRMED`; a replay makes one more check).
    */
-  async run(order: FulfillmentRequestedEvent, attempt: number, receivedAt: number): Promise<void> {
+  async run(order: FulfillmentRequestedEvent, context: JobRunContext): Promise<void | JobDeferral> {
     if (!this.verifying) {
       // Recorded while verification was on, recovered after it was turned off: trusted, as configured.
       await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, order);
       return;
     }
-    const status = await this.status!.find(order.sessionId);
+    const { attempt, record } = context;
+    // A run past the attempts the policy allows is a replay of a dead letter: one more check, final.
+    const replayed = attempt > PAYMENT_ATTEMPTS;
+    // Failed runs count as checks (they may have made one): the bound holds whatever failed.
+    const check = ((record.state as CheckState | undefined)?.checks ?? 0) + attempt;
+    if (!replayed && check > MAX_STATUS_CHECKS)
+      throw new PaymentPendingError(
+        `Payment of order ${order.orderId} not confirmed after ${MAX_STATUS_CHECKS} status checks`,
+      );
+    const final = replayed || check >= MAX_STATUS_CHECKS;
+    // The next run's attempt number is this one's (a deferral is no failed attempt).
+    const next = (): JobDeferral =>
+      context.defer(this.nextCheckAt(record.receivedAt, check), {
+        checks: check + 1 - attempt,
+      } satisfies CheckState);
+    let status: PaymentStatus | undefined;
+    try {
+      status = await this.status!.find(order.sessionId);
+    } catch (error) {
+      if (final) throw error;
+      this.logger.warn(
+        `Status check for order ${order.orderId} failed (check ${check}/${MAX_STATUS_CHECKS}): ${error instanceof Error ? error.message : String(error)}; checking again later`,
+      );
+      return next();
+    }
     const verdict = judgePayment(
       order.sessionId,
       status,
@@ -83,18 +122,30 @@ export class FulfillmentPaymentCheck {
         );
       return;
     }
-    if (verdict.kind === 'pending' && Date.now() - receivedAt < this.options.verification.recheckForMs) {
-      throw new PaymentPendingError(
-        `Payment of order ${order.orderId} not confirmed yet: ${verdict.message}`,
-      );
-    }
+    if (verdict.kind === 'pending' && !final) return next();
     const reason = verdict.kind === 'refused' ? verdict.reason : 'NOT_PAID';
     const message =
       verdict.kind === 'refused'
         ? verdict.message
-        : `${verdict.message}, still after re-checking for ${Math.round(this.options.verification.recheckForMs / 1000)} s`;
+        : `${verdict.message}, still after ${check} status checks over ${Math.round(this.options.verification.recheckForMs / 1000)} s`;
     this.refusals.set(order.orderId, reason);
-    await this.refuse(order, reason, message, attempt, status);
+    await this.refuse(order, reason, message, check, status);
+  }
+
+  /**
+   * When check number `made + 1` is due: the first re-check `recheckDelay.baseDelayMs` after the
+   * request, the last at `recheckForMs`, the gaps between growing geometrically (a payment recorded
+   * a moment late is seen soon; one never made costs MAX_STATUS_CHECKS checks in all).
+   */
+  private nextCheckAt(receivedAt: number, made: number): number {
+    const window = this.options.verification.recheckForMs;
+    const first = Math.min(this.options.verification.recheckDelay.baseDelayMs, window);
+    const gaps = MAX_STATUS_CHECKS - 2;
+    const offset =
+      gaps <= 0 || first >= window
+        ? (window * made) / (MAX_STATUS_CHECKS - 1)
+        : first * (window / first) ** ((made - 1) / gaps);
+    return Math.max(Date.now(), receivedAt + Math.round(offset));
   }
 }
 

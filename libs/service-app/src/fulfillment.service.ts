@@ -9,12 +9,19 @@ import {
   type HubtelTelemetry,
   type DeadLetter,
 } from 'nestjs-hubtel';
-import { type InboundPipeline, type JobRecord, type JobStatus } from '#internal';
+import {
+  JobRefusedError,
+  type InboundPipeline,
+  type JobRecord,
+  type JobRefusal,
+  type JobStatus,
+} from '#internal';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
 import { FulfillmentCarts } from './fulfillment.cart.js';
+import { FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
-import { FulfillmentPaymentCheck } from './fulfillment.payment.js';
+import { FulfillmentPaymentCheck, PAYMENT_ATTEMPTS } from './fulfillment.payment.js';
 import {
   assertJson,
   callbackOf,
@@ -119,6 +126,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
   private readonly verifying: boolean;
   private readonly emitter: EventEmitter2;
   private readonly carts: FulfillmentCarts;
+  private readonly deliveries: FulfillmentDeliveries;
   private readonly payment: FulfillmentPaymentCheck;
   private readonly callbacks: FulfillmentCallbacks;
   private static readonly catchAllEvents: readonly string[] = Object.freeze([ServiceAppEvents.Fulfillment]);
@@ -135,6 +143,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     this.emitter = pipeline.emitter;
     this.verifying = options.verification.enabled && status !== undefined;
     this.carts = new FulfillmentCarts(store, options, this.logger);
+    this.deliveries = new FulfillmentDeliveries(store, this.logger);
     this.payment = new FulfillmentPaymentCheck(
       pipeline,
       options,
@@ -147,6 +156,9 @@ export class FulfillmentService implements OnApplicationBootstrap {
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
       // Handlers of the order's ServiceCode first, then the catch-all ones.
       events: (order) => this.eventsOf(order.serviceCode),
+      // Asked before every run, whatever led to it (retry, takeover, replay from a service method
+      // or the command line): the one place that decides whether this order's goods may go out.
+      gate: (order) => this.admit(order),
       // No handler at all must not be reported as a success: retried, then `failed`.
       requireListener: true,
       keepResults: true,
@@ -159,19 +171,19 @@ export class FulfillmentService implements OnApplicationBootstrap {
         if (combineOutcomes(record.results).kind === 'deferred') summary.deferred = true;
         return summary;
       },
-      onSettled: (record, outcome) => this.settleHandlers(record, outcome),
+      // A run its gate refused ran no handler: its outcome, if any, was reported by the gate.
+      onSettled: (record, outcome, error) =>
+        error instanceof JobRefusedError ? undefined : this.settleHandlers(record, outcome),
     });
     const recheck = options.verification;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, {
-      run: (order, { attempt, record }) => this.payment.run(order, attempt, record.receivedAt),
-      // The job decides NOT_PAID itself once `recheckForMs` has passed; the deadline, one longest
-      // delay later, only stops a status check that keeps failing (then: dead-lettered, NOT_CONFIRMED).
-      retry: {
-        maxAttempts: Infinity,
-        ...recheck.recheckDelay,
-        deadlineMs: recheck.recheckForMs + recheck.recheckDelay.maxDelayMs + 1,
-      },
+      // Re-checks are deferrals on a fixed schedule (at most MAX_STATUS_CHECKS in all); the retry
+      // policy only covers runs that fail, and a status check still failing at the last check
+      // (then: dead-lettered, NOT_CONFIRMED).
+      run: (order, context) => this.payment.run(order, context),
+      retry: { maxAttempts: PAYMENT_ATTEMPTS, ...recheck.recheckDelay },
       compactWhenDone: (order): PaymentSummary => this.payment.summary(order),
+      doneTtlMs: (record) => this.payment.doneTtlMs(record),
       onSettled: async (record, outcome, error) => {
         if (outcome === 'done') return;
         const order = record.payload;
@@ -237,7 +249,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       (await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)) ??
       (this.verifying ? await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.payment, orderId) : undefined);
     if (known) return this.duplicate(orderId, sessionId, known.payload.sessionId);
-    const cart = await this.carts.claim(orderId, sessionId, cartRead);
+    const cart = await this.carts.find(orderId, sessionId, cartRead);
 
     // A literal (one shape for every order), the optional field added after.
     const order: FulfillmentRequestedEvent = {
@@ -260,7 +272,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
     const result = await this.pipeline.submit<OrderSummary>(job, orderId, order);
     if (result.duplicate) {
       // Lost a race with a concurrent request for the same OrderId (its record may be compacted).
-      if (result.record.payload.sessionId !== sessionId && cart) await this.carts.release(sessionId, orderId);
       return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
     }
     if (this.logger.isLevelEnabled('log')) {
@@ -297,7 +308,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
         'HUBTEL_NOT_FOUND',
         `complete(): no fulfillment request with OrderId ${orderId} is known (or its record expired)`,
       );
-    const accepted = await this.callbacks.report(orderId, order.payload.sessionId, status, metaData, 'app');
+    // Another OrderId of the session delivers its goods: its outcome is this one's too.
+    const sessionId = order.payload.sessionId;
+    const delivering = (await this.deliveries.get(sessionId))?.orderId ?? orderId;
+    const accepted = await this.reportOutcome(delivering, sessionId, status, metaData, 'app');
     if (!accepted.ok) {
       if (accepted.existing.ServiceStatus === status) return;
       throw new HubtelError(
@@ -316,26 +330,15 @@ export class FulfillmentService implements OnApplicationBootstrap {
   }
 
   /**
-   * Runs a dead letter again, now (only the handlers that failed run again). An order whose
-   * handlers gave up was reported `failed` to the platform: its handlers are not replayed (that
-   * would deliver what the customer was told failed), a HubtelError `HUBTEL_STORE_CONFLICT` says so.
+   * Runs a dead letter again, now (only the handlers that failed run again). The fulfillment job's
+   * gate decides, here as on every other road to the handlers (`hubtel-trigger dead-letters
+   * replay` included): an order reported `failed` is never delivered afterwards, and a session's
+   * goods go out once; a refused replay throws JobRefusedError (`HUBTEL_STORE_CONFLICT`).
    *
    * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown or expired id.
    * @throws HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
    */
   async replayDeadLetter(id: string): Promise<void> {
-    const prefix = `${SERVICE_APP_JOBS.fulfillment}:`;
-    if (id.startsWith(prefix)) {
-      const orderId = id.slice(prefix.length);
-      const order = await this.pipeline.get(SERVICE_APP_JOBS.fulfillment, orderId);
-      const reported = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
-      if (order?.status === 'dead' && reported) {
-        throw new HubtelError(
-          'HUBTEL_STORE_CONFLICT',
-          `Order ${orderId} was reported "${callbackOf(reported).ServiceStatus}" to the platform when its handlers gave up: they are not replayed`,
-        );
-      }
-    }
     await this.pipeline.replayDeadLetter(id);
   }
 
@@ -375,8 +378,9 @@ export class FulfillmentService implements OnApplicationBootstrap {
   }
 
   /**
-   * Refuses a recorded order: no handler runs, no callback is sent; its cart is released (another
-   * OrderId may still claim it) and a `rejected` event is emitted (an alert, not a recorded job).
+   * Refuses a recorded order: no handler runs, no callback is sent, a `rejected` event is emitted
+   * (an alert, not a recorded job). Nothing is held for the session: another OrderId of it whose
+   * payment is confirmed delivers (once: see fulfillment.delivery.ts).
    */
   private async refuse(
     order: FulfillmentRequestedEvent,
@@ -385,7 +389,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
     checks: number,
     status?: PaymentStatus,
   ): Promise<void> {
-    await this.carts.release(order.sessionId, order.orderId);
     this.logger.warn(`Fulfillment request for order ${order.orderId} refused: ${reason} — ${message}`);
     const fields: FulfillmentRejectedEvent = {
       reason,
@@ -451,7 +454,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       this.logger.error(
         `Fulfillment of order ${order.orderId} gave up after ${record.attempts} attempt(s); reporting "failed"`,
       );
-      await this.callbacks.report(order.orderId, order.sessionId, 'failed', null, 'handler');
+      await this.reportOutcome(order.orderId, order.sessionId, 'failed', null, 'handler');
       return;
     }
     const combined = combineOutcomes(record.results);
@@ -471,6 +474,53 @@ export class FulfillmentService implements OnApplicationBootstrap {
       );
       metaData = null;
     }
-    await this.callbacks.report(order.orderId, order.sessionId, combined.status, metaData, 'handler');
+    await this.reportOutcome(order.orderId, order.sessionId, combined.status, metaData, 'handler');
+  }
+
+  /**
+   * The fulfillment job's gate, asked before every run of it. An order whose outcome was reported
+   * (`failed` when its handlers gave up, or anything by `complete()`) never runs again: a replay
+   * of it stays dead. Otherwise the order claims its session's one delivery; when another OrderId
+   * has it, this one runs no handler and is told that order's outcome (now, or when reported).
+   */
+  private async admit(order: FulfillmentRequestedEvent): Promise<JobRefusal | undefined> {
+    const reported = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, order.orderId);
+    if (reported) {
+      const status = callbackOf(reported).ServiceStatus;
+      return {
+        outcome: status === 'failed' ? 'dead' : 'done',
+        reason: `order ${order.orderId} was already reported "${status}" to the platform: its handlers do not run again`,
+      };
+    }
+    const turn = await this.deliveries.enter(order.sessionId, order.orderId);
+    if (turn.deliver) return undefined;
+    if (turn.outcome) {
+      const { ServiceStatus, MetaData } = turn.outcome;
+      await this.callbacks.report(order.orderId, order.sessionId, ServiceStatus, MetaData, 'handler');
+    }
+    return {
+      outcome: 'done',
+      reason: `session ${order.sessionId} is delivered under order ${turn.delivering}: order ${order.orderId} gets its outcome, not a second delivery`,
+    };
+  }
+
+  /**
+   * Reports an order's outcome (first one wins) and, for the order delivering its session, the
+   * same outcome for the session's other OrderIds. Repeated after a crash, it mirrors what was
+   * recorded first.
+   */
+  private async reportOutcome(
+    orderId: string,
+    sessionId: string,
+    status: FulfillmentServiceStatus,
+    metaData: unknown,
+    by: 'handler' | 'app',
+  ): ReturnType<FulfillmentCallbacks['report']> {
+    const reported = await this.callbacks.report(orderId, sessionId, status, metaData, by);
+    const outcome = reported.ok ? { ServiceStatus: status, MetaData: metaData ?? null } : reported.existing;
+    const others = await this.deliveries.settle(sessionId, orderId, outcome);
+    for (const other of others)
+      await this.callbacks.report(other, sessionId, outcome.ServiceStatus, outcome.MetaData, by);
+    return reported;
   }
 }

@@ -32,6 +32,8 @@ export const SERVICE_APP_JOBS = Object.freeze({
 export const SERVICE_APP_KEYS = Object.freeze({
   session: 'hubtel:service-app:session:',
   cart: 'hubtel:service-app:cart:',
+  /** The one delivery of a session (fulfillment.delivery.ts). */
+  delivery: 'hubtel:service-app:delivery:',
 });
 
 /** Paths the contract gives the two endpoints: `POST {service_app_url}/api/service-flow`, `/api/fulfillment`. */
@@ -52,8 +54,22 @@ export const SERVICE_APP_DEFAULTS = Object.freeze({
   sessionStartTtlMs: 2 * 60_000,
   /** Most sessions awaiting their first answer at once, per instance (~600 B each). */
   maxPendingSessions: 50_000,
-  /** Fulfillment requests: a payment not recorded yet is re-checked for 10 min, 2 s → 60 s apart. */
-  verification: Object.freeze({ recheckForMs: 10 * 60_000, baseDelayMs: 2_000, maxDelayMs: 60_000 }),
+  /**
+   * Fulfillment requests: a payment not recorded yet is re-checked for 10 min, the first re-check
+   * 2 s after the first check, the gaps growing so that at most `checks` status checks are made in
+   * all (a forged request costs the platform that many, no more). The 60 s is the backoff cap of
+   * runs that failed for another reason than the status check (a store outage).
+   */
+  verification: Object.freeze({
+    recheckForMs: 10 * 60_000,
+    baseDelayMs: 2_000,
+    maxDelayMs: 60_000,
+    checks: 6,
+    /** Runs of the payment job that fail on something else than the status check (the store). */
+    attempts: 3,
+    /** A refused order's record: long enough to answer its re-sends `duplicate`, not for days. */
+    refusedTtlMs: 6 * 3600_000,
+  }),
   /** A cart waits this long for its fulfillment request (payment can take a while). */
   cartTtlMs: 24 * 3600_000,
   /** USSD allows 5 s per answer (platform facts); answer "try again" before the platform times out. */

@@ -81,7 +81,9 @@ export interface FulfillmentPayment {
 /**
  * Why a fulfillment request was refused:
  * - `UNKNOWN_SESSION`: its SessionId did not end in an AddToCart of this app (answered 404);
- * - `CART_ALREADY_ORDERED`, `ORDER_CONFLICT`: another OrderId has the cart, or this OrderId another session (409);
+ * - `ORDER_CONFLICT`: this OrderId was received for another session (409);
+ * - `CART_ALREADY_ORDERED`: no longer emitted (another OrderId of a delivered session now gets the
+ *   delivering order's callback instead of a 409); kept so existing `switch`es still compile;
  * - `NOT_PAID`: the status check found no paid transaction for the SessionId, even after re-checking
  *   for `verification.recheckForMs` (or it was refunded);
  * - `AMOUNT_MISMATCH`: the amount paid is not the cart's total;

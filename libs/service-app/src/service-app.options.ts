@@ -58,12 +58,17 @@ export interface ServiceAppVerificationOptions {
    */
   enabled?: boolean;
   /**
-   * A payment the platform has not recorded yet (no transaction, or `Unpaid`) is checked again,
-   * with backoff, for this long after the request arrived before it is refused (`NOT_PAID`).
-   * Default 10 min; at most 1 h (the platform wants its callback within the hour).
+   * A payment the platform has not recorded yet (no transaction, or `Unpaid`) is checked again
+   * for this long after the request arrived before it is refused (`NOT_PAID`): at most 6 status
+   * checks in all, the last at this time. Default 10 min; at most 1 h (the platform wants its
+   * callback within the hour).
    */
   recheckForMs?: number;
-  /** Backoff (full jitter) of those re-checks. Default 2 s base, 60 s cap. */
+  /**
+   * `baseDelayMs`: when the first re-check comes (the gaps then grow to fill `recheckForMs`).
+   * `maxDelayMs`: the backoff cap of runs that failed for another reason (a store outage).
+   * Default 2 s, 60 s.
+   */
   recheckDelay?: { baseDelayMs?: number; maxDelayMs?: number };
   /** Largest accepted difference between the amount paid and the cart's total, in currency units. Default 0. */
   amountTolerance?: number;

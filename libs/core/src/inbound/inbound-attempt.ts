@@ -16,6 +16,8 @@ import {
 import {
   DEFAULT_JOB_RETRY,
   DeadLetterEvent,
+  JobRefusedError,
+  type JobRefusal,
   type JobDefinition,
   type JobOutcome,
   type JobRecord,
@@ -69,9 +71,14 @@ export class JobAttempts {
     let doneHandlers = job.doneHandlers ?? NO_HANDLERS;
     let results = job.results;
     let deferral: void | JobDeferral = undefined;
+    let refusal: JobRefusal | undefined;
     const lease = this.host.leases.hold(storeKey, entry);
     try {
-      if (definition.run) {
+      // Every road to a run comes through here: the gate is asked first, whatever led to the run.
+      if (definition.gate) refusal = await definition.gate(job.payload, job);
+      if (refusal) {
+        // Settled below, without running.
+      } else if (definition.run) {
         deferral = await definition.run(job.payload, {
           attempt,
           record: job,
@@ -89,6 +96,7 @@ export class JobAttempts {
     this.host.leases.release(lease);
     if (lease.renewal) await lease.renewal;
     entry = lease.entry;
+    if (error === undefined && refusal) return this.refuse(storeKey, entry, definition, refusal);
     if (error === undefined && deferral instanceof JobDeferral)
       return this.host.deferrals.defer(storeKey, entry, job, deferral);
 
@@ -100,6 +108,7 @@ export class JobAttempts {
         entry,
         definition.compactWhenDone ? compact(done, definition) : done,
         done.doneHandlers,
+        definition.doneTtlMs?.(done),
       );
       this.host.closeMark(storeKey, written.value);
       this.ctx.telemetry?.record(jobSignal(this.ctx.name, job.type, 'done', attempt));
@@ -158,6 +167,40 @@ export class JobAttempts {
   }
 
   /**
+   * A job its gate refused: settled as the gate said, without running (no handler called, no retry,
+   * no dead-letter event: it already was one, or it is no failure), then `onSettled` with a
+   * JobRefusedError, so the module can tell it from a run.
+   */
+  private async refuse(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    definition: JobDefinition<any>,
+    refusal: JobRefusal,
+  ): Promise<undefined> {
+    const job = entry.value;
+    const lastError = refusal.outcome === 'dead' ? refusal.reason : job.lastError;
+    const settled = settledRecord(
+      job,
+      refusal.outcome,
+      job.attempts,
+      job.doneHandlers ?? NO_HANDLERS,
+      job.results,
+      this.ctx.now(),
+      lastError,
+    );
+    const next =
+      refusal.outcome === 'done' && definition.compactWhenDone ? compact(settled, definition) : settled;
+    const ttlMs = refusal.outcome === 'done' ? definition.doneTtlMs?.(settled) : undefined;
+    const written = await this.write(storeKey, entry, next, settled.doneHandlers, ttlMs);
+    this.host.closeMark(storeKey, written.value);
+    this.ctx.logger.warn(
+      `Job ${job.type} ${maskPhoneNumbers(job.key)} not run: ${maskPhoneNumbers(refusal.reason)} (${refusal.outcome})`,
+    );
+    await this.settle(definition, settled, refusal.outcome, new JobRefusedError(job.type, job.key, refusal));
+    return undefined;
+  }
+
+  /**
    * Writes an attempt's outcome over the entry this process claimed. `done`: the handlers that
    * succeeded in it (`next` may be compacted).
    *
@@ -171,10 +214,11 @@ export class JobAttempts {
     entry: StoreEntry<JobRecord>,
     next: JobRecord,
     done: string[] = next.doneHandlers,
+    ttlMs?: number,
   ): Promise<StoreEntry<JobRecord>> {
     for (let failures = 0; ; failures++) {
       try {
-        return await this.writeOnce(storeKey, entry, next, done);
+        return await this.writeOnce(storeKey, entry, next, done, ttlMs);
       } catch (error) {
         if (!isStoreUnavailable(error) || this.ctx.signal.aborted) throw error;
         if (failures === 0)
@@ -191,9 +235,11 @@ export class JobAttempts {
     entry: StoreEntry<JobRecord>,
     next: JobRecord,
     done: string[],
+    ttlMs: number | undefined,
   ): Promise<StoreEntry<JobRecord>> {
     const store = this.ctx.store;
-    const written = await store.compareAndSet(storeKey, entry.version, next, this.ctx.writeOptions);
+    const options = ttlMs === undefined ? this.ctx.writeOptions : { ttlMs };
+    const written = await store.compareAndSet(storeKey, entry.version, next, options);
     if (written) return written;
     // Someone wrote meanwhile: this process stalled past its lease and another instance took the
     // job. Keep both outcomes, so neither instance re-runs what the other did.
@@ -205,10 +251,10 @@ export class JobAttempts {
       if (!current) break;
       const merged = mergeOutcome(current.value, next, done, this.ctx.now());
       if (merged === current.value) return current;
-      const again = await store.compareAndSet(storeKey, current.version, merged, this.ctx.writeOptions);
+      const again = await store.compareAndSet(storeKey, current.version, merged, options);
       if (again) return again;
     }
-    return store.set(storeKey, next, this.ctx.writeOptions);
+    return store.set(storeKey, next, options);
   }
 
   private async deadLetter(job: JobRecord, error: string): Promise<void> {

@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import type { HandlerRegistry } from '../events/handler-registry.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
+import { HubtelError } from '../errors/hubtel.errors.js';
 import type { HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import type { JobDeferral } from './inbound-defer.js';
 import type { JobRunner } from './job-runner.js';
@@ -86,7 +87,43 @@ export interface JobRunContext<P = unknown> {
   takeWake(): Promise<P | undefined>;
 }
 
+/**
+ * What a job's `gate` answers when the job must not run: it is settled as `outcome` without
+ * running (no handler called), `reason` kept as its `lastError` (when dead) and logged.
+ */
+export interface JobRefusal {
+  outcome: JobOutcome;
+  reason: string;
+}
+
+/**
+ * Given to `onSettled` (as its error) for a job its gate settled without running, and thrown by
+ * `replayDeadLetter` for a dead letter its gate refuses: nothing ran, nothing will.
+ */
+export class JobRefusedError extends HubtelError {
+  constructor(
+    readonly type: string,
+    readonly key: string,
+    readonly refusal: JobRefusal,
+  ) {
+    super('HUBTEL_STORE_CONFLICT', refusal.reason);
+  }
+}
+
 export interface JobDefinition<P = unknown> {
+  /**
+   * Asked before every run of the job, whatever led to it (first run, retry, takeover of a dead
+   * instance's job, deferral, wake, a replay by a service method or by `hubtel-trigger
+   * dead-letters`): they all meet here, so one check covers every road to the handlers. Resolve
+   * undefined to run; a JobRefusal settles the job without running it. It runs under the job's
+   * lease, so it may write (a claim) before the handlers run.
+   */
+  gate?: (payload: P, record: JobRecord<P>) => Promise<JobRefusal | undefined>;
+  /**
+   * How long a done record is kept (default the pipeline's `recordTtlMs`): records whose only use
+   * is to make a duplicate detectable for a while (a refused order) need not stay for days.
+   */
+  doneTtlMs?: (record: JobRecord<P>) => number | undefined;
   /**
    * Runs the job once; throw to have it retried. When absent, the job dispatches its payload as
    * the domain event named like the job type, to every listener of that event.

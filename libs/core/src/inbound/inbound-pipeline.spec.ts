@@ -7,7 +7,14 @@ import type { StoreEntry, StoreWriteOptions } from '../store/hubtel-store.interf
 import { MemoryStore } from '../store/memory.store.js';
 import { createHandlerDecorator } from '../events/handler-decorator.js';
 import { HandlerRegistry } from '../events/handler-registry.js';
-import { DeadLetterEvent, InboundPipeline, type JobRecord } from './inbound-pipeline.js';
+import { requeueDeadLetter } from './inbound-dead-letters.js';
+import {
+  DeadLetterEvent,
+  InboundPipeline,
+  JobRefusedError,
+  type JobRecord,
+  type JobRefusal,
+} from './inbound-pipeline.js';
 
 const PAID = 'test.paid';
 const DEAD = 'test.dead-letter';
@@ -96,6 +103,44 @@ describe('InboundPipeline', () => {
     expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
     const record = await pipeline.get<{ id: string }>(PAID, 'c1:paid');
     expect(record).toMatchObject({ status: 'done', attempts: 1, doneHandlers: [FIRST, SECOND] });
+    await app.close();
+  });
+
+  it('asks the gate before every run (first, retry, replay from the store or the method): a refusal runs nothing', async () => {
+    const { app, store, pipeline, handlers } = await setup();
+    let refusal: JobRefusal | undefined;
+    const asked: number[] = [];
+    const settled: unknown[] = [];
+    pipeline.define<{ id: string }>(PAID, {
+      gate: async (_payload, record) => {
+        asked.push(record.attempts);
+        return refusal;
+      },
+      onSettled: (_record, outcome, error) => void settled.push([outcome, error?.constructor.name]),
+    });
+    handlers.failuresLeft.first = 3; // dead after its 3 attempts
+    await pipeline.submit(PAID, 'g1', { id: 'g1' });
+    await pipeline.drain();
+    expect(asked).toEqual([0, 1, 2]);
+    expect((await pipeline.get(PAID, 'g1'))?.status).toBe('dead');
+    const calls = { ...handlers.calls };
+
+    refusal = { outcome: 'dead', reason: 'reported failed' };
+    await expect(pipeline.replayDeadLetter(`${PAID}:g1`)).rejects.toBeInstanceOf(JobRefusedError);
+    // A replay made on the store alone (the command line) is refused when a pipeline runs it.
+    await requeueDeadLetter(store, 'test', `${PAID}:g1`, 60_000);
+    await pipeline.recover();
+    await pipeline.drain();
+    expect(handlers.calls).toEqual(calls);
+    expect(await pipeline.get(PAID, 'g1')).toMatchObject({ status: 'dead', lastError: 'reported failed' });
+    expect(settled.at(-1)).toEqual(['dead', 'JobRefusedError']);
+
+    refusal = { outcome: 'done', reason: 'delivered under another key' };
+    await pipeline.submit(PAID, 'g2', { id: 'g2' });
+    await pipeline.drain();
+    expect(handlers.calls).toEqual(calls);
+    expect((await pipeline.get(PAID, 'g2'))?.status).toBe('done');
+    expect(settled.at(-1)).toEqual(['done', 'JobRefusedError']);
     await app.close();
   });
 

@@ -25,7 +25,13 @@ import { InboundDeferrals, isStaleRun, runRequest } from './inbound-defer.js';
 import { JobAttempts } from './inbound-attempt.js';
 import { HandlerDispatch } from './inbound-dispatch.js';
 import { NO_HANDLERS, describe, type JobsContext } from './inbound-job.records.js';
-import type { InboundPipelineOptions, JobDefinition, JobRecord, SubmitResult } from './inbound-job.types.js';
+import {
+  JobRefusedError,
+  type InboundPipelineOptions,
+  type JobDefinition,
+  type JobRecord,
+  type SubmitResult,
+} from './inbound-job.types.js';
 import { JobLeases } from './inbound-lease.js';
 import { JobTakeover } from './inbound-takeover.js';
 
@@ -33,7 +39,9 @@ import { JobTakeover } from './inbound-takeover.js';
 export {
   DEFAULT_JOB_RETRY,
   DeadLetterEvent,
+  JobRefusedError,
   type InboundPipelineOptions,
+  type JobRefusal,
   type JobDefinition,
   type JobOutcome,
   type JobRecord,
@@ -303,10 +311,18 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
 
   /**
    * Runs a dead letter again, now: only its handlers that failed run (those that succeeded are
-   * named in the record). Throws HubtelDeadLetterNotFoundError / HubtelNotDeadLetterError.
+   * named in the record). Throws HubtelDeadLetterNotFoundError / HubtelNotDeadLetterError, and
+   * JobRefusedError when the job's gate would leave it dead (said now to the caller; the gate is
+   * asked again when it runs, as for a replay made from outside the app, which only gets there).
    * Resolves once it is queued; `drain()` (or `get()`) shows when it settled.
    */
   async replayDeadLetter(id: string): Promise<void> {
+    const dead = (await this.options.store.get<JobRecord>(`${this.prefix}${id}`))?.value;
+    const gate = dead?.status === 'dead' ? this.definitions.get(dead.type)?.gate : undefined;
+    if (dead && gate) {
+      const refusal = await gate(dead.payload, dead);
+      if (refusal?.outcome === 'dead') throw new JobRefusedError(dead.type, dead.key, refusal);
+    }
     const { storeKey, entry } = await requeueDeadLetter(
       this.options.store,
       this.options.name,

@@ -1,0 +1,107 @@
+/**
+ * The one delivery of a session: whatever happens to status checks, dead letters, refusals and
+ * replays, a session's goods go out under one OrderId, ever (while records are kept). The first
+ * paid order whose handlers are about to run claims the session (set-if-absent); any other
+ * OrderId that reaches that point for the same session (the platform's own one after a made-up
+ * one, a re-send, a replayed payment check) runs no handler and is told the delivering order's
+ * outcome instead, so every OrderId the platform sent gets its callback.
+ *
+ * Apart from FulfillmentService because it is the one piece that writes the session's delivery
+ * record; the fulfillment job's gate (FulfillmentService) is where it is asked, for every road.
+ */
+import type { HubtelStore } from 'nestjs-hubtel';
+import { DEFAULT_JOB_RECORD_TTL_MS } from '#internal';
+import { DeliveryContendedError } from './fulfillment.errors.js';
+import { SERVICE_APP_KEYS } from './service-app.constants.js';
+import type { ServiceAppLogger } from './service-app.logger.js';
+import type { FulfillmentServiceStatus } from './service-app.types.js';
+
+/** The outcome reported for the delivering order, mirrored to the session's other OrderIds. */
+export interface DeliveryOutcome {
+  ServiceStatus: FulfillmentServiceStatus;
+  MetaData: unknown;
+}
+
+/** What is stored per delivered session. */
+export interface SessionDelivery {
+  /** The OrderId whose handlers deliver the session's goods. */
+  orderId: string;
+  /** Other OrderIds that reached delivery for this session: they get the same outcome. */
+  others?: string[];
+  /** Set once the delivering order's outcome was reported. */
+  outcome?: DeliveryOutcome;
+}
+
+/** What `enter` says of one order. */
+export type DeliveryTurn =
+  { deliver: true } | { deliver: false; delivering: string; outcome: DeliveryOutcome | undefined };
+
+/**
+ * Most other OrderIds kept per session. The platform sends one, rarely a re-send or two; past
+ * this, made-up ones are flooding a paid session and get nothing mirrored (logged once each).
+ */
+const MAX_OTHERS = 16;
+
+export function deliveryKey(sessionId: string): string {
+  return `${SERVICE_APP_KEYS.delivery}${sessionId}`;
+}
+
+export class FulfillmentDeliveries {
+  private readonly write = { ttlMs: DEFAULT_JOB_RECORD_TTL_MS };
+
+  constructor(
+    private readonly store: HubtelStore,
+    private readonly logger: ServiceAppLogger,
+  ) {}
+
+  async get(sessionId: string): Promise<SessionDelivery | undefined> {
+    return (await this.store.get<SessionDelivery>(deliveryKey(sessionId)))?.value;
+  }
+
+  /**
+   * Claims the session's delivery for this order, or joins the order that has it (then the
+   * outcome, when already reported, comes back to be mirrored; otherwise it is mirrored when
+   * reported). Compare-and-set throughout: two replicas entering at once make one delivery.
+   */
+  async enter(sessionId: string, orderId: string): Promise<DeliveryTurn> {
+    const key = deliveryKey(sessionId);
+    for (let tries = 0; tries < 8; tries++) {
+      if (await this.store.setIfAbsent<SessionDelivery>(key, { orderId }, this.write))
+        return { deliver: true };
+      const entry = await this.store.get<SessionDelivery>(key);
+      if (!entry) continue; // expired between the two calls
+      const delivery = entry.value;
+      if (delivery.orderId === orderId) return { deliver: true };
+      const others = delivery.others ?? [];
+      if (others.includes(orderId) || others.length >= MAX_OTHERS) {
+        if (!others.includes(orderId))
+          this.logger.warn(
+            `Order ${orderId} of session ${sessionId}: too many OrderIds for one session; no outcome is mirrored to it`,
+          );
+        return { deliver: false, delivering: delivery.orderId, outcome: delivery.outcome };
+      }
+      const joined: SessionDelivery = { ...delivery, others: [...others, orderId] };
+      if (await this.store.compareAndSet(key, entry.version, joined, this.write))
+        return { deliver: false, delivering: delivery.orderId, outcome: delivery.outcome };
+    }
+    // Contended past reason: no delivery (the safe side); the gate's caller retries the job.
+    throw new DeliveryContendedError(sessionId);
+  }
+
+  /**
+   * Records the delivering order's outcome (the first one reported stays) and returns the other
+   * OrderIds to tell it to. A no-op (none) for an order that is not the session's delivering one.
+   */
+  async settle(sessionId: string, orderId: string, outcome: DeliveryOutcome): Promise<string[]> {
+    const key = deliveryKey(sessionId);
+    for (let tries = 0; tries < 8; tries++) {
+      const entry = await this.store.get<SessionDelivery>(key);
+      if (entry?.value.orderId !== orderId) return [];
+      if (entry.value.outcome) return entry.value.others ?? [];
+      const settled: SessionDelivery = { ...entry.value, outcome };
+      if (await this.store.compareAndSet(key, entry.version, settled, this.write))
+        return settled.others ?? [];
+    }
+    throw new DeliveryContendedError(sessionId);
+  }
+}
