@@ -18,6 +18,12 @@ export const EXAMPLE_DEFAULTS = Object.freeze({
   sandboxSenderId: 'Adinkra',
   /** A request's headers within 10 s, the whole request (body included) within 30 s. */
   timeouts: Object.freeze({ headersMs: 10_000, requestMs: 30_000 }),
+  /**
+   * `POST /orders` per minute, per client address and for all clients together (per instance):
+   * each order is an invoice at the platform and status checks later, so a script must not place
+   * them by the thousand.
+   */
+  orderLimits: Object.freeze({ perClientPerMinute: 10, perMinute: 600 }),
 });
 
 /** Run against a HubtelSandbox: one the app starts (port/host) or one the caller owns (`instance`). */
@@ -65,6 +71,14 @@ export interface ExampleAppConfig {
    */
   timeouts?: { headersMs?: number; requestMs?: number };
   /**
+   * OPS_PORT / OPS_HOST: where `GET /health` and `GET /metrics` are served, apart from the shop
+   * (scrapers and probes reach it; the public does not). Default port 0 (a free one; from the
+   * environment: PORT + 1), host 127.0.0.1.
+   */
+  ops?: { port?: number; host?: string };
+  /** ORDERS_PER_CLIENT_PER_MINUTE / ORDERS_PER_MINUTE. Default EXAMPLE_DEFAULTS.orderLimits. */
+  orderLimits?: { perClientPerMinute?: number; perMinute?: number };
+  /**
    * Module options laid over what the platform choice gives (tests shorten retry delays and the
    * reconciliation schedule here). Top-level keys replace, they are not merged deeply.
    */
@@ -95,6 +109,14 @@ function readPort(env: HubtelEnvSource, key: string, fallback: number): number {
   if (raw === undefined) return fallback;
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65_535)
     throw new HubtelConfigError(key, `must be a port number from 0 to 65535, got "${raw.slice(0, 20)}"`);
+  return Number(raw);
+}
+
+function readCount(env: HubtelEnvSource, key: string): number | undefined {
+  const raw = readEnvValue(env, key);
+  if (raw === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1)
+    throw new HubtelConfigError(key, `must be a whole number from 1, got "${raw.slice(0, 20)}"`);
   return Number(raw);
 }
 
@@ -143,7 +165,9 @@ function readRedisUrl(env: HubtelEnvSource): string | undefined {
  *   HUBTEL_SMS_SENDER_ID, PUBLIC_URL (all required once one credential is set) and the optional
  *   HUBTEL_POS_SALES_ID, HUBTEL_MERCHANT_ACCOUNT_NUMBER, HUBTEL_CALLBACK_URL, HUBTEL_*_URL,
  *   HUBTEL_TIMEOUT_MS, HUBTEL_RETRY_* — real platform;
- *   REDIS_URL — either mode: every record in Redis instead of this process's memory.
+ *   REDIS_URL — either mode: every record in Redis instead of this process's memory;
+ *   OPS_PORT (default PORT + 1; 0 with PORT=0), OPS_HOST (default 127.0.0.1) — /health and /metrics;
+ *   ORDERS_PER_CLIENT_PER_MINUTE (default 10), ORDERS_PER_MINUTE (default 600) — POST /orders.
  * A bad or missing value throws a HubtelConfigError naming the variable.
  */
 export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): ExampleAppConfig {
@@ -153,6 +177,20 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
   const shopName = readEnvValue(env, 'SHOP_NAME') ?? EXAMPLE_DEFAULTS.shopName;
   const redisUrl = readRedisUrl(env);
   const store = redisUrl === undefined ? {} : { redisUrl };
+  // Next to the shop's port by default; a free one when the shop's is picked freely (tests).
+  const ops = {
+    port: readPort(env, 'OPS_PORT', port === 0 || port === 65_535 ? 0 : port + 1),
+    host: readEnvValue(env, 'OPS_HOST') ?? EXAMPLE_DEFAULTS.host,
+  };
+  const perClient = readCount(env, 'ORDERS_PER_CLIENT_PER_MINUTE');
+  const perMinute = readCount(env, 'ORDERS_PER_MINUTE');
+  const limits = {
+    ops,
+    orderLimits: {
+      ...(perClient === undefined ? {} : { perClientPerMinute: perClient }),
+      ...(perMinute === undefined ? {} : { perMinute }),
+    },
+  };
 
   const real = REAL_PLATFORM_VARIABLES.filter((key) => readEnvValue(env, key) !== undefined);
   if (real.length === 0) {
@@ -162,6 +200,7 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       host,
       shopName,
       ...store,
+      ...limits,
       ...(publicUrl === undefined ? {} : { publicUrl }),
       platform: {
         kind: 'sandbox',
@@ -179,5 +218,5 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       `is not set. ${real.join(', ')} ${real.length === 1 ? 'is' : 'are'} set, so the app runs against the real platform, which also needs: ${missing.join(', ')}. Unset every HUBTEL_* credential to run against the embedded sandbox instead.`,
     );
   }
-  return { port, host, shopName, publicUrl, ...store, platform: { kind: 'hubtel', env } };
+  return { port, host, shopName, publicUrl, ...store, ...limits, platform: { kind: 'hubtel', env } };
 }

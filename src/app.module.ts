@@ -4,7 +4,7 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import { CheckoutModule } from 'nestjs-hubtel/checkout';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { SmsModule } from 'nestjs-hubtel/sms';
-import type { ExampleAppConfig } from './app.config.js';
+import { EXAMPLE_DEFAULTS, type ExampleAppConfig } from './app.config.js';
 import { BundleDeliveries } from './bundles/bundle-deliveries.service.js';
 import { BundleFulfillment } from './bundles/bundle-fulfillment.listener.js';
 import { DataBundleFlow } from './bundles/bundle.flow.js';
@@ -16,6 +16,7 @@ import { OperationsModule } from './ops/operations.module.js';
 import { StoreUnavailableFilter } from './platform/store-unavailable.filter.js';
 import { AppStoreModule } from './platform/store.module.js';
 import { OrdersService } from './shop/orders.service.js';
+import { ORDER_LIMITS, OrdersRateLimitGuard } from './shop/orders.rate-limit.js';
 import { ReceiptsListener } from './shop/receipts.listener.js';
 import { ShopController } from './shop/shop.controller.js';
 import { ShopSettings } from './shop/shop.settings.js';
@@ -30,11 +31,12 @@ import { ShopSettings } from './shop/shop.settings.js';
 export class AppModule {
   static forRoot(config: ExampleAppConfig): DynamicModule {
     const sandbox = config.platform.kind === 'sandbox';
+    const limits = { ...EXAMPLE_DEFAULTS.orderLimits, ...config.orderLimits };
     return {
       module: AppModule,
       imports: [
         EventEmitterModule.forRoot(),
-        // GET /health (terminus) and GET /metrics (Prometheus); the metrics module is global.
+        // Health indicator and metrics (global); served on OPS_PORT, not here (see bootstrap.ts).
         OperationsModule.forRoot(),
         AppStoreModule.forRoot(config),
         ...jobRunnerModules(config.redisUrl),
@@ -59,6 +61,9 @@ export class AppModule {
         AppUrls,
         { provide: ShopSettings, useValue: new ShopSettings(config.shopName, config.platform.kind) },
         OrdersService,
+        // POST /orders (ShopController): per client address, and for all clients together.
+        { provide: ORDER_LIMITS, useValue: limits },
+        OrdersRateLimitGuard,
         ReceiptsListener,
         DataBundleFlow,
         BundleDeliveries,

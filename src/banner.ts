@@ -17,6 +17,7 @@ export function banner(example: ExampleApp): string {
     `  Fulfillment URL:       ${a.fulfillment}`,
     `  Checkout callback:     ${a.checkoutCallback}`,
     `  Store:                 ${example.store.describe()}`,
+    `  Health and metrics:    ${example.opsUrl}/health, ${example.opsUrl}/metrics  (OPS_PORT; not on the shop's port)`,
   );
   if (example.sandbox) {
     const { sms, api } = example.sandbox.credentials;

@@ -6,6 +6,7 @@ import { CHECKOUT_DEFAULT_CALLBACK_PATH } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { EXAMPLE_DEFAULTS, type ExampleAppConfig } from './app.config.js';
 import { AppModule } from './app.module.js';
+import { OperationsHttpModule } from './ops/operations.module.js';
 import { AppUrls } from './platform/app-urls.service.js';
 import { applyHttpSecurity, setServerTimeouts } from './platform/http-security.js';
 import { StoreInfo } from './platform/store.module.js';
@@ -15,6 +16,8 @@ export interface ExampleApp {
   mode: 'sandbox' | 'hubtel';
   /** Where it listens (`http://127.0.0.1:3000`). */
   url: string;
+  /** Where `/health` and `/metrics` are served (OPS_PORT), apart from the shop. */
+  opsUrl: string;
   /** Its public address (PUBLIC_URL, or `url`). */
   publicUrl: string;
   /** The sandbox it runs against, in sandbox mode. */
@@ -67,7 +70,16 @@ export async function startExampleApp(
       );
     throw error;
   }
+  let ops: INestApplication;
+  try {
+    ops = await listenOperations(app, config, options);
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
   const address = app.getHttpServer().address() as AddressInfo;
+  const opsAddress = ops.getHttpServer().address() as AddressInfo;
+  const opsUrl = `http://${hostForUrl(config.ops?.host ?? EXAMPLE_DEFAULTS.host)}:${opsAddress.port}`;
   const url = `http://${hostForUrl(config.host)}:${address.port}`;
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
   app.get(AppUrls).set(publicUrl, url);
@@ -89,12 +101,44 @@ export async function startExampleApp(
     app,
     mode: config.platform.kind,
     url,
+    opsUrl,
     publicUrl,
     sandbox,
     addresses,
     store: app.get(StoreInfo),
-    close: () => app.close(),
+    close: async () => {
+      await ops.close();
+      await app.close();
+    },
   };
+}
+
+/** The operations app on OPS_PORT: the shop's `/health` and `/metrics`, nothing else. */
+async function listenOperations(
+  shop: INestApplication,
+  config: ExampleAppConfig,
+  options: StartOptions,
+): Promise<INestApplication> {
+  const port = config.ops?.port ?? 0;
+  const host = config.ops?.host ?? EXAMPLE_DEFAULTS.host;
+  const ops = await NestFactory.create(OperationsHttpModule.forRoot(shop), {
+    abortOnError: false,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+  try {
+    applyHttpSecurity(ops);
+    setServerTimeouts(ops.getHttpServer(), { ...EXAMPLE_DEFAULTS.timeouts, ...config.timeouts });
+    await ops.listen(port, host);
+  } catch (error) {
+    await ops.close();
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new HubtelConfigError(
+        'OPS_PORT',
+        `${port} is already in use on ${host}; set OPS_PORT to another port (0 picks a free one)`,
+      );
+    throw error;
+  }
+  return ops;
 }
 
 function hostForUrl(host: string): string {

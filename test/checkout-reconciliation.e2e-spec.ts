@@ -459,6 +459,41 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       expect(t.handlers.events.expired).toHaveLength(1);
     });
 
+    it('checks a never-paid invoice at most maxChecks times: the last one at giveUpAfterMs, then expired', async () => {
+      // Issue 21 item 7: before, an unpaid invoice was checked every (backed-off) interval until
+      // giveUpAfterMs: here ~40 checks in 800 ms; a flood of orders nobody pays multiplied that.
+      const giveUpAfterMs = 800;
+      await start({
+        reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs, maxChecks: 3 },
+      });
+      const created = Date.now();
+      await invoice('never-paid');
+      api.transactions.set('never-paid', { status: 'Unpaid', amount: 30 });
+      await settle(400);
+      expect(api.statusRequests.length).toBe(2); // the backed-off ones; the last waits for the deadline
+      expect(t.handlers.events.expired).toHaveLength(0);
+      await t.handlers.waitFor('expired');
+      expect(Date.now() - created).toBeGreaterThanOrEqual(giveUpAfterMs);
+      expect(api.statusRequests.length).toBe(3);
+      expect(await t.service.getInvoice('never-paid')).toMatchObject({ status: 'expired' });
+      await settle(100);
+      expect(api.statusRequests.length).toBe(3);
+    });
+
+    it('finds a payment at the last check, kept for giveUpAfterMs', async () => {
+      await start({
+        reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 400, maxChecks: 2 },
+      });
+      await invoice('slow-bank');
+      api.transactions.set('slow-bank', { status: 'Unpaid', amount: 30 });
+      await settle(150);
+      expect(api.statusRequests.length).toBe(1);
+      api.transactions.set('slow-bank', { status: 'Paid', amount: 30 });
+      await t.handlers.waitFor('paid');
+      expect(api.statusRequests.length).toBe(2);
+      expect(t.handlers.events.expired).toHaveLength(0);
+    });
+
     it('treats a transaction unknown to the platform as unpaid', async () => {
       await start({ reconciliation: { delayMs: 10, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 100 } });
       await invoice('unknown-txn');

@@ -45,8 +45,19 @@ describe('exampleConfigFromEnv', () => {
       port: 3000,
       host: '127.0.0.1',
       shopName: 'Adinkra Goods',
+      ops: { port: 3001, host: '127.0.0.1' },
+      orderLimits: {},
       platform: { kind: 'sandbox', port: 0, host: '127.0.0.1' },
     });
+    // Operations next to the shop's port, or a free one with a free shop port; limits from the env.
+    expect(
+      exampleConfigFromEnv({ PORT: '0', ORDERS_PER_CLIENT_PER_MINUTE: '3', ORDERS_PER_MINUTE: '50' }),
+    ).toMatchObject({ ops: { port: 0 }, orderLimits: { perClientPerMinute: 3, perMinute: 50 } });
+    expect(exampleConfigFromEnv({ OPS_PORT: '9464', OPS_HOST: '10.0.0.5' })).toMatchObject({
+      ops: { port: 9464, host: '10.0.0.5' },
+    });
+    expect(() => exampleConfigFromEnv({ ORDERS_PER_MINUTE: '0' })).toThrow('ORDERS_PER_MINUTE');
+    expect(() => exampleConfigFromEnv({ OPS_PORT: 'x' })).toThrow('OPS_PORT');
     expect(
       exampleConfigFromEnv({
         PORT: '0',

@@ -75,7 +75,7 @@ describe('the example app: GET /metrics and GET /health', () => {
   afterAll(() => shop?.close());
 
   it('counts a paid checkout: the callback received and accepted, the handlers run, the platform calls by API', async () => {
-    const before = await scrape(shop.url);
+    const before = await scrape(shop.example.opsUrl);
     const { orderId, checkoutUrl } = await placeOrder(shop.url, {
       product: 'kente-mug',
       phone: '0241234567',
@@ -84,7 +84,7 @@ describe('the example app: GET /metrics and GET /health', () => {
     await waitForOrder(shop.url, orderId, (order) => order.status === 'paid' && order.settled);
     // The receipt SMS goes out from the paid handler: wait until it is counted.
     const after = await eventually(async () => {
-      const now = await scrape(shop.url);
+      const now = await scrape(shop.example.opsUrl);
       return now.value('hubtel_sms_recipients_total', { outcome: 'sent' }) >
         before.value('hubtel_sms_recipients_total', { outcome: 'sent' })
         ? now
@@ -114,9 +114,9 @@ describe('the example app: GET /metrics and GET /health', () => {
   });
 
   it('counts a malformed callback as rejected, with the code it was answered', async () => {
-    const before = await scrape(shop.url);
+    const before = await scrape(shop.example.opsUrl);
     expect(await postCallback(shop.url, { ResponseCode: '0000' })).toBe(400);
-    const after = await scrape(shop.url);
+    const after = await scrape(shop.example.opsUrl);
     const labels = { source: 'checkout', reason: 'HUBTEL_INVALID_BODY' };
     expect(
       after.value('hubtel_callbacks_rejected_total', labels) -
@@ -129,7 +129,7 @@ describe('the example app: GET /metrics and GET /health', () => {
   });
 
   it('counts a data-bundle session: its service-flow steps with latency, the fulfillment request, handlers and callback', async () => {
-    const before = await scrape(shop.url);
+    const before = await scrape(shop.example.opsUrl);
     const session = shop.sandbox.serviceApp(shop.url, {
       mobile: '233241234567',
       serviceCode: 'data-bundles',
@@ -141,7 +141,7 @@ describe('the example app: GET /metrics and GET /health', () => {
     await session.pay();
     await session.waitForCallback();
     const after = await eventually(async () => {
-      const now = await scrape(shop.url);
+      const now = await scrape(shop.example.opsUrl);
       return now.value('hubtel_fulfillment_callbacks_sent_total', { status: 'success' }) >
         before.value('hubtel_fulfillment_callbacks_sent_total', { status: 'success' })
         ? now
@@ -163,7 +163,7 @@ describe('the example app: GET /metrics and GET /health', () => {
   });
 
   it('is healthy with the store in memory and the jobs run in process', async () => {
-    const { status, body } = await health(shop.url);
+    const { status, body } = await health(shop.example.opsUrl);
     expect(status).toBe(200);
     expect(body).toMatchObject({
       status: 'ok',
@@ -189,7 +189,7 @@ redisBinary.describe('the example app on Redis: GET /health', () => {
 
   it('is up with the Redis store and the BullMQ runner, and answers 503 once Redis is gone', async () => {
     shop = await startExampleInProcess({ redisUrl: server.url });
-    const up = await health(shop.url);
+    const up = await health(shop.example.opsUrl);
     expect(up.status).toBe(200);
     expect(up.body.info.hubtel_store).toMatchObject({
       status: 'up',
@@ -202,7 +202,7 @@ redisBinary.describe('the example app on Redis: GET /health', () => {
     });
 
     await server.stop();
-    const down = await health(shop.url);
+    const down = await health(shop.example.opsUrl);
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({
       status: 'error',
@@ -211,7 +211,10 @@ redisBinary.describe('the example app on Redis: GET /health', () => {
 
     // Redis back (empty, on the same port): both reconnect, and the check says so.
     await server.restart();
-    await eventually(async () => ((await health(shop!.url)).status === 200 ? true : undefined), 20_000);
+    await eventually(
+      async () => ((await health(shop!.example.opsUrl)).status === 200 ? true : undefined),
+      20_000,
+    );
   }, 60_000);
 });
 
@@ -236,7 +239,7 @@ describe.each(ADAPTERS)('a Nest app on %s with CheckoutModule: GET /metrics and 
       {},
       undefined,
       false,
-      [OperationsModule.forRoot()],
+      [OperationsModule.withRoutes()],
     );
   });
   afterAll(async () => {
@@ -292,7 +295,7 @@ describe.each(ADAPTERS)('a Nest app on %s with CheckoutModule: GET /metrics and 
       {},
       undefined,
       false,
-      [OperationsModule.forRoot()],
+      [OperationsModule.withRoutes()],
     );
     try {
       const body = callbackBody({ ref: 'ops-guarded', checkoutId: 'chk-guarded' });

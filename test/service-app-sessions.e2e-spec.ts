@@ -47,28 +47,26 @@ describe.each<Adapter>(['express', 'fastify'])('abandoned session starts over %s
     store.close();
   });
 
-  it(`keeps at most maxPendingSessions (${CAP}) unanswered starts: the next is answered "busy" and not stored, until one is answered`, async () => {
+  it(`keeps at most maxPendingSessions (${CAP}) unanswered starts: the oldest gives way to a new one, an answered one stays`, async () => {
     const ids = Array.from({ length: CAP + 2 }, () => randomUUID());
     for (const id of ids.slice(0, CAP)) expect((await start(id)).body).toMatchObject({ DataType: 'input' });
-    for (const id of ids.slice(CAP)) {
-      const refused = await start(id);
-      expect(refused.status).toBe(200);
-      expect(refused.body).toMatchObject({ SessionId: id, Type: 'release', Message: M.busy });
-      expect(await merchant.flows.getSession(id)).toBeUndefined();
-    }
-    // A start that is answered no longer counts: room for one more.
+    // An answered start no longer counts, and is never pushed out.
     expect((await answer(ids[0]!, '0241234567')).body).toMatchObject({ DataType: 'select' });
-    expect((await start(ids[CAP]!)).body).toMatchObject({ DataType: 'input' });
-    expect((await start(ids[CAP + 1]!)).body).toMatchObject({ Type: 'release', Message: M.busy });
+    for (const id of ids.slice(CAP)) expect((await start(id)).body).toMatchObject({ DataType: 'input' });
+    // CAP + 1 starts, CAP + 2 sessions: the oldest unanswered one (ids[1]) gave way.
+    expect(await merchant.flows.getSession(ids[0]!)).toMatchObject({ screen: { step: 'bundle' } });
+    expect(await merchant.flows.getSession(ids[1]!)).toBeUndefined();
+    for (const id of ids.slice(2)) expect(await merchant.flows.getSession(id)).toBeDefined();
+    expect((await answer(ids[1]!, '0241234567')).body).toMatchObject({
+      Type: 'release',
+      Message: M.sessionExpired,
+    });
     // Said in the log, once.
     const said = merchant.logger.lines.filter((l) =>
       l.includes('sessions are waiting for their first answer'),
     );
     expect(said).toHaveLength(1);
-    // A released start frees its place too.
-    await post(flowUrl(), flowRequest('Release', ids[1]!));
-    expect((await start(ids[CAP + 1]!)).body).toMatchObject({ DataType: 'input' });
-    for (const id of ids.slice(2)) await post(flowUrl(), flowRequest('Release', id));
+    for (const id of ids) await post(flowUrl(), flowRequest('Release', id));
   });
 
   it('forgets a start with no answer after sessionStartTtlMs; an answered session keeps the sliding sessionTtlMs', async () => {

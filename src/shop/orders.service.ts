@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type HubtelStore } from 'nestjs-hubtel';
+import { HUBTEL_PLATFORM, type HubtelPlatform } from '../platform/platform.module.js';
 import { EXAMPLE_STORE } from '../platform/store.module.js';
 import type { Product } from './catalog.js';
 
@@ -37,8 +38,16 @@ export interface Order {
 /** Shape of an order id: unguessable, so one customer cannot read another's order page. */
 export const ORDER_ID_PATTERN = /^ord_[0-9a-f]{24}$/;
 
-/** How long an order is kept after it was placed (the store forgets it then). */
+/** How long a paid order is kept after its payment (the store forgets it then). */
 const ORDER_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * An unpaid order lives as long as its invoice is watched (checkout's `giveUpAfterMs`, default
+ * 24 h) and this much more; once the invoice expires, the order is kept only this long (its page
+ * says "expired"). Orders anyone can place cost the store a day, not a month.
+ */
+const UNPAID_ORDER_GRACE_MS = 60 * 60 * 1000;
+const GIVE_UP_DEFAULT_MS = 24 * 60 * 60 * 1000;
 
 const KEY_PREFIX = 'example:order:';
 
@@ -51,7 +60,15 @@ const KEY_PREFIX = 'example:order:';
  */
 @Injectable()
 export class OrdersService {
-  constructor(@Inject(EXAMPLE_STORE) private readonly store: HubtelStore) {}
+  private readonly unpaidTtlMs: number;
+
+  constructor(
+    @Inject(EXAMPLE_STORE) private readonly store: HubtelStore,
+    @Inject(HUBTEL_PLATFORM) platform: HubtelPlatform,
+  ) {
+    const giveUp = platform.checkout.reconciliation?.giveUpAfterMs ?? GIVE_UP_DEFAULT_MS;
+    this.unpaidTtlMs = giveUp + UNPAID_ORDER_GRACE_MS;
+  }
 
   async create(product: Product, phone: string, customerName?: string): Promise<Order> {
     const now = new Date().toISOString();
@@ -67,7 +84,7 @@ export class OrdersService {
       updatedAt: now,
       ...(customerName ? { customerName } : {}),
     };
-    await this.store.setIfAbsent(KEY_PREFIX + order.id, order, { ttlMs: ORDER_TTL_MS });
+    await this.store.setIfAbsent(KEY_PREFIX + order.id, order, { ttlMs: this.unpaidTtlMs });
     return order;
   }
 
@@ -93,15 +110,19 @@ export class OrdersService {
 
   /** The payment is verified. Returns false when it already was (nothing changes). */
   async markPaid(id: string, payment: NonNullable<Order['payment']>): Promise<boolean> {
-    const { changed } = await this.change(id, (o) => {
-      if (o.status === 'paid') return false;
-      // Money arrived: that wins over an earlier failure, a cancel click or an expiry.
-      o.status = 'paid';
-      o.payment = payment;
-      o.paidAt = new Date().toISOString();
-      delete o.failure;
-      return true;
-    });
+    const { changed } = await this.change(
+      id,
+      (o) => {
+        if (o.status === 'paid') return false;
+        // Money arrived: that wins over an earlier failure, a cancel click or an expiry.
+        o.status = 'paid';
+        o.payment = payment;
+        o.paidAt = new Date().toISOString();
+        delete o.failure;
+        return true;
+      },
+      ORDER_TTL_MS,
+    );
     return changed;
   }
 
@@ -127,11 +148,15 @@ export class OrdersService {
 
   /** No payment came before the checkout module gave up on the invoice. */
   async markExpired(id: string): Promise<void> {
-    await this.change(id, (o) => {
-      if (o.status === 'paid' || o.status === 'expired') return false;
-      o.status = 'expired';
-      return true;
-    });
+    await this.change(
+      id,
+      (o) => {
+        if (o.status === 'paid' || o.status === 'expired') return false;
+        o.status = 'expired';
+        return true;
+      },
+      UNPAID_ORDER_GRACE_MS,
+    );
   }
 
   /**
@@ -157,11 +182,13 @@ export class OrdersService {
   /**
    * Applies `apply` to a copy of the order and writes it if the order is still the version that
    * was read; otherwise reads it again and re-applies (another replica wrote in between).
-   * `apply` returns false to change nothing.
+   * `apply` returns false to change nothing. `ttlMs` gives the order a new lifetime (paid: kept a
+   * month; expired: kept briefly); without it, it keeps the one it had.
    */
   private async change(
     id: string,
     apply: (order: Order) => boolean,
+    ttlMs?: number,
   ): Promise<{ order?: Order; changed: boolean }> {
     const key = KEY_PREFIX + id;
     for (;;) {
@@ -170,8 +197,8 @@ export class OrdersService {
       const order = structuredClone(entry.value);
       if (!apply(order)) return { order: entry.value, changed: false };
       order.updatedAt = new Date().toISOString();
-      // Without a TTL the entry keeps the one it was created with.
-      if (await this.store.compareAndSet(key, entry.version, order)) return { order, changed: true };
+      const write = ttlMs === undefined ? undefined : { ttlMs };
+      if (await this.store.compareAndSet(key, entry.version, order, write)) return { order, changed: true };
     }
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Header, HttpStatus, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpStatus, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
   HubtelLogger,
@@ -12,6 +12,7 @@ import {
 import { CHECKOUT_DEFAULT_CALLBACK_PATH, CheckoutService } from 'nestjs-hubtel/checkout';
 import { AppUrls } from '../platform/app-urls.service.js';
 import { findProduct, type Product } from './catalog.js';
+import { OrdersRateLimitGuard } from './orders.rate-limit.js';
 import { OrdersService, publicOrder, type Order } from './orders.service.js';
 import { ShopSettings } from './shop.settings.js';
 import { renderOrder, renderProblem, renderShop, type ShopFormValues } from './shop.views.js';
@@ -52,7 +53,9 @@ export class ShopController {
     return renderShop(this.settings);
   }
 
+  /** Limited (OrdersRateLimitGuard): each order is an invoice at the platform. */
   @Post('orders')
+  @UseGuards(OrdersRateLimitGuard)
   async order(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<void> {
     const json = isJsonRequest(req);
     const input = readOrderInput(body);

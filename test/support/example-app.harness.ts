@@ -49,6 +49,8 @@ export async function startExampleInProcess(
     logger?: LoggerService;
     /** REDIS_URL: keep every record in this Redis. Default: in memory. */
     redisUrl?: string;
+    /** POST /orders limits. Default: high enough for any test that does not test them. */
+    orderLimits?: ExampleAppConfig['orderLimits'];
   } = {},
 ): Promise<InProcessExample> {
   const sandbox = options.sandbox ?? (await HubtelSandbox.start());
@@ -61,6 +63,7 @@ export async function startExampleInProcess(
         host: '127.0.0.1',
         shopName: options.shopName ?? 'Test Shop',
         ...(options.redisUrl === undefined ? {} : { redisUrl: options.redisUrl }),
+        orderLimits: options.orderLimits ?? { perClientPerMinute: 100_000, perMinute: 100_000 },
         platform: { kind: 'sandbox', instance: sandbox },
         overrides: {
           sms: { ...FAST_OVERRIDES.sms, ...o.sms },

@@ -53,8 +53,10 @@ export interface CheckoutReconcileResult {
  * Callbacks are not guaranteed (Hubtel asks merchants to check the status when none came within
  * 5 minutes). The reconciler does that: every `intervalMs` it takes the watched invoices that are
  * due (first `delayMs` after creation, then backing off to `maxIntervalMs`), asks the transaction
- * status check, and settles them through the same exactly-once path as the callback. After
- * `giveUpAfterMs` an unpaid invoice is expired (`expired` event) and no longer checked.
+ * status check, and settles them through the same exactly-once path as the callback. An unpaid
+ * invoice is checked at most `maxChecks` times: the last check waits for `giveUpAfterMs` after
+ * creation, and after it the invoice is expired (`expired` event) and no longer checked.
+ * Whatever the number of unpaid invoices (anyone can order), each costs a bounded number of checks.
  *
  * Each check is claimed with a compare-and-set on the invoice's watch entry, so several app
  * instances sharing a store never check the same invoice at once.
@@ -214,21 +216,23 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     now: number,
     report: CheckoutReconcileReport,
   ): Promise<void> {
-    const { intervalMs, maxIntervalMs, giveUpAfterMs } = this.options.reconciliation;
+    const { intervalMs, maxIntervalMs, giveUpAfterMs, maxChecks } = this.options.reconciliation;
     const watch = entry.value;
     const ref = watch.clientReference;
+    const checks = watch.checks + 1;
     const spacing = Math.min(maxIntervalMs, intervalMs * 2 ** Math.min(watch.checks, 30));
-    if (
-      !(await this.invoices.claim(entry, { ...watch, checks: watch.checks + 1, nextCheckAt: now + spacing }))
-    )
-      return;
+    let nextCheckAt = now + spacing;
+    // The next check is the last one allowed: it waits for the give-up time, so a payment that
+    // takes long (bank pay) is still found.
+    if (checks === maxChecks - 1) nextCheckAt = Math.max(nextCheckAt, watch.createdAt + giveUpAfterMs);
+    if (!(await this.invoices.claim(entry, { ...watch, checks, nextCheckAt }))) return;
 
     const invoice = await this.invoices.get(ref);
     if (!invoice || invoice.status === 'paid' || invoice.status === 'expired' || invoice.attention) {
       await this.invoices.unwatch(ref);
       return;
     }
-    const givingUp = now - watch.createdAt >= giveUpAfterMs;
+    const givingUp = now - watch.createdAt >= giveUpAfterMs || checks >= maxChecks;
     let status: CheckoutTransactionStatus | undefined;
     try {
       status = await this.api.findStatus(ref);

@@ -53,6 +53,12 @@ export const CHECKOUT_DEFAULTS = Object.freeze({
   /** After this long an unpaid invoice is given up on (`expired` event) and no longer checked. */
   reconcileGiveUpAfterMs: 24 * 3600_000,
   /**
+   * Status checks of one unpaid invoice, at most (the last one at `giveUpAfterMs`): each invoice
+   * anyone can create costs the merchant's status-check budget a bounded amount. With the other
+   * defaults: at 5, 6, 8, 12, 20, 36 and 68 minutes, then at 24 h.
+   */
+  reconcileMaxChecks: 8,
+  /**
    * A status check that does not yet show a callback's payment (the platform's check can lag
    * behind its own callback) is asked again this many times, `recheckDelayMs` apart at first,
    * doubling up to `recheckMaxDelayMs`: 2 s, 4 s, 8 s.

@@ -53,6 +53,12 @@ export class CheckoutReconciliationOptionsDto {
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(10_000)
+  maxChecks?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
   @Max(64)
   concurrency?: number;
 }

@@ -23,6 +23,7 @@ describe('resolveCheckoutOptions', () => {
       intervalMs: 60_000,
       maxIntervalMs: 3_600_000,
       giveUpAfterMs: 86_400_000,
+      maxChecks: 8,
     });
     expect(o.descriptionSpecialCharacters).toBe('reject');
     expect(o.callbackUrl).toBeUndefined();
@@ -100,6 +101,8 @@ describe('resolveCheckoutOptions', () => {
       'checkout.reconciliation.maxIntervalMs',
     ],
     [{ posSalesId: '1', reconciliation: { concurrency: 0 } }, 'checkout.reconciliation.concurrency'],
+    [{ posSalesId: '1', reconciliation: { maxChecks: 0 } }, 'checkout.reconciliation.maxChecks'],
+    [{ posSalesId: '1', reconciliation: { maxChecks: 2.5 } }, 'checkout.reconciliation.maxChecks'],
     [{ posSalesId: '1', reconciliation: { giveUpAfterMs: 40 * 24 * 3600_000 } }, 'checkout.invoiceTtlMs'],
     [{ handlers: { retry: { maxAttempts: Infinity } } }, 'checkout.handlers.retry.maxAttempts'],
     [{ handlers: { retry: { baseDelayMs: 100, maxDelayMs: 10 } } }, 'checkout.handlers.retry.maxDelayMs'],

@@ -83,6 +83,13 @@ export interface CheckoutReconciliationOptions {
   maxIntervalMs?: number;
   /** Stop checking (and emit `expired`) this long after creation. Default 24 hours. */
   giveUpAfterMs?: number;
+  /**
+   * Most status checks of one unpaid invoice (1 to 10,000). The backed-off checks come first; the
+   * last one is kept for `giveUpAfterMs` after creation (a slow payment is still found), then the
+   * invoice expires. Bounds what an invoice nobody pays (a flood of orders) costs in status checks.
+   * Default 8.
+   */
+  maxChecks?: number;
   /** Status checks at once. Default 4. */
   concurrency?: number;
 }
@@ -185,6 +192,7 @@ export interface ResolvedCheckoutOptions {
     intervalMs: number;
     maxIntervalMs: number;
     giveUpAfterMs: number;
+    maxChecks: number;
     concurrency: number;
   };
   handlers: {
@@ -316,6 +324,7 @@ export function resolveCheckoutOptions(
     intervalMs,
     maxIntervalMs,
     giveUpAfterMs: rec.giveUpAfterMs ?? CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs,
+    maxChecks: rec.maxChecks ?? CHECKOUT_DEFAULTS.reconcileMaxChecks,
     concurrency: rec.concurrency ?? CHECKOUT_DEFAULTS.reconcileConcurrency,
   };
   if (reconciliation.enabled && posSalesId === undefined) {

@@ -96,3 +96,4 @@ export {
   type CompiledValidator,
   type CompileValidatorOptions,
 } from './validation/validation.ajv.js';
+export { deleteIfVersion } from './store/hubtel-store.interface.js';

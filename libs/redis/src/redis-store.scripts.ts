@@ -46,3 +46,10 @@ export const SET_LUA = `${READ_VERSION}
 local nextv = 1
 if version then nextv = version + 1 end
 ${WRITE}`;
+
+/** KEYS[1]; ARGV: expected version. 1 when deleted, 0 when absent or at another version. */
+export const COMPARE_AND_DELETE_LUA = `${READ_VERSION}
+if version ~= tonumber(ARGV[1]) then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`;

@@ -21,4 +21,5 @@ export const REDIS_STORE_DEFAULTS = Object.freeze({
 export const REDIS_STORE_COMMANDS = Object.freeze({
   compareAndSet: 'hubtelStoreCompareAndSet',
   set: 'hubtelStoreSet',
+  compareAndDelete: 'hubtelStoreCompareAndDelete',
 });

@@ -8,7 +8,7 @@ import {
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
 import { REDIS_STORE_COMMANDS, REDIS_STORE_DEFAULTS } from './redis.constants.js';
-import { COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
+import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
 
 /**
  * Where the store's Redis is: `client` (yours: the store never closes it), or `url` and/or
@@ -38,6 +38,7 @@ interface StoreCommands {
     ttl: number,
   ): Promise<number>;
   [REDIS_STORE_COMMANDS.set](key: string, unused: number, json: string, ttl: number): Promise<number>;
+  [REDIS_STORE_COMMANDS.compareAndDelete](key: string, expected: number): Promise<number>;
 }
 
 /** TTL argument of the scripts: keep the current expiry (compare-and-set without a TTL). */
@@ -48,7 +49,7 @@ const NO_TTL = -1;
 /**
  * A HubtelStore on Redis, for several instances of an app (or restarts) sharing invoices, callback
  * records, sessions and orders. Every operation is one atomic server-side step: SET NX PX for
- * set-if-absent, Lua scripts for compare-and-set and set. Expiry is Redis's own (PX), so an expired
+ * set-if-absent, Lua scripts for compare-and-set, set and compare-and-delete. Expiry is Redis's own (PX), so an expired
  * entry is absent for every instance at once.
  *
  * Fails fast: on its own client, a command while Redis is down or slow rejects at once (no offline
@@ -137,6 +138,12 @@ export class RedisStore implements HubtelStore {
     if (typeof commands[REDIS_STORE_COMMANDS.set] !== 'function') {
       this.client.defineCommand(REDIS_STORE_COMMANDS.set, { numberOfKeys: 1, lua: SET_LUA });
     }
+    if (typeof commands[REDIS_STORE_COMMANDS.compareAndDelete] !== 'function') {
+      this.client.defineCommand(REDIS_STORE_COMMANDS.compareAndDelete, {
+        numberOfKeys: 1,
+        lua: COMPARE_AND_DELETE_LUA,
+      });
+    }
   }
 
   /** Connects the store's own client (startup waits for Redis); a no-op for a client of yours. */
@@ -196,6 +203,14 @@ export class RedisStore implements HubtelStore {
 
   async delete(key: string): Promise<boolean> {
     return (await this.run('delete', () => this.client.del(this.keyPrefix + key))) > 0;
+  }
+
+  async compareAndDelete(key: string, expectedVersion: number): Promise<boolean> {
+    if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1) return false;
+    const deleted = await this.run('compareAndDelete', () =>
+      this.commands[REDIS_STORE_COMMANDS.compareAndDelete](this.keyPrefix + key, expectedVersion),
+    );
+    return Number(deleted) === 1;
   }
 
   /**

@@ -120,8 +120,9 @@ export interface ServiceAppModuleOptions {
    */
   sessionStartTtlMs?: number;
   /**
-   * Most sessions waiting for their first answer at once, per instance; past it a new session is
-   * answered `messages.busy` and nothing is stored. Default 50,000 (about 30 MB).
+   * Most sessions waiting for their first answer at once, per instance; past it the oldest of them
+   * gives way to a new one (a flood pushes out its own starts, not the customers who answered).
+   * Default 50,000 (about 30 MB).
    */
   maxPendingSessions?: number;
   /**

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { deleteIfVersion } from '#internal';
 import {
   HUBTEL_TELEMETRY,
   HubtelStoreUnavailableError,
@@ -20,7 +21,7 @@ import { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { ServiceFlowRequest, ServiceFlowResponse } from './service-app.types.js';
 import { checkAnswer } from './service-flow.answers.js';
-import { PendingStarts } from './service-flow.pending.js';
+import { PendingStarts, type EvictedStart } from './service-flow.pending.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import {
   ScreenCache,
@@ -181,7 +182,6 @@ export class ServiceFlowService {
       );
       return releaseResponse(sessionId, this.options.messages.unavailable);
     }
-    if (!this.pending.hasRoom(sessionId)) return this.refuseStart(sessionId);
     if (this.logger.isLevelEnabled('debug')) {
       this.logger.debug(
         `Session ${sessionId} started by ${maskMsisdn(request.Mobile)} on ${request.ServiceCode} → flow ${flow.name}`,
@@ -400,8 +400,9 @@ export class ServiceFlowService {
     if (version === undefined) {
       // A new initiation starts over, even if the SessionId was seen before; it lives
       // `sessionStartTtlMs` until its first answer, and counts against `maxPendingSessions`.
-      await this.store.set(key, session, this.startWrite);
-      this.pending.started(sessionId);
+      const written = await this.store.set(key, session, this.startWrite);
+      const evicted = this.pending.started(sessionId, written.version);
+      if (evicted) await this.evict(evicted);
       return answer();
     }
     const written = await this.store.compareAndSet(key, version, session, this.sessionWrite);
@@ -436,16 +437,27 @@ export class ServiceFlowService {
     this.pending.settled(key.slice(SERVICE_APP_KEYS.session.length));
   }
 
-  /** Too many sessions are waiting for their first answer: this one is not stored. */
-  private refuseStart(sessionId: string): ServiceFlowResponse {
+  /**
+   * `maxPendingSessions` starts are waiting for their first answer: the oldest one gives way. Its
+   * record is deleted only at the version it was started with, so a session that has since been
+   * answered (on another instance sharing the store) is left alone. A failed delete only leaves
+   * the record to its `sessionStartTtlMs`.
+   */
+  private async evict(evicted: EvictedStart): Promise<void> {
     const now = Date.now();
     if (now - this.capWarnedAt >= 60_000) {
       this.capWarnedAt = now;
       this.logger.warn(
-        `${this.options.maxPendingSessions} sessions are waiting for their first answer (serviceApp.maxPendingSessions); new sessions are answered "busy" until some answer or expire (a flood of made-up session starts?)`,
+        `${this.options.maxPendingSessions} sessions are waiting for their first answer (serviceApp.maxPendingSessions); the oldest unanswered starts are forgotten to make room for new ones (a flood of made-up session starts?)`,
       );
     }
-    return releaseResponse(sessionId, this.options.messages.busy);
+    try {
+      await deleteIfVersion(this.store, sessionKey(evicted.sessionId), evicted.version);
+    } catch (error) {
+      this.logger.debug(
+        `Could not forget the unanswered start of session ${evicted.sessionId}: ${describe(error)}`,
+      );
+    }
   }
 
   /** The flow's own copy of a routed ServiceCode (one string for all its sessions), else a shared one. */

@@ -35,6 +35,13 @@ export interface HubtelStore {
   /** Unconditional write. */
   set<T>(key: string, value: T, options?: StoreWriteOptions): Promise<StoreEntry<T>>;
   delete(key: string): Promise<boolean>;
+  /**
+   * Optional: deletes the key only when its current version is `expectedVersion` (true when this
+   * call deleted it). Lets an instance drop a record it wrote without removing a newer one another
+   * instance wrote since. Without it, callers fall back to a compare-and-set of a short-lived
+   * placeholder (see `deleteIfVersion`).
+   */
+  compareAndDelete?(key: string, expectedVersion: number): Promise<boolean>;
   /** Every live entry whose key starts with `prefix` (for reconciliation and recovery scans). */
   scan<T>(prefix: string): AsyncIterable<[string, StoreEntry<T>]>;
   /**
@@ -42,4 +49,20 @@ export interface HubtelStore {
    * checks call it; a store in this process (MemoryStore) has none: it is up while the app is.
    */
   ping?(): Promise<void>;
+}
+
+/** TTL of the placeholder `deleteIfVersion` writes on a store without `compareAndDelete`. */
+const PLACEHOLDER_TTL_MS = 1;
+
+/**
+ * Deletes `key` only at `expectedVersion`: the store's `compareAndDelete` when it has one, else an
+ * atomic compare-and-set of a null that expires at once (readers treat it as absent or unreadable).
+ */
+export async function deleteIfVersion(
+  store: HubtelStore,
+  key: string,
+  expectedVersion: number,
+): Promise<boolean> {
+  if (store.compareAndDelete) return store.compareAndDelete(key, expectedVersion);
+  return (await store.compareAndSet(key, expectedVersion, null, { ttlMs: PLACEHOLDER_TTL_MS })) !== undefined;
 }

@@ -1,3 +1,4 @@
+import { deleteIfVersion, type HubtelStore } from './hubtel-store.interface.js';
 import { MemoryStore } from './memory.store.js';
 import { describeStoreContract } from './__tests__/store-contract.js';
 
@@ -94,5 +95,32 @@ describe('MemoryStore', () => {
     } finally {
       swept.close();
     }
+  });
+});
+
+describe('deleteIfVersion', () => {
+  it('uses compareAndDelete, and on a store without it a placeholder that is gone at once', async () => {
+    let clock = 1_000;
+    const memory = new MemoryStore({ sweepIntervalMs: 0, now: () => clock });
+    await memory.set('k', 'a');
+    await memory.compareAndSet('k', 1, 'b');
+    expect(await deleteIfVersion(memory, 'k', 1)).toBe(false);
+    expect(await deleteIfVersion(memory, 'k', 2)).toBe(true);
+    expect(memory.size).toBe(0);
+
+    // A store of yours written before compareAndDelete existed.
+    const older: HubtelStore = {
+      get: (key) => memory.get(key),
+      setIfAbsent: (key, value, options) => memory.setIfAbsent(key, value, options),
+      compareAndSet: (key, version, value, options) => memory.compareAndSet(key, version, value, options),
+      set: (key, value, options) => memory.set(key, value, options),
+      delete: (key) => memory.delete(key),
+      scan: (prefix) => memory.scan(prefix),
+    };
+    await older.set('k', 'a');
+    expect(await deleteIfVersion(older, 'k', 2)).toBe(false);
+    expect(await deleteIfVersion(older, 'k', 1)).toBe(true);
+    clock += 1;
+    expect(await older.get('k')).toBeUndefined();
   });
 });

@@ -110,6 +110,12 @@ export class MemoryStore implements HubtelStore {
     return this.map.delete(key);
   }
 
+  async compareAndDelete(key: string, expectedVersion: number): Promise<boolean> {
+    const slot = this.live(key);
+    if (slot === undefined || slot.version !== expectedVersion) return false;
+    return this.map.delete(key);
+  }
+
   async *scan<T>(prefix: string): AsyncIterable<[string, StoreEntry<T>]> {
     // Snapshot the keys so writers during iteration cannot disturb it.
     for (const key of [...this.map.keys()]) {

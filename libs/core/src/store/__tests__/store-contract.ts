@@ -54,6 +54,26 @@ export function describeStoreContract(
       expect(await store.set('new', 'n')).toEqual({ value: 'n', version: 1 });
     });
 
+    it('compareAndDelete: deletes only at the expected version (an entry rewritten since stays)', async () => {
+      expect(store.compareAndDelete).toBeDefined();
+      await store.set('cd', 'a');
+      await store.compareAndSet('cd', 1, 'b');
+      expect(await store.compareAndDelete!('cd', 1)).toBe(false);
+      expect(await store.get('cd')).toEqual({ value: 'b', version: 2 });
+      expect(await store.compareAndDelete!('cd', 2)).toBe(true);
+      expect(await store.get('cd')).toBeUndefined();
+      expect(await store.compareAndDelete!('cd', 2)).toBe(false);
+      expect(await store.compareAndDelete!('missing', 1)).toBe(false);
+      await store.set('cd-race', 'x');
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => store.compareAndDelete!('cd-race', 1)),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+      await store.set('cd-gone', 'x', { ttlMs: 20 });
+      await wait(50);
+      expect(await store.compareAndDelete!('cd-gone', 1)).toBe(false);
+    });
+
     it('get, set and delete; values come back as the JSON that was written', async () => {
       expect(await store.get('nothing')).toBeUndefined();
       const value = { amount: 10.5, list: [1, 'two', null, { deep: true }], empty: '', none: null };
