@@ -29,7 +29,8 @@ export async function namedImportsOf(dir: string): Promise<Record<string, string
       if (ts.isImportDeclaration(statement)) {
         const bindings = statement.importClause?.namedBindings;
         if (bindings && ts.isNamedImports(bindings))
-          for (const el of bindings.elements) if (!el.isTypeOnly) names.add((el.propertyName ?? el.name).text);
+          for (const el of bindings.elements)
+            if (!el.isTypeOnly) names.add((el.propertyName ?? el.name).text);
         if (statement.importClause?.name) names.add('default');
       } else if (
         ts.isExportDeclaration(statement) &&

@@ -1,10 +1,5 @@
 import { HubtelApiError, HubtelError } from 'nestjs-hubtel';
-import {
-  describeHubtelCode,
-  platformMessage,
-  requestTransactionStatus,
-  type HttpTransport,
-} from '#internal';
+import { describeHubtelCode, platformMessage, requestTransactionStatus, type HttpTransport } from '#internal';
 import type {
   CheckoutInitiateRequestBody,
   CheckoutInitiateResponseBody,

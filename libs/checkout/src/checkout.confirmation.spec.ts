@@ -1,10 +1,5 @@
 import { Logger } from '@nestjs/common';
-import {
-  JobDeferral,
-  type InboundPipeline,
-  type JobRunContext,
-  type JobRecord,
-} from '#internal';
+import { JobDeferral, type InboundPipeline, type JobRunContext, type JobRecord } from '#internal';
 import type { CheckoutApiClient } from './checkout-api.client.js';
 import type { CheckoutInvoice, CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import type { CheckoutSettlement } from './checkout-settlement.js';

@@ -8,12 +8,7 @@ import {
   type ValidationIssue,
   HubtelLogger,
 } from 'nestjs-hubtel';
-import {
-  type HttpTransport,
-  echoValue,
-  findInvalidMsisdns,
-  invalidMsisdnsError,
-} from '#internal';
+import { type HttpTransport, echoValue, findInvalidMsisdns, invalidMsisdnsError } from '#internal';
 import { SmsBatchRun } from './sms-batch.runner.js';
 import { reportedSend } from './sms.telemetry.js';
 import { countSmsSegments } from './sms-segments.js';

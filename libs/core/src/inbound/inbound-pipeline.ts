@@ -466,7 +466,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         const claimed = await this.leases.claim(storeKey, known);
         // Said only for a taken-over job that runs here: one another instance claimed first is not.
         if (this.recovering.delete(storeKey) && claimed)
-          this.logger.log(`Recovered unfinished job ${claimed.value.type} ${maskPhoneNumbers(claimed.value.key)}`);
+          this.logger.log(
+            `Recovered unfinished job ${claimed.value.type} ${maskPhoneNumbers(claimed.value.key)}`,
+          );
         if (!claimed) return;
         // A retry claims the pending entry this process wrote (and owns by its lease).
         known = await this.attempts.attempt(storeKey, claimed);
