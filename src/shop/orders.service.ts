@@ -105,11 +105,16 @@ export class OrdersService {
     return changed;
   }
 
-  /** A payment attempt failed (the payer may try again on the payment page). */
+  /**
+   * A payment attempt failed: the order still awaits payment, with a note. An attempt is not the
+   * order (the payer may try again), and a "failed" callback carries no proof: a forged one made
+   * the order show "failed" until the genuine payment came. (`failed` is still read: orders
+   * stored before this change.)
+   */
   async markFailed(id: string, reason: string): Promise<void> {
     await this.change(id, (o) => {
       if (o.status !== 'awaiting-payment' && o.status !== 'failed') return false;
-      o.status = 'failed';
+      o.status = 'awaiting-payment';
       o.failure = reason;
       return true;
     });
