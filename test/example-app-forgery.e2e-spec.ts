@@ -1,6 +1,6 @@
 /**
  * The example shop against forged checkout callbacks (issue 11): a forged "failed" callback is a
- * failed attempt, never the end of the order, and the shop shows its own words for it, never the
+ * failed attempt, never the end of the order (which still awaits payment, issue 21), and the shop shows its own words for it, never the
  * callback's `Description`. The forgery goes over real HTTP to the callback URL the shop gave the
  * sandbox; the genuine payment comes from the sandbox.
  */
@@ -62,14 +62,19 @@ describe('example shop: a forged failed callback', () => {
     expect(forged.status).toBe(200);
     await checkout.drain();
 
+    // A failed attempt, not a failed order: it still awaits payment, with the shop's note and the
+    // retry link (the forged callback proves nothing; issue 21, item 8).
     const failed = await getOrder(shop.url, orderId);
-    expect(failed.status).toBe('failed');
+    expect(failed.status).toBe('awaiting-payment');
+    expect(failed.checkoutUrl).toBe(invoice.checkoutUrl);
     expect(failed.settled).toBe(false);
     expect(failed.failure).not.toContain('0244000000');
     expect(failed.failure).toBe('The payment did not go through. You can try again.');
     const page = await (await fetch(`${shop.url}/orders/${orderId}`)).text();
     expect(page).not.toContain(FORGED_DESCRIPTION);
     expect(page).toContain('The payment did not go through. You can try again.');
+    expect(page).toMatch(/data-status="awaiting-payment"[^>]*>Waiting for payment confirmation…</);
+    expect(page).toMatch(/<p id="retry" data-testid="retry">/);
 
     // The payer pays after all: the order ends paid, with its receipt.
     await shop.sandbox.pay(orderId);

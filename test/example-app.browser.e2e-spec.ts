@@ -122,7 +122,9 @@ chromium.describe('example shop in a real browser', () => {
     await page.getByTestId('pay-fail').click();
 
     await page.waitForURL(`${shop.url}/orders/${orderId}`);
-    await page.locator('[data-testid="order-status"][data-status="failed"]').waitFor();
+    // A failed attempt leaves the order awaiting payment, with a note and the retry link.
+    await page.getByText('The payment did not go through. You can try again.').waitFor();
+    expect(await page.getByTestId('order-status').getAttribute('data-status')).toBe('awaiting-payment');
     await page.getByTestId('retry').waitFor({ state: 'visible' });
     await page.locator('#retry-link').click();
 

@@ -1,7 +1,9 @@
 /**
  * A JSON body that is not valid UTF-8 is answered 400 with the suite's machine-readable body, on
  * every inbound endpoint and both adapters. Their JSON parsers decode bad bytes to U+FFFD, so
- * before this `ord-\xff` and `ord-\xfe` arrived as the same OrderId (and ClientReference).
+ * before this `ord-\xff` and `ord-\xfe` arrived as the same OrderId (and ClientReference). A lone
+ * surrogate escaped in the JSON (`"ord-\ud800"`) is valid ASCII on the wire but no character: the
+ * store's UTF-8 turned `ord-\ud800` and `ord-\udbff` into one Redis key (issue 21, item 8).
  */
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import {
@@ -29,6 +31,14 @@ async function postBytes(url: string, body: Buffer): Promise<{ status: number; b
     return { status: res.status, body: text };
   }
 }
+
+/** `json` with `"@@"` replaced by the six ASCII characters of a JSON escape such as `\ud800`. */
+function withEscape(json: string, escape: string): Buffer {
+  return Buffer.from(json.replace('@@', escape), 'utf8');
+}
+
+/** High and low surrogates on their own, and a low one before a high one (no pair either). */
+const LONE_SURROGATES = ['\\ud800', '\\udbff', '\\udc00', '\\udfff', '\\udc00\\ud800'];
 
 const BAD_ENCODING = {
   statusCode: 400,
@@ -90,6 +100,48 @@ describe.each(ADAPTERS)('inbound bodies that are not valid UTF-8 (%s)', (adapter
       expect(b).toEqual({ status: 400, body: BAD_ENCODING });
       expect(b.body.issues[0].field).toBe('OrderId');
     }
+    expect(merchant.fulfiller.seen).toEqual([]);
+  });
+
+  it('lone surrogates escaped in the JSON: 400 on every endpoint, nothing recorded or emitted', async () => {
+    const { checkoutId } = await checkout.service.createInvoice({
+      totalAmount: 10,
+      description: 'Mug',
+      clientReference: 'ord-2',
+    });
+    const body = callbackBody({ ref: 'ord-2', checkoutId, amount: 10 });
+    body.Data.SalesInvoiceId = 'inv-@@';
+    const flow = JSON.stringify(flowRequest('Initiation', 'sess@@'));
+    const fulfillment = JSON.stringify({
+      OrderId: 'ord-@@',
+      SessionId: 'abc',
+      ExtraData: { note: 'x' },
+      OrderInfo: null,
+    });
+    // JSON.stringify writes '@@' as is; the escape goes in as six ASCII characters.
+    for (const escape of LONE_SURROGATES) {
+      const a = await postBytes(checkout.callbackUrl, withEscape(JSON.stringify(body), escape));
+      expect(a).toEqual({ status: 400, body: BAD_ENCODING });
+      expect(a.body.issues[0].field).toBe('Data.SalesInvoiceId');
+      const b = await postBytes(`${merchant.url}/api/service-flow`, withEscape(flow, escape));
+      expect(b).toEqual({ status: 400, body: BAD_ENCODING });
+      expect(b.body.issues[0].field).toBe('SessionId');
+      const c = await postBytes(`${merchant.url}/api/fulfillment`, withEscape(fulfillment, escape));
+      expect(c).toEqual({ status: 400, body: BAD_ENCODING });
+      expect(c.body.issues[0].field).toBe('OrderId');
+    }
+    // Also in a key, deep in a field the DTOs otherwise accept and ignore.
+    const extra = JSON.stringify({
+      OrderId: 'ord-9',
+      SessionId: 'abc',
+      ExtraData: { 'k@@': 1 },
+      OrderInfo: null,
+    });
+    const d = await postBytes(`${merchant.url}/api/fulfillment`, withEscape(extra, '\\ud800'));
+    expect(d).toEqual({ status: 400, body: BAD_ENCODING });
+    await checkout.service.drain();
+    expect(checkout.handlers.events.paid).toEqual([]);
+    expect(checkout.handlers.events.rejected).toEqual([]);
     expect(merchant.fulfiller.seen).toEqual([]);
   });
 });

@@ -168,6 +168,40 @@ describe.each<Adapter>(['express', 'fastify'])('fulfillment verification over %s
     nothingDelivered(strict, orderId);
   });
 
+  it('refuses a payment the status check reports in another currency, as checkout does', async () => {
+    const session = await toCart(strict);
+    // The platform's status check answers Paid, for the cart's 5.00, but in US dollars.
+    sandbox.faults.add({
+      match: { api: 'status' },
+      status: 200,
+      body: {
+        message: 'Successful',
+        responseCode: '0000',
+        data: {
+          date: new Date().toISOString(),
+          status: 'Paid',
+          transactionId: 'a1b2c3',
+          externalTransactionId: '0000006824852622',
+          paymentMethod: 'mobilemoney',
+          clientReference: session.sessionId,
+          currencyCode: 'USD',
+          amount: 5,
+          charges: 0.05,
+          amountAfterCharges: 4.95,
+          isFulfilled: false,
+        },
+      },
+    });
+    const { order } = await session.pay();
+    expect(await rejection(strict, order.orderId)).toMatchObject({
+      reason: 'AMOUNT_MISMATCH',
+      orderId: order.orderId,
+      sessionId: session.sessionId,
+      message: expect.stringContaining('payment in USD for session'),
+    });
+    nothingDelivered(strict, order.orderId);
+  });
+
   it('delivers a genuine order once, after the status check confirmed its payment', async () => {
     const session = await toCart(strict);
     const { order, deliveries } = await session.pay();

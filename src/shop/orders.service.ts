@@ -29,7 +29,8 @@ export interface Order {
     confirmedByStatusCheck: boolean;
     payer?: string;
   };
-  receipt: { status: ReceiptStatus; to?: string; messageId?: string; error?: string };
+  /** `since`: when a 'sending' claim was made (a claim older than RECEIPT_SENDING_STALE_MS lost its outcome). */
+  receipt: { status: ReceiptStatus; to?: string; messageId?: string; error?: string; since?: string };
   createdAt: string;
   updatedAt: string;
   paidAt?: string;
@@ -50,6 +51,14 @@ const UNPAID_ORDER_GRACE_MS = 60 * 60 * 1000;
 const GIVE_UP_DEFAULT_MS = 24 * 60 * 60 * 1000;
 
 const KEY_PREFIX = 'example:order:';
+
+/**
+ * How long a receipt may stay 'sending': far longer than a send and the recording of its outcome
+ * can take (the SMS timeout and retries, then RECEIPT_RECORD_PATIENCE_MS in the listener). Older,
+ * its outcome was lost (a store outage outlasting the patience, a crash): it may have gone out, so
+ * it is 'unknown', never resent.
+ */
+export const RECEIPT_SENDING_STALE_MS = 10 * 60 * 1000;
 
 /**
  * The shop's orders, in the app's store (EXAMPLE_STORE: this process's memory, or Redis with
@@ -126,11 +135,16 @@ export class OrdersService {
     return changed;
   }
 
-  /** A payment attempt failed (the payer may try again on the payment page). */
+  /**
+   * A payment attempt failed: the order still awaits payment, with a note. An attempt is not the
+   * order (the payer may try again), and a "failed" callback carries no proof: a forged one made
+   * the order show "failed" until the genuine payment came. (`failed` is still read: orders
+   * stored before this change.)
+   */
   async markFailed(id: string, reason: string): Promise<void> {
     await this.change(id, (o) => {
       if (o.status !== 'awaiting-payment' && o.status !== 'failed') return false;
-      o.status = 'failed';
+      o.status = 'awaiting-payment';
       o.failure = reason;
       return true;
     });
@@ -166,10 +180,19 @@ export class OrdersService {
   async claimReceipt(id: string, to: string): Promise<boolean> {
     const { changed } = await this.change(id, (o) => {
       if (o.receipt.status !== 'not-sent' && o.receipt.status !== 'failed') return false;
-      o.receipt = { status: 'sending', to };
+      o.receipt = { status: 'sending', to, since: new Date().toISOString() };
       return true;
     });
     return changed;
+  }
+
+  /** A 'sending' receipt whose outcome was lost becomes 'unknown' (see RECEIPT_SENDING_STALE_MS). */
+  async settleStaleReceipt(id: string, now = Date.now()): Promise<void> {
+    await this.change(id, (o) => {
+      if (!isStaleSending(o, now)) return false;
+      o.receipt = { ...o.receipt, status: 'unknown', error: 'the outcome of the send was lost' };
+      return true;
+    });
   }
 
   async setReceipt(id: string, receipt: Order['receipt']): Promise<void> {
@@ -222,7 +245,8 @@ export function publicOrder(order: Order, maskedPhone: (phone: string) => string
         }
       : null,
     receipt: {
-      status: order.receipt.status,
+      // Shown as it will be settled: a lost 'sending' would keep the page waiting forever.
+      status: isStaleSending(order) ? 'unknown' : order.receipt.status,
       to: order.receipt.to ? maskedPhone(order.receipt.to) : null,
       messageId: order.receipt.messageId ?? null,
     },
@@ -235,8 +259,17 @@ export function publicOrder(order: Order, maskedPhone: (phone: string) => string
 
 export type PublicOrder = ReturnType<typeof publicOrder>;
 
+function isStaleSending(order: Order, now = Date.now()): boolean {
+  if (order.receipt.status !== 'sending') return false;
+  // Claims written before `since` existed: the order's last change is when it was claimed, or later.
+  const since = Date.parse(order.receipt.since ?? order.updatedAt);
+  return !(now - since < RECEIPT_SENDING_STALE_MS);
+}
+
 function isSettled(order: Order): boolean {
   if (order.status === 'paid')
-    return order.receipt.status !== 'not-sent' && order.receipt.status !== 'sending';
+    return (
+      order.receipt.status !== 'not-sent' && (order.receipt.status !== 'sending' || isStaleSending(order))
+    );
   return order.status === 'cancelled' || order.status === 'expired';
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import {
   HubtelLogger,
@@ -21,8 +22,11 @@ import {
 } from 'nestjs-hubtel/checkout';
 import { SmsService } from 'nestjs-hubtel/sms';
 import { formatGhs } from './catalog.js';
-import { OrdersService } from './orders.service.js';
+import { OrdersService, type Order } from './orders.service.js';
 import { ShopSettings } from './shop.settings.js';
+
+/** How long the listener keeps trying to record a receipt's outcome through a store outage. */
+const RECEIPT_RECORD_PATIENCE_MS = 2 * 60 * 1000;
 
 /** What the order page says after a failed payment attempt. */
 export const FAILED_ATTEMPT_TEXT = 'The payment did not go through. You can try again.';
@@ -65,31 +69,60 @@ export class ReceiptsListener {
     // A retry of this handler (or another replica) must not text the customer twice: only a
     // receipt that surely was not sent is sent (again), by whoever claims it first.
     const to = payer ?? order.phone;
-    if (!(await this.orders.claimReceipt(order.id, to))) return;
+    if (!(await this.orders.claimReceipt(order.id, to))) {
+      // Claimed before: a run still sending, or one whose outcome was lost (settled as unknown).
+      await this.orders.settleStaleReceipt(order.id);
+      return;
+    }
+    let sent: { messageId: string };
     try {
-      const sent = await this.sms.send({
+      sent = await this.sms.send({
         to,
         content: `${this.settings.shopName}: we received ${formatGhs(event.amountPaid)} for order ${order.id} (${order.productName}). Thank you!`,
       });
-      await this.orders.setReceipt(order.id, { status: 'sent', to, messageId: sent.messageId });
     } catch (error) {
       // An error's text may quote the number it was sending to: it goes to logs masked.
       const message = maskPhoneNumbers(error instanceof Error ? error.message : String(error));
       if (error instanceof HubtelUnknownOutcomeError) {
         // It may have gone out: sending again could text the customer twice. Leave it to a person.
-        await this.orders.setReceipt(order.id, { status: 'unknown', to, error: message });
+        await this.recordReceipt(order.id, { status: 'unknown', to, error: message });
         this.logger.warn(
           `SMS receipt for order ${order.id} to ${maskMsisdn(to)}: outcome unknown, not resent (${message})`,
         );
         return;
       }
-      await this.orders.setReceipt(order.id, { status: 'failed', to, error: message });
+      await this.recordReceipt(order.id, { status: 'failed', to, error: message });
       if (isTransient(error)) {
         // Thrown: the checkout module retries this handler with backoff (the order stays paid).
         this.logger.warn(`SMS receipt for order ${order.id} failed, will retry: ${message}`);
         throw error;
       }
       this.logger.error(`SMS receipt for order ${order.id} to ${maskMsisdn(to)} failed: ${message}`);
+      return;
+    }
+    // Outside the try: a store error here is no failed send (the SMS went out), never resent.
+    await this.recordReceipt(order.id, { status: 'sent', to, messageId: sent.messageId });
+  }
+
+  /**
+   * Writes a receipt's outcome, trying again through a store outage (a stalled Redis times each
+   * write out) for RECEIPT_RECORD_PATIENCE_MS: only this run knows the outcome, and a retried
+   * handler finds the receipt claimed and sends nothing. Past that, the claim goes stale and is
+   * settled as unknown (RECEIPT_SENDING_STALE_MS), so the receipt converges either way.
+   */
+  private async recordReceipt(id: string, receipt: Order['receipt']): Promise<void> {
+    const deadline = Date.now() + RECEIPT_RECORD_PATIENCE_MS;
+    for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        await this.orders.setReceipt(id, receipt);
+        return;
+      } catch (error) {
+        if (Date.now() + delay > deadline) throw error;
+        this.logger.warn(
+          `Recording the SMS receipt of order ${id} (${receipt.status}) failed, trying again: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
+        );
+        await sleep(delay);
+      }
     }
   }
 

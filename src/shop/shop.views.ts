@@ -79,7 +79,7 @@ ${options.cancelled ? '<p class="muted" data-testid="cancel-note">You cancelled 
   <span class="status" id="order-status" data-testid="order-status" data-status="${escapeHtml(order.status)}" role="status" aria-live="polite">${escapeHtml(STATUS_TEXT[order.status] ?? order.status)}</span>
   <p id="order-detail" data-testid="order-detail" class="muted">${escapeHtml(detailText(order))}</p>
   <p id="receipt" data-testid="receipt" class="small">${escapeHtml(receiptText(order))}</p>
-  <p id="retry" data-testid="retry"${order.checkoutUrl && order.status === 'failed' ? '' : ' hidden'}><a class="button" id="retry-link" href="${escapeHtml(order.checkoutUrl ?? '#')}">Try the payment again</a></p>
+  <p id="retry" data-testid="retry"${order.checkoutUrl && (order.status === 'failed' || order.failure) ? '' : ' hidden'}><a class="button" id="retry-link" href="${escapeHtml(order.checkoutUrl ?? '#')}">Try the payment again</a></p>
   <dl>
     <dt>Order</dt><dd data-testid="order-id">${escapeHtml(order.id)}</dd>
     <dt>Item</dt><dd>${escapeHtml(order.product)}</dd>
@@ -111,7 +111,10 @@ function detailText(order: PublicOrder): string {
     case 'expired':
       return 'No payment arrived in time. The order is not paid.';
     default:
-      return 'We are waiting for Hubtel to confirm your payment. This page updates by itself.';
+      // Still awaiting payment after a failed attempt: say so, the retry link is shown with it.
+      return (
+        order.failure ?? 'We are waiting for Hubtel to confirm your payment. This page updates by itself.'
+      );
   }
 }
 
@@ -133,7 +136,7 @@ function pollScript(order: PublicOrder): string {
     if (o.status === 'failed') return o.failure || 'The payment did not go through.';
     if (o.status === 'cancelled') return 'The payment was cancelled. The order is not paid.';
     if (o.status === 'expired') return 'No payment arrived in time. The order is not paid.';
-    return 'We are waiting for Hubtel to confirm your payment. This page updates by itself.';
+    return o.failure || 'We are waiting for Hubtel to confirm your payment. This page updates by itself.';
   }
   function render(o) {
     var status = document.getElementById('order-status');
@@ -142,7 +145,7 @@ function pollScript(order: PublicOrder): string {
     document.getElementById('order-detail').textContent = detail(o);
     document.getElementById('receipt').textContent = (RECEIPT[o.receipt.status] || '').replace('{to}', o.receipt.to || 'your number');
     var retry = document.getElementById('retry');
-    if (o.status === 'failed' && o.checkoutUrl) { document.getElementById('retry-link').href = o.checkoutUrl; retry.hidden = false; } else { retry.hidden = true; }
+    if ((o.status === 'failed' || o.failure) && o.checkoutUrl) { document.getElementById('retry-link').href = o.checkoutUrl; retry.hidden = false; } else { retry.hidden = true; }
     if (o.status === 'paid') document.querySelector('[data-testid=heading]').textContent = 'Thank you for your order';
   }
   function tick() {

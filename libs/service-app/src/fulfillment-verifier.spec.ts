@@ -43,4 +43,16 @@ describe('judgePayment', () => {
       reason: 'NOT_CONFIRMED',
     });
   });
+
+  it('compares the currency as checkout does: another one is refused, none or GHS in any case passes', () => {
+    for (const currencyCode of ['USD', 'NGN', 'ghs1']) {
+      expect(judgePayment('s-1', paid({ currencyCode }), ITEM, 0)).toMatchObject({
+        kind: 'refused',
+        reason: 'AMOUNT_MISMATCH',
+        message: expect.stringContaining(`payment in ${currencyCode} for session s-1, not in the cart's GHS`),
+      });
+    }
+    for (const currencyCode of ['GHS', 'ghs', ' GHS ', '', undefined])
+      expect(judgePayment('s-1', paid({ currencyCode }), ITEM, 0)).toEqual({ kind: 'paid' });
+  });
 });

@@ -23,6 +23,12 @@ export function cartTotal(item: CartItem): number {
   return cents(item.Price * item.Qty) / 100;
 }
 
+/**
+ * The currency of every cart: programmable services are priced and paid in Ghana cedis (as
+ * checkout's invoices). A status check naming another currency is not this cart's payment.
+ */
+const CART_CURRENCY = 'GHS';
+
 function money(value: number): string {
   return value.toFixed(2);
 }
@@ -59,6 +65,16 @@ export function judgePayment(
   }
   if (item) {
     const expected = cartTotal(item);
+    // As checkout: an answer without a currency is judged on its amount, one naming another is
+    // refused (3.30 USD is not the cart's 3.30 GHS). AMOUNT_MISMATCH: the sum paid is not the cart's.
+    const currency = status.currencyCode?.trim();
+    if (currency && currency.toUpperCase() !== CART_CURRENCY) {
+      return {
+        kind: 'refused',
+        reason: 'AMOUNT_MISMATCH',
+        message: `the status check reports a payment in ${currency.slice(0, 8)} for session ${sessionId}, not in the cart's ${CART_CURRENCY}`,
+      };
+    }
     if (status.amount === undefined || Math.abs(cents(status.amount) - cents(expected)) > cents(tolerance)) {
       return {
         kind: 'refused',

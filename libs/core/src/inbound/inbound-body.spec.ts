@@ -40,6 +40,21 @@ describe('findHostileStructure', () => {
     expect(findHostileStructure({ a: [{ ['k\uFFFD']: 1 }] })).toMatchObject({ field: 'a.0.k\uFFFD' });
   });
 
+  it('refuses a lone surrogate (JSON "\\ud800") in any key or string, and keeps pairs (emoji)', () => {
+    const body = callback();
+    body.Data.ClientReference = JSON.parse('"ord-\\ud800"') as string;
+    expect(findHostileStructure(body)).toEqual({
+      field: 'Data.ClientReference',
+      message: 'body is not valid UTF-8 (holds a lone surrogate such as \\ud800)',
+    });
+    const low = JSON.parse('{"a":[{"b":"x\\udfffy"}]}') as unknown;
+    expect(findHostileStructure(low)).toMatchObject({ field: 'a.0.b' });
+    const key = JSON.parse('{"a":{"k\\udbff":1}}') as unknown;
+    expect(findHostileStructure(key)?.message).toContain('lone surrogate');
+    // A surrogate pair is one character (an emoji in a name): accepted.
+    expect(findHostileStructure(JSON.parse('{"Name":"Ama \\ud83d\\ude00"}'))).toBeUndefined();
+  });
+
   it("caps the field path it names (keys are the sender's)", () => {
     const key = 'k'.repeat(1_000);
     const field = findHostileStructure({ [key]: JSON.parse('{"__proto__": 1}') })!.field;

@@ -21,12 +21,19 @@ const MAX_FIELD_LENGTH = 256;
  * "ord-\xfe") would arrive as one; the platform never sends the character itself.
  */
 const REPLACEMENT_CHARACTER = '\uFFFD';
+/**
+ * `String.prototype.isWellFormed` (Node 20, typed from ES2024): false for a lone surrogate, which
+ * JSON lets a sender write as `"\ud800"`. It is no character at all: encoded to UTF-8 (Redis keys,
+ * logs) every lone surrogate becomes the same U+FFFD, so `ord-\ud800` and `ord-\udbff` were one id.
+ */
+const isWellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
 /**
  * Finds the first reason a parsed JSON body must not be validated at all: a key that could pollute
  * a prototype if anything copied it (Express's JSON parser keeps `"__proto__"` as an own key), a
  * structure far deeper or larger than anything the platform sends, or a key or string holding
- * U+FFFD, the mark of a body that was not valid UTF-8. Inbound endpoints call it before
+ * U+FFFD, the mark of a body that was not valid UTF-8, or a lone surrogate (`\ud800` escaped in
+ * the JSON), which no UTF-8 can carry. Inbound endpoints call it before
  * their DTO validation, because that validation accepts and ignores unknown keys, and these must
  * be refused, not ignored. Iterative, so a deep body cannot blow the stack.
  */
@@ -58,6 +65,11 @@ export function findHostileStructure(
         (typeof child === 'string' && child.includes(REPLACEMENT_CHARACTER))
       )
         return refusal(path ? `${path}.${key}` : key, 'body is not valid UTF-8 (or holds U+FFFD)');
+      if (!isWellFormed(key) || (typeof child === 'string' && !isWellFormed(child)))
+        return refusal(
+          path ? `${path}.${key}` : key,
+          'body is not valid UTF-8 (holds a lone surrogate such as \\ud800)',
+        );
       if (child !== null && typeof child === 'object') {
         values.push(child);
         paths.push(path ? `${path}.${key}` : key);

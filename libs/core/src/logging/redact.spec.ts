@@ -29,7 +29,8 @@ describe('maskPhoneNumbers', () => {
     expect(maskPhoneNumbers('session 0241234567b3e4, ab0241234567')).toBe(
       'session 0241234567b3e4, ab0241234567',
     );
-    expect(maskPhoneNumbers('ref (024) 123-4567x')).toBe('ref (024) 123-4567x');
+    // A phone number glued to letters that are no hex id is still one (issue 21, item 8).
+    expect(maskPhoneNumbers('ref (024) 123-4567x')).toBe('ref (024) ***-*567x');
   });
 
   it('never changes a dashless hex id (randomUUID without dashes, as the platform sends them)', () => {
@@ -50,6 +51,60 @@ describe('maskPhoneNumbers', () => {
     expect(withRun).toBeGreaterThan(1_000); // the sweep did cover ids with phone-length digit runs
   });
 
+  // Issue 21, item 8: the forms people write a number in were logged unmasked, and ids of 9 or
+  // more digits that are no phone number were masked ("forged-141****608").
+  it.each([
+    ['233 24 123 4567', '233 ** *** *567'],
+    ['+233 24 123 4567', '+233 ** *** *567'],
+    ['+233 (0)24 123 4567', '+233 (*)** *** *567'],
+    ['00233241234567', '002********567'],
+    ['024.123.4567', '024.***.*567'],
+    ['024-123-4567', '024-***-*567'],
+    ['233-241-234-567', '233-***-***-567'],
+    ['233.24.123.4567', '233.**.***.*567'],
+    ['0 24 123 4567', '0 24 *** *567'],
+    ['(024) 123 4567', '(024) *** *567'],
+    ['ord0241234567', 'ord024****567'],
+    ['ORD233241234567', 'ORD233******567'],
+    ['ord_0241234567', 'ord_024****567'],
+    ['order ord-0241234567 paid', 'order ord-024****567 paid'],
+    ['to 0241234567.', 'to 024****567.'],
+    ['on 2026-01-01 0241234567', 'on 2026-01-01 024****567'],
+    ['０２４１２３４５６７', '０２４****５６７'], // fullwidth
+    ['＋２３３ ２４ １２３ ４５６７', '＋２３３ ** *** *５６７'],
+    ['٠٢٤١٢٣٤٥٦٧', '٠٢٤****٥٦٧'], // Arabic-Indic
+    ['۰۲۴۱۲۳۴۵۶۷', '۰۲۴****۵۶۷'], // Extended Arabic-Indic (Persian, Urdu)
+    ['رقم٢٣٣٢٤١٢٣٤٥٦٧', 'رقم٢٣٣******٥٦٧'],
+    ['+44 7911 123456', '+44 7*** ***456'],
+    ['447911123456', '447******456'],
+    ['+1 415 555 2671', '+1 41* *** *671'],
+  ])('masks a phone number written %j', (written, masked) => {
+    expect(maskPhoneNumbers(written)).toBe(masked);
+    expect(maskPhoneNumbers(`Order for ${written}, again`)).toBe(`Order for ${masked}, again`);
+  });
+
+  it.each([
+    'forged-141234608', // 9 digits: no number without a country code or trunk 0
+    'ref 1412346089', // 10 digits not starting with 0
+    'at 1712345678901 ms', // a millisecond timestamp
+    'epoch 1712345678',
+    'batch 42 of 123456789',
+    'amount 4567890123.45',
+    'GHS 1,234,567.89',
+    'inv3f930123456789',
+    'ab0241234567',
+    'session 7c9a0241234567b3e4 done',
+    '3f930123-4567-4890-8123-430123456789',
+    'on 2026-01-01 10:00:00.123Z',
+    'at 2026-01-01T10:00:00.000Z',
+    'ip 192.168.100.200',
+    '12345678901234567890', // 20 digits: longer than any number
+    '00012345678',
+    'v1.2.3 build 20260101',
+  ])('leaves %j readable (no phone number)', (text) => {
+    expect(maskPhoneNumbers(text)).toBe(text);
+  });
+
   it('leaves short numbers, amounts and dates alone', () => {
     const text = 'amount 12.50 on 2026-01-01 10:00, batch 42, status 0000';
     expect(maskPhoneNumbers(text)).toBe(text);
@@ -64,6 +119,8 @@ describe('redact', () => {
       headers: { Authorization: 'Basic abc', 'x-api-key': 'k', Accept: 'application/json' },
       Recipients: ['233241234567', '0201234567'],
       msisdn: 233241234567,
+      batchId: 141234608,
+      at: 1712345678901,
       nested: [{ password: 'p', token: 't', note: 'ok' }],
       amount: 10.5,
     });
@@ -73,6 +130,8 @@ describe('redact', () => {
       headers: { Authorization: REDACTED, 'x-api-key': REDACTED, Accept: 'application/json' },
       Recipients: ['233******567', '020****567'],
       msisdn: '233******567',
+      batchId: 141234608,
+      at: 1712345678901,
       nested: [{ password: REDACTED, token: REDACTED, note: 'ok' }],
       amount: 10.5,
     });

@@ -1,9 +1,11 @@
 /*
  * Masking for anything that may reach a log line. Phone numbers are personal data and the
  * platform's credentials must never be written anywhere, so every module logs through these.
- * The rules over-mask on purpose (a 12-digit id may be masked too): a log that hides a little
- * too much is cheaper than one that leaks a customer's number.
+ * A phone number is masked in the forms people write it (grouped by spaces, dots or dashes,
+ * glued to an id's letters, in fullwidth or Arabic-Indic digits); digits that are no phone number
+ * (ids, timestamps, amounts) are left readable, or the logs could not be searched by them.
  */
+import { isWrittenPhoneNumber } from '../phone/msisdn.js';
 
 const MASK = '*';
 export const REDACTED = '[REDACTED]';
@@ -12,17 +14,22 @@ export const REDACTED = '[REDACTED]';
 const SECRET_KEY =
   /secret|passw(or)?d|pwd|token|authori[sz]ation|api[-_]?key|credential|cookie|client[-_]?id|private[-_]?key|signature/i;
 
-/** Contiguous runs of 9 to 15 digits, optionally after "+": the shape of an MSISDN. */
-const DIGIT_RUN = /(?<![\dA-Za-z])(\+?)(\d{9,15})(?![\dA-Za-z])/g;
+/**
+ * A run of digits (any script's: \p{Nd} holds fullwidth and Arabic-Indic ones) with at most
+ * three separators between two digits (spaces, dots, dashes, parentheses, their fullwidth forms),
+ * after an optional "+" or "(". Which groups of it are a phone number is decided after.
+ */
+const WRITTEN_NUMBER =
+  /[+\uff0b(\uff08]?\p{Nd}(?:[ \u00a0\u2009\u202f\u3000.\-\u2010-\u2013\uff0d\uff0e()\uff08\uff09]{0,3}\p{Nd})*/gu;
+/** WRITTEN_NUMBER for ASCII-only text (most log lines): the same, about twice as fast. */
+const WRITTEN_NUMBER_ASCII = /[+(]?\d(?:[ .\-()]{0,3}\d)*/g;
+/** A phone number has at least 8 digits: shorter written numbers are skipped before any work. */
+const MIN_PHONE_DIGITS = 8;
+const MAX_PHONE_DIGITS = 17; // "00" + 15
 /** UUIDs (order ids, session ids) are left alone: their digit runs are not phone numbers. */
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
-/**
- * Written forms with separators: "+233 24 123 4567", "(024) 123-4567", "024 123 4567". Bounded by
- * non-alphanumerics like DIGIT_RUN: inside a hex id ("…ab0241234567cd…", the platform's dashless
- * SessionIds and checkout ids) a "0" and eight digits are part of the id, and masking them made
- * the id unsearchable in the logs.
- */
-const FORMATTED = /(?<![\dA-Za-z])(?:\+|\(|0)[\d()][\d ()-]{6,}\d(?![\dA-Za-z])/g;
+const LETTER = /\p{L}/u;
+const DECIMAL_DIGIT = /\p{Nd}/u;
 
 /**
  * Masks a phone number, keeping the first three and last three digits:
@@ -41,24 +48,205 @@ export function maskMsisdn(value: string): string {
   });
 }
 
-/** Masks every phone-number-looking run of digits inside free text. */
+/** Masks every phone number inside free text, in the forms people write them. */
 export function maskPhoneNumbers(text: string): string {
+  // Most log lines hold no long digit run: one scan answers them.
+  const kind = scan(text);
+  if (kind === NO_NUMBER) return text;
+  const written = kind === ASCII ? WRITTEN_NUMBER_ASCII : WRITTEN_NUMBER;
   let out = '';
   let last = 0;
   for (const match of text.matchAll(UUID)) {
-    out += maskOutsideIds(text.slice(last, match.index)) + match[0];
+    out += maskOutsideIds(text.slice(last, match.index), written) + match[0];
     last = match.index + match[0].length;
   }
-  return out + maskOutsideIds(text.slice(last));
+  return out + maskOutsideIds(text.slice(last), written);
 }
 
-function maskOutsideIds(text: string): string {
-  return text
-    .replace(FORMATTED, (match) => {
-      const digits = match.replace(/\D/g, '').length;
-      return digits >= 9 && digits <= 15 ? maskMsisdn(match) : match;
-    })
-    .replace(DIGIT_RUN, (_m, plus: string, digits: string) => plus + maskMsisdn(digits));
+const NO_NUMBER = 0;
+const ASCII = 1;
+const OTHER = 2;
+
+/**
+ * NO_NUMBER when `text` holds fewer than 8 digits (of any script, so no phone number), else
+ * whether it is ASCII only (the faster expression then does).
+ */
+function scan(text: string): typeof NO_NUMBER | typeof ASCII | typeof OTHER {
+  let digits = 0;
+  let ascii = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) digits++;
+    else if (c > 127) {
+      ascii = false;
+      if (digitValue(text.codePointAt(i)!) >= 0) digits++;
+    }
+  }
+  return digits < MIN_PHONE_DIGITS ? NO_NUMBER : ascii ? ASCII : OTHER;
+}
+
+/** A group of digits inside a written number: where it is, and its digits as ASCII. */
+interface DigitGroup {
+  start: number;
+  end: number;
+  /** Index of each digit in the text (an astral digit takes two code units). */
+  at: number[];
+  digits: string;
+  /** Touches a letter ("ord0241234567"): a bare international run there is an id's digits. */
+  glued?: boolean;
+}
+
+function maskOutsideIds(part: string, written: RegExp): string {
+  let out = '';
+  let last = 0;
+  for (const match of part.matchAll(written)) {
+    // Too short to hold 8 digits: most matches (amounts, counts, dates' parts) end here.
+    if (match[0].length < MIN_PHONE_DIGITS) continue;
+    const groups = digitGroups(part, match.index, match[0]);
+    if (groups.length === 0) continue;
+    const plus = match[0][0] === '+' || match[0][0] === '\uff0b';
+    const masked = phoneDigitsToMask(groups, plus);
+    if (masked.length === 0) continue;
+    for (const at of masked) {
+      out += part.slice(last, at) + MASK;
+      // An astral digit (two code units) is one masked character.
+      last = at + (part.charCodeAt(at) >= 0xd800 && part.charCodeAt(at) <= 0xdbff ? 2 : 1);
+    }
+  }
+  return last === 0 ? part : out + part.slice(last);
+}
+
+/**
+ * The digit groups of one written number, without an edge group glued to the letters of a hex id
+ * (`7c9a0241234567b3e4`, the platform's dashless SessionIds and checkout ids: masking a part
+ * made the id unsearchable). Glued to other letters (`ord0241234567`, `ref-0241234567x`), a
+ * phone number is still one.
+ */
+function digitGroups(text: string, index: number, written: string): DigitGroup[] {
+  const groups: DigitGroup[] = [];
+  let total = 0;
+  let current: DigitGroup | undefined;
+  for (let i = index; i < index + written.length;) {
+    const cp = text.codePointAt(i)!;
+    const width = cp > 0xffff ? 2 : 1;
+    const value = digitValue(cp);
+    if (value >= 0) {
+      if (!current) groups.push((current = { start: i, end: i, at: [], digits: '' }));
+      current.at.push(i);
+      current.digits += String.fromCharCode(48 + value);
+      current.end = i + width;
+      total++;
+    } else current = undefined;
+    i += width;
+  }
+  if (total < MIN_PHONE_DIGITS) return [];
+  const first = groups[0]!;
+  if (first.start === index && isLetterBefore(text, index)) first.glued = true;
+  const lastGroup = groups.at(-1)!;
+  if (lastGroup.end === index + written.length && isLetterAt(text, lastGroup.end)) lastGroup.glued = true;
+  return groups.filter((group) => !group.glued || !inHexId(text, group));
+}
+
+/**
+ * Where the digits to mask are (indexes in the text, ascending): from each group, the longest run
+ * of groups that is a phone number as written (`isWrittenPhoneNumber`), its first three and last
+ * three digits kept. "2026-01-01 0241234567" masks the second group only.
+ */
+function phoneDigitsToMask(groups: DigitGroup[], plus: boolean): number[] {
+  const masked: number[] = [];
+  for (let i = 0; i < groups.length;) {
+    let digits = '';
+    let best = -1;
+    for (let j = i; j < groups.length; j++) {
+      digits += groups[j]!.digits;
+      if (digits.length > MAX_PHONE_DIGITS) break;
+      const grouped = j > i || groups[i]!.glued === true || groups[j]!.glued === true;
+      if (isWrittenPhoneNumber(digits, { plus: plus && i === 0, grouped })) best = j;
+    }
+    if (best < 0) {
+      i++;
+      continue;
+    }
+    let count = 0;
+    for (let j = i; j <= best; j++) count += groups[j]!.at.length;
+    let seen = 0;
+    for (let j = i; j <= best; j++)
+      for (const at of groups[j]!.at) {
+        if (seen >= 3 && seen < count - 3) masked.push(at);
+        seen++;
+      }
+    i = best + 1;
+  }
+  return masked;
+}
+
+/** Value of a decimal digit of any script (-1 for anything else). */
+function digitValue(cp: number): number {
+  if (cp >= 48 && cp <= 57) return cp - 48;
+  if (cp < 128) return -1;
+  let value = DIGIT_VALUES.get(cp);
+  if (value === undefined) {
+    // Unicode keeps every script's digits in runs of ten, zero to nine (some runs adjoin: the
+    // mathematical digits), so a digit's value is its distance from the run's start, modulo ten.
+    if (!DECIMAL_DIGIT.test(String.fromCodePoint(cp))) value = -1;
+    else {
+      let start = cp;
+      while (DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
+      value = (cp - start) % 10;
+    }
+    if (DIGIT_VALUES.size < 4_096) DIGIT_VALUES.set(cp, value);
+  }
+  return value;
+}
+const DIGIT_VALUES = new Map<number, number>();
+
+function isLetterAt(text: string, index: number): boolean {
+  if (index >= text.length) return false;
+  const c = text.charCodeAt(index);
+  if (c < 128) return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+  return LETTER.test(String.fromCodePoint(text.codePointAt(index)!));
+}
+
+function isLetterBefore(text: string, index: number): boolean {
+  if (index === 0) return false;
+  const c = text.charCodeAt(index - 1);
+  // The low half of a pair: look at the whole character.
+  return isLetterAt(text, c >= 0xdc00 && c <= 0xdfff && index >= 2 ? index - 2 : index - 1);
+}
+
+/** True when `group` lies in a word of lowercase hex only (a dashless id), letters included. */
+function inHexId(text: string, group: DigitGroup): boolean {
+  // Fullwidth or Arabic-Indic digits are in no hex id.
+  if (group.at.length !== group.end - group.start || !isWordChar(text.charCodeAt(group.start))) return false;
+  for (const at of group.at) if (!isHex(text.charCodeAt(at))) return false;
+  for (let i = group.start - 1; i >= 0 && isWordChar(text.charCodeAt(i)); i--)
+    if (!isHex(text.charCodeAt(i))) return false;
+  if (group.start > 0 && isNonAsciiLetterBefore(text, group.start)) return false;
+  for (let i = group.end; i < text.length && isWordChar(text.charCodeAt(i)); i++)
+    if (!isHex(text.charCodeAt(i))) return false;
+  return !isNonAsciiLetterAt(text, group.end);
+}
+
+/** ASCII letters and digits: what an id is made of. */
+function isWordChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+function isHex(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
+}
+
+/** Where the ASCII word ends: a letter of another script continues it (no hex id). */
+function isNonAsciiLetterAt(text: string, index: number): boolean {
+  let i = index;
+  while (i < text.length && isWordChar(text.charCodeAt(i))) i++;
+  return i < text.length && text.charCodeAt(i) >= 128 && isLetterAt(text, i);
+}
+
+function isNonAsciiLetterBefore(text: string, index: number): boolean {
+  let i = index;
+  while (i > 0 && isWordChar(text.charCodeAt(i - 1))) i--;
+  return i > 0 && text.charCodeAt(i - 1) >= 128 && isLetterBefore(text, i);
 }
 
 /** True when a key's value must never be logged. */
@@ -68,7 +256,7 @@ export function isSecretKey(key: string): boolean {
 
 /**
  * A copy of `value` that is safe to log: secret-named keys replaced by `[REDACTED]`, phone
- * numbers masked in every string (and in 9-15 digit integers), cycles and depth cut, binary
+ * numbers masked in every string (and in integers that are one), cycles and depth cut, binary
  * data summarised.
  */
 export function redact(value: unknown, maxDepth = 8): unknown {
@@ -84,7 +272,8 @@ const LOG_MAX_ITEMS = 25;
 function walk(value: unknown, depth: number, seen: WeakSet<object>, maxItems: number): unknown {
   if (typeof value === 'string') return maskPhoneNumbers(value);
   if (typeof value === 'number') {
-    return Number.isInteger(value) && Math.abs(value) >= 1e8 && Math.abs(value) < 1e15
+    // A phone number held as a number (233241234567); other integers (ids, amounts) stay.
+    return Number.isSafeInteger(value) && value > 0 && isWrittenPhoneNumber(String(value))
       ? maskMsisdn(String(value))
       : value;
   }

@@ -173,3 +173,45 @@ export function invalidMsisdnsError(invalid: ValidationIssue[], what = 'recipien
     invalid,
   );
 }
+
+/** How a run of digits was written, for `isWrittenPhoneNumber`. */
+export interface WrittenNumber {
+  /** Written after a "+": international by the writer's own word. */
+  plus?: boolean;
+  /**
+   * Written in groups ("233 24 123 4567", "024.123.4567") or glued to letters ("ord0241234567"),
+   * not as one run of digits on its own: only the country's own forms count then.
+   */
+  grouped?: boolean;
+}
+
+/**
+ * Whether digits found in free text (a log line) are a phone number as people write them, for
+ * masking: stricter than `tryNormalizeMsisdn` about bare digits, so ids stay readable.
+ *   - after "+" or "00": 8 to 15 digits (233 numbers: exactly 233 + 9, a "(0)" allowed);
+ *   - 233 + 9 digits (or 233 0 + 9, the "+233 (0)24 …" habit), grouped or not;
+ *   - 0 + 9 digits, the second not 0 (Ghana's national form, 024 123 4567);
+ *   - one run of 11 to 15 digits not starting with 0 (the contract's international form, no
+ *     plus), 11 exactly for +1 and +7 (so 13-digit millisecond timestamps stay readable).
+ * Bare 9 and 10 digit runs are no number anywhere (`tryNormalizeMsisdn` refuses them as
+ * ambiguous), and grouped bare digits ("2026 0101 12345") are dates or amounts.
+ */
+export function isWrittenPhoneNumber(digits: string, written: WrittenNumber = {}): boolean {
+  const n = digits.length;
+  let rest = digits;
+  let international = written.plus === true;
+  if (!international && digits.startsWith('00')) {
+    rest = digits.slice(2);
+    international = true;
+  }
+  if (rest.startsWith(HUBTEL_DEFAULT_COUNTRY_CODE)) {
+    const national = rest.slice(HUBTEL_DEFAULT_COUNTRY_CODE.length);
+    if (national.length === 9 && national[0] !== '0') return true;
+    return national.length === 10 && national[0] === '0' && national[1] !== '0';
+  }
+  if (international)
+    return rest.length >= MSISDN_MIN_DIGITS && rest.length <= MSISDN_MAX_DIGITS && rest[0] !== '0';
+  if (digits[0] === '0') return n === 10 && digits[1] !== '0';
+  if (written.grouped || n < 11 || n > MSISDN_MAX_DIGITS) return false;
+  return digits[0] === '1' || digits[0] === '7' ? n === 11 : true;
+}
