@@ -97,3 +97,4 @@ export {
   type CompileValidatorOptions,
 } from './validation/validation.ajv.js';
 export { deleteIfVersion } from './store/hubtel-store.interface.js';
+export { isGsm7, gsm7Cost, ussdScreen, DEFAULT_USSD_SCREEN, type UssdScreenLimits } from './text/gsm7.js';

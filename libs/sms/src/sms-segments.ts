@@ -3,16 +3,7 @@
  * and 153 per part once split (the rest of each part holds the concatenation header); any
  * character outside GSM-7 switches the whole text to UCS-2: 70 UTF-16 units, 67 per part.
  */
-
-/** GSM 03.38 basic character set (ESC, 0x1B, left out: it cannot be typed). */
-const GSM7_BASIC = new Set(
-  Array.from(
-    '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?' +
-      '¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà',
-  ),
-);
-/** GSM 03.38 extension table: each costs two septets (ESC + the character). */
-const GSM7_EXTENSION = new Set(Array.from('^{}\\[~]|€\f'));
+import { gsm7Cost, isGsm7 } from '#internal';
 
 export type SmsEncoding = 'GSM-7' | 'UCS-2';
 
@@ -41,10 +32,10 @@ const LIMITS: Record<SmsEncoding, { single: number; multi: number }> = {
  */
 export function countSmsSegments(text: string): SmsSegmentInfo {
   const chars = Array.from(text);
-  const gsm = chars.every((c) => GSM7_BASIC.has(c) || GSM7_EXTENSION.has(c));
+  const gsm = isGsm7(text);
   const encoding: SmsEncoding = gsm ? 'GSM-7' : 'UCS-2';
   // Cost of each character: a 2-unit character must not be split across two parts.
-  const costs = chars.map((c) => (gsm ? (GSM7_EXTENSION.has(c) ? 2 : 1) : c.length));
+  const costs = chars.map((c) => (gsm ? gsm7Cost(c) : c.length));
   const units = costs.reduce((a, b) => a + b, 0);
   const { single, multi } = LIMITS[encoding];
   if (units <= single) {
