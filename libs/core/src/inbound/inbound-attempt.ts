@@ -100,6 +100,7 @@ export class JobAttempts {
         entry,
         definition.compactWhenDone ? compact(done, definition) : done,
         done.doneHandlers,
+        definition.doneRecordTtlMs === undefined ? undefined : { ttlMs: definition.doneRecordTtlMs },
       );
       this.host.closeMark(storeKey, written.value);
       this.ctx.telemetry?.record(jobSignal(this.ctx.name, job.type, 'done', attempt));
@@ -171,10 +172,11 @@ export class JobAttempts {
     entry: StoreEntry<JobRecord>,
     next: JobRecord,
     done: string[] = next.doneHandlers,
+    options: { ttlMs: number } = this.ctx.writeOptions,
   ): Promise<StoreEntry<JobRecord>> {
     for (let failures = 0; ; failures++) {
       try {
-        return await this.writeOnce(storeKey, entry, next, done);
+        return await this.writeOnce(storeKey, entry, next, done, options);
       } catch (error) {
         if (!isStoreUnavailable(error) || this.ctx.signal.aborted) throw error;
         if (failures === 0)
@@ -191,9 +193,10 @@ export class JobAttempts {
     entry: StoreEntry<JobRecord>,
     next: JobRecord,
     done: string[],
+    options: { ttlMs: number },
   ): Promise<StoreEntry<JobRecord>> {
     const store = this.ctx.store;
-    const written = await store.compareAndSet(storeKey, entry.version, next, this.ctx.writeOptions);
+    const written = await store.compareAndSet(storeKey, entry.version, next, options);
     if (written) return written;
     // Someone wrote meanwhile: this process stalled past its lease and another instance took the
     // job. Keep both outcomes, so neither instance re-runs what the other did.
@@ -205,10 +208,10 @@ export class JobAttempts {
       if (!current) break;
       const merged = mergeOutcome(current.value, next, done, this.ctx.now());
       if (merged === current.value) return current;
-      const again = await store.compareAndSet(storeKey, current.version, merged, this.ctx.writeOptions);
+      const again = await store.compareAndSet(storeKey, current.version, merged, options);
       if (again) return again;
     }
-    return store.set(storeKey, next, this.ctx.writeOptions);
+    return store.set(storeKey, next, options);
   }
 
   private async deadLetter(job: JobRecord, error: string): Promise<void> {

@@ -125,6 +125,12 @@ export interface JobDefinition<P = unknown> {
    * may be replayed by hand), and `onSettled` still receives the full record.
    */
   compactWhenDone?: (payload: P, record: JobRecord<P>) => unknown;
+  /**
+   * How long a done record of this type is kept, when it need not live as long as the pipeline's
+   * `recordTtlMs` (a finished round whose key nothing will submit again). Dead ones keep the
+   * pipeline's: they may be replayed.
+   */
+  doneRecordTtlMs?: number;
   /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */
   onSettled?: (record: JobRecord<P>, outcome: JobOutcome, error?: unknown) => Promise<void> | void;
 }
