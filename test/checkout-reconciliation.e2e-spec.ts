@@ -126,8 +126,11 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
         source: 'callback',
         confirmedByStatusCheck: true,
         amountPaid: 30,
-        payment: { transactionId: 'txn-conf-1', channel: 'mtn-gh', paymentType: 'mobilemoney' },
+        payment: { transactionId: 'txn-conf-1', paymentType: 'mobilemoney' },
       });
+      // The status check's details only: the callback's channel and numbers are unverified claims.
+      expect(t.handlers.events.paid[0]!.payment).not.toHaveProperty('channel');
+      expect(t.handlers.events.paid[0]!.payment).not.toHaveProperty('customerPhoneNumber');
       expect(api.statusRequests).toHaveLength(1);
     });
 

@@ -320,7 +320,6 @@ describe.each(ADAPTERS)('CheckoutModule over HTTP (%s)', (adapter) => {
         payment: {
           paymentType: 'mobilemoney',
           channel: 'mtn-gh',
-          customerPhoneNumber: '233241234567',
           salesInvoiceId: `inv-${created.checkoutId}`,
         },
       });

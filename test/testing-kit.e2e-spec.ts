@@ -41,7 +41,7 @@ export class Orders {
   async onPaid(event: CheckoutPaidEvent) {
     this.paid.add(event.clientReference);
     await this.sms.send({
-      to: event.payment.customerPhoneNumber!,
+      to: event.payee!.mobileNumber!,
       content: `Order ${event.clientReference} is paid. Thank you!`,
     });
   }

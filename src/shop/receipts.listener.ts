@@ -56,19 +56,22 @@ export class ReceiptsListener {
       );
       return;
     }
-    const payer = event.payment.customerPhoneNumber ?? event.payment.mobileMoneyNumber;
+    // Who paid is what the shop recorded for the order (and gave the invoice as its payee), never
+    // a number from a callback: callbacks are unsigned, and copies carrying someone else's number
+    // can come around a genuine payment. The module keeps such numbers off paid events anyway.
+    const payer = event.payee?.mobileNumber ?? order.phone;
     await this.orders.markPaid(order.id, {
       amountPaid: event.amountPaid,
       source: event.source,
       confirmedByStatusCheck: event.confirmedByStatusCheck,
       ...(event.payment.channel ? { channel: event.payment.channel } : {}),
-      ...(payer ? { payer } : {}),
+      payer,
     });
     this.logger.log(`Order ${order.id} paid (${formatGhs(event.amountPaid)}, by ${event.source})`);
 
     // A retry of this handler (or another replica) must not text the customer twice: only a
     // receipt that surely was not sent is sent (again), by whoever claims it first.
-    const to = payer ?? order.phone;
+    const to = payer;
     if (!(await this.orders.claimReceipt(order.id, to))) {
       // Claimed before: a run still sending, or one whose outcome was lost (settled as unknown).
       await this.orders.settleStaleReceipt(order.id);

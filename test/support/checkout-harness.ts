@@ -145,7 +145,7 @@ export class RecordingHandlers {
       this.paidFailuresLeft--;
       // Handler errors often carry personal data: the module must mask it in logs.
       throw new Error(
-        `fulfilment for ${event.clientReference} is down (receipt SMS to ${event.payment.customerPhoneNumber ?? '-'} failed)`,
+        `fulfilment for ${event.clientReference} is down (receipt SMS to ${event.payee?.mobileNumber ?? '-'} failed)`,
       );
     }
     this.push('paid', event);

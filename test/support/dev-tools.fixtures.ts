@@ -67,7 +67,7 @@ export class MerchantLedger {
   async onPaid(event: CheckoutPaidEvent) {
     this.paid.push(event);
     await this.sms.send({
-      to: event.payment.customerPhoneNumber ?? '233241234567',
+      to: event.payee?.mobileNumber ?? '233241234567',
       content: `Receipt: order ${event.clientReference} paid, GHS ${event.amount.toFixed(2)}`,
     });
     this.wake();

@@ -1,5 +1,11 @@
 import { HubtelApiError, HubtelError } from 'nestjs-hubtel';
-import { describeHubtelCode, platformMessage, requestTransactionStatus, type HttpTransport } from '#internal';
+import {
+  describeHubtelCode,
+  platformMessage,
+  requestTransactionStatus,
+  type HttpTransport,
+  type StatusCheckBudget,
+} from '#internal';
 import type {
   CheckoutInitiateRequestBody,
   CheckoutInitiateResponseBody,
@@ -16,6 +22,8 @@ export class CheckoutApiClient {
   constructor(
     private readonly transport: HttpTransport,
     private readonly posSalesId: string | undefined,
+    /** The instance's status checks a minute, shared with the service app. */
+    private readonly budget?: StatusCheckBudget,
   ) {}
 
   /**
@@ -85,7 +93,11 @@ export class CheckoutApiClient {
     return status;
   }
 
-  /** `status()`, with a transaction the platform does not know (404) as undefined: nothing was paid. */
+  /**
+   * `status()`, with a transaction the platform does not know (404) as undefined: nothing was paid.
+   *
+   * @throws HubtelStatusCheckBudgetError when the instance's budget refused the check (not sent).
+   */
   async findStatus(clientReference: string): Promise<CheckoutTransactionStatus | undefined> {
     if (this.posSalesId === undefined) {
       throw new HubtelError(
@@ -97,6 +109,7 @@ export class CheckoutApiClient {
       posSalesId: this.posSalesId,
       clientReference,
       operation: 'checkout.getStatus',
+      ...(this.budget ? { budget: this.budget } : {}),
     });
   }
 }

@@ -1,6 +1,6 @@
 import { HubtelError, type HubtelStore, type StoreEntry } from 'nestjs-hubtel';
 import { CHECKOUT_INVOICE_PREFIX, CHECKOUT_WATCH_PREFIX } from './checkout.constants.js';
-import type { CheckoutEvidenceSource, CheckoutRejectionReason } from './checkout.events.js';
+import type { CheckoutEvidenceSource, CheckoutPayee, CheckoutRejectionReason } from './checkout.events.js';
 
 /**
  * `pending` until an outcome is verified; `failed` after a failed attempt (the payer may retry and
@@ -36,11 +36,18 @@ export interface CheckoutInvoice {
   attention?: { reason: CheckoutRejectionReason; message: string; at: string };
   /** The caller's `metadata`. */
   metadata?: Record<string, unknown>;
+  /** The payee details given to `createInvoice` (the number normalised): this app's own record of who pays. */
+  payee?: CheckoutPayee;
   /**
    * Confirmation rounds of paid callbacks that the status check did not confirm. Each ended round
    * moves this on, so the next callback is confirmed afresh rather than taken for a duplicate.
    */
   confirmRound?: number;
+  /**
+   * When the last rounds ended unconfirmed (epoch ms, oldest first, at most
+   * `verification.recheck.roundsPerHour` kept): a new round starts only when fewer ended within the hour.
+   */
+  roundEndedAt?: number[];
 }
 
 /**
@@ -80,6 +87,10 @@ export function changeInvoice(current: CheckoutInvoice, changes: Partial<Checkou
   if (attention !== undefined) next.attention = attention;
   const confirmRound = changes.confirmRound ?? current.confirmRound;
   if (confirmRound !== undefined) next.confirmRound = confirmRound;
+  const payee = changes.payee ?? current.payee;
+  if (payee !== undefined) next.payee = payee;
+  const roundEndedAt = changes.roundEndedAt ?? current.roundEndedAt;
+  if (roundEndedAt !== undefined) next.roundEndedAt = roundEndedAt;
   return next;
 }
 

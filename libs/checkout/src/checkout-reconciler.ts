@@ -1,5 +1,12 @@
 import { type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { HubtelLogger, HubtelError, maskPhoneNumbers, type JobRunner, type StoreEntry } from 'nestjs-hubtel';
+import {
+  HubtelLogger,
+  HubtelError,
+  HubtelStatusCheckBudgetError,
+  maskPhoneNumbers,
+  type JobRunner,
+  type StoreEntry,
+} from 'nestjs-hubtel';
 import type { CheckoutApiClient } from './checkout-api.client.js';
 import {
   changeInvoice,
@@ -172,6 +179,12 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
           await this.check(entry, now, report);
         } catch (error) {
           report.errors++;
+          // The instance's status checks of the minute are spent (it warned once): the rest of
+          // the pass waits for the next one, without a line per invoice.
+          if (error instanceof HubtelStatusCheckBudgetError) {
+            index = due.length;
+            return;
+          }
           this.logger.warn(
             `Status check of invoice ${entry.value.clientReference} failed: ${describe(error)}; retrying later`,
           );
@@ -237,7 +250,8 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     try {
       status = await this.api.findStatus(ref);
     } catch (error) {
-      if (!givingUp) throw error;
+      // A check the budget refused was never made: no reason to give up on the invoice.
+      if (!givingUp || error instanceof HubtelStatusCheckBudgetError) throw error;
       this.logger.warn(`Last status check of invoice ${ref} failed (${describe(error)}); giving up on it`);
     }
     report.checked++;

@@ -209,6 +209,8 @@ describe('changeInvoice', () => {
     attention: { reason: 'AMOUNT_MISMATCH', message: 'x', at: '2024-01-01T00:00:03.000Z' },
     metadata: { orderId: 7 },
     confirmRound: 2,
+    payee: { name: 'Ama', mobileNumber: '233241234567', email: 'ama@example.com' },
+    roundEndedAt: [1_700_000_000_000],
   };
 
   it('copies every field, applies changes, never mutates, adds no undefined keys', () => {

@@ -146,6 +146,7 @@ export class CheckoutSettlement {
       source: evidence.source,
       confirmedByStatusCheck: evidence.confirmedByStatusCheck,
       payment: evidence.payment,
+      payee: invoice.payee,
       metadata: invoice.metadata,
       paidAt,
     });

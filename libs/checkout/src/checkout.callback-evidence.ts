@@ -25,17 +25,26 @@ export function paymentFromCallback(callback: CheckoutCallbackDto): CheckoutPaym
   return payment;
 }
 
+/**
+ * A paid callback's evidence. Its phone numbers are left out: nothing verifies them (the callback
+ * is unsigned; a copy with the right reference, CheckoutId and amount may carry anyone's number),
+ * and a paid event's details must be facts. With the status check, the caller replaces `payment`
+ * with what the check said.
+ */
 export function paidFromCallback(
   callback: CheckoutCallbackDto,
   confirmed: boolean,
 ): Parameters<CheckoutSettlement['paid']>[0] {
+  const payment = paymentFromCallback(callback);
+  delete payment.customerPhoneNumber;
+  delete payment.mobileMoneyNumber;
   return {
     clientReference: callback.Data.ClientReference,
     checkoutId: callback.Data.CheckoutId,
     amountPaid: callback.Data.Amount as number,
     source: 'callback',
     confirmedByStatusCheck: confirmed,
-    payment: paymentFromCallback(callback),
+    payment,
   };
 }
 

@@ -13,7 +13,7 @@ import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
  * run is the scheduled re-check must not depend on this process's clock agreeing to the
  * millisecond with the one that asked for the run.
  */
-function setup(recheck: { attempts: number; delayMs: number; maxDelayMs: number }) {
+function setup(recheck: { attempts: number; delayMs: number; maxDelayMs: number }, paidAtCheck = 0) {
   type Run = (payload: unknown, context: JobRunContext<unknown>) => Promise<void | JobDeferral>;
   let definition: { run?: Run } | undefined;
   const pipeline = {
@@ -31,14 +31,17 @@ function setup(recheck: { attempts: number; delayMs: number; maxDelayMs: number 
   const api = {
     findStatus: async () => {
       checks++;
-      return { status: 'Unpaid', paid: false };
+      return checks === paidAtCheck ? { status: 'Paid', paid: true } : { status: 'Unpaid', paid: false };
     },
   } as unknown as CheckoutApiClient;
   const rejected: unknown[] = [];
   const settlement = {
     reject: (event: unknown) => void rejected.push(event),
   } as unknown as CheckoutSettlement;
-  const options = { verification: { recheck } } as unknown as ResolvedCheckoutOptions;
+  const options = {
+    verification: { recheck: { roundsPerHour: 3, ...recheck } },
+    handlers: {},
+  } as unknown as ResolvedCheckoutOptions;
   new CheckoutConfirmation(options, pipeline, invoices, api, settlement, {} as CheckoutVerifier);
   const payload = { claim: 'paid', callback: { Data: { ClientReference: 'r1' } } as CheckoutCallbackDto };
   const run = (record: Partial<JobRecord>) =>
@@ -66,7 +69,7 @@ describe('CheckoutConfirmation schedule', () => {
     expect(rejected).toEqual([expect.objectContaining({ reason: 'NOT_CONFIRMED' })]);
   });
 
-  it('a wake before the re-check is due adds a check and keeps the schedule', async () => {
+  it('a wake before the re-check is due uses one of the round’s checks and keeps the schedule', async () => {
     const { run, checks, rejected } = setup({ attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 });
     const first = (await run({})) as JobDeferral;
     // Woken by a duplicate: the deferral count moved on past the deferral's own run.
@@ -75,9 +78,34 @@ describe('CheckoutConfirmation schedule', () => {
     expect((woken as JobDeferral).until).toBe(first.until);
     expect(checks()).toBe(2);
     expect(rejected).toHaveLength(0);
+    // The scheduled run finds the round's two checks spent: it ends the round without a third.
     const scheduled = await run({ deferrals: 3, state: (woken as JobDeferral).state });
     expect(scheduled).toBeUndefined();
-    expect(checks()).toBe(3);
+    expect(checks()).toBe(2);
     expect(rejected).toHaveLength(1);
+  });
+
+  it('copies never make more than attempts + 1 checks a round, nor end it before its schedule', async () => {
+    const { run, checks, rejected } = setup({ attempts: 3, delayMs: 60_000, maxDelayMs: 60_000 });
+    let deferral = (await run({})) as JobDeferral;
+    // The deferral count a run of this deferral carries (a wake's is higher).
+    const own = (d: JobDeferral) => (d.state as { deferral: number }).deferral;
+    // 50 copies wake it before its first re-check is due.
+    for (let copy = 0; copy < 50; copy++) {
+      const next = await run({ deferrals: own(deferral) + 1, state: deferral.state });
+      expect(next).toBeInstanceOf(JobDeferral);
+      expect((next as JobDeferral).until).toBe(deferral.until);
+      deferral = next as JobDeferral;
+    }
+    expect(checks()).toBe(4);
+    expect(rejected).toHaveLength(0);
+    // Its three scheduled runs: no check left; the last ends the round.
+    for (let scheduled = 0; scheduled < 3; scheduled++) {
+      const next = await run({ deferrals: own(deferral), state: deferral.state });
+      if (scheduled < 2) deferral = next as JobDeferral;
+      else expect(next).toBeUndefined();
+    }
+    expect(checks()).toBe(4);
+    expect(rejected).toEqual([expect.objectContaining({ reason: 'NOT_CONFIRMED' })]);
   });
 });

@@ -5,14 +5,14 @@
  * rejects it. The whole road of a confirmed payment, callback → job → settlement, reads here;
  * CheckoutService only submits to it.
  */
-import { HubtelLogger } from 'nestjs-hubtel';
+import { HubtelLogger, HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import { type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
 import type { CheckoutApiClient } from './checkout-api.client.js';
 import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';
 import type { CallbackClaim, CheckoutVerifier } from './checkout-verifier.js';
 import { failedFromCallback, paidFromCallback, paymentFromCallback } from './checkout.callback-evidence.js';
-import { CHECKOUT_CONFIRM_JOB } from './checkout.constants.js';
+import { CHECKOUT_CONFIRM_JOB, CHECKOUT_DEFAULTS } from './checkout.constants.js';
 import { recheckDelays, type ResolvedCheckoutOptions } from './checkout.options.js';
 import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
@@ -33,6 +33,15 @@ interface ConfirmJob {
 interface RecheckState {
   start: number;
   checks: number;
+  /**
+   * Status checks made in the round, wakes included: at most one more than the scheduled
+   * re-checks, however many copies of the callback come. Absent in records written before it.
+   */
+  calls?: number;
+  /** The last status check's `status` (for the rejection's message). */
+  last?: string;
+  /** A callback of the round came when its checks were spent: it gets the next round. */
+  unchecked?: true;
   /**
    * The job's deferral count its scheduled run carries: that run is the scheduled check even when
    * it comes a little early by this clock (a delayed job of another instance's clock, a timer); a
@@ -55,6 +64,8 @@ function confirmKey(ref: string, claim: ConfirmJob['claim'], round: number): str
   return claim === 'paid' && round > 0 ? `${ref}:paid:${round}` : `${ref}:${claim}`;
 }
 
+const HOUR_MS = 3600_000;
+
 export class CheckoutConfirmation {
   private readonly logger = new HubtelLogger('HubtelCheckout');
 
@@ -74,6 +85,13 @@ export class CheckoutConfirmation {
       wakeOnDuplicate: true,
       // Once confirmed, the record only needs to recognise a re-sent callback: the body goes.
       compactWhenDone: () => undefined,
+      // Hours, not the pipeline's days: a finished round's key is never submitted again (the
+      // invoice moved past it, or is paid), and forged rounds must not hold keys for a week.
+      doneTtlMs: () =>
+        Math.min(
+          CHECKOUT_DEFAULTS.confirmRecordTtlMs,
+          options.handlers.recordTtlMs ?? CHECKOUT_DEFAULTS.confirmRecordTtlMs,
+        ),
       onSettled: async (record, outcome) => {
         // Gave up (the status check kept failing): its round must not hold back the next callback.
         if (outcome === 'dead' && record.payload.claim === 'paid') await this.endRound(record.payload);
@@ -91,8 +109,16 @@ export class CheckoutConfirmation {
     callback: CheckoutCallbackDto,
     invoice: CheckoutInvoice,
     sourceAddress: string | undefined,
-  ): Promise<'accepted' | 'duplicate'> {
+  ): Promise<'accepted' | 'duplicate' | 'ignored'> {
     const ref = callback.Data.ClientReference;
+    if (claim === 'paid' && this.roundsSpent(invoice)) {
+      // Rounds this hour are spent: no new one (each costs status checks of the merchant's
+      // rate-limited budget). A genuine payment is still found by the reconciler.
+      this.logger.debug?.(
+        `Paid callback for ${ref} ignored: ${this.options.verification.recheck.roundsPerHour} confirmation rounds ended unconfirmed within the hour`,
+      );
+      return 'ignored';
+    }
     // The validated callback is already a fresh plain object (the compiled validator builds one): recorded as is.
     const job: ConfirmJob = { claim, callback };
     if (sourceAddress !== undefined) job.sourceAddress = sourceAddress;
@@ -110,15 +136,24 @@ export class CheckoutConfirmation {
     return 'duplicate';
   }
 
+  /** True when `roundsPerHour` rounds of the invoice ended unconfirmed within the last hour. */
+  private roundsSpent(invoice: CheckoutInvoice): boolean {
+    const since = Date.now() - HOUR_MS;
+    const recent = (invoice.roundEndedAt ?? []).filter((at) => at > since).length;
+    return recent >= this.options.verification.recheck.roundsPerHour;
+  }
+
   /**
    * Confirms a recorded callback through the status check (a pipeline job: throwing retries it).
    * A paid claim the status check does not show yet is checked again on a schedule fixed from its
    * first check (the platform's check can lag behind its callback): each time the job defers
    * itself, durably, until the next check is due (a delayed job of the runner, not a wait in this
-   * process). Another callback of the round wakes it for one check now, without moving the
-   * schedule (so copies of a callback cannot end the round early and start new rounds one after
-   * another). After the last check it is rejected (`NOT_CONFIRMED`) and left to the reconciler,
-   * and its round ends so that it holds nothing a later callback needs.
+   * process). Another callback of the round wakes it for one check now (the genuine callback
+   * after a forged one is not kept waiting), within the round's cap of `attempts + 1` checks,
+   * wakes included. After the last check it is rejected (`NOT_CONFIRMED`) and left to the
+   * reconciler, and its round ends so that it holds nothing a later callback needs; at most
+   * `roundsPerHour` rounds start in an hour (see submit). A check the instance's budget refuses
+   * is not counted, and made once the budget allows.
    */
   private async confirm(job: ConfirmJob, context: JobRunContext<ConfirmJob>): Promise<void | JobDeferral> {
     const ref = job.callback.Data.ClientReference;
@@ -127,7 +162,13 @@ export class CheckoutConfirmation {
     const { sourceAddress } = job;
     if (job.claim === 'failed') {
       // Undefined: the platform knows no such transaction, nothing was paid. Errors are retried.
-      const status = await this.api.findStatus(ref);
+      let status: CheckoutTransactionStatus | undefined;
+      try {
+        status = await this.api.findStatus(ref);
+      } catch (error) {
+        if (!(error instanceof HubtelStatusCheckBudgetError)) throw error;
+        return context.defer(Date.now() + (error.retryAfterMs ?? 1_000));
+      }
       if (status?.paid) return this.settleConfirmed(job, status, invoice);
       await this.settlement.failed({
         ...failedFromCallback(job.callback),
@@ -139,51 +180,85 @@ export class CheckoutConfirmation {
     }
 
     const delays = recheckDelays(this.options.verification.recheck);
+    // At most this many checks a round, wakes included: copies of a callback cannot make more.
+    const cap = delays.length + 1;
     const now = Date.now();
     const previous = context.record.state as RecheckState | undefined;
-    const state: RecheckState = previous ? { ...previous } : { start: now, checks: 0 };
+    const state: RecheckState = previous ? { ...previous } : { start: now, checks: 0, calls: 0 };
+    state.calls ??= state.checks;
+    const deferrals = context.record.deferrals ?? 0;
+    const wait = () => context.defer(dueAt(state, delays), { ...state, deferral: deferrals + 1 });
     // The first check, or the scheduled one (its own run, or a wake once its time has come); a
-    // wake before it adds a check.
+    // wake before it is one check more, within the cap.
     const scheduled = previous?.deferral !== undefined && context.record.deferrals === previous.deferral;
-    if (state.checks === 0 || scheduled || now >= dueAt(state, delays)) state.checks++;
-    // One line per check a wake makes (not per copy that woke it: copies share the run).
-    if (previous && !scheduled)
-      this.logger.debug?.(
-        `Another paid callback for ${ref} while its confirmation waited: checking its status again now`,
-      );
-    let status = await this.api.findStatus(ref);
-    // The payload is the latest callback of the round (a wake brings its own); one that came
-    // during this check is later still: its details (the payer's) are the ones reported.
-    if (status?.paid) return this.settleConfirmed((await context.takeWake()) ?? job, status, invoice);
-    if (state.checks <= delays.length)
-      return context.defer(dueAt(state, delays), { ...state, deferral: (context.record.deferrals ?? 0) + 1 });
-    await this.endRound(job);
-    // A callback of this round that came during the last check: one more check for it.
-    const late = await context.takeWake();
-    if (late) {
-      this.logger.debug?.(
-        `Another paid callback for ${ref} during its last check: checking its status again now`,
-      );
-      status = await this.api.findStatus(ref);
-      if (status?.paid) return this.settleConfirmed(late, status, invoice);
+    const due = state.checks === 0 || scheduled || now >= dueAt(state, delays);
+    let status: CheckoutTransactionStatus | undefined;
+    if (state.calls < cap) {
+      // One line per check a wake makes (not per copy that woke it: copies share the run).
+      if (previous && !scheduled)
+        this.logger.debug?.(
+          `Another paid callback for ${ref} while its confirmation waited: checking its status again now`,
+        );
+      try {
+        status = await this.api.findStatus(ref);
+      } catch (error) {
+        // Over the instance's budget: nothing was sent, so nothing is counted; the check is made
+        // when the budget allows (that run counts as the scheduled one).
+        if (!(error instanceof HubtelStatusCheckBudgetError)) throw error;
+        return context.defer(now + (error.retryAfterMs ?? 1_000), { ...state, deferral: deferrals + 1 });
+      }
+      state.calls++;
+      state.last = status ? status.status : 'no such transaction';
+      // What is reported comes from the status check and the invoice, never from whichever
+      // callback of the round came last (a forged copy may carry another phone number).
+      if (status?.paid) {
+        // A copy that came during the check is answered by this settlement: its wake mark goes.
+        await context.takeWake();
+        return this.settleConfirmed(job, status, invoice);
+      }
+    } else if (!due) {
+      // A wake with the round's checks spent (copies came first): no check now, but the round
+      // does not end early either; this callback gets a round of its own when this one ends.
+      state.unchecked = true;
+      return wait();
     }
+    if (due) state.checks++;
+    if (state.checks <= delays.length) return wait();
+
+    const ended = await this.endRound(job);
     this.settlement.reject({
       reason: 'NOT_CONFIRMED',
-      message: `The callback says ${ref} was paid, but the status check says ${status ? `"${status.status}"` : 'it has no such transaction'} (checked ${delays.length + 1} times)`,
+      message: `The callback says ${ref} was paid, but the status check says ${state.last === undefined ? 'nothing' : `"${state.last}"`} (checked ${state.calls} times)`,
       clientReference: ref,
       invoice,
       callback: job.callback,
       status,
       sourceAddress,
     });
+    // A callback of this round that got no check (it came during the last one, or after the
+    // round's checks were spent) starts the next round, if the hour allows one: the genuine
+    // callback after forged copies is still checked, on a budget.
+    const late = await context.takeWake();
+    if ((late || state.unchecked) && ended)
+      await this.submit('paid', (late ?? job).callback, ended, (late ?? job).sourceAddress);
   }
 
-  /** Moves the invoice past the job's confirmation round (unless another ending did already). */
-  private async endRound(job: ConfirmJob): Promise<void> {
+  /**
+   * Moves the invoice past the job's confirmation round (unless another ending did already), and
+   * notes when, for `roundsPerHour`. Returns the invoice as it now is (undefined: gone).
+   */
+  private async endRound(job: ConfirmJob): Promise<CheckoutInvoice | undefined> {
     const round = job.round ?? 0;
-    await this.invoices.update(job.callback.Data.ClientReference, (current) =>
-      (current.confirmRound ?? 0) === round ? changeInvoice(current, { confirmRound: round + 1 }) : undefined,
+    const keep = this.options.verification.recheck.roundsPerHour;
+    const result = await this.invoices.update(job.callback.Data.ClientReference, (current) =>
+      (current.confirmRound ?? 0) === round
+        ? changeInvoice(current, {
+            confirmRound: round + 1,
+            roundEndedAt: [...(current.roundEndedAt ?? []), Date.now()].slice(-keep),
+          })
+        : undefined,
     );
+    return result?.invoice;
   }
 
   /** The status check says Paid: verified against the invoice, then settled once. */
@@ -207,7 +282,8 @@ export class CheckoutConfirmation {
     await this.settlement.paid({
       ...paidFromCallback(job.callback, true),
       amountPaid: status.amount!,
-      payment: { ...paymentFromCallback(job.callback), ...paymentFromStatus(status) },
+      // The status check's details only: the callback's are a claim anyone could have made.
+      payment: paymentFromStatus(status),
     });
   }
 }

@@ -66,6 +66,17 @@ export const CHECKOUT_DEFAULTS = Object.freeze({
   recheckAttempts: 3,
   recheckDelayMs: 2_000,
   recheckMaxDelayMs: 10_000,
+  /**
+   * Confirmation rounds (each at most `recheckAttempts + 1` status checks) one invoice may start
+   * in an hour: 12 checks an hour at most for a reference anyone may forge callbacks for.
+   */
+  recheckRoundsPerHour: 3,
+  /**
+   * A finished confirmation round's record is kept this long (not the pipeline's 7 days): once
+   * the round ended the invoice has moved past its key, so the record only serves a person
+   * looking at recent rounds, and a flood of forged rounds must not hold keys for days.
+   */
+  confirmRecordTtlMs: 2 * 3600_000,
   /** Status checks run at once by one reconciliation pass. */
   reconcileConcurrency: 4,
   /** Invoices are kept this long (they are what verifies a callback). */

@@ -28,15 +28,39 @@ export type CheckoutEventName = (typeof CheckoutEvents)[keyof typeof CheckoutEve
 /** What told us about the outcome. */
 export type CheckoutEvidenceSource = 'callback' | 'status-check';
 
-/** Fields of the platform's payment details, as far as they were given. */
+/**
+ * Who pays, as this app told the platform when it created the invoice (`createInvoice`'s
+ * `payeeName`, `payeeMobileNumber` normalised to 233XXXXXXXXX, `payeeEmail`): the app's own record,
+ * the one to send a receipt to. Personal data: mask it before logging.
+ */
+export interface CheckoutPayee {
+  name?: string;
+  mobileNumber?: string;
+  email?: string;
+}
+
+/**
+ * Fields of the platform's payment details, as far as they were given. On a `paid` event they come
+ * from what was verified: the status check's answer (with `confirmWithStatusCheck`), or, without it,
+ * the callback that settled it, phone numbers left out. No callback is signed, and anyone who knows
+ * an invoice's reference and CheckoutId can send copies with other phone numbers around a genuine
+ * payment: the payer's numbers of a callback are never on a `paid` event. Send receipts to
+ * `payee` (your own record), never to a number a callback claimed.
+ */
 export interface CheckoutPaymentInfo {
   /** `mobilemoney`, `card`, ... (callback `PaymentDetails.PaymentType` or status `paymentMethod`). */
   paymentType?: string;
   /** Network channel code such as `mtn-gh` (callback only). */
   channel?: string;
-  /** Mobile-money number used (callback only). Personal data: mask it before logging. */
+  /**
+   * Mobile-money number a `failed` callback claimed (never on `paid` events: unverifiable).
+   * Personal data: mask it before logging.
+   */
   mobileMoneyNumber?: string;
-  /** Customer's MSISDN from the callback. Personal data: mask it before logging. */
+  /**
+   * Customer's MSISDN a `failed` callback claimed (never on `paid` events: unverifiable).
+   * Personal data: mask it before logging.
+   */
   customerPhoneNumber?: string;
   /** Callback `SalesInvoiceId`. */
   salesInvoiceId?: string;
@@ -74,7 +98,10 @@ export class CheckoutPaidEvent {
   source: CheckoutEvidenceSource;
   /** True when the transaction status check confirmed the payment. */
   confirmedByStatusCheck: boolean;
+  /** Verified payment details only (see CheckoutPaymentInfo): no phone number a callback claimed. */
   payment: CheckoutPaymentInfo;
+  /** The payee you gave `createInvoice`, when you gave one: where a receipt goes. */
+  payee?: CheckoutPayee;
   /** Whatever you attached to the invoice at creation (`metadata`). */
   metadata?: Record<string, unknown>;
   /** ISO time the payment was verified. */
@@ -91,6 +118,7 @@ export class CheckoutPaidEvent {
     this.source = fields.source;
     this.confirmedByStatusCheck = fields.confirmedByStatusCheck;
     this.payment = fields.payment;
+    if (fields.payee !== undefined) this.payee = fields.payee;
     if (fields.metadata !== undefined) this.metadata = fields.metadata;
     this.paidAt = fields.paidAt;
   }

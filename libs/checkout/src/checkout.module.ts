@@ -1,6 +1,12 @@
 import { Module } from '@nestjs/common';
 import { HUBTEL_JOB_RUNNER, type HubtelStore, type JobRunner } from 'nestjs-hubtel';
-import { InboundPipeline, inboundKit, type HttpTransport } from '#internal';
+import {
+  HUBTEL_STATUS_CHECK_BUDGET,
+  InboundPipeline,
+  inboundKit,
+  type HttpTransport,
+  type StatusCheckBudget,
+} from '#internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { CheckoutReconciler } from './checkout-reconciler.js';
@@ -91,9 +97,13 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
     ...kit.providers,
     {
       provide: CheckoutApiClient,
-      useFactory: (transport: HttpTransport, options: ResolvedCheckoutOptions) =>
-        new CheckoutApiClient(transport, options.posSalesId),
-      inject: [CHECKOUT_TRANSPORT, CHECKOUT_RESOLVED_OPTIONS],
+      // The budget is the instance's (one per app, shared with ServiceAppModule): this module's
+      // option only lowers it.
+      useFactory: (transport: HttpTransport, options: ResolvedCheckoutOptions, budget: StatusCheckBudget) => {
+        budget.configure(options.statusCheckBudget.perMinute);
+        return new CheckoutApiClient(transport, options.posSalesId, budget);
+      },
+      inject: [CHECKOUT_TRANSPORT, CHECKOUT_RESOLVED_OPTIONS, HUBTEL_STATUS_CHECK_BUDGET],
     },
     {
       provide: CheckoutInvoiceStore,

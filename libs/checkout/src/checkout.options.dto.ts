@@ -10,7 +10,12 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { HubtelJobOwnershipOptionsDto, IsHubtelPosSalesId, IsOptionalSection } from '#internal';
+import {
+  HubtelJobOwnershipOptionsDto,
+  HubtelStatusCheckBudgetOptionsDto,
+  IsHubtelPosSalesId,
+  IsOptionalSection,
+} from '#internal';
 import { NOT_BLANK } from './dto/create-invoice.dto.js';
 
 /** Longest delay or interval the checkout options take: 30 days. */
@@ -97,6 +102,12 @@ export class CheckoutRecheckOptionsDto {
   @Min(0)
   @Max(60_000)
   maxDelayMs?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  roundsPerHour?: number;
 }
 
 export class CheckoutVerificationOptionsDto {
@@ -186,6 +197,9 @@ export class CheckoutOptionsDto {
 
   @IsOptionalSection(() => CheckoutHandlerOptionsDto)
   handlers?: CheckoutHandlerOptionsDto;
+
+  @IsOptionalSection(() => HubtelStatusCheckBudgetOptionsDto)
+  statusCheckBudget?: HubtelStatusCheckBudgetOptionsDto;
 
   @IsOptional()
   @IsInt()

@@ -15,7 +15,7 @@ describe('resolveCheckoutOptions', () => {
       allowOverpayment: false,
       confirmWithStatusCheck: false,
       // Seconds-scale: a status check lagging behind its callback is asked again at 2, 4 and 8 s.
-      recheck: { attempts: 3, delayMs: 2000, maxDelayMs: 10_000 },
+      recheck: { attempts: 3, delayMs: 2000, maxDelayMs: 10_000, roundsPerHour: 3 },
     });
     expect(o.reconciliation).toMatchObject({
       enabled: false,
@@ -126,6 +126,12 @@ describe('resolveCheckoutOptions', () => {
     [{ handlers: { shutdownGraceMs: 600_001 } }, 'checkout.handlers.shutdownGraceMs'],
     [{ invoiceTtlMs: 59_999 }, 'checkout.invoiceTtlMs'],
     [{ maxCallbackBodyBytes: 10 * 1024 * 1024 + 1 }, 'checkout.maxCallbackBodyBytes'],
+    [{ statusCheckBudget: { perMinute: 0 } }, 'checkout.statusCheckBudget.perMinute'],
+    [{ statusCheckBudget: { perMinute: 1.5 } }, 'checkout.statusCheckBudget.perMinute'],
+    [{ statusCheckBudget: { perMinute: 100_001 } }, 'checkout.statusCheckBudget.perMinute'],
+    [{ statusCheckBudget: 600 }, 'checkout.statusCheckBudget'],
+    [{ verification: { recheck: { roundsPerHour: 0 } } }, 'checkout.verification.recheck.roundsPerHour'],
+    [{ verification: { recheck: { roundsPerHour: 61 } } }, 'checkout.verification.recheck.roundsPerHour'],
   ])('refuses %j naming %s', (patch, option) => {
     let error: unknown;
     try {

@@ -5,6 +5,7 @@ import {
   type HubtelEnvSource,
   type HubtelHttpOptions,
   type HubtelJobOwnershipOptions,
+  type HubtelStatusCheckBudgetOptions,
   type HubtelStore,
   type InboundAccessOptions,
 } from 'nestjs-hubtel';
@@ -70,6 +71,14 @@ export interface CheckoutRecheckOptions {
   delayMs?: number;
   /** Longest wait between two re-checks. Default 10000 ms. */
   maxDelayMs?: number;
+  /**
+   * Confirmation rounds one invoice may start in an hour (1 to 60). A round is the checks of one
+   * paid callback (and its copies): at most `attempts + 1` status checks, however many copies
+   * come. Past this, paid callbacks of that invoice are ignored until the hour has passed (the
+   * reconciler still checks it): forged copies cannot make the module spend the merchant's
+   * status checks round after round. Default 3.
+   */
+  roundsPerHour?: number;
 }
 
 export interface CheckoutReconciliationOptions {
@@ -161,6 +170,11 @@ export interface CheckoutModuleOptions extends HubtelHttpOptions {
   invoiceTtlMs?: number;
   /** Callback bodies larger than this are answered 413. Default 64 KiB. */
   maxCallbackBodyBytes?: number;
+  /**
+   * The instance's budget of transaction status checks a minute, shared with ServiceAppModule
+   * (see HubtelStatusCheckBudgetOptions). Default 600 a minute.
+   */
+  statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 }
 
 /** Route extras of `forRoot`/`forRootAsync`: see `HubtelRouteOptions` in the core. */
@@ -184,7 +198,7 @@ export interface ResolvedCheckoutOptions {
     amountTolerance: { absolute: number; percent: number };
     allowOverpayment: boolean;
     confirmWithStatusCheck: boolean;
-    recheck: { attempts: number; delayMs: number; maxDelayMs: number };
+    recheck: { attempts: number; delayMs: number; maxDelayMs: number; roundsPerHour: number };
   };
   reconciliation: {
     enabled: boolean;
@@ -204,6 +218,8 @@ export interface ResolvedCheckoutOptions {
   store?: HubtelStore | InjectionToken;
   invoiceTtlMs: number;
   maxCallbackBodyBytes: number;
+  /** Absent: this module leaves the instance's budget as others (or the default) set it. */
+  statusCheckBudget: { perMinute?: number };
 }
 
 const PREFIX = 'checkout';
@@ -278,6 +294,7 @@ export function resolveCheckoutOptions(
     attempts: recheckRaw.attempts ?? CHECKOUT_DEFAULTS.recheckAttempts,
     delayMs: recheckDelayMs,
     maxDelayMs: recheckRaw.maxDelayMs ?? Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheckDelayMs),
+    roundsPerHour: recheckRaw.roundsPerHour ?? CHECKOUT_DEFAULTS.recheckRoundsPerHour,
   };
   // Cross-field: the backed-off wait never drops below the first one.
   if (recheck.maxDelayMs < recheckDelayMs) {
@@ -383,6 +400,7 @@ export function resolveCheckoutOptions(
     access,
     invoiceTtlMs,
     maxCallbackBodyBytes: checked.maxCallbackBodyBytes ?? CHECKOUT_DEFAULTS.maxCallbackBodyBytes,
+    statusCheckBudget: dropUndefined({ perMinute: checked.statusCheckBudget?.perMinute }),
   };
 }
 

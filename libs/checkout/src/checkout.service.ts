@@ -8,7 +8,7 @@ import {
   type HubtelStore,
   type DeadLetter,
 } from 'nestjs-hubtel';
-import type { InboundPipeline } from '#internal';
+import { dropUndefined, type InboundPipeline } from '#internal';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
@@ -86,6 +86,13 @@ export class CheckoutService implements OnApplicationShutdown {
       updatedAt: new Date(createdAt).toISOString(),
       ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
     };
+    // What the merchant said of the payer: the one record of who pays that no callback can change.
+    const payee = dropUndefined({
+      name: body.PayeeName,
+      mobileNumber: body.PayeeMobileNumber,
+      email: body.PayeeEmail,
+    });
+    if (Object.keys(payee).length > 0) invoice.payee = payee;
     // Recorded before sending: a callback can only be verified against what we know, and an
     // unanswered request stays checkable.
     if (!(await this.invoices.create(invoice))) {

@@ -37,6 +37,7 @@ export {
   type CheckoutDeadLetterEvent,
   type CheckoutEvidenceSource,
   type CheckoutPaymentInfo,
+  type CheckoutPayee,
   type CheckoutRejectionReason,
 } from './checkout.events.js';
 export {

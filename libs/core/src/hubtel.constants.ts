@@ -61,3 +61,19 @@ export const HUBTEL_STORE = Symbol.for('nestjs-hubtel:store');
  * something provides it, and in their own process otherwise.
  */
 export const HUBTEL_JOB_RUNNER = Symbol.for('nestjs-hubtel:job-runner');
+
+/**
+ * Injection token of the instance's StatusCheckBudget (core's StatusCheckBudgetModule): one per
+ * application, shared by every module that calls the transaction status check.
+ */
+export const HUBTEL_STATUS_CHECK_BUDGET = Symbol.for('nestjs-hubtel:status-check-budget');
+
+/**
+ * Transaction status checks one instance makes in any minute, unless configured
+ * (`statusCheckBudget.perMinute`). The platform rate-limits the check per merchant at a rate it
+ * does not document: this keeps a flood of forged callbacks from spending it, while leaving room
+ * for a busy shop's genuine confirmations and reconciliation (10 a second).
+ */
+export const HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE = 600;
+/** Largest `statusCheckBudget.perMinute` accepted. */
+export const HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE = 100_000;

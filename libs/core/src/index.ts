@@ -17,6 +17,7 @@ export {
   HubtelTimeoutError,
   HubtelUnknownOutcomeError,
   HubtelStoreUnavailableError,
+  HubtelStatusCheckBudgetError,
   type HubtelErrorCode,
   type HubtelErrorDetails,
   type ValidationIssue,
@@ -59,6 +60,7 @@ export {
   type HubtelFulfillmentCallbackSignal,
   type HubtelServiceFlowSignal,
   type HubtelOutboundSignal,
+  type HubtelStatusCheckBudgetSignal,
 } from './telemetry/hubtel-telemetry.js';
 
 // Option types shared by the modules, and reading them from the environment.
@@ -67,6 +69,7 @@ export type {
   HubtelCredentials,
   HubtelHttpOptions,
   HubtelJobOwnershipOptions,
+  HubtelStatusCheckBudgetOptions,
   HubtelRetryOptions,
 } from './options/hubtel-options.types.js';
 export { readEnvValue, type HubtelEnvSource } from './options/hubtel-env.js';

@@ -68,6 +68,12 @@ export {
 } from './http/http-transport.js';
 export { hubtelHttpModule } from './http/undici-axios-adapter.js';
 export { describeHubtelCode } from './http/hubtel-codes.js';
+export { StatusCheckBudget, StatusCheckBudgetModule } from './http/status-check.budget.js';
+export {
+  HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE,
+  HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE,
+  HUBTEL_STATUS_CHECK_BUDGET,
+} from './hubtel.constants.js';
 export {
   requestTransactionStatus,
   platformMessage,
@@ -87,6 +93,7 @@ export {
   HubtelBackoffOptionsDto,
   HubtelCredentialsDto,
   HubtelJobOwnershipOptionsDto,
+  HubtelStatusCheckBudgetOptionsDto,
   IsHubtelCountryCode,
   IsOptionalSection,
   IsHubtelPosSalesId,

@@ -24,6 +24,7 @@ import type { HubtelMetricsModuleOptions } from './metrics.options.js';
  *   service_flow_step_duration_seconds{request}           histogram
  *   platform_requests_total{api,operation,status}         every exchange (status: HTTP, timeout, network)
  *   platform_request_duration_seconds{api,operation}      histogram
+ *   status_checks_refused_total{operation}      status checks the instance's budget refused (not sent)
  *
  * `source` is `checkout`, `fulfillment` or `service-flow` (a service-flow request shows here only
  * when refused at the door; its steps are `service_flow_steps_total`). Every label value comes from
@@ -52,6 +53,7 @@ export class HubtelMetrics implements HubtelTelemetry {
   private readonly flowLatency: Histogram<'request'>;
   private readonly platformRequests: Counter<'api' | 'operation' | 'status'>;
   private readonly platformLatency: Histogram<'api' | 'operation'>;
+  private readonly statusChecksRefused: Counter<'operation'>;
 
   constructor(options: HubtelMetricsModuleOptions = {}) {
     this.registry = options.registry ?? register;
@@ -129,6 +131,11 @@ export class HubtelMetrics implements HubtelTelemetry {
       ['api', 'operation'],
       options.platformBuckets ?? METRICS_DEFAULTS.platformBuckets,
     );
+    this.statusChecksRefused = counter(
+      'status_checks_refused_total',
+      "Transaction status checks refused by the instance's budget (statusCheckBudget.perMinute), not sent",
+      ['operation'],
+    );
   }
 
   /** The registry's content type, for a `/metrics` answer. */
@@ -190,6 +197,9 @@ export class HubtelMetrics implements HubtelTelemetry {
           { api: signal.api, operation: signal.operation },
           signal.durationMs / 1000,
         );
+        return;
+      case 'status-check-budget':
+        this.statusChecksRefused.inc({ operation: signal.operation });
         return;
     }
   }

@@ -1,4 +1,9 @@
-import { requestTransactionStatus, type HttpTransport, type TransactionStatus } from '#internal';
+import {
+  requestTransactionStatus,
+  type HttpTransport,
+  type StatusCheckBudget,
+  type TransactionStatus,
+} from '#internal';
 
 /** What the transaction status check says of one SessionId's payment. */
 export type PaymentStatus = TransactionStatus;
@@ -13,6 +18,8 @@ export class PaymentStatusClient {
     private readonly transport: HttpTransport,
     private readonly posSalesId: string,
     private readonly timeoutMs: number,
+    /** The instance's status checks a minute, shared with checkout: over it, find() throws. */
+    private readonly budget?: StatusCheckBudget,
   ) {}
 
   /** The payment of a SessionId; undefined when the platform knows no such transaction (404). */
@@ -22,6 +29,7 @@ export class PaymentStatusClient {
       clientReference: sessionId,
       operation: 'serviceApp.paymentStatus',
       timeoutMs: this.timeoutMs,
+      ...(this.budget ? { budget: this.budget } : {}),
     });
   }
 }

@@ -1,5 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { inboundKit, type HttpTransport } from '#internal';
+import {
+  HUBTEL_STATUS_CHECK_BUDGET,
+  inboundKit,
+  type HttpTransport,
+  type StatusCheckBudget,
+} from '#internal';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentService } from './fulfillment.service.js';
 import {
@@ -96,11 +101,21 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
     ...kit.providers,
     {
       provide: SERVICE_APP_STATUS_CLIENT,
-      useFactory: (transport: HttpTransport, options: ResolvedServiceAppOptions) =>
+      // The instance's status-check budget (one per app, shared with CheckoutModule).
+      useFactory: (
+        transport: HttpTransport,
+        options: ResolvedServiceAppOptions,
+        budget: StatusCheckBudget,
+      ) =>
         options.statusCheck
-          ? new PaymentStatusClient(transport, options.statusCheck.posSalesId, options.statusCheck.timeoutMs)
+          ? new PaymentStatusClient(
+              transport,
+              options.statusCheck.posSalesId,
+              options.statusCheck.timeoutMs,
+              budget,
+            )
           : undefined,
-      inject: [SERVICE_APP_TRANSPORT, SERVICE_APP_OPTIONS],
+      inject: [SERVICE_APP_TRANSPORT, SERVICE_APP_OPTIONS, HUBTEL_STATUS_CHECK_BUDGET],
     },
     ServiceFlowRegistry,
     ServiceFlowService,

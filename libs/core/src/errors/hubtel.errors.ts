@@ -20,7 +20,9 @@ export type HubtelErrorCode =
   /** A bulk operation stopped before the end of its input (see the error's partial result). */
   | 'HUBTEL_SEND_ABORTED'
   /** This instance is shutting down: a job it was about to run is left to its runner for later. */
-  | 'HUBTEL_SHUTTING_DOWN';
+  | 'HUBTEL_SHUTTING_DOWN'
+  /** This instance spent its status checks of the minute (`statusCheckBudget`); nothing was sent. */
+  | 'HUBTEL_STATUS_CHECK_BUDGET';
 
 export interface HubtelErrorDetails {
   /** HTTP status of the platform's answer, when there was one. */
@@ -128,6 +130,17 @@ export class HubtelIpNotAllowedError extends HubtelApiError {
 export class HubtelRateLimitedError extends HubtelApiError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
     super(message, details, 'HUBTEL_RATE_LIMITED');
+  }
+}
+
+/**
+ * The instance's budget of transaction status checks for the current minute is spent: the check
+ * was not sent (the platform rate-limits them per merchant, and forged callbacks must not spend
+ * that limit). `retryAfterMs` says when a check is next allowed.
+ */
+export class HubtelStatusCheckBudgetError extends HubtelError {
+  constructor(message: string, details: HubtelErrorDetails = {}) {
+    super('HUBTEL_STATUS_CHECK_BUDGET', message, details);
   }
 }
 

@@ -1,6 +1,7 @@
 import { HubtelApiError } from '../errors/hubtel.errors.js';
 import { describeHubtelCode } from './hubtel-codes.js';
 import type { HttpTransport } from './http-transport.js';
+import type { StatusCheckBudget } from './status-check.budget.js';
 
 /** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
 export type TransactionPaymentStatus = 'Paid' | 'Unpaid' | 'Refunded' | (string & {});
@@ -37,6 +38,8 @@ export interface TransactionStatusQuery {
   operation: string;
   /** Per-attempt time-out; default the transport's. */
   timeoutMs?: number;
+  /** The instance's budget: a check it refuses is not sent (HubtelStatusCheckBudgetError). */
+  budget?: StatusCheckBudget;
 }
 
 /**
@@ -46,12 +49,14 @@ export interface TransactionStatusQuery {
  *
  * @returns undefined when the platform knows no such transaction (404): nothing was paid.
  * @throws HubtelApiError when the answer carries an error code or no status.
+ * @throws HubtelStatusCheckBudgetError when `budget` refused the check (nothing was sent).
  */
 export async function requestTransactionStatus(
   transport: HttpTransport,
   query: TransactionStatusQuery,
 ): Promise<TransactionStatus | undefined> {
   const { clientReference, operation } = query;
+  query.budget?.take(operation);
   const response = await transport.request<StatusEnvelope>({
     api: 'status',
     method: 'GET',

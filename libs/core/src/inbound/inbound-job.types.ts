@@ -121,7 +121,9 @@ export interface JobDefinition<P = unknown> {
   gate?: (payload: P, record: JobRecord<P>) => Promise<JobRefusal | undefined>;
   /**
    * How long a done record is kept (default the pipeline's `recordTtlMs`): records whose only use
-   * is to make a duplicate detectable for a while (a refused order) need not stay for days.
+   * is to make a duplicate detectable for a while (a refused order, a finished confirmation round)
+   * need not stay for days, and forged ones must not. Dead ones keep the pipeline's: they may be
+   * replayed.
    */
   doneTtlMs?: (record: JobRecord<P>) => number | undefined;
   /**

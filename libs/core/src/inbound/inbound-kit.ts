@@ -13,6 +13,7 @@ import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { HandlerRegistry } from '../events/handler-registry.js';
 import { HUBTEL_JOB_RUNNER, HUBTEL_STORE } from '../hubtel.constants.js';
 import { HttpTransport, type HttpTransportConfig } from '../http/http-transport.js';
+import { StatusCheckBudgetModule } from '../http/status-check.budget.js';
 import { hubtelHttpModule } from '../http/undici-axios-adapter.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import { resolveStoreOption, type HubtelStoreOption } from '../store/store-option.js';
@@ -151,5 +152,6 @@ export function inboundKit<O extends InboundKitOptions>(spec: InboundKitSpec<O>)
       new HttpTransport(http, { ...transport.config(options), ...(telemetry ? { telemetry } : {}) }),
     inject: [HttpService, spec.options, optional(HUBTEL_TELEMETRY)],
   });
-  return { imports: [hubtelHttpModule(), DiscoveryModule], providers };
+  // The status-check budget is the instance's: one static module, shared by every module's kit.
+  return { imports: [hubtelHttpModule(), DiscoveryModule, StatusCheckBudgetModule], providers };
 }

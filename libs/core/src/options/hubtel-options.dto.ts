@@ -12,7 +12,8 @@ import {
 } from 'class-validator';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { compileValidator, type CompileValidatorOptions } from '../validation/validation.ajv.js';
-import type { HubtelJobOwnershipOptions } from './hubtel-options.types.js';
+import { HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE } from '../hubtel.constants.js';
+import type { HubtelJobOwnershipOptions, HubtelStatusCheckBudgetOptions } from './hubtel-options.types.js';
 
 /*
  * The options every module shares (credentials, timeout, retry, country code, job ownership, the
@@ -125,6 +126,15 @@ export class HubtelJobOwnershipOptionsDto implements HubtelJobOwnershipOptions {
   @Min(0)
   @Max(600_000)
   shutdownGraceMs?: number;
+}
+
+/** `statusCheckBudget` of the modules that call the transaction status check. */
+export class HubtelStatusCheckBudgetOptionsDto implements HubtelStatusCheckBudgetOptions {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE)
+  perMinute?: number;
 }
 
 /** The minimum sweep interval other than 0 (off): a typo cannot make every instance hammer the store. */

@@ -41,6 +41,18 @@ export interface ResolvedHubtelHttpOptions {
  * how long a job stays owned by an instance that stopped answering, and how often every instance
  * looks for such jobs. Defaults (30 s, half the lease) suit production; tests shorten them.
  */
+/**
+ * The instance's budget of transaction status checks (shared by checkout and the service app: when
+ * both set it, the smaller wins). A check over budget is not sent: a confirmation waits for the
+ * next free slot, the reconciler and payment checks retry later, `getStatus` throws
+ * HubtelStatusCheckBudgetError. Reaching it logs one warning and counts
+ * `hubtel_status_checks_refused_total` (nestjs-hubtel/metrics).
+ */
+export interface HubtelStatusCheckBudgetOptions {
+  /** Status checks this instance makes in any minute (1 to 100000). Default 600. */
+  perMinute?: number;
+}
+
 export interface HubtelJobOwnershipOptions {
   /** A job whose instance went silent this long is taken over by another. Default 30000 ms (1 s to 1 h). */
   leaseMs?: number;

@@ -14,7 +14,8 @@ export type HubtelSignal =
   | HubtelSmsSignal
   | HubtelFulfillmentCallbackSignal
   | HubtelServiceFlowSignal
-  | HubtelOutboundSignal;
+  | HubtelOutboundSignal
+  | HubtelStatusCheckBudgetSignal;
 
 /** Endpoints the platform calls. */
 export type HubtelInboundSource = 'checkout' | 'fulfillment' | 'service-flow';
@@ -98,6 +99,16 @@ export interface HubtelOutboundSignal {
   /** The HTTP status answered, or `timeout` / `network` when no answer came. */
   status: string;
   durationMs: number;
+}
+
+/**
+ * A transaction status check refused by the instance's budget (`statusCheckBudget.perMinute`):
+ * not sent to the platform. One signal per refused check.
+ */
+export interface HubtelStatusCheckBudgetSignal {
+  kind: 'status-check-budget';
+  /** The check's short name (`checkout.getStatus`, `serviceApp.paymentStatus`). */
+  operation: string;
 }
 
 /**

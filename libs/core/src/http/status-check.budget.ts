@@ -1,0 +1,112 @@
+/*
+ * The instance's budget of transaction status checks a minute, shared by every module that calls
+ * the check (checkout's confirmations, reconciler and getStatus; the service app's payment checks).
+ * The platform rate-limits the check per merchant: without a budget, anyone who can reach a
+ * callback endpoint could spend that limit with forged callbacks, and genuine payments would then
+ * wait. A refused check is never sent; its caller defers or retries it later.
+ */
+import { Module, type LoggerService } from '@nestjs/common';
+import { HubtelStatusCheckBudgetError } from '../errors/hubtel.errors.js';
+import { HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE, HUBTEL_STATUS_CHECK_BUDGET } from '../hubtel.constants.js';
+import { HubtelLogger } from '../logging/hubtel-logger.js';
+import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
+
+const MINUTE_MS = 60_000;
+
+export interface StatusCheckBudgetHooks {
+  telemetry?: HubtelTelemetry;
+  logger?: LoggerService;
+  now?: () => number;
+}
+
+/**
+ * At most `perMinute` checks in any sliding minute: the times of the last `perMinute` checks are
+ * kept in a ring, so a check is allowed when the oldest of them is a minute old (O(1), no timer).
+ */
+export class StatusCheckBudget {
+  private readonly logger: LoggerService;
+  private readonly now: () => number;
+  private readonly telemetry: HubtelTelemetry | undefined;
+  private configured: number | undefined;
+  private times: number[] = [];
+  private next = 0;
+  /** When the last refusal was: the warning is written once per episode of refusals. */
+  private lastRefusalAt = -Infinity;
+
+  constructor(hooks: StatusCheckBudgetHooks = {}) {
+    this.logger = hooks.logger ?? new HubtelLogger('HubtelStatusCheck');
+    this.now = hooks.now ?? Date.now;
+    this.telemetry = hooks.telemetry;
+  }
+
+  /** Checks allowed in any minute: the smallest any module configured, else the default. */
+  get perMinute(): number {
+    return this.configured ?? HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE;
+  }
+
+  /**
+   * A module's `statusCheckBudget.perMinute`. The budget is the instance's, so when two modules
+   * set it the smaller wins (the platform's limit is per merchant, not per module).
+   */
+  configure(perMinute: number | undefined): void {
+    if (perMinute === undefined) return;
+    const smaller = this.configured === undefined ? perMinute : Math.min(this.configured, perMinute);
+    if (smaller === this.configured) return;
+    this.configured = smaller;
+    this.times = [];
+    this.next = 0;
+  }
+
+  /**
+   * Takes one check from the budget, or throws.
+   *
+   * @throws HubtelStatusCheckBudgetError (`HUBTEL_STATUS_CHECK_BUDGET`, with `retryAfterMs`) when
+   *   the minute's checks are spent: the check must not be sent.
+   */
+  take(operation: string): void {
+    const now = this.now();
+    const limit = this.perMinute;
+    if (this.times.length < limit) {
+      this.times.push(now);
+      return;
+    }
+    const oldest = this.times[this.next]!;
+    if (now - oldest >= MINUTE_MS) {
+      this.times[this.next] = now;
+      this.next = (this.next + 1) % limit;
+      return;
+    }
+    const retryAfterMs = oldest + MINUTE_MS - now;
+    this.telemetry?.record({ kind: 'status-check-budget', operation });
+    // One line per episode (not one per refused check: a flood must not flood the logs too).
+    if (now - this.lastRefusalAt >= MINUTE_MS) {
+      this.logger.warn(
+        `Status-check budget reached: ${limit} transaction status checks in the last minute on this instance; ` +
+          `further checks wait (${operation} refused, next allowed in ${Math.ceil(retryAfterMs / 1000)} s). ` +
+          'Raise statusCheckBudget.perMinute if this is genuine load; otherwise someone may be sending forged callbacks.',
+      );
+    }
+    this.lastRefusalAt = now;
+    throw new HubtelStatusCheckBudgetError(
+      `${operation}: the instance's budget of ${limit} status checks a minute is spent; not sent`,
+      { retryAfterMs },
+    );
+  }
+}
+
+/**
+ * Provides the application's one StatusCheckBudget under HUBTEL_STATUS_CHECK_BUDGET. Imported by
+ * every inbound module's kit: a static module is instantiated once per application, so checkout
+ * and the service app share it (and two apps in one process do not).
+ */
+@Module({
+  providers: [
+    {
+      provide: HUBTEL_STATUS_CHECK_BUDGET,
+      useFactory: (telemetry?: HubtelTelemetry) => new StatusCheckBudget(telemetry ? { telemetry } : {}),
+      inject: [{ token: HUBTEL_TELEMETRY, optional: true }],
+    },
+  ],
+  exports: [HUBTEL_STATUS_CHECK_BUDGET],
+})
+export class StatusCheckBudgetModule {}

@@ -1,0 +1,170 @@
+/**
+ * What forged callbacks can make the module spend of the merchant's status checks (issue 21,
+ * item 5), over real HTTP against the sandbox: a forged Success on a real unpaid invoice, sent
+ * again and again, costs at most 4 checks a round and 3 rounds an hour, and leaves no record for
+ * days; and the instance's budget of checks a minute, shared by checkout and the service app,
+ * holds with a metric and one warning line. Before: 300 paced copies made about 300 checks.
+ */
+import { HubtelStatusCheckBudgetError, type HubtelStore } from 'nestjs-hubtel';
+import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
+import { HubtelMetricsModule } from 'nestjs-hubtel/metrics';
+import { RedisStore } from 'nestjs-hubtel/redis';
+import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import { ServiceAppModule } from 'nestjs-hubtel/service-app';
+import { Registry } from 'prom-client';
+import type { PaymentStatusClient } from '../libs/service-app/src/payment-status.client.js';
+import { SERVICE_APP_STATUS_CLIENT } from '../libs/service-app/src/service-app.constants.js';
+import { CaptureLogger } from './support/capture-logger.js';
+import { callbackBody, settle, startCheckoutApp, type CheckoutTestApp } from './support/checkout-harness.js';
+import { STORE_KINDS, storeFixture } from './support/test-stores.js';
+
+const HOUR_MS = 3600_000;
+
+function statusChecks(sandbox: HubtelSandbox): number {
+  return sandbox.requests().filter((r) => r.api === 'status' && r.statusCode !== null).length;
+}
+
+function baseOptions(sandbox: HubtelSandbox): CheckoutModuleOptions {
+  const urls = sandbox.baseUrls();
+  return {
+    ...sandbox.credentials.api,
+    baseUrls: { checkout: urls.checkout, status: urls.status },
+    posSalesId: sandbox.posSalesId,
+    returnUrl: 'https://shop.example.test/return',
+    cancellationUrl: 'https://shop.example.test/cancel',
+    retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
+    handlers: { retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 10 } },
+    // Only the callback path makes checks here.
+    reconciliation: { enabled: false },
+    // Three re-checks (four checks a round), quickly: a round lasts about 70 ms.
+    verification: { recheck: { attempts: 3, delayMs: 10, maxDelayMs: 40 } },
+  };
+}
+
+for (const kind of STORE_KINDS) {
+  const stores = storeFixture(kind);
+  stores.describe(`checkout: paced forged copies on an unpaid invoice (${kind} store)`, () => {
+    let sandbox: HubtelSandbox;
+    let store: HubtelStore;
+    let t: CheckoutTestApp | undefined;
+
+    beforeAll(async () => {
+      sandbox = await HubtelSandbox.start();
+      store = await stores.create();
+    });
+    afterAll(async () => {
+      await t?.close();
+      await sandbox.stop();
+      await stores.dispose();
+    });
+
+    it('costs at most 4 checks a round and 3 rounds an hour, and keeps its round records for hours', async () => {
+      t = await startCheckoutApp('express', { ...baseOptions(sandbox), store });
+      const created = await t.service.createInvoice({
+        totalAmount: 12.5,
+        description: 'Data bundle 5GB',
+        clientReference: 'amp-1',
+        callbackUrl: t.callbackUrl,
+      });
+      const forged = callbackBody({ ref: 'amp-1', checkoutId: created.checkoutId, amount: 12.5 });
+      // 300 copies, one every 5 ms (1.5 s: some twenty rounds' worth before).
+      for (let copy = 0; copy < 300; copy++) {
+        expect((await t.post(forged)).status).toBe(200);
+        await settle(5);
+      }
+      await t.service.drain();
+      await settle(200);
+      await t.service.drain();
+
+      expect(statusChecks(sandbox)).toBeLessThanOrEqual(12);
+      const invoice = (await t.service.getInvoice('amp-1'))!;
+      expect(invoice.status).toBe('pending');
+      expect(invoice.confirmRound).toBe(3);
+      expect(t.handlers.events.rejected.filter((r) => r.reason === 'NOT_CONFIRMED')).toHaveLength(3);
+
+      // The invoice is the merchant's own record (kept its 30 days); what the rounds left expires
+      // in hours.
+      const keys: string[] = [];
+      for await (const [key] of store.scan('hubtel:checkout:')) keys.push(key);
+      const rounds = keys.filter((key) => key.includes('hubtel.checkout.confirm'));
+      expect(rounds.length).toBeGreaterThan(0);
+      expect(rounds.length).toBeLessThanOrEqual(3);
+      if (store instanceof RedisStore) {
+        for (const key of keys.filter((k) => !k.startsWith('hubtel:checkout:invoice:'))) {
+          const ttl = await store.client.pttl(store.keyPrefix + key);
+          expect({ key, expires: ttl > 0 && ttl <= 3 * HOUR_MS }).toEqual({ key, expires: true });
+        }
+      }
+
+      // The genuine payment is not lost: the status check (here, by hand; the reconciler in a
+      // real app) still settles it once.
+      await sandbox.pay('amp-1');
+      await t.service.reconcile('amp-1');
+      await t.service.drain();
+      expect(t.handlers.paidCalls).toBe(1);
+    }, 60_000);
+  });
+}
+
+describe('the instance’s status-check budget', () => {
+  let sandbox: HubtelSandbox;
+  let t: CheckoutTestApp | undefined;
+
+  beforeAll(async () => {
+    sandbox = await HubtelSandbox.start();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await sandbox.stop();
+  });
+
+  it('is shared by checkout and the service app, with one warning line and a metric when reached', async () => {
+    const logger = new CaptureLogger();
+    const registry = new Registry();
+    const urls = sandbox.baseUrls();
+    t = await startCheckoutApp(
+      'express',
+      { ...baseOptions(sandbox), statusCheckBudget: { perMinute: 5 } },
+      {},
+      undefined,
+      logger,
+      [
+        HubtelMetricsModule.forRoot({ registry }),
+        ServiceAppModule.forRoot({
+          routes: { disabled: true },
+          statusCheck: { ...sandbox.credentials.api, posSalesId: sandbox.posSalesId, url: urls.status },
+        }),
+      ],
+    );
+    // Eight invoices, a forged Success for each: five checks, then the budget says no.
+    for (let i = 0; i < 8; i++) {
+      const created = await t.service.createInvoice({
+        totalAmount: 12.5,
+        description: 'Data bundle 5GB',
+        clientReference: `bud-${i}`,
+        callbackUrl: t.callbackUrl,
+      });
+      await t.post(callbackBody({ ref: `bud-${i}`, checkoutId: created.checkoutId, amount: 12.5 }));
+    }
+    await settle(300);
+    expect(statusChecks(sandbox)).toBe(5);
+
+    // The service app's payment check draws on the same budget: refused, and not sent.
+    const client = t.app.get<PaymentStatusClient>(SERVICE_APP_STATUS_CLIENT, { strict: false });
+    await expect(client.find('session-1')).rejects.toBeInstanceOf(HubtelStatusCheckBudgetError);
+    await expect(t.service.getStatus('bud-0')).rejects.toMatchObject({ code: 'HUBTEL_STATUS_CHECK_BUDGET' });
+    expect(statusChecks(sandbox)).toBe(5);
+
+    const warnings = logger.lines.filter(
+      (l) => l.level === 'warn' && /Status-check budget reached/.test(l.message),
+    );
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.message).toContain('5 transaction status checks in the last minute');
+    const metrics = await registry.metrics();
+    const refused = /hubtel_status_checks_refused_total\{operation="checkout\.getStatus"\} (\d+)/.exec(
+      metrics,
+    );
+    expect(Number(refused?.[1])).toBeGreaterThanOrEqual(4);
+    expect(metrics).toMatch(/hubtel_status_checks_refused_total\{operation="serviceApp\.paymentStatus"\} 1/);
+  }, 30_000);
+});
