@@ -4,6 +4,7 @@
  * refuses the order. Apart from FulfillmentService, which records requests and reports
  * outcomes, so the verification rules read in one place.
  */
+import { HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
 import type { PaymentSummary } from './fulfillment.records.js';
@@ -101,6 +102,12 @@ export class FulfillmentPaymentCheck {
     try {
       status = await this.status!.find(order.sessionId);
     } catch (error) {
+      // Over the instance's status-check budget: nothing reached the platform, so this is no check
+      // of the order's MAX_STATUS_CHECKS; asked again when the budget allows.
+      if (error instanceof HubtelStatusCheckBudgetError)
+        return context.defer(Date.now() + (error.retryAfterMs ?? 1_000), {
+          checks: check - attempt,
+        } satisfies CheckState);
       if (final) throw error;
       this.logger.warn(
         `Status check for order ${order.orderId} failed (check ${check}/${MAX_STATUS_CHECKS}): ${error instanceof Error ? error.message : String(error)}; checking again later`,
