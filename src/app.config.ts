@@ -1,3 +1,4 @@
+import type { ModuleMetadata } from '@nestjs/common';
 import { HubtelConfigError, readEnvValue, type HubtelEnvSource } from 'nestjs-hubtel';
 import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import type { HubtelSandbox } from 'nestjs-hubtel/sandbox';
@@ -48,6 +49,9 @@ export interface HubtelPlatformConfig {
   env: HubtelEnvSource;
 }
 
+/** What a Nest module may import. */
+export type ModuleImports = NonNullable<ModuleMetadata['imports']>;
+
 export interface ExampleAppConfig {
   /** PORT: where the app listens. 0 picks a free port. */
   port: number;
@@ -82,6 +86,8 @@ export interface ExampleAppConfig {
    * Module options laid over what the platform choice gives (tests shorten retry delays and the
    * reconciliation schedule here). Top-level keys replace, they are not merged deeply.
    */
+  /** Modules the embedding app adds beside the example's own (a test's event recorder, say). */
+  imports?: ModuleImports;
   overrides?: {
     sms?: Partial<SmsModuleOptions>;
     checkout?: Partial<CheckoutModuleOptions>;

@@ -41,6 +41,7 @@ export class AppModule {
         AppStoreModule.forRoot(config),
         ...jobRunnerModules(config.redisUrl),
         PlatformModule.forRoot(config),
+        ...(config.imports ?? []),
         SmsModule.forRootAsync({
           inject: [HUBTEL_PLATFORM],
           useFactory: (platform: HubtelPlatform) => platform.sms,

@@ -14,12 +14,14 @@
  *   fulfillment        request duplicated · dropped · forged; callback 5xx and time-out (retried
  *                      until accepted)
  */
-import { EventEmitter2 } from '@nestjs/event-emitter';
+import { Injectable, Module } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { HubtelApiError, HubtelIpNotAllowedError, HubtelUnknownOutcomeError } from 'nestjs-hubtel';
 import {
-  CheckoutEvents,
   CheckoutReconciler,
   CheckoutService,
+  OnCheckoutPaid,
+  OnCheckoutRejected,
   type CheckoutPaidEvent,
   type CheckoutRejectedEvent,
 } from 'nestjs-hubtel/checkout';
@@ -38,6 +40,30 @@ import {
 
 const SEND = '/v1/messages/send';
 
+const paid: CheckoutPaidEvent[] = [];
+const rejected: CheckoutRejectedEvent[] = [];
+const callbacksSent: FulfillmentCallbackSentEvent[] = [];
+
+/** What the app's modules told its handlers, recorded by handlers of its own (as a user writes them). */
+@Injectable()
+class Recorder {
+  @OnCheckoutPaid({ id: 'test-recorder' })
+  paid(e: CheckoutPaidEvent): void {
+    paid.push(e);
+  }
+  @OnCheckoutRejected({ id: 'test-recorder' })
+  rejected(e: CheckoutRejectedEvent): void {
+    rejected.push(e);
+  }
+  @OnEvent(ServiceAppEvents.CallbackSent)
+  callbackSent(e: FulfillmentCallbackSentEvent): void {
+    callbacksSent.push(e);
+  }
+}
+
+@Module({ providers: [Recorder] })
+class RecorderModule {}
+
 describe('sandbox faults: the modules handle each one (example app in process)', () => {
   let sandbox: HubtelSandbox;
   let shop: InProcessExample;
@@ -46,15 +72,13 @@ describe('sandbox faults: the modules handle each one (example app in process)',
   let reconciler: CheckoutReconciler;
   let orders: OrdersService;
   let deliveries: BundleDeliveries;
-  const paid: CheckoutPaidEvent[] = [];
-  const rejected: CheckoutRejectedEvent[] = [];
-  const callbacksSent: FulfillmentCallbackSentEvent[] = [];
   let phoneSeq = 0;
 
   beforeAll(async () => {
     sandbox = await HubtelSandbox.start();
     shop = await startExampleInProcess({
       sandbox,
+      imports: [RecorderModule],
       overrides: {
         // Time-outs short enough for a hung request to end the test quickly, long enough for a loaded machine.
         sms: { ...FAST_OVERRIDES.sms, timeoutMs: 1_500 },
@@ -73,10 +97,6 @@ describe('sandbox faults: the modules handle each one (example app in process)',
     reconciler = app.get(CheckoutReconciler);
     orders = app.get(OrdersService);
     deliveries = app.get(BundleDeliveries);
-    const events = app.get(EventEmitter2);
-    events.on(CheckoutEvents.Paid, (e: CheckoutPaidEvent) => void paid.push(e));
-    events.on(CheckoutEvents.Rejected, (e: CheckoutRejectedEvent) => void rejected.push(e));
-    events.on(ServiceAppEvents.CallbackSent, (e: FulfillmentCallbackSentEvent) => void callbacksSent.push(e));
   });
 
   afterAll(async () => {

@@ -138,13 +138,22 @@ export class OrdersService {
   /**
    * A payment attempt failed: the order still awaits payment, with a note. An attempt is not the
    * order (the payer may try again), and a "failed" callback carries no proof: a forged one made
-   * the order show "failed" until the genuine payment came. (`failed` is still read: orders
-   * stored before this change.)
+   * the order show "failed" until the genuine payment came.
    */
-  async markFailed(id: string, reason: string): Promise<void> {
+  async noteFailedAttempt(id: string, reason: string): Promise<void> {
     await this.change(id, (o) => {
       if (o.status !== 'awaiting-payment' && o.status !== 'failed') return false;
       o.status = 'awaiting-payment';
+      o.failure = reason;
+      return true;
+    });
+  }
+
+  /** The order itself failed: its checkout could not start, so there is nothing to pay. */
+  async markFailed(id: string, reason: string): Promise<void> {
+    await this.change(id, (o) => {
+      if (o.status !== 'awaiting-payment') return false;
+      o.status = 'failed';
       o.failure = reason;
       return true;
     });

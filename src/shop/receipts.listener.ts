@@ -134,7 +134,7 @@ export class ReceiptsListener {
     // An attempt failed, not the order: the payer can still pay it, and a later payment wins
     // (markPaid). The shop's own words only: the callback's Description (event.reason) is text
     // from whoever sent the callback, and a forged one could tell the buyer anything.
-    await this.orders.markFailed(event.clientReference, FAILED_ATTEMPT_TEXT);
+    await this.orders.noteFailedAttempt(event.clientReference, FAILED_ATTEMPT_TEXT);
   }
 
   @OnCheckoutExpired()

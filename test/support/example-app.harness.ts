@@ -51,6 +51,8 @@ export async function startExampleInProcess(
     redisUrl?: string;
     /** POST /orders limits. Default: high enough for any test that does not test them. */
     orderLimits?: ExampleAppConfig['orderLimits'];
+    /** Modules added to the app (a recorder of its events, say). */
+    imports?: ExampleAppConfig['imports'];
   } = {},
 ): Promise<InProcessExample> {
   const sandbox = options.sandbox ?? (await HubtelSandbox.start());
@@ -64,6 +66,7 @@ export async function startExampleInProcess(
         shopName: options.shopName ?? 'Test Shop',
         ...(options.redisUrl === undefined ? {} : { redisUrl: options.redisUrl }),
         orderLimits: options.orderLimits ?? { perClientPerMinute: 100_000, perMinute: 100_000 },
+        ...(options.imports ? { imports: options.imports } : {}),
         platform: { kind: 'sandbox', instance: sandbox },
         overrides: {
           sms: { ...FAST_OVERRIDES.sms, ...o.sms },

@@ -128,9 +128,7 @@ export class JobTakeover {
       count++;
     }
     // No summary line: a job launched here may lose its claim, and one handed to the runner may be
-    // one it already holds; the pipeline says "Recovered" for each job that runs.
-    if (count > 0 && this.ctx.runner)
-      this.ctx.logger.debug?.(`Handed ${count} unfinished job(s) to the job runner`);
+    // one it already holds; the pipeline says "Recovered" for each job that runs here.
     return count;
   }
 
