@@ -168,7 +168,7 @@ describe.each<Adapter>(['express', 'fastify'])('fulfillment verification over %s
     nothingDelivered(strict, orderId);
   });
 
-  it('refuses a payment the status check reports in another currency, as checkout does', async () => {
+  it('refuses a payment the status check reports in another currency (CURRENCY_MISMATCH), as checkout does', async () => {
     const session = await toCart(strict);
     // The platform's status check answers Paid, for the cart's 5.00, but in US dollars.
     sandbox.faults.add({
@@ -194,7 +194,7 @@ describe.each<Adapter>(['express', 'fastify'])('fulfillment verification over %s
     });
     const { order } = await session.pay();
     expect(await rejection(strict, order.orderId)).toMatchObject({
-      reason: 'AMOUNT_MISMATCH',
+      reason: 'CURRENCY_MISMATCH',
       orderId: order.orderId,
       sessionId: session.sessionId,
       message: expect.stringContaining('payment in USD for session'),

@@ -22,17 +22,22 @@ export interface Merchant {
 
 /**
  * Starts the test merchant app on a real port, on Express or Fastify; `how.async` configures the
- * module with forRootAsync, `how.logger` shares another merchant's logger.
+ * module with forRootAsync, `how.logger` shares another merchant's logger, `how.overrides`
+ * replaces providers by token (a StatusCheckBudget on a test clock under HUBTEL_STATUS_CHECK_BUDGET).
  */
 export async function startMerchant(
   adapter: Adapter,
   options: ServiceAppModuleOptions,
   extras: ServiceAppModuleExtras = {},
-  how: { async?: boolean; logger?: RecordingLogger } = {},
+  how: {
+    async?: boolean;
+    logger?: RecordingLogger;
+    overrides?: Array<[token: unknown, value: unknown]>;
+  } = {},
 ): Promise<Merchant> {
-  const moduleRef = await Test.createTestingModule({
-    imports: [merchantModule(options, extras, how)],
-  }).compile();
+  const builder = Test.createTestingModule({ imports: [merchantModule(options, extras, how)] });
+  for (const [token, value] of how.overrides ?? []) builder.overrideProvider(token).useValue(value);
+  const moduleRef = await builder.compile();
   // Nest's Logger is process-wide: the app started last receives every app's lines.
   const logger = how.logger ?? new RecordingLogger();
   const app =

@@ -48,7 +48,7 @@ describe('judgePayment', () => {
     for (const currencyCode of ['USD', 'NGN', 'ghs1']) {
       expect(judgePayment('s-1', paid({ currencyCode }), ITEM, 0)).toMatchObject({
         kind: 'refused',
-        reason: 'AMOUNT_MISMATCH',
+        reason: 'CURRENCY_MISMATCH',
         message: expect.stringContaining(`payment in ${currencyCode} for session s-1, not in the cart's GHS`),
       });
     }

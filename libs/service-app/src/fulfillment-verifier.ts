@@ -6,7 +6,7 @@ import type { PaymentStatus } from './payment-status.client.js';
  * What one status check says of an order:
  * - `paid`: the SessionId's transaction is Paid, for the cart's total;
  * - `pending`: no transaction yet, or `Unpaid`: the platform may record it late, check again;
- * - `refused`: final (refunded, the wrong amount, an answer about another reference).
+ * - `refused`: final (refunded, the wrong amount or currency, an answer about another reference).
  */
 export type PaymentVerdict =
   | { kind: 'paid' }
@@ -66,12 +66,12 @@ export function judgePayment(
   if (item) {
     const expected = cartTotal(item);
     // As checkout: an answer without a currency is judged on its amount, one naming another is
-    // refused (3.30 USD is not the cart's 3.30 GHS). AMOUNT_MISMATCH: the sum paid is not the cart's.
+    // refused (3.30 USD is not the cart's 3.30 GHS) with checkout's reason, CURRENCY_MISMATCH.
     const currency = status.currencyCode?.trim();
     if (currency && currency.toUpperCase() !== CART_CURRENCY) {
       return {
         kind: 'refused',
-        reason: 'AMOUNT_MISMATCH',
+        reason: 'CURRENCY_MISMATCH',
         message: `the status check reports a payment in ${currency.slice(0, 8)} for session ${sessionId}, not in the cart's ${CART_CURRENCY}`,
       };
     }

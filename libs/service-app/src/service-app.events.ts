@@ -87,6 +87,8 @@ export interface FulfillmentPayment {
  * - `NOT_PAID`: the status check found no paid transaction for the SessionId, even after re-checking
  *   for `verification.recheckForMs` (or it was refunded);
  * - `AMOUNT_MISMATCH`: the amount paid is not the cart's total;
+ * - `CURRENCY_MISMATCH`: the status check reports the payment in another currency than the cart's
+ *   (GHS), as checkout's reason of the same name;
  * - `NOT_CONFIRMED`: the status check could not be asked (errors until the re-check window ended),
  *   or answered for another reference.
  */
@@ -96,6 +98,7 @@ export type FulfillmentRejection =
   | 'ORDER_CONFLICT'
   | 'NOT_PAID'
   | 'AMOUNT_MISMATCH'
+  | 'CURRENCY_MISMATCH'
   | 'NOT_CONFIRMED';
 
 /** Payload of `ServiceAppEvents.Rejected`: an order that was not delivered, and why. */

@@ -2,6 +2,7 @@ import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { HubtelConfigError } from 'nestjs-hubtel';
+import { HUBTEL_STATUS_CHECK_BUDGET, type StatusCheckBudget } from '#internal';
 import { ServiceAppModule } from './service-app.module.js';
 import { ServiceFlowBuilder } from './service-flow.builder.js';
 import type { FlowContext } from './service-flow.context.js';
@@ -117,6 +118,21 @@ describe('ServiceAppModule bootstrap', () => {
     ]);
     expect(app.get(FulfillmentService)).toBeInstanceOf(FulfillmentService);
     await app.close();
+  });
+
+  it("sets the instance's status-check budget from statusCheckBudget.perMinute (default 600 without it)", async () => {
+    const budgetOf = async (options: object) => {
+      const app = await boot([
+        EventEmitterModule.forRoot(),
+        ServiceAppModule.forRoot({ ...options, ...routesOff }),
+      ]);
+      const { perMinute } = app.get<StatusCheckBudget>(HUBTEL_STATUS_CHECK_BUDGET, { strict: false });
+      await app.close();
+      return perMinute;
+    };
+    expect(await budgetOf({})).toBe(600);
+    // Set even without a status check of this module's: checkout's checks draw on the same budget.
+    expect(await budgetOf({ statusCheckBudget: { perMinute: 7 } })).toBe(7);
   });
 
   it('fails at bootstrap, naming the problem', async () => {

@@ -101,20 +101,23 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
     ...kit.providers,
     {
       provide: SERVICE_APP_STATUS_CLIENT,
-      // The instance's status-check budget (one per app, shared with CheckoutModule).
+      // The instance's status-check budget (one per app, shared with CheckoutModule): configured
+      // here even without a status check of ours, as checkout's checks draw on it too.
       useFactory: (
         transport: HttpTransport,
         options: ResolvedServiceAppOptions,
         budget: StatusCheckBudget,
-      ) =>
-        options.statusCheck
+      ) => {
+        budget.configure(options.statusCheckBudget.perMinute);
+        return options.statusCheck
           ? new PaymentStatusClient(
               transport,
               options.statusCheck.posSalesId,
               options.statusCheck.timeoutMs,
               budget,
             )
-          : undefined,
+          : undefined;
+      },
       inject: [SERVICE_APP_TRANSPORT, SERVICE_APP_OPTIONS, HUBTEL_STATUS_CHECK_BUDGET],
     },
     ServiceFlowRegistry,

@@ -3,6 +3,7 @@ import {
   HubtelBackoffOptionsDto,
   HubtelCredentialsDto,
   HubtelJobOwnershipOptionsDto,
+  HubtelStatusCheckBudgetOptionsDto,
   IsHubtelCountryCode,
   IsHubtelPosSalesId,
   IsOptionalSection,
@@ -124,6 +125,9 @@ export class ServiceAppOptionsDto extends HubtelJobOwnershipOptionsDto {
 
   @IsOptionalSection(() => ServiceAppVerificationOptionsDto)
   verification?: ServiceAppVerificationOptionsDto;
+
+  @IsOptionalSection(() => HubtelStatusCheckBudgetOptionsDto)
+  statusCheckBudget?: HubtelStatusCheckBudgetOptionsDto;
 
   @IsOptional()
   @IsInt()

@@ -278,6 +278,20 @@ describe('resolveServiceAppOptions', () => {
     );
   });
 
+  it("takes statusCheckBudget.perMinute with core's rules, and leaves the instance's budget alone without it", () => {
+    expect(resolveServiceAppOptions({}).statusCheckBudget).toEqual({});
+    expect(resolveServiceAppOptions({ statusCheckBudget: {} }).statusCheckBudget).toEqual({});
+    expect(resolveServiceAppOptions({ statusCheckBudget: { perMinute: 120 } }).statusCheckBudget).toEqual({
+      perMinute: 120,
+    });
+    expect(problem({ statusCheckBudget: { perMinute: 0 } })).toBe('serviceApp.statusCheckBudget.perMinute');
+    expect(problem({ statusCheckBudget: { perMinute: 1.5 } })).toBe('serviceApp.statusCheckBudget.perMinute');
+    expect(problem({ statusCheckBudget: { perMinute: 100_001 } })).toBe(
+      'serviceApp.statusCheckBudget.perMinute',
+    );
+    expect(problem({ statusCheckBudget: 600 })).toBe('serviceApp.statusCheckBudget');
+  });
+
   it('passes the job lease and sweep interval on when given, and validates them', () => {
     expect(resolveServiceAppOptions({})).not.toHaveProperty('leaseMs');
     expect(resolveServiceAppOptions({ leaseMs: 2_000, sweepIntervalMs: 500 })).toMatchObject({

@@ -3,6 +3,7 @@ import {
   type HubtelCredentials,
   type HubtelEnvSource,
   type HubtelRouteOptions,
+  type HubtelStatusCheckBudgetOptions,
   type HubtelStoreOption,
   type InboundAccessOptions,
 } from 'nestjs-hubtel';
@@ -114,6 +115,11 @@ export interface ServiceAppModuleOptions {
   statusCheck?: ServiceAppStatusCheckOptions;
   verification?: ServiceAppVerificationOptions;
   /**
+   * The instance's budget of transaction status checks a minute, shared with CheckoutModule (when
+   * both set it, the smaller wins; see HubtelStatusCheckBudgetOptions). Default 600 a minute.
+   */
+  statusCheckBudget?: HubtelStatusCheckBudgetOptions;
+  /**
    * A started session that has not had its first answer yet is forgotten after this long (the
    * sliding `sessionTtlMs` applies from the first answer on). Keeps abandoned and forged
    * session starts cheap. Default 2 min.
@@ -189,6 +195,8 @@ export interface ResolvedServiceAppOptions {
     recheckDelay: { baseDelayMs: number; maxDelayMs: number };
     amountTolerance: number;
   };
+  /** Absent: this module leaves the instance's budget as others (or the default) set it. */
+  statusCheckBudget: { perMinute?: number };
   sessionStartTtlMs: number;
   maxPendingSessions: number;
   store?: HubtelStoreOption;
@@ -258,6 +266,7 @@ export function resolveServiceAppOptions(
     requireCart: top.requireCart ?? D.requireCart,
     statusCheck,
     verification,
+    statusCheckBudget: dropUndefined({ perMinute: top.statusCheckBudget?.perMinute }),
     sessionStartTtlMs,
     maxPendingSessions: top.maxPendingSessions ?? D.maxPendingSessions,
     store: assertStoreOption(o.store, `${P}.store`),
