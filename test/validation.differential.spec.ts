@@ -67,6 +67,13 @@ const scalar = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.integer(),
 );
+/** Whether a JSON value holds a `__proto__` key at any depth (refused before validation, as extraKey says). */
+function holdsProtoKey(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  return Object.entries(value).some(([key, child]) => key === '__proto__' || holdsProtoKey(child));
+}
+/** Any JSON value a field may hold: fast-check's, less the `__proto__` keys it generates on purpose. */
+const jsonAny = fc.jsonValue({ maxDepth: 2 }).filter((value) => !holdsProtoKey(value));
 /** Keys a body may carry besides the declared ones (not `__proto__` nor `constructor`: refused before validation). */
 const extraKey = fc.oneof(
   fc
@@ -82,11 +89,7 @@ function bodyOf(shapes: Map<string, DtoShape>, name: string, depth: number): fc.
   const field = (key: string): fc.Arbitrary<unknown> => {
     const nested = shape.nested[key];
     const child = nested && depth < 3 ? bodyOf(shapes, nested, depth + 1) : undefined;
-    return fc.oneof(
-      scalar,
-      fc.jsonValue({ maxDepth: 2 }),
-      ...(child ? [child, fc.array(child, { maxLength: 2 })] : []),
-    );
+    return fc.oneof(scalar, jsonAny, ...(child ? [child, fc.array(child, { maxLength: 2 })] : []));
   };
   const declared = fc.record(Object.fromEntries(shape.keys.map((key) => [key, field(key)])), {
     requiredKeys: [],
@@ -99,7 +102,7 @@ function withExtras(body: fc.Arbitrary<Record<string, unknown>>): fc.Arbitrary<R
   const extras = fc.oneof(
     { arbitrary: fc.constant({}), weight: 2 },
     {
-      arbitrary: fc.dictionary(extraKey, fc.oneof(scalar, fc.jsonValue({ maxDepth: 2 })), {
+      arbitrary: fc.dictionary(extraKey, fc.oneof(scalar, jsonAny), {
         minKeys: 1,
         maxKeys: 3,
       }),
@@ -138,7 +141,7 @@ function mutatedFields(sample: Record<string, unknown>, keep: number): fc.Arbitr
       value !== null && typeof value === 'object'
         ? mutatedFields(value as Record<string, unknown>, keep)
         : fc.constant(value);
-    const anything = fc.oneof(scalar, fc.jsonValue({ maxDepth: 2 }));
+    const anything = fc.oneof(scalar, jsonAny);
     return [
       key,
       fc.oneof(

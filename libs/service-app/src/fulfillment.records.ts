@@ -72,7 +72,7 @@ export function orderStatus(
     handler,
     awaitingCompletion,
   };
-  if (payment) status.payment = { status: 'confirmed', checks: payment.attempts };
+  if (payment) status.payment = { status: 'confirmed', checks: statusChecksMade(payment) };
   if (callback) {
     const sent = callbackOf(callback);
     status.callback = {
@@ -84,6 +84,14 @@ export function orderStatus(
     if (callback.lastError) status.callback.lastError = callback.lastError;
   }
   return status;
+}
+
+/**
+ * Status checks a payment job made: those its deferrals counted (its state, see
+ * FulfillmentPaymentCheck) plus its failed runs (each may have made one).
+ */
+function statusChecksMade(record: JobRecord<unknown>): number {
+  return ((record.state as { checks?: number } | undefined)?.checks ?? 0) + record.attempts;
 }
 
 /** An order whose payment is being checked, or was refused: no handler ran. */
@@ -98,7 +106,7 @@ export function unconfirmedOrder(orderId: string, record: JobRecord<PaymentSumma
             ? 'refused'
             : 'confirmed'
           : 'checking',
-    checks: record.attempts,
+    checks: statusChecksMade(record),
   };
   if (refused) payment.reason = refused;
   if (record.lastError) payment.lastError = record.lastError;
