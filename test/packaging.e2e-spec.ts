@@ -183,6 +183,8 @@ async function prepareFixture(
       }
     }
     await fs.cp(source, dir, { recursive: true });
+    // What every fixture app shares (its entry list, the paid checkout) is kept once, in shared/.
+    await fs.cp(path.join(fixturesDir, 'shared'), path.join(dir, 'src'), { recursive: true });
     await fs.rm(path.join(dir, 'node_modules', 'nestjs-hubtel'), { recursive: true, force: true });
     // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
     await mustRun('npm', ['install', '--no-audit', '--no-fund', '--no-save', tarball], dir);
@@ -243,19 +245,17 @@ function bin(dir: string, script: string): string {
   return path.join(dir, 'node_modules', ...script.split('/'));
 }
 
-describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 CommonJS app', () => {
-  let packDir: string;
-  let stageDir: string;
-  let tarball: string;
-  let fake: http.Server;
-  let fakeUrl: string;
-  let received: Received[] = [];
-  let batchId = '';
-  let messageId = '';
-
-  beforeAll(async () => {
-    packDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-pack-'));
-    stageDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-stage-'));
+/** The package packed once per run (in a temporary copy of the repo), shared by both groups below. */
+interface Packed {
+  stageDir: string;
+  packDir: string;
+  tarball: string;
+}
+let packing: Promise<Packed> | undefined;
+function pack(): Promise<Packed> {
+  packing ??= (async () => {
+    const packDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-pack-'));
+    const stageDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-stage-'));
     const skip = new Set(
       ['.git', 'node_modules', 'dist', 'coverage', '.tmp'].map((d) => path.join(repoRoot, d)),
     );
@@ -268,7 +268,28 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
     await mustRun('npm', ['pack', '--pack-destination', packDir], stageDir);
     const packed = (await fs.readdir(packDir)).filter((f) => f.endsWith('.tgz'));
     expect(packed).toHaveLength(1);
-    tarball = path.join(packDir, packed[0]!);
+    return { stageDir, packDir, tarball: path.join(packDir, packed[0]!) };
+  })();
+  return packing;
+}
+afterAll(async () => {
+  const done = await packing?.catch(() => undefined);
+  for (const dir of [done?.packDir, done?.stageDir])
+    if (dir) await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 CommonJS app', () => {
+  let packDir: string;
+  let stageDir: string;
+  let tarball: string;
+  let fake: http.Server;
+  let fakeUrl: string;
+  let received: Received[] = [];
+  let batchId = '';
+  let messageId = '';
+
+  beforeAll(async () => {
+    ({ packDir, stageDir, tarball } = await pack());
 
     fake = http.createServer((req, res) => {
       let body = '';
@@ -297,7 +318,6 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
 
   afterAll(async () => {
     await new Promise((resolve) => (fake ? fake.close(resolve) : resolve(undefined)));
-    for (const dir of [packDir, stageDir]) if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
   beforeEach(() => {
@@ -543,37 +563,18 @@ const FIRST_HOUR = [
 
 describe('packaging: the first hour of a Nest user, per README install line', () => {
   let stageDir: string;
-  let packDir: string;
   let tarball: string;
   let esmImports: Record<string, string[]>;
   let installLines: Record<string, Record<string, string>>;
 
   beforeAll(async () => {
-    packDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-pack-'));
-    stageDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-stage-'));
-    const skip = new Set(
-      ['.git', 'node_modules', 'dist', 'coverage', '.tmp'].map((d) => path.join(repoRoot, d)),
-    );
-    await fs.cp(repoRoot, stageDir, {
-      recursive: true,
-      filter: (src) => !skip.has(src) && !src.includes(`${path.sep}node_modules${path.sep}`),
-    });
-    await fs.symlink(path.join(repoRoot, 'node_modules'), path.join(stageDir, 'node_modules'), 'dir');
-    await mustRun('npm', ['pack', '--pack-destination', packDir], stageDir);
-    tarball = path.join(
-      packDir,
-      (await fs.readdir(packDir)).find((f) => f.endsWith('.tgz'))!,
-    );
+    ({ stageDir, tarball } = await pack());
     const imports = await namedImportsOf(path.join(stageDir, 'dist', 'esm'));
     esmImports = Object.fromEntries(
       Object.entries(imports).filter(([spec]) => !spec.startsWith('nestjs-hubtel')),
     );
     installLines = readmeInstallLines(await fs.readFile(path.join(repoRoot, 'README.md'), 'utf8'));
   }, 10 * MINUTE);
-
-  afterAll(async () => {
-    for (const dir of [packDir, stageDir]) if (dir) await fs.rm(dir, { recursive: true, force: true });
-  });
 
   it('the README has one install line per Nest major and platform, each the dependencies of a fixture', () => {
     expect(Object.keys(installLines).sort()).toEqual(FIRST_HOUR.map((f) => f.line).sort());
