@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, Provider } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
@@ -22,13 +22,14 @@ export interface Merchant {
 
 /**
  * Starts the test merchant app on a real port, on Express or Fastify; `how.async` configures the
- * module with forRootAsync, `how.logger` shares another merchant's logger.
+ * module with forRootAsync, `how.logger` shares another merchant's logger, `how.providers` adds
+ * providers (e.g. an @OnServiceQuery() handler).
  */
 export async function startMerchant(
   adapter: Adapter,
   options: ServiceAppModuleOptions,
   extras: ServiceAppModuleExtras = {},
-  how: { async?: boolean; logger?: RecordingLogger } = {},
+  how: { async?: boolean; logger?: RecordingLogger; providers?: Provider[] } = {},
 ): Promise<Merchant> {
   const moduleRef = await Test.createTestingModule({
     imports: [merchantModule(options, extras, how)],

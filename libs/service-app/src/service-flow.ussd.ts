@@ -30,6 +30,8 @@ export interface ResolvedUssdOptions extends UssdScreenLimits {
 const ELLIPSIS = '...';
 /** Least room a cut option keeps for its text: "7. " plus a recognisable start. */
 const MIN_OPTION_TEXT = 12;
+/** Shortest cut prompt worth keeping beside a whole option (else the option is cut instead). */
+const MIN_HEAD_TEXT = 12;
 const TELCO = new RegExp(`^(${USSD_OPERATORS.join('|')})(-[a-z]+)?$`);
 
 /**
@@ -137,6 +139,8 @@ const PLAIN: Record<string, string> = {
 export interface UssdMenu {
   /** Each page's whole `Message`: prompt, `N. Display` lines, navigation lines. */
   readonly pages: readonly string[];
+  /** Each page's prompt as shown on it (cut on a page too narrow for it; '' for none). */
+  readonly heads: readonly string[];
   /** Number typed → index of the option. The same on every page (numbers skip the navigation keys). */
   readonly numbers: ReadonlyMap<string, number>;
   /** Whether a text had to be cut (a prompt or a label longer than a screen). */
@@ -177,6 +181,7 @@ export function layoutMenu(
   const headSize = head === '' ? undefined : sizeOf(head);
 
   const pages: string[] = [];
+  const heads: string[] = [];
   let cut = false;
   let i = 0;
   while (i < lines.length) {
@@ -199,24 +204,31 @@ export function layoutMenu(
     }
     let pageHead = head;
     if (j === i) {
-      // Not even one option fits beside the prompt: cut the option, and the prompt if it leaves
-      // the option no room.
+      // Not even one option fits beside the prompt (a narrow UCS-2 screen, a long prompt or label):
+      // shorten the prompt when that keeps the option whole, else cut the option too.
       cut = true;
       const navLines = [...(i < lines.length - 1 ? [moreLine] : []), ...(hasBack ? [backLine] : [])];
       const fits = (lead: string, line: string) =>
         ussdScreen([...(lead ? [lead] : []), line, ...navLines].join('\n'), options).fits;
-      const least = Array.from(lines[i]!).slice(0, MIN_OPTION_TEXT).join('') + ELLIPSIS;
-      if (pageHead && !fits(pageHead, least)) pageHead = cutToFit(pageHead, (lead) => fits(lead, least));
-      page.push(cutToFit(lines[i]!, (line) => fits(pageHead, line)));
+      const whole = pageHead ? cutToFit(pageHead, (lead) => fits(lead, lines[i]!)) : '';
+      if (pageHead && whole.length >= Math.min(pageHead.length, MIN_HEAD_TEXT) && fits(whole, lines[i]!)) {
+        pageHead = whole;
+        page.push(lines[i]!);
+      } else {
+        const least = Array.from(lines[i]!).slice(0, MIN_OPTION_TEXT).join('') + ELLIPSIS;
+        if (pageHead && !fits(pageHead, least)) pageHead = cutToFit(pageHead, (lead) => fits(lead, least));
+        page.push(cutToFit(lines[i]!, (line) => fits(pageHead, line)));
+      }
       j = i + 1;
     }
     const all = [...(pageHead ? [pageHead] : []), ...page];
     if (j < lines.length) all.push(moreLine);
     if (hasBack) all.push(backLine);
     pages.push(all.join('\n'));
+    heads.push(pageHead);
     i = j;
   }
-  return { pages, numbers, cut };
+  return { pages, heads, numbers, cut };
 }
 
 /**
@@ -252,12 +264,18 @@ export class UssdScreens {
   /** One page of a menu (clamped), with an explanation above it when it leaves room. */
   page(screen: StoredScreen, page: number, prefix?: string): { text: string; cut: boolean } {
     const menu = this.menu(screen);
-    const body = menu.pages[Math.min(Math.max(page, 0), menu.pages.length - 1)] ?? '';
-    if (!prefix) return { text: body, cut: menu.cut };
+    const index = Math.min(Math.max(page, 0), menu.pages.length - 1);
+    const whole = menu.pages[index] ?? '';
+    if (!prefix) return { text: whole, cut: menu.cut };
     const lead = this.options.transliterate ? transliterate(prefix) : prefix;
-    const fitted = cutToFit(lead, (candidate) => ussdScreen(`${candidate}\n${body}`, this.options).fits);
+    const fits = (text: string) => ussdScreen(text, this.options).fits;
+    if (fits(`${lead}\n${whole}`)) return { text: `${lead}\n${whole}`, cut: menu.cut };
+    // A full page: the explanation takes the prompt's place (the user has just seen it).
+    const head = menu.heads[index] ?? '';
+    const body = head ? whole.slice(head.length + 1) : whole;
+    const fitted = cutToFit(lead, (candidate) => fits(`${candidate}\n${body}`));
     // Too little room for the explanation to say anything: the page alone is the re-ask.
-    if (fitted.length < Math.min(lead.length, MIN_OPTION_TEXT)) return { text: body, cut: menu.cut };
+    if (fitted.length < Math.min(lead.length, MIN_OPTION_TEXT)) return { text: whole, cut: menu.cut };
     return { text: `${fitted}\n${body}`, cut: menu.cut || fitted !== lead };
   }
 
