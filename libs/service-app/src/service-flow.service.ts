@@ -103,6 +103,7 @@ export class ServiceFlowService {
   private readonly cutWarned = new Set<string>();
   /** The resume question of each resumable flow (shared, frozen: one per flow). */
   private readonly resumeScreens = new Map<string, StoredScreen>();
+  private resumableFlows?: boolean;
 
   constructor(
     private readonly registry: ServiceFlowRegistry,
@@ -597,9 +598,10 @@ export class ServiceFlowService {
     if (flow?.resume) await this.writeResume(flow, sessionId, session);
   }
 
+  /** Whether any flow is resumable (known once the flows are loaded): else a release reads nothing. */
   private anyResumable(): boolean {
-    for (const flow of this.registry.list()) if (flow.resume) return true;
-    return false;
+    this.resumableFlows ??= this.registry.list().some((flow) => flow.resume !== undefined);
+    return this.resumableFlows;
   }
 
   private async writeResume(
