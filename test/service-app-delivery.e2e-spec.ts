@@ -13,7 +13,12 @@ import { runTriggerCli } from 'nestjs-hubtel/testing';
 import { type InboundPipeline } from '#internal';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import { eventually } from './support/multi-process.js';
-import { postJson as post, startMerchant, type Merchant } from './support/service-app.harness.js';
+import {
+  postJson as post,
+  startMerchant,
+  type Merchant,
+  onAppChannel,
+} from './support/service-app.harness.js';
 import { storeFixture } from './support/test-stores.js';
 
 function streams() {
@@ -56,7 +61,7 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
   });
 
   beforeAll(async () => {
-    sandbox = await HubtelSandbox.start();
+    sandbox = onAppChannel(await HubtelSandbox.start());
     const first = (await stores.create()) as RedisStore;
     const second = (await stores.create()) as RedisStore;
     redis = first;

@@ -14,6 +14,7 @@ import {
   startMerchant,
   type Adapter,
   type Merchant,
+  onAppChannel,
 } from './support/service-app.harness.js';
 import { RedisServer, redisBinary } from './support/redis-server.js';
 
@@ -40,7 +41,7 @@ for (const adapter of ['express', 'fastify'] as Adapter[]) {
       // deadline can keep a stalled Redis from holding the answer.
       store = new RedisStore({ url: server.url, commandTimeoutMs: 120_000 });
       await store.connect();
-      sandbox = await HubtelSandbox.start();
+      sandbox = onAppChannel(await HubtelSandbox.start());
       merchant = await startMerchant(adapter, {
         callbackUrl: sandbox.baseUrls().fulfillmentCallback,
         store,

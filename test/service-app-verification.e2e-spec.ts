@@ -9,6 +9,7 @@ import {
   startMerchant,
   type Adapter,
   type Merchant,
+  onAppChannel,
 } from './support/service-app.harness.js';
 
 /*
@@ -53,7 +54,7 @@ describe.each<Adapter>(['express', 'fastify'])('fulfillment verification over %s
   const statusChecks = () => sandbox.requests().filter((r) => r.api === 'status').length;
 
   beforeAll(async () => {
-    sandbox = await HubtelSandbox.start();
+    sandbox = onAppChannel(await HubtelSandbox.start());
     patient = await startMerchant(adapter, options(60_000));
     strict = await startMerchant(adapter, options(50), {}, { logger: patient.logger });
   });

@@ -16,6 +16,7 @@ import {
   startMerchant,
   type Adapter,
   type Merchant,
+  onAppChannel,
 } from './support/service-app.harness.js';
 
 /*
@@ -84,7 +85,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
   };
 
   beforeAll(async () => {
-    sandbox = await HubtelSandbox.start();
+    sandbox = onAppChannel(await HubtelSandbox.start());
   });
 
   afterAll(async () => {

@@ -16,6 +16,8 @@ import {
   startMerchant,
   type Adapter,
   type Merchant,
+  onAppChannel,
+  APP_OPERATOR,
 } from './support/service-app.harness.js';
 import { describeEachStore } from './support/test-stores.js';
 
@@ -125,7 +127,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
 
   beforeAll(async () => {
     store = stores.kind === 'memory' ? memory : await stores.create();
-    sandbox = await HubtelSandbox.start();
+    sandbox = onAppChannel(await HubtelSandbox.start());
     merchant = await startMerchant(adapter, {
       callbackUrl: sandbox.baseUrls().fulfillmentCallback,
       // Generous enough that a healthy callback never times out on a loaded machine.
@@ -215,7 +217,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
         serviceCode: 'sandbox-service',
         flow: 'BundleFlow',
         mobile: MOBILE,
-        operator: 'mtn',
+        operator: APP_OPERATOR,
         item: { ItemName: '5GB for GHS 20.00', Qty: 1, Price: 20 },
         serviceData: { destination: MOBILE, amount: '20.00', bundle: '5gb' },
         data: { destination: MOBILE, bundle: '5gb' },
@@ -247,7 +249,8 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       const id = randomUUID();
       const base = {
         ServiceCode: 'raw-code',
-        Operator: 'vodafone',
+        // An app channel (vodafone, or Platform USSD, is the USSD channel: test/service-app-ussd.e2e-spec.ts).
+        Operator: 'Hubtel-iOS',
         ClientState: '',
         Mobile: MOBILE,
         SessionId: id,
@@ -258,7 +261,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
         Message: '',
         ...base,
         Timeout: 30,
-        Platform: 'USSD',
+        Platform: 'Hubtel-App',
         Unknown: { nested: [1] },
       });
       expect(first.status).toBe(200);
@@ -489,7 +492,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
         ['an array', []],
         ['an empty object', {}],
         ['a numeric Type', { ...valid, Type: 5 }],
-        ['an unknown Type', { ...valid, Type: 'bogus' }],
+        ['an empty Type', { ...valid, Type: '' }],
         ['a missing SessionId', { ...valid, SessionId: undefined }],
         ['an object SessionId', { ...valid, SessionId: { $ne: null } }],
         ['an empty Mobile', { ...valid, Mobile: '' }],

@@ -65,6 +65,44 @@ export class BundleFlow {
   }
 }
 
+/** 30 bundles: on USSD a menu of several pages (the paged step of the sessions section). */
+const MANY_BUNDLES = Array.from({ length: 30 }, (_, i) => ({
+  Display: `${i + 1} GB - GHS ${(i + 1) * 5}`,
+  Value: `b${i + 1}`,
+  Amount: (i + 1) * 5,
+}));
+
+/** The same use case with a long menu, on ServiceCode `paged`. */
+@ServiceFlow({ serviceCode: 'paged' })
+export class PagedBundleFlow {
+  @FlowStep()
+  destination(ctx: FlowContext) {
+    return ctx.input({
+      message: 'Enter the phone number to top up',
+      fieldType: 'phone',
+      name: 'destination',
+    });
+  }
+
+  @FlowStep()
+  bundle(ctx: FlowContext) {
+    return ctx.select({
+      message: `Choose a bundle for ${String(ctx.data.destination)}`,
+      name: 'bundle',
+      options: MANY_BUNDLES,
+    });
+  }
+
+  @FlowStep()
+  cart(ctx: FlowContext) {
+    const option = ctx.selected('bundle')!;
+    return ctx.addToCart({
+      message: `Buy ${option.Display}`,
+      item: { ItemName: option.Display, Qty: 1, Price: option.Amount, ServiceData: { bundle: option.Value } },
+    });
+  }
+}
+
 /**
  * Cheap handlers: note the time for the latency probe and return. The fulfillment handler defers
  * (`deferFulfillment()`), so no outbound fulfillment callback is part of the measured inbound path.

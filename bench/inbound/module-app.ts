@@ -9,7 +9,7 @@ import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import type { Message } from '../lib/ipc.js';
 import type { ShapeName } from '../lib/shapes.js';
 import { createAdapter, type AdapterName } from './adapters.js';
-import { BenchHandlers, BundleFlow, seedCarts, seedInvoices } from './host-app.js';
+import { BenchHandlers, BundleFlow, PagedBundleFlow, seedCarts, seedInvoices } from './host-app.js';
 import { LatencyProbe } from './latency-probe.js';
 import { RoundTripRecorder } from './redis-trips.js';
 
@@ -65,7 +65,7 @@ export async function createModuleApp(adapter: AdapterName, redisUrl?: string): 
         ...(checkoutStore ? { store: checkoutStore } : {}),
       }),
     ],
-    providers: [BundleFlow, BenchHandlers, { provide: LatencyProbe, useValue: probe }],
+    providers: [BundleFlow, PagedBundleFlow, BenchHandlers, { provide: LatencyProbe, useValue: probe }],
   })
   class BenchModuleApp {}
 

@@ -40,7 +40,9 @@ const serviceFlow = (id: string) => ({
   Type: 'initiation',
   Message: '',
   ServiceCode: '11684',
-  Operator: 'mtn',
+  // The app channel (what the inbound figures have always measured): a telco such as `mtn` is the
+  // USSD channel since issue 22, whose paged step is measured by the sessions section.
+  Operator: 'Hubtel-Android',
   ClientState: '',
   Mobile: '233242825109',
   SessionId: id,

@@ -81,7 +81,7 @@ async function main(): Promise<void> {
 async function start(flows: ServiceFlowService, sessionId: string): Promise<void> {
   const base = {
     ServiceCode: '11684',
-    Operator: 'mtn',
+    Operator: 'Hubtel-Android', // the app channel, as always measured (mtn is USSD since issue 22)
     ClientState: '',
     Mobile: '233242825109',
     SessionId: sessionId,

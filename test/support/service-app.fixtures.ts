@@ -1,4 +1,4 @@
-import { Injectable, Module, type DynamicModule, type LoggerService } from '@nestjs/common';
+import { Injectable, Module, type DynamicModule, type LoggerService, type Provider } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { type DeadLetterEvent } from 'nestjs-hubtel';
 import {
@@ -289,7 +289,7 @@ export class Fulfiller {
 export function merchantModule(
   options: ServiceAppModuleOptions,
   extras: ServiceAppModuleExtras = {},
-  how: { async?: boolean } = {},
+  how: { async?: boolean; providers?: Provider[] } = {},
 ): DynamicModule {
   const all = { ...options, flows: [quizFlow, ...(options.flows ?? [])] };
   @Module({
@@ -299,7 +299,7 @@ export function merchantModule(
         ? ServiceAppModule.forRootAsync({ useFactory: async () => all, ...extras })
         : ServiceAppModule.forRoot({ ...all, ...extras }),
     ],
-    providers: [BundleFlow, AirtimeFlow, SlowFlow, Gate, Fulfiller],
+    providers: [BundleFlow, AirtimeFlow, SlowFlow, Gate, Fulfiller, ...(how.providers ?? [])],
   })
   class MerchantModule {}
   return { module: MerchantModule };

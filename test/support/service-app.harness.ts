@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, Provider } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
@@ -22,8 +22,9 @@ export interface Merchant {
 
 /**
  * Starts the test merchant app on a real port, on Express or Fastify; `how.async` configures the
- * module with forRootAsync, `how.logger` shares another merchant's logger, `how.overrides`
- * replaces providers by token (a StatusCheckBudget on a test clock under HUBTEL_STATUS_CHECK_BUDGET).
+ * module with forRootAsync, `how.logger` shares another merchant's logger, `how.providers` adds
+ * providers (e.g. an @OnServiceQuery() handler), `how.overrides` replaces providers by token (a
+ * StatusCheckBudget on a test clock under HUBTEL_STATUS_CHECK_BUDGET).
  */
 export async function startMerchant(
   adapter: Adapter,
@@ -32,6 +33,7 @@ export async function startMerchant(
   how: {
     async?: boolean;
     logger?: RecordingLogger;
+    providers?: Provider[];
     overrides?: Array<[token: unknown, value: unknown]>;
   } = {},
 ): Promise<Merchant> {
@@ -92,19 +94,39 @@ export async function postJson(
 }
 
 /**
+ * The `Operator` of an app channel (the Hubtel app): a telco operator such as `mtn` is the USSD
+ * channel (issue 22), whose answers differ (menus in `Message`, the cart a `Release`). Tests of the
+ * app's answers use this one.
+ */
+export const APP_OPERATOR = 'Hubtel-Android';
+
+/**
+ * Makes the sandbox's service-app driver default to the app channel (`APP_OPERATOR`; its own
+ * default, `mtn`, is the USSD channel). An `operator` given to `serviceApp()` still wins.
+ */
+export function onAppChannel<T extends { serviceApp: (url: string, options?: any) => unknown }>(
+  sandbox: T,
+): T {
+  const serviceApp = sandbox.serviceApp.bind(sandbox);
+  sandbox.serviceApp = ((url: string, options: Record<string, unknown> = {}) =>
+    serviceApp(url, { operator: APP_OPERATOR, ...options })) as T['serviceApp'];
+  return sandbox;
+}
+
+/**
  * A service-flow request as the platform sends it: every field the contract says is always there
- * (`Operator` mtn, `ClientState` '', the test MSISDN), no `Sequence`.
+ * (`Operator` of an app channel unless given, `ClientState` '', the test MSISDN), no `Sequence`.
  */
 export function flowRequest(
   Type: string,
   SessionId: string,
-  fields: { Message?: string; ServiceCode?: string } = {},
+  fields: { Message?: string; ServiceCode?: string; Operator?: string } = {},
 ): Record<string, string> {
   return {
     Type,
     Message: fields.Message ?? '',
     ServiceCode: fields.ServiceCode ?? 'x',
-    Operator: 'mtn',
+    Operator: fields.Operator ?? APP_OPERATOR,
     ClientState: '',
     Mobile: '233241234567',
     SessionId,

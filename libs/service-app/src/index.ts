@@ -11,7 +11,9 @@ export {
   type ServiceAppVerificationOptions,
   type ServiceAppModuleExtras,
   type ServiceAppRouteOptions,
+  type ServiceAppUssdOptions,
 } from './service-app.options.js';
+export type { ServiceFlowChannel } from './service-flow.ussd.js';
 export { SERVICE_APP_ROUTES, type ServiceAppMessages } from './service-app.constants.js';
 export type * from './service-app.types.js';
 export { ServiceFlowRequestDto, FulfillmentRequestDto } from './service-app.dto.js';
@@ -24,10 +26,11 @@ export {
   type FlowStepOptions,
 } from './service-flow.decorators.js';
 export { ServiceFlowBuilder } from './service-flow.builder.js';
-export { FlowContext, type FlowSessionInfo } from './service-flow.context.js';
+export { FlowContext, type FlowSessionInfo, type FavoriteStart } from './service-flow.context.js';
 export type {
   AddToCartReply,
   FlowReply,
+  FlowResumeOptions,
   FlowStepHandler,
   FlowValue,
   InputPrompt,
@@ -60,10 +63,13 @@ export {
   type FulfillmentPayment,
   type FulfillmentRejection,
   type ServiceAppDeadLetterEvent,
+  ServiceQueryEvent,
+  type ServiceQueryAnswer,
 } from './service-app.events.js';
 export {
   OnFulfillment,
   OnFulfillmentCallbackSent,
   OnFulfillmentRejected,
   OnServiceAppDeadLetter,
+  OnServiceQuery,
 } from './service-app.decorators.js';

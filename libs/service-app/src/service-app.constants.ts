@@ -1,4 +1,4 @@
-import { HUBTEL_DEFAULT_BASE_URLS } from '#internal';
+import { DEFAULT_USSD_SCREEN, HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
 /** Resolved options (after validation, defaults filled in). */
 export const SERVICE_APP_OPTIONS = Symbol('HUBTEL_SERVICE_APP_OPTIONS');
@@ -34,6 +34,40 @@ export const SERVICE_APP_KEYS = Object.freeze({
   cart: 'hubtel:service-app:cart:',
   /** The one delivery of a session (fulfillment.delivery.ts). */
   delivery: 'hubtel:service-app:delivery:',
+  /**
+   * What a resumable flow's unfinished session left for its next dial, one key per ServiceCode
+   * and Mobile (`…resume:{<code>}:<mobile>`): every read or write touches that one key.
+   */
+  resume: 'hubtel:service-app:resume:',
+});
+
+/**
+ * The telcos whose `Operator` makes a request USSD (platform facts, the platform's SDK), each also
+ * with a country suffix (`mtn-gh`, `safaricom-ke`), compared case-insensitively.
+ */
+export const USSD_OPERATORS: readonly string[] = Object.freeze([
+  'mtn',
+  'vodafone',
+  'tigo',
+  'airtel',
+  'airteltigo',
+  'glo',
+  'safaricom',
+]);
+
+/** The USSD screen and its menu navigation (`ussd` option). */
+export const SERVICE_APP_USSD_DEFAULTS = Object.freeze({
+  /** Characters of a GSM 7-bit USSD string (160 octets), core's DEFAULT_USSD_SCREEN. */
+  screenSize: DEFAULT_USSD_SCREEN.screenSize,
+  /** Once any character is outside GSM-7 the screen is UCS-2: about 70 characters. */
+  unicodeScreenSize: DEFAULT_USSD_SCREEN.unicodeScreenSize,
+  /** Replace characters outside GSM-7 (é stays, ’ → ', ñ stays, ŋ → ?) to keep the 182 screen. */
+  transliterate: false,
+  /** The platform SDK's keys and labels of a long menu's pages. */
+  moreKey: '9',
+  moreLabel: 'More',
+  backKey: '8',
+  backLabel: 'Back',
 });
 
 /** Paths the contract gives the two endpoints: `POST {service_app_url}/api/service-flow`, `/api/fulfillment`. */
@@ -105,6 +139,16 @@ export const SERVICE_APP_DEFAULT_MESSAGES = Object.freeze({
   outage: 'Sorry, this service is unavailable right now. Please try again in a few minutes.',
   /** Answer to a `release` (the platform ended the session). */
   released: '',
+  /** First screen of a resumable flow's redial after an unfinished session. */
+  resume: 'Do you want to continue from your previous session?',
+  resumeYes: 'Yes, continue',
+  resumeNo: 'No, start again',
+  /** Answer to a `timeout` request (the platform ignores it). */
+  timedOut: '',
+  /** Answer to a `query` request when no @OnServiceQuery() handler is registered. */
+  queryUnavailable: 'Sorry, this service cannot answer queries.',
+  /** Answer to a request `Type` this module does not know (a polite end, never an HTTP error). */
+  unsupported: 'Sorry, this request is not supported. Please dial again.',
   /** Re-ask explanations, per check. */
   required: 'Please enter a value.',
   phone: 'Please enter a valid phone number.',

@@ -31,3 +31,17 @@ export const OnServiceAppDeadLetter = createHandlerDecorator(ServiceAppEvents.De
  * delivered nor reported. An alert, emitted once; a throwing handler is logged, not retried.
  */
 export const OnFulfillmentRejected = createHandlerDecorator(ServiceAppEvents.Rejected);
+
+/**
+ * Answers `query` requests (payload: ServiceQueryEvent): the platform asking the service for data.
+ * The return value (ServiceQueryAnswer, or a promise of it) is the answer; without a handler the
+ * module answers a polite `Release` (`messages.queryUnavailable`).
+ *
+ * ```ts
+ * @OnServiceQuery()
+ * balance(query: ServiceQueryEvent): ServiceQueryAnswer {
+ *   return `Bundles from GHS 5.00 for ${query.serviceCode}`;
+ * }
+ * ```
+ */
+export const OnServiceQuery = createHandlerDecorator(ServiceAppEvents.Query);

@@ -1,4 +1,4 @@
-import { Allow, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { Allow, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import { HubtelValidationError } from 'nestjs-hubtel';
 import { compileValidator, findHostileStructure, type CompiledValidator } from '#internal';
 import type { FulfillmentRequest, ServiceFlowRequest } from './service-app.types.js';
@@ -16,10 +16,11 @@ import type { FulfillmentRequest, ServiceFlowRequest } from './service-app.types
 const ID_MAX = 128;
 
 export class ServiceFlowRequestDto {
+  // Any request type is answered (an unknown one with a polite Release, as the platform's SDK
+  // does): only its shape is checked here.
   @IsString()
-  @Matches(/^(initiation|response|release|timeout)$/i, {
-    message: 'Type must be one of initiation, Response, release (any letter case)',
-  })
+  @IsNotEmpty()
+  @MaxLength(64)
   Type!: string;
 
   @IsString()
@@ -52,6 +53,10 @@ export class ServiceFlowRequestDto {
 
   @Allow()
   Sequence?: string | number;
+
+  /** `USSD` on the USSD channel (newer platform field); read only when it is a string. */
+  @Allow()
+  Platform?: unknown;
 }
 
 export class FulfillmentRequestDto {

@@ -26,6 +26,11 @@ export const ServiceAppEvents = Object.freeze({
    * the callback before the deadline (the order's outcome never reached it: act by hand).
    */
   DeadLetter: 'hubtel.service-app.dead-letter',
+  /**
+   * A `query` request (payload: ServiceQueryEvent): the platform asks the service for data, not a
+   * user screen. The first handler's return value (ServiceQueryAnswer) is the answer.
+   */
+  Query: 'hubtel.service-app.query',
 } as const);
 
 /** Event of the fulfillments of one ServiceCode (what `@OnFulfillment('711')` listens to). */
@@ -208,3 +213,39 @@ export function combineOutcomes(
   if (deferred) return { kind: 'deferred' };
   return { kind: 'report', status: 'success', metaData: success ? success.metaData : null };
 }
+
+/** Payload of `query` requests: what the platform asked (`@OnServiceQuery()`). */
+export class ServiceQueryEvent {
+  readonly sessionId: string;
+  readonly serviceCode: string;
+  /** The user's MSISDN. Personal data: mask it before logging. */
+  readonly mobile: string;
+  readonly operator?: string;
+  readonly channel: 'ussd' | 'app';
+  /** The request's `Message`: what is asked. */
+  readonly message: string;
+  /** The request's `ClientState` ('' when absent). */
+  readonly clientState: string;
+
+  constructor(fields: ServiceQueryEvent) {
+    this.sessionId = fields.sessionId;
+    this.serviceCode = fields.serviceCode;
+    this.mobile = fields.mobile;
+    if (fields.operator !== undefined) this.operator = fields.operator;
+    this.channel = fields.channel;
+    this.message = fields.message;
+    this.clientState = fields.clientState;
+  }
+}
+
+/**
+ * What an @OnServiceQuery() handler returns: a text (the answer's `Message`), or the text with a
+ * `Label` and options (`Data`). Answered as `Type: Response`, `DataType: display`.
+ */
+export type ServiceQueryAnswer =
+  | string
+  | {
+      message: string;
+      label?: string;
+      data?: ReadonlyArray<{ Display: string; Value: string | number; Amount?: number }>;
+    };

@@ -1,4 +1,14 @@
-import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import {
   HubtelBackoffOptionsDto,
   HubtelCredentialsDto,
@@ -79,7 +89,57 @@ for (const key of Object.keys(SERVICE_APP_DEFAULT_MESSAGES)) {
   IsString()(ServiceAppMessagesDto.prototype, key);
 }
 
+/**
+ * `ussd`: the screen and the navigation of long menus. `operators` / `appOperators` (lists) are
+ * checked in code, with the rules no decorator says (keys distinct from each other and from the
+ * back inputs; the navigation lines leave room for an option).
+ */
+export class ServiceAppUssdOptionsDto {
+  @IsOptional()
+  @IsInt()
+  @Min(60)
+  @Max(1_000)
+  screenSize?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(40)
+  @Max(1_000)
+  unicodeScreenSize?: number;
+
+  @IsOptional()
+  @IsBoolean()
+  transliterate?: boolean;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(4)
+  moreKey?: string;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(30)
+  moreLabel?: string;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(4)
+  backKey?: string;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(30)
+  backLabel?: string;
+}
+
 export class ServiceAppOptionsDto extends HubtelJobOwnershipOptionsDto {
+  @IsOptionalSection(() => ServiceAppUssdOptionsDto)
+  ussd?: ServiceAppUssdOptionsDto;
+
   @IsOptionalSection(() => HubtelCredentialsDto)
   callbackCredentials?: HubtelCredentialsDto;
 

@@ -25,14 +25,17 @@ import {
   ServiceAppMessagesDto,
   ServiceAppOptionsDto,
   type ServiceAppStatusCheckOptionsDto,
+  type ServiceAppUssdOptionsDto,
   type ServiceAppVerificationOptionsDto,
 } from './service-app.options.dto.js';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
   SERVICE_APP_DEFAULTS,
+  SERVICE_APP_USSD_DEFAULTS,
   type ServiceAppMessages,
 } from './service-app.constants.js';
 import type { ServiceFlowDefinition } from './service-flow.types.js';
+import { assertUssdTexts, type ResolvedUssdOptions } from './service-flow.ussd.js';
 
 /**
  * The transaction status check (`GET {status_url}/transactions/{posSalesId}/status?clientReference=<SessionId>`),
@@ -145,6 +148,8 @@ export interface ServiceAppModuleOptions {
   messages?: Partial<ServiceAppMessages>;
   /** Country code for national numbers typed in `phone` fields (`024…`). Default '233'. */
   defaultCountryCode?: string;
+  /** The USSD channel: screen size, pages of long menus, operators (see ServiceAppUssdOptions). */
+  ussd?: ServiceAppUssdOptions;
   /** Resume unfinished fulfillments and callbacks found in a persistent store at startup. Default true. */
   recoverOnBootstrap?: boolean;
   /**
@@ -159,6 +164,29 @@ export interface ServiceAppModuleOptions {
    * are answered 503 meanwhile). Default 5000 ms. See docs/operations.md.
    */
   shutdownGraceMs?: number;
+}
+
+/**
+ * The USSD channel (a request with `Platform: USSD` or a telco `Operator`): the phone shows
+ * `Message` only, so menus are written into it, paged to the screen. See docs/service-app.md.
+ */
+export interface ServiceAppUssdOptions {
+  /** Characters of a GSM 7-bit screen. Default 182. */
+  screenSize?: number;
+  /** Characters of a screen holding any character outside GSM-7. Default 70. */
+  unicodeScreenSize?: number;
+  /** Replace characters outside GSM-7 (`’` → `'`, `ō` → `o`, others `?`) instead of losing the 182. Default false. */
+  transliterate?: boolean;
+  /** Key and label of the entry to a long menu's next page. Default `9`, `More`. */
+  moreKey?: string;
+  moreLabel?: string;
+  /** Key and label of the entry to a long menu's previous page. Default `8`, `Back`. */
+  backKey?: string;
+  backLabel?: string;
+  /** More `Operator` values that mean USSD (a telco not in the built-in list), any case, country suffix allowed. */
+  operators?: readonly string[];
+  /** `Operator` values that are app channels even though they look like a telco. */
+  appOperators?: readonly string[];
 }
 
 /** Where and how the two endpoints are mounted. Given as a module extra: routes are fixed before async options resolve. */
@@ -204,6 +232,7 @@ export interface ResolvedServiceAppOptions {
   flows: ServiceFlowDefinition[];
   messages: ServiceAppMessages;
   defaultCountryCode: string;
+  ussd: ResolvedUssdOptions;
   recoverOnBootstrap: boolean;
   leaseMs?: number;
   sweepIntervalMs?: number;
@@ -247,6 +276,8 @@ export function resolveServiceAppOptions(
 
   const callbackRetry = top.callbackRetry ?? {};
   const fulfillmentRetry = top.fulfillmentRetry ?? {};
+  const backInputs = resolveBackInputs(o.backInput);
+  const resolvedMessages: ServiceAppMessages = { ...SERVICE_APP_DEFAULT_MESSAGES, ...messages };
   return {
     callbackUrl,
     callbackCredentials: top.callbackCredentials,
@@ -262,7 +293,7 @@ export function resolveServiceAppOptions(
     sessionTtlMs,
     cartTtlMs: top.cartTtlMs ?? D.cartTtlMs,
     stepBudgetMs: top.stepBudgetMs ?? D.stepBudgetMs,
-    backInputs: resolveBackInputs(o.backInput),
+    backInputs,
     requireCart: top.requireCart ?? D.requireCart,
     statusCheck,
     verification,
@@ -272,8 +303,9 @@ export function resolveServiceAppOptions(
     store: assertStoreOption(o.store, `${P}.store`),
     access,
     flows: flows as ServiceFlowDefinition[],
-    messages: { ...SERVICE_APP_DEFAULT_MESSAGES, ...messages },
+    messages: resolvedMessages,
     defaultCountryCode: top.defaultCountryCode ?? HUBTEL_DEFAULT_COUNTRY_CODE,
+    ussd: resolveUssd(top.ussd ?? {}, o.ussd, backInputs, resolvedMessages),
     recoverOnBootstrap: top.recoverOnBootstrap ?? true,
     ...checkJobOwnership(
       dropUndefined({
@@ -349,6 +381,56 @@ function resolveVerification(
     recheckDelay: backoffDelays(checked.recheckDelay ?? {}, D, `${name}.recheckDelay`),
     amountTolerance: checked.amountTolerance ?? 0,
   };
+}
+
+/**
+ * The USSD options, with the rules across fields: the navigation keys differ from each other and
+ * from the back inputs, and every text the module shows by itself fits one screen (a menu page
+ * must still hold an option beside its two navigation lines) — found at start-up, not by a user.
+ */
+function resolveUssd(
+  checked: ServiceAppUssdOptionsDto,
+  given: unknown,
+  backInputs: readonly string[],
+  messages: ServiceAppMessages,
+): ResolvedUssdOptions {
+  const name = `${P}.ussd`;
+  const D = SERVICE_APP_USSD_DEFAULTS;
+  const raw = (given ?? {}) as { operators?: unknown; appOperators?: unknown };
+  const ussd: ResolvedUssdOptions = {
+    screenSize: checked.screenSize ?? D.screenSize,
+    unicodeScreenSize: checked.unicodeScreenSize ?? D.unicodeScreenSize,
+    transliterate: checked.transliterate ?? D.transliterate,
+    moreKey: (checked.moreKey ?? D.moreKey).trim(),
+    moreLabel: checked.moreLabel ?? D.moreLabel,
+    backKey: (checked.backKey ?? D.backKey).trim(),
+    backLabel: checked.backLabel ?? D.backLabel,
+    operators: operatorList(raw.operators, `${name}.operators`),
+    appOperators: operatorList(raw.appOperators, `${name}.appOperators`),
+  };
+  if (ussd.unicodeScreenSize > ussd.screenSize)
+    throw new HubtelConfigError(
+      `${name}.unicodeScreenSize`,
+      `must be at most screenSize (${ussd.screenSize})`,
+    );
+  if (ussd.moreKey === ussd.backKey)
+    throw new HubtelConfigError(`${name}.backKey`, `must differ from moreKey ("${ussd.moreKey}")`);
+  for (const key of ['moreKey', 'backKey'] as const) {
+    if (backInputs.includes(ussd[key]))
+      throw new HubtelConfigError(
+        `${name}.${key}`,
+        `"${ussd[key]}" is also a backInput: a key must mean one thing`,
+      );
+  }
+  assertUssdTexts(ussd, messages, name);
+  return ussd;
+}
+
+function operatorList(value: unknown, option: string): ReadonlySet<string> {
+  if (value === undefined) return new Set();
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() === ''))
+    throw new HubtelConfigError(option, 'must be an array of non-empty strings');
+  return new Set(value.map((v: string) => v.trim().toLowerCase()));
 }
 
 function resolveBackInputs(value: unknown): string[] {

@@ -4,11 +4,14 @@
  */
 
 /** `Type` of a service-flow request, lower-cased (the platform writes `Response`, docs `response`). */
-export type ServiceFlowRequestType = 'initiation' | 'response' | 'release' | 'timeout';
+export type ServiceFlowRequestType = 'initiation' | 'response' | 'release' | 'timeout' | 'query' | 'favorite';
 
 /** Service-flow request (platform → app), after validation. Unknown extra fields are dropped. */
 export interface ServiceFlowRequest {
-  /** As sent (`initiation`, `Response`, `release`); compare case-insensitively. */
+  /**
+   * As sent (`initiation`, `Response`, `release`, `timeout`, `query`, `favorite`); compare
+   * case-insensitively. Any other value is answered with a polite `Release`, never an error.
+   */
   Type: string;
   /** Empty on initiation; the user's entry or the chosen option's `Value` otherwise. */
   Message: string;
@@ -19,6 +22,8 @@ export interface ServiceFlowRequest {
   SessionId: string;
   /** Only on the initiating call. */
   Sequence?: string | number;
+  /** Newer platform field: `USSD` on the USSD channel (not in the contract; read when present). */
+  Platform?: unknown;
 }
 
 /** One option of a select prompt (`Data`). */
@@ -49,8 +54,12 @@ export type ResponseDataType = 'input' | 'select' | 'display';
 /** `FieldType` values: the contract shows `phone` and `text`; newer documentation adds the rest. */
 export type FieldType = 'text' | 'phone' | 'number' | 'decimal' | 'email' | 'textarea';
 
-/** `Type` of a service-flow response. `release` ends the session (see docs/service-app.md). */
-export type ServiceFlowResponseType = 'Response' | 'AddToCart' | 'release';
+/**
+ * `Type` of a service-flow response. `release` ends the session (see docs/service-app.md);
+ * `Release` (the platform SDK's casing) carries the cart on USSD and answers `timeout`, `query`
+ * without a handler and unknown request types.
+ */
+export type ServiceFlowResponseType = 'Response' | 'AddToCart' | 'release' | 'Release';
 
 /** Service-flow response (app → platform). */
 export interface ServiceFlowResponse {
@@ -59,7 +68,7 @@ export interface ServiceFlowResponse {
   Message: string;
   Mask: null;
   MaskNextRoute: null;
-  /** The cart item for AddToCart; null otherwise. */
+  /** The cart item for AddToCart (and the USSD cart's `Release`); null otherwise. */
   Item: CartItem | null;
   ServiceCode: null;
   Label: string | null;

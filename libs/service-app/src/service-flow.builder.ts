@@ -1,5 +1,5 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import type { FlowStepHandler, ServiceFlowDefinition } from './service-flow.types.js';
+import type { FlowResumeOptions, FlowStepHandler, ServiceFlowDefinition } from './service-flow.types.js';
 
 /**
  * Builds a flow without a class, e.g. from configuration or inside `forRootAsync`'s factory
@@ -20,6 +20,7 @@ export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<s
   private readonly steps: { name: string; handler: FlowStepHandler<any> }[] = [];
   private startStep?: string;
   private fallback = false;
+  private resumeOptions?: FlowResumeOptions;
 
   constructor(private readonly name: string) {
     if (typeof name !== 'string' || name.trim() === '')
@@ -43,6 +44,12 @@ export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<s
     return this;
   }
 
+  /** Offer an unfinished session's state on the next dial within `withinMs` (see FlowResumeOptions). */
+  resumable(options: FlowResumeOptions): this {
+    this.resumeOptions = options;
+    return this;
+  }
+
   /** Adds a step; steps run in the order added unless a prompt names its `next`. */
   step(name: string, handler: FlowStepHandler<TData>, options: { start?: boolean } = {}): this {
     if (typeof handler !== 'function')
@@ -53,13 +60,14 @@ export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<s
   }
 
   build(): ServiceFlowDefinition {
-    return assertFlowDefinition({
+    const flow: ServiceFlowDefinition = {
       name: this.name,
       serviceCodes: [...this.codes],
       isDefault: this.fallback || this.codes.length === 0,
       steps: [...this.steps],
       start: this.startStep ?? this.steps[0]?.name ?? '',
-    });
+    };
+    return assertFlowDefinition(this.resumeOptions ? { ...flow, resume: this.resumeOptions } : flow);
   }
 }
 
@@ -83,5 +91,15 @@ export function assertFlowDefinition(flow: ServiceFlowDefinition): ServiceFlowDe
     throw new HubtelConfigError(`${where}.start`, `names no step ("${flow.start}")`);
   if (!Array.isArray(flow.serviceCodes))
     throw new HubtelConfigError(`${where}.serviceCodes`, 'must be an array');
+  if (flow.resume !== undefined) {
+    const { withinMs, message } = flow.resume ?? {};
+    if (typeof withinMs !== 'number' || !Number.isInteger(withinMs) || withinMs < 1)
+      throw new HubtelConfigError(
+        `${where}.resume.withinMs`,
+        'must be a whole number of milliseconds, 1 or more',
+      );
+    if (message !== undefined && (typeof message !== 'string' || message.trim() === ''))
+      throw new HubtelConfigError(`${where}.resume.message`, 'must be a non-empty string');
+  }
   return flow;
 }

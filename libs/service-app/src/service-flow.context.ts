@@ -15,6 +15,21 @@ export interface FlowSessionInfo {
   serviceCode: string;
   /** Channel the user is on (`mtn`, `Hubtel-Android`, ...), when the platform said. */
   operator?: string;
+  /** `ussd`: the phone shows `Message` only (menus are written into it, paged); `app`: a Hubtel app. */
+  channel: 'ussd' | 'app';
+  /**
+   * On a `favorite` start: what the request carried (`Message`, `ClientState`), so the flow can
+   * skip the steps it already has answers for. Absent otherwise.
+   */
+  favorite?: FavoriteStart;
+}
+
+/** What a `favorite` request (a start with the user's saved choices) carried. */
+export interface FavoriteStart {
+  /** The request's `Message`: the saved data (its format is the one your service saved). */
+  readonly message: string;
+  /** The request's `ClientState` ('' when absent). */
+  readonly clientState: string;
 }
 
 /**
@@ -73,6 +88,16 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
 
   get serviceCode(): string {
     return this.session.serviceCode;
+  }
+
+  /** `ussd` or `app` (see FlowSessionInfo.channel): e.g. shorter texts for a phone's screen. */
+  get channel(): 'ussd' | 'app' {
+    return this.session.channel;
+  }
+
+  /** The saved data of a `favorite` start (the start step only); undefined otherwise. */
+  get favorite(): FavoriteStart | undefined {
+    return this.session.favorite;
   }
 
   /** Everything collected so far in this session, by field name (plus what steps `set`). */

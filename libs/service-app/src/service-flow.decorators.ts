@@ -1,6 +1,7 @@
 import { Injectable, type Type } from '@nestjs/common';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { FLOW_STEPS_METADATA, SERVICE_FLOW_METADATA } from './service-app.constants.js';
+import type { FlowResumeOptions } from './service-flow.types.js';
 
 export interface ServiceFlowOptions {
   /**
@@ -12,6 +13,8 @@ export interface ServiceFlowOptions {
   default?: boolean;
   /** Stable name stored in sessions. Default: the class name. */
   name?: string;
+  /** Offer an unfinished session's state on the next dial within `withinMs` (see FlowResumeOptions). */
+  resume?: FlowResumeOptions;
 }
 
 export interface FlowStepOptions {
@@ -25,6 +28,7 @@ export interface FlowMetadata {
   name: string;
   serviceCodes: string[];
   isDefault: boolean;
+  resume?: FlowResumeOptions;
 }
 
 export interface FlowStepMetadata {
@@ -56,6 +60,7 @@ export function ServiceFlow(options: ServiceFlowOptions = {}): ClassDecorator {
       serviceCodes: codes,
       isDefault: options.default === true || codes.length === 0,
     };
+    if (options.resume !== undefined) metadata.resume = options.resume;
     Reflect.defineMetadata(SERVICE_FLOW_METADATA, metadata, target);
     Injectable()(target);
   };

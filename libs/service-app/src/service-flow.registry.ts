@@ -7,6 +7,7 @@ import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import { assertFlowDefinition } from './service-flow.builder.js';
 import { getFlowMetadata } from './service-flow.decorators.js';
 import type { FlowStepHandler, ServiceFlowDefinition } from './service-flow.types.js';
+import { assertFlowUssdText } from './service-flow.ussd.js';
 
 /**
  * Every flow of the app: `@ServiceFlow()` providers found with Nest's DiscoveryService, plus the
@@ -61,6 +62,16 @@ export class ServiceFlowRegistry implements OnModuleInit {
 
   private add(candidate: ServiceFlowDefinition): void {
     const flow = assertFlowDefinition(candidate);
+    if (flow.resume) {
+      // The resume question is a fixed text: one that cannot fit a USSD screen stops the start-up.
+      assertFlowUssdText(
+        `flows.${flow.name}.resume.message`,
+        flow.resume.message ?? this.options.messages.resume,
+        this.options.ussd,
+        new Set([this.options.ussd.moreKey, this.options.ussd.backKey, ...this.options.backInputs]),
+        [this.options.messages.resumeYes, this.options.messages.resumeNo],
+      );
+    }
     if (this.byName.has(flow.name))
       throw new HubtelConfigError(`flows.${flow.name}`, 'two flows have this name; names must be unique');
     for (const code of flow.serviceCodes) {
@@ -113,13 +124,14 @@ export class ServiceFlowRegistry implements OnModuleInit {
       const start = meta.steps.find((s) => s.start)?.name ?? meta.steps[0]?.name ?? '';
       if (meta.steps.filter((s) => s.start).length > 1)
         throw new HubtelConfigError(`flows.${meta.flow.name}`, 'more than one step is marked start');
-      flows.push({
+      const flow: ServiceFlowDefinition = {
         name: meta.flow.name,
         serviceCodes: meta.flow.serviceCodes,
         isDefault: meta.flow.isDefault,
         steps,
         start,
-      });
+      };
+      flows.push(meta.flow.resume ? { ...flow, resume: meta.flow.resume } : flow);
     }
     return flows;
   }

@@ -42,16 +42,20 @@ function response(
   };
 }
 
-/** `Response` to an input or select prompt (optionally prefixed by an explanation, for re-asks). */
+/**
+ * `Response` to an input or select prompt (optionally prefixed by an explanation, for re-asks).
+ * `shown`: the whole `Message` as the USSD channel renders it (menu lines, cut to the screen).
+ */
 export function promptResponse(
   sessionId: string,
   screen: StoredScreen,
   prefix?: string,
+  shown?: string,
 ): ServiceFlowResponse {
   const select = screen.kind === 'select';
   return response(sessionId, {
     Type: 'Response',
-    Message: prefix ? `${prefix}\n${screen.message}` : screen.message,
+    Message: shown ?? (prefix ? `${prefix}\n${screen.message}` : screen.message),
     Item: null,
     Label: screen.label,
     DataType: select ? 'select' : 'input',
@@ -63,15 +67,19 @@ export function promptResponse(
   });
 }
 
-/** `AddToCart`: hands the user over to payment. `item` is already checked (checkCartItem). */
+/**
+ * `AddToCart`: hands the user over to payment. `item` is already checked (checkCartItem). On USSD
+ * the same answer is a `Release` (the platform's SDK): the USSD session ends, payment follows.
+ */
 export function cartResponse(
   sessionId: string,
   message: string,
   label: string | null,
   item: CartItem,
+  type: 'AddToCart' | 'Release' = 'AddToCart',
 ): ServiceFlowResponse {
   return response(sessionId, {
-    Type: 'AddToCart',
+    Type: type,
     Message: message,
     Item: item,
     Label: label,
@@ -87,9 +95,10 @@ export function releaseResponse(
   sessionId: string,
   message: string,
   label: string | null = null,
+  type: 'release' | 'Release' = 'release',
 ): ServiceFlowResponse {
   return response(sessionId, {
-    Type: 'release',
+    Type: type,
     Message: message,
     Item: null,
     Label: label,
@@ -357,4 +366,52 @@ export function checkCartItem(step: string, message: unknown, item: CartItem): C
   if (item.ServiceData !== undefined)
     copy.ServiceData = JSON.parse(JSON.stringify(item.ServiceData)) as Record<string, unknown>;
   return copy;
+}
+
+/**
+ * The answer to a `query` from an @OnServiceQuery() handler's return value (`Response`, `display`,
+ * its options in `Data`), or undefined when that value is neither a string nor `{ message }`.
+ */
+export function queryResponse(sessionId: string, answer: unknown): ServiceFlowResponse | undefined {
+  if (typeof answer === 'string')
+    return response(sessionId, {
+      Type: 'Response',
+      Message: answer,
+      Item: null,
+      Label: null,
+      DataType: 'display',
+      FieldType: 'text',
+      FieldName: null,
+      Data: null,
+    });
+  if (!answer || typeof answer !== 'object') return undefined;
+  const { message, label, data } = answer as { message?: unknown; label?: unknown; data?: unknown };
+  if (!isText(message) || (label !== undefined && !isText(label))) return undefined;
+  let options: SelectOption[] | null = null;
+  if (data !== undefined) {
+    if (!Array.isArray(data)) return undefined;
+    options = [];
+    for (const option of data as Array<Record<string, unknown>>) {
+      const value = optionValue(option?.Value);
+      const amount = option?.Amount ?? 0;
+      if (
+        !isText(option?.Display) ||
+        !isText(value) ||
+        typeof amount !== 'number' ||
+        !Number.isFinite(amount)
+      )
+        return undefined;
+      options.push({ Display: option.Display, Value: value, Amount: amount });
+    }
+  }
+  return response(sessionId, {
+    Type: 'Response',
+    Message: message,
+    Item: null,
+    Label: label ?? null,
+    DataType: 'display',
+    FieldType: 'text',
+    FieldName: null,
+    Data: options,
+  });
 }

@@ -8,7 +8,7 @@ import { SERVICE_APP_DEFAULTS } from './service-app.constants.js';
 import type { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { SelectOption } from './service-app.types.js';
-import { FlowContext, type FlowSessionInfo } from './service-flow.context.js';
+import { FlowContext, type FavoriteStart, type FlowSessionInfo } from './service-flow.context.js';
 import { copyWith, selectionsWithout, type SessionRecord } from './service-flow.session.js';
 import type { FlowReply, FlowValue, ServiceFlowDefinition } from './service-flow.types.js';
 
@@ -64,6 +64,7 @@ export class FlowStepRunner {
     sessionId: string,
     session: SessionRecord,
     answered: Answered | undefined,
+    favorite?: FavoriteStart,
   ): StepRun | Promise<StepRun> {
     const started = performance.now();
     // Copies (stored objects are shared by the versions of a session), built key by key: a spread
@@ -81,8 +82,10 @@ export class FlowStepRunner {
       sessionId,
       mobile: session.mobile,
       serviceCode: session.serviceCode,
+      channel: session.ussd ? 'ussd' : 'app',
     };
     if (session.operator !== undefined) info.operator = session.operator;
+    if (favorite) info.favorite = favorite;
     const walk: Walk = { flow, info, data, selections, answered, current: step, hops: 0 };
     const result = this.walk(walk);
     return result instanceof Promise ? this.underBudget(walk, sessionId, result, started) : result;

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { deleteIfVersion } from '#internal';
+import { deleteIfVersion, type InboundPipeline } from '#internal';
 import {
   HUBTEL_TELEMETRY,
   HubtelStoreUnavailableError,
@@ -14,12 +14,14 @@ import {
   SERVICE_APP_DEFAULTS,
   SERVICE_APP_KEYS,
   SERVICE_APP_OPTIONS,
+  SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
 } from './service-app.constants.js';
+import { ServiceAppEvents, ServiceQueryEvent, type ServiceQueryAnswer } from './service-app.events.js';
 import { parseRequest, validateServiceFlowRequest } from './service-app.dto.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
-import type { ServiceFlowRequest, ServiceFlowResponse } from './service-app.types.js';
+import type { SelectOption, ServiceFlowRequest, ServiceFlowResponse } from './service-app.types.js';
 import { checkAnswer } from './service-flow.answers.js';
 import { PendingStarts, type EvictedStart } from './service-flow.pending.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
@@ -28,19 +30,26 @@ import {
   cartResponse,
   checkCartItem,
   promptResponse,
+  queryResponse,
   releaseResponse,
 } from './service-flow.responses.js';
+import type { FavoriteStart } from './service-flow.context.js';
+import { UssdScreens, detectChannel } from './service-flow.ussd.js';
 import { FlowStepRunner, describe, stepOf, type Answered, type StepRun } from './service-flow.runner.js';
 import {
   SharedStrings,
   cartKey,
   readRecord,
+  readResume,
   record,
+  resumeKey,
+  resumeRecord,
   selectionsWithout,
   sessionKey,
   storedSession,
   withLast,
   without,
+  type ResumeRecord,
   type SessionRecord,
 } from './service-flow.session.js';
 import { timedStep } from './service-flow.telemetry.js';
@@ -48,6 +57,10 @@ import type { ServiceFlowDefinition, StoredCart, StoredScreen, StoredSession } f
 
 /** Most prompts kept for "back" (older ones are dropped; a session is short anyway). */
 const HISTORY_LIMIT = 32;
+/** Step name of the resume question (no flow step can be named so: `@` marks the module's own). */
+const RESUME_STEP = '@resume';
+/** Most flow/step pairs remembered as already warned about a text cut to the USSD screen. */
+const CUT_WARNINGS_LIMIT = 1_000;
 
 /**
  * Serves the service interaction endpoint: one call = one answer of the user, one response.
@@ -55,7 +68,14 @@ const HISTORY_LIMIT = 32;
  * - `initiation` starts the flow routed by ServiceCode (or the default flow) at its start step.
  * - `Response` checks the entry against the prompt it answers (re-asking with an explanation when
  *   it does not pass), handles "back", then runs the prompt's `next` step.
- * - `release` (and `timeout`) forget the session.
+ * - `release` forgets the session; `timeout` marks it timed out (nothing more runs in it).
+ * - `favorite` starts like `initiation`, the start step seeing what the request carried.
+ * - `query` is answered by the @OnServiceQuery() handler; any other Type by a polite `Release`.
+ *
+ * On the USSD channel (decided at the start: `Platform` USSD or a telco `Operator`) the phone shows
+ * `Message` only: select prompts are written into it as numbered lines, paged to the screen
+ * (UssdScreens), texts longer than a screen are cut, and the cart is a `Release`. A resumable
+ * flow's unfinished session leaves its state under the Mobile and ServiceCode for the next dial.
  *
  * Sessions live in the store under their SessionId with a sliding TTL, written with
  * compare-and-set so two concurrent calls for one session cannot both advance it. Steps run under
@@ -78,12 +98,20 @@ export class ServiceFlowService {
   private readonly runner: FlowStepRunner;
   /** False for a MemoryStore (it answers at once): no time-out guard is armed per request then. */
   private readonly storeMayStall: boolean;
+  private readonly ussd: UssdScreens;
+  /** Flow/step pairs already warned about a text cut to the screen (one line each, not one per session). */
+  private readonly cutWarned = new Set<string>();
+  /** The resume question of each resumable flow (shared, frozen: one per flow). */
+  private readonly resumeScreens = new Map<string, StoredScreen>();
+  private resumableFlows?: boolean;
 
   constructor(
     private readonly registry: ServiceFlowRegistry,
     @Inject(SERVICE_APP_STORE) private readonly store: HubtelStore,
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
     @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
+    /** Its emitter answers `query` requests (@OnServiceQuery()); absent in unit tests. */
+    @Optional() @Inject(SERVICE_APP_PIPELINE) private readonly pipeline?: InboundPipeline,
   ) {
     this.sessionWrite = Object.freeze({ ttlMs: options.sessionTtlMs });
     this.startWrite = Object.freeze({ ttlMs: options.sessionStartTtlMs });
@@ -92,6 +120,7 @@ export class ServiceFlowService {
     this.keepHistory = options.backInputs.length > 0;
     this.storeMayStall = !(store instanceof MemoryStore);
     this.runner = new FlowStepRunner(options, this.logger);
+    this.ussd = new UssdScreens(options.ussd, options.backInputs);
   }
 
   /**
@@ -146,8 +175,19 @@ export class ServiceFlowService {
           return await this.initiate(request, key);
         case 'response':
           return await this.respond(request, key);
-        default:
+        case 'release':
           return await this.release(request, key);
+        case 'timeout':
+          return await this.timeout(request, key);
+        case 'favorite':
+          return await this.initiate(request, key, {
+            message: request.Message,
+            clientState: request.ClientState ?? '',
+          });
+        case 'query':
+          return await this.query(request);
+        default:
+          return this.unsupported(request);
       }
     } catch (error) {
       if (error instanceof HubtelStoreUnavailableError) {
@@ -169,11 +209,16 @@ export class ServiceFlowService {
   async getSession(sessionId: string): Promise<StoredSession | undefined> {
     const entry = await this.store.get<unknown>(sessionKey(sessionId));
     const record = entry && readRecord(entry.value);
-    if (!record) return undefined;
+    // A timed-out session is kept only to refuse late answers: it is no longer active.
+    if (!record || record.timedOut) return undefined;
     return storedSession(sessionId, record);
   }
 
-  private async initiate(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+  private async initiate(
+    request: ServiceFlowRequest,
+    key: string,
+    favorite?: FavoriteStart,
+  ): Promise<ServiceFlowResponse> {
     const sessionId = request.SessionId;
     const flow = this.registry.route(request.ServiceCode);
     if (!flow) {
@@ -197,8 +242,22 @@ export class ServiceFlowService {
       data: {},
       selections: undefined,
       startedAt: Date.now(),
+      ussd:
+        detectChannel(request.Platform, request.Operator, this.options.ussd) === 'ussd' ? true : undefined,
+      page: undefined,
+      resume: undefined,
+      timedOut: undefined,
     };
-    const run = await this.runner.run(flow, flow.start, sessionId, session, undefined);
+    if (flow.resume && !favorite) {
+      const offer = await this.resumeOffer(flow, session, sessionId);
+      if (offer) {
+        const screen = this.resumeScreen(flow);
+        session.screen = screen;
+        session.resume = offer;
+        return this.save(sessionId, key, session, undefined, () => this.prompt(session, sessionId, screen));
+      }
+    }
+    const run = await this.runner.run(flow, flow.start, sessionId, session, undefined, favorite);
     return this.apply(flow, sessionId, key, session, undefined, run);
   }
 
@@ -218,13 +277,34 @@ export class ServiceFlowService {
       return releaseResponse(sessionId, this.options.messages.sessionExpired);
     }
     const version = entry.version;
+    if (session.timedOut) {
+      // The platform gave up on this session: nothing more runs in it.
+      await this.forget(key);
+      return releaseResponse(sessionId, this.options.messages.sessionExpired);
+    }
     const raw = request.Message.trim();
     const screen = session.screen;
 
-    if (this.isBack(raw, screen)) return this.back(sessionId, key, session, version);
+    if (this.isBack(raw, screen)) return this.back(flow, sessionId, key, session, version);
+    if (screen.step === RESUME_STEP) return this.answerResume(flow, sessionId, key, session, version, raw);
 
-    const check = checkAnswer(screen, raw, this.options.messages, this.options.defaultCountryCode);
-    if (!check.ok) return promptResponse(sessionId, screen, check.reason);
+    let chosen: SelectOption | undefined;
+    if (session.ussd && screen.kind === 'select') {
+      const page = this.pageMove(screen, session.page ?? 0, raw);
+      if (page !== undefined) {
+        // Another page of the same menu: same step, same data, nothing answered.
+        const moved = record(session, screen, session.history, session.data, session.selections, page);
+        return this.save(sessionId, key, moved, version, () =>
+          this.prompt(moved, sessionId, screen, undefined, page),
+        );
+      }
+      // The number shown beside an option (what the phone showed wins over an option's Value).
+      chosen = this.ussd.chosen(screen, raw);
+    }
+    const check: ReturnType<typeof checkAnswer> = chosen
+      ? { ok: true, value: chosen.Value, option: chosen }
+      : checkAnswer(screen, raw, this.options.messages, this.options.defaultCountryCode);
+    if (!check.ok) return this.prompt(session, sessionId, screen, check.reason, session.page);
 
     const next = screen.next;
     if (next === undefined || !stepOf(flow, next)) {
@@ -241,9 +321,92 @@ export class ServiceFlowService {
   }
 
   private async release(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+    await this.keepForResume(request.SessionId, key);
     await this.forget(key);
     this.logger.debug(`Session ${request.SessionId} released by the platform (${request.Type})`);
     return releaseResponse(request.SessionId, this.options.messages.released);
+  }
+
+  /**
+   * `timeout`: the platform gave up waiting and ignores the answer. The session is marked timed
+   * out (a late answer for it is told it expired); no step runs. A resumable flow's state is kept.
+   */
+  private async timeout(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+    const sessionId = request.SessionId;
+    const entry = await this.store.get<unknown>(key);
+    const session = entry && readRecord(entry.value);
+    if (entry && session && !session.timedOut) {
+      await this.keepForResume(sessionId, key, session);
+      // Compare-and-set: an answer that won the race keeps its state (and is then refused).
+      await this.store.compareAndSet(key, entry.version, { ...session, timedOut: true }, this.sessionWrite);
+      this.pending.settled(sessionId);
+    }
+    this.logger.debug(`Session ${sessionId} timed out on the platform`);
+    // Answered as a release always was (the platform ignores it).
+    return releaseResponse(sessionId, this.options.messages.timedOut);
+  }
+
+  /** `query`: the @OnServiceQuery() handler's answer; without one, a polite `Release`. */
+  private async query(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
+    const sessionId = request.SessionId;
+    const emitter = this.pipeline?.emitter;
+    if (!emitter || !emitter.hasListeners(ServiceAppEvents.Query)) {
+      this.logger.debug(`Query of session ${sessionId}: no @OnServiceQuery() handler`);
+      return releaseResponse(sessionId, this.options.messages.queryUnavailable, null, 'Release');
+    }
+    const channel = detectChannel(request.Platform, request.Operator, this.options.ussd);
+    const event = new ServiceQueryEvent({
+      sessionId,
+      serviceCode: request.ServiceCode,
+      mobile: request.Mobile,
+      operator: request.Operator,
+      channel,
+      message: request.Message,
+      clientState: request.ClientState ?? '',
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.options.stepBudgetMs);
+    });
+    let answer: ServiceQueryAnswer | undefined;
+    try {
+      const handled = emitter.emitAsync(ServiceAppEvents.Query, event) as Promise<unknown[]>;
+      handled.catch(() => undefined);
+      const results = await Promise.race([handled, late]);
+      if (results === 'late') {
+        this.logger.warn(
+          `Query of session ${sessionId}: the @OnServiceQuery() handler took longer than ${this.options.stepBudgetMs} ms; answered "try again"`,
+        );
+        return releaseResponse(sessionId, this.options.messages.busy, null, 'Release');
+      }
+      answer = results.find((result) => result !== undefined) as ServiceQueryAnswer | undefined;
+    } catch (error) {
+      this.logger.error(`Query of session ${sessionId} failed: ${describe(error)}`);
+      return releaseResponse(sessionId, this.options.messages.error, null, 'Release');
+    } finally {
+      clearTimeout(timer);
+    }
+    const reply = queryResponse(sessionId, answer);
+    if (!reply) {
+      this.logger.error(
+        `Query of session ${sessionId}: the @OnServiceQuery() handler returned neither a string nor { message }`,
+      );
+      return releaseResponse(sessionId, this.options.messages.error, null, 'Release');
+    }
+    if (channel === 'ussd') {
+      const shown = this.ussd.text(reply.Message);
+      if (shown.cut) this.warnCut('(query)', '@OnServiceQuery');
+      reply.Message = shown.text;
+    }
+    return reply;
+  }
+
+  /** A request Type this module does not know: a polite end, as the platform's SDK answers it. */
+  private unsupported(request: ServiceFlowRequest): ServiceFlowResponse {
+    this.logger.warn(
+      `Service-flow request of session ${request.SessionId} has Type ${JSON.stringify(request.Type)}, which this module does not handle; answered "${this.options.messages.unsupported}"`,
+    );
+    return releaseResponse(request.SessionId, this.options.messages.unsupported, null, 'Release');
   }
 
   private isBack(raw: string, screen: StoredScreen): boolean {
@@ -256,13 +419,15 @@ export class ServiceFlowService {
   }
 
   private async back(
+    flow: ServiceFlowDefinition,
     sessionId: string,
     key: string,
     session: SessionRecord,
     version: number,
   ): Promise<ServiceFlowResponse> {
     const history = session.history;
-    if (!history || history.length === 0) return promptResponse(sessionId, session.screen);
+    if (!history || history.length === 0)
+      return this.prompt(session, sessionId, session.screen, undefined, session.page);
     const previous = history[history.length - 1]!;
     // The answer to the prompt shown again is asked anew.
     const updated = record(
@@ -272,7 +437,190 @@ export class ServiceFlowService {
       without(session.data, previous.field),
       selectionsWithout(session.selections, previous.field),
     );
-    return this.save(sessionId, key, updated, version, () => promptResponse(sessionId, previous));
+    return this.save(sessionId, key, updated, version, () => this.prompt(updated, sessionId, previous), flow);
+  }
+
+  /**
+   * The page a navigation entry leads to, or undefined when `raw` is not one shown on this page
+   * ("more" while pages are left, "back" after the first).
+   */
+  private pageMove(screen: StoredScreen, page: number, raw: string): number | undefined {
+    const { moreKey, backKey } = this.options.ussd;
+    if (raw !== moreKey && raw !== backKey) return undefined;
+    const pages = this.ussd.menu(screen).pages.length;
+    const current = Math.min(page, pages - 1);
+    if (raw === moreKey) return current + 1 < pages ? current + 1 : undefined;
+    return current > 0 ? current - 1 : undefined;
+  }
+
+  /** A prompt as the session's channel shows it: as today on app channels, menu lines in `Message` on USSD. */
+  private prompt(
+    session: SessionRecord,
+    sessionId: string,
+    screen: StoredScreen,
+    prefix?: string,
+    page = 0,
+  ): ServiceFlowResponse {
+    if (!session.ussd) return promptResponse(sessionId, screen, prefix);
+    const shown =
+      screen.kind === 'select'
+        ? this.ussd.page(screen, page, prefix)
+        : this.ussd.text(prefix ? `${prefix}\n${screen.message}` : screen.message);
+    if (shown.cut) this.warnCut(session.flow, screen.step);
+    return promptResponse(sessionId, screen, prefix, shown.text);
+  }
+
+  /** A cart or end message on USSD, cut to the screen. */
+  private shownText(session: SessionRecord, step: string, message: string): string {
+    if (!session.ussd) return message;
+    const shown = this.ussd.text(message);
+    if (shown.cut) this.warnCut(session.flow, step);
+    return shown.text;
+  }
+
+  /** One warning line per flow and step whose text had to be cut (not one per session). */
+  private warnCut(flow: string, step: string): void {
+    const id = `${flow}\u0000${step}`;
+    if (this.cutWarned.has(id)) return;
+    if (this.cutWarned.size < CUT_WARNINGS_LIMIT) this.cutWarned.add(id);
+    const { screenSize, unicodeScreenSize } = this.options.ussd;
+    this.logger.warn(
+      `Flow ${flow}, step "${step}": a text longer than one USSD screen (${screenSize} characters, ${unicodeScreenSize} with a character outside GSM-7) was cut at a word boundary with "..."; shorten it`,
+    );
+  }
+
+  /* --- Resumable sessions --------------------------------------------------------------------- */
+
+  /** The resume question of a flow: a select of yes / no (shared by its sessions). */
+  private resumeScreen(flow: ServiceFlowDefinition): StoredScreen {
+    let screen = this.resumeScreens.get(flow.name);
+    if (!screen) {
+      const { messages } = this.options;
+      const message = flow.resume?.message ?? messages.resume;
+      const options = [
+        Object.freeze({ Display: messages.resumeYes, Value: 'yes', Amount: 0 }),
+        Object.freeze({ Display: messages.resumeNo, Value: 'no', Amount: 0 }),
+      ];
+      screen = Object.freeze({
+        step: RESUME_STEP,
+        kind: 'select',
+        message,
+        label: message,
+        fieldType: 'text',
+        field: RESUME_STEP,
+        next: undefined,
+        options: Object.freeze(options),
+        validation: undefined,
+      }) as StoredScreen;
+      this.resumeScreens.set(flow.name, screen);
+    }
+    return screen;
+  }
+
+  /**
+   * The unfinished session to offer at this start, if any: one of this flow, for this Mobile and
+   * ServiceCode, within the window, at a step the flow still has, and not finished (a cart of it
+   * means it was carted: never offered, even if its record was not deleted).
+   */
+  private async resumeOffer(
+    flow: ServiceFlowDefinition,
+    session: SessionRecord,
+    sessionId: string,
+  ): Promise<ResumeRecord | undefined> {
+    const key = resumeKey(session.serviceCode, session.mobile);
+    const entry = await this.store.get<unknown>(key);
+    const left = entry && readResume(entry.value);
+    if (!left) return undefined;
+    if (
+      left.flow !== flow.name ||
+      left.sessionId === sessionId ||
+      Date.now() - left.at > flow.resume!.withinMs ||
+      !stepOf(flow, left.screen.step) ||
+      (await this.store.get(cartKey(left.sessionId)))
+    ) {
+      return undefined;
+    }
+    return left;
+  }
+
+  /** The answer to the resume question: the old state under the new SessionId, or a fresh start. */
+  private async answerResume(
+    flow: ServiceFlowDefinition,
+    sessionId: string,
+    key: string,
+    session: SessionRecord,
+    version: number,
+    raw: string,
+  ): Promise<ServiceFlowResponse> {
+    const screen = session.screen;
+    let option = session.ussd ? this.ussd.chosen(screen, raw) : undefined;
+    if (!option) {
+      const check = checkAnswer(screen, raw, this.options.messages, this.options.defaultCountryCode);
+      if (!check.ok) return this.prompt(session, sessionId, screen, check.reason);
+      option = check.option;
+    }
+    // Offered once: whatever the answer, the old session's record is used up.
+    await this.store.delete(resumeKey(session.serviceCode, session.mobile));
+    const left = session.resume;
+    if (option?.Value === 'yes' && left) {
+      const restored = record(session, left.screen, left.history, left.data, left.selections);
+      if (this.logger.isLevelEnabled('debug'))
+        this.logger.debug(
+          `Session ${sessionId} continues session ${left.sessionId} at step "${left.screen.step}"`,
+        );
+      return this.save(
+        sessionId,
+        key,
+        restored,
+        version,
+        () => this.prompt(restored, sessionId, left.screen),
+        flow,
+      );
+    }
+    const fresh = record(session, screen, undefined, {}, undefined);
+    const run = await this.runner.run(flow, flow.start, sessionId, fresh, undefined);
+    return this.apply(flow, sessionId, key, fresh, version, run, true);
+  }
+
+  /**
+   * At `release` or `timeout`: a resumable flow's session that had an answer leaves its state for
+   * the next dial, the window starting now.
+   */
+  private async keepForResume(sessionId: string, key: string, known?: SessionRecord): Promise<void> {
+    let session = known;
+    if (!session) {
+      if (!this.anyResumable()) return;
+      const entry = await this.store.get<unknown>(key);
+      session = entry ? readRecord(entry.value) : undefined;
+    }
+    if (!session || session.screen.step === RESUME_STEP || Object.keys(session.data).length === 0) return;
+    const flow = this.registry.get(session.flow);
+    if (flow?.resume) await this.writeResume(flow, sessionId, session);
+  }
+
+  /** Whether any flow is resumable (known once the flows are loaded): else a release reads nothing. */
+  private anyResumable(): boolean {
+    this.resumableFlows ??= this.registry.list().some((flow) => flow.resume !== undefined);
+    return this.resumableFlows;
+  }
+
+  private async writeResume(
+    flow: ServiceFlowDefinition,
+    sessionId: string,
+    session: SessionRecord,
+  ): Promise<void> {
+    await this.store.set(
+      resumeKey(session.serviceCode, session.mobile),
+      resumeRecord(sessionId, session, Date.now()),
+      {
+        ttlMs: flow.resume!.withinMs,
+      },
+    );
+  }
+
+  /** A finished session (carted or ended) is never offered: its record goes. */
+  private async dropResume(flow: ServiceFlowDefinition, session: SessionRecord): Promise<void> {
+    if (flow.resume) await this.store.delete(resumeKey(session.serviceCode, session.mobile));
   }
 
   /** Turns a step's reply into the response, updating the session (and the cart) in the store. */
@@ -283,13 +631,15 @@ export class ServiceFlowService {
     session: SessionRecord,
     version: number | undefined,
     run: StepRun,
+    /** A fresh start over a session on screen (the resume question answered "no"): no earlier prompt. */
+    fresh = false,
   ): Promise<ServiceFlowResponse> {
-    const current = version === undefined ? undefined : session.screen;
+    const current = version === undefined || fresh ? undefined : session.screen;
 
     if (run.kind === 'busy') {
       // Same prompt again, unchanged session: the user retries the same entry.
       return current
-        ? promptResponse(sessionId, current, this.options.messages.busy)
+        ? this.prompt(session, sessionId, current, this.options.messages.busy, session.page)
         : releaseResponse(sessionId, this.options.messages.busy);
     }
     if (run.kind === 'error') return this.fail(flow, sessionId, key, run.step, run.error);
@@ -303,10 +653,12 @@ export class ServiceFlowService {
             throw new Error(
               `Step "${step}" rejected, but there is no earlier prompt to ask again (it is the start step)`,
             );
-          return promptResponse(
+          return this.prompt(
+            session,
             sessionId,
             current,
             typeof reply.reason === 'string' && reply.reason ? reply.reason : this.options.messages.pattern,
+            session.page,
           );
 
         case 'input':
@@ -316,7 +668,14 @@ export class ServiceFlowService {
           const history =
             current && this.keepHistory ? withLast(session.history, current, HISTORY_LIMIT) : undefined;
           const updated = record(session, screen, history, data, selections);
-          return await this.save(sessionId, key, updated, version, () => promptResponse(sessionId, screen));
+          return await this.save(
+            sessionId,
+            key,
+            updated,
+            version,
+            () => this.prompt(updated, sessionId, screen),
+            flow,
+          );
         }
 
         case 'cart': {
@@ -343,12 +702,22 @@ export class ServiceFlowService {
           if (session.operator !== undefined) cart.operator = session.operator;
           await this.store.set(cartKeyName, cart, { ttlMs: this.options.cartTtlMs });
           await this.forget(key);
+          await this.dropResume(flow, session);
           if (this.logger.isLevelEnabled('debug')) {
             this.logger.debug(
               `Session ${sessionId} added "${item.ItemName}" x${item.Qty} at ${item.Price} to the cart`,
             );
           }
           const label = reply.cart.label ?? reply.cart.message;
+          // On USSD the session ends here and payment follows outside it (the platform's SDK).
+          if (session.ussd)
+            return cartResponse(
+              sessionId,
+              this.shownText(session, step, reply.cart.message),
+              label,
+              item,
+              'Release',
+            );
           return cartResponse(sessionId, reply.cart.message, label, item);
         }
 
@@ -356,7 +725,12 @@ export class ServiceFlowService {
           if (typeof reply.message !== 'string')
             throw new HubtelValidationError(`Step "${step}" answered ctx.end() without a message string`);
           await this.forget(key);
-          return releaseResponse(sessionId, reply.message, reply.label ?? reply.message);
+          await this.dropResume(flow, session);
+          return releaseResponse(
+            sessionId,
+            this.shownText(session, step, reply.message),
+            reply.label ?? reply.message,
+          );
         }
       }
     } catch (error) {
@@ -396,6 +770,8 @@ export class ServiceFlowService {
     session: SessionRecord,
     version: number | undefined,
     answer: () => ServiceFlowResponse,
+    /** A resumable flow: an answered state is also kept for the next dial. */
+    flow?: ServiceFlowDefinition,
   ): Promise<ServiceFlowResponse> {
     if (version === undefined) {
       // A new initiation starts over, even if the SessionId was seen before; it lives
@@ -408,13 +784,14 @@ export class ServiceFlowService {
     const written = await this.store.compareAndSet(key, version, session, this.sessionWrite);
     if (written) {
       this.pending.settled(sessionId);
+      if (flow?.resume) await this.writeResume(flow, sessionId, session);
       return answer();
     }
     const entry = await this.store.get<unknown>(key);
     const winner = entry && readRecord(entry.value);
     this.logger.warn(`Concurrent answers for session ${sessionId}; the first one was kept`);
     return winner
-      ? promptResponse(sessionId, winner.screen)
+      ? this.prompt(winner, sessionId, winner.screen, undefined, winner.page)
       : releaseResponse(sessionId, this.options.messages.sessionExpired);
   }
 

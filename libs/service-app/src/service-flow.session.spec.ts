@@ -24,7 +24,8 @@ function request(type: string, message: string, sessionId: string) {
     Type: type,
     Message: message,
     ServiceCode: 'code',
-    Operator: 'mtn',
+    // An app channel: these tests are about the app's answers (USSD ones: service-flow.ussd.spec.ts).
+    Operator: 'Hubtel-Android',
     Mobile: MOBILE,
     SessionId: sessionId,
   };
@@ -138,7 +139,7 @@ describe('ServiceFlowService sessions', () => {
     expect(session).toMatchObject({
       sessionId: s.id,
       flow: 'bundles',
-      operator: 'mtn',
+      operator: 'Hubtel-Android',
       history: [],
       data: { menu: '1gb', to: '233241234567' },
       selections: { menu: { Display: '1 GB', Value: '1gb', Amount: 5 } },
@@ -336,7 +337,7 @@ describe('ServiceFlowService sessions', () => {
         flow: 'bundles',
         serviceCode: 'code',
         mobile: MOBILE,
-        operator: 'mtn',
+        operator: 'Hubtel-Android',
         screen: {
           step: 'menu',
           kind: 'select',

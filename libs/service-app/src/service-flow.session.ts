@@ -33,6 +33,65 @@ export interface SessionRecord {
   selections: Record<string, SelectOption> | undefined;
   /** Epoch ms (an ISO string in sessions written by earlier versions). */
   startedAt: number | string;
+  /** True on the USSD channel (decided at the start); undefined on app channels. */
+  ussd?: true | undefined;
+  /** Page of the USSD menu on screen; undefined for the first. */
+  page?: number | undefined;
+  /** The unfinished session offered by the resume question on screen (resumable flows). */
+  resume?: ResumeRecord | undefined;
+  /** The platform sent `timeout`: the session is over. */
+  timedOut?: true | undefined;
+}
+
+/**
+ * What an unfinished session of a resumable flow leaves for the next dial of the same Mobile and
+ * ServiceCode: the state at its last answered step (TTL: the flow's `resume.withinMs`).
+ */
+export interface ResumeRecord {
+  /** The session it comes from (a cart of that session means it finished: never offered). */
+  sessionId: string;
+  flow: string;
+  screen: StoredScreen;
+  history: StoredScreen[] | undefined;
+  data: Record<string, unknown>;
+  selections: Record<string, SelectOption> | undefined;
+  /** Epoch ms of the last answer, or of the `release` / `timeout` that ended it. */
+  at: number;
+}
+
+/** One key per ServiceCode and Mobile; the hash tag keeps it one slot on a Redis Cluster. */
+export function resumeKey(serviceCode: string, mobile: string): string {
+  return `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${mobile}`;
+}
+
+/** The resume record a session leaves at this point (its awaited prompt and what it collected). */
+export function resumeRecord(sessionId: string, session: SessionRecord, at: number): ResumeRecord {
+  return {
+    sessionId,
+    flow: session.flow,
+    screen: session.screen,
+    history: session.history,
+    data: session.data,
+    selections: session.selections,
+    at,
+  };
+}
+
+/** A stored value as a resume record, or undefined when it is not one (checked, never trusted). */
+export function readResume(value: unknown): ResumeRecord | undefined {
+  if (!isObject(value)) return undefined;
+  const r = value as Partial<Record<keyof ResumeRecord, unknown>>;
+  if (
+    typeof r.sessionId !== 'string' ||
+    typeof r.flow !== 'string' ||
+    !isScreen(r.screen) ||
+    !isObject(r.data) ||
+    (r.selections !== undefined && !isObject(r.selections)) ||
+    (r.history !== undefined && !(Array.isArray(r.history) && r.history.every(isScreen))) ||
+    typeof r.at !== 'number'
+  )
+    return undefined;
+  return value as ResumeRecord;
 }
 
 export function sessionKey(sessionId: string): string {
@@ -50,6 +109,7 @@ export function record(
   history: StoredScreen[] | undefined,
   data: Record<string, unknown>,
   selections: Record<string, SelectOption> | undefined,
+  page?: number,
 ): SessionRecord {
   return {
     flow: session.flow,
@@ -61,6 +121,10 @@ export function record(
     data,
     selections,
     startedAt: session.startedAt,
+    ussd: session.ussd,
+    page: page || undefined,
+    resume: undefined,
+    timedOut: undefined,
   };
 }
 
@@ -80,7 +144,10 @@ export function readRecord(value: unknown): SessionRecord | undefined {
     !isObject(r.data) ||
     (r.selections !== undefined && !isObject(r.selections)) ||
     (r.history !== undefined && !(Array.isArray(r.history) && r.history.every(isScreen))) ||
-    (typeof r.startedAt !== 'number' && typeof r.startedAt !== 'string')
+    (typeof r.startedAt !== 'number' && typeof r.startedAt !== 'string') ||
+    (r.ussd !== undefined && r.ussd !== true) ||
+    (r.page !== undefined && (typeof r.page !== 'number' || !Number.isInteger(r.page) || r.page < 0)) ||
+    (r.resume !== undefined && !readResume(r.resume))
   )
     return undefined;
   return value as SessionRecord;
@@ -116,8 +183,11 @@ export function storedSession(sessionId: string, record: SessionRecord): StoredS
     data: record.data,
     selections: record.selections ?? {},
     startedAt: isoTime(record.startedAt),
+    channel: record.ussd ? 'ussd' : 'app',
+    page: record.page ?? 0,
   };
   if (record.operator !== undefined) session.operator = record.operator;
+  if (record.timedOut) session.timedOut = true;
   return session;
 }
 

@@ -70,6 +70,18 @@ export type FlowStepHandler<TData extends Record<string, unknown> = Record<strin
   ctx: FlowContext<TData>,
 ) => FlowReply | Promise<FlowReply>;
 
+/**
+ * A flow's sessions can be resumed: when the same `Mobile` dials the same ServiceCode within
+ * `withinMs` of the last answer (or of the `release` / `timeout` that ended it) of a session that
+ * did not finish (no cart, no `ctx.end()`), the first screen asks whether to continue.
+ */
+export interface FlowResumeOptions {
+  /** The window, ms. */
+  readonly withinMs: number;
+  /** The question. Default `messages.resume`; must fit one USSD screen with its two answers. */
+  readonly message?: string;
+}
+
 /** One flow, however it was written (decorated class or builder). */
 export interface ServiceFlowDefinition {
   /** Unique name (the class name for decorated flows). Stored in sessions: keep it stable. */
@@ -82,6 +94,8 @@ export interface ServiceFlowDefinition {
   readonly steps: ReadonlyArray<{ readonly name: string; readonly handler: FlowStepHandler<any> }>;
   /** The first step. */
   readonly start: string;
+  /** Offer to continue an unfinished session on the next dial (off when absent). */
+  readonly resume?: FlowResumeOptions;
 }
 
 /**
@@ -118,6 +132,12 @@ export interface StoredSession {
   serviceCode: string;
   mobile: string;
   operator?: string;
+  /** `ussd` (menus in `Message`, paged) or `app`, decided at the session's start. */
+  channel: 'ussd' | 'app';
+  /** The page of the USSD menu on screen (0 = first). */
+  page: number;
+  /** The platform said `timeout`: nothing more runs in this session. */
+  timedOut?: true;
   /** The prompt awaiting an answer. */
   screen: StoredScreen;
   /** Earlier prompts, oldest first, for "back" (always empty when "back" is off). */

@@ -1,0 +1,338 @@
+/**
+ * The USSD channel: which requests are USSD, and what their phone shows. A USSD phone shows the
+ * response's `Message` only, in one screen of `screenSize` characters (182 GSM 7-bit, 70 once any
+ * character is outside GSM-7, core's `ussdScreen`), so a select prompt's options are written into
+ * `Message` as numbered lines, paged when they do not fit, and every other text is cut to a screen.
+ * App channels never come here: they are answered as they always were.
+ */
+import { HubtelConfigError } from 'nestjs-hubtel';
+import { isGsm7, ussdScreen, type UssdScreenLimits } from '#internal';
+import { USSD_OPERATORS, type ServiceAppMessages } from './service-app.constants.js';
+import type { SelectOption } from './service-app.types.js';
+import type { StoredScreen } from './service-flow.types.js';
+
+/** The channel a session runs on: a USSD phone, or an app rendering `Data` as a list. */
+export type ServiceFlowChannel = 'ussd' | 'app';
+
+export interface ResolvedUssdOptions extends UssdScreenLimits {
+  transliterate: boolean;
+  moreKey: string;
+  moreLabel: string;
+  backKey: string;
+  backLabel: string;
+  /** Extra USSD operators, lower case. */
+  operators: ReadonlySet<string>;
+  /** Operators forced to the app channel, lower case. */
+  appOperators: ReadonlySet<string>;
+}
+
+/** Three dots, not `…`: U+2026 is outside GSM-7 and would shrink the whole screen to 70. */
+const ELLIPSIS = '...';
+/** Least room a cut option keeps for its text: "7. " plus a recognisable start. */
+const MIN_OPTION_TEXT = 12;
+/** Shortest cut prompt worth keeping beside a whole option (else the option is cut instead). */
+const MIN_HEAD_TEXT = 12;
+const TELCO = new RegExp(`^(${USSD_OPERATORS.join('|')})(-[a-z]+)?$`);
+
+/**
+ * USSD when `Platform` is `USSD` (any case) or `Operator` is a telco (with or without a country
+ * suffix, any case, plus `ussd.operators`); `ussd.appOperators` keeps an operator on the app channel.
+ */
+export function detectChannel(
+  platform: unknown,
+  operator: string | undefined,
+  options: ResolvedUssdOptions,
+): ServiceFlowChannel {
+  if (typeof platform === 'string' && platform.trim().toLowerCase() === 'ussd') return 'ussd';
+  if (operator === undefined) return 'app';
+  const name = operator.trim().toLowerCase();
+  if (options.appOperators.has(name)) return 'app';
+  if (TELCO.test(name)) return 'ussd';
+  if (options.operators.size === 0) return 'app';
+  return options.operators.has(name) || options.operators.has(name.replace(/-[a-z]+$/, '')) ? 'ussd' : 'app';
+}
+
+/* --- Measuring and cutting ------------------------------------------------------------------- */
+
+interface Size {
+  gsm7: boolean;
+  /** Septets when GSM-7 (extension characters count 2). */
+  septets: number;
+  /** UTF-16 units (what a UCS-2 screen counts). */
+  units: number;
+}
+
+function sizeOf(text: string): Size {
+  const screen = ussdScreen(text);
+  return { gsm7: screen.gsm7, septets: screen.gsm7 ? screen.length : 0, units: text.length };
+}
+
+/** Whether these lines, joined by newlines, fit one screen (one non-GSM line makes it UCS-2). */
+function linesFit(sizes: readonly Size[], limits: UssdScreenLimits): boolean {
+  let gsm7 = true;
+  let septets = 0;
+  let units = 0;
+  for (const size of sizes) {
+    gsm7 &&= size.gsm7;
+    septets += size.septets;
+    units += size.units;
+  }
+  const newlines = sizes.length > 0 ? sizes.length - 1 : 0;
+  return gsm7 ? septets + newlines <= limits.screenSize : units + newlines <= limits.unicodeScreenSize;
+}
+
+/**
+ * The longest start of `text` that passes `fits` with an ellipsis, cut at a word boundary when one
+ * keeps at least half of it (a single long word is cut inside it). Never throws: when nothing fits,
+ * the ellipsis alone.
+ */
+export function cutToFit(text: string, fits: (candidate: string) => boolean): string {
+  if (fits(text)) return text;
+  const chars = Array.from(text);
+  let lo = 0;
+  let hi = chars.length - 1;
+  let best = 0;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (fits(chars.slice(0, mid).join('').trimEnd() + ELLIPSIS)) {
+      best = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  let head = chars.slice(0, best).join('');
+  const space = head.search(/\s\S*$/);
+  if (chars[best] !== ' ' && space > head.length / 2) head = head.slice(0, space);
+  return head.trimEnd() + ELLIPSIS;
+}
+
+/** GSM-7 text for a screen: accents dropped where GSM-7 lacks them, typographic marks made plain, the rest `?`. */
+export function transliterate(text: string): string {
+  if (isGsm7(text)) return text;
+  let out = '';
+  for (const char of text) {
+    if (isGsm7(char)) {
+      out += char;
+      continue;
+    }
+    const plain = PLAIN[char] ?? char.normalize('NFD').replace(/[\u0300-\u036f]/g, '');
+    out += plain !== '' && isGsm7(plain) ? plain : '?';
+  }
+  return out;
+}
+
+const PLAIN: Record<string, string> = {
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u201c': '"',
+  '\u201d': '"',
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2026': '...',
+  '\u00a0': ' ',
+  '\u20b5': 'GHS',
+  '\t': ' ',
+};
+
+/* --- Menus ----------------------------------------------------------------------------------- */
+
+/** A select prompt as a USSD phone shows it: its pages, and the number of each option. */
+export interface UssdMenu {
+  /** Each page's whole `Message`: prompt, `N. Display` lines, navigation lines. */
+  readonly pages: readonly string[];
+  /** Each page's prompt as shown on it (cut on a page too narrow for it; '' for none). */
+  readonly heads: readonly string[];
+  /** Number typed → index of the option. The same on every page (numbers skip the navigation keys). */
+  readonly numbers: ReadonlyMap<string, number>;
+  /** Whether a text had to be cut (a prompt or a label longer than a screen). */
+  readonly cut: boolean;
+}
+
+/**
+ * Lays a menu out in pages. Options are numbered 1, 2, … skipping every key that means something
+ * else (the navigation keys, the back inputs), so no number ever collides with a navigation entry
+ * on any page, and a number keeps its option wherever the user is. Pages are filled greedily: an
+ * option goes on the page if the page, with the navigation lines it then needs ("more" while
+ * options are left, "back" after the first page), still fits; a label is never split across pages,
+ * and one too long for any page is cut with an ellipsis on a page of its own.
+ */
+export function layoutMenu(
+  title: string,
+  displays: readonly string[],
+  options: ResolvedUssdOptions,
+  reserved: ReadonlySet<string>,
+): UssdMenu {
+  const text = options.transliterate ? transliterate : (value: string) => value;
+  const numbers = new Map<string, number>();
+  const lines: string[] = [];
+  let n = 1;
+  displays.forEach((display, index) => {
+    while (reserved.has(String(n))) n++;
+    numbers.set(String(n), index);
+    // A line break inside a label would make two lines of one option.
+    lines.push(`${n}. ${text(display.replace(/\s*[\r\n]+\s*/g, ' '))}`);
+    n++;
+  });
+  const sizes = lines.map(sizeOf);
+  const moreLine = `${options.moreKey}. ${text(options.moreLabel)}`;
+  const backLine = `${options.backKey}. ${text(options.backLabel)}`;
+  const more = sizeOf(moreLine);
+  const back = sizeOf(backLine);
+  const head = text(title);
+  const headSize = head === '' ? undefined : sizeOf(head);
+
+  const pages: string[] = [];
+  const heads: string[] = [];
+  let cut = false;
+  let i = 0;
+  while (i < lines.length) {
+    const hasBack = pages.length > 0;
+    const page: string[] = [];
+    const pageSizes: Size[] = [];
+    const nav = (needMore: boolean): Size[] => [...(needMore ? [more] : []), ...(hasBack ? [back] : [])];
+    let j = i;
+    while (j < lines.length) {
+      const candidate = [
+        ...(headSize ? [headSize] : []),
+        ...pageSizes,
+        sizes[j]!,
+        ...nav(j < lines.length - 1),
+      ];
+      if (!linesFit(candidate, options)) break;
+      page.push(lines[j]!);
+      pageSizes.push(sizes[j]!);
+      j++;
+    }
+    let pageHead = head;
+    if (j === i) {
+      // Not even one option fits beside the prompt (a narrow UCS-2 screen, a long prompt or label):
+      // shorten the prompt when that keeps the option whole, else cut the option too.
+      cut = true;
+      const navLines = [...(i < lines.length - 1 ? [moreLine] : []), ...(hasBack ? [backLine] : [])];
+      const fits = (lead: string, line: string) =>
+        ussdScreen([...(lead ? [lead] : []), line, ...navLines].join('\n'), options).fits;
+      const whole = pageHead ? cutToFit(pageHead, (lead) => fits(lead, lines[i]!)) : '';
+      if (pageHead && whole.length >= Math.min(pageHead.length, MIN_HEAD_TEXT) && fits(whole, lines[i]!)) {
+        pageHead = whole;
+        page.push(lines[i]!);
+      } else {
+        const least = Array.from(lines[i]!).slice(0, MIN_OPTION_TEXT).join('') + ELLIPSIS;
+        if (pageHead && !fits(pageHead, least)) pageHead = cutToFit(pageHead, (lead) => fits(lead, least));
+        page.push(cutToFit(lines[i]!, (line) => fits(pageHead, line)));
+      }
+      j = i + 1;
+    }
+    const all = [...(pageHead ? [pageHead] : []), ...page];
+    if (j < lines.length) all.push(moreLine);
+    if (hasBack) all.push(backLine);
+    pages.push(all.join('\n'));
+    heads.push(pageHead);
+    i = j;
+  }
+  return { pages, heads, numbers, cut };
+}
+
+/**
+ * Renders screens for USSD, one per ServiceFlowService. Menus are laid out once per stored screen
+ * (screens are shared by the sessions showing them, see ScreenCache), so a paged step costs a
+ * lookup, not a layout.
+ */
+export class UssdScreens {
+  private readonly menus = new WeakMap<StoredScreen, UssdMenu>();
+  private readonly reserved: ReadonlySet<string>;
+
+  constructor(
+    readonly options: ResolvedUssdOptions,
+    backInputs: readonly string[],
+  ) {
+    this.reserved = new Set([options.moreKey, options.backKey, ...backInputs]);
+  }
+
+  menu(screen: StoredScreen): UssdMenu {
+    let menu = this.menus.get(screen);
+    if (!menu) {
+      menu = layoutMenu(
+        screen.message,
+        (screen.options ?? []).map((o) => o.Display),
+        this.options,
+        this.reserved,
+      );
+      this.menus.set(screen, menu);
+    }
+    return menu;
+  }
+
+  /** One page of a menu (clamped), with an explanation above it when it leaves room. */
+  page(screen: StoredScreen, page: number, prefix?: string): { text: string; cut: boolean } {
+    const menu = this.menu(screen);
+    const index = Math.min(Math.max(page, 0), menu.pages.length - 1);
+    const whole = menu.pages[index] ?? '';
+    if (!prefix) return { text: whole, cut: menu.cut };
+    const lead = this.options.transliterate ? transliterate(prefix) : prefix;
+    const fits = (text: string) => ussdScreen(text, this.options).fits;
+    if (fits(`${lead}\n${whole}`)) return { text: `${lead}\n${whole}`, cut: menu.cut };
+    // A full page: the explanation takes the prompt's place (the user has just seen it).
+    const head = menu.heads[index] ?? '';
+    const body = head ? whole.slice(head.length + 1) : whole;
+    const fitted = cutToFit(lead, (candidate) => fits(`${candidate}\n${body}`));
+    // Too little room for the explanation to say anything: the page alone is the re-ask.
+    if (fitted.length < Math.min(lead.length, MIN_OPTION_TEXT)) return { text: whole, cut: menu.cut };
+    return { text: `${fitted}\n${body}`, cut: menu.cut || fitted !== lead };
+  }
+
+  /** A text (input prompt, re-ask, cart or end message) cut to one screen at a word boundary. */
+  text(message: string): { text: string; cut: boolean } {
+    const plain = this.options.transliterate ? transliterate(message) : message;
+    if (ussdScreen(plain, this.options).fits) return { text: plain, cut: false };
+    return { text: cutToFit(plain, (candidate) => ussdScreen(candidate, this.options).fits), cut: true };
+  }
+
+  /** The option a typed number chooses (any page's number: numbers never change between pages). */
+  chosen(screen: StoredScreen, raw: string): SelectOption | undefined {
+    const index = this.menu(screen).numbers.get(raw);
+    return index === undefined ? undefined : screen.options?.[index];
+  }
+}
+
+/**
+ * Start-up check: every text the module shows by itself fits one screen, and a menu page keeps
+ * room for an option beside both navigation lines even on a UCS-2 screen.
+ */
+export function assertUssdTexts(
+  options: ResolvedUssdOptions,
+  messages: ServiceAppMessages,
+  prefix: string,
+): void {
+  const nav = `${options.moreKey}. ${options.moreLabel}\n${options.backKey}. ${options.backLabel}`;
+  if (nav.length + 1 + MIN_OPTION_TEXT + 4 > options.unicodeScreenSize)
+    throw new HubtelConfigError(
+      `${prefix}.moreLabel`,
+      `the navigation lines ("${nav.replace('\n', '", "')}") leave no room for an option on a ${options.unicodeScreenSize}-character screen`,
+    );
+  for (const [key, text] of Object.entries(messages)) {
+    const shown = options.transliterate ? transliterate(text) : text;
+    const screen = ussdScreen(shown, options);
+    if (!screen.fits)
+      throw new HubtelConfigError(
+        `serviceApp.messages.${key}`,
+        `is ${screen.length} characters, longer than one USSD screen (${screen.limit}${screen.gsm7 ? '' : ', it has a character outside GSM-7'})`,
+      );
+  }
+}
+
+/** Start-up check of a flow's own fixed text (its resume question with both answers) on a USSD screen. */
+export function assertFlowUssdText(
+  option: string,
+  text: string,
+  options: ResolvedUssdOptions,
+  reserved: ReadonlySet<string>,
+  answers: readonly string[],
+): void {
+  const menu = layoutMenu(text, answers, options, reserved);
+  if (menu.pages.length > 1 || menu.cut) {
+    const screen = ussdScreen(text, options);
+    throw new HubtelConfigError(
+      option,
+      `does not fit one USSD screen with its answers (${screen.length} characters of ${screen.limit})`,
+    );
+  }
+}
