@@ -584,7 +584,7 @@ script.describe('hubtel-simulate in a pseudo-terminal', () => {
       ],
       [
         [/Your answer \(phone\) > /, '0201234567\r'],
-        [/Choose 1-3 > /, '2\r'],
+        [/Choose 1-12 > /, '5\r'],
         [/\[f\]ail the payment > /, 'y\r'],
       ],
     );
@@ -595,9 +595,9 @@ script.describe('hubtel-simulate in a pseudo-terminal', () => {
       /Buy a data bundle\. Enter the phone number that gets the data:\r?\nYour answer \(phone\) > 0201234567/,
     );
     expect(screen).toMatch(
-      / {2}1\. 1GB - GHS 5\.00\r?\n {2}2\. 3GB - GHS 12\.00\r?\n {2}3\. 10GB - GHS 35\.00/,
+      / {2}4\. 2GB - GHS 9\.00\r?\n {2}5\. 3GB - GHS 12\.00\r?\n[\s\S]* {2}12\. 100GB - GHS 260\.00/,
     );
-    expect(screen).toMatch(/Choose 1-3 > 2/);
+    expect(screen).toMatch(/Choose 1-12 > 5/);
     expect(screen).toContain('Cart: 3GB data bundle for 233201234567 × 1 @ GHS 12.00 = GHS 12.00');
     expect(screen).toMatch(
       /Fulfillment request POST http:\/\/127\.0\.0\.1:\d+\/api\/fulfillment: HTTP 200 .*"Status":"received"/,
