@@ -55,6 +55,9 @@ export interface ServiceAppDriverOptions {
    * and a `Release` carrying an `Item` is the cart, paid like an `AddToCart`. `app` plays the
    * Hubtel app (`Data` rendered as a list). Default: by the platform's rule, `ussd` for a telco
    * operator (`mtn`, `vodafone-gh`, ...) or `extraFields.Platform` `USSD`, `app` otherwise.
+   * `ussd` with an operator the rule does not call USSD sends `Platform: 'USSD'` on every call,
+   * so the service sees the channel played; `app` with a telco operator only changes how the
+   * driver plays (the service still sees USSD by the rule).
    */
   channel?: ServiceAppChannel;
   /** USSD screen sizes: `screenSize` (GSM-7, default 182) and `unicodeScreenSize` (default 70). */
@@ -134,6 +137,8 @@ export class SandboxServiceSession {
   private readonly timeoutMs: number;
   private readonly strict: boolean;
   private readonly screenLimits: UssdScreenLimits;
+  /** `Platform: 'USSD'` when the channel was chosen as USSD for an operator the rule calls app. */
+  private readonly channelFields: Record<string, unknown>;
 
   constructor(
     private readonly state: SandboxState,
@@ -154,9 +159,12 @@ export class SandboxServiceSession {
         { field: 'mobile', message: 'must be a phone number with its country code' },
       ]);
     }
-    const channel =
-      options.channel ??
-      serviceAppChannel({ Operator: options.operator ?? 'mtn', Platform: options.extraFields?.Platform });
+    const detected = serviceAppChannel({
+      Operator: options.operator ?? 'mtn',
+      Platform: options.extraFields?.Platform,
+    });
+    const channel = options.channel ?? detected;
+    this.channelFields = channel === 'ussd' && detected !== 'ussd' ? { Platform: 'USSD' } : {};
     if (channel !== 'ussd' && channel !== 'app') {
       throw new HubtelValidationError('channel must be "ussd" or "app"', [
         { field: 'channel', message: 'must be "ussd" or "app"', value: channel },
@@ -440,6 +448,7 @@ export class SandboxServiceSession {
       ClientState: '',
       Mobile: this.record.mobile,
       SessionId: this.sessionId,
+      ...this.channelFields,
       ...this.options.extraFields,
     };
     const url = `${this.base}${this.flowPath}`;

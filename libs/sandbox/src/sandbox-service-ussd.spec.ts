@@ -73,6 +73,15 @@ describe('the sandbox driver on the USSD channel', () => {
     expect(sandbox.session(session.sessionId)).toMatchObject({ channel: 'ussd', state: 'fulfilled' });
   });
 
+  it('tells the service the channel it plays: Platform USSD for an operator the rule calls app', async () => {
+    const session = sandbox.serviceApp(service.url, { operator: 'Hubtel-Android', channel: 'ussd' });
+    await session.start();
+    expect(service.flowRequests.at(-1)).toMatchObject({ Operator: 'Hubtel-Android', Platform: 'USSD' });
+    const plain = sandbox.serviceApp(service.url, { operator: 'mtn' });
+    await plain.start();
+    expect(service.flowRequests.at(-1)).not.toHaveProperty('Platform');
+  });
+
   it('on the app channel a Release with an Item ends the session (the app cart is AddToCart)', async () => {
     const session = sandbox.serviceApp(service.url, { operator: 'Hubtel-Android' });
     await session.start();
