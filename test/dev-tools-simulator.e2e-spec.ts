@@ -274,6 +274,18 @@ describe('hubtel-simulate --channel ussd: a USSD phone', () => {
     });
   });
 
+  it('declining a Release cart sends nothing more: the service already ended the USSD session', async () => {
+    const term = pipeTerminal(['0241234567', '1', 'n']);
+    expect(await runSimulateCli([service.url], term.io)).toBe(0);
+    expect(term.text).toContain('Payment declined; nothing is sent (the USSD session already ended).');
+    const session = service.flowRequests.at(-1)!.SessionId;
+    expect(service.flowRequests.filter((r) => r.SessionId === session).map((r) => r.Type)).toEqual([
+      'initiation',
+      'Response',
+      'Response',
+    ]);
+  });
+
   it('flags a screen over the size (182 GSM-7, 70 with a non-GSM character, or --screen-size), and stops on it with --strict', async () => {
     const long = pipeTerminal();
     const run = runSimulateCli([service.url, '--service-code', 'long'], long.io);

@@ -340,8 +340,16 @@ export class TerminalSimulator {
       else this.out(p('Please answer y, n or f.', 'yellow'));
     }
     if (choice === 'n') {
+      const ended = endedByService(session);
       await this.releaseQuietly(session);
-      this.out(p('Payment declined; the session was released.', 'yellow'));
+      this.out(
+        p(
+          ended
+            ? 'Payment declined; nothing is sent (the USSD session already ended).'
+            : 'Payment declined; the session was released.',
+          'yellow',
+        ),
+      );
       return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'released' };
     }
     if (choice === 'f') {
@@ -445,6 +453,8 @@ export class TerminalSimulator {
   private async releaseQuietly(session: SandboxServiceSession): Promise<void> {
     const state = session.record.state;
     if (state === 'new' || state === 'released' || state === 'ended') return;
+    // A USSD cart came as Release: the service already ended the session, there is nothing to release.
+    if (endedByService(session)) return;
     try {
       await session.release();
     } catch {
@@ -465,6 +475,11 @@ export function toOptionValue(answer: string, options: ServiceFlowOption[]): str
     options.find((o) => o.Value.toLowerCase() === trimmed.toLowerCase());
   // Anything else goes as typed: the service decides (a "0" to go back, a re-ask).
   return byValue ? byValue.Value : trimmed;
+}
+
+/** True when the service's last answer ended the session (a `Release`, the USSD cart included). */
+function endedByService(session: SandboxServiceSession): boolean {
+  return String(session.last?.Type ?? '').toLowerCase() === 'release';
 }
 
 function dropUndefinedSizes(
