@@ -274,6 +274,44 @@ describe('hubtel-simulate --channel ussd: a USSD phone', () => {
     });
   });
 
+  it('warns when a USSD user would see no choices (options only in Data) or gets an AddToCart', async () => {
+    const appStyle = await scriptedService((body, res) => {
+      const first = String(body.Type).toLowerCase() === 'initiation';
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+        JSON.stringify(
+          first
+            ? {
+                ...prompt(body.SessionId, 'Choose a bundle:'),
+                DataType: 'select',
+                FieldName: '',
+                Data: [{ Display: '1GB', Value: 'DATA_1GB', Amount: 5 }],
+              }
+            : {
+                ...prompt(body.SessionId, 'Pay for 1GB'),
+                Type: 'AddToCart',
+                DataType: 'display',
+                FieldName: null,
+                Label: null,
+                Data: [],
+                Item: { ItemName: '1GB', Qty: 1, Price: 5 },
+              },
+        ),
+      );
+    });
+    try {
+      const term = pipeTerminal(['DATA_1GB', 'n']);
+      expect(await runSimulateCli([appStyle.url], term.io)).toBe(0);
+      expect(term.text).toContain(
+        'Choose a bundle:\n⚠ ussd: select prompt without a numbered menu in Message',
+      );
+      expect(term.text).not.toContain('1. 1GB'); // the phone shows no list built from Data
+      expect(term.text).toContain('⚠ ussd: AddToCart on USSD: the platform expects Release with the Item');
+      expect(term.text).toContain('Cart: 1GB × 1 @ GHS 5.00'); // still followed
+    } finally {
+      await appStyle.close();
+    }
+  });
+
   it('declining a Release cart sends nothing more: the service already ended the USSD session', async () => {
     const term = pipeTerminal(['0241234567', '1', 'n']);
     expect(await runSimulateCli([service.url], term.io)).toBe(0);
