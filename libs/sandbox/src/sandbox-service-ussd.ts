@@ -19,10 +19,9 @@ export function parseUssdMenu(message: string): UssdMenuLine[] {
   return lines;
 }
 
-/** The screen limits with the defaults filled in; refuses sizes a phone cannot have. */
+/** The screen limits with core's defaults (182 GSM-7, 70 UCS-2) filled in. */
 export function ussdLimits(limits: Partial<UssdScreenLimits> | undefined): UssdScreenLimits {
-  const resolved = { ...DEFAULT_USSD_SCREEN, ...limits };
-  return resolved;
+  return { ...DEFAULT_USSD_SCREEN, ...limits };
 }
 
 /** Measures what the phone shows of an answer (its `Message`). */

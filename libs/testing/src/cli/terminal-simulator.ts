@@ -12,7 +12,7 @@ import {
   type ServiceFlowOption,
   type ServiceFlowResponse,
 } from 'nestjs-hubtel/sandbox';
-import { serviceAppChannel, type ServiceAppChannel } from '#internal';
+import { DEFAULT_USSD_SCREEN, serviceAppChannel, type ServiceAppChannel } from '#internal';
 import { randomHubtelId } from '../testing.builders.js';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
 import {
@@ -300,8 +300,8 @@ export class TerminalSimulator {
 
   private screenLimits(): { screenSize: number; unicodeScreenSize: number } {
     return {
-      screenSize: this.options.screenSize ?? 182,
-      unicodeScreenSize: this.options.unicodeScreenSize ?? 70,
+      screenSize: this.options.screenSize ?? DEFAULT_USSD_SCREEN.screenSize,
+      unicodeScreenSize: this.options.unicodeScreenSize ?? DEFAULT_USSD_SCREEN.unicodeScreenSize,
     };
   }
 
