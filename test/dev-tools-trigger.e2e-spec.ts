@@ -707,11 +707,69 @@ describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
       ['fulfillment', 'http://a.test', '--session-id', 's', '--header', 'nocolon'],
       '--header must be "Name: value"',
     ],
+    [['service-flow', 'http://a.test', '--amount', '3'], '--amount does not go with service-flow'],
+    [['service-flow', 'http://a.test', '--mobile', 'abc'], '--mobile must be a phone number'],
+    [['service-flow', 'http://a.test', '--screen-size', '5'], '--screen-size must be a whole number from 10'],
+    [
+      ['checkout', 'http://a.test', '--reference', 'r', '--message', '1'],
+      '--message goes with the service-flow kind',
+    ],
   ] as [string[], string][])('refuses %j with exit code 2', async (argv, message) => {
     const s = streams();
     expect(await runTriggerCli(argv, s.io)).toBe(2);
     expect(s.err()).toContain(message);
     expect(s.err()).toContain('Usage: hubtel-trigger');
+  });
+
+  it("service-flow: the platform's request with its defaults; the channel by the operator, or Platform USSD when told", async () => {
+    const dry = async (argv: string[]) => {
+      const s = streams();
+      expect(
+        await runTriggerCli(['service-flow', 'http://a.test', '--dry-run', '--json', ...argv], s.io),
+      ).toBe(0);
+      return JSON.parse(s.out()) as { url: string; body: Record<string, unknown> };
+    };
+    const start = await dry([]);
+    expect(start.url).toBe('http://a.test/api/service-flow');
+    expect(start.body).toMatchObject({
+      Sequence: '1',
+      Type: 'initiation',
+      Message: '',
+      ServiceCode: 'sandbox-service',
+      Operator: 'mtn',
+      ClientState: '',
+      Mobile: '233241234567',
+    });
+    expect(start.body).not.toHaveProperty('Platform');
+    const typed = await dry([
+      '--type',
+      'Response',
+      '--message',
+      '2',
+      '--session-id',
+      's1',
+      '--mobile',
+      '0201234567',
+    ]);
+    expect(typed.body).toMatchObject({
+      Type: 'Response',
+      Message: '2',
+      SessionId: 's1',
+      Mobile: '233201234567',
+    });
+    expect(typed.body).not.toHaveProperty('Sequence');
+    expect((await dry(['--operator', 'Hubtel-Android', '--channel', 'USSD'])).body).toMatchObject({
+      Operator: 'Hubtel-Android',
+      Platform: 'USSD',
+    });
+    expect(
+      parseTriggerCliArgs(['service-flow', 'http://a.test', '--operator', 'Safaricom-KE']),
+    ).toMatchObject({
+      options: { serviceFlow: { channel: 'ussd' } },
+    });
+    expect(parseTriggerCliArgs(['service-flow', 'http://a.test', '--operator', 'Hubtel-iOS'])).toMatchObject({
+      options: { serviceFlow: { channel: 'app' } },
+    });
   });
 
   it('prints the contract body on a dry run, sending nothing', async () => {
