@@ -229,6 +229,48 @@ export class SandboxServiceSession {
     return this.call({ Sequence: '1', Type: 'initiation', Message: '' });
   }
 
+  /**
+   * A request of one of the platform's rarer types, or of a type it may add: `favorite` (starts
+   * the session like an initiation, `Sequence` set, with the data the user saved in `fields`),
+   * `query` (an API request for data, not a screen), `timeout` (the platform gave up waiting; it
+   * ignores the answer, and the session is over), anything else as given. The answer is recorded
+   * and returned; it is checked against the contract unless it answers a `timeout` or a `query`
+   * (neither is shown to a user).
+   */
+  async send(
+    type: string,
+    options: { message?: string; fields?: Record<string, unknown> } = {},
+  ): Promise<ServiceFlowResponse | undefined> {
+    if (typeof type !== 'string' || type.trim() === '')
+      throw new HubtelValidationError('send(type) needs a Type', [
+        { field: 'type', message: 'must be a non-empty string' },
+      ]);
+    const kind = type.toLowerCase();
+    if (this.record.state === 'new') {
+      this.state.sessions.push(this.record, [this.sessionId]);
+      this.record.state = 'active';
+    } else if (kind === 'favorite') {
+      throw new SandboxStateError(
+        'A favorite starts a session: this one was already started',
+        this.record.state,
+      );
+    }
+    const fields = {
+      ...(kind === 'favorite' ? { Sequence: '1' } : {}),
+      Type: type,
+      Message: options.message ?? '',
+    };
+    const unchecked = kind === 'timeout' || kind === 'query';
+    try {
+      return await this.call(fields, !unchecked, options.fields);
+    } finally {
+      if (kind === 'timeout' && this.record.state !== 'cart') {
+        this.record.state = 'ended';
+        this.touch();
+      }
+    }
+  }
+
   /** The user submits input (or an option's `Value`): `Type: 'Response'`, no `Sequence`. */
   async reply(input: string): Promise<ServiceFlowResponse> {
     this.requireOpen();
@@ -438,6 +480,7 @@ export class SandboxServiceSession {
   private async call(
     fields: Partial<ServiceFlowRequest> & { Type: string; Message: string },
     checked = true,
+    extra: Record<string, unknown> = {},
   ): Promise<ServiceFlowResponse> {
     const request: ServiceFlowRequest = {
       ...(fields.Sequence !== undefined ? { Sequence: fields.Sequence } : {}),
@@ -450,6 +493,7 @@ export class SandboxServiceSession {
       SessionId: this.sessionId,
       ...this.channelFields,
       ...this.options.extraFields,
+      ...extra,
     };
     const url = `${this.base}${this.flowPath}`;
     const exchange: SandboxSessionExchange = {

@@ -116,6 +116,31 @@ describe('the sandbox driver on the USSD channel', () => {
     expect(() => sandbox.serviceApp(service.url, { ussd: { screenSize: 0 } })).toThrow(HubtelValidationError);
   });
 
+  it('sends the rarer request types: favorite starts with Sequence and its data, timeout ends the session', async () => {
+    const favorite = sandbox.serviceApp(service.url);
+    await favorite.send('favorite', { fields: { Destination: '0241234567' } });
+    expect(service.flowRequests.at(-1)).toMatchObject({
+      Sequence: '1',
+      Type: 'favorite',
+      Message: '',
+      Destination: '0241234567',
+      SessionId: favorite.sessionId,
+    });
+    await expect(favorite.send('favorite')).rejects.toThrow(/already started/);
+
+    const timedOut = sandbox.serviceApp(service.url);
+    await timedOut.start();
+    await timedOut.send('timeout');
+    expect(service.flowRequests.at(-1)).toMatchObject({ Type: 'timeout' });
+    expect(service.flowRequests.at(-1)).not.toHaveProperty('Sequence');
+    expect(timedOut.record.state).toBe('ended');
+
+    const query = sandbox.serviceApp(service.url);
+    await query.send('query', { message: 'balance' });
+    expect(service.flowRequests.at(-1)).toMatchObject({ Type: 'query', Message: 'balance' });
+    await expect(query.send(' ')).rejects.toThrow(HubtelValidationError);
+  });
+
   it('reads menu lines as the SDK writes them', () => {
     expect(parseUssdMenu('Pick one:\n1. 1GB\n2) 3GB\n 10.  Ten \nno number\n9. More')).toEqual([
       { key: '1', label: '1GB' },
