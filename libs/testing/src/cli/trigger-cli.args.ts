@@ -101,10 +101,10 @@ against a sandbox, send "fulfillment" with --sandbox <url> --mark-paid; "fulfill
 end in a rejected event (NOT_PAID) with no handler run and no callback.
 
 Errors print the reason the app, the sandbox or the platform gave (its message and field errors).
-Exit codes: 0 every answer was 2xx; 1 an answer was not 2xx (or, on USSD, its screen was over
-the size), or the sandbox refused (no such
-invoice, --mark-paid could not mark or record the payment); 2 usage error; 3 the URL (no copy got
-an answer) or the sandbox could not be reached.
+Exit codes: 0 every answer was 2xx; 1 an answer was not 2xx, or the sandbox refused (no such
+invoice, --mark-paid could not mark or record the payment), or a service-flow answer on USSD was
+over the screen size; 2 usage error; 3 the URL (no copy got an answer) or the sandbox could not be
+reached.
 `;
 
 export interface TriggerOptions {
