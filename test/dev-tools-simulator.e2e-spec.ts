@@ -9,6 +9,7 @@ import { defaultFulfillmentUrl } from '../libs/testing/src/cli/terminal-simulato
 import { SIMULATE_CLI_USAGE, parseSimulateCliArgs } from '../libs/testing/src/cli/simulate-cli.js';
 import { startBundleMerchant, stripAnsi, type BundleMerchant } from './support/dev-tools.fixtures.js';
 import { startExampleInProcess, type InProcessExample } from './support/example-app.harness.js';
+import { standInMenu, startUssdStandIn, type UssdStandIn } from './support/ussd-service.fixtures.js';
 import { systemBinary } from './support/system.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -81,6 +82,9 @@ function prompt(sessionId: unknown, message: string) {
   };
 }
 
+/** The app channel (the Hubtel app lists Data); without it the default operator, mtn, plays USSD. */
+const APP = ['--operator', 'Hubtel-Android'];
+
 describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
   let sandbox: TestSandbox;
   let merchant: BundleMerchant;
@@ -105,12 +109,15 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
         '0201112222',
         '--callback-timeout',
         '20',
+        '--operator',
+        'Hubtel-Android', // the app channel: options listed from Data, Values sent
       ],
       term.io,
     );
     const text = term.text;
     expect(code).toBe(0);
-    expect(text).toContain('dialing sandbox-service as 233201112222 (mtn)');
+    expect(text).toContain('dialing sandbox-service as 233201112222 (Hubtel-Android)');
+    expect(text).toContain('Channel                   app');
     expect(text).toContain(`Service Fulfillment URL   ${merchant.url}/api/fulfillment`);
     expect(text).toMatch(
       /── Mobile number ──\nEnter the mobile number to buy data for\nYour answer \(phone\) > 0241234567/,
@@ -163,7 +170,7 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
   it('lets the service re-ask and go back, and releases the session when the payment is declined', async () => {
     const before = merchant.ledger.fulfilled.length;
     const term = pipeTerminal(['not a phone', '0241234567', '0', '0201234567', '9', '1', 'maybe', 'n']);
-    const code = await runSimulateCli([merchant.url, '--sandbox', sandbox.url], term.io);
+    const code = await runSimulateCli([merchant.url, '--sandbox', sandbox.url, ...APP], term.io);
     expect(code).toBe(0);
     const text = term.text;
     expect(text).toContain('Please enter a valid phone number.');
@@ -182,7 +189,7 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
   it('simulates a failed payment: no fulfillment request', async () => {
     const before = merchant.ledger.fulfilled.length;
     const term = pipeTerminal(['0241234567', '1', 'f']);
-    expect(await runSimulateCli([merchant.url, '--sandbox', sandbox.url], term.io)).toBe(0);
+    expect(await runSimulateCli([merchant.url, '--sandbox', sandbox.url, ...APP], term.io)).toBe(0);
     expect(term.text).toContain('The payment of GHS 5.00 failed (simulated)');
     expect(merchant.ledger.fulfilled).toHaveLength(before);
   });
@@ -190,7 +197,7 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
   it('reports a failed fulfillment (ServiceStatus failed) with exit code 1', async () => {
     merchant.ledger.failNextFulfillment = true;
     const term = pipeTerminal(['0241234567', '1', 'y']);
-    expect(await runSimulateCli([merchant.url, '--sandbox', sandbox.url], term.io)).toBe(1);
+    expect(await runSimulateCli([merchant.url, '--sandbox', sandbox.url, ...APP], term.io)).toBe(1);
     expect(term.text).toContain('Fulfillment callback received: ServiceStatus failed');
   });
 
@@ -205,9 +212,159 @@ describe('hubtel-simulate: the data-bundle flow in a terminal', () => {
   it('says when no fulfillment callback arrives in time', async () => {
     const term = pipeTerminal(['0241234567', '1', 'y']);
     // The app posts its callbacks to the test sandbox; the simulator listens on its own receiver.
-    expect(await runSimulateCli([merchant.url, '--callback-timeout', '1'], term.io)).toBe(1);
+    expect(await runSimulateCli([merchant.url, '--callback-timeout', '1', ...APP], term.io)).toBe(1);
     expect(term.text).toContain('No fulfillment callback within 1 s.');
     expect(term.text).toMatch(/Point the app's ServiceAppModule callbackUrl at http:\/\/127\.0\.0\.1:\d+/);
+  });
+});
+
+describe('hubtel-simulate --channel ussd: a USSD phone', () => {
+  let sandbox: TestSandbox;
+  let service: UssdStandIn;
+
+  beforeAll(async () => {
+    sandbox = await createTestSandbox();
+    service = await startUssdStandIn(); // answers the USSD way: menus in Message, Release cart
+    service.callbackUrl = `${sandbox.url}/callback`;
+  });
+  afterAll(async () => {
+    await service?.close();
+    await sandbox?.stop();
+  });
+
+  it('shows Message only, sends the number typed, pages, and follows a Release cart to payment and fulfillment', async () => {
+    const term = pipeTerminal(['0241234567', '9', '2', 'y']);
+    const code = await runSimulateCli(
+      [service.url, '--sandbox', sandbox.url, '--callback-timeout', '20', '--operator', 'MTN-GH'],
+      term.io,
+    );
+    const text = term.text;
+    expect(code).toBe(0);
+    // The channel follows the telco operator (no --channel given).
+    expect(text).toContain('Channel                   USSD');
+    expect(text).toContain(
+      `── USSD 36/182 ──\nEnter the number that gets the data:\nYour answer (phone) > 0241234567`,
+    );
+    // The menu screens are Message as is: the stand-in's lines, never the Data list the app shows.
+    const page1 = standInMenu('0241234567', 0);
+    const page2 = standInMenu('0241234567', 1);
+    expect(text).toContain(`── USSD ${page1.length}/182 ──\n${page1}\nYour answer (text) > 9`);
+    expect(text).toContain(`── USSD ${page2.length}/182 ──\n${page2}\nYour answer (text) > 2`);
+    expect(text).not.toMatch(/Choose 1-\d/);
+    expect(text).not.toContain('⚠');
+    // What reached the service: the numbers typed, as typed.
+    const session = service.flowRequests.at(-1)!.SessionId;
+    const typed = service.flowRequests.filter((r) => r.SessionId === session).map((r) => [r.Type, r.Message]);
+    expect(typed).toEqual([
+      ['initiation', ''],
+      ['Response', '0241234567'],
+      ['Response', '9'],
+      ['Response', '2'],
+    ]);
+    // The Release carrying the Item is the cart: paid, the fulfillment request sent, the callback read.
+    expect(text).toContain('You are buying 6GB - GHS 30.00 for 0241234567. Approve the payment prompt.');
+    expect(text).toContain('Session ended on the phone; the payment prompt follows.');
+    expect(text).toContain('Cart: 6GB data bundle × 1 @ GHS 30.00 = GHS 30.00');
+    expect(text).toMatch(/Fulfillment request POST http:\/\/127\.0\.0\.1:\d+\/api\/fulfillment: HTTP 200/);
+    expect(text).toContain('Fulfillment callback received: ServiceStatus success');
+    expect(service.fulfillments.at(-1)).toMatchObject({ SessionId: session });
+    // The test sandbox recorded the payment (--sandbox) the fulfillment request claims.
+    expect(sandbox.session(String(session))).toMatchObject({
+      state: expect.stringMatching(/paid|fulfilled/),
+    });
+  });
+
+  it('warns when a USSD user would see no choices (options only in Data) or gets an AddToCart', async () => {
+    const appStyle = await scriptedService((body, res) => {
+      const first = String(body.Type).toLowerCase() === 'initiation';
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+        JSON.stringify(
+          first
+            ? {
+                ...prompt(body.SessionId, 'Choose a bundle:'),
+                DataType: 'select',
+                FieldName: '',
+                Data: [{ Display: '1GB', Value: 'DATA_1GB', Amount: 5 }],
+              }
+            : {
+                ...prompt(body.SessionId, 'Pay for 1GB'),
+                Type: 'AddToCart',
+                DataType: 'display',
+                FieldName: null,
+                Label: null,
+                Data: [],
+                Item: { ItemName: '1GB', Qty: 1, Price: 5 },
+              },
+        ),
+      );
+    });
+    try {
+      const term = pipeTerminal(['DATA_1GB', 'n']);
+      expect(await runSimulateCli([appStyle.url], term.io)).toBe(0);
+      expect(term.text).toContain(
+        'Choose a bundle:\n⚠ ussd: select prompt without a numbered menu in Message',
+      );
+      expect(term.text).not.toContain('1. 1GB'); // the phone shows no list built from Data
+      expect(term.text).toContain('⚠ ussd: AddToCart on USSD: the platform expects Release with the Item');
+      expect(term.text).toContain('Cart: 1GB × 1 @ GHS 5.00'); // still followed
+    } finally {
+      await appStyle.close();
+    }
+  });
+
+  it('declining a Release cart sends nothing more: the service already ended the USSD session', async () => {
+    const term = pipeTerminal(['0241234567', '1', 'n']);
+    expect(await runSimulateCli([service.url], term.io)).toBe(0);
+    expect(term.text).toContain('Payment declined; nothing is sent (the USSD session already ended).');
+    const session = service.flowRequests.at(-1)!.SessionId;
+    expect(service.flowRequests.filter((r) => r.SessionId === session).map((r) => r.Type)).toEqual([
+      'initiation',
+      'Response',
+      'Response',
+    ]);
+  });
+
+  it('flags a screen over the size (182 GSM-7, 70 with a non-GSM character, or --screen-size), and stops on it with --strict', async () => {
+    const long = pipeTerminal();
+    const run = runSimulateCli([service.url, '--service-code', 'long'], long.io);
+    await long.waitFor('Your answer (text) > ');
+    long.end();
+    expect(await run).toBe(130);
+    expect(long.text).toContain('── USSD 202/182 TOO LONG ──');
+    expect(long.text).toContain('⚠ contract: screen too long: 202 characters, a USSD screen holds 182');
+
+    const unicode = pipeTerminal();
+    expect(await runSimulateCli([service.url, '--service-code', 'unicode', '--strict'], unicode.io)).toBe(1);
+    expect(unicode.text).toContain('── USSD 79/70 TOO LONG ──\nƐte sɛn?');
+    expect(unicode.text).toContain('once any character is outside the GSM 7-bit alphabet');
+    expect(unicode.text).toContain('The answer breaks the contract (--strict)');
+
+    const small = pipeTerminal();
+    const smallRun = runSimulateCli([service.url, '--screen-size', '30'], small.io);
+    await small.waitFor('Your answer (phone) > ');
+    small.end();
+    await smallRun;
+    expect(small.text).toContain('── USSD 36/30 TOO LONG ──');
+  });
+
+  it('plays the app channel for a non-telco operator or --channel app: the options of Data listed, Values sent', async () => {
+    for (const args of [
+      ['--operator', 'Hubtel-Android'],
+      ['--channel', 'app'],
+    ]) {
+      const term = pipeTerminal(['0241234567', '3']);
+      const run = runSimulateCli([service.url, ...args], term.io);
+      await term.waitFor(/Choose 1-4 > 3\n/);
+      term.end();
+      await run;
+      expect(term.text).toContain('Channel                   app');
+      expect(term.text).toContain('  3. 3GB - GHS 15.00\n  4. 4GB - GHS 20.00\nChoose 1-4 > 3');
+      expect(term.text).not.toContain('── USSD');
+      expect(service.flowRequests.at(-1)!.Message).toBe('DATA_3GB');
+    }
+    const refused = pipeTerminal();
+    expect(await runSimulateCli([service.url, '--channel', 'sms'], refused.io)).toBe(2);
+    expect(refused.text).toContain('--channel must be ussd or app, got "sms"');
   });
 });
 
@@ -473,10 +630,11 @@ script.describe('hubtel-simulate in a pseudo-terminal', () => {
         '0241234567',
         '--callback-timeout',
         '30',
+        ...APP,
       ],
       [
         [/Your answer \(phone\) > /, '0201234567\r'],
-        [/Choose 1-3 > /, '2\r'],
+        [/Choose 1-12 > /, '5\r'],
         [/\[f\]ail the payment > /, 'y\r'],
       ],
     );
@@ -487,9 +645,9 @@ script.describe('hubtel-simulate in a pseudo-terminal', () => {
       /Buy a data bundle\. Enter the phone number that gets the data:\r?\nYour answer \(phone\) > 0201234567/,
     );
     expect(screen).toMatch(
-      / {2}1\. 1GB - GHS 5\.00\r?\n {2}2\. 3GB - GHS 12\.00\r?\n {2}3\. 10GB - GHS 35\.00/,
+      / {2}4\. 2GB - GHS 9\.00\r?\n {2}5\. 3GB - GHS 12\.00\r?\n[\s\S]* {2}12\. 100GB - GHS 260\.00/,
     );
-    expect(screen).toMatch(/Choose 1-3 > 2/);
+    expect(screen).toMatch(/Choose 1-12 > 5/);
     expect(screen).toContain('Cart: 3GB data bundle for 233201234567 × 1 @ GHS 12.00 = GHS 12.00');
     expect(screen).toMatch(
       /Fulfillment request POST http:\/\/127\.0\.0\.1:\d+\/api\/fulfillment: HTTP 200 .*"Status":"received"/,

@@ -9,6 +9,7 @@ import { TRIGGER_CLI_USAGE, parseTriggerCliArgs } from '../libs/testing/src/cli/
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { CheckoutService } from 'nestjs-hubtel/checkout';
 import { startBundleMerchant, stripAnsi, type BundleMerchant } from './support/dev-tools.fixtures.js';
+import { standInMenu, startUssdStandIn, type UssdStandIn } from './support/ussd-service.fixtures.js';
 import {
   getOrder,
   placeOrder,
@@ -478,6 +479,141 @@ function streams() {
   return { io: { stdin: new PassThrough(), stdout, stderr, env: {} }, out: () => out, err: () => err };
 }
 
+describe('hubtel-trigger service-flow: one request as a USSD phone or the app sends it', () => {
+  let sandbox: TestSandbox;
+  let service: UssdStandIn;
+
+  beforeAll(async () => {
+    sandbox = await createTestSandbox();
+    service = await startUssdStandIn();
+    service.callbackUrl = `${sandbox.url}/callback`;
+  });
+  afterAll(async () => {
+    await service?.close();
+    await sandbox?.stop();
+  });
+
+  it('shows Message only on USSD (the telco default), sends the number typed, and follows a Release cart to payment and fulfillment', async () => {
+    const sessionId = 'ussd-trigger-1';
+    const start = await trigger([
+      'service-flow',
+      service.url,
+      '--session-id',
+      sessionId,
+      '--operator',
+      'MTN',
+    ]);
+    expect(start.stderr).toBe('');
+    expect(start.code).toBe(0);
+    expect(start.stdout).toContain(
+      `service-flow initiation of session ${sessionId} from 233******567 (MTN, USSD)`,
+    );
+    expect(start.stdout).toContain(`POST ${service.url}/api/service-flow`);
+    expect(start.stdout).toContain(
+      'HTTP 200 Type Response\n── USSD 36/182 ──\nEnter the number that gets the data:\n',
+    );
+    expect(start.stdout).not.toContain('"DataType"'); // the phone never sees the JSON
+
+    const next = (message: string) =>
+      trigger([
+        'service-flow',
+        service.url,
+        '--session-id',
+        sessionId,
+        '--type',
+        'Response',
+        '--message',
+        message,
+      ]);
+    const menu = await next('0241234567');
+    expect(menu.code).toBe(0);
+    expect(menu.stdout).toContain(`${standInMenu('0241234567', 0)}\n`);
+    expect(menu.stdout).not.toContain('Display');
+    const cart = await next('2');
+    expect(service.flowRequests.filter((r) => r.SessionId === sessionId).map((r) => r.Message)).toEqual([
+      '',
+      '0241234567',
+      '2',
+    ]);
+    expect(cart.code).toBe(0);
+    expect(cart.stdout).toContain('HTTP 200 Type Release');
+    expect(cart.stdout).toContain(
+      'You are buying 2GB - GHS 10.00 for 0241234567. Approve the payment prompt.',
+    );
+    expect(cart.stdout).toContain('Cart: 2GB data bundle × 1 @ GHS 10.00 = GHS 10.00');
+    expect(cart.stdout).toContain(
+      `pay it: hubtel-trigger fulfillment ${service.url} --session-id ${sessionId} --sandbox <sandbox-url> --mark-paid --amount 10.00`,
+    );
+
+    // The command it printed: the payment recorded in the sandbox, the fulfillment request sent.
+    const paid = await trigger([
+      'fulfillment',
+      service.url,
+      '--session-id',
+      sessionId,
+      '--sandbox',
+      sandbox.url,
+      '--mark-paid',
+      '--amount',
+      '10.00',
+    ]);
+    expect(paid.code).toBe(0);
+    expect(service.fulfillments.at(-1)).toMatchObject({ SessionId: sessionId });
+    const callback = await sandbox.waitForFulfillmentCallback((c) => c.sessionId === sessionId);
+    expect(callback.serviceStatus).toBe('success');
+  }, 90_000);
+
+  it('flags a screen over the size with exit code 1 (182 GSM-7, 70 with a non-GSM character, --screen-size)', async () => {
+    const long = await trigger(['service-flow', service.url, '--service-code', 'long']);
+    expect(long.code).toBe(1);
+    expect(long.stdout).toContain('── USSD 202/182 TOO LONG ──');
+    expect(long.stdout).toContain('⚠ screen too long: 202 characters, a USSD screen holds 182');
+    const unicode = await trigger(['service-flow', service.url, '--service-code', 'unicode', '--json']);
+    expect(unicode.code).toBe(1);
+    expect(JSON.parse(unicode.stdout).screens).toEqual([
+      { copy: 1, length: 79, limit: 70, gsm7: false, fits: false },
+    ]);
+    const roomy = await trigger([
+      'service-flow',
+      service.url,
+      '--service-code',
+      'long',
+      '--screen-size',
+      '300',
+    ]);
+    expect(roomy.code).toBe(0);
+    expect(roomy.stdout).toContain('── USSD 202/300 ──');
+  }, 90_000);
+
+  it('plays the app for a non-telco operator (the answer as is), and tells the service USSD when --channel ussd says so', async () => {
+    const app = await trigger(['service-flow', service.url, '--operator', 'Hubtel-Android']);
+    expect(app.code).toBe(0);
+    expect(app.stdout).toContain('(Hubtel-Android, app)');
+    expect(app.stdout).toMatch(/HTTP 200 \{"SessionId":/);
+    expect(app.stdout).not.toContain('── USSD');
+    expect(service.flowRequests.at(-1)).not.toHaveProperty('Platform');
+
+    const ussd = await trigger([
+      'service-flow',
+      service.url,
+      '--operator',
+      'Hubtel-Android',
+      '--channel',
+      'ussd',
+    ]);
+    expect(ussd.code).toBe(0);
+    expect(ussd.stdout).toContain('── USSD 36/182 ──');
+    expect(service.flowRequests.at(-1)).toMatchObject({ Operator: 'Hubtel-Android', Platform: 'USSD' });
+
+    const bad = await trigger(['service-flow', service.url, '--channel', 'sms']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--channel must be ussd or app for service-flow, got "sms"');
+    const misplaced = await trigger(['fulfillment', service.url, '--session-id', 's', '--operator', 'mtn']);
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.stderr).toContain('--operator goes with the service-flow kind');
+  }, 90_000);
+});
+
 describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
   it.each([
     [[], 'expected <kind> <url>'],
@@ -572,11 +708,69 @@ describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
       ['fulfillment', 'http://a.test', '--session-id', 's', '--header', 'nocolon'],
       '--header must be "Name: value"',
     ],
+    [['service-flow', 'http://a.test', '--amount', '3'], '--amount does not go with service-flow'],
+    [['service-flow', 'http://a.test', '--mobile', 'abc'], '--mobile must be a phone number'],
+    [['service-flow', 'http://a.test', '--screen-size', '5'], '--screen-size must be a whole number from 10'],
+    [
+      ['checkout', 'http://a.test', '--reference', 'r', '--message', '1'],
+      '--message goes with the service-flow kind',
+    ],
   ] as [string[], string][])('refuses %j with exit code 2', async (argv, message) => {
     const s = streams();
     expect(await runTriggerCli(argv, s.io)).toBe(2);
     expect(s.err()).toContain(message);
     expect(s.err()).toContain('Usage: hubtel-trigger');
+  });
+
+  it("service-flow: the platform's request with its defaults; the channel by the operator, or Platform USSD when told", async () => {
+    const dry = async (argv: string[]) => {
+      const s = streams();
+      expect(
+        await runTriggerCli(['service-flow', 'http://a.test', '--dry-run', '--json', ...argv], s.io),
+      ).toBe(0);
+      return JSON.parse(s.out()) as { url: string; body: Record<string, unknown> };
+    };
+    const start = await dry([]);
+    expect(start.url).toBe('http://a.test/api/service-flow');
+    expect(start.body).toMatchObject({
+      Sequence: '1',
+      Type: 'initiation',
+      Message: '',
+      ServiceCode: 'sandbox-service',
+      Operator: 'mtn',
+      ClientState: '',
+      Mobile: '233241234567',
+    });
+    expect(start.body).not.toHaveProperty('Platform');
+    const typed = await dry([
+      '--type',
+      'Response',
+      '--message',
+      '2',
+      '--session-id',
+      's1',
+      '--mobile',
+      '0201234567',
+    ]);
+    expect(typed.body).toMatchObject({
+      Type: 'Response',
+      Message: '2',
+      SessionId: 's1',
+      Mobile: '233201234567',
+    });
+    expect(typed.body).not.toHaveProperty('Sequence');
+    expect((await dry(['--operator', 'Hubtel-Android', '--channel', 'USSD'])).body).toMatchObject({
+      Operator: 'Hubtel-Android',
+      Platform: 'USSD',
+    });
+    expect(
+      parseTriggerCliArgs(['service-flow', 'http://a.test', '--operator', 'Safaricom-KE']),
+    ).toMatchObject({
+      options: { serviceFlow: { channel: 'ussd' } },
+    });
+    expect(parseTriggerCliArgs(['service-flow', 'http://a.test', '--operator', 'Hubtel-iOS'])).toMatchObject({
+      options: { serviceFlow: { channel: 'app' } },
+    });
   });
 
   it('prints the contract body on a dry run, sending nothing', async () => {

@@ -204,6 +204,10 @@ describe('example app — data bundles as a programmable service', () => {
     expect((await post(`${sessionPath}/reply`, { input: '0201234567' })).status).toBe(303);
     const select = await (await fetch(new URL(sessionPath, shop.url))).text();
     expect(select).toContain('data-testid="option-DATA_10GB"');
+    // The Hubtel app lists every bundle on one screen (twelve: more than one USSD screen holds).
+    expect(DATA_BUNDLES.length).toBeGreaterThanOrEqual(12);
+    for (const b of DATA_BUNDLES) expect(select).toContain(`data-testid="option-${b.Value}"`);
+    expect(select).toContain('data-channel="app"');
 
     expect((await post(`${sessionPath}/reply`, { input: 'DATA_10GB' })).status).toBe(303);
     expect(await (await fetch(new URL(sessionPath, shop.url))).text()).toContain('data-testid="pay"');
@@ -222,5 +226,45 @@ describe('example app — data bundles as a programmable service', () => {
     expect((await post('/simulator/sessions', { mobile: 'x' })).status).toBe(400);
     expect((await fetch(new URL('/simulator/sessions/..%2F..', shop.url))).status).toBe(404);
     expect((await post('/simulator/sessions/unknown/reply', { input: '1' })).status).toBe(404);
+  });
+
+  it('the simulator page plays a USSD phone: Message only, answers typed, the cart paid and fulfilled', async () => {
+    const post = (path: string, fields: Record<string, string>) =>
+      fetch(new URL(path, shop.url), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+        redirect: 'manual',
+      });
+    const page = async (path: string) => (await fetch(new URL(path, shop.url))).text();
+    expect(await page('/simulator')).toContain('data-testid="channel-ussd"');
+
+    const dialled = await post('/simulator/sessions', { mobile: '0241234567', channel: 'ussd' });
+    expect(dialled.status).toBe(303);
+    const sessionPath = dialled.headers.get('location')!;
+    const sessionId = sessionPath.split('/').pop()!;
+    const first = await page(sessionPath);
+    expect(first).toContain('data-channel="ussd"');
+    expect(first).toContain('USSD (Operator mtn)');
+    expect(first).toMatch(/data-testid="screen-size" data-fits="true">\d+\/182 characters/);
+    // What the platform was told: a telco operator, the USSD channel.
+    expect(sandbox.session(sessionId)).toMatchObject({ operator: 'mtn', channel: 'ussd' });
+
+    expect((await post(`${sessionPath}/reply`, { input: '0201234567' })).status).toBe(303);
+    const menu = await page(sessionPath);
+    // The phone shows Message as it came, never buttons built from Data.
+    const message = sandbox.session(sessionId)!.exchanges.at(-1)!.response as { Message: string };
+    expect(menu).toContain(`<pre class="message ussd" data-testid="message">${message.Message}</pre>`);
+    expect(menu).not.toContain('data-testid="option-');
+    expect(menu).toContain('data-testid="input"');
+
+    // An option's Value is accepted as an answer on every channel (the number too, once the menu is in Message).
+    expect((await post(`${sessionPath}/reply`, { input: 'DATA_5GB' })).status).toBe(303);
+    expect(await page(sessionPath)).toContain('data-testid="pay"');
+    expect((await post(`${sessionPath}/pay`, {})).status).toBe(303);
+    await sandbox.waitForFulfillmentCallback(
+      (c) => c.sessionId === sessionId && c.serviceStatus === 'success',
+    );
+    expect(await page(sessionPath)).toContain('5GB - GHS 19.00 sent to 233201234567');
   });
 });

@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { createTestSandbox, type TestSandbox } from 'nestjs-hubtel/testing';
 import { chromiumBinary, launchChromium, SCREENSHOT_DIR, type ChromiumSession } from './support/browser.js';
+import { startUssdStandIn } from './support/ussd-service.fixtures.js';
 
 const chromium = chromiumBinary('sandbox dashboard browser tests');
 
@@ -169,6 +170,34 @@ chromium.describe('sandbox dashboard in a real browser', () => {
     await expect(page.getByTestId('notice').getAttribute('data-kind')).resolves.toBe('error');
     expect(broken.bodies).toHaveLength(2);
     expect(await notReloaded()).toBe(true);
+  });
+
+  it('shows which channel each session used, and flags a USSD screen over the size', async () => {
+    await openDashboard();
+    const service = await startUssdStandIn();
+    try {
+      const ussd = sandbox.serviceApp(service.url, { operator: 'vodafone-gh' });
+      await ussd.start();
+      const app = sandbox.serviceApp(service.url, { operator: 'Hubtel-Android' });
+      await app.start();
+      const long = sandbox.serviceApp(service.url, { serviceCode: 'long', strict: false });
+      await long.start();
+      const row = (id: string) => page.locator(`[data-testid="session-row"][data-id="${id}"]`);
+      await row(long.sessionId).waitFor();
+      await expect(row(ussd.sessionId).getAttribute('data-channel')).resolves.toBe('ussd');
+      await expect(row(ussd.sessionId).getByTestId('session-channel').textContent()).resolves.toBe(
+        'USSD · vodafone-gh',
+      );
+      await expect(row(app.sessionId).getByTestId('session-channel').textContent()).resolves.toBe(
+        'app · Hubtel-Android',
+      );
+      await expect(row(long.sessionId).getByTestId('session-screen').textContent()).resolves.toMatch(
+        /End\? ⚠ 202\/182 characters$/,
+      );
+      expect(await notReloaded()).toBe(true);
+    } finally {
+      await service.close();
+    }
   });
 
   it('lists SMS (as text, never as HTML), sessions and fulfillment callbacks live, and empties on reset', async () => {

@@ -1,10 +1,22 @@
 import { FlowContext, FlowStep, ServiceFlow } from 'nestjs-hubtel/service-app';
 
-/** The data bundles on sale (`Data` of the select prompt: Display, Value, Amount). */
+/**
+ * The data bundles on sale (`Data` of the select prompt: Display, Value, Amount). Twelve: more than
+ * one USSD screen holds, so a phone pages through them while the Hubtel app lists them all.
+ */
 export const DATA_BUNDLES = Object.freeze([
+  { Display: '100MB - GHS 1.00', Value: 'DATA_100MB', Amount: 1 },
+  { Display: '500MB - GHS 3.00', Value: 'DATA_500MB', Amount: 3 },
   { Display: '1GB - GHS 5.00', Value: 'DATA_1GB', Amount: 5 },
+  { Display: '2GB - GHS 9.00', Value: 'DATA_2GB', Amount: 9 },
   { Display: '3GB - GHS 12.00', Value: 'DATA_3GB', Amount: 12 },
+  { Display: '5GB - GHS 19.00', Value: 'DATA_5GB', Amount: 19 },
   { Display: '10GB - GHS 35.00', Value: 'DATA_10GB', Amount: 35 },
+  { Display: '15GB - GHS 50.00', Value: 'DATA_15GB', Amount: 50 },
+  { Display: '20GB - GHS 65.00', Value: 'DATA_20GB', Amount: 65 },
+  { Display: '30GB - GHS 90.00', Value: 'DATA_30GB', Amount: 90 },
+  { Display: '50GB - GHS 140.00', Value: 'DATA_50GB', Amount: 140 },
+  { Display: '100GB - GHS 260.00', Value: 'DATA_100GB', Amount: 260 },
 ]);
 
 export function findBundle(value: unknown) {

@@ -15,7 +15,9 @@ const SESSION_ID = /^[0-9a-zA-Z_-]{1,64}$/;
  * The phone in a page (sandbox mode only): plays the platform's client app against this app's own
  * programmable service, through the sandbox's driver — the same HTTP calls the platform makes
  * (`POST /api/service-flow`, then `POST /api/fulfillment` once "paid"), so what you click here is
- * what a customer does in the Hubtel app. The fulfillment callback lands in the sandbox.
+ * what a customer does, in the Hubtel app (`Operator: Hubtel-Android`, options as buttons) or on a
+ * USSD phone (`Operator: mtn`, the screen is `Message` only, answers typed). The fulfillment
+ * callback lands in the sandbox.
  */
 @Controller('simulator')
 export class SimulatorController {
@@ -47,10 +49,15 @@ export class SimulatorController {
       const error = 'Enter the phone number you dial from, e.g. 024 123 4567.';
       return send(res, 400, await this.renderHome({ error, mobile }));
     }
+    const channel = readField(body, 'channel') === 'ussd' ? 'ussd' : 'app';
     const session = this.sandbox.serviceApp(this.urls.listening, {
       mobile: normalised.msisdn,
-      operator: 'Hubtel-Android',
+      // The operator is what tells the service the channel (a telco: USSD), as on the platform.
+      operator: channel === 'ussd' ? 'mtn' : 'Hubtel-Android',
+      channel,
       serviceCode: 'data-bundles',
+      // An oversize USSD screen is shown on the page, not refused: that is what the page is for.
+      strict: channel === 'app',
     });
     this.keep(session);
     await this.run(session, () => session.start());

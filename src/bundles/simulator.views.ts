@@ -23,6 +23,10 @@ ${options.error ? `<div class="error" role="alert" data-testid="error">${escapeH
   <form method="post" action="/simulator/sessions">
     <label for="mobile">Your phone number</label>
     <input id="mobile" name="mobile" data-testid="mobile" inputmode="tel" required value="${escapeHtml(options.mobile ?? '0241234567')}">
+    <fieldset class="channel"><legend>Dial from</legend>
+      <label><input type="radio" name="channel" value="app" data-testid="channel-app" checked> the Hubtel app</label>
+      <label><input type="radio" name="channel" value="ussd" data-testid="channel-ussd"> a USSD phone (MTN)</label>
+    </fieldset>
     <p><button type="submit" data-testid="dial">Dial</button></p>
   </form>
 </div></div>
@@ -58,6 +62,8 @@ export function renderSimulatorSession(
       <p><a class="button secondary" href="/simulator">Dial again</a></p>`;
   } else if (state === 'fulfillment-failed' || state === 'payment-failed') {
     screen = `<p class="message" data-testid="message">${state === 'payment-failed' ? 'Payment failed.' : 'The service could not deliver; Hubtel refunds the payment.'}</p><p><a class="button secondary" href="/simulator">Dial again</a></p>`;
+  } else if (state === 'active' && last && session.channel === 'ussd') {
+    screen = renderUssdScreen(session, base);
   } else if (state === 'active' && last) {
     const dataType = String(last.DataType ?? '').toLowerCase();
     const prompt = `<p class="message" data-testid="message">${escapeHtml(last.Message)}</p>`;
@@ -79,8 +85,8 @@ export function renderSimulatorSession(
   const body = `
 <h1>Data bundles</h1>
 ${error ? `<div class="error" role="alert" data-testid="error">${escapeHtml(error)}</div>` : ''}
-<div class="phone"><div class="screen" data-testid="screen" data-state="${escapeHtml(state)}">${screen}</div></div>
-<p class="small muted">Session <code>${escapeHtml(session.sessionId)}</code> · ${session.record.exchanges.length} call(s) to <code>/api/service-flow</code></p>`;
+<div class="phone"><div class="screen" data-testid="screen" data-state="${escapeHtml(state)}" data-channel="${escapeHtml(session.channel)}">${screen}</div></div>
+<p class="small muted">Session <code>${escapeHtml(session.sessionId)}</code> · ${session.channel === 'ussd' ? 'USSD (Operator mtn)' : 'Hubtel app'} · ${session.record.exchanges.length} call(s) to <code>/api/service-flow</code></p>`;
   return renderLayout({
     title: 'Data bundles',
     shopName: settings.shopName,
@@ -88,4 +94,25 @@ ${error ? `<div class="error" role="alert" data-testid="error">${escapeHtml(erro
     body,
     head: refresh ? '<meta http-equiv="refresh" content="1">' : '',
   });
+}
+
+/**
+ * A USSD phone's screen: the answer's `Message` and nothing else (a handset never sees `Data`),
+ * its size against the screen, and a box to type the answer (an option's number) in.
+ */
+function renderUssdScreen(session: SandboxServiceSession, base: string): string {
+  const last = session.last!;
+  const exchange = session.record.exchanges.at(-1);
+  const size = exchange?.screen;
+  const sizeLine = size
+    ? `<p class="small ${size.fits ? 'muted' : 'error'}" data-testid="screen-size" data-fits="${size.fits}">${size.length}/${size.limit} characters${size.fits ? '' : ': too long for one USSD screen'}</p>`
+    : '';
+  const warnings = (exchange?.warnings ?? [])
+    .map((w) => `<p class="small error" data-testid="ussd-warning">${escapeHtml(w)}</p>`)
+    .join('');
+  return `<pre class="message ussd" data-testid="message">${escapeHtml(last.Message)}</pre>${sizeLine}${warnings}
+    <form method="post" action="${base}/reply">
+      <label for="input">Reply</label>
+      <input id="input" name="input" data-testid="input" autofocus inputmode="${String(last.DataType).toLowerCase() === 'select' ? 'numeric' : 'text'}">
+      <p><button type="submit" data-testid="send">Send</button></p></form>`;
 }

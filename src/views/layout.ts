@@ -75,6 +75,9 @@ const STYLE = `
   .phone { max-width: 22rem; margin: 0 auto; background: #111; border-radius: 1.6rem; padding: 1rem .8rem; }
   .screen { background: #fff; border-radius: 1rem; padding: 1rem; min-height: 18rem; }
   .screen .message { white-space: pre-wrap; font-size: 1.05rem; margin: 0 0 1rem; }
+  .screen pre.message { font-family: inherit; }
+  fieldset.channel { border: 0; padding: 0; margin: .8rem 0 0; }
+  fieldset.channel label { display: block; font-weight: normal; }
   .options { display: flex; flex-direction: column; gap: .5rem; }
   .options button { text-align: left; }
 `;

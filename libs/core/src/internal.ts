@@ -105,3 +105,11 @@ export {
 } from './validation/validation.ajv.js';
 export { deleteIfVersion } from './store/hubtel-store.interface.js';
 export { isGsm7, gsm7Cost, ussdScreen, DEFAULT_USSD_SCREEN, type UssdScreenLimits } from './text/gsm7.js';
+export {
+  USSD_OPERATORS,
+  isTelcoOperator,
+  isUssdRequest,
+  serviceAppChannel,
+  type ServiceAppChannel,
+  type ServiceAppChannelFields,
+} from './channel/service-app.channel.js';

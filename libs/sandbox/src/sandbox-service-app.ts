@@ -5,6 +5,7 @@ import {
   HubtelValidationError,
   type ValidationIssue,
 } from 'nestjs-hubtel';
+import { serviceAppChannel, type ServiceAppChannel, type UssdScreenLimits } from '#internal';
 import { SandboxStateError } from './sandbox.errors.js';
 import {
   SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS,
@@ -15,6 +16,13 @@ import { validateCallback, type CallbackFaultSpec } from './sandbox-faults.js';
 import { OutboundError, hexId, isoNow, platformMsisdn, postJson, round2 } from './sandbox-http.js';
 import { checkServiceFlowResponse } from './sandbox-service-flow.check.js';
 import { recordServiceOrder } from './sandbox-service-payments.js';
+import {
+  findMenuLine,
+  measureUssdScreen,
+  oversizeIssue,
+  ussdLimits,
+  ussdWarnings,
+} from './sandbox-service-ussd.js';
 import type { SandboxState } from './sandbox.state.js';
 import type {
   CartItem,
@@ -41,6 +49,19 @@ export interface ServiceAppDriverOptions {
   mobile?: string;
   /** `Operator`: the user's channel (`mtn`, `vodafone`, `Hubtel-Android`, ...). Default `mtn`. */
   operator?: string;
+  /**
+   * `ussd` plays a USSD phone: it shows `Message` only (measured against the screen size: a screen
+   * that does not fit is a contract issue), `choose()` types the number of the option's menu line,
+   * and a `Release` carrying an `Item` is the cart, paid like an `AddToCart`. `app` plays the
+   * Hubtel app (`Data` rendered as a list). Default: by the platform's rule, `ussd` for a telco
+   * operator (`mtn`, `vodafone-gh`, ...) or `extraFields.Platform` `USSD`, `app` otherwise.
+   * `ussd` with an operator the rule does not call USSD sends `Platform: 'USSD'` on every call,
+   * so the service sees the channel played; `app` with a telco operator only changes how the
+   * driver plays (the service still sees USSD by the rule).
+   */
+  channel?: ServiceAppChannel;
+  /** USSD screen sizes: `screenSize` (GSM-7, default 182) and `unicodeScreenSize` (default 70). */
+  ussd?: Partial<UssdScreenLimits>;
   /** `SessionId`. Default: a fresh random one. */
   sessionId?: string;
   /** Path of the Service Interaction URL, after the service app's URL. Default `/api/service-flow`. */
@@ -115,6 +136,9 @@ export class SandboxServiceSession {
   private readonly fulfillmentPath: string;
   private readonly timeoutMs: number;
   private readonly strict: boolean;
+  private readonly screenLimits: UssdScreenLimits;
+  /** `Platform: 'USSD'` when the channel was chosen as USSD for an operator the rule calls app. */
+  private readonly channelFields: Record<string, unknown>;
 
   constructor(
     private readonly state: SandboxState,
@@ -135,6 +159,25 @@ export class SandboxServiceSession {
         { field: 'mobile', message: 'must be a phone number with its country code' },
       ]);
     }
+    const detected = serviceAppChannel({
+      Operator: options.operator ?? 'mtn',
+      Platform: options.extraFields?.Platform,
+    });
+    const channel = options.channel ?? detected;
+    this.channelFields = channel === 'ussd' && detected !== 'ussd' ? { Platform: 'USSD' } : {};
+    if (channel !== 'ussd' && channel !== 'app') {
+      throw new HubtelValidationError('channel must be "ussd" or "app"', [
+        { field: 'channel', message: 'must be "ussd" or "app"', value: channel },
+      ]);
+    }
+    this.screenLimits = ussdLimits(options.ussd);
+    for (const field of ['screenSize', 'unicodeScreenSize'] as const) {
+      const size = this.screenLimits[field];
+      if (!Number.isInteger(size) || size < 1 || size > 10_000)
+        throw new HubtelValidationError(`ussd.${field} must be a whole number from 1 to 10000`, [
+          { field: `ussd.${field}`, message: 'must be a whole number from 1 to 10000', value: size },
+        ]);
+    }
     this.base = serviceAppUrl.replace(/\/+$/, '');
     this.flowPath = options.serviceFlowPath ?? SERVICE_APP_DEFAULT_PATHS.serviceFlow;
     this.fulfillmentPath = options.fulfillmentPath ?? SERVICE_APP_DEFAULT_PATHS.fulfillment;
@@ -148,6 +191,7 @@ export class SandboxServiceSession {
       serviceCode: options.serviceCode ?? 'sandbox-service',
       mobile,
       operator: options.operator ?? 'mtn',
+      channel,
       state: 'new',
       exchanges: [],
       cart: null,
@@ -162,7 +206,12 @@ export class SandboxServiceSession {
     return this.lastResponse;
   }
 
-  /** The cart item of the AddToCart answer, once there was one. */
+  /** `ussd` or `app`: how this session plays the phone. */
+  get channel(): ServiceAppChannel {
+    return this.record.channel ?? 'app';
+  }
+
+  /** The cart item of the AddToCart answer (on USSD: of the Release carrying an Item), once there was one. */
   get cart(): CartItem | null {
     return this.record.cart;
   }
@@ -180,6 +229,48 @@ export class SandboxServiceSession {
     return this.call({ Sequence: '1', Type: 'initiation', Message: '' });
   }
 
+  /**
+   * A request of one of the platform's rarer types, or of a type it may add: `favorite` (starts
+   * the session like an initiation, `Sequence` set, with the data the user saved in `fields`),
+   * `query` (an API request for data, not a screen), `timeout` (the platform gave up waiting; it
+   * ignores the answer, and the session is over), anything else as given. The answer is recorded
+   * and returned; it is checked against the contract unless it answers a `timeout` or a `query`
+   * (neither is shown to a user).
+   */
+  async send(
+    type: string,
+    options: { message?: string; fields?: Record<string, unknown> } = {},
+  ): Promise<ServiceFlowResponse | undefined> {
+    if (typeof type !== 'string' || type.trim() === '')
+      throw new HubtelValidationError('send(type) needs a Type', [
+        { field: 'type', message: 'must be a non-empty string' },
+      ]);
+    const kind = type.toLowerCase();
+    if (this.record.state === 'new') {
+      this.state.sessions.push(this.record, [this.sessionId]);
+      this.record.state = 'active';
+    } else if (kind === 'favorite') {
+      throw new SandboxStateError(
+        'A favorite starts a session: this one was already started',
+        this.record.state,
+      );
+    }
+    const fields = {
+      ...(kind === 'favorite' ? { Sequence: '1' } : {}),
+      Type: type,
+      Message: options.message ?? '',
+    };
+    const unchecked = kind === 'timeout' || kind === 'query';
+    try {
+      return await this.call(fields, !unchecked, options.fields);
+    } finally {
+      if (kind === 'timeout' && this.record.state !== 'cart') {
+        this.record.state = 'ended';
+        this.touch();
+      }
+    }
+  }
+
   /** The user submits input (or an option's `Value`): `Type: 'Response'`, no `Sequence`. */
   async reply(input: string): Promise<ServiceFlowResponse> {
     this.requireOpen();
@@ -190,9 +281,18 @@ export class SandboxServiceSession {
     return this.call({ Type: 'Response', Message: input });
   }
 
-  /** Picks an option of the last select prompt by `Value`, `Display` (any case) or 1-based position, and replies with its `Value`. */
+  /**
+   * Picks an option of the last select prompt by `Value`, `Display` (any case) or 1-based position.
+   * On the app channel it replies with the option's `Value`. On USSD it types what a phone user
+   * types: a number as is (`9` for More included), or the number of the menu line showing the
+   * option; an option not on this screen is an error (page to it first). A USSD answer without a
+   * numbered menu in `Message` falls back to the app behaviour (and was warned about).
+   */
   async choose(option: string | number): Promise<ServiceFlowResponse> {
     const options = (this.lastResponse?.Data ?? []) as ServiceFlowOption[];
+    const menu = this.channel === 'ussd' ? (this.record.exchanges.at(-1)?.screen?.menu ?? []) : [];
+    if (menu.length > 0)
+      return this.reply(this.typedOnUssd(option, menu, Array.isArray(options) ? options : []));
     if (!Array.isArray(options) || options.length === 0) {
       throw new HubtelValidationError('The last answer offered no options to choose from', [
         { field: 'option', message: 'no select prompt' },
@@ -210,6 +310,25 @@ export class SandboxServiceSession {
       );
     }
     return this.reply(found.Value);
+  }
+
+  /** The number a USSD user types for `option` on the current screen. */
+  private typedOnUssd(
+    option: string | number,
+    menu: Array<{ key: string; label: string }>,
+    options: ServiceFlowOption[],
+  ): string {
+    const wanted = String(option).trim();
+    if (/^\d+$/.test(wanted)) return wanted;
+    const byValue = options.find((o) => o.Value === wanted);
+    const line = findMenuLine(menu, byValue ? byValue.Display : wanted);
+    if (!line) {
+      throw new HubtelValidationError(
+        `No option "${wanted}" on this USSD screen; it shows: ${menu.map((l) => `${l.key}. ${l.label}`).join(' | ')}`,
+        [{ field: 'option', message: 'not on the current screen', value: option }],
+      );
+    }
+    return line.key;
   }
 
   /** The user leaves: `Type: 'Release'`. Returns the answer, if the application gave a JSON one. */
@@ -233,7 +352,7 @@ export class SandboxServiceSession {
     const cart = this.record.cart;
     if (this.record.state !== 'cart' || !cart) {
       throw new SandboxStateError(
-        `Nothing to pay: the session is ${this.record.state}, not at AddToCart`,
+        `Nothing to pay: the session is ${this.record.state}, not at its cart (AddToCart; on USSD, Release with an Item)`,
         this.record.state,
       );
     }
@@ -361,6 +480,7 @@ export class SandboxServiceSession {
   private async call(
     fields: Partial<ServiceFlowRequest> & { Type: string; Message: string },
     checked = true,
+    extra: Record<string, unknown> = {},
   ): Promise<ServiceFlowResponse> {
     const request: ServiceFlowRequest = {
       ...(fields.Sequence !== undefined ? { Sequence: fields.Sequence } : {}),
@@ -371,7 +491,9 @@ export class SandboxServiceSession {
       ClientState: '',
       Mobile: this.record.mobile,
       SessionId: this.sessionId,
+      ...this.channelFields,
       ...this.options.extraFields,
+      ...extra,
     };
     const url = `${this.base}${this.flowPath}`;
     const exchange: SandboxSessionExchange = {
@@ -440,8 +562,17 @@ export class SandboxServiceSession {
       const response = parsed as ServiceFlowResponse;
       this.lastResponse = response;
       const type = String(response.Type ?? '').toLowerCase();
-      if (type === 'addtocart' && response.Item && typeof response.Item === 'object') {
-        this.record.cart = response.Item;
+      const ussd = this.channel === 'ussd';
+      if (ussd && typeof response.Message === 'string') {
+        // The phone shows Message only: measure it as the network carries it.
+        exchange.screen = measureUssdScreen(response.Message, this.screenLimits);
+        if (!exchange.screen.fits) exchange.issues.push(oversizeIssue(exchange.screen));
+        const warnings = ussdWarnings(response, exchange.screen);
+        if (warnings.length > 0) exchange.warnings = warnings;
+      }
+      const item = response.Item && typeof response.Item === 'object' ? response.Item : null;
+      if (item && (type === 'addtocart' || (type === 'release' && ussd))) {
+        this.record.cart = item;
         this.record.state = 'cart';
       } else if (type === 'release') {
         this.record.state = 'ended';

@@ -34,7 +34,14 @@ export function checkServiceFlowResponse(response: unknown, sessionId: string): 
       `SessionId ${JSON.stringify(r.SessionId)} does not echo the session's ${JSON.stringify(sessionId)}`,
     );
   if (typeof r.Message !== 'string') issues.push('Message is missing or not a string');
-  if (type === 'release') return issues;
+  // The USSD cart: `Release` carrying the `Item` (the session ends, payment follows outside it).
+  if (type === 'release') {
+    if (r.Item !== undefined && r.Item !== null) {
+      if (typeof r.Item !== 'object' || Array.isArray(r.Item)) issues.push('Item must be an object or null');
+      else checkItem(r.Item as Record<string, unknown>, issues);
+    }
+    return issues;
+  }
   for (const field of CONTRACT_FIELDS)
     if (!(field in r)) issues.push(`${field} is missing (send null rather than omitting it)`);
   const dataType = typeof r.DataType === 'string' ? r.DataType.toLowerCase() : undefined;
@@ -45,16 +52,7 @@ export function checkServiceFlowResponse(response: unknown, sessionId: string): 
   if (type === 'addtocart') {
     const item = r.Item as Record<string, unknown> | null | undefined;
     if (!item || typeof item !== 'object') issues.push('Item must be an object on AddToCart');
-    else {
-      if (typeof item.ItemName !== 'string') issues.push('Item.ItemName must be a string');
-      if (typeof item.Qty !== 'number') issues.push('Item.Qty must be a number');
-      if (typeof item.Price !== 'number') issues.push('Item.Price must be a number');
-      if (
-        item.ServiceData !== undefined &&
-        (item.ServiceData === null || typeof item.ServiceData !== 'object')
-      )
-        issues.push('Item.ServiceData must be an object when present');
-    }
+    else checkItem(item, issues);
     if (!Array.isArray(r.Data) || r.Data.length !== 0)
       issues.push('Data must be an empty array on AddToCart');
   } else if (type === 'response') {
@@ -79,4 +77,12 @@ export function checkServiceFlowResponse(response: unknown, sessionId: string): 
     }
   }
   return issues;
+}
+
+function checkItem(item: Record<string, unknown>, issues: string[]): void {
+  if (typeof item.ItemName !== 'string') issues.push('Item.ItemName must be a string');
+  if (typeof item.Qty !== 'number') issues.push('Item.Qty must be a number');
+  if (typeof item.Price !== 'number') issues.push('Item.Price must be a number');
+  if (item.ServiceData !== undefined && (item.ServiceData === null || typeof item.ServiceData !== 'object'))
+    issues.push('Item.ServiceData must be an object when present');
 }

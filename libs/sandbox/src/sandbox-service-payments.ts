@@ -40,6 +40,7 @@ export function recordServicePayment(
       serviceCode: 'external',
       mobile: '',
       operator: '',
+      channel: null,
       state: 'cart',
       exchanges: [],
       cart: null,

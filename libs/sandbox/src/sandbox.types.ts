@@ -236,6 +236,29 @@ export interface SandboxSessionExchange {
   error: string | null;
   /** Where the answer breaks the contract (strict drivers throw on these). */
   issues: string[];
+  /**
+   * On the USSD channel: the screen the phone showed (the answer's `Message`), measured against
+   * the screen size (GSM-7 septets, or UTF-16 units once any character is outside GSM-7).
+   */
+  screen?: SandboxUssdScreen;
+  /** What a user of this channel would trip on without the answer breaking the contract (shown, never thrown). */
+  warnings?: string[];
+}
+
+/** One USSD screen as the sandbox's phone measured it. */
+export interface SandboxUssdScreen {
+  length: number;
+  limit: number;
+  gsm7: boolean;
+  fits: boolean;
+  /** The numbered lines of the menu in `Message` (`1. 1GB`): what the user can type. */
+  menu: UssdMenuLine[];
+}
+
+/** One `N. Display` line of a USSD menu. */
+export interface UssdMenuLine {
+  key: string;
+  label: string;
 }
 
 export interface SandboxServiceOrder {
@@ -264,6 +287,11 @@ export interface SandboxSession {
   serviceCode: string;
   mobile: string;
   operator: string;
+  /**
+   * `ussd` (the phone shows `Message` only; the user types numbers; the cart comes as `Release`
+   * with an `Item`) or `app` (the Hubtel app renders `Data`). Null for a session the sandbox did not drive.
+   */
+  channel: 'ussd' | 'app' | null;
   state: SandboxSessionState;
   exchanges: SandboxSessionExchange[];
   cart: CartItem | null;

@@ -41,20 +41,6 @@ export const SERVICE_APP_KEYS = Object.freeze({
   resume: 'hubtel:service-app:resume:',
 });
 
-/**
- * The telcos whose `Operator` makes a request USSD (platform facts, the platform's SDK), each also
- * with a country suffix (`mtn-gh`, `safaricom-ke`), compared case-insensitively.
- */
-export const USSD_OPERATORS: readonly string[] = Object.freeze([
-  'mtn',
-  'vodafone',
-  'tigo',
-  'airtel',
-  'airteltigo',
-  'glo',
-  'safaricom',
-]);
-
 /** The USSD screen and its menu navigation (`ussd` option). */
 export const SERVICE_APP_USSD_DEFAULTS = Object.freeze({
   /** Characters of a GSM 7-bit USSD string (160 octets), core's DEFAULT_USSD_SCREEN. */

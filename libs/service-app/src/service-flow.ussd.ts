@@ -6,8 +6,8 @@
  * App channels never come here: they are answered as they always were.
  */
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { isGsm7, ussdScreen, type UssdScreenLimits } from '#internal';
-import { USSD_OPERATORS, type ServiceAppMessages } from './service-app.constants.js';
+import { isGsm7, isTelcoOperator, isUssdRequest, ussdScreen, type UssdScreenLimits } from '#internal';
+import type { ServiceAppMessages } from './service-app.constants.js';
 import type { SelectOption } from './service-app.types.js';
 import type { StoredScreen } from './service-flow.types.js';
 
@@ -32,7 +32,6 @@ const ELLIPSIS = '...';
 const MIN_OPTION_TEXT = 12;
 /** Shortest cut prompt worth keeping beside a whole option (else the option is cut instead). */
 const MIN_HEAD_TEXT = 12;
-const TELCO = new RegExp(`^(${USSD_OPERATORS.join('|')})(-[a-z]+)?$`);
 
 /**
  * USSD when `Platform` is `USSD` (any case) or `Operator` is a telco (with or without a country
@@ -43,11 +42,12 @@ export function detectChannel(
   operator: string | undefined,
   options: ResolvedUssdOptions,
 ): ServiceFlowChannel {
-  if (typeof platform === 'string' && platform.trim().toLowerCase() === 'ussd') return 'ussd';
+  // The platform's own rule (core's, shared with the sandbox and the simulators), then the options.
+  if (isUssdRequest({ Platform: platform })) return 'ussd';
   if (operator === undefined) return 'app';
   const name = operator.trim().toLowerCase();
   if (options.appOperators.has(name)) return 'app';
-  if (TELCO.test(name)) return 'ussd';
+  if (isTelcoOperator(name)) return 'ussd';
   if (options.operators.size === 0) return 'app';
   return options.operators.has(name) || options.operators.has(name.replace(/-[a-z]+$/, '')) ? 'ussd' : 'app';
 }

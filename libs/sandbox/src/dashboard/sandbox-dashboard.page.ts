@@ -15,7 +15,7 @@ import { escapeHtml } from '../sandbox-http.js';
  *   delivery-response,
  *   invoice-row (data-id = checkoutId, data-reference, data-state), invoice-reference, invoice-amount, invoice-state,
  *   message-row (data-id), message-to, message-content, message-status,
- *   session-row (data-id, data-state), session-state, session-screen,
+ *   session-row (data-id, data-state, data-channel), session-channel, session-state, session-screen,
  *   fulfillment-callback-row (data-id), fulfillment-callback-status, fulfillment-callback-matched.
  */
 
@@ -197,20 +197,24 @@ const SCRIPT = `
     body('sessions', newestFirst('session', 'createdAt').map(function (s) {
       var last = (s.exchanges || [])[s.exchanges.length - 1];
       var screen = last ? (last.error ? 'error: ' + last.error : (last.answer || '')) : '';
+      // A USSD screen over the size is what the phone could not show: flagged where it is read.
+      if (last && last.screen && !last.screen.fits) screen += ' ⚠ ' + last.screen.length + '/' + last.screen.limit + ' characters';
+      var channel = (s.channel === 'ussd' ? 'USSD' : s.channel || '') + (s.operator ? ' · ' + s.operator : '');
       var cart = s.cart ? s.cart.ItemName + ' × ' + s.cart.Qty + ' @ ' + money(s.cart.Price) : '';
       var order = s.order ? s.order.orderId + ' (' + s.order.outcome + (s.order.serviceStatus ? ', ' + s.order.serviceStatus : '') + ')' : '';
-      return el('tr', { testid: 'session-row', 'data-id': s.sessionId, 'data-state': s.state }, [
+      return el('tr', { testid: 'session-row', 'data-id': s.sessionId, 'data-state': s.state, 'data-channel': s.channel || '' }, [
         td('session-time', time(s.createdAt), 'mono'),
         td('session-id', s.sessionId, 'mono'),
         td('session-service-code', s.serviceCode),
         td('session-mobile', s.mobile, 'mono'),
+        td('session-channel', channel),
         stateCell('session-state', s.state),
         td('session-screen', screen, 'wrap'),
         td('session-steps', String(s.exchangeCount || 0)),
         td('session-cart', cart),
         td('session-order', order, 'mono'),
       ]);
-    }), 'No service session yet.', 9);
+    }), 'No service session yet.', 10);
   }
 
   function renderCallbacks() {
@@ -320,7 +324,7 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
   ${section('deliveries', 'Callback deliveries', 'checkout web callbacks and fulfillment requests the sandbox sent — click a row for its body', ['Time', 'Kind', 'URL', 'Reference', 'State', 'HTTP', 'Faults', 'Re-send of', ''])}
   ${section('invoices', 'Invoices', 'checkout invoices created on /items/initiate', ['Time', 'Client reference', 'Checkout id', 'Amount', 'Description', 'State', 'Callbacks'])}
   ${section('messages', 'SMS messages', 'what the SMS API was asked to send', ['Time', 'From', 'To', 'Content', 'Status', 'Batch'])}
-  ${section('sessions', 'Service sessions', 'programmable-services sessions played by the driver or the simulator', ['Time', 'Session', 'Service code', 'Mobile', 'State', 'Last screen', 'Steps', 'Cart', 'Order'])}
+  ${section('sessions', 'Service sessions', 'programmable-services sessions played by the driver or the simulator', ['Time', 'Session', 'Service code', 'Mobile', 'Channel', 'State', 'Last screen', 'Steps', 'Cart', 'Order'])}
   ${section('fulfillment-callbacks', 'Fulfillment callbacks', 'received on POST /callback', ['Time', 'Session', 'Order', 'ServiceStatus', 'Matched'])}
 </main>
 <script nonce="${nonce}">${SCRIPT}</script>

@@ -82,6 +82,9 @@ function viewOf(kind: DashboardKind, record: unknown): DashboardRecord {
               answer: answer?.Message ?? (typeof e.response === 'string' ? e.response.slice(0, 200) : null),
               error: e.error,
               issues: e.issues,
+              screen: e.screen
+                ? { length: e.screen.length, limit: e.screen.limit, fits: e.screen.fits }
+                : null,
             };
           }),
         },

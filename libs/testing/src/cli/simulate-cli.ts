@@ -18,9 +18,9 @@ import {
 
 export const SIMULATE_CLI_USAGE = `Usage: hubtel-simulate <service-flow-url> [options]
 
-Plays Hubtel's client app against your programmable service, like dialing a USSD code: shows each
-screen, reads your answers, shows the cart and pays it (the fulfillment request), then waits for
-your app's fulfillment callback.
+Plays Hubtel's client app against your programmable service, as a USSD phone or as the Hubtel
+app: shows each screen, reads your answers, shows the cart and pays it (the fulfillment request),
+then waits for your app's fulfillment callback.
 
   <service-flow-url>          your Service Interaction URL, e.g. http://localhost:3000/api/service-flow
 
@@ -28,6 +28,12 @@ Options:
       --service-code <code>   ServiceCode of the session (default ${TESTING_DEFAULTS.serviceCode})
       --mobile <msisdn>       the user's number (default ${TESTING_DEFAULTS.phone})
       --operator <name>       the user's channel: mtn, vodafone, airtel, tigo, Hubtel-Android... (default ${TESTING_DEFAULTS.operator})
+      --channel <ussd|app>    ussd: a phone that shows Message only (menus must be in it), flags a
+                              screen over the size, sends the number typed, and pays a Release
+                              carrying an Item; app: the Hubtel app, listing the options of Data
+                              (default: ussd for a telco operator, mtn, vodafone-gh..., app otherwise)
+      --screen-size <n>       USSD screen size in characters (default 182)
+      --unicode-screen-size <n>  the size once any character is outside GSM-7 (default 70)
       --fulfillment-url <url> your Service Fulfillment URL (default: the service-flow URL with
                               service-flow replaced by fulfillment)
       --sandbox <url>         a running sandbox your app sends fulfillment callbacks to (hubtel-sandbox,
@@ -39,7 +45,8 @@ Options:
       --no-color              plain output (also NO_COLOR=1)
   -h, --help                  show this help
 
-Answers: type the text asked for; on a list, the option's number (or its Value). On the cart:
+Answers: type the text asked for; on a list, the option's number (or its Value; on USSD what you
+type is sent as typed, the service maps the number). On the cart:
 y pays, n declines, f simulates a failed payment. Ctrl+C (or the end of the input) releases the session.
 
 Errors print the reason the service or the sandbox gave. Exit codes: 0 the session ended normally
@@ -55,6 +62,9 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
     'service-code': { type: 'string' },
     mobile: { type: 'string' },
     operator: { type: 'string' },
+    channel: { type: 'string' },
+    'screen-size': { type: 'string' },
+    'unicode-screen-size': { type: 'string' },
     'fulfillment-url': { type: 'string' },
     sandbox: { type: 'string' },
     'callback-port': { type: 'string' },
@@ -89,6 +99,9 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
     if (values[name] !== undefined && values[name]!.trim() === '')
       throw new CliUsageError(`--${name} must not be empty`);
   }
+  const channel = values.channel?.trim().toLowerCase();
+  if (channel !== undefined && channel !== 'ussd' && channel !== 'app')
+    throw new CliUsageError(`--channel must be ussd or app, got "${values.channel}"`);
   const callbackTimeout = intOption('callback-timeout', values['callback-timeout'], 1, 3600);
   return {
     help: false,
@@ -101,6 +114,9 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
           ? undefined
           : (tryNormalizeMsisdn(values.mobile) as { msisdn: string }).msisdn,
       operator: values.operator,
+      channel,
+      screenSize: intOption('screen-size', values['screen-size'], 10, 10_000),
+      unicodeScreenSize: intOption('unicode-screen-size', values['unicode-screen-size'], 10, 10_000),
       sandboxUrl: values.sandbox === undefined ? undefined : urlOption('--sandbox', values.sandbox).origin,
       callbackPort: intOption('callback-port', values['callback-port'], 0, 65535),
       callbackTimeoutMs: callbackTimeout === undefined ? undefined : callbackTimeout * 1000,

@@ -12,6 +12,7 @@ import {
   type ServiceFlowOption,
   type ServiceFlowResponse,
 } from 'nestjs-hubtel/sandbox';
+import { DEFAULT_USSD_SCREEN, serviceAppChannel, type ServiceAppChannel } from '#internal';
 import { randomHubtelId } from '../testing.builders.js';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
 import {
@@ -31,6 +32,16 @@ export interface TerminalSimulatorOptions {
   serviceCode?: string;
   mobile?: string;
   operator?: string;
+  /**
+   * `ussd` plays a USSD phone: shows `Message` only, flags a screen over the size, sends what the
+   * user types (the option's number), and pays a `Release` carrying an `Item` like an `AddToCart`.
+   * `app` plays the Hubtel app (the options of `Data` listed). Default: `ussd` for a telco operator.
+   */
+  channel?: ServiceAppChannel;
+  /** USSD screen size in characters (GSM-7). Default 182. */
+  screenSize?: number;
+  /** USSD screen size once any character is outside GSM-7 (UCS-2). Default 70. */
+  unicodeScreenSize?: number;
   /**
    * A running sandbox (the `hubtel-sandbox` command, or an app's embedded one) that receives the
    * app's fulfillment callbacks: the simulator reads them from its admin API. Default: the
@@ -111,11 +122,14 @@ export class TerminalSimulator {
       logger: quietLogger,
     });
     let session: SandboxServiceSession;
+    const operator = this.options.operator ?? TESTING_DEFAULTS.operator;
     try {
       session = sandbox.serviceApp(this.flowUrl.origin, {
         serviceCode: this.options.serviceCode ?? TESTING_DEFAULTS.serviceCode,
         mobile: this.options.mobile ?? TESTING_DEFAULTS.phone,
-        operator: this.options.operator ?? TESTING_DEFAULTS.operator,
+        operator,
+        channel: this.options.channel ?? serviceAppChannel({ Operator: operator }),
+        ussd: dropUndefinedSizes(this.options.screenSize, this.options.unicodeScreenSize),
         serviceFlowPath: `${this.flowUrl.pathname}${this.flowUrl.search}`,
         fulfillmentPath: `${this.fulfillmentUrl.pathname}${this.fulfillmentUrl.search}`,
         timeoutMs: this.options.timeoutMs,
@@ -169,6 +183,12 @@ export class TerminalSimulator {
         'bold',
       ),
     );
+    const screen = session.record.channel === 'ussd' ? this.screenLimits() : undefined;
+    this.out(
+      screen
+        ? `  Channel                   USSD ${p(`(the phone shows Message only; screens of ${screen.screenSize} characters, ${screen.unicodeScreenSize} with a non-GSM character)`, 'dim')}`
+        : `  Channel                   app ${p('(the Hubtel app lists the options of Data)', 'dim')}`,
+    );
     this.out(`  Service Interaction URL   ${this.flowUrl.href}`);
     this.out(`  Service Fulfillment URL   ${this.fulfillmentUrl.href}`);
     if (this.options.sandboxUrl)
@@ -198,6 +218,7 @@ export class TerminalSimulator {
       return line;
     };
     let response = await session.start();
+    if (session.channel === 'ussd') return this.playUssd(session, sandbox, response, ask);
     for (;;) {
       this.warnIssues(session);
       const type = String(response.Type ?? '').toLowerCase();
@@ -223,6 +244,65 @@ export class TerminalSimulator {
       }
       response = await session.reply(answer);
     }
+  }
+
+  /**
+   * The USSD phone: the screen is `Message` and nothing else (no label, no list from `Data`); what
+   * the user types is sent as typed; the cart is a `Release` carrying the `Item`, paid outside the
+   * session (the mobile-money prompt), or an `AddToCart` (warned about: USSD expects Release).
+   */
+  private async playUssd(
+    session: SandboxServiceSession,
+    sandbox: HubtelSandbox,
+    first: ServiceFlowResponse,
+    ask: (prompt: string) => Promise<string>,
+  ): Promise<SimulationResult> {
+    const p = this.paint;
+    let response = first;
+    for (;;) {
+      const type = String(response.Type ?? '').toLowerCase();
+      this.out();
+      // The screen first, then what is wrong with it (--strict stops there, the screen seen).
+      this.showUssdScreen(session, response);
+      this.warnIssues(session);
+      const hasItem = response.Item !== null && typeof response.Item === 'object';
+      if (type === 'release' && hasItem) {
+        this.out(p('Session ended on the phone; the payment prompt follows.', 'dim'));
+        return this.checkout(session, sandbox, response, ask);
+      }
+      if (type === 'release') {
+        this.out(p('Session ended by the service.', 'dim'));
+        return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'ended' };
+      }
+      if (type === 'addtocart') return this.checkout(session, sandbox, response, ask);
+      // What the user types goes as typed: on USSD the service maps an option's number itself.
+      const field = response.FieldType ? ` (${response.FieldType})` : '';
+      const answer = await ask(p(`Your answer${field} > `, 'bold'));
+      response = await session.reply(answer);
+    }
+  }
+
+  /** The phone's screen: its size, `Message` as is (nothing else), and what a USSD user would trip on. */
+  private showUssdScreen(session: SandboxServiceSession, response: ServiceFlowResponse): void {
+    const p = this.paint;
+    const exchange = session.record.exchanges.at(-1);
+    const screen = exchange?.screen;
+    // The contract warning below says why a screen is too long; the title only marks it.
+    if (screen)
+      this.out(
+        screen.fits
+          ? p(`── USSD ${screen.length}/${screen.limit} ──`, 'dim')
+          : p(`── USSD ${screen.length}/${screen.limit} TOO LONG ──`, 'bold', 'yellow'),
+      );
+    if (typeof response.Message === 'string' && response.Message !== '') this.out(response.Message);
+    for (const warning of exchange?.warnings ?? []) this.out(p(`⚠ ussd: ${warning}`, 'yellow'));
+  }
+
+  private screenLimits(): { screenSize: number; unicodeScreenSize: number } {
+    return {
+      screenSize: this.options.screenSize ?? DEFAULT_USSD_SCREEN.screenSize,
+      unicodeScreenSize: this.options.unicodeScreenSize ?? DEFAULT_USSD_SCREEN.unicodeScreenSize,
+    };
   }
 
   private async checkout(
@@ -260,8 +340,16 @@ export class TerminalSimulator {
       else this.out(p('Please answer y, n or f.', 'yellow'));
     }
     if (choice === 'n') {
+      const ended = endedByService(session);
       await this.releaseQuietly(session);
-      this.out(p('Payment declined; the session was released.', 'yellow'));
+      this.out(
+        p(
+          ended
+            ? 'Payment declined; nothing is sent (the USSD session already ended).'
+            : 'Payment declined; the session was released.',
+          'yellow',
+        ),
+      );
       return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'released' };
     }
     if (choice === 'f') {
@@ -365,6 +453,8 @@ export class TerminalSimulator {
   private async releaseQuietly(session: SandboxServiceSession): Promise<void> {
     const state = session.record.state;
     if (state === 'new' || state === 'released' || state === 'ended') return;
+    // A USSD cart came as Release: the service already ended the session, there is nothing to release.
+    if (endedByService(session)) return;
     try {
       await session.release();
     } catch {
@@ -385,6 +475,21 @@ export function toOptionValue(answer: string, options: ServiceFlowOption[]): str
     options.find((o) => o.Value.toLowerCase() === trimmed.toLowerCase());
   // Anything else goes as typed: the service decides (a "0" to go back, a re-ask).
   return byValue ? byValue.Value : trimmed;
+}
+
+/** True when the service's last answer ended the session (a `Release`, the USSD cart included). */
+function endedByService(session: SandboxServiceSession): boolean {
+  return String(session.last?.Type ?? '').toLowerCase() === 'release';
+}
+
+function dropUndefinedSizes(
+  screenSize: number | undefined,
+  unicodeScreenSize: number | undefined,
+): { screenSize?: number; unicodeScreenSize?: number } {
+  return {
+    ...(screenSize === undefined ? {} : { screenSize }),
+    ...(unicodeScreenSize === undefined ? {} : { unicodeScreenSize }),
+  };
 }
 
 function money(amount: number): string {

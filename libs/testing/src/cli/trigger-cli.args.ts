@@ -5,7 +5,8 @@
  * the command are here.
  */
 import { tryNormalizeMsisdn } from 'nestjs-hubtel';
-import { TESTING_PATHS } from '../testing.constants.js';
+import { serviceAppChannel, type ServiceAppChannel } from '#internal';
+import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
 import { CliUsageError, intOption, parseCliArgs, urlOption } from './cli-support.js';
 
 export const TRIGGER_KINDS = [
@@ -15,6 +16,7 @@ export const TRIGGER_KINDS = [
   'fulfillment',
   'fulfillment-forged',
   'fulfillment-callback',
+  'service-flow',
 ] as const;
 export type TriggerKind = (typeof TRIGGER_KINDS)[number];
 export const FORGERIES = ['unknown-reference', 'wrong-amount', 'wrong-checkout-id'] as const;
@@ -35,11 +37,15 @@ Kinds:
   fulfillment-forged    a fulfillment request nobody paid for (the status check knows no payment
                         for the SessionId): refused by an app that verifies payments?
   fulfillment-callback  a fulfillment callback, to a platform receiver (a sandbox's /callback)
+  service-flow          one service-flow request, as the platform sends it on USSD or from the
+                        app; on USSD the answer is shown as the phone shows it (Message only) and
+                        a screen over the size is flagged; a cart (AddToCart, on USSD Release with
+                        an Item) is printed with the fulfillment command that pays it
   dead-letters          list | replay <id>: the jobs an app on Redis gave up on
                         (hubtel-trigger dead-letters --help)
 
   <url>                 your app's origin (the module's default route is added:
-                        ${TESTING_PATHS.checkoutCallback}, ${TESTING_PATHS.fulfillment}) or the full endpoint URL
+                        ${TESTING_PATHS.checkoutCallback}, ${TESTING_PATHS.fulfillment}, ${TESTING_PATHS.serviceFlow}) or the full endpoint URL
 
 Checkout options:
   --reference <ref>       ClientReference of the invoice (required, except to forge an unknown one)
@@ -60,6 +66,19 @@ Fulfillment options:
                           total the sandbox knows, or --amount), so the app's verification passes
   --amount <n>            the amount recorded with --mark-paid
   --service-status <s>    fulfillment-callback only (default success)
+Service-flow options:
+  --type <type>           Type of the request (default initiation): Response, Release, timeout,
+                          query, favorite, or anything else, sent as given
+  --message <text>        Message: what the user typed (on USSD, an option's number); empty on initiation
+  --session-id <id>       SessionId (default: random; the same id continues a session)
+  --operator <name>       Operator (default ${TESTING_DEFAULTS.operator})
+  --mobile <msisdn>       Mobile (default ${TESTING_DEFAULTS.phone})
+  --service-code <code>   ServiceCode (default ${TESTING_DEFAULTS.serviceCode})
+  --channel <ussd|app>    ussd: shows the answer as a USSD phone does and flags a screen over the
+                          size (Platform USSD is sent when the operator is not a telco); app: the
+                          answer as is (default: ussd for a telco operator, app otherwise)
+  --screen-size <n>       USSD screen size in characters (default 182; 70 with a non-GSM character,
+                          --unicode-screen-size <n>)
 Common:
   --copies <n>            send n identical copies at the same time (default 1; checkout-duplicate 2)
   --path <path>           endpoint path when <url> is an origin (default: the module's route)
@@ -83,8 +102,9 @@ end in a rejected event (NOT_PAID) with no handler run and no callback.
 
 Errors print the reason the app, the sandbox or the platform gave (its message and field errors).
 Exit codes: 0 every answer was 2xx; 1 an answer was not 2xx, or the sandbox refused (no such
-invoice, --mark-paid could not mark or record the payment); 2 usage error; 3 the URL (no copy got
-an answer) or the sandbox could not be reached.
+invoice, --mark-paid could not mark or record the payment), or a service-flow answer on USSD was
+over the screen size; 2 usage error; 3 the URL (no copy got an answer) or the sandbox could not be
+reached.
 `;
 
 export interface TriggerOptions {
@@ -103,6 +123,17 @@ export interface TriggerOptions {
   sessionId?: string;
   orderId?: string;
   serviceStatus?: string;
+  /** The service-flow kind's request and how its answer is shown. */
+  serviceFlow?: {
+    type: string;
+    message?: string;
+    operator: string;
+    mobile: string;
+    serviceCode: string;
+    channel: ServiceAppChannel;
+    screenSize?: number;
+    unicodeScreenSize?: number;
+  };
   copies: number;
   path?: string;
   headers: Record<string, string>;
@@ -135,6 +166,13 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     'session-id': { type: 'string' },
     'order-id': { type: 'string' },
     'service-status': { type: 'string' },
+    type: { type: 'string' },
+    message: { type: 'string' },
+    operator: { type: 'string' },
+    mobile: { type: 'string' },
+    'service-code': { type: 'string' },
+    'screen-size': { type: 'string' },
+    'unicode-screen-size': { type: 'string' },
     copies: { type: 'string' },
     path: { type: 'string' },
     header: { type: 'string', short: 'H', multiple: true },
@@ -194,6 +232,37 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     dryRun: values['dry-run'] ?? false,
     noColor: values['no-color'] ?? false,
   };
+  const serviceFlowOnly = [
+    'type',
+    'message',
+    'operator',
+    'mobile',
+    'service-code',
+    'screen-size',
+    'unicode-screen-size',
+  ] as const;
+  if (kind === 'service-flow') {
+    for (const name of [
+      'reference',
+      'checkout-id',
+      'outcome',
+      'phone',
+      'forge',
+      'order-id',
+      'amount',
+      'sandbox',
+      'mark-paid',
+      'service-status',
+    ] as const) {
+      if (values[name] !== undefined)
+        throw new CliUsageError(`--${name} does not go with service-flow (see its options)`);
+    }
+    options.serviceFlow = parseServiceFlowOptions(values);
+    return { help: false, options };
+  }
+  for (const name of serviceFlowOnly) {
+    if (values[name] !== undefined) throw new CliUsageError(`--${name} goes with the service-flow kind`);
+  }
   if (kind === 'checkout-duplicate' && options.copies < 2)
     throw new CliUsageError('checkout-duplicate needs --copies of at least 2');
   const isCheckout = kind.startsWith('checkout');
@@ -256,4 +325,31 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
   if (kind !== 'fulfillment-callback' && values['service-status'] !== undefined)
     throw new CliUsageError('--service-status goes with fulfillment-callback');
   return { help: false, options };
+}
+
+function parseServiceFlowOptions(
+  values: Record<string, unknown>,
+): NonNullable<TriggerOptions['serviceFlow']> {
+  const str = (name: string) => values[name] as string | undefined;
+  for (const name of ['type', 'operator', 'service-code'] as const) {
+    if (str(name) !== undefined && str(name)!.trim() === '')
+      throw new CliUsageError(`--${name} must not be empty`);
+  }
+  const mobileArg = str('mobile');
+  const mobile = tryNormalizeMsisdn(mobileArg ?? TESTING_DEFAULTS.phone);
+  if (!mobile.ok) throw new CliUsageError(`--mobile must be a phone number, got "${mobileArg}"`);
+  const channel = str('channel')?.trim().toLowerCase();
+  if (channel !== undefined && channel !== 'ussd' && channel !== 'app')
+    throw new CliUsageError(`--channel must be ussd or app for service-flow, got "${str('channel')}"`);
+  const operator = str('operator') ?? TESTING_DEFAULTS.operator;
+  return {
+    type: str('type') ?? 'initiation',
+    message: str('message'),
+    operator,
+    mobile: mobile.msisdn,
+    serviceCode: str('service-code') ?? TESTING_DEFAULTS.serviceCode,
+    channel: channel ?? serviceAppChannel({ Operator: operator }),
+    screenSize: intOption('screen-size', str('screen-size'), 10, 10_000),
+    unicodeScreenSize: intOption('unicode-screen-size', str('unicode-screen-size'), 10, 10_000),
+  };
 }

@@ -3,12 +3,14 @@
  * contract writes them, reading (or first marking paid) the invoice in a sandbox when told to.
  * Apart from the argument parsing and the sending so each kind's body reads in one place.
  */
-import { HubtelError, HubtelNetworkError } from 'nestjs-hubtel';
+import { HubtelError, HubtelNetworkError, maskPhoneNumbers } from 'nestjs-hubtel';
+import { isUssdRequest } from '#internal';
 import type { SandboxInvoice } from 'nestjs-hubtel/sandbox';
 import {
   buildCheckoutCallback,
   buildFulfillmentCallback,
   buildFulfillmentRequest,
+  buildServiceFlowRequest,
   randomHubtelId,
 } from '../testing.builders.js';
 import { TESTING_PATHS } from '../testing.constants.js';
@@ -98,6 +100,26 @@ export async function buildTriggerBody(
   options: TriggerOptions,
 ): Promise<{ body: unknown; path: string; summary: string; markedPaid?: MarkedPaid }> {
   const timeoutMs = options.timeoutMs ?? 10_000;
+  if (options.kind === 'service-flow') {
+    const flow = options.serviceFlow!;
+    // The channel played is the channel the service must see: Platform USSD for a non-telco operator.
+    const platform =
+      flow.channel === 'ussd' && !isUssdRequest({ Operator: flow.operator }) ? { Platform: 'USSD' } : {};
+    const body = buildServiceFlowRequest({
+      type: flow.type,
+      message: flow.message ?? '',
+      sessionId: options.sessionId,
+      operator: flow.operator,
+      mobile: flow.mobile,
+      serviceCode: flow.serviceCode,
+      extraFields: platform,
+    });
+    return {
+      body,
+      path: TESTING_PATHS.serviceFlow,
+      summary: `service-flow ${body.Type} of session ${body.SessionId} from ${maskPhoneNumbers(body.Mobile)} (${body.Operator}, ${flow.channel === 'ussd' ? 'USSD' : 'app'})`,
+    };
+  }
   if (options.kind === 'fulfillment' || options.kind === 'fulfillment-forged') {
     const body = buildFulfillmentRequest({ sessionId: options.sessionId!, orderId: options.orderId });
     let markedPaid: MarkedPaid | undefined;

@@ -1,4 +1,5 @@
 import { HubtelNetworkError, HubtelValidationError } from 'nestjs-hubtel';
+import { DEFAULT_USSD_SCREEN, ussdScreen } from '#internal';
 import { endpointUrl, sendJson, type SentResponse } from '../testing.http.js';
 import { EXIT, painter, usageFailure, type CliStreams } from './cli-support.js';
 import { runDeadLettersCli } from './dead-letters-cli.js';
@@ -31,6 +32,13 @@ export interface TriggerReport {
   body: unknown;
   /** With `markPaid`: the sandbox marked the invoice paid now, or it was already paid. */
   markedPaid?: MarkedPaid;
+  /**
+   * service-flow on USSD: what the phone showed of each 2xx answer (its `Message`), measured
+   * against the screen size.
+   */
+  screens?: Array<{ copy: number; length: number; limit: number; gsm7: boolean; fits: boolean }>;
+  /** service-flow: the cart an answer carried (AddToCart; on USSD, Release with an Item). */
+  cart?: { ItemName: string; Qty: number; Price: number; total: number; sessionId: string };
   /** One per copy, in copy order. */
   answers: Array<
     | { copy: number; status: number; body: unknown; durationMs: number }
@@ -123,6 +131,8 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
   }
   const sent = await sendTrigger(options, built.body, built.path);
   const report: TriggerReport = built.markedPaid ? { ...sent, markedPaid: built.markedPaid } : sent;
+  const ussd = options.kind === 'service-flow' && options.serviceFlow!.channel === 'ussd';
+  if (options.kind === 'service-flow') describeServiceFlowAnswers(options, report);
   const failed = report.answers.filter((a) => 'error' in a);
   const non2xx = report.answers.filter((a) => 'status' in a && (a.status < 200 || a.status >= 300));
   if (options.json) {
@@ -134,7 +144,23 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
       else {
         const text = typeof a.body === 'string' ? a.body : JSON.stringify(a.body);
         const ok = a.status >= 200 && a.status < 300;
-        io.stdout.write(`${label}${p(`HTTP ${a.status}`, 'bold', ok ? 'green' : 'red')} ${text}\n`);
+        const screen = report.screens?.find((sc) => sc.copy === a.copy);
+        if (ussd && ok && screen) {
+          // A USSD phone shows Message only: the screen, its size, and nothing of Data.
+          const answer = a.body as { Type?: unknown; Message?: unknown };
+          io.stdout.write(
+            `${label}${p(`HTTP ${a.status}`, 'bold', 'green')} ${p(`Type ${String(answer.Type)}`, 'dim')}\n`,
+          );
+          io.stdout.write(
+            `${screen.fits ? p(`── USSD ${screen.length}/${screen.limit} ──`, 'dim') : p(`── USSD ${screen.length}/${screen.limit} TOO LONG ──`, 'bold', 'yellow')}\n`,
+          );
+          if (typeof answer.Message === 'string' && answer.Message !== '')
+            io.stdout.write(`${answer.Message}\n`);
+          if (!screen.fits)
+            io.stdout.write(
+              `${p(`⚠ screen too long: ${screen.length} characters, a USSD screen holds ${screen.limit}${screen.gsm7 ? '' : ' once any character is outside the GSM 7-bit alphabet'}`, 'yellow')}\n`,
+            );
+        } else io.stdout.write(`${label}${p(`HTTP ${a.status}`, 'bold', ok ? 'green' : 'red')} ${text}\n`);
       }
     }
     if (options.copies > 1) {
@@ -148,6 +174,56 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
       );
     }
   }
+  if (!options.json && report.cart) {
+    const cart = report.cart;
+    io.stdout.write(
+      `${p(`🛒 Cart: ${cart.ItemName} × ${cart.Qty} @ GHS ${cart.Price.toFixed(2)} = GHS ${cart.total.toFixed(2)}`, 'magenta')}\n`,
+    );
+    io.stdout.write(
+      `${p(`   pay it: hubtel-trigger fulfillment ${new URL(url).origin} --session-id ${cart.sessionId} --sandbox <sandbox-url> --mark-paid --amount ${cart.total.toFixed(2)}`, 'dim')}\n`,
+    );
+  }
   if (failed.length > 0 && failed.length === report.answers.length) return EXIT.network;
-  return failed.length > 0 || non2xx.length > 0 ? EXIT.failed : EXIT.ok;
+  const oversize = report.screens?.some((sc) => !sc.fits) ?? false;
+  return failed.length > 0 || non2xx.length > 0 || oversize ? EXIT.failed : EXIT.ok;
+}
+
+/**
+ * Adds to a service-flow report what the phone showed (on USSD) and the cart an answer carried:
+ * `AddToCart`, or on USSD a `Release` with an `Item` (the session ends; payment follows outside it).
+ */
+function describeServiceFlowAnswers(options: TriggerOptions, report: TriggerReport): void {
+  const flow = options.serviceFlow!;
+  const limits = {
+    screenSize: flow.screenSize ?? DEFAULT_USSD_SCREEN.screenSize,
+    unicodeScreenSize: flow.unicodeScreenSize ?? DEFAULT_USSD_SCREEN.unicodeScreenSize,
+  };
+  const sessionId = (report.body as { SessionId: string }).SessionId;
+  for (const a of report.answers) {
+    if (!('status' in a) || a.status < 200 || a.status >= 300) continue;
+    if (a.body === null || typeof a.body !== 'object') continue;
+    const answer = a.body as { Type?: unknown; Message?: unknown; Item?: unknown };
+    if (flow.channel === 'ussd' && typeof answer.Message === 'string') {
+      const { length, limit, gsm7, fits } = ussdScreen(answer.Message, limits);
+      (report.screens ??= []).push({ copy: a.copy, length, limit, gsm7, fits });
+    }
+    const type = String(answer.Type ?? '').toLowerCase();
+    const item = answer.Item as { ItemName?: unknown; Qty?: unknown; Price?: unknown } | null | undefined;
+    const isCart = type === 'addtocart' || (type === 'release' && flow.channel === 'ussd');
+    if (
+      !report.cart &&
+      isCart &&
+      item &&
+      typeof item.ItemName === 'string' &&
+      typeof item.Qty === 'number' &&
+      typeof item.Price === 'number'
+    )
+      report.cart = {
+        ItemName: item.ItemName,
+        Qty: item.Qty,
+        Price: item.Price,
+        total: Math.round(item.Qty * item.Price * 100) / 100,
+        sessionId,
+      };
+  }
 }

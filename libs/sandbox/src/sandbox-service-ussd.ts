@@ -1,0 +1,73 @@
+/*
+ * The sandbox's USSD phone: what a handset shows of a service-flow answer (`Message` only), how
+ * big that screen is, and the numbered menu the user types from. The channel rule and the GSM
+ * alphabet are core's (one rule, one alphabet for the library and the tools).
+ */
+import { DEFAULT_USSD_SCREEN, ussdScreen, type UssdScreenLimits } from '#internal';
+import type { SandboxUssdScreen, ServiceFlowOption, UssdMenuLine } from './sandbox.types.js';
+
+/** A menu line as the platform's SDK writes it: `1. 1GB`, also `1) 1GB`; `9. More`, `8. Back`. */
+const MENU_LINE = /^\s*(\d{1,3})\s*[.)]\s*(\S.*?)\s*$/;
+
+/** The numbered lines of a USSD screen, in screen order. */
+export function parseUssdMenu(message: string): UssdMenuLine[] {
+  const lines: UssdMenuLine[] = [];
+  for (const line of message.split(/\r?\n/)) {
+    const m = MENU_LINE.exec(line);
+    if (m) lines.push({ key: m[1]!, label: m[2]! });
+  }
+  return lines;
+}
+
+/** The screen limits with core's defaults (182 GSM-7, 70 UCS-2) filled in. */
+export function ussdLimits(limits: Partial<UssdScreenLimits> | undefined): UssdScreenLimits {
+  return { ...DEFAULT_USSD_SCREEN, ...limits };
+}
+
+/** Measures what the phone shows of an answer (its `Message`). */
+export function measureUssdScreen(message: string, limits: UssdScreenLimits): SandboxUssdScreen {
+  const { length, limit, gsm7, fits } = ussdScreen(message, limits);
+  return { length, limit, gsm7, fits, menu: parseUssdMenu(message) };
+}
+
+/** The contract issue of a screen that does not fit: the network cuts or refuses it. */
+export function oversizeIssue(screen: SandboxUssdScreen): string {
+  return `screen too long: ${screen.length} characters, a USSD screen holds ${screen.limit}${
+    screen.gsm7 ? '' : ' once any character is outside the GSM 7-bit alphabet'
+  }`;
+}
+
+/** The menu line the user would type for an option: by its label, allowing a label cut with an ellipsis. */
+export function findMenuLine(menu: UssdMenuLine[], display: string): UssdMenuLine | undefined {
+  const wanted = display.trim().toLowerCase();
+  const exact = menu.find((l) => l.label.toLowerCase() === wanted);
+  if (exact) return exact;
+  return menu.find((l) => {
+    const cut = l.label.replace(/(…|\.\.\.)$/, '').toLowerCase();
+    return cut.length > 0 && cut !== l.label.toLowerCase() && wanted.startsWith(cut);
+  });
+}
+
+/** What a USSD user would trip on in an answer that keeps the contract. */
+export function ussdWarnings(
+  response: { Type?: unknown; DataType?: unknown; Data?: unknown },
+  screen: SandboxUssdScreen,
+): string[] {
+  const warnings: string[] = [];
+  const type = String(response.Type ?? '').toLowerCase();
+  const options = Array.isArray(response.Data) ? (response.Data as ServiceFlowOption[]) : [];
+  if (
+    type === 'response' &&
+    String(response.DataType ?? '').toLowerCase() === 'select' &&
+    options.length > 0 &&
+    screen.menu.length === 0
+  )
+    warnings.push(
+      'select prompt without a numbered menu in Message: a USSD phone shows Message only, so the user sees no choices',
+    );
+  if (type === 'addtocart')
+    warnings.push(
+      'AddToCart on USSD: the platform expects Release with the Item (the session ends, payment follows)',
+    );
+  return warnings;
+}
