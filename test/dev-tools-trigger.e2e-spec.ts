@@ -328,7 +328,7 @@ describe('hubtel-trigger against the running example app', () => {
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(new RegExp(`Could not reach the sandbox at ${gone}: .*ECONNREFUSED`));
     expect(TRIGGER_CLI_USAGE).toMatch(
-      /3 the URL \(no copy got\s+an answer\) or the sandbox could not be reached/,
+      /3 the URL \(no copy got\s+an answer\) or the sandbox could\s+not\s+be\s+reached/,
     );
   });
 
