@@ -38,7 +38,6 @@ const VARIANT_SHORT: Record<Variant, string> = {
 };
 
 const GOAL_VS_PLAIN = 0.85;
-const GOAL_VS_VALIDATED = 1.5;
 /** Redis round trips a paid checkout callback may wait for before it is acknowledged. */
 const GOAL_TRIPS = 3;
 
@@ -302,9 +301,10 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         const failure = servers.find((s) => s.variant === 'module' && s.adapter === adapter)?.failure;
         const measured = (base: typeof plain) => (mod && base ? mod.rps / base.rps : NaN);
         const cpuMeasured = (base: typeof plain) => (mod && base ? base.cpuUsPerReq / mod.cpuUsPerReq : NaN);
+        // The ratio to (c) ValidationPipe stays in the table; its 1.5x goal is retired (issue 23):
+        // on Express it asked to beat a controller that does nothing.
         for (const [base, baseVariant, target, name] of [
           [plain, 'plain', GOAL_VS_PLAIN, '(b) plain Nest'],
-          [validated, 'validated', GOAL_VS_VALIDATED, '(c) ValidationPipe'],
         ] as const) {
           const value = measured(base);
           const cpu = cpuMeasured(base);

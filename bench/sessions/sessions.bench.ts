@@ -90,7 +90,7 @@ export async function runSessionsSection(
   }
   const projected = (perSession * GOAL_SESSIONS) / MB;
   goals.push({
-    area: 'Service-flow sessions',
+    area: 'Memory per session',
     goal: `${fmt(GOAL_SESSIONS)} live sessions < ${GOAL_MEMORY_MB} MB`,
     measured: Number.isFinite(projected)
       ? `${fmt(projected, 1)} MB (${fmt(perSession)} B/session${sessions.live === GOAL_SESSIONS ? '' : `, measured on ${fmt(sessions.live)}`})`
