@@ -8,13 +8,7 @@ import { ADAPTERS, type AdapterName } from '../inbound/adapters.js';
 import { PROBE_HEADER } from '../inbound/latency-probe.js';
 import { Target } from '../inbound/target.js';
 import { measureBullmqReplicas, type ReplicaLatency } from './bullmq-replicas.js';
-import {
-  commandList,
-  countRoundTrips,
-  signature,
-  tripCount,
-  typicalTrips,
-} from '../inbound/inbound.bench.js';
+import { commandList, countRoundTrips, tripCount, typicalTrips } from '../inbound/inbound.bench.js';
 import type { RequestTrips } from '../inbound/redis-trips.js';
 
 const GOAL_P99_MS = 5;
@@ -324,7 +318,7 @@ async function measureTrips(
       goals.push({
         area: `Redis round trips, ${SHAPES[shape].label}, Redis store + BullMQ`,
         goal: `≤ ${GOAL_TRIPS} awaited before the 2xx (BullMQ add included)`,
-        measured: ok.length ? `${most}: ${signature(awaited)}` : 'no 2xx answer',
+        measured: ok.length ? `${most}: ${commandList(awaited)}` : 'no 2xx answer',
         met: ok.length === recorded.length && ok.length > 0 ? most <= GOAL_TRIPS : ok.length ? false : null,
         margin: Number.isFinite(most)
           ? most <= GOAL_TRIPS
