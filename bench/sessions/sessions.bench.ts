@@ -61,7 +61,7 @@ export async function runSessionsSection(
     );
     parts.push(
       `${fmt(sessions.live)} sessions started and advanced one step (phone number collected, bundle choice awaited) through ` +
-        `\`ServiceFlowService\` with the module's default store (MemoryStore), in a fresh process; heap measured after full GCs.\n\n` +
+        `\`ServiceFlowService\` with the in-memory store (MemoryStore, the module's default, given explicitly as \`store\`), in a fresh process; heap measured after full GCs.\n\n` +
         table(
           [
             'live sessions',
