@@ -1,6 +1,6 @@
 /**
  * `npm run bench` — measures the suite against the baselines a user would compare it to, in one
- * run, and writes bench/RESULTS.md. `npm run bench -- --quick` for a short run (< 1 minute).
+ * run, and writes bench/RESULTS.md. `npm run bench -- --quick` for a short run (about 2 minutes).
  * Options: --only=inbound,sms,sessions,latency  --out=FILE  --profile (CPU profiles of the Nest
  * servers into bench/profiles/)  --duration=S --rounds=N --connections=N  --shapes=… --variants=… --adapters=…
  * (variants: bare, plain, validated, module, redis — the last is (d) on a private redis-server the bench starts)
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     `Why the goals are met or missed, which part of the code costs what, and what would change it: [FINDINGS.md](./FINDINGS.md) ` +
       `(written against the committed run of this file).`,
     ``,
-    `Run it: \`npm ci && npm run bench\` (about 10 minutes; writes this file), \`npm run bench -- --quick\` (under a minute, ` +
+    `Run it: \`npm ci && npm run bench\` (about 10 minutes; writes this file), \`npm run bench -- --quick\` (about 2 minutes, ` +
       `smaller samples, no profiles). Options: \`--only=inbound,sms,sessions,latency\`, \`--out=FILE\`, \`--profile[=S]\` / ` +
       `\`--no-profile\`, \`--equal-load[=RATE]\` (CPU/req with every server offered the same req/s), \`--keep-servers\` (one process per (d) server for every run), \`--duration=S\`, \`--rounds=N\`, \`--connections=N\`, \`--adapters=express,fastify\`, ` +
       `\`--variants=bare,plain,validated,module,redis\`, \`--shapes=checkout-callback,service-flow,fulfillment\`, \`--recipients=N\`, ` +

@@ -15,6 +15,15 @@ import { TsProcess, type Line } from './support/ts-process.js';
  */
 
 const REPLICA = 'test/support/bullmq-replica.app.ts';
+/** The replicas' BullMQ timings (short, so a takeover takes seconds; the defaults are 10 s / 5 s). */
+const LOCK_MS = 1_500;
+const STALLED_MS = 500;
+/**
+ * The documented worst case from a kill -9 to the job running on another replica
+ * (docs/operations.md, "Takeover after a crash": lockDurationMs + stalledIntervalMs), plus room
+ * for timers and event loops late on a loaded 2-core machine (not a benchmark: a bound on a promise).
+ */
+const TAKEOVER_BOUND_MS = LOCK_MS + STALLED_MS + 3_000;
 const SANDBOX = 'libs/sandbox/src/cli/hubtel-sandbox.ts';
 
 interface SandboxInfo {
@@ -70,6 +79,8 @@ redisBinary.describe('BullMQ runner across replica processes', () => {
       REDIS_URL: redis.url,
       SANDBOX: JSON.stringify(sandbox),
       REPLICA: name,
+      LOCK_MS: String(LOCK_MS),
+      STALLED_MS: String(STALLED_MS),
       ...env,
     });
     replicas.push(child);
@@ -93,9 +104,12 @@ redisBinary.describe('BullMQ runner across replica processes', () => {
     await a.process.waitFor(on('receipt', 'end', 'kill-1'), 'the receipt on a');
     await a.process.waitFor(on('fulfil', 'start', 'kill-1'), 'fulfilment starting on a');
     const b = await replica('b');
+    const killedAt = Date.now();
     await a.process.kill();
 
-    await b.process.waitFor(on('fulfil', 'end', 'kill-1'), 'fulfilment taken over by b');
+    await b.process.waitFor(on('fulfil', 'start', 'kill-1'), 'fulfilment taken over by b');
+    expect(Date.now() - killedAt).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
+    await b.process.waitFor(on('fulfil', 'end', 'kill-1'), 'fulfilment ending on b');
     expect(await receipts('kill-1')).toBe(1);
     // The receipt handler had succeeded on a: b never ran it.
     expect(b.process.lines.filter((line) => line.handler === 'receipt')).toEqual([]);
@@ -107,9 +121,12 @@ redisBinary.describe('BullMQ runner across replica processes', () => {
     await json(`${a.url}/api/fulfillment`, post(request));
     await a.process.waitFor(on('deliver', 'start', 'order-kill-1'), 'delivery starting on a');
     const b = await replica('b');
+    const killedAt = Date.now();
     await a.process.kill();
 
-    await b.process.waitFor(on('deliver', 'end', 'order-kill-1'), 'delivery taken over by b');
+    await b.process.waitFor(on('deliver', 'start', 'order-kill-1'), 'delivery taken over by b');
+    expect(Date.now() - killedAt).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
+    await b.process.waitFor(on('deliver', 'end', 'order-kill-1'), 'delivery ending on b');
     const callbacksOf = async () =>
       (
         await json<Array<{ orderId: string; serviceStatus: string; metaData: unknown }>>(

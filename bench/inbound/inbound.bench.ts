@@ -25,6 +25,7 @@ const LABEL: Record<Variant, string> = {
   validated: '(c) Nest + ValidationPipe + class-validator',
   module: '(d) nestjs-hubtel endpoint',
   redis: '(d) nestjs-hubtel endpoint, Redis store',
+  bullmq: '(d) nestjs-hubtel endpoint, Redis store + BullMQ',
 };
 
 const VARIANT_SHORT: Record<Variant, string> = {
@@ -33,10 +34,10 @@ const VARIANT_SHORT: Record<Variant, string> = {
   validated: '(c)',
   module: '(d)',
   redis: '(d) Redis',
+  bullmq: '(d) BullMQ',
 };
 
 const GOAL_VS_PLAIN = 0.85;
-const GOAL_VS_VALIDATED = 1.5;
 /** Redis round trips a paid checkout callback may wait for before it is acknowledged. */
 const GOAL_TRIPS = 3;
 
@@ -300,9 +301,10 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
         const failure = servers.find((s) => s.variant === 'module' && s.adapter === adapter)?.failure;
         const measured = (base: typeof plain) => (mod && base ? mod.rps / base.rps : NaN);
         const cpuMeasured = (base: typeof plain) => (mod && base ? base.cpuUsPerReq / mod.cpuUsPerReq : NaN);
+        // The ratio to (c) ValidationPipe stays in the table; its 1.5x goal is retired (issue 23):
+        // on Express it asked to beat a controller that does nothing.
         for (const [base, baseVariant, target, name] of [
           [plain, 'plain', GOAL_VS_PLAIN, '(b) plain Nest'],
-          [validated, 'validated', GOAL_VS_VALIDATED, '(c) ValidationPipe'],
         ] as const) {
           const value = measured(base);
           const cpu = cpuMeasured(base);
@@ -357,7 +359,7 @@ export async function runInbound(config: BenchConfig, log: (line: string) => voi
   return { title: 'Inbound endpoints', markdown: parts.join('\n\n'), goals };
 }
 
-function tripCount(config: BenchConfig): number {
+export function tripCount(config: BenchConfig): number {
   return config.mode === 'full' ? 20 : config.mode === 'quick' ? 10 : 3;
 }
 
@@ -366,7 +368,11 @@ function tripCount(config: BenchConfig): number {
  * previous one's background work (host handler, records) is done, and returns the Redis commands
  * each caused before and after its answer (bench/inbound/redis-trips.ts counts them in the server).
  */
-async function countRoundTrips(server: Target, shape: ShapeName, count: number): Promise<RequestTrips[]> {
+export async function countRoundTrips(
+  server: Target,
+  shape: ShapeName,
+  count: number,
+): Promise<RequestTrips[]> {
   const child = server.child!;
   const handled = async () =>
     Number(((await child.request('handled')).counts as Record<string, number>)[shape] ?? 0);
@@ -400,21 +406,21 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Round trips among commands: a command sent in the same tick as a pipeline's first is not one. */
-function roundTrips(commands: SentCommand[]): number {
+export function roundTrips(commands: SentCommand[]): number {
   return commands.filter((c) => !c.pipelined).length;
 }
 
 /** The round trips the answer waits for: sent before it, not by the background job. */
-function answerTrips(r: RequestTrips): number {
+export function answerTrips(r: RequestTrips): number {
   return roundTrips(r.beforeAck.filter((c) => !c.job));
 }
 
-function signature(commands: SentCommand[]): string {
+export function signature(commands: SentCommand[]): string {
   return commands.map((c) => `\`${c.name} ${c.key}\`${c.job ? ' (job)' : ''}`).join(' → ');
 }
 
 /** The most common request among those recorded (by the commands it sent before its answer). */
-function typicalTrips(requests: RequestTrips[]): RequestTrips | undefined {
+export function typicalTrips(requests: RequestTrips[]): RequestTrips | undefined {
   const bySignature = new Map<string, RequestTrips[]>();
   for (const r of requests) {
     const sig = signature(r.beforeAck);
@@ -424,7 +430,7 @@ function typicalTrips(requests: RequestTrips[]): RequestTrips | undefined {
 }
 
 /** Commands as a Markdown list item: `SET hubtel:…:<id>` → `GET …`, with parallel ones marked. */
-function commandList(commands: SentCommand[]): string {
+export function commandList(commands: SentCommand[]): string {
   if (commands.length === 0) return 'none';
   return commands
     .map(

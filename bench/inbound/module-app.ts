@@ -4,6 +4,7 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import type { Server } from 'node:http';
 import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
 import { HubtelRedisModule, RedisStore } from 'nestjs-hubtel/redis';
+import { BullmqJobRunner, HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import { CheckoutModule } from 'nestjs-hubtel/checkout';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import type { Message } from '../lib/ipc.js';
@@ -29,7 +30,9 @@ import { RoundTripRecorder } from './redis-trips.js';
  * With `redisUrl` (the Redis-store variant), the app is configured as the Redis store's docs say:
  * `HubtelRedisModule.forRoot({ url })` and no `store` option on the modules, which then share the
  * app-wide store; everything else is the same. Its requests' Redis round trips can be recorded
- * (`trips-start` / `trips-stop`).
+ * (`trips-start` / `trips-stop`). With `bullmq` too, jobs run on the BullMQ runner
+ * (`HubtelBullmqModule.forRoot({ url })`, its defaults), and the round trips counted include its
+ * queues' (a job's add before the 2xx).
  */
 export interface ModuleApp {
   app: INestApplication;
@@ -40,7 +43,11 @@ export interface ModuleApp {
   >;
 }
 
-export async function createModuleApp(adapter: AdapterName, redisUrl?: string): Promise<ModuleApp> {
+export async function createModuleApp(
+  adapter: AdapterName,
+  redisUrl?: string,
+  bullmq = false,
+): Promise<ModuleApp> {
   // One store per module, as each module's default would be; given explicitly so carts and
   // invoices can be prepared in it. On Redis: the app-wide store of HubtelRedisModule.
   const memory = redisUrl === undefined;
@@ -52,6 +59,7 @@ export async function createModuleApp(adapter: AdapterName, redisUrl?: string): 
     imports: [
       EventEmitterModule.forRoot(),
       ...(memory ? [] : [HubtelRedisModule.forRoot({ url: redisUrl })]),
+      ...(bullmq && redisUrl ? [HubtelBullmqModule.forRoot({ url: redisUrl })] : []),
       // Every service-flow request of the load is a fresh session start, hundreds of thousands per
       // run: the cap on unanswered starts (a flood defence) would answer most of them "busy" and
       // the run would time the refusal, not a start. Raised so every request starts a session.
@@ -87,9 +95,20 @@ export async function createModuleApp(adapter: AdapterName, redisUrl?: string): 
         if (message.shape === 'fulfillment') await seedCarts(stores.serviceApp, prefix, from, count);
         if (message.shape === 'checkout-callback') await seedInvoices(stores.checkout, prefix, from, count);
       },
-      'trips-start': () => {
+      'trips-start': async () => {
         if (!redis) throw new Error('round trips are counted on the Redis-store server only');
-        trips ??= new RoundTripRecorder(redis.client, app.getHttpServer() as Server);
+        // With the runner, its queues' clients too: a job's add is a round trip of the request.
+        const queues = bullmq
+          ? await Promise.all(
+              ['checkout', 'service-app'].map(
+                (name) => app.get(BullmqJobRunner).queue(name).getBackend().client,
+              ),
+            )
+          : [];
+        trips ??= new RoundTripRecorder(
+          [redis.client, ...(queues as unknown as (typeof redis.client)[])],
+          app.getHttpServer() as Server,
+        );
         trips.start();
       },
       'trips-stop': () => ({ requests: trips?.stop() ?? [] }),

@@ -29,8 +29,10 @@ export interface RequestTrips {
 
 // Ids of the bench (see lib/shapes.ts): `<prefix><n>` with prefix `b<tag><shape letter>-`.
 const BENCH_ID = /b[0-9a-z]+-\d+/g;
-// The root of the pipeline's background job (libs/core/src/inbound/inbound-pipeline.ts).
-const JOB_FRAME = /\bInboundPipeline\.(work|startQueued)\b/;
+// The root of the pipeline's background job (libs/core/src/inbound/inbound-pipeline.ts), or of
+// a BullMQ worker's run of it (the runner's callback): neither is awaited by the answer.
+const JOB_FRAME =
+  /\bInboundPipeline\.(work|startQueued|execute)\b|\bWorker\.(processJob|callProcessJob|mainLoop)\b/;
 
 /**
  * Counts the Redis round trips of each request of a Redis-store (d) server, in the server's
@@ -64,15 +66,21 @@ export class RoundTripRecorder {
     }) as ServerResponse['end'];
   };
 
+  private readonly clients: Redis[];
+
   constructor(
-    private readonly client: Redis,
+    clients: Redis | Redis[],
     private readonly server: Server,
   ) {
-    const send = client.sendCommand.bind(client);
-    client.sendCommand = ((command, stream, ...rest) => {
-      if (this.recording && this.current) this.note(command, stream !== undefined);
-      return send(command, stream, ...rest);
-    }) as Redis['sendCommand'];
+    // Several clients (the store's, and BullMQ queues'): a request's round trips on any of them.
+    this.clients = Array.isArray(clients) ? clients : [clients];
+    for (const client of this.clients) {
+      const send = client.sendCommand.bind(client);
+      client.sendCommand = ((command, stream, ...rest) => {
+        if (this.recording && this.current) this.note(command, stream !== undefined);
+        return send(command, stream, ...rest);
+      }) as Redis['sendCommand'];
+    }
   }
 
   start(): void {
@@ -125,11 +133,12 @@ export class RoundTripRecorder {
   }
 
   private scriptName(sha: string): string {
-    if (this.scripts.size === 0) {
-      const defined = (this.client as unknown as { scriptsSet: Record<string, { sha: string }> }).scriptsSet;
-      for (const [scriptName, script] of Object.entries(defined ?? {}))
-        this.scripts.set(script.sha, scriptName);
-    }
+    if (!this.scripts.has(sha))
+      for (const client of this.clients) {
+        const defined = (client as unknown as { scriptsSet: Record<string, { sha: string }> }).scriptsSet;
+        for (const [scriptName, script] of Object.entries(defined ?? {}))
+          this.scripts.set(script.sha, scriptName);
+      }
     return this.scripts.get(sha) ?? sha.slice(0, 8);
   }
 }

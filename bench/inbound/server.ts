@@ -5,6 +5,7 @@
  *   validated  Nest controller + global ValidationPipe + DTOs       — baseline (c)
  *   module     the suite's own endpoints, full validation + pipeline — (d)
  *   redis      (d) on the Redis store: `server.ts redis <adapter> <redis url>`
+ *   bullmq     (d) on the Redis store and the BullMQ runner (its Redis round trips are counted)
  * It serves all three inbound shapes, listens on 127.0.0.1:0 and reports `ready` with its port.
  */
 import type { Server } from 'node:http';
@@ -12,7 +13,7 @@ import type { INestApplication } from '@nestjs/common';
 import { serveChild, signalFailure, signalReady, type Message } from '../lib/ipc.js';
 import type { AdapterName } from './adapters.js';
 
-export type Variant = 'bare' | 'plain' | 'validated' | 'module' | 'redis';
+export type Variant = 'bare' | 'plain' | 'validated' | 'module' | 'redis' | 'bullmq';
 
 const [variant, adapter, redisUrl] = process.argv.slice(2) as [Variant, AdapterName, string | undefined];
 
@@ -37,9 +38,13 @@ async function main(): Promise<void> {
     close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   } else {
     let app: INestApplication;
-    if (variant === 'module' || variant === 'redis') {
+    if (variant === 'module' || variant === 'redis' || variant === 'bullmq') {
       const { createModuleApp } = await import('./module-app.js');
-      const created = await createModuleApp(adapter, variant === 'redis' ? redisUrl : undefined);
+      const created = await createModuleApp(
+        adapter,
+        variant === 'module' ? undefined : redisUrl,
+        variant === 'bullmq',
+      );
       app = created.app;
       extras = created;
       shapes = created.shapes;

@@ -6,7 +6,7 @@ import { IdSequence, SHAPES, type ShapeName } from '../lib/shapes.js';
 import { BenchRedis } from '../lib/redis-server.js';
 import type { AdapterName } from './adapters.js';
 
-export type Variant = 'bare' | 'plain' | 'validated' | 'module' | 'redis';
+export type Variant = 'bare' | 'plain' | 'validated' | 'module' | 'redis' | 'bullmq';
 
 let serial = 0;
 
@@ -45,14 +45,14 @@ export class Target {
 
   /** The suite's own server (in-memory or Redis store): it records, and needs ids prepared. */
   get isModule(): boolean {
-    return this.variant === 'module' || this.variant === 'redis';
+    return this.variant === 'module' || this.variant === 'redis' || this.variant === 'bullmq';
   }
 
   async start(options: ChildOptions = {}): Promise<boolean> {
     this.options = options;
     this.runs = 0;
     try {
-      if (this.variant === 'redis') {
+      if (this.variant === 'redis' || this.variant === 'bullmq') {
         this.redis ??= await BenchRedis.start();
         this.redisVersion = this.redis.version;
       }

@@ -12,7 +12,14 @@ import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import { HubtelRedisModule } from 'nestjs-hubtel/redis';
-import { OnFulfillment, ServiceAppModule, type FulfillmentRequestedEvent } from 'nestjs-hubtel/service-app';
+import {
+  FlowContext,
+  FlowStep,
+  OnFulfillment,
+  ServiceAppModule,
+  ServiceFlow,
+  type FulfillmentRequestedEvent,
+} from 'nestjs-hubtel/service-app';
 import { serveChild, signalFailure, signalReady } from '../lib/ipc.js';
 import { PROBE_HEADER } from '../inbound/latency-probe.js';
 
@@ -27,6 +34,15 @@ class Handlers {
   deliver(order: FulfillmentRequestedEvent): unknown {
     if (recording) handled.push(order.orderId, clock());
     return { voucher: order.orderId };
+  }
+}
+
+/** A service app has a flow (without one the module warns at start-up); not driven by this run. */
+@ServiceFlow()
+class Flow {
+  @FlowStep()
+  start(ctx: FlowContext) {
+    return ctx.end('Nothing to buy here');
   }
 }
 
@@ -47,7 +63,7 @@ try {
         maxPendingSessions: 10_000_000,
       }),
     ],
-    providers: [Handlers],
+    providers: [Handlers, Flow],
   })
   class ReplicaModule {}
 

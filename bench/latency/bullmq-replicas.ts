@@ -36,14 +36,16 @@ async function startCallbackSink(): Promise<{ url: string; server: Server }> {
 }
 
 /**
- * Two replicas (separate processes) of a service app on the Redis store and the BullMQ runner,
- * one redis-server: fulfillment requests split evenly between them at `latency.rate` in all; each
+ * Two replicas (separate processes) of a service app on the Redis store and the BullMQ runner
+ * (or of the hand-written baseline: a controller adding one BullMQ job, a worker), one redis-server: fulfillment requests split evenly between them at `latency.rate` in all; each
  * request's handler may start on either replica (whichever BullMQ worker takes the job).
  */
 export async function measureBullmqReplicas(
   config: BenchConfig,
   /** Extra environment of the replicas (bullmq-row.ts compares runner settings with it). */
   env: Record<string, string> = {},
+  /** `bare`: the hand-written baseline (bare-replica.ts), same load and measurement. */
+  replica: 'suite' | 'bare' = 'suite',
 ): Promise<ReplicaLatency> {
   const { latency } = config;
   // A private redis-server (noeviction, as BullMQ requires), the one the other Redis parts use.
@@ -51,7 +53,7 @@ export async function measureBullmqReplicas(
   const sink = await startCallbackSink();
   const replicas = [0, 1].map(
     () =>
-      new Child('latency/bullmq-replica.ts', [], {
+      new Child(replica === 'bare' ? 'latency/bare-replica.ts' : 'latency/bullmq-replica.ts', [], {
         env: { REDIS_URL: redis.url, CALLBACK_URL: sink.url, ...env },
       }),
   );

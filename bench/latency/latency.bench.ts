@@ -7,11 +7,11 @@ import { openLoop } from '../lib/http-driver.js';
 import { ADAPTERS, type AdapterName } from '../inbound/adapters.js';
 import { PROBE_HEADER } from '../inbound/latency-probe.js';
 import { Target } from '../inbound/target.js';
-import { measureBullmqReplicas } from './bullmq-replicas.js';
+import { measureBullmqReplicas, type ReplicaLatency } from './bullmq-replicas.js';
+import { commandList, countRoundTrips, tripCount, typicalTrips } from '../inbound/inbound.bench.js';
+import type { RequestTrips } from '../inbound/redis-trips.js';
 
 const GOAL_P99_MS = 5;
-/** Issue 15: across two replicas with the BullMQ runner (Redis store), callback → handler. */
-const GOAL_BULLMQ_P99_MS = 10;
 const SHAPES_WITH_HANDLERS: ShapeName[] = ['checkout-callback', 'fulfillment'];
 /** The answer of a callback that was accepted as new (not refused, not a duplicate). */
 const ACCEPTED: Record<ShapeName, RegExp> = {
@@ -113,6 +113,7 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
     }
   }
   await measureReplicas(config, log, rows, goals);
+  const trips = await measureTrips(config, log, goals);
   const markdown =
     `The module's server records each request's arrival (HTTP \`request\` event) and the start of the host's handler ` +
     `(\`@OnCheckoutPaid()\`, \`@OnFulfillment()\`) for it, matched by key; each request is fresh (verified, recorded, ` +
@@ -120,13 +121,17 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
     `connections) from the runner for ${latency.durationSec} s, after ${latency.warmupSec} s of warm-up. HTTP latency is counted from when ` +
     `each request was due. The goal is judged on the median of the p99s of the run's three thirds (a tail that is ours recurs ` +
     `in every third; one outside hiccup on this shared machine does not), and the whole run's p99 is shown beside it. ` +
-    `The \`2 replicas, BullMQ\` row: two processes of a service app (Express) on the Redis store and the BullMQ runner, ` +
-    `one local redis-server, the same rate split evenly between them; each fulfillment request is recorded and its run ` +
-    `added to BullMQ before its 200, and its handler starts on whichever replica's worker takes the job (the runner's ` +
-    `default: every run a BullMQ job). The \`firstRunHere\` rows, for comparison and not judged: the handler's first run ` +
-    `starts on the replica that received the request, without the queue (BullMQ takes retries, deferrals and, through ` +
-    `the pipeline's sweep after the lease, the run of a replica that died). Arrival and start are taken on the ` +
-    `system clock both processes share. Its requests need no USSD session first (\`requireCart: false\`). The default is judged at the section's rate, and shown at ${BULLMQ_LIGHT_RATE} req/s too, below the replicas' saturation.\n\n` +
+    `The \`2 replicas\` rows (issue 23), at ${REPLICA_RATES.join(', ')} req/s: two processes (Express) sharing one local ` +
+    `redis-server, the rate split evenly between them, arrival (HTTP \`request\` event) and handler start taken on the ` +
+    `system clock both processes share. **nestjs-hubtel**: a service app on the Redis store and the BullMQ runner with its ` +
+    `defaults; each fulfillment request is recorded and its run added to BullMQ before its 200, and the \`@OnFulfillment()\` ` +
+    `handler starts on whichever replica's worker takes the job (requests need no USSD session first: \`requireCart: false\`). ` +
+    `**bare**: the baseline a user would write by hand (bench/latency/bare-replica.ts): a plain Nest controller on the same path ` +
+    `that adds one BullMQ job per request and answers 200 once the add resolved, and a BullMQ \`Worker\` (same concurrency, 50) ` +
+    `whose processor start is the handler start; nothing recorded, verified or de-duplicated. At each rate both run one after ` +
+    `the other in this run (which goes first alternates), each with a fresh redis-server and fresh processes; the goal is the ` +
+    `ratio of their p99s (medians of the three thirds). \`firstRunHere: true\` is compared with the default by ` +
+    `\`bench/latency/bullmq-row.ts --compare\`, not here.\n\n` +
     table(
       [
         'adapter',
@@ -144,17 +149,32 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
       rows,
       ['l', 'l'],
     );
-  return { title: 'Callback-to-handler latency', markdown, goals };
+  return {
+    title: 'Callback-to-handler latency',
+    markdown: trips ? `${markdown}\n\n${trips}` : markdown,
+    goals,
+  };
 }
 
-/** Below saturation of the two replicas, for the picture beside the same-rate row. */
-const BULLMQ_LIGHT_RATE = 100;
+/** The rates of the two-replica rows (issue 23): the suite and the bare baseline at each. */
+const REPLICA_RATES = [100, 300, 500];
+/** Issue 23: the suite's callback → handler p99 at most this many times the bare baseline's. */
+const GOAL_VS_BARE = 2;
+/** Issue 23: awaited Redis round trips before the 2xx, a BullMQ add included. */
+const GOAL_TRIPS = 3;
+
+type ReplicaKind = 'suite' | 'bare';
+const REPLICA_LABEL: Record<ReplicaKind, string> = {
+  suite: 'nestjs-hubtel, Redis store + BullMQ runner (defaults)',
+  bare: 'bare: controller adds 1 BullMQ job, Worker',
+};
 
 /**
- * The two-replica BullMQ runs (issue 15): at the section's rate (judged: the same load as the
- * in-process rows), and at BULLMQ_LIGHT_RATE (shown, not judged) where the replicas keep up;
- * each with the runner's default (every run a BullMQ job; the judged row), then with
- * `firstRunHere: true` (the opt-in low-latency mode, shown beside it, not judged).
+ * The two-replica runs (issue 23): at each of REPLICA_RATES, the suite's replicas (Redis store,
+ * BullMQ runner with its defaults: every run a BullMQ job) and the baseline a user would write by
+ * hand (a controller that adds one BullMQ job per request, a Worker), the same load, one after the
+ * other (which goes first alternates by rate, so a noisy stretch is not always one side's); the
+ * goal is the ratio of their p99s within this run.
  */
 async function measureReplicas(
   config: BenchConfig,
@@ -162,41 +182,34 @@ async function measureReplicas(
   rows: string[][],
   goals: Goal[],
 ): Promise<void> {
-  const rates = [...new Set([config.latency.rate, Math.min(BULLMQ_LIGHT_RATE, config.latency.rate)])];
-  const modes: Array<{ name: string; env: Record<string, string> }> = [
-    { name: '', env: {} },
-    { name: ', firstRunHere', env: { FIRST_RUN_HERE: '1' } },
-  ];
-  for (const [index, rate] of rates.entries())
-    for (const [modeIndex, mode] of modes.entries()) {
-      const judged = index === 0 && modeIndex === 0;
-      const area = `Callback → handler, fulfillment request, 2 replicas, BullMQ + Redis store, ${rate} req/s`;
-      const goal = `p99 < ${GOAL_BULLMQ_P99_MS} ms`;
-      let result;
+  for (const [index, rate] of REPLICA_RATES.entries()) {
+    const order: ReplicaKind[] = index % 2 === 0 ? ['suite', 'bare'] : ['bare', 'suite'];
+    const results: Partial<Record<ReplicaKind, ReplicaLatency>> = {};
+    for (const kind of order) {
       try {
-        result = await measureBullmqReplicas({ ...config, latency: { ...config.latency, rate } }, mode.env);
+        results[kind] = await measureBullmqReplicas(
+          { ...config, latency: { ...config.latency, rate } },
+          {},
+          kind,
+        );
       } catch (error) {
-        log(`  2 replicas, BullMQ: could not run: ${error instanceof Error ? error.message : String(error)}`);
-        if (judged)
-          goals.push({
-            area,
-            goal,
-            measured: 'not available (redis-server?)',
-            met: null,
-            margin: 'not measured',
-          });
-        return;
+        log(
+          `  2 replicas, ${kind}, ${rate} req/s: could not run: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
+    }
+    for (const kind of ['suite', 'bare'] as const) {
+      const result = results[kind];
+      if (!result) continue;
       const { count, lost, p50, p90, p99, max, windowP99, http } = result;
-      const typical = median(windowP99);
       const latencies = Float64Array.from(http.flatMap((run) => [...run.latenciesMs])).sort();
       const requests = http.reduce((sum, run) => sum + run.requests, 0);
       const elapsed = Math.max(...http.map((run) => run.elapsedSec));
       log(
-        `  2 replicas, BullMQ${mode.name}, fulfillment, ${rate} req/s: ${count} handled, p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`,
+        `  2 replicas, ${kind}, fulfillment, ${rate} req/s: ${count} handled, p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (median of thirds ${median(windowP99).toFixed(2)} ms)`,
       );
       rows.push([
-        `express, 2 replicas, BullMQ${mode.name} (${rate} req/s${judged ? '' : ', not judged'})`,
+        `express, 2 replicas, ${REPLICA_LABEL[kind]} (${rate} req/s)`,
         SHAPES.fulfillment.label,
         fmt(requests / elapsed),
         fmt(count),
@@ -208,13 +221,135 @@ async function measureReplicas(
         `${percentile(latencies, 50).toFixed(2)} / ${percentile(latencies, 99).toFixed(2)}`,
         lost ? `${lost} requests refused, failed or not handled within 0.5 s of the load's end` : '',
       ]);
-      if (!judged) continue;
+    }
+    const area = `Callback → handler, 2 replicas on BullMQ, ${rate} req/s`;
+    const goal = `suite p99 ≤ ${GOAL_VS_BARE}x the bare BullMQ baseline's`;
+    const { suite, bare } = results;
+    if (!suite || !bare || suite.count === 0 || bare.count === 0) {
       goals.push({
         area,
         goal,
-        measured: `p99 ${typical.toFixed(2)} ms (median of 3 windows; whole run ${p99.toFixed(2)} ms; p50 ${p50.toFixed(2)} ms)`,
-        met: count > 0 && lost === 0 ? typical < GOAL_BULLMQ_P99_MS : count > 0 ? false : null,
-        margin: marginAtMost(typical, GOAL_BULLMQ_P99_MS) + (lost ? `; ${lost} callbacks not handled` : ''),
+        measured: 'not available (redis-server?)',
+        met: null,
+        margin: 'not measured',
+      });
+      continue;
+    }
+    const [s99, b99] = [median(suite.windowP99), median(bare.windowP99)];
+    const ratio = s99 / b99;
+    const lost = suite.lost + bare.lost;
+    goals.push({
+      area,
+      goal,
+      measured:
+        `${ratio.toFixed(2)}x: suite p99 ${s99.toFixed(2)} ms, bare ${b99.toFixed(2)} ms (medians of 3 windows); ` +
+        `p50 ${suite.p50.toFixed(2)} / ${bare.p50.toFixed(2)} ms (${(suite.p50 / bare.p50).toFixed(2)}x)`,
+      met: lost === 0 ? ratio <= GOAL_VS_BARE : false,
+      margin:
+        marginAtMost(ratio, GOAL_VS_BARE) +
+        (lost ? `; ${suite.lost} (suite) and ${bare.lost} (bare) callbacks not handled` : ''),
+    });
+  }
+}
+
+/**
+ * The round trips a request waited for in sequence before its 2xx: commands of the request (not
+ * of the background job) sent while none of its others was in flight; one sent during another's
+ * round trip (a parallel read, a mark not awaited) or in a pipeline adds no wait of its own.
+ */
+function awaitedTrips(r: RequestTrips): number {
+  return r.beforeAck.filter((c) => !c.job && !c.pipelined && c.overlapping === 0).length;
+}
+
+/**
+ * Awaited Redis round trips before the 2xx of each inbound endpoint, on the Redis store with the
+ * BullMQ runner (issue 23): requests sent one at a time to a server of the suite in its own process,
+ * every command of the store's client and of the runner's queue clients charged to the request in
+ * flight (bench/inbound/redis-trips.ts); the background job's commands are not awaited by the answer.
+ */
+async function measureTrips(
+  config: BenchConfig,
+  log: (line: string) => void,
+  goals: Goal[],
+): Promise<string> {
+  const server = new Target('bullmq', 'express');
+  const lines: string[][] = [];
+  const shapes: ShapeName[] = ['checkout-callback', 'service-flow', 'fulfillment'];
+  const notMeasured = (shape: ShapeName, why: string) =>
+    goals.push({
+      area: `Redis round trips, ${SHAPES[shape].label}, Redis store + BullMQ`,
+      goal: `≤ ${GOAL_TRIPS} awaited before the 2xx (BullMQ add included)`,
+      measured: why,
+      met: null,
+      margin: 'not measured',
+    });
+  if (!(await server.start())) {
+    log(`  round trips on BullMQ: could not start: ${server.failure}`);
+    for (const shape of shapes) notMeasured(shape, `not available: ${server.failure ?? 'redis-server?'}`);
+    return '';
+  }
+  try {
+    for (const shape of shapes) {
+      let recorded: RequestTrips[];
+      try {
+        recorded = await countRoundTrips(server, shape, tripCount(config));
+      } catch (error) {
+        log(
+          `  round trips ${shape} on BullMQ: failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+        notMeasured(shape, 'failed');
+        continue;
+      }
+      const ok = recorded.filter((r) => r.status >= 200 && r.status < 300);
+      const counts = ok.map(awaitedTrips).sort((a, b) => a - b);
+      const typical = typicalTrips(ok);
+      const most = counts.length ? counts[counts.length - 1]! : NaN;
+      const awaited = typical ? typical.beforeAck.filter((c) => !c.job) : [];
+      log(
+        `  Redis round trips before the 2xx, ${shape}, Redis store + BullMQ: ${counts.join(', ') || 'none'} (${commandList(awaited)})`,
+      );
+      lines.push([
+        SHAPES[shape].label,
+        String(recorded.length),
+        counts.length ? `${counts[0]}${counts[0] === most ? '' : `–${most}`}` : '—',
+        commandList(awaited),
+        ok.length === recorded.length ? 'all 2xx' : `${recorded.length - ok.length} not 2xx`,
+      ]);
+      goals.push({
+        area: `Redis round trips, ${SHAPES[shape].label}, Redis store + BullMQ`,
+        goal: `≤ ${GOAL_TRIPS} awaited before the 2xx (BullMQ add included)`,
+        measured: ok.length ? `${most}: ${commandList(awaited)}` : 'no 2xx answer',
+        met: ok.length === recorded.length && ok.length > 0 ? most <= GOAL_TRIPS : ok.length ? false : null,
+        margin: Number.isFinite(most)
+          ? most <= GOAL_TRIPS
+            ? `${GOAL_TRIPS - most} to spare`
+            : `${most - GOAL_TRIPS} over`
+          : 'not measured',
       });
     }
+  } finally {
+    await server.stop();
+  }
+  return (
+    `#### Redis round trips before the 2xx, with the BullMQ runner\n\n` +
+    `The suite's endpoints (Express) on the Redis store and the BullMQ runner (\`HubtelRedisModule.forRoot({ url })\`, ` +
+    `\`HubtelBullmqModule.forRoot({ url })\`, defaults), a private redis-server; ${tripCount(config)} fresh requests per ` +
+    `endpoint sent one at a time, each after the previous one's handler ran. Every command sent by the store's ioredis ` +
+    `client and by the runner's queue clients (wrapped \`sendCommand\`, in the bench's server only) is charged to the request ` +
+    `in flight, before or after its answer was handed to the socket; commands of the background job (a BullMQ worker's run) are ` +
+    `not awaited by the answer and not counted; a command sent while another of the request's was in flight (a parallel ` +
+    `read, a mark not awaited) or in a pipeline adds no round trip of its own. The count is the largest over the requests; the ` +
+    `commands are those of the most common request.\n\n` +
+    table(
+      [
+        'endpoint',
+        'requests',
+        'awaited round trips before the 2xx',
+        'commands (most common request)',
+        'answers',
+      ],
+      lines,
+      ['l', 'r', 'r', 'l', 'l'],
+    )
+  );
 }

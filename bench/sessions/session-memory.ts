@@ -1,5 +1,5 @@
 /**
- * Memory per live service-flow session in the default store, in its own process (--expose-gc):
+ * Memory per live service-flow session in the in-memory store (the default, given explicitly), in its own process (--expose-gc):
  * N sessions are started and advanced one step through ServiceFlowService (the code behind
  * `POST /api/service-flow`), so each holds what a session mid-flow holds (collected phone number,
  * the select prompt awaiting an answer, history); then the heap growth is divided by N.
@@ -13,6 +13,7 @@ import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ServiceAppModule, ServiceFlowService } from 'nestjs-hubtel/service-app';
 import { HubtelRedisModule } from 'nestjs-hubtel/redis';
+import { MemoryStore } from 'nestjs-hubtel';
 import { serveChild, signalFailure, signalReady } from '../lib/ipc.js';
 import { BenchHandlers, BundleFlow } from '../inbound/host-app.js';
 import { LatencyProbe } from '../inbound/latency-probe.js';
@@ -21,7 +22,13 @@ const redisUrl = process.argv[2];
 const redisImports: DynamicModule[] = redisUrl ? [HubtelRedisModule.forRoot({ url: redisUrl })] : [];
 
 @Module({
-  imports: [EventEmitterModule.forRoot(), ...redisImports, ServiceAppModule.forRoot({})],
+  imports: [
+    EventEmitterModule.forRoot(),
+    ...redisImports,
+    // Without Redis, the in-memory store given explicitly: the store the module would default to,
+    // chosen knowingly for one process (the default, unnamed, warns under NODE_ENV=production).
+    ServiceAppModule.forRoot(redisUrl ? {} : { store: new MemoryStore() }),
+  ],
   providers: [BundleFlow, BenchHandlers, LatencyProbe],
 })
 class SessionMemoryApp {}

@@ -76,7 +76,7 @@ export async function runSessionsSection(
     );
     parts.push(
       `${fmt(sessions.live)} sessions started and advanced one step (phone number collected, bundle choice awaited) through ` +
-        `\`ServiceFlowService\` with the module's default store (MemoryStore), in a fresh process; heap measured after full GCs.\n\n` +
+        `\`ServiceFlowService\` with the in-memory store (MemoryStore, the module's default, given explicitly as \`store\`), in a fresh process; heap measured after full GCs.\n\n` +
         table(
           [
             'live sessions',
@@ -105,7 +105,7 @@ export async function runSessionsSection(
   }
   const projected = (perSession * GOAL_SESSIONS) / MB;
   goals.push({
-    area: 'Service-flow sessions',
+    area: 'Memory per session',
     goal: `${fmt(GOAL_SESSIONS)} live sessions < ${GOAL_MEMORY_MB} MB`,
     measured: Number.isFinite(projected)
       ? `${fmt(projected, 1)} MB (${fmt(perSession)} B/session${sessions.live === GOAL_SESSIONS ? '' : `, measured on ${fmt(sessions.live)}`})`

@@ -112,8 +112,13 @@ const recheckMs = Number(process.env.RECHECK_MS ?? 0);
   imports: [
     EventEmitterModule.forRoot(),
     HubtelRedisModule.forRoot({ url: redisUrl }),
-    // Short locks: a killed replica's job is taken over within about a second here.
-    HubtelBullmqModule.forRoot({ url: redisUrl, lockDurationMs: 1_500, stalledIntervalMs: 500 }),
+    // Short locks (the spec passes them: it bounds the takeover by them): a killed replica's job
+    // is taken over within about two seconds here.
+    HubtelBullmqModule.forRoot({
+      url: redisUrl,
+      lockDurationMs: Number(process.env.LOCK_MS ?? 1_500),
+      stalledIntervalMs: Number(process.env.STALLED_MS ?? 500),
+    }),
     SmsModule.forRoot({ baseUrl: sandbox.url, ...sandbox.credentials.sms, senderId: 'Shop' }),
     CheckoutModule.forRoot({
       ...sandbox.credentials.api,

@@ -17,7 +17,7 @@ import {
  * records are there already (every instance's, whether or not one is running), an operator of a
  * Redis-backed app has that URL, and the app needs no admin endpoint (one more thing to
  * authenticate and expose next to the platform's callbacks). A replay puts the record back to
- * pending; the app's next periodic sweep (every `sweepIntervalMs`, 15 s by default on Redis) runs
+ * pending; the app's next periodic sweep (every `sweepIntervalMs`, half the lease: 15 s by default on Redis, 5 s with BullMQ) runs
  * it, through BullMQ too when the app uses it, so only the handlers that failed run again. An app
  * on the in-memory store cannot be reached from outside: call `listDeadLetters()` /
  * `replayDeadLetter(id)` on CheckoutService or FulfillmentService instead.
@@ -29,7 +29,8 @@ export const DEAD_LETTERS_USAGE = `Usage: hubtel-trigger dead-letters list   --r
 Lists the jobs an app gave up on (dead letters: handlers that kept failing, callbacks never
 accepted), or replays one once its cause is fixed: only the handlers that failed run again.
 Works on the app's Redis store; a running instance of the app runs a replayed job at its next
-sweep (serviceApp.sweepIntervalMs / checkout.handlers.sweepIntervalMs, 15 s by default).
+sweep (serviceApp.sweepIntervalMs / checkout.handlers.sweepIntervalMs, half the lease: 15 s
+by default, 5 s with BullMQ).
 
 Options:
   --redis-url <url>     the Redis the app keeps its records in (redis:// or rediss://; required)

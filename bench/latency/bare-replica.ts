@@ -1,0 +1,89 @@
+/**
+ * One replica of the hand-written baseline for the two-instance latency rows (bullmq-replicas.ts):
+ * what a user would write without the suite. A plain Nest controller (Express) on the same
+ * fulfillment path adds one BullMQ job per request and answers 200 once the add resolved; a
+ * BullMQ Worker in the same process runs the jobs. Nothing is recorded, verified or
+ * de-duplicated. It notes each probed request's arrival (HTTP `request` event) and the start of
+ * the processor for it, on the clock both replicas share, like bullmq-replica.ts does for the
+ * suite's handler.
+ */
+import 'reflect-metadata';
+import type { IncomingMessage } from 'node:http';
+import { Body, Controller, HttpCode, Inject, Module, Post } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Queue, Worker } from 'bullmq';
+import { serveChild, signalFailure, signalReady } from '../lib/ipc.js';
+import { PROBE_HEADER } from '../inbound/latency-probe.js';
+
+const clock = () => performance.timeOrigin + performance.now();
+let recording = false;
+let arrivals: Array<string | number> = [];
+let handled: Array<string | number> = [];
+
+const QUEUE = 'bare-fulfillment';
+const QUEUE_TOKEN = Symbol('queue');
+
+@Controller()
+class FulfillmentController {
+  constructor(@Inject(QUEUE_TOKEN) private readonly queue: Queue) {}
+
+  @Post('api/fulfillment')
+  @HttpCode(200)
+  async fulfillment(@Body() body: { OrderId: string }): Promise<{ Status: string }> {
+    await this.queue.add('fulfillment', { orderId: body.OrderId });
+    return { Status: 'received' };
+  }
+}
+
+try {
+  const url = process.env.REDIS_URL!;
+  // The same worker settings as the suite's runner defaults (concurrency 50, prefix), so the
+  // rows differ by what the suite does, not by how many jobs a worker takes at once.
+  const prefix = 'bare:bull';
+  const queue = new Queue(QUEUE, {
+    connection: { url },
+    prefix,
+    defaultJobOptions: { removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: true },
+  });
+  const worker = new Worker(
+    QUEUE,
+    async (job) => {
+      if (recording) handled.push((job.data as { orderId: string }).orderId, clock());
+      return { voucher: (job.data as { orderId: string }).orderId };
+    },
+    { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency: 50 },
+  );
+  await Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]);
+
+  @Module({ controllers: [FulfillmentController], providers: [{ provide: QUEUE_TOKEN, useValue: queue }] })
+  class BareReplicaModule {}
+
+  const app = await NestFactory.create(BareReplicaModule, { logger: ['error', 'warn'] });
+  app.getHttpServer().on('request', (req: IncomingMessage) => {
+    const key = req.headers[PROBE_HEADER];
+    if (recording && typeof key === 'string') arrivals.push(key, clock());
+  });
+  await app.listen(0, '127.0.0.1');
+  const port = (app.getHttpServer().address() as { port: number }).port;
+  serveChild(
+    {
+      'latency-start': () => {
+        arrivals = [];
+        handled = [];
+        recording = true;
+      },
+      'latency-report': () => {
+        recording = false;
+        return { arrivals, handled };
+      },
+    },
+    async () => {
+      await app.close();
+      await worker.close();
+      await queue.close();
+    },
+  );
+  signalReady({ port });
+} catch (error) {
+  signalFailure(error);
+}
