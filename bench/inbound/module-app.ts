@@ -2,6 +2,7 @@ import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import type { Server } from 'node:http';
+import { Cluster } from 'ioredis';
 import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
 import { HubtelRedisModule, RedisStore } from 'nestjs-hubtel/redis';
 import { CheckoutModule } from 'nestjs-hubtel/checkout';
@@ -89,6 +90,8 @@ export async function createModuleApp(adapter: AdapterName, redisUrl?: string): 
       },
       'trips-start': () => {
         if (!redis) throw new Error('round trips are counted on the Redis-store server only');
+        if (redis.client instanceof Cluster)
+          throw new Error('round trips are counted on one Redis, not a cluster');
         trips ??= new RoundTripRecorder(redis.client, app.getHttpServer() as Server);
         trips.start();
       },

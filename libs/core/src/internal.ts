@@ -58,6 +58,14 @@ export {
   readHubtelEnv,
 } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
+export {
+  hashTagOf,
+  clusterEnabledIn,
+  maskRedisUrl,
+  redisClusterNodesOption,
+  type RedisClusterNode,
+} from './store/redis.checks.js';
+export { ErrorLogThrottle } from './logging/log-throttle.js';
 
 export {
   HttpTransport,
