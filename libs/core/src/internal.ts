@@ -61,7 +61,6 @@ export { assertStoreOption } from './store/store-option.js';
 export {
   hashTagOf,
   clusterEnabledIn,
-  maskRedisUrl,
   redisClusterNodesOption,
   type RedisClusterNode,
 } from './store/redis.checks.js';

@@ -27,17 +27,6 @@ export function clusterEnabledIn(info: string): boolean {
   return /^cluster_enabled:1\s*$/m.test(info);
 }
 
-/** `redis://user:secret@host:6379/0` as `redis://user:****@host:6379/0` (logs never hold a password). */
-export function maskRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '****';
-    return parsed.toString().replace(/\/$/, '');
-  } catch {
-    return '<unparsable Redis URL>';
-  }
-}
-
 /**
  * Checks `cluster.nodes` (at least one `{ host, port }`), naming `option` in the error: a typo
  * here would otherwise surface as ioredis retrying an address forever.
