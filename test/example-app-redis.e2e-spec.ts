@@ -288,7 +288,19 @@ redisClusterBinaries.describe('the example on a 3-master Redis Cluster (REDIS_CL
   }
 
   it('refuses at startup a REDIS_URL at one node of the cluster, naming REDIS_CLUSTER_NODES', async () => {
-    const refused = await start({ REDIS_URL: `redis://127.0.0.1:${cluster.nodes[0]!.port}` }).then(
+    // Real-platform mode (nothing called at startup): no embedded sandbox left running by the
+    // failed start.
+    const config = exampleConfigFromEnv({
+      HUBTEL_CLIENT_ID: 'id',
+      HUBTEL_CLIENT_SECRET: 'secret',
+      HUBTEL_SMS_CLIENT_ID: 'sid',
+      HUBTEL_SMS_CLIENT_SECRET: 'ssecret',
+      HUBTEL_SMS_SENDER_ID: 'Shop',
+      PUBLIC_URL: 'https://shop.example.com',
+      PORT: '0',
+      REDIS_URL: `redis://127.0.0.1:${cluster.nodes[0]!.port}`,
+    });
+    const refused = await startExampleApp(config, { logger: false }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -316,6 +328,8 @@ redisClusterBinaries.describe('the example on a 3-master Redis Cluster (REDIS_CL
       (o) => o.status === 'paid' && o.receipt.status === 'sent',
     );
     expect(paid.payment).toMatchObject({ amountPaid: 60 });
-    for (const count of await cluster.keysPerMaster()) expect(count).toBeGreaterThan(0);
+    // Spread, not one hash tag for all: records of one order land on more than one master.
+    const holding = (await cluster.keysPerMaster()).filter((count) => count > 0);
+    expect(holding.length).toBeGreaterThanOrEqual(2);
   });
 });
