@@ -328,6 +328,15 @@ redisClusterBinaries.describe('the example on a 3-master Redis Cluster (REDIS_CL
       (o) => o.status === 'paid' && o.receipt.status === 'sent',
     );
     expect(paid.payment).toMatchObject({ amountPaid: 60 });
+    // /health: the store and the BullMQ runner up on the cluster.
+    const health = await fetch(`${shop.opsUrl}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({
+      info: {
+        hubtel_store: { status: 'up', stores: expect.arrayContaining(['RedisStore']) },
+        hubtel_runner: { status: 'up', runner: 'BullmqJobRunner' },
+      },
+    });
     // Spread, not one hash tag for all: records of one order land on more than one master.
     const holding = (await cluster.keysPerMaster()).filter((count) => count > 0);
     expect(holding.length).toBeGreaterThanOrEqual(2);
