@@ -1,11 +1,13 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Logger } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { Cluster, Redis } from 'ioredis';
 import { HubtelRedisConfigError } from 'nestjs-hubtel';
 import { InboundPipeline } from '#internal';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { RedisCluster, redisClusterBinaries } from '../../../test/support/redis-cluster.js';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
+import { HubtelBullmqModule } from './bullmq.module.js';
 import { BullmqJobRunner, type BullmqJobRunnerOptions } from './bullmq.job-runner.js';
 
 /**
@@ -129,6 +131,16 @@ redisClusterBinaries.describe('BullmqJobRunner on a Redis Cluster', () => {
     expect(refused).toBeInstanceOf(HubtelRedisConfigError);
     expect(refused).toMatchObject({ reason: 'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT', option: 'bullmq.url' });
     await expect(node.health()).resolves.toMatchObject({ up: false, details: { redis: 'closed' } });
+  });
+
+  it('an app whose BullMQ prefix has no hash tag on the cluster does not start', async () => {
+    const starting = Test.createTestingModule({
+      imports: [HubtelBullmqModule.forRoot({ cluster: { nodes: cluster.nodes }, prefix: 'hubtel:bull' })],
+    }).compile();
+    await expect(starting).rejects.toMatchObject({
+      code: 'HUBTEL_REDIS_UNUSABLE',
+      reason: 'PREFIX_WITHOUT_HASH_TAG',
+    });
   });
 
   it('says down on /health while jobs cannot be added, and up again once one is', async () => {
