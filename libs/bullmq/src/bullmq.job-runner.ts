@@ -113,7 +113,7 @@ export class BullmqJobRunner implements JobRunner {
 
   /** True when the runner's connection is a Redis Cluster (`cluster`, or a Cluster client). */
   get onCluster(): boolean {
-    return this.options.cluster !== undefined || this.options.connection instanceof Cluster;
+    return this.options.cluster !== undefined || isClusterClient(this.options.connection);
   }
 
   /** The queue of a pipeline (created on first use), e.g. to show it in a dashboard. */
@@ -306,10 +306,9 @@ export class BullmqJobRunner implements JobRunner {
   }
 
   private checkClient(client: Redis | Cluster): void {
-    const options: RedisOptions =
-      client instanceof Cluster
-        ? { ...client.options.redisOptions, keyPrefix: client.options.keyPrefix }
-        : client.options;
+    const options: RedisOptions = isClusterClient(client)
+      ? { ...client.options.redisOptions, keyPrefix: client.options.keyPrefix }
+      : client.options;
     if (options.keyPrefix) {
       throw new HubtelRedisConfigError(
         'bullmq.connection',
@@ -322,7 +321,7 @@ export class BullmqJobRunner implements JobRunner {
       throw new HubtelRedisConfigError(
         'bullmq.connection',
         'CLIENT_UNUSABLE',
-        `has maxRetriesPerRequest ${String(options.maxRetriesPerRequest ?? 'default (20)')}: BullMQ workers need null; create the client with maxRetriesPerRequest: null${client instanceof Cluster ? ' in redisOptions' : ''}, or give \`cluster\`/\`url\` and let the runner open its own`,
+        `has maxRetriesPerRequest ${String(options.maxRetriesPerRequest ?? 'default (20)')}: BullMQ workers need null; create the client with maxRetriesPerRequest: null${isClusterClient(client) ? ' in redisOptions' : ''}, or give \`cluster\`/\`url\` and let the runner open its own`,
       );
     }
   }
@@ -340,7 +339,20 @@ export class BullmqJobRunner implements JobRunner {
 
 /** The ioredis client given as `connection`, or undefined when it is options. */
 function clientOf(connection: BullmqJobRunnerOptions['connection']): Redis | Cluster | undefined {
-  return connection instanceof Redis || connection instanceof Cluster ? connection : undefined;
+  // BullMQ's own test of a client (its methods), not `instanceof`: a client of another installed
+  // copy of ioredis is a client all the same, and must not be read as options.
+  const methods = ['connect', 'disconnect', 'duplicate'] as const;
+  return connection !== undefined &&
+    methods.every((m) => typeof (connection as Record<string, unknown>)[m] === 'function')
+    ? (connection as Redis | Cluster)
+    : undefined;
+}
+
+/** A Cluster client, by ioredis's own `isCluster` flag (see clientOf). */
+function isClusterClient(client: unknown): client is Cluster {
+  return (
+    typeof client === 'object' && client !== null && (client as { isCluster?: unknown }).isCluster === true
+  );
 }
 
 /** A spread client (`{ ...cluster }`): it carries a client's own fields, which options never do. */

@@ -113,10 +113,9 @@ export class RedisStore implements HubtelStore {
     );
     if (options.client) {
       // ioredis would prefix our keys but not our SCAN pattern: scans would find nothing.
-      const clientPrefix =
-        options.client instanceof Cluster
-          ? (options.client.options.keyPrefix ?? options.client.options.redisOptions?.keyPrefix)
-          : options.client.options.keyPrefix;
+      const clientPrefix = isClusterClient(options.client)
+        ? (options.client.options.keyPrefix ?? options.client.options.redisOptions?.keyPrefix)
+        : options.client.options.keyPrefix;
       if (clientPrefix) {
         throw new HubtelRedisConfigError(
           'redis.client',
@@ -149,7 +148,7 @@ export class RedisStore implements HubtelStore {
       this.client = options.url ? new Redis(options.url, failFast) : new Redis(failFast);
       this.owned = true;
     }
-    if (this.client instanceof Cluster && hashTagOf(this.keyPrefix) !== undefined) {
+    if (isClusterClient(this.client) && hashTagOf(this.keyPrefix) !== undefined) {
       throw new HubtelRedisConfigError(
         'redis.keyPrefix',
         'PREFIX_WITH_HASH_TAG',
@@ -190,7 +189,7 @@ export class RedisStore implements HubtelStore {
 
   /** True on a Redis Cluster (the store scans every master). */
   get isCluster(): boolean {
-    return this.client instanceof Cluster;
+    return isClusterClient(this.client);
   }
 
   /**
@@ -206,7 +205,7 @@ export class RedisStore implements HubtelStore {
         throw unavailable('connect', error);
       }
     }
-    if (!(this.client instanceof Cluster)) {
+    if (!isClusterClient(this.client)) {
       try {
         await refuseClusterNode(this.client, this.owned ? 'redis.url' : 'redis.client');
       } catch (error) {
@@ -283,7 +282,7 @@ export class RedisStore implements HubtelStore {
     const pattern = `${escapeGlob(this.keyPrefix + prefix)}*`;
     const seen = new Set<string>();
     const client = this.client;
-    const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+    const nodes = isClusterClient(client) ? client.nodes('master') : [client];
     for (const node of nodes) {
       let cursor = '0';
       do {
@@ -295,7 +294,7 @@ export class RedisStore implements HubtelStore {
         if (fresh.length === 0) continue;
         for (const k of fresh) seen.add(k);
         const values = await this.run('scan', () =>
-          client instanceof Cluster ? Promise.all(fresh.map((k) => client.get(k))) : client.mget(fresh),
+          isClusterClient(client) ? Promise.all(fresh.map((k) => client.get(k))) : client.mget(fresh),
         );
         for (let i = 0; i < fresh.length; i++) {
           const raw = values[i];
@@ -335,6 +334,15 @@ export class RedisStore implements HubtelStore {
       throw unavailable(operation, error);
     }
   }
+}
+
+/**
+ * A Cluster client, told by ioredis's own `isCluster` flag rather than `instanceof`: a client made
+ * by another installed copy of ioredis is no instance of ours, and taken for one Redis it would be
+ * scanned on one node only.
+ */
+export function isClusterClient(client: Redis | Cluster): client is Cluster {
+  return (client as { isCluster?: unknown }).isCluster === true;
 }
 
 /** Per-node settings of the store's own clients: fail fast rather than hold a request. */
