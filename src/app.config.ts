@@ -68,6 +68,11 @@ export interface ExampleAppConfig {
    * restarts lose nothing and several replicas serve one shop. Default: in memory, this process only.
    */
   redisUrl?: string;
+  /**
+   * REDIS_CLUSTER_NODES (`host:port,host:port,...`, some nodes of a Redis Cluster): the same, on a
+   * cluster. Not with REDIS_URL; a REDIS_URL at one node of a cluster is refused at startup.
+   */
+  redisClusterNodes?: Array<{ host: string; port: number }>;
   shopName: string;
   /**
    * The HTTP server's time-outs, so a client that sends its request slowly (a byte at a time)
@@ -162,6 +167,23 @@ function readRedisUrl(env: HubtelEnvSource): string | undefined {
   return raw;
 }
 
+/** `host:port,host:port,...` (IPv6 hosts in brackets: `[::1]:7000`). */
+function readRedisClusterNodes(env: HubtelEnvSource): Array<{ host: string; port: number }> | undefined {
+  const raw = readEnvValue(env, 'REDIS_CLUSTER_NODES');
+  if (raw === undefined) return undefined;
+  const nodes = raw.split(',').map((part) => {
+    const match = /^\s*(\[[^\]]+\]|[^:\s]+):(\d{1,5})\s*$/.exec(part);
+    const port = match ? Number(match[2]) : 0;
+    if (!match || port < 1 || port > 65_535)
+      throw new HubtelConfigError(
+        'REDIS_CLUSTER_NODES',
+        'must list host:port of some cluster nodes, comma-separated, e.g. 10.0.0.1:6379,10.0.0.2:6379',
+      );
+    return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+  return nodes;
+}
+
 /**
  * The configuration from environment variables:
  *   PORT (default 3000), HOST (default 127.0.0.1), PUBLIC_URL, SHOP_NAME,
@@ -172,6 +194,7 @@ function readRedisUrl(env: HubtelEnvSource): string | undefined {
  *   HUBTEL_POS_SALES_ID, HUBTEL_MERCHANT_ACCOUNT_NUMBER, HUBTEL_CALLBACK_URL, HUBTEL_*_URL,
  *   HUBTEL_TIMEOUT_MS, HUBTEL_RETRY_* — real platform;
  *   REDIS_URL — either mode: every record in Redis instead of this process's memory;
+ *   REDIS_CLUSTER_NODES — the same on a Redis Cluster (host:port,host:port,...; not with REDIS_URL);
  *   OPS_PORT (default PORT + 1; 0 with PORT=0), OPS_HOST (default 127.0.0.1) — /health and /metrics;
  *   ORDERS_PER_CLIENT_PER_MINUTE (default 10), ORDERS_PER_MINUTE (default 600) — POST /orders.
  * A bad or missing value throws a HubtelConfigError naming the variable.
@@ -182,7 +205,14 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
   const publicUrl = readUrl(env, 'PUBLIC_URL');
   const shopName = readEnvValue(env, 'SHOP_NAME') ?? EXAMPLE_DEFAULTS.shopName;
   const redisUrl = readRedisUrl(env);
-  const store = redisUrl === undefined ? {} : { redisUrl };
+  const redisClusterNodes = readRedisClusterNodes(env);
+  if (redisUrl !== undefined && redisClusterNodes !== undefined)
+    throw new HubtelConfigError(
+      'REDIS_CLUSTER_NODES',
+      'is set with REDIS_URL: set one (REDIS_CLUSTER_NODES for a Redis Cluster, REDIS_URL for one Redis)',
+    );
+  const store =
+    redisUrl !== undefined ? { redisUrl } : redisClusterNodes !== undefined ? { redisClusterNodes } : {};
   // Next to the shop's port by default; a free one when the shop's is picked freely (tests).
   const ops = {
     port: readPort(env, 'OPS_PORT', port === 0 || port === 65_535 ? 0 : port + 1),

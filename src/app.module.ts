@@ -39,7 +39,7 @@ export class AppModule {
         // Health indicator and metrics (global); served on OPS_PORT, not here (see bootstrap.ts).
         OperationsModule.forRoot(),
         AppStoreModule.forRoot(config),
-        ...jobRunnerModules(config.redisUrl),
+        ...jobRunnerModules(config),
         PlatformModule.forRoot(config),
         ...(config.imports ?? []),
         SmsModule.forRootAsync({

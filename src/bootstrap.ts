@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { HubtelConfigError } from 'nestjs-hubtel';
+import { HubtelConfigError, HubtelRedisConfigError } from 'nestjs-hubtel';
 import { CHECKOUT_DEFAULT_CALLBACK_PATH } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { EXAMPLE_DEFAULTS, type ExampleAppConfig } from './app.config.js';
@@ -55,6 +55,8 @@ export async function startExampleApp(
   const app = await NestFactory.create(AppModule.forRoot(config), {
     abortOnError: false,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+  }).catch((error: unknown) => {
+    throw inTermsOfTheEnvironment(error);
   });
   try {
     applyHttpSecurity(app);
@@ -111,6 +113,21 @@ export async function startExampleApp(
       await app.close();
     },
   };
+}
+
+/**
+ * The store and runner name their own options (`redis.url`); a person starting the app set an
+ * environment variable, so a REDIS_URL at one node of a cluster is said in those terms.
+ */
+function inTermsOfTheEnvironment(error: unknown): unknown {
+  if (error instanceof HubtelRedisConfigError && error.reason === 'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT') {
+    return new HubtelRedisConfigError(
+      'REDIS_URL',
+      error.reason,
+      'points at one node of a Redis Cluster (most keys would answer MOVED): set REDIS_CLUSTER_NODES=host:port,host:port,... to some of its nodes instead, and unset REDIS_URL',
+    );
+  }
+  return error;
 }
 
 /** The operations app on OPS_PORT: the shop's `/health` and `/metrics`, nothing else. */

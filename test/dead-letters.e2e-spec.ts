@@ -40,7 +40,7 @@ import {
 } from 'nestjs-hubtel/testing';
 import { FakeHttpServer } from './support/fake-http-server.js';
 import { eventually } from './support/multi-process.js';
-import { STORE_KINDS, storeFixture } from './support/test-stores.js';
+import { STORE_KINDS_WITH_CLUSTER, storeFixture } from './support/test-stores.js';
 
 /** `receipt` always succeeds; `ship` fails while `broken` (the fix is to set it false). */
 @Injectable()
@@ -74,7 +74,8 @@ function streams() {
   return { io: { stdin: new PassThrough(), stdout, stderr, env: {} }, out: () => out, err: () => err };
 }
 
-for (const kind of STORE_KINDS) {
+// On the cluster too: dead letters spread over its masters, and are listed from every one.
+for (const kind of STORE_KINDS_WITH_CLUSTER) {
   const stores = storeFixture(kind);
   stores.describe(`dead letters: list and replay (${kind} store)`, () => {
     let hubtel: TestSandbox;
@@ -162,16 +163,28 @@ for (const kind of STORE_KINDS) {
       await expect(checkout.replayDeadLetter(id)).rejects.toBeInstanceOf(HubtelNotDeadLetterError);
     });
 
-    if (kind === 'redis') {
+    if (kind === 'redis-cluster') {
+      it('lists the dead letters of every master of the cluster (one node held about a third)', async () => {
+        fulfilment.broken = true;
+        const refs = await Promise.all(Array.from({ length: 24 }, () => paid()));
+        const listed = new Set((await checkout.listDeadLetters()).map((letter) => letter.key.split(':')[0]));
+        for (const ref of refs) expect(listed.has(ref)).toBe(true);
+        // They spread: every master holds some of the records.
+        for (const count of await stores.cluster!.keysPerMaster()) expect(count).toBeGreaterThan(0);
+      }, 60_000);
+    }
+
+    if (kind !== 'memory') {
       it('hubtel-trigger dead-letters lists and replays on the Redis store, from outside the app', async () => {
-        const redisUrl = stores.server!.url;
+        const where =
+          kind === 'redis-cluster'
+            ? ['--redis-cluster-nodes', stores.cluster!.nodesEnv]
+            : ['--redis-url', stores.server!.url];
         fulfilment.broken = true;
         const ref = await paid();
 
         const list = streams();
-        expect(
-          await runTriggerCli(['dead-letters', 'list', '--redis-url', redisUrl, '--json'], list.io),
-        ).toBe(0);
+        expect(await runTriggerCli(['dead-letters', 'list', ...where, '--json'], list.io)).toBe(0);
         const listed = (
           JSON.parse(list.out()) as Array<{ id: string; key: string; succeededHandlers: string[] }>
         ).filter((letter) => letter.key.startsWith(ref));
@@ -180,10 +193,7 @@ for (const kind of STORE_KINDS) {
         fulfilment.broken = false;
         const replay = streams();
         expect(
-          await runTriggerCli(
-            ['dead-letters', 'replay', listed[0]!.id, '--redis-url', redisUrl, '--wait'],
-            replay.io,
-          ),
+          await runTriggerCli(['dead-letters', 'replay', listed[0]!.id, ...where, '--wait'], replay.io),
         ).toBe(0);
         expect(replay.out()).toContain(`Done ${listed[0]!.id}`);
         // Run by the app's sweep: the receipt not again, the shipment once more.
@@ -192,20 +202,13 @@ for (const kind of STORE_KINDS) {
         );
         expect(fulfilment.receipts.filter((r) => r === ref)).toHaveLength(1);
         const after = streams();
-        expect(
-          await runTriggerCli(['dead-letters', 'list', '--redis-url', redisUrl, '--json'], after.io),
-        ).toBe(0);
+        expect(await runTriggerCli(['dead-letters', 'list', ...where, '--json'], after.io)).toBe(0);
         expect(
           (JSON.parse(after.out()) as Array<{ key: string }>).filter((l) => l.key.startsWith(ref)),
         ).toEqual([]);
 
         const unknown = streams();
-        expect(
-          await runTriggerCli(
-            ['dead-letters', 'replay', `${PAID}:nope`, '--redis-url', redisUrl],
-            unknown.io,
-          ),
-        ).toBe(1);
+        expect(await runTriggerCli(['dead-letters', 'replay', `${PAID}:nope`, ...where], unknown.io)).toBe(1);
         expect(unknown.err()).toContain('HUBTEL_NOT_FOUND');
       }, 60_000);
     }

@@ -6,7 +6,7 @@
  *     through the other; two replicas changing one order at once lose no change;
  *   - the banner says which store is in use (the Redis URL with its password masked).
  */
-import { HubtelConfigError } from 'nestjs-hubtel';
+import { HubtelConfigError, HubtelRedisConfigError } from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { exampleConfigFromEnv } from '../src/app.config.js';
 import { banner } from '../src/banner.js';
@@ -22,6 +22,7 @@ import {
   startExampleInProcess,
   waitForOrder,
 } from './support/example-app.harness.js';
+import { RedisCluster, redisClusterBinaries } from './support/redis-cluster.js';
 import { RedisServer, freePort, redisBinary } from './support/redis-server.js';
 
 function configError(env: Record<string, string>): unknown {
@@ -71,6 +72,37 @@ describe('REDIS_URL', () => {
       'rediss://app:****@redis.example.com:6380/1',
     );
     expect(maskRedisUrl('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
+  });
+});
+
+describe('REDIS_CLUSTER_NODES', () => {
+  it('lists some nodes of a cluster, host:port comma-separated (IPv6 in brackets)', () => {
+    expect(
+      exampleConfigFromEnv({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-2.internal:7001,[::1]:7002' }),
+    ).toMatchObject({
+      redisClusterNodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: 'redis-2.internal', port: 7001 },
+        { host: '::1', port: 7002 },
+      ],
+    });
+  });
+
+  it.each(['10.0.0.1', '10.0.0.1:0', 'redis://10.0.0.1:7000', '10.0.0.1:7000,,'])(
+    'refuses %s, naming it',
+    (value) => {
+      expect(configError({ REDIS_CLUSTER_NODES: value })).toMatchObject({
+        message: expect.stringContaining('REDIS_CLUSTER_NODES'),
+      });
+    },
+  );
+
+  it('is not taken with REDIS_URL', () => {
+    expect(
+      configError({ REDIS_CLUSTER_NODES: '10.0.0.1:7000', REDIS_URL: 'redis://10.0.0.1:7000' }),
+    ).toMatchObject({
+      message: expect.stringContaining('set one'),
+    });
   });
 });
 
@@ -227,5 +259,86 @@ redisBinary.describe('two replicas of the example on one Redis and one external 
     }
     const { orderId } = await placeOrder(a.url, { product: 'shea-soap', phone: '0277000444' });
     expect(await getOrder(b.url, orderId)).toMatchObject({ status: 'awaiting-payment' });
+  });
+});
+
+redisClusterBinaries.describe('the example on a 3-master Redis Cluster (REDIS_CLUSTER_NODES)', () => {
+  let cluster: RedisCluster;
+  const started: ExampleApp[] = [];
+  beforeAll(async () => {
+    cluster = await RedisCluster.start();
+  }, 30_000);
+  afterAll(async () => {
+    for (const app of started) await app.close();
+    await cluster?.dispose();
+  });
+
+  async function start(env: Record<string, string>): Promise<ExampleApp> {
+    const config = exampleConfigFromEnv({ PORT: '0', ...env });
+    const app = await startExampleApp(
+      {
+        ...config,
+        platform: { kind: 'sandbox', port: 0, host: '127.0.0.1' },
+        overrides: { checkout: FAST_OVERRIDES.checkout, serviceApp: FAST_OVERRIDES.serviceApp },
+      },
+      { logger: false },
+    );
+    started.push(app);
+    return app;
+  }
+
+  it('refuses at startup a REDIS_URL at one node of the cluster, naming REDIS_CLUSTER_NODES', async () => {
+    // Real-platform mode (nothing called at startup): no embedded sandbox left running by the
+    // failed start.
+    const config = exampleConfigFromEnv({
+      HUBTEL_CLIENT_ID: 'id',
+      HUBTEL_CLIENT_SECRET: 'secret',
+      HUBTEL_SMS_CLIENT_ID: 'sid',
+      HUBTEL_SMS_CLIENT_SECRET: 'ssecret',
+      HUBTEL_SMS_SENDER_ID: 'Shop',
+      PUBLIC_URL: 'https://shop.example.com',
+      PORT: '0',
+      REDIS_URL: `redis://127.0.0.1:${cluster.nodes[0]!.port}`,
+    });
+    const refused = await startExampleApp(config, { logger: false }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(HubtelRedisConfigError);
+    expect(refused).toMatchObject({
+      code: 'HUBTEL_REDIS_UNUSABLE',
+      option: 'REDIS_URL',
+      reason: 'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT',
+      message: expect.stringContaining('REDIS_CLUSTER_NODES=host:port,host:port'),
+    });
+  });
+
+  it('sells on the cluster: an order is placed, paid and receipted, its records spread over every master', async () => {
+    const shop = await start({ REDIS_CLUSTER_NODES: cluster.nodesEnv });
+    expect(shop.store.kind).toBe('redis');
+    expect(banner(shop)).toContain(`Redis Cluster ${cluster.nodesEnv}`);
+    const { orderId, checkoutUrl } = await placeOrder(shop.url, {
+      product: 'adinkra-tote',
+      phone: '0277000333',
+    });
+    expect(await pressPayPageButton(checkoutUrl, 'pay-momo')).toBe(`${shop.publicUrl}/orders/${orderId}`);
+    const paid = await waitForOrder(
+      shop.url,
+      orderId,
+      (o) => o.status === 'paid' && o.receipt.status === 'sent',
+    );
+    expect(paid.payment).toMatchObject({ amountPaid: 60 });
+    // /health: the store and the BullMQ runner up on the cluster.
+    const health = await fetch(`${shop.opsUrl}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({
+      info: {
+        hubtel_store: { status: 'up', stores: expect.arrayContaining(['RedisStore']) },
+        hubtel_runner: { status: 'up', runner: 'BullmqJobRunner' },
+      },
+    });
+    // Spread, not one hash tag for all: records of one order land on more than one master.
+    const holding = (await cluster.keysPerMaster()).filter((count) => count > 0);
+    expect(holding.length).toBeGreaterThanOrEqual(2);
   });
 });

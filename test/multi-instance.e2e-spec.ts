@@ -19,6 +19,7 @@ import {
   sendJson,
   type CheckoutInvoiceLike,
 } from 'nestjs-hubtel/testing';
+import { RedisCluster, redisClusterBinaries } from './support/redis-cluster.js';
 import {
   ProcessSet,
   eventually,
@@ -104,6 +105,84 @@ class CallbackReceiver {
   }
 }
 
+/**
+ * What the multi-instance tests ask of two replicas, the sandbox and the shared store, whichever
+ * Redis they share (one server, or a cluster).
+ */
+function replicaKit(get: () => { apps: AppProcess[]; sandbox: SandboxProcess; store: HubtelStore }) {
+  /** Every `HANDLED <what> <key>` line printed by either instance (across restarts). */
+  const runs = (what: string, key: string) =>
+    get().apps.reduce(
+      (sum, app) => sum + app.output.count(new RegExp(`^HANDLED ${what} ${key} by `, 'm')),
+      0,
+    );
+  const receipts = async (ref: string) =>
+    (await get().sandbox.messages()).filter((m) => m.content === `Receipt ${ref}`).length;
+
+  /** Resolves once no job of the pipeline is pending or running (each one done or dead). */
+  async function settled(
+    pipeline: 'checkout' | 'service-app',
+    keyPart?: string,
+    on: HubtelStore = get().store,
+  ): Promise<JobRecord[]> {
+    return eventually(
+      `the ${pipeline} jobs to settle`,
+      async () => {
+        const jobs: JobRecord[] = [];
+        for await (const [key, entry] of on.scan<JobRecord>(`hubtel:${pipeline}:job:`)) {
+          if (keyPart === undefined || key.includes(keyPart)) jobs.push(entry.value);
+        }
+        const open = jobs.filter((job) => job.status !== 'done' && job.status !== 'dead');
+        if (open.length === 0) return jobs;
+        // Thrown, not returned: a time-out then says which jobs were still open, and how.
+        throw new Error(
+          `still open: ${open
+            .slice(0, 5)
+            .map(
+              (job) =>
+                `${job.type} ${job.key} ${job.status} (attempts ${job.attempts}, lease ${job.leaseUntil === undefined ? 'none' : job.leaseUntil - Date.now() + ' ms'}${job.lastError ? `, ${job.lastError}` : ''})`,
+            )
+            .join('; ')}${open.length > 5 ? ` and ${open.length - 5} more` : ''}`,
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+  }
+
+  async function createInvoice(app: AppProcess, ref: string, amount: number) {
+    const created = await sendJson<{ checkoutId: string }>(
+      app.url,
+      { clientReference: ref, amount },
+      { path: '/replica/invoices' },
+    );
+    expect(created.status).toBe(201);
+    return created.body;
+  }
+
+  /** A paid callback body the sandbox stands behind: the invoice paid there, no callback sent. */
+  async function paidCallback(ref: string) {
+    await get().sandbox.post(`invoices/${ref}/pay`, { deliver: false });
+    const invoice = await get().sandbox.get<CheckoutInvoiceLike>(`invoices/${ref}`);
+    return buildCheckoutCallback({ invoice });
+  }
+
+  /** Sends one service-flow step and returns the app's answer. */
+  async function step(app: AppProcess, request: Record<string, unknown>) {
+    const answer = await sendServiceFlowRequest<Record<string, unknown>>(app.url, request);
+    expect(answer.status).toBe(200);
+    return answer.body;
+  }
+
+  /** A whole USSD session, each answer on another instance: ends in the cart (GHS 5). */
+  async function buyBundle(sessionId: string, first: AppProcess, second: AppProcess) {
+    const prompt = await step(first, buildServiceFlowRequest({ sessionId }));
+    const bundles = await step(second, buildServiceFlowRequest({ sessionId, message: '0244000111' }));
+    const cart = await step(first, buildServiceFlowRequest({ sessionId, message: '1gb' }));
+    return { prompt, bundles, cart };
+  }
+  return { runs, receipts, settled, createInvoice, paidCallback, step, buyBundle };
+}
+
 redisBinary.describe('two app instances in separate processes on one Redis, the sandbox in a third', () => {
   const system = new ProcessSet();
   let redis: RedisServer;
@@ -143,58 +222,11 @@ redisBinary.describe('two app instances in separate processes on one Redis, the 
     await system.stopAll();
   }, 60_000);
 
-  /** Every `HANDLED <what> <key>` line printed by either instance (across restarts). */
-  const runs = (what: string, key: string) =>
-    [a, b].reduce((sum, app) => sum + app.output.count(new RegExp(`^HANDLED ${what} ${key} by `, 'm')), 0);
-  const receipts = async (ref: string) =>
-    (await sandbox.messages()).filter((m) => m.content === `Receipt ${ref}`).length;
-
-  /** Resolves once no job of the pipeline is pending or running (each one done or dead). */
-  async function settled(
-    pipeline: 'checkout' | 'service-app',
-    keyPart?: string,
-    on: HubtelStore = store,
-  ): Promise<JobRecord[]> {
-    return eventually(
-      `the ${pipeline} jobs to settle`,
-      async () => {
-        const jobs: JobRecord[] = [];
-        for await (const [key, entry] of on.scan<JobRecord>(`hubtel:${pipeline}:job:`)) {
-          if (keyPart === undefined || key.includes(keyPart)) jobs.push(entry.value);
-        }
-        const open = jobs.filter((job) => job.status !== 'done' && job.status !== 'dead');
-        if (open.length === 0) return jobs;
-        // Thrown, not returned: a time-out then says which jobs were still open, and how.
-        throw new Error(
-          `still open: ${open
-            .slice(0, 5)
-            .map(
-              (job) =>
-                `${job.type} ${job.key} ${job.status} (attempts ${job.attempts}, lease ${job.leaseUntil === undefined ? 'none' : job.leaseUntil - Date.now() + ' ms'}${job.lastError ? `, ${job.lastError}` : ''})`,
-            )
-            .join('; ')}${open.length > 5 ? ` and ${open.length - 5} more` : ''}`,
-        );
-      },
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
-  }
-
-  async function createInvoice(app: AppProcess, ref: string, amount: number) {
-    const created = await sendJson<{ checkoutId: string }>(
-      app.url,
-      { clientReference: ref, amount },
-      { path: '/replica/invoices' },
-    );
-    expect(created.status).toBe(201);
-    return created.body;
-  }
-
-  /** A paid callback body the sandbox stands behind: the invoice paid there, no callback sent. */
-  async function paidCallback(ref: string) {
-    await sandbox.post(`invoices/${ref}/pay`, { deliver: false });
-    const invoice = await sandbox.get<CheckoutInvoiceLike>(`invoices/${ref}`);
-    return buildCheckoutCallback({ invoice });
-  }
+  const { runs, receipts, settled, createInvoice, paidCallback, buyBundle } = replicaKit(() => ({
+    apps: [a, b],
+    sandbox,
+    store,
+  }));
 
   it('an invoice created before a kill -9 is paid after the restart: handled once, one receipt', async () => {
     const ref = id('kill');
@@ -245,21 +277,6 @@ redisBinary.describe('two app instances in separate processes on one Redis, the 
     expect(runs('paid', ref)).toBe(1);
     expect(await receipts(ref)).toBe(1);
   }, 120_000);
-
-  /** Sends one service-flow step and returns the app's answer. */
-  async function step(app: AppProcess, request: Record<string, unknown>) {
-    const answer = await sendServiceFlowRequest<Record<string, unknown>>(app.url, request);
-    expect(answer.status).toBe(200);
-    return answer.body;
-  }
-
-  /** A whole USSD session, each answer on another instance: ends in the cart (GHS 5). */
-  async function buyBundle(sessionId: string, first: AppProcess, second: AppProcess) {
-    const prompt = await step(first, buildServiceFlowRequest({ sessionId }));
-    const bundles = await step(second, buildServiceFlowRequest({ sessionId, message: '0244000111' }));
-    const cart = await step(first, buildServiceFlowRequest({ sessionId, message: '1gb' }));
-    return { prompt, bundles, cart };
-  }
 
   it('a USSD session started on instance 1 continues on instance 2, and ends back on 1', async () => {
     const sessionId = id('ussd');
@@ -474,4 +491,88 @@ redisBinary.describe('two app instances in separate processes on one Redis, the 
       expect(receiptsOfOrder).toHaveLength(1);
     }, 120_000);
   });
+});
+
+/**
+ * The same replicas on a 3-master Redis Cluster (the pipelines' own leases and sweep, no BullMQ;
+ * the BullMQ replicas run on a cluster in bullmq-replicas.e2e-spec.ts): records spread over the
+ * masters, every one of them found.
+ */
+redisClusterBinaries.describe('two app instances in separate processes on a 3-master Redis Cluster', () => {
+  const system = new ProcessSet();
+  let cluster: RedisCluster;
+  let sandbox: SandboxProcess;
+  let a: AppProcess;
+  let b: AppProcess;
+  let store: RedisStore;
+  const { runs, receipts, settled, createInvoice, paidCallback, buyBundle } = replicaKit(() => ({
+    apps: [a, b],
+    sandbox,
+    store,
+  }));
+
+  beforeAll(async () => {
+    [cluster, sandbox] = await Promise.all([RedisCluster.start(), system.sandbox()]);
+    const env = (instance: string) => ({
+      INSTANCE: instance,
+      REDIS_CLUSTER_NODES: cluster.nodesEnv,
+      SANDBOX: JSON.stringify(sandbox.info),
+      LEASE_MS: String(LEASE_MS),
+      SWEEP_MS: String(SWEEP_MS),
+      HOLD_MS: '800',
+      NO_COLOR: '1',
+    });
+    [a, b] = await Promise.all([
+      system.app('a', { entry: REPLICA_APP, env: env('a'), readyPath: '/replica' }),
+      system.app('b', { entry: REPLICA_APP, env: env('b'), readyPath: '/replica' }),
+    ]);
+    store = new RedisStore({ cluster: { nodes: cluster.nodes } });
+    await store.connect();
+  }, 180_000);
+
+  afterAll(async () => {
+    await store?.close().catch(() => undefined);
+    await system.stopAll();
+    await cluster?.dispose();
+  }, 60_000);
+
+  it('an invoice created before a kill -9 is paid after the restart: handled once, one receipt', async () => {
+    const ref = id('kill');
+    await createInvoice(a, ref, 12);
+    await a.kill();
+    await a.restart();
+    await sandbox.post(`invoices/${ref}/pay`, {});
+    await eventually('the receipt', async () => ((await receipts(ref)) > 0 ? true : undefined));
+    await settled('checkout', ref);
+    expect(runs('paid', ref)).toBe(1);
+    expect(await receipts(ref)).toBe(1);
+  }, 120_000);
+
+  it('2 × 60 copies of one paid callback over both instances at once: the handler runs once, one SMS', async () => {
+    const ref = id('copies');
+    await createInvoice(b, ref, 25);
+    const body = await paidCallback(ref);
+    const statuses = await Promise.all(
+      Array.from({ length: 120 }, (_, index) =>
+        sendCheckoutCallback(index % 2 === 0 ? a.url : b.url, body, { timeoutMs: 30_000 }).then(
+          (r) => r.status,
+        ),
+      ),
+    );
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    await settled('checkout', ref);
+    expect(runs('paid', ref)).toBe(1);
+    expect(await receipts(ref)).toBe(1);
+  }, 120_000);
+
+  it('a USSD session started on instance 1 continues on instance 2, and ends back on 1', async () => {
+    const sessionId = id('ussd');
+    const { bundles, cart } = await buyBundle(sessionId, a, b);
+    expect(bundles).toMatchObject({
+      Message: expect.stringContaining('Bundle for 233244000111 (asked by b)'),
+    });
+    expect(cart).toMatchObject({ Type: 'AddToCart', Item: { ItemName: '1GB for GHS 5.00', Price: 5 } });
+    // The records of those jobs and sessions lie on more than one master.
+    expect((await cluster.keysPerMaster()).filter((count) => count > 0).length).toBeGreaterThanOrEqual(2);
+  }, 60_000);
 });

@@ -2,6 +2,7 @@ import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import type { Server } from 'node:http';
+import { Cluster } from 'ioredis';
 import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
 import { HubtelRedisModule, RedisStore } from 'nestjs-hubtel/redis';
 import { BullmqJobRunner, HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
@@ -97,6 +98,8 @@ export async function createModuleApp(
       },
       'trips-start': async () => {
         if (!redis) throw new Error('round trips are counted on the Redis-store server only');
+        if (redis.client instanceof Cluster)
+          throw new Error('round trips are counted on one Redis, not a cluster');
         // With the runner, its queues' clients too: a job's add is a round trip of the request.
         const queues = bullmq
           ? await Promise.all(
@@ -106,7 +109,7 @@ export async function createModuleApp(
             )
           : [];
         trips ??= new RoundTripRecorder(
-          [redis.client, ...(queues as unknown as (typeof redis.client)[])],
+          [redis.client, ...(queues as unknown as Array<typeof redis.client>)],
           app.getHttpServer() as Server,
         );
         trips.start();

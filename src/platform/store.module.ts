@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { HUBTEL_STORE, MemoryStore, type HubtelStore } from 'nestjs-hubtel';
+import type { HubtelRedisModuleOptions } from 'nestjs-hubtel/redis';
 import { HubtelRedisModule } from 'nestjs-hubtel/redis';
 import type { ExampleAppConfig } from '../app.config.js';
 
@@ -10,13 +11,28 @@ export const EXAMPLE_STORE = Symbol('EXAMPLE_STORE');
 export class StoreInfo {
   constructor(
     readonly kind: 'memory' | 'redis',
-    /** The Redis URL with its password masked (never the password itself). */
+    /** The Redis URL with its password masked (never the password itself), or the cluster's nodes. */
     readonly redisUrl?: string,
   ) {}
 
   describe(): string {
     return this.kind === 'memory' ? 'memory (records lost on restart)' : `Redis ${this.redisUrl}`;
   }
+}
+
+/** The HubtelRedisModule options and how the banner names them: one Redis, or a cluster. */
+function redisTarget(
+  config: ExampleAppConfig,
+): { options: HubtelRedisModuleOptions; shown: string } | undefined {
+  if (config.redisClusterNodes !== undefined) {
+    const nodes = config.redisClusterNodes;
+    return {
+      options: { cluster: { nodes } },
+      shown: `Cluster ${nodes.map(({ host, port }) => `${host}:${port}`).join(',')}`,
+    };
+  }
+  if (config.redisUrl === undefined) return undefined;
+  return { options: { url: config.redisUrl }, shown: maskRedisUrl(config.redisUrl) };
 }
 
 /** `redis://user:secret@host:6379/0` as `redis://user:****@host:6379/0`. */
@@ -27,7 +43,7 @@ export function maskRedisUrl(url: string): string {
 }
 
 /**
- * The app's storage, in one place (REDIS_URL).
+ * The app's storage, in one place (REDIS_URL or REDIS_CLUSTER_NODES).
  *   - With `redisUrl`: HubtelRedisModule provides HUBTEL_STORE app-wide, so checkout and the
  *     service app keep their records in Redis, and the shop's orders and the bundle deliveries use
  *     the same store: several replicas serve one shop, a restart loses nothing.
@@ -37,14 +53,15 @@ export function maskRedisUrl(url: string): string {
 @Module({})
 export class AppStoreModule {
   static forRoot(config: ExampleAppConfig): DynamicModule {
-    if (config.redisUrl !== undefined) {
+    const redis = redisTarget(config);
+    if (redis !== undefined) {
       return {
         module: AppStoreModule,
         global: true,
-        imports: [HubtelRedisModule.forRoot({ url: config.redisUrl })],
+        imports: [HubtelRedisModule.forRoot(redis.options)],
         providers: [
           { provide: EXAMPLE_STORE, useExisting: HUBTEL_STORE },
-          { provide: StoreInfo, useValue: new StoreInfo('redis', maskRedisUrl(config.redisUrl)) },
+          { provide: StoreInfo, useValue: new StoreInfo('redis', redis.shown) },
         ],
         exports: [EXAMPLE_STORE, StoreInfo],
       };

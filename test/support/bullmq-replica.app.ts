@@ -3,7 +3,7 @@
  * run as its own process with `node --import ./bench/loader/register.mjs`, it shares Redis (the
  * store and the BullMQ queues) with its sibling replicas and talks to a sandbox process.
  *
- * Environment: REDIS_URL, SANDBOX (the sandbox CLI's --json line), REPLICA (its name), and
+ * Environment: REDIS_URL (or REDIS_CLUSTER_NODES, `host:port,...` of a Redis Cluster), SANDBOX (the sandbox CLI's --json line), REPLICA (its name), and
  * HANG_IN (a handler name: that handler never returns on this replica, until the process is
  * killed), FAIL_IN (a handler name that always throws here), RECONCILE_MS (reconcile that often),
  * RECHECK_MS (a paid callback the status check does not show yet is checked again that long
@@ -104,18 +104,23 @@ class TestController {
   }
 }
 
-const redisUrl = process.env.REDIS_URL!;
+/** One Redis (REDIS_URL) or a cluster (REDIS_CLUSTER_NODES): the same app on either. */
+const clusterNodes = process.env.REDIS_CLUSTER_NODES?.split(',').map((node) => {
+  const [host, port] = node.split(':');
+  return { host: host!, port: Number(port) };
+});
+const redis = clusterNodes ? { cluster: { nodes: clusterNodes } } : { url: process.env.REDIS_URL! };
 const reconcileMs = Number(process.env.RECONCILE_MS ?? 0);
 const recheckMs = Number(process.env.RECHECK_MS ?? 0);
 
 @Module({
   imports: [
     EventEmitterModule.forRoot(),
-    HubtelRedisModule.forRoot({ url: redisUrl }),
+    HubtelRedisModule.forRoot(redis),
     // Short locks (the spec passes them: it bounds the takeover by them): a killed replica's job
     // is taken over within about two seconds here.
     HubtelBullmqModule.forRoot({
-      url: redisUrl,
+      ...redis,
       lockDurationMs: Number(process.env.LOCK_MS ?? 1_500),
       stalledIntervalMs: Number(process.env.STALLED_MS ?? 500),
     }),

@@ -51,6 +51,8 @@ export interface RedisServerOptions {
   appendOnly?: boolean;
   /** The redis-server to run. Default: the one found on this machine (see `redisBinary`). */
   binary?: string;
+  /** Start as a Redis Cluster node (`--cluster-enabled yes`): test/support/redis-cluster.ts joins them. */
+  clusterEnabled?: boolean;
 }
 
 export class RedisServer {
@@ -62,6 +64,7 @@ export class RedisServer {
     private readonly dir: string,
     private readonly appendOnly: boolean,
     private readonly binary: string,
+    private readonly clusterEnabled = false,
   ) {}
 
   /** Starts a server on a free port and waits until it accepts connections. */
@@ -73,6 +76,7 @@ export class RedisServer {
       mkdtempSync(path.join(tmpdir(), 'hubtel-redis-')),
       options.appendOnly ?? false,
       binary,
+      options.clusterEnabled ?? false,
     );
     await server.launch();
     return server;
@@ -139,6 +143,14 @@ export class RedisServer {
         this.dir,
         '--maxmemory-policy',
         'noeviction',
+        ...(this.clusterEnabled
+          ? [
+              '--cluster-enabled',
+              'yes',
+              '--cluster-config-file',
+              path.join(this.dir, `nodes-${this.port}.conf`),
+            ]
+          : []),
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

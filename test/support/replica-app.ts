@@ -5,7 +5,7 @@
  * bench/loader/register.mjs test/support/replica-app.ts`), configured by the environment:
  *
  *   PORT, HOST, PUBLIC_URL   where it listens / how the platform reaches it (checkout callbacks)
- *   REDIS_URL                the shared Redis
+ *   REDIS_URL                the shared Redis (or REDIS_CLUSTER_NODES: host:port,... of a cluster)
  *   SANDBOX                  the sandbox CLI's `--json` line (URLs, credentials, POS Sales ID)
  *   INSTANCE                 its name in the lines it prints
  *   FULFILLMENT_CALLBACK_URL where fulfillment callbacks go (default: the sandbox's receiver)
@@ -160,7 +160,18 @@ const api = {
 @Module({
   imports: [
     EventEmitterModule.forRoot(),
-    HubtelRedisModule.forRoot({ url: env.REDIS_URL! }),
+    HubtelRedisModule.forRoot(
+      env.REDIS_CLUSTER_NODES
+        ? {
+            cluster: {
+              nodes: env.REDIS_CLUSTER_NODES.split(',').map((node) => {
+                const [host, port] = node.split(':');
+                return { host: host!, port: Number(port) };
+              }),
+            },
+          }
+        : { url: env.REDIS_URL! },
+    ),
     SmsModule.forRoot({ ...sandbox.credentials.sms, baseUrl: sandbox.baseUrls.sms, senderId: 'Replica' }),
     CheckoutModule.forRoot({
       ...api,

@@ -13,10 +13,14 @@
  */
 import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
 import { RedisStore } from 'nestjs-hubtel/redis';
+import { RedisCluster, redisClusterBinaries } from './redis-cluster.js';
 import { RedisServer, redisBinary } from './redis-server.js';
 
-export type StoreKind = 'memory' | 'redis';
+/** `redis-cluster`: the Redis store on a private 3-master Redis Cluster (suites opt in to it). */
+export type StoreKind = 'memory' | 'redis' | 'redis-cluster';
 export const STORE_KINDS: StoreKind[] = ['memory', 'redis'];
+/** STORE_KINDS and the cluster: for the suites whose keys are listed (scan) across the store. */
+export const STORE_KINDS_WITH_CLUSTER: StoreKind[] = [...STORE_KINDS, 'redis-cluster'];
 
 export interface StoreFixture {
   readonly kind: StoreKind;
@@ -26,6 +30,8 @@ export interface StoreFixture {
   create(): Promise<HubtelStore>;
   /** The redis-server behind the stores (redis only; started by the first `create`). */
   readonly server: RedisServer | undefined;
+  /** The Redis Cluster behind the stores (redis-cluster only; started by the first `create`). */
+  readonly cluster: RedisCluster | undefined;
   /** Closes the stores created and stops the server. */
   dispose(): Promise<void>;
 }
@@ -33,18 +39,31 @@ export interface StoreFixture {
 export function storeFixture(kind: StoreKind): StoreFixture {
   const created: HubtelStore[] = [];
   let server: RedisServer | undefined;
+  let cluster: RedisCluster | undefined;
   return {
     kind,
     get server() {
       return server;
     },
+    get cluster() {
+      return cluster;
+    },
     describe(name, fn) {
       if (kind === 'redis') redisBinary.describe(name, fn);
+      else if (kind === 'redis-cluster') redisClusterBinaries.describe(name, fn);
       else describe(name, fn);
     },
     async create() {
       if (kind === 'memory') {
         const store = new MemoryStore({ sweepIntervalMs: 0 });
+        created.push(store);
+        return store;
+      }
+      if (kind === 'redis-cluster') {
+        cluster ??= await RedisCluster.start();
+        await cluster.flushAll();
+        const store = new RedisStore({ cluster: { nodes: cluster.nodes } });
+        await store.connect();
         created.push(store);
         return store;
       }
@@ -62,6 +81,8 @@ export function storeFixture(kind: StoreKind): StoreFixture {
       }
       await server?.dispose();
       server = undefined;
+      await cluster?.dispose();
+      cluster = undefined;
     },
   };
 }

@@ -4,9 +4,15 @@
 export const BULLMQ_RUNNER_DEFAULTS = Object.freeze({
   /**
    * Put in front of every BullMQ key (queues are named after the pipelines: `checkout`,
-   * `service-app`). Apart from the store's `hubtel:<pipeline>:` keys on a shared Redis.
+   * `service-app`). Apart from the store's `hubtel:<pipeline>:` keys on a shared Redis. The
+   * `{hash tag}` puts every queue key in one Redis Cluster slot, as BullMQ's scripts need there.
+   * (Before 0.2 it was `hubtel:bull`: set `prefix` to it to keep jobs queued by an older version.)
    */
-  prefix: 'hubtel:bull',
+  prefix: '{hubtel}:bull',
+  /** One log line per distinct queue/worker error per this interval (BullMQ repeats them fast). */
+  errorLogIntervalMs: 60_000,
+  /** /health stays down this long after a failed add, unless an add succeeds sooner. */
+  addFailureWindowMs: 60_000,
   /** Jobs one instance runs at once per pipeline (handlers mostly wait on I/O). */
   concurrency: 50,
   /**

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
@@ -95,6 +96,26 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
   function runnerStarted(runner: BullmqJobRunner): boolean {
     return (runner as unknown as { workers: Map<string, unknown> }).workers.has('orders');
   }
+
+  it('logs a repeated queue or worker error once per interval, not at the rate BullMQ repeats it', async () => {
+    const lines: string[] = [];
+    const logger = new Logger('test');
+    logger.localInstance.error = (message: unknown) => void lines.push(String(message));
+    const runner = new BullmqJobRunner({ url: server.url, logger });
+    try {
+      await runner.start('orders', async () => undefined);
+      const worker = (runner as unknown as { workers: Map<string, EventEmitter> }).workers.get('orders')!;
+      // A CROSSSLOT prefix made a worker emit this about 20,000 times a second.
+      for (let i = 0; i < 20_000; i++) worker.emit('error', new Error('CROSSSLOT Keys in request'));
+      worker.emit('error', new Error('Connection is closed.'));
+      expect(lines).toEqual([
+        'Worker orders: CROSSSLOT Keys in request',
+        'Worker orders: Connection is closed.',
+      ]);
+    } finally {
+      await runner.close();
+    }
+  });
 
   it('is healthy while its Redis answers and its workers run, not once closed', async () => {
     const { runner } = await start('a', async () => undefined);

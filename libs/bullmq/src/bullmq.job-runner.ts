@@ -1,25 +1,37 @@
 import { Logger } from '@nestjs/common';
-import { Queue, Worker, type ConnectionOptions, type Job, type QueueOptions } from 'bullmq';
+import { Queue, Worker, type Job, type QueueOptions, type RedisOptions as BullmqRedisOptions } from 'bullmq';
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import {
   HubtelError,
   HubtelLogger,
+  HubtelRedisConfigError,
   type JobExecutor,
   type JobRunRequest,
   type JobRunner,
   type JobRunnerHealth,
 } from 'nestjs-hubtel';
+import { ErrorLogThrottle, clusterEnabledIn, hashTagOf, redisClusterNodesOption } from '#internal';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 
 export interface BullmqJobRunnerOptions {
-  /** Redis URL (`redis://host:6379/0`). Or `connection`. */
+  /** Redis URL (`redis://host:6379/0`, `rediss://` for TLS). Not a node of a cluster: see `cluster`. */
   url?: string;
   /**
    * ioredis options (BullMQ opens its own connections from them; workers get
-   * `maxRetriesPerRequest: null`, as BullMQ requires). Redis must run with
-   * `maxmemory-policy noeviction`.
+   * `maxRetriesPerRequest: null`, as BullMQ requires), or an ioredis client of yours (`Redis` or
+   * `Cluster`), used as it is, never copied: give it `maxRetriesPerRequest: null` when this
+   * instance runs workers. Redis must run with `maxmemory-policy noeviction`.
    */
-  connection?: Exclude<ConnectionOptions, { options: unknown }> & Record<string, unknown>;
-  /** BullMQ key prefix. Default `hubtel:bull`. */
+  connection?: BullmqRedisOptions | Redis | Cluster;
+  /**
+   * A Redis Cluster: some of its nodes, and ioredis Cluster options (TLS and auth in
+   * `options.redisOptions`). The runner opens (and closes) its own Cluster clients.
+   */
+  cluster?: { nodes: ClusterNode[]; options?: ClusterOptions };
+  /**
+   * BullMQ key prefix. Default `{hubtel}:bull`: the `{hash tag}` keeps each queue's keys in one
+   * slot, which BullMQ's scripts need on a cluster (a prefix without one is refused there).
+   */
   prefix?: string;
   /** Jobs run at once per pipeline on this instance. Default 50. */
   concurrency?: number;
@@ -64,17 +76,44 @@ export class BullmqJobRunner implements JobRunner {
   private readonly queues = new Map<string, Queue<RunData>>();
   private readonly workers = new Map<string, Worker<RunData>>();
   private readonly logger: Logger;
+  /** Queue and worker errors repeat at BullMQ's retry rate: one line per distinct error per minute. */
+  private readonly errors: ErrorLogThrottle;
   private readonly prefix: string;
+  /** Cluster clients the runner opened from `cluster` (closed by it): one for queues, one for workers. */
+  private readonly ownClusters = new Map<'queue' | 'worker', Cluster>();
+  /** The last add that failed, until one succeeds: /health is down while jobs cannot be added. */
+  private addFailure?: { at: number; message: string };
   private closed = false;
 
   constructor(private readonly options: BullmqJobRunnerOptions) {
-    if (!options.url && !options.connection)
-      throw new HubtelError('HUBTEL_CONFIG_INVALID', 'BullmqJobRunner needs a `url` or a `connection`');
+    const given = (['url', 'connection', 'cluster'] as const).filter((k) => options[k] !== undefined);
+    if (given.length !== 1)
+      throw new HubtelError(
+        'HUBTEL_CONFIG_INVALID',
+        `BullmqJobRunner needs one of \`url\`, \`connection\` or \`cluster\`${given.length ? ` (got ${given.join(', ')})` : ''}`,
+      );
     this.leaseMs = options.lockDurationMs ?? BULLMQ_RUNNER_DEFAULTS.lockDurationMs;
     this.firstRunHere =
       options.work !== false && (options.firstRunHere ?? BULLMQ_RUNNER_DEFAULTS.firstRunHere);
     this.prefix = options.prefix ?? BULLMQ_RUNNER_DEFAULTS.prefix;
     this.logger = options.logger ?? new HubtelLogger('Hubtel:BullMQ');
+    this.errors = new ErrorLogThrottle(this.logger, BULLMQ_RUNNER_DEFAULTS.errorLogIntervalMs);
+    if (options.cluster) redisClusterNodesOption(options.cluster.nodes, 'bullmq.cluster.nodes');
+    const client = clientOf(options.connection);
+    if (client) this.checkClient(client);
+    else if (looksLikeCopiedClient(options.connection)) {
+      throw new HubtelRedisConfigError(
+        'bullmq.connection',
+        'CLIENT_UNUSABLE',
+        'is a copy of a client (a plain object with its fields, without its methods): BullMQ would connect to 127.0.0.1:6379 instead; pass the Redis or Cluster client itself',
+      );
+    }
+    if (this.onCluster) this.checkPrefix();
+  }
+
+  /** True when the runner's connection is a Redis Cluster (`cluster`, or a Cluster client). */
+  get onCluster(): boolean {
+    return this.options.cluster !== undefined || isClusterClient(this.options.connection);
   }
 
   /** The queue of a pipeline (created on first use), e.g. to show it in a dashboard. */
@@ -92,24 +131,50 @@ export class BullmqJobRunner implements JobRunner {
           removeOnFail: true,
         },
       });
-      queue.on('error', (error) => this.logger.error(`Queue ${pipeline}: ${error.message}`));
+      queue.on('error', (error) => this.errors.error(`Queue ${pipeline}: ${error.message}`));
       this.queues.set(pipeline, queue);
     }
     return queue;
   }
 
-  /** Resolves once Redis answers (startup fails fast on a wrong URL). */
+  /**
+   * Resolves once Redis answers (startup fails fast on a wrong URL), and refuses a single-node
+   * connection to a node of a Redis Cluster before any job or worker uses it (it would answer
+   * MOVED for most queues' keys).
+   */
   async connect(pipeline = 'checkout'): Promise<void> {
-    await this.queue(pipeline).waitUntilReady();
+    const queue = this.queue(pipeline);
+    await queue.waitUntilReady();
+    if (this.onCluster) return;
+    let info: string;
+    try {
+      info = await (await queue.getBackend().client).info();
+    } catch {
+      return; // a server that hides INFO (some managed proxies) is no cluster node to us
+    }
+    if (clusterEnabledIn(info)) {
+      await this.close();
+      throw new HubtelRedisConfigError(
+        this.options.url !== undefined ? 'bullmq.url' : 'bullmq.connection',
+        'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT',
+        'points at a node of a Redis Cluster: give `cluster: { nodes: [...] }` (or a Cluster client) instead, and a prefix with a {hash tag}',
+      );
+    }
   }
 
   async schedule(pipeline: string, request: JobRunRequest): Promise<void> {
     const data: RunData = { storeKey: request.storeKey, attempt: request.attempt };
     if (request.deferral) data.deferral = request.deferral;
-    await this.queue(pipeline).add(request.type, data, {
-      jobId: bullmqJobId(request.storeKey, request.attempt, request.deferral),
-      ...(request.delayMs > 0 ? { delay: request.delayMs } : {}),
-    });
+    try {
+      await this.queue(pipeline).add(request.type, data, {
+        jobId: bullmqJobId(request.storeKey, request.attempt, request.deferral),
+        ...(request.delayMs > 0 ? { delay: request.delayMs } : {}),
+      });
+    } catch (error) {
+      this.addFailure = { at: Date.now(), message: error instanceof Error ? error.message : String(error) };
+      throw error;
+    }
+    this.addFailure = undefined;
   }
 
   async start(pipeline: string, execute: JobExecutor): Promise<void> {
@@ -126,7 +191,7 @@ export class BullmqJobRunner implements JobRunner {
         maxStalledCount: this.options.maxStalledCount ?? BULLMQ_RUNNER_DEFAULTS.maxStalledCount,
       },
     );
-    worker.on('error', (error) => this.logger.error(`Worker ${pipeline}: ${error.message}`));
+    worker.on('error', (error) => this.errors.error(`Worker ${pipeline}: ${error.message}`));
     worker.on('failed', (job, error) =>
       this.logger.warn(`Run ${job?.id ?? '?'} of ${pipeline} failed: ${error.message}`),
     );
@@ -153,7 +218,7 @@ export class BullmqJobRunner implements JobRunner {
       lockDuration: this.leaseMs,
       stalledInterval: this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs,
     });
-    worker.on('error', (error) => this.logger.error(`Worker ${name}: ${error.message}`));
+    worker.on('error', (error) => this.errors.error(`Worker ${name}: ${error.message}`));
     worker.on('failed', (_job, error) => this.logger.warn(`Scheduled ${name} failed: ${error.message}`));
     this.workers.set(name, worker as unknown as Worker<RunData>);
     await worker.waitUntilReady();
@@ -167,9 +232,10 @@ export class BullmqJobRunner implements JobRunner {
   }
 
   /**
-   * Up when the queue's Redis connection is ready and answers a PING, and every worker of this
-   * instance runs. (A PING to a Redis that went away waits for its reconnection: health checks
-   * bound it with their own time-out.)
+   * Up when the queue's Redis connection is ready and answers, every worker of this instance
+   * runs, and jobs can be added: down while the last add failed (until one succeeds, or for
+   * `addFailureWindowMs` without another try). (A round trip to a Redis that went away waits for
+   * its reconnection: health checks bound it with their own time-out.)
    */
   async health(): Promise<JobRunnerHealth> {
     const workers: Record<string, boolean> = {};
@@ -178,9 +244,15 @@ export class BullmqJobRunner implements JobRunner {
     if (this.closed) return { up: false, details: { redis: 'closed', workers } };
     const queue = this.queues.values().next().value ?? this.queue('checkout');
     const client = await queue.getBackend().client;
-    if (client.status !== 'ready') return { up: false, details: { redis: client.status, workers } };
-    // A round trip that reads nothing (the backend's client interface has no PING).
+    // A Cluster client says `connect` once it is usable (it has no `ready` of its own).
+    const usable = client.status === 'ready' || (this.onCluster && client.status === 'connect');
+    if (!usable) return { up: false, details: { redis: client.status, workers } };
+    // A round trip that reads nothing, in the queues' slot (the backend's client has no PING).
     await client.get(`${this.prefix}:health`);
+    const failure = this.addFailure;
+    if (failure && Date.now() - failure.at < BULLMQ_RUNNER_DEFAULTS.addFailureWindowMs) {
+      return { up: false, details: { redis: 'ready', workers, add: `failing: ${failure.message}` } };
+    }
     return { up: allRunning, details: { redis: 'ready', workers } };
   }
 
@@ -192,13 +264,103 @@ export class BullmqJobRunner implements JobRunner {
       [...this.queues.values()].map((queue) => bounded(queue.close(), () => queue.disconnect())),
     );
     this.queues.clear();
+    // BullMQ leaves a client it was given open (it is shared): the ones the runner opened, it closes.
+    await Promise.all(
+      [...this.ownClusters.values()].map((cluster) =>
+        bounded(cluster.quit(), async () => cluster.disconnect()),
+      ),
+    );
+    this.ownClusters.clear();
   }
 
   private connection(worker: boolean): QueueOptions['connection'] {
-    const base = this.options.url ? { url: this.options.url } : { ...this.options.connection };
+    const { url, connection, cluster } = this.options;
+    // A client of yours is used as it is: a copy of a Cluster is a plain object, which BullMQ
+    // reads as options for one Redis at 127.0.0.1:6379.
+    if (clientOf(connection)) return connection as Redis | Cluster;
+    if (cluster) return this.ownCluster(worker ? 'worker' : 'queue', cluster);
+    const base: BullmqRedisOptions = url !== undefined ? { url } : { ...(connection as BullmqRedisOptions) };
     // Workers block on Redis and must never give a command up (BullMQ's own requirement).
-    return (worker ? { ...base, maxRetriesPerRequest: null } : base) as QueueOptions['connection'];
+    return worker ? { ...base, maxRetriesPerRequest: null } : base;
   }
+
+  /** One Cluster client per role, opened from `cluster` (workers: no command ever given up). */
+  private ownCluster(
+    role: 'queue' | 'worker',
+    given: NonNullable<BullmqJobRunnerOptions['cluster']>,
+  ): Cluster {
+    let cluster = this.ownClusters.get(role);
+    if (!cluster) {
+      const options = given.options ?? {};
+      cluster = new Cluster(given.nodes, {
+        ...options,
+        redisOptions: {
+          ...options.redisOptions,
+          ...(role === 'worker' ? { maxRetriesPerRequest: null } : {}),
+        },
+      });
+      cluster.on('error', (error: Error) => this.errors.error(`Redis Cluster (${role}): ${error.message}`));
+      this.ownClusters.set(role, cluster);
+    }
+    return cluster;
+  }
+
+  private checkClient(client: Redis | Cluster): void {
+    const options: RedisOptions = isClusterClient(client)
+      ? { ...client.options.redisOptions, keyPrefix: client.options.keyPrefix }
+      : client.options;
+    if (options.keyPrefix) {
+      throw new HubtelRedisConfigError(
+        'bullmq.connection',
+        'CLIENT_UNUSABLE',
+        'sets an ioredis keyPrefix, which BullMQ refuses: remove it and use the `prefix` option',
+      );
+    }
+    // Workers would have to copy the client to change this (and a copy of a Cluster loses it).
+    if (this.options.work !== false && options.maxRetriesPerRequest !== null) {
+      throw new HubtelRedisConfigError(
+        'bullmq.connection',
+        'CLIENT_UNUSABLE',
+        `has maxRetriesPerRequest ${String(options.maxRetriesPerRequest ?? 'default (20)')}: BullMQ workers need null; create the client with maxRetriesPerRequest: null${isClusterClient(client) ? ' in redisOptions' : ''}, or give \`cluster\`/\`url\` and let the runner open its own`,
+      );
+    }
+  }
+
+  private checkPrefix(): void {
+    if (hashTagOf(this.prefix) === undefined) {
+      throw new HubtelRedisConfigError(
+        'bullmq.prefix',
+        'PREFIX_WITHOUT_HASH_TAG',
+        `"${this.prefix}" has no {hash tag}: on a Redis Cluster every BullMQ script would fail with CROSSSLOT; use e.g. "{${this.prefix}}" or the default "${BULLMQ_RUNNER_DEFAULTS.prefix}"`,
+      );
+    }
+  }
+}
+
+/** The ioredis client given as `connection`, or undefined when it is options. */
+function clientOf(connection: BullmqJobRunnerOptions['connection']): Redis | Cluster | undefined {
+  // BullMQ's own test of a client (its methods), not `instanceof`: a client of another installed
+  // copy of ioredis is a client all the same, and must not be read as options.
+  const methods = ['connect', 'disconnect', 'duplicate'] as const;
+  return connection !== undefined &&
+    methods.every((m) => typeof (connection as Record<string, unknown>)[m] === 'function')
+    ? (connection as Redis | Cluster)
+    : undefined;
+}
+
+/** A Cluster client, by ioredis's own `isCluster` flag (see clientOf). */
+function isClusterClient(client: unknown): client is Cluster {
+  return (
+    typeof client === 'object' && client !== null && (client as { isCluster?: unknown }).isCluster === true
+  );
+}
+
+/** A spread client (`{ ...cluster }`): it carries a client's own fields, which options never do. */
+function looksLikeCopiedClient(connection: BullmqJobRunnerOptions['connection']): boolean {
+  if (!connection || typeof connection !== 'object') return false;
+  return ['startupNodes', 'isCluster', 'connector', 'commandQueue', 'condition'].some(
+    (field) => field in connection,
+  );
 }
 
 /**

@@ -18,6 +18,8 @@ export {
   HubtelUnknownOutcomeError,
   HubtelStoreUnavailableError,
   HubtelStatusCheckBudgetError,
+  HubtelRedisConfigError,
+  type HubtelRedisUnusableReason,
   type HubtelErrorCode,
   type HubtelErrorDetails,
   type ValidationIssue,

@@ -58,6 +58,13 @@ export {
   readHubtelEnv,
 } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
+export {
+  hashTagOf,
+  clusterEnabledIn,
+  redisClusterNodesOption,
+  type RedisClusterNode,
+} from './store/redis.checks.js';
+export { ErrorLogThrottle } from './logging/log-throttle.js';
 
 export {
   HttpTransport,

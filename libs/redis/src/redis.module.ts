@@ -14,11 +14,12 @@ import { RedisStore } from './redis.store.js';
  * ```ts
  * @Module({ imports: [
  *   EventEmitterModule.forRoot(),
- *   HubtelRedisModule.forRoot({ url: process.env.REDIS_URL }),
+ *   HubtelRedisModule.forRoot({ url: process.env.REDIS_URL }),   // or { cluster: { nodes } }
  *   CheckoutModule.forRoot({ ... }),   // no store option: uses the Redis store
  * ] })
  * ```
- * Startup waits for Redis (and fails with HUBTEL_STORE_UNAVAILABLE when it cannot connect). A
+ * Startup waits for Redis (and fails with HUBTEL_STORE_UNAVAILABLE when it cannot connect, or
+ * HUBTEL_REDIS_UNUSABLE for a connection it cannot use, such as a `url` at one cluster node). A
  * client the module opened is closed at shutdown, after the modules' pipelines have drained.
  */
 @Module({

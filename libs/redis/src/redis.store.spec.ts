@@ -83,8 +83,10 @@ redisBinary.describe('RedisStore', () => {
     });
 
     it('takes a client, or a url and/or options, and no ioredis keyPrefix on a client', () => {
-      expect(() => new RedisStore({})).toThrow(/a client, a url or options/);
-      expect(() => new RedisStore({ client: admin, url: server.url })).toThrow(/not both/);
+      expect(() => new RedisStore({})).toThrow(/a client, a url or options, or a cluster/);
+      expect(() => new RedisStore({ client: admin, url: server.url })).toThrow(
+        /give one of: a client of yours, a url and\/or options, or a cluster/,
+      );
       const prefixed = new Redis({ lazyConnect: true, keyPrefix: 'x:' });
       expect(() => new RedisStore({ client: prefixed })).toThrow(/keyPrefix/);
       prefixed.disconnect();

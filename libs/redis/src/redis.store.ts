@@ -1,27 +1,48 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import {
   HubtelLogger,
   HubtelConfigError,
+  HubtelRedisConfigError,
   HubtelStoreUnavailableError,
   type HubtelStore,
   type StoreEntry,
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
+import { clusterEnabledIn, hashTagOf, redisClusterNodesOption } from '#internal';
 import { REDIS_STORE_COMMANDS, REDIS_STORE_DEFAULTS } from './redis.constants.js';
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
 
+/** A Redis Cluster to open: its startup nodes and ioredis Cluster options (TLS, auth, NAT map...). */
+export interface RedisClusterConnection {
+  /** Some of the cluster's nodes (ioredis discovers the rest), e.g. `[{ host: '10.0.0.1', port: 6379 }]`. */
+  nodes: ClusterNode[];
+  /**
+   * ioredis Cluster options, merged over the fail-fast defaults. Per-node settings (password,
+   * `tls`, timeouts) go in `options.redisOptions`; managed clusters behind TLS often also need
+   * `dnsLookup: (address, callback) => callback(null, address)`.
+   */
+  options?: ClusterOptions;
+}
+
 /**
- * Where the store's Redis is: `client` (yours: the store never closes it), or `url` and/or
- * `options` (the store opens its own client, fails fast while Redis is down, and closes it).
+ * Where the store's Redis is: `client` (yours: the store never closes it; a `Redis` or a
+ * `Cluster`), or `url` and/or `options` (one Redis, or a managed one behind a single endpoint), or
+ * `cluster` (a Redis Cluster). With `url`, `options` or `cluster` the store opens its own client,
+ * fails fast while Redis is down, and closes it.
  */
 export interface RedisStoreOptions {
   /** An ioredis client of yours. Give it `enableOfflineQueue: false` and a `commandTimeout` to fail fast. */
-  client?: Redis;
-  /** `redis://[:password@]host:port/db` or `rediss://...` (TLS). */
+  client?: Redis | Cluster;
+  /** `redis://[:password@]host:port/db` or `rediss://...` (TLS). Not a node of a cluster: see `cluster`. */
   url?: string;
   /** ioredis options for the store's own client (merged over the fail-fast defaults). */
   options?: RedisOptions;
-  /** Put in front of every key, and removed from the keys `scan` yields. Default ''. */
+  /** A Redis Cluster (ElastiCache cluster mode, Azure clustered, self-run `--cluster-enabled yes`...). */
+  cluster?: RedisClusterConnection;
+  /**
+   * Put in front of every key, and removed from the keys `scan` yields. Default ''. On a cluster
+   * it must not hold a `{hash tag}`: every key would hash to one slot, on one node.
+   */
   keyPrefix?: string;
   /** Time limit of one command on the store's own client, in ms. Default 2000. */
   commandTimeoutMs?: number;
@@ -60,7 +81,7 @@ const NO_TTL = -1;
  * a forgotten payment.
  */
 export class RedisStore implements HubtelStore {
-  readonly client: Redis;
+  readonly client: Redis | Cluster;
   readonly keyPrefix: string;
   /** True when the store opened the client (and so closes it). */
   private readonly owned: boolean;
@@ -71,13 +92,14 @@ export class RedisStore implements HubtelStore {
   private wasReady = false;
 
   constructor(options: RedisStoreOptions) {
-    if (options.client === undefined && options.url === undefined && options.options === undefined) {
-      throw new HubtelConfigError('redis', 'give a client, a url or options');
+    const given = (['client', 'url', 'options', 'cluster'] as const).filter((k) => options[k] !== undefined);
+    if (given.length === 0) {
+      throw new HubtelConfigError('redis', 'give a client, a url or options, or a cluster');
     }
-    if (options.client !== undefined && (options.url !== undefined || options.options !== undefined)) {
+    if (given.length > 1 && !(given.length === 2 && given.includes('url') && given.includes('options'))) {
       throw new HubtelConfigError(
         'redis',
-        'give either a client of yours, or a url and/or options, not both',
+        `give one of: a client of yours, a url and/or options, or a cluster (got ${given.join(', ')})`,
       );
     }
     this.keyPrefix = options.keyPrefix ?? REDIS_STORE_DEFAULTS.keyPrefix;
@@ -91,30 +113,49 @@ export class RedisStore implements HubtelStore {
     );
     if (options.client) {
       // ioredis would prefix our keys but not our SCAN pattern: scans would find nothing.
-      if (options.client.options.keyPrefix) {
-        throw new HubtelConfigError(
+      const clientPrefix = isClusterClient(options.client)
+        ? (options.client.options.keyPrefix ?? options.client.options.redisOptions?.keyPrefix)
+        : options.client.options.keyPrefix;
+      if (clientPrefix) {
+        throw new HubtelRedisConfigError(
           'redis.client',
+          'CLIENT_UNUSABLE',
           'must not set ioredis keyPrefix; use the keyPrefix option',
         );
       }
       this.client = options.client;
       this.owned = false;
+    } else if (options.cluster) {
+      const nodes = redisClusterNodesOption(options.cluster.nodes, 'redis.cluster.nodes');
+      const given = options.cluster.options ?? {};
+      this.client = new Cluster(nodes, {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        clusterRetryStrategy: (attempt) => Math.min(attempt * 50, REDIS_STORE_DEFAULTS.maxReconnectDelayMs),
+        ...given,
+        redisOptions: { ...failFastNode(timeout), ...given.redisOptions },
+      });
+      this.owned = true;
     } else {
       const failFast: RedisOptions = {
         lazyConnect: true,
         // A command while disconnected fails now instead of waiting in a queue with a request.
         enableOfflineQueue: false,
-        commandTimeout: timeout,
-        connectTimeout: REDIS_STORE_DEFAULTS.connectTimeoutMs,
-        // A command cut off by a dropped connection fails rather than being sent again: a resent
-        // compare-and-set that had been applied would report losing to its own write.
-        maxRetriesPerRequest: 0,
-        autoResendUnfulfilledCommands: false,
+        ...failFastNode(timeout),
         retryStrategy: (attempt) => Math.min(attempt * 50, REDIS_STORE_DEFAULTS.maxReconnectDelayMs),
         ...options.options,
       };
       this.client = options.url ? new Redis(options.url, failFast) : new Redis(failFast);
       this.owned = true;
+    }
+    if (isClusterClient(this.client) && hashTagOf(this.keyPrefix) !== undefined) {
+      throw new HubtelRedisConfigError(
+        'redis.keyPrefix',
+        'PREFIX_WITH_HASH_TAG',
+        `"${this.keyPrefix}" holds a {hash tag}: on a cluster every key would go to one slot on one node; remove the braces`,
+      );
+    }
+    if (this.owned) {
       // Our client: report outages once each way instead of ioredis's unhandled-error noise.
       this.client.on('error', (error: Error) => {
         if (this.down || !this.wasReady) return;
@@ -146,14 +187,31 @@ export class RedisStore implements HubtelStore {
     }
   }
 
-  /** Connects the store's own client (startup waits for Redis); a no-op for a client of yours. */
+  /** True on a Redis Cluster (the store scans every master). */
+  get isCluster(): boolean {
+    return isClusterClient(this.client);
+  }
+
+  /**
+   * Connects the store's own client (startup waits for Redis), then checks that it can be used:
+   * a single-node client on a node of a cluster is refused (most keys would answer MOVED).
+   */
   async connect(): Promise<void> {
-    if (!this.owned || this.client.status !== 'wait') return;
-    try {
-      await this.client.connect();
-    } catch (error) {
-      this.client.disconnect();
-      throw unavailable('connect', error);
+    if (this.owned && this.client.status === 'wait') {
+      try {
+        await withTimeout(this.client.connect(), REDIS_STORE_DEFAULTS.connectTimeoutMs);
+      } catch (error) {
+        this.client.disconnect();
+        throw unavailable('connect', error);
+      }
+    }
+    if (!isClusterClient(this.client)) {
+      try {
+        await refuseClusterNode(this.client, this.owned ? 'redis.url' : 'redis.client');
+      } catch (error) {
+        if (this.owned) this.client.disconnect();
+        throw error;
+      }
     }
   }
 
@@ -215,29 +273,37 @@ export class RedisStore implements HubtelStore {
 
   /**
    * SCAN over `keyPrefix + prefix` (its glob characters escaped, so `*`, `?`, `[` match only
-   * themselves), then one MGET per batch. A key deleted or expired between the two is skipped;
-   * a key SCAN reports twice (it may, while the keyspace is rehashed) is yielded once.
+   * themselves) on every master of a cluster (one node knows only its own slots), then the values:
+   * one MGET per batch on one Redis, one GET per key on a cluster (an MGET there would cross
+   * slots). A key deleted or expired between the two is skipped; a key SCAN reports twice (it
+   * may, while the keyspace is rehashed or a slot migrates) is yielded once.
    */
   async *scan<T>(prefix: string): AsyncIterable<[string, StoreEntry<T>]> {
     const pattern = `${escapeGlob(this.keyPrefix + prefix)}*`;
     const seen = new Set<string>();
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.run('scan', () =>
-        this.client.scan(cursor, 'MATCH', pattern, 'COUNT', this.scanCount),
-      );
-      cursor = next;
-      const fresh = keys.filter((k) => !seen.has(k));
-      if (fresh.length === 0) continue;
-      for (const k of fresh) seen.add(k);
-      const values = await this.run('scan', () => this.client.mget(fresh));
-      for (let i = 0; i < fresh.length; i++) {
-        const raw = values[i];
-        if (raw === null || raw === undefined) continue;
-        const key = fresh[i]!.slice(this.keyPrefix.length);
-        yield [key, decode<T>(key, raw)];
-      }
-    } while (cursor !== '0');
+    const client = this.client;
+    const nodes = isClusterClient(client) ? client.nodes('master') : [client];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.run('scan', () =>
+          node.scan(cursor, 'MATCH', pattern, 'COUNT', this.scanCount),
+        );
+        cursor = next;
+        const fresh = keys.filter((k) => !seen.has(k));
+        if (fresh.length === 0) continue;
+        for (const k of fresh) seen.add(k);
+        const values = await this.run('scan', () =>
+          isClusterClient(client) ? Promise.all(fresh.map((k) => client.get(k))) : client.mget(fresh),
+        );
+        for (let i = 0; i < fresh.length; i++) {
+          const raw = values[i];
+          if (raw === null || raw === undefined) continue;
+          const key = fresh[i]!.slice(this.keyPrefix.length);
+          yield [key, decode<T>(key, raw)];
+        }
+      } while (cursor !== '0');
+    }
   }
 
   /** One PING (health checks): rejects with HubtelStoreUnavailableError when Redis does not answer. */
@@ -268,6 +334,56 @@ export class RedisStore implements HubtelStore {
       throw unavailable(operation, error);
     }
   }
+}
+
+/**
+ * A Cluster client, told by ioredis's own `isCluster` flag rather than `instanceof`: a client made
+ * by another installed copy of ioredis is no instance of ours, and taken for one Redis it would be
+ * scanned on one node only.
+ */
+export function isClusterClient(client: Redis | Cluster): client is Cluster {
+  return (client as { isCluster?: unknown }).isCluster === true;
+}
+
+/** Per-node settings of the store's own clients: fail fast rather than hold a request. */
+function failFastNode(timeout: number): RedisOptions {
+  return {
+    commandTimeout: timeout,
+    connectTimeout: REDIS_STORE_DEFAULTS.connectTimeoutMs,
+    // A command cut off by a dropped connection fails rather than being sent again: a resent
+    // compare-and-set that had been applied would report losing to its own write.
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+  };
+}
+
+/**
+ * Refuses a single-node client on a node of a Redis Cluster: it answers MOVED for the two thirds
+ * of keys it does not own, so the app would start and then refuse most payments. A server that
+ * does not answer INFO (some managed proxies) is taken as it is: it is no cluster node to us.
+ */
+export async function refuseClusterNode(client: Redis, option: string): Promise<void> {
+  let info: string;
+  try {
+    info = await client.info('cluster');
+  } catch {
+    return;
+  }
+  if (clusterEnabledIn(info)) {
+    throw new HubtelRedisConfigError(
+      option,
+      'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT',
+      'points at a node of a Redis Cluster: give `cluster: { nodes: [...] }` (or a Cluster client) instead, so each key goes to the node that owns its slot',
+    );
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no connection within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 function unavailable(operation: string, error: unknown): HubtelStoreUnavailableError {

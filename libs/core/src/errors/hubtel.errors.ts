@@ -22,7 +22,9 @@ export type HubtelErrorCode =
   /** This instance is shutting down: a job it was about to run is left to its runner for later. */
   | 'HUBTEL_SHUTTING_DOWN'
   /** This instance spent its status checks of the minute (`statusCheckBudget`); nothing was sent. */
-  | 'HUBTEL_STATUS_CHECK_BUDGET';
+  | 'HUBTEL_STATUS_CHECK_BUDGET'
+  /** The Redis connection given cannot be used as it is (see HubtelRedisConfigError's `reason`). */
+  | 'HUBTEL_REDIS_UNUSABLE';
 
 export interface HubtelErrorDetails {
   /** HTTP status of the platform's answer, when there was one. */
@@ -73,8 +75,39 @@ export class HubtelConfigError extends HubtelError {
   constructor(
     readonly option: string,
     problem: string,
+    code: HubtelErrorCode = 'HUBTEL_CONFIG_INVALID',
   ) {
-    super('HUBTEL_CONFIG_INVALID', `Invalid nestjs-hubtel option "${option}": ${problem}`);
+    super(code, `Invalid nestjs-hubtel option "${option}": ${problem}`);
+  }
+}
+
+/** Why a Redis connection was refused at startup (HubtelRedisConfigError). */
+export type HubtelRedisUnusableReason =
+  /** A single-node client (a `url`) on a node of a Redis Cluster: most keys would answer MOVED. */
+  | 'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT'
+  /** BullMQ on a cluster with a prefix that has no `{hash tag}`: every queue script is CROSSSLOT. */
+  | 'PREFIX_WITHOUT_HASH_TAG'
+  /** The store's keyPrefix has a `{hash tag}` on a cluster: every key on one node. */
+  | 'PREFIX_WITH_HASH_TAG'
+  /** A client object that could only be used by copying it (which loses its address or settings). */
+  | 'CLIENT_UNUSABLE';
+
+/**
+ * A Redis connection the suite cannot use as given: thrown at startup (never a fallback to another
+ * address), saying what to change. `instanceof HubtelConfigError` too; `code` is
+ * HUBTEL_REDIS_UNUSABLE and `reason` says which rule it broke.
+ */
+export class HubtelRedisConfigError extends HubtelConfigError {
+  constructor(
+    option: string,
+    readonly reason: HubtelRedisUnusableReason,
+    problem: string,
+  ) {
+    super(option, problem, 'HUBTEL_REDIS_UNUSABLE');
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), option: this.option, reason: this.reason };
   }
 }
 

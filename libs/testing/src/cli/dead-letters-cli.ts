@@ -1,4 +1,4 @@
-import { HubtelError, type DeadLetter, type HubtelStore } from 'nestjs-hubtel';
+import { HubtelError, HubtelRedisConfigError, type DeadLetter, type HubtelStore } from 'nestjs-hubtel';
 import { DEFAULT_JOB_RECORD_TTL_MS, listDeadLetters, requeueDeadLetter, type JobRecord } from '#internal';
 import {
   CliUsageError,
@@ -23,8 +23,8 @@ import {
  * `replayDeadLetter(id)` on CheckoutService or FulfillmentService instead.
  */
 
-export const DEAD_LETTERS_USAGE = `Usage: hubtel-trigger dead-letters list   --redis-url <url> [options]
-       hubtel-trigger dead-letters replay <id> --redis-url <url> [options]
+export const DEAD_LETTERS_USAGE = `Usage: hubtel-trigger dead-letters list   --redis-url <url> | --redis-cluster-nodes <nodes> [options]
+       hubtel-trigger dead-letters replay <id> --redis-url <url> | --redis-cluster-nodes <nodes> [options]
 
 Lists the jobs an app gave up on (dead letters: handlers that kept failing, callbacks never
 accepted), or replays one once its cause is fixed: only the handlers that failed run again.
@@ -33,7 +33,9 @@ sweep (serviceApp.sweepIntervalMs / checkout.handlers.sweepIntervalMs, half the 
 by default, 5 s with BullMQ).
 
 Options:
-  --redis-url <url>     the Redis the app keeps its records in (redis:// or rediss://; required)
+  --redis-url <url>     the Redis the app keeps its records in (redis:// or rediss://)
+  --redis-cluster-nodes <host:port,...>
+                        or: some nodes of the Redis Cluster it keeps them in (every master is read)
   --key-prefix <p>      the keyPrefix given to HubtelRedisModule / RedisStore (default none)
   --module <name>       checkout (default) or service-app
   --wait                replay: wait until the job is done (exit 0) or dead again (exit 1)
@@ -50,7 +52,9 @@ export const DEAD_LETTER_MODULES = ['checkout', 'service-app'] as const;
 export interface DeadLettersOptions {
   action: 'list' | 'replay';
   id?: string;
-  redisUrl: string;
+  /** One Redis; or `redisClusterNodes`. */
+  redisUrl?: string;
+  redisClusterNodes?: Array<{ host: string; port: number }>;
   keyPrefix?: string;
   module: (typeof DEAD_LETTER_MODULES)[number];
   wait: boolean;
@@ -64,6 +68,7 @@ export function parseDeadLettersArgs(
 ): { help: true } | { help: false; options: DeadLettersOptions } {
   const parsed = parseCliArgs(argv, {
     'redis-url': { type: 'string' },
+    'redis-cluster-nodes': { type: 'string' },
     'key-prefix': { type: 'string' },
     module: { type: 'string' },
     wait: { type: 'boolean' },
@@ -84,9 +89,12 @@ export function parseDeadLettersArgs(
     throw new CliUsageError('replay needs the <id> of a dead letter');
   if (rest.length > 0) throw new CliUsageError(`unexpected argument "${rest[0]}"`);
   const redisUrl = values['redis-url'];
-  if (redisUrl === undefined)
-    throw new CliUsageError('--redis-url is required (the Redis the app keeps its records in)');
-  if (!/^rediss?:\/\//.test(redisUrl))
+  const clusterNodes = values['redis-cluster-nodes'];
+  if ((redisUrl === undefined) === (clusterNodes === undefined))
+    throw new CliUsageError(
+      '--redis-url or --redis-cluster-nodes is required, not both (the Redis the app keeps its records in)',
+    );
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl))
     throw new CliUsageError('--redis-url must be a redis:// or rediss:// URL');
   const module = (values.module ?? 'checkout') as DeadLettersOptions['module'];
   if (!DEAD_LETTER_MODULES.includes(module))
@@ -95,7 +103,7 @@ export function parseDeadLettersArgs(
     );
   const options: DeadLettersOptions = {
     action,
-    redisUrl,
+    ...(redisUrl !== undefined ? { redisUrl } : { redisClusterNodes: parseNodes(clusterNodes!) }),
     module,
     wait: values.wait ?? false,
     timeoutMs: intOption('timeout', values.timeout, 1, 3_600_000) ?? 60_000,
@@ -105,6 +113,18 @@ export function parseDeadLettersArgs(
   if (id !== undefined) options.id = id;
   if (values['key-prefix'] !== undefined) options.keyPrefix = values['key-prefix'];
   return { help: false, options };
+}
+
+function parseNodes(text: string): Array<{ host: string; port: number }> {
+  return text.split(',').map((part) => {
+    const match = /^\s*(\[[^\]]+\]|[^:\s]+):(\d{1,5})\s*$/.exec(part);
+    const port = match ? Number(match[2]) : 0;
+    if (!match || port < 1 || port > 65_535)
+      throw new CliUsageError(
+        '--redis-cluster-nodes must be host:port,host:port,... (some nodes of the cluster)',
+      );
+    return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+  });
 }
 
 /** The store the CLI talks to: a RedisStore (optional peer `ioredis`), loaded only when used. */
@@ -123,10 +143,22 @@ async function openRedis(options: DeadLettersOptions): Promise<ClosableStore> {
     );
   }
   const store = new redis.RedisStore({
-    url: options.redisUrl,
+    ...(options.redisClusterNodes !== undefined
+      ? { cluster: { nodes: options.redisClusterNodes } }
+      : { url: options.redisUrl! }),
     ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
   });
-  await store.connect();
+  try {
+    await store.connect();
+  } catch (error) {
+    // Said in the CLI's own terms: the flag to use, not the store's option.
+    if (error instanceof HubtelRedisConfigError && error.reason === 'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT')
+      throw new CliUsageError(
+        '--redis-url points at one node of a Redis Cluster: give --redis-cluster-nodes host:port,... instead',
+      );
+    if (error instanceof HubtelRedisConfigError) throw new CliUsageError(error.message);
+    throw error;
+  }
   return store;
 }
 

@@ -1,0 +1,110 @@
+/**
+ * A private 3-master Redis Cluster per test file: three redis-server processes in cluster mode on
+ * free ports of 127.0.0.1 (nothing saved to disk, `noeviction`), joined by `redis-cli --cluster
+ * create`, stopped by the test. No replicas: the tests are about keys spread over slots, not
+ * failover.
+ *
+ *   redisClusterBinaries.describe('on a cluster', () => {
+ *     let cluster: RedisCluster;
+ *     beforeAll(async () => { cluster = await RedisCluster.start(); });
+ *     afterAll(() => cluster.dispose());
+ *   });
+ *
+ * Without redis-server (and its redis-cli) the block is skipped with a SKIPPED: line, and fails
+ * under CI (test/support/system.ts).
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Cluster, Redis } from 'ioredis';
+import { RedisServer } from './redis-server.js';
+import { systemBinary } from './system.js';
+
+const run = promisify(execFile);
+
+/** redis-cli comes in the same Debian package as redis-server: one requirement for both. */
+export const redisClusterBinaries = systemBinary({
+  what: 'Redis Cluster tests',
+  aptPackage: 'redis-server',
+  binaries: ['/usr/bin/redis-cli', 'redis-cli'],
+});
+
+export class RedisCluster {
+  private constructor(readonly servers: RedisServer[]) {}
+
+  /** Starts three cluster-mode servers, joins them, waits until every node says `cluster_state:ok`. */
+  static async start(masters = 3): Promise<RedisCluster> {
+    const cli = redisClusterBinaries.path;
+    if (!cli) throw new Error('redis-cli is not installed');
+    const servers: RedisServer[] = [];
+    try {
+      for (let i = 0; i < masters; i++) servers.push(await RedisServer.start({ clusterEnabled: true }));
+      const cluster = new RedisCluster(servers);
+      await run(cli, [
+        '--cluster',
+        'create',
+        ...cluster.nodes.map(({ host, port }) => `${host}:${port}`),
+        '--cluster-replicas',
+        '0',
+        '--cluster-yes',
+      ]);
+      await cluster.untilOk();
+      return cluster;
+    } catch (error) {
+      await Promise.all(servers.map((server) => server.dispose()));
+      throw error;
+    }
+  }
+
+  /** The startup nodes, as `cluster: { nodes }` and ioredis's Cluster take them. */
+  get nodes(): Array<{ host: string; port: number }> {
+    return this.servers.map((server) => ({ host: '127.0.0.1', port: server.port }));
+  }
+
+  /** `REDIS_CLUSTER_NODES` of the example app: `127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`. */
+  get nodesEnv(): string {
+    return this.nodes.map(({ host, port }) => `${host}:${port}`).join(',');
+  }
+
+  /** A client of the cluster (yours to close): for the test's own reads and writes. */
+  client(): Cluster {
+    return new Cluster(this.nodes, { lazyConnect: false });
+  }
+
+  /** Empties every master (between tests). */
+  async flushAll(): Promise<void> {
+    await Promise.all(this.servers.map((server) => withNode(server, (node) => node.flushall())));
+  }
+
+  /** How many keys each master holds (tests check that keys spread, and that all are seen). */
+  async keysPerMaster(): Promise<number[]> {
+    return Promise.all(this.servers.map((server) => withNode(server, (node) => node.dbsize())));
+  }
+
+  /** Stops every node and removes its directory. */
+  async dispose(): Promise<void> {
+    await Promise.all(this.servers.map((server) => server.dispose()));
+  }
+
+  private async untilOk(): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const states = await Promise.all(
+        this.servers.map((server) => withNode(server, (node) => node.cluster('INFO'))),
+      );
+      if (states.every((info) => /cluster_state:ok/.test(String(info)))) return;
+      if (Date.now() > deadline) throw new Error(`cluster not ok after 20 s:\n${states.join('\n')}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** One plain connection to one node (not the cluster): for per-node admin commands. */
+async function withNode<T>(server: RedisServer, call: (node: Redis) => Promise<T>): Promise<T> {
+  const node = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await node.connect();
+    return await call(node);
+  } finally {
+    node.disconnect();
+  }
+}
