@@ -571,7 +571,7 @@ redisClusterBinaries.describe('two app instances in separate processes on a 3-ma
     expect(bundles).toMatchObject({
       Message: expect.stringContaining('Bundle for 233244000111 (asked by b)'),
     });
-    expect(cart).toMatchObject({ Type: 'AddToCart', Item: { ItemName: '1GB for GHS 5.00', Price: 5 } });
+    expect(cart).toMatchObject({ Type: 'Release', Item: { ItemName: '1GB for GHS 5.00', Price: 5 } });
     // The records of those jobs and sessions lie on more than one master.
     expect((await cluster.keysPerMaster()).filter((count) => count > 0).length).toBeGreaterThanOrEqual(2);
   }, 60_000);
