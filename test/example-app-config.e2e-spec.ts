@@ -135,6 +135,7 @@ describe('real-platform mode: the same app configured only through HUBTEL_* vari
     const config = exampleConfigFromEnv({
       ...REAL_ENV,
       PORT: String(port),
+      OPS_PORT: '0', // PORT + 1 may be another process's
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       HUBTEL_SMS_URL: platform.url,
       HUBTEL_CHECKOUT_URL: platform.url,

@@ -146,6 +146,8 @@ redisBinary.describe('two replicas of the example on one Redis and one external 
       HUBTEL_MERCHANT_ACCOUNT_NUMBER: '11684',
       HUBTEL_RETRY_BASE_DELAY_MS: '5',
       PORT: String(port),
+      // A free port for /health and /metrics: the default, PORT + 1, may be another process's.
+      OPS_PORT: '0',
       PUBLIC_URL: publicUrl,
       REDIS_URL: redis.url,
     });

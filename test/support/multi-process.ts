@@ -280,6 +280,8 @@ export class AppProcess {
       env: {
         HOST: '127.0.0.1',
         PORT: String(port),
+        // The example's /health and /metrics on a free port: PORT + 1 may be another process's.
+        OPS_PORT: '0',
         PUBLIC_URL: `http://127.0.0.1:${port}`,
         ...options.env,
       },
