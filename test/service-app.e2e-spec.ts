@@ -991,9 +991,10 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       // Deeply nested ExtraData (a stack-exhaustion attempt), even for a real cart: 400, nothing
       // claimed, and the app keeps serving.
+      const deepOrder = randomUUID();
       const deep = await post(
         fulfillmentUrl(),
-        `{"OrderId": "${randomUUID()}", "SessionId": "${session.sessionId}", "ExtraData": ${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}}`,
+        `{"OrderId": "${deepOrder}", "SessionId": "${session.sessionId}", "ExtraData": ${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}}`,
       );
       expect(deep.status).toBe(400);
       expect(deep.body).toMatchObject({
@@ -1004,7 +1005,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
 
       await pipeline().drain();
       expect(merchant.fulfiller.seen.length).toBe(before);
-      expect((await merchant.fulfillment.getCart(session.sessionId))?.orderId).toBeUndefined();
+      expect(await merchant.fulfillment.getOrder(deepOrder)).toBeUndefined();
     });
   });
 });

@@ -680,16 +680,9 @@ export class ServiceFlowService {
 
         case 'cart': {
           const item = checkCartItem(step, reply.cart?.message, reply.cart?.item);
+          // A session's goods go out once whatever its carts: the fulfillment's delivery claim
+          // (fulfillment.delivery.ts) keeps that, not the cart.
           const cartKeyName = cartKey(sessionId);
-          const existing = await this.store.get<StoredCart>(cartKeyName);
-          if (existing?.value.orderId) {
-            // This session's cart was already paid for: a second cart must not be fulfilled twice.
-            this.logger.warn(
-              `Session ${sessionId} already has a paid cart (order ${existing.value.orderId}); a new cart was refused`,
-            );
-            await this.forget(key);
-            return releaseResponse(sessionId, this.options.messages.error);
-          }
           const cart: StoredCart = {
             sessionId,
             flow: flow.name,

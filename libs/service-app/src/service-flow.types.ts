@@ -160,6 +160,4 @@ export interface StoredCart {
   /** Everything the session collected. */
   data: Record<string, unknown>;
   createdAt: string;
-  /** The order that claimed this cart: a second, different OrderId for it is refused. */
-  orderId?: string;
 }
