@@ -258,8 +258,21 @@ describe('example app — data bundles as a programmable service', () => {
     expect(menu).not.toContain('data-testid="option-');
     expect(menu).toContain('data-testid="input"');
 
-    // An option's Value is accepted as an answer on every channel (the number too, once the menu is in Message).
-    expect((await post(`${sessionPath}/reply`, { input: 'DATA_5GB' })).status).toBe(303);
+    // The twelve bundles are numbered lines of Message, paged to the screen: the customer pages
+    // with the More key until the 5GB bundle shows, then types its number.
+    let screen = message.Message;
+    let number: string | undefined;
+    for (let pages = 0; pages < 12 && !number; pages++) {
+      expect(screen.length).toBeLessThanOrEqual(182);
+      number = /^(\d+)\. [^\n]*5GB/m.exec(screen)?.[1];
+      if (number) break;
+      const more = /^(\d+)\. More$/m.exec(screen)?.[1];
+      expect(more).toBeDefined();
+      expect((await post(`${sessionPath}/reply`, { input: more! })).status).toBe(303);
+      screen = (sandbox.session(sessionId)!.exchanges.at(-1)!.response as { Message: string }).Message;
+    }
+    expect(number).toBeDefined();
+    expect((await post(`${sessionPath}/reply`, { input: number! })).status).toBe(303);
     expect(await page(sessionPath)).toContain('data-testid="pay"');
     expect((await post(`${sessionPath}/pay`, {})).status).toBe(303);
     await sandbox.waitForFulfillmentCallback(
