@@ -2,8 +2,13 @@
  * `npm run bench` — measures the suite against the baselines a user would compare it to, in one
  * run, and writes bench/RESULTS.md. `npm run bench -- --quick` for a short run (about 2 minutes).
  * Options: --only=inbound,sms,sessions,latency  --out=FILE  --profile (CPU profiles of the Nest
- * servers into bench/profiles/)  --duration=S --rounds=N --connections=N  --shapes=… --variants=… --adapters=…
- * (variants: bare, plain, validated, module, redis — the last is (d) on a private redis-server the bench starts)
+ * servers into .tmp/bench-profiles/)  --duration=S --rounds=N --connections=N  --shapes=… --variants=… --adapters=…
+ * --rates=… (variants: bare, plain, validated, module, redis — the last is (d) on the Redis store and
+ * the BullMQ runner, on a private redis-server the bench starts; --rates: the latency section's
+ * two-replica rows, suite and bare BullMQ baseline at each, default 100,300,500).
+ * One row alone: `node --import ./bench/loader/register.mjs bench/latency/bullmq-row.ts --rates=100`
+ * (the two-replica rows; prints, writes nothing), or `npm run bench -- --quick --only=latency
+ * --adapters=express --rates=100 --out=/tmp/latency.md` (that section at one rate).
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -104,11 +109,16 @@ async function main(): Promise<void> {
     `Why the goals are met or missed, which part of the code costs what, and what would change it: [FINDINGS.md](./FINDINGS.md) ` +
       `(written against the committed run of this file).`,
     ``,
-    `Run it: \`npm ci && npm run bench\` (about 10 minutes; writes this file), \`npm run bench -- --quick\` (about 2 minutes, ` +
+    `Run it: \`npm ci && npm run bench\` (about 15 minutes; writes this file), \`npm run bench -- --quick\` (about 2 minutes, ` +
       `smaller samples, no profiles). Options: \`--only=inbound,sms,sessions,latency\`, \`--out=FILE\`, \`--profile[=S]\` / ` +
       `\`--no-profile\`, \`--equal-load[=RATE]\` (CPU/req with every server offered the same req/s), \`--keep-servers\` (one process per (d) server for every run), \`--duration=S\`, \`--rounds=N\`, \`--connections=N\`, \`--adapters=express,fastify\`, ` +
       `\`--variants=bare,plain,validated,module,redis\`, \`--shapes=checkout-callback,service-flow,fulfillment\`, \`--recipients=N\`, ` +
-      `\`--big-recipients=N\`, \`--sessions=N\`. The Redis-store parts (variant \`redis\`, Redis memory per session) start and stop ` +
+      `\`--big-recipients=N\`, \`--sessions=N\`, \`--rates=100,300,500\` (the latency section's two-replica rows). One row alone: ` +
+      `\`node --import ./bench/loader/register.mjs bench/latency/bullmq-row.ts --rates=100\` (the suite's two replicas and the bare ` +
+      `BullMQ baseline at one rate, 5 s each, \`--quick\` for 1 s; prints the figures and the ratio, writes nothing), or ` +
+      `\`npm run bench -- --quick --only=latency --adapters=express --rates=100 --out=/tmp/latency.md\` (that section at one rate, ` +
+      `about 40 s). The Redis parts (variant \`redis\`: the Redis store with the BullMQ runner, the only Redis deployment since ` +
+      `issue 23; Redis memory per session; the two-replica rows; the round trips) start and stop ` +
       `their own private redis-server (Redis 6 or later, \`apt-get install redis-server\`); without it they say so and are not measured. Every server, sender and fake API runs in its own process (TypeScript ` +
       `sources through bench/loader, no build step; \`HUBTEL_BENCH_DIST=1\` measures the built dist/esm instead); CPU profiles ` +
       `land in \`.tmp/bench-profiles/\`.`,
@@ -122,7 +132,13 @@ async function main(): Promise<void> {
     goals.length
       ? table(
           ['area', 'goal', 'measured', 'verdict', 'by how much'],
-          goals.map((g) => [g.area, g.goal, g.measured, mark(g.met), g.margin]),
+          goals.map((g) => [
+            g.area,
+            g.goal,
+            g.measured,
+            g.info ? 'ℹ️ information, not judged' : mark(g.met),
+            g.margin,
+          ]),
           ['l', 'l', 'l', 'l', 'l'],
         )
       : '_No goals measured in this run._',

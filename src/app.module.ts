@@ -25,7 +25,8 @@ import { ShopSettings } from './shop/shop.settings.js';
  * The example merchant app: a shop paid through Hubtel checkout with SMS receipts, and a
  * data-bundle programmable service. The three modules get their options from `HUBTEL_PLATFORM`
  * (the sandbox's, or the real platform's from HUBTEL_* variables): nothing else depends on where
- * the platform is. AppStoreModule decides where records are kept (memory, or Redis with REDIS_URL).
+ * the platform is. AppStoreModule decides where records are kept (memory, or Redis with REDIS_URL
+ * or REDIS_CLUSTER_NODES), and jobRunnerModules where jobs run with it (this process, or BullMQ).
  */
 @Module({})
 export class AppModule {

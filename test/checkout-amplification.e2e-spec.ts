@@ -16,6 +16,7 @@ import type { PaymentStatusClient } from '../libs/service-app/src/payment-status
 import { SERVICE_APP_STATUS_CLIENT } from '../libs/service-app/src/service-app.constants.js';
 import { CaptureLogger } from './support/capture-logger.js';
 import { callbackBody, settle, startCheckoutApp, type CheckoutTestApp } from './support/checkout-harness.js';
+import { checkoutSettled } from './support/job-settle.js';
 import { STORE_KINDS, storeFixture } from './support/test-stores.js';
 
 const HOUR_MS = 3600_000;
@@ -59,7 +60,14 @@ for (const kind of STORE_KINDS) {
     });
 
     it('costs at most 4 checks a round and 3 rounds an hour, and keeps its round records for hours', async () => {
-      t = await startCheckoutApp('express', { ...baseOptions(sandbox), store });
+      t = await startCheckoutApp(
+        'express',
+        { ...baseOptions(sandbox), store },
+        {},
+        undefined,
+        false,
+        stores.jobRunnerImports(),
+      );
       const created = await t.service.createInvoice({
         totalAmount: 12.5,
         description: 'Data bundle 5GB',
@@ -72,9 +80,9 @@ for (const kind of STORE_KINDS) {
         expect((await t.post(forged)).status).toBe(200);
         await settle(5);
       }
-      await t.service.drain();
+      await checkoutSettled(t.app);
       await settle(200);
-      await t.service.drain();
+      await checkoutSettled(t.app);
 
       expect(statusChecks(sandbox)).toBeLessThanOrEqual(12);
       const invoice = (await t.service.getInvoice('amp-1'))!;
@@ -107,7 +115,7 @@ for (const kind of STORE_KINDS) {
       // real app) still settles it once.
       await sandbox.pay('amp-1');
       await t.service.reconcile('amp-1');
-      await t.service.drain();
+      await checkoutSettled(t.app);
       expect(t.handlers.paidCalls).toBe(1);
     }, 60_000);
   });

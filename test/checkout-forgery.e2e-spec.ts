@@ -1,4 +1,3 @@
-import { MemoryStore } from 'nestjs-hubtel';
 import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { CaptureLogger } from './support/capture-logger.js';
@@ -9,6 +8,8 @@ import {
   startCheckoutApp,
   type CheckoutTestApp,
 } from './support/checkout-harness.js';
+import { eventually } from './support/job-settle.js';
+import { storeFixture } from './support/test-stores.js';
 
 /**
  * Forged callbacks that used to hold back a genuine payment (issue 11), against the sandbox over
@@ -221,34 +222,52 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
     expect(again.length).toBeLessThan(120);
   });
 
-  it('two instances sharing a store: the genuine callback reaching the other instance is checked there at once', async () => {
-    const store = new MemoryStore({ sweepIntervalMs: 0 });
-    const waitLong = { attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 };
-    t = await startCheckoutApp(adapter, { ...options(waitLong), store });
-    const other = await startCheckoutApp(adapter, { ...options(waitLong), store });
-    try {
-      // The platform calls the other instance; the forger calls this one.
-      const created = await t.service.createInvoice({
-        totalAmount: 12.5,
-        description: 'Data bundle 5GB',
-        clientReference: 'fg-two',
-        callbackUrl: other.callbackUrl,
-      });
-      await t.post(callbackBody({ ref: 'fg-two', checkoutId: created.checkoutId, amount: 12.5 }));
-      await untilStatusChecks(1);
-      await sandbox.pay('fg-two');
-      await other.service.drain();
-      expect(other.handlers.paidCalls).toBe(1);
-      expect(other.handlers.events.paid[0]).toMatchObject({
-        clientReference: 'fg-two',
-        confirmedByStatusCheck: true,
-      });
-      expect(await t.service.getInvoice('fg-two')).toMatchObject({ status: 'paid' });
-    } finally {
-      await other.close();
-    }
-    await t.close(); // cuts the first instance's wait short
-    expect(t.handlers.paidCalls + other.handlers.paidCalls).toBe(1);
+  // Two instances share a store only on Redis (the memory store is one process's); their jobs
+  // run on BullMQ, where the waiting check is a delayed job that a wake promotes for any worker.
+  const redis = storeFixture('redis');
+  redis.describe('on Redis, jobs on BullMQ', () => {
+    afterAll(() => redis.dispose());
+
+    it('two instances sharing a store: the genuine callback reaching the other instance is checked at once', async () => {
+      const store = await redis.create();
+      const waitLong = { attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 };
+      const start = () =>
+        startCheckoutApp(
+          adapter,
+          { ...options(waitLong), store },
+          {},
+          undefined,
+          false,
+          redis.jobRunnerImports(),
+        );
+      t = await start();
+      const other = await start();
+      const paidCalls = () => t.handlers.paidCalls + other.handlers.paidCalls;
+      try {
+        // The platform calls the other instance; the forger calls this one.
+        const created = await t.service.createInvoice({
+          totalAmount: 12.5,
+          description: 'Data bundle 5GB',
+          clientReference: 'fg-two',
+          callbackUrl: other.callbackUrl,
+        });
+        await t.post(callbackBody({ ref: 'fg-two', checkoutId: created.checkoutId, amount: 12.5 }));
+        await untilStatusChecks(1);
+        expect(paidCalls()).toBe(0); // the forged callback's check found nothing paid: it waits 60 s
+        await sandbox.pay('fg-two');
+        // Checked again at once (not after the 60 s wait), by whichever instance's worker takes it.
+        await eventually(() => paidCalls() === 1, 'the paid handler ran', 20_000);
+        const paid = [...t.handlers.events.paid, ...other.handlers.events.paid];
+        expect(paid).toHaveLength(1);
+        expect(paid[0]).toMatchObject({ clientReference: 'fg-two', confirmedByStatusCheck: true });
+        expect(await t.service.getInvoice('fg-two')).toMatchObject({ status: 'paid' });
+        expect(await other.service.getInvoice('fg-two')).toMatchObject({ status: 'paid' });
+      } finally {
+        await other.close();
+      }
+      await t.close();
+      expect(paidCalls()).toBe(1);
+    });
   });
 
   it('a status check lagging behind its own callback is re-checked, and the payment counted', async () => {

@@ -8,6 +8,7 @@ import {
   startCheckoutApp,
   type CheckoutTestApp,
 } from './support/checkout-harness.js';
+import { checkoutSettled } from './support/job-settle.js';
 import { describeEachStore } from './support/test-stores.js';
 
 /**
@@ -24,7 +25,14 @@ describeEachStore(ADAPTERS, 'checkout callback: malformed and hostile bodies', (
   beforeAll(async () => {
     api = await FakeCheckoutApi.start();
     store = await stores.create();
-    t = await startCheckoutApp(adapter, baseOptions(api, { store }));
+    t = await startCheckoutApp(
+      adapter,
+      baseOptions(api, { store }),
+      {},
+      undefined,
+      false,
+      stores.jobRunnerImports(),
+    );
     checkoutId = (
       await t.service.createInvoice({ totalAmount: 10, description: 'Target', clientReference: 'target' })
     ).checkoutId;
@@ -185,7 +193,7 @@ describeEachStore(ADAPTERS, 'checkout callback: malformed and hostile bodies', (
         if (code === 'HUBTEL_INVALID_BODY')
           expect(Array.isArray(res.body.issues) && res.body.issues.length > 0).toBe(true);
       }
-      await t.service.drain();
+      await checkoutSettled(t.app);
       expect(await recordedJobs()).toEqual([]);
       expect(t.handlers.events).toEqual({
         paid: [],
@@ -246,7 +254,7 @@ describeEachStore(ADAPTERS, 'checkout callback: malformed and hostile bodies', (
         ],
       });
     }
-    await t.service.drain();
+    await checkoutSettled(t.app);
     expect(await recordedJobs()).toEqual([]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -265,7 +273,7 @@ describeEachStore(ADAPTERS, 'checkout callback: malformed and hostile bodies', (
     const res = await t.post(valid());
     expect(res.status).toBe(200);
     await t.handlers.waitFor('paid');
-    await t.service.drain();
+    await checkoutSettled(t.app);
     await settle();
     expect(t.handlers.paidCalls).toBe(1);
     expect(await recordedJobs()).toEqual(['hubtel:checkout:job:hubtel.checkout.paid:target']);

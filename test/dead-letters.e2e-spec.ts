@@ -1,9 +1,11 @@
 /*
- * Dead letters, end to end, on the memory store and on Redis: a real Nest app (checkout against
- * the test sandbox, real HTTP) with two paid handlers, one of which fails until the test "fixes"
- * it. The job is dead-lettered; listed (naming the handler that succeeded); replayed once fixed
- * (by CheckoutService, and on Redis by `hubtel-trigger dead-letters` from outside the app): only
- * the failed handler runs again, the job ends done, the dead letter leaves the list.
+ * Dead letters, end to end, on the memory store, on Redis and on a Redis Cluster (jobs on BullMQ
+ * there): a real Nest app (checkout against the test sandbox, real HTTP) with two paid handlers,
+ * one of which fails until the test "fixes" it. The job is dead-lettered; listed (naming the
+ * handler that succeeded); replayed once fixed (by CheckoutService, and on Redis by
+ * `hubtel-trigger dead-letters` from outside the app, which queues the run on BullMQ for the
+ * running app to take): only the failed handler runs again, the job ends done, the dead letter
+ * leaves the list.
  */
 import { PassThrough } from 'node:stream';
 import { Injectable, type INestApplication } from '@nestjs/common';
@@ -13,10 +15,13 @@ import {
   HubtelDeadLetterNotFoundError,
   HubtelError,
   HubtelNotDeadLetterError,
+  HUBTEL_JOB_RUNNER,
   type HubtelStore,
 } from 'nestjs-hubtel';
 import { type InboundPipeline, type JobRecord } from '#internal';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
+import { bullmqJobId } from '../libs/bullmq/src/bullmq.job-runner.js';
+import { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import {
   CheckoutModule,
   CheckoutEvents,
@@ -90,11 +95,13 @@ for (const kind of STORE_KINDS_WITH_CLUSTER) {
       const moduleRef = await Test.createTestingModule({
         imports: [
           EventEmitterModule.forRoot(),
+          // Redis, Cluster: the app's jobs run on BullMQ (its workers take a replay queued by the CLI).
+          ...stores.jobRunnerImports(),
           CheckoutModule.forRoot(
             hubtel.checkoutOptions({
               store,
-              // Two runs, then dead; a short sweep so a replay made outside the app runs soon.
-              handlers: { retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20 }, sweepIntervalMs: 200 },
+              // Two runs, then dead.
+              handlers: { retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20 } },
             }),
           ),
         ],
@@ -113,11 +120,24 @@ for (const kind of STORE_KINDS_WITH_CLUSTER) {
       await stores.dispose();
     });
 
-    /** An invoice paid at the sandbox (callback delivered); resolves once its jobs settled. */
+    /**
+     * The record of a job once it settled (done or dead). Memory: the runs are this process's
+     * (drain). BullMQ: a run queued in Redis is not this process's until a worker takes it, so
+     * the record itself is watched.
+     */
+    async function settled(id: string): Promise<JobRecord> {
+      if (kind === 'memory') await checkout.drain();
+      return eventually(`job ${id} to settle`, async () => {
+        const record = (await store.get<JobRecord>(`hubtel:checkout:job:${id}`))?.value;
+        return record?.status === 'done' || record?.status === 'dead' ? record : undefined;
+      });
+    }
+
+    /** An invoice paid at the sandbox (callback delivered); resolves once its job settled. */
     async function paid(): Promise<string> {
       const invoice = await checkout.createInvoice({ totalAmount: 12, description: 'Bundle' });
       await hubtel.pay(invoice.clientReference);
-      await checkout.drain();
+      await settled(`${PAID}:${invoice.clientReference}`);
       return invoice.clientReference;
     }
 
@@ -140,12 +160,10 @@ for (const kind of STORE_KINDS_WITH_CLUSTER) {
 
       fulfilment.broken = false;
       await checkout.replayDeadLetter(letters[0]!.id);
-      await checkout.drain();
+      expect((await settled(letters[0]!.id)).status).toBe('done');
 
       expect(fulfilment.receipts.filter((r) => r === ref)).toHaveLength(1);
       expect(fulfilment.shipments.filter((r) => r === ref)).toHaveLength(3);
-      const record = await store.get<JobRecord>(`hubtel:checkout:job:${letters[0]!.id}`);
-      expect(record?.value.status).toBe('done');
       expect((await checkout.listDeadLetters()).filter((letter) => letter.key.startsWith(ref))).toEqual([]);
     });
 
@@ -159,7 +177,7 @@ for (const kind of STORE_KINDS_WITH_CLUSTER) {
       fulfilment.broken = false;
       const ref = await paid();
       const id = `${PAID}:${ref}`;
-      expect((await store.get<JobRecord>(`hubtel:checkout:job:${id}`))?.value.status).toBe('done');
+      expect((await settled(id)).status).toBe('done');
       await expect(checkout.replayDeadLetter(id)).rejects.toBeInstanceOf(HubtelNotDeadLetterError);
     });
 
@@ -175,41 +193,144 @@ for (const kind of STORE_KINDS_WITH_CLUSTER) {
     }
 
     if (kind !== 'memory') {
-      it('hubtel-trigger dead-letters lists and replays on the Redis store, from outside the app', async () => {
-        const where =
-          kind === 'redis-cluster'
-            ? ['--redis-cluster-nodes', stores.cluster!.nodesEnv]
-            : ['--redis-url', stores.server!.url];
+      const where = () =>
+        kind === 'redis-cluster'
+          ? ['--redis-cluster-nodes', stores.cluster!.nodesEnv]
+          : ['--redis-url', stores.server!.url];
+      /** The app's BullMQ job of a run of the job `id`, read from the app's own runner. */
+      const appJob = (id: string, run: number) =>
+        app
+          .get<BullmqJobRunner>(HUBTEL_JOB_RUNNER)
+          .queue('checkout')
+          .getJob(bullmqJobId(`hubtel:checkout:job:${id}`, run));
+
+      it('hubtel-trigger dead-letters lists, and its replay is run at once by the running app on BullMQ', async () => {
         fulfilment.broken = true;
         const ref = await paid();
 
         const list = streams();
-        expect(await runTriggerCli(['dead-letters', 'list', ...where, '--json'], list.io)).toBe(0);
+        expect(await runTriggerCli(['dead-letters', 'list', ...where(), '--json'], list.io)).toBe(0);
         const listed = (
           JSON.parse(list.out()) as Array<{ id: string; key: string; succeededHandlers: string[] }>
         ).filter((letter) => letter.key.startsWith(ref));
         expect(listed).toEqual([expect.objectContaining({ succeededHandlers: [RECEIPT] })]);
+        const id = listed[0]!.id;
 
         fulfilment.broken = false;
         const replay = streams();
         expect(
-          await runTriggerCli(['dead-letters', 'replay', listed[0]!.id, ...where, '--wait'], replay.io),
+          await runTriggerCli(
+            ['dead-letters', 'replay', id, ...where(), '--wait', '--timeout', '30000'],
+            replay.io,
+          ),
         ).toBe(0);
-        expect(replay.out()).toContain(`Done ${listed[0]!.id}`);
-        // Run by the app's sweep: the receipt not again, the shipment once more.
-        await eventually('the replay to settle', () =>
-          fulfilment.shipments.filter((r) => r === ref).length === 3 ? true : undefined,
-        );
+        expect(replay.out()).toContain(`Done ${id}`);
+        expect(replay.err()).toBe('');
+        // Run by the app (the CLI has no handlers), as soon as --wait saw it done: the shipment
+        // once more, the receipt not again.
+        expect(fulfilment.shipments.filter((r) => r === ref)).toHaveLength(3);
         expect(fulfilment.receipts.filter((r) => r === ref)).toHaveLength(1);
+        // Its run 3 (2 attempts + 1) is a BullMQ job the app's worker completed.
+        const job = await appJob(id, 3);
+        expect(job).toBeDefined();
+        expect(await job!.isCompleted()).toBe(true);
         const after = streams();
-        expect(await runTriggerCli(['dead-letters', 'list', ...where, '--json'], after.io)).toBe(0);
+        expect(await runTriggerCli(['dead-letters', 'list', ...where(), '--json'], after.io)).toBe(0);
         expect(
           (JSON.parse(after.out()) as Array<{ key: string }>).filter((l) => l.key.startsWith(ref)),
         ).toEqual([]);
 
         const unknown = streams();
-        expect(await runTriggerCli(['dead-letters', 'replay', `${PAID}:nope`, ...where], unknown.io)).toBe(1);
+        expect(await runTriggerCli(['dead-letters', 'replay', `${PAID}:nope`, ...where()], unknown.io)).toBe(
+          1,
+        );
         expect(unknown.err()).toContain('HUBTEL_NOT_FOUND');
+        const done = streams();
+        expect(await runTriggerCli(['dead-letters', 'replay', id, ...where()], done.io)).toBe(1);
+        expect(done.err()).toContain('HUBTEL_STORE_CONFLICT');
+      }, 60_000);
+
+      it('replay --wait: a replay that fails again is dead again (exit 1), and replayed once more it is done', async () => {
+        fulfilment.broken = true;
+        const ref = await paid();
+        const id = `${PAID}:${ref}`;
+
+        const again = streams();
+        expect(
+          await runTriggerCli(['dead-letters', 'replay', id, ...where(), '--wait', '--json'], again.io),
+        ).toBe(1);
+        expect(JSON.parse(again.out())).toEqual({
+          id,
+          status: 'dead',
+          lastError: 'the warehouse API is down',
+        });
+        // One run of the failed handler only (the replay is dead again after it), no receipt.
+        expect(fulfilment.shipments.filter((r) => r === ref)).toHaveLength(3);
+        expect(fulfilment.receipts.filter((r) => r === ref)).toHaveLength(1);
+
+        fulfilment.broken = false;
+        const fixed = streams();
+        expect(await runTriggerCli(['dead-letters', 'replay', id, ...where(), '--wait'], fixed.io)).toBe(0);
+        expect(fulfilment.shipments.filter((r) => r === ref)).toHaveLength(4);
+        expect(fulfilment.receipts.filter((r) => r === ref)).toHaveLength(1);
+      }, 60_000);
+
+      it('replay --bullmq-prefix queues the run under that prefix: no app works there, so --wait ends still pending (exit 4)', async () => {
+        fulfilment.broken = true;
+        const ref = await paid();
+        const id = `${PAID}:${ref}`;
+        fulfilment.broken = false;
+
+        if (kind === 'redis-cluster') {
+          // A prefix BullMQ cannot use on a cluster is refused before the record is touched.
+          const refused = streams();
+          expect(
+            await runTriggerCli(
+              ['dead-letters', 'replay', id, ...where(), '--bullmq-prefix', 'bull'],
+              refused.io,
+            ),
+          ).toBe(2);
+          expect(refused.err()).toContain('--bullmq-prefix "bull" has no {hash tag}');
+          expect((await store.get<JobRecord>(`hubtel:checkout:job:${id}`))?.value.status).toBe('dead');
+        }
+
+        const prefix = '{elsewhere}:bull';
+        const pending = streams();
+        expect(
+          await runTriggerCli(
+            [
+              'dead-letters',
+              'replay',
+              id,
+              ...where(),
+              '--bullmq-prefix',
+              prefix,
+              '--wait',
+              '--timeout',
+              '1000',
+            ],
+            pending.io,
+          ),
+        ).toBe(4);
+        expect(pending.out()).toContain(`Still pending after 1000 ms`);
+        expect(pending.out()).toContain(prefix);
+        // The run is a job under that prefix, not under the app's; the app ran nothing.
+        const elsewhere = new BullmqJobRunner({
+          ...(kind === 'redis-cluster'
+            ? { cluster: { nodes: stores.cluster!.nodes } }
+            : { url: stores.server!.url }),
+          prefix,
+          work: false,
+        });
+        try {
+          const job = await elsewhere.queue('checkout').getJob(bullmqJobId(`hubtel:checkout:job:${id}`, 3));
+          expect(await job?.isWaiting()).toBe(true);
+        } finally {
+          await elsewhere.close();
+        }
+        expect(await appJob(id, 3)).toBeUndefined();
+        expect(fulfilment.shipments.filter((r) => r === ref)).toHaveLength(2);
+        expect((await store.get<JobRecord>(`hubtel:checkout:job:${id}`))?.value.status).toBe('pending');
       }, 60_000);
     }
   });

@@ -1,13 +1,24 @@
 /**
- * The example app with REDIS_URL: every record in Redis, so two replicas serve one shop.
+ * The example app with REDIS_URL: every record in Redis and every recorded job on BullMQ on the
+ * same Redis (src/platform/job-runner.modules.ts), so two replicas serve one shop.
  *   - REDIS_URL is read and checked (a bad value names the variable, never echoes a password);
  *   - two replicas in real-platform mode (HUBTEL_* variables naming one external sandbox, one
- *     PUBLIC_URL in front of both): an order placed through one is seen, paid and receipted
- *     through the other; two replicas changing one order at once lose no change;
- *   - the banner says which store is in use (the Redis URL with its password masked).
+ *     PUBLIC_URL in front of both), each with the Redis store and the BullMQ runner: an order
+ *     placed through one is seen, paid and receipted through the other, its paid event run as a
+ *     BullMQ job; reconciliation is one BullMQ job scheduler for both; two replicas changing one
+ *     order at once lose no change;
+ *   - the banner says which store is in use (the Redis URL with its password masked);
+ *   - the same on a Redis Cluster (REDIS_CLUSTER_NODES).
+ * (Several replicas taking over each other's jobs: test/bullmq-replicas.e2e-spec.ts.)
  */
-import { HubtelConfigError, HubtelRedisConfigError } from 'nestjs-hubtel';
+import { Queue } from 'bullmq';
+import { HUBTEL_JOB_RUNNER, HUBTEL_STORE, HubtelConfigError, HubtelRedisConfigError } from 'nestjs-hubtel';
+import { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
+import { CheckoutEvents } from 'nestjs-hubtel/checkout';
+import { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
+import { bullmqJobId } from '../libs/bullmq/src/bullmq.job-runner.js';
 import { exampleConfigFromEnv } from '../src/app.config.js';
 import { banner } from '../src/banner.js';
 import { startExampleApp, type ExampleApp } from '../src/bootstrap.js';
@@ -176,12 +187,30 @@ redisBinary.describe('two replicas of the example on one Redis and one external 
     await redis?.dispose();
   });
 
-  it('both say the records are in Redis', () => {
+  /** A BullMQ queue of the replicas (the runner's default prefix), closed after `use`. */
+  async function withQueue<T>(name: string, use: (queue: Queue) => Promise<T>): Promise<T> {
+    const queue = new Queue(name, { connection: { url: redis.url }, prefix: BULLMQ_RUNNER_DEFAULTS.prefix });
+    try {
+      return await use(queue);
+    } finally {
+      await queue.close();
+    }
+  }
+
+  it('both keep their records in Redis and run their jobs on BullMQ, and say so', () => {
     for (const replica of [a, b]) {
       expect(replica.mode).toBe('hubtel');
+      expect(replica.app.get(HUBTEL_STORE, { strict: false })).toBeInstanceOf(RedisStore);
+      expect(replica.app.get(HUBTEL_JOB_RUNNER, { strict: false })).toBeInstanceOf(BullmqJobRunner);
       expect(replica.store).toMatchObject({ kind: 'redis', redisUrl: redis.url });
       expect(banner(replica)).toContain(`  Store:                 Redis ${redis.url}\n`);
     }
+  });
+
+  it('reconciliation is one BullMQ job scheduler for both replicas (one pass per interval, not one per replica)', async () => {
+    expect(await withQueue('checkout-reconcile', (queue) => queue.getJobSchedulers())).toEqual([
+      expect.objectContaining({ key: 'checkout-reconcile' }),
+    ]);
   });
 
   it('an order placed through one replica is seen, paid and receipted through the other', async () => {
@@ -203,6 +232,12 @@ redisBinary.describe('two replicas of the example on one Redis and one external 
     expect(await getOrder(b.url, orderId)).toEqual(paid);
     await platform.settled();
     expect(platform.messagesTo('233277000222')).toHaveLength(1);
+    // The paid event (which sends the receipt) ran as a BullMQ job: its first run, completed.
+    const run = await withQueue('checkout', async (queue) => {
+      const job = await queue.getJob(bullmqJobId(`hubtel:checkout:job:${CheckoutEvents.Paid}:${orderId}`, 1));
+      return job && { name: job.name, state: await job.getState() };
+    });
+    expect(run).toEqual({ name: CheckoutEvents.Paid, state: 'completed' });
   });
 
   it('two replicas changing one order at once lose neither change', async () => {

@@ -6,6 +6,7 @@ import { CHECKOUT_STORE } from '../libs/checkout/src/checkout.constants.js';
 import { CheckoutModule } from 'nestjs-hubtel/checkout';
 import { SERVICE_APP_STORE } from '../libs/service-app/src/service-app.constants.js';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
+import { HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import { HubtelRedisModule, RedisStore } from 'nestjs-hubtel/redis';
 import {
   ADAPTERS,
@@ -17,6 +18,8 @@ import {
   type CheckoutTestApp,
 } from './support/checkout-harness.js';
 import { RedisServer, redisBinary } from './support/redis-server.js';
+import { checkoutSettled, untilRunnerUp } from './support/job-settle.js';
+import { CHECKOUT_PIPELINE } from '../libs/checkout/src/checkout.constants.js';
 import { describeEachStore } from './support/test-stores.js';
 
 const UNAVAILABLE = {
@@ -44,7 +47,15 @@ describeEachStore(ADAPTERS, 'checkout callback duplicates', (adapter, stores) =>
   let t: CheckoutTestApp;
   beforeAll(async () => {
     api = await FakeCheckoutApi.start();
-    t = await startCheckoutApp(adapter, baseOptions(api, { store: await stores.create() }));
+    const store = await stores.create();
+    t = await startCheckoutApp(
+      adapter,
+      baseOptions(api, { store }),
+      {},
+      undefined,
+      false,
+      stores.jobRunnerImports(),
+    );
   });
   afterAll(async () => {
     await t.close();
@@ -61,9 +72,9 @@ describeEachStore(ADAPTERS, 'checkout callback duplicates', (adapter, stores) =>
     const body = callbackBody({ ref: 'dup-10', checkoutId: created.checkoutId, amount: 12 });
     const answers = await Promise.all(Array.from({ length: 10 }, () => t.post(body)));
     expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
-    await t.service.drain();
+    await checkoutSettled(t.app);
     expect((await t.post(body)).status).toBe(200);
-    await t.service.drain();
+    await checkoutSettled(t.app);
     await settle();
     expect(t.handlers.paidCalls).toBe(1);
     expect(t.handlers.events.paid.map((e) => e.clientReference)).toEqual(['dup-10']);
@@ -79,7 +90,7 @@ describeEachStore(ADAPTERS, 'checkout callback duplicates', (adapter, stores) =>
     const body = callbackBody({ ref: 'fail-10', checkoutId: created.checkoutId, status: 'Failed' });
     const answers = await Promise.all(Array.from({ length: 10 }, () => t.post(body)));
     expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
-    await t.service.drain();
+    await checkoutSettled(t.app);
     await settle();
     expect(t.handlers.events.failed.map((e) => e.clientReference)).toEqual(['fail-10']);
   });
@@ -101,12 +112,28 @@ redisBinary.describe('checkout on the Redis store', () => {
     await server.dispose();
   });
   beforeEach(() => admin.flushdb());
+  /** A Redis store's jobs run on BullMQ, on the same Redis. */
+  const bullmq = () => [HubtelBullmqModule.forRoot({ url: server.url })];
 
   it('two instances (Express and Fastify) on one Redis: 10 copies of a callback spread over both, one payment', async () => {
     const [one, two] = [new RedisStore({ url: server.url }), new RedisStore({ url: server.url })];
     await Promise.all([one.connect(), two.connect()]);
-    const a = await startCheckoutApp('express', baseOptions(api, { store: one }));
-    const b = await startCheckoutApp('fastify', baseOptions(api, { store: two }));
+    const a = await startCheckoutApp(
+      'express',
+      baseOptions(api, { store: one }),
+      {},
+      undefined,
+      false,
+      bullmq(),
+    );
+    const b = await startCheckoutApp(
+      'fastify',
+      baseOptions(api, { store: two }),
+      {},
+      undefined,
+      false,
+      bullmq(),
+    );
     try {
       const created = await a.service.createInvoice({
         totalAmount: 7,
@@ -117,7 +144,7 @@ redisBinary.describe('checkout on the Redis store', () => {
       const body = callbackBody({ ref: 'replicas', checkoutId: created.checkoutId, amount: 7 });
       const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).post(body)));
       expect(answers.map((r) => r.status)).toEqual(Array(10).fill(200));
-      await Promise.all([a.service.drain(), b.service.drain()]);
+      await Promise.all([checkoutSettled(a.app), checkoutSettled(b.app)]);
       await settle();
       expect(a.handlers.paidCalls + b.handlers.paidCalls).toBe(1);
       expect([...a.handlers.events.paid, ...b.handlers.events.paid]).toHaveLength(1);
@@ -135,7 +162,7 @@ redisBinary.describe('checkout on the Redis store', () => {
     beforeEach(async () => {
       store = new RedisStore({ url: server.url, commandTimeoutMs: 300 });
       await store.connect();
-      t = await startCheckoutApp(adapter, baseOptions(api, { store }));
+      t = await startCheckoutApp(adapter, baseOptions(api, { store }), {}, undefined, false, bullmq());
     });
     afterEach(async () => {
       server.resume();
@@ -161,16 +188,18 @@ redisBinary.describe('checkout on the Redis store', () => {
       const refused = await t.post(body);
       expect(refused.status).toBe(503);
       expect(refused.body).toStrictEqual(UNAVAILABLE);
+      // Nothing was recorded nor queued (BullMQ's Redis is the one down): nothing runs here.
       await t.service.drain();
       await settle();
       expect(t.handlers.paidCalls).toBe(0);
 
       await server.restart();
       await untilReachable(store);
+      await untilRunnerUp(t.app.get(CHECKOUT_PIPELINE));
       expect(await t.service.getInvoice('down')).toMatchObject({ status: 'pending' });
       expect((await t.post(body)).status).toBe(200);
       await t.handlers.waitFor('paid');
-      await t.service.drain();
+      await checkoutSettled(t.app);
       await settle();
       expect(t.handlers.paidCalls).toBe(1);
       expect(await t.service.getInvoice('down')).toMatchObject({ status: 'paid' });
@@ -187,14 +216,16 @@ redisBinary.describe('checkout on the Redis store', () => {
       const refused = await t.post(body);
       expect(refused.status).toBe(503);
       expect(refused.body).toStrictEqual(UNAVAILABLE);
+      // Nothing was recorded nor queued (BullMQ's Redis is the one down): nothing runs here.
       await t.service.drain();
       expect(t.handlers.paidCalls).toBe(0);
 
       server.resume();
       await untilReachable(store);
+      await untilRunnerUp(t.app.get(CHECKOUT_PIPELINE));
       expect((await t.post(body)).status).toBe(200);
       await t.handlers.waitFor('paid');
-      await t.service.drain();
+      await checkoutSettled(t.app);
       await settle();
       expect(t.handlers.paidCalls).toBe(1);
     });
@@ -203,6 +234,7 @@ redisBinary.describe('checkout on the Redis store', () => {
   it('HubtelRedisModule.forRoot: the store of every module that sets none, under its key prefix; closed with the app', async () => {
     const t = await startCheckoutApp('express', baseOptions(api), {}, undefined, false, [
       HubtelRedisModule.forRoot({ url: server.url, keyPrefix: 'shop:' }),
+      ...bullmq(),
     ]);
     const store = t.app.get<RedisStore>(HUBTEL_STORE);
     try {
@@ -230,7 +262,7 @@ redisBinary.describe('checkout on the Redis store', () => {
       {},
       undefined,
       false,
-      [redis],
+      [redis, ...bullmq()],
     );
     const byInstance = await startCheckoutApp(
       'express',
@@ -238,7 +270,10 @@ redisBinary.describe('checkout on the Redis store', () => {
       {},
       undefined,
       false,
-      [HubtelRedisModule.forRootAsync({ useFactory: () => ({ url: server.url, keyPrefix: 'app:' }) })],
+      [
+        HubtelRedisModule.forRootAsync({ useFactory: () => ({ url: server.url, keyPrefix: 'app:' }) }),
+        ...bullmq(),
+      ],
     );
     try {
       expect(byToken.app.get(CHECKOUT_STORE)).toBe(byToken.app.get(HUBTEL_STORE));
@@ -253,7 +288,9 @@ redisBinary.describe('checkout on the Redis store', () => {
         description: 'Bundle',
         clientReference: 'mine',
       });
-      expect((await admin.keys('*')).sort()).toEqual([
+      // Every key is a store's, under its prefix, or BullMQ's (the job runner's, under its own).
+      const keys = await admin.keys('*');
+      expect(keys.filter((key) => !key.startsWith('{hubtel}:bull:')).sort()).toEqual([
         'app:hubtel:checkout:invoice:token',
         'own:hubtel:checkout:invoice:mine',
       ]);
@@ -272,6 +309,7 @@ redisBinary.describe('checkout on the Redis store', () => {
         imports: [
           EventEmitterModule.forRoot(),
           HubtelRedisModule.forRootAsync({ useFactory: () => ({ url: server.url }) }),
+          ...bullmq(),
           CheckoutModule.forRoot(baseOptions(api)),
           ServiceAppModule.forRoot({ routes: { disabled: true }, store: serviceAppStore }),
         ],

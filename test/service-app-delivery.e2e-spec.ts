@@ -8,10 +8,13 @@ import { PassThrough } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
+import type { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import { RedisStore } from 'nestjs-hubtel/redis';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 import { runTriggerCli } from 'nestjs-hubtel/testing';
 import { type InboundPipeline } from '#internal';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
+import { jobsSettled } from './support/job-settle.js';
 import { eventually } from './support/multi-process.js';
 import {
   postJson as post,
@@ -55,9 +58,6 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
       timeoutMs: 1_000,
     },
     verification: { recheckForMs: RECHECK_MS, recheckDelay: { baseDelayMs: 10, maxDelayMs: 20 } },
-    // A replay from the command line is run by the next sweep of either replica.
-    leaseMs: 2_000,
-    sweepIntervalMs: 100,
   });
 
   beforeAll(async () => {
@@ -66,15 +66,19 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
     const second = (await stores.create()) as RedisStore;
     redis = first;
     redisUrl = stores.server!.url;
-    a = await startMerchant('express', options(first));
-    b = await startMerchant('fastify', options(second), {}, { logger: a.logger });
+    // Both replicas' jobs run on BullMQ, on the same Redis.
+    a = await startMerchant('express', options(first), {}, { imports: stores.jobRunnerImports() });
+    b = await startMerchant(
+      'fastify',
+      options(second),
+      {},
+      { logger: a.logger, imports: stores.jobRunnerImports() },
+    );
   });
 
   afterEach(async () => {
-    for (const m of [a, b]) {
-      await m.app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
-      await m.fulfillment.drainRejections();
-    }
+    await settled();
+    for (const m of [a, b]) await m.fulfillment.drainRejections();
     sandbox.faults.clear();
   });
 
@@ -84,6 +88,15 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
     await stores.dispose();
     await sandbox?.stop();
   });
+
+  /**
+   * Nothing left to run on either replica: BullMQ's queue (which both share) holds no job waiting,
+   * running or delayed, and neither replica runs one.
+   */
+  async function settled() {
+    await jobsSettled(a.app.get<InboundPipeline>(SERVICE_APP_PIPELINE), 'service-app');
+    await b.app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
+  }
 
   /** Handler runs for an order, on both replicas. */
   const runs = (orderId: string) =>
@@ -182,7 +195,7 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
     const replay = await cliReplay(`payment:${first}`);
     expect(replay.code).toBe(0);
     await eventually('the first order told its outcome', () => callbacksOf(first)[0]);
-    for (const m of [a, b]) await m.app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
+    await settled();
     expect(runs(first) + runs(second)).toBe(1);
     expect(callbacksOf(first)).toEqual([expect.objectContaining({ serviceStatus: 'success' })]);
     expect(callbacksOf(second)).toEqual([expect.objectContaining({ serviceStatus: 'success' })]);
@@ -211,7 +224,7 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
     });
     expect(genuine.status).toBe(200);
     await eventually("the platform's order told its outcome", () => callbacksOf(order.orderId)[0]);
-    for (const m of [a, b]) await m.app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
+    await settled();
     expect(runs(madeUp) + runs(order.orderId)).toBe(1);
     expect(callbacksOf(order.orderId)).toEqual([expect.objectContaining({ serviceStatus: 'success' })]);
   });
@@ -232,7 +245,7 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
     );
     expect(answers.map((r) => r.status)).toEqual(ids.map(() => 200));
     await eventually('every OrderId told', () => ids.every((id) => callbacksOf(id).length > 0) || undefined);
-    for (const m of [a, b]) await m.app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
+    await settled();
     expect(ids.reduce((sum, id) => sum + runs(id), 0)).toBe(1);
     for (const id of ids)
       expect(callbacksOf(id)).toEqual([expect.objectContaining({ serviceStatus: 'success' })]);
@@ -251,17 +264,35 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
     });
     expect(forged.status).toBe(200);
     expect((await rejected(forgedId)).reason).toBe('NOT_PAID');
-    for (const m of [a, b]) await m.app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
+    await settled();
     expect(statusChecksSince(mark)).toBeGreaterThanOrEqual(2);
     expect(statusChecksSince(mark)).toBeLessThanOrEqual(6);
     expect(runs(forgedId)).toBe(0);
     expect(callbacksOf(forgedId)).toEqual([]);
 
     // Every key the forgery left expires within hours (7 days before).
+    // Every key the forgery left expires within hours (7 days before): the store's by their TTL,
+    // BullMQ's (its finished runs' jobs) by BullMQ, which removes a completed job after its
+    // removeOnComplete age.
+    const queue = (a.app.get<InboundPipeline>(SERVICE_APP_PIPELINE).runner as BullmqJobRunner).queue(
+      'service-app',
+    );
+    const jobs = `${BULLMQ_RUNNER_DEFAULTS.prefix}:service-app:`;
     const left = (await redis.client.keys('*')).filter((key) => !before.has(key));
+    expect(left.length).toBeGreaterThan(0);
     for (const key of left) {
       const ttl = await redis.client.pttl(key);
-      expect({ key, expires: ttl > 0 && ttl <= 6 * 3600_000 }).toEqual({ key, expires: true });
+      if (ttl === -1 && key.startsWith(jobs)) {
+        const job = await queue.getJob(key.slice(jobs.length));
+        expect({ key, state: await job?.getState() }).toEqual({ key, state: 'completed' });
+        const keptS = (job!.opts.removeOnComplete as { age?: number } | undefined)?.age;
+        expect({ key, expires: keptS !== undefined && keptS * 1000 <= 6 * 3600_000 }).toEqual({
+          key,
+          expires: true,
+        });
+      } else {
+        expect({ key, expires: ttl > 0 && ttl <= 6 * 3600_000 }).toEqual({ key, expires: true });
+      }
     }
   });
 });

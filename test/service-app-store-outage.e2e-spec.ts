@@ -5,6 +5,7 @@
  * nothing, and once Redis is back the next session works.
  */
 import { randomUUID } from 'node:crypto';
+import { HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { SERVICE_APP_DEFAULT_MESSAGES as M } from '../libs/service-app/src/service-app.constants.js';
@@ -42,11 +43,13 @@ for (const adapter of ['express', 'fastify'] as Adapter[]) {
       store = new RedisStore({ url: server.url, commandTimeoutMs: 120_000 });
       await store.connect();
       sandbox = onAppChannel(await HubtelSandbox.start());
-      merchant = await startMerchant(adapter, {
-        callbackUrl: sandbox.baseUrls().fulfillmentCallback,
-        store,
-        stepBudgetMs: 1_000,
-      });
+      merchant = await startMerchant(
+        adapter,
+        { callbackUrl: sandbox.baseUrls().fulfillmentCallback, store, stepBudgetMs: 1_000 },
+        {},
+        // A Redis store's jobs run on BullMQ, on the same Redis.
+        { imports: [HubtelBullmqModule.forRoot({ url: server.url })] },
+      );
     });
 
     afterAll(async () => {

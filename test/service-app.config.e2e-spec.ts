@@ -2,11 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { MemoryStore, type StoreEntry, type StoreWriteOptions } from 'nestjs-hubtel';
+import { HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import {
-  SERVICE_APP_DEFAULT_MESSAGES,
-  SERVICE_APP_JOBS,
-} from '../libs/service-app/src/service-app.constants.js';
+import { SERVICE_APP_DEFAULT_MESSAGES } from '../libs/service-app/src/service-app.constants.js';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { FakeHttpServer } from './support/fake-http-server.js';
 import { successCallback } from './support/service-app.fixtures.js';
@@ -18,6 +16,7 @@ import {
   type Merchant,
   onAppChannel,
 } from './support/service-app.harness.js';
+import { storeFixture } from './support/test-stores.js';
 
 /*
  * How the host app places and protects the two endpoints (module extras and access options),
@@ -25,7 +24,6 @@ import {
  */
 
 const SECRET = 'k3y-for-the-platform-only-123';
-const MOBILE = '233241234567';
 
 const initiation = (sessionId = randomUUID()) => flowRequest('initiation', sessionId);
 
@@ -75,6 +73,7 @@ class HeaderGuard implements CanActivate {
 
 describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and access over %s', (adapter) => {
   let sandbox: HubtelSandbox;
+  const redis = storeFixture('redis');
   const started: Merchant[] = [];
   const start = async (
     ...args: Parameters<typeof startMerchant> extends [Adapter, ...infer R] ? R : never
@@ -285,44 +284,59 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
     });
   });
 
-  it('picks up, at startup, a fulfillment recorded but never run (a crash after the 200), from a persistent store', async () => {
-    const store = new MemoryStore({ sweepIntervalMs: 0 }); // stands for Redis: it outlives the app
-    const orderId = randomUUID();
-    const sessionId = randomUUID();
-    const receivedAt = Date.now() - 1_000;
-    const order = {
-      orderId,
-      sessionId,
-      serviceCode: '711',
-      flow: 'AirtimeFlow',
-      mobile: MOBILE,
-      item: { ItemName: 'Airtime', Qty: 1, Price: 5, ServiceData: { amount: '5.00' } },
-      serviceData: { amount: '5.00' },
-      data: { amount: 5 },
-      extraData: {},
-      orderInfo: null,
-      receivedAt: new Date(receivedAt).toISOString(),
-    };
-    await store.set(`hubtel:service-app:job:${SERVICE_APP_JOBS.fulfillment}:${orderId}`, {
-      type: SERVICE_APP_JOBS.fulfillment,
-      key: orderId,
-      payload: order,
-      status: 'pending',
-      attempts: 0,
-      doneListeners: [],
-      receivedAt,
-      updatedAt: receivedAt,
+  // A crash after the 200 leaves the record and its queued run: on Redis both outlive the process
+  // (the memory store's jobs go with it: one process, nothing to pick up).
+  redis.describe('from a persistent store (Redis, jobs on BullMQ)', () => {
+    afterAll(() => redis.dispose());
+
+    it('picks up, at startup, a fulfillment recorded but never run (a crash after the 200), from a persistent store', async () => {
+      const store = await redis.create();
+      const options = {
+        store,
+        callbackUrl: sandbox.baseUrls().fulfillmentCallback,
+        callbackRetry: { baseDelayMs: 5, maxDelayMs: 10 },
+      };
+      // The instance that answers the platform: it records and queues the order, and dies before
+      // running it (it runs no jobs: `work: false`, so nothing here can run it by chance).
+      const crashed = await startMerchant(
+        adapter,
+        options,
+        {},
+        {
+          imports: [HubtelBullmqModule.forRoot({ url: redis.server!.url, work: false })],
+        },
+      );
+      let orderId: string;
+      let sessionId: string;
+      try {
+        const session = sandbox.serviceApp(crashed.url, { serviceCode: '711' });
+        sessionId = session.sessionId;
+        await session.start();
+        await session.reply('5');
+        const { order, deliveries } = await session.pay();
+        orderId = order.orderId;
+        expect(deliveries[0]).toMatchObject({ statusCode: 200 });
+        expect(JSON.parse(deliveries[0]!.responseBody!)).toMatchObject({
+          OrderId: orderId,
+          Status: 'received',
+        });
+      } finally {
+        await crashed.close();
+      }
+      expect(crashed.fulfiller.calls.get(orderId)).toBeUndefined();
+      expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toEqual([]);
+
+      // The next instance to start takes the queued run over.
+      const m = await startMerchant(adapter, options, {}, { imports: redis.jobRunnerImports() });
+      try {
+        const callback = await sandbox.waitForFulfillmentCallback((c) => c.orderId === orderId);
+        expect(callback.body).toEqual(successCallback(sessionId, orderId));
+        expect(m.fulfiller.seen711.map((e) => e.orderId)).toEqual([orderId]);
+        expect(m.fulfiller.calls.get(orderId)).toBe(1);
+      } finally {
+        await m.close();
+      }
     });
-    const m = await start({
-      store,
-      callbackUrl: sandbox.baseUrls().fulfillmentCallback,
-      callbackRetry: { baseDelayMs: 5, maxDelayMs: 10 },
-    });
-    const callback = await sandbox.waitForFulfillmentCallback((c) => c.orderId === orderId);
-    expect(callback.body).toEqual(successCallback(sessionId, orderId));
-    expect(m.fulfiller.seen711.map((e) => e.orderId)).toEqual([orderId]);
-    expect(m.fulfiller.calls.get(orderId)).toBe(1);
-    store.close();
   });
 
   it('with requireCart: false, fulfils an order whose cart it never saw (catch-all handlers, no item)', async () => {

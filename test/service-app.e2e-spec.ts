@@ -19,6 +19,7 @@ import {
   onAppChannel,
   APP_OPERATOR,
 } from './support/service-app.harness.js';
+import { jobsSettled, untilRunnerUp } from './support/job-settle.js';
 import { describeEachStore } from './support/test-stores.js';
 
 /*
@@ -124,27 +125,35 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
   const flowUrl = () => `${merchant.url}/api/service-flow`;
   const fulfillmentUrl = () => `${merchant.url}/api/fulfillment`;
   const pipeline = () => merchant.app.get<InboundPipeline>(SERVICE_APP_PIPELINE);
+  /** Nothing left to run (on Redis: nothing in BullMQ's queue either; drain() sees this process only). */
+  const settled = () => jobsSettled(pipeline(), 'service-app');
 
   beforeAll(async () => {
     store = stores.kind === 'memory' ? memory : await stores.create();
     sandbox = onAppChannel(await HubtelSandbox.start());
-    merchant = await startMerchant(adapter, {
-      callbackUrl: sandbox.baseUrls().fulfillmentCallback,
-      // Generous enough that a healthy callback never times out on a loaded machine.
-      callbackTimeoutMs: 2_500,
-      callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 6_000 },
-      fulfillmentRetry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 10 },
-      stepBudgetMs: 100,
-      sessionTtlMs: SESSION_TTL_MS,
-      store,
-    });
+    merchant = await startMerchant(
+      adapter,
+      {
+        callbackUrl: sandbox.baseUrls().fulfillmentCallback,
+        // Generous enough that a healthy callback never times out on a loaded machine.
+        callbackTimeoutMs: 2_500,
+        callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 6_000 },
+        fulfillmentRetry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 10 },
+        stepBudgetMs: 100,
+        sessionTtlMs: SESSION_TTL_MS,
+        store,
+      },
+      {},
+      // A Redis store's jobs run on BullMQ, on the same Redis.
+      { imports: stores.jobRunnerImports() },
+    );
   });
 
   afterEach(async () => {
     skew = 0;
     merchant.gate.open();
     merchant.fulfiller.releaseHeld();
-    await pipeline().drain();
+    await settled();
     sandbox.reset();
   });
 
@@ -574,6 +583,8 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
           const flow = await post(flowUrl(), flowRequest('Response', session.sessionId, { Message: '1' }));
           expect(flow.status).toBe(200);
           expect(flow.body).toMatchObject({ Type: 'release', SessionId: session.sessionId });
+          // Refused before anything was recorded or queued (BullMQ's Redis is down too): nothing
+          // can run anywhere, and nothing runs here.
           await pipeline().drain();
           expect(merchant.fulfiller.calls.get(orderId)).toBeUndefined();
         } finally {
@@ -589,10 +600,11 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
             break;
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
+        await untilRunnerUp(pipeline());
         const accepted = await post(fulfillmentUrl(), order);
         expect(accepted.body).toEqual({ OrderId: orderId, SessionId: session.sessionId, Status: 'received' });
         await session.waitForCallback();
-        await pipeline().drain();
+        await settled();
         expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
         expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
       });
@@ -627,7 +639,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
           })
         ).status,
       ).toBe(404);
-      await pipeline().drain();
+      await settled();
       expect(merchant.fulfiller.seen.length).toBe(before);
       expect(await merchant.fulfillment.getOrder(orderId)).toBeUndefined();
     });
@@ -643,8 +655,9 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
         Status: 'received',
       });
       await merchant.fulfiller.until(() => merchant.fulfiller.calls.get(orderId) === 1);
+      // Recorded, not run to its end: the record stays pending (never run) while the handler runs.
       expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({
-        handler: { status: 'running' },
+        handler: { status: 'pending', attempts: 0 },
       });
       expect(merchant.fulfiller.seen.find((e) => e.orderId === orderId)).toMatchObject({
         orderId,
@@ -675,7 +688,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
         OrderInfo: null,
       });
       expect(later.body).toEqual({ OrderId: orderId, SessionId: session.sessionId, Status: 'duplicate' });
-      await pipeline().drain();
+      await settled();
       expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
     });
@@ -692,7 +705,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
         OrderInfo: null,
       });
       expect(other.status).toBe(200);
-      await pipeline().drain();
+      await settled();
       expect(merchant.fulfiller.calls.get(otherId)).toBeUndefined();
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === otherId)).toEqual([
         expect.objectContaining({ orderId: otherId, serviceStatus: 'success' }),
@@ -706,7 +719,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       });
       expect(reused.status).toBe(409);
       expect(reused.body).toMatchObject({ statusCode: 409, code: 'HUBTEL_ORDER_CONFLICT' });
-      await pipeline().drain();
+      await settled();
       expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
       // The refused request did not take the second session: its real order still goes through.
       const { order } = await second.pay();
@@ -722,7 +735,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       await session.pay({ orderId });
       const sent = await session.waitForCallback();
       await merchant.fulfiller.until(() => merchant.fulfiller.sent.some((e) => e.orderId === orderId));
-      await pipeline().drain();
+      await settled();
 
       // What is kept for the record's 7 days: what recognises the OrderId and what getOrder() shows.
       const order = (await store.get<Record<string, unknown>>(jobKey('fulfillment', orderId)))!.value;
@@ -746,7 +759,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       const reused = await post(fulfillmentUrl(), { OrderId: orderId, SessionId: other.sessionId });
       expect(reused.status).toBe(409);
       expect(reused.body).toMatchObject({ code: 'HUBTEL_ORDER_CONFLICT' });
-      await pipeline().drain();
+      await settled();
       expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
 
       expect(await merchant.fulfillment.getOrder(orderId)).toStrictEqual({
@@ -767,7 +780,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       await expect(merchant.fulfillment.complete(orderId, 'failed')).rejects.toMatchObject({
         code: 'HUBTEL_STORE_CONFLICT',
       });
-      await pipeline().drain();
+      await settled();
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
 
       // A deferred order is compacted too, and still reads as awaiting completion until complete().
@@ -775,7 +788,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       merchant.fulfiller.modes.set(deferredId, 'defer');
       await deferred.pay({ orderId: deferredId });
       await merchant.fulfiller.until(() => merchant.fulfiller.calls.get(deferredId) === 1);
-      await pipeline().drain();
+      await settled();
       expect(
         (await store.get<Record<string, unknown>>(jobKey('fulfillment', deferredId)))!.value,
       ).toMatchObject({
@@ -796,7 +809,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
         ServiceStatus: 'failed',
         MetaData: { reason: 'late' },
       });
-      await pipeline().drain();
+      await settled();
       expect(await merchant.fulfillment.getOrder(deferredId)).toMatchObject({
         awaitingCompletion: false,
         callback: { serviceStatus: 'failed', metaData: { reason: 'late' }, status: 'done' },
@@ -855,7 +868,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       merchant.fulfiller.modes.set(orderId, 'defer');
       await session.pay({ orderId });
       await merchant.fulfiller.until(() => merchant.fulfiller.calls.get(orderId) === 1);
-      await pipeline().drain();
+      await settled();
       expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({
         awaitingCompletion: true,
         handler: { status: 'done' },
@@ -887,7 +900,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       await expect(merchant.fulfillment.complete(orderId, 'done' as never)).rejects.toMatchObject({
         code: 'HUBTEL_VALIDATION_FAILED',
       });
-      await pipeline().drain();
+      await settled();
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
     });
 
@@ -1003,7 +1016,7 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
       });
       expect((await sandbox.serviceApp(merchant.url).start()).Type).toBe('Response');
 
-      await pipeline().drain();
+      await settled();
       expect(merchant.fulfiller.seen.length).toBe(before);
       expect(await merchant.fulfillment.getOrder(deepOrder)).toBeUndefined();
     });

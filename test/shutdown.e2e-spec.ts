@@ -1,11 +1,16 @@
 /*
  * Shutdown, end to end: a merchant app (test/support/shutdown-app.ts) in its own process, the
  * sandbox CLI as the platform in another, SIGTERM sent while a slow paid handler runs. On each
- * HTTP adapter: the handler finishes (its receipt SMS reaches the sandbox), every inbound endpoint
- * answers new work 503 `HUBTEL_SHUTTING_DOWN` with Retry-After meanwhile (nothing recorded or
- * run for it), the process says in one line what it leaves pending, and exits 0.
+ * HTTP adapter (memory store): the handler finishes (its receipt SMS reaches the sandbox), every
+ * inbound endpoint answers new work 503 `HUBTEL_SHUTTING_DOWN` with Retry-After meanwhile
+ * (nothing recorded or run for it), the process says in one line what it leaves pending (and
+ * loses), and exits 0. On Redis (jobs on BullMQ): the line says the job still running here past
+ * the grace, which the next instance then takes over, running only the handler that had not
+ * finished; a retry waiting in BullMQ is not this process's, and is kept there.
  */
 import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { CheckoutEvents } from 'nestjs-hubtel/checkout';
 import {
   buildCheckoutCallback,
   buildFulfillmentRequest,
@@ -16,11 +21,14 @@ import {
   sendServiceFlowRequest,
   type CheckoutInvoiceLike,
 } from 'nestjs-hubtel/testing';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
+import { bullmqJobId } from '../libs/bullmq/src/bullmq.job-runner.js';
 import {
   ProcessSet,
   eventually,
   redisBinary,
   type AppProcess,
+  type RedisServer,
   type SandboxProcess,
 } from './support/multi-process.js';
 
@@ -130,45 +138,84 @@ describe.each(['express', 'fastify'])('SIGTERM while a slow handler runs (%s)', 
   }, 120_000);
 });
 
-redisBinary.describe('SIGTERM with the records in Redis', () => {
+redisBinary.describe('SIGTERM with the records in Redis (jobs on BullMQ)', () => {
   const system = new ProcessSet();
+  let redis: RedisServer;
   let sandbox: SandboxProcess;
   let app: AppProcess;
+  const shopEnv = (holdMs: number) => ({
+    SANDBOX: JSON.stringify(sandbox.info),
+    REDIS_URL: redis.url,
+    HOLD_MS: String(holdMs),
+    GRACE_MS: '1000',
+    NO_COLOR: '1',
+  });
 
   beforeAll(async () => {
-    const [redis, started] = await Promise.all([system.redis(), system.sandbox()]);
-    sandbox = started;
-    app = await system.app('shop-redis', {
-      entry: SHUTDOWN_APP,
-      env: {
-        SANDBOX: JSON.stringify(sandbox.info),
-        REDIS_URL: redis.url,
-        HOLD_MS: '1000',
-        GRACE_MS: '20000',
-        NO_COLOR: '1',
-      },
-    });
+    [redis, sandbox] = await Promise.all([system.redis(), system.sandbox()]);
+    // The slow handler holds far longer than the grace: it is still running when the app exits.
+    app = await system.app('shop-redis', { entry: SHUTDOWN_APP, env: shopEnv(600_000) });
   }, 120_000);
 
   afterAll(() => system.stopAll(), 60_000);
 
-  it('says the retry left pending will be resumed by another instance or the next start', async () => {
+  it('says the job still running past the grace; the next instance takes it over and runs only its unfinished handler; a retry stays in BullMQ', async () => {
     const failing = ref('fail');
-    const created = await sendJson(
-      app.url,
-      { clientReference: failing, amount: 10 },
-      { path: '/shutdown-test/invoices' },
-    );
-    expect(created.status).toBe(201);
+    const slow = ref('slow');
+    for (const clientReference of [failing, slow]) {
+      const created = await sendJson(
+        app.url,
+        { clientReference, amount: 10 },
+        { path: '/shutdown-test/invoices' },
+      );
+      expect(created.status).toBe(201);
+    }
     await sandbox.post(`invoices/${failing}/pay`, {});
     await app.output.waitFor(new RegExp(`STARTED ${failing}`));
-    // Its first run failed and was recorded: the retry waits a minute.
+    // Its first run failed and was recorded: the retry waits a minute, in BullMQ.
     await app.output.waitFor(/failed \(attempt 1\/5\)/);
+    await sandbox.post(`invoices/${slow}/pay`, {});
+    await app.output.waitFor(new RegExp(`STARTED ${slow}`));
 
     await app.stop();
-    expect(app.output.all).toContain(
-      'Shutdown of the checkout jobs: 1 job left pending (0 still running after the 20000 ms grace, 1 waiting to run or to retry); they stay in the store and will be resumed by another instance or the next start',
+    const first = app.output.all;
+    // Only the job still running here is said (the retry waiting in BullMQ is no longer this
+    // process's), with who runs it now.
+    expect(first).toContain(
+      'Shutdown of the checkout jobs: 1 job still running after the 1000 ms grace; BullMQ hands it to another instance or the next start, where only the handlers that did not finish run',
     );
-    expect(app.output.all).toMatch(/\[shop-redis: exited, code 0\]/);
-  }, 120_000);
+    expect(first).toContain(
+      'Shutdown of the service-app jobs: every job running here finished; what waits to run stays in BullMQ',
+    );
+    expect(first).toMatch(/\[shop-redis: exited, code 0\]/);
+    expect(first).not.toMatch(new RegExp(`FINISHED ${slow}`));
+    expect(app.output.count(new RegExp(`NOTED ${slow}`))).toBe(1);
+    expect((await sandbox.messages()).map((m) => m.content)).not.toContain(`Receipt ${slow}`);
+
+    // The failed job's retry outlived the process: its BullMQ job waits in the delayed set.
+    const queue = new Queue('checkout', {
+      connection: { url: redis.url },
+      prefix: BULLMQ_RUNNER_DEFAULTS.prefix,
+    });
+    try {
+      const retry = await queue.getJob(
+        bullmqJobId(`hubtel:checkout:job:${CheckoutEvents.Paid}:${failing}`, 1),
+      );
+      expect(await retry?.isDelayed()).toBe(true);
+    } finally {
+      await queue.close();
+    }
+
+    // The next start (handlers at full speed) takes the slow job over once BullMQ finds it
+    // stalled (lock 10 s + stalled check 5 s by default): the receipt handler runs there, the
+    // handler that had finished does not run again.
+    const next = await system.app('shop-redis-next', { entry: SHUTDOWN_APP, env: shopEnv(0) });
+    await next.output.waitFor(new RegExp(`FINISHED ${slow}`), { timeoutMs: 60_000 });
+    expect(next.output.count(new RegExp(`STARTED ${slow}`))).toBe(1);
+    expect(next.output.count(new RegExp(`NOTED ${slow}`))).toBe(0);
+    await eventually('the receipt to reach the platform', async () =>
+      (await sandbox.messages()).some((m) => m.content === `Receipt ${slow}`) ? true : undefined,
+    );
+    expect((await sandbox.messages()).filter((m) => m.content === `Receipt ${slow}`)).toHaveLength(1);
+  }, 180_000);
 });

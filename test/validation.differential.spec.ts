@@ -8,7 +8,7 @@ import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js
 import {
   HubtelCredentialsDto,
   HubtelHttpOptionsDto,
-  HubtelJobOwnershipOptionsDto,
+  HubtelShutdownOptionsDto,
 } from '../libs/core/src/options/hubtel-options.dto.js';
 import {
   CheckoutHandlerOptionsDto,
@@ -275,20 +275,13 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
       recheck: { attempts: 2, delayMs: 1_000, maxDelayMs: 5_000 },
     },
   ],
-  [
-    'HubtelJobOwnershipOptionsDto (module options)',
-    HubtelJobOwnershipOptionsDto,
-    { leaseMs: 30_000, sweepIntervalMs: 15_000, shutdownGraceMs: 5_000 },
-  ],
+  ['HubtelShutdownOptionsDto (module options)', HubtelShutdownOptionsDto, { shutdownGraceMs: 5_000 }],
   [
     'CheckoutHandlerOptionsDto (checkout options)',
     CheckoutHandlerOptionsDto,
     {
       retry: { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000, deadlineMs: 3_600_000 },
       recordTtlMs: 86_400_000,
-      recoverOnBootstrap: true,
-      leaseMs: 30_000,
-      sweepIntervalMs: 0,
       shutdownGraceMs: 5_000,
     },
   ],
@@ -301,7 +294,7 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
       descriptionSpecialCharacters: 'strip',
       reconciliation: { enabled: true, delayMs: 60_000 },
       verification: { allowOverpayment: false, recheck: { attempts: 2 } },
-      handlers: { retry: { maxAttempts: 5 }, recoverOnBootstrap: true, leaseMs: 30_000 },
+      handlers: { retry: { maxAttempts: 5 }, recordTtlMs: 86_400_000, shutdownGraceMs: 5_000 },
       invoiceTtlMs: 2_592_000_000,
       maxCallbackBodyBytes: 65_536,
     },
@@ -338,9 +331,6 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
       verification: { enabled: true, amountTolerance: 0 },
       maxPendingSessions: 1_000,
       defaultCountryCode: '233',
-      recoverOnBootstrap: true,
-      leaseMs: 30_000,
-      sweepIntervalMs: 500,
       shutdownGraceMs: 5_000,
     },
   ],

@@ -13,6 +13,7 @@ import type { ShapeName } from '../lib/shapes.js';
 import { createAdapter, type AdapterName } from './adapters.js';
 import { BenchHandlers, BundleFlow, PagedBundleFlow, seedCarts, seedInvoices } from './host-app.js';
 import { LatencyProbe } from './latency-probe.js';
+import { BenchLogger } from '../lib/bench-logger.js';
 import { RoundTripRecorder } from './redis-trips.js';
 
 /**
@@ -28,12 +29,21 @@ import { RoundTripRecorder } from './redis-trips.js';
  *   an invoice is stored per future ClientReference.
  * Both are written to the module's store as another instance sharing that store would have.
  *
- * With `redisUrl` (the Redis-store variant), the app is configured as the Redis store's docs say:
+ * With `redisUrl` (the Redis variant), the app is configured as the docs say for Redis, the only
+ * Redis deployment there is (issue 23: the modules refuse a Redis store without a job runner):
  * `HubtelRedisModule.forRoot({ url })` and no `store` option on the modules, which then share the
- * app-wide store; everything else is the same. Its requests' Redis round trips can be recorded
- * (`trips-start` / `trips-stop`). With `bullmq` too, jobs run on the BullMQ runner
- * (`HubtelBullmqModule.forRoot({ url })`, its defaults), and the round trips counted include its
- * queues' (a job's add before the 2xx).
+ * app-wide store, and `HubtelBullmqModule.forRoot({ url })` on the same Redis (its defaults), which
+ * runs every job; everything else is the same. Its requests' Redis round trips can be recorded
+ * (`trips-start` / `trips-stop`): the store's client and the runner's queue clients (a job's add is
+ * a round trip before the 2xx).
+ *
+ * With `statusUrl` (the round-trip count of the checkout callback in the default configuration
+ * once `posSalesId` is set), the checkout module also gets a `posSalesId`, which turns
+ * `verification.confirmWithStatusCheck` (and reconciliation) on as it does in production, and its
+ * `baseUrls` point at that URL: a stub of the status API the bench started on 127.0.0.1
+ * (bench/inbound/status-stub.ts), so the confirmation job's status check never leaves the machine.
+ * Without it (every other measurement) checkout runs in trust mode: no `posSalesId`, a verified
+ * callback is recorded as its paid event at once.
  */
 export interface ModuleApp {
   app: INestApplication;
@@ -47,7 +57,7 @@ export interface ModuleApp {
 export async function createModuleApp(
   adapter: AdapterName,
   redisUrl?: string,
-  bullmq = false,
+  statusUrl?: string,
 ): Promise<ModuleApp> {
   // One store per module, as each module's default would be; given explicitly so carts and
   // invoices can be prepared in it. On Redis: the app-wide store of HubtelRedisModule.
@@ -59,8 +69,9 @@ export async function createModuleApp(
   @Module({
     imports: [
       EventEmitterModule.forRoot(),
-      ...(memory ? [] : [HubtelRedisModule.forRoot({ url: redisUrl })]),
-      ...(bullmq && redisUrl ? [HubtelBullmqModule.forRoot({ url: redisUrl })] : []),
+      ...(memory
+        ? []
+        : [HubtelRedisModule.forRoot({ url: redisUrl }), HubtelBullmqModule.forRoot({ url: redisUrl })]),
       // Every service-flow request of the load is a fresh session start, hundreds of thousands per
       // run: the cap on unanswered starts (a flood defence) would answer most of them "busy" and
       // the run would time the refusal, not a start. Raised so every request starts a session.
@@ -72,6 +83,9 @@ export async function createModuleApp(
         clientId: 'bench-client',
         clientSecret: 'bench-secret-value',
         ...(checkoutStore ? { store: checkoutStore } : {}),
+        ...(statusUrl
+          ? { posSalesId: 'bench-pos', baseUrls: { checkout: statusUrl, status: statusUrl } }
+          : {}),
       }),
     ],
     providers: [BundleFlow, PagedBundleFlow, BenchHandlers, { provide: LatencyProbe, useValue: probe }],
@@ -79,7 +93,7 @@ export async function createModuleApp(
   class BenchModuleApp {}
 
   // Warnings and errors are printed as in production; per-request `log`/`debug` lines are not.
-  const app = await NestFactory.create(BenchModuleApp, createAdapter(adapter), { logger: ['error', 'warn'] });
+  const app = await NestFactory.create(BenchModuleApp, createAdapter(adapter), { logger: new BenchLogger() });
   probe.attach(app);
   const redis = memory ? undefined : app.get(RedisStore);
   const stores: { serviceApp: HubtelStore; checkout: HubtelStore } = {
@@ -100,14 +114,10 @@ export async function createModuleApp(
         if (!redis) throw new Error('round trips are counted on the Redis-store server only');
         if (redis.client instanceof Cluster)
           throw new Error('round trips are counted on one Redis, not a cluster');
-        // With the runner, its queues' clients too: a job's add is a round trip of the request.
-        const queues = bullmq
-          ? await Promise.all(
-              ['checkout', 'service-app'].map(
-                (name) => app.get(BullmqJobRunner).queue(name).getBackend().client,
-              ),
-            )
-          : [];
+        // The runner's queue clients too: a job's add is a round trip of the request.
+        const queues = await Promise.all(
+          ['checkout', 'service-app'].map((name) => app.get(BullmqJobRunner).queue(name).getBackend().client),
+        );
         trips ??= new RoundTripRecorder(
           [redis.client, ...(queues as unknown as Array<typeof redis.client>)],
           app.getHttpServer() as Server,
@@ -115,6 +125,24 @@ export async function createModuleApp(
         trips.start();
       },
       'trips-stop': () => ({ requests: trips?.stop() ?? [] }),
+      // On Redis the host's handlers run on the BullMQ worker, which may still hold a backlog when
+      // the load stops: wait until its queues are empty (at most `timeoutMs`) before counting them.
+      drain: async (message) => {
+        if (memory) return { drained: true };
+        const runner = app.get(BullmqJobRunner);
+        const deadline = Date.now() + Number(message.timeoutMs ?? 60_000);
+        for (;;) {
+          const counts = await Promise.all(
+            ['checkout', 'service-app'].map((name) =>
+              runner.queue(name).getJobCounts('wait', 'active', 'delayed', 'prioritized'),
+            ),
+          );
+          const left = counts.reduce((sum, c) => sum + Object.values(c).reduce((a, b) => a + b, 0), 0);
+          if (left === 0) return { drained: true };
+          if (Date.now() > deadline) return { drained: false, left };
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      },
       handled: () => ({ counts: { ...probe.counts } }),
       'latency-start': () => probe.start(),
       'latency-stop': () => probe.stop(),

@@ -12,9 +12,9 @@ export interface SentCommand {
   /** Other commands of this request still waiting for their reply when this one was sent. */
   overlapping: number;
   /**
-   * Sent by the inbound pipeline's background job (claim, dispatch to the host handler, outcome),
-   * which starts on the next turn of the event loop and is never awaited by the answer: seen by
-   * `InboundPipeline.work` on the command's (async) stack.
+   * Sent by a run of the job (the BullMQ worker's: read the record, dispatch to the host handler,
+   * write the outcome), which the answer never awaits: seen by the worker's or the pipeline's
+   * `execute` frame on the command's (async) stack; a pass of checkout's reconciler is counted here too.
    */
   job: boolean;
 }
@@ -29,10 +29,13 @@ export interface RequestTrips {
 
 // Ids of the bench (see lib/shapes.ts): `<prefix><n>` with prefix `b<tag><shape letter>-`.
 const BENCH_ID = /b[0-9a-z]+-\d+/g;
-// The root of the pipeline's background job (libs/core/src/inbound/inbound-pipeline.ts), or of
-// a BullMQ worker's run of it (the runner's callback): neither is awaited by the answer.
+// A run of a job (libs/core/src/inbound/inbound-pipeline.ts `execute`), on the BullMQ worker
+// (libs/bullmq/src/bullmq.job-runner.ts `process`, BullMQ's own `Worker` frames): never awaited by
+// the answer; so is a pass of checkout's reconciler (on with `posSalesId`: a repeated task of the
+// runner). The request's own commands (the record's set-if-absent, the BullMQ add, the endpoint's
+// reads) have none of these frames on their stack.
 const JOB_FRAME =
-  /\bInboundPipeline\.(work|startQueued|execute)\b|\bWorker\.(processJob|callProcessJob|mainLoop)\b/;
+  /\bInboundPipeline\.execute\b|\bBullmqJobRunner\.process\b|\bCheckoutReconciler\.(runOnce|reconcile)\b|\bWorker\.(processJob|callProcessJob|mainLoop|retryIfFailed|moveToActive|getNextJob|nextJobFromJobData)\b/;
 
 /**
  * Counts the Redis round trips of each request of a Redis-store (d) server, in the server's

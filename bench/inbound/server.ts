@@ -4,8 +4,10 @@
  *   plain      Nest controller, no validation                       — baseline (b)
  *   validated  Nest controller + global ValidationPipe + DTOs       — baseline (c)
  *   module     the suite's own endpoints, full validation + pipeline — (d)
- *   redis      (d) on the Redis store: `server.ts redis <adapter> <redis url>`
- *   bullmq     (d) on the Redis store and the BullMQ runner (its Redis round trips are counted)
+ *   redis      (d) on the Redis store and the BullMQ runner, the only Redis deployment (issue 23):
+ *              `server.ts redis <adapter> <redis url>` (its Redis round trips can be counted)
+ * With BENCH_CHECKOUT_STATUS_URL in its environment, the module's checkout has a `posSalesId`
+ * (status check on) and that URL as its API base URLs (see module-app.ts).
  * It serves all three inbound shapes, listens on 127.0.0.1:0 and reports `ready` with its port.
  */
 import type { Server } from 'node:http';
@@ -13,7 +15,7 @@ import type { INestApplication } from '@nestjs/common';
 import { serveChild, signalFailure, signalReady, type Message } from '../lib/ipc.js';
 import type { AdapterName } from './adapters.js';
 
-export type Variant = 'bare' | 'plain' | 'validated' | 'module' | 'redis' | 'bullmq';
+export type Variant = 'bare' | 'plain' | 'validated' | 'module' | 'redis';
 
 const [variant, adapter, redisUrl] = process.argv.slice(2) as [Variant, AdapterName, string | undefined];
 
@@ -38,12 +40,12 @@ async function main(): Promise<void> {
     close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   } else {
     let app: INestApplication;
-    if (variant === 'module' || variant === 'redis' || variant === 'bullmq') {
+    if (variant === 'module' || variant === 'redis') {
       const { createModuleApp } = await import('./module-app.js');
       const created = await createModuleApp(
         adapter,
         variant === 'module' ? undefined : redisUrl,
-        variant === 'bullmq',
+        process.env.BENCH_CHECKOUT_STATUS_URL || undefined,
       );
       app = created.app;
       extras = created;

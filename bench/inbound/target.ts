@@ -6,7 +6,7 @@ import { IdSequence, SHAPES, type ShapeName } from '../lib/shapes.js';
 import { BenchRedis } from '../lib/redis-server.js';
 import type { AdapterName } from './adapters.js';
 
-export type Variant = 'bare' | 'plain' | 'validated' | 'module' | 'redis' | 'bullmq';
+export type Variant = 'bare' | 'plain' | 'validated' | 'module' | 'redis';
 
 let serial = 0;
 
@@ -14,7 +14,7 @@ let serial = 0;
  * A server under test (bench/inbound/server.ts) in its own process, with one fresh-id sequence per
  * shape. For the module's server, what the next ids need (carts, invoices) is prepared before the
  * warm-up and before the measured run, sized from the rate seen, outside the CPU window.
- * The Redis-store variant gets a private redis-server of its own (started with the target, emptied
+ * The Redis variant (Redis store + BullMQ runner) gets a private redis-server of its own (started with the target, emptied
  * when its server process is replaced, stopped with it), whose CPU is read around each window.
  */
 export class Target {
@@ -45,14 +45,14 @@ export class Target {
 
   /** The suite's own server (in-memory or Redis store): it records, and needs ids prepared. */
   get isModule(): boolean {
-    return this.variant === 'module' || this.variant === 'redis' || this.variant === 'bullmq';
+    return this.variant === 'module' || this.variant === 'redis';
   }
 
   async start(options: ChildOptions = {}): Promise<boolean> {
     this.options = options;
     this.runs = 0;
     try {
-      if (this.variant === 'redis' || this.variant === 'bullmq') {
+      if (this.variant === 'redis') {
         this.redis ??= await BenchRedis.start();
         this.redisVersion = this.redis.version;
       }
@@ -95,6 +95,8 @@ export class Target {
   /** Adds the current process's handler counts to `handled` and notes its heap (module only). */
   async collect(): Promise<void> {
     if (!this.isModule || !this.child || !this.port) return;
+    // On Redis the handlers run on BullMQ's worker: let it finish the backlog the load left.
+    if (this.variant === 'redis') await this.child.request('drain', { timeoutMs: 60_000 });
     const { counts } = await this.child.request('handled');
     for (const [shape, count] of Object.entries(counts as Record<string, number>))
       this.handled[shape] = (this.handled[shape] ?? 0) + count;

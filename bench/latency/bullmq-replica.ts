@@ -22,6 +22,7 @@ import {
 } from 'nestjs-hubtel/service-app';
 import { serveChild, signalFailure, signalReady } from '../lib/ipc.js';
 import { PROBE_HEADER } from '../inbound/latency-probe.js';
+import { BenchLogger } from '../lib/bench-logger.js';
 
 const clock = () => performance.timeOrigin + performance.now();
 let recording = false;
@@ -52,11 +53,8 @@ try {
     imports: [
       EventEmitterModule.forRoot(),
       HubtelRedisModule.forRoot({ url }),
-      // The runner's default (every run a BullMQ job); FIRST_RUN_HERE=1: `firstRunHere: true`.
-      HubtelBullmqModule.forRoot({
-        url,
-        ...(process.env.FIRST_RUN_HERE === '1' ? { firstRunHere: true } : {}),
-      }),
+      // The runner with its defaults: every run a BullMQ job, on whichever replica's worker takes it.
+      HubtelBullmqModule.forRoot({ url }),
       ServiceAppModule.forRoot({
         callbackUrl: process.env.CALLBACK_URL!,
         requireCart: false,
@@ -67,7 +65,7 @@ try {
   })
   class ReplicaModule {}
 
-  const app = await NestFactory.create(ReplicaModule, { logger: ['error', 'warn'] });
+  const app = await NestFactory.create(ReplicaModule, { logger: new BenchLogger() });
   app.getHttpServer().on('request', (req: IncomingMessage) => {
     const key = req.headers[PROBE_HEADER];
     if (recording && typeof key === 'string') arrivals.push(key, clock());

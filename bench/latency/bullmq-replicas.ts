@@ -37,12 +37,13 @@ async function startCallbackSink(): Promise<{ url: string; server: Server }> {
 
 /**
  * Two replicas (separate processes) of a service app on the Redis store and the BullMQ runner
- * (or of the hand-written baseline: a controller adding one BullMQ job, a worker), one redis-server: fulfillment requests split evenly between them at `latency.rate` in all; each
+ * (or of the hand-written baseline: a controller adding one BullMQ job, a worker), one
+ * redis-server: fulfillment requests split evenly between them at `latency.rate` in all; each
  * request's handler may start on either replica (whichever BullMQ worker takes the job).
  */
 export async function measureBullmqReplicas(
   config: BenchConfig,
-  /** Extra environment of the replicas (bullmq-row.ts compares runner settings with it). */
+  /** Extra environment of the replicas. */
   env: Record<string, string> = {},
   /** `bare`: the hand-written baseline (bare-replica.ts), same load and measurement. */
   replica: 'suite' | 'bare' = 'suite',

@@ -1,40 +1,52 @@
 /**
- * Only the `2 replicas, BullMQ` rows of the latency section (issue 15), for working on them
- * without the whole bench: `node --import ./bench/loader/register.mjs bench/latency/bullmq-row.ts
- * [--rates=500,100] [--compare] [--duration=S]`. Prints one line per rate (the figures of the
- * RESULTS.md row); writes nothing. Same load and measurement as `npm run bench -- --only=latency`.
- * Without options, the runner's default (every run a BullMQ job). `--compare`: each rate also with
- * `firstRunHere: true` (first runs on the receiving replica), alternating.
+ * Only the `2 replicas` rows of the latency section (issue 23), for working on them without the
+ * whole bench: `node --import ./bench/loader/register.mjs bench/latency/bullmq-row.ts
+ * [--rates=100,300,500] [--suite-only | --bare-only] [--quick | --smoke]`. At each rate, the suite's
+ * two replicas (Redis store + BullMQ runner, its defaults) and the bare BullMQ baseline's (a
+ * controller adding one BullMQ job per request, a Worker), one after the other (which goes first
+ * alternates by rate, as in the bench); one line per run with the figures of the RESULTS.md row, then
+ * the ratio the goal judges (suite p99 ≤ 2x bare, medians of the three thirds). Writes nothing.
+ * Same load and measurement as `npm run bench -- --only=latency`: 5 s per run at full settings,
+ * 1 s with `--quick` or `--smoke` (a check that it works, not a figure to quote).
  */
 import { parseArgs } from '../lib/config.js';
-import { percentile } from '../lib/stats.js';
-import { measureBullmqReplicas } from './bullmq-replicas.js';
+import { median, percentile } from '../lib/stats.js';
+import { measureBullmqReplicas, type ReplicaLatency } from './bullmq-replicas.js';
 
-const own = process.argv.slice(2).filter((arg) => arg.startsWith('--rates=') || arg === '--compare');
-const ratesArg = own.find((arg) => arg.startsWith('--rates='));
-const rates = (ratesArg?.slice('--rates='.length) ?? '500,100').split(',').map(Number);
-const settings: Array<[string, Record<string, string>]> = own.includes('--compare')
-  ? [
-      ['default, every run a BullMQ job', {}],
-      ['firstRunHere: true', { FIRST_RUN_HERE: '1' }],
-    ]
-  : [['', {}]];
+const GOAL_VS_BARE = 2;
+const own = ['--suite-only', '--bare-only'];
+const args = process.argv.slice(2);
 const config = parseArgs(
-  process.argv.slice(2).filter((arg) => !own.includes(arg)),
+  args.filter((arg) => !own.includes(arg)),
   '/dev/null',
 );
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-for (const rate of rates)
-  for (const [name, env] of settings) {
-    const result = await measureBullmqReplicas({ ...config, latency: { ...config.latency, rate } }, env);
+const kinds: Array<'suite' | 'bare'> = args.includes('--suite-only')
+  ? ['suite']
+  : args.includes('--bare-only')
+    ? ['bare']
+    : ['suite', 'bare'];
+const f = (n: number) => n.toFixed(2);
+for (const [index, rate] of config.latency.rates.entries()) {
+  const results: Partial<Record<'suite' | 'bare', ReplicaLatency>> = {};
+  for (const kind of index % 2 === 0 ? kinds : [...kinds].reverse()) {
+    const result = await measureBullmqReplicas({ ...config, latency: { ...config.latency, rate } }, {}, kind);
+    results[kind] = result;
     const requests = result.http.reduce((sum, run) => sum + run.requests, 0);
     const elapsed = Math.max(...result.http.map((run) => run.elapsedSec));
-    const f = (n: number) => n.toFixed(2);
     const http = Float64Array.from(result.http.flatMap((run) => [...run.latenciesMs])).sort();
     console.log(
-      `${name ? `${name}: ` : ''}${rate} req/s offered, ${(requests / elapsed).toFixed(0)} sent: ${result.count} handled, lost ${result.lost}; ` +
+      `${kind}: ${rate} req/s offered, ${(requests / elapsed).toFixed(0)} sent: ${result.count} handled, lost ${result.lost}; ` +
         `p50 ${f(result.p50)} p90 ${f(result.p90)} p99 ${f(result.p99)} max ${f(result.max)} ms; ` +
         `p99 per third ${result.windowP99.map(f).join(' / ')} (median ${f(median(result.windowP99))}); ` +
         `HTTP p50 ${f(percentile(http, 50))} p99 ${f(percentile(http, 99))} ms`,
     );
   }
+  const { suite, bare } = results;
+  if (suite && bare && suite.count > 0 && bare.count > 0) {
+    const ratio = median(suite.windowP99) / median(bare.windowP99);
+    console.log(
+      `${rate} req/s: suite p99 / bare p99 = ${ratio.toFixed(2)}x (goal ≤ ${GOAL_VS_BARE}x: ` +
+        `${ratio <= GOAL_VS_BARE && suite.lost + bare.lost === 0 ? 'met' : 'not met'})`,
+    );
+  }
+}

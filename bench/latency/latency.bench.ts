@@ -7,8 +7,15 @@ import { openLoop } from '../lib/http-driver.js';
 import { ADAPTERS, type AdapterName } from '../inbound/adapters.js';
 import { PROBE_HEADER } from '../inbound/latency-probe.js';
 import { Target } from '../inbound/target.js';
+import { StatusStub } from '../inbound/status-stub.js';
 import { measureBullmqReplicas, type ReplicaLatency } from './bullmq-replicas.js';
-import { commandList, countRoundTrips, tripCount, typicalTrips } from '../inbound/inbound.bench.js';
+import {
+  awaitedTrips,
+  commandList,
+  countRoundTrips,
+  tripCount,
+  typicalTrips,
+} from '../inbound/inbound.bench.js';
 import type { RequestTrips } from '../inbound/redis-trips.js';
 
 const GOAL_P99_MS = 5;
@@ -121,7 +128,7 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
     `connections) from the runner for ${latency.durationSec} s, after ${latency.warmupSec} s of warm-up. HTTP latency is counted from when ` +
     `each request was due. The goal is judged on the median of the p99s of the run's three thirds (a tail that is ours recurs ` +
     `in every third; one outside hiccup on this shared machine does not), and the whole run's p99 is shown beside it. ` +
-    `The \`2 replicas\` rows (issue 23), at ${REPLICA_RATES.join(', ')} req/s: two processes (Express) sharing one local ` +
+    `The \`2 replicas\` rows (issue 23), at ${latency.rates.join(', ')} req/s: two processes (Express) sharing one local ` +
     `redis-server, the rate split evenly between them, arrival (HTTP \`request\` event) and handler start taken on the ` +
     `system clock both processes share. **nestjs-hubtel**: a service app on the Redis store and the BullMQ runner with its ` +
     `defaults; each fulfillment request is recorded and its run added to BullMQ before its 200, and the \`@OnFulfillment()\` ` +
@@ -130,8 +137,7 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
     `that adds one BullMQ job per request and answers 200 once the add resolved, and a BullMQ \`Worker\` (same concurrency, 50) ` +
     `whose processor start is the handler start; nothing recorded, verified or de-duplicated. At each rate both run one after ` +
     `the other in this run (which goes first alternates), each with a fresh redis-server and fresh processes; the goal is the ` +
-    `ratio of their p99s (medians of the three thirds). \`firstRunHere: true\` is compared with the default by ` +
-    `\`bench/latency/bullmq-row.ts --compare\`, not here.\n\n` +
+    `ratio of their p99s (medians of the three thirds).\n\n` +
     table(
       [
         'adapter',
@@ -156,8 +162,6 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
   };
 }
 
-/** The rates of the two-replica rows (issue 23): the suite and the bare baseline at each. */
-const REPLICA_RATES = [100, 300, 500];
 /** Issue 23: the suite's callback → handler p99 at most this many times the bare baseline's. */
 const GOAL_VS_BARE = 2;
 /** Issue 23: awaited Redis round trips before the 2xx, a BullMQ add included. */
@@ -170,7 +174,7 @@ const REPLICA_LABEL: Record<ReplicaKind, string> = {
 };
 
 /**
- * The two-replica runs (issue 23): at each of REPLICA_RATES, the suite's replicas (Redis store,
+ * The two-replica runs (issue 23): at each of `latency.rates` (`--rates`, default 100, 300, 500), the suite's replicas (Redis store,
  * BullMQ runner with its defaults: every run a BullMQ job) and the baseline a user would write by
  * hand (a controller that adds one BullMQ job per request, a Worker), the same load, one after the
  * other (which goes first alternates by rate, so a noisy stretch is not always one side's); the
@@ -182,7 +186,7 @@ async function measureReplicas(
   rows: string[][],
   goals: Goal[],
 ): Promise<void> {
-  for (const [index, rate] of REPLICA_RATES.entries()) {
+  for (const [index, rate] of config.latency.rates.entries()) {
     const order: ReplicaKind[] = index % 2 === 0 ? ['suite', 'bare'] : ['bare', 'suite'];
     const results: Partial<Record<ReplicaKind, ReplicaLatency>> = {};
     for (const kind of order) {
@@ -253,93 +257,177 @@ async function measureReplicas(
 }
 
 /**
- * The round trips a request waited for in sequence before its 2xx: commands of the request (not
- * of the background job) sent while none of its others was in flight; one sent during another's
- * round trip (a parallel read, a mark not awaited) or in a pipeline adds no wait of its own.
+ * The rows of the round-trip count (issue 23). The checkout callback is counted in two
+ * configurations: with `posSalesId` set (the production default: `confirmWithStatusCheck` on, the
+ * callback is recorded as a confirmation job and the status check runs in that job, after the 2xx),
+ * which the goal judges; and in trust mode (no `posSalesId`: the callback is recorded as its paid
+ * event at once and the invoice marked paid before the 2xx), shown for information.
  */
-function awaitedTrips(r: RequestTrips): number {
-  return r.beforeAck.filter((c) => !c.job && !c.pipelined && c.overlapping === 0).length;
+interface TripCase {
+  shape: ShapeName;
+  /** First cell of the section's table. */
+  label: string;
+  /** The goals table's area. */
+  area: string;
+  /** Judged against the goal (false: for information only). */
+  judged: boolean;
+  /** Counted on the server whose checkout has `posSalesId` (status check on). */
+  statusCheck: boolean;
 }
+
+const TRUST_NOTE =
+  'the invoice is marked paid after the job is queued, so a crash in between can never leave a paid invoice whose event was never queued';
+
+const TRIP_CASES: TripCase[] = [
+  {
+    shape: 'checkout-callback',
+    label: 'checkout callback, `posSalesId` set (status check on, the default)',
+    area: 'Redis round trips, checkout callback with `posSalesId` (status check on, the default), Redis store + BullMQ',
+    judged: true,
+    statusCheck: true,
+  },
+  {
+    shape: 'checkout-callback',
+    label: 'checkout callback, trust mode (no `posSalesId`)',
+    area: 'Redis round trips, checkout callback in trust mode (no `posSalesId`), Redis store + BullMQ',
+    judged: false,
+    statusCheck: false,
+  },
+  ...(['service-flow', 'fulfillment'] as const).map((shape) => ({
+    shape,
+    label: SHAPES[shape].label,
+    area: `Redis round trips, ${SHAPES[shape].label}, Redis store + BullMQ`,
+    judged: true,
+    statusCheck: false,
+  })),
+];
+
+const TRIPS_GOAL = `≤ ${GOAL_TRIPS} awaited before the 2xx (BullMQ add included)`;
+const TRIPS_INFO = `for information (the ≤ ${GOAL_TRIPS} goal is judged on the default, status check on)`;
 
 /**
  * Awaited Redis round trips before the 2xx of each inbound endpoint, on the Redis store with the
  * BullMQ runner (issue 23): requests sent one at a time to a server of the suite in its own process,
  * every command of the store's client and of the runner's queue clients charged to the request in
  * flight (bench/inbound/redis-trips.ts); the background job's commands are not awaited by the answer.
+ * Two servers, each with its own redis-server: the default one (checkout in trust mode: no
+ * `posSalesId`) and one whose checkout has a `posSalesId`, its status API a stub on 127.0.0.1
+ * (bench/inbound/status-stub.ts) that answers "Paid", so its confirmation jobs run cleanly.
  */
 async function measureTrips(
   config: BenchConfig,
   log: (line: string) => void,
   goals: Goal[],
 ): Promise<string> {
-  const server = new Target('bullmq', 'express');
   const lines: string[][] = [];
-  const shapes: ShapeName[] = ['checkout-callback', 'service-flow', 'fulfillment'];
-  const notMeasured = (shape: ShapeName, why: string) =>
-    goals.push({
-      area: `Redis round trips, ${SHAPES[shape].label}, Redis store + BullMQ`,
-      goal: `≤ ${GOAL_TRIPS} awaited before the 2xx (BullMQ add included)`,
-      measured: why,
-      met: null,
-      margin: 'not measured',
-    });
-  if (!(await server.start())) {
-    log(`  round trips on BullMQ: could not start: ${server.failure}`);
-    for (const shape of shapes) notMeasured(shape, `not available: ${server.failure ?? 'redis-server?'}`);
-    return '';
-  }
-  try {
-    for (const shape of shapes) {
-      let recorded: RequestTrips[];
-      try {
-        recorded = await countRoundTrips(server, shape, tripCount(config));
-      } catch (error) {
-        log(
-          `  round trips ${shape} on BullMQ: failed: ${error instanceof Error ? error.message : String(error)}`,
-        );
-        notMeasured(shape, 'failed');
+  const mostOf = new Map<TripCase, number>();
+  const results = new Map<TripCase, Goal>();
+  const count = tripCount(config);
+  let stubNote = '';
+  for (const statusCheck of [true, false]) {
+    const cases = TRIP_CASES.filter((c) => c.statusCheck === statusCheck);
+    const stub = statusCheck ? await StatusStub.start() : undefined;
+    const server = new Target('redis', 'express');
+    const notMeasured = (c: TripCase, why: string) =>
+      results.set(c, {
+        area: c.area,
+        goal: c.judged ? TRIPS_GOAL : TRIPS_INFO,
+        measured: why,
+        met: null,
+        margin: 'not measured',
+      });
+    try {
+      if (!(await server.start(stub ? { env: { BENCH_CHECKOUT_STATUS_URL: stub.url } } : {}))) {
+        log(`  round trips on BullMQ: could not start: ${server.failure}`);
+        for (const c of cases) notMeasured(c, `not available: ${server.failure ?? 'redis-server?'}`);
         continue;
       }
-      const ok = recorded.filter((r) => r.status >= 200 && r.status < 300);
-      const counts = ok.map(awaitedTrips).sort((a, b) => a - b);
-      const typical = typicalTrips(ok);
-      const most = counts.length ? counts[counts.length - 1]! : NaN;
-      const awaited = typical ? typical.beforeAck.filter((c) => !c.job) : [];
-      log(
-        `  Redis round trips before the 2xx, ${shape}, Redis store + BullMQ: ${counts.join(', ') || 'none'} (${commandList(awaited)})`,
-      );
-      lines.push([
-        SHAPES[shape].label,
-        String(recorded.length),
-        counts.length ? `${counts[0]}${counts[0] === most ? '' : `–${most}`}` : '—',
-        commandList(awaited),
-        ok.length === recorded.length ? 'all 2xx' : `${recorded.length - ok.length} not 2xx`,
-      ]);
-      goals.push({
-        area: `Redis round trips, ${SHAPES[shape].label}, Redis store + BullMQ`,
-        goal: `≤ ${GOAL_TRIPS} awaited before the 2xx (BullMQ add included)`,
-        measured: ok.length ? `${most}: ${commandList(awaited)}` : 'no 2xx answer',
-        met: ok.length === recorded.length && ok.length > 0 ? most <= GOAL_TRIPS : ok.length ? false : null,
-        margin: Number.isFinite(most)
-          ? most <= GOAL_TRIPS
-            ? `${GOAL_TRIPS - most} to spare`
-            : `${most - GOAL_TRIPS} over`
-          : 'not measured',
-      });
+      for (const c of cases) {
+        let recorded: RequestTrips[];
+        try {
+          recorded = await countRoundTrips(server, c.shape, count);
+        } catch (error) {
+          log(
+            `  round trips ${c.label} on BullMQ: failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
+          notMeasured(c, 'failed');
+          continue;
+        }
+        const ok = recorded.filter((r) => r.status >= 200 && r.status < 300);
+        const counts = ok.map(awaitedTrips).sort((a, b) => a - b);
+        const typical = typicalTrips(ok);
+        const most = counts.length ? counts[counts.length - 1]! : NaN;
+        const awaited = typical ? typical.beforeAck.filter((cmd) => !cmd.job) : [];
+        let answers = ok.length === recorded.length ? 'all 2xx' : `${recorded.length - ok.length} not 2xx`;
+        if (stub) {
+          // Each callback's confirmation job asked the stub once, was confirmed, and its paid
+          // event reached the host's @OnCheckoutPaid handler.
+          const { counts: ran } = await server.child!.request('handled');
+          const handled = (ran as Record<string, number>)[c.shape] ?? 0;
+          answers += `; ${stub.paid} status checks answered "Paid" by the stub, ${handled} handler runs`;
+          stubNote =
+            ` The status API of the \`posSalesId\` server answered ${stub.paid} status checks "Paid" ` +
+            `(${stub.unknown} other requests); its host handler ran ${handled} times.`;
+        }
+        log(
+          `  Redis round trips before the 2xx, ${c.label}, Redis store + BullMQ: ${counts.join(', ') || 'none'} (${commandList(awaited)})` +
+            (stub
+              ? `; status checks answered by the stub: ${stub.paid}, ${stub.unknown} other requests`
+              : ''),
+        );
+        lines.push([
+          c.label,
+          String(recorded.length),
+          counts.length ? `${counts[0]}${counts[0] === most ? '' : `–${most}`}` : '—',
+          commandList(awaited),
+          answers,
+        ]);
+        const goal: Goal = {
+          area: c.area,
+          goal: c.judged ? TRIPS_GOAL : TRIPS_INFO,
+          measured: ok.length ? `${most}: ${commandList(awaited)}` : 'no 2xx answer',
+          met: ok.length === recorded.length && ok.length > 0 ? most <= GOAL_TRIPS : ok.length ? false : null,
+          margin: Number.isFinite(most)
+            ? most <= GOAL_TRIPS
+              ? `${GOAL_TRIPS - most} to spare`
+              : `${most - GOAL_TRIPS} over`
+            : 'not measured',
+        };
+        results.set(c, goal);
+        mostOf.set(c, most);
+      }
+    } finally {
+      await server.stop();
+      await stub?.close();
     }
-  } finally {
-    await server.stop();
   }
+  // Trust mode: shown beside the default, not judged; why it costs what it does.
+  const [defaultCase, trustCase] = TRIP_CASES;
+  const trust = results.get(trustCase!);
+  if (trust && trust.met !== null) {
+    const more = (mostOf.get(trustCase!) ?? NaN) - (mostOf.get(defaultCase!) ?? NaN);
+    trust.met = null;
+    trust.info = true;
+    trust.margin = Number.isFinite(more)
+      ? `${more === 0 ? 'as many as' : `${Math.abs(more)} ${more > 0 ? 'more' : 'fewer'} than`} with \`posSalesId\`: ${TRUST_NOTE}`
+      : TRUST_NOTE;
+  }
+  for (const c of TRIP_CASES) if (results.has(c)) goals.push(results.get(c)!);
   return (
     `#### Redis round trips before the 2xx, with the BullMQ runner\n\n` +
     `The suite's endpoints (Express) on the Redis store and the BullMQ runner (\`HubtelRedisModule.forRoot({ url })\`, ` +
-    `\`HubtelBullmqModule.forRoot({ url })\`, defaults), a private redis-server; ${tripCount(config)} fresh requests per ` +
-    `endpoint sent one at a time, each after the previous one's handler ran. Every command sent by the store's ioredis ` +
+    `\`HubtelBullmqModule.forRoot({ url })\`, defaults), a private redis-server; ${count} fresh requests per ` +
+    `row sent one at a time, each after the previous one's handler ran. Every command sent by the store's ioredis ` +
     `client and by the runner's queue clients (wrapped \`sendCommand\`, in the bench's server only) is charged to the request ` +
     `in flight, before or after its answer was handed to the socket; commands of the background job (a BullMQ worker's run) are ` +
     `not awaited by the answer and not counted; a command sent while another of the request's was in flight (a parallel ` +
     `read, a mark not awaited) or in a pipeline adds no round trip of its own. The count is the largest over the requests; the ` +
-    `commands are those of the most common request.\n\n` +
+    `commands are those of the most common request. The checkout callback is counted twice, on two servers of this run, ` +
+    `counted the same way: with a \`posSalesId\` (the production default, which turns \`verification.confirmWithStatusCheck\` ` +
+    `on: the callback is recorded as a confirmation job, and the status check runs in that job after the 2xx; the checkout ` +
+    `API base URLs point at a stub of the status API on 127.0.0.1 that answers "Paid", so no request leaves the machine), ` +
+    `judged against the goal; and in trust mode (no \`posSalesId\`: the callback is recorded as its paid event and the ` +
+    `invoice marked paid before the 2xx), for information: ${TRUST_NOTE}.${stubNote}\n\n` +
     table(
       [
         'endpoint',

@@ -1,7 +1,9 @@
 /**
  * Command line of `npm run bench [-- --quick] [--only=inbound,sms,sessions,latency] [--out=FILE]
  * [--profile[=S] | --no-profile] [--equal-load[=RATE]] [--keep-servers] [--duration=S] [--rounds=N] [--connections=N] [--shapes=…]
- * [--variants=…] [--adapters=…] [--recipients=N] [--big-recipients=N] [--sessions=N]`.
+ * [--variants=…] [--adapters=…] [--recipients=N] [--big-recipients=N] [--sessions=N] [--rates=100,300,500]`.
+ * `--rates`: the rates of the latency section's two-replica rows (the suite and the bare BullMQ
+ * baseline at each; default 100,300,500).
  */
 export interface InboundConfig {
   connections: number;
@@ -37,7 +39,14 @@ export interface BenchConfig {
     rounds: number;
   };
   sessions: { live: number; concurrent: number; durationSec: number; warmupSec: number; thinkMs: number };
-  latency: { rate: number; durationSec: number; warmupSec: number; connections: number };
+  latency: {
+    rate: number;
+    durationSec: number;
+    warmupSec: number;
+    connections: number;
+    /** The rates of the two-replica rows (suite and bare BullMQ baseline at each), req/s in all. */
+    rates: number[];
+  };
 }
 
 export const SECTIONS = ['inbound', 'sms', 'sessions', 'latency'];
@@ -59,6 +68,7 @@ const KNOWN_FLAGS = [
   'recipients',
   'big-recipients',
   'sessions',
+  'rates',
 ];
 
 export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
@@ -157,6 +167,12 @@ export function parseArgs(argv: string[], defaultOut: string): BenchConfig {
       durationSec: full ? 5 : 1,
       warmupSec: full ? 1 : 0.5,
       connections: 64,
+      rates: (list('rates') ?? ['100', '300', '500']).map((raw) => {
+        const rate = Number(raw);
+        if (!Number.isFinite(rate) || rate <= 0)
+          throw new Error(`--rates must be positive numbers, got "${raw}"`);
+        return rate;
+      }),
     },
   };
 }

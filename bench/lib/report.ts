@@ -3,8 +3,10 @@ export interface Goal {
   area: string;
   goal: string;
   measured: string;
-  /** null: not measured (module missing, section skipped). */
+  /** null: not measured (module missing, section skipped), or shown for information (`info`). */
   met: boolean | null;
+  /** Measured and shown beside a judged row, but not judged against the goal. */
+  info?: boolean;
   margin: string;
 }
 

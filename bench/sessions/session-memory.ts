@@ -4,22 +4,28 @@
  * `POST /api/service-flow`), so each holds what a session mid-flow holds (collected phone number,
  * the select prompt awaiting an answer, history); then the heap growth is divided by N.
  *
- * `session-memory.ts <redis url>`: the same app on the Redis store (`HubtelRedisModule.forRoot`,
- * no `store` option), sessions started a few hundred at a time; the runner reads Redis's INFO
- * memory around `measure`.
+ * `session-memory.ts <redis url>`: the same app on Redis as the docs configure it, the only Redis
+ * deployment (issue 23): `HubtelRedisModule.forRoot` (no `store` option) and
+ * `HubtelBullmqModule.forRoot` on the same Redis (its queues' keys exist before `measure`; a session
+ * step adds no job); sessions started a few hundred at a time; the runner reads Redis's INFO memory
+ * around `measure`.
  */
 import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ServiceAppModule, ServiceFlowService } from 'nestjs-hubtel/service-app';
 import { HubtelRedisModule } from 'nestjs-hubtel/redis';
+import { HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import { MemoryStore } from 'nestjs-hubtel';
 import { serveChild, signalFailure, signalReady } from '../lib/ipc.js';
+import { BenchLogger } from '../lib/bench-logger.js';
 import { BenchHandlers, BundleFlow } from '../inbound/host-app.js';
 import { LatencyProbe } from '../inbound/latency-probe.js';
 
 const redisUrl = process.argv[2];
-const redisImports: DynamicModule[] = redisUrl ? [HubtelRedisModule.forRoot({ url: redisUrl })] : [];
+const redisImports: DynamicModule[] = redisUrl
+  ? [HubtelRedisModule.forRoot({ url: redisUrl }), HubtelBullmqModule.forRoot({ url: redisUrl })]
+  : [];
 
 @Module({
   imports: [
@@ -45,7 +51,7 @@ function settle(): NodeJS.MemoryUsage {
 
 async function main(): Promise<void> {
   if (!gc) throw new Error('run with --expose-gc');
-  const app = await NestFactory.createApplicationContext(SessionMemoryApp, { logger: ['error', 'warn'] });
+  const app = await NestFactory.createApplicationContext(SessionMemoryApp, { logger: new BenchLogger() });
   const flows = app.get(ServiceFlowService);
   // Warm the code paths first so compiled code is not counted as session memory.
   for (let i = 0; i < 2_000; i++) await start(flows, `warm-${i}`);

@@ -272,7 +272,9 @@ async function redisSessionMemory(
     });
     return (
       `#### On the Redis store\n\n` +
-      `The same ${fmt(count)} sessions on the Redis store (\`HubtelRedisModule.forRoot({ url })\`, no \`store\` option), ` +
+      `The same ${fmt(count)} sessions on the Redis store (\`HubtelRedisModule.forRoot({ url })\`, no \`store\` option, and ` +
+      `\`HubtelBullmqModule.forRoot({ url })\` on the same Redis, the only Redis deployment since issue 23; its queues' keys ` +
+      `exist before the first session and a session step adds no job), ` +
       `started ${fmt(REDIS_BATCH_HINT)} at a time against a private redis-server ${redis.version} (\`--save '' --appendonly no ` +
       `--maxmemory-policy noeviction\`, ${memory.mem_allocator ?? 'unknown'} allocator): Redis's INFO memory \`used_memory\` ` +
       `before and after, divided by the sessions (it includes Redis's per-key overhead, the expiry entry of each key and the ` +

@@ -31,13 +31,18 @@ export const redisClusterBinaries = systemBinary({
 export class RedisCluster {
   private constructor(readonly servers: RedisServer[]) {}
 
-  /** Starts three cluster-mode servers, joins them, waits until every node says `cluster_state:ok`. */
-  static async start(masters = 3): Promise<RedisCluster> {
+  /**
+   * Starts three cluster-mode servers, joins them, waits until every node says `cluster_state:ok`.
+   * `appendOnly`: every node keeps what it acknowledged across `stop()` and `restart()` (see
+   * RedisServerOptions).
+   */
+  static async start(masters = 3, options: { appendOnly?: boolean } = {}): Promise<RedisCluster> {
     const cli = redisClusterBinaries.path;
     if (!cli) throw new Error('redis-cli is not installed');
     const servers: RedisServer[] = [];
     try {
-      for (let i = 0; i < masters; i++) servers.push(await RedisServer.start({ clusterEnabled: true }));
+      for (let i = 0; i < masters; i++)
+        servers.push(await RedisServer.start({ clusterEnabled: true, appendOnly: options.appendOnly }));
       const cluster = new RedisCluster(servers);
       await run(cli, [
         '--cluster',
@@ -78,6 +83,20 @@ export class RedisCluster {
   /** How many keys each master holds (tests check that keys spread, and that all are seen). */
   async keysPerMaster(): Promise<number[]> {
     return Promise.all(this.servers.map((server) => withNode(server, (node) => node.dbsize())));
+  }
+
+  /** Kills every node at once (an outage of the whole cluster). */
+  async stop(): Promise<void> {
+    await Promise.all(this.servers.map((server) => server.stop()));
+  }
+
+  /**
+   * Starts every node again, on its port and with its cluster configuration (and, `appendOnly`,
+   * its data), and waits until the cluster is ok again.
+   */
+  async restart(): Promise<void> {
+    await Promise.all(this.servers.map((server) => server.restart()));
+    await this.untilOk();
   }
 
   /** Stops every node and removes its directory. */

@@ -1,23 +1,47 @@
 /*
- * One instance of a merchant app as a user writes it, for the multi-process tests: the three
- * modules on a shared Redis (HubtelRedisModule, no `store` option anywhere), pointed at a sandbox
- * running in another process. Run it with test/support/multi-process.ts (`node --import
+ * One replica of a merchant app as a user writes it, for the multi-process tests
+ * (test/multi-instance.e2e-spec.ts, test/bullmq-replicas.e2e-spec.ts): the three modules on a
+ * shared Redis, one Redis or a Redis Cluster (HubtelRedisModule for the records, no `store` option
+ * anywhere; HubtelBullmqModule on the same Redis runs the jobs), pointed at a sandbox running in
+ * another process. Run it with test/support/multi-process.ts (`node --import
  * bench/loader/register.mjs test/support/replica-app.ts`), configured by the environment:
  *
  *   PORT, HOST, PUBLIC_URL   where it listens / how the platform reaches it (checkout callbacks)
  *   REDIS_URL                the shared Redis (or REDIS_CLUSTER_NODES: host:port,... of a cluster)
  *   SANDBOX                  the sandbox CLI's `--json` line (URLs, credentials, POS Sales ID)
  *   INSTANCE                 its name in the lines it prints
+ *   LOCK_MS, STALLED_MS      BullMQ's lockDurationMs and stalledIntervalMs (default: the runner's
+ *                            defaults, 10 s and 5 s): a killed replica's job runs elsewhere within
+ *                            their sum
+ *   BULLMQ_PREFIX            the runner's `prefix` (default: its own, `{hubtel}:bull`)
  *   FULFILLMENT_CALLBACK_URL where fulfillment callbacks go (default: the sandbox's receiver)
- *   LEASE_MS, SWEEP_MS       job ownership of both modules (default: the modules' defaults)
- *   HOLD_MS                  how long the paid handler of a `hold-…` reference waits after its
+ *   HOLD_MS                  how long the receipt handler of a `hold-…` reference waits after its
  *                            SMS before it returns (prints `RELEASED <ref>` then): a slow handler
+ *   RECONCILE_MS             reconcile every unpaid invoice that often (default: no reconciliation)
+ *   RECHECK_MS               a paid callback the status check does not show yet is checked again
+ *                            that long after the first check, then twice as long after that
+ *   MARKS_DIR                a directory all replicas share (default: the system's temporary one),
+ *                            where the first run of a `hang-…` handler leaves its mark
  *
- * What it handles is observable from outside only: every handler run prints one line
- * (`HANDLED paid <ref> by <instance>`, `HANDLED fulfillment <orderId> by <instance>`), and a paid
- * invoice's receipt goes out as an SMS through the sandbox (`Receipt <ref>`).
+ * What a reference (or order id) is called decides how its handlers behave, on every replica:
+ *   hold-…          the receipt handler holds HOLD_MS after its SMS (see above)
+ *   hang-…          the first run of the paid `fulfil` handler, and of the fulfillment handler,
+ *                   never returns (until its replica is killed), on whichever replica it runs;
+ *                   every later run returns (a crash inside a handler, once)
+ *   fail-…          the paid `fulfil` handler always throws (3 attempts, then a dead letter)
+ *
+ * What it handles is observable from outside only, one line per thing on stdout:
+ *   HANDLED <handler> <key> by <instance>   a run of a handler starts (receipt, fulfil, deliver)
+ *   HANGING <handler> <key> by <instance>   it is the first run of a `hang-…` key: it never returns
+ *   DONE <handler> <key> by <instance>      it returned
+ *   FAILED <handler> <key> by <instance>    it threw
+ *   DEAD <key> attempts <n> by <instance>   a checkout job was dead-lettered
+ * and a paid invoice's receipt goes out as an SMS through the sandbox (`Receipt <ref>`).
  */
 import 'reflect-metadata';
+import { closeSync, openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import {
   Body,
   Controller,
@@ -30,10 +54,13 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
+import { HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import {
   CheckoutModule,
   CheckoutService,
+  OnCheckoutDeadLetter,
   OnCheckoutPaid,
+  type CheckoutDeadLetterEvent,
   type CheckoutPaidEvent,
 } from 'nestjs-hubtel/checkout';
 import { HubtelRedisModule } from 'nestjs-hubtel/redis';
@@ -54,30 +81,83 @@ const env = process.env;
 const sandbox = JSON.parse(env.SANDBOX ?? '') as SandboxInfo;
 const instance = env.INSTANCE ?? 'app';
 const publicUrl = env.PUBLIC_URL!;
-const ownership = {
-  ...(env.LEASE_MS ? { leaseMs: Number(env.LEASE_MS) } : {}),
-  ...(env.SWEEP_MS ? { sweepIntervalMs: Number(env.SWEEP_MS) } : {}),
-};
 /** Where receipts go (one number: the tests tell receipts apart by their reference). */
 const RECEIPT_NUMBER = '233241000001';
 
-/** One line per handler run, on stdout: how the test counts runs across processes. */
-function handled(what: string, key: string): void {
-  process.stdout.write(`HANDLED ${what} ${key} by ${instance}\n`);
+function line(text: string): void {
+  process.stdout.write(`${text}\n`);
+}
+
+/** True for the first caller across all replicas (a file created exclusively), false after. */
+function first(handler: string, key: string): boolean {
+  try {
+    closeSync(openSync(path.join(env.MARKS_DIR ?? tmpdir(), `${handler}-${key}`), 'wx'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One handler run, framed by its lines: `HANDLED` when it starts, then `DONE` or `FAILED`. The
+ * first run of a `hang-…` key never gets past the start (in the handlers that allow it).
+ */
+async function step<T>(
+  handler: string,
+  key: string,
+  work: () => Promise<T>,
+  { mayHang = false, mayFail = false } = {},
+): Promise<T> {
+  // Marked before it says so: a replica killed as soon as it printed HANGING has taken the mark.
+  const hang = mayHang && key.startsWith('hang-') && first(handler, key);
+  line(`HANDLED ${handler} ${key} by ${instance}`);
+  if (hang) {
+    line(`HANGING ${handler} ${key} by ${instance}`);
+    await new Promise(() => undefined);
+  }
+  if (mayFail && key.startsWith('fail-')) {
+    line(`FAILED ${handler} ${key} by ${instance}`);
+    throw new Error(`${handler} always fails for ${key}`);
+  }
+  const result = await work();
+  line(`DONE ${handler} ${key} by ${instance}`);
+  return result;
 }
 
 @Injectable()
-class Receipts {
+class ShopHandlers {
   constructor(private readonly sms: SmsService) {}
 
+  /** First: the buyer's receipt (an SMS through the sandbox, which counts it). */
   @OnCheckoutPaid()
-  async onPaid(event: CheckoutPaidEvent): Promise<void> {
-    handled('paid', event.clientReference);
-    await this.sms.send({ to: RECEIPT_NUMBER, content: `Receipt ${event.clientReference}` });
-    if (event.clientReference.startsWith('hold-')) {
-      await new Promise((resolve) => setTimeout(resolve, Number(env.HOLD_MS ?? 1_000)));
-      process.stdout.write(`RELEASED ${event.clientReference}\n`);
-    }
+  async receipt(event: CheckoutPaidEvent): Promise<void> {
+    const ref = event.clientReference;
+    await step('receipt', ref, async () => {
+      await this.sms.send({ to: RECEIPT_NUMBER, content: `Receipt ${ref}` });
+      if (ref.startsWith('hold-')) {
+        await new Promise((resolve) => setTimeout(resolve, Number(env.HOLD_MS ?? 1_000)));
+        line(`RELEASED ${ref}`);
+      }
+    });
+  }
+
+  /** Then: the order is fulfilled (the first run of `hang-…` never ends; `fail-…` always throws). */
+  @OnCheckoutPaid()
+  async fulfil(event: CheckoutPaidEvent): Promise<void> {
+    await step('fulfil', event.clientReference, async () => undefined, { mayHang: true, mayFail: true });
+  }
+
+  /** A fulfillment request's handler: its answer is the callback's MetaData. */
+  @OnFulfillment()
+  async deliver(order: FulfillmentRequestedEvent) {
+    return step('deliver', order.orderId, async () => fulfilled({ deliveredBy: instance }), {
+      mayHang: true,
+    });
+  }
+
+  @OnCheckoutDeadLetter()
+  dead(event: CheckoutDeadLetterEvent): void {
+    line(`DEAD ${event.key} attempts ${event.attempts} by ${instance}`);
   }
 }
 
@@ -116,15 +196,6 @@ class BundleFlow {
   }
 }
 
-@Injectable()
-class Deliveries {
-  @OnFulfillment()
-  deliver(order: FulfillmentRequestedEvent) {
-    handled('fulfillment', order.orderId);
-    return fulfilled({ deliveredBy: instance });
-  }
-}
-
 @Controller('replica')
 class ReplicaController {
   constructor(
@@ -156,22 +227,30 @@ const api = {
   clientId: sandbox.credentials.api.clientId,
   clientSecret: sandbox.credentials.api.clientSecret,
 };
+/** One Redis (REDIS_URL) or a cluster (REDIS_CLUSTER_NODES): the same app on either. */
+const redis = env.REDIS_CLUSTER_NODES
+  ? {
+      cluster: {
+        nodes: env.REDIS_CLUSTER_NODES.split(',').map((node) => {
+          const [host, port] = node.split(':');
+          return { host: host!, port: Number(port) };
+        }),
+      },
+    }
+  : { url: env.REDIS_URL! };
+const reconcileMs = Number(env.RECONCILE_MS ?? 0);
+const recheckMs = Number(env.RECHECK_MS ?? 0);
 
 @Module({
   imports: [
     EventEmitterModule.forRoot(),
-    HubtelRedisModule.forRoot(
-      env.REDIS_CLUSTER_NODES
-        ? {
-            cluster: {
-              nodes: env.REDIS_CLUSTER_NODES.split(',').map((node) => {
-                const [host, port] = node.split(':');
-                return { host: host!, port: Number(port) };
-              }),
-            },
-          }
-        : { url: env.REDIS_URL! },
-    ),
+    HubtelRedisModule.forRoot(redis),
+    HubtelBullmqModule.forRoot({
+      ...redis,
+      ...(env.LOCK_MS ? { lockDurationMs: Number(env.LOCK_MS) } : {}),
+      ...(env.STALLED_MS ? { stalledIntervalMs: Number(env.STALLED_MS) } : {}),
+      ...(env.BULLMQ_PREFIX ? { prefix: env.BULLMQ_PREFIX } : {}),
+    }),
     SmsModule.forRoot({ ...sandbox.credentials.sms, baseUrl: sandbox.baseUrls.sms, senderId: 'Replica' }),
     CheckoutModule.forRoot({
       ...api,
@@ -180,7 +259,14 @@ const api = {
       returnUrl: `${publicUrl}/paid`,
       cancellationUrl: `${publicUrl}/cancelled`,
       baseUrls: { checkout: sandbox.baseUrls.checkout, status: sandbox.baseUrls.status },
-      handlers: { retry: { baseDelayMs: 100, maxDelayMs: 1_000 }, ...ownership },
+      handlers: { retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 400 } },
+      // RECONCILE_MS: every invoice not paid is status-checked that often (first check at once).
+      reconciliation: reconcileMs
+        ? { enabled: true, delayMs: 0, intervalMs: reconcileMs, maxIntervalMs: reconcileMs }
+        : { enabled: false },
+      ...(recheckMs
+        ? { verification: { recheck: { attempts: 2, delayMs: recheckMs, maxDelayMs: 2 * recheckMs } } }
+        : {}),
     }),
     ServiceAppModule.forRoot({
       callbackUrl: env.FULFILLMENT_CALLBACK_URL ?? sandbox.baseUrls.fulfillmentCallback,
@@ -188,15 +274,14 @@ const api = {
       callbackRetry: { baseDelayMs: 200, maxDelayMs: 1_000 },
       statusCheck: { ...api, posSalesId: sandbox.posSalesId, url: sandbox.baseUrls.status },
       verification: { recheckDelay: { baseDelayMs: 100, maxDelayMs: 1_000 } },
-      ...ownership,
     }),
   ],
   controllers: [ReplicaController],
-  providers: [Receipts, BundleFlow, Deliveries],
+  providers: [ShopHandlers, BundleFlow],
 })
 class ReplicaModule {}
 
 const app: INestApplication = await NestFactory.create(ReplicaModule, { logger: ['error', 'warn', 'log'] });
 app.enableShutdownHooks();
 await app.listen(Number(env.PORT ?? 0), env.HOST ?? '127.0.0.1');
-process.stdout.write(`READY ${instance} ${await app.getUrl()}\n`);
+line(`READY ${instance} ${await app.getUrl()}`);

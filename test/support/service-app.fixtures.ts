@@ -289,12 +289,14 @@ export class Fulfiller {
 export function merchantModule(
   options: ServiceAppModuleOptions,
   extras: ServiceAppModuleExtras = {},
-  how: { async?: boolean; providers?: Provider[] } = {},
+  how: { async?: boolean; providers?: Provider[]; imports?: DynamicModule[] } = {},
 ): DynamicModule {
   const all = { ...options, flows: [quizFlow, ...(options.flows ?? [])] };
   @Module({
     imports: [
       EventEmitterModule.forRoot(),
+      // More modules of the host app (e.g. the job runner of a Redis store: stores.jobRunnerImports()).
+      ...(how.imports ?? []),
       how.async
         ? ServiceAppModule.forRootAsync({ useFactory: async () => all, ...extras })
         : ServiceAppModule.forRoot({ ...all, ...extras }),

@@ -1,4 +1,4 @@
-import type { INestApplication, Provider } from '@nestjs/common';
+import type { DynamicModule, INestApplication, Provider } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
@@ -24,7 +24,8 @@ export interface Merchant {
  * Starts the test merchant app on a real port, on Express or Fastify; `how.async` configures the
  * module with forRootAsync, `how.logger` shares another merchant's logger, `how.providers` adds
  * providers (e.g. an @OnServiceQuery() handler), `how.overrides` replaces providers by token (a
- * StatusCheckBudget on a test clock under HUBTEL_STATUS_CHECK_BUDGET).
+ * StatusCheckBudget on a test clock under HUBTEL_STATUS_CHECK_BUDGET), `how.imports` adds modules
+ * of the host app (the job runner of a Redis store: `stores.jobRunnerImports()`).
  */
 export async function startMerchant(
   adapter: Adapter,
@@ -35,6 +36,7 @@ export async function startMerchant(
     logger?: RecordingLogger;
     providers?: Provider[];
     overrides?: Array<[token: unknown, value: unknown]>;
+    imports?: DynamicModule[];
   } = {},
 ): Promise<Merchant> {
   const builder = Test.createTestingModule({ imports: [merchantModule(options, extras, how)] });

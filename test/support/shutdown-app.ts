@@ -1,16 +1,19 @@
 /*
  * A merchant app for the shutdown test (test/shutdown.e2e-spec.ts), run in its own process and
  * stopped with SIGTERM as an orchestrator does. Checkout and the service app on the default
- * (memory) store, or on Redis with REDIS_URL; pointed at a sandbox in another process.
+ * (memory) store, or on Redis with REDIS_URL (the jobs then on BullMQ, on the same Redis); pointed
+ * at a sandbox in another process.
  *
  *   PORT, HOST, PUBLIC_URL   where it listens / how the platform reaches it
  *   SANDBOX                  the sandbox CLI's `--json` line
  *   ADAPTER                  `express` (default) or `fastify`
  *   HOLD_MS                  how long the paid handler of a `slow-…` reference takes
  *   GRACE_MS                 the modules' shutdownGraceMs
- *   REDIS_URL                keep records in Redis (HubtelRedisModule) instead of memory
+ *   REDIS_URL                keep records in Redis (HubtelRedisModule) and run the jobs on BullMQ
+ *                            (HubtelBullmqModule) instead of memory and this process
  *
- * The paid handler prints `STARTED <ref>` when it starts and `FINISHED <ref>` when it ends, after
+ * Two paid handlers, in this order: the first prints `NOTED <ref>` (it always succeeds, at once);
+ * the second prints `STARTED <ref>` when it starts and `FINISHED <ref>` when it ends, after
  * sending a receipt SMS through the sandbox (`Receipt <ref>`); it throws for a `fail-…` reference
  * (retried after a minute: still waiting at shutdown).
  */
@@ -25,6 +28,7 @@ import {
   OnCheckoutPaid,
   type CheckoutPaidEvent,
 } from 'nestjs-hubtel/checkout';
+import { HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import { HubtelRedisModule } from 'nestjs-hubtel/redis';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { SmsModule, SmsService } from 'nestjs-hubtel/sms';
@@ -38,6 +42,11 @@ const graceMs = Number(env.GRACE_MS ?? 10_000);
 @Injectable()
 class Receipts {
   constructor(private readonly sms: SmsService) {}
+
+  @OnCheckoutPaid()
+  noted(event: CheckoutPaidEvent): void {
+    process.stdout.write(`NOTED ${event.clientReference}\n`);
+  }
 
   @OnCheckoutPaid()
   async onPaid(event: CheckoutPaidEvent): Promise<void> {
@@ -65,7 +74,9 @@ class InvoicesController {
   }
 }
 
-const store: DynamicModule[] = env.REDIS_URL ? [HubtelRedisModule.forRoot({ url: env.REDIS_URL })] : [];
+const store: DynamicModule[] = env.REDIS_URL
+  ? [HubtelRedisModule.forRoot({ url: env.REDIS_URL }), HubtelBullmqModule.forRoot({ url: env.REDIS_URL })]
+  : [];
 
 @Module({
   imports: [

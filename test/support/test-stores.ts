@@ -11,7 +11,9 @@
  *     });
  *   }
  */
+import type { DynamicModule } from '@nestjs/common';
 import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
+import { HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { RedisCluster, redisClusterBinaries } from './redis-cluster.js';
 import { RedisServer, redisBinary } from './redis-server.js';
@@ -32,6 +34,12 @@ export interface StoreFixture {
   readonly server: RedisServer | undefined;
   /** The Redis Cluster behind the stores (redis-cluster only; started by the first `create`). */
   readonly cluster: RedisCluster | undefined;
+  /**
+   * What an app on this fixture's store imports to run its jobs: HubtelBullmqModule on the same
+   * Redis (a Redis store's jobs run on BullMQ: the modules refuse to start without it), nothing
+   * for the memory store. Call after `create()`.
+   */
+  jobRunnerImports(): DynamicModule[];
   /** Closes the stores created and stops the server. */
   dispose(): Promise<void>;
 }
@@ -55,7 +63,7 @@ export function storeFixture(kind: StoreKind): StoreFixture {
     },
     async create() {
       if (kind === 'memory') {
-        const store = new MemoryStore({ sweepIntervalMs: 0 });
+        const store = new MemoryStore();
         created.push(store);
         return store;
       }
@@ -73,6 +81,15 @@ export function storeFixture(kind: StoreKind): StoreFixture {
       await store.client.flushdb();
       created.push(store);
       return store;
+    },
+    jobRunnerImports() {
+      if (kind === 'memory') return [];
+      if (kind === 'redis-cluster') {
+        if (!cluster) throw new Error('jobRunnerImports() before create()');
+        return [HubtelBullmqModule.forRoot({ cluster: { nodes: cluster.nodes } })];
+      }
+      if (!server) throw new Error('jobRunnerImports() before create()');
+      return [HubtelBullmqModule.forRoot({ url: server.url })];
     },
     async dispose() {
       for (const store of created.splice(0)) {

@@ -1,10 +1,7 @@
-import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Cluster, Redis } from 'ioredis';
-import { HubtelRedisConfigError } from 'nestjs-hubtel';
-import { InboundPipeline } from '#internal';
-import { RedisStore } from 'nestjs-hubtel/redis';
+import { HubtelRedisConfigError, type JobRunRequest } from 'nestjs-hubtel';
 import { RedisCluster, redisClusterBinaries } from '../../../test/support/redis-cluster.js';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 import { HubtelBullmqModule } from './bullmq.module.js';
@@ -16,6 +13,11 @@ import { BullmqJobRunner, type BullmqJobRunnerOptions } from './bullmq.job-runne
  */
 
 const PAID = 'orders.paid';
+const request = (id: string): JobRunRequest => ({
+  storeKey: `hubtel:orders:job:${PAID}:${id}`,
+  type: PAID,
+  run: 1,
+});
 const quiet = new Logger('test');
 quiet.localInstance.log = () => undefined;
 quiet.localInstance.warn = () => undefined;
@@ -41,26 +43,16 @@ redisClusterBinaries.describe('BullmqJobRunner on a Redis Cluster', () => {
     await cluster.flushAll();
   });
 
+  /** A runner working the `orders` pipeline, its executor noting the id of each run it executes. */
   async function instance(runnerOptions: Partial<BullmqJobRunnerOptions>, runs: string[]) {
-    const store = new RedisStore({ cluster: { nodes: cluster.nodes } });
-    await store.connect();
-    closing.push(() => store.close());
     const runner = new BullmqJobRunner({ stalledIntervalMs: 1_000, logger: quiet, ...runnerOptions });
-    await runner.connect();
+    await runner.connect('orders');
     closing.push(() => runner.close());
-    const emitter = new EventEmitter2();
-    emitter.on(PAID, async ({ id }: { id: string }) => void runs.push(id), { async: false, promisify: true });
-    const pipeline = new InboundPipeline({
-      name: 'orders',
-      store,
-      emitter,
-      runner,
-      deadLetterEvent: 'orders.dead-letter',
-      logger: quiet,
-    }).define(PAID);
-    await pipeline.onApplicationBootstrap();
-    closing.push(() => pipeline.beforeApplicationShutdown());
-    return { store, runner, pipeline };
+    await runner.start('orders', async (storeKey) => {
+      runs.push(storeKey.slice(storeKey.lastIndexOf(':') + 1));
+      return { kind: 'settled' };
+    });
+    return { runner };
   }
 
   it('runs jobs of two instances once each, on `cluster: { nodes }` with the default {hubtel} prefix', async () => {
@@ -70,15 +62,15 @@ redisClusterBinaries.describe('BullmqJobRunner on a Redis Cluster', () => {
     const b = await instance({ cluster: { nodes: cluster.nodes } }, runs);
     const ids = Array.from({ length: 30 }, (_, i) => `order-${i}`);
     for (const [i, id] of ids.entries()) {
-      expect((await (i % 2 ? a : b).pipeline.submit(PAID, id, { id })).duplicate).toBe(false);
-      expect((await (i % 2 ? b : a).pipeline.submit(PAID, id, { id })).duplicate).toBe(true);
+      await (i % 2 ? a : b).runner.enqueue('orders', request(id));
+      await (i % 2 ? b : a).runner.enqueue('orders', request(id));
     }
     await until(async () => runs.length >= ids.length, 'every job run');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(runs.sort()).toEqual([...ids].sort());
     await expect(a.runner.health()).resolves.toMatchObject({ up: true });
-    // The records spread over the masters (only the queues share one slot).
-    for (const count of await cluster.keysPerMaster()) expect(count).toBeGreaterThan(0);
+    // Every queue key in the one slot of the {hubtel} hash tag: on one master.
+    expect((await cluster.keysPerMaster()).filter((count) => count > 0)).toHaveLength(1);
   });
 
   it('uses a Cluster client given as `connection` as it is (a copy connected to 127.0.0.1:6379)', async () => {
@@ -86,7 +78,7 @@ redisClusterBinaries.describe('BullmqJobRunner on a Redis Cluster', () => {
     const client = new Cluster(cluster.nodes, { redisOptions: { maxRetriesPerRequest: null } });
     closing.push(async () => client.disconnect());
     const a = await instance({ connection: client }, runs);
-    await a.pipeline.submit(PAID, 'given', { id: 'given' });
+    await a.runner.enqueue('orders', request('given'));
     await until(() => runs.includes('given'), 'the job on the given Cluster');
     expect(await a.runner.queue('orders').getJobCounts('completed')).toEqual({ completed: 1 });
   });
@@ -151,20 +143,13 @@ redisClusterBinaries.describe('BullmqJobRunner on a Redis Cluster', () => {
     try {
       // Full: with noeviction every write is refused (OOM), as on a managed Redis at its limit.
       await Promise.all(nodes.map((node) => node.config('SET', 'maxmemory', '1')));
-      await expect(
-        a.runner.schedule('orders', { storeKey: 'hubtel:orders:job:x', attempt: 1, delayMs: 0, type: PAID }),
-      ).rejects.toThrow(/OOM/);
+      await expect(a.runner.enqueue('orders', request('x'))).rejects.toThrow(/OOM/);
       await expect(a.runner.health()).resolves.toMatchObject({
         up: false,
         details: { add: expect.stringContaining('OOM') },
       });
       await Promise.all(nodes.map((node) => node.config('SET', 'maxmemory', '0')));
-      await a.runner.schedule('orders', {
-        storeKey: 'hubtel:orders:job:y',
-        attempt: 1,
-        delayMs: 0,
-        type: PAID,
-      });
+      await a.runner.enqueue('orders', request('y'));
       await expect(a.runner.health()).resolves.toMatchObject({ up: true });
     } finally {
       await Promise.all(nodes.map((node) => node.config('SET', 'maxmemory', '0').catch(() => undefined)));

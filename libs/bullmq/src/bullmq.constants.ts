@@ -17,28 +17,32 @@ export const BULLMQ_RUNNER_DEFAULTS = Object.freeze({
   concurrency: 50,
   /**
    * How long a job stays locked to a worker without its renewal (BullMQ renews it every half):
-   * after it, a dead instance's job is taken over. Also the pipelines' record lease.
+   * after it, a dead instance's job is found stalled and run by another instance.
    */
   lockDurationMs: 10_000,
   /** How often each worker looks for jobs whose lock expired (a dead instance's). */
   stalledIntervalMs: 5_000,
   /**
-   * How often one job may be found stalled before BullMQ fails it (the store record is the guard,
-   * and the pipelines' sweep asks again for a job it lost: a high bound only stops a crash loop).
+   * How often one job may be found stalled before BullMQ fails it, and the pipeline settles it
+   * dead: only a crash loop (a job that kills its process each time) gets there.
    */
   maxStalledCount: 10,
   /**
-   * Runs of the processor failing on the store itself (unreachable Redis) or on a shutdown, with
-   * an exponential backoff from `retryDelayMs`. Handler failures are not these: they are retried
-   * by the pipeline's own policy, as delayed jobs.
+   * BullMQ attempts of one run: never the limit (the pipeline decides when a job is dead, and
+   * names each retry's delay), so as many as BullMQ's scripts store as a plain integer.
    */
-  processorAttempts: 10,
-  retryDelayMs: 1_000,
+  attempts: 2 ** 31 - 1,
   /**
-   * Every run, the first included, is a BullMQ job (seen in dashboards, a crash taken over by the
-   * stalled-job check). True trades that for latency: see `BullmqJobRunnerOptions.firstRunHere`.
+   * A run whose executor threw (the store unreachable) is retried after `retryDelayMs`, doubled
+   * with each attempt of the run, at most `maxRetryDelayMs`.
    */
-  firstRunHere: false,
+  retryDelayMs: 1_000,
+  maxRetryDelayMs: 30_000,
   /** Finished BullMQ jobs kept for the dashboards (the store record is what proves a job ran). */
   keepCompleted: Object.freeze({ age: 3_600, count: 1_000 }),
+  /**
+   * Failed BullMQ jobs kept for the dashboards (a week, at most 1,000): the dead letter itself is
+   * the store record, settled dead by the pipeline.
+   */
+  keepFailed: Object.freeze({ age: 7 * 24 * 3_600, count: 1_000 }),
 });

@@ -1,46 +1,58 @@
 import { EventEmitter } from 'node:events';
-import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Logger } from '@nestjs/common';
+import type { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { DeadLetterEvent } from 'nestjs-hubtel';
-import { InboundPipeline, type JobRecord } from '#internal';
-import { RedisStore } from 'nestjs-hubtel/redis';
+import type { JobExecutor, JobRunRequest } from 'nestjs-hubtel';
 import { RedisServer, redisBinary } from '../../../test/support/redis-server.js';
+import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 import { BullmqJobRunner, bullmqJobId, type BullmqJobRunnerOptions } from './bullmq.job-runner.js';
 
 /**
- * Two instances (each its own store client, BullMQ runner, emitter and pipeline) sharing one
- * redis-server: the jobs one records run once across both, retries are delayed BullMQ jobs with
- * the pipeline's backoff, and a job that always fails is dead-lettered once.
+ * The runner alone (no pipeline): two instances sharing one redis-server, each given an executor
+ * written here that counts its calls. What a pipeline relies on: one execution per run number,
+ * retries and deferrals held by BullMQ with the delays the executor named, a wake, the takeover of
+ * a dead instance's run, a run BullMQ gives up handed back to the executor, one repeated task per
+ * interval across instances.
  */
 
-const PAID = 'orders.paid';
-const DEAD = 'orders.dead-letter';
+const PIPELINE = 'orders';
+const TYPE = 'orders.paid';
 const quiet = new Logger('test');
 quiet.localInstance.log = () => undefined;
 quiet.localInstance.warn = () => undefined;
 quiet.localInstance.error = () => undefined;
 
-interface Instance {
-  name: string;
-  store: RedisStore;
-  runner: BullmqJobRunner;
-  pipeline: InboundPipeline;
-  emitter: EventEmitter2;
+/** One call of an executor: which instance, when, and the give-up reason if any. */
+interface Call {
+  on: string;
+  storeKey: string;
+  at: number;
+  giveUp?: string;
 }
 
-async function until(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  const giveUp = Date.now() + 20_000;
+function request(key: string, run = 1): JobRunRequest {
+  return { storeKey: `hubtel:${PIPELINE}:job:${TYPE}:${key}`, type: TYPE, run };
+}
+
+async function until(
+  check: () => Promise<boolean> | boolean,
+  what: string,
+  withinMs = 20_000,
+): Promise<void> {
+  const giveUp = Date.now() + withinMs;
   while (!(await check())) {
     if (Date.now() > giveUp) throw new Error(`Still waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
   let server: RedisServer;
   let admin: Redis;
-  let instances: Instance[] = [];
+  let runners: BullmqJobRunner[] = [];
+  let calls: Call[] = [];
 
   beforeAll(async () => {
     server = await RedisServer.start();
@@ -51,217 +63,345 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     await server?.dispose();
   });
   afterEach(async () => {
-    for (const instance of instances) {
-      await instance.pipeline.beforeApplicationShutdown();
-      await instance.runner.close();
-      await instance.store.close();
-    }
-    instances = [];
+    await Promise.all(runners.map((runner) => runner.close()));
+    runners = [];
+    calls = [];
     await admin.flushdb();
   });
 
-  async function start(
-    name: string,
-    handler: (payload: { id: string }) => Promise<void>,
-    options: Partial<BullmqJobRunnerOptions> = {},
-  ) {
-    const store = new RedisStore({ url: server.url });
-    await store.connect();
-    const runner = new BullmqJobRunner({
+  function runner(options: Partial<BullmqJobRunnerOptions> = {}): BullmqJobRunner {
+    const created = new BullmqJobRunner({
       url: server.url,
-      stalledIntervalMs: 1_000,
+      stalledIntervalMs: 500,
       logger: quiet,
       ...options,
     });
-    const emitter = new EventEmitter2();
-    emitter.on(PAID, handler, { async: false, promisify: true });
-    const pipeline = new InboundPipeline({
-      name: 'orders',
-      store,
-      emitter,
-      runner,
-      deadLetterEvent: DEAD,
-      retry: { maxAttempts: 3, baseDelayMs: 150, maxDelayMs: 1_000 },
-      // The largest delay of full jitter: each backoff is then known.
-      random: () => 0.999_999,
-      logger: quiet,
-    }).define(PAID);
-    await pipeline.onApplicationBootstrap();
-    const instance = { name, store, runner, pipeline, emitter };
-    instances.push(instance);
-    await until(() => runnerStarted(runner), `${name}'s worker`);
-    return instance;
+    runners.push(created);
+    return created;
   }
 
-  function runnerStarted(runner: BullmqJobRunner): boolean {
-    return (runner as unknown as { workers: Map<string, unknown> }).workers.has('orders');
+  /**
+   * A runner working the pipeline with an executor that records each call, then answers what
+   * `answer` says (by default: settled).
+   */
+  async function instance(
+    on: string,
+    answer: (call: Call, calls: Call[]) => ReturnType<JobExecutor> = async () => ({ kind: 'settled' }),
+    options: Partial<BullmqJobRunnerOptions> = {},
+  ): Promise<BullmqJobRunner> {
+    const created = runner(options);
+    await created.start(PIPELINE, async (storeKey, giveUp) => {
+      const call: Call = { on, storeKey, at: Date.now(), ...(giveUp === undefined ? {} : { giveUp }) };
+      calls.push(call);
+      return answer(
+        call,
+        calls.filter((c) => c.storeKey === storeKey),
+      );
+    });
+    return created;
+  }
+
+  function callsOf(key: string): Call[] {
+    return calls.filter((call) => call.storeKey === request(key).storeKey);
+  }
+
+  function queueOf(of: BullmqJobRunner): Queue {
+    return of.queue(PIPELINE);
+  }
+
+  /** Kills an instance: its workers stop at once (no graceful close, no lock renewal), its queues drop. */
+  async function kill(victim: BullmqJobRunner): Promise<void> {
+    const internals = victim as unknown as { workers: Map<string, Worker>; queues: Map<string, Queue> };
+    for (const worker of internals.workers.values()) await worker.close(true);
+    for (const queue of internals.queues.values()) await queue.disconnect();
   }
 
   it('logs a repeated queue or worker error once per interval, not at the rate BullMQ repeats it', async () => {
     const lines: string[] = [];
     const logger = new Logger('test');
     logger.localInstance.error = (message: unknown) => void lines.push(String(message));
-    const runner = new BullmqJobRunner({ url: server.url, logger });
-    try {
-      await runner.start('orders', async () => undefined);
-      const worker = (runner as unknown as { workers: Map<string, EventEmitter> }).workers.get('orders')!;
-      // A CROSSSLOT prefix made a worker emit this about 20,000 times a second.
-      for (let i = 0; i < 20_000; i++) worker.emit('error', new Error('CROSSSLOT Keys in request'));
-      worker.emit('error', new Error('Connection is closed.'));
-      expect(lines).toEqual([
-        'Worker orders: CROSSSLOT Keys in request',
-        'Worker orders: Connection is closed.',
-      ]);
-    } finally {
-      await runner.close();
-    }
+    const own = runner({ logger });
+    await own.start(PIPELINE, async () => ({ kind: 'settled' }));
+    const worker = (own as unknown as { workers: Map<string, EventEmitter> }).workers.get(PIPELINE)!;
+    // A CROSSSLOT prefix made a worker emit this about 20,000 times a second.
+    for (let i = 0; i < 20_000; i++) worker.emit('error', new Error('CROSSSLOT Keys in request'));
+    worker.emit('error', new Error('Connection is closed.'));
+    expect(lines).toEqual([
+      `Worker ${PIPELINE}: CROSSSLOT Keys in request`,
+      `Worker ${PIPELINE}: Connection is closed.`,
+    ]);
   });
 
   it('is healthy while its Redis answers and its workers run, not once closed', async () => {
-    const { runner } = await start('a', async () => undefined);
-    await expect(runner.health()).resolves.toEqual({
+    const a = await instance('a');
+    await expect(a.health()).resolves.toEqual({
       up: true,
-      details: { redis: 'ready', workers: { orders: true } },
+      details: { redis: 'ready', workers: { [PIPELINE]: true } },
     });
-    await runner.close();
-    await expect(runner.health()).resolves.toMatchObject({ up: false });
+    await a.close();
+    await expect(a.health()).resolves.toMatchObject({ up: false });
   });
 
-  it('by default, runs each job recorded by either instance once, on either instance, every run a BullMQ job', async () => {
-    const runs: string[] = [];
-    const where = new Set<string>();
-    const a = await start('a', async ({ id }) => {
-      runs.push(id);
-      where.add('a');
-    });
-    const b = await start('b', async ({ id }) => {
-      runs.push(id);
-      where.add('b');
-    });
-    expect(a.runner.firstRunHere).toBe(false);
-    const ids = Array.from({ length: 40 }, (_, index) => `order-${index}`);
-    for (const [index, id] of ids.entries()) {
-      const submitted = await (index % 2 ? b : a).pipeline.submit(PAID, id, { id });
-      expect(submitted.duplicate).toBe(false);
-      // The same callback reaching the other instance is a duplicate: nothing more runs.
-      expect((await (index % 2 ? a : b).pipeline.submit(PAID, id, { id })).duplicate).toBe(true);
+  it('executes a run enqueued by both instances once, on either; another run number executes again', async () => {
+    const a = await instance('a');
+    const b = await instance('b');
+    const keys = Array.from({ length: 30 }, (_, i) => `order-${i}`);
+    for (const [i, key] of keys.entries()) {
+      // The same run asked by both instances (a sender's retry reaching the other one).
+      await (i % 2 ? a : b).enqueue(PIPELINE, request(key));
+      await (i % 2 ? b : a).enqueue(PIPELINE, request(key));
     }
-    await until(async () => {
-      const records = await Promise.all(ids.map((id) => a.pipeline.get<{ id: string }>(PAID, id)));
-      return records.every((record) => record?.status === 'done');
-    }, 'every job done');
-    expect(runs.sort()).toEqual([...ids].sort());
-    // Each run, every first run included, is one BullMQ job named after the record (visible in
-    // BullMQ dashboards).
-    const completed = await a.runner.queue('orders').getJobs(['completed']);
+    await until(() => calls.length >= keys.length, 'every run executed');
+    // Time for a second execution of any run, were there one.
+    await sleep(500);
+    expect(calls.map((call) => call.storeKey).sort()).toEqual(
+      keys.map((key) => request(key).storeKey).sort(),
+    );
+    expect(calls.every((call) => call.giveUp === undefined)).toBe(true);
+    // Each run is one BullMQ job: named after the job type, its id from the store key and run.
+    const completed = await queueOf(a).getJobs(['completed']);
     expect(completed.map((job) => job.id).sort()).toEqual(
-      ids.map((id) => bullmqJobId(`hubtel:orders:job:${PAID}:${id}`, 1)).sort(),
+      keys.map((key) => bullmqJobId(request(key).storeKey, 1)).sort(),
     );
-    expect(completed.every((job) => job.name === PAID)).toBe(true);
-  });
-
-  it('with firstRunHere, first runs start where recorded, without a BullMQ job; the run of an instance that died becomes one (by the sweep), run by another', async () => {
-    const runs: string[] = [];
-    const short = { lockDurationMs: 1_000, stalledIntervalMs: 500, firstRunHere: true };
-    const a = await start(
-      'a',
-      async ({ id }) => {
-        runs.push(`a:${id}`);
-        // "kill" stands for a crash inside the handler: it never returns.
-        if (id === 'kill') await new Promise(() => undefined);
-      },
-      short,
-    );
-    const b = await start('b', async ({ id }) => void runs.push(`b:${id}`), short);
-    await a.pipeline.submit(PAID, 'here', { id: 'here' });
-    await until(async () => (await a.pipeline.get(PAID, 'here'))?.status === 'done', 'the first job');
-    expect(runs).toEqual(['a:here']);
-    const queue = a.runner.queue('orders');
-    expect(await queue.getJob(bullmqJobId(`hubtel:orders:job:${PAID}:here`, 1))).toBeUndefined();
-
-    await a.pipeline.submit(PAID, 'kill', { id: 'kill' });
-    await until(() => runs.includes('a:kill'), 'the run on a');
-    // a dies: its connections drop, its heartbeat stops; the record's lease runs out.
-    instances.splice(instances.indexOf(a), 1);
-    await a.pipeline.beforeApplicationShutdown().catch(() => undefined);
-    await Promise.all([a.runner.close(), a.store.close()]);
-    await until(async () => (await b.pipeline.get(PAID, 'kill'))?.status === 'done', 'the job done by b');
-    expect(runs).toEqual(['a:here', 'a:kill', 'b:kill']);
-    // Handed to BullMQ by b's sweep (the open mark written with the record), run as a BullMQ job.
-    const job = await b.runner.queue('orders').getJob(bullmqJobId(`hubtel:orders:job:${PAID}:kill`, 1));
-    expect(job?.name).toBe(PAID);
-  });
-
-  it('a deferred job is a delayed BullMQ job; a duplicate on the other instance runs it now, and the delayed run is then a no-op', async () => {
-    const CHECK = 'orders.check';
-    const runs: string[] = [];
-    let paid = false;
-    const a = await start('a', async () => undefined);
-    const b = await start('b', async () => undefined);
-    for (const instance of [a, b])
-      instance.pipeline.define<{ id: string; from: string }>(CHECK, {
-        wakeOnDuplicate: true,
-        run: async (order, context) => {
-          runs.push(`${instance.name}:${order.from}`);
-          if (paid) return;
-          // The first run checks again in 1.5 s, a later one in a minute.
-          return context.defer(Date.now() + (runs.length === 1 ? 1_500 : 60_000));
-        },
-      });
-    await a.pipeline.submit(CHECK, 'c1', { id: 'c1', from: 'first' });
-    await until(async () => (await a.pipeline.get(CHECK, 'c1'))?.deferred === true, 'the deferral');
-    const id = bullmqJobId(`hubtel:orders:job:${CHECK}:c1`, 1, 1);
-    const queue = a.runner.queue('orders');
-    // The deferral is written to the record, then its run is added to the queue.
-    await until(async () => (await queue.getJob(id)) !== undefined, 'the deferred run');
-    expect(await (await queue.getJob(id))?.isDelayed()).toBe(true);
-
-    expect((await b.pipeline.submit(CHECK, 'c1', { id: 'c1', from: 'second' })).woken).toBe(true);
-    await until(() => runs.length === 2, 'the woken run');
-    await until(
-      async () => (await a.pipeline.get(CHECK, 'c1'))?.deferrals === 3,
-      'the woken run deferring again',
-    );
-    // The first delayed run comes at its time, finds the record moved on, and runs nothing.
-    await until(async () => (await (await queue.getJob(id))?.isCompleted()) === true, 'the delayed run');
-    expect(runs).toEqual(['a:first', expect.stringMatching(/^[ab]:second$/)]);
-    expect(await a.pipeline.get(CHECK, 'c1')).toMatchObject({
-      status: 'pending',
-      deferred: true,
-      attempts: 0,
+    expect(completed.every((job) => job.name === TYPE)).toBe(true);
+    expect(completed[0]!.data).toEqual({
+      storeKey: expect.stringMatching(/^hubtel:orders:job:orders\.paid:order-/),
     });
 
-    paid = true;
-    expect((await a.pipeline.submit(CHECK, 'c1', { id: 'c1', from: 'third' })).woken).toBe(true);
-    await until(async () => (await a.pipeline.get(CHECK, 'c1'))?.status === 'done', 'the job done');
-    expect(runs).toHaveLength(3);
+    // Asked again once it completed: still the same job, nothing runs.
+    await b.enqueue(PIPELINE, request('order-0'));
+    // A replay is a new run number: it runs again.
+    await a.enqueue(PIPELINE, request('order-0', 2));
+    await until(() => callsOf('order-0').length === 2, 'the second run');
+    await sleep(300);
+    expect(callsOf('order-0')).toHaveLength(2);
   });
 
-  it("retries a failing handler with the policy's backoff across instances and dead-letters it once", async () => {
-    const calls: number[] = [];
-    const dead: DeadLetterEvent[] = [];
-    const fail = async () => {
-      calls.push(Date.now());
-      throw new Error('always fails');
-    };
-    const a = await start('a', fail);
-    const b = await start('b', fail);
-    for (const instance of [a, b]) instance.emitter.on(DEAD, (event: DeadLetterEvent) => dead.push(event));
+  it('keeps the ids readable and free of ":" (which BullMQ refuses in custom ids)', () => {
+    expect(bullmqJobId('hubtel:orders:job:orders.paid:a%b', 3)).toBe(
+      'hubtel%3Aorders%3Ajob%3Aorders.paid%3Aa%25b@3',
+    );
+  });
 
-    await a.pipeline.submit(PAID, 'order-x', { id: 'order-x' });
-    await until(async () => (await a.pipeline.get(PAID, 'order-x'))?.status === 'dead', 'the job to die');
-    // Both instances have had time to act on it twice over before we count.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+  it('retries a run after the delay the executor named, as the same BullMQ job, until it is settled', async () => {
+    const delays = [300, 600];
+    const answer = async (_call: Call, mine: Call[]) =>
+      mine.length <= delays.length
+        ? {
+            kind: 'retry' as const,
+            delayMs: delays[mine.length - 1]!,
+            error: `handler failed (${mine.length})`,
+          }
+        : { kind: 'settled' as const };
+    const a = await instance('a', answer);
+    await instance('b', answer);
+    await a.enqueue(PIPELINE, request('r1'));
+    await until(() => callsOf('r1').length === 3, 'the third execution');
+    const [first, second, third] = callsOf('r1');
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(300);
+    expect(third!.at - second!.at).toBeGreaterThanOrEqual(600);
+    // A retry is never a give-up.
+    expect(callsOf('r1').every((call) => call.giveUp === undefined)).toBe(true);
 
-    const record = (await b.pipeline.get<{ id: string }>(PAID, 'order-x')) as JobRecord<{ id: string }>;
-    expect(record).toMatchObject({ status: 'dead', attempts: 3, lastError: 'always fails' });
-    expect(calls).toHaveLength(3);
-    expect(dead).toHaveLength(1);
-    expect(dead[0]).toMatchObject({ key: 'order-x', attempts: 3, error: 'always fails' });
-    // Each retry waited for its backoff (150 ms, then 300 ms): runs were delayed BullMQ jobs.
-    expect(calls[1]! - calls[0]!).toBeGreaterThanOrEqual(150);
-    expect(calls[2]! - calls[1]!).toBeGreaterThanOrEqual(300);
-    const retry = await a.runner.queue('orders').getJob(bullmqJobId(`hubtel:orders:job:${PAID}:order-x`, 3));
-    expect(retry?.opts.delay).toBe(300);
+    const id = bullmqJobId(request('r1').storeKey, 1);
+    await until(
+      async () => (await (await queueOf(a).getJob(id))?.isCompleted()) === true,
+      'the job completed',
+    );
+    const done = (await queueOf(a).getJob(id))!;
+    // The attempts BullMQ will never run out of were accepted as they are.
+    expect(done.opts.attempts).toBe(BULLMQ_RUNNER_DEFAULTS.attempts);
+    expect(done.attemptsMade).toBe(3);
+    expect(done.failedReason).toBe('handler failed (2)');
+    await sleep(300);
+    expect(callsOf('r1')).toHaveLength(3);
+  });
+
+  it('retries a run whose executor threw (the store unreachable) after retryDelayMs', async () => {
+    const a = await instance('a', async (_call, mine) => {
+      if (mine.length === 1) throw new Error('store down');
+      return { kind: 'settled' };
+    });
+    await a.enqueue(PIPELINE, request('s1'));
+    await until(() => callsOf('s1').length === 2, 'the retry', 10_000);
+    const [first, second] = callsOf('s1');
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(BULLMQ_RUNNER_DEFAULTS.retryDelayMs);
+    expect(second!.giveUp).toBeUndefined();
+  });
+
+  it('runs a deferred run again at its time, without counting an attempt', async () => {
+    let until1 = 0;
+    const a = await instance('a', async (_call, mine) => {
+      if (mine.length > 1) return { kind: 'settled' };
+      until1 = Date.now() + 800;
+      return { kind: 'defer', until: until1, woken: async () => false };
+    });
+    await a.enqueue(PIPELINE, request('d1'));
+    const id = bullmqJobId(request('d1').storeKey, 1);
+    await until(async () => (await (await queueOf(a).getJob(id))?.isDelayed()) === true, 'the deferral');
+    await until(() => callsOf('d1').length === 2, 'the deferred run');
+    expect(callsOf('d1')[1]!.at).toBeGreaterThanOrEqual(until1);
+    await until(
+      async () => (await (await queueOf(a).getJob(id))?.isCompleted()) === true,
+      'the job completed',
+    );
+    // One attempt: the completion (a deferral is no failure).
+    expect((await queueOf(a).getJob(id))!.attemptsMade).toBe(1);
+  });
+
+  it('a wake from the other instance starts a deferred run at once; a wake of a run not waiting does nothing', async () => {
+    const answer = async (_call: Call, mine: Call[]) =>
+      mine.length === 1
+        ? { kind: 'defer' as const, until: Date.now() + 60_000, woken: async () => false }
+        : { kind: 'settled' as const };
+    const a = await instance('a', answer);
+    const b = await instance('b', answer);
+    // Nothing to wake: neither an unknown run nor a running or finished one.
+    await b.wake(PIPELINE, request('w1'));
+    await a.enqueue(PIPELINE, request('w1'));
+    const id = bullmqJobId(request('w1').storeKey, 1);
+    await until(async () => (await (await queueOf(a).getJob(id))?.isDelayed()) === true, 'the deferral');
+    const woke = Date.now();
+    await b.wake(PIPELINE, request('w1'));
+    await until(() => callsOf('w1').length === 2, 'the woken run', 5_000);
+    expect(callsOf('w1')[1]!.at - woke).toBeLessThan(5_000);
+    await until(
+      async () => (await (await queueOf(a).getJob(id))?.isCompleted()) === true,
+      'the job completed',
+    );
+    await b.wake(PIPELINE, request('w1'));
+    await sleep(300);
+    expect(callsOf('w1')).toHaveLength(2);
+  });
+
+  it('a deferred run woken before it was set to wait (a duplicate came meanwhile) runs again at once', async () => {
+    const a = await instance('a', async (_call, mine) =>
+      mine.length === 1
+        ? { kind: 'defer', until: Date.now() + 60_000, woken: async () => true }
+        : { kind: 'settled' },
+    );
+    await a.enqueue(PIPELINE, request('w2'));
+    await until(() => callsOf('w2').length === 2, 'the run again', 5_000);
+    const [first, second] = callsOf('w2');
+    expect(second!.at - first!.at).toBeLessThan(5_000);
+    const id = bullmqJobId(request('w2').storeKey, 1);
+    await until(
+      async () => (await (await queueOf(a).getJob(id))?.isCompleted()) === true,
+      'the job completed',
+    );
+  });
+
+  it('the run of an instance killed mid-execution is executed by the other instance', async () => {
+    const short = { lockDurationMs: 1_000, stalledIntervalMs: 300 };
+    // a never returns: it stands for a process that dies inside the run.
+    const a = await instance('a', () => new Promise(() => undefined), short);
+    await a.enqueue(PIPELINE, request('k1'));
+    await until(() => callsOf('k1').length === 1, 'the run on a');
+    const b = await instance('b', async () => ({ kind: 'settled' }), short);
+    await kill(a);
+    await until(() => callsOf('k1').length === 2, 'the run taken over by b');
+    expect(callsOf('k1').map(({ on, giveUp }) => ({ on, giveUp }))).toEqual([
+      { on: 'a', giveUp: undefined },
+      { on: 'b', giveUp: undefined },
+    ]);
+    const id = bullmqJobId(request('k1').storeKey, 1);
+    await until(
+      async () => (await (await queueOf(b).getJob(id))?.isCompleted()) === true,
+      'the job completed',
+    );
+  });
+
+  it('a run BullMQ fails for good (stalled more than maxStalledCount) is handed to the executor to give up, once', async () => {
+    const short = { lockDurationMs: 1_000, stalledIntervalMs: 300, maxStalledCount: 0 };
+    const a = await instance('a', () => new Promise(() => undefined), short);
+    await a.enqueue(PIPELINE, request('g1'));
+    await until(() => callsOf('g1').length === 1, 'the run on a');
+    const b = await instance('b', async () => ({ kind: 'settled' }), short);
+    await kill(a);
+    await until(() => callsOf('g1').length === 2, 'the give-up on b');
+    await sleep(500);
+    expect(callsOf('g1')).toEqual([
+      expect.objectContaining({ on: 'a' }),
+      expect.objectContaining({ on: 'b', giveUp: expect.stringMatching(/\S/) }),
+    ]);
+    // Kept in the failed set for dashboards (the dead letter itself is the store record).
+    const job = (await queueOf(b).getJob(bullmqJobId(request('g1').storeKey, 1)))!;
+    expect(await job.isFailed()).toBe(true);
+  });
+
+  it('a run the executor settled dead ends in the failed set, with its reason, and is not given up again', async () => {
+    const a = await instance('a', async () => ({ kind: 'settled', dead: 'handler kept failing' }));
+    await a.enqueue(PIPELINE, request('d1'));
+    const id = bullmqJobId(request('d1').storeKey, 1);
+    await until(async () => (await queueOf(a).getJob(id))?.failedReason !== undefined, 'the failed job');
+    const job = (await queueOf(a).getJob(id))!;
+    expect(await job.isFailed()).toBe(true);
+    expect(job.failedReason).toBe('handler kept failing');
+    await sleep(300);
+    // The pipeline wrote the dead letter already: its executor is not asked to give up.
+    expect(callsOf('d1')).toEqual([expect.not.objectContaining({ giveUp: expect.anything() })]);
+  });
+  it('drain resolves once no run of the pipeline executes here', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const a = await instance('a', async () => {
+      await gate;
+      return { kind: 'settled' };
+    });
+    await a.drain(PIPELINE);
+    await a.enqueue(PIPELINE, request('n1'));
+    await until(() => callsOf('n1').length === 1, 'the run');
+    let drained = false;
+    const draining = a.drain(PIPELINE).then(() => (drained = true));
+    await sleep(200);
+    expect(drained).toBe(false);
+    release();
+    await draining;
+    expect(drained).toBe(true);
+  });
+
+  it('runs a repeated task once per interval across two instances', async () => {
+    const ticks: Array<{ on: string; at: number }> = [];
+    const a = runner();
+    const b = runner();
+    await a.repeat('orders-sweep', 500, async () => void ticks.push({ on: 'a', at: Date.now() }));
+    await b.repeat('orders-sweep', 500, async () => void ticks.push({ on: 'b', at: Date.now() }));
+    await sleep(3_100);
+    // About 6 intervals: one run each, not one per instance.
+    expect(ticks.length).toBeGreaterThanOrEqual(4);
+    expect(ticks.length).toBeLessThanOrEqual(7);
+    for (let i = 1; i < ticks.length; i++) expect(ticks[i]!.at - ticks[i - 1]!.at).toBeGreaterThan(250);
+  });
+});
+
+redisBinary.describe('BullmqJobRunner while its Redis is away', () => {
+  it('an add fails at once (the inbound request gets its 503), and works again once Redis is back', async () => {
+    const server = await RedisServer.start();
+    const runner = new BullmqJobRunner({ url: server.url, logger: quiet });
+    try {
+      await runner.connect(PIPELINE);
+      await runner.enqueue(PIPELINE, request('before'));
+      await server.stop();
+      const outcome = await Promise.race([
+        runner.enqueue(PIPELINE, request('during')).then(
+          () => 'added',
+          () => 'refused',
+        ),
+        sleep(5_000).then(() => 'still waiting'),
+      ]);
+      expect(outcome).toBe('refused');
+      await server.restart();
+      await until(
+        () =>
+          runner.enqueue(PIPELINE, request('after')).then(
+            () => true,
+            () => false,
+          ),
+        'an add once Redis is back',
+      );
+    } finally {
+      await runner.close();
+      await server.dispose();
+    }
   });
 });

@@ -1,5 +1,13 @@
 import { Logger } from '@nestjs/common';
-import { Queue, Worker, type Job, type QueueOptions, type RedisOptions as BullmqRedisOptions } from 'bullmq';
+import {
+  DelayedError,
+  UnrecoverableError,
+  Queue,
+  Worker,
+  type Job,
+  type QueueOptions,
+  type RedisOptions as BullmqRedisOptions,
+} from 'bullmq';
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import {
   HubtelError,
@@ -18,9 +26,10 @@ export interface BullmqJobRunnerOptions {
   url?: string;
   /**
    * ioredis options (BullMQ opens its own connections from them; workers get
-   * `maxRetriesPerRequest: null`, as BullMQ requires), or an ioredis client of yours (`Redis` or
-   * `Cluster`), used as it is, never copied: give it `maxRetriesPerRequest: null` when this
-   * instance runs workers. Redis must run with `maxmemory-policy noeviction`.
+   * `maxRetriesPerRequest: null`, as BullMQ requires, and queues `enableOfflineQueue: false`, so an
+   * add fails at once while Redis is away), or an ioredis client of yours (`Redis` or `Cluster`),
+   * used as it is, never copied: give it `maxRetriesPerRequest: null` when this instance runs
+   * workers (an add through it then waits for Redis). Redis must run with `maxmemory-policy noeviction`.
    */
   connection?: BullmqRedisOptions | Redis | Cluster;
   /**
@@ -41,48 +50,65 @@ export interface BullmqJobRunnerOptions {
   maxStalledCount?: number;
   /** Run jobs on this instance (default true). False: this instance only records and enqueues. */
   work?: boolean;
-  /**
-   * Default false: every run of a job, the first included, is a BullMQ job, added before the
-   * sender's 2xx; any instance's worker runs it, a dead instance's run is taken over by BullMQ's
-   * stalled-job check, and each run shows in BullMQ dashboards.
-   * True (lower latency): a new job's first run starts on the instance that received it, at once,
-   * without the queue's round trips. The trade: first runs are not BullMQ jobs (a dashboard sees a
-   * job only from its first retry), and a first run whose instance died is handed to BullMQ by a
-   * pipeline's sweep once its lease (`lockDurationMs`) ran out. Retries and deferrals are BullMQ
-   * jobs either way.
-   */
-  firstRunHere?: boolean;
   logger?: Logger;
 }
 
+/** A run's BullMQ job data: the executor reads everything else from the record. */
 interface RunData {
   storeKey: string;
-  attempt: number;
-  /** The record's deferral count when the run was asked (absent: 0). */
-  deferral?: number;
+}
+
+/** The BullMQ backoff type of every run: the delay is the one the pipeline named. */
+const BACKOFF_TYPE = 'hubtel';
+
+/** Thrown by the processor for a dead letter the pipeline wrote: BullMQ keeps it in its failed set. */
+class BullmqDeadLetterError extends UnrecoverableError {}
+
+/**
+ * Thrown by the processor for a `retry` outcome: BullMQ moves the job to its delayed set, and the
+ * worker's backoff strategy reads `delayMs` from it. Its message is the job's failed reason in
+ * dashboards.
+ */
+class BullmqRetryError extends Error {
+  readonly code = 'HUBTEL_JOB_RETRY';
+  constructor(
+    readonly delayMs: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BullmqRetryError';
+  }
 }
 
 /**
  * The BullMQ runner: one queue per pipeline (`checkout`, `service-app`), one worker per pipeline
- * on every instance. A run's job id is derived from the record's store key and the run number,
- * so the same run asked by two instances is one BullMQ job; a job whose worker died is found
- * stalled (its lock expired) and run by another instance, where the record (compare-and-set,
- * handlers done by identity) keeps every handler that already succeeded from running again.
- * Handler retries are delayed jobs of the next run number, with the pipeline's backoff.
+ * on every instance, one BullMQ job per run of a recorded job. Every guarantee of time and place
+ * is BullMQ's, none is ours:
+ * - the job id is derived from the store key and the run number, so the same run asked twice (a
+ *   sender's retry, another instance) is one job (BullMQ ignores an id it holds);
+ * - a retry stays that job: thrown back with the pipeline's delay (a custom backoff), with
+ *   attempts BullMQ never runs out of, since the pipeline decides when the job is dead;
+ * - a deferral is the job moved to the delayed set (without counting an attempt), and a wake
+ *   promotes it;
+ * - a job whose worker died is found stalled (its lock expired) and run by another instance; one
+ *   that BullMQ fails for good (a crash loop) is handed to the executor to settle it dead.
+ * The record keeps every handler that already succeeded from running again.
  */
 export class BullmqJobRunner implements JobRunner {
-  readonly leaseMs: number;
-  readonly firstRunHere: boolean;
   private readonly queues = new Map<string, Queue<RunData>>();
   private readonly workers = new Map<string, Worker<RunData>>();
   private readonly logger: Logger;
   /** Queue and worker errors repeat at BullMQ's retry rate: one line per distinct error per minute. */
   private readonly errors: ErrorLogThrottle;
   private readonly prefix: string;
+  private readonly lockDurationMs: number;
   /** Cluster clients the runner opened from `cluster` (closed by it): one for queues, one for workers. */
   private readonly ownClusters = new Map<'queue' | 'worker', Cluster>();
   /** The last add that failed, until one succeeds: /health is down while jobs cannot be added. */
   private addFailure?: { at: number; message: string };
+  /** Processors running here, by pipeline (drain waits for none). */
+  private readonly running = new Map<string, number>();
+  private idleWaiters: Array<() => void> = [];
   private closed = false;
 
   constructor(private readonly options: BullmqJobRunnerOptions) {
@@ -92,9 +118,7 @@ export class BullmqJobRunner implements JobRunner {
         'HUBTEL_CONFIG_INVALID',
         `BullmqJobRunner needs one of \`url\`, \`connection\` or \`cluster\`${given.length ? ` (got ${given.join(', ')})` : ''}`,
       );
-    this.leaseMs = options.lockDurationMs ?? BULLMQ_RUNNER_DEFAULTS.lockDurationMs;
-    this.firstRunHere =
-      options.work !== false && (options.firstRunHere ?? BULLMQ_RUNNER_DEFAULTS.firstRunHere);
+    this.lockDurationMs = options.lockDurationMs ?? BULLMQ_RUNNER_DEFAULTS.lockDurationMs;
     this.prefix = options.prefix ?? BULLMQ_RUNNER_DEFAULTS.prefix;
     this.logger = options.logger ?? new HubtelLogger('Hubtel:BullMQ');
     this.errors = new ErrorLogThrottle(this.logger, BULLMQ_RUNNER_DEFAULTS.errorLogIntervalMs);
@@ -124,11 +148,13 @@ export class BullmqJobRunner implements JobRunner {
         connection: this.connection(false),
         prefix: this.prefix,
         defaultJobOptions: {
-          attempts: BULLMQ_RUNNER_DEFAULTS.processorAttempts,
-          backoff: { type: 'exponential', delay: BULLMQ_RUNNER_DEFAULTS.retryDelayMs },
+          // The pipeline decides when a job is dead: BullMQ only holds the retry.
+          attempts: BULLMQ_RUNNER_DEFAULTS.attempts,
+          backoff: { type: BACKOFF_TYPE },
+          // A job retried for days must not grow a stack per retry.
+          stackTraceLimit: 5,
           removeOnComplete: { ...BULLMQ_RUNNER_DEFAULTS.keepCompleted },
-          // A failed run is logged; removed so the pipeline's sweep can ask for it again.
-          removeOnFail: true,
+          removeOnFail: { ...BULLMQ_RUNNER_DEFAULTS.keepFailed },
         },
       });
       queue.on('error', (error) => this.errors.error(`Queue ${pipeline}: ${error.message}`));
@@ -162,14 +188,17 @@ export class BullmqJobRunner implements JobRunner {
     }
   }
 
-  async schedule(pipeline: string, request: JobRunRequest): Promise<void> {
-    const data: RunData = { storeKey: request.storeKey, attempt: request.attempt };
-    if (request.deferral) data.deferral = request.deferral;
+  /**
+   * Adds the run's BullMQ job; resolves once Redis holds it. The same run asked again is the same
+   * job id, which BullMQ ignores while it holds the job (kept after it ends: see keepCompleted).
+   */
+  async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
     try {
-      await this.queue(pipeline).add(request.type, data, {
-        jobId: bullmqJobId(request.storeKey, request.attempt, request.deferral),
-        ...(request.delayMs > 0 ? { delay: request.delayMs } : {}),
-      });
+      await this.queue(pipeline).add(
+        request.type,
+        { storeKey: request.storeKey },
+        { jobId: bullmqJobId(request.storeKey, request.run) },
+      );
     } catch (error) {
       this.addFailure = { at: Date.now(), message: error instanceof Error ? error.message : String(error) };
       throw error;
@@ -177,24 +206,34 @@ export class BullmqJobRunner implements JobRunner {
     this.addFailure = undefined;
   }
 
+  /** Promotes the run's job when it waits in the delayed set (a deferral); a no-op otherwise. */
+  async wake(pipeline: string, request: JobRunRequest): Promise<void> {
+    const job = await this.queue(pipeline).getJob(bullmqJobId(request.storeKey, request.run));
+    if (!job || !(await job.isDelayed())) return;
+    // It may have started meanwhile (its time came, or another wake): then promote refuses it.
+    await job.promote().catch(() => undefined);
+  }
+
   async start(pipeline: string, execute: JobExecutor): Promise<void> {
     if (this.closed || this.options.work === false || this.workers.has(pipeline)) return;
     const worker = new Worker<RunData>(
       pipeline,
-      (job: Job<RunData>) => execute(job.data.storeKey, job.data),
+      (job: Job<RunData>, token?: string) => this.process(pipeline, job, token, execute),
       {
         connection: this.connection(true),
         prefix: this.prefix,
         concurrency: this.options.concurrency ?? BULLMQ_RUNNER_DEFAULTS.concurrency,
-        lockDuration: this.leaseMs,
+        lockDuration: this.lockDurationMs,
         stalledInterval: this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs,
         maxStalledCount: this.options.maxStalledCount ?? BULLMQ_RUNNER_DEFAULTS.maxStalledCount,
+        settings: { backoffStrategy: retryDelay },
       },
     );
     worker.on('error', (error) => this.errors.error(`Worker ${pipeline}: ${error.message}`));
-    worker.on('failed', (job, error) =>
-      this.logger.warn(`Run ${job?.id ?? '?'} of ${pipeline} failed: ${error.message}`),
-    );
+    // Every retry emits `failed` too: only a job BullMQ failed for good is given up.
+    worker.on('failed', (job, error) => {
+      if (job) void this.giveUp(pipeline, job, error, execute);
+    });
     this.workers.set(pipeline, worker);
     await worker.waitUntilReady();
   }
@@ -215,7 +254,7 @@ export class BullmqJobRunner implements JobRunner {
       connection: this.connection(true),
       prefix: this.prefix,
       concurrency: 1,
-      lockDuration: this.leaseMs,
+      lockDuration: this.lockDurationMs,
       stalledInterval: this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs,
     });
     worker.on('error', (error) => this.errors.error(`Worker ${name}: ${error.message}`));
@@ -229,6 +268,15 @@ export class BullmqJobRunner implements JobRunner {
     if (!worker) return;
     this.workers.delete(pipeline);
     await bounded(worker.close(), () => worker.disconnect());
+  }
+
+  /**
+   * Resolves when no run of the pipeline is being executed by this process (runs waiting in Redis
+   * are BullMQ's, not this process's).
+   */
+  async drain(pipeline: string): Promise<void> {
+    while ((this.running.get(pipeline) ?? 0) > 0)
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
   /**
@@ -273,15 +321,80 @@ export class BullmqJobRunner implements JobRunner {
     this.ownClusters.clear();
   }
 
+  /** One execution of a run, its outcome mapped onto the BullMQ job. */
+  private async process(
+    pipeline: string,
+    job: Job<RunData>,
+    token: string | undefined,
+    execute: JobExecutor,
+  ): Promise<void> {
+    this.running.set(pipeline, (this.running.get(pipeline) ?? 0) + 1);
+    try {
+      // A throw (the store unreachable) is retried too, with retryDelay's exponential delay.
+      const outcome = await execute(job.data.storeKey);
+      // A dead letter fails its BullMQ job for good, so dashboards show it in the failed set.
+      if (outcome.kind === 'settled') {
+        if (outcome.dead !== undefined) throw new BullmqDeadLetterError(outcome.dead);
+        return;
+      }
+      if (outcome.kind === 'retry') throw new BullmqRetryError(outcome.delayMs, outcome.error);
+      // BullMQ's manual delay: moved to the delayed set (no attempt counted), then DelayedError
+      // tells the worker the job is already moved. Moved first, then asked for a wake: a duplicate
+      // that came before either is seen.
+      await job.moveToDelayed(outcome.until, token);
+      if (await outcome.woken().catch(() => false)) await job.promote().catch(() => undefined);
+      throw new DelayedError();
+    } finally {
+      const left = (this.running.get(pipeline) ?? 1) - 1;
+      if (left > 0) this.running.set(pipeline, left);
+      else this.running.delete(pipeline);
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  /**
+   * A job BullMQ failed for good, outside the pipeline (stalled more than maxStalledCount times,
+   * i.e. a crash loop): the executor settles the record dead (a no-op when it is settled already).
+   */
+  private async giveUp(
+    pipeline: string,
+    job: Job<RunData>,
+    error: Error,
+    execute: JobExecutor,
+  ): Promise<void> {
+    // A dead letter the pipeline settled itself (see process): nothing to give up.
+    if (error instanceof BullmqDeadLetterError) return;
+    try {
+      // A retry is in the delayed (or waiting) set again: BullMQ holds it, nothing to give up.
+      if (!(await job.isFailed())) return;
+      this.logger.warn(`Run ${job.id ?? '?'} of ${pipeline} failed for good: ${error.message}`);
+      await execute(job.data.storeKey, error.message);
+    } catch (failure) {
+      this.errors.error(
+        `Run ${job.id ?? '?'} of ${pipeline} failed for good and could not be settled: ${failure instanceof Error ? failure.message : String(failure)}`,
+      );
+    }
+  }
+
   private connection(worker: boolean): QueueOptions['connection'] {
     const { url, connection, cluster } = this.options;
     // A client of yours is used as it is: a copy of a Cluster is a plain object, which BullMQ
     // reads as options for one Redis at 127.0.0.1:6379.
     if (clientOf(connection)) return connection as Redis | Cluster;
     if (cluster) return this.ownCluster(worker ? 'worker' : 'queue', cluster);
-    const base: BullmqRedisOptions = url !== undefined ? { url } : { ...(connection as BullmqRedisOptions) };
-    // Workers block on Redis and must never give a command up (BullMQ's own requirement).
-    return worker ? { ...base, maxRetriesPerRequest: null } : base;
+    const given: BullmqRedisOptions = url !== undefined ? { url } : { ...(connection as BullmqRedisOptions) };
+    // Back within a second or two of Redis: BullMQ's own default waits up to 20 s between tries,
+    // and adds fail until the queue's connection is back (see below).
+    const base: BullmqRedisOptions = { retryStrategy: reconnectDelay, ...given };
+    // Workers block on Redis and must never give a command up (BullMQ's own requirement). Adds
+    // fail fast while Redis is away (BullMQ's documented pattern), so an inbound request gets its
+    // 503 instead of waiting for the reconnection.
+    // An add already sent when Redis went away fails at the first failed reconnection, not 20 later.
+    return worker
+      ? { ...base, maxRetriesPerRequest: null }
+      : { ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1 };
   }
 
   /** One Cluster client per role, opened from `cluster` (workers: no command ever given up). */
@@ -293,7 +406,11 @@ export class BullmqJobRunner implements JobRunner {
     if (!cluster) {
       const options = given.options ?? {};
       cluster = new Cluster(given.nodes, {
+        // As for one Redis (see connection): the connection is back soon after the cluster, and
+        // adds fail fast while it is away.
+        clusterRetryStrategy: reconnectDelay,
         ...options,
+        ...(role === 'queue' ? { enableOfflineQueue: false } : {}),
         redisOptions: {
           ...options.redisOptions,
           ...(role === 'worker' ? { maxRetriesPerRequest: null } : {}),
@@ -389,12 +506,25 @@ async function bounded(closing: Promise<unknown>, disconnect: () => Promise<unkn
 
 const CLOSE_GRACE_MS = 2_000;
 
+/** Reconnection delays of the runner's own connections: 250 ms, 500 ms, ... at most 2 s. */
+function reconnectDelay(times: number): number {
+  return Math.min(250 * times, 2_000);
+}
+
 /**
  * A BullMQ job id for a run of a recorded job: readable in dashboards, and never an integer nor
- * containing `:` (which BullMQ forbids in custom ids): `%` and `:` are percent-encoded. A run
- * after the job deferred itself (or was woken) `n` times ends in `@<attempt>.<n>`.
+ * containing `:` (which BullMQ forbids in custom ids): `%` and `:` are percent-encoded.
  */
-export function bullmqJobId(storeKey: string, attempt: number, deferral = 0): string {
-  const run = deferral > 0 ? `${attempt}.${deferral}` : `${attempt}`;
+export function bullmqJobId(storeKey: string, run: number): string {
   return `${storeKey.replace(/%/g, '%25').replace(/:/g, '%3A')}@${run}`;
+}
+
+/**
+ * The worker's backoff strategy: a retry's delay is the pipeline's; any other error (the executor
+ * threw: the store unreachable) waits `retryDelayMs`, doubled per attempt of the run, capped.
+ */
+function retryDelay(attemptsMade: number, _type?: string, error?: Error): number {
+  if (error instanceof BullmqRetryError) return Math.max(0, error.delayMs);
+  const { retryDelayMs, maxRetryDelayMs } = BULLMQ_RUNNER_DEFAULTS;
+  return Math.min(maxRetryDelayMs, retryDelayMs * 2 ** Math.min(Math.max(0, attemptsMade - 1), 30));
 }

@@ -44,10 +44,11 @@ function setup(recheck: { attempts: number; delayMs: number; maxDelayMs: number 
   } as unknown as ResolvedCheckoutOptions;
   new CheckoutConfirmation(options, pipeline, invoices, api, settlement, {} as CheckoutVerifier);
   const payload = { claim: 'paid', callback: { Data: { ClientReference: 'r1' } } as CheckoutCallbackDto };
-  const run = (record: Partial<JobRecord>) =>
+  const run = (record: Partial<JobRecord>, woken = false) =>
     definition!.run!(payload, {
       attempt: 1,
       record: { payload, ...record } as JobRecord,
+      woken,
       defer: (until: number, state?: unknown) => new JobDeferral(until, state),
       takeWake: async () => undefined,
     });
@@ -61,9 +62,9 @@ describe('CheckoutConfirmation schedule', () => {
     const { run, checks, rejected } = setup({ attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 });
     const first = await run({});
     expect(first).toBeInstanceOf(JobDeferral);
-    // Its deferral's run (the record's deferral count unchanged since), a minute early by this
-    // clock (another instance's delayed job, a timer firing early): the one re-check, then rejected.
-    const second = await run({ deferrals: 1, state: (first as JobDeferral).state });
+    // Its deferral's run (not a wake), a minute early by this clock (another instance's delayed
+    // job, a timer firing early): the one re-check, then rejected.
+    const second = await run({ state: (first as JobDeferral).state });
     expect(second).toBeUndefined();
     expect(checks()).toBe(2);
     expect(rejected).toEqual([expect.objectContaining({ reason: 'NOT_CONFIRMED' })]);
@@ -72,14 +73,14 @@ describe('CheckoutConfirmation schedule', () => {
   it('a wake before the re-check is due uses one of the round’s checks and keeps the schedule', async () => {
     const { run, checks, rejected } = setup({ attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 });
     const first = (await run({})) as JobDeferral;
-    // Woken by a duplicate: the deferral count moved on past the deferral's own run.
-    const woken = await run({ deferrals: 2, state: first.state });
+    // Woken by a duplicate before the re-check is due.
+    const woken = await run({ state: first.state }, true);
     expect(woken).toBeInstanceOf(JobDeferral);
     expect((woken as JobDeferral).until).toBe(first.until);
     expect(checks()).toBe(2);
     expect(rejected).toHaveLength(0);
     // The scheduled run finds the round's two checks spent: it ends the round without a third.
-    const scheduled = await run({ deferrals: 3, state: (woken as JobDeferral).state });
+    const scheduled = await run({ state: (woken as JobDeferral).state });
     expect(scheduled).toBeUndefined();
     expect(checks()).toBe(2);
     expect(rejected).toHaveLength(1);
@@ -88,11 +89,9 @@ describe('CheckoutConfirmation schedule', () => {
   it('copies never make more than attempts + 1 checks a round, nor end it before its schedule', async () => {
     const { run, checks, rejected } = setup({ attempts: 3, delayMs: 60_000, maxDelayMs: 60_000 });
     let deferral = (await run({})) as JobDeferral;
-    // The deferral count a run of this deferral carries (a wake's is higher).
-    const own = (d: JobDeferral) => (d.state as { deferral: number }).deferral;
     // 50 copies wake it before its first re-check is due.
     for (let copy = 0; copy < 50; copy++) {
-      const next = await run({ deferrals: own(deferral) + 1, state: deferral.state });
+      const next = await run({ state: deferral.state }, true);
       expect(next).toBeInstanceOf(JobDeferral);
       expect((next as JobDeferral).until).toBe(deferral.until);
       deferral = next as JobDeferral;
@@ -101,7 +100,7 @@ describe('CheckoutConfirmation schedule', () => {
     expect(rejected).toHaveLength(0);
     // Its three scheduled runs: no check left; the last ends the round.
     for (let scheduled = 0; scheduled < 3; scheduled++) {
-      const next = await run({ deferrals: own(deferral), state: deferral.state });
+      const next = await run({ state: deferral.state });
       if (scheduled < 2) deferral = next as JobDeferral;
       else expect(next).toBeUndefined();
     }

@@ -42,12 +42,6 @@ interface RecheckState {
   last?: string;
   /** A callback of the round came when its checks were spent: it gets the next round. */
   unchecked?: true;
-  /**
-   * The job's deferral count its scheduled run carries: that run is the scheduled check even when
-   * it comes a little early by this clock (a delayed job of another instance's clock, a timer); a
-   * wake carries a higher count. Absent in records written before it: the due time decides.
-   */
-  deferral?: number;
 }
 
 /** When the scheduled check after the first `checks` is due: the first, plus the delays so far. */
@@ -186,11 +180,10 @@ export class CheckoutConfirmation {
     const previous = context.record.state as RecheckState | undefined;
     const state: RecheckState = previous ? { ...previous } : { start: now, checks: 0, calls: 0 };
     state.calls ??= state.checks;
-    const deferrals = context.record.deferrals ?? 0;
-    const wait = () => context.defer(dueAt(state, delays), { ...state, deferral: deferrals + 1 });
-    // The first check, or the scheduled one (its own run, or a wake once its time has come); a
-    // wake before it is one check more, within the cap.
-    const scheduled = previous?.deferral !== undefined && context.record.deferrals === previous.deferral;
+    const wait = () => context.defer(dueAt(state, delays), state);
+    // The first check, or the scheduled one (its own run, even a little early by this clock, or a
+    // wake once its time has come); a wake before it is one check more, within the cap.
+    const scheduled = previous !== undefined && !context.woken;
     const due = state.checks === 0 || scheduled || now >= dueAt(state, delays);
     let status: CheckoutTransactionStatus | undefined;
     if (state.calls < cap) {
@@ -205,7 +198,7 @@ export class CheckoutConfirmation {
         // Over the instance's budget: nothing was sent, so nothing is counted; the check is made
         // when the budget allows (that run counts as the scheduled one).
         if (!(error instanceof HubtelStatusCheckBudgetError)) throw error;
-        return context.defer(now + (error.retryAfterMs ?? 1_000), { ...state, deferral: deferrals + 1 });
+        return context.defer(now + (error.retryAfterMs ?? 1_000), state);
       }
       state.calls++;
       state.last = status ? status.status : 'no such transaction';

@@ -11,7 +11,7 @@ import {
   Min,
 } from 'class-validator';
 import {
-  HubtelJobOwnershipOptionsDto,
+  HubtelShutdownOptionsDto,
   HubtelStatusCheckBudgetOptionsDto,
   IsHubtelPosSalesId,
   IsOptionalSection,
@@ -153,8 +153,12 @@ export class CheckoutHandlerRetryOptionsDto {
   deadlineMs?: number;
 }
 
-/** `handlers`: retry, record TTL, recovery, and the job ownership options shared with every module. */
-export class CheckoutHandlerOptionsDto extends HubtelJobOwnershipOptionsDto {
+/**
+ * `handlers`: retry, record TTL, and the shutdown grace shared with every module. The options
+ * removed in 0.2 (`leaseMs`, `sweepIntervalMs`, `recoverOnBootstrap`) are refused in
+ * checkout.options.ts (refuseRemovedJobOptions), naming what replaced them.
+ */
+export class CheckoutHandlerOptionsDto extends HubtelShutdownOptionsDto {
   @IsOptionalSection(() => CheckoutHandlerRetryOptionsDto)
   retry?: CheckoutHandlerRetryOptionsDto;
 
@@ -162,10 +166,6 @@ export class CheckoutHandlerOptionsDto extends HubtelJobOwnershipOptionsDto {
   @IsInt()
   @Min(1)
   recordTtlMs?: number;
-
-  @IsOptional()
-  @IsBoolean()
-  recoverOnBootstrap?: boolean;
 }
 
 /**

@@ -107,9 +107,6 @@ describe('resolveCheckoutOptions', () => {
     [{ handlers: { retry: { maxAttempts: Infinity } } }, 'checkout.handlers.retry.maxAttempts'],
     [{ handlers: { retry: { baseDelayMs: 100, maxDelayMs: 10 } } }, 'checkout.handlers.retry.maxDelayMs'],
     [{ maxCallbackBodyBytes: 10 }, 'checkout.maxCallbackBodyBytes'],
-    [{ handlers: { leaseMs: 10 } }, 'checkout.handlers.leaseMs'],
-    [{ handlers: { sweepIntervalMs: 5 } }, 'checkout.handlers.sweepIntervalMs'],
-    [{ handlers: { sweepIntervalMs: '1s' } }, 'checkout.handlers.sweepIntervalMs'],
     [{ timeoutMs: -1 }, 'checkout.timeoutMs'],
     [{ merchantAccountNumber: '  ' }, 'checkout.merchantAccountNumber'],
     [{ merchantAccountNumber: 'm'.repeat(65) }, 'checkout.merchantAccountNumber'],
@@ -122,7 +119,6 @@ describe('resolveCheckoutOptions', () => {
     [{ handlers: { retry: { baseDelayMs: -1 } } }, 'checkout.handlers.retry.baseDelayMs'],
     [{ handlers: { retry: { maxAttempts: Infinity, deadlineMs: 0 } } }, 'checkout.handlers.retry.deadlineMs'],
     [{ handlers: { recordTtlMs: 0 } }, 'checkout.handlers.recordTtlMs'],
-    [{ handlers: { recoverOnBootstrap: 'no' } }, 'checkout.handlers.recoverOnBootstrap'],
     [{ handlers: { shutdownGraceMs: 600_001 } }, 'checkout.handlers.shutdownGraceMs'],
     [{ invoiceTtlMs: 59_999 }, 'checkout.invoiceTtlMs'],
     [{ maxCallbackBodyBytes: 10 * 1024 * 1024 + 1 }, 'checkout.maxCallbackBodyBytes'],
@@ -178,7 +174,6 @@ describe('resolveCheckoutOptions', () => {
       handlers: {
         retry: { maxAttempts: Infinity, deadlineMs: 3_600_000, baseDelayMs: 0 },
         recordTtlMs: 60_000,
-        recoverOnBootstrap: false,
         shutdownGraceMs: 0,
       },
     });
@@ -192,12 +187,10 @@ describe('resolveCheckoutOptions', () => {
     expect(o.handlers).toEqual({
       retry: { maxAttempts: Infinity, baseDelayMs: 0, maxDelayMs: 30_000, deadlineMs: 3_600_000 },
       recordTtlMs: 60_000,
-      recoverOnBootstrap: false,
       shutdownGraceMs: 0,
     });
     expect(resolveCheckoutOptions(base).handlers).toEqual({
       retry: { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000 },
-      recoverOnBootstrap: true,
     });
     expect(resolveCheckoutOptions(base)).toMatchObject({
       invoiceTtlMs: 30 * 24 * 3600_000,
@@ -210,7 +203,7 @@ describe('resolveCheckoutOptions', () => {
       ...base,
       posSalesId: null,
       merchantAccountNumber: null,
-      handlers: { leaseMs: null, recordTtlMs: null, retry: null },
+      handlers: { shutdownGraceMs: null, recordTtlMs: null, retry: null },
     });
     expect(o).not.toHaveProperty('posSalesId');
     expect(o).not.toHaveProperty('merchantAccountNumber');
@@ -222,14 +215,32 @@ describe('resolveCheckoutOptions', () => {
     expect(() => resolveCheckoutOptions(undefined)).toThrow(HubtelConfigError);
   });
 
-  it('passes the job lease and sweep interval on when given, and leaves the pipeline defaults otherwise', () => {
-    expect(resolveCheckoutOptions(base).handlers).not.toHaveProperty('leaseMs');
-    expect(resolveCheckoutOptions(base).handlers).not.toHaveProperty('sweepIntervalMs');
-    const handlers = resolveCheckoutOptions({
-      ...base,
-      handlers: { leaseMs: 2_000, sweepIntervalMs: 0 },
-    }).handlers;
-    expect(handlers).toMatchObject({ leaseMs: 2_000, sweepIntervalMs: 0 });
+  it.each([
+    [
+      'leaseMs',
+      30_000,
+      /BullMQ's stalled-job check \(HubtelBullmqModule lockDurationMs \/ stalledIntervalMs\)/,
+    ],
+    [
+      'sweepIntervalMs',
+      0,
+      /BullMQ's stalled-job check \(HubtelBullmqModule lockDurationMs \/ stalledIntervalMs\)/,
+    ],
+    ['recoverOnBootstrap', true, /jobs on Redis run on BullMQ, which keeps unfinished jobs in Redis/],
+  ])('refuses handlers.%s (removed in 0.2), saying what replaced it', (option, value, replacement) => {
+    const refused = () => resolveCheckoutOptions({ ...base, handlers: { retry: {}, [option]: value } });
+    expect(refused).toThrow(HubtelConfigError);
+    expect(refused).toThrow(
+      expect.objectContaining({
+        option: `checkout.handlers.${option}`,
+        message: expect.stringMatching(
+          new RegExp(
+            `^Invalid nestjs-hubtel option "checkout\\.handlers\\.${option}": was removed in 0\\.2: `,
+          ),
+        ),
+      }),
+    );
+    expect(refused).toThrow(replacement);
   });
 });
 

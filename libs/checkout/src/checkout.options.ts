@@ -4,7 +4,7 @@ import {
   type HubtelCredentials,
   type HubtelEnvSource,
   type HubtelHttpOptions,
-  type HubtelJobOwnershipOptions,
+  type HubtelShutdownOptions,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStore,
   type InboundAccessOptions,
@@ -22,7 +22,7 @@ import {
   hubtelHttpEnvVariables,
   hubtelHttpOptionsFromEnv,
   backoffDelays,
-  checkJobOwnership,
+  refuseRemovedJobOptions,
   readHubtelEnv,
   resolveCredentials,
   resolveHttpOptions,
@@ -111,15 +111,6 @@ export interface CheckoutHandlerOptions {
   retry?: Partial<JobRetryPolicy>;
   /** How long a handled callback is remembered for de-duplication. Default 7 days. */
   recordTtlMs?: number;
-  /** Re-run handlers left unfinished by a crash (only meaningful with a persistent store). Default true. */
-  recoverOnBootstrap?: boolean;
-  /**
-   * With several instances on a shared store: a callback whose instance died is handled by
-   * another after this long. Default 30 s. See HubtelJobOwnershipOptions.
-   */
-  leaseMs?: number;
-  /** How often each instance looks for such callbacks (0: never). Default half of `leaseMs`. */
-  sweepIntervalMs?: number;
   /**
    * On shutdown, how long handlers running here may take to finish (new callbacks are answered
    * 503 meanwhile). Default 5000 ms. See docs/operations.md.
@@ -212,8 +203,7 @@ export interface ResolvedCheckoutOptions {
   handlers: {
     retry: JobRetryPolicy;
     recordTtlMs?: number;
-    recoverOnBootstrap: boolean;
-  } & HubtelJobOwnershipOptions;
+  } & HubtelShutdownOptions;
   access: InboundAccessOptions;
   store?: HubtelStore | InjectionToken;
   invoiceTtlMs: number;
@@ -224,8 +214,8 @@ export interface ResolvedCheckoutOptions {
 
 const PREFIX = 'checkout';
 /**
- * Re-checks run inside the confirmation job, which holds the pipeline's lease (5 minutes) while
- * it waits: all of them must fit well inside it.
+ * A confirmation round's re-checks end within minutes: later checks are the reconciler's (from
+ * `reconciliation.delayMs`, 5 minutes), and a round holds its callback's key while it waits.
  */
 const MAX_RECHECK_TOTAL_MS = 4 * 60_000;
 
@@ -351,7 +341,8 @@ export function resolveCheckoutOptions(
     );
   }
 
-  const { retry: retryRaw = {}, recordTtlMs, recoverOnBootstrap, ...ownership } = checked.handlers ?? {};
+  refuseRemovedJobOptions(raw.handlers, `${PREFIX}.handlers`);
+  const { retry: retryRaw = {}, recordTtlMs, shutdownGraceMs } = checked.handlers ?? {};
   // Cross-field: retrying forever needs a deadline.
   if (forever && retryRaw.deadlineMs === undefined) {
     throw new HubtelConfigError(
@@ -365,9 +356,7 @@ export function resolveCheckoutOptions(
       ...backoffDelays(retryRaw, DEFAULT_JOB_RETRY, `${PREFIX}.handlers.retry`),
       ...dropUndefined({ deadlineMs: retryRaw.deadlineMs }),
     },
-    ...dropUndefined({ recordTtlMs }),
-    recoverOnBootstrap: recoverOnBootstrap ?? true,
-    ...checkJobOwnership(ownership, `${PREFIX}.handlers`),
+    ...dropUndefined({ recordTtlMs, shutdownGraceMs }),
   };
 
   const store = assertStoreOption(raw.store, `${PREFIX}.store`);

@@ -32,12 +32,13 @@ export { isHubtelStore, type HubtelStoreOption } from './store/store-option.js';
 export { HUBTEL_STORE, HUBTEL_JOB_RUNNER } from './hubtel.constants.js';
 
 // Job runners: where and when recorded jobs run; what a job that gave up emits.
-export type {
-  JobRunner,
-  JobRunRequest,
-  JobRunRef,
-  JobExecutor,
-  JobRunnerHealth,
+export {
+  InProcessJobRunner,
+  type JobRunner,
+  type JobRunRequest,
+  type JobRunOutcome,
+  type JobExecutor,
+  type JobRunnerHealth,
 } from './inbound/job-runner.js';
 export { DeadLetterEvent } from './inbound/inbound-pipeline.js';
 
@@ -70,7 +71,7 @@ export type {
   HubtelApi,
   HubtelCredentials,
   HubtelHttpOptions,
-  HubtelJobOwnershipOptions,
+  HubtelShutdownOptions,
   HubtelStatusCheckBudgetOptions,
   HubtelRetryOptions,
 } from './options/hubtel-options.types.js';

@@ -37,7 +37,7 @@ export {
   listDeadLetters,
   requeueDeadLetter,
 } from './inbound/inbound-dead-letters.js';
-export { JobDeferral } from './inbound/inbound-defer.js';
+export { JobDeferral } from './inbound/inbound-job.types.js';
 export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js';
 export { createHandlerDecorator } from './events/handler-decorator.js';
 
@@ -95,11 +95,11 @@ export { sanitizingLogger } from './logging/hubtel-logger.js';
 export { isLogLevelEnabled } from './logging/log-level.js';
 
 export {
-  checkJobOwnership,
   checkOptions,
+  refuseRemovedJobOptions,
   HubtelBackoffOptionsDto,
   HubtelCredentialsDto,
-  HubtelJobOwnershipOptionsDto,
+  HubtelShutdownOptionsDto,
   HubtelStatusCheckBudgetOptionsDto,
   IsHubtelCountryCode,
   IsOptionalSection,

@@ -34,7 +34,9 @@ class SilentStore extends MemoryStore {
 class ScriptedRunner implements JobRunner {
   constructor(private readonly state: JobRunnerHealth) {}
   async start(): Promise<void> {}
-  async schedule(): Promise<void> {}
+  async enqueue(): Promise<void> {}
+  async wake(): Promise<void> {}
+  async repeat(): Promise<void> {}
   async stop(): Promise<void> {}
   async health(): Promise<JobRunnerHealth> {
     return this.state;

@@ -45,7 +45,7 @@ export const ServiceAppAccessGuard = InboundAccessGuard(SERVICE_APP_ACCESS_POLIC
  * a wrong or missing one (404), and without a path secret answers `/<path>/<anything>` 404 too.
  *
  * `guarded: false` (forRoot without `pathSecret`/`allowedIps`) mounts no access guard: Nest's guard
- * path costs ~0.5–1 µs per request for a check that, with nothing configured, only refuses a path
+ * path costs time on every request for a check that, with nothing configured, only refuses a path
  * token; the handlers make that check themselves.
  *
  * Bodies are taken as `unknown` and validated by the services, so a global ValidationPipe of the

@@ -61,9 +61,6 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
     settings: (options) => ({
       name: 'service-app',
       deadLetterEvent: ServiceAppEvents.DeadLetter,
-      recoverOnBootstrap: options.recoverOnBootstrap,
-      leaseMs: options.leaseMs,
-      sweepIntervalMs: options.sweepIntervalMs,
       shutdownGraceMs: options.shutdownGraceMs,
       logger: new ServiceAppLogger(),
     }),

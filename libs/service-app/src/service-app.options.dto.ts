@@ -12,7 +12,7 @@ import {
 import {
   HubtelBackoffOptionsDto,
   HubtelCredentialsDto,
-  HubtelJobOwnershipOptionsDto,
+  HubtelShutdownOptionsDto,
   HubtelStatusCheckBudgetOptionsDto,
   IsHubtelCountryCode,
   IsHubtelPosSalesId,
@@ -136,7 +136,12 @@ export class ServiceAppUssdOptionsDto {
   backLabel?: string;
 }
 
-export class ServiceAppOptionsDto extends HubtelJobOwnershipOptionsDto {
+/**
+ * The top-level options, with the shutdown grace shared with every module. The options removed in
+ * 0.2 (`leaseMs`, `sweepIntervalMs`, `recoverOnBootstrap`) are refused in service-app.options.ts
+ * (refuseRemovedJobOptions), naming what replaced them.
+ */
+export class ServiceAppOptionsDto extends HubtelShutdownOptionsDto {
   @IsOptionalSection(() => ServiceAppUssdOptionsDto)
   ussd?: ServiceAppUssdOptionsDto;
 
@@ -198,8 +203,4 @@ export class ServiceAppOptionsDto extends HubtelJobOwnershipOptionsDto {
   @IsOptional()
   @IsHubtelCountryCode()
   defaultCountryCode?: string;
-
-  @IsOptional()
-  @IsBoolean()
-  recoverOnBootstrap?: boolean;
 }

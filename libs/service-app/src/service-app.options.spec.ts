@@ -23,9 +23,9 @@ describe('resolveServiceAppOptions', () => {
       requireCart: true,
       sessionTtlMs: SERVICE_APP_DEFAULTS.sessionTtlMs,
       defaultCountryCode: '233',
-      recoverOnBootstrap: true,
       flows: [],
     });
+    expect(resolved).not.toHaveProperty('shutdownGraceMs');
     expect(resolved.stepBudgetMs).toBeLessThan(5_000);
     expect(resolveServiceAppOptions(undefined).callbackUrl).toBe(resolved.callbackUrl);
   });
@@ -292,14 +292,24 @@ describe('resolveServiceAppOptions', () => {
     expect(problem({ statusCheckBudget: 600 })).toBe('serviceApp.statusCheckBudget');
   });
 
-  it('passes the job lease and sweep interval on when given, and validates them', () => {
-    expect(resolveServiceAppOptions({})).not.toHaveProperty('leaseMs');
-    expect(resolveServiceAppOptions({ leaseMs: 2_000, sweepIntervalMs: 500 })).toMatchObject({
-      leaseMs: 2_000,
-      sweepIntervalMs: 500,
-    });
-    expect(problem({ leaseMs: 999 })).toBe('serviceApp.leaseMs');
-    expect(problem({ sweepIntervalMs: 99 })).toBe('serviceApp.sweepIntervalMs');
-    expect(problem({ sweepIntervalMs: -1 })).toBe('serviceApp.sweepIntervalMs');
+  it.each([
+    [
+      'leaseMs',
+      30_000,
+      /BullMQ's stalled-job check \(HubtelBullmqModule lockDurationMs \/ stalledIntervalMs\)/,
+    ],
+    [
+      'sweepIntervalMs',
+      500,
+      /BullMQ's stalled-job check \(HubtelBullmqModule lockDurationMs \/ stalledIntervalMs\)/,
+    ],
+    ['recoverOnBootstrap', false, /jobs on Redis run on BullMQ, which keeps unfinished jobs in Redis/],
+  ])('refuses %s (removed in 0.2), saying what replaced it', (option, value, replacement) => {
+    const refused = () => resolveServiceAppOptions({ shutdownGraceMs: 0, [option]: value } as never);
+    expect(problem({ [option]: value })).toBe(`serviceApp.${option}`);
+    expect(refused).toThrow(
+      new RegExp(`^Invalid nestjs-hubtel option "serviceApp\\.${option}": was removed in 0\\.2: `),
+    );
+    expect(refused).toThrow(replacement);
   });
 });

@@ -13,7 +13,7 @@ import {
   assertOptionsObject,
   backoffDelays,
   readHubtelEnv,
-  checkJobOwnership,
+  refuseRemovedJobOptions,
   checkOptions,
   checkOptionsFromEnv,
   dropUndefined,
@@ -150,15 +150,6 @@ export interface ServiceAppModuleOptions {
   defaultCountryCode?: string;
   /** The USSD channel: screen size, pages of long menus, operators (see ServiceAppUssdOptions). */
   ussd?: ServiceAppUssdOptions;
-  /** Resume unfinished fulfillments and callbacks found in a persistent store at startup. Default true. */
-  recoverOnBootstrap?: boolean;
-  /**
-   * With several instances on a shared store: a fulfillment or callback whose instance died is
-   * taken over by another after this long. Default 30 s. See HubtelJobOwnershipOptions.
-   */
-  leaseMs?: number;
-  /** How often each instance looks for such jobs (0: never). Default half of `leaseMs`. */
-  sweepIntervalMs?: number;
   /**
    * On shutdown, how long handlers and callbacks running here may take to finish (new requests
    * are answered 503 meanwhile). Default 5000 ms. See docs/operations.md.
@@ -233,9 +224,6 @@ export interface ResolvedServiceAppOptions {
   messages: ServiceAppMessages;
   defaultCountryCode: string;
   ussd: ResolvedUssdOptions;
-  recoverOnBootstrap: boolean;
-  leaseMs?: number;
-  sweepIntervalMs?: number;
   shutdownGraceMs?: number;
 }
 
@@ -250,6 +238,7 @@ export function resolveServiceAppOptions(
   const o = options as Record<string, unknown>;
   const D = SERVICE_APP_DEFAULTS;
   const top = checkOptions(ServiceAppOptionsDto, o, P);
+  refuseRemovedJobOptions(o, P);
   // Checked apart: unknown fields are refused here only (the options carry flows, store, access...).
   const messages = checkOptions(ServiceAppMessagesDto, o.messages ?? {}, `${P}.messages`, {
     forbidUnknown: true,
@@ -306,15 +295,7 @@ export function resolveServiceAppOptions(
     messages: resolvedMessages,
     defaultCountryCode: top.defaultCountryCode ?? HUBTEL_DEFAULT_COUNTRY_CODE,
     ussd: resolveUssd(top.ussd ?? {}, o.ussd, backInputs, resolvedMessages),
-    recoverOnBootstrap: top.recoverOnBootstrap ?? true,
-    ...checkJobOwnership(
-      dropUndefined({
-        leaseMs: top.leaseMs,
-        sweepIntervalMs: top.sweepIntervalMs,
-        shutdownGraceMs: top.shutdownGraceMs,
-      }),
-      P,
-    ),
+    ...dropUndefined({ shutdownGraceMs: top.shutdownGraceMs }),
   };
 }
 

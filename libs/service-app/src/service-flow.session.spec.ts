@@ -1,7 +1,14 @@
-import { Logger, Module } from '@nestjs/common';
+import { Global, Logger, Module } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
-import { MemoryStore, type HubtelStore, type StoreEntry, type StoreWriteOptions } from 'nestjs-hubtel';
+import {
+  HUBTEL_JOB_RUNNER,
+  InProcessJobRunner,
+  MemoryStore,
+  type HubtelStore,
+  type StoreEntry,
+  type StoreWriteOptions,
+} from 'nestjs-hubtel';
 import { SERVICE_APP_DEFAULT_MESSAGES as M } from './service-app.constants.js';
 import { ServiceAppModule } from './service-app.module.js';
 import type { ServiceAppModuleOptions } from './service-app.options.js';
@@ -58,11 +65,23 @@ class JsonStore implements HubtelStore {
   }
 }
 
+/**
+ * A job runner for a store that is not a MemoryStore (the module refuses one without it). These
+ * tests are about sessions, in one process: this process's own runner will do.
+ */
+@Global()
+@Module({
+  providers: [{ provide: HUBTEL_JOB_RUNNER, useFactory: () => new InProcessJobRunner() }],
+  exports: [HUBTEL_JOB_RUNNER],
+})
+class InProcessRunnerModule {}
+
 async function setup(flows: ServiceFlowDefinition[], options: ServiceAppModuleOptions = {}) {
   const store = (options.store as HubtelStore | undefined) ?? new MemoryStore({ sweepIntervalMs: 0 });
   @Module({
     imports: [
       EventEmitterModule.forRoot(),
+      ...(store instanceof MemoryStore ? [] : [InProcessRunnerModule]),
       ServiceAppModule.forRoot({ ...options, store, flows, routes: { disabled: true } }),
     ],
   })

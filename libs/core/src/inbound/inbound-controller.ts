@@ -39,7 +39,7 @@ export interface HubtelRouteOptions {
  * The suite's access guard of a mounted controller (see `InboundAccessGuard`), and whether it is
  * needed. `needed: false` when the module's options are known, at mount time, to set no access
  * option (`forRoot` without `pathSecret`/`allowedIps`, see `accessGuardNeeded`): then no guard
- * is mounted (Nest's guard path costs ~0.5–1 µs per request), and the handlers call
+ * is mounted (Nest's guard path costs time on every request), and the handlers call
  * `InboundAccessPolicy.check` themselves, which, with nothing configured, only refuses a path
  * token (404) as the guard would have.
  */

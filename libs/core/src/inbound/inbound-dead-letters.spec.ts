@@ -11,7 +11,8 @@ import {
   listDeadLetters,
   requeueDeadLetter,
 } from './inbound-dead-letters.js';
-import { InboundPipeline } from './inbound-pipeline.js';
+import { InboundPipeline, type JobRecord } from './inbound-pipeline.js';
+import type { JobRunner, JobRunRequest } from './job-runner.js';
 
 const PAID = 'dl.paid';
 const OnPaid = createHandlerDecorator(PAID);
@@ -130,17 +131,67 @@ describe('dead letters', () => {
     await pipeline.drain();
     const id = `${PAID}:ref-3`;
 
-    const outcomes = await Promise.allSettled([
-      requeueDeadLetter(store, 'dl', id, 60_000),
-      requeueDeadLetter(store, 'dl', id, 60_000),
-    ]);
+    // A runner that only notes what it is asked (the command line's is BullMQ's).
+    const asked: JobRunRequest[] = [];
+    const runner = { enqueue: async (_: string, request: JobRunRequest) => void asked.push(request) };
+    const requeue = () =>
+      requeueDeadLetter(store, 'dl', id, { ttlMs: 60_000, runner: runner as unknown as JobRunner });
+    const outcomes = await Promise.allSettled([requeue(), requeue()]);
     expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
     expect(await listDeadLetters(store, 'dl')).toEqual([]);
-    // Pending, owned by nobody, marked open: what a sweep of any instance takes.
+    // Pending as a new run (its attempts + 1), asked of the runner once.
     const record = (await pipeline.get(PAID, 'ref-3'))!;
-    expect(record.status).toBe('pending');
-    expect(record.leaseUntil).toBeUndefined();
-    expect(await store.get(`hubtel:dl:open:${id}`)).toBeDefined();
+    expect(record).toMatchObject({ status: 'pending', run: record.attempts + 1 });
+    expect(asked).toEqual([{ storeKey: `hubtel:dl:job:${id}`, type: PAID, run: record.attempts + 1 }]);
+    store.close();
+    await app.close();
+  });
+
+  it('every replay asks for a new run number, even of a job settled dead without a run (a gate, a give-up)', async () => {
+    const store = new MemoryStore();
+    const asked: number[] = [];
+    const runner = { enqueue: async (_: string, request: JobRunRequest) => void asked.push(request.run) };
+    const key = `hubtel:dl:job:${PAID}:refused`;
+    const at = Date.now();
+    await store.set(key, {
+      type: PAID,
+      key: 'refused',
+      payload: {},
+      status: 'dead',
+      attempts: 0,
+      doneHandlers: [],
+      receivedAt: at,
+      updatedAt: at,
+      lastError: 'refused by its gate',
+    });
+    const replay = () =>
+      requeueDeadLetter(store, 'dl', `${PAID}:refused`, {
+        ttlMs: 60_000,
+        runner: runner as unknown as JobRunner,
+      });
+    const dieAgain = async () => {
+      const current = (await store.get<JobRecord>(key))!;
+      await store.set(key, { ...current.value, status: 'dead' });
+    };
+    await replay();
+    await dieAgain(); // refused again by its gate: no attempt counted
+    await replay();
+    expect(asked).toEqual([2, 3]);
+    store.close();
+  });
+
+  it('a replay the runner cannot take leaves the dead letter dead (listed, replayable), and says so', async () => {
+    const { app, store, pipeline } = await setup();
+    await pipeline.submit(PAID, 'ref-4', { id: 'ref-4' });
+    await pipeline.drain();
+    const id = `${PAID}:ref-4`;
+    const down = new Error('queue unreachable');
+    const runner = { enqueue: async () => Promise.reject(down) };
+    await expect(
+      requeueDeadLetter(store, 'dl', id, { ttlMs: 60_000, runner: runner as unknown as JobRunner }),
+    ).rejects.toBe(down);
+    expect((await pipeline.get(PAID, 'ref-4'))?.status).toBe('dead');
+    expect((await listDeadLetters(store, 'dl')).map((letter) => letter.id)).toEqual([id]);
     store.close();
     await app.close();
   });

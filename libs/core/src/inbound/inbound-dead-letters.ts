@@ -1,6 +1,7 @@
 import { HubtelError } from '../errors/hubtel.errors.js';
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 import type { JobRecord } from './inbound-job.types.js';
+import type { JobRunner } from './job-runner.js';
 
 /**
  * Dead letters: jobs that gave up (status `dead`), kept in the store with everything (payload,
@@ -8,11 +9,10 @@ import type { JobRecord } from './inbound-job.types.js';
  * fixed. These functions work on a store alone (`hubtel-trigger dead-letters` runs them against
  * Redis, from outside the app); InboundPipeline#replayDeadLetter also starts the job at once.
  *
- * A replay puts the record back to `pending`, owned by nobody, and marks it open: a pipeline runs
- * it then (this process's, at once; another instance's periodic sweep otherwise). It keeps its
- * `doneHandlers`, so only the handlers that failed run again; and its `attempts`, so each run has
- * its own number (a job runner keeps one run per number) and a replay that fails again is
- * dead-lettered again after that run, not retried for another full policy.
+ * A replay puts the record back to `pending` as a new run (a new BullMQ job), which it asks the
+ * runner for (or leaves the record dead when the runner cannot be reached). It keeps its `doneHandlers`, so only the handlers
+ * that failed run again; and its `attempts`, so a replay that fails again is dead-lettered again
+ * after that run, not retried for another full policy.
  */
 
 /** One dead-lettered job, as listed. */
@@ -67,11 +67,6 @@ export function jobKeyPrefix(pipeline: string): string {
   return `hubtel:${pipeline}:job:`;
 }
 
-/** Where a pipeline marks its open jobs, for the periodic sweeps. */
-export function openKeyPrefix(pipeline: string): string {
-  return `hubtel:${pipeline}:open:`;
-}
-
 /** The dead letters of a pipeline, oldest death first. */
 export async function listDeadLetters(store: HubtelStore, pipeline: string): Promise<DeadLetter[]> {
   const prefix = jobKeyPrefix(pipeline);
@@ -97,30 +92,37 @@ export async function listDeadLetters(store: HubtelStore, pipeline: string): Pro
 }
 
 /**
- * Puts a dead letter back to `pending` (compare-and-set: two replays at once make one) and marks
- * it open. Resolves with its store key and new entry; the caller (or a sweep) runs it.
+ * Puts a dead letter back to `pending` as a new run (compare-and-set: two replays at once make
+ * one), then asks `runner` for that run. Resolves with its store key and new entry.
  * `ttlMs`: how long the record is kept from now (the pipeline's `recordTtlMs`).
  */
 export async function requeueDeadLetter(
   store: HubtelStore,
   pipeline: string,
   id: string,
-  ttlMs: number,
-  now: () => number = Date.now,
+  { ttlMs, runner, now = Date.now }: { ttlMs: number; runner: JobRunner; now?: () => number },
 ): Promise<{ storeKey: string; entry: StoreEntry<JobRecord> }> {
   const storeKey = jobKeyPrefix(pipeline) + id;
   const entry = await store.get<JobRecord>(storeKey);
   if (!entry) throw new HubtelDeadLetterNotFoundError(pipeline, id);
   if (entry.value.status !== 'dead') throw new HubtelNotDeadLetterError(pipeline, id, entry.value.status);
-  const { leaseUntil: _lease, nextAttemptAt: _due, ...job } = entry.value;
-  const pending: JobRecord = { ...job, status: 'pending', updatedAt: now() };
+  // A new run number each time, whatever the attempts (a gate or a give-up settles without one):
+  // the runner keeps one job per number, and may still hold the last one's.
+  const run = Math.max(entry.value.run ?? 1, entry.value.attempts) + 1;
+  const pending: JobRecord = { ...entry.value, status: 'pending', run, updatedAt: now() };
   const written = await store.compareAndSet(storeKey, entry.version, pending, { ttlMs });
   if (!written) {
     const current = await store.get<JobRecord>(storeKey);
     if (!current) throw new HubtelDeadLetterNotFoundError(pipeline, id);
     throw new HubtelNotDeadLetterError(pipeline, id, current.value.status);
   }
-  await store.set(openKeyPrefix(pipeline) + id, 1, { ttlMs });
+  try {
+    await runner.enqueue(pipeline, { storeKey, type: pending.type, run });
+  } catch (error) {
+    // Not queued: dead again, so it is listed and can be replayed once the runner answers.
+    await store.compareAndSet(storeKey, written.version, entry.value, { ttlMs }).catch(() => undefined);
+    throw error;
+  }
   return { storeKey, entry: written };
 }
 

@@ -3,8 +3,8 @@
  * a DTO, a controller, a handler decorator and a module of a few lines over inboundKit, booted in
  * a real Nest app on Express and on Fastify and driven over real HTTP.
  */
-import { Body, HttpCode, Inject, Injectable, Logger, Module, Post, Req, Res } from '@nestjs/common';
-import type { INestApplication } from '@nestjs/common';
+import { Body, Global, HttpCode, Inject, Injectable, Logger, Module, Post, Req, Res } from '@nestjs/common';
+import type { DynamicModule, INestApplication, Provider } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -17,6 +17,10 @@ import type { InboundAccessOptions, InboundAccessPolicy, InboundRequestLike } fr
 import { answerInbound } from './inbound-answer.js';
 import { mountController } from './inbound-controller.js';
 import { inboundKit } from './inbound-kit.js';
+import type { JobRunner } from './job-runner.js';
+import { HUBTEL_JOB_RUNNER, HUBTEL_STORE } from '../hubtel.constants.js';
+import { MemoryStore } from '../store/memory.store.js';
+import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import type { InboundPipeline, JobRetryPolicy } from './inbound-pipeline.js';
 
 // ---- The made-up module: a carrier posts delivery notices, handlers run once per notice ----
@@ -212,3 +216,61 @@ describe('a third inbound module without EventEmitterModule', () => {
     expect((error as Error).message).toMatch(/ParcelModule .*EventEmitterModule\.forRoot\(\)/);
   });
 });
+
+describe('a third inbound module on a shared store', () => {
+  /** A store other instances share (not this process's MemoryStore), as HubtelRedisModule gives. */
+  const shared = (): HubtelStore => {
+    const memory = new MemoryStore();
+    return {
+      get: (key) => memory.get(key),
+      set: (key, value, options) => memory.set(key, value, options),
+      setIfAbsent: (key, value, options) => memory.setIfAbsent(key, value, options),
+      compareAndSet: (key, version, value, options) => memory.compareAndSet(key, version, value, options),
+      delete: (key) => memory.delete(key),
+      scan: (prefix) => memory.scan(prefix),
+    };
+  };
+  const boot = (providers: Provider[]) =>
+    Test.createTestingModule({
+      imports: [EventEmitterModule.forRoot(), GlobalProviders.with(providers), ParcelModule],
+    })
+      .compile()
+      .then((moduleRef) => moduleRef.close())
+      .catch((e: unknown) => e);
+
+  it('refuses to start without a job runner (one engine: a shared store runs its jobs on BullMQ)', async () => {
+    const error = await boot([{ provide: HUBTEL_STORE, useFactory: shared }]);
+    expect(error).toBeInstanceOf(HubtelConfigError);
+    expect((error as HubtelConfigError).option).toBe('HubtelBullmqModule');
+    expect((error as Error).message).toMatch(
+      /ParcelModule keeps its records in a shared store .*HubtelBullmqModule\.forRoot/,
+    );
+  });
+
+  it('starts with one', async () => {
+    const runner: JobRunner = {
+      start: async () => undefined,
+      enqueue: async () => undefined,
+      wake: async () => undefined,
+      repeat: async () => undefined,
+      stop: async () => undefined,
+    };
+    const error = await boot([
+      { provide: HUBTEL_STORE, useFactory: shared },
+      { provide: HUBTEL_JOB_RUNNER, useValue: runner },
+    ]);
+    expect(error).toBeUndefined();
+  });
+});
+
+@Global()
+@Module({})
+class GlobalProviders {
+  static with(providers: Provider[]): DynamicModule {
+    return {
+      module: GlobalProviders,
+      providers,
+      exports: providers.map((p) => (p as { provide: symbol }).provide),
+    };
+  }
+}

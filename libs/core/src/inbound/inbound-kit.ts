@@ -16,6 +16,7 @@ import { HttpTransport, type HttpTransportConfig } from '../http/http-transport.
 import { StatusCheckBudgetModule } from '../http/status-check.budget.js';
 import { hubtelHttpModule } from '../http/undici-axios-adapter.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
+import { MemoryStore } from '../store/memory.store.js';
 import { resolveStoreOption, type HubtelStoreOption } from '../store/store-option.js';
 import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import { InboundAccessPolicy, type InboundAccessOptions } from './inbound-access.js';
@@ -108,6 +109,14 @@ export function inboundKit<O extends InboundKitOptions>(spec: InboundKitSpec<O>)
           throw new HubtelConfigError(
             'EventEmitterModule',
             `${spec.module} ${spec.emits}: import EventEmitterModule.forRoot() in your application module`,
+          );
+        }
+        // One engine per deployment: a store other instances share runs its jobs on a shared
+        // runner (BullMQ), whose stalled-job check is what takes a dead replica's jobs over.
+        if (!runner && !(store instanceof MemoryStore)) {
+          throw new HubtelConfigError(
+            'HubtelBullmqModule',
+            `${spec.module} keeps its records in a shared store (${store.constructor.name}): its jobs must run on BullMQ. Import HubtelBullmqModule.forRoot({ url }) (nestjs-hubtel/bullmq) beside HubtelRedisModule, with the same Redis`,
           );
         }
         const { jobs = {}, ...settings } = spec.pipeline.settings(options);

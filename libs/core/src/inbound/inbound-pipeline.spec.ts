@@ -73,9 +73,7 @@ quiet.error = () => undefined;
 quiet.log = () => undefined;
 
 /** A Nest app with the Handlers, and a pipeline on `store` (a MemoryStore a test may script). */
-async function setup<S extends MemoryStore = MemoryStore>(
-  store: S = new MemoryStore({ sweepIntervalMs: 0 }) as S,
-) {
+async function setup<S extends MemoryStore = MemoryStore>(store: S = new MemoryStore() as S) {
   const retry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
   const moduleRef = await Test.createTestingModule({ imports: [TestModule] }).compile();
   moduleRef.useLogger(false);
@@ -128,8 +126,7 @@ describe('InboundPipeline', () => {
     refusal = { outcome: 'dead', reason: 'reported failed' };
     await expect(pipeline.replayDeadLetter(`${PAID}:g1`)).rejects.toBeInstanceOf(JobRefusedError);
     // A replay made on the store alone (the command line) is refused when a pipeline runs it.
-    await requeueDeadLetter(store, 'test', `${PAID}:g1`, 60_000);
-    await pipeline.recover();
+    await requeueDeadLetter(store, 'test', `${PAID}:g1`, { ttlMs: 60_000, runner: pipeline.runner });
     await pipeline.drain();
     expect(handlers.calls).toEqual(calls);
     expect(await pipeline.get(PAID, 'g1')).toMatchObject({ status: 'dead', lastError: 'reported failed' });
@@ -183,7 +180,7 @@ describe('InboundPipeline', () => {
   });
 
   it('waits out a store outage to record the outcome of handlers that ran: they never run again', async () => {
-    /** Down for the three writes after the claim: the handlers' outcome cannot be written at first. */
+    /** Down for the three writes after the first handler's progress: the outcome cannot be written at first. */
     class FlakyStore extends MemoryStore {
       writes = 0;
       override async compareAndSet<T>(
@@ -197,14 +194,14 @@ describe('InboundPipeline', () => {
         return super.compareAndSet(key, version, value, options);
       }
     }
-    const { app, store, pipeline: flaky, handlers } = await setup(new FlakyStore({ sweepIntervalMs: 0 }));
+    const { app, store, pipeline: flaky, handlers } = await setup(new FlakyStore());
     await flaky.submit(PAID, 'outage', { id: 'outage' });
     await flaky.drain();
     expect(store.writes).toBe(5);
     expect(await flaky.get(PAID, 'outage')).toMatchObject({ status: 'done', attempts: 1 });
     expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
-    // A sweep (another instance's, once the lease ran out) finds it done: nothing runs again.
-    expect(await flaky.recover()).toBe(0);
+    // The sender's retry finds it done: nothing runs again.
+    expect((await flaky.submit(PAID, 'outage', { id: 'outage' })).duplicate).toBe(true);
     await flaky.drain();
     expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
     await app.close();
@@ -243,7 +240,7 @@ describe('InboundPipeline', () => {
     let clock = 0;
     const timed = new InboundPipeline({
       name: 'timed',
-      store: new MemoryStore({ sweepIntervalMs: 0 }),
+      store: new MemoryStore(),
       emitter: app.get(EventEmitter2),
       deadLetterEvent: DEAD,
       logger: quiet,
@@ -262,49 +259,6 @@ describe('InboundPipeline', () => {
     await timed.drain();
     expect(runs).toBe(4); // 300, 600, 900, 1200 ms: the fourth run passes the deadline
     expect(handlers.dead.map((d) => d.type)).toEqual(['send']);
-    await app.close();
-  });
-
-  it('recovers pending jobs left in a persistent store by a crashed process', async () => {
-    const { app, store, pipeline, handlers } = await setup();
-    const stale: JobRecord<{ id: string }> = {
-      type: PAID,
-      key: 'left',
-      payload: { id: 'left' },
-      status: 'running',
-      attempts: 1,
-      doneHandlers: [FIRST],
-      receivedAt: Date.now() - 60_000,
-      updatedAt: Date.now() - 60_000,
-      leaseUntil: Date.now() - 1,
-    };
-    await store.set(`hubtel:test:job:${PAID}:left`, stale);
-    expect(await pipeline.recover()).toBe(1);
-    await pipeline.drain();
-    expect(handlers.calls).toMatchObject({ first: 0, second: 1 }); // first had already succeeded
-    expect(await pipeline.get(PAID, 'left')).toMatchObject({ status: 'done', attempts: 2 });
-    await app.close();
-  });
-
-  it('reads a record of the version before identities (listener indexes) as the handlers at those positions today', async () => {
-    const { app, store, pipeline, handlers } = await setup();
-    const legacy = {
-      type: PAID,
-      key: 'legacy',
-      payload: { id: 'legacy' },
-      status: 'pending',
-      attempts: 1,
-      doneListeners: [0],
-      receivedAt: Date.now() - 60_000,
-      updatedAt: Date.now() - 60_000,
-    };
-    await store.set(`hubtel:test:job:${PAID}:legacy`, legacy);
-    expect(await pipeline.recover()).toBe(1);
-    await pipeline.drain();
-    expect(handlers.calls).toMatchObject({ first: 0, second: 1 });
-    const record = await pipeline.get(PAID, 'legacy');
-    expect(record).toMatchObject({ status: 'done', attempts: 2, doneHandlers: [FIRST, SECOND] });
-    expect(record?.doneListeners).toBeUndefined();
     await app.close();
   });
 
@@ -368,30 +322,46 @@ describe('InboundPipeline', () => {
     await app.close();
   });
 
-  it('claims a new job without reading it, and falls back to a read when its version moved', async () => {
-    // A store where something else writes the record right after it is created (version 2).
-    class Meddling extends MemoryStore {
-      reads = 0;
-      override async setIfAbsent<T>(key: string, value: T, options?: { ttlMs?: number }): Promise<boolean> {
-        const created = await super.setIfAbsent(key, value, options);
-        if (created && key.endsWith(':moved')) await super.set(key, value, options);
-        return created;
-      }
-      override async get<T>(key: string) {
-        this.reads++;
-        return super.get<T>(key);
-      }
-    }
-    const { app, store, pipeline, handlers } = await setup(new Meddling({ sweepIntervalMs: 0 }));
-    await pipeline.submit(PAID, 'fresh', { id: 'fresh' });
-    await pipeline.drain();
-    expect(store.reads).toBe(0);
-    await pipeline.submit(PAID, 'moved', { id: 'moved' });
-    await pipeline.drain();
-    expect(store.reads).toBe(1);
-    expect(await pipeline.get(PAID, 'moved')).toMatchObject({ status: 'done', attempts: 1 });
-    expect(handlers.calls).toMatchObject({ first: 2, second: 2 }); // once per job, never twice
-    await app.close();
+  it('a run that another run of the same job settled first (a runner delivered it twice) fires no hook, event or signal of its own', async () => {
+    const store = new MemoryStore();
+    const emitter = new EventEmitter2();
+    const deadLetters: DeadLetterEvent[] = [];
+    emitter.on(DEAD, (event: DeadLetterEvent) => void deadLetters.push(event));
+    const settled: string[] = [];
+    const signals: string[] = [];
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const instance = (name: 'a' | 'b') =>
+      new InboundPipeline({
+        name: 'race',
+        store,
+        emitter,
+        deadLetterEvent: DEAD,
+        logger: quiet,
+        retry: { maxAttempts: 1 },
+        telemetry: { record: (signal) => void signals.push(`${name}:${signal.kind}`) },
+      }).define('race', {
+        run: async () => {
+          if (name === 'b') return;
+          await slow;
+          throw new Error('a failed late');
+        },
+        onSettled: (_record, outcome) => void settled.push(`${name}:${outcome}`),
+      });
+    const a = instance('a');
+    const b = instance('b');
+    await a.submit('race', 'k', {});
+    // The same run delivered to b too, while a's is still under way: b settles it first.
+    await b.runner.enqueue('race', { storeKey: 'hubtel:race:job:race:k', type: 'race', run: 1 });
+    await b.drain();
+    expect(await b.get('race', 'k')).toMatchObject({ status: 'done' });
+    release();
+    await a.drain();
+    expect(await a.get('race', 'k')).toMatchObject({ status: 'done', attempts: 1 });
+    expect(settled).toEqual(['b:done']);
+    expect(deadLetters).toEqual([]);
+    expect(signals).toEqual(['b:job']);
+    store.close();
   });
 
   it('rejects unknown job types with a typed error', async () => {
@@ -434,7 +404,7 @@ describe('InboundPipeline: events, requireListener, keepResults', () => {
     const app = await moduleRef.createNestApplication({ logger: false }).init();
     const pipeline = new InboundPipeline({
       name: 'orders',
-      store: new MemoryStore({ sweepIntervalMs: 0 }),
+      store: new MemoryStore(),
       emitter: app.get(EventEmitter2),
       handlers: registryOf(app),
       deadLetterEvent: DEAD,

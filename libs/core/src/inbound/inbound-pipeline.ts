@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import {
   Logger,
   type BeforeApplicationShutdown,
@@ -6,45 +5,40 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { HubtelError } from '../errors/hubtel.errors.js';
-import { maskPhoneNumbers } from '../logging/redact.js';
-import { sleep } from '../retry/backoff.js';
 import { HandlerRegistry } from '../events/handler-registry.js';
+import { HubtelLogger } from '../logging/hubtel-logger.js';
+import { maskPhoneNumbers } from '../logging/redact.js';
+import { backoffDelay, sleep } from '../retry/backoff.js';
 import type { StoreEntry } from '../store/hubtel-store.interface.js';
-import { MemoryStore } from '../store/memory.store.js';
 import { listDeadLetters, requeueDeadLetter, type DeadLetter } from './inbound-dead-letters.js';
+import { HandlerDispatch, ListenerFailure, NO_HANDLERS, type DispatchProgress } from './inbound-dispatch.js';
 import {
-  DEFAULT_SHUTDOWN_GRACE_MS,
-  HubtelShuttingDownError,
-  countLeftovers,
-  reportShutdown,
-} from './inbound-shutdown.js';
-import type { JobRunRef } from './job-runner.js';
-import { InboundDeferrals, isStaleRun, runRequest } from './inbound-defer.js';
-import { JobAttempts } from './inbound-attempt.js';
-import { HandlerDispatch } from './inbound-dispatch.js';
-import { NO_HANDLERS, describe, type JobsContext } from './inbound-job.records.js';
-import {
-  JobRefusedError,
-  type InboundPipelineOptions,
-  type JobDefinition,
-  type JobRecord,
-  type SubmitResult,
-} from './inbound-job.types.js';
-import { JobLeases } from './inbound-lease.js';
-import { JobTakeover } from './inbound-takeover.js';
-
-// The job record, definitions and options: public names of core, exported from here as before.
-export {
   DEFAULT_JOB_RETRY,
   DeadLetterEvent,
+  JobDeferral,
   JobRefusedError,
   type InboundPipelineOptions,
-  type JobRefusal,
   type JobDefinition,
   type JobOutcome,
   type JobRecord,
+  type JobRefusal,
+  type SubmitResult,
+} from './inbound-job.types.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS, HubtelShuttingDownError, reportShutdown } from './inbound-shutdown.js';
+import { jobSignal } from './inbound-telemetry.js';
+import { InProcessJobRunner, type JobRunner, type JobRunOutcome, type JobRunRequest } from './job-runner.js';
+
+export {
+  DEFAULT_JOB_RETRY,
+  DeadLetterEvent,
+  JobDeferral,
+  JobRefusedError,
+  type InboundPipelineOptions,
+  type JobDefinition,
+  type JobOutcome,
+  type JobRecord,
+  type JobRefusal,
   type JobRetryPolicy,
   type JobRunContext,
   type JobStatus,
@@ -54,132 +48,50 @@ export {
 /**
  * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
  *
- *   record (set-if-absent on the job's key) → acknowledge → run → retry with backoff → dead letter
+ *   record (set-if-absent on the job's key) → ask the runner for a run → acknowledge → run →
+ *   outcome written (done, deferred, retry, dead letter)
  *
- * A job is recorded in the store BEFORE the caller acknowledges the HTTP request, so a crash after
- * the 2xx loses nothing (with a persistent store, unfinished jobs are picked up again at bootstrap,
- * and by a periodic sweep of every instance). The key makes a job idempotent: a duplicate
- * (sequential or concurrent) finds the key taken and runs nothing.
- *
- * A job either dispatches a domain event to its handlers, or runs its own function (the
- * service-app's fulfillment callback sender). Handlers (see HandlerRegistry) are called one by
- * one, and each one that succeeded is remembered by its stable identity (`Class.method@event`),
- * so a retry re-runs only the handlers that failed, even on an instance running a newer deploy
- * with handlers added, removed or reordered: one failing handler never makes another run twice.
- *
- * Ownership: a job is owned by the process holding its lease (`leaseUntil`). A running job's
- * lease is renewed every `heartbeatMs` while its handlers run, so a long handler on a live
- * instance is never taken over; a job waiting for its retry in this process is leased until its
- * `nextAttemptAt` plus a lease. Every instance sweeps the store every `sweepIntervalMs` and takes
- * over (compare-and-set, so exactly one wins) running jobs whose lease expired — their instance
- * died — and pending jobs that are due and owned by nobody.
- *
- * With a `runner` (JobRunner, e.g. BullMQ) the pipeline no longer runs jobs on its own timers: it
- * asks the runner to run a recorded job (before the acknowledgement, so the request is as durable
- * as the record), and the runner calls back for one attempt at a time, on whichever instance takes
- * it. A failed attempt records its retry (pending, `nextAttemptAt`, leased to nobody) and asks the
- * runner for the next run after the backoff; the runner's own crash detection replaces the lease
- * takeover, and the sweep only asks the runner again for jobs it may have lost (recorded just
- * before a crash, or whose run request failed). Leases and compare-and-set still guard every run.
- *
- * Where each piece lives (this class composes them and is what the modules talk to):
- *   inbound-job.types.ts    the job record, job definitions, the pipeline's options
- *   inbound-job.records.ts  pure functions over records (who may take a job, merging outcomes)
- *   inbound-lease.ts        claim, lease, heartbeat, saved handler progress
- *   inbound-attempt.ts      one attempt: run or dispatch, outcome write, retry, dead letter
- *   inbound-dispatch.ts     calling a job's handlers, remembering which succeeded
- *   inbound-takeover.ts     open marks, the periodic sweep, recovery at bootstrap
- *   inbound-defer.ts        deferrals and wakes; inbound-shutdown.ts, inbound-dead-letters.ts
- * Submitting (record, duplicate handling) and running (launch, work, the runner's callback) are here.
+ * Both writes happen before the sender's 2xx, so a crash after it loses nothing; a duplicate
+ * finds the key taken and runs nothing. Each guarantee has one keeper (docs/architecture.md):
+ * the record collapses duplicates and names the handlers that succeeded (by identity, so a retry
+ * on any deploy runs only the ones that failed); the runner decides where and when a run happens
+ * (BullMQ with Redis: its locks, stalled-job check, delayed jobs; one process's timers in memory).
  */
 
 const DEFAULT_RECORD_TTL_MS = 7 * 24 * 3600_000;
-const DEFAULT_LEASE_MS = 30_000;
+/** A wake mark lives until the run it is for ends (a handler's time), then expires if unread. */
+const WAKE_MARK_TTL_MS = 3600_000;
+const SETTLED: JobRunOutcome = { kind: 'settled' };
 
 export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
   private readonly definitions = new Map<string, JobDefinition<any>>();
   /** Default event list per job type (the type itself), so dispatching allocates none. */
   private readonly typeEvents = new Map<string, readonly string[]>();
-  /** Jobs launched and not settled yet (queued ones included): what drain() waits for. */
-  private active = 0;
-  private idleWaiters: Array<() => void> = [];
-  /** Jobs launched in this turn of the event loop, as [storeKey, known entry] pairs. */
-  private queue: Array<string | StoreEntry<JobRecord> | undefined> = [];
-  private scheduled = false;
-  private readonly stopping = new AbortController();
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly prefix: string;
   private readonly writeOptions: { ttlMs: number };
-  private readonly runner: InboundPipelineOptions['runner'];
-  private readonly sweepIntervalMs: number;
+  /** Where and when this pipeline's jobs run (given, or this process's own). */
+  readonly runner: JobRunner;
+  private readonly dispatcher: HandlerDispatch;
+  /** Executions running in this process, and who waits for none. */
+  private active = 0;
+  private idleWaiters: Array<() => void> = [];
   /** Set by the first shutdown hook: new inbound work is refused (see `assertAcceptingInbound`). */
   private closing = false;
-  private readonly deferrals: InboundDeferrals;
-  private readonly leases: JobLeases;
-  private readonly attempts: JobAttempts;
-  private readonly takeover: JobTakeover;
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.logger = options.logger ?? new HubtelLogger(`Hubtel:${options.name}`);
     this.now = options.now ?? Date.now;
     this.prefix = `hubtel:${options.name}:job:`;
     this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS };
-    this.runner = options.runner;
-    const leaseMs = options.leaseMs ?? options.runner?.leaseMs ?? DEFAULT_LEASE_MS;
-    const heartbeatMs = options.heartbeatMs ?? Math.max(1, Math.floor(leaseMs / 3));
-    const sweepIntervalMs =
-      options.sweepIntervalMs ?? (options.store instanceof MemoryStore ? 0 : Math.ceil(leaseMs / 2));
     const handlers =
       options.handlers ?? new HandlerRegistry({ emitter: options.emitter, logger: this.logger });
-    // Each job waiting to retry listens on it; hundreds may wait at once (not a leak).
-    setMaxListeners(0, this.stopping.signal);
-    const ctx: JobsContext = {
-      name: options.name,
-      store: options.store,
-      writeOptions: this.writeOptions,
-      leaseMs,
-      runner: this.runner,
-      signal: this.stopping.signal,
-      logger: this.logger,
-      telemetry: options.telemetry,
-      now: this.now,
-    };
-    this.deferrals = new InboundDeferrals({
-      name: options.name,
-      store: options.store,
-      runner: this.runner,
-      writeOptions: this.writeOptions,
-      leaseMs,
-      signal: this.stopping.signal,
-      now: this.now,
-      write: (storeKey, entry, next) => this.attempts.write(storeKey, entry, next),
-      launch: (storeKey) => this.launch(storeKey, undefined),
-    });
-    this.leases = new JobLeases(ctx, heartbeatMs);
-    this.takeover = new JobTakeover(ctx, {
-      prefix: this.prefix,
-      sweepIntervalMs,
-      deferrals: this.deferrals,
-      knows: (type) => this.definitions.has(type),
-      launch: (storeKey) => {
-        this.recovering.add(storeKey);
-        this.launch(storeKey, undefined);
-      },
-    });
-    const takeover = this.takeover;
-    this.attempts = new JobAttempts(ctx, {
-      definition: (type) => this.definition(type),
-      retry: options.retry,
-      random: options.random,
-      emitter: options.emitter,
-      deadLetterEvent: options.deadLetterEvent,
-      leases: this.leases,
-      dispatch: new HandlerDispatch(ctx, handlers, this.typeEvents, this.leases),
-      deferrals: this.deferrals,
-      closeMark: (storeKey, written) => takeover.closeMark(storeKey, written),
-    });
-    this.sweepIntervalMs = sweepIntervalMs;
+    this.dispatcher = new HandlerDispatch(options.name, handlers, options.telemetry, this.logger);
+    // In one process there is nobody to wait for: jobs run from the first submit.
+    this.runner = options.runner ?? new InProcessJobRunner();
+    if (this.runner instanceof InProcessJobRunner) void this.runner.start(options.name, this.execute);
   }
 
   /** Declares a job type. Call before submitting jobs of it (typically in a provider factory). */
@@ -190,11 +102,11 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   }
 
   /**
-   * Records the job under `key` and, when it is new, starts running it in the background.
-   * Resolves once the record is stored: acknowledge the sender only after this.
+   * Records the job under `key` and, when it is new, asks the runner to run it. Resolves once
+   * both are durable: acknowledge the sender only after this.
    */
   async submit<P>(type: string, key: string, payload: P): Promise<SubmitResult<P>> {
-    this.definition(type);
+    const definition = this.definition(type);
     const at = this.now();
     const record: JobRecord<P> = {
       type,
@@ -206,84 +118,52 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       receivedAt: at,
       updatedAt: at,
     };
-    const storeKey = this.storeKey(type, key);
-    // A runner leaving first runs here: the open mark goes with the record (the same round trip),
-    // so should this process die in the run, the sweep of any instance hands the job to the runner.
-    const here = this.runner?.firstRunHere === true;
-    const created = here
-      ? await this.takeover.recordWithMark(storeKey, record)
-      : await this.options.store.setIfAbsent(storeKey, record, this.writeOptions);
-    if (!created) {
-      const existing = await this.options.store.get<JobRecord<P>>(storeKey);
-      const job = existing?.value;
-      // Recorded, never run, owned by nobody: the sender may have got an error although the record
-      // was written (a store that died before its reply, or a queue unreachable), so no process
-      // launched it, and no open mark shows it to the sweeps. The sender's retry starts it now:
-      // asked of the runner again (it keeps one per run), or launched here (the claim's
-      // compare-and-set lets only one process run it, should its first launch still be under way).
-      if (job?.status === 'pending' && job.attempts === 0 && !job.deferrals && (job.leaseUntil ?? 0) < at) {
-        if (this.runner) {
-          await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
-        } else {
-          this.takeover.markOpen(storeKey);
-          this.launch(storeKey, undefined);
-        }
-      }
-      if (this.definitions.get(type)!.wakeOnDuplicate && existing) {
-        const woken = await this.deferrals.onDuplicate(storeKey, existing, payload);
-        return { duplicate: true, record: job!, woken };
-      }
-      return { duplicate: true, record: job ?? record };
-    }
-    if (this.runner && !here) {
-      // Before the acknowledgement: a crash right after it still leaves the job to run elsewhere.
-      await this.runner.schedule(this.options.name, { storeKey, type, attempt: 1, delayMs: 0 });
-      setImmediate(() => this.takeover.markOpen(storeKey));
+    const storeKey = this.prefix + `${type}:${key}`;
+    if (await this.options.store.setIfAbsent(storeKey, record, this.writeOptions)) {
+      await this.runner.enqueue(this.options.name, { storeKey, type, run: 1 });
       return { duplicate: false, record };
     }
-    // A new entry is at version 1 (HubtelStore): the first claim needs no read.
-    this.launch(storeKey, { value: record, version: 1 });
-    return { duplicate: false, record };
+    const job = (await this.options.store.get<JobRecord<P>>(storeKey))?.value;
+    if (!job || isSettled(job)) return { duplicate: true, record: job ?? record };
+    // Never run: the sender may have had an error after the record was written (the runner was
+    // unreachable), so its retry asks again; the runner keeps one run per number.
+    if (job.attempts === 0 && !job.deferred)
+      await this.runner.enqueue(this.options.name, request(storeKey, job));
+    if (!definition.wakeOnDuplicate) return { duplicate: true, record: job };
+    // The mark first, then the wake: a run deferring meanwhile reads the mark after it waits.
+    await this.options.store.set(this.wakeKey(storeKey), { payload }, { ttlMs: WAKE_MARK_TTL_MS });
+    await this.runner.wake(this.options.name, request(storeKey, job));
+    return { duplicate: true, record: job, woken: true };
   }
 
-  /**
-   * The app's event emitter, the one the pipeline dispatches on: what the module's other parts
-   * emit with, so a module checks that the app has one once (see inboundKit).
-   */
+  /** The app's event emitter, the one the pipeline dispatches on. */
   get emitter(): EventEmitter2 {
     return this.options.emitter;
   }
 
-  /** True when a job runner decides where jobs run (any instance), false when they run here. */
-  get distributed(): boolean {
-    return this.runner !== undefined;
-  }
-
   /** The stored record of a job, if it is still kept. */
   async get<P>(type: string, key: string): Promise<JobRecord<P> | undefined> {
-    return (await this.options.store.get<JobRecord<P>>(this.storeKey(type, key)))?.value;
+    return (await this.options.store.get<JobRecord<P>>(`${this.prefix}${type}:${key}`))?.value;
   }
 
-  /** Resolves when every job running now (and retries they schedule) has settled. For tests and shutdown. */
+  /** Resolves when nothing of this pipeline runs here, nor waits here for a retry. For tests and shutdown. */
   async drain(): Promise<void> {
-    while (this.active > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    for (;;) {
+      await this.runner.drain?.(this.options.name);
+      if (this.active === 0) return;
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.runner && !this.options.recoverOnBootstrap && this.sweepIntervalMs <= 0) return;
+    if (this.runner instanceof InProcessJobRunner) return;
     // Listeners are attached by @nestjs/event-emitter in its own bootstrap hook: wait for it.
-    const ready = this.options.whenReady?.() ?? new Promise<void>((resolve) => setImmediate(resolve));
+    const ready = this.options.whenReady?.() ?? Promise.resolve();
     void ready
-      .then(async () => {
-        try {
-          if (this.runner && !this.stopping.signal.aborted)
-            await this.runner.start(this.options.name, this.execute);
-          if (this.options.recoverOnBootstrap) await this.recover();
-        } finally {
-          this.takeover.start();
-        }
-      })
-      .catch((error: unknown) => this.logger.error(`Recovery of unfinished jobs failed: ${describe(error)}`));
+      .then(() =>
+        this.stopping.signal.aborted ? undefined : this.runner.start(this.options.name, this.execute),
+      )
+      .catch((error: unknown) => this.logger.error(`Starting the job runner failed: ${describe(error)}`));
   }
 
   /** The first shutdown hook: from now on, new inbound work is answered 503 (nothing recorded). */
@@ -296,10 +176,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return !this.closing;
   }
 
-  /**
-   * Throws HubtelShuttingDownError (the endpoints answer 503 with Retry-After) once the app shuts
-   * down. Called by the modules' inbound entry points before they record or emit anything.
-   */
+  /** Throws HubtelShuttingDownError (503 with Retry-After) once the app shuts down. */
   assertAcceptingInbound(what: string): void {
     if (this.closing) throw new HubtelShuttingDownError(what);
   }
@@ -310,81 +187,33 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   }
 
   /**
-   * Runs a dead letter again, now: only its handlers that failed run (those that succeeded are
-   * named in the record). Throws HubtelDeadLetterNotFoundError / HubtelNotDeadLetterError, and
-   * JobRefusedError when the job's gate would leave it dead (said now to the caller; the gate is
-   * asked again when it runs, as for a replay made from outside the app, which only gets there).
-   * Resolves once it is queued; `drain()` (or `get()`) shows when it settled.
+   * Runs a dead letter again: only its handlers that failed run. Throws
+   * HubtelDeadLetterNotFoundError / HubtelNotDeadLetterError, and JobRefusedError when its gate
+   * would leave it dead (said now; the gate is asked again when it runs). Resolves once queued.
    */
   async replayDeadLetter(id: string): Promise<void> {
     const dead = (await this.options.store.get<JobRecord>(`${this.prefix}${id}`))?.value;
     const gate = dead?.status === 'dead' ? this.definitions.get(dead.type)?.gate : undefined;
-    if (dead && gate) {
-      const refusal = await gate(dead.payload, dead);
-      if (refusal?.outcome === 'dead') throw new JobRefusedError(dead.type, dead.key, refusal);
-    }
-    const { storeKey, entry } = await requeueDeadLetter(
-      this.options.store,
-      this.options.name,
-      id,
-      this.writeOptions.ttlMs,
-      this.now,
-    );
-    const job = entry.value;
-    if (!this.definitions.has(job.type)) {
-      // Recorded by a deploy with another job list: left open for an instance that knows it.
-      this.logger.warn(`Dead-lettered job ${id} is of a type this instance does not run; left pending`);
-      return;
-    }
-    this.logger.log(`Replaying dead-lettered job ${job.type} ${maskPhoneNumbers(job.key)}`);
-    if (this.runner) {
-      // With the job's deferral count, or a once-deferred job's replay would be a stale run.
-      await this.runner.schedule(this.options.name, runRequest(storeKey, job, 0));
-    } else {
-      this.launch(storeKey, entry);
-    }
+    const refusal = gate && (await gate(dead!.payload, dead!));
+    if (refusal?.outcome === 'dead') throw new JobRefusedError(dead!.type, dead!.key, refusal);
+    const { entry } = await requeueDeadLetter(this.options.store, this.options.name, id, {
+      ttlMs: this.writeOptions.ttlMs,
+      runner: this.runner,
+      now: this.now,
+    });
+    this.logger.log(`Replaying dead-lettered job ${entry.value.type} ${maskPhoneNumbers(entry.value.key)}`);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.closing = true;
     this.stopping.abort();
-    this.takeover.stop();
     const grace = this.options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
-    // The runner's jobs running here are left to it past the grace (another instance retakes them).
-    const stopped = this.runner?.stop(this.options.name).catch((error: unknown) => {
+    // The runner's jobs still running past the grace are the runner's to hand to another instance.
+    const stopped = this.runner.stop(this.options.name).catch((error: unknown) => {
       this.logger.error(`Stopping the job runner failed: ${describe(error)}`);
     });
-    await Promise.race([Promise.all([this.drain(), stopped]), sleep(grace)]);
-    // Jobs still running past the grace are left to their lease: it expires, another instance takes them.
-    this.leases.stop();
-    const { store, name } = this.options;
-    const running = this.leases.running;
-    await reportShutdown(this.logger, () =>
-      countLeftovers(name, store, this.prefix, grace, running, this.attempts.retriesReleased),
-    );
-  }
-
-  /**
-   * Takes over the jobs nobody runs (at bootstrap, with recoverOnBootstrap): running with an
-   * expired lease (their process died), or pending and not owned (left by a crash or a shutdown;
-   * a retry not due yet is run now: the app just started, and this keeps a store no sweep visits
-   * from holding it forever). Each is claimed by compare-and-set: two instances recovering at
-   * once never both run a job. Resolves with how many it launched (some may then lose the claim).
-   */
-  recover(): Promise<number> {
-    return this.takeover.recover();
-  }
-
-  /**
-   * What the timer runs every `sweepIntervalMs`: as recover(), but a pending job is taken only once
-   * its retry is due. Skipped while a sweep is still going.
-   */
-  sweep(): Promise<number> {
-    return this.takeover.sweep();
-  }
-
-  private storeKey(type: string, key: string): string {
-    return `${this.prefix}${type}:${key}`;
+    await Promise.race([stopped.then(() => this.drain()), sleep(grace)]);
+    await reportShutdown(this.logger, this.options.name, this.options.store, this.prefix, grace, this.active);
   }
 
   private definition(type: string): JobDefinition<any> {
@@ -398,106 +227,289 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   }
 
   /**
-   * Starts a job on the next turn of the event loop, so the caller acknowledges first (the job
-   * never delays the HTTP answer). Jobs launched in the same turn share one setImmediate and start
-   * in launch order, as they would with one each.
+   * The runner's callback: one run of a recorded job, to its outcome. Every road to the handlers
+   * (first run, retry, takeover, deferral, wake, replay) comes through here, past the job's gate.
    */
-  /** Store keys launched by a takeover and not claimed yet, for the one recovery line per job run. */
-  private readonly recovering = new Set<string>();
-
-  private launch(storeKey: string, known: StoreEntry<JobRecord> | undefined): void {
-    this.active++;
-    this.queue.push(storeKey, known);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(this.startQueued);
-  }
-
-  private readonly startQueued = (): void => {
-    const queue = this.queue;
-    this.queue = [];
-    this.scheduled = false;
-    for (let index = 0; index < queue.length; index += 2) {
-      void this.work(queue[index] as string, queue[index + 1] as StoreEntry<JobRecord> | undefined);
-    }
-  };
-
-  /**
-   * The runner's callback: runs one attempt of a job, on this instance. A job another instance
-   * runs now (its lease is live: the runner delivered it twice, or took it from a process that only
-   * stalled) or whose retry is not due yet is waited for, then taken if still unfinished; a
-   * finished one is left alone. Rejects when the store fails or this instance shuts down meanwhile,
-   * so the runner keeps the run for later.
-   */
-  private readonly execute = async (storeKey: string, run?: JobRunRef): Promise<void> => {
+  private readonly execute = async (storeKey: string, giveUp?: string): Promise<JobRunOutcome> => {
     this.active++;
     try {
-      // A run overtaken by a wake (the record's deferral count moved on) claims nothing.
-      const current = run && ((job: JobRecord) => !isStaleRun(job, run));
-      for (;;) {
-        const claimed = await this.leases.claim(storeKey, undefined, current);
-        if (claimed) {
-          await this.attempts.attempt(storeKey, claimed);
-          return;
-        }
-        const job = (await this.options.store.get<JobRecord>(storeKey))?.value;
-        if (!job || job.status === 'done' || job.status === 'dead' || isStaleRun(job, run)) return;
-        const now = this.now();
-        const until =
-          job.status === 'running'
-            ? (job.leaseUntil ?? 0)
-            : Math.max(job.leaseUntil ?? 0, job.nextAttemptAt ?? 0);
-        if (this.stopping.signal.aborted) throw new HubtelError('HUBTEL_SHUTTING_DOWN', 'Shutting down');
-        await sleep(Math.max(1, until - now + 1), this.stopping.signal);
-      }
-    } finally {
-      this.settledOne();
-    }
-  };
-
-  /** Runs one job to its outcome (retries included). Never rejects: failures end in the log. */
-  private async work(storeKey: string, known: StoreEntry<JobRecord> | undefined, outages = 0): Promise<void> {
-    // A job just recorded by submit(), or picked up again after a store outage: marked open first
-    // (on the same connection, so before its outcome removes the mark).
-    // (With a runner leaving first runs here, submit() wrote the mark with the record.)
-    if ((known?.version === 1 && !this.runner?.firstRunHere) || outages > 0) this.takeover.markOpen(storeKey);
-    try {
-      for (;;) {
-        const claimed = await this.leases.claim(storeKey, known);
-        // Said only for a taken-over job that runs here: one another instance claimed first is not.
-        if (this.recovering.delete(storeKey) && claimed)
-          this.logger.log(
-            `Recovered unfinished job ${claimed.value.type} ${maskPhoneNumbers(claimed.value.key)}`,
-          );
-        if (!claimed) return;
-        // A retry claims the pending entry this process wrote (and owns by its lease).
-        known = await this.attempts.attempt(storeKey, claimed);
-        if (!known) return;
-      }
+      const entry = await this.options.store.get<JobRecord>(storeKey);
+      if (!entry || isSettled(entry.value)) return SETTLED;
+      const definition = this.definitions.get(entry.value.type);
+      // Recorded by a deploy with another job list: left for an instance that knows it.
+      if (!definition)
+        return { kind: 'retry', delayMs: 30_000, error: `unknown job type ${entry.value.type}` };
+      if (giveUp !== undefined)
+        return await this.fail(storeKey, entry, definition, entry.value, giveUp, Infinity);
+      return await this.run(storeKey, entry, definition);
     } catch (error) {
-      // attempt() handles its own failures; reaching here means the store itself failed. The job
-      // may be unmarked (its mark not written yet): this process tries it again once the store
-      // answers, as the sweeps might not see it.
       this.logger.error(`Job ${storeKey} stopped: ${describe(error)}; trying again`);
-      if (!this.stopping.signal.aborted) {
-        this.active++;
-        const delay = Math.min(5_000, 250 * 2 ** Math.min(outages, 5));
-        void sleep(delay, this.stopping.signal).then(() => {
-          if (this.stopping.signal.aborted) return this.settledOne();
-          // work() settles the count taken above when it ends.
-          void this.work(storeKey, undefined, outages + 1);
+      throw error;
+    } finally {
+      if (--this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  };
+
+  private async run(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    definition: JobDefinition<any>,
+  ): Promise<JobRunOutcome> {
+    let job = entry.value;
+    let woken = false;
+    if (definition.wakeOnDuplicate) {
+      const mark = await this.takeWake(storeKey);
+      if (mark !== undefined) [job, woken] = [{ ...job, payload: mark }, true];
+    }
+    const attempt = job.attempts + 1;
+    let progress: DispatchProgress = { doneHandlers: job.doneHandlers, results: job.results };
+    let refusal: JobRefusal | undefined;
+    let deferral: void | JobDeferral = undefined;
+    try {
+      refusal = await definition.gate?.(job.payload, job);
+      if (refusal) {
+        // Settled below, without running.
+      } else if (definition.run) {
+        deferral = await definition.run(job.payload, {
+          attempt,
+          record: job,
+          woken,
+          defer: (until, state) => new JobDeferral(until, state),
+          takeWake: () => this.takeWake(storeKey),
+        });
+      } else {
+        const events = definition.events?.(job.payload) ?? this.typeEvents.get(job.type)!;
+        progress = await this.dispatcher.dispatch(job, definition, events, async (saved) => {
+          // Best effort: a lost race only leaves the outcome write to record it.
+          entry =
+            (await this.options.store
+              .compareAndSet(storeKey, entry.version, { ...entry.value, ...saved }, this.writeOptions)
+              .catch(() => undefined)) ?? entry;
         });
       }
-    } finally {
-      this.settledOne();
+    } catch (caught) {
+      if (caught instanceof ListenerFailure) progress = caught.progress;
+      job = { ...job, ...progress };
+      return this.fail(
+        storeKey,
+        entry,
+        definition,
+        job,
+        caught instanceof ListenerFailure ? caught.cause : caught,
+        attempt,
+      );
+    }
+    job = { ...job, ...progress };
+    if (refusal) {
+      const lastError = refusal.outcome === 'dead' ? refusal.reason : job.lastError;
+      const settled = this.record(job, refusal.outcome, job.attempts, lastError);
+      if (!(await this.write(storeKey, entry, settled, definition))) return SETTLED;
+      this.logger.warn(
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} not run: ${maskPhoneNumbers(refusal.reason)} (${refusal.outcome})`,
+      );
+      await this.settled(
+        definition,
+        settled,
+        refusal.outcome,
+        new JobRefusedError(job.type, job.key, refusal),
+      );
+      return SETTLED;
+    }
+    if (deferral instanceof JobDeferral) {
+      const next = this.record(job, 'pending', job.attempts, job.lastError);
+      next.deferred = true;
+      const state = deferral.state === undefined ? job.state : deferral.state;
+      if (state !== undefined) next.state = state;
+      if (!(await this.write(storeKey, entry, next, definition))) return SETTLED;
+      const markKey = this.wakeKey(storeKey);
+      return {
+        kind: 'defer',
+        until: deferral.until,
+        woken: async () => (await this.options.store.get(markKey)) !== undefined,
+      };
+    }
+    const done = this.record(job, 'done', attempt, undefined);
+    if (!(await this.write(storeKey, entry, done, definition))) return SETTLED;
+    this.options.telemetry?.record(jobSignal(this.options.name, job.type, 'done', attempt));
+    await this.settled(definition, done, 'done');
+    return SETTLED;
+  }
+
+  /** A failed run: retried after the policy's backoff, or dead-lettered once it has none left. */
+  private async fail(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    definition: JobDefinition<any>,
+    job: JobRecord,
+    error: unknown,
+    attempt: number,
+  ): Promise<JobRunOutcome> {
+    const policy = { ...DEFAULT_JOB_RETRY, ...this.options.retry, ...definition.retry };
+    const message = describe(error);
+    const runs = Number.isFinite(attempt) ? attempt : job.attempts;
+    const delayMs = backoffDelay(runs, policy, this.options.random);
+    const outOfTime =
+      policy.deadlineMs !== undefined && this.now() - job.receivedAt + delayMs >= policy.deadlineMs;
+    if (runs < policy.maxAttempts && !outOfTime && Number.isFinite(attempt)) {
+      const pending = this.record(job, 'pending', runs, message);
+      if (!(await this.write(storeKey, entry, pending, definition))) return SETTLED;
+      this.logger.warn(
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${runs}/${policy.maxAttempts}): ${message}; retrying in ${delayMs} ms`,
+      );
+      this.options.telemetry?.record(jobSignal(this.options.name, job.type, 'retry', runs));
+      return { kind: 'retry', delayMs, error: message };
+    }
+    const dead = this.record(job, 'dead', runs, message);
+    if (!(await this.write(storeKey, entry, dead, definition))) return SETTLED;
+    this.logger.error(
+      `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${runs} attempt(s): ${message} (dead-lettered)`,
+    );
+    this.options.telemetry?.record(jobSignal(this.options.name, job.type, 'dead', runs));
+    const event = new DeadLetterEvent(
+      job.type,
+      job.key,
+      job.payload,
+      runs,
+      message,
+      new Date(job.receivedAt),
+    );
+    await this.options.emitter
+      .emitAsync(this.options.deadLetterEvent, event)
+      .catch((listenerError: unknown) =>
+        this.logger.error(`A dead-letter listener failed: ${describe(listenerError)}`),
+      );
+    await this.settled(definition, dead, 'dead', error);
+    return { kind: 'settled', dead: message };
+  }
+
+  /** The record after a run (what it carries over: results, state, the run it is). */
+  private record(
+    job: JobRecord,
+    status: JobRecord['status'],
+    attempts: number,
+    lastError: string | undefined,
+  ): JobRecord {
+    const next: JobRecord = {
+      type: job.type,
+      key: job.key,
+      payload: job.payload,
+      status,
+      attempts,
+      doneHandlers: job.doneHandlers,
+      receivedAt: job.receivedAt,
+      updatedAt: this.now(),
+    };
+    if (job.results !== undefined) next.results = job.results;
+    if (lastError !== undefined) next.lastError = lastError;
+    if (job.run !== undefined) next.run = job.run;
+    if (job.state !== undefined) next.state = job.state;
+    return next;
+  }
+
+  /**
+   * Writes a run's outcome over the entry it read (compare-and-set). Another run of the same job
+   * may have written meanwhile (a runner that delivered it twice): what succeeded on either side
+   * is kept, and false says another run settled it first, so this one's hooks, events and
+   * signals must not fire. A store outage is waited out: the handlers have run, and an unwritten
+   * outcome would have them run again.
+   */
+  private async write(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    next: JobRecord,
+    definition: JobDefinition<any>,
+  ): Promise<boolean> {
+    const done = next.status === 'done';
+    // Compacted first: a module's compactWhenDone may read what its doneTtlMs then forgets.
+    const value = done && definition.compactWhenDone ? compact(next, definition) : next;
+    const ttlMs = done ? definition.doneTtlMs?.(next) : undefined;
+    const options = ttlMs === undefined ? this.writeOptions : { ttlMs };
+    let current: StoreEntry<JobRecord> | undefined = entry;
+    for (let failures = 0; current;) {
+      const theirs: JobRecord = current.value;
+      // Settled by another run: it stands (told what succeeded here, unless it gave up where
+      // this run succeeded).
+      const lost = theirs.status === 'done' || (theirs.status === 'dead' && value.status !== 'done');
+      const merged = lost ? union(theirs, value) : union(value, theirs);
+      try {
+        if (merged !== theirs || !lost) {
+          if (await this.options.store.compareAndSet(storeKey, current.version, merged, options))
+            return !lost;
+        } else return false;
+        current = await this.options.store.get<JobRecord>(storeKey);
+      } catch (error) {
+        if (
+          !(error instanceof HubtelError && error.code === 'HUBTEL_STORE_UNAVAILABLE') ||
+          this.stopping.signal.aborted
+        )
+          throw error;
+        if (failures++ === 0)
+          this.logger.warn(
+            `Could not record the outcome of job ${next.type} ${maskPhoneNumbers(next.key)}: ${describe(error)}; trying again until the store answers`,
+          );
+        await sleep(Math.min(1_000, 50 * 2 ** Math.min(failures, 5)), this.stopping.signal);
+      }
+    }
+    return false;
+  }
+
+  private async settled(
+    definition: JobDefinition<any>,
+    job: JobRecord,
+    outcome: JobOutcome,
+    error?: unknown,
+  ): Promise<void> {
+    try {
+      await definition.onSettled?.(job, outcome, error);
+    } catch (hookError) {
+      this.logger.error(
+        `After-job hook of ${job.type} ${maskPhoneNumbers(job.key)} failed: ${describe(hookError)}`,
+      );
     }
   }
 
-  private settledOne(): void {
-    if (--this.active === 0 && this.idleWaiters.length > 0) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const resolve of waiters) resolve();
-    }
+  /** The payload of a duplicate that came for the job (consumed), if any. */
+  private async takeWake(storeKey: string): Promise<any> {
+    const key = this.wakeKey(storeKey);
+    const mark = await this.options.store.get<{ payload: unknown }>(key);
+    if (!mark) return undefined;
+    await this.options.store.delete(key);
+    return mark.value.payload;
   }
+
+  private wakeKey(storeKey: string): string {
+    return `hubtel:${this.options.name}:wake:${storeKey}`;
+  }
+}
+
+function isSettled(job: JobRecord): boolean {
+  return job.status === 'done' || job.status === 'dead';
+}
+
+/** The run a record names, as its runner is asked for it. */
+function request(storeKey: string, job: JobRecord): JobRunRequest {
+  return { storeKey, type: job.type, run: job.run ?? 1 };
+}
+
+/** `base` with the handlers that succeeded in `other` too (`base` itself when none is new). */
+function union(base: JobRecord, other: JobRecord): JobRecord {
+  const added = other.doneHandlers.filter((id) => !base.doneHandlers.includes(id));
+  return base.compacted || added.length === 0
+    ? base
+    : { ...base, doneHandlers: [...base.doneHandlers, ...added] };
+}
+
+/** What a done job's record keeps with `compactWhenDone`: enough to recognise its key. */
+function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
+  const { results: _results, state: _state, lastError: _error, ...rest } = done;
+  return {
+    ...rest,
+    payload: definition.compactWhenDone!(done.payload, done),
+    doneHandlers: NO_HANDLERS,
+    compacted: true,
+  };
+}
+
+export function describe(error: unknown): string {
+  return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
 }

@@ -11,8 +11,8 @@ import { inboundHttpError } from './inbound-http-errors.js';
  *    request, a service-flow step) is refused with 503 `HUBTEL_SHUTTING_DOWN` and `Retry-After`,
  *    before anything is recorded or emitted: the instance is going away, another one (or this one
  *    restarted) should take it.
- * 2. Jobs running here get `shutdownGraceMs` to finish; retries waiting here are given back to the
- *    store at once (another instance, or the next start, runs them when due).
+ * 2. Jobs running here get `shutdownGraceMs` to finish; past it, BullMQ hands them to another
+ *    instance (a memory store's are lost with the process, and said so).
  * 3. What is left is said in one line with its counts, never dropped silently.
  */
 
@@ -62,7 +62,7 @@ export interface ShutdownLeftovers {
   graceMs: number;
   /** Jobs whose handlers were still running here when the grace ran out. */
   running: number;
-  /** Jobs recorded and not run yet, or waiting for a retry not due yet. */
+  /** Jobs recorded and not run yet, or waiting for a retry (a memory store's only). */
   waiting: number;
   /** Dead letters kept in a memory store (lost with it); not counted for a durable store. */
   dead: number;
@@ -71,28 +71,27 @@ export interface ShutdownLeftovers {
 }
 
 /**
- * Counts what is left. A durable store is shared with other instances, so only what this process
- * held is counted (`running`, `released`: the retries it gave back); a MemoryStore holds only this
- * process's jobs, and is read whole (its dead letters included: they are lost too).
+ * Counts what is left. A durable store's jobs are the runner's (BullMQ hands the ones running here
+ * to another instance): only those still running here are counted. A MemoryStore is read whole.
  */
-export async function countLeftovers(
+async function countLeftovers(
   pipeline: string,
   store: HubtelStore,
   jobPrefix: string,
   graceMs: number,
   running: number,
-  released: number,
 ): Promise<ShutdownLeftovers> {
-  if (!(store instanceof MemoryStore)) {
-    return { pipeline, graceMs, running, waiting: released, dead: 0, durable: true };
-  }
+  if (!(store instanceof MemoryStore))
+    return { pipeline, graceMs, running, waiting: 0, dead: 0, durable: true };
   const counts = { running: 0, waiting: 0, dead: 0 };
   for await (const [, entry] of store.scan<{ status?: string }>(jobPrefix)) {
     const status = entry.value?.status;
-    if (status === 'running') counts.running++;
-    else if (status === 'pending') counts.waiting++;
-    else if (status === 'dead') counts.dead++;
+    if (status === 'dead') counts.dead++;
+    else if (status !== 'done') counts.waiting++;
   }
+  // What runs here still is pending in the store: counted once, as running.
+  counts.running = Math.min(running, counts.waiting);
+  counts.waiting -= counts.running;
   return { pipeline, graceMs, ...counts, durable: false };
 }
 
@@ -100,6 +99,17 @@ export async function countLeftovers(
 export function shutdownLine(left: ShutdownLeftovers): { level: 'log' | 'warn'; text: string } {
   const head = `Shutdown of the ${left.pipeline} jobs:`;
   const open = left.running + left.waiting;
+  if (left.durable && open > 0) {
+    return {
+      level: 'warn',
+      text: `${head} ${plural(open, 'job')} still running after the ${left.graceMs} ms grace; BullMQ hands ${open === 1 ? 'it' : 'them'} to another instance or the next start, where only the handlers that did not finish run`,
+    };
+  }
+  if (left.durable && open === 0)
+    return {
+      level: 'log',
+      text: `${head} every job running here finished; what waits to run stays in BullMQ`,
+    };
   if (open === 0 && left.dead === 0)
     return { level: 'log', text: `${head} every job finished; nothing left pending` };
   const parts = [
@@ -107,12 +117,6 @@ export function shutdownLine(left: ShutdownLeftovers): { level: 'log' | 'warn'; 
     `${left.waiting} waiting to run or to retry`,
   ];
   const dead = left.dead > 0 ? ` and ${plural(left.dead, 'dead letter')}` : '';
-  if (left.durable) {
-    return {
-      level: 'warn',
-      text: `${head} ${plural(open, 'job')} left pending (${parts.join(', ')}); they stay in the store and will be resumed by another instance or the next start`,
-    };
-  }
   const one = open + left.dead === 1;
   return {
     level: 'warn',
@@ -120,10 +124,17 @@ export function shutdownLine(left: ShutdownLeftovers): { level: 'log' | 'warn'; 
   };
 }
 
-/** Logs the line (never throws: shutdown goes on). */
-export async function reportShutdown(logger: Logger, count: () => Promise<ShutdownLeftovers>): Promise<void> {
+/** Counts what is left and logs the line (never throws: shutdown goes on). */
+export async function reportShutdown(
+  logger: Logger,
+  pipeline: string,
+  store: HubtelStore,
+  jobPrefix: string,
+  graceMs: number,
+  running: number,
+): Promise<void> {
   try {
-    const { level, text } = shutdownLine(await count());
+    const { level, text } = shutdownLine(await countLeftovers(pipeline, store, jobPrefix, graceMs, running));
     logger[level](text);
   } catch (error) {
     logger.warn(

@@ -1,83 +1,66 @@
 /**
  * Where and when recorded jobs run: the second seam of the suite (the store is the first).
  *
- * The pipeline records a job in the store (set-if-absent) before the sender is acknowledged, then
- * asks its runner to run it: now, or after a retry's backoff. The record stays the exactly-once
- * guard (every change is a compare-and-set, and the handlers that succeeded are named in it), so a
- * runner may deliver a job twice (a stalled worker, a recovery sweep) without any handler running
- * twice: the runner only decides where and when.
+ * A pipeline records a job in the store (set-if-absent) and asks its runner to run it, both before
+ * the sender is acknowledged. The runner owns everything about time and place: the run itself, the
+ * retry after the delay the pipeline names, a deferred run, a wake, and the takeover of a run whose
+ * process died. The record owns what the runner cannot know: which handlers succeeded.
  *
- * Without a runner a pipeline runs its jobs in its own process (setImmediate, timers for retries,
- * leases with a heartbeat and a takeover sweep): the default. A distributed runner (the BullMQ one
- * of `nestjs-hubtel/bullmq`) shares the jobs of N replicas and recovers those of a dead one.
+ * One runner per deployment: `InProcessJobRunner` (below) with the memory store, one process;
+ * the BullMQ runner of `nestjs-hubtel/bullmq` with Redis, any number of replicas.
  */
 
-/**
- * Runs one attempt of the job recorded under `storeKey`; resolves once its outcome is recorded.
- * `run`: which run was asked (from its JobRunRequest): a run overtaken by a wake is a no-op.
- */
-export type JobExecutor = (storeKey: string, run?: JobRunRef) => Promise<void>;
-
-/** Which run of a job a runner delivers: what it was asked for (JobRunRequest). */
-export interface JobRunRef {
-  attempt: number;
-  /** The record's deferral count when the run was asked (absent: 0). */
-  deferral?: number;
-}
-
+/** A run of a recorded job, as a pipeline asks for it. */
 export interface JobRunRequest {
   /** The record's store key: what the executor is called with. */
   storeKey: string;
   /** The job type (a name operators see, e.g. in a queue dashboard). */
   type: string;
   /**
-   * Which run of the job this is (1 for the first). The same request from two instances (a retry
-   * both would schedule, a recovery both would make) names the same run, so a runner can keep one.
+   * Which run this is: 1 for the first, the record's attempts + 1 for a dead letter's replay. The
+   * same request asked twice (a sender's retry) is one run: a runner keeps one per number.
    */
-  attempt: number;
-  /**
-   * How often the job deferred itself or was woken before this run (absent: never): with
-   * `attempt`, names the run, as a deferred job runs again without a new attempt.
-   */
-  deferral?: number;
-  /** Run it after this long (0: now). */
-  delayMs: number;
+  run: number;
 }
 
+/** What one execution of a job came to, and so what the runner does next. */
+export type JobRunOutcome =
+  /** Done, dead (`dead`: why), or nothing to do (already settled): the run is over. */
+  | { kind: 'settled'; dead?: string }
+  /** Failed, to be retried after `delayMs` (the pipeline's backoff). */
+  | { kind: 'retry'; delayMs: number; error: string }
+  /**
+   * Deferred until `until` (epoch ms). Once the run is set to wait, the runner asks `woken()`:
+   * true when a duplicate came meanwhile, and the run must start now instead.
+   */
+  | { kind: 'defer'; until: number; woken: () => Promise<boolean> };
+
+/**
+ * Runs one execution of the job recorded under `storeKey`. `giveUp`: the runner gave the run up
+ * (it failed outside the pipeline, e.g. stalled too often): settle it dead with this reason.
+ * Rejects when the store fails: the runner tries again later.
+ */
+export type JobExecutor = (storeKey: string, giveUp?: string) => Promise<JobRunOutcome>;
+
 export interface JobRunner {
-  /**
-   * How long a job may go without news from the process running it before another takes it over,
-   * when the pipeline's own `leaseMs` is not set: the runner's crash detection and the record's
-   * lease then agree.
-   */
-  readonly leaseMs?: number;
-  /**
-   * When true, a new job's first run starts in the process that recorded it, at once (no queue
-   * round trip before the handler), leased and heartbeated as without a runner; the runner takes
-   * its retries and deferrals, and the job itself should that process die mid-run (the record's
-   * open mark, written with it, lets any instance's sweep hand it to the runner once its lease
-   * runs out). When false or absent (the BullMQ runner's default), every run, the first included,
-   * is asked of the runner before submit() resolves.
-   */
-  readonly firstRunHere?: boolean;
   /** Starts running the jobs of a pipeline (called once its event listeners are attached). */
   start(pipeline: string, execute: JobExecutor): Promise<void>;
-  /** Durably asks for a recorded job to be run: resolves once the request survives this process. */
-  schedule(pipeline: string, request: JobRunRequest): Promise<void>;
+  /** Durably asks for a run: resolves once the request survives this process. */
+  enqueue(pipeline: string, request: JobRunRequest): Promise<void>;
+  /** Starts a deferred run now (a duplicate came); a no-op for a run that is not waiting. */
+  wake(pipeline: string, request: JobRunRequest): Promise<void>;
   /**
-   * Optional: runs `task` every `everyMs` on one of the instances sharing the runner (a job
-   * scheduler), instead of a timer in each. Resolves once scheduled and this instance takes part.
-   * Without it, every instance runs the task on its own timer.
+   * Optional: runs `task` every `everyMs`, once per interval across every instance sharing the
+   * runner (a BullMQ job scheduler). Without it, the one process runs the task on its own timer.
    */
   repeat?(name: string, everyMs: number, task: () => Promise<void>): Promise<void>;
-  /**
-   * Stops taking jobs of the pipeline (or of the repeated task `name`) here; resolves when the
-   * ones it runs here have ended. The other instances carry on.
-   */
+  /** Stops taking runs of the pipeline (or of the repeated task `name`) here; resolves when the ones running here ended. */
   stop(pipeline: string): Promise<void>;
+  /** Optional: resolves when nothing of the pipeline runs or waits here (tests, shutdown). */
+  drain?(pipeline: string): Promise<void>;
   /**
-   * Optional: whether the runner can take and run jobs now (its connection answers, its workers
-   * run). Health checks call it; without it a runner counts as up.
+   * Optional: whether the runner can take and run jobs now. Health checks call it; without it a
+   * runner counts as up.
    */
   health?(): Promise<JobRunnerHealth>;
 }
@@ -86,4 +69,94 @@ export interface JobRunner {
 export interface JobRunnerHealth {
   up: boolean;
   details?: Record<string, unknown>;
+}
+
+interface Held {
+  timer?: NodeJS.Timeout;
+  running: boolean;
+}
+
+/**
+ * The memory deployment's runner: one process, its own timers. Nothing to take over (nothing
+ * outlives the process), so no leases, no sweeps: a run is held by store key, so the same job
+ * never runs twice at once here.
+ */
+export class InProcessJobRunner implements JobRunner {
+  private readonly executors = new Map<string, JobExecutor>();
+  private readonly held = new Map<string, Held>();
+  private idleWaiters: Array<() => void> = [];
+
+  async start(pipeline: string, execute: JobExecutor): Promise<void> {
+    this.executors.set(pipeline, execute);
+  }
+
+  async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
+    // Started with its pipeline (InboundPipeline's constructor): nothing is asked before.
+    if (!this.held.has(this.id(pipeline, request.storeKey))) this.later(pipeline, request.storeKey, 0);
+  }
+
+  async wake(pipeline: string, request: JobRunRequest): Promise<void> {
+    const held = this.held.get(this.id(pipeline, request.storeKey));
+    if (held?.timer && !held.running) this.later(pipeline, request.storeKey, 0);
+  }
+
+  async stop(pipeline: string): Promise<void> {
+    if (!this.executors.delete(pipeline)) return;
+    // Waiting runs are dropped: a memory store's records go with the process anyway.
+    for (const [id, held] of this.held) {
+      if (id.startsWith(`${pipeline}\n`) && !held.running) {
+        clearTimeout(held.timer);
+        this.release(id);
+      }
+    }
+    await this.drain(pipeline);
+  }
+
+  async drain(pipeline: string): Promise<void> {
+    const prefix = `${pipeline}\n`;
+    while ([...this.held.keys()].some((id) => id.startsWith(prefix)))
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Runs the job after `delayMs` (replacing a timer it waits on). */
+  private later(pipeline: string, storeKey: string, delayMs: number): void {
+    const id = this.id(pipeline, storeKey);
+    const held = this.held.get(id) ?? { running: false };
+    clearTimeout(held.timer);
+    held.timer = setTimeout(() => void this.run(pipeline, storeKey, id, held), delayMs);
+    // A retry or a deferral never keeps the process alive; a first run does (it was acknowledged).
+    if (delayMs > 0) held.timer.unref();
+    this.held.set(id, held);
+  }
+
+  private async run(pipeline: string, storeKey: string, id: string, held: Held): Promise<void> {
+    const execute = this.executors.get(pipeline);
+    if (!execute) return this.release(id);
+    held.running = true;
+    held.timer = undefined;
+    let outcome: JobRunOutcome;
+    try {
+      outcome = await execute(storeKey);
+    } catch {
+      // The store failed: the executor logged it; try again soon.
+      outcome = { kind: 'retry', delayMs: 1_000, error: 'store' };
+    }
+    held.running = false;
+    if (outcome.kind === 'settled' || !this.executors.has(pipeline)) return this.release(id);
+    if (outcome.kind === 'retry') return this.later(pipeline, storeKey, outcome.delayMs);
+    // Set to wait first, then asked for a wake: a duplicate that came before either is seen.
+    this.later(pipeline, storeKey, Math.max(0, outcome.until - Date.now()));
+    if (await outcome.woken().catch(() => false)) this.later(pipeline, storeKey, 0);
+  }
+
+  private release(id: string): void {
+    this.held.delete(id);
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private id(pipeline: string, storeKey: string): string {
+    return `${pipeline}\n${storeKey}`;
+  }
 }

@@ -1,11 +1,11 @@
 import { IsOptional, IsString } from 'class-validator';
 import {
-  checkJobOwnership,
   checkOptions,
   HubtelHttpOptionsDto,
-  HubtelJobOwnershipOptionsDto,
+  HubtelShutdownOptionsDto,
   IsHubtelCountryCode,
   IsHubtelPosSalesId,
+  refuseRemovedJobOptions,
 } from './hubtel-options.dto.js';
 
 /** A HubtelConfigError naming `option`, its message matching `message` when given. */
@@ -36,17 +36,17 @@ class ClosedDto {
 
 describe('checkOptions', () => {
   it('names the option by its path under the prefix, with the validator wording, never the value', () => {
-    expect(() => checkOptions(HubtelJobOwnershipOptionsDto, { leaseMs: 999 }, 'x.handlers')).toThrow(
+    expect(() => checkOptions(HubtelShutdownOptionsDto, { shutdownGraceMs: -1 }, 'x.handlers')).toThrow(
       refusal(
-        'x.handlers.leaseMs',
-        'Invalid nestjs-hubtel option "x.handlers.leaseMs": must be at least 1000',
+        'x.handlers.shutdownGraceMs',
+        'Invalid nestjs-hubtel option "x.handlers.shutdownGraceMs": must be at least 0',
       ),
     );
-    expect(() => checkOptions(HubtelJobOwnershipOptionsDto, { leaseMs: '2s' }, 'x')).toThrow(
-      refusal('x.leaseMs', /"x.leaseMs": must be an integer number, got a string$/),
+    expect(() => checkOptions(HubtelShutdownOptionsDto, { shutdownGraceMs: '2s' }, 'x')).toThrow(
+      refusal('x.shutdownGraceMs', /"x.shutdownGraceMs": must be an integer number, got a string$/),
     );
-    expect(() => checkOptions(HubtelJobOwnershipOptionsDto, { leaseMs: 1.5 }, 'x')).toThrow(
-      refusal('x.leaseMs'),
+    expect(() => checkOptions(HubtelShutdownOptionsDto, { shutdownGraceMs: 1.5 }, 'x')).toThrow(
+      refusal('x.shutdownGraceMs'),
     );
   });
 
@@ -58,9 +58,7 @@ describe('checkOptions', () => {
   });
 
   it('leaves null fields out of the result, as not given, at every level', () => {
-    expect(checkOptions(HubtelJobOwnershipOptionsDto, { leaseMs: null, shutdownGraceMs: 0 }, 'x')).toEqual({
-      shutdownGraceMs: 0,
-    });
+    expect(checkOptions(HubtelShutdownOptionsDto, { shutdownGraceMs: null }, 'x')).toEqual({});
     const http = { timeoutMs: null, retry: { maxAttempts: null, baseDelayMs: 5 }, defaultCountryCode: '1' };
     expect(checkOptions(HubtelHttpOptionsDto, http, 'x')).toEqual({
       retry: { baseDelayMs: 5 },
@@ -80,29 +78,33 @@ describe('checkOptions', () => {
 });
 
 describe('shared option rules', () => {
-  it('job ownership: lease 1 s to 1 h, sweep 0 or 100 ms to 1 h, shutdown grace 0 to 10 min', () => {
-    const check = (value: object) =>
-      checkJobOwnership(checkOptions(HubtelJobOwnershipOptionsDto, value, 'm'), 'm');
-    expect(check({ leaseMs: 1_000, sweepIntervalMs: 0, shutdownGraceMs: 0 })).toEqual({
-      leaseMs: 1_000,
-      sweepIntervalMs: 0,
-      shutdownGraceMs: 0,
-    });
-    expect(check({ leaseMs: 3_600_000, sweepIntervalMs: 100, shutdownGraceMs: 600_000 })).toBeDefined();
+  it('shutdown grace: 0 to 10 min', () => {
+    const check = (value: object) => checkOptions(HubtelShutdownOptionsDto, value, 'm');
+    expect(check({ shutdownGraceMs: 0 })).toEqual({ shutdownGraceMs: 0 });
+    expect(check({ shutdownGraceMs: 600_000 })).toEqual({ shutdownGraceMs: 600_000 });
     expect(check({})).toEqual({});
-    for (const [value, option] of [
-      [{ leaseMs: 3_600_001 }, 'm.leaseMs'],
-      [{ sweepIntervalMs: 99 }, 'm.sweepIntervalMs'],
-      [{ sweepIntervalMs: 1 }, 'm.sweepIntervalMs'],
-      [{ sweepIntervalMs: -1 }, 'm.sweepIntervalMs'],
-      [{ sweepIntervalMs: 3_600_001 }, 'm.sweepIntervalMs'],
-      [{ shutdownGraceMs: 600_001 }, 'm.shutdownGraceMs'],
-      [{ shutdownGraceMs: -1 }, 'm.shutdownGraceMs'],
+    for (const value of [600_001, -1, 0.5, '5s'])
+      expect(() => check({ shutdownGraceMs: value })).toThrow(refusal('m.shutdownGraceMs'));
+  });
+
+  it('the job options removed in 0.2 are refused, naming the option and what replaced it', () => {
+    const bullmq =
+      /"m.handlers.(leaseMs|sweepIntervalMs)": was removed in 0.2: jobs on Redis run on BullMQ; a dead replica's job is taken over by BullMQ's stalled-job check \(HubtelBullmqModule lockDurationMs \/ stalledIntervalMs\); remove it$/;
+    for (const [value, option, message] of [
+      [{ leaseMs: 30_000 }, 'm.handlers.leaseMs', bullmq],
+      [{ sweepIntervalMs: 0 }, 'm.handlers.sweepIntervalMs', bullmq],
+      [{ shutdownGraceMs: 0, sweepIntervalMs: 'x' }, 'm.handlers.sweepIntervalMs', bullmq],
+      [{ leaseMs: null }, 'm.handlers.leaseMs', bullmq],
+      [
+        { recoverOnBootstrap: false },
+        'm.handlers.recoverOnBootstrap',
+        /"m.handlers.recoverOnBootstrap": was removed in 0.2: jobs on Redis run on BullMQ, which keeps unfinished jobs in Redis/,
+      ],
     ] as const)
-      expect(() => check(value)).toThrow(refusal(option));
-    expect(() => check({ sweepIntervalMs: 50 })).toThrow(
-      refusal('m.sweepIntervalMs', /must be 0 \(no sweep\) or at least 100$/),
-    );
+      expect(() => refuseRemovedJobOptions(value, 'm.handlers')).toThrow(refusal(option, message));
+    // Absent (or undefined, as a spread of unset settings leaves it): nothing to refuse.
+    for (const value of [{}, { leaseMs: undefined, shutdownGraceMs: 5_000 }, undefined, null, 'x'])
+      expect(() => refuseRemovedJobOptions(value, 'm')).not.toThrow();
   });
 
   it('POS Sales ID: letters, digits, "-" and "_", at most 64; country code: 1 to 3 digits', () => {

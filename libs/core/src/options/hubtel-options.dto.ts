@@ -13,10 +13,10 @@ import {
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { compileValidator, type CompileValidatorOptions } from '../validation/validation.ajv.js';
 import { HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE } from '../hubtel.constants.js';
-import type { HubtelJobOwnershipOptions, HubtelStatusCheckBudgetOptions } from './hubtel-options.types.js';
+import type { HubtelShutdownOptions, HubtelStatusCheckBudgetOptions } from './hubtel-options.types.js';
 
 /*
- * The options every module shares (credentials, timeout, retry, country code, job ownership, the
+ * The options every module shares (credentials, timeout, retry, country code, shutdown grace, the
  * POS Sales ID) as class-validator DTOs and decorators, checked at bootstrap by the same validator
  * as the inbound bodies. Cross-field rules (retry.maxDelayMs ≥ baseDelayMs) and defaults stay in
  * hubtel-options.validation.ts.
@@ -103,24 +103,8 @@ export class HubtelHttpOptionsDto {
   defaultCountryCode?: string;
 }
 
-/**
- * Job ownership of a module's inbound pipeline (see HubtelJobOwnershipOptions), extended by the
- * modules' DTOs that carry it. `sweepIntervalMs` is 0 or at least 100 ms, a rule no decorator says:
- * `checkJobOwnership` applies it.
- */
-export class HubtelJobOwnershipOptionsDto implements HubtelJobOwnershipOptions {
-  @IsOptional()
-  @IsInt()
-  @Min(1_000)
-  @Max(3_600_000)
-  leaseMs?: number;
-
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(3_600_000)
-  sweepIntervalMs?: number;
-
+/** Shutdown of a module's inbound pipeline (see HubtelShutdownOptions), extended by the modules' DTOs that carry it. */
+export class HubtelShutdownOptionsDto implements HubtelShutdownOptions {
   @IsOptional()
   @IsInt()
   @Min(0)
@@ -137,19 +121,32 @@ export class HubtelStatusCheckBudgetOptionsDto implements HubtelStatusCheckBudge
   perMinute?: number;
 }
 
-/** The minimum sweep interval other than 0 (off): a typo cannot make every instance hammer the store. */
-const MIN_SWEEP_INTERVAL_MS = 100;
+/** What replaced `leaseMs` and `sweepIntervalMs` (removed in 0.2: one engine per deployment). */
+const TAKEN_OVER_BY_BULLMQ =
+  "jobs on Redis run on BullMQ; a dead replica's job is taken over by BullMQ's stalled-job check (HubtelBullmqModule lockDurationMs / stalledIntervalMs)";
 
-/** The job ownership options as checked by HubtelJobOwnershipOptionsDto, plus its one rule in code. */
-export function checkJobOwnership<T extends HubtelJobOwnershipOptions>(checked: T, prefix: string): T {
-  const sweep = checked.sweepIntervalMs;
-  // "0 or 100 ms to 1 h" is a union of ranges, which no decorator says.
-  if (sweep !== undefined && sweep !== 0 && sweep < MIN_SWEEP_INTERVAL_MS)
-    throw new HubtelConfigError(
-      `${prefix}.sweepIntervalMs`,
-      `must be 0 (no sweep) or at least ${MIN_SWEEP_INTERVAL_MS}`,
-    );
-  return checked;
+/**
+ * The job options removed in 0.2, each with what replaced it. The pipeline has no leases, sweeps
+ * or start-up recovery of its own any more: with the memory store jobs run in this process, with
+ * Redis on BullMQ.
+ */
+const REMOVED_JOB_OPTIONS: Readonly<Record<string, string>> = {
+  leaseMs: TAKEN_OVER_BY_BULLMQ,
+  sweepIntervalMs: TAKEN_OVER_BY_BULLMQ,
+  recoverOnBootstrap:
+    'jobs on Redis run on BullMQ, which keeps unfinished jobs in Redis and runs them on any replica, after a restart too (with the memory store nothing outlives the process)',
+};
+
+/**
+ * Refuses a removed job option (REMOVED_JOB_OPTIONS) in `section`, the raw options object
+ * that carried it (`checkout.handlers`, `serviceApp`): a HubtelConfigError names it and says what
+ * replaced it, rather than the option being ignored. A key given as `undefined` counts as absent.
+ */
+export function refuseRemovedJobOptions(section: unknown, prefix: string): void {
+  if (section === null || typeof section !== 'object') return;
+  for (const [option, replacement] of Object.entries(REMOVED_JOB_OPTIONS))
+    if ((section as Record<string, unknown>)[option] !== undefined)
+      throw new HubtelConfigError(`${prefix}.${option}`, `was removed in 0.2: ${replacement}; remove it`);
 }
 
 /**

@@ -37,11 +37,6 @@ export interface ResolvedHubtelHttpOptions {
 }
 
 /**
- * Job ownership of a module's inbound pipeline, for apps with several instances on a shared store:
- * how long a job stays owned by an instance that stopped answering, and how often every instance
- * looks for such jobs. Defaults (30 s, half the lease) suit production; tests shorten them.
- */
-/**
  * The instance's budget of transaction status checks (shared by checkout and the service app: when
  * both set it, the smaller wins). A check over budget is not sent: a confirmation waits for the
  * next free slot, the reconciler and payment checks retry later, `getStatus` throws
@@ -53,15 +48,16 @@ export interface HubtelStatusCheckBudgetOptions {
   perMinute?: number;
 }
 
-export interface HubtelJobOwnershipOptions {
-  /** A job whose instance went silent this long is taken over by another. Default 30000 ms (1 s to 1 h). */
-  leaseMs?: number;
-  /** How often the store is swept for such jobs (100 ms to 1 h); 0 turns the sweep off. Default half of `leaseMs`. */
-  sweepIntervalMs?: number;
+/**
+ * Shutdown of a module's inbound pipeline. Where jobs run is not an option: in this process with
+ * the memory store, on BullMQ with Redis (whose lock and stalled-job check hand a dead replica's
+ * job to another: HubtelBullmqModule's `lockDurationMs` / `stalledIntervalMs`).
+ */
+export interface HubtelShutdownOptions {
   /**
    * On shutdown (SIGTERM with `app.enableShutdownHooks()`), how long handlers running in this
    * process may take to finish (0 to 10 min). What is still pending then is logged with its count;
-   * with a persistent store another instance (or the next start) resumes it. Default 5000 ms.
+   * with Redis, BullMQ runs it on another replica (or after the next start). Default 5000 ms.
    */
   shutdownGraceMs?: number;
 }

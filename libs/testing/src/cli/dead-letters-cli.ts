@@ -1,4 +1,12 @@
-import { HubtelError, HubtelRedisConfigError, type DeadLetter, type HubtelStore } from 'nestjs-hubtel';
+import { Logger } from '@nestjs/common';
+import {
+  HubtelError,
+  HubtelRedisConfigError,
+  type DeadLetter,
+  type HubtelStore,
+  type JobRunner,
+} from 'nestjs-hubtel';
+import type { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import { DEFAULT_JOB_RECORD_TTL_MS, listDeadLetters, requeueDeadLetter, type JobRecord } from '#internal';
 import {
   CliUsageError,
@@ -13,14 +21,18 @@ import {
 /*
  * `hubtel-trigger dead-letters list|replay`: an operator's view of the jobs an app gave up on.
  *
- * It works on the app's Redis store (`--redis-url`), not through an HTTP route of the app: the
- * records are there already (every instance's, whether or not one is running), an operator of a
- * Redis-backed app has that URL, and the app needs no admin endpoint (one more thing to
- * authenticate and expose next to the platform's callbacks). A replay puts the record back to
- * pending; the app's next periodic sweep (every `sweepIntervalMs`, half the lease: 15 s by default on Redis, 5 s with BullMQ) runs
- * it, through BullMQ too when the app uses it, so only the handlers that failed run again. An app
- * on the in-memory store cannot be reached from outside: call `listDeadLetters()` /
- * `replayDeadLetter(id)` on CheckoutService or FulfillmentService instead.
+ * It works on the app's Redis store (`--redis-url`, `--redis-cluster-nodes`), not through an HTTP
+ * route of the app: the records are there already (every replica's, whether or not one is
+ * running), an operator of a Redis-backed app has that URL, and the app needs no admin endpoint
+ * (one more thing to authenticate and expose next to the platform's callbacks).
+ *
+ * A replay puts the record back to `pending` as a new run and asks BullMQ for that run itself, on
+ * the same Redis (the app's jobs run there: nothing in the app looks for pending records): the
+ * BullMQ workers of any running replica take it at once, and only the handlers that failed run
+ * again. The replay is asked for only once the queue answers, so a record is never left pending
+ * with no run to take it (short of Redis failing between the two writes). An app on the in-memory
+ * store cannot be reached from outside: call `listDeadLetters()` / `replayDeadLetter(id)` on
+ * CheckoutService or FulfillmentService instead.
  */
 
 export const DEAD_LETTERS_USAGE = `Usage: hubtel-trigger dead-letters list   --redis-url <url> | --redis-cluster-nodes <nodes> [options]
@@ -28,15 +40,15 @@ export const DEAD_LETTERS_USAGE = `Usage: hubtel-trigger dead-letters list   --r
 
 Lists the jobs an app gave up on (dead letters: handlers that kept failing, callbacks never
 accepted), or replays one once its cause is fixed: only the handlers that failed run again.
-Works on the app's Redis store; a running instance of the app runs a replayed job at its next
-sweep (serviceApp.sweepIntervalMs / checkout.handlers.sweepIntervalMs, half the lease: 15 s
-by default, 5 s with BullMQ).
+Works on the app's Redis store. A replay is queued on BullMQ on the same Redis: any running
+replica of the app runs it at once.
 
 Options:
   --redis-url <url>     the Redis the app keeps its records in (redis:// or rediss://)
   --redis-cluster-nodes <host:port,...>
                         or: some nodes of the Redis Cluster it keeps them in (every master is read)
   --key-prefix <p>      the keyPrefix given to HubtelRedisModule / RedisStore (default none)
+  --bullmq-prefix <p>   replay: the prefix given to HubtelBullmqModule (default {hubtel}:bull)
   --module <name>       checkout (default) or service-app
   --wait                replay: wait until the job is done (exit 0) or dead again (exit 1)
   --timeout <ms>        how long --wait waits (default 60000)
@@ -44,7 +56,7 @@ Options:
   --no-color            plain output (also NO_COLOR=1)
 
 Exit codes: 0 done, 1 unknown id / not dead / dead again (with its last error), 2 usage error (or
-ioredis not installed), 3 Redis unreachable, 4 --wait ran out with the job still pending or running.
+ioredis / bullmq not installed), 3 Redis unreachable, 4 --wait ran out with the job still pending.
 `;
 
 export const DEAD_LETTER_MODULES = ['checkout', 'service-app'] as const;
@@ -56,6 +68,8 @@ export interface DeadLettersOptions {
   redisUrl?: string;
   redisClusterNodes?: Array<{ host: string; port: number }>;
   keyPrefix?: string;
+  /** The app's BullMQ prefix (HubtelBullmqModule's `prefix`); undefined: the runner's default. */
+  bullmqPrefix?: string;
   module: (typeof DEAD_LETTER_MODULES)[number];
   wait: boolean;
   timeoutMs: number;
@@ -70,6 +84,7 @@ export function parseDeadLettersArgs(
     'redis-url': { type: 'string' },
     'redis-cluster-nodes': { type: 'string' },
     'key-prefix': { type: 'string' },
+    'bullmq-prefix': { type: 'string' },
     module: { type: 'string' },
     wait: { type: 'boolean' },
     timeout: { type: 'string' },
@@ -112,6 +127,11 @@ export function parseDeadLettersArgs(
   };
   if (id !== undefined) options.id = id;
   if (values['key-prefix'] !== undefined) options.keyPrefix = values['key-prefix'];
+  const bullmqPrefix = values['bullmq-prefix'];
+  if (bullmqPrefix !== undefined) {
+    if (bullmqPrefix.trim() === '') throw new CliUsageError('--bullmq-prefix must not be empty');
+    options.bullmqPrefix = bullmqPrefix;
+  }
   return { help: false, options };
 }
 
@@ -162,6 +182,99 @@ async function openRedis(options: DeadLettersOptions): Promise<ClosableStore> {
   return store;
 }
 
+/**
+ * The BullMQ runner a replay is queued on (optional peer `bullmq`: a type-only import, the module
+ * is loaded by openRunner); it runs no worker here.
+ */
+type ClosableRunner = BullmqJobRunner;
+
+async function openRunner(options: DeadLettersOptions, io: CliStreams): Promise<ClosableRunner> {
+  let bullmq: typeof import('nestjs-hubtel/bullmq');
+  try {
+    bullmq = await import('nestjs-hubtel/bullmq');
+  } catch (error) {
+    throw new CliUsageError(
+      `dead-letters replay needs the optional dependency bullmq (npm install bullmq): ${(error as Error).message}`,
+    );
+  }
+  let runner: ClosableRunner;
+  try {
+    runner = new bullmq.BullmqJobRunner({
+      ...(options.redisClusterNodes !== undefined
+        ? { cluster: { nodes: options.redisClusterNodes } }
+        : { url: options.redisUrl! }),
+      ...(options.bullmqPrefix === undefined ? {} : { prefix: options.bullmqPrefix }),
+      // Only queues the run: the app's workers take it.
+      work: false,
+      logger: new StderrLogger(io),
+    });
+  } catch (error) {
+    // A prefix without a {hash tag} on a cluster: said in the CLI's own terms.
+    if (error instanceof HubtelRedisConfigError && error.reason === 'PREFIX_WITHOUT_HASH_TAG')
+      throw new CliUsageError(
+        `--bullmq-prefix "${options.bullmqPrefix}" has no {hash tag}, which BullMQ needs on a Redis Cluster (the app could not use it either): give the app's prefix`,
+      );
+    if (error instanceof HubtelError) throw new CliUsageError(error.message);
+    throw error;
+  }
+  try {
+    // The queue answers before the record is put back to pending (see the header).
+    await runner.connect(options.module);
+  } catch (error) {
+    await runner.close().catch(() => undefined);
+    if (error instanceof HubtelRedisConfigError) throw new CliUsageError(error.message);
+    throw error;
+  }
+  return runner;
+}
+
+/** The record was put back to pending, but BullMQ did not take its run. */
+class RunNotQueuedError extends Error {
+  constructor(storeKey: string, run: number, cause: unknown) {
+    super(
+      `${storeKey} is pending again (run ${run}) but BullMQ refused its run (${cause instanceof Error ? cause.message : String(cause)}): nothing will run it until that run is queued`,
+    );
+  }
+}
+
+/** `runner`, its enqueue failures told apart from the store's (see RunNotQueuedError). */
+function queueingOnly(runner: ClosableRunner): JobRunner {
+  return {
+    enqueue: async (pipeline, request) => {
+      try {
+        await runner.enqueue(pipeline, request);
+      } catch (error) {
+        throw new RunNotQueuedError(request.storeKey, request.run, error);
+      }
+    },
+    wake: (pipeline, request) => runner.wake(pipeline, request),
+    start: (pipeline, execute) => runner.start(pipeline, execute),
+    repeat: (name, everyMs, task) => runner.repeat(name, everyMs, task),
+    stop: (pipeline) => runner.stop(pipeline),
+  };
+}
+
+/** The runner's log lines (queue errors), on stderr: stdout is the command's answer (--json). */
+class StderrLogger extends Logger {
+  constructor(private readonly io: CliStreams) {
+    super('Hubtel:BullMQ');
+  }
+  override log(message: unknown): void {
+    this.write('log', message);
+  }
+  override warn(message: unknown): void {
+    this.write('warn', message);
+  }
+  override error(message: unknown): void {
+    this.write('error', message);
+  }
+  override debug(): void {}
+  override verbose(): void {}
+  private write(level: string, message: unknown): void {
+    this.io.stderr.write(`hubtel-trigger: bullmq ${level}: ${String(message)}\n`);
+  }
+}
+
 export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise<number> {
   let parsed;
   try {
@@ -182,6 +295,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
     io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
     return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
   }
+  let runner: ClosableRunner | undefined;
   try {
     if (options.action === 'list') {
       const letters = await listDeadLetters(store, options.module);
@@ -191,12 +305,21 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
       return EXIT.ok;
     }
     const id = options.id!;
-    await requeueDeadLetter(store, options.module, id, DEFAULT_JOB_RECORD_TTL_MS);
+    try {
+      runner = await openRunner(options, io);
+    } catch (error) {
+      io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
+      return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
+    }
+    await requeueDeadLetter(store, options.module, id, {
+      ttlMs: DEFAULT_JOB_RECORD_TTL_MS,
+      runner: queueingOnly(runner),
+    });
     if (!options.wait) {
       io.stdout.write(
         options.json
           ? `${JSON.stringify({ id, status: 'pending' })}\n`
-          : `${p('Requeued', 'green')} ${id}: a running instance of the app runs it at its next sweep (add --wait to see the outcome).\n`,
+          : `${p('Requeued', 'green')} ${id}: queued on BullMQ, a running replica of the app runs it now (add --wait to see the outcome).\n`,
       );
       return EXIT.ok;
     }
@@ -209,17 +332,18 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
       io.stdout.write(`${p('Done', 'green')} ${id}: replayed, its failed handlers succeeded.\n`);
     else if (status === 'dead')
       io.stdout.write(`${p('Dead again', 'red')} ${id}: ${record?.lastError ?? 'it failed again'}\n`);
-    else
+    else if (status === 'pending')
       io.stdout.write(
-        `${p('Still', 'yellow')} ${status} after ${options.timeoutMs} ms: is an instance of the app running (with its sweep on)?\n`,
+        `${p('Still', 'yellow')} pending after ${options.timeoutMs} ms: is a replica of the app running, with its BullMQ workers on this Redis (prefix ${options.bullmqPrefix ?? DEFAULT_BULLMQ_PREFIX})?\n`,
       );
-    // Still pending or running is not "dead again": its own code, so a script can wait longer.
-    return status === 'done'
-      ? EXIT.ok
-      : status === 'pending' || status === 'running'
-        ? EXIT.timedOut
-        : EXIT.failed;
+    else io.stdout.write(`${p('Gone', 'red')} ${id}: its record was removed (expired?) before it ended.\n`);
+    // Still pending is not "dead again": its own code, so a script can wait longer.
+    return status === 'done' ? EXIT.ok : status === 'pending' ? EXIT.timedOut : EXIT.failed;
   } catch (error) {
+    if (error instanceof RunNotQueuedError) {
+      io.stderr.write(`hubtel-trigger: ${error.message}\n`);
+      return EXIT.network;
+    }
     if (error instanceof HubtelError && error.code !== 'HUBTEL_STORE_UNAVAILABLE') {
       io.stderr.write(
         options.json
@@ -231,9 +355,13 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
     io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
     return EXIT.network;
   } finally {
+    await runner?.close().catch(() => undefined);
     await store.close().catch(() => undefined);
   }
 }
+
+/** BullmqJobRunner's default prefix (said in messages; the runner applies it itself). */
+const DEFAULT_BULLMQ_PREFIX = '{hubtel}:bull';
 
 function describeList(letters: DeadLetter[], module: string, p: ReturnType<typeof painter>): string {
   if (letters.length === 0) return `No dead letters in the ${module} module.\n`;
