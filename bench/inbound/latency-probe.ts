@@ -54,6 +54,11 @@ export class LatencyProbe {
     this.arrivedAt.push(Number(at) / 1e6);
   }
 
+  /** Requests that arrived and whose handler has not started yet. */
+  pending(): number {
+    return this.arrivals.size;
+  }
+
   /** Stops recording and returns the latencies (ms) recorded since `start`. */
   stop(): Record<string, unknown> {
     this.server?.removeListener('request', this.onRequest);

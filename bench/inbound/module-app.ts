@@ -146,6 +146,7 @@ export async function createModuleApp(
       handled: () => ({ counts: { ...probe.counts } }),
       'latency-start': () => probe.start(),
       'latency-stop': () => probe.stop(),
+      'latency-pending': () => ({ pending: probe.pending() }),
     },
   };
 }

@@ -77,8 +77,12 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
           next(true),
           latency.connections,
         );
-        // Handlers run after the 200: let the last ones finish.
-        await sleep(300);
+        // Handlers run after the 200: wait for the last ones to start (a loaded machine may take
+        // a while), at most 10 s; what is still pending then is reported as lost.
+        for (let waited = 0; waited < 10_000; waited += 50) {
+          if (Number((await target.child!.request('latency-pending')).pending) === 0) break;
+          await sleep(50);
+        }
         const probe = await target.child!.request('latency-stop');
         const [p50, p90, p99, max] = [probe.p50, probe.p90, probe.p99, probe.max].map(Number) as [
           number,
