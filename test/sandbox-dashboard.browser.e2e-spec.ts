@@ -276,3 +276,64 @@ chromium.describe('sandbox dashboard in a real browser', () => {
     expect(await notReloaded()).toBe(true);
   });
 });
+
+chromium.describe('sandbox dashboard of a sandbox serving two accounts', () => {
+  let sandbox: TestSandbox;
+  let browser: ChromiumSession;
+
+  beforeAll(async () => {
+    sandbox = await createTestSandbox({ accounts: [{ name: 'north' }] });
+    browser = await launchChromium(chromium.path!);
+  }, 90_000);
+  afterAll(async () => {
+    await browser?.close();
+    await sandbox?.stop();
+  });
+
+  async function invoice(account: string, clientReference: string) {
+    const { clientId, clientSecret } = sandbox.account(account).credentials.api;
+    const res = await fetch(`${sandbox.url}/items/initiate`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+      },
+      body: JSON.stringify({
+        totalAmount: 5,
+        description: 'Kente mug',
+        callbackUrl: 'http://127.0.0.1:9/hooks',
+        returnUrl: 'http://127.0.0.1/r',
+        cancellationUrl: 'http://127.0.0.1/c',
+        clientReference,
+      }),
+    });
+    expect(res.status).toBe(200);
+  }
+
+  it("the account filter shows one account's rows, and all again", async () => {
+    const page = await browser.newPage();
+    try {
+      page.setDefaultTimeout(20_000);
+      await invoice('default', 'main-1');
+      await invoice('north', 'north-1');
+      await page.goto(`${sandbox.url}/_dashboard`);
+      await page.locator('[data-testid="connection-status"][data-state="live"]').waitFor();
+      const rows = page.locator('[data-testid="invoice-row"]');
+      const references = () =>
+        rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-reference')).sort());
+      await expect(references()).resolves.toEqual(['main-1', 'north-1']);
+      await page.getByTestId('account-filter').selectOption('north');
+      await expect(references()).resolves.toEqual(['north-1']);
+      await expect(rows.first().getAttribute('data-account')).resolves.toBe('north');
+      // A record that arrives while filtered is shown only when it is the account's.
+      await invoice('default', 'main-2');
+      await invoice('north', 'north-2');
+      await page.locator('[data-testid="invoice-row"][data-reference="north-2"]').waitFor();
+      await expect(references()).resolves.toEqual(['north-1', 'north-2']);
+      await page.getByTestId('account-filter').selectOption('');
+      await expect(references()).resolves.toEqual(['main-1', 'main-2', 'north-1', 'north-2']);
+    } finally {
+      await page.close();
+    }
+  });
+});

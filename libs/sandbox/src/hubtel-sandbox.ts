@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import http, { type IncomingMessage, type Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { registerAdminApi } from './sandbox-admin.api.js';
@@ -7,7 +7,8 @@ import { registerSandboxDashboard, SANDBOX_DASHBOARD_PATH } from './dashboard/sa
 import { registerCheckoutApi } from './sandbox-checkout.api.js';
 import { SandboxNotFoundError } from './sandbox.errors.js';
 import type { SandboxFaults } from './sandbox-faults.js';
-import { basicAuthHeader, parseBasicAuth, platformMsisdn, platformTime } from './sandbox-http.js';
+import { accountView, byAccount } from './sandbox-accounts.js';
+import { platformMsisdn, platformTime } from './sandbox-http.js';
 import {
   cancelInvoice,
   findInvoice,
@@ -27,6 +28,8 @@ import { resolveSandboxOptions, type ResolvedSandboxOptions } from './sandbox.op
 import { SandboxState } from './sandbox.state.js';
 import type {
   HubtelSandboxOptions,
+  SandboxAccount,
+  SandboxAccountFilter,
   SandboxApi,
   SandboxBaseUrls,
   SandboxCredentialPair,
@@ -36,7 +39,6 @@ import type {
   SandboxInvoice,
   SandboxRecordKind,
   SandboxRecordMap,
-  SandboxRequestContext,
   SandboxRequestLog,
   SandboxRouteHandler,
   SandboxSession,
@@ -63,6 +65,10 @@ export interface WaitOptions {
  * await sandbox.stop();
  * ```
  *
+ * Several Hubtel accounts at once (`accounts` option): each request is authenticated against the
+ * account whose keys it carries, one account's keys on another's POS Sales ID are refused as the
+ * platform does, and every record names its account (`sandbox.invoices({ account: 'north' })`).
+ *
  * Events (`sandbox.on(...)`): `message`, `invoice`, `delivery`, `session`,
  * `fulfillment-callback`, `request`, `reset`. A record is emitted when created and again on
  * every change (an invoice paid, a delivery answered). Listener errors are logged, never thrown
@@ -81,7 +87,6 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   private readonly options: ResolvedSandboxOptions;
   private readonly router = new SandboxRouter();
   private readonly requestHandler: SandboxRequestHandler;
-  private readonly authHeaders: { sms: string; api: string };
   private httpServer: Server | undefined;
   private listening: Promise<this> | undefined;
   private stopping: Promise<void> | undefined;
@@ -91,13 +96,8 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     this.options = resolveSandboxOptions(options);
     this.state = new SandboxState(this.options, this);
     this.faults = this.state.faults;
-    this.authHeaders = {
-      sms: basicAuthHeader(this.options.credentials.sms),
-      api: basicAuthHeader(this.options.credentials.api),
-    };
-    const authorized = (ctx: SandboxRequestContext, pair: 'sms' | 'api') => this.isAuthorized(ctx.req, pair);
-    registerSmsApi(this.router, this.state, authorized);
-    registerCheckoutApi(this.router, this.state, authorized);
+    registerSmsApi(this.router, this.state);
+    registerCheckoutApi(this.router, this.state);
     registerFulfillmentCallbackApi(this.router, this.state);
     registerAdminApi(this.router, this);
     if (this.options.dashboard) registerSandboxDashboard(this);
@@ -205,28 +205,45 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     return this.options.dashboard ? `${this.url}${SANDBOX_DASHBOARD_PATH}` : undefined;
   }
 
-  /** The credential pairs it accepts (copies). */
+  /** The credential pairs it accepts (copies): the default account's (`account(name)` for another's). */
   get credentials(): { sms: SandboxCredentialPair; api: SandboxCredentialPair } {
     return { sms: { ...this.options.credentials.sms }, api: { ...this.options.credentials.api } };
   }
 
+  /** The default account's POS Sales ID. */
   get posSalesId(): string {
     return this.options.posSalesId;
   }
 
+  /** Every account it serves (copies), the default one (`default`) first. */
+  accounts(): SandboxAccount[] {
+    return this.state.accounts.all.map(accountView);
+  }
+
+  /**
+   * One account (a copy): its key pairs, POS Sales ID, sender ids. Default the default account;
+   * a name it does not serve throws a SandboxNotFoundError.
+   */
+  account(name: string = this.state.accounts.default.name): SandboxAccount {
+    return accountView(this.state.accounts.require(name));
+  }
+
   /* ================================ records ================================ */
 
-  /** Messages sent (oldest first; the newest `recordLimit` are kept). */
-  messages(): SandboxSmsMessage[] {
+  /** Messages sent (oldest first; the newest `recordLimit` are kept); `{ account }`: sent with that account's keys. */
+  messages(filter: SandboxAccountFilter = {}): SandboxSmsMessage[] {
     const now = Date.now();
-    return this.state.messages.values().map((m) => settleMessage(m, now));
+    return byAccount(this.state.accounts, this.state.messages.values(), filter.account).map((m) =>
+      settleMessage(m, now),
+    );
   }
 
   /** Messages sent to one number, in any accepted form (`0241234567`, `+233 24 123 4567`). */
-  messagesTo(msisdn: string): SandboxSmsMessage[] {
+  messagesTo(msisdn: string, filter: SandboxAccountFilter = {}): SandboxSmsMessage[] {
     const wanted = platformMsisdn(msisdn) ?? msisdn;
     const now = Date.now();
-    return this.state.messages.filter((m) => m.msisdn === wanted).map((m) => settleMessage(m, now));
+    const sent = this.state.messages.filter((m) => m.msisdn === wanted);
+    return byAccount(this.state.accounts, sent, filter.account).map((m) => settleMessage(m, now));
   }
 
   message(messageId: string): SandboxSmsMessage | undefined {
@@ -245,8 +262,9 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     return m;
   }
 
-  invoices(): SandboxInvoice[] {
-    return this.state.invoices.values();
+  /** Invoices created (oldest first); `{ account }`: created with that account's keys. */
+  invoices(filter: SandboxAccountFilter = {}): SandboxInvoice[] {
+    return byAccount(this.state.accounts, this.state.invoices.values(), filter.account);
   }
 
   /** An invoice by checkout id or client reference. */
@@ -257,10 +275,14 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   /** Callback deliveries (checkout web callbacks and fulfillment requests), oldest first. */
   deliveries(
     filter?: Partial<
-      Pick<SandboxDelivery, 'kind' | 'checkoutId' | 'clientReference' | 'sessionId' | 'orderId' | 'state'>
+      Pick<
+        SandboxDelivery,
+        'account' | 'kind' | 'checkoutId' | 'clientReference' | 'sessionId' | 'orderId' | 'state'
+      >
     >,
   ): SandboxDelivery[] {
     if (!filter) return this.state.deliveries.values();
+    if (filter.account !== undefined) this.state.accounts.require(filter.account);
     const entries = Object.entries(filter).filter(([, v]) => v !== undefined) as [
       keyof SandboxDelivery,
       unknown,
@@ -272,18 +294,18 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     return this.state.deliveries.get(id);
   }
 
-  /** Programmable-services sessions played by `serviceApp()` drivers. */
-  sessions(): SandboxSession[] {
-    return this.state.sessions.values();
+  /** Programmable-services sessions played by `serviceApp()` drivers; `{ account }`: that account's services'. */
+  sessions(filter: SandboxAccountFilter = {}): SandboxSession[] {
+    return byAccount(this.state.accounts, this.state.sessions.values(), filter.account);
   }
 
   session(sessionId: string): SandboxSession | undefined {
     return this.state.sessions.get(sessionId);
   }
 
-  /** Fulfillment callbacks received on `POST /callback`. */
-  fulfillmentCallbacks(): SandboxFulfillmentCallback[] {
-    return this.state.fulfillmentCallbacks.values();
+  /** Fulfillment callbacks received on `POST /callback`; `{ account }`: for that account's sessions. */
+  fulfillmentCallbacks(filter: SandboxAccountFilter = {}): SandboxFulfillmentCallback[] {
+    return byAccount(this.state.accounts, this.state.fulfillmentCallbacks.values(), filter.account);
   }
 
   /** Inbound requests (method, path, status, duration; no bodies, no credentials). */
@@ -399,16 +421,6 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
     options: { api?: SandboxApi } = {},
   ): void {
     this.router.add(method, path, options.api ?? 'admin', handler);
-  }
-
-  /* ================================ internals ================================ */
-
-  private isAuthorized(req: IncomingMessage, pair: 'sms' | 'api'): boolean {
-    const header = req.headers.authorization;
-    if (header === this.authHeaders[pair]) return true;
-    const given = parseBasicAuth(header);
-    const expected = this.options.credentials[pair];
-    return !!given && given.clientId === expected.clientId && given.clientSecret === expected.clientSecret;
   }
 }
 

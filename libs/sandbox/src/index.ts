@@ -25,4 +25,4 @@ export {
 } from './sandbox-service-app.js';
 export type { RecordServicePaymentOptions } from './sandbox-service-payments.js';
 export type * from './sandbox.types.js';
-export { sandboxEnv } from './sandbox-env.js';
+export { sandboxEnv, type SandboxEnvOptions } from './sandbox-env.js';

@@ -7,7 +7,7 @@ import { escapeHtml, isJsonContentType } from './sandbox-http.js';
 import type { CallbackFaultSpec } from './sandbox-faults.js';
 import type { PayOptions } from './sandbox-payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
-import type { SandboxReply, SandboxRouteHandler } from './sandbox.types.js';
+import type { SandboxAccountFilter, SandboxReply, SandboxRouteHandler } from './sandbox.types.js';
 import type { HubtelSandbox } from './hubtel-sandbox.js';
 
 /*
@@ -15,16 +15,17 @@ import type { HubtelSandbox } from './hubtel-sandbox.js';
  * users, the dashboard). Lists are oldest first; `?limit=N` keeps the newest N.
  *
  *   GET  /                                       302 to the dashboard, or (without it) a small HTML index of the base URLs
- *   GET  /_sandbox                               origin, base URLs, credentials, POS Sales ID, stats
- *   GET  /_sandbox/stats
+ *   GET  /_sandbox                               origin, base URLs, credentials, POS Sales ID, stats (and accounts, when several)
+ *   GET  /_sandbox/stats                         GET /_sandbox/accounts
  *   GET  /_sandbox/messages[?to=233...]          GET /_sandbox/invoices    GET /_sandbox/invoices/{checkoutIdOrRef}
  *   GET  /_sandbox/deliveries                    GET /_sandbox/sessions    GET /_sandbox/fulfillment-callbacks
  *   GET  /_sandbox/requests
+ *   (the lists of records take `?account=<name>`: that account's only; an unknown name is a 404)
  *   POST /_sandbox/invoices/{ref}/pay  {outcome?: 'paid'|'failed', phone?, channel?, deliver?: false, fault?}
  *        (`deliver: false` records the payment and sends no callback; `fault` is a one-off callback
  *        fault in JSON: drop, duplicate, concurrent, delayMs, amount, checkoutId, forge)
  *   POST /_sandbox/invoices/{ref}/cancel
- *   POST /_sandbox/sessions/{sessionId}/pay  {amount?, orderId?}   records a programmable-services
+ *   POST /_sandbox/sessions/{sessionId}/pay  {amount?, orderId?, account?}   records a programmable-services
  *        payment (nothing sent): the status check then confirms the SessionId's order
  *   POST /_sandbox/deliveries/{id}/redeliver
  *   POST /_sandbox/reset
@@ -36,6 +37,12 @@ import type { HubtelSandbox } from './hubtel-sandbox.js';
  * the dashboard) answers only loopback names and the configured hosts (403 otherwise; see
  * `allowedHosts`), against DNS rebinding.
  */
+
+/** `?account=` of a list, as `sandbox.messages({ account })` takes it. */
+function accountOf(query: URLSearchParams): SandboxAccountFilter {
+  const account = query.get('account');
+  return account === null ? {} : { account };
+}
 
 function limited<T>(items: T[], query: URLSearchParams): T[] {
   const limit = Number(query.get('limit'));
@@ -153,15 +160,38 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
       baseUrls: sandbox.baseUrls(),
       credentials: sandbox.credentials,
       posSalesId: sandbox.posSalesId,
+      // Only on a sandbox serving several: a single-account one answers as it always did.
+      ...(sandbox.accounts().length > 1 ? { accounts: sandbox.accounts() } : {}),
       stats: sandbox.stats(),
     }),
   );
   router.add('GET', '/_sandbox/stats', 'admin', () => ok(sandbox.stats()));
-  router.add('GET', '/_sandbox/messages', 'admin', (ctx) => {
-    const to = ctx.query.get('to');
-    return ok(limited(to ? sandbox.messagesTo(to) : sandbox.messages(), ctx.query));
-  });
-  router.add('GET', '/_sandbox/invoices', 'admin', (ctx) => ok(limited(sandbox.invoices(), ctx.query)));
+  router.add('GET', '/_sandbox/accounts', 'admin', () => ok(sandbox.accounts()));
+  // An unknown `?account=` is a 404 naming it, never an empty list that reads as "nothing sent".
+  const list =
+    <T>(records: (filter: SandboxAccountFilter, query: URLSearchParams) => T[]): SandboxRouteHandler =>
+    (ctx) => {
+      try {
+        return ok(limited(records(accountOf(ctx.query), ctx.query), ctx.query));
+      } catch (err) {
+        return errorReply(err);
+      }
+    };
+  router.add(
+    'GET',
+    '/_sandbox/messages',
+    'admin',
+    list((filter, query) => {
+      const to = query.get('to');
+      return to ? sandbox.messagesTo(to, filter) : sandbox.messages(filter);
+    }),
+  );
+  router.add(
+    'GET',
+    '/_sandbox/invoices',
+    'admin',
+    list((filter) => sandbox.invoices(filter)),
+  );
   router.add('GET', '/_sandbox/invoices/:ref', 'admin', (ctx) => {
     const invoice = sandbox.invoice(ctx.params.ref!);
     return invoice
@@ -171,10 +201,23 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
           responseCode: 'HUBTEL_NOT_FOUND',
         });
   });
-  router.add('GET', '/_sandbox/deliveries', 'admin', (ctx) => ok(limited(sandbox.deliveries(), ctx.query)));
-  router.add('GET', '/_sandbox/sessions', 'admin', (ctx) => ok(limited(sandbox.sessions(), ctx.query)));
-  router.add('GET', '/_sandbox/fulfillment-callbacks', 'admin', (ctx) =>
-    ok(limited(sandbox.fulfillmentCallbacks(), ctx.query)),
+  router.add(
+    'GET',
+    '/_sandbox/deliveries',
+    'admin',
+    list((filter) => sandbox.deliveries(filter)),
+  );
+  router.add(
+    'GET',
+    '/_sandbox/sessions',
+    'admin',
+    list((filter) => sandbox.sessions(filter)),
+  );
+  router.add(
+    'GET',
+    '/_sandbox/fulfillment-callbacks',
+    'admin',
+    list((filter) => sandbox.fulfillmentCallbacks(filter)),
   );
   router.add('GET', '/_sandbox/requests', 'admin', (ctx) => ok(limited(sandbox.requests(), ctx.query)));
 
@@ -206,11 +249,12 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
             `Invalid service payment: ${checked.issues.map((i) => i.message).join('; ')}`,
             checked.issues,
           );
-        const { amount, orderId } = checked.value;
+        const { amount, orderId, account } = checked.value;
         return ok(
           sandbox.recordServicePayment(ctx.params.id!, {
             amount: amount ?? undefined,
             orderId: orderId ?? undefined,
+            account: account ?? undefined,
           }),
         );
       } catch (err) {

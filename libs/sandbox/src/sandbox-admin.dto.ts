@@ -88,4 +88,9 @@ export class SandboxServicePaymentBodyDto {
   @IsString()
   @Matches(/\S/, { message: 'orderId must not be blank' })
   orderId?: string;
+
+  /** The account whose service the session is (for a session the sandbox did not drive). */
+  @IsOptional()
+  @IsString()
+  account?: string;
 }

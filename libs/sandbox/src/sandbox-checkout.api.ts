@@ -16,16 +16,19 @@ import type { SandboxInvoice, SandboxReply, SandboxRequestContext, SandboxSessio
  *        → 400 {responseCode: '4000', status: 'Error', message, data: [{field, message}]}   validation
  *        → 400 {responseCode: '4070', ...}           totalAmount below `checkout.minAmount`
  *        → 401 {responseCode: '4101', ...}           wrong keys
- *        → 403 {responseCode: '4101', ...}           merchantAccountNumber is not the sandbox's POS Sales ID
+ *        → 403 {responseCode: '4101', ...}           merchantAccountNumber is not the keys' account's POS Sales ID
  *   GET  /pay/{checkoutId}[/direct]                 the payment page
  *   POST /pay/{checkoutId}/momo|fail|cancel         the page's actions (303 to returnUrl / cancellationUrl)
  *   GET  /transactions/{posSalesId}/status?clientReference=|hubtelTransactionId=|networkTransactionId=
  *        → 200 {message: 'Successful', responseCode: '0000', data: {...}}
  *        → 404 {message: 'Transaction not found', responseCode: '404', data: null}
- *        → 400 (no reference) / 401 (wrong keys) / 403 (POS Sales ID not the sandbox's), same envelope
+ *        → 400 (no reference) / 401 (wrong keys) / 403 (POS Sales ID not the keys' account's:
+ *          4101, or 4105 when the reference is a programmable-services order), same envelope
+ *
+ * With several accounts (`accounts` option) the keys say which account asks: it creates invoices
+ * for itself only, and its status check sees its own invoices and orders only (another account's
+ * reference is `404`, as one that does not exist).
  */
-
-type Authorizer = (ctx: SandboxRequestContext, pair: 'sms' | 'api') => boolean;
 
 const URL_FIELDS = ['callbackUrl', 'returnUrl', 'cancellationUrl'] as const;
 const OPTIONAL_STRINGS = ['PayeeName', 'PayeeMobileNumber', 'PayeeEmail'] as const;
@@ -40,15 +43,14 @@ function isHttpUrl(value: unknown): value is string {
   }
 }
 
-export function registerCheckoutApi(
-  router: SandboxRouter,
-  state: SandboxState,
-  authorized: Authorizer,
-): void {
+export function registerCheckoutApi(router: SandboxRouter, state: SandboxState): void {
   const o = state.options;
+  const authorized = (ctx: SandboxRequestContext) =>
+    state.accounts.authenticate(ctx.req.headers.authorization, 'api');
 
   router.add('POST', '/items/initiate', 'checkout', async (ctx) => {
-    if (!authorized(ctx, 'api')) {
+    const owner = authorized(ctx);
+    if (!owner) {
       return apiErrorReply('checkout', 401, {
         responseCode: '4101',
         message: 'Wrong keys: the API credentials are not valid',
@@ -100,7 +102,7 @@ export function registerCheckoutApi(
       errors.push({ field: 'merchantAccountNumber', message: 'merchantAccountNumber must be a string' });
     }
     if (errors.length > 0) return apiErrorReply('checkout', 400, { message: 'Validation error', errors });
-    if (account !== undefined && account !== null && account !== '' && String(account) !== o.posSalesId) {
+    if (account !== undefined && account !== null && account !== '' && String(account) !== owner.posSalesId) {
       return apiErrorReply('checkout', 403, {
         responseCode: '4101',
         message: 'The merchant account number (POS Sales ID) does not belong to these API keys',
@@ -120,6 +122,7 @@ export function registerCheckoutApi(
     const checkoutUrl = `${state.baseUrl}/pay/${checkoutId}`;
     const invoice: SandboxInvoice = {
       checkoutId,
+      account: owner.name,
       clientReference: ref as string,
       totalAmount: amount,
       description: b.description as string,
@@ -182,7 +185,7 @@ export function registerCheckoutApi(
       'Referrer-Policy': 'no-referrer',
     },
     html: renderPayPage(invoice, {
-      merchantName: o.checkout.merchantName,
+      merchantName: state.accounts.get(invoice.account)?.merchantName ?? o.checkout.merchantName,
       defaultPhone: o.checkout.defaultPhone,
       warnSpecialCharacters: o.checkout.rejectSpecialCharacters && /[&*!%@]/.test(invoice.description),
       ...extra,
@@ -245,19 +248,25 @@ export function registerCheckoutApi(
   /* ---------------- transaction status check ---------------- */
 
   router.add('GET', '/transactions/:posSalesId/status', 'status', (ctx) => {
-    if (!authorized(ctx, 'api')) {
+    const owner = authorized(ctx);
+    if (!owner) {
       return apiErrorReply('status', 401, {
         responseCode: '4101',
         message: 'Wrong keys: the API credentials are not valid',
       });
     }
-    if (ctx.params.posSalesId !== o.posSalesId) {
+    const q = ctx.query;
+    if (ctx.params.posSalesId !== owner.posSalesId) {
+      // Programmable-services orders (SessionId as clientReference) answer 4105, as the platform does.
+      const ref = q.get('clientReference');
+      const service = ref !== null && !state.invoices.has(`ref:${ref}`) && state.sessions.has(ref);
       return apiErrorReply('status', 403, {
-        responseCode: '4101',
-        message: 'The POS Sales ID does not belong to these API keys',
+        responseCode: service ? '4105' : '4101',
+        message: service
+          ? 'These API keys do not own the POS Sales ID of this programmable service'
+          : 'The POS Sales ID does not belong to these API keys',
       });
     }
-    const q = ctx.query;
     const clientReference = q.get('clientReference');
     const hubtelTransactionId = q.get('hubtelTransactionId');
     const networkTransactionId = q.get('networkTransactionId');
@@ -277,16 +286,19 @@ export function registerCheckoutApi(
       : hubtelTransactionId
         ? `tx:${hubtelTransactionId}`
         : `ext:${networkTransactionId}`;
-    const invoice = state.invoices.get(key);
+    // Another account's record is not found, exactly as one that never existed.
+    const found = state.invoices.get(key);
+    const invoice = found?.account === owner.name ? found : undefined;
     if (invoice)
       return {
         status: 200,
         json: { message: 'Successful', responseCode: '0000', data: invoiceStatusData(invoice) },
       };
     // Programmable-services orders are looked up by SessionId as clientReference (platform facts).
-    const session: SandboxSession | undefined = clientReference
+    const candidate: SandboxSession | undefined = clientReference
       ? state.sessions.get(clientReference)
       : state.sessions.get(key);
+    const session = candidate?.account === owner.name ? candidate : undefined;
     // An order the platform has not recorded yet is unknown to the status check, as a forged one is.
     if (session?.order?.recorded) {
       return {

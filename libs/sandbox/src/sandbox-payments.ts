@@ -164,6 +164,7 @@ export async function payInvoice(
   };
   const { deliveries, done } = state.dispatch({
     kind: 'checkout-callback',
+    account: invoice.account,
     url: invoice.callbackUrl,
     headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' },
     body: body as unknown as Record<string, unknown>,

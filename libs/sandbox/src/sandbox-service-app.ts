@@ -43,6 +43,11 @@ import type {
  * ---------------------------------------------------------------------------------------------- */
 
 export interface ServiceAppDriverOptions {
+  /**
+   * The account whose programmable service this is (`accounts` option): its status check and its
+   * callback credentials answer for the session. Default `default`.
+   */
+  account?: string;
   /** `ServiceCode` sent on every call. Default `sandbox-service`. */
   serviceCode?: string;
   /** `Mobile`: the user's MSISDN. Default `233241234567`. */
@@ -187,6 +192,7 @@ export class SandboxServiceSession {
     const now = isoNow();
     this.record = {
       sessionId: this.sessionId,
+      account: state.accounts.require(options.account ?? state.accounts.default.name).name,
       serviceAppUrl: this.base,
       serviceCode: options.serviceCode ?? 'sandbox-service',
       mobile,
@@ -444,6 +450,7 @@ export class SandboxServiceSession {
   ): Promise<SandboxDelivery[]> {
     const { deliveries, done } = this.state.dispatch({
       kind: 'fulfillment-request',
+      account: this.record.account,
       url: `${this.base}${this.fulfillmentPath}`,
       headers: { 'Content-Type': 'application/json', ...this.options.headers },
       body: body as unknown as Record<string, unknown>,

@@ -8,6 +8,12 @@ export interface RecordServicePaymentOptions {
   amount?: number;
   /** The order's id. Default: the session's order's, else a fresh one. */
   orderId?: string;
+  /**
+   * The account whose programmable service the session is, for a session the sandbox did not
+   * drive (its status check then answers that account's keys only). Default `default`; a session
+   * the sandbox drove keeps its own, and naming another is refused.
+   */
+  account?: string;
 }
 
 /**
@@ -29,6 +35,12 @@ export function recordServicePayment(
     issues.push({ field: 'orderId', message: 'must be a non-empty string' });
   let session = state.sessions.get(sessionId);
   const cart = session?.cart;
+  if (options.account !== undefined) {
+    if (typeof options.account !== 'string' || !state.accounts.get(options.account))
+      issues.push({ field: 'account', message: 'is not an account of this sandbox', value: options.account });
+    else if (session && session.account !== options.account)
+      issues.push({ field: 'account', message: `the session belongs to account "${session.account}"` });
+  }
   if (options.amount === undefined && !cart)
     issues.push({ field: 'amount', message: 'is required: the sandbox knows no cart for this session' });
   if (issues.length > 0) throw new HubtelValidationError('Invalid service payment', issues);
@@ -36,6 +48,7 @@ export function recordServicePayment(
   if (!session) {
     session = {
       sessionId,
+      account: options.account ?? state.accounts.default.name,
       serviceAppUrl: '',
       serviceCode: 'external',
       mobile: '',

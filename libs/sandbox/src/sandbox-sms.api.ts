@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { apiErrorReply, type FieldError } from './sandbox.errors.js';
 import { ghanaNetwork, isoNow, platformMsisdn, platformTime } from './sandbox-http.js';
+import type { ResolvedSandboxAccount } from './sandbox.options.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxReply, SandboxRequestContext, SandboxSmsMessage } from './sandbox.types.js';
@@ -18,16 +19,20 @@ import type { SandboxReply, SandboxRequestContext, SandboxSmsMessage } from './s
  * API's code: on a 400 the sub-code (100 malformed or empty body, 1 bad destination, 2 bad
  * sender, 3 content too long, 6 content empty, 7 too many recipients, 8 a parameter of the wrong
  * type); otherwise the HTTP status (401 bad credentials, 404 unknown message or batch, 415).
+ *
+ * With several accounts the SMS keys say which account sends: it sends from its own sender ids
+ * only (any sender no other account declares, when it declares none); another's is a bad sender
+ * (400, sub-code 2). It sees its own messages and batches only (another's is 404).
  */
 
 interface Issue extends FieldError {
   subCode: number;
 }
 
-type Authorizer = (ctx: SandboxRequestContext, pair: 'sms' | 'api') => boolean;
-
-export function registerSmsApi(router: SandboxRouter, state: SandboxState, authorized: Authorizer): void {
+export function registerSmsApi(router: SandboxRouter, state: SandboxState): void {
   const o = state.options.sms;
+  const authorized = (ctx: SandboxRequestContext) =>
+    state.accounts.authenticate(ctx.req.headers.authorization, 'sms');
   let batchIdsKept = 0;
   state.onClear(() => (batchIdsKept = 0));
 
@@ -41,13 +46,19 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
       errors: issues.map(({ field, message }) => ({ field, message })),
     });
 
-  const checkSender = (from: unknown, issues: Issue[]): void => {
+  const checkSender = (from: unknown, account: ResolvedSandboxAccount, issues: Issue[]): void => {
     if (typeof from !== 'string' || from.trim() === '') {
       issues.push({ field: 'From', message: 'Invalid source address: From is required', subCode: 2 });
     } else if (from.length > o.maxSenderLength) {
       issues.push({
         field: 'From',
         message: `Invalid source address: at most ${o.maxSenderLength} characters`,
+        subCode: 2,
+      });
+    } else if (!state.accounts.maySendFrom(account, from)) {
+      issues.push({
+        field: 'From',
+        message: 'Invalid source address: this sender id is not registered to these SMS keys',
         subCode: 2,
       });
     }
@@ -68,6 +79,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
   };
 
   const record = (
+    account: ResolvedSandboxAccount,
     kind: 'batch' | 'single',
     batchId: string | null,
     from: string,
@@ -80,6 +92,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
     const delivered = o.deliveryDelayMs === 0;
     const message: SandboxSmsMessage = {
       messageId: randomUUID(),
+      account: account.name,
       batchId,
       kind,
       from,
@@ -100,13 +113,14 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
   };
 
   const singleSend = (
+    account: ResolvedSandboxAccount,
     from: unknown,
     to: unknown,
     content: unknown,
     clientReference: unknown,
   ): SandboxReply => {
     const issues: Issue[] = [];
-    checkSender(from, issues);
+    checkSender(from, account, issues);
     const msisdn = platformMsisdn(to);
     if (!msisdn) issues.push({ field: 'To', message: 'Invalid destination address', subCode: 1 });
     checkContent(content, issues);
@@ -115,6 +129,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
     }
     if (issues.length > 0) return validationError(issues);
     const m = record(
+      account,
       'single',
       null,
       from as string,
@@ -138,10 +153,11 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
   };
 
   router.add('POST', '/v1/messages/batch/simple/send', 'sms', async (ctx) => {
-    if (!authorized(ctx, 'sms')) return unauthorized();
+    const account = authorized(ctx);
+    if (!account) return unauthorized();
     const { From, Recipients, Content } = await ctx.jsonObject();
     const issues: Issue[] = [];
-    checkSender(From, issues);
+    checkSender(From, account, issues);
     const normalised: string[] = [];
     if (!Array.isArray(Recipients) || Recipients.length === 0) {
       issues.push({
@@ -170,12 +186,23 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
     const batchId = randomUUID();
     const now = Date.now();
     const data = (Recipients as string[]).map((to, i) => {
-      const m = record('batch', batchId, From as string, to, normalised[i]!, Content as string, null, now);
+      const m = record(
+        account,
+        'batch',
+        batchId,
+        From as string,
+        to,
+        normalised[i]!,
+        Content as string,
+        null,
+        now,
+      );
       return { recipient: to, content: m.content, messageId: m.messageId };
     });
     const evicted = state.batches.push(
       {
         batchId,
+        account: account.name,
         from: From as string,
         content: Content as string,
         messageIds: data.map((d) => d.messageId),
@@ -193,9 +220,10 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
   });
 
   router.add('POST', '/v1/messages/send', 'sms', async (ctx) => {
-    if (!authorized(ctx, 'sms')) return unauthorized();
+    const account = authorized(ctx);
+    if (!account) return unauthorized();
     const { From, To, Content, ClientReference } = await ctx.jsonObject();
-    return singleSend(From, To, Content, ClientReference);
+    return singleSend(account, From, To, Content, ClientReference);
   });
 
   // The platform's GET variant authenticates with query parameters (or Basic auth).
@@ -203,13 +231,11 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
     const q = ctx.query;
     const id = q.get('clientid') ?? q.get('clientId');
     const secret = q.get('clientsecret') ?? q.get('clientSecret');
-    const pair = state.options.credentials.sms;
-    const ok =
-      id !== null || secret !== null
-        ? id === pair.clientId && secret === pair.clientSecret
-        : authorized(ctx, 'sms');
-    if (!ok) return unauthorized();
+    const account =
+      id !== null || secret !== null ? state.accounts.withPair(id, secret, 'sms') : authorized(ctx);
+    if (!account) return unauthorized();
     return singleSend(
+      account,
       q.get('from') ?? undefined,
       q.get('to') ?? undefined,
       q.get('content') ?? undefined,
@@ -218,8 +244,10 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
   });
 
   router.add('GET', '/v1/messages/batch/:batchId', 'sms', (ctx) => {
-    if (!authorized(ctx, 'sms')) return unauthorized();
-    const batch = state.batches.get(ctx.params.batchId!);
+    const account = authorized(ctx);
+    if (!account) return unauthorized();
+    const found = state.batches.get(ctx.params.batchId!);
+    const batch = found?.account === account.name ? found : undefined;
     if (!batch) return apiErrorReply('sms', 404, { message: 'The specified batch was not found.' });
     const data = batch.messageIds
       .map((id) => state.messages.get(id))
@@ -232,8 +260,10 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState, autho
   });
 
   router.add('GET', '/v1/messages/:messageId', 'sms', (ctx) => {
-    if (!authorized(ctx, 'sms')) return unauthorized();
-    const message = state.messages.get(ctx.params.messageId!);
+    const account = authorized(ctx);
+    if (!account) return unauthorized();
+    const found = state.messages.get(ctx.params.messageId!);
+    const message = found?.account === account.name ? found : undefined;
     if (!message) return apiErrorReply('sms', 404, { message: 'The specified message was not found.' });
     return { status: 200, json: messageStatusBody(settleMessage(message)) };
   });

@@ -13,6 +13,18 @@ export const SANDBOX_DEFAULT_CREDENTIALS = Object.freeze({
 /** The merchant account (POS Sales ID) the sandbox's checkout and status check answer for. */
 export const SANDBOX_DEFAULT_POS_SALES_ID = '2000000';
 
+/** Name of the account the top-level options describe (records of a single-account sandbox carry it). */
+export const SANDBOX_DEFAULT_ACCOUNT = 'default';
+
+/**
+ * Named accounts: lower-case letters, digits, `-` and `_`, starting with a letter. The name goes
+ * into environment variable names (`north` → `HUBTEL_NORTH_CLIENT_ID`), upper-cased with `-` as `_`.
+ */
+export const SANDBOX_ACCOUNT_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+
+/** The variable listing named accounts in an app's environment (`HUBTEL_ACCOUNTS=north,south`). */
+export const SANDBOX_ENV_ACCOUNTS = 'HUBTEL_ACCOUNTS';
+
 export const SANDBOX_DEFAULT_HOST = '127.0.0.1';
 /** The CLI's default port; in-process sandboxes default to a random free port (0). */
 export const SANDBOX_DEFAULT_CLI_PORT = 4010;

@@ -1,10 +1,23 @@
-import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import {
+  Allow,
+  IsBoolean,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import { IsOptionalSection } from '#internal';
+import { SANDBOX_ACCOUNT_NAME } from './sandbox.constants.js';
 
 /*
  * The sandbox's plain-data options, checked at construction by the validator of the inbound
  * bodies (checkOptions). What no decorator says stays in sandbox.options.ts: publicUrl's http(s)
- * rule, allowedHosts' host-name parsing, the logger (an object with methods) and the defaults.
+ * rule, allowedHosts' host-name parsing, the logger (an object with methods), the lists (`accounts`,
+ * `senderIds`), what must differ between accounts, and the defaults.
  */
 
 const FINITE = { allowNaN: false, allowInfinity: false } as const;
@@ -26,6 +39,39 @@ export class SandboxCredentialsDto {
 
   @IsOptionalSection(() => SandboxCredentialPairDto)
   api?: SandboxCredentialPairDto;
+
+  @IsOptionalSection(() => SandboxCredentialPairDto)
+  callback?: SandboxCredentialPairDto;
+}
+
+const POS_SALES_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const POS_SALES_ID_MESSAGE = { message: 'posSalesId must be 1-64 letters, digits, "-" or "_"' };
+
+/** One entry of `accounts` (checked one by one, so an error names `accounts[1].posSalesId`). */
+export class SandboxAccountDto {
+  @IsString()
+  @Matches(SANDBOX_ACCOUNT_NAME, {
+    message: 'name must be 1-32 lower-case letters, digits, "-" or "_", starting with a letter',
+  })
+  name: string;
+
+  @IsOptionalSection(() => SandboxCredentialsDto)
+  credentials?: SandboxCredentialsDto;
+
+  @IsOptional()
+  @IsString()
+  @Matches(POS_SALES_ID, POS_SALES_ID_MESSAGE)
+  posSalesId?: string;
+
+  // The validator has no array rules: sandbox.options.ts checks the list.
+  @IsOptional()
+  @Allow()
+  senderIds?: string[];
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  merchantName?: string;
 }
 
 export class SandboxSmsOptionsDto {
@@ -53,6 +99,11 @@ export class SandboxSmsOptionsDto {
   @IsNumber(FINITE)
   @Min(0)
   deliveryDelayMs?: number;
+
+  // The validator has no array rules: sandbox.options.ts checks the list.
+  @IsOptional()
+  @Allow()
+  senderIds?: string[];
 }
 
 export class SandboxCheckoutOptionsDto {
@@ -76,7 +127,7 @@ export class SandboxOptionsDto {
 
   @IsOptional()
   @IsString()
-  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'posSalesId must be 1-64 letters, digits, "-" or "_"' })
+  @Matches(POS_SALES_ID, POS_SALES_ID_MESSAGE)
   posSalesId?: string;
 
   @IsOptional()

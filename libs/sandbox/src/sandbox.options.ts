@@ -2,6 +2,7 @@ import { HubtelConfigError } from 'nestjs-hubtel';
 import { checkOptions, sanitizingLogger } from '#internal';
 import {
   SANDBOX_CHECKOUT_DEFAULTS,
+  SANDBOX_DEFAULT_ACCOUNT,
   SANDBOX_DEFAULT_CREDENTIALS,
   SANDBOX_DEFAULT_HOST,
   SANDBOX_DEFAULT_MAX_BODY_BYTES,
@@ -11,8 +12,27 @@ import {
   SANDBOX_SMS_DEFAULTS,
 } from './sandbox.constants.js';
 import { hostNameOf } from './sandbox-http.js';
-import { SandboxOptionsDto } from './sandbox.options.dto.js';
-import type { HubtelSandboxOptions, SandboxCredentialPair, SandboxLogger } from './sandbox.types.js';
+import { SandboxAccountDto, SandboxOptionsDto } from './sandbox.options.dto.js';
+import type {
+  HubtelSandboxOptions,
+  SandboxAccountOptions,
+  SandboxCredentialPair,
+  SandboxLogger,
+} from './sandbox.types.js';
+
+/** One account the sandbox serves, defaults filled in. */
+export interface ResolvedSandboxAccount {
+  name: string;
+  credentials: {
+    sms: SandboxCredentialPair;
+    api: SandboxCredentialPair;
+    callback: SandboxCredentialPair | undefined;
+  };
+  posSalesId: string;
+  /** Empty: any sender no other account declares. */
+  senderIds: readonly string[];
+  merchantName: string;
+}
 
 /*
  * The sandbox's options, checked once at construction (a bad one is a HubtelConfigError naming
@@ -25,6 +45,8 @@ export interface ResolvedSandboxOptions {
   publicUrl: string | undefined;
   credentials: { sms: SandboxCredentialPair; api: SandboxCredentialPair };
   posSalesId: string;
+  /** Every account served, the default one (the options above) first. */
+  accounts: readonly ResolvedSandboxAccount[];
   recordLimit: number;
   maxBodyBytes: number;
   outboundTimeoutMs: number;
@@ -78,27 +100,39 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
   const posSalesId = o.posSalesId ?? SANDBOX_DEFAULT_POS_SALES_ID;
   const sms = o.sms ?? {};
   const checkout = { ...options.checkout, ...o.checkout };
+  const maxSenderLength = sms.maxSenderLength ?? SANDBOX_SMS_DEFAULTS.maxSenderLength;
+  const merchantName = checkout.merchantName ?? SANDBOX_CHECKOUT_DEFAULTS.merchantName;
+  const credentials = {
+    sms: { ...(o.credentials?.sms ?? SANDBOX_DEFAULT_CREDENTIALS.sms) },
+    api: { ...(o.credentials?.api ?? SANDBOX_DEFAULT_CREDENTIALS.api) },
+  };
+  const defaultAccount: ResolvedSandboxAccount = {
+    name: SANDBOX_DEFAULT_ACCOUNT,
+    credentials: { ...credentials, callback: o.credentials?.callback && { ...o.credentials.callback } },
+    posSalesId,
+    senderIds: senderIdList(options.sms?.senderIds, 'sms.senderIds', maxSenderLength),
+    merchantName,
+  };
+  const accounts = resolveAccounts(options.accounts, defaultAccount, maxSenderLength, merchantName);
   return {
     port,
     host: options.host ?? SANDBOX_DEFAULT_HOST,
     publicUrl,
-    credentials: {
-      sms: { ...(o.credentials?.sms ?? SANDBOX_DEFAULT_CREDENTIALS.sms) },
-      api: { ...(o.credentials?.api ?? SANDBOX_DEFAULT_CREDENTIALS.api) },
-    },
+    credentials,
     posSalesId,
+    accounts,
     recordLimit: o.recordLimit ?? SANDBOX_DEFAULT_RECORD_LIMIT,
     maxBodyBytes: o.maxBodyBytes ?? SANDBOX_DEFAULT_MAX_BODY_BYTES,
     outboundTimeoutMs: o.outboundTimeoutMs ?? SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS,
     sms: {
       maxRecipients: sms.maxRecipients ?? SANDBOX_SMS_DEFAULTS.maxRecipients,
       maxContentLength: sms.maxContentLength ?? SANDBOX_SMS_DEFAULTS.maxContentLength,
-      maxSenderLength: sms.maxSenderLength ?? SANDBOX_SMS_DEFAULTS.maxSenderLength,
+      maxSenderLength,
       rate: sms.rate ?? SANDBOX_SMS_DEFAULTS.rate,
       deliveryDelayMs: sms.deliveryDelayMs ?? SANDBOX_SMS_DEFAULTS.deliveryDelayMs,
     },
     checkout: {
-      merchantName: checkout.merchantName ?? SANDBOX_CHECKOUT_DEFAULTS.merchantName,
+      merchantName,
       chargeRate: checkout.chargeRate ?? SANDBOX_CHECKOUT_DEFAULTS.chargeRate,
       minAmount: checkout.minAmount,
       rejectSpecialCharacters:
@@ -123,4 +157,115 @@ function allowedHostNames(options: HubtelSandboxOptions, publicUrl: string | und
   if (host && host !== '0.0.0.0' && host !== '::') names.add(host);
   if (publicUrl) names.add(new URL(publicUrl).hostname.replace(/^\[|\]$/g, '').toLowerCase());
   return names;
+}
+
+/** A `senderIds` list: strings, not blank, each a sender the SMS API would accept. */
+function senderIdList(value: unknown, option: string, maxLength: number): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > 100)
+    throw new HubtelConfigError(option, 'must be an array of at most 100 sender ids');
+  value.forEach((id, i) => {
+    if (typeof id !== 'string' || id.trim() === '' || id.length > maxLength)
+      throw new HubtelConfigError(`${option}[${i}]`, `must be a sender id of 1 to ${maxLength} characters`);
+  });
+  return [...new Set(value as string[])];
+}
+
+/**
+ * The default account, then each of `accounts` with its defaults (keys from its name, POS Sales
+ * ID 2000000 + its place). What two accounts share is refused, naming the option: a name (also
+ * one that reads the same in an environment variable name), a POS Sales ID, a key pair (a request
+ * could not say whose it is) or a sender id (a sender belongs to one account).
+ */
+function resolveAccounts(
+  value: unknown,
+  defaultAccount: ResolvedSandboxAccount,
+  maxSenderLength: number,
+  merchantName: string,
+): ResolvedSandboxAccount[] {
+  const out = [defaultAccount];
+  if (value === undefined) return out;
+  if (!Array.isArray(value) || value.length > 100)
+    throw new HubtelConfigError('accounts', 'must be an array of at most 100 accounts');
+  const seen = {
+    name: new Map([[envSegment(defaultAccount.name), 'the default account']]),
+    posSalesId: new Map([[defaultAccount.posSalesId, 'the default account']]),
+    api: new Map([[defaultAccount.credentials.api.clientId, 'the default account']]),
+    sms: new Map([[defaultAccount.credentials.sms.clientId, 'the default account']]),
+    sender: new Map(defaultAccount.senderIds.map((id) => [id.toLowerCase(), 'the default account'])),
+  };
+  const claim = (kind: keyof typeof seen, key: string, option: string, owner: string, what: string) => {
+    const other = seen[kind].get(key);
+    if (other !== undefined) throw new HubtelConfigError(option, `${what} is already ${other}'s`);
+    seen[kind].set(key, owner);
+  };
+  (value as unknown[]).forEach((entry, i) => {
+    const prefix = `accounts[${i}]`;
+    const a = checkOptions(SandboxAccountDto, entry, prefix) as SandboxAccountOptions;
+    if (a.name === SANDBOX_DEFAULT_ACCOUNT)
+      throw new HubtelConfigError(
+        `${prefix}.name`,
+        `"${a.name}" is reserved for the top-level options' account`,
+      );
+    const owner = `account "${a.name}"`;
+    claim(
+      'name',
+      envSegment(a.name),
+      `${prefix}.name`,
+      owner,
+      `"${a.name}" (HUBTEL_${envSegment(a.name)}_*)`,
+    );
+    const account: ResolvedSandboxAccount = {
+      name: a.name,
+      credentials: {
+        api: {
+          ...(a.credentials?.api ?? {
+            clientId: `sandbox-${a.name}-api`,
+            clientSecret: `sandbox-${a.name}-api-secret`,
+          }),
+        },
+        sms: {
+          ...(a.credentials?.sms ?? {
+            clientId: `sandbox-${a.name}-sms`,
+            clientSecret: `sandbox-${a.name}-sms-secret`,
+          }),
+        },
+        callback: a.credentials?.callback && { ...a.credentials.callback },
+      },
+      posSalesId: a.posSalesId ?? String(Number(SANDBOX_DEFAULT_POS_SALES_ID) + i + 1),
+      senderIds: senderIdList(a.senderIds, `${prefix}.senderIds`, maxSenderLength),
+      merchantName: a.merchantName ?? merchantName,
+    };
+    claim(
+      'posSalesId',
+      account.posSalesId,
+      `${prefix}.posSalesId`,
+      owner,
+      `POS Sales ID "${account.posSalesId}"`,
+    );
+    claim(
+      'api',
+      account.credentials.api.clientId,
+      `${prefix}.credentials.api.clientId`,
+      owner,
+      'this API key',
+    );
+    claim(
+      'sms',
+      account.credentials.sms.clientId,
+      `${prefix}.credentials.sms.clientId`,
+      owner,
+      'this SMS key',
+    );
+    account.senderIds.forEach((id, j) =>
+      claim('sender', id.toLowerCase(), `${prefix}.senderIds[${j}]`, owner, `sender id "${id}"`),
+    );
+    out.push(account);
+  });
+  return out;
+}
+
+/** `north-east` → `NORTH_EAST`: how an account's name appears in `HUBTEL_<NAME>_*` variables. */
+export function envSegment(name: string): string {
+  return name.toUpperCase().replace(/-/g, '_');
 }

@@ -1,6 +1,7 @@
 import { setMaxListeners, type EventEmitter } from 'node:events';
 import { HubtelTimeoutError } from 'nestjs-hubtel';
 import { RecordLog } from './record-log.js';
+import { SandboxAccounts } from './sandbox-accounts.js';
 import { SANDBOX_DEFAULT_WAIT_TIMEOUT_MS, SANDBOX_RESPONSE_BODY_KEEP } from './sandbox.constants.js';
 import { SandboxFaults, tamperBody, type CallbackFaultSpec } from './sandbox-faults.js';
 import { OutboundError, hexId, isoNow, postJson } from './sandbox-http.js';
@@ -23,6 +24,8 @@ import type {
 /** What `dispatch` needs to send one callback. */
 export interface OutboundCallback {
   kind: SandboxDeliveryKind;
+  /** The account of the invoice or session it is for. */
+  account: string;
   url: string;
   headers: Record<string, string>;
   body: Record<string, unknown>;
@@ -56,6 +59,7 @@ export class SandboxState {
   readonly fulfillmentCallbacks: RecordLog<SandboxFulfillmentCallback>;
   readonly requests: RecordLog<SandboxRequestLog>;
   readonly faults = new SandboxFaults();
+  readonly accounts: SandboxAccounts;
   /** Exact counters (records may have been dropped; these never are). */
   payments = 0;
   /** The origin others are told to use; set when the server listens. */
@@ -74,6 +78,7 @@ export class SandboxState {
     readonly options: ResolvedSandboxOptions,
     private readonly emitter: EventEmitter<SandboxEventMap>,
   ) {
+    this.accounts = new SandboxAccounts(options.accounts);
     const cap = options.recordLimit;
     this.messages = new RecordLog(cap);
     this.batches = new RecordLog(cap);
@@ -144,6 +149,7 @@ export class SandboxState {
   private newDelivery(cb: OutboundCallback, body: unknown, extra: Partial<SandboxDelivery>): SandboxDelivery {
     const delivery: SandboxDelivery = {
       id: `dlv_${hexId().slice(0, 16)}`,
+      account: cb.account,
       kind: cb.kind,
       url: cb.url,
       headers: { ...cb.headers },
@@ -241,6 +247,7 @@ export class SandboxState {
     const delivery = this.newDelivery(
       {
         kind: original.kind,
+        account: original.account,
         url: original.url,
         headers: original.headers,
         body: original.body as Record<string, unknown>,

@@ -9,6 +9,44 @@ export interface SandboxCredentialPair {
   clientSecret: string;
 }
 
+/** One named account of a sandbox serving several (`accounts` option). */
+export interface SandboxAccountOptions {
+  /** Lower-case letters, digits, `-` and `_`, starting with a letter (`north`); not `default`. */
+  name: string;
+  /**
+   * Its key pairs. Default `sandbox-<name>-api` / `sandbox-<name>-api-secret` and
+   * `sandbox-<name>-sms` / `sandbox-<name>-sms-secret`; `callback` as on the default account.
+   */
+  credentials?: {
+    sms?: SandboxCredentialPair;
+    api?: SandboxCredentialPair;
+    callback?: SandboxCredentialPair;
+  };
+  /** Its POS Sales ID (merchant account number). Default `2000000` + its 1-based place in `accounts`. */
+  posSalesId?: string;
+  /** Sender ids its SMS keys may send from. Default none: any sender that no other account declares. */
+  senderIds?: string[];
+  /** Name on its payment page. Default the top-level `checkout.merchantName`. */
+  merchantName?: string;
+}
+
+/** An account the sandbox serves, as `sandbox.accounts()` reports it. */
+export interface SandboxAccount {
+  /** `default` for the top-level options' account. */
+  name: string;
+  credentials: { sms: SandboxCredentialPair; api: SandboxCredentialPair; callback?: SandboxCredentialPair };
+  posSalesId: string;
+  /** Empty: any sender that no other account declares. */
+  senderIds: string[];
+  merchantName: string;
+}
+
+/** Picks the records of one account (`sandbox.messages({ account: 'north' })`). */
+export interface SandboxAccountFilter {
+  /** Account name (`default` for the top-level options' account). */
+  account?: string;
+}
+
 /** Anything with Nest's `Logger` methods (a Nest `Logger`, `console`). */
 export interface SandboxLogger {
   log(message: string): void;
@@ -28,6 +66,11 @@ export interface SandboxSmsOptions {
   rate?: number;
   /** Milliseconds before a message reads `Delivered` (until then `Submitted`). Default 0. */
   deliveryDelayMs?: number;
+  /**
+   * Sender ids (`From`) the default account's SMS keys may send from; any other is refused (400,
+   * sub-code 2). Default none: any sender that no other account declares.
+   */
+  senderIds?: string[];
 }
 
 export interface SandboxCheckoutOptions {
@@ -60,10 +103,25 @@ export interface HubtelSandboxOptions {
    * the sandbox (DNS rebinding). `['*']` allows any. Default none.
    */
   allowedHosts?: string[];
-  /** Credentials the sandbox accepts. Default {@link SANDBOX_DEFAULT_CREDENTIALS}. */
-  credentials?: { sms?: SandboxCredentialPair; api?: SandboxCredentialPair };
+  /**
+   * Credentials the sandbox accepts (the default account's). Default
+   * {@link SANDBOX_DEFAULT_CREDENTIALS}. `callback`: a Basic-auth pair the fulfillment callbacks of
+   * this account's sessions must carry (the contract shows none, so by default none is asked).
+   */
+  credentials?: {
+    sms?: SandboxCredentialPair;
+    api?: SandboxCredentialPair;
+    callback?: SandboxCredentialPair;
+  };
   /** POS Sales ID (merchant account number) of the sandbox merchant. Default `2000000`. */
   posSalesId?: string;
+  /**
+   * Further Hubtel accounts served at once, each with its own keys, POS Sales ID and sender ids.
+   * The options above are the default account (named `default`). One account's keys on another
+   * account's POS Sales ID are refused as the platform does (`4101`, `4105` for programmable
+   * services), and every record names its account.
+   */
+  accounts?: SandboxAccountOptions[];
   /** Records kept per kind before the oldest are dropped (counters stay exact). Default 10,000. */
   recordLimit?: number;
   /** Largest request body read, in bytes (413 beyond). Default 1 MiB. */
@@ -103,6 +161,8 @@ export type SandboxSmsStatus =
 
 export interface SandboxSmsMessage {
   messageId: string;
+  /** The account whose SMS keys sent it. */
+  account: string;
   /** The batch it was sent in; null for a single send. */
   batchId: string | null;
   kind: 'batch' | 'single';
@@ -126,6 +186,7 @@ export interface SandboxSmsMessage {
 
 export interface SandboxSmsBatch {
   batchId: string;
+  account: string;
   from: string;
   content: string;
   messageIds: string[];
@@ -145,6 +206,8 @@ export interface SandboxPaymentAttempt {
 
 export interface SandboxInvoice {
   checkoutId: string;
+  /** The account whose API keys created it (its status check answers only for that account). */
+  account: string;
   clientReference: string;
   totalAmount: number;
   description: string;
@@ -185,6 +248,8 @@ export type SandboxDeliveryState = 'scheduled' | 'sending' | 'delivered' | 'fail
 /** One outbound POST the sandbox made (or was told not to make) on behalf of the platform. */
 export interface SandboxDelivery {
   id: string;
+  /** The account of the invoice or session it is for. */
+  account: string;
   kind: SandboxDeliveryKind;
   url: string;
   headers: Record<string, string>;
@@ -283,6 +348,8 @@ export interface SandboxServiceOrder {
 
 export interface SandboxSession {
   sessionId: string;
+  /** The account whose programmable service it is (the driver's `account` option). */
+  account: string;
   serviceAppUrl: string;
   serviceCode: string;
   mobile: string;
@@ -302,6 +369,8 @@ export interface SandboxSession {
 
 export interface SandboxFulfillmentCallback {
   id: string;
+  /** The account of the session it names; null for a session the sandbox does not know. */
+  account: string | null;
   sessionId: string;
   orderId: string;
   serviceStatus: string;

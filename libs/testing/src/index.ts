@@ -11,6 +11,7 @@ export {
   type TestSandboxOptions,
   type CheckoutTestOptions,
   type MarkPaidOptions,
+  type TestSandboxAccount,
 } from './test-sandbox.js';
 export {
   buildCheckoutCallback,

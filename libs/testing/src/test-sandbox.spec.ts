@@ -234,3 +234,42 @@ describe('endpointUrl and errors', () => {
     await expect(sendJson({} as never, {})).rejects.toBeInstanceOf(HubtelConfigError);
   });
 });
+
+describe('TestSandbox.forAccount: one account of a sandbox serving several', () => {
+  let hubtel: TestSandbox;
+  const callback = { clientId: 'north-cb', clientSecret: 'north-cb-secret' };
+
+  beforeAll(async () => {
+    hubtel = await createTestSandbox({
+      accounts: [{ name: 'north', senderIds: ['NorthShop'], credentials: { callback } }],
+    });
+  });
+  afterAll(() => hubtel.stop());
+
+  it("gives that account's keys, POS Sales ID, sender and callback credentials, accepted by the modules' resolvers", () => {
+    const north = hubtel.forAccount('north');
+    const checkout = resolveCheckoutOptions(north.checkoutOptions());
+    expect(checkout.credentials).toMatchObject({
+      clientId: 'sandbox-north-api',
+      clientSecret: 'sandbox-north-api-secret',
+    });
+    expect(checkout.posSalesId).toBe('2000001');
+    expect(north.smsOptions()).toMatchObject({ clientId: 'sandbox-north-sms', senderId: 'NorthShop' });
+    expect(resolveSmsOptions(north.smsOptions()).senderId).toBe('NorthShop');
+    const service = north.serviceAppOptions();
+    expect(service.callbackCredentials).toEqual(callback);
+    expect(service.statusCheck).toMatchObject({ clientId: 'sandbox-north-api', posSalesId: '2000001' });
+    expect(north.env()).toMatchObject({ HUBTEL_ACCOUNTS: 'north', HUBTEL_NORTH_POS_SALES_ID: '2000001' });
+    // The default account's options are unchanged by the second account.
+    expect(hubtel.checkoutOptions()).toMatchObject({ clientId: 'sandbox-api', posSalesId: '2000000' });
+    expect(hubtel.forAccount('default').checkoutOptions()).toEqual(hubtel.checkoutOptions());
+    expect(() => hubtel.forAccount('south')).toThrow(/no account "south"/);
+  });
+
+  it("drives and pays sessions of that account's service", () => {
+    const session = hubtel.forAccount('north').markServicePaid('north-session', { amount: 3 });
+    expect(session.account).toBe('north');
+    expect(hubtel.sessions({ account: 'north' }).map((s) => s.sessionId)).toEqual(['north-session']);
+    expect(hubtel.forAccount('north').serviceApp('http://127.0.0.1:9').record.account).toBe('north');
+  });
+});

@@ -7,6 +7,9 @@ import {
   type HubtelSandboxOptions,
   type PaymentResult,
   type RecordServicePaymentOptions,
+  type SandboxAccount,
+  type SandboxServiceSession,
+  type ServiceAppDriverOptions,
   type SandboxSession,
   type SandboxReply,
   type SandboxRequestContext,
@@ -30,6 +33,30 @@ export interface CheckoutTestOptions extends Partial<CheckoutModuleOptions> {
 export interface MarkPaidOptions {
   phone?: string;
   channel?: string;
+}
+
+/**
+ * One account of a sandbox serving several (`accounts` option): module options and environment
+ * for that account, and the service-app driver and payments on its programmable service.
+ */
+export interface TestSandboxAccount {
+  /** Its name, keys, POS Sales ID and sender ids. */
+  readonly account: SandboxAccount;
+  /** SmsModule options with its SMS keys (and its first sender id, when it declares some). */
+  smsOptions(overrides?: Partial<SmsModuleOptions>): SmsModuleOptions;
+  /** CheckoutModule options with its API keys and POS Sales ID. */
+  checkoutOptions(overrides?: CheckoutTestOptions): CheckoutModuleOptions;
+  /** ServiceAppModule options whose status check (and callback credentials, if any) are its own. */
+  serviceAppOptions(overrides?: Partial<ServiceAppModuleOptions>): ServiceAppModuleOptions;
+  /** Its `HUBTEL_*` variables (a named account's: `HUBTEL_ACCOUNTS` and `HUBTEL_<NAME>_*`). */
+  env(): Record<string, string>;
+  /** The driver, playing the client app against this account's programmable service. */
+  serviceApp(
+    serviceAppUrl: string,
+    options?: Omit<ServiceAppDriverOptions, 'account'>,
+  ): SandboxServiceSession;
+  /** `markServicePaid` for a session of this account's service. */
+  markServicePaid(sessionId: string, options?: Omit<RecordServicePaymentOptions, 'account'>): SandboxSession;
 }
 
 // Request headers that describe one hop, not the request: never relayed.
@@ -130,13 +157,37 @@ export class TestSandbox extends HubtelSandbox {
     this.appOrigin = undefined;
   }
 
+  /**
+   * The options, environment, driver and payments of one account (`accounts` option; `default`
+   * is the top-level options' one). A name the sandbox does not serve throws.
+   */
+  forAccount(name: string): TestSandboxAccount {
+    const account = this.account(name);
+    return {
+      account,
+      smsOptions: (overrides = {}) => this.smsOptionsOf(account, overrides),
+      checkoutOptions: (overrides = {}) => this.checkoutOptionsOf(account, overrides),
+      serviceAppOptions: (overrides = {}) => this.serviceAppOptionsOf(account, overrides),
+      env: () => sandboxEnv(this, { accounts: [account.name] }),
+      serviceApp: (url, options = {}) => this.serviceApp(url, { ...options, account: account.name }),
+      markServicePaid: (sessionId, options = {}) =>
+        this.recordServicePayment(sessionId, { ...options, account: account.name }),
+    };
+  }
+
   /** SmsModule options that send to this sandbox. */
   smsOptions(overrides: Partial<SmsModuleOptions> = {}): SmsModuleOptions {
-    const { sms } = this.credentials;
+    return this.smsOptionsOf(this.account(), overrides);
+  }
+
+  private smsOptionsOf(account: SandboxAccount, overrides: Partial<SmsModuleOptions>): SmsModuleOptions {
+    const { sms } = account.credentials;
+    const [senderId] = account.senderIds;
     return {
       clientId: sms.clientId,
       clientSecret: sms.clientSecret,
       baseUrl: this.baseUrls().sms,
+      ...(senderId !== undefined ? { senderId } : {}),
       ...overrides,
     };
   }
@@ -147,14 +198,18 @@ export class TestSandbox extends HubtelSandbox {
    * as the app's public address, so `pay()` delivers callbacks to your app.
    */
   checkoutOptions(overrides: CheckoutTestOptions = {}): CheckoutModuleOptions {
+    return this.checkoutOptionsOf(this.account(), overrides);
+  }
+
+  private checkoutOptionsOf(account: SandboxAccount, overrides: CheckoutTestOptions): CheckoutModuleOptions {
     const { appUrl, ...rest } = overrides;
     const base = (appUrl ?? this.tunnelUrl).replace(/\/+$/, '');
-    const { api } = this.credentials;
+    const { api } = account.credentials;
     const urls = this.baseUrls();
     return {
       clientId: api.clientId,
       clientSecret: api.clientSecret,
-      posSalesId: this.posSalesId,
+      posSalesId: account.posSalesId,
       publicBaseUrl: base,
       returnUrl: `${base}/return`,
       cancellationUrl: `${base}/cancel`,
@@ -170,11 +225,19 @@ export class TestSandbox extends HubtelSandbox {
    * request your test sends (`sendFulfillmentRequest`) is refused.
    */
   serviceAppOptions(overrides: Partial<ServiceAppModuleOptions> = {}): ServiceAppModuleOptions {
+    return this.serviceAppOptionsOf(this.account(), overrides);
+  }
+
+  private serviceAppOptionsOf(
+    account: SandboxAccount,
+    overrides: Partial<ServiceAppModuleOptions>,
+  ): ServiceAppModuleOptions {
     const urls = this.baseUrls();
-    const { api } = this.credentials;
+    const { api, callback } = account.credentials;
     return {
       callbackUrl: urls.fulfillmentCallback,
-      statusCheck: { ...api, posSalesId: this.posSalesId, url: urls.status },
+      ...(callback ? { callbackCredentials: callback } : {}),
+      statusCheck: { ...api, posSalesId: account.posSalesId, url: urls.status },
       ...overrides,
     };
   }

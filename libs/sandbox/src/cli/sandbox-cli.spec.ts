@@ -173,3 +173,67 @@ describe('hubtel-sandbox CLI (in process)', () => {
     ).rejects.toMatchObject({ code: 'HUBTEL_CONFIG_INVALID' });
   });
 });
+
+describe('hubtel-sandbox CLI: several accounts', () => {
+  let running: HubtelSandbox | undefined;
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+
+  it('--accounts adds named accounts; --account picks whose --env lines', () => {
+    expect(parseSandboxCliArgs(['--accounts', 'north,south', '--env', '--account', 'north'])).toEqual({
+      help: false,
+      json: false,
+      env: true,
+      verbose: false,
+      envAccounts: ['north'],
+      options: { port: 4010, host: '127.0.0.1', accounts: [{ name: 'north' }, { name: 'south' }] },
+    });
+    expect(SANDBOX_CLI_USAGE).toContain('--accounts <a,b,...>');
+    expect(SANDBOX_CLI_USAGE).toContain('--account <name>');
+  });
+
+  it.each([
+    [['--account', 'north', '--accounts', 'north'], '--account chooses the lines --env prints'],
+    [
+      ['--env', '--account', 'south', '--accounts', 'north'],
+      '--account south: not an account of this sandbox',
+    ],
+    [['--accounts', 'north,,south'], '--accounts must be names separated by commas'],
+  ])('refuses %j: %s', (argv, message) => {
+    expect(() => parseSandboxCliArgs(argv)).toThrow(message);
+  });
+
+  it('a bad account name is a start-up error naming the option', async () => {
+    await expect(startSandboxCli(['--port', '0', '--accounts', 'North'], capture().io)).rejects.toMatchObject(
+      {
+        code: 'HUBTEL_CONFIG_INVALID',
+        option: 'accounts[0].name',
+      },
+    );
+  });
+
+  it("--env --account north prints only north's lines on stdout; the banner lists every account", async () => {
+    const { io, out, err } = capture();
+    running = await startSandboxCli(
+      ['--port', '0', '--accounts', 'north,south', '--env', '--account', 'north'],
+      io,
+    );
+    const lines = out
+      .join('')
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('#'));
+    expect(lines[0]).toBe('HUBTEL_ACCOUNTS=north');
+    expect(lines.slice(1).every((l) => l.startsWith('HUBTEL_NORTH_'))).toBe(true);
+    expect(lines).toContain('HUBTEL_NORTH_POS_SALES_ID=2000001');
+    expect(lines).toContain('HUBTEL_NORTH_CLIENT_ID=sandbox-north-api');
+    expect(err.join('')).toContain('south   POS Sales ID 2000002');
+    // The printed keys are the ones it accepts, on north's POS Sales ID.
+    const res = await call(running!, 'GET', '/transactions/2000001/status?clientReference=x', {
+      auth: { clientId: 'sandbox-north-api', clientSecret: 'sandbox-north-api-secret' },
+    });
+    expect(res.status).toBe(404);
+  });
+});

@@ -30,11 +30,23 @@ Options:
       --api-client-id <id>    checkout / status API credentials accepted
       --api-client-secret <s>
       --merchant-name <name>  name shown on the payment page
+      --sender-id <id>        a sender id the default account's SMS keys send from (repeatable;
+                              default: any sender no other account declares)
+      --accounts <a,b,...>    further accounts served at once (names: lower-case letters, digits,
+                              "-", "_"), each with its own keys sandbox-<name>-api /
+                              sandbox-<name>-api-secret, sandbox-<name>-sms / sandbox-<name>-sms-secret
+                              and POS Sales ID 2000001, 2000002, ... in the order given; one
+                              account's keys on another's POS Sales ID are refused (4101, 4105)
       --record-limit <n>      records kept per kind (default 10000)
       --json                  print the start-up information as one JSON line
       --env                   print the HUBTEL_* lines (.env format) that point an app at this
                               sandbox on stdout, the rest on stderr:
                               hubtel-sandbox --env > .env
+      --account <name>        with --env: print this account's lines (repeatable); a named
+                              account's are HUBTEL_ACCOUNTS=<names> and HUBTEL_<NAME>_CLIENT_ID,
+                              HUBTEL_<NAME>_POS_SALES_ID, ... (the default's names with <NAME>_
+                              inserted); "default" is the default account (the default):
+                              hubtel-sandbox --accounts north --env --account north
   -v, --verbose               print every request and callback
   -h, --help                  show this help
 
@@ -46,7 +58,15 @@ export class CliUsageError extends Error {}
 
 export type ParsedCli =
   | { help: true }
-  | { help: false; options: HubtelSandboxOptions; json: boolean; env: boolean; verbose: boolean };
+  | {
+      help: false;
+      options: HubtelSandboxOptions;
+      json: boolean;
+      env: boolean;
+      verbose: boolean;
+      /** `--account`: whose `--env` lines (absent: the default account's). */
+      envAccounts?: string[];
+    };
 
 function integer(name: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
@@ -73,6 +93,9 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
         'api-client-id': { type: 'string' },
         'api-client-secret': { type: 'string' },
         'merchant-name': { type: 'string' },
+        'sender-id': { type: 'string', multiple: true },
+        accounts: { type: 'string' },
+        account: { type: 'string', multiple: true },
         'record-limit': { type: 'string' },
         json: { type: 'boolean' },
         env: { type: 'boolean' },
@@ -96,6 +119,17 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
   };
   const sms = pair('sms');
   const api = pair('api');
+  if (values.account?.length && !values.env)
+    throw new CliUsageError('--account chooses the lines --env prints: give --env too');
+  const accounts = values.accounts?.split(',').map((name) => name.trim());
+  if (accounts && accounts.some((name) => name === ''))
+    throw new CliUsageError(`--accounts must be names separated by commas, got "${values.accounts}"`);
+  const known = new Set(['default', ...(accounts ?? [])]);
+  const unknown = values.account?.find((name) => !known.has(name));
+  if (unknown !== undefined)
+    throw new CliUsageError(
+      `--account ${unknown}: not an account of this sandbox (${[...known].join(', ')}); add it to --accounts`,
+    );
   const options: HubtelSandboxOptions = {
     port: integer('port', values.port, 0, 65535) ?? SANDBOX_DEFAULT_CLI_PORT,
     host: values.host ?? SANDBOX_DEFAULT_HOST,
@@ -107,6 +141,8 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
       ? { recordLimit: integer('record-limit', values['record-limit'], 1, 10_000_000) }
       : {}),
     ...(values['merchant-name'] ? { checkout: { merchantName: values['merchant-name'] } } : {}),
+    ...(values['sender-id']?.length ? { sms: { senderIds: values['sender-id'] } } : {}),
+    ...(accounts ? { accounts: accounts.map((name) => ({ name })) } : {}),
   };
   return {
     help: false,
@@ -114,6 +150,7 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     json: values.json ?? false,
     env: values.env ?? false,
     verbose: values.verbose ?? false,
+    ...(values.account?.length ? { envAccounts: values.account } : {}),
   };
 }
 
@@ -133,9 +170,22 @@ Credentials:
   SMS  clientId ${sms.clientId}   clientSecret ${sms.clientSecret}
   API  clientId ${api.clientId}   clientSecret ${api.clientSecret}
 
-${sandbox.dashboardUrl ? `Dashboard: ${sandbox.dashboardUrl}\n` : ''}Records:   ${sandbox.url}/_sandbox (JSON)
+${describeAccounts(sandbox)}${sandbox.dashboardUrl ? `Dashboard: ${sandbox.dashboardUrl}\n` : ''}Records:   ${sandbox.url}/_sandbox (JSON)
 Stop: Ctrl+C
 `;
+}
+
+/** The named accounts' keys and POS Sales IDs (nothing for a single-account sandbox). */
+function describeAccounts(sandbox: HubtelSandbox): string {
+  const named = sandbox.accounts().slice(1);
+  if (named.length === 0) return '';
+  const lines = named.map(
+    (a) =>
+      `  ${a.name}   POS Sales ID ${a.posSalesId}\n` +
+      `    SMS  clientId ${a.credentials.sms.clientId}   clientSecret ${a.credentials.sms.clientSecret}\n` +
+      `    API  clientId ${a.credentials.api.clientId}   clientSecret ${a.credentials.api.clientSecret}\n`,
+  );
+  return `Further accounts (hubtel-sandbox --env --account <name> prints one's variables):\n${lines.join('')}\n`;
 }
 
 /**
@@ -173,11 +223,11 @@ export async function startSandboxCli(argv: string[], io: CliIO): Promise<Hubtel
     });
   }
   if (parsed.env) {
-    io.stdout.write(sandboxDotenv(sandbox));
+    io.stdout.write(sandboxDotenv(sandbox, parsed.envAccounts ? { accounts: parsed.envAccounts } : {}));
     io.stderr.write(describeSandbox(sandbox));
   } else if (parsed.json) {
     io.stdout.write(
-      `${JSON.stringify({ url: sandbox.url, baseUrls: sandbox.baseUrls(), credentials: sandbox.credentials, posSalesId: sandbox.posSalesId, dashboardUrl: sandbox.dashboardUrl })}\n`,
+      `${JSON.stringify({ url: sandbox.url, baseUrls: sandbox.baseUrls(), credentials: sandbox.credentials, posSalesId: sandbox.posSalesId, ...(sandbox.accounts().length > 1 ? { accounts: sandbox.accounts() } : {}), dashboardUrl: sandbox.dashboardUrl })}\n`,
     );
   } else {
     io.stdout.write(describeSandbox(sandbox));

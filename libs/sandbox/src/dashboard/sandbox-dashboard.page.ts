@@ -16,12 +16,16 @@ import { escapeHtml } from '../sandbox-http.js';
  *   invoice-row (data-id = checkoutId, data-reference, data-state), invoice-reference, invoice-amount, invoice-state,
  *   message-row (data-id), message-to, message-content, message-status,
  *   session-row (data-id, data-state, data-channel), session-channel, session-state, session-screen,
- *   fulfillment-callback-row (data-id), fulfillment-callback-status, fulfillment-callback-matched.
+ *   fulfillment-callback-row (data-id), fulfillment-callback-status, fulfillment-callback-matched,
+ *   account-filter (a select, on a sandbox serving several accounts: shows one account's rows).
+ * Every row carries data-account (the record's account).
  */
 
 export interface DashboardPageOptions {
   nonce: string;
   origin: string;
+  /** The accounts served; with more than one, the page offers a filter by account. */
+  accounts?: string[];
 }
 
 const STYLE = `
@@ -97,8 +101,10 @@ const SCRIPT = `
   function money(n) { return typeof n === 'number' ? 'GHS ' + n.toFixed(2) : ''; }
   function pretty(v) { if (v === null || v === undefined) return ''; if (typeof v === 'string') { try { return JSON.stringify(JSON.parse(v), null, 2); } catch (e) { return v; } } return JSON.stringify(v, null, 2); }
   function stateCell(testid, value) { return el('td', { testid: testid }, [el('span', { className: 'state', 'data-v': value, text: value })]); }
+  var accountFilter = $('account-filter');
+  function shown(r) { var v = accountFilter ? accountFilter.value : ''; return !v || r.account === v; }
   function newestFirst(kind, timeField) {
-    return Array.from(stores[kind].values()).sort(function (a, b) { return String(b[timeField] || '').localeCompare(String(a[timeField] || '')); });
+    return Array.from(stores[kind].values()).filter(shown).sort(function (a, b) { return String(b[timeField] || '').localeCompare(String(a[timeField] || '')); });
   }
   function notice(text, kind) { var n = $('notice'); n.textContent = text; n.setAttribute('data-kind', kind || 'info'); }
 
@@ -130,7 +136,7 @@ const SCRIPT = `
         onclick: function (ev) { ev.stopPropagation(); redeliver(d.id, button); },
       });
       var row = el('tr', {
-        testid: 'delivery-row', className: 'clickable', 'data-id': d.id, 'data-kind': d.kind, 'data-state': d.state,
+        testid: 'delivery-row', className: 'clickable', 'data-id': d.id, 'data-account': d.account, 'data-kind': d.kind, 'data-state': d.state,
         'data-status-code': code, 'data-redelivery-of': d.redeliveryOf || '', title: 'Show the body',
         onclick: function () { if (open.has(d.id)) open.delete(d.id); else open.add(d.id); renderDeliveries(); },
       }, [
@@ -168,7 +174,7 @@ const SCRIPT = `
 
   function renderInvoices() {
     body('invoices', newestFirst('invoice', 'createdAt').map(function (i) {
-      return el('tr', { testid: 'invoice-row', 'data-id': i.checkoutId, 'data-reference': i.clientReference, 'data-state': i.state }, [
+      return el('tr', { testid: 'invoice-row', 'data-account': i.account, 'data-id': i.checkoutId, 'data-reference': i.clientReference, 'data-state': i.state }, [
         td('invoice-time', time(i.createdAt), 'mono'),
         td('invoice-reference', i.clientReference, 'mono'),
         td('invoice-checkout-id', i.checkoutId, 'mono'),
@@ -182,7 +188,7 @@ const SCRIPT = `
 
   function renderMessages() {
     body('messages', newestFirst('message', 'time').map(function (m) {
-      return el('tr', { testid: 'message-row', 'data-id': m.messageId, 'data-to': m.msisdn }, [
+      return el('tr', { testid: 'message-row', 'data-account': m.account, 'data-id': m.messageId, 'data-to': m.msisdn }, [
         td('message-time', time(m.time), 'mono'),
         td('message-from', m.from),
         td('message-to', m.msisdn, 'mono'),
@@ -202,7 +208,7 @@ const SCRIPT = `
       var channel = (s.channel === 'ussd' ? 'USSD' : s.channel || '') + (s.operator ? ' · ' + s.operator : '');
       var cart = s.cart ? s.cart.ItemName + ' × ' + s.cart.Qty + ' @ ' + money(s.cart.Price) : '';
       var order = s.order ? s.order.orderId + ' (' + s.order.outcome + (s.order.serviceStatus ? ', ' + s.order.serviceStatus : '') + ')' : '';
-      return el('tr', { testid: 'session-row', 'data-id': s.sessionId, 'data-state': s.state, 'data-channel': s.channel || '' }, [
+      return el('tr', { testid: 'session-row', 'data-account': s.account, 'data-id': s.sessionId, 'data-state': s.state, 'data-channel': s.channel || '' }, [
         td('session-time', time(s.createdAt), 'mono'),
         td('session-id', s.sessionId, 'mono'),
         td('session-service-code', s.serviceCode),
@@ -219,7 +225,7 @@ const SCRIPT = `
 
   function renderCallbacks() {
     body('fulfillment-callbacks', newestFirst('fulfillment-callback', 'receivedAt').map(function (f) {
-      return el('tr', { testid: 'fulfillment-callback-row', 'data-id': f.id }, [
+      return el('tr', { testid: 'fulfillment-callback-row', 'data-account': f.account || '', 'data-id': f.id }, [
         td('fulfillment-callback-time', time(f.receivedAt), 'mono'),
         td('fulfillment-callback-session', f.sessionId, 'mono'),
         td('fulfillment-callback-order', f.orderId, 'mono'),
@@ -280,6 +286,7 @@ const SCRIPT = `
     source.addEventListener('update', function (e) { apply(JSON.parse(e.data), false); });
   }
 
+  if (accountFilter) accountFilter.addEventListener('change', function () { KINDS.forEach(function (k) { RENDER[k](); }); });
   KINDS.forEach(function (k) { RENDER[k](); });
   connect();
 })();
@@ -301,6 +308,13 @@ const STAT_LABELS: [string, string][] = [
   ['fulfillmentCallbacks', 'fulfillment callbacks'],
 ];
 
+/** The account filter, on a sandbox serving several accounts. */
+function accountSelect(accounts: string[]): string {
+  if (accounts.length < 2) return '';
+  const choices = accounts.map((name) => `<option value="${escapeHtml(name)}">${escapeHtml(name)}</option>`);
+  return `<label class="origin">Account <select id="account-filter" data-testid="account-filter"><option value="">all</option>${choices.join('')}</select></label>`;
+}
+
 export function renderDashboardPage(options: DashboardPageOptions): string {
   const nonce = escapeHtml(options.nonce);
   return `<!doctype html>
@@ -317,6 +331,7 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
   <h1>Hubtel sandbox</h1>
   <span class="origin">${escapeHtml(options.origin)}</span>
   <span class="pill" id="connection" data-testid="connection-status" data-state="connecting">connecting</span>
+  ${accountSelect(options.accounts ?? [])}
   <div class="stats">${STAT_LABELS.map(([key, label]) => `<span data-testid="stat-${key}"><b>0</b> ${escapeHtml(label)}</span>`).join('')}</div>
 </header>
 <main data-testid="dashboard">

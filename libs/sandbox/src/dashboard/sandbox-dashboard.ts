@@ -248,7 +248,11 @@ export function registerSandboxDashboard(sandbox: HubtelSandbox): void {
         'X-Content-Type-Options': 'nosniff',
         'Referrer-Policy': 'no-referrer',
       },
-      html: renderDashboardPage({ nonce, origin: sandbox.url }),
+      html: renderDashboardPage({
+        nonce,
+        origin: sandbox.url,
+        accounts: sandbox.accounts().map((a) => a.name),
+      }),
     };
   };
   sandbox.addRoute('GET', SANDBOX_DASHBOARD_PATH, page);
