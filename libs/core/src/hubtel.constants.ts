@@ -46,6 +46,11 @@ export const HUBTEL_ENV = Object.freeze({
   retryBaseDelayMs: 'HUBTEL_RETRY_BASE_DELAY_MS',
   retryMaxDelayMs: 'HUBTEL_RETRY_MAX_DELAY_MS',
   defaultCountryCode: 'HUBTEL_DEFAULT_COUNTRY_CODE',
+  /**
+   * Further accounts (`north,south`), each read from the default variables with its name after
+   * `HUBTEL_` (HUBTEL_NORTH_SMS_CLIENT_ID). Shared by every module's `*AccountsFromEnv`.
+   */
+  accounts: 'HUBTEL_ACCOUNTS',
 } as const);
 
 /**

@@ -140,6 +140,25 @@ describe('HubtelMetrics', () => {
     expect(await valueOf(registry, 'hubtel_sms_recipients_total', { outcome: 'sent' })).toBe(2);
   });
 
+  it('labels SMS recipients by account: a named account by its name, the default account as default', async () => {
+    const registry = new Registry();
+    const metrics = new HubtelMetrics({ registry });
+    metrics.record({ kind: 'sms', sent: 2, failed: 0, unknownOutcome: 0 });
+    // What a named account's SmsModule reports (nestjs-hubtel/sms adds `account`).
+    const north = { kind: 'sms' as const, sent: 1, failed: 1, unknownOutcome: 0, account: 'north' };
+    metrics.record(north);
+    const sent = (account: string) =>
+      valueOf(registry, 'hubtel_sms_recipients_total', { account, outcome: 'sent' });
+    expect(await sent('default')).toBe(2);
+    expect(await sent('north')).toBe(1);
+    expect(
+      await valueOf(registry, 'hubtel_sms_recipients_total', { account: 'north', outcome: 'failed' }),
+    ).toBe(1);
+    expect(
+      await valueOf(registry, 'hubtel_sms_recipients_total', { account: 'default', outcome: 'failed' }),
+    ).toBe(0);
+  });
+
   it.each(['9starts-with-digit', 'has-dash_', 'spa ce'])(
     'refuses the prefix %j, naming the option',
     (prefix) => {

@@ -16,7 +16,8 @@ import type { HubtelMetricsModuleOptions } from './metrics.options.js';
  *   job_retries_total{pipeline,job}             attempts that failed and will run again
  *   dead_letters_total{pipeline,job}            jobs that gave up
  *   jobs_done_total{pipeline,job}
- *   sms_recipients_total{outcome}               sent | failed | outcome_unknown (failed, may have gone out)
+ *   sms_recipients_total{account,outcome}       sent | failed | outcome_unknown (failed, may have gone out);
+ *                                               account: `default`, or a named account's name
  *   fulfillment_callbacks_sent_total{status}    accepted by the platform (status: success | failed)
  *   fulfillment_callback_failures_total{status} attempts the platform did not accept
  *   fulfillment_callback_retries_total{status}  attempts after the first
@@ -45,7 +46,7 @@ export class HubtelMetrics implements HubtelTelemetry {
   private readonly retries: Counter<'pipeline' | 'job'>;
   private readonly deadLetters: Counter<'pipeline' | 'job'>;
   private readonly jobsDone: Counter<'pipeline' | 'job'>;
-  private readonly smsRecipients: Counter<'outcome'>;
+  private readonly smsRecipients: Counter<'account' | 'outcome'>;
   private readonly callbacksSent: Counter<'status'>;
   private readonly callbackFailures: Counter<'status'>;
   private readonly callbackRetries: Counter<'status'>;
@@ -101,7 +102,10 @@ export class HubtelMetrics implements HubtelTelemetry {
       'job',
     ]);
     this.jobsDone = counter('jobs_done_total', 'Jobs done', ['pipeline', 'job']);
-    this.smsRecipients = counter('sms_recipients_total', 'SMS recipients by outcome', ['outcome']);
+    this.smsRecipients = counter('sms_recipients_total', 'SMS recipients by account and outcome', [
+      'account',
+      'outcome',
+    ]);
     this.callbacksSent = counter('fulfillment_callbacks_sent_total', 'Fulfillment callbacks accepted', [
       'status',
     ]);
@@ -173,11 +177,12 @@ export class HubtelMetrics implements HubtelTelemetry {
         return;
       }
       case 'sms': {
+        const account = smsAccountOf(signal);
         const failed = signal.failed - signal.unknownOutcome;
-        if (signal.sent > 0) this.smsRecipients.inc({ outcome: 'sent' }, signal.sent);
-        if (failed > 0) this.smsRecipients.inc({ outcome: 'failed' }, failed);
+        if (signal.sent > 0) this.smsRecipients.inc({ account, outcome: 'sent' }, signal.sent);
+        if (failed > 0) this.smsRecipients.inc({ account, outcome: 'failed' }, failed);
         if (signal.unknownOutcome > 0)
-          this.smsRecipients.inc({ outcome: 'outcome_unknown' }, signal.unknownOutcome);
+          this.smsRecipients.inc({ account, outcome: 'outcome_unknown' }, signal.unknownOutcome);
         return;
       }
       case 'fulfillment-callback': {
@@ -219,4 +224,13 @@ export class HubtelMetrics implements HubtelTelemetry {
     this.registry.registerMetric(metric);
     return metric;
   }
+}
+
+/**
+ * The account of an SMS signal: a named account's SmsModule adds `account` (a name from the
+ * configuration or the app's resolver, never from a request); the default account's has none.
+ */
+function smsAccountOf(signal: HubtelSignal): string {
+  const account = (signal as { account?: unknown }).account;
+  return typeof account === 'string' && account !== '' ? account : 'default';
 }

@@ -5,15 +5,20 @@
 export { SmsModule } from './sms.module.js';
 export { SmsService } from './sms.service.js';
 export type {
+  SmsAccountAsyncOptions,
+  SmsAccountOptions,
   SmsModuleAsyncOptions,
   SmsModuleExtras,
   SmsModuleForRootOptions,
 } from './sms.module-definition.js';
-export type { SmsModuleOptions } from './sms.options.js';
-export { smsOptionsFromEnv } from './sms.env.js';
+export type { SmsAccountOverrides, SmsAccountResolver, SmsModuleOptions } from './sms.options.js';
+export { smsAccountsFromEnv, smsOptionsFromEnv, type SmsEnvAccounts } from './sms.env.js';
+// Several accounts: @InjectSms(name), its token (for overrideProvider), the default account's name.
+export { InjectSms } from './sms.decorators.js';
+export { SMS_DEFAULT_ACCOUNT, getSmsAccountToken } from './sms.constants.js';
 // The transport token (tests replace it, see SmsCapture of nestjs-hubtel/testing) and the API paths.
 export { SMS_HTTP_TRANSPORT, SMS_PATHS } from './sms.constants.js';
-export { SmsBatchAbortedError } from './sms.errors.js';
+export { SmsBatchAbortedError, SmsUnknownAccountError } from './sms.errors.js';
 export { countSmsSegments, type SmsEncoding, type SmsSegmentInfo } from './sms-segments.js';
 export type {
   SendBatchCounts,
@@ -29,5 +34,6 @@ export type {
   SmsFailedRecipient,
   SmsMessageStatus,
   SmsRecipients,
+  SmsSender,
   SmsSentRecipient,
 } from './sms.types.js';

@@ -1,4 +1,4 @@
-import { type HubtelEnvSource } from 'nestjs-hubtel';
+import { HubtelConfigError, type HubtelEnvSource } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   checkOptionsFromEnv,
@@ -7,7 +7,14 @@ import {
   hubtelHttpOptionsFromEnv,
   readHubtelEnv,
 } from '#internal';
-import { resolveSmsOptions, type SmsModuleOptions } from './sms.options.js';
+import { checkAccountName } from './sms.accounts.js';
+import type { SmsAccountOptions } from './sms.module-definition.js';
+import {
+  resolveSmsAccountOptions,
+  resolveSmsOptions,
+  type SmsAccountOverrides,
+  type SmsModuleOptions,
+} from './sms.options.js';
 
 /** The variable behind each option smsOptionsFromEnv reads (for errors naming it). */
 const SMS_ENV_VARIABLES = {
@@ -51,4 +58,145 @@ export function smsOptionsFromEnv(
   };
   checkOptionsFromEnv(() => resolveSmsOptions(options as SmsModuleOptions), SMS_ENV_VARIABLES, overrides);
   return options as SmsModuleOptions;
+}
+
+/** Default options and named accounts read from the environment (`smsAccountsFromEnv`). */
+export interface SmsEnvAccounts {
+  /** For `SmsModule.forRoot`. */
+  default: SmsModuleOptions;
+  /** For `SmsModule.registerAccount`, one each, in HUBTEL_ACCOUNTS order. */
+  accounts: SmsAccountOptions[];
+}
+
+/**
+ * The default account (as `smsOptionsFromEnv`) and the further accounts named in
+ * HUBTEL_ACCOUNTS (`north,south`). Each account's variables are the default's with its name,
+ * upper-cased (`-` as `_`), after `HUBTEL_`: HUBTEL_NORTH_SMS_CLIENT_ID and
+ * HUBTEL_NORTH_SMS_CLIENT_SECRET (required: an account never uses another's keys), and
+ * optionally HUBTEL_NORTH_SMS_SENDER_ID, HUBTEL_NORTH_SMS_URL, HUBTEL_NORTH_TIMEOUT_MS,
+ * HUBTEL_NORTH_RETRY_*, HUBTEL_NORTH_DEFAULT_COUNTRY_CODE; what an account leaves unset is the
+ * default account's.
+ *
+ * ```ts
+ * const sms = smsAccountsFromEnv(process.env);
+ * @Module({ imports: [SmsModule.forRoot(sms.default), ...sms.accounts.map((a) => SmsModule.registerAccount(a))] })
+ * ```
+ * A missing or bad value fails here, naming the variable (and the option it feeds).
+ */
+export function smsAccountsFromEnv(
+  source: HubtelEnvSource = process.env,
+  overrides: Partial<SmsModuleOptions> = {},
+): SmsEnvAccounts {
+  const defaults = smsOptionsFromEnv(source, overrides);
+  return {
+    default: defaults,
+    accounts: accountNamesFromEnv(source).map((name) => accountFromEnv(source, name, defaults)),
+  };
+}
+
+/**
+ * Names that cannot be accounts in the environment: the first word of a default variable
+ * (`sms`: HUBTEL_SMS_CLIENT_ID is the default's SMS id, and would be account `sms`'s checkout id).
+ */
+const RESERVED_ACCOUNT_NAMES = new Set(
+  Object.values(HUBTEL_ENV).map((variable) => variable.split('_')[1]!.toLowerCase()),
+);
+
+function accountNamesFromEnv(source: HubtelEnvSource): string[] {
+  const list = rawEnvValue(source, HUBTEL_ENV.accounts)?.trim();
+  if (!list) return [];
+  const names: string[] = [];
+  const prefixes = new Set<string>();
+  for (const name of list.split(',').map((entry) => entry.trim())) {
+    if (name === '') continue;
+    try {
+      checkAccountName(name, HUBTEL_ENV.accounts);
+    } catch (error) {
+      throw error instanceof HubtelConfigError
+        ? new HubtelConfigError(HUBTEL_ENV.accounts, `${configProblem(error)} (in "${list}")`)
+        : error;
+    }
+    if (RESERVED_ACCOUNT_NAMES.has(name))
+      throw new HubtelConfigError(
+        HUBTEL_ENV.accounts,
+        `"${name}" cannot name an account in the environment: its variables would be read as the default account's (HUBTEL_${name.toUpperCase()}_...)`,
+      );
+    const prefix = accountEnvPrefix(name);
+    if (prefixes.has(prefix))
+      throw new HubtelConfigError(
+        HUBTEL_ENV.accounts,
+        `"${name}" is listed twice, or its variables (${prefix}...) are another listed account's`,
+      );
+    prefixes.add(prefix);
+    names.push(name);
+  }
+  return names;
+}
+
+function accountFromEnv(
+  source: HubtelEnvSource,
+  name: string,
+  defaults: SmsModuleOptions,
+): SmsAccountOptions {
+  const prefix = accountEnvPrefix(name);
+  /** `HUBTEL_SMS_CLIENT_ID` → `HUBTEL_NORTH_SMS_CLIENT_ID`. */
+  const variable = (key: string) => prefix + key.slice('HUBTEL_'.length);
+  let env: ReturnType<typeof readHubtelEnv>;
+  try {
+    // The default variables' reader, looking at this account's variables.
+    env = readHubtelEnv((key) => rawEnvValue(source, variable(key)));
+  } catch (error) {
+    // A bad number names the default's variable: name the account's.
+    if (error instanceof HubtelConfigError && error.option.startsWith('HUBTEL_'))
+      throw new HubtelConfigError(variable(error.option), configProblem(error));
+    throw error;
+  }
+  const options = {
+    ...hubtelHttpOptionsFromEnv(env),
+    ...dropUndefined({
+      clientId: env.smsClientId,
+      clientSecret: env.smsClientSecret,
+      baseUrl: env.smsUrl,
+      senderId: env.smsSenderId,
+    }),
+  } as SmsAccountOverrides;
+  // Errors name this account's variable only for what it set (or must set): an inherited bad
+  // value is the default's, reported there.
+  const scope = `sms[${name}]`;
+  const variables: Record<string, string> = {
+    [`${scope}.clientId`]: variable(HUBTEL_ENV.smsClientId),
+    [`${scope}.clientSecret`]: variable(HUBTEL_ENV.smsClientSecret),
+  };
+  for (const [path, key] of Object.entries(SMS_ENV_VARIABLES)) {
+    const option = path.slice('sms.'.length);
+    if (valueAt(options, option) !== undefined) variables[`${scope}.${option}`] = variable(key);
+  }
+  checkOptionsFromEnv(() => resolveSmsAccountOptions(name, defaults, options), variables);
+  return { name, ...options };
+}
+
+/** `north-east` → `HUBTEL_NORTH_EAST_`. */
+function accountEnvPrefix(name: string): string {
+  return `HUBTEL_${name.toUpperCase().replace(/-/g, '_')}_`;
+}
+
+/** One variable as the source holds it (the source kinds readHubtelEnv takes). */
+function rawEnvValue(source: HubtelEnvSource, key: string): string | undefined {
+  let raw: unknown;
+  if (typeof source === 'function') raw = source(key);
+  else if (typeof (source as { get?: unknown }).get === 'function')
+    raw = (source as { get(key: string): unknown }).get(key);
+  else raw = (source as Readonly<Record<string, unknown>>)[key];
+  return raw === undefined || raw === null ? undefined : String(raw);
+}
+
+/** A HubtelConfigError's problem, without its `Invalid nestjs-hubtel option "..."` opening. */
+function configProblem(error: HubtelConfigError): string {
+  return error.message.replace(/^Invalid nestjs-hubtel option "[^"]*": /, '');
+}
+
+function valueAt(value: unknown, path: string): unknown {
+  for (const key of path.split('.'))
+    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  return value;
 }

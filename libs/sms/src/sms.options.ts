@@ -2,13 +2,14 @@ import { HubtelConfigError, type HubtelCredentials, type HubtelHttpOptions } fro
 import {
   assertOptionsObject,
   checkOptions,
+  dropUndefined,
   resolveCredentials,
   resolveHttpOptions,
   resolveUrl,
   type HttpTransportConfig,
   type ResolvedHubtelHttpOptions,
 } from '#internal';
-import { SMS_DEFAULTS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
+import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
 import { SmsOptionsDto } from './sms.options.dto.js';
 
 /** Options of `SmsModule.forRoot` / `forRootAsync`. */
@@ -29,6 +30,38 @@ export interface SmsModuleOptions extends HubtelHttpOptions {
   batchSize?: number;
   /** Batches sent at once by `sendBatch`. Default 4, at most 64. */
   concurrency?: number;
+  /**
+   * Accounts known only at run time (a database of merchants): `sms.forAccount(name)` asks
+   * `resolve(name)` for a name registered nowhere else. Default account only.
+   */
+  accounts?: SmsAccountResolver;
+}
+
+/**
+ * What a named account sets. It gives its own credentials (an account never sends with another
+ * account's keys); every other option it leaves out is the default account's (`retry` field by
+ * field).
+ */
+export type SmsAccountOverrides = Pick<SmsModuleOptions, 'clientId' | 'clientSecret'> &
+  Partial<Omit<SmsModuleOptions, 'accounts' | 'clientId' | 'clientSecret'>>;
+
+/** Where the accounts known only at run time come from. */
+export interface SmsAccountResolver {
+  /**
+   * The account's options (as `registerAccount` takes them, without `name`), or undefined when
+   * there is no account by that name (the send then fails with SmsUnknownAccountError). Called
+   * once per name for concurrent first uses, again after `cacheTtlMs`; a rejection or an
+   * unknown name is not cached.
+   */
+  resolve: (name: string) => Promise<SmsAccountOverrides | undefined> | SmsAccountOverrides | undefined;
+  /** How long a resolved account is kept, in ms (0 to one day). Default 300000 (5 min). */
+  cacheTtlMs?: number;
+}
+
+/** `SmsAccountResolver` after validation. */
+export interface ResolvedSmsAccountResolver {
+  resolve: SmsAccountResolver['resolve'];
+  cacheTtlMs: number;
 }
 
 /** Options after validation, every default filled in. */
@@ -41,13 +74,18 @@ export interface ResolvedSmsOptions {
   batchSize: number;
   concurrency: number;
   http: ResolvedHubtelHttpOptions;
+  /** Only on the default account, only when `accounts` is given. */
+  accounts?: ResolvedSmsAccountResolver;
 }
 
-/** Validates `SmsModuleOptions` at bootstrap; errors name the option (`sms.clientSecret`). */
-export function resolveSmsOptions(options: SmsModuleOptions): ResolvedSmsOptions {
-  assertOptionsObject(options, 'sms');
+/**
+ * Validates `SmsModuleOptions` at bootstrap; errors name the option (`sms.clientSecret`, or
+ * `sms[north].clientSecret` for a named account: `scope`).
+ */
+export function resolveSmsOptions(options: SmsModuleOptions, scope = 'sms'): ResolvedSmsOptions {
+  assertOptionsObject(options, scope);
   const raw = options as unknown as Record<string, unknown>;
-  const credentials = resolveCredentials(raw, 'sms');
+  const credentials = resolveCredentials(raw, scope);
   const checked = checkOptions(
     SmsOptionsDto,
     {
@@ -57,20 +95,98 @@ export function resolveSmsOptions(options: SmsModuleOptions): ResolvedSmsOptions
       batchSize: raw.batchSize,
       concurrency: raw.concurrency,
     },
-    'sms',
+    scope,
   );
   const maxSenderLength = checked.maxSenderLength ?? SMS_DEFAULTS.maxSenderLength;
   const senderId = checked.senderId;
   // Cross-field: the sender id's longest length is itself an option.
   if (senderId !== undefined && senderId.length > maxSenderLength) {
-    throw new HubtelConfigError('sms.senderId', `must be at most ${maxSenderLength} characters long`);
+    throw new HubtelConfigError(`${scope}.senderId`, `must be at most ${maxSenderLength} characters long`);
   }
   const maxContentLength = checked.maxContentLength;
   const batchSize = checked.batchSize ?? SMS_DEFAULTS.batchSize;
   const concurrency = checked.concurrency ?? SMS_DEFAULTS.concurrency;
-  const baseUrl = resolveUrl(raw.baseUrl, 'sms.baseUrl', SMS_DEFAULTS.baseUrl);
-  const http = resolveHttpOptions(raw, 'sms');
-  return { credentials, baseUrl, senderId, maxSenderLength, maxContentLength, batchSize, concurrency, http };
+  const baseUrl = resolveUrl(raw.baseUrl, `${scope}.baseUrl`, SMS_DEFAULTS.baseUrl);
+  const http = resolveHttpOptions(raw, scope);
+  const resolved: ResolvedSmsOptions = {
+    credentials,
+    baseUrl,
+    senderId,
+    maxSenderLength,
+    maxContentLength,
+    batchSize,
+    concurrency,
+    http,
+  };
+  const accounts = resolveAccountResolver(raw.accounts, scope);
+  if (accounts) resolved.accounts = accounts;
+  return resolved;
+}
+
+function resolveAccountResolver(value: unknown, scope: string): ResolvedSmsAccountResolver | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new HubtelConfigError(`${scope}.accounts`, 'must be an object { resolve, cacheTtlMs? }');
+  const { resolve, cacheTtlMs } = value as Record<string, unknown>;
+  if (typeof resolve !== 'function')
+    throw new HubtelConfigError(
+      `${scope}.accounts.resolve`,
+      'must be a function (name) => the account options, or undefined for an unknown name',
+    );
+  const max = SMS_LIMITS.maxAccountCacheTtlMs;
+  if (
+    cacheTtlMs !== undefined &&
+    (typeof cacheTtlMs !== 'number' || !Number.isInteger(cacheTtlMs) || cacheTtlMs < 0 || cacheTtlMs > max)
+  )
+    throw new HubtelConfigError(`${scope}.accounts.cacheTtlMs`, `must be a whole number from 0 to ${max}`);
+  return {
+    resolve: resolve as SmsAccountResolver['resolve'],
+    cacheTtlMs: (cacheTtlMs as number | undefined) ?? SMS_DEFAULTS.accountCacheTtlMs,
+  };
+}
+
+/** Keys of a registration that are about the registration, not the account's options. */
+const REGISTRATION_KEYS = new Set(['name', 'isGlobal']);
+
+/**
+ * The options of named account `name`: the default account's (raw) options, minus its credentials
+ * and resolver, under the account's own; `retry` merged field by field. Errors name the option
+ * under `sms[name]`.
+ */
+export function resolveSmsAccountOptions(
+  name: string,
+  defaults: SmsModuleOptions,
+  overrides: unknown,
+): ResolvedSmsOptions {
+  const scope = `sms[${name}]`;
+  assertOptionsObject(overrides, scope);
+  const own = Object.fromEntries(
+    Object.entries(dropUndefined(overrides as Record<string, unknown>)).filter(
+      ([key]) => !REGISTRATION_KEYS.has(key),
+    ),
+  );
+  if (own.accounts !== undefined)
+    throw new HubtelConfigError(
+      `${scope}.accounts`,
+      'is an option of the default account only (SmsModule.forRoot / forRootAsync)',
+    );
+  // Never inherited: a named account that sent with the default's keys would bill the wrong account.
+  for (const key of ['clientId', 'clientSecret'] as const) {
+    if (own[key] === undefined)
+      throw new HubtelConfigError(
+        `${scope}.${key}`,
+        "is required: a named account gives its own credentials, it never uses the default account's",
+      );
+  }
+  const { accounts: _resolver, clientId: _id, clientSecret: _secret, ...inherited } = defaults;
+  const merged: Record<string, unknown> = { ...inherited, ...own };
+  if (isPlainObject(inherited.retry) && isPlainObject(own.retry))
+    merged.retry = { ...inherited.retry, ...dropUndefined(own.retry) };
+  return resolveSmsOptions(merged as unknown as SmsModuleOptions, scope);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The transport settings of the SMS module: the SMS base URL and the SMS key pair only. */

@@ -1,281 +1,43 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import {
-  HUBTEL_TELEMETRY,
-  HubtelUnknownOutcomeError,
-  HubtelValidationError,
-  tryNormalizeMsisdn,
-  type HubtelTelemetry,
-  type ValidationIssue,
-  HubtelLogger,
-} from 'nestjs-hubtel';
-import { type HttpTransport, echoValue, findInvalidMsisdns, invalidMsisdnsError } from '#internal';
-import { SmsBatchRun } from './sms-batch.runner.js';
-import { reportedSend } from './sms.telemetry.js';
-import { countSmsSegments } from './sms-segments.js';
-import {
-  SMS_HTTP_TRANSPORT,
-  SMS_LIMITS,
-  SMS_LOGGER_CONTEXT,
-  SMS_OPTIONS,
-  SMS_PATHS,
-} from './sms.constants.js';
+import { HUBTEL_TELEMETRY, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
+import { type HttpTransport } from '#internal';
+import type { SmsAccounts } from './sms.accounts.js';
+import { SmsClient } from './sms.client.js';
+import { SMS_ACCOUNTS, SMS_DEFAULT_ACCOUNT, SMS_HTTP_TRANSPORT, SMS_OPTIONS } from './sms.constants.js';
 import type { ResolvedSmsOptions } from './sms.options.js';
-import type {
-  SendBatchInput,
-  SendBatchResult,
-  SendSmsInput,
-  SendSmsResult,
-  SmsBatchStatus,
-  SmsMessageStatus,
-} from './sms.types.js';
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
-  );
-}
-
-function isIterable(value: unknown): value is Iterable<unknown> {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function'
-  );
-}
+import type { SmsSender } from './sms.types.js';
 
 /**
- * Sends SMS through the platform's SMS API. Every input is checked before anything is sent;
- * sends are never retried blindly (a send that may have gone out fails with
+ * Sends SMS through the platform's SMS API with the default account (`SmsModule.forRoot`), and
+ * for any other account through `forAccount(name)`. Every input is checked before anything is
+ * sent; sends are never retried blindly (a send that may have gone out fails with
  * HubtelUnknownOutcomeError, or is reported with `outcomeUnknown` in a batch).
  */
 @Injectable()
-export class SmsService {
-  private readonly logger = new HubtelLogger(SMS_LOGGER_CONTEXT);
-
+export class SmsService extends SmsClient {
   constructor(
-    @Inject(SMS_OPTIONS) private readonly options: ResolvedSmsOptions,
-    @Inject(SMS_HTTP_TRANSPORT) private readonly transport: HttpTransport,
-    @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
-  ) {}
+    @Inject(SMS_OPTIONS) options: ResolvedSmsOptions,
+    @Inject(SMS_HTTP_TRANSPORT) transport: HttpTransport,
+    @Optional() @Inject(HUBTEL_TELEMETRY) telemetry?: HubtelTelemetry,
+    @Optional() @Inject(SMS_ACCOUNTS) private readonly accounts?: SmsAccounts,
+  ) {
+    super(SMS_DEFAULT_ACCOUNT, options, transport, telemetry);
+  }
 
   /**
-   * Sends one text to many numbers: `POST {sms_url}/v1/messages/batch/simple/send` with
-   * `{ From, Recipients, Content }`, split into batches of `batchSize`, `concurrency` at a time.
-   * Numbers are normalised and each is sent once. Resolves with every entry accounted for
-   * (`counts.total = sent + failed + duplicates`); rejects with HubtelValidationError before
-   * sending anything when the input is bad, or with SmsBatchAbortedError (partial result
-   * attached) when sending had to stop (credentials refused, no credit, IP not allow-listed,
-   * the source or `onBatch` threw).
+   * The same methods, bound to account `name`: `default` (this service), one registered with
+   * `SmsModule.registerAccount`, or one `accounts.resolve` finds. Each account sends with its own
+   * credentials and options. A call for a name no one knows rejects with SmsUnknownAccountError,
+   * before anything is sent.
+   *
+   * ```ts
+   * await sms.forAccount('north').send({ to: '0241234567', content: 'Your order is ready' });
+   * ```
    */
-  async sendBatch(input: SendBatchInput): Promise<SendBatchResult> {
-    const issues: ValidationIssue[] = [];
-    if (input === null || typeof input !== 'object') {
-      throw new HubtelValidationError('sendBatch expects an object { from, recipients, content }', [
-        { field: 'input', message: 'must be an object' },
-      ]);
-    }
-    const from = this.checkSender(input.from, issues);
-    const content = this.checkContent(input.content, issues);
-    const recipients = input.recipients as unknown;
-    const isArray = Array.isArray(recipients);
-    if (
-      typeof recipients === 'string' ||
-      (!isArray && !isIterable(recipients) && !isAsyncIterable(recipients))
-    ) {
-      issues.push({
-        field: 'recipients',
-        message: 'must be an array or an (async) iterable of phone numbers',
-      });
-    } else if (isArray && recipients.length === 0) {
-      issues.push({ field: 'recipients', message: 'must not be empty' });
-    }
-    const batchSize = this.checkCount(
-      input.batchSize,
-      'batchSize',
-      this.options.batchSize,
-      SMS_LIMITS.maxBatchSize,
-      issues,
-    );
-    const concurrency = this.checkCount(
-      input.concurrency,
-      'concurrency',
-      this.options.concurrency,
-      SMS_LIMITS.maxConcurrency,
-      issues,
-    );
-    const mode = input.invalidRecipients ?? 'reject';
-    if (mode !== 'reject' && mode !== 'report')
-      issues.push({ field: 'invalidRecipients', message: 'must be "reject" or "report"', value: mode });
-    for (const field of ['onBatch', 'onProgress'] as const) {
-      if (input[field] !== undefined && typeof input[field] !== 'function')
-        issues.push({ field, message: 'must be a function' });
-    }
-    if (issues.length > 0) throw this.invalid('sendBatch', issues);
-
-    if (isArray && mode === 'reject') {
-      // The whole list is at hand: refuse it before anything goes out if any entry is bad.
-      const invalid = findInvalidMsisdns(recipients as unknown[], this.options.http.defaultCountryCode);
-      if (invalid.length > 0) throw invalidMsisdnsError(invalid);
-    }
-
-    const segments = countSmsSegments(content!);
-    const run = new SmsBatchRun(
-      {
-        from: from!,
-        content: content!,
-        recipients: recipients as Iterable<unknown> | AsyncIterable<unknown>,
-        batchSize,
-        concurrency,
-        defaultCountryCode: this.options.http.defaultCountryCode,
-        collectResults: input.collectResults ?? input.onBatch === undefined,
-        onBatch: input.onBatch,
-        onProgress: input.onProgress,
-        encoding: segments.encoding,
-        segmentsPerMessage: segments.segments,
-      },
-      this.transport,
-      this.logger,
-      this.telemetry,
-    );
-    return run.run();
-  }
-
-  /** Sends one message: `POST {sms_url}/v1/messages/send` with `{ From, To, Content }`. Never retried blindly. */
-  async send(input: SendSmsInput): Promise<SendSmsResult> {
-    const issues: ValidationIssue[] = [];
-    if (input === null || typeof input !== 'object') {
-      throw new HubtelValidationError('send expects an object { from, to, content }', [
-        { field: 'input', message: 'must be an object' },
-      ]);
-    }
-    const from = this.checkSender(input.from, issues);
-    const content = this.checkContent(input.content, issues);
-    const to = tryNormalizeMsisdn(input.to, this.options.http.defaultCountryCode);
-    if (!to.ok) issues.push({ field: 'to', message: to.reason, value: input.to });
-    if (issues.length > 0) throw this.invalid('send', issues);
-    const msisdn = (to as { msisdn: string }).msisdn;
-    if (this.telemetry) return reportedSend(this.telemetry, () => this.sendOne(from!, msisdn, content!));
-    return this.sendOne(from!, msisdn, content!);
-  }
-
-  private async sendOne(from: string, msisdn: string, content: string): Promise<SendSmsResult> {
-    const res = await this.transport.request<Partial<SendSmsResult>>({
-      api: 'sms',
-      method: 'POST',
-      path: SMS_PATHS.send,
-      body: { From: from, To: msisdn, Content: content },
-      idempotent: false,
-      operation: 'sms.send',
-    });
-    const body = res.data ?? {};
-    if (body.messageId === undefined || body.messageId === null || body.messageId === '') {
-      throw new HubtelUnknownOutcomeError(
-        `sms.send: the platform answered ${res.status} without a messageId; the message may have been sent, so its outcome is unknown: check before sending it again`,
-        { httpStatus: res.status, body },
-      );
-    }
-    return {
-      ...body,
-      to: msisdn,
-      messageId: String(body.messageId),
-      status: typeof body.status === 'number' ? body.status : Number(body.status ?? 0),
-    };
-  }
-
-  /** Delivery state of one message: `GET {sms_url}/v1/messages/{messageId}` (retried when safe). */
-  async getMessageStatus(messageId: string): Promise<SmsMessageStatus> {
-    this.checkId(messageId, 'messageId');
-    const res = await this.transport.request<SmsMessageStatus>({
-      api: 'sms',
-      method: 'GET',
-      path: SMS_PATHS.message(messageId),
-      idempotent: true,
-      operation: 'sms.getMessageStatus',
-    });
-    return res.data ?? {};
-  }
-
-  /** State of a batch: `GET {sms_url}/v1/messages/batch/{batchId}` (retried when safe). */
-  async getBatchStatus(batchId: string): Promise<SmsBatchStatus> {
-    this.checkId(batchId, 'batchId');
-    const res = await this.transport.request<SmsBatchStatus>({
-      api: 'sms',
-      method: 'GET',
-      path: SMS_PATHS.batch(batchId),
-      idempotent: true,
-      operation: 'sms.getBatchStatus',
-    });
-    return res.data ?? {};
-  }
-
-  private checkSender(value: unknown, issues: ValidationIssue[]): string | undefined {
-    const from = value ?? this.options.senderId;
-    const max = this.options.maxSenderLength;
-    if (from === undefined) {
-      issues.push({ field: 'from', message: 'is required (no default senderId is configured)' });
-    } else if (typeof from !== 'string') {
-      issues.push({ field: 'from', message: 'must be a string', value: from });
-    } else if (from.trim() === '') {
-      issues.push({ field: 'from', message: 'must not be empty', value: from });
-    } else if (from.length > max) {
-      issues.push({
-        field: 'from',
-        message: `must be at most ${max} characters long, got ${from.length}`,
-        value: from,
-      });
-    } else {
-      return from;
-    }
-    return undefined;
-  }
-
-  private checkContent(value: unknown, issues: ValidationIssue[]): string | undefined {
-    const max = this.options.maxContentLength;
-    if (typeof value !== 'string') {
-      issues.push({ field: 'content', message: value === undefined ? 'is required' : 'must be a string' });
-    } else if (value.trim() === '') {
-      issues.push({ field: 'content', message: 'must not be empty' });
-    } else if (max !== undefined && value.length > max) {
-      issues.push({
-        field: 'content',
-        message: `must be at most ${max} characters long, got ${value.length}`,
-      });
-    } else {
-      return value;
-    }
-    return undefined;
-  }
-
-  private checkCount(
-    value: unknown,
-    field: string,
-    fallback: number,
-    max: number,
-    issues: ValidationIssue[],
-  ): number {
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-      issues.push({ field, message: `must be a whole number from 1 to ${max}`, value });
-      return fallback;
-    }
-    return value;
-  }
-
-  private checkId(value: unknown, field: string): void {
-    if (typeof value !== 'string' || value.trim() === '') {
-      throw this.invalid(field === 'messageId' ? 'getMessageStatus' : 'getBatchStatus', [
-        { field, message: 'must be a non-empty string', value },
-      ]);
-    }
-  }
-
-  private invalid(method: string, issues: ValidationIssue[]): HubtelValidationError {
-    // Name the rejected value too (a phone number, a sender id): "to "12-ab" contains ...".
-    const summary = issues
-      .map((i) => `${i.field}${i.value === undefined ? '' : ` ${echoValue(i.value)}`} ${i.message}`)
-      .join('; ');
-    return new HubtelValidationError(`${method}: invalid input: ${summary}`, issues);
+  forAccount(name: string): SmsSender {
+    if (name === SMS_DEFAULT_ACCOUNT) return this;
+    if (!this.accounts)
+      throw new HubtelConfigError('sms', 'forAccount needs the SmsService that SmsModule.forRoot provides');
+    return this.accounts.sender(name);
   }
 }

@@ -175,3 +175,16 @@ export interface SmsBatchApiResponse {
   status: number;
   data: { recipient: string; content: string; messageId: string }[];
 }
+
+/**
+ * The sending methods bound to one account: `SmsService` is the default account's,
+ * `sms.forAccount(name)` and `@InjectSms(name)` give a named account's.
+ */
+export interface SmsSender {
+  /** The account it sends for (`default` for the account forRoot configures). */
+  readonly account: string;
+  send(input: SendSmsInput): Promise<SendSmsResult>;
+  sendBatch(input: SendBatchInput): Promise<SendBatchResult>;
+  getMessageStatus(messageId: string): Promise<SmsMessageStatus>;
+  getBatchStatus(batchId: string): Promise<SmsBatchStatus>;
+}
