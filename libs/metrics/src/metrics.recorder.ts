@@ -177,7 +177,8 @@ export class HubtelMetrics implements HubtelTelemetry {
         return;
       }
       case 'sms': {
-        const account = smsAccountOf(signal);
+        // A name from configuration or the app's resolver, never from a request.
+        const account = signal.account ?? 'default';
         const failed = signal.failed - signal.unknownOutcome;
         if (signal.sent > 0) this.smsRecipients.inc({ account, outcome: 'sent' }, signal.sent);
         if (failed > 0) this.smsRecipients.inc({ account, outcome: 'failed' }, failed);
@@ -224,13 +225,4 @@ export class HubtelMetrics implements HubtelTelemetry {
     this.registry.registerMetric(metric);
     return metric;
   }
-}
-
-/**
- * The account of an SMS signal: a named account's SmsModule adds `account` (a name from the
- * configuration or the app's resolver, never from a request); the default account's has none.
- */
-function smsAccountOf(signal: HubtelSignal): string {
-  const account = (signal as { account?: unknown }).account;
-  return typeof account === 'string' && account !== '' ? account : 'default';
 }

@@ -1,9 +1,4 @@
-import {
-  HubtelUnknownOutcomeError,
-  type HubtelSignal,
-  type HubtelSmsSignal,
-  type HubtelTelemetry,
-} from 'nestjs-hubtel';
+import { HubtelUnknownOutcomeError, type HubtelSignal, type HubtelTelemetry } from 'nestjs-hubtel';
 
 /** Sends one message and reports its recipient as sent, failed, or failed with its outcome unknown. */
 export async function reportedSend<T>(telemetry: HubtelTelemetry, send: () => Promise<T>): Promise<T> {
@@ -18,19 +13,11 @@ export async function reportedSend<T>(telemetry: HubtelTelemetry, send: () => Pr
   }
 }
 
-/**
- * An SMS signal of a named account carries its name (`account`; the metrics label it, `default`
- * when absent). The name comes from configuration or the resolver, never from a request.
- */
-export type SmsAccountSignal = HubtelSmsSignal & { account: string };
-
 /** The app's telemetry, with account `name` on every SMS signal (other signals pass as they are). */
 export function accountTelemetry(telemetry: HubtelTelemetry, name: string): HubtelTelemetry {
   return {
     record(signal: HubtelSignal): void {
-      if (signal.kind !== 'sms') return telemetry.record(signal);
-      const tagged: SmsAccountSignal = { ...signal, account: name };
-      telemetry.record(tagged);
+      telemetry.record(signal.kind === 'sms' ? { ...signal, account: name } : signal);
     },
   };
 }

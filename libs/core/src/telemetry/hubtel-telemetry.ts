@@ -68,6 +68,8 @@ export interface HubtelSmsSignal {
   failed: number;
   /** Failed recipients whose message may have gone out (the platform's answer was lost). */
   unknownOutcome: number;
+  /** A named SMS account's name (from configuration or the app's resolver); absent: the default. */
+  account?: string;
 }
 
 /** One attempt to post a fulfillment callback to the platform. */
