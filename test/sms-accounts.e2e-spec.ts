@@ -186,7 +186,7 @@ describe('Several SMS accounts (e2e, one sandbox per account)', () => {
       .send({ to: '0241234567', content: 'x' })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SmsUnknownAccountError);
-    expect(error).toMatchObject({ code: 'HUBTEL_NOT_FOUND', knownAccounts: ['default', 'north'] });
+    expect(error).toMatchObject({ code: 'HUBTEL_UNKNOWN_ACCOUNT', knownAccounts: ['default', 'north'] });
     expect((error as Error).message).toContain('the accounts are default, north');
     expect(lookups).toEqual(['west']);
     for (const sandbox of [main, north, merchant]) expect(sandbox.messages()).toHaveLength(0);

@@ -80,6 +80,13 @@ export type { HubtelRouteOptions } from './inbound/inbound-controller.js';
 export type { InboundAccessOptions } from './inbound/inbound-access.js';
 export type { HubtelHandlerOptions } from './events/handler-decorator.js';
 
+// Several accounts per module: the default account's name, resolvers, the unknown-account error.
+export {
+  HUBTEL_DEFAULT_ACCOUNT,
+  HubtelUnknownAccountError,
+  type HubtelAccountResolver,
+} from './accounts/hubtel-accounts.js';
+
 // Phone numbers.
 export { tryNormalizeMsisdn, normalizeMsisdn, type MsisdnResult } from './phone/msisdn.js';
 

@@ -15,7 +15,18 @@ export {
   type JobStatus,
   type JobRunContext,
 } from './inbound/inbound-pipeline.js';
-export { InboundAccessPolicy, PATH_SECRET_PARAM, type InboundRequestLike } from './inbound/inbound-access.js';
+export {
+  ACCOUNT_PARAM,
+  InboundAccessPolicy,
+  PATH_SECRET_PARAM,
+  type InboundRequestLike,
+} from './inbound/inbound-access.js';
+export {
+  inboundPaths,
+  routeInbound,
+  type InboundAccount,
+  type InboundAccounts,
+} from './inbound/inbound-route.js';
 export {
   InboundAccessGuard,
   accessGuardNeeded,
@@ -40,6 +51,16 @@ export {
 export { JobDeferral } from './inbound/inbound-job.types.js';
 export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js';
 export { createHandlerDecorator } from './events/handler-decorator.js';
+export {
+  AccountRegistry,
+  checkAccountName,
+  inheritAccountOptions,
+  resolveAccountResolver,
+  type AccountInheritance,
+  type DefaultAccount,
+  type ResolvedAccountResolver,
+} from './accounts/hubtel-accounts.js';
+export { accountEnvVariable, accountNamesFromEnv, readAccountEnv } from './accounts/accounts-env.js';
 
 export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_DEFAULT_COUNTRY_CODE, HUBTEL_ENV } from './hubtel.constants.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';

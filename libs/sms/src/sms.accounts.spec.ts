@@ -210,7 +210,7 @@ describe('SmsModule accounts (registered, resolved, unknown)', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SmsUnknownAccountError);
     expect(error).toMatchObject({
-      code: 'HUBTEL_NOT_FOUND',
+      code: 'HUBTEL_UNKNOWN_ACCOUNT',
       account: '"west"',
       knownAccounts: ['default', 'north'],
     });

@@ -1,3 +1,4 @@
+import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import { HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
 /** Resolved, validated options of the SmsModule (`ResolvedSmsOptions`). */
@@ -23,36 +24,18 @@ export const SMS_DEFAULTS = Object.freeze({
   batchSize: 100,
   /** Batches in flight at once. */
   concurrency: 4,
-  /**
-   * How long an account found by `accounts.resolve` is kept before the resolver is asked again:
-   * long enough that a busy sender does not query its merchant database per message, short
-   * enough that rotated keys are picked up within minutes.
-   */
-  accountCacheTtlMs: 5 * 60_000,
 });
 
 /** Upper bounds that catch typos (batchSize: 1e6) at bootstrap. */
 export const SMS_LIMITS = Object.freeze({
   maxBatchSize: 10_000,
   maxConcurrency: 64,
-  /** One day: a resolved account kept longer would miss rotated keys for too long. */
-  maxAccountCacheTtlMs: 86_400_000,
 });
 
 export const SMS_LOGGER_CONTEXT = 'SmsService';
 
 /** Name of the account `forRoot` / `forRootAsync` configure (and its metric label). */
-export const SMS_DEFAULT_ACCOUNT = 'default';
-
-/**
- * What an account name may be: lower-case letters, digits, `-` and `_`, at most 64, starting with a
- * letter or digit. Names become log contexts, metric labels and environment variable names
- * (`north` → `HUBTEL_NORTH_SMS_CLIENT_ID`), so they are kept to characters safe in all three.
- */
-export const SMS_ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-
-/** Resolved accounts kept by the resolver cache before expired ones are swept on insert. */
-export const SMS_ACCOUNT_CACHE_SWEEP_SIZE = 1_000;
+export const SMS_DEFAULT_ACCOUNT = HUBTEL_DEFAULT_ACCOUNT;
 
 /** Injection token of the sender bound to account `name` (`@InjectSms(name)` uses it). */
 export function getSmsAccountToken(name: string): symbol {

@@ -96,7 +96,7 @@ describe('smsAccountsFromEnv', () => {
 
   it.each([
     ['North', /"North" is not an account name/],
-    ['default', /"default" is the account SmsModule.forRoot configures/],
+    ['default', /"default" is the account each module.s forRoot configures/],
     ['sms', /"sms" cannot name an account in the environment/],
     ['retry', /"retry" cannot name an account/],
     ['north,north', /"north" is listed twice/],

@@ -1,13 +1,15 @@
-import { HubtelConfigError, type HubtelEnvSource } from 'nestjs-hubtel';
+import type { HubtelEnvSource } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
+  accountEnvVariable,
+  accountNamesFromEnv,
   checkOptionsFromEnv,
   dropUndefined,
   hubtelHttpEnvVariables,
   hubtelHttpOptionsFromEnv,
+  readAccountEnv,
   readHubtelEnv,
 } from '#internal';
-import { checkAccountName } from './sms.accounts.js';
 import type { SmsAccountOptions } from './sms.module-definition.js';
 import {
   resolveSmsAccountOptions,
@@ -94,63 +96,14 @@ export function smsAccountsFromEnv(
   };
 }
 
-/**
- * Names that cannot be accounts in the environment: the first word of a default variable
- * (`sms`: HUBTEL_SMS_CLIENT_ID is the default's SMS id, and would be account `sms`'s checkout id).
- */
-const RESERVED_ACCOUNT_NAMES = new Set(
-  Object.values(HUBTEL_ENV).map((variable) => variable.split('_')[1]!.toLowerCase()),
-);
-
-function accountNamesFromEnv(source: HubtelEnvSource): string[] {
-  const list = rawEnvValue(source, HUBTEL_ENV.accounts)?.trim();
-  if (!list) return [];
-  const names: string[] = [];
-  const prefixes = new Set<string>();
-  for (const name of list.split(',').map((entry) => entry.trim())) {
-    if (name === '') continue;
-    try {
-      checkAccountName(name, HUBTEL_ENV.accounts);
-    } catch (error) {
-      throw error instanceof HubtelConfigError
-        ? new HubtelConfigError(HUBTEL_ENV.accounts, `${configProblem(error)} (in "${list}")`)
-        : error;
-    }
-    if (RESERVED_ACCOUNT_NAMES.has(name))
-      throw new HubtelConfigError(
-        HUBTEL_ENV.accounts,
-        `"${name}" cannot name an account in the environment: its variables would be read as the default account's (HUBTEL_${name.toUpperCase()}_...)`,
-      );
-    const prefix = accountEnvPrefix(name);
-    if (prefixes.has(prefix))
-      throw new HubtelConfigError(
-        HUBTEL_ENV.accounts,
-        `"${name}" is listed twice, or its variables (${prefix}...) are another listed account's`,
-      );
-    prefixes.add(prefix);
-    names.push(name);
-  }
-  return names;
-}
-
 function accountFromEnv(
   source: HubtelEnvSource,
   name: string,
   defaults: SmsModuleOptions,
 ): SmsAccountOptions {
-  const prefix = accountEnvPrefix(name);
   /** `HUBTEL_SMS_CLIENT_ID` → `HUBTEL_NORTH_SMS_CLIENT_ID`. */
-  const variable = (key: string) => prefix + key.slice('HUBTEL_'.length);
-  let env: ReturnType<typeof readHubtelEnv>;
-  try {
-    // The default variables' reader, looking at this account's variables.
-    env = readHubtelEnv((key) => rawEnvValue(source, variable(key)));
-  } catch (error) {
-    // A bad number names the default's variable: name the account's.
-    if (error instanceof HubtelConfigError && error.option.startsWith('HUBTEL_'))
-      throw new HubtelConfigError(variable(error.option), configProblem(error));
-    throw error;
-  }
+  const variable = (key: string) => accountEnvVariable(name, key);
+  const env = readAccountEnv(source, name);
   const options = {
     ...hubtelHttpOptionsFromEnv(env),
     ...dropUndefined({
@@ -173,26 +126,6 @@ function accountFromEnv(
   }
   checkOptionsFromEnv(() => resolveSmsAccountOptions(name, defaults, options), variables);
   return { name, ...options };
-}
-
-/** `north-east` → `HUBTEL_NORTH_EAST_`. */
-function accountEnvPrefix(name: string): string {
-  return `HUBTEL_${name.toUpperCase().replace(/-/g, '_')}_`;
-}
-
-/** One variable as the source holds it (the source kinds readHubtelEnv takes). */
-function rawEnvValue(source: HubtelEnvSource, key: string): string | undefined {
-  let raw: unknown;
-  if (typeof source === 'function') raw = source(key);
-  else if (typeof (source as { get?: unknown }).get === 'function')
-    raw = (source as { get(key: string): unknown }).get(key);
-  else raw = (source as Readonly<Record<string, unknown>>)[key];
-  return raw === undefined || raw === null ? undefined : String(raw);
-}
-
-/** A HubtelConfigError's problem, without its `Invalid nestjs-hubtel option "..."` opening. */
-function configProblem(error: HubtelConfigError): string {
-  return error.message.replace(/^Invalid nestjs-hubtel option "[^"]*": /, '');
 }
 
 function valueAt(value: unknown, path: string): unknown {

@@ -1,4 +1,4 @@
-import { HubtelError, type HubtelErrorCode } from 'nestjs-hubtel';
+import { HubtelError, HubtelUnknownAccountError, type HubtelErrorCode } from 'nestjs-hubtel';
 import type { SendBatchResult } from './sms.types.js';
 
 /**
@@ -35,24 +35,10 @@ export class SmsBatchAbortedError extends HubtelError {
 /**
  * `sms.forAccount(name)` (or `@InjectSms(name)`) named no account: not `default`, not registered
  * with `SmsModule.registerAccount`, and unknown to `accounts.resolve` when there is one. Nothing
- * was sent. `code` is `HUBTEL_NOT_FOUND`; `knownAccounts` lists the names configured in code or
- * the environment (not those only the resolver knows).
+ * was sent. `code` is `HUBTEL_UNKNOWN_ACCOUNT` (as every area's HubtelUnknownAccountError).
  */
-export class SmsUnknownAccountError extends HubtelError {
-  constructor(
-    /** The name asked for, quoted and cut to 40 characters when it came from elsewhere. */
-    readonly account: string,
-    readonly knownAccounts: readonly string[],
-    resolver: boolean,
-  ) {
-    super(
-      'HUBTEL_NOT_FOUND',
-      `No SMS account named ${account}: the accounts are ${knownAccounts.join(', ')}` +
-        (resolver ? ', and those accounts.resolve finds (it knows none by that name)' : ''),
-    );
-  }
-
-  override toJSON(): Record<string, unknown> {
-    return { ...super.toJSON(), account: this.account, knownAccounts: [...this.knownAccounts] };
+export class SmsUnknownAccountError extends HubtelUnknownAccountError {
+  constructor(account: string, knownAccounts: readonly string[], resolver: boolean) {
+    super('SMS', account, knownAccounts, resolver);
   }
 }

@@ -1,8 +1,8 @@
 import { HttpService } from '@nestjs/axios';
 import { Global, Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { HUBTEL_TELEMETRY, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
-import { createHttpTransport, hubtelHttpModule, type HttpTransport } from '#internal';
-import { SmsAccounts, checkAccountName } from './sms.accounts.js';
+import { checkAccountName, createHttpTransport, hubtelHttpModule, type HttpTransport } from '#internal';
+import { SmsAccounts } from './sms.accounts.js';
 import {
   SMS_ACCOUNTS,
   SMS_HTTP_TRANSPORT,
@@ -116,7 +116,7 @@ export class SmsModule extends SmsConfigurableModule {
       inject = [],
       useFactory,
     } = options ?? ({} as SmsAccountAsyncOptions);
-    checkAccountName(name, 'sms.registerAccountAsync.name');
+    checkAccountName(name, 'sms.registerAccountAsync.name', 'SmsModule.forRoot');
     if (typeof useFactory !== 'function')
       throw new HubtelConfigError(
         `sms[${name}].useFactory`,
@@ -135,7 +135,7 @@ export class SmsModule extends SmsConfigurableModule {
     imports: NonNullable<DynamicModule['imports']>,
     optionsProvider: Provider,
   ): DynamicModule {
-    checkAccountName(name, 'sms.registerAccount.name');
+    checkAccountName(name, 'sms.registerAccount.name', 'SmsModule.forRoot');
     const token = getSmsAccountToken(name);
     return {
       module: SmsAccountModule,

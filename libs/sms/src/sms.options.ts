@@ -2,14 +2,16 @@ import { HubtelConfigError, type HubtelCredentials, type HubtelHttpOptions } fro
 import {
   assertOptionsObject,
   checkOptions,
-  dropUndefined,
+  inheritAccountOptions,
+  resolveAccountResolver,
+  type ResolvedAccountResolver,
   resolveCredentials,
   resolveHttpOptions,
   resolveUrl,
   type HttpTransportConfig,
   type ResolvedHubtelHttpOptions,
 } from '#internal';
-import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
+import { SMS_DEFAULTS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
 import { SmsOptionsDto } from './sms.options.dto.js';
 
 /** Options of `SmsModule.forRoot` / `forRootAsync`. */
@@ -58,12 +60,6 @@ export interface SmsAccountResolver {
   cacheTtlMs?: number;
 }
 
-/** `SmsAccountResolver` after validation. */
-export interface ResolvedSmsAccountResolver {
-  resolve: SmsAccountResolver['resolve'];
-  cacheTtlMs: number;
-}
-
 /** Options after validation, every default filled in. */
 export interface ResolvedSmsOptions {
   credentials: HubtelCredentials;
@@ -75,7 +71,7 @@ export interface ResolvedSmsOptions {
   concurrency: number;
   http: ResolvedHubtelHttpOptions;
   /** Only on the default account, only when `accounts` is given. */
-  accounts?: ResolvedSmsAccountResolver;
+  accounts?: ResolvedAccountResolver<SmsAccountOverrides>;
 }
 
 /**
@@ -118,35 +114,10 @@ export function resolveSmsOptions(options: SmsModuleOptions, scope = 'sms'): Res
     concurrency,
     http,
   };
-  const accounts = resolveAccountResolver(raw.accounts, scope);
+  const accounts = resolveAccountResolver<SmsAccountOverrides>(raw.accounts, scope);
   if (accounts) resolved.accounts = accounts;
   return resolved;
 }
-
-function resolveAccountResolver(value: unknown, scope: string): ResolvedSmsAccountResolver | undefined {
-  if (value === undefined) return undefined;
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new HubtelConfigError(`${scope}.accounts`, 'must be an object { resolve, cacheTtlMs? }');
-  const { resolve, cacheTtlMs } = value as Record<string, unknown>;
-  if (typeof resolve !== 'function')
-    throw new HubtelConfigError(
-      `${scope}.accounts.resolve`,
-      'must be a function (name) => the account options, or undefined for an unknown name',
-    );
-  const max = SMS_LIMITS.maxAccountCacheTtlMs;
-  if (
-    cacheTtlMs !== undefined &&
-    (typeof cacheTtlMs !== 'number' || !Number.isInteger(cacheTtlMs) || cacheTtlMs < 0 || cacheTtlMs > max)
-  )
-    throw new HubtelConfigError(`${scope}.accounts.cacheTtlMs`, `must be a whole number from 0 to ${max}`);
-  return {
-    resolve: resolve as SmsAccountResolver['resolve'],
-    cacheTtlMs: (cacheTtlMs as number | undefined) ?? SMS_DEFAULTS.accountCacheTtlMs,
-  };
-}
-
-/** Keys of a registration that are about the registration, not the account's options. */
-const REGISTRATION_KEYS = new Set(['name', 'isGlobal']);
 
 /**
  * The options of named account `name`: the default account's (raw) options, minus its credentials
@@ -159,35 +130,16 @@ export function resolveSmsAccountOptions(
   overrides: unknown,
 ): ResolvedSmsOptions {
   const scope = `sms[${name}]`;
-  assertOptionsObject(overrides, scope);
-  const own = Object.fromEntries(
-    Object.entries(dropUndefined(overrides as Record<string, unknown>)).filter(
-      ([key]) => !REGISTRATION_KEYS.has(key),
-    ),
-  );
-  if (own.accounts !== undefined)
-    throw new HubtelConfigError(
-      `${scope}.accounts`,
-      'is an option of the default account only (SmsModule.forRoot / forRootAsync)',
-    );
-  // Never inherited: a named account that sent with the default's keys would bill the wrong account.
-  for (const key of ['clientId', 'clientSecret'] as const) {
-    if (own[key] === undefined)
-      throw new HubtelConfigError(
-        `${scope}.${key}`,
-        "is required: a named account gives its own credentials, it never uses the default account's",
-      );
-  }
-  const { accounts: _resolver, clientId: _id, clientSecret: _secret, ...inherited } = defaults;
-  const merged: Record<string, unknown> = { ...inherited, ...own };
-  if (isPlainObject(inherited.retry) && isPlainObject(own.retry))
-    merged.retry = { ...inherited.retry, ...dropUndefined(own.retry) };
+  const merged = inheritAccountOptions(scope, defaults, overrides, SMS_ACCOUNT_INHERITANCE);
   return resolveSmsOptions(merged as unknown as SmsModuleOptions, scope);
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
+/** Never inherited: a named account that sent with the default's keys would bill the wrong account. */
+const SMS_ACCOUNT_INHERITANCE = {
+  own: ['clientId', 'clientSecret'],
+  defaultOnly: ['accounts'],
+  merged: ['retry'],
+} as const;
 
 /** The transport settings of the SMS module: the SMS base URL and the SMS key pair only. */
 export function smsTransportConfig(options: ResolvedSmsOptions): HttpTransportConfig {

@@ -17,6 +17,8 @@ export type HubtelErrorCode =
   /** The store (Redis, ...) could not be reached or did not answer in time; nothing was written. */
   | 'HUBTEL_STORE_UNAVAILABLE'
   | 'HUBTEL_NOT_FOUND'
+  /** A call named an account the module does not know (see HubtelUnknownAccountError). */
+  | 'HUBTEL_UNKNOWN_ACCOUNT'
   /** A bulk operation stopped before the end of its input (see the error's partial result). */
   | 'HUBTEL_SEND_ABORTED'
   /** This instance is shutting down: a job it was about to run is left to its runner for later. */

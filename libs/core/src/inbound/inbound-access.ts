@@ -34,6 +34,8 @@ export interface InboundRequestLike {
 
 /** Route parameter that carries the path secret. */
 export const PATH_SECRET_PARAM = 'hubtelToken';
+/** Route parameter that carries the account name (or, alone, the default account's path secret). */
+export const ACCOUNT_PARAM = 'hubtelAccount';
 
 export class InboundAccessPolicy {
   private readonly allowed?: BlockList;
@@ -62,9 +64,16 @@ export class InboundAccessPolicy {
     return this.allowed !== undefined || this.secretDigest !== undefined;
   }
 
-  /** Throws a 404 or 403 HttpException (machine-readable body) when the request may not pass. */
-  check(request: InboundRequestLike): void {
-    const token = request.params?.[PATH_SECRET_PARAM];
+  /** Whether `segment` is this policy's path secret (compared in constant time). */
+  isSecret(segment: string): boolean {
+    return this.secretDigest !== undefined && timingSafeEqual(digest(segment), this.secretDigest);
+  }
+
+  /**
+   * Throws a 404 or 403 HttpException (machine-readable body) when the request may not pass.
+   * `token` is the path secret the request came with (see routeInbound).
+   */
+  check(request: InboundRequestLike, token = request.params?.[PATH_SECRET_PARAM]): void {
     if (this.secretDigest) {
       if (!token || !timingSafeEqual(digest(token), this.secretDigest)) {
         throw inboundHttpError(404, 'HUBTEL_NOT_FOUND', 'Not found');

@@ -30,10 +30,12 @@ export function inboundSignal(
   source: HubtelInboundSource,
   outcome: HubtelInboundSignal['outcome'],
   reason?: string,
+  account?: string,
 ): HubtelInboundSignal {
-  return reason === undefined
-    ? { kind: 'inbound', source, outcome }
-    : { kind: 'inbound', source, outcome, reason };
+  const signal: HubtelInboundSignal = { kind: 'inbound', source, outcome };
+  if (reason !== undefined) signal.reason = reason;
+  if (account !== undefined) signal.account = account;
+  return signal;
 }
 
 /**

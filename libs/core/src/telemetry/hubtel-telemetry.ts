@@ -35,6 +35,11 @@ export interface HubtelInboundSignal {
    * checkout callback that failed verification, its reason (`AMOUNT_MISMATCH`, ...).
    */
   reason?: string;
+  /**
+   * The account the request was routed to (`default`, or a configured name), once known: never a
+   * name taken from a request no account matched.
+   */
+  account?: string;
 }
 
 /** One call of one handler of a pipeline job. */

@@ -1,0 +1,335 @@
+import { HubtelConfigError, HubtelError } from '../errors/hubtel.errors.js';
+import { echoValue } from '../phone/msisdn.js';
+
+/** Name of the account `forRoot` / `forRootAsync` configure, in every module (and its labels). */
+export const HUBTEL_DEFAULT_ACCOUNT = 'default';
+
+/**
+ * What an account name may be: lower-case letters, digits, `-` and `_`, at most 64, starting with a
+ * letter or digit. Safe in a URL path segment, a metric label, a log context and a store key.
+ */
+export const HUBTEL_ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** One day: a resolved account kept longer would miss rotated keys for too long. */
+export const HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS = 86_400_000;
+/**
+ * How long an account found by a resolver is kept before it is asked again: long enough that a
+ * busy app does not query its merchant database per request, short enough that rotated keys are
+ * picked up within minutes.
+ */
+export const HUBTEL_ACCOUNT_CACHE_TTL_MS = 5 * 60_000;
+/** Resolved accounts kept before expired ones are swept on insert. */
+const CACHE_SWEEP_SIZE = 1_000;
+
+/**
+ * Where the accounts known only at run time come from (a database of merchants): `resolve` gets a
+ * name and answers the account's options (as `registerAccount` takes them, without `name`), or
+ * undefined when there is no such account.
+ */
+export interface HubtelAccountResolver<O> {
+  resolve: (name: string) => Promise<O | undefined> | O | undefined;
+  /** How long a found account is kept (default 5 minutes, 0 keeps nothing, at most a day). */
+  cacheTtlMs?: number;
+}
+
+/** `HubtelAccountResolver` after validation. */
+export interface ResolvedAccountResolver<O = unknown> {
+  resolve: HubtelAccountResolver<O>['resolve'];
+  cacheTtlMs: number;
+}
+
+/**
+ * A call named an account that no way knows: not `default`, not registered, and unknown to the
+ * module's resolver when it has one. Nothing was sent or changed. `knownAccounts` lists the names
+ * configured in code or the environment (not those only the resolver knows).
+ */
+export class HubtelUnknownAccountError extends HubtelError {
+  constructor(
+    /** The area whose accounts were asked (`sms`, `checkout`, `service-app`). */
+    readonly area: string,
+    /** The name asked for, quoted and cut to 40 characters when it came from elsewhere. */
+    readonly account: string,
+    readonly knownAccounts: readonly string[],
+    resolver: boolean,
+  ) {
+    super(
+      'HUBTEL_UNKNOWN_ACCOUNT',
+      `No ${area} account named ${account}: the accounts are ${knownAccounts.join(', ')}` +
+        (resolver ? ', and those accounts.resolve finds (it knows none by that name)' : ''),
+    );
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return {
+      ...super.toJSON(),
+      area: this.area,
+      account: this.account,
+      knownAccounts: [...this.knownAccounts],
+    };
+  }
+}
+
+/** A HubtelConfigError naming `option` unless `name` can be an account name other than `default`. */
+export function checkAccountName(name: unknown, option: string, forRoot: string): asserts name is string {
+  if (typeof name !== 'string' || !HUBTEL_ACCOUNT_NAME.test(name))
+    throw new HubtelConfigError(
+      option,
+      `${echoValue(name)} is not an account name: lower-case letters, digits, "-" and "_", at most 64, starting with a letter or digit`,
+    );
+  if (name === HUBTEL_DEFAULT_ACCOUNT)
+    throw new HubtelConfigError(
+      option,
+      `"default" is the account ${forRoot} configures: give this account another name`,
+    );
+}
+
+/** Checks an `accounts: { resolve, cacheTtlMs? }` option (under `scope`). */
+export function resolveAccountResolver<O>(
+  value: unknown,
+  scope: string,
+): ResolvedAccountResolver<O> | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new HubtelConfigError(`${scope}.accounts`, 'must be an object { resolve, cacheTtlMs? }');
+  const { resolve, cacheTtlMs } = value as Record<string, unknown>;
+  if (typeof resolve !== 'function')
+    throw new HubtelConfigError(
+      `${scope}.accounts.resolve`,
+      'must be a function (name) => the account options, or undefined for an unknown name',
+    );
+  const max = HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS;
+  if (
+    cacheTtlMs !== undefined &&
+    (typeof cacheTtlMs !== 'number' || !Number.isInteger(cacheTtlMs) || cacheTtlMs < 0 || cacheTtlMs > max)
+  )
+    throw new HubtelConfigError(`${scope}.accounts.cacheTtlMs`, `must be a whole number from 0 to ${max}`);
+  return {
+    resolve: resolve as HubtelAccountResolver<O>['resolve'],
+    cacheTtlMs: (cacheTtlMs as number | undefined) ?? HUBTEL_ACCOUNT_CACHE_TTL_MS,
+  };
+}
+
+/** What the module of the default account hands the registry: named accounts are built from it. */
+export interface DefaultAccount<T> {
+  account: T;
+  /** Builds a named account from its own options over the default's (throws HubtelConfigError). */
+  build: (name: string, overrides: unknown) => T;
+  resolver?: ResolvedAccountResolver;
+}
+
+interface Registration<T> {
+  overrides: unknown;
+  /** To tell a registration imported twice (fine) from two different ones under one name. */
+  fingerprint: string;
+  account?: T;
+}
+
+interface CachedAccount<T> {
+  account: Promise<T>;
+  /** Infinity while the resolver runs: concurrent first uses share its one call. */
+  expiresAt: number;
+}
+
+/**
+ * One area's accounts in an application: the default one (forRoot), those registered by name
+ * (registerAccount), and those the optional resolver finds at run time (cached). A registered
+ * account is built once, at bootstrap (`buildRegistered`), so a bad option stops the app; a
+ * resolved one at first use. An unknown name, a resolver that throws or answers options that do
+ * not pass the check is not cached: the next call asks again.
+ */
+export class AccountRegistry<T> {
+  private defaults?: DefaultAccount<T>;
+  private readonly registered = new Map<string, Registration<T>>();
+  private readonly resolved = new Map<string, CachedAccount<T>>();
+
+  /**
+   * @param area names the accounts in errors (`sms` gives `sms[north].clientId`).
+   * @param forRoot what configures the default account (`SmsModule.forRoot`), for errors.
+   */
+  constructor(
+    readonly area: string,
+    private readonly forRoot: string,
+    /** The area's own subclass of the error (SmsUnknownAccountError...). */
+    private readonly unknownError: (
+      account: string,
+      knownAccounts: string[],
+      resolver: boolean,
+    ) => HubtelUnknownAccountError = (account, known, resolver) =>
+      new HubtelUnknownAccountError(area, account, known, resolver),
+  ) {}
+
+  /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
+  attachDefault(defaults: DefaultAccount<T>): this {
+    this.defaults ??= defaults;
+    return this;
+  }
+
+  /** Called by a registerAccount module. */
+  register(name: string, overrides: unknown): void {
+    checkAccountName(name, `${this.area}.registerAccount.name`, this.forRoot);
+    const fingerprint = fingerprintOf(overrides);
+    const existing = this.registered.get(name);
+    if (existing && existing.fingerprint !== fingerprint)
+      throw new HubtelConfigError(`${this.area}[${name}]`, 'is registered twice, with different options');
+    if (!existing) this.registered.set(name, { overrides, fingerprint });
+  }
+
+  /** Builds every registered account now, so a bad option stops the application at bootstrap. */
+  buildRegistered(): void {
+    for (const name of this.registered.keys()) this.registeredAccount(name);
+  }
+
+  /** Account `name`, or HubtelUnknownAccountError. */
+  async get(name: unknown): Promise<T> {
+    const known = this.find(name);
+    if (known) return known;
+    const resolver = this.defaults?.resolver;
+    if (!resolver || typeof name !== 'string' || !HUBTEL_ACCOUNT_NAME.test(name)) throw this.unknown(name);
+    return this.resolvedAccount(name, resolver);
+  }
+
+  /** Account `name` when it is the default or a registered one (no resolver call). */
+  find(name: unknown): T | undefined {
+    if (typeof name !== 'string') return undefined;
+    if (name === HUBTEL_DEFAULT_ACCOUNT) return this.requireDefaults(name).account;
+    return this.registered.has(name) ? this.registeredAccount(name) : undefined;
+  }
+
+  /** The default account (forRoot's). */
+  get default(): T {
+    return this.requireDefaults(HUBTEL_DEFAULT_ACCOUNT).account;
+  }
+
+  /** Whether a resolver may know more names than `names`. */
+  get resolves(): boolean {
+    return this.defaults?.resolver !== undefined;
+  }
+
+  /** Names configured in code or the environment: `default` first, then the registered ones. */
+  get names(): string[] {
+    return [HUBTEL_DEFAULT_ACCOUNT, ...[...this.registered.keys()].sort()];
+  }
+
+  /** The accounts built so far: the default, the registered, and the resolved still cached. */
+  async built(): Promise<Map<string, T>> {
+    const accounts = new Map<string, T>([[HUBTEL_DEFAULT_ACCOUNT, this.default]]);
+    for (const name of this.registered.keys()) accounts.set(name, this.registeredAccount(name));
+    const now = Date.now();
+    for (const [name, entry] of this.resolved) {
+      if (entry.expiresAt <= now) continue;
+      const account = await entry.account.catch(() => undefined);
+      if (account !== undefined) accounts.set(name, account);
+    }
+    return accounts;
+  }
+
+  unknown(name: unknown): HubtelUnknownAccountError {
+    return this.unknownError(echoValue(name), this.names, this.resolves);
+  }
+
+  private registeredAccount(name: string): T {
+    const registration = this.registered.get(name)!;
+    registration.account ??= this.requireDefaults(name).build(name, registration.overrides);
+    return registration.account;
+  }
+
+  private resolvedAccount(name: string, resolver: ResolvedAccountResolver): Promise<T> {
+    const now = Date.now();
+    const cached = this.resolved.get(name);
+    if (cached && cached.expiresAt > now) return cached.account;
+    if (this.resolved.size >= CACHE_SWEEP_SIZE) this.sweep(now);
+    const entry: CachedAccount<T> = {
+      expiresAt: Number.POSITIVE_INFINITY,
+      account: (async () => {
+        const overrides = await resolver.resolve(name);
+        if (overrides === undefined || overrides === null) throw this.unknown(name);
+        return this.requireDefaults(name).build(name, overrides);
+      })(),
+    };
+    this.resolved.set(name, entry);
+    void entry.account.then(
+      () => (entry.expiresAt = Date.now() + resolver.cacheTtlMs),
+      // Not cached: the next call asks again (a merchant added a moment ago, a database back up).
+      () => this.resolved.get(name) === entry && this.resolved.delete(name),
+    );
+    return entry.account;
+  }
+
+  private sweep(now: number): void {
+    for (const [name, entry] of this.resolved) if (entry.expiresAt <= now) this.resolved.delete(name);
+  }
+
+  private requireDefaults(name: string): DefaultAccount<T> {
+    if (!this.defaults)
+      throw new HubtelConfigError(
+        `${this.area}[${name}]`,
+        `needs ${this.forRoot} or ${this.forRoot}Async in the application: the default account it inherits its options from`,
+      );
+    return this.defaults;
+  }
+}
+
+/** Options as stable text (keys sorted, functions by presence): equal options, equal text. */
+function fingerprintOf(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'function') return '[function]';
+    if (v !== null && typeof v === 'object' && !Array.isArray(v))
+      return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)));
+    return v;
+  });
+}
+
+/** How a module's named account inherits from its default account (see inheritAccountOptions). */
+export interface AccountInheritance {
+  /** Never inherited, required of each account: an account never acts with another's keys. */
+  own: readonly string[];
+  /** Options of the default account only (the resolver...): refused on a named account. */
+  defaultOnly: readonly string[];
+  /** Object options merged field by field (`retry`: a named account's maxAttempts keeps the default's delays). */
+  merged?: readonly string[];
+}
+
+/** Keys of a registration that are about the registration, not the account's options. */
+const REGISTRATION_KEYS = new Set(['name', 'isGlobal']);
+
+/**
+ * The raw options of named account `name`: the default account's raw options minus what is the
+ * default's only or each account's own, under the account's own options. Errors name the option
+ * under `scope` (`sms[north]`); the caller resolves the result as it resolves forRoot's options.
+ */
+export function inheritAccountOptions(
+  scope: string,
+  defaults: object,
+  overrides: unknown,
+  rules: AccountInheritance,
+): Record<string, unknown> {
+  if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides))
+    throw new HubtelConfigError(scope, 'must be an options object');
+  const own = Object.fromEntries(
+    Object.entries(overrides).filter(([key, value]) => value !== undefined && !REGISTRATION_KEYS.has(key)),
+  );
+  for (const key of rules.defaultOnly)
+    if (own[key] !== undefined)
+      throw new HubtelConfigError(`${scope}.${key}`, 'is an option of the default account only (forRoot)');
+  for (const key of rules.own)
+    if (own[key] === undefined)
+      throw new HubtelConfigError(
+        `${scope}.${key}`,
+        "is required: a named account gives its own credentials, it never uses the default account's",
+      );
+  const inherited: Record<string, unknown> = { ...defaults };
+  for (const key of [...rules.own, ...rules.defaultOnly]) delete inherited[key];
+  const merged: Record<string, unknown> = { ...inherited, ...own };
+  for (const key of rules.merged ?? [])
+    if (isPlainObject(inherited[key]) && isPlainObject(own[key]))
+      merged[key] = { ...inherited[key], ...dropUndefinedFields(own[key]) };
+  return merged;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function dropUndefinedFields(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+}

@@ -1,0 +1,81 @@
+import { HttpException } from '@nestjs/common';
+import { AccountRegistry, HubtelUnknownAccountError } from '../accounts/hubtel-accounts.js';
+import { ACCOUNT_PARAM, InboundAccessPolicy, PATH_SECRET_PARAM } from './inbound-access.js';
+import { inboundPaths, routeInbound, type InboundAccount } from './inbound-route.js';
+
+const MAIN_SECRET = 'main-secret-0123456789';
+const NORTH_SECRET = 'north-secret-0123456789';
+
+function registry(resolve?: (name: string) => unknown): AccountRegistry<InboundAccount> {
+  const accounts = new AccountRegistry<InboundAccount>('checkout', 'CheckoutModule.forRoot');
+  accounts.attachDefault({
+    account: { name: 'default', access: new InboundAccessPolicy({ pathSecret: MAIN_SECRET }) },
+    build: (name, overrides) => ({
+      name,
+      access: new InboundAccessPolicy((overrides as { access?: object }).access),
+    }),
+    ...(resolve ? { resolver: { resolve, cacheTtlMs: 60_000 } } : {}),
+  });
+  accounts.register('north', { access: { pathSecret: NORTH_SECRET } });
+  accounts.register('south', {});
+  accounts.buildRegistered();
+  return accounts;
+}
+
+async function route(accounts: AccountRegistry<InboundAccount>, account?: string, token?: string) {
+  const params: Record<string, string> = {};
+  if (account !== undefined) params[ACCOUNT_PARAM] = account;
+  if (token !== undefined) params[PATH_SECRET_PARAM] = token;
+  try {
+    return (await routeInbound({ headers: {}, params }, accounts)).name;
+  } catch (error) {
+    if (error instanceof HttpException) return error.getStatus();
+    throw error;
+  }
+}
+
+describe('routeInbound', () => {
+  it('routes the paths of every account', () => {
+    expect(inboundPaths('')).toEqual(['', ':hubtelAccount', ':hubtelAccount/:hubtelToken']);
+    expect(inboundPaths('api/fulfillment')).toEqual([
+      'api/fulfillment',
+      'api/fulfillment/:hubtelAccount',
+      'api/fulfillment/:hubtelAccount/:hubtelToken',
+    ]);
+  });
+
+  it("takes one segment as the default account's secret, else as an account name", async () => {
+    const accounts = registry();
+    await expect(route(accounts, MAIN_SECRET)).resolves.toBe('default');
+    await expect(route(accounts, 'default', MAIN_SECRET)).resolves.toBe('default');
+    await expect(route(accounts)).resolves.toBe(404); // the default's secret is missing
+    await expect(route(accounts, 'south')).resolves.toBe('south');
+    await expect(route(accounts, 'north', NORTH_SECRET)).resolves.toBe('north');
+  });
+
+  it("refuses a missing or wrong secret, another account's secret and unknown names alike (404)", async () => {
+    const accounts = registry();
+    await expect(route(accounts, 'north')).resolves.toBe(404);
+    await expect(route(accounts, 'north', MAIN_SECRET)).resolves.toBe(404);
+    await expect(route(accounts, 'default', NORTH_SECRET)).resolves.toBe(404);
+    await expect(route(accounts, NORTH_SECRET)).resolves.toBe(404);
+    await expect(route(accounts, 'south', 'anything-at-all-123456')).resolves.toBe(404);
+    await expect(route(accounts, 'west')).resolves.toBe(404);
+    await expect(route(accounts, 'Not A Name')).resolves.toBe(404);
+  });
+
+  it('asks the resolver for other names; a failing resolver is not an unknown account', async () => {
+    const asked: string[] = [];
+    const accounts = registry(async (name) => {
+      asked.push(name);
+      if (name === 'broken') throw new Error('database down');
+      return name === 'm-1' ? {} : undefined;
+    });
+    await expect(route(accounts, 'm-1')).resolves.toBe('m-1');
+    await expect(route(accounts, 'm-2')).resolves.toBe(404);
+    await expect(route(accounts, 'broken')).rejects.toThrow('database down');
+    await expect(route(accounts, 'north', NORTH_SECRET)).resolves.toBe('north');
+    expect(asked).toEqual(['m-1', 'm-2', 'broken']);
+    await expect(accounts.get('m-3')).rejects.toBeInstanceOf(HubtelUnknownAccountError);
+  });
+});
