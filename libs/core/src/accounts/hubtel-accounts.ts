@@ -283,6 +283,8 @@ function fingerprintOf(value: unknown): string {
 export interface AccountInheritance {
   /** Never inherited, required of each account: an account never acts with another's keys. */
   own: readonly string[];
+  /** Never inherited, optional: the account's own or none (a POS Sales ID, a path secret...). */
+  notInherited?: readonly string[];
   /** Options of the default account only (the resolver...): refused on a named account. */
   defaultOnly: readonly string[];
   /** Object options merged field by field (`retry`: a named account's maxAttempts keeps the default's delays). */
@@ -318,7 +320,8 @@ export function inheritAccountOptions(
         "is required: a named account gives its own credentials, it never uses the default account's",
       );
   const inherited: Record<string, unknown> = { ...defaults };
-  for (const key of [...rules.own, ...rules.defaultOnly]) delete inherited[key];
+  for (const key of [...rules.own, ...(rules.notInherited ?? []), ...rules.defaultOnly])
+    delete inherited[key];
   const merged: Record<string, unknown> = { ...inherited, ...own };
   for (const key of rules.merged ?? [])
     if (isPlainObject(inherited[key]) && isPlainObject(own[key]))
