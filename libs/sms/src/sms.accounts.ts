@@ -1,7 +1,12 @@
 import type { HttpService } from '@nestjs/axios';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { HubtelTelemetry } from 'nestjs-hubtel';
-import { AccountRegistry, createHttpTransport, type HttpTransport } from '#internal';
+import {
+  AccountRegistry,
+  createHttpTransport,
+  type HttpTransport,
+  type HttpTransportConfig,
+} from '#internal';
 import { SmsClient } from './sms.client.js';
 import { SMS_DEFAULT_ACCOUNT, smsLoggerContext } from './sms.constants.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
@@ -22,14 +27,23 @@ import type {
   SmsSender,
 } from './sms.types.js';
 
-/** What `SmsModule.forRoot` hands over: named accounts inherit from it and share its HTTP client. */
+/** Makes account `account`'s transport from its settings (`SMS_TRANSPORT_FACTORY`). */
+export type SmsTransportFactory = (account: string, config: HttpTransportConfig) => HttpTransport;
+
+/** What `SmsModule.forRoot` hands over: named accounts inherit from it. */
 export interface SmsDefaultAccount {
   /** The options as given (named accounts inherit the ones they do not set). */
   options: SmsModuleOptions;
   resolved: ResolvedSmsOptions;
   transport: HttpTransport;
-  http: HttpService;
+  transportFor: SmsTransportFactory;
   telemetry?: HubtelTelemetry;
+}
+
+/** The default factory: the app's HTTP client, the account's own settings and log context. */
+export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemetry): SmsTransportFactory {
+  return (account, config) =>
+    createHttpTransport(http, telemetry ? { ...config, telemetry } : config, smsLoggerContext(account));
 }
 
 /**
@@ -84,12 +98,7 @@ export class SmsAccounts implements OnModuleInit {
 
 function buildClient(defaults: SmsDefaultAccount, name: string, overrides: unknown): SmsClient {
   const resolved = resolveSmsAccountOptions(name, defaults.options, overrides);
-  const config = smsTransportConfig(resolved);
-  const transport = createHttpTransport(
-    defaults.http,
-    defaults.telemetry ? { ...config, telemetry: defaults.telemetry } : config,
-    smsLoggerContext(name),
-  );
+  const transport = defaults.transportFor(name, smsTransportConfig(resolved));
   const telemetry = defaults.telemetry && accountTelemetry(defaults.telemetry, name);
   return new SmsClient(name, resolved, transport, telemetry);
 }
