@@ -52,8 +52,12 @@ export { JobDeferral } from './inbound/inbound-job.types.js';
 export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js';
 export { createHandlerDecorator } from './events/handler-decorator.js';
 export {
+  ACCOUNT_TRANSPORTS,
   AccountRegistry,
   checkAccountName,
+  hasAccountTransports,
+  type AccountTransport,
+  type HasAccountTransports,
   inheritAccountOptions,
   resolveAccountResolver,
   type AccountInheritance,

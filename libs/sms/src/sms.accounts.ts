@@ -2,8 +2,11 @@ import type { HttpService } from '@nestjs/axios';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { HubtelTelemetry } from 'nestjs-hubtel';
 import {
+  ACCOUNT_TRANSPORTS,
   AccountRegistry,
   createHttpTransport,
+  type AccountTransport,
+  type HasAccountTransports,
   type HttpTransport,
   type HttpTransportConfig,
 } from '#internal';
@@ -52,7 +55,7 @@ export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemet
  * AccountRegistry. Each named account gets its own transport with its own credentials.
  */
 @Injectable()
-export class SmsAccounts implements OnModuleInit {
+export class SmsAccounts implements OnModuleInit, HasAccountTransports<HttpTransport> {
   private readonly registry = new AccountRegistry<SmsClient>(
     'sms',
     'SmsModule.forRoot',
@@ -61,8 +64,15 @@ export class SmsAccounts implements OnModuleInit {
 
   /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
   attachDefault(defaults: SmsDefaultAccount): this {
+    const client = new SmsClient(
+      SMS_DEFAULT_ACCOUNT,
+      defaults.resolved,
+      defaults.transport,
+      defaults.telemetry,
+    );
+    transports.set(client, defaults.transport);
     this.registry.attachDefault({
-      account: new SmsClient(SMS_DEFAULT_ACCOUNT, defaults.resolved, defaults.transport, defaults.telemetry),
+      account: client,
       build: (name, overrides) => buildClient(defaults, name, overrides),
       resolver: defaults.resolved.accounts,
     });
@@ -94,13 +104,26 @@ export class SmsAccounts implements OnModuleInit {
   get names(): string[] {
     return this.registry.names;
   }
+
+  /** Each account built so far with its transport (health checks probe the platform per account). */
+  async [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<HttpTransport>>> {
+    return [...(await this.registry.built())].map(([account, client]) => ({
+      account,
+      transport: transports.get(client)!,
+    }));
+  }
 }
+
+/** Each account's transport, kept beside its client (the client keeps it to itself). */
+const transports = new WeakMap<SmsClient, HttpTransport>();
 
 function buildClient(defaults: SmsDefaultAccount, name: string, overrides: unknown): SmsClient {
   const resolved = resolveSmsAccountOptions(name, defaults.options, overrides);
   const transport = defaults.transportFor(name, smsTransportConfig(resolved));
   const telemetry = defaults.telemetry && accountTelemetry(defaults.telemetry, name);
-  return new SmsClient(name, resolved, transport, telemetry);
+  const client = new SmsClient(name, resolved, transport, telemetry);
+  transports.set(client, transport);
+  return client;
 }
 
 /** A sender whose calls go to account `account`, found (or resolved) at each call. */
