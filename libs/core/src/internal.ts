@@ -53,6 +53,7 @@ export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js'
 export { createHandlerDecorator } from './events/handler-decorator.js';
 export {
   ACCOUNT_TRANSPORTS,
+  HUBTEL_ACCOUNT_NAME,
   AccountRegistry,
   checkAccountName,
   hasAccountTransports,
