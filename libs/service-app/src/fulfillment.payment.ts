@@ -58,6 +58,7 @@ export class FulfillmentPaymentCheck {
   /** The payment record kept once the check is done (`compactWhenDone`): with the refusal, if any. */
   summary(order: FulfillmentRequestedEvent): PaymentSummary {
     const summary: PaymentSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
+    if (order.account !== undefined) summary.account = order.account;
     const refused = this.refusals.get(order.orderId);
     if (refused) summary.refused = refused;
     return summary;
