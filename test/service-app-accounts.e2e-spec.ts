@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { Global, Injectable, Module, type DynamicModule, type INestApplication } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
@@ -31,7 +32,8 @@ import {
   type ServiceAppAccountOverrides,
   type ServiceAppModuleOptions,
 } from 'nestjs-hubtel/service-app';
-import { createTestSandbox, type TestSandbox } from 'nestjs-hubtel/testing';
+import { createTestSandbox, runSimulateCli, type TestSandbox } from 'nestjs-hubtel/testing';
+import { parseSimulateCliArgs } from '../libs/testing/src/cli/simulate-cli.js';
 import { type InboundPipeline } from '#internal';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import { APP_OPERATOR, flowRequest, postJson } from './support/service-app.harness.js';
@@ -518,5 +520,42 @@ describe('ServiceAppModule with several accounts, against a sandbox serving them
     expect(() => ServiceAppModule.registerAccount({ name: 'default', statusCheck })).toThrow(
       HubtelConfigError,
     );
+  });
+
+  it("hubtel-simulate --account north drives north's endpoint and gets its order confirmed by north's status check", async () => {
+    let text = '';
+    const stdout = new PassThrough();
+    stdout.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    const stdin = new PassThrough();
+    stdin.write('1\ny\n');
+    const code = await runSimulateCli(
+      [
+        `${shop.url}/api/service-flow/north`,
+        '--sandbox',
+        hubtel.url,
+        '--account',
+        'north',
+        '--operator',
+        APP_OPERATOR,
+        '--callback-timeout',
+        '20',
+      ],
+      { stdin, stdout, stderr: stdout, env: {} },
+    );
+    expect([code, text]).toEqual([
+      0,
+      expect.stringContaining('Fulfillment callback received: ServiceStatus success'),
+    ]);
+    expect(text).toContain('north shop');
+    expect(text).toContain(`Service Fulfillment URL   ${shop.url}/api/fulfillment/north`);
+    expect(text).toContain('Sandbox account           north');
+    await drain(shop);
+    expect(shop.orders.all.map((o) => [o.account, o.payment?.confirmedByStatusCheck])).toEqual([
+      ['north', true],
+    ]);
+    expect(hubtel.fulfillmentCallbacks({ account: 'north' })).toHaveLength(1);
+    expect(() =>
+      parseSimulateCliArgs(['http://127.0.0.1:1/api/service-flow/north', '--account', 'north']),
+    ).toThrow('--account needs --sandbox');
   });
 });
