@@ -439,6 +439,24 @@ describe('ServiceAppModule with several accounts, against a sandbox serving them
     });
   });
 
+  it('handle(body, account) and receive(body, account): the services called directly (routes mounted by the app)', async () => {
+    const sessionId = randomUUID();
+    const start = flowRequest('Initiation', sessionId);
+    expect(await shop.flows.handle(start, 'north')).toMatchObject({ Message: 'north shop' });
+    await expect(
+      shop.flows.handle(flowRequest('Response', sessionId, { Message: 'north-2gb' }), 'south'),
+    ).rejects.toMatchObject({ code: 'HUBTEL_WRONG_ACCOUNT' });
+    expect(
+      await shop.flows.handle(flowRequest('Response', sessionId, { Message: 'north-2gb' }), 'north'),
+    ).toMatchObject({ Type: 'AddToCart' });
+    await expect(shop.flows.handle(start, 'east')).rejects.toMatchObject({ code: 'HUBTEL_UNKNOWN_ACCOUNT' });
+    hubtel.forAccount('north').markServicePaid(sessionId, { amount: 7 });
+    const order = { OrderId: randomUUID(), SessionId: sessionId, ExtraData: {}, OrderInfo: null };
+    await expect(shop.fulfillment.receive(order)).rejects.toMatchObject({ code: 'HUBTEL_WRONG_ACCOUNT' });
+    expect(await shop.fulfillment.receive(order, 'north')).toMatchObject({ Status: 'received' });
+    await until(() => hubtel.fulfillmentCallbacks({ account: 'north' }).length === 1);
+  });
+
   it('answers an unknown account, or a wrong or missing path secret of an account, 404 before anything runs', async () => {
     const guarded = await startShop([
       ServiceAppModule.registerAccount({

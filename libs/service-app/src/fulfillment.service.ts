@@ -227,14 +227,19 @@ export class FulfillmentService implements OnApplicationBootstrap {
    * Takes one fulfillment request (the body as received): validates it, checks its session ended
    * in an AddToCart of this app, records it and returns; handlers run after. Throws
    * HubtelValidationError (bad body) or FulfillmentRejectedError (unknown session, conflicts).
-   * A duplicate OrderId is acknowledged again and runs nothing.
+   * A duplicate OrderId is acknowledged again and runs nothing. `account`: the account whose
+   * endpoint it came to (`north`, when you mount the endpoint yourself); an order or cart of another
+   * account is refused (ServiceAppWrongAccountError), an unknown name rejects
+   * (ServiceAppUnknownAccountError). Default: the default account.
    */
-  async receive(
-    body: unknown,
-    account: ServiceAppAccount = this.accounts.default,
-  ): Promise<FulfillmentReceipt> {
+  async receive(body: unknown, account?: string): Promise<FulfillmentReceipt>;
+  /** @internal The controller passes the account it routed the request to. */
+  async receive(body: unknown, account?: string | ServiceAppAccount): Promise<FulfillmentReceipt>;
+  async receive(body: unknown, to?: string | ServiceAppAccount): Promise<FulfillmentReceipt> {
     // Once the app shuts down nothing new is recorded (HubtelShuttingDownError: answer 503).
     this.pipeline.assertAcceptingInbound('fulfillment request');
+    const account =
+      to === undefined ? this.accounts.default : typeof to === 'string' ? await this.accounts.get(to) : to;
     const request = parseRequest(validateFulfillmentRequest, body, 'fulfillment request');
     try {
       return await this.accept(request, account);

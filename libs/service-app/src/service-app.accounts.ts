@@ -89,6 +89,7 @@ export class ServiceAppAccounts implements OnModuleInit {
   /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
   attachDefault(defaults: ServiceAppDefaultAccount): this {
     const resolved = defaults.resolved;
+    defaults.flows.accountEngines ??= this;
     this.registry.attachDefault({
       account: {
         name: HUBTEL_DEFAULT_ACCOUNT,

@@ -55,7 +55,7 @@ import {
   type SessionRecord,
 } from './service-flow.session.js';
 import { timedStep } from './service-flow.telemetry.js';
-import { ServiceAppWrongAccountError } from './service-app.errors.js';
+import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from './service-app.errors.js';
 import type { ServiceFlowDefinition, StoredCart, StoredScreen, StoredSession } from './service-flow.types.js';
 
 /** Most prompts kept for "back" (older ones are dropped; a session is short anyway). */
@@ -137,6 +137,7 @@ export class ServiceFlowService {
   forAccount(account: string, options: ResolvedServiceAppOptions): ServiceFlowService {
     const engine = new ServiceFlowService(this.registry, this.store, options, this.telemetry, this.pipeline);
     engine.pending = this.pending;
+    engine.accountEngines = this.accountEngines;
     engine.named = account === HUBTEL_DEFAULT_ACCOUNT ? undefined : account;
     return engine;
   }
@@ -146,11 +147,21 @@ export class ServiceFlowService {
     return this.named ?? HUBTEL_DEFAULT_ACCOUNT;
   }
 
+  /** @internal Set by the module's accounts: how `handle(body, account)` finds another account. */
+  accountEngines?: { get(name: string): Promise<{ flows: ServiceFlowService }> };
+
   /**
    * Answers one service-flow request (the body as received). Throws HubtelValidationError (with
-   * `issues`) when the body is not a valid service-flow request; never throws otherwise.
+   * `issues`) when the body is not a valid service-flow request; never throws otherwise, but for
+   * a session of another account than `account` (ServiceAppWrongAccountError). `account`: the
+   * account whose endpoint it came to, when you mount the endpoint yourself (default: this
+   * service's, the default account); an unknown name rejects (ServiceAppUnknownAccountError).
    */
-  async handle(body: unknown): Promise<ServiceFlowResponse> {
+  async handle(body: unknown, account?: string): Promise<ServiceFlowResponse> {
+    if (account !== undefined && account !== this.account) {
+      if (!this.accountEngines) throw new ServiceAppUnknownAccountError(account, [this.account], false);
+      return (await this.accountEngines.get(account)).flows.handle(body);
+    }
     if (this.telemetry) return timedStep(this.telemetry, body, (input) => this.step(input));
     return this.step(body);
   }
