@@ -50,6 +50,7 @@ import {
   Module,
   Param,
   Post,
+  type DynamicModule,
   type INestApplication,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -73,6 +74,7 @@ import {
   ServiceFlow,
   fulfilled,
   type FulfillmentRequestedEvent,
+  type ServiceAppAccountOverrides,
 } from 'nestjs-hubtel/service-app';
 import { SmsModule, SmsService } from 'nestjs-hubtel/sms';
 import type { SandboxInfo } from './multi-process.js';
@@ -238,6 +240,35 @@ const redis = env.REDIS_CLUSTER_NODES
       },
     }
   : { url: env.REDIS_URL! };
+/* ------------------------------------------------------------------------------------------------
+ * A named service-app account (issue 24), only when SERVICE_APP_ACCOUNT is set:
+ *   SERVICE_APP_ACCOUNT          its name (`north`): its endpoints are /api/service-flow/<name> and
+ *                                /api/fulfillment/<name> (the module's one controller)
+ *   SERVICE_APP_ACCOUNT_OPTIONS  its `registerAccount` options as JSON (statusCheck with its keys and
+ *                                POS Sales ID, callbackCredentials, callbackUrl...)
+ * A handler filtered on that account prints `ACCOUNT <account> <orderId> by <instance>` when it runs.
+ * ---------------------------------------------------------------------------------------------- */
+function serviceAccountBlock(): { imports: DynamicModule[]; providers: Array<new () => unknown> } {
+  const name = env.SERVICE_APP_ACCOUNT;
+  if (!name) return { imports: [], providers: [] };
+
+  @Injectable()
+  class ServiceAccountHandlers {
+    @OnFulfillment(undefined, { account: name, id: 'replica-account-fulfillment' })
+    seen(order: FulfillmentRequestedEvent): void {
+      line(`ACCOUNT ${order.account ?? 'default'} ${order.orderId} by ${instance}`);
+    }
+  }
+
+  const options = JSON.parse(env.SERVICE_APP_ACCOUNT_OPTIONS ?? '{}') as ServiceAppAccountOverrides;
+  return {
+    imports: [ServiceAppModule.registerAccount({ name, ...options })],
+    providers: [ServiceAccountHandlers],
+  };
+}
+const serviceAccount = serviceAccountBlock();
+/* --------------------------------------------------------------------------------------------- */
+
 const reconcileMs = Number(env.RECONCILE_MS ?? 0);
 const recheckMs = Number(env.RECHECK_MS ?? 0);
 
@@ -275,9 +306,10 @@ const recheckMs = Number(env.RECHECK_MS ?? 0);
       statusCheck: { ...api, posSalesId: sandbox.posSalesId, url: sandbox.baseUrls.status },
       verification: { recheckDelay: { baseDelayMs: 100, maxDelayMs: 1_000 } },
     }),
+    ...serviceAccount.imports,
   ],
   controllers: [ReplicaController],
-  providers: [ShopHandlers, BundleFlow],
+  providers: [ShopHandlers, BundleFlow, ...serviceAccount.providers],
 })
 class ReplicaModule {}
 

@@ -8,7 +8,7 @@
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import type { HubtelTelemetry } from 'nestjs-hubtel';
 import type { InboundPipeline, JobRecord } from '#internal';
-import type { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
+import type { ServiceAppAccount } from './service-app.accounts.js';
 import {
   callbackOf,
   type CallbackJob,
@@ -26,23 +26,30 @@ export class FulfillmentCallbacks {
   constructor(
     private readonly pipeline: InboundPipeline,
     options: ResolvedServiceAppOptions,
-    private readonly client: FulfillmentCallbackClient,
+    /** The job's account: its callback credentials send it, whichever replica runs the job. */
+    private readonly accountOf: (job: CallbackJob) => Promise<ServiceAppAccount>,
     private readonly logger: ServiceAppLogger,
     private readonly emitter: EventEmitter2,
     private readonly telemetry?: HubtelTelemetry,
   ) {
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
-      run: (job, { attempt }) =>
-        this.telemetry
+      run: async (job, { attempt }) => {
+        const { callback } = await this.accountOf(job);
+        return this.telemetry
           ? reportedCallback(this.telemetry, job.callback.ServiceStatus, attempt, () =>
-              this.client.send(job.callback),
+              callback.send(job.callback),
             )
-          : this.client.send(job.callback),
+          : callback.send(job.callback);
+      },
       retry: { maxAttempts: Infinity, ...options.callbackRetry },
-      compactWhenDone: (job): CallbackSummary => ({
-        ServiceStatus: job.callback.ServiceStatus,
-        MetaData: job.callback.MetaData,
-      }),
+      compactWhenDone: (job): CallbackSummary => {
+        const summary: CallbackSummary = {
+          ServiceStatus: job.callback.ServiceStatus,
+          MetaData: job.callback.MetaData,
+        };
+        if (job.account !== undefined) summary.account = job.account;
+        return summary;
+      },
       onSettled: (record, outcome) => this.afterCallback(record, outcome),
     });
   }
@@ -54,6 +61,8 @@ export class FulfillmentCallbacks {
     status: FulfillmentServiceStatus,
     metaData: unknown,
     reportedBy: 'handler' | 'app',
+    /** The order's named account; undefined: the default account. */
+    account: string | undefined,
   ): Promise<{ ok: true } | { ok: false; existing: CallbackSummary }> {
     const job: CallbackJob = {
       callback: {
@@ -64,6 +73,7 @@ export class FulfillmentCallbacks {
       },
       reportedBy,
     };
+    if (account !== undefined) job.account = account;
     const result = await this.pipeline.submit<StoredCallback>(SERVICE_APP_JOBS.callback, orderId, job);
     if (result.duplicate) {
       // An accepted callback's record is compacted: its summary still says what was reported.
@@ -81,7 +91,7 @@ export class FulfillmentCallbacks {
   }
 
   private async afterCallback(record: JobRecord<CallbackJob>, outcome: 'done' | 'dead'): Promise<void> {
-    const { callback, reportedBy } = record.payload;
+    const { callback, reportedBy, account } = record.payload;
     if (outcome === 'dead') {
       // The pipeline already logged it and emitted the dead-letter event.
       this.logger.error(
@@ -101,6 +111,7 @@ export class FulfillmentCallbacks {
       reportedBy,
       attempts: record.attempts,
       sentAt: new Date(record.updatedAt).toISOString(),
+      ...(account === undefined ? {} : { account }),
     });
     try {
       await this.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);

@@ -7,14 +7,12 @@
 import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
 import type { ServiceAppLogger } from './service-app.logger.js';
-import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import { cartKey } from './service-flow.session.js';
 import type { StoredCart } from './service-flow.types.js';
 
 export class FulfillmentCarts {
   constructor(
     private readonly store: HubtelStore,
-    private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
   ) {}
 
@@ -33,10 +31,12 @@ export class FulfillmentCarts {
     orderId: string,
     sessionId: string,
     firstRead: Promise<StoreEntry<StoredCart> | undefined>,
+    /** The request's account's `requireCart`. */
+    requireCart: boolean,
   ): Promise<StoredCart | undefined> {
     const entry = await firstRead;
     if (entry) return entry.value;
-    if (!this.options.requireCart) return undefined;
+    if (!requireCart) return undefined;
     this.logger.warn(
       `Fulfillment request for order ${orderId} refused: session ${sessionId} did not end in an AddToCart of this app`,
     );

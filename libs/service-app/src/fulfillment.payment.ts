@@ -9,7 +9,8 @@ import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#in
 import { PaymentPendingError } from './fulfillment.errors.js';
 import type { PaymentSummary } from './fulfillment.records.js';
 import { judgePayment } from './fulfillment-verifier.js';
-import type { PaymentStatus, PaymentStatusClient } from './payment-status.client.js';
+import type { PaymentStatus } from './payment-status.client.js';
+import type { ServiceAppAccount } from './service-app.accounts.js';
 import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from './service-app.constants.js';
 import type {
   FulfillmentPayment,
@@ -48,17 +49,16 @@ export class FulfillmentPaymentCheck {
 
   constructor(
     private readonly pipeline: InboundPipeline,
-    private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
-    /** False when verification is off or no status client is configured. */
-    private readonly verifying: boolean,
-    private readonly status: PaymentStatusClient | undefined,
+    /** The order's account: its status check (keys, POS Sales ID) and verification options. */
+    private readonly accountOf: (order: FulfillmentRequestedEvent) => Promise<ServiceAppAccount>,
     private readonly refuse: RefuseOrder,
   ) {}
 
   /** The payment record kept once the check is done (`compactWhenDone`): with the refusal, if any. */
   summary(order: FulfillmentRequestedEvent): PaymentSummary {
     const summary: PaymentSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
+    if (order.account !== undefined) summary.account = order.account;
     const refused = this.refusals.get(order.orderId);
     if (refused) summary.refused = refused;
     return summary;
@@ -78,7 +78,10 @@ export class FulfillmentPaymentCheck {
    * itself still fails, dead-lettered (refused `NOT_CONFIRMED`; a replay makes one more check).
    */
   async run(order: FulfillmentRequestedEvent, context: JobRunContext): Promise<void | JobDeferral> {
-    if (!this.verifying) {
+    // Unknown account (a resolver that no longer knows it): this run fails, retried as a failure.
+    const account = await this.accountOf(order);
+    const options = account.options;
+    if (!account.verifying) {
       // Recorded while verification was on, recovered after it was turned off: trusted, as configured.
       await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, order);
       return;
@@ -95,12 +98,12 @@ export class FulfillmentPaymentCheck {
     const final = replayed || check >= MAX_STATUS_CHECKS;
     // The next run's attempt number is this one's (a deferral is no failed attempt).
     const next = (): JobDeferral =>
-      context.defer(this.nextCheckAt(record.receivedAt, check), {
+      context.defer(this.nextCheckAt(options, record.receivedAt, check), {
         checks: check + 1 - attempt,
       } satisfies CheckState);
     let status: PaymentStatus | undefined;
     try {
-      status = await this.status!.find(order.sessionId);
+      status = await account.status!.find(order.sessionId);
     } catch (error) {
       // Over the instance's status-check budget: nothing reached the platform, so this is no check
       // of the order's MAX_STATUS_CHECKS; asked again when the budget allows.
@@ -114,12 +117,7 @@ export class FulfillmentPaymentCheck {
       );
       return next();
     }
-    const verdict = judgePayment(
-      order.sessionId,
-      status,
-      order.item,
-      this.options.verification.amountTolerance,
-    );
+    const verdict = judgePayment(order.sessionId, status, order.item, options.verification.amountTolerance);
     if (verdict.kind === 'paid') {
       const confirmed: FulfillmentRequestedEvent = { ...order, payment: paymentOf(status!) };
       await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, confirmed);
@@ -134,7 +132,7 @@ export class FulfillmentPaymentCheck {
     const message =
       verdict.kind === 'refused'
         ? verdict.message
-        : `${verdict.message}, still after ${check} status checks over ${Math.round(this.options.verification.recheckForMs / 1000)} s`;
+        : `${verdict.message}, still after ${check} status checks over ${Math.round(options.verification.recheckForMs / 1000)} s`;
     this.refusals.set(order.orderId, reason);
     await this.refuse(order, reason, message, check, status);
   }
@@ -144,9 +142,9 @@ export class FulfillmentPaymentCheck {
    * request, the last at `recheckForMs`, the gaps between growing geometrically (a payment recorded
    * a moment late is seen soon; one never made costs MAX_STATUS_CHECKS checks in all).
    */
-  private nextCheckAt(receivedAt: number, made: number): number {
-    const window = this.options.verification.recheckForMs;
-    const first = Math.min(this.options.verification.recheckDelay.baseDelayMs, window);
+  private nextCheckAt(options: ResolvedServiceAppOptions, receivedAt: number, made: number): number {
+    const window = options.verification.recheckForMs;
+    const first = Math.min(options.verification.recheckDelay.baseDelayMs, window);
     const gaps = MAX_STATUS_CHECKS - 2;
     const offset =
       gaps <= 0 || first >= window

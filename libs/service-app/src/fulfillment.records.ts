@@ -13,6 +13,8 @@ import type { FulfillmentOrderStatus } from './fulfillment.service.js';
 export interface CallbackJob {
   callback: FulfillmentCallback;
   reportedBy: 'handler' | 'app';
+  /** The named account whose credentials send it; absent: the default account (and older jobs). */
+  account?: string;
 }
 
 /**
@@ -26,6 +28,8 @@ export interface OrderSummary {
   serviceCode: string | null;
   /** Set when the handlers deferred (what `awaitingCompletion` needs once the answers are gone). */
   deferred?: true;
+  /** The named account of the order; absent: the default account (and older records). */
+  account?: string;
 }
 
 /**
@@ -35,6 +39,8 @@ export interface OrderSummary {
 export interface CallbackSummary {
   ServiceStatus: FulfillmentServiceStatus;
   MetaData: unknown;
+  /** The named account that sent it; absent: the default account. */
+  account?: string;
 }
 
 /** What a payment record keeps once verified: the order's ids, and the refusal if it was refused. */
@@ -72,6 +78,7 @@ export function orderStatus(
     handler,
     awaitingCompletion,
   };
+  if (order.payload.account !== undefined) status.account = order.payload.account;
   if (payment) status.payment = { status: 'confirmed', checks: statusChecksMade(payment) };
   if (callback) {
     const sent = callbackOf(callback);
@@ -110,7 +117,7 @@ export function unconfirmedOrder(orderId: string, record: JobRecord<PaymentSumma
   };
   if (refused) payment.reason = refused;
   if (record.lastError) payment.lastError = record.lastError;
-  return {
+  const status: FulfillmentOrderStatus = {
     orderId,
     sessionId: record.payload.sessionId,
     serviceCode: record.payload.serviceCode,
@@ -118,6 +125,8 @@ export function unconfirmedOrder(orderId: string, record: JobRecord<PaymentSumma
     handler: { status: 'pending', attempts: 0 },
     awaitingCompletion: false,
   };
+  if (record.payload.account !== undefined) status.account = record.payload.account;
+  return status;
 }
 
 export function describe(error: unknown): string {

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import {
+  HUBTEL_DEFAULT_ACCOUNT,
   HUBTEL_TELEMETRY,
   HubtelError,
   HubtelValidationError,
@@ -16,7 +17,6 @@ import {
   type JobRefusal,
   type JobStatus,
 } from '#internal';
-import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
 import { FulfillmentCarts } from './fulfillment.cart.js';
 import { FulfillmentDeliveries } from './fulfillment.delivery.js';
@@ -33,14 +33,17 @@ import {
   type StoredCallback,
 } from './fulfillment.records.js';
 import { cartTotal } from './fulfillment-verifier.js';
-import type { PaymentStatus, PaymentStatusClient } from './payment-status.client.js';
+import type { PaymentStatus } from './payment-status.client.js';
+import type { ServiceAppAccount, ServiceAppAccounts } from './service-app.accounts.js';
 import {
+  SERVICE_APP_ACCOUNTS,
   SERVICE_APP_JOBS,
   SERVICE_APP_OPTIONS,
   SERVICE_APP_PIPELINE,
-  SERVICE_APP_STATUS_CLIENT,
   SERVICE_APP_STORE,
 } from './service-app.constants.js';
+import { ServiceAppWrongAccountError } from './service-app.errors.js';
+import { accountOf } from './service-flow.session.js';
 import { parseRequest, validateFulfillmentRequest, type FulfillmentRequestDto } from './service-app.dto.js';
 import {
   FulfillmentRejectedEvent,
@@ -97,6 +100,8 @@ export interface FulfillmentOrderStatus {
    * True when the handlers deferred and no outcome was reported yet: call `complete()`.
    */
   awaitingCompletion: boolean;
+  /** The named account of the order; absent for the default account. */
+  account?: string;
   /** The callback, once an outcome was reported: `done` = accepted by the platform, `dead` = gave up at the deadline. */
   callback?: {
     serviceStatus: FulfillmentServiceStatus;
@@ -123,7 +128,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
   private readonly logger = new ServiceAppLogger();
   private readonly eventLists = new Map<string, readonly string[]>();
   private readonly emitting = new Set<Promise<unknown>>();
-  private readonly verifying: boolean;
   private readonly emitter: EventEmitter2;
   private readonly carts: FulfillmentCarts;
   private readonly deliveries: FulfillmentDeliveries;
@@ -135,21 +139,20 @@ export class FulfillmentService implements OnApplicationBootstrap {
     @Inject(SERVICE_APP_PIPELINE) private readonly pipeline: InboundPipeline,
     @Inject(SERVICE_APP_STORE) store: HubtelStore,
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
-    client: FulfillmentCallbackClient,
-    @Optional() @Inject(SERVICE_APP_STATUS_CLIENT) status?: PaymentStatusClient,
+    @Inject(SERVICE_APP_ACCOUNTS) private readonly accounts: ServiceAppAccounts,
     @Optional() @Inject(HUBTEL_TELEMETRY) telemetry?: HubtelTelemetry,
   ) {
     // The pipeline's emitter: the app's, checked once where the pipeline is made (inboundKit).
     this.emitter = pipeline.emitter;
-    this.verifying = options.verification.enabled && status !== undefined;
-    this.carts = new FulfillmentCarts(store, options, this.logger);
+    // What a registered account's FulfillmentAccount (@InjectFulfillment) calls.
+    accounts.attachFulfillment(this);
+    this.carts = new FulfillmentCarts(store, this.logger);
     this.deliveries = new FulfillmentDeliveries(store, this.logger);
     this.payment = new FulfillmentPaymentCheck(
       pipeline,
-      options,
       this.logger,
-      this.verifying,
-      status,
+      // The order's own account, whichever replica runs the job: its keys and POS Sales ID.
+      (order) => accounts.get(accountOf(order)),
       (order, reason, message, checks, paid) => this.refuse(order, reason, message, checks, paid),
     );
     const handlerRetry = options.fulfillmentRetry;
@@ -169,6 +172,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       compactWhenDone: (order, record): OrderSummary => {
         const summary: OrderSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
         if (combineOutcomes(record.results).kind === 'deferred') summary.deferred = true;
+        if (order.account !== undefined) summary.account = order.account;
         return summary;
       },
       // A run its gate refused ran no handler: its outcome, if any, was reported by the gate.
@@ -198,7 +202,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     this.callbacks = new FulfillmentCallbacks(
       pipeline,
       options,
-      client,
+      (job) => accounts.get(accountOf(job)),
       this.logger,
       this.emitter,
       telemetry,
@@ -207,21 +211,38 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   /** Said at start-up (once the app's logger is in place), not per request. */
   onApplicationBootstrap(): void {
-    if (!this.verifying) this.warnUnverified();
+    if (!this.accounts.default.verifying) this.warnUnverified();
+  }
+
+  /**
+   * The orders of account `name` (`default`, registered or found by the resolver): reporting
+   * them, reading them. An order of another account is refused (HUBTEL_WRONG_ACCOUNT); an unknown
+   * name rejects each call with ServiceAppUnknownAccountError (HUBTEL_UNKNOWN_ACCOUNT).
+   */
+  forAccount(name: string): FulfillmentAccount {
+    return new FulfillmentAccount(name, this.accounts);
   }
 
   /**
    * Takes one fulfillment request (the body as received): validates it, checks its session ended
    * in an AddToCart of this app, records it and returns; handlers run after. Throws
    * HubtelValidationError (bad body) or FulfillmentRejectedError (unknown session, conflicts).
-   * A duplicate OrderId is acknowledged again and runs nothing.
+   * A duplicate OrderId is acknowledged again and runs nothing. `account`: the account whose
+   * endpoint it came to (`north`, when you mount the endpoint yourself); an order or cart of another
+   * account is refused (ServiceAppWrongAccountError), an unknown name rejects
+   * (ServiceAppUnknownAccountError). Default: the default account.
    */
-  async receive(body: unknown): Promise<FulfillmentReceipt> {
+  async receive(body: unknown, account?: string): Promise<FulfillmentReceipt>;
+  /** @internal The controller passes the account it routed the request to. */
+  async receive(body: unknown, account?: string | ServiceAppAccount): Promise<FulfillmentReceipt>;
+  async receive(body: unknown, to?: string | ServiceAppAccount): Promise<FulfillmentReceipt> {
     // Once the app shuts down nothing new is recorded (HubtelShuttingDownError: answer 503).
     this.pipeline.assertAcceptingInbound('fulfillment request');
+    const account =
+      to === undefined ? this.accounts.default : typeof to === 'string' ? await this.accounts.get(to) : to;
     const request = parseRequest(validateFulfillmentRequest, body, 'fulfillment request');
     try {
-      return await this.accept(request);
+      return await this.accept(request, account);
     } catch (error) {
       // Refused at once (unknown session, a cart or OrderId taken): an alert, as a refused payment is.
       if (error instanceof FulfillmentRejectedError) {
@@ -233,13 +254,17 @@ export class FulfillmentService implements OnApplicationBootstrap {
           serviceCode: null,
           checks: 0,
           rejectedAt: isoNow(),
+          ...namedAccount(account.name),
         });
       }
       throw error;
     }
   }
 
-  private async accept(request: FulfillmentRequestDto): Promise<FulfillmentReceipt> {
+  private async accept(
+    request: FulfillmentRequestDto,
+    account: ServiceAppAccount,
+  ): Promise<FulfillmentReceipt> {
     const { OrderId: orderId, SessionId: sessionId } = request;
     // The cart is read along with the OrderId's record (one round trip before the answer, not two),
     // but a known OrderId is answered before the cart is touched: a duplicate must not claim anything.
@@ -247,9 +272,16 @@ export class FulfillmentService implements OnApplicationBootstrap {
     cartRead.catch(() => undefined); // unread when a duplicate returns first; read below otherwise
     const known =
       (await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)) ??
-      (this.verifying ? await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.payment, orderId) : undefined);
-    if (known) return this.duplicate(orderId, sessionId, known.payload.sessionId);
-    const cart = await this.carts.find(orderId, sessionId, cartRead);
+      (account.verifying
+        ? await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.payment, orderId)
+        : undefined);
+    if (known) {
+      this.assertOwn('order', orderId, known.payload, account);
+      return this.duplicate(orderId, sessionId, known.payload.sessionId);
+    }
+    const cart = await this.carts.find(orderId, sessionId, cartRead, account.options.requireCart);
+    // A cart built on another account's path: that account's order, not this one's.
+    if (cart) this.assertOwn('session', sessionId, cart, account);
 
     // A literal (one shape for every order), the optional field added after.
     const order: FulfillmentRequestedEvent = {
@@ -266,18 +298,20 @@ export class FulfillmentService implements OnApplicationBootstrap {
       receivedAt: isoNow(),
     };
     if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
+    if (account.name !== HUBTEL_DEFAULT_ACCOUNT) (order as { account?: string }).account = account.name;
 
     // Verified first when it can be: the payment job submits the fulfillment job once confirmed.
-    const job = this.verifying ? SERVICE_APP_JOBS.payment : SERVICE_APP_JOBS.fulfillment;
+    const job = account.verifying ? SERVICE_APP_JOBS.payment : SERVICE_APP_JOBS.fulfillment;
     const result = await this.pipeline.submit<OrderSummary>(job, orderId, order);
     if (result.duplicate) {
       // Lost a race with a concurrent request for the same OrderId (its record may be compacted).
+      this.assertOwn('order', orderId, result.record.payload, account);
       return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
     }
     if (this.logger.isLevelEnabled('log')) {
       const who = order.mobile ? ` for ${maskMsisdn(order.mobile)}` : '';
       this.logger.log(
-        `Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who} recorded${this.verifying ? '; confirming its payment' : ''}`,
+        `Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who}${accountLabel(order)} recorded${account.verifying ? '; confirming its payment' : ''}`,
       );
     }
     return { OrderId: orderId, SessionId: sessionId, Status: 'received' };
@@ -290,6 +324,16 @@ export class FulfillmentService implements OnApplicationBootstrap {
    * no-op; a different status than already reported throws (HUBTEL_STORE_CONFLICT).
    */
   async complete(orderId: string, status: FulfillmentServiceStatus, metaData: unknown = null): Promise<void> {
+    return this.completeFor(undefined, orderId, status, metaData);
+  }
+
+  /** @internal `complete()`, with the order's account checked when `account` is given. */
+  async completeFor(
+    account: string | undefined,
+    orderId: string,
+    status: FulfillmentServiceStatus,
+    metaData: unknown = null,
+  ): Promise<void> {
     if (typeof orderId !== 'string' || orderId === '') {
       throw new HubtelValidationError('complete(): orderId must be a non-empty string', [
         { field: 'orderId', message: 'must be a non-empty string' },
@@ -308,10 +352,19 @@ export class FulfillmentService implements OnApplicationBootstrap {
         'HUBTEL_NOT_FOUND',
         `complete(): no fulfillment request with OrderId ${orderId} is known (or its record expired)`,
       );
+    if (account !== undefined && accountOf(order.payload) !== account)
+      throw new ServiceAppWrongAccountError('order', orderId, account, accountOf(order.payload));
     // Another OrderId of the session delivers its goods: its outcome is this one's too.
     const sessionId = order.payload.sessionId;
     const delivering = (await this.deliveries.get(sessionId))?.orderId ?? orderId;
-    const accepted = await this.reportOutcome(delivering, sessionId, status, metaData, 'app');
+    const accepted = await this.reportOutcome(
+      delivering,
+      sessionId,
+      status,
+      metaData,
+      'app',
+      order.payload.account,
+    );
     if (!accepted.ok) {
       if (accepted.existing.ServiceStatus === status) return;
       throw new HubtelError(
@@ -398,6 +451,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       serviceCode: order.serviceCode,
       checks,
       rejectedAt: isoNow(),
+      ...namedAccount(accountOf(order)),
     };
     if (order.item) (fields as { amountExpected?: number }).amountExpected = cartTotal(order.item);
     if (status?.amount !== undefined) (fields as { amountPaid?: number }).amountPaid = status.amount;
@@ -430,6 +484,24 @@ export class FulfillmentService implements OnApplicationBootstrap {
     );
   }
 
+  /**
+   * A known order or cart of another account than the one the request came for is refused: the
+   * request is answered 409 HUBTEL_WRONG_ACCOUNT, nothing recorded, run or emitted.
+   */
+  private assertOwn(
+    subject: 'order' | 'session',
+    id: string,
+    stored: { account?: string | undefined },
+    account: ServiceAppAccount,
+  ): void {
+    const owner = accountOf(stored);
+    if (owner === account.name) return;
+    this.logger.warn(
+      `Fulfillment request for ${subject} ${id} refused: it belongs to another account than "${account.name}" (the path it came on)`,
+    );
+    throw new ServiceAppWrongAccountError(subject, id, account.name, owner);
+  }
+
   private duplicate(orderId: string, sessionId: string, recordedSessionId: string): FulfillmentReceipt {
     if (recordedSessionId !== sessionId) {
       this.logger.warn(
@@ -454,7 +526,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       this.logger.error(
         `Fulfillment of order ${order.orderId} gave up after ${record.attempts} attempt(s); reporting "failed"`,
       );
-      await this.reportOutcome(order.orderId, order.sessionId, 'failed', null, 'handler');
+      await this.reportOutcome(order.orderId, order.sessionId, 'failed', null, 'handler', order.account);
       return;
     }
     const combined = combineOutcomes(record.results);
@@ -474,7 +546,14 @@ export class FulfillmentService implements OnApplicationBootstrap {
       );
       metaData = null;
     }
-    await this.reportOutcome(order.orderId, order.sessionId, combined.status, metaData, 'handler');
+    await this.reportOutcome(
+      order.orderId,
+      order.sessionId,
+      combined.status,
+      metaData,
+      'handler',
+      order.account,
+    );
   }
 
   /**
@@ -496,7 +575,14 @@ export class FulfillmentService implements OnApplicationBootstrap {
     if (turn.deliver) return undefined;
     if (turn.outcome) {
       const { ServiceStatus, MetaData } = turn.outcome;
-      await this.callbacks.report(order.orderId, order.sessionId, ServiceStatus, MetaData, 'handler');
+      await this.callbacks.report(
+        order.orderId,
+        order.sessionId,
+        ServiceStatus,
+        MetaData,
+        'handler',
+        order.account,
+      );
     }
     return {
       outcome: 'done',
@@ -515,12 +601,69 @@ export class FulfillmentService implements OnApplicationBootstrap {
     status: FulfillmentServiceStatus,
     metaData: unknown,
     by: 'handler' | 'app',
+    account: string | undefined,
   ): ReturnType<FulfillmentCallbacks['report']> {
-    const reported = await this.callbacks.report(orderId, sessionId, status, metaData, by);
+    const reported = await this.callbacks.report(orderId, sessionId, status, metaData, by, account);
     const outcome = reported.ok ? { ServiceStatus: status, MetaData: metaData ?? null } : reported.existing;
     const others = await this.deliveries.settle(sessionId, orderId, outcome);
+    // A session's orders are one account's (its cart's): each is reported with that account.
     for (const other of others)
-      await this.callbacks.report(other, sessionId, outcome.ServiceStatus, outcome.MetaData, by);
+      await this.callbacks.report(other, sessionId, outcome.ServiceStatus, outcome.MetaData, by, account);
     return reported;
+  }
+}
+
+/** `{ account }` for a named account; nothing for the default one (its records stay as they were). */
+function namedAccount(name: string): { account?: string } {
+  return name === HUBTEL_DEFAULT_ACCOUNT ? {} : { account: name };
+}
+
+/** ` (account north)` in a log line of a named account's order. */
+function accountLabel(order: { account?: string }): string {
+  return order.account === undefined ? '' : ` (account ${order.account})`;
+}
+
+/**
+ * The orders of one account (`fulfillment.forAccount(name)`, `@InjectFulfillment(name)`): the
+ * same calls as FulfillmentService, refusing another account's orders.
+ */
+export class FulfillmentAccount {
+  /** @internal Made by the module (`forAccount`, `@InjectFulfillment(name)`). */
+  constructor(
+    /** The account's name. */
+    readonly account: string,
+    private readonly accounts: ServiceAppAccounts,
+  ) {}
+
+  private get fulfillment(): FulfillmentService {
+    return this.accounts.fulfillment;
+  }
+
+  /**
+   * FulfillmentService.complete() for an order of this account; another account's order is
+   * refused (ServiceAppWrongAccountError, HUBTEL_WRONG_ACCOUNT), nothing reported.
+   */
+  async complete(orderId: string, status: FulfillmentServiceStatus, metaData: unknown = null): Promise<void> {
+    await this.known();
+    return this.fulfillment.completeFor(this.account, orderId, status, metaData);
+  }
+
+  /** Where an order of this account stands (undefined when unknown, expired, or another account's). */
+  async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
+    await this.known();
+    const order = await this.fulfillment.getOrder(orderId);
+    return order && (order.account ?? HUBTEL_DEFAULT_ACCOUNT) === this.account ? order : undefined;
+  }
+
+  /** The cart a session of this account ended with, while it is kept (another account's: undefined). */
+  async getCart(sessionId: string): Promise<StoredCart | undefined> {
+    await this.known();
+    const cart = await this.fulfillment.getCart(sessionId);
+    return cart && accountOf(cart) === this.account ? cart : undefined;
+  }
+
+  /** Rejects with ServiceAppUnknownAccountError when no account has this name. */
+  private async known(): Promise<void> {
+    await this.accounts.get(this.account);
   }
 }

@@ -4,8 +4,15 @@
  * test/api/service-app.api.txt pins this list (npm run api:update after a deliberate change).
  */
 export { ServiceAppModule } from './service-app.module.js';
+export type {
+  ServiceAppAccountOptions,
+  ServiceAppAccountAsyncOptions,
+} from './service-app.module-definition.js';
+export { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from './service-app.errors.js';
+export { serviceAppAccountsFromEnv, type ServiceAppEnvAccounts } from './service-app.env.js';
 export {
   serviceAppOptionsFromEnv,
+  type ServiceAppAccountOverrides,
   type ServiceAppModuleOptions,
   type ServiceAppStatusCheckOptions,
   type ServiceAppVerificationOptions,
@@ -47,6 +54,7 @@ export { ServiceFlowService } from './service-flow.service.js';
 // Fulfillment
 export {
   FulfillmentService,
+  FulfillmentAccount,
   FulfillmentRejectedError,
   type FulfillmentOrderStatus,
   type FulfillmentReceipt,
@@ -72,4 +80,5 @@ export {
   OnFulfillmentRejected,
   OnServiceAppDeadLetter,
   OnServiceQuery,
+  InjectFulfillment,
 } from './service-app.decorators.js';

@@ -1,17 +1,15 @@
 import { Body, HttpCode, Inject, Optional, Post, Req, Res, type Type } from '@nestjs/common';
-import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
+import { HUBTEL_TELEMETRY, type HubtelInboundSource, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   answerInbound,
+  inboundPaths,
   inboundRejection,
   inboundSignal,
   type InboundAnswerOptions,
   type InboundPipeline,
-  InboundAccessGuard,
-  InboundAccessPolicy,
-  PATH_SECRET_PARAM,
   inboundHttpError,
-  isAccessGuarded,
   mountController,
+  routeInbound,
   type InboundRequestLike,
 } from '#internal';
 import {
@@ -19,65 +17,43 @@ import {
   FulfillmentService,
   type FulfillmentReceipt,
 } from './fulfillment.service.js';
-import {
-  SERVICE_APP_ACCESS_POLICY,
-  SERVICE_APP_PIPELINE,
-  SERVICE_APP_ROUTES,
-} from './service-app.constants.js';
+import type { ServiceAppAccount, ServiceAppAccounts } from './service-app.accounts.js';
+import { SERVICE_APP_ACCOUNTS, SERVICE_APP_PIPELINE, SERVICE_APP_ROUTES } from './service-app.constants.js';
+import { ServiceAppWrongAccountError } from './service-app.errors.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import type { ServiceAppRouteOptions } from './service-app.options.js';
 import type { ServiceFlowResponse } from './service-app.types.js';
-import { ServiceFlowService } from './service-flow.service.js';
-
-/**
- * The suite's access guard of both endpoints (`access` options). Applied by the module to the
- * mounted controller's class, after the host's `routes.guards` (so those run first), unless the
- * options are known to set no access check: then each handler checks the request itself.
- */
-export const ServiceAppAccessGuard = InboundAccessGuard(SERVICE_APP_ACCESS_POLICY, (handler) =>
-  handler === 'fulfill' ? 'fulfillment' : 'service-flow',
-);
 
 /**
  * The two endpoints the platform calls, on one controller built per module definition so the
- * host app chooses the prefix, guards and decorators (`routes` extra). Each also answers under
- * `/<path>/<secret>` for the optional path secret (`access.pathSecret`); the access check refuses
- * a wrong or missing one (404), and without a path secret answers `/<path>/<anything>` 404 too.
+ * host app chooses the prefix, guards and decorators (`routes` extra). One controller serves every
+ * account (core's inboundPaths / routeInbound): `/<path>` is the default account's,
+ * `/<path>/<account>` a named account's, each also under `/<secret>` for its own path secret
+ * (`access.pathSecret`); the account's own access check refuses a wrong or missing secret, an
+ * unknown account name and a path token where none is set with the same 404.
  *
- * `guarded: false` (forRoot without `pathSecret`/`allowedIps`) mounts no access guard: Nest's guard
- * path costs time on every request for a check that, with nothing configured, only refuses a path
- * token; the handlers make that check themselves.
+ * A session or an order of one account reached on another account's path is refused 409
+ * `HUBTEL_WRONG_ACCOUNT`: nothing runs, nothing is emitted, and the refusal is counted with the
+ * account of the path.
  *
  * Bodies are taken as `unknown` and validated by the services, so a global ValidationPipe of the
  * host app never rejects the platform's extra fields.
  */
-export function createServiceAppController(
-  routes: ServiceAppRouteOptions = {},
-  guarded = true,
-): Type<unknown>[] {
+export function createServiceAppController(routes: ServiceAppRouteOptions = {}): Type<unknown>[] {
   if (routes.disabled) return [];
   const flowPath = trimSlashes(routes.serviceFlowPath ?? SERVICE_APP_ROUTES.serviceFlow);
   const fulfillmentPath = trimSlashes(routes.fulfillmentPath ?? SERVICE_APP_ROUTES.fulfillment);
 
   class ServiceAppController {
-    /** Mounted without the guard (no access option set): the handlers check access themselves. */
-    private readonly checkAccess: boolean;
-    private readonly fulfillmentAnswers: InboundAnswerOptions;
-
     constructor(
-      @Inject(ServiceFlowService) private readonly flows: ServiceFlowService,
       @Inject(FulfillmentService) private readonly fulfillment: FulfillmentService,
-      @Inject(SERVICE_APP_ACCESS_POLICY) private readonly access: InboundAccessPolicy,
+      @Inject(SERVICE_APP_ACCOUNTS) private readonly accounts: ServiceAppAccounts,
       @Inject(SERVICE_APP_PIPELINE) private readonly pipeline: InboundPipeline,
       @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
-    ) {
-      this.checkAccess = !isAccessGuarded(this);
-      // Built once: a spread per request showed in the fulfillment endpoint's CPU profile.
-      this.fulfillmentAnswers = { ...answers, telemetry, source: 'fulfillment' };
-    }
+    ) {}
 
-    /** `POST {service_app_url}/api/service-flow`: one step of a session. */
-    @Post([flowPath, `${flowPath}/:${PATH_SECRET_PARAM}`])
+    /** `POST {service_app_url}/api/service-flow[/<account>][/<secret>]`: one step of a session. */
+    @Post(inboundPaths(flowPath))
     @HttpCode(200)
     serviceFlow(
       @Body() body: unknown,
@@ -85,61 +61,84 @@ export function createServiceAppController(
       // Passthrough: only for the Retry-After header of a 503; Nest still sends the answer.
       @Res({ passthrough: true }) response: unknown,
     ): Promise<ServiceFlowResponse> {
-      // With nothing configured this only refuses a path token (what the guard would have done).
-      if (this.checkAccess) this.checkOrReport('service-flow', request);
-      return answerInbound(
-        'service-flow request',
-        response,
-        () => {
-          // A session step is not recorded as a job, but during shutdown it is refused like the rest.
-          this.pipeline.assertAcceptingInbound('service-flow request');
-          return this.flows.handle(body);
-        },
-        answers,
-      );
+      return this.answer('service-flow', 'service-flow request', request, response, (account) => {
+        // A session step is not recorded as a job, but during shutdown it is refused like the rest.
+        this.pipeline.assertAcceptingInbound('service-flow request');
+        return account.flows.handle(body);
+      });
     }
 
-    /** `POST {service_app_url}/api/fulfillment`: a paid order; acknowledged once recorded. */
-    @Post([fulfillmentPath, `${fulfillmentPath}/:${PATH_SECRET_PARAM}`])
+    /** `POST {service_app_url}/api/fulfillment[/<account>][/<secret>]`: a paid order; acknowledged once recorded. */
+    @Post(inboundPaths(fulfillmentPath))
     @HttpCode(200)
-    fulfill(
+    async fulfill(
       @Body() body: unknown,
       @Req() request: InboundRequestLike,
       @Res({ passthrough: true }) response: unknown,
     ): Promise<FulfillmentReceipt> {
-      if (this.checkAccess) this.checkOrReport('fulfillment', request);
-      const receipt = answerInbound(
+      let routed: ServiceAppAccount | undefined;
+      const receipt = await this.answer(
+        'fulfillment',
         'fulfillment request',
+        request,
         response,
-        () => this.fulfillment.receive(body),
-        this.fulfillmentAnswers,
+        (account) => {
+          routed = account;
+          return this.fulfillment.receive(body, account);
+        },
       );
-      if (!this.telemetry) return receipt;
-      return receipt.then((done) => {
-        this.telemetry!.record(
-          inboundSignal('fulfillment', done.Status === 'duplicate' ? 'duplicate' : 'accepted'),
-        );
-        return done;
-      });
+      this.telemetry?.record(
+        inboundSignal(
+          'fulfillment',
+          receipt.Status === 'duplicate' ? 'duplicate' : 'accepted',
+          undefined,
+          routed!.name,
+        ),
+      );
+      return receipt;
     }
 
-    private checkOrReport(source: 'service-flow' | 'fulfillment', request: InboundRequestLike): void {
+    /**
+     * Routes the request to its account (its access checked) and answers it; a refusal is counted,
+     * with the account when it is known: every fulfillment refusal, and on the service-flow
+     * endpoint (whose steps report themselves) the access and wrong-account refusals.
+     */
+    private async answer<T>(
+      source: HubtelInboundSource,
+      what: string,
+      request: InboundRequestLike,
+      response: unknown,
+      run: (account: ServiceAppAccount) => Promise<T>,
+    ): Promise<T> {
+      let account: ServiceAppAccount | undefined;
       try {
-        this.access.check(request);
+        return await answerInbound(
+          what,
+          response,
+          async () => {
+            // In the answer: a resolver that fails is a 503 (sent again later), not a 500.
+            account = await routeInbound(request, this.accounts);
+            return run(account);
+          },
+          answers,
+        );
       } catch (error) {
-        this.telemetry?.record(inboundRejection(source, error));
+        if (this.telemetry) {
+          const signal = inboundRejection(source, error);
+          if (source === 'fulfillment' || !account || signal.reason === WRONG_ACCOUNT) {
+            if (account) signal.account = account.name;
+            this.telemetry.record(signal);
+          }
+        }
         throw error;
       }
     }
   }
 
-  return [
-    mountController(ServiceAppController, routes.path ?? SERVICE_APP_ROUTES.prefix, routes, {
-      guard: ServiceAppAccessGuard,
-      needed: guarded,
-    }),
-  ];
+  return [mountController(ServiceAppController, routes.path ?? SERVICE_APP_ROUTES.prefix, routes)];
 }
+
+const WRONG_ACCOUNT = 'HUBTEL_WRONG_ACCOUNT';
 
 /**
  * How both endpoints answer errors (answerInbound), with the fulfillment's typed refusals. Nothing
@@ -147,10 +146,13 @@ export function createServiceAppController(
  */
 const answers: InboundAnswerOptions = {
   logger: new ServiceAppLogger(),
-  refusal: (error) =>
-    error instanceof FulfillmentRejectedError
-      ? inboundHttpError(error.httpStatus ?? 409, `HUBTEL_${error.reason}`, error.message)
-      : undefined,
+  refusal: (error) => {
+    if (error instanceof FulfillmentRejectedError)
+      return inboundHttpError(error.httpStatus ?? 409, `HUBTEL_${error.reason}`, error.message);
+    if (error instanceof ServiceAppWrongAccountError)
+      return inboundHttpError(409, WRONG_ACCOUNT, error.message);
+    return undefined;
+  },
 };
 
 function trimSlashes(path: string): string {

@@ -1,5 +1,8 @@
-import { type HubtelHandlerOptions } from 'nestjs-hubtel';
+import { Inject } from '@nestjs/common';
+import { HUBTEL_DEFAULT_ACCOUNT, type HubtelHandlerOptions } from 'nestjs-hubtel';
 import { createHandlerDecorator } from '#internal';
+import { FulfillmentService } from './fulfillment.service.js';
+import { getFulfillmentAccountToken } from './service-app.constants.js';
 import { ServiceAppEvents, fulfillmentEventFor } from './service-app.events.js';
 
 /**
@@ -45,3 +48,16 @@ export const OnFulfillmentRejected = createHandlerDecorator(ServiceAppEvents.Rej
  * ```
  */
 export const OnServiceQuery = createHandlerDecorator(ServiceAppEvents.Query);
+
+/**
+ * Injects the orders of an account: `@InjectFulfillment('north') north: FulfillmentAccount`,
+ * registered with `ServiceAppModule.registerAccount({ name: 'north', ... })`. Without a name (or
+ * with `default`), the default account's FulfillmentService.
+ */
+export function InjectFulfillment(account?: string): ReturnType<typeof Inject> {
+  return Inject(
+    account === undefined || account === HUBTEL_DEFAULT_ACCOUNT
+      ? FulfillmentService
+      : getFulfillmentAccountToken(account),
+  );
+}

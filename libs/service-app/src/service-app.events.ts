@@ -66,6 +66,11 @@ export class FulfillmentRequestedEvent {
   readonly receivedAt: string;
   /** The payment as the status check confirmed it (absent when verification is off). */
   readonly payment?: FulfillmentPayment;
+  /**
+   * The named account whose service the order is (`north`: the path it arrived on); absent for the
+   * default account. Filter handlers with `@OnFulfillment(code, { account: 'north' })`.
+   */
+  readonly account?: string;
 
   constructor(fields: FulfillmentRequestedEvent) {
     Object.assign(this, fields);
@@ -123,6 +128,8 @@ export class FulfillmentRejectedEvent {
   /** Status checks made. */
   readonly checks: number;
   readonly rejectedAt: string;
+  /** The named account the request came for; absent for the default account. */
+  readonly account?: string;
 
   constructor(fields: FulfillmentRejectedEvent) {
     Object.assign(this, fields);
@@ -140,6 +147,8 @@ export class FulfillmentCallbackSentEvent {
   /** POSTs it took. */
   readonly attempts: number;
   readonly sentAt: string;
+  /** The named account whose credentials sent it; absent for the default account. */
+  readonly account?: string;
 
   constructor(fields: FulfillmentCallbackSentEvent) {
     Object.assign(this, fields);

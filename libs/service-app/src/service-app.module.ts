@@ -1,19 +1,28 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { HttpService } from '@nestjs/axios';
+import { Global, Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { HUBTEL_TELEMETRY, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   HUBTEL_STATUS_CHECK_BUDGET,
+  checkAccountName,
   inboundKit,
   type HttpTransport,
+  type InboundAccessPolicy,
   type StatusCheckBudget,
 } from '#internal';
+import { FulfillmentAccount } from './fulfillment.service.js';
+import { ServiceAppAccounts, serviceAppTransportConfig } from './service-app.accounts.js';
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { FulfillmentService } from './fulfillment.service.js';
 import {
   SERVICE_APP_ACCESS_POLICY,
+  SERVICE_APP_ACCOUNTS,
   SERVICE_APP_OPTIONS,
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STATUS_CLIENT,
   SERVICE_APP_STORE,
   SERVICE_APP_TRANSPORT,
+  getFulfillmentAccountToken,
+  getServiceAppAccountOptionsToken,
 } from './service-app.constants.js';
 import { PaymentStatusClient } from './payment-status.client.js';
 import { ServiceAppEvents } from './service-app.events.js';
@@ -23,6 +32,8 @@ import {
   SERVICE_APP_MODULE_OPTIONS,
   SERVICE_APP_OPTIONS_TYPE,
   ServiceAppConfigurableModule,
+  type ServiceAppAccountAsyncOptions,
+  type ServiceAppAccountOptions,
 } from './service-app.module-definition.js';
 import {
   resolveServiceAppOptions,
@@ -42,18 +53,8 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
   access: SERVICE_APP_ACCESS_POLICY,
   transport: {
     provide: SERVICE_APP_TRANSPORT,
-    config: (options) => ({
-      baseUrls: { fulfillment: options.callbackUrl, status: options.statusCheck?.url },
-      credentials: { fulfillment: options.callbackCredentials, status: options.statusCheck?.credentials },
-      timeoutMs: options.callbackTimeoutMs,
-      // One attempt per call: the pipeline schedules the callback's retries up to its deadline.
-      retry: {
-        maxAttempts: 1,
-        baseDelayMs: options.callbackRetry.baseDelayMs,
-        maxDelayMs: options.callbackRetry.maxDelayMs,
-      },
-      loggerContext: 'HubtelServiceApp',
-    }),
+    // The default account's; each named account gets its own (service-app.accounts.ts).
+    config: (options) => serviceAppTransportConfig(options),
   },
   pipeline: {
     provide: SERVICE_APP_PIPELINE,
@@ -66,6 +67,18 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
     }),
   },
 });
+
+/**
+ * One ServiceAppAccounts per application, whichever modules register accounts: global, so
+ * forRoot's module and every registerAccount module share it (each Nest application gets its own).
+ */
+@Global()
+@Module({ providers: [ServiceAppAccounts], exports: [ServiceAppAccounts] })
+class ServiceAppAccountsModule {}
+
+/** The module `registerAccount(Async)` returns (one per account name). */
+@Module({})
+class ServiceAppAccountModule {}
 
 /**
  * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and
@@ -88,7 +101,7 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
  * ```
  */
 @Module({
-  imports: kit.imports,
+  imports: [...kit.imports, ServiceAppAccountsModule],
   providers: [
     {
       provide: SERVICE_APP_OPTIONS,
@@ -120,6 +133,45 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
     ServiceFlowRegistry,
     ServiceFlowService,
     FulfillmentCallbackClient,
+    {
+      // The default account, handed to the application's accounts: named ones inherit from it.
+      provide: SERVICE_APP_ACCOUNTS,
+      useFactory: (
+        accounts: ServiceAppAccounts,
+        options: ServiceAppModuleOptions,
+        resolved: ResolvedServiceAppOptions,
+        access: InboundAccessPolicy,
+        status: PaymentStatusClient | undefined,
+        callback: FulfillmentCallbackClient,
+        flows: ServiceFlowService,
+        http: HttpService,
+        budget: StatusCheckBudget,
+        telemetry?: HubtelTelemetry,
+      ) =>
+        accounts.attachDefault({
+          options: options ?? {},
+          resolved,
+          access,
+          status,
+          callback,
+          flows,
+          http,
+          budget,
+          ...(telemetry ? { telemetry } : {}),
+        }),
+      inject: [
+        ServiceAppAccounts,
+        SERVICE_APP_MODULE_OPTIONS,
+        SERVICE_APP_OPTIONS,
+        SERVICE_APP_ACCESS_POLICY,
+        SERVICE_APP_STATUS_CLIENT,
+        FulfillmentCallbackClient,
+        ServiceFlowService,
+        HttpService,
+        HUBTEL_STATUS_CHECK_BUDGET,
+        { token: HUBTEL_TELEMETRY, optional: true },
+      ],
+    },
     FulfillmentService,
   ],
   exports: [
@@ -139,5 +191,72 @@ export class ServiceAppModule extends ServiceAppConfigurableModule {
   /** Options from a factory / class (`useFactory` + `inject`, `useClass`, `useExisting`); extras as in forRoot. */
   static override forRootAsync(options: typeof SERVICE_APP_ASYNC_OPTIONS_TYPE): DynamicModule {
     return super.forRootAsync(options);
+  }
+
+  /**
+   * A further account, by name: its programmable service answers on `/api/service-flow/<name>`
+   * and `/api/fulfillment/<name>` (the module's one controller), its orders are verified with its
+   * own `statusCheck` and called back with its own `callbackCredentials`; `@InjectFulfillment(name)`
+   * injects its FulfillmentAccount (in the modules that import this one, or everywhere with
+   * `isGlobal`), `fulfillment.forAccount(name)` reaches it from anywhere. Every option it leaves
+   * out is the default account's (`ServiceAppModule.forRoot`, required), except its credentials
+   * and path secret.
+   */
+  static registerAccount(options: ServiceAppAccountOptions): DynamicModule {
+    const { name, isGlobal, ...overrides } = options ?? ({} as ServiceAppAccountOptions);
+    return ServiceAppModule.accountModule(name, isGlobal, [], {
+      provide: getServiceAppAccountOptionsToken(name),
+      useValue: overrides,
+    });
+  }
+
+  /** `registerAccount` with the account's options from a factory (ConfigService, a vault...). */
+  static registerAccountAsync(options: ServiceAppAccountAsyncOptions): DynamicModule {
+    const {
+      name,
+      isGlobal,
+      imports = [],
+      inject = [],
+      useFactory,
+    } = options ?? ({} as ServiceAppAccountAsyncOptions);
+    checkAccountName(name, 'serviceApp.registerAccountAsync.name', 'ServiceAppModule.forRoot');
+    if (typeof useFactory !== 'function')
+      throw new HubtelConfigError(
+        `serviceApp[${name}].useFactory`,
+        'must be a function returning the account options',
+      );
+    return ServiceAppModule.accountModule(name, isGlobal, imports, {
+      provide: getServiceAppAccountOptionsToken(name),
+      useFactory,
+      inject,
+    });
+  }
+
+  private static accountModule(
+    name: string,
+    isGlobal: boolean | undefined,
+    imports: NonNullable<DynamicModule['imports']>,
+    optionsProvider: Provider,
+  ): DynamicModule {
+    checkAccountName(name, 'serviceApp.registerAccount.name', 'ServiceAppModule.forRoot');
+    const token = getFulfillmentAccountToken(name);
+    return {
+      module: ServiceAppAccountModule,
+      global: isGlobal ?? false,
+      imports: [...imports, ServiceAppAccountsModule],
+      providers: [
+        optionsProvider,
+        {
+          provide: token,
+          // Bound by name, found at each call: the FulfillmentService is forRoot's (global or not).
+          useFactory: (accounts: ServiceAppAccounts, overrides: unknown) => {
+            accounts.register(name, overrides);
+            return new FulfillmentAccount(name, accounts);
+          },
+          inject: [ServiceAppAccounts, getServiceAppAccountOptionsToken(name)],
+        },
+      ],
+      exports: [token],
+    };
   }
 }

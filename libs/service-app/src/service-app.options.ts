@@ -1,5 +1,6 @@
 import {
   HubtelConfigError,
+  type HubtelAccountResolver,
   type HubtelCredentials,
   type HubtelEnvSource,
   type HubtelRouteOptions,
@@ -20,6 +21,9 @@ import {
   HUBTEL_ENV,
   resolveUrl,
   assertStoreOption,
+  inheritAccountOptions,
+  resolveAccountResolver,
+  type ResolvedAccountResolver,
 } from '#internal';
 import {
   ServiceAppMessagesDto,
@@ -155,6 +159,84 @@ export interface ServiceAppModuleOptions {
    * are answered 503 meanwhile). Default 5000 ms. See docs/operations.md.
    */
   shutdownGraceMs?: number;
+  /**
+   * Accounts known only at run time (a database of merchants): a request on
+   * `/api/service-flow/<name>` (or `fulfillment.forAccount(name)`) for a name registered nowhere
+   * else asks `resolve(name)` for that account's options (as `registerAccount` takes them).
+   * Default account only.
+   */
+  accounts?: HubtelAccountResolver<ServiceAppAccountOverrides>;
+}
+
+/**
+ * What a named account sets (`ServiceAppModule.registerAccount`). Its credentials are its own,
+ * never the default account's: `statusCheck` (key pair and POS Sales ID; required when the default
+ * account has one, so no account is left unverified) and `callbackCredentials` (required when the
+ * default account has them); `access.pathSecret` is its own too (none when unset). Every other
+ * option it leaves out is the default account's (objects field by field); the options of the
+ * module as a whole (store, flows, job retry policies, shutdown, budgets, resolver) are the
+ * default account's only and refused here.
+ */
+export type ServiceAppAccountOverrides = Omit<
+  ServiceAppModuleOptions,
+  (typeof SERVICE_APP_ACCOUNT_INHERITANCE.defaultOnly)[number]
+>;
+
+/**
+ * How a named account inherits (core's inheritAccountOptions). `callbackUrl` is inherited: it is
+ * the platform's one fulfillment-callback receiver (`gs-callback.hubtel.com:9055`, platform facts),
+ * the same for every merchant, which tells accounts apart by the callback credentials.
+ * `callbackRetry`, `fulfillmentRetry` are the module's job policies (one per job type), so they
+ * are the default account's only, like the store and the flows.
+ */
+export const SERVICE_APP_ACCOUNT_INHERITANCE = {
+  own: [] as string[],
+  notInherited: ['statusCheck', 'callbackCredentials'],
+  defaultOnly: [
+    'store',
+    'flows',
+    'shutdownGraceMs',
+    'statusCheckBudget',
+    'maxPendingSessions',
+    'accounts',
+    'callbackRetry',
+    'fulfillmentRetry',
+  ],
+  merged: ['access', 'verification', 'ussd', 'messages'],
+} as const;
+
+/**
+ * The resolved options of named account `name`: its own options over the default account's
+ * (`defaults`, as given to forRoot). Errors name the option under `serviceApp[name]`.
+ */
+export function resolveServiceAppAccountOptions(
+  name: string,
+  defaults: ServiceAppModuleOptions,
+  overrides: unknown,
+): ResolvedServiceAppOptions {
+  const scope = `${SERVICE_APP_SCOPE}[${name}]`;
+  const base = defaults ?? {};
+  // Required where the default account has them: an account without its own would run unverified
+  // (statusCheck) or be refused by the platform (callbackCredentials), silently.
+  const own = (['statusCheck', 'callbackCredentials'] as const).filter((key) => base[key] !== undefined);
+  // The path secret is each account's own (the platform's source addresses are everyone's).
+  const inherited: ServiceAppModuleOptions = { ...base };
+  if (base.access && typeof base.access === 'object') {
+    const { pathSecret: _secret, ...access } = base.access;
+    inherited.access = access;
+  }
+  const merged = inheritAccountOptions(scope, inherited, overrides, {
+    ...SERVICE_APP_ACCOUNT_INHERITANCE,
+    own,
+    notInherited: SERVICE_APP_ACCOUNT_INHERITANCE.notInherited.filter((key) => !own.includes(key)),
+  });
+  // The status check's address and time-out are no credentials: inherited when not set.
+  const given = merged.statusCheck as ServiceAppStatusCheckOptions | undefined;
+  if (given && typeof given === 'object' && base.statusCheck && typeof base.statusCheck === 'object') {
+    const { url, timeoutMs } = base.statusCheck;
+    merged.statusCheck = { ...dropUndefined({ url, timeoutMs }), ...dropUndefined({ ...given }) };
+  }
+  return resolveServiceAppOptions(merged as ServiceAppModuleOptions, scope);
 }
 
 /**
@@ -225,13 +307,19 @@ export interface ResolvedServiceAppOptions {
   defaultCountryCode: string;
   ussd: ResolvedUssdOptions;
   shutdownGraceMs?: number;
+  /** The account resolver (default account only). */
+  accounts?: ResolvedAccountResolver<ServiceAppAccountOverrides>;
 }
 
-const P = 'serviceApp';
+/** The prefix of the module's option names in errors (a named account's: `serviceApp[north]`). */
+export const SERVICE_APP_SCOPE = 'serviceApp';
+const P = SERVICE_APP_SCOPE;
 
 /** Validates the options at bootstrap; a bad one stops the app with a HubtelConfigError naming it. */
 export function resolveServiceAppOptions(
   raw: ServiceAppModuleOptions | undefined,
+  /** Names options in errors: `serviceApp`, or `serviceApp[north]` for a named account. */
+  P = SERVICE_APP_SCOPE,
 ): ResolvedServiceAppOptions {
   const options = raw ?? {};
   assertOptionsObject(options, P);
@@ -251,8 +339,8 @@ export function resolveServiceAppOptions(
     access = o.access as InboundAccessOptions;
   }
 
-  const statusCheck = resolveStatusCheck(top.statusCheck, o.statusCheck);
-  const verification = resolveVerification(top.verification ?? {}, statusCheck !== undefined);
+  const statusCheck = resolveStatusCheck(top.statusCheck, o.statusCheck, P);
+  const verification = resolveVerification(top.verification ?? {}, statusCheck !== undefined, P);
   const sessionTtlMs = top.sessionTtlMs ?? D.sessionTtlMs;
   const sessionStartTtlMs = top.sessionStartTtlMs ?? Math.min(D.sessionStartTtlMs, sessionTtlMs);
   // Cross-field: a session cannot start with more time than a whole session gets.
@@ -265,7 +353,7 @@ export function resolveServiceAppOptions(
 
   const callbackRetry = top.callbackRetry ?? {};
   const fulfillmentRetry = top.fulfillmentRetry ?? {};
-  const backInputs = resolveBackInputs(o.backInput);
+  const backInputs = resolveBackInputs(o.backInput, P);
   const resolvedMessages: ServiceAppMessages = { ...SERVICE_APP_DEFAULT_MESSAGES, ...messages };
   return {
     callbackUrl,
@@ -294,7 +382,8 @@ export function resolveServiceAppOptions(
     flows: flows as ServiceFlowDefinition[],
     messages: resolvedMessages,
     defaultCountryCode: top.defaultCountryCode ?? HUBTEL_DEFAULT_COUNTRY_CODE,
-    ussd: resolveUssd(top.ussd ?? {}, o.ussd, backInputs, resolvedMessages),
+    ussd: resolveUssd(top.ussd ?? {}, o.ussd, backInputs, resolvedMessages, P),
+    ...dropUndefined({ accounts: resolveAccountResolver<ServiceAppAccountOverrides>(o.accounts, P) }),
     ...dropUndefined({ shutdownGraceMs: top.shutdownGraceMs }),
   };
 }
@@ -332,6 +421,7 @@ export function serviceAppOptionsFromEnv(source: HubtelEnvSource = process.env):
 function resolveStatusCheck(
   checked: ServiceAppStatusCheckOptionsDto | undefined,
   given: unknown,
+  P: string,
 ): ResolvedServiceAppOptions['statusCheck'] {
   if (checked === undefined) return undefined;
   const name = `${P}.statusCheck`;
@@ -346,6 +436,7 @@ function resolveStatusCheck(
 function resolveVerification(
   checked: ServiceAppVerificationOptionsDto,
   hasStatusCheck: boolean,
+  P: string,
 ): ResolvedServiceAppOptions['verification'] {
   const name = `${P}.verification`;
   const D = SERVICE_APP_DEFAULTS.verification;
@@ -374,6 +465,7 @@ function resolveUssd(
   given: unknown,
   backInputs: readonly string[],
   messages: ServiceAppMessages,
+  P: string,
 ): ResolvedUssdOptions {
   const name = `${P}.ussd`;
   const D = SERVICE_APP_USSD_DEFAULTS;
@@ -414,7 +506,7 @@ function operatorList(value: unknown, option: string): ReadonlySet<string> {
   return new Set(value.map((v: string) => v.trim().toLowerCase()));
 }
 
-function resolveBackInputs(value: unknown): string[] {
+function resolveBackInputs(value: unknown, P: string): string[] {
   if (value === undefined) return [SERVICE_APP_DEFAULTS.backInput];
   if (value === false) return [];
   const list = typeof value === 'string' ? [value] : value;

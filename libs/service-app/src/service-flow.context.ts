@@ -18,6 +18,11 @@ export interface FlowSessionInfo {
   /** `ussd`: the phone shows `Message` only (menus are written into it, paged); `app`: a Hubtel app. */
   channel: 'ussd' | 'app';
   /**
+   * The account whose service this session is (`default`, or a named account's name: the path it
+   * started on), so one app can serve each account its own menu.
+   */
+  account: string;
+  /**
    * On a `favorite` start: what the request carried (`Message`, `ClientState`), so the flow can
    * skip the steps it already has answers for. Absent otherwise.
    */
@@ -75,6 +80,11 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     this.answer = init.answer;
     this.rawAnswer = init.rawAnswer;
     this.field = init.field;
+  }
+
+  /** The account whose service this session is (`default`, or a named account's name). */
+  get account(): string {
+    return this.session.account;
   }
 
   get sessionId(): string {

@@ -8,6 +8,7 @@ import { SERVICE_APP_DEFAULTS } from './service-app.constants.js';
 import type { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { SelectOption } from './service-app.types.js';
+import { accountOf } from './service-flow.session.js';
 import { FlowContext, type FavoriteStart, type FlowSessionInfo } from './service-flow.context.js';
 import { copyWith, selectionsWithout, type SessionRecord } from './service-flow.session.js';
 import type { FlowReply, FlowValue, ServiceFlowDefinition } from './service-flow.types.js';
@@ -83,6 +84,7 @@ export class FlowStepRunner {
       mobile: session.mobile,
       serviceCode: session.serviceCode,
       channel: session.ussd ? 'ussd' : 'app',
+      account: accountOf(session),
     };
     if (session.operator !== undefined) info.operator = session.operator;
     if (favorite) info.favorite = favorite;

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { deleteIfVersion, type InboundPipeline } from '#internal';
 import {
+  HUBTEL_DEFAULT_ACCOUNT,
   HUBTEL_TELEMETRY,
   HubtelStoreUnavailableError,
   HubtelValidationError,
@@ -38,6 +39,7 @@ import { UssdScreens, detectChannel } from './service-flow.ussd.js';
 import { FlowStepRunner, describe, stepOf, type Answered, type StepRun } from './service-flow.runner.js';
 import {
   SharedStrings,
+  accountOf,
   cartKey,
   readRecord,
   readResume,
@@ -53,6 +55,7 @@ import {
   type SessionRecord,
 } from './service-flow.session.js';
 import { timedStep } from './service-flow.telemetry.js';
+import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from './service-app.errors.js';
 import type { ServiceFlowDefinition, StoredCart, StoredScreen, StoredSession } from './service-flow.types.js';
 
 /** Most prompts kept for "back" (older ones are dropped; a session is short anyway). */
@@ -90,7 +93,10 @@ export class ServiceFlowService {
   private readonly sessionWrite: StoreWriteOptions;
   /** A start is written with the shorter `sessionStartTtlMs`; its first answer re-writes it with `sessionTtlMs`. */
   private readonly startWrite: StoreWriteOptions;
-  private readonly pending: PendingStarts;
+  /** Shared by every account's engine: `maxPendingSessions` is the instance's. */
+  private pending: PendingStarts;
+  /** The named account this engine serves (see forAccount); undefined: the default account. */
+  private named: string | undefined;
   /** When the cap of pending starts was last reported (said at most once a minute). */
   private capWarnedAt = -Infinity;
   private readonly keepHistory: boolean;
@@ -124,10 +130,38 @@ export class ServiceFlowService {
   }
 
   /**
-   * Answers one service-flow request (the body as received). Throws HubtelValidationError (with
-   * `issues`) when the body is not a valid service-flow request; never throws otherwise.
+   * @internal The engine of named account `account`: the same flows and store, with the account's
+   * own options (messages, TTLs, USSD...); its sessions and carts record the account. Built once
+   * per account by the module's accounts; the instance-wide start cap is shared.
    */
-  async handle(body: unknown): Promise<ServiceFlowResponse> {
+  forAccount(account: string, options: ResolvedServiceAppOptions): ServiceFlowService {
+    const engine = new ServiceFlowService(this.registry, this.store, options, this.telemetry, this.pipeline);
+    engine.pending = this.pending;
+    engine.accountEngines = this.accountEngines;
+    engine.named = account === HUBTEL_DEFAULT_ACCOUNT ? undefined : account;
+    return engine;
+  }
+
+  /** The account this engine serves. */
+  get account(): string {
+    return this.named ?? HUBTEL_DEFAULT_ACCOUNT;
+  }
+
+  /** @internal Set by the module's accounts: how `handle(body, account)` finds another account. */
+  accountEngines?: { get(name: string): Promise<{ flows: ServiceFlowService }> };
+
+  /**
+   * Answers one service-flow request (the body as received). Throws HubtelValidationError (with
+   * `issues`) when the body is not a valid service-flow request; never throws otherwise, but for
+   * a session of another account than `account` (ServiceAppWrongAccountError). `account`: the
+   * account whose endpoint it came to, when you mount the endpoint yourself (default: this
+   * service's, the default account); an unknown name rejects (ServiceAppUnknownAccountError).
+   */
+  async handle(body: unknown, account?: string): Promise<ServiceFlowResponse> {
+    if (account !== undefined && account !== this.account) {
+      if (!this.accountEngines) throw new ServiceAppUnknownAccountError(account, [this.account], false);
+      return (await this.accountEngines.get(account)).flows.handle(body);
+    }
     if (this.telemetry) return timedStep(this.telemetry, body, (input) => this.step(input));
     return this.step(body);
   }
@@ -190,6 +224,8 @@ export class ServiceFlowService {
           return this.unsupported(request);
       }
     } catch (error) {
+      // Another account's session: refused as it is (the endpoint answers 409), nothing changed.
+      if (error instanceof ServiceAppWrongAccountError) throw error;
       if (error instanceof HubtelStoreUnavailableError) {
         // Redis is down: end the session with a message the phone shows (a 503 shows nothing).
         // Nothing to forget: the store cannot be written, and the session expires there anyway.
@@ -247,6 +283,7 @@ export class ServiceFlowService {
       page: undefined,
       resume: undefined,
       timedOut: undefined,
+      account: this.named,
     };
     if (flow.resume && !favorite) {
       const offer = await this.resumeOffer(flow, session, sessionId);
@@ -265,6 +302,7 @@ export class ServiceFlowService {
     const sessionId = request.SessionId;
     const entry = await this.store.get<unknown>(key);
     const session = entry && readRecord(entry.value);
+    if (session) this.assertOwn(request.SessionId, session);
     const flow = session && this.registry.get(session.flow);
     if (!session || !flow) {
       if (entry && !session) {
@@ -321,7 +359,11 @@ export class ServiceFlowService {
   }
 
   private async release(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
-    await this.keepForResume(request.SessionId, key);
+    // Read first: another account's session is neither kept for resume nor forgotten.
+    const entry = await this.store.get<unknown>(key);
+    const session = entry ? readRecord(entry.value) : undefined;
+    if (session) this.assertOwn(request.SessionId, session);
+    await this.keepForResume(request.SessionId, key, session);
     await this.forget(key);
     this.logger.debug(`Session ${request.SessionId} released by the platform (${request.Type})`);
     return releaseResponse(request.SessionId, this.options.messages.released);
@@ -335,6 +377,7 @@ export class ServiceFlowService {
     const sessionId = request.SessionId;
     const entry = await this.store.get<unknown>(key);
     const session = entry && readRecord(entry.value);
+    if (session) this.assertOwn(sessionId, session);
     if (entry && session && !session.timedOut) {
       await this.keepForResume(sessionId, key, session);
       // Compare-and-set: an answer that won the race keeps its state (and is then refused).
@@ -344,6 +387,12 @@ export class ServiceFlowService {
     this.logger.debug(`Session ${sessionId} timed out on the platform`);
     // Answered as a release always was (the platform ignores it).
     return releaseResponse(sessionId, this.options.messages.timedOut);
+  }
+
+  /** A session of another account than this engine's is refused (ServiceAppWrongAccountError). */
+  private assertOwn(sessionId: string, session: SessionRecord): void {
+    if (session.account !== this.named)
+      throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(session));
   }
 
   /** `query`: the @OnServiceQuery() handler's answer; without one, a polite `Release`. */
@@ -527,7 +576,7 @@ export class ServiceFlowService {
     session: SessionRecord,
     sessionId: string,
   ): Promise<ResumeRecord | undefined> {
-    const key = resumeKey(session.serviceCode, session.mobile);
+    const key = resumeKey(session.serviceCode, session.mobile, session.account);
     const entry = await this.store.get<unknown>(key);
     const left = entry && readResume(entry.value);
     if (!left) return undefined;
@@ -560,7 +609,7 @@ export class ServiceFlowService {
       option = check.option;
     }
     // Offered once: whatever the answer, the old session's record is used up.
-    await this.store.delete(resumeKey(session.serviceCode, session.mobile));
+    await this.store.delete(resumeKey(session.serviceCode, session.mobile, session.account));
     const left = session.resume;
     if (option?.Value === 'yes' && left) {
       const restored = record(session, left.screen, left.history, left.data, left.selections);
@@ -610,7 +659,7 @@ export class ServiceFlowService {
     session: SessionRecord,
   ): Promise<void> {
     await this.store.set(
-      resumeKey(session.serviceCode, session.mobile),
+      resumeKey(session.serviceCode, session.mobile, session.account),
       resumeRecord(sessionId, session, Date.now()),
       {
         ttlMs: flow.resume!.withinMs,
@@ -620,7 +669,7 @@ export class ServiceFlowService {
 
   /** A finished session (carted or ended) is never offered: its record goes. */
   private async dropResume(flow: ServiceFlowDefinition, session: SessionRecord): Promise<void> {
-    if (flow.resume) await this.store.delete(resumeKey(session.serviceCode, session.mobile));
+    if (flow.resume) await this.store.delete(resumeKey(session.serviceCode, session.mobile, session.account));
   }
 
   /** Turns a step's reply into the response, updating the session (and the cart) in the store. */
@@ -693,6 +742,7 @@ export class ServiceFlowService {
             createdAt: new Date().toISOString(),
           };
           if (session.operator !== undefined) cart.operator = session.operator;
+          if (session.account !== undefined) cart.account = session.account;
           await this.store.set(cartKeyName, cart, { ttlMs: this.options.cartTtlMs });
           await this.forget(key);
           await this.dropResume(flow, session);

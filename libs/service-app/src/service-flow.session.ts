@@ -4,6 +4,7 @@
  * Separate from ServiceFlowService so the storage format (which must stay readable across
  * deploys) is read in one place, apart from the request handling.
  */
+import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import { SERVICE_APP_KEYS } from './service-app.constants.js';
 import type { SelectOption } from './service-app.types.js';
 import type { StoredScreen, StoredSession } from './service-flow.types.js';
@@ -41,6 +42,8 @@ export interface SessionRecord {
   resume?: ResumeRecord | undefined;
   /** The platform sent `timeout`: the session is over. */
   timedOut?: true | undefined;
+  /** The named account whose path the session started on; undefined: the default account (and older records). */
+  account?: string | undefined;
 }
 
 /**
@@ -59,9 +62,19 @@ export interface ResumeRecord {
   at: number;
 }
 
-/** One key per ServiceCode and Mobile; the hash tag keeps it one slot on a Redis Cluster. */
-export function resumeKey(serviceCode: string, mobile: string): string {
-  return `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${mobile}`;
+/**
+ * One key per ServiceCode and Mobile (and named account: two accounts may use one ServiceCode);
+ * the hash tag keeps it one slot on a Redis Cluster.
+ */
+export function resumeKey(serviceCode: string, mobile: string, account?: string): string {
+  return account === undefined
+    ? `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${mobile}`
+    : `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${account}:${mobile}`;
+}
+
+/** The account a stored session or cart belongs to (none recorded: the default account). */
+export function accountOf(stored: { account?: string | undefined }): string {
+  return stored.account ?? HUBTEL_DEFAULT_ACCOUNT;
 }
 
 /** The resume record a session leaves at this point (its awaited prompt and what it collected). */
@@ -125,6 +138,7 @@ export function record(
     page: page || undefined,
     resume: undefined,
     timedOut: undefined,
+    account: session.account,
   };
 }
 
@@ -147,7 +161,8 @@ export function readRecord(value: unknown): SessionRecord | undefined {
     (typeof r.startedAt !== 'number' && typeof r.startedAt !== 'string') ||
     (r.ussd !== undefined && r.ussd !== true) ||
     (r.page !== undefined && (typeof r.page !== 'number' || !Number.isInteger(r.page) || r.page < 0)) ||
-    (r.resume !== undefined && !readResume(r.resume))
+    (r.resume !== undefined && !readResume(r.resume)) ||
+    (r.account !== undefined && typeof r.account !== 'string')
   )
     return undefined;
   return value as SessionRecord;
@@ -188,6 +203,7 @@ export function storedSession(sessionId: string, record: SessionRecord): StoredS
   };
   if (record.operator !== undefined) session.operator = record.operator;
   if (record.timedOut) session.timedOut = true;
+  if (record.account !== undefined) session.account = record.account;
   return session;
 }
 

@@ -147,6 +147,8 @@ export interface StoredSession {
   selections: Record<string, SelectOption>;
   /** ISO time the session started. */
   startedAt: string;
+  /** The named account whose path the session started on; absent: the default account. */
+  account?: string;
 }
 
 /** A cart answered to the platform, waiting for its fulfillment request (TTL: `cartTtlMs`). */
@@ -160,4 +162,6 @@ export interface StoredCart {
   /** Everything the session collected. */
   data: Record<string, unknown>;
   createdAt: string;
+  /** The named account whose session built it; absent: the default account (and older carts). */
+  account?: string;
 }

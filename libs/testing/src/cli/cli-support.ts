@@ -218,7 +218,7 @@ export function urlOption(name: string, value: string): URL {
 export async function markServicePaidInSandbox(
   sandboxUrl: string,
   sessionId: string,
-  payment: { amount?: number; orderId?: string },
+  payment: { amount?: number; orderId?: string; account?: string },
   timeoutMs: number,
 ): Promise<void> {
   let res: Response;

@@ -38,6 +38,10 @@ Options:
                               service-flow replaced by fulfillment)
       --sandbox <url>         a running sandbox your app sends fulfillment callbacks to (hubtel-sandbox,
                               or an app's embedded one); the callback is read from its records
+      --account <name>        with --sandbox: the sandbox account whose programmable service this is
+                              (its status check confirms the payment to that account's keys only);
+                              the URL names your app's account: .../api/service-flow/<account>
+                              (default: the sandbox's default account)
       --callback-port <n>     otherwise the simulator receives callbacks itself on this port (default: free)
       --callback-timeout <s>  seconds to wait for the fulfillment callback (default 60)
       --timeout <ms>          time allowed for each answer of the service (default 5000, the USSD limit)
@@ -67,6 +71,7 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
     'unicode-screen-size': { type: 'string' },
     'fulfillment-url': { type: 'string' },
     sandbox: { type: 'string' },
+    account: { type: 'string' },
     'callback-port': { type: 'string' },
     'callback-timeout': { type: 'string' },
     timeout: { type: 'string' },
@@ -102,6 +107,13 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
   const channel = values.channel?.trim().toLowerCase();
   if (channel !== undefined && channel !== 'ussd' && channel !== 'app')
     throw new CliUsageError(`--channel must be ussd or app, got "${values.channel}"`);
+  const account = values.account?.trim();
+  if (account !== undefined && (account === '' || values.sandbox === undefined))
+    throw new CliUsageError(
+      account === ''
+        ? '--account must not be empty'
+        : '--account needs --sandbox (the sandbox whose account confirms the payment)',
+    );
   const callbackTimeout = intOption('callback-timeout', values['callback-timeout'], 1, 3600);
   return {
     help: false,
@@ -118,6 +130,7 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
       screenSize: intOption('screen-size', values['screen-size'], 10, 10_000),
       unicodeScreenSize: intOption('unicode-screen-size', values['unicode-screen-size'], 10, 10_000),
       sandboxUrl: values.sandbox === undefined ? undefined : urlOption('--sandbox', values.sandbox).origin,
+      ...(account === undefined ? {} : { account }),
       callbackPort: intOption('callback-port', values['callback-port'], 0, 65535),
       callbackTimeoutMs: callbackTimeout === undefined ? undefined : callbackTimeout * 1000,
       timeoutMs: intOption('timeout', values.timeout, 1, 600_000),

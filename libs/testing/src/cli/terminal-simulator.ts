@@ -48,6 +48,11 @@ export interface TerminalSimulatorOptions {
    * simulator's own receiver (`callbackPort`).
    */
   sandboxUrl?: string;
+  /**
+   * With `sandboxUrl`: the sandbox account whose programmable service this is (several accounts:
+   * its status check confirms the payment to that account's keys only). Default: its default one.
+   */
+  account?: string;
   /** Port of the simulator's own fulfillment-callback receiver. Default: a free one. */
   callbackPort?: number;
   /** How long to wait for the fulfillment callback after paying. Default 60 s. */
@@ -193,6 +198,8 @@ export class TerminalSimulator {
     this.out(`  Service Fulfillment URL   ${this.fulfillmentUrl.href}`);
     if (this.options.sandboxUrl)
       this.out(`  Fulfillment callbacks     read from the sandbox at ${this.options.sandboxUrl}`);
+    if (this.options.sandboxUrl && this.options.account)
+      this.out(`  Sandbox account           ${this.options.account}`);
     else
       this.out(
         `  Fulfillment callbacks     ${sandbox.url}/callback  ${p("(your ServiceAppModule's callbackUrl must be " + sandbox.url + ')', 'dim')}`,
@@ -371,7 +378,7 @@ export class TerminalSimulator {
         await markServicePaidInSandbox(
           this.options.sandboxUrl,
           session.sessionId,
-          { amount: total, orderId },
+          { amount: total, orderId, ...(this.options.account ? { account: this.options.account } : {}) },
           10_000,
         );
       } catch (err) {

@@ -1,0 +1,180 @@
+import { HubtelConfigError } from 'nestjs-hubtel';
+import { serviceAppAccountsFromEnv } from './service-app.env.js';
+import { resolveServiceAppAccountOptions, type ServiceAppModuleOptions } from './service-app.options.js';
+
+const NORTH_CHECK = { clientId: 'north-id', clientSecret: 'north-secret', posSalesId: '2000001' };
+
+const DEFAULTS: ServiceAppModuleOptions = {
+  callbackUrl: 'http://127.0.0.1:9055',
+  callbackCredentials: { clientId: 'cb-id', clientSecret: 'cb-secret' },
+  callbackTimeoutMs: 4_000,
+  statusCheck: {
+    clientId: 'main-id',
+    clientSecret: 'main-secret',
+    posSalesId: '2000000',
+    url: 'http://127.0.0.1:9100',
+    timeoutMs: 3_000,
+  },
+  verification: { recheckForMs: 60_000, amountTolerance: 0.5 },
+  sessionTtlMs: 120_000,
+  messages: { busy: 'Busy, try again' },
+  ussd: { moreLabel: 'Next' },
+  access: { pathSecret: 'main-path-secret-0123456789', allowedIps: ['52.50.116.54'] },
+  maxPendingSessions: 10,
+};
+
+/** The option a HubtelConfigError names. */
+function failure(run: () => unknown): string {
+  try {
+    run();
+  } catch (e) {
+    if (e instanceof HubtelConfigError) return e.option;
+    throw e;
+  }
+  return 'no error';
+}
+
+describe('resolveServiceAppAccountOptions: what a named account inherits', () => {
+  it('inherits time-outs, TTLs, verification, messages, USSD, the callback URL and the allow-list; never the credentials or the path secret', () => {
+    const north = resolveServiceAppAccountOptions('north', DEFAULTS, {
+      statusCheck: NORTH_CHECK,
+      callbackCredentials: { clientId: 'north-cb', clientSecret: 'north-cb-secret' },
+      verification: { amountTolerance: 0 },
+      messages: { error: 'North failed' },
+    });
+    expect(north.statusCheck).toEqual({
+      credentials: { clientId: 'north-id', clientSecret: 'north-secret' },
+      posSalesId: '2000001',
+      // Address and time-out are no credentials: the default's.
+      url: 'http://127.0.0.1:9100',
+      timeoutMs: 3_000,
+    });
+    expect(north.callbackCredentials).toEqual({ clientId: 'north-cb', clientSecret: 'north-cb-secret' });
+    expect(north.callbackUrl).toBe('http://127.0.0.1:9055');
+    expect(north.callbackTimeoutMs).toBe(4_000);
+    expect(north.sessionTtlMs).toBe(120_000);
+    expect(north.verification).toMatchObject({ enabled: true, recheckForMs: 60_000, amountTolerance: 0 });
+    expect(north.messages).toMatchObject({ busy: 'Busy, try again', error: 'North failed' });
+    expect(north.ussd.moreLabel).toBe('Next');
+    expect(north.access).toEqual({ allowedIps: ['52.50.116.54'] });
+  });
+
+  it('requires its own status check and callback credentials where the default account has them', () => {
+    expect(failure(() => resolveServiceAppAccountOptions('north', DEFAULTS, {}))).toBe(
+      'serviceApp[north].statusCheck',
+    );
+    expect(
+      failure(() => resolveServiceAppAccountOptions('north', DEFAULTS, { statusCheck: NORTH_CHECK })),
+    ).toBe('serviceApp[north].callbackCredentials');
+    // Where the default has none, neither is needed, nor inherited.
+    const plain = resolveServiceAppAccountOptions('north', { callbackUrl: 'http://127.0.0.1:9055' }, {});
+    expect(plain.statusCheck).toBeUndefined();
+    expect(plain.verification.enabled).toBe(false);
+  });
+
+  it("refuses the module's options on a named account, and names bad ones under serviceApp[name]", () => {
+    const own = { statusCheck: NORTH_CHECK, callbackCredentials: { clientId: 'a', clientSecret: 'b' } };
+    for (const option of [
+      'store',
+      'flows',
+      'shutdownGraceMs',
+      'statusCheckBudget',
+      'maxPendingSessions',
+      'accounts',
+      'callbackRetry',
+      'fulfillmentRetry',
+    ])
+      expect(
+        failure(() => resolveServiceAppAccountOptions('north', DEFAULTS, { ...own, [option]: {} })),
+      ).toBe(`serviceApp[north].${option}`);
+    expect(
+      failure(() => resolveServiceAppAccountOptions('north', DEFAULTS, { ...own, sessionTtlMs: -1 })),
+    ).toBe('serviceApp[north].sessionTtlMs');
+    expect(
+      failure(() =>
+        resolveServiceAppAccountOptions('north', DEFAULTS, {
+          ...own,
+          statusCheck: { ...NORTH_CHECK, url: 'not a url' },
+        }),
+      ),
+    ).toBe('serviceApp[north].statusCheck.url');
+  });
+});
+
+describe('serviceAppAccountsFromEnv', () => {
+  const BASE = {
+    HUBTEL_CLIENT_ID: 'main-id',
+    HUBTEL_CLIENT_SECRET: 'main-secret',
+    HUBTEL_POS_SALES_ID: '2000000',
+    HUBTEL_STATUS_URL: 'http://127.0.0.1:9100',
+  };
+
+  it('reads the default account and each account of HUBTEL_ACCOUNTS from its own variables', () => {
+    const env = {
+      ...BASE,
+      HUBTEL_ACCOUNTS: 'north,south-east',
+      HUBTEL_NORTH_CLIENT_ID: 'north-id',
+      HUBTEL_NORTH_CLIENT_SECRET: 'north-secret',
+      HUBTEL_NORTH_POS_SALES_ID: '2000001',
+      HUBTEL_NORTH_CALLBACK_URL: 'http://127.0.0.1:9056',
+      HUBTEL_SOUTH_EAST_CLIENT_ID: 'se-id',
+      HUBTEL_SOUTH_EAST_CLIENT_SECRET: 'se-secret',
+      HUBTEL_SOUTH_EAST_POS_SALES_ID: '2000002',
+      HUBTEL_SOUTH_EAST_STATUS_URL: 'http://127.0.0.1:9101',
+    };
+    const read = serviceAppAccountsFromEnv(env);
+    expect(read).toEqual({
+      default: {
+        statusCheck: {
+          clientId: 'main-id',
+          clientSecret: 'main-secret',
+          posSalesId: '2000000',
+          url: 'http://127.0.0.1:9100',
+        },
+      },
+      accounts: [
+        { name: 'north', callbackUrl: 'http://127.0.0.1:9056', statusCheck: NORTH_CHECK },
+        {
+          name: 'south-east',
+          statusCheck: {
+            clientId: 'se-id',
+            clientSecret: 'se-secret',
+            posSalesId: '2000002',
+            url: 'http://127.0.0.1:9101',
+          },
+        },
+      ],
+    });
+    expect(serviceAppAccountsFromEnv({ get: (key: string) => (env as Record<string, string>)[key] })).toEqual(
+      read,
+    );
+    expect(serviceAppAccountsFromEnv(BASE).accounts).toEqual([]);
+  });
+
+  it("names the account's variable that is missing or bad", () => {
+    const north = {
+      ...BASE,
+      HUBTEL_ACCOUNTS: 'north',
+      HUBTEL_NORTH_CLIENT_ID: 'n',
+      HUBTEL_NORTH_CLIENT_SECRET: 's',
+    };
+    expect(failure(() => serviceAppAccountsFromEnv(north))).toBe('HUBTEL_NORTH_POS_SALES_ID');
+    // No status check on the default account: none needed, but one started must be complete.
+    expect(
+      failure(() => serviceAppAccountsFromEnv({ HUBTEL_ACCOUNTS: 'north', HUBTEL_NORTH_CLIENT_ID: 'n' })),
+    ).toBe('HUBTEL_NORTH_CLIENT_SECRET');
+    expect(serviceAppAccountsFromEnv({ HUBTEL_ACCOUNTS: 'north' }).accounts).toEqual([{ name: 'north' }]);
+    expect(
+      failure(() =>
+        serviceAppAccountsFromEnv({
+          ...north,
+          HUBTEL_NORTH_POS_SALES_ID: '1',
+          HUBTEL_NORTH_CALLBACK_URL: 'nope',
+        }),
+      ),
+    ).toBe('HUBTEL_NORTH_CALLBACK_URL');
+    expect(failure(() => serviceAppAccountsFromEnv({ ...BASE, HUBTEL_ACCOUNTS: 'North' }))).toBe(
+      'HUBTEL_ACCOUNTS',
+    );
+  });
+});

@@ -1,0 +1,182 @@
+import type { HttpService } from '@nestjs/axios';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
+import {
+  AccountRegistry,
+  HttpTransport,
+  InboundAccessPolicy,
+  type HttpTransportConfig,
+  type InboundAccount,
+  type StatusCheckBudget,
+} from '#internal';
+import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
+import { PaymentStatusClient } from './payment-status.client.js';
+import { ServiceAppUnknownAccountError } from './service-app.errors.js';
+import {
+  SERVICE_APP_SCOPE,
+  resolveServiceAppAccountOptions,
+  type ResolvedServiceAppOptions,
+  type ServiceAppModuleOptions,
+} from './service-app.options.js';
+import type { FulfillmentService } from './fulfillment.service.js';
+import type { ServiceFlowService } from './service-flow.service.js';
+
+/**
+ * One account of the service app, as built once (default and registered: at bootstrap; resolved:
+ * at first use, then cached): its options, its access policy (path secret, allow-list), its own
+ * HTTP transport with its status-check keys and callback credentials, and its flow engine.
+ */
+export interface ServiceAppAccount extends InboundAccount {
+  readonly name: string;
+  readonly access: InboundAccessPolicy;
+  readonly options: ResolvedServiceAppOptions;
+  /** The account's status check (its key pair and POS Sales ID); undefined without `statusCheck`. */
+  readonly status: PaymentStatusClient | undefined;
+  /** Posts the fulfillment callback with the account's callback credentials. */
+  readonly callback: FulfillmentCallbackClient;
+  /** Whether its orders are confirmed with the status check before any handler runs. */
+  readonly verifying: boolean;
+  /** Answers the account's service-flow requests (its sessions record the account). */
+  readonly flows: ServiceFlowService;
+}
+
+/** What `ServiceAppModule.forRoot` hands over: named accounts inherit from it. */
+export interface ServiceAppDefaultAccount {
+  /** The options as given (named accounts inherit those they do not set). */
+  options: ServiceAppModuleOptions;
+  resolved: ResolvedServiceAppOptions;
+  access: InboundAccessPolicy;
+  status: PaymentStatusClient | undefined;
+  callback: FulfillmentCallbackClient;
+  flows: ServiceFlowService;
+  http: HttpService;
+  budget: StatusCheckBudget;
+  telemetry?: HubtelTelemetry;
+}
+
+/** The transport of one account: the callback receiver and the status check, with its own keys. */
+export function serviceAppTransportConfig(
+  options: ResolvedServiceAppOptions,
+  loggerContext = 'HubtelServiceApp',
+): Omit<HttpTransportConfig, 'telemetry'> {
+  return {
+    baseUrls: { fulfillment: options.callbackUrl, status: options.statusCheck?.url },
+    credentials: { fulfillment: options.callbackCredentials, status: options.statusCheck?.credentials },
+    timeoutMs: options.callbackTimeoutMs,
+    // One attempt per call: the pipeline schedules the callback's retries up to its deadline.
+    retry: {
+      maxAttempts: 1,
+      baseDelayMs: options.callbackRetry.baseDelayMs,
+      maxDelayMs: options.callbackRetry.maxDelayMs,
+    },
+    loggerContext,
+  };
+}
+
+/**
+ * The application's service-app accounts: the default one (forRoot), those registered by name
+ * (registerAccount), and those the optional resolver finds at run time (cached), kept by core's
+ * AccountRegistry. Routing (`routeInbound`) reads `default` and `get(name)`.
+ */
+@Injectable()
+export class ServiceAppAccounts implements OnModuleInit {
+  private readonly registry = new AccountRegistry<ServiceAppAccount>(
+    SERVICE_APP_SCOPE,
+    'ServiceAppModule.forRoot',
+    (account, known, resolver) => new ServiceAppUnknownAccountError(account, known, resolver),
+  );
+
+  /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
+  attachDefault(defaults: ServiceAppDefaultAccount): this {
+    const resolved = defaults.resolved;
+    defaults.flows.accountEngines ??= this;
+    this.registry.attachDefault({
+      account: {
+        name: HUBTEL_DEFAULT_ACCOUNT,
+        access: defaults.access,
+        options: resolved,
+        status: defaults.status,
+        callback: defaults.callback,
+        verifying: resolved.verification.enabled && defaults.status !== undefined,
+        flows: defaults.flows,
+      },
+      build: (name, overrides) => buildAccount(defaults, name, overrides),
+      ...(resolved.accounts ? { resolver: resolved.accounts } : {}),
+    });
+    return this;
+  }
+
+  private service?: FulfillmentService;
+
+  /** @internal Called by forRoot's FulfillmentService (what FulfillmentAccount calls). */
+  attachFulfillment(service: FulfillmentService): void {
+    this.service ??= service;
+  }
+
+  /** forRoot's FulfillmentService. */
+  get fulfillment(): FulfillmentService {
+    if (!this.service)
+      throw new HubtelConfigError(
+        SERVICE_APP_SCOPE,
+        'needs ServiceAppModule.forRoot or ServiceAppModule.forRootAsync in the application',
+      );
+    return this.service;
+  }
+
+  /** Called by registerAccount's module. */
+  register(name: string, overrides: unknown): void {
+    this.registry.register(name, overrides);
+  }
+
+  /** Builds every registered account now, so a bad option stops the application at bootstrap. */
+  onModuleInit(): void {
+    this.registry.buildRegistered();
+  }
+
+  /** Account `name` (resolver included), or ServiceAppUnknownAccountError. */
+  get(name: unknown): Promise<ServiceAppAccount> {
+    return this.registry.get(name);
+  }
+
+  /** The default account (forRoot's). */
+  get default(): ServiceAppAccount {
+    return this.registry.default;
+  }
+
+  /** Names configured in code or the environment: `default` first, then the registered ones. */
+  get names(): string[] {
+    return this.registry.names;
+  }
+}
+
+function buildAccount(
+  defaults: ServiceAppDefaultAccount,
+  name: string,
+  overrides: unknown,
+): ServiceAppAccount {
+  const options = resolveServiceAppAccountOptions(name, defaults.options, overrides);
+  const scope = `${SERVICE_APP_SCOPE}[${name}]`;
+  const access = new InboundAccessPolicy(options.access, `${scope}.access.`);
+  const config = serviceAppTransportConfig(options, `HubtelServiceApp[${name}]`);
+  const transport = new HttpTransport(
+    defaults.http,
+    defaults.telemetry ? { ...config, telemetry: defaults.telemetry } : config,
+  );
+  const status = options.statusCheck
+    ? new PaymentStatusClient(
+        transport,
+        options.statusCheck.posSalesId,
+        options.statusCheck.timeoutMs,
+        defaults.budget,
+      )
+    : undefined;
+  return {
+    name,
+    access,
+    options,
+    status,
+    callback: new FulfillmentCallbackClient(transport),
+    verifying: options.verification.enabled && status !== undefined,
+    flows: defaults.flows.forAccount(name, options),
+  };
+}
