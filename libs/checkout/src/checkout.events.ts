@@ -234,5 +234,6 @@ export class CheckoutExpiredEvent {
  * Payload of `CheckoutEvents.DeadLetter`: the core pipeline's DeadLetterEvent. `type` is the event
  * whose handler gave up (`hubtel.checkout.paid`, ...) or `hubtel.checkout.confirm` when confirming a
  * callback through the status check kept failing (the reconciler still checks that invoice later).
+ * Its `account` is the invoice's (`@OnCheckoutDeadLetter({ account: 'north' })` filters by it).
  */
 export type CheckoutDeadLetterEvent<P = unknown> = DeadLetterEvent<P>;
