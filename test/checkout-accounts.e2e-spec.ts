@@ -23,6 +23,7 @@ import {
   checkoutAccountsFromEnv,
   type CheckoutAccountOverrides,
   type CheckoutAccountService,
+  type CheckoutDeadLetterEvent,
   type CheckoutModuleOptions,
   type CheckoutPaidEvent,
   type CheckoutRejectedEvent,
@@ -47,7 +48,10 @@ class Handlers {
   readonly paid: CheckoutPaidEvent[] = [];
   readonly northPaid: string[] = [];
   readonly rejected: CheckoutRejectedEvent[] = [];
-  readonly dead: unknown[] = [];
+  readonly dead: string[] = [];
+  readonly northDead: string[] = [];
+  /** References whose north handler throws (to dead-letter them). */
+  readonly failing = new Set<string>();
 
   @OnCheckoutPaid()
   onPaid(event: CheckoutPaidEvent) {
@@ -57,6 +61,7 @@ class Handlers {
   /** Runs for the north account's invoices only. */
   @OnCheckoutPaid({ account: 'north' })
   onNorthPaid(event: CheckoutPaidEvent) {
+    if (this.failing.has(event.clientReference)) throw new Error('the north warehouse is down');
     this.northPaid.push(event.clientReference);
   }
 
@@ -66,8 +71,13 @@ class Handlers {
   }
 
   @OnCheckoutDeadLetter()
-  onDead(event: unknown) {
-    this.dead.push(event);
+  onDead(event: CheckoutDeadLetterEvent) {
+    this.dead.push(event.key);
+  }
+
+  @OnCheckoutDeadLetter({ account: 'north' })
+  onNorthDead(event: CheckoutDeadLetterEvent) {
+    this.northDead.push(event.key);
   }
 }
 
@@ -312,6 +322,22 @@ describe('Several checkout accounts (e2e, one sandbox serving two accounts)', ()
     expect(
       signals.filter((s) => s.kind === 'inbound').map((s) => (s as { account?: string }).account),
     ).toEqual(['default', 'north']);
+  });
+
+  it("a north handler that keeps failing: its dead letter carries the account, filtered handlers see north's only", async () => {
+    const shop = await startShop({
+      defaults: { handlers: { retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 } } },
+    });
+    const b = await shop.checkout
+      .forAccount('north')
+      .createInvoice({ totalAmount: 20, description: 'North' });
+    shop.handlers.failing.add(b.clientReference);
+    await hubtel.pay(b.clientReference);
+    await shop.checkout.drain();
+    expect(shop.handlers.dead).toEqual([b.clientReference]);
+    expect(shop.handlers.northDead).toEqual([b.clientReference]);
+    const [letter] = await shop.checkout.listDeadLetters();
+    expect(letter).toMatchObject({ key: b.clientReference, payload: { account: 'north' } });
   });
 
   it('reconciliation checks each pending invoice with its own account', async () => {
