@@ -174,7 +174,7 @@ function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides:
     name,
     options,
     // Its own POS Sales ID; the instance's status-check budget is shared.
-    api: new CheckoutApiClient(transport, options.posSalesId, defaults.budget),
+    api: new CheckoutApiClient(transport, options.posSalesId, defaults.budget, `checkout[${name}]`),
     verifier: new CheckoutVerifier(options.verification),
     access: new InboundAccessPolicy(options.access, `checkout[${name}].access.`),
   };
