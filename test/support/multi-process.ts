@@ -198,6 +198,12 @@ export interface SandboxInfo {
     api: { clientId: string; clientSecret: string };
   };
   posSalesId: string;
+  /** With `--accounts`: every account served (the default first), its keys and POS Sales ID. */
+  accounts?: Array<{
+    name: string;
+    credentials: { api: { clientId: string; clientSecret: string } };
+    posSalesId: string;
+  }>;
 }
 
 /** The sandbox CLI in its own process, with its admin API (`/_sandbox`). */

@@ -22,6 +22,9 @@
  *                            that long after the first check, then twice as long after that
  *   MARKS_DIR                a directory all replicas share (default: the system's temporary one),
  *                            where the first run of a `hang-…` handler leaves its mark
+ *   ACCOUNTS                 named checkout accounts to register (`north,south`), each with its
+ *                            keys and POS Sales ID from the sandbox's `--json` line (`accounts`,
+ *                            a sandbox started with `--accounts`); see "Checkout accounts" below
  *
  * What a reference (or order id) is called decides how its handlers behave, on every replica:
  *   hold-…          the receipt handler holds HOLD_MS after its SMS (see above)
@@ -52,6 +55,7 @@ import {
   Post,
   type DynamicModule,
   type INestApplication,
+  type Type,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
@@ -272,6 +276,59 @@ const serviceAccount = serviceAccountBlock();
 const reconcileMs = Number(env.RECONCILE_MS ?? 0);
 const recheckMs = Number(env.RECHECK_MS ?? 0);
 
+/* ===================== Checkout accounts (issue 24): ACCOUNTS=north,... ======================
+ * Each name is registered as a named checkout account with its own keys and POS Sales ID (the
+ * sandbox's `--json` `accounts`). Additions, all of them here:
+ *   POST /replica/accounts/:account/invoices  { clientReference, amount }: an invoice of that account
+ *   PAID <ref> <account> by <instance>        a paid event's line, with the account it carries
+ */
+const checkoutAccountNames = (env.ACCOUNTS ?? '')
+  .split(',')
+  .map((name) => name.trim())
+  .filter(Boolean);
+
+@Injectable()
+class AccountLines {
+  @OnCheckoutPaid()
+  paid(event: CheckoutPaidEvent): void {
+    line(`PAID ${event.clientReference} ${event.account} by ${instance}`);
+  }
+}
+
+@Controller('replica/accounts')
+class ReplicaAccountsController {
+  constructor(private readonly checkout: CheckoutService) {}
+
+  @Post(':account/invoices')
+  createInvoice(
+    @Param('account') account: string,
+    @Body() body: { clientReference: string; amount: number },
+  ) {
+    return this.checkout.forAccount(account).createInvoice({
+      clientReference: body.clientReference,
+      totalAmount: body.amount,
+      description: `Order ${body.clientReference}`,
+    });
+  }
+}
+
+const checkoutAccounts: { imports: DynamicModule[]; controllers: Type[]; providers: Type[] } = {
+  imports: checkoutAccountNames.map((name) => {
+    const account = sandbox.accounts?.find((candidate) => candidate.name === name);
+    if (!account)
+      throw new Error(`ACCOUNTS: the sandbox serves no account "${name}" (start it with --accounts)`);
+    return CheckoutModule.registerAccount({
+      name,
+      ...account.credentials.api,
+      posSalesId: account.posSalesId,
+      merchantAccountNumber: account.posSalesId,
+    });
+  }),
+  controllers: checkoutAccountNames.length > 0 ? [ReplicaAccountsController] : [],
+  providers: checkoutAccountNames.length > 0 ? [AccountLines] : [],
+};
+/* ============================ end of the checkout accounts block ============================ */
+
 @Module({
   imports: [
     EventEmitterModule.forRoot(),
@@ -307,9 +364,10 @@ const recheckMs = Number(env.RECHECK_MS ?? 0);
       verification: { recheckDelay: { baseDelayMs: 100, maxDelayMs: 1_000 } },
     }),
     ...serviceAccount.imports,
+    ...checkoutAccounts.imports,
   ],
-  controllers: [ReplicaController],
-  providers: [ShopHandlers, BundleFlow, ...serviceAccount.providers],
+  controllers: [ReplicaController, ...checkoutAccounts.controllers],
+  providers: [ShopHandlers, BundleFlow, ...serviceAccount.providers, ...checkoutAccounts.providers],
 })
 class ReplicaModule {}
 

@@ -293,13 +293,20 @@ export class ReplicaSystem {
   /** Every replica started (killed ones too): their output is where runs are counted. */
   readonly replicas: AppProcess[] = [];
 
-  constructor(readonly topology: Topology) {}
+  constructor(
+    readonly topology: Topology,
+    /** The sandbox CLI's extra arguments (`['--accounts', 'north']`: a sandbox serving two accounts). */
+    private readonly options: { sandboxArgs?: string[] } = {},
+  ) {}
 
   /** Where the replicas leave the marks of first runs (see replica-app.ts, `hang-…`). */
   private readonly marks = mkdtempSync(path.join(tmpdir(), 'hubtel-replica-marks-'));
 
   async start(): Promise<void> {
-    [this.space, this.sandbox] = await Promise.all([this.topology.start(), this.processes.sandbox()]);
+    [this.space, this.sandbox] = await Promise.all([
+      this.topology.start(),
+      this.processes.sandbox(this.options.sandboxArgs ? { args: this.options.sandboxArgs } : undefined),
+    ]);
     this.receiver = new CallbackReceiver(await freePort());
     await this.receiver.up();
     this.store = new RedisStore(this.space.store);

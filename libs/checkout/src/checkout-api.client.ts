@@ -24,6 +24,8 @@ export class CheckoutApiClient {
     private readonly posSalesId: string | undefined,
     /** The instance's status checks a minute, shared with the service app. */
     private readonly budget?: StatusCheckBudget,
+    /** Whose options, in errors: `checkout`, or `checkout[north]` for a named account. */
+    private readonly scope = 'checkout',
   ) {}
 
   /**
@@ -102,7 +104,7 @@ export class CheckoutApiClient {
     if (this.posSalesId === undefined) {
       throw new HubtelError(
         'HUBTEL_CONFIG_INVALID',
-        'checkout.getStatus needs the checkout.posSalesId option (the status check is per POS Sales ID)',
+        `checkout.getStatus needs the ${this.scope}.posSalesId option (the status check is per POS Sales ID)`,
       );
     }
     return requestTransactionStatus(this.transport, {

@@ -2,15 +2,15 @@ import { maskPhoneNumbers, HUBTEL_TELEMETRY, type HubtelTelemetry, HubtelLogger 
 import { Body, HttpCode, Inject, Optional, Post, Req, Res } from '@nestjs/common';
 import {
   answerInbound,
+  inboundPaths,
+  inboundRejection,
   inboundSignal,
-  InboundAccessGuard,
-  InboundAccessPolicy,
-  PATH_SECRET_PARAM,
   inboundHttpError,
-  isAccessGuarded,
+  routeInbound,
   type InboundRequestLike,
 } from '#internal';
-import { CHECKOUT_ACCESS_POLICY, CHECKOUT_RESOLVED_OPTIONS } from './checkout.constants.js';
+import type { CheckoutAccount, CheckoutAccounts } from './checkout.accounts.js';
+import { CHECKOUT_ACCOUNTS, CHECKOUT_RESOLVED_OPTIONS } from './checkout.constants.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import { CheckoutService } from './checkout.service.js';
 
@@ -20,14 +20,11 @@ export interface CheckoutCallbackAck {
 }
 
 /**
- * Applied by the module to the mounted controller's class, after the host's guards (so those run
- * first), unless the options are known to set no access check (then `receive` checks the path).
- */
-export const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY, 'checkout');
-
-/**
- * The web callback endpoint (`POST /hubtel/checkout/callback` by default; mounted by the module
- * with the host's path, guards and decorators).
+ * The web callback endpoint of every account (mounted by the module with the host's path, guards
+ * and decorators): `POST /hubtel/checkout/callback` (and `/<pathSecret>`) for the default account,
+ * `POST /hubtel/checkout/callback/<account>` (and `/<account>/<pathSecret>`) for a named one. The
+ * account is chosen from the path and its own access (path secret, allow-list) is checked; named
+ * registrations add no route, so none can overwrite another's.
  *
  * HTTP answers:
  * - 200 `{"received":true}` for every well-formed callback from an allowed source, once it is
@@ -39,8 +36,10 @@ export const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY, 'c
  *   types, missing fields, arrays, prototype-pollution keys); nothing is recorded or emitted.
  *   (Unparseable JSON is answered 400 by the HTTP adapter's body parser before reaching here.)
  * - 413 `HUBTEL_BODY_TOO_LARGE` beyond `maxCallbackBodyBytes` (the adapter's own body limit, if lower, answers first).
- * - 404 / 403 from the optional access guard (wrong path secret / address not allowed); without
- *   a path secret, a request to `<path>/<anything>` is answered 404 the same way.
+ * - 404 / 403 from the account's access check (unknown account, wrong path secret / address not
+ *   allowed); without a path secret, a request to `<path>/<anything>` that names no account is
+ *   answered 404 the same way. A callback for account A's invoice on account B's path is a
+ *   verification rejection (200, `WRONG_ACCOUNT`, nothing emitted).
  * - 503 `HUBTEL_UNAVAILABLE` when the callback could not be recorded (the store failed): not
  *   acknowledged, so a platform that retries can deliver it again.
  * - 503 `HUBTEL_SHUTTING_DOWN` with `Retry-After` once the app shuts down: nothing recorded or
@@ -48,21 +47,17 @@ export const CheckoutAccessGuard = InboundAccessGuard(CHECKOUT_ACCESS_POLICY, 'c
  */
 export class CheckoutCallbackController {
   private readonly logger = new HubtelLogger('HubtelCheckout');
-  /** Mounted without the guard (no access option set): `receive` checks access itself. */
-  private readonly checkAccess: boolean;
 
   constructor(
     @Inject(CheckoutService) private readonly checkout: CheckoutService,
-    @Inject(CHECKOUT_ACCESS_POLICY) private readonly access: InboundAccessPolicy,
+    @Inject(CHECKOUT_ACCOUNTS) private readonly accounts: CheckoutAccounts,
     @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
     @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
-  ) {
-    this.checkAccess = !isAccessGuarded(this);
-  }
+  ) {}
 
-  // Both forms are routed so the path secret can be configured asynchronously: the access check
-  // answers 404 for the form that does not match the configuration.
-  @Post(['', `:${PATH_SECRET_PARAM}`])
+  // Every form is routed (the path secrets may be configured asynchronously, accounts resolved at
+  // run time): routing answers 404 for a form that matches no account's configuration.
+  @Post(inboundPaths(''))
   @HttpCode(200)
   async receive(
     @Body() body: unknown,
@@ -70,22 +65,41 @@ export class CheckoutCallbackController {
     // Passthrough: only for the Retry-After header of a 503; Nest still sends the answer.
     @Res({ passthrough: true }) response: unknown,
   ): Promise<CheckoutCallbackAck> {
-    return answerInbound('checkout callback', response, () => this.handle(body, request), {
-      logger: this.logger,
-      telemetry: this.telemetry,
-      source: 'checkout',
-      onInvalid: (error) => {
-        const from = this.access.clientAddress(request)?.address;
-        this.logger.warn(
-          `Refused a malformed checkout callback${from ? ` from ${from}` : ''}: ${maskPhoneNumbers(error.message)}`,
-        );
-      },
-    });
+    /** The account the request was routed to, once known: its refusals are counted under it. */
+    let routed: CheckoutAccount | undefined;
+    try {
+      return await answerInbound(
+        'checkout callback',
+        response,
+        () => this.handle(body, request, (account) => (routed = account)),
+        {
+          logger: this.logger,
+          onInvalid: (error) => {
+            const from = (routed ?? this.accounts.default).access.clientAddress(request)?.address;
+            this.logger.warn(
+              `Refused a malformed checkout callback${from ? ` from ${from}` : ''}: ${maskPhoneNumbers(error.message)}`,
+            );
+          },
+        },
+      );
+    } catch (error) {
+      if (this.telemetry) {
+        const signal = inboundRejection('checkout', error);
+        if (routed !== undefined) signal.account = routed.name;
+        this.telemetry.record(signal);
+      }
+      throw error;
+    }
   }
 
-  private async handle(body: unknown, request: InboundRequestLike): Promise<CheckoutCallbackAck> {
-    // With nothing configured this only refuses a path token (what the guard would have done).
-    if (this.checkAccess) this.access.check(request);
+  private async handle(
+    body: unknown,
+    request: InboundRequestLike,
+    routedTo: (account: CheckoutAccount) => void,
+  ): Promise<CheckoutCallbackAck> {
+    // Which account, from the path; its own path secret and allow-list checked (404 / 403).
+    const account = await routeInbound(request, this.accounts);
+    routedTo(account);
     const size = bodySize(request, body);
     if (size > this.options.maxCallbackBodyBytes) {
       throw inboundHttpError(
@@ -94,12 +108,12 @@ export class CheckoutCallbackController {
         `Callback body is larger than ${this.options.maxCallbackBodyBytes} bytes`,
       );
     }
-    const sourceAddress = this.access.clientAddress(request)?.address;
+    const sourceAddress = account.access.clientAddress(request)?.address;
     const result = await this.checkout.handleCallback(
       body,
-      sourceAddress === undefined ? {} : { sourceAddress },
+      sourceAddress === undefined ? { account: account.name } : { sourceAddress, account: account.name },
     );
-    this.telemetry?.record(inboundSignal('checkout', result.outcome, result.reason));
+    this.telemetry?.record(inboundSignal('checkout', result.outcome, result.reason, account.name));
     return { received: true };
   }
 }

@@ -1,5 +1,9 @@
 import { HubtelError, type HubtelStore, type StoreEntry } from 'nestjs-hubtel';
-import { CHECKOUT_INVOICE_PREFIX, CHECKOUT_WATCH_PREFIX } from './checkout.constants.js';
+import {
+  CHECKOUT_DEFAULT_ACCOUNT,
+  CHECKOUT_INVOICE_PREFIX,
+  CHECKOUT_WATCH_PREFIX,
+} from './checkout.constants.js';
 import type { CheckoutEvidenceSource, CheckoutPayee, CheckoutRejectionReason } from './checkout.events.js';
 
 /**
@@ -12,6 +16,12 @@ export type CheckoutInvoiceStatus = 'pending' | 'paid' | 'failed' | 'expired';
 /** What the module remembers of an invoice it created. Plain JSON. */
 export interface CheckoutInvoice {
   clientReference: string;
+  /**
+   * The account that created it (`default`, or a named account): its keys and POS Sales ID confirm
+   * and reconcile it, and its callbacks come on its path only. Absent on records written before
+   * accounts existed: `default`.
+   */
+  account?: string;
   /** The platform's id, once `/items/initiate` answered. */
   checkoutId?: string;
   checkoutUrl?: string;
@@ -67,6 +77,8 @@ export function changeInvoice(current: CheckoutInvoice, changes: Partial<Checkou
     createdAt: current.createdAt,
     updatedAt: changes.updatedAt ?? current.updatedAt,
   };
+  // An invoice never changes account.
+  if (current.account !== undefined) next.account = current.account;
   const metadata = changes.metadata ?? current.metadata;
   if (metadata !== undefined) next.metadata = metadata;
   const checkoutId = changes.checkoutId ?? current.checkoutId;
@@ -211,6 +223,11 @@ export class CheckoutInvoiceStore {
     );
     return written !== undefined;
   }
+}
+
+/** The account of an invoice (records written before accounts existed are the default's). */
+export function invoiceAccount(invoice: Pick<CheckoutInvoice, 'account'>): string {
+  return invoice.account ?? CHECKOUT_DEFAULT_ACCOUNT;
 }
 
 export function invoiceKey(clientReference: string): string {

@@ -7,7 +7,7 @@ import {
   type JobRunner,
   type StoreEntry,
 } from 'nestjs-hubtel';
-import type { CheckoutApiClient } from './checkout-api.client.js';
+import type { CheckoutAccount, CheckoutAccountSource } from './checkout.accounts.js';
 import {
   changeInvoice,
   type CheckoutInvoice,
@@ -15,7 +15,6 @@ import {
   type CheckoutWatchEntry,
 } from './checkout-invoice.store.js';
 import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';
-import type { CheckoutVerifier } from './checkout-verifier.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
 
@@ -75,11 +74,12 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
   private started = false;
 
   constructor(
+    /** The module's options (the default account's): the reconciliation schedule is module-wide. */
     private readonly options: ResolvedCheckoutOptions,
     private readonly invoices: CheckoutInvoiceStore,
-    private readonly api: CheckoutApiClient,
+    /** Each invoice is checked with its own account's keys and POS Sales ID. */
+    private readonly accounts: CheckoutAccountSource,
     private readonly settlement: CheckoutSettlement,
-    private readonly verifier: CheckoutVerifier,
     private readonly now: () => number = Date.now,
     /** With a runner that repeats tasks (BullMQ): one pass per interval across all instances. */
     private readonly runner?: JobRunner,
@@ -214,8 +214,9 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       );
     }
     if (invoice.status === 'paid') return { clientReference, outcome: 'already-paid', invoice };
-    const status = await this.api.findStatus(clientReference);
-    const outcome = await this.apply(invoice, status, this.now());
+    const account = await this.accounts.forInvoice(invoice);
+    const status = await account.api.findStatus(clientReference);
+    const outcome = await this.apply(invoice, status, this.now(), account);
     return {
       clientReference,
       outcome,
@@ -247,8 +248,11 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     }
     const givingUp = now - watch.createdAt >= giveUpAfterMs || checks >= maxChecks;
     let status: CheckoutTransactionStatus | undefined;
+    let account: CheckoutAccount | undefined;
     try {
-      status = await this.api.findStatus(ref);
+      // The invoice's own account, whichever replica runs the pass.
+      account = await this.accounts.forInvoice(invoice);
+      status = await account.api.findStatus(ref);
     } catch (error) {
       // A check the budget refused was never made: no reason to give up on the invoice.
       if (!givingUp || error instanceof HubtelStatusCheckBudgetError) throw error;
@@ -256,7 +260,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     }
     report.checked++;
 
-    const outcome = await this.apply(invoice, status, now);
+    const outcome = await this.apply(invoice, status, now, account);
     if (outcome === 'paid') report.paid++;
     else if (outcome === 'rejected') report.rejected++;
     else if (outcome === 'refunded') report.failed++;
@@ -269,10 +273,12 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     invoice: CheckoutInvoice,
     status: CheckoutTransactionStatus | undefined,
     now: number,
+    /** The account that asked (defined whenever `status` is). */
+    account: CheckoutAccount | undefined,
   ): Promise<CheckoutReconcileOutcome> {
     const ref = invoice.clientReference;
-    if (status?.paid) {
-      const verdict = this.verifier.verifyPaidStatus(status, invoice);
+    if (status?.paid && account) {
+      const verdict = account.verifier.verifyPaidStatus(status, invoice);
       if (!verdict.ok) {
         // Flag it and stop: re-checking would only repeat the alert; a person must look at it.
         await this.invoices.update(ref, (current) =>

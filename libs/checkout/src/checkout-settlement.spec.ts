@@ -193,6 +193,7 @@ describe('changeInvoice', () => {
   // Required<>: a field added to CheckoutInvoice breaks this until it is listed here (and copied).
   const full: Required<CheckoutInvoice> = {
     clientReference: 'ref-1',
+    account: 'north',
     checkoutId: 'co-1',
     checkoutUrl: 'https://pay.example/1',
     checkoutDirectUrl: 'https://pay.example/direct/1',

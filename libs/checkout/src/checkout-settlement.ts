@@ -11,7 +11,13 @@ import {
   type CheckoutPaymentInfo,
   type CheckoutRejectionReason,
 } from './checkout.events.js';
-import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from './checkout-invoice.store.js';
+import {
+  changeInvoice,
+  invoiceAccount,
+  type CheckoutInvoice,
+  type CheckoutInvoiceStore,
+} from './checkout-invoice.store.js';
+import { CHECKOUT_DEFAULT_ACCOUNT } from './checkout.constants.js';
 import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
 
@@ -52,6 +58,8 @@ export interface RejectedClaim {
   clientReference: string;
   /** The invoice of that reference, when this app has one. */
   invoice?: CheckoutInvoice;
+  /** Without an invoice: the account whose path the callback came on (default: `default`). */
+  account?: string;
   /** The callback that made the claim (absent: the status check made it). */
   callback?: CheckoutCallbackDto;
   /** The status-check answer involved, if any. */
@@ -139,6 +147,7 @@ export class CheckoutSettlement {
     const paidAt = new Date(this.now()).toISOString();
     const event = new CheckoutPaidEvent({
       clientReference: ref,
+      account: invoiceAccount(invoice),
       checkoutId: invoice.checkoutId ?? evidence.checkoutId,
       amount: invoice.amount,
       amountPaid: evidence.amountPaid,
@@ -207,6 +216,7 @@ export class CheckoutSettlement {
     if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const event = new CheckoutFailedEvent({
       clientReference: ref,
+      account: invoiceAccount(result.invoice),
       checkoutId: result.invoice.checkoutId,
       amount: invoice.amount,
       description: invoice.description,
@@ -241,6 +251,7 @@ export class CheckoutSettlement {
     const invoice = result.invoice;
     const event = new CheckoutExpiredEvent({
       clientReference,
+      account: invoiceAccount(invoice),
       checkoutId: invoice.checkoutId,
       amount: invoice.amount,
       description: invoice.description,
@@ -265,6 +276,7 @@ export class CheckoutSettlement {
       message: claim.message,
       source: callback ? 'callback' : 'status-check',
       clientReference: claim.clientReference,
+      account: invoice ? invoiceAccount(invoice) : (claim.account ?? CHECKOUT_DEFAULT_ACCOUNT),
       checkoutId: callback?.Data.CheckoutId ?? invoice?.checkoutId,
       amountClaimed: callback ? (callback.Data.Amount ?? undefined) : status?.amount,
       amountExpected: invoice?.amount,

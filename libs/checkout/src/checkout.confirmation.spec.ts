@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { JobDeferral, type InboundPipeline, type JobRunContext, type JobRecord } from '#internal';
 import type { CheckoutApiClient } from './checkout-api.client.js';
+import type { CheckoutAccount, CheckoutAccountSource } from './checkout.accounts.js';
 import type { CheckoutInvoice, CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import type { CheckoutSettlement } from './checkout-settlement.js';
 import type { CheckoutVerifier } from './checkout-verifier.js';
@@ -42,7 +43,9 @@ function setup(recheck: { attempts: number; delayMs: number; maxDelayMs: number 
     verification: { recheck: { roundsPerHour: 3, ...recheck } },
     handlers: {},
   } as unknown as ResolvedCheckoutOptions;
-  new CheckoutConfirmation(options, pipeline, invoices, api, settlement, {} as CheckoutVerifier);
+  const account = { name: 'default', options, api, verifier: {} as CheckoutVerifier } as CheckoutAccount;
+  const accounts: CheckoutAccountSource = { get: async () => account, forInvoice: async () => account };
+  new CheckoutConfirmation(options, pipeline, invoices, accounts, settlement);
   const payload = { claim: 'paid', callback: { Data: { ClientReference: 'r1' } } as CheckoutCallbackDto };
   const run = (record: Partial<JobRecord>, woken = false) =>
     definition!.run!(payload, {

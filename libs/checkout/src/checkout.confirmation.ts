@@ -7,10 +7,15 @@
  */
 import { HubtelLogger, HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import { type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
-import type { CheckoutApiClient } from './checkout-api.client.js';
-import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from './checkout-invoice.store.js';
+import type { CheckoutAccount, CheckoutAccountSource } from './checkout.accounts.js';
+import {
+  changeInvoice,
+  invoiceAccount,
+  type CheckoutInvoice,
+  type CheckoutInvoiceStore,
+} from './checkout-invoice.store.js';
 import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';
-import type { CallbackClaim, CheckoutVerifier } from './checkout-verifier.js';
+import type { CallbackClaim } from './checkout-verifier.js';
 import { failedFromCallback, paidFromCallback, paymentFromCallback } from './checkout.callback-evidence.js';
 import { CHECKOUT_CONFIRM_JOB, CHECKOUT_DEFAULTS } from './checkout.constants.js';
 import { recheckDelays, type ResolvedCheckoutOptions } from './checkout.options.js';
@@ -24,6 +29,11 @@ interface ConfirmJob {
   sourceAddress?: string;
   /** The invoice's confirmation round it belongs to (absent: 0). */
   round?: number;
+  /**
+   * The invoice's account (absent: `default`): the confirmation reads it from the invoice, this
+   * copy is for a dead letter's `account` (handler filters).
+   */
+  account?: string;
 }
 
 /**
@@ -64,12 +74,13 @@ export class CheckoutConfirmation {
   private readonly logger = new HubtelLogger('HubtelCheckout');
 
   constructor(
+    /** The module's options (the default account's): its handlers' record TTL. */
     private readonly options: ResolvedCheckoutOptions,
     private readonly pipeline: InboundPipeline,
     private readonly invoices: CheckoutInvoiceStore,
-    private readonly api: CheckoutApiClient,
+    /** Each invoice is confirmed with its own account's keys, POS Sales ID and verification. */
+    private readonly accounts: CheckoutAccountSource,
     private readonly settlement: CheckoutSettlement,
-    private readonly verifier: CheckoutVerifier,
   ) {
     pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, {
       run: (job, context) => this.confirm(job, context),
@@ -105,11 +116,12 @@ export class CheckoutConfirmation {
     sourceAddress: string | undefined,
   ): Promise<'accepted' | 'duplicate' | 'ignored'> {
     const ref = callback.Data.ClientReference;
-    if (claim === 'paid' && this.roundsSpent(invoice)) {
+    const { roundsPerHour } = (await this.accounts.forInvoice(invoice)).options.verification.recheck;
+    if (claim === 'paid' && this.roundsSpent(invoice, roundsPerHour)) {
       // Rounds this hour are spent: no new one (each costs status checks of the merchant's
       // rate-limited budget). A genuine payment is still found by the reconciler.
       this.logger.debug?.(
-        `Paid callback for ${ref} ignored: ${this.options.verification.recheck.roundsPerHour} confirmation rounds ended unconfirmed within the hour`,
+        `Paid callback for ${ref} ignored: ${roundsPerHour} confirmation rounds ended unconfirmed within the hour`,
       );
       return 'ignored';
     }
@@ -118,6 +130,7 @@ export class CheckoutConfirmation {
     if (sourceAddress !== undefined) job.sourceAddress = sourceAddress;
     const round = claim === 'paid' ? (invoice.confirmRound ?? 0) : 0;
     if (round > 0) job.round = round;
+    if (invoice.account !== undefined) job.account = invoice.account;
     const key = confirmKey(ref, claim, round);
     const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
     if (!submitted.duplicate) return 'accepted';
@@ -131,10 +144,10 @@ export class CheckoutConfirmation {
   }
 
   /** True when `roundsPerHour` rounds of the invoice ended unconfirmed within the last hour. */
-  private roundsSpent(invoice: CheckoutInvoice): boolean {
+  private roundsSpent(invoice: CheckoutInvoice, roundsPerHour: number): boolean {
     const since = Date.now() - HOUR_MS;
     const recent = (invoice.roundEndedAt ?? []).filter((at) => at > since).length;
-    return recent >= this.options.verification.recheck.roundsPerHour;
+    return recent >= roundsPerHour;
   }
 
   /**
@@ -153,17 +166,19 @@ export class CheckoutConfirmation {
     const ref = job.callback.Data.ClientReference;
     const invoice = await this.invoices.get(ref);
     if (!invoice || invoice.status === 'paid') return;
+    // The invoice's account, whichever replica and route this runs on (an unknown one throws: retried).
+    const account = await this.accounts.forInvoice(invoice);
     const { sourceAddress } = job;
     if (job.claim === 'failed') {
       // Undefined: the platform knows no such transaction, nothing was paid. Errors are retried.
       let status: CheckoutTransactionStatus | undefined;
       try {
-        status = await this.api.findStatus(ref);
+        status = await account.api.findStatus(ref);
       } catch (error) {
         if (!(error instanceof HubtelStatusCheckBudgetError)) throw error;
         return context.defer(Date.now() + (error.retryAfterMs ?? 1_000));
       }
-      if (status?.paid) return this.settleConfirmed(job, status, invoice);
+      if (status?.paid) return this.settleConfirmed(job, status, invoice, account);
       await this.settlement.failed({
         ...failedFromCallback(job.callback),
         ...(status
@@ -173,7 +188,7 @@ export class CheckoutConfirmation {
       return;
     }
 
-    const delays = recheckDelays(this.options.verification.recheck);
+    const delays = recheckDelays(account.options.verification.recheck);
     // At most this many checks a round, wakes included: copies of a callback cannot make more.
     const cap = delays.length + 1;
     const now = Date.now();
@@ -193,7 +208,7 @@ export class CheckoutConfirmation {
           `Another paid callback for ${ref} while its confirmation waited: checking its status again now`,
         );
       try {
-        status = await this.api.findStatus(ref);
+        status = await account.api.findStatus(ref);
       } catch (error) {
         // Over the instance's budget: nothing was sent, so nothing is counted; the check is made
         // when the budget allows (that run counts as the scheduled one).
@@ -207,7 +222,7 @@ export class CheckoutConfirmation {
       if (status?.paid) {
         // A copy that came during the check is answered by this settlement: its wake mark goes.
         await context.takeWake();
-        return this.settleConfirmed(job, status, invoice);
+        return this.settleConfirmed(job, status, invoice, account);
       }
     } else if (!due) {
       // A wake with the round's checks spent (copies came first): no check now, but the round
@@ -218,7 +233,7 @@ export class CheckoutConfirmation {
     if (due) state.checks++;
     if (state.checks <= delays.length) return wait();
 
-    const ended = await this.endRound(job);
+    const ended = await this.endRound(job, account);
     this.settlement.reject({
       reason: 'NOT_CONFIRMED',
       message: `The callback says ${ref} was paid, but the status check says ${state.last === undefined ? 'nothing' : `"${state.last}"`} (checked ${state.calls} times)`,
@@ -240,9 +255,11 @@ export class CheckoutConfirmation {
    * Moves the invoice past the job's confirmation round (unless another ending did already), and
    * notes when, for `roundsPerHour`. Returns the invoice as it now is (undefined: gone).
    */
-  private async endRound(job: ConfirmJob): Promise<CheckoutInvoice | undefined> {
+  private async endRound(job: ConfirmJob, known?: CheckoutAccount): Promise<CheckoutInvoice | undefined> {
     const round = job.round ?? 0;
-    const keep = this.options.verification.recheck.roundsPerHour;
+    // A job that gave up because its account is gone still ends its round (on the module's setting).
+    const account = known ?? (await this.accounts.get(invoiceAccount(job)).catch(() => undefined));
+    const keep = (account?.options ?? this.options).verification.recheck.roundsPerHour;
     const result = await this.invoices.update(job.callback.Data.ClientReference, (current) =>
       (current.confirmRound ?? 0) === round
         ? changeInvoice(current, {
@@ -259,9 +276,10 @@ export class CheckoutConfirmation {
     job: Pick<ConfirmJob, 'callback' | 'sourceAddress'>,
     status: CheckoutTransactionStatus,
     invoice: CheckoutInvoice,
+    account: CheckoutAccount,
   ): Promise<void> {
     const ref = invoice.clientReference;
-    const verdict = this.verifier.verifyPaidStatus(status, invoice);
+    const verdict = account.verifier.verifyPaidStatus(status, invoice);
     if (!verdict.ok) {
       this.settlement.reject({
         ...verdict,

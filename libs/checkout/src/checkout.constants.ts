@@ -1,6 +1,7 @@
 /*
  * Tokens, store keys and defaults of the CheckoutModule, in one place.
  */
+import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 
 /** The module's options after validation (`ResolvedCheckoutOptions`). */
 export const CHECKOUT_RESOLVED_OPTIONS = Symbol('HUBTEL_CHECKOUT_RESOLVED_OPTIONS');
@@ -14,6 +15,29 @@ export const CHECKOUT_TRANSPORT = Symbol('HUBTEL_CHECKOUT_TRANSPORT');
 export const CHECKOUT_ACCESS_POLICY = Symbol('HUBTEL_CHECKOUT_ACCESS_POLICY');
 /** The route extras (`callback: { path, disabled }`), known before async options resolve. */
 export const CHECKOUT_ROUTE = Symbol('HUBTEL_CHECKOUT_ROUTE');
+
+/** The application's CheckoutAccounts, once `forRoot` has attached the default account. */
+export const CHECKOUT_ACCOUNTS = Symbol('HUBTEL_CHECKOUT_ACCOUNTS');
+/** The raw options forRoot / forRootAsync gave (named accounts inherit from them). */
+export const CHECKOUT_RAW_OPTIONS = Symbol('HUBTEL_CHECKOUT_RAW_OPTIONS');
+
+/** Name of the account `forRoot` / `forRootAsync` configure (an invoice without `account` is its). */
+export const CHECKOUT_DEFAULT_ACCOUNT = HUBTEL_DEFAULT_ACCOUNT;
+
+/** Injection token of the service bound to account `name` (`@InjectCheckout(name)` uses it). */
+export function getCheckoutAccountToken(name: string): symbol {
+  return Symbol.for(`nestjs-hubtel:checkout-account:${name}`);
+}
+
+/** Token of the overrides `registerAccount(Async)` gives for account `name`. */
+export function getCheckoutAccountOptionsToken(name: string): symbol {
+  return Symbol.for(`nestjs-hubtel:checkout-account-options:${name}`);
+}
+
+/** Logger context of an account's transport: `HubtelCheckout` / `HubtelCheckout[north]`. */
+export function checkoutLoggerContext(account: string): string {
+  return account === CHECKOUT_DEFAULT_ACCOUNT ? 'HubtelCheckout' : `HubtelCheckout[${account}]`;
+}
 
 /** Name of the module's pipeline: store keys of its jobs start with `hubtel:checkout:job:`. */
 export const CHECKOUT_PIPELINE_NAME = 'checkout';

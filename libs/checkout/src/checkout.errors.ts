@@ -1,4 +1,4 @@
-import { HubtelUnknownOutcomeError, type HubtelError } from 'nestjs-hubtel';
+import { HubtelUnknownAccountError, HubtelUnknownOutcomeError, type HubtelError } from 'nestjs-hubtel';
 
 /** Thrown by `createInvoice` when the platform may or may not have created the invoice. */
 export class CheckoutUnknownOutcomeError extends HubtelUnknownOutcomeError {
@@ -10,5 +10,16 @@ export class CheckoutUnknownOutcomeError extends HubtelUnknownOutcomeError {
       `${cause.message}. Invoice ${clientReference} is kept as pending: getStatus('${clientReference}') (or the reconciler) tells whether it exists; create a new invoice with another clientReference to retry`,
       { httpStatus: cause.httpStatus, responseCode: cause.responseCode, body: cause.body, cause },
     );
+  }
+}
+
+/**
+ * `checkout.forAccount(name)` (or `@InjectCheckout(name)`) named no account: not `default`, not
+ * registered with `CheckoutModule.registerAccount`, and unknown to `accounts.resolve` when there is
+ * one. Nothing was sent or recorded. `code` is `HUBTEL_UNKNOWN_ACCOUNT`.
+ */
+export class CheckoutUnknownAccountError extends HubtelUnknownAccountError {
+  constructor(account: string, knownAccounts: readonly string[], resolver: boolean) {
+    super('checkout', account, knownAccounts, resolver);
   }
 }

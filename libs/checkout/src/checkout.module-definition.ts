@@ -1,9 +1,13 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, type FactoryProvider, type ModuleMetadata } from '@nestjs/common';
 import { type HubtelRouteOptions } from 'nestjs-hubtel';
-import { accessGuardNeeded, mountController } from '#internal';
-import { CheckoutAccessGuard, CheckoutCallbackController } from './checkout-callback.controller.js';
+import { mountController } from '#internal';
+import { CheckoutCallbackController } from './checkout-callback.controller.js';
 import { CHECKOUT_DEFAULT_CALLBACK_PATH, CHECKOUT_ROUTE } from './checkout.constants.js';
-import type { CheckoutModuleOptions, CheckoutRouteInfo } from './checkout.options.js';
+import type {
+  CheckoutAccountOverrides,
+  CheckoutModuleOptions,
+  CheckoutRouteInfo,
+} from './checkout.options.js';
 
 /**
  * Extras of `forRoot`/`forRootAsync`: static, because Nest fixes routes before async options
@@ -13,9 +17,10 @@ export interface CheckoutModuleExtras {
   /** Register CheckoutService globally. Default false. */
   isGlobal?: boolean;
   /**
-   * The web callback route: `path` (default `hubtel/checkout/callback`), class `decorators`
-   * (e.g. your `Public()`, `SkipThrottle()`), extra `guards`, or `disabled: true` to mount it
-   * yourself and call `CheckoutService.handleCallback`.
+   * The web callback route of every account: `path` (default `hubtel/checkout/callback`; a named
+   * account's callbacks come on `<path>/<name>`), class `decorators` (e.g. your `Public()`,
+   * `SkipThrottle()`), extra `guards`, or `disabled: true` to mount it yourself and call
+   * `CheckoutService.handleCallback`.
    */
   callback?: HubtelRouteOptions;
 }
@@ -34,19 +39,13 @@ export const {
       path: route.path ?? CHECKOUT_DEFAULT_CALLBACK_PATH,
       disabled: route.disabled === true,
     };
-    // forRoot without access options needs no guard; forRootAsync may set them later: keep it.
-    const guarded = accessGuardNeeded(definition, CHECKOUT_MODULE_OPTIONS, (options) => options.access);
+    // One controller for every account: it routes each request and checks that account's access.
     return {
       ...definition,
       global: extras.isGlobal,
       controllers: info.disabled
         ? []
-        : [
-            mountController(CheckoutCallbackController, CHECKOUT_DEFAULT_CALLBACK_PATH, route, {
-              guard: CheckoutAccessGuard,
-              needed: guarded,
-            }),
-          ],
+        : [mountController(CheckoutCallbackController, CHECKOUT_DEFAULT_CALLBACK_PATH, route)],
       providers: [...(definition.providers ?? []), { provide: CHECKOUT_ROUTE, useValue: info }],
     };
   })
@@ -56,3 +55,20 @@ export const {
 export type CheckoutModuleForRootOptions = typeof CHECKOUT_OPTIONS_TYPE;
 /** `CheckoutModule.forRootAsync(...)` argument (useFactory / useClass / useExisting, imports, inject). */
 export type CheckoutModuleAsyncOptions = typeof CHECKOUT_ASYNC_OPTIONS_TYPE;
+
+/** `CheckoutModule.registerAccount(...)` argument: the account's name, its options, and module extras. */
+export type CheckoutAccountOptions = CheckoutAccountOverrides & {
+  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
+  name: string;
+  /** Make `@InjectCheckout(name)` work in every module, not only those importing this registration. */
+  isGlobal?: boolean;
+};
+
+/** `CheckoutModule.registerAccountAsync(...)` argument. */
+export interface CheckoutAccountAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  name: string;
+  isGlobal?: boolean;
+  inject?: FactoryProvider['inject'];
+  /** The account's options (as `registerAccount` takes them, without `name`). */
+  useFactory: (...args: never[]) => CheckoutAccountOverrides | Promise<CheckoutAccountOverrides>;
+}

@@ -1,12 +1,23 @@
-import { Module } from '@nestjs/common';
-import { HUBTEL_JOB_RUNNER, type HubtelStore, type JobRunner } from 'nestjs-hubtel';
+import { HttpService } from '@nestjs/axios';
+import { Global, Module, type DynamicModule, type Provider } from '@nestjs/common';
+import {
+  HUBTEL_JOB_RUNNER,
+  HUBTEL_TELEMETRY,
+  HubtelConfigError,
+  type HubtelStore,
+  type HubtelTelemetry,
+  type JobRunner,
+} from 'nestjs-hubtel';
 import {
   HUBTEL_STATUS_CHECK_BUDGET,
+  InboundAccessPolicy,
   InboundPipeline,
+  checkAccountName,
   inboundKit,
   type HttpTransport,
   type StatusCheckBudget,
 } from '#internal';
+import { CheckoutAccounts } from './checkout.accounts.js';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { CheckoutReconciler } from './checkout-reconciler.js';
@@ -14,16 +25,25 @@ import { CHECKOUT_EVENT_JOBS, CheckoutSettlement } from './checkout-settlement.j
 import { CheckoutVerifier } from './checkout-verifier.js';
 import {
   CHECKOUT_ACCESS_POLICY,
+  CHECKOUT_ACCOUNTS,
   CHECKOUT_PIPELINE,
   CHECKOUT_PIPELINE_NAME,
   CHECKOUT_RESOLVED_OPTIONS,
   CHECKOUT_ROUTE,
   CHECKOUT_STORE,
   CHECKOUT_TRANSPORT,
+  getCheckoutAccountOptionsToken,
+  getCheckoutAccountToken,
 } from './checkout.constants.js';
 import { CheckoutEvents } from './checkout.events.js';
-import { CHECKOUT_MODULE_OPTIONS, CheckoutConfigurableModule } from './checkout.module-definition.js';
 import {
+  CHECKOUT_MODULE_OPTIONS,
+  CheckoutConfigurableModule,
+  type CheckoutAccountAsyncOptions,
+  type CheckoutAccountOptions,
+} from './checkout.module-definition.js';
+import {
+  checkoutTransportConfig,
   resolveCheckoutOptions,
   type CheckoutModuleOptions,
   type CheckoutRouteInfo,
@@ -45,17 +65,8 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
   options: CHECKOUT_RESOLVED_OPTIONS,
   store: CHECKOUT_STORE,
   access: CHECKOUT_ACCESS_POLICY,
-  transport: {
-    provide: CHECKOUT_TRANSPORT,
-    config: (options) => ({
-      baseUrls: { checkout: options.baseUrls.checkout, status: options.baseUrls.status },
-      // The checkout API and the status check share the merchant's API key pair.
-      credentials: { checkout: options.credentials, status: options.credentials },
-      timeoutMs: options.http.timeoutMs,
-      retry: options.http.retry,
-      loggerContext: 'HubtelCheckout',
-    }),
-  },
+  // The default account's; each named account gets its own (CheckoutAccounts).
+  transport: { provide: CHECKOUT_TRANSPORT, config: (options) => checkoutTransportConfig(options) },
   pipeline: {
     provide: CHECKOUT_PIPELINE,
     settings: ({ handlers }) => ({
@@ -70,6 +81,18 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
 });
 
 /**
+ * One CheckoutAccounts per application, whichever modules register accounts: global, so forRoot's
+ * module and every registerAccount module share it (each Nest application gets its own).
+ */
+@Global()
+@Module({ providers: [CheckoutAccounts], exports: [CheckoutAccounts] })
+class CheckoutAccountsModule {}
+
+/** The module `registerAccount(Async)` returns (one per account name). */
+@Module({})
+class CheckoutAccountModule {}
+
+/**
  * Online checkout: invoices, verified payment callbacks, status checks and reconciliation.
  *
  * ```ts
@@ -78,12 +101,14 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
  *   CheckoutModule.forRoot({ clientId, clientSecret, posSalesId, merchantAccountNumber,
  *     publicBaseUrl: 'https://shop.example.com', returnUrl, cancellationUrl }),
  * ] })
+ * // further accounts, each inheriting what it does not set from forRoot's:
+ * CheckoutModule.registerAccount({ name: 'north', clientId, clientSecret, posSalesId })
  * ```
  * Options are validated when the module is created: a bad option stops the application at
  * bootstrap with a HubtelConfigError naming it.
  */
 @Module({
-  imports: kit.imports,
+  imports: [...kit.imports, CheckoutAccountsModule],
   providers: [
     {
       provide: CHECKOUT_RESOLVED_OPTIONS,
@@ -127,21 +152,58 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
       inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE],
     },
     {
+      // The default account, handed to the application's accounts: named ones inherit from it.
+      provide: CHECKOUT_ACCOUNTS,
+      useFactory: (
+        accounts: CheckoutAccounts,
+        options: CheckoutModuleOptions,
+        resolved: ResolvedCheckoutOptions,
+        route: CheckoutRouteInfo,
+        api: CheckoutApiClient,
+        verifier: CheckoutVerifier,
+        access: InboundAccessPolicy,
+        http: HttpService,
+        budget: StatusCheckBudget,
+        telemetry?: HubtelTelemetry,
+      ) =>
+        accounts.attachDefault({
+          options,
+          resolved,
+          route,
+          api,
+          verifier,
+          access,
+          http,
+          budget,
+          ...(telemetry ? { telemetry } : {}),
+        }),
+      inject: [
+        CheckoutAccounts,
+        CHECKOUT_MODULE_OPTIONS,
+        CHECKOUT_RESOLVED_OPTIONS,
+        CHECKOUT_ROUTE,
+        CheckoutApiClient,
+        CheckoutVerifier,
+        CHECKOUT_ACCESS_POLICY,
+        HttpService,
+        HUBTEL_STATUS_CHECK_BUDGET,
+        { token: HUBTEL_TELEMETRY, optional: true },
+      ],
+    },
+    {
       provide: CheckoutReconciler,
       useFactory: (
         options: ResolvedCheckoutOptions,
         invoices: CheckoutInvoiceStore,
-        api: CheckoutApiClient,
+        accounts: CheckoutAccounts,
         settlement: CheckoutSettlement,
-        verifier: CheckoutVerifier,
         runner: JobRunner | undefined,
-      ) => new CheckoutReconciler(options, invoices, api, settlement, verifier, Date.now, runner),
+      ) => new CheckoutReconciler(options, invoices, accounts, settlement, Date.now, runner),
       inject: [
         CHECKOUT_RESOLVED_OPTIONS,
         CheckoutInvoiceStore,
-        CheckoutApiClient,
+        CHECKOUT_ACCOUNTS,
         CheckoutSettlement,
-        CheckoutVerifier,
         { token: HUBTEL_JOB_RUNNER, optional: true },
       ],
     },
@@ -149,4 +211,66 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
   ],
   exports: [CheckoutService, CheckoutReconciler, CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
 })
-export class CheckoutModule extends CheckoutConfigurableModule {}
+export class CheckoutModule extends CheckoutConfigurableModule {
+  /**
+   * A further account, by name: its service (createInvoice, getStatus) is injected with
+   * `@InjectCheckout(name)` (in the modules that import this one, or everywhere with `isGlobal`),
+   * and `checkout.forAccount(name)` reaches it from anywhere. It gives its own `clientId` /
+   * `clientSecret` (and its own `posSalesId`, `merchantAccountNumber`, path secret, if any); the
+   * other options it leaves out are the default account's (`CheckoutModule.forRoot`, required).
+   * Its invoices' callbacks come on `<callback path>/<name>`, served by forRoot's controller.
+   */
+  static registerAccount(options: CheckoutAccountOptions): DynamicModule {
+    const { name, isGlobal, ...overrides } = options ?? ({} as CheckoutAccountOptions);
+    return CheckoutModule.accountModule(name, isGlobal, [], {
+      provide: getCheckoutAccountOptionsToken(name),
+      useValue: overrides,
+    });
+  }
+
+  /** `registerAccount` with the account's options from a factory (ConfigService, a vault...). */
+  static registerAccountAsync(options: CheckoutAccountAsyncOptions): DynamicModule {
+    const {
+      name,
+      isGlobal,
+      imports = [],
+      inject = [],
+      useFactory,
+    } = options ?? ({} as CheckoutAccountAsyncOptions);
+    checkAccountName(name, 'checkout.registerAccountAsync.name', 'CheckoutModule.forRoot');
+    if (typeof useFactory !== 'function')
+      throw new HubtelConfigError(
+        `checkout[${name}].useFactory`,
+        'must be a function returning the account options',
+      );
+    return CheckoutModule.accountModule(name, isGlobal, imports, {
+      provide: getCheckoutAccountOptionsToken(name),
+      useFactory,
+      inject,
+    });
+  }
+
+  private static accountModule(
+    name: string,
+    isGlobal: boolean | undefined,
+    imports: NonNullable<DynamicModule['imports']>,
+    optionsProvider: Provider,
+  ): DynamicModule {
+    checkAccountName(name, 'checkout.registerAccount.name', 'CheckoutModule.forRoot');
+    const token = getCheckoutAccountToken(name);
+    return {
+      module: CheckoutAccountModule,
+      global: isGlobal ?? false,
+      imports: [...imports, CheckoutAccountsModule],
+      providers: [
+        optionsProvider,
+        {
+          provide: token,
+          useFactory: (accounts: CheckoutAccounts, overrides: unknown) => accounts.register(name, overrides),
+          inject: [CheckoutAccounts, getCheckoutAccountOptionsToken(name)],
+        },
+      ],
+      exports: [token],
+    };
+  }
+}

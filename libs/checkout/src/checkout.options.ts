@@ -27,11 +27,20 @@ import {
   resolveCredentials,
   resolveHttpOptions,
   resolveUrl,
+  inheritAccountOptions,
+  resolveAccountResolver,
+  type AccountInheritance,
+  type HttpTransportConfig,
   type JobRetryPolicy,
+  type ResolvedAccountResolver,
   type ResolvedHubtelHttpOptions,
 } from '#internal';
 import { CheckoutOptionsDto } from './checkout.options.dto.js';
-import { CHECKOUT_DEFAULTS, CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
+import {
+  CHECKOUT_DEFAULTS,
+  CHECKOUT_DEFAULT_ACCOUNT,
+  CHECKOUT_DEFAULT_CALLBACK_PATH,
+} from './checkout.constants.js';
 
 /** How paid amounts are compared with the amount invoiced. */
 export interface CheckoutAmountToleranceOptions {
@@ -166,6 +175,48 @@ export interface CheckoutModuleOptions extends HubtelHttpOptions {
    * (see HubtelStatusCheckBudgetOptions). Default 600 a minute.
    */
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
+  /**
+   * Accounts known only at run time (a database of merchants): `checkout.forAccount(name)` and a
+   * callback on `<path>/<name>` ask `resolve(name)` for a name registered nowhere else (cached
+   * `cacheTtlMs`). Default account only.
+   */
+  accounts?: CheckoutAccountResolver;
+}
+
+/**
+ * What a named account sets (`CheckoutModule.registerAccount`, `accounts.resolve`). Its own
+ * `clientId` / `clientSecret` are required; `posSalesId`, `merchantAccountNumber`, `callbackUrl`
+ * and `access.pathSecret` are its own or none (another account's POS Sales ID with these keys is
+ * refused by the platform, 4101); every other option it leaves out is the default account's
+ * (`retry`, `baseUrls`, `verification`, `access` field by field). The module-wide options (`store`,
+ * `handlers`, `reconciliation`, `invoiceTtlMs`, `maxCallbackBodyBytes`, `statusCheckBudget`,
+ * `accounts`) are the default account's only.
+ */
+export type CheckoutAccountOverrides = Pick<CheckoutModuleOptions, 'clientId' | 'clientSecret'> &
+  Partial<Omit<CheckoutModuleOptions, CheckoutModuleWideOption | 'clientId' | 'clientSecret'>>;
+
+/** Options of the whole module, set on the default account only (refused on a named one). */
+export type CheckoutModuleWideOption =
+  | 'store'
+  | 'handlers'
+  | 'reconciliation'
+  | 'invoiceTtlMs'
+  | 'maxCallbackBodyBytes'
+  | 'statusCheckBudget'
+  | 'accounts';
+
+/** Where the checkout accounts known only at run time come from. */
+export interface CheckoutAccountResolver {
+  /**
+   * The account's options (as `registerAccount` takes them, without `name`), or undefined when
+   * there is no account by that name (the call then fails with CheckoutUnknownAccountError, a
+   * callback on its path is answered 404). Called once per name per `cacheTtlMs`.
+   */
+  resolve: (
+    name: string,
+  ) => Promise<CheckoutAccountOverrides | undefined> | CheckoutAccountOverrides | undefined;
+  /** How long a resolved account is kept, in ms (0 to one day). Default 300000 (5 min). */
+  cacheTtlMs?: number;
 }
 
 /** Route extras of `forRoot`/`forRootAsync`: see `HubtelRouteOptions` in the core. */
@@ -210,6 +261,8 @@ export interface ResolvedCheckoutOptions {
   maxCallbackBodyBytes: number;
   /** Absent: this module leaves the instance's budget as others (or the default) set it. */
   statusCheckBudget: { perMinute?: number };
+  /** Only on the default account, only when `accounts` is given. */
+  accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
 }
 
 const PREFIX = 'checkout';
@@ -219,10 +272,10 @@ const PREFIX = 'checkout';
  */
 const MAX_RECHECK_TOTAL_MS = 4 * 60_000;
 
-function section(raw: Record<string, unknown>, key: string): Record<string, unknown> {
+function section(raw: Record<string, unknown>, key: string, scope: string): Record<string, unknown> {
   const value = raw[key];
   if (value === undefined) return {};
-  assertOptionsObject(value, `${PREFIX}.${key}`);
+  assertOptionsObject(value, `${scope}.${key}`);
   return value;
 }
 
@@ -240,37 +293,41 @@ export function recheckDelays(recheck: ResolvedCheckoutOptions['verification']['
 export function resolveCheckoutOptions(
   options: unknown,
   route: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false },
+  /** Whose options: a named account's errors say `checkout[north].…`, its callback URL ends in `/north`. */
+  account: string = CHECKOUT_DEFAULT_ACCOUNT,
 ): ResolvedCheckoutOptions {
-  assertOptionsObject(options, PREFIX);
+  const scope = account === CHECKOUT_DEFAULT_ACCOUNT ? PREFIX : `${PREFIX}[${account}]`;
+  assertOptionsObject(options, scope);
   const raw = options;
-  const credentials = resolveCredentials(raw, PREFIX);
-  const http = resolveHttpOptions(raw as HubtelHttpOptions, PREFIX);
+  const credentials = resolveCredentials(raw, scope);
+  const http = resolveHttpOptions(raw as HubtelHttpOptions, scope);
   const { finite, forever } = splitInfiniteAttempts(raw);
-  const checked = checkOptions(CheckoutOptionsDto, finite, PREFIX);
+  const checked = checkOptions(CheckoutOptionsDto, finite, scope);
   const { merchantAccountNumber, posSalesId } = checked;
-  const urls = section(raw, 'baseUrls');
+  const urls = section(raw, 'baseUrls', scope);
   const baseUrls = {
-    checkout: resolveUrl(urls.checkout, `${PREFIX}.baseUrls.checkout`, HUBTEL_DEFAULT_BASE_URLS.checkout),
-    status: resolveUrl(urls.status, `${PREFIX}.baseUrls.status`, HUBTEL_DEFAULT_BASE_URLS.status),
+    checkout: resolveUrl(urls.checkout, `${scope}.baseUrls.checkout`, HUBTEL_DEFAULT_BASE_URLS.checkout),
+    status: resolveUrl(urls.status, `${scope}.baseUrls.status`, HUBTEL_DEFAULT_BASE_URLS.status),
   };
-  const returnUrl =
-    raw.returnUrl === undefined ? undefined : resolveUrl(raw.returnUrl, `${PREFIX}.returnUrl`);
+  const returnUrl = raw.returnUrl === undefined ? undefined : resolveUrl(raw.returnUrl, `${scope}.returnUrl`);
   const cancellationUrl =
     raw.cancellationUrl === undefined
       ? undefined
-      : resolveUrl(raw.cancellationUrl, `${PREFIX}.cancellationUrl`);
+      : resolveUrl(raw.cancellationUrl, `${scope}.cancellationUrl`);
 
   // Access first: the path secret is part of the default callback URL.
-  const access = section(raw, 'access') as InboundAccessOptions;
-  new InboundAccessPolicy(access, `${PREFIX}.access.`); // validates, naming the bad option
+  const access = section(raw, 'access', scope) as InboundAccessOptions;
+  new InboundAccessPolicy(access, `${scope}.access.`); // validates, naming the bad option
 
   let callbackUrl: string | undefined;
   if (raw.callbackUrl !== undefined) {
-    callbackUrl = resolveUrl(raw.callbackUrl, `${PREFIX}.callbackUrl`);
+    callbackUrl = resolveUrl(raw.callbackUrl, `${scope}.callbackUrl`);
   } else if (raw.publicBaseUrl !== undefined) {
-    const base = resolveUrl(raw.publicBaseUrl, `${PREFIX}.publicBaseUrl`);
+    const base = resolveUrl(raw.publicBaseUrl, `${scope}.publicBaseUrl`);
     if (!route.disabled) {
-      const path = route.path.replace(/^\/+|\/+$/g, '');
+      // A named account's callbacks come on its own segment: one route serves every account.
+      const path =
+        route.path.replace(/^\/+|\/+$/g, '') + (account === CHECKOUT_DEFAULT_ACCOUNT ? '' : `/${account}`);
       // The secret was checked to be URL-safe by the access policy above.
       const secret = access.pathSecret === undefined ? '' : `/${access.pathSecret}`;
       callbackUrl = `${base}/${path}${secret}`;
@@ -289,13 +346,13 @@ export function resolveCheckoutOptions(
   // Cross-field: the backed-off wait never drops below the first one.
   if (recheck.maxDelayMs < recheckDelayMs) {
     throw new HubtelConfigError(
-      `${PREFIX}.verification.recheck.maxDelayMs`,
+      `${scope}.verification.recheck.maxDelayMs`,
       `must be at least verification.recheck.delayMs (${recheckDelayMs})`,
     );
   }
   if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {
     throw new HubtelConfigError(
-      `${PREFIX}.verification.recheck`,
+      `${scope}.verification.recheck`,
       `the re-checks' waits add up to more than ${MAX_RECHECK_TOTAL_MS} ms; use fewer attempts or shorter delays (the reconciler checks later ones)`,
     );
   }
@@ -310,8 +367,8 @@ export function resolveCheckoutOptions(
   };
   if (verification.confirmWithStatusCheck && posSalesId === undefined) {
     throw new HubtelConfigError(
-      `${PREFIX}.verification.confirmWithStatusCheck`,
-      'needs checkout.posSalesId (the status check is per POS Sales ID)',
+      `${scope}.verification.confirmWithStatusCheck`,
+      `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
     );
   }
 
@@ -321,7 +378,7 @@ export function resolveCheckoutOptions(
   // Cross-field: the backed-off interval never drops below the first one.
   if (maxIntervalMs < intervalMs) {
     throw new HubtelConfigError(
-      `${PREFIX}.reconciliation.maxIntervalMs`,
+      `${scope}.reconciliation.maxIntervalMs`,
       `must be at least reconciliation.intervalMs (${intervalMs})`,
     );
   }
@@ -336,45 +393,47 @@ export function resolveCheckoutOptions(
   };
   if (reconciliation.enabled && posSalesId === undefined) {
     throw new HubtelConfigError(
-      `${PREFIX}.reconciliation.enabled`,
-      'needs checkout.posSalesId (the status check is per POS Sales ID)',
+      `${scope}.reconciliation.enabled`,
+      `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
     );
   }
 
-  refuseRemovedJobOptions(raw.handlers, `${PREFIX}.handlers`);
+  refuseRemovedJobOptions(raw.handlers, `${scope}.handlers`);
   const { retry: retryRaw = {}, recordTtlMs, shutdownGraceMs } = checked.handlers ?? {};
   // Cross-field: retrying forever needs a deadline.
   if (forever && retryRaw.deadlineMs === undefined) {
     throw new HubtelConfigError(
-      `${PREFIX}.handlers.retry.maxAttempts`,
+      `${scope}.handlers.retry.maxAttempts`,
       'Infinity needs handlers.retry.deadlineMs',
     );
   }
   const handlers = {
     retry: {
       maxAttempts: forever ? Infinity : (retryRaw.maxAttempts ?? DEFAULT_JOB_RETRY.maxAttempts),
-      ...backoffDelays(retryRaw, DEFAULT_JOB_RETRY, `${PREFIX}.handlers.retry`),
+      ...backoffDelays(retryRaw, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`),
       ...dropUndefined({ deadlineMs: retryRaw.deadlineMs }),
     },
     ...dropUndefined({ recordTtlMs, shutdownGraceMs }),
   };
 
-  const store = assertStoreOption(raw.store, `${PREFIX}.store`);
+  const store = assertStoreOption(raw.store, `${scope}.store`);
 
   const invoiceTtlMs = checked.invoiceTtlMs ?? CHECKOUT_DEFAULTS.invoiceTtlMs;
   // Cross-field: an invoice must outlive its reconciliation.
   if (reconciliation.enabled && invoiceTtlMs <= reconciliation.giveUpAfterMs) {
     throw new HubtelConfigError(
-      `${PREFIX}.invoiceTtlMs`,
+      `${scope}.invoiceTtlMs`,
       `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
     );
   }
 
+  const accounts = resolveAccountResolver<CheckoutAccountOverrides>(raw.accounts, scope);
   return {
     credentials,
     http,
     baseUrls,
     ...dropUndefined({
+      accounts,
       merchantAccountNumber,
       posSalesId,
       callbackUrl,
@@ -390,6 +449,96 @@ export function resolveCheckoutOptions(
     invoiceTtlMs,
     maxCallbackBodyBytes: checked.maxCallbackBodyBytes ?? CHECKOUT_DEFAULTS.maxCallbackBodyBytes,
     statusCheckBudget: dropUndefined({ perMinute: checked.statusCheckBudget?.perMinute }),
+  };
+}
+
+/** How a named account inherits (see CheckoutAccountOverrides). */
+const CHECKOUT_ACCOUNT_INHERITANCE = {
+  own: ['clientId', 'clientSecret'],
+  // Each account's own or none: the platform refuses another account's POS Sales ID (4101), and a
+  // callback URL or path secret names one account's route. (`access` and `verification` are
+  // merged before, field by field, the path secret left out.)
+  notInherited: ['posSalesId', 'merchantAccountNumber', 'callbackUrl', 'access', 'verification'],
+  defaultOnly: [
+    'store',
+    'handlers',
+    'reconciliation',
+    'invoiceTtlMs',
+    'maxCallbackBodyBytes',
+    'statusCheckBudget',
+    'accounts',
+  ],
+  merged: ['retry', 'baseUrls'],
+} as const satisfies AccountInheritance;
+
+/**
+ * The options of named account `name`: the default account's raw options (`defaults`) minus what is
+ * each account's own or the module's, under the account's own (`overrides`), resolved as forRoot's
+ * are (errors name `checkout[name].<option>`). The module-wide settings are then the default's
+ * (`module`): one store, one pipeline, one reconciler, one body limit for every account.
+ */
+export function resolveCheckoutAccountOptions(
+  name: string,
+  defaults: CheckoutModuleOptions,
+  overrides: unknown,
+  module: ResolvedCheckoutOptions,
+  route: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false },
+): ResolvedCheckoutOptions {
+  const scope = `${PREFIX}[${name}]`;
+  const own = (isPlainObject(overrides) ? overrides : {}) as Record<string, unknown>;
+  const { pathSecret: _notInherited, ...sharedAccess } = isPlainObject(defaults.access)
+    ? defaults.access
+    : {};
+  const prepared = isPlainObject(overrides)
+    ? dropUndefined({
+        ...own,
+        access: mergeFields(sharedAccess, own.access),
+        verification: mergeFields(defaults.verification, own.verification),
+      })
+    : overrides;
+  const merged = inheritAccountOptions(scope, defaults, prepared, CHECKOUT_ACCOUNT_INHERITANCE);
+  const resolved = resolveCheckoutOptions(merged, route, name);
+  return {
+    ...resolved,
+    ...dropUndefined({ store: module.store }),
+    handlers: module.handlers,
+    reconciliation: module.reconciliation,
+    invoiceTtlMs: module.invoiceTtlMs,
+    maxCallbackBodyBytes: module.maxCallbackBodyBytes,
+    statusCheckBudget: module.statusCheckBudget,
+  };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * `own` over `inherited`, field by field and nested objects too (`verification.recheck.attempts`
+ * keeps the default's `delayMs`); anything but two objects is `own` when given. Undefined when
+ * neither gives anything.
+ */
+function mergeFields(inherited: unknown, own: unknown): unknown {
+  if (own === undefined)
+    return isPlainObject(inherited) && Object.keys(inherited).length === 0 ? undefined : inherited;
+  if (!isPlainObject(inherited) || !isPlainObject(own)) return own;
+  const merged: Record<string, unknown> = { ...inherited };
+  for (const [key, value] of Object.entries(own))
+    if (value !== undefined) merged[key] = mergeFields(inherited[key], value);
+  return merged;
+}
+
+/** The transport of one account: the checkout API and the status check share its API key pair. */
+export function checkoutTransportConfig(
+  options: ResolvedCheckoutOptions,
+  loggerContext = 'HubtelCheckout',
+): Omit<HttpTransportConfig, 'telemetry'> {
+  return {
+    baseUrls: { checkout: options.baseUrls.checkout, status: options.baseUrls.status },
+    credentials: { checkout: options.credentials, status: options.credentials },
+    timeoutMs: options.http.timeoutMs,
+    retry: options.http.retry,
+    loggerContext,
   };
 }
 
@@ -409,7 +558,7 @@ function splitInfiniteAttempts(raw: Record<string, unknown>): {
 }
 
 /** The variable behind each option checkoutOptionsFromEnv reads (for errors naming it). */
-const CHECKOUT_ENV_VARIABLES = {
+export const CHECKOUT_ENV_VARIABLES: Readonly<Record<string, string>> = {
   [`${PREFIX}.clientId`]: HUBTEL_ENV.clientId,
   [`${PREFIX}.clientSecret`]: HUBTEL_ENV.clientSecret,
   [`${PREFIX}.posSalesId`]: HUBTEL_ENV.posSalesId,

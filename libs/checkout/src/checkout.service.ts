@@ -5,21 +5,38 @@ import {
   HubtelUnknownOutcomeError,
   HubtelValidationError,
   MemoryStore,
+  maskPhoneNumbers,
   type HubtelStore,
   type DeadLetter,
 } from 'nestjs-hubtel';
 import { dropUndefined, type InboundPipeline } from '#internal';
-import { CheckoutApiClient } from './checkout-api.client.js';
+import type {
+  CheckoutAccount,
+  CheckoutAccountOperations,
+  CheckoutAccounts,
+  CheckoutAccountService,
+} from './checkout.accounts.js';
 import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
-import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
+import {
+  CheckoutInvoiceStore,
+  changeInvoice,
+  invoiceAccount,
+  type CheckoutInvoice,
+} from './checkout-invoice.store.js';
 import { CheckoutReconciler, type CheckoutReconcileResult } from './checkout-reconciler.js';
 import { CheckoutSettlement } from './checkout-settlement.js';
-import { CheckoutVerifier, classifyCallback, type CallbackClaim } from './checkout-verifier.js';
+import { classifyCallback, type CallbackClaim } from './checkout-verifier.js';
 import { failedFromCallback, paidFromCallback } from './checkout.callback-evidence.js';
 import { CheckoutConfirmation } from './checkout.confirmation.js';
 import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
 import { assertClientReference, buildInitiateBody } from './checkout.invoice-request.js';
-import { CHECKOUT_PIPELINE, CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE } from './checkout.constants.js';
+import {
+  CHECKOUT_ACCOUNTS,
+  CHECKOUT_DEFAULT_ACCOUNT,
+  CHECKOUT_PIPELINE,
+  CHECKOUT_RESOLVED_OPTIONS,
+  CHECKOUT_STORE,
+} from './checkout.constants.js';
 import type { CheckoutRejectionReason } from './checkout.events.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import { type CheckoutInvoiceCreated, type CreateInvoiceInput } from './dto/create-invoice.dto.js';
@@ -30,7 +47,8 @@ export interface CheckoutCallbackResult {
   /**
    * `accepted`: recorded; its event (or its status-check confirmation) runs once.
    * `duplicate`: this outcome was already recorded; nothing new runs.
-   * `rejected`: it failed verification; a `rejected` event was emitted.
+   * `rejected`: it failed verification; a `rejected` event was emitted (none for `WRONG_ACCOUNT`:
+   *   a callback for another account's invoice, refused before anything else is looked at).
    * `ignored`: a non-final status (`Pending`); nothing to do.
    */
   outcome: 'accepted' | 'duplicate' | 'rejected' | 'ignored';
@@ -45,22 +63,43 @@ export interface CheckoutCallbackResult {
  * is only believed once verified, and its event runs exactly once.
  */
 @Injectable()
-export class CheckoutService implements OnApplicationShutdown {
+export class CheckoutService implements OnApplicationShutdown, CheckoutAccountService {
   private readonly logger = new HubtelLogger('HubtelCheckout');
   private readonly confirmation: CheckoutConfirmation;
+  /** The default account's name: CheckoutService acts for the account `forRoot` configures. */
+  readonly account = CHECKOUT_DEFAULT_ACCOUNT;
 
   constructor(
     @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,
     @Inject(CHECKOUT_PIPELINE) private readonly pipeline: InboundPipeline,
     @Inject(CHECKOUT_STORE) private readonly store: HubtelStore,
     @Inject(CheckoutInvoiceStore) private readonly invoices: CheckoutInvoiceStore,
-    @Inject(CheckoutApiClient) private readonly api: CheckoutApiClient,
+    @Inject(CHECKOUT_ACCOUNTS) private readonly accounts: CheckoutAccounts,
     @Inject(CheckoutSettlement) private readonly settlement: CheckoutSettlement,
-    @Inject(CheckoutVerifier) private readonly verifier: CheckoutVerifier,
     @Inject(CheckoutReconciler) private readonly reconciler: CheckoutReconciler,
   ) {
-    this.confirmation = new CheckoutConfirmation(options, pipeline, invoices, api, settlement, verifier);
+    this.confirmation = new CheckoutConfirmation(options, pipeline, invoices, accounts, settlement);
+    const operations: CheckoutAccountOperations = {
+      createInvoiceFor: (account, input) => this.createInvoiceFor(account, input),
+      getStatusFor: (account, ref) => this.getStatusFor(account, ref),
+    };
+    accounts.bind(operations);
     checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
+  }
+
+  /**
+   * The same invoice methods, bound to account `name`: `default` (this service), one registered
+   * with `CheckoutModule.registerAccount`, or one `accounts.resolve` finds. Each account creates
+   * and checks invoices with its own keys and POS Sales ID; its invoices' callbacks come on its own
+   * path (`<callback path>/<name>`). A call for a name no one knows rejects with
+   * CheckoutUnknownAccountError (`HUBTEL_UNKNOWN_ACCOUNT`) before anything is sent.
+   *
+   * ```ts
+   * const invoice = await checkout.forAccount('north').createInvoice({ totalAmount: 20, description: 'Order 12' });
+   * ```
+   */
+  forAccount(name: string): CheckoutAccountService {
+    return name === CHECKOUT_DEFAULT_ACCOUNT ? this : this.accounts.service(name);
   }
 
   /**
@@ -72,8 +111,16 @@ export class CheckoutService implements OnApplicationShutdown {
    * @throws HubtelApiError (with `responseCode`) when the platform refused it.
    * @throws CheckoutUnknownOutcomeError when no answer came: it was not retried.
    */
-  async createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated> {
-    const body = buildInitiateBody(input, this.options);
+  createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated> {
+    return this.createInvoiceFor(this.accounts.default, input);
+  }
+
+  /** createInvoice for `account` (the bound services' way in). */
+  private async createInvoiceFor(
+    account: CheckoutAccount,
+    input: CreateInvoiceInput,
+  ): Promise<CheckoutInvoiceCreated> {
+    const body = buildInitiateBody(input, account.options);
     const ref = body.clientReference;
     const createdAt = Date.now();
     const invoice: CheckoutInvoice = {
@@ -84,6 +131,8 @@ export class CheckoutService implements OnApplicationShutdown {
       creation: 'creating',
       createdAt: new Date(createdAt).toISOString(),
       updatedAt: new Date(createdAt).toISOString(),
+      // The reference stays unique across the app's accounts (one key): a callback names no account.
+      account: account.name,
       ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
     };
     // What the merchant said of the payer: the one record of who pays that no callback can change.
@@ -103,11 +152,11 @@ export class CheckoutService implements OnApplicationShutdown {
     }
     let created: CheckoutInvoiceCreated;
     try {
-      created = await this.api.initiate(body);
+      created = await account.api.initiate(body);
     } catch (error) {
       if (error instanceof HubtelUnknownOutcomeError) {
         await this.invoices.update(ref, (current) => changeInvoice(current, { creation: 'unknown' }));
-        await this.watch(ref, createdAt);
+        await this.watch(account, ref, createdAt);
         throw new CheckoutUnknownOutcomeError(ref, error);
       }
       // The platform did not create it (refused, or never reached): forget it so the reference can be reused.
@@ -122,9 +171,9 @@ export class CheckoutService implements OnApplicationShutdown {
         checkoutDirectUrl: created.checkoutDirectUrl,
       }),
     );
-    await this.watch(ref, createdAt);
+    await this.watch(account, ref, createdAt);
     this.logger.log(
-      `Invoice ${ref} created (${body.totalAmount.toFixed(2)}, checkout ${created.checkoutId})`,
+      `Invoice ${ref} created (${body.totalAmount.toFixed(2)}, checkout ${created.checkoutId}${account.name === CHECKOUT_DEFAULT_ACCOUNT ? '' : `, account ${account.name}`})`,
     );
     return { ...created, clientReference: ref };
   }
@@ -135,13 +184,20 @@ export class CheckoutService implements OnApplicationShutdown {
    *
    * @throws HubtelError `HUBTEL_NOT_FOUND` when the platform knows no such transaction.
    */
-  async getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
+  getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
+    return this.getStatusFor(this.accounts.default, clientReference);
+  }
+
+  private async getStatusFor(
+    account: CheckoutAccount,
+    clientReference: string,
+  ): Promise<CheckoutTransactionStatus> {
     assertClientReference(clientReference, 'getStatus');
-    return this.api.status(clientReference);
+    return account.api.status(clientReference);
   }
 
   /**
-   * Checks one invoice now through the transaction status check and settles what it says through
+   * Checks one invoice now through the transaction status check (of the invoice's account) and settles what it says through
    * the same exactly-once path as callbacks and the reconciler: a verified payment emits `paid`
    * once, however many of this call, callbacks and reconciliation passes race. For when you cannot
    * wait for the callback or the reconciler, e.g. when the buyer comes back to your return page.
@@ -171,14 +227,16 @@ export class CheckoutService implements OnApplicationShutdown {
    * Handles one web callback body: validates it, verifies it against the invoice, records it and
    * schedules its event. Used by the module's controller; call it yourself when you mount the
    * route on your own (`callback: { disabled: true }`). Resolves once the callback is recorded:
-   * acknowledge the platform only after that.
+   * acknowledge the platform only after that. `context.account`: the account whose route the
+   * callback came on (default `default`); a callback for another account's invoice is refused
+   * (`rejected`, reason `WRONG_ACCOUNT`, nothing emitted).
    *
    * @throws HubtelValidationError when the body is not a valid callback (nothing was recorded or emitted).
    * @throws HubtelShuttingDownError once the app shuts down (nothing was recorded or emitted): answer 503.
    */
   async handleCallback(
     body: unknown,
-    context: { sourceAddress?: string } = {},
+    context: { sourceAddress?: string; account?: string } = {},
   ): Promise<CheckoutCallbackResult> {
     this.pipeline.assertAcceptingInbound('checkout callback');
     const validation = validateCheckoutCallback(body);
@@ -201,12 +259,26 @@ export class CheckoutService implements OnApplicationShutdown {
     // Read once: verified against here, and handed on (value and version) to the settlement.
     const entry = await this.invoices.getEntry(ref);
     const invoice = entry?.value;
-    const verdict = this.verifier.verifyCallback(callback, claim, invoice);
+    const routed = context.account ?? CHECKOUT_DEFAULT_ACCOUNT;
+    if (invoice && invoiceAccount(invoice) !== routed) {
+      // Another account's invoice: its path secret and allow-list were not the ones checked, and
+      // its keys are not this route's. Nothing emitted (the answer stays the same 200).
+      this.logger.warn(
+        maskPhoneNumbers(
+          `Refused a checkout callback for invoice ${ref} of account "${invoiceAccount(invoice)}": it came on account "${routed}"'s path (WRONG_ACCOUNT)` +
+            (context.sourceAddress ? ` (from ${context.sourceAddress})` : ''),
+        ),
+      );
+      return { outcome: 'rejected', clientReference: ref, claim, reason: 'WRONG_ACCOUNT' };
+    }
+    const account = await this.accounts.get(routed);
+    const verdict = account.verifier.verifyCallback(callback, claim, invoice);
     if (!verdict.ok) {
       this.settlement.reject({
         ...verdict,
         clientReference: ref,
         invoice,
+        account: routed,
         callback,
         sourceAddress: context.sourceAddress,
       });
@@ -219,7 +291,7 @@ export class CheckoutService implements OnApplicationShutdown {
       return { outcome: 'duplicate', clientReference: ref, claim };
     }
 
-    if (this.options.verification.confirmWithStatusCheck) {
+    if (account.options.verification.confirmWithStatusCheck) {
       const outcome = await this.confirmation.submit(claim, callback, invoice!, context.sourceAddress);
       return { outcome, clientReference: ref, claim };
     }
@@ -265,8 +337,9 @@ export class CheckoutService implements OnApplicationShutdown {
     if (this.options.store === undefined && this.store instanceof MemoryStore) this.store.close();
   }
 
-  private async watch(ref: string, createdAt: number): Promise<void> {
-    if (!this.options.reconciliation.enabled) return;
+  private async watch(account: CheckoutAccount, ref: string, createdAt: number): Promise<void> {
+    // An account without a POS Sales ID has no status check: nothing to reconcile it with.
+    if (!this.options.reconciliation.enabled || account.options.posSalesId === undefined) return;
     await this.invoices.watch(ref, createdAt, createdAt + this.options.reconciliation.delayMs);
   }
 }

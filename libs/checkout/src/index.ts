@@ -7,20 +7,27 @@ export type {
   CheckoutModuleExtras,
   CheckoutModuleForRootOptions,
   CheckoutModuleAsyncOptions,
+  CheckoutAccountOptions,
+  CheckoutAccountAsyncOptions,
 } from './checkout.module-definition.js';
 export {
   checkoutOptionsFromEnv,
   type CheckoutModuleOptions,
+  type CheckoutAccountOverrides,
+  type CheckoutAccountResolver,
+  type CheckoutModuleWideOption,
   type CheckoutVerificationOptions,
   type CheckoutAmountToleranceOptions,
   type CheckoutRecheckOptions,
   type CheckoutReconciliationOptions,
   type CheckoutHandlerOptions,
 } from './checkout.options.js';
+export { checkoutAccountsFromEnv, type CheckoutEnvAccounts } from './checkout.env.js';
 export { CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
+export type { CheckoutAccountService } from './checkout.accounts.js';
 export { CheckoutService, type CheckoutCallbackResult } from './checkout.service.js';
 export type { CallbackClaim } from './checkout-verifier.js';
-export { CheckoutUnknownOutcomeError } from './checkout.errors.js';
+export { CheckoutUnknownOutcomeError, CheckoutUnknownAccountError } from './checkout.errors.js';
 export {
   CheckoutReconciler,
   type CheckoutReconcileReport,
@@ -46,6 +53,7 @@ export {
   OnCheckoutRejected,
   OnCheckoutExpired,
   OnCheckoutDeadLetter,
+  InjectCheckout,
 } from './checkout.decorators.js';
 export type { CheckoutInvoice, CheckoutInvoiceStatus } from './checkout-invoice.store.js';
 export {

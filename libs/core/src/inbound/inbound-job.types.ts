@@ -119,6 +119,12 @@ export interface JobDefinition<P = unknown> {
 
 /** Payload of the dead-letter event: a job gave up. It stays in the store with status `dead`. */
 export class DeadLetterEvent<P = unknown> {
+  /**
+   * The account of the job, when its payload names one (`payload.account`): handler decorators'
+   * `account` filter reads it. Absent: the default account's, or a job of no account.
+   */
+  readonly account?: string;
+
   constructor(
     readonly type: string,
     readonly key: string,
@@ -126,7 +132,10 @@ export class DeadLetterEvent<P = unknown> {
     readonly attempts: number,
     readonly error: string,
     readonly receivedAt: Date,
-  ) {}
+  ) {
+    const account = (payload as { account?: unknown } | null | undefined)?.account;
+    if (typeof account === 'string') this.account = account;
+  }
 }
 
 export interface SubmitResult<P = unknown> {

@@ -1,0 +1,197 @@
+import type { HttpService } from '@nestjs/axios';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import type { HubtelTelemetry } from 'nestjs-hubtel';
+import {
+  AccountRegistry,
+  createHttpTransport,
+  InboundAccessPolicy,
+  type HttpTransport,
+  type StatusCheckBudget,
+} from '#internal';
+import { CheckoutApiClient } from './checkout-api.client.js';
+import { invoiceAccount, type CheckoutInvoice } from './checkout-invoice.store.js';
+import { CheckoutVerifier } from './checkout-verifier.js';
+import { CHECKOUT_DEFAULT_ACCOUNT, checkoutLoggerContext } from './checkout.constants.js';
+import { CheckoutUnknownAccountError } from './checkout.errors.js';
+import {
+  checkoutTransportConfig,
+  resolveCheckoutAccountOptions,
+  type CheckoutModuleOptions,
+  type CheckoutRouteInfo,
+  type ResolvedCheckoutOptions,
+} from './checkout.options.js';
+import type { CheckoutInvoiceCreated, CreateInvoiceInput } from './dto/create-invoice.dto.js';
+import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
+
+/**
+ * One checkout account, built once (the default and registered ones at bootstrap, a resolved one
+ * at first use): its options, its own transport (its own Basic auth) and API client (its own POS
+ * Sales ID), its verifier and the access policy of its callback path.
+ */
+export interface CheckoutAccount {
+  readonly name: string;
+  readonly options: ResolvedCheckoutOptions;
+  readonly api: CheckoutApiClient;
+  readonly verifier: CheckoutVerifier;
+  readonly access: InboundAccessPolicy;
+}
+
+/** How the confirmation and the reconciler find the account of an invoice. */
+export interface CheckoutAccountSource {
+  get(name: string): Promise<CheckoutAccount>;
+  forInvoice(invoice: Pick<CheckoutInvoice, 'account'>): Promise<CheckoutAccount>;
+}
+
+/**
+ * What CheckoutService does for one account: `checkout.forAccount('north')`, or
+ * `@InjectCheckout('north')` for an account registered with `CheckoutModule.registerAccount`.
+ * Invoices created here are the account's: confirmed, reconciled and called back on its own keys,
+ * POS Sales ID and callback path. What concerns an existing invoice (`getInvoice`, `reconcile`,
+ * dead letters) is on CheckoutService: an invoice knows its account.
+ */
+export interface CheckoutAccountService {
+  /** The account's name (`default` for CheckoutService's own). */
+  readonly account: string;
+  /** As `CheckoutService.createInvoice`, with this account's keys, POS Sales ID and defaults. */
+  createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated>;
+  /** As `CheckoutService.getStatus`, on this account's POS Sales ID, with its keys. */
+  getStatus(clientReference: string): Promise<CheckoutTransactionStatus>;
+}
+
+/** What the bound services call: CheckoutService's work for a given account. */
+export interface CheckoutAccountOperations {
+  createInvoiceFor(account: CheckoutAccount, input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated>;
+  getStatusFor(account: CheckoutAccount, clientReference: string): Promise<CheckoutTransactionStatus>;
+}
+
+/** What `CheckoutModule.forRoot` hands over: named accounts inherit from it. */
+export interface CheckoutDefaultAccount {
+  /** The options as given (named accounts inherit the ones they do not set). */
+  options: CheckoutModuleOptions;
+  resolved: ResolvedCheckoutOptions;
+  route: CheckoutRouteInfo;
+  api: CheckoutApiClient;
+  verifier: CheckoutVerifier;
+  access: InboundAccessPolicy;
+  http: HttpService;
+  /** The instance's status-check budget: shared by every account. */
+  budget: StatusCheckBudget;
+  telemetry?: HubtelTelemetry;
+}
+
+/**
+ * The application's checkout accounts: the default one (forRoot), those registered by name
+ * (registerAccount), and those the optional resolver finds at run time (cached), kept by core's
+ * AccountRegistry.
+ */
+@Injectable()
+export class CheckoutAccounts implements OnModuleInit, CheckoutAccountSource {
+  private readonly registry = new AccountRegistry<CheckoutAccount>(
+    'checkout',
+    'CheckoutModule.forRoot',
+    (account, known, resolver) => new CheckoutUnknownAccountError(account, known, resolver),
+  );
+  private operations?: CheckoutAccountOperations;
+
+  /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
+  attachDefault(defaults: CheckoutDefaultAccount): this {
+    this.registry.attachDefault({
+      account: {
+        name: CHECKOUT_DEFAULT_ACCOUNT,
+        options: defaults.resolved,
+        api: defaults.api,
+        verifier: defaults.verifier,
+        access: defaults.access,
+      },
+      build: (name, overrides) => buildAccount(defaults, name, overrides),
+      resolver: defaults.resolved.accounts,
+    });
+    return this;
+  }
+
+  /** Called by CheckoutService: the work the bound services do. */
+  bind(operations: CheckoutAccountOperations): void {
+    this.operations ??= operations;
+  }
+
+  /** Called by registerAccount's module: records the account, returns its bound service. */
+  register(name: string, overrides: unknown): CheckoutAccountService {
+    this.registry.register(name, overrides);
+    return this.service(name);
+  }
+
+  /** Builds every registered account now, so a bad option stops the application at bootstrap. */
+  onModuleInit(): void {
+    this.registry.buildRegistered();
+  }
+
+  /** A service bound to `name`; its calls find the account first (and reject when there is none). */
+  service(name: string): CheckoutAccountService {
+    return new CheckoutAccountHandle(name, this);
+  }
+
+  /** Account `name`, or CheckoutUnknownAccountError. */
+  get(name: string): Promise<CheckoutAccount> {
+    return this.registry.get(name);
+  }
+
+  /** The account of an invoice (its `account`, or `default` for records older than accounts). */
+  forInvoice(invoice: Pick<CheckoutInvoice, 'account'>): Promise<CheckoutAccount> {
+    return this.registry.get(invoiceAccount(invoice));
+  }
+
+  get default(): CheckoutAccount {
+    return this.registry.default;
+  }
+
+  /** Names configured in code or the environment: `default` first, then the registered ones. */
+  get names(): string[] {
+    return this.registry.names;
+  }
+
+  /** @internal the bound services' way to CheckoutService. */
+  get work(): CheckoutAccountOperations {
+    // CheckoutService binds itself when it is made, before anything can call a bound service.
+    return this.operations!;
+  }
+}
+
+function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides: unknown): CheckoutAccount {
+  const options = resolveCheckoutAccountOptions(
+    name,
+    defaults.options,
+    overrides,
+    defaults.resolved,
+    defaults.route,
+  );
+  // Its own transport: its own Basic auth, never another account's.
+  const config = checkoutTransportConfig(options, checkoutLoggerContext(name));
+  const transport: HttpTransport = createHttpTransport(
+    defaults.http,
+    defaults.telemetry ? { ...config, telemetry: defaults.telemetry } : config,
+  );
+  return {
+    name,
+    options,
+    // Its own POS Sales ID; the instance's status-check budget is shared.
+    api: new CheckoutApiClient(transport, options.posSalesId, defaults.budget, `checkout[${name}]`),
+    verifier: new CheckoutVerifier(options.verification),
+    access: new InboundAccessPolicy(options.access, `checkout[${name}].access.`),
+  };
+}
+
+/** A service whose calls go to account `account`, found (or resolved) at each call. */
+class CheckoutAccountHandle implements CheckoutAccountService {
+  constructor(
+    readonly account: string,
+    private readonly accounts: CheckoutAccounts,
+  ) {}
+
+  async createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated> {
+    return this.accounts.work.createInvoiceFor(await this.accounts.get(this.account), input);
+  }
+
+  async getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
+    return this.accounts.work.getStatusFor(await this.accounts.get(this.account), clientReference);
+  }
+}
