@@ -27,12 +27,7 @@ export {
   type InboundAccount,
   type InboundAccounts,
 } from './inbound/inbound-route.js';
-export {
-  InboundAccessGuard,
-  accessGuardNeeded,
-  isAccessGuarded,
-  mountController,
-} from './inbound/inbound-controller.js';
+export { mountController } from './inbound/inbound-controller.js';
 export { inboundHttpError } from './inbound/inbound-http-errors.js';
 export { answerInbound, type InboundAnswerOptions } from './inbound/inbound-answer.js';
 export {
