@@ -715,6 +715,15 @@ describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
       ['checkout', 'http://a.test', '--reference', 'r', '--message', '1'],
       '--message goes with the service-flow kind',
     ],
+    [['checkout-forged', 'http://a.test', '--account', 'North'], '--account must be an account name'],
+    [
+      ['checkout-forged', 'http://a.test/hooks/pay', '--account', 'north'],
+      "--account goes with <url> as your app's origin",
+    ],
+    [
+      ['fulfillment-callback', 'http://a.test', '--order-id', 'o', '--account', 'north'],
+      'fulfillment-callback goes to the platform',
+    ],
   ] as [string[], string][])('refuses %j with exit code 2', async (argv, message) => {
     const s = streams();
     expect(await runTriggerCli(argv, s.io)).toBe(2);
@@ -815,6 +824,21 @@ describe('hubtel-trigger: arguments, dry runs and unreachable URLs', () => {
     expect(f.out()).toContain('POST http://a.test/hook/fulfil\n');
     expect(f.out()).toContain('"ExtraData": {}');
     expect(f.out()).toContain('"OrderInfo": null');
+    // A named account's route: the module's path (or --path) with the account after it.
+    const named = async (argv: string[]) => {
+      const n = streams();
+      expect(await runTriggerCli([...argv, '--dry-run', '--json'], n.io)).toBe(0);
+      return (JSON.parse(n.out()) as { url: string }).url;
+    };
+    await expect(named(['checkout-forged', 'http://a.test', '--account', 'north'])).resolves.toBe(
+      'http://a.test/hubtel/checkout/callback/north',
+    );
+    await expect(
+      named(['service-flow', 'http://a.test', '--path', '/ussd/', '--account', 'south-1']),
+    ).resolves.toBe('http://a.test/ussd/south-1');
+    await expect(named(['checkout-forged', 'http://a.test', '--account', 'default'])).resolves.toBe(
+      'http://a.test/hubtel/checkout/callback',
+    );
   });
 
   it('sends headers and a custom path, reports JSON answers, and exits 3 when nothing listens', async () => {

@@ -56,6 +56,10 @@ export async function measureBullmqReplicas(
     () =>
       new Child(replica === 'bare' ? 'latency/bare-replica.ts' : 'latency/bullmq-replica.ts', [], {
         env: { REDIS_URL: redis.url, CALLBACK_URL: sink.url, ...env },
+        // BENCH_REPLICA_PROFILE=<dir>: a CPU profile per replica (Node refuses --cpu-prof in NODE_OPTIONS).
+        ...(process.env.BENCH_REPLICA_PROFILE
+          ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_REPLICA_PROFILE}`] }
+          : {}),
       }),
   );
   try {

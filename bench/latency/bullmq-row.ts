@@ -1,7 +1,8 @@
 /**
  * Only the `2 replicas` rows of the latency section (issue 23), for working on them without the
  * whole bench: `node --import ./bench/loader/register.mjs bench/latency/bullmq-row.ts
- * [--rates=100,300,500] [--suite-only | --bare-only] [--quick | --smoke]`. At each rate, the suite's
+ * [--rates=100,300,500] [--suite-only | --bare-only] [--quick | --smoke]` (BENCH_REPLICA_PROFILE=DIR
+ * writes a CPU profile of each replica there). At each rate, the suite's
  * two replicas (Redis store + BullMQ runner, its defaults) and the bare BullMQ baseline's (a
  * controller adding one BullMQ job per request, a Worker), one after the other (which goes first
  * alternates by rate, as in the bench); one line per run with the figures of the RESULTS.md row, then

@@ -52,8 +52,13 @@ export { JobDeferral } from './inbound/inbound-job.types.js';
 export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js';
 export { createHandlerDecorator } from './events/handler-decorator.js';
 export {
+  ACCOUNT_TRANSPORTS,
+  HUBTEL_ACCOUNT_NAME,
   AccountRegistry,
   checkAccountName,
+  hasAccountTransports,
+  type AccountTransport,
+  type HasAccountTransports,
   inheritAccountOptions,
   resolveAccountResolver,
   type AccountInheritance,

@@ -13,6 +13,7 @@ import {
 } from 'nestjs-hubtel';
 import { HttpTransport } from '#internal';
 import { FakeHttpServer, closedPort } from '../../../test/support/fake-http-server.js';
+import { SmsModule } from 'nestjs-hubtel/sms';
 import { HubtelHealthIndicator } from './health.indicator.js';
 import { HubtelHealthModule } from './health.module.js';
 import type { HubtelHealthModuleOptions } from './health.options.js';
@@ -143,6 +144,39 @@ describe('HubtelHealthIndicator', () => {
       await expect(hubtel.platform()).resolves.toEqual({
         hubtel_platform: { status: 'down', apis: { checkout: 'unreachable' } },
       });
+      await app.close();
+    });
+
+    it("names each account's APIs when there are several, each account's transport probed", async () => {
+      const closed = `http://127.0.0.1:${await closedPort()}`;
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          TerminusModule,
+          HubtelHealthModule.forRoot({ platform: { timeoutMs: 500 } }),
+          SmsModule.forRoot({ clientId: 'id', clientSecret: 'secret', baseUrl: fake.url }),
+          SmsModule.registerAccount({
+            name: 'north',
+            clientId: 'n-id',
+            clientSecret: 'n-secret',
+            baseUrl: closed,
+          }),
+          SmsModule.registerAccount({ name: 'south', clientId: 's-id', clientSecret: 's-secret' }),
+        ],
+      }).compile();
+      const app = await moduleRef.createNestApplication({ logger: false }).init();
+      const before = fake.requests.length;
+      await expect(app.get(HubtelHealthIndicator).platform()).resolves.toEqual({
+        hubtel_platform: {
+          status: 'down',
+          apis: { sms: 'unreachable' },
+          accounts: {
+            default: { sms: 'reachable' },
+            north: { sms: 'unreachable' },
+            south: { sms: 'reachable' }, // inherits the default's base URL: one probe for both
+          },
+        },
+      });
+      expect(fake.requests.length - before).toBe(1);
       await app.close();
     });
   });

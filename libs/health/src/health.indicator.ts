@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import {
+  HUBTEL_DEFAULT_ACCOUNT,
   HUBTEL_JOB_RUNNER,
   HubtelError,
   isHubtelStore,
@@ -9,7 +10,12 @@ import {
   type HubtelStore,
   type JobRunner,
 } from 'nestjs-hubtel';
-import { HttpTransport } from '#internal';
+import {
+  ACCOUNT_TRANSPORTS,
+  HttpTransport,
+  hasAccountTransports,
+  type HasAccountTransports,
+} from '#internal';
 import { HEALTH_DEFAULTS } from './health.constants.js';
 import { HUBTEL_HEALTH_MODULE_OPTIONS } from './health.module-definition.js';
 import type { HubtelHealthModuleOptions } from './health.options.js';
@@ -29,7 +35,12 @@ import type { HubtelHealthModuleOptions } from './health.options.js';
  */
 @Injectable()
 export class HubtelHealthIndicator {
-  private found?: { stores: HubtelStore[]; runner: JobRunner | undefined; transports: HttpTransport[] };
+  private found?: {
+    stores: HubtelStore[];
+    runner: JobRunner | undefined;
+    transports: HttpTransport[];
+    accountSources: HasAccountTransports[];
+  };
 
   constructor(
     private readonly indicators: HealthIndicatorService,
@@ -80,23 +91,52 @@ export class HubtelHealthIndicator {
     const timeoutMs =
       (typeof setting === 'object' ? setting.timeoutMs : undefined) ?? HEALTH_DEFAULTS.platformTimeoutMs;
     const apis: Record<string, string> = {};
-    const probes: Promise<void>[] = [];
-    const seen = new Set<string>();
-    for (const transport of this.dependencies().transports) {
+    const accounts: Record<string, Record<string, string>> = {};
+    const probes = new Map<string, Promise<string>>();
+    const worst = (states: Record<string, string>, api: string, state: string) => {
+      states[api] = states[api] === 'unreachable' ? 'unreachable' : state;
+    };
+    const checks: Promise<void>[] = [];
+    for (const [transport, owners] of await this.transportsByAccount()) {
       for (const api of ['sms', 'checkout', 'status', 'fulfillment'] as HubtelApi[]) {
         const base = transport.baseUrl(api);
-        if (!base || seen.has(`${api} ${base}`)) continue;
-        seen.add(`${api} ${base}`);
-        probes.push(
-          probe(transport, api, timeoutMs).then((state) => {
-            apis[api] = apis[api] === 'unreachable' ? apis[api] : state;
+        if (!base) continue;
+        // One request per API and base URL, whichever accounts share it.
+        const probeKey = `${api} ${base}`;
+        if (!probes.has(probeKey)) probes.set(probeKey, probe(transport, api, timeoutMs));
+        checks.push(
+          probes.get(probeKey)!.then((state) => {
+            worst(apis, api, state);
+            for (const account of owners) worst((accounts[account] ??= {}), api, state);
           }),
         );
       }
     }
-    await Promise.all(probes);
+    await Promise.all(checks);
     const down = Object.values(apis).includes('unreachable');
-    return down ? indicator.down({ apis }) : indicator.up({ apis });
+    // Per account only when there are several: a single-account app's answer stays as it was.
+    const details: Record<string, unknown> = Object.keys(accounts).length > 1 ? { apis, accounts } : { apis };
+    return down ? indicator.down(details) : indicator.up(details);
+  }
+
+  /**
+   * Every transport and the accounts it serves: the modules' own (providers: their default
+   * accounts) and those of the named accounts the modules' account registries built so far.
+   */
+  private async transportsByAccount(): Promise<Map<HttpTransport, Set<string>>> {
+    const byTransport = new Map<HttpTransport, Set<string>>();
+    const add = (transport: HttpTransport, account: string) => {
+      let owners = byTransport.get(transport);
+      if (!owners) byTransport.set(transport, (owners = new Set()));
+      owners.add(account);
+    };
+    const { transports, accountSources } = this.dependencies();
+    for (const source of accountSources)
+      for (const { account, transport } of await source[ACCOUNT_TRANSPORTS]())
+        if (transport instanceof HttpTransport) add(transport, account);
+    for (const transport of transports)
+      if (!byTransport.has(transport)) add(transport, HUBTEL_DEFAULT_ACCOUNT);
+    return byTransport;
   }
 
   /** What the app holds, found once (providers do not change after bootstrap). */
@@ -104,10 +144,12 @@ export class HubtelHealthIndicator {
     if (this.found) return this.found;
     const stores = new Set<HubtelStore>(this.options.stores ?? []);
     const transports = new Set<HttpTransport>();
+    const accountSources = new Set<HasAccountTransports>();
     for (const wrapper of this.discovery.getProviders()) {
       const instance: unknown = wrapper.isDependencyTreeStatic() ? wrapper.instance : undefined;
       if (!instance || typeof instance !== 'object') continue;
       if (instance instanceof HttpTransport) transports.add(instance);
+      else if (hasAccountTransports(instance)) accountSources.add(instance);
       else if (!this.options.stores && isHubtelStore(instance)) stores.add(instance);
     }
     let runner = this.options.runner;
@@ -118,7 +160,12 @@ export class HubtelHealthIndicator {
         runner = undefined; // none provided: jobs run in this process
       }
     }
-    this.found = { stores: [...stores], runner, transports: [...transports] };
+    this.found = {
+      stores: [...stores],
+      runner,
+      transports: [...transports],
+      accountSources: [...accountSources],
+    };
     return this.found;
   }
 

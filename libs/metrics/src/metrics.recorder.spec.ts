@@ -54,6 +54,34 @@ describe('HubtelMetrics', () => {
     ).toBe(1);
   });
 
+  it('labels inbound requests with the account they were routed to (none when no account matched)', async () => {
+    const registry = new Registry();
+    const metrics = new HubtelMetrics({ registry });
+    metrics.record({ kind: 'inbound', source: 'checkout', outcome: 'accepted', account: 'north' });
+    metrics.record({ kind: 'inbound', source: 'checkout', outcome: 'accepted', account: 'default' });
+    metrics.record({
+      kind: 'inbound',
+      source: 'checkout',
+      outcome: 'rejected',
+      reason: 'WRONG_ACCOUNT',
+      account: 'north',
+    });
+    metrics.record({ kind: 'inbound', source: 'checkout', outcome: 'rejected', reason: 'HUBTEL_NOT_FOUND' });
+    const accepted = (account: string) =>
+      valueOf(registry, 'hubtel_callbacks_accepted_total', { source: 'checkout', account });
+    expect(await accepted('north')).toBe(1);
+    expect(await accepted('default')).toBe(1);
+    expect(
+      await valueOf(registry, 'hubtel_callbacks_rejected_total', {
+        account: 'north',
+        reason: 'WRONG_ACCOUNT',
+      }),
+    ).toBe(1);
+    expect(
+      await valueOf(registry, 'hubtel_callbacks_received_total', { source: 'checkout', account: 'none' }),
+    ).toBe(1);
+  });
+
   it('counts handlers, retries, dead letters, SMS recipients and fulfillment callbacks', async () => {
     const registry = new Registry();
     const metrics = new HubtelMetrics({ registry, prefix: 'shop_' });

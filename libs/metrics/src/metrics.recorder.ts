@@ -6,11 +6,11 @@ import type { HubtelMetricsModuleOptions } from './metrics.options.js';
 /**
  * The suite's signals as Prometheus metrics (prom-client), names after `prefix` (default `hubtel_`):
  *
- *   callbacks_received_total{source}            every request to an inbound endpoint
- *   callbacks_accepted_total{source}            recorded: its work runs once
- *   callbacks_duplicates_total{source}          already recorded: nothing new runs
- *   callbacks_ignored_total{source}             nothing to do (a non-final checkout status)
- *   callbacks_rejected_total{source,reason}     refused; reason: the code answered, or the verification's
+ *   callbacks_received_total{source,account}    every request to an inbound endpoint
+ *   callbacks_accepted_total{source,account}    recorded: its work runs once
+ *   callbacks_duplicates_total{source,account}  already recorded: nothing new runs
+ *   callbacks_ignored_total{source,account}     nothing to do (a non-final checkout status)
+ *   callbacks_rejected_total{source,account,reason}  refused; reason: the code answered, or the verification's
  *   handler_runs_total{pipeline,job,handler}    handler calls (job: the event; handler: Class.method@event)
  *   handler_failures_total{pipeline,job,handler}
  *   job_retries_total{pipeline,job}             attempts that failed and will run again
@@ -28,7 +28,8 @@ import type { HubtelMetricsModuleOptions } from './metrics.options.js';
  *   status_checks_refused_total{operation}      status checks the instance's budget refused (not sent)
  *
  * `source` is `checkout`, `fulfillment` or `service-flow` (a service-flow request shows here only
- * when refused at the door; its steps are `service_flow_steps_total`). Every label value comes from
+ * when refused at the door; its steps are `service_flow_steps_total`). `account` is the account the
+ * request was routed to (`default`, or a configured name), `none` when it matched no account. Every label value comes from
  * the code (no phone number, reference or key), so the number of series stays bounded.
  *
  * Metrics already in the registry under the same name (a second app in the process, or a hot
@@ -36,11 +37,11 @@ import type { HubtelMetricsModuleOptions } from './metrics.options.js';
  */
 export class HubtelMetrics implements HubtelTelemetry {
   readonly registry: Registry;
-  private readonly received: Counter<'source'>;
-  private readonly accepted: Counter<'source'>;
-  private readonly duplicates: Counter<'source'>;
-  private readonly ignored: Counter<'source'>;
-  private readonly rejected: Counter<'source' | 'reason'>;
+  private readonly received: Counter<'source' | 'account'>;
+  private readonly accepted: Counter<'source' | 'account'>;
+  private readonly duplicates: Counter<'source' | 'account'>;
+  private readonly ignored: Counter<'source' | 'account'>;
+  private readonly rejected: Counter<'source' | 'account' | 'reason'>;
   private readonly handlerRuns: Counter<'pipeline' | 'job' | 'handler'>;
   private readonly handlerFailures: Counter<'pipeline' | 'job' | 'handler'>;
   private readonly retries: Counter<'pipeline' | 'job'>;
@@ -79,12 +80,15 @@ export class HubtelMetrics implements HubtelTelemetry {
           new Histogram<L>({ name: prefix + name, help, labelNames, buckets: [...buckets], registers: [] }),
       );
 
-    this.received = counter('callbacks_received_total', 'Requests to the inbound endpoints', ['source']);
-    this.accepted = counter('callbacks_accepted_total', 'Inbound requests recorded for work', ['source']);
-    this.duplicates = counter('callbacks_duplicates_total', 'Inbound requests already recorded', ['source']);
-    this.ignored = counter('callbacks_ignored_total', 'Inbound requests with nothing to do', ['source']);
+    const inbound = ['source', 'account'] as const;
+    this.received = counter('callbacks_received_total', 'Requests to the inbound endpoints', [...inbound]);
+    this.accepted = counter('callbacks_accepted_total', 'Inbound requests recorded for work', [...inbound]);
+    this.duplicates = counter('callbacks_duplicates_total', 'Inbound requests already recorded', [
+      ...inbound,
+    ]);
+    this.ignored = counter('callbacks_ignored_total', 'Inbound requests with nothing to do', [...inbound]);
     this.rejected = counter('callbacks_rejected_total', 'Inbound requests refused, by reason', [
-      'source',
+      ...inbound,
       'reason',
     ]);
     this.handlerRuns = counter('handler_runs_total', 'Handler calls', ['pipeline', 'job', 'handler']);
@@ -155,12 +159,13 @@ export class HubtelMetrics implements HubtelTelemetry {
   record(signal: HubtelSignal): void {
     switch (signal.kind) {
       case 'inbound': {
-        const source = { source: signal.source };
-        this.received.inc(source);
-        if (signal.outcome === 'accepted') this.accepted.inc(source);
-        else if (signal.outcome === 'duplicate') this.duplicates.inc(source);
-        else if (signal.outcome === 'ignored') this.ignored.inc(source);
-        else this.rejected.inc({ source: signal.source, reason: signal.reason ?? 'unknown' });
+        // The routed account: a name from configuration or the app's resolver, never from a request.
+        const labels = { source: signal.source, account: signal.account ?? 'none' };
+        this.received.inc(labels);
+        if (signal.outcome === 'accepted') this.accepted.inc(labels);
+        else if (signal.outcome === 'duplicate') this.duplicates.inc(labels);
+        else if (signal.outcome === 'ignored') this.ignored.inc(labels);
+        else this.rejected.inc({ ...labels, reason: signal.reason ?? 'unknown' });
         return;
       }
       case 'handler': {

@@ -17,7 +17,8 @@ export { smsAccountsFromEnv, smsOptionsFromEnv, type SmsEnvAccounts } from './sm
 export { InjectSms } from './sms.decorators.js';
 export { SMS_DEFAULT_ACCOUNT, getSmsAccountToken } from './sms.constants.js';
 // The transport token (tests replace it, see SmsCapture of nestjs-hubtel/testing) and the API paths.
-export { SMS_HTTP_TRANSPORT, SMS_PATHS } from './sms.constants.js';
+export { SMS_HTTP_TRANSPORT, SMS_PATHS, SMS_TRANSPORT_FACTORY } from './sms.constants.js';
+export type { SmsTransportFactory } from './sms.accounts.js';
 export { SmsBatchAbortedError, SmsUnknownAccountError } from './sms.errors.js';
 export { countSmsSegments, type SmsEncoding, type SmsSegmentInfo } from './sms-segments.js';
 export type {

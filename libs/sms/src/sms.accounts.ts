@@ -1,7 +1,15 @@
 import type { HttpService } from '@nestjs/axios';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { HubtelTelemetry } from 'nestjs-hubtel';
-import { AccountRegistry, createHttpTransport, type HttpTransport } from '#internal';
+import {
+  ACCOUNT_TRANSPORTS,
+  AccountRegistry,
+  createHttpTransport,
+  type AccountTransport,
+  type HasAccountTransports,
+  type HttpTransport,
+  type HttpTransportConfig,
+} from '#internal';
 import { SmsClient } from './sms.client.js';
 import { SMS_DEFAULT_ACCOUNT, smsLoggerContext } from './sms.constants.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
@@ -22,14 +30,23 @@ import type {
   SmsSender,
 } from './sms.types.js';
 
-/** What `SmsModule.forRoot` hands over: named accounts inherit from it and share its HTTP client. */
+/** Makes account `account`'s transport from its settings (`SMS_TRANSPORT_FACTORY`). */
+export type SmsTransportFactory = (account: string, config: HttpTransportConfig) => HttpTransport;
+
+/** What `SmsModule.forRoot` hands over: named accounts inherit from it. */
 export interface SmsDefaultAccount {
   /** The options as given (named accounts inherit the ones they do not set). */
   options: SmsModuleOptions;
   resolved: ResolvedSmsOptions;
   transport: HttpTransport;
-  http: HttpService;
+  transportFor: SmsTransportFactory;
   telemetry?: HubtelTelemetry;
+}
+
+/** The default factory: the app's HTTP client, the account's own settings and log context. */
+export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemetry): SmsTransportFactory {
+  return (account, config) =>
+    createHttpTransport(http, telemetry ? { ...config, telemetry } : config, smsLoggerContext(account));
 }
 
 /**
@@ -38,7 +55,7 @@ export interface SmsDefaultAccount {
  * AccountRegistry. Each named account gets its own transport with its own credentials.
  */
 @Injectable()
-export class SmsAccounts implements OnModuleInit {
+export class SmsAccounts implements OnModuleInit, HasAccountTransports<HttpTransport> {
   private readonly registry = new AccountRegistry<SmsClient>(
     'sms',
     'SmsModule.forRoot',
@@ -47,8 +64,15 @@ export class SmsAccounts implements OnModuleInit {
 
   /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
   attachDefault(defaults: SmsDefaultAccount): this {
+    const client = new SmsClient(
+      SMS_DEFAULT_ACCOUNT,
+      defaults.resolved,
+      defaults.transport,
+      defaults.telemetry,
+    );
+    transports.set(client, defaults.transport);
     this.registry.attachDefault({
-      account: new SmsClient(SMS_DEFAULT_ACCOUNT, defaults.resolved, defaults.transport, defaults.telemetry),
+      account: client,
       build: (name, overrides) => buildClient(defaults, name, overrides),
       resolver: defaults.resolved.accounts,
     });
@@ -80,18 +104,26 @@ export class SmsAccounts implements OnModuleInit {
   get names(): string[] {
     return this.registry.names;
   }
+
+  /** Each account built so far with its transport (health checks probe the platform per account). */
+  async [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<HttpTransport>>> {
+    return [...(await this.registry.built())].map(([account, client]) => ({
+      account,
+      transport: transports.get(client)!,
+    }));
+  }
 }
+
+/** Each account's transport, kept beside its client (the client keeps it to itself). */
+const transports = new WeakMap<SmsClient, HttpTransport>();
 
 function buildClient(defaults: SmsDefaultAccount, name: string, overrides: unknown): SmsClient {
   const resolved = resolveSmsAccountOptions(name, defaults.options, overrides);
-  const config = smsTransportConfig(resolved);
-  const transport = createHttpTransport(
-    defaults.http,
-    defaults.telemetry ? { ...config, telemetry: defaults.telemetry } : config,
-    smsLoggerContext(name),
-  );
+  const transport = defaults.transportFor(name, smsTransportConfig(resolved));
   const telemetry = defaults.telemetry && accountTelemetry(defaults.telemetry, name);
-  return new SmsClient(name, resolved, transport, telemetry);
+  const client = new SmsClient(name, resolved, transport, telemetry);
+  transports.set(client, transport);
+  return client;
 }
 
 /** A sender whose calls go to account `account`, found (or resolved) at each call. */

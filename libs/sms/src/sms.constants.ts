@@ -5,6 +5,11 @@ import { HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 export const SMS_OPTIONS = Symbol('nestjs-hubtel:SMS_OPTIONS');
 /** The HttpTransport the SmsService calls the SMS API through. */
 export const SMS_HTTP_TRANSPORT = Symbol('nestjs-hubtel:SMS_HTTP_TRANSPORT');
+/**
+ * Makes a named account's transport, `(account, config) => HttpTransport`: one provider, so a test
+ * can stand in for every account's HTTP calls at once (SmsCapture does).
+ */
+export const SMS_TRANSPORT_FACTORY = Symbol('nestjs-hubtel:SMS_TRANSPORT_FACTORY');
 
 export const SMS_PATHS = Object.freeze({
   batchSend: '/v1/messages/batch/simple/send',

@@ -2,11 +2,12 @@ import { HttpService } from '@nestjs/axios';
 import { Global, Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { HUBTEL_TELEMETRY, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
 import { checkAccountName, createHttpTransport, hubtelHttpModule, type HttpTransport } from '#internal';
-import { SmsAccounts } from './sms.accounts.js';
+import { SmsAccounts, smsTransportFactory, type SmsTransportFactory } from './sms.accounts.js';
 import {
   SMS_ACCOUNTS,
   SMS_HTTP_TRANSPORT,
   SMS_LOGGER_CONTEXT,
+  SMS_TRANSPORT_FACTORY,
   SMS_OPTIONS,
   getSmsAccountOptionsToken,
   getSmsAccountToken,
@@ -69,6 +70,11 @@ class SmsAccountModule {}
       inject: [HttpService, SMS_OPTIONS, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     {
+      provide: SMS_TRANSPORT_FACTORY,
+      useFactory: smsTransportFactory,
+      inject: [HttpService, { token: HUBTEL_TELEMETRY, optional: true }],
+    },
+    {
       // The default account, handed to the application's accounts: named ones inherit from it.
       provide: SMS_ACCOUNTS,
       useFactory: (
@@ -76,15 +82,15 @@ class SmsAccountModule {}
         options: SmsModuleOptions,
         resolved: ResolvedSmsOptions,
         transport: HttpTransport,
-        http: HttpService,
+        transportFor: SmsTransportFactory,
         telemetry?: HubtelTelemetry,
-      ) => accounts.attachDefault({ options, resolved, transport, http, telemetry }),
+      ) => accounts.attachDefault({ options, resolved, transport, transportFor, telemetry }),
       inject: [
         SmsAccounts,
         SMS_MODULE_OPTIONS,
         SMS_OPTIONS,
         SMS_HTTP_TRANSPORT,
-        HttpService,
+        SMS_TRANSPORT_FACTORY,
         { token: HUBTEL_TELEMETRY, optional: true },
       ],
     },

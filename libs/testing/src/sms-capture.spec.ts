@@ -68,6 +68,37 @@ describe('SmsCapture', () => {
     await moduleRef.close();
   });
 
+  it("captures every account's sends through install(), each message with its account", async () => {
+    const sms = new SmsCapture();
+    @Module({
+      imports: [
+        SmsModule.forRoot({ clientId: 'id', clientSecret: 'secret', senderId: 'Shop', baseUrl }),
+        SmsModule.registerAccount({
+          name: 'north',
+          clientId: 'n-id',
+          clientSecret: 'n-secret',
+          senderId: 'North',
+        }),
+      ],
+      providers: [Notifier],
+    })
+    class AppModule {}
+    const moduleRef = await sms.install(Test.createTestingModule({ imports: [AppModule] })).compile();
+    const service = moduleRef.get(SmsService);
+    await service.send({ to: '0241234567', content: 'from the main shop' });
+    await service.forAccount('north').send({ to: '0241234567', content: 'from the north shop' });
+    await service.forAccount('north').sendBatch({ recipients: ['0201234567'], content: 'north sale' });
+    expect(sms.messages.map((m) => [m.account, m.from, m.content])).toEqual([
+      ['default', 'Shop', 'from the main shop'],
+      ['north', 'North', 'from the north shop'],
+      ['north', 'North', 'north sale'],
+    ]);
+    expect(sms.messagesFrom('north')).toHaveLength(2);
+    expect(sms.messagesFrom('default')).toHaveLength(1);
+    expect(hits).toBe(0);
+    await moduleRef.close();
+  });
+
   it('answers status look-ups for what it captured, and 404s for the rest', async () => {
     const sms = new SmsCapture();
     const moduleRef = await appWith(sms, true);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  HUBTEL_DEFAULT_ACCOUNT,
   HubtelApiError,
   HubtelError,
   HubtelTimeoutError,
@@ -7,7 +8,7 @@ import {
   tryNormalizeMsisdn,
 } from 'nestjs-hubtel';
 import { type HubtelRequest, type HubtelResponse } from '#internal';
-import { SMS_HTTP_TRANSPORT, SMS_PATHS } from 'nestjs-hubtel/sms';
+import { SMS_HTTP_TRANSPORT, SMS_PATHS, SMS_TRANSPORT_FACTORY } from 'nestjs-hubtel/sms';
 
 /** One message the app "sent". */
 export interface CapturedSms {
@@ -21,6 +22,8 @@ export interface CapturedSms {
   content: string;
   /** ISO time it was captured. */
   at: string;
+  /** The SMS account that sent it: `default`, or a named account's name. */
+  account: string;
 }
 
 /** `Test.createTestingModule(...)` (or anything with `overrideProvider(token).useValue(value)`). */
@@ -32,8 +35,9 @@ type Waiter = { test: (m: CapturedSms) => boolean; resolve: (m: CapturedSms) => 
 
 /**
  * Captures every SMS the app sends, with no network: it stands in for the SmsModule's HTTP
- * transport (`SMS_HTTP_TRANSPORT`) and answers like the platform's SMS API. Your code, the
- * SmsService and its validation run for real; only the HTTP call is replaced.
+ * transport (`SMS_HTTP_TRANSPORT`) and, through `install`, for every named account's too
+ * (`SMS_TRANSPORT_FACTORY`; each message says its `account`). It answers like the platform's SMS
+ * API. Your code, the SmsService and its validation run for real; only the HTTP call is replaced.
  *
  * ```ts
  * const sms = new SmsCapture();
@@ -67,9 +71,22 @@ export class SmsCapture {
     return this.requestCount;
   }
 
-  /** Replaces the SMS transport in a testing module builder; returns the builder. */
-  install<B>(builder: OverridableModuleBuilder<B>): B {
-    return builder.overrideProvider(SMS_HTTP_TRANSPORT).useValue(this);
+  /**
+   * Replaces the SMS transports in a testing module builder (the default account's and every
+   * named account's); returns the builder.
+   */
+  install<B extends OverridableModuleBuilder<B>>(builder: B): B {
+    const transportFor = (account: string) => this.forAccount(account);
+    return builder
+      .overrideProvider(SMS_HTTP_TRANSPORT)
+      .useValue(this)
+      .overrideProvider(SMS_TRANSPORT_FACTORY)
+      .useValue(transportFor);
+  }
+
+  /** Messages sent by one SMS account (`default`, or a named account). */
+  messagesFrom(account: string): CapturedSms[] {
+    return this.captured.filter((m) => m.account === account);
   }
 
   /** Messages to one number, in any accepted form (`0241234567`, `+233 24 123 4567`). */
@@ -143,7 +160,19 @@ export class SmsCapture {
     return 'http://sms-capture.invalid';
   }
 
-  async request<T = unknown>(req: HubtelRequest): Promise<HubtelResponse<T>> {
+  request<T = unknown>(req: HubtelRequest): Promise<HubtelResponse<T>> {
+    return this.answer<T>(req, HUBTEL_DEFAULT_ACCOUNT);
+  }
+
+  /** The transport surface for a named account: what it sends is captured with its name. */
+  private forAccount(account: string): Pick<SmsCapture, 'baseUrl' | 'request'> {
+    return {
+      baseUrl: () => this.baseUrl(),
+      request: <T>(req: HubtelRequest) => this.answer<T>(req, account),
+    };
+  }
+
+  private async answer<T>(req: HubtelRequest, account: string): Promise<HubtelResponse<T>> {
     this.requestCount++;
     const failure = this.failures.shift();
     if (failure) throw failure;
@@ -162,6 +191,7 @@ export class SmsCapture {
       const batchId = randomUUID();
       const data = (recipients as unknown[]).map((recipient) => {
         const message = this.capture({
+          account,
           batchId,
           kind: 'batch',
           from: body.From as string,
@@ -177,6 +207,7 @@ export class SmsCapture {
         throw this.badRequest('the send request must be {From, To, Content}');
       }
       const message = this.capture({
+        account,
         batchId: null,
         kind: 'single',
         from: body.From,

@@ -336,3 +336,28 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function dropUndefinedFields(value: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
 }
+
+/**
+ * The method a module's accounts provider has when its named accounts call the platform through
+ * transports of their own (not providers): health checks reach each account's APIs through it.
+ */
+export const ACCOUNT_TRANSPORTS = Symbol.for('nestjs-hubtel:account-transports');
+
+/** One transport of one account (`default`, or a configured name). */
+export interface AccountTransport<X = unknown> {
+  account: string;
+  transport: X;
+}
+
+/** A provider exposing its accounts' transports (see ACCOUNT_TRANSPORTS). */
+export interface HasAccountTransports<X = unknown> {
+  [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<X>>>;
+}
+
+export function hasAccountTransports(value: unknown): value is HasAccountTransports {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as Partial<HasAccountTransports>)[ACCOUNT_TRANSPORTS] === 'function'
+  );
+}

@@ -4,8 +4,8 @@
  * from the sending (trigger-cli.ts) and the bodies (trigger-cli.bodies.ts): most of the rules of
  * the command are here.
  */
-import { tryNormalizeMsisdn } from 'nestjs-hubtel';
-import { serviceAppChannel, type ServiceAppChannel } from '#internal';
+import { HUBTEL_DEFAULT_ACCOUNT, tryNormalizeMsisdn } from 'nestjs-hubtel';
+import { HUBTEL_ACCOUNT_NAME, serviceAppChannel, type ServiceAppChannel } from '#internal';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
 import { CliUsageError, intOption, parseCliArgs, urlOption } from './cli-support.js';
 
@@ -82,6 +82,8 @@ Service-flow options:
 Common:
   --copies <n>            send n identical copies at the same time (default 1; checkout-duplicate 2)
   --path <path>           endpoint path when <url> is an origin (default: the module's route)
+  --account <name>        send to a named account's route (the path with /<name> after it), as
+                          the platform does for that account's invoices and services
   -H, --header <h>        extra request header "Name: value" (repeatable)
   --timeout <ms>          per request (default 10000)
   --json                  print one JSON object (url, body, answers) instead of text
@@ -136,6 +138,8 @@ export interface TriggerOptions {
   };
   copies: number;
   path?: string;
+  /** A named account: `/<account>` follows the path (`default`: the default route). */
+  account?: string;
   headers: Record<string, string>;
   timeoutMs?: number;
   json: boolean;
@@ -150,6 +154,21 @@ function amountOption(value: string | undefined): number | undefined {
   if (!/^\d+(\.\d{1,2})?$/.test(value))
     throw new CliUsageError(`--amount must be a number with at most 2 decimals, got "${value}"`);
   return Number(value);
+}
+
+function accountOption(value: string | undefined, kind: TriggerKind, url: string): string | undefined {
+  if (value === undefined || value === HUBTEL_DEFAULT_ACCOUNT) return undefined;
+  if (!HUBTEL_ACCOUNT_NAME.test(value))
+    throw new CliUsageError(
+      `--account must be an account name (lower-case letters, digits, - and _), got "${value}"`,
+    );
+  if (kind === 'fulfillment-callback')
+    throw new CliUsageError('--account names a route of your app; fulfillment-callback goes to the platform');
+  if (!['', '/'].includes(new URL(url).pathname))
+    throw new CliUsageError(
+      "--account goes with <url> as your app's origin (a full endpoint URL names its account itself)",
+    );
+  return value;
 }
 
 export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
@@ -175,6 +194,7 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     'unicode-screen-size': { type: 'string' },
     copies: { type: 'string' },
     path: { type: 'string' },
+    account: { type: 'string' },
     header: { type: 'string', short: 'H', multiple: true },
     timeout: { type: 'string' },
     json: { type: 'boolean' },
@@ -226,6 +246,7 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     serviceStatus: values['service-status'],
     copies: intOption('copies', values.copies, 1, 1000) ?? (kind === 'checkout-duplicate' ? 2 : 1),
     path: values.path,
+    account: accountOption(values.account, kind, urlArg),
     headers,
     timeoutMs: intOption('timeout', values.timeout, 1, 600_000),
     json: values.json ?? false,

@@ -54,7 +54,7 @@ export async function runTrigger(options: TriggerOptions): Promise<TriggerReport
 }
 
 async function sendTrigger(options: TriggerOptions, body: unknown, path: string): Promise<TriggerReport> {
-  const url = endpointUrl(options.url, options.path ?? path);
+  const url = endpointUrl(options.url, routeOf(options, path));
   const headers: Record<string, string> = { 'Content-Type': 'application/json', ...options.headers };
   if (options.kind.startsWith('checkout')) headers['Cache-Control'] ??= 'no-cache';
   else headers.Accept ??= 'application/json';
@@ -101,7 +101,7 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
         ? EXIT.usage
         : EXIT.failed;
   }
-  const url = endpointUrl(options.url, options.path ?? built.path);
+  const url = endpointUrl(options.url, routeOf(options, built.path));
   if (options.dryRun) {
     const unmarked = options.markPaid ? '(dry run: the invoice was not marked paid)\n' : '';
     io.stdout.write(
@@ -226,4 +226,10 @@ function describeServiceFlowAnswers(options: TriggerOptions, report: TriggerRepo
         sessionId,
       };
   }
+}
+
+/** The endpoint's path: `--path` or the module's route, then the named account's segment. */
+function routeOf(options: TriggerOptions, modulePath: string): string {
+  const path = options.path ?? modulePath;
+  return options.account === undefined ? path : `${path.replace(/\/+$/, '')}/${options.account}`;
 }
