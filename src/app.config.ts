@@ -81,7 +81,7 @@ export interface ExampleAppConfig {
   shopName: string;
   /**
    * Further shops, one per further Hubtel account (`account`: its name in the modules'
-   * registerAccount and in HUBTEL_ACCOUNTS). Default: none (one shop, the default account's).
+   * registerAccount and in HUBTEL_ACCOUNTS). Default: see shopsOf (a sandbox's further accounts).
    */
   shops?: ReadonlyArray<{ account: string; name: string }>;
   /**
@@ -198,7 +198,7 @@ function readRedisClusterNodes(env: HubtelEnvSource): Array<{ host: string; port
  * The configuration from environment variables:
  *   PORT (default 3000), HOST (default 127.0.0.1), PUBLIC_URL, SHOP_NAME,
  *   HUBTEL_ACCOUNTS, SHOP_NAME_<ACCOUNT> — a further shop per further Hubtel account (sandbox mode
- *   always has a second one, EXAMPLE_DEFAULTS.secondShop),
+ *   has a second one, EXAMPLE_DEFAULTS.secondShop: see shopsOf),
  *   SANDBOX_PORT (default 0: a free port), SANDBOX_HOST (default 127.0.0.1, not HOST),
  *   SANDBOX_PUBLIC_URL — sandbox mode;
  *   HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_SMS_CLIENT_ID, HUBTEL_SMS_CLIENT_SECRET,
@@ -243,12 +243,10 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
   const real = REAL_PLATFORM_VARIABLES.filter((key) => readEnvValue(env, key) !== undefined);
   if (real.length === 0) {
     const sandboxPublicUrl = readUrl(env, 'SANDBOX_PUBLIC_URL');
-    const { account, name } = EXAMPLE_DEFAULTS.secondShop;
     return {
       port,
       host,
       shopName,
-      shops: [{ account, name }],
       ...store,
       ...limits,
       ...(publicUrl === undefined ? {} : { publicUrl }),
@@ -278,5 +276,30 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       account,
       name: readEnvValue(env, `SHOP_NAME_${account.toUpperCase().replace(/-/g, '_')}`) ?? account,
     }));
-  return { port, host, shopName, shops, publicUrl, ...store, ...limits, platform: { kind: 'hubtel', env } };
+  return {
+    port,
+    host,
+    shopName,
+    ...(shops.length > 0 ? { shops } : {}),
+    publicUrl,
+    ...store,
+    ...limits,
+    platform: { kind: 'hubtel', env },
+  };
+}
+
+/**
+ * The app's further shops: `shops` when given; else, against a sandbox, one per further account it
+ * serves (the embedded sandbox serves EXAMPLE_DEFAULTS.secondShop's; a caller's sandbox, its own).
+ */
+export function shopsOf(config: ExampleAppConfig): ReadonlyArray<{ account: string; name: string }> {
+  if (config.shops) return config.shops;
+  if (config.platform.kind !== 'sandbox') return [];
+  const { instance } = config.platform;
+  if (!instance)
+    return [{ account: EXAMPLE_DEFAULTS.secondShop.account, name: EXAMPLE_DEFAULTS.secondShop.name }];
+  return instance
+    .accounts()
+    .slice(1)
+    .map((account) => ({ account: account.name, name: account.merchantName }));
 }

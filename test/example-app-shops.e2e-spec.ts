@@ -24,12 +24,13 @@ describe('example app: two shops, two Hubtel accounts', () => {
   let app: InProcessExample;
 
   beforeAll(async () => {
+    // The sandbox the embedded one would be (each account sends only from its own sender, so a
+    // receipt from the wrong account fails); the app makes a shop of each further account.
     sandbox = await HubtelSandbox.start({
-      // Each account sends only from its own sender: a receipt from the wrong account fails.
       sms: { senderIds: [EXAMPLE_DEFAULTS.sandboxSenderId] },
       accounts: sandboxAccounts({ shops: SHOPS } as never),
     });
-    app = await startExampleInProcess({ sandbox, shops: SHOPS, shopName: 'Adinkra Goods' });
+    app = await startExampleInProcess({ sandbox, shopName: 'Adinkra Goods' });
   }, 60_000);
 
   afterAll(async () => {

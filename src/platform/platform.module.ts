@@ -8,7 +8,7 @@ import {
 import { HubtelSandbox, SandboxModule, type SandboxAccountOptions } from 'nestjs-hubtel/sandbox';
 import { serviceAppOptionsFromEnv, type ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import { smsAccountsFromEnv, type SmsAccountOverrides, type SmsModuleOptions } from 'nestjs-hubtel/sms';
-import { EXAMPLE_DEFAULTS, type ExampleAppConfig } from '../app.config.js';
+import { EXAMPLE_DEFAULTS, shopsOf, type ExampleAppConfig } from '../app.config.js';
 
 /** Injection token of the `HubtelPlatform` the three modules are configured from. */
 export const HUBTEL_PLATFORM = Symbol('EXAMPLE_HUBTEL_PLATFORM');
@@ -30,7 +30,7 @@ export function sandboxPlatform(sandbox: HubtelSandbox, config: ExampleAppConfig
   const urls = sandbox.baseUrls();
   const { sms, api } = sandbox.credentials;
   const accounts: HubtelPlatform['accounts'] = {};
-  for (const shop of config.shops ?? []) {
+  for (const shop of shopsOf(config)) {
     // The sandbox serves the shop's account with keys of its own (sandboxAccounts below).
     const account = sandbox.account(shop.account);
     accounts[shop.account] = {
@@ -85,7 +85,7 @@ export function hubtelPlatform(env: HubtelEnvSource, config: ExampleAppConfig): 
 
 /** The sandbox's further accounts: one per further shop, its sender id and merchant name its own. */
 export function sandboxAccounts(config: ExampleAppConfig): SandboxAccountOptions[] {
-  return (config.shops ?? []).map((shop) => ({
+  return shopsOf(config).map((shop) => ({
     name: shop.account,
     merchantName: shop.name,
     ...(shop.account === EXAMPLE_DEFAULTS.secondShop.account
