@@ -17,6 +17,11 @@ export const EXAMPLE_DEFAULTS = Object.freeze({
   shopName: 'Adinkra Goods',
   /** Sender id of the SMS receipts in sandbox mode (at most 11 characters). */
   sandboxSenderId: 'Adinkra',
+  /**
+   * The second shop of sandbox mode: a second Hubtel account (its own keys, POS Sales ID and SMS
+   * sender), served by the same app. Against the real platform, HUBTEL_ACCOUNTS names the others.
+   */
+  secondShop: Object.freeze({ account: 'kumasi', name: 'Kumasi Crafts', sandboxSenderId: 'KumasiCraft' }),
   /** A request's headers within 10 s, the whole request (body included) within 30 s. */
   timeouts: Object.freeze({ headersMs: 10_000, requestMs: 30_000 }),
   /**
@@ -74,6 +79,11 @@ export interface ExampleAppConfig {
    */
   redisClusterNodes?: Array<{ host: string; port: number }>;
   shopName: string;
+  /**
+   * Further shops, one per further Hubtel account (`account`: its name in the modules'
+   * registerAccount and in HUBTEL_ACCOUNTS). Default: see shopsOf (a sandbox's further accounts).
+   */
+  shops?: ReadonlyArray<{ account: string; name: string }>;
   /**
    * The HTTP server's time-outs, so a client that sends its request slowly (a byte at a time)
    * cannot hold a connection for Node's default 300 s. Default EXAMPLE_DEFAULTS.timeouts.
@@ -187,6 +197,8 @@ function readRedisClusterNodes(env: HubtelEnvSource): Array<{ host: string; port
 /**
  * The configuration from environment variables:
  *   PORT (default 3000), HOST (default 127.0.0.1), PUBLIC_URL, SHOP_NAME,
+ *   HUBTEL_ACCOUNTS, SHOP_NAME_<ACCOUNT> — a further shop per further Hubtel account (sandbox mode
+ *   has a second one, EXAMPLE_DEFAULTS.secondShop: see shopsOf),
  *   SANDBOX_PORT (default 0: a free port), SANDBOX_HOST (default 127.0.0.1, not HOST),
  *   SANDBOX_PUBLIC_URL — sandbox mode;
  *   HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_SMS_CLIENT_ID, HUBTEL_SMS_CLIENT_SECRET,
@@ -254,5 +266,40 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
       `is not set. ${real.join(', ')} ${real.length === 1 ? 'is' : 'are'} set, so the app runs against the real platform, which also needs: ${missing.join(', ')}. Unset every HUBTEL_* credential to run against the embedded sandbox instead.`,
     );
   }
-  return { port, host, shopName, publicUrl, ...store, ...limits, platform: { kind: 'hubtel', env } };
+  // One shop per further account of HUBTEL_ACCOUNTS (the modules check the names and read each
+  // account's HUBTEL_<NAME>_* variables); SHOP_NAME_<NAME> names its shop.
+  const shops = (readEnvValue(env, 'HUBTEL_ACCOUNTS') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((account) => ({
+      account,
+      name: readEnvValue(env, `SHOP_NAME_${account.toUpperCase().replace(/-/g, '_')}`) ?? account,
+    }));
+  return {
+    port,
+    host,
+    shopName,
+    ...(shops.length > 0 ? { shops } : {}),
+    publicUrl,
+    ...store,
+    ...limits,
+    platform: { kind: 'hubtel', env },
+  };
+}
+
+/**
+ * The app's further shops: `shops` when given; else, against a sandbox, one per further account it
+ * serves (the embedded sandbox serves EXAMPLE_DEFAULTS.secondShop's; a caller's sandbox, its own).
+ */
+export function shopsOf(config: ExampleAppConfig): ReadonlyArray<{ account: string; name: string }> {
+  if (config.shops) return config.shops;
+  if (config.platform.kind !== 'sandbox') return [];
+  const { instance } = config.platform;
+  if (!instance)
+    return [{ account: EXAMPLE_DEFAULTS.secondShop.account, name: EXAMPLE_DEFAULTS.secondShop.name }];
+  return instance
+    .accounts()
+    .slice(1)
+    .map((account) => ({ account: account.name, name: account.merchantName }));
 }

@@ -4,7 +4,7 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import { CheckoutModule } from 'nestjs-hubtel/checkout';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { SmsModule } from 'nestjs-hubtel/sms';
-import { EXAMPLE_DEFAULTS, type ExampleAppConfig } from './app.config.js';
+import { EXAMPLE_DEFAULTS, shopsOf, type ExampleAppConfig } from './app.config.js';
 import { BundleDeliveries } from './bundles/bundle-deliveries.service.js';
 import { BundleFulfillment } from './bundles/bundle-fulfillment.listener.js';
 import { DataBundleFlow } from './bundles/bundle.flow.js';
@@ -51,6 +51,20 @@ export class AppModule {
           inject: [HUBTEL_PLATFORM],
           useFactory: (platform: HubtelPlatform) => platform.checkout,
         }),
+        // Each further shop sells through its own Hubtel account: its keys, POS Sales ID, SMS
+        // sender; its callbacks come to the checkout route with its name after it.
+        ...shopsOf(config).flatMap(({ account }) => [
+          CheckoutModule.registerAccountAsync({
+            name: account,
+            inject: [HUBTEL_PLATFORM],
+            useFactory: (platform: HubtelPlatform) => platform.accounts[account]!.checkout,
+          }),
+          SmsModule.registerAccountAsync({
+            name: account,
+            inject: [HUBTEL_PLATFORM],
+            useFactory: (platform: HubtelPlatform) => platform.accounts[account]!.sms,
+          }),
+        ]),
         ServiceAppModule.forRootAsync({
           inject: [HUBTEL_PLATFORM],
           useFactory: (platform: HubtelPlatform) => platform.serviceApp,
@@ -61,7 +75,10 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: StoreUnavailableFilter },
         AppUrls,
-        { provide: ShopSettings, useValue: new ShopSettings(config.shopName, config.platform.kind) },
+        {
+          provide: ShopSettings,
+          useValue: new ShopSettings(config.shopName, config.platform.kind, shopsOf(config)),
+        },
         OrdersService,
         // POST /orders (ShopController): per client address, and for all clients together.
         { provide: ORDER_LIMITS, useValue: limits },

@@ -10,6 +10,7 @@ import { OperationsHttpModule } from './ops/operations.module.js';
 import { AppUrls } from './platform/app-urls.service.js';
 import { applyHttpSecurity, setServerTimeouts } from './platform/http-security.js';
 import { StoreInfo } from './platform/store.module.js';
+import { ShopSettings } from './shop/shop.settings.js';
 
 export interface ExampleApp {
   app: INestApplication;
@@ -32,6 +33,8 @@ export interface ExampleApp {
 
 export interface ExampleAddresses {
   shop: string;
+  /** The further shops (each on its own Hubtel account): name, page, and its checkout callback. */
+  otherShops: Array<{ name: string; account: string; url: string; checkoutCallback: string }>;
   simulator?: string;
   serviceFlow: string;
   fulfillment: string;
@@ -88,6 +91,15 @@ export async function startExampleApp(
   const sandbox = config.platform.kind === 'sandbox' ? app.get(HubtelSandbox) : undefined;
   const addresses: ExampleAddresses = {
     shop: `${publicUrl}/`,
+    otherShops: app
+      .get(ShopSettings)
+      .shops.filter((shop) => shop.path !== '/')
+      .map((shop) => ({
+        name: shop.name,
+        account: shop.account,
+        url: `${publicUrl}${shop.path}`,
+        checkoutCallback: `${publicUrl}/${CHECKOUT_DEFAULT_CALLBACK_PATH}/${shop.account}`,
+      })),
     serviceFlow: `${publicUrl}/api/service-flow`,
     fulfillment: `${publicUrl}/api/fulfillment`,
     checkoutCallback: `${publicUrl}/${CHECKOUT_DEFAULT_CALLBACK_PATH}`,

@@ -1,10 +1,14 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { type HubtelEnvSource } from 'nestjs-hubtel';
-import { checkoutOptionsFromEnv, type CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
-import { HubtelSandbox, SandboxModule } from 'nestjs-hubtel/sandbox';
+import {
+  checkoutAccountsFromEnv,
+  type CheckoutAccountOverrides,
+  type CheckoutModuleOptions,
+} from 'nestjs-hubtel/checkout';
+import { HubtelSandbox, SandboxModule, type SandboxAccountOptions } from 'nestjs-hubtel/sandbox';
 import { serviceAppOptionsFromEnv, type ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
-import { smsOptionsFromEnv, type SmsModuleOptions } from 'nestjs-hubtel/sms';
-import { EXAMPLE_DEFAULTS, type ExampleAppConfig } from '../app.config.js';
+import { smsAccountsFromEnv, type SmsAccountOverrides, type SmsModuleOptions } from 'nestjs-hubtel/sms';
+import { EXAMPLE_DEFAULTS, shopsOf, type ExampleAppConfig } from '../app.config.js';
 
 /** Injection token of the `HubtelPlatform` the three modules are configured from. */
 export const HUBTEL_PLATFORM = Symbol('EXAMPLE_HUBTEL_PLATFORM');
@@ -15,6 +19,8 @@ export interface HubtelPlatform {
   sms: SmsModuleOptions;
   checkout: CheckoutModuleOptions;
   serviceApp: ServiceAppModuleOptions;
+  /** Each further shop's account: its checkout and SMS options (registerAccount's). */
+  accounts: Record<string, { checkout: CheckoutAccountOverrides; sms: SmsAccountOverrides }>;
   /** The sandbox, in sandbox mode. */
   sandbox?: HubtelSandbox;
 }
@@ -23,9 +29,26 @@ export interface HubtelPlatform {
 export function sandboxPlatform(sandbox: HubtelSandbox, config: ExampleAppConfig): HubtelPlatform {
   const urls = sandbox.baseUrls();
   const { sms, api } = sandbox.credentials;
+  const accounts: HubtelPlatform['accounts'] = {};
+  for (const shop of shopsOf(config)) {
+    // The sandbox serves the shop's account with keys of its own (sandboxAccounts below).
+    const account = sandbox.account(shop.account);
+    accounts[shop.account] = {
+      checkout: {
+        ...account.credentials.api,
+        posSalesId: account.posSalesId,
+        merchantAccountNumber: account.posSalesId,
+      },
+      sms: {
+        ...account.credentials.sms,
+        ...(account.senderIds[0] ? { senderId: account.senderIds[0] } : {}),
+      },
+    };
+  }
   return withOverrides(config, {
     mode: 'sandbox',
     sandbox,
+    accounts,
     sms: { baseUrl: urls.sms, ...sms, senderId: EXAMPLE_DEFAULTS.sandboxSenderId },
     checkout: {
       ...api,
@@ -46,12 +69,29 @@ export function sandboxPlatform(sandbox: HubtelSandbox, config: ExampleAppConfig
 
 /** The modules' options for the real platform, from HUBTEL_* variables (the modules' own env pickers). */
 export function hubtelPlatform(env: HubtelEnvSource, config: ExampleAppConfig): HubtelPlatform {
+  const checkout = checkoutAccountsFromEnv(env);
+  const sms = smsAccountsFromEnv(env);
+  const accounts: HubtelPlatform['accounts'] = {};
+  for (const { name, ...options } of checkout.accounts)
+    accounts[name] = { checkout: options, sms: sms.accounts.find((a) => a.name === name)! };
   return withOverrides(config, {
     mode: 'hubtel',
-    sms: smsOptionsFromEnv(env),
-    checkout: checkoutOptionsFromEnv(env),
+    sms: sms.default,
+    checkout: checkout.default,
     serviceApp: serviceAppOptionsFromEnv(env),
+    accounts,
   });
+}
+
+/** The sandbox's further accounts: one per further shop, its sender id and merchant name its own. */
+export function sandboxAccounts(config: ExampleAppConfig): SandboxAccountOptions[] {
+  return shopsOf(config).map((shop) => ({
+    name: shop.account,
+    merchantName: shop.name,
+    ...(shop.account === EXAMPLE_DEFAULTS.secondShop.account
+      ? { senderIds: [EXAMPLE_DEFAULTS.secondShop.sandboxSenderId] }
+      : {}),
+  }));
 }
 
 function withOverrides(config: ExampleAppConfig, platform: HubtelPlatform): HubtelPlatform {
@@ -96,6 +136,9 @@ export class PlatformModule {
     }
     // The embedded sandbox starts while the app bootstraps and stops when it closes.
     const sandboxModule = SandboxModule.forRoot({
+      // Each shop's account sends its receipts from its own sender only.
+      sms: { senderIds: [EXAMPLE_DEFAULTS.sandboxSenderId] },
+      accounts: sandboxAccounts(config),
       port: platform.port ?? 0,
       host: platform.host ?? EXAMPLE_DEFAULTS.host,
       ...(platform.publicUrl === undefined ? {} : { publicUrl: platform.publicUrl }),

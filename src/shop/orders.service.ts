@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { type HubtelStore } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, type HubtelStore } from 'nestjs-hubtel';
 import { HUBTEL_PLATFORM, type HubtelPlatform } from '../platform/platform.module.js';
 import { EXAMPLE_STORE } from '../platform/store.module.js';
 import type { Product } from './catalog.js';
@@ -11,6 +11,8 @@ export type ReceiptStatus = 'not-sent' | 'sending' | 'sent' | 'failed' | 'unknow
 export interface Order {
   /** Also the invoice's clientReference (at most 32 characters): one key for both. */
   id: string;
+  /** The shop's Hubtel account (`default` when absent: orders placed before there were two shops). */
+  shop?: string;
   productId: string;
   productName: string;
   amount: number;
@@ -79,10 +81,11 @@ export class OrdersService {
     this.unpaidTtlMs = giveUp + UNPAID_ORDER_GRACE_MS;
   }
 
-  async create(product: Product, phone: string, customerName?: string): Promise<Order> {
+  async create(product: Product, phone: string, customerName?: string, shop?: string): Promise<Order> {
     const now = new Date().toISOString();
     const order: Order = {
       id: `ord_${randomBytes(12).toString('hex')}`,
+      ...(shop === undefined || shop === HUBTEL_DEFAULT_ACCOUNT ? {} : { shop }),
       productId: product.id,
       productName: product.name,
       amount: product.price,
@@ -239,6 +242,7 @@ export class OrdersService {
 export function publicOrder(order: Order, maskedPhone: (phone: string) => string) {
   return {
     id: order.id,
+    shop: order.shop ?? HUBTEL_DEFAULT_ACCOUNT,
     product: order.productName,
     amount: order.amount,
     status: order.status,

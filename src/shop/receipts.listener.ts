@@ -77,11 +77,13 @@ export class ReceiptsListener {
       await this.orders.settleStaleReceipt(order.id);
       return;
     }
+    // The shop's own SMS account and sender: each shop texts under its own name.
+    const shop = this.settings.shopOf(order.shop);
     let sent: { messageId: string };
     try {
-      sent = await this.sms.send({
+      sent = await this.sms.forAccount(shop.account).send({
         to,
-        content: `${this.settings.shopName}: we received ${formatGhs(event.amountPaid)} for order ${order.id} (${order.productName}). Thank you!`,
+        content: `${shop.name}: we received ${formatGhs(event.amountPaid)} for order ${order.id} (${order.productName}). Thank you!`,
       });
     } catch (error) {
       // An error's text may quote the number it was sending to: it goes to logs masked.

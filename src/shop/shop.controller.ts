@@ -14,7 +14,7 @@ import { AppUrls } from '../platform/app-urls.service.js';
 import { findProduct, type Product } from './catalog.js';
 import { OrdersRateLimitGuard } from './orders.rate-limit.js';
 import { OrdersService, publicOrder, type Order } from './orders.service.js';
-import { ShopSettings } from './shop.settings.js';
+import { ShopSettings, type Shop } from './shop.settings.js';
 import { renderOrder, renderProblem, renderShop, type ShopFormValues } from './shop.views.js';
 
 /** A 4xx/5xx answer of the shop's own endpoints: JSON for API clients, a page for browsers. */
@@ -53,22 +53,40 @@ export class ShopController {
     return renderShop(this.settings);
   }
 
+  /** Another shop of the app: the same products, paid into its own Hubtel account. */
+  @Get('shops/:account')
+  otherShop(@Param('account') account: string, @Res() res: Response): void {
+    const shop = this.settings.shop(account);
+    if (!shop || shop.path === '/') {
+      sendHtml(res, 404, renderProblem(this.settings, 'Shop not found', 'There is no shop at this address.'));
+      return;
+    }
+    sendHtml(res, 200, renderShop(this.settings, { shop }));
+  }
+
   /** Limited (OrdersRateLimitGuard): each order is an invoice at the platform. */
   @Post('orders')
   @UseGuards(OrdersRateLimitGuard)
   async order(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<void> {
     const json = isJsonRequest(req);
-    const input = readOrderInput(body);
-    if ('problem' in input) return this.fail(res, json, input.problem, input.values);
+    const input = readOrderInput(body, this.settings);
+    if ('problem' in input) return this.fail(res, json, input.problem, input.values, input.shop);
 
-    const order = await this.orders.create(input.product, input.phone, input.name);
+    const { shop } = input;
+    const order = await this.orders.create(input.product, input.phone, input.name, shop.account);
     let checkoutUrl: string;
     try {
-      const invoice = await this.checkout.createInvoice({
+      // The shop's own Hubtel account: its keys, its POS Sales ID, and its callback route (the
+      // module's path, then the account's name), so its invoices are confirmed on its own keys.
+      const invoice = await this.checkout.forAccount(shop.account).createInvoice({
         clientReference: order.id,
         totalAmount: order.amount,
         description: `${order.productName} - order ${order.id.slice(-8)}`,
-        callbackUrl: this.urls.to(CHECKOUT_DEFAULT_CALLBACK_PATH),
+        callbackUrl: this.urls.to(
+          shop.path === '/'
+            ? CHECKOUT_DEFAULT_CALLBACK_PATH
+            : `${CHECKOUT_DEFAULT_CALLBACK_PATH}/${shop.account}`,
+        ),
         returnUrl: this.urls.to(`/orders/${order.id}`),
         cancellationUrl: this.urls.to(`/orders/${order.id}/cancelled`),
         payeeMobileNumber: order.phone,
@@ -96,10 +114,11 @@ export class ShopController {
           ...(error instanceof HubtelValidationError ? { issues: error.issues } : {}),
         },
         input.values,
+        shop,
       );
     }
     this.logger.log(
-      `Order ${order.id}: ${order.productName} for ${maskMsisdn(order.phone)}, sent to checkout`,
+      `Order ${order.id} (${shop.name}): ${order.productName} for ${maskMsisdn(order.phone)}, sent to checkout`,
     );
     if (json) {
       res
@@ -159,7 +178,7 @@ export class ShopController {
     );
   }
 
-  private fail(res: Response, json: boolean, problem: Problem, values: ShopFormValues): void {
+  private fail(res: Response, json: boolean, problem: Problem, values: ShopFormValues, shop?: Shop): void {
     if (json) {
       res.status(problem.status).json({
         statusCode: problem.status,
@@ -169,7 +188,11 @@ export class ShopController {
       });
       return;
     }
-    sendHtml(res, problem.status, renderShop(this.settings, { error: problem.message, values }));
+    sendHtml(
+      res,
+      problem.status,
+      renderShop(this.settings, { error: problem.message, values, ...(shop ? { shop } : {}) }),
+    );
   }
 }
 
@@ -189,9 +212,10 @@ function isJsonRequest(req: Request): boolean {
 /** Checks an order form / JSON body; every problem is reported together. */
 function readOrderInput(
   body: unknown,
+  settings: ShopSettings,
 ):
-  | { product: Product; phone: string; name?: string; values: ShopFormValues }
-  | { problem: Problem; values: ShopFormValues } {
+  | { product: Product; phone: string; name?: string; shop: Shop; values: ShopFormValues }
+  | { problem: Problem; values: ShopFormValues; shop?: Shop } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return {
       problem: {
@@ -209,6 +233,9 @@ function readOrderInput(
     ...(typeof b.name === 'string' ? { name: b.name.slice(0, NAME_MAX) } : {}),
   };
   const issues: ValidationIssue[] = [];
+  // Which shop (account) sells it: the form's hidden field; none is the default account's shop.
+  const shop = settings.shop(b.shop === undefined || b.shop === '' ? undefined : String(b.shop).slice(0, 70));
+  if (!shop) issues.push({ field: 'shop', message: 'must be one of the app’s shops' });
   const product = findProduct(b.product);
   if (!product) issues.push({ field: 'product', message: 'must be one of the shop’s products' });
   let phone: string | undefined;
@@ -239,9 +266,13 @@ function readOrderInput(
   }
   if (issues.length > 0) {
     const message = issues.map((i) => `${i.field} ${i.message}`).join('; ');
-    return { problem: { status: 400, code: 'INVALID_ORDER', message: capitalise(message), issues }, values };
+    return {
+      problem: { status: 400, code: 'INVALID_ORDER', message: capitalise(message), issues },
+      values,
+      ...(shop ? { shop } : {}),
+    };
   }
-  return { product: product!, phone: phone!, ...(name ? { name } : {}), values };
+  return { product: product!, phone: phone!, ...(name ? { name } : {}), shop: shop!, values };
 }
 
 function capitalise(text: string): string {

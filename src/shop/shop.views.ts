@@ -1,7 +1,7 @@
 import { escapeHtml, inlineJson, renderLayout } from '../views/layout.js';
 import { CATALOG, formatGhs } from './catalog.js';
 import type { PublicOrder } from './orders.service.js';
-import type { ShopSettings } from './shop.settings.js';
+import type { Shop, ShopSettings } from './shop.settings.js';
 
 export interface ShopFormValues {
   phone?: string;
@@ -11,9 +11,10 @@ export interface ShopFormValues {
 /** The shop: the products, one form (the buyer's number once, a buy button per product). */
 export function renderShop(
   settings: ShopSettings,
-  options: { error?: string; values?: ShopFormValues } = {},
+  options: { error?: string; values?: ShopFormValues; shop?: Shop } = {},
 ): string {
   const values = options.values ?? {};
+  const shop = options.shop ?? settings.shopOf(undefined);
   const products = CATALOG.map(
     (p) => `<div class="card product" data-testid="product-${escapeHtml(p.id)}">
       <div class="swatch" style="background:${escapeHtml(p.colour)}">${escapeHtml(p.name)}</div>
@@ -25,8 +26,10 @@ export function renderShop(
   const body = `
 <h1>Handmade goods from Ghana</h1>
 <p class="muted">Pay with mobile money through Hubtel checkout. Your SMS receipt goes to the number that pays.</p>
+${settings.shops.length > 1 ? `<p class="small muted" data-testid="shop-account">${escapeHtml(shop.name)} is paid into its own Hubtel account (<code>${escapeHtml(shop.account)}</code>) and sends its receipts from its own SMS sender.</p>` : ''}
 ${options.error ? `<div class="error" role="alert" id="error" data-testid="error">${escapeHtml(options.error)}</div>` : ''}
 <form method="post" action="/orders" id="order-form">
+  <input type="hidden" name="shop" value="${escapeHtml(shop.account)}">
   <div class="card row">
     <div>
       <label for="phone">Your mobile money number</label>
@@ -39,7 +42,12 @@ ${options.error ? `<div class="error" role="alert" id="error" data-testid="error
   </div>
   <div class="grid">${products}</div>
 </form>`;
-  return renderLayout({ title: 'Shop', shopName: settings.shopName, mode: settings.mode, body });
+  return renderLayout({ title: 'Shop', ...layoutOf(settings, shop), body });
+}
+
+/** The top bar of a shop's pages: its name and home, and every shop's link. */
+function layoutOf(settings: ShopSettings, shop: Shop) {
+  return { shopName: shop.name, home: shop.path, shops: settings.shops, mode: settings.mode };
 }
 
 const STATUS_TEXT: Record<string, string> = {
@@ -67,6 +75,7 @@ export function renderOrder(
   order: PublicOrder,
   options: { cancelled?: boolean } = {},
 ): string {
+  const shop = settings.shopOf(order.shop);
   const heading = options.cancelled
     ? 'Payment cancelled'
     : order.status === 'paid'
@@ -86,14 +95,13 @@ ${options.cancelled ? '<p class="muted" data-testid="cancel-note">You cancelled 
     <dt>Amount</dt><dd data-testid="order-amount">${escapeHtml(formatGhs(order.amount))}</dd>
   </dl>
 </div>
-<p><a href="/" class="button secondary">Back to the shop</a></p>
+<p><a href="${escapeHtml(shop.path)}" class="button secondary">Back to the shop</a></p>
 <noscript><p class="small muted">This page refreshes itself while the payment is confirmed.</p></noscript>`;
   // Without scripts, a plain refresh does the same job, more coarsely.
   const head = order.settled ? '' : '<noscript><meta http-equiv="refresh" content="3"></noscript>';
   return renderLayout({
     title: heading,
-    shopName: settings.shopName,
-    mode: settings.mode,
+    ...layoutOf(settings, shop),
     body,
     head,
     script: order.settled ? undefined : pollScript(order),
@@ -169,5 +177,5 @@ function pollScript(order: PublicOrder): string {
 /** A page for a problem (unknown order, checkout unavailable). */
 export function renderProblem(settings: ShopSettings, title: string, message: string): string {
   const body = `<h1>${escapeHtml(title)}</h1><div class="error" role="alert" data-testid="error">${escapeHtml(message)}</div><p><a href="/" class="button secondary">Back to the shop</a></p>`;
-  return renderLayout({ title, shopName: settings.shopName, mode: settings.mode, body });
+  return renderLayout({ title, ...layoutOf(settings, settings.shopOf(undefined)), body });
 }

@@ -29,6 +29,10 @@ export interface LayoutOptions {
   shopName: string;
   mode: 'sandbox' | 'hubtel';
   body: string;
+  /** The shop's own page (default `/`): where its name and "Shop" link lead. */
+  home?: string;
+  /** Every shop of the app, linked from the top bar when there are several. */
+  shops?: ReadonlyArray<{ name: string; path: string }>;
   /** Inline script, placed at the end of the body. */
   script?: string;
   /** Extra <head> content (a refresh fallback). */
@@ -95,8 +99,8 @@ ${options.head ?? ''}
 <body>
 ${options.mode === 'sandbox' ? '<div class="banner" data-testid="sandbox-banner">Example shop running against the Hubtel sandbox — no real money moves</div>' : ''}
 <header class="top"><div class="inner">
-  <a class="brand" href="/">${escapeHtml(options.shopName)}</a>
-  <nav><a href="/">Shop</a>${options.mode === 'sandbox' ? '<a href="/simulator">Data bundles (service simulator)</a>' : ''}</nav>
+  <a class="brand" href="${escapeHtml(options.home ?? '/')}">${escapeHtml(options.shopName)}</a>
+  <nav>${shopLinks(options)}${options.mode === 'sandbox' ? '<a href="/simulator">Data bundles (service simulator)</a>' : ''}</nav>
 </div></header>
 <main>
 ${options.body}
@@ -104,6 +108,15 @@ ${options.body}
 ${options.script ? `<script${nonceAttribute()}>${options.script}</script>` : ''}
 </body>
 </html>`;
+}
+
+/** "Shop", or one link per shop when the app runs several (each on its own Hubtel account). */
+function shopLinks(options: LayoutOptions): string {
+  const shops = options.shops ?? [];
+  if (shops.length < 2) return `<a href="${escapeHtml(options.home ?? '/')}">Shop</a>`;
+  return shops
+    .map((shop) => `<a href="${escapeHtml(shop.path)}" data-testid="shop-link">${escapeHtml(shop.name)}</a>`)
+    .join('');
 }
 
 /** The request's CSP nonce as an attribute (the Content-Security-Policy allows no other inline script). */

@@ -53,6 +53,8 @@ export async function startExampleInProcess(
     orderLimits?: ExampleAppConfig['orderLimits'];
     /** Modules added to the app (a recorder of its events, say). */
     imports?: ExampleAppConfig['imports'];
+    /** Further shops (their accounts must be among the sandbox's `accounts`). */
+    shops?: ExampleAppConfig['shops'];
   } = {},
 ): Promise<InProcessExample> {
   const sandbox = options.sandbox ?? (await HubtelSandbox.start());
@@ -67,6 +69,7 @@ export async function startExampleInProcess(
         ...(options.redisUrl === undefined ? {} : { redisUrl: options.redisUrl }),
         orderLimits: options.orderLimits ?? { perClientPerMinute: 100_000, perMinute: 100_000 },
         ...(options.imports ? { imports: options.imports } : {}),
+        ...(options.shops ? { shops: options.shops } : {}),
         platform: { kind: 'sandbox', instance: sandbox },
         overrides: {
           sms: { ...FAST_OVERRIDES.sms, ...o.sms },
@@ -95,6 +98,8 @@ export async function startExampleInProcess(
 
 export interface ApiOrder {
   id: string;
+  /** The shop's account. */
+  shop: string;
   product: string;
   amount: number;
   status: 'awaiting-payment' | 'paid' | 'failed' | 'cancelled' | 'expired';
@@ -124,7 +129,7 @@ function form(fields: Record<string, string>): RequestInit {
 /** Submits the shop's order form; expects the 303 to the payment page. */
 export async function placeOrder(
   shopUrl: string,
-  fields: { product: string; phone: string; name?: string },
+  fields: { product: string; phone: string; name?: string; shop?: string },
 ): Promise<Ordered> {
   const res = await fetch(new URL('/orders', shopUrl), form({ ...fields, name: fields.name ?? '' }));
   const text = await res.text();
