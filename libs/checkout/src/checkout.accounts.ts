@@ -2,7 +2,10 @@ import type { HttpService } from '@nestjs/axios';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { HubtelTelemetry } from 'nestjs-hubtel';
 import {
+  ACCOUNT_TRANSPORTS,
   AccountRegistry,
+  type AccountTransport,
+  type HasAccountTransports,
   createHttpTransport,
   InboundAccessPolicy,
   type HttpTransport,
@@ -34,6 +37,8 @@ export interface CheckoutAccount {
   readonly api: CheckoutApiClient;
   readonly verifier: CheckoutVerifier;
   readonly access: InboundAccessPolicy;
+  /** A named account's own transport (the default account's is the module's provider). */
+  readonly transport?: HttpTransport;
 }
 
 /** How the confirmation and the reconciler find the account of an invoice. */
@@ -85,7 +90,9 @@ export interface CheckoutDefaultAccount {
  * AccountRegistry.
  */
 @Injectable()
-export class CheckoutAccounts implements OnModuleInit, CheckoutAccountSource {
+export class CheckoutAccounts
+  implements OnModuleInit, CheckoutAccountSource, HasAccountTransports<HttpTransport>
+{
   private readonly registry = new AccountRegistry<CheckoutAccount>(
     'checkout',
     'CheckoutModule.forRoot',
@@ -149,6 +156,13 @@ export class CheckoutAccounts implements OnModuleInit, CheckoutAccountSource {
     return this.registry.names;
   }
 
+  /** The named accounts built so far with their own transports (health checks probe them). */
+  async [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<HttpTransport>>> {
+    return [...(await this.registry.built())].flatMap(([account, built]) =>
+      built.transport ? [{ account, transport: built.transport }] : [],
+    );
+  }
+
   /** @internal the bound services' way to CheckoutService. */
   get work(): CheckoutAccountOperations {
     // CheckoutService binds itself when it is made, before anything can call a bound service.
@@ -177,6 +191,7 @@ function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides:
     api: new CheckoutApiClient(transport, options.posSalesId, defaults.budget, `checkout[${name}]`),
     verifier: new CheckoutVerifier(options.verification),
     access: new InboundAccessPolicy(options.access, `checkout[${name}].access.`),
+    transport,
   };
 }
 

@@ -13,6 +13,8 @@ import {
 } from 'nestjs-hubtel';
 import { HttpTransport } from '#internal';
 import { FakeHttpServer, closedPort } from '../../../test/support/fake-http-server.js';
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import { CheckoutModule } from 'nestjs-hubtel/checkout';
 import { SmsModule } from 'nestjs-hubtel/sms';
 import { HubtelHealthIndicator } from './health.indicator.js';
 import { HubtelHealthModule } from './health.module.js';
@@ -177,6 +179,40 @@ describe('HubtelHealthIndicator', () => {
         },
       });
       expect(fake.requests.length - before).toBe(1);
+      await app.close();
+    });
+
+    it("probes a named checkout account's own base URLs, labelled with its name", async () => {
+      const closed = `http://127.0.0.1:${await closedPort()}`;
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          TerminusModule,
+          EventEmitterModule.forRoot(),
+          HubtelHealthModule.forRoot({ platform: { timeoutMs: 500 } }),
+          CheckoutModule.forRoot({
+            clientId: 'id',
+            clientSecret: 'secret',
+            baseUrls: { checkout: fake.url, status: fake.url },
+          }),
+          CheckoutModule.registerAccount({
+            name: 'north',
+            clientId: 'n-id',
+            clientSecret: 'n-secret',
+            baseUrls: { checkout: closed, status: fake.url },
+          }),
+        ],
+      }).compile();
+      const app = await moduleRef.createNestApplication({ logger: false }).init();
+      await expect(app.get(HubtelHealthIndicator).platform()).resolves.toEqual({
+        hubtel_platform: {
+          status: 'down',
+          apis: { checkout: 'unreachable', status: 'reachable' },
+          accounts: {
+            default: { checkout: 'reachable', status: 'reachable' },
+            north: { checkout: 'unreachable', status: 'reachable' },
+          },
+        },
+      });
       await app.close();
     });
   });

@@ -2,7 +2,10 @@ import type { HttpService } from '@nestjs/axios';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
+  ACCOUNT_TRANSPORTS,
   AccountRegistry,
+  type AccountTransport,
+  type HasAccountTransports,
   HttpTransport,
   InboundAccessPolicy,
   type HttpTransportConfig,
@@ -38,6 +41,8 @@ export interface ServiceAppAccount extends InboundAccount {
   readonly verifying: boolean;
   /** Answers the account's service-flow requests (its sessions record the account). */
   readonly flows: ServiceFlowService;
+  /** A named account's own transport (the default account's is the module's provider). */
+  readonly transport?: HttpTransport;
 }
 
 /** What `ServiceAppModule.forRoot` hands over: named accounts inherit from it. */
@@ -79,7 +84,7 @@ export function serviceAppTransportConfig(
  * AccountRegistry. Routing (`routeInbound`) reads `default` and `get(name)`.
  */
 @Injectable()
-export class ServiceAppAccounts implements OnModuleInit {
+export class ServiceAppAccounts implements OnModuleInit, HasAccountTransports<HttpTransport> {
   private readonly registry = new AccountRegistry<ServiceAppAccount>(
     SERVICE_APP_SCOPE,
     'ServiceAppModule.forRoot',
@@ -147,6 +152,13 @@ export class ServiceAppAccounts implements OnModuleInit {
   get names(): string[] {
     return this.registry.names;
   }
+
+  /** The named accounts built so far with their own transports (health checks probe them). */
+  async [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<HttpTransport>>> {
+    return [...(await this.registry.built())].flatMap(([account, built]) =>
+      built.transport ? [{ account, transport: built.transport }] : [],
+    );
+  }
 }
 
 function buildAccount(
@@ -178,5 +190,6 @@ function buildAccount(
     callback: new FulfillmentCallbackClient(transport),
     verifying: options.verification.enabled && status !== undefined,
     flows: defaults.flows.forAccount(name, options),
+    transport,
   };
 }
