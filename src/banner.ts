@@ -11,7 +11,8 @@ export function banner(example: ExampleApp): string {
     '',
     `  Shop:                  ${a.shop}`,
   ];
-  for (const shop of a.otherShops)
+  const otherShops = a.otherShops ?? [];
+  for (const shop of otherShops)
     lines.push(
       `  Shop "${shop.name}":${' '.repeat(Math.max(1, 14 - shop.name.length))}${shop.url}  (Hubtel account ${shop.account})`,
     );
@@ -19,7 +20,7 @@ export function banner(example: ExampleApp): string {
   lines.push(
     `  Service flow URL:      ${a.serviceFlow}`,
     `  Fulfillment URL:       ${a.fulfillment}`,
-    `  Checkout callback:     ${a.checkoutCallback}${a.otherShops.length > 0 ? '  (/<account> for the other shops)' : ''}`,
+    `  Checkout callback:     ${a.checkoutCallback}${otherShops.length > 0 ? '  (/<account> for the other shops)' : ''}`,
     `  Store:                 ${example.store.describe()}`,
     `  Health and metrics:    ${example.opsUrl}/health, ${example.opsUrl}/metrics  (OPS_PORT; not on the shop's port)`,
   );

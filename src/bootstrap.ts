@@ -33,8 +33,8 @@ export interface ExampleApp {
 
 export interface ExampleAddresses {
   shop: string;
-  /** The further shops (each on its own Hubtel account): name, page, and its checkout callback. */
-  otherShops: Array<{ name: string; account: string; url: string; checkoutCallback: string }>;
+  /** The further shops (each on its own Hubtel account), when there are some. */
+  otherShops?: Array<{ name: string; account: string; url: string; checkoutCallback: string }>;
   simulator?: string;
   serviceFlow: string;
   fulfillment: string;
@@ -89,17 +89,18 @@ export async function startExampleApp(
   const publicUrl = (config.publicUrl ?? url).replace(/\/+$/, '');
   app.get(AppUrls).set(publicUrl, url);
   const sandbox = config.platform.kind === 'sandbox' ? app.get(HubtelSandbox) : undefined;
+  const otherShops = app
+    .get(ShopSettings)
+    .shops.filter((shop) => shop.path !== '/')
+    .map((shop) => ({
+      name: shop.name,
+      account: shop.account,
+      url: `${publicUrl}${shop.path}`,
+      checkoutCallback: `${publicUrl}/${CHECKOUT_DEFAULT_CALLBACK_PATH}/${shop.account}`,
+    }));
   const addresses: ExampleAddresses = {
     shop: `${publicUrl}/`,
-    otherShops: app
-      .get(ShopSettings)
-      .shops.filter((shop) => shop.path !== '/')
-      .map((shop) => ({
-        name: shop.name,
-        account: shop.account,
-        url: `${publicUrl}${shop.path}`,
-        checkoutCallback: `${publicUrl}/${CHECKOUT_DEFAULT_CALLBACK_PATH}/${shop.account}`,
-      })),
+    ...(otherShops.length > 0 ? { otherShops } : {}),
     serviceFlow: `${publicUrl}/api/service-flow`,
     fulfillment: `${publicUrl}/api/fulfillment`,
     checkoutCallback: `${publicUrl}/${CHECKOUT_DEFAULT_CALLBACK_PATH}`,
