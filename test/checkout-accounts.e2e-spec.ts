@@ -590,6 +590,11 @@ oneRedis!.binary.describe(
         `hubtel:checkout:invoice:${north}`,
       );
       expect(record?.value).toMatchObject({ account: 'north', status: 'paid' });
+      // Each receipt went out from its invoice's own SMS account (the sandbox knows whose keys).
+      const receipts = await system.sandbox.get<Array<{ content: string; account: string }>>('messages');
+      const receiptOf = (ref: string) => receipts.filter((m) => m.content === `Receipt ${ref}`);
+      expect(receiptOf(main).map((m) => m.account)).toEqual(['default']);
+      expect(receiptOf(north).map((m) => m.account)).toEqual(['north']);
     }, 120_000);
 
     it("a north invoice's callback on the default path is refused on either replica: nothing emitted", async () => {

@@ -201,7 +201,10 @@ export interface SandboxInfo {
   /** With `--accounts`: every account served (the default first), its keys and POS Sales ID. */
   accounts?: Array<{
     name: string;
-    credentials: { api: { clientId: string; clientSecret: string } };
+    credentials: {
+      api: { clientId: string; clientSecret: string };
+      sms: { clientId: string; clientSecret: string };
+    };
     posSalesId: string;
   }>;
 }

@@ -134,12 +134,12 @@ async function step<T>(
 class ShopHandlers {
   constructor(private readonly sms: SmsService) {}
 
-  /** First: the buyer's receipt (an SMS through the sandbox, which counts it). */
+  /** First: the buyer's receipt (an SMS through the sandbox, which counts it), from the invoice's account. */
   @OnCheckoutPaid()
   async receipt(event: CheckoutPaidEvent): Promise<void> {
     const ref = event.clientReference;
     await step('receipt', ref, async () => {
-      await this.sms.send({ to: RECEIPT_NUMBER, content: `Receipt ${ref}` });
+      await this.sms.forAccount(event.account).send({ to: RECEIPT_NUMBER, content: `Receipt ${ref}` });
       if (ref.startsWith('hold-')) {
         await new Promise((resolve) => setTimeout(resolve, Number(env.HOLD_MS ?? 1_000)));
         line(`RELEASED ${ref}`);
@@ -277,8 +277,9 @@ const reconcileMs = Number(env.RECONCILE_MS ?? 0);
 const recheckMs = Number(env.RECHECK_MS ?? 0);
 
 /* ===================== Checkout accounts (issue 24): ACCOUNTS=north,... ======================
- * Each name is registered as a named checkout account with its own keys and POS Sales ID (the
- * sandbox's `--json` `accounts`). Additions, all of them here:
+ * Each name is registered as a named checkout account with its own keys and POS Sales ID, and as a
+ * named SMS account with its own SMS keys, which sends its invoices' receipts (the sandbox's
+ * `--json` `accounts`). Additions, all of them here:
  *   POST /replica/accounts/:account/invoices  { clientReference, amount }: an invoice of that account
  *   PAID <ref> <account> by <instance>        a paid event's line, with the account it carries
  */
@@ -313,16 +314,23 @@ class ReplicaAccountsController {
 }
 
 const checkoutAccounts: { imports: DynamicModule[]; controllers: Type[]; providers: Type[] } = {
-  imports: checkoutAccountNames.map((name) => {
+  imports: checkoutAccountNames.flatMap((name) => {
     const account = sandbox.accounts?.find((candidate) => candidate.name === name);
     if (!account)
       throw new Error(`ACCOUNTS: the sandbox serves no account "${name}" (start it with --accounts)`);
-    return CheckoutModule.registerAccount({
-      name,
-      ...account.credentials.api,
-      posSalesId: account.posSalesId,
-      merchantAccountNumber: account.posSalesId,
-    });
+    return [
+      CheckoutModule.registerAccount({
+        name,
+        ...account.credentials.api,
+        posSalesId: account.posSalesId,
+        merchantAccountNumber: account.posSalesId,
+      }),
+      SmsModule.registerAccount({
+        name,
+        ...account.credentials.sms,
+        senderId: `Replica${name}`.slice(0, 11),
+      }),
+    ];
   }),
   controllers: checkoutAccountNames.length > 0 ? [ReplicaAccountsController] : [],
   providers: checkoutAccountNames.length > 0 ? [AccountLines] : [],

@@ -15,6 +15,7 @@ import { HttpTransport } from '#internal';
 import { FakeHttpServer, closedPort } from '../../../test/support/fake-http-server.js';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { CheckoutModule } from 'nestjs-hubtel/checkout';
+import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { SmsModule } from 'nestjs-hubtel/sms';
 import { HubtelHealthIndicator } from './health.indicator.js';
 import { HubtelHealthModule } from './health.module.js';
@@ -211,6 +212,27 @@ describe('HubtelHealthIndicator', () => {
             default: { checkout: 'reachable', status: 'reachable' },
             north: { checkout: 'unreachable', status: 'reachable' },
           },
+        },
+      });
+      await app.close();
+    });
+
+    it("probes a named service-app account's own fulfillment-callback receiver, labelled with its name", async () => {
+      const closed = `http://127.0.0.1:${await closedPort()}`;
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          TerminusModule,
+          EventEmitterModule.forRoot(),
+          HubtelHealthModule.forRoot({ platform: { timeoutMs: 500 } }),
+          ServiceAppModule.forRoot({ callbackUrl: fake.url, requireCart: false }),
+          ServiceAppModule.registerAccount({ name: 'north', callbackUrl: closed }),
+        ],
+      }).compile();
+      const app = await moduleRef.createNestApplication({ logger: false }).init();
+      await expect(app.get(HubtelHealthIndicator).platform()).resolves.toMatchObject({
+        hubtel_platform: {
+          status: 'down',
+          accounts: { default: { fulfillment: 'reachable' }, north: { fulfillment: 'unreachable' } },
         },
       });
       await app.close();
