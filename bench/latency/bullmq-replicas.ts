@@ -82,7 +82,7 @@ export async function measureBullmqReplicas(
           openLoop(`http://127.0.0.1:${port}`, latency.rate / 2, seconds, next(probe), latency.connections),
         ),
       );
-    await drive(latency.warmupSec, false);
+    await drive(latency.replicaWarmupSec, false);
     await sleep(300);
     await Promise.all(replicas.map((replica) => replica.request('latency-start')));
     const http = await drive(latency.durationSec, true);

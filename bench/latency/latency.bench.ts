@@ -132,7 +132,9 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
     `connections) from the runner for ${latency.durationSec} s, after ${latency.warmupSec} s of warm-up. HTTP latency is counted from when ` +
     `each request was due. The goal is judged on the median of the p99s of the run's three thirds (a tail that is ours recurs ` +
     `in every third; one outside hiccup on this shared machine does not), and the whole run's p99 is shown beside it. ` +
-    `The \`2 replicas\` rows (issue 23), at ${latency.rates.join(', ')} req/s: two processes (Express) sharing one local ` +
+    `The \`2 replicas\` rows (issue 23), at ${latency.rates.join(', ')} req/s, after ${latency.replicaWarmupSec} s of warm-up ` +
+    `at the row's rate (steady state: with 1 s the suite's p99 still fell third by third while the baseline's was flat; ` +
+    `both get the same warm-up): two processes (Express) sharing one local ` +
     `redis-server, the rate split evenly between them, arrival (HTTP \`request\` event) and handler start taken on the ` +
     `system clock both processes share. **nestjs-hubtel**: a service app on the Redis store and the BullMQ runner with its ` +
     `defaults; each fulfillment request is recorded and its run added to BullMQ before its 200, and the \`@OnFulfillment()\` ` +
