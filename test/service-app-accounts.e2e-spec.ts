@@ -617,8 +617,8 @@ interface CliAccount {
   posSalesId: string;
 }
 
-// One Redis is enough here: the Redis Cluster runs of the same jobs are test/multi-instance.e2e-spec.ts's.
-for (const topology of TOPOLOGIES.slice(0, 1))
+// On one Redis and on a 3-master Redis Cluster, as test/multi-instance.e2e-spec.ts.
+for (const topology of TOPOLOGIES)
   topology.binary.describe(
     `a named account's fulfillment on two replicas on ${topology.name} (BullMQ)`,
     () => {
