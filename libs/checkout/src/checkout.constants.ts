@@ -29,11 +29,6 @@ export function getCheckoutAccountToken(name: string): symbol {
   return Symbol.for(`nestjs-hubtel:checkout-account:${name}`);
 }
 
-/** Token of the overrides `registerAccount(Async)` gives for account `name`. */
-export function getCheckoutAccountOptionsToken(name: string): symbol {
-  return Symbol.for(`nestjs-hubtel:checkout-account-options:${name}`);
-}
-
 /** Logger context of an account's transport: `HubtelCheckout` / `HubtelCheckout[north]`. */
 export function checkoutLoggerContext(account: string): string {
   return account === CHECKOUT_DEFAULT_ACCOUNT ? 'HubtelCheckout' : `HubtelCheckout[${account}]`;

@@ -1,9 +1,8 @@
 import { HttpService } from '@nestjs/axios';
-import { Global, Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { Global, Module, type DynamicModule } from '@nestjs/common';
 import {
   HUBTEL_JOB_RUNNER,
   HUBTEL_TELEMETRY,
-  HubtelConfigError,
   type HubtelStore,
   type HubtelTelemetry,
   type JobRunner,
@@ -12,7 +11,9 @@ import {
   HUBTEL_STATUS_CHECK_BUDGET,
   InboundAccessPolicy,
   InboundPipeline,
-  checkAccountName,
+  registerAccountAsyncModule,
+  registerAccountModule,
+  type AccountModuleSpec,
   inboundKit,
   type HttpTransport,
   type StatusCheckBudget,
@@ -32,7 +33,6 @@ import {
   CHECKOUT_ROUTE,
   CHECKOUT_STORE,
   CHECKOUT_TRANSPORT,
-  getCheckoutAccountOptionsToken,
   getCheckoutAccountToken,
 } from './checkout.constants.js';
 import { CheckoutEvents } from './checkout.events.js';
@@ -91,6 +91,17 @@ class CheckoutAccountsModule {}
 /** The module `registerAccount(Async)` returns (one per account name). */
 @Module({})
 class CheckoutAccountModule {}
+
+/** How `registerAccount(Async)` make their modules (core's account-module helpers). */
+const ACCOUNT_MODULE: AccountModuleSpec<CheckoutAccounts> = {
+  area: 'checkout',
+  forRoot: 'CheckoutModule.forRoot',
+  module: CheckoutAccountModule,
+  registryModule: CheckoutAccountsModule,
+  registry: CheckoutAccounts,
+  token: getCheckoutAccountToken,
+  register: (accounts, name, overrides) => accounts.register(name, overrides),
+};
 
 /**
  * Online checkout: invoices, verified payment callbacks, status checks and reconciliation.
@@ -221,56 +232,11 @@ export class CheckoutModule extends CheckoutConfigurableModule {
    * Its invoices' callbacks come on `<callback path>/<name>`, served by forRoot's controller.
    */
   static registerAccount(options: CheckoutAccountOptions): DynamicModule {
-    const { name, isGlobal, ...overrides } = options ?? ({} as CheckoutAccountOptions);
-    return CheckoutModule.accountModule(name, isGlobal, [], {
-      provide: getCheckoutAccountOptionsToken(name),
-      useValue: overrides,
-    });
+    return registerAccountModule(ACCOUNT_MODULE, options);
   }
 
   /** `registerAccount` with the account's options from a factory (ConfigService, a vault...). */
   static registerAccountAsync(options: CheckoutAccountAsyncOptions): DynamicModule {
-    const {
-      name,
-      isGlobal,
-      imports = [],
-      inject = [],
-      useFactory,
-    } = options ?? ({} as CheckoutAccountAsyncOptions);
-    checkAccountName(name, 'checkout.registerAccountAsync.name', 'CheckoutModule.forRoot');
-    if (typeof useFactory !== 'function')
-      throw new HubtelConfigError(
-        `checkout[${name}].useFactory`,
-        'must be a function returning the account options',
-      );
-    return CheckoutModule.accountModule(name, isGlobal, imports, {
-      provide: getCheckoutAccountOptionsToken(name),
-      useFactory,
-      inject,
-    });
-  }
-
-  private static accountModule(
-    name: string,
-    isGlobal: boolean | undefined,
-    imports: NonNullable<DynamicModule['imports']>,
-    optionsProvider: Provider,
-  ): DynamicModule {
-    checkAccountName(name, 'checkout.registerAccount.name', 'CheckoutModule.forRoot');
-    const token = getCheckoutAccountToken(name);
-    return {
-      module: CheckoutAccountModule,
-      global: isGlobal ?? false,
-      imports: [...imports, CheckoutAccountsModule],
-      providers: [
-        optionsProvider,
-        {
-          provide: token,
-          useFactory: (accounts: CheckoutAccounts, overrides: unknown) => accounts.register(name, overrides),
-          inject: [CheckoutAccounts, getCheckoutAccountOptionsToken(name)],
-        },
-      ],
-      exports: [token],
-    };
+    return registerAccountAsyncModule(ACCOUNT_MODULE, options);
   }
 }

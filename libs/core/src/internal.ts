@@ -61,6 +61,13 @@ export {
   type ResolvedAccountResolver,
 } from './accounts/hubtel-accounts.js';
 export { accountEnvVariable, accountNamesFromEnv, readAccountEnv } from './accounts/accounts-env.js';
+export {
+  registerAccountAsyncModule,
+  registerAccountModule,
+  type AccountAsyncRegistration,
+  type AccountModuleSpec,
+  type AccountRegistration,
+} from './accounts/account-module.js';
 
 export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_DEFAULT_COUNTRY_CODE, HUBTEL_ENV } from './hubtel.constants.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';

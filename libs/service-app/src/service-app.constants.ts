@@ -14,11 +14,6 @@ export const SERVICE_APP_TRANSPORT = Symbol('HUBTEL_SERVICE_APP_TRANSPORT');
 /** The application's ServiceAppAccounts, once forRoot's module attached the default account. */
 export const SERVICE_APP_ACCOUNTS = Symbol('HUBTEL_SERVICE_APP_ACCOUNTS');
 
-/** Options of a named account, as registerAccount(Async) gives them. */
-export function getServiceAppAccountOptionsToken(name: string): string {
-  return `HUBTEL_SERVICE_APP_ACCOUNT_OPTIONS:${name}`;
-}
-
 /** What `@InjectFulfillment(name)` injects: the FulfillmentAccount of a registered account. */
 export function getFulfillmentAccountToken(name: string): string {
   return `HUBTEL_SERVICE_APP_FULFILLMENT:${name}`;

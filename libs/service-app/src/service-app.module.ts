@@ -1,9 +1,11 @@
 import { HttpService } from '@nestjs/axios';
-import { Global, Module, type DynamicModule, type Provider } from '@nestjs/common';
-import { HUBTEL_TELEMETRY, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   HUBTEL_STATUS_CHECK_BUDGET,
-  checkAccountName,
+  registerAccountAsyncModule,
+  registerAccountModule,
+  type AccountModuleSpec,
   inboundKit,
   type HttpTransport,
   type InboundAccessPolicy,
@@ -22,7 +24,6 @@ import {
   SERVICE_APP_STORE,
   SERVICE_APP_TRANSPORT,
   getFulfillmentAccountToken,
-  getServiceAppAccountOptionsToken,
 } from './service-app.constants.js';
 import { PaymentStatusClient } from './payment-status.client.js';
 import { ServiceAppEvents } from './service-app.events.js';
@@ -79,6 +80,21 @@ class ServiceAppAccountsModule {}
 /** The module `registerAccount(Async)` returns (one per account name). */
 @Module({})
 class ServiceAppAccountModule {}
+
+/** How `registerAccount(Async)` make their modules (core's account-module helpers). */
+const ACCOUNT_MODULE: AccountModuleSpec<ServiceAppAccounts> = {
+  area: 'serviceApp',
+  forRoot: 'ServiceAppModule.forRoot',
+  module: ServiceAppAccountModule,
+  registryModule: ServiceAppAccountsModule,
+  registry: ServiceAppAccounts,
+  token: getFulfillmentAccountToken,
+  register: (accounts, name, overrides) => {
+    accounts.register(name, overrides);
+    // Bound by name, found at each call: the FulfillmentService is forRoot's (global or not).
+    return new FulfillmentAccount(name, accounts);
+  },
+};
 
 /**
  * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and
@@ -203,60 +219,11 @@ export class ServiceAppModule extends ServiceAppConfigurableModule {
    * and path secret.
    */
   static registerAccount(options: ServiceAppAccountOptions): DynamicModule {
-    const { name, isGlobal, ...overrides } = options ?? ({} as ServiceAppAccountOptions);
-    return ServiceAppModule.accountModule(name, isGlobal, [], {
-      provide: getServiceAppAccountOptionsToken(name),
-      useValue: overrides,
-    });
+    return registerAccountModule(ACCOUNT_MODULE, options);
   }
 
   /** `registerAccount` with the account's options from a factory (ConfigService, a vault...). */
   static registerAccountAsync(options: ServiceAppAccountAsyncOptions): DynamicModule {
-    const {
-      name,
-      isGlobal,
-      imports = [],
-      inject = [],
-      useFactory,
-    } = options ?? ({} as ServiceAppAccountAsyncOptions);
-    checkAccountName(name, 'serviceApp.registerAccountAsync.name', 'ServiceAppModule.forRoot');
-    if (typeof useFactory !== 'function')
-      throw new HubtelConfigError(
-        `serviceApp[${name}].useFactory`,
-        'must be a function returning the account options',
-      );
-    return ServiceAppModule.accountModule(name, isGlobal, imports, {
-      provide: getServiceAppAccountOptionsToken(name),
-      useFactory,
-      inject,
-    });
-  }
-
-  private static accountModule(
-    name: string,
-    isGlobal: boolean | undefined,
-    imports: NonNullable<DynamicModule['imports']>,
-    optionsProvider: Provider,
-  ): DynamicModule {
-    checkAccountName(name, 'serviceApp.registerAccount.name', 'ServiceAppModule.forRoot');
-    const token = getFulfillmentAccountToken(name);
-    return {
-      module: ServiceAppAccountModule,
-      global: isGlobal ?? false,
-      imports: [...imports, ServiceAppAccountsModule],
-      providers: [
-        optionsProvider,
-        {
-          provide: token,
-          // Bound by name, found at each call: the FulfillmentService is forRoot's (global or not).
-          useFactory: (accounts: ServiceAppAccounts, overrides: unknown) => {
-            accounts.register(name, overrides);
-            return new FulfillmentAccount(name, accounts);
-          },
-          inject: [ServiceAppAccounts, getServiceAppAccountOptionsToken(name)],
-        },
-      ],
-      exports: [token],
-    };
+    return registerAccountAsyncModule(ACCOUNT_MODULE, options);
   }
 }

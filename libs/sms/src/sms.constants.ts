@@ -47,11 +47,6 @@ export function getSmsAccountToken(name: string): symbol {
   return Symbol.for(`nestjs-hubtel:sms-account:${name}`);
 }
 
-/** Token of the overrides `registerAccount(Async)` gives for account `name`. */
-export function getSmsAccountOptionsToken(name: string): symbol {
-  return Symbol.for(`nestjs-hubtel:sms-account-options:${name}`);
-}
-
 /** The SmsAccounts registry of the application, once `forRoot` has attached the default account. */
 export const SMS_ACCOUNTS = Symbol('nestjs-hubtel:SMS_ACCOUNTS');
 

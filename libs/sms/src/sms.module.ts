@@ -1,7 +1,14 @@
 import { HttpService } from '@nestjs/axios';
-import { Global, Module, type DynamicModule, type Provider } from '@nestjs/common';
-import { HUBTEL_TELEMETRY, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
-import { checkAccountName, createHttpTransport, hubtelHttpModule, type HttpTransport } from '#internal';
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
+import {
+  registerAccountAsyncModule,
+  registerAccountModule,
+  type AccountModuleSpec,
+  createHttpTransport,
+  hubtelHttpModule,
+  type HttpTransport,
+} from '#internal';
 import { SmsAccounts, smsTransportFactory, type SmsTransportFactory } from './sms.accounts.js';
 import {
   SMS_ACCOUNTS,
@@ -9,7 +16,6 @@ import {
   SMS_LOGGER_CONTEXT,
   SMS_TRANSPORT_FACTORY,
   SMS_OPTIONS,
-  getSmsAccountOptionsToken,
   getSmsAccountToken,
 } from './sms.constants.js';
 import {
@@ -37,6 +43,17 @@ class SmsAccountsModule {}
 /** The module `registerAccount(Async)` returns (one per account name). */
 @Module({})
 class SmsAccountModule {}
+
+/** How `registerAccount(Async)` make their modules (core's account-module helpers). */
+const ACCOUNT_MODULE: AccountModuleSpec<SmsAccounts> = {
+  area: 'sms',
+  forRoot: 'SmsModule.forRoot',
+  module: SmsAccountModule,
+  registryModule: SmsAccountsModule,
+  registry: SmsAccounts,
+  token: getSmsAccountToken,
+  register: (accounts, name, overrides) => accounts.register(name, overrides),
+};
 
 /**
  * Sending SMS through the platform's SMS API.
@@ -106,56 +123,11 @@ export class SmsModule extends SmsConfigurableModule {
    * is the default account's (`SmsModule.forRoot`, required).
    */
   static registerAccount(options: SmsAccountOptions): DynamicModule {
-    const { name, isGlobal, ...overrides } = options ?? ({} as SmsAccountOptions);
-    return SmsModule.accountModule(name, isGlobal, [], {
-      provide: getSmsAccountOptionsToken(name),
-      useValue: overrides,
-    });
+    return registerAccountModule(ACCOUNT_MODULE, options);
   }
 
   /** `registerAccount` with the account's options from a factory (ConfigService, a vault...). */
   static registerAccountAsync(options: SmsAccountAsyncOptions): DynamicModule {
-    const {
-      name,
-      isGlobal,
-      imports = [],
-      inject = [],
-      useFactory,
-    } = options ?? ({} as SmsAccountAsyncOptions);
-    checkAccountName(name, 'sms.registerAccountAsync.name', 'SmsModule.forRoot');
-    if (typeof useFactory !== 'function')
-      throw new HubtelConfigError(
-        `sms[${name}].useFactory`,
-        'must be a function returning the account options',
-      );
-    return SmsModule.accountModule(name, isGlobal, imports, {
-      provide: getSmsAccountOptionsToken(name),
-      useFactory,
-      inject,
-    });
-  }
-
-  private static accountModule(
-    name: string,
-    isGlobal: boolean | undefined,
-    imports: NonNullable<DynamicModule['imports']>,
-    optionsProvider: Provider,
-  ): DynamicModule {
-    checkAccountName(name, 'sms.registerAccount.name', 'SmsModule.forRoot');
-    const token = getSmsAccountToken(name);
-    return {
-      module: SmsAccountModule,
-      global: isGlobal ?? false,
-      imports: [...imports, SmsAccountsModule],
-      providers: [
-        optionsProvider,
-        {
-          provide: token,
-          useFactory: (accounts: SmsAccounts, overrides: unknown) => accounts.register(name, overrides),
-          inject: [SmsAccounts, getSmsAccountOptionsToken(name)],
-        },
-      ],
-      exports: [token],
-    };
+    return registerAccountAsyncModule(ACCOUNT_MODULE, options);
   }
 }
