@@ -3,7 +3,6 @@ import { Body, HttpCode, Inject, Optional, Post, Req, Res } from '@nestjs/common
 import {
   answerInbound,
   inboundPaths,
-  inboundRejection,
   inboundSignal,
   inboundHttpError,
   routeInbound,
@@ -67,29 +66,23 @@ export class CheckoutCallbackController {
   ): Promise<CheckoutCallbackAck> {
     /** The account the request was routed to, once known: its refusals are counted under it. */
     let routed: CheckoutAccount | undefined;
-    try {
-      return await answerInbound(
-        'checkout callback',
-        response,
-        () => this.handle(body, request, (account) => (routed = account)),
-        {
-          logger: this.logger,
-          onInvalid: (error) => {
-            const from = (routed ?? this.accounts.default).access.clientAddress(request)?.address;
-            this.logger.warn(
-              `Refused a malformed checkout callback${from ? ` from ${from}` : ''}: ${maskPhoneNumbers(error.message)}`,
-            );
-          },
+    return answerInbound(
+      'checkout callback',
+      response,
+      () => this.handle(body, request, (account) => (routed = account)),
+      {
+        logger: this.logger,
+        telemetry: this.telemetry,
+        source: 'checkout',
+        account: () => routed?.name,
+        onInvalid: (error) => {
+          const from = (routed ?? this.accounts.default).access.clientAddress(request)?.address;
+          this.logger.warn(
+            `Refused a malformed checkout callback${from ? ` from ${from}` : ''}: ${maskPhoneNumbers(error.message)}`,
+          );
         },
-      );
-    } catch (error) {
-      if (this.telemetry) {
-        const signal = inboundRejection('checkout', error);
-        if (routed !== undefined) signal.account = routed.name;
-        this.telemetry.record(signal);
-      }
-      throw error;
-    }
+      },
+    );
   }
 
   private async handle(

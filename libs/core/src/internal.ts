@@ -44,7 +44,7 @@ export {
   requeueDeadLetter,
 } from './inbound/inbound-dead-letters.js';
 export { JobDeferral } from './inbound/inbound-job.types.js';
-export { inboundSignal, inboundRejection } from './inbound/inbound-telemetry.js';
+export { inboundSignal } from './inbound/inbound-telemetry.js';
 export { createHandlerDecorator } from './events/handler-decorator.js';
 export {
   ACCOUNT_TRANSPORTS,

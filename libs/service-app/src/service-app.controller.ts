@@ -3,7 +3,6 @@ import { HUBTEL_TELEMETRY, type HubtelInboundSource, type HubtelTelemetry } from
 import {
   answerInbound,
   inboundPaths,
-  inboundRejection,
   inboundSignal,
   type InboundAnswerOptions,
   type InboundPipeline,
@@ -111,27 +110,24 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
       run: (account: ServiceAppAccount) => Promise<T>,
     ): Promise<T> {
       let account: ServiceAppAccount | undefined;
-      try {
-        return await answerInbound(
-          what,
-          response,
-          async () => {
-            // In the answer: a resolver that fails is a 503 (sent again later), not a 500.
-            account = await routeInbound(request, this.accounts);
-            return run(account);
-          },
-          answers,
-        );
-      } catch (error) {
-        if (this.telemetry) {
-          const signal = inboundRejection(source, error);
-          if (source === 'fulfillment' || !account || signal.reason === WRONG_ACCOUNT) {
-            if (account) signal.account = account.name;
-            this.telemetry.record(signal);
-          }
-        }
-        throw error;
-      }
+      return answerInbound(
+        what,
+        response,
+        async () => {
+          // In the answer: a resolver that fails is a 503 (sent again later), not a 500.
+          account = await routeInbound(request, this.accounts);
+          return run(account);
+        },
+        {
+          ...answers,
+          telemetry: this.telemetry,
+          source,
+          account: () => account?.name,
+          // Service-flow steps report themselves: only the refusals at the door count here.
+          counts: (refusal, routed) =>
+            source === 'fulfillment' || !routed || refusal.reason === WRONG_ACCOUNT,
+        },
+      );
     }
   }
 

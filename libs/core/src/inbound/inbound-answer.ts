@@ -1,7 +1,11 @@
 import { HttpException, type LoggerService } from '@nestjs/common';
 import { HubtelValidationError } from '../errors/hubtel.errors.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
-import type { HubtelInboundSource, HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
+import type {
+  HubtelInboundSignal,
+  HubtelInboundSource,
+  HubtelTelemetry,
+} from '../telemetry/hubtel-telemetry.js';
 import { invalidBodyError, unrecordedError } from './inbound-http-errors.js';
 import { HubtelShuttingDownError, shuttingDownHttpError } from './inbound-shutdown.js';
 import { inboundRejection } from './inbound-telemetry.js';
@@ -12,6 +16,10 @@ export interface InboundAnswerOptions {
   /** Given with `source`: each refusal is recorded once, with the code it is answered with. */
   telemetry?: HubtelTelemetry | undefined;
   source?: HubtelInboundSource;
+  /** The account the request was routed to, once known: a refusal is counted under it. */
+  account?: () => string | undefined;
+  /** Which refusals to count (default: every one); an endpoint whose work reports itself picks. */
+  counts?: (refusal: HubtelInboundSignal, routed: boolean) => boolean;
   /** The area's own typed refusals: the HTTP answer of `error`, or undefined when not one. */
   refusal?: (error: unknown) => HttpException | undefined;
   /** Told of a body refused by validation, before its 400 (e.g. to log it). */
@@ -38,8 +46,11 @@ export async function answerInbound<T>(
     return await call();
   } catch (error) {
     const answer = toHttpError(what, response, error, options);
-    if (options.telemetry && options.source)
-      options.telemetry.record(inboundRejection(options.source, answer));
+    if (options.telemetry && options.source) {
+      const account = options.account?.();
+      const signal = inboundRejection(options.source, answer, account);
+      if (options.counts?.(signal, account !== undefined) ?? true) options.telemetry.record(signal);
+    }
     throw answer;
   }
 }

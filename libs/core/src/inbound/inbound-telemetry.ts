@@ -42,8 +42,12 @@ export function inboundSignal(
  * The signal of an inbound request refused with `error`: its reason is the machine-readable
  * `code` of the answer (an InboundErrorBody), or `HUBTEL_ERROR` for anything else.
  */
-export function inboundRejection(source: HubtelInboundSource, error: unknown): HubtelInboundSignal {
+export function inboundRejection(
+  source: HubtelInboundSource,
+  error: unknown,
+  account?: string,
+): HubtelInboundSignal {
   const body = error instanceof HttpException ? error.getResponse() : undefined;
   const code = body !== null && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
-  return inboundSignal(source, 'rejected', typeof code === 'string' ? code : 'HUBTEL_ERROR');
+  return inboundSignal(source, 'rejected', typeof code === 'string' ? code : 'HUBTEL_ERROR', account);
 }

@@ -1,0 +1,75 @@
+import { HttpException } from '@nestjs/common';
+import { HubtelValidationError } from '../errors/hubtel.errors.js';
+import type { HubtelSignal } from '../telemetry/hubtel-telemetry.js';
+import { answerInbound } from './inbound-answer.js';
+import { inboundHttpError } from './inbound-http-errors.js';
+
+const quiet = { error() {} };
+
+async function refusal(call: () => unknown, options: Parameters<typeof answerInbound>[3]) {
+  try {
+    await answerInbound('test request', undefined, call, options);
+  } catch (error) {
+    return error as HttpException;
+  }
+  throw new Error('answered');
+}
+
+describe('answerInbound', () => {
+  it('answers each failure with its 4xx / 503 and counts it under the routed account, once known', async () => {
+    const signals: HubtelSignal[] = [];
+    let routed: string | undefined;
+    const options = {
+      logger: quiet,
+      telemetry: { record: (s: HubtelSignal) => signals.push(s) },
+      source: 'checkout' as const,
+      account: () => routed,
+    };
+    const notFound = await refusal(() => {
+      throw inboundHttpError(404, 'HUBTEL_NOT_FOUND', 'Not found');
+    }, options);
+    routed = 'north';
+    const invalid = await refusal(() => {
+      throw new HubtelValidationError('bad', [{ field: 'Data', message: 'is required' }]);
+    }, options);
+    const storeDown = await refusal(() => {
+      throw new Error('store down');
+    }, options);
+    expect([notFound.getStatus(), invalid.getStatus(), storeDown.getStatus()]).toEqual([404, 400, 503]);
+    expect(signals).toEqual([
+      { kind: 'inbound', source: 'checkout', outcome: 'rejected', reason: 'HUBTEL_NOT_FOUND' },
+      {
+        kind: 'inbound',
+        source: 'checkout',
+        outcome: 'rejected',
+        reason: 'HUBTEL_INVALID_BODY',
+        account: 'north',
+      },
+      {
+        kind: 'inbound',
+        source: 'checkout',
+        outcome: 'rejected',
+        reason: 'HUBTEL_UNAVAILABLE',
+        account: 'north',
+      },
+    ]);
+  });
+
+  it('counts only the refusals `counts` picks', async () => {
+    const signals: HubtelSignal[] = [];
+    const options = {
+      logger: quiet,
+      telemetry: { record: (s: HubtelSignal) => signals.push(s) },
+      source: 'service-flow' as const,
+      account: () => 'north',
+      counts: (signal: { reason?: string }) => signal.reason === 'HUBTEL_WRONG_ACCOUNT',
+    };
+    await refusal(() => {
+      throw inboundHttpError(409, 'HUBTEL_WRONG_ACCOUNT', 'Another account');
+    }, options);
+    await refusal(() => {
+      throw inboundHttpError(409, 'HUBTEL_UNKNOWN_SESSION', 'No session');
+    }, options);
+    expect(signals.map((s) => (s as { reason?: string }).reason)).toEqual(['HUBTEL_WRONG_ACCOUNT']);
+  });
+});
