@@ -18,7 +18,7 @@ async function refusal(call: () => unknown, options: Parameters<typeof answerInb
 describe('answerInbound', () => {
   it('answers each failure with its 4xx / 503 and counts it under the routed account, once known', async () => {
     const signals: HubtelSignal[] = [];
-    let routed: string | undefined;
+    let routed: string | undefined = undefined; // unknown until the request is routed
     const options = {
       logger: quiet,
       telemetry: { record: (s: HubtelSignal) => signals.push(s) },
