@@ -28,7 +28,7 @@ describe('example app: two shops, two Hubtel accounts', () => {
     // receipt from the wrong account fails); the app makes a shop of each further account.
     sandbox = await HubtelSandbox.start({
       sms: { senderIds: [EXAMPLE_DEFAULTS.sandboxSenderId] },
-      accounts: sandboxAccounts({ shops: SHOPS } as never),
+      accounts: sandboxAccounts(SHOPS),
     });
     app = await startExampleInProcess({ sandbox, shopName: 'Adinkra Goods' });
   }, 60_000);

@@ -84,8 +84,10 @@ export function hubtelPlatform(env: HubtelEnvSource, config: ExampleAppConfig): 
 }
 
 /** The sandbox's further accounts: one per further shop, its sender id and merchant name its own. */
-export function sandboxAccounts(config: ExampleAppConfig): SandboxAccountOptions[] {
-  return shopsOf(config).map((shop) => ({
+export function sandboxAccounts(
+  shops: ReadonlyArray<{ account: string; name: string }>,
+): SandboxAccountOptions[] {
+  return shops.map((shop) => ({
     name: shop.account,
     merchantName: shop.name,
     ...(shop.account === EXAMPLE_DEFAULTS.secondShop.account
@@ -138,7 +140,7 @@ export class PlatformModule {
     const sandboxModule = SandboxModule.forRoot({
       // Each shop's account sends its receipts from its own sender only.
       sms: { senderIds: [EXAMPLE_DEFAULTS.sandboxSenderId] },
-      accounts: sandboxAccounts(config),
+      accounts: sandboxAccounts(shopsOf(config)),
       port: platform.port ?? 0,
       host: platform.host ?? EXAMPLE_DEFAULTS.host,
       ...(platform.publicUrl === undefined ? {} : { publicUrl: platform.publicUrl }),

@@ -53,8 +53,6 @@ export async function startExampleInProcess(
     orderLimits?: ExampleAppConfig['orderLimits'];
     /** Modules added to the app (a recorder of its events, say). */
     imports?: ExampleAppConfig['imports'];
-    /** Further shops (their accounts must be among the sandbox's `accounts`). */
-    shops?: ExampleAppConfig['shops'];
   } = {},
 ): Promise<InProcessExample> {
   const sandbox = options.sandbox ?? (await HubtelSandbox.start());
@@ -69,7 +67,6 @@ export async function startExampleInProcess(
         ...(options.redisUrl === undefined ? {} : { redisUrl: options.redisUrl }),
         orderLimits: options.orderLimits ?? { perClientPerMinute: 100_000, perMinute: 100_000 },
         ...(options.imports ? { imports: options.imports } : {}),
-        ...(options.shops ? { shops: options.shops } : {}),
         platform: { kind: 'sandbox', instance: sandbox },
         overrides: {
           sms: { ...FAST_OVERRIDES.sms, ...o.sms },
