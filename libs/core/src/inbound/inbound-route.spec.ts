@@ -64,6 +64,23 @@ describe('routeInbound', () => {
     await expect(route(accounts, 'Not A Name')).resolves.toBe(404);
   });
 
+  it("checks the routed account's own allow-list, not another's", async () => {
+    const accounts = registry();
+    accounts.register('east', { access: { allowedIps: ['52.50.116.54'] } });
+    accounts.buildRegistered();
+    const from = (address: string, account: string) =>
+      routeInbound(
+        { headers: {}, socket: { remoteAddress: address }, params: { [ACCOUNT_PARAM]: account } },
+        accounts,
+      ).then(
+        (routed) => routed.name,
+        (error: HttpException) => error.getStatus(),
+      );
+    await expect(from('52.50.116.54', 'east')).resolves.toBe('east');
+    await expect(from('10.1.2.3', 'east')).resolves.toBe(403);
+    await expect(from('10.1.2.3', 'south')).resolves.toBe('south'); // south has no allow-list
+  });
+
   it('asks the resolver for other names; a failing resolver is not an unknown account', async () => {
     const asked: string[] = [];
     const accounts = registry(async (name) => {
