@@ -23,7 +23,7 @@ import {
   ServiceAppVerificationOptionsDto,
 } from '../libs/service-app/src/service-app.options.dto.js';
 import { SandboxOptionsDto } from '../libs/sandbox/src/sandbox.options.dto.js';
-import { SmsOptionsDto } from '../libs/sms/src/sms.options.dto.js';
+import { SmsModuleOptions } from '../libs/sms/src/sms.options.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
 import { dtoJsonSchema, type DtoShape } from '../libs/core/src/validation/validation.schema.js';
 
@@ -249,9 +249,19 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
   ],
   ['HubtelCredentialsDto (module options)', HubtelCredentialsDto, { clientId: 'id', clientSecret: 'secret' }],
   [
-    'SmsOptionsDto (module options)',
-    SmsOptionsDto,
-    { senderId: 'Shop', maxSenderLength: 11, maxContentLength: 160, batchSize: 100, concurrency: 4 },
+    'SmsModuleOptions (module options)',
+    SmsModuleOptions,
+    {
+      clientId: 'id',
+      clientSecret: 'secret',
+      timeoutMs: 15_000,
+      retry: { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000 },
+      senderId: 'Shop',
+      maxSenderLength: 11,
+      maxContentLength: 160,
+      batchSize: 100,
+      concurrency: 4,
+    },
   ],
   [
     'CheckoutReconciliationOptionsDto (checkout options)',

@@ -69,7 +69,26 @@ export {
   type AccountRegistration,
 } from './accounts/account-module.js';
 
-export { HUBTEL_DEFAULT_BASE_URLS, HUBTEL_DEFAULT_COUNTRY_CODE, HUBTEL_ENV } from './hubtel.constants.js';
+export {
+  HUBTEL_DEFAULT_BASE_URLS,
+  HUBTEL_DEFAULT_COUNTRY_CODE,
+  HUBTEL_DEFAULT_RETRY,
+  HUBTEL_ENV,
+} from './hubtel.constants.js';
+export {
+  HubtelOption,
+  optionFields,
+  type HubtelAccountRule,
+  type HubtelOptionSpec,
+} from './options/hubtel-option.decorator.js';
+export {
+  declaredOptionsFromEnv,
+  inheritDeclaredOptions,
+  overrideOptions,
+  resolveDeclaredOptions,
+  withOptionDefaults,
+  type OptionsFromEnv,
+} from './options/hubtel-options.declared.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
 export {
   assertOptionsObject,
@@ -127,7 +146,10 @@ export {
   refuseRemovedJobOptions,
   HubtelBackoffOptionsDto,
   HubtelCredentialsDto,
+  HubtelHttpOptionsDto,
   HubtelShutdownOptionsDto,
+  IsHubtelClientId,
+  IsHubtelClientSecret,
   HubtelStatusCheckBudgetOptionsDto,
   IsHubtelCountryCode,
   IsOptionalSection,

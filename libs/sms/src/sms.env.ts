@@ -1,31 +1,12 @@
 import type { HubtelEnvSource } from 'nestjs-hubtel';
-import {
-  HUBTEL_ENV,
-  accountEnvVariable,
-  accountNamesFromEnv,
-  checkOptionsFromEnv,
-  dropUndefined,
-  hubtelHttpEnvVariables,
-  hubtelHttpOptionsFromEnv,
-  readAccountEnv,
-  readHubtelEnv,
-} from '#internal';
+import { accountNamesFromEnv, checkOptionsFromEnv, declaredOptionsFromEnv, overrideOptions } from '#internal';
 import type { SmsAccountOptions } from './sms.module-definition.js';
 import {
+  SmsModuleOptions,
   resolveSmsAccountOptions,
   resolveSmsOptions,
   type SmsAccountOverrides,
-  type SmsModuleOptions,
 } from './sms.options.js';
-
-/** The variable behind each option smsOptionsFromEnv reads (for errors naming it). */
-const SMS_ENV_VARIABLES = {
-  'sms.clientId': HUBTEL_ENV.smsClientId,
-  'sms.clientSecret': HUBTEL_ENV.smsClientSecret,
-  'sms.baseUrl': HUBTEL_ENV.smsUrl,
-  'sms.senderId': HUBTEL_ENV.smsSenderId,
-  ...hubtelHttpEnvVariables('sms'),
-};
 
 /**
  * SmsModule options from environment variables: HUBTEL_SMS_CLIENT_ID, HUBTEL_SMS_CLIENT_SECRET
@@ -47,19 +28,10 @@ export function smsOptionsFromEnv(
   source: HubtelEnvSource = process.env,
   overrides: Partial<SmsModuleOptions> = {},
 ): SmsModuleOptions {
-  const env = readHubtelEnv(source);
-  const options: Partial<SmsModuleOptions> = {
-    ...hubtelHttpOptionsFromEnv(env),
-    ...dropUndefined({
-      clientId: env.smsClientId,
-      clientSecret: env.smsClientSecret,
-      baseUrl: env.smsUrl,
-      senderId: env.smsSenderId,
-    }),
-    ...dropUndefined(overrides),
-  };
-  checkOptionsFromEnv(() => resolveSmsOptions(options as SmsModuleOptions), SMS_ENV_VARIABLES, overrides);
-  return options as SmsModuleOptions;
+  const env = declaredOptionsFromEnv<SmsModuleOptions>(SmsModuleOptions, source, 'sms');
+  const options = overrideOptions(SmsModuleOptions, env.options, overrides);
+  checkOptionsFromEnv(() => resolveSmsOptions(options), env.variables, overrides);
+  return options;
 }
 
 /** Default options and named accounts read from the environment (`smsAccountsFromEnv`). */
@@ -101,35 +73,7 @@ function accountFromEnv(
   name: string,
   defaults: SmsModuleOptions,
 ): SmsAccountOptions {
-  /** `HUBTEL_SMS_CLIENT_ID` → `HUBTEL_NORTH_SMS_CLIENT_ID`. */
-  const variable = (key: string) => accountEnvVariable(name, key);
-  const env = readAccountEnv(source, name);
-  const options = {
-    ...hubtelHttpOptionsFromEnv(env),
-    ...dropUndefined({
-      clientId: env.smsClientId,
-      clientSecret: env.smsClientSecret,
-      baseUrl: env.smsUrl,
-      senderId: env.smsSenderId,
-    }),
-  } as SmsAccountOverrides;
-  // Errors name this account's variable only for what it set (or must set): an inherited bad
-  // value is the default's, reported there.
-  const scope = `sms[${name}]`;
-  const variables: Record<string, string> = {
-    [`${scope}.clientId`]: variable(HUBTEL_ENV.smsClientId),
-    [`${scope}.clientSecret`]: variable(HUBTEL_ENV.smsClientSecret),
-  };
-  for (const [path, key] of Object.entries(SMS_ENV_VARIABLES)) {
-    const option = path.slice('sms.'.length);
-    if (valueAt(options, option) !== undefined) variables[`${scope}.${option}`] = variable(key);
-  }
-  checkOptionsFromEnv(() => resolveSmsAccountOptions(name, defaults, options), variables);
-  return { name, ...options };
-}
-
-function valueAt(value: unknown, path: string): unknown {
-  for (const key of path.split('.'))
-    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-  return value;
+  const env = declaredOptionsFromEnv<SmsAccountOverrides>(SmsModuleOptions, source, `sms[${name}]`, name);
+  checkOptionsFromEnv(() => resolveSmsAccountOptions(name, defaults, env.options), env.variables);
+  return { name, ...(env.options as SmsAccountOverrides) };
 }

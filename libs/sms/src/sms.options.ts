@@ -1,41 +1,87 @@
-import { HubtelConfigError, type HubtelCredentials, type HubtelHttpOptions } from 'nestjs-hubtel';
+import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { HubtelConfigError, type HubtelCredentials, type HubtelRetryOptions } from 'nestjs-hubtel';
 import {
+  HUBTEL_DEFAULT_RETRY,
+  HUBTEL_ENV,
+  HubtelHttpOptionsDto,
+  HubtelOption,
+  IsHubtelClientId,
+  IsHubtelClientSecret,
   assertOptionsObject,
-  checkOptions,
-  inheritAccountOptions,
+  backoffDelays,
+  inheritDeclaredOptions,
   resolveAccountResolver,
-  type ResolvedAccountResolver,
-  resolveCredentials,
-  resolveHttpOptions,
   resolveUrl,
+  resolveDeclaredOptions,
   type HttpTransportConfig,
+  type ResolvedAccountResolver,
   type ResolvedHubtelHttpOptions,
 } from '#internal';
-import { SMS_DEFAULTS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
-import { SmsOptionsDto } from './sms.options.dto.js';
+import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
 
-/** Options of `SmsModule.forRoot` / `forRootAsync`. */
-export interface SmsModuleOptions extends HubtelHttpOptions {
+/**
+ * Options of `SmsModule.forRoot` / `forRootAsync`, and of a named account (`registerAccount`,
+ * whose options fall back to the default account's one by one, credentials excepted). Each field
+ * declares its rules, its default, its environment variable (`smsOptionsFromEnv`; a named
+ * account's is `HUBTEL_<NAME>_…`) and how a named account gets it.
+ */
+export class SmsModuleOptions extends HubtelHttpOptionsDto {
   /** SMS API client id (the account's SMS key pair, not the checkout one). */
+  @IsHubtelClientId()
+  @HubtelOption({ env: HUBTEL_ENV.smsClientId, account: 'own' })
   clientId: string;
-  /** SMS API client secret. */
+
+  /** SMS API client secret. Never logged. */
+  @IsHubtelClientSecret()
+  @HubtelOption({ env: HUBTEL_ENV.smsClientSecret, account: 'own' })
   clientSecret: string;
-  /** SMS API base URL. Default `https://sms.hubtel.com`. */
+
+  /** SMS API base URL (absolute http(s), checked in code). Default `https://sms.hubtel.com`. */
+  @HubtelOption({ env: HUBTEL_ENV.smsUrl, default: SMS_DEFAULTS.baseUrl })
   baseUrl?: string;
-  /** Sender id used when a send gives no `from`. */
+
+  /** Sender id used when a send gives no `from` (at most `maxSenderLength` characters). */
+  @IsOptional()
+  @IsString()
+  @Matches(/\S/, { message: 'senderId must not be empty' })
+  @HubtelOption({ env: HUBTEL_ENV.smsSenderId })
   senderId?: string;
+
   /** Longest sender id accepted. Default 11. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  @HubtelOption({ default: SMS_DEFAULTS.maxSenderLength })
   maxSenderLength?: number;
+
   /** Longest message content accepted, in characters. Default: no limit (the platform documents none). */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
   maxContentLength?: number;
+
   /** Recipients per platform batch in `sendBatch`. Default 100, at most 10000. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(SMS_LIMITS.maxBatchSize)
+  @HubtelOption({ default: SMS_DEFAULTS.batchSize })
   batchSize?: number;
+
   /** Batches sent at once by `sendBatch`. Default 4, at most 64. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(SMS_LIMITS.maxConcurrency)
+  @HubtelOption({ default: SMS_DEFAULTS.concurrency })
   concurrency?: number;
+
   /**
    * Accounts known only at run time (a database of merchants): `sms.forAccount(name)` asks
    * `resolve(name)` for a name registered nowhere else. Default account only.
    */
+  @HubtelOption({ account: 'defaultOnly' })
   accounts?: SmsAccountResolver;
 }
 
@@ -60,19 +106,14 @@ export interface SmsAccountResolver {
   cacheTtlMs?: number;
 }
 
-/** Options after validation, every default filled in. */
-export interface ResolvedSmsOptions {
-  credentials: HubtelCredentials;
-  baseUrl: string;
-  senderId?: string;
-  maxSenderLength: number;
-  maxContentLength?: number;
-  batchSize: number;
-  concurrency: number;
-  http: ResolvedHubtelHttpOptions;
-  /** Only on the default account, only when `accounts` is given. */
-  accounts?: ResolvedAccountResolver<SmsAccountOverrides>;
-}
+/** Options after validation, every default filled in; credentials and transport settings grouped. */
+export type ResolvedSmsOptions = Pick<SmsModuleOptions, 'senderId' | 'maxContentLength'> &
+  Required<Pick<SmsModuleOptions, 'baseUrl' | 'maxSenderLength' | 'batchSize' | 'concurrency'>> & {
+    credentials: HubtelCredentials;
+    http: ResolvedHubtelHttpOptions;
+    /** Only on the default account, only when `accounts` is given. */
+    accounts?: ResolvedAccountResolver<SmsAccountOverrides>;
+  };
 
 /**
  * Validates `SmsModuleOptions` at bootstrap; errors name the option (`sms.clientSecret`, or
@@ -80,49 +121,35 @@ export interface ResolvedSmsOptions {
  */
 export function resolveSmsOptions(options: SmsModuleOptions, scope = 'sms'): ResolvedSmsOptions {
   assertOptionsObject(options, scope);
-  const raw = options as unknown as Record<string, unknown>;
-  const credentials = resolveCredentials(raw, scope);
-  const checked = checkOptions(
-    SmsOptionsDto,
-    {
-      senderId: raw.senderId,
-      maxSenderLength: raw.maxSenderLength,
-      maxContentLength: raw.maxContentLength,
-      batchSize: raw.batchSize,
-      concurrency: raw.concurrency,
-    },
-    scope,
-  );
-  const maxSenderLength = checked.maxSenderLength ?? SMS_DEFAULTS.maxSenderLength;
-  const senderId = checked.senderId;
+  const checked = resolveDeclaredOptions(SmsModuleOptions, options, scope);
+  const { clientId, clientSecret, timeoutMs, retry, defaultCountryCode, senderId, maxSenderLength } = checked;
   // Cross-field: the sender id's longest length is itself an option.
-  if (senderId !== undefined && senderId.length > maxSenderLength) {
+  if (senderId !== undefined && senderId.length > maxSenderLength!) {
     throw new HubtelConfigError(`${scope}.senderId`, `must be at most ${maxSenderLength} characters long`);
   }
-  const maxContentLength = checked.maxContentLength;
-  const batchSize = checked.batchSize ?? SMS_DEFAULTS.batchSize;
-  const concurrency = checked.concurrency ?? SMS_DEFAULTS.concurrency;
-  const baseUrl = resolveUrl(raw.baseUrl, `${scope}.baseUrl`, SMS_DEFAULTS.baseUrl);
-  const http = resolveHttpOptions(raw, scope);
-  const resolved: ResolvedSmsOptions = {
-    credentials,
-    baseUrl,
+  backoffDelays(retry as Required<HubtelRetryOptions>, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
+  const accounts = resolveAccountResolver<SmsAccountOverrides>(checked.accounts, scope);
+  return {
+    credentials: { clientId, clientSecret },
+    baseUrl: resolveUrl(checked.baseUrl, `${scope}.baseUrl`),
     senderId,
-    maxSenderLength,
-    maxContentLength,
-    batchSize,
-    concurrency,
-    http,
+    maxSenderLength: maxSenderLength!,
+    maxContentLength: checked.maxContentLength,
+    batchSize: checked.batchSize!,
+    concurrency: checked.concurrency!,
+    http: {
+      timeoutMs: timeoutMs!,
+      retry: retry as HubtelRetryOptions,
+      defaultCountryCode: defaultCountryCode!,
+    },
+    ...(accounts ? { accounts } : {}),
   };
-  const accounts = resolveAccountResolver<SmsAccountOverrides>(raw.accounts, scope);
-  if (accounts) resolved.accounts = accounts;
-  return resolved;
 }
 
 /**
- * The options of named account `name`: the default account's (raw) options, minus its credentials
- * and resolver, under the account's own; `retry` merged field by field. Errors name the option
- * under `sms[name]`.
+ * The options of named account `name`: the default account's (raw) options under the account's
+ * own, as SmsModuleOptions declares (credentials its own, `retry` field by field, `accounts` the
+ * default's only). Errors name the option under `sms[name]`.
  */
 export function resolveSmsAccountOptions(
   name: string,
@@ -130,16 +157,9 @@ export function resolveSmsAccountOptions(
   overrides: unknown,
 ): ResolvedSmsOptions {
   const scope = `sms[${name}]`;
-  const merged = inheritAccountOptions(scope, defaults, overrides, SMS_ACCOUNT_INHERITANCE);
+  const merged = inheritDeclaredOptions(SmsModuleOptions, scope, defaults, overrides);
   return resolveSmsOptions(merged as unknown as SmsModuleOptions, scope);
 }
-
-/** Never inherited: a named account that sent with the default's keys would bill the wrong account. */
-const SMS_ACCOUNT_INHERITANCE = {
-  own: ['clientId', 'clientSecret'],
-  defaultOnly: ['accounts'],
-  merged: ['retry'],
-} as const;
 
 /** The transport settings of the SMS module: the SMS base URL and the SMS key pair only. */
 export function smsTransportConfig(options: ResolvedSmsOptions): HttpTransportConfig {

@@ -12,7 +12,14 @@ import {
 } from 'class-validator';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { compileValidator, type CompileValidatorOptions } from '../validation/validation.ajv.js';
-import { HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE } from '../hubtel.constants.js';
+import {
+  HUBTEL_DEFAULT_COUNTRY_CODE,
+  HUBTEL_DEFAULT_RETRY,
+  HUBTEL_DEFAULT_TIMEOUT_MS,
+  HUBTEL_ENV,
+  HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE,
+} from '../hubtel.constants.js';
+import { HubtelOption } from './hubtel-option.decorator.js';
 import type { HubtelShutdownOptions, HubtelStatusCheckBudgetOptions } from './hubtel-options.types.js';
 
 /*
@@ -25,16 +32,20 @@ import type { HubtelShutdownOptions, HubtelStatusCheckBudgetOptions } from './hu
 /** Not blank: at least one non-space character. */
 const NOT_BLANK = /\S/;
 
-/** Several class-validator rules as one decorator, so a rule shared by DTOs is written once. */
+/**
+ * Several class-validator rules as one decorator, so a rule shared by DTOs is written once. Applied
+ * last to first, as stacked decorators are: the schema converter lets a later `@IsInt` win over
+ * `@Min`'s plain number type.
+ */
 function rules(...decorators: PropertyDecorator[]): PropertyDecorator {
   return (target, property) => {
-    for (const decorator of decorators) decorator(target, property);
+    for (const decorator of [...decorators].reverse()) decorator(target, property);
   };
 }
 
 /** An optional section of options (`checkout.handlers`): absent, null, or an object checked as `type` declares. */
 export function IsOptionalSection(type: () => Function): PropertyDecorator {
-  return rules(IsOptional(), IsObject(), ValidateNested(), Type(type));
+  return rules(IsOptional(), IsObject(), ValidateNested(), Type(type), HubtelOption({ section: type }));
 }
 
 /** A POS Sales ID (checkout's `posSalesId`, the service app's `statusCheck.posSalesId`): it goes into the status check's path. */
@@ -56,50 +67,84 @@ export function IsHubtelCountryCode(): PropertyDecorator {
   );
 }
 
+/** An API id: not blank, and no colon (it would split the Basic auth pair in the wrong place on the platform's side). */
+export function IsHubtelClientId(): PropertyDecorator {
+  return rules(
+    IsString(),
+    Matches(/^[^:]*[^\s:][^:]*$/, { message: 'clientId must not be empty nor contain ":"' }),
+  );
+}
+
+/** An API secret: not blank. */
+export function IsHubtelClientSecret(): PropertyDecorator {
+  return rules(IsString(), Matches(NOT_BLANK, { message: 'clientSecret must not be empty' }));
+}
+
 export class HubtelCredentialsDto {
-  @IsString()
-  // Not blank, and no colon: it would split the Basic auth pair in the wrong place on the platform's side.
-  @Matches(/^[^:]*[^\s:][^:]*$/, { message: 'clientId must not be empty nor contain ":"' })
+  @IsHubtelClientId()
   clientId: string;
 
-  @IsString()
-  @Matches(NOT_BLANK, { message: 'clientSecret must not be empty' })
+  @IsHubtelClientSecret()
   clientSecret: string;
+}
+
+/** A backoff delay in ms (`baseDelayMs`, `maxDelayMs`): optional, a whole number, at least 1. */
+function IsBackoffDelay(): PropertyDecorator {
+  return rules(IsOptional(), IsInt(), Min(1));
 }
 
 /** A backoff's first ceiling and cap; `maxDelayMs ≥ baseDelayMs` is checked by `backoffDelays`. */
 export class HubtelBackoffOptionsDto {
-  @IsOptional()
-  @IsInt()
-  @Min(1)
+  @IsBackoffDelay()
   baseDelayMs?: number;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
+  @IsBackoffDelay()
   maxDelayMs?: number;
 }
 
-export class HubtelRetryOptionsDto extends HubtelBackoffOptionsDto {
+/** The HTTP retry of every module's API calls (`retry`); the cap's default follows a larger base. */
+export class HubtelRetryOptionsDto {
+  /** Attempts in all, the first one included. 1 disables retries. Default 3. */
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(20)
+  @HubtelOption({ env: HUBTEL_ENV.retryMaxAttempts, default: HUBTEL_DEFAULT_RETRY.maxAttempts })
   maxAttempts?: number;
+
+  /** First backoff ceiling; doubles on every retry (full jitter: a random wait below it). Default 250. */
+  @IsBackoffDelay()
+  @HubtelOption({ env: HUBTEL_ENV.retryBaseDelayMs, default: HUBTEL_DEFAULT_RETRY.baseDelayMs })
+  baseDelayMs?: number;
+
+  /** No backoff, nor any honoured `Retry-After`, is longer than this. Default 5000. */
+  @IsBackoffDelay()
+  @HubtelOption({
+    env: HUBTEL_ENV.retryMaxDelayMs,
+    defaultFrom: (retry) => Math.max(HUBTEL_DEFAULT_RETRY.maxDelayMs, retry.baseDelayMs as number),
+  })
+  maxDelayMs?: number;
 }
 
+/** The transport settings every module that calls the platform takes (see HubtelHttpOptions). */
 export class HubtelHttpOptionsDto {
+  /** Time-out of one HTTP attempt, in ms. Default 15000. */
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(600_000)
+  @HubtelOption({ env: HUBTEL_ENV.timeoutMs, default: HUBTEL_DEFAULT_TIMEOUT_MS })
   timeoutMs?: number;
 
+  /** Retries of failed calls; a named account's fields fall back to the default account's one by one. */
   @IsOptionalSection(() => HubtelRetryOptionsDto)
+  @HubtelOption({ account: 'merged', default: {} })
   retry?: HubtelRetryOptionsDto;
 
+  /** Country code put in front of national numbers (`0241234567`). Default '233'. */
   @IsOptional()
   @IsHubtelCountryCode()
+  @HubtelOption({ env: HUBTEL_ENV.defaultCountryCode, default: HUBTEL_DEFAULT_COUNTRY_CODE })
   defaultCountryCode?: string;
 }
 

@@ -1,0 +1,225 @@
+import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import { accountEnvVariable } from '../accounts/accounts-env.js';
+import { readEnvNumber, readEnvValue, type HubtelEnvSource } from './hubtel-env.js';
+import { checkOptions } from './hubtel-options.dto.js';
+import { accountRule, optionFields, type HubtelOptionField } from './hubtel-option.decorator.js';
+
+/*
+ * What a module derives from its options class (see HubtelOption): the defaults filled in after
+ * validation, the options read from the environment, and a named account's options inherited from
+ * the default account's. Cross-field rules stay in each module's resolver.
+ */
+
+type Plain = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is Plain {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function sectionFields(field: HubtelOptionField | undefined): HubtelOptionField[] {
+  return field?.spec.section ? optionFields(field.spec.section()) : [];
+}
+
+/**
+ * A module's options checked against their class (the first bad field a HubtelConfigError naming
+ * `<scope>.<field>`), with the declared fields no decorator checks (URLs, a store, a resolver:
+ * each module checks those in code) kept as given, and every declared default filled in. Null is
+ * absent, as for checked fields.
+ */
+export function resolveDeclaredOptions<T>(options: new () => T, raw: unknown, scope: string): T {
+  const checked = checkOptions(options, raw, scope) as Plain;
+  keepUnchecked(optionFields(options), raw as Plain, checked);
+  return withOptionDefaults(options, checked as T);
+}
+
+function keepUnchecked(fields: HubtelOptionField[], raw: Plain, checked: Plain): void {
+  for (const field of fields) {
+    const given = raw[field.key];
+    if (given === undefined || given === null) continue;
+    if (checked[field.key] === undefined) checked[field.key] = given;
+    else if (field.spec.section && isPlainObject(given) && isPlainObject(checked[field.key]))
+      keepUnchecked(sectionFields(field), given, checked[field.key] as Plain);
+  }
+}
+
+/**
+ * A copy of validated options with every declared default filled in, sections too. An absent
+ * section is created only when it declares a default (`default: {}`): presence can mean something
+ * (`statusCheck` turns the check on).
+ */
+export function withOptionDefaults<T>(options: Function, value: T): T {
+  const root = { ...(value as Plain) };
+  fillSection(optionFields(options), root, root);
+  return root as T;
+}
+
+function fillSection(fields: HubtelOptionField[], section: Plain, root: Plain): void {
+  for (const field of fields) {
+    const { key, spec } = field;
+    if (section[key] === undefined) {
+      if (spec.defaultFrom) section[key] = spec.defaultFrom(section, root);
+      else if (spec.default !== undefined)
+        section[key] = isPlainObject(spec.default) ? { ...spec.default } : spec.default;
+    }
+    const nested = section[key];
+    if (spec.section && isPlainObject(nested)) {
+      const copy = { ...nested };
+      fillSection(sectionFields(field), copy, root);
+      section[key] = copy;
+    }
+  }
+}
+
+/** Options read from the environment by `declaredOptionsFromEnv`, with the variable behind each option. */
+export interface OptionsFromEnv<T> {
+  options: Partial<T>;
+  /**
+   * Option path (`sms.clientId`, `sms[north].retry.maxAttempts`) → the variable behind it, for
+   * `checkOptionsFromEnv`. A named account's lists what it set and what it must set (`own`): what
+   * it leaves unset is the default's, and a bad inherited value is reported there.
+   */
+  variables: Record<string, string>;
+}
+
+/**
+ * The options `options` declares variables for, read from `source`: numbers (a declared `number`)
+ * must be plain numbers and booleans `true` or `false`, else the error names the variable. A
+ * section is present when one of its variables is set. With `account`, each variable is that
+ * account's (`HUBTEL_NORTH_SMS_CLIENT_ID`) and options of the default account only are not read.
+ */
+export function declaredOptionsFromEnv<T>(
+  options: Function,
+  source: HubtelEnvSource,
+  scope: string,
+  account?: string,
+): OptionsFromEnv<T> {
+  const variables: Record<string, string> = {};
+  const read = (fields: HubtelOptionField[], path: string): Plain => {
+    const out: Plain = {};
+    for (const field of fields) {
+      if (account !== undefined && accountRule(field) === 'defaultOnly') continue;
+      const option = `${path}.${field.key}`;
+      if (field.spec.section) {
+        const section = read(sectionFields(field), option);
+        if (Object.keys(section).length > 0) out[field.key] = section;
+      }
+      if (field.spec.env === undefined) continue;
+      const variable = account === undefined ? field.spec.env : accountEnvVariable(account, field.spec.env);
+      const value = readVariable(source, variable, field.type);
+      if (value !== undefined) out[field.key] = value;
+      if (account === undefined || value !== undefined || accountRule(field) === 'own')
+        variables[option] = variable;
+    }
+    return out;
+  };
+  return { options: read(optionFields(options), scope) as Partial<T>, variables };
+}
+
+function readVariable(source: HubtelEnvSource, variable: string, type: Function | undefined): unknown {
+  if (type === Number) return readEnvNumber(source, variable);
+  const text = readEnvValue(source, variable);
+  if (text === undefined || type !== Boolean) return text;
+  if (text === 'true' || text === 'false') return text === 'true';
+  throw new HubtelConfigError(variable, 'must be true or false (environment variable)');
+}
+
+/**
+ * `overrides` over `base`, sections field by field (an override of `retry.maxAttempts` keeps the
+ * environment's `retry.baseDelayMs`); undefined overrides are ignored.
+ */
+export function overrideOptions<T>(options: Function, base: Partial<T>, overrides: Partial<T>): T {
+  return overrideSection(optionFields(options), base as Plain, overrides as Plain) as T;
+}
+
+function overrideSection(fields: HubtelOptionField[], base: Plain, overrides: Plain): Plain {
+  const out: Plain = { ...base };
+  for (const [key, value] of Object.entries(overrides)) {
+    if (value === undefined) continue;
+    const field = fields.find((candidate) => candidate.key === key);
+    out[key] =
+      field?.spec.section && isPlainObject(value) && isPlainObject(out[key])
+        ? overrideSection(sectionFields(field), out[key], value)
+        : value;
+  }
+  return out;
+}
+
+/** Keys of a registration that are about the registration, not the account's options. */
+const REGISTRATION_KEYS = new Set(['name', 'isGlobal']);
+
+/**
+ * The raw options of a named account: the default account's raw options (`defaults`) under the
+ * account's own (`overrides`), as the fields' account rules say (see HubtelAccountRule). Errors
+ * name the option under `scope` (`sms[north].clientId`); the caller resolves the result as it
+ * resolves forRoot's options.
+ */
+export function inheritDeclaredOptions(
+  options: Function,
+  scope: string,
+  defaults: object,
+  overrides: unknown,
+): Plain {
+  if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides))
+    throw new HubtelConfigError(scope, 'must be an options object');
+  const own = Object.fromEntries(
+    Object.entries(overrides).filter(([key, value]) => value !== undefined && !REGISTRATION_KEYS.has(key)),
+  );
+  return inheritSection(optionFields(options), scope, defaults as Plain, own, true);
+}
+
+function inheritSection(
+  fields: HubtelOptionField[],
+  scope: string,
+  inherited: Plain,
+  own: Plain | undefined,
+  top: boolean,
+): Plain {
+  for (const field of fields) {
+    const rule = accountRule(field);
+    const given = own?.[field.key] !== undefined;
+    if (rule === 'defaultOnly' && given)
+      throw new HubtelConfigError(
+        `${scope}.${field.key}`,
+        top
+          ? 'is an option of the default account only (forRoot)'
+          : 'is an option of the default account only',
+      );
+    if (rule === 'own' && own !== undefined && !given)
+      throw new HubtelConfigError(
+        `${scope}.${field.key}`,
+        "is required: a named account gives its own credentials, it never uses the default account's",
+      );
+  }
+  const out: Plain = { ...inherited };
+  for (const field of fields) {
+    const rule = accountRule(field);
+    if (rule === 'own' || rule === 'notInherited' || rule === 'defaultOnly') delete out[field.key];
+    else if (rule === 'merged' && isPlainObject(out[field.key])) {
+      // What the section's fields do not pass on is dropped even when the account gives no section.
+      const kept = inheritSection(
+        sectionFields(field),
+        `${scope}.${field.key}`,
+        out[field.key] as Plain,
+        undefined,
+        false,
+      );
+      if (Object.keys(kept).length > 0) out[field.key] = kept;
+      else delete out[field.key];
+    }
+  }
+  for (const [key, value] of Object.entries(own ?? {})) {
+    if (value === undefined) continue;
+    const field = fields.find((candidate) => candidate.key === key);
+    out[key] =
+      field && accountRule(field) === 'merged' && isPlainObject(value) && isPlainObject(out[key])
+        ? inheritSection(sectionFields(field), `${scope}.${key}`, out[key], stripUndefined(value), false)
+        : value;
+  }
+  return out;
+}
+
+function stripUndefined(value: Plain): Plain {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined));
+}
