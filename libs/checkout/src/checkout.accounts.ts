@@ -142,6 +142,11 @@ export class CheckoutAccounts
     return this.registry.get(name);
   }
 
+  /** The account a request's path names: unknown names remembered, look-ups bounded (see AccountRegistry). */
+  forRequest(name: string): Promise<CheckoutAccount> {
+    return this.registry.forRequest(name);
+  }
+
   /** The account of an invoice (its `account`, or `default` for records older than accounts). */
   forInvoice(invoice: Pick<CheckoutInvoice, 'account'>): Promise<CheckoutAccount> {
     return this.registry.get(invoiceAccount(invoice));

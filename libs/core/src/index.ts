@@ -80,9 +80,10 @@ export type { HubtelRouteOptions } from './inbound/inbound-controller.js';
 export type { InboundAccessOptions } from './inbound/inbound-access.js';
 export type { HubtelHandlerOptions } from './events/handler-decorator.js';
 
-// Several accounts per module: the default account's name, resolvers, the unknown-account error.
+// Several accounts per module: the default account's name, resolvers, their errors.
 export {
   HUBTEL_DEFAULT_ACCOUNT,
+  HubtelAccountLookupLimitError,
   HubtelUnknownAccountError,
   type HubtelAccountResolver,
 } from './accounts/hubtel-accounts.js';

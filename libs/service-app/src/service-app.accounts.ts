@@ -143,6 +143,11 @@ export class ServiceAppAccounts implements OnModuleInit, HasAccountTransports<Ht
     return this.registry.get(name);
   }
 
+  /** The account a request's path names: unknown names remembered, look-ups bounded (see AccountRegistry). */
+  forRequest(name: string): Promise<ServiceAppAccount> {
+    return this.registry.forRequest(name);
+  }
+
   /** The default account (forRoot's). */
   get default(): ServiceAppAccount {
     return this.registry.default;

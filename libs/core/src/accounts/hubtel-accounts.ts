@@ -20,6 +20,20 @@ export const HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS = 86_400_000;
 export const HUBTEL_ACCOUNT_CACHE_TTL_MS = 5 * 60_000;
 /** Resolved accounts kept before expired ones are swept on insert. */
 const CACHE_SWEEP_SIZE = 1_000;
+/**
+ * How long a name from a request's path that the resolver knows nothing of is answered 404
+ * without asking again: a forger repeating one path costs the merchant's database one query a
+ * minute. Calls from the app (`forAccount`) always ask.
+ */
+export const HUBTEL_UNKNOWN_ACCOUNT_TTL_MS = 60_000;
+/**
+ * Resolver calls that requests' paths may start in a minute, per instance: a forger making up a
+ * new name per request cannot turn callbacks into a flood of database queries. Past it, requests
+ * naming an account not in the cache are answered 503 (sent again later) until the minute ends.
+ */
+export const HUBTEL_REQUEST_LOOKUPS_PER_MINUTE = 600;
+/** Unknown names remembered at most; the oldest gives way (a flood of made-up names stays bounded). */
+const UNKNOWN_NAMES_KEPT = 10_000;
 
 /**
  * Where the accounts known only at run time come from (a database of merchants): `resolve` gets a
@@ -30,12 +44,42 @@ export interface HubtelAccountResolver<O> {
   resolve: (name: string) => Promise<O | undefined> | O | undefined;
   /** How long a found account is kept (default 5 minutes, 0 keeps nothing, at most a day). */
   cacheTtlMs?: number;
+  /**
+   * How long a name from a callback's path that `resolve` does not know is answered 404 without
+   * asking again (default 1 minute, 0 asks every time, at most a day). Calls from your code
+   * (`forAccount`) always ask.
+   */
+  unknownTtlMs?: number;
+  /**
+   * Calls of `resolve` that callbacks' paths may start in a minute, per instance (default 600);
+   * past it, a callback naming an account not in the cache is answered 503 until the minute ends.
+   */
+  requestLookupsPerMinute?: number;
 }
 
 /** `HubtelAccountResolver` after validation. */
 export interface ResolvedAccountResolver<O = unknown> {
   resolve: HubtelAccountResolver<O>['resolve'];
   cacheTtlMs: number;
+  unknownTtlMs: number;
+  requestLookupsPerMinute: number;
+}
+
+/**
+ * A request's path named an account the cache does not hold, and this instance's budget of
+ * resolver calls started by requests (`accounts.requestLookupsPerMinute`) is spent for this minute.
+ * Answered 503: the request may come again.
+ */
+export class HubtelAccountLookupLimitError extends HubtelError {
+  constructor(
+    readonly area: string,
+    readonly perMinute: number,
+  ) {
+    super(
+      'HUBTEL_ACCOUNT_LOOKUPS_LIMITED',
+      `${area}: requests already started ${perMinute} account look-ups this minute (accounts.requestLookupsPerMinute); try again later`,
+    );
+  }
 }
 
 /**
@@ -97,16 +141,33 @@ export function resolveAccountResolver<O>(
       `${scope}.accounts.resolve`,
       'must be a function (name) => the account options, or undefined for an unknown name',
     );
+  const { unknownTtlMs, requestLookupsPerMinute } = value as Record<string, unknown>;
   const max = HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS;
-  if (
-    cacheTtlMs !== undefined &&
-    (typeof cacheTtlMs !== 'number' || !Number.isInteger(cacheTtlMs) || cacheTtlMs < 0 || cacheTtlMs > max)
-  )
-    throw new HubtelConfigError(`${scope}.accounts.cacheTtlMs`, `must be a whole number from 0 to ${max}`);
   return {
     resolve: resolve as HubtelAccountResolver<O>['resolve'],
-    cacheTtlMs: (cacheTtlMs as number | undefined) ?? HUBTEL_ACCOUNT_CACHE_TTL_MS,
+    cacheTtlMs: wholeNumber(cacheTtlMs, `${scope}.accounts.cacheTtlMs`, 0, max, HUBTEL_ACCOUNT_CACHE_TTL_MS),
+    unknownTtlMs: wholeNumber(
+      unknownTtlMs,
+      `${scope}.accounts.unknownTtlMs`,
+      0,
+      max,
+      HUBTEL_UNKNOWN_ACCOUNT_TTL_MS,
+    ),
+    requestLookupsPerMinute: wholeNumber(
+      requestLookupsPerMinute,
+      `${scope}.accounts.requestLookupsPerMinute`,
+      1,
+      100_000,
+      HUBTEL_REQUEST_LOOKUPS_PER_MINUTE,
+    ),
   };
+}
+
+function wholeNumber(value: unknown, option: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new HubtelConfigError(option, `must be a whole number from ${min} to ${max}`);
+  return value;
 }
 
 /** What the module of the default account hands the registry: named accounts are built from it. */
@@ -141,6 +202,10 @@ export class AccountRegistry<T> {
   private defaults?: DefaultAccount<T>;
   private readonly registered = new Map<string, Registration<T>>();
   private readonly resolved = new Map<string, CachedAccount<T>>();
+  /** Names from requests' paths the resolver did not know, with when to ask again (oldest first). */
+  private readonly unknownFromRequests = new Map<string, number>();
+  /** Resolver calls started by requests in the current minute. */
+  private lookups = { minute: 0, count: 0 };
 
   /**
    * @param area names the accounts in errors (`sms` gives `sms[north].clientId`).
@@ -186,6 +251,39 @@ export class AccountRegistry<T> {
     const resolver = this.defaults?.resolver;
     if (!resolver || typeof name !== 'string' || !HUBTEL_ACCOUNT_NAME.test(name)) throw this.unknown(name);
     return this.resolvedAccount(name, resolver);
+  }
+
+  /**
+   * Account `name` taken from a request's path: as `get`, but a name the resolver did not know is
+   * remembered (`unknownTtlMs`), and the resolver calls requests start are bounded
+   * (`requestLookupsPerMinute`, else HubtelAccountLookupLimitError): made-up names in forged
+   * callbacks cost the merchant's database little.
+   */
+  async forRequest(name: string): Promise<T> {
+    const known = this.find(name);
+    if (known) return known;
+    const resolver = this.defaults?.resolver;
+    if (!resolver || !HUBTEL_ACCOUNT_NAME.test(name)) throw this.unknown(name);
+    const now = Date.now();
+    const cached = this.resolved.get(name);
+    if (cached && cached.expiresAt > now) return cached.account;
+    if ((this.unknownFromRequests.get(name) ?? 0) > now) throw this.unknown(name);
+    const minute = Math.floor(now / 60_000);
+    if (this.lookups.minute !== minute) this.lookups = { minute, count: 0 };
+    if (this.lookups.count >= resolver.requestLookupsPerMinute)
+      throw new HubtelAccountLookupLimitError(this.area, resolver.requestLookupsPerMinute);
+    this.lookups.count++;
+    try {
+      return await this.resolvedAccount(name, resolver);
+    } catch (error) {
+      if (error instanceof HubtelUnknownAccountError && resolver.unknownTtlMs > 0) {
+        this.unknownFromRequests.delete(name);
+        if (this.unknownFromRequests.size >= UNKNOWN_NAMES_KEPT)
+          this.unknownFromRequests.delete(this.unknownFromRequests.keys().next().value!);
+        this.unknownFromRequests.set(name, Date.now() + resolver.unknownTtlMs);
+      }
+      throw error;
+    }
   }
 
   /** Account `name` when it is the default or a registered one (no resolver call). */
@@ -248,7 +346,10 @@ export class AccountRegistry<T> {
     };
     this.resolved.set(name, entry);
     void entry.account.then(
-      () => (entry.expiresAt = Date.now() + resolver.cacheTtlMs),
+      () => {
+        entry.expiresAt = Date.now() + resolver.cacheTtlMs;
+        this.unknownFromRequests.delete(name); // found by a call from the app meanwhile
+      },
       // Not cached: the next call asks again (a merchant added a moment ago, a database back up).
       () => this.resolved.get(name) === entry && this.resolved.delete(name),
     );

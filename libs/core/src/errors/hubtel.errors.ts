@@ -19,6 +19,8 @@ export type HubtelErrorCode =
   | 'HUBTEL_NOT_FOUND'
   /** A call named an account the module does not know (see HubtelUnknownAccountError). */
   | 'HUBTEL_UNKNOWN_ACCOUNT'
+  /** Requests started too many account look-ups this minute (see HubtelAccountLookupLimitError). */
+  | 'HUBTEL_ACCOUNT_LOOKUPS_LIMITED'
   /** A record of one account reached through another (a session or order on the wrong account's path). */
   | 'HUBTEL_WRONG_ACCOUNT'
   /** A bulk operation stopped before the end of its input (see the error's partial result). */

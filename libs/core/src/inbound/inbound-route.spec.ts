@@ -1,12 +1,21 @@
+import { jest } from '@jest/globals';
 import { HttpException } from '@nestjs/common';
-import { AccountRegistry, HubtelUnknownAccountError } from '../accounts/hubtel-accounts.js';
+import {
+  AccountRegistry,
+  HubtelUnknownAccountError,
+  resolveAccountResolver,
+  type HubtelAccountResolver,
+} from '../accounts/hubtel-accounts.js';
 import { ACCOUNT_PARAM, InboundAccessPolicy, PATH_SECRET_PARAM } from './inbound-access.js';
 import { inboundPaths, routeInbound, type InboundAccount } from './inbound-route.js';
 
 const MAIN_SECRET = 'main-secret-0123456789';
 const NORTH_SECRET = 'north-secret-0123456789';
 
-function registry(resolve?: (name: string) => unknown): AccountRegistry<InboundAccount> {
+function registry(
+  resolve?: (name: string) => unknown,
+  limits: Omit<HubtelAccountResolver<unknown>, 'resolve'> = {},
+): AccountRegistry<InboundAccount> {
   const accounts = new AccountRegistry<InboundAccount>('checkout', 'CheckoutModule.forRoot');
   accounts.attachDefault({
     account: { name: 'default', access: new InboundAccessPolicy({ pathSecret: MAIN_SECRET }) },
@@ -14,7 +23,9 @@ function registry(resolve?: (name: string) => unknown): AccountRegistry<InboundA
       name,
       access: new InboundAccessPolicy((overrides as { access?: object }).access),
     }),
-    ...(resolve ? { resolver: { resolve, cacheTtlMs: 60_000 } } : {}),
+    ...(resolve
+      ? { resolver: resolveAccountResolver({ resolve, cacheTtlMs: 60_000, ...limits }, 'checkout') }
+      : {}),
   });
   accounts.register('north', { access: { pathSecret: NORTH_SECRET } });
   accounts.register('south', {});
@@ -94,5 +105,63 @@ describe('routeInbound', () => {
     await expect(route(accounts, 'north', NORTH_SECRET)).resolves.toBe('north');
     expect(asked).toEqual(['m-1', 'm-2', 'broken']);
     await expect(accounts.get('m-3')).rejects.toBeInstanceOf(HubtelUnknownAccountError);
+  });
+
+  it("remembers a path's unknown name for unknownTtlMs; the app's own calls still ask", async () => {
+    const asked: string[] = [];
+    let known = new Set<string>();
+    const accounts = registry((name) => {
+      asked.push(name);
+      return known.has(name) ? {} : undefined;
+    });
+    await expect(route(accounts, 'm-9')).resolves.toBe(404);
+    await expect(route(accounts, 'm-9')).resolves.toBe(404);
+    expect(asked).toEqual(['m-9']); // the second forged request cost no query
+    known = new Set(['m-9']); // the merchant signs up: the app's call asks, and the path follows
+    await expect(accounts.get('m-9')).resolves.toMatchObject({ name: 'm-9' });
+    await expect(route(accounts, 'm-9')).resolves.toBe('m-9');
+    expect(asked).toEqual(['m-9', 'm-9']);
+
+    const forgetful = registry((name) => (asked.push(name), undefined), { unknownTtlMs: 0 });
+    await route(forgetful, 'm-8');
+    await route(forgetful, 'm-8');
+    expect(asked.filter((name) => name === 'm-8')).toHaveLength(2);
+  });
+
+  it('bounds the look-ups requests start in a minute (503 past it); cached accounts still route', async () => {
+    // Mid-minute, so the budget's window cannot turn over during the test.
+    const now = jest.spyOn(Date, 'now').mockReturnValue(Math.floor(Date.now() / 60_000) * 60_000 + 30_000);
+    const asked: string[] = [];
+    const accounts = registry((name) => (asked.push(name), name.startsWith('shop') ? {} : undefined), {
+      requestLookupsPerMinute: 3,
+    });
+    await expect(route(accounts, 'shop-1')).resolves.toBe('shop-1');
+    await expect(route(accounts, 'forged-1')).resolves.toBe(404);
+    await expect(route(accounts, 'forged-2')).resolves.toBe(404);
+    const limited = await routeInbound(
+      { headers: {}, params: { [ACCOUNT_PARAM]: 'forged-3' } },
+      accounts,
+    ).catch((error: HttpException) => error);
+    expect((limited as HttpException).getStatus()).toBe(503);
+    expect((limited as HttpException).getResponse()).toMatchObject({
+      code: 'HUBTEL_ACCOUNT_LOOKUPS_LIMITED',
+    });
+    expect(asked).toEqual(['shop-1', 'forged-1', 'forged-2']);
+    await expect(route(accounts, 'shop-1')).resolves.toBe('shop-1'); // from the cache: no look-up
+    await expect(route(accounts, 'north', NORTH_SECRET)).resolves.toBe('north'); // registered
+    await expect(accounts.get('shop-2')).resolves.toMatchObject({ name: 'shop-2' }); // the app's calls are not bounded
+    now.mockReturnValue(Date.now() + 60_000); // the next minute: a fresh budget
+    await expect(route(accounts, 'forged-3')).resolves.toBe(404);
+    now.mockRestore();
+  });
+
+  it.each([
+    [{ unknownTtlMs: -1 }, 'checkout.accounts.unknownTtlMs'],
+    [{ requestLookupsPerMinute: 0 }, 'checkout.accounts.requestLookupsPerMinute'],
+    [{ requestLookupsPerMinute: 1.5 }, 'checkout.accounts.requestLookupsPerMinute'],
+  ])('refuses the resolver option %j, naming %s', (limits, option) => {
+    expect(() => resolveAccountResolver({ resolve: () => undefined, ...limits }, 'checkout')).toThrow(
+      expect.objectContaining({ option }),
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { HubtelUnknownAccountError } from '../accounts/hubtel-accounts.js';
+import { HubtelAccountLookupLimitError, HubtelUnknownAccountError } from '../accounts/hubtel-accounts.js';
 import {
   ACCOUNT_PARAM,
   PATH_SECRET_PARAM,
@@ -16,7 +16,8 @@ export interface InboundAccount {
 /** Where routing finds accounts (an AccountRegistry). */
 export interface InboundAccounts<A extends InboundAccount> {
   readonly default: A;
-  get(name: string): Promise<A>;
+  /** The account a request's path names (see AccountRegistry.forRequest). */
+  forRequest(name: string): Promise<A>;
 }
 
 /**
@@ -46,11 +47,13 @@ export async function routeInbound<A extends InboundAccount>(
   let account = accounts.default;
   if (segment !== undefined && !(token === undefined && account.access.isSecret(segment))) {
     try {
-      account = await accounts.get(segment);
+      account = await accounts.forRequest(segment);
     } catch (error) {
       // A resolver that failed is not an unknown account: it propagates (a 503, sent again later).
       if (error instanceof HubtelUnknownAccountError)
         throw inboundHttpError(404, 'HUBTEL_NOT_FOUND', 'Not found');
+      if (error instanceof HubtelAccountLookupLimitError)
+        throw inboundHttpError(503, error.code, 'Too many account look-ups; try again later');
       throw error;
     }
     account.access.check(request, token);
