@@ -11,11 +11,11 @@ import {
   HubtelShutdownOptionsDto,
 } from '../libs/core/src/options/hubtel-options.dto.js';
 import {
-  CheckoutHandlerOptionsDto,
-  CheckoutOptionsDto,
-  CheckoutReconciliationOptionsDto,
-  CheckoutVerificationOptionsDto,
-} from '../libs/checkout/src/checkout.options.dto.js';
+  CheckoutHandlerOptions,
+  CheckoutModuleOptions,
+  CheckoutReconciliationOptions,
+  CheckoutVerificationOptions,
+} from '../libs/checkout/src/checkout.options.js';
 import {
   ServiceAppMessagesDto,
   ServiceAppOptionsDto,
@@ -264,8 +264,8 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     },
   ],
   [
-    'CheckoutReconciliationOptionsDto (checkout options)',
-    CheckoutReconciliationOptionsDto,
+    'CheckoutReconciliationOptions (checkout options)',
+    CheckoutReconciliationOptions,
     {
       enabled: true,
       delayMs: 60_000,
@@ -276,8 +276,8 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     },
   ],
   [
-    'CheckoutVerificationOptionsDto (checkout options)',
-    CheckoutVerificationOptionsDto,
+    'CheckoutVerificationOptions (checkout options)',
+    CheckoutVerificationOptions,
     {
       amountTolerance: { absolute: 0.5, percent: 1 },
       allowOverpayment: false,
@@ -287,8 +287,8 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
   ],
   ['HubtelShutdownOptionsDto (module options)', HubtelShutdownOptionsDto, { shutdownGraceMs: 5_000 }],
   [
-    'CheckoutHandlerOptionsDto (checkout options)',
-    CheckoutHandlerOptionsDto,
+    'CheckoutHandlerOptions (checkout options)',
+    CheckoutHandlerOptions,
     {
       retry: { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000, deadlineMs: 3_600_000 },
       recordTtlMs: 86_400_000,
@@ -296,9 +296,13 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     },
   ],
   [
-    'CheckoutOptionsDto (checkout options)',
-    CheckoutOptionsDto,
+    'CheckoutModuleOptions (checkout options)',
+    CheckoutModuleOptions,
     {
+      clientId: 'id',
+      clientSecret: 'secret',
+      timeoutMs: 15_000,
+      retry: { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000 },
       merchantAccountNumber: '2017101',
       posSalesId: 'POS_1-a',
       descriptionSpecialCharacters: 'strip',

@@ -1,21 +1,12 @@
 import type { HubtelEnvSource } from 'nestjs-hubtel';
-import {
-  HUBTEL_ENV,
-  accountEnvVariable,
-  accountNamesFromEnv,
-  checkOptionsFromEnv,
-  dropUndefined,
-  hubtelHttpOptionsFromEnv,
-  readAccountEnv,
-} from '#internal';
+import { accountNamesFromEnv, checkOptionsFromEnv, declaredOptionsFromEnv } from '#internal';
 import type { CheckoutAccountOptions } from './checkout.module-definition.js';
 import {
-  CHECKOUT_ENV_VARIABLES,
+  CheckoutModuleOptions,
   checkoutOptionsFromEnv,
   resolveCheckoutAccountOptions,
   resolveCheckoutOptions,
   type CheckoutAccountOverrides,
-  type CheckoutModuleOptions,
   type ResolvedCheckoutOptions,
 } from './checkout.options.js';
 
@@ -50,64 +41,27 @@ export function checkoutAccountsFromEnv(
 ): CheckoutEnvAccounts {
   const defaults = checkoutOptionsFromEnv(source, overrides);
   const names = accountNamesFromEnv(source);
-  if (names.length === 0) return { default: defaults, accounts: [] };
   // Named accounts are checked against the default's resolved options (what they inherit); the
   // default's own problems were reported above, or are left to bootstrap as there.
-  let resolved: ResolvedCheckoutOptions;
+  let resolved: ResolvedCheckoutOptions | undefined;
   try {
-    resolved = resolveCheckoutOptions(defaults);
+    if (names.length > 0) resolved = resolveCheckoutOptions(defaults);
   } catch {
-    return { default: defaults, accounts: names.map((name) => accountFromEnv(source, name)) };
+    resolved = undefined;
   }
-  return {
-    default: defaults,
-    accounts: names.map((name) => {
-      const account = accountFromEnv(source, name);
+  const accountFromEnv = (name: string): CheckoutAccountOptions => {
+    const env = declaredOptionsFromEnv<CheckoutAccountOverrides>(
+      CheckoutModuleOptions,
+      source,
+      `checkout[${name}]`,
+      name,
+    );
+    if (resolved)
       checkOptionsFromEnv(
-        () => resolveCheckoutAccountOptions(name, defaults, account, resolved),
-        accountVariables(name, account),
+        () => resolveCheckoutAccountOptions(name, defaults, env.options, resolved),
+        env.variables,
       );
-      return account;
-    }),
+    return { name, ...(env.options as CheckoutAccountOverrides) };
   };
-}
-
-function accountFromEnv(source: HubtelEnvSource, name: string): CheckoutAccountOptions {
-  const env = readAccountEnv(source, name);
-  const baseUrls = dropUndefined({ checkout: env.checkoutUrl, status: env.statusUrl });
-  const options = {
-    ...hubtelHttpOptionsFromEnv(env),
-    ...dropUndefined({
-      clientId: env.clientId,
-      clientSecret: env.clientSecret,
-      posSalesId: env.posSalesId,
-      merchantAccountNumber: env.merchantAccountNumber,
-    }),
-    ...(Object.keys(baseUrls).length > 0 ? { baseUrls } : {}),
-  } as CheckoutAccountOverrides;
-  return { name, ...options };
-}
-
-/**
- * Errors name this account's variable only for what it set (or must set): an inherited bad value
- * is the default's, reported there.
- */
-function accountVariables(name: string, options: CheckoutAccountOptions): Record<string, string> {
-  const scope = `checkout[${name}]`;
-  const variables: Record<string, string> = {
-    [`${scope}.clientId`]: accountEnvVariable(name, HUBTEL_ENV.clientId),
-    [`${scope}.clientSecret`]: accountEnvVariable(name, HUBTEL_ENV.clientSecret),
-  };
-  for (const [path, key] of Object.entries(CHECKOUT_ENV_VARIABLES)) {
-    const option = path.slice('checkout.'.length);
-    if (valueAt(options, option) !== undefined)
-      variables[`${scope}.${option}`] = accountEnvVariable(name, key);
-  }
-  return variables;
-}
-
-function valueAt(value: unknown, path: string): unknown {
-  for (const key of path.split('.'))
-    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-  return value;
+  return { default: defaults, accounts: names.map(accountFromEnv) };
 }

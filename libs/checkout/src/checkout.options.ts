@@ -1,9 +1,21 @@
 import type { InjectionToken } from '@nestjs/common';
 import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import {
   HubtelConfigError,
   type HubtelCredentials,
   type HubtelEnvSource,
-  type HubtelHttpOptions,
+  type HubtelRetryOptions,
   type HubtelShutdownOptions,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStore,
@@ -12,74 +24,105 @@ import {
 import {
   DEFAULT_JOB_RETRY,
   HUBTEL_DEFAULT_BASE_URLS,
+  HUBTEL_DEFAULT_RETRY,
   HUBTEL_ENV,
-  checkOptions,
-  checkOptionsFromEnv,
-  assertStoreOption,
+  HubtelAccessOptionsDto,
+  HubtelHttpOptionsDto,
+  HubtelOption,
+  HubtelShutdownOptionsDto,
+  HubtelStatusCheckBudgetOptionsDto,
   InboundAccessPolicy,
+  IsHubtelClientId,
+  IsHubtelClientSecret,
+  IsHubtelPosSalesId,
+  IsOptionalSection,
   assertOptionsObject,
-  dropUndefined,
-  hubtelHttpEnvVariables,
-  hubtelHttpOptionsFromEnv,
+  assertStoreOption,
   backoffDelays,
+  checkOptionsFromEnv,
+  declaredOptionsFromEnv,
+  dropUndefined,
+  inheritDeclaredOptions,
+  overrideOptions,
   refuseRemovedJobOptions,
-  readHubtelEnv,
-  resolveCredentials,
-  resolveHttpOptions,
-  resolveUrl,
-  inheritAccountOptions,
   resolveAccountResolver,
-  type AccountInheritance,
+  resolveDeclaredOptions,
+  resolveUrl,
   type HttpTransportConfig,
   type JobRetryPolicy,
   type ResolvedAccountResolver,
   type ResolvedHubtelHttpOptions,
 } from '#internal';
-import { CheckoutOptionsDto } from './checkout.options.dto.js';
 import {
   CHECKOUT_DEFAULTS,
   CHECKOUT_DEFAULT_ACCOUNT,
   CHECKOUT_DEFAULT_CALLBACK_PATH,
 } from './checkout.constants.js';
+import { NOT_BLANK } from './dto/create-invoice.dto.js';
+
+/*
+ * Checkout's options, each declared once: its documentation, its rules (checked at bootstrap by
+ * the validator of the inbound bodies), and with `@HubtelOption` its default, its environment
+ * variable and how a named account gets it. Rules no decorator says stay in resolveCheckoutOptions:
+ * URLs (parsed, not just checked), access (InboundAccessPolicy), the store, the cross-field rules;
+ * such a field is declared by `@HubtelOption()` alone, so that the resolver gets it.
+ */
+
+/** Longest delay or interval the checkout options take: 30 days. */
+const MAX_DELAY_MS = 30 * 24 * 3600_000;
+const FINITE = { allowNaN: false, allowInfinity: false } as const;
+/** The defaults that need the status check, on when the account has a POS Sales ID. */
+const WITH_POS_SALES_ID = (_section: unknown, root: Record<string, unknown>) => root.posSalesId !== undefined;
 
 /** How paid amounts are compared with the amount invoiced. */
-export interface CheckoutAmountToleranceOptions {
+export class CheckoutAmountToleranceOptions {
   /** Largest difference accepted, in currency units (e.g. 0.5 for fees up to GH₵ 0.50). Default 0. */
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(0)
+  @HubtelOption({ default: 0 })
   absolute?: number;
+
   /** Largest difference accepted, in percent of the invoiced amount (e.g. 2 for 2 %). Default 0. */
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(0)
+  @Max(100)
+  @HubtelOption({ default: 0 })
   percent?: number;
 }
 
-export interface CheckoutVerificationOptions {
-  /**
-   * Fees: by default the reported amount must equal the invoiced amount to the pesewa. When the
-   * platform reports an amount that includes (or has deducted) fees, allow the difference here;
-   * the larger of `absolute` and `percent` applies, in both directions.
-   */
-  amountTolerance?: CheckoutAmountToleranceOptions;
-  /** Accept any amount above the invoiced one (tips, payer-borne fees). Default false. */
-  allowOverpayment?: boolean;
-  /**
-   * Confirm each callback with the transaction status check before it counts. Default: true when
-   * `posSalesId` is set (the status check needs it), false otherwise.
-   */
-  confirmWithStatusCheck?: boolean;
-  /**
-   * With `confirmWithStatusCheck`: how a status check that does not show the callback's payment
-   * yet is asked again before the callback is rejected (`NOT_CONFIRMED`) and left to the
-   * reconciler. The platform's status check can lag behind its own callback.
-   */
-  recheck?: CheckoutRecheckOptions;
-}
-
-/** Re-checks of a callback's payment whose status check does not show it yet. */
-export interface CheckoutRecheckOptions {
+/**
+ * Re-checks of a callback's payment whose status check does not show it yet. Rules in code:
+ * maxDelayMs ≥ delayMs, and the waits' total.
+ */
+export class CheckoutRecheckOptions {
   /** Checks after the first one (0: reject at once). Default 3. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(10)
+  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckAttempts })
   attempts?: number;
+
   /** Wait before the first re-check; each next one waits twice as long. Default 2000 ms. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckDelayMs })
   delayMs?: number;
-  /** Longest wait between two re-checks. Default 10000 ms. */
+
+  /** Longest wait between two re-checks. Default 10000 ms (or `delayMs` when longer). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  @HubtelOption({
+    defaultFrom: (recheck) => Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheck.delayMs as number),
+  })
   maxDelayMs?: number;
+
   /**
    * Confirmation rounds one invoice may start in an hour (1 to 60). A round is the checks of one
    * paid callback (and its copies): at most `attempts + 1` status checks, however many copies
@@ -87,99 +130,306 @@ export interface CheckoutRecheckOptions {
    * reconciler still checks it): forged copies cannot make the module spend the merchant's
    * status checks round after round. Default 3.
    */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckRoundsPerHour })
   roundsPerHour?: number;
 }
 
-export interface CheckoutReconciliationOptions {
+/** How a callback is verified; a named account merges it with the default's field by field. */
+export class CheckoutVerificationOptions {
+  /**
+   * Fees: by default the reported amount must equal the invoiced amount to the pesewa. When the
+   * platform reports an amount that includes (or has deducted) fees, allow the difference here;
+   * the larger of `absolute` and `percent` applies, in both directions.
+   */
+  @IsOptionalSection(() => CheckoutAmountToleranceOptions)
+  @HubtelOption({ account: 'merged', default: {} })
+  amountTolerance?: CheckoutAmountToleranceOptions;
+
+  /** Accept any amount above the invoiced one (tips, payer-borne fees). Default false. */
+  @IsOptional()
+  @IsBoolean()
+  @HubtelOption({ default: false })
+  allowOverpayment?: boolean;
+
+  /**
+   * Confirm each callback with the transaction status check before it counts. Default: true when
+   * `posSalesId` is set (the status check needs it), false otherwise.
+   */
+  @IsOptional()
+  @IsBoolean()
+  @HubtelOption({ defaultFrom: WITH_POS_SALES_ID })
+  confirmWithStatusCheck?: boolean;
+
+  /**
+   * With `confirmWithStatusCheck`: how a status check that does not show the callback's payment
+   * yet is asked again before the callback is rejected (`NOT_CONFIRMED`) and left to the
+   * reconciler. The platform's status check can lag behind its own callback.
+   */
+  @IsOptionalSection(() => CheckoutRecheckOptions)
+  @HubtelOption({ account: 'merged', default: {} })
+  recheck?: CheckoutRecheckOptions;
+}
+
+/** The reconciler's checks of invoices with no final callback. Rule in code: maxIntervalMs ≥ intervalMs. */
+export class CheckoutReconciliationOptions {
   /** Check invoices with no final callback through the status check. Default: true when `posSalesId` is set. */
+  @IsOptional()
+  @IsBoolean()
+  @HubtelOption({ defaultFrom: WITH_POS_SALES_ID })
   enabled?: boolean;
+
   /** Age of an invoice before its first check. Default 5 minutes (Hubtel's advice). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_DELAY_MS)
+  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileDelayMs })
   delayMs?: number;
+
   /** How often the reconciler looks for invoices due; also the first re-check spacing. Default 1 minute. */
+  @IsOptional()
+  @IsInt()
+  @Min(5)
+  @Max(MAX_DELAY_MS)
+  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileIntervalMs })
   intervalMs?: number;
-  /** Re-checks of one invoice back off (doubling) up to this spacing. Default 1 hour. */
+
+  /** Re-checks of one invoice back off (doubling) up to this spacing. Default 1 hour (or `intervalMs` when longer). */
+  @IsOptional()
+  @IsInt()
+  @Min(5)
+  @Max(MAX_DELAY_MS)
+  @HubtelOption({
+    defaultFrom: (rec) => Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, rec.intervalMs as number),
+  })
   maxIntervalMs?: number;
+
   /** Stop checking (and emit `expired`) this long after creation. Default 24 hours. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(365 * 24 * 3600_000)
+  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs })
   giveUpAfterMs?: number;
+
   /**
    * Most status checks of one unpaid invoice (1 to 10,000). The backed-off checks come first; the
    * last one is kept for `giveUpAfterMs` after creation (a slow payment is still found), then the
    * invoice expires. Bounds what an invoice nobody pays (a flood of orders) costs in status checks.
    * Default 8.
    */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileMaxChecks })
   maxChecks?: number;
+
   /** Status checks at once. Default 4. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileConcurrency })
   concurrency?: number;
 }
 
-export interface CheckoutHandlerOptions {
+/**
+ * `handlers.retry`: attempts in all, and full-jitter backoff. Rules in code: `maxAttempts:
+ * Infinity` (no JSON number, so no decorator takes it) and its need of `deadlineMs`,
+ * maxDelayMs ≥ baseDelayMs.
+ */
+export class CheckoutHandlerRetryOptions {
+  /** Runs in all, the first included (1 to 1000), or `Infinity` with `deadlineMs`. Default 5. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  @HubtelOption({ default: DEFAULT_JOB_RETRY.maxAttempts })
+  maxAttempts?: number;
+
+  /** First backoff ceiling, doubling on every retry. Default 500 ms. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @HubtelOption({ default: DEFAULT_JOB_RETRY.baseDelayMs })
+  baseDelayMs?: number;
+
+  /** Longest backoff. Default 30 s (or `baseDelayMs` when longer). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @HubtelOption({
+    defaultFrom: (retry) => Math.max(DEFAULT_JOB_RETRY.maxDelayMs, retry.baseDelayMs as number),
+  })
+  maxDelayMs?: number;
+
+  /** Give up once this long has passed since the job was recorded. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  deadlineMs?: number;
+}
+
+/**
+ * The callback pipeline's handlers: retry, record TTL, and the shutdown grace shared with every
+ * module (`shutdownGraceMs`: on shutdown, how long handlers running here may take to finish, new
+ * callbacks being answered 503 meanwhile; default 5000 ms, see docs/operations.md). The options
+ * removed in 0.2 (`leaseMs`, `sweepIntervalMs`, `recoverOnBootstrap`) are refused in code
+ * (refuseRemovedJobOptions), naming what replaced them.
+ */
+export class CheckoutHandlerOptions extends HubtelShutdownOptionsDto {
   /**
    * Retry of a throwing event handler (and of a status-check confirmation that failed): attempts in
    * all, and full-jitter backoff. Default 5 attempts, from 500 ms, at most 30 s apart.
    */
-  retry?: Partial<JobRetryPolicy>;
+  @IsOptionalSection(() => CheckoutHandlerRetryOptions)
+  @HubtelOption({ default: {} })
+  retry?: CheckoutHandlerRetryOptions;
+
   /** How long a handled callback is remembered for de-duplication. Default 7 days. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
   recordTtlMs?: number;
-  /**
-   * On shutdown, how long handlers running here may take to finish (new callbacks are answered
-   * 503 meanwhile). Default 5000 ms. See docs/operations.md.
-   */
-  shutdownGraceMs?: number;
 }
 
-export interface CheckoutModuleOptions extends HubtelHttpOptions {
+/** The base URLs of the checkout and status-check APIs (absolute http(s), checked in code). */
+export class CheckoutBaseUrlOptions {
+  /** Default `https://payproxyapi.hubtel.com`. */
+  @HubtelOption({ env: HUBTEL_ENV.checkoutUrl, default: HUBTEL_DEFAULT_BASE_URLS.checkout })
+  checkout?: string;
+
+  /** Default `https://api-txnstatus.hubtel.com`. */
+  @HubtelOption({ env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
+  status?: string;
+}
+
+/**
+ * Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (`registerAccount`,
+ * `accounts.resolve`: see CheckoutAccountOverrides). Each field declares its rules, its default,
+ * its environment variable (`checkoutOptionsFromEnv`; a named account's is `HUBTEL_<NAME>_…`) and
+ * how a named account gets it.
+ */
+export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   /** API id of the checkout and status-check APIs (Basic auth). */
+  @IsHubtelClientId()
+  @HubtelOption({ env: HUBTEL_ENV.clientId, account: 'own' })
   clientId: string;
+
   /** API secret of the checkout and status-check APIs. Never logged. */
+  @IsHubtelClientSecret()
+  @HubtelOption({ env: HUBTEL_ENV.clientSecret, account: 'own' })
   clientSecret: string;
+
   /** Sent as `merchantAccountNumber` on every invoice (unless the call gives one). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(NOT_BLANK, { message: 'merchantAccountNumber must not be empty' })
+  @HubtelOption({ env: HUBTEL_ENV.merchantAccountNumber, account: 'notInherited' })
   merchantAccountNumber?: string;
+
   /**
    * POS Sales ID: enables the transaction status check (`getStatus`), and with it, by default,
-   * callback confirmation and reconciliation.
+   * callback confirmation and reconciliation. A named account's own or none: the platform refuses
+   * another account's (4101).
    */
+  @IsOptional()
+  @IsHubtelPosSalesId()
+  @HubtelOption({ env: HUBTEL_ENV.posSalesId, account: 'notInherited' })
   posSalesId?: string;
+
   /**
    * Public address of this app as the platform reaches it, including any global prefix
    * (`https://shop.example.com/api`). The default `callbackUrl` of invoices is this plus the
    * callback route (plus the path secret, when set).
    */
+  @HubtelOption()
   publicBaseUrl?: string;
+
   /** Full default callback URL, when it is not `publicBaseUrl` + the route (a proxy rewrites paths). */
+  @HubtelOption({ account: 'notInherited' })
   callbackUrl?: string;
+
   /** Default `returnUrl` of invoices. */
+  @HubtelOption()
   returnUrl?: string;
+
   /** Default `cancellationUrl` of invoices. */
+  @HubtelOption()
   cancellationUrl?: string;
+
   /** Base URLs (defaults: production, `https://payproxyapi.hubtel.com`, `https://api-txnstatus.hubtel.com`). */
-  baseUrls?: { checkout?: string; status?: string };
+  @HubtelOption({ account: 'merged', default: {}, section: () => CheckoutBaseUrlOptions })
+  baseUrls?: CheckoutBaseUrlOptions;
+
   /** What `createInvoice` does with `& * ! % @` in a description: refuse (default) or remove them. */
+  @IsOptional()
+  @IsIn(['reject', 'strip'])
+  @HubtelOption({ default: 'reject' })
   descriptionSpecialCharacters?: 'reject' | 'strip';
+
+  @IsOptionalSection(() => CheckoutVerificationOptions)
+  @HubtelOption({ account: 'merged', default: {} })
   verification?: CheckoutVerificationOptions;
+
+  @IsOptionalSection(() => CheckoutReconciliationOptions)
+  @HubtelOption({ account: 'defaultOnly', default: {} })
   reconciliation?: CheckoutReconciliationOptions;
+
+  @IsOptionalSection(() => CheckoutHandlerOptions)
+  @HubtelOption({ account: 'defaultOnly', default: {} })
   handlers?: CheckoutHandlerOptions;
-  /** Guards of the callback route: path secret, IP allow-list with CIDR ranges, trusted proxies. Off by default. */
+
+  /**
+   * Guards of the callback route: path secret, IP allow-list with CIDR ranges, trusted proxies. Off
+   * by default. A named account's path secret is its own or none.
+   */
+  @HubtelOption({ account: 'merged', default: {}, section: () => HubtelAccessOptionsDto })
   access?: InboundAccessOptions;
+
   /**
    * Where invoices and callback records live: a HubtelStore instance, or the injection token of
    * one provided in your app. Default: the app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`)
    * when provided, else a MemoryStore (lost on restart).
    */
+  @HubtelOption({ account: 'defaultOnly' })
   store?: HubtelStore | InjectionToken;
+
   /** How long invoices are kept (a callback for a forgotten invoice is rejected). Default 30 days. */
+  @IsOptional()
+  @IsInt()
+  @Min(60_000)
+  @HubtelOption({ account: 'defaultOnly', default: CHECKOUT_DEFAULTS.invoiceTtlMs })
   invoiceTtlMs?: number;
+
   /** Callback bodies larger than this are answered 413. Default 64 KiB. */
+  @IsOptional()
+  @IsInt()
+  @Min(1024)
+  @Max(10 * 1024 * 1024)
+  @HubtelOption({ account: 'defaultOnly', default: CHECKOUT_DEFAULTS.maxCallbackBodyBytes })
   maxCallbackBodyBytes?: number;
+
   /**
    * The instance's budget of transaction status checks a minute, shared with ServiceAppModule
    * (see HubtelStatusCheckBudgetOptions). Default 600 a minute.
    */
+  @IsOptionalSection(() => HubtelStatusCheckBudgetOptionsDto)
+  @HubtelOption({ account: 'defaultOnly', default: {} })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
+
   /**
    * Accounts known only at run time (a database of merchants): `checkout.forAccount(name)` and a
    * callback on `<path>/<name>` ask `resolve(name)` for a name registered nowhere else (cached
    * `cacheTtlMs`). Default account only.
    */
+  @HubtelOption({ account: 'defaultOnly' })
   accounts?: CheckoutAccountResolver;
 }
 
@@ -195,7 +445,7 @@ export interface CheckoutModuleOptions extends HubtelHttpOptions {
 export type CheckoutAccountOverrides = Pick<CheckoutModuleOptions, 'clientId' | 'clientSecret'> &
   Partial<Omit<CheckoutModuleOptions, CheckoutModuleWideOption | 'clientId' | 'clientSecret'>>;
 
-/** Options of the whole module, set on the default account only (refused on a named one). */
+/** Options of the whole module, set on the default account only (declared `account: 'defaultOnly'`). */
 export type CheckoutModuleWideOption =
   | 'store'
   | 'handlers'
@@ -225,45 +475,33 @@ export interface CheckoutRouteInfo {
   disabled: boolean;
 }
 
-export interface ResolvedCheckoutOptions {
-  credentials: HubtelCredentials;
-  http: ResolvedHubtelHttpOptions;
-  baseUrls: { checkout: string; status: string };
-  merchantAccountNumber?: string;
-  posSalesId?: string;
-  /** The default callback URL, when one can be built. */
-  callbackUrl?: string;
-  returnUrl?: string;
-  cancellationUrl?: string;
-  descriptionSpecialCharacters: 'reject' | 'strip';
-  verification: {
-    amountTolerance: { absolute: number; percent: number };
-    allowOverpayment: boolean;
-    confirmWithStatusCheck: boolean;
-    recheck: { attempts: number; delayMs: number; maxDelayMs: number; roundsPerHour: number };
+/** Options after validation, every default filled in; credentials and transport settings grouped. */
+export type ResolvedCheckoutOptions = Pick<
+  CheckoutModuleOptions,
+  'merchantAccountNumber' | 'posSalesId' | 'returnUrl' | 'cancellationUrl' | 'store'
+> &
+  Required<
+    Pick<CheckoutModuleOptions, 'descriptionSpecialCharacters' | 'invoiceTtlMs' | 'maxCallbackBodyBytes'>
+  > & {
+    credentials: HubtelCredentials;
+    http: ResolvedHubtelHttpOptions;
+    baseUrls: Required<CheckoutBaseUrlOptions>;
+    /** The default callback URL, when one can be built. */
+    callbackUrl?: string;
+    verification: Required<
+      Pick<CheckoutVerificationOptions, 'allowOverpayment' | 'confirmWithStatusCheck'>
+    > & {
+      amountTolerance: Required<CheckoutAmountToleranceOptions>;
+      recheck: Required<CheckoutRecheckOptions>;
+    };
+    reconciliation: Required<CheckoutReconciliationOptions>;
+    handlers: { retry: JobRetryPolicy; recordTtlMs?: number } & HubtelShutdownOptions;
+    access: InboundAccessOptions;
+    /** Absent: this module leaves the instance's budget as others (or the default) set it. */
+    statusCheckBudget: HubtelStatusCheckBudgetOptions;
+    /** Only on the default account, only when `accounts` is given. */
+    accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
   };
-  reconciliation: {
-    enabled: boolean;
-    delayMs: number;
-    intervalMs: number;
-    maxIntervalMs: number;
-    giveUpAfterMs: number;
-    maxChecks: number;
-    concurrency: number;
-  };
-  handlers: {
-    retry: JobRetryPolicy;
-    recordTtlMs?: number;
-  } & HubtelShutdownOptions;
-  access: InboundAccessOptions;
-  store?: HubtelStore | InjectionToken;
-  invoiceTtlMs: number;
-  maxCallbackBodyBytes: number;
-  /** Absent: this module leaves the instance's budget as others (or the default) set it. */
-  statusCheckBudget: { perMinute?: number };
-  /** Only on the default account, only when `accounts` is given. */
-  accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
-}
 
 const PREFIX = 'checkout';
 /**
@@ -271,13 +509,6 @@ const PREFIX = 'checkout';
  * `reconciliation.delayMs`, 5 minutes), and a round holds its callback's key while it waits.
  */
 const MAX_RECHECK_TOTAL_MS = 4 * 60_000;
-
-function section(raw: Record<string, unknown>, key: string, scope: string): Record<string, unknown> {
-  const value = raw[key];
-  if (value === undefined) return {};
-  assertOptionsObject(value, `${scope}.${key}`);
-  return value;
-}
 
 /** The waits before each re-check: `delayMs`, doubling, at most `maxDelayMs` each. */
 export function recheckDelays(recheck: ResolvedCheckoutOptions['verification']['recheck']): number[] {
@@ -298,56 +529,44 @@ export function resolveCheckoutOptions(
 ): ResolvedCheckoutOptions {
   const scope = account === CHECKOUT_DEFAULT_ACCOUNT ? PREFIX : `${PREFIX}[${account}]`;
   assertOptionsObject(options, scope);
-  const raw = options;
-  const credentials = resolveCredentials(raw, scope);
-  const http = resolveHttpOptions(raw as HubtelHttpOptions, scope);
-  const { finite, forever } = splitInfiniteAttempts(raw);
-  const checked = checkOptions(CheckoutOptionsDto, finite, scope);
-  const { merchantAccountNumber, posSalesId } = checked;
-  const urls = section(raw, 'baseUrls', scope);
+  const { finite, forever } = splitInfiniteAttempts(options);
+  const o = resolveDeclaredOptions(CheckoutModuleOptions, finite, scope);
+  const { posSalesId } = o;
+  const httpRetry = o.retry as HubtelRetryOptions;
+  backoffDelays(httpRetry, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
+  assertOptionsObject(o.baseUrls, `${scope}.baseUrls`);
   const baseUrls = {
-    checkout: resolveUrl(urls.checkout, `${scope}.baseUrls.checkout`, HUBTEL_DEFAULT_BASE_URLS.checkout),
-    status: resolveUrl(urls.status, `${scope}.baseUrls.status`, HUBTEL_DEFAULT_BASE_URLS.status),
+    checkout: resolveUrl(o.baseUrls.checkout, `${scope}.baseUrls.checkout`),
+    status: resolveUrl(o.baseUrls.status, `${scope}.baseUrls.status`),
   };
-  const returnUrl = raw.returnUrl === undefined ? undefined : resolveUrl(raw.returnUrl, `${scope}.returnUrl`);
-  const cancellationUrl =
-    raw.cancellationUrl === undefined
-      ? undefined
-      : resolveUrl(raw.cancellationUrl, `${scope}.cancellationUrl`);
+  const optionalUrl = (key: 'returnUrl' | 'cancellationUrl' | 'callbackUrl' | 'publicBaseUrl') =>
+    o[key] === undefined ? undefined : resolveUrl(o[key], `${scope}.${key}`);
+  const returnUrl = optionalUrl('returnUrl');
+  const cancellationUrl = optionalUrl('cancellationUrl');
 
   // Access first: the path secret is part of the default callback URL.
-  const access = section(raw, 'access', scope) as InboundAccessOptions;
+  assertOptionsObject(o.access, `${scope}.access`);
+  const access = o.access as InboundAccessOptions;
   new InboundAccessPolicy(access, `${scope}.access.`); // validates, naming the bad option
 
-  let callbackUrl: string | undefined;
-  if (raw.callbackUrl !== undefined) {
-    callbackUrl = resolveUrl(raw.callbackUrl, `${scope}.callbackUrl`);
-  } else if (raw.publicBaseUrl !== undefined) {
-    const base = resolveUrl(raw.publicBaseUrl, `${scope}.publicBaseUrl`);
-    if (!route.disabled) {
-      // A named account's callbacks come on its own segment: one route serves every account.
-      const path =
-        route.path.replace(/^\/+|\/+$/g, '') + (account === CHECKOUT_DEFAULT_ACCOUNT ? '' : `/${account}`);
-      // The secret was checked to be URL-safe by the access policy above.
-      const secret = access.pathSecret === undefined ? '' : `/${access.pathSecret}`;
-      callbackUrl = `${base}/${path}${secret}`;
-    }
+  let callbackUrl = optionalUrl('callbackUrl');
+  const base = callbackUrl === undefined ? optionalUrl('publicBaseUrl') : undefined;
+  if (base !== undefined && !route.disabled) {
+    // A named account's callbacks come on its own segment: one route serves every account.
+    const path =
+      route.path.replace(/^\/+|\/+$/g, '') + (account === CHECKOUT_DEFAULT_ACCOUNT ? '' : `/${account}`);
+    // The secret was checked to be URL-safe by the access policy above.
+    const secret = access.pathSecret === undefined ? '' : `/${access.pathSecret}`;
+    callbackUrl = `${base}/${path}${secret}`;
   }
 
-  const verificationRaw = checked.verification ?? {};
-  const recheckRaw = verificationRaw.recheck ?? {};
-  const recheckDelayMs = recheckRaw.delayMs ?? CHECKOUT_DEFAULTS.recheckDelayMs;
-  const recheck = {
-    attempts: recheckRaw.attempts ?? CHECKOUT_DEFAULTS.recheckAttempts,
-    delayMs: recheckDelayMs,
-    maxDelayMs: recheckRaw.maxDelayMs ?? Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheckDelayMs),
-    roundsPerHour: recheckRaw.roundsPerHour ?? CHECKOUT_DEFAULTS.recheckRoundsPerHour,
-  };
+  const verification = o.verification as ResolvedCheckoutOptions['verification'];
+  const { recheck } = verification;
   // Cross-field: the backed-off wait never drops below the first one.
-  if (recheck.maxDelayMs < recheckDelayMs) {
+  if (recheck.maxDelayMs < recheck.delayMs) {
     throw new HubtelConfigError(
       `${scope}.verification.recheck.maxDelayMs`,
-      `must be at least verification.recheck.delayMs (${recheckDelayMs})`,
+      `must be at least verification.recheck.delayMs (${recheck.delayMs})`,
     );
   }
   if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {
@@ -356,15 +575,6 @@ export function resolveCheckoutOptions(
       `the re-checks' waits add up to more than ${MAX_RECHECK_TOTAL_MS} ms; use fewer attempts or shorter delays (the reconciler checks later ones)`,
     );
   }
-  const verification = {
-    amountTolerance: {
-      absolute: verificationRaw.amountTolerance?.absolute ?? 0,
-      percent: verificationRaw.amountTolerance?.percent ?? 0,
-    },
-    allowOverpayment: verificationRaw.allowOverpayment ?? false,
-    confirmWithStatusCheck: verificationRaw.confirmWithStatusCheck ?? posSalesId !== undefined,
-    recheck,
-  };
   if (verification.confirmWithStatusCheck && posSalesId === undefined) {
     throw new HubtelConfigError(
       `${scope}.verification.confirmWithStatusCheck`,
@@ -372,25 +582,14 @@ export function resolveCheckoutOptions(
     );
   }
 
-  const rec = checked.reconciliation ?? {};
-  const intervalMs = rec.intervalMs ?? CHECKOUT_DEFAULTS.reconcileIntervalMs;
-  const maxIntervalMs = rec.maxIntervalMs ?? Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, intervalMs);
+  const reconciliation = o.reconciliation as ResolvedCheckoutOptions['reconciliation'];
   // Cross-field: the backed-off interval never drops below the first one.
-  if (maxIntervalMs < intervalMs) {
+  if (reconciliation.maxIntervalMs < reconciliation.intervalMs) {
     throw new HubtelConfigError(
       `${scope}.reconciliation.maxIntervalMs`,
-      `must be at least reconciliation.intervalMs (${intervalMs})`,
+      `must be at least reconciliation.intervalMs (${reconciliation.intervalMs})`,
     );
   }
-  const reconciliation = {
-    enabled: rec.enabled ?? posSalesId !== undefined,
-    delayMs: rec.delayMs ?? CHECKOUT_DEFAULTS.reconcileDelayMs,
-    intervalMs,
-    maxIntervalMs,
-    giveUpAfterMs: rec.giveUpAfterMs ?? CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs,
-    maxChecks: rec.maxChecks ?? CHECKOUT_DEFAULTS.reconcileMaxChecks,
-    concurrency: rec.concurrency ?? CHECKOUT_DEFAULTS.reconcileConcurrency,
-  };
   if (reconciliation.enabled && posSalesId === undefined) {
     throw new HubtelConfigError(
       `${scope}.reconciliation.enabled`,
@@ -398,84 +597,66 @@ export function resolveCheckoutOptions(
     );
   }
 
-  refuseRemovedJobOptions(raw.handlers, `${scope}.handlers`);
-  const { retry: retryRaw = {}, recordTtlMs, shutdownGraceMs } = checked.handlers ?? {};
+  refuseRemovedJobOptions(options.handlers, `${scope}.handlers`);
+  const { retry, ...handlers } = o.handlers!;
+  const { maxAttempts, deadlineMs } = retry as JobRetryPolicy;
   // Cross-field: retrying forever needs a deadline.
-  if (forever && retryRaw.deadlineMs === undefined) {
+  if (forever && deadlineMs === undefined) {
     throw new HubtelConfigError(
       `${scope}.handlers.retry.maxAttempts`,
       'Infinity needs handlers.retry.deadlineMs',
     );
   }
-  const handlers = {
-    retry: {
-      maxAttempts: forever ? Infinity : (retryRaw.maxAttempts ?? DEFAULT_JOB_RETRY.maxAttempts),
-      ...backoffDelays(retryRaw, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`),
-      ...dropUndefined({ deadlineMs: retryRaw.deadlineMs }),
-    },
-    ...dropUndefined({ recordTtlMs, shutdownGraceMs }),
-  };
+  backoffDelays(retry as JobRetryPolicy, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`);
 
-  const store = assertStoreOption(raw.store, `${scope}.store`);
+  const store = assertStoreOption(o.store, `${scope}.store`);
 
-  const invoiceTtlMs = checked.invoiceTtlMs ?? CHECKOUT_DEFAULTS.invoiceTtlMs;
   // Cross-field: an invoice must outlive its reconciliation.
-  if (reconciliation.enabled && invoiceTtlMs <= reconciliation.giveUpAfterMs) {
+  if (reconciliation.enabled && o.invoiceTtlMs! <= reconciliation.giveUpAfterMs) {
     throw new HubtelConfigError(
       `${scope}.invoiceTtlMs`,
       `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
     );
   }
 
-  const accounts = resolveAccountResolver<CheckoutAccountOverrides>(raw.accounts, scope);
+  const accounts = resolveAccountResolver<CheckoutAccountOverrides>(o.accounts, scope);
   return {
-    credentials,
-    http,
+    credentials: { clientId: o.clientId, clientSecret: o.clientSecret },
+    http: {
+      timeoutMs: o.timeoutMs!,
+      retry: httpRetry,
+      defaultCountryCode: o.defaultCountryCode!,
+    },
     baseUrls,
     ...dropUndefined({
       accounts,
-      merchantAccountNumber,
+      merchantAccountNumber: o.merchantAccountNumber,
       posSalesId,
       callbackUrl,
       returnUrl,
       cancellationUrl,
       store: store as ResolvedCheckoutOptions['store'],
     }),
-    descriptionSpecialCharacters: checked.descriptionSpecialCharacters ?? 'reject',
+    descriptionSpecialCharacters: o.descriptionSpecialCharacters!,
     verification,
     reconciliation,
-    handlers,
+    handlers: {
+      retry: { ...(retry as JobRetryPolicy), maxAttempts: forever ? Infinity : maxAttempts },
+      ...handlers,
+    },
     access,
-    invoiceTtlMs,
-    maxCallbackBodyBytes: checked.maxCallbackBodyBytes ?? CHECKOUT_DEFAULTS.maxCallbackBodyBytes,
-    statusCheckBudget: dropUndefined({ perMinute: checked.statusCheckBudget?.perMinute }),
+    invoiceTtlMs: o.invoiceTtlMs!,
+    maxCallbackBodyBytes: o.maxCallbackBodyBytes!,
+    statusCheckBudget: o.statusCheckBudget!,
   };
 }
 
-/** How a named account inherits (see CheckoutAccountOverrides). */
-const CHECKOUT_ACCOUNT_INHERITANCE = {
-  own: ['clientId', 'clientSecret'],
-  // Each account's own or none: the platform refuses another account's POS Sales ID (4101), and a
-  // callback URL or path secret names one account's route. (`access` and `verification` are
-  // merged before, field by field, the path secret left out.)
-  notInherited: ['posSalesId', 'merchantAccountNumber', 'callbackUrl', 'access', 'verification'],
-  defaultOnly: [
-    'store',
-    'handlers',
-    'reconciliation',
-    'invoiceTtlMs',
-    'maxCallbackBodyBytes',
-    'statusCheckBudget',
-    'accounts',
-  ],
-  merged: ['retry', 'baseUrls'],
-} as const satisfies AccountInheritance;
-
 /**
- * The options of named account `name`: the default account's raw options (`defaults`) minus what is
- * each account's own or the module's, under the account's own (`overrides`), resolved as forRoot's
- * are (errors name `checkout[name].<option>`). The module-wide settings are then the default's
- * (`module`): one store, one pipeline, one reconciler, one body limit for every account.
+ * The options of named account `name`: the default account's raw options (`defaults`) under the
+ * account's own (`overrides`), as CheckoutModuleOptions declares (see CheckoutAccountOverrides),
+ * resolved as forRoot's are (errors name `checkout[name].<option>`). The module-wide settings are
+ * then the default's (`module`): one store, one pipeline, one reconciler, one body limit for every
+ * account.
  */
 export function resolveCheckoutAccountOptions(
   name: string,
@@ -484,19 +665,7 @@ export function resolveCheckoutAccountOptions(
   module: ResolvedCheckoutOptions,
   route: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false },
 ): ResolvedCheckoutOptions {
-  const scope = `${PREFIX}[${name}]`;
-  const own = (isPlainObject(overrides) ? overrides : {}) as Record<string, unknown>;
-  const { pathSecret: _notInherited, ...sharedAccess } = isPlainObject(defaults.access)
-    ? defaults.access
-    : {};
-  const prepared = isPlainObject(overrides)
-    ? dropUndefined({
-        ...own,
-        access: mergeFields(sharedAccess, own.access),
-        verification: mergeFields(defaults.verification, own.verification),
-      })
-    : overrides;
-  const merged = inheritAccountOptions(scope, defaults, prepared, CHECKOUT_ACCOUNT_INHERITANCE);
+  const merged = inheritDeclaredOptions(CheckoutModuleOptions, `${PREFIX}[${name}]`, defaults, overrides);
   const resolved = resolveCheckoutOptions(merged, route, name);
   return {
     ...resolved,
@@ -507,25 +676,6 @@ export function resolveCheckoutAccountOptions(
     maxCallbackBodyBytes: module.maxCallbackBodyBytes,
     statusCheckBudget: module.statusCheckBudget,
   };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-/**
- * `own` over `inherited`, field by field and nested objects too (`verification.recheck.attempts`
- * keeps the default's `delayMs`); anything but two objects is `own` when given. Undefined when
- * neither gives anything.
- */
-function mergeFields(inherited: unknown, own: unknown): unknown {
-  if (own === undefined)
-    return isPlainObject(inherited) && Object.keys(inherited).length === 0 ? undefined : inherited;
-  if (!isPlainObject(inherited) || !isPlainObject(own)) return own;
-  const merged: Record<string, unknown> = { ...inherited };
-  for (const [key, value] of Object.entries(own))
-    if (value !== undefined) merged[key] = mergeFields(inherited[key], value);
-  return merged;
 }
 
 /** The transport of one account: the checkout API and the status check share its API key pair. */
@@ -543,9 +693,9 @@ export function checkoutTransportConfig(
 }
 
 /**
- * The options as CheckoutOptionsDto checks them: `handlers.retry.maxAttempts: Infinity` (retry
- * until the deadline) is no JSON number, so no decorator accepts it; it is left out of the DTO's
- * check (`forever`) and handled in code, where it needs `deadlineMs`.
+ * The options as CheckoutModuleOptions checks them: `handlers.retry.maxAttempts: Infinity` (retry
+ * until the deadline) is no JSON number, so no decorator accepts it; it is left out of the check
+ * (`forever`) and handled in code, where it needs `deadlineMs`.
  */
 function splitInfiniteAttempts(raw: Record<string, unknown>): {
   finite: Record<string, unknown>;
@@ -557,45 +707,20 @@ function splitInfiniteAttempts(raw: Record<string, unknown>): {
   return { finite: { ...raw, handlers: { ...handlers, retry } }, forever: true };
 }
 
-/** The variable behind each option checkoutOptionsFromEnv reads (for errors naming it). */
-export const CHECKOUT_ENV_VARIABLES: Readonly<Record<string, string>> = {
-  [`${PREFIX}.clientId`]: HUBTEL_ENV.clientId,
-  [`${PREFIX}.clientSecret`]: HUBTEL_ENV.clientSecret,
-  [`${PREFIX}.posSalesId`]: HUBTEL_ENV.posSalesId,
-  [`${PREFIX}.merchantAccountNumber`]: HUBTEL_ENV.merchantAccountNumber,
-  [`${PREFIX}.baseUrls.checkout`]: HUBTEL_ENV.checkoutUrl,
-  [`${PREFIX}.baseUrls.status`]: HUBTEL_ENV.statusUrl,
-  ...hubtelHttpEnvVariables(PREFIX),
-};
-
 /**
  * Options read from HUBTEL_* environment variables (`HUBTEL_CLIENT_ID`, `HUBTEL_CLIENT_SECRET`,
  * `HUBTEL_CHECKOUT_URL`, `HUBTEL_STATUS_URL`, `HUBTEL_POS_SALES_ID`, `HUBTEL_MERCHANT_ACCOUNT_NUMBER`,
- * `HUBTEL_TIMEOUT_MS`, `HUBTEL_RETRY_*`), merged under `overrides`. A missing or bad value of one of
- * these variables fails here naming the variable (`HUBTEL_CLIENT_SECRET`) and the option. Typical use:
+ * `HUBTEL_TIMEOUT_MS`, `HUBTEL_RETRY_*`, `HUBTEL_DEFAULT_COUNTRY_CODE`), merged under `overrides`
+ * (sections field by field). A missing or bad value of one of these variables fails here naming the
+ * variable (`HUBTEL_CLIENT_SECRET`) and the option. Typical use:
  * `CheckoutModule.forRootAsync({ useFactory: (config: ConfigService) => checkoutOptionsFromEnv((k) => config.get(k), { publicBaseUrl }), inject: [ConfigService] })`.
  */
 export function checkoutOptionsFromEnv(
   source: HubtelEnvSource = process.env,
   overrides: Partial<CheckoutModuleOptions> = {},
 ): CheckoutModuleOptions {
-  const env = readHubtelEnv(source);
-  const fromEnv = {
-    ...hubtelHttpOptionsFromEnv(env),
-    ...dropUndefined({
-      clientId: env.clientId,
-      clientSecret: env.clientSecret,
-      posSalesId: env.posSalesId,
-      merchantAccountNumber: env.merchantAccountNumber,
-    }),
-  } as Partial<CheckoutModuleOptions>;
-  const baseUrls = dropUndefined({
-    checkout: env.checkoutUrl,
-    status: env.statusUrl,
-    ...(overrides.baseUrls ?? {}),
-  });
-  const merged = { ...fromEnv, ...dropUndefined(overrides) } as CheckoutModuleOptions;
-  if (Object.keys(baseUrls).length > 0) merged.baseUrls = baseUrls;
-  checkOptionsFromEnv(() => resolveCheckoutOptions(merged), CHECKOUT_ENV_VARIABLES, overrides);
-  return merged;
+  const env = declaredOptionsFromEnv<CheckoutModuleOptions>(CheckoutModuleOptions, source, PREFIX);
+  const options = overrideOptions(CheckoutModuleOptions, env.options, overrides);
+  checkOptionsFromEnv(() => resolveCheckoutOptions(options), env.variables, overrides);
+  return options;
 }

@@ -144,6 +144,7 @@ export { isLogLevelEnabled } from './logging/log-level.js';
 export {
   checkOptions,
   refuseRemovedJobOptions,
+  HubtelAccessOptionsDto,
   HubtelBackoffOptionsDto,
   HubtelCredentialsDto,
   HubtelHttpOptionsDto,

@@ -21,6 +21,7 @@ import {
 } from '../hubtel.constants.js';
 import { HubtelOption } from './hubtel-option.decorator.js';
 import type { HubtelShutdownOptions, HubtelStatusCheckBudgetOptions } from './hubtel-options.types.js';
+import type { InboundAccessOptions } from '../inbound/inbound-access.js';
 
 /*
  * The options every module shares (credentials, timeout, retry, country code, shutdown grace, the
@@ -164,6 +165,17 @@ export class HubtelStatusCheckBudgetOptionsDto implements HubtelStatusCheckBudge
   @Min(1)
   @Max(HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE)
   perMinute?: number;
+}
+
+/**
+ * The guards of a module's callback route (`access`, checked by InboundAccessPolicy) as a named
+ * account gets them: a module declares `access` with `account: 'merged', section: () =>
+ * HubtelAccessOptionsDto`, so the account takes the default's allow-list and proxies field by
+ * field, never its path secret (it names one account's route).
+ */
+export class HubtelAccessOptionsDto implements InboundAccessOptions {
+  @HubtelOption({ account: 'notInherited' })
+  pathSecret?: string;
 }
 
 /** What replaced `leaseMs` and `sweepIntervalMs` (removed in 0.2: one engine per deployment). */
