@@ -450,6 +450,46 @@ describe('Several checkout accounts (e2e, one sandbox serving two accounts)', ()
     expect(lookups).toEqual(['m-1042', 'west', 'west']);
   });
 
+  it('made-up names on the callback path: one query per name a minute, and a bounded number of queries; found accounts still route', async () => {
+    const lookups: string[] = [];
+    const shop = await startShop({
+      defaults: {
+        accounts: {
+          resolve: (name) => {
+            lookups.push(name);
+            return name === 'm-1042' ? northAccount() : undefined;
+          },
+          requestLookupsPerMinute: 3,
+        },
+      },
+      imports: [],
+    });
+    const forge = (name: string) =>
+      sendCheckoutCallback(shop.url, buildCheckoutCallback({ clientReference: 'x', amount: 1 }), {
+        path: `${CALLBACK}/${name}`,
+      });
+    expect((await forge('forged-1')).status).toBe(404);
+    expect((await forge('forged-1')).status).toBe(404);
+    expect((await forge('forged-2')).status).toBe(404);
+    expect(lookups).toEqual(['forged-1', 'forged-2']); // the repeated name cost nothing
+    // The app's own call finds a merchant (and caches it) whatever the requests spent.
+    const invoice = await shop.checkout
+      .forAccount('m-1042')
+      .createInvoice({ totalAmount: 12, description: 'Merchant order' });
+    expect((await forge('forged-3')).status).toBe(404); // the third request look-up: the last one
+    const limited = await forge('forged-4');
+    expect(limited.status).toBe(503);
+    expect(limited.body).toMatchObject({ code: 'HUBTEL_ACCOUNT_LOOKUPS_LIMITED' });
+    expect(lookups).toEqual(['forged-1', 'forged-2', 'm-1042', 'forged-3']);
+    // A cached account is still routed: its paid callback is confirmed and emitted.
+    await hubtel.pay(invoice.clientReference);
+    await shop.checkout.drain();
+    expect(shop.handlers.paid.map((e) => [e.account, e.clientReference])).toEqual([
+      ['m-1042', invoice.clientReference],
+    ]);
+    expect(shop.handlers.rejected).toEqual([]);
+  });
+
   it.each([
     ['a missing secret', { clientId: 'north-id' }, 'checkout[north].clientSecret'],
     ['a module-wide option', { clientId: 'id', clientSecret: 'secret', store: {} }, 'checkout[north].store'],

@@ -13,6 +13,7 @@ import {
 } from 'class-validator';
 import {
   HubtelConfigError,
+  type HubtelAccountResolver,
   type HubtelCredentials,
   type HubtelEnvSource,
   type HubtelRetryOptions,
@@ -455,19 +456,14 @@ export type CheckoutModuleWideOption =
   | 'statusCheckBudget'
   | 'accounts';
 
-/** Where the checkout accounts known only at run time come from. */
-export interface CheckoutAccountResolver {
-  /**
-   * The account's options (as `registerAccount` takes them, without `name`), or undefined when
-   * there is no account by that name (the call then fails with CheckoutUnknownAccountError, a
-   * callback on its path is answered 404). Called once per name per `cacheTtlMs`.
-   */
-  resolve: (
-    name: string,
-  ) => Promise<CheckoutAccountOverrides | undefined> | CheckoutAccountOverrides | undefined;
-  /** How long a resolved account is kept, in ms (0 to one day). Default 300000 (5 min). */
-  cacheTtlMs?: number;
-}
+/**
+ * Where the checkout accounts known only at run time come from: `resolve(name)` answers the
+ * account's options (as `registerAccount` takes them, without `name`) or undefined (a call then
+ * fails with CheckoutUnknownAccountError, a callback on its path is answered 404). Found accounts
+ * are kept `cacheTtlMs`; names from callback paths are asked for within `unknownTtlMs` and
+ * `requestLookupsPerMinute` (see HubtelAccountResolver).
+ */
+export type CheckoutAccountResolver = HubtelAccountResolver<CheckoutAccountOverrides>;
 
 /** Route extras of `forRoot`/`forRootAsync`: see `HubtelRouteOptions` in the core. */
 export interface CheckoutRouteInfo {

@@ -204,8 +204,8 @@ export class AccountRegistry<T> {
   private readonly resolved = new Map<string, CachedAccount<T>>();
   /** Names from requests' paths the resolver did not know, with when to ask again (oldest first). */
   private readonly unknownFromRequests = new Map<string, number>();
-  /** Resolver calls started by requests in the current minute. */
-  private lookups = { minute: 0, count: 0 };
+  /** Resolver calls started by requests in the minute since `since`. */
+  private lookups = { since: -Infinity, count: 0 };
 
   /**
    * @param area names the accounts in errors (`sms` gives `sms[north].clientId`).
@@ -268,8 +268,8 @@ export class AccountRegistry<T> {
     const cached = this.resolved.get(name);
     if (cached && cached.expiresAt > now) return cached.account;
     if ((this.unknownFromRequests.get(name) ?? 0) > now) throw this.unknown(name);
-    const minute = Math.floor(now / 60_000);
-    if (this.lookups.minute !== minute) this.lookups = { minute, count: 0 };
+    // A window from its first look-up (not the clock's minute): a burst is never split in two.
+    if (now - this.lookups.since >= 60_000) this.lookups = { since: now, count: 0 };
     if (this.lookups.count >= resolver.requestLookupsPerMinute)
       throw new HubtelAccountLookupLimitError(this.area, resolver.requestLookupsPerMinute);
     this.lookups.count++;
