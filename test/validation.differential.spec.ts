@@ -17,11 +17,11 @@ import {
   CheckoutVerificationOptions,
 } from '../libs/checkout/src/checkout.options.js';
 import {
-  ServiceAppMessagesDto,
-  ServiceAppOptionsDto,
-  ServiceAppStatusCheckOptionsDto,
-  ServiceAppVerificationOptionsDto,
-} from '../libs/service-app/src/service-app.options.dto.js';
+  ServiceAppMessagesOptions,
+  ServiceAppModuleOptions,
+  ServiceAppStatusCheckOptions,
+  ServiceAppVerificationOptions,
+} from '../libs/service-app/src/service-app.options.js';
 import { SandboxOptionsDto } from '../libs/sandbox/src/sandbox.options.dto.js';
 import { SmsModuleOptions } from '../libs/sms/src/sms.options.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
@@ -314,13 +314,13 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     },
   ],
   [
-    'ServiceAppStatusCheckOptionsDto (service-app options)',
-    ServiceAppStatusCheckOptionsDto,
+    'ServiceAppStatusCheckOptions (service-app options)',
+    ServiceAppStatusCheckOptions,
     { clientId: 'id', clientSecret: 'secret', posSalesId: '11684', timeoutMs: 15_000 },
   ],
   [
-    'ServiceAppVerificationOptionsDto (service-app options)',
-    ServiceAppVerificationOptionsDto,
+    'ServiceAppVerificationOptions (service-app options)',
+    ServiceAppVerificationOptions,
     {
       enabled: true,
       recheckForMs: 600_000,
@@ -329,8 +329,8 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     },
   ],
   [
-    'ServiceAppOptionsDto (service-app options)',
-    ServiceAppOptionsDto,
+    'ServiceAppModuleOptions (service-app options)',
+    ServiceAppModuleOptions,
     {
       callbackCredentials: { clientId: 'id', clientSecret: 'secret' },
       callbackTimeoutMs: 10_000,
@@ -349,8 +349,8 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     },
   ],
   [
-    'ServiceAppMessagesDto (service-app options, unknown fields refused)',
-    ServiceAppMessagesDto,
+    'ServiceAppMessagesOptions (service-app options, unknown fields refused)',
+    ServiceAppMessagesOptions,
     { sessionExpired: 'Dial again.', busy: 'Busy.', released: '', tooShort: 'At least {min}.' },
     { forbidUnknown: true },
   ],

@@ -151,10 +151,12 @@ export {
   HubtelShutdownOptionsDto,
   IsHubtelClientId,
   IsHubtelClientSecret,
+  IsHubtelShutdownGraceMs,
   HubtelStatusCheckBudgetOptionsDto,
   IsHubtelCountryCode,
   IsOptionalSection,
   IsHubtelPosSalesId,
+  rules,
 } from './options/hubtel-options.dto.js';
 export {
   compileValidator,

@@ -9,16 +9,19 @@ export type {
   ServiceAppAccountAsyncOptions,
 } from './service-app.module-definition.js';
 export { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from './service-app.errors.js';
-export { serviceAppAccountsFromEnv, type ServiceAppEnvAccounts } from './service-app.env.js';
 export {
+  serviceAppAccountsFromEnv,
   serviceAppOptionsFromEnv,
-  type ServiceAppAccountOverrides,
-  type ServiceAppModuleOptions,
-  type ServiceAppStatusCheckOptions,
-  type ServiceAppVerificationOptions,
-  type ServiceAppModuleExtras,
-  type ServiceAppRouteOptions,
-  type ServiceAppUssdOptions,
+  type ServiceAppEnvAccounts,
+} from './service-app.env.js';
+export type {
+  ServiceAppAccountOverrides,
+  ServiceAppModuleOptions,
+  ServiceAppStatusCheckOptions,
+  ServiceAppVerificationOptions,
+  ServiceAppModuleExtras,
+  ServiceAppRouteOptions,
+  ServiceAppUssdOptions,
 } from './service-app.options.js';
 export type { ServiceFlowChannel } from './service-flow.ussd.js';
 export { SERVICE_APP_ROUTES, type ServiceAppMessages } from './service-app.constants.js';

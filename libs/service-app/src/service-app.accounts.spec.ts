@@ -99,6 +99,21 @@ describe('resolveServiceAppAccountOptions: what a named account inherits', () =>
       ),
     ).toBe('serviceApp[north].statusCheck.url');
   });
+  it("takes the default status check's URL and time-out only with the account's own key pair, never the callback credentials' fields", () => {
+    const north = resolveServiceAppAccountOptions('north', DEFAULTS, {
+      statusCheck: { ...NORTH_CHECK, timeoutMs: 1_000 },
+      callbackCredentials: { clientId: 'north-cb', clientSecret: 'north-cb-secret' },
+    });
+    expect(north.statusCheck).toMatchObject({ url: 'http://127.0.0.1:9100', timeoutMs: 1_000 });
+    expect(
+      failure(() =>
+        resolveServiceAppAccountOptions('north', DEFAULTS, {
+          statusCheck: NORTH_CHECK,
+          callbackCredentials: { clientId: 'north-cb' },
+        }),
+      ),
+    ).toBe('serviceApp[north].callbackCredentials.clientSecret');
+  });
 });
 
 describe('serviceAppAccountsFromEnv', () => {
@@ -164,6 +179,13 @@ describe('serviceAppAccountsFromEnv', () => {
       failure(() => serviceAppAccountsFromEnv({ HUBTEL_ACCOUNTS: 'north', HUBTEL_NORTH_CLIENT_ID: 'n' })),
     ).toBe('HUBTEL_NORTH_CLIENT_SECRET');
     expect(serviceAppAccountsFromEnv({ HUBTEL_ACCOUNTS: 'north' }).accounts).toEqual([{ name: 'north' }]);
+    // A URL alone starts no status check.
+    expect(
+      serviceAppAccountsFromEnv({
+        HUBTEL_ACCOUNTS: 'north',
+        HUBTEL_NORTH_STATUS_URL: 'http://127.0.0.1:9101',
+      }).accounts,
+    ).toEqual([{ name: 'north' }]);
     expect(
       failure(() =>
         serviceAppAccountsFromEnv({

@@ -1,19 +1,51 @@
 import { HubtelConfigError, type HubtelEnvSource } from 'nestjs-hubtel';
 import {
-  HUBTEL_ENV,
   accountEnvVariable,
   accountNamesFromEnv,
   checkOptionsFromEnv,
-  readAccountEnv,
+  declaredOptionsFromEnv,
+  optionFields,
 } from '#internal';
 import type { ServiceAppAccountOptions } from './service-app.module-definition.js';
 import {
   SERVICE_APP_SCOPE,
+  ServiceAppModuleOptions,
+  ServiceAppStatusCheckOptions,
   resolveServiceAppAccountOptions,
-  serviceAppOptionsFromEnv,
+  resolveServiceAppOptions,
   type ServiceAppAccountOverrides,
-  type ServiceAppModuleOptions,
 } from './service-app.options.js';
+
+/** The status check's variables that make one (key pair and POS Sales ID: its fields declared `own`). */
+const STATUS_CHECK_CREDENTIALS = optionFields(ServiceAppStatusCheckOptions).filter(
+  (field) => field.spec.account === 'own',
+);
+
+/** The status check's credentials its variables left unset. */
+function missingCredentials(statusCheck: object | undefined) {
+  return STATUS_CHECK_CREDENTIALS.filter(
+    (field) => (statusCheck as Record<string, unknown> | undefined)?.[field.key] === undefined,
+  );
+}
+
+/**
+ * ServiceAppModule options found in the environment (`HUBTEL_CALLBACK_URL`,
+ * `HUBTEL_DEFAULT_COUNTRY_CODE`, and the status check when `HUBTEL_CLIENT_ID`,
+ * `HUBTEL_CLIENT_SECRET` and `HUBTEL_POS_SALES_ID` are all set, with `HUBTEL_STATUS_URL`), for `forRootAsync({ useFactory: () => ({ ...serviceAppOptionsFromEnv(), ... }) })`.
+ * A bad value of one of these variables fails here, naming the variable and the option.
+ */
+export function serviceAppOptionsFromEnv(source: HubtelEnvSource = process.env): ServiceAppModuleOptions {
+  const env = declaredOptionsFromEnv<ServiceAppModuleOptions>(
+    ServiceAppModuleOptions,
+    source,
+    SERVICE_APP_SCOPE,
+  );
+  const options = env.options;
+  // Read whole or not at all: HUBTEL_CLIENT_ID and HUBTEL_CLIENT_SECRET alone are checkout's.
+  if (missingCredentials(options.statusCheck).length > 0) delete options.statusCheck;
+  checkOptionsFromEnv(() => resolveServiceAppOptions(options), env.variables);
+  return options;
+}
 
 /** Default options and named accounts read from the environment (`serviceAppAccountsFromEnv`). */
 export interface ServiceAppEnvAccounts {
@@ -22,13 +54,6 @@ export interface ServiceAppEnvAccounts {
   /** For `ServiceAppModule.registerAccount`, one each, in HUBTEL_ACCOUNTS order. */
   accounts: ServiceAppAccountOptions[];
 }
-
-/** The status check's variables, with the option each feeds. */
-const STATUS_CHECK_VARIABLES = [
-  ['clientId', HUBTEL_ENV.clientId],
-  ['clientSecret', HUBTEL_ENV.clientSecret],
-  ['posSalesId', HUBTEL_ENV.posSalesId],
-] as const;
 
 /**
  * The default account (as `serviceAppOptionsFromEnv`) and the further accounts named in
@@ -59,36 +84,24 @@ function accountFromEnv(
   name: string,
   defaults: ServiceAppModuleOptions,
 ): ServiceAppAccountOptions {
-  const variable = (key: string) => accountEnvVariable(name, key);
   const scope = `${SERVICE_APP_SCOPE}[${name}]`;
-  const env = readAccountEnv(source, name);
-  const options: ServiceAppAccountOverrides = {};
-  if (env.callbackUrl !== undefined) options.callbackUrl = env.callbackUrl;
-  if (env.defaultCountryCode !== undefined) options.defaultCountryCode = env.defaultCountryCode;
-  const given = STATUS_CHECK_VARIABLES.filter(([option]) => env[option] !== undefined);
-  if (defaults.statusCheck !== undefined || given.length > 0) {
-    for (const [option, key] of STATUS_CHECK_VARIABLES)
-      if (env[option] === undefined)
-        throw new HubtelConfigError(
-          variable(key),
-          `is not set: account "${name}" needs its own status check (environment variable of option ${scope}.statusCheck.${option})`,
-        );
-    options.statusCheck = {
-      clientId: env.clientId!,
-      clientSecret: env.clientSecret!,
-      posSalesId: env.posSalesId!,
-    };
-    if (env.statusUrl !== undefined) options.statusCheck.url = env.statusUrl;
-  }
-  // Errors name this account's variable for what it set; an inherited bad value is the default's.
-  const variables: Record<string, string> = {
-    [`${scope}.callbackUrl`]: variable(HUBTEL_ENV.callbackUrl),
-    [`${scope}.defaultCountryCode`]: variable(HUBTEL_ENV.defaultCountryCode),
-    [`${scope}.statusCheck.clientId`]: variable(HUBTEL_ENV.clientId),
-    [`${scope}.statusCheck.clientSecret`]: variable(HUBTEL_ENV.clientSecret),
-    [`${scope}.statusCheck.posSalesId`]: variable(HUBTEL_ENV.posSalesId),
-    [`${scope}.statusCheck.url`]: variable(HUBTEL_ENV.statusUrl),
-  };
-  checkOptionsFromEnv(() => resolveServiceAppAccountOptions(name, defaults, options), variables);
+  const env = declaredOptionsFromEnv<ServiceAppAccountOverrides>(
+    ServiceAppModuleOptions,
+    source,
+    scope,
+    name,
+  );
+  const options = env.options;
+  const missing = missingCredentials(options.statusCheck);
+  // Its own status check, whole, when the default account has one or it sets any of its keys.
+  if (defaults.statusCheck !== undefined || missing.length < STATUS_CHECK_CREDENTIALS.length) {
+    const [field] = missing;
+    if (field)
+      throw new HubtelConfigError(
+        accountEnvVariable(name, field.spec.env!),
+        `is not set: account "${name}" needs its own status check (environment variable of option ${scope}.statusCheck.${field.key})`,
+      );
+  } else delete options.statusCheck;
+  checkOptionsFromEnv(() => resolveServiceAppAccountOptions(name, defaults, options), env.variables);
   return { name, ...options };
 }

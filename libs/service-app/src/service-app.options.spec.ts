@@ -1,6 +1,7 @@
 import { HubtelConfigError, MemoryStore } from 'nestjs-hubtel';
 import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_DEFAULTS } from './service-app.constants.js';
-import { resolveServiceAppOptions, serviceAppOptionsFromEnv } from './service-app.options.js';
+import { serviceAppOptionsFromEnv } from './service-app.env.js';
+import { resolveServiceAppOptions } from './service-app.options.js';
 
 function problem(options: unknown): string {
   try {

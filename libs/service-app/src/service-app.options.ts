@@ -1,8 +1,18 @@
 import {
+  IsBoolean,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import {
   HubtelConfigError,
   type HubtelAccountResolver,
   type HubtelCredentials,
-  type HubtelEnvSource,
   type HubtelRouteOptions,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStoreOption,
@@ -11,27 +21,30 @@ import {
 import {
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_DEFAULT_COUNTRY_CODE,
-  assertOptionsObject,
-  backoffDelays,
-  readHubtelEnv,
-  refuseRemovedJobOptions,
-  checkOptions,
-  checkOptionsFromEnv,
-  dropUndefined,
   HUBTEL_ENV,
-  resolveUrl,
+  HubtelBackoffOptionsDto,
+  HubtelCredentialsDto,
+  HubtelOption,
+  HubtelStatusCheckBudgetOptionsDto,
+  IsHubtelClientId,
+  IsHubtelClientSecret,
+  IsHubtelCountryCode,
+  IsHubtelPosSalesId,
+  IsHubtelShutdownGraceMs,
+  IsOptionalSection,
+  assertOptionsObject,
   assertStoreOption,
-  inheritAccountOptions,
+  backoffDelays,
+  checkOptions,
+  dropUndefined,
+  inheritDeclaredOptions,
+  refuseRemovedJobOptions,
   resolveAccountResolver,
+  resolveDeclaredOptions,
+  resolveUrl,
+  rules,
   type ResolvedAccountResolver,
 } from '#internal';
-import {
-  ServiceAppMessagesDto,
-  ServiceAppOptionsDto,
-  type ServiceAppStatusCheckOptionsDto,
-  type ServiceAppUssdOptionsDto,
-  type ServiceAppVerificationOptionsDto,
-} from './service-app.options.dto.js';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
   SERVICE_APP_DEFAULTS,
@@ -41,173 +54,383 @@ import {
 import type { ServiceFlowDefinition } from './service-flow.types.js';
 import { assertUssdTexts, type ResolvedUssdOptions } from './service-flow.ussd.js';
 
+/*
+ * The options are declared once, on ServiceAppModuleOptions and its section classes: each field's
+ * rules, default, environment variable and account rule (see HubtelOption). What no decorator says
+ * stays in resolveServiceAppOptions: sessionStartTtlMs ≤ sessionTtlMs and every maxDelayMs ≥
+ * baseDelayMs (cross-field, with the backoff defaults), verification.enabled needing statusCheck,
+ * flows (ServiceFlowBuilder objects), the store (token or instance), URLs (parsed and trimmed, not
+ * just checked), access (InboundAccessPolicy), back inputs (a string, a list or false), the USSD
+ * operator lists and the texts that must fit a screen.
+ */
+
+const D = SERVICE_APP_DEFAULTS;
+
+/** A whole number from `min` (and up to `max`): durations in ms, counts, sizes. */
+function IsWholeNumber(min: number, max?: number): PropertyDecorator {
+  return rules(IsOptional(), IsInt(), Min(min), ...(max === undefined ? [] : [Max(max)]));
+}
+
+/** A key (`9`) or label (`More`) of the USSD menu pages. */
+function IsUssdText(maxLength: number): PropertyDecorator {
+  return rules(IsOptional(), IsString(), IsNotEmpty(), MaxLength(maxLength));
+}
+
 /**
  * The transaction status check (`GET {status_url}/transactions/{posSalesId}/status?clientReference=<SessionId>`),
  * which confirms an order's payment before its handlers run. The key pair is the one of the
  * checkout and status-check APIs (HUBTEL_CLIENT_ID / HUBTEL_CLIENT_SECRET), not the SMS pair.
  */
-export interface ServiceAppStatusCheckOptions {
+export class ServiceAppStatusCheckOptions {
+  @IsHubtelClientId()
+  @HubtelOption({ env: HUBTEL_ENV.clientId, account: 'own' })
   clientId: string;
+
   /** Never logged. */
+  @IsHubtelClientSecret()
+  @HubtelOption({ env: HUBTEL_ENV.clientSecret, account: 'own' })
   clientSecret: string;
+
   /** POS Sales ID of the account (HUBTEL_POS_SALES_ID). */
+  @IsHubtelPosSalesId()
+  @HubtelOption({ env: HUBTEL_ENV.posSalesId, account: 'own' })
   posSalesId: string;
+
   /** Base URL. Default `https://api-txnstatus.hubtel.com` (HUBTEL_STATUS_URL). */
+  @HubtelOption({ env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
   url?: string;
+
   /** Time-out of one status check, ms. Default 15000. */
+  @IsWholeNumber(1, 600_000)
+  @HubtelOption({ default: D.callbackTimeoutMs })
   timeoutMs?: number;
 }
 
 /** How fulfillment requests are verified before any handler runs. */
-export interface ServiceAppVerificationOptions {
+export class ServiceAppVerificationOptions {
   /**
    * Confirm each order's payment with the status check: the SessionId's transaction must be
    * `Paid`, for the cart's total. Default: true when `statusCheck` is set (and it needs it).
    */
+  @IsOptional()
+  @IsBoolean()
+  @HubtelOption({ defaultFrom: (_verification, options) => options.statusCheck !== undefined })
   enabled?: boolean;
+
   /**
    * A payment the platform has not recorded yet (no transaction, or `Unpaid`) is checked again
    * for this long after the request arrived before it is refused (`NOT_PAID`): at most 6 status
    * checks in all, the last at this time. Default 10 min; at most 1 h (the platform wants its
    * callback within the hour).
    */
+  @IsWholeNumber(0, 3_600_000)
+  @HubtelOption({ default: D.verification.recheckForMs })
   recheckForMs?: number;
+
   /**
    * `baseDelayMs`: when the first re-check comes (the gaps then grow to fill `recheckForMs`).
    * `maxDelayMs`: the backoff cap of runs that failed for another reason (a store outage).
    * Default 2 s, 60 s.
    */
-  recheckDelay?: { baseDelayMs?: number; maxDelayMs?: number };
+  @IsOptionalSection(() => HubtelBackoffOptionsDto)
+  @HubtelOption({ default: {} })
+  recheckDelay?: HubtelBackoffOptionsDto;
+
   /** Largest accepted difference between the amount paid and the cart's total, in currency units. Default 0. */
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @HubtelOption({ default: 0 })
   amountTolerance?: number;
 }
 
-export interface ServiceAppModuleOptions {
-  /** `{callback_url}`: the platform's fulfillment callback receiver. Default `https://gs-callback.hubtel.com:9055`. */
+/**
+ * The USSD channel (a request with `Platform: USSD` or a telco `Operator`): the phone shows
+ * `Message` only, so menus are written into it, paged to the screen. See docs/service-app.md.
+ */
+export class ServiceAppUssdOptions {
+  /** Characters of a GSM 7-bit screen. Default 182. */
+  @IsWholeNumber(60, 1_000)
+  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.screenSize })
+  screenSize?: number;
+
+  /** Characters of a screen holding any character outside GSM-7. Default 70. */
+  @IsWholeNumber(40, 1_000)
+  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.unicodeScreenSize })
+  unicodeScreenSize?: number;
+
+  /** Replace characters outside GSM-7 (`’` → `'`, `ō` → `o`, others `?`) instead of losing the 182. Default false. */
+  @IsOptional()
+  @IsBoolean()
+  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.transliterate })
+  transliterate?: boolean;
+
+  /** Key of the entry to a long menu's next page. Default `9`. */
+  @IsUssdText(4)
+  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.moreKey })
+  moreKey?: string;
+
+  /** Label of the entry to a long menu's next page. Default `More`. */
+  @IsUssdText(30)
+  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.moreLabel })
+  moreLabel?: string;
+
+  /** Key of the entry to a long menu's previous page. Default `8`. */
+  @IsUssdText(4)
+  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.backKey })
+  backKey?: string;
+
+  /** Label of the entry to a long menu's previous page. Default `Back`. */
+  @IsUssdText(30)
+  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.backLabel })
+  backLabel?: string;
+
+  /** More `Operator` values that mean USSD (a telco not in the built-in list), any case, country suffix allowed. */
+  @HubtelOption()
+  operators?: readonly string[];
+
+  /** `Operator` values that are app channels even though they look like a telco. */
+  @HubtelOption()
+  appOperators?: readonly string[];
+}
+
+/** `callbackRetry`: backoff until the platform accepts, or the deadline. */
+class ServiceAppCallbackRetryOptions extends HubtelBackoffOptionsDto {
+  /** Default one hour, the platform's limit. */
+  @IsWholeNumber(1)
+  @HubtelOption({ default: D.callbackRetry.deadlineMs })
+  deadlineMs?: number;
+}
+
+/** `fulfillmentRetry`: attempts of the @OnFulfillment handler, and their backoff. */
+class ServiceAppFulfillmentRetryOptions extends HubtelBackoffOptionsDto {
+  /** Attempts in all, the first one included (at most 100). Default 5. */
+  @IsWholeNumber(1, 100)
+  @HubtelOption({ default: D.fulfillmentRetry.maxAttempts })
+  maxAttempts?: number;
+}
+
+/** `access`, checked by core's InboundAccessPolicy; declared here for what a named account inherits. */
+class ServiceAppAccessOptions {
+  /** Each account's own, none when unset: the platform's source addresses are everyone's. */
+  @HubtelOption({ account: 'notInherited' })
+  pathSecret?: string;
+}
+
+/**
+ * `messages`: a string per known message, checked with unknown fields refused (a misspelt key
+ * would silently keep the default). Its fields are declared from SERVICE_APP_DEFAULT_MESSAGES, so
+ * a new message needs no second list.
+ */
+export class ServiceAppMessagesOptions {}
+for (const key of Object.keys(SERVICE_APP_DEFAULT_MESSAGES)) {
+  IsOptional()(ServiceAppMessagesOptions.prototype, key);
+  IsString()(ServiceAppMessagesOptions.prototype, key);
+}
+
+/**
+ * Options of `ServiceAppModule.forRoot` / `forRootAsync`, and of a named account
+ * (`registerAccount`, see ServiceAppAccountOverrides). Each field declares its rules, its default,
+ * its environment variable (`serviceAppOptionsFromEnv`; a named account's is `HUBTEL_<NAME>_…`)
+ * and how a named account gets it. The options removed in 0.2 (`leaseMs`, `sweepIntervalMs`,
+ * `recoverOnBootstrap`) are refused, naming what replaced them.
+ */
+export class ServiceAppModuleOptions {
+  /**
+   * The status check that verifies fulfillment requests (see `verification`). Without it,
+   * fulfillment requests are trusted as they come (a warning says so at start-up): protect the
+   * endpoint with `access` (IP allow-list, path secret) then. A named account gives its own (key
+   * pair and POS Sales ID; its URL and time-out are the default's unless set) when the default
+   * account has one, so no account is left unverified.
+   */
+  @IsOptionalSection(() => ServiceAppStatusCheckOptions)
+  @HubtelOption({ account: 'ownIfDefault' })
+  statusCheck?: ServiceAppStatusCheckOptions;
+
+  /** How fulfillment requests are verified (see ServiceAppVerificationOptions). */
+  @IsOptionalSection(() => ServiceAppVerificationOptions)
+  @HubtelOption({ account: 'merged', default: {} })
+  verification?: ServiceAppVerificationOptions;
+
+  /**
+   * `{callback_url}`: the platform's fulfillment callback receiver. Default
+   * `https://gs-callback.hubtel.com:9055`. A named account inherits it: the platform has one
+   * receiver for every merchant, which tells accounts apart by the callback credentials.
+   */
+  @HubtelOption({ env: HUBTEL_ENV.callbackUrl, default: D.callbackUrl })
   callbackUrl?: string;
-  /** Basic-auth pair for the callback, if your account was given one (the contract shows none). */
+
+  /**
+   * Basic-auth pair for the callback, if your account was given one (the contract shows none). A
+   * named account gives its own when the default account has one (the platform would refuse it).
+   */
+  @IsOptionalSection(() => HubtelCredentialsDto)
+  @HubtelOption({ account: 'ownIfDefault' })
   callbackCredentials?: HubtelCredentials;
+
   /** Time-out of one callback POST, ms. Default 15000. */
+  @IsWholeNumber(1, 600_000)
+  @HubtelOption({ default: D.callbackTimeoutMs })
   callbackTimeoutMs?: number;
+
   /**
    * The callback is retried with backoff (full jitter) through 5xx, time-outs and refusals until the
    * platform accepts it (2xx) or `deadlineMs` after it was first due (default one hour, the
    * platform's limit), then a dead-letter event is emitted. Defaults: 2 s base, 5 min cap, 1 h.
+   * Default account only (one policy per job type).
    */
-  callbackRetry?: { baseDelayMs?: number; maxDelayMs?: number; deadlineMs?: number };
-  /** Attempts of your @OnFulfillment handler (first included) before `failed` is reported. Default 5, 1 s base, 60 s cap. */
-  fulfillmentRetry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  @IsOptionalSection(() => ServiceAppCallbackRetryOptions)
+  @HubtelOption({ account: 'defaultOnly', default: {} })
+  callbackRetry?: ServiceAppCallbackRetryOptions;
+
+  /**
+   * Attempts of your @OnFulfillment handler (first included) before `failed` is reported. Default
+   * 5, 1 s base, 60 s cap. Default account only (one policy per job type).
+   */
+  @IsOptionalSection(() => ServiceAppFulfillmentRetryOptions)
+  @HubtelOption({ account: 'defaultOnly', default: {} })
+  fulfillmentRetry?: ServiceAppFulfillmentRetryOptions;
+
   /** An idle session is forgotten after this long (renewed by every answer). Default 10 min. */
+  @IsWholeNumber(1)
+  @HubtelOption({ default: D.sessionTtlMs })
   sessionTtlMs?: number;
+
+  /**
+   * A started session that has not had its first answer yet is forgotten after this long (the
+   * sliding `sessionTtlMs` applies from the first answer on). Keeps abandoned and forged
+   * session starts cheap. Default 2 min (at most `sessionTtlMs`).
+   */
+  @IsWholeNumber(1)
+  @HubtelOption({
+    defaultFrom: (options) => Math.min(D.sessionStartTtlMs, options.sessionTtlMs as number),
+  })
+  sessionStartTtlMs?: number;
+
   /** How long a cart waits for its fulfillment request. Default 24 h. */
+  @IsWholeNumber(1)
+  @HubtelOption({ default: D.cartTtlMs })
   cartTtlMs?: number;
+
   /**
    * Longest a step may take before the user is answered "please try again" (the step's late
    * answer is dropped). Default 4000 ms, under the 5 s a USSD session allows.
    */
+  @IsWholeNumber(1, 60_000)
+  @HubtelOption({ default: D.stepBudgetMs })
   stepBudgetMs?: number;
+
   /** Entries that return to the previous prompt. Default `'0'`; `false` turns "back" off. */
+  @HubtelOption({ default: D.backInput })
   backInput?: string | readonly string[] | false;
+
   /**
    * Refuse a fulfillment request whose SessionId did not end in an AddToCart answered by this app
    * (default true). Turn off only if carts can be created outside this module (another instance
    * without a shared store, a migration): the access options are then your only protection.
    */
+  @IsOptional()
+  @IsBoolean()
+  @HubtelOption({ default: D.requireCart })
   requireCart?: boolean;
-  /**
-   * The status check that verifies fulfillment requests (see `verification`). Without it,
-   * fulfillment requests are trusted as they come (a warning says so at start-up): protect the
-   * endpoint with `access` (IP allow-list, path secret) then.
-   */
-  statusCheck?: ServiceAppStatusCheckOptions;
-  verification?: ServiceAppVerificationOptions;
+
   /**
    * The instance's budget of transaction status checks a minute, shared with CheckoutModule (when
    * both set it, the smaller wins; see HubtelStatusCheckBudgetOptions). Default 600 a minute.
+   * Default account only.
    */
+  @IsOptionalSection(() => HubtelStatusCheckBudgetOptionsDto)
+  @HubtelOption({ account: 'defaultOnly' })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
-  /**
-   * A started session that has not had its first answer yet is forgotten after this long (the
-   * sliding `sessionTtlMs` applies from the first answer on). Keeps abandoned and forged
-   * session starts cheap. Default 2 min.
-   */
-  sessionStartTtlMs?: number;
+
   /**
    * Most sessions waiting for their first answer at once, per instance; past it the oldest of them
    * gives way to a new one (a flood pushes out its own starts, not the customers who answered).
-   * Default 50,000 (about 30 MB).
+   * Default 50,000 (about 30 MB). Default account only.
    */
+  @IsWholeNumber(1, 10_000_000)
+  @HubtelOption({ account: 'defaultOnly', default: D.maxPendingSessions })
   maxPendingSessions?: number;
+
   /**
    * Where sessions, carts and order records live: a HubtelStore instance, or the injection token of
    * one provided in your app. Default: the app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`) when
-   * provided, else a MemoryStore (single instance, lost on restart).
+   * provided, else a MemoryStore (single instance, lost on restart). Default account only.
    */
+  @HubtelOption({ account: 'defaultOnly' })
   store?: HubtelStoreOption;
-  /** Path secret and IP allow-list for both endpoints (see InboundAccessOptions). Default: open. */
+
+  /**
+   * Path secret and IP allow-list for both endpoints (see InboundAccessOptions). Default: open. A
+   * named account inherits it field by field, except the path secret (its own, none when unset).
+   */
+  @HubtelOption({ account: 'merged', section: () => ServiceAppAccessOptions, default: {} })
   access?: InboundAccessOptions;
-  /** Flows written with ServiceFlowBuilder (decorated `@ServiceFlow()` providers are found on their own). */
+
+  /**
+   * Flows written with ServiceFlowBuilder (decorated `@ServiceFlow()` providers are found on their
+   * own). Default account only.
+   */
+  @HubtelOption({ account: 'defaultOnly', defaultFrom: () => [] })
   flows?: ServiceFlowDefinition[];
+
   /** Texts the module answers by itself (expired session, busy, errors, re-ask explanations). */
+  @HubtelOption({ account: 'merged', default: {} })
   messages?: Partial<ServiceAppMessages>;
+
   /** Country code for national numbers typed in `phone` fields (`024…`). Default '233'. */
+  @IsOptional()
+  @IsHubtelCountryCode()
+  @HubtelOption({ env: HUBTEL_ENV.defaultCountryCode, default: HUBTEL_DEFAULT_COUNTRY_CODE })
   defaultCountryCode?: string;
+
   /** The USSD channel: screen size, pages of long menus, operators (see ServiceAppUssdOptions). */
+  @IsOptionalSection(() => ServiceAppUssdOptions)
+  @HubtelOption({ account: 'merged', default: {} })
   ussd?: ServiceAppUssdOptions;
+
   /**
    * On shutdown, how long handlers and callbacks running here may take to finish (new requests
-   * are answered 503 meanwhile). Default 5000 ms. See docs/operations.md.
+   * are answered 503 meanwhile). Default 5000 ms. See docs/operations.md. Default account only.
    */
+  @IsHubtelShutdownGraceMs()
+  @HubtelOption({ account: 'defaultOnly' })
   shutdownGraceMs?: number;
+
   /**
    * Accounts known only at run time (a database of merchants): a request on
    * `/api/service-flow/<name>` (or `fulfillment.forAccount(name)`) for a name registered nowhere
    * else asks `resolve(name)` for that account's options (as `registerAccount` takes them).
    * Default account only.
    */
+  @HubtelOption({ account: 'defaultOnly' })
   accounts?: HubtelAccountResolver<ServiceAppAccountOverrides>;
 }
 
 /**
- * What a named account sets (`ServiceAppModule.registerAccount`). Its credentials are its own,
- * never the default account's: `statusCheck` (key pair and POS Sales ID; required when the default
- * account has one, so no account is left unverified) and `callbackCredentials` (required when the
- * default account has them); `access.pathSecret` is its own too (none when unset). Every other
- * option it leaves out is the default account's (objects field by field); the options of the
- * module as a whole (store, flows, job retry policies, shutdown, budgets, resolver) are the
- * default account's only and refused here.
+ * What a named account sets (`ServiceAppModule.registerAccount`): the options not declared
+ * `defaultOnly` (store, flows, job retry policies, shutdown, budgets, resolver: refused here). Its
+ * credentials are its own, never the default account's: `statusCheck` and `callbackCredentials`
+ * (each required when the default account has it) and `access.pathSecret` (none when unset).
+ * Every other option it leaves out is the default account's (`access`, `verification`, `ussd`,
+ * `messages` field by field).
  */
 export type ServiceAppAccountOverrides = Omit<
   ServiceAppModuleOptions,
-  (typeof SERVICE_APP_ACCOUNT_INHERITANCE.defaultOnly)[number]
+  | 'store'
+  | 'flows'
+  | 'shutdownGraceMs'
+  | 'statusCheckBudget'
+  | 'maxPendingSessions'
+  | 'accounts'
+  | 'callbackRetry'
+  | 'fulfillmentRetry'
 >;
 
 /**
- * How a named account inherits (core's inheritAccountOptions). `callbackUrl` is inherited: it is
- * the platform's one fulfillment-callback receiver (`gs-callback.hubtel.com:9055`, platform facts),
- * the same for every merchant, which tells accounts apart by the callback credentials.
- * `callbackRetry`, `fulfillmentRetry` are the module's job policies (one per job type), so they
- * are the default account's only, like the store and the flows.
- */
-export const SERVICE_APP_ACCOUNT_INHERITANCE = {
-  own: [] as string[],
-  notInherited: ['statusCheck', 'callbackCredentials'],
-  defaultOnly: [
-    'store',
-    'flows',
-    'shutdownGraceMs',
-    'statusCheckBudget',
-    'maxPendingSessions',
-    'accounts',
-    'callbackRetry',
-    'fulfillmentRetry',
-  ],
-  merged: ['access', 'verification', 'ussd', 'messages'],
-} as const;
-
-/**
  * The resolved options of named account `name`: its own options over the default account's
- * (`defaults`, as given to forRoot). Errors name the option under `serviceApp[name]`.
+ * (`defaults`, as given to forRoot), as ServiceAppModuleOptions declares. Errors name the option
+ * under `serviceApp[name]`.
  */
 export function resolveServiceAppAccountOptions(
   name: string,
@@ -215,51 +438,8 @@ export function resolveServiceAppAccountOptions(
   overrides: unknown,
 ): ResolvedServiceAppOptions {
   const scope = `${SERVICE_APP_SCOPE}[${name}]`;
-  const base = defaults ?? {};
-  // Required where the default account has them: an account without its own would run unverified
-  // (statusCheck) or be refused by the platform (callbackCredentials), silently.
-  const own = (['statusCheck', 'callbackCredentials'] as const).filter((key) => base[key] !== undefined);
-  // The path secret is each account's own (the platform's source addresses are everyone's).
-  const inherited: ServiceAppModuleOptions = { ...base };
-  if (base.access && typeof base.access === 'object') {
-    const { pathSecret: _secret, ...access } = base.access;
-    inherited.access = access;
-  }
-  const merged = inheritAccountOptions(scope, inherited, overrides, {
-    ...SERVICE_APP_ACCOUNT_INHERITANCE,
-    own,
-    notInherited: SERVICE_APP_ACCOUNT_INHERITANCE.notInherited.filter((key) => !own.includes(key)),
-  });
-  // The status check's address and time-out are no credentials: inherited when not set.
-  const given = merged.statusCheck as ServiceAppStatusCheckOptions | undefined;
-  if (given && typeof given === 'object' && base.statusCheck && typeof base.statusCheck === 'object') {
-    const { url, timeoutMs } = base.statusCheck;
-    merged.statusCheck = { ...dropUndefined({ url, timeoutMs }), ...dropUndefined({ ...given }) };
-  }
+  const merged = inheritDeclaredOptions(ServiceAppModuleOptions, scope, defaults ?? {}, overrides);
   return resolveServiceAppOptions(merged as ServiceAppModuleOptions, scope);
-}
-
-/**
- * The USSD channel (a request with `Platform: USSD` or a telco `Operator`): the phone shows
- * `Message` only, so menus are written into it, paged to the screen. See docs/service-app.md.
- */
-export interface ServiceAppUssdOptions {
-  /** Characters of a GSM 7-bit screen. Default 182. */
-  screenSize?: number;
-  /** Characters of a screen holding any character outside GSM-7. Default 70. */
-  unicodeScreenSize?: number;
-  /** Replace characters outside GSM-7 (`’` → `'`, `ō` → `o`, others `?`) instead of losing the 182. Default false. */
-  transliterate?: boolean;
-  /** Key and label of the entry to a long menu's next page. Default `9`, `More`. */
-  moreKey?: string;
-  moreLabel?: string;
-  /** Key and label of the entry to a long menu's previous page. Default `8`, `Back`. */
-  backKey?: string;
-  backLabel?: string;
-  /** More `Operator` values that mean USSD (a telco not in the built-in list), any case, country suffix allowed. */
-  operators?: readonly string[];
-  /** `Operator` values that are app channels even though they look like a telco. */
-  appOperators?: readonly string[];
 }
 
 /** Where and how the two endpoints are mounted. Given as a module extra: routes are fixed before async options resolve. */
@@ -278,42 +458,48 @@ export interface ServiceAppModuleExtras {
   routes?: ServiceAppRouteOptions;
 }
 
-export interface ResolvedServiceAppOptions {
-  callbackUrl: string;
-  callbackCredentials?: HubtelCredentials;
-  callbackTimeoutMs: number;
-  callbackRetry: { baseDelayMs: number; maxDelayMs: number; deadlineMs: number };
-  fulfillmentRetry: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number };
-  sessionTtlMs: number;
-  cartTtlMs: number;
-  stepBudgetMs: number;
+type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
+
+/** The options that have no default: absent stays absent. */
+type Undefaulted =
+  'statusCheck' | 'callbackCredentials' | 'statusCheckBudget' | 'store' | 'shutdownGraceMs' | 'accounts';
+
+/** The options as resolveDeclaredOptions gives them, every declared default filled in. */
+type Defaulted = Resolved<Omit<ServiceAppModuleOptions, Undefaulted>> &
+  Pick<ServiceAppModuleOptions, Undefaulted>;
+
+/** Options after validation, every default filled in, in the shapes the module consumes. */
+export type ResolvedServiceAppOptions = Omit<
+  Defaulted,
+  | 'backInput'
+  | 'callbackRetry'
+  | 'fulfillmentRetry'
+  | 'statusCheck'
+  | 'verification'
+  | 'statusCheckBudget'
+  | 'messages'
+  | 'ussd'
+  | 'accounts'
+> & {
+  callbackRetry: Resolved<ServiceAppCallbackRetryOptions>;
+  fulfillmentRetry: Resolved<ServiceAppFulfillmentRetryOptions>;
   backInputs: string[];
-  requireCart: boolean;
-  statusCheck?: { credentials: HubtelCredentials; posSalesId: string; url: string; timeoutMs: number };
-  verification: {
-    enabled: boolean;
-    recheckForMs: number;
-    recheckDelay: { baseDelayMs: number; maxDelayMs: number };
-    amountTolerance: number;
+  statusCheck?: Resolved<Omit<ServiceAppStatusCheckOptions, 'clientId' | 'clientSecret'>> & {
+    credentials: HubtelCredentials;
+  };
+  verification: Resolved<Omit<ServiceAppVerificationOptions, 'recheckDelay'>> & {
+    recheckDelay: Resolved<HubtelBackoffOptionsDto>;
   };
   /** Absent: this module leaves the instance's budget as others (or the default) set it. */
-  statusCheckBudget: { perMinute?: number };
-  sessionStartTtlMs: number;
-  maxPendingSessions: number;
-  store?: HubtelStoreOption;
-  access: InboundAccessOptions;
-  flows: ServiceFlowDefinition[];
+  statusCheckBudget: HubtelStatusCheckBudgetOptions;
   messages: ServiceAppMessages;
-  defaultCountryCode: string;
   ussd: ResolvedUssdOptions;
-  shutdownGraceMs?: number;
   /** The account resolver (default account only). */
   accounts?: ResolvedAccountResolver<ServiceAppAccountOverrides>;
-}
+};
 
 /** The prefix of the module's option names in errors (a named account's: `serviceApp[north]`). */
 export const SERVICE_APP_SCOPE = 'serviceApp';
-const P = SERVICE_APP_SCOPE;
 
 /** Validates the options at bootstrap; a bad one stops the app with a HubtelConfigError naming it. */
 export function resolveServiceAppOptions(
@@ -321,137 +507,96 @@ export function resolveServiceAppOptions(
   /** Names options in errors: `serviceApp`, or `serviceApp[north]` for a named account. */
   P = SERVICE_APP_SCOPE,
 ): ResolvedServiceAppOptions {
-  const options = raw ?? {};
-  assertOptionsObject(options, P);
-  const o = options as Record<string, unknown>;
-  const D = SERVICE_APP_DEFAULTS;
-  const top = checkOptions(ServiceAppOptionsDto, o, P);
-  refuseRemovedJobOptions(o, P);
+  const given = raw ?? {};
+  assertOptionsObject(given, P);
+  const options: Defaulted = resolveDeclaredOptions(ServiceAppModuleOptions, given, P) as Defaulted;
+  refuseRemovedJobOptions(given, P);
   // Checked apart: unknown fields are refused here only (the options carry flows, store, access...).
-  const messages = checkOptions(ServiceAppMessagesDto, o.messages ?? {}, `${P}.messages`, {
-    forbidUnknown: true,
-  }) as Partial<ServiceAppMessages>;
+  const messages: ServiceAppMessages = {
+    ...SERVICE_APP_DEFAULT_MESSAGES,
+    ...(checkOptions(ServiceAppMessagesOptions, options.messages, `${P}.messages`, {
+      forbidUnknown: true,
+    }) as Partial<ServiceAppMessages>),
+  };
+  const callbackUrl = resolveUrl(options.callbackUrl, `${P}.callbackUrl`);
+  assertOptionsObject(options.access, `${P}.access`);
 
-  const callbackUrl = resolveUrl(o.callbackUrl, `${P}.callbackUrl`, D.callbackUrl);
-  let access: InboundAccessOptions = {};
-  if (o.access !== undefined) {
-    assertOptionsObject(o.access, `${P}.access`);
-    access = o.access as InboundAccessOptions;
-  }
-
-  const statusCheck = resolveStatusCheck(top.statusCheck, o.statusCheck, P);
-  const verification = resolveVerification(top.verification ?? {}, statusCheck !== undefined, P);
-  const sessionTtlMs = top.sessionTtlMs ?? D.sessionTtlMs;
-  const sessionStartTtlMs = top.sessionStartTtlMs ?? Math.min(D.sessionStartTtlMs, sessionTtlMs);
+  const statusCheck = resolveStatusCheck(options.statusCheck, P);
+  const verification = resolveVerification(options.verification, statusCheck !== undefined, P);
+  const { sessionTtlMs, sessionStartTtlMs } = options;
   // Cross-field: a session cannot start with more time than a whole session gets.
   if (sessionStartTtlMs > sessionTtlMs)
     throw new HubtelConfigError(`${P}.sessionStartTtlMs`, `must be at most sessionTtlMs (${sessionTtlMs})`);
 
-  const flows = o.flows === undefined ? [] : o.flows;
-  if (!Array.isArray(flows))
+  if (!Array.isArray(options.flows))
     throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
 
-  const callbackRetry = top.callbackRetry ?? {};
-  const fulfillmentRetry = top.fulfillmentRetry ?? {};
-  const backInputs = resolveBackInputs(o.backInput, P);
-  const resolvedMessages: ServiceAppMessages = { ...SERVICE_APP_DEFAULT_MESSAGES, ...messages };
+  const { callbackRetry, fulfillmentRetry } = options;
+  const backInputs = resolveBackInputs(options.backInput, P);
   return {
     callbackUrl,
-    callbackCredentials: top.callbackCredentials,
-    callbackTimeoutMs: top.callbackTimeoutMs ?? D.callbackTimeoutMs,
+    callbackCredentials: options.callbackCredentials,
+    callbackTimeoutMs: options.callbackTimeoutMs,
     callbackRetry: {
       ...backoffDelays(callbackRetry, D.callbackRetry, `${P}.callbackRetry`),
-      deadlineMs: callbackRetry.deadlineMs ?? D.callbackRetry.deadlineMs,
+      deadlineMs: callbackRetry.deadlineMs!,
     },
     fulfillmentRetry: {
-      maxAttempts: fulfillmentRetry.maxAttempts ?? D.fulfillmentRetry.maxAttempts,
+      maxAttempts: fulfillmentRetry.maxAttempts!,
       ...backoffDelays(fulfillmentRetry, D.fulfillmentRetry, `${P}.fulfillmentRetry`),
     },
     sessionTtlMs,
-    cartTtlMs: top.cartTtlMs ?? D.cartTtlMs,
-    stepBudgetMs: top.stepBudgetMs ?? D.stepBudgetMs,
+    cartTtlMs: options.cartTtlMs,
+    stepBudgetMs: options.stepBudgetMs,
     backInputs,
-    requireCart: top.requireCart ?? D.requireCart,
+    requireCart: options.requireCart,
     statusCheck,
     verification,
-    statusCheckBudget: dropUndefined({ perMinute: top.statusCheckBudget?.perMinute }),
+    statusCheckBudget: dropUndefined({ perMinute: options.statusCheckBudget?.perMinute }),
     sessionStartTtlMs,
-    maxPendingSessions: top.maxPendingSessions ?? D.maxPendingSessions,
-    store: assertStoreOption(o.store, `${P}.store`),
-    access,
-    flows: flows as ServiceFlowDefinition[],
-    messages: resolvedMessages,
-    defaultCountryCode: top.defaultCountryCode ?? HUBTEL_DEFAULT_COUNTRY_CODE,
-    ussd: resolveUssd(top.ussd ?? {}, o.ussd, backInputs, resolvedMessages, P),
-    ...dropUndefined({ accounts: resolveAccountResolver<ServiceAppAccountOverrides>(o.accounts, P) }),
-    ...dropUndefined({ shutdownGraceMs: top.shutdownGraceMs }),
+    maxPendingSessions: options.maxPendingSessions,
+    store: assertStoreOption(options.store, `${P}.store`),
+    access: options.access,
+    flows: options.flows,
+    messages,
+    defaultCountryCode: options.defaultCountryCode,
+    ussd: resolveUssd(options.ussd, backInputs, messages, P),
+    ...dropUndefined({ accounts: resolveAccountResolver<ServiceAppAccountOverrides>(options.accounts, P) }),
+    ...dropUndefined({ shutdownGraceMs: options.shutdownGraceMs }),
   };
-}
-
-/** The variable behind each option serviceAppOptionsFromEnv reads (for errors naming it). */
-const SERVICE_APP_ENV_VARIABLES = {
-  [`${P}.callbackUrl`]: HUBTEL_ENV.callbackUrl,
-  [`${P}.defaultCountryCode`]: HUBTEL_ENV.defaultCountryCode,
-  [`${P}.statusCheck.clientId`]: HUBTEL_ENV.clientId,
-  [`${P}.statusCheck.clientSecret`]: HUBTEL_ENV.clientSecret,
-  [`${P}.statusCheck.posSalesId`]: HUBTEL_ENV.posSalesId,
-  [`${P}.statusCheck.url`]: HUBTEL_ENV.statusUrl,
-};
-
-/**
- * ServiceAppModule options found in the environment (`HUBTEL_CALLBACK_URL`,
- * `HUBTEL_DEFAULT_COUNTRY_CODE`, and the status check when `HUBTEL_CLIENT_ID`,
- * `HUBTEL_CLIENT_SECRET` and `HUBTEL_POS_SALES_ID` are all set, with `HUBTEL_STATUS_URL`), for `forRootAsync({ useFactory: () => ({ ...serviceAppOptionsFromEnv(), ... }) })`.
- * A bad value of one of these variables fails here, naming the variable and the option.
- */
-export function serviceAppOptionsFromEnv(source: HubtelEnvSource = process.env): ServiceAppModuleOptions {
-  const env = readHubtelEnv(source);
-  const out: ServiceAppModuleOptions = {};
-  if (env.callbackUrl !== undefined) out.callbackUrl = env.callbackUrl;
-  if (env.defaultCountryCode !== undefined) out.defaultCountryCode = env.defaultCountryCode;
-  if (env.clientId !== undefined && env.clientSecret !== undefined && env.posSalesId !== undefined) {
-    out.statusCheck = { clientId: env.clientId, clientSecret: env.clientSecret, posSalesId: env.posSalesId };
-    if (env.statusUrl !== undefined) out.statusCheck.url = env.statusUrl;
-  }
-  checkOptionsFromEnv(() => resolveServiceAppOptions(out), SERVICE_APP_ENV_VARIABLES);
-  return out;
 }
 
 /** The checked status check, its URL resolved (a transform: parsed, trailing slashes trimmed). */
 function resolveStatusCheck(
-  checked: ServiceAppStatusCheckOptionsDto | undefined,
-  given: unknown,
+  check: ServiceAppStatusCheckOptions | undefined,
   P: string,
 ): ResolvedServiceAppOptions['statusCheck'] {
-  if (checked === undefined) return undefined;
-  const name = `${P}.statusCheck`;
+  if (check === undefined) return undefined;
   return {
-    credentials: { clientId: checked.clientId, clientSecret: checked.clientSecret },
-    posSalesId: checked.posSalesId,
-    url: resolveUrl((given as { url?: unknown }).url, `${name}.url`, HUBTEL_DEFAULT_BASE_URLS.status),
-    timeoutMs: checked.timeoutMs ?? SERVICE_APP_DEFAULTS.callbackTimeoutMs,
+    credentials: { clientId: check.clientId, clientSecret: check.clientSecret },
+    posSalesId: check.posSalesId,
+    url: resolveUrl(check.url, `${P}.statusCheck.url`),
+    timeoutMs: check.timeoutMs!,
   };
 }
 
 function resolveVerification(
-  checked: ServiceAppVerificationOptionsDto,
+  checked: ServiceAppVerificationOptions,
   hasStatusCheck: boolean,
   P: string,
 ): ResolvedServiceAppOptions['verification'] {
   const name = `${P}.verification`;
-  const D = SERVICE_APP_DEFAULTS.verification;
-  const enabled = checked.enabled ?? hasStatusCheck;
   // Cross-field: the payment is confirmed with the status check.
-  if (enabled && !hasStatusCheck)
+  if (checked.enabled && !hasStatusCheck)
     throw new HubtelConfigError(
       `${name}.enabled`,
       `needs ${P}.statusCheck (the payment is confirmed with it)`,
     );
   return {
-    enabled,
-    recheckForMs: checked.recheckForMs ?? D.recheckForMs,
-    recheckDelay: backoffDelays(checked.recheckDelay ?? {}, D, `${name}.recheckDelay`),
-    amountTolerance: checked.amountTolerance ?? 0,
+    enabled: checked.enabled!,
+    recheckForMs: checked.recheckForMs!,
+    recheckDelay: backoffDelays(checked.recheckDelay!, D.verification, `${name}.recheckDelay`),
+    amountTolerance: checked.amountTolerance!,
   };
 }
 
@@ -461,25 +606,22 @@ function resolveVerification(
  * must still hold an option beside its two navigation lines) — found at start-up, not by a user.
  */
 function resolveUssd(
-  checked: ServiceAppUssdOptionsDto,
-  given: unknown,
+  checked: ServiceAppUssdOptions,
   backInputs: readonly string[],
   messages: ServiceAppMessages,
   P: string,
 ): ResolvedUssdOptions {
   const name = `${P}.ussd`;
-  const D = SERVICE_APP_USSD_DEFAULTS;
-  const raw = (given ?? {}) as { operators?: unknown; appOperators?: unknown };
   const ussd: ResolvedUssdOptions = {
-    screenSize: checked.screenSize ?? D.screenSize,
-    unicodeScreenSize: checked.unicodeScreenSize ?? D.unicodeScreenSize,
-    transliterate: checked.transliterate ?? D.transliterate,
-    moreKey: (checked.moreKey ?? D.moreKey).trim(),
-    moreLabel: checked.moreLabel ?? D.moreLabel,
-    backKey: (checked.backKey ?? D.backKey).trim(),
-    backLabel: checked.backLabel ?? D.backLabel,
-    operators: operatorList(raw.operators, `${name}.operators`),
-    appOperators: operatorList(raw.appOperators, `${name}.appOperators`),
+    screenSize: checked.screenSize!,
+    unicodeScreenSize: checked.unicodeScreenSize!,
+    transliterate: checked.transliterate!,
+    moreKey: checked.moreKey!.trim(),
+    moreLabel: checked.moreLabel!,
+    backKey: checked.backKey!.trim(),
+    backLabel: checked.backLabel!,
+    operators: operatorList(checked.operators, `${name}.operators`),
+    appOperators: operatorList(checked.appOperators, `${name}.appOperators`),
   };
   if (ussd.unicodeScreenSize > ussd.screenSize)
     throw new HubtelConfigError(
@@ -507,7 +649,6 @@ function operatorList(value: unknown, option: string): ReadonlySet<string> {
 }
 
 function resolveBackInputs(value: unknown, P: string): string[] {
-  if (value === undefined) return [SERVICE_APP_DEFAULTS.backInput];
   if (value === false) return [];
   const list = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(list) || list.some((v) => typeof v !== 'string' || v.trim() === '')) {

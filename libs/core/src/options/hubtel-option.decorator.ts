@@ -11,12 +11,17 @@
  * How a named account (`registerAccount`, a resolver) gets an option it leaves out:
  * - `inherited` (the default): the default account's value.
  * - `own`: never inherited, required: an account never acts with another's keys.
+ * - `ownIfDefault`: never inherited, required when the default account has it (the service app's
+ *   `statusCheck`: an account is never left unverified where the default one is verified).
  * - `notInherited`: the account's own or none (a POS Sales ID, a path secret).
  * - `defaultOnly`: an option of the whole module, set on the default account only (refused on a named one).
  * - `merged`: a section merged field by field (a named account's `retry.maxAttempts` keeps the
  *   default's delays), its fields following their own rules.
+ * An `own` or `ownIfDefault` section the account gives takes from the default's the fields its
+ * class declares `inherited` (the status check's URL and time-out: no credentials).
  */
-export type HubtelAccountRule = 'inherited' | 'own' | 'notInherited' | 'defaultOnly' | 'merged';
+export type HubtelAccountRule =
+  'inherited' | 'own' | 'ownIfDefault' | 'notInherited' | 'defaultOnly' | 'merged';
 
 export interface HubtelOptionSpec {
   /** The value when the option is not given (nor null). */

@@ -176,17 +176,19 @@ function inheritSection(
   own: Plain | undefined,
   top: boolean,
 ): Plain {
-  for (const field of fields) {
-    const rule = accountRule(field);
-    const given = own?.[field.key] !== undefined;
-    if (rule === 'defaultOnly' && given)
+  // The options of the default account only first, then the account's own, each in declared order.
+  for (const field of fields)
+    if (accountRule(field) === 'defaultOnly' && own?.[field.key] !== undefined)
       throw new HubtelConfigError(
         `${scope}.${field.key}`,
         top
           ? 'is an option of the default account only (forRoot)'
           : 'is an option of the default account only',
       );
-    if (rule === 'own' && own !== undefined && !given)
+  for (const field of fields) {
+    const rule = accountRule(field);
+    const required = rule === 'own' || (rule === 'ownIfDefault' && inherited[field.key] !== undefined);
+    if (required && own !== undefined && own[field.key] === undefined)
       throw new HubtelConfigError(
         `${scope}.${field.key}`,
         "is required: a named account gives its own credentials, it never uses the default account's",
@@ -195,8 +197,8 @@ function inheritSection(
   const out: Plain = { ...inherited };
   for (const field of fields) {
     const rule = accountRule(field);
-    if (rule === 'own' || rule === 'notInherited' || rule === 'defaultOnly') delete out[field.key];
-    else if (rule === 'merged' && isPlainObject(out[field.key])) {
+    if (rule === 'merged') {
+      if (!isPlainObject(out[field.key])) continue;
       // What the section's fields do not pass on is dropped even when the account gives no section.
       const kept = inheritSection(
         sectionFields(field),
@@ -207,17 +209,38 @@ function inheritSection(
       );
       if (Object.keys(kept).length > 0) out[field.key] = kept;
       else delete out[field.key];
-    }
+    } else if (rule !== 'inherited') delete out[field.key];
   }
   for (const [key, value] of Object.entries(own ?? {})) {
     if (value === undefined) continue;
     const field = fields.find((candidate) => candidate.key === key);
-    out[key] =
-      field && accountRule(field) === 'merged' && isPlainObject(value) && isPlainObject(out[key])
-        ? inheritSection(sectionFields(field), `${scope}.${key}`, out[key], stripUndefined(value), false)
-        : value;
+    const rule = field && accountRule(field);
+    if (rule === 'merged' && isPlainObject(value) && isPlainObject(out[key]))
+      out[key] = inheritSection(
+        sectionFields(field),
+        `${scope}.${key}`,
+        out[key],
+        stripUndefined(value),
+        false,
+      );
+    else if (
+      (rule === 'own' || rule === 'ownIfDefault') &&
+      isPlainObject(value) &&
+      isPlainObject(inherited[key])
+    )
+      out[key] = { ...inheritedFields(sectionFields(field), inherited[key]), ...stripUndefined(value) };
+    else out[key] = value;
   }
   return out;
+}
+
+/** The fields of a section that its class declares `inherited`, as the default account has them. */
+function inheritedFields(fields: HubtelOptionField[], section: Plain): Plain {
+  return Object.fromEntries(
+    fields
+      .filter((field) => accountRule(field) === 'inherited' && section[field.key] !== undefined)
+      .map((field) => [field.key, section[field.key]]),
+  );
 }
 
 function stripUndefined(value: Plain): Plain {

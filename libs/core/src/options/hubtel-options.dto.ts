@@ -38,7 +38,7 @@ const NOT_BLANK = /\S/;
  * last to first, as stacked decorators are: the schema converter lets a later `@IsInt` win over
  * `@Min`'s plain number type.
  */
-function rules(...decorators: PropertyDecorator[]): PropertyDecorator {
+export function rules(...decorators: PropertyDecorator[]): PropertyDecorator {
   return (target, property) => {
     for (const decorator of [...decorators].reverse()) decorator(target, property);
   };
@@ -149,12 +149,14 @@ export class HubtelHttpOptionsDto {
   defaultCountryCode?: string;
 }
 
+/** `shutdownGraceMs` (see HubtelShutdownOptions): 0 to 10 min. */
+export function IsHubtelShutdownGraceMs(): PropertyDecorator {
+  return rules(IsOptional(), IsInt(), Min(0), Max(600_000));
+}
+
 /** Shutdown of a module's inbound pipeline (see HubtelShutdownOptions), extended by the modules' DTOs that carry it. */
 export class HubtelShutdownOptionsDto implements HubtelShutdownOptions {
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(600_000)
+  @IsHubtelShutdownGraceMs()
   shutdownGraceMs?: number;
 }
 
