@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { optionFields } from '#internal';
 import { CheckoutModuleOptions } from '../libs/checkout/src/checkout.options.js';
+import { ServiceAppModuleOptions } from '../libs/service-app/src/service-app.options.js';
 import { SmsModuleOptions } from '../libs/sms/src/sms.options.js';
 
 /*
@@ -50,6 +51,7 @@ function variables(options: Function): string[] {
 describe.each([
   ['SmsModuleOptions', SmsModuleOptions, 'README.md', 'Options (`SmsModule.forRoot`'],
   ['CheckoutModuleOptions', CheckoutModuleOptions, 'docs/checkout.md', '## Options reference'],
+  ['ServiceAppModuleOptions', ServiceAppModuleOptions, 'docs/service-app.md', '## Options\n'],
 ])('%s and its documentation', (_name, options, file, heading) => {
   it(`every option it declares is in the table of ${file}`, () => {
     const documented = tableOptions(file, heading);

@@ -6,7 +6,7 @@ import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
 import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
 import {
-  HubtelCredentialsDto,
+  declareCredentials,
   HubtelHttpOptionsDto,
   HubtelShutdownOptionsDto,
 } from '../libs/core/src/options/hubtel-options.dto.js';
@@ -247,7 +247,7 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
       defaultCountryCode: '233',
     },
   ],
-  ['HubtelCredentialsDto (module options)', HubtelCredentialsDto, { clientId: 'id', clientSecret: 'secret' }],
+  ['a key pair (module options)', declareCredentials(), { clientId: 'id', clientSecret: 'secret' }],
   [
     'SmsModuleOptions (module options)',
     SmsModuleOptions,

@@ -94,6 +94,30 @@ describe('checkoutAccountsFromEnv', () => {
     expect(message).toContain(`option ${option})`);
   });
 
+  it("reads each account's path secret from its own variable (never the default's)", () => {
+    const read = checkoutAccountsFromEnv({
+      ...BASE,
+      ...NORTH,
+      HUBTEL_ACCOUNTS: 'north,south',
+      HUBTEL_CHECKOUT_PATH_SECRET: 'main-path-secret-0123456789',
+      HUBTEL_NORTH_CHECKOUT_PATH_SECRET: 'north-path-secret-0123456789',
+      HUBTEL_SOUTH_CLIENT_ID: 'south-id',
+      HUBTEL_SOUTH_CLIENT_SECRET: 'south-secret',
+    });
+    expect(read.default.access).toEqual({ pathSecret: 'main-path-secret-0123456789' });
+    expect(read.accounts.map((account) => [account.name, account.access])).toEqual([
+      ['north', { pathSecret: 'north-path-secret-0123456789' }],
+      ['south', undefined],
+    ]);
+    expect(failure({ ...BASE, HUBTEL_CHECKOUT_PATH_SECRET: 'short' })).toMatchObject({
+      option: 'HUBTEL_CHECKOUT_PATH_SECRET',
+      message: expect.stringContaining('option checkout.access.pathSecret)'),
+    });
+    expect(failure({ ...BASE, ...NORTH, HUBTEL_NORTH_CHECKOUT_PATH_SECRET: 'a/b' }).option).toBe(
+      'HUBTEL_NORTH_CHECKOUT_PATH_SECRET',
+    );
+  });
+
   it('refuses a bad HUBTEL_ACCOUNTS, naming it', () => {
     expect(failure({ ...BASE, ...NORTH, HUBTEL_ACCOUNTS: 'North' }).option).toBe('HUBTEL_ACCOUNTS');
     expect(failure({ ...BASE, ...NORTH, HUBTEL_ACCOUNTS: 'default' }).option).toBe('HUBTEL_ACCOUNTS');

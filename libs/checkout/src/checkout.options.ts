@@ -27,7 +27,7 @@ import {
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_DEFAULT_RETRY,
   HUBTEL_ENV,
-  HubtelAccessOptionsDto,
+  declareAccessOptions,
   HubtelHttpOptionsDto,
   HubtelOption,
   HubtelShutdownOptionsDto,
@@ -74,6 +74,9 @@ const MAX_DELAY_MS = 30 * 24 * 3600_000;
 const FINITE = { allowNaN: false, allowInfinity: false } as const;
 /** The defaults that need the status check, on when the account has a POS Sales ID. */
 const WITH_POS_SALES_ID = (_section: unknown, root: Record<string, unknown>) => root.posSalesId !== undefined;
+
+/** `access`: the path secret from HUBTEL_CHECKOUT_PATH_SECRET, each account's own. */
+const CheckoutAccessOptions = declareAccessOptions(HUBTEL_ENV.checkoutPathSecret);
 
 /** How paid amounts are compared with the amount invoiced. */
 export class CheckoutAmountToleranceOptions {
@@ -391,7 +394,7 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
    * Guards of the callback route: path secret, IP allow-list with CIDR ranges, trusted proxies. Off
    * by default. A named account's path secret is its own or none.
    */
-  @HubtelOption({ account: 'merged', default: {}, section: () => HubtelAccessOptionsDto })
+  @HubtelOption({ account: 'merged', default: {}, section: () => CheckoutAccessOptions })
   access?: InboundAccessOptions;
 
   /**

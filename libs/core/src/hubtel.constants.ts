@@ -28,7 +28,7 @@ export const HUBTEL_DEFAULT_COUNTRY_CODE = '233';
 /** Platform response bodies kept on errors are cut to this many characters. */
 export const HUBTEL_ERROR_BODY_LIMIT = 2_048;
 
-/** Environment variable names read by `readHubtelEnv`. */
+/** Environment variable names the options classes declare (`@HubtelOption({ env })`), and HUBTEL_ACCOUNTS. */
 export const HUBTEL_ENV = Object.freeze({
   clientId: 'HUBTEL_CLIENT_ID',
   clientSecret: 'HUBTEL_CLIENT_SECRET',
@@ -39,6 +39,13 @@ export const HUBTEL_ENV = Object.freeze({
   checkoutUrl: 'HUBTEL_CHECKOUT_URL',
   statusUrl: 'HUBTEL_STATUS_URL',
   callbackUrl: 'HUBTEL_CALLBACK_URL',
+  /** HUBTEL_CALLBACK_CLIENT_ID: the Basic-auth pair of the fulfillment callback, when the account has one. */
+  callbackClientId: 'HUBTEL_CALLBACK_CLIENT_ID',
+  callbackClientSecret: 'HUBTEL_CALLBACK_CLIENT_SECRET',
+  /** The path secret of checkout's callback route (`access.pathSecret`). */
+  checkoutPathSecret: 'HUBTEL_CHECKOUT_PATH_SECRET',
+  /** The path secret of the service app's two endpoints (`access.pathSecret`). */
+  serviceAppPathSecret: 'HUBTEL_SERVICE_APP_PATH_SECRET',
   posSalesId: 'HUBTEL_POS_SALES_ID',
   merchantAccountNumber: 'HUBTEL_MERCHANT_ACCOUNT_NUMBER',
   timeoutMs: 'HUBTEL_TIMEOUT_MS',

@@ -54,13 +54,11 @@ export {
   hasAccountTransports,
   type AccountTransport,
   type HasAccountTransports,
-  inheritAccountOptions,
   resolveAccountResolver,
-  type AccountInheritance,
   type DefaultAccount,
   type ResolvedAccountResolver,
 } from './accounts/hubtel-accounts.js';
-export { accountEnvVariable, accountNamesFromEnv, readAccountEnv } from './accounts/accounts-env.js';
+export { accountEnvVariable, accountNamesFromEnv } from './accounts/accounts-env.js';
 export {
   registerAccountAsyncModule,
   registerAccountModule,
@@ -90,20 +88,8 @@ export {
   type OptionsFromEnv,
 } from './options/hubtel-options.declared.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
-export {
-  assertOptionsObject,
-  backoffDelays,
-  resolveCredentials,
-  resolveHttpOptions,
-  resolveUrl,
-} from './options/hubtel-options.validation.js';
-export {
-  checkOptionsFromEnv,
-  dropUndefined,
-  hubtelHttpEnvVariables,
-  hubtelHttpOptionsFromEnv,
-  readHubtelEnv,
-} from './options/hubtel-env.js';
+export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel-options.validation.js';
+export { checkOptionsFromEnv, dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
 export {
   hashTagOf,
@@ -144,9 +130,9 @@ export { isLogLevelEnabled } from './logging/log-level.js';
 export {
   checkOptions,
   refuseRemovedJobOptions,
-  HubtelAccessOptionsDto,
   HubtelBackoffOptionsDto,
-  HubtelCredentialsDto,
+  declareAccessOptions,
+  declareCredentials,
   HubtelHttpOptionsDto,
   HubtelShutdownOptionsDto,
   IsHubtelClientId,

@@ -1,5 +1,5 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { serviceAppAccountsFromEnv } from './service-app.env.js';
+import { serviceAppAccountsFromEnv, serviceAppOptionsFromEnv } from './service-app.env.js';
 import { resolveServiceAppAccountOptions, type ServiceAppModuleOptions } from './service-app.options.js';
 
 const NORTH_CHECK = { clientId: 'north-id', clientSecret: 'north-secret', posSalesId: '2000001' };
@@ -164,6 +164,52 @@ describe('serviceAppAccountsFromEnv', () => {
       read,
     );
     expect(serviceAppAccountsFromEnv(BASE).accounts).toEqual([]);
+  });
+
+  it("reads the callback credentials and the path secret, each account's from its own variables", () => {
+    const read = serviceAppAccountsFromEnv({
+      ...BASE,
+      HUBTEL_CALLBACK_CLIENT_ID: 'main-cb',
+      HUBTEL_CALLBACK_CLIENT_SECRET: 'main-cb-secret',
+      HUBTEL_SERVICE_APP_PATH_SECRET: 'main-path-secret-0123456789',
+      HUBTEL_ACCOUNTS: 'north',
+      HUBTEL_NORTH_CLIENT_ID: 'north-id',
+      HUBTEL_NORTH_CLIENT_SECRET: 'north-secret',
+      HUBTEL_NORTH_POS_SALES_ID: '2000001',
+      HUBTEL_NORTH_CALLBACK_CLIENT_ID: 'north-cb',
+      HUBTEL_NORTH_CALLBACK_CLIENT_SECRET: 'north-cb-secret',
+      HUBTEL_NORTH_SERVICE_APP_PATH_SECRET: 'north-path-secret-0123456789',
+    });
+    expect(read.default).toMatchObject({
+      callbackCredentials: { clientId: 'main-cb', clientSecret: 'main-cb-secret' },
+      access: { pathSecret: 'main-path-secret-0123456789' },
+    });
+    expect(read.accounts[0]).toMatchObject({
+      callbackCredentials: { clientId: 'north-cb', clientSecret: 'north-cb-secret' },
+      access: { pathSecret: 'north-path-secret-0123456789' },
+    });
+    // Overrides join the section read from the environment field by field.
+    expect(
+      serviceAppOptionsFromEnv(
+        { HUBTEL_SERVICE_APP_PATH_SECRET: 'main-path-secret-0123456789' },
+        { access: { allowedIps: ['10.0.0.0/8'] } },
+      ).access,
+    ).toEqual({ pathSecret: 'main-path-secret-0123456789', allowedIps: ['10.0.0.0/8'] });
+    // The default has callback credentials: an account without its own is refused, naming its variable.
+    expect(
+      failure(() =>
+        serviceAppAccountsFromEnv({
+          ...BASE,
+          HUBTEL_CALLBACK_CLIENT_ID: 'main-cb',
+          HUBTEL_CALLBACK_CLIENT_SECRET: 'main-cb-secret',
+          HUBTEL_ACCOUNTS: 'north',
+          HUBTEL_NORTH_CLIENT_ID: 'north-id',
+          HUBTEL_NORTH_CLIENT_SECRET: 'north-secret',
+          HUBTEL_NORTH_POS_SALES_ID: '2000001',
+          HUBTEL_NORTH_CALLBACK_CLIENT_ID: 'north-cb',
+        }),
+      ),
+    ).toBe('HUBTEL_NORTH_CALLBACK_CLIENT_SECRET');
   });
 
   it("names the account's variable that is missing or bad", () => {

@@ -5,6 +5,7 @@ import {
   checkOptionsFromEnv,
   declaredOptionsFromEnv,
   optionFields,
+  overrideOptions,
 } from '#internal';
 import type { ServiceAppAccountOptions } from './service-app.module-definition.js';
 import {
@@ -30,20 +31,26 @@ function missingCredentials(statusCheck: object | undefined) {
 
 /**
  * ServiceAppModule options found in the environment (`HUBTEL_CALLBACK_URL`,
+ * `HUBTEL_CALLBACK_CLIENT_ID` / `_SECRET`, `HUBTEL_SERVICE_APP_PATH_SECRET`,
  * `HUBTEL_DEFAULT_COUNTRY_CODE`, and the status check when `HUBTEL_CLIENT_ID`,
- * `HUBTEL_CLIENT_SECRET` and `HUBTEL_POS_SALES_ID` are all set, with `HUBTEL_STATUS_URL`), for `forRootAsync({ useFactory: () => ({ ...serviceAppOptionsFromEnv(), ... }) })`.
- * A bad value of one of these variables fails here, naming the variable and the option.
+ * `HUBTEL_CLIENT_SECRET` and `HUBTEL_POS_SALES_ID` are all set, with `HUBTEL_STATUS_URL`), with
+ * `overrides` over them (sections field by field: `{ access: { allowedIps } }` keeps the path
+ * secret read here). A bad value of one of these variables fails here, naming the variable and the
+ * option.
  */
-export function serviceAppOptionsFromEnv(source: HubtelEnvSource = process.env): ServiceAppModuleOptions {
+export function serviceAppOptionsFromEnv(
+  source: HubtelEnvSource = process.env,
+  overrides: Partial<ServiceAppModuleOptions> = {},
+): ServiceAppModuleOptions {
   const env = declaredOptionsFromEnv<ServiceAppModuleOptions>(
     ServiceAppModuleOptions,
     source,
     SERVICE_APP_SCOPE,
   );
-  const options = env.options;
   // Read whole or not at all: HUBTEL_CLIENT_ID and HUBTEL_CLIENT_SECRET alone are checkout's.
-  if (missingCredentials(options.statusCheck).length > 0) delete options.statusCheck;
-  checkOptionsFromEnv(() => resolveServiceAppOptions(options), env.variables);
+  if (missingCredentials(env.options.statusCheck).length > 0) delete env.options.statusCheck;
+  const options = overrideOptions(ServiceAppModuleOptions, env.options, overrides);
+  checkOptionsFromEnv(() => resolveServiceAppOptions(options), env.variables, overrides);
   return options;
 }
 
@@ -71,8 +78,12 @@ export interface ServiceAppEnvAccounts {
  * ```
  * A missing or bad value fails here, naming the variable (and the option it feeds).
  */
-export function serviceAppAccountsFromEnv(source: HubtelEnvSource = process.env): ServiceAppEnvAccounts {
-  const defaults = serviceAppOptionsFromEnv(source);
+export function serviceAppAccountsFromEnv(
+  source: HubtelEnvSource = process.env,
+  /** Over the default account's variables, as `serviceAppOptionsFromEnv` takes them. */
+  overrides: Partial<ServiceAppModuleOptions> = {},
+): ServiceAppEnvAccounts {
+  const defaults = serviceAppOptionsFromEnv(source, overrides);
   return {
     default: defaults,
     accounts: accountNamesFromEnv(source).map((name) => accountFromEnv(source, name, defaults)),

@@ -23,7 +23,8 @@ import {
   HUBTEL_DEFAULT_COUNTRY_CODE,
   HUBTEL_ENV,
   HubtelBackoffOptionsDto,
-  HubtelCredentialsDto,
+  declareAccessOptions,
+  declareCredentials,
   HubtelOption,
   HubtelStatusCheckBudgetOptionsDto,
   IsHubtelClientId,
@@ -210,12 +211,14 @@ class ServiceAppFulfillmentRetryOptions extends HubtelBackoffOptionsDto {
   maxAttempts?: number;
 }
 
-/** `access`, checked by core's InboundAccessPolicy; declared here for what a named account inherits. */
-class ServiceAppAccessOptions {
-  /** Each account's own, none when unset: the platform's source addresses are everyone's. */
-  @HubtelOption({ account: 'notInherited' })
-  pathSecret?: string;
-}
+/** `access`: the path secret from HUBTEL_SERVICE_APP_PATH_SECRET, each account's own. */
+const ServiceAppAccessOptions = declareAccessOptions(HUBTEL_ENV.serviceAppPathSecret);
+
+/** `callbackCredentials`, from HUBTEL_CALLBACK_CLIENT_ID / HUBTEL_CALLBACK_CLIENT_SECRET. */
+const ServiceAppCallbackCredentials = declareCredentials({
+  clientId: HUBTEL_ENV.callbackClientId,
+  clientSecret: HUBTEL_ENV.callbackClientSecret,
+});
 
 /**
  * `messages`: a string per known message, checked with unknown fields refused (a misspelt key
@@ -264,7 +267,7 @@ export class ServiceAppModuleOptions {
    * Basic-auth pair for the callback, if your account was given one (the contract shows none). A
    * named account gives its own when the default account has one (the platform would refuse it).
    */
-  @IsOptionalSection(() => HubtelCredentialsDto)
+  @IsOptionalSection(() => ServiceAppCallbackCredentials)
   @HubtelOption({ account: 'ownIfDefault' })
   callbackCredentials?: HubtelCredentials;
 

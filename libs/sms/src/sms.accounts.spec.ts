@@ -108,6 +108,9 @@ describe('resolveSmsAccountOptions (a named account over the default one)', () =
     expect(resolveSmsOptions({ ...MAIN, accounts: { resolve } }).accounts).toEqual({
       resolve,
       cacheTtlMs: 300_000,
+      // Limits of look-ups from callback paths (SMS has none; the resolver's check is shared).
+      unknownTtlMs: 60_000,
+      requestLookupsPerMinute: 600,
     });
   });
 });

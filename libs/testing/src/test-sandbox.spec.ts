@@ -4,9 +4,10 @@ import { Body, Controller, Headers, HttpCode, Module, Post, type INestApplicatio
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { HubtelConfigError, HubtelNetworkError } from 'nestjs-hubtel';
-import { readHubtelEnv } from '#internal';
-import { resolveCheckoutOptions } from '../../checkout/src/checkout.options.js';
+import { checkoutOptionsFromEnv, resolveCheckoutOptions } from '../../checkout/src/checkout.options.js';
 import { resolveServiceAppOptions } from '../../service-app/src/service-app.options.js';
+import { serviceAppOptionsFromEnv } from '../../service-app/src/service-app.env.js';
+import { smsOptionsFromEnv } from '../../sms/src/sms.env.js';
 import { resolveSmsOptions } from '../../sms/src/sms.options.js';
 import { createTestSandbox, type TestSandbox } from './test-sandbox.js';
 import {
@@ -78,15 +79,17 @@ describe('TestSandbox', () => {
     expect(direct.baseUrls).toEqual({ checkout: sandbox.url, status: 'http://status.test' });
     expect(direct.verification.confirmWithStatusCheck).toBe(false);
     expect(resolveServiceAppOptions(sandbox.serviceAppOptions()).callbackUrl).toBe(sandbox.url);
-    const env = readHubtelEnv(sandbox.env());
-    expect(env).toMatchObject({
+    // Its variables are what the modules' env helpers read.
+    const env = sandbox.env();
+    expect(checkoutOptionsFromEnv(env)).toMatchObject({
       clientId: 'sandbox-api',
-      smsClientId: 'sandbox-sms',
-      smsUrl: sandbox.url,
-      checkoutUrl: sandbox.url,
-      statusUrl: sandbox.url,
-      callbackUrl: sandbox.url,
       posSalesId: sandbox.posSalesId,
+      baseUrls: { checkout: sandbox.url, status: sandbox.url },
+    });
+    expect(smsOptionsFromEnv(env)).toMatchObject({ clientId: 'sandbox-sms', baseUrl: sandbox.url });
+    expect(serviceAppOptionsFromEnv(env)).toMatchObject({
+      callbackUrl: sandbox.url,
+      statusCheck: { clientId: 'sandbox-api', posSalesId: sandbox.posSalesId, url: sandbox.url },
     });
   });
 

@@ -1,6 +1,6 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { HUBTEL_ENV } from '../hubtel.constants.js';
-import { readHubtelEnv, type HubtelEnv, type HubtelEnvSource } from '../options/hubtel-env.js';
+import { readEnvValue, type HubtelEnvSource } from '../options/hubtel-env.js';
 import { checkAccountName } from './hubtel-accounts.js';
 
 /**
@@ -17,7 +17,7 @@ const RESERVED_ACCOUNT_NAMES = new Set(
  * the same variables (`a-b`, `a_b`), and the first words of the default variables.
  */
 export function accountNamesFromEnv(source: HubtelEnvSource): string[] {
-  const list = rawEnvValue(source, HUBTEL_ENV.accounts)?.trim();
+  const list = readEnvValue(source, HUBTEL_ENV.accounts);
   if (!list) return [];
   const names: string[] = [];
   const prefixes = new Set<string>();
@@ -52,33 +52,9 @@ export function accountEnvVariable(name: string, defaultVariable: string): strin
   return accountEnvPrefix(name) + defaultVariable.slice('HUBTEL_'.length);
 }
 
-/**
- * Account `name`'s settings: the default variables' reader, looking at the account's variables.
- * A bad number names the account's variable.
- */
-export function readAccountEnv(source: HubtelEnvSource, name: string): HubtelEnv {
-  try {
-    return readHubtelEnv((key) => rawEnvValue(source, accountEnvVariable(name, key)));
-  } catch (error) {
-    if (error instanceof HubtelConfigError && error.option.startsWith('HUBTEL_'))
-      throw new HubtelConfigError(accountEnvVariable(name, error.option), configProblem(error));
-    throw error;
-  }
-}
-
 /** `north-east` → `HUBTEL_NORTH_EAST_`. */
 function accountEnvPrefix(name: string): string {
   return `HUBTEL_${name.toUpperCase().replace(/-/g, '_')}_`;
-}
-
-/** One variable as the source holds it (the source kinds readHubtelEnv takes). */
-function rawEnvValue(source: HubtelEnvSource, key: string): string | undefined {
-  let raw: unknown;
-  if (typeof source === 'function') raw = source(key);
-  else if (typeof (source as { get?: unknown }).get === 'function')
-    raw = (source as { get(key: string): unknown }).get(key);
-  else raw = (source as Readonly<Record<string, unknown>>)[key];
-  return raw === undefined || raw === null ? undefined : String(raw);
 }
 
 /** A HubtelConfigError's problem, without its `Invalid nestjs-hubtel option "..."` opening. */

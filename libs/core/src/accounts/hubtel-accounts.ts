@@ -380,64 +380,6 @@ function fingerprintOf(value: unknown): string {
   });
 }
 
-/** How a module's named account inherits from its default account (see inheritAccountOptions). */
-export interface AccountInheritance {
-  /** Never inherited, required of each account: an account never acts with another's keys. */
-  own: readonly string[];
-  /** Never inherited, optional: the account's own or none (a POS Sales ID, a path secret...). */
-  notInherited?: readonly string[];
-  /** Options of the default account only (the resolver...): refused on a named account. */
-  defaultOnly: readonly string[];
-  /** Object options merged field by field (`retry`: a named account's maxAttempts keeps the default's delays). */
-  merged?: readonly string[];
-}
-
-/** Keys of a registration that are about the registration, not the account's options. */
-const REGISTRATION_KEYS = new Set(['name', 'isGlobal']);
-
-/**
- * The raw options of named account `name`: the default account's raw options minus what is the
- * default's only or each account's own, under the account's own options. Errors name the option
- * under `scope` (`sms[north]`); the caller resolves the result as it resolves forRoot's options.
- */
-export function inheritAccountOptions(
-  scope: string,
-  defaults: object,
-  overrides: unknown,
-  rules: AccountInheritance,
-): Record<string, unknown> {
-  if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides))
-    throw new HubtelConfigError(scope, 'must be an options object');
-  const own = Object.fromEntries(
-    Object.entries(overrides).filter(([key, value]) => value !== undefined && !REGISTRATION_KEYS.has(key)),
-  );
-  for (const key of rules.defaultOnly)
-    if (own[key] !== undefined)
-      throw new HubtelConfigError(`${scope}.${key}`, 'is an option of the default account only (forRoot)');
-  for (const key of rules.own)
-    if (own[key] === undefined)
-      throw new HubtelConfigError(
-        `${scope}.${key}`,
-        "is required: a named account gives its own credentials, it never uses the default account's",
-      );
-  const inherited: Record<string, unknown> = { ...defaults };
-  for (const key of [...rules.own, ...(rules.notInherited ?? []), ...rules.defaultOnly])
-    delete inherited[key];
-  const merged: Record<string, unknown> = { ...inherited, ...own };
-  for (const key of rules.merged ?? [])
-    if (isPlainObject(inherited[key]) && isPlainObject(own[key]))
-      merged[key] = { ...inherited[key], ...dropUndefinedFields(own[key]) };
-  return merged;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function dropUndefinedFields(value: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
-}
-
 /**
  * The method a module's accounts provider has when its named accounts call the platform through
  * transports of their own (not providers): health checks reach each account's APIs through it.

@@ -32,6 +32,18 @@ class RetryOptions {
   maxMs?: number;
 }
 
+class CheckOptions {
+  @IsOptional()
+  @IsString()
+  @HubtelOption({ account: 'own' })
+  key?: string;
+
+  @IsOptional()
+  @IsString()
+  @HubtelOption({ default: 'https://check.test' })
+  url?: string;
+}
+
 class WatchOptions {
   @IsOptional()
   @IsInt()
@@ -73,6 +85,11 @@ class TestOptions {
 
   @HubtelOption({ account: 'defaultOnly' })
   resolver?: { resolve(name: string): unknown };
+
+  /** Required of a named account when the default has one; its `url` is inherited, never its `key`. */
+  @IsOptionalSection(() => CheckOptions)
+  @HubtelOption({ account: 'ownIfDefault' })
+  check?: CheckOptions;
 }
 
 class LoudTestOptions extends TestOptions {
@@ -117,6 +134,7 @@ describe('options declared once (@HubtelOption)', () => {
       'access',
       'shopKnown',
       'resolver',
+      'check',
       'volume',
     ]);
     expect(resolveDeclaredOptions(LoudTestOptions, { id: 'a' }, 't').volume).toBe(11);
@@ -213,6 +231,22 @@ describe('options declared once (@HubtelOption)', () => {
           access: { pathSecret: 'north-secret' },
         }).access,
       ).toEqual({ pathSecret: 'north-secret', allow: ['10.0.0.0/8'] });
+    });
+
+    it('an ownIfDefault section: required when the default has one, completed with its inherited fields only', () => {
+      const checked = { ...defaults, check: { key: 'default-key', url: 'https://default-check.test' } };
+      expect(() => inheritDeclaredOptions(TestOptions, 't[north]', checked, { id: 'n' })).toThrow(
+        expect.objectContaining({ option: 't[north].check' }),
+      );
+      expect(
+        inheritDeclaredOptions(TestOptions, 't[north]', checked, { id: 'n', check: { key: 'north-key' } })
+          .check,
+      ).toEqual({
+        key: 'north-key',
+        url: 'https://default-check.test',
+      });
+      // Without one on the default account, a named account may go without.
+      expect(inheritDeclaredOptions(TestOptions, 't[north]', defaults, { id: 'n' }).check).toBeUndefined();
     });
 
     it.each([

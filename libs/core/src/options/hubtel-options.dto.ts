@@ -81,12 +81,24 @@ export function IsHubtelClientSecret(): PropertyDecorator {
   return rules(IsString(), Matches(NOT_BLANK, { message: 'clientSecret must not be empty' }));
 }
 
-export class HubtelCredentialsDto {
-  @IsHubtelClientId()
+/**
+ * The declaration of a key pair option (`callbackCredentials`): each account's own as a whole (a
+ * named account never completes its pair with the default's), read from `env`'s variables.
+ */
+export function declareCredentials(env: { clientId?: string; clientSecret?: string } = {}): new () => {
   clientId: string;
-
-  @IsHubtelClientSecret()
   clientSecret: string;
+} {
+  class HubtelCredentialsDto {
+    @IsHubtelClientId()
+    @HubtelOption({ env: env.clientId, account: 'own' })
+    clientId: string;
+
+    @IsHubtelClientSecret()
+    @HubtelOption({ env: env.clientSecret, account: 'own' })
+    clientSecret: string;
+  }
+  return HubtelCredentialsDto;
 }
 
 /** A backoff delay in ms (`baseDelayMs`, `maxDelayMs`): optional, a whole number, at least 1. */
@@ -170,14 +182,17 @@ export class HubtelStatusCheckBudgetOptionsDto implements HubtelStatusCheckBudge
 }
 
 /**
- * The guards of a module's callback route (`access`, checked by InboundAccessPolicy) as a named
- * account gets them: a module declares `access` with `account: 'merged', section: () =>
- * HubtelAccessOptionsDto`, so the account takes the default's allow-list and proxies field by
- * field, never its path secret (it names one account's route).
+ * The declaration of a module's `access` option (checked by InboundAccessPolicy) as a named account
+ * gets it: declared `account: 'merged'` with this section, the account takes the default's
+ * allow-list and proxies field by field, never its path secret (it names one account's route),
+ * which is read from `pathSecretEnv` (`HUBTEL_<NAME>_…` for a named account).
  */
-export class HubtelAccessOptionsDto implements InboundAccessOptions {
-  @HubtelOption({ account: 'notInherited' })
-  pathSecret?: string;
+export function declareAccessOptions(pathSecretEnv: string): new () => InboundAccessOptions {
+  class HubtelAccessOptionsDto implements InboundAccessOptions {
+    @HubtelOption({ env: pathSecretEnv, account: 'notInherited' })
+    pathSecret?: string;
+  }
+  return HubtelAccessOptionsDto;
 }
 
 /** What replaced `leaseMs` and `sweepIntervalMs` (removed in 0.2: one engine per deployment). */

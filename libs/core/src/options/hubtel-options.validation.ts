@@ -1,15 +1,4 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
-import { checkOptions, HubtelCredentialsDto, HubtelHttpOptionsDto } from './hubtel-options.dto.js';
-import {
-  HUBTEL_DEFAULT_COUNTRY_CODE,
-  HUBTEL_DEFAULT_RETRY,
-  HUBTEL_DEFAULT_TIMEOUT_MS,
-} from '../hubtel.constants.js';
-import type {
-  HubtelCredentials,
-  HubtelHttpOptions,
-  ResolvedHubtelHttpOptions,
-} from './hubtel-options.types.js';
 
 /*
  * Option checks used by every module's provider factory, so that a bad option stops the app at
@@ -59,42 +48,6 @@ export function resolveUrl(value: unknown, name: string, fallback?: string): str
     throw new HubtelConfigError(name, 'must not carry a query string or fragment');
   }
   return url.toString().replace(/\/+$/, '');
-}
-
-/**
- * `clientId` and `clientSecret` read from `source` (the module's options object), named
- * `<prefix>.clientId` / `<prefix>.clientSecret` in errors.
- */
-export function resolveCredentials(source: Record<string, unknown>, prefix: string): HubtelCredentials {
-  assertOptionsObject(source, prefix);
-  const { clientId, clientSecret } = checkOptions(
-    HubtelCredentialsDto,
-    { clientId: source.clientId, clientSecret: source.clientSecret },
-    prefix,
-  );
-  return { clientId, clientSecret };
-}
-
-/** `timeoutMs`, `retry` and `defaultCountryCode` from a module's options, defaults filled in. */
-export function resolveHttpOptions(
-  source: HubtelHttpOptions | Record<string, unknown>,
-  prefix: string,
-): ResolvedHubtelHttpOptions {
-  const raw = source as Record<string, unknown>;
-  const http = checkOptions(
-    HubtelHttpOptionsDto,
-    { timeoutMs: raw.timeoutMs, retry: raw.retry, defaultCountryCode: raw.defaultCountryCode },
-    prefix,
-  );
-  const retry = http.retry ?? {};
-  return {
-    timeoutMs: http.timeoutMs ?? HUBTEL_DEFAULT_TIMEOUT_MS,
-    retry: {
-      maxAttempts: retry.maxAttempts ?? HUBTEL_DEFAULT_RETRY.maxAttempts,
-      ...backoffDelays(retry, HUBTEL_DEFAULT_RETRY, `${prefix}.retry`),
-    },
-    defaultCountryCode: http.defaultCountryCode ?? HUBTEL_DEFAULT_COUNTRY_CODE,
-  };
 }
 
 /**
