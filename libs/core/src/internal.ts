@@ -29,7 +29,7 @@ export {
 } from './inbound/inbound-route.js';
 export { mountController } from './inbound/inbound-controller.js';
 export { inboundHttpError } from './inbound/inbound-http-errors.js';
-export { answerInbound, type InboundAnswerOptions } from './inbound/inbound-answer.js';
+export { answerInbound, inboundSignal, type InboundAnswerOptions } from './inbound/inbound-answer.js';
 export {
   inboundKit,
   type InboundKit,
@@ -44,7 +44,6 @@ export {
   requeueDeadLetter,
 } from './inbound/inbound-dead-letters.js';
 export { JobDeferral } from './inbound/inbound-job.types.js';
-export { inboundSignal } from './inbound/inbound-telemetry.js';
 export { createHandlerDecorator } from './events/handler-decorator.js';
 export {
   ACCOUNT_TRANSPORTS,

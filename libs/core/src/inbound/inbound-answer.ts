@@ -8,7 +8,6 @@ import type {
 } from '../telemetry/hubtel-telemetry.js';
 import { invalidBodyError, unrecordedError } from './inbound-http-errors.js';
 import { HubtelShuttingDownError, shuttingDownHttpError } from './inbound-shutdown.js';
-import { inboundRejection } from './inbound-telemetry.js';
 
 /** How one inbound module answers the errors of its endpoints (see answerInbound). */
 export interface InboundAnswerOptions {
@@ -48,7 +47,10 @@ export async function answerInbound<T>(
     const answer = toHttpError(what, response, error, options);
     if (options.telemetry && options.source) {
       const account = options.account?.();
-      const signal = inboundRejection(options.source, answer, account);
+      // Its reason is the machine-readable `code` of the answer (an InboundErrorBody).
+      const body = answer.getResponse() as { code?: unknown };
+      const code = typeof body === 'object' && typeof body?.code === 'string' ? body.code : 'HUBTEL_ERROR';
+      const signal = inboundSignal(options.source, 'rejected', code, account);
       if (options.counts?.(signal, account !== undefined) ?? true) options.telemetry.record(signal);
     }
     throw answer;
@@ -73,4 +75,17 @@ function toHttpError(
     `A ${what} could not be recorded or handled: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
   );
   return unrecordedError(what);
+}
+
+/** The signal of an inbound request with its outcome. */
+export function inboundSignal(
+  source: HubtelInboundSource,
+  outcome: HubtelInboundSignal['outcome'],
+  reason?: string,
+  account?: string,
+): HubtelInboundSignal {
+  const signal: HubtelInboundSignal = { kind: 'inbound', source, outcome };
+  if (reason !== undefined) signal.reason = reason;
+  if (account !== undefined) signal.account = account;
+  return signal;
 }

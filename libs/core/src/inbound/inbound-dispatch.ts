@@ -3,7 +3,6 @@ import type { HandlerRegistry, PipelineHandler } from '../events/handler-registr
 import { maskPhoneNumbers } from '../logging/redact.js';
 import type { HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import type { JobDefinition, JobRecord } from './inbound-job.types.js';
-import { handlerSignal } from './inbound-telemetry.js';
 
 /**
  * A dispatching job's run: its handlers (see HandlerRegistry) are called one by one, and each one
@@ -73,16 +72,18 @@ export class HandlerDispatch {
         if (results && previous?.[id] !== undefined) results[id] = previous[id];
         continue;
       }
+      let ok = true;
       try {
         const value = await handler.call(job.payload);
-        this.telemetry?.record(handlerSignal(this.pipeline, job.type, id, true));
         done.push(id);
         if (results && value !== undefined) results[id] = value;
-        if (handler !== handlers[handlers.length - 1]) await save({ doneHandlers: done.slice(), results });
       } catch (error) {
-        this.telemetry?.record(handlerSignal(this.pipeline, job.type, id, false));
+        ok = false;
         failure ??= error;
       }
+      this.telemetry?.record({ kind: 'handler', pipeline: this.pipeline, job: job.type, handler: id, ok });
+      if (ok && handler !== handlers[handlers.length - 1])
+        await save({ doneHandlers: done.slice(), results });
     }
     // Handlers a deploy removed stay remembered with their answers: should they come back, they ran.
     for (const id of before) if (!done.includes(id)) done.push(id);

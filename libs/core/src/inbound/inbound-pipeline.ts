@@ -11,7 +11,14 @@ import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
 import { backoffDelay, sleep } from '../retry/backoff.js';
 import type { StoreEntry } from '../store/hubtel-store.interface.js';
-import { listDeadLetters, requeueDeadLetter, type DeadLetter } from './inbound-dead-letters.js';
+import type { HubtelJobSignal } from '../telemetry/hubtel-telemetry.js';
+import {
+  DEFAULT_JOB_RECORD_TTL_MS,
+  jobKeyPrefix,
+  listDeadLetters,
+  requeueDeadLetter,
+  type DeadLetter,
+} from './inbound-dead-letters.js';
 import { HandlerDispatch, ListenerFailure, NO_HANDLERS, type DispatchProgress } from './inbound-dispatch.js';
 import {
   DEFAULT_JOB_RETRY,
@@ -23,27 +30,13 @@ import {
   type JobOutcome,
   type JobRecord,
   type JobRefusal,
-  type SubmitResult,
-} from './inbound-job.types.js';
-import { DEFAULT_SHUTDOWN_GRACE_MS, HubtelShuttingDownError, reportShutdown } from './inbound-shutdown.js';
-import { jobSignal } from './inbound-telemetry.js';
-import { InProcessJobRunner, type JobRunner, type JobRunOutcome, type JobRunRequest } from './job-runner.js';
-
-export {
-  DEFAULT_JOB_RETRY,
-  DeadLetterEvent,
-  JobDeferral,
-  JobRefusedError,
-  type InboundPipelineOptions,
-  type JobDefinition,
-  type JobOutcome,
-  type JobRecord,
-  type JobRefusal,
-  type JobRetryPolicy,
-  type JobRunContext,
   type JobStatus,
   type SubmitResult,
 } from './inbound-job.types.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS, HubtelShuttingDownError, reportShutdown } from './inbound-shutdown.js';
+import { InProcessJobRunner, type JobRunner, type JobRunOutcome, type JobRunRequest } from './job-runner.js';
+
+export * from './inbound-job.types.js';
 
 /**
  * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
@@ -58,7 +51,6 @@ export {
  * (BullMQ with Redis: its locks, stalled-job check, delayed jobs; one process's timers in memory).
  */
 
-const DEFAULT_RECORD_TTL_MS = 7 * 24 * 3600_000;
 /** A wake mark lives until the run it is for ends (a handler's time), then expires if unread. */
 const WAKE_MARK_TTL_MS = 3600_000;
 const SETTLED: JobRunOutcome = { kind: 'settled' };
@@ -84,8 +76,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   constructor(private readonly options: InboundPipelineOptions) {
     this.logger = options.logger ?? new HubtelLogger(`Hubtel:${options.name}`);
     this.now = options.now ?? Date.now;
-    this.prefix = `hubtel:${options.name}:job:`;
-    this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS };
+    this.prefix = jobKeyPrefix(options.name);
+    this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_JOB_RECORD_TTL_MS };
     const handlers =
       options.handlers ?? new HandlerRegistry({ emitter: options.emitter, logger: this.logger });
     this.dispatcher = new HandlerDispatch(options.name, handlers, options.telemetry, this.logger);
@@ -330,7 +322,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     }
     const done = this.record(job, 'done', attempt, undefined);
     if (!(await this.write(storeKey, entry, done, definition))) return SETTLED;
-    this.options.telemetry?.record(jobSignal(this.options.name, job.type, 'done', attempt));
+    this.signal(job.type, 'done', attempt);
     await this.settled(definition, done, 'done');
     return SETTLED;
   }
@@ -356,7 +348,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       this.logger.warn(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${runs}/${policy.maxAttempts}): ${message}; retrying in ${delayMs} ms`,
       );
-      this.options.telemetry?.record(jobSignal(this.options.name, job.type, 'retry', runs));
+      this.signal(job.type, 'retry', runs);
       return { kind: 'retry', delayMs, error: message };
     }
     const dead = this.record(job, 'dead', runs, message);
@@ -364,7 +356,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     this.logger.error(
       `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${runs} attempt(s): ${message} (dead-lettered)`,
     );
-    this.options.telemetry?.record(jobSignal(this.options.name, job.type, 'dead', runs));
+    this.signal(job.type, 'dead', runs);
     const event = new DeadLetterEvent(
       job.type,
       job.key,
@@ -382,28 +374,22 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return { kind: 'settled', dead: message };
   }
 
-  /** The record after a run (what it carries over: results, state, the run it is). */
+  /** The record after a run: all it carries over (results, state, the run it is) but `deferred`. */
   private record(
     job: JobRecord,
-    status: JobRecord['status'],
+    status: JobStatus,
     attempts: number,
     lastError: string | undefined,
   ): JobRecord {
-    const next: JobRecord = {
-      type: job.type,
-      key: job.key,
-      payload: job.payload,
-      status,
-      attempts,
-      doneHandlers: job.doneHandlers,
-      receivedAt: job.receivedAt,
-      updatedAt: this.now(),
-    };
-    if (job.results !== undefined) next.results = job.results;
+    const { deferred: _deferred, lastError: _lastError, ...kept } = job;
+    const next: JobRecord = { ...kept, status, attempts, updatedAt: this.now() };
     if (lastError !== undefined) next.lastError = lastError;
-    if (job.run !== undefined) next.run = job.run;
-    if (job.state !== undefined) next.state = job.state;
     return next;
+  }
+
+  /** Built only when a telemetry is given (see HubtelTelemetry). */
+  private signal(type: string, outcome: HubtelJobSignal['outcome'], attempt: number): void {
+    this.options.telemetry?.record({ kind: 'job', pipeline: this.options.name, job: type, outcome, attempt });
   }
 
   /**

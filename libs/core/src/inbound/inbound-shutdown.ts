@@ -33,12 +33,6 @@ export class HubtelShuttingDownError extends HubtelError {
   }
 }
 
-/** A response of either HTTP adapter (Express `res`, Fastify `reply`), as far as headers go. */
-interface HeaderTarget {
-  header?: (name: string, value: string) => unknown;
-  setHeader?: (name: string, value: string) => unknown;
-}
-
 /**
  * The 503 answer to inbound work refused during shutdown: `{ statusCode: 503, error, code:
  * 'HUBTEL_SHUTTING_DOWN', message }`, with `Retry-After` and `Connection: close` set on
@@ -46,7 +40,9 @@ interface HeaderTarget {
  * Fastify: both responses have `header(name, value)`.
  */
 export function shuttingDownHttpError(response: unknown, error: HubtelShuttingDownError): HttpException {
-  const target = response as HeaderTarget | undefined;
+  const target = response as Partial<
+    Record<'header' | 'setHeader', (name: string, value: string) => unknown>
+  >;
   const set = target?.header ?? target?.setHeader;
   if (typeof set === 'function') {
     set.call(target, 'Retry-After', String(SHUTDOWN_RETRY_AFTER_SECONDS));
@@ -68,31 +64,6 @@ export interface ShutdownLeftovers {
   dead: number;
   /** False when the records live in this process's memory (a MemoryStore): lost on exit. */
   durable: boolean;
-}
-
-/**
- * Counts what is left. A durable store's jobs are the runner's (BullMQ hands the ones running here
- * to another instance): only those still running here are counted. A MemoryStore is read whole.
- */
-async function countLeftovers(
-  pipeline: string,
-  store: HubtelStore,
-  jobPrefix: string,
-  graceMs: number,
-  running: number,
-): Promise<ShutdownLeftovers> {
-  if (!(store instanceof MemoryStore))
-    return { pipeline, graceMs, running, waiting: 0, dead: 0, durable: true };
-  const counts = { running: 0, waiting: 0, dead: 0 };
-  for await (const [, entry] of store.scan<{ status?: string }>(jobPrefix)) {
-    const status = entry.value?.status;
-    if (status === 'dead') counts.dead++;
-    else if (status !== 'done') counts.waiting++;
-  }
-  // What runs here still is pending in the store: counted once, as running.
-  counts.running = Math.min(running, counts.waiting);
-  counts.waiting -= counts.running;
-  return { pipeline, graceMs, ...counts, durable: false };
 }
 
 /** The one line said at the end of a pipeline's shutdown, and its level. */
@@ -124,7 +95,11 @@ export function shutdownLine(left: ShutdownLeftovers): { level: 'log' | 'warn'; 
   };
 }
 
-/** Counts what is left and logs the line (never throws: shutdown goes on). */
+/**
+ * Counts what is left and logs the line (never throws: shutdown goes on). A durable store's jobs
+ * are the runner's (BullMQ hands the ones running here to another instance): only those still
+ * running here are counted. A MemoryStore is read whole.
+ */
 export async function reportShutdown(
   logger: Logger,
   pipeline: string,
@@ -133,8 +108,20 @@ export async function reportShutdown(
   graceMs: number,
   running: number,
 ): Promise<void> {
+  const durable = !(store instanceof MemoryStore);
+  const left: ShutdownLeftovers = { pipeline, graceMs, running, waiting: 0, dead: 0, durable };
   try {
-    const { level, text } = shutdownLine(await countLeftovers(pipeline, store, jobPrefix, graceMs, running));
+    if (!durable) {
+      for await (const [, entry] of store.scan<{ status?: string }>(jobPrefix)) {
+        const status = entry.value?.status;
+        if (status === 'dead') left.dead++;
+        else if (status !== 'done') left.waiting++;
+      }
+      // What runs here still is pending in the store: counted once, as running.
+      left.running = Math.min(running, left.waiting);
+      left.waiting -= left.running;
+    }
+    const { level, text } = shutdownLine(left);
     logger[level](text);
   } catch (error) {
     logger.warn(
