@@ -32,7 +32,6 @@ export { inboundHttpError } from './inbound/inbound-http-errors.js';
 export { answerInbound, inboundSignal, type InboundAnswerOptions } from './inbound/inbound-answer.js';
 export {
   inboundKit,
-  type InboundKit,
   type InboundKitOptions,
   type InboundKitSpec,
   type InboundPipelineSettings,

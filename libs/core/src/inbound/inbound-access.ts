@@ -55,9 +55,8 @@ export class InboundAccessPolicy {
     }
     if (options.allowedIps !== undefined)
       this.allowed = buildList(options.allowedIps, `${optionPrefix}allowedIps`);
-    if (options.trustedProxies !== undefined) {
+    if (options.trustedProxies !== undefined)
       this.proxies = buildList(options.trustedProxies, `${optionPrefix}trustedProxies`);
-    }
   }
 
   get enabled(): boolean {
@@ -74,13 +73,8 @@ export class InboundAccessPolicy {
    * `token` is the path secret the request came with (see routeInbound).
    */
   check(request: InboundRequestLike, token = request.params?.[PATH_SECRET_PARAM]): void {
-    if (this.secretDigest) {
-      if (!token || !timingSafeEqual(digest(token), this.secretDigest)) {
-        throw inboundHttpError(404, 'HUBTEL_NOT_FOUND', 'Not found');
-      }
-    } else if (token !== undefined) {
+    if (this.secretDigest ? !token || !this.isSecret(token) : token !== undefined)
       throw inboundHttpError(404, 'HUBTEL_NOT_FOUND', 'Not found');
-    }
     if (this.allowed) {
       const client = this.clientAddress(request);
       if (!client || !this.allowed.check(client.address, client.family)) {

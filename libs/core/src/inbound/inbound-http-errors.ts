@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { HttpException } from '@nestjs/common';
 import type { ValidationIssue } from '../errors/hubtel.errors.js';
 
@@ -13,16 +14,6 @@ export interface InboundErrorBody {
   issues?: ValidationIssue[];
 }
 
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  413: 'Payload Too Large',
-  422: 'Unprocessable Entity',
-  503: 'Service Unavailable',
-};
-
 /** An HttpException whose response is an InboundErrorBody; works on Express and Fastify alike. */
 export function inboundHttpError(
   status: number,
@@ -30,7 +21,8 @@ export function inboundHttpError(
   message: string,
   issues?: ValidationIssue[],
 ): HttpException {
-  const body: InboundErrorBody = { statusCode: status, error: REASONS[status] ?? 'Error', code, message };
+  const error = STATUS_CODES[status] ?? 'Error';
+  const body: InboundErrorBody = { statusCode: status, error, code, message };
   if (issues) body.issues = issues.map(({ field, message: text }) => ({ field, message: text }));
   return new HttpException(body, status);
 }

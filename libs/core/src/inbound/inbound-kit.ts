@@ -1,10 +1,3 @@
-/*
- * The inbound kit: the Nest providers (and the imports they need) that every inbound module of the
- * suite is made of: its store, its access policy, its outbound transport and its InboundPipeline.
- * A module gives its tokens and, from its resolved options, the settings that differ; the kit
- * wires the rest the same way for every module (app-wide store, job runner, telemetry, readiness,
- * handler discovery, the check that the app has an event emitter).
- */
 import { HttpService } from '@nestjs/axios';
 import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
@@ -59,26 +52,20 @@ export interface InboundKitSpec<O extends InboundKitOptions> {
   transport?: { provide: InjectionToken; config: (options: O) => Omit<HttpTransportConfig, 'telemetry'> };
 }
 
-export interface InboundKit {
-  /** Modules the providers need (spread into the module's `imports`). */
-  imports: Array<Type | DynamicModule>;
-  providers: Provider[];
-}
-
 const optional = (token: InjectionToken) => ({ token, optional: true });
 
 /**
- * Builds an inbound module's providers (see the file header):
- * ```ts
- * const kit = inboundKit<ResolvedParcelOptions>({ module: 'ParcelModule', emits: 'delivers notices',
- *   optionPrefix: 'parcel', options: PARCEL_OPTIONS, store: PARCEL_STORE, access: PARCEL_ACCESS,
- *   pipeline: { provide: PARCEL_PIPELINE, settings: () => ({ name: 'parcel', deadLetterEvent }) } });
- * @Module({ imports: kit.imports, providers: [optionsProvider, ...kit.providers, ...] })
- * ```
- * Without EventEmitterModule in the app, the pipeline's provider fails the bootstrap with a
- * HubtelConfigError naming it; the module's other parts take the emitter from `pipeline.emitter`.
+ * The Nest providers (and the imports they need) every inbound module of the suite is made of: its
+ * store, its access policy, its outbound transport and its InboundPipeline. A module gives its
+ * tokens and, from its resolved options, the settings that differ; the kit wires the rest the same
+ * way for every module (app-wide store, job runner, telemetry, readiness, handler discovery).
+ * A third module over it: inbound-kit.spec.ts. Without EventEmitterModule in the app, the
+ * pipeline's provider fails the bootstrap with a HubtelConfigError naming it; the module's other
+ * parts take the emitter from `pipeline.emitter`.
  */
-export function inboundKit<O extends InboundKitOptions>(spec: InboundKitSpec<O>): InboundKit {
+export function inboundKit<O extends InboundKitOptions>(
+  spec: InboundKitSpec<O>,
+): { imports: Array<Type | DynamicModule>; providers: Provider[] } {
   const providers: Provider[] = [
     {
       provide: spec.store,

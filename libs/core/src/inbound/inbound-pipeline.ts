@@ -39,16 +39,11 @@ import { InProcessJobRunner, type JobRunner, type JobRunOutcome, type JobRunRequ
 export * from './inbound-job.types.js';
 
 /**
- * The one inbound road of the suite, shared by checkout callbacks and fulfillment requests:
- *
- *   record (set-if-absent on the job's key) → ask the runner for a run → acknowledge → run →
- *   outcome written (done, deferred, retry, dead letter)
- *
- * Both writes happen before the sender's 2xx, so a crash after it loses nothing; a duplicate
- * finds the key taken and runs nothing. Each guarantee has one keeper (docs/architecture.md):
- * the record collapses duplicates and names the handlers that succeeded (by identity, so a retry
- * on any deploy runs only the ones that failed); the runner decides where and when a run happens
- * (BullMQ with Redis: its locks, stalled-job check, delayed jobs; one process's timers in memory).
+ * The one inbound road of the suite (checkout callbacks, fulfillment requests): record
+ * (set-if-absent on the job's key) → ask the runner for a run → acknowledge → run → outcome
+ * written (done, deferred, retry, dead letter). Both writes happen before the sender's 2xx, so a
+ * crash after it loses nothing; a duplicate finds the key taken and runs nothing. Who keeps each
+ * guarantee: docs/architecture.md.
  */
 
 /** A wake mark lives until the run it is for ends (a handler's time), then expires if unread. */
@@ -57,8 +52,6 @@ const SETTLED: JobRunOutcome = { kind: 'settled' };
 
 export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
   private readonly definitions = new Map<string, JobDefinition<any>>();
-  /** Default event list per job type (the type itself), so dispatching allocates none. */
-  private readonly typeEvents = new Map<string, readonly string[]>();
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly prefix: string;
@@ -89,7 +82,6 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   /** Declares a job type. Call before submitting jobs of it (typically in a provider factory). */
   define<P>(type: string, definition: JobDefinition<P> = {}): this {
     this.definitions.set(type, definition);
-    this.typeEvents.set(type, [type]);
     return this;
   }
 
@@ -257,11 +249,11 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     let progress: DispatchProgress = { doneHandlers: job.doneHandlers, results: job.results };
     let refusal: JobRefusal | undefined;
     let deferral: void | JobDeferral = undefined;
+    let failure: { error: unknown } | undefined;
     try {
+      // A refusal is settled below, without running.
       refusal = await definition.gate?.(job.payload, job);
-      if (refusal) {
-        // Settled below, without running.
-      } else if (definition.run) {
+      if (!refusal && definition.run) {
         deferral = await definition.run(job.payload, {
           attempt,
           record: job,
@@ -269,8 +261,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
           defer: (until, state) => new JobDeferral(until, state),
           takeWake: () => this.takeWake(storeKey),
         });
-      } else {
-        const events = definition.events?.(job.payload) ?? this.typeEvents.get(job.type)!;
+      } else if (!refusal) {
+        const events = definition.events?.(job.payload) ?? [job.type];
         progress = await this.dispatcher.dispatch(job, definition, events, async (saved) => {
           // Best effort: a lost race only leaves the outcome write to record it.
           entry =
@@ -281,17 +273,10 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       }
     } catch (caught) {
       if (caught instanceof ListenerFailure) progress = caught.progress;
-      job = { ...job, ...progress };
-      return this.fail(
-        storeKey,
-        entry,
-        definition,
-        job,
-        caught instanceof ListenerFailure ? caught.cause : caught,
-        attempt,
-      );
+      failure = { error: caught instanceof ListenerFailure ? caught.cause : caught };
     }
     job = { ...job, ...progress };
+    if (failure) return this.fail(storeKey, entry, definition, job, failure.error, attempt);
     if (refusal) {
       const lastError = refusal.outcome === 'dead' ? refusal.reason : job.lastError;
       const settled = this.record(job, refusal.outcome, job.attempts, lastError);
@@ -496,6 +481,6 @@ function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
   };
 }
 
-export function describe(error: unknown): string {
+function describe(error: unknown): string {
   return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
 }
