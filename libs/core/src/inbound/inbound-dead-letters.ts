@@ -1,18 +1,15 @@
 import { HubtelError } from '../errors/hubtel.errors.js';
-import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
+import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import type { JobRecord } from './inbound-job.types.js';
 import type { JobRunner } from './job-runner.js';
 
 /**
- * Dead letters: jobs that gave up (status `dead`), kept in the store with everything (payload,
- * the handlers that succeeded, the last error) so they can be replayed by hand once the cause is
- * fixed. These functions work on a store alone (`hubtel-trigger dead-letters` runs them against
- * Redis, from outside the app); InboundPipeline#replayDeadLetter also starts the job at once.
- *
- * A replay puts the record back to `pending` as a new run (a new BullMQ job), which it asks the
- * runner for (or leaves the record dead when the runner cannot be reached). It keeps its `doneHandlers`, so only the handlers
- * that failed run again; and its `attempts`, so a replay that fails again is dead-lettered again
- * after that run, not retried for another full policy.
+ * Dead letters: jobs that gave up (status `dead`), kept in the store with everything (payload, the
+ * handlers that succeeded, the last error) so they can be replayed by hand once the cause is fixed.
+ * These functions work on a store alone (`hubtel-trigger dead-letters` runs them against Redis,
+ * from outside the app). A replay keeps the record's `doneHandlers`, so only the handlers that
+ * failed run again, and its `attempts`, so a replay that fails again is dead-lettered again after
+ * that run, not retried for another full policy.
  */
 
 /** One dead-lettered job, as listed. */
@@ -93,7 +90,7 @@ export async function listDeadLetters(store: HubtelStore, pipeline: string): Pro
 
 /**
  * Puts a dead letter back to `pending` as a new run (compare-and-set: two replays at once make
- * one), then asks `runner` for that run. Resolves with its store key and new entry.
+ * one), then asks `runner` for that run. Resolves with the pending record.
  * `ttlMs`: how long the record is kept from now (the pipeline's `recordTtlMs`).
  */
 export async function requeueDeadLetter(
@@ -101,7 +98,7 @@ export async function requeueDeadLetter(
   pipeline: string,
   id: string,
   { ttlMs, runner, now = Date.now }: { ttlMs: number; runner: JobRunner; now?: () => number },
-): Promise<{ storeKey: string; entry: StoreEntry<JobRecord> }> {
+): Promise<JobRecord> {
   const storeKey = jobKeyPrefix(pipeline) + id;
   const entry = await store.get<JobRecord>(storeKey);
   if (!entry) throw new HubtelDeadLetterNotFoundError(pipeline, id);
@@ -123,7 +120,7 @@ export async function requeueDeadLetter(
     await store.compareAndSet(storeKey, written.version, entry.value, { ttlMs }).catch(() => undefined);
     throw error;
   }
-  return { storeKey, entry: written };
+  return pending;
 }
 
 /** How long a pipeline keeps job records by default (its `recordTtlMs`): 7 days. */

@@ -180,12 +180,12 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     const gate = dead?.status === 'dead' ? this.definitions.get(dead.type)?.gate : undefined;
     const refusal = gate && (await gate(dead!.payload, dead!));
     if (refusal?.outcome === 'dead') throw new JobRefusedError(dead!.type, dead!.key, refusal);
-    const { entry } = await requeueDeadLetter(this.options.store, this.options.name, id, {
+    const replayed = await requeueDeadLetter(this.options.store, this.options.name, id, {
       ttlMs: this.writeOptions.ttlMs,
       runner: this.runner,
       now: this.now,
     });
-    this.logger.log(`Replaying dead-lettered job ${entry.value.type} ${maskPhoneNumbers(entry.value.key)}`);
+    this.logger.log(`Replaying dead-lettered job ${replayed.type} ${maskPhoneNumbers(replayed.key)}`);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -402,11 +402,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       // this run succeeded).
       const lost = theirs.status === 'done' || (theirs.status === 'dead' && value.status !== 'done');
       const merged = lost ? union(theirs, value) : union(value, theirs);
+      if (lost && merged === theirs) return false;
       try {
-        if (merged !== theirs || !lost) {
-          if (await this.options.store.compareAndSet(storeKey, current.version, merged, options))
-            return !lost;
-        } else return false;
+        if (await this.options.store.compareAndSet(storeKey, current.version, merged, options)) return !lost;
         current = await this.options.store.get<JobRecord>(storeKey);
       } catch (error) {
         if (
