@@ -295,8 +295,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     if (deferral instanceof JobDeferral) {
       const next = this.record(job, 'pending', job.attempts, job.lastError);
       next.deferred = true;
-      const state = deferral.state === undefined ? job.state : deferral.state;
-      if (state !== undefined) next.state = state;
+      if (deferral.state !== undefined) next.state = deferral.state;
       if (!(await this.write(storeKey, entry, next, definition))) return SETTLED;
       const markKey = this.wakeKey(storeKey);
       return {
@@ -305,7 +304,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         woken: async () => (await this.options.store.get(markKey)) !== undefined,
       };
     }
-    const done = this.record(job, 'done', attempt, undefined);
+    const done = this.record(job, 'done', attempt);
     if (!(await this.write(storeKey, entry, done, definition))) return SETTLED;
     this.signal(job.type, 'done', attempt);
     await this.settled(definition, done, 'done');
@@ -360,15 +359,11 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   }
 
   /** The record after a run: all it carries over (results, state, the run it is) but `deferred`. */
-  private record(
-    job: JobRecord,
-    status: JobStatus,
-    attempts: number,
-    lastError: string | undefined,
-  ): JobRecord {
+  private record(job: JobRecord, status: JobStatus, attempts: number, lastError?: string): JobRecord {
     const { deferred: _deferred, lastError: _lastError, ...kept } = job;
     const next: JobRecord = { ...kept, status, attempts, updatedAt: this.now() };
     if (lastError !== undefined) next.lastError = lastError;
+    if (next.results === undefined) delete next.results; // a dispatch without `keepResults`
     return next;
   }
 
