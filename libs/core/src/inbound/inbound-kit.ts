@@ -59,7 +59,7 @@ const optional = (token: InjectionToken) => ({ token, optional: true });
  * store, its access policy, its outbound transport and its InboundPipeline. A module gives its
  * tokens and, from its resolved options, the settings that differ; the kit wires the rest the same
  * way for every module (app-wide store, job runner, telemetry, readiness, handler discovery).
- * A third module over it: inbound-kit.spec.ts. Without EventEmitterModule in the app, the
+ * An example module built on it: inbound-kit.spec.ts. Without EventEmitterModule in the app, the
  * pipeline's provider fails the bootstrap with a HubtelConfigError naming it; the module's other
  * parts take the emitter from `pipeline.emitter`.
  */
