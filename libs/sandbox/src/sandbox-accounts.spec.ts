@@ -308,6 +308,17 @@ describe('sandbox accounts: fulfillment callbacks with callback credentials', ()
       ...(auth ? { auth } : {}),
     });
 
+  it("prints each account's callback key pair (none where the receiver asks for none)", () => {
+    const env = sandboxEnv(sandbox, { accounts: ['default', 'north', 'south'] });
+    expect(env).toMatchObject({
+      HUBTEL_CALLBACK_CLIENT_ID: 'main-cb',
+      HUBTEL_CALLBACK_CLIENT_SECRET: 'main-cb-secret',
+      HUBTEL_NORTH_CALLBACK_CLIENT_ID: 'north-cb',
+      HUBTEL_NORTH_CALLBACK_CLIENT_SECRET: 'north-cb-secret',
+    });
+    expect(env).not.toHaveProperty('HUBTEL_SOUTH_CALLBACK_CLIENT_ID'); // south's receiver asks for none
+  });
+
   it("accepts a callback for the account's session with its credentials, and records the account", async () => {
     sandbox.recordServicePayment('cb-north', { amount: 2, orderId: 'o-1', account: 'north' });
     const res = await callback('cb-north', northCallback);

@@ -18,7 +18,8 @@ export interface SandboxEnvOptions {
  * The `HUBTEL_*` variables that point an app at this sandbox, as the modules' env pickers
  * (`smsOptionsFromEnv`, `checkoutOptionsFromEnv`, `serviceAppOptionsFromEnv`) read them: its base
  * URLs, the credentials it accepts, its POS Sales ID (which is also the merchant account number
- * it accepts), and the sender id when the account declares some. A name the sandbox does not
+ * it accepts), the sender id when the account declares some, and the callback key pair when its
+ * fulfillment callback receiver demands one. A name the sandbox does not
  * serve throws a SandboxNotFoundError.
  */
 export function sandboxEnv(sandbox: HubtelSandbox, options: SandboxEnvOptions = {}): Record<string, string> {
@@ -34,7 +35,7 @@ export function sandboxEnv(sandbox: HubtelSandbox, options: SandboxEnvOptions = 
 /** One account's variables: `HUBTEL_X` for the default one, `HUBTEL_<NAME>_X` for a named one. */
 function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<string, string> {
   const urls = sandbox.baseUrls();
-  const { sms, api } = account.credentials;
+  const { sms, api, callback } = account.credentials;
   const name = (variable: string) =>
     account.name === SANDBOX_DEFAULT_ACCOUNT
       ? variable
@@ -53,6 +54,13 @@ function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<str
       ? [[HUBTEL_ENV.smsSenderId, account.senderIds[0]!] as [string, string]]
       : []),
     [HUBTEL_ENV.callbackUrl, urls.fulfillmentCallback],
+    // The pair the sandbox's fulfillment callback receiver demands of this account, when it has one.
+    ...(callback
+      ? ([
+          [HUBTEL_ENV.callbackClientId, callback.clientId],
+          [HUBTEL_ENV.callbackClientSecret, callback.clientSecret],
+        ] as [string, string][])
+      : []),
   ];
   return Object.fromEntries(values.map(([variable, value]) => [name(variable), value]));
 }
