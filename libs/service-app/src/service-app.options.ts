@@ -418,8 +418,10 @@ export class ServiceAppModuleOptions {
  * Every other option it leaves out is the default account's (`access`, `verification`, `ussd`,
  * `messages` field by field).
  */
-export type ServiceAppAccountOverrides = Omit<
-  ServiceAppModuleOptions,
+export type ServiceAppAccountOverrides = Omit<ServiceAppModuleOptions, ServiceAppModuleWideOption>;
+
+/** Options of the whole module, set on the default account only (declared `account: 'defaultOnly'`). */
+export type ServiceAppModuleWideOption =
   | 'store'
   | 'flows'
   | 'shutdownGraceMs'
@@ -427,8 +429,7 @@ export type ServiceAppAccountOverrides = Omit<
   | 'maxPendingSessions'
   | 'accounts'
   | 'callbackRetry'
-  | 'fulfillmentRetry'
->;
+  | 'fulfillmentRetry';
 
 /**
  * The resolved options of named account `name`: its own options over the default account's
