@@ -13,6 +13,8 @@ export interface ReplicaLatency {
   count: number;
   /** Probed requests whose handler never started (or answered wrong / failed). */
   lost: number;
+  /** Probed requests whose handler started more than once (on either replica). */
+  twice: number;
   p50: number;
   p90: number;
   p99: number;
@@ -92,12 +94,16 @@ export async function measureBullmqReplicas(
 
     const arrived = new Map<string, number>();
     const started = new Map<string, number>();
+    let twice = 0;
     for (const report of reports) {
       const a = report.arrivals as Array<string | number>;
       for (let i = 0; i < a.length; i += 2) arrived.set(a[i] as string, a[i + 1] as number);
+    }
+    for (const report of reports) {
       const h = report.handled as Array<string | number>;
       for (let i = 0; i < h.length; i += 2)
         if (!started.has(h[i] as string)) started.set(h[i] as string, h[i + 1] as number);
+        else if (arrived.has(h[i] as string)) twice++;
     }
     const samples: Array<[at: number, ms: number]> = [];
     for (const [key, at] of arrived) {
@@ -127,6 +133,7 @@ export async function measureBullmqReplicas(
     return {
       count: sorted.length,
       lost: arrived.size - sorted.length + wrong,
+      twice,
       p50: percentile(sorted, 50),
       p90: percentile(sorted, 90),
       p99: percentile(sorted, 99),

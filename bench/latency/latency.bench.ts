@@ -93,10 +93,20 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
         const count = Number(probe.count);
         const windows = (probe.windowP99 as number[]).map(Number);
         const typical = median(windows);
-        const lost = Number(probe.pending) + Number(probe.unmatched) + http.wrong + http.errors;
+        const lost = Number(probe.pending) + Number(probe.twice) + http.wrong + http.errors;
+        // Which way each was lost: a bare count cannot tell a lost callback from a refused one.
+        const how = Object.entries({
+          'never reached the handler': Number(probe.pending),
+          'handled twice': Number(probe.twice),
+          'wrong answer': http.wrong,
+          'HTTP error': http.errors,
+        })
+          .filter(([, n]) => n > 0)
+          .map(([what, n]) => `${n} ${what}`)
+          .join(', ');
         log(
           `  ${adapter} ${shape}: ${count} handled, p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms` +
-            (lost ? ` (${lost} not matched)` : ''),
+            (lost ? ` (${how}${http.failures.length ? `: ${http.failures.join('; ')}` : ''})` : ''),
         );
         rows.push([
           adapter,
@@ -109,7 +119,7 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
           windows.map((w) => w.toFixed(2)).join(' / '),
           max.toFixed(2),
           `${percentile(http.latenciesMs, 50).toFixed(2)} / ${percentile(http.latenciesMs, 99).toFixed(2)}`,
-          lost ? `${lost} requests refused, failed or never reached the handler` : '',
+          lost ? `${lost} requests not handled once: ${how}` : '',
         ]);
         goals.push({
           area: `Callback → handler, ${SHAPES[shape].label}, ${adapter}`,
@@ -211,7 +221,7 @@ async function measureReplicas(
     for (const kind of ['suite', 'bare'] as const) {
       const result = results[kind];
       if (!result) continue;
-      const { count, lost, p50, p90, p99, max, windowP99, http } = result;
+      const { count, lost, twice, p50, p90, p99, max, windowP99, http } = result;
       const latencies = Float64Array.from(http.flatMap((run) => [...run.latenciesMs])).sort();
       const requests = http.reduce((sum, run) => sum + run.requests, 0);
       const elapsed = Math.max(...http.map((run) => run.elapsedSec));
@@ -229,7 +239,12 @@ async function measureReplicas(
         windowP99.map((w) => w.toFixed(2)).join(' / '),
         max.toFixed(2),
         `${percentile(latencies, 50).toFixed(2)} / ${percentile(latencies, 99).toFixed(2)}`,
-        lost ? `${lost} requests refused, failed or not handled within 0.5 s of the load's end` : '',
+        [
+          lost ? `${lost} requests refused, failed or not handled within 0.5 s of the load's end` : '',
+          twice ? `${twice} handled twice` : '',
+        ]
+          .filter(Boolean)
+          .join('; '),
       ]);
     }
     const area = `Callback → handler, 2 replicas on BullMQ, ${rate} req/s`;
@@ -254,10 +269,12 @@ async function measureReplicas(
       measured:
         `${ratio.toFixed(2)}x: suite p99 ${s99.toFixed(2)} ms, bare ${b99.toFixed(2)} ms (medians of 3 windows); ` +
         `p50 ${suite.p50.toFixed(2)} / ${bare.p50.toFixed(2)} ms (${(suite.p50 / bare.p50).toFixed(2)}x)`,
-      met: lost === 0 ? ratio <= GOAL_VS_BARE : false,
+      // The suite promises one run per callback; the bare baseline promises nothing of the kind.
+      met: lost === 0 && suite.twice === 0 ? ratio <= GOAL_VS_BARE : false,
       margin:
         marginAtMost(ratio, GOAL_VS_BARE) +
-        (lost ? `; ${suite.lost} (suite) and ${bare.lost} (bare) callbacks not handled` : ''),
+        (lost ? `; ${suite.lost} (suite) and ${bare.lost} (bare) callbacks not handled` : '') +
+        (suite.twice ? `; ${suite.twice} handled twice by the suite` : ''),
     });
   }
 }

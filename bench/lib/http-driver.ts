@@ -25,18 +25,29 @@ export interface DriveStats {
   sent: number;
   wrong: number;
   errors: number;
+  /** The first few wrong answers and errors, described (status and body, or the error). */
+  failures: string[];
   elapsedSec: number;
 }
 
-async function send(pool: Pool, request: Sent): Promise<boolean> {
-  const { statusCode, body } = await pool.request({
-    method: 'POST',
-    path: request.path,
-    headers: { 'content-type': 'application/json', accept: 'application/json', ...request.headers },
-    body: request.body,
-  });
-  const text = await body.text();
-  return request.check ? request.check(statusCode, text) : statusCode >= 200 && statusCode < 300;
+const FAILURES_KEPT = 5;
+
+async function send(pool: Pool, request: Sent, failures: string[]): Promise<boolean> {
+  try {
+    const { statusCode, body } = await pool.request({
+      method: 'POST',
+      path: request.path,
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...request.headers },
+      body: request.body,
+    });
+    const text = await body.text();
+    const ok = request.check ? request.check(statusCode, text) : statusCode >= 200 && statusCode < 300;
+    if (!ok && failures.length < FAILURES_KEPT) failures.push(`${statusCode} ${text.slice(0, 200)}`);
+    return ok;
+  } catch (error) {
+    if (failures.length < FAILURES_KEPT) failures.push(String(error));
+    throw error;
+  }
 }
 
 /** `rate` requests per second, evenly spaced, for `durationSec`, whatever the answers' timing. */
@@ -52,6 +63,7 @@ export async function openLoop(
   const sentAt: number[] = [];
   let wrong = 0;
   let errors = 0;
+  const failures: string[] = [];
   const total = Math.round(rate * durationSec);
   const start = performance.now();
   const inFlight: Promise<void>[] = [];
@@ -64,7 +76,7 @@ export async function openLoop(
       // From when it was due, or from when it went out if that was (slightly) early.
       const from = Math.min(due, performance.now());
       inFlight.push(
-        send(pool, request).then(
+        send(pool, request, failures).then(
           (ok) => {
             latencies.push(performance.now() - from);
             sentAt.push(due);
@@ -85,6 +97,7 @@ export async function openLoop(
     sent: total,
     wrong,
     errors,
+    failures,
     elapsedSec: (Math.max(performance.now(), start) - start) / 1000,
   };
 }
@@ -108,6 +121,7 @@ export async function sessionLoop(
   let wrong = 0;
   let errors = 0;
   let requests = 0;
+  const failures: string[] = [];
   const sentTimes: number[] = [];
   let serial = 0;
   let sent = 0;
@@ -126,7 +140,7 @@ export async function sessionLoop(
         if (measured) requests++;
         sent++;
         try {
-          const ok = await send(pool, request);
+          const ok = await send(pool, request, measured ? failures : []);
           if (measured) {
             latencies.push(performance.now() - sentAt);
             sentTimes.push(sentAt);
@@ -154,6 +168,7 @@ export async function sessionLoop(
     sent,
     wrong,
     errors,
+    failures,
     elapsedSec: (Math.max(performance.now(), start) - start) / 1000,
   };
 }
