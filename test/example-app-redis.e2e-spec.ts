@@ -289,10 +289,13 @@ redisBinary.describe('two replicas of the example on one Redis and one external 
     } finally {
       await redis.restart();
     }
-    for (;;) {
-      const res = await fetch(`${a.url}/api/orders/ord_${'0'.repeat(24)}`);
-      if (res.status === 404) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    // Each replica reconnects on its own: wait until both read the store again (404: no such order).
+    for (const replica of [a, b]) {
+      for (;;) {
+        const res = await fetch(`${replica.url}/api/orders/ord_${'0'.repeat(24)}`);
+        if (res.status === 404) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     }
     const { orderId } = await placeOrder(a.url, { product: 'shea-soap', phone: '0277000444' });
     expect(await getOrder(b.url, orderId)).toMatchObject({ status: 'awaiting-payment' });
