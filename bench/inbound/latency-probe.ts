@@ -16,7 +16,11 @@ export class LatencyProbe {
   private samples: number[] = [];
   private arrivedAt: number[] = [];
   private twice = 0;
-  /** Every key whose handler ran since the server started. */
+  private recording = false;
+  /**
+   * Every key whose handler ran since `start` (kept only while recording: the throughput runs call
+   * `handled` too, and must not pay for a set of every key they sent).
+   */
   private readonly handledKeys = new Set<string>();
   /** Host handler runs per kind since the server started (checks every request did real work). */
   readonly counts: Record<string, number> = {};
@@ -33,7 +37,9 @@ export class LatencyProbe {
     this.samples = [];
     this.arrivedAt = [];
     this.twice = 0;
+    this.recording = true;
     this.arrivals.clear();
+    this.handledKeys.clear();
     // First listener: runs before the framework's own handler for the same request.
     this.server?.prependListener('request', this.onRequest);
   }
@@ -46,17 +52,17 @@ export class LatencyProbe {
   /** Called by the host handler with the request's key. */
   handled(key: string, kind: string): void {
     this.count(kind);
+    if (!this.recording) return;
     // A key seen before is a handler run twice: the one thing this probe must never miss.
-    const again = this.handledKeys.has(key);
-    this.handledKeys.add(key);
-    const at = this.arrivals.get(key);
-    if (at === undefined) {
-      // Not twice and not arrived since `start`: a warm-up request whose handler started after
-      // `start` (a loaded machine), not a measured one.
-      if (again && this.server?.listeners('request').includes(this.onRequest)) this.twice++;
+    if (this.handledKeys.has(key)) {
+      this.twice++;
       return;
     }
-    if (again) this.twice++;
+    this.handledKeys.add(key);
+    const at = this.arrivals.get(key);
+    // Not arrived since `start`: a warm-up request whose handler started after it (a loaded
+    // machine), not a measured one.
+    if (at === undefined) return;
     this.arrivals.delete(key);
     this.samples.push(Number(process.hrtime.bigint() - at) / 1e6);
     this.arrivedAt.push(Number(at) / 1e6);
@@ -70,6 +76,7 @@ export class LatencyProbe {
   /** Stops recording and returns the latencies (ms) recorded since `start`. */
   stop(): Record<string, unknown> {
     this.server?.removeListener('request', this.onRequest);
+    this.recording = false;
     const sorted = Float64Array.from(this.samples).sort();
     const result = {
       count: sorted.length,
@@ -82,6 +89,7 @@ export class LatencyProbe {
       windowP99: this.windowP99(3),
     };
     this.arrivals.clear();
+    this.handledKeys.clear();
     this.samples = [];
     this.arrivedAt = [];
     return result;
