@@ -155,7 +155,7 @@ export async function runSessionsSection(
         const typical = median(result.windowP99Ms);
         const stepsPerSec = count / result.elapsedSec;
         log(
-          `  ${adapter} (${channel}): ${fmt(count)} steps, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${bad ? `, ${bad} wrong/failed` : ''}`,
+          `  ${adapter} (${channel}): ${fmt(count)} steps, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms${bad ? `, ${bad} wrong/failed: ${result.failures.join('; ')}` : ''}`,
         );
         rows.push([
           channel === 'app' ? adapter : `${adapter}, ${channel}`,
