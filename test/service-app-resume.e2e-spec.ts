@@ -89,6 +89,8 @@ for (const kind of STORE_KINDS) {
           url: sandbox.baseUrls().status,
         },
         flows: [resumable],
+        // Resume is offered only behind an allow-list or a path secret (issue 30).
+        access: { allowedIps: ['127.0.0.1'] },
       });
 
       beforeAll(async () => {
@@ -243,6 +245,35 @@ for (const kind of STORE_KINDS) {
         expect(await dial(a, number).start()).toMatchObject({ Message: 'Number to buy data for' });
       });
 
+      it('offers an abandoned session once: of two starts at once (on both replicas on Redis), one is asked, the other starts fresh', async () => {
+        const number = mobile();
+        const { menu } = await abandonAtStep2(a, number);
+        const first = dial(a, number);
+        const second = dial(b ?? a, number);
+        const answers = await Promise.all([first.start(), second.start()]);
+        const asked = answers.filter((answer) => answer.Message === QUESTION);
+        expect(asked).toHaveLength(1);
+        expect(answers.filter((answer) => answer.Message === 'Number to buy data for')).toHaveLength(1);
+        // The one asked restores it; the other is a fresh session that knows nothing of it.
+        const [winner, loser] = answers[0].Message === QUESTION ? [first, second] : [second, first];
+        expect((await winner.answer('1')).Message).toBe(menu.Message);
+        expect(await loser.answer('1')).toMatchObject({
+          DataType: 'input',
+          Message: `${M.phone}\nNumber to buy data for`,
+        });
+      });
+
+      it('offers it again after a dial that left at the question (released before answering)', async () => {
+        const number = mobile();
+        const { menu } = await abandonAtStep2(a, number);
+        const left = dial(a, number);
+        expect((await left.start()).Message).toBe(QUESTION);
+        await left.send('release');
+        const redial = dial(b ?? a, number);
+        expect((await redial.start()).Message).toBe(QUESTION);
+        expect((await redial.answer('1')).Message).toBe(menu.Message);
+      });
+
       // Replicas share a store on Redis only.
       if (kind === 'redis')
         it('resumes a redial that reaches the other replica (shared store)', async () => {
@@ -264,6 +295,54 @@ for (const kind of STORE_KINDS) {
           });
           expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
         });
+    });
+
+    describe('behind an open endpoint (no path secret, no allow-list)', () => {
+      let open: Merchant;
+
+      beforeAll(async () => {
+        open = await startMerchant(
+          'express',
+          {
+            store: storeA,
+            callbackUrl: sandbox.baseUrls().fulfillmentCallback,
+            flows: [resumable],
+          },
+          {},
+          { imports: stores.jobRunnerImports() },
+        );
+      });
+
+      afterAll(() => open?.close());
+
+      it('is said at start-up, and resume is off: whoever sends a Mobile never sees what its owner typed', async () => {
+        const number = `23324${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+        const send = (sessionId: string, Type: string, Message = '') =>
+          post(`${open.url}/api/service-flow`, {
+            Type,
+            Message,
+            ServiceCode: CODE,
+            Operator: 'mtn',
+            ClientState: '',
+            Mobile: number,
+            SessionId: sessionId,
+          });
+        const owner = randomUUID();
+        await send(owner, 'initiation');
+        expect((await send(owner, 'Response', `0${number.slice(3)}`)).body).toMatchObject({
+          DataType: 'select',
+        });
+        await send(owner, 'release');
+        // Someone else with the owner's number, within the window.
+        const other = await send(randomUUID(), 'initiation');
+        expect(other.body).toMatchObject({ DataType: 'input', Message: 'Number to buy data for' });
+        expect(JSON.stringify(other.body)).not.toContain(number.slice(3));
+        expect(
+          open.logger.lines.filter(
+            (l) => l.includes('resumable') && l.includes('neither a path secret nor an IP allow-list'),
+          ),
+        ).toHaveLength(1);
+      });
     });
   });
 }

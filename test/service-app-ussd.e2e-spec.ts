@@ -56,6 +56,39 @@ function menuFlow(name: string, code: string, message: string, options: typeof T
     .build();
 }
 
+/** Airtime by amount: the options' Values are numbers ("0" to "19"), as many USSD back ends write them. */
+const AIRTIME = Array.from({ length: 20 }, (_, i) => ({
+  Display: `Airtime GHS ${i + 1}`,
+  Value: String(i),
+  Amount: i + 1,
+}));
+
+/** The number to top up, then the airtime menu (a prompt before it: "back" has somewhere to go). */
+const airtimeFlow = new ServiceFlowBuilder('airtime')
+  .forServiceCode('airtime')
+  .step('number', (ctx) => ctx.input({ message: 'Number to top up', fieldType: 'phone', name: 'to' }))
+  .step('pick', (ctx) =>
+    ctx.select({ message: 'Choose the airtime amount for the number', name: 'pack', options: AIRTIME }),
+  )
+  .step('cart', (ctx) => {
+    const option = ctx.selected()!;
+    return ctx.addToCart({
+      message: `Buy ${option.Display}`,
+      item: { ItemName: option.Display, Qty: 1, Price: option.Amount, ServiceData: { pack: option.Value } },
+    });
+  })
+  .build();
+
+/** A menu whose next step turns every choice down with a reason outside GSM-7. */
+const REFUSAL = 'Épuisé ✗ choisis un autre';
+const refusingFlow = new ServiceFlowBuilder('refusing')
+  .forServiceCode('menu-refusing')
+  .step('pick', (ctx) =>
+    ctx.select({ message: 'Choose a bundle for 233241234567:', name: 'bundle', options: THIRTY }),
+  )
+  .step('cart', (ctx) => ctx.reject(REFUSAL))
+  .build();
+
 /** A flow a `favorite` request can skip into: the saved choice comes in the request's Message. */
 const favoriteFlow = new ServiceFlowBuilder('favorite')
   .forServiceCode('fav')
@@ -110,6 +143,8 @@ describe.each<Adapter>(['express', 'fastify'])('the USSD channel over %s', (adap
         THIRTY[2]!,
       ]),
       favoriteFlow,
+      airtimeFlow,
+      refusingFlow,
     ],
   });
 
@@ -252,6 +287,70 @@ describe.each<Adapter>(['express', 'fastify'])('the USSD channel over %s', (adap
       const warnings = merchant.logger.lines.filter((l) => l.includes('Flow long, step "pick"'));
       expect(warnings).toHaveLength(1);
     });
+  });
+
+  describe('navigation keys in a menu whose values are numbers', () => {
+    const start = async () => {
+      const session = phone(merchant, { Operator: 'mtn' }, 'airtime');
+      await session.start();
+      const first = await session.answer('0241234567');
+      expect(first).toMatchObject({ DataType: 'select' });
+      return { session, first };
+    };
+
+    it('"8" (back) on the first page and "9" (more) on the last are asked again, never the option of that Value', async () => {
+      const { session, first } = await start();
+      expect(first.Message).not.toContain('\n8. ');
+      const again = await session.answer('8');
+      expect(again).toMatchObject({ Type: 'Response', DataType: 'select' });
+      // The explanation above the same page (in the prompt's place when the page is full).
+      const body = (message: string) => message.split('\n').slice(1).join('\n');
+      expect(again.Message).toBe(`${M.select}\n${body(first.Message)}`);
+      expect(await merchant.fulfillment.getCart(session.sessionId)).toBeUndefined();
+
+      const pages = await walk(session, first);
+      const last = pages.at(-1);
+      expect(last.Message).not.toContain('\n9. ');
+      const still = await session.answer('9');
+      expect(still).toMatchObject({ Type: 'Response', DataType: 'select' });
+      expect(still.Message).toBe(`${M.select}\n${body(last.Message)}`);
+      expect(await merchant.fulfillment.getCart(session.sessionId)).toBeUndefined();
+      // The keys still navigate where offered, and the numbers shown still choose.
+      expect((await session.answer('8')).Message).toBe(pages.at(-2).Message);
+      // Airtime GHS 8 (Value "7") is shown as 10: the numbers skip the keys.
+      const line = pages
+        .at(-2)
+        .Message.split('\n')
+        .find((l: string) => l.endsWith('Airtime GHS 8'))!;
+      expect(line).toBe('10. Airtime GHS 8');
+      expect(await session.answer('10')).toMatchObject({
+        Type: 'Release',
+        Item: { Price: 8, ServiceData: { pack: '7' } },
+      });
+    });
+
+    it('"0" (a back input) goes back on USSD even where an option\'s Value is "0"', async () => {
+      const { session } = await start();
+      expect(await session.answer('0')).toMatchObject({ DataType: 'input', Message: 'Number to top up' });
+      expect(await merchant.fulfillment.getCart(session.sessionId)).toBeUndefined();
+    });
+  });
+
+  it('keeps a ctx.reject reason outside GSM-7 on a full page: the page gives up options so the reason fits 70', async () => {
+    const session = phone(merchant, { Operator: 'mtn' }, 'menu-refusing');
+    const first = await session.start();
+    expect(ussdScreen(first.Message)).toMatchObject({ gsm7: true, fits: true });
+    expect(first.Message.length).toBeGreaterThan(70);
+    const refused = await session.answer('1');
+    const lines = (refused.Message as string).split('\n');
+    expect(lines[0]).toBe(REFUSAL);
+    expect(ussdScreen(refused.Message)).toMatchObject({ gsm7: false, fits: true });
+    expect(refused.Message.length).toBeLessThanOrEqual(70);
+    // What is left is page 1's: its first options, then its "more" line.
+    expect(lines.at(-1)).toBe('9. More');
+    const shown = lines.slice(1, -1);
+    expect(shown.length).toBeGreaterThan(0);
+    expect(first.Message.split('\n').slice(1, 1 + shown.length)).toEqual(shown);
   });
 
   it('answers the app channel (Operator Hubtel-Android) exactly as before: the whole list in Data, Message the prompt', async () => {

@@ -194,7 +194,7 @@ function buildAccount(
     status,
     callback: new FulfillmentCallbackClient(transport),
     verifying: options.verification.enabled && status !== undefined,
-    flows: defaults.flows.forAccount(name, options),
+    flows: defaults.flows.forAccount(name, options, access),
     transport,
   };
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { deleteIfVersion, type InboundPipeline } from '#internal';
+import { deleteIfVersion, type InboundAccessPolicy, type InboundPipeline } from '#internal';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
   HUBTEL_TELEMETRY,
@@ -12,6 +12,7 @@ import {
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
 import {
+  SERVICE_APP_ACCESS_POLICY,
   SERVICE_APP_DEFAULTS,
   SERVICE_APP_KEYS,
   SERVICE_APP_OPTIONS,
@@ -110,6 +111,11 @@ export class ServiceFlowService {
   /** The resume question of each resumable flow (shared, frozen: one per flow). */
   private readonly resumeScreens = new Map<string, StoredScreen>();
   private resumableFlows?: boolean;
+  /**
+   * Whether resume is offered: only behind a path secret or an IP allow-list. An open endpoint
+   * would show what a customer typed to anyone who sends their Mobile.
+   */
+  private readonly resumeGuarded: boolean;
 
   constructor(
     private readonly registry: ServiceFlowRegistry,
@@ -118,7 +124,10 @@ export class ServiceFlowService {
     @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
     /** Its emitter answers `query` requests (@OnServiceQuery()); absent in unit tests. */
     @Optional() @Inject(SERVICE_APP_PIPELINE) private readonly pipeline?: InboundPipeline,
+    /** The account's access policy (path secret, allow-list): resume is offered only behind one. */
+    @Optional() @Inject(SERVICE_APP_ACCESS_POLICY) access?: InboundAccessPolicy,
   ) {
+    this.resumeGuarded = access?.enabled ?? false;
     this.sessionWrite = Object.freeze({ ttlMs: options.sessionTtlMs });
     this.startWrite = Object.freeze({ ttlMs: options.sessionStartTtlMs });
     this.pending = new PendingStarts(options.maxPendingSessions, options.sessionStartTtlMs);
@@ -134,12 +143,41 @@ export class ServiceFlowService {
    * own options (messages, TTLs, USSD...); its sessions and carts record the account. Built once
    * per account by the module's accounts; the instance-wide start cap is shared.
    */
-  forAccount(account: string, options: ResolvedServiceAppOptions): ServiceFlowService {
-    const engine = new ServiceFlowService(this.registry, this.store, options, this.telemetry, this.pipeline);
+  forAccount(
+    account: string,
+    options: ResolvedServiceAppOptions,
+    access: InboundAccessPolicy,
+  ): ServiceFlowService {
+    const engine = new ServiceFlowService(
+      this.registry,
+      this.store,
+      options,
+      this.telemetry,
+      this.pipeline,
+      access,
+    );
     engine.pending = this.pending;
     engine.accountEngines = this.accountEngines;
     engine.named = account === HUBTEL_DEFAULT_ACCOUNT ? undefined : account;
+    engine.warnUnguardedResume();
     return engine;
+  }
+
+  /** At start-up (and when a named account is built): resume is off behind an open endpoint; said once. */
+  onApplicationBootstrap(): void {
+    this.warnUnguardedResume();
+  }
+
+  private warnUnguardedResume(): void {
+    if (this.resumeGuarded || !this.anyResumable()) return;
+    const flows = this.registry
+      .list()
+      .filter((flow) => flow.resume)
+      .map((flow) => flow.name);
+    const path = this.named === undefined ? 'serviceApp' : `serviceApp[${this.named}]`;
+    this.logger.warn(
+      `Flows ${flows.join(', ')} are resumable, but the service-flow endpoint of account "${this.account}" has neither a path secret nor an IP allow-list (${path}.access): resume is off there, since anyone sending a customer's Mobile would see what they typed`,
+    );
   }
 
   /** The account this engine serves. */
@@ -263,6 +301,9 @@ export class ServiceFlowService {
       );
       return releaseResponse(sessionId, this.options.messages.unavailable);
     }
+    if (await this.taken(sessionId, key, request.Mobile)) {
+      return releaseResponse(sessionId, this.options.messages.sessionExpired);
+    }
     if (this.logger.isLevelEnabled('debug')) {
       this.logger.debug(
         `Session ${sessionId} started by ${maskMsisdn(request.Mobile)} on ${request.ServiceCode} → flow ${flow.name}`,
@@ -285,7 +326,7 @@ export class ServiceFlowService {
       timedOut: undefined,
       account: this.named,
     };
-    if (flow.resume && !favorite) {
+    if (flow.resume && this.resumeGuarded && !favorite) {
       const offer = await this.resumeOffer(flow, session, sessionId);
       if (offer) {
         const screen = this.resumeScreen(flow);
@@ -296,6 +337,28 @@ export class ServiceFlowService {
     }
     const run = await this.runner.run(flow, flow.start, sessionId, session, undefined, favorite);
     return this.apply(flow, sessionId, key, session, undefined, run);
+  }
+
+  /**
+   * Whether an initiation comes for a SessionId it may not start again: another account's session
+   * or cart is refused (ServiceAppWrongAccountError: 409), and a session with a cart (paid, or about
+   * to be: the platform never starts one again) is answered as expired. Either would otherwise let
+   * whoever knows the SessionId replace the cart before the paid order is fulfilled.
+   */
+  private async taken(sessionId: string, key: string, mobile: string): Promise<boolean> {
+    const [entry, cart] = await Promise.all([
+      this.store.get<unknown>(key),
+      this.store.get<StoredCart | null>(cartKey(sessionId)),
+    ]);
+    const session = entry && readRecord(entry.value);
+    if (session) this.assertOwn(sessionId, session);
+    if (!cart?.value) return false;
+    if (accountOf(cart.value) !== this.account)
+      throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(cart.value));
+    this.logger.warn(
+      `Initiation of session ${sessionId} by ${maskMsisdn(mobile)} refused: the session already has a cart (a SessionId used again?); answered "${this.options.messages.sessionExpired}"`,
+    );
+    return true;
   }
 
   private async respond(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
@@ -323,7 +386,7 @@ export class ServiceFlowService {
     const raw = request.Message.trim();
     const screen = session.screen;
 
-    if (this.isBack(raw, screen)) return this.back(flow, sessionId, key, session, version);
+    if (this.isBack(raw, screen, session.ussd)) return this.back(flow, sessionId, key, session, version);
     if (screen.step === RESUME_STEP) return this.answerResume(flow, sessionId, key, session, version, raw);
 
     let chosen: SelectOption | undefined;
@@ -338,6 +401,10 @@ export class ServiceFlowService {
       }
       // The number shown beside an option (what the phone showed wins over an option's Value).
       chosen = this.ussd.chosen(screen, raw);
+      // A navigation key not offered on this page is never an option's Value: the phone showed
+      // no option beside it (options are numbered around the keys). Asked again.
+      if (!chosen && this.ussd.isNavigationKey(raw))
+        return this.prompt(session, sessionId, screen, this.options.messages.select, session.page);
     }
     const check: ReturnType<typeof checkAnswer> = chosen
       ? { ok: true, value: chosen.Value, option: chosen }
@@ -458,10 +525,11 @@ export class ServiceFlowService {
     return releaseResponse(request.SessionId, this.options.messages.unsupported, null, 'Release');
   }
 
-  private isBack(raw: string, screen: StoredScreen): boolean {
+  private isBack(raw: string, screen: StoredScreen, ussd: true | undefined): boolean {
     if (!this.options.backInputs.includes(raw)) return false;
-    // An option whose Value is the back input wins: the user chose it.
-    if (screen.kind === 'select' && screen.options) {
+    // An option whose Value is the back input wins: the user chose it. Not on USSD, where the user
+    // types the numbers shown, which skip the back inputs: there it always means back.
+    if (!ussd && screen.kind === 'select' && screen.options) {
       for (const option of screen.options) if (option.Value === raw) return false;
     }
     return true;
@@ -569,7 +637,8 @@ export class ServiceFlowService {
   /**
    * The unfinished session to offer at this start, if any: one of this flow, for this Mobile and
    * ServiceCode, within the window, at a step the flow still has, and not finished (a cart of it
-   * means it was carted: never offered, even if its record was not deleted).
+   * means it was carted: never offered, even if its record was not deleted). Taken from the store
+   * (deleted at the version read): of two starts at once, on any replicas, one only gets it.
    */
   private async resumeOffer(
     flow: ServiceFlowDefinition,
@@ -589,7 +658,7 @@ export class ServiceFlowService {
     ) {
       return undefined;
     }
-    return left;
+    return (await deleteIfVersion(this.store, key, entry.version)) ? left : undefined;
   }
 
   /** The answer to the resume question: the old state under the new SessionId, or a fresh start. */
@@ -608,8 +677,7 @@ export class ServiceFlowService {
       if (!check.ok) return this.prompt(session, sessionId, screen, check.reason);
       option = check.option;
     }
-    // Offered once: whatever the answer, the old session's record is used up.
-    await this.store.delete(resumeKey(session.serviceCode, session.mobile, session.account));
+    // Offered once (taken at the offer): whatever the answer, the old session's record is used up.
     const left = session.resume;
     if (option?.Value === 'yes' && left) {
       const restored = record(session, left.screen, left.history, left.data, left.selections);
@@ -636,14 +704,28 @@ export class ServiceFlowService {
    * the next dial, the window starting now.
    */
   private async keepForResume(sessionId: string, key: string, known?: SessionRecord): Promise<void> {
+    if (!this.resumeGuarded) return;
     let session = known;
     if (!session) {
       if (!this.anyResumable()) return;
       const entry = await this.store.get<unknown>(key);
       session = entry ? readRecord(entry.value) : undefined;
     }
-    if (!session || session.screen.step === RESUME_STEP || Object.keys(session.data).length === 0) return;
+    if (!session) return;
     const flow = this.registry.get(session.flow);
+    if (session.screen.step === RESUME_STEP) {
+      // Gone before answering the question: the session it offered is left for the next dial again.
+      if (flow?.resume && session.resume)
+        await this.store.set(
+          resumeKey(session.serviceCode, session.mobile, session.account),
+          session.resume,
+          {
+            ttlMs: flow.resume.withinMs,
+          },
+        );
+      return;
+    }
+    if (Object.keys(session.data).length === 0) return;
     if (flow?.resume) await this.writeResume(flow, sessionId, session);
   }
 
@@ -658,6 +740,7 @@ export class ServiceFlowService {
     sessionId: string,
     session: SessionRecord,
   ): Promise<void> {
+    if (!this.resumeGuarded) return;
     await this.store.set(
       resumeKey(session.serviceCode, session.mobile, session.account),
       resumeRecord(sessionId, session, Date.now()),
@@ -743,9 +826,16 @@ export class ServiceFlowService {
           };
           if (session.operator !== undefined) cart.operator = session.operator;
           if (session.account !== undefined) cart.account = session.account;
-          await this.store.set(cartKeyName, cart, { ttlMs: this.options.cartTtlMs });
+          const written = await this.store.setIfAbsent(cartKeyName, cart, { ttlMs: this.options.cartTtlMs });
           await this.forget(key);
           await this.dropResume(flow, session);
+          if (!written && !(await this.sameCart(cartKeyName, cart))) {
+            // The SessionId was started again while its cart stood: the cart it has is the one paid for.
+            this.logger.warn(
+              `Session ${sessionId} already has a cart; another one (for ${maskMsisdn(session.mobile)}) was not written`,
+            );
+            return releaseResponse(sessionId, this.options.messages.sessionExpired);
+          }
           if (this.logger.isLevelEnabled('debug')) {
             this.logger.debug(
               `Session ${sessionId} added "${item.ItemName}" x${item.Qty} at ${item.Price} to the cart`,
@@ -780,6 +870,17 @@ export class ServiceFlowService {
       return this.fail(flow, sessionId, key, step, error);
     }
     return this.fail(flow, sessionId, key, step, new Error(`Step "${step}" answered an unknown reply kind`));
+  }
+
+  /** Whether the cart stored under `key` is `cart` again (a repeated answer), not another one. */
+  private async sameCart(key: string, cart: StoredCart): Promise<boolean> {
+    const kept = (await this.store.get<StoredCart | null>(key))?.value;
+    return (
+      !!kept &&
+      kept.mobile === cart.mobile &&
+      accountOf(kept) === accountOf(cart) &&
+      JSON.stringify(kept.item) === JSON.stringify(cart.item)
+    );
   }
 
   /** The step a prompt leads to: its `next`, else the step declared after it. */

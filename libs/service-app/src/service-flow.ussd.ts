@@ -147,6 +147,12 @@ export interface UssdMenu {
   readonly cut: boolean;
 }
 
+/** The "more" and "back" lines as a menu page shows them. */
+function navigationLines(options: ResolvedUssdOptions): [more: string, back: string] {
+  const text = options.transliterate ? transliterate : (value: string) => value;
+  return [`${options.moreKey}. ${text(options.moreLabel)}`, `${options.backKey}. ${text(options.backLabel)}`];
+}
+
 /**
  * Lays a menu out in pages. Options are numbered 1, 2, … skipping every key that means something
  * else (the navigation keys, the back inputs), so no number ever collides with a navigation entry
@@ -173,8 +179,7 @@ export function layoutMenu(
     n++;
   });
   const sizes = lines.map(sizeOf);
-  const moreLine = `${options.moreKey}. ${text(options.moreLabel)}`;
-  const backLine = `${options.backKey}. ${text(options.backLabel)}`;
+  const [moreLine, backLine] = navigationLines(options);
   const more = sizeOf(moreLine);
   const back = sizeOf(backLine);
   const head = text(title);
@@ -274,9 +279,19 @@ export class UssdScreens {
     const head = menu.heads[index] ?? '';
     const body = head ? whole.slice(head.length + 1) : whole;
     const fitted = cutToFit(lead, (candidate) => fits(`${candidate}\n${body}`));
-    // Too little room for the explanation to say anything: the page alone is the re-ask.
-    if (fitted.length < Math.min(lead.length, MIN_OPTION_TEXT)) return { text: whole, cut: menu.cut };
-    return { text: `${fitted}\n${body}`, cut: menu.cut || fitted !== lead };
+    if (fitted.length >= Math.min(lead.length, MIN_OPTION_TEXT))
+      return { text: `${fitted}\n${body}`, cut: menu.cut || fitted !== lead };
+    // Too little room beside the whole page (a reason outside GSM-7 makes it a 70-character
+    // screen): the reason is what the user must read, so the page gives up its last options
+    // (still chosen by their numbers) and keeps its navigation lines.
+    const navigation = new Set(navigationLines(this.options));
+    const lines = body.split('\n');
+    const nav = lines.filter((line) => navigation.has(line));
+    const shown = lines.filter((line) => !navigation.has(line));
+    while (shown.length > 0 && !fits([lead, ...shown, ...nav].join('\n'))) shown.pop();
+    if (shown.length > 0) return { text: [lead, ...shown, ...nav].join('\n'), cut: menu.cut };
+    const alone = cutToFit(lead, (candidate) => fits([candidate, ...nav].join('\n')));
+    return { text: [alone, ...nav].join('\n'), cut: true };
   }
 
   /** A text (input prompt, re-ask, cart or end message) cut to one screen at a word boundary. */
@@ -284,6 +299,11 @@ export class UssdScreens {
     const plain = this.options.transliterate ? transliterate(message) : message;
     if (ussdScreen(plain, this.options).fits) return { text: plain, cut: false };
     return { text: cutToFit(plain, (candidate) => ussdScreen(candidate, this.options).fits), cut: true };
+  }
+
+  /** Whether `raw` is a key that means navigation here ("more", "back" of the menu pages). */
+  isNavigationKey(raw: string): boolean {
+    return raw === this.options.moreKey || raw === this.options.backKey;
   }
 
   /** The option a typed number chooses (any page's number: numbers never change between pages). */
