@@ -40,7 +40,10 @@ const topup = new ServiceFlowBuilder('topup')
     ctx.input({ message: 'Number to top up', fieldType: 'phone', name: 'destination' }),
   )
   .step('pack', (ctx) => ctx.select({ message: 'Amount', name: 'pack', options: PACKS }))
-  .step('cart', (ctx) => {
+  .step('cart', async (ctx) => {
+    const gate = held.get(ctx.mobile);
+    gate?.arrive();
+    await gate?.wait;
     const option = ctx.selected()!;
     return ctx.addToCart({
       message: `Pay GHS ${option.Amount}`,
@@ -53,6 +56,23 @@ const topup = new ServiceFlowBuilder('topup')
     });
   })
   .build();
+
+/** Cart steps held by the test, by the Mobile whose step it is (a step waiting on a slow back end). */
+const held = new Map<string, { arrive(): void; wait: Promise<void> }>();
+/** Holds `mobile`'s next cart step: `arrived` once it waits, `release()` lets it go on. */
+function hold(mobile: string) {
+  let arrive!: () => void;
+  let release!: () => void;
+  const arrived = new Promise<void>((resolve) => (arrive = resolve));
+  held.set(mobile, { arrive, wait: new Promise<void>((resolve) => (release = resolve)) });
+  return {
+    arrived,
+    release: () => {
+      held.delete(mobile);
+      release();
+    },
+  };
+}
 
 const stores = storeFixture('redis');
 stores.describe('a paid session cannot be started again (two replicas on Redis)', () => {
@@ -183,6 +203,35 @@ stores.describe('a paid session cannot be started again (two replicas on Redis)'
     // Nothing of north's ran for that SessionId: no session, so no cart of north's.
     for (const answer of next)
       expect(answer.body).toMatchObject({ Type: 'release', Message: M.sessionExpired });
+  });
+
+  it("a cart is written once: an attacker's cart step finishing after the payer's never replaces the payer's cart", async () => {
+    const sessionId = randomUUID().replace(/-/g, '');
+    const victim = party(a, sessionId, VICTIM);
+    await victim.start();
+    await victim.answer(`0${VICTIM.slice(3)}`);
+    // The payer's choice is in its cart step (held) when the attacker starts the same SessionId
+    // over (no cart yet: allowed) on the other replica and gets to a cart step of their own.
+    const victimStep = hold(VICTIM);
+    const victimCart = victim.answer('50');
+    await victimStep.arrived;
+    const attacker = party(b, sessionId, ATTACKER);
+    await attacker.start();
+    expect((await attacker.answer(`0${ATTACKER.slice(3)}`)).body).toMatchObject({ DataType: 'select' });
+    const attackerStep = hold(ATTACKER);
+    const attackerCart = attacker.answer('5');
+    await attackerStep.arrived;
+    victimStep.release();
+    expect((await victimCart).body).toMatchObject({ Type: 'AddToCart', Item: { Price: 50 } });
+    attackerStep.release();
+    const late = await attackerCart;
+
+    const orderId = randomUUID().replace(/-/g, '');
+    sandbox.recordServicePayment(sessionId, { amount: 50, orderId });
+    expect(await b.fulfillment.getCart(sessionId)).toMatchObject({ mobile: VICTIM, item: { Price: 50 } });
+    const order = await fulfil(sessionId, orderId);
+    expect(order).toMatchObject({ mobile: VICTIM, serviceData: { to: VICTIM } });
+    expect(late.body).toMatchObject({ Type: 'release', Message: M.sessionExpired });
   });
 
   it("another account's path while the session is still being answered: refused 409; the session goes on", async () => {
