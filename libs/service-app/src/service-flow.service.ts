@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { deleteIfVersion, type InboundAccessPolicy, type InboundPipeline } from '#internal';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
@@ -69,7 +69,8 @@ const CUT_WARNINGS_LIMIT = 1_000;
 /**
  * Serves the service interaction endpoint: one call = one answer of the user, one response.
  *
- * - `initiation` starts the flow routed by ServiceCode (or the default flow) at its start step.
+ * - `initiation` starts the flow routed by ServiceCode (or the default flow) at its start step;
+ *   never over a SessionId that has a cart, nor over another account's session (see `taken`).
  * - `Response` checks the entry against the prompt it answers (re-asking with an explanation when
  *   it does not pass), handles "back", then runs the prompt's `next` step.
  * - `release` forgets the session; `timeout` marks it timed out (nothing more runs in it).
@@ -79,7 +80,8 @@ const CUT_WARNINGS_LIMIT = 1_000;
  * On the USSD channel (decided at the start: `Platform` USSD or a telco `Operator`) the phone shows
  * `Message` only: select prompts are written into it as numbered lines, paged to the screen
  * (UssdScreens), texts longer than a screen are cut, and the cart is a `Release`. A resumable
- * flow's unfinished session leaves its state under the Mobile and ServiceCode for the next dial.
+ * flow's unfinished session leaves its state under the Mobile and ServiceCode for the next dial
+ * (behind a guarded endpoint only: the Mobile is all that names the customer).
  *
  * Sessions live in the store under their SessionId with a sliding TTL, written with
  * compare-and-set so two concurrent calls for one session cannot both advance it. Steps run under
@@ -88,7 +90,7 @@ const CUT_WARNINGS_LIMIT = 1_000;
  * and a stored session this version cannot read is treated as expired.
  */
 @Injectable()
-export class ServiceFlowService {
+export class ServiceFlowService implements OnApplicationBootstrap {
   private readonly logger = new ServiceAppLogger();
   private readonly screens = new ScreenCache();
   private readonly sessionWrite: StoreWriteOptions;
