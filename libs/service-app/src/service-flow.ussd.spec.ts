@@ -1,7 +1,8 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { ussdScreen } from '#internal';
 import { resolveServiceAppOptions } from './service-app.options.js';
-import { cutToFit, detectChannel, layoutMenu, transliterate } from './service-flow.ussd.js';
+import { UssdScreens, cutToFit, detectChannel, layoutMenu, transliterate } from './service-flow.ussd.js';
+import type { StoredScreen } from './service-flow.types.js';
 
 const ussd = resolveServiceAppOptions({}).ussd;
 const reserved = new Set(['9', '8', '0']);
@@ -98,6 +99,52 @@ describe('USSD menus', () => {
     expect(cut.endsWith('word...')).toBe(true);
     expect(ussdScreen(cut).fits).toBe(true);
     expect(ussdScreen(cut).gsm7).toBe(true);
+  });
+});
+
+describe('USSD re-asks', () => {
+  const screens = new UssdScreens(ussd, ['0']);
+  const menu = (count: number): StoredScreen =>
+    ({
+      step: 'pick',
+      kind: 'select',
+      message: 'Choose a bundle',
+      label: 'Choose a bundle',
+      field: 'bundle',
+      fieldType: 'text',
+      next: undefined,
+      validation: undefined,
+      options: options(count).map((Display, i) => ({ Display, Value: String(i), Amount: i })),
+    }) as StoredScreen;
+
+  it('keeps a reason outside GSM-7 on a full page: the page gives up its last options, keeps its navigation', () => {
+    const page = screens.page(menu(30), 1, 'Épuisé: un autre ✗');
+    const lines = page.text.split('\n');
+    expect(ussdScreen(page.text)).toMatchObject({ gsm7: false, fits: true });
+    expect(lines[0]).toBe('Épuisé: un autre ✗');
+    expect(lines.slice(-2)).toEqual(['9. More', '8. Back']);
+    expect(lines.length).toBeGreaterThan(3);
+    expect(screens.page(menu(30), 1).text).toContain(lines.slice(1, -2).join('\n'));
+  });
+
+  it('shows a reason too long for any option beside it with the navigation lines only, cut to the screen', () => {
+    const reason = `Ŋkɔmɔ ${'this bundle cannot be bought today '.repeat(3)}`;
+    const page = screens.page(menu(30), 0, reason);
+    const lines = page.text.split('\n');
+    expect(ussdScreen(page.text)).toMatchObject({ gsm7: false, fits: true });
+    expect(lines).toHaveLength(2);
+    expect(lines[0]!.startsWith('Ŋkɔmɔ this bundle')).toBe(true);
+    expect(lines[1]).toBe('9. More');
+    expect(page.cut).toBe(true);
+  });
+
+  it('knows the navigation keys', () => {
+    expect(['9', '8', '0', '1'].map((key) => screens.isNavigationKey(key))).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 });
 

@@ -266,7 +266,7 @@ export class UssdScreens {
     return menu;
   }
 
-  /** One page of a menu (clamped), with an explanation above it when it leaves room. */
+  /** One page of a menu (clamped), with an explanation above it (always shown: see below). */
   page(screen: StoredScreen, page: number, prefix?: string): { text: string; cut: boolean } {
     const menu = this.menu(screen);
     const index = Math.min(Math.max(page, 0), menu.pages.length - 1);
@@ -278,12 +278,11 @@ export class UssdScreens {
     // A full page: the explanation takes the prompt's place (the user has just seen it).
     const head = menu.heads[index] ?? '';
     const body = head ? whole.slice(head.length + 1) : whole;
-    const fitted = cutToFit(lead, (candidate) => fits(`${candidate}\n${body}`));
-    if (fitted.length >= Math.min(lead.length, MIN_OPTION_TEXT))
-      return { text: `${fitted}\n${body}`, cut: menu.cut || fitted !== lead };
-    // Too little room beside the whole page (a reason outside GSM-7 makes it a 70-character
-    // screen): the reason is what the user must read, so the page gives up its last options
-    // (still chosen by their numbers) and keeps its navigation lines.
+    if (fits(`${lead}\n${body}`)) return { text: `${lead}\n${body}`, cut: menu.cut };
+    // Still too long (a reason outside GSM-7 makes it a 70-character screen): the reason is what
+    // the user must read, so the page gives up its last options (still chosen by their numbers)
+    // and keeps its navigation lines; a reason too long for even one option beside it is shown
+    // with the navigation lines alone, cut to the screen.
     const navigation = new Set(navigationLines(this.options));
     const lines = body.split('\n');
     const nav = lines.filter((line) => navigation.has(line));
