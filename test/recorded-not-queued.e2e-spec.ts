@@ -59,10 +59,10 @@ async function queueMaster(space: RedisSpace): Promise<QueueOutage> {
       node.disconnect();
     }
   };
-  const owners = (await ask((node) => node.cluster('SLOTS'))) as Array<[number, number, [string, number]]>;
+  const owners = await ask((node) => node.cluster('SLOTS'));
   const ownerOf = async (key: string) => {
     const slot = Number(await ask((node) => node.cluster('KEYSLOT', key)));
-    const port = owners.find(([from, to]) => slot >= from && slot <= to)![2][1];
+    const port = owners.find(([from, to]) => slot >= from && slot <= to)![2]![1];
     return space.servers.find((server) => server.port === port)!;
   };
   const master = await ownerOf(`${BULLMQ_RUNNER_DEFAULTS.prefix}:service-app:id`);
