@@ -14,6 +14,10 @@
  *                            defaults, 10 s and 5 s): a killed replica's job runs elsewhere within
  *                            their sum
  *   BULLMQ_PREFIX            the runner's `prefix` (default: its own, `{hubtel}:bull`)
+ *   BULLMQ_REDIS_URL         a Redis of BullMQ's own (default: the shared one): the queues can then
+ *                            be down while the records' Redis answers
+ *   CONFIRM_CALLBACKS        `0`: checkout callbacks count without the status check
+ *                            (`verification.confirmWithStatusCheck: false`)
  *   FULFILLMENT_CALLBACK_URL where fulfillment callbacks go (default: the sandbox's receiver)
  *   HOLD_MS                  how long the receipt handler of a `hold-…` reference waits after its
  *                            SMS before it returns (prints `RELEASED <ref>` then): a slow handler
@@ -34,7 +38,7 @@
  *   fail-…          the paid `fulfil` handler always throws (3 attempts, then a dead letter)
  *
  * What it handles is observable from outside only, one line per thing on stdout:
- *   HANDLED <handler> <key> by <instance>   a run of a handler starts (receipt, fulfil, deliver)
+ *   HANDLED <handler> <key> by <instance>   a run of a handler starts (receipt, fulfil, failed, deliver)
  *   HANGING <handler> <key> by <instance>   it is the first run of a `hang-…` key: it never returns
  *   DONE <handler> <key> by <instance>      it returned
  *   FAILED <handler> <key> by <instance>    it threw
@@ -64,8 +68,10 @@ import {
   CheckoutModule,
   CheckoutService,
   OnCheckoutDeadLetter,
+  OnCheckoutFailed,
   OnCheckoutPaid,
   type CheckoutDeadLetterEvent,
+  type CheckoutFailedEvent,
   type CheckoutPaidEvent,
 } from 'nestjs-hubtel/checkout';
 import { HubtelRedisModule } from 'nestjs-hubtel/redis';
@@ -151,6 +157,12 @@ class ShopHandlers {
   @OnCheckoutPaid()
   async fulfil(event: CheckoutPaidEvent): Promise<void> {
     await step('fulfil', event.clientReference, async () => undefined, { mayHang: true, mayFail: true });
+  }
+
+  /** A payment attempt that failed (the invoice's `failed` event). */
+  @OnCheckoutFailed()
+  async failed(event: CheckoutFailedEvent): Promise<void> {
+    await step('failed', event.clientReference, async () => undefined);
   }
 
   /** A fulfillment request's handler: its answer is the callback's MetaData. */
@@ -342,7 +354,7 @@ const checkoutAccounts: { imports: DynamicModule[]; controllers: Type[]; provide
     EventEmitterModule.forRoot(),
     HubtelRedisModule.forRoot(redis),
     HubtelBullmqModule.forRoot({
-      ...redis,
+      ...(env.BULLMQ_REDIS_URL ? { url: env.BULLMQ_REDIS_URL } : redis),
       ...(env.LOCK_MS ? { lockDurationMs: Number(env.LOCK_MS) } : {}),
       ...(env.STALLED_MS ? { stalledIntervalMs: Number(env.STALLED_MS) } : {}),
       ...(env.BULLMQ_PREFIX ? { prefix: env.BULLMQ_PREFIX } : {}),
@@ -360,9 +372,10 @@ const checkoutAccounts: { imports: DynamicModule[]; controllers: Type[]; provide
       reconciliation: reconcileMs
         ? { enabled: true, delayMs: 0, intervalMs: reconcileMs, maxIntervalMs: reconcileMs }
         : { enabled: false },
-      ...(recheckMs
-        ? { verification: { recheck: { attempts: 2, delayMs: recheckMs, maxDelayMs: 2 * recheckMs } } }
-        : {}),
+      verification: {
+        ...(recheckMs ? { recheck: { attempts: 2, delayMs: recheckMs, maxDelayMs: 2 * recheckMs } } : {}),
+        ...(env.CONFIRM_CALLBACKS === '0' ? { confirmWithStatusCheck: false } : {}),
+      },
     }),
     ServiceAppModule.forRoot({
       callbackUrl: env.FULFILLMENT_CALLBACK_URL ?? sandbox.baseUrls.fulfillmentCallback,

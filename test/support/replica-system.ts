@@ -96,6 +96,8 @@ export interface RedisSpace {
   separate(): Promise<{ env: Record<string, string>; store: RedisStoreOptions }>;
   /** The URL of each server (of each node, on a cluster). */
   nodeUrls: string[];
+  /** Each server (each master, on a cluster): to take one down while the others answer. */
+  servers: RedisServer[];
   dispose(): Promise<void>;
 }
 
@@ -143,6 +145,7 @@ async function oneRedis(): Promise<RedisSpace> {
     // Database 1 of the same server: another app, its own keys (and BullMQ queues).
     separate: async () => ({ env: { REDIS_URL: `${redis.url}/1` }, store: { url: `${redis.url}/1` } }),
     nodeUrls: [redis.url],
+    servers: [redis],
     dispose: () => redis.dispose(),
   };
 }
@@ -181,6 +184,7 @@ async function redisCluster(): Promise<RedisSpace> {
       return { env: { REDIS_CLUSTER_NODES: other.nodesEnv }, store: { cluster: { nodes: other.nodes } } };
     },
     nodeUrls: cluster.servers.map((server) => server.url),
+    servers: cluster.servers,
     async dispose() {
       await Promise.all([cluster, ...others].map((c) => c.dispose()));
     },

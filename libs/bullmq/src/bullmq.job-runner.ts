@@ -215,7 +215,11 @@ export class BullmqJobRunner implements JobRunner {
   }
 
   async start(pipeline: string, execute: JobExecutor): Promise<void> {
-    if (this.closed || this.options.work === false || this.workers.has(pipeline)) return;
+    if (this.closed) return;
+    // The queue is opened now, while Redis answers: one first opened during an outage would hold
+    // its first add until Redis is back (BullMQ waits for a new connection), not fail it at once.
+    this.queue(pipeline);
+    if (this.options.work === false || this.workers.has(pipeline)) return;
     const worker = new Worker<RunData>(
       pipeline,
       (job: Job<RunData>, token?: string) => this.process(pipeline, job, token, execute),

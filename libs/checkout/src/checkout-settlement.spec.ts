@@ -110,6 +110,22 @@ describe('CheckoutSettlement', () => {
     expect(seen.paid).toHaveLength(1);
   });
 
+  it('heals a failure whose event was not recorded after the invoice changed: the retry records it, once, as the invoice keeps it', async () => {
+    const { invoices, settlement, pipeline, seen } = setup();
+    await invoices.create(invoice('h'));
+    // As if a process failed the invoice and died (or its store failed) before the event's record.
+    const at = new Date(Date.now() - 60_000).toISOString();
+    await invoices.update('h', (current) =>
+      changeInvoice(current, { status: 'failed', failure: { status: 'Failed', responseCode: '2001', at } }),
+    );
+    const retry = { clientReference: 'h', source: 'callback' as const, status: 'Failed', payment: {} };
+    expect(await settlement.failed({ ...retry, responseCode: '2001' })).toBe('settled');
+    expect(await settlement.failed({ ...retry, responseCode: '2001' })).toBe('duplicate');
+    await pipeline.drain();
+    expect(seen.failed).toEqual([
+      expect.objectContaining({ clientReference: 'h', responseCode: '2001', failedAt: at }),
+    ]);
+  });
   it('expires once, and a payment after expiry still counts (money received wins)', async () => {
     const { invoices, settlement, pipeline, seen } = setup();
     await invoices.create(invoice('e'));

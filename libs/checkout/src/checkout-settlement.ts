@@ -100,6 +100,8 @@ export const CHECKOUT_EVENT_JOBS = [
  * Failed and expired — the gate is the invoice's compare-and-set (`pending → failed`,
  * `pending|failed → expired`): a failure must never be recorded after the payment, so it is
  * refused once the invoice is paid, or once a paid record exists while the invoice is catching up.
+ * A failed claim for a failed invoice submits its event again (its record keeps it to one run): the
+ * try that failed the invoice may have stopped before its event's record or run was written.
  *
  * The road of a paid callback, in one place (with `verification.confirmWithStatusCheck`):
  *
@@ -213,7 +215,12 @@ export class CheckoutSettlement {
       at,
     );
     if (!result) return 'unknown';
-    if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
+    // Failed before: its event is submitted again all the same (a duplicate of a job that ran is
+    // nothing; one whose record or run the earlier try could not write, after the invoice, is
+    // written or asked for now), with the failure the invoice keeps.
+    if (!result.changed && result.invoice.status !== 'failed')
+      return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
+    const failure = result.invoice.failure ?? { ...evidence, at };
     const event = new CheckoutFailedEvent({
       clientReference: ref,
       account: invoiceAccount(result.invoice),
@@ -221,17 +228,18 @@ export class CheckoutSettlement {
       amount: invoice.amount,
       description: invoice.description,
       source: evidence.source,
-      responseCode: evidence.responseCode,
-      status: evidence.status,
-      reason: evidence.reason,
+      responseCode: failure.responseCode,
+      status: failure.status,
+      reason: failure.reason,
       payment: evidence.payment,
       metadata: invoice.metadata,
-      failedAt: at,
+      failedAt: failure.at,
     });
     const { duplicate } = await this.pipeline.submit(CheckoutEvents.Failed, ref, event);
-    this.logger.log(
-      `Invoice ${ref}: payment attempt failed (${evidence.responseCode ?? '-'} ${maskPhoneNumbers(evidence.status)}, via ${evidence.source})`,
-    );
+    if (!duplicate)
+      this.logger.log(
+        `Invoice ${ref}: payment attempt failed (${failure.responseCode ?? '-'} ${maskPhoneNumbers(failure.status)}, via ${evidence.source})`,
+      );
     return duplicate ? 'duplicate' : 'settled';
   }
 

@@ -284,7 +284,12 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
       });
       return { outcome: 'rejected', clientReference: ref, claim, reason: verdict.reason };
     }
-    if (invoice!.status === 'paid' || (claim === 'failed' && invoice!.status !== 'pending')) {
+    // A failed claim for an invoice already failed goes on: its event's job may never have been
+    // queued (the earlier copy answered 503 after the invoice changed), and the submit asks again.
+    if (
+      invoice!.status === 'paid' ||
+      (claim === 'failed' && invoice!.status !== 'pending' && invoice!.status !== 'failed')
+    ) {
       this.logger.debug?.(
         `Duplicate ${claim} callback for ${ref} ignored: the invoice is already ${invoice!.status}`,
       );

@@ -270,10 +270,12 @@ export class FulfillmentService implements OnApplicationBootstrap {
     // but a known OrderId is answered before the cart is touched: a duplicate must not claim anything.
     const cartRead = this.carts.read(sessionId);
     cartRead.catch(() => undefined); // unread when a duplicate returns first; read below otherwise
+    // Through the pipeline, not a bare read: a known order whose job never ran (its first request
+    // was answered 503 after the record) is asked for again by this retry.
     const known =
-      (await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)) ??
+      (await this.pipeline.resend<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)) ??
       (account.verifying
-        ? await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.payment, orderId)
+        ? await this.pipeline.resend<OrderSummary>(SERVICE_APP_JOBS.payment, orderId)
         : undefined);
     if (known) {
       this.assertOwn('order', orderId, known.payload, account);

@@ -179,6 +179,34 @@ describe('InboundPipeline', () => {
     await app.close();
   });
 
+  it('resend (a known key answered without a submit) starts a never-run job as a duplicate submit does, once; a done one or an unknown key runs nothing', async () => {
+    const { app, store, pipeline, handlers } = await setup();
+    const at = Date.now();
+    const orphan: JobRecord = {
+      type: PAID,
+      key: 'known',
+      payload: { id: 'known' },
+      status: 'pending',
+      attempts: 0,
+      doneHandlers: [],
+      receivedAt: at,
+      updatedAt: at,
+    };
+    await store.setIfAbsent(`hubtel:test:job:${PAID}:known`, orphan);
+    const resent = await Promise.all(Array.from({ length: 5 }, () => pipeline.resend(PAID, 'known')));
+    expect(resent).toEqual(Array.from({ length: 5 }, () => expect.objectContaining({ key: 'known' })));
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
+    expect(await pipeline.resend(PAID, 'known')).toMatchObject({ status: 'done', attempts: 1 });
+    expect(await pipeline.resend(PAID, 'never-sent')).toBeUndefined();
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
+    await expect(pipeline.resend('test.unknown', 'known')).rejects.toMatchObject({
+      code: 'HUBTEL_CONFIG_INVALID',
+    });
+    await app.close();
+  });
+
   it('waits out a store outage to record the outcome of handlers that ran: they never run again', async () => {
     /** Down for the three writes after the first handler's progress: the outcome cannot be written at first. */
     class FlakyStore extends MemoryStore {

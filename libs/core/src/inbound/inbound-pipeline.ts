@@ -107,17 +107,35 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       await this.runner.enqueue(this.options.name, { storeKey, type, run: 1 });
       return { duplicate: false, record };
     }
-    const job = (await this.options.store.get<JobRecord<P>>(storeKey))?.value;
+    const job = await this.sentAgain<P>(storeKey);
     if (!job || isSettled(job)) return { duplicate: true, record: job ?? record };
-    // Never run: the sender may have had an error after the record was written (the runner was
-    // unreachable), so its retry asks again; the runner keeps one run per number.
-    if (job.attempts === 0 && !job.deferred)
-      await this.runner.enqueue(this.options.name, request(storeKey, job));
     if (!definition.wakeOnDuplicate) return { duplicate: true, record: job };
     // The mark first, then the wake: a run deferring meanwhile reads the mark after it waits.
     await this.options.store.set(this.wakeKey(storeKey), { payload }, { ttlMs: WAKE_MARK_TTL_MS });
     await this.runner.wake(this.options.name, request(storeKey, job));
     return { duplicate: true, record: job, woken: true };
+  }
+
+  /**
+   * The record of a job its sender sends again (undefined when unknown), for a module that answers
+   * a known key without submitting (nothing of the new request is needed): the same as `submit`
+   * does for a duplicate, without the wake. Acknowledge the sender only after this.
+   */
+  async resend<P>(type: string, key: string): Promise<JobRecord<P> | undefined> {
+    this.definition(type);
+    return this.sentAgain<P>(this.prefix + `${type}:${key}`);
+  }
+
+  /**
+   * A duplicate's record. Never run and not deferred: the sender may have had its error after the
+   * record was written (the runner unreachable: answered 503), and its retry is the only one left
+   * to ask for the run, so it asks again; the runner keeps one run per number.
+   */
+  private async sentAgain<P>(storeKey: string): Promise<JobRecord<P> | undefined> {
+    const job = (await this.options.store.get<JobRecord<P>>(storeKey))?.value;
+    if (job && !isSettled(job) && job.attempts === 0 && !job.deferred)
+      await this.runner.enqueue(this.options.name, request(storeKey, job));
+    return job;
   }
 
   /** The app's event emitter, the one the pipeline dispatches on. */
