@@ -150,12 +150,15 @@ describe('AccountRegistry: accounts from a resolver, on requests', () => {
   });
 
   it('drops an account the resolver no longer finds; keeps serving one while the resolver fails', async () => {
-    const { registry, table, asked, fail } = setUp();
+    const { registry, table, asked, fail, warnings } = setUp();
     await registry.forRequest('north');
     advance(1_500);
     fail(true); // the database is down: the expired entry is served, asked again 10 s later at most
     await expect(registry.forRequest('north')).resolves.toMatchObject({ key: 'key-1' });
     await flush();
+    expect(warnings).toEqual([
+      'checkout[north]: asking accounts.resolve again failed (database down); its last options are still served, asked again in 1000 ms',
+    ]);
     await expect(registry.forRequest('north')).resolves.toMatchObject({ key: 'key-1' });
     expect(asked).toEqual(['north', 'north']);
     fail(false);

@@ -1,6 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import { HubtelConfigError, HubtelError } from '../errors/hubtel.errors.js';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
+import { maskPhoneNumbers } from '../logging/redact.js';
 import { echoValue } from '../phone/msisdn.js';
 
 /** Name of the account `forRoot` / `forRootAsync` configure, in every module (and its labels). */
@@ -250,7 +251,7 @@ export class AccountRegistry<T> {
       resolver: boolean,
     ) => HubtelUnknownAccountError = (account, known, resolver) =>
       new HubtelUnknownAccountError(area, account, known, resolver),
-    /** Where the budget's refusals are told (once per episode). */
+    /** Where the budget's refusals (once per episode) and failed refreshes are told. */
     private readonly logger: Pick<LoggerService, 'warn'> = new HubtelLogger('Hubtel'),
   ) {}
 
@@ -439,7 +440,14 @@ export class AccountRegistry<T> {
           // The account is gone: its name is no longer known, the next request asks.
           this.found.delete(name);
           if (this.resolved.get(name) === stale) this.resolved.delete(name);
-        } else stale.expiresAt = Date.now() + Math.min(resolver.cacheTtlMs, REFRESH_RETRY_MS);
+        } else {
+          const retryMs = Math.min(resolver.cacheTtlMs, REFRESH_RETRY_MS);
+          stale.expiresAt = Date.now() + retryMs;
+          this.logger.warn(
+            `${this.area}[${name}]: asking accounts.resolve again failed (${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}); ` +
+              `its last options are still served, asked again in ${retryMs} ms`,
+          );
+        }
       },
     );
   }
