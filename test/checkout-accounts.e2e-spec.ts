@@ -10,7 +10,13 @@
 import { Global, Injectable, Module, type INestApplication } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
-import { HUBTEL_TELEMETRY, HubtelConfigError, type HubtelSignal, type HubtelStore } from 'nestjs-hubtel';
+import {
+  HUBTEL_TELEMETRY,
+  HubtelConfigError,
+  type HubtelInboundSignal,
+  type HubtelSignal,
+  type HubtelStore,
+} from 'nestjs-hubtel';
 import {
   CheckoutModule,
   CheckoutReconciler,
@@ -488,6 +494,83 @@ describe('Several checkout accounts (e2e, one sandbox serving two accounts)', ()
       ['m-1042', invoice.clientReference],
     ]);
     expect(shop.handlers.rejected).toEqual([]);
+  });
+
+  it("a flood of made-up names on the callback path: a found account's expired entry keeps being served, the refusal is logged once and counted under the path's known account", async () => {
+    const lookups: string[] = [];
+    const secret = 'm-1042-path-secret-0123456789';
+    const shop = await startShop({
+      defaults: {
+        accounts: {
+          resolve: (name) => {
+            lookups.push(name);
+            return name === 'm-1042' ? { ...northAccount(), access: { pathSecret: secret } } : undefined;
+          },
+          cacheTtlMs: 200,
+          requestLookupsPerMinute: 10,
+        },
+      },
+      imports: [],
+    });
+    const invoice = await shop.checkout
+      .forAccount('m-1042')
+      .createInvoice({ totalAmount: 12, description: 'Merchant order' });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // m-1042's entry has expired
+    const forge = (path: string) =>
+      sendCheckoutCallback(shop.url, buildCheckoutCallback({ clientReference: 'x', amount: 1 }), { path });
+    const statuses: number[] = [];
+    let flooding = true;
+    const flood = (async () => {
+      // Bounded: at most 400 made-up names, 4 at a time, while the payment goes through.
+      for (let i = 0; flooding && i < 400; i += 4)
+        for (const answer of await Promise.all(
+          [0, 1, 2, 3].map((k) => forge(`${CALLBACK}/made-up-${i + k}`)),
+        ))
+          statuses.push(answer.status);
+    })();
+    await eventually(
+      'the budget spent',
+      () => (statuses.filter((s) => s === 503).length > 20 ? true : undefined),
+      {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+      },
+    );
+    const paid = await hubtel.pay(invoice.clientReference);
+    const wrongSecret = await forge(`${CALLBACK}/m-1042/${'x'.repeat(24)}`);
+    flooding = false;
+    await flood;
+    expect(paid.deliveries.map((d) => [d.url, d.state])).toEqual([
+      [`${shop.url}/${CALLBACK}/m-1042/${secret}`, 'delivered'],
+    ]);
+    await shop.checkout.drain();
+    expect(shop.handlers.paid.map((e) => [e.account, e.clientReference])).toEqual([
+      ['m-1042', invoice.clientReference],
+    ]);
+    expect(wrongSecret.status).toBe(404);
+    // The made-up names cost 10 queries; m-1042 was asked by the app, then again in the background.
+    expect(lookups.filter((name) => name.startsWith('made-up'))).toHaveLength(10);
+    expect(lookups.filter((name) => name === 'm-1042').length).toBeGreaterThanOrEqual(2);
+    // One line for the episode, however many requests it refused.
+    const told = shop.logger.lines.filter((l) => l.message.includes('accounts.requestLookupsPerMinute'));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ level: 'warn', context: 'HubtelCheckout' });
+    // Counted: the made-up names' refusals under no account, the known account's under its name.
+    const refused = signals.filter(
+      (s): s is HubtelInboundSignal => s.kind === 'inbound' && s.outcome === 'rejected',
+    );
+    expect(refused.filter((s) => s.reason === 'HUBTEL_ACCOUNT_LOOKUPS_LIMITED' && !s.account)).toHaveLength(
+      statuses.filter((s) => s === 503).length,
+    );
+    expect(refused.filter((s) => s.account !== undefined)).toEqual([
+      {
+        kind: 'inbound',
+        source: 'checkout',
+        outcome: 'rejected',
+        reason: 'HUBTEL_NOT_FOUND',
+        account: 'm-1042',
+      },
+    ]);
   });
 
   it.each([

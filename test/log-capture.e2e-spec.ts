@@ -108,4 +108,24 @@ describe('log capture: what a real Nest app prints for each module', () => {
     expect(output).toContain('233******456');
     expect(output).toContain('024****456');
   });
+
+  it('masks a phone number split by zero-width characters, "/", "_" or tabs (the UNKNOWN_REFERENCE warning)', () => {
+    const forged = lines.filter((l) => l.level === 'WARN' && l.message.includes('UNKNOWN_REFERENCE'));
+    expect(forged.length).toBeGreaterThanOrEqual(5);
+    // As a reader sees it: the invisible characters, separators and escapes (\t) taken out.
+    const seen = (text: string) => text.replace(/\\t/g, '').replace(/[\s/_\p{Cf}]/gu, '');
+    for (const phone of PHONES)
+      expect({ phone, found: seen(output).includes(phone) }).toEqual({ phone, found: false });
+    for (const masked of [
+      '024\u200b***\u200b*456',
+      '024\u2060\u200d***\u2060\u200d*456',
+      '024/***/*456',
+      '024_***_*456',
+      '024\\t***\\t*456',
+    ])
+      expect({ masked, found: forged.some((l) => l.message.includes(masked)) }).toEqual({
+        masked,
+        found: true,
+      });
+  });
 });

@@ -14,7 +14,12 @@ import { PassThrough } from 'node:stream';
 import { Global, Injectable, Module, type DynamicModule, type INestApplication } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
-import { HUBTEL_TELEMETRY, HubtelConfigError, type HubtelSignal } from 'nestjs-hubtel';
+import {
+  HUBTEL_TELEMETRY,
+  HubtelConfigError,
+  type HubtelInboundSignal,
+  type HubtelSignal,
+} from 'nestjs-hubtel';
 import {
   FlowContext,
   FlowStep,
@@ -44,6 +49,7 @@ import {
 import { parseSimulateCliArgs } from '../libs/testing/src/cli/simulate-cli.js';
 import { type InboundPipeline } from '#internal';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
+import { CaptureLogger } from './support/capture-logger.js';
 import { APP_OPERATOR, flowRequest, postJson } from './support/service-app.harness.js';
 import { eventually, type AppProcess, type SandboxProcess } from './support/multi-process.js';
 import { TAKEOVER_BOUND_MS, TOPOLOGIES, ReplicaSystem, id } from './support/replica-system.js';
@@ -170,6 +176,7 @@ describe('ServiceAppModule with several accounts, against a sandbox serving them
     imports: DynamicModule[],
     defaults: Partial<ServiceAppModuleOptions> = {},
     providers: Array<new (...args: never[]) => unknown> = [],
+    logger: CaptureLogger | false = false,
   ): Promise<Shop> {
     const moduleRef = await Test.createTestingModule({
       imports: [
@@ -180,7 +187,7 @@ describe('ServiceAppModule with several accounts, against a sandbox serving them
       ],
       providers: [ShopFlow, Orders, ...providers],
     }).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
+    const app = moduleRef.createNestApplication({ logger });
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as AddressInfo;
     const shop = {
@@ -514,6 +521,68 @@ describe('ServiceAppModule with several accounts, against a sandbox serving them
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ code: 'HUBTEL_NOT_FOUND' });
     expect(asked).toEqual(['west', 'nobody']);
+  });
+
+  it("a flood of made-up names: a found account's customers are served while its entry is refreshed; the refusal is logged once, counted under the path's known account", async () => {
+    const asked: string[] = [];
+    const logger = new CaptureLogger();
+    const secret = 'west-path-secret-0123456789';
+    const resolver = await startShop(
+      [],
+      {
+        accounts: {
+          resolve: (name: string) => {
+            asked.push(name);
+            return name === 'west'
+              ? { ...accountOptions('west'), access: { pathSecret: secret } }
+              : undefined;
+          },
+          cacheTtlMs: 200,
+          requestLookupsPerMinute: 10,
+        },
+      },
+      [],
+      logger,
+    );
+    const dial = (path: string) =>
+      postJson(`${resolver.url}/api/service-flow/${path}`, flowRequest('Initiation', randomUUID()));
+    expect((await dial(`west/${secret}`)).body).toMatchObject({ Message: 'west shop' }); // found once
+    await new Promise((resolve) => setTimeout(resolve, 300)); // its entry has expired
+    const flood: number[] = [];
+    const customers: Array<[number, unknown]> = [];
+    // Bounded: 60 rounds of 4 made-up names and one of west's customers dialling.
+    for (let i = 0; i < 240; i += 4) {
+      const [west, ...forged] = await Promise.all([
+        dial(`west/${secret}`),
+        ...[0, 1, 2, 3].map((k) => dial(`made-up-${i + k}`)),
+      ]);
+      customers.push([west!.status, west!.body?.Message]);
+      flood.push(...forged.map((answer) => answer.status));
+    }
+    const wrongSecret = await dial(`west/${'x'.repeat(24)}`);
+    expect(wrongSecret.status).toBe(404);
+    expect(flood.filter((status) => status === 503).length).toBeGreaterThan(200);
+    expect(customers.filter(([status, message]) => status !== 200 || message !== 'west shop')).toEqual([]);
+    // West's first dial (never found before) spent one of the 10 look-ups; its refreshes none.
+    expect(asked.filter((name) => name.startsWith('made-up'))).toHaveLength(9);
+    const told = logger.lines.filter((l) => l.message.includes('accounts.requestLookupsPerMinute'));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ level: 'warn', context: 'HubtelServiceApp' });
+    const refused = signals.filter(
+      (s): s is HubtelInboundSignal => s.kind === 'inbound' && s.outcome === 'rejected',
+    );
+    expect(refused.filter((s) => s.reason === 'HUBTEL_ACCOUNT_LOOKUPS_LIMITED' && !s.account)).toHaveLength(
+      flood.filter((status) => status === 503).length,
+    );
+    expect(refused.filter((s) => s.account !== undefined)).toEqual([
+      {
+        kind: 'inbound',
+        source: 'service-flow',
+        outcome: 'rejected',
+        reason: 'HUBTEL_NOT_FOUND',
+        account: 'west',
+      },
+    ]);
   });
 
   it('stops the bootstrap on a bad registered account, naming the option under serviceApp[north]', async () => {

@@ -57,8 +57,8 @@ const KEY_PREFIX = 'example:order:';
 /**
  * How long a receipt may stay 'sending': far longer than a send and the recording of its outcome
  * can take (the SMS timeout and retries, then RECEIPT_RECORD_PATIENCE_MS in the listener). Older,
- * its outcome was lost (a store outage outlasting the patience, a crash): it may have gone out, so
- * it is 'unknown', never resent.
+ * its outcome was lost and no run of the paid handler came to settle it (settleLostReceipt; its
+ * job given up): the page shows it 'unknown'.
  */
 export const RECEIPT_SENDING_STALE_MS = 10 * 60 * 1000;
 
@@ -198,13 +198,23 @@ export class OrdersService {
     return changed;
   }
 
-  /** A 'sending' receipt whose outcome was lost becomes 'unknown' (see RECEIPT_SENDING_STALE_MS). */
-  async settleStaleReceipt(id: string, now = Date.now()): Promise<void> {
-    await this.change(id, (o) => {
-      if (!isStaleSending(o, now)) return false;
-      o.receipt = { ...o.receipt, status: 'unknown', error: 'the outcome of the send was lost' };
+  /**
+   * A receipt still 'sending' when the paid handler runs again becomes 'unknown' (never resent):
+   * the handler runs again only once its last run is over (it threw, or its process died and the
+   * job was taken over), so the send's outcome was lost, and the SMS may have gone out. True when
+   * it was one.
+   */
+  async settleLostReceipt(id: string): Promise<boolean> {
+    const { changed } = await this.change(id, (o) => {
+      if (o.receipt.status !== 'sending') return false;
+      o.receipt = {
+        ...o.receipt,
+        status: 'unknown',
+        error: 'the run sending it ended before recording its outcome',
+      };
       return true;
     });
+    return changed;
   }
 
   async setReceipt(id: string, receipt: Order['receipt']): Promise<void> {

@@ -73,8 +73,13 @@ export class ReceiptsListener {
     // receipt that surely was not sent is sent (again), by whoever claims it first.
     const to = payer;
     if (!(await this.orders.claimReceipt(order.id, to))) {
-      // Claimed before: a run still sending, or one whose outcome was lost (settled as unknown).
-      await this.orders.settleStaleReceipt(order.id);
+      // Claimed by an earlier run, which is over (this one runs after it threw, or after its process
+      // died): a receipt it left 'sending' lost its outcome. The SMS may have gone out, and the SMS
+      // API finds a message only by the id its lost answer carried: 'unknown' now, never resent.
+      if (await this.orders.settleLostReceipt(order.id))
+        this.logger.warn(
+          `SMS receipt for order ${order.id} to ${maskMsisdn(to)}: the run sending it ended before recording its outcome (a restart?); it may have gone out, not resent`,
+        );
       return;
     }
     // The shop's own SMS account and sender: each shop texts under its own name.
@@ -112,8 +117,8 @@ export class ReceiptsListener {
   /**
    * Writes a receipt's outcome, trying again through a store outage (a stalled Redis times each
    * write out) for RECEIPT_RECORD_PATIENCE_MS: only this run knows the outcome, and a retried
-   * handler finds the receipt claimed and sends nothing. Past that, the claim goes stale and is
-   * settled as unknown (RECEIPT_SENDING_STALE_MS), so the receipt converges either way.
+   * handler finds the receipt claimed and sends nothing. Past that, the handler throws: its next
+   * run settles the receipt as unknown (settleLostReceipt), so the receipt converges either way.
    */
   private async recordReceipt(id: string, receipt: Order['receipt']): Promise<void> {
     const deadline = Date.now() + RECEIPT_RECORD_PATIENCE_MS;

@@ -4,7 +4,8 @@
  * which reads what it prints. It makes each module write warnings and debug lines the way a
  * production app would meet them: retries after platform faults, a failed batch, a refused and a
  * duplicate callback, an unknown service code, a forged fulfillment request, a callback the app
- * answers 404. Prints `LOG-CAPTURE DONE` last.
+ * answers 404, forged callbacks whose reference is a phone number split by invisible characters,
+ * slashes, underscores or tabs. Prints `LOG-CAPTURE DONE` last.
  *
  * The credentials and phone numbers come from the environment (LOG_CAPTURE_*), so the test knows
  * exactly which strings must never appear.
@@ -24,7 +25,12 @@ import {
   type FulfillmentRequestedEvent,
 } from 'nestjs-hubtel/service-app';
 import { SmsModule, SmsService } from 'nestjs-hubtel/sms';
-import { buildFulfillmentRequest, sendFulfillmentRequest } from 'nestjs-hubtel/testing';
+import {
+  buildCheckoutCallback,
+  buildFulfillmentRequest,
+  sendCheckoutCallback,
+  sendFulfillmentRequest,
+} from 'nestjs-hubtel/testing';
 import { freePort } from './redis-server.js';
 
 const env = (key: string): string => {
@@ -38,6 +44,8 @@ const credentials = {
 };
 const phones = env('LOG_CAPTURE_PHONES').split(',');
 const fast = { retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 } };
+/** What a forger puts between a number's digits (see the test). */
+const SPLITTERS = ['\u200b', '\u2060\u200d', '/', '_', '\t'];
 
 @ServiceFlow({ serviceCode: '711' })
 class BundleFlow {
@@ -147,6 +155,15 @@ async function main(): Promise<void> {
   });
   const lost = (await initiated.json()) as { data: { clientReference: string } };
   await sandbox.pay(lost.data.clientReference, { phone: phones[1]! });
+
+  // Checkout: forged callbacks whose ClientReference is a phone number split by zero-width
+  // characters, "/", "_" or tabs (each logged as UNKNOWN_REFERENCE).
+  const digits = phones[0]!;
+  for (const separator of SPLITTERS) {
+    const clientReference = [digits.slice(0, 3), digits.slice(3, 6), digits.slice(6)].join(separator);
+    await sendCheckoutCallback(appUrl, buildCheckoutCallback({ clientReference, amount: 1 }));
+  }
+  await checkout.drain();
 
   // Service app: an unknown service code, a paid session whose fulfillment callback is sent, a
   // forged (unpaid) fulfillment request.

@@ -6,6 +6,7 @@ import {
   inboundSignal,
   inboundHttpError,
   routeInbound,
+  inboundPathAccount,
   type InboundRequestLike,
 } from '#internal';
 import type { CheckoutAccount, CheckoutAccounts } from './checkout.accounts.js';
@@ -75,6 +76,7 @@ export class CheckoutCallbackController {
         telemetry: this.telemetry,
         source: 'checkout',
         account: () => routed?.name,
+        pathAccount: () => inboundPathAccount(request, this.accounts),
         onInvalid: (error) => {
           const from = (routed ?? this.accounts.default).access.clientAddress(request)?.address;
           this.logger.warn(

@@ -1,6 +1,6 @@
 import type { HttpService } from '@nestjs/axios';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import type { HubtelTelemetry } from 'nestjs-hubtel';
+import { HubtelLogger, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   ACCOUNT_TRANSPORTS,
   AccountRegistry,
@@ -97,6 +97,7 @@ export class CheckoutAccounts
     'checkout',
     'CheckoutModule.forRoot',
     (account, known, resolver) => new CheckoutUnknownAccountError(account, known, resolver),
+    new HubtelLogger('HubtelCheckout'),
   );
   private operations?: CheckoutAccountOperations;
 
@@ -145,6 +146,11 @@ export class CheckoutAccounts
   /** The account a request's path names: unknown names remembered, look-ups bounded (see AccountRegistry). */
   forRequest(name: string): Promise<CheckoutAccount> {
     return this.registry.forRequest(name);
+  }
+
+  /** Whether `name` is known without asking the resolver (see AccountRegistry.knows). */
+  knows(name: string): boolean {
+    return this.registry.knows(name);
   }
 
   /** The account of an invoice (its `account`, or `default` for records older than accounts). */

@@ -24,6 +24,7 @@ export {
 export {
   inboundPaths,
   routeInbound,
+  inboundPathAccount,
   type InboundAccount,
   type InboundAccounts,
 } from './inbound/inbound-route.js';

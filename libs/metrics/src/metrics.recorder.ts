@@ -159,7 +159,8 @@ export class HubtelMetrics implements HubtelTelemetry {
   record(signal: HubtelSignal): void {
     switch (signal.kind) {
       case 'inbound': {
-        // The routed account: a name from configuration or the app's resolver, never from a request.
+        // The routed account, or the known one a refused path names: a name from configuration or
+        // found by the app's resolver, never one made up in a request.
         const labels = { source: signal.source, account: signal.account ?? 'none' };
         this.received.inc(labels);
         if (signal.outcome === 'accepted') this.accepted.inc(labels);

@@ -15,6 +15,7 @@ import {
 import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
 import { PaymentStatusClient } from './payment-status.client.js';
 import { ServiceAppUnknownAccountError } from './service-app.errors.js';
+import { ServiceAppLogger } from './service-app.logger.js';
 import {
   SERVICE_APP_SCOPE,
   resolveServiceAppAccountOptions,
@@ -89,6 +90,7 @@ export class ServiceAppAccounts implements OnModuleInit, HasAccountTransports<Ht
     SERVICE_APP_SCOPE,
     'ServiceAppModule.forRoot',
     (account, known, resolver) => new ServiceAppUnknownAccountError(account, known, resolver),
+    new ServiceAppLogger(),
   );
 
   /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
@@ -146,6 +148,11 @@ export class ServiceAppAccounts implements OnModuleInit, HasAccountTransports<Ht
   /** The account a request's path names: unknown names remembered, look-ups bounded (see AccountRegistry). */
   forRequest(name: string): Promise<ServiceAppAccount> {
     return this.registry.forRequest(name);
+  }
+
+  /** Whether `name` is known without asking the resolver (see AccountRegistry.knows). */
+  knows(name: string): boolean {
+    return this.registry.knows(name);
   }
 
   /** The default account (forRoot's). */

@@ -9,6 +9,7 @@ import {
   inboundHttpError,
   mountController,
   routeInbound,
+  inboundPathAccount,
   type InboundRequestLike,
 } from '#internal';
 import {
@@ -123,6 +124,7 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
           telemetry: this.telemetry,
           source,
           account: () => account?.name,
+          pathAccount: () => inboundPathAccount(request, this.accounts),
           // Service-flow steps report themselves: only the refusals at the door count here.
           counts: (refusal, routed) =>
             source === 'fulfillment' || !routed || refusal.reason === WRONG_ACCOUNT,

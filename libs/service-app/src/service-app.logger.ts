@@ -12,7 +12,7 @@ export class ServiceAppLogger extends HubtelLogger {
   constructor(mask?: (text: string) => string) {
     super(
       'HubtelServiceApp',
-      mask ? (text) => capLogText(mask(escapeLogText(text)), LOG_LINE_MAX_LENGTH) : sanitizeLogLine,
+      mask ? (text) => capLogText(escapeLogText(mask(text)), LOG_LINE_MAX_LENGTH) : sanitizeLogLine,
     );
   }
 }

@@ -1,4 +1,7 @@
+import type { LoggerService } from '@nestjs/common';
 import { HubtelConfigError, HubtelError } from '../errors/hubtel.errors.js';
+import { HubtelLogger } from '../logging/hubtel-logger.js';
+import { maskPhoneNumbers } from '../logging/redact.js';
 import { echoValue } from '../phone/msisdn.js';
 
 /** Name of the account `forRoot` / `forRootAsync` configure, in every module (and its labels). */
@@ -27,13 +30,25 @@ const CACHE_SWEEP_SIZE = 1_000;
  */
 export const HUBTEL_UNKNOWN_ACCOUNT_TTL_MS = 60_000;
 /**
- * Resolver calls that requests' paths may start in a minute, per instance: a forger making up a
- * new name per request cannot turn callbacks into a flood of database queries. Past it, requests
- * naming an account not in the cache are answered 503 (sent again later) until the minute ends.
+ * Resolver calls that requests' paths may start in a minute, per instance, for names it never
+ * found: a forger making up a new name per request cannot turn callbacks into a flood of database
+ * queries. Past it, requests naming such a name are answered 503 (sent again later) until the
+ * minute ends; names found before are not counted (HUBTEL_FOUND_ACCOUNT_TTL_MS).
  */
 export const HUBTEL_REQUEST_LOOKUPS_PER_MINUTE = 600;
 /** Unknown names remembered at most; the oldest gives way (a flood of made-up names stays bounded). */
 const UNKNOWN_NAMES_KEPT = 10_000;
+/**
+ * How long a name the resolver found stays known to exist after it was last found (longer than
+ * any cache TTL): its expired entry is served while it is asked again in the background, and when
+ * the entry is gone its look-up is not counted in `requestLookupsPerMinute`. Made-up names never
+ * get here, so a flood of them cannot lock out a real account's customers.
+ */
+export const HUBTEL_FOUND_ACCOUNT_TTL_MS = 86_400_000;
+/** Names found remembered at most (only real accounts get here; the oldest gives way). */
+const FOUND_NAMES_KEPT = 100_000;
+/** After a background refresh failed (the database down), the expired entry is served this long before asking again. */
+const REFRESH_RETRY_MS = 10_000;
 
 /**
  * Where the accounts known only at run time come from (a database of merchants): `resolve` gets a
@@ -51,8 +66,10 @@ export interface HubtelAccountResolver<O> {
    */
   unknownTtlMs?: number;
   /**
-   * Calls of `resolve` that callbacks' paths may start in a minute, per instance (default 600);
-   * past it, a callback naming an account not in the cache is answered 503 until the minute ends.
+   * Calls of `resolve` that callbacks' paths may start in a minute, per instance, for names it
+   * never found (default 600); past it, a callback naming such a name is answered 503 until the
+   * minute ends. A name found in the last day is served from its entry (refreshed in the
+   * background once `cacheTtlMs` passed) or looked up outside this budget.
    */
   requestLookupsPerMinute?: number;
 }
@@ -66,9 +83,10 @@ export interface ResolvedAccountResolver<O = unknown> {
 }
 
 /**
- * A request's path named an account the cache does not hold, and this instance's budget of
- * resolver calls started by requests (`accounts.requestLookupsPerMinute`) is spent for this minute.
- * Answered 503: the request may come again.
+ * A request's path named an account the resolver never found (on this instance, in the last day),
+ * and this instance's budget of resolver calls started by requests
+ * (`accounts.requestLookupsPerMinute`) is spent for this minute. Answered 503: the request may
+ * come again.
  */
 export class HubtelAccountLookupLimitError extends HubtelError {
   constructor(
@@ -187,8 +205,14 @@ interface Registration<T> {
 
 interface CachedAccount<T> {
   account: Promise<T>;
-  /** Infinity while the resolver runs: concurrent first uses share its one call. */
+  /**
+   * Infinity while the resolver runs: concurrent first uses share its one call. Past it, a found
+   * account is still served while `refresh` asks the resolver again.
+   */
   expiresAt: number;
+  /** Whether `account` was found (an entry still resolving has nothing to serve while refreshed). */
+  found?: boolean;
+  refreshing?: boolean;
 }
 
 /**
@@ -204,8 +228,14 @@ export class AccountRegistry<T> {
   private readonly resolved = new Map<string, CachedAccount<T>>();
   /** Names from requests' paths the resolver did not know, with when to ask again (oldest first). */
   private readonly unknownFromRequests = new Map<string, number>();
-  /** Resolver calls started by requests in the minute since `since`. */
-  private lookups = { since: -Infinity, count: 0 };
+  /** Names the resolver found, with until when they are known to exist (oldest first). */
+  private readonly found = new Map<string, number>();
+  /**
+   * Resolver calls started by requests for names never found, in the minute since `since`;
+   * `refused` counts the requests refused in it, `episode` whether the previous minute refused
+   * some too (one warning per run of refusing minutes).
+   */
+  private lookups = { since: -Infinity, count: 0, refused: 0, episode: false };
 
   /**
    * @param area names the accounts in errors (`sms` gives `sms[north].clientId`).
@@ -221,6 +251,8 @@ export class AccountRegistry<T> {
       resolver: boolean,
     ) => HubtelUnknownAccountError = (account, known, resolver) =>
       new HubtelUnknownAccountError(area, account, known, resolver),
+    /** Where the budget's refusals (once per episode) and failed refreshes are told. */
+    private readonly logger: Pick<LoggerService, 'warn'> = new HubtelLogger('Hubtel'),
   ) {}
 
   /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
@@ -255,9 +287,10 @@ export class AccountRegistry<T> {
 
   /**
    * Account `name` taken from a request's path: as `get`, but a name the resolver did not know is
-   * remembered (`unknownTtlMs`), and the resolver calls requests start are bounded
-   * (`requestLookupsPerMinute`, else HubtelAccountLookupLimitError): made-up names in forged
-   * callbacks cost the merchant's database little.
+   * remembered (`unknownTtlMs`), and the resolver calls requests start for names it never found
+   * are bounded (`requestLookupsPerMinute`, else HubtelAccountLookupLimitError, told once per
+   * episode): made-up names in forged callbacks cost the merchant's database little, and cannot
+   * hold back an account found before.
    */
   async forRequest(name: string): Promise<T> {
     const known = this.find(name);
@@ -266,13 +299,10 @@ export class AccountRegistry<T> {
     if (!resolver || !HUBTEL_ACCOUNT_NAME.test(name)) throw this.unknown(name);
     const now = Date.now();
     const cached = this.resolved.get(name);
-    if (cached && cached.expiresAt > now) return cached.account;
+    if (cached && (cached.expiresAt > now || this.wasFound(name, now)))
+      return this.resolvedAccount(name, resolver);
     if ((this.unknownFromRequests.get(name) ?? 0) > now) throw this.unknown(name);
-    // A window from its first look-up (not the clock's minute): a burst is never split in two.
-    if (now - this.lookups.since >= 60_000) this.lookups = { since: now, count: 0 };
-    if (this.lookups.count >= resolver.requestLookupsPerMinute)
-      throw new HubtelAccountLookupLimitError(this.area, resolver.requestLookupsPerMinute);
-    this.lookups.count++;
+    if (!this.wasFound(name, now)) this.spendLookup(resolver, now);
     try {
       return await this.resolvedAccount(name, resolver);
     } catch (error) {
@@ -284,6 +314,14 @@ export class AccountRegistry<T> {
       }
       throw error;
     }
+  }
+
+  /**
+   * Whether `name` is an account this instance knows without asking: the default, a registered
+   * one, or one the resolver found in the last day. Such a name is safe as a metric label.
+   */
+  knows(name: string): boolean {
+    return name === HUBTEL_DEFAULT_ACCOUNT || this.registered.has(name) || this.wasFound(name, Date.now());
   }
 
   /** Account `name` when it is the default or a registered one (no resolver call). */
@@ -314,7 +352,7 @@ export class AccountRegistry<T> {
     for (const name of this.registered.keys()) accounts.set(name, this.registeredAccount(name));
     const now = Date.now();
     for (const [name, entry] of this.resolved) {
-      if (entry.expiresAt <= now) continue;
+      if (entry.expiresAt <= now && !(entry.found && this.wasFound(name, now))) continue;
       const account = await entry.account.catch(() => undefined);
       if (account !== undefined) accounts.set(name, account);
     }
@@ -331,31 +369,113 @@ export class AccountRegistry<T> {
     return registration.account;
   }
 
+  /**
+   * Counts one look-up of a name never found in this minute's budget, or throws
+   * HubtelAccountLookupLimitError (the first refusal of an episode is logged).
+   */
+  private spendLookup(resolver: ResolvedAccountResolver, now: number): void {
+    // A window from its first look-up (not the clock's minute): a burst is never split in two.
+    if (now - this.lookups.since >= 60_000) {
+      // An episode goes on while each minute refuses some; a minute after a quiet one starts anew.
+      const episode = this.lookups.refused > 0 && now - this.lookups.since < 120_000;
+      this.lookups = { since: now, count: 0, refused: 0, episode };
+    }
+    if (this.lookups.count < resolver.requestLookupsPerMinute) {
+      this.lookups.count++;
+      return;
+    }
+    if (this.lookups.refused++ === 0 && !this.lookups.episode)
+      this.logger.warn(
+        `${this.area}: requests named ${resolver.requestLookupsPerMinute} accounts the resolver never found within a minute ` +
+          `(accounts.requestLookupsPerMinute): other such names are answered 503 until ${new Date(this.lookups.since + 60_000).toISOString()}, ` +
+          'accounts found before are still served. Names made up in forged callbacks, or many new merchants at once?',
+      );
+    throw new HubtelAccountLookupLimitError(this.area, resolver.requestLookupsPerMinute);
+  }
+
+  private wasFound(name: string, now: number): boolean {
+    return (this.found.get(name) ?? 0) > now;
+  }
+
+  /**
+   * The cached account, else the resolver's answer (concurrent first uses share one call). An
+   * expired entry of an account found is served while the resolver is asked again in the
+   * background; the answer replaces it (or, when the account is gone, removes it).
+   */
   private resolvedAccount(name: string, resolver: ResolvedAccountResolver): Promise<T> {
     const now = Date.now();
     const cached = this.resolved.get(name);
     if (cached && cached.expiresAt > now) return cached.account;
+    if (cached?.found && this.wasFound(name, now)) {
+      if (!cached.refreshing) this.refresh(name, cached, resolver);
+      return cached.account;
+    }
     if (this.resolved.size >= CACHE_SWEEP_SIZE) this.sweep(now);
     const entry: CachedAccount<T> = {
       expiresAt: Number.POSITIVE_INFINITY,
-      account: (async () => {
-        const overrides = await resolver.resolve(name);
-        if (overrides === undefined || overrides === null) throw this.unknown(name);
-        return this.requireDefaults(name).build(name, overrides);
-      })(),
+      account: this.lookUp(name, resolver),
     };
     this.resolved.set(name, entry);
     void entry.account.then(
-      () => {
-        entry.expiresAt = Date.now() + resolver.cacheTtlMs;
-        this.unknownFromRequests.delete(name); // found by a call from the app meanwhile
-      },
+      () => this.keep(name, entry, resolver),
       // Not cached: the next call asks again (a merchant added a moment ago, a database back up).
       () => this.resolved.get(name) === entry && this.resolved.delete(name),
     );
     return entry.account;
   }
 
+  private refresh(name: string, stale: CachedAccount<T>, resolver: ResolvedAccountResolver): void {
+    stale.refreshing = true;
+    const account = this.lookUp(name, resolver);
+    void account.then(
+      () => {
+        if (this.resolved.get(name) !== stale) return;
+        const entry: CachedAccount<T> = { account, expiresAt: Number.POSITIVE_INFINITY };
+        this.resolved.set(name, entry);
+        this.keep(name, entry, resolver);
+      },
+      (error: unknown) => {
+        stale.refreshing = false;
+        if (error instanceof HubtelUnknownAccountError) {
+          // The account is gone: its name is no longer known, the next request asks.
+          this.found.delete(name);
+          if (this.resolved.get(name) === stale) this.resolved.delete(name);
+        } else {
+          const retryMs = Math.min(resolver.cacheTtlMs, REFRESH_RETRY_MS);
+          stale.expiresAt = Date.now() + retryMs;
+          this.logger.warn(
+            `${this.area}[${name}]: asking accounts.resolve again failed (${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}); ` +
+              `its last options are still served, asked again in ${retryMs} ms`,
+          );
+        }
+      },
+    );
+  }
+
+  private lookUp(name: string, resolver: ResolvedAccountResolver): Promise<T> {
+    return (async () => {
+      const overrides = await resolver.resolve(name);
+      if (overrides === undefined || overrides === null) throw this.unknown(name);
+      return this.requireDefaults(name).build(name, overrides);
+    })();
+  }
+
+  /** A found account: cached for `cacheTtlMs` (none when 0), its name known for a day. */
+  private keep(name: string, entry: CachedAccount<T>, resolver: ResolvedAccountResolver): void {
+    const now = Date.now();
+    entry.found = true;
+    entry.expiresAt = now + resolver.cacheTtlMs;
+    if (resolver.cacheTtlMs === 0 && this.resolved.get(name) === entry) this.resolved.delete(name);
+    this.unknownFromRequests.delete(name); // found by a call from the app meanwhile
+    this.found.delete(name);
+    if (this.found.size >= FOUND_NAMES_KEPT) this.found.delete(this.found.keys().next().value!);
+    this.found.set(name, now + Math.max(HUBTEL_FOUND_ACCOUNT_TTL_MS, resolver.cacheTtlMs));
+  }
+
+  /**
+   * Drops the expired entries (so at most about CACHE_SWEEP_SIZE accounts are held): a name
+   * found stays known, and its next use waits for the resolver outside the budget.
+   */
   private sweep(now: number): void {
     for (const [name, entry] of this.resolved) if (entry.expiresAt <= now) this.resolved.delete(name);
   }

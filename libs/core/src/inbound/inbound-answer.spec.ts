@@ -55,6 +55,34 @@ describe('answerInbound', () => {
     ]);
   });
 
+  it("counts a refusal before routing under the path's known account, still as not routed", async () => {
+    const signals: HubtelSignal[] = [];
+    const routedFlags: boolean[] = [];
+    await refusal(
+      () => {
+        throw inboundHttpError(404, 'HUBTEL_NOT_FOUND', 'Not found');
+      },
+      {
+        logger: quiet,
+        telemetry: { record: (s: HubtelSignal) => signals.push(s) },
+        source: 'service-flow',
+        account: () => undefined,
+        pathAccount: () => 'north',
+        counts: (_signal, routed) => (routedFlags.push(routed), !routed),
+      },
+    );
+    expect(signals).toEqual([
+      {
+        kind: 'inbound',
+        source: 'service-flow',
+        outcome: 'rejected',
+        reason: 'HUBTEL_NOT_FOUND',
+        account: 'north',
+      },
+    ]);
+    expect(routedFlags).toEqual([false]);
+  });
+
   it('counts only the refusals `counts` picks', async () => {
     const signals: HubtelSignal[] = [];
     const options = {

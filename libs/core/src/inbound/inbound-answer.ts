@@ -17,6 +17,11 @@ export interface InboundAnswerOptions {
   source?: HubtelInboundSource;
   /** The account the request was routed to, once known: a refusal is counted under it. */
   account?: () => string | undefined;
+  /**
+   * Before routing (a wrong secret, a look-up refused): the known account the path names
+   * (inboundPathAccount), counted under it; else the refusal has no account.
+   */
+  pathAccount?: () => string | undefined;
   /** Which refusals to count (default: every one); an endpoint whose work reports itself picks. */
   counts?: (refusal: HubtelInboundSignal, routed: boolean) => boolean;
   /** The area's own typed refusals: the HTTP answer of `error`, or undefined when not one. */
@@ -46,12 +51,12 @@ export async function answerInbound<T>(
   } catch (error) {
     const answer = toHttpError(what, response, error, options);
     if (options.telemetry && options.source) {
-      const account = options.account?.();
+      const routed = options.account?.();
       // Its reason is the machine-readable `code` of the answer (an InboundErrorBody).
       const body = answer.getResponse() as { code?: unknown };
       const code = typeof body === 'object' && typeof body?.code === 'string' ? body.code : 'HUBTEL_ERROR';
-      const signal = inboundSignal(options.source, 'rejected', code, account);
-      if (options.counts?.(signal, account !== undefined) ?? true) options.telemetry.record(signal);
+      const signal = inboundSignal(options.source, 'rejected', code, routed ?? options.pathAccount?.());
+      if (options.counts?.(signal, routed !== undefined) ?? true) options.telemetry.record(signal);
     }
     throw answer;
   }

@@ -7,7 +7,7 @@ import {
   type HubtelAccountResolver,
 } from '../accounts/hubtel-accounts.js';
 import { ACCOUNT_PARAM, InboundAccessPolicy, PATH_SECRET_PARAM } from './inbound-access.js';
-import { inboundPaths, routeInbound, type InboundAccount } from './inbound-route.js';
+import { inboundPathAccount, inboundPaths, routeInbound, type InboundAccount } from './inbound-route.js';
 
 const MAIN_SECRET = 'main-secret-0123456789';
 const NORTH_SECRET = 'north-secret-0123456789';
@@ -152,6 +152,25 @@ describe('routeInbound', () => {
     now.mockReturnValue(Date.now() + 60_000); // a minute after the first look-up: a fresh budget
     await expect(route(accounts, 'forged-3')).resolves.toBe(404);
     now.mockRestore();
+  });
+
+  it('names the known account a path names, for counting its refusals; never a made-up name', async () => {
+    const accounts = registry((name) => (name === 'm-1' ? {} : undefined));
+    const named = (account?: string, token?: string) => {
+      const params: Record<string, string> = {};
+      if (account !== undefined) params[ACCOUNT_PARAM] = account;
+      if (token !== undefined) params[PATH_SECRET_PARAM] = token;
+      return inboundPathAccount({ headers: {}, params }, accounts);
+    };
+    expect(named()).toBe('default');
+    expect(named(MAIN_SECRET)).toBe('default');
+    expect(named('default', 'wrong')).toBe('default');
+    expect(named('north', 'wrong')).toBe('north');
+    expect(named('m-1')).toBeUndefined(); // not found yet
+    await route(accounts, 'm-1');
+    expect(named('m-1', 'wrong')).toBe('m-1');
+    await route(accounts, 'made-up');
+    expect(named('made-up')).toBeUndefined();
   });
 
   it.each([

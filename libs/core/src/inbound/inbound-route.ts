@@ -18,6 +18,8 @@ export interface InboundAccounts<A extends InboundAccount> {
   readonly default: A;
   /** The account a request's path names (see AccountRegistry.forRequest). */
   forRequest(name: string): Promise<A>;
+  /** Whether `name` is an account known without asking a resolver (see AccountRegistry.knows). */
+  knows(name: string): boolean;
 }
 
 /**
@@ -38,6 +40,21 @@ export function inboundPaths(path: string): string[] {
  * secret. A name no account has is answered 404 `HUBTEL_NOT_FOUND`, as a wrong secret is, so the
  * answer does not tell which one the segment was taken for.
  */
+/**
+ * The name of the account a request's path names, when it is one known without asking a resolver
+ * (never a made-up name: safe as a metric label): a refusal before routing is counted under it.
+ */
+export function inboundPathAccount(
+  request: InboundRequestLike,
+  accounts: InboundAccounts<InboundAccount>,
+): string | undefined {
+  const segment = request.params?.[ACCOUNT_PARAM];
+  const token = request.params?.[PATH_SECRET_PARAM];
+  const main = accounts.default;
+  if (segment === undefined || (token === undefined && main.access.isSecret(segment))) return main.name;
+  return accounts.knows(segment) ? segment : undefined;
+}
+
 export async function routeInbound<A extends InboundAccount>(
   request: InboundRequestLike,
   accounts: InboundAccounts<A>,

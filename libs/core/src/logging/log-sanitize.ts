@@ -4,6 +4,8 @@
  * line of its own ("[Shop] Order … paid"), an ANSI sequence that recolours or erases the
  * terminal, or bidi overrides that reorder what a person reads. Every such character is written
  * as a visible escape instead, the text is masked (phone numbers) and cut to a bounded length.
+ * Masking comes first: it reads the text as written (a tab or a zero-width space between a
+ * number's digits is a separator there, where its escape `\t`, `\ufeff` would split the number).
  */
 import { maskPhoneNumbers } from './redact.js';
 
@@ -67,7 +69,7 @@ export function sanitizeLogValue(value: unknown, maxLength = LOG_VALUE_MAX_LENGT
   } catch {
     text = '[unprintable]';
   }
-  return capLogText(maskPhoneNumbers(escapeLogText(text)), maxLength);
+  return capLogText(escapeLogText(maskPhoneNumbers(text)), maxLength);
 }
 
 /**
@@ -75,7 +77,7 @@ export function sanitizeLogValue(value: unknown, maxLength = LOG_VALUE_MAX_LENGT
  * loggers (`HubtelLogger`) run every message through it.
  */
 export function sanitizeLogLine(line: string, maxLength = LOG_LINE_MAX_LENGTH): string {
-  return capLogText(maskPhoneNumbers(escapeLogText(line)), maxLength);
+  return capLogText(escapeLogText(maskPhoneNumbers(line)), maxLength);
 }
 
 /**
@@ -92,8 +94,9 @@ const NEWLINE_NOT_FRAME =
  * control character is escaped, and phone numbers are masked.
  */
 export function sanitizeStack(stack: string, maxLength = 4 * LOG_LINE_MAX_LENGTH): string {
-  const escaped = UNSAFE.test(stack)
-    ? stack.replace(UNSAFE_BUT_NEWLINE, escapeChar).replace(NEWLINE_NOT_FRAME, '\\n')
-    : stack;
-  return capLogText(maskPhoneNumbers(escaped), maxLength);
+  const masked = maskPhoneNumbers(stack);
+  const escaped = UNSAFE.test(masked)
+    ? masked.replace(UNSAFE_BUT_NEWLINE, escapeChar).replace(NEWLINE_NOT_FRAME, '\\n')
+    : masked;
+  return capLogText(escaped, maxLength);
 }

@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { sanitizeLogLine } from './log-sanitize.js';
 import { REDACTED, isSecretKey, maskMsisdn, maskPhoneNumbers, redact, redactToString } from './redact.js';
 
 describe('maskMsisdn', () => {
@@ -103,6 +105,85 @@ describe('maskPhoneNumbers', () => {
     'v1.2.3 build 20260101',
   ])('leaves %j readable (no phone number)', (text) => {
     expect(maskPhoneNumbers(text)).toBe(text);
+  });
+
+  // Issue 30, item 10: numbers split by zero-width characters, "/", "_" or tabs were logged whole.
+  it.each([
+    ['024\u200b123\u200b4567', '024\u200b***\u200b*567'],
+    ['0\u200c2\u200d4\u20601\ufeff2\u00ad34567', '0\u200c2\u200d4\u2060*\ufeff*\u00ad**567'],
+    ['024/123/4567', '024/***/*567'],
+    ['024_123_4567', '024_***_*567'],
+    ['024\t123\t4567', '024\t***\t*567'],
+    [
+      '+233\u200b24\u200b\u200b\u200b\u200b123\u200b4567',
+      '+233\u200b**\u200b\u200b\u200b\u200b***\u200b*567',
+    ],
+  ])('masks a number split by separators: %j', (written, masked) => {
+    expect(maskPhoneNumbers(`Unknown reference "${written}"`)).toBe(`Unknown reference "${masked}"`);
+  });
+
+  /** A Ghanaian or international number, and the ways people (or forgers) split its digits. */
+  const phoneNumber = fc.oneof(
+    fc.tuple(fc.constantFrom('02', '03', '05'), fc.stringMatching(/^\d{8}$/)).map(([a, b]) => a + b),
+    fc
+      .tuple(fc.constantFrom('233', '+233', '00233'), fc.stringMatching(/^[2-5]\d{8}$/))
+      .map(([a, b]) => a + b),
+    fc.tuple(fc.constantFrom('+44', '+49', '+234'), fc.stringMatching(/^[1-9]\d{9}$/)).map(([a, b]) => a + b),
+  );
+  const visible = fc.constantFrom(
+    ' ',
+    '\t',
+    '.',
+    '-',
+    '/',
+    '_',
+    '(',
+    ')',
+    '\u00a0',
+    '\u2009',
+    '\u3000',
+    '\uff0f',
+  );
+  const invisible = fc.constantFrom(
+    '\u200b',
+    '\u200c',
+    '\u200d',
+    '\u2060',
+    '\ufeff',
+    '\u00ad',
+    '\u200e',
+    '\u202c',
+  );
+  const gap = fc
+    .tuple(fc.array(visible, { maxLength: 2 }), fc.array(invisible, { maxLength: 4 }))
+    .chain(([v, i]) => fc.shuffledSubarray([...v, ...i], { minLength: v.length + i.length }))
+    .map((chars) => chars.join(''));
+  const written = phoneNumber.chain((number) =>
+    fc
+      .array(gap, { minLength: number.length, maxLength: number.length })
+      // Between digits; after a "+" only invisible ones ("+ 44…" is no way to write a number).
+      .map((gaps) =>
+        [...number]
+          .map((c, i) =>
+            i === 0 ? c : number[i - 1] === '+' ? gaps[i]!.replace(/[^\p{Cf}]/gu, '') + c : gaps[i]! + c,
+          )
+          .join(''),
+      ),
+  );
+  const around = fc.constantFrom(['Unknown reference "', '"'], ['to ', '.'], ['ref=', ' paid'], ['', '']);
+
+  it('masks a number written with any separators, anywhere in a line (property)', () => {
+    fc.assert(
+      fc.property(written, around, (number, [before, after]) => {
+        const digits = (text: string) => (text.match(/\d/g) ?? []).length;
+        const masked = maskPhoneNumbers(before + number + after);
+        expect(digits(masked)).toBe(6); // the first three and the last three
+        // The log line: masked, then escaped (`\t`, `\ufeff`), the escapes' own digits aside.
+        const line = sanitizeLogLine(before + number + after).replace(/\\(?:u[0-9a-f]{4}|x[0-9a-f]{2})/g, '');
+        expect(digits(line)).toBe(6);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('leaves short numbers, amounts and dates alone', () => {

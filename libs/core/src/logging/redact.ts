@@ -1,8 +1,9 @@
 /*
  * Masking for anything that may reach a log line. Phone numbers are personal data and the
  * platform's credentials must never be written anywhere, so every module logs through these.
- * A phone number is masked in the forms people write it (grouped by spaces, dots or dashes,
- * glued to an id's letters, in fullwidth or Arabic-Indic digits); digits that are no phone number
+ * A phone number is masked in the forms people write it (grouped by spaces, tabs, dots, dashes,
+ * slashes or underscores, split by invisible characters, glued to an id's letters, in fullwidth
+ * or Arabic-Indic digits); digits that are no phone number
  * (ids, timestamps, amounts) are left readable, or the logs could not be searched by them.
  */
 import { isWrittenPhoneNumber } from '../phone/msisdn.js';
@@ -16,13 +17,16 @@ const SECRET_KEY =
 
 /**
  * A run of digits (any script's: \p{Nd} holds fullwidth and Arabic-Indic ones) with at most
- * three separators between two digits (spaces, dots, dashes, parentheses, their fullwidth forms),
- * after an optional "+" or "(". Which groups of it are a phone number is decided after.
+ * three separators between two digits (any white space, tabs included; dots, dashes, slashes,
+ * underscores, parentheses, their fullwidth forms), after an optional "+" or "(". Invisible
+ * characters (\p{Cf}: zero-width spaces and joiners, soft hyphens, direction marks, the BOM) are
+ * separators too, in any number: a reader sees the digits side by side. Which groups of it are a
+ * phone number is decided after.
  */
 const WRITTEN_NUMBER =
-  /[+\uff0b(\uff08]?\p{Nd}(?:[ \u00a0\u2009\u202f\u3000.\-\u2010-\u2013\uff0d\uff0e()\uff08\uff09]{0,3}\p{Nd})*/gu;
+  /(?:[+\uff0b(\uff08]\p{Cf}*)?\p{Nd}(?:\p{Cf}*(?:[\s.\-\u2010-\u2013\uff0d\uff0e()\uff08\uff09/\uff0f_\uff3f]\p{Cf}*){0,3}\p{Nd})*/gu;
 /** WRITTEN_NUMBER for ASCII-only text (most log lines): the same, about twice as fast. */
-const WRITTEN_NUMBER_ASCII = /[+(]?\d(?:[ .\-()]{0,3}\d)*/g;
+const WRITTEN_NUMBER_ASCII = /[+(]?\d(?:[\s.\-()/_]{0,3}\d)*/g;
 /** A phone number has at least 8 digits: shorter written numbers are skipped before any work. */
 const MIN_PHONE_DIGITS = 8;
 const MAX_PHONE_DIGITS = 17; // "00" + 15

@@ -36,8 +36,9 @@ export interface HubtelInboundSignal {
    */
   reason?: string;
   /**
-   * The account the request was routed to (`default`, or a configured name), once known: never a
-   * name taken from a request no account matched.
+   * The account the request was routed to (`default`, or a configured name), once known; for a
+   * refusal before routing, the account the path names when it is a known one (configured, or
+   * found by the resolver): never a name taken from a request no account matched.
    */
   account?: string;
 }
