@@ -355,6 +355,7 @@ export class RedisStore implements HubtelStore {
           const raw = values[i];
           if (raw === null || raw === undefined) continue;
           const key = fresh[i]!.slice(this.keyPrefix.length);
+          if (key.startsWith(STORE_MARKER_KEY)) continue; // the store's own, not an entry of the app's
           yield [key, decode<T>(key, raw)];
         }
       } while (cursor !== '0');
