@@ -355,13 +355,15 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   /** Records again, from the app's own records, an invoice the store no longer holds. */
   private async restore(ref: string, known: CheckoutKnownInvoice): Promise<void> {
     const issues: ValidationIssue[] = [];
-    const { amount, description, createdAt } = (known ?? {}) as Partial<CheckoutKnownInvoice>;
+    const { amount, account: name, description, createdAt } = (known ?? {}) as Partial<CheckoutKnownInvoice>;
     if (typeof amount !== 'number' || !(amount > 0) || !Number.isSafeInteger(Math.round(amount * 100)))
       issues.push({
         field: 'known.amount',
         message: 'known.amount must be a positive number',
         value: amount,
       });
+    if (name !== undefined && (typeof name !== 'string' || name === ''))
+      issues.push({ field: 'known.account', message: 'known.account must be an account name' });
     if (description !== undefined && (typeof description !== 'string' || description.trim() === ''))
       issues.push({ field: 'known.description', message: 'known.description must be a non-empty string' });
     if (createdAt !== undefined && !(createdAt instanceof Date && Number.isFinite(createdAt.getTime())))
@@ -372,7 +374,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
         issues,
       );
     }
-    const account = await this.accounts.get(known.account ?? CHECKOUT_DEFAULT_ACCOUNT);
+    const account = await this.accounts.get(name ?? CHECKOUT_DEFAULT_ACCOUNT);
     if (await this.invoices.get(ref)) return; // the store's own record wins
     const created = createdAt?.getTime() ?? Date.now();
     const invoice: CheckoutInvoice = {
