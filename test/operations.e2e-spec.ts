@@ -4,10 +4,12 @@
  *     callback received and accepted, the handlers run, the platform calls by API; a malformed
  *     callback moves `callbacks_rejected_total{reason}`; GET /health is up with the memory store;
  *   - the example app on a real Redis (REDIS_URL): /health up with the Redis store and the BullMQ
- *     runner, 503 once the Redis server is gone;
+ *     runner, 503 once the Redis server is gone, and 503 once it is back empty until the loss of
+ *     its data is acknowledged;
  *   - a Nest app on each adapter (Express, Fastify) with CheckoutModule and the same /health and
  *     /metrics: the answers' status and content type, the counters of a checkout paid there.
  */
+import { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { OperationsModule } from '../src/ops/operations.module.js';
 import {
@@ -187,7 +189,7 @@ redisBinary.describe('the example app on Redis: GET /health', () => {
     await server?.dispose();
   });
 
-  it('is up with the Redis store and the BullMQ runner, and answers 503 once Redis is gone', async () => {
+  it('is up with the Redis store and the BullMQ runner, answers 503 once Redis is gone, and once it is back empty until the loss is acknowledged', async () => {
     shop = await startExampleInProcess({ redisUrl: server.url });
     const up = await health(shop.example.opsUrl);
     expect(up.status).toBe(200);
@@ -209,12 +211,23 @@ redisBinary.describe('the example app on Redis: GET /health', () => {
       error: { hubtel_store: { status: 'down' }, hubtel_runner: { status: 'down' } },
     });
 
-    // Redis back (empty, on the same port): both reconnect, and the check says so.
+    // Redis back, empty (no persistence), on the same port: both reconnect, and the store says
+    // it lost its data until an operator acknowledges it.
     await server.restart();
-    await eventually(
-      async () => ((await health(shop!.example.opsUrl)).status === 200 ? true : undefined),
-      20_000,
-    );
+    const lost = await eventually(async () => {
+      const answer = await health(shop!.example.opsUrl);
+      const store = answer.body.info?.hubtel_store ?? answer.body.error?.hubtel_store;
+      const reconnected = answer.body.info?.hubtel_runner && (store?.status === 'up' || store?.lost);
+      return reconnected ? answer : undefined;
+    }, 20_000);
+    expect(lost.status).toBe(503);
+    expect(lost.body.error.hubtel_store).toMatchObject({
+      status: 'down',
+      lost: [{ where: [`127.0.0.1:${server.port}`] }],
+      message: expect.stringContaining('LOST ITS DATA'),
+    });
+    await shop.example.app.get(RedisStore).acknowledgeLoss();
+    expect((await health(shop.example.opsUrl)).status).toBe(200);
   }, 60_000);
 });
 

@@ -292,7 +292,9 @@ redisBinary.describe('checkout on the Redis store', () => {
       const keys = await admin.keys('*');
       expect(keys.filter((key) => !key.startsWith('{hubtel}:bull:')).sort()).toEqual([
         'app:hubtel:checkout:invoice:token',
+        'app:hubtel:store:marker', // each store's loss marker, under its own prefix
         'own:hubtel:checkout:invoice:mine',
+        'own:hubtel:store:marker',
       ]);
     } finally {
       await byToken.close();

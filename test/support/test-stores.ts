@@ -12,6 +12,7 @@
  *   }
  */
 import type { DynamicModule } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
 import { HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import { RedisStore } from 'nestjs-hubtel/redis';
@@ -76,9 +77,11 @@ export function storeFixture(kind: StoreKind): StoreFixture {
         return store;
       }
       server ??= await RedisServer.start();
+      // Emptied before the store connects: a flush after would be a loss of its data to it.
+      const admin = new Redis(server.url);
+      await admin.flushdb().finally(() => admin.disconnect());
       const store = new RedisStore({ url: server.url });
       await store.connect();
-      await store.client.flushdb();
       created.push(store);
       return store;
     },

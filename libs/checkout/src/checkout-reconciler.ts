@@ -56,6 +56,22 @@ export interface CheckoutReconcileResult {
 }
 
 /**
+ * What your own records hold of an invoice, for `CheckoutService.reconcile(clientReference, known)`
+ * to check it when the store no longer has it (the store lost its data): the invoice is recorded
+ * again from this, as pending, then checked. Ignored when the store still has the invoice.
+ */
+export interface CheckoutKnownInvoice {
+  /** The amount invoiced (GHS): the payment the status check reports is verified against it. */
+  amount: number;
+  /** The account that created it. Default `default`. */
+  account?: string;
+  /** Default `Restored order <clientReference>`. */
+  description?: string;
+  /** When it was created (default now): the reconciler's schedule counts from it. */
+  createdAt?: Date;
+}
+
+/**
  * Callbacks are not guaranteed (Hubtel asks merchants to check the status when none came within
  * 5 minutes). The reconciler does that: every `intervalMs` it takes the watched invoices that are
  * due (first `delayMs` after creation, then backing off to `maxIntervalMs`), asks the transaction

@@ -294,10 +294,17 @@ export class CheckoutSettlement {
       callback: callback as unknown as Record<string, unknown> | undefined,
       rejectedAt: new Date(this.now()).toISOString(),
     });
-    this.logger.warn(
-      `Rejected a ${event.source === 'callback' ? 'checkout callback' : 'status-check answer'} for "${event.clientReference}": ${event.reason} — ${maskPhoneNumbers(event.message)}` +
-        (event.sourceAddress ? ` (from ${event.sourceAddress})` : ''),
-    );
+    const from = event.sourceAddress ? ` (from ${event.sourceAddress})` : '';
+    if (event.reason === 'FORGOTTEN_REFERENCE') {
+      // Not the forgery line: the store lost the invoice, and the money may well be real.
+      this.logger.error(
+        `The store forgot this order: a checkout callback for "${event.clientReference}" (${event.status ?? 'no status'}) names an invoice lost with the store's data (${event.reason}) — ${maskPhoneNumbers(event.message)}${from}`,
+      );
+    } else {
+      this.logger.warn(
+        `Rejected a ${event.source === 'callback' ? 'checkout callback' : 'status-check answer'} for "${event.clientReference}": ${event.reason} — ${maskPhoneNumbers(event.message)}${from}`,
+      );
+    }
     const emitting = this.emitter
       .emitAsync(CheckoutEvents.Rejected, event)
       .catch((error: unknown) =>

@@ -160,6 +160,10 @@ export class CheckoutFailedEvent {
 /**
  * Why a callback or status answer was not believed:
  * - `UNKNOWN_REFERENCE`: no invoice with that `ClientReference` was created by this app (or it expired from the store);
+ * - `FORGOTTEN_REFERENCE`: no invoice with that `ClientReference` is kept, and the store lost its
+ *   data since (within `reconciliation.giveUpAfterMs`): it may be a genuine payment for an invoice
+ *   created before. Nothing is delivered: reconcile it from your own records
+ *   (`CheckoutService.reconcile(clientReference, { amount })`);
  * - `CHECKOUT_ID_MISMATCH`: the `CheckoutId` is not the one the platform gave for that invoice;
  * - `AMOUNT_MISMATCH`: the amount differs from the invoice by more than the configured tolerance;
  * - `NOT_CONFIRMED`: the callback says paid but the transaction status check does not;
@@ -169,6 +173,7 @@ export class CheckoutFailedEvent {
  */
 export type CheckoutRejectionReason =
   | 'UNKNOWN_REFERENCE'
+  | 'FORGOTTEN_REFERENCE'
   | 'CHECKOUT_ID_MISMATCH'
   | 'AMOUNT_MISMATCH'
   /** The status check reports the payment in another currency than the invoice's (GHS). */

@@ -8,6 +8,7 @@ import {
   maskPhoneNumbers,
   type HubtelStore,
   type DeadLetter,
+  type ValidationIssue,
 } from 'nestjs-hubtel';
 import { dropUndefined, type InboundPipeline } from '#internal';
 import type {
@@ -23,9 +24,13 @@ import {
   invoiceAccount,
   type CheckoutInvoice,
 } from './checkout-invoice.store.js';
-import { CheckoutReconciler, type CheckoutReconcileResult } from './checkout-reconciler.js';
+import {
+  CheckoutReconciler,
+  type CheckoutKnownInvoice,
+  type CheckoutReconcileResult,
+} from './checkout-reconciler.js';
 import { CheckoutSettlement } from './checkout-settlement.js';
-import { classifyCallback, type CallbackClaim } from './checkout-verifier.js';
+import { classifyCallback, type CallbackClaim, type Verdict } from './checkout-verifier.js';
 import { failedFromCallback, paidFromCallback } from './checkout.callback-evidence.js';
 import { CheckoutConfirmation } from './checkout.confirmation.js';
 import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
@@ -203,13 +208,21 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
    * wait for the callback or the reconciler, e.g. when the buyer comes back to your return page.
    * Needs `posSalesId` (not reconciliation: it works with the reconciler off).
    *
-   * @throws HubtelValidationError for a malformed reference.
-   * @throws HubtelError `HUBTEL_NOT_FOUND` when this app created no invoice with that reference.
+   * `known`: what your own records hold of the invoice (its amount, its account), for when the
+   * store no longer has it (it lost its data: `FORGOTTEN_REFERENCE`): the invoice is recorded
+   * again from it, as pending and watched by the reconciler, then checked. A payment is verified
+   * against that amount. Ignored when the store has the invoice.
+   *
+   * @throws HubtelValidationError for a malformed reference or `known`.
+   * @throws HubtelError `HUBTEL_NOT_FOUND` when this app created no invoice with that reference
+   *   (and no `known` was given).
+   * @throws CheckoutUnknownAccountError for a `known.account` no one knows.
    * @throws HubtelError `HUBTEL_CONFIG_INVALID` without `posSalesId`; the status check's own errors
    *   (API errors, time-outs) when it could not answer. Nothing changed then: call again later.
    */
-  async reconcile(clientReference: string): Promise<CheckoutReconcileResult> {
+  async reconcile(clientReference: string, known?: CheckoutKnownInvoice): Promise<CheckoutReconcileResult> {
     assertClientReference(clientReference, 'reconcile');
+    if (known !== undefined) await this.restore(clientReference, known);
     const result = await this.reconciler.checkInvoice(clientReference);
     // A copy: the caller may change it; the stored record must not change with it.
     return { ...result, invoice: structuredClone(result.invoice) };
@@ -272,7 +285,9 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
       return { outcome: 'rejected', clientReference: ref, claim, reason: 'WRONG_ACCOUNT' };
     }
     const account = await this.accounts.get(routed);
-    const verdict = account.verifier.verifyCallback(callback, claim, invoice);
+    const verdict =
+      (invoice ? undefined : await this.forgotten(ref)) ??
+      account.verifier.verifyCallback(callback, claim, invoice);
     if (!verdict.ok) {
       this.settlement.reject({
         ...verdict,
@@ -340,6 +355,68 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   onApplicationShutdown(): void {
     // The default store is ours to close; a store the app provided is the app's.
     if (this.options.store === undefined && this.store instanceof MemoryStore) this.store.close();
+  }
+
+  /** Records again, from the app's own records, an invoice the store no longer holds. */
+  private async restore(ref: string, known: CheckoutKnownInvoice): Promise<void> {
+    const issues: ValidationIssue[] = [];
+    const { amount, account: name, description, createdAt } = (known ?? {}) as Partial<CheckoutKnownInvoice>;
+    if (typeof amount !== 'number' || !(amount > 0) || !Number.isSafeInteger(Math.round(amount * 100)))
+      issues.push({
+        field: 'known.amount',
+        message: 'known.amount must be a positive number',
+        value: amount,
+      });
+    if (name !== undefined && (typeof name !== 'string' || name === ''))
+      issues.push({ field: 'known.account', message: 'known.account must be an account name' });
+    if (description !== undefined && (typeof description !== 'string' || description.trim() === ''))
+      issues.push({ field: 'known.description', message: 'known.description must be a non-empty string' });
+    if (createdAt !== undefined && !(createdAt instanceof Date && Number.isFinite(createdAt.getTime())))
+      issues.push({ field: 'known.createdAt', message: 'known.createdAt must be a valid Date' });
+    if (issues.length > 0) {
+      throw new HubtelValidationError(
+        `Invalid reconcile input: ${issues.map((i) => i.message).join('; ')}`,
+        issues,
+      );
+    }
+    const account = await this.accounts.get(name ?? CHECKOUT_DEFAULT_ACCOUNT);
+    if (await this.invoices.get(ref)) return; // the store's own record wins
+    const created = createdAt?.getTime() ?? Date.now();
+    const invoice: CheckoutInvoice = {
+      clientReference: ref,
+      amount: Math.round(amount! * 100) / 100,
+      description: description?.trim() ?? `Restored order ${ref}`,
+      status: 'pending',
+      // The platform's checkout id was lost with the record: the status check finds out.
+      creation: 'unknown',
+      createdAt: new Date(created).toISOString(),
+      updatedAt: new Date().toISOString(),
+      account: account.name,
+    };
+    if (!(await this.invoices.create(invoice))) return;
+    this.logger.log(
+      `Invoice ${ref} recorded again from the app's own records (${invoice.amount.toFixed(2)}${account.name === CHECKOUT_DEFAULT_ACCOUNT ? '' : `, account ${account.name}`}): the store no longer had it`,
+    );
+    await this.watch(account, ref, created);
+  }
+
+  /**
+   * The verdict on a reference the store does not hold while it is known to have lost its data
+   * (within the time an invoice is watched): forgotten, not unknown. Undefined otherwise.
+   */
+  private async forgotten(ref: string): Promise<Verdict | undefined> {
+    const loss = await this.store.lostData?.().catch(() => undefined);
+    if (!loss || Date.now() - Date.parse(loss.detectedAt) > this.options.reconciliation.giveUpAfterMs) {
+      return undefined;
+    }
+    return {
+      ok: false,
+      reason: 'FORGOTTEN_REFERENCE',
+      message:
+        `No invoice with clientReference "${ref}" is kept: the store lost its data (noticed at ${loss.detectedAt} on ${loss.where.join(', ')}), ` +
+        `so this may be a genuine payment for an invoice created before. Nothing was delivered: if your own records hold this order, ` +
+        `reconcile it: reconcile("${ref}", { amount })`,
+    };
   }
 
   private async watch(account: CheckoutAccount, ref: string, createdAt: number): Promise<void> {

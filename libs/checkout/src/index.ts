@@ -33,6 +33,7 @@ export {
   type CheckoutReconcileReport,
   type CheckoutReconcileResult,
   type CheckoutReconcileOutcome,
+  type CheckoutKnownInvoice,
 } from './checkout-reconciler.js';
 export {
   CheckoutEvents,

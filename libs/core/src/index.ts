@@ -26,7 +26,12 @@ export {
 } from './errors/hubtel.errors.js';
 
 // Stores: the interface, the in-memory default, and how a module is given one.
-export type { HubtelStore, StoreEntry, StoreWriteOptions } from './store/hubtel-store.interface.js';
+export type {
+  HubtelStore,
+  HubtelStoreLoss,
+  StoreEntry,
+  StoreWriteOptions,
+} from './store/hubtel-store.interface.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.store.js';
 export { isHubtelStore, type HubtelStoreOption } from './store/store-option.js';
 export { HUBTEL_STORE, HUBTEL_JOB_RUNNER } from './hubtel.constants.js';

@@ -8,6 +8,7 @@ import {
   isHubtelStore,
   type HubtelApi,
   type HubtelStore,
+  type HubtelStoreLoss,
   type JobRunner,
 } from 'nestjs-hubtel';
 import {
@@ -28,7 +29,8 @@ import type { HubtelHealthModuleOptions } from './health.options.js';
  * check() { return this.health.check(this.hubtel.checks()); }   // or .store(), .runner(), .platform()
  * ```
  * - `store()`: every store the modules use; one with a `ping` (Redis) must answer it, one in this
- *   process (MemoryStore) is up while the app is.
+ *   process (MemoryStore) is up while the app is; a store that lost its data (`lostData()`) is
+ *   down until the loss is acknowledged.
  * - `runner()`: the job runner's own `health()` (BullMQ: its Redis answers, its workers run); the
  *   in-process default is up while the app is.
  * - `platform()` (opt in): one GET to each API's base URL; down only when nothing answers.
@@ -67,7 +69,27 @@ export class HubtelHealthIndicator {
     } catch (error) {
       return indicator.down({ stores: kinds, message: describe(error) });
     }
+    const lost = await this.openLosses(stores);
+    if (lost.length > 0) {
+      return indicator.down({
+        stores: kinds,
+        lost: lost.map(({ message: _message, ...loss }) => loss),
+        message: lost.map((loss) => loss.message).join(' '),
+      });
+    }
     return indicator.up({ stores: kinds.length > 0 ? kinds : ['none'] });
+  }
+
+  /** The losses of data the stores noticed and no operator acknowledged yet. */
+  private async openLosses(stores: HubtelStore[]): Promise<HubtelStoreLoss[]> {
+    const losses = await Promise.all(
+      stores.map((store) =>
+        store.lostData ? this.bounded(store.lostData(), `${kindOf(store)} loss check`) : undefined,
+      ),
+    ).catch(() => []);
+    return losses.filter(
+      (loss) => loss !== undefined && loss.acknowledgedAt === undefined,
+    ) as HubtelStoreLoss[];
   }
 
   async runner(key: string = HEALTH_DEFAULTS.keys.runner): Promise<HealthIndicatorResult> {

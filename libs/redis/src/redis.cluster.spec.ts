@@ -70,6 +70,32 @@ redisClusterBinaries.describe('RedisStore on a Redis Cluster', () => {
     });
   });
 
+  it('keeps a loss marker on every master, and names the one master whose share was lost', async () => {
+    await cluster.flushAll();
+    const a = new RedisStore({ cluster: { nodes: cluster.nodes }, lossCheckIntervalMs: 0 });
+    const b = new RedisStore({ cluster: { nodes: cluster.nodes }, lossCheckIntervalMs: 0 });
+    await a.connect();
+    await b.connect();
+    try {
+      expect(await cluster.keysPerMaster({ markers: true })).toEqual([1, 1, 1]);
+      await expect(a.lostData()).resolves.toBeUndefined();
+      const lost = cluster.servers[1]!;
+      const node = new Redis(lost.url);
+      await node.flushall(); // that master came back empty; the others kept theirs
+      node.disconnect();
+      const seen = await a.lostData();
+      expect(seen?.where).toEqual([
+        expect.stringMatching(new RegExp(`^127\\.0\\.0\\.1:${lost.port} \\(slots \\d+-\\d+\\)$`)),
+      ]);
+      expect(await b.lostData()).toEqual(seen);
+      await a.acknowledgeLoss();
+      expect((await b.lostData())?.acknowledgedAt).toEqual(expect.any(String));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   describe('refuses what it cannot use, at startup, saying what to change', () => {
     it('a url at one node of the cluster (most keys would answer MOVED)', async () => {
       const store = new RedisStore({ url: `redis://127.0.0.1:${cluster.nodes[0]!.port}` });

@@ -13,6 +13,8 @@ export const REDIS_STORE_DEFAULTS = Object.freeze({
   connectTimeoutMs: 5_000,
   /** Keys asked for per SCAN round trip (a hint to Redis, not a limit). */
   scanCount: 500,
+  /** How often the store checks its marker (that Redis did not lose its data). */
+  lossCheckIntervalMs: 10_000,
   /** Reconnection backoff: 50 ms more per attempt, at most this long between attempts. */
   maxReconnectDelayMs: 2_000,
 });

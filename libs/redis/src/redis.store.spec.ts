@@ -1,8 +1,11 @@
+import { ConsoleLogger, Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { HubtelStoreUnavailableError } from 'nestjs-hubtel';
 import { describeStoreContract } from '../../core/src/store/__tests__/store-contract.js';
 import { RedisServer, redisBinary } from '../../../test/support/redis-server.js';
+import { CaptureLogger } from '../../../test/support/capture-logger.js';
 import { RedisStore, escapeGlob } from './redis.store.js';
+import { keySlot } from './redis-store.marker.js';
 
 redisBinary.describe('RedisStore', () => {
   let server: RedisServer;
@@ -47,6 +50,13 @@ redisBinary.describe('RedisStore', () => {
     },
   );
 
+  it('computes cluster slots as Redis does (CRC16 of the key, or of its hash tag)', () => {
+    expect(keySlot('foo')).toBe(12182);
+    expect(keySlot('bar')).toBe(5061);
+    expect(keySlot('{user1000}.following')).toBe(keySlot('user1000'));
+    expect(keySlot('a{}b')).not.toBe(keySlot('')); // an empty tag: the whole key is hashed
+  });
+
   describe('on the wire', () => {
     let store: RedisStore;
     beforeEach(async () => {
@@ -90,6 +100,90 @@ redisBinary.describe('RedisStore', () => {
       const prefixed = new Redis({ lazyConnect: true, keyPrefix: 'x:' });
       expect(() => new RedisStore({ client: prefixed })).toThrow(/keyPrefix/);
       prefixed.disconnect();
+    });
+  });
+
+  describe('noticing that Redis lost its data', () => {
+    const logs = new CaptureLogger();
+    const stores: RedisStore[] = [];
+    /** A replica's store: no periodic check unless asked (each test says when it looks). */
+    async function replica(lossCheckIntervalMs = 0): Promise<RedisStore> {
+      const store = new RedisStore({ url: server.url, keyPrefix: 'shop:', lossCheckIntervalMs });
+      await store.connect();
+      stores.push(store);
+      return store;
+    }
+    const lossLines = () =>
+      logs.lines.filter((line) => line.level === 'error' && /LOST ITS DATA/.test(line.message));
+    beforeAll(() => Logger.overrideLogger(logs));
+    afterAll(() => Logger.overrideLogger(new ConsoleLogger()));
+    beforeEach(async () => {
+      await admin.flushall();
+      logs.lines.length = 0;
+    });
+    afterEach(async () => {
+      for (const store of stores.splice(0)) await store.close();
+    });
+
+    it('is no loss on a first start, nor on a Redis that holds data but no marker yet (an upgrade)', async () => {
+      await admin.set('shop:hubtel:checkout:invoice:old', '1:{}');
+      const a = await replica();
+      const b = await replica();
+      await expect(a.lostData()).resolves.toBeUndefined();
+      await expect(b.lostData()).resolves.toBeUndefined();
+      expect(lossLines()).toEqual([]);
+    });
+
+    it('after a FLUSHALL both replicas report the loss, whichever re-wrote the marker, and one acknowledgment clears it for both', async () => {
+      const a = await replica();
+      const b = await replica();
+      await admin.flushall();
+      const seenByA = await a.lostData(); // a finds the marker gone and writes the next one
+      expect(seenByA).toMatchObject({ where: [`127.0.0.1:${server.port}`], keptSince: expect.any(String) });
+      expect(seenByA!.acknowledgedAt).toBeUndefined();
+      expect(seenByA!.message).toMatch(/LOST ITS DATA on 127\.0\.0\.1:\d+/);
+      // b finds a marker again, but not the one it saw: the same loss.
+      expect(await b.lostData()).toEqual(seenByA);
+      expect(lossLines()).toHaveLength(2);
+
+      const acknowledged = await b.acknowledgeLoss();
+      expect(acknowledged).toMatchObject({
+        detectedAt: seenByA!.detectedAt,
+        acknowledgedAt: expect.any(String),
+      });
+      expect(await a.lostData()).toMatchObject({
+        detectedAt: seenByA!.detectedAt,
+        acknowledgedAt: acknowledged!.acknowledgedAt,
+      });
+      await expect(a.acknowledgeLoss()).resolves.toBeUndefined();
+      expect(lossLines()).toHaveLength(2);
+    });
+
+    it('a replica started after the flush re-writes the marker first: it does not hide the loss from the others, and reports it too', async () => {
+      const a = await replica();
+      await admin.flushall();
+      const late = await replica(); // finds no marker: to it, a first start
+      await expect(late.lostData()).resolves.toBeUndefined();
+      const seen = await a.lostData(); // the marker is not the one a saw: it records the loss in it
+      expect(seen).toMatchObject({ where: [`127.0.0.1:${server.port}`] });
+      expect(await late.lostData()).toEqual(seen);
+      const restarted = await replica(); // and a replica started now sees it as well
+      expect(await restarted.lostData()).toEqual(seen);
+    });
+
+    it('notices a restart without persistence on reconnecting, and every lossCheckIntervalMs, logging one error line per process', async () => {
+      await replica(); // only its reconnection looks
+      await replica(100); // its timer looks too
+      await server.restart();
+      await waitUntil(async () => lossLines().length === 2);
+      await admin.quit().catch(() => undefined);
+      admin = new Redis(server.url, { lazyConnect: true });
+      await admin.connect();
+      expect(lossLines()[0]!.message).toContain(`127.0.0.1:${server.port}`);
+      // A second loss (a flush now) is seen by the timer alone: a new line.
+      await stores[1]!.acknowledgeLoss();
+      await admin.flushall();
+      await waitUntil(async () => lossLines().length === 3);
     });
   });
 

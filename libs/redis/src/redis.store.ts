@@ -5,12 +5,14 @@ import {
   HubtelRedisConfigError,
   HubtelStoreUnavailableError,
   type HubtelStore,
+  type HubtelStoreLoss,
   type StoreEntry,
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
 import { clusterEnabledIn, hashTagOf, redisClusterNodesOption } from '#internal';
 import { REDIS_STORE_COMMANDS, REDIS_STORE_DEFAULTS } from './redis.constants.js';
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
+import { RedisStoreMarkers, clusterMarkers, singleMarker, STORE_MARKER_KEY } from './redis-store.marker.js';
 
 /** A Redis Cluster to open: its startup nodes and ioredis Cluster options (TLS, auth, NAT map...). */
 export interface RedisClusterConnection {
@@ -48,6 +50,12 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number;
   /** Keys per SCAN round trip. Default 500. */
   scanCount?: number;
+  /**
+   * How often the store looks for its marker, to notice that Redis lost its data (see
+   * `lostData()`), in ms. Default 10000; 0: only on reconnecting, health checks and unknown
+   * checkout references.
+   */
+  lossCheckIntervalMs?: number;
 }
 
 /** The Lua commands as ioredis adds them to the client. */
@@ -90,6 +98,9 @@ export class RedisStore implements HubtelStore {
   private down = false;
   /** Connection failures before the first `ready` are reported by `connect()`, not logged. */
   private wasReady = false;
+  private readonly markers: RedisStoreMarkers;
+  /** Checks the marker on every reconnection (a Redis restarted empty is noticed at once). */
+  private readonly onReady = () => void this.markers.check().catch(() => undefined);
 
   constructor(options: RedisStoreOptions) {
     const given = (['client', 'url', 'options', 'cluster'] as const).filter((k) => options[k] !== undefined);
@@ -106,6 +117,10 @@ export class RedisStore implements HubtelStore {
     if (typeof this.keyPrefix !== 'string')
       throw new HubtelConfigError('redis.keyPrefix', 'must be a string');
     this.scanCount = positive(options.scanCount, REDIS_STORE_DEFAULTS.scanCount, 'redis.scanCount');
+    const lossCheck = options.lossCheckIntervalMs ?? REDIS_STORE_DEFAULTS.lossCheckIntervalMs;
+    if (!(Number.isFinite(lossCheck) && lossCheck >= 0))
+      throw new HubtelConfigError('redis.lossCheckIntervalMs', 'must be 0 or a positive number');
+    this.markers = new RedisStoreMarkers(this, lossCheck);
     const timeout = positive(
       options.commandTimeoutMs,
       REDIS_STORE_DEFAULTS.commandTimeoutMs,
@@ -213,6 +228,46 @@ export class RedisStore implements HubtelStore {
         throw error;
       }
     }
+    await this.markers.start(await this.markerPlaces());
+    this.client.on('ready', this.onReady);
+  }
+
+  /**
+   * The last loss of this Redis's data that the store noticed, acknowledged or not (undefined when
+   * none): its marker was gone or replaced (a restart without persistence, a failover to an empty
+   * replica, a flush). Checks the marker now; when Redis does not answer, says what the last check
+   * saw. Every process sharing the store sees the same loss; it is logged as an error once per
+   * process, and health checks report the store down until `acknowledgeLoss()`.
+   */
+  async lostData(): Promise<HubtelStoreLoss | undefined> {
+    await this.markers.check().catch(() => undefined);
+    return this.markers.loss();
+  }
+
+  /**
+   * Acknowledges the loss `lostData()` reports, for every process sharing the store (it is
+   * recorded in Redis): health checks report the store up again. Do it once you have dealt with
+   * what was lost (reconciled the orders of your own records). Resolves to the loss acknowledged,
+   * or undefined when none was open.
+   *
+   * @throws HubtelStoreUnavailableError when Redis does not answer.
+   */
+  acknowledgeLoss(): Promise<HubtelStoreLoss | undefined> {
+    return this.markers.acknowledge();
+  }
+
+  private async markerPlaces() {
+    const client = this.client;
+    if (!isClusterClient(client)) return singleMarker(client);
+    try {
+      return await clusterMarkers(client, this.keyPrefix);
+    } catch (error) {
+      // A cluster that hides CLUSTER SLOTS: one marker, in whichever master owns it.
+      this.logger.warn(
+        `CLUSTER SLOTS failed (${describeError(error)}): one loss marker for the whole cluster`,
+      );
+      return [{ key: STORE_MARKER_KEY, where: 'the cluster' }];
+    }
   }
 
   async get<T>(key: string): Promise<StoreEntry<T> | undefined> {
@@ -300,6 +355,7 @@ export class RedisStore implements HubtelStore {
           const raw = values[i];
           if (raw === null || raw === undefined) continue;
           const key = fresh[i]!.slice(this.keyPrefix.length);
+          if (key.startsWith(STORE_MARKER_KEY)) continue; // the store's own, not an entry of the app's
           yield [key, decode<T>(key, raw)];
         }
       } while (cursor !== '0');
@@ -313,6 +369,8 @@ export class RedisStore implements HubtelStore {
 
   /** Closes the store's own client (waiting for replies in flight); leaves a client of yours open. */
   async close(): Promise<void> {
+    this.markers.stop();
+    this.client.off('ready', this.onReady);
     if (!this.owned || this.client.status === 'end') return;
     const ended = new Promise<void>((resolve) => this.client.once('end', () => resolve()));
     try {
@@ -384,6 +442,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`no connection within ${ms} ms`)), ms);
   });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function unavailable(operation: string, error: unknown): HubtelStoreUnavailableError {

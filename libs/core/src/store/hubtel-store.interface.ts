@@ -18,6 +18,24 @@ export interface StoreWriteOptions {
   ttlMs?: number;
 }
 
+/**
+ * A loss of a store's data, as the store noticed it: the marker it keeps was gone (a Redis
+ * restarted without persistence, a failover to an empty replica, a flush). Everything the store
+ * held before `detectedAt` may be gone: invoices, callback records, sessions, orders.
+ */
+export interface HubtelStoreLoss {
+  /** When it was first noticed (ISO), by this process or another sharing the store. */
+  detectedAt: string;
+  /** Since when the lost data had been kept (ISO): when the vanished marker was written, if known. */
+  keptSince?: string;
+  /** Where the data was lost: the Redis, or the cluster masters whose share was lost. */
+  where: string[];
+  /** When an operator acknowledged it (ISO); until then health checks report the store down. */
+  acknowledgedAt?: string;
+  /** What was lost and what to do, for logs and health answers. */
+  message: string;
+}
+
 export interface HubtelStore {
   get<T>(key: string): Promise<StoreEntry<T> | undefined>;
   /** Writes only when the key holds nothing (or has expired). True when this call wrote. */
@@ -49,6 +67,12 @@ export interface HubtelStore {
    * checks call it; a store in this process (MemoryStore) has none: it is up while the app is.
    */
   ping?(): Promise<void>;
+  /**
+   * Optional: the last loss of the store's data (checked now when it can be), acknowledged or not;
+   * undefined when none was seen. A store in this process (MemoryStore) loses its data only with
+   * the app and has none.
+   */
+  lostData?(): Promise<HubtelStoreLoss | undefined>;
 }
 
 /** TTL of the placeholder `deleteIfVersion` writes on a store without `compareAndDelete`. */

@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Cluster, Redis } from 'ioredis';
+import { HubtelLogger, type HubtelStore, type HubtelStoreLoss } from 'nestjs-hubtel';
+import { hashTagOf } from '#internal';
+
+/**
+ * The marker a Redis store keeps so that it notices losing its data: a key written when the store
+ * first connects, holding a generation (a random id) and its time. Every process remembers the
+ * generation it saw; a marker gone, or holding another generation, means the data it sat with was
+ * lost (a restart without persistence, a failover to an empty replica, a flush). The process that
+ * finds it gone writes a new one that records the loss, so every other process, however late it
+ * looks (or if it started after), sees the loss too, and one acknowledgment clears it for all.
+ */
+export interface StoreMarker {
+  generation: string;
+  /** ISO time the marker was written: the data kept since then is what a loss takes. */
+  createdAt: string;
+  /** Who wrote it (host and pid), for the operator reading it with redis-cli. */
+  writtenBy: string;
+  lost?: { detectedAt: string; keptSince?: string; acknowledgedAt?: string };
+}
+
+/** A marker key and where its data lives, as an operator names it. */
+export interface MarkerPlace {
+  key: string;
+  where: string;
+}
+
+/** The marker's key (under the store's `keyPrefix`); on a cluster, one per master: `...:{n}`. */
+export const STORE_MARKER_KEY = 'hubtel:store:marker';
+
+/** Compare-and-set attempts on one marker before a check leaves it to the next one. */
+const MAX_TRIES = 5;
+
+type MarkerStore = Pick<HubtelStore, 'get' | 'setIfAbsent' | 'compareAndSet'>;
+
+export class RedisStoreMarkers {
+  private readonly logger = new HubtelLogger('HubtelRedisStore');
+  private places: MarkerPlace[] = [];
+  /** The generation this process last saw at each marker key. */
+  private readonly seen = new Map<string, StoreMarker>();
+  private checking?: Promise<void>;
+  private timer?: NodeJS.Timeout;
+  /** The losses (by generation) this process has logged, and whether it logged their acknowledgment. */
+  private readonly reported = new Map<string, boolean>();
+
+  constructor(
+    private readonly store: MarkerStore,
+    private readonly intervalMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Checks the markers now, then every `intervalMs` (a timer that never keeps the process alive). */
+  async start(places: MarkerPlace[]): Promise<void> {
+    this.places = places;
+    await this.check().catch((error: unknown) =>
+      this.logger.warn(`Could not check the store's marker: ${describe(error)}; trying again later`),
+    );
+    if (this.intervalMs > 0 && !this.timer) {
+      this.timer = setInterval(() => void this.check().catch(() => undefined), this.intervalMs);
+      this.timer.unref();
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One check of every marker (a call while one runs shares it). Rejects when Redis does not answer. */
+  check(): Promise<void> {
+    this.checking ??= this.checkAll().finally(() => {
+      this.checking = undefined;
+    });
+    return this.checking;
+  }
+
+  /** The last loss seen (acknowledged or not), from the last check; undefined when none. */
+  loss(): HubtelStoreLoss | undefined {
+    const lost = this.places.flatMap((place) => {
+      const marker = this.seen.get(place.key);
+      return marker?.lost ? [{ place, marker, lost: marker.lost }] : [];
+    });
+    if (lost.length === 0) return undefined;
+    const open = lost.filter((one) => one.lost.acknowledgedAt === undefined);
+    const shown = open.length > 0 ? open : lost;
+    const detectedAt = shown
+      .map((one) => one.lost.detectedAt)
+      .sort()
+      .at(-1)!;
+    const keptSince = shown
+      .map((one) => one.lost.keptSince)
+      .filter((at) => at !== undefined)
+      .sort()[0];
+    const where = shown.map((one) => one.place.where);
+    const acknowledgedAt =
+      open.length > 0
+        ? undefined
+        : lost
+            .map((one) => one.lost.acknowledgedAt!)
+            .sort()
+            .at(-1);
+    return {
+      detectedAt,
+      ...(keptSince === undefined ? {} : { keptSince }),
+      where,
+      ...(acknowledgedAt === undefined ? {} : { acknowledgedAt }),
+      message: lossMessage(where, detectedAt, keptSince, acknowledgedAt),
+    };
+  }
+
+  /** Records the acknowledgment in every marker that reports an open loss; resolves to that loss. */
+  async acknowledge(): Promise<HubtelStoreLoss | undefined> {
+    await this.check();
+    const open = this.loss();
+    if (!open || open.acknowledgedAt !== undefined) return undefined;
+    const at = new Date(this.now()).toISOString();
+    for (const { key } of this.places) {
+      for (let tries = 0; tries < MAX_TRIES; tries++) {
+        const entry = await this.store.get<StoreMarker>(key);
+        if (!entry?.value.lost || entry.value.lost.acknowledgedAt !== undefined) break;
+        const acknowledged = { ...entry.value, lost: { ...entry.value.lost, acknowledgedAt: at } };
+        if (await this.store.compareAndSet(key, entry.version, acknowledged)) break;
+      }
+    }
+    await this.check();
+    return this.loss() ?? open;
+  }
+
+  private async checkAll(): Promise<void> {
+    for (const place of this.places) await this.checkOne(place.key);
+    this.report();
+  }
+
+  private async checkOne(key: string): Promise<void> {
+    const before = this.seen.get(key);
+    for (let tries = 0; tries < MAX_TRIES; tries++) {
+      const at = new Date(this.now()).toISOString();
+      const entry = await this.store.get<StoreMarker>(key);
+      if (!entry) {
+        // Gone: the first process to see it writes the next one, recording the loss when it
+        // had seen one before (a first start finds no marker and loses nothing).
+        const next: StoreMarker = {
+          generation: randomUUID(),
+          createdAt: at,
+          writtenBy: `${hostname()}:${process.pid}`,
+          ...(before ? { lost: { detectedAt: at, keptSince: before.createdAt } } : {}),
+        };
+        if (await this.store.setIfAbsent(key, next)) {
+          this.seen.set(key, next);
+          return;
+        }
+        continue; // another process wrote it first: read theirs
+      }
+      const marker = entry.value;
+      if (before && marker.generation !== before.generation && !marker.lost) {
+        // Written again by a process that had not seen the old one (it started after the loss):
+        // record the loss in it, so that everyone reports it.
+        const recorded: StoreMarker = { ...marker, lost: { detectedAt: at, keptSince: before.createdAt } };
+        if (await this.store.compareAndSet(key, entry.version, recorded)) {
+          this.seen.set(key, recorded);
+          return;
+        }
+        continue;
+      }
+      this.seen.set(key, marker);
+      return;
+    }
+  }
+
+  /** One error line per loss and process, and one line when it is acknowledged. */
+  private report(): void {
+    const loss = this.loss();
+    if (!loss) return;
+    const id = `${loss.where.join(',')}@${loss.detectedAt}`;
+    const logged = this.reported.get(id);
+    if (loss.acknowledgedAt === undefined) {
+      if (logged === undefined) {
+        this.reported.set(id, false);
+        this.logger.error(loss.message);
+      }
+      return;
+    }
+    if (logged === false) {
+      this.reported.set(id, true);
+      this.logger.log(
+        `The loss of the Redis store's data on ${loss.where.join(', ')} (noticed at ${loss.detectedAt}) was acknowledged at ${loss.acknowledgedAt}`,
+      );
+    }
+  }
+}
+
+function lossMessage(
+  where: string[],
+  detectedAt: string,
+  keptSince: string | undefined,
+  acknowledgedAt: string | undefined,
+): string {
+  const what =
+    `The Redis store LOST ITS DATA on ${where.join(', ')}: its marker${keptSince ? ` (written ${keptSince})` : ''} was gone at ${detectedAt} ` +
+    '(a restart without persistence, a failover to an empty replica, a flush). Lost: checkout invoices and their reconciliation watch list, ' +
+    'callback records and dead letters, service-app sessions and orders, and whatever your app kept in this store. ' +
+    'A callback for an invoice created before is logged as FORGOTTEN_REFERENCE, not as a forgery: reconcile those orders from your own records ' +
+    '(CheckoutService.reconcile(clientReference, { amount })).';
+  return acknowledgedAt === undefined
+    ? `${what} Health checks report the store down until acknowledged (RedisStore.acknowledgeLoss()).`
+    : `${what} Acknowledged at ${acknowledgedAt}.`;
+}
+
+/** The marker of one Redis: where is its address. */
+export function singleMarker(client: Redis): MarkerPlace[] {
+  const { host, port, path } = client.options;
+  return [{ key: STORE_MARKER_KEY, where: path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}` }];
+}
+
+/**
+ * One marker per master of a cluster: a key whose hash tag puts it in that master's slots, so a
+ * master that comes back empty (or a failover to an empty replica) is noticed, and named. A master
+ * added later gets its slots by migration, markers included.
+ */
+export async function clusterMarkers(client: Cluster, keyPrefix: string): Promise<MarkerPlace[]> {
+  const reply = (await client.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
+  const ranges = new Map<string, Array<[number, number]>>();
+  for (const [start, end, [host, port]] of reply) {
+    const node = `${host}:${port}`;
+    ranges.set(node, [...(ranges.get(node) ?? []), [start, end]]);
+  }
+  const places: MarkerPlace[] = [];
+  let candidate = 0;
+  for (const [node, owned] of [...ranges].sort(([a], [b]) => a.localeCompare(b))) {
+    owned.sort((a, b) => a[0] - b[0]);
+    const slots = owned.map(([start, end]) => (start === end ? `${start}` : `${start}-${end}`)).join(',');
+    // Tags are tried in order; about one in (number of masters) lands on this one's slots.
+    for (let tries = 0; tries < 16_384; tries++, candidate++) {
+      const key = `${STORE_MARKER_KEY}:{${candidate}}`;
+      const slot = keySlot(keyPrefix + key);
+      if (owned.some(([start, end]) => slot >= start && slot <= end)) {
+        places.push({ key, where: `${node} (slots ${slots})` });
+        break;
+      }
+    }
+    candidate = 0;
+  }
+  return places;
+}
+
+/** The Redis Cluster slot of a key: CRC16 (XMODEM) of its hash tag, or of the key, mod 16384. */
+export function keySlot(key: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(hashTagOf(key) ?? key)) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++)
+      crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16_384;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
