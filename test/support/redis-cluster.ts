@@ -75,6 +75,21 @@ export class RedisCluster {
     return new Cluster(this.nodes, { lazyConnect: false });
   }
 
+  /**
+   * The server of the master that serves `key`'s slot (its `{hash tag}`'s): e.g. the one holding
+   * every BullMQ queue of a prefix, to stop it alone (an outage of one master).
+   */
+  async serverOf(key: string): Promise<RedisServer> {
+    const slot = Number(await withNode(this.servers[0]!, (node) => node.cluster('KEYSLOT', key)));
+    const ranges = (await withNode(this.servers[0]!, (node) => node.cluster('SLOTS'))) as Array<
+      [number, number, [string, number, ...unknown[]], ...unknown[]]
+    >;
+    const owner = ranges.find(([from, to]) => slot >= from && slot <= to);
+    const server = owner && this.servers.find((candidate) => candidate.port === owner[2][1]);
+    if (!server) throw new Error(`no master serves slot ${slot} of ${key}`);
+    return server;
+  }
+
   /** Empties every master (between tests). */
   async flushAll(): Promise<void> {
     await Promise.all(this.servers.map((server) => withNode(server, (node) => node.flushall())));
@@ -104,7 +119,8 @@ export class RedisCluster {
     await Promise.all(this.servers.map((server) => server.dispose()));
   }
 
-  private async untilOk(): Promise<void> {
+  /** Resolves once every node says `cluster_state:ok` (after a node came back: see serverOf). */
+  async untilOk(): Promise<void> {
     const deadline = Date.now() + 20_000;
     for (;;) {
       const states = await Promise.all(
