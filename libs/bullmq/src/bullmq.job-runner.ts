@@ -13,6 +13,7 @@ import {
   HubtelError,
   HubtelLogger,
   HubtelRedisConfigError,
+  HubtelStoreUnavailableError,
   type JobExecutor,
   type JobRunRequest,
   type JobRunner,
@@ -204,8 +205,13 @@ export class BullmqJobRunner implements JobRunner {
         { jobId: bullmqJobId(request.storeKey, request.run) },
       );
     } catch (error) {
-      this.addFailure = { at: Date.now(), message: error instanceof Error ? error.message : String(error) };
-      throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      this.addFailure = { at: Date.now(), message };
+      // Typed as the store's outage it is (Redis away): a run that adds a job is tried again for
+      // it, not charged an attempt (see InboundPipeline), and a request gets its 503.
+      throw new HubtelStoreUnavailableError(`BullMQ could not add a job to ${pipeline}: ${message}`, {
+        cause: error,
+      });
     }
     this.addFailure = undefined;
   }
@@ -335,8 +341,9 @@ export class BullmqJobRunner implements JobRunner {
 
   /**
    * Up when the queue's Redis connection is ready and answers, every worker of this instance
-   * runs, and jobs can be added: down while the last add failed (until one succeeds, or for
-   * `addFailureWindowMs` without another try). (A round trip to a Redis that went away waits for
+   * runs and takes jobs (down, with `notTakingJobs`, while a job has waited longer than a takeover
+   * and the worker started none), and jobs can be added: down while the last add failed (until
+   * one succeeds, or for `addFailureWindowMs` without another try). (A round trip to a Redis that went away waits for
    * its reconnection: health checks bound it with their own time-out.)
    */
   async health(): Promise<JobRunnerHealth> {
