@@ -75,6 +75,19 @@ export class RedisCluster {
     return new Cluster(this.nodes, { lazyConnect: false });
   }
 
+  /**
+   * The server of the master that serves `key`'s slot (its `{hash tag}`'s): e.g. the one holding
+   * every BullMQ queue of a prefix, to stop it alone (an outage of one master).
+   */
+  async serverOf(key: string): Promise<RedisServer> {
+    const slot = Number(await withNode(this.servers[0]!, (node) => node.cluster('KEYSLOT', key)));
+    const ranges = await withNode(this.servers[0]!, (node) => node.cluster('SLOTS'));
+    const owner = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2];
+    const server = owner && this.servers.find((candidate) => candidate.port === owner[1]);
+    if (!server) throw new Error(`no master serves slot ${slot} of ${key}`);
+    return server;
+  }
+
   /** Empties every master (between tests). */
   async flushAll(): Promise<void> {
     await Promise.all(this.servers.map((server) => withNode(server, (node) => node.flushall())));
@@ -115,14 +128,19 @@ export class RedisCluster {
     await Promise.all(this.servers.map((server) => server.dispose()));
   }
 
-  private async untilOk(): Promise<void> {
-    const deadline = Date.now() + 20_000;
+  /**
+   * Resolves once every node says `cluster_state:ok`. A master back from an outage longer than the
+   * node timeout (15 s) was marked failed: the others clear that only after a while (see serverOf).
+   */
+  async untilOk(timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       const states = await Promise.all(
         this.servers.map((server) => withNode(server, (node) => node.cluster('INFO'))),
       );
       if (states.every((info) => /cluster_state:ok/.test(String(info)))) return;
-      if (Date.now() > deadline) throw new Error(`cluster not ok after 20 s:\n${states.join('\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(`cluster not ok after ${timeoutMs} ms:\n${states.join('\n')}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

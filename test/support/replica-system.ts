@@ -94,6 +94,8 @@ export interface RedisSpace {
   keysPerMaster?(): Promise<number[]>;
   /** Room of its own for another app (the example shop): env for src/main.ts, and store options. */
   separate(): Promise<{ env: Record<string, string>; store: RedisStoreOptions }>;
+  /** The cluster itself (on a cluster), to stop one master of it. */
+  cluster?: RedisCluster;
   /** The URL of each server (of each node, on a cluster). */
   nodeUrls: string[];
   /** Each server (each master, on a cluster): to take one down while the others answer. */
@@ -177,6 +179,7 @@ async function redisCluster(): Promise<RedisSpace> {
       return true;
     },
     keysPerMaster: () => cluster.keysPerMaster(),
+    cluster,
     // A cluster has one database: another app gets a cluster of its own.
     async separate() {
       const other = await RedisCluster.start();

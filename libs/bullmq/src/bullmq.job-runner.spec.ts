@@ -360,6 +360,48 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     expect(drained).toBe(true);
   });
 
+  it("creates a repeated task's job scheduler again when Redis lost it (a flush), and the task runs on", async () => {
+    const ticks: number[] = [];
+    const a = runner();
+    await a.repeat('orders-sweep', 300, async () => void ticks.push(Date.now()));
+    await until(() => ticks.length > 0, 'a first run');
+    await admin.flushdb();
+    const wiped = Date.now();
+    // The scheduler is looked for every interval (at least a second): back within a few.
+    await until(() => ticks.some((at) => at > wiped + 100), 'a run after the flush', 10_000);
+    expect(await a.queue('orders-sweep').getJobScheduler('orders-sweep')).toMatchObject({ every: 300 });
+  });
+
+  it('is down while a job waits longer than a takeover and its worker here starts none', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // One job at a time, the first holding it: the second waits, its worker takes nothing.
+    const a = await instance(
+      'a',
+      async (_call, [first]) => {
+        if (first?.storeKey === request('held').storeKey) await held;
+        return { kind: 'settled' };
+      },
+      { concurrency: 1, lockDurationMs: 1_000 },
+    );
+    await a.enqueue(PIPELINE, request('held'));
+    await until(() => callsOf('held').length === 1, 'the held run');
+    await a.enqueue(PIPELINE, request('waiting'));
+    // Past lockDurationMs + stalledIntervalMs (1.5 s): down, saying which worker and why.
+    await until(async () => !(await a.health()).up, 'health down', 5_000);
+    expect(await a.health()).toEqual({
+      up: false,
+      details: {
+        redis: 'ready',
+        workers: { [PIPELINE]: false },
+        notTakingJobs: { [PIPELINE]: expect.stringMatching(/^a job waits for \d+ s, none started here$/) },
+      },
+    });
+    release();
+    await until(() => callsOf('waiting').length === 1, 'the waiting run');
+    await expect(a.health()).resolves.toMatchObject({ up: true });
+  });
+
   it('runs a repeated task once per interval across two instances', async () => {
     const ticks: Array<{ on: string; at: number }> = [];
     const a = runner();

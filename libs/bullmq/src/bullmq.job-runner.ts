@@ -13,6 +13,7 @@ import {
   HubtelError,
   HubtelLogger,
   HubtelRedisConfigError,
+  HubtelStoreUnavailableError,
   type JobExecutor,
   type JobRunRequest,
   type JobRunner,
@@ -97,6 +98,10 @@ class BullmqRetryError extends Error {
 export class BullmqJobRunner implements JobRunner {
   private readonly queues = new Map<string, Queue<RunData>>();
   private readonly workers = new Map<string, Worker<RunData>>();
+  /** When each worker of this instance last started a job (or was created), by name: see health. */
+  private readonly lastStarted = new Map<string, number>();
+  /** The timers that put back a repeated task's job scheduler when Redis lost it, by name. */
+  private readonly keepers = new Map<string, NodeJS.Timeout>();
   private readonly logger: Logger;
   /** Queue and worker errors repeat at BullMQ's retry rate: one line per distinct error per minute. */
   private readonly errors: ErrorLogThrottle;
@@ -200,8 +205,13 @@ export class BullmqJobRunner implements JobRunner {
         { jobId: bullmqJobId(request.storeKey, request.run) },
       );
     } catch (error) {
-      this.addFailure = { at: Date.now(), message: error instanceof Error ? error.message : String(error) };
-      throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      this.addFailure = { at: Date.now(), message };
+      // Typed as the store's outage it is (Redis away): a run that adds a job is tried again for
+      // it, not charged an attempt (see InboundPipeline), and a request gets its 503.
+      throw new HubtelStoreUnavailableError(`BullMQ could not add a job to ${pipeline}: ${message}`, {
+        cause: error,
+      });
     }
     this.addFailure = undefined;
   }
@@ -233,7 +243,7 @@ export class BullmqJobRunner implements JobRunner {
         settings: { backoffStrategy: retryDelay },
       },
     );
-    worker.on('error', (error) => this.errors.error(`Worker ${pipeline}: ${error.message}`));
+    this.watch(pipeline, worker);
     // Every retry emits `failed` too: only a job BullMQ failed for good is given up.
     worker.on('failed', (job, error) => {
       if (job) void this.giveUp(pipeline, job, error, execute);
@@ -245,15 +255,24 @@ export class BullmqJobRunner implements JobRunner {
   /**
    * A BullMQ job scheduler named `name` (in a queue of that name), upserted by every instance (the
    * same schedule), whose jobs one worker runs at a time on each instance: with N instances, one
-   * run per `everyMs`, not N.
+   * run per `everyMs`, not N. Each instance looks for the scheduler every `everyMs` (at most a
+   * minute) and upserts it again when it is missing: Redis came back empty (a restart without
+   * persistence, a failover to an empty replica, a flush), or was away when the instance started.
    */
   async repeat(name: string, everyMs: number, task: () => Promise<void>): Promise<void> {
     if (this.closed || this.options.work === false || this.workers.has(name)) return;
-    await this.queue(name).upsertJobScheduler(
-      name,
-      { every: everyMs },
-      { name, opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 }, attempts: 1 } },
+    const upsert = () =>
+      this.queue(name).upsertJobScheduler(
+        name,
+        { every: everyMs },
+        { name, opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 }, attempts: 1 } },
+      );
+    const keeper = setInterval(
+      () => void this.keepScheduler(name, upsert),
+      Math.min(Math.max(everyMs, 1_000), 60_000),
     );
+    keeper.unref();
+    this.keepers.set(name, keeper);
     const worker = new Worker(name, () => task(), {
       connection: this.connection(true),
       prefix: this.prefix,
@@ -261,13 +280,54 @@ export class BullmqJobRunner implements JobRunner {
       lockDuration: this.lockDurationMs,
       stalledInterval: this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs,
     });
-    worker.on('error', (error) => this.errors.error(`Worker ${name}: ${error.message}`));
+    this.watch(name, worker);
     worker.on('failed', (_job, error) => this.logger.warn(`Scheduled ${name} failed: ${error.message}`));
     this.workers.set(name, worker as unknown as Worker<RunData>);
+    // Redis away now: logged, and the keeper creates the scheduler once it is back.
+    await this.keepScheduler(name, upsert, false);
     await worker.waitUntilReady();
   }
 
+  /** Logs a worker's errors, and notes when it starts a job (see health). */
+  private watch(name: string, worker: Worker): void {
+    this.lastStarted.set(name, Date.now());
+    worker.on('error', (error) => this.errors.error(`Worker ${name}: ${error.message}`));
+    worker.on('active', () => this.lastStarted.set(name, Date.now()));
+  }
+
+  /**
+   * How long a job has waited in the queue of `name` while its worker here started none, when
+   * both are longer than a takeover (lockDurationMs + stalledIntervalMs): the worker runs, but
+   * does not take jobs. Undefined while it does (or nothing waits).
+   */
+  private async notTakingJobs(name: string): Promise<number | undefined> {
+    const now = Date.now();
+    const bound =
+      this.lockDurationMs + (this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs);
+    if (now - (this.lastStarted.get(name) ?? now) <= bound) return undefined;
+    const [oldest] = await this.queue(name).getJobs(['waiting'], 0, 0, true);
+    return oldest && now - oldest.timestamp > bound ? now - oldest.timestamp : undefined;
+  }
+
+  /** Upserts the job scheduler `name` again when Redis no longer holds it (see repeat). */
+  private async keepScheduler(name: string, upsert: () => Promise<unknown>, look = true): Promise<void> {
+    try {
+      if (!look) return void (await upsert());
+      if (await this.queue(name).getJobScheduler(name)) return;
+      if (this.closed || !this.keepers.has(name)) return;
+      await upsert();
+      this.logger.warn(
+        `Job scheduler ${name} was missing from Redis (emptied, or away at start-up): created again`,
+      );
+    } catch (error) {
+      // Redis away: the next look tries again.
+      this.errors.error(`Job scheduler ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
   async stop(pipeline: string): Promise<void> {
+    clearInterval(this.keepers.get(pipeline));
+    this.keepers.delete(pipeline);
     const worker = this.workers.get(pipeline);
     if (!worker) return;
     this.workers.delete(pipeline);
@@ -285,8 +345,9 @@ export class BullmqJobRunner implements JobRunner {
 
   /**
    * Up when the queue's Redis connection is ready and answers, every worker of this instance
-   * runs, and jobs can be added: down while the last add failed (until one succeeds, or for
-   * `addFailureWindowMs` without another try). (A round trip to a Redis that went away waits for
+   * runs and takes jobs (down, with `notTakingJobs`, while a job has waited longer than a takeover
+   * and the worker started none), and jobs can be added: down while the last add failed (until
+   * one succeeds, or for `addFailureWindowMs` without another try). (A round trip to a Redis that went away waits for
    * its reconnection: health checks bound it with their own time-out.)
    */
   async health(): Promise<JobRunnerHealth> {
@@ -305,6 +366,17 @@ export class BullmqJobRunner implements JobRunner {
     if (failure && Date.now() - failure.at < BULLMQ_RUNNER_DEFAULTS.addFailureWindowMs) {
       return { up: false, details: { redis: 'ready', workers, add: `failing: ${failure.message}` } };
     }
+    // A worker that runs but takes no job (its connection stuck after an outage) is down too.
+    const stuck: Record<string, string> = {};
+    for (const name of this.workers.keys()) {
+      const waited = await this.notTakingJobs(name);
+      if (waited !== undefined) {
+        workers[name] = false;
+        stuck[name] = `a job waits for ${Math.round(waited / 1000)} s, none started here`;
+      }
+    }
+    if (Object.keys(stuck).length > 0)
+      return { up: false, details: { redis: 'ready', workers, notTakingJobs: stuck } };
     return { up: allRunning, details: { redis: 'ready', workers } };
   }
 

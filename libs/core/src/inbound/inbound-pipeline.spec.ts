@@ -72,6 +72,14 @@ quiet.warn = () => undefined;
 quiet.error = () => undefined;
 quiet.log = () => undefined;
 
+/** Resolves once `check` holds (bounded: 10 s). */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (const giveUp = Date.now() + 10_000; !(await check());) {
+    if (Date.now() > giveUp) throw new Error('still not so after 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** A Nest app with the Handlers, and a pipeline on `store` (a MemoryStore a test may script). */
 async function setup<S extends MemoryStore = MemoryStore>(store: S = new MemoryStore() as S) {
   const retry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
@@ -234,6 +242,31 @@ describe('InboundPipeline', () => {
     expect(handlers.calls).toMatchObject({ first: 1, second: 1 });
     await app.close();
   });
+
+  it('a store outage inside a run is no attempt of the job: tried again until the store answers, never dead-lettered for it', async () => {
+    const { app, store, handlers } = await setup();
+    const jobs = new InboundPipeline({
+      name: 'outage',
+      store,
+      emitter: app.get(EventEmitter2),
+      deadLetterEvent: DEAD,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+      logger: quiet,
+    });
+    let runs = 0;
+    // A Cluster master away: the run's own store reads fail more times than the job has attempts.
+    jobs.define<string>('confirm', {
+      run: async () => {
+        if (++runs <= 3) throw new HubtelStoreUnavailableError('Redis store get failed: CLUSTERDOWN');
+      },
+    });
+    await jobs.submit('confirm', 'c1', 'payload');
+    await eventually(async () => (await jobs.get('confirm', 'c1'))?.status === 'done');
+    expect(await jobs.get('confirm', 'c1')).toMatchObject({ status: 'done', attempts: 1 });
+    expect(runs).toBe(4);
+    expect(handlers.dead).toHaveLength(0);
+    await app.close();
+  }, 15_000);
 
   it('retries only the listener that failed, then marks the job done', async () => {
     const { app, pipeline, handlers } = await setup();

@@ -5,7 +5,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import { HubtelError } from '../errors/hubtel.errors.js';
+import { HubtelError, HubtelStoreUnavailableError } from '../errors/hubtel.errors.js';
 import { HandlerRegistry } from '../events/handler-registry.js';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
@@ -290,6 +290,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         });
       }
     } catch (caught) {
+      // The store away (a Cluster master down) is no failure of the job: not an attempt, but the
+      // runner's retry, as when it is away before the run (see execute).
+      if (caught instanceof HubtelStoreUnavailableError) throw caught;
       if (caught instanceof ListenerFailure) progress = caught.progress;
       failure = { error: caught instanceof ListenerFailure ? caught.cause : caught };
     }

@@ -1,0 +1,197 @@
+/**
+ * Workers that come back (issue 30): the replicas of test/support/replica-app.ts after the Redis
+ * they run their jobs on was away or came back empty.
+ * - On a 3-master Redis Cluster, one master is killed for 15 s while paid callbacks arrive (the one
+ *   holding the BullMQ queues, or one holding only records): once the cluster is whole again, every
+ *   callback the replicas acknowledged is handled once, within the takeover bound, by the replicas
+ *   that ran all along (no restart). Before the fix, a run whose store reads failed while a master
+ *   was away was charged attempts and dead-lettered within seconds.
+ * - On either topology, Redis emptied under running replicas (a flush: as a restart without
+ *   persistence or a failover to an empty replica leaves it): reconciliation goes on, and finds a
+ *   payment the platform never reported.
+ */
+import { sendCheckoutCallback } from 'nestjs-hubtel/testing';
+import { eventually, type AppProcess, type RedisServer } from './support/multi-process.js';
+import { redisClusterBinaries } from './support/redis-cluster.js';
+import {
+  TAKEOVER_BOUND_MS,
+  TOPOLOGIES,
+  ReplicaSystem,
+  id,
+  inBatches,
+  pause,
+} from './support/replica-system.js';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
+import { bullmqJobId } from '../libs/bullmq/src/bullmq.job-runner.js';
+import type { JobRecord } from '#internal';
+
+const OUTAGE_MS = 15_000;
+
+const clusterTopology = TOPOLOGIES.find((topology) => topology.binary === redisClusterBinaries)!;
+
+clusterTopology.binary.describe('BullMQ workers after a Cluster master outage', () => {
+  const system = new ReplicaSystem(clusterTopology);
+  let a: AppProcess;
+  let b: AppProcess;
+
+  beforeAll(async () => {
+    await system.start();
+    // Reconciling too, as the example app does: a third worker on each replica.
+    const env = { RECONCILE_MS: '5000' };
+    [a, b] = await Promise.all([system.replica('a', env), system.replica('b', env)]);
+  }, 180_000);
+  afterAll(() => system.dispose(), 60_000);
+
+  const masters = [
+    // Every BullMQ key of the default prefix is in the slot of its {hash tag}: one master holds them.
+    { which: 'the master of the queues', pick: (queues: RedisServer) => queues },
+    // Records on it fail for a while, while the queues work on.
+    {
+      which: 'another master',
+      pick: (queues: RedisServer) => system.space.cluster!.servers.find((server) => server !== queues)!,
+    },
+  ];
+
+  for (const { which, pick } of masters)
+    it(`${which} killed for ${OUTAGE_MS / 1000} s under load: every acknowledged callback is handled once within the takeover bound after it returns`, async () => {
+      const cluster = system.space.cluster!;
+      const master = pick(await cluster.serverOf(BULLMQ_RUNNER_DEFAULTS.prefix));
+      const refs = Array.from({ length: 120 }, (_, index) => id(`${which.split(' ')[1]}${index}`));
+      await inBatches(refs, 10, (ref, index) => system.createInvoice(index % 2 ? a : b, ref, 10 + index));
+      const bodies = await inBatches(refs, 10, (ref) => system.paidCallback(ref));
+      /** When each callback was first answered 200 (acknowledged: the platform stops re-sending it). */
+      const acknowledged = new Map<string, number>();
+      const statuses: number[] = [];
+      const send = async (ref: string) => {
+        if (acknowledged.has(ref)) return;
+        const index = refs.indexOf(ref);
+        const answer = await sendCheckoutCallback((index % 2 ? a : b).url, bodies[index], {
+          timeoutMs: 30_000,
+        }).catch(() => undefined); // no answer: sent again, as the platform does
+        if (!answer) return;
+        statuses.push(answer.status);
+        if (answer.status === 200 && !acknowledged.has(ref)) acknowledged.set(ref, Date.now());
+      };
+      const unacknowledged = () => refs.filter((ref) => !acknowledged.has(ref));
+
+      // Load: a new paid callback every 250 ms, before, during and after the outage; the platform
+      // re-sends every refused one each 500 ms, until it is acknowledged.
+      let released = 0;
+      let stopLoad = false;
+      const load = Promise.all([
+        (async () => {
+          for (; released < refs.length && !stopLoad; released++) {
+            void send(refs[released]!);
+            await pause(250);
+          }
+        })(),
+        (async () => {
+          for (let round = 0; !stopLoad && round < 1_000; round++) {
+            await inBatches(unacknowledged().slice(0, released), 5, send);
+            if (released === refs.length && unacknowledged().length === 0) return;
+            await pause(500);
+          }
+        })(),
+      ]);
+      await eventually('a fifth of the callbacks acknowledged', () =>
+        acknowledged.size >= refs.length / 5 ? true : undefined,
+      );
+      await master.stop();
+      await pause(OUTAGE_MS);
+      await master.restart();
+      // A master away longer than the node timeout was marked failed: the cluster answers
+      // CLUSTERDOWN until the other masters clear that (up to about 30 s more).
+      await cluster.untilOk(90_000);
+      const back = Date.now();
+      try {
+        await eventually(
+          'every callback acknowledged',
+          () => (unacknowledged().length === 0 ? true : undefined),
+          { timeoutMs: 60_000 },
+        );
+      } finally {
+        stopLoad = true;
+        await load;
+      }
+
+      // Each acknowledged callback's job ran to its end by the takeover bound after the cluster was
+      // whole again, or after its acknowledgement when that was later: its record settled (a
+      // receipt alone could come from reconciliation).
+      const deadline = Math.max(back, ...acknowledged.values()) + TAKEOVER_BOUND_MS;
+      const open = async () => {
+        const found: JobRecord[] = [];
+        for await (const [key, entry] of system.store.scan<JobRecord>('hubtel:checkout:job:'))
+          if (refs.some((ref) => key.includes(ref)) && entry.value.status !== 'done') found.push(entry.value);
+        return found;
+      };
+      let left = await open();
+      while (left.length > 0 && Date.now() < deadline) {
+        await pause(200);
+        left = await open();
+      }
+      // Where BullMQ has each job left, for the failure message.
+      const { queue, close } = system.space.queue('checkout');
+      const states = await Promise.all(
+        left.map(async (job) => {
+          const found = await queue.getJob(
+            bullmqJobId(`hubtel:checkout:job:${job.type}:${job.key}`, job.run ?? 1),
+          );
+          const where = found
+            ? `${await found.getState()}, attempts ${found.attemptsMade}, stalled ${found.stalledCounter}`
+            : 'no BullMQ job';
+          return `${job.type} ${job.key}: ${job.status}, attempts ${job.attempts} ${job.lastError ?? ''} (${where})`;
+        }),
+      ).finally(close);
+      // A record with no BullMQ job was never queued (its add failed, and the re-sent callback found
+      // the invoice paid meanwhile): not a worker that stalls, and its payment is counted below.
+      expect(states.filter((state) => !state.endsWith('(no BullMQ job)'))).toEqual([]);
+      await pause(1_000);
+
+      expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
+      expect(refs.map((ref) => [ref, system.runs('receipt', ref)])).toEqual(refs.map((ref) => [ref, 1]));
+      expect(await Promise.all(refs.map((ref) => system.receipts(ref)))).toEqual(refs.map(() => 1));
+    }, 300_000);
+});
+
+for (const topology of TOPOLOGIES)
+  topology.binary.describe(`Reconciliation after Redis came back empty, on ${topology.name}`, () => {
+    const system = new ReplicaSystem(topology);
+    let replicas: AppProcess[] = [];
+
+    beforeAll(() => system.start(), 120_000);
+    afterAll(async () => {
+      await Promise.all(replicas.map((replica) => replica.kill()));
+      await system.dispose();
+    }, 60_000);
+
+    it('a payment the platform never reported is found by reconciliation after the store was wiped under running replicas', async () => {
+      const env = { RECONCILE_MS: '500' };
+      replicas = await Promise.all([system.replica('a', env), system.replica('b', env)]);
+      const [a] = replicas as [AppProcess, AppProcess];
+      // Reconciling before the wipe: an unreported payment is found.
+      const before = id('before');
+      await system.createInvoice(a, before);
+      await system.sandbox.post(`invoices/${before}/pay`, { deliver: false });
+      await eventually('the payment before the wipe found', async () =>
+        (await system.receipts(before)) > 0 ? true : undefined,
+      );
+
+      // Everything gone (the job scheduler too), the replicas running on.
+      await system.space.flush();
+      const after = id('after');
+      await system.createInvoice(a, after);
+      await system.sandbox.post(`invoices/${after}/pay`, { deliver: false });
+
+      // Found by a pass soon after (the scheduler is looked for every interval, at least each second).
+      await eventually(
+        'the payment after the wipe found',
+        async () => ((await system.receipts(after)) > 0 ? true : undefined),
+        { timeoutMs: 30_000 },
+      );
+      await pause(1_000);
+      expect(await system.receipts(after)).toBe(1);
+      expect(replicas.map((replica) => replica.output.all).join('\n')).toMatch(
+        /Job scheduler checkout-reconcile was missing from Redis/,
+      );
+    }, 120_000);
+  });
