@@ -6,7 +6,7 @@
  * reads in one place.
  */
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import type { HubtelTelemetry } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, type HubtelTelemetry } from 'nestjs-hubtel';
 import type { InboundPipeline, JobRecord } from '#internal';
 import type { ServiceAppAccount } from './service-app.accounts.js';
 import {
@@ -111,7 +111,7 @@ export class FulfillmentCallbacks {
       reportedBy,
       attempts: record.attempts,
       sentAt: new Date(record.updatedAt).toISOString(),
-      ...(account === undefined ? {} : { account }),
+      account: account ?? HUBTEL_DEFAULT_ACCOUNT,
     });
     try {
       await this.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);

@@ -254,7 +254,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
           serviceCode: null,
           checks: 0,
           rejectedAt: isoNow(),
-          ...namedAccount(account.name),
+          account: account.name,
         });
       }
       throw error;
@@ -296,9 +296,9 @@ export class FulfillmentService implements OnApplicationBootstrap {
       extraData: request.ExtraData ?? {},
       orderInfo: request.OrderInfo ?? null,
       receivedAt: isoNow(),
+      account: account.name,
     };
     if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
-    if (account.name !== HUBTEL_DEFAULT_ACCOUNT) (order as { account?: string }).account = account.name;
 
     // Verified first when it can be: the payment job submits the fulfillment job once confirmed.
     const job = account.verifying ? SERVICE_APP_JOBS.payment : SERVICE_APP_JOBS.fulfillment;
@@ -451,7 +451,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       serviceCode: order.serviceCode,
       checks,
       rejectedAt: isoNow(),
-      ...namedAccount(accountOf(order)),
+      account: accountOf(order),
     };
     if (order.item) (fields as { amountExpected?: number }).amountExpected = cartTotal(order.item);
     if (status?.amount !== undefined) (fields as { amountPaid?: number }).amountPaid = status.amount;
@@ -611,11 +611,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
       await this.callbacks.report(other, sessionId, outcome.ServiceStatus, outcome.MetaData, by, account);
     return reported;
   }
-}
-
-/** `{ account }` for a named account; nothing for the default one (its records stay as they were). */
-function namedAccount(name: string): { account?: string } {
-  return name === HUBTEL_DEFAULT_ACCOUNT ? {} : { account: name };
 }
 
 /** ` (account north)` in a log line of a named account's order. */

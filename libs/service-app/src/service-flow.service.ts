@@ -412,6 +412,7 @@ export class ServiceFlowService {
       channel,
       message: request.Message,
       clientState: request.ClientState ?? '',
+      account: this.account,
     });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
