@@ -328,6 +328,30 @@ describe('Several checkout accounts (e2e, one sandbox serving two accounts)', ()
     ).toEqual(['default', 'north']);
   });
 
+  it("warns at start-up when the default account's route has a path secret and a named account's has none", async () => {
+    const secret = 'default-secret-0123456789';
+    const open = await startShop({ defaults: { access: { pathSecret: secret } } });
+    const warnings = open.logger.lines.filter((l) => l.level === 'warn' && /no path secret/.test(l.message));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.message).toContain('Account "north"');
+    expect(warnings[0]!.message).toContain('POST /hubtel/checkout/callback/north');
+    expect(warnings[0]!.message).toContain('HUBTEL_NORTH_CHECKOUT_PATH_SECRET');
+    expect(warnings[0]!.message).not.toContain(secret);
+    const guarded = await startShop({
+      defaults: { access: { pathSecret: secret } },
+      imports: [
+        CheckoutModule.registerAccount({
+          name: 'north',
+          ...northAccount(),
+          access: { pathSecret: 'north-secret-0123456789' },
+        }),
+      ],
+    });
+    expect(guarded.logger.text()).not.toMatch(/no path secret/);
+    const unguarded = await startShop();
+    expect(unguarded.logger.text()).not.toMatch(/no path secret/);
+  });
+
   it("a north handler that keeps failing: its dead letter carries the account, filtered handlers see north's only", async () => {
     const shop = await startShop({
       defaults: { handlers: { retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 } } },

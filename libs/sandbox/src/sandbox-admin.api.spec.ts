@@ -457,7 +457,7 @@ describe('HubtelSandbox admin API: the filters docs/dev-tools.md lists', () => {
   });
 
   it('GET /_sandbox/requests lists every request received (itself too), newest last', async () => {
-    const requests = (await get('/_sandbox/requests')).json as Array<{ method: string; path: string }>;
+    const requests = (await get('/_sandbox/requests')).json as Array<{ id: number; path: string }>;
     expect(requests.filter((r) => r.path.startsWith('/v1/messages/send'))).toHaveLength(3);
     const [last] = (await get('/_sandbox/requests?limit=1')).json;
     expect(last).toEqual(
