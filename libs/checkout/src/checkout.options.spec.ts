@@ -235,7 +235,7 @@ describe('resolveCheckoutOptions', () => {
         option: `checkout.handlers.${option}`,
         message: expect.stringMatching(
           new RegExp(
-            `^Invalid nestjs-hubtel option "checkout\\.handlers\\.${option}": was removed in 0\\.2: `,
+            `^Invalid nestjs-hubtel option "checkout\\.handlers\\.${option}": was removed in 0\\.2\\.0: `,
           ),
         ),
       }),

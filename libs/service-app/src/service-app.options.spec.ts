@@ -309,7 +309,7 @@ describe('resolveServiceAppOptions', () => {
     const refused = () => resolveServiceAppOptions({ shutdownGraceMs: 0, [option]: value } as never);
     expect(problem({ [option]: value })).toBe(`serviceApp.${option}`);
     expect(refused).toThrow(
-      new RegExp(`^Invalid nestjs-hubtel option "serviceApp\\.${option}": was removed in 0\\.2: `),
+      new RegExp(`^Invalid nestjs-hubtel option "serviceApp\\.${option}": was removed in 0\\.2\\.0: `),
     );
     expect(refused).toThrow(replacement);
   });
