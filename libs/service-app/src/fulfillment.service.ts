@@ -615,7 +615,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
 /** ` (account north)` in a log line of a named account's order. */
 function accountLabel(order: { account?: string }): string {
-  return order.account === undefined ? '' : ` (account ${order.account})`;
+  const account = accountOf(order);
+  return account === HUBTEL_DEFAULT_ACCOUNT ? '' : ` (account ${account})`;
 }
 
 /**
