@@ -11,6 +11,7 @@ import type { InboundPipeline, JobRecord } from '#internal';
 import type { ServiceAppAccount } from './service-app.accounts.js';
 import {
   callbackOf,
+  namedAccount,
   type CallbackJob,
   type CallbackSummary,
   type StoredCallback,
@@ -73,7 +74,8 @@ export class FulfillmentCallbacks {
       },
       reportedBy,
     };
-    if (account !== undefined) job.account = account;
+    const named = namedAccount(account);
+    if (named !== undefined) job.account = named;
     const result = await this.pipeline.submit<StoredCallback>(SERVICE_APP_JOBS.callback, orderId, job);
     if (result.duplicate) {
       // An accepted callback's record is compacted: its summary still says what was reported.

@@ -26,6 +26,7 @@ import {
   assertJson,
   callbackOf,
   describe,
+  namedAccount,
   orderStatus,
   unconfirmedOrder,
   type OrderSummary,
@@ -172,7 +173,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       compactWhenDone: (order, record): OrderSummary => {
         const summary: OrderSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
         if (combineOutcomes(record.results).kind === 'deferred') summary.deferred = true;
-        if (order.account !== undefined) summary.account = order.account;
+        if (namedAccount(order.account) !== undefined) summary.account = order.account;
         return summary;
       },
       // A run its gate refused ran no handler: its outcome, if any, was reported by the gate.
