@@ -11,6 +11,18 @@ import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
  *   - hubtel: the real platform, when HUBTEL_CLIENT_ID (or any other platform credential) is set.
  */
 
+/**
+ * A bad or missing environment variable of the example app itself (PORT, OPS_PORT, REDIS_URL, ...):
+ * said in those terms, not as a nestjs-hubtel option. `instanceof HubtelConfigError`, so one catch
+ * serves both; `option` is the variable.
+ */
+export class ExampleEnvError extends HubtelConfigError {
+  constructor(variable: string, problem: string) {
+    super(variable, problem);
+    this.message = `Invalid environment variable ${variable}: ${problem}`;
+  }
+}
+
 export const EXAMPLE_DEFAULTS = Object.freeze({
   port: 3000,
   host: '127.0.0.1',
@@ -129,7 +141,7 @@ function readPort(env: HubtelEnvSource, key: string, fallback: number): number {
   const raw = readEnvValue(env, key);
   if (raw === undefined) return fallback;
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65_535)
-    throw new HubtelConfigError(key, `must be a port number from 0 to 65535, got "${raw.slice(0, 20)}"`);
+    throw new ExampleEnvError(key, `must be a port number from 0 to 65535, got "${raw.slice(0, 20)}"`);
   return Number(raw);
 }
 
@@ -137,7 +149,7 @@ function readCount(env: HubtelEnvSource, key: string): number | undefined {
   const raw = readEnvValue(env, key);
   if (raw === undefined) return undefined;
   if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1)
-    throw new HubtelConfigError(key, `must be a whole number from 1, got "${raw.slice(0, 20)}"`);
+    throw new ExampleEnvError(key, `must be a whole number from 1, got "${raw.slice(0, 20)}"`);
   return Number(raw);
 }
 
@@ -148,11 +160,11 @@ function readUrl(env: HubtelEnvSource, key: string): string | undefined {
   try {
     url = new URL(raw);
   } catch {
-    throw new HubtelConfigError(key, 'must be an absolute http(s) URL');
+    throw new ExampleEnvError(key, 'must be an absolute http(s) URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new HubtelConfigError(key, 'must be an absolute http(s) URL');
-  if (url.search || url.hash) throw new HubtelConfigError(key, 'must not have a query or fragment');
+    throw new ExampleEnvError(key, 'must be an absolute http(s) URL');
+  if (url.search || url.hash) throw new ExampleEnvError(key, 'must not have a query or fragment');
   return raw.replace(/\/+$/, '');
 }
 
@@ -168,12 +180,12 @@ function readRedisUrl(env: HubtelEnvSource): string | undefined {
   }
   // The value is not echoed: it may hold the password.
   if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '')
-    throw new HubtelConfigError(
+    throw new ExampleEnvError(
       'REDIS_URL',
       'must be a Redis URL such as redis://127.0.0.1:6379 or rediss://:password@host:6380/0',
     );
   if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d{1,2}$/.test(url.pathname))
-    throw new HubtelConfigError('REDIS_URL', 'may end with a database number (/0 to /99), nothing else');
+    throw new ExampleEnvError('REDIS_URL', 'may end with a database number (/0 to /99), nothing else');
   return raw;
 }
 
@@ -185,7 +197,7 @@ function readRedisClusterNodes(env: HubtelEnvSource): Array<{ host: string; port
     const match = /^\s*(\[[^\]]+\]|[^:\s]+):(\d{1,5})\s*$/.exec(part);
     const port = match ? Number(match[2]) : 0;
     if (!match || port < 1 || port > 65_535)
-      throw new HubtelConfigError(
+      throw new ExampleEnvError(
         'REDIS_CLUSTER_NODES',
         'must list host:port of some cluster nodes, comma-separated, e.g. 10.0.0.1:6379,10.0.0.2:6379',
       );
@@ -209,7 +221,7 @@ function readRedisClusterNodes(env: HubtelEnvSource): Array<{ host: string; port
  *   REDIS_CLUSTER_NODES — the same on a Redis Cluster (host:port,host:port,...; not with REDIS_URL);
  *   OPS_PORT (default PORT + 1; 0 with PORT=0), OPS_HOST (default 127.0.0.1) — /health and /metrics;
  *   ORDERS_PER_CLIENT_PER_MINUTE (default 10), ORDERS_PER_MINUTE (default 600) — POST /orders.
- * A bad or missing value throws a HubtelConfigError naming the variable.
+ * A bad or missing value throws an ExampleEnvError naming the variable.
  */
 export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): ExampleAppConfig {
   const port = readPort(env, 'PORT', EXAMPLE_DEFAULTS.port);
@@ -219,7 +231,7 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
   const redisUrl = readRedisUrl(env);
   const redisClusterNodes = readRedisClusterNodes(env);
   if (redisUrl !== undefined && redisClusterNodes !== undefined)
-    throw new HubtelConfigError(
+    throw new ExampleEnvError(
       'REDIS_CLUSTER_NODES',
       'is set with REDIS_URL: set one (REDIS_CLUSTER_NODES for a Redis Cluster, REDIS_URL for one Redis)',
     );
@@ -261,7 +273,7 @@ export function exampleConfigFromEnv(env: HubtelEnvSource = process.env): Exampl
   }
   const missing = REAL_PLATFORM_REQUIRED.filter((key) => readEnvValue(env, key) === undefined);
   if (missing.length > 0) {
-    throw new HubtelConfigError(
+    throw new ExampleEnvError(
       missing[0]!,
       `is not set. ${real.join(', ')} ${real.length === 1 ? 'is' : 'are'} set, so the app runs against the real platform, which also needs: ${missing.join(', ')}. Unset every HUBTEL_* credential to run against the embedded sandbox instead.`,
     );

@@ -1,14 +1,15 @@
 import type { AddressInfo } from 'node:net';
 import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { HubtelConfigError, HubtelRedisConfigError } from 'nestjs-hubtel';
+import { HubtelRedisConfigError } from 'nestjs-hubtel';
 import { CHECKOUT_DEFAULT_CALLBACK_PATH } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
-import { EXAMPLE_DEFAULTS, type ExampleAppConfig } from './app.config.js';
+import { EXAMPLE_DEFAULTS, ExampleEnvError, type ExampleAppConfig } from './app.config.js';
 import { AppModule } from './app.module.js';
 import { OperationsHttpModule } from './ops/operations.module.js';
 import { AppUrls } from './platform/app-urls.service.js';
 import { applyHttpSecurity, setServerTimeouts } from './platform/http-security.js';
+import { portHolder } from './platform/port-holder.js';
 import { StoreInfo } from './platform/store.module.js';
 import { ShopSettings } from './shop/shop.settings.js';
 
@@ -69,9 +70,10 @@ export async function startExampleApp(
     await app.close();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE')
-      throw new HubtelConfigError(
+      throw new ExampleEnvError(
         'PORT',
-        `${config.port} is already in use on ${config.host}; set PORT to another port (0 picks a free one)`,
+        `${await inUse(config.port, config.host)}; set PORT to another port (0 picks a free one). ` +
+          'Several copies on one host need each its own PORT and OPS_PORT (/health and /metrics; default PORT + 1)',
       );
     throw error;
   }
@@ -162,13 +164,19 @@ async function listenOperations(
   } catch (error) {
     await ops.close();
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
-      throw new HubtelConfigError(
+      throw new ExampleEnvError(
         'OPS_PORT',
-        `${port} is already in use on ${host}; set OPS_PORT to another port (0 picks a free one)`,
+        `${await inUse(port, host)}; set OPS_PORT to another port (0 picks a free one; the default is PORT + 1)`,
       );
     throw error;
   }
   return ops;
+}
+
+/** `3002 is already in use on 127.0.0.1 (by process 4242 (node dist/app/main.js))`: who, when this host can tell. */
+async function inUse(port: number, host: string): Promise<string> {
+  const holder = await portHolder(port);
+  return `${port} is already in use on ${host}${holder ? ` (by ${holder})` : ''}`;
 }
 
 function hostForUrl(host: string): string {

@@ -55,13 +55,16 @@ class Handlers {
   readonly northPaid: string[] = [];
   readonly rejected: CheckoutRejectedEvent[] = [];
   readonly dead: string[] = [];
+  /** Each dead letter's key and `account`. */
+  readonly deadAccounts: Array<[string, string]> = [];
   readonly northDead: string[] = [];
-  /** References whose north handler throws (to dead-letter them). */
+  /** References whose handlers throw (to dead-letter them). */
   readonly failing = new Set<string>();
 
   @OnCheckoutPaid()
   onPaid(event: CheckoutPaidEvent) {
     this.paid.push(event);
+    if (this.failing.has(event.clientReference)) throw new Error('the warehouse is down');
   }
 
   /** Runs for the north account's invoices only. */
@@ -79,6 +82,7 @@ class Handlers {
   @OnCheckoutDeadLetter()
   onDead(event: CheckoutDeadLetterEvent) {
     this.dead.push(event.key);
+    this.deadAccounts.push([event.key, event.account]);
   }
 
   @OnCheckoutDeadLetter({ account: 'north' })
@@ -330,6 +334,30 @@ describe('Several checkout accounts (e2e, one sandbox serving two accounts)', ()
     ).toEqual(['default', 'north']);
   });
 
+  it("warns at start-up when the default account's route has a path secret and a named account's has none", async () => {
+    const secret = 'default-secret-0123456789';
+    const open = await startShop({ defaults: { access: { pathSecret: secret } } });
+    const warnings = open.logger.lines.filter((l) => l.level === 'warn' && /no path secret/.test(l.message));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.message).toContain('Account "north"');
+    expect(warnings[0]!.message).toContain('POST /hubtel/checkout/callback/north');
+    expect(warnings[0]!.message).toContain('HUBTEL_NORTH_CHECKOUT_PATH_SECRET');
+    expect(warnings[0]!.message).not.toContain(secret);
+    const guarded = await startShop({
+      defaults: { access: { pathSecret: secret } },
+      imports: [
+        CheckoutModule.registerAccount({
+          name: 'north',
+          ...northAccount(),
+          access: { pathSecret: 'north-secret-0123456789' },
+        }),
+      ],
+    });
+    expect(guarded.logger.text()).not.toMatch(/no path secret/);
+    const unguarded = await startShop();
+    expect(unguarded.logger.text()).not.toMatch(/no path secret/);
+  });
+
   it("a north handler that keeps failing: its dead letter carries the account, filtered handlers see north's only", async () => {
     const shop = await startShop({
       defaults: { handlers: { retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 } } },
@@ -337,13 +365,22 @@ describe('Several checkout accounts (e2e, one sandbox serving two accounts)', ()
     const b = await shop.checkout
       .forAccount('north')
       .createInvoice({ totalAmount: 20, description: 'North' });
+    const a = await shop.checkout.createInvoice({ totalAmount: 10, description: 'Main' });
     shop.handlers.failing.add(b.clientReference);
+    shop.handlers.failing.add(a.clientReference);
     await hubtel.pay(b.clientReference);
+    await hubtel.pay(a.clientReference);
     await shop.checkout.drain();
-    expect(shop.handlers.dead).toEqual([b.clientReference]);
+    // One rule on every event: `account` is present, `default` for the default account.
+    expect(shop.handlers.deadAccounts.sort()).toEqual(
+      [
+        [a.clientReference, 'default'],
+        [b.clientReference, 'north'],
+      ].sort(),
+    );
     expect(shop.handlers.northDead).toEqual([b.clientReference]);
-    const [letter] = await shop.checkout.listDeadLetters();
-    expect(letter).toMatchObject({ key: b.clientReference, payload: { account: 'north' } });
+    const letters = await shop.checkout.listDeadLetters();
+    expect(letters.find((l) => l.key === b.clientReference)).toMatchObject({ payload: { account: 'north' } });
   });
 
   it('reconciliation checks each pending invoice with its own account', async () => {

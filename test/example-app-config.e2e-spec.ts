@@ -6,6 +6,7 @@
  *     no sandbox of its own, and nothing else changes: same purchase, receipt and service flow;
  *   - bad input to its own endpoints is answered 4xx with a clear body, never 500.
  */
+import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
@@ -115,6 +116,42 @@ describe('exampleConfigFromEnv', () => {
       'hubtel',
     );
   });
+});
+
+describe('a port already in use (another copy of the app, its OPS_PORT = PORT + 1 by default)', () => {
+  it('names the variable to set and the process that holds the port, in terms of the environment', async () => {
+    // Another process holds the port, as the neighbouring replica's /health and /metrics would.
+    const holder = spawn(process.execPath, [
+      '-e',
+      "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log(s.address().port))",
+    ]);
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        holder.stdout.once('data', (c: Buffer) => resolve(Number(c.toString().trim())));
+        holder.once('exit', reject);
+      });
+      for (const [variable, env] of [
+        ['PORT', { PORT: String(port), OPS_PORT: '0' }],
+        ['OPS_PORT', { PORT: '0', OPS_PORT: String(port) }],
+      ] as const) {
+        const error = await startExampleApp(exampleConfigFromEnv(env), { logger: false }).then(
+          (app) => app.close().then(() => undefined),
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(HubtelConfigError);
+        const message = (error as Error).message;
+        expect(message).toMatch(
+          new RegExp(`^Invalid environment variable ${variable}: ${port} is already in use`),
+        );
+        expect(message).not.toContain('nestjs-hubtel option');
+        if (process.platform === 'linux') expect(message).toContain(`(by process ${holder.pid} (`);
+        expect(message).toContain(`set ${variable} to another port`);
+        expect(message).toContain('OPS_PORT');
+      }
+    } finally {
+      holder.kill();
+    }
+  }, 60_000);
 });
 
 describe('real-platform mode: the same app configured only through HUBTEL_* variables', () => {

@@ -46,6 +46,7 @@ const ENTRIES = [
 
 /** The documentation shipped beside README.md (package.json "files"). */
 const DOCUMENTS = [
+  'CHANGELOG.md',
   'docs/accounts.md',
   'docs/architecture.md',
   'docs/checkout.md',

@@ -89,7 +89,7 @@ class Orders {
   @OnFulfillment()
   deliver(order: FulfillmentRequestedEvent) {
     this.all.push(order);
-    return { deliveredFor: order.account ?? 'default' };
+    return { deliveredFor: order.account };
   }
 
   @OnFulfillment(undefined, { account: 'north', id: 'north-only' })
@@ -334,9 +334,21 @@ describe('ServiceAppModule with several accounts, against a sandbox serving them
       serviceStatus: 'success',
     });
     await drain(shop);
-    expect(shop.orders.all.map((o) => o.account)).toEqual([undefined, 'south']);
+    // One rule on every event: `account` is present, `default` for the default account.
+    expect(shop.orders.all.map((o) => o.account)).toEqual(['default', 'south']);
+    await until(() => shop.orders.sent.length === 2);
+    expect(shop.orders.sent.map((e) => e.account).sort()).toEqual(['default', 'south']);
     // The north-only handler saw neither.
     expect(shop.orders.north).toEqual([]);
+    // A refused request on the default account's path: its rejected event says `default` too.
+    const refused = await fetch(`${shop.url}/api/fulfillment`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ OrderId: 'o-unknown', SessionId: 's-unknown', ExtraData: {}, OrderInfo: null }),
+    });
+    expect(refused.status).toBe(404);
+    await until(() => shop.orders.rejected.length === 1);
+    expect(shop.orders.rejected.map((e) => [e.reason, e.account])).toEqual([['UNKNOWN_SESSION', 'default']]);
   });
 
   it("refuses a session continued on another account's path: 409 HUBTEL_WRONG_ACCOUNT, the session unchanged, counted", async () => {

@@ -21,3 +21,31 @@ export function readmeInstallLines(readme: string): Record<string, Record<string
   }
   return lines;
 }
+
+/** A shell block of a document: where it is, and its text as a user copies it. */
+export interface ShellBlock {
+  document: string;
+  /** 1-based line of its first command line. */
+  line: number;
+  code: string;
+  /** Its first line: how a test names it (stable when lines above it move). */
+  first: string;
+}
+
+/** Every ```sh / ```bash / ```shell block of a markdown text. */
+export function shellBlocks(document: string, text: string): ShellBlock[] {
+  const lines = text.split('\n');
+  const blocks: ShellBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^\s*```(\S*)/.exec(lines[i]!);
+    if (!fence) continue;
+    const end = lines.findIndex((l, j) => j > i && /^\s*```\s*$/.test(l));
+    if (end < 0) throw new Error(`${document}:${i + 1}: unclosed code block`);
+    if (['sh', 'bash', 'shell'].includes(fence[1]!)) {
+      const code = lines.slice(i + 1, end).join('\n');
+      blocks.push({ document, line: i + 2, code, first: code.split('\n')[0]!.trim() });
+    }
+    i = end;
+  }
+  return blocks;
+}

@@ -3,6 +3,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HubtelLogger, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   ACCOUNT_TRANSPORTS,
+  HUBTEL_ENV,
   AccountRegistry,
   type AccountTransport,
   type HasAccountTransports,
@@ -189,6 +190,15 @@ function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides:
     defaults.resolved,
     defaults.route,
   );
+  const access = new InboundAccessPolicy(options.access, `checkout[${name}].access.`);
+  if (!defaults.route.disabled)
+    defaults.access.warnUnguarded(
+      access,
+      name,
+      `POST /${defaults.route.path}/${name}`,
+      HUBTEL_ENV.checkoutPathSecret,
+      new HubtelLogger(checkoutLoggerContext(name)),
+    );
   // Its own transport: its own Basic auth, never another account's.
   const config = checkoutTransportConfig(options, checkoutLoggerContext(name));
   const transport: HttpTransport = createHttpTransport(
@@ -201,7 +211,7 @@ function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides:
     // Its own POS Sales ID; the instance's status-check budget is shared.
     api: new CheckoutApiClient(transport, options.posSalesId, defaults.budget, `checkout[${name}]`),
     verifier: new CheckoutVerifier(options.verification),
-    access: new InboundAccessPolicy(options.access, `checkout[${name}].access.`),
+    access,
     transport,
   };
 }

@@ -227,7 +227,7 @@ describe('resolveCheckoutOptions', () => {
       /BullMQ's stalled-job check \(HubtelBullmqModule lockDurationMs \/ stalledIntervalMs\)/,
     ],
     ['recoverOnBootstrap', true, /jobs on Redis run on BullMQ, which keeps unfinished jobs in Redis/],
-  ])('refuses handlers.%s (removed in 0.2), saying what replaced it', (option, value, replacement) => {
+  ])('refuses handlers.%s (removed in 0.2.0), saying what replaced it', (option, value, replacement) => {
     const refused = () => resolveCheckoutOptions({ ...base, handlers: { retry: {}, [option]: value } });
     expect(refused).toThrow(HubtelConfigError);
     expect(refused).toThrow(
@@ -235,7 +235,7 @@ describe('resolveCheckoutOptions', () => {
         option: `checkout.handlers.${option}`,
         message: expect.stringMatching(
           new RegExp(
-            `^Invalid nestjs-hubtel option "checkout\\.handlers\\.${option}": was removed in 0\\.2: `,
+            `^Invalid nestjs-hubtel option "checkout\\.handlers\\.${option}": was removed in 0\\.2\\.0: `,
           ),
         ),
       }),

@@ -283,7 +283,7 @@ export class CheckoutHandlerRetryOptions {
  * The callback pipeline's handlers: retry, record TTL, and the shutdown grace shared with every
  * module (`shutdownGraceMs`: on shutdown, how long handlers running here may take to finish, new
  * callbacks being answered 503 meanwhile; default 5000 ms, see docs/operations.md). The options
- * removed in 0.2 (`leaseMs`, `sweepIntervalMs`, `recoverOnBootstrap`) are refused in code
+ * removed in 0.2.0 (`leaseMs`, `sweepIntervalMs`, `recoverOnBootstrap`) are refused in code
  * (refuseRemovedJobOptions), naming what replaced them.
  */
 export class CheckoutHandlerOptions extends HubtelShutdownOptionsDto {

@@ -405,3 +405,63 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
     });
   });
 });
+
+describe('HubtelSandbox admin API: the filters docs/dev-tools.md lists', () => {
+  let sandbox: HubtelSandbox;
+  beforeAll(async () => {
+    sandbox = await HubtelSandbox.start({ accounts: [{ name: 'north' }] });
+    for (const [keys, to] of [
+      ['sandbox-north-sms&clientsecret=sandbox-north-sms-secret', '0241234567'],
+      ['sandbox-sms&clientsecret=sandbox-sms-secret', '0241234567'],
+      ['sandbox-sms&clientsecret=sandbox-sms-secret', '0201234567'],
+    ] as const)
+      expect(
+        (await call(sandbox, 'GET', `/v1/messages/send?clientid=${keys}&from=Shop&to=${to}&content=hi`))
+          .status,
+      ).toBe(200);
+    sandbox.recordServicePayment('s-north', { amount: 5, account: 'north' });
+    sandbox.recordServicePayment('s-default', { amount: 7 });
+  });
+  afterAll(() => sandbox.stop());
+  const get = async (path: string) => {
+    const res = await call(sandbox, 'GET', path);
+    return { status: res.status, json: res.json as any };
+  };
+
+  it('?to= (any way the number is written) and ?account= together, ?limit=', async () => {
+    const to = await get('/_sandbox/messages?to=233241234567');
+    expect(to.json.map((m: any) => m.account)).toEqual(['north', 'default']);
+    const both = await get('/_sandbox/messages?to=0241234567&account=north');
+    expect(both.json.map((m: any) => [m.account, m.to])).toEqual([['north', '0241234567']]); // as sent
+    expect((await get('/_sandbox/messages?limit=1')).json.map((m: any) => m.to)).toEqual(['0201234567']);
+  });
+
+  it('?account= on sessions; an unknown account is a 404 naming it, not an empty list', async () => {
+    expect((await get('/_sandbox/sessions?account=north')).json.map((s: any) => s.sessionId)).toEqual([
+      's-north',
+    ]);
+    expect((await get('/_sandbox/sessions')).json.map((s: any) => s.sessionId)).toEqual([
+      's-north',
+      's-default',
+    ]);
+    const unknown = await get('/_sandbox/sessions?account=nowhere');
+    expect(unknown.status).toBe(404);
+    expect(JSON.stringify(unknown.json)).toContain('nowhere');
+  });
+
+  it('GET /_sandbox/sessions/{id} answers the session the list shows; an unknown id is a 404', async () => {
+    const [listed] = (await get('/_sandbox/sessions?account=north')).json;
+    const one = await get(`/_sandbox/sessions/${listed.sessionId}`);
+    expect(one).toEqual({ status: 200, json: listed });
+    expect((await get('/_sandbox/sessions/never-seen')).status).toBe(404);
+  });
+
+  it('GET /_sandbox/requests lists every request received (itself too), newest last', async () => {
+    const requests = (await get('/_sandbox/requests')).json as Array<{ id: number; path: string }>;
+    expect(requests.filter((r) => r.path.startsWith('/v1/messages/send'))).toHaveLength(3);
+    const [last] = (await get('/_sandbox/requests?limit=1')).json;
+    expect(last).toEqual(
+      expect.objectContaining({ id: requests.at(-1)!.id + 1, path: '/_sandbox/requests' }),
+    );
+  });
+});

@@ -18,7 +18,8 @@ import type { HubtelSandbox } from './hubtel-sandbox.js';
  *   GET  /_sandbox                               origin, base URLs, credentials, POS Sales ID, stats (and accounts, when several)
  *   GET  /_sandbox/stats                         GET /_sandbox/accounts
  *   GET  /_sandbox/messages[?to=233...]          GET /_sandbox/invoices    GET /_sandbox/invoices/{checkoutIdOrRef}
- *   GET  /_sandbox/deliveries                    GET /_sandbox/sessions    GET /_sandbox/fulfillment-callbacks
+ *   GET  /_sandbox/deliveries                    GET /_sandbox/sessions    GET /_sandbox/sessions/{sessionId}
+ *   GET  /_sandbox/fulfillment-callbacks
  *   GET  /_sandbox/requests
  *   (the lists of records take `?account=<name>`: that account's only; an unknown name is a 404)
  *   POST /_sandbox/invoices/{ref}/pay  {outcome?: 'paid'|'failed', phone?, channel?, deliver?: false, fault?}
@@ -213,6 +214,15 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
     'admin',
     list((filter) => sandbox.sessions(filter)),
   );
+  router.add('GET', '/_sandbox/sessions/:id', 'admin', (ctx) => {
+    const session = sandbox.session(ctx.params.id!);
+    return session
+      ? ok(session)
+      : apiErrorReply('admin', 404, {
+          message: `No session "${ctx.params.id}"`,
+          responseCode: 'HUBTEL_NOT_FOUND',
+        });
+  });
   router.add(
     'GET',
     '/_sandbox/fulfillment-callbacks',

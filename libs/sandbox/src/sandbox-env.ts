@@ -65,9 +65,12 @@ function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<str
   return Object.fromEntries(values.map(([variable, value]) => [name(variable), value]));
 }
 
-/** A value as a dotenv file holds it: bare when plain, else double-quoted with `\`, `"`, newlines escaped. */
+/**
+ * A value as a dotenv file holds it: bare when plain (a list of names too: `docker run --env-file`
+ * keeps quotes as part of the value), else double-quoted with `\`, `"`, newlines escaped.
+ */
 function dotenvValue(value: string): string {
-  if (/^[\w.:/@+-]*$/.test(value)) return value;
+  if (/^[\w.:/@+,-]*$/.test(value)) return value;
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\r/g, '\\r').replace(/\n/g, '\\n')}"`;
 }
 

@@ -6,11 +6,12 @@
  * reads in one place.
  */
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import type { HubtelTelemetry } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, type HubtelTelemetry } from 'nestjs-hubtel';
 import type { InboundPipeline, JobRecord } from '#internal';
 import type { ServiceAppAccount } from './service-app.accounts.js';
 import {
   callbackOf,
+  namedAccount,
   type CallbackJob,
   type CallbackSummary,
   type StoredCallback,
@@ -73,7 +74,8 @@ export class FulfillmentCallbacks {
       },
       reportedBy,
     };
-    if (account !== undefined) job.account = account;
+    const named = namedAccount(account);
+    if (named !== undefined) job.account = named;
     const result = await this.pipeline.submit<StoredCallback>(SERVICE_APP_JOBS.callback, orderId, job);
     if (result.duplicate) {
       // An accepted callback's record is compacted: its summary still says what was reported.
@@ -111,7 +113,7 @@ export class FulfillmentCallbacks {
       reportedBy,
       attempts: record.attempts,
       sentAt: new Date(record.updatedAt).toISOString(),
-      ...(account === undefined ? {} : { account }),
+      account: account ?? HUBTEL_DEFAULT_ACCOUNT,
     });
     try {
       await this.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);

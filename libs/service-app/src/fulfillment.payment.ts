@@ -7,7 +7,7 @@
 import { HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
-import type { PaymentSummary } from './fulfillment.records.js';
+import { namedAccount, type PaymentSummary } from './fulfillment.records.js';
 import { judgePayment } from './fulfillment-verifier.js';
 import type { PaymentStatus } from './payment-status.client.js';
 import type { ServiceAppAccount } from './service-app.accounts.js';
@@ -58,7 +58,7 @@ export class FulfillmentPaymentCheck {
   /** The payment record kept once the check is done (`compactWhenDone`): with the refusal, if any. */
   summary(order: FulfillmentRequestedEvent): PaymentSummary {
     const summary: PaymentSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
-    if (order.account !== undefined) summary.account = order.account;
+    if (namedAccount(order.account) !== undefined) summary.account = order.account;
     const refused = this.refusals.get(order.orderId);
     if (refused) summary.refused = refused;
     return summary;

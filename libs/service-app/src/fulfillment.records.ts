@@ -4,7 +4,7 @@
  * FulfillmentOrderStatus. Apart from FulfillmentService so the stored shapes, which outlive a
  * deploy, are read in one place.
  */
-import { HubtelValidationError } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError } from 'nestjs-hubtel';
 import type { JobRecord } from '#internal';
 import { combineOutcomes, type FulfillmentRejection } from './service-app.events.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
@@ -78,7 +78,8 @@ export function orderStatus(
     handler,
     awaitingCompletion,
   };
-  if (order.payload.account !== undefined) status.account = order.payload.account;
+  const account = namedAccount(order.payload.account);
+  if (account !== undefined) status.account = account;
   if (payment) status.payment = { status: 'confirmed', checks: statusChecksMade(payment) };
   if (callback) {
     const sent = callbackOf(callback);
@@ -125,7 +126,8 @@ export function unconfirmedOrder(orderId: string, record: JobRecord<PaymentSumma
     handler: { status: 'pending', attempts: 0 },
     awaitingCompletion: false,
   };
-  if (record.payload.account !== undefined) status.account = record.payload.account;
+  const account = namedAccount(record.payload.account);
+  if (account !== undefined) status.account = account;
   return status;
 }
 
@@ -143,4 +145,12 @@ export function assertJson(value: unknown): void {
       { field: 'metaData', message: 'must be JSON-serialisable' },
     ]);
   }
+}
+
+/**
+ * The account as records and statuses keep it: a named account's name, nothing for the default
+ * one (records stay as small as before, and as 0.1.0 wrote them). Events say `default` instead.
+ */
+export function namedAccount(account: string | undefined): string | undefined {
+  return account === HUBTEL_DEFAULT_ACCOUNT ? undefined : account;
 }

@@ -26,6 +26,7 @@ import {
   assertJson,
   callbackOf,
   describe,
+  namedAccount,
   orderStatus,
   unconfirmedOrder,
   type OrderSummary,
@@ -172,7 +173,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       compactWhenDone: (order, record): OrderSummary => {
         const summary: OrderSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
         if (combineOutcomes(record.results).kind === 'deferred') summary.deferred = true;
-        if (order.account !== undefined) summary.account = order.account;
+        if (namedAccount(order.account) !== undefined) summary.account = order.account;
         return summary;
       },
       // A run its gate refused ran no handler: its outcome, if any, was reported by the gate.
@@ -254,7 +255,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
           serviceCode: null,
           checks: 0,
           rejectedAt: isoNow(),
-          ...namedAccount(account.name),
+          account: account.name,
         });
       }
       throw error;
@@ -298,9 +299,9 @@ export class FulfillmentService implements OnApplicationBootstrap {
       extraData: request.ExtraData ?? {},
       orderInfo: request.OrderInfo ?? null,
       receivedAt: isoNow(),
+      account: account.name,
     };
     if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
-    if (account.name !== HUBTEL_DEFAULT_ACCOUNT) (order as { account?: string }).account = account.name;
 
     // Verified first when it can be: the payment job submits the fulfillment job once confirmed.
     const job = account.verifying ? SERVICE_APP_JOBS.payment : SERVICE_APP_JOBS.fulfillment;
@@ -453,7 +454,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       serviceCode: order.serviceCode,
       checks,
       rejectedAt: isoNow(),
-      ...namedAccount(accountOf(order)),
+      account: accountOf(order),
     };
     if (order.item) (fields as { amountExpected?: number }).amountExpected = cartTotal(order.item);
     if (status?.amount !== undefined) (fields as { amountPaid?: number }).amountPaid = status.amount;
@@ -615,14 +616,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
   }
 }
 
-/** `{ account }` for a named account; nothing for the default one (its records stay as they were). */
-function namedAccount(name: string): { account?: string } {
-  return name === HUBTEL_DEFAULT_ACCOUNT ? {} : { account: name };
-}
-
 /** ` (account north)` in a log line of a named account's order. */
 function accountLabel(order: { account?: string }): string {
-  return order.account === undefined ? '' : ` (account ${order.account})`;
+  const account = accountOf(order);
+  return account === HUBTEL_DEFAULT_ACCOUNT ? '' : ` (account ${account})`;
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { HttpService } from '@nestjs/axios';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, HubtelLogger, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   ACCOUNT_TRANSPORTS,
+  HUBTEL_ENV,
   AccountRegistry,
   type AccountTransport,
   type HasAccountTransports,
@@ -181,6 +182,13 @@ function buildAccount(
   const options = resolveServiceAppAccountOptions(name, defaults.options, overrides);
   const scope = `${SERVICE_APP_SCOPE}[${name}]`;
   const access = new InboundAccessPolicy(options.access, `${scope}.access.`);
+  defaults.access.warnUnguarded(
+    access,
+    name,
+    `its service-flow and fulfillment routes (/${name})`,
+    HUBTEL_ENV.serviceAppPathSecret,
+    new HubtelLogger(`HubtelServiceApp[${name}]`),
+  );
   const config = serviceAppTransportConfig(options, `HubtelServiceApp[${name}]`);
   const transport = new HttpTransport(
     defaults.http,

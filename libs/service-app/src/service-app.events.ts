@@ -67,10 +67,11 @@ export class FulfillmentRequestedEvent {
   /** The payment as the status check confirmed it (absent when verification is off). */
   readonly payment?: FulfillmentPayment;
   /**
-   * The named account whose service the order is (`north`: the path it arrived on); absent for the
-   * default account. Filter handlers with `@OnFulfillment(code, { account: 'north' })`.
+   * The account whose service the order is: `default`, or a named account's name (`north`: the
+   * path it arrived on), as on every event of the suite. Filter handlers with
+   * `@OnFulfillment(code, { account: 'north' })`. (A record written before 0.2.0 has none: the default.)
    */
-  readonly account?: string;
+  readonly account: string;
 
   constructor(fields: FulfillmentRequestedEvent) {
     Object.assign(this, fields);
@@ -128,8 +129,8 @@ export class FulfillmentRejectedEvent {
   /** Status checks made. */
   readonly checks: number;
   readonly rejectedAt: string;
-  /** The named account the request came for; absent for the default account. */
-  readonly account?: string;
+  /** The account the request came for: `default`, or a named account's name. */
+  readonly account: string;
 
   constructor(fields: FulfillmentRejectedEvent) {
     Object.assign(this, fields);
@@ -147,8 +148,8 @@ export class FulfillmentCallbackSentEvent {
   /** POSTs it took. */
   readonly attempts: number;
   readonly sentAt: string;
-  /** The named account whose credentials sent it; absent for the default account. */
-  readonly account?: string;
+  /** The account whose credentials sent it: `default`, or a named account's name. */
+  readonly account: string;
 
   constructor(fields: FulfillmentCallbackSentEvent) {
     Object.assign(this, fields);
@@ -235,6 +236,8 @@ export class ServiceQueryEvent {
   readonly message: string;
   /** The request's `ClientState` ('' when absent). */
   readonly clientState: string;
+  /** The account whose service was asked: `default`, or a named account's name. */
+  readonly account: string;
 
   constructor(fields: ServiceQueryEvent) {
     this.sessionId = fields.sessionId;
@@ -243,6 +246,7 @@ export class ServiceQueryEvent {
     if (fields.operator !== undefined) this.operator = fields.operator;
     this.channel = fields.channel;
     this.message = fields.message;
+    this.account = fields.account;
     this.clientState = fields.clientState;
   }
 }

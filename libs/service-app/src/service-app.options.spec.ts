@@ -305,11 +305,11 @@ describe('resolveServiceAppOptions', () => {
       /BullMQ's stalled-job check \(HubtelBullmqModule lockDurationMs \/ stalledIntervalMs\)/,
     ],
     ['recoverOnBootstrap', false, /jobs on Redis run on BullMQ, which keeps unfinished jobs in Redis/],
-  ])('refuses %s (removed in 0.2), saying what replaced it', (option, value, replacement) => {
+  ])('refuses %s (removed in 0.2.0), saying what replaced it', (option, value, replacement) => {
     const refused = () => resolveServiceAppOptions({ shutdownGraceMs: 0, [option]: value } as never);
     expect(problem({ [option]: value })).toBe(`serviceApp.${option}`);
     expect(refused).toThrow(
-      new RegExp(`^Invalid nestjs-hubtel option "serviceApp\\.${option}": was removed in 0\\.2: `),
+      new RegExp(`^Invalid nestjs-hubtel option "serviceApp\\.${option}": was removed in 0\\.2\\.0: `),
     );
     expect(refused).toThrow(replacement);
   });

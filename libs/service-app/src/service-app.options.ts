@@ -235,7 +235,7 @@ for (const key of Object.keys(SERVICE_APP_DEFAULT_MESSAGES)) {
  * Options of `ServiceAppModule.forRoot` / `forRootAsync`, and of a named account
  * (`registerAccount`, see ServiceAppAccountOverrides). Each field declares its rules, its default,
  * its environment variable (`serviceAppOptionsFromEnv`; a named account's is `HUBTEL_<NAME>_…`)
- * and how a named account gets it. The options removed in 0.2 (`leaseMs`, `sweepIntervalMs`,
+ * and how a named account gets it. The options removed in 0.2.0 (`leaseMs`, `sweepIntervalMs`,
  * `recoverOnBootstrap`) are refused, naming what replaced them.
  */
 export class ServiceAppModuleOptions {

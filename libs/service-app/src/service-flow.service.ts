@@ -481,6 +481,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       channel,
       message: request.Message,
       clientState: request.ClientState ?? '',
+      account: this.account,
     });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {

@@ -83,3 +83,31 @@ describe('InboundAccessPolicy', () => {
     expect(() => new InboundAccessPolicy({ pathSecret: 'short' })).toThrow(/pathSecret/);
   });
 });
+
+describe('InboundAccessPolicy.warnUnguarded: a named account left open while the default is guarded', () => {
+  const warnings = (defaults: InboundAccessPolicy, own: InboundAccessPolicy) => {
+    const lines: string[] = [];
+    defaults.warnUnguarded(own, 'south-east', 'its routes', 'HUBTEL_SERVICE_APP_PATH_SECRET', {
+      warn: (m) => lines.push(m),
+    });
+    return lines;
+  };
+
+  it('warns once, naming the account, its route and its own variable, never the secret', () => {
+    const lines = warnings(new InboundAccessPolicy({ pathSecret: SECRET }), new InboundAccessPolicy({}));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('Account "south-east" has no path secret while the default account has one');
+    expect(lines[0]).toContain('HUBTEL_SOUTH_EAST_SERVICE_APP_PATH_SECRET');
+    expect(lines[0]).not.toContain(SECRET);
+  });
+
+  it('says nothing when the account has its own secret, or the default account has none', () => {
+    expect(
+      warnings(
+        new InboundAccessPolicy({ pathSecret: SECRET }),
+        new InboundAccessPolicy({ pathSecret: 'another-long-secret-456' }),
+      ),
+    ).toEqual([]);
+    expect(warnings(new InboundAccessPolicy({}), new InboundAccessPolicy({}))).toEqual([]);
+  });
+});

@@ -2,6 +2,7 @@ import { BlockList, isIP } from 'node:net';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { inboundHttpError } from './inbound-http-errors.js';
+import { accountEnvVariable } from '../accounts/accounts-env.js';
 
 /**
  * Optional guards for endpoints the platform calls. The platform signs nothing (platform-facts),
@@ -61,6 +62,29 @@ export class InboundAccessPolicy {
 
   get enabled(): boolean {
     return this.allowed !== undefined || this.secretDigest !== undefined;
+  }
+
+  /** Whether a path secret guards the route. */
+  get hasPathSecret(): boolean {
+    return this.secretDigest !== undefined;
+  }
+
+  /**
+   * Named account `account` with no path secret while the default account (`this`) has one: path
+   * secrets are never inherited (a leaked one must not open every account), so its route takes
+   * requests without one. Said once, at the account's start, naming the variable that sets it.
+   */
+  warnUnguarded(
+    own: InboundAccessPolicy,
+    account: string,
+    route: string,
+    variable: string,
+    logger: { warn(message: string): void },
+  ): void {
+    if (this.hasPathSecret && !own.hasPathSecret)
+      logger.warn(
+        `Account "${account}" has no path secret while the default account has one: ${route} takes requests without a secret (secrets are not inherited). Set its access.pathSecret (${accountEnvVariable(account, variable)}), or allowedIps.`,
+      );
   }
 
   /** Whether `segment` is this policy's path secret (compared in constant time). */

@@ -3,6 +3,7 @@ import type { EventEmitter2 } from '@nestjs/event-emitter';
 import type { HandlerRegistry } from '../events/handler-registry.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import { HubtelError } from '../errors/hubtel.errors.js';
+import { HUBTEL_DEFAULT_ACCOUNT } from '../accounts/hubtel-accounts.js';
 import type { HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import type { JobRunner } from './job-runner.js';
 
@@ -120,10 +121,10 @@ export interface JobDefinition<P = unknown> {
 /** Payload of the dead-letter event: a job gave up. It stays in the store with status `dead`. */
 export class DeadLetterEvent<P = unknown> {
   /**
-   * The account of the job, when its payload names one (`payload.account`): handler decorators'
-   * `account` filter reads it. Absent: the default account's, or a job of no account.
+   * The account of the job: its payload's (`payload.account`), else `default`, as on every event
+   * of the suite. Handler decorators' `account` filter reads it.
    */
-  readonly account?: string;
+  readonly account: string;
 
   constructor(
     readonly type: string,
@@ -134,7 +135,7 @@ export class DeadLetterEvent<P = unknown> {
     readonly receivedAt: Date,
   ) {
     const account = (payload as { account?: unknown } | null | undefined)?.account;
-    if (typeof account === 'string') this.account = account;
+    this.account = typeof account === 'string' ? account : HUBTEL_DEFAULT_ACCOUNT;
   }
 }
 

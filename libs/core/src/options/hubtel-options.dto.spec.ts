@@ -87,9 +87,9 @@ describe('shared option rules', () => {
       expect(() => check({ shutdownGraceMs: value })).toThrow(refusal('m.shutdownGraceMs'));
   });
 
-  it('the job options removed in 0.2 are refused, naming the option and what replaced it', () => {
+  it('the job options removed in 0.2.0 are refused, naming the option and what replaced it', () => {
     const bullmq =
-      /"m.handlers.(leaseMs|sweepIntervalMs)": was removed in 0.2: jobs on Redis run on BullMQ; a dead replica's job is taken over by BullMQ's stalled-job check \(HubtelBullmqModule lockDurationMs \/ stalledIntervalMs\); remove it$/;
+      /"m.handlers.(leaseMs|sweepIntervalMs)": was removed in 0.2.0: jobs on Redis run on BullMQ; a dead replica's job is taken over by BullMQ's stalled-job check \(HubtelBullmqModule lockDurationMs \/ stalledIntervalMs\); remove it$/;
     for (const [value, option, message] of [
       [{ leaseMs: 30_000 }, 'm.handlers.leaseMs', bullmq],
       [{ sweepIntervalMs: 0 }, 'm.handlers.sweepIntervalMs', bullmq],
@@ -98,7 +98,7 @@ describe('shared option rules', () => {
       [
         { recoverOnBootstrap: false },
         'm.handlers.recoverOnBootstrap',
-        /"m.handlers.recoverOnBootstrap": was removed in 0.2: jobs on Redis run on BullMQ, which keeps unfinished jobs in Redis/,
+        /"m.handlers.recoverOnBootstrap": was removed in 0.2.0: jobs on Redis run on BullMQ, which keeps unfinished jobs in Redis/,
       ],
     ] as const)
       expect(() => refuseRemovedJobOptions(value, 'm.handlers')).toThrow(refusal(option, message));

@@ -195,12 +195,12 @@ export function declareAccessOptions(pathSecretEnv: string): new () => InboundAc
   return HubtelAccessOptionsDto;
 }
 
-/** What replaced `leaseMs` and `sweepIntervalMs` (removed in 0.2: one engine per deployment). */
+/** What replaced `leaseMs` and `sweepIntervalMs` (removed in 0.2.0: one engine per deployment). */
 const TAKEN_OVER_BY_BULLMQ =
   "jobs on Redis run on BullMQ; a dead replica's job is taken over by BullMQ's stalled-job check (HubtelBullmqModule lockDurationMs / stalledIntervalMs)";
 
 /**
- * The job options removed in 0.2, each with what replaced it. The pipeline has no leases, sweeps
+ * The job options removed in 0.2.0, each with what replaced it. The pipeline has no leases, sweeps
  * or start-up recovery of its own any more: with the memory store jobs run in this process, with
  * Redis on BullMQ.
  */
@@ -220,7 +220,7 @@ export function refuseRemovedJobOptions(section: unknown, prefix: string): void 
   if (section === null || typeof section !== 'object') return;
   for (const [option, replacement] of Object.entries(REMOVED_JOB_OPTIONS))
     if ((section as Record<string, unknown>)[option] !== undefined)
-      throw new HubtelConfigError(`${prefix}.${option}`, `was removed in 0.2: ${replacement}; remove it`);
+      throw new HubtelConfigError(`${prefix}.${option}`, `was removed in 0.2.0: ${replacement}; remove it`);
 }
 
 /**

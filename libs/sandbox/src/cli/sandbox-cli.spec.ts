@@ -236,4 +236,70 @@ describe('hubtel-sandbox CLI: several accounts', () => {
     });
     expect(res.status).toBe(404);
   });
+
+  it("--env without --account prints every account's lines, HUBTEL_ACCOUNTS unquoted", async () => {
+    const { io, out } = capture();
+    running = await startSandboxCli(['--port', '0', '--accounts', 'north,south', '--env'], io);
+    const lines = out.join('').split('\n');
+    expect(lines).toContain('HUBTEL_ACCOUNTS=north,south');
+    expect(lines).toContain('HUBTEL_CLIENT_ID=sandbox-api');
+    expect(lines).toContain('HUBTEL_NORTH_CLIENT_ID=sandbox-north-api');
+    expect(lines).toContain('HUBTEL_SOUTH_POS_SALES_ID=2000002');
+    // docker run --env-file keeps quotes as part of the value: none where none is needed.
+    expect(out.join('')).not.toContain('"');
+  });
+
+  it('--sender-id <account>=<id> and --callback-auth declare them per account, and --env prints them', async () => {
+    expect(() => parseSandboxCliArgs(['--sender-id', 'south=S'])).toThrow(
+      '--sender-id south=: not an account',
+    );
+    expect(() => parseSandboxCliArgs(['--callback-auth', 'north'])).toThrow(
+      '--callback-auth north: not an account',
+    );
+    const { io, out } = capture();
+    running = await startSandboxCli(
+      [
+        '--port',
+        '0',
+        '--accounts',
+        'north,south',
+        '--sender-id',
+        'MainShop',
+        '--sender-id',
+        'north=NorthShop',
+        '--callback-auth',
+        'north',
+        '--env',
+      ],
+      io,
+    );
+    expect(running!.accounts().map((a) => [a.name, a.senderIds, a.credentials.callback])).toEqual([
+      ['default', ['MainShop'], undefined],
+      [
+        'north',
+        ['NorthShop'],
+        { clientId: 'sandbox-north-callback', clientSecret: 'sandbox-north-callback-secret' },
+      ],
+      ['south', [], undefined],
+    ]);
+    const lines = out.join('').split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'HUBTEL_SMS_SENDER_ID=MainShop',
+        'HUBTEL_NORTH_SMS_SENDER_ID=NorthShop',
+        'HUBTEL_NORTH_CALLBACK_CLIENT_ID=sandbox-north-callback',
+        'HUBTEL_NORTH_CALLBACK_CLIENT_SECRET=sandbox-north-callback-secret',
+      ]),
+    );
+    expect(lines.some((l) => l.startsWith('HUBTEL_CALLBACK_CLIENT_ID='))).toBe(false);
+    // The sandbox holds north's SMS keys to north's sender: MainShop is the default account's.
+    const send = (from: string) =>
+      call(
+        running!,
+        'GET',
+        `/v1/messages/send?clientid=sandbox-north-sms&clientsecret=sandbox-north-sms-secret&from=${from}&to=0241234567&content=hi`,
+      );
+    expect((await send('NorthShop')).status).toBe(200);
+    expect((await send('MainShop')).status).toBeGreaterThanOrEqual(400);
+  });
 });

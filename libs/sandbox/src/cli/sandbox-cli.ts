@@ -30,8 +30,12 @@ Options:
       --api-client-id <id>    checkout / status API credentials accepted
       --api-client-secret <s>
       --merchant-name <name>  name shown on the payment page
-      --sender-id <id>        a sender id the default account's SMS keys send from (repeatable;
-                              default: any sender no other account declares)
+      --sender-id <id>        a sender id the default account's SMS keys send from; <account>=<id>
+                              for a named account's (repeatable; default: any sender no other
+                              account declares): --sender-id MainShop --sender-id north=NorthShop
+      --callback-auth <name>  the fulfillment callbacks of this account's sessions must carry its
+                              Basic-auth pair, sandbox-callback / sandbox-callback-secret ("default")
+                              or sandbox-<name>-callback / sandbox-<name>-callback-secret (repeatable)
       --accounts <a,b,...>    further accounts served at once (names: lower-case letters, digits,
                               "-", "_"), each with its own keys sandbox-<name>-api /
                               sandbox-<name>-api-secret, sandbox-<name>-sms / sandbox-<name>-sms-secret
@@ -40,12 +44,12 @@ Options:
       --record-limit <n>      records kept per kind (default 10000)
       --json                  print the start-up information as one JSON line
       --env                   print the HUBTEL_* lines (.env format) that point an app at this
-                              sandbox on stdout, the rest on stderr:
-                              hubtel-sandbox --env > .env
-      --account <name>        with --env: print this account's lines (repeatable); a named
+                              sandbox on stdout, every account's (HUBTEL_ACCOUNTS with the named
+                              ones), the rest on stderr: hubtel-sandbox --env > .env
+      --account <name>        with --env: print only this account's lines (repeatable); a named
                               account's are HUBTEL_ACCOUNTS=<names> and HUBTEL_<NAME>_CLIENT_ID,
                               HUBTEL_<NAME>_POS_SALES_ID, ... (the default's names with <NAME>_
-                              inserted); "default" is the default account (the default):
+                              inserted); "default" is the default account:
                               hubtel-sandbox --accounts north --env --account north
   -v, --verbose               print every request and callback
   -h, --help                  show this help
@@ -64,7 +68,7 @@ export type ParsedCli =
       json: boolean;
       env: boolean;
       verbose: boolean;
-      /** `--account`: whose `--env` lines (absent: the default account's). */
+      /** `--account`: whose `--env` lines (absent: every account's). */
       envAccounts?: string[];
     };
 
@@ -94,6 +98,7 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
         'api-client-secret': { type: 'string' },
         'merchant-name': { type: 'string' },
         'sender-id': { type: 'string', multiple: true },
+        'callback-auth': { type: 'string', multiple: true },
         accounts: { type: 'string' },
         account: { type: 'string', multiple: true },
         'record-limit': { type: 'string' },
@@ -125,24 +130,53 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
   if (accounts && accounts.some((name) => name === ''))
     throw new CliUsageError(`--accounts must be names separated by commas, got "${values.accounts}"`);
   const known = new Set(['default', ...(accounts ?? [])]);
-  const unknown = values.account?.find((name) => !known.has(name));
-  if (unknown !== undefined)
-    throw new CliUsageError(
-      `--account ${unknown}: not an account of this sandbox (${[...known].join(', ')}); add it to --accounts`,
+  const notServed = (flag: string, name: string) =>
+    new CliUsageError(
+      `${flag} ${name}: not an account of this sandbox (${[...known].join(', ')}); add it to --accounts`,
     );
+  const unknown = values.account?.find((name) => !known.has(name));
+  if (unknown !== undefined) throw notServed('--account', unknown);
+  // `--sender-id north=NorthShop` is north's; a bare id is the default account's.
+  const senderIds = new Map<string, string[]>();
+  for (const given of values['sender-id'] ?? []) {
+    const [name, id] = given.includes('=') ? given.split(/=(.*)/s) : ['default', given];
+    if (!known.has(name!)) throw notServed('--sender-id', `${name}=`);
+    if (!id) throw new CliUsageError(`--sender-id ${given}: no sender id after "="`);
+    senderIds.set(name!, [...(senderIds.get(name!) ?? []), id]);
+  }
+  const callbackAuth = new Set(values['callback-auth'] ?? []);
+  for (const name of callbackAuth) if (!known.has(name)) throw notServed('--callback-auth', name);
+  const callbackPair = (name: string) =>
+    callbackAuth.has(name)
+      ? {
+          callback: {
+            clientId: name === 'default' ? 'sandbox-callback' : `sandbox-${name}-callback`,
+            clientSecret: name === 'default' ? 'sandbox-callback-secret' : `sandbox-${name}-callback-secret`,
+          },
+        }
+      : {};
+  const credentials = { ...(sms ? { sms } : {}), ...(api ? { api } : {}), ...callbackPair('default') };
   const options: HubtelSandboxOptions = {
     port: integer('port', values.port, 0, 65535) ?? SANDBOX_DEFAULT_CLI_PORT,
     host: values.host ?? SANDBOX_DEFAULT_HOST,
     ...(values['public-url'] ? { publicUrl: values['public-url'] } : {}),
     ...(values['allowed-host']?.length ? { allowedHosts: values['allowed-host'] } : {}),
     ...(values['pos-sales-id'] ? { posSalesId: values['pos-sales-id'] } : {}),
-    ...(sms || api ? { credentials: { ...(sms ? { sms } : {}), ...(api ? { api } : {}) } } : {}),
+    ...(Object.keys(credentials).length > 0 ? { credentials } : {}),
     ...(values['record-limit']
       ? { recordLimit: integer('record-limit', values['record-limit'], 1, 10_000_000) }
       : {}),
     ...(values['merchant-name'] ? { checkout: { merchantName: values['merchant-name'] } } : {}),
-    ...(values['sender-id']?.length ? { sms: { senderIds: values['sender-id'] } } : {}),
-    ...(accounts ? { accounts: accounts.map((name) => ({ name })) } : {}),
+    ...(senderIds.has('default') ? { sms: { senderIds: senderIds.get('default')! } } : {}),
+    ...(accounts
+      ? {
+          accounts: accounts.map((name) => ({
+            name,
+            ...(senderIds.has(name) ? { senderIds: senderIds.get(name)! } : {}),
+            ...(callbackAuth.has(name) ? { credentials: callbackPair(name) } : {}),
+          })),
+        }
+      : {}),
   };
   return {
     help: false,
@@ -223,7 +257,9 @@ export async function startSandboxCli(argv: string[], io: CliIO): Promise<Hubtel
     });
   }
   if (parsed.env) {
-    io.stdout.write(sandboxDotenv(sandbox, parsed.envAccounts ? { accounts: parsed.envAccounts } : {}));
+    // Every account's lines unless --account chose some.
+    const accounts = parsed.envAccounts ?? sandbox.accounts().map((a) => a.name);
+    io.stdout.write(sandboxDotenv(sandbox, { accounts }));
     io.stderr.write(describeSandbox(sandbox));
   } else if (parsed.json) {
     io.stdout.write(

@@ -1,0 +1,473 @@
+/**
+ * The shell blocks of the README and the docs, run as a user runs them. Each block is either run
+ * here as written and checked to do what its text says, or named in ELSEWHERE with the test that
+ * runs it or why no test can; a block in neither fails the first test.
+ *
+ * One fresh copy of the repository (what a clone gives: no dist/, its node_modules linked), built
+ * by the blocks themselves; beside it a user's app with the package installed (a link in its
+ * node_modules, the package's bins in node_modules/.bin), where `npx hubtel-sandbox` runs. The
+ * blocks' fixed ports (3000, 3001, ..., 4010, 6379) are all moved by one offset to ports free on
+ * this host, so their relations (OPS_PORT's default PORT + 1) stay as written; a sandbox command
+ * with no `--port` is given the moved 4010, its default.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { getOrder, placeOrder, waitForOrder } from './support/example-app.harness.js';
+import { ProcessOutput, redisBinary } from './support/multi-process.js';
+import { shellBlocks, type ShellBlock } from './support/readme.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DOCUMENTS = [
+  'README.md',
+  ...(await fs.readdir(path.join(repoRoot, 'docs')))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+  'libs/sandbox/README.md',
+];
+const BLOCKS: ShellBlock[] = (
+  await Promise.all(
+    DOCUMENTS.map(async (d) => shellBlocks(d, await fs.readFile(path.join(repoRoot, d), 'utf8'))),
+  )
+).flat();
+
+/** Blocks run elsewhere or not at all, by document and the start of their first line: why. */
+const ELSEWHERE: Array<[string, string, string]> = [
+  [
+    'README.md',
+    '# Nest 12, Express',
+    'test/packaging.e2e-spec.ts installs each install line into a fixture app',
+  ],
+  ['README.md', '# Nest 12, Fastify', 'test/packaging.e2e-spec.ts'],
+  ['README.md', '# Nest 11, Express', 'test/packaging.e2e-spec.ts'],
+  ['README.md', '# Nest 11, Fastify', 'test/packaging.e2e-spec.ts'],
+  ['README.md', 'npm ci && npm start', 'test/example-app.e2e-spec.ts runs it in a fresh copy'],
+  [
+    'README.md',
+    'npm ci && npm test',
+    'test/example-app.e2e-spec.ts runs it with one spec file (the suite cannot run itself); .ci/run runs it whole (checked below)',
+  ],
+  [
+    'README.md',
+    'npm i ioredis bullmq',
+    "the packaging test's fixture apps install both (test/fixtures/*/package.json)",
+  ],
+  [
+    'README.md',
+    'npm run bench',
+    'about 10 minutes; test/bench-smoke.e2e-spec.ts runs the harness on a tiny scale',
+  ],
+  [
+    'docs/quick-start.md',
+    'git clone <this repository>',
+    'a placeholder for the clone; its npm ci + npm start is the README command test/example-app.e2e-spec.ts runs',
+  ],
+  ['docs/quick-start.md', 'HUBTEL_CLIENT_ID=…', 'the real platform, with real credentials'],
+  [
+    'docs/operations.md',
+    'npx hubtel-trigger dead-letters list',
+    'test/dead-letters.e2e-spec.ts runs both commands',
+  ],
+  [
+    'docs/operations.md',
+    'npm i @nestjs/terminus prom-client',
+    "the packaging test's fixture apps install both (test/fixtures/*/package.json)",
+  ],
+  [
+    'docs/dev-tools.md',
+    'npx hubtel-simulate <service-flow-url>',
+    'a usage synopsis; test/dev-tools-simulator.e2e-spec.ts',
+  ],
+  [
+    'docs/dev-tools.md',
+    'npx hubtel-trigger <kind> <url>',
+    'a usage synopsis; test/dev-tools-trigger.e2e-spec.ts',
+  ],
+  [
+    'docs/accounts.md',
+    'HUBTEL_SMS_CLIENT_ID=...',
+    'a .env listing with placeholders; test/docs-options.spec.ts checks its variables',
+  ],
+  [
+    'docs/accounts.md',
+    'HUBTEL_CLIENT_ID=...                     #',
+    'a .env listing; test/docs-options.spec.ts',
+  ],
+  ['docs/accounts.md', 'HUBTEL_CLIENT_ID=...                 #', 'a .env listing; test/docs-options.spec.ts'],
+];
+
+/** Blocks this file runs, as above. */
+const RUN_HERE: Array<[string, string]> = [
+  ['docs/quick-start.md', 'curl -s localhost:3000/api/service-flow'],
+  ['docs/quick-start.md', 'npm run build && npm run build:app'],
+  ['README.md', 'set -a && . ./.env && set +a'],
+  ['README.md', 'npx hubtel-sandbox --env > .env'],
+  ['libs/sandbox/README.md', 'npx hubtel-sandbox --port 4010'],
+  ['libs/sandbox/README.md', 'npx hubtel-sandbox --accounts north,south'],
+  ['docs/accounts.md', 'npx hubtel-sandbox --accounts north,south --sender-id'],
+  ['docs/dev-tools.md', 'SANDBOX=http://127.0.0.1:4010'],
+];
+
+function block(document: string, start: string): ShellBlock {
+  const found = BLOCKS.filter((b) => b.document === document && b.first.startsWith(start));
+  if (found.length !== 1) throw new Error(`${document}: ${found.length} shell blocks start "${start}"`);
+  return found[0]!;
+}
+
+const FIXED_PORTS = [3000, 3001, 3002, 3101, 3102, 4010, 6379];
+let offset = 0;
+
+/** One offset that moves every fixed port to a free one (tried a bounded number of times). */
+async function pickOffset(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const candidate = 20_000 + Math.floor(Math.random() * 20_000);
+    const free = await Promise.all(FIXED_PORTS.map((p) => isFree(p + candidate)));
+    if (free.every(Boolean)) return candidate;
+  }
+  throw new Error('no offset leaves all the documented ports free');
+}
+
+async function isFree(port: number): Promise<boolean> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+/** The text with its fixed ports moved; a sandbox command without --port gets the moved 4010. */
+function moved(code: string): string {
+  return code
+    .replace(new RegExp(`\\b(${FIXED_PORTS.join('|')})\\b`, 'g'), (p) => String(Number(p) + offset))
+    .replace(/npx hubtel-sandbox(?![^\n#]*--port)/g, `npx hubtel-sandbox --port ${4010 + offset}`);
+}
+
+/** The environment of a shell on a fresh machine: nothing of this one's HUBTEL_*, ports or npm. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' };
+  for (const key of Object.keys(env))
+    if (
+      /^(HUBTEL_|REDIS_|npm_)/.test(key) ||
+      ['PUBLIC_URL', 'HOST', 'PORT', 'OPS_PORT', 'JEST_WORKER_ID'].includes(key)
+    )
+      delete env[key];
+  return { ...env, ...extra };
+}
+
+/** A shell running `script` in its own process group (so its `&` children stop with it). */
+class Shell {
+  readonly output = new ProcessOutput();
+  readonly exited: Promise<number | null>;
+  private readonly child: ChildProcess;
+
+  constructor(script: string, cwd: string, env: NodeJS.ProcessEnv = cleanEnv()) {
+    this.child = spawn('bash', ['-c', script], {
+      cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout!.on('data', (c: Buffer) => this.output.append(c.toString('utf8')));
+    this.child.stderr!.on('data', (c: Buffer) => this.output.append(c.toString('utf8')));
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Stops the group: SIGTERM, then SIGKILL whatever is left after `graceMs`. */
+  async stop(graceMs = 10_000): Promise<void> {
+    const group = -this.child.pid!;
+    const signal = (s: NodeJS.Signals) => {
+      try {
+        process.kill(group, s);
+        return true;
+      } catch {
+        return false; // the group is gone
+      }
+    };
+    if (!signal('SIGTERM')) return;
+    const deadline = Date.now() + graceMs;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      try {
+        process.kill(group, 0);
+      } catch {
+        return;
+      }
+    }
+    signal('SIGKILL');
+  }
+}
+
+/** Runs a script to its end; its exit code and output. */
+async function run(
+  script: string,
+  cwd: string,
+  timeoutMs = 120_000,
+): Promise<{ code: number | null; out: string }> {
+  const shell = new Shell(script, cwd);
+  const timer = setTimeout(() => void shell.stop(0), timeoutMs);
+  const code = await shell.exited;
+  clearTimeout(timer);
+  return { code, out: shell.output.all };
+}
+
+let stage: string;
+let userApp: string;
+const shells: Shell[] = [];
+
+beforeAll(async () => {
+  offset = await pickOffset();
+  stage = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-docs-'));
+  const skip = new Set(
+    ['.git', 'node_modules', 'dist', 'coverage', '.tmp', '.env'].map((d) => path.join(repoRoot, d)),
+  );
+  await fs.cp(repoRoot, stage, {
+    recursive: true,
+    filter: (src) => !skip.has(src) && !src.startsWith(path.join(repoRoot, 'bench', 'results')),
+  });
+  await fs.symlink(await fs.realpath(path.join(repoRoot, 'node_modules')), path.join(stage, 'node_modules'));
+  // A user's app with the package installed: npx finds its bins in node_modules/.bin.
+  userApp = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-user-app-'));
+  await fs.writeFile(path.join(userApp, 'package.json'), '{ "name": "my-app", "private": true }\n');
+  await fs.mkdir(path.join(userApp, 'node_modules', '.bin'), { recursive: true });
+  await fs.symlink(stage, path.join(userApp, 'node_modules', 'nestjs-hubtel'));
+  const pkg = JSON.parse(await fs.readFile(path.join(stage, 'package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+  };
+  for (const [name, target] of Object.entries(pkg.bin))
+    await fs.symlink(
+      path.join('..', 'nestjs-hubtel', target),
+      path.join(userApp, 'node_modules', '.bin', name),
+    );
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(shells.map((s) => s.stop(5_000)));
+  await Promise.all([stage, userApp].filter(Boolean).map((d) => fs.rm(d, { recursive: true, force: true })));
+}, 60_000);
+
+describe('docs: every shell block is run as written, here or by the test named for it', () => {
+  it('accounts for every block', () => {
+    const listed = [...ELSEWHERE.map(([d, s]) => block(d, s)), ...RUN_HERE.map(([d, s]) => block(d, s))];
+    const missing = BLOCKS.filter((b) => !listed.includes(b)).map(
+      (b) => `${b.document}:${b.line} ${b.first}`,
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('the README test command is the one CI runs', async () => {
+    const ci = await fs.readFile(path.join(repoRoot, '.ci', 'run'), 'utf8');
+    expect(ci).toMatch(/^timeout [^\n]* npm test -- /m);
+  });
+});
+
+describe('docs/quick-start.md: npm start, then the service flow by hand', () => {
+  it('three requests of a USSD session answer as the platform expects, the last with the cart', async () => {
+    const app = new Shell('npm start', stage, cleanEnv({ PORT: String(3000 + offset) }));
+    shells.push(app);
+    await app.output.waitFor(/Shop:\s+http/, { timeoutMs: 300_000 });
+    const { code, out } = await run(
+      moved(block('docs/quick-start.md', 'curl -s localhost:3000/api/service-flow').code),
+      stage,
+    );
+    expect(code).toBe(0);
+    const answers = out.split(/(?<=\})(?=\{)/).map((a) => JSON.parse(a) as Record<string, unknown>);
+    expect(answers.map((a) => [a.SessionId, a.Type])).toEqual([
+      ['s1', 'Response'],
+      ['s1', 'Response'],
+      ['s1', 'Release'],
+    ]);
+    expect(answers[2]!.Item).toEqual(expect.objectContaining({ ItemName: expect.any(String) }));
+    await app.stop();
+  }, 360_000);
+});
+
+describe('the sandbox CLI, in an app that installed the package', () => {
+  beforeAll(async () => {
+    // Built by the quick start above; built here when this block runs alone.
+    const built = await fs.access(path.join(stage, 'dist', 'esm')).then(
+      () => true,
+      () => false,
+    );
+    if (!built) expect((await run('npm run build', stage, 300_000)).code).toBe(0);
+    // What npm does to an installed package's bins.
+    const pkg = JSON.parse(await fs.readFile(path.join(stage, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    };
+    for (const target of Object.values(pkg.bin)) await fs.chmod(path.join(stage, target), 0o755);
+  }, 320_000);
+
+  /** Starts a documented `npx hubtel-sandbox` line, waits for its banner, hands it to `check`, stops it. */
+  async function sandboxLine(line: string, check: (printed: string, env: string) => Promise<void> | void) {
+    await fs.rm(path.join(userApp, '.env'), { force: true });
+    const shell = new Shell(moved(line), userApp);
+    shells.push(shell);
+    try {
+      await Promise.race([
+        shell.output.waitFor(/Stop: Ctrl\+C/, { timeoutMs: 60_000 }),
+        shell.exited.then((code) => {
+          throw new Error(`${line} exited ${code}:\n${shell.output.all}`);
+        }),
+      ]);
+      const env = await fs.readFile(path.join(userApp, '.env'), 'utf8').catch(() => '');
+      await check(shell.output.all, env);
+    } finally {
+      await shell.stop();
+    }
+  }
+  const url = () => `http://127.0.0.1:${4010 + offset}`;
+
+  it('libs/sandbox/README.md: the port, the .env, a second account', async () => {
+    const [port, env, north] = block('libs/sandbox/README.md', 'npx hubtel-sandbox --port 4010').code.split(
+      '\n',
+    );
+    await sandboxLine(port!, async (printed) => {
+      expect(printed).toContain(`Hubtel sandbox listening on ${url()}`);
+      expect(printed).toMatch(/SMS\s+clientId sandbox-sms\s+clientSecret sandbox-sms-secret/);
+      expect((await fetch(`${url()}/_sandbox`)).status).toBe(200);
+    });
+    await sandboxLine(env!, (_printed, dotenv) => {
+      expect(dotenv).toContain(`HUBTEL_SMS_URL=${url()}`);
+      expect(dotenv).toMatch(/^HUBTEL_CLIENT_ID=sandbox-api$/m);
+    });
+    await sandboxLine(north!, (printed) => {
+      expect(printed).toMatch(/^HUBTEL_ACCOUNTS=north$/m);
+      expect(printed).toMatch(/^HUBTEL_NORTH_CLIENT_ID=sandbox-north-api$/m);
+      expect(printed).not.toMatch(/^HUBTEL_CLIENT_ID=/m);
+    });
+  }, 180_000);
+
+  it('libs/sandbox/README.md: two accounts of three in one .env', async () => {
+    await sandboxLine(
+      block('libs/sandbox/README.md', 'npx hubtel-sandbox --accounts north,south').code,
+      (_p, env) => {
+        expect(env).toMatch(/^HUBTEL_ACCOUNTS=north$/m);
+        expect(env).toMatch(/^HUBTEL_CLIENT_ID=sandbox-api$/m);
+        expect(env).toMatch(/^HUBTEL_NORTH_POS_SALES_ID=2000001$/m);
+        expect(env).not.toContain('SOUTH');
+      },
+    );
+  }, 60_000);
+
+  it('README.md: --env > .env, the app pointed at it while it runs', async () => {
+    await sandboxLine(block('README.md', 'npx hubtel-sandbox --env > .env').code, async (_p, env) => {
+      const checkoutUrl = /^HUBTEL_CHECKOUT_URL=(\S+)$/m.exec(env)?.[1];
+      expect(checkoutUrl).toBe(url());
+      expect((await fetch(`${checkoutUrl}/_sandbox/stats`)).status).toBe(200);
+    });
+  }, 60_000);
+
+  it("docs/accounts.md: every account's lines, its sender ids and callback credentials", async () => {
+    await sandboxLine(
+      block('docs/accounts.md', 'npx hubtel-sandbox --accounts north,south --sender-id').code,
+      async (_p, env) => {
+        // Every account, HUBTEL_ACCOUNTS unquoted (docker --env-file would keep quotes).
+        expect(env).toMatch(/^HUBTEL_ACCOUNTS=north,south$/m);
+        expect(env).toMatch(/^HUBTEL_SMS_SENDER_ID=MainShop$/m);
+        expect(env).toMatch(/^HUBTEL_NORTH_SMS_SENDER_ID=NorthShop$/m);
+        expect(env).toMatch(/^HUBTEL_SOUTH_CLIENT_ID=sandbox-south-api$/m);
+        expect(env).toMatch(/^HUBTEL_NORTH_CALLBACK_CLIENT_ID=sandbox-north-callback$/m);
+        expect(env).not.toMatch(/^HUBTEL_CALLBACK_CLIENT_ID=/m);
+        expect(env).not.toContain('"');
+        const accounts = (await (await fetch(`${url()}/_sandbox/accounts`)).json()) as Array<{
+          name: string;
+          senderIds: string[];
+          credentials: { callback?: unknown };
+        }>;
+        expect(accounts.map((a) => [a.name, a.senderIds, a.credentials.callback !== undefined])).toEqual([
+          ['default', ['MainShop'], false],
+          ['north', ['NorthShop'], true],
+          ['south', [], false],
+        ]);
+        // docs/dev-tools.md's admin API examples, against this sandbox.
+        await adminExamples(env);
+      },
+    );
+  }, 90_000);
+
+  /** docs/dev-tools.md's curl lines, with SANDBOX set: each answers what its comment says. */
+  async function adminExamples(env: string): Promise<void> {
+    const vars = Object.fromEntries(
+      env
+        .split('\n')
+        .filter((l) => /^\w+=/.test(l))
+        .map((l) => l.split(/=(.*)/s).slice(0, 2)),
+    );
+    // One SMS from north, one from the default account, to the same number.
+    for (const [id, secret, from] of [
+      [vars.HUBTEL_NORTH_SMS_CLIENT_ID, vars.HUBTEL_NORTH_SMS_CLIENT_SECRET, 'NorthShop'],
+      [vars.HUBTEL_SMS_CLIENT_ID, vars.HUBTEL_SMS_CLIENT_SECRET, 'MainShop'],
+    ]) {
+      const q = new URLSearchParams({
+        clientid: id!,
+        clientsecret: secret!,
+        from: from!,
+        to: '0241234567',
+        content: 'hi',
+      });
+      const res = await fetch(`${url()}/v1/messages/send?${q}`);
+      expect(res.status).toBe(200);
+    }
+    const { code, out } = await run(
+      moved(block('docs/dev-tools.md', 'SANDBOX=http://127.0.0.1:4010').code),
+      userApp,
+    );
+    expect(code).toBe(0);
+    const answers = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
+    // messages?to=&account=north: north's one; north's sessions: none yet; a session nobody played: 404.
+    expect(answers[0]).toEqual([expect.objectContaining({ from: 'NorthShop', account: 'north' })]);
+    expect(answers[1]).toEqual([]);
+    expect(answers[2]).toEqual(expect.objectContaining({ error: expect.any(String) }));
+  }
+});
+
+redisBinary.describe('docs/quick-start.md: two replicas on one Redis and one sandbox', () => {
+  it("starts both as written; an order placed on one is on the other, paid once through the README's pay-invoice.sh", async () => {
+    const recipe = new Shell(
+      moved(block('docs/quick-start.md', 'npm run build && npm run build:app').code),
+      stage,
+    );
+    shells.push(recipe);
+    const [one, two] = [3001 + offset, 3002 + offset].map((p) => `http://127.0.0.1:${p}`);
+    const started = async () => {
+      for (const url of [one!, two!]) {
+        const res = await fetch(`${url}/`).catch(() => undefined);
+        if (res?.status !== 200) return false;
+      }
+      return true;
+    };
+    const deadline = Date.now() + 300_000;
+    while (!(await started())) {
+      if (Date.now() > deadline || /Cannot start/.test(recipe.output.all))
+        throw new Error(`The replicas did not both start:\n${recipe.output.all.slice(-4000)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(recipe.output.count(/Store:\s+Redis/)).toBe(2);
+    for (const ops of [3101, 3102])
+      expect((await fetch(`http://127.0.0.1:${ops + offset}/health`)).status).toBe(200);
+
+    const { orderId } = await placeOrder(two!, { product: 'kente-mug', phone: '0241234567' });
+    expect((await getOrder(one!, orderId)).status).toBe('awaiting-payment');
+
+    await fs.writeFile(
+      path.join(stage, 'pay-invoice.sh'),
+      block('README.md', 'set -a && . ./.env && set +a').code,
+    );
+    const paid = await run(`bash pay-invoice.sh ${orderId}`, stage);
+    expect(paid.code).toBe(0);
+    expect(JSON.parse(paid.out)).toEqual(expect.objectContaining({ outcome: 'paid' }));
+    for (const url of [one!, two!])
+      await waitForOrder(url, orderId, (o) => o.status === 'paid' && o.receipt.status === 'sent', 30_000);
+    const messages = (await (
+      await fetch(`http://127.0.0.1:${4010 + offset}/_sandbox/messages?to=0241234567`)
+    ).json()) as Array<{ content: string }>;
+    expect(messages.filter((m) => m.content.includes(orderId))).toHaveLength(1);
+    await recipe.stop();
+  }, 420_000);
+});
