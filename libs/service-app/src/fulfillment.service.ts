@@ -175,9 +175,14 @@ export class FulfillmentService implements OnApplicationBootstrap {
         if (order.account !== undefined) summary.account = order.account;
         return summary;
       },
+      // Before the job is done: a callback that could not be recorded or queued fails the run, so
+      // its retry reports it again (the gate re-queues a recorded one) instead of losing it.
+      beforeDone: (record) => this.settleHandlers(record, 'done'),
       // A run its gate refused ran no handler: its outcome, if any, was reported by the gate.
       onSettled: (record, outcome, error) =>
-        error instanceof JobRefusedError ? undefined : this.settleHandlers(record, outcome),
+        outcome === 'dead' && !(error instanceof JobRefusedError)
+          ? this.settleHandlers(record, outcome)
+          : undefined,
     });
     const recheck = options.verification;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, {
@@ -565,7 +570,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
    * has it, this one runs no handler and is told that order's outcome (now, or when reported).
    */
   private async admit(order: FulfillmentRequestedEvent): Promise<JobRefusal | undefined> {
-    const reported = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, order.orderId);
+    // A recorded callback never queued (the queue was down when it was reported) is queued now.
+    const reported = await this.pipeline.resend<StoredCallback>(SERVICE_APP_JOBS.callback, order.orderId);
     if (reported) {
       const status = callbackOf(reported).ServiceStatus;
       return {

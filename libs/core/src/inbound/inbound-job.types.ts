@@ -113,6 +113,12 @@ export interface JobDefinition<P = unknown> {
    * `doneHandlers` go, `compacted: true`. It still makes duplicates detectable. Dead jobs keep all.
    */
   compactWhenDone?: (payload: P, record: JobRecord<P>) => unknown;
+  /**
+   * Called after a run succeeded, before the job is recorded done: what must follow the success
+   * for sure (e.g. recording and queueing another job). Throw to fail the run: it is retried, the
+   * handlers that succeeded do not run again. Called again on a retry or a takeover: idempotent.
+   */
+  beforeDone?: (record: JobRecord<P>) => Promise<void>;
   /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */
   onSettled?: (record: JobRecord<P>, outcome: JobOutcome, error?: unknown) => Promise<void> | void;
 }

@@ -289,6 +289,10 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
               .catch(() => undefined)) ?? entry;
         });
       }
+      // What must follow a success, before it is recorded: a failure is a failed run (retried, the
+      // handlers that succeeded kept), not a settled job whose follow-up was lost.
+      if (!refusal && !(deferral instanceof JobDeferral))
+        await definition.beforeDone?.({ ...job, ...progress });
     } catch (caught) {
       if (caught instanceof ListenerFailure) progress = caught.progress;
       failure = { error: caught instanceof ListenerFailure ? caught.cause : caught };

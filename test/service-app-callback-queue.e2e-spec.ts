@@ -1,0 +1,82 @@
+/**
+ * The fulfillment callback could not be queued when the handlers succeeded (issue 30): the runner
+ * refuses the callback's run request (its queue down) while the store answers. The fulfillment
+ * job is not settled then: its retry queues the recorded callback, the platform gets it once, and
+ * the handler ran once. Real HTTP through the merchant app with the sandbox as the platform; the
+ * runner is the in-process one, its `enqueue` made to fail (the BullMQ outage itself:
+ * test/recorded-not-queued.e2e-spec.ts).
+ */
+import { Global, Module } from '@nestjs/common';
+import { HUBTEL_JOB_RUNNER, HubtelError, InProcessJobRunner, MemoryStore } from 'nestjs-hubtel';
+import type { JobRunRequest } from '#internal';
+import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import { SERVICE_APP_JOBS, SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
+import type { InboundPipeline } from '#internal';
+import { successCallback } from './support/service-app.fixtures.js';
+import { onAppChannel, startMerchant, type Merchant } from './support/service-app.harness.js';
+
+/** The in-process runner, whose queue refuses the next `failing` callback run requests. */
+class QueueDownRunner extends InProcessJobRunner {
+  failing = 0;
+  refused = 0;
+  override async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
+    if (request.type === SERVICE_APP_JOBS.callback && this.failing > 0) {
+      this.failing--;
+      this.refused++;
+      throw new HubtelError('HUBTEL_UNAVAILABLE', 'the queue is down');
+    }
+    return super.enqueue(pipeline, request);
+  }
+}
+
+describe('fulfillment callback not queued when the handlers succeeded', () => {
+  const runner = new QueueDownRunner();
+  const store = new MemoryStore({ sweepIntervalMs: 0 });
+  let sandbox: HubtelSandbox;
+  let merchant: Merchant;
+
+  @Global()
+  @Module({ providers: [{ provide: HUBTEL_JOB_RUNNER, useValue: runner }], exports: [HUBTEL_JOB_RUNNER] })
+  class RunnerModule {}
+
+  beforeAll(async () => {
+    sandbox = onAppChannel(await HubtelSandbox.start());
+    merchant = await startMerchant(
+      'express',
+      {
+        callbackUrl: sandbox.baseUrls().fulfillmentCallback,
+        callbackTimeoutMs: 2_500,
+        callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 6_000 },
+        fulfillmentRetry: { maxAttempts: 5, baseDelayMs: 5, maxDelayMs: 10 },
+        store,
+      },
+      {},
+      { imports: [{ module: RunnerModule }] },
+    );
+  });
+
+  afterAll(async () => {
+    await merchant?.close();
+    await sandbox?.stop();
+    store.close();
+  });
+
+  it('the fulfillment job is retried until its callback is queued; the platform gets it once, the handler ran once', async () => {
+    const session = sandbox.serviceApp(merchant.url);
+    await session.start();
+    await session.reply('0241234567');
+    await session.choose('1gb');
+    runner.failing = 2;
+    const { order } = await session.pay();
+    const callback = await session.waitForCallback();
+    expect(callback.body).toStrictEqual(successCallback(session.sessionId, order.orderId));
+    await merchant.app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
+    expect(runner.refused).toBe(2);
+    expect(merchant.fulfiller.calls.get(order.orderId)).toBe(1);
+    expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === order.orderId)).toHaveLength(1);
+    expect(await merchant.fulfillment.getOrder(order.orderId)).toMatchObject({
+      handler: { status: 'done' },
+      callback: { serviceStatus: 'success', status: 'done', attempts: 1 },
+    });
+  });
+});
