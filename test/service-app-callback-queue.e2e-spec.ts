@@ -7,8 +7,13 @@
  * test/recorded-not-queued.e2e-spec.ts).
  */
 import { Global, Module } from '@nestjs/common';
-import { HUBTEL_JOB_RUNNER, HubtelError, InProcessJobRunner, MemoryStore } from 'nestjs-hubtel';
-import type { JobRunRequest } from '#internal';
+import {
+  HUBTEL_JOB_RUNNER,
+  HubtelError,
+  InProcessJobRunner,
+  MemoryStore,
+  type JobRunRequest,
+} from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { SERVICE_APP_JOBS, SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import type { InboundPipeline } from '#internal';
