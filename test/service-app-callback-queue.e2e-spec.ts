@@ -7,13 +7,7 @@
  * test/recorded-not-queued.e2e-spec.ts).
  */
 import { Global, Module } from '@nestjs/common';
-import {
-  HUBTEL_JOB_RUNNER,
-  HubtelError,
-  InProcessJobRunner,
-  MemoryStore,
-  type JobRunRequest,
-} from 'nestjs-hubtel';
+import { HUBTEL_JOB_RUNNER, InProcessJobRunner, MemoryStore, type JobRunRequest } from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { SERVICE_APP_JOBS, SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import type { InboundPipeline } from '#internal';
@@ -28,7 +22,7 @@ class QueueDownRunner extends InProcessJobRunner {
     if (request.type === SERVICE_APP_JOBS.callback && this.failing > 0) {
       this.failing--;
       this.refused++;
-      throw new HubtelError('HUBTEL_UNAVAILABLE', 'the queue is down');
+      throw new Error('the queue is down');
     }
     return super.enqueue(pipeline, request);
   }
