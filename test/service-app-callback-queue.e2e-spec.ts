@@ -1,8 +1,9 @@
 /**
  * The fulfillment callback could not be queued when the handlers succeeded (issue 30): the runner
  * refuses the callback's run request (its queue down) while the store answers. The fulfillment
- * job is not settled then: its retry queues the recorded callback, the platform gets it once, and
- * the handler ran once. Real HTTP through the merchant app with the sandbox as the platform; the
+ * job is not settled then: it is retried (more times than its handler's attempts, never
+ * dead-lettered for it) until the callback is queued; the platform gets it once, and the handler
+ * ran once. Real HTTP through the merchant app with the sandbox as the platform; the
  * runner is the in-process one, its `enqueue` made to fail (the BullMQ outage itself:
  * test/recorded-not-queued.e2e-spec.ts).
  */
@@ -46,7 +47,8 @@ describe('fulfillment callback not queued when the handlers succeeded', () => {
         callbackUrl: sandbox.baseUrls().fulfillmentCallback,
         callbackTimeoutMs: 2_500,
         callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 6_000 },
-        fulfillmentRetry: { maxAttempts: 5, baseDelayMs: 5, maxDelayMs: 10 },
+        // Fewer attempts than the queue's refusals: what follows a success is never dead-lettered.
+        fulfillmentRetry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
         store,
       },
       {},
@@ -65,12 +67,12 @@ describe('fulfillment callback not queued when the handlers succeeded', () => {
     await session.start();
     await session.reply('0241234567');
     await session.choose('1gb');
-    runner.failing = 2;
+    runner.failing = 4;
     const { order } = await session.pay();
     const callback = await session.waitForCallback();
     expect(callback.body).toStrictEqual(successCallback(session.sessionId, order.orderId));
     await merchant.app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
-    expect(runner.refused).toBe(2);
+    expect(runner.refused).toBe(4);
     expect(merchant.fulfiller.calls.get(order.orderId)).toBe(1);
     expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === order.orderId)).toHaveLength(1);
     expect(await merchant.fulfillment.getOrder(order.orderId)).toMatchObject({

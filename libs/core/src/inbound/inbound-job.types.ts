@@ -40,6 +40,8 @@ export interface JobRecord<P = unknown> {
   compacted?: true;
   /** Pending because its run deferred it (see JobRunContext.defer): not a failure. */
   deferred?: true;
+  /** Pending after its run succeeded, because `beforeDone` failed: only that is tried again. */
+  succeeded?: true;
   /** What its last deferral asked the next run to read (JSON-serialisable plain data). */
   state?: unknown;
 }
@@ -115,7 +117,8 @@ export interface JobDefinition<P = unknown> {
   compactWhenDone?: (payload: P, record: JobRecord<P>) => unknown;
   /**
    * Called after a run succeeded, before the job is recorded done: what must follow the success
-   * for sure (e.g. recording and queueing another job). Throw to fail the run: it is retried, the
+   * for sure (e.g. recording and queueing another job). Throw to leave the job pending: it is
+   * retried after the policy's backoff until this passes (never dead-lettered for it), and the
    * handlers that succeeded do not run again. Called again on a retry or a takeover: idempotent.
    */
   beforeDone?: (record: JobRecord<P>) => Promise<void>;

@@ -258,6 +258,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     definition: JobDefinition<any>,
   ): Promise<JobRunOutcome> {
     let job = entry.value;
+    // The run succeeded before (its gate and handlers are behind it): what follows it is left.
+    if (job.succeeded) return this.complete(storeKey, entry, definition, job, job.attempts);
     let woken = false;
     if (definition.wakeOnDuplicate) {
       const mark = await this.takeWake(storeKey);
@@ -289,10 +291,6 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
               .catch(() => undefined)) ?? entry;
         });
       }
-      // What must follow a success, before it is recorded: a failure is a failed run (retried, the
-      // handlers that succeeded kept), not a settled job whose follow-up was lost.
-      if (!refusal && !(deferral instanceof JobDeferral))
-        await definition.beforeDone?.({ ...job, ...progress });
     } catch (caught) {
       if (caught instanceof ListenerFailure) progress = caught.progress;
       failure = { error: caught instanceof ListenerFailure ? caught.cause : caught };
@@ -325,6 +323,33 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         until: deferral.until,
         woken: async () => (await this.options.store.get(markKey)) !== undefined,
       };
+    }
+    return this.complete(storeKey, entry, definition, job, attempt);
+  }
+
+  /** A run that succeeded: what must follow it (`beforeDone`), then done. */
+  private async complete(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    definition: JobDefinition<any>,
+    job: JobRecord,
+    attempt: number,
+  ): Promise<JobRunOutcome> {
+    try {
+      await definition.beforeDone?.(job);
+    } catch (error) {
+      // Not the handlers' failure: retried until it passes, without running them or the gate
+      // again, and never dead-lettered for it (a dead job reports a failure).
+      const message = describe(error);
+      const pending = this.record(job, 'pending', attempt, message);
+      pending.succeeded = true;
+      if (!(await this.write(storeKey, entry, pending, definition))) return SETTLED;
+      const policy = { ...DEFAULT_JOB_RETRY, ...this.options.retry, ...definition.retry };
+      const delayMs = backoffDelay(attempt, policy, this.options.random);
+      this.logger.warn(
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} ran, but what follows it failed: ${message}; trying again in ${delayMs} ms`,
+      );
+      return { kind: 'retry', delayMs, error: message };
     }
     const done = this.record(job, 'done', attempt);
     if (!(await this.write(storeKey, entry, done, definition))) return SETTLED;
@@ -382,7 +407,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
 
   /** The record after a run: all it carries over (results, state, the run it is) but `deferred`. */
   private record(job: JobRecord, status: JobStatus, attempts: number, lastError?: string): JobRecord {
-    const { deferred: _deferred, lastError: _lastError, ...kept } = job;
+    const { deferred: _deferred, lastError: _lastError, succeeded: _succeeded, ...kept } = job;
     const next: JobRecord = { ...kept, status, attempts, updatedAt: this.now() };
     if (lastError !== undefined) next.lastError = lastError;
     if (next.results === undefined) delete next.results; // a dispatch without `keepResults`
