@@ -7,6 +7,7 @@
  * runner is the in-process one, its `enqueue` made to fail (the BullMQ outage itself:
  * test/recorded-not-queued.e2e-spec.ts).
  */
+import { randomUUID } from 'node:crypto';
 import { Global, Module } from '@nestjs/common';
 import { HUBTEL_JOB_RUNNER, InProcessJobRunner, MemoryStore, type JobRunRequest } from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
@@ -29,7 +30,7 @@ class QueueDownRunner extends InProcessJobRunner {
   }
 }
 
-describe('fulfillment callback not queued when the handlers succeeded', () => {
+describe('fulfillment callback not queued when the handlers settled', () => {
   const runner = new QueueDownRunner();
   const store = new MemoryStore({ sweepIntervalMs: 0 });
   let sandbox: HubtelSandbox;
@@ -62,11 +63,17 @@ describe('fulfillment callback not queued when the handlers succeeded', () => {
     store.close();
   });
 
-  it('the fulfillment job is retried until its callback is queued; the platform gets it once, the handler ran once', async () => {
+  async function toCart() {
     const session = sandbox.serviceApp(merchant.url);
     await session.start();
     await session.reply('0241234567');
     await session.choose('1gb');
+    return session;
+  }
+
+  it('the fulfillment job is retried until its callback is queued; the platform gets it once, the handler ran once', async () => {
+    const session = await toCart();
+    runner.refused = 0;
     runner.failing = 4;
     const { order } = await session.pay();
     const callback = await session.waitForCallback();
@@ -78,6 +85,26 @@ describe('fulfillment callback not queued when the handlers succeeded', () => {
     expect(await merchant.fulfillment.getOrder(order.orderId)).toMatchObject({
       handler: { status: 'done' },
       callback: { serviceStatus: 'success', status: 'done', attempts: 1 },
+    });
+  });
+
+  it('a handler that gave up: its "failed" callback is retried until queued, then the order is dead, one dead letter', async () => {
+    const session = await toCart();
+    const orderId = randomUUID();
+    merchant.fulfiller.modes.set(orderId, 'throw');
+    runner.refused = 0;
+    runner.failing = 3;
+    await session.pay({ orderId });
+    const callback = await session.waitForCallback();
+    expect(callback.body).toMatchObject({ OrderId: orderId, ServiceStatus: 'failed', MetaData: null });
+    await merchant.app.get<InboundPipeline>(SERVICE_APP_PIPELINE).drain();
+    expect(runner.refused).toBe(3);
+    expect(merchant.fulfiller.calls.get(orderId)).toBe(2); // its 2 attempts, not one more
+    expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);
+    expect(merchant.fulfiller.dead.filter((d) => d.key === orderId)).toHaveLength(1);
+    expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({
+      handler: { status: 'dead', attempts: 2 },
+      callback: { serviceStatus: 'failed', status: 'done' },
     });
   });
 });

@@ -11,7 +11,6 @@ import {
   type DeadLetter,
 } from 'nestjs-hubtel';
 import {
-  JobRefusedError,
   type InboundPipeline,
   type JobRecord,
   type JobRefusal,
@@ -175,14 +174,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
         if (order.account !== undefined) summary.account = order.account;
         return summary;
       },
-      // Before the job is done: a callback that could not be recorded or queued fails the run, so
-      // its retry reports it again (the gate re-queues a recorded one) instead of losing it.
-      beforeDone: (record) => this.settleHandlers(record, 'done'),
-      // A run its gate refused ran no handler: its outcome, if any, was reported by the gate.
-      onSettled: (record, outcome, error) =>
-        outcome === 'dead' && !(error instanceof JobRefusedError)
-          ? this.settleHandlers(record, outcome)
-          : undefined,
+      // Before the job is settled: a callback that could not be recorded or queued keeps it
+      // pending, retried for that alone, instead of losing it. A run its gate refused ran no
+      // handler: its outcome, if any, was reported by the gate.
+      beforeSettled: (record, outcome) => this.settleHandlers(record, outcome),
     });
     const recheck = options.verification;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, {

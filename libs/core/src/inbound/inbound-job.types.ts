@@ -40,8 +40,8 @@ export interface JobRecord<P = unknown> {
   compacted?: true;
   /** Pending because its run deferred it (see JobRunContext.defer): not a failure. */
   deferred?: true;
-  /** Pending after its run succeeded, because `beforeDone` failed: only that is tried again. */
-  succeeded?: true;
+  /** Pending with its outcome decided, because `beforeSettled` failed: only that is tried again. */
+  settling?: JobOutcome;
   /** What its last deferral asked the next run to read (JSON-serialisable plain data). */
   state?: unknown;
 }
@@ -116,12 +116,13 @@ export interface JobDefinition<P = unknown> {
    */
   compactWhenDone?: (payload: P, record: JobRecord<P>) => unknown;
   /**
-   * Called after a run succeeded, before the job is recorded done: what must follow the success
-   * for sure (e.g. recording and queueing another job). Throw to leave the job pending: it is
-   * retried after the policy's backoff until this passes (never dead-lettered for it), and the
-   * handlers that succeeded do not run again. Called again on a retry or a takeover: idempotent.
+   * Called once the outcome is decided (done: the run succeeded; dead: it gave up), before it is
+   * recorded: what must follow it for sure (e.g. recording and queueing another job). Throw to
+   * leave the job pending: it is retried after the policy's backoff until this passes (no gate,
+   * no handler runs again, and a done one is never dead-lettered for it). Not called for a gate's
+   * refusal. Called again on a retry or a takeover: idempotent.
    */
-  beforeDone?: (record: JobRecord<P>) => Promise<void>;
+  beforeSettled?: (record: JobRecord<P>, outcome: JobOutcome) => Promise<void>;
   /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */
   onSettled?: (record: JobRecord<P>, outcome: JobOutcome, error?: unknown) => Promise<void> | void;
 }
