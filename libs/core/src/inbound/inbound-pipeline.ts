@@ -404,7 +404,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       storeKey,
       entry,
       definition,
-      { ...job, lastError: message },
+      { ...job, attempts: runs, lastError: message },
       'dead',
       runs,
     );
