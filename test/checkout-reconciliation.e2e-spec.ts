@@ -1,5 +1,14 @@
-import { HubtelApiError, HubtelError, HubtelValidationError } from 'nestjs-hubtel';
+import { Global, Module } from '@nestjs/common';
 import {
+  HUBTEL_JOB_RUNNER,
+  HubtelApiError,
+  HubtelError,
+  HubtelValidationError,
+  InProcessJobRunner,
+  type JobRunRequest,
+} from 'nestjs-hubtel';
+import {
+  CheckoutEvents,
   CheckoutUnknownOutcomeError,
   type CheckoutModuleOptions,
   type CheckoutReconcileResult,
@@ -456,6 +465,46 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       });
       expect(await t.service.getInvoice('abandoned')).toMatchObject({ status: 'expired' });
       expect(api.statusRequests.length).toBeGreaterThanOrEqual(2);
+      const checks = api.statusRequests.length;
+      await settle(150);
+      expect(api.statusRequests.length).toBe(checks);
+      expect(t.handlers.events.expired).toHaveLength(1);
+    });
+
+    it('an expiry whose event could not be queued is kept watched, and the next pass records it, once', async () => {
+      /** The in-process runner, whose queue refuses the first two run requests of an expired event. */
+      class QueueDownRunner extends InProcessJobRunner {
+        refused = 0;
+        override async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
+          if (request.type === CheckoutEvents.Expired && this.refused < 2) {
+            this.refused++;
+            throw new Error('the queue is down');
+          }
+          return super.enqueue(pipeline, request);
+        }
+      }
+      const runner = new QueueDownRunner();
+      @Global()
+      @Module({ providers: [{ provide: HUBTEL_JOB_RUNNER, useValue: runner }], exports: [HUBTEL_JOB_RUNNER] })
+      class RunnerModule {}
+      t = await startCheckoutApp(
+        adapter,
+        baseOptions(api, {
+          posSalesId: POS_SALES_ID,
+          reconciliation: { delayMs: 10, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 150 },
+        }),
+        {},
+        undefined,
+        false,
+        [{ module: RunnerModule }],
+      );
+      await invoice('abandoned-q');
+      api.transactions.set('abandoned-q', { status: 'Unpaid', amount: 30 });
+      await t.handlers.waitFor('expired');
+      expect(runner.refused).toBe(2);
+      expect(t.handlers.events.expired).toEqual([
+        expect.objectContaining({ clientReference: 'abandoned-q', lastStatus: 'pending' }),
+      ]);
       const checks = api.statusRequests.length;
       await settle(150);
       expect(api.statusRequests.length).toBe(checks);

@@ -258,7 +258,12 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     if (!(await this.invoices.claim(entry, { ...watch, checks, nextCheckAt }))) return;
 
     const invoice = await this.invoices.get(ref);
-    if (!invoice || invoice.status === 'paid' || invoice.status === 'expired' || invoice.attention) {
+    // Expired but still watched: its event may not be recorded yet (expired() unwatches after it).
+    if (invoice?.status === 'expired') {
+      await this.settlement.expired(ref);
+      return;
+    }
+    if (!invoice || invoice.status === 'paid' || invoice.attention) {
       await this.invoices.unwatch(ref);
       return;
     }

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InboundPipeline } from '#internal';
-import { MemoryStore } from 'nestjs-hubtel';
+import { InProcessJobRunner, MemoryStore, type JobRunner, type JobRunRequest } from 'nestjs-hubtel';
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
 import { CHECKOUT_EVENT_JOBS, CheckoutSettlement, type PaidEvidence } from './checkout-settlement.js';
 import { CheckoutEvents, CheckoutPaidEvent } from './checkout.events.js';
@@ -9,7 +9,27 @@ import { CheckoutEvents, CheckoutPaidEvent } from './checkout.events.js';
 const quiet = new Logger('test');
 quiet.warn = quiet.error = quiet.log = () => undefined;
 
-function setup() {
+/** The in-process runner, whose queue refuses the next `failing` run requests of job `type`. */
+class QueueDownRunner extends InProcessJobRunner {
+  constructor(
+    private readonly type: string,
+    private failing: number,
+  ) {
+    super();
+  }
+  override async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
+    if (request.type === this.type && this.failing-- > 0) throw new Error('the queue is down');
+    return super.enqueue(pipeline, request);
+  }
+}
+
+async function watchedRefs(invoices: CheckoutInvoiceStore): Promise<string[]> {
+  const refs: string[] = [];
+  for await (const [, entry] of invoices.watched()) refs.push(entry.value.clientReference);
+  return refs;
+}
+
+function setup(runner?: JobRunner) {
   const store = new MemoryStore({ sweepIntervalMs: 0 });
   const emitter = new EventEmitter2();
   const seen: Record<string, unknown[]> = { paid: [], failed: [], expired: [], rejected: [] };
@@ -23,6 +43,7 @@ function setup() {
     emitter,
     deadLetterEvent: CheckoutEvents.DeadLetter,
     logger: quiet,
+    runner,
   });
   for (const event of CHECKOUT_EVENT_JOBS) pipeline.define(event);
   const invoices = new CheckoutInvoiceStore(store, 3_600_000, 3_600_000);
@@ -126,6 +147,21 @@ describe('CheckoutSettlement', () => {
       expect.objectContaining({ clientReference: 'h', responseCode: '2001', failedAt: at }),
     ]);
   });
+  it('an expiry whose event could not be queued keeps the invoice watched; the next try queues it, once', async () => {
+    const { invoices, settlement, pipeline, seen } = setup(new QueueDownRunner(CheckoutEvents.Expired, 1));
+    await invoices.create(invoice('q'));
+    await invoices.watch('q', Date.now(), Date.now());
+    await expect(settlement.expired('q')).rejects.toThrow('the queue is down');
+    await pipeline.drain();
+    expect(seen.expired).toHaveLength(0);
+    // Still the reconciler's: its next pass (which calls expired() for an expired invoice) retries.
+    expect(await watchedRefs(invoices)).toEqual(['q']);
+    expect(await settlement.expired('q')).toBe('duplicate');
+    await pipeline.drain();
+    expect(seen.expired).toEqual([expect.objectContaining({ clientReference: 'q', lastStatus: 'pending' })]);
+    expect(await watchedRefs(invoices)).toEqual([]);
+  });
+
   it('expires once, and a payment after expiry still counts (money received wins)', async () => {
     const { invoices, settlement, pipeline, seen } = setup();
     await invoices.create(invoice('e'));

@@ -243,7 +243,12 @@ export class CheckoutSettlement {
     return duplicate ? 'duplicate' : 'settled';
   }
 
-  /** The reconciler gives up on an invoice that was never paid. */
+  /**
+   * The reconciler gives up on an invoice that was never paid. An invoice expired before has its
+   * event submitted again (its record keeps it to one run): the try that expired it may have
+   * stopped before the event was recorded. The invoice is unwatched only once the event is, so a
+   * failure leaves it to the reconciler's next pass.
+   */
   async expired(clientReference: string): Promise<SettleResult> {
     const at = new Date(this.now()).toISOString();
     let before: CheckoutInvoice | undefined;
@@ -253,24 +258,30 @@ export class CheckoutSettlement {
         ? changeInvoice(current, { status: 'expired' })
         : undefined;
     });
-    await this.invoices.unwatch(clientReference);
-    if (!result || !before) return 'unknown';
-    if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
+    if (!result || !before || result.invoice.status !== 'expired') {
+      await this.invoices.unwatch(clientReference);
+      if (!result || !before) return 'unknown';
+      return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
+    }
     const invoice = result.invoice;
+    // A failed invoice keeps its failure when it expires.
+    const lastFailed = result.changed ? before.status === 'failed' : invoice.failure !== undefined;
     const event = new CheckoutExpiredEvent({
       clientReference,
       account: invoiceAccount(invoice),
       checkoutId: invoice.checkoutId,
       amount: invoice.amount,
       description: invoice.description,
-      lastStatus: before.status === 'failed' ? 'failed' : 'pending',
+      lastStatus: lastFailed ? 'failed' : 'pending',
       createdAt: invoice.createdAt,
       metadata: invoice.metadata,
       expiredAt: at,
     });
     const { duplicate } = await this.pipeline.submit(CheckoutEvents.Expired, clientReference, event);
+    await this.invoices.unwatch(clientReference);
+    if (duplicate) return 'duplicate';
     this.logger.log(`Invoice ${clientReference} expired unpaid; the reconciler stopped checking it`);
-    return duplicate ? 'duplicate' : 'settled';
+    return 'settled';
   }
 
   /**

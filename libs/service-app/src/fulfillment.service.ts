@@ -11,7 +11,6 @@ import {
   type DeadLetter,
 } from 'nestjs-hubtel';
 import {
-  JobRefusedError,
   type InboundPipeline,
   type JobRecord,
   type JobRefusal,
@@ -176,9 +175,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
         if (namedAccount(order.account) !== undefined) summary.account = order.account;
         return summary;
       },
-      // A run its gate refused ran no handler: its outcome, if any, was reported by the gate.
-      onSettled: (record, outcome, error) =>
-        error instanceof JobRefusedError ? undefined : this.settleHandlers(record, outcome),
+      // Before the job is settled: a callback that could not be recorded or queued keeps it
+      // pending, retried for that alone, instead of losing it. A run its gate refused ran no
+      // handler: its outcome, if any, was reported by the gate.
+      beforeSettled: (record, outcome) => this.settleHandlers(record, outcome),
     });
     const recheck = options.verification;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, {
@@ -566,7 +566,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
    * has it, this one runs no handler and is told that order's outcome (now, or when reported).
    */
   private async admit(order: FulfillmentRequestedEvent): Promise<JobRefusal | undefined> {
-    const reported = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, order.orderId);
+    // A recorded callback never queued (the queue was down when it was reported) is queued now.
+    const reported = await this.pipeline.resend<StoredCallback>(SERVICE_APP_JOBS.callback, order.orderId);
     if (reported) {
       const status = callbackOf(reported).ServiceStatus;
       return {

@@ -41,6 +41,8 @@ export interface JobRecord<P = unknown> {
   compacted?: true;
   /** Pending because its run deferred it (see JobRunContext.defer): not a failure. */
   deferred?: true;
+  /** Pending with its outcome decided, because `beforeSettled` failed: only that is tried again. */
+  settling?: JobOutcome;
   /** What its last deferral asked the next run to read (JSON-serialisable plain data). */
   state?: unknown;
 }
@@ -114,6 +116,14 @@ export interface JobDefinition<P = unknown> {
    * `doneHandlers` go, `compacted: true`. It still makes duplicates detectable. Dead jobs keep all.
    */
   compactWhenDone?: (payload: P, record: JobRecord<P>) => unknown;
+  /**
+   * Called once the outcome is decided (done: the run succeeded; dead: it gave up), before it is
+   * recorded: what must follow it for sure (e.g. recording and queueing another job). Throw to
+   * leave the job pending: it is retried after the policy's backoff until this passes (no gate,
+   * no handler runs again, and a done one is never dead-lettered for it). Not called for a gate's
+   * refusal. Called again on a retry or a takeover: idempotent.
+   */
+  beforeSettled?: (record: JobRecord<P>, outcome: JobOutcome) => Promise<void>;
   /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */
   onSettled?: (record: JobRecord<P>, outcome: JobOutcome, error?: unknown) => Promise<void> | void;
 }

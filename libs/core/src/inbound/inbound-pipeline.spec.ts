@@ -112,6 +112,59 @@ describe('InboundPipeline', () => {
     await app.close();
   });
 
+  it('a failing beforeSettled keeps the job pending past its attempts, its retries running neither gate nor handlers again; done once it passes', async () => {
+    const { app, pipeline, handlers } = await setup();
+    let failuresLeft = 5; // more than the 3 attempts
+    const asked: number[] = [];
+    const before: string[][] = [];
+    const settled: string[] = [];
+    pipeline.define<{ id: string }>(PAID, {
+      gate: async (_payload, record) => void asked.push(record.attempts),
+      beforeSettled: async (record, outcome) => {
+        before.push([outcome, ...record.doneHandlers]);
+        if (failuresLeft-- > 0) throw new Error('the follow-up could not be queued');
+      },
+      onSettled: (_record, outcome) => void settled.push(outcome),
+    });
+    handlers.failuresLeft.second = 1;
+    await pipeline.submit(PAID, 'b1', { id: 'b1' });
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 1, second: 2 });
+    expect(asked).toEqual([0, 1]);
+    expect(before).toEqual(Array.from({ length: 6 }, () => ['done', FIRST, SECOND]));
+    expect(settled).toEqual(['done']);
+    const record = await pipeline.get(PAID, 'b1');
+    expect(record).toMatchObject({ status: 'done', attempts: 2 });
+    expect(record).not.toHaveProperty('settling');
+    expect(handlers.dead).toEqual([]);
+    await app.close();
+  });
+
+  it('a failing beforeSettled of a job that gave up keeps it pending, handlers not run again, until it passes: then dead, one dead letter', async () => {
+    const { app, pipeline, handlers } = await setup();
+    let failuresLeft = 2;
+    const before: string[] = [];
+    const settled: string[] = [];
+    pipeline.define<{ id: string }>(PAID, {
+      beforeSettled: async (_record, outcome) => {
+        before.push(outcome);
+        if (failuresLeft-- > 0) throw new Error('the follow-up could not be queued');
+      },
+      onSettled: (_record, outcome) => void settled.push(outcome),
+    });
+    handlers.failuresLeft.first = 10;
+    await pipeline.submit(PAID, 'b2', { id: 'b2' });
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 3 });
+    expect(before).toEqual(['dead', 'dead', 'dead']);
+    expect(settled).toEqual(['dead']);
+    const record = await pipeline.get(PAID, 'b2');
+    expect(record).toMatchObject({ status: 'dead', attempts: 3, lastError: 'first failed for b2' });
+    expect(record).not.toHaveProperty('settling');
+    expect(handlers.dead).toHaveLength(1);
+    await app.close();
+  });
+
   it('asks the gate before every run (first, retry, replay from the store or the method): a refusal runs nothing', async () => {
     const { app, store, pipeline, handlers } = await setup();
     let refusal: JobRefusal | undefined;

@@ -258,6 +258,10 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     definition: JobDefinition<any>,
   ): Promise<JobRunOutcome> {
     let job = entry.value;
+    // Its outcome was decided before (gate and handlers behind it): only what follows it is left.
+    if (job.settling === 'done') return this.complete(storeKey, entry, definition, job, job.attempts);
+    if (job.settling === 'dead')
+      return this.fail(storeKey, entry, definition, job, job.lastError ?? 'gave up', Infinity);
     let woken = false;
     if (definition.wakeOnDuplicate) {
       const mark = await this.takeWake(storeKey);
@@ -325,11 +329,54 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         woken: async () => (await this.options.store.get(markKey)) !== undefined,
       };
     }
+    return this.complete(storeKey, entry, definition, job, attempt);
+  }
+
+  /** A run that succeeded: what must follow it (`beforeSettled`), then done. */
+  private async complete(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    definition: JobDefinition<any>,
+    job: JobRecord,
+    attempt: number,
+  ): Promise<JobRunOutcome> {
+    const held = await this.beforeSettled(storeKey, entry, definition, job, 'done', attempt);
+    if (held) return held;
     const done = this.record(job, 'done', attempt);
     if (!(await this.write(storeKey, entry, done, definition))) return SETTLED;
     this.signal(job.type, 'done', attempt);
     await this.settled(definition, done, 'done');
     return SETTLED;
+  }
+
+  /**
+   * Runs `beforeSettled`; when it fails, the job stays pending with its outcome decided and is
+   * retried for it alone (not the handlers' failure: never dead-lettered for it, since a dead
+   * job reports a failure). Undefined: it passed, settle now.
+   */
+  private async beforeSettled(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    definition: JobDefinition<any>,
+    job: JobRecord,
+    outcome: JobOutcome,
+    attempts: number,
+  ): Promise<JobRunOutcome | undefined> {
+    try {
+      await definition.beforeSettled?.(job, outcome);
+      return undefined;
+    } catch (error) {
+      const message = describe(error);
+      const pending = this.record(job, 'pending', attempts, outcome === 'dead' ? job.lastError : message);
+      pending.settling = outcome;
+      if (!(await this.write(storeKey, entry, pending, definition))) return SETTLED;
+      const policy = { ...DEFAULT_JOB_RETRY, ...this.options.retry, ...definition.retry };
+      const delayMs = backoffDelay(attempts, policy, this.options.random);
+      this.logger.warn(
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} is ${outcome}, but what follows failed: ${message}; trying again in ${delayMs} ms`,
+      );
+      return { kind: 'retry', delayMs, error: message };
+    }
   }
 
   /** A failed run: retried after the policy's backoff, or dead-lettered once it has none left. */
@@ -356,6 +403,15 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       this.signal(job.type, 'retry', runs);
       return { kind: 'retry', delayMs, error: message };
     }
+    const held = await this.beforeSettled(
+      storeKey,
+      entry,
+      definition,
+      { ...job, attempts: runs, lastError: message },
+      'dead',
+      runs,
+    );
+    if (held) return held;
     const dead = this.record(job, 'dead', runs, message);
     if (!(await this.write(storeKey, entry, dead, definition))) return SETTLED;
     this.logger.error(
@@ -381,7 +437,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
 
   /** The record after a run: all it carries over (results, state, the run it is) but `deferred`. */
   private record(job: JobRecord, status: JobStatus, attempts: number, lastError?: string): JobRecord {
-    const { deferred: _deferred, lastError: _lastError, ...kept } = job;
+    const { deferred: _deferred, lastError: _lastError, settling: _settling, ...kept } = job;
     const next: JobRecord = { ...kept, status, attempts, updatedAt: this.now() };
     if (lastError !== undefined) next.lastError = lastError;
     if (next.results === undefined) delete next.results; // a dispatch without `keepResults`
