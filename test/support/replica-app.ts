@@ -361,7 +361,16 @@ const checkoutAccounts: { imports: DynamicModule[]; controllers: Type[]; provide
         ? { enabled: true, delayMs: 0, intervalMs: reconcileMs, maxIntervalMs: reconcileMs }
         : { enabled: false },
       ...(recheckMs
-        ? { verification: { recheck: { attempts: 2, delayMs: recheckMs, maxDelayMs: 2 * recheckMs } } }
+        ? {
+            verification: {
+              recheck: {
+                attempts: 2,
+                delayMs: recheckMs,
+                maxDelayMs: 2 * recheckMs,
+                minIntervalMs: recheckMs,
+              },
+            },
+          }
         : {}),
     }),
     ServiceAppModule.forRoot({

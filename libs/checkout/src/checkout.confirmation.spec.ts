@@ -152,3 +152,35 @@ describe('CheckoutConfirmation schedule', () => {
     expect(checks.map((at) => at - start)).toEqual([0, 10_000]);
   });
 });
+
+describe('CheckoutConfirmation submit', () => {
+  it('a paid callback whose round ended as it came is submitted to the next round, not taken for a duplicate', async () => {
+    const submitted: string[] = [];
+    // The round-0 job has just settled (the round ended) when the callback is submitted to it.
+    const pipeline = {
+      define: () => pipeline,
+      submit: async (_type: string, key: string) => {
+        submitted.push(key);
+        return key === 'r1:paid'
+          ? { duplicate: true, record: { status: 'done' } }
+          : { duplicate: false, record: {} };
+      },
+    } as unknown as InboundPipeline;
+    const invoice = { clientReference: 'r1', amount: 12.5, status: 'pending' } as CheckoutInvoice;
+    const invoices = {
+      get: async () => ({ ...invoice, confirmRound: 1 }),
+    } as unknown as CheckoutInvoiceStore;
+    const options = { handlers: {} } as unknown as ResolvedCheckoutOptions;
+    const accounts = {} as CheckoutAccountSource;
+    const confirmation = new CheckoutConfirmation(
+      options,
+      pipeline,
+      invoices,
+      accounts,
+      {} as CheckoutSettlement,
+    );
+    const callback = { Data: { ClientReference: 'r1' } } as CheckoutCallbackDto;
+    await expect(confirmation.submit('paid', callback, invoice, undefined)).resolves.toBe('accepted');
+    expect(submitted).toEqual(['r1:paid', 'r1:paid:1']);
+  });
+});
