@@ -85,12 +85,12 @@ describe('CheckoutConfirmation schedule', () => {
     });
     const start = Date.now();
     let until = await run();
-    // Due at 2 s, 6 s and 14 s: the first two are covered by one check at 10 s, the last at 20 s.
+    // Due at 0, 2, 6 and 14 s: each moved to keep 10 s from the check before.
     while (until !== undefined) {
       clock = until;
       until = await run();
     }
-    expect(checks.map((at) => at - start)).toEqual([0, 10_000, 20_000]);
+    expect(checks.map((at) => at - start)).toEqual([0, 10_000, 20_000, 30_000]);
     expect(rejected).toEqual([expect.objectContaining({ reason: 'NOT_CONFIRMED' })]);
   });
 
@@ -127,13 +127,13 @@ describe('CheckoutConfirmation schedule', () => {
     }
     expect(checks.map((at) => at - start)).toEqual([0, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000]);
     expect(rejected).toHaveLength(0);
-    // The stream stops: the last copy (at 60 s) is checked at 70 s (its re-check, due at 62 s,
-    // spaced), then the round ends.
+    // The stream stops: the last copy (at 60 s) gets its two checks, at 70 s and 80 s (due at
+    // 60 s and 62 s, spaced), then the round ends.
     while (until !== undefined) {
       clock = until;
       until = await run();
     }
-    expect(checks.map((at) => at - start).slice(-1)).toEqual([70_000]);
+    expect(checks.map((at) => at - start).slice(-2)).toEqual([70_000, 80_000]);
     expect(rejected).toEqual([expect.objectContaining({ reason: 'NOT_CONFIRMED' })]);
   });
 

@@ -39,8 +39,8 @@ interface ConfirmJob {
 interface RecheckState {
   /** When the round's latest paid callback came (its first run, or the last run a copy woke). */
   claimAt: number;
-  /** When the round's last status check was sent: it covers the due times before it. */
-  sentAt?: number;
+  /** Checks made since that callback: it gets `recheck.attempts + 1` of them. */
+  checks: number;
   /** When the invoice's last status check was answered (absent: none yet): the next is spaced from it. */
   checkedAt?: number;
   /** Status checks made in the round (for the rejection's message). */
@@ -53,20 +53,16 @@ interface RecheckState {
 
 /**
  * When the next check is due (undefined: the round is over). The latest callback is checked when
- * it came and at its re-check delays after; a check covers every due time before it was sent, and
- * comes at least `minIntervalMs` after the one before was answered (copies share checks, and a
- * callback never waits much longer than that for one).
+ * it came and after each re-check delay, each check at least `minIntervalMs` after the one before
+ * was answered (copies share checks, and a callback never waits much longer than that for one).
  */
 function nextCheckAt(
   state: RecheckState,
   delays: readonly number[],
   minIntervalMs: number,
 ): number | undefined {
-  let at = state.claimAt;
-  for (let next = 0; state.sentAt !== undefined && at <= state.sentAt; next++) {
-    if (next === delays.length) return undefined;
-    at += delays[next]!;
-  }
+  if (state.checks > delays.length) return undefined;
+  const at = state.claimAt + delays.slice(0, state.checks).reduce((sum, ms) => sum + ms, 0);
   return state.checkedAt === undefined ? at : Math.max(at, state.checkedAt + minIntervalMs);
 }
 
@@ -201,10 +197,15 @@ export class CheckoutConfirmation {
     // A round's first run spaces its first check from the last round's last one.
     const state: RecheckState =
       previous?.claimAt === undefined
-        ? { claimAt: now, calls: previous?.calls ?? 0, ...defined('checkedAt', invoice.confirmCheckedAt) }
+        ? {
+            claimAt: now,
+            checks: 0,
+            calls: previous?.calls ?? 0,
+            ...defined('checkedAt', invoice.confirmCheckedAt),
+          }
         : { ...(previous as RecheckState) };
     if (context.woken) {
-      state.claimAt = now;
+      [state.claimAt, state.checks] = [now, 0];
       if (previous) state.renewed = true;
     }
     const due = nextCheckAt(state, delays, recheck.minIntervalMs);
@@ -231,8 +232,8 @@ export class CheckoutConfirmation {
         return context.defer(now + (error.retryAfterMs ?? 1_000), state);
       }
       // A scheduled run early by this clock still makes the check it was due for.
-      state.sentAt = Math.max(now, due);
       state.checkedAt = Math.max(Date.now(), due);
+      state.checks++;
       state.calls++;
       state.last = status ? status.status : 'no such transaction';
       // What is reported comes from the status check and the invoice, never from whichever
