@@ -159,7 +159,7 @@ describe('Several checkout accounts (e2e, one sandbox serving two accounts)', ()
         EventEmitterModule.forRoot(),
         CheckoutModule.forRoot({
           ...hubtel.checkoutOptions({ appUrl: url }),
-          verification: { recheck: { attempts: 1, delayMs: 50, maxDelayMs: 50 } },
+          verification: { recheck: { attempts: 1, delayMs: 50, maxDelayMs: 50, minIntervalMs: 50 } },
           ...setup.defaults,
           isGlobal: true,
         }),

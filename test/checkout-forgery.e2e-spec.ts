@@ -28,11 +28,13 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
     sandbox.reset();
   });
 
-  function options(recheck: {
-    attempts?: number;
-    delayMs?: number;
-    maxDelayMs?: number;
-  }): CheckoutModuleOptions {
+  type Recheck = { attempts?: number; delayMs?: number; maxDelayMs?: number; minIntervalMs?: number };
+
+  /**
+   * Checks of one invoice are not spaced here unless a test says so (`minIntervalMs`): what
+   * spacing costs a genuine payment is checkout-forged-early's subject.
+   */
+  function options(recheck: Recheck): CheckoutModuleOptions {
     const urls = sandbox.baseUrls();
     return {
       ...sandbox.credentials.api,
@@ -43,14 +45,11 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
       retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
       handlers: { retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 10 } },
       reconciliation: { enabled: false },
-      verification: { recheck },
+      verification: { recheck: { minIntervalMs: 0, ...recheck } },
     };
   }
 
-  async function start(
-    recheck: { attempts?: number; delayMs?: number; maxDelayMs?: number },
-    logger?: CaptureLogger,
-  ) {
+  async function start(recheck: Recheck, logger?: CaptureLogger) {
     t = await startCheckoutApp(adapter, options(recheck), {}, undefined, logger ?? false);
     return t;
   }
@@ -166,27 +165,39 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
     });
   });
 
-  it('copies of a callback cost no more than the round’s checks and do not end it early; the genuine callback after them still counts', async () => {
+  it('copies of a callback cost one check per minIntervalMs and do not end the round early; the genuine callback after them still counts', async () => {
     const logger = new CaptureLogger();
-    // One re-check (two checks a round), due 1.5 s after the first.
-    await start({ attempts: 1, delayMs: 1_500, maxDelayMs: 1_500 }, logger);
+    // One re-check 1.5 s after the latest callback; checks of the invoice at least 1.5 s apart.
+    await start({ attempts: 1, delayMs: 1_500, maxDelayMs: 1_500, minIntervalMs: 1_500 }, logger);
     const created = await invoice('fg-copies');
     const forged = callbackBody({ ref: 'fg-copies', checkoutId: created.checkoutId, amount: 12.5 });
     await t.post(forged);
     await untilStatusChecks(1);
     const answers = await Promise.all(Array.from({ length: 10 }, () => t.post(forged)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
-    await untilStatusChecks(2); // a copy gets a check now, not after the re-check's wait
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(statusChecks()).toBe(2); // the round's two checks, whatever the number of copies
+    await settle(500);
+    expect(statusChecks()).toBe(1); // the copies wait for the spacing, all ten behind one check
+    await untilStatusChecks(2);
+    await settle(200);
+    expect(statusChecks()).toBe(2);
     // The round is still the first one: copies never end it early to start others.
     expect((await t.service.getInvoice('fg-copies'))!.confirmRound).toBeUndefined();
     expect(t.handlers.events.rejected).toHaveLength(0);
 
-    // The genuine callback comes once the round's checks are spent: it gets the next round.
+    // The genuine callback while the round waits for its next check: confirmed by it.
     await sandbox.pay('fg-copies');
     await t.service.drain();
     expect(t.handlers.paidCalls).toBe(1);
+    const at = sandbox
+      .requests()
+      .filter((r) => r.api === 'status' && r.statusCode !== null)
+      .map((r) => Date.parse(r.at));
+    expect(
+      at
+        .slice(1)
+        .map((time, i) => time - at[i]!)
+        .filter((gap) => gap < 1_500),
+    ).toEqual([]);
     const before = statusChecks();
     await t.post(forged); // after the payment: a duplicate, ignored without a status check, and said so
     await t.service.drain();
@@ -201,7 +212,8 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
 
   it('120 copies while the confirmation waits: one "checking its status again now" line per status check made, not per copy', async () => {
     const logger = new CaptureLogger();
-    await start({ attempts: 1, delayMs: 60_000, maxDelayMs: 60_000 }, logger);
+    // The re-check a minute after the latest callback; copies checked at most every 200 ms.
+    await start({ attempts: 1, delayMs: 60_000, maxDelayMs: 60_000, minIntervalMs: 200 }, logger);
     const created = await invoice('fg-many');
     const forged = callbackBody({ ref: 'fg-many', checkoutId: created.checkoutId, amount: 12.5 });
     await t.post(forged);

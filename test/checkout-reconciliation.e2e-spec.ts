@@ -146,7 +146,7 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
     it('rejects a callback the status check does not confirm (NOT_CONFIRMED), then the reconciler pays it when it is paid', async () => {
       await start({
         reconciliation: { delayMs: 50, intervalMs: 20, maxIntervalMs: 20 },
-        verification: { recheck: { delayMs: 5, maxDelayMs: 10 } },
+        verification: { recheck: { delayMs: 5, maxDelayMs: 10, minIntervalMs: 5 } },
       });
       const created = await invoice('forged-ok');
       api.transactions.set('forged-ok', { status: 'Unpaid', amount: 30 });

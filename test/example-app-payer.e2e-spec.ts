@@ -25,10 +25,10 @@ for (const kind of STORE_KINDS) {
 
     beforeAll(async () => {
       if (kind === 'redis') redis = await RedisServer.start();
-      // Rounds are not what this is about (see checkout-amplification): the flood must not spend
-      // the invoice's rounds before the genuine callback comes.
+      // The spacing of checks is not what this is about (see checkout-forged-early): checks of one
+      // invoice 20 ms apart, so each trial's genuine callback is confirmed quickly.
       const overrides = {
-        checkout: { verification: { recheck: { delayMs: 5, maxDelayMs: 20, roundsPerHour: 60 } } },
+        checkout: { verification: { recheck: { delayMs: 5, maxDelayMs: 20, minIntervalMs: 20 } } },
       };
       shop = await startExampleInProcess({ ...(redis ? { redisUrl: redis.url } : {}), overrides });
     }, 60_000);

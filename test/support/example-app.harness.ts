@@ -15,8 +15,9 @@ export const FAST_OVERRIDES: NonNullable<ExampleAppConfig['overrides']> = {
     timeoutMs: 3_000,
     retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
     handlers: { retry: { maxAttempts: 5, baseDelayMs: 5, maxDelayMs: 20 } },
-    // A paid callback the status check does not confirm is re-checked a few times, quickly.
-    verification: { recheck: { delayMs: 5, maxDelayMs: 20 } },
+    // A paid callback the status check does not confirm is re-checked a few times, quickly (and
+    // one invoice's checks as close: their spacing is checkout-forged-early's subject).
+    verification: { recheck: { delayMs: 5, maxDelayMs: 20, minIntervalMs: 5 } },
   },
   serviceApp: {
     callbackTimeoutMs: 3_000,

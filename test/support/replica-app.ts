@@ -373,7 +373,16 @@ const checkoutAccounts: { imports: DynamicModule[]; controllers: Type[]; provide
         ? { enabled: true, delayMs: 0, intervalMs: reconcileMs, maxIntervalMs: reconcileMs }
         : { enabled: false },
       verification: {
-        ...(recheckMs ? { recheck: { attempts: 2, delayMs: recheckMs, maxDelayMs: 2 * recheckMs } } : {}),
+        ...(recheckMs
+          ? {
+              recheck: {
+                attempts: 2,
+                delayMs: recheckMs,
+                maxDelayMs: 2 * recheckMs,
+                minIntervalMs: recheckMs,
+              },
+            }
+          : {}),
         ...(env.CONFIRM_CALLBACKS === '0' ? { confirmWithStatusCheck: false } : {}),
       },
     }),

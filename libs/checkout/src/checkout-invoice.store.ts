@@ -54,10 +54,10 @@ export interface CheckoutInvoice {
    */
   confirmRound?: number;
   /**
-   * When the last rounds ended unconfirmed (epoch ms, oldest first, at most
-   * `verification.recheck.roundsPerHour` kept): a new round starts only when fewer ended within the hour.
+   * When the last ended round's last status check was answered (epoch ms): the next round's
+   * first check keeps `verification.recheck.minIntervalMs` from it.
    */
-  roundEndedAt?: number[];
+  confirmCheckedAt?: number;
 }
 
 /**
@@ -101,8 +101,8 @@ export function changeInvoice(current: CheckoutInvoice, changes: Partial<Checkou
   if (confirmRound !== undefined) next.confirmRound = confirmRound;
   const payee = changes.payee ?? current.payee;
   if (payee !== undefined) next.payee = payee;
-  const roundEndedAt = changes.roundEndedAt ?? current.roundEndedAt;
-  if (roundEndedAt !== undefined) next.roundEndedAt = roundEndedAt;
+  const confirmCheckedAt = changes.confirmCheckedAt ?? current.confirmCheckedAt;
+  if (confirmCheckedAt !== undefined) next.confirmCheckedAt = confirmCheckedAt;
   return next;
 }
 

@@ -263,7 +263,7 @@ describe('changeInvoice', () => {
     metadata: { orderId: 7 },
     confirmRound: 2,
     payee: { name: 'Ama', mobileNumber: '233241234567', email: 'ama@example.com' },
-    roundEndedAt: [1_700_000_000_000],
+    confirmCheckedAt: 1_700_000_000_000,
   };
 
   it('copies every field, applies changes, never mutates, adds no undefined keys', () => {

@@ -8,12 +8,7 @@
 import { HubtelLogger, HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import { type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
 import type { CheckoutAccount, CheckoutAccountSource } from './checkout.accounts.js';
-import {
-  changeInvoice,
-  invoiceAccount,
-  type CheckoutInvoice,
-  type CheckoutInvoiceStore,
-} from './checkout-invoice.store.js';
+import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';
 import type { CallbackClaim } from './checkout-verifier.js';
 import { failedFromCallback, paidFromCallback, paymentFromCallback } from './checkout.callback-evidence.js';
@@ -37,26 +32,38 @@ interface ConfirmJob {
 }
 
 /**
- * Where a paid claim's confirmation is in its schedule of status checks (the job's state, kept
- * between its deferred runs): when its first check was, and how many scheduled checks were made.
+ * Where a paid claim's confirmation is (the job's state, kept between its deferred runs): its
+ * round checks the latest callback at once and again after its re-check delays, never two checks
+ * of the invoice closer than `minIntervalMs`.
  */
 interface RecheckState {
-  start: number;
+  /** When the round's latest paid callback came (its first run, or the last run a copy woke). */
+  claimAt: number;
+  /** Checks made since that callback: it gets `recheck.attempts + 1` of them. */
   checks: number;
-  /**
-   * Status checks made in the round, wakes included: at most one more than the scheduled
-   * re-checks, however many copies of the callback come. Absent in records written before it.
-   */
-  calls?: number;
+  /** When the invoice's last status check was answered (absent: none yet): the next is spaced from it. */
+  checkedAt?: number;
+  /** Status checks made in the round (for the rejection's message). */
+  calls: number;
   /** The last status check's `status` (for the rejection's message). */
   last?: string;
-  /** A callback of the round came when its checks were spent: it gets the next round. */
-  unchecked?: true;
+  /** A copy came since the last check (the next check says so in a debug line). */
+  renewed?: true;
 }
 
-/** When the scheduled check after the first `checks` is due: the first, plus the delays so far. */
-function dueAt(state: RecheckState, delays: readonly number[]): number {
-  return state.start + delays.slice(0, state.checks).reduce((sum, ms) => sum + ms, 0);
+/**
+ * When the next check is due (undefined: the round is over). The latest callback is checked when
+ * it came and after each re-check delay, each check at least `minIntervalMs` after the one before
+ * was answered (copies share checks, and a callback never waits much longer than that for one).
+ */
+function nextCheckAt(
+  state: RecheckState,
+  delays: readonly number[],
+  minIntervalMs: number,
+): number | undefined {
+  if (state.checks > delays.length) return undefined;
+  const at = state.claimAt + delays.slice(0, state.checks).reduce((sum, ms) => sum + ms, 0);
+  return state.checkedAt === undefined ? at : Math.max(at, state.checkedAt + minIntervalMs);
 }
 
 /**
@@ -68,14 +75,15 @@ function confirmKey(ref: string, claim: ConfirmJob['claim'], round: number): str
   return claim === 'paid' && round > 0 ? `${ref}:paid:${round}` : `${ref}:${claim}`;
 }
 
-const HOUR_MS = 3600_000;
+/** A callback that found its round ending tries the next one, this many times at most. */
+const SUBMIT_TRIES = 3;
 
 export class CheckoutConfirmation {
   private readonly logger = new HubtelLogger('HubtelCheckout');
 
   constructor(
     /** The module's options (the default account's): its handlers' record TTL. */
-    private readonly options: ResolvedCheckoutOptions,
+    options: ResolvedCheckoutOptions,
     private readonly pipeline: InboundPipeline,
     private readonly invoices: CheckoutInvoiceStore,
     /** Each invoice is confirmed with its own account's keys, POS Sales ID and verification. */
@@ -99,7 +107,8 @@ export class CheckoutConfirmation {
         ),
       onSettled: async (record, outcome) => {
         // Gave up (the status check kept failing): its round must not hold back the next callback.
-        if (outcome === 'dead' && record.payload.claim === 'paid') await this.endRound(record.payload);
+        if (outcome === 'dead' && record.payload.claim === 'paid')
+          await this.endRound(record.payload, (record.state as Partial<RecheckState> | undefined)?.checkedAt);
       },
     });
   }
@@ -107,60 +116,53 @@ export class CheckoutConfirmation {
   /**
    * Records a verified callback for confirmation: `accepted` when it was recorded now,
    * `duplicate` when its claim (of this round) was already recorded (a waiting paid confirmation
-   * is then woken for one more check).
+   * is then woken to check it, within the invoice's spacing of checks).
    */
   async submit(
     claim: ConfirmJob['claim'],
     callback: CheckoutCallbackDto,
     invoice: CheckoutInvoice,
     sourceAddress: string | undefined,
-  ): Promise<'accepted' | 'duplicate' | 'ignored'> {
+  ): Promise<'accepted' | 'duplicate'> {
     const ref = callback.Data.ClientReference;
-    const { roundsPerHour } = (await this.accounts.forInvoice(invoice)).options.verification.recheck;
-    if (claim === 'paid' && this.roundsSpent(invoice, roundsPerHour)) {
-      // Rounds this hour are spent: no new one (each costs status checks of the merchant's
-      // rate-limited budget). A genuine payment is still found by the reconciler.
-      this.logger.debug?.(
-        `Paid callback for ${ref} ignored: ${roundsPerHour} confirmation rounds ended unconfirmed within the hour`,
-      );
-      return 'ignored';
-    }
     // The validated callback is already a fresh plain object (the compiled validator builds one): recorded as is.
     const job: ConfirmJob = { claim, callback };
     if (sourceAddress !== undefined) job.sourceAddress = sourceAddress;
-    const round = claim === 'paid' ? (invoice.confirmRound ?? 0) : 0;
-    if (round > 0) job.round = round;
     if (invoice.account !== undefined) job.account = invoice.account;
-    const key = confirmKey(ref, claim, round);
-    const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
-    if (!submitted.duplicate) return 'accepted';
-    // A woken confirmation says so when it makes its check (confirm): many copies share one
-    // check, so a line here per copy would announce checks that are never made.
-    if (!submitted.woken)
-      this.logger.debug?.(
-        `Duplicate ${claim} callback for ${ref} ignored: its confirmation is already ${submitted.record.status}`,
-      );
-    return 'duplicate';
-  }
-
-  /** True when `roundsPerHour` rounds of the invoice ended unconfirmed within the last hour. */
-  private roundsSpent(invoice: CheckoutInvoice, roundsPerHour: number): boolean {
-    const since = Date.now() - HOUR_MS;
-    const recent = (invoice.roundEndedAt ?? []).filter((at) => at > since).length;
-    return recent >= roundsPerHour;
+    for (let tries = 1; ; tries++) {
+      const round = claim === 'paid' ? (invoice.confirmRound ?? 0) : 0;
+      if (round > 0) job.round = round;
+      const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, confirmKey(ref, claim, round), job);
+      if (!submitted.duplicate) return 'accepted';
+      // Its round was ending as it came (settled, or past the wake it would read): the next round
+      // checks it. A genuine callback must never be taken for a duplicate of a forged round.
+      const current = claim === 'paid' && tries < SUBMIT_TRIES ? await this.invoices.get(ref) : undefined;
+      if (current?.status === 'pending' && (current.confirmRound ?? 0) > round) {
+        invoice = current;
+        continue;
+      }
+      // A woken confirmation says so when it makes its check (confirm): many copies share one
+      // check, so a line here per copy would announce checks that are never made.
+      if (!submitted.woken)
+        this.logger.debug?.(
+          `Duplicate ${claim} callback for ${ref} ignored: its confirmation is already ${submitted.record.status}`,
+        );
+      return 'duplicate';
+    }
   }
 
   /**
    * Confirms a recorded callback through the status check (a pipeline job: throwing retries it).
-   * A paid claim the status check does not show yet is checked again on a schedule fixed from its
-   * first check (the platform's check can lag behind its callback): each time the job defers
-   * itself, durably, until the next check is due (a delayed job of the runner, not a wait in this
-   * process). Another callback of the round wakes it for one check now (the genuine callback
-   * after a forged one is not kept waiting), within the round's cap of `attempts + 1` checks,
-   * wakes included. After the last check it is rejected (`NOT_CONFIRMED`) and left to the
-   * reconciler, and its round ends so that it holds nothing a later callback needs; at most
-   * `roundsPerHour` rounds start in an hour (see submit). A check the instance's budget refuses
-   * is not counted, and made once the budget allows.
+   * A paid claim the status check does not show yet is checked again after its re-check delays
+   * (the platform's check can lag behind its callback): each time the job defers itself, durably,
+   * until the next check is due (a delayed job of the runner, not a wait in this process). Another
+   * callback of the round wakes it: the schedule starts again from that callback, so the genuine
+   * one after forged copies is checked too. Checks of the invoice are never closer than
+   * `minIntervalMs`, however many copies come: a flood costs at most one check that often, and no
+   * callback waits longer than that for its check. Once the latest callback's checks are made
+   * and none said paid, it is rejected (`NOT_CONFIRMED`) and left to the reconciler, and its
+   * round ends so that it holds nothing a later callback needs. A check the instance's budget
+   * refuses is not made, and made once the budget allows.
    */
   private async confirm(job: ConfirmJob, context: JobRunContext<ConfirmJob>): Promise<void | JobDeferral> {
     const ref = job.callback.Data.ClientReference;
@@ -188,33 +190,50 @@ export class CheckoutConfirmation {
       return;
     }
 
-    const delays = recheckDelays(account.options.verification.recheck);
-    // At most this many checks a round, wakes included: copies of a callback cannot make more.
-    const cap = delays.length + 1;
+    const { recheck } = account.options.verification;
+    const delays = recheckDelays(recheck);
     const now = Date.now();
-    const previous = context.record.state as RecheckState | undefined;
-    const state: RecheckState = previous ? { ...previous } : { start: now, checks: 0, calls: 0 };
-    state.calls ??= state.checks;
-    const wait = () => context.defer(dueAt(state, delays), state);
-    // The first check, or the scheduled one (its own run, even a little early by this clock, or a
-    // wake once its time has come); a wake before it is one check more, within the cap.
+    const previous = context.record.state as Partial<RecheckState> | undefined;
+    // A round's first run spaces its first check from the last round's last one.
+    const state: RecheckState =
+      previous?.claimAt === undefined
+        ? {
+            claimAt: now,
+            checks: 0,
+            calls: previous?.calls ?? 0,
+            ...defined('checkedAt', invoice.confirmCheckedAt),
+          }
+        : { ...(previous as RecheckState) };
+    if (context.woken) {
+      [state.claimAt, state.checks] = [now, 0];
+      if (previous) state.renewed = true;
+    }
+    const due = nextCheckAt(state, delays, recheck.minIntervalMs);
+    // The run of its own deferral is due even a little early by this clock (another instance's
+    // delayed job, a timer): deferring again would make the two clocks play ping-pong.
     const scheduled = previous !== undefined && !context.woken;
-    const due = state.checks === 0 || scheduled || now >= dueAt(state, delays);
+    if (due !== undefined && due > now && !scheduled) return context.defer(due, state);
+
     let status: CheckoutTransactionStatus | undefined;
-    if (state.calls < cap) {
-      // One line per check a wake makes (not per copy that woke it: copies share the run).
-      if (previous && !scheduled)
+    if (due !== undefined) {
+      // One line per check made for copies (not per copy: copies share checks).
+      if (state.renewed) {
         this.logger.debug?.(
           `Another paid callback for ${ref} while its confirmation waited: checking its status again now`,
         );
+        delete state.renewed;
+      }
       try {
         status = await account.api.findStatus(ref);
       } catch (error) {
         // Over the instance's budget: nothing was sent, so nothing is counted; the check is made
-        // when the budget allows (that run counts as the scheduled one).
+        // when the budget allows.
         if (!(error instanceof HubtelStatusCheckBudgetError)) throw error;
         return context.defer(now + (error.retryAfterMs ?? 1_000), state);
       }
+      // A scheduled run early by this clock still makes the check it was due for.
+      state.checkedAt = Math.max(Date.now(), due);
+      state.checks++;
       state.calls++;
       state.last = status ? status.status : 'no such transaction';
       // What is reported comes from the status check and the invoice, never from whichever
@@ -224,16 +243,11 @@ export class CheckoutConfirmation {
         await context.takeWake();
         return this.settleConfirmed(job, status, invoice, account);
       }
-    } else if (!due) {
-      // A wake with the round's checks spent (copies came first): no check now, but the round
-      // does not end early either; this callback gets a round of its own when this one ends.
-      state.unchecked = true;
-      return wait();
+      const next = nextCheckAt(state, delays, recheck.minIntervalMs);
+      if (next !== undefined) return context.defer(next, state);
     }
-    if (due) state.checks++;
-    if (state.checks <= delays.length) return wait();
 
-    const ended = await this.endRound(job, account);
+    const ended = await this.endRound(job, state.checkedAt);
     this.settlement.reject({
       reason: 'NOT_CONFIRMED',
       message: `The callback says ${ref} was paid, but the status check says ${state.last === undefined ? 'nothing' : `"${state.last}"`} (checked ${state.calls} times)`,
@@ -243,28 +257,26 @@ export class CheckoutConfirmation {
       status,
       sourceAddress,
     });
-    // A callback of this round that got no check (it came during the last one, or after the
-    // round's checks were spent) starts the next round, if the hour allows one: the genuine
-    // callback after forged copies is still checked, on a budget.
+    // A callback that came during the last check gets the next round (spaced from that check).
     const late = await context.takeWake();
-    if ((late || state.unchecked) && ended)
-      await this.submit('paid', (late ?? job).callback, ended, (late ?? job).sourceAddress);
+    if (late && ended) await this.submit('paid', late.callback, ended, late.sourceAddress);
   }
 
   /**
    * Moves the invoice past the job's confirmation round (unless another ending did already), and
-   * notes when, for `roundsPerHour`. Returns the invoice as it now is (undefined: gone).
+   * notes its last check (the next round's first is spaced from it). Returns the invoice as it
+   * now is (undefined: gone).
    */
-  private async endRound(job: ConfirmJob, known?: CheckoutAccount): Promise<CheckoutInvoice | undefined> {
+  private async endRound(
+    job: ConfirmJob,
+    lastCheckAt: number | undefined,
+  ): Promise<CheckoutInvoice | undefined> {
     const round = job.round ?? 0;
-    // A job that gave up because its account is gone still ends its round (on the module's setting).
-    const account = known ?? (await this.accounts.get(invoiceAccount(job)).catch(() => undefined));
-    const keep = (account?.options ?? this.options).verification.recheck.roundsPerHour;
     const result = await this.invoices.update(job.callback.Data.ClientReference, (current) =>
       (current.confirmRound ?? 0) === round
         ? changeInvoice(current, {
             confirmRound: round + 1,
-            roundEndedAt: [...(current.roundEndedAt ?? []), Date.now()].slice(-keep),
+            ...defined('confirmCheckedAt', lastCheckAt ?? current.confirmCheckedAt),
           })
         : undefined,
     );
@@ -297,4 +309,9 @@ export class CheckoutConfirmation {
       payment: paymentFromStatus(status),
     });
   }
+}
+
+/** `{ [key]: at }` when known, else nothing (a stored field is never written undefined). */
+function defined<K extends string>(key: K, at: number | undefined): { [P in K]?: number } {
+  return (at === undefined ? {} : { [key]: at }) as { [P in K]?: number };
 }

@@ -86,10 +86,11 @@ export const CHECKOUT_DEFAULTS = Object.freeze({
   recheckDelayMs: 2_000,
   recheckMaxDelayMs: 10_000,
   /**
-   * Confirmation rounds (each at most `recheckAttempts + 1` status checks) one invoice may start
-   * in an hour: 12 checks an hour at most for a reference anyone may forge callbacks for.
+   * One invoice's paid callbacks are status-checked at most this often (6 a minute), however many
+   * copies come: a flood for a reference anyone may forge costs the merchant's rate-limited check
+   * little, and a genuine callback behind it waits at most this long for its check.
    */
-  recheckRoundsPerHour: 3,
+  recheckMinIntervalMs: 10_000,
   /**
    * A finished confirmation round's record is kept this long (not the pipeline's 7 days): once
    * the round ended the invoice has moved past its key, so the record only serves a person

@@ -14,8 +14,9 @@ describe('resolveCheckoutOptions', () => {
       amountTolerance: { absolute: 0, percent: 0 },
       allowOverpayment: false,
       confirmWithStatusCheck: false,
-      // Seconds-scale: a status check lagging behind its callback is asked again at 2, 4 and 8 s.
-      recheck: { attempts: 3, delayMs: 2000, maxDelayMs: 10_000, roundsPerHour: 3 },
+      // Seconds-scale: a status check lagging behind its callback is asked again after 2, 4 and
+      // 8 s, and one invoice's checks are at least 10 s apart (6 a minute, however many copies).
+      recheck: { attempts: 3, delayMs: 2000, maxDelayMs: 10_000, minIntervalMs: 10_000 },
     });
     expect(o.reconciliation).toMatchObject({
       enabled: false,
@@ -126,8 +127,10 @@ describe('resolveCheckoutOptions', () => {
     [{ statusCheckBudget: { perMinute: 1.5 } }, 'checkout.statusCheckBudget.perMinute'],
     [{ statusCheckBudget: { perMinute: 100_001 } }, 'checkout.statusCheckBudget.perMinute'],
     [{ statusCheckBudget: 600 }, 'checkout.statusCheckBudget'],
-    [{ verification: { recheck: { roundsPerHour: 0 } } }, 'checkout.verification.recheck.roundsPerHour'],
-    [{ verification: { recheck: { roundsPerHour: 61 } } }, 'checkout.verification.recheck.roundsPerHour'],
+    [{ verification: { recheck: { minIntervalMs: -1 } } }, 'checkout.verification.recheck.minIntervalMs'],
+    [{ verification: { recheck: { minIntervalMs: 60_001 } } }, 'checkout.verification.recheck.minIntervalMs'],
+    // Removed: said so rather than ignored (a user relying on it must learn the new rule).
+    [{ verification: { recheck: { roundsPerHour: 3 } } }, 'checkout.verification.recheck.roundsPerHour'],
   ])('refuses %j naming %s', (patch, option) => {
     let error: unknown;
     try {

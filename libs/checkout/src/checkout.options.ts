@@ -98,7 +98,7 @@ export class CheckoutAmountToleranceOptions {
 
 /**
  * Re-checks of a callback's payment whose status check does not show it yet. Rules in code:
- * maxDelayMs ≥ delayMs, and the waits' total.
+ * maxDelayMs ≥ delayMs, the waits' total, and `roundsPerHour` (removed) is refused.
  */
 export class CheckoutRecheckOptions {
   /** Checks after the first one (0: reject at once). Default 3. */
@@ -128,18 +128,17 @@ export class CheckoutRecheckOptions {
   maxDelayMs?: number;
 
   /**
-   * Confirmation rounds one invoice may start in an hour (1 to 60). A round is the checks of one
-   * paid callback (and its copies): at most `attempts + 1` status checks, however many copies
-   * come. Past this, paid callbacks of that invoice are ignored until the hour has passed (the
-   * reconciler still checks it): forged copies cannot make the module spend the merchant's
-   * status checks round after round. Default 3.
+   * Shortest time between two status checks of one invoice's paid callbacks, however many come
+   * (0 to 60000 ms). Copies of a callback anyone may forge cost at most one check this often (6 a
+   * minute by default), and a callback is checked at most this long after it arrives, whatever
+   * came before it; the re-checks above are moved later to keep it. Default 10000 ms.
    */
   @IsOptional()
   @IsInt()
-  @Min(1)
-  @Max(60)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckRoundsPerHour })
-  roundsPerHour?: number;
+  @Min(0)
+  @Max(60_000)
+  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckMinIntervalMs })
+  minIntervalMs?: number;
 }
 
 /** How a callback is verified; a named account merges it with the default's field by field. */
@@ -566,6 +565,15 @@ export function resolveCheckoutOptions(
     throw new HubtelConfigError(
       `${scope}.verification.recheck.maxDelayMs`,
       `must be at least verification.recheck.delayMs (${recheck.delayMs})`,
+    );
+  }
+  if (
+    (options.verification as { recheck?: { roundsPerHour?: unknown } } | undefined)?.recheck
+      ?.roundsPerHour !== undefined
+  ) {
+    throw new HubtelConfigError(
+      `${scope}.verification.recheck.roundsPerHour`,
+      "was removed: one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback; remove it",
     );
   }
   if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {

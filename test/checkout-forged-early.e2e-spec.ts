@@ -1,0 +1,202 @@
+/**
+ * Forged copies sent BEFORE the payer pays (issue 30, item 4), over real HTTP against the sandbox,
+ * with reconciliation off: only the callback path can confirm the payment here. Anyone who saw an
+ * order's payment link knows its reference and checkout id, so forged "Success" copies may come
+ * from the moment the invoice exists. Before: copies sent for 50 s spent the invoice's rounds on
+ * "Unpaid" and the genuine callback got no check at all; copies sent 0.3 s before the payment held
+ * it back for the round's 14 s.
+ *
+ * What must hold, whatever forged callbacks came before: the genuine payment is confirmed within
+ * 20 s of the platform taking it (the issue's bound), and within `minIntervalMs` of it plus
+ * delivery (the module's own: a callback is checked at most `minIntervalMs` after it arrives);
+ * a continuous stream for one invoice costs at most 6 status checks in any minute.
+ *
+ * On Redis (BullMQ) the scenarios run in real time with the default timings. On the memory store
+ * they run at a quarter of the time: `recheck` scaled by 1/4 (re-checks 0.5 s, 1 s, 2 s; checks at
+ * least 2.5 s apart), and with them every duration and bound here (20 s → 5 s, a minute → 15 s).
+ * The bounds scale the same way: they come from the spacing of checks alone, the sandbox answers
+ * at once.
+ */
+import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
+import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
+import { callbackBody, settle, startCheckoutApp, type CheckoutTestApp } from './support/checkout-harness.js';
+import { checkoutSettled } from './support/job-settle.js';
+import { storeFixture, type StoreKind } from './support/test-stores.js';
+
+const MINUTE_MS = 60_000;
+/** The issue's bound: a genuine payment is confirmed this soon after the platform took it. */
+const CONFIRMED_WITHIN_MS = 20_000;
+/** The default spacing of one invoice's status checks (6 a minute). */
+const INTERVAL_MS = 10_000;
+
+const RUNS: Array<{ kind: StoreKind; scale: number }> = [
+  { kind: 'redis', scale: 1 },
+  { kind: 'memory', scale: 0.25 },
+];
+
+for (const { kind, scale } of RUNS) {
+  const stores = storeFixture(kind);
+  const ms = (real: number) => Math.round(real * scale);
+  const timing = scale === 1 ? 'real time' : `time scaled by ${scale}`;
+
+  stores.describe(`checkout: forged copies before the payment (${kind} store, ${timing})`, () => {
+    let sandbox: HubtelSandbox;
+    let t: CheckoutTestApp | undefined;
+    let seq = 0;
+
+    beforeAll(async () => {
+      sandbox = await HubtelSandbox.start();
+    });
+    afterEach(async () => {
+      await t?.close();
+      t = undefined;
+    });
+    afterAll(async () => {
+      await sandbox.stop();
+      await stores.dispose();
+    });
+
+    async function start(): Promise<CheckoutTestApp> {
+      sandbox.reset(); // each scenario counts its own status checks
+      const store = await stores.create();
+      const urls = sandbox.baseUrls();
+      const options: CheckoutModuleOptions = {
+        ...sandbox.credentials.api,
+        baseUrls: { checkout: urls.checkout, status: urls.status },
+        posSalesId: sandbox.posSalesId,
+        returnUrl: 'https://shop.example.test/return',
+        cancellationUrl: 'https://shop.example.test/cancel',
+        store,
+        reconciliation: { enabled: false },
+        // Real time: the defaults (re-checks 2 s, 4 s, 8 s; checks at least 10 s apart).
+        ...(scale === 1
+          ? {}
+          : {
+              verification: {
+                recheck: { delayMs: ms(2_000), maxDelayMs: ms(10_000), minIntervalMs: ms(INTERVAL_MS) },
+              },
+            }),
+      };
+      t = await startCheckoutApp('express', options, {}, undefined, false, stores.jobRunnerImports());
+      return t;
+    }
+
+    async function invoice(app: CheckoutTestApp) {
+      const ref = `early-${kind}-${++seq}`;
+      const created = await app.service.createInvoice({
+        totalAmount: 12.5,
+        description: 'Data bundle 5GB',
+        clientReference: ref,
+        callbackUrl: app.callbackUrl,
+      });
+      return { ref, forged: callbackBody({ ref, checkoutId: created.checkoutId, amount: 12.5 }) };
+    }
+
+    /** Posts forged copies one every `paceMs` for `forMs`; each is answered 200 like any callback. */
+    async function forge(
+      app: CheckoutTestApp,
+      body: unknown,
+      forMs: number,
+      paceMs: number,
+    ): Promise<number> {
+      const until = Date.now() + forMs;
+      let copies = 0;
+      while (Date.now() < until) {
+        expect((await app.post(body)).status).toBe(200);
+        copies++;
+        await settle(paceMs);
+      }
+      return copies;
+    }
+
+    /** When each status check (of the scenario's one invoice) reached the sandbox, oldest first. */
+    function checks(): number[] {
+      return sandbox
+        .requests()
+        .filter((r) => r.api === 'status' && r.statusCode !== null)
+        .map((r) => Date.parse(r.at));
+    }
+
+    /** The most checks made within any window of `windowMs`. */
+    function mostInAnyWindow(times: number[], windowMs: number): number {
+      return Math.max(
+        0,
+        ...times.map((from) => times.filter((at) => at >= from && at < from + windowMs).length),
+      );
+    }
+
+    /**
+     * Pays `ref` in the sandbox (which posts the genuine callback) and resolves with how long after
+     * the platform took the money the app's paid handler ran; undefined when not within `waitMs`.
+     */
+    async function payAndTime(
+      app: CheckoutTestApp,
+      ref: string,
+      waitMs: number,
+    ): Promise<number | undefined> {
+      const seen = app.handlers.waitFor('paid').then(() => Date.now());
+      await sandbox.pay(ref);
+      const takenAt = Date.parse(sandbox.invoice(ref)!.paidAt!);
+      const at = await Promise.race([seen, settle(waitMs).then(() => undefined)]);
+      return at === undefined ? undefined : at - takenAt;
+    }
+
+    async function expectPaidOnce(app: CheckoutTestApp, ref: string): Promise<void> {
+      await checkoutSettled(app.app);
+      expect(app.handlers.paidCalls).toBe(1);
+      expect(app.handlers.events.paid[0]).toMatchObject({
+        clientReference: ref,
+        source: 'callback',
+        confirmedByStatusCheck: true,
+      });
+      expect(await app.service.getInvoice(ref)).toMatchObject({ status: 'paid' });
+    }
+
+    it('copies sent for 50 s before the payer pays: the genuine payment is confirmed within 20 s', async () => {
+      const app = await start();
+      const { ref, forged } = await invoice(app);
+      await forge(app, forged, ms(50_000), ms(250));
+      const took = await payAndTime(app, ref, ms(3 * CONFIRMED_WITHIN_MS));
+      expect({ confirmedWithinMs: took }).toEqual({ confirmedWithinMs: expect.any(Number) });
+      expect(took).toBeLessThanOrEqual(ms(CONFIRMED_WITHIN_MS));
+      await expectPaidOnce(app, ref);
+      // The copies bought no more than the spacing's share of checks.
+      expect(mostInAnyWindow(checks(), ms(MINUTE_MS))).toBeLessThanOrEqual(6);
+    }, 120_000);
+
+    it('copies sent 0.3 s before the payment: the genuine callback is checked within the spacing of checks, not a round', async () => {
+      const app = await start();
+      const { ref, forged } = await invoice(app);
+      // The attacker's timing, not the module's: 0.3 s of copies in either run (enough to spend
+      // a round's checks before).
+      await forge(app, forged, 300, 25);
+      const took = await payAndTime(app, ref, ms(3 * CONFIRMED_WITHIN_MS));
+      expect({ confirmedWithinMs: took }).toEqual({ confirmedWithinMs: expect.any(Number) });
+      expect(took).toBeLessThanOrEqual(ms(CONFIRMED_WITHIN_MS));
+      // The module's bound: checked at most minIntervalMs after it came, plus 20 % for the
+      // delivery, the check and the settlement (before: the round's 14 s).
+      expect(took).toBeLessThanOrEqual(ms(INTERVAL_MS * 1.2));
+      await expectPaidOnce(app, ref);
+    }, 60_000);
+
+    it('a 60 s stream of copies costs at most 6 status checks a minute, and the payment after it is confirmed within 20 s', async () => {
+      const app = await start();
+      const { ref, forged } = await invoice(app);
+      const copies = await forge(app, forged, ms(MINUTE_MS), ms(250));
+      expect(copies).toBeGreaterThan(100);
+      // The stream's last copy is still owed its checks: wait until they are over.
+      await app.handlers.waitFor('rejected');
+      await checkoutSettled(app.app);
+      const made = checks();
+      expect(made.length).toBeGreaterThan(0);
+      expect(mostInAnyWindow(made, ms(MINUTE_MS))).toBeLessThanOrEqual(6);
+      expect(app.handlers.events.paid).toHaveLength(0);
+      expect(app.handlers.events.rejected.every((r) => r.reason === 'NOT_CONFIRMED')).toBe(true);
+
+      const took = await payAndTime(app, ref, ms(3 * CONFIRMED_WITHIN_MS));
+      expect({ confirmedWithinMs: took }).toEqual({ confirmedWithinMs: expect.any(Number) });
+      expect(took).toBeLessThanOrEqual(ms(CONFIRMED_WITHIN_MS));
+      await expectPaidOnce(app, ref);
+    }, 180_000);
+  });
+}
