@@ -573,7 +573,7 @@ export function resolveCheckoutOptions(
   ) {
     throw new HubtelConfigError(
       `${scope}.verification.recheck.roundsPerHour`,
-      "was removed: one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback; remove it",
+      "was removed in 0.2.0: one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback; remove it",
     );
   }
   if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {
