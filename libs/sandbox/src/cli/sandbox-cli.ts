@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { HubtelSandbox } from '../hubtel-sandbox.js';
 import { SANDBOX_DEFAULT_CLI_PORT, SANDBOX_DEFAULT_HOST } from '../sandbox.constants.js';
 import { sandboxDotenv } from '../sandbox-env.js';
-import type { HubtelSandboxOptions } from '../sandbox.types.js';
+import type { HubtelSandboxOptions, SandboxChargeBearer } from '../sandbox.types.js';
 
 export interface CliOutput {
   write(text: string): unknown;
@@ -30,6 +30,10 @@ Options:
       --api-client-id <id>    checkout / status API credentials accepted
       --api-client-secret <s>
       --merchant-name <name>  name shown on the payment page
+      --charge-bearer <who>   who bears the platform's charge on payments: merchant (deducted:
+                              status check amount = price, amountAfterCharges less) or payer
+                              (added: amount = price + charges, amountAfterCharges = price);
+                              <account>=<who> for one account (repeatable; default merchant)
       --sender-id <id>        a sender id the default account's SMS keys send from (repeatable;
                               default: any sender no other account declares)
       --accounts <a,b,...>    further accounts served at once (names: lower-case letters, digits,
@@ -93,6 +97,7 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
         'api-client-id': { type: 'string' },
         'api-client-secret': { type: 'string' },
         'merchant-name': { type: 'string' },
+        'charge-bearer': { type: 'string', multiple: true },
         'sender-id': { type: 'string', multiple: true },
         accounts: { type: 'string' },
         account: { type: 'string', multiple: true },
@@ -130,6 +135,11 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     throw new CliUsageError(
       `--account ${unknown}: not an account of this sandbox (${[...known].join(', ')}); add it to --accounts`,
     );
+  const bearers = chargeBearers(values['charge-bearer'] ?? [], known);
+  const checkout = {
+    ...(values['merchant-name'] ? { merchantName: values['merchant-name'] } : {}),
+    ...(bearers.default ? { chargeBearer: bearers.default } : {}),
+  };
   const options: HubtelSandboxOptions = {
     port: integer('port', values.port, 0, 65535) ?? SANDBOX_DEFAULT_CLI_PORT,
     host: values.host ?? SANDBOX_DEFAULT_HOST,
@@ -140,9 +150,15 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     ...(values['record-limit']
       ? { recordLimit: integer('record-limit', values['record-limit'], 1, 10_000_000) }
       : {}),
-    ...(values['merchant-name'] ? { checkout: { merchantName: values['merchant-name'] } } : {}),
+    ...(Object.keys(checkout).length > 0 ? { checkout } : {}),
     ...(values['sender-id']?.length ? { sms: { senderIds: values['sender-id'] } } : {}),
-    ...(accounts ? { accounts: accounts.map((name) => ({ name })) } : {}),
+    ...(accounts
+      ? {
+          accounts: accounts.map((name) =>
+            bearers[name] ? { name, chargeBearer: bearers[name] } : { name },
+          ),
+        }
+      : {}),
   };
   return {
     help: false,
@@ -152,6 +168,24 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     verbose: values.verbose ?? false,
     ...(values.account?.length ? { envAccounts: values.account } : {}),
   };
+}
+
+/** `--charge-bearer payer` (every account) and `--charge-bearer north=payer` (one), by account. */
+function chargeBearers(values: string[], known: Set<string>): Record<string, SandboxChargeBearer> {
+  const out: Record<string, SandboxChargeBearer> = {};
+  for (const value of values) {
+    const [name, who] = value.includes('=') ? value.split('=', 2) : ['default', value];
+    if (who !== 'merchant' && who !== 'payer')
+      throw new CliUsageError(
+        `--charge-bearer must be merchant or payer (or <account>=<who>), got "${value}"`,
+      );
+    if (!known.has(name!))
+      throw new CliUsageError(
+        `--charge-bearer ${value}: "${name}" is not an account of this sandbox; add it to --accounts`,
+      );
+    out[name!] = who;
+  }
+  return out;
 }
 
 /** What the CLI prints on start: where to point the modules, and with which credentials. */
@@ -165,6 +199,8 @@ Base URLs (all the same origin):
   Checkout               ${urls.checkout}
   Transaction status     ${urls.status}   (POS Sales ID ${sandbox.posSalesId})
   Fulfillment callback   ${urls.fulfillmentCallback}   (POST /callback)
+
+Charges are borne by the ${sandbox.account().chargeBearer} (--charge-bearer)
 
 Credentials:
   SMS  clientId ${sms.clientId}   clientSecret ${sms.clientSecret}
