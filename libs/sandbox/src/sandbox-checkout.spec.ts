@@ -448,7 +448,7 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       });
       expect(invoice).toMatchObject({ amountPaid: 101, amountAfterCharges: 100, chargeBearer: 'payer' });
       // The callback says what the payer paid.
-      expect(merchant.requests.at(-1)!.body.Data.Amount).toBe(101);
+      expect((merchant.requests.at(-1)!.body as { Data: { Amount: number } }).Data.Amount).toBe(101);
 
       // One payment may say otherwise: an underpayment in another currency, the merchant bearing it.
       const wrong = checkoutRequest(merchant, { totalAmount: 100 });
