@@ -260,7 +260,7 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       const short = await t.service.reconcile('now-short');
       expect(short).toMatchObject({
         outcome: 'rejected',
-        invoice: { status: 'pending', attention: { reason: 'AMOUNT_MISMATCH' } },
+        invoice: { status: 'attention', attention: { reason: 'AMOUNT_MISMATCH' } },
       });
       await t.handlers.waitFor('failed');
       await t.handlers.waitFor('rejected');
@@ -435,7 +435,7 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
         amountExpected: 30,
       });
       expect(await t.service.getInvoice('short-paid')).toMatchObject({
-        status: 'pending',
+        status: 'attention',
         attention: { reason: 'AMOUNT_MISMATCH' },
       });
       const checks = api.statusRequests.length;

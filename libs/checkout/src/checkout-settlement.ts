@@ -224,7 +224,6 @@ export class CheckoutSettlement {
    */
   async attention(invoice: CheckoutInvoice, evidence: AttentionEvidence): Promise<SettleResult> {
     const ref = invoice.clientReference;
-    this.reject({ ...evidence, clientReference: ref, invoice });
     const at = new Date(this.now()).toISOString();
     const attention: CheckoutAttention = {
       reason: evidence.reason,
@@ -239,6 +238,8 @@ export class CheckoutSettlement {
         : changeInvoice(current, { status: 'attention', attention, updatedAt }),
     );
     await this.invoices.unwatch(ref);
+    // The alert every answer that fails verification raises, once the invoice shows why.
+    this.reject({ ...evidence, clientReference: ref, invoice });
     if (!result) return 'unknown';
     if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const stored = result.invoice;
