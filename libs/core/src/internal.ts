@@ -118,7 +118,7 @@ export {
   type TransactionPaymentStatus,
   type TransactionStatus,
 } from './http/transaction-status.js';
-export { fieldOf, withFieldNames } from './http/answer-fields.js';
+export { ANSWER_FIELDS, fieldOf, withFieldNames } from './http/answer-fields.js';
 export { judgeAmounts, amountsOf, type AmountRule, type AmountVerdict } from './http/payment-amounts.js';
 
 export { echoValue, findInvalidMsisdns, invalidMsisdnsError } from './phone/msisdn.js';

@@ -37,6 +37,8 @@ export type HoldOrder = (
   order: FulfillmentRequestedEvent,
   attention: FulfillmentAttention,
   payment: FulfillmentPayment,
+  checks: number,
+  status: PaymentStatus,
 ) => Promise<void>;
 
 /** Tells the platform `failed` for an order nobody resolved by its deadline (FulfillmentService). */
@@ -167,7 +169,7 @@ export class FulfillmentPaymentCheck {
       if (verdict.amounts) attention.amounts = verdict.amounts;
       if (order.item) attention.amountExpected = cartTotal(order.item);
       const payment = paymentOf(status!, verdict.amounts);
-      await this.hold(order, attention, payment);
+      await this.hold(order, attention, payment, check, status!);
       return context.defer(decideBy, {
         checks: check + 1 - attempt,
         attention,

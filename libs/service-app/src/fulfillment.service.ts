@@ -164,7 +164,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       // The order's own account, whichever replica runs the job: its keys and POS Sales ID.
       (order) => accounts.get(accountOf(order)),
       (order, reason, message, checks, paid) => this.refuse(order, reason, message, checks, paid),
-      (order, attention, payment) => this.hold(order, attention, payment),
+      (order, attention, payment, checks, status) => this.hold(order, attention, payment, checks, status),
       (order, attention) => this.expire(order, attention),
     );
     // The attention event: a recorded job, so its handlers run once whichever replica found it.
@@ -549,12 +549,15 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   /**
    * Keeps an order whose verified payment matches on neither count: its `attention` event is
-   * recorded (handlers run once), counted and logged; nothing is delivered nor reported yet.
+   * recorded (handlers run once), counted and logged; nothing is delivered nor reported yet. The
+   * `rejected` alert is emitted as for every payment that fails verification.
    */
   private async hold(
     order: FulfillmentRequestedEvent,
     attention: FulfillmentAttention,
     payment: FulfillmentPayment,
+    checks: number,
+    status: PaymentStatus,
   ): Promise<void> {
     const event = new FulfillmentAttentionEvent({
       orderId: order.orderId,
@@ -567,6 +570,21 @@ export class FulfillmentService implements OnApplicationBootstrap {
     });
     const { duplicate } = await this.pipeline.submit(ServiceAppEvents.Attention, order.orderId, event);
     if (duplicate) return;
+    const alert: FulfillmentRejectedEvent = {
+      reason: attention.reason,
+      message: attention.message,
+      orderId: order.orderId,
+      sessionId: order.sessionId,
+      serviceCode: order.serviceCode,
+      checks,
+      rejectedAt: isoNow(),
+      paymentStatus: status.status,
+      ...namedAccount(accountOf(order)),
+    };
+    if (attention.amountExpected !== undefined)
+      (alert as { amountExpected?: number }).amountExpected = attention.amountExpected;
+    if (status.amount !== undefined) (alert as { amountPaid?: number }).amountPaid = status.amount;
+    this.emitRejected(alert);
     this.telemetry?.record({
       kind: 'payment-attention',
       source: 'fulfillment',

@@ -32,3 +32,41 @@ export function withFieldNames<T>(source: T, names: readonly string[]): T {
   }
   return out as T;
 }
+
+/** Field names of the platform's answers, as documented (the one list the readers use). */
+export const ANSWER_FIELDS = Object.freeze({
+  /** SMS single send and message status (`GET /v1/messages/{id}`). */
+  smsMessage: [
+    'rate',
+    'messageId',
+    'status',
+    'networkId',
+    'clientReference',
+    'statusDescription',
+    'updateTime',
+    'units',
+    'time',
+    'to',
+    'from',
+    'content',
+  ],
+  /** SMS batch send answer, and each of its `data` entries. */
+  smsBatch: ['batchId', 'status', 'data'],
+  smsBatchEntry: ['recipient', 'content', 'messageId'],
+  /** Checkout and status-check envelopes. */
+  envelope: ['responseCode', 'status', 'message', 'data'],
+  checkoutCreated: ['checkoutUrl', 'checkoutId', 'clientReference', 'checkoutDirectUrl', 'message'],
+  transactionStatus: [
+    'date',
+    'status',
+    'transactionId',
+    'externalTransactionId',
+    'paymentMethod',
+    'clientReference',
+    'currencyCode',
+    'amount',
+    'charges',
+    'amountAfterCharges',
+    'isFulfilled',
+  ],
+} as const);
