@@ -342,10 +342,10 @@ describe.each(ADAPTERS)('checkout forgeries against the sandbox (%s)', (adapter)
       clientReference: 'fg-usd',
       source: 'status-check',
     });
-    // The same answer through reconcile(): rejected, and the invoice flagged for a person.
+    // Already kept for a person (the confirmation found it): reconcile() says so, checks nothing.
     const result = await t.service.reconcile('fg-usd');
     expect(result.outcome).toBe('rejected');
-    expect(result.invoice).toMatchObject({ status: 'pending', attention: { reason: 'CURRENCY_MISMATCH' } });
+    expect(result.invoice).toMatchObject({ status: 'attention', attention: { reason: 'CURRENCY_MISMATCH' } });
     await t.service.drain();
     expect(t.handlers.paidCalls).toBe(0);
   });

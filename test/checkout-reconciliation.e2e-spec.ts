@@ -269,7 +269,7 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       const short = await t.service.reconcile('now-short');
       expect(short).toMatchObject({
         outcome: 'rejected',
-        invoice: { status: 'pending', attention: { reason: 'AMOUNT_MISMATCH' } },
+        invoice: { status: 'attention', attention: { reason: 'AMOUNT_MISMATCH' } },
       });
       await t.handlers.waitFor('failed');
       await t.handlers.waitFor('rejected');
@@ -444,7 +444,7 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
         amountExpected: 30,
       });
       expect(await t.service.getInvoice('short-paid')).toMatchObject({
-        status: 'pending',
+        status: 'attention',
         attention: { reason: 'AMOUNT_MISMATCH' },
       });
       const checks = api.statusRequests.length;

@@ -134,6 +134,55 @@ describe('hubtel-trigger against the running example app', () => {
     expect(receiptsFor(orderId)).toHaveLength(1);
   }, 90_000); // three CLI runs (each a fresh Node process) and two payments
 
+  it('--mark-paid --charge-bearer payer: the callback says what the payer paid, the order is paid once with gross, charges and net; --currency USD: it needs attention', async () => {
+    const { orderId } = await placeOrder(shop.url, { product: 'kente-mug', phone: '0241234567' });
+    const run = await trigger([
+      'checkout',
+      shop.url,
+      '--reference',
+      orderId,
+      '--sandbox',
+      sandbox.url,
+      '--mark-paid',
+      '--charge-bearer',
+      'payer',
+    ]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const paid = await waitForOrder(shop.url, orderId, (o) => o.status === 'paid');
+    const invoice = sandbox.invoice(orderId)!;
+    expect(invoice).toMatchObject({ chargeBearer: 'payer', amountAfterCharges: paid.amount });
+    expect(invoice.amountPaid).toBeGreaterThan(paid.amount);
+    expect(paid.payment).toMatchObject({
+      amountPaid: invoice.amountPaid,
+      charges: invoice.charges,
+      net: paid.amount,
+      chargesBorneBy: 'payer',
+    });
+
+    const other = await placeOrder(shop.url, { product: 'kente-mug', phone: '0241234567' });
+    const usd = await trigger([
+      'checkout',
+      shop.url,
+      '--reference',
+      other.orderId,
+      '--sandbox',
+      sandbox.url,
+      '--mark-paid',
+      '--currency',
+      'USD',
+    ]);
+    expect(usd.code).toBe(0);
+    await waitForOrder(shop.url, other.orderId, (o) => o.status === 'needs-attention');
+    expect(await shop.example.app.get(CheckoutService).getInvoice(other.orderId)).toMatchObject({
+      status: 'attention',
+      attention: { reason: 'CURRENCY_MISMATCH' },
+    });
+    expect(() =>
+      parseTriggerCliArgs(['checkout', shop.url, '--reference', 'x', '--charge-bearer', 'payer']),
+    ).toThrow('add --mark-paid');
+  }, 90_000);
+
   it('--mark-paid for an invoice the payer cancelled: exit code 1, nothing sent', async () => {
     const { orderId } = await placeOrder(shop.url, { product: 'shea-soap', phone: '0241234567' });
     sandbox.cancel(orderId);

@@ -88,6 +88,18 @@ describe.each<Adapter>(['express', 'fastify'])('fulfillment verification over %s
     return merchant.fulfiller.rejected.find((e) => e.orderId === orderId)!;
   }
 
+  /** Kept for a person, nobody resolved it: no handler ran, and at its deadline the platform was told `failed`. */
+  function heldThenFailed(merchant: Merchant, orderId: string) {
+    expect(merchant.fulfiller.calls.get(orderId)).toBeUndefined();
+    expect(merchant.fulfiller.attention.map((e) => e.orderId)).toContain(orderId);
+    expect(
+      sandbox
+        .fulfillmentCallbacks()
+        .filter((c) => c.orderId === orderId)
+        .map((c) => c.serviceStatus),
+    ).toEqual(['failed']);
+  }
+
   function nothingDelivered(merchant: Merchant, orderId: string) {
     expect(merchant.fulfiller.calls.get(orderId)).toBeUndefined();
     expect(merchant.fulfiller.seen.some((e) => e.orderId === orderId)).toBe(false);
@@ -169,7 +181,7 @@ describe.each<Adapter>(['express', 'fastify'])('fulfillment verification over %s
     nothingDelivered(strict, orderId);
   });
 
-  it('refuses a payment the status check reports in another currency (CURRENCY_MISMATCH), as checkout does', async () => {
+  it('keeps a payment the status check reports in another currency for a person (CURRENCY_MISMATCH: rejected alert, nothing delivered), as checkout does', async () => {
     const session = await toCart(strict);
     // The platform's status check answers Paid, for the cart's 5.00, but in US dollars.
     sandbox.faults.add({
@@ -200,7 +212,7 @@ describe.each<Adapter>(['express', 'fastify'])('fulfillment verification over %s
       sessionId: session.sessionId,
       message: expect.stringContaining('payment in USD for session'),
     });
-    nothingDelivered(strict, order.orderId);
+    heldThenFailed(strict, order.orderId);
   });
 
   it('delivers a genuine order once, after the status check confirmed its payment', async () => {
@@ -255,8 +267,8 @@ describe.each<Adapter>(['express', 'fastify'])('fulfillment verification over %s
     expect(await patient.fulfillment.getOrder(orderId)).toMatchObject({ payment: { status: 'confirmed' } });
   });
 
-  it("refuses a payment of another amount than the cart's total (AMOUNT_MISMATCH), without waiting", async () => {
-    // The patient merchant: a mismatch is final, it is not re-checked for the minute.
+  it("keeps a payment of another amount than the cart's total for a person (AMOUNT_MISMATCH: rejected alert, nothing delivered), without waiting", async () => {
+    // The patient merchant: a mismatch is not re-checked for the minute; it waits for a person.
     const session = await toCart(patient);
     const { order } = await session.pay({ amount: 0.5 });
     expect(await rejection(patient, order.orderId)).toMatchObject({
@@ -266,7 +278,7 @@ describe.each<Adapter>(['express', 'fastify'])('fulfillment verification over %s
       paymentStatus: 'Paid',
       checks: 1,
     });
-    nothingDelivered(patient, order.orderId);
+    heldThenFailed(patient, order.orderId);
   });
 
   it('says once at start-up that fulfillment requests are trusted unverified when no status check is configured', async () => {

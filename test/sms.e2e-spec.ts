@@ -634,6 +634,17 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       });
     });
 
+    it('reads an older host PascalCase answer (Status, MessageId, Rate, NetworkId) as the documented one', async () => {
+      const { sms } = await boot();
+      fake.server.enqueue('POST', SMS_SEND_PATH, {
+        status: 200,
+        body: { Rate: 0.03, MessageId: 'msg-old', Status: 0, NetworkId: '62001', ClientReference: null },
+      });
+      const result = await sms.send({ from: 'Shop', to: '0241234567', content: 'Hello' });
+      expect(result).toMatchObject({ messageId: 'msg-old', status: 0, rate: 0.03, networkId: '62001' });
+      expect(fake.server.requests).toHaveLength(1);
+    });
+
     it('a send answered 2xx without a messageId is an unknown outcome, not a success, and is not re-sent', async () => {
       const { sms } = await boot();
       fake.server.enqueue('POST', SMS_SEND_PATH, { status: 200, body: { status: 0 } });

@@ -5,7 +5,9 @@ import { HUBTEL_PLATFORM, type HubtelPlatform } from '../platform/platform.modul
 import { EXAMPLE_STORE } from '../platform/store.module.js';
 import type { Product } from './catalog.js';
 
-export type OrderStatus = 'awaiting-payment' | 'paid' | 'failed' | 'cancelled' | 'expired';
+/** `needs-attention`: money arrived that matches the order on neither count (amount, currency). */
+export type OrderStatus =
+  'awaiting-payment' | 'paid' | 'failed' | 'cancelled' | 'expired' | 'needs-attention';
 export type ReceiptStatus = 'not-sent' | 'sending' | 'sent' | 'failed' | 'unknown';
 
 export interface Order {
@@ -25,7 +27,13 @@ export interface Order {
   checkoutId?: string;
   checkoutUrl?: string;
   payment?: {
+    /** What the payer paid (gross). */
     amountPaid: number;
+    /** The platform's charge, and what reaches the shop (net), as the status check verified them. */
+    charges?: number;
+    net?: number;
+    /** `merchant` or `payer`. */
+    chargesBorneBy?: string;
     channel?: string;
     source: string;
     confirmedByStatusCheck: boolean;
@@ -173,11 +181,25 @@ export class OrdersService {
   }
 
   /** No payment came before the checkout module gave up on the invoice. */
+  /** Money arrived that does not match the order: kept for a person (the checkout module holds the invoice too). */
+  async markNeedsAttention(id: string, reason: string): Promise<void> {
+    await this.change(
+      id,
+      (o) => {
+        if (o.status === 'paid' || o.status === 'needs-attention') return false;
+        o.status = 'needs-attention';
+        o.failure = reason;
+        return true;
+      },
+      ORDER_TTL_MS,
+    );
+  }
+
   async markExpired(id: string): Promise<void> {
     await this.change(
       id,
       (o) => {
-        if (o.status === 'paid' || o.status === 'expired') return false;
+        if (o.status === 'paid' || o.status === 'expired' || o.status === 'needs-attention') return false;
         o.status = 'expired';
         return true;
       },
@@ -263,6 +285,9 @@ export function publicOrder(order: Order, maskedPhone: (phone: string) => string
     payment: order.payment
       ? {
           amountPaid: order.payment.amountPaid,
+          charges: order.payment.charges ?? null,
+          net: order.payment.net ?? null,
+          chargesBorneBy: order.payment.chargesBorneBy ?? null,
           channel: order.payment.channel ?? null,
           confirmedByStatusCheck: order.payment.confirmedByStatusCheck,
         }
@@ -294,5 +319,5 @@ function isSettled(order: Order): boolean {
     return (
       order.receipt.status !== 'not-sent' && (order.receipt.status !== 'sending' || isStaleSending(order))
     );
-  return order.status === 'cancelled' || order.status === 'expired';
+  return order.status === 'cancelled' || order.status === 'expired' || order.status === 'needs-attention';
 }

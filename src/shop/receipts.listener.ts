@@ -11,10 +11,13 @@ import {
   maskPhoneNumbers,
 } from 'nestjs-hubtel';
 import {
+  CheckoutService,
+  OnCheckoutAttention,
   OnCheckoutExpired,
   OnCheckoutFailed,
   OnCheckoutPaid,
   OnCheckoutRejected,
+  type CheckoutAttentionEvent,
   type CheckoutExpiredEvent,
   type CheckoutFailedEvent,
   type CheckoutPaidEvent,
@@ -44,6 +47,7 @@ export class ReceiptsListener {
     private readonly orders: OrdersService,
     private readonly sms: SmsService,
     private readonly settings: ShopSettings,
+    private readonly checkout: CheckoutService,
   ) {}
 
   @OnCheckoutPaid()
@@ -62,6 +66,14 @@ export class ReceiptsListener {
     const payer = event.payee?.mobileNumber ?? order.phone;
     await this.orders.markPaid(order.id, {
       amountPaid: event.amountPaid,
+      // The verified figures: what the payer paid, the platform's charge, what reaches the shop.
+      ...(event.amounts
+        ? {
+            charges: event.amounts.charges,
+            net: event.amounts.net,
+            ...(event.amounts.chargesBorneBy ? { chargesBorneBy: event.amounts.chargesBorneBy } : {}),
+          }
+        : {}),
       source: event.source,
       confirmedByStatusCheck: event.confirmedByStatusCheck,
       ...(event.payment.channel ? { channel: event.payment.channel } : {}),
@@ -142,6 +154,26 @@ export class ReceiptsListener {
     // (markPaid). The shop's own words only: the callback's Description (event.reason) is text
     // from whoever sent the callback, and a forged one could tell the buyer anything.
     await this.orders.noteFailedAttempt(event.clientReference, FAILED_ATTEMPT_TEXT);
+  }
+
+  /**
+   * Money arrived that matches the order on neither count (amount, currency): the module keeps the
+   * invoice `attention` and never delivers it by itself. The shop's policy, in code: a payment
+   * in cedis that brought the shop at least the price (an overpayment) is delivered anyway; any
+   * other waits for a person, who resolves it with `checkout.resolveAttention(orderId, 'deliver' |
+   * 'refund')` (an invoice's reference is unique across the shops' accounts).
+   */
+  @OnCheckoutAttention()
+  async onAttention(event: CheckoutAttentionEvent): Promise<void> {
+    if (event.reason === 'AMOUNT_MISMATCH' && event.amounts && event.amounts.net >= event.amount) {
+      await this.checkout.resolveAttention(event.clientReference, 'deliver', 'paid more than the price');
+      return;
+    }
+    await this.orders.markNeedsAttention(event.clientReference, event.message);
+    this.logger.error(
+      `Order ${event.clientReference} was paid but needs attention (${event.reason}): ${maskPhoneNumbers(event.message)}. ` +
+        `Deliver or refund it: resolveAttention('${event.clientReference}', 'deliver' | 'refund')`,
+    );
   }
 
   @OnCheckoutExpired()

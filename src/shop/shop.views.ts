@@ -56,6 +56,7 @@ const STATUS_TEXT: Record<string, string> = {
   failed: 'Payment failed',
   cancelled: 'Not paid — cancelled',
   expired: 'Not paid — expired',
+  'needs-attention': 'Paid — the shop is checking your payment',
 };
 
 const RECEIPT_TEXT: Record<string, string> = {
@@ -111,7 +112,9 @@ ${options.cancelled ? '<p class="muted" data-testid="cancel-note">You cancelled 
 function detailText(order: PublicOrder): string {
   switch (order.status) {
     case 'paid':
-      return `${formatGhs(order.payment?.amountPaid ?? order.amount)} received by mobile money${order.payment?.channel ? ` (${order.payment.channel})` : ''}. Your order is on its way.`;
+      return `${formatGhs(order.payment?.amountPaid ?? order.amount)} received by mobile money${order.payment?.channel ? ` (${order.payment.channel})` : ''}${chargesText(order)}. Your order is on its way.`;
+    case 'needs-attention':
+      return 'Your payment arrived but does not match the order. The shop is looking at it and will deliver or refund it.';
     case 'failed':
       return order.failure ?? 'The payment did not go through.';
     case 'cancelled':
@@ -124,6 +127,13 @@ function detailText(order: PublicOrder): string {
         order.failure ?? 'We are waiting for Hubtel to confirm your payment. This page updates by itself.'
       );
   }
+}
+
+/** Gross, charges and net, as the status check verified them: ` (charges GHS 0.02, GHS 1.00 to the shop)`. */
+function chargesText(order: PublicOrder): string {
+  const p = order.payment;
+  if (!p || p.charges === null || p.net === null) return '';
+  return ` (charges ${formatGhs(p.charges)}, ${formatGhs(p.net)} to the shop)`;
 }
 
 function receiptText(order: PublicOrder): string {
@@ -140,7 +150,8 @@ function pollScript(order: PublicOrder): string {
   var delay = 700;
   function money(n) { return 'GHS ' + Number(n).toFixed(2); }
   function detail(o) {
-    if (o.status === 'paid') return money(o.payment ? o.payment.amountPaid : o.amount) + ' received by mobile money' + (o.payment && o.payment.channel ? ' (' + o.payment.channel + ')' : '') + '. Your order is on its way.';
+    if (o.status === 'paid') return money(o.payment ? o.payment.amountPaid : o.amount) + ' received by mobile money' + (o.payment && o.payment.channel ? ' (' + o.payment.channel + ')' : '') + (o.payment && o.payment.charges !== null && o.payment.net !== null ? ' (charges ' + money(o.payment.charges) + ', ' + money(o.payment.net) + ' to the shop)' : '') + '. Your order is on its way.';
+    if (o.status === 'needs-attention') return 'Your payment arrived but does not match the order. The shop is looking at it and will deliver or refund it.';
     if (o.status === 'failed') return o.failure || 'The payment did not go through.';
     if (o.status === 'cancelled') return 'The payment was cancelled. The order is not paid.';
     if (o.status === 'expired') return 'No payment arrived in time. The order is not paid.';

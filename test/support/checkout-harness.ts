@@ -13,6 +13,8 @@ import {
   OnCheckoutFailed,
   OnCheckoutPaid,
   OnCheckoutRejected,
+  OnCheckoutAttention,
+  type CheckoutAttentionEvent,
   type CheckoutDeadLetterEvent,
   type CheckoutExpiredEvent,
   type CheckoutFailedEvent,
@@ -122,12 +124,21 @@ interface Recorded {
   expired: CheckoutExpiredEvent[];
   dead: CheckoutDeadLetterEvent[];
   plainPaid: CheckoutPaidEvent[];
+  attention: CheckoutAttentionEvent[];
 }
 
 /** The host app's handlers, as a user writes them: they record what they saw, and can be told to throw. */
 @Injectable()
 export class RecordingHandlers {
-  readonly events: Recorded = { paid: [], failed: [], rejected: [], expired: [], dead: [], plainPaid: [] };
+  readonly events: Recorded = {
+    paid: [],
+    failed: [],
+    rejected: [],
+    expired: [],
+    dead: [],
+    plainPaid: [],
+    attention: [],
+  };
   /** Paid handler calls, failures included. */
   paidCalls = 0;
   /** The paid handler throws this many times before succeeding. */
@@ -170,6 +181,11 @@ export class RecordingHandlers {
   @OnCheckoutExpired()
   onExpired(event: CheckoutExpiredEvent): void {
     this.push('expired', event);
+  }
+
+  @OnCheckoutAttention()
+  onAttention(event: CheckoutAttentionEvent): void {
+    this.push('attention', event);
   }
 
   @OnCheckoutDeadLetter()

@@ -100,11 +100,18 @@ export interface ApiOrder {
   shop: string;
   product: string;
   amount: number;
-  status: 'awaiting-payment' | 'paid' | 'failed' | 'cancelled' | 'expired';
+  status: 'awaiting-payment' | 'paid' | 'failed' | 'cancelled' | 'expired' | 'needs-attention';
   failure: string | null;
   checkoutUrl: string | null;
   paidAt: string | null;
-  payment: { amountPaid: number; channel: string | null; confirmedByStatusCheck: boolean } | null;
+  payment: {
+    amountPaid: number;
+    charges: number | null;
+    net: number | null;
+    chargesBorneBy: string | null;
+    channel: string | null;
+    confirmedByStatusCheck: boolean;
+  } | null;
   receipt: { status: string; to: string | null; messageId: string | null };
   settled: boolean;
 }

@@ -8,6 +8,7 @@ import {
   OnFulfillment,
   OnFulfillmentCallbackSent,
   OnFulfillmentRejected,
+  OnFulfillmentAttention,
   OnServiceAppDeadLetter,
   ServiceAppEvents,
   ServiceAppModule,
@@ -17,6 +18,7 @@ import {
   failFulfillment,
   type FulfillmentCallbackSentEvent,
   type FulfillmentRejectedEvent,
+  type FulfillmentAttentionEvent,
   type FulfillmentRequestedEvent,
   type ServiceAppModuleExtras,
   type ServiceAppModuleOptions,
@@ -210,6 +212,7 @@ export class Fulfiller {
   readonly sent: FulfillmentCallbackSentEvent[] = [];
   readonly dead: DeadLetterEvent[] = [];
   readonly rejected: FulfillmentRejectedEvent[] = [];
+  readonly attention: FulfillmentAttentionEvent[] = [];
   private readonly waiters: Array<{ test: () => boolean; resolve: () => void }> = [];
   private readonly holds = new Map<string, () => void>();
 
@@ -255,6 +258,12 @@ export class Fulfiller {
   @OnFulfillmentRejected()
   onRejected(event: FulfillmentRejectedEvent): void {
     this.rejected.push(event);
+    this.notify();
+  }
+
+  @OnFulfillmentAttention()
+  onAttention(event: FulfillmentAttentionEvent): void {
+    this.attention.push(event);
     this.notify();
   }
 

@@ -5,6 +5,8 @@ import {
   requestTransactionStatus,
   type HttpTransport,
   type StatusCheckBudget,
+  ANSWER_FIELDS,
+  withFieldNames,
 } from '#internal';
 import type {
   CheckoutInitiateRequestBody,
@@ -43,7 +45,8 @@ export class CheckoutApiClient {
       idempotent: false,
       operation: 'checkout.createInvoice',
     });
-    const envelope = response.data;
+    // Field names read without regard to case, as the platform's own SDKs read them.
+    const envelope = withFieldNames(response.data, ANSWER_FIELDS.envelope);
     const code = typeof envelope?.responseCode === 'string' ? envelope.responseCode : undefined;
     if (code !== '0000') {
       const meaning = describeHubtelCode('checkout', code);
@@ -55,7 +58,7 @@ export class CheckoutApiClient {
         { httpStatus: response.status, responseCode: code, body: envelope },
       );
     }
-    const data = envelope?.data;
+    const data = withFieldNames(envelope?.data, ANSWER_FIELDS.checkoutCreated);
     if (
       !data ||
       typeof data.checkoutUrl !== 'string' ||

@@ -4,14 +4,17 @@ import {
   CHECKOUT_INVOICE_PREFIX,
   CHECKOUT_WATCH_PREFIX,
 } from './checkout.constants.js';
-import type { CheckoutEvidenceSource, CheckoutPayee, CheckoutRejectionReason } from './checkout.events.js';
+import type { PaymentAmounts } from 'nestjs-hubtel';
+import type { CheckoutAttention, CheckoutEvidenceSource, CheckoutPayee } from './checkout.events.js';
 
 /**
  * `pending` until an outcome is verified; `failed` after a failed attempt (the payer may retry and
  * still pay); `paid` is final; `expired` when the reconciler gave up (a late verified payment still
- * turns it `paid`: money received always wins).
+ * turns it `paid`: money received always wins); `attention` when a verified payment matches on
+ * neither count (paid, needs a person: `resolveAttention` turns it `paid` or `refunded`);
+ * `refunded`: its payment was given back (final).
  */
-export type CheckoutInvoiceStatus = 'pending' | 'paid' | 'failed' | 'expired';
+export type CheckoutInvoiceStatus = 'pending' | 'paid' | 'failed' | 'expired' | 'attention' | 'refunded';
 
 /** What the module remembers of an invoice it created. Plain JSON. */
 export interface CheckoutInvoice {
@@ -40,10 +43,15 @@ export interface CheckoutInvoice {
   paidAt?: string;
   amountPaid?: number;
   paidVia?: CheckoutEvidenceSource;
+  /** The verified figures of the payment (gross, charges, net, who bore the charge), when the status check gave them. */
+  amounts?: PaymentAmounts;
   /** The last failed attempt. */
   failure?: { responseCode?: string; status: string; reason?: string; at: string };
-  /** Set when the status check reported a payment that failed verification; the reconciler stops. */
-  attention?: { reason: CheckoutRejectionReason; message: string; at: string };
+  /**
+   * Set when the status check verified a payment that matches on neither count (status
+   * `attention`); the reconciler stops. Its `resolution` once resolved.
+   */
+  attention?: CheckoutAttention;
   /** The caller's `metadata`. */
   metadata?: Record<string, unknown>;
   /** The payee details given to `createInvoice` (the number normalised): this app's own record of who pays. */
@@ -93,6 +101,8 @@ export function changeInvoice(current: CheckoutInvoice, changes: Partial<Checkou
   if (amountPaid !== undefined) next.amountPaid = amountPaid;
   const paidVia = changes.paidVia ?? current.paidVia;
   if (paidVia !== undefined) next.paidVia = paidVia;
+  const amounts = changes.amounts ?? current.amounts;
+  if (amounts !== undefined) next.amounts = amounts;
   const failure = changes.failure ?? current.failure;
   if (failure !== undefined) next.failure = failure;
   const attention = changes.attention ?? current.attention;

@@ -9,7 +9,6 @@ import {
 } from 'nestjs-hubtel';
 import type { CheckoutAccount, CheckoutAccountSource } from './checkout.accounts.js';
 import {
-  changeInvoice,
   type CheckoutInvoice,
   type CheckoutInvoiceStore,
   type CheckoutWatchEntry,
@@ -40,8 +39,9 @@ export interface CheckoutReconcileReport {
  *   nothing new runs;
  * - `unpaid`: not paid yet (`Unpaid`, or a transaction the platform does not know); nothing changed;
  * - `refunded`: the money came and went back: `failed` (unless it had already failed);
- * - `rejected`: the status check reports a payment that failed verification (an amount that does
- *   not match): a `rejected` event, and the invoice is flagged (`attention`) for a person to look at.
+ * - `rejected`: the status check reports a payment that failed verification (an amount or currency
+ *   that matches on neither count): a `rejected` alert, and the invoice is kept `attention` with its
+ *   `attention` event, for a person to resolve (`resolveAttention`); also for an invoice already so.
  */
 export type CheckoutReconcileOutcome = 'paid' | 'already-paid' | 'unpaid' | 'refunded' | 'rejected';
 
@@ -230,6 +230,9 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       );
     }
     if (invoice.status === 'paid') return { clientReference, outcome: 'already-paid', invoice };
+    // Kept for a person: another check would only repeat what was found.
+    if (invoice.status === 'attention' || invoice.status === 'refunded')
+      return { clientReference, outcome: 'rejected', invoice };
     const account = await this.accounts.forInvoice(invoice);
     const status = await account.api.findStatus(clientReference);
     const outcome = await this.apply(invoice, status, this.now(), account);
@@ -263,7 +266,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       await this.settlement.expired(ref);
       return;
     }
-    if (!invoice || invoice.status === 'paid' || invoice.attention) {
+    if (!invoice || (invoice.status !== 'pending' && invoice.status !== 'failed') || invoice.attention) {
       await this.invoices.unwatch(ref);
       return;
     }
@@ -301,14 +304,11 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     if (status?.paid && account) {
       const verdict = account.verifier.verifyPaidStatus(status, invoice);
       if (!verdict.ok) {
-        // Flag it and stop: re-checking would only repeat the alert; a person must look at it.
-        await this.invoices.update(ref, (current) =>
-          changeInvoice(current, {
-            attention: { reason: verdict.reason, message: verdict.message, at: new Date(now).toISOString() },
-          }),
-        );
-        await this.invoices.unwatch(ref);
-        this.settlement.reject({ ...verdict, clientReference: ref, invoice, status });
+        // Kept for a person and no longer checked: re-checking would only repeat the alert.
+        if (verdict.reason === 'NOT_CONFIRMED') {
+          await this.invoices.unwatch(ref);
+          this.settlement.reject({ ...verdict, clientReference: ref, invoice, status });
+        } else await this.settlement.attention(invoice, { ...verdict, status });
         return 'rejected';
       }
       const result = await this.settlement.paid({
@@ -317,6 +317,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
         source: 'status-check',
         confirmedByStatusCheck: true,
         payment: paymentFromStatus(status),
+        amounts: verdict.amounts,
       });
       return result === 'settled' ? 'paid' : result === 'duplicate' ? 'already-paid' : 'unpaid';
     }

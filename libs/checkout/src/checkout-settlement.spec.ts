@@ -258,6 +258,7 @@ describe('changeInvoice', () => {
     paidAt: '2024-01-01T00:00:02.000Z',
     amountPaid: 10,
     paidVia: 'callback',
+    amounts: { gross: 10.1, charges: 0.1, net: 10, chargesBorneBy: 'payer', currency: 'GHS' },
     failure: { status: 'Failed', at: '2024-01-01T00:00:01.000Z' },
     attention: { reason: 'AMOUNT_MISMATCH', message: 'x', at: '2024-01-01T00:00:03.000Z' },
     metadata: { orderId: 7 },

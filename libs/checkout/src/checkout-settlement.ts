@@ -1,12 +1,21 @@
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import { HubtelLogger, maskPhoneNumbers, type StoreEntry } from 'nestjs-hubtel';
+import {
+  HubtelError,
+  HubtelLogger,
+  maskPhoneNumbers,
+  type HubtelTelemetry,
+  type PaymentAmounts,
+  type StoreEntry,
+} from 'nestjs-hubtel';
 import { dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
 import {
+  CheckoutAttentionEvent,
   CheckoutEvents,
   CheckoutExpiredEvent,
   CheckoutFailedEvent,
   CheckoutPaidEvent,
   CheckoutRejectedEvent,
+  type CheckoutAttention,
   type CheckoutEvidenceSource,
   type CheckoutPaymentInfo,
   type CheckoutRejectionReason,
@@ -29,6 +38,19 @@ export interface PaidEvidence {
   source: CheckoutEvidenceSource;
   confirmedByStatusCheck: boolean;
   payment: CheckoutPaymentInfo;
+  /** The status check's verified figures, when it confirmed the payment. */
+  amounts?: PaymentAmounts;
+  /** A payment that needed attention, delivered anyway by the merchant. */
+  attention?: CheckoutAttention;
+}
+
+/** A verified payment that matches the invoice on neither count (amount, currency). */
+export interface AttentionEvidence {
+  reason: CheckoutRejectionReason;
+  message: string;
+  amounts?: PaymentAmounts;
+  status: CheckoutTransactionStatus;
+  sourceAddress?: string;
 }
 
 /** A verified claim that a payment attempt failed. */
@@ -84,6 +106,7 @@ export const CHECKOUT_EVENT_JOBS = [
   CheckoutEvents.Paid,
   CheckoutEvents.Failed,
   CheckoutEvents.Expired,
+  CheckoutEvents.Attention,
 ] as const;
 
 /**
@@ -132,6 +155,7 @@ export class CheckoutSettlement {
     private readonly pipeline: InboundPipeline,
     private readonly emitter: EventEmitter2,
     private readonly now: () => number = Date.now,
+    private readonly telemetry?: HubtelTelemetry,
   ) {}
 
   /**
@@ -145,6 +169,8 @@ export class CheckoutSettlement {
     if (!entry) return 'unknown';
     const invoice = entry.value;
     if (invoice.status === 'paid') return 'duplicate';
+    // Given back by the merchant: final, whatever is verified later.
+    if (invoice.status === 'refunded') return 'superseded';
     // One time for the event and the invoice (its paidAt and updatedAt).
     const paidAt = new Date(this.now()).toISOString();
     const event = new CheckoutPaidEvent({
@@ -160,12 +186,14 @@ export class CheckoutSettlement {
       payee: invoice.payee,
       metadata: invoice.metadata,
       paidAt,
+      amounts: evidence.amounts,
+      attention: evidence.attention,
     });
     const { duplicate } = await this.pipeline.submit(CheckoutEvents.Paid, ref, event);
     await this.invoices.update(
       ref,
       (current, updatedAt) =>
-        current.status === 'paid'
+        current.status === 'paid' || current.status === 'refunded'
           ? undefined
           : changeInvoice(current, {
               status: 'paid',
@@ -174,6 +202,8 @@ export class CheckoutSettlement {
               paidVia: evidence.source,
               checkoutId: current.checkoutId ?? evidence.checkoutId,
               updatedAt,
+              ...(evidence.amounts ? { amounts: evidence.amounts } : {}),
+              ...(evidence.attention ? { attention: evidence.attention } : {}),
             }),
       entry,
       paidAt,
@@ -186,6 +216,129 @@ export class CheckoutSettlement {
       );
     }
     return duplicate ? 'duplicate' : 'settled';
+  }
+
+  /**
+   * The status check verified a payment that matches the invoice on neither count: the invoice is
+   * kept `attention` (never lost, never delivered by itself, no longer reconciled) and its
+   * `attention` event recorded, exactly once whichever replica or path finds it first; the
+   * `rejected` alert is emitted as for every answer that fails verification.
+   */
+  async attention(invoice: CheckoutInvoice, evidence: AttentionEvidence): Promise<SettleResult> {
+    const ref = invoice.clientReference;
+    const at = new Date(this.now()).toISOString();
+    const attention: CheckoutAttention = {
+      reason: evidence.reason,
+      message: evidence.message,
+      at,
+      payment: paymentFromStatus(evidence.status),
+    };
+    if (evidence.amounts) attention.amounts = evidence.amounts;
+    const result = await this.invoices.update(ref, (current, updatedAt) =>
+      current.status === 'paid' || current.status === 'attention' || current.status === 'refunded'
+        ? undefined
+        : changeInvoice(current, { status: 'attention', attention, updatedAt }),
+    );
+    await this.invoices.unwatch(ref);
+    // The alert every answer that fails verification raises, once the invoice shows why.
+    this.reject({ ...evidence, clientReference: ref, invoice });
+    if (!result) return 'unknown';
+    if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
+    const stored = result.invoice;
+    const event = new CheckoutAttentionEvent({
+      clientReference: ref,
+      account: invoiceAccount(stored),
+      checkoutId: stored.checkoutId,
+      amount: stored.amount,
+      description: stored.description,
+      reason: attention.reason,
+      message: attention.message,
+      amounts: attention.amounts,
+      payment: attention.payment ?? {},
+      payee: stored.payee,
+      metadata: stored.metadata,
+      at,
+    });
+    const { duplicate } = await this.pipeline.submit(CheckoutEvents.Attention, ref, event);
+    if (!duplicate) {
+      this.telemetry?.record({
+        kind: 'payment-attention',
+        source: 'checkout',
+        outcome: 'opened',
+        reason: attention.reason,
+        account: invoiceAccount(stored),
+      });
+      this.logger.error(
+        `Invoice ${ref} was paid but needs attention (${attention.reason}): ${maskPhoneNumbers(attention.message)}. Resolve it with resolveAttention(): deliver anyway, or record the refund`,
+      );
+    }
+    return duplicate ? 'duplicate' : 'settled';
+  }
+
+  /**
+   * Resolves an invoice that needs attention: `deliver` settles it paid (its `paid` event runs
+   * once, carrying the verified figures and why it needed attention); `refund` records that the
+   * payment was given back (`refunded`, final: nothing is delivered).
+   */
+  async resolve(
+    ref: string,
+    action: 'deliver' | 'refund',
+    note: string | undefined,
+  ): Promise<CheckoutInvoice> {
+    const invoice = await this.invoices.get(ref);
+    if (!invoice) throw new HubtelError('HUBTEL_NOT_FOUND', `No invoice with clientReference "${ref}"`);
+    const resolution = { action: action === 'deliver' ? ('delivered' as const) : ('refunded' as const) };
+    const already = invoice.attention?.resolution;
+    if (already) {
+      if (already.action === resolution.action) return invoice;
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `Invoice ${ref} was already resolved as ${already.action}; it cannot be ${resolution.action} too`,
+      );
+    }
+    if (invoice.status !== 'attention' || !invoice.attention)
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `Invoice ${ref} is ${invoice.status}: only an invoice that needs attention can be resolved`,
+      );
+    const at = new Date(this.now()).toISOString();
+    const attention: CheckoutAttention = {
+      ...invoice.attention,
+      resolution: { ...resolution, at, ...(note === undefined ? {} : { note }) },
+    };
+    if (action === 'deliver') {
+      await this.paid({
+        clientReference: ref,
+        checkoutId: invoice.checkoutId,
+        amountPaid: attention.amounts?.gross ?? invoice.amount,
+        source: 'status-check',
+        confirmedByStatusCheck: true,
+        payment: attention.payment ?? {},
+        ...(attention.amounts ? { amounts: attention.amounts } : {}),
+        attention,
+      });
+    } else {
+      await this.invoices.update(ref, (current, updatedAt) =>
+        current.status === 'attention'
+          ? changeInvoice(current, { status: 'refunded', attention, updatedAt })
+          : undefined,
+      );
+    }
+    const after = (await this.invoices.get(ref))!;
+    if (after.attention?.resolution?.action !== resolution.action)
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `Invoice ${ref} changed while it was resolved (now ${after.status}); look at it again`,
+      );
+    this.telemetry?.record({
+      kind: 'payment-attention',
+      source: 'checkout',
+      outcome: resolution.action,
+      reason: attention.reason,
+      account: invoiceAccount(after),
+    });
+    this.logger.log(`Invoice ${ref} that needed attention was resolved: ${resolution.action}`);
+    return after;
   }
 
   /** `known`: as for `paid`. */

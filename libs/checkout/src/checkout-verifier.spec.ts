@@ -107,7 +107,7 @@ describe('CheckoutVerifier', () => {
 
   it('checks a paid status answer: same reference, matching amount', () => {
     const status = { clientReference: 'r1', status: 'Paid', paid: true, amount: 10.1 };
-    expect(verifier.verifyPaidStatus(status, invoice)).toEqual({ ok: true });
+    expect(verifier.verifyPaidStatus(status, invoice)).toMatchObject({ ok: true });
     expect(verifier.verifyPaidStatus({ ...status, amount: 5 }, invoice)).toMatchObject({
       ok: false,
       reason: 'AMOUNT_MISMATCH',
@@ -124,12 +124,64 @@ describe('CheckoutVerifier', () => {
 
   it('checks a paid status answer is in the invoice currency (GHS); one that names none is judged on its amount', () => {
     const status = { clientReference: 'r1', status: 'Paid', paid: true, amount: 10.1 };
-    expect(verifier.verifyPaidStatus({ ...status, currencyCode: 'GHS' }, invoice)).toEqual({ ok: true });
-    expect(verifier.verifyPaidStatus({ ...status, currencyCode: ' ghs ' }, invoice)).toEqual({ ok: true });
-    expect(verifier.verifyPaidStatus({ ...status, currencyCode: '' }, invoice)).toEqual({ ok: true });
+    expect(verifier.verifyPaidStatus({ ...status, currencyCode: 'GHS' }, invoice)).toMatchObject({
+      ok: true,
+    });
+    expect(verifier.verifyPaidStatus({ ...status, currencyCode: ' ghs ' }, invoice)).toMatchObject({
+      ok: true,
+    });
+    expect(verifier.verifyPaidStatus({ ...status, currencyCode: '' }, invoice)).toMatchObject({ ok: true });
     expect(verifier.verifyPaidStatus({ ...status, currencyCode: 'USD' }, invoice)).toMatchObject({
       ok: false,
       reason: 'CURRENCY_MISMATCH',
+    });
+  });
+
+  it('matches a payment whichever side bore the charge: amount (merchant) or amountAfterCharges (payer); neither is a mismatch', () => {
+    const one = { ...invoice, amount: 1 };
+    const paid = { clientReference: 'r1', status: 'Paid', paid: true };
+    // Hubtel's status-check sample (merchant-borne) and a 2025 production request (payer-borne).
+    expect(
+      verifier.verifyPaidStatus(
+        { ...paid, amount: 0.1, charges: 0.02, amountAfterCharges: 0.08 },
+        { ...one, amount: 0.1 },
+      ),
+    ).toEqual({ ok: true, amounts: { gross: 0.1, charges: 0.02, net: 0.08, chargesBorneBy: 'merchant' } });
+    expect(
+      verifier.verifyPaidStatus(
+        { ...paid, amount: 1.02, charges: 0.02, amountAfterCharges: 1, currencyCode: 'GHS' },
+        one,
+      ),
+    ).toEqual({
+      ok: true,
+      amounts: { gross: 1.02, charges: 0.02, net: 1, chargesBorneBy: 'payer', currency: 'GHS' },
+    });
+    // An underpayment on both counts.
+    expect(
+      verifier.verifyPaidStatus({ ...paid, amount: 0.5, charges: 0.01, amountAfterCharges: 0.49 }, one),
+    ).toMatchObject({ ok: false, reason: 'AMOUNT_MISMATCH', amounts: { gross: 0.5, net: 0.49 } });
+    // Above on both counts: an overpayment, accepted only when allowed.
+    const over = { ...paid, amount: 2.04, charges: 0.04, amountAfterCharges: 2 };
+    expect(verifier.verifyPaidStatus(over, one)).toMatchObject({ ok: false, reason: 'AMOUNT_MISMATCH' });
+    expect(new CheckoutVerifier({ ...exact, allowOverpayment: true }).verifyPaidStatus(over, one)).toEqual({
+      ok: true,
+      amounts: { gross: 2.04, charges: 0.04, net: 2 },
+    });
+  });
+
+  it('lets a callback claiming more than the total (a payer-borne charge) through to the status check, and refuses one claiming less', () => {
+    const confirming = new CheckoutVerifier({ ...exact, confirmWithStatusCheck: true });
+    expect(confirming.verifyCallback(callback('0000', 'Success', 10.2), 'paid', invoice)).toEqual({
+      ok: true,
+    });
+    expect(confirming.verifyCallback(callback('0000', 'Success', 10), 'paid', invoice)).toMatchObject({
+      ok: false,
+      reason: 'AMOUNT_MISMATCH',
+    });
+    // Without the status check the callback is all there is: only an allowed overpayment passes.
+    expect(verifier.verifyCallback(callback('0000', 'Success', 10.2), 'paid', invoice)).toMatchObject({
+      ok: false,
+      reason: 'AMOUNT_MISMATCH',
     });
   });
 });

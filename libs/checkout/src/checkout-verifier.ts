@@ -1,3 +1,5 @@
+import type { PaymentAmounts } from 'nestjs-hubtel';
+import { judgeAmounts } from '#internal';
 import type { CheckoutRejectionReason } from './checkout.events.js';
 import type { CheckoutInvoice } from './checkout-invoice.store.js';
 import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
@@ -12,9 +14,18 @@ export type CallbackClaim = 'paid' | 'failed' | 'pending';
 export type AmountVerification = Pick<
   ResolvedCheckoutOptions['verification'],
   'amountTolerance' | 'allowOverpayment'
->;
+> &
+  Partial<Pick<ResolvedCheckoutOptions['verification'], 'confirmWithStatusCheck'>>;
 
 export type Verdict = { ok: true } | { ok: false; reason: CheckoutRejectionReason; message: string };
+
+/**
+ * A status check's verdict on a paid invoice: its verified figures when they match (either
+ * bearer of the charge); when they do not, why, and the figures (a payment that needs attention).
+ */
+export type PaidStatusVerdict =
+  | { ok: true; amounts: PaymentAmounts }
+  | { ok: false; reason: CheckoutRejectionReason; message: string; amounts?: PaymentAmounts };
 
 const SUCCESS = /^(success|successful|paid|completed)$/i;
 const NOT_FINAL = /^(pending|processing|initiated)$/i;
@@ -36,14 +47,23 @@ function cents(value: number): number {
   return Math.round(value * 100);
 }
 
+/** True when `paid` is within the larger of the absolute and percent tolerances of `expected`, both ways. */
+export function withinTolerance(paid: number, expected: number, verification: AmountVerification): boolean {
+  return Math.abs(cents(paid) - cents(expected)) <= allowedCents(expected, verification);
+}
+
+function allowedCents(expected: number, verification: AmountVerification): number {
+  const { absolute, percent } = verification.amountTolerance;
+  return Math.max(cents(absolute), Math.floor((cents(expected) * percent) / 100 + 1e-9));
+}
+
 /**
- * True when `paid` is close enough to `expected`: the larger of the absolute and percent
- * tolerances, both ways; any excess when over-payment is allowed.
+ * True when `paid` is close enough to `expected`: within the tolerance; any excess when
+ * over-payment is allowed.
  */
 export function amountMatches(paid: number, expected: number, verification: AmountVerification): boolean {
   const difference = cents(paid) - cents(expected);
-  const { absolute, percent } = verification.amountTolerance;
-  const allowed = Math.max(cents(absolute), Math.floor((cents(expected) * percent) / 100 + 1e-9));
+  const allowed = allowedCents(expected, verification);
   if (difference < -allowed) return false;
   return verification.allowOverpayment || difference <= allowed;
 }
@@ -79,9 +99,19 @@ export class CheckoutVerifier {
         message: `CheckoutId "${data.CheckoutId}" is not the checkout id of invoice ${invoice.clientReference}`,
       };
     }
-    // A failed attempt may carry no amount (or 0): only a payment's amount must match.
+    // A failed attempt may carry no amount (or 0): only a payment's amount must match. A callback
+    // says what the payer paid: with a payer-borne charge, more than the invoice. When the status
+    // check confirms it, the check's figures judge that (either bearer); without it, a claim above
+    // the total passes only with `allowOverpayment`.
     if (claim === 'paid') {
-      if (typeof data.Amount !== 'number' || !amountMatches(data.Amount, invoice.amount, this.verification)) {
+      const above =
+        typeof data.Amount === 'number' &&
+        this.verification.confirmWithStatusCheck === true &&
+        cents(data.Amount) > cents(invoice.amount);
+      if (
+        typeof data.Amount !== 'number' ||
+        (!above && !amountMatches(data.Amount, invoice.amount, this.verification))
+      ) {
         return {
           ok: false,
           reason: 'AMOUNT_MISMATCH',
@@ -92,8 +122,12 @@ export class CheckoutVerifier {
     return { ok: true };
   }
 
-  /** Checks a status-check answer that says Paid against the invoice. */
-  verifyPaidStatus(status: CheckoutTransactionStatus, invoice: CheckoutInvoice): Verdict {
+  /**
+   * Checks a status-check answer that says Paid against the invoice: it matches when `amount` is
+   * the invoice's total (the merchant bore the charge) or `amountAfterCharges` is (the payer bore
+   * it), within the tolerance, or both are above it and overpayment is allowed.
+   */
+  verifyPaidStatus(status: CheckoutTransactionStatus, invoice: CheckoutInvoice): PaidStatusVerdict {
     if (status.clientReference !== invoice.clientReference) {
       return {
         ok: false,
@@ -101,22 +135,29 @@ export class CheckoutVerifier {
         message: `The status check answered for clientReference "${status.clientReference}", not "${invoice.clientReference}"`,
       };
     }
-    // An answer without a currency is judged on its amount; one that names another is not this invoice's.
-    const currency = status.currencyCode?.trim();
-    if (currency && currency.toUpperCase() !== CHECKOUT_CURRENCY) {
+    const verdict = judgeAmounts(status, invoice.amount, CHECKOUT_CURRENCY, {
+      withinTolerance: (paid, expected) => withinTolerance(paid, expected, this.verification),
+      allowOverpayment: this.verification.allowOverpayment,
+    });
+    if (verdict.kind === 'paid') return { ok: true, amounts: verdict.amounts };
+    const amounts = verdict.amounts === undefined ? {} : { amounts: verdict.amounts };
+    if (verdict.kind === 'currency') {
+      // An answer without a currency is judged on its amount; one that names another is not this invoice's.
       return {
         ok: false,
         reason: 'CURRENCY_MISMATCH',
-        message: `The status check reports a payment in ${currency.slice(0, 8)}, not in the ${CHECKOUT_CURRENCY} invoiced for ${invoice.clientReference}`,
+        message: `The status check reports a payment in ${status.currencyCode!.trim().slice(0, 8)}, not in the ${CHECKOUT_CURRENCY} invoiced for ${invoice.clientReference}`,
+        ...amounts,
       };
     }
-    if (status.amount === undefined || !amountMatches(status.amount, invoice.amount, this.verification)) {
-      return {
-        ok: false,
-        reason: 'AMOUNT_MISMATCH',
-        message: `The status check reports ${status.amount === undefined ? 'no amount' : money(status.amount)} paid, not the ${money(invoice.amount)} invoiced for ${invoice.clientReference}`,
-      };
-    }
-    return { ok: true };
+    return {
+      ok: false,
+      reason: 'AMOUNT_MISMATCH',
+      message:
+        status.amount === undefined
+          ? `The status check reports no amount paid for ${invoice.clientReference}`
+          : `The status check reports ${money(status.amount)} paid (${money(verdict.amounts!.net)} after charges of ${money(verdict.amounts!.charges)}): neither is the ${money(invoice.amount)} invoiced for ${invoice.clientReference}`,
+      ...amounts,
+    };
   }
 }

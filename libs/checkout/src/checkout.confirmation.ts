@@ -293,13 +293,17 @@ export class CheckoutConfirmation {
     const ref = invoice.clientReference;
     const verdict = account.verifier.verifyPaidStatus(status, invoice);
     if (!verdict.ok) {
-      this.settlement.reject({
-        ...verdict,
-        clientReference: ref,
-        invoice,
-        status,
-        sourceAddress: job.sourceAddress,
-      });
+      // Another reference's answer is no payment of this invoice: an alert only.
+      if (verdict.reason === 'NOT_CONFIRMED')
+        this.settlement.reject({
+          ...verdict,
+          clientReference: ref,
+          invoice,
+          status,
+          sourceAddress: job.sourceAddress,
+        });
+      // Paid, but matching on neither count: kept for a person, never lost.
+      else await this.settlement.attention(invoice, { ...verdict, status, sourceAddress: job.sourceAddress });
       return;
     }
     await this.settlement.paid({
@@ -307,6 +311,7 @@ export class CheckoutConfirmation {
       amountPaid: status.amount!,
       // The status check's details only: the callback's are a claim anyone could have made.
       payment: paymentFromStatus(status),
+      amounts: verdict.amounts,
     });
   }
 }

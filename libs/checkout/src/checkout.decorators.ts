@@ -27,6 +27,11 @@ export const OnCheckoutFailed: CheckoutHandlerDecorator = createHandlerDecorator
 export const OnCheckoutRejected: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Rejected);
 /** Handles `CheckoutEvents.Expired` (payload `CheckoutExpiredEvent`). */
 export const OnCheckoutExpired: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Expired);
+/**
+ * Handles `CheckoutEvents.Attention` (payload `CheckoutAttentionEvent`): runs once per invoice whose
+ * verified payment matches on neither count; resolve it with `CheckoutService.resolveAttention()`.
+ */
+export const OnCheckoutAttention: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Attention);
 /** Handles `CheckoutEvents.DeadLetter` (payload `CheckoutDeadLetterEvent`). */
 export const OnCheckoutDeadLetter: CheckoutHandlerDecorator = createHandlerDecorator(
   CheckoutEvents.DeadLetter,

@@ -1,4 +1,4 @@
-import { type DeadLetterEvent } from 'nestjs-hubtel';
+import { type DeadLetterEvent, type PaymentAmounts } from 'nestjs-hubtel';
 
 /**
  * The domain events of the CheckoutModule, emitted through @nestjs/event-emitter. Handle them with
@@ -21,6 +21,12 @@ export const CheckoutEvents = Object.freeze({
   Expired: 'hubtel.checkout.expired',
   /** A handler kept failing and was given up on (payload: `CheckoutDeadLetterEvent`). */
   DeadLetter: 'hubtel.checkout.dead-letter',
+  /**
+   * The status check verified a payment that matches the invoice on neither count (amount,
+   * currency): the invoice is kept `attention` for a person; resolve it with
+   * `CheckoutService.resolveAttention()`. Exactly once per invoice (payload: `CheckoutAttentionEvent`).
+   */
+  Attention: 'hubtel.checkout.attention',
 } as const);
 
 export type CheckoutEventName = (typeof CheckoutEvents)[keyof typeof CheckoutEvents];
@@ -111,6 +117,16 @@ export class CheckoutPaidEvent {
   metadata?: Record<string, unknown>;
   /** ISO time the payment was verified. */
   paidAt: string;
+  /**
+   * The verified figures (status check `amount`, `charges`, `amountAfterCharges`) and who bore the
+   * charge: what your books record. Absent when no status check confirmed the payment.
+   */
+  amounts?: PaymentAmounts;
+  /**
+   * Set when the payment matched on neither count and you chose to deliver anyway
+   * (`resolveAttention(ref, 'deliver')`): why it needed attention.
+   */
+  attention?: CheckoutAttention;
 
   constructor(fields: CheckoutPaidEvent) {
     // Field by field (one per callback, on the hot path): same keys, in the same order, as copying
@@ -127,6 +143,53 @@ export class CheckoutPaidEvent {
     if (fields.payee !== undefined) this.payee = fields.payee;
     if (fields.metadata !== undefined) this.metadata = fields.metadata;
     this.paidAt = fields.paidAt;
+    if (fields.amounts !== undefined) this.amounts = fields.amounts;
+    if (fields.attention !== undefined) this.attention = fields.attention;
+  }
+}
+
+/**
+ * Why an invoice needs attention: the status check verified a payment (`Paid`) whose figures
+ * match the invoice on neither count. Kept on the invoice (`invoice.attention`) until resolved.
+ */
+export interface CheckoutAttention {
+  /** `AMOUNT_MISMATCH` (neither `amount` nor `amountAfterCharges` is the total) or `CURRENCY_MISMATCH`. */
+  reason: CheckoutRejectionReason;
+  message: string;
+  /** ISO time it was found. */
+  at: string;
+  /** The verified figures, when the status check gave an amount. */
+  amounts?: PaymentAmounts;
+  /** The status check's payment details. */
+  payment?: CheckoutPaymentInfo;
+  /** Set once resolved from code. */
+  resolution?: { action: 'delivered' | 'refunded'; at: string; note?: string };
+}
+
+/**
+ * Payload of `CheckoutEvents.Attention`: money arrived that matches the invoice on neither count.
+ * Look at it, then `resolveAttention(clientReference, 'deliver' | 'refund')`.
+ */
+export class CheckoutAttentionEvent {
+  clientReference: string;
+  /** The invoice's account (`@OnCheckoutAttention({ account: 'north' })` filters by it). */
+  account: string;
+  checkoutId?: string;
+  /** The amount invoiced. */
+  amount: number;
+  description: string;
+  reason: CheckoutRejectionReason;
+  message: string;
+  /** The verified figures, when the status check gave an amount. */
+  amounts?: PaymentAmounts;
+  payment: CheckoutPaymentInfo;
+  payee?: CheckoutPayee;
+  metadata?: Record<string, unknown>;
+  /** ISO time it was found. */
+  at: string;
+
+  constructor(fields: CheckoutAttentionEvent) {
+    copyDefined(this, fields);
   }
 }
 

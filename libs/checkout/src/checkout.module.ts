@@ -158,9 +158,9 @@ const ACCOUNT_MODULE: AccountModuleSpec<CheckoutAccounts> = {
     {
       provide: CheckoutSettlement,
       // The emitter the pipeline was made with: the kit checked that the app has one.
-      useFactory: (invoices: CheckoutInvoiceStore, pipeline: InboundPipeline) =>
-        new CheckoutSettlement(invoices, pipeline, pipeline.emitter),
-      inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE],
+      useFactory: (invoices: CheckoutInvoiceStore, pipeline: InboundPipeline, telemetry?: HubtelTelemetry) =>
+        new CheckoutSettlement(invoices, pipeline, pipeline.emitter, Date.now, telemetry),
+      inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     {
       // The default account, handed to the application's accounts: named ones inherit from it.

@@ -62,6 +62,9 @@ export interface CheckoutCallbackResult {
   reason?: CheckoutRejectionReason;
 }
 
+/** How an invoice that needs attention is resolved (`CheckoutService.resolveAttention`). */
+export type CheckoutAttentionResolution = 'deliver' | 'refund';
+
 /**
  * Online checkout: create invoices, look up payment status, read what the module knows of an
  * invoice. Outcomes arrive as events (`@OnCheckoutPaid()` ...), never as return values: a payment
@@ -228,7 +231,34 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
     return { ...result, invoice: structuredClone(result.invoice) };
   }
 
-  /** What this app knows of an invoice (status `pending`, `paid`, `failed`, `expired`), for showing an order's state. */
+  /**
+   * Resolves an invoice whose verified payment matched on neither count (status `attention`, its
+   * `attention` event): `deliver` accepts the payment as it is (the `paid` event runs once, with
+   * the verified figures and `attention`), `refund` records that you gave the money back
+   * (`refunded`: final, nothing delivered; the refund itself is made in Hubtel's merchant
+   * dashboard). Resolving again the same way is a no-op.
+   *
+   * @throws HubtelError `HUBTEL_NOT_FOUND` for an unknown invoice; `HUBTEL_STORE_CONFLICT` when
+   *   it does not need attention, or was already resolved the other way.
+   */
+  async resolveAttention(
+    clientReference: string,
+    action: CheckoutAttentionResolution,
+    note?: string,
+  ): Promise<CheckoutInvoice> {
+    assertClientReference(clientReference, 'resolveAttention');
+    if (action !== 'deliver' && action !== 'refund')
+      throw new HubtelValidationError(`resolveAttention(): action must be "deliver" or "refund"`, [
+        { field: 'action', message: 'must be "deliver" or "refund"', value: action },
+      ]);
+    if (note !== undefined && typeof note !== 'string')
+      throw new HubtelValidationError('resolveAttention(): note must be a string', [
+        { field: 'note', message: 'must be a string' },
+      ]);
+    return structuredClone(await this.settlement.resolve(clientReference, action, note?.slice(0, 500)));
+  }
+
+  /** What this app knows of an invoice (status `pending`, `paid`, `failed`, `expired`, `attention`, `refunded`), for showing an order's state. */
   async getInvoice(clientReference: string): Promise<CheckoutInvoice | undefined> {
     if (typeof clientReference !== 'string' || clientReference === '') return undefined;
     const invoice = await this.invoices.get(clientReference);

@@ -25,7 +25,11 @@ export {
 export { checkoutAccountsFromEnv, type CheckoutEnvAccounts } from './checkout.env.js';
 export { CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 export type { CheckoutAccountService } from './checkout.accounts.js';
-export { CheckoutService, type CheckoutCallbackResult } from './checkout.service.js';
+export {
+  CheckoutService,
+  type CheckoutCallbackResult,
+  type CheckoutAttentionResolution,
+} from './checkout.service.js';
 export type { CallbackClaim } from './checkout-verifier.js';
 export { CheckoutUnknownOutcomeError, CheckoutUnknownAccountError } from './checkout.errors.js';
 export {
@@ -41,6 +45,8 @@ export {
   CheckoutFailedEvent,
   CheckoutRejectedEvent,
   CheckoutExpiredEvent,
+  CheckoutAttentionEvent,
+  type CheckoutAttention,
   type CheckoutEventName,
   type CheckoutDeadLetterEvent,
   type CheckoutEvidenceSource,
@@ -54,6 +60,7 @@ export {
   OnCheckoutRejected,
   OnCheckoutExpired,
   OnCheckoutDeadLetter,
+  OnCheckoutAttention,
   InjectCheckout,
 } from './checkout.decorators.js';
 export type { CheckoutInvoice, CheckoutInvoiceStatus } from './checkout-invoice.store.js';

@@ -25,6 +25,9 @@ export {
   type ValidationIssue,
 } from './errors/hubtel.errors.js';
 
+// A payment's verified figures (gross, charges, net), as the paid events of checkout and the service app carry them.
+export type { ChargeBearer, PaymentAmounts } from './http/payment-amounts.js';
+
 // Stores: the interface, the in-memory default, and how a module is given one.
 export type {
   HubtelStore,
@@ -69,6 +72,7 @@ export {
   type HubtelServiceFlowSignal,
   type HubtelOutboundSignal,
   type HubtelStatusCheckBudgetSignal,
+  type HubtelPaymentAttentionSignal,
 } from './telemetry/hubtel-telemetry.js';
 
 // Option types shared by the modules, and reading them from the environment.

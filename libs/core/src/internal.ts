@@ -119,6 +119,8 @@ export {
   type TransactionPaymentStatus,
   type TransactionStatus,
 } from './http/transaction-status.js';
+export { ANSWER_FIELDS, fieldOf, withFieldNames } from './http/answer-fields.js';
+export { judgeAmounts, amountsOf, type AmountRule, type AmountVerdict } from './http/payment-amounts.js';
 
 export { echoValue, findInvalidMsisdns, invalidMsisdnsError } from './phone/msisdn.js';
 export { LOG_LINE_MAX_LENGTH, capLogText, escapeLogText, sanitizeLogLine } from './logging/log-sanitize.js';

@@ -26,6 +26,10 @@ import type { HubtelMetricsModuleOptions } from './metrics.options.js';
  *   platform_requests_total{api,operation,status}         every exchange (status: HTTP, timeout, network)
  *   platform_request_duration_seconds{api,operation}      histogram
  *   status_checks_refused_total{operation}      status checks the instance's budget refused (not sent)
+ *   payments_attention_total{source,account,reason}   verified payments that match on neither count
+ *                                               (amount, currency): kept for a person (source: checkout | fulfillment)
+ *   payments_attention_resolved_total{source,account,resolution}  of those, resolved from code
+ *                                               (resolution: delivered | refunded); still open = the difference
  *
  * `source` is `checkout`, `fulfillment` or `service-flow` (a service-flow request shows here only
  * when refused at the door; its steps are `service_flow_steps_total`). `account` is the account the
@@ -56,6 +60,8 @@ export class HubtelMetrics implements HubtelTelemetry {
   private readonly platformRequests: Counter<'api' | 'operation' | 'status'>;
   private readonly platformLatency: Histogram<'api' | 'operation'>;
   private readonly statusChecksRefused: Counter<'operation'>;
+  private readonly attention: Counter<'source' | 'account' | 'reason'>;
+  private readonly attentionResolved: Counter<'source' | 'account' | 'resolution'>;
 
   constructor(options: HubtelMetricsModuleOptions = {}) {
     this.registry = options.registry ?? register;
@@ -144,6 +150,16 @@ export class HubtelMetrics implements HubtelTelemetry {
       "Transaction status checks refused by the instance's budget (statusCheckBudget.perMinute), not sent",
       ['operation'],
     );
+    this.attention = counter(
+      'payments_attention_total',
+      'Verified payments that match their invoice or cart on neither count (amount, currency): kept for a person',
+      ['source', 'account', 'reason'],
+    );
+    this.attentionResolved = counter(
+      'payments_attention_resolved_total',
+      'Payments needing attention resolved from code (delivered anyway, or refunded)',
+      ['source', 'account', 'resolution'],
+    );
   }
 
   /** The registry's content type, for a `/metrics` answer. */
@@ -212,6 +228,16 @@ export class HubtelMetrics implements HubtelTelemetry {
         return;
       case 'status-check-budget':
         this.statusChecksRefused.inc({ operation: signal.operation });
+        return;
+      case 'payment-attention':
+        if (signal.outcome === 'opened')
+          this.attention.inc({ source: signal.source, account: signal.account, reason: signal.reason });
+        else
+          this.attentionResolved.inc({
+            source: signal.source,
+            account: signal.account,
+            resolution: signal.outcome,
+          });
         return;
     }
   }

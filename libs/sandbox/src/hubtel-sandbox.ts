@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HubtelConfigError } from 'nestjs-hubtel';
+import { HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
+import { chargeOptionIssues } from './sandbox-charges.js';
 import { registerAdminApi } from './sandbox-admin.api.js';
 import { registerSandboxDashboard, SANDBOX_DASHBOARD_PATH } from './dashboard/sandbox-dashboard.js';
 import { registerCheckoutApi } from './sandbox-checkout.api.js';
@@ -32,6 +33,7 @@ import type {
   SandboxAccountFilter,
   SandboxApi,
   SandboxBaseUrls,
+  SandboxChargeBearer,
   SandboxCredentialPair,
   SandboxDelivery,
   SandboxEventMap,
@@ -226,6 +228,21 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
    */
   account(name: string = this.state.accounts.default.name): SandboxAccount {
     return accountView(this.state.accounts.require(name));
+  }
+
+  /**
+   * Who bears the platform's charge on the account's payments from now on (`merchant`: deducted;
+   * `payer`: added to what the payer pays). Default the default account. A payment may still say
+   * otherwise (`pay(ref, { chargeBearer })`).
+   */
+  setChargeBearer(
+    chargeBearer: SandboxChargeBearer,
+    account: string = this.state.accounts.default.name,
+  ): void {
+    const issues = chargeOptionIssues({ chargeBearer });
+    if (issues.length > 0)
+      throw new HubtelValidationError('chargeBearer must be "merchant" or "payer"', issues);
+    this.state.accounts.require(account).chargeBearer = chargeBearer;
   }
 
   /* ================================ records ================================ */

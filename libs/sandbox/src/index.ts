@@ -24,5 +24,6 @@ export {
   type ServicePayResult,
 } from './sandbox-service-app.js';
 export type { RecordServicePaymentOptions } from './sandbox-service-payments.js';
+export type { SandboxChargeOptions } from './sandbox-charges.js';
 export type * from './sandbox.types.js';
 export { sandboxEnv, type SandboxEnvOptions } from './sandbox-env.js';

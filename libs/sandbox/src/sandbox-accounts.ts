@@ -97,6 +97,7 @@ export function accountView(account: ResolvedSandboxAccount): SandboxAccount {
     posSalesId: account.posSalesId,
     senderIds: [...account.senderIds],
     merchantName: account.merchantName,
+    chargeBearer: account.chargeBearer,
   };
 }
 

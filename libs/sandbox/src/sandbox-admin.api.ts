@@ -22,11 +22,12 @@ import type { HubtelSandbox } from './hubtel-sandbox.js';
  *   GET  /_sandbox/fulfillment-callbacks
  *   GET  /_sandbox/requests
  *   (the lists of records take `?account=<name>`: that account's only; an unknown name is a 404)
- *   POST /_sandbox/invoices/{ref}/pay  {outcome?: 'paid'|'failed', phone?, channel?, deliver?: false, fault?}
+ *   POST /_sandbox/invoices/{ref}/pay  {outcome?: 'paid'|'failed', phone?, channel?, deliver?: false, fault?,
+ *        amount?, chargeBearer?: 'merchant'|'payer', currency?}
  *        (`deliver: false` records the payment and sends no callback; `fault` is a one-off callback
  *        fault in JSON: drop, duplicate, concurrent, delayMs, amount, checkoutId, forge)
  *   POST /_sandbox/invoices/{ref}/cancel
- *   POST /_sandbox/sessions/{sessionId}/pay  {amount?, orderId?, account?}   records a programmable-services
+ *   POST /_sandbox/sessions/{sessionId}/pay  {amount?, orderId?, account?, chargeBearer?, currency?}   records a programmable-services
  *        payment (nothing sent): the status check then confirms the SessionId's order
  *   POST /_sandbox/deliveries/{id}/redeliver
  *   POST /_sandbox/reset
@@ -84,6 +85,9 @@ export function parsePayBody(body: Record<string, unknown>): PayOptions {
     channel: value.channel ?? undefined,
     deliver: value.deliver ?? undefined,
     fault,
+    amount: value.amount ?? undefined,
+    chargeBearer: value.chargeBearer ?? undefined,
+    currency: value.currency ?? undefined,
   };
 }
 
@@ -259,12 +263,14 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
             `Invalid service payment: ${checked.issues.map((i) => i.message).join('; ')}`,
             checked.issues,
           );
-        const { amount, orderId, account } = checked.value;
+        const { amount, orderId, account, chargeBearer, currency } = checked.value;
         return ok(
           sandbox.recordServicePayment(ctx.params.id!, {
             amount: amount ?? undefined,
             orderId: orderId ?? undefined,
             account: account ?? undefined,
+            chargeBearer: chargeBearer ?? undefined,
+            currency: currency ?? undefined,
           }),
         );
       } catch (err) {

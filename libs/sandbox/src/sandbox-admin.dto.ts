@@ -75,6 +75,21 @@ export class SandboxPayBodyDto {
   @ValidateNested()
   @Type(() => SandboxPayFaultDto)
   fault?: SandboxPayFaultDto;
+
+  /** The price paid for, before charges (an underpayment plays a wrong sum). */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  amount?: number;
+
+  @IsOptional()
+  @IsIn(['merchant', 'payer'])
+  chargeBearer?: 'merchant' | 'payer';
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Z]{3}$/, { message: 'currency must be a three-letter currency code (GHS)' })
+  currency?: string;
 }
 
 /** The body of `POST /_sandbox/sessions/{sessionId}/pay`. */
@@ -93,4 +108,13 @@ export class SandboxServicePaymentBodyDto {
   @IsOptional()
   @IsString()
   account?: string;
+
+  @IsOptional()
+  @IsIn(['merchant', 'payer'])
+  chargeBearer?: 'merchant' | 'payer';
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Z]{3}$/, { message: 'currency must be a three-letter currency code (GHS)' })
+  currency?: string;
 }

@@ -425,6 +425,52 @@ describe('HubtelSandbox checkout, payment page and status check (over HTTP)', ()
       expect((await status(`clientReference=${req.clientReference}`)).json.data.status).toBe('Refunded');
     });
 
+    it('reports the charge where its bearer puts it: deducted (merchant) or added (payer), per account, per payment, in the currency paid', async () => {
+      const data = async (ref: string) => (await status(`clientReference=${ref}`)).json.data;
+      const merchantBorne = checkoutRequest(merchant, { totalAmount: 100 });
+      await initiate(merchantBorne);
+      await sandbox.pay(merchantBorne.clientReference as string);
+      expect(await data(merchantBorne.clientReference as string)).toMatchObject({
+        amount: 100,
+        charges: 1,
+        amountAfterCharges: 99,
+      });
+
+      sandbox.setChargeBearer('payer');
+      expect(sandbox.account().chargeBearer).toBe('payer');
+      const payerBorne = checkoutRequest(merchant, { totalAmount: 100 });
+      await initiate(payerBorne);
+      const { invoice } = await sandbox.pay(payerBorne.clientReference as string);
+      expect(await data(payerBorne.clientReference as string)).toMatchObject({
+        amount: 101,
+        charges: 1,
+        amountAfterCharges: 100,
+      });
+      expect(invoice).toMatchObject({ amountPaid: 101, amountAfterCharges: 100, chargeBearer: 'payer' });
+      // The callback says what the payer paid.
+      expect((merchant.requests.at(-1)!.body as { Data: { Amount: number } }).Data.Amount).toBe(101);
+
+      // One payment may say otherwise: an underpayment in another currency, the merchant bearing it.
+      const wrong = checkoutRequest(merchant, { totalAmount: 100 });
+      await initiate(wrong);
+      await sandbox.pay(wrong.clientReference as string, {
+        amount: 50,
+        currency: 'USD',
+        chargeBearer: 'merchant',
+      });
+      expect(await data(wrong.clientReference as string)).toMatchObject({
+        amount: 50,
+        charges: 0.5,
+        amountAfterCharges: 49.5,
+        currencyCode: 'USD',
+      });
+      sandbox.setChargeBearer('merchant');
+      expect(() => sandbox.setChargeBearer('nobody' as never)).toThrow(/merchant/);
+      await expect(sandbox.pay(wrong.clientReference as string, { currency: 'cedi' })).rejects.toThrow(
+        /currency/,
+      );
+    });
+
     it('answers Unpaid after a failed payment and after a cancel', async () => {
       const failed = checkoutRequest(merchant);
       const cancelled = checkoutRequest(merchant);

@@ -8,11 +8,12 @@ import {
   isoNow,
   networkTransactionId,
   platformMsisdn,
-  round2,
 } from './sandbox-http.js';
 import type { SandboxState } from './sandbox.state.js';
+import { paymentMoney } from './sandbox-charges.js';
 import type {
   CheckoutCallbackBody,
+  SandboxChargeBearer,
   SandboxDelivery,
   SandboxInvoice,
   SandboxServiceOrder,
@@ -34,6 +35,15 @@ export interface PayOptions {
    * passes the module's confirmation. Default `true`. Not combined with `fault`.
    */
   deliver?: boolean;
+  /**
+   * The price the payer paid for, before charges. Default the invoice's `totalAmount`; another
+   * plays a platform that charged the wrong sum (an underpayment).
+   */
+  amount?: number;
+  /** Who bears the charge of this payment. Default the account's `chargeBearer`. */
+  chargeBearer?: SandboxChargeBearer;
+  /** Currency the platform reports for this payment. Default `GHS`. */
+  currency?: string;
 }
 
 export interface PaymentResult {
@@ -98,6 +108,13 @@ export async function payInvoice(
     ]);
   }
   if (options.fault !== undefined) validateCallback(options.fault, 'fault');
+  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0))) {
+    throw new HubtelValidationError('amount must be a number of at least 0', [
+      { field: 'amount', message: 'must be a number of at least 0', value: options.amount },
+    ]);
+  }
+  // Checked (and computed) before anything changes: a bad bearer or currency records nothing.
+  const money = paymentMoney(state, invoice.account, options.amount ?? invoice.totalAmount, options);
   // Not delivering is a drop that was asked for: the payment is recorded the same way.
   const fault: CallbackFaultSpec | undefined = options.deliver === false ? { drop: true } : options.fault;
   if (invoice.state === 'paid' || invoice.state === 'cancelled') {
@@ -138,7 +155,11 @@ export async function payInvoice(
     invoice.paidAt = now;
     invoice.transactionId = hexId();
     invoice.externalTransactionId = networkTransactionId();
-    invoice.charges = round2(invoice.totalAmount * state.options.checkout.chargeRate);
+    invoice.charges = money.charges;
+    invoice.amountPaid = money.amount;
+    invoice.amountAfterCharges = money.amountAfterCharges;
+    invoice.chargeBearer = money.chargeBearer;
+    invoice.currency = money.currency;
     state.invoices.addKey(invoice, `tx:${invoice.transactionId}`);
     state.invoices.addKey(invoice, `ext:${invoice.externalTransactionId}`);
     state.payments++;
@@ -156,7 +177,8 @@ export async function payInvoice(
       SalesInvoiceId: invoice.salesInvoiceId,
       ClientReference: invoice.clientReference,
       Status: outcome === 'paid' ? 'Success' : 'Failed',
-      Amount: invoice.totalAmount,
+      // What the payer paid: with a payer-borne charge, more than the invoice's total.
+      Amount: outcome === 'paid' ? money.amount : invoice.totalAmount,
       CustomerPhoneNumber: phone,
       PaymentDetails: { MobileMoneyNumber: phone, PaymentType: 'mobilemoney', Channel: channel },
       Description: description,
@@ -215,10 +237,10 @@ export function invoiceStatusData(invoice: SandboxInvoice): Record<string, unkno
     externalTransactionId: invoice.externalTransactionId,
     paymentMethod: paid ? 'mobilemoney' : null,
     clientReference: invoice.clientReference,
-    currencyCode: 'GHS',
-    amount: invoice.totalAmount,
+    currencyCode: invoice.currency,
+    amount: paid ? invoice.amountPaid : invoice.totalAmount,
     charges: paid ? invoice.charges : 0,
-    amountAfterCharges: paid ? round2(invoice.totalAmount - invoice.charges) : 0,
+    amountAfterCharges: paid ? invoice.amountAfterCharges : 0,
     isFulfilled: false,
   };
 }
@@ -235,7 +257,7 @@ export function orderStatusData(
     externalTransactionId: paid ? order.externalTransactionId : null,
     paymentMethod: paid ? 'mobilemoney' : null,
     clientReference: session.sessionId,
-    currencyCode: 'GHS',
+    currencyCode: order.currency,
     amount: order.amount,
     charges: paid ? order.charges : 0,
     amountAfterCharges: paid ? order.amountAfterCharges : 0,

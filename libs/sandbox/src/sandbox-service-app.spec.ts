@@ -273,22 +273,55 @@ describe('HubtelSandbox programmable-services driver and /callback', () => {
     });
   });
 
-  it('sends an OrderInfo in the documented shape when asked', async () => {
-    const session = sandbox.serviceApp(app.url);
-    await session.start();
-    await session.reply('233241234567');
-    await session.choose(1);
-    await session.pay({ orderInfo: true });
+  it('sends an OrderInfo in the platform 2026 shape when asked, with the charge where its bearer puts it', async () => {
+    const toCart = async () => {
+      const session = sandbox.serviceApp(app.url);
+      await session.start();
+      await session.reply('233241234567');
+      await session.choose(1);
+      return session;
+    };
+    const merchantBorne = await toCart();
+    await merchantBorne.pay({ orderInfo: true });
     expect(app.fulfillmentRequests[0]!.body.OrderInfo).toEqual({
+      CustomerMobileNumber: '233241234567',
+      CustomerEmail: null,
+      CustomerName: null,
       Status: 'Paid',
+      OrderDate: expect.any(String),
+      Currency: 'GHS',
+      BranchName: expect.any(String),
+      IsRecurring: false,
+      RecurringInvoiceId: null,
+      Subtotal: 5,
       Items: [{ ItemId: expect.any(String), Name: '1gb data bundle', Quantity: 1, UnitPrice: 5 }],
       Payment: {
         PaymentType: 'mobilemoney',
         AmountPaid: 5,
         AmountAfterCharges: 4.95,
-        IsSuccessful: true,
         PaymentDate: expect.any(String),
+        PaymentDescription: expect.any(String),
+        IsSuccessful: true,
       },
+    });
+    // Payer-borne (Hubtel's sample: Subtotal and AmountPaid include the charge, AmountAfterCharges is the price).
+    const payerBorne = await toCart();
+    await payerBorne.pay({ orderInfo: true, chargeBearer: 'payer' });
+    expect(app.fulfillmentRequests[1]!.body.OrderInfo).toMatchObject({
+      Subtotal: 5.05,
+      Payment: { AmountPaid: 5.05, AmountAfterCharges: 5 },
+    });
+    const status = await call(
+      sandbox,
+      'GET',
+      `/transactions/${sandbox.posSalesId}/status?clientReference=${payerBorne.sessionId}`,
+      { auth: 'api' },
+    );
+    expect(status.json.data).toMatchObject({
+      amount: 5.05,
+      charges: 0.05,
+      amountAfterCharges: 5,
+      currencyCode: 'GHS',
     });
   });
 

@@ -27,6 +27,7 @@ import type { SandboxState } from './sandbox.state.js';
 import type {
   CartItem,
   FulfillmentRequestBody,
+  SandboxChargeBearer,
   SandboxDelivery,
   SandboxFulfillmentCallback,
   SandboxServiceOrder,
@@ -92,7 +93,8 @@ export interface ServicePayOptions {
   outcome?: 'paid' | 'failed';
   /**
    * `OrderInfo` of the fulfillment request: null by default (as in the contract's sample);
-   * `true` builds one in the documented shape `{Status, Items, Payment}`; an object is sent as given.
+   * `true` builds one in the platform's 2026 shape (`CustomerMobileNumber`, ..., `Subtotal`,
+   * `Items`, `Payment` with `AmountPaid` and `AmountAfterCharges`); an object is sent as given.
    */
   orderInfo?: boolean | Record<string, unknown>;
   /** `ExtraData` of the fulfillment request. Default `{}`. */
@@ -102,10 +104,15 @@ export interface ServicePayOptions {
   /** A fault for this fulfillment request only (instead of `sandbox.faults`). */
   fault?: CallbackFaultSpec;
   /**
-   * The amount the payer paid, as the status check reports it. Default: the cart's total
-   * (`Qty × Price`). Another amount plays a platform (or an attacker) that charged the wrong sum.
+   * The price the payer paid for, before charges (with a merchant-borne charge, the status
+   * check's `amount`). Default: the cart's total (`Qty × Price`). Another amount plays a platform
+   * (or an attacker) that charged the wrong sum.
    */
   amount?: number;
+  /** Who bears the charge of this payment. Default the account's `chargeBearer`. */
+  chargeBearer?: SandboxChargeBearer;
+  /** Currency the platform reports (status check `currencyCode`, `OrderInfo.Currency`). Default `GHS`. */
+  currency?: string;
   /**
    * `false`: the fulfillment request is sent, but the status check does not know the payment
    * until `recordPayment()` is called (the platform recording it late). Default true.
@@ -374,14 +381,16 @@ export class SandboxServiceSession {
         { field: 'amount', message: 'must be a number of at least 0', value: options.amount },
       ]);
     }
-    const amount = options.amount === undefined ? round2(cart.Qty * cart.Price) : round2(options.amount);
+    const price = options.amount === undefined ? round2(cart.Qty * cart.Price) : round2(options.amount);
     const now = isoNow();
     const order = recordServiceOrder(this.state, this.record, {
       orderId: options.orderId ?? hexId(),
-      amount,
+      price,
       outcome,
       paidAt: now,
       recorded: options.recordPayment !== false,
+      chargeBearer: options.chargeBearer,
+      currency: options.currency,
     });
     this.record.state = outcome === 'paid' ? 'paid' : 'payment-failed';
     this.touch();
@@ -394,23 +403,42 @@ export class SandboxServiceSession {
         ExtraData: options.extraData ?? {},
         OrderInfo:
           options.orderInfo === true
-            ? {
-                Status: 'Paid',
-                Items: [{ ItemId: hexId(), Name: cart.ItemName, Quantity: cart.Qty, UnitPrice: cart.Price }],
-                Payment: {
-                  PaymentType: 'mobilemoney',
-                  AmountPaid: amount,
-                  AmountAfterCharges: order.amountAfterCharges,
-                  IsSuccessful: true,
-                  PaymentDate: now,
-                },
-              }
+            ? this.orderInfo(cart, order)
             : options.orderInfo && typeof options.orderInfo === 'object'
               ? options.orderInfo
               : null,
       },
       options.fault,
     ).then((deliveries) => ({ order, deliveries }));
+  }
+
+  /**
+   * `OrderInfo` in the platform's 2026 shape (platform facts, "Charges and the full OrderInfo"):
+   * `Subtotal` and `Payment.AmountPaid` are what the payer paid, `AmountAfterCharges` what the
+   * merchant gets (Hubtel's sample: 151.50 and 150.50 for one 150.50 item, the payer bearing it).
+   */
+  private orderInfo(cart: CartItem, order: SandboxServiceOrder): Record<string, unknown> {
+    return {
+      CustomerMobileNumber: this.record.mobile,
+      CustomerEmail: null,
+      CustomerName: null,
+      Status: 'Paid',
+      OrderDate: order.paidAt,
+      Currency: order.currency,
+      BranchName: 'Main Branch',
+      IsRecurring: false,
+      RecurringInvoiceId: null,
+      Subtotal: order.amount,
+      Items: [{ ItemId: hexId(), Name: cart.ItemName, Quantity: cart.Qty, UnitPrice: cart.Price }],
+      Payment: {
+        PaymentType: 'mobilemoney',
+        AmountPaid: order.amount,
+        AmountAfterCharges: order.amountAfterCharges,
+        PaymentDate: order.paidAt,
+        PaymentDescription: 'The mobile money payment has been approved and processed successfully.',
+        IsSuccessful: true,
+      },
+    };
   }
 
   /**

@@ -1,10 +1,14 @@
 import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import { chargeOptionIssues, paymentMoney, type SandboxChargeOptions } from './sandbox-charges.js';
 import { hexId, isoNow, networkTransactionId, round2 } from './sandbox-http.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxServiceOrder, SandboxSession } from './sandbox.types.js';
 
-export interface RecordServicePaymentOptions {
-  /** Amount paid. Default: the session's cart total; required for a session this sandbox did not drive. */
+export interface RecordServicePaymentOptions extends SandboxChargeOptions {
+  /**
+   * The price paid for, before charges (with the default merchant-borne charge, the status
+   * check's `amount`). Default: the session's cart total; required for a session this sandbox did not drive.
+   */
   amount?: number;
   /** The order's id. Default: the session's order's, else a fresh one. */
   orderId?: string;
@@ -41,6 +45,7 @@ export function recordServicePayment(
     else if (session && session.account !== options.account)
       issues.push({ field: 'account', message: `the session belongs to account "${session.account}"` });
   }
+  issues.push(...chargeOptionIssues(options));
   if (options.amount === undefined && !cart)
     issues.push({ field: 'amount', message: 'is required: the sandbox knows no cart for this session' });
   if (issues.length > 0) throw new HubtelValidationError('Invalid service payment', issues);
@@ -65,10 +70,12 @@ export function recordServicePayment(
   }
   recordServiceOrder(state, session, {
     orderId: options.orderId ?? session.order?.orderId ?? hexId(),
-    amount: round2(options.amount ?? cart!.Qty * cart!.Price),
+    price: round2(options.amount ?? cart!.Qty * cart!.Price),
     outcome: 'paid',
     paidAt: now,
     recorded: true,
+    chargeBearer: options.chargeBearer,
+    currency: options.currency,
   });
   session.state = 'paid';
   session.updatedAt = now;
@@ -77,20 +84,24 @@ export function recordServicePayment(
 }
 
 /**
- * Gives a session its order, as the platform records a payment: charges deducted, transaction
- * ids drawn; a paid one is counted and found by those ids (the status check looks them up).
+ * Gives a session its order, as the platform records a payment of `price`: charges deducted or
+ * added (per the bearer), transaction ids drawn; a paid one is counted and found by those ids
+ * (the status check looks them up).
  */
 export function recordServiceOrder(
   state: SandboxState,
   session: SandboxSession,
-  fields: Pick<SandboxServiceOrder, 'orderId' | 'amount' | 'outcome' | 'paidAt' | 'recorded'>,
+  fields: Pick<SandboxServiceOrder, 'orderId' | 'outcome' | 'paidAt' | 'recorded'> &
+    SandboxChargeOptions & { price: number },
 ): SandboxServiceOrder {
-  const charges = round2(fields.amount * state.options.checkout.chargeRate);
+  const money = paymentMoney(state, session.account, fields.price, fields);
   const order: SandboxServiceOrder = {
     orderId: fields.orderId,
-    amount: fields.amount,
-    charges,
-    amountAfterCharges: round2(fields.amount - charges),
+    amount: money.amount,
+    charges: money.charges,
+    amountAfterCharges: money.amountAfterCharges,
+    chargeBearer: money.chargeBearer,
+    currency: money.currency,
     outcome: fields.outcome,
     paidAt: fields.paidAt,
     transactionId: hexId(),

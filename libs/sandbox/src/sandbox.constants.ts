@@ -61,6 +61,8 @@ export const SANDBOX_CHECKOUT_DEFAULTS = Object.freeze({
   merchantName: 'Sandbox Merchant',
   /** Fee taken on a payment, shown by the status check (`charges`); not a platform figure. */
   chargeRate: 0.01,
+  /** Who bears it: the merchant (deducted), as Hubtel's status-check sample shows. */
+  chargeBearer: 'merchant' as const,
   /** Payments of invoices whose description holds one of `& * ! % @` fail with 2001 (platform facts, H). */
   rejectSpecialCharacters: true,
   /** Phone shown pre-filled on the payment page when the invoice names no payee number. */

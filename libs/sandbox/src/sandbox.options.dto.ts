@@ -1,6 +1,7 @@
 import {
   Allow,
   IsBoolean,
+  IsIn,
   IsInt,
   IsNumber,
   IsOptional,
@@ -12,6 +13,8 @@ import {
 } from 'class-validator';
 import { IsOptionalSection } from '#internal';
 import { SANDBOX_ACCOUNT_NAME } from './sandbox.constants.js';
+import { SANDBOX_CHARGE_BEARERS } from './sandbox-charges.js';
+import type { SandboxChargeBearer } from './sandbox.types.js';
 
 /*
  * The sandbox's plain-data options, checked at construction by the validator of the inbound
@@ -72,6 +75,10 @@ export class SandboxAccountDto {
   @IsString()
   @MaxLength(200)
   merchantName?: string;
+
+  @IsOptional()
+  @IsIn(SANDBOX_CHARGE_BEARERS)
+  chargeBearer?: SandboxChargeBearer;
 }
 
 export class SandboxSmsOptionsDto {
@@ -111,6 +118,10 @@ export class SandboxCheckoutOptionsDto {
   @IsNumber(FINITE)
   @Min(0)
   chargeRate?: number;
+
+  @IsOptional()
+  @IsIn(SANDBOX_CHARGE_BEARERS)
+  chargeBearer?: SandboxChargeBearer;
 
   @IsOptional()
   @IsNumber(FINITE)

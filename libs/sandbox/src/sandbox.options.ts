@@ -16,6 +16,7 @@ import { SandboxAccountDto, SandboxOptionsDto } from './sandbox.options.dto.js';
 import type {
   HubtelSandboxOptions,
   SandboxAccountOptions,
+  SandboxChargeBearer,
   SandboxCredentialPair,
   SandboxLogger,
 } from './sandbox.types.js';
@@ -32,6 +33,8 @@ export interface ResolvedSandboxAccount {
   /** Empty: any sender no other account declares. */
   senderIds: readonly string[];
   merchantName: string;
+  /** Who bears the charge on its payments (`sandbox.setChargeBearer()` changes it at run time). */
+  chargeBearer: SandboxChargeBearer;
 }
 
 /*
@@ -60,6 +63,7 @@ export interface ResolvedSandboxOptions {
   checkout: {
     merchantName: string;
     chargeRate: number;
+    chargeBearer: SandboxChargeBearer;
     minAmount: number | undefined;
     rejectSpecialCharacters: boolean;
     defaultPhone: string;
@@ -102,6 +106,7 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
   const checkout = { ...options.checkout, ...o.checkout };
   const maxSenderLength = sms.maxSenderLength ?? SANDBOX_SMS_DEFAULTS.maxSenderLength;
   const merchantName = checkout.merchantName ?? SANDBOX_CHECKOUT_DEFAULTS.merchantName;
+  const chargeBearer = checkout.chargeBearer ?? SANDBOX_CHECKOUT_DEFAULTS.chargeBearer;
   const credentials = {
     sms: { ...(o.credentials?.sms ?? SANDBOX_DEFAULT_CREDENTIALS.sms) },
     api: { ...(o.credentials?.api ?? SANDBOX_DEFAULT_CREDENTIALS.api) },
@@ -112,6 +117,7 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
     posSalesId,
     senderIds: senderIdList(options.sms?.senderIds, 'sms.senderIds', maxSenderLength),
     merchantName,
+    chargeBearer,
   };
   const accounts = resolveAccounts(options.accounts, defaultAccount, maxSenderLength, merchantName);
   return {
@@ -134,6 +140,7 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
     checkout: {
       merchantName,
       chargeRate: checkout.chargeRate ?? SANDBOX_CHECKOUT_DEFAULTS.chargeRate,
+      chargeBearer,
       minAmount: checkout.minAmount,
       rejectSpecialCharacters:
         checkout.rejectSpecialCharacters ?? SANDBOX_CHECKOUT_DEFAULTS.rejectSpecialCharacters,
@@ -235,6 +242,7 @@ function resolveAccounts(
       posSalesId: a.posSalesId ?? String(Number(SANDBOX_DEFAULT_POS_SALES_ID) + i + 1),
       senderIds: senderIdList(a.senderIds, `${prefix}.senderIds`, maxSenderLength),
       merchantName: a.merchantName ?? merchantName,
+      chargeBearer: a.chargeBearer ?? defaultAccount.chargeBearer,
     };
     claim(
       'posSalesId',

@@ -28,7 +28,18 @@ export interface SandboxAccountOptions {
   senderIds?: string[];
   /** Name on its payment page. Default the top-level `checkout.merchantName`. */
   merchantName?: string;
+  /** Who bears the platform's charge on its payments. Default the top-level `checkout.chargeBearer`. */
+  chargeBearer?: SandboxChargeBearer;
 }
+
+/**
+ * Who bears the platform's charge on a payment (both happen, per merchant account):
+ * - `merchant`: the payer pays the price; the charge is deducted (status check `amount` = the
+ *   price, `amountAfterCharges` = price − charges);
+ * - `payer`: the charge is added to what the payer pays (`amount` = price + charges,
+ *   `amountAfterCharges` = the price), as in Hubtel's 2026 fulfillment-request sample.
+ */
+export type SandboxChargeBearer = 'merchant' | 'payer';
 
 /** An account the sandbox serves, as `sandbox.accounts()` reports it. */
 export interface SandboxAccount {
@@ -39,6 +50,8 @@ export interface SandboxAccount {
   /** Empty: any sender that no other account declares. */
   senderIds: string[];
   merchantName: string;
+  /** Who bears the charge on its payments (`sandbox.setChargeBearer()` changes it). */
+  chargeBearer: SandboxChargeBearer;
 }
 
 /** Picks the records of one account (`sandbox.messages({ account: 'north' })`). */
@@ -78,6 +91,8 @@ export interface SandboxCheckoutOptions {
   merchantName?: string;
   /** Fee rate used for `charges` in the status check. Default 0.01. */
   chargeRate?: number;
+  /** Who bears the charge (see SandboxChargeBearer), for every account that does not say. Default `merchant`. */
+  chargeBearer?: SandboxChargeBearer;
   /** Smallest `totalAmount` accepted; below it `4070` (fees not set / amount below minimum). Default none. */
   minAmount?: number;
   /** Fail payments (2001) of invoices whose description contains `& * ! % @`, like the platform. Default true. */
@@ -233,7 +248,16 @@ export interface SandboxInvoice {
   customerPhoneNumber: string | null;
   channel: string | null;
   paidAt: string | null;
+  /** The platform's fee, once paid. */
   charges: number;
+  /** What the payer paid (status check `amount`; the callback's `Amount`), once paid; else 0. */
+  amountPaid: number;
+  /** What reaches the merchant (status check `amountAfterCharges`), once paid; else 0. */
+  amountAfterCharges: number;
+  /** Who bore the charge, once paid. */
+  chargeBearer: SandboxChargeBearer | null;
+  /** Currency of the payment (status check `currencyCode`). */
+  currency: string;
   refunded: boolean;
   attempts: SandboxPaymentAttempt[];
   /** Ids of the callback deliveries made for this invoice. */
@@ -328,9 +352,14 @@ export interface UssdMenuLine {
 
 export interface SandboxServiceOrder {
   orderId: string;
+  /** What the payer paid (status check `amount`, `OrderInfo.Payment.AmountPaid`). */
   amount: number;
   charges: number;
+  /** What reaches the merchant (`amountAfterCharges`, `OrderInfo.Payment.AmountAfterCharges`). */
   amountAfterCharges: number;
+  chargeBearer: SandboxChargeBearer;
+  /** Status check `currencyCode`, `OrderInfo.Currency`. */
+  currency: string;
   outcome: 'paid' | 'failed';
   paidAt: string;
   transactionId: string;

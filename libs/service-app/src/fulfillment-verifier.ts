@@ -1,3 +1,5 @@
+import type { PaymentAmounts } from 'nestjs-hubtel';
+import { amountsOf, judgeAmounts } from '#internal';
 import type { FulfillmentRejection } from './service-app.events.js';
 import type { CartItem } from './service-app.types.js';
 import type { PaymentStatus } from './payment-status.client.js';
@@ -6,12 +8,20 @@ import type { PaymentStatus } from './payment-status.client.js';
  * What one status check says of an order:
  * - `paid`: the SessionId's transaction is Paid, for the cart's total;
  * - `pending`: no transaction yet, or `Unpaid`: the platform may record it late, check again;
- * - `refused`: final (refunded, the wrong amount or currency, an answer about another reference).
+ * - `refused`: final (refunded, an answer about another reference);
+ * - `attention`: paid, but the amount or currency matches the cart on neither count (`amount` nor
+ *   `amountAfterCharges`): kept for a person, never delivered by itself.
  */
 export type PaymentVerdict =
-  | { kind: 'paid' }
+  | { kind: 'paid'; amounts?: PaymentAmounts }
   | { kind: 'pending'; message: string }
-  | { kind: 'refused'; reason: FulfillmentRejection; message: string };
+  | { kind: 'refused'; reason: FulfillmentRejection; message: string }
+  | {
+      kind: 'attention';
+      reason: 'AMOUNT_MISMATCH' | 'CURRENCY_MISMATCH';
+      message: string;
+      amounts?: PaymentAmounts;
+    };
 
 /** Money in pesewas, so comparisons are exact. */
 function cents(value: number): number {
@@ -65,23 +75,37 @@ export function judgePayment(
   }
   if (item) {
     const expected = cartTotal(item);
-    // As checkout: an answer without a currency is judged on its amount, one naming another is
-    // refused (3.30 USD is not the cart's 3.30 GHS) with checkout's reason, CURRENCY_MISMATCH.
-    const currency = status.currencyCode?.trim();
-    if (currency && currency.toUpperCase() !== CART_CURRENCY) {
+    // A match for either bearer of the charge: `amount` (merchant-borne) or `amountAfterCharges`
+    // (payer-borne) is the cart's total. An answer without a currency is judged on its amount,
+    // one naming another is not this cart's payment (3.30 USD is not the cart's 3.30 GHS).
+    const verdict = judgeAmounts(status, expected, CART_CURRENCY, {
+      withinTolerance: (paid, total) => Math.abs(cents(paid) - cents(total)) <= cents(tolerance),
+      allowOverpayment: false,
+    });
+    if (verdict.kind === 'paid') return { kind: 'paid', amounts: verdict.amounts };
+    const amounts = verdict.amounts ? { amounts: verdict.amounts } : {};
+    if (verdict.kind === 'currency') {
       return {
-        kind: 'refused',
+        kind: 'attention',
         reason: 'CURRENCY_MISMATCH',
-        message: `the status check reports a payment in ${currency.slice(0, 8)} for session ${sessionId}, not in the cart's ${CART_CURRENCY}`,
+        message: `the status check reports a payment in ${status.currencyCode!.trim().slice(0, 8)} for session ${sessionId}, not in the cart's ${CART_CURRENCY}`,
+        ...amounts,
       };
     }
-    if (status.amount === undefined || Math.abs(cents(status.amount) - cents(expected)) > cents(tolerance)) {
+    if (!verdict.amounts)
       return {
         kind: 'refused',
         reason: 'AMOUNT_MISMATCH',
-        message: `the status check reports ${status.amount === undefined ? 'no amount' : money(status.amount)} paid for session ${sessionId}, not the cart's ${money(expected)}`,
+        message: `the status check reports no amount paid for session ${sessionId}`,
       };
-    }
+    return {
+      kind: 'attention',
+      reason: 'AMOUNT_MISMATCH',
+      message: `the status check reports ${money(verdict.amounts.gross)} paid (${money(verdict.amounts.net)} after charges of ${money(verdict.amounts.charges)}) for session ${sessionId}: neither is the cart's ${money(expected)}`,
+      ...amounts,
+    };
   }
-  return { kind: 'paid' };
+  // Without a cart nothing can be compared: the figures are still the verified ones.
+  const amounts = amountsOf(status);
+  return amounts ? { kind: 'paid', amounts } : { kind: 'paid' };
 }

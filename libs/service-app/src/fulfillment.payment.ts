@@ -12,11 +12,14 @@ import { judgePayment } from './fulfillment-verifier.js';
 import type { PaymentStatus } from './payment-status.client.js';
 import type { ServiceAppAccount } from './service-app.accounts.js';
 import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from './service-app.constants.js';
+import type { PaymentAmounts } from 'nestjs-hubtel';
 import type {
+  FulfillmentAttention,
   FulfillmentPayment,
   FulfillmentRejection,
   FulfillmentRequestedEvent,
 } from './service-app.events.js';
+import { cartTotal } from './fulfillment-verifier.js';
 import type { ServiceAppLogger } from './service-app.logger.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 
@@ -29,10 +32,37 @@ export type RefuseOrder = (
   status?: PaymentStatus,
 ) => Promise<void>;
 
+/** Keeps an order whose verified payment matches on neither count (FulfillmentService). */
+export type HoldOrder = (
+  order: FulfillmentRequestedEvent,
+  attention: FulfillmentAttention,
+  payment: FulfillmentPayment,
+  checks: number,
+  status: PaymentStatus,
+) => Promise<void>;
+
+/** Tells the platform `failed` for an order nobody resolved by its deadline (FulfillmentService). */
+export type ExpireOrder = (
+  order: FulfillmentRequestedEvent,
+  attention: FulfillmentAttention,
+) => Promise<void>;
+
 /** What the payment job carries from one check to the next (its deferral state). */
-interface CheckState {
+export interface CheckState {
   /** Status checks made so far, less the failed runs (counted by the record's `attempts`). */
   checks: number;
+  /** Set when the verified payment matches on neither count: the job waits for a person. */
+  attention?: FulfillmentAttention;
+  /** The verified payment of an order that needs attention. */
+  payment?: FulfillmentPayment;
+}
+
+/**
+ * How long an order that needs attention waits for a person: three quarters of the callback
+ * deadline (the platform's one hour by default), leaving the rest for the `failed` callback's retries.
+ */
+export function attentionWindowMs(options: ResolvedServiceAppOptions): number {
+  return Math.round(options.callbackRetry.deadlineMs * 0.75);
 }
 
 /** Most status checks one order costs the platform, over its whole re-check window. */
@@ -53,14 +83,18 @@ export class FulfillmentPaymentCheck {
     /** The order's account: its status check (keys, POS Sales ID) and verification options. */
     private readonly accountOf: (order: FulfillmentRequestedEvent) => Promise<ServiceAppAccount>,
     private readonly refuse: RefuseOrder,
+    private readonly hold: HoldOrder,
+    private readonly expire: ExpireOrder,
   ) {}
 
-  /** The payment record kept once the check is done (`compactWhenDone`): with the refusal, if any. */
-  summary(order: FulfillmentRequestedEvent): PaymentSummary {
+  /** The payment record kept once the check is done (`compactWhenDone`): with the refusal or the attention, if any. */
+  summary(order: FulfillmentRequestedEvent, record?: JobRecord<FulfillmentRequestedEvent>): PaymentSummary {
     const summary: PaymentSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
     if (namedAccount(order.account) !== undefined) summary.account = order.account;
     const refused = this.refusals.get(order.orderId);
     if (refused) summary.refused = refused;
+    const attention = (record?.state as CheckState | undefined)?.attention;
+    if (attention) summary.attention = attention;
     return summary;
   }
 
@@ -87,6 +121,9 @@ export class FulfillmentPaymentCheck {
       return;
     }
     const { attempt, record } = context;
+    const held = record.state as CheckState | undefined;
+    // Waiting for a person: this run is the deadline (or a replay). Resolved → nothing left to do.
+    if (held?.attention) return this.expire(order, held.attention);
     // A run past the attempts the policy allows is a replay of a dead letter: one more check, final.
     const replayed = attempt > PAYMENT_ATTEMPTS;
     // Failed runs count as checks (they may have made one): the bound holds whatever failed.
@@ -118,8 +155,29 @@ export class FulfillmentPaymentCheck {
       return next();
     }
     const verdict = judgePayment(order.sessionId, status, order.item, options.verification.amountTolerance);
+    if (verdict.kind === 'attention') {
+      // Paid, but matching on neither count: kept (never lost, never delivered by itself) until a
+      // person resolves it or the platform's deadline comes (then: `failed`).
+      const now = Date.now();
+      const decideBy = Math.max(now, record.receivedAt + attentionWindowMs(options));
+      const attention: FulfillmentAttention = {
+        reason: verdict.reason,
+        message: verdict.message,
+        at: new Date(now).toISOString(),
+        decideBy: new Date(decideBy).toISOString(),
+      };
+      if (verdict.amounts) attention.amounts = verdict.amounts;
+      if (order.item) attention.amountExpected = cartTotal(order.item);
+      const payment = paymentOf(status!, verdict.amounts);
+      await this.hold(order, attention, payment, check, status!);
+      return context.defer(decideBy, {
+        checks: check + 1 - attempt,
+        attention,
+        payment,
+      } satisfies CheckState);
+    }
     if (verdict.kind === 'paid') {
-      const confirmed: FulfillmentRequestedEvent = { ...order, payment: paymentOf(status!) };
+      const confirmed: FulfillmentRequestedEvent = { ...order, payment: paymentOf(status!, verdict.amounts) };
       await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, order.orderId, confirmed);
       if (this.logger.isLevelEnabled('log'))
         this.logger.log(
@@ -154,8 +212,9 @@ export class FulfillmentPaymentCheck {
   }
 }
 
-function paymentOf(status: PaymentStatus): FulfillmentPayment {
+function paymentOf(status: PaymentStatus, amounts: PaymentAmounts | undefined): FulfillmentPayment {
   const payment: FulfillmentPayment = { confirmedByStatusCheck: true, amount: status.amount ?? 0 };
+  if (amounts) payment.amounts = amounts;
   for (const key of ['currencyCode', 'transactionId', 'externalTransactionId', 'paymentMethod'] as const) {
     if (status[key] !== undefined) payment[key] = status[key];
   }

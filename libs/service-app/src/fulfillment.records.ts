@@ -6,7 +6,11 @@
  */
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError } from 'nestjs-hubtel';
 import type { JobRecord } from '#internal';
-import { combineOutcomes, type FulfillmentRejection } from './service-app.events.js';
+import {
+  combineOutcomes,
+  type FulfillmentAttention,
+  type FulfillmentRejection,
+} from './service-app.events.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
 import type { FulfillmentOrderStatus } from './fulfillment.service.js';
 
@@ -46,6 +50,15 @@ export interface CallbackSummary {
 /** What a payment record keeps once verified: the order's ids, and the refusal if it was refused. */
 export interface PaymentSummary extends OrderSummary {
   refused?: FulfillmentRejection;
+  /** Set when the verified payment matched on neither count. */
+  attention?: FulfillmentAttention;
+}
+
+/** Why an order's payment needs attention, from its payment record (waiting, or done). */
+export function attentionOf(record: JobRecord<PaymentSummary> | undefined): FulfillmentAttention | undefined {
+  if (!record) return undefined;
+  if (record.compacted) return record.payload.attention;
+  return (record.state as { attention?: FulfillmentAttention } | undefined)?.attention;
 }
 
 /** A callback record's payload: the job while it may run, its summary once done (`compacted`). */
@@ -81,6 +94,11 @@ export function orderStatus(
   const account = namedAccount(order.payload.account);
   if (account !== undefined) status.account = account;
   if (payment) status.payment = { status: 'confirmed', checks: statusChecksMade(payment) };
+  const attention = attentionOf(payment);
+  if (status.payment && attention) {
+    status.payment.status = 'attention';
+    status.payment.attention = attention;
+  }
   if (callback) {
     const sent = callbackOf(callback);
     status.callback = {
@@ -117,6 +135,11 @@ export function unconfirmedOrder(orderId: string, record: JobRecord<PaymentSumma
     checks: statusChecksMade(record),
   };
   if (refused) payment.reason = refused;
+  const attention = attentionOf(record);
+  if (attention) {
+    payment.status = 'attention';
+    payment.attention = attention;
+  }
   if (record.lastError) payment.lastError = record.lastError;
   const status: FulfillmentOrderStatus = {
     orderId,

@@ -45,11 +45,16 @@ import {
 import { ServiceAppWrongAccountError } from './service-app.errors.js';
 import { accountOf } from './service-flow.session.js';
 import { parseRequest, validateFulfillmentRequest, type FulfillmentRequestDto } from './service-app.dto.js';
+import { readOrderClaims } from './fulfillment.claims.js';
+import type { CheckState } from './fulfillment.payment.js';
 import {
+  FulfillmentAttentionEvent,
   FulfillmentRejectedEvent,
   ServiceAppEvents,
   combineOutcomes,
   fulfillmentEventFor,
+  type FulfillmentAttention,
+  type FulfillmentPayment,
   type FulfillmentRejection,
   type FulfillmentRequestedEvent,
 } from './service-app.events.js';
@@ -89,9 +94,12 @@ export interface FulfillmentOrderStatus {
    * failing: nothing ran; replay by hand).
    */
   payment?: {
-    status: 'checking' | 'confirmed' | 'refused' | 'dead';
+    /** `attention`: paid, but matching on neither count: see `attention`, and `resolveAttention()`. */
+    status: 'checking' | 'confirmed' | 'refused' | 'dead' | 'attention';
     checks: number;
     reason?: FulfillmentRejection;
+    /** Why the payment needs attention (status `attention`). */
+    attention?: FulfillmentAttention;
     lastError?: string;
   };
   /** Your handlers: `pending`/`running` (retrying), `done`, `dead` (gave up: `failed` reported). */
@@ -133,6 +141,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
   private readonly deliveries: FulfillmentDeliveries;
   private readonly payment: FulfillmentPaymentCheck;
   private readonly callbacks: FulfillmentCallbacks;
+  private readonly telemetry: HubtelTelemetry | undefined;
   private static readonly catchAllEvents: readonly string[] = Object.freeze([ServiceAppEvents.Fulfillment]);
 
   constructor(
@@ -142,6 +151,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     @Inject(SERVICE_APP_ACCOUNTS) private readonly accounts: ServiceAppAccounts,
     @Optional() @Inject(HUBTEL_TELEMETRY) telemetry?: HubtelTelemetry,
   ) {
+    this.telemetry = telemetry;
     // The pipeline's emitter: the app's, checked once where the pipeline is made (inboundKit).
     this.emitter = pipeline.emitter;
     // What a registered account's FulfillmentAccount (@InjectFulfillment) calls.
@@ -154,7 +164,11 @@ export class FulfillmentService implements OnApplicationBootstrap {
       // The order's own account, whichever replica runs the job: its keys and POS Sales ID.
       (order) => accounts.get(accountOf(order)),
       (order, reason, message, checks, paid) => this.refuse(order, reason, message, checks, paid),
+      (order, attention, payment, checks, status) => this.hold(order, attention, payment, checks, status),
+      (order, attention) => this.expire(order, attention),
     );
+    // The attention event: a recorded job, so its handlers run once whichever replica found it.
+    pipeline.define(ServiceAppEvents.Attention, { compactWhenDone: () => undefined });
     const handlerRetry = options.fulfillmentRetry;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
       // Handlers of the order's ServiceCode first, then the catch-all ones.
@@ -187,7 +201,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       // (then: dead-lettered, NOT_CONFIRMED).
       run: (order, context) => this.payment.run(order, context),
       retry: { maxAttempts: PAYMENT_ATTEMPTS, ...recheck.recheckDelay },
-      compactWhenDone: (order): PaymentSummary => this.payment.summary(order),
+      compactWhenDone: (order, record): PaymentSummary => this.payment.summary(order, record),
       doneTtlMs: (record) => this.payment.doneTtlMs(record),
       onSettled: async (record, outcome, error) => {
         if (outcome === 'done') return;
@@ -301,6 +315,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
       receivedAt: isoNow(),
       account: account.name,
     };
+    const claims = readOrderClaims(request.OrderInfo);
+    if (claims) (order as { claims?: typeof claims }).claims = claims;
     if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
 
     // Verified first when it can be: the payment job submits the fulfillment job once confirmed.
@@ -398,6 +414,78 @@ export class FulfillmentService implements OnApplicationBootstrap {
     await this.pipeline.replayDeadLetter(id);
   }
 
+  /**
+   * Resolves an order whose verified payment matched the cart on neither count (its `attention`
+   * event; `getOrder()` shows payment status `attention`): `deliver` runs its handlers with the
+   * payment as verified (their outcome is reported to the platform as usual; the order carries
+   * `attention`), `refund` reports `failed` to the platform now (give the money back in Hubtel's
+   * merchant dashboard). Before `attention.decideBy`: after it the order was reported `failed`.
+   * Resolving again the same way is a no-op.
+   *
+   * @throws HubtelError `HUBTEL_NOT_FOUND` for an unknown order; `HUBTEL_STORE_CONFLICT` when it
+   *   does not need attention, or its outcome went the other way (resolved, or the deadline passed).
+   */
+  async resolveAttention(orderId: string, action: 'deliver' | 'refund'): Promise<FulfillmentOrderStatus> {
+    if (typeof orderId !== 'string' || orderId === '')
+      throw new HubtelValidationError('resolveAttention(): orderId must be a non-empty string', [
+        { field: 'orderId', message: 'must be a non-empty string' },
+      ]);
+    if (action !== 'deliver' && action !== 'refund')
+      throw new HubtelValidationError('resolveAttention(): action must be "deliver" or "refund"', [
+        { field: 'action', message: 'must be "deliver" or "refund"', value: action },
+      ]);
+    const record = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, orderId);
+    if (!record)
+      throw new HubtelError(
+        'HUBTEL_NOT_FOUND',
+        `resolveAttention(): no order ${orderId} is known (or its record expired)`,
+      );
+    const held = record.compacted ? undefined : (record.state as CheckState | undefined);
+    const attention = held?.attention ?? (record.payload as unknown as PaymentSummary).attention;
+    if (!attention)
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `resolveAttention(): order ${orderId} does not need attention`,
+      );
+    const delivered = await this.pipeline.get(SERVICE_APP_JOBS.fulfillment, orderId);
+    const reported = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
+    const wanted = action === 'deliver' ? 'delivered' : 'refunded';
+    if (delivered || reported) {
+      const done = delivered ? 'delivered' : 'reported "failed"';
+      if ((action === 'deliver') === !!delivered) return (await this.getOrder(orderId))!;
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `resolveAttention(): order ${orderId} was already ${done}; it cannot be ${wanted} too`,
+      );
+    }
+    if (!held?.payment || record.status !== 'pending')
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `resolveAttention(): order ${orderId} can no longer be resolved`,
+      );
+    const order = record.payload;
+    const resolved: FulfillmentAttention = { ...attention, resolution: { action: wanted, at: isoNow() } };
+    if (action === 'deliver') {
+      // Its handlers run once, as any order's; the waiting payment job finds it delivered at its deadline.
+      await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, orderId, {
+        ...order,
+        payment: held.payment,
+        attention: resolved,
+      } satisfies FulfillmentRequestedEvent);
+    } else {
+      await this.reportOutcome(orderId, order.sessionId, 'failed', null, 'app', order.account);
+    }
+    this.telemetry?.record({
+      kind: 'payment-attention',
+      source: 'fulfillment',
+      outcome: wanted,
+      reason: attention.reason,
+      account: accountOf(order),
+    });
+    this.logger.log(`Order ${orderId} that needed attention was resolved: ${wanted}`);
+    return (await this.getOrder(orderId))!;
+  }
+
   /** Where an order stands (undefined when unknown or expired from the store). */
   async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
     const payment = await this.pipeline.get<PaymentSummary>(SERVICE_APP_JOBS.payment, orderId);
@@ -460,6 +548,67 @@ export class FulfillmentService implements OnApplicationBootstrap {
     if (status?.amount !== undefined) (fields as { amountPaid?: number }).amountPaid = status.amount;
     if (status) (fields as { paymentStatus?: string }).paymentStatus = status.status;
     this.emitRejected(fields);
+  }
+
+  /**
+   * Keeps an order whose verified payment matches on neither count: its `attention` event is
+   * recorded (handlers run once), counted and logged; nothing is delivered nor reported yet. The
+   * `rejected` alert is emitted as for every payment that fails verification.
+   */
+  private async hold(
+    order: FulfillmentRequestedEvent,
+    attention: FulfillmentAttention,
+    payment: FulfillmentPayment,
+    checks: number,
+    status: PaymentStatus,
+  ): Promise<void> {
+    const event = new FulfillmentAttentionEvent({
+      orderId: order.orderId,
+      sessionId: order.sessionId,
+      serviceCode: order.serviceCode,
+      attention,
+      payment,
+      ...(order.claims ? { claims: order.claims } : {}),
+      account: accountOf(order),
+    });
+    const { duplicate } = await this.pipeline.submit(ServiceAppEvents.Attention, order.orderId, event);
+    if (duplicate) return;
+    const alert: FulfillmentRejectedEvent = {
+      reason: attention.reason,
+      message: attention.message,
+      orderId: order.orderId,
+      sessionId: order.sessionId,
+      serviceCode: order.serviceCode,
+      checks,
+      rejectedAt: isoNow(),
+      paymentStatus: status.status,
+      account: accountOf(order),
+    };
+    if (attention.amountExpected !== undefined)
+      (alert as { amountExpected?: number }).amountExpected = attention.amountExpected;
+    if (status.amount !== undefined) (alert as { amountPaid?: number }).amountPaid = status.amount;
+    this.emitRejected(alert);
+    this.telemetry?.record({
+      kind: 'payment-attention',
+      source: 'fulfillment',
+      outcome: 'opened',
+      reason: attention.reason,
+      account: accountOf(order),
+    });
+    this.logger.error(
+      `Order ${order.orderId} was paid but needs attention (${attention.reason}): ${attention.message}. Resolve it with resolveAttention() before ${attention.decideBy}, or it is reported "failed"`,
+    );
+  }
+
+  /** The deadline of an order that needs attention: nobody resolved it → `failed` is reported. */
+  private async expire(order: FulfillmentRequestedEvent, attention: FulfillmentAttention): Promise<void> {
+    const delivered = await this.pipeline.get(SERVICE_APP_JOBS.fulfillment, order.orderId);
+    const reported = await this.pipeline.get(SERVICE_APP_JOBS.callback, order.orderId);
+    if (delivered || reported) return;
+    this.logger.error(
+      `Order ${order.orderId} needed attention (${attention.reason}) and nobody resolved it by ${attention.decideBy}: reporting "failed" to the platform`,
+    );
+    await this.reportOutcome(order.orderId, order.sessionId, 'failed', null, 'app', order.account);
   }
 
   /** Emits a rejected event once (an alert, not a recorded job); a throwing listener is logged. */

@@ -62,11 +62,18 @@ export {
   type FulfillmentOrderStatus,
   type FulfillmentReceipt,
 } from './fulfillment.service.js';
+export type {
+  FulfillmentOrderClaims,
+  FulfillmentClaimedItem,
+  FulfillmentClaimedPayment,
+} from './fulfillment.claims.js';
 export {
   ServiceAppEvents,
   FulfillmentRequestedEvent,
   FulfillmentCallbackSentEvent,
   FulfillmentRejectedEvent,
+  FulfillmentAttentionEvent,
+  type FulfillmentAttention,
   deferFulfillment,
   failFulfillment,
   fulfilled,
@@ -81,6 +88,7 @@ export {
   OnFulfillment,
   OnFulfillmentCallbackSent,
   OnFulfillmentRejected,
+  OnFulfillmentAttention,
   OnServiceAppDeadLetter,
   OnServiceQuery,
   InjectFulfillment,

@@ -36,6 +36,13 @@ export const OnServiceAppDeadLetter = createHandlerDecorator(ServiceAppEvents.De
 export const OnFulfillmentRejected = createHandlerDecorator(ServiceAppEvents.Rejected);
 
 /**
+ * An order was paid but matches its cart on neither count (payload: FulfillmentAttentionEvent):
+ * nothing delivered; resolve it with `FulfillmentService.resolveAttention()`. A recorded job: runs
+ * once per order, retried when it throws.
+ */
+export const OnFulfillmentAttention = createHandlerDecorator(ServiceAppEvents.Attention);
+
+/**
  * Answers `query` requests (payload: ServiceQueryEvent): the platform asking the service for data.
  * The return value (ServiceQueryAnswer, or a promise of it) is the answer; without a handler the
  * module answers a polite `Release` (`messages.queryUnavailable`).

@@ -1,4 +1,5 @@
-import { type DeadLetterEvent } from 'nestjs-hubtel';
+import { type DeadLetterEvent, type PaymentAmounts } from 'nestjs-hubtel';
+import type { FulfillmentOrderClaims } from './fulfillment.claims.js';
 import type { CartItem, FulfillmentServiceStatus, ServiceData } from './service-app.types.js';
 
 /**
@@ -31,6 +32,13 @@ export const ServiceAppEvents = Object.freeze({
    * user screen. The first handler's return value (ServiceQueryAnswer) is the answer.
    */
   Query: 'hubtel.service-app.query',
+  /**
+   * The status check verified an order's payment, but its amount or currency matches the cart on
+   * neither count (payload: FulfillmentAttentionEvent): no handler ran; the order waits for
+   * `FulfillmentService.resolveAttention()` (deliver anyway, or refund), and is reported `failed`
+   * to the platform within its one-hour deadline if nobody resolves it.
+   */
+  Attention: 'hubtel.service-app.attention',
 } as const);
 
 /** Event of the fulfillments of one ServiceCode (what `@OnFulfillment('711')` listens to). */
@@ -60,8 +68,16 @@ export class FulfillmentRequestedEvent {
   readonly data: Record<string, unknown>;
   /** The request's `ExtraData` ({} when absent). */
   readonly extraData: Record<string, unknown>;
-  /** The request's `OrderInfo` (null when absent). */
+  /** The request's `OrderInfo` as received (null when absent). A claim: see `claims`. */
   readonly orderInfo: unknown;
+  /**
+   * `OrderInfo` read into typed fields (customer, items, claimed payment): what the platform
+   * CLAIMS, unsigned like every request, never proof of payment (that is `payment`, from the
+   * status check). Absent when the request carried no OrderInfo.
+   */
+  readonly claims?: FulfillmentOrderClaims;
+  /** Set when the payment matched on neither count and the merchant chose to deliver anyway. */
+  readonly attention?: FulfillmentAttention;
   /** ISO time the fulfillment request was received. */
   readonly receivedAt: string;
   /** The payment as the status check confirmed it (absent when verification is off). */
@@ -81,8 +97,13 @@ export class FulfillmentRequestedEvent {
 /** An order's payment, as the transaction status check reported it. */
 export interface FulfillmentPayment {
   confirmedByStatusCheck: true;
-  /** Amount paid, as the status check reports it. */
+  /** Amount paid, as the status check reports it (`amount`: with a payer-borne charge, more than the cart). */
   amount: number;
+  /**
+   * The verified figures (gross, charges, net) and who bore the charge: what your books record.
+   * Absent when the status check gave no amount.
+   */
+  amounts?: PaymentAmounts;
   currencyCode?: string;
   transactionId?: string;
   externalTransactionId?: string;
@@ -133,6 +154,44 @@ export class FulfillmentRejectedEvent {
   readonly account: string;
 
   constructor(fields: FulfillmentRejectedEvent) {
+    Object.assign(this, fields);
+  }
+}
+
+/** Why an order needs attention, and how it was resolved. */
+export interface FulfillmentAttention {
+  reason: 'AMOUNT_MISMATCH' | 'CURRENCY_MISMATCH';
+  message: string;
+  /** ISO time it was found. */
+  at: string;
+  /** The verified figures, when the status check gave an amount. */
+  amounts?: PaymentAmounts;
+  /** The cart's total. */
+  amountExpected?: number;
+  /** ISO time by which the platform is told `failed` unless resolved. */
+  decideBy: string;
+  /** Set once resolved: `delivered` (handlers ran), `refunded` or `expired` (reported `failed`). */
+  resolution?: { action: 'delivered' | 'refunded' | 'expired'; at: string };
+}
+
+/**
+ * Payload of `ServiceAppEvents.Attention`: money arrived for an order, but not the cart's amount or
+ * currency on either count. Look at it, then `FulfillmentService.resolveAttention(orderId, 'deliver'
+ * | 'refund')` before `attention.decideBy`.
+ */
+export class FulfillmentAttentionEvent {
+  readonly orderId: string;
+  readonly sessionId: string;
+  readonly serviceCode: string | null;
+  readonly attention: FulfillmentAttention;
+  /** The payment as the status check verified it. */
+  readonly payment: FulfillmentPayment;
+  /** The request's OrderInfo, as claimed. */
+  readonly claims?: FulfillmentOrderClaims;
+  /** The order's account: `default`, or a named account's name. */
+  readonly account: string;
+
+  constructor(fields: FulfillmentAttentionEvent) {
     Object.assign(this, fields);
   }
 }

@@ -10,7 +10,7 @@ import {
   tryNormalizeMsisdn,
   type HubtelErrorCode,
 } from 'nestjs-hubtel';
-import { type HttpTransport } from '#internal';
+import { ANSWER_FIELDS, type HttpTransport, withFieldNames } from '#internal';
 import { MsisdnSet } from './msisdn-set.js';
 import { SMS_PATHS } from './sms.constants.js';
 import { SmsBatchAbortedError } from './sms.errors.js';
@@ -254,14 +254,15 @@ export class SmsBatchRun {
         idempotent: false,
         operation: 'sms.sendBatch',
       });
-      const body = (res.data ?? {}) as Partial<SmsBatchApiResponse>;
+      // Field names read without regard to case, as the platform's own SDKs read them.
+      const body = withFieldNames((res.data ?? {}) as Partial<SmsBatchApiResponse>, ANSWER_FIELDS.smsBatch);
       const batchId = body.batchId === undefined || body.batchId === null ? '' : String(body.batchId);
       report.batchId = batchId || undefined;
       if (typeof body.status === 'number') report.status = body.status;
       type Answer = { messageId: string; content?: string };
-      const entries = (Array.isArray(body.data) ? body.data : []) as Partial<
-        SmsBatchApiResponse['data'][number]
-      >[];
+      const entries = (Array.isArray(body.data) ? body.data : []).map((entry) =>
+        withFieldNames(entry, ANSWER_FIELDS.smsBatchEntry),
+      ) as Partial<SmsBatchApiResponse['data'][number]>[];
       const answer = (entry: (typeof entries)[number] | undefined): Answer | undefined =>
         !entry || typeof entry !== 'object' || entry.messageId === undefined || entry.messageId === null
           ? undefined

@@ -6,7 +6,14 @@ import {
   type ValidationIssue,
   HubtelLogger,
 } from 'nestjs-hubtel';
-import { type HttpTransport, echoValue, findInvalidMsisdns, invalidMsisdnsError } from '#internal';
+import {
+  ANSWER_FIELDS,
+  type HttpTransport,
+  echoValue,
+  findInvalidMsisdns,
+  invalidMsisdnsError,
+  withFieldNames,
+} from '#internal';
 import { SmsBatchRun } from './sms-batch.runner.js';
 import { reportedSend } from './sms.telemetry.js';
 import { countSmsSegments } from './sms-segments.js';
@@ -165,7 +172,8 @@ export class SmsClient implements SmsSender {
       idempotent: false,
       operation: 'sms.send',
     });
-    const body = res.data ?? {};
+    // Field names read without regard to case: an older host answers `MessageId`, `Status`, ...
+    const body = withFieldNames(res.data ?? {}, ANSWER_FIELDS.smsMessage);
     if (body.messageId === undefined || body.messageId === null || body.messageId === '') {
       throw new HubtelUnknownOutcomeError(
         `sms.send: the platform answered ${res.status} without a messageId; the message may have been sent, so its outcome is unknown: check before sending it again`,
@@ -190,7 +198,7 @@ export class SmsClient implements SmsSender {
       idempotent: true,
       operation: 'sms.getMessageStatus',
     });
-    return res.data ?? {};
+    return withFieldNames(res.data ?? {}, ANSWER_FIELDS.smsMessage);
   }
 
   /** State of a batch: `GET {sms_url}/v1/messages/batch/{batchId}` (retried when safe). */

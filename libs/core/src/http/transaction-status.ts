@@ -1,4 +1,5 @@
 import { HubtelApiError } from '../errors/hubtel.errors.js';
+import { ANSWER_FIELDS, withFieldNames } from './answer-fields.js';
 import { describeHubtelCode } from './hubtel-codes.js';
 import type { HttpTransport } from './http-transport.js';
 import type { StatusCheckBudget } from './status-check.budget.js';
@@ -69,9 +70,10 @@ export async function requestTransactionStatus(
     acceptStatus: [404],
   });
   if (response.status === 404) return undefined;
-  const envelope = response.data;
+  // Field names read without regard to case, as the platform's own SDKs read them.
+  const envelope = withFieldNames(response.data, ANSWER_FIELDS.envelope);
   const code = typeof envelope?.responseCode === 'string' ? envelope.responseCode : undefined;
-  const data = envelope?.data;
+  const data = withFieldNames(envelope?.data, ANSWER_FIELDS.transactionStatus);
   if ((code !== undefined && code !== '0000') || !data || typeof data.status !== 'string') {
     const meaning = describeHubtelCode('status', code);
     const text = platformMessage(envelope);

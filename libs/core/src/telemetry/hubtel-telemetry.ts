@@ -15,7 +15,8 @@ export type HubtelSignal =
   | HubtelFulfillmentCallbackSignal
   | HubtelServiceFlowSignal
   | HubtelOutboundSignal
-  | HubtelStatusCheckBudgetSignal;
+  | HubtelStatusCheckBudgetSignal
+  | HubtelPaymentAttentionSignal;
 
 /** Endpoints the platform calls. */
 export type HubtelInboundSource = 'checkout' | 'fulfillment' | 'service-flow';
@@ -117,6 +118,22 @@ export interface HubtelStatusCheckBudgetSignal {
   kind: 'status-check-budget';
   /** The check's short name (`checkout.getStatus`, `serviceApp.paymentStatus`). */
   operation: string;
+}
+
+/**
+ * A payment the status check verified that matches its invoice or cart on neither count (amount
+ * or currency): kept in its own state for a person (`opened`), then resolved from code
+ * (`delivered` anyway, or `refunded`). One signal per change, whichever replica made it.
+ */
+export interface HubtelPaymentAttentionSignal {
+  kind: 'payment-attention';
+  /** `checkout` (an invoice) or `fulfillment` (a programmable-services order). */
+  source: 'checkout' | 'fulfillment';
+  outcome: 'opened' | 'delivered' | 'refunded';
+  /** `AMOUNT_MISMATCH` or `CURRENCY_MISMATCH`. */
+  reason: string;
+  /** The account of the invoice or order (`default`, or a configured name). */
+  account: string;
 }
 
 /**

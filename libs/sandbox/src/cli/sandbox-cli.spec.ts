@@ -194,7 +194,27 @@ describe('hubtel-sandbox CLI: several accounts', () => {
     expect(SANDBOX_CLI_USAGE).toContain('--account <name>');
   });
 
+  it('--charge-bearer says who bears the charge: every account, or one (<account>=<who>)', () => {
+    const parsed = parseSandboxCliArgs([
+      '--accounts',
+      'north,south',
+      '--charge-bearer',
+      'payer',
+      '--charge-bearer',
+      'north=merchant',
+    ]);
+    expect(parsed).toMatchObject({
+      options: {
+        checkout: { chargeBearer: 'payer' },
+        accounts: [{ name: 'north', chargeBearer: 'merchant' }, { name: 'south' }],
+      },
+    });
+    expect(SANDBOX_CLI_USAGE).toContain('--charge-bearer <who>');
+  });
+
   it.each([
+    [['--charge-bearer', 'nobody'], '--charge-bearer must be merchant or payer'],
+    [['--charge-bearer', 'east=payer'], '"east" is not an account of this sandbox'],
     [['--account', 'north', '--accounts', 'north'], '--account chooses the lines --env prints'],
     [
       ['--env', '--account', 'south', '--accounts', 'north'],

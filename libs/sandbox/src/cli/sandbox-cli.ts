@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { HubtelSandbox } from '../hubtel-sandbox.js';
 import { SANDBOX_DEFAULT_CLI_PORT, SANDBOX_DEFAULT_HOST } from '../sandbox.constants.js';
 import { sandboxDotenv } from '../sandbox-env.js';
-import type { HubtelSandboxOptions } from '../sandbox.types.js';
+import type { HubtelSandboxOptions, SandboxChargeBearer } from '../sandbox.types.js';
 
 export interface CliOutput {
   write(text: string): unknown;
@@ -30,6 +30,10 @@ Options:
       --api-client-id <id>    checkout / status API credentials accepted
       --api-client-secret <s>
       --merchant-name <name>  name shown on the payment page
+      --charge-bearer <who>   who bears the platform's charge on payments: merchant (deducted:
+                              status check amount = price, amountAfterCharges less) or payer
+                              (added: amount = price + charges, amountAfterCharges = price);
+                              <account>=<who> for one account (repeatable; default merchant)
       --sender-id <id>        a sender id the default account's SMS keys send from; <account>=<id>
                               for a named account's (repeatable; default: any sender no other
                               account declares): --sender-id MainShop --sender-id north=NorthShop
@@ -97,6 +101,7 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
         'api-client-id': { type: 'string' },
         'api-client-secret': { type: 'string' },
         'merchant-name': { type: 'string' },
+        'charge-bearer': { type: 'string', multiple: true },
         'sender-id': { type: 'string', multiple: true },
         'callback-auth': { type: 'string', multiple: true },
         accounts: { type: 'string' },
@@ -156,6 +161,11 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
         }
       : {};
   const credentials = { ...(sms ? { sms } : {}), ...(api ? { api } : {}), ...callbackPair('default') };
+  const bearers = chargeBearers(values['charge-bearer'] ?? [], known);
+  const checkout = {
+    ...(values['merchant-name'] ? { merchantName: values['merchant-name'] } : {}),
+    ...(bearers.default ? { chargeBearer: bearers.default } : {}),
+  };
   const options: HubtelSandboxOptions = {
     port: integer('port', values.port, 0, 65535) ?? SANDBOX_DEFAULT_CLI_PORT,
     host: values.host ?? SANDBOX_DEFAULT_HOST,
@@ -166,7 +176,7 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     ...(values['record-limit']
       ? { recordLimit: integer('record-limit', values['record-limit'], 1, 10_000_000) }
       : {}),
-    ...(values['merchant-name'] ? { checkout: { merchantName: values['merchant-name'] } } : {}),
+    ...(Object.keys(checkout).length > 0 ? { checkout } : {}),
     ...(senderIds.has('default') ? { sms: { senderIds: senderIds.get('default')! } } : {}),
     ...(accounts
       ? {
@@ -174,6 +184,7 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
             name,
             ...(senderIds.has(name) ? { senderIds: senderIds.get(name)! } : {}),
             ...(callbackAuth.has(name) ? { credentials: callbackPair(name) } : {}),
+            ...(bearers[name] ? { chargeBearer: bearers[name] } : {}),
           })),
         }
       : {}),
@@ -188,6 +199,24 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
   };
 }
 
+/** `--charge-bearer payer` (every account) and `--charge-bearer north=payer` (one), by account. */
+function chargeBearers(values: string[], known: Set<string>): Record<string, SandboxChargeBearer> {
+  const out: Record<string, SandboxChargeBearer> = {};
+  for (const value of values) {
+    const [name, who] = value.includes('=') ? value.split('=', 2) : ['default', value];
+    if (who !== 'merchant' && who !== 'payer')
+      throw new CliUsageError(
+        `--charge-bearer must be merchant or payer (or <account>=<who>), got "${value}"`,
+      );
+    if (!known.has(name!))
+      throw new CliUsageError(
+        `--charge-bearer ${value}: "${name}" is not an account of this sandbox; add it to --accounts`,
+      );
+    out[name!] = who;
+  }
+  return out;
+}
+
 /** What the CLI prints on start: where to point the modules, and with which credentials. */
 export function describeSandbox(sandbox: HubtelSandbox): string {
   const urls = sandbox.baseUrls();
@@ -199,6 +228,8 @@ Base URLs (all the same origin):
   Checkout               ${urls.checkout}
   Transaction status     ${urls.status}   (POS Sales ID ${sandbox.posSalesId})
   Fulfillment callback   ${urls.fulfillmentCallback}   (POST /callback)
+
+Charges are borne by the ${sandbox.account().chargeBearer} (--charge-bearer)
 
 Credentials:
   SMS  clientId ${sms.clientId}   clientSecret ${sms.clientSecret}

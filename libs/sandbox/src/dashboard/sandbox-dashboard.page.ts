@@ -14,8 +14,10 @@ import { escapeHtml } from '../sandbox-http.js';
  *   delivery-faults, delivery-redelivery-of, redeliver-button, delivery-details, delivery-body,
  *   delivery-response,
  *   invoice-row (data-id = checkoutId, data-reference, data-state), invoice-reference, invoice-amount, invoice-state,
+ *   invoice-paid (what was paid: gross, charges, net, who bore the charge, currency),
  *   message-row (data-id), message-to, message-content, message-status,
  *   session-row (data-id, data-state, data-channel), session-channel, session-state, session-screen,
+ *   session-paid (gross, charges, net, who bore the charge, currency),
  *   fulfillment-callback-row (data-id), fulfillment-callback-status, fulfillment-callback-matched,
  *   account-filter (a select, on a sandbox serving several accounts: shows one account's rows).
  * Every row carries data-account (the record's account).
@@ -172,6 +174,11 @@ const SCRIPT = `
     return n;
   }
 
+  // What the status check reports of a payment: the payer paid the gross, the merchant gets the net.
+  function paidText(gross, charges, net, bearer, currency) {
+    return money(gross) + ' − ' + money(charges) + ' = ' + money(net) + ' ' + (currency || '') + ' (' + bearer + ' bore the charge)';
+  }
+
   function renderInvoices() {
     body('invoices', newestFirst('invoice', 'createdAt').map(function (i) {
       return el('tr', { testid: 'invoice-row', 'data-account': i.account, 'data-id': i.checkoutId, 'data-reference': i.clientReference, 'data-state': i.state }, [
@@ -181,9 +188,10 @@ const SCRIPT = `
         td('invoice-amount', money(i.totalAmount)),
         td('invoice-description', i.description, 'wrap'),
         stateCell('invoice-state', i.refunded ? 'refunded' : i.state),
+        td('invoice-paid', i.chargeBearer ? paidText(i.amountPaid, i.charges, i.amountAfterCharges, i.chargeBearer, i.currency) : ''),
         td('invoice-deliveries', String(callbacksFor(i.clientReference))),
       ]);
-    }), 'No invoice yet.', 7);
+    }), 'No invoice yet.', 8);
   }
 
   function renderMessages() {
@@ -219,8 +227,9 @@ const SCRIPT = `
         td('session-steps', String(s.exchangeCount || 0)),
         td('session-cart', cart),
         td('session-order', order, 'mono'),
+        td('session-paid', s.order && s.order.outcome === 'paid' ? paidText(s.order.amount, s.order.charges, s.order.amountAfterCharges, s.order.chargeBearer, s.order.currency) : ''),
       ]);
-    }), 'No service session yet.', 10);
+    }), 'No service session yet.', 11);
   }
 
   function renderCallbacks() {
@@ -337,9 +346,9 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
 <main data-testid="dashboard">
   <div id="notice" data-testid="notice" role="status" aria-live="polite"></div>
   ${section('deliveries', 'Callback deliveries', 'checkout web callbacks and fulfillment requests the sandbox sent — click a row for its body', ['Time', 'Kind', 'URL', 'Reference', 'State', 'HTTP', 'Faults', 'Re-send of', ''])}
-  ${section('invoices', 'Invoices', 'checkout invoices created on /items/initiate', ['Time', 'Client reference', 'Checkout id', 'Amount', 'Description', 'State', 'Callbacks'])}
+  ${section('invoices', 'Invoices', 'checkout invoices created on /items/initiate', ['Time', 'Client reference', 'Checkout id', 'Amount', 'Description', 'State', 'Paid', 'Callbacks'])}
   ${section('messages', 'SMS messages', 'what the SMS API was asked to send', ['Time', 'From', 'To', 'Content', 'Status', 'Batch'])}
-  ${section('sessions', 'Service sessions', 'programmable-services sessions played by the driver or the simulator', ['Time', 'Session', 'Service code', 'Mobile', 'Channel', 'State', 'Last screen', 'Steps', 'Cart', 'Order'])}
+  ${section('sessions', 'Service sessions', 'programmable-services sessions played by the driver or the simulator', ['Time', 'Session', 'Service code', 'Mobile', 'Channel', 'State', 'Last screen', 'Steps', 'Cart', 'Order', 'Paid'])}
   ${section('fulfillment-callbacks', 'Fulfillment callbacks', 'received on POST /callback', ['Time', 'Session', 'Order', 'ServiceStatus', 'Matched'])}
 </main>
 <script nonce="${nonce}">${SCRIPT}</script>

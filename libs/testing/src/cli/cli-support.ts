@@ -218,7 +218,13 @@ export function urlOption(name: string, value: string): URL {
 export async function markServicePaidInSandbox(
   sandboxUrl: string,
   sessionId: string,
-  payment: { amount?: number; orderId?: string; account?: string },
+  payment: {
+    amount?: number;
+    orderId?: string;
+    account?: string;
+    chargeBearer?: 'merchant' | 'payer';
+    currency?: string;
+  },
   timeoutMs: number,
 ): Promise<void> {
   let res: Response;

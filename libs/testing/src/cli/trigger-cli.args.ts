@@ -53,7 +53,12 @@ Checkout options:
   --amount <n>            Amount paid (required for a valid callback; the forged amount for wrong-amount)
   --sandbox <url>         a running sandbox to read the invoice's checkout id, amount and payer from
   --mark-paid             with --sandbox: first mark the invoice paid in that sandbox WITHOUT its
-                          callback, so the status check confirms the callback this sends
+                          callback, so the status check confirms the callback this sends; with
+                          --amount, the price paid instead of the invoice's (an underpayment)
+  --charge-bearer <who>   with --mark-paid: merchant (the charge deducted) or payer (added to what
+                          the payer pays: the callback and status check say more than the total)
+  --currency <code>       with --mark-paid: the currency the status check reports (default GHS;
+                          another one is a payment that needs attention)
   --outcome <paid|failed> default paid
   --phone <msisdn>        the payer (default 233241234567)
   --channel <code>        mtn-gh, vodafone-gh, tigo-gh (default: from the number)
@@ -64,7 +69,9 @@ Fulfillment options:
   --sandbox <url>         with --mark-paid: the sandbox the app's status check asks
   --mark-paid             record the session's payment in that sandbox first (amount: the cart's
                           total the sandbox knows, or --amount), so the app's verification passes
-  --amount <n>            the amount recorded with --mark-paid
+  --amount <n>            the price recorded with --mark-paid (another than the cart's: a mismatch)
+  --charge-bearer <who>   with --mark-paid: merchant or payer (see Checkout options)
+  --currency <code>       with --mark-paid: the currency the status check reports (default GHS)
   --service-status <s>    fulfillment-callback only (default success)
 Service-flow options:
   --type <type>           Type of the request (default initiation): Response, Release, timeout,
@@ -118,6 +125,10 @@ export interface TriggerOptions {
   sandboxUrl?: string;
   /** Mark the invoice paid in the sandbox (no callback) before sending: needs `sandboxUrl`. */
   markPaid?: boolean;
+  /** With `markPaid`: who bears the platform's charge on that payment. */
+  chargeBearer?: 'merchant' | 'payer';
+  /** With `markPaid`: the currency the sandbox's status check reports. */
+  currency?: string;
   outcome: 'paid' | 'failed';
   phone?: string;
   channel?: string;
@@ -171,6 +182,26 @@ function accountOption(value: string | undefined, kind: TriggerKind, url: string
   return value;
 }
 
+/** `--charge-bearer` and `--currency`: how the payment --mark-paid records is made. */
+function chargeOptions(
+  bearer: string | undefined,
+  currency: string | undefined,
+  markPaid: boolean,
+): Pick<TriggerOptions, 'chargeBearer' | 'currency'> {
+  if ((bearer !== undefined || currency !== undefined) && !markPaid)
+    throw new CliUsageError(
+      '--charge-bearer and --currency describe the payment --mark-paid records: add --mark-paid',
+    );
+  if (bearer !== undefined && bearer !== 'merchant' && bearer !== 'payer')
+    throw new CliUsageError(`--charge-bearer must be merchant or payer, got "${bearer}"`);
+  if (currency !== undefined && !/^[A-Z]{3}$/.test(currency))
+    throw new CliUsageError(`--currency must be a three-letter code such as GHS, got "${currency}"`);
+  return {
+    ...(bearer === undefined ? {} : { chargeBearer: bearer }),
+    ...(currency === undefined ? {} : { currency }),
+  };
+}
+
 export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
   const parsed = parseCliArgs(argv, {
     reference: { type: 'string' },
@@ -178,6 +209,8 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     amount: { type: 'string' },
     sandbox: { type: 'string' },
     'mark-paid': { type: 'boolean' },
+    'charge-bearer': { type: 'string' },
+    currency: { type: 'string' },
     outcome: { type: 'string' },
     phone: { type: 'string' },
     channel: { type: 'string' },
@@ -237,6 +270,7 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     amount: amountOption(values.amount),
     sandboxUrl: values.sandbox === undefined ? undefined : urlOption('--sandbox', values.sandbox).origin,
     markPaid: values['mark-paid'] ?? false,
+    ...chargeOptions(values['charge-bearer'], values.currency, values['mark-paid'] ?? false),
     outcome,
     phone: values.phone,
     channel: values.channel,

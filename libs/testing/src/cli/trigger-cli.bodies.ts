@@ -55,7 +55,13 @@ export type MarkedPaid = 'marked' | 'already-paid';
 async function markPaidInSandbox(
   sandboxUrl: string,
   reference: string,
-  payer: { phone?: string; channel?: string },
+  payer: {
+    phone?: string;
+    channel?: string;
+    amount?: number;
+    chargeBearer?: 'merchant' | 'payer';
+    currency?: string;
+  },
   timeoutMs: number,
 ): Promise<{ invoice: SandboxInvoice; markedPaid: MarkedPaid }> {
   let res: Response;
@@ -63,7 +69,7 @@ async function markPaidInSandbox(
     res = await fetch(`${sandboxUrl}/_sandbox/invoices/${encodeURIComponent(reference)}/pay`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify({ outcome: 'paid', deliver: false, phone: payer.phone, channel: payer.channel }),
+      body: JSON.stringify({ outcome: 'paid', deliver: false, ...payer }),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
@@ -129,7 +135,12 @@ export async function buildTriggerBody(
       await markServicePaidInSandbox(
         options.sandboxUrl!,
         body.SessionId,
-        { amount: options.amount, orderId: body.OrderId },
+        {
+          amount: options.amount,
+          orderId: body.OrderId,
+          chargeBearer: options.chargeBearer,
+          currency: options.currency,
+        },
         timeoutMs,
       );
       markedPaid = 'marked';
@@ -163,14 +174,23 @@ export async function buildTriggerBody(
       ({ invoice, markedPaid } = await markPaidInSandbox(
         options.sandboxUrl,
         options.reference!,
-        { phone: options.phone, channel: options.channel },
+        {
+          phone: options.phone,
+          channel: options.channel,
+          // The price paid (an underpayment); a forgery's --amount is only what its callback claims.
+          amount: options.kind === 'checkout' ? options.amount : undefined,
+          chargeBearer: options.chargeBearer,
+          currency: options.currency,
+        },
         timeoutMs,
       ));
     } else {
       invoice = await invoiceFromSandbox(options.sandboxUrl, options.reference!, timeoutMs);
     }
   }
-  const realAmount = invoice?.totalAmount ?? options.amount;
+  // What the payer paid, as the platform's callback says: with a payer-borne charge (or another
+  // amount --mark-paid recorded), not the invoice's total.
+  const realAmount = (invoice?.amountPaid || invoice?.totalAmount) ?? options.amount;
   let body;
   let what: string;
   if (options.kind === 'checkout-forged') {

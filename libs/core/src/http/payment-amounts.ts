@@ -1,0 +1,79 @@
+import type { TransactionStatus } from './transaction-status.js';
+
+/** Who bore the platform's charge on a payment, as its verified figures show. */
+export type ChargeBearer = 'merchant' | 'payer';
+
+/**
+ * A payment's figures as the transaction status check reported them (the proof of payment; a
+ * callback's or a fulfillment request's figures are claims). Plain JSON: recorded with the order.
+ */
+export interface PaymentAmounts {
+  /** What the payer paid (status check `amount`). */
+  gross: number;
+  /** The platform's charge (status check `charges`; 0 when it reported none). */
+  charges: number;
+  /** What reaches the merchant (`amountAfterCharges`; `gross − charges` when it reported none). */
+  net: number;
+  /**
+   * `merchant`: `amount` is the expected total (the charge was deducted); `payer`: the
+   * `amountAfterCharges` is (the charge was added to what the payer paid). Absent when neither
+   * matched (an overpayment accepted, or a mismatch).
+   */
+  chargesBorneBy?: ChargeBearer;
+  /** Status check `currencyCode`, when it gave one. */
+  currency?: string;
+}
+
+/** How the amounts are compared: a module's tolerance, and whether paying more is accepted. */
+export interface AmountRule {
+  /** True when `paid` is close enough to `expected` (both in the currency's unit). */
+  withinTolerance(paid: number, expected: number): boolean;
+  allowOverpayment: boolean;
+}
+
+/**
+ * What the status check's figures say of a payment expected to total `expected` in `currency`:
+ * - `paid`: `amount` matches (merchant-borne charge) or `amountAfterCharges` does (payer-borne),
+ *   within the tolerance; or both are above it and overpayment is allowed;
+ * - `currency`: the answer names another currency (an answer without one is judged on its amount);
+ * - `amount`: neither figure matches (an underpayment, or an overpayment not allowed).
+ */
+export type AmountVerdict =
+  | { kind: 'paid'; amounts: PaymentAmounts }
+  | { kind: 'currency' | 'amount'; amounts: PaymentAmounts | undefined };
+
+export function judgeAmounts(
+  status: Pick<TransactionStatus, 'amount' | 'charges' | 'amountAfterCharges' | 'currencyCode'>,
+  expected: number,
+  currency: string,
+  rule: AmountRule,
+): AmountVerdict {
+  const amounts = amountsOf(status);
+  const named = status.currencyCode?.trim();
+  if (named && named.toUpperCase() !== currency) return { kind: 'currency', amounts };
+  if (!amounts) return { kind: 'amount', amounts };
+  if (rule.withinTolerance(amounts.gross, expected))
+    return { kind: 'paid', amounts: { ...amounts, chargesBorneBy: 'merchant' } };
+  if (status.amountAfterCharges !== undefined && rule.withinTolerance(amounts.net, expected))
+    return { kind: 'paid', amounts: { ...amounts, chargesBorneBy: 'payer' } };
+  // Above on both counts: more than the total reached the merchant whoever bore the charge.
+  if (rule.allowOverpayment && amounts.gross > expected && amounts.net > expected)
+    return { kind: 'paid', amounts };
+  return { kind: 'amount', amounts };
+}
+
+/** The figures of a status answer; undefined without an `amount`. */
+export function amountsOf(
+  status: Pick<TransactionStatus, 'amount' | 'charges' | 'amountAfterCharges' | 'currencyCode'>,
+): PaymentAmounts | undefined {
+  if (status.amount === undefined) return undefined;
+  const charges = status.charges ?? 0;
+  const amounts: PaymentAmounts = {
+    gross: status.amount,
+    charges,
+    net: status.amountAfterCharges ?? Math.round((status.amount - charges) * 100) / 100,
+  };
+  const currency = status.currencyCode?.trim();
+  if (currency) amounts.currency = currency;
+  return amounts;
+}
