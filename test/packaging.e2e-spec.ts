@@ -381,7 +381,7 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
     );
     const unexpected = files.filter(
       (f) =>
-        !/^package\/(package\.json|README\.md|LICENSE|docs\/[\w-]+\.md|libs\/sandbox\/README\.md|dist\/(esm|cjs)\/.+)$/.test(
+        !/^package\/(package\.json|README\.md|CHANGELOG\.md|LICENSE|docs\/[\w-]+\.md|libs\/sandbox\/README\.md|dist\/(esm|cjs)\/.+)$/.test(
           f,
         ) || /\.(spec|e2e-spec)\./.test(f),
     );
