@@ -120,8 +120,14 @@ const RUN_HERE: Array<[string, string]> = [
 
 /** Transcripts this file runs against the quick start's app, and the product each reference shown is an order of. */
 const RUN_TRANSCRIPTS: Array<[string, string]> = [
-  ['docs/dev-tools.md', 'npx hubtel-simulate http://127.0.0.1:3000/api/service-flow --sandbox http://127.0.0.1:43120 --operator mtn'],
-  ['docs/dev-tools.md', 'npx hubtel-simulate http://127.0.0.1:3000/api/service-flow --sandbox http://127.0.0.1:43120 --operator Hubtel-Android'],
+  [
+    'docs/dev-tools.md',
+    'npx hubtel-simulate http://127.0.0.1:3000/api/service-flow --sandbox http://127.0.0.1:43120 --operator mtn',
+  ],
+  [
+    'docs/dev-tools.md',
+    'npx hubtel-simulate http://127.0.0.1:3000/api/service-flow --sandbox http://127.0.0.1:43120 --operator Hubtel-Android',
+  ],
   ['docs/dev-tools.md', 'npx hubtel-trigger service-flow'],
   ['docs/dev-tools.md', 'npx hubtel-trigger checkout http://127.0.0.1:3000 --reference ord_7f3c0a9e'],
   ['docs/dev-tools.md', 'npx hubtel-trigger checkout http://127.0.0.1:3000 --reference ord_c41d27b5'],
@@ -276,7 +282,9 @@ describe('docs: every shell block is run as written, here or by the test named f
       (b) => `${b.document}:${b.line} ${b.first}`,
     );
     expect(missing).toEqual([]);
-    const unrun = TRANSCRIPTS.filter((t) => !RUN_TRANSCRIPTS.some(([d, s]) => t.document === d && t.first.startsWith(s)));
+    const unrun = TRANSCRIPTS.filter(
+      (t) => !RUN_TRANSCRIPTS.some(([d, s]) => t.document === d && t.first.startsWith(s)),
+    );
     expect(unrun.map((t) => `${t.document}:${t.line} ${t.first}`)).toEqual([]);
   });
 
@@ -336,7 +344,8 @@ describe("docs/quick-start.md: npm start, then the service flow by hand; docs/de
       for (const { command, shown } of found[0]!.steps) {
         // A simulator's answers, typed after its prompts, are piped in as the doc's scripted runs are.
         const typed = shown.map((l) => / > (\S+)$/.exec(l)?.[1]).filter((a) => a !== undefined);
-        const script = typed.length > 0 ? `printf '%s\\n' ${typed.join(' ')} | ${here(command)}` : here(command);
+        const script =
+          typed.length > 0 ? `printf '%s\\n' ${typed.join(' ')} | ${here(command)}` : here(command);
         const { code, out } = await run(script, userApp, 120_000);
         const context = `${document}: $ ${command}\n${out}`;
         if (code !== 0) throw new Error(`Exit ${code}\n--- ${context}`);
