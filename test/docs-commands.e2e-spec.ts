@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getOrder, placeOrder, waitForOrder } from './support/example-app.harness.js';
 import { ProcessOutput, redisBinary } from './support/multi-process.js';
-import { shellBlocks, type ShellBlock } from './support/readme.js';
+import { shellBlocks, transcripts, type ShellBlock, type Transcript } from './support/readme.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DOCUMENTS = [
@@ -31,6 +31,13 @@ const DOCUMENTS = [
 const BLOCKS: ShellBlock[] = (
   await Promise.all(
     DOCUMENTS.map(async (d) => shellBlocks(d, await fs.readFile(path.join(repoRoot, d), 'utf8'))),
+  )
+).flat();
+
+/** The terminals shown as ```text blocks (`$ command`, then its output): this file runs them all. */
+const TRANSCRIPTS: Transcript[] = (
+  await Promise.all(
+    DOCUMENTS.map(async (d) => transcripts(d, await fs.readFile(path.join(repoRoot, d), 'utf8'))),
   )
 ).flat();
 
@@ -110,6 +117,25 @@ const RUN_HERE: Array<[string, string]> = [
   ['docs/accounts.md', 'npx hubtel-sandbox --accounts north,south --sender-id'],
   ['docs/dev-tools.md', 'SANDBOX=http://127.0.0.1:4010'],
 ];
+
+/** Transcripts this file runs against the quick start's app, and the product each reference shown is an order of. */
+const RUN_TRANSCRIPTS: Array<[string, string]> = [
+  [
+    'docs/dev-tools.md',
+    'npx hubtel-simulate http://127.0.0.1:3000/api/service-flow --sandbox http://127.0.0.1:43120 --operator mtn',
+  ],
+  [
+    'docs/dev-tools.md',
+    'npx hubtel-simulate http://127.0.0.1:3000/api/service-flow --sandbox http://127.0.0.1:43120 --operator Hubtel-Android',
+  ],
+  ['docs/dev-tools.md', 'npx hubtel-trigger service-flow'],
+  ['docs/dev-tools.md', 'npx hubtel-trigger checkout http://127.0.0.1:3000 --reference ord_7f3c0a9e'],
+  ['docs/dev-tools.md', 'npx hubtel-trigger checkout http://127.0.0.1:3000 --reference ord_c41d27b5'],
+];
+const REFERENCES: Record<string, string> = {
+  ord_7f3c0a9e1b2c4d5e6f708192: 'adinkra-tote',
+  ord_c41d27b5a0e94f3c8d261e07: 'kente-mug',
+};
 
 function block(document: string, start: string): ShellBlock {
   const found = BLOCKS.filter((b) => b.document === document && b.first.startsWith(start));
@@ -256,6 +282,10 @@ describe('docs: every shell block is run as written, here or by the test named f
       (b) => `${b.document}:${b.line} ${b.first}`,
     );
     expect(missing).toEqual([]);
+    const unrun = TRANSCRIPTS.filter(
+      (t) => !RUN_TRANSCRIPTS.some(([d, s]) => t.document === d && t.first.startsWith(s)),
+    );
+    expect(unrun.map((t) => `${t.document}:${t.line} ${t.first}`)).toEqual([]);
   });
 
   it('the README test command is the one CI runs', async () => {
@@ -264,11 +294,22 @@ describe('docs: every shell block is run as written, here or by the test named f
   });
 });
 
-describe('docs/quick-start.md: npm start, then the service flow by hand', () => {
+/** What npm does to an installed package's bins (once the package is built). */
+async function installBins(): Promise<void> {
+  const pkg = JSON.parse(await fs.readFile(path.join(stage, 'package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+  };
+  for (const target of Object.values(pkg.bin)) await fs.chmod(path.join(stage, target), 0o755);
+}
+
+describe("docs/quick-start.md: npm start, then the service flow by hand; docs/dev-tools.md's terminals against it", () => {
+  let app: Shell | undefined;
+  afterAll(() => app?.stop(), 30_000);
+
   it('three requests of a USSD session answer as the platform expects, the last with the cart', async () => {
-    const app = new Shell('npm start', stage, cleanEnv({ PORT: String(3000 + offset) }));
+    app = new Shell('npm start', stage, cleanEnv({ PORT: String(3000 + offset) }));
     shells.push(app);
-    await app.output.waitFor(/Shop:\s+http/, { timeoutMs: 300_000 });
+    await app.output.waitFor(/Sandbox:\s+http/, { timeoutMs: 300_000 });
     const { code, out } = await run(
       moved(block('docs/quick-start.md', 'curl -s localhost:3000/api/service-flow').code),
       stage,
@@ -281,9 +322,65 @@ describe('docs/quick-start.md: npm start, then the service flow by hand', () => 
       ['s1', 'Release'],
     ]);
     expect(answers[2]!.Item).toEqual(expect.objectContaining({ ItemName: expect.any(String) }));
-    await app.stop();
   }, 360_000);
+
+  it('docs/dev-tools.md: each `$` command, run as written against the app, prints the lines shown', async () => {
+    if (!app) throw new Error('runs after the quick start, against its app');
+    await installBins();
+    const shop = `http://127.0.0.1:${3000 + offset}`;
+    const sandbox = /Sandbox:\s+(\S+)/.exec(app.output.all)![1]!;
+    const orders: Record<string, string> = {};
+    for (const [shown, product] of Object.entries(REFERENCES))
+      orders[shown] = (await placeOrder(shop, { product, phone: '0241234567' })).orderId;
+    /** The doc's text as it reads on this host: moved ports, this app's sandbox, its orders. */
+    const here = (text: string) =>
+      Object.entries(orders).reduce(
+        (t, [shown, real]) => t.replaceAll(shown, real),
+        moved(text).replaceAll('http://127.0.0.1:43120', sandbox),
+      );
+    for (const [document, first] of RUN_TRANSCRIPTS) {
+      const found = TRANSCRIPTS.filter((t) => t.document === document && t.first.startsWith(first));
+      expect(found).toHaveLength(1);
+      for (const { command, shown } of found[0]!.steps) {
+        // A simulator's answers, typed after its prompts, are piped in as the doc's scripted runs are.
+        const typed = shown.map((l) => / > (\S+)$/.exec(l)?.[1]).filter((a) => a !== undefined);
+        const script =
+          typed.length > 0 ? `printf '%s\\n' ${typed.join(' ')} | ${here(command)}` : here(command);
+        const { code, out } = await run(script, userApp, 120_000);
+        const context = `${document}: $ ${command}\n${out}`;
+        if (code !== 0) throw new Error(`Exit ${code}\n--- ${context}`);
+        expectShown(out, shown.map(here), context);
+      }
+    }
+    // What the text around them says: a callback of an invoice nobody paid does not count; one
+    // marked paid first does, once.
+    const [unpaid, markedPaid] = Object.values(orders);
+    await waitForOrder(shop, markedPaid!, (o) => o.status === 'paid', 30_000);
+    expect((await getOrder(shop, unpaid!)).status).toBe('awaiting-payment');
+  }, 300_000);
 });
+
+/**
+ * Every line a transcript shows is printed, in that order. Not checked: `…` (left out) and blank
+ * lines; a run of 16+ hex digits (a session, order or checkout id) stands for any such id.
+ */
+function expectShown(out: string, shown: string[], context: string): void {
+  const printed = out.replace(/\r/g, '');
+  let from = 0;
+  for (const line of shown) {
+    if (line.trim() === '' || line.includes('…')) continue;
+    const pattern = new RegExp(
+      line
+        .trim()
+        .split(/[0-9a-f]{16,}/)
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('[0-9a-f]{16,}'),
+    );
+    const at = pattern.exec(printed.slice(from));
+    if (!at) throw new Error(`Not printed (after the lines before it): ${line}\n--- ${context}`);
+    from += at.index + at[0].length;
+  }
+}
 
 describe('the sandbox CLI, in an app that installed the package', () => {
   beforeAll(async () => {
@@ -293,11 +390,7 @@ describe('the sandbox CLI, in an app that installed the package', () => {
       () => false,
     );
     if (!built) expect((await run('npm run build', stage, 300_000)).code).toBe(0);
-    // What npm does to an installed package's bins.
-    const pkg = JSON.parse(await fs.readFile(path.join(stage, 'package.json'), 'utf8')) as {
-      bin: Record<string, string>;
-    };
-    for (const target of Object.values(pkg.bin)) await fs.chmod(path.join(stage, target), 0o755);
+    await installBins();
   }, 320_000);
 
   /** Starts a documented `npx hubtel-sandbox` line, waits for its banner, hands it to `check`, stops it. */

@@ -49,3 +49,35 @@ export function shellBlocks(document: string, text: string): ShellBlock[] {
   }
   return blocks;
 }
+
+/** A ```text block that shows a terminal: `$ command` lines, each followed by what it printed. */
+export interface Transcript {
+  document: string;
+  /** 1-based line of its first command. */
+  line: number;
+  /** Its first command, without the `$ `: how a test names it. */
+  first: string;
+  steps: Array<{ command: string; shown: string[] }>;
+}
+
+/** Every ```text block of a markdown text whose first line is a `$ ` command. */
+export function transcripts(document: string, text: string): Transcript[] {
+  const lines = text.split('\n');
+  const found: Transcript[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^\s*```(\S*)/.exec(lines[i]!);
+    if (!fence) continue;
+    const end = lines.findIndex((l, j) => j > i && /^\s*```\s*$/.test(l));
+    if (end < 0) throw new Error(`${document}:${i + 1}: unclosed code block`);
+    if (fence[1] === 'text' && lines[i + 1]?.startsWith('$ ')) {
+      const steps: Transcript['steps'] = [];
+      for (const l of lines.slice(i + 1, end)) {
+        if (l.startsWith('$ ')) steps.push({ command: l.slice(2), shown: [] });
+        else steps.at(-1)!.shown.push(l);
+      }
+      found.push({ document, line: i + 2, first: steps[0]!.command, steps });
+    }
+    i = end;
+  }
+  return found;
+}
