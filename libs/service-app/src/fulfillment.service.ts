@@ -10,12 +10,7 @@ import {
   type HubtelTelemetry,
   type DeadLetter,
 } from 'nestjs-hubtel';
-import {
-  type InboundPipeline,
-  type JobRecord,
-  type JobRefusal,
-  type JobStatus,
-} from '#internal';
+import { type InboundPipeline, type JobRecord, type JobRefusal, type JobStatus } from '#internal';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
 import { FulfillmentCarts } from './fulfillment.cart.js';
 import { FulfillmentDeliveries } from './fulfillment.delivery.js';
