@@ -201,6 +201,7 @@ describeEachStore(ADAPTERS, 'checkout callback: malformed and hostile bodies', (
         rejected: [],
         expired: [],
         dead: [],
+        attention: [],
         plainPaid: [],
       });
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();

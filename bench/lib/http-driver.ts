@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -123,6 +124,8 @@ export async function sessionLoop(
   let requests = 0;
   const failures: string[] = [];
   const sentTimes: number[] = [];
+  // Ids unique to this loop: a server driven by several loops refuses a SessionId that has a cart.
+  const run = randomUUID().slice(0, 8);
   let serial = 0;
   let sent = 0;
   const start = performance.now() + warmupSec * 1000;
@@ -131,7 +134,7 @@ export async function sessionLoop(
     // Users start spread over one think time, not all at once.
     await sleep(Math.random() * thinkMs);
     while (performance.now() < end) {
-      const sessionId = `sess-${(serial++).toString(36)}`;
+      const sessionId = `sess-${run}-${(serial++).toString(36)}`;
       for (const step of steps) {
         if (performance.now() >= end) return;
         const request = step(sessionId);
