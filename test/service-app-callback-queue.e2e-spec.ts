@@ -1,11 +1,13 @@
 /**
- * The fulfillment callback could not be queued when the handlers succeeded (issue 30): the runner
- * refuses the callback's run request (its queue down) while the store answers. The fulfillment
- * job is not settled then: it is retried (more times than its handler's attempts, never
- * dead-lettered for it) until the callback is queued; the platform gets it once, and the handler
- * ran once. Real HTTP through the merchant app with the sandbox as the platform; the
- * runner is the in-process one, its `enqueue` made to fail (the BullMQ outage itself:
- * test/recorded-not-queued.e2e-spec.ts).
+ * The fulfillment callback's retry could not be queued (issue 30, then issue 34's follow-ups): the
+ * callback is recorded before the fulfillment job is settled and sent right after it, from the
+ * process that ran the handlers; when that first send fails (the platform answers 503) its retry
+ * must be queued, and the runner refuses the request (its queue down) while the store answers.
+ * The fulfillment job is then retried (more times than its handler's attempts, never
+ * dead-lettered for it) until the callback's retry is queued; the platform gets it once
+ * accepted, and the handler ran once. Real HTTP through the merchant app with the sandbox as
+ * the platform; the runner is the in-process one, its `enqueue` made to fail (the BullMQ outage
+ * itself: test/recorded-not-queued.e2e-spec.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { Global, Module } from '@nestjs/common';
@@ -75,6 +77,7 @@ describe('fulfillment callback not queued when the handlers settled', () => {
     const session = await toCart();
     runner.refused = 0;
     runner.failing = 4;
+    sandbox.faults.add({ match: { path: '/callback' }, times: 1, status: 503 });
     const { order } = await session.pay();
     const callback = await session.waitForCallback();
     expect(callback.body).toStrictEqual(successCallback(session.sessionId, order.orderId));
@@ -84,7 +87,8 @@ describe('fulfillment callback not queued when the handlers settled', () => {
     expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === order.orderId)).toHaveLength(1);
     expect(await merchant.fulfillment.getOrder(order.orderId)).toMatchObject({
       handler: { status: 'done' },
-      callback: { serviceStatus: 'success', status: 'done', attempts: 1 },
+      // The first send (refused by the platform), then the queued retry.
+      callback: { serviceStatus: 'success', status: 'done', attempts: 2 },
     });
   });
 
@@ -94,6 +98,7 @@ describe('fulfillment callback not queued when the handlers settled', () => {
     merchant.fulfiller.modes.set(orderId, 'throw');
     runner.refused = 0;
     runner.failing = 3;
+    sandbox.faults.add({ match: { path: '/callback' }, times: 1, status: 503 });
     await session.pay({ orderId });
     const callback = await session.waitForCallback();
     expect(callback.body).toMatchObject({ OrderId: orderId, ServiceStatus: 'failed', MetaData: null });
@@ -104,7 +109,7 @@ describe('fulfillment callback not queued when the handlers settled', () => {
     expect(merchant.fulfiller.dead.filter((d) => d.key === orderId)).toHaveLength(1);
     expect(await merchant.fulfillment.getOrder(orderId)).toMatchObject({
       handler: { status: 'dead', attempts: 2 },
-      callback: { serviceStatus: 'failed', status: 'done' },
+      callback: { serviceStatus: 'failed', status: 'done', attempts: 2 },
     });
   });
 });

@@ -22,6 +22,19 @@ export interface ReplicaLatency {
   /** p99 of each third of the run (by arrival). */
   windowP99: number[];
   http: DriveStats[];
+  /**
+   * CPU (user + system) of both replicas over the measured window, per request sent in it: each
+   * replica both answers and runs jobs, so this is the answering and the job work together.
+   */
+  cpuUsPerRequest: number;
+  /** redis-server's own CPU over the same window, per request. */
+  redisCpuUsPerRequest: number;
+}
+
+/** User + system CPU of a child so far, in µs (the IPC's own `cpu` request). */
+async function cpuOf(child: Child): Promise<number> {
+  const { usage } = (await child.request('cpu')) as unknown as { usage: NodeJS.CpuUsage };
+  return usage.user + usage.system;
 }
 
 /** The platform's fulfillment-callback receiver, reduced to a 200 (the callbacks are not measured). */
@@ -86,11 +99,34 @@ export async function measureBullmqReplicas(
       );
     await drive(latency.replicaWarmupSec, false);
     await sleep(300);
+    if (process.env.BENCH_COMMANDSTATS) await redis.client.config('RESETSTAT');
     await Promise.all(replicas.map((replica) => replica.request('latency-start')));
+    const cpuBefore = await Promise.all(replicas.map(cpuOf));
+    const redisBefore = await redis.cpuUs();
     const http = await drive(latency.durationSec, true);
-    // Handlers run after the 200 (on a worker): let the last ones start.
+    // Handlers run after the 200 (on a worker): let the last ones start, and their jobs end.
     await sleep(500);
+    const cpuAfter = await Promise.all(replicas.map(cpuOf));
+    const redisAfter = await redis.cpuUs();
     const reports = await Promise.all(replicas.map((replica) => replica.request('latency-report')));
+    if (process.env.BENCH_COMMANDSTATS) {
+      const sent = http.reduce((sum, run) => sum + run.requests, 0);
+      const stats = await redis.info('commandstats');
+      const lines = Object.entries(stats)
+        .map(
+          ([k, v]) =>
+            [
+              k.replace('cmdstat_', ''),
+              Number(/calls=(\d+)/.exec(v)?.[1]),
+              Number(/usec=(\d+)/.exec(v)?.[1]),
+            ] as const,
+        )
+        .sort((a, b) => b[1] - a[1]);
+      console.log(
+        `${replica}: per request (${sent}):`,
+        lines.map(([k, c, us]) => `${k} ${(c / sent).toFixed(2)} (${(us / sent).toFixed(0)}us)`).join(', '),
+      );
+    }
 
     const arrived = new Map<string, number>();
     const started = new Map<string, number>();
@@ -130,7 +166,13 @@ export async function measureBullmqReplicas(
       }
     }
     const wrong = http.reduce((sum, run) => sum + run.wrong + run.errors, 0);
+    const sent = Math.max(
+      1,
+      http.reduce((sum, run) => sum + run.requests, 0),
+    );
     return {
+      cpuUsPerRequest: (cpuAfter[0]! - cpuBefore[0]! + cpuAfter[1]! - cpuBefore[1]!) / sent,
+      redisCpuUsPerRequest: (redisAfter - redisBefore) / sent,
       count: sorted.length,
       lost: arrived.size - sorted.length + wrong,
       twice,

@@ -39,7 +39,8 @@ for (const [index, rate] of config.latency.rates.entries()) {
       `${kind}: ${rate} req/s offered, ${(requests / elapsed).toFixed(0)} sent: ${result.count} handled, lost ${result.lost}; ` +
         `p50 ${f(result.p50)} p90 ${f(result.p90)} p99 ${f(result.p99)} max ${f(result.max)} ms; ` +
         `p99 per third ${result.windowP99.map(f).join(' / ')} (median ${f(median(result.windowP99))}); ` +
-        `HTTP p50 ${f(percentile(http, 50))} p99 ${f(percentile(http, 99))} ms`,
+        `HTTP p50 ${f(percentile(http, 50))} p99 ${f(percentile(http, 99))} ms; ` +
+        `CPU ${result.cpuUsPerRequest.toFixed(0)} µs/req (Redis ${result.redisCpuUsPerRequest.toFixed(0)})`,
     );
   }
   const { suite, bare } = results;
@@ -47,7 +48,8 @@ for (const [index, rate] of config.latency.rates.entries()) {
     const ratio = median(suite.windowP99) / median(bare.windowP99);
     console.log(
       `${rate} req/s: suite p99 / bare p99 = ${ratio.toFixed(2)}x (goal ≤ ${GOAL_VS_BARE}x: ` +
-        `${ratio <= GOAL_VS_BARE && suite.lost + bare.lost === 0 ? 'met' : 'not met'})`,
+        `${ratio <= GOAL_VS_BARE && suite.lost + bare.lost === 0 ? 'met' : 'not met'}); ` +
+        `CPU per request ${(suite.cpuUsPerRequest / bare.cpuUsPerRequest).toFixed(2)}x`,
     );
   }
 }

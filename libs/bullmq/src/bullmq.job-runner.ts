@@ -202,7 +202,9 @@ export class BullmqJobRunner implements JobRunner {
       await this.queue(pipeline).add(
         request.type,
         { storeKey: request.storeKey },
-        { jobId: bullmqJobId(request.storeKey, request.run) },
+        request.delayMs
+          ? { jobId: bullmqJobId(request.storeKey, request.run), delay: request.delayMs }
+          : { jobId: bullmqJobId(request.storeKey, request.run) },
       );
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

@@ -10,6 +10,7 @@ export {
   DEFAULT_JOB_RETRY,
   JobRefusedError,
   type JobRefusal,
+  type JobFollowUps,
   type JobRecord,
   type JobRetryPolicy,
   type JobStatus,

@@ -7,7 +7,7 @@
  */
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HUBTEL_DEFAULT_ACCOUNT, type HubtelTelemetry } from 'nestjs-hubtel';
-import type { InboundPipeline, JobRecord } from '#internal';
+import type { InboundPipeline, JobFollowUps, JobRecord } from '#internal';
 import type { ServiceAppAccount } from './service-app.accounts.js';
 import {
   callbackOf,
@@ -64,6 +64,11 @@ export class FulfillmentCallbacks {
     reportedBy: 'handler' | 'app',
     /** The order's named account; undefined: the default account. */
     account: string | undefined,
+    /**
+     * Inside the fulfillment job's `beforeSettled`: the callback is sent right after the order is
+     * settled, from here (queued only for its retries).
+     */
+    followUps?: JobFollowUps,
   ): Promise<{ ok: true } | { ok: false; existing: CallbackSummary }> {
     const job: CallbackJob = {
       callback: {
@@ -76,7 +81,11 @@ export class FulfillmentCallbacks {
     };
     const named = namedAccount(account);
     if (named !== undefined) job.account = named;
-    const result = await this.pipeline.submit<StoredCallback>(SERVICE_APP_JOBS.callback, orderId, job);
+    const result = await (followUps ?? this.pipeline).submit<StoredCallback>(
+      SERVICE_APP_JOBS.callback,
+      orderId,
+      job,
+    );
     if (result.duplicate) {
       // An accepted callback's record is compacted: its summary still says what was reported.
       const existing = callbackOf(result.record);

@@ -21,20 +21,19 @@ export class FulfillmentCarts {
     return (await this.store.get<StoredCart>(cartKey(sessionId)))?.value;
   }
 
-  /** The first read of a session's cart, started before it is known to be needed. */
+  /** The session's cart entry (its account decides how a request for it is answered). */
   read(sessionId: string): Promise<StoreEntry<StoredCart> | undefined> {
     return this.store.get<StoredCart>(cartKey(sessionId));
   }
 
-  /** The session's cart (first read started before it is known to be needed), or a refusal. */
-  async find(
+  /** The session's cart (as `read` found it), or a refusal. */
+  find(
     orderId: string,
     sessionId: string,
-    firstRead: Promise<StoreEntry<StoredCart> | undefined>,
+    entry: StoreEntry<StoredCart> | undefined,
     /** The request's account's `requireCart`. */
     requireCart: boolean,
-  ): Promise<StoredCart | undefined> {
-    const entry = await firstRead;
+  ): StoredCart | undefined {
     if (entry) return entry.value;
     if (!requireCart) return undefined;
     this.logger.warn(

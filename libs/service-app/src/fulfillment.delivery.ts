@@ -9,7 +9,7 @@
  * Apart from FulfillmentService because it is the one piece that writes the session's delivery
  * record; the fulfillment job's gate (FulfillmentService) is where it is asked, for every road.
  */
-import type { HubtelStore } from 'nestjs-hubtel';
+import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
 import { DEFAULT_JOB_RECORD_TTL_MS } from '#internal';
 import { DeliveryContendedError } from './fulfillment.errors.js';
 import { SERVICE_APP_KEYS } from './service-app.constants.js';
@@ -46,8 +46,17 @@ export function deliveryKey(sessionId: string): string {
   return `${SERVICE_APP_KEYS.delivery}${sessionId}`;
 }
 
+/** Most claims remembered between `enter` and `settle` (a run that never settles leaves one). */
+const MAX_CLAIMS = 10_000;
+
 export class FulfillmentDeliveries {
   private readonly write = { ttlMs: DEFAULT_JOB_RECORD_TTL_MS };
+  /**
+   * The delivery entries this process last read or wrote for the orders it delivers, by session:
+   * `settle` writes over the entry `enter` left (no read) unless another order joined meanwhile
+   * (then its compare-and-set fails, and it reads).
+   */
+  private readonly claims = new Map<string, StoreEntry<SessionDelivery>>();
 
   constructor(
     private readonly store: HubtelStore,
@@ -67,11 +76,11 @@ export class FulfillmentDeliveries {
     const key = deliveryKey(sessionId);
     for (let tries = 0; tries < 8; tries++) {
       if (await this.store.setIfAbsent<SessionDelivery>(key, { orderId }, this.write))
-        return { deliver: true };
+        return this.claimed(sessionId, { value: { orderId }, version: 1 });
       const entry = await this.store.get<SessionDelivery>(key);
       if (!entry) continue; // expired between the two calls
       const delivery = entry.value;
-      if (delivery.orderId === orderId) return { deliver: true };
+      if (delivery.orderId === orderId) return this.claimed(sessionId, entry);
       const others = delivery.others ?? [];
       if (others.includes(orderId) || others.length >= MAX_OTHERS) {
         if (!others.includes(orderId))
@@ -94,8 +103,11 @@ export class FulfillmentDeliveries {
    */
   async settle(sessionId: string, orderId: string, outcome: DeliveryOutcome): Promise<string[]> {
     const key = deliveryKey(sessionId);
+    let known = this.claims.get(sessionId);
+    this.claims.delete(sessionId);
     for (let tries = 0; tries < 8; tries++) {
-      const entry = await this.store.get<SessionDelivery>(key);
+      const entry = known ?? (await this.store.get<SessionDelivery>(key));
+      known = undefined;
       if (entry?.value.orderId !== orderId) return [];
       if (entry.value.outcome) return entry.value.others ?? [];
       const settled: SessionDelivery = { ...entry.value, outcome };
@@ -103,5 +115,12 @@ export class FulfillmentDeliveries {
         return settled.others ?? [];
     }
     throw new DeliveryContendedError(sessionId);
+  }
+
+  private claimed(sessionId: string, entry: StoreEntry<SessionDelivery>): DeliveryTurn {
+    this.claims.delete(sessionId);
+    this.claims.set(sessionId, entry);
+    if (this.claims.size > MAX_CLAIMS) this.claims.delete(this.claims.keys().next().value!);
+    return { deliver: true };
   }
 }

@@ -10,7 +10,13 @@ import {
   type HubtelTelemetry,
   type DeadLetter,
 } from 'nestjs-hubtel';
-import { type InboundPipeline, type JobRecord, type JobRefusal, type JobStatus } from '#internal';
+import {
+  type InboundPipeline,
+  type JobFollowUps,
+  type JobRecord,
+  type JobRefusal,
+  type JobStatus,
+} from '#internal';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
 import { FulfillmentCarts } from './fulfillment.cart.js';
 import { FulfillmentDeliveries } from './fulfillment.delivery.js';
@@ -187,7 +193,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       // Before the job is settled: a callback that could not be recorded or queued keeps it
       // pending, retried for that alone, instead of losing it. A run its gate refused ran no
       // handler: its outcome, if any, was reported by the gate.
-      beforeSettled: (record, outcome) => this.settleHandlers(record, outcome),
+      beforeSettled: (record, outcome, followUps) => this.settleHandlers(record, outcome, followUps),
     });
     const recheck = options.verification;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, {
@@ -276,22 +282,29 @@ export class FulfillmentService implements OnApplicationBootstrap {
     account: ServiceAppAccount,
   ): Promise<FulfillmentReceipt> {
     const { OrderId: orderId, SessionId: sessionId } = request;
-    // The cart is read along with the OrderId's record (one round trip before the answer, not two),
-    // but a known OrderId is answered before the cart is touched: a duplicate must not claim anything.
-    const cartRead = this.carts.read(sessionId);
-    cartRead.catch(() => undefined); // unread when a duplicate returns first; read below otherwise
+    // Verified first when it can be: the payment job submits the fulfillment job once confirmed.
+    const job = account.verifying ? SERVICE_APP_JOBS.payment : SERVICE_APP_JOBS.fulfillment;
+    // A new OrderId (the usual request) costs the cart's read and the record's set-if-absent, which
+    // finds a known one (a duplicate). Read first only when that cannot: an order a verifying
+    // account knows as its fulfillment job (recorded before verification was on, or an attention
+    // resolved by delivering it), read along with the cart; and a known order whose cart would
+    // refuse it (gone, with `requireCart`, or another account's): answered as the duplicate it is.
     // Through the pipeline, not a bare read: a known order whose job never ran (its first request
     // was answered 503 after the record) is asked for again by this retry.
-    const known =
-      (await this.pipeline.resend<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)) ??
-      (account.verifying
-        ? await this.pipeline.resend<OrderSummary>(SERVICE_APP_JOBS.payment, orderId)
-        : undefined);
+    const cartRead = this.carts.read(sessionId);
+    const delivered = account.verifying
+      ? this.pipeline.resend<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)
+      : undefined;
+    cartRead.catch(() => undefined); // awaited below; not left unhandled while the other is awaited
+    let known = await delivered;
+    const entry = await cartRead;
+    const refused = entry ? accountOf(entry.value) !== account.name : account.options.requireCart;
+    if (!known && refused) known = await this.pipeline.resend<OrderSummary>(job, orderId);
     if (known) {
       this.assertOwn('order', orderId, known.payload, account);
       return this.duplicate(orderId, sessionId, known.payload.sessionId);
     }
-    const cart = await this.carts.find(orderId, sessionId, cartRead, account.options.requireCart);
+    const cart = this.carts.find(orderId, sessionId, entry, account.options.requireCart);
     // A cart built on another account's path: that account's order, not this one's.
     if (cart) this.assertOwn('session', sessionId, cart, account);
 
@@ -314,11 +327,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
     if (claims) (order as { claims?: typeof claims }).claims = claims;
     if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
 
-    // Verified first when it can be: the payment job submits the fulfillment job once confirmed.
-    const job = account.verifying ? SERVICE_APP_JOBS.payment : SERVICE_APP_JOBS.fulfillment;
     const result = await this.pipeline.submit<OrderSummary>(job, orderId, order);
     if (result.duplicate) {
-      // Lost a race with a concurrent request for the same OrderId (its record may be compacted).
+      // A known OrderId (its record may be compacted); `submit` asked its runner again for a run
+      // that never started.
       this.assertOwn('order', orderId, result.record.payload, account);
       return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
     }
@@ -667,13 +679,22 @@ export class FulfillmentService implements OnApplicationBootstrap {
   private async settleHandlers(
     record: JobRecord<FulfillmentRequestedEvent>,
     outcome: 'done' | 'dead',
+    followUps: JobFollowUps,
   ): Promise<void> {
     const order = record.payload;
     if (outcome === 'dead') {
       this.logger.error(
         `Fulfillment of order ${order.orderId} gave up after ${record.attempts} attempt(s); reporting "failed"`,
       );
-      await this.reportOutcome(order.orderId, order.sessionId, 'failed', null, 'handler', order.account);
+      await this.reportOutcome(
+        order.orderId,
+        order.sessionId,
+        'failed',
+        null,
+        'handler',
+        order.account,
+        followUps,
+      );
       return;
     }
     const combined = combineOutcomes(record.results);
@@ -700,6 +721,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       metaData,
       'handler',
       order.account,
+      followUps,
     );
   }
 
@@ -750,13 +772,23 @@ export class FulfillmentService implements OnApplicationBootstrap {
     metaData: unknown,
     by: 'handler' | 'app',
     account: string | undefined,
+    /** From the fulfillment job's `beforeSettled`: the callbacks are sent once it is settled. */
+    follow?: JobFollowUps,
   ): ReturnType<FulfillmentCallbacks['report']> {
-    const reported = await this.callbacks.report(orderId, sessionId, status, metaData, by, account);
+    const reported = await this.callbacks.report(orderId, sessionId, status, metaData, by, account, follow);
     const outcome = reported.ok ? { ServiceStatus: status, MetaData: metaData ?? null } : reported.existing;
     const others = await this.deliveries.settle(sessionId, orderId, outcome);
     // A session's orders are one account's (its cart's): each is reported with that account.
     for (const other of others)
-      await this.callbacks.report(other, sessionId, outcome.ServiceStatus, outcome.MetaData, by, account);
+      await this.callbacks.report(
+        other,
+        sessionId,
+        outcome.ServiceStatus,
+        outcome.MetaData,
+        by,
+        account,
+        follow,
+      );
     return reported;
   }
 }

@@ -45,6 +45,11 @@ export interface JobRecord<P = unknown> {
   settling?: JobOutcome;
   /** What its last deferral asked the next run to read (JSON-serialisable plain data). */
   state?: unknown;
+  /**
+   * Settled: the store keys of the jobs its `beforeSettled` submitted as follow-ups, asked for
+   * again should a run find it settled (its process died before they ran or were queued).
+   */
+  then?: string[];
 }
 
 export type JobOutcome = 'done' | 'dead';
@@ -121,11 +126,18 @@ export interface JobDefinition<P = unknown> {
    * recorded: what must follow it for sure (e.g. recording and queueing another job). Throw to
    * leave the job pending: it is retried after the policy's backoff until this passes (no gate,
    * no handler runs again, and a done one is never dead-lettered for it). Not called for a gate's
-   * refusal. Called again on a retry or a takeover: idempotent.
+   * refusal. Called again on a retry or a takeover: idempotent. A job submitted through
+   * `followUps` is recorded now and runs right after this one is settled, here (queued only when
+   * that first attempt does not settle it): one queued job less, and it runs after what it follows.
    */
-  beforeSettled?: (record: JobRecord<P>, outcome: JobOutcome) => Promise<void>;
+  beforeSettled?: (record: JobRecord<P>, outcome: JobOutcome, followUps: JobFollowUps) => Promise<void>;
   /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */
   onSettled?: (record: JobRecord<P>, outcome: JobOutcome, error?: unknown) => Promise<void> | void;
+}
+
+/** Submits jobs that follow the settling one (see `JobDefinition.beforeSettled`). */
+export interface JobFollowUps {
+  submit<P>(type: string, key: string, payload: P): Promise<SubmitResult<P>>;
 }
 
 /** Payload of the dead-letter event: a job gave up. It stays in the store with status `dead`. */

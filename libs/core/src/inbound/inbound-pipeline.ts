@@ -50,6 +50,14 @@ export * from './inbound-job.types.js';
 const WAKE_MARK_TTL_MS = 3600_000;
 const SETTLED: JobRunOutcome = { kind: 'settled' };
 
+/** A job a settling run submitted (see `JobDefinition.beforeSettled`): run here once that one is settled. */
+interface FollowUp {
+  storeKey: string;
+  type: string;
+  /** As its submit wrote it. */
+  entry: StoreEntry<JobRecord>;
+}
+
 export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
   private readonly definitions = new Map<string, JobDefinition<any>>();
   private readonly logger: Logger;
@@ -90,6 +98,16 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
    * both are durable: acknowledge the sender only after this.
    */
   async submit<P>(type: string, key: string, payload: P): Promise<SubmitResult<P>> {
+    return this.record(type, key, payload);
+  }
+
+  /** `submit`, or with `followUps` a follow-up of a settling run: recorded, not queued (see `settle`). */
+  private async record<P>(
+    type: string,
+    key: string,
+    payload: P,
+    followUps?: FollowUp[],
+  ): Promise<SubmitResult<P>> {
     const definition = this.definition(type);
     const at = this.now();
     const record: JobRecord<P> = {
@@ -104,7 +122,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     };
     const storeKey = this.prefix + `${type}:${key}`;
     if (await this.options.store.setIfAbsent(storeKey, record, this.writeOptions)) {
-      await this.runner.enqueue(this.options.name, { storeKey, type, run: 1 });
+      if (followUps) followUps.push({ storeKey, type, entry: { value: record, version: 1 } });
+      else await this.runner.enqueue(this.options.name, { storeKey, type, run: 1 });
       return { duplicate: false, record };
     }
     const job = await this.sentAgain<P>(storeKey);
@@ -127,13 +146,14 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   }
 
   /**
-   * A duplicate's record. Never run and not deferred: the sender may have had its error after the
-   * record was written (the runner unreachable: answered 503), and its retry is the only one left
-   * to ask for the run, so it asks again; the runner keeps one run per number.
+   * A duplicate's record. Not settled and not deferred (a deferred run is its runner's): the
+   * sender may have had its error after the record was written (the runner unreachable: answered
+   * 503; or a follow-up's first attempt failed and its retry could not be queued), and its retry is
+   * the only one left to ask for the run, so it asks again; the runner keeps one run per number.
    */
   private async sentAgain<P>(storeKey: string): Promise<JobRecord<P> | undefined> {
     const job = (await this.options.store.get<JobRecord<P>>(storeKey))?.value;
-    if (job && !isSettled(job) && job.attempts === 0 && !job.deferred)
+    if (job && !isSettled(job) && !job.deferred)
       await this.runner.enqueue(this.options.name, request(storeKey, job));
     return job;
   }
@@ -232,11 +252,21 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
    * The runner's callback: one run of a recorded job, to its outcome. Every road to the handlers
    * (first run, retry, takeover, deferral, wake, replay) comes through here, past the job's gate.
    */
-  private readonly execute = async (storeKey: string, giveUp?: string): Promise<JobRunOutcome> => {
+  private readonly execute = async (
+    storeKey: string,
+    giveUp?: string,
+    /** The entry as its submit just wrote it (a follow-up run here): not read again. */
+    written?: StoreEntry<JobRecord>,
+  ): Promise<JobRunOutcome> => {
     this.active++;
     try {
-      const entry = await this.options.store.get<JobRecord>(storeKey);
-      if (!entry || isSettled(entry.value)) return SETTLED;
+      const entry = written ?? (await this.options.store.get<JobRecord>(storeKey));
+      if (!entry) return SETTLED;
+      if (isSettled(entry.value)) {
+        // Run again after it settled (its process died then): its follow-ups may be unqueued.
+        for (const key of entry.value.then ?? []) await this.sentAgain(key);
+        return SETTLED;
+      }
       const definition = this.definitions.get(entry.value.type);
       // Recorded by a deploy with another job list: left for an instance that knows it.
       if (!definition)
@@ -304,7 +334,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     if (failure) return this.fail(storeKey, entry, definition, job, failure.error, attempt);
     if (refusal) {
       const lastError = refusal.outcome === 'dead' ? refusal.reason : job.lastError;
-      const settled = this.record(job, refusal.outcome, job.attempts, lastError);
+      const settled = this.next(job, refusal.outcome, job.attempts, lastError);
       if (!(await this.write(storeKey, entry, settled, definition))) return SETTLED;
       this.logger.warn(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} not run: ${maskPhoneNumbers(refusal.reason)} (${refusal.outcome})`,
@@ -318,7 +348,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       return SETTLED;
     }
     if (deferral instanceof JobDeferral) {
-      const next = this.record(job, 'pending', job.attempts, job.lastError);
+      const next = this.next(job, 'pending', job.attempts, job.lastError);
       next.deferred = true;
       if (deferral.state !== undefined) next.state = deferral.state;
       if (!(await this.write(storeKey, entry, next, definition))) return SETTLED;
@@ -340,12 +370,40 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     job: JobRecord,
     attempt: number,
   ): Promise<JobRunOutcome> {
-    const held = await this.beforeSettled(storeKey, entry, definition, job, 'done', attempt);
+    const followUps: FollowUp[] = [];
+    const held = await this.beforeSettled(storeKey, entry, definition, job, 'done', attempt, followUps);
     if (held) return held;
-    const done = this.record(job, 'done', attempt);
-    if (!(await this.write(storeKey, entry, done, definition))) return SETTLED;
+    const done = this.next(job, 'done', attempt, undefined, followUps);
+    if (!(await this.write(storeKey, entry, done, definition))) return this.queue(followUps);
     this.signal(job.type, 'done', attempt);
     await this.settled(definition, done, 'done');
+    return this.follow(followUps);
+  }
+
+  /**
+   * Runs each follow-up of a settled run here, at once (from the entry its submit wrote: no read),
+   * and queues what that first attempt left (a retry, after its delay). Throws when one cannot be
+   * queued: the runner retries this run, which finds it settled and asks for them again (`then`).
+   */
+  private async follow(followUps: FollowUp[]): Promise<JobRunOutcome> {
+    for (const { storeKey, type, entry } of followUps) {
+      const outcome = await this.execute(storeKey, undefined, entry);
+      if (outcome.kind === 'settled') continue;
+      const delayMs = outcome.kind === 'retry' ? outcome.delayMs : Math.max(0, outcome.until - this.now());
+      await this.runner.enqueue(this.options.name, {
+        storeKey,
+        type,
+        run: 1,
+        ...(delayMs > 0 ? { delayMs } : {}),
+      });
+    }
+    return SETTLED;
+  }
+
+  /** Follow-ups of a run that lost its outcome write to another run: queued, not run here. */
+  private async queue(followUps: FollowUp[]): Promise<JobRunOutcome> {
+    for (const { storeKey, type } of followUps)
+      await this.runner.enqueue(this.options.name, { storeKey, type, run: 1 });
     return SETTLED;
   }
 
@@ -361,13 +419,16 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     job: JobRecord,
     outcome: JobOutcome,
     attempts: number,
+    followUps: FollowUp[],
   ): Promise<JobRunOutcome | undefined> {
     try {
-      await definition.beforeSettled?.(job, outcome);
+      await definition.beforeSettled?.(job, outcome, {
+        submit: (type, key, payload) => this.record(type, key, payload, followUps),
+      });
       return undefined;
     } catch (error) {
       const message = describe(error);
-      const pending = this.record(job, 'pending', attempts, outcome === 'dead' ? job.lastError : message);
+      const pending = this.next(job, 'pending', attempts, outcome === 'dead' ? job.lastError : message);
       pending.settling = outcome;
       if (!(await this.write(storeKey, entry, pending, definition))) return SETTLED;
       const policy = { ...DEFAULT_JOB_RETRY, ...this.options.retry, ...definition.retry };
@@ -395,7 +456,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     const outOfTime =
       policy.deadlineMs !== undefined && this.now() - job.receivedAt + delayMs >= policy.deadlineMs;
     if (runs < policy.maxAttempts && !outOfTime && Number.isFinite(attempt)) {
-      const pending = this.record(job, 'pending', runs, message);
+      const pending = this.next(job, 'pending', runs, message);
       if (!(await this.write(storeKey, entry, pending, definition))) return SETTLED;
       this.logger.warn(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${runs}/${policy.maxAttempts}): ${message}; retrying in ${delayMs} ms`,
@@ -403,6 +464,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       this.signal(job.type, 'retry', runs);
       return { kind: 'retry', delayMs, error: message };
     }
+    const followUps: FollowUp[] = [];
     const held = await this.beforeSettled(
       storeKey,
       entry,
@@ -410,10 +472,11 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       { ...job, attempts: runs, lastError: message },
       'dead',
       runs,
+      followUps,
     );
     if (held) return held;
-    const dead = this.record(job, 'dead', runs, message);
-    if (!(await this.write(storeKey, entry, dead, definition))) return SETTLED;
+    const dead = this.next(job, 'dead', runs, message, followUps);
+    if (!(await this.write(storeKey, entry, dead, definition))) return this.queue(followUps);
     this.logger.error(
       `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${runs} attempt(s): ${message} (dead-lettered)`,
     );
@@ -432,14 +495,22 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         this.logger.error(`A dead-letter listener failed: ${describe(listenerError)}`),
       );
     await this.settled(definition, dead, 'dead', error);
+    await this.follow(followUps);
     return { kind: 'settled', dead: message };
   }
 
   /** The record after a run: all it carries over (results, state, the run it is) but `deferred`. */
-  private record(job: JobRecord, status: JobStatus, attempts: number, lastError?: string): JobRecord {
+  private next(
+    job: JobRecord,
+    status: JobStatus,
+    attempts: number,
+    lastError?: string,
+    followUps?: FollowUp[],
+  ): JobRecord {
     const { deferred: _deferred, lastError: _lastError, settling: _settling, ...kept } = job;
     const next: JobRecord = { ...kept, status, attempts, updatedAt: this.now() };
     if (lastError !== undefined) next.lastError = lastError;
+    if (followUps?.length) next.then = followUps.map((f) => f.storeKey);
     if (next.results === undefined) delete next.results; // a dispatch without `keepResults`
     return next;
   }

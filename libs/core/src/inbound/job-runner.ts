@@ -21,6 +21,11 @@ export interface JobRunRequest {
    * same request asked twice (a sender's retry) is one run: a runner keeps one per number.
    */
   run: number;
+  /**
+   * Start it no sooner than this many ms from now: the retry of a run that already had its first
+   * attempt where it was submitted (see `InboundPipeline.submit`'s `here`).
+   */
+  delayMs?: number;
 }
 
 /** What one execution of a job came to, and so what the runner does next. */
@@ -92,7 +97,8 @@ export class InProcessJobRunner implements JobRunner {
 
   async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
     // Started with its pipeline (InboundPipeline's constructor): nothing is asked before.
-    if (!this.held.has(this.id(pipeline, request.storeKey))) this.later(pipeline, request.storeKey, 0);
+    if (!this.held.has(this.id(pipeline, request.storeKey)))
+      this.later(pipeline, request.storeKey, request.delayMs ?? 0);
   }
 
   async wake(pipeline: string, request: JobRunRequest): Promise<void> {
