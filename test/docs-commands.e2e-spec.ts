@@ -98,12 +98,6 @@ const ELSEWHERE: Array<[string, string, string]> = [
     'HUBTEL_SMS_CLIENT_ID=...',
     'a .env listing with placeholders; test/docs-options.spec.ts checks its variables',
   ],
-  [
-    'docs/accounts.md',
-    'HUBTEL_CLIENT_ID=...                     #',
-    'a .env listing; test/docs-options.spec.ts',
-  ],
-  ['docs/accounts.md', 'HUBTEL_CLIENT_ID=...                 #', 'a .env listing; test/docs-options.spec.ts'],
 ];
 
 /** Blocks this file runs, as above. */
