@@ -5,6 +5,11 @@ import { HubtelConfigError } from '../errors/hubtel.errors.js';
 // Derived from OnEvent itself: @nestjs/event-emitter 3.x (Nest 11) does not export OnEventOptions.
 type OnEventOptions = Exclude<Parameters<typeof OnEvent>[1], undefined>;
 
+/**
+ * Options of the handler and listener decorators. A listener decorator (`@OnCheckoutRejected()`)
+ * passes @OnEvent's options on; a handler decorator (`@OnCheckoutPaid()`) reads `id`, `account`
+ * and `prependListener` (called before the handlers without it).
+ */
 export type HubtelHandlerOptions = Omit<OnEventOptions, 'async' | 'suppressErrors'> & {
   /**
    * The handler's stable identity for this event, instead of `ClassName.methodName`: a job record
