@@ -58,12 +58,12 @@ const ELSEWHERE: Array<[string, string, string]> = [
     'test/example-app.e2e-spec.ts runs it with one spec file (the suite cannot run itself); .ci/run runs it whole (checked below)',
   ],
   [
-    'README.md',
+    'docs/redis.md',
     'npm i ioredis bullmq',
     "the packaging test's fixture apps install both (test/fixtures/*/package.json)",
   ],
   [
-    'README.md',
+    'docs/development.md',
     'npm run bench',
     'about 10 minutes; test/bench-smoke.e2e-spec.ts runs the harness on a tiny scale',
   ],
@@ -98,12 +98,6 @@ const ELSEWHERE: Array<[string, string, string]> = [
     'HUBTEL_SMS_CLIENT_ID=...',
     'a .env listing with placeholders; test/docs-options.spec.ts checks its variables',
   ],
-  [
-    'docs/accounts.md',
-    'HUBTEL_CLIENT_ID=...                     #',
-    'a .env listing; test/docs-options.spec.ts',
-  ],
-  ['docs/accounts.md', 'HUBTEL_CLIENT_ID=...                 #', 'a .env listing; test/docs-options.spec.ts'],
 ];
 
 /** Blocks this file runs, as above. */

@@ -14,6 +14,7 @@ const root = new URL('..', import.meta.url);
 const read = (file: string) => readFileSync(new URL(file, root), 'utf8');
 const docs = [
   'README.md',
+  'docs/sms.md',
   'docs/accounts.md',
   'docs/checkout.md',
   'docs/service-app.md',
@@ -49,7 +50,7 @@ function variables(options: Function): string[] {
 }
 
 describe.each([
-  ['SmsModuleOptions', SmsModuleOptions, 'README.md', 'Options (`SmsModule.forRoot`'],
+  ['SmsModuleOptions', SmsModuleOptions, 'docs/sms.md', 'Options (`SmsModule.forRoot`'],
   ['CheckoutModuleOptions', CheckoutModuleOptions, 'docs/checkout.md', '## Options reference'],
   ['ServiceAppModuleOptions', ServiceAppModuleOptions, 'docs/service-app.md', '## Options\n'],
 ])('%s and its documentation', (_name, options, file, heading) => {

@@ -51,9 +51,12 @@ const DOCUMENTS = [
   'docs/architecture.md',
   'docs/checkout.md',
   'docs/dev-tools.md',
+  'docs/development.md',
   'docs/operations.md',
   'docs/quick-start.md',
+  'docs/redis.md',
   'docs/service-app.md',
+  'docs/sms.md',
   'docs/testing.md',
   'libs/sandbox/README.md',
 ];

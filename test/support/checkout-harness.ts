@@ -162,7 +162,7 @@ export class RecordingHandlers {
     this.push('paid', event);
   }
 
-  /** A plain @OnEvent handler, to show both styles are served. */
+  /** A plain @OnEvent: an observer, told once the handlers succeeded (at least once). */
   @OnEvent(CheckoutEvents.Paid, { suppressErrors: false })
   onPaidPlain(event: CheckoutPaidEvent): void {
     this.push('plainPaid', event);

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { type HubtelHandlerOptions } from 'nestjs-hubtel';
-import { createHandlerDecorator } from '#internal';
+import { createHandlerDecorator, createListenerDecorator } from '#internal';
 import { CHECKOUT_DEFAULT_ACCOUNT, getCheckoutAccountToken } from './checkout.constants.js';
 import { CheckoutEvents } from './checkout.events.js';
 import { CheckoutService } from './checkout.service.js';
@@ -9,11 +9,12 @@ import { CheckoutService } from './checkout.service.js';
 type CheckoutHandlerDecorator = (options?: HubtelHandlerOptions) => MethodDecorator;
 
 /*
- * Handler decorators: thin wrappers over `@OnEvent(CheckoutEvents.X)` that make the handler's
- * errors visible to the module (`suppressErrors: false`), so a throwing handler is retried with
- * backoff and dead-lettered in the end. Every other `@OnEvent` option can be passed, and
- * `account` (`@OnCheckoutPaid({ account: 'north' })`) runs the handler for that account's
- * invoices only (every payload carries `account`).
+ * Handlers of the recorded outcomes (paid, failed, expired, attention): the module finds the
+ * method and calls it once per invoice, retried with backoff until it succeeds, dead-lettered in
+ * the end; once every handler succeeded the event is emitted for `@OnEvent` observers (at least
+ * once). Listeners of the alerts (rejected, dead letter): `@OnEvent` wrappers, called when the
+ * module emits them; a throw is logged. `account` (`@OnCheckoutPaid({ account: 'north' })`) runs
+ * the method for that account's invoices only (every payload carries `account`).
  */
 
 /** Handles `CheckoutEvents.Paid` (payload `CheckoutPaidEvent`): runs once per paid invoice. */
@@ -21,10 +22,10 @@ export const OnCheckoutPaid: CheckoutHandlerDecorator = createHandlerDecorator(C
 /** Handles `CheckoutEvents.Failed` (payload `CheckoutFailedEvent`). */
 export const OnCheckoutFailed: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Failed);
 /**
- * Handles `CheckoutEvents.Rejected` (payload `CheckoutRejectedEvent`). Rejections are alerts, not
- * recorded jobs: a handler that throws is logged, not retried.
+ * Listens to `CheckoutEvents.Rejected` (payload `CheckoutRejectedEvent`). Rejections are alerts, not
+ * recorded jobs: emitted once, and a listener that throws is logged, not retried.
  */
-export const OnCheckoutRejected: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Rejected);
+export const OnCheckoutRejected: CheckoutHandlerDecorator = createListenerDecorator(CheckoutEvents.Rejected);
 /** Handles `CheckoutEvents.Expired` (payload `CheckoutExpiredEvent`). */
 export const OnCheckoutExpired: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Expired);
 /**
@@ -32,8 +33,8 @@ export const OnCheckoutExpired: CheckoutHandlerDecorator = createHandlerDecorato
  * verified payment matches on neither count; resolve it with `CheckoutService.resolveAttention()`.
  */
 export const OnCheckoutAttention: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Attention);
-/** Handles `CheckoutEvents.DeadLetter` (payload `CheckoutDeadLetterEvent`). */
-export const OnCheckoutDeadLetter: CheckoutHandlerDecorator = createHandlerDecorator(
+/** Listens to `CheckoutEvents.DeadLetter` (payload `CheckoutDeadLetterEvent`), emitted once per dead letter. */
+export const OnCheckoutDeadLetter: CheckoutHandlerDecorator = createListenerDecorator(
   CheckoutEvents.DeadLetter,
 );
 

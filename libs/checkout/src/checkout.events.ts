@@ -1,9 +1,10 @@
 import { type DeadLetterEvent, type PaymentAmounts } from 'nestjs-hubtel';
 
 /**
- * The domain events of the CheckoutModule, emitted through @nestjs/event-emitter. Handle them with
- * the decorators of `checkout.decorators.ts` (`@OnCheckoutPaid()`), or with plain
- * `@OnEvent(CheckoutEvents.Paid, { suppressErrors: false })`.
+ * The domain events of the CheckoutModule. Handle them with the decorators of
+ * `checkout.decorators.ts` (`@OnCheckoutPaid()`: called once per invoice, retried). The app's
+ * EventEmitter2 gets each of them too, for observers (`@OnEvent`, `emitter.on`): an outcome once
+ * its handlers succeeded (at least once), a rejection or dead letter when it happens.
  *
  * Payloads hold plain JSON data only (strings, numbers, booleans, plain objects; times as ISO
  * strings): they are recorded in the store before handlers run, and a handler re-run after a

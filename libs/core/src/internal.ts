@@ -45,7 +45,7 @@ export {
   requeueDeadLetter,
 } from './inbound/inbound-dead-letters.js';
 export { JobDeferral } from './inbound/inbound-job.types.js';
-export { createHandlerDecorator } from './events/handler-decorator.js';
+export { createHandlerDecorator, createListenerDecorator } from './events/handler-decorator.js';
 export {
   ACCOUNT_TRANSPORTS,
   HUBTEL_ACCOUNT_NAME,

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { HUBTEL_DEFAULT_ACCOUNT, type HubtelHandlerOptions } from 'nestjs-hubtel';
-import { createHandlerDecorator } from '#internal';
+import { createHandlerDecorator, createListenerDecorator } from '#internal';
 import { FulfillmentService } from './fulfillment.service.js';
 import { getFulfillmentAccountToken } from './service-app.constants.js';
 import { ServiceAppEvents, fulfillmentEventFor } from './service-app.events.js';
@@ -19,21 +19,23 @@ import { ServiceAppEvents, fulfillmentEventFor } from './service-app.events.js';
  * ```
  */
 export function OnFulfillment(serviceCode?: string, options?: HubtelHandlerOptions): MethodDecorator {
-  const event = serviceCode === undefined ? ServiceAppEvents.Fulfillment : fulfillmentEventFor(serviceCode);
-  return createHandlerDecorator(event)(options);
+  if (serviceCode === undefined) return onAnyFulfillment(options);
+  return createHandlerDecorator(fulfillmentEventFor(serviceCode))(options);
 }
+// Made at load: a plain @OnEvent on these events is recognised (and warned about) without one.
+const onAnyFulfillment = createHandlerDecorator(ServiceAppEvents.Fulfillment);
 
 /** The platform accepted a fulfillment callback (payload: FulfillmentCallbackSentEvent). */
-export const OnFulfillmentCallbackSent = createHandlerDecorator(ServiceAppEvents.CallbackSent);
+export const OnFulfillmentCallbackSent = createListenerDecorator(ServiceAppEvents.CallbackSent);
 
 /** A fulfillment or its callback was given up on (payload: DeadLetterEvent). */
-export const OnServiceAppDeadLetter = createHandlerDecorator(ServiceAppEvents.DeadLetter);
+export const OnServiceAppDeadLetter = createListenerDecorator(ServiceAppEvents.DeadLetter);
 
 /**
  * A fulfillment request failed verification (payload: FulfillmentRejectedEvent): nothing was
  * delivered nor reported. An alert, emitted once; a throwing handler is logged, not retried.
  */
-export const OnFulfillmentRejected = createHandlerDecorator(ServiceAppEvents.Rejected);
+export const OnFulfillmentRejected = createListenerDecorator(ServiceAppEvents.Rejected);
 
 /**
  * An order was paid but matches its cart on neither count (payload: FulfillmentAttentionEvent):
@@ -54,7 +56,7 @@ export const OnFulfillmentAttention = createHandlerDecorator(ServiceAppEvents.At
  * }
  * ```
  */
-export const OnServiceQuery = createHandlerDecorator(ServiceAppEvents.Query);
+export const OnServiceQuery = createListenerDecorator(ServiceAppEvents.Query);
 
 /**
  * Injects the orders of an account: `@InjectFulfillment('north') north: FulfillmentAccount`,

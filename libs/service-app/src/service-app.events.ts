@@ -3,9 +3,11 @@ import type { FulfillmentOrderClaims } from './fulfillment.claims.js';
 import type { CartItem, FulfillmentServiceStatus, ServiceData } from './service-app.types.js';
 
 /**
- * Domain events of the ServiceAppModule (@nestjs/event-emitter). Handle them with the decorators
- * of `service-app.decorators.ts` (`@OnFulfillment()`), or with plain `@OnEvent(name, {
- * suppressErrors: false })`.
+ * Domain events of the ServiceAppModule. Handle them with the decorators of
+ * `service-app.decorators.ts` (`@OnFulfillment()`: called once per order, retried). The app's
+ * EventEmitter2 gets each of them too, for observers (`@OnEvent`, `emitter.on`): a fulfillment
+ * once its handlers succeeded (at least once), the alerts (rejected, callback sent, dead letter,
+ * query) when they happen.
  *
  * Payloads are plain JSON data: they are recorded in the store before handlers run, and a handler
  * re-run after a restart (persistent store) receives the same fields as a plain object. Read the

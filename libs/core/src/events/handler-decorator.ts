@@ -1,11 +1,15 @@
 import { OnEvent } from '@nestjs/event-emitter';
 import { HUBTEL_DEFAULT_ACCOUNT } from '../accounts/hubtel-accounts.js';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
-import { HUBTEL_HANDLER_ID_METADATA } from './handler-registry.js';
 
 // Derived from OnEvent itself: @nestjs/event-emitter 3.x (Nest 11) does not export OnEventOptions.
 type OnEventOptions = Exclude<Parameters<typeof OnEvent>[1], undefined>;
 
+/**
+ * Options of the handler and listener decorators. A listener decorator (`@OnCheckoutRejected()`)
+ * passes @OnEvent's options on; a handler decorator (`@OnCheckoutPaid()`) reads `id`, `account`
+ * and `prependListener` (called before the handlers without it).
+ */
 export type HubtelHandlerOptions = Omit<OnEventOptions, 'async' | 'suppressErrors'> & {
   /**
    * The handler's stable identity for this event, instead of `ClassName.methodName`: a job record
@@ -21,26 +25,63 @@ export type HubtelHandlerOptions = Omit<OnEventOptions, 'async' | 'suppressError
   account?: string | readonly string[];
 };
 
+/** Method metadata of a pipeline handler: one entry per decorator on the method. */
+export const HUBTEL_HANDLER_METADATA = 'hubtel:handler';
+
+export interface HubtelHandlerMetadata {
+  event: string;
+  /** The `id` option: the identity is `id@event` instead of `Class.method@event`. */
+  id?: string;
+  /** Called before the handlers without it (the order @OnEvent's option gives listeners). */
+  prepend?: boolean;
+}
+
 /**
- * Builds a handler decorator (`@OnCheckoutPaid()`) as a thin wrapper over `@OnEvent`.
- * It forces `suppressErrors: false` and `async: false`: the inbound pipeline must see a handler
- * fail in order to retry it and, in the end, dead-letter it. (The pipeline calls discovered
- * `@OnEvent` methods directly, so it sees plain `@OnEvent` handlers fail too; `suppressErrors`
- * matters for other `emit()` callers and request-scoped providers.)
+ * The events some handler decorator handles: a plain `@OnEvent` on one of them (or on a
+ * sub-event, `hubtel.service-app.fulfillment:<code>`) is a 0.2.0 handler the registry warns about.
+ */
+export const HANDLER_EVENTS = new Set<string>();
+
+/**
+ * Builds the decorator of a pipeline job's handlers (`@OnCheckoutPaid()`): it marks the method
+ * with our own metadata, not `@OnEvent`. The pipeline finds the method (HandlerRegistry) and calls
+ * it once per job, retried until it succeeds; once every handler succeeded it emits the event for
+ * `@OnEvent` and `emitter.on` listeners (docs/architecture.md, "Handlers and events").
  */
 export function createHandlerDecorator(event: string): (options?: HubtelHandlerOptions) => MethodDecorator {
+  HANDLER_EVENTS.add(event);
   return (options: HubtelHandlerOptions = {}) => {
-    const { id, account, ...rest } = options;
-    const onEvent = OnEvent(event, { ...rest, async: false, suppressErrors: false });
-    if (id === undefined && account === undefined) return onEvent;
+    const { id, account, prependListener } = options;
     const accounts = account === undefined ? undefined : accountSet(account, event);
-    return (target, key, descriptor) => {
+    const entry: HubtelHandlerMetadata = {
+      event,
+      ...(id !== undefined ? { id } : {}),
+      ...(prependListener ? { prepend: true } : {}),
+    };
+    return (_target, _key, descriptor) => {
       if (accounts) descriptor = filterByAccount(descriptor, accounts);
-      if (id !== undefined) {
-        const method = descriptor.value as object;
-        const ids = (Reflect.getMetadata(HUBTEL_HANDLER_ID_METADATA, method) as Record<string, string>) ?? {};
-        Reflect.defineMetadata(HUBTEL_HANDLER_ID_METADATA, { ...ids, [event]: id }, method);
-      }
+      const method = descriptor.value as object;
+      const entries = (Reflect.getMetadata(HUBTEL_HANDLER_METADATA, method) as HubtelHandlerMetadata[]) ?? [];
+      Reflect.defineMetadata(HUBTEL_HANDLER_METADATA, [...entries, entry], method);
+      return descriptor;
+    };
+  };
+}
+
+/**
+ * Builds the decorator of an event the modules emit (`@OnCheckoutRejected()`, dead letters,
+ * `query`): a thin wrapper over `@OnEvent`, with the `account` filter. It forces
+ * `suppressErrors: false` and `async: false`, so the emitter (`emitAsync`) sees a listener fail and
+ * the module can log it or, for `query`, answer without it.
+ */
+export function createListenerDecorator(event: string): (options?: HubtelHandlerOptions) => MethodDecorator {
+  return (options: HubtelHandlerOptions = {}) => {
+    const { id: _id, account, ...rest } = options;
+    const onEvent = OnEvent(event, { ...rest, async: false, suppressErrors: false });
+    if (account === undefined) return onEvent;
+    const accounts = accountSet(account, event);
+    return (target, key, descriptor) => {
+      descriptor = filterByAccount(descriptor, accounts);
       onEvent(target, key, descriptor);
       return descriptor;
     };

@@ -25,7 +25,7 @@ class Shipping {
 
 @Injectable()
 class Early {
-  @OnEvent(PAID, { prependListener: true })
+  @OnPaid({ prependListener: true })
   first(): void {
     calls.push('early');
   }
@@ -69,11 +69,11 @@ async function app(
 describe('HandlerRegistry', () => {
   beforeEach(() => calls.splice(0));
 
-  it('names each @OnEvent method by class and method (or its id option), and calls it directly', async () => {
+  it('names each decorated method by class and method (or its id option), and calls it directly', async () => {
     const t = await app([Shipping, Early]);
     const handlers = t.registry.handlersOf([PAID]);
     expect(handlers.map((h) => h.id)).toEqual([
-      `Early.first@${PAID}`, // prependListener: first, as the emitter would call it
+      `Early.first@${PAID}`, // prependListener: first
       `Shipping.ship@${PAID}`,
       `ledger-entry@${PAID}`,
     ]);
@@ -85,34 +85,43 @@ describe('HandlerRegistry', () => {
     await t.app.close();
   });
 
-  it("finds handlers by the decorator's metadata, never by the emitter's listeners (which it may reorder or wrap)", async () => {
+  it('a handler decorator is no emitter listener: emitting the event does not call the handler', async () => {
     const t = await app([Shipping]);
-    t.app.get(EventEmitter2).removeAllListeners(PAID);
-    expect(t.registry.handlersOf([PAID]).map((h) => h.id)).toEqual([
+    const emitter = t.app.get(EventEmitter2);
+    expect(emitter.listenerCount(PAID)).toBe(0);
+    await emitter.emitAsync(PAID, { id: 'e1' });
+    expect(calls).toEqual([]);
+    await t.app.close();
+  });
+
+  it('a plain @OnEvent method is an observer, not a handler; alone on a handler event, a warning at start-up says so', async () => {
+    @Injectable()
+    class Legacy {
+      @OnEvent(PAID, { suppressErrors: false })
+      handle(): void {
+        calls.push('legacy');
+      }
+    }
+    const alone = await app([Legacy]);
+    await alone.registry.onApplicationBootstrap();
+    expect(alone.logger.warnings.join('\n')).toContain(
+      `Legacy.handle listens to "${PAID}" with @OnEvent, and no handler decorator handles it: since 0.3.0 an @OnEvent method is an observer`,
+    );
+    expect(alone.registry.handlersOf([PAID])).toEqual([]);
+    await alone.app.close();
+    // Beside a decorated handler it is an observer by choice: no warning.
+    const beside = await app([Shipping, Legacy]);
+    await beside.registry.onApplicationBootstrap();
+    expect(beside.registry.handlersOf([PAID]).map((h) => h.id)).toEqual([
       `Shipping.ship@${PAID}`,
       `ledger-entry@${PAID}`,
     ]);
-    await t.app.close();
+    expect(beside.logger.warnings).toEqual([]);
+    await beside.app.close();
   });
 
-  it('calls a plain @OnEvent method directly, so its failure is seen (suppressErrors would swallow it)', async () => {
-    @Injectable()
-    class Failing {
-      @OnEvent(PAID)
-      fail(): void {
-        throw new Error('boom');
-      }
-    }
-    const t = await app([Failing]);
-    const [handler] = t.registry.handlersOf([PAID]);
-    await expect(async () => handler!.call({})).rejects.toThrow('boom');
-    await t.app.close();
-  });
-
-  it('tells apart two handlers of the same name (#2) and warns; a listener attached by hand is no pipeline handler, with a warning', async () => {
+  it('tells apart two handlers of the same name (#2) and warns', async () => {
     const t = await app([Shipping, { provide: 'again', useClass: Shipping }]);
-    const manual = (payload: unknown) => void calls.push(`manual:${String((payload as { id: string }).id)}`);
-    t.app.get(EventEmitter2).on(PAID, manual);
     const handlers = t.registry.handlersOf([PAID]);
     expect(handlers.map((h) => h.id)).toEqual([
       `Shipping.ship@${PAID}`,
@@ -121,26 +130,64 @@ describe('HandlerRegistry', () => {
       `ledger-entry@${PAID}#2`,
     ]);
     expect(t.logger.warnings.join('\n')).toContain(`Two handlers are both Shipping.ship@${PAID}`);
-    expect(t.logger.warnings.join('\n')).toContain('1 listener(s) of "registry.paid" were attached by hand');
     await t.app.close();
   });
 
-  it('warns that a wildcard @OnEvent is not called for a pipeline event it matches', async () => {
+  it('notify: every listener of the emitter (@OnEvent, emitter.on, a wildcard) gets the event; a failing one is logged, never thrown', async () => {
+    const seen: string[] = [];
     @Injectable()
-    class Everything {
+    class Observers {
+      @OnEvent(PAID)
+      plain(payload: { id: string }): void {
+        seen.push(`onEvent:${payload.id}`);
+      }
       @OnEvent('registry.*')
-      any(): void {
-        calls.push('any');
+      any(payload: { id: string }): void {
+        seen.push(`wildcard:${payload.id}`);
+      }
+      @OnEvent(PAID, { suppressErrors: false })
+      async failing(): Promise<void> {
+        throw new Error('observer down for 0241234567');
       }
     }
-    const t = await app([Everything, Shipping]);
-    expect(t.registry.handlersOf([PAID]).map((h) => h.id)).toEqual([
-      `Shipping.ship@${PAID}`,
-      `ledger-entry@${PAID}`,
+    @Module({ imports: [EventEmitterModule.forRoot({ wildcard: true })], providers: [Shipping, Observers] })
+    class WildModule {}
+    const nest = await (
+      await Test.createTestingModule({ imports: [WildModule] }).compile()
+    )
+      .createNestApplication({ logger: false })
+      .init();
+    const errors: string[] = [];
+    const logger = new (class extends Recording {
+      override error(message: unknown): void {
+        errors.push(String(message));
+      }
+    })();
+    const emitter = nest.get(EventEmitter2);
+    const registry = new HandlerRegistry({
+      emitter,
+      discovery: nest.get(DiscoveryService),
+      scanner: nest.get(MetadataScanner),
+      logger,
+    });
+    emitter.on(PAID, (payload: { id: string }) => void seen.push(`on:${payload.id}`));
+    expect(() => registry.notify([PAID], { id: 'n1' })).not.toThrow();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen.sort()).toEqual(['on:n1', 'onEvent:n1', 'wildcard:n1']);
+    expect(calls).toEqual([]); // the handlers are not listeners: notify never runs them again
+    expect(errors).toEqual([
+      expect.stringContaining(`An observer of "${PAID}" failed (the job is not affected): observer down for`),
     ]);
-    expect(t.logger.warnings.join('\n')).toContain('Everything.any listens to the pattern "registry.*"');
-    expect(t.registry.handlersOf(['other.event'])).toEqual([]);
-    await t.app.close();
+    expect(errors[0]).not.toContain('0241234567'); // masked
+    // A listener that throws synchronously (emitter.on) is caught too.
+    emitter.on(PAID, () => {
+      throw new Error('sync');
+    });
+    expect(() => registry.notify([PAID], { id: 'n2' })).not.toThrow();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen.filter((s) => s.endsWith(':n2')).sort()).toEqual(['on:n2', 'onEvent:n2', 'wildcard:n2']);
+    expect(errors).toHaveLength(3); // the rejection again, and the throw
+    await nest.close();
   });
 
   it("builds a request-scoped handler's instance per call, under its identity", async () => {
@@ -159,11 +206,14 @@ describe('HandlerRegistry', () => {
     expect(onEventMetadataKey()).toBe(EVENT_LISTENER_METADATA);
   });
 
-  it('without discovery (an emitter alone), every listener is known by its position', () => {
+  it('without discovery (an emitter alone), every listener is a handler known by its position, and notify emits nothing', () => {
     const emitter = new EventEmitter2();
-    emitter.on(PAID, () => 'a');
-    emitter.on(PAID, () => 'b');
+    const heard: string[] = [];
+    emitter.on(PAID, () => heard.push('a'));
+    emitter.on(PAID, () => heard.push('b'));
     const registry = new HandlerRegistry({ emitter });
     expect(registry.handlersOf([PAID, 'other']).map((h) => h.id)).toEqual([`${PAID}#0`, `${PAID}#1`]);
+    registry.notify([PAID], {});
+    expect(heard).toEqual([]);
   });
 });

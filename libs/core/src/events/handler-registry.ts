@@ -1,11 +1,10 @@
-import { Logger } from '@nestjs/common';
+import { Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { ContextIdFactory, MetadataScanner, type DiscoveryService, type ModuleRef } from '@nestjs/core';
 import * as eventEmitterPackage from '@nestjs/event-emitter';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
-
-/** Method metadata set by our handler decorators' `id` option: `{ [event]: id }`. */
-export const HUBTEL_HANDLER_ID_METADATA = 'hubtel:handler-id';
+import { maskPhoneNumbers } from '../logging/redact.js';
+import { HANDLER_EVENTS, HUBTEL_HANDLER_METADATA, type HubtelHandlerMetadata } from './handler-decorator.js';
 
 /** One handler of a pipeline event, as the pipeline calls it. */
 export interface PipelineHandler {
@@ -20,7 +19,7 @@ export interface PipelineHandler {
 
 export interface HandlerRegistryOptions {
   emitter: EventEmitter2;
-  /** With both (a Nest app): @OnEvent methods are found by their metadata and called by identity. */
+  /** With both (a Nest app): decorated handlers are found by their metadata and called by identity. */
   discovery?: DiscoveryService;
   scanner?: MetadataScanner;
   /** Builds a request-scoped provider's instance per call. */
@@ -35,22 +34,23 @@ type Method = (payload: unknown) => unknown;
  * succeeded by name, never by position (a deploy that adds, removes or reorders handlers must not
  * make a recovered job skip one or run one twice).
  *
- * In a Nest app every `@OnEvent` method (our decorators are thin wrappers over it) of a provider
- * or controller is found once, through DiscoveryService and the decorator's own metadata, and
- * called directly on its instance, so the pipeline sees every failure (@nestjs/event-emitter would
- * swallow it unless `suppressErrors: false`). Identity: `Class.method@event`, or `id@event` with
- * the decorator's `id` option; two handlers with one identity (a class provided twice, two classes
- * with one name) get `#2`, `#3`… with a warning. A request-scoped provider gets a fresh instance
- * per call, as the emitter would build it. The emitter's own listener list is not consulted: a
- * listener attached by hand (`emitter.on`) or by a wildcard pattern has no identity the pipeline
- * could remember, so it is not a pipeline handler, and a warning says so once.
+ * In a Nest app the handlers are the provider and controller methods marked by a handler
+ * decorator (`@OnCheckoutPaid()`, `@OnFulfillment()`: createHandlerDecorator), found once through
+ * DiscoveryService and called directly on their instance, so the pipeline sees every failure.
+ * Identity: `Class.method@event`, or `id@event` with the decorator's `id` option; two handlers
+ * with one identity (a class provided twice, two classes with one name) get `#2`, `#3`… with a
+ * warning. A request-scoped provider gets a fresh instance per call.
+ *
+ * The emitter's listeners (`@OnEvent`, `emitter.on`, wildcards) are observers: once a job's
+ * handlers all succeeded, `notify` emits the event to them (at least once, not awaited, their
+ * failures logged). A plain `@OnEvent` on a handler event with no decorated handler was a handler
+ * before 0.3.0: a warning at start-up says it is an observer now.
  *
  * Without discovery (an emitter used outside Nest, as in unit tests) the emitter's listeners are
- * the handlers, known by position (`event#0`…).
+ * the handlers, known by position (`event#0`…), and nothing more is emitted.
  */
-export class HandlerRegistry {
+export class HandlerRegistry implements OnApplicationBootstrap {
   private discovered: Map<string, PipelineHandler[]> | undefined;
-  private patterns: Array<{ pattern: string; id: string }> = [];
   private readonly cache = new Map<string, readonly PipelineHandler[]>();
   private readonly combined = new WeakMap<readonly string[], readonly PipelineHandler[]>();
   private readonly warned = new Set<string>();
@@ -58,6 +58,43 @@ export class HandlerRegistry {
 
   constructor(private readonly options: HandlerRegistryOptions) {
     this.logger = options.logger ?? new HubtelLogger('Hubtel:handlers');
+  }
+
+  /** Finds the handlers at start-up, so what the discovery warns about is said before any job. */
+  onApplicationBootstrap(): void {
+    this.discover();
+  }
+
+  /**
+   * Emits a job's events to the emitter's listeners, once its handlers all succeeded and before
+   * its record is settled: a crash in between runs the job again, and notifies again (at least
+   * once). Each listener is called on its own, not awaited, and its failure (thrown or rejected)
+   * logged: an observer never fails, holds or repeats the job, nor stops another observer (under
+   * `emitAsync`, one throwing listener would stop the rest and leave their rejections unhandled).
+   * Without discovery the listeners were the handlers: nothing to do.
+   */
+  notify(events: readonly string[], payload: unknown): void {
+    if (!this.options.discovery) return;
+    const { emitter } = this.options;
+    for (const event of events) {
+      const failed = (error: unknown) =>
+        this.logger.error(
+          `An observer of "${event}" failed (the job is not affected): ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
+        );
+      const calls: Array<() => unknown> = [
+        ...emitter.listenersAny().map((fn) => () => fn.call(emitter, event, payload)),
+        ...emitter.listeners(event).map((fn) => () => fn.call(emitter, payload)),
+      ];
+      for (const call of calls) {
+        // What emit sets for a listener that reads `this.event` (a wildcard's match).
+        (emitter as unknown as { event: string }).event = event;
+        try {
+          void Promise.resolve(call()).catch(failed);
+        } catch (error) {
+          failed(error);
+        }
+      }
+    }
   }
 
   /**
@@ -86,23 +123,10 @@ export class HandlerRegistry {
     if (cached) return cached;
     const handlers = Object.freeze(this.discover().get(event) ?? []);
     this.cache.set(event, handlers);
-    for (const { pattern, id } of this.patterns) {
-      if (matchesPattern(pattern, event))
-        this.warnOnce(
-          `pattern:${id}`,
-          `${id} listens to the pattern "${pattern}": the pipeline calls handlers of the exact event "${event}" only (it retries them by identity), so it is not called for it; decorate the method with that event`,
-        );
-    }
-    const extra = emitter.listenerCount(event) - handlers.length;
-    if (extra > 0 && this.patterns.length === 0)
-      this.warnOnce(
-        `manual:${event}`,
-        `${extra} listener(s) of "${event}" were attached by hand (emitter.on): the pipeline does not call them (it retries handlers by identity); use a decorated provider method`,
-      );
     return handlers;
   }
 
-  /** Every @OnEvent method of the app's providers and controllers, by event (once). */
+  /** Every decorated handler of the app's providers and controllers, by event (once). */
   private discover(): Map<string, PipelineHandler[]> {
     if (this.discovered) return this.discovered;
     const byEvent = new Map<string, PipelineHandler[]>();
@@ -110,7 +134,8 @@ export class HandlerRegistry {
     const { discovery, scanner = new MetadataScanner(), moduleRef } = this.options;
     if (!discovery) return byEvent;
     const taken = new Map<string, number>();
-    const key = (metadataKey ??= onEventMetadataKey());
+    const onEventKey = (metadataKey ??= onEventMetadataKey());
+    const listeners: Array<{ event: string; id: string }> = [];
     for (const wrapper of [...discovery.getProviders(), ...discovery.getControllers()]) {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
       if (!instance || wrapper.isAlias) continue;
@@ -120,45 +145,48 @@ export class HandlerRegistry {
       for (const method of scanner.getAllMethodNames(prototype)) {
         const fn = (prototype as Record<string, unknown>)[method];
         if (typeof fn !== 'function') continue;
-        const metadata = Reflect.getMetadata(key, fn) as
-          Array<{ event: unknown; options?: { prependListener?: boolean } }> | undefined;
-        if (!metadata) continue;
-        const ids = Reflect.getMetadata(HUBTEL_HANDLER_ID_METADATA, fn) as Record<string, string> | undefined;
-        for (const { event: events, options } of metadata) {
-          for (const event of Array.isArray(events) ? events : [events]) {
-            if (typeof event !== 'string') continue;
-            if (event.includes('*')) {
-              this.patterns.push({ pattern: event, id: `${className}.${method}` });
-              continue;
-            }
-            let id = `${ids?.[event] ?? `${className}.${method}`}@${event}`;
-            const seen = (taken.get(id) ?? 0) + 1;
-            taken.set(id, seen);
-            if (seen > 1) {
-              this.warnOnce(
-                `duplicate:${id}`,
-                `Two handlers are both ${id} (a class provided twice, or two classes with one name): the later ones are ${id}#2… in discovery order; give them an explicit id option`,
-              );
-              id = `${id}#${seen}`;
-            }
-            const call: Method =
-              requestScoped && moduleRef
-                ? async (payload) => {
-                    const contextId = ContextIdFactory.create();
-                    const scoped = (await moduleRef.resolve(wrapper.token, contextId, {
-                      strict: false,
-                    })) as Record<string, Method>;
-                    return scoped[method]!(payload);
-                  }
-                : (payload) => (instance[method] as Method).call(instance, payload);
-            const list = byEvent.get(event) ?? [];
-            // The order the emitter would call them in: prependListener first.
-            if (options?.prependListener === true) list.unshift({ id, call });
-            else list.push({ id, call });
-            byEvent.set(event, list);
+        const onEvent = Reflect.getMetadata(onEventKey, fn) as Array<{ event: unknown }> | undefined;
+        for (const { event } of onEvent ?? [])
+          for (const name of [event].flat())
+            if (typeof name === 'string' && isHandlerEvent(name))
+              listeners.push({ event: name, id: `${className}.${method}` });
+        const metadata = Reflect.getMetadata(HUBTEL_HANDLER_METADATA, fn) as
+          HubtelHandlerMetadata[] | undefined;
+        for (const { event, id: given, prepend } of metadata ?? []) {
+          let id = `${given ?? `${className}.${method}`}@${event}`;
+          const seen = (taken.get(id) ?? 0) + 1;
+          taken.set(id, seen);
+          if (seen > 1) {
+            this.warnOnce(
+              `duplicate:${id}`,
+              `Two handlers are both ${id} (a class provided twice, or two classes with one name): the later ones are ${id}#2… in discovery order; give them an explicit id option`,
+            );
+            id = `${id}#${seen}`;
           }
+          const call: Method =
+            requestScoped && moduleRef
+              ? async (payload) => {
+                  const contextId = ContextIdFactory.create();
+                  const scoped = (await moduleRef.resolve(wrapper.token, contextId, {
+                    strict: false,
+                  })) as Record<string, Method>;
+                  return scoped[method]!(payload);
+                }
+              : (payload) => (instance[method] as Method).call(instance, payload);
+          const list = byEvent.get(event) ?? [];
+          if (prepend) list.unshift({ id, call });
+          else list.push({ id, call });
+          byEvent.set(event, list);
         }
       }
+    }
+    // Before 0.3.0 a plain @OnEvent was a handler; where it is alone it was surely meant as one.
+    for (const { event, id } of listeners) {
+      if (byEvent.has(event) || MIGRATION_WARNED.has(`${id}@${event}`)) continue;
+      MIGRATION_WARNED.add(`${id}@${event}`);
+      this.logger.warn(
+        `${id} listens to "${event}" with @OnEvent, and no handler decorator handles it: since 0.3.0 an @OnEvent method is an observer, called after the handlers succeeded (at least once; a failure is logged, not retried). If it is the handler, decorate it with the module's handler decorator (@OnCheckoutPaid(), @OnFulfillment(), ...) instead of @OnEvent`,
+      );
     }
     return byEvent;
   }
@@ -196,13 +224,12 @@ export function onEventMetadataKey(
   return metadataKey;
 }
 
-/** EventEmitter2's wildcards: `*` is one segment, `**` any number of them. */
-function matchesPattern(pattern: string, event: string): boolean {
-  const source = pattern
-    .split('.')
-    .map((part) =>
-      part === '**' ? '.*' : part === '*' ? '[^.]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
-    )
-    .join('\\.');
-  return new RegExp(`^${source}$`).test(event);
+/** `@OnEvent` methods warned about, once per process (each module's registry scans the same app). */
+const MIGRATION_WARNED = new Set<string>();
+
+/** An event a handler decorator handles, or a sub-event of one (`hubtel.service-app.fulfillment:<code>`). */
+function isHandlerEvent(event: string): boolean {
+  if (HANDLER_EVENTS.has(event)) return true;
+  for (const base of HANDLER_EVENTS) if (event.startsWith(`${base}:`)) return true;
+  return false;
 }

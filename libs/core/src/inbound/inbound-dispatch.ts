@@ -8,7 +8,8 @@ import type { JobDefinition, JobRecord } from './inbound-job.types.js';
  * A dispatching job's run: its handlers (see HandlerRegistry) are called one by one, and each one
  * that succeeded is remembered by its stable identity (`Class.method@event`), so a retry re-runs
  * only the handlers that failed, even on an instance whose deploy added, removed or reordered
- * handlers: one failing handler never makes another run twice.
+ * handlers: one failing handler never makes another run twice. Once they all succeeded, the
+ * job's events are emitted to the app's other listeners (HandlerRegistry.notify).
  */
 
 export interface DispatchProgress {
@@ -59,6 +60,7 @@ export class HandlerDispatch {
       this.logger.warn(
         `No handler is listening to ${names}; ${maskPhoneNumbers(job.key)} was not handled by the app`,
       );
+      this.handlers.notify(events, job.payload);
       return { doneHandlers: before, results: previous };
     }
     // Built in dispatch order, so readers see answers in handler order (keys are not numbers).
@@ -90,6 +92,7 @@ export class HandlerDispatch {
     if (results && previous) for (const id in previous) if (!(id in results)) results[id] = previous[id];
     const progress: DispatchProgress = { doneHandlers: this.kept(done, handlers), results };
     if (failure !== undefined) throw new ListenerFailure(failure, progress);
+    this.handlers.notify(events, job.payload);
     return progress;
   }
 

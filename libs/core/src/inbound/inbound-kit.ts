@@ -66,7 +66,27 @@ const optional = (token: InjectionToken) => ({ token, optional: true });
 export function inboundKit<O extends InboundKitOptions>(
   spec: InboundKitSpec<O>,
 ): { imports: Array<Type | DynamicModule>; providers: Provider[] } {
+  // Its own provider, so Nest calls its start-up hook (the discovery's warnings, before any job).
+  const handlers = Symbol(`${String(spec.module)} handlers`);
   const providers: Provider[] = [
+    {
+      provide: handlers,
+      useFactory: (
+        options: O,
+        emitter: EventEmitter2 | undefined,
+        discovery: DiscoveryService,
+        scanner: MetadataScanner,
+        moduleRef: ModuleRef,
+      ) => {
+        const { logger } = spec.pipeline.settings(options);
+        // Handlers are called by identity (class and method), remembered across retries and deploys.
+        return (
+          emitter &&
+          new HandlerRegistry({ emitter, discovery, scanner, moduleRef, ...(logger ? { logger } : {}) })
+        );
+      },
+      inject: [spec.options, optional(EventEmitter2), DiscoveryService, MetadataScanner, ModuleRef],
+    },
     {
       provide: spec.store,
       // Its own `store` option, else the app-wide one (HUBTEL_STORE), else a MemoryStore.
@@ -86,11 +106,9 @@ export function inboundKit<O extends InboundKitOptions>(
         store: HubtelStore,
         emitter: EventEmitter2 | undefined,
         readiness: EventEmitterReadinessWatcher | undefined,
-        discovery: DiscoveryService,
-        scanner: MetadataScanner,
+        registry: HandlerRegistry,
         runner: JobRunner | undefined,
         telemetry: HubtelTelemetry | undefined,
-        moduleRef: ModuleRef,
       ) => {
         if (!emitter) {
           throw new HubtelConfigError(
@@ -113,14 +131,7 @@ export function inboundKit<O extends InboundKitOptions>(
           emitter,
           // BullMQ (HubtelBullmqModule) when the app provides a runner, this process otherwise.
           ...(runner ? { runner } : {}),
-          // Handlers are called by identity (class and method), remembered across retries and deploys.
-          handlers: new HandlerRegistry({
-            emitter,
-            discovery,
-            scanner,
-            moduleRef,
-            ...(settings.logger ? { logger: settings.logger } : {}),
-          }),
+          handlers: registry,
           ...(readiness ? { whenReady: () => readiness.waitUntilReady() } : {}),
           ...(telemetry ? { telemetry } : {}),
         });
@@ -132,11 +143,9 @@ export function inboundKit<O extends InboundKitOptions>(
         spec.store,
         optional(EventEmitter2),
         optional(EventEmitterReadinessWatcher),
-        DiscoveryService,
-        MetadataScanner,
+        handlers,
         optional(HUBTEL_JOB_RUNNER),
         optional(HUBTEL_TELEMETRY),
-        ModuleRef,
       ],
     },
   ];

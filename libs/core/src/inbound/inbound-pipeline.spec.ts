@@ -488,13 +488,15 @@ describe('InboundPipeline', () => {
 describe('InboundPipeline: events, requireListener, keepResults', () => {
   const SPECIFIC = 'test.order:711';
   const CATCH_ALL = 'test.order';
+  const OnSpecific = createHandlerDecorator(SPECIFIC);
+  const OnCatchAll = createHandlerDecorator(CATCH_ALL);
 
   @Injectable()
   class OrderHandlers {
     calls: string[] = [];
     failSpecific = 0;
 
-    @OnEvent(SPECIFIC, { suppressErrors: false })
+    @OnSpecific()
     async specific(payload: { id: string }): Promise<unknown> {
       this.calls.push(`specific:${payload.id}`);
       if (this.failSpecific > 0) {
@@ -504,7 +506,7 @@ describe('InboundPipeline: events, requireListener, keepResults', () => {
       return { delivered: payload.id };
     }
 
-    @OnEvent(CATCH_ALL, { suppressErrors: false })
+    @OnCatchAll()
     async catchAll(payload: { id: string }): Promise<void> {
       this.calls.push(`all:${payload.id}`);
     }
