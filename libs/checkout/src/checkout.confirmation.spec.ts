@@ -59,6 +59,7 @@ function setup(
       woken,
       defer: (until: number, next?: unknown) => new JobDeferral(until, next),
       takeWake: async () => undefined,
+      followUps: pipeline,
     });
     if (!(outcome instanceof JobDeferral)) return undefined;
     state = outcome.state;
