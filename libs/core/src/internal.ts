@@ -86,6 +86,16 @@ export {
   withOptionDefaults,
   type OptionsFromEnv,
 } from './options/hubtel-options.declared.js';
+export {
+  hubtelModuleRecipe,
+  hubtelOptionsRecipe,
+  type HubtelAccountAsyncOptions,
+  type HubtelAccountOptions,
+  type HubtelEnvAccounts,
+  type HubtelModuleExtras,
+  type HubtelOptionsRecipe,
+  type HubtelResolveContext,
+} from './options/hubtel-module.recipe.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
 export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel-options.validation.js';
 export { checkOptionsFromEnv, dropUndefined } from './options/hubtel-env.js';
