@@ -2,6 +2,15 @@ import 'reflect-metadata';
 import { Test } from '@nestjs/testing';
 import { IsOptional, IsString } from 'class-validator';
 import { HubtelOption } from '#internal';
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import { CheckoutAccounts } from '../libs/checkout/src/checkout.accounts.js';
+import { CheckoutModule } from '../libs/checkout/src/checkout.module.js';
+import {
+  CheckoutModuleOptions,
+  checkoutAccountsFromEnv,
+  checkoutOptionsFromEnv,
+} from '../libs/checkout/src/checkout.options.js';
+import { CHECKOUT_RESOLVED_OPTIONS } from '../libs/checkout/src/checkout.constants.js';
 import { SMS_ACCOUNTS, SMS_OPTIONS } from '../libs/sms/src/sms.constants.js';
 import type { SmsAccounts } from '../libs/sms/src/sms.accounts.js';
 import { SmsModule } from '../libs/sms/src/sms.module.js';
@@ -33,6 +42,8 @@ interface ModuleCase {
   registerAccount: (options: object) => unknown;
   fromEnv: (env: Record<string, string>) => object;
   accountsFromEnv: (env: Record<string, string>) => { default: object; accounts: object[] };
+  /** What the module needs beside it in an app. */
+  imports?: unknown[];
   /** The resolved options of forRoot's account and of account `name`, from the running app. */
   resolved: (app: {
     get<T>(token: unknown): T;
@@ -57,6 +68,23 @@ const CASES: ModuleCase[] = [
         (await app.get<SmsAccounts>(SMS_ACCOUNTS).client(name)) as unknown as { options: object },
     }),
   },
+  {
+    name: 'CheckoutModule',
+    options: CheckoutModuleOptions,
+    required: { clientId: 'main-id', clientSecret: 'main-secret' },
+    account: { clientId: 'north-id', clientSecret: 'north-secret' },
+    env: { HUBTEL_CLIENT_ID: 'main-id', HUBTEL_CLIENT_SECRET: 'main-secret' },
+    accountEnv: { HUBTEL_NORTH_CLIENT_ID: 'north-id', HUBTEL_NORTH_CLIENT_SECRET: 'north-secret' },
+    imports: [EventEmitterModule.forRoot()],
+    forRoot: (options) => CheckoutModule.forRoot(options as CheckoutModuleOptions),
+    registerAccount: (options) => CheckoutModule.registerAccount(options as never),
+    fromEnv: (env) => checkoutOptionsFromEnv(env),
+    accountsFromEnv: (env) => checkoutAccountsFromEnv(env),
+    resolved: async (app) => ({
+      main: app.get(CHECKOUT_RESOLVED_OPTIONS),
+      named: (name) => app.get(CheckoutAccounts).get(name),
+    }),
+  },
 ];
 
 for (const module of CASES) addMadeUpOption(module.options);
@@ -65,6 +93,7 @@ describe.each(CASES)('a made-up option on $name', (module) => {
   it('is taken by forRoot and registerAccount and reaches the resolved options, inherited as declared', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
+        ...((module.imports ?? []) as never[]),
         module.forRoot({ ...module.required, madeUp: 'main' }) as never,
         module.registerAccount({ name: 'north', ...module.account, madeUp: 'north' }) as never,
         module.registerAccount({ name: 'south', ...module.account }) as never,
@@ -83,7 +112,7 @@ describe.each(CASES)('a made-up option on $name', (module) => {
 
   it('has its default', async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [module.forRoot(module.required) as never],
+      imports: [...((module.imports ?? []) as never[]), module.forRoot(module.required) as never],
     }).compile();
     const app = await moduleRef.createNestApplication({ logger: false }).init();
     try {
