@@ -82,7 +82,7 @@ const CASES: ModuleCase[] = [
     accountsFromEnv: (env) => checkoutAccountsFromEnv(env),
     resolved: async (app) => ({
       main: app.get(CHECKOUT_RESOLVED_OPTIONS),
-      named: (name) => app.get(CheckoutAccounts).get(name),
+      named: (name) => app.get<CheckoutAccounts>(CheckoutAccounts).get(name),
     }),
   },
 ];
