@@ -11,6 +11,14 @@ import {
   checkoutOptionsFromEnv,
 } from '../libs/checkout/src/checkout.options.js';
 import { CHECKOUT_RESOLVED_OPTIONS } from '../libs/checkout/src/checkout.constants.js';
+import { ServiceAppAccounts } from '../libs/service-app/src/service-app.accounts.js';
+import { SERVICE_APP_OPTIONS } from '../libs/service-app/src/service-app.constants.js';
+import { ServiceAppModule } from '../libs/service-app/src/service-app.module.js';
+import {
+  ServiceAppModuleOptions,
+  serviceAppAccountsFromEnv,
+  serviceAppOptionsFromEnv,
+} from '../libs/service-app/src/service-app.options.js';
 import { SMS_ACCOUNTS, SMS_OPTIONS } from '../libs/sms/src/sms.constants.js';
 import type { SmsAccounts } from '../libs/sms/src/sms.accounts.js';
 import { SmsModule } from '../libs/sms/src/sms.module.js';
@@ -83,6 +91,23 @@ const CASES: ModuleCase[] = [
     resolved: async (app) => ({
       main: app.get(CHECKOUT_RESOLVED_OPTIONS),
       named: (name) => app.get<CheckoutAccounts>(CheckoutAccounts).get(name),
+    }),
+  },
+  {
+    name: 'ServiceAppModule',
+    options: ServiceAppModuleOptions,
+    required: {},
+    account: {},
+    env: {},
+    accountEnv: {},
+    imports: [EventEmitterModule.forRoot()],
+    forRoot: (options) => ServiceAppModule.forRoot(options as ServiceAppModuleOptions),
+    registerAccount: (options) => ServiceAppModule.registerAccount(options as never),
+    fromEnv: (env) => serviceAppOptionsFromEnv(env),
+    accountsFromEnv: (env) => serviceAppAccountsFromEnv(env),
+    resolved: async (app) => ({
+      main: app.get(SERVICE_APP_OPTIONS),
+      named: (name) => app.get<ServiceAppAccounts>(ServiceAppAccounts).get(name),
     }),
   },
 ];

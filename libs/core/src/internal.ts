@@ -58,13 +58,6 @@ export {
   type ResolvedAccountResolver,
 } from './accounts/hubtel-accounts.js';
 export { accountEnvVariable, accountNamesFromEnv } from './accounts/accounts-env.js';
-export {
-  registerAccountAsyncModule,
-  registerAccountModule,
-  type AccountAsyncRegistration,
-  type AccountModuleSpec,
-  type AccountRegistration,
-} from './accounts/account-module.js';
 
 export {
   HUBTEL_DEFAULT_BASE_URLS,

@@ -67,6 +67,13 @@ export interface HubtelOptionsSpec<O extends object, C> {
   grouped?: readonly string[];
   /** Transforms the raw options before the check (a value no decorator takes, handled in `resolve`). */
   prepare?: (raw: Record<string, unknown>) => Record<string, unknown>;
+  /** Every option is optional: no options at all is `{}`. */
+  optional?: boolean;
+  /**
+   * Adjusts what was read from the environment, before it is checked: the default account's
+   * (`account` undefined) or a named account's (the service app's status check, whole or none).
+   */
+  fromEnv?: (read: Partial<O>, account?: { name: string; defaults: O }) => void;
 }
 
 /** The options of a module, derived from its class by `hubtelOptionsRecipe`. */
@@ -106,7 +113,7 @@ export interface HubtelModuleSpec<
   /** Token of the resolved options of forRoot's account, provided by the recipe. */
   resolvedToken: InjectionToken;
   /** forRoot's further extras, their defaults, and what they add to the module (routes). */
-  extras?: Omit<X, 'isGlobal'>;
+  extras?: X;
   extend?: (definition: DynamicModule, extras: X) => DynamicModule;
   /** What `resolve` needs of the extras (given to it as `context`). */
   context?: (extras: X) => C;
@@ -154,8 +161,8 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(
 
   const resolve = (raw: unknown, account: string = HUBTEL_DEFAULT_ACCOUNT, context?: C): R => {
     const scope = account === HUBTEL_DEFAULT_ACCOUNT ? spec.scope : `${spec.scope}[${account}]`;
-    assertOptionsObject(raw, scope);
-    const given = raw as Record<string, unknown>;
+    const given = (raw ?? (spec.optional ? {} : raw)) as Record<string, unknown>;
+    assertOptionsObject(given, scope);
     const checked = resolveDeclaredOptions(spec.options, spec.prepare ? spec.prepare(given) : given, scope);
     const own = spec.resolve(checked, { scope, account, raw: given, context });
     const accounts = hasResolver
@@ -181,6 +188,7 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(
 
   const optionsFromEnv = (source: HubtelEnvSource = process.env, overrides: Partial<O> = {}): O => {
     const env = declaredOptionsFromEnv<O>(spec.options, source, spec.scope);
+    spec.fromEnv?.(env.options);
     const options = overrideOptions(spec.options, env.options, overrides);
     checkOptionsFromEnv(() => resolve(options), env.variables, overrides);
     return options;
@@ -202,6 +210,7 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(
     }
     const account = (name: string): HubtelAccountOptions<A> => {
       const env = declaredOptionsFromEnv<A>(spec.options, source, `${spec.scope}[${name}]`, name);
+      spec.fromEnv?.(env.options as unknown as Partial<O>, { name, defaults });
       if (module !== undefined)
         checkOptionsFromEnv(() => resolveAccount(name, defaults, env.options, module), env.variables);
       return { name, ...env.options } as HubtelAccountOptions<A>;
