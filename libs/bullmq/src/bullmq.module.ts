@@ -19,8 +19,8 @@ import { BullmqJobRunner } from './bullmq.job-runner.js';
  *   CheckoutModule.forRoot({ ... }),
  * ] })
  * ```
- * Use it with a shared store (HubtelRedisModule): with a MemoryStore another instance could not
- * read the record of a job it takes. Startup waits for Redis. Workers stop with the pipelines
+ * Use it with a shared store (HubtelRedisModule): a module on a MemoryStore beside it stops the
+ * app at start-up (another instance could not read the record of a job it takes). Startup waits for Redis. Workers stop with the pipelines
  * (they drain first); connections close in the last shutdown phase.
  */
 @Module({

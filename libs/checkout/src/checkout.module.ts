@@ -1,12 +1,10 @@
 import { HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import {
-  HUBTEL_JOB_RUNNER,
   HUBTEL_TELEMETRY,
   type HubtelRouteOptions,
   type HubtelStore,
   type HubtelTelemetry,
-  type JobRunner,
 } from 'nestjs-hubtel';
 import {
   HUBTEL_STATUS_CHECK_BUDGET,
@@ -228,19 +226,20 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
     },
     {
       provide: CheckoutReconciler,
+      // The pipeline's runner: BullMQ's job scheduler, or this process's timer.
       useFactory: (
         options: ResolvedCheckoutOptions,
         invoices: CheckoutInvoiceStore,
         accounts: CheckoutAccounts,
         settlement: CheckoutSettlement,
-        runner: JobRunner | undefined,
-      ) => new CheckoutReconciler(options, invoices, accounts, settlement, Date.now, runner),
+        pipeline: InboundPipeline,
+      ) => new CheckoutReconciler(options, invoices, accounts, settlement, Date.now, pipeline.runner),
       inject: [
         CHECKOUT_RESOLVED_OPTIONS,
         CheckoutInvoiceStore,
         CHECKOUT_ACCOUNTS,
         CheckoutSettlement,
-        { token: HUBTEL_JOB_RUNNER, optional: true },
+        CHECKOUT_PIPELINE,
       ],
     },
     CheckoutService,
