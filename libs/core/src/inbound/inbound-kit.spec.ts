@@ -263,7 +263,7 @@ describe('a third inbound module on a shared store', () => {
   });
 });
 
-describe('a third inbound module on this process\'s store beside a shared runner', () => {
+describe("a third inbound module on this process's store beside a shared runner", () => {
   it('refuses to start, naming its store option (another instance would take jobs it cannot read)', async () => {
     const runner: JobRunner = {
       start: async () => undefined,
@@ -285,7 +285,9 @@ describe('a third inbound module on this process\'s store beside a shared runner
     expect(error).toBeInstanceOf(HubtelConfigError);
     expect((error as HubtelConfigError).code).toBe('HUBTEL_CONFIG_INVALID');
     expect((error as HubtelConfigError).option).toBe('parcel.store');
-    expect((error as Error).message).toMatch(/ParcelModule keeps its records in this process \(MemoryStore\)/);
+    expect((error as Error).message).toMatch(
+      /ParcelModule keeps its records in this process \(MemoryStore\)/,
+    );
   });
 });
 
