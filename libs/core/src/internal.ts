@@ -94,6 +94,11 @@ export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel
 export { checkOptionsFromEnv, dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
 export {
+  hubtelConnectionModule,
+  type HubtelConnection,
+  type HubtelConnectionExtras,
+} from './store/hubtel-connection.module.js';
+export {
   hashTagOf,
   clusterEnabledIn,
   redisClusterNodesOption,
