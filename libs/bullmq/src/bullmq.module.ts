@@ -1,11 +1,28 @@
-import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { HUBTEL_JOB_RUNNER } from 'nestjs-hubtel';
-import {
-  HUBTEL_BULLMQ_MODULE_OPTIONS,
-  HubtelBullmqConfigurableModule,
-  type HubtelBullmqModuleOptions,
-} from './bullmq.module-definition.js';
-import { BullmqJobRunner } from './bullmq.job-runner.js';
+import { hubtelConnectionModule, type HubtelConnectionExtras } from '#internal';
+import { BullmqJobRunner, type BullmqJobRunnerOptions } from './bullmq.job-runner.js';
+
+/** `HubtelBullmqModule.forRoot(...)` options: where Redis is, the key prefix, the concurrency. */
+export type HubtelBullmqModuleOptions = Omit<BullmqJobRunnerOptions, 'logger'>;
+
+/** Extras of `forRoot`/`forRootAsync`. */
+export interface HubtelBullmqModuleExtras extends HubtelConnectionExtras {
+  /** Provide HUBTEL_JOB_RUNNER to every module of the app. Default true (that is the point). */
+  isGlobal?: boolean;
+}
+
+const BULLMQ_MODULE = hubtelConnectionModule({
+  moduleName: 'HubtelBullmq',
+  factoryMethod: 'createHubtelBullmqOptions',
+  type: BullmqJobRunner,
+  token: HUBTEL_JOB_RUNNER,
+  create: (options: HubtelBullmqModuleOptions) => new BullmqJobRunner(options),
+});
+
+/** `HubtelBullmqModule.forRoot(...)` argument. */
+export type HubtelBullmqModuleForRootOptions = typeof BULLMQ_MODULE.OPTIONS_TYPE;
+/** `HubtelBullmqModule.forRootAsync(...)` argument. */
+export type HubtelBullmqModuleAsyncOptions = typeof BULLMQ_MODULE.ASYNC_OPTIONS_TYPE;
 
 /**
  * BullMQ runs the recorded jobs of the whole app: provides `HUBTEL_JOB_RUNNER` (global by
@@ -19,31 +36,9 @@ import { BullmqJobRunner } from './bullmq.job-runner.js';
  *   CheckoutModule.forRoot({ ... }),
  * ] })
  * ```
- * Use it with a shared store (HubtelRedisModule): with a MemoryStore another instance could not
- * read the record of a job it takes. Startup waits for Redis. Workers stop with the pipelines
- * (they drain first); connections close in the last shutdown phase.
+ * Use it with a shared store (HubtelRedisModule): a module on a MemoryStore beside it stops the
+ * app at start-up (another instance could not read the record of a job it takes). Startup waits
+ * for Redis. Workers stop with the pipelines (they drain first); connections close in the last
+ * shutdown phase.
  */
-@Module({
-  providers: [
-    {
-      provide: BullmqJobRunner,
-      useFactory: async (options: HubtelBullmqModuleOptions) => {
-        const runner = new BullmqJobRunner(options);
-        await runner.connect();
-        return runner;
-      },
-      inject: [HUBTEL_BULLMQ_MODULE_OPTIONS],
-    },
-    { provide: HUBTEL_JOB_RUNNER, useExisting: BullmqJobRunner },
-  ],
-  exports: [HUBTEL_JOB_RUNNER, BullmqJobRunner],
-})
-export class HubtelBullmqModule extends HubtelBullmqConfigurableModule implements OnApplicationShutdown {
-  constructor(@Inject(BullmqJobRunner) private readonly runner: BullmqJobRunner) {
-    super();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.runner.close();
-  }
-}
+export class HubtelBullmqModule extends BULLMQ_MODULE.ConfigurableModuleClass {}

@@ -10,4 +10,4 @@ export type {
   HubtelBullmqModuleExtras,
   HubtelBullmqModuleForRootOptions,
   HubtelBullmqModuleAsyncOptions,
-} from './bullmq.module-definition.js';
+} from './bullmq.module.js';

@@ -3,6 +3,7 @@ import {
   HubtelLogger,
   HubtelError,
   HubtelStatusCheckBudgetError,
+  InProcessJobRunner,
   maskPhoneNumbers,
   type JobRunner,
   type StoreEntry,
@@ -85,7 +86,6 @@ export interface CheckoutKnownInvoice {
  */
 export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new HubtelLogger('HubtelCheckout');
-  private timer?: NodeJS.Timeout;
   private pass?: Promise<CheckoutReconcileReport>;
   private started = false;
 
@@ -97,8 +97,8 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     private readonly accounts: CheckoutAccountSource,
     private readonly settlement: CheckoutSettlement,
     private readonly now: () => number = Date.now,
-    /** With a runner that repeats tasks (BullMQ): one pass per interval across all instances. */
-    private readonly runner?: JobRunner,
+    /** The passes are its repeated task: one per interval across all instances (BullMQ), or this process's. */
+    private readonly runner: JobRunner = new InProcessJobRunner(),
   ) {}
 
   /** True while the periodic passes run. */
@@ -128,25 +128,22 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       );
     }
     this.started = true;
-    if (this.runner?.repeat) {
-      this.runner
-        .repeat(RECONCILE_TASK, this.options.reconciliation.intervalMs, async () => {
-          if (this.started) await this.runOnce();
-        })
-        .catch((error: unknown) =>
-          this.logger.error(`Scheduling reconciliation on the job runner failed: ${describe(error)}`),
+    this.runner
+      .repeat(RECONCILE_TASK, this.options.reconciliation.intervalMs, async () => {
+        if (!this.started) return;
+        await this.runOnce().catch((error: unknown) =>
+          this.logger.error(`Reconciliation pass failed: ${describe(error)}`),
         );
-      return;
-    }
-    this.schedule();
+      })
+      .catch((error: unknown) =>
+        this.logger.error(`Scheduling reconciliation on the job runner failed: ${describe(error)}`),
+      );
   }
 
   /** Stops the periodic passes and waits for a running pass to finish. No timer is left behind. */
   async stop(): Promise<void> {
     this.started = false;
-    await this.runner?.stop(RECONCILE_TASK).catch(() => undefined);
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    await this.runner.stop(RECONCILE_TASK).catch(() => undefined);
     await this.pass?.catch(() => undefined);
   }
 
@@ -159,18 +156,6 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       this.pass = undefined;
     });
     return this.pass;
-  }
-
-  private schedule(): void {
-    if (!this.started) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.runOnce()
-        .catch((error: unknown) => this.logger.error(`Reconciliation pass failed: ${describe(error)}`))
-        .finally(() => this.schedule());
-    }, this.options.reconciliation.intervalMs);
-    // A pending pass must never keep the process alive on its own.
-    this.timer.unref();
   }
 
   private async reconcile(): Promise<CheckoutReconcileReport> {

@@ -1,5 +1,5 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { checkoutAccountsFromEnv } from './checkout.env.js';
+import { checkoutAccountsFromEnv } from './checkout.options.js';
 
 const BASE = {
   HUBTEL_CLIENT_ID: 'main-id',

@@ -1,24 +1,26 @@
 import { HttpService } from '@nestjs/axios';
-import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import {
-  HUBTEL_JOB_RUNNER,
   HUBTEL_TELEMETRY,
+  type HubtelRouteOptions,
   type HubtelStore,
   type HubtelTelemetry,
-  type JobRunner,
 } from 'nestjs-hubtel';
 import {
   HUBTEL_STATUS_CHECK_BUDGET,
   InboundAccessPolicy,
   InboundPipeline,
-  registerAccountAsyncModule,
-  registerAccountModule,
-  type AccountModuleSpec,
+  hubtelModuleRecipe,
   inboundKit,
+  mountController,
   type HttpTransport,
+  type HubtelAccountAsyncOptions,
+  type HubtelAccountOptions,
+  type HubtelModuleExtras,
   type StatusCheckBudget,
 } from '#internal';
 import { CheckoutAccounts } from './checkout.accounts.js';
+import { CheckoutCallbackController } from './checkout-callback.controller.js';
 import { CheckoutApiClient } from './checkout-api.client.js';
 import { CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { CheckoutReconciler } from './checkout-reconciler.js';
@@ -27,6 +29,7 @@ import { CheckoutVerifier } from './checkout-verifier.js';
 import {
   CHECKOUT_ACCESS_POLICY,
   CHECKOUT_ACCOUNTS,
+  CHECKOUT_DEFAULT_CALLBACK_PATH,
   CHECKOUT_PIPELINE,
   CHECKOUT_PIPELINE_NAME,
   CHECKOUT_RESOLVED_OPTIONS,
@@ -37,14 +40,9 @@ import {
 } from './checkout.constants.js';
 import { CheckoutEvents } from './checkout.events.js';
 import {
-  CHECKOUT_MODULE_OPTIONS,
-  CheckoutConfigurableModule,
-  type CheckoutAccountAsyncOptions,
-  type CheckoutAccountOptions,
-} from './checkout.module-definition.js';
-import {
+  CHECKOUT_OPTIONS_RECIPE,
   checkoutTransportConfig,
-  resolveCheckoutOptions,
+  type CheckoutAccountOverrides,
   type CheckoutModuleOptions,
   type CheckoutRouteInfo,
   type ResolvedCheckoutOptions,
@@ -81,27 +79,58 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
 });
 
 /**
- * One CheckoutAccounts per application, whichever modules register accounts: global, so forRoot's
- * module and every registerAccount module share it (each Nest application gets its own).
+ * Extras of `forRoot`/`forRootAsync`: static, because Nest fixes routes before async options
+ * resolve.
  */
-@Global()
-@Module({ providers: [CheckoutAccounts], exports: [CheckoutAccounts] })
-class CheckoutAccountsModule {}
+export interface CheckoutModuleExtras extends HubtelModuleExtras {
+  /** Register CheckoutService globally. Default false. */
+  isGlobal?: boolean;
+  /**
+   * The web callback route of every account: `path` (default `hubtel/checkout/callback`; a named
+   * account's callbacks come on `<path>/<name>`), class `decorators` (e.g. your `Public()`,
+   * `SkipThrottle()`), extra `guards`, or `disabled: true` to mount it yourself and call
+   * `CheckoutService.handleCallback`.
+   */
+  callback?: HubtelRouteOptions;
+}
 
-/** The module `registerAccount(Async)` returns (one per account name). */
-@Module({})
-class CheckoutAccountModule {}
+const routeInfo = (extras: CheckoutModuleExtras): CheckoutRouteInfo => ({
+  path: extras.callback?.path ?? CHECKOUT_DEFAULT_CALLBACK_PATH,
+  disabled: extras.callback?.disabled === true,
+});
 
-/** How `registerAccount(Async)` make their modules (core's account-module helpers). */
-const ACCOUNT_MODULE: AccountModuleSpec<CheckoutAccounts> = {
-  area: 'checkout',
-  forRoot: 'CheckoutModule.forRoot',
-  module: CheckoutAccountModule,
-  registryModule: CheckoutAccountsModule,
+const CHECKOUT_MODULE = hubtelModuleRecipe({
+  options: CHECKOUT_OPTIONS_RECIPE,
+  module: 'CheckoutModule',
+  moduleName: 'HubtelCheckout',
+  factoryMethod: 'createCheckoutOptions',
+  resolvedToken: CHECKOUT_RESOLVED_OPTIONS,
+  extras: { callback: {} } as CheckoutModuleExtras,
+  context: routeInfo,
+  // One controller for every account: it routes each request and checks that account's access.
+  extend: (definition, extras) => ({
+    ...definition,
+    controllers: routeInfo(extras).disabled
+      ? []
+      : [mountController(CheckoutCallbackController, CHECKOUT_DEFAULT_CALLBACK_PATH, extras.callback ?? {})],
+    providers: [...(definition.providers ?? []), { provide: CHECKOUT_ROUTE, useValue: routeInfo(extras) }],
+  }),
   registry: CheckoutAccounts,
   token: getCheckoutAccountToken,
   register: (accounts, name, overrides) => accounts.register(name, overrides),
-};
+});
+
+/** `CheckoutModule.forRoot(...)` argument. */
+export type CheckoutModuleForRootOptions = typeof CHECKOUT_MODULE.OPTIONS_TYPE;
+/** `CheckoutModule.forRootAsync(...)` argument (useFactory / useClass / useExisting, imports, inject). */
+export type CheckoutModuleAsyncOptions = typeof CHECKOUT_MODULE.ASYNC_OPTIONS_TYPE;
+/** `CheckoutModule.registerAccount(...)` argument: the account's name, its options, and module extras. */
+export type CheckoutAccountOptions = HubtelAccountOptions<CheckoutAccountOverrides>;
+/** `CheckoutModule.registerAccountAsync(...)` argument. */
+export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<CheckoutAccountOverrides> {
+  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
+  name: string;
+}
 
 /**
  * Online checkout: invoices, verified payment callbacks, status checks and reconciliation.
@@ -119,14 +148,8 @@ const ACCOUNT_MODULE: AccountModuleSpec<CheckoutAccounts> = {
  * bootstrap with a HubtelConfigError naming it.
  */
 @Module({
-  imports: [...kit.imports, CheckoutAccountsModule],
+  imports: kit.imports,
   providers: [
-    {
-      provide: CHECKOUT_RESOLVED_OPTIONS,
-      useFactory: (options: CheckoutModuleOptions, route: CheckoutRouteInfo) =>
-        resolveCheckoutOptions(options, route),
-      inject: [CHECKOUT_MODULE_OPTIONS, CHECKOUT_ROUTE],
-    },
     ...kit.providers,
     {
       provide: CheckoutApiClient,
@@ -190,7 +213,7 @@ const ACCOUNT_MODULE: AccountModuleSpec<CheckoutAccounts> = {
         }),
       inject: [
         CheckoutAccounts,
-        CHECKOUT_MODULE_OPTIONS,
+        CHECKOUT_MODULE.MODULE_OPTIONS_TOKEN,
         CHECKOUT_RESOLVED_OPTIONS,
         CHECKOUT_ROUTE,
         CheckoutApiClient,
@@ -203,40 +226,31 @@ const ACCOUNT_MODULE: AccountModuleSpec<CheckoutAccounts> = {
     },
     {
       provide: CheckoutReconciler,
+      // The pipeline's runner: BullMQ's job scheduler, or this process's timer.
       useFactory: (
         options: ResolvedCheckoutOptions,
         invoices: CheckoutInvoiceStore,
         accounts: CheckoutAccounts,
         settlement: CheckoutSettlement,
-        runner: JobRunner | undefined,
-      ) => new CheckoutReconciler(options, invoices, accounts, settlement, Date.now, runner),
+        pipeline: InboundPipeline,
+      ) => new CheckoutReconciler(options, invoices, accounts, settlement, Date.now, pipeline.runner),
       inject: [
         CHECKOUT_RESOLVED_OPTIONS,
         CheckoutInvoiceStore,
         CHECKOUT_ACCOUNTS,
         CheckoutSettlement,
-        { token: HUBTEL_JOB_RUNNER, optional: true },
+        CHECKOUT_PIPELINE,
       ],
     },
     CheckoutService,
   ],
   exports: [CheckoutService, CheckoutReconciler, CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
 })
-export class CheckoutModule extends CheckoutConfigurableModule {
-  /**
-   * A further account, by name: its service (createInvoice, getStatus) is injected with
-   * `@InjectCheckout(name)` (in the modules that import this one, or everywhere with `isGlobal`),
-   * and `checkout.forAccount(name)` reaches it from anywhere. It gives its own `clientId` /
-   * `clientSecret` (and its own `posSalesId`, `merchantAccountNumber`, path secret, if any); the
-   * other options it leaves out are the default account's (`CheckoutModule.forRoot`, required).
-   * Its invoices' callbacks come on `<callback path>/<name>`, served by forRoot's controller.
-   */
-  static registerAccount(options: CheckoutAccountOptions): DynamicModule {
-    return registerAccountModule(ACCOUNT_MODULE, options);
-  }
-
-  /** `registerAccount` with the account's options from a factory (ConfigService, a vault...). */
-  static registerAccountAsync(options: CheckoutAccountAsyncOptions): DynamicModule {
-    return registerAccountAsyncModule(ACCOUNT_MODULE, options);
-  }
-}
+/*
+ * registerAccount(Async): a further account, by name: its service (createInvoice, getStatus) is
+ * injected with `@InjectCheckout(name)`, and `checkout.forAccount(name)` reaches it from anywhere.
+ * It gives its own `clientId` / `clientSecret` (and its own `posSalesId`, `merchantAccountNumber`,
+ * path secret, if any); the other options it leaves out are the default account's. Its invoices'
+ * callbacks come on `<callback path>/<name>`, served by forRoot's controller.
+ */
+export class CheckoutModule extends CHECKOUT_MODULE.ConfigurableModuleClass {}

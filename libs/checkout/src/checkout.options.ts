@@ -40,16 +40,12 @@ import {
   assertOptionsObject,
   assertStoreOption,
   backoffDelays,
-  checkOptionsFromEnv,
-  declaredOptionsFromEnv,
   dropUndefined,
-  inheritDeclaredOptions,
-  overrideOptions,
+  hubtelOptionsRecipe,
   refuseRemovedJobOptions,
-  resolveAccountResolver,
-  resolveDeclaredOptions,
   resolveUrl,
   type HttpTransportConfig,
+  type HubtelEnvAccounts,
   type JobRetryPolicy,
   type ResolvedAccountResolver,
   type ResolvedHubtelHttpOptions,
@@ -474,34 +470,49 @@ export interface CheckoutRouteInfo {
 }
 
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
-export type ResolvedCheckoutOptions = Pick<
+export type ResolvedCheckoutOptions = Omit<
   CheckoutModuleOptions,
-  'merchantAccountNumber' | 'posSalesId' | 'returnUrl' | 'cancellationUrl' | 'store'
+  CheckoutGroupedOption | keyof CheckoutComputedOptions | 'accounts'
 > &
   Required<
     Pick<CheckoutModuleOptions, 'descriptionSpecialCharacters' | 'invoiceTtlMs' | 'maxCallbackBodyBytes'>
-  > & {
-    credentials: HubtelCredentials;
-    http: ResolvedHubtelHttpOptions;
-    baseUrls: Required<CheckoutBaseUrlOptions>;
-    /** The default callback URL, when one can be built. */
-    callbackUrl?: string;
-    verification: Required<
-      Pick<CheckoutVerificationOptions, 'allowOverpayment' | 'confirmWithStatusCheck'>
-    > & {
-      amountTolerance: Required<CheckoutAmountToleranceOptions>;
-      recheck: Required<CheckoutRecheckOptions>;
-    };
-    reconciliation: Required<CheckoutReconciliationOptions>;
-    handlers: { retry: JobRetryPolicy; recordTtlMs?: number } & HubtelShutdownOptions;
-    access: InboundAccessOptions;
-    /** Absent: this module leaves the instance's budget as others (or the default) set it. */
-    statusCheckBudget: HubtelStatusCheckBudgetOptions;
+  > &
+  CheckoutComputedOptions & {
     /** Only on the default account, only when `accounts` is given. */
     accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
   };
 
-const PREFIX = 'checkout';
+type CheckoutGroupedOption =
+  'clientId' | 'clientSecret' | 'timeoutMs' | 'retry' | 'defaultCountryCode' | 'publicBaseUrl';
+
+/** What resolveCheckoutOptions computes rather than passes on as checked. */
+interface CheckoutComputedOptions {
+  credentials: HubtelCredentials;
+  http: ResolvedHubtelHttpOptions;
+  baseUrls: Required<CheckoutBaseUrlOptions>;
+  /** The default callback URL, when one can be built. */
+  callbackUrl?: string;
+  verification: Required<Pick<CheckoutVerificationOptions, 'allowOverpayment' | 'confirmWithStatusCheck'>> & {
+    amountTolerance: Required<CheckoutAmountToleranceOptions>;
+    recheck: Required<CheckoutRecheckOptions>;
+  };
+  reconciliation: Required<CheckoutReconciliationOptions>;
+  handlers: { retry: JobRetryPolicy; recordTtlMs?: number } & HubtelShutdownOptions;
+  access: InboundAccessOptions;
+  /** Absent: this module leaves the instance's budget as others (or the default) set it. */
+  statusCheckBudget: HubtelStatusCheckBudgetOptions;
+}
+
+/** Default options and named accounts read from the environment (`checkoutAccountsFromEnv`). */
+export interface CheckoutEnvAccounts extends HubtelEnvAccounts<
+  CheckoutModuleOptions,
+  CheckoutAccountOverrides
+> {
+  /** For `CheckoutModule.forRoot`. */
+  default: CheckoutModuleOptions;
+}
+
+const DEFAULT_ROUTE: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false };
 /**
  * A confirmation round's re-checks end within minutes: later checks are the reconciler's (from
  * `reconciliation.delayMs`, 5 minutes), and a round holds its callback's key while it waits.
@@ -516,146 +527,145 @@ export function recheckDelays(recheck: ResolvedCheckoutOptions['verification']['
 }
 
 /**
+ * The options of the checkout module, derived from CheckoutModuleOptions. What no decorator says
+ * is checked here: URLs, access, the store, the cross-field rules. Errors name the bad option
+ * (`checkout.reconciliation.delayMs`, `checkout[north].clientId`).
+ */
+export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
+  CheckoutModuleOptions,
+  ResolvedCheckoutOptions,
+  CheckoutAccountOverrides,
+  CheckoutRouteInfo
+>({
+  scope: 'checkout',
+  options: CheckoutModuleOptions,
+  grouped: ['clientId', 'clientSecret', 'timeoutMs', 'retry', 'defaultCountryCode', 'publicBaseUrl'],
+  prepare: withoutInfiniteAttempts,
+  resolve: (o, { scope, account, raw, context: route = DEFAULT_ROUTE }) => {
+    const { posSalesId } = o;
+    const forever =
+      (raw.handlers as { retry?: { maxAttempts?: unknown } } | undefined)?.retry?.maxAttempts === Infinity;
+    const httpRetry = o.retry as HubtelRetryOptions;
+    backoffDelays(httpRetry, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
+    assertOptionsObject(o.baseUrls, `${scope}.baseUrls`);
+    const baseUrls = {
+      checkout: resolveUrl(o.baseUrls.checkout, `${scope}.baseUrls.checkout`),
+      status: resolveUrl(o.baseUrls.status, `${scope}.baseUrls.status`),
+    };
+    const optionalUrl = (key: 'returnUrl' | 'cancellationUrl' | 'callbackUrl' | 'publicBaseUrl') =>
+      o[key] === undefined ? undefined : resolveUrl(o[key], `${scope}.${key}`);
+
+    // Access first: the path secret is part of the default callback URL.
+    assertOptionsObject(o.access, `${scope}.access`);
+    const access = o.access as InboundAccessOptions;
+    new InboundAccessPolicy(access, `${scope}.access.`); // validates, naming the bad option
+
+    let callbackUrl = optionalUrl('callbackUrl');
+    const base = callbackUrl === undefined ? optionalUrl('publicBaseUrl') : undefined;
+    if (base !== undefined && !route.disabled) {
+      // A named account's callbacks come on its own segment: one route serves every account.
+      const path =
+        route.path.replace(/^\/+|\/+$/g, '') + (account === CHECKOUT_DEFAULT_ACCOUNT ? '' : `/${account}`);
+      // The secret was checked to be URL-safe by the access policy above.
+      const secret = access.pathSecret === undefined ? '' : `/${access.pathSecret}`;
+      callbackUrl = `${base}/${path}${secret}`;
+    }
+
+    const verification = o.verification as ResolvedCheckoutOptions['verification'];
+    const { recheck } = verification;
+    // Cross-field: the backed-off wait never drops below the first one.
+    if (recheck.maxDelayMs < recheck.delayMs) {
+      throw new HubtelConfigError(
+        `${scope}.verification.recheck.maxDelayMs`,
+        `must be at least verification.recheck.delayMs (${recheck.delayMs})`,
+      );
+    }
+    if (
+      (raw.verification as { recheck?: { roundsPerHour?: unknown } } | undefined)?.recheck?.roundsPerHour !==
+      undefined
+    ) {
+      throw new HubtelConfigError(
+        `${scope}.verification.recheck.roundsPerHour`,
+        "was removed in 0.2.0: one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback; remove it",
+      );
+    }
+    if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {
+      throw new HubtelConfigError(
+        `${scope}.verification.recheck`,
+        `the re-checks' waits add up to more than ${MAX_RECHECK_TOTAL_MS} ms; use fewer attempts or shorter delays (the reconciler checks later ones)`,
+      );
+    }
+    if (verification.confirmWithStatusCheck && posSalesId === undefined) {
+      throw new HubtelConfigError(
+        `${scope}.verification.confirmWithStatusCheck`,
+        `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
+      );
+    }
+
+    const reconciliation = o.reconciliation as ResolvedCheckoutOptions['reconciliation'];
+    // Cross-field: the backed-off interval never drops below the first one.
+    if (reconciliation.maxIntervalMs < reconciliation.intervalMs) {
+      throw new HubtelConfigError(
+        `${scope}.reconciliation.maxIntervalMs`,
+        `must be at least reconciliation.intervalMs (${reconciliation.intervalMs})`,
+      );
+    }
+    if (reconciliation.enabled && posSalesId === undefined) {
+      throw new HubtelConfigError(
+        `${scope}.reconciliation.enabled`,
+        `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
+      );
+    }
+
+    refuseRemovedJobOptions(raw.handlers, `${scope}.handlers`);
+    const { retry, ...handlers } = o.handlers!;
+    const { maxAttempts, deadlineMs } = retry as JobRetryPolicy;
+    // Cross-field: retrying forever needs a deadline.
+    if (forever && deadlineMs === undefined) {
+      throw new HubtelConfigError(
+        `${scope}.handlers.retry.maxAttempts`,
+        'Infinity needs handlers.retry.deadlineMs',
+      );
+    }
+    backoffDelays(retry as JobRetryPolicy, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`);
+    const store = assertStoreOption(o.store, `${scope}.store`);
+
+    // Cross-field: an invoice must outlive its reconciliation.
+    if (reconciliation.enabled && o.invoiceTtlMs! <= reconciliation.giveUpAfterMs) {
+      throw new HubtelConfigError(
+        `${scope}.invoiceTtlMs`,
+        `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
+      );
+    }
+    return {
+      credentials: { clientId: o.clientId, clientSecret: o.clientSecret },
+      http: { timeoutMs: o.timeoutMs!, retry: httpRetry, defaultCountryCode: o.defaultCountryCode! },
+      baseUrls,
+      ...dropUndefined({
+        callbackUrl,
+        returnUrl: optionalUrl('returnUrl'),
+        cancellationUrl: optionalUrl('cancellationUrl'),
+        store,
+      }),
+      handlers: {
+        retry: { ...(retry as JobRetryPolicy), maxAttempts: forever ? Infinity : maxAttempts },
+        ...handlers,
+      },
+    };
+  },
+});
+
+/**
  * Validates the module's options and fills in defaults. Throws a HubtelConfigError naming the bad
  * option (`checkout.reconciliation.delayMs`), so a bad configuration stops the app at bootstrap.
+ * A named account's (`account`) errors say `checkout[north].…`, its callback URL ends in `/north`.
  */
 export function resolveCheckoutOptions(
   options: unknown,
-  route: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false },
-  /** Whose options: a named account's errors say `checkout[north].…`, its callback URL ends in `/north`. */
+  route: CheckoutRouteInfo = DEFAULT_ROUTE,
   account: string = CHECKOUT_DEFAULT_ACCOUNT,
 ): ResolvedCheckoutOptions {
-  const scope = account === CHECKOUT_DEFAULT_ACCOUNT ? PREFIX : `${PREFIX}[${account}]`;
-  assertOptionsObject(options, scope);
-  const { finite, forever } = splitInfiniteAttempts(options);
-  const o = resolveDeclaredOptions(CheckoutModuleOptions, finite, scope);
-  const { posSalesId } = o;
-  const httpRetry = o.retry as HubtelRetryOptions;
-  backoffDelays(httpRetry, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
-  assertOptionsObject(o.baseUrls, `${scope}.baseUrls`);
-  const baseUrls = {
-    checkout: resolveUrl(o.baseUrls.checkout, `${scope}.baseUrls.checkout`),
-    status: resolveUrl(o.baseUrls.status, `${scope}.baseUrls.status`),
-  };
-  const optionalUrl = (key: 'returnUrl' | 'cancellationUrl' | 'callbackUrl' | 'publicBaseUrl') =>
-    o[key] === undefined ? undefined : resolveUrl(o[key], `${scope}.${key}`);
-  const returnUrl = optionalUrl('returnUrl');
-  const cancellationUrl = optionalUrl('cancellationUrl');
-
-  // Access first: the path secret is part of the default callback URL.
-  assertOptionsObject(o.access, `${scope}.access`);
-  const access = o.access as InboundAccessOptions;
-  new InboundAccessPolicy(access, `${scope}.access.`); // validates, naming the bad option
-
-  let callbackUrl = optionalUrl('callbackUrl');
-  const base = callbackUrl === undefined ? optionalUrl('publicBaseUrl') : undefined;
-  if (base !== undefined && !route.disabled) {
-    // A named account's callbacks come on its own segment: one route serves every account.
-    const path =
-      route.path.replace(/^\/+|\/+$/g, '') + (account === CHECKOUT_DEFAULT_ACCOUNT ? '' : `/${account}`);
-    // The secret was checked to be URL-safe by the access policy above.
-    const secret = access.pathSecret === undefined ? '' : `/${access.pathSecret}`;
-    callbackUrl = `${base}/${path}${secret}`;
-  }
-
-  const verification = o.verification as ResolvedCheckoutOptions['verification'];
-  const { recheck } = verification;
-  // Cross-field: the backed-off wait never drops below the first one.
-  if (recheck.maxDelayMs < recheck.delayMs) {
-    throw new HubtelConfigError(
-      `${scope}.verification.recheck.maxDelayMs`,
-      `must be at least verification.recheck.delayMs (${recheck.delayMs})`,
-    );
-  }
-  if (
-    (options.verification as { recheck?: { roundsPerHour?: unknown } } | undefined)?.recheck
-      ?.roundsPerHour !== undefined
-  ) {
-    throw new HubtelConfigError(
-      `${scope}.verification.recheck.roundsPerHour`,
-      "was removed in 0.2.0: one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback; remove it",
-    );
-  }
-  if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {
-    throw new HubtelConfigError(
-      `${scope}.verification.recheck`,
-      `the re-checks' waits add up to more than ${MAX_RECHECK_TOTAL_MS} ms; use fewer attempts or shorter delays (the reconciler checks later ones)`,
-    );
-  }
-  if (verification.confirmWithStatusCheck && posSalesId === undefined) {
-    throw new HubtelConfigError(
-      `${scope}.verification.confirmWithStatusCheck`,
-      `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
-    );
-  }
-
-  const reconciliation = o.reconciliation as ResolvedCheckoutOptions['reconciliation'];
-  // Cross-field: the backed-off interval never drops below the first one.
-  if (reconciliation.maxIntervalMs < reconciliation.intervalMs) {
-    throw new HubtelConfigError(
-      `${scope}.reconciliation.maxIntervalMs`,
-      `must be at least reconciliation.intervalMs (${reconciliation.intervalMs})`,
-    );
-  }
-  if (reconciliation.enabled && posSalesId === undefined) {
-    throw new HubtelConfigError(
-      `${scope}.reconciliation.enabled`,
-      `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
-    );
-  }
-
-  refuseRemovedJobOptions(options.handlers, `${scope}.handlers`);
-  const { retry, ...handlers } = o.handlers!;
-  const { maxAttempts, deadlineMs } = retry as JobRetryPolicy;
-  // Cross-field: retrying forever needs a deadline.
-  if (forever && deadlineMs === undefined) {
-    throw new HubtelConfigError(
-      `${scope}.handlers.retry.maxAttempts`,
-      'Infinity needs handlers.retry.deadlineMs',
-    );
-  }
-  backoffDelays(retry as JobRetryPolicy, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`);
-
-  const store = assertStoreOption(o.store, `${scope}.store`);
-
-  // Cross-field: an invoice must outlive its reconciliation.
-  if (reconciliation.enabled && o.invoiceTtlMs! <= reconciliation.giveUpAfterMs) {
-    throw new HubtelConfigError(
-      `${scope}.invoiceTtlMs`,
-      `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
-    );
-  }
-
-  const accounts = resolveAccountResolver<CheckoutAccountOverrides>(o.accounts, scope);
-  return {
-    credentials: { clientId: o.clientId, clientSecret: o.clientSecret },
-    http: {
-      timeoutMs: o.timeoutMs!,
-      retry: httpRetry,
-      defaultCountryCode: o.defaultCountryCode!,
-    },
-    baseUrls,
-    ...dropUndefined({
-      accounts,
-      merchantAccountNumber: o.merchantAccountNumber,
-      posSalesId,
-      callbackUrl,
-      returnUrl,
-      cancellationUrl,
-      store: store as ResolvedCheckoutOptions['store'],
-    }),
-    descriptionSpecialCharacters: o.descriptionSpecialCharacters!,
-    verification,
-    reconciliation,
-    handlers: {
-      retry: { ...(retry as JobRetryPolicy), maxAttempts: forever ? Infinity : maxAttempts },
-      ...handlers,
-    },
-    access,
-    invoiceTtlMs: o.invoiceTtlMs!,
-    maxCallbackBodyBytes: o.maxCallbackBodyBytes!,
-    statusCheckBudget: o.statusCheckBudget!,
-  };
+  return CHECKOUT_OPTIONS_RECIPE.resolve(options, account, route);
 }
 
 /**
@@ -670,19 +680,9 @@ export function resolveCheckoutAccountOptions(
   defaults: CheckoutModuleOptions,
   overrides: unknown,
   module: ResolvedCheckoutOptions,
-  route: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false },
+  route: CheckoutRouteInfo = DEFAULT_ROUTE,
 ): ResolvedCheckoutOptions {
-  const merged = inheritDeclaredOptions(CheckoutModuleOptions, `${PREFIX}[${name}]`, defaults, overrides);
-  const resolved = resolveCheckoutOptions(merged, route, name);
-  return {
-    ...resolved,
-    ...dropUndefined({ store: module.store }),
-    handlers: module.handlers,
-    reconciliation: module.reconciliation,
-    invoiceTtlMs: module.invoiceTtlMs,
-    maxCallbackBodyBytes: module.maxCallbackBodyBytes,
-    statusCheckBudget: module.statusCheckBudget,
-  };
+  return CHECKOUT_OPTIONS_RECIPE.resolveAccount(name, defaults, overrides, module, route);
 }
 
 /** The transport of one account: the checkout API and the status check share its API key pair. */
@@ -702,16 +702,12 @@ export function checkoutTransportConfig(
 /**
  * The options as CheckoutModuleOptions checks them: `handlers.retry.maxAttempts: Infinity` (retry
  * until the deadline) is no JSON number, so no decorator accepts it; it is left out of the check
- * (`forever`) and handled in code, where it needs `deadlineMs`.
+ * and handled in code, where it needs `deadlineMs`.
  */
-function splitInfiniteAttempts(raw: Record<string, unknown>): {
-  finite: Record<string, unknown>;
-  forever: boolean;
-} {
+function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, unknown> {
   const handlers = raw.handlers as { retry?: { maxAttempts?: unknown } } | null | undefined;
-  if (handlers?.retry?.maxAttempts !== Infinity) return { finite: raw, forever: false };
-  const retry = { ...handlers.retry, maxAttempts: undefined };
-  return { finite: { ...raw, handlers: { ...handlers, retry } }, forever: true };
+  if (handlers?.retry?.maxAttempts !== Infinity) return raw;
+  return { ...raw, handlers: { ...handlers, retry: { ...handlers.retry, maxAttempts: undefined } } };
 }
 
 /**
@@ -726,8 +722,29 @@ export function checkoutOptionsFromEnv(
   source: HubtelEnvSource = process.env,
   overrides: Partial<CheckoutModuleOptions> = {},
 ): CheckoutModuleOptions {
-  const env = declaredOptionsFromEnv<CheckoutModuleOptions>(CheckoutModuleOptions, source, PREFIX);
-  const options = overrideOptions(CheckoutModuleOptions, env.options, overrides);
-  checkOptionsFromEnv(() => resolveCheckoutOptions(options), env.variables, overrides);
-  return options;
+  return CHECKOUT_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
+}
+
+/**
+ * The default account (as `checkoutOptionsFromEnv`, `overrides` included) and the further accounts
+ * named in HUBTEL_ACCOUNTS (`north,south`). Each account's variables are the default's with its
+ * name, upper-cased (`-` as `_`), after `HUBTEL_`: HUBTEL_NORTH_CLIENT_ID and
+ * HUBTEL_NORTH_CLIENT_SECRET (required: an account never uses another's keys),
+ * HUBTEL_NORTH_POS_SALES_ID and HUBTEL_NORTH_MERCHANT_ACCOUNT_NUMBER (its own or none, never the
+ * default's), and optionally HUBTEL_NORTH_CHECKOUT_URL, HUBTEL_NORTH_STATUS_URL,
+ * HUBTEL_NORTH_TIMEOUT_MS, HUBTEL_NORTH_RETRY_*, HUBTEL_NORTH_DEFAULT_COUNTRY_CODE; what an account
+ * leaves unset of these is the default account's.
+ *
+ * ```ts
+ * const checkout = checkoutAccountsFromEnv(process.env, { publicBaseUrl: 'https://shop.example.com' });
+ * @Module({ imports: [CheckoutModule.forRoot(checkout.default),
+ *   ...checkout.accounts.map((a) => CheckoutModule.registerAccount(a))] })
+ * ```
+ * A missing or bad value fails here, naming the variable (and the option it feeds).
+ */
+export function checkoutAccountsFromEnv(
+  source: HubtelEnvSource = process.env,
+  overrides: Partial<CheckoutModuleOptions> = {},
+): CheckoutEnvAccounts {
+  return CHECKOUT_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
 }

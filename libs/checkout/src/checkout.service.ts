@@ -384,7 +384,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
 
   onApplicationShutdown(): void {
     // The default store is ours to close; a store the app provided is the app's.
-    if (this.options.store === undefined && this.store instanceof MemoryStore) this.store.close();
+    if (this.options.store === undefined && this.store.local) (this.store as MemoryStore).close();
   }
 
   /** Records again, from the app's own records, an invoice the store no longer holds. */

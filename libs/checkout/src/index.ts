@@ -9,7 +9,7 @@ export type {
   CheckoutModuleAsyncOptions,
   CheckoutAccountOptions,
   CheckoutAccountAsyncOptions,
-} from './checkout.module-definition.js';
+} from './checkout.module.js';
 export {
   checkoutOptionsFromEnv,
   type CheckoutModuleOptions,
@@ -22,7 +22,7 @@ export {
   type CheckoutReconciliationOptions,
   type CheckoutHandlerOptions,
 } from './checkout.options.js';
-export { checkoutAccountsFromEnv, type CheckoutEnvAccounts } from './checkout.env.js';
+export { checkoutAccountsFromEnv, type CheckoutEnvAccounts } from './checkout.options.js';
 export { CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 export type { CheckoutAccountService } from './checkout.accounts.js';
 export {

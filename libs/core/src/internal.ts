@@ -59,13 +59,6 @@ export {
   type ResolvedAccountResolver,
 } from './accounts/hubtel-accounts.js';
 export { accountEnvVariable, accountNamesFromEnv } from './accounts/accounts-env.js';
-export {
-  registerAccountAsyncModule,
-  registerAccountModule,
-  type AccountAsyncRegistration,
-  type AccountModuleSpec,
-  type AccountRegistration,
-} from './accounts/account-module.js';
 
 export {
   HUBTEL_DEFAULT_BASE_URLS,
@@ -87,10 +80,25 @@ export {
   withOptionDefaults,
   type OptionsFromEnv,
 } from './options/hubtel-options.declared.js';
+export {
+  hubtelModuleRecipe,
+  hubtelOptionsRecipe,
+  type HubtelAccountAsyncOptions,
+  type HubtelAccountOptions,
+  type HubtelEnvAccounts,
+  type HubtelModuleExtras,
+  type HubtelOptionsRecipe,
+  type HubtelResolveContext,
+} from './options/hubtel-module.recipe.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
 export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel-options.validation.js';
 export { checkOptionsFromEnv, dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
+export {
+  hubtelConnectionModule,
+  type HubtelConnection,
+  type HubtelConnectionExtras,
+} from './store/hubtel-connection.module.js';
 export {
   hashTagOf,
   clusterEnabledIn,

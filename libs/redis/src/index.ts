@@ -9,4 +9,4 @@ export type {
   HubtelRedisModuleExtras,
   HubtelRedisModuleForRootOptions,
   HubtelRedisModuleAsyncOptions,
-} from './redis.module-definition.js';
+} from './redis.module.js';

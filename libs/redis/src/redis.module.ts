@@ -1,11 +1,28 @@
-import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { HUBTEL_STORE } from 'nestjs-hubtel';
-import {
-  HUBTEL_REDIS_MODULE_OPTIONS,
-  HubtelRedisConfigurableModule,
-  type HubtelRedisModuleOptions,
-} from './redis.module-definition.js';
-import { RedisStore } from './redis.store.js';
+import { hubtelConnectionModule, type HubtelConnectionExtras } from '#internal';
+import { RedisStore, type RedisStoreOptions } from './redis.store.js';
+
+/** `HubtelRedisModule.forRoot(...)` options: where Redis is, and the key prefix. */
+export type HubtelRedisModuleOptions = RedisStoreOptions;
+
+/** Extras of `forRoot`/`forRootAsync`. */
+export interface HubtelRedisModuleExtras extends HubtelConnectionExtras {
+  /** Provide HUBTEL_STORE to every module of the app. Default true (that is the point). */
+  isGlobal?: boolean;
+}
+
+const REDIS_MODULE = hubtelConnectionModule({
+  moduleName: 'HubtelRedis',
+  factoryMethod: 'createHubtelRedisOptions',
+  type: RedisStore,
+  token: HUBTEL_STORE,
+  create: (options: HubtelRedisModuleOptions) => new RedisStore(options),
+});
+
+/** `HubtelRedisModule.forRoot(...)` argument. */
+export type HubtelRedisModuleForRootOptions = typeof REDIS_MODULE.OPTIONS_TYPE;
+/** `HubtelRedisModule.forRootAsync(...)` argument (useFactory / useClass / useExisting, imports, inject). */
+export type HubtelRedisModuleAsyncOptions = typeof REDIS_MODULE.ASYNC_OPTIONS_TYPE;
 
 /**
  * One Redis store for the whole app: provides `HUBTEL_STORE` (global by default), which
@@ -22,28 +39,4 @@ import { RedisStore } from './redis.store.js';
  * HUBTEL_REDIS_UNUSABLE for a connection it cannot use, such as a `url` at one cluster node). A
  * client the module opened is closed at shutdown, after the modules' pipelines have drained.
  */
-@Module({
-  providers: [
-    {
-      provide: RedisStore,
-      useFactory: async (options: HubtelRedisModuleOptions) => {
-        const store = new RedisStore(options);
-        await store.connect();
-        return store;
-      },
-      inject: [HUBTEL_REDIS_MODULE_OPTIONS],
-    },
-    { provide: HUBTEL_STORE, useExisting: RedisStore },
-  ],
-  exports: [HUBTEL_STORE, RedisStore],
-})
-export class HubtelRedisModule extends HubtelRedisConfigurableModule implements OnApplicationShutdown {
-  constructor(@Inject(RedisStore) private readonly store: RedisStore) {
-    super();
-  }
-
-  // The last shutdown phase: pipelines drain in beforeApplicationShutdown and still write then.
-  async onApplicationShutdown(): Promise<void> {
-    await this.store.close();
-  }
-}
+export class HubtelRedisModule extends REDIS_MODULE.ConfigurableModuleClass {}

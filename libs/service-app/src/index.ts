@@ -4,16 +4,13 @@
  * test/api/service-app.api.txt pins this list (npm run api:update after a deliberate change).
  */
 export { ServiceAppModule } from './service-app.module.js';
-export type {
-  ServiceAppAccountOptions,
-  ServiceAppAccountAsyncOptions,
-} from './service-app.module-definition.js';
+export type { ServiceAppAccountOptions, ServiceAppAccountAsyncOptions } from './service-app.module.js';
 export { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from './service-app.errors.js';
 export {
   serviceAppAccountsFromEnv,
   serviceAppOptionsFromEnv,
   type ServiceAppEnvAccounts,
-} from './service-app.env.js';
+} from './service-app.options.js';
 export type {
   ServiceAppAccountOverrides,
   ServiceAppModuleOptions,

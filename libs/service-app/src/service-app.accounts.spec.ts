@@ -1,5 +1,5 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { serviceAppAccountsFromEnv, serviceAppOptionsFromEnv } from './service-app.env.js';
+import { serviceAppAccountsFromEnv, serviceAppOptionsFromEnv } from './service-app.options.js';
 import { resolveServiceAppAccountOptions, type ServiceAppModuleOptions } from './service-app.options.js';
 
 const NORTH_CHECK = { clientId: 'north-id', clientSecret: 'north-secret', posSalesId: '2000001' };

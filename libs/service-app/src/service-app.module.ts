@@ -1,12 +1,12 @@
 import { HttpService } from '@nestjs/axios';
-import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   HUBTEL_STATUS_CHECK_BUDGET,
-  registerAccountAsyncModule,
-  registerAccountModule,
-  type AccountModuleSpec,
+  hubtelModuleRecipe,
   inboundKit,
+  type HubtelAccountAsyncOptions,
+  type HubtelAccountOptions,
   type HttpTransport,
   type InboundAccessPolicy,
   type StatusCheckBudget,
@@ -28,17 +28,12 @@ import {
 import { PaymentStatusClient } from './payment-status.client.js';
 import { ServiceAppEvents } from './service-app.events.js';
 import { ServiceAppLogger } from './service-app.logger.js';
+import { createServiceAppController } from './service-app.controller.js';
 import {
-  SERVICE_APP_ASYNC_OPTIONS_TYPE,
-  SERVICE_APP_MODULE_OPTIONS,
-  SERVICE_APP_OPTIONS_TYPE,
-  ServiceAppConfigurableModule,
-  type ServiceAppAccountAsyncOptions,
-  type ServiceAppAccountOptions,
-} from './service-app.module-definition.js';
-import {
-  resolveServiceAppOptions,
+  SERVICE_APP_OPTIONS_RECIPE,
   type ResolvedServiceAppOptions,
+  type ServiceAppAccountOverrides,
+  type ServiceAppModuleExtras,
   type ServiceAppModuleOptions,
 } from './service-app.options.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
@@ -69,24 +64,18 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
   },
 });
 
-/**
- * One ServiceAppAccounts per application, whichever modules register accounts: global, so
- * forRoot's module and every registerAccount module share it (each Nest application gets its own).
- */
-@Global()
-@Module({ providers: [ServiceAppAccounts], exports: [ServiceAppAccounts] })
-class ServiceAppAccountsModule {}
-
-/** The module `registerAccount(Async)` returns (one per account name). */
-@Module({})
-class ServiceAppAccountModule {}
-
-/** How `registerAccount(Async)` make their modules (core's account-module helpers). */
-const ACCOUNT_MODULE: AccountModuleSpec<ServiceAppAccounts> = {
-  area: 'serviceApp',
-  forRoot: 'ServiceAppModule.forRoot',
-  module: ServiceAppAccountModule,
-  registryModule: ServiceAppAccountsModule,
+const SERVICE_APP_MODULE = hubtelModuleRecipe({
+  options: SERVICE_APP_OPTIONS_RECIPE,
+  module: 'ServiceAppModule',
+  moduleName: 'HubtelServiceApp',
+  factoryMethod: 'create',
+  resolvedToken: SERVICE_APP_OPTIONS,
+  extras: { routes: {} } as ServiceAppModuleExtras,
+  // One controller for every account: named accounts add no route (core's inboundPaths).
+  extend: (definition, extras) => ({
+    ...definition,
+    controllers: [...(definition.controllers ?? []), ...createServiceAppController(extras.routes)],
+  }),
   registry: ServiceAppAccounts,
   token: getFulfillmentAccountToken,
   register: (accounts, name, overrides) => {
@@ -94,7 +83,15 @@ const ACCOUNT_MODULE: AccountModuleSpec<ServiceAppAccounts> = {
     // Bound by name, found at each call: the FulfillmentService is forRoot's (global or not).
     return new FulfillmentAccount(name, accounts);
   },
-};
+});
+
+/** `ServiceAppModule.registerAccount(...)` argument: the account's name, its options, and module extras. */
+export type ServiceAppAccountOptions = HubtelAccountOptions<ServiceAppAccountOverrides>;
+/** `ServiceAppModule.registerAccountAsync(...)` argument. */
+export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions<ServiceAppAccountOverrides> {
+  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
+  name: string;
+}
 
 /**
  * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and
@@ -117,13 +114,8 @@ const ACCOUNT_MODULE: AccountModuleSpec<ServiceAppAccounts> = {
  * ```
  */
 @Module({
-  imports: [...kit.imports, ServiceAppAccountsModule],
+  imports: kit.imports,
   providers: [
-    {
-      provide: SERVICE_APP_OPTIONS,
-      useFactory: (options: ServiceAppModuleOptions) => resolveServiceAppOptions(options),
-      inject: [SERVICE_APP_MODULE_OPTIONS],
-    },
     ...kit.providers,
     {
       provide: SERVICE_APP_STATUS_CLIENT,
@@ -177,7 +169,7 @@ const ACCOUNT_MODULE: AccountModuleSpec<ServiceAppAccounts> = {
         }),
       inject: [
         ServiceAppAccounts,
-        SERVICE_APP_MODULE_OPTIONS,
+        SERVICE_APP_MODULE.MODULE_OPTIONS_TOKEN,
         SERVICE_APP_OPTIONS,
         SERVICE_APP_ACCESS_POLICY,
         SERVICE_APP_STATUS_CLIENT,
@@ -198,32 +190,17 @@ const ACCOUNT_MODULE: AccountModuleSpec<ServiceAppAccounts> = {
     SERVICE_APP_PIPELINE,
   ],
 })
-export class ServiceAppModule extends ServiceAppConfigurableModule {
+/*
+ * registerAccount(Async): a further account, by name: its programmable service answers on
+ * `/api/service-flow/<name>` and `/api/fulfillment/<name>` (the module's one controller), its
+ * orders are verified with its own `statusCheck` and called back with its own
+ * `callbackCredentials`; `@InjectFulfillment(name)` injects its FulfillmentAccount,
+ * `fulfillment.forAccount(name)` reaches it from anywhere. Every option it leaves out is the
+ * default account's, except its credentials and path secret.
+ */
+export class ServiceAppModule extends SERVICE_APP_MODULE.ConfigurableModuleClass {
   /** Options inline (all optional). Extras: `isGlobal`, `routes` (prefix, guards, decorators, disabled). */
-  static override forRoot(options: typeof SERVICE_APP_OPTIONS_TYPE = {}): DynamicModule {
+  static override forRoot(options: typeof SERVICE_APP_MODULE.OPTIONS_TYPE = {}): DynamicModule {
     return super.forRoot(options);
-  }
-
-  /** Options from a factory / class (`useFactory` + `inject`, `useClass`, `useExisting`); extras as in forRoot. */
-  static override forRootAsync(options: typeof SERVICE_APP_ASYNC_OPTIONS_TYPE): DynamicModule {
-    return super.forRootAsync(options);
-  }
-
-  /**
-   * A further account, by name: its programmable service answers on `/api/service-flow/<name>`
-   * and `/api/fulfillment/<name>` (the module's one controller), its orders are verified with its
-   * own `statusCheck` and called back with its own `callbackCredentials`; `@InjectFulfillment(name)`
-   * injects its FulfillmentAccount (in the modules that import this one, or everywhere with
-   * `isGlobal`), `fulfillment.forAccount(name)` reaches it from anywhere. Every option it leaves
-   * out is the default account's (`ServiceAppModule.forRoot`, required), except its credentials
-   * and path secret.
-   */
-  static registerAccount(options: ServiceAppAccountOptions): DynamicModule {
-    return registerAccountModule(ACCOUNT_MODULE, options);
-  }
-
-  /** `registerAccount` with the account's options from a factory (ConfigService, a vault...). */
-  static registerAccountAsync(options: ServiceAppAccountAsyncOptions): DynamicModule {
-    return registerAccountAsyncModule(ACCOUNT_MODULE, options);
   }
 }

@@ -1,6 +1,6 @@
 import { HubtelConfigError, MemoryStore } from 'nestjs-hubtel';
 import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_DEFAULTS } from './service-app.constants.js';
-import { serviceAppOptionsFromEnv } from './service-app.env.js';
+import { serviceAppOptionsFromEnv } from './service-app.options.js';
 import { resolveServiceAppOptions } from './service-app.options.js';
 
 function problem(options: unknown): string {

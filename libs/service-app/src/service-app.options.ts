@@ -13,6 +13,7 @@ import {
   HubtelConfigError,
   type HubtelAccountResolver,
   type HubtelCredentials,
+  type HubtelEnvSource,
   type HubtelRouteOptions,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStoreOption,
@@ -36,14 +37,15 @@ import {
   assertOptionsObject,
   assertStoreOption,
   backoffDelays,
+  accountEnvVariable,
   checkOptions,
   dropUndefined,
-  inheritDeclaredOptions,
+  hubtelOptionsRecipe,
+  optionFields,
   refuseRemovedJobOptions,
-  resolveAccountResolver,
-  resolveDeclaredOptions,
   resolveUrl,
   rules,
+  type HubtelEnvAccounts,
   type ResolvedAccountResolver,
 } from '#internal';
 import {
@@ -431,21 +433,6 @@ export type ServiceAppModuleWideOption =
   | 'callbackRetry'
   | 'fulfillmentRetry';
 
-/**
- * The resolved options of named account `name`: its own options over the default account's
- * (`defaults`, as given to forRoot), as ServiceAppModuleOptions declares. Errors name the option
- * under `serviceApp[name]`.
- */
-export function resolveServiceAppAccountOptions(
-  name: string,
-  defaults: ServiceAppModuleOptions,
-  overrides: unknown,
-): ResolvedServiceAppOptions {
-  const scope = `${SERVICE_APP_SCOPE}[${name}]`;
-  const merged = inheritDeclaredOptions(ServiceAppModuleOptions, scope, defaults ?? {}, overrides);
-  return resolveServiceAppOptions(merged as ServiceAppModuleOptions, scope);
-}
-
 /** Where and how the two endpoints are mounted. Given as a module extra: routes are fixed before async options resolve. */
 export interface ServiceAppRouteOptions extends HubtelRouteOptions {
   /** Prefix of both endpoints. Default `api` (→ `POST /api/service-flow`, `POST /api/fulfillment`). */
@@ -505,69 +492,148 @@ export type ResolvedServiceAppOptions = Omit<
 /** The prefix of the module's option names in errors (a named account's: `serviceApp[north]`). */
 export const SERVICE_APP_SCOPE = 'serviceApp';
 
+/** The status check's variables that make one (key pair and POS Sales ID: its fields declared `own`). */
+const STATUS_CHECK_CREDENTIALS = optionFields(ServiceAppStatusCheckOptions).filter(
+  (field) => field.spec.account === 'own',
+);
+
+/** Default options and named accounts read from the environment (`serviceAppAccountsFromEnv`). */
+export interface ServiceAppEnvAccounts extends HubtelEnvAccounts<
+  ServiceAppModuleOptions,
+  ServiceAppAccountOverrides
+> {
+  /** For `ServiceAppModule.forRoot` (spread your other options over it). */
+  default: ServiceAppModuleOptions;
+}
+
+/**
+ * The options of the service app module, derived from ServiceAppModuleOptions; a bad one stops the
+ * app at bootstrap with a HubtelConfigError naming it (`serviceApp[north].sessionTtlMs`).
+ */
+export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
+  ServiceAppModuleOptions,
+  ResolvedServiceAppOptions,
+  ServiceAppAccountOverrides
+>({
+  scope: SERVICE_APP_SCOPE,
+  options: ServiceAppModuleOptions,
+  optional: true,
+  grouped: ['backInput'],
+  resolve: (checked, { scope: P, raw }) => {
+    const options = checked as Defaulted;
+    refuseRemovedJobOptions(raw, P);
+    // Checked apart: unknown fields are refused here only (the options carry flows, store, access...).
+    const messages: ServiceAppMessages = {
+      ...SERVICE_APP_DEFAULT_MESSAGES,
+      ...(checkOptions(ServiceAppMessagesOptions, options.messages, `${P}.messages`, {
+        forbidUnknown: true,
+      }) as Partial<ServiceAppMessages>),
+    };
+    assertOptionsObject(options.access, `${P}.access`);
+    const statusCheck = resolveStatusCheck(options.statusCheck, P);
+    const { sessionTtlMs, sessionStartTtlMs } = options;
+    // Cross-field: a session cannot start with more time than a whole session gets.
+    if (sessionStartTtlMs > sessionTtlMs)
+      throw new HubtelConfigError(`${P}.sessionStartTtlMs`, `must be at most sessionTtlMs (${sessionTtlMs})`);
+    if (!Array.isArray(options.flows))
+      throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
+    const { callbackRetry, fulfillmentRetry } = options;
+    const backInputs = resolveBackInputs(options.backInput, P);
+    return {
+      callbackUrl: resolveUrl(options.callbackUrl, `${P}.callbackUrl`),
+      callbackRetry: {
+        ...backoffDelays(callbackRetry, D.callbackRetry, `${P}.callbackRetry`),
+        deadlineMs: callbackRetry.deadlineMs!,
+      },
+      fulfillmentRetry: {
+        maxAttempts: fulfillmentRetry.maxAttempts!,
+        ...backoffDelays(fulfillmentRetry, D.fulfillmentRetry, `${P}.fulfillmentRetry`),
+      },
+      backInputs,
+      statusCheck,
+      verification: resolveVerification(options.verification, statusCheck !== undefined, P),
+      statusCheckBudget: dropUndefined({ perMinute: options.statusCheckBudget?.perMinute }),
+      store: assertStoreOption(options.store, `${P}.store`),
+      messages,
+      ussd: resolveUssd(options.ussd, backInputs, messages, P),
+    };
+  },
+  // The status check is read whole or not at all: HUBTEL_CLIENT_ID and _SECRET alone are
+  // checkout's. A named account needs its own, whole, when the default has one or it sets any key.
+  fromEnv: (read, account) => {
+    const missing = STATUS_CHECK_CREDENTIALS.filter(
+      (field) => read.statusCheck?.[field.key as 'clientId'] === undefined,
+    );
+    const own =
+      account !== undefined &&
+      (account.defaults.statusCheck !== undefined || missing.length < STATUS_CHECK_CREDENTIALS.length);
+    if (!own) {
+      if (missing.length > 0) delete read.statusCheck;
+      return;
+    }
+    const [field] = missing;
+    if (field)
+      throw new HubtelConfigError(
+        accountEnvVariable(account.name, field.spec.env!),
+        `is not set: account "${account.name}" needs its own status check (environment variable of option ${SERVICE_APP_SCOPE}[${account.name}].statusCheck.${field.key})`,
+      );
+  },
+});
+
 /** Validates the options at bootstrap; a bad one stops the app with a HubtelConfigError naming it. */
-export function resolveServiceAppOptions(
+export const resolveServiceAppOptions = (
   raw: ServiceAppModuleOptions | undefined,
-  /** Names options in errors: `serviceApp`, or `serviceApp[north]` for a named account. */
-  P = SERVICE_APP_SCOPE,
-): ResolvedServiceAppOptions {
-  const given = raw ?? {};
-  assertOptionsObject(given, P);
-  const options: Defaulted = resolveDeclaredOptions(ServiceAppModuleOptions, given, P) as Defaulted;
-  refuseRemovedJobOptions(given, P);
-  // Checked apart: unknown fields are refused here only (the options carry flows, store, access...).
-  const messages: ServiceAppMessages = {
-    ...SERVICE_APP_DEFAULT_MESSAGES,
-    ...(checkOptions(ServiceAppMessagesOptions, options.messages, `${P}.messages`, {
-      forbidUnknown: true,
-    }) as Partial<ServiceAppMessages>),
-  };
-  const callbackUrl = resolveUrl(options.callbackUrl, `${P}.callbackUrl`);
-  assertOptionsObject(options.access, `${P}.access`);
+): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolve(raw);
 
-  const statusCheck = resolveStatusCheck(options.statusCheck, P);
-  const verification = resolveVerification(options.verification, statusCheck !== undefined, P);
-  const { sessionTtlMs, sessionStartTtlMs } = options;
-  // Cross-field: a session cannot start with more time than a whole session gets.
-  if (sessionStartTtlMs > sessionTtlMs)
-    throw new HubtelConfigError(`${P}.sessionStartTtlMs`, `must be at most sessionTtlMs (${sessionTtlMs})`);
+/**
+ * The resolved options of named account `name`: its own options over the default account's
+ * (`defaults`, as given to forRoot), as ServiceAppModuleOptions declares. Errors name the option
+ * under `serviceApp[name]`.
+ */
+export const resolveServiceAppAccountOptions = (
+  name: string,
+  defaults: ServiceAppModuleOptions,
+  overrides: unknown,
+): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolveAccount(name, defaults ?? {}, overrides);
 
-  if (!Array.isArray(options.flows))
-    throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
+/**
+ * ServiceAppModule options found in the environment (`HUBTEL_CALLBACK_URL`,
+ * `HUBTEL_CALLBACK_CLIENT_ID` / `_SECRET`, `HUBTEL_SERVICE_APP_PATH_SECRET`,
+ * `HUBTEL_DEFAULT_COUNTRY_CODE`, and the status check when `HUBTEL_CLIENT_ID`,
+ * `HUBTEL_CLIENT_SECRET` and `HUBTEL_POS_SALES_ID` are all set, with `HUBTEL_STATUS_URL`), with
+ * `overrides` over them (sections field by field: `{ access: { allowedIps } }` keeps the path
+ * secret read here). A bad value of one of these variables fails here, naming the variable and the
+ * option.
+ */
+export function serviceAppOptionsFromEnv(
+  source: HubtelEnvSource = process.env,
+  overrides: Partial<ServiceAppModuleOptions> = {},
+): ServiceAppModuleOptions {
+  return SERVICE_APP_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
+}
 
-  const { callbackRetry, fulfillmentRetry } = options;
-  const backInputs = resolveBackInputs(options.backInput, P);
-  return {
-    callbackUrl,
-    callbackCredentials: options.callbackCredentials,
-    callbackTimeoutMs: options.callbackTimeoutMs,
-    callbackRetry: {
-      ...backoffDelays(callbackRetry, D.callbackRetry, `${P}.callbackRetry`),
-      deadlineMs: callbackRetry.deadlineMs!,
-    },
-    fulfillmentRetry: {
-      maxAttempts: fulfillmentRetry.maxAttempts!,
-      ...backoffDelays(fulfillmentRetry, D.fulfillmentRetry, `${P}.fulfillmentRetry`),
-    },
-    sessionTtlMs,
-    cartTtlMs: options.cartTtlMs,
-    stepBudgetMs: options.stepBudgetMs,
-    backInputs,
-    requireCart: options.requireCart,
-    statusCheck,
-    verification,
-    statusCheckBudget: dropUndefined({ perMinute: options.statusCheckBudget?.perMinute }),
-    sessionStartTtlMs,
-    maxPendingSessions: options.maxPendingSessions,
-    store: assertStoreOption(options.store, `${P}.store`),
-    access: options.access,
-    flows: options.flows,
-    messages,
-    defaultCountryCode: options.defaultCountryCode,
-    ussd: resolveUssd(options.ussd, backInputs, messages, P),
-    ...dropUndefined({ accounts: resolveAccountResolver<ServiceAppAccountOverrides>(options.accounts, P) }),
-    ...dropUndefined({ shutdownGraceMs: options.shutdownGraceMs }),
-  };
+/**
+ * The default account (as `serviceAppOptionsFromEnv`) and the further accounts named in
+ * HUBTEL_ACCOUNTS (`north,south`). Each account's variables are the default's with its name,
+ * upper-cased (`-` as `_`), after `HUBTEL_`: its status check HUBTEL_NORTH_CLIENT_ID,
+ * HUBTEL_NORTH_CLIENT_SECRET and HUBTEL_NORTH_POS_SALES_ID (all three required when the default
+ * account has a status check, or when any of them is set: an account never uses another's keys),
+ * and optionally HUBTEL_NORTH_STATUS_URL, HUBTEL_NORTH_CALLBACK_URL,
+ * HUBTEL_NORTH_DEFAULT_COUNTRY_CODE; what an account leaves unset is the default account's.
+ *
+ * ```ts
+ * const serviceApp = serviceAppAccountsFromEnv(process.env);
+ * @Module({ imports: [ServiceAppModule.forRoot(serviceApp.default),
+ *   ...serviceApp.accounts.map((a) => ServiceAppModule.registerAccount(a))] })
+ * ```
+ * A missing or bad value fails here, naming the variable (and the option it feeds).
+ */
+export function serviceAppAccountsFromEnv(
+  source: HubtelEnvSource = process.env,
+  /** Over the default account's variables, as `serviceAppOptionsFromEnv` takes them. */
+  overrides: Partial<ServiceAppModuleOptions> = {},
+): ServiceAppEnvAccounts {
+  return SERVICE_APP_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
 }
 
 /** The checked status check, its URL resolved (a transform: parsed, trailing slashes trimmed). */

@@ -5,7 +5,6 @@ import {
   HUBTEL_TELEMETRY,
   HubtelStoreUnavailableError,
   HubtelValidationError,
-  MemoryStore,
   maskMsisdn,
   type HubtelStore,
   type HubtelTelemetry,
@@ -135,7 +134,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     this.pending = new PendingStarts(options.maxPendingSessions, options.sessionStartTtlMs);
     // Without "back" no earlier prompt is ever shown again: none is kept.
     this.keepHistory = options.backInputs.length > 0;
-    this.storeMayStall = !(store instanceof MemoryStore);
+    this.storeMayStall = !store.local;
     this.runner = new FlowStepRunner(options, this.logger);
     this.ussd = new UssdScreens(options.ussd, options.backInputs);
   }

@@ -81,7 +81,7 @@ async function setup(flows: ServiceFlowDefinition[], options: ServiceAppModuleOp
   @Module({
     imports: [
       EventEmitterModule.forRoot(),
-      ...(store instanceof MemoryStore ? [] : [InProcessRunnerModule]),
+      ...(store.local ? [] : [InProcessRunnerModule]),
       ServiceAppModule.forRoot({ ...options, store, flows, routes: { disabled: true } }),
     ],
   })

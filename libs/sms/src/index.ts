@@ -10,9 +10,9 @@ export type {
   SmsModuleAsyncOptions,
   SmsModuleExtras,
   SmsModuleForRootOptions,
-} from './sms.module-definition.js';
+} from './sms.module.js';
 export type { SmsAccountOverrides, SmsAccountResolver, SmsModuleOptions } from './sms.options.js';
-export { smsAccountsFromEnv, smsOptionsFromEnv, type SmsEnvAccounts } from './sms.env.js';
+export { smsAccountsFromEnv, smsOptionsFromEnv, type SmsEnvAccounts } from './sms.options.js';
 // Several accounts: @InjectSms(name), its token (for overrideProvider), the default account's name.
 export { InjectSms } from './sms.decorators.js';
 export { SMS_DEFAULT_ACCOUNT, getSmsAccountToken } from './sms.constants.js';

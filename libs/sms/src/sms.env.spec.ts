@@ -1,5 +1,5 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { smsAccountsFromEnv } from './sms.env.js';
+import { smsAccountsFromEnv } from './sms.options.js';
 
 const BASE = {
   HUBTEL_SMS_CLIENT_ID: 'main-id',

@@ -1,13 +1,14 @@
 import { HttpService } from '@nestjs/axios';
-import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
-  registerAccountAsyncModule,
-  registerAccountModule,
-  type AccountModuleSpec,
   createHttpTransport,
   hubtelHttpModule,
+  hubtelModuleRecipe,
   type HttpTransport,
+  type HubtelAccountAsyncOptions,
+  type HubtelAccountOptions,
+  type HubtelModuleExtras,
 } from '#internal';
 import { SmsAccounts, smsTransportFactory, type SmsTransportFactory } from './sms.accounts.js';
 import {
@@ -19,41 +20,41 @@ import {
   getSmsAccountToken,
 } from './sms.constants.js';
 import {
-  SMS_MODULE_OPTIONS,
-  SmsConfigurableModule,
-  type SmsAccountAsyncOptions,
-  type SmsAccountOptions,
-} from './sms.module-definition.js';
-import {
-  resolveSmsOptions,
+  SMS_OPTIONS_RECIPE,
   smsTransportConfig,
   type ResolvedSmsOptions,
+  type SmsAccountOverrides,
   type SmsModuleOptions,
 } from './sms.options.js';
 import { SmsService } from './sms.service.js';
 
-/**
- * One SmsAccounts per application, whichever modules register accounts: global, so forRoot's
- * module and every registerAccount module share it (each Nest application gets its own).
- */
-@Global()
-@Module({ providers: [SmsAccounts], exports: [SmsAccounts] })
-class SmsAccountsModule {}
+export interface SmsModuleExtras extends HubtelModuleExtras {
+  /** Register SmsService globally (no need to import SmsModule in every feature module). */
+  isGlobal?: boolean;
+}
 
-/** The module `registerAccount(Async)` returns (one per account name). */
-@Module({})
-class SmsAccountModule {}
-
-/** How `registerAccount(Async)` make their modules (core's account-module helpers). */
-const ACCOUNT_MODULE: AccountModuleSpec<SmsAccounts> = {
-  area: 'sms',
-  forRoot: 'SmsModule.forRoot',
-  module: SmsAccountModule,
-  registryModule: SmsAccountsModule,
+const SMS_MODULE = hubtelModuleRecipe({
+  options: SMS_OPTIONS_RECIPE,
+  module: 'SmsModule',
+  moduleName: 'HubtelSms',
+  factoryMethod: 'createSmsOptions',
+  resolvedToken: SMS_OPTIONS,
   registry: SmsAccounts,
   token: getSmsAccountToken,
   register: (accounts, name, overrides) => accounts.register(name, overrides),
-};
+});
+
+/** `SmsModule.forRoot(...)` argument. */
+export type SmsModuleForRootOptions = typeof SMS_MODULE.OPTIONS_TYPE;
+/** `SmsModule.forRootAsync(...)` argument (useFactory / useClass / useExisting, imports, inject). */
+export type SmsModuleAsyncOptions = typeof SMS_MODULE.ASYNC_OPTIONS_TYPE;
+/** `SmsModule.registerAccount(...)` argument: the account's name, its options, and module extras. */
+export type SmsAccountOptions = HubtelAccountOptions<SmsAccountOverrides>;
+/** `SmsModule.registerAccountAsync(...)` argument. */
+export interface SmsAccountAsyncOptions extends HubtelAccountAsyncOptions<SmsAccountOverrides> {
+  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
+  name: string;
+}
 
 /**
  * Sending SMS through the platform's SMS API.
@@ -62,20 +63,16 @@ const ACCOUNT_MODULE: AccountModuleSpec<SmsAccounts> = {
  * SmsModule.forRoot({ clientId, clientSecret, senderId: 'MyShop' })
  * SmsModule.forRootAsync({ imports: [ConfigModule], inject: [ConfigService],
  *   useFactory: (c: ConfigService) => smsOptionsFromEnv((k) => c.get(k)), isGlobal: true })
- * // further accounts, each inheriting what it does not set from forRoot's:
+ * // further accounts, each inheriting what it does not set from forRoot's; its sender is injected
+ * // with `@InjectSms(name)`, and `sms.forAccount(name)` reaches it from anywhere:
  * SmsModule.registerAccount({ name: 'north', clientId, clientSecret, senderId: 'NorthShop' })
  * ```
  * Options are validated when the module is created: a bad option stops the application at
  * bootstrap with a HubtelConfigError naming it.
  */
 @Module({
-  imports: [hubtelHttpModule(), SmsAccountsModule],
+  imports: [hubtelHttpModule()],
   providers: [
-    {
-      provide: SMS_OPTIONS,
-      useFactory: (options: SmsModuleOptions) => resolveSmsOptions(options),
-      inject: [SMS_MODULE_OPTIONS],
-    },
     {
       provide: SMS_HTTP_TRANSPORT,
       useFactory: (http: HttpService, options: ResolvedSmsOptions, telemetry?: HubtelTelemetry) =>
@@ -104,7 +101,7 @@ const ACCOUNT_MODULE: AccountModuleSpec<SmsAccounts> = {
       ) => accounts.attachDefault({ options, resolved, transport, transportFor, telemetry }),
       inject: [
         SmsAccounts,
-        SMS_MODULE_OPTIONS,
+        SMS_MODULE.MODULE_OPTIONS_TOKEN,
         SMS_OPTIONS,
         SMS_HTTP_TRANSPORT,
         SMS_TRANSPORT_FACTORY,
@@ -115,19 +112,4 @@ const ACCOUNT_MODULE: AccountModuleSpec<SmsAccounts> = {
   ],
   exports: [SmsService, SMS_OPTIONS],
 })
-export class SmsModule extends SmsConfigurableModule {
-  /**
-   * A further account, by name: its sender is injected with `@InjectSms(name)` (in the modules
-   * that import this one, or everywhere with `isGlobal`), and `sms.forAccount(name)` reaches it
-   * from anywhere. It gives its own `clientId` / `clientSecret`; every other option it leaves out
-   * is the default account's (`SmsModule.forRoot`, required).
-   */
-  static registerAccount(options: SmsAccountOptions): DynamicModule {
-    return registerAccountModule(ACCOUNT_MODULE, options);
-  }
-
-  /** `registerAccount` with the account's options from a factory (ConfigService, a vault...). */
-  static registerAccountAsync(options: SmsAccountAsyncOptions): DynamicModule {
-    return registerAccountAsyncModule(ACCOUNT_MODULE, options);
-  }
-}
+export class SmsModule extends SMS_MODULE.ConfigurableModuleClass {}

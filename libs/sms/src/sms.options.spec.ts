@@ -1,5 +1,5 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { smsOptionsFromEnv } from './sms.env.js';
+import { smsOptionsFromEnv } from './sms.options.js';
 import { resolveSmsOptions, smsTransportConfig, type SmsModuleOptions } from './sms.options.js';
 
 const option = (options: unknown): string => {

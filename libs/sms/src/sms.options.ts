@@ -1,5 +1,10 @@
 import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-import { HubtelConfigError, type HubtelCredentials, type HubtelRetryOptions } from 'nestjs-hubtel';
+import {
+  HubtelConfigError,
+  type HubtelCredentials,
+  type HubtelEnvSource,
+  type HubtelRetryOptions,
+} from 'nestjs-hubtel';
 import {
   HUBTEL_DEFAULT_RETRY,
   HUBTEL_ENV,
@@ -7,13 +12,11 @@ import {
   HubtelOption,
   IsHubtelClientId,
   IsHubtelClientSecret,
-  assertOptionsObject,
   backoffDelays,
-  inheritDeclaredOptions,
-  resolveAccountResolver,
+  hubtelOptionsRecipe,
   resolveUrl,
-  resolveDeclaredOptions,
   type HttpTransportConfig,
+  type HubtelEnvAccounts,
   type ResolvedAccountResolver,
   type ResolvedHubtelHttpOptions,
 } from '#internal';
@@ -107,7 +110,7 @@ export interface SmsAccountResolver {
 }
 
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
-export type ResolvedSmsOptions = Pick<SmsModuleOptions, 'senderId' | 'maxContentLength'> &
+export type ResolvedSmsOptions = Omit<SmsModuleOptions, SmsGroupedOption | 'accounts'> &
   Required<Pick<SmsModuleOptions, 'baseUrl' | 'maxSenderLength' | 'batchSize' | 'concurrency'>> & {
     credentials: HubtelCredentials;
     http: ResolvedHubtelHttpOptions;
@@ -115,50 +118,104 @@ export type ResolvedSmsOptions = Pick<SmsModuleOptions, 'senderId' | 'maxContent
     accounts?: ResolvedAccountResolver<SmsAccountOverrides>;
   };
 
-/**
- * Validates `SmsModuleOptions` at bootstrap; errors name the option (`sms.clientSecret`, or
- * `sms[north].clientSecret` for a named account: `scope`).
- */
-export function resolveSmsOptions(options: SmsModuleOptions, scope = 'sms'): ResolvedSmsOptions {
-  assertOptionsObject(options, scope);
-  const checked = resolveDeclaredOptions(SmsModuleOptions, options, scope);
-  const { clientId, clientSecret, timeoutMs, retry, defaultCountryCode, senderId, maxSenderLength } = checked;
-  // Cross-field: the sender id's longest length is itself an option.
-  if (senderId !== undefined && senderId.length > maxSenderLength!) {
-    throw new HubtelConfigError(`${scope}.senderId`, `must be at most ${maxSenderLength} characters long`);
-  }
-  backoffDelays(retry as Required<HubtelRetryOptions>, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
-  const accounts = resolveAccountResolver<SmsAccountOverrides>(checked.accounts, scope);
-  return {
-    credentials: { clientId, clientSecret },
-    baseUrl: resolveUrl(checked.baseUrl, `${scope}.baseUrl`),
-    senderId,
-    maxSenderLength: maxSenderLength!,
-    maxContentLength: checked.maxContentLength,
-    batchSize: checked.batchSize!,
-    concurrency: checked.concurrency!,
-    http: {
-      timeoutMs: timeoutMs!,
-      retry: retry as HubtelRetryOptions,
-      defaultCountryCode: defaultCountryCode!,
-    },
-    ...(accounts ? { accounts } : {}),
-  };
+type SmsGroupedOption = 'clientId' | 'clientSecret' | 'timeoutMs' | 'retry' | 'defaultCountryCode';
+
+/** Default options and named accounts read from the environment (`smsAccountsFromEnv`). */
+export interface SmsEnvAccounts extends HubtelEnvAccounts<SmsModuleOptions, SmsAccountOverrides> {
+  /** For `SmsModule.forRoot`. */
+  default: SmsModuleOptions;
 }
+
+/**
+ * The options of the SMS module, derived from SmsModuleOptions. Errors name the option
+ * (`sms.clientSecret`, `sms[north].clientSecret` for a named account).
+ */
+export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
+  SmsModuleOptions,
+  ResolvedSmsOptions,
+  SmsAccountOverrides
+>({
+  scope: 'sms',
+  options: SmsModuleOptions,
+  grouped: ['clientId', 'clientSecret', 'timeoutMs', 'retry', 'defaultCountryCode'],
+  resolve: (checked, { scope }) => {
+    const { clientId, clientSecret, timeoutMs, retry, defaultCountryCode, senderId, maxSenderLength } =
+      checked;
+    // Cross-field: the sender id's longest length is itself an option.
+    if (senderId !== undefined && senderId.length > maxSenderLength!) {
+      throw new HubtelConfigError(`${scope}.senderId`, `must be at most ${maxSenderLength} characters long`);
+    }
+    backoffDelays(retry as Required<HubtelRetryOptions>, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
+    return {
+      credentials: { clientId, clientSecret },
+      baseUrl: resolveUrl(checked.baseUrl, `${scope}.baseUrl`),
+      http: {
+        timeoutMs: timeoutMs!,
+        retry: retry as HubtelRetryOptions,
+        defaultCountryCode: defaultCountryCode!,
+      },
+    };
+  },
+});
+
+/** Validates `SmsModuleOptions` at bootstrap, every default filled in. */
+export const resolveSmsOptions = (options: SmsModuleOptions): ResolvedSmsOptions =>
+  SMS_OPTIONS_RECIPE.resolve(options);
 
 /**
  * The options of named account `name`: the default account's (raw) options under the account's
  * own, as SmsModuleOptions declares (credentials its own, `retry` field by field, `accounts` the
  * default's only). Errors name the option under `sms[name]`.
  */
-export function resolveSmsAccountOptions(
+export const resolveSmsAccountOptions = (
   name: string,
   defaults: SmsModuleOptions,
   overrides: unknown,
-): ResolvedSmsOptions {
-  const scope = `sms[${name}]`;
-  const merged = inheritDeclaredOptions(SmsModuleOptions, scope, defaults, overrides);
-  return resolveSmsOptions(merged as unknown as SmsModuleOptions, scope);
+): ResolvedSmsOptions => SMS_OPTIONS_RECIPE.resolveAccount(name, defaults, overrides);
+
+/**
+ * SmsModule options from environment variables: HUBTEL_SMS_CLIENT_ID, HUBTEL_SMS_CLIENT_SECRET
+ * (required; the SMS key pair, distinct from HUBTEL_CLIENT_ID/SECRET), HUBTEL_SMS_URL,
+ * HUBTEL_SMS_SENDER_ID, HUBTEL_TIMEOUT_MS, HUBTEL_RETRY_*, HUBTEL_DEFAULT_COUNTRY_CODE.
+ * `overrides` win over the environment (undefined overrides are ignored).
+ *
+ * ```ts
+ * SmsModule.forRoot(smsOptionsFromEnv(process.env))
+ * SmsModule.forRootAsync({
+ *   imports: [ConfigModule],
+ *   inject: [ConfigService],
+ *   useFactory: (config: ConfigService) => smsOptionsFromEnv((key) => config.get(key), { batchSize: 500 }),
+ * })
+ * ```
+ * A missing or bad value of one of these variables fails here, naming the variable and the option.
+ */
+export function smsOptionsFromEnv(
+  source: HubtelEnvSource = process.env,
+  overrides: Partial<SmsModuleOptions> = {},
+): SmsModuleOptions {
+  return SMS_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
+}
+
+/**
+ * The default account (as `smsOptionsFromEnv`) and the further accounts named in
+ * HUBTEL_ACCOUNTS (`north,south`). Each account's variables are the default's with its name,
+ * upper-cased (`-` as `_`), after `HUBTEL_`: HUBTEL_NORTH_SMS_CLIENT_ID and
+ * HUBTEL_NORTH_SMS_CLIENT_SECRET (required: an account never uses another's keys), and
+ * optionally HUBTEL_NORTH_SMS_SENDER_ID, HUBTEL_NORTH_SMS_URL, HUBTEL_NORTH_TIMEOUT_MS,
+ * HUBTEL_NORTH_RETRY_*, HUBTEL_NORTH_DEFAULT_COUNTRY_CODE; what an account leaves unset is the
+ * default account's.
+ *
+ * ```ts
+ * const sms = smsAccountsFromEnv(process.env);
+ * @Module({ imports: [SmsModule.forRoot(sms.default), ...sms.accounts.map((a) => SmsModule.registerAccount(a))] })
+ * ```
+ * A missing or bad value fails here, naming the variable (and the option it feeds).
+ */
+export function smsAccountsFromEnv(
+  source: HubtelEnvSource = process.env,
+  overrides: Partial<SmsModuleOptions> = {},
+): SmsEnvAccounts {
+  return SMS_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
 }
 
 /** The transport settings of the SMS module: the SMS base URL and the SMS key pair only. */

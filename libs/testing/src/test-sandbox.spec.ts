@@ -6,8 +6,8 @@ import { Test } from '@nestjs/testing';
 import { HubtelConfigError, HubtelNetworkError } from 'nestjs-hubtel';
 import { checkoutOptionsFromEnv, resolveCheckoutOptions } from '../../checkout/src/checkout.options.js';
 import { resolveServiceAppOptions } from '../../service-app/src/service-app.options.js';
-import { serviceAppOptionsFromEnv } from '../../service-app/src/service-app.env.js';
-import { smsOptionsFromEnv } from '../../sms/src/sms.env.js';
+import { serviceAppOptionsFromEnv } from '../../service-app/src/service-app.options.js';
+import { smsOptionsFromEnv } from '../../sms/src/sms.options.js';
 import { resolveSmsOptions } from '../../sms/src/sms.options.js';
 import { createTestSandbox, type TestSandbox } from './test-sandbox.js';
 import {

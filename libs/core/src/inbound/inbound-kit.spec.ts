@@ -263,6 +263,34 @@ describe('a third inbound module on a shared store', () => {
   });
 });
 
+describe("a third inbound module on this process's store beside a shared runner", () => {
+  it('refuses to start, naming its store option (another instance would take jobs it cannot read)', async () => {
+    const runner: JobRunner = {
+      start: async () => undefined,
+      enqueue: async () => undefined,
+      wake: async () => undefined,
+      repeat: async () => undefined,
+      stop: async () => undefined,
+    };
+    const error = await Test.createTestingModule({
+      imports: [
+        EventEmitterModule.forRoot(),
+        GlobalProviders.with([{ provide: HUBTEL_JOB_RUNNER, useValue: runner }]),
+        ParcelModule,
+      ],
+    })
+      .compile()
+      .then((moduleRef) => moduleRef.close())
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HubtelConfigError);
+    expect((error as HubtelConfigError).code).toBe('HUBTEL_CONFIG_INVALID');
+    expect((error as HubtelConfigError).option).toBe('parcel.store');
+    expect((error as Error).message).toMatch(
+      /ParcelModule keeps its records in this process \(MemoryStore\)/,
+    );
+  });
+});
+
 @Global()
 @Module({})
 class GlobalProviders {

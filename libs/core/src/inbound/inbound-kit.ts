@@ -9,7 +9,6 @@ import { HttpTransport, type HttpTransportConfig } from '../http/http-transport.
 import { StatusCheckBudgetModule } from '../http/status-check.budget.js';
 import { hubtelHttpModule } from '../http/undici-axios-adapter.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
-import { MemoryStore } from '../store/memory.store.js';
 import { resolveStoreOption, type HubtelStoreOption } from '../store/store-option.js';
 import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import { InboundAccessPolicy, type InboundAccessOptions } from './inbound-access.js';
@@ -117,8 +116,15 @@ export function inboundKit<O extends InboundKitOptions>(
           );
         }
         // One engine per deployment: a store other instances share runs its jobs on a shared
-        // runner (BullMQ), whose stalled-job check is what takes a dead replica's jobs over.
-        if (!runner && !(store instanceof MemoryStore)) {
+        // runner (BullMQ), whose stalled-job check is what takes a dead replica's jobs over; a
+        // store in this process beside one would have other instances run jobs they cannot read.
+        if (runner && !runner.local && store.local) {
+          throw new HubtelConfigError(
+            `${spec.optionPrefix}.store`,
+            `${spec.module} keeps its records in this process (${store.constructor.name}) but the app runs jobs on a shared runner (HUBTEL_JOB_RUNNER, e.g. HubtelBullmqModule): give it the shared store (HubtelRedisModule.forRoot({ url }), or its \`store\` option), or remove the runner`,
+          );
+        }
+        if (!runner && !store.local) {
           throw new HubtelConfigError(
             'HubtelBullmqModule',
             `${spec.module} keeps its records in a shared store (${store.constructor.name}): its jobs must run on BullMQ. Import HubtelBullmqModule.forRoot({ url }) (nestjs-hubtel/bullmq) beside HubtelRedisModule, with the same Redis`,

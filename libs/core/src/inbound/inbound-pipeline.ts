@@ -84,7 +84,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     this.dispatcher = new HandlerDispatch(options.name, handlers, options.telemetry, this.logger);
     // In one process there is nobody to wait for: jobs run from the first submit.
     this.runner = options.runner ?? new InProcessJobRunner();
-    if (this.runner instanceof InProcessJobRunner) void this.runner.start(options.name, this.execute);
+    if (this.runner.local) void this.runner.start(options.name, this.execute);
   }
 
   /** Declares a job type. Call before submitting jobs of it (typically in a provider factory). */
@@ -178,7 +178,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.runner instanceof InProcessJobRunner) return;
+    if (this.runner.local) return;
     // Listeners are attached by @nestjs/event-emitter in its own bootstrap hook: wait for it.
     const ready = this.options.whenReady?.() ?? Promise.resolve();
     void ready

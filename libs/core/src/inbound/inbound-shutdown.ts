@@ -1,7 +1,6 @@
 import type { HttpException, Logger } from '@nestjs/common';
 import { HubtelError } from '../errors/hubtel.errors.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
-import { MemoryStore } from '../store/memory.store.js';
 import { inboundHttpError } from './inbound-http-errors.js';
 
 /**
@@ -108,7 +107,7 @@ export async function reportShutdown(
   graceMs: number,
   running: number,
 ): Promise<void> {
-  const durable = !(store instanceof MemoryStore);
+  const durable = !store.local;
   const left: ShutdownLeftovers = { pipeline, graceMs, running, waiting: 0, dead: 0, durable };
   try {
     if (!durable) {

@@ -48,6 +48,11 @@ export type JobRunOutcome =
 export type JobExecutor = (storeKey: string, giveUp?: string) => Promise<JobRunOutcome>;
 
 export interface JobRunner {
+  /**
+   * True for a runner in this process (InProcessJobRunner): it runs jobs from the pipeline's first
+   * submit, and may sit beside a store in this process; a shared runner (BullMQ) may not.
+   */
+  readonly local?: boolean;
   /** Starts running the jobs of a pipeline (called once its event listeners are attached). */
   start(pipeline: string, execute: JobExecutor): Promise<void>;
   /** Durably asks for a run: resolves once the request survives this process. */
@@ -55,10 +60,11 @@ export interface JobRunner {
   /** Starts a deferred run now (a duplicate came); a no-op for a run that is not waiting. */
   wake(pipeline: string, request: JobRunRequest): Promise<void>;
   /**
-   * Optional: runs `task` every `everyMs`, once per interval across every instance sharing the
-   * runner (a BullMQ job scheduler). Without it, the one process runs the task on its own timer.
+   * Runs `task` every `everyMs`, once per interval across every instance sharing the runner (a
+   * BullMQ job scheduler; in one process, a timer). A second call for `name` is a no-op; `stop(name)`
+   * ends it.
    */
-  repeat?(name: string, everyMs: number, task: () => Promise<void>): Promise<void>;
+  repeat(name: string, everyMs: number, task: () => Promise<void>): Promise<void>;
   /** Stops taking runs of the pipeline (or of the repeated task `name`) here; resolves when the ones running here ended. */
   stop(pipeline: string): Promise<void>;
   /** Optional: resolves when nothing of the pipeline runs or waits here (tests, shutdown). */
@@ -81,14 +87,22 @@ interface Held {
   running: boolean;
 }
 
+interface Repeated {
+  timer?: NodeJS.Timeout;
+  /** The run in progress, if any (stop waits for it). */
+  run?: Promise<void>;
+}
+
 /**
- * The memory deployment's runner: one process, its own timers. Nothing to take over (nothing
+ * The memory deployment's runner: one process, its own timers (repeated tasks too). Nothing to take over (nothing
  * outlives the process), so no leases, no sweeps: a run is held by store key, so the same job
  * never runs twice at once here.
  */
 export class InProcessJobRunner implements JobRunner {
+  readonly local = true;
   private readonly executors = new Map<string, JobExecutor>();
   private readonly held = new Map<string, Held>();
+  private readonly repeated = new Map<string, Repeated>();
   private idleWaiters: Array<() => void> = [];
 
   async start(pipeline: string, execute: JobExecutor): Promise<void> {
@@ -106,7 +120,34 @@ export class InProcessJobRunner implements JobRunner {
     if (held?.timer && !held.running) this.later(pipeline, request.storeKey, 0);
   }
 
+  /** Runs `task` `everyMs` after the end of its previous run (never two at once); a failed run is the task's to report. */
+  async repeat(name: string, everyMs: number, task: () => Promise<void>): Promise<void> {
+    if (this.repeated.has(name)) return;
+    const repeated: Repeated = {};
+    const next = () => {
+      repeated.timer = setTimeout(() => {
+        repeated.timer = undefined;
+        repeated.run = task()
+          .catch(() => undefined)
+          .finally(() => {
+            repeated.run = undefined;
+            if (this.repeated.get(name) === repeated) next();
+          });
+      }, everyMs);
+      // A repeated task never keeps the process alive on its own.
+      repeated.timer.unref();
+    };
+    this.repeated.set(name, repeated);
+    next();
+  }
+
   async stop(pipeline: string): Promise<void> {
+    const repeated = this.repeated.get(pipeline);
+    if (repeated) {
+      this.repeated.delete(pipeline);
+      clearTimeout(repeated.timer);
+      await repeated.run;
+    }
     if (!this.executors.delete(pipeline)) return;
     // Waiting runs are dropped: a memory store's records go with the process anyway.
     for (const [id, held] of this.held) {

@@ -37,6 +37,11 @@ export interface HubtelStoreLoss {
 }
 
 export interface HubtelStore {
+  /**
+   * True for a store in this process (MemoryStore): nothing in it outlives the process and no
+   * other instance shares it, so its jobs run in this process (never on BullMQ).
+   */
+  readonly local?: boolean;
   get<T>(key: string): Promise<StoreEntry<T> | undefined>;
   /** Writes only when the key holds nothing (or has expired). True when this call wrote. */
   setIfAbsent<T>(key: string, value: T, options?: StoreWriteOptions): Promise<boolean>;

@@ -30,6 +30,7 @@ export interface MemoryStoreOptions {
  * has an expiry, or the write sets one).
  */
 export class MemoryStore implements HubtelStore {
+  readonly local = true;
   private readonly map = new Map<string, Slot>();
   private readonly now: () => number;
   private readonly timer?: NodeJS.Timeout;

@@ -1,35 +1,40 @@
-import { Global, Inject, Injectable, Module } from '@nestjs/common';
+import { Inject, Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
-import {
-  registerAccountAsyncModule,
-  registerAccountModule,
-  type AccountModuleSpec,
-} from './account-module.js';
+import { HubtelOption } from './hubtel-option.decorator.js';
+import { hubtelModuleRecipe, hubtelOptionsRecipe } from './hubtel-module.recipe.js';
 
 @Injectable()
 class Registry {
   readonly registered: Array<[string, unknown]> = [];
 }
-@Global()
-@Module({ providers: [Registry], exports: [Registry] })
-class RegistryModule {}
-@Module({})
-class AccountModule {}
+
+class ParcelOptions {
+  @HubtelOption({ account: 'own' })
+  clientId?: string;
+  @HubtelOption({ account: 'own' })
+  clientSecret?: string;
+}
 
 const token = (name: string) => `TEST_ACCOUNT:${name}`;
-const SPEC: AccountModuleSpec<Registry> = {
-  area: 'parcel',
-  forRoot: 'ParcelModule.forRoot',
-  module: AccountModule,
-  registryModule: RegistryModule,
+const PARCEL = hubtelModuleRecipe({
+  options: hubtelOptionsRecipe<ParcelOptions, ParcelOptions, ParcelOptions>({
+    scope: 'parcel',
+    options: ParcelOptions,
+    resolve: () => ({}),
+  }),
+  module: 'ParcelModule',
+  moduleName: 'Parcel',
+  factoryMethod: 'create',
+  resolvedToken: 'PARCEL_OPTIONS',
   registry: Registry,
   token,
   register: (registry, name, overrides) => {
     registry.registered.push([name, overrides]);
     return `client of ${name}`;
   },
-};
+});
+const { ConfigurableModuleClass: ParcelModule } = PARCEL;
 
 function optionOf(run: () => unknown): string {
   try {
@@ -41,7 +46,7 @@ function optionOf(run: () => unknown): string {
   return 'no error';
 }
 
-describe('registerAccountModule / registerAccountAsyncModule', () => {
+describe('registerAccount / registerAccountAsync of a module made by the recipe', () => {
   it('registers each account (from a value or a factory) and provides what it registered under its token', async () => {
     @Injectable()
     class User {
@@ -54,8 +59,8 @@ describe('registerAccountModule / registerAccountAsyncModule', () => {
     class ConfigModule {}
     const moduleRef = await Test.createTestingModule({
       imports: [
-        registerAccountModule(SPEC, { name: 'north', isGlobal: true, clientId: 'n' } as never),
-        registerAccountAsyncModule(SPEC, {
+        ParcelModule.registerAccount({ name: 'north', isGlobal: true, clientId: 'n' }),
+        ParcelModule.registerAccountAsync({
           name: 'south',
           isGlobal: true,
           imports: [ConfigModule],
@@ -73,16 +78,16 @@ describe('registerAccountModule / registerAccountAsyncModule', () => {
   });
 
   it('refuses a bad name or a missing factory, naming the option', () => {
-    expect(optionOf(() => registerAccountModule(SPEC, { name: 'North' }))).toBe(
+    expect(optionOf(() => ParcelModule.registerAccount({ name: 'North' }))).toBe(
       'parcel.registerAccount.name',
     );
-    expect(optionOf(() => registerAccountModule(SPEC, { name: 'default' }))).toBe(
+    expect(optionOf(() => ParcelModule.registerAccount({ name: 'default' }))).toBe(
       'parcel.registerAccount.name',
     );
     expect(
-      optionOf(() => registerAccountAsyncModule(SPEC, { name: 'bad name', useFactory: () => ({}) })),
+      optionOf(() => ParcelModule.registerAccountAsync({ name: 'bad name', useFactory: () => ({}) })),
     ).toBe('parcel.registerAccountAsync.name');
-    expect(optionOf(() => registerAccountAsyncModule(SPEC, { name: 'south' } as never))).toBe(
+    expect(optionOf(() => ParcelModule.registerAccountAsync({ name: 'south' } as never))).toBe(
       'parcel[south].useFactory',
     );
   });

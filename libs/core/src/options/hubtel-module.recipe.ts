@@ -1,0 +1,338 @@
+import {
+  ConfigurableModuleBuilder,
+  Global,
+  Module,
+  type DynamicModule,
+  type FactoryProvider,
+  type InjectionToken,
+  type ModuleMetadata,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
+import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import {
+  HUBTEL_DEFAULT_ACCOUNT,
+  checkAccountName,
+  resolveAccountResolver,
+} from '../accounts/hubtel-accounts.js';
+import { accountNamesFromEnv } from '../accounts/accounts-env.js';
+import { checkOptionsFromEnv, type HubtelEnvSource } from './hubtel-env.js';
+import { accountRule, optionFields } from './hubtel-option.decorator.js';
+import {
+  declaredOptionsFromEnv,
+  inheritDeclaredOptions,
+  overrideOptions,
+  resolveDeclaredOptions,
+} from './hubtel-options.declared.js';
+import { assertOptionsObject } from './hubtel-options.validation.js';
+
+/*
+ * One recipe for a Hubtel module. The module declares its options class (each field with its rules
+ * and `@HubtelOption`), what it computes from the checked options (URLs, grouped credentials,
+ * cross-field rules) and its account registry; the recipe derives the rest from the class: forRoot /
+ * forRootAsync (Nest's ConfigurableModuleBuilder), registerAccount / registerAccountAsync, the
+ * module-wide / per-account split (`account: 'defaultOnly'`), the environment readers and the
+ * resolved options. A field the module does not compute passes to the resolved options as checked,
+ * so a new option is one field.
+ */
+
+/** What every module's forRoot takes besides its options. */
+export interface HubtelModuleExtras {
+  /** Register the module's providers globally. Default false. */
+  isGlobal?: boolean;
+}
+
+/** What a module's `resolve` is given beside the checked options. */
+export interface HubtelResolveContext<C> {
+  /** `sms`, or `sms[north]` for a named account: the start of option names in errors. */
+  scope: string;
+  /** The account being resolved (`default` for forRoot's). */
+  account: string;
+  /** The options as given (before the check), for rules the class cannot say. */
+  raw: Record<string, unknown>;
+  /** What the module derived from forRoot's extras (the callback route). */
+  context: C | undefined;
+}
+
+export interface HubtelOptionsSpec<O extends object, C> {
+  /** `sms`: option names in errors are `sms.clientId`, `sms[north].clientId`. */
+  scope: string;
+  options: new () => O;
+  /**
+   * The module's own part of the resolved options (URLs parsed, credentials grouped, cross-field
+   * rules checked). Every other checked field passes as it is, except those in `grouped`.
+   */
+  resolve: (checked: O, context: HubtelResolveContext<C>) => object;
+  /** Fields `resolve` moves elsewhere (`clientId` into `credentials`): left out as given. */
+  grouped?: readonly string[];
+  /** Transforms the raw options before the check (a value no decorator takes, handled in `resolve`). */
+  prepare?: (raw: Record<string, unknown>) => Record<string, unknown>;
+  /** Every option is optional: no options at all is `{}`. */
+  optional?: boolean;
+  /**
+   * Adjusts what was read from the environment, before it is checked: the default account's
+   * (`account` undefined) or a named account's (the service app's status check, whole or none).
+   */
+  fromEnv?: (read: Partial<O>, account?: { name: string; defaults: O }) => void;
+}
+
+/** The options of a module, derived from its class by `hubtelOptionsRecipe`. */
+export interface HubtelOptionsRecipe<O extends object, R, A, C> {
+  scope: string;
+  options: new () => O;
+  /** Options of `account` checked against the class, defaults filled in, the module's part computed. */
+  resolve(raw: unknown, account?: string, context?: C): R;
+  /**
+   * Named account `name`: the default's raw options under its own, as the class declares, resolved
+   * as forRoot's; the module-wide options are then the default's resolved ones (`module`).
+   */
+  resolveAccount(name: string, defaults: O, overrides: unknown, module?: R, context?: C): R;
+  /** Options from the environment, `overrides` winning; a bad variable fails here, naming it. */
+  optionsFromEnv(source?: HubtelEnvSource, overrides?: Partial<O>): O;
+  /** The default account (`optionsFromEnv`) and the accounts named in HUBTEL_ACCOUNTS. */
+  accountsFromEnv(source?: HubtelEnvSource, overrides?: Partial<O>): HubtelEnvAccounts<O, A>;
+}
+
+export interface HubtelModuleSpec<
+  O extends object,
+  R,
+  A,
+  Reg,
+  X extends HubtelModuleExtras,
+  C,
+  F extends string,
+> {
+  /** The module's options (`hubtelOptionsRecipe`). */
+  options: HubtelOptionsRecipe<O, R, A, C>;
+  /** `SmsModule`: errors say `SmsModule.forRoot`. */
+  module: string;
+  /** ConfigurableModuleBuilder's module name (`HubtelSms`). */
+  moduleName: string;
+  /** The method a `useClass` options factory implements (`createSmsOptions`). */
+  factoryMethod: F;
+  /** Token of the resolved options of forRoot's account, provided by the recipe. */
+  resolvedToken: InjectionToken;
+  /** forRoot's further extras, their defaults, and what they add to the module (routes). */
+  extras?: X;
+  extend?: (definition: DynamicModule, extras: X) => DynamicModule;
+  /** What `resolve` needs of the extras (given to it as `context`). */
+  context?: (extras: X) => C;
+  /** The application's account registry (one, global) and how a named account is recorded in it. */
+  registry: Type<Reg>;
+  /** Token of what `@Inject…(name)` injects for a named account. */
+  token: (name: string) => string | symbol;
+  register: (registry: Reg, name: string, overrides: unknown) => unknown;
+}
+
+/** `registerAccount(...)`'s argument: the account's name, its options, and module extras. */
+export type HubtelAccountOptions<A> = A & {
+  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
+  name: string;
+  /** Make the account's `@Inject…(name)` work in every module, not only those importing this registration. */
+  isGlobal?: boolean;
+};
+
+/** `registerAccountAsync(...)`'s argument. */
+export interface HubtelAccountAsyncOptions<A> extends Pick<ModuleMetadata, 'imports'> {
+  name: string;
+  isGlobal?: boolean;
+  inject?: FactoryProvider['inject'];
+  /** The account's options (as `registerAccount` takes them, without `name`). */
+  useFactory: (...args: never[]) => A | Promise<A>;
+}
+
+/** The default options and the named accounts read from the environment. */
+export interface HubtelEnvAccounts<O, A> {
+  /** For `forRoot`. */
+  default: O;
+  /** For `registerAccount`, one each, in HUBTEL_ACCOUNTS order. */
+  accounts: Array<HubtelAccountOptions<A>>;
+}
+
+/** Derives a module's resolver and environment readers from its options class. */
+export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(
+  spec: HubtelOptionsSpec<O, C>,
+): HubtelOptionsRecipe<O, R, A, C> {
+  const fields = optionFields(spec.options);
+  const moduleWide = fields
+    .filter((field) => accountRule(field) === 'defaultOnly' && field.key !== 'accounts')
+    .map((field) => field.key);
+  const hasResolver = fields.some((field) => field.key === 'accounts');
+
+  const resolve = (raw: unknown, account: string = HUBTEL_DEFAULT_ACCOUNT, context?: C): R => {
+    const scope = account === HUBTEL_DEFAULT_ACCOUNT ? spec.scope : `${spec.scope}[${account}]`;
+    const given = (raw ?? (spec.optional ? {} : raw)) as Record<string, unknown>;
+    assertOptionsObject(given, scope);
+    const checked = resolveDeclaredOptions(spec.options, spec.prepare ? spec.prepare(given) : given, scope);
+    const own = spec.resolve(checked, { scope, account, raw: given, context });
+    const accounts = hasResolver
+      ? resolveAccountResolver((checked as { accounts?: unknown }).accounts, scope)
+      : undefined;
+    const passed = Object.entries(checked).filter(
+      ([key, value]) => value !== undefined && key !== 'accounts' && !spec.grouped?.includes(key),
+    );
+    return { ...Object.fromEntries(passed), ...own, ...(accounts ? { accounts } : {}) } as R;
+  };
+
+  const resolveAccount = (name: string, defaults: O, overrides: unknown, module?: R, context?: C): R => {
+    const merged = inheritDeclaredOptions(spec.options, `${spec.scope}[${name}]`, defaults, overrides);
+    const resolved = resolve(merged, name, context) as Record<string, unknown>;
+    if (module === undefined) return resolved as R;
+    for (const key of moduleWide) {
+      const value = (module as Record<string, unknown>)[key];
+      if (value === undefined) delete resolved[key];
+      else resolved[key] = value;
+    }
+    return resolved as R;
+  };
+
+  const optionsFromEnv = (source: HubtelEnvSource = process.env, overrides: Partial<O> = {}): O => {
+    const env = declaredOptionsFromEnv<O>(spec.options, source, spec.scope);
+    spec.fromEnv?.(env.options);
+    const options = overrideOptions(spec.options, env.options, overrides);
+    checkOptionsFromEnv(() => resolve(options), env.variables, overrides);
+    return options;
+  };
+
+  const accountsFromEnv = (
+    source: HubtelEnvSource = process.env,
+    overrides: Partial<O> = {},
+  ): HubtelEnvAccounts<O, A> => {
+    const defaults = optionsFromEnv(source, overrides);
+    const names = accountNamesFromEnv(source);
+    // Named accounts are checked over the default's resolved options (what they inherit); the
+    // default's own problems were reported above, or are left to bootstrap as there.
+    let module: R | undefined;
+    try {
+      if (names.length > 0) module = resolve(defaults);
+    } catch {
+      module = undefined;
+    }
+    const account = (name: string): HubtelAccountOptions<A> => {
+      const env = declaredOptionsFromEnv<A>(spec.options, source, `${spec.scope}[${name}]`, name);
+      spec.fromEnv?.(env.options as unknown as Partial<O>, { name, defaults });
+      if (module !== undefined)
+        checkOptionsFromEnv(() => resolveAccount(name, defaults, env.options, module), env.variables);
+      return { name, ...env.options } as HubtelAccountOptions<A>;
+    };
+    return { default: defaults, accounts: names.map(account) };
+  };
+
+  return {
+    scope: spec.scope,
+    options: spec.options,
+    resolve,
+    resolveAccount,
+    optionsFromEnv,
+    accountsFromEnv,
+  };
+}
+
+/**
+ * A module's forRoot / forRootAsync (ConfigurableModuleBuilder, with `isGlobal` and the module's
+ * extras) providing its resolved options, and registerAccount / registerAccountAsync recording
+ * named accounts in the application's one registry.
+ */
+export function hubtelModuleRecipe<
+  O extends object,
+  R,
+  A,
+  Reg,
+  X extends HubtelModuleExtras = HubtelModuleExtras,
+  C = undefined,
+  F extends string = string,
+>(spec: HubtelModuleSpec<O, R, A, Reg, X, C, F>) {
+  const { scope } = spec.options;
+  const forRoot = `${spec.module}.forRoot`;
+
+  // One registry per application, shared by forRoot's module and every registerAccount module.
+  class AccountsModule {}
+  Global()(AccountsModule);
+  Module({ providers: [spec.registry], exports: [spec.registry] })(AccountsModule);
+  class AccountModule {}
+  Module({})(AccountModule);
+
+  const accountModule = (
+    name: string,
+    isGlobal: boolean | undefined,
+    imports: NonNullable<ModuleMetadata['imports']>,
+    options: object,
+  ): DynamicModule => {
+    const optionsToken = Symbol(`nestjs-hubtel:${scope}-account-options:${name}`);
+    const token = spec.token(name);
+    return {
+      module: AccountModule,
+      global: isGlobal ?? false,
+      imports: [...imports, AccountsModule],
+      providers: [
+        { provide: optionsToken, ...options } as Provider,
+        {
+          provide: token,
+          useFactory: (registry: Reg, overrides: unknown) => spec.register(registry, name, overrides),
+          inject: [spec.registry, optionsToken],
+        },
+      ],
+      exports: [token],
+    };
+  };
+
+  const built = new ConfigurableModuleBuilder<O>({ moduleName: spec.moduleName })
+    .setClassMethodName('forRoot')
+    .setFactoryMethodName(spec.factoryMethod)
+    .setExtras<X>({ isGlobal: false, ...spec.extras } as X, (definition, extras) => {
+      const context = spec.context?.(extras);
+      const module: DynamicModule = {
+        ...definition,
+        global: extras.isGlobal,
+        imports: [...(definition.imports ?? []), AccountsModule],
+        providers: [
+          ...(definition.providers ?? []),
+          {
+            provide: spec.resolvedToken,
+            useFactory: (options: O) => spec.options.resolve(options, HUBTEL_DEFAULT_ACCOUNT, context),
+            inject: [built.MODULE_OPTIONS_TOKEN],
+          },
+        ],
+      };
+      return spec.extend ? spec.extend(module, extras) : module;
+    })
+    .build();
+
+  class HubtelModule extends built.ConfigurableModuleClass {
+    /**
+     * A further account, by name. It gives its own credentials; every other option it leaves out
+     * is the default account's (forRoot, required).
+     */
+    static registerAccount(options: HubtelAccountOptions<A>): DynamicModule {
+      const { name, isGlobal, ...overrides } = options ?? ({} as HubtelAccountOptions<A>);
+      checkAccountName(name, `${scope}.registerAccount.name`, forRoot);
+      return accountModule(name, isGlobal, [], { useValue: overrides });
+    }
+
+    /** `registerAccount` with the account's options from a factory (ConfigService, a vault...). */
+    static registerAccountAsync(options: HubtelAccountAsyncOptions<A>): DynamicModule {
+      const {
+        name,
+        isGlobal,
+        imports = [],
+        inject = [],
+        useFactory,
+      } = options ?? ({} as HubtelAccountAsyncOptions<A>);
+      checkAccountName(name, `${scope}.registerAccountAsync.name`, forRoot);
+      if (typeof useFactory !== 'function')
+        throw new HubtelConfigError(
+          `${scope}[${name}].useFactory`,
+          'must be a function returning the account options',
+        );
+      return accountModule(name, isGlobal, imports, { useFactory, inject });
+    }
+  }
+
+  return {
+    ConfigurableModuleClass: HubtelModule,
+    AccountsModule,
+    MODULE_OPTIONS_TOKEN: built.MODULE_OPTIONS_TOKEN,
+    OPTIONS_TYPE: built.OPTIONS_TYPE,
+    ASYNC_OPTIONS_TYPE: built.ASYNC_OPTIONS_TYPE,
+  };
+}

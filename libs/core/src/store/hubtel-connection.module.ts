@@ -1,0 +1,65 @@
+import {
+  ConfigurableModuleBuilder,
+  type DynamicModule,
+  type InjectionToken,
+  type OnApplicationShutdown,
+  type Type,
+} from '@nestjs/common';
+
+/** What a connection module opens: it connects at start-up and closes at shutdown. */
+export interface HubtelConnection {
+  connect(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Extras of a connection module's `forRoot`/`forRootAsync`. */
+export interface HubtelConnectionExtras {
+  /** Provide the connection's token to every module of the app. Default true (that is the point). */
+  isGlobal?: boolean;
+}
+
+/**
+ * The plumbing HubtelRedisModule and HubtelBullmqModule share: forRoot / forRootAsync (Nest's
+ * ConfigurableModuleBuilder, global by default) providing `type`, made from the options and
+ * connected before start-up goes on, under `token` too (HUBTEL_STORE, HUBTEL_JOB_RUNNER); it is
+ * closed in the last shutdown phase (the pipelines drain in beforeApplicationShutdown and still
+ * use it then).
+ */
+export function hubtelConnectionModule<O, T extends HubtelConnection, F extends string>(spec: {
+  moduleName: string;
+  factoryMethod: F;
+  type: Type<T>;
+  token: InjectionToken;
+  create: (options: O) => T;
+}) {
+  const built = new ConfigurableModuleBuilder<O>({ moduleName: spec.moduleName })
+    .setClassMethodName('forRoot')
+    .setFactoryMethodName(spec.factoryMethod)
+    .setExtras<HubtelConnectionExtras>({ isGlobal: true }, (definition, extras): DynamicModule => ({
+      ...definition,
+      global: extras.isGlobal,
+      providers: [
+        ...(definition.providers ?? []),
+        {
+          provide: spec.type,
+          useFactory: async (options: O) => {
+            const connection = spec.create(options);
+            await connection.connect();
+            return connection;
+          },
+          inject: [built.MODULE_OPTIONS_TOKEN],
+        },
+        { provide: spec.token, useExisting: spec.type },
+        {
+          provide: Symbol(`${spec.moduleName}:close`),
+          useFactory: (connection: T): OnApplicationShutdown => ({
+            onApplicationShutdown: () => connection.close(),
+          }),
+          inject: [spec.type],
+        },
+      ],
+      exports: [spec.token, spec.type],
+    }))
+    .build();
+  return built;
+}
