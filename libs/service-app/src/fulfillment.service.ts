@@ -176,7 +176,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
       events: (order) => this.eventsOf(order.serviceCode),
       // Asked before every run, whatever led to it (retry, takeover, replay from a service method
       // or the command line): the one place that decides whether this order's goods may go out.
-      gate: (order) => this.admit(order),
+      gate: (order, _record, reported) =>
+        this.admit(order, reported as Promise<JobRecord<StoredCallback> | undefined>),
+      // Whether its outcome was reported, read with the order's record (one round trip).
+      gateRead: (orderId) => this.pipeline.resend<StoredCallback>(SERVICE_APP_JOBS.callback, orderId),
       // No handler at all must not be reported as a success: retried, then `failed`.
       requireListener: true,
       keepResults: true,
@@ -731,9 +734,14 @@ export class FulfillmentService implements OnApplicationBootstrap {
    * of it stays dead. Otherwise the order claims its session's one delivery; when another OrderId
    * has it, this one runs no handler and is told that order's outcome (now, or when reported).
    */
-  private async admit(order: FulfillmentRequestedEvent): Promise<JobRefusal | undefined> {
+  private async admit(
+    order: FulfillmentRequestedEvent,
+    /** Read along with the job's record (gateRead); absent for a replay's check. */
+    read?: Promise<JobRecord<StoredCallback> | undefined>,
+  ): Promise<JobRefusal | undefined> {
     // A recorded callback never queued (the queue was down when it was reported) is queued now.
-    const reported = await this.pipeline.resend<StoredCallback>(SERVICE_APP_JOBS.callback, order.orderId);
+    const reported = await (read ??
+      this.pipeline.resend<StoredCallback>(SERVICE_APP_JOBS.callback, order.orderId));
     if (reported) {
       const status = callbackOf(reported).ServiceStatus;
       return {

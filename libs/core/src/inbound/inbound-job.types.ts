@@ -105,7 +105,13 @@ export interface JobDefinition<P = unknown> {
    * Asked before every run, whatever led to it (first run, retry, takeover, deferral, wake,
    * replay): one check covers every road to the handlers. Undefined runs; a refusal settles.
    */
-  gate?: (payload: P, record: JobRecord<P>) => Promise<JobRefusal | undefined>;
+  gate?: (payload: P, record: JobRecord<P>, read?: Promise<unknown>) => Promise<JobRefusal | undefined>;
+  /**
+   * What the gate reads besides the record, started with the record's own read (the two share a
+   * round trip): given to `gate` as `read` (absent where the gate is asked without a run: a
+   * replay's check). Keyed by the job's key.
+   */
+  gateRead?: (key: string) => Promise<unknown>;
   /** How long a done record is kept (default `recordTtlMs`): short for records forged ones may fill. */
   doneTtlMs?: (record: JobRecord<P>) => number | undefined;
   /** Runs the job once; throw to retry. Absent: dispatches the payload as the event named like the type. */

@@ -479,6 +479,29 @@ describe('InboundPipeline', () => {
     store.close();
   });
 
+  it("gateRead starts with the record's read (one round trip for both) and is given to the gate; a type with ':' is refused", async () => {
+    const reads: string[] = [];
+    class NotingStore extends MemoryStore {
+      override async get<T>(key: string): Promise<StoreEntry<T> | undefined> {
+        reads.push(key);
+        return super.get<T>(key);
+      }
+    }
+    const { app, store, pipeline } = await setup(new NotingStore());
+    await store.set('other:g1', 'reported');
+    const given: unknown[] = [];
+    pipeline.define<{ id: string }>(PAID, {
+      gateRead: (key) => store.get(`other:${key}`),
+      gate: async (_payload, _record, read) => void given.push((await read) as unknown),
+    });
+    await pipeline.submit(PAID, 'g1', { id: 'g1' });
+    await pipeline.drain();
+    expect(reads.slice(0, 2)).toEqual(['other:g1', expect.stringContaining(`${PAID}:g1`)]);
+    expect(given).toEqual([{ value: 'reported', version: 1 }]);
+    expect(() => pipeline.define('a:b')).toThrow(expect.objectContaining({ code: 'HUBTEL_CONFIG_INVALID' }));
+    await app.close();
+  });
+
   it('rejects unknown job types with a typed error', async () => {
     const { app, pipeline } = await setup();
     await expect(pipeline.submit('nope', 'k', {})).rejects.toMatchObject({ code: 'HUBTEL_CONFIG_INVALID' });

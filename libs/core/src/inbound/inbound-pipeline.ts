@@ -89,6 +89,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
 
   /** Declares a job type. Call before submitting jobs of it (typically in a provider factory). */
   define<P>(type: string, definition: JobDefinition<P> = {}): this {
+    // A store key is `<prefix><type>:<key>`: the type is read back up to its first `:`.
+    if (type.includes(':'))
+      throw new HubtelError('HUBTEL_CONFIG_INVALID', `Job type "${type}" must not contain ":"`);
     this.definitions.set(type, definition);
     return this;
   }
@@ -260,6 +263,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   ): Promise<JobRunOutcome> => {
     this.active++;
     try {
+      const read = this.gateRead(storeKey);
       const entry = written ?? (await this.options.store.get<JobRecord>(storeKey));
       if (!entry) return SETTLED;
       if (isSettled(entry.value)) {
@@ -273,7 +277,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         return { kind: 'retry', delayMs: 30_000, error: `unknown job type ${entry.value.type}` };
       if (giveUp !== undefined)
         return await this.fail(storeKey, entry, definition, entry.value, giveUp, Infinity);
-      return await this.run(storeKey, entry, definition);
+      return await this.run(storeKey, entry, definition, read);
     } catch (error) {
       this.logger.error(`Job ${storeKey} stopped: ${describe(error)}; trying again`);
       throw error;
@@ -282,10 +286,21 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     }
   };
 
+  /** The job's `gateRead`, started now (before the record is read: see JobDefinition.gateRead). */
+  private gateRead(storeKey: string): Promise<unknown> | undefined {
+    const typeAndKey = storeKey.slice(this.prefix.length);
+    const at = typeAndKey.indexOf(':');
+    const definition = at > 0 ? this.definitions.get(typeAndKey.slice(0, at)) : undefined;
+    const read = definition?.gateRead?.(typeAndKey.slice(at + 1));
+    read?.catch(() => undefined); // awaited by the gate; unread when the record is settled
+    return read;
+  }
+
   private async run(
     storeKey: string,
     entry: StoreEntry<JobRecord>,
     definition: JobDefinition<any>,
+    read?: Promise<unknown>,
   ): Promise<JobRunOutcome> {
     let job = entry.value;
     // Its outcome was decided before (gate and handlers behind it): only what follows it is left.
@@ -306,7 +321,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     let failure: { error: unknown } | undefined;
     try {
       // A refusal is settled below, without running.
-      refusal = await definition.gate?.(job.payload, job);
+      refusal = await definition.gate?.(job.payload, job, read);
       if (!refusal && definition.run) {
         deferral = await definition.run(job.payload, {
           attempt,
