@@ -25,7 +25,9 @@ export class UnitSpecStartedProcessError extends Error {
   }
 }
 
-const proto = childProcess.ChildProcess.prototype as { spawn(options: { file?: string }): unknown };
+const proto = childProcess.ChildProcess.prototype as unknown as {
+  spawn(options: { file?: string }): unknown;
+};
 const saved = {
   spawn: proto.spawn,
   spawnSync: childProcess.spawnSync,
