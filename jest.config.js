@@ -32,13 +32,13 @@ export const base = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   setupFiles: ['<rootDir>/test/setup.ts'],
-  testTimeout: 30000,
+  setupFilesAfterEnv: ['<rootDir>/test/layers.setup.ts'],
 };
 
 /**
  * Two layers, told apart by the file name:
  * - unit: `*.spec.ts`, next to the code (and test/*.spec.ts for checks over the repo). They start
- *   no process (no redis-server, no child app, no npm, no browser): test/unit.setup.ts refuses one.
+ *   no process (no redis-server, no child app, no npm, no browser): test/layers.setup.ts refuses one.
  *   `npm run test:unit` runs only these.
  * - e2e: `*.e2e-spec.ts` under test/: every spec that starts a process. `npm test` runs both.
  */
@@ -47,7 +47,6 @@ export const unit = {
   displayName: 'unit',
   roots: ['<rootDir>/libs', '<rootDir>/src', '<rootDir>/test', '<rootDir>/bench'],
   testMatch: ['**/*.spec.ts'],
-  setupFilesAfterEnv: ['<rootDir>/test/unit.setup.ts'],
 };
 
 export const e2e = {
@@ -60,6 +59,8 @@ export const e2e = {
 /** @type {import('jest').Config} */
 export default {
   projects: [unit, e2e],
+  // Jest reads the time-out from here, not from a project.
+  testTimeout: 30000,
   // Two cores: two workers keep both busy while one suite waits on a child process (the packaging
   // test). Native-ESM mode grows a worker's heap file after file, so recycle workers that bloat.
   maxWorkers: 2,

@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 
 const root = new URL('..', import.meta.url);
 
-/** What a unit spec gets when it tries to start a process (test/unit.setup.ts). */
+/** What a unit spec gets when it tries to start a process (test/layers.setup.ts). */
 function refusal(start: () => unknown): unknown {
   try {
     start();
