@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+
 // Jest runs in native-ESM mode (node --experimental-vm-modules): Nest 12 is ESM-only and
 // Jest's CommonJS mode cannot load it on Node 20. SWC strips types and keeps decorator metadata.
 const swc = [
@@ -14,12 +16,10 @@ const swc = [
   },
 ];
 
-/** @type {import('jest').Config} */
-export default {
+/** What both layers share: how a spec is loaded. */
+export const base = {
   testEnvironment: 'node',
-  rootDir: '.',
-  roots: ['<rootDir>/libs', '<rootDir>/src', '<rootDir>/test', '<rootDir>/bench'],
-  testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
+  rootDir: fileURLToPath(new URL('.', import.meta.url)),
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/fixtures/'],
   modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/test/fixtures/'],
   extensionsToTreatAsEsm: ['.ts'],
@@ -32,6 +32,34 @@ export default {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   setupFiles: ['<rootDir>/test/setup.ts'],
+  setupFilesAfterEnv: ['<rootDir>/test/layers.setup.ts'],
+};
+
+/**
+ * Two layers, told apart by the file name:
+ * - unit: `*.spec.ts`, next to the code (and test/*.spec.ts for checks over the repo). They start
+ *   no process (no redis-server, no child app, no npm, no browser): test/layers.setup.ts refuses one.
+ *   `npm run test:unit` runs only these.
+ * - e2e: `*.e2e-spec.ts` under test/: every spec that starts a process. `npm test` runs both.
+ */
+export const unit = {
+  ...base,
+  displayName: 'unit',
+  roots: ['<rootDir>/libs', '<rootDir>/src', '<rootDir>/test', '<rootDir>/bench'],
+  testMatch: ['**/*.spec.ts'],
+};
+
+export const e2e = {
+  ...base,
+  displayName: 'e2e',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.e2e-spec.ts'],
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [unit, e2e],
+  // Jest reads the time-out from here, not from a project.
   testTimeout: 30000,
   // Two cores: two workers keep both busy while one suite waits on a child process (the packaging
   // test). Native-ESM mode grows a worker's heap file after file, so recycle workers that bloat.

@@ -20,8 +20,13 @@ import {
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Runs `hubtel-trigger` as its own process, from the sources (no build step). */
-function trigger(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/**
+ * Runs `hubtel-trigger` as its own process, from the sources (no build step): what the bin adds to
+ * runTriggerCli (the arguments, the exit code, the streams) is checked this way, once with exit
+ * code 0 and once with 1. The other runs call runTriggerCli in this process (`trigger`): the same
+ * code, without starting a node for each.
+ */
+function triggerBin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -40,6 +45,14 @@ function trigger(args: string[]): Promise<{ code: number; stdout: string; stderr
         }),
     );
   });
+}
+
+/** `hubtel-trigger` in this process, with the environment the bin would see. */
+async function trigger(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const s = streams();
+  s.io.stdin.end();
+  const code = await runTriggerCli(args, { ...s.io, env: { ...process.env, NO_COLOR: '1' } });
+  return { code, stdout: stripAnsi(s.out()), stderr: stripAnsi(s.err()) };
 }
 
 describe('hubtel-trigger against the running example app', () => {
@@ -62,7 +75,7 @@ describe('hubtel-trigger against the running example app', () => {
     const { orderId } = await placeOrder(shop.url, { product: 'kente-mug', phone: '0241234567' });
     // The platform's side of a real payment (the shop confirms callbacks with the status check).
     await sandbox.markPaid(orderId);
-    const run = await trigger(['checkout', shop.url, '--reference', orderId, '--sandbox', sandbox.url]);
+    const run = await triggerBin(['checkout', shop.url, '--reference', orderId, '--sandbox', sandbox.url]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`POST ${shop.url}/hubtel/checkout/callback`);
@@ -238,7 +251,7 @@ describe('hubtel-trigger against the running example app', () => {
   );
 
   it('a malformed callback gets the app’s 400 and exit code 1', async () => {
-    const run = await trigger([
+    const run = await triggerBin([
       'checkout',
       `${shop.url}/hubtel/checkout/callback`,
       '--reference',

@@ -1,6 +1,8 @@
 // ESM loader hooks (Node >= 20.6): map the package's own names to libs/*/src (like tsconfig `paths`),
 // resolve the `.js` specifiers of NodeNext sources to their `.ts` files, and compile `.ts` with SWC.
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
 import swc from '@swc/core';
@@ -27,6 +29,42 @@ const SWC_OPTIONS = {
   ...JSON.parse(readFileSync(new URL('./swc-options.json', import.meta.url), 'utf8')),
   sourceMaps: 'inline',
 };
+
+// Every process started from the sources (the tests start hundreds: app replicas, the sandbox CLI,
+// the CLIs) would compile the same files again; the output is kept by the hash of what produced
+// it (SWC's version, the options, the file's name and text), so an edit is never served stale.
+const cacheDir =
+  process.env.HUBTEL_SWC_CACHE ??
+  path.join(
+    tmpdir(),
+    'nestjs-hubtel-swc',
+    createHash('sha256')
+      .update(`${swc.version}\0${JSON.stringify(SWC_OPTIONS)}`)
+      .digest('hex')
+      .slice(0, 16),
+  );
+
+async function compile(filename) {
+  const source = readFileSync(filename, 'utf8');
+  const key = createHash('sha256').update(`${filename}\0${source}`).digest('hex');
+  const cached = path.join(cacheDir, `${key}.js`);
+  try {
+    return readFileSync(cached, 'utf8');
+  } catch {
+    // not compiled yet
+  }
+  const { code } = await swc.transform(source, { ...SWC_OPTIONS, filename });
+  try {
+    mkdirSync(cacheDir, { recursive: true });
+    // Written aside, then renamed: a process reading it never sees half a file.
+    const partial = `${cached}.${process.pid}.${Date.now()}`;
+    writeFileSync(partial, code);
+    renameSync(partial, cached);
+  } catch {
+    // a read-only or full temp dir: compile every time
+  }
+  return code;
+}
 
 export async function resolve(specifier, context, next) {
   if (specifier === '#internal') {
@@ -66,9 +104,7 @@ export async function resolve(specifier, context, next) {
 
 export async function load(url, context, next) {
   if (url.startsWith('file:') && url.endsWith('.ts') && !url.includes('/node_modules/')) {
-    const filename = fileURLToPath(url);
-    const { code } = await swc.transform(readFileSync(filename, 'utf8'), { ...SWC_OPTIONS, filename });
-    return { format: 'module', source: code, shortCircuit: true };
+    return { format: 'module', source: await compile(fileURLToPath(url)), shortCircuit: true };
   }
   return next(url, context);
 }

@@ -20,11 +20,12 @@ interface JestReport {
 async function runUsage(ci: string | undefined): Promise<{ report: JestReport; stderr: string }> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'system-helper-'));
   try {
-    const { default: baseConfig } = (await import(configUrl)) as { default: Record<string, unknown> };
+    const { base } = (await import(configUrl)) as { base: Record<string, unknown> };
     const config = {
-      ...baseConfig,
+      ...base,
       rootDir: repoRoot,
       roots: ['<rootDir>/test/fixtures/system'],
+      testMatch: ['**/*.spec.ts'],
       testPathIgnorePatterns: ['/node_modules/'],
       modulePathIgnorePatterns: ['<rootDir>/dist/'],
     };

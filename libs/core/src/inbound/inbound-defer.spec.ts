@@ -11,7 +11,7 @@ import {
 
 /**
  * Deferred jobs in one process: a run that defers itself is recorded as such and run again at its
- * time; a duplicate wakes it. Across replicas (BullMQ) see libs/bullmq/src/bullmq.pipeline.spec.ts.
+ * time; a duplicate wakes it. Across replicas (BullMQ) see test/bullmq.pipeline.e2e-spec.ts.
  */
 
 const CHECK = 'test.check';

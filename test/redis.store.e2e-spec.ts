@@ -1,11 +1,11 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { HubtelStoreUnavailableError } from 'nestjs-hubtel';
-import { describeStoreContract } from '../../core/src/store/__tests__/store-contract.js';
-import { RedisServer, redisBinary } from '../../../test/support/redis-server.js';
-import { CaptureLogger } from '../../../test/support/capture-logger.js';
-import { RedisStore, escapeGlob } from './redis.store.js';
-import { keySlot } from './redis-store.marker.js';
+import { describeStoreContract } from '../libs/core/src/store/__tests__/store-contract.js';
+import { RedisServer, redisBinary } from './support/redis-server.js';
+import { CaptureLogger } from './support/capture-logger.js';
+import { RedisStore, escapeGlob } from '../libs/redis/src/redis.store.js';
+import { keySlot } from '../libs/redis/src/redis-store.marker.js';
 
 redisBinary.describe('RedisStore', () => {
   let server: RedisServer;

@@ -13,9 +13,9 @@ import {
   type JobRetryPolicy,
   type JobRunContext,
 } from '#internal';
-import { RedisServer, redisBinary } from '../../../test/support/redis-server.js';
-import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
-import { BullmqJobRunner, bullmqJobId } from './bullmq.job-runner.js';
+import { RedisServer, redisBinary } from './support/redis-server.js';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
+import { BullmqJobRunner, bullmqJobId } from '../libs/bullmq/src/bullmq.job-runner.js';
 
 /**
  * Several instances of one app (real Nest apps), each with its own RedisStore client and its own

@@ -1,8 +1,8 @@
 import { Cluster, Redis } from 'ioredis';
 import { HubtelConfigError, HubtelRedisConfigError } from 'nestjs-hubtel';
-import { describeStoreContract } from '../../core/src/store/__tests__/store-contract.js';
-import { RedisCluster, redisClusterBinaries } from '../../../test/support/redis-cluster.js';
-import { RedisStore } from './redis.store.js';
+import { RedisStore } from 'nestjs-hubtel/redis';
+import { describeStoreContract } from '../libs/core/src/store/__tests__/store-contract.js';
+import { RedisCluster, redisClusterBinaries } from './support/redis-cluster.js';
 
 /** The store on a 3-master Redis Cluster: the same contract, and keys spread over every master. */
 redisClusterBinaries.describe('RedisStore on a Redis Cluster', () => {

@@ -2,10 +2,9 @@ import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Cluster, Redis } from 'ioredis';
 import { HubtelRedisConfigError, type JobRunRequest } from 'nestjs-hubtel';
-import { RedisCluster, redisClusterBinaries } from '../../../test/support/redis-cluster.js';
-import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
-import { HubtelBullmqModule } from './bullmq.module.js';
-import { BullmqJobRunner, type BullmqJobRunnerOptions } from './bullmq.job-runner.js';
+import { BullmqJobRunner, HubtelBullmqModule, type BullmqJobRunnerOptions } from 'nestjs-hubtel/bullmq';
+import { RedisCluster, redisClusterBinaries } from './support/redis-cluster.js';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 
 /**
  * The BullMQ runner on a 3-master Redis Cluster: a hash-tagged prefix by default, a Cluster client

@@ -3,9 +3,13 @@ import { Logger } from '@nestjs/common';
 import type { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { JobExecutor, JobRunRequest } from 'nestjs-hubtel';
-import { RedisServer, redisBinary } from '../../../test/support/redis-server.js';
-import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
-import { BullmqJobRunner, bullmqJobId, type BullmqJobRunnerOptions } from './bullmq.job-runner.js';
+import { RedisServer, redisBinary } from './support/redis-server.js';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
+import {
+  BullmqJobRunner,
+  bullmqJobId,
+  type BullmqJobRunnerOptions,
+} from '../libs/bullmq/src/bullmq.job-runner.js';
 
 /**
  * The runner alone (no pipeline): two instances sharing one redis-server, each given an executor
