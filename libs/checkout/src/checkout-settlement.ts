@@ -7,7 +7,7 @@ import {
   type PaymentAmounts,
   type StoreEntry,
 } from 'nestjs-hubtel';
-import { dropUndefined, isLogLevelEnabled, type InboundPipeline, type JobFollowUps } from '#internal';
+import { dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
 import {
   CheckoutAttentionEvent,
   CheckoutEvents,
@@ -163,15 +163,7 @@ export class CheckoutSettlement {
    * is not read again; its version is tried first by the compare-and-set, and a stale one costs
    * only a re-read. The exactly-once gate is the pipeline record either way.
    */
-  async paid(
-    evidence: PaidEvidence,
-    known?: StoreEntry<CheckoutInvoice>,
-    /**
-     * Inside a job's run (the confirmation): the paid event is its follow-up, whose handlers run
-     * right after that run is settled, in its process (one queued job less). Elsewhere: queued.
-     */
-    followUps?: JobFollowUps,
-  ): Promise<SettleResult> {
+  async paid(evidence: PaidEvidence, known?: StoreEntry<CheckoutInvoice>): Promise<SettleResult> {
     const ref = evidence.clientReference;
     const entry = known ?? (await this.invoices.getEntry(ref));
     if (!entry) return 'unknown';
@@ -197,7 +189,7 @@ export class CheckoutSettlement {
       amounts: evidence.amounts,
       attention: evidence.attention,
     });
-    const { duplicate } = await (followUps ?? this.pipeline).submit(CheckoutEvents.Paid, ref, event);
+    const { duplicate } = await this.pipeline.submit(CheckoutEvents.Paid, ref, event);
     await this.invoices.update(
       ref,
       (current, updatedAt) =>

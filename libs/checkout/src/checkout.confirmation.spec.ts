@@ -59,7 +59,6 @@ function setup(
       woken,
       defer: (until: number, next?: unknown) => new JobDeferral(until, next),
       takeWake: async () => undefined,
-      followUps: pipeline,
     });
     if (!(outcome instanceof JobDeferral)) return undefined;
     state = outcome.state;

@@ -6,7 +6,7 @@
  * CheckoutService only submits to it.
  */
 import { HubtelLogger, HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
-import { type InboundPipeline, type JobDeferral, type JobFollowUps, type JobRunContext } from '#internal';
+import { type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
 import type { CheckoutAccount, CheckoutAccountSource } from './checkout.accounts.js';
 import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from './checkout-invoice.store.js';
 import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';
@@ -180,7 +180,7 @@ export class CheckoutConfirmation {
         if (!(error instanceof HubtelStatusCheckBudgetError)) throw error;
         return context.defer(Date.now() + (error.retryAfterMs ?? 1_000));
       }
-      if (status?.paid) return this.settleConfirmed(job, status, invoice, account, context.followUps);
+      if (status?.paid) return this.settleConfirmed(job, status, invoice, account);
       await this.settlement.failed({
         ...failedFromCallback(job.callback),
         ...(status
@@ -241,7 +241,7 @@ export class CheckoutConfirmation {
       if (status?.paid) {
         // A copy that came during the check is answered by this settlement: its wake mark goes.
         await context.takeWake();
-        return this.settleConfirmed(job, status, invoice, account, context.followUps);
+        return this.settleConfirmed(job, status, invoice, account);
       }
       const next = nextCheckAt(state, delays, recheck.minIntervalMs);
       if (next !== undefined) return context.defer(next, state);
@@ -289,8 +289,6 @@ export class CheckoutConfirmation {
     status: CheckoutTransactionStatus,
     invoice: CheckoutInvoice,
     account: CheckoutAccount,
-    /** The confirmation's run: the paid event's handlers run once it is settled, from here. */
-    followUps: JobFollowUps,
   ): Promise<void> {
     const ref = invoice.clientReference;
     const verdict = account.verifier.verifyPaidStatus(status, invoice);
@@ -308,17 +306,13 @@ export class CheckoutConfirmation {
       else await this.settlement.attention(invoice, { ...verdict, status, sourceAddress: job.sourceAddress });
       return;
     }
-    await this.settlement.paid(
-      {
-        ...paidFromCallback(job.callback, true),
-        amountPaid: status.amount!,
-        // The status check's details only: the callback's are a claim anyone could have made.
-        payment: paymentFromStatus(status),
-        amounts: verdict.amounts,
-      },
-      undefined,
-      followUps,
-    );
+    await this.settlement.paid({
+      ...paidFromCallback(job.callback, true),
+      amountPaid: status.amount!,
+      // The status check's details only: the callback's are a claim anyone could have made.
+      payment: paymentFromStatus(status),
+      amounts: verdict.amounts,
+    });
   }
 }
 

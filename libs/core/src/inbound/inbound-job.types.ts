@@ -75,12 +75,6 @@ export interface JobRunContext<P = unknown> {
   defer(until: number, state?: unknown): JobDeferral;
   /** With `wakeOnDuplicate`: the payload of a duplicate that came while this run ran (consumed). */
   takeWake(): Promise<P | undefined>;
-  /**
-   * Submits jobs that follow this run: recorded now, run here once this run is settled (queued
-   * only when that first attempt does not settle them); queued at once when the run fails or
-   * defers. As `beforeSettled`'s followUps.
-   */
-  followUps: JobFollowUps;
 }
 
 /** What a job's `gate` answers when the job must not run: settled as `outcome`, `reason` logged. */

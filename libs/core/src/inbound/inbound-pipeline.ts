@@ -313,8 +313,6 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       if (mark !== undefined) [job, woken] = [{ ...job, payload: mark }, true];
     }
     const attempt = job.attempts + 1;
-    // Jobs the run submits as its follow-ups: run here once it is settled (see complete).
-    const followUps: FollowUp[] = [];
     let progress: DispatchProgress = { doneHandlers: job.doneHandlers, results: job.results };
     let refusal: JobRefusal | undefined;
     let deferral: void | JobDeferral = undefined;
@@ -329,7 +327,6 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
           woken,
           defer: (until, state) => new JobDeferral(until, state),
           takeWake: () => this.takeWake(storeKey),
-          followUps: { submit: (type, key, payload) => this.record(type, key, payload, followUps) },
         });
       } else if (!refusal) {
         const events = definition.events?.(job.payload) ?? [job.type];
@@ -349,8 +346,6 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       failure = { error: caught instanceof ListenerFailure ? caught.cause : caught };
     }
     job = { ...job, ...progress };
-    // Not settled by this run: what it submitted is queued now (recorded already).
-    if (failure || deferral instanceof JobDeferral) await this.queue(followUps);
     if (failure) return this.fail(storeKey, entry, definition, job, failure.error, attempt);
     if (refusal) {
       const lastError = refusal.outcome === 'dead' ? refusal.reason : job.lastError;
@@ -379,7 +374,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         woken: async () => (await this.options.store.get(markKey)) !== undefined,
       };
     }
-    return this.complete(storeKey, entry, definition, job, attempt, followUps);
+    return this.complete(storeKey, entry, definition, job, attempt);
   }
 
   /** A run that succeeded: what must follow it (`beforeSettled`), then done. */
@@ -389,11 +384,10 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     definition: JobDefinition<any>,
     job: JobRecord,
     attempt: number,
-    followUps: FollowUp[] = [],
   ): Promise<JobRunOutcome> {
+    const followUps: FollowUp[] = [];
     const held = await this.beforeSettled(storeKey, entry, definition, job, 'done', attempt, followUps);
-    // Held for `beforeSettled`: the retry runs only it, so the run's own follow-ups are queued now.
-    if (held) return this.queue(followUps).then(() => held);
+    if (held) return held;
     const done = this.next(job, 'done', attempt, undefined, followUps);
     if (!(await this.write(storeKey, entry, done, definition))) return this.queue(followUps);
     this.signal(job.type, 'done', attempt);
