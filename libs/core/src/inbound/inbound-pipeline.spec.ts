@@ -8,6 +8,7 @@ import { MemoryStore } from '../store/memory.store.js';
 import { createHandlerDecorator } from '../events/handler-decorator.js';
 import { HandlerRegistry } from '../events/handler-registry.js';
 import { requeueDeadLetter } from './inbound-dead-letters.js';
+import { InProcessJobRunner, type JobRunRequest } from './job-runner.js';
 import {
   DeadLetterEvent,
   InboundPipeline,
@@ -504,6 +505,108 @@ describe('InboundPipeline', () => {
   it('rejects unknown job types with a typed error', async () => {
     const { app, pipeline } = await setup();
     await expect(pipeline.submit('nope', 'k', {})).rejects.toMatchObject({ code: 'HUBTEL_CONFIG_INVALID' });
+    await app.close();
+  });
+});
+
+describe('InboundPipeline: follow-ups (a job submitted by a settling run, run right after it)', () => {
+  const FOLLOW = 'test.follow';
+
+  /** The in-process runner, noting what it is asked to run (the tests' own runner interface). */
+  class NotingRunner extends InProcessJobRunner {
+    asked: JobRunRequest[] = [];
+    override async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
+      this.asked.push(request);
+      return super.enqueue(pipeline, request);
+    }
+  }
+
+  async function withRunner() {
+    const runner = new NotingRunner();
+    const moduleRef = await Test.createTestingModule({ imports: [TestModule] }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    const store = new MemoryStore();
+    const pipeline = new InboundPipeline({
+      name: 'test',
+      store,
+      emitter: app.get(EventEmitter2),
+      handlers: registryOf(app),
+      deadLetterEvent: DEAD,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+      logger: quiet,
+      runner,
+    });
+    return { app, store, pipeline, runner };
+  }
+
+  it("beforeSettled's follow-up runs here once the job is settled, without being queued; a first attempt that fails is queued with its retry delay", async () => {
+    const { app, pipeline, runner } = await withRunner();
+    const runs: Array<{ attempt: number; parent: string | undefined }> = [];
+    let failures = 1;
+    pipeline.define<Record<string, never>>(FOLLOW, {
+      run: async (_payload, { attempt }) => {
+        runs.push({ attempt, parent: (await pipeline.get(PAID, 'f1'))?.status });
+        if (failures-- > 0) throw new Error('the platform is down');
+      },
+      retry: { maxAttempts: 5, baseDelayMs: 40, maxDelayMs: 40 },
+    });
+    pipeline.define<{ id: string }>(PAID, {
+      beforeSettled: async (record, _outcome, followUps) => {
+        await followUps.submit(FOLLOW, record.key, {});
+      },
+    });
+    await pipeline.submit(PAID, 'f1', { id: 'f1' });
+    await pipeline.drain();
+    // After the job it follows was settled; the retry from the runner, after its delay.
+    expect(runs).toEqual([
+      { attempt: 1, parent: 'done' },
+      { attempt: 2, parent: 'done' },
+    ]);
+    expect(runner.asked.map((r) => r.type)).toEqual([PAID, FOLLOW]);
+    expect(runner.asked[1]!.delayMs).toBeGreaterThan(0);
+    expect(await pipeline.get(PAID, 'f1')).toMatchObject({
+      status: 'done',
+      then: [expect.stringContaining(`${FOLLOW}:f1`)],
+    });
+    expect(await pipeline.get(FOLLOW, 'f1')).toMatchObject({ status: 'done', attempts: 2 });
+    await app.close();
+  });
+
+  it('a settled job whose follow-up never ran (its process died between) asks for it when it is run again', async () => {
+    const { app, store, pipeline, runner } = await withRunner();
+    const followed: string[] = [];
+    pipeline.define<string>(FOLLOW, { run: async (payload) => void followed.push(payload) });
+    pipeline.define(PAID);
+    // What the process left: the job settled naming its follow-up, the follow-up recorded, never run.
+    const prefix = 'hubtel:test:job:';
+    const at = Date.now();
+    const base = {
+      status: 'pending' as const,
+      attempts: 0,
+      doneHandlers: [] as string[],
+      receivedAt: at,
+      updatedAt: at,
+    };
+    await store.setIfAbsent<JobRecord>(`${prefix}${FOLLOW}:k1`, {
+      ...base,
+      type: FOLLOW,
+      key: 'k1',
+      payload: 'k1',
+    });
+    await store.setIfAbsent<JobRecord>(`${prefix}${PAID}:k1`, {
+      ...base,
+      type: PAID,
+      key: 'k1',
+      payload: { id: 'k1' },
+      status: 'done',
+      attempts: 1,
+      then: [`${prefix}${FOLLOW}:k1`],
+    });
+    // Its runner runs it again (BullMQ: the job found stalled).
+    await runner.enqueue('test', { storeKey: `${prefix}${PAID}:k1`, type: PAID, run: 1 });
+    await pipeline.drain();
+    expect(followed).toEqual(['k1']);
+    expect(await pipeline.get(FOLLOW, 'k1')).toMatchObject({ status: 'done', attempts: 1 });
     await app.close();
   });
 });
