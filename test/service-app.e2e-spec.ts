@@ -688,6 +688,16 @@ describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter,
         OrderInfo: null,
       });
       expect(later.body).toEqual({ OrderId: orderId, SessionId: session.sessionId, Status: 'duplicate' });
+      // Its cart gone (expired): a known OrderId is still answered as the duplicate it is, not
+      // refused as an unknown session (the record is read before the cart's refusal).
+      await store.delete(`${SERVICE_APP_KEYS.cart}${session.sessionId}`);
+      const afterCart = await post(fulfillmentUrl(), {
+        OrderId: orderId,
+        SessionId: session.sessionId,
+        ExtraData: {},
+        OrderInfo: null,
+      });
+      expect(afterCart.body).toEqual({ OrderId: orderId, SessionId: session.sessionId, Status: 'duplicate' });
       await settled();
       expect(merchant.fulfiller.calls.get(orderId)).toBe(1);
       expect(sandbox.fulfillmentCallbacks().filter((c) => c.orderId === orderId)).toHaveLength(1);

@@ -48,6 +48,11 @@ export function deliveryKey(sessionId: string): string {
 
 /** Most claims remembered between `enter` and `settle` (a run that never settles leaves one). */
 const MAX_CLAIMS = 10_000;
+/**
+ * How long a remembered claim is used: the run that made it (its handlers' time), far below the
+ * entry's days of TTL, so it can never be the version 1 of an entry that expired and was made again.
+ */
+const CLAIM_USE_MS = 10 * 60_000;
 
 export class FulfillmentDeliveries {
   private readonly write = { ttlMs: DEFAULT_JOB_RECORD_TTL_MS };
@@ -56,7 +61,7 @@ export class FulfillmentDeliveries {
    * `settle` writes over the entry `enter` left (no read) unless another order joined meanwhile
    * (then its compare-and-set fails, and it reads).
    */
-  private readonly claims = new Map<string, StoreEntry<SessionDelivery>>();
+  private readonly claims = new Map<string, { entry: StoreEntry<SessionDelivery>; at: number }>();
 
   constructor(
     private readonly store: HubtelStore,
@@ -103,8 +108,9 @@ export class FulfillmentDeliveries {
    */
   async settle(sessionId: string, orderId: string, outcome: DeliveryOutcome): Promise<string[]> {
     const key = deliveryKey(sessionId);
-    let known = this.claims.get(sessionId);
+    const claim = this.claims.get(sessionId);
     this.claims.delete(sessionId);
+    let known = claim && Date.now() - claim.at < CLAIM_USE_MS ? claim.entry : undefined;
     for (let tries = 0; tries < 8; tries++) {
       const entry = known ?? (await this.store.get<SessionDelivery>(key));
       known = undefined;
@@ -119,7 +125,7 @@ export class FulfillmentDeliveries {
 
   private claimed(sessionId: string, entry: StoreEntry<SessionDelivery>): DeliveryTurn {
     this.claims.delete(sessionId);
-    this.claims.set(sessionId, entry);
+    this.claims.set(sessionId, { entry, at: Date.now() });
     if (this.claims.size > MAX_CLAIMS) this.claims.delete(this.claims.keys().next().value!);
     return { deliver: true };
   }
