@@ -22,7 +22,7 @@ import {
   pause,
 } from './support/replica-system.js';
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
-import { bullmqJobId } from '../libs/bullmq/src/bullmq.job-runner.js';
+import { bullmqJobId } from '../libs/bullmq/src/bullmq.jobs.js';
 import type { JobRecord } from '#internal';
 
 const OUTAGE_MS = 15_000;

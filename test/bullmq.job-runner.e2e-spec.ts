@@ -5,11 +5,8 @@ import { Redis } from 'ioredis';
 import type { JobExecutor, JobRunRequest } from 'nestjs-hubtel';
 import { RedisServer, redisBinary } from './support/redis-server.js';
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
-import {
-  BullmqJobRunner,
-  bullmqJobId,
-  type BullmqJobRunnerOptions,
-} from '../libs/bullmq/src/bullmq.job-runner.js';
+import { BullmqJobRunner, type BullmqJobRunnerOptions } from '../libs/bullmq/src/bullmq.job-runner.js';
+import { bullmqJobId } from '../libs/bullmq/src/bullmq.jobs.js';
 
 /**
  * The runner alone (no pipeline): two instances sharing one redis-server, each given an executor

@@ -15,7 +15,8 @@ import {
 } from '#internal';
 import { RedisServer, redisBinary } from './support/redis-server.js';
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
-import { BullmqJobRunner, bullmqJobId } from '../libs/bullmq/src/bullmq.job-runner.js';
+import { BullmqJobRunner } from '../libs/bullmq/src/bullmq.job-runner.js';
+import { bullmqJobId } from '../libs/bullmq/src/bullmq.jobs.js';
 
 /**
  * Several instances of one app (real Nest apps), each with its own RedisStore client and its own

@@ -20,7 +20,7 @@ import {
 } from 'nestjs-hubtel';
 import { type InboundPipeline, type JobRecord } from '#internal';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
-import { bullmqJobId } from '../libs/bullmq/src/bullmq.job-runner.js';
+import { bullmqJobId } from '../libs/bullmq/src/bullmq.jobs.js';
 import { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import {
   CheckoutModule,

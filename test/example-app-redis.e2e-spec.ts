@@ -18,7 +18,7 @@ import { CheckoutEvents } from 'nestjs-hubtel/checkout';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
-import { bullmqJobId } from '../libs/bullmq/src/bullmq.job-runner.js';
+import { bullmqJobId } from '../libs/bullmq/src/bullmq.jobs.js';
 import { exampleConfigFromEnv } from '../src/app.config.js';
 import { banner } from '../src/banner.js';
 import { startExampleApp, type ExampleApp } from '../src/bootstrap.js';

@@ -22,7 +22,7 @@ import {
   type CheckoutInvoiceLike,
 } from 'nestjs-hubtel/testing';
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
-import { bullmqJobId } from '../libs/bullmq/src/bullmq.job-runner.js';
+import { bullmqJobId } from '../libs/bullmq/src/bullmq.jobs.js';
 import {
   ProcessSet,
   eventually,

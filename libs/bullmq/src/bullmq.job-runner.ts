@@ -1,16 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import {
-  DelayedError,
-  UnrecoverableError,
-  Queue,
-  Worker,
-  type Job,
-  type QueueOptions,
-  type RedisOptions as BullmqRedisOptions,
-} from 'bullmq';
-import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
-import {
-  HubtelError,
   HubtelLogger,
   HubtelRedisConfigError,
   HubtelStoreUnavailableError,
@@ -19,30 +9,18 @@ import {
   type JobRunner,
   type JobRunnerHealth,
 } from 'nestjs-hubtel';
-import { ErrorLogThrottle, clusterEnabledIn, hashTagOf, redisClusterNodesOption } from '#internal';
+import { ErrorLogThrottle, clusterEnabledIn } from '#internal';
+import { BullmqConnections, bounded, type BullmqConnectionOptions } from './bullmq.connection.js';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
+import {
+  BACKOFF_TYPE,
+  BullmqDeadLetterError,
+  BullmqRetryError,
+  bullmqJobId,
+  retryDelay,
+} from './bullmq.jobs.js';
 
-export interface BullmqJobRunnerOptions {
-  /** Redis URL (`redis://host:6379/0`, `rediss://` for TLS). Not a node of a cluster: see `cluster`. */
-  url?: string;
-  /**
-   * ioredis options (BullMQ opens its own connections from them; workers get
-   * `maxRetriesPerRequest: null`, as BullMQ requires, and queues `enableOfflineQueue: false`, so an
-   * add fails at once while Redis is away), or an ioredis client of yours (`Redis` or `Cluster`),
-   * used as it is, never copied: give it `maxRetriesPerRequest: null` when this instance runs
-   * workers (an add through it then waits for Redis). Redis must run with `maxmemory-policy noeviction`.
-   */
-  connection?: BullmqRedisOptions | Redis | Cluster;
-  /**
-   * A Redis Cluster: some of its nodes, and ioredis Cluster options (TLS and auth in
-   * `options.redisOptions`). The runner opens (and closes) its own Cluster clients.
-   */
-  cluster?: { nodes: ClusterNode[]; options?: ClusterOptions };
-  /**
-   * BullMQ key prefix. Default `{hubtel}:bull`: the `{hash tag}` keeps each queue's keys in one
-   * slot, which BullMQ's scripts need on a cluster (a prefix without one is refused there).
-   */
-  prefix?: string;
+export interface BullmqJobRunnerOptions extends BullmqConnectionOptions {
   /** Jobs run at once per pipeline on this instance. Default 50. */
   concurrency?: number;
   /** See BULLMQ_RUNNER_DEFAULTS. */
@@ -57,28 +35,6 @@ export interface BullmqJobRunnerOptions {
 /** A run's BullMQ job data: the executor reads everything else from the record. */
 interface RunData {
   storeKey: string;
-}
-
-/** The BullMQ backoff type of every run: the delay is the one the pipeline named. */
-const BACKOFF_TYPE = 'hubtel';
-
-/** Thrown by the processor for a dead letter the pipeline wrote: BullMQ keeps it in its failed set. */
-class BullmqDeadLetterError extends UnrecoverableError {}
-
-/**
- * Thrown by the processor for a `retry` outcome: BullMQ moves the job to its delayed set, and the
- * worker's backoff strategy reads `delayMs` from it. Its message is the job's failed reason in
- * dashboards.
- */
-class BullmqRetryError extends Error {
-  readonly code = 'HUBTEL_JOB_RETRY';
-  constructor(
-    readonly delayMs: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'BullmqRetryError';
-  }
 }
 
 /**
@@ -107,8 +63,7 @@ export class BullmqJobRunner implements JobRunner {
   private readonly errors: ErrorLogThrottle;
   private readonly prefix: string;
   private readonly lockDurationMs: number;
-  /** Cluster clients the runner opened from `cluster` (closed by it): one for queues, one for workers. */
-  private readonly ownClusters = new Map<'queue' | 'worker', Cluster>();
+  private readonly connections: BullmqConnections;
   /** The last add that failed, until one succeeds: /health is down while jobs cannot be added. */
   private addFailure?: { at: number; message: string };
   /** Processors running here, by pipeline (drain waits for none). */
@@ -117,32 +72,16 @@ export class BullmqJobRunner implements JobRunner {
   private closed = false;
 
   constructor(private readonly options: BullmqJobRunnerOptions) {
-    const given = (['url', 'connection', 'cluster'] as const).filter((k) => options[k] !== undefined);
-    if (given.length !== 1)
-      throw new HubtelError(
-        'HUBTEL_CONFIG_INVALID',
-        `BullmqJobRunner needs one of \`url\`, \`connection\` or \`cluster\`${given.length ? ` (got ${given.join(', ')})` : ''}`,
-      );
     this.lockDurationMs = options.lockDurationMs ?? BULLMQ_RUNNER_DEFAULTS.lockDurationMs;
     this.prefix = options.prefix ?? BULLMQ_RUNNER_DEFAULTS.prefix;
     this.logger = options.logger ?? new HubtelLogger('Hubtel:BullMQ');
     this.errors = new ErrorLogThrottle(this.logger, BULLMQ_RUNNER_DEFAULTS.errorLogIntervalMs);
-    if (options.cluster) redisClusterNodesOption(options.cluster.nodes, 'bullmq.cluster.nodes');
-    const client = clientOf(options.connection);
-    if (client) this.checkClient(client);
-    else if (looksLikeCopiedClient(options.connection)) {
-      throw new HubtelRedisConfigError(
-        'bullmq.connection',
-        'CLIENT_UNUSABLE',
-        'is a copy of a client (a plain object with its fields, without its methods): BullMQ would connect to 127.0.0.1:6379 instead; pass the Redis or Cluster client itself',
-      );
-    }
-    if (this.onCluster) this.checkPrefix();
+    this.connections = new BullmqConnections(options, this.prefix, this.errors);
   }
 
   /** True when the runner's connection is a Redis Cluster (`cluster`, or a Cluster client). */
   get onCluster(): boolean {
-    return this.options.cluster !== undefined || isClusterClient(this.options.connection);
+    return this.connections.onCluster;
   }
 
   /** The queue of a pipeline (created on first use), e.g. to show it in a dashboard. */
@@ -150,7 +89,7 @@ export class BullmqJobRunner implements JobRunner {
     let queue = this.queues.get(pipeline);
     if (!queue) {
       queue = new Queue<RunData>(pipeline, {
-        connection: this.connection(false),
+        connection: this.connections.for(false),
         prefix: this.prefix,
         defaultJobOptions: {
           // The pipeline decides when a job is dead: BullMQ only holds the retry.
@@ -236,7 +175,7 @@ export class BullmqJobRunner implements JobRunner {
       pipeline,
       (job: Job<RunData>, token?: string) => this.process(pipeline, job, token, execute),
       {
-        connection: this.connection(true),
+        connection: this.connections.for(true),
         prefix: this.prefix,
         concurrency: this.options.concurrency ?? BULLMQ_RUNNER_DEFAULTS.concurrency,
         lockDuration: this.lockDurationMs,
@@ -276,7 +215,7 @@ export class BullmqJobRunner implements JobRunner {
     keeper.unref();
     this.keepers.set(name, keeper);
     const worker = new Worker(name, () => task(), {
-      connection: this.connection(true),
+      connection: this.connections.for(true),
       prefix: this.prefix,
       concurrency: 1,
       lockDuration: this.lockDurationMs,
@@ -390,13 +329,7 @@ export class BullmqJobRunner implements JobRunner {
       [...this.queues.values()].map((queue) => bounded(queue.close(), () => queue.disconnect())),
     );
     this.queues.clear();
-    // BullMQ leaves a client it was given open (it is shared): the ones the runner opened, it closes.
-    await Promise.all(
-      [...this.ownClusters.values()].map((cluster) =>
-        bounded(cluster.quit(), async () => cluster.disconnect()),
-      ),
-    );
-    this.ownClusters.clear();
+    await this.connections.close();
   }
 
   /** One execution of a run, its outcome mapped onto the BullMQ job. */
@@ -455,154 +388,4 @@ export class BullmqJobRunner implements JobRunner {
       );
     }
   }
-
-  private connection(worker: boolean): QueueOptions['connection'] {
-    const { url, connection, cluster } = this.options;
-    // A client of yours is used as it is: a copy of a Cluster is a plain object, which BullMQ
-    // reads as options for one Redis at 127.0.0.1:6379.
-    if (clientOf(connection)) return connection as Redis | Cluster;
-    if (cluster) return this.ownCluster(worker ? 'worker' : 'queue', cluster);
-    const given: BullmqRedisOptions = url !== undefined ? { url } : { ...(connection as BullmqRedisOptions) };
-    // Back within a second or two of Redis: BullMQ's own default waits up to 20 s between tries,
-    // and adds fail until the queue's connection is back (see below).
-    const base: BullmqRedisOptions = { retryStrategy: reconnectDelay, ...given };
-    // Workers block on Redis and must never give a command up (BullMQ's own requirement). Adds
-    // fail fast while Redis is away (BullMQ's documented pattern), so an inbound request gets its
-    // 503 instead of waiting for the reconnection.
-    // An add already sent when Redis went away fails at the first failed reconnection, not 20 later.
-    return worker
-      ? { ...base, maxRetriesPerRequest: null }
-      : { ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1 };
-  }
-
-  /** One Cluster client per role, opened from `cluster` (workers: no command ever given up). */
-  private ownCluster(
-    role: 'queue' | 'worker',
-    given: NonNullable<BullmqJobRunnerOptions['cluster']>,
-  ): Cluster {
-    let cluster = this.ownClusters.get(role);
-    if (!cluster) {
-      const options = given.options ?? {};
-      cluster = new Cluster(given.nodes, {
-        // As for one Redis (see connection): the connection is back soon after the cluster, and
-        // adds fail fast while it is away.
-        clusterRetryStrategy: reconnectDelay,
-        ...options,
-        ...(role === 'queue' ? { enableOfflineQueue: false } : {}),
-        redisOptions: {
-          ...options.redisOptions,
-          ...(role === 'worker' ? { maxRetriesPerRequest: null } : {}),
-        },
-      });
-      cluster.on('error', (error: Error) => this.errors.error(`Redis Cluster (${role}): ${error.message}`));
-      this.ownClusters.set(role, cluster);
-    }
-    return cluster;
-  }
-
-  private checkClient(client: Redis | Cluster): void {
-    const options: RedisOptions = isClusterClient(client)
-      ? { ...client.options.redisOptions, keyPrefix: client.options.keyPrefix }
-      : client.options;
-    if (options.keyPrefix) {
-      throw new HubtelRedisConfigError(
-        'bullmq.connection',
-        'CLIENT_UNUSABLE',
-        'sets an ioredis keyPrefix, which BullMQ refuses: remove it and use the `prefix` option',
-      );
-    }
-    // Workers would have to copy the client to change this (and a copy of a Cluster loses it).
-    if (this.options.work !== false && options.maxRetriesPerRequest !== null) {
-      throw new HubtelRedisConfigError(
-        'bullmq.connection',
-        'CLIENT_UNUSABLE',
-        `has maxRetriesPerRequest ${String(options.maxRetriesPerRequest ?? 'default (20)')}: BullMQ workers need null; create the client with maxRetriesPerRequest: null${isClusterClient(client) ? ' in redisOptions' : ''}, or give \`cluster\`/\`url\` and let the runner open its own`,
-      );
-    }
-  }
-
-  private checkPrefix(): void {
-    if (hashTagOf(this.prefix) === undefined) {
-      throw new HubtelRedisConfigError(
-        'bullmq.prefix',
-        'PREFIX_WITHOUT_HASH_TAG',
-        `"${this.prefix}" has no {hash tag}: on a Redis Cluster every BullMQ script would fail with CROSSSLOT; use e.g. "{${this.prefix}}" or the default "${BULLMQ_RUNNER_DEFAULTS.prefix}"`,
-      );
-    }
-  }
-}
-
-/** The ioredis client given as `connection`, or undefined when it is options. */
-function clientOf(connection: BullmqJobRunnerOptions['connection']): Redis | Cluster | undefined {
-  // BullMQ's own test of a client (its methods), not `instanceof`: a client of another installed
-  // copy of ioredis is a client all the same, and must not be read as options.
-  const methods = ['connect', 'disconnect', 'duplicate'] as const;
-  return connection !== undefined &&
-    methods.every((m) => typeof (connection as Record<string, unknown>)[m] === 'function')
-    ? (connection as Redis | Cluster)
-    : undefined;
-}
-
-/** A Cluster client, by ioredis's own `isCluster` flag (see clientOf). */
-function isClusterClient(client: unknown): client is Cluster {
-  return (
-    typeof client === 'object' && client !== null && (client as { isCluster?: unknown }).isCluster === true
-  );
-}
-
-/** A spread client (`{ ...cluster }`): it carries a client's own fields, which options never do. */
-function looksLikeCopiedClient(connection: BullmqJobRunnerOptions['connection']): boolean {
-  if (!connection || typeof connection !== 'object') return false;
-  return ['startupNodes', 'isCluster', 'connector', 'commandQueue', 'condition'].some(
-    (field) => field in connection,
-  );
-}
-
-/**
- * Waits for a graceful close, but not forever: with Redis gone, BullMQ's close waits for it to
- * come back, and a repeated task's worker may wait for its pass. After CLOSE_GRACE_MS the connections are dropped (jobs still running are left to
- * another worker's stalled-job check).
- */
-async function bounded(closing: Promise<unknown>, disconnect: () => Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS)));
-  const outcome = await Promise.race([
-    closing.then(
-      () => 'closed' as const,
-      () => 'closed' as const,
-    ),
-    late,
-  ]);
-  clearTimeout(timer);
-  if (outcome !== 'late') return;
-  // Not awaited past a second either: a connection that does not close must not hold the app.
-  await Promise.race([
-    disconnect().catch(() => undefined),
-    new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
-  ]);
-}
-
-const CLOSE_GRACE_MS = 2_000;
-
-/** Reconnection delays of the runner's own connections: 250 ms, 500 ms, ... at most 2 s. */
-function reconnectDelay(times: number): number {
-  return Math.min(250 * times, 2_000);
-}
-
-/**
- * A BullMQ job id for a run of a recorded job: readable in dashboards, and never an integer nor
- * containing `:` (which BullMQ forbids in custom ids): `%` and `:` are percent-encoded.
- */
-export function bullmqJobId(storeKey: string, run: number): string {
-  return `${storeKey.replace(/%/g, '%25').replace(/:/g, '%3A')}@${run}`;
-}
-
-/**
- * The worker's backoff strategy: a retry's delay is the pipeline's; any other error (the executor
- * threw: the store unreachable) waits `retryDelayMs`, doubled per attempt of the run, capped.
- */
-function retryDelay(attemptsMade: number, _type?: string, error?: Error): number {
-  if (error instanceof BullmqRetryError) return Math.max(0, error.delayMs);
-  const { retryDelayMs, maxRetryDelayMs } = BULLMQ_RUNNER_DEFAULTS;
-  return Math.min(maxRetryDelayMs, retryDelayMs * 2 ** Math.min(Math.max(0, attemptsMade - 1), 30));
 }

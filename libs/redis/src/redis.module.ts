@@ -1,6 +1,7 @@
 import { HUBTEL_STORE } from 'nestjs-hubtel';
 import { hubtelConnectionModule, type HubtelConnectionExtras } from '#internal';
-import { RedisStore, type RedisStoreOptions } from './redis.store.js';
+import type { RedisStoreOptions } from './redis.client.js';
+import { RedisStore } from './redis.store.js';
 
 /** `HubtelRedisModule.forRoot(...)` options: where Redis is, and the key prefix. */
 export type HubtelRedisModuleOptions = RedisStoreOptions;

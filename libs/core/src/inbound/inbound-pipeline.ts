@@ -30,11 +30,18 @@ import {
   type JobOutcome,
   type JobRecord,
   type JobRefusal,
-  type JobStatus,
   type SubmitResult,
 } from './inbound-job.types.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, HubtelShuttingDownError, reportShutdown } from './inbound-shutdown.js';
-import { InProcessJobRunner, type JobRunner, type JobRunOutcome, type JobRunRequest } from './job-runner.js';
+import { InProcessJobRunner, type JobRunner, type JobRunOutcome } from './job-runner.js';
+import {
+  describe,
+  isSettled,
+  nextRecord,
+  request,
+  writeOutcome,
+  type OutcomeWriter,
+} from './inbound-outcome.js';
 
 export * from './inbound-job.types.js';
 
@@ -73,12 +80,19 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   /** Set by the first shutdown hook: new inbound work is refused (see `assertAcceptingInbound`). */
   private closing = false;
   private readonly stopping = new AbortController();
+  private readonly writer: OutcomeWriter;
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.logger = options.logger ?? new HubtelLogger(`Hubtel:${options.name}`);
     this.now = options.now ?? Date.now;
     this.prefix = jobKeyPrefix(options.name);
     this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_JOB_RECORD_TTL_MS };
+    this.writer = {
+      store: options.store,
+      writeOptions: this.writeOptions,
+      logger: this.logger,
+      stopping: this.stopping.signal,
+    };
     const handlers =
       options.handlers ?? new HandlerRegistry({ emitter: options.emitter, logger: this.logger });
     this.dispatcher = new HandlerDispatch(options.name, handlers, options.telemetry, this.logger);
@@ -349,8 +363,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     if (failure) return this.fail(storeKey, entry, definition, job, failure.error, attempt);
     if (refusal) {
       const lastError = refusal.outcome === 'dead' ? refusal.reason : job.lastError;
-      const settled = this.next(job, refusal.outcome, job.attempts, lastError);
-      if (!(await this.write(storeKey, entry, settled, definition))) return SETTLED;
+      const settled = nextRecord(this.now(), job, refusal.outcome, job.attempts, lastError);
+      if (!(await writeOutcome(this.writer, storeKey, entry, settled, definition))) return SETTLED;
       this.logger.warn(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} not run: ${maskPhoneNumbers(refusal.reason)} (${refusal.outcome})`,
       );
@@ -363,10 +377,10 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       return SETTLED;
     }
     if (deferral instanceof JobDeferral) {
-      const next = this.next(job, 'pending', job.attempts, job.lastError);
+      const next = nextRecord(this.now(), job, 'pending', job.attempts, job.lastError);
       next.deferred = true;
       if (deferral.state !== undefined) next.state = deferral.state;
-      if (!(await this.write(storeKey, entry, next, definition))) return SETTLED;
+      if (!(await writeOutcome(this.writer, storeKey, entry, next, definition))) return SETTLED;
       const markKey = this.wakeKey(storeKey);
       return {
         kind: 'defer',
@@ -388,8 +402,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     const followUps: FollowUp[] = [];
     const held = await this.beforeSettled(storeKey, entry, definition, job, 'done', attempt, followUps);
     if (held) return held;
-    const done = this.next(job, 'done', attempt, undefined, followUps);
-    if (!(await this.write(storeKey, entry, done, definition))) return this.queue(followUps);
+    const done = nextRecord(this.now(), job, 'done', attempt, undefined, followUps);
+    if (!(await writeOutcome(this.writer, storeKey, entry, done, definition))) return this.queue(followUps);
     this.signal(job.type, 'done', attempt);
     await this.settled(definition, done, 'done');
     return this.follow(followUps);
@@ -443,9 +457,15 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       return undefined;
     } catch (error) {
       const message = describe(error);
-      const pending = this.next(job, 'pending', attempts, outcome === 'dead' ? job.lastError : message);
+      const pending = nextRecord(
+        this.now(),
+        job,
+        'pending',
+        attempts,
+        outcome === 'dead' ? job.lastError : message,
+      );
       pending.settling = outcome;
-      if (!(await this.write(storeKey, entry, pending, definition))) return SETTLED;
+      if (!(await writeOutcome(this.writer, storeKey, entry, pending, definition))) return SETTLED;
       const policy = { ...DEFAULT_JOB_RETRY, ...this.options.retry, ...definition.retry };
       const delayMs = backoffDelay(attempts, policy, this.options.random);
       this.logger.warn(
@@ -471,8 +491,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     const outOfTime =
       policy.deadlineMs !== undefined && this.now() - job.receivedAt + delayMs >= policy.deadlineMs;
     if (runs < policy.maxAttempts && !outOfTime && Number.isFinite(attempt)) {
-      const pending = this.next(job, 'pending', runs, message);
-      if (!(await this.write(storeKey, entry, pending, definition))) return SETTLED;
+      const pending = nextRecord(this.now(), job, 'pending', runs, message);
+      if (!(await writeOutcome(this.writer, storeKey, entry, pending, definition))) return SETTLED;
       this.logger.warn(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${runs}/${policy.maxAttempts}): ${message}; retrying in ${delayMs} ms`,
       );
@@ -490,8 +510,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       followUps,
     );
     if (held) return held;
-    const dead = this.next(job, 'dead', runs, message, followUps);
-    if (!(await this.write(storeKey, entry, dead, definition))) return this.queue(followUps);
+    const dead = nextRecord(this.now(), job, 'dead', runs, message, followUps);
+    if (!(await writeOutcome(this.writer, storeKey, entry, dead, definition))) return this.queue(followUps);
     this.logger.error(
       `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${runs} attempt(s): ${message} (dead-lettered)`,
     );
@@ -514,70 +534,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return { kind: 'settled', dead: message };
   }
 
-  /** The record after a run: all it carries over (results, state, the run it is) but `deferred`. */
-  private next(
-    job: JobRecord,
-    status: JobStatus,
-    attempts: number,
-    lastError?: string,
-    followUps?: FollowUp[],
-  ): JobRecord {
-    const { deferred: _deferred, lastError: _lastError, settling: _settling, ...kept } = job;
-    const next: JobRecord = { ...kept, status, attempts, updatedAt: this.now() };
-    if (lastError !== undefined) next.lastError = lastError;
-    if (followUps?.length) next.then = followUps.map((f) => f.storeKey);
-    if (next.results === undefined) delete next.results; // a dispatch without `keepResults`
-    return next;
-  }
-
   /** Built only when a telemetry is given (see HubtelTelemetry). */
   private signal(type: string, outcome: HubtelJobSignal['outcome'], attempt: number): void {
     this.options.telemetry?.record({ kind: 'job', pipeline: this.options.name, job: type, outcome, attempt });
-  }
-
-  /**
-   * Writes a run's outcome over the entry it read (compare-and-set). Another run of the same job
-   * may have written meanwhile (a runner that delivered it twice): what succeeded on either side
-   * is kept, and false says another run settled it first, so this one's hooks, events and
-   * signals must not fire. A store outage is waited out: the handlers have run, and an unwritten
-   * outcome would have them run again.
-   */
-  private async write(
-    storeKey: string,
-    entry: StoreEntry<JobRecord>,
-    next: JobRecord,
-    definition: JobDefinition<any>,
-  ): Promise<boolean> {
-    const done = next.status === 'done';
-    // Compacted first: a module's compactWhenDone may read what its doneTtlMs then forgets.
-    const value = done && definition.compactWhenDone ? compact(next, definition) : next;
-    const ttlMs = done ? definition.doneTtlMs?.(next) : undefined;
-    const options = ttlMs === undefined ? this.writeOptions : { ttlMs };
-    let current: StoreEntry<JobRecord> | undefined = entry;
-    for (let failures = 0; current;) {
-      const theirs: JobRecord = current.value;
-      // Settled by another run: it stands (told what succeeded here, unless it gave up where
-      // this run succeeded).
-      const lost = theirs.status === 'done' || (theirs.status === 'dead' && value.status !== 'done');
-      const merged = lost ? union(theirs, value) : union(value, theirs);
-      if (lost && merged === theirs) return false;
-      try {
-        if (await this.options.store.compareAndSet(storeKey, current.version, merged, options)) return !lost;
-        current = await this.options.store.get<JobRecord>(storeKey);
-      } catch (error) {
-        if (
-          !(error instanceof HubtelError && error.code === 'HUBTEL_STORE_UNAVAILABLE') ||
-          this.stopping.signal.aborted
-        )
-          throw error;
-        if (failures++ === 0)
-          this.logger.warn(
-            `Could not record the outcome of job ${next.type} ${maskPhoneNumbers(next.key)}: ${describe(error)}; trying again until the store answers`,
-          );
-        await sleep(Math.min(1_000, 50 * 2 ** Math.min(failures, 5)), this.stopping.signal);
-      }
-    }
-    return false;
   }
 
   private async settled(
@@ -607,36 +566,4 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   private wakeKey(storeKey: string): string {
     return `hubtel:${this.options.name}:wake:${storeKey}`;
   }
-}
-
-function isSettled(job: JobRecord): boolean {
-  return job.status === 'done' || job.status === 'dead';
-}
-
-/** The run a record names, as its runner is asked for it. */
-function request(storeKey: string, job: JobRecord): JobRunRequest {
-  return { storeKey, type: job.type, run: job.run ?? 1 };
-}
-
-/** `base` with the handlers that succeeded in `other` too (`base` itself when none is new). */
-function union(base: JobRecord, other: JobRecord): JobRecord {
-  const added = other.doneHandlers.filter((id) => !base.doneHandlers.includes(id));
-  return base.compacted || added.length === 0
-    ? base
-    : { ...base, doneHandlers: [...base.doneHandlers, ...added] };
-}
-
-/** What a done job's record keeps with `compactWhenDone`: enough to recognise its key. */
-function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
-  const { results: _results, state: _state, lastError: _error, ...rest } = done;
-  return {
-    ...rest,
-    payload: definition.compactWhenDone!(done.payload, done),
-    doneHandlers: NO_HANDLERS,
-    compacted: true,
-  };
-}
-
-function describe(error: unknown): string {
-  return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
 }

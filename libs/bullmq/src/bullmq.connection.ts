@@ -1,0 +1,211 @@
+import { type QueueOptions, type RedisOptions as BullmqRedisOptions } from 'bullmq';
+import { Cluster, type ClusterNode, type ClusterOptions, type Redis, type RedisOptions } from 'ioredis';
+import { HubtelError, HubtelRedisConfigError } from 'nestjs-hubtel';
+import { hashTagOf, redisClusterNodesOption, type ErrorLogThrottle } from '#internal';
+import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
+
+/** Where the runner's Redis is (one of `url`, `connection`, `cluster`) and its key prefix. */
+export interface BullmqConnectionOptions {
+  /** Redis URL (`redis://host:6379/0`, `rediss://` for TLS). Not a node of a cluster: see `cluster`. */
+  url?: string;
+  /**
+   * ioredis options (BullMQ opens its own connections from them; workers get
+   * `maxRetriesPerRequest: null`, as BullMQ requires, and queues `enableOfflineQueue: false`, so an
+   * add fails at once while Redis is away), or an ioredis client of yours (`Redis` or `Cluster`),
+   * used as it is, never copied: give it `maxRetriesPerRequest: null` when this instance runs
+   * workers (an add through it then waits for Redis). Redis must run with `maxmemory-policy noeviction`.
+   */
+  connection?: BullmqRedisOptions | Redis | Cluster;
+  /**
+   * A Redis Cluster: some of its nodes, and ioredis Cluster options (TLS and auth in
+   * `options.redisOptions`). The runner opens (and closes) its own Cluster clients.
+   */
+  cluster?: { nodes: ClusterNode[]; options?: ClusterOptions };
+  /**
+   * BullMQ key prefix. Default `{hubtel}:bull`: the `{hash tag}` keeps each queue's keys in one
+   * slot, which BullMQ's scripts need on a cluster (a prefix without one is refused there).
+   */
+  prefix?: string;
+}
+
+/**
+ * The runner's Redis connections: the options checked at construction (a copy of a client, a
+ * client BullMQ cannot use, a Cluster prefix without a hash tag are refused), then the options of
+ * each queue and worker, and the Cluster clients the runner opens (and closes) itself.
+ */
+export class BullmqConnections {
+  /** Cluster clients opened from `cluster`: one for queues, one for workers. */
+  private readonly ownClusters = new Map<'queue' | 'worker', Cluster>();
+
+  constructor(
+    private readonly options: BullmqConnectionOptions & { work?: boolean },
+    private readonly prefix: string,
+    private readonly errors: ErrorLogThrottle,
+  ) {
+    const given = (['url', 'connection', 'cluster'] as const).filter((k) => options[k] !== undefined);
+    if (given.length !== 1)
+      throw new HubtelError(
+        'HUBTEL_CONFIG_INVALID',
+        `BullmqJobRunner needs one of \`url\`, \`connection\` or \`cluster\`${given.length ? ` (got ${given.join(', ')})` : ''}`,
+      );
+    if (options.cluster) redisClusterNodesOption(options.cluster.nodes, 'bullmq.cluster.nodes');
+    const client = clientOf(options.connection);
+    if (client) this.checkClient(client);
+    else if (looksLikeCopiedClient(options.connection)) {
+      throw new HubtelRedisConfigError(
+        'bullmq.connection',
+        'CLIENT_UNUSABLE',
+        'is a copy of a client (a plain object with its fields, without its methods): BullMQ would connect to 127.0.0.1:6379 instead; pass the Redis or Cluster client itself',
+      );
+    }
+    if (this.onCluster) this.checkPrefix();
+  }
+
+  /** True when the connection is a Redis Cluster (`cluster`, or a Cluster client). */
+  get onCluster(): boolean {
+    return this.options.cluster !== undefined || isClusterClient(this.options.connection);
+  }
+
+  /** Connection options for a queue or (`worker`) a worker. */
+  for(worker: boolean): QueueOptions['connection'] {
+    const { url, connection, cluster } = this.options;
+    // A client of yours is used as it is: a copy of a Cluster is a plain object, which BullMQ
+    // reads as options for one Redis at 127.0.0.1:6379.
+    if (clientOf(connection)) return connection as Redis | Cluster;
+    if (cluster) return this.ownCluster(worker ? 'worker' : 'queue', cluster);
+    const given: BullmqRedisOptions = url !== undefined ? { url } : { ...(connection as BullmqRedisOptions) };
+    // Back within a second or two of Redis: BullMQ's own default waits up to 20 s between tries,
+    // and adds fail until the queue's connection is back (see below).
+    const base: BullmqRedisOptions = { retryStrategy: reconnectDelay, ...given };
+    // Workers block on Redis and must never give a command up (BullMQ's own requirement). Adds
+    // fail fast while Redis is away (BullMQ's documented pattern), so an inbound request gets its
+    // 503 instead of waiting for the reconnection.
+    // An add already sent when Redis went away fails at the first failed reconnection, not 20 later.
+    return worker
+      ? { ...base, maxRetriesPerRequest: null }
+      : { ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1 };
+  }
+
+  /** One Cluster client per role, opened from `cluster` (workers: no command ever given up). */
+  private ownCluster(
+    role: 'queue' | 'worker',
+    given: NonNullable<BullmqConnectionOptions['cluster']>,
+  ): Cluster {
+    let cluster = this.ownClusters.get(role);
+    if (!cluster) {
+      const options = given.options ?? {};
+      cluster = new Cluster(given.nodes, {
+        // As for one Redis (see connection): the connection is back soon after the cluster, and
+        // adds fail fast while it is away.
+        clusterRetryStrategy: reconnectDelay,
+        ...options,
+        ...(role === 'queue' ? { enableOfflineQueue: false } : {}),
+        redisOptions: {
+          ...options.redisOptions,
+          ...(role === 'worker' ? { maxRetriesPerRequest: null } : {}),
+        },
+      });
+      cluster.on('error', (error: Error) => this.errors.error(`Redis Cluster (${role}): ${error.message}`));
+      this.ownClusters.set(role, cluster);
+    }
+    return cluster;
+  }
+
+  private checkClient(client: Redis | Cluster): void {
+    const options: RedisOptions = isClusterClient(client)
+      ? { ...client.options.redisOptions, keyPrefix: client.options.keyPrefix }
+      : client.options;
+    if (options.keyPrefix) {
+      throw new HubtelRedisConfigError(
+        'bullmq.connection',
+        'CLIENT_UNUSABLE',
+        'sets an ioredis keyPrefix, which BullMQ refuses: remove it and use the `prefix` option',
+      );
+    }
+    // Workers would have to copy the client to change this (and a copy of a Cluster loses it).
+    if (this.options.work !== false && options.maxRetriesPerRequest !== null) {
+      throw new HubtelRedisConfigError(
+        'bullmq.connection',
+        'CLIENT_UNUSABLE',
+        `has maxRetriesPerRequest ${String(options.maxRetriesPerRequest ?? 'default (20)')}: BullMQ workers need null; create the client with maxRetriesPerRequest: null${isClusterClient(client) ? ' in redisOptions' : ''}, or give \`cluster\`/\`url\` and let the runner open its own`,
+      );
+    }
+  }
+
+  private checkPrefix(): void {
+    if (hashTagOf(this.prefix) === undefined) {
+      throw new HubtelRedisConfigError(
+        'bullmq.prefix',
+        'PREFIX_WITHOUT_HASH_TAG',
+        `"${this.prefix}" has no {hash tag}: on a Redis Cluster every BullMQ script would fail with CROSSSLOT; use e.g. "{${this.prefix}}" or the default "${BULLMQ_RUNNER_DEFAULTS.prefix}"`,
+      );
+    }
+  }
+
+  /** Closes the Cluster clients opened here (BullMQ leaves a client it was given open: it is shared). */
+  async close(): Promise<void> {
+    await Promise.all(
+      [...this.ownClusters.values()].map((cluster) =>
+        bounded(cluster.quit(), async () => cluster.disconnect()),
+      ),
+    );
+    this.ownClusters.clear();
+  }
+}
+
+/** The ioredis client given as `connection`, or undefined when it is options. */
+function clientOf(connection: BullmqConnectionOptions['connection']): Redis | Cluster | undefined {
+  // BullMQ's own test of a client (its methods), not `instanceof`: a client of another installed
+  // copy of ioredis is a client all the same, and must not be read as options.
+  const methods = ['connect', 'disconnect', 'duplicate'] as const;
+  return connection !== undefined &&
+    methods.every((m) => typeof (connection as Record<string, unknown>)[m] === 'function')
+    ? (connection as Redis | Cluster)
+    : undefined;
+}
+
+/** A Cluster client, by ioredis's own `isCluster` flag (see clientOf). */
+function isClusterClient(client: unknown): client is Cluster {
+  return (
+    typeof client === 'object' && client !== null && (client as { isCluster?: unknown }).isCluster === true
+  );
+}
+
+/** A spread client (`{ ...cluster }`): it carries a client's own fields, which options never do. */
+function looksLikeCopiedClient(connection: BullmqConnectionOptions['connection']): boolean {
+  if (!connection || typeof connection !== 'object') return false;
+  return ['startupNodes', 'isCluster', 'connector', 'commandQueue', 'condition'].some(
+    (field) => field in connection,
+  );
+}
+
+/**
+ * Waits for a graceful close, but not forever: with Redis gone, BullMQ's close waits for it to
+ * come back, and a repeated task's worker may wait for its pass. After CLOSE_GRACE_MS the connections are dropped (jobs still running are left to
+ * another worker's stalled-job check).
+ */
+export async function bounded(closing: Promise<unknown>, disconnect: () => Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS)));
+  const outcome = await Promise.race([
+    closing.then(
+      () => 'closed' as const,
+      () => 'closed' as const,
+    ),
+    late,
+  ]);
+  clearTimeout(timer);
+  if (outcome !== 'late') return;
+  // Not awaited past a second either: a connection that does not close must not hold the app.
+  await Promise.race([
+    disconnect().catch(() => undefined),
+    new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+  ]);
+}
+
+const CLOSE_GRACE_MS = 2_000;
+
+/** Reconnection delays of the runner's own connections: 250 ms, 500 ms, ... at most 2 s. */
+function reconnectDelay(times: number): number {
+  return Math.min(250 * times, 2_000);
+}

@@ -1,0 +1,117 @@
+import type { Logger } from '@nestjs/common';
+import { HubtelError } from '../errors/hubtel.errors.js';
+import { maskPhoneNumbers } from '../logging/redact.js';
+import { sleep } from '../retry/backoff.js';
+import type { HubtelStore, StoreEntry, StoreWriteOptions } from '../store/hubtel-store.interface.js';
+import { NO_HANDLERS } from './inbound-dispatch.js';
+import type { JobDefinition, JobRecord, JobStatus } from './inbound-job.types.js';
+import type { JobRunRequest } from './job-runner.js';
+
+/*
+ * A run's outcome as the pipeline writes it: the record after the run, and the compare-and-set
+ * that writes it over the entry the run read.
+ */
+
+/** What writeOutcome writes with. */
+export interface OutcomeWriter {
+  store: HubtelStore;
+  writeOptions: StoreWriteOptions;
+  logger: Logger;
+  /** Aborted at shutdown: a store outage is no longer waited out. */
+  stopping: AbortSignal;
+}
+
+/** The record after a run: all it carries over (results, state, the run it is) but `deferred`. */
+export function nextRecord(
+  updatedAt: number,
+  job: JobRecord,
+  status: JobStatus,
+  attempts: number,
+  lastError?: string,
+  followUps?: ReadonlyArray<{ storeKey: string }>,
+): JobRecord {
+  const { deferred: _deferred, lastError: _lastError, settling: _settling, ...kept } = job;
+  const next: JobRecord = { ...kept, status, attempts, updatedAt };
+  if (lastError !== undefined) next.lastError = lastError;
+  if (followUps?.length) next.then = followUps.map((f) => f.storeKey);
+  if (next.results === undefined) delete next.results; // a dispatch without `keepResults`
+  return next;
+}
+
+/**
+ * Writes a run's outcome over the entry it read (compare-and-set). Another run of the same job
+ * may have written meanwhile (a runner that delivered it twice): what succeeded on either side
+ * is kept, and false says another run settled it first, so this one's hooks, events and
+ * signals must not fire. A store outage is waited out: the handlers have run, and an unwritten
+ * outcome would have them run again.
+ */
+export async function writeOutcome(
+  writer: OutcomeWriter,
+  storeKey: string,
+  entry: StoreEntry<JobRecord>,
+  next: JobRecord,
+  definition: JobDefinition<any>,
+): Promise<boolean> {
+  const done = next.status === 'done';
+  // Compacted first: a module's compactWhenDone may read what its doneTtlMs then forgets.
+  const value = done && definition.compactWhenDone ? compact(next, definition) : next;
+  const ttlMs = done ? definition.doneTtlMs?.(next) : undefined;
+  const options = ttlMs === undefined ? writer.writeOptions : { ttlMs };
+  let current: StoreEntry<JobRecord> | undefined = entry;
+  for (let failures = 0; current;) {
+    const theirs: JobRecord = current.value;
+    // Settled by another run: it stands (told what succeeded here, unless it gave up where
+    // this run succeeded).
+    const lost = theirs.status === 'done' || (theirs.status === 'dead' && value.status !== 'done');
+    const merged = lost ? union(theirs, value) : union(value, theirs);
+    if (lost && merged === theirs) return false;
+    try {
+      if (await writer.store.compareAndSet(storeKey, current.version, merged, options)) return !lost;
+      current = await writer.store.get<JobRecord>(storeKey);
+    } catch (error) {
+      if (
+        !(error instanceof HubtelError && error.code === 'HUBTEL_STORE_UNAVAILABLE') ||
+        writer.stopping.aborted
+      )
+        throw error;
+      if (failures++ === 0)
+        writer.logger.warn(
+          `Could not record the outcome of job ${next.type} ${maskPhoneNumbers(next.key)}: ${describe(error)}; trying again until the store answers`,
+        );
+      await sleep(Math.min(1_000, 50 * 2 ** Math.min(failures, 5)), writer.stopping);
+    }
+  }
+  return false;
+}
+
+export function isSettled(job: JobRecord): boolean {
+  return job.status === 'done' || job.status === 'dead';
+}
+
+/** The run a record names, as its runner is asked for it. */
+export function request(storeKey: string, job: JobRecord): JobRunRequest {
+  return { storeKey, type: job.type, run: job.run ?? 1 };
+}
+
+/** `base` with the handlers that succeeded in `other` too (`base` itself when none is new). */
+function union(base: JobRecord, other: JobRecord): JobRecord {
+  const added = other.doneHandlers.filter((id) => !base.doneHandlers.includes(id));
+  return base.compacted || added.length === 0
+    ? base
+    : { ...base, doneHandlers: [...base.doneHandlers, ...added] };
+}
+
+/** What a done job's record keeps with `compactWhenDone`: enough to recognise its key. */
+function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
+  const { results: _results, state: _state, lastError: _error, ...rest } = done;
+  return {
+    ...rest,
+    payload: definition.compactWhenDone!(done.payload, done),
+    doneHandlers: NO_HANDLERS,
+    compacted: true,
+  };
+}
+
+export function describe(error: unknown): string {
+  return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
+}

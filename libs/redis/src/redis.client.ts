@@ -1,0 +1,158 @@
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { HubtelConfigError, HubtelRedisConfigError } from 'nestjs-hubtel';
+import { clusterEnabledIn, redisClusterNodesOption } from '#internal';
+import { REDIS_STORE_DEFAULTS } from './redis.constants.js';
+
+/** A Redis Cluster to open: its startup nodes and ioredis Cluster options (TLS, auth, NAT map...). */
+export interface RedisClusterConnection {
+  /** Some of the cluster's nodes (ioredis discovers the rest), e.g. `[{ host: '10.0.0.1', port: 6379 }]`. */
+  nodes: ClusterNode[];
+  /**
+   * ioredis Cluster options, merged over the fail-fast defaults. Per-node settings (password,
+   * `tls`, timeouts) go in `options.redisOptions`; managed clusters behind TLS often also need
+   * `dnsLookup: (address, callback) => callback(null, address)`.
+   */
+  options?: ClusterOptions;
+}
+
+/**
+ * Where the store's Redis is: `client` (yours: the store never closes it; a `Redis` or a
+ * `Cluster`), or `url` and/or `options` (one Redis, or a managed one behind a single endpoint), or
+ * `cluster` (a Redis Cluster). With `url`, `options` or `cluster` the store opens its own client,
+ * fails fast while Redis is down, and closes it.
+ */
+export interface RedisStoreOptions {
+  /** An ioredis client of yours. Give it `enableOfflineQueue: false` and a `commandTimeout` to fail fast. */
+  client?: Redis | Cluster;
+  /** `redis://[:password@]host:port/db` or `rediss://...` (TLS). Not a node of a cluster: see `cluster`. */
+  url?: string;
+  /**
+   * ioredis options for the store's own client, merged over the defaults: fail fast, and
+   * `enableAutoPipelining` (the commands of concurrent requests share one write to the socket:
+   * under load, most of a request's cost is its round trips).
+   */
+  options?: RedisOptions;
+  /** A Redis Cluster (ElastiCache cluster mode, Azure clustered, self-run `--cluster-enabled yes`...). */
+  cluster?: RedisClusterConnection;
+  /**
+   * Put in front of every key, and removed from the keys `scan` yields. Default ''. On a cluster
+   * it must not hold a `{hash tag}`: every key would hash to one slot, on one node.
+   */
+  keyPrefix?: string;
+  /** Time limit of one command on the store's own client, in ms. Default 2000. */
+  commandTimeoutMs?: number;
+  /** Keys per SCAN round trip. Default 500. */
+  scanCount?: number;
+  /**
+   * How often the store looks for its marker, to notice that Redis lost its data (see
+   * `lostData()`), in ms. Default 10000; 0: only on reconnecting, health checks and unknown
+   * checkout references.
+   */
+  lossCheckIntervalMs?: number;
+}
+
+/**
+ * The store's client: the one given (never closed by the store), or its own (`owned`), which fails
+ * fast while Redis is down and auto-pipelines.
+ */
+export function storeClient(options: RedisStoreOptions): { client: Redis | Cluster; owned: boolean } {
+  const timeout = positive(
+    options.commandTimeoutMs,
+    REDIS_STORE_DEFAULTS.commandTimeoutMs,
+    'redis.commandTimeoutMs',
+  );
+  if (options.client) {
+    // ioredis would prefix our keys but not our SCAN pattern: scans would find nothing.
+    const clientPrefix = isClusterClient(options.client)
+      ? (options.client.options.keyPrefix ?? options.client.options.redisOptions?.keyPrefix)
+      : options.client.options.keyPrefix;
+    if (clientPrefix) {
+      throw new HubtelRedisConfigError(
+        'redis.client',
+        'CLIENT_UNUSABLE',
+        'must not set ioredis keyPrefix; use the keyPrefix option',
+      );
+    }
+    return { client: options.client, owned: false };
+  }
+  if (options.cluster) {
+    const nodes = redisClusterNodesOption(options.cluster.nodes, 'redis.cluster.nodes');
+    const given = options.cluster.options ?? {};
+    const client = new Cluster(nodes, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      enableAutoPipelining: true,
+      clusterRetryStrategy: (attempt) => Math.min(attempt * 50, REDIS_STORE_DEFAULTS.maxReconnectDelayMs),
+      ...given,
+      redisOptions: { ...failFastNode(timeout), ...given.redisOptions },
+    });
+    return { client, owned: true };
+  }
+  const failFast: RedisOptions = {
+    lazyConnect: true,
+    // A command while disconnected fails now instead of waiting in a queue with a request.
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    ...failFastNode(timeout),
+    retryStrategy: (attempt) => Math.min(attempt * 50, REDIS_STORE_DEFAULTS.maxReconnectDelayMs),
+    ...options.options,
+  };
+  return { client: options.url ? new Redis(options.url, failFast) : new Redis(failFast), owned: true };
+}
+
+/**
+ * A Cluster client, told by ioredis's own `isCluster` flag rather than `instanceof`: a client made
+ * by another installed copy of ioredis is no instance of ours, and taken for one Redis it would be
+ * scanned on one node only.
+ */
+export function isClusterClient(client: Redis | Cluster): client is Cluster {
+  return (client as { isCluster?: unknown }).isCluster === true;
+}
+
+/** Per-node settings of the store's own clients: fail fast rather than hold a request. */
+function failFastNode(timeout: number): RedisOptions {
+  return {
+    commandTimeout: timeout,
+    connectTimeout: REDIS_STORE_DEFAULTS.connectTimeoutMs,
+    // A command cut off by a dropped connection fails rather than being sent again: a resent
+    // compare-and-set that had been applied would report losing to its own write.
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+  };
+}
+
+/**
+ * Refuses a single-node client on a node of a Redis Cluster: it answers MOVED for the two thirds
+ * of keys it does not own, so the app would start and then refuse most payments. A server that
+ * does not answer INFO (some managed proxies) is taken as it is: it is no cluster node to us.
+ */
+export async function refuseClusterNode(client: Redis, option: string): Promise<void> {
+  let info: string;
+  try {
+    info = await client.info('cluster');
+  } catch {
+    return;
+  }
+  if (clusterEnabledIn(info)) {
+    throw new HubtelRedisConfigError(
+      option,
+      'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT',
+      'points at a node of a Redis Cluster: give `cluster: { nodes: [...] }` (or a Cluster client) instead, so each key goes to the node that owns its slot',
+    );
+  }
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no connection within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+export function positive(value: number | undefined, fallback: number, option: string): number {
+  if (value === undefined) return fallback;
+  if (!(Number.isFinite(value) && value > 0))
+    throw new HubtelConfigError(option, 'must be a positive number');
+  return value;
+}
