@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import { HubtelError } from '../errors/hubtel.errors.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
 import { sleep } from '../retry/backoff.js';
-import type { HubtelStore, StoreEntry, StoreWriteOptions } from '../store/hubtel-store.interface.js';
+import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 import { NO_HANDLERS } from './inbound-dispatch.js';
 import type { JobDefinition, JobRecord, JobStatus } from './inbound-job.types.js';
 import type { JobRunRequest } from './job-runner.js';
@@ -15,7 +15,7 @@ import type { JobRunRequest } from './job-runner.js';
 /** What writeOutcome writes with. */
 export interface OutcomeWriter {
   store: HubtelStore;
-  writeOptions: StoreWriteOptions;
+  writeOptions: { ttlMs: number };
   logger: Logger;
   /** Aborted at shutdown: a store outage is no longer waited out. */
   stopping: AbortSignal;

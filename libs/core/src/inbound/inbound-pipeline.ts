@@ -9,9 +9,8 @@ import { HubtelError, HubtelStoreUnavailableError } from '../errors/hubtel.error
 import { HandlerRegistry } from '../events/handler-registry.js';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
-import { backoffDelay, sleep } from '../retry/backoff.js';
+import { sleep } from '../retry/backoff.js';
 import type { StoreEntry } from '../store/hubtel-store.interface.js';
-import type { HubtelJobSignal } from '../telemetry/hubtel-telemetry.js';
 import {
   DEFAULT_JOB_RECORD_TTL_MS,
   jobKeyPrefix,
@@ -21,19 +20,17 @@ import {
 } from './inbound-dead-letters.js';
 import { HandlerDispatch, ListenerFailure, NO_HANDLERS, type DispatchProgress } from './inbound-dispatch.js';
 import {
-  DEFAULT_JOB_RETRY,
-  DeadLetterEvent,
   JobDeferral,
   JobRefusedError,
   type InboundPipelineOptions,
   type JobDefinition,
-  type JobOutcome,
   type JobRecord,
   type JobRefusal,
   type SubmitResult,
 } from './inbound-job.types.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, HubtelShuttingDownError, reportShutdown } from './inbound-shutdown.js';
 import { InProcessJobRunner, type JobRunner, type JobRunOutcome } from './job-runner.js';
+import { JobSettlement, SETTLED, type FollowUp } from './inbound-settlement.js';
 import {
   describe,
   isSettled,
@@ -55,22 +52,12 @@ export * from './inbound-job.types.js';
 
 /** A wake mark lives until the run it is for ends (a handler's time), then expires if unread. */
 const WAKE_MARK_TTL_MS = 3600_000;
-const SETTLED: JobRunOutcome = { kind: 'settled' };
-
-/** A job a settling run submitted (see `JobDefinition.beforeSettled`): run here once that one is settled. */
-interface FollowUp {
-  storeKey: string;
-  type: string;
-  /** As its submit wrote it. */
-  entry: StoreEntry<JobRecord>;
-}
 
 export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
   private readonly definitions = new Map<string, JobDefinition<any>>();
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly prefix: string;
-  private readonly writeOptions: { ttlMs: number };
   /** Where and when this pipeline's jobs run (given, or this process's own). */
   readonly runner: JobRunner;
   private readonly dispatcher: HandlerDispatch;
@@ -81,15 +68,15 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   private closing = false;
   private readonly stopping = new AbortController();
   private readonly writer: OutcomeWriter;
+  private readonly settlement: JobSettlement;
 
   constructor(private readonly options: InboundPipelineOptions) {
     this.logger = options.logger ?? new HubtelLogger(`Hubtel:${options.name}`);
     this.now = options.now ?? Date.now;
     this.prefix = jobKeyPrefix(options.name);
-    this.writeOptions = { ttlMs: options.recordTtlMs ?? DEFAULT_JOB_RECORD_TTL_MS };
     this.writer = {
       store: options.store,
-      writeOptions: this.writeOptions,
+      writeOptions: { ttlMs: options.recordTtlMs ?? DEFAULT_JOB_RECORD_TTL_MS },
       logger: this.logger,
       stopping: this.stopping.signal,
     };
@@ -98,6 +85,15 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     this.dispatcher = new HandlerDispatch(options.name, handlers, options.telemetry, this.logger);
     // In one process there is nobody to wait for: jobs run from the first submit.
     this.runner = options.runner ?? new InProcessJobRunner();
+    this.settlement = new JobSettlement({
+      options,
+      writer: this.writer,
+      logger: this.logger,
+      now: this.now,
+      runner: this.runner,
+      record: (type, key, payload, followUps) => this.record(type, key, payload, followUps),
+      execute: this.execute,
+    });
     if (this.runner.local) void this.runner.start(options.name, this.execute);
   }
 
@@ -138,7 +134,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       updatedAt: at,
     };
     const storeKey = this.prefix + `${type}:${key}`;
-    if (await this.options.store.setIfAbsent(storeKey, record, this.writeOptions)) {
+    if (await this.options.store.setIfAbsent(storeKey, record, this.writer.writeOptions)) {
       if (followUps) followUps.push({ storeKey, type, entry: { value: record, version: 1 } });
       else await this.runner.enqueue(this.options.name, { storeKey, type, run: 1 });
       return { duplicate: false, record };
@@ -153,9 +149,8 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   }
 
   /**
-   * The record of a job its sender sends again (undefined when unknown), for a module that answers
-   * a known key without submitting (nothing of the new request is needed): the same as `submit`
-   * does for a duplicate, without the wake. Acknowledge the sender only after this.
+   * A known key answered without submitting: what `submit` does for a duplicate, without the
+   * wake (undefined when unknown). Acknowledge the sender only after this.
    */
   async resend<P>(type: string, key: string): Promise<JobRecord<P> | undefined> {
     this.definition(type);
@@ -163,10 +158,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   }
 
   /**
-   * A duplicate's record. Not settled and not deferred (a deferred run is its runner's): the
-   * sender may have had its error after the record was written (the runner unreachable: answered
-   * 503; or a follow-up's first attempt failed and its retry could not be queued), and its retry is
-   * the only one left to ask for the run, so it asks again; the runner keeps one run per number.
+   * A duplicate's record. Neither settled nor deferred (a runner's), its run is asked for again:
+   * the record may be all that was written (the runner away: a 503, or a follow-up's retry not
+   * queued), and the sender's retry is the only one left to ask; the runner keeps one run per number.
    */
   private async sentAgain<P>(storeKey: string): Promise<JobRecord<P> | undefined> {
     const job = (await this.options.store.get<JobRecord<P>>(storeKey))?.value;
@@ -236,7 +230,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     const refusal = gate && (await gate(dead!.payload, dead!));
     if (refusal?.outcome === 'dead') throw new JobRefusedError(dead!.type, dead!.key, refusal);
     const replayed = await requeueDeadLetter(this.options.store, this.options.name, id, {
-      ttlMs: this.writeOptions.ttlMs,
+      ttlMs: this.writer.writeOptions.ttlMs,
       runner: this.runner,
       now: this.now,
     });
@@ -256,13 +250,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   }
 
   private definition(type: string): JobDefinition<any> {
-    const definition = this.definitions.get(type);
-    if (!definition)
-      throw new HubtelError(
-        'HUBTEL_CONFIG_INVALID',
-        `Unknown job type "${type}" in pipeline ${this.options.name}`,
-      );
-    return definition;
+    const found = this.definitions.get(type);
+    if (found) return found;
+    throw new HubtelError('HUBTEL_CONFIG_INVALID', `Unknown job type "${type}" (${this.options.name})`);
   }
 
   /**
@@ -290,7 +280,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       if (!definition)
         return { kind: 'retry', delayMs: 30_000, error: `unknown job type ${entry.value.type}` };
       if (giveUp !== undefined)
-        return await this.fail(storeKey, entry, definition, entry.value, giveUp, Infinity);
+        return await this.settlement.fail(storeKey, entry, definition, entry.value, giveUp, Infinity);
       return await this.run(storeKey, entry, definition, read);
     } catch (error) {
       this.logger.error(`Job ${storeKey} stopped: ${describe(error)}; trying again`);
@@ -318,9 +308,10 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   ): Promise<JobRunOutcome> {
     let job = entry.value;
     // Its outcome was decided before (gate and handlers behind it): only what follows it is left.
-    if (job.settling === 'done') return this.complete(storeKey, entry, definition, job, job.attempts);
+    if (job.settling === 'done')
+      return this.settlement.complete(storeKey, entry, definition, job, job.attempts);
     if (job.settling === 'dead')
-      return this.fail(storeKey, entry, definition, job, job.lastError ?? 'gave up', Infinity);
+      return this.settlement.fail(storeKey, entry, definition, job, job.lastError ?? 'gave up', Infinity);
     let woken = false;
     if (definition.wakeOnDuplicate) {
       const mark = await this.takeWake(storeKey);
@@ -348,7 +339,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
           // Best effort: a lost race only leaves the outcome write to record it.
           entry =
             (await this.options.store
-              .compareAndSet(storeKey, entry.version, { ...entry.value, ...saved }, this.writeOptions)
+              .compareAndSet(storeKey, entry.version, { ...entry.value, ...saved }, this.writer.writeOptions)
               .catch(() => undefined)) ?? entry;
         });
       }
@@ -360,7 +351,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       failure = { error: caught instanceof ListenerFailure ? caught.cause : caught };
     }
     job = { ...job, ...progress };
-    if (failure) return this.fail(storeKey, entry, definition, job, failure.error, attempt);
+    if (failure) return this.settlement.fail(storeKey, entry, definition, job, failure.error, attempt);
     if (refusal) {
       const lastError = refusal.outcome === 'dead' ? refusal.reason : job.lastError;
       const settled = nextRecord(this.now(), job, refusal.outcome, job.attempts, lastError);
@@ -368,7 +359,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       this.logger.warn(
         `Job ${job.type} ${maskPhoneNumbers(job.key)} not run: ${maskPhoneNumbers(refusal.reason)} (${refusal.outcome})`,
       );
-      await this.settled(
+      await this.settlement.settled(
         definition,
         settled,
         refusal.outcome,
@@ -388,170 +379,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         woken: async () => (await this.options.store.get(markKey)) !== undefined,
       };
     }
-    return this.complete(storeKey, entry, definition, job, attempt);
-  }
-
-  /** A run that succeeded: what must follow it (`beforeSettled`), then done. */
-  private async complete(
-    storeKey: string,
-    entry: StoreEntry<JobRecord>,
-    definition: JobDefinition<any>,
-    job: JobRecord,
-    attempt: number,
-  ): Promise<JobRunOutcome> {
-    const followUps: FollowUp[] = [];
-    const held = await this.beforeSettled(storeKey, entry, definition, job, 'done', attempt, followUps);
-    if (held) return held;
-    const done = nextRecord(this.now(), job, 'done', attempt, undefined, followUps);
-    if (!(await writeOutcome(this.writer, storeKey, entry, done, definition))) return this.queue(followUps);
-    this.signal(job.type, 'done', attempt);
-    await this.settled(definition, done, 'done');
-    return this.follow(followUps);
-  }
-
-  /**
-   * Runs each follow-up of a settled run here, at once (from the entry its submit wrote: no read),
-   * and queues what that first attempt left (a retry, after its delay). Throws when one cannot be
-   * queued: the runner retries this run, which finds it settled and asks for them again (`then`).
-   */
-  private async follow(followUps: FollowUp[]): Promise<JobRunOutcome> {
-    for (const { storeKey, type, entry } of followUps) {
-      const outcome = await this.execute(storeKey, undefined, entry);
-      if (outcome.kind === 'settled') continue;
-      const delayMs = outcome.kind === 'retry' ? outcome.delayMs : Math.max(0, outcome.until - this.now());
-      await this.runner.enqueue(this.options.name, {
-        storeKey,
-        type,
-        run: 1,
-        ...(delayMs > 0 ? { delayMs } : {}),
-      });
-    }
-    return SETTLED;
-  }
-
-  /** Follow-ups of a run that lost its outcome write to another run: queued, not run here. */
-  private async queue(followUps: FollowUp[]): Promise<JobRunOutcome> {
-    for (const { storeKey, type } of followUps)
-      await this.runner.enqueue(this.options.name, { storeKey, type, run: 1 });
-    return SETTLED;
-  }
-
-  /**
-   * Runs `beforeSettled`; when it fails, the job stays pending with its outcome decided and is
-   * retried for it alone (not the handlers' failure: never dead-lettered for it, since a dead
-   * job reports a failure). Undefined: it passed, settle now.
-   */
-  private async beforeSettled(
-    storeKey: string,
-    entry: StoreEntry<JobRecord>,
-    definition: JobDefinition<any>,
-    job: JobRecord,
-    outcome: JobOutcome,
-    attempts: number,
-    followUps: FollowUp[],
-  ): Promise<JobRunOutcome | undefined> {
-    try {
-      await definition.beforeSettled?.(job, outcome, {
-        submit: (type, key, payload) => this.record(type, key, payload, followUps),
-      });
-      return undefined;
-    } catch (error) {
-      const message = describe(error);
-      const pending = nextRecord(
-        this.now(),
-        job,
-        'pending',
-        attempts,
-        outcome === 'dead' ? job.lastError : message,
-      );
-      pending.settling = outcome;
-      if (!(await writeOutcome(this.writer, storeKey, entry, pending, definition))) return SETTLED;
-      const policy = { ...DEFAULT_JOB_RETRY, ...this.options.retry, ...definition.retry };
-      const delayMs = backoffDelay(attempts, policy, this.options.random);
-      this.logger.warn(
-        `Job ${job.type} ${maskPhoneNumbers(job.key)} is ${outcome}, but what follows failed: ${message}; trying again in ${delayMs} ms`,
-      );
-      return { kind: 'retry', delayMs, error: message };
-    }
-  }
-
-  /** A failed run: retried after the policy's backoff, or dead-lettered once it has none left. */
-  private async fail(
-    storeKey: string,
-    entry: StoreEntry<JobRecord>,
-    definition: JobDefinition<any>,
-    job: JobRecord,
-    error: unknown,
-    attempt: number,
-  ): Promise<JobRunOutcome> {
-    const policy = { ...DEFAULT_JOB_RETRY, ...this.options.retry, ...definition.retry };
-    const message = describe(error);
-    const runs = Number.isFinite(attempt) ? attempt : job.attempts;
-    const delayMs = backoffDelay(runs, policy, this.options.random);
-    const outOfTime =
-      policy.deadlineMs !== undefined && this.now() - job.receivedAt + delayMs >= policy.deadlineMs;
-    if (runs < policy.maxAttempts && !outOfTime && Number.isFinite(attempt)) {
-      const pending = nextRecord(this.now(), job, 'pending', runs, message);
-      if (!(await writeOutcome(this.writer, storeKey, entry, pending, definition))) return SETTLED;
-      this.logger.warn(
-        `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${runs}/${policy.maxAttempts}): ${message}; retrying in ${delayMs} ms`,
-      );
-      this.signal(job.type, 'retry', runs);
-      return { kind: 'retry', delayMs, error: message };
-    }
-    const followUps: FollowUp[] = [];
-    const held = await this.beforeSettled(
-      storeKey,
-      entry,
-      definition,
-      { ...job, attempts: runs, lastError: message },
-      'dead',
-      runs,
-      followUps,
-    );
-    if (held) return held;
-    const dead = nextRecord(this.now(), job, 'dead', runs, message, followUps);
-    if (!(await writeOutcome(this.writer, storeKey, entry, dead, definition))) return this.queue(followUps);
-    this.logger.error(
-      `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${runs} attempt(s): ${message} (dead-lettered)`,
-    );
-    this.signal(job.type, 'dead', runs);
-    const event = new DeadLetterEvent(
-      job.type,
-      job.key,
-      job.payload,
-      runs,
-      message,
-      new Date(job.receivedAt),
-    );
-    await this.options.emitter
-      .emitAsync(this.options.deadLetterEvent, event)
-      .catch((listenerError: unknown) =>
-        this.logger.error(`A dead-letter listener failed: ${describe(listenerError)}`),
-      );
-    await this.settled(definition, dead, 'dead', error);
-    await this.follow(followUps);
-    return { kind: 'settled', dead: message };
-  }
-
-  /** Built only when a telemetry is given (see HubtelTelemetry). */
-  private signal(type: string, outcome: HubtelJobSignal['outcome'], attempt: number): void {
-    this.options.telemetry?.record({ kind: 'job', pipeline: this.options.name, job: type, outcome, attempt });
-  }
-
-  private async settled(
-    definition: JobDefinition<any>,
-    job: JobRecord,
-    outcome: JobOutcome,
-    error?: unknown,
-  ): Promise<void> {
-    try {
-      await definition.onSettled?.(job, outcome, error);
-    } catch (hookError) {
-      this.logger.error(
-        `After-job hook of ${job.type} ${maskPhoneNumbers(job.key)} failed: ${describe(hookError)}`,
-      );
-    }
+    return this.settlement.complete(storeKey, entry, definition, job, attempt);
   }
 
   /** The payload of a duplicate that came for the job (consumed), if any. */

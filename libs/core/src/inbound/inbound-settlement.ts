@@ -1,0 +1,219 @@
+import type { Logger } from '@nestjs/common';
+import { maskPhoneNumbers } from '../logging/redact.js';
+import { backoffDelay } from '../retry/backoff.js';
+import type { StoreEntry } from '../store/hubtel-store.interface.js';
+import {
+  DEFAULT_JOB_RETRY,
+  DeadLetterEvent,
+  type InboundPipelineOptions,
+  type JobDefinition,
+  type JobOutcome,
+  type JobRecord,
+  type SubmitResult,
+} from './inbound-job.types.js';
+import { describe, nextRecord, writeOutcome, type OutcomeWriter } from './inbound-outcome.js';
+import type { JobRunner, JobRunOutcome } from './job-runner.js';
+import type { HubtelJobSignal } from '../telemetry/hubtel-telemetry.js';
+
+export const SETTLED: JobRunOutcome = { kind: 'settled' };
+
+/** A job a settling run submitted (see `JobDefinition.beforeSettled`): run here once that one is settled. */
+export interface FollowUp {
+  storeKey: string;
+  type: string;
+  /** As its submit wrote it. */
+  entry: StoreEntry<JobRecord>;
+}
+
+/** What the settlement needs of its pipeline. */
+export interface SettlementContext {
+  options: InboundPipelineOptions;
+  writer: OutcomeWriter;
+  logger: Logger;
+  now: () => number;
+  runner: JobRunner;
+  /** Records a follow-up (not queued: see `follow`). */
+  record<P>(type: string, key: string, payload: P, followUps: FollowUp[]): Promise<SubmitResult<P>>;
+  /** The pipeline's executor, for a follow-up's first run here. */
+  execute(storeKey: string, giveUp?: string, written?: StoreEntry<JobRecord>): Promise<JobRunOutcome>;
+}
+
+/**
+ * How a run ends once its handlers have spoken: done or dead (after `beforeSettled` and its
+ * follow-ups), or a retry after the policy's backoff; each written over the entry the run read.
+ */
+export class JobSettlement {
+  constructor(private readonly ctx: SettlementContext) {}
+
+  /** A run that succeeded: what must follow it (`beforeSettled`), then done. */
+  async complete(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    definition: JobDefinition<any>,
+    job: JobRecord,
+    attempt: number,
+  ): Promise<JobRunOutcome> {
+    const followUps: FollowUp[] = [];
+    const held = await this.beforeSettled(storeKey, entry, definition, job, 'done', attempt, followUps);
+    if (held) return held;
+    const done = nextRecord(this.ctx.now(), job, 'done', attempt, undefined, followUps);
+    if (!(await writeOutcome(this.ctx.writer, storeKey, entry, done, definition)))
+      return this.queue(followUps);
+    this.signal(job.type, 'done', attempt);
+    await this.settled(definition, done, 'done');
+    return this.follow(followUps);
+  }
+
+  /**
+   * Runs each follow-up of a settled run here, at once (from the entry its submit wrote: no read),
+   * and queues what that first attempt left (a retry, after its delay). Throws when one cannot be
+   * queued: the runner retries this run, which finds it settled and asks for them again (`then`).
+   */
+  private async follow(followUps: FollowUp[]): Promise<JobRunOutcome> {
+    for (const { storeKey, type, entry } of followUps) {
+      const outcome = await this.ctx.execute(storeKey, undefined, entry);
+      if (outcome.kind === 'settled') continue;
+      const delayMs =
+        outcome.kind === 'retry' ? outcome.delayMs : Math.max(0, outcome.until - this.ctx.now());
+      await this.ctx.runner.enqueue(this.ctx.options.name, {
+        storeKey,
+        type,
+        run: 1,
+        ...(delayMs > 0 ? { delayMs } : {}),
+      });
+    }
+    return SETTLED;
+  }
+
+  /** Follow-ups of a run that lost its outcome write to another run: queued, not run here. */
+  private async queue(followUps: FollowUp[]): Promise<JobRunOutcome> {
+    for (const { storeKey, type } of followUps)
+      await this.ctx.runner.enqueue(this.ctx.options.name, { storeKey, type, run: 1 });
+    return SETTLED;
+  }
+
+  /**
+   * Runs `beforeSettled`; when it fails, the job stays pending with its outcome decided and is
+   * retried for it alone (not the handlers' failure: never dead-lettered for it, since a dead
+   * job reports a failure). Undefined: it passed, settle now.
+   */
+  private async beforeSettled(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    definition: JobDefinition<any>,
+    job: JobRecord,
+    outcome: JobOutcome,
+    attempts: number,
+    followUps: FollowUp[],
+  ): Promise<JobRunOutcome | undefined> {
+    try {
+      await definition.beforeSettled?.(job, outcome, {
+        submit: (type, key, payload) => this.ctx.record(type, key, payload, followUps),
+      });
+      return undefined;
+    } catch (error) {
+      const message = describe(error);
+      const pending = nextRecord(
+        this.ctx.now(),
+        job,
+        'pending',
+        attempts,
+        outcome === 'dead' ? job.lastError : message,
+      );
+      pending.settling = outcome;
+      if (!(await writeOutcome(this.ctx.writer, storeKey, entry, pending, definition))) return SETTLED;
+      const policy = { ...DEFAULT_JOB_RETRY, ...this.ctx.options.retry, ...definition.retry };
+      const delayMs = backoffDelay(attempts, policy, this.ctx.options.random);
+      this.ctx.logger.warn(
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} is ${outcome}, but what follows failed: ${message}; trying again in ${delayMs} ms`,
+      );
+      return { kind: 'retry', delayMs, error: message };
+    }
+  }
+
+  /** A failed run: retried after the policy's backoff, or dead-lettered once it has none left. */
+  async fail(
+    storeKey: string,
+    entry: StoreEntry<JobRecord>,
+    definition: JobDefinition<any>,
+    job: JobRecord,
+    error: unknown,
+    attempt: number,
+  ): Promise<JobRunOutcome> {
+    const policy = { ...DEFAULT_JOB_RETRY, ...this.ctx.options.retry, ...definition.retry };
+    const message = describe(error);
+    const runs = Number.isFinite(attempt) ? attempt : job.attempts;
+    const delayMs = backoffDelay(runs, policy, this.ctx.options.random);
+    const outOfTime =
+      policy.deadlineMs !== undefined && this.ctx.now() - job.receivedAt + delayMs >= policy.deadlineMs;
+    if (runs < policy.maxAttempts && !outOfTime && Number.isFinite(attempt)) {
+      const pending = nextRecord(this.ctx.now(), job, 'pending', runs, message);
+      if (!(await writeOutcome(this.ctx.writer, storeKey, entry, pending, definition))) return SETTLED;
+      this.ctx.logger.warn(
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} failed (attempt ${runs}/${policy.maxAttempts}): ${message}; retrying in ${delayMs} ms`,
+      );
+      this.signal(job.type, 'retry', runs);
+      return { kind: 'retry', delayMs, error: message };
+    }
+    const followUps: FollowUp[] = [];
+    const held = await this.beforeSettled(
+      storeKey,
+      entry,
+      definition,
+      { ...job, attempts: runs, lastError: message },
+      'dead',
+      runs,
+      followUps,
+    );
+    if (held) return held;
+    const dead = nextRecord(this.ctx.now(), job, 'dead', runs, message, followUps);
+    if (!(await writeOutcome(this.ctx.writer, storeKey, entry, dead, definition)))
+      return this.queue(followUps);
+    this.ctx.logger.error(
+      `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${runs} attempt(s): ${message} (dead-lettered)`,
+    );
+    this.signal(job.type, 'dead', runs);
+    const event = new DeadLetterEvent(
+      job.type,
+      job.key,
+      job.payload,
+      runs,
+      message,
+      new Date(job.receivedAt),
+    );
+    await this.ctx.options.emitter
+      .emitAsync(this.ctx.options.deadLetterEvent, event)
+      .catch((listenerError: unknown) =>
+        this.ctx.logger.error(`A dead-letter listener failed: ${describe(listenerError)}`),
+      );
+    await this.settled(definition, dead, 'dead', error);
+    await this.follow(followUps);
+    return { kind: 'settled', dead: message };
+  }
+
+  /** Built only when a telemetry is given (see HubtelTelemetry). */
+  private signal(type: string, outcome: HubtelJobSignal['outcome'], attempt: number): void {
+    this.ctx.options.telemetry?.record({
+      kind: 'job',
+      pipeline: this.ctx.options.name,
+      job: type,
+      outcome,
+      attempt,
+    });
+  }
+
+  async settled(
+    definition: JobDefinition<any>,
+    job: JobRecord,
+    outcome: JobOutcome,
+    error?: unknown,
+  ): Promise<void> {
+    try {
+      await definition.onSettled?.(job, outcome, error);
+    } catch (hookError) {
+      this.ctx.logger.error(
+        `After-job hook of ${job.type} ${maskPhoneNumbers(job.key)} failed: ${describe(hookError)}`,
+      );
+    }
+  }
+}
