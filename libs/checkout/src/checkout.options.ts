@@ -55,7 +55,7 @@ import {
   CHECKOUT_DEFAULT_ACCOUNT,
   CHECKOUT_DEFAULT_CALLBACK_PATH,
 } from './checkout.constants.js';
-import { NOT_BLANK } from './dto/create-invoice.dto.js';
+import { NOT_BLANK } from './invoices/invoice.dto.js';
 
 /*
  * Checkout's options, each declared once: its documentation, its rules (checked at bootstrap by

@@ -17,24 +17,24 @@ import type {
   CheckoutAccounts,
   CheckoutAccountService,
 } from './checkout.accounts.js';
-import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
+import { checkoutCallbackValidator, validateCheckoutCallback } from './callbacks/callback.validation.js';
 import {
   CheckoutInvoiceStore,
   changeInvoice,
   invoiceAccount,
   type CheckoutInvoice,
-} from './checkout-invoice.store.js';
+} from './invoices/invoice.store.js';
 import {
   CheckoutReconciler,
   type CheckoutKnownInvoice,
   type CheckoutReconcileResult,
-} from './checkout-reconciler.js';
-import { CheckoutSettlement } from './checkout-settlement.js';
-import { classifyCallback, type CallbackClaim, type Verdict } from './checkout-verifier.js';
-import { failedFromCallback, paidFromCallback } from './checkout.callback-evidence.js';
-import { CheckoutConfirmation } from './checkout.confirmation.js';
+} from './reconciliation/invoice.reconciler.js';
+import { CheckoutSettlement } from './callbacks/payment.settlement.js';
+import { classifyCallback, type CallbackClaim, type Verdict } from './callbacks/callback.verifier.js';
+import { failedFromCallback, paidFromCallback } from './callbacks/callback.evidence.js';
+import { CheckoutConfirmation } from './callbacks/callback.confirmation.js';
 import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
-import { assertClientReference, buildInitiateBody } from './checkout.invoice-request.js';
+import { assertClientReference, buildInitiateBody } from './invoices/invoice.request.js';
 import {
   CHECKOUT_ACCOUNTS,
   CHECKOUT_DEFAULT_ACCOUNT,
@@ -44,8 +44,11 @@ import {
 } from './checkout.constants.js';
 import type { CheckoutRejectionReason } from './checkout.events.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
-import { type CheckoutInvoiceCreated, type CreateInvoiceInput } from './dto/create-invoice.dto.js';
-import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
+import type {
+  CheckoutInvoiceCreated,
+  CheckoutTransactionStatus,
+  CreateInvoiceInput,
+} from './invoices/invoice.dto.js';
 
 /** What became of a callback. The HTTP answer does not reveal it (see the callback controller). */
 export interface CheckoutCallbackResult {

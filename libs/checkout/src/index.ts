@@ -30,7 +30,7 @@ export {
   type CheckoutCallbackResult,
   type CheckoutAttentionResolution,
 } from './checkout.service.js';
-export type { CallbackClaim } from './checkout-verifier.js';
+export type { CallbackClaim } from './callbacks/callback.verifier.js';
 export { CheckoutUnknownOutcomeError, CheckoutUnknownAccountError } from './checkout.errors.js';
 export {
   CheckoutReconciler,
@@ -38,7 +38,7 @@ export {
   type CheckoutReconcileResult,
   type CheckoutReconcileOutcome,
   type CheckoutKnownInvoice,
-} from './checkout-reconciler.js';
+} from './reconciliation/invoice.reconciler.js';
 export {
   CheckoutEvents,
   CheckoutPaidEvent,
@@ -63,11 +63,15 @@ export {
   OnCheckoutAttention,
   InjectCheckout,
 } from './checkout.decorators.js';
-export type { CheckoutInvoice, CheckoutInvoiceStatus } from './checkout-invoice.store.js';
+export type { CheckoutInvoice, CheckoutInvoiceStatus } from './invoices/invoice.store.js';
 export {
   CheckoutCallbackDto,
   CheckoutCallbackDataDto,
   CheckoutCallbackPaymentDetailsDto,
-} from './dto/checkout-callback.dto.js';
-export type { CreateInvoiceInput, CheckoutInvoiceCreated } from './dto/create-invoice.dto.js';
-export type { CheckoutTransactionStatus, CheckoutPaymentStatus } from './dto/transaction-status.dto.js';
+} from './callbacks/callback.dto.js';
+export type {
+  CreateInvoiceInput,
+  CheckoutInvoiceCreated,
+  CheckoutTransactionStatus,
+  CheckoutPaymentStatus,
+} from './invoices/invoice.dto.js';

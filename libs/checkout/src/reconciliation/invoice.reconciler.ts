@@ -8,15 +8,15 @@ import {
   type JobRunner,
   type StoreEntry,
 } from 'nestjs-hubtel';
-import type { CheckoutAccount, CheckoutAccountSource } from './checkout.accounts.js';
+import type { CheckoutAccount, CheckoutAccountSource } from '../checkout.accounts.js';
 import {
   type CheckoutInvoice,
   type CheckoutInvoiceStore,
   type CheckoutWatchEntry,
-} from './checkout-invoice.store.js';
-import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';
-import type { ResolvedCheckoutOptions } from './checkout.options.js';
-import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
+} from '../invoices/invoice.store.js';
+import { paymentFromStatus, type CheckoutSettlement } from '../callbacks/payment.settlement.js';
+import type { ResolvedCheckoutOptions } from '../checkout.options.js';
+import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 
 /** What one reconciliation pass did. */
 export interface CheckoutReconcileReport {

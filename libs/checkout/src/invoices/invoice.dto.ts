@@ -8,6 +8,7 @@ import {
   Matches,
   MaxLength,
 } from 'class-validator';
+import { type TransactionPaymentStatus, type TransactionStatus } from '#internal';
 import { CLIENT_REFERENCE_MAX_LENGTH } from '../checkout.constants.js';
 
 /** Input of `CheckoutService.createInvoice`. Our names are camelCase; the request uses the contract's casing. */
@@ -147,3 +148,13 @@ export class CreateInvoiceDto implements CreateInvoiceInput {
   @Allow()
   metadata?: Record<string, unknown>;
 }
+
+/** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
+export type CheckoutPaymentStatus = TransactionPaymentStatus;
+
+/**
+ * The typed answer of `CheckoutService.getStatus` (transaction status check,
+ * `GET /transactions/{posSalesId}/status?clientReference=...`), read by core's
+ * `requestTransactionStatus`, which the service app's payment verification uses too.
+ */
+export type CheckoutTransactionStatus = TransactionStatus;

@@ -19,16 +19,16 @@ import {
   type CheckoutEvidenceSource,
   type CheckoutPaymentInfo,
   type CheckoutRejectionReason,
-} from './checkout.events.js';
+} from '../checkout.events.js';
 import {
   changeInvoice,
   invoiceAccount,
   type CheckoutInvoice,
   type CheckoutInvoiceStore,
-} from './checkout-invoice.store.js';
-import { CHECKOUT_DEFAULT_ACCOUNT } from './checkout.constants.js';
-import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
-import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
+} from '../invoices/invoice.store.js';
+import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
+import type { CheckoutCallbackDto } from './callback.dto.js';
+import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 
 /** A verified claim that an invoice was paid. */
 export interface PaidEvidence {

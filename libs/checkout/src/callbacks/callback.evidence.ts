@@ -3,9 +3,9 @@
  * evidence of a paid or failed claim. Shared by the direct path (CheckoutService.handleCallback)
  * and the status-check confirmation (checkout.confirmation.ts), so it is built one way.
  */
-import type { CheckoutSettlement } from './checkout-settlement.js';
-import type { CheckoutPaymentInfo } from './checkout.events.js';
-import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
+import type { CheckoutSettlement } from './payment.settlement.js';
+import type { CheckoutPaymentInfo } from '../checkout.events.js';
+import type { CheckoutCallbackDto } from './callback.dto.js';
 
 /** Keeps a payment detail only when it says something (not undefined, null or ""). */
 function given(value: string | null | undefined): value is string {

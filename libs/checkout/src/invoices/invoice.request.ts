@@ -7,13 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import { HubtelValidationError, normalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
 import { compileValidator } from '#internal';
-import { CLIENT_REFERENCE_MAX_LENGTH, DESCRIPTION_FORBIDDEN_CHARACTERS } from './checkout.constants.js';
-import type { ResolvedCheckoutOptions } from './checkout.options.js';
+import { CLIENT_REFERENCE_MAX_LENGTH, DESCRIPTION_FORBIDDEN_CHARACTERS } from '../checkout.constants.js';
+import type { ResolvedCheckoutOptions } from '../checkout.options.js';
 import {
   CreateInvoiceDto,
   type CheckoutInitiateRequestBody,
   type CreateInvoiceInput,
-} from './dto/create-invoice.dto.js';
+} from './invoice.dto.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const METADATA_MAX_BYTES = 4096;
