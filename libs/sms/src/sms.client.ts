@@ -14,9 +14,9 @@ import {
   invalidMsisdnsError,
   withFieldNames,
 } from '#internal';
-import { SmsBatchRun } from './sms-batch.runner.js';
+import { SmsBatchRun } from './sms.batch-runner.js';
 import { reportedSend } from './sms.telemetry.js';
-import { countSmsSegments } from './sms-segments.js';
+import { countSmsSegments } from './sms.segments.js';
 import { SMS_LIMITS, SMS_PATHS, smsLoggerContext } from './sms.constants.js';
 import type { ResolvedSmsOptions } from './sms.options.js';
 import type {

@@ -11,10 +11,10 @@ import {
   type HubtelErrorCode,
 } from 'nestjs-hubtel';
 import { ANSWER_FIELDS, type HttpTransport, withFieldNames } from '#internal';
-import { MsisdnSet } from './msisdn-set.js';
+import { MsisdnSet } from './sms.msisdn-set.js';
 import { SMS_PATHS } from './sms.constants.js';
 import { SmsBatchAbortedError } from './sms.errors.js';
-import type { SmsEncoding } from './sms-segments.js';
+import type { SmsEncoding } from './sms.segments.js';
 import type {
   SendBatchCounts,
   SendBatchProgress,
