@@ -25,11 +25,9 @@ export {
 export { checkoutAccountsFromEnv, type CheckoutEnvAccounts } from './checkout.options.js';
 export { CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 export type { CheckoutAccountService } from './checkout.accounts.js';
-export {
-  CheckoutService,
-  type CheckoutCallbackResult,
-  type CheckoutAttentionResolution,
-} from './checkout.service.js';
+export { CheckoutService, type CheckoutAttentionResolution } from './checkout.service.js';
+export type { CheckoutCallbackResult } from './callbacks/callback.handler.js';
+export type { CheckoutKnownInvoice } from './invoices/invoice.issuer.js';
 export type { CallbackClaim } from './callbacks/callback.verifier.js';
 export { CheckoutUnknownOutcomeError, CheckoutUnknownAccountError } from './checkout.errors.js';
 export {
@@ -37,7 +35,6 @@ export {
   type CheckoutReconcileReport,
   type CheckoutReconcileResult,
   type CheckoutReconcileOutcome,
-  type CheckoutKnownInvoice,
 } from './reconciliation/invoice.reconciler.js';
 export {
   CheckoutEvents,

@@ -1,7 +1,7 @@
 /**
  * The body of `POST {checkout_url}/items/initiate` for a createInvoice() input: every input check
  * (the DTO's, then the amount, description, URLs and payee rules), all problems reported together,
- * and the module's defaults filled in. Apart from CheckoutService, which records the invoice and
+ * and the module's defaults filled in. The issuer (invoice.issuer.ts) records the invoice and
  * calls the platform with what this builds.
  */
 import { randomUUID } from 'node:crypto';
