@@ -9,7 +9,7 @@ import {
   MaxLength,
 } from 'class-validator';
 import { type TransactionPaymentStatus, type TransactionStatus } from '#internal';
-import { CLIENT_REFERENCE_MAX_LENGTH } from '../checkout.constants.js';
+import { CLIENT_REFERENCE_MAX_LENGTH, NOT_BLANK, PRINTABLE_REFERENCE } from '../checkout.constants.js';
 
 /** Input of `CheckoutService.createInvoice`. Our names are camelCase; the request uses the contract's casing. */
 export interface CreateInvoiceInput {
@@ -82,10 +82,6 @@ export interface CheckoutInitiateResponseBody {
   data?: Partial<CheckoutInvoiceCreated> | null;
   message?: string;
 }
-
-/** `clientReference`: printable ASCII, no spaces (the platform's references are such). */
-export const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;
-export const NOT_BLANK = /\S/;
 
 /**
  * The shape `createInvoice` accepts, as a class-validator DTO checked by the core's validator

@@ -17,6 +17,12 @@ import {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const METADATA_MAX_BYTES = 4096;
+/** The URLs of an invoice: each given, or the module option's; the hint says how to give one. */
+const URL_FIELDS = [
+  ['callbackUrl', 'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl'],
+  ['returnUrl', 'set the returnUrl module option, or pass returnUrl'],
+  ['cancellationUrl', 'set the cancellationUrl module option, or pass cancellationUrl'],
+] as const;
 
 /** The contract's request body, after every input check (all problems reported together). */
 export function buildInitiateBody(
@@ -69,33 +75,9 @@ export function buildInitiateBody(
 
   const clientReference = input.clientReference ?? randomUUID().replace(/-/g, '');
 
-  const callbackUrl = !ok('callbackUrl')
-    ? undefined
-    : urlOf(
-        input.callbackUrl,
-        options.callbackUrl,
-        'callbackUrl',
-        bad,
-        'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl',
-      );
-  const returnUrl = !ok('returnUrl')
-    ? undefined
-    : urlOf(
-        input.returnUrl,
-        options.returnUrl,
-        'returnUrl',
-        bad,
-        'set the returnUrl module option, or pass returnUrl',
-      );
-  const cancellationUrl = !ok('cancellationUrl')
-    ? undefined
-    : urlOf(
-        input.cancellationUrl,
-        options.cancellationUrl,
-        'cancellationUrl',
-        bad,
-        'set the cancellationUrl module option, or pass cancellationUrl',
-      );
+  const [callbackUrl, returnUrl, cancellationUrl] = URL_FIELDS.map(([field, hint]) =>
+    ok(field) ? urlOf(input[field], options[field], field, bad, hint) : undefined,
+  );
 
   const body: Partial<CheckoutInitiateRequestBody> = {};
   const merchantAccountNumber = input.merchantAccountNumber ?? options.merchantAccountNumber;
