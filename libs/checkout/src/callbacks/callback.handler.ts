@@ -1,6 +1,6 @@
 import { HubtelLogger, HubtelValidationError, maskPhoneNumbers, type HubtelStore } from 'nestjs-hubtel';
 import type { InboundPipeline } from '#internal';
-import type { CheckoutAccounts } from '../checkout.accounts.js';
+import type { CheckoutAccountSource } from '../checkout.accounts.js';
 import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
 import type { CheckoutRejectionReason } from '../checkout.events.js';
 import type { ResolvedCheckoutOptions } from '../checkout.options.js';
@@ -40,7 +40,7 @@ export class CheckoutCallbackHandler {
     private readonly pipeline: InboundPipeline,
     private readonly store: HubtelStore,
     private readonly invoices: CheckoutInvoiceStore,
-    private readonly accounts: CheckoutAccounts,
+    private readonly accounts: CheckoutAccountSource,
     private readonly settlement: CheckoutSettlement,
   ) {
     this.confirmation = new CheckoutConfirmation(options, pipeline, invoices, accounts, settlement);
