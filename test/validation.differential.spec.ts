@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { compileValidator, type CompileValidatorOptions } from '#internal';
 import { CheckoutCallbackDto } from 'nestjs-hubtel/checkout';
 import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/service-app';
-import { CreateInvoiceDto } from '../libs/checkout/src/dto/create-invoice.dto.js';
+import { CreateInvoiceDto } from '../libs/checkout/src/invoices/invoice.dto.js';
 import {
   declareCredentials,
   HubtelHttpOptionsDto,

@@ -12,9 +12,9 @@ import {
   type HttpTransport,
   type StatusCheckBudget,
 } from '#internal';
-import { CheckoutApiClient } from './checkout-api.client.js';
-import { invoiceAccount, type CheckoutInvoice } from './checkout-invoice.store.js';
-import { CheckoutVerifier } from './checkout-verifier.js';
+import { CheckoutApiClient } from './invoices/invoice.client.js';
+import { invoiceAccount, type CheckoutInvoice } from './invoices/invoice.store.js';
+import { CheckoutVerifier } from './callbacks/callback.verifier.js';
 import { CHECKOUT_DEFAULT_ACCOUNT, checkoutLoggerContext } from './checkout.constants.js';
 import { CheckoutUnknownAccountError } from './checkout.errors.js';
 import {
@@ -24,8 +24,11 @@ import {
   type CheckoutRouteInfo,
   type ResolvedCheckoutOptions,
 } from './checkout.options.js';
-import type { CheckoutInvoiceCreated, CreateInvoiceInput } from './dto/create-invoice.dto.js';
-import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
+import type {
+  CheckoutInvoiceCreated,
+  CheckoutTransactionStatus,
+  CreateInvoiceInput,
+} from './invoices/invoice.dto.js';
 
 /**
  * One checkout account, built once (the default and registered ones at bootstrap, a resolved one

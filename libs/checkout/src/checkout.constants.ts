@@ -18,8 +18,6 @@ export const CHECKOUT_ROUTE = Symbol('HUBTEL_CHECKOUT_ROUTE');
 
 /** The application's CheckoutAccounts, once `forRoot` has attached the default account. */
 export const CHECKOUT_ACCOUNTS = Symbol('HUBTEL_CHECKOUT_ACCOUNTS');
-/** The raw options forRoot / forRootAsync gave (named accounts inherit from them). */
-export const CHECKOUT_RAW_OPTIONS = Symbol('HUBTEL_CHECKOUT_RAW_OPTIONS');
 
 /** Name of the account `forRoot` / `forRootAsync` configure (an invoice without `account` is its). */
 export const CHECKOUT_DEFAULT_ACCOUNT = HUBTEL_DEFAULT_ACCOUNT;
@@ -55,6 +53,10 @@ export const CHECKOUT_CURRENCY = 'GHS';
 
 /** The contract's limit on `clientReference`. */
 export const CLIENT_REFERENCE_MAX_LENGTH = 32;
+/** `clientReference`: printable ASCII, no spaces (the platform's references are such). */
+export const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;
+/** A text option or field that must not be blank. */
+export const NOT_BLANK = /\S/;
 
 /**
  * Characters that make the platform fail payments (code 2001) when they appear in an invoice's

@@ -30,6 +30,14 @@ export const CheckoutEvents = Object.freeze({
   Attention: 'hubtel.checkout.attention',
 } as const);
 
+/** Job types of the module's pipeline: the recorded outcomes, dispatched to their handlers. */
+export const CHECKOUT_EVENT_JOBS = [
+  CheckoutEvents.Paid,
+  CheckoutEvents.Failed,
+  CheckoutEvents.Expired,
+  CheckoutEvents.Attention,
+] as const;
+
 export type CheckoutEventName = (typeof CheckoutEvents)[keyof typeof CheckoutEvents];
 
 /** What told us about the outcome. */

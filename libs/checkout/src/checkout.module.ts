@@ -20,12 +20,12 @@ import {
   type StatusCheckBudget,
 } from '#internal';
 import { CheckoutAccounts } from './checkout.accounts.js';
-import { CheckoutCallbackController } from './checkout-callback.controller.js';
-import { CheckoutApiClient } from './checkout-api.client.js';
-import { CheckoutInvoiceStore } from './checkout-invoice.store.js';
-import { CheckoutReconciler } from './checkout-reconciler.js';
-import { CHECKOUT_EVENT_JOBS, CheckoutSettlement } from './checkout-settlement.js';
-import { CheckoutVerifier } from './checkout-verifier.js';
+import { CheckoutCallbackController } from './callbacks/callback.controller.js';
+import { CheckoutApiClient } from './invoices/invoice.client.js';
+import { CheckoutInvoiceStore } from './invoices/invoice.store.js';
+import { CheckoutReconciler } from './reconciliation/invoice.reconciler.js';
+import { CheckoutSettlement } from './callbacks/payment.settlement.js';
+import { CheckoutVerifier } from './callbacks/callback.verifier.js';
 import {
   CHECKOUT_ACCESS_POLICY,
   CHECKOUT_ACCOUNTS,
@@ -38,7 +38,7 @@ import {
   CHECKOUT_TRANSPORT,
   getCheckoutAccountToken,
 } from './checkout.constants.js';
-import { CheckoutEvents } from './checkout.events.js';
+import { CHECKOUT_EVENT_JOBS, CheckoutEvents } from './checkout.events.js';
 import {
   CHECKOUT_OPTIONS_RECIPE,
   checkoutTransportConfig,

@@ -54,8 +54,8 @@ import {
   CHECKOUT_DEFAULTS,
   CHECKOUT_DEFAULT_ACCOUNT,
   CHECKOUT_DEFAULT_CALLBACK_PATH,
+  NOT_BLANK,
 } from './checkout.constants.js';
-import { NOT_BLANK } from './dto/create-invoice.dto.js';
 
 /*
  * Checkout's options, each declared once: its documentation, its rules (checked at bootstrap by

@@ -1,40 +1,14 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import {
-  HubtelLogger,
-  HubtelError,
-  HubtelUnknownOutcomeError,
-  HubtelValidationError,
-  MemoryStore,
-  maskPhoneNumbers,
-  type HubtelStore,
-  type DeadLetter,
-  type ValidationIssue,
-} from 'nestjs-hubtel';
-import { dropUndefined, type InboundPipeline } from '#internal';
+import { HubtelValidationError, MemoryStore, type DeadLetter, type HubtelStore } from 'nestjs-hubtel';
+import type { InboundPipeline } from '#internal';
+import { CheckoutCallbackHandler, type CheckoutCallbackResult } from './callbacks/callback.handler.js';
+import { CheckoutSettlement } from './callbacks/payment.settlement.js';
 import type {
   CheckoutAccount,
   CheckoutAccountOperations,
   CheckoutAccounts,
   CheckoutAccountService,
 } from './checkout.accounts.js';
-import { checkoutCallbackValidator, validateCheckoutCallback } from './checkout-callback.validation.js';
-import {
-  CheckoutInvoiceStore,
-  changeInvoice,
-  invoiceAccount,
-  type CheckoutInvoice,
-} from './checkout-invoice.store.js';
-import {
-  CheckoutReconciler,
-  type CheckoutKnownInvoice,
-  type CheckoutReconcileResult,
-} from './checkout-reconciler.js';
-import { CheckoutSettlement } from './checkout-settlement.js';
-import { classifyCallback, type CallbackClaim, type Verdict } from './checkout-verifier.js';
-import { failedFromCallback, paidFromCallback } from './checkout.callback-evidence.js';
-import { CheckoutConfirmation } from './checkout.confirmation.js';
-import { CheckoutUnknownOutcomeError } from './checkout.errors.js';
-import { assertClientReference, buildInitiateBody } from './checkout.invoice-request.js';
 import {
   CHECKOUT_ACCOUNTS,
   CHECKOUT_DEFAULT_ACCOUNT,
@@ -42,25 +16,16 @@ import {
   CHECKOUT_RESOLVED_OPTIONS,
   CHECKOUT_STORE,
 } from './checkout.constants.js';
-import type { CheckoutRejectionReason } from './checkout.events.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
-import { type CheckoutInvoiceCreated, type CreateInvoiceInput } from './dto/create-invoice.dto.js';
-import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
-
-/** What became of a callback. The HTTP answer does not reveal it (see the callback controller). */
-export interface CheckoutCallbackResult {
-  /**
-   * `accepted`: recorded; its event (or its status-check confirmation) runs once.
-   * `duplicate`: this outcome was already recorded; nothing new runs.
-   * `rejected`: it failed verification; a `rejected` event was emitted (none for `WRONG_ACCOUNT`:
-   *   a callback for another account's invoice, refused before anything else is looked at).
-   * `ignored`: a non-final status (`Pending`); nothing to do.
-   */
-  outcome: 'accepted' | 'duplicate' | 'rejected' | 'ignored';
-  clientReference: string;
-  claim: CallbackClaim;
-  reason?: CheckoutRejectionReason;
-}
+import type {
+  CheckoutInvoiceCreated,
+  CheckoutTransactionStatus,
+  CreateInvoiceInput,
+} from './invoices/invoice.dto.js';
+import { CheckoutInvoiceIssuer, type CheckoutKnownInvoice } from './invoices/invoice.issuer.js';
+import { assertClientReference } from './invoices/invoice.request.js';
+import { CheckoutInvoiceStore, type CheckoutInvoice } from './invoices/invoice.store.js';
+import { CheckoutReconciler, type CheckoutReconcileResult } from './reconciliation/invoice.reconciler.js';
 
 /** How an invoice that needs attention is resolved (`CheckoutService.resolveAttention`). */
 export type CheckoutAttentionResolution = 'deliver' | 'refund';
@@ -72,8 +37,8 @@ export type CheckoutAttentionResolution = 'deliver' | 'refund';
  */
 @Injectable()
 export class CheckoutService implements OnApplicationShutdown, CheckoutAccountService {
-  private readonly logger = new HubtelLogger('HubtelCheckout');
-  private readonly confirmation: CheckoutConfirmation;
+  private readonly issuer: CheckoutInvoiceIssuer;
+  private readonly callbacks: CheckoutCallbackHandler;
   /** The default account's name: CheckoutService acts for the account `forRoot` configures. */
   readonly account = CHECKOUT_DEFAULT_ACCOUNT;
 
@@ -86,13 +51,13 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
     @Inject(CheckoutSettlement) private readonly settlement: CheckoutSettlement,
     @Inject(CheckoutReconciler) private readonly reconciler: CheckoutReconciler,
   ) {
-    this.confirmation = new CheckoutConfirmation(options, pipeline, invoices, accounts, settlement);
+    this.issuer = new CheckoutInvoiceIssuer(options, invoices, accounts);
+    this.callbacks = new CheckoutCallbackHandler(options, pipeline, store, invoices, accounts, settlement);
     const operations: CheckoutAccountOperations = {
-      createInvoiceFor: (account, input) => this.createInvoiceFor(account, input),
+      createInvoiceFor: (account, input) => this.issuer.create(account, input),
       getStatusFor: (account, ref) => this.getStatusFor(account, ref),
     };
     accounts.bind(operations);
-    checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
   }
 
   /**
@@ -120,70 +85,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
    * @throws CheckoutUnknownOutcomeError when no answer came: it was not retried.
    */
   createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated> {
-    return this.createInvoiceFor(this.accounts.default, input);
-  }
-
-  /** createInvoice for `account` (the bound services' way in). */
-  private async createInvoiceFor(
-    account: CheckoutAccount,
-    input: CreateInvoiceInput,
-  ): Promise<CheckoutInvoiceCreated> {
-    const body = buildInitiateBody(input, account.options);
-    const ref = body.clientReference;
-    const createdAt = Date.now();
-    const invoice: CheckoutInvoice = {
-      clientReference: ref,
-      amount: body.totalAmount,
-      description: body.description,
-      status: 'pending',
-      creation: 'creating',
-      createdAt: new Date(createdAt).toISOString(),
-      updatedAt: new Date(createdAt).toISOString(),
-      // The reference stays unique across the app's accounts (one key): a callback names no account.
-      account: account.name,
-      ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
-    };
-    // What the merchant said of the payer: the one record of who pays that no callback can change.
-    const payee = dropUndefined({
-      name: body.PayeeName,
-      mobileNumber: body.PayeeMobileNumber,
-      email: body.PayeeEmail,
-    });
-    if (Object.keys(payee).length > 0) invoice.payee = payee;
-    // Recorded before sending: a callback can only be verified against what we know, and an
-    // unanswered request stays checkable.
-    if (!(await this.invoices.create(invoice))) {
-      throw new HubtelError(
-        'HUBTEL_STORE_CONFLICT',
-        `An invoice with clientReference "${ref}" already exists; use a new reference for a new invoice`,
-      );
-    }
-    let created: CheckoutInvoiceCreated;
-    try {
-      created = await account.api.initiate(body);
-    } catch (error) {
-      if (error instanceof HubtelUnknownOutcomeError) {
-        await this.invoices.update(ref, (current) => changeInvoice(current, { creation: 'unknown' }));
-        await this.watch(account, ref, createdAt);
-        throw new CheckoutUnknownOutcomeError(ref, error);
-      }
-      // The platform did not create it (refused, or never reached): forget it so the reference can be reused.
-      await this.invoices.delete(ref);
-      throw error;
-    }
-    await this.invoices.update(ref, (current) =>
-      changeInvoice(current, {
-        creation: 'created',
-        checkoutId: created.checkoutId,
-        checkoutUrl: created.checkoutUrl,
-        checkoutDirectUrl: created.checkoutDirectUrl,
-      }),
-    );
-    await this.watch(account, ref, createdAt);
-    this.logger.log(
-      `Invoice ${ref} created (${body.totalAmount.toFixed(2)}, checkout ${created.checkoutId}${account.name === CHECKOUT_DEFAULT_ACCOUNT ? '' : `, account ${account.name}`})`,
-    );
-    return { ...created, clientReference: ref };
+    return this.issuer.create(this.accounts.default, input);
   }
 
   /**
@@ -225,7 +127,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
    */
   async reconcile(clientReference: string, known?: CheckoutKnownInvoice): Promise<CheckoutReconcileResult> {
     assertClientReference(clientReference, 'reconcile');
-    if (known !== undefined) await this.restore(clientReference, known);
+    if (known !== undefined) await this.issuer.restore(clientReference, known);
     const result = await this.reconciler.checkInvoice(clientReference);
     // A copy: the caller may change it; the stored record must not change with it.
     return { ...result, invoice: structuredClone(result.invoice) };
@@ -277,79 +179,11 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
    * @throws HubtelValidationError when the body is not a valid callback (nothing was recorded or emitted).
    * @throws HubtelShuttingDownError once the app shuts down (nothing was recorded or emitted): answer 503.
    */
-  async handleCallback(
+  handleCallback(
     body: unknown,
     context: { sourceAddress?: string; account?: string } = {},
   ): Promise<CheckoutCallbackResult> {
-    this.pipeline.assertAcceptingInbound('checkout callback');
-    const validation = validateCheckoutCallback(body);
-    if (!validation.ok) {
-      throw new HubtelValidationError(
-        `Invalid checkout callback: ${validation.issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
-        validation.issues,
-      );
-    }
-    const callback = validation.value;
-    const claim = classifyCallback(callback);
-    const ref = callback.Data.ClientReference;
-    if (claim === 'pending') {
-      this.logger.debug?.(
-        `Callback for ${ref} reports a non-final status (${callback.Data.Status}); ignored`,
-      );
-      return { outcome: 'ignored', clientReference: ref, claim };
-    }
-
-    // Read once: verified against here, and handed on (value and version) to the settlement.
-    const entry = await this.invoices.getEntry(ref);
-    const invoice = entry?.value;
-    const routed = context.account ?? CHECKOUT_DEFAULT_ACCOUNT;
-    if (invoice && invoiceAccount(invoice) !== routed) {
-      // Another account's invoice: its path secret and allow-list were not the ones checked, and
-      // its keys are not this route's. Nothing emitted (the answer stays the same 200).
-      this.logger.warn(
-        maskPhoneNumbers(
-          `Refused a checkout callback for invoice ${ref} of account "${invoiceAccount(invoice)}": it came on account "${routed}"'s path (WRONG_ACCOUNT)` +
-            (context.sourceAddress ? ` (from ${context.sourceAddress})` : ''),
-        ),
-      );
-      return { outcome: 'rejected', clientReference: ref, claim, reason: 'WRONG_ACCOUNT' };
-    }
-    const account = await this.accounts.get(routed);
-    const verdict =
-      (invoice ? undefined : await this.forgotten(ref)) ??
-      account.verifier.verifyCallback(callback, claim, invoice);
-    if (!verdict.ok) {
-      this.settlement.reject({
-        ...verdict,
-        clientReference: ref,
-        invoice,
-        account: routed,
-        callback,
-        sourceAddress: context.sourceAddress,
-      });
-      return { outcome: 'rejected', clientReference: ref, claim, reason: verdict.reason };
-    }
-    // A failed claim for an invoice already failed goes on: its event's job may never have been
-    // queued (the earlier copy answered 503 after the invoice changed), and the submit asks again.
-    if (
-      invoice!.status === 'paid' ||
-      (claim === 'failed' && invoice!.status !== 'pending' && invoice!.status !== 'failed')
-    ) {
-      this.logger.debug?.(
-        `Duplicate ${claim} callback for ${ref} ignored: the invoice is already ${invoice!.status}`,
-      );
-      return { outcome: 'duplicate', clientReference: ref, claim };
-    }
-
-    if (account.options.verification.confirmWithStatusCheck) {
-      const outcome = await this.confirmation.submit(claim, callback, invoice!, context.sourceAddress);
-      return { outcome, clientReference: ref, claim };
-    }
-    const result =
-      claim === 'paid'
-        ? await this.settlement.paid(paidFromCallback(callback, false), entry)
-        : await this.settlement.failed(failedFromCallback(callback), entry);
-    return { outcome: result === 'settled' ? 'accepted' : 'duplicate', clientReference: ref, claim };
+    return this.callbacks.handle(body, context);
   }
 
   /**
@@ -385,73 +219,5 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   onApplicationShutdown(): void {
     // The default store is ours to close; a store the app provided is the app's.
     if (this.options.store === undefined && this.store.local) (this.store as MemoryStore).close();
-  }
-
-  /** Records again, from the app's own records, an invoice the store no longer holds. */
-  private async restore(ref: string, known: CheckoutKnownInvoice): Promise<void> {
-    const issues: ValidationIssue[] = [];
-    const { amount, account: name, description, createdAt } = (known ?? {}) as Partial<CheckoutKnownInvoice>;
-    if (typeof amount !== 'number' || !(amount > 0) || !Number.isSafeInteger(Math.round(amount * 100)))
-      issues.push({
-        field: 'known.amount',
-        message: 'known.amount must be a positive number',
-        value: amount,
-      });
-    if (name !== undefined && (typeof name !== 'string' || name === ''))
-      issues.push({ field: 'known.account', message: 'known.account must be an account name' });
-    if (description !== undefined && (typeof description !== 'string' || description.trim() === ''))
-      issues.push({ field: 'known.description', message: 'known.description must be a non-empty string' });
-    if (createdAt !== undefined && !(createdAt instanceof Date && Number.isFinite(createdAt.getTime())))
-      issues.push({ field: 'known.createdAt', message: 'known.createdAt must be a valid Date' });
-    if (issues.length > 0) {
-      throw new HubtelValidationError(
-        `Invalid reconcile input: ${issues.map((i) => i.message).join('; ')}`,
-        issues,
-      );
-    }
-    const account = await this.accounts.get(name ?? CHECKOUT_DEFAULT_ACCOUNT);
-    if (await this.invoices.get(ref)) return; // the store's own record wins
-    const created = createdAt?.getTime() ?? Date.now();
-    const invoice: CheckoutInvoice = {
-      clientReference: ref,
-      amount: Math.round(amount! * 100) / 100,
-      description: description?.trim() ?? `Restored order ${ref}`,
-      status: 'pending',
-      // The platform's checkout id was lost with the record: the status check finds out.
-      creation: 'unknown',
-      createdAt: new Date(created).toISOString(),
-      updatedAt: new Date().toISOString(),
-      account: account.name,
-    };
-    if (!(await this.invoices.create(invoice))) return;
-    this.logger.log(
-      `Invoice ${ref} recorded again from the app's own records (${invoice.amount.toFixed(2)}${account.name === CHECKOUT_DEFAULT_ACCOUNT ? '' : `, account ${account.name}`}): the store no longer had it`,
-    );
-    await this.watch(account, ref, created);
-  }
-
-  /**
-   * The verdict on a reference the store does not hold while it is known to have lost its data
-   * (within the time an invoice is watched): forgotten, not unknown. Undefined otherwise.
-   */
-  private async forgotten(ref: string): Promise<Verdict | undefined> {
-    const loss = await this.store.lostData?.().catch(() => undefined);
-    if (!loss || Date.now() - Date.parse(loss.detectedAt) > this.options.reconciliation.giveUpAfterMs) {
-      return undefined;
-    }
-    return {
-      ok: false,
-      reason: 'FORGOTTEN_REFERENCE',
-      message:
-        `No invoice with clientReference "${ref}" is kept: the store lost its data (noticed at ${loss.detectedAt} on ${loss.where.join(', ')}), ` +
-        `so this may be a genuine payment for an invoice created before. Nothing was delivered: if your own records hold this order, ` +
-        `reconcile it: reconcile("${ref}", { amount })`,
-    };
-  }
-
-  private async watch(account: CheckoutAccount, ref: string, createdAt: number): Promise<void> {
-    // An account without a POS Sales ID has no status check: nothing to reconcile it with.
-    if (!this.options.reconciliation.enabled || account.options.posSalesId === undefined) return;
-    await this.invoices.watch(ref, createdAt, createdAt + this.options.reconciliation.delayMs);
   }
 }

@@ -25,20 +25,17 @@ export {
 export { checkoutAccountsFromEnv, type CheckoutEnvAccounts } from './checkout.options.js';
 export { CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 export type { CheckoutAccountService } from './checkout.accounts.js';
-export {
-  CheckoutService,
-  type CheckoutCallbackResult,
-  type CheckoutAttentionResolution,
-} from './checkout.service.js';
-export type { CallbackClaim } from './checkout-verifier.js';
+export { CheckoutService, type CheckoutAttentionResolution } from './checkout.service.js';
+export type { CheckoutCallbackResult } from './callbacks/callback.handler.js';
+export type { CheckoutKnownInvoice } from './invoices/invoice.issuer.js';
+export type { CallbackClaim } from './callbacks/callback.verifier.js';
 export { CheckoutUnknownOutcomeError, CheckoutUnknownAccountError } from './checkout.errors.js';
 export {
   CheckoutReconciler,
   type CheckoutReconcileReport,
   type CheckoutReconcileResult,
   type CheckoutReconcileOutcome,
-  type CheckoutKnownInvoice,
-} from './checkout-reconciler.js';
+} from './reconciliation/invoice.reconciler.js';
 export {
   CheckoutEvents,
   CheckoutPaidEvent,
@@ -63,11 +60,15 @@ export {
   OnCheckoutAttention,
   InjectCheckout,
 } from './checkout.decorators.js';
-export type { CheckoutInvoice, CheckoutInvoiceStatus } from './checkout-invoice.store.js';
+export type { CheckoutInvoice, CheckoutInvoiceStatus } from './invoices/invoice.store.js';
 export {
   CheckoutCallbackDto,
   CheckoutCallbackDataDto,
   CheckoutCallbackPaymentDetailsDto,
-} from './dto/checkout-callback.dto.js';
-export type { CreateInvoiceInput, CheckoutInvoiceCreated } from './dto/create-invoice.dto.js';
-export type { CheckoutTransactionStatus, CheckoutPaymentStatus } from './dto/transaction-status.dto.js';
+} from './callbacks/callback.dto.js';
+export type {
+  CreateInvoiceInput,
+  CheckoutInvoiceCreated,
+  CheckoutTransactionStatus,
+  CheckoutPaymentStatus,
+} from './invoices/invoice.dto.js';

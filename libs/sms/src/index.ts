@@ -20,7 +20,7 @@ export { SMS_DEFAULT_ACCOUNT, getSmsAccountToken } from './sms.constants.js';
 export { SMS_HTTP_TRANSPORT, SMS_PATHS, SMS_TRANSPORT_FACTORY } from './sms.constants.js';
 export type { SmsTransportFactory } from './sms.accounts.js';
 export { SmsBatchAbortedError, SmsUnknownAccountError } from './sms.errors.js';
-export { countSmsSegments, type SmsEncoding, type SmsSegmentInfo } from './sms-segments.js';
+export { countSmsSegments, type SmsEncoding, type SmsSegmentInfo } from './sms.segments.js';
 export type {
   SendBatchCounts,
   SendBatchInput,

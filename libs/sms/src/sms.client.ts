@@ -14,9 +14,9 @@ import {
   invalidMsisdnsError,
   withFieldNames,
 } from '#internal';
-import { SmsBatchRun } from './sms-batch.runner.js';
+import { isIterable, SmsBatchRun } from './sms.batch-runner.js';
 import { reportedSend } from './sms.telemetry.js';
-import { countSmsSegments } from './sms-segments.js';
+import { countSmsSegments } from './sms.segments.js';
 import { SMS_LIMITS, SMS_PATHS, smsLoggerContext } from './sms.constants.js';
 import type { ResolvedSmsOptions } from './sms.options.js';
 import type {
@@ -28,22 +28,6 @@ import type {
   SmsMessageStatus,
   SmsSender,
 } from './sms.types.js';
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
-  );
-}
-
-function isIterable(value: unknown): value is Iterable<unknown> {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function'
-  );
-}
 
 /**
  * Sends SMS for one account through the platform's SMS API, with that account's options and
@@ -83,10 +67,8 @@ export class SmsClient implements SmsSender {
     const content = this.checkContent(input.content, issues);
     const recipients = input.recipients as unknown;
     const isArray = Array.isArray(recipients);
-    if (
-      typeof recipients === 'string' ||
-      (!isArray && !isIterable(recipients) && !isAsyncIterable(recipients))
-    ) {
+    const iterable = isIterable(recipients, Symbol.iterator) || isIterable(recipients, Symbol.asyncIterator);
+    if (typeof recipients === 'string' || (!isArray && !iterable)) {
       issues.push({
         field: 'recipients',
         message: 'must be an array or an (async) iterable of phone numbers',
@@ -191,27 +173,25 @@ export class SmsClient implements SmsSender {
   /** Delivery state of one message: `GET {sms_url}/v1/messages/{messageId}` (retried when safe). */
   async getMessageStatus(messageId: string): Promise<SmsMessageStatus> {
     this.checkId(messageId, 'messageId');
-    const res = await this.transport.request<SmsMessageStatus>({
-      api: 'sms',
-      method: 'GET',
-      path: SMS_PATHS.message(messageId),
-      idempotent: true,
-      operation: 'sms.getMessageStatus',
-    });
-    return withFieldNames(res.data ?? {}, ANSWER_FIELDS.smsMessage);
+    const data = await this.get<SmsMessageStatus>(SMS_PATHS.message(messageId), 'getMessageStatus');
+    return withFieldNames(data, ANSWER_FIELDS.smsMessage);
   }
 
   /** State of a batch: `GET {sms_url}/v1/messages/batch/{batchId}` (retried when safe). */
   async getBatchStatus(batchId: string): Promise<SmsBatchStatus> {
     this.checkId(batchId, 'batchId');
-    const res = await this.transport.request<SmsBatchStatus>({
+    return this.get<SmsBatchStatus>(SMS_PATHS.batch(batchId), 'getBatchStatus');
+  }
+
+  private async get<T extends object>(path: string, operation: string): Promise<T> {
+    const res = await this.transport.request<T>({
       api: 'sms',
       method: 'GET',
-      path: SMS_PATHS.batch(batchId),
+      path,
       idempotent: true,
-      operation: 'sms.getBatchStatus',
+      operation: `sms.${operation}`,
     });
-    return res.data ?? {};
+    return res.data ?? ({} as T);
   }
 
   private checkSender(value: unknown, issues: ValidationIssue[]): string | undefined {

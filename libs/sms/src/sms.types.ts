@@ -1,5 +1,5 @@
 import { type HubtelErrorCode } from 'nestjs-hubtel';
-import type { SmsEncoding } from './sms-segments.js';
+import type { SmsEncoding } from './sms.segments.js';
 
 /** Recipients of `sendBatch`: an array, or any (async) iterable such as a database cursor. */
 export type SmsRecipients = readonly string[] | Iterable<string> | AsyncIterable<string>;

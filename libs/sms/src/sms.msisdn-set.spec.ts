@@ -1,4 +1,4 @@
-import { MsisdnSet } from './msisdn-set.js';
+import { MsisdnSet } from './sms.msisdn-set.js';
 
 describe('MsisdnSet', () => {
   it('adds each number once, across growth', () => {

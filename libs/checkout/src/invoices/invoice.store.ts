@@ -3,9 +3,9 @@ import {
   CHECKOUT_DEFAULT_ACCOUNT,
   CHECKOUT_INVOICE_PREFIX,
   CHECKOUT_WATCH_PREFIX,
-} from './checkout.constants.js';
+} from '../checkout.constants.js';
 import type { PaymentAmounts } from 'nestjs-hubtel';
-import type { CheckoutAttention, CheckoutEvidenceSource, CheckoutPayee } from './checkout.events.js';
+import type { CheckoutAttention, CheckoutEvidenceSource, CheckoutPayee } from '../checkout.events.js';
 
 /**
  * `pending` until an outcome is verified; `failed` after a failed attempt (the payer may retry and

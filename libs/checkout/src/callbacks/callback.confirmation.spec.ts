@@ -1,14 +1,14 @@
 import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { JobDeferral, type InboundPipeline, type JobRunContext, type JobRecord } from '#internal';
-import type { CheckoutApiClient } from './checkout-api.client.js';
-import type { CheckoutAccount, CheckoutAccountSource } from './checkout.accounts.js';
-import type { CheckoutInvoice, CheckoutInvoiceStore } from './checkout-invoice.store.js';
-import type { CheckoutSettlement } from './checkout-settlement.js';
-import type { CheckoutVerifier } from './checkout-verifier.js';
-import { CheckoutConfirmation } from './checkout.confirmation.js';
-import type { ResolvedCheckoutOptions } from './checkout.options.js';
-import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
+import type { CheckoutApiClient } from '../invoices/invoice.client.js';
+import type { CheckoutAccount, CheckoutAccountSource } from '../checkout.accounts.js';
+import type { CheckoutInvoice, CheckoutInvoiceStore } from '../invoices/invoice.store.js';
+import type { CheckoutSettlement } from './payment.settlement.js';
+import type { CheckoutVerifier } from './callback.verifier.js';
+import { CheckoutConfirmation } from './callback.confirmation.js';
+import type { ResolvedCheckoutOptions } from '../checkout.options.js';
+import type { CheckoutCallbackDto } from './callback.dto.js';
 
 /**
  * The confirmation job's schedule of status checks, run directly (its pipeline is a stub, its

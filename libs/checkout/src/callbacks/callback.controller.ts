@@ -9,10 +9,10 @@ import {
   inboundPathAccount,
   type InboundRequestLike,
 } from '#internal';
-import type { CheckoutAccount, CheckoutAccounts } from './checkout.accounts.js';
-import { CHECKOUT_ACCOUNTS, CHECKOUT_RESOLVED_OPTIONS } from './checkout.constants.js';
-import type { ResolvedCheckoutOptions } from './checkout.options.js';
-import { CheckoutService } from './checkout.service.js';
+import type { CheckoutAccount, CheckoutAccounts } from '../checkout.accounts.js';
+import { CHECKOUT_ACCOUNTS, CHECKOUT_RESOLVED_OPTIONS } from '../checkout.constants.js';
+import type { ResolvedCheckoutOptions } from '../checkout.options.js';
+import { CheckoutService } from '../checkout.service.js';
 
 /** The body of every 200 answer, whatever became of the callback. */
 export interface CheckoutCallbackAck {

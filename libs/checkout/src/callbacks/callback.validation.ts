@@ -1,6 +1,6 @@
 import { type ValidationIssue } from 'nestjs-hubtel';
 import { compileValidator, findHostileStructure, type CompiledValidator } from '#internal';
-import { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
+import { CheckoutCallbackDto } from './callback.dto.js';
 
 export type CallbackValidation =
   { ok: true; value: CheckoutCallbackDto } | { ok: false; issues: ValidationIssue[] };

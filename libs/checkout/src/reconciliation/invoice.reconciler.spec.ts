@@ -2,9 +2,9 @@ import { jest } from '@jest/globals';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import type { InboundPipeline } from '#internal';
-import { CheckoutReconciler, RECONCILE_TASK } from './checkout-reconciler.js';
-import { CHECKOUT_PIPELINE } from './checkout.constants.js';
-import { CheckoutModule } from './checkout.module.js';
+import { CheckoutReconciler, RECONCILE_TASK } from './invoice.reconciler.js';
+import { CHECKOUT_PIPELINE } from '../checkout.constants.js';
+import { CheckoutModule } from '../checkout.module.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

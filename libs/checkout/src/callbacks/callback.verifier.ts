@@ -1,11 +1,11 @@
 import type { PaymentAmounts } from 'nestjs-hubtel';
 import { judgeAmounts } from '#internal';
-import type { CheckoutRejectionReason } from './checkout.events.js';
-import type { CheckoutInvoice } from './checkout-invoice.store.js';
-import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
-import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
-import type { ResolvedCheckoutOptions } from './checkout.options.js';
-import { CHECKOUT_CURRENCY } from './checkout.constants.js';
+import type { CheckoutRejectionReason } from '../checkout.events.js';
+import type { CheckoutInvoice } from '../invoices/invoice.store.js';
+import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
+import type { CheckoutCallbackDto } from './callback.dto.js';
+import type { ResolvedCheckoutOptions } from '../checkout.options.js';
+import { CHECKOUT_CURRENCY } from '../checkout.constants.js';
 
 /** What a callback claims happened. */
 export type CallbackClaim = 'paid' | 'failed' | 'pending';

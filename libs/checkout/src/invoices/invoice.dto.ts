@@ -8,7 +8,8 @@ import {
   Matches,
   MaxLength,
 } from 'class-validator';
-import { CLIENT_REFERENCE_MAX_LENGTH } from '../checkout.constants.js';
+import { type TransactionPaymentStatus, type TransactionStatus } from '#internal';
+import { CLIENT_REFERENCE_MAX_LENGTH, NOT_BLANK, PRINTABLE_REFERENCE } from '../checkout.constants.js';
 
 /** Input of `CheckoutService.createInvoice`. Our names are camelCase; the request uses the contract's casing. */
 export interface CreateInvoiceInput {
@@ -82,10 +83,6 @@ export interface CheckoutInitiateResponseBody {
   message?: string;
 }
 
-/** `clientReference`: printable ASCII, no spaces (the platform's references are such). */
-export const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;
-export const NOT_BLANK = /\S/;
-
 /**
  * The shape `createInvoice` accepts, as a class-validator DTO checked by the core's validator
  * (the same road as the inbound bodies). What no decorator says stays in the service: the amount's
@@ -147,3 +144,13 @@ export class CreateInvoiceDto implements CreateInvoiceInput {
   @Allow()
   metadata?: Record<string, unknown>;
 }
+
+/** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
+export type CheckoutPaymentStatus = TransactionPaymentStatus;
+
+/**
+ * The typed answer of `CheckoutService.getStatus` (transaction status check,
+ * `GET /transactions/{posSalesId}/status?clientReference=...`), read by core's
+ * `requestTransactionStatus`, which the service app's payment verification uses too.
+ */
+export type CheckoutTransactionStatus = TransactionStatus;

@@ -4,10 +4,10 @@ import {
   HubtelLogger,
   maskPhoneNumbers,
   type HubtelTelemetry,
-  type PaymentAmounts,
   type StoreEntry,
 } from 'nestjs-hubtel';
 import { dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
+import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
 import {
   CheckoutAttentionEvent,
   CheckoutEvents,
@@ -16,98 +16,21 @@ import {
   CheckoutPaidEvent,
   CheckoutRejectedEvent,
   type CheckoutAttention,
-  type CheckoutEvidenceSource,
-  type CheckoutPaymentInfo,
-  type CheckoutRejectionReason,
-} from './checkout.events.js';
+} from '../checkout.events.js';
 import {
   changeInvoice,
   invoiceAccount,
   type CheckoutInvoice,
   type CheckoutInvoiceStore,
-} from './checkout-invoice.store.js';
-import { CHECKOUT_DEFAULT_ACCOUNT } from './checkout.constants.js';
-import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
-import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
-
-/** A verified claim that an invoice was paid. */
-export interface PaidEvidence {
-  clientReference: string;
-  checkoutId?: string;
-  amountPaid: number;
-  source: CheckoutEvidenceSource;
-  confirmedByStatusCheck: boolean;
-  payment: CheckoutPaymentInfo;
-  /** The status check's verified figures, when it confirmed the payment. */
-  amounts?: PaymentAmounts;
-  /** A payment that needed attention, delivered anyway by the merchant. */
-  attention?: CheckoutAttention;
-}
-
-/** A verified payment that matches the invoice on neither count (amount, currency). */
-export interface AttentionEvidence {
-  reason: CheckoutRejectionReason;
-  message: string;
-  amounts?: PaymentAmounts;
-  status: CheckoutTransactionStatus;
-  sourceAddress?: string;
-}
-
-/** A verified claim that a payment attempt failed. */
-export interface FailedEvidence {
-  clientReference: string;
-  checkoutId?: string;
-  source: CheckoutEvidenceSource;
-  responseCode?: string;
-  status: string;
-  reason?: string;
-  payment: CheckoutPaymentInfo;
-}
-
-/**
- * `settled`: this call recorded the outcome (its event will run once);
- * `duplicate`: the same outcome was already recorded;
- * `superseded`: a stronger outcome is already recorded (a failure after the invoice was paid);
- * `unknown`: no such invoice.
- */
-export type SettleResult = 'settled' | 'duplicate' | 'superseded' | 'unknown';
-
-/** A claim that failed verification, and what it was based on. */
-export interface RejectedClaim {
-  reason: CheckoutRejectionReason;
-  message: string;
-  /** As claimed. */
-  clientReference: string;
-  /** The invoice of that reference, when this app has one. */
-  invoice?: CheckoutInvoice;
-  /** Without an invoice: the account whose path the callback came on (default: `default`). */
-  account?: string;
-  /** The callback that made the claim (absent: the status check made it). */
-  callback?: CheckoutCallbackDto;
-  /** The status-check answer involved, if any. */
-  status?: CheckoutTransactionStatus;
-  sourceAddress?: string;
-}
-
-/** The payment details a status-check answer gives. */
-export function paymentFromStatus(status: CheckoutTransactionStatus): CheckoutPaymentInfo {
-  return dropUndefined({
-    paymentType: status.paymentMethod,
-    transactionId: status.transactionId,
-    externalTransactionId: status.externalTransactionId,
-    charges: status.charges,
-    amountAfterCharges: status.amountAfterCharges,
-    currencyCode: status.currencyCode,
-  });
-}
-
-/** Job types of the module's pipeline: the event names, dispatched to their listeners. */
-export const CHECKOUT_EVENT_JOBS = [
-  CheckoutEvents.Paid,
-  CheckoutEvents.Failed,
-  CheckoutEvents.Expired,
-  CheckoutEvents.Attention,
-] as const;
+} from '../invoices/invoice.store.js';
+import {
+  paymentFromStatus,
+  type AttentionEvidence,
+  type FailedEvidence,
+  type PaidEvidence,
+  type RejectedClaim,
+  type SettleResult,
+} from './payment.evidence.js';
 
 /**
  * Turns verified outcomes into recorded events, exactly once per invoice, whichever path (web
@@ -126,17 +49,9 @@ export const CHECKOUT_EVENT_JOBS = [
  * A failed claim for a failed invoice submits its event again (its record keeps it to one run): the
  * try that failed the invoice may have stopped before its event's record or run was written.
  *
- * The road of a paid callback, in one place (with `verification.confirmWithStatusCheck`):
- *
- *   POST callback → CheckoutService.handleCallback: validate, verify against the invoice
- *     → submit job `hubtel.checkout.confirm` keyed `<ref>:paid:<round>` (recorded before the 200)
- *     → its run, CheckoutService.confirm: status check; not shown yet → defer (a later run, not a
- *       failed attempt; a re-sent callback wakes it); refuted → reject(); shown paid →
- *     → CheckoutSettlement.paid(): submit job `hubtel.checkout.paid` keyed `<ref>` (the event)
- *     → its handlers (@OnCheckoutPaid), each retried alone until it succeeds or is dead-lettered.
- *   Without the status check the callback calls CheckoutSettlement.paid() directly.
- *
- * Why two jobs and not one: they answer different questions and are keyed differently.
+ * A confirmed paid callback is two jobs (the road: docs/architecture.md): `hubtel.checkout.confirm`
+ * keyed `<ref>:paid:<round>`, then `hubtel.checkout.paid` keyed `<ref>`. They answer different
+ * questions and are keyed differently.
  * - The confirmation is a claim not yet believed, one per callback round: it may wait (deferred
  *   status checks), be woken by a duplicate, end rejected, or give up on a status API outage —
  *   none of which may reach the merchant's handlers or count against their retries.
@@ -261,13 +176,7 @@ export class CheckoutSettlement {
     });
     const { duplicate } = await this.pipeline.submit(CheckoutEvents.Attention, ref, event);
     if (!duplicate) {
-      this.telemetry?.record({
-        kind: 'payment-attention',
-        source: 'checkout',
-        outcome: 'opened',
-        reason: attention.reason,
-        account: invoiceAccount(stored),
-      });
+      this.attentionSignal('opened', attention.reason, stored);
       this.logger.error(
         `Invoice ${ref} was paid but needs attention (${attention.reason}): ${maskPhoneNumbers(attention.message)}. Resolve it with resolveAttention(): deliver anyway, or record the refund`,
       );
@@ -275,11 +184,7 @@ export class CheckoutSettlement {
     return duplicate ? 'duplicate' : 'settled';
   }
 
-  /**
-   * Resolves an invoice that needs attention: `deliver` settles it paid (its `paid` event runs
-   * once, carrying the verified figures and why it needed attention); `refund` records that the
-   * payment was given back (`refunded`, final: nothing is delivered).
-   */
+  /** `CheckoutService.resolveAttention`: `deliver` settles it paid (once), `refund` records `refunded`. */
   async resolve(
     ref: string,
     action: 'deliver' | 'refund',
@@ -330,13 +235,7 @@ export class CheckoutSettlement {
         'HUBTEL_STORE_CONFLICT',
         `Invoice ${ref} changed while it was resolved (now ${after.status}); look at it again`,
       );
-    this.telemetry?.record({
-      kind: 'payment-attention',
-      source: 'checkout',
-      outcome: resolution.action,
-      reason: attention.reason,
-      account: invoiceAccount(after),
-    });
+    this.attentionSignal(resolution.action, attention.reason, after);
     this.logger.log(`Invoice ${ref} that needed attention was resolved: ${resolution.action}`);
     return after;
   }
@@ -478,6 +377,15 @@ export class CheckoutSettlement {
       );
     this.emitting.add(emitting);
     void emitting.finally(() => this.emitting.delete(emitting));
+  }
+
+  private attentionSignal(
+    outcome: 'opened' | 'delivered' | 'refunded',
+    reason: string,
+    invoice: CheckoutInvoice,
+  ): void {
+    const account = invoiceAccount(invoice);
+    this.telemetry?.record({ kind: 'payment-attention', source: 'checkout', outcome, reason, account });
   }
 
   /** Resolves when the rejections emitted so far have been handled. */

@@ -8,15 +8,16 @@ import {
   type JobRunner,
   type StoreEntry,
 } from 'nestjs-hubtel';
-import type { CheckoutAccount, CheckoutAccountSource } from './checkout.accounts.js';
+import type { CheckoutAccount, CheckoutAccountSource } from '../checkout.accounts.js';
 import {
   type CheckoutInvoice,
   type CheckoutInvoiceStore,
   type CheckoutWatchEntry,
-} from './checkout-invoice.store.js';
-import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';
-import type { ResolvedCheckoutOptions } from './checkout.options.js';
-import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
+} from '../invoices/invoice.store.js';
+import { paymentFromStatus } from '../callbacks/payment.evidence.js';
+import type { CheckoutSettlement } from '../callbacks/payment.settlement.js';
+import type { ResolvedCheckoutOptions } from '../checkout.options.js';
+import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 
 /** What one reconciliation pass did. */
 export interface CheckoutReconcileReport {
@@ -54,22 +55,6 @@ export interface CheckoutReconcileResult {
   status?: CheckoutTransactionStatus;
   /** The invoice as stored after the check. */
   invoice: CheckoutInvoice;
-}
-
-/**
- * What your own records hold of an invoice, for `CheckoutService.reconcile(clientReference, known)`
- * to check it when the store no longer has it (the store lost its data): the invoice is recorded
- * again from this, as pending, then checked. Ignored when the store still has the invoice.
- */
-export interface CheckoutKnownInvoice {
-  /** The amount invoiced (GHS): the payment the status check reports is verified against it. */
-  amount: number;
-  /** The account that created it. Default `default`. */
-  account?: string;
-  /** Default `Restored order <clientReference>`. */
-  description?: string;
-  /** When it was created (default now): the reconciler's schedule counts from it. */
-  createdAt?: Date;
 }
 
 /**

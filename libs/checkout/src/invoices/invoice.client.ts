@@ -12,8 +12,8 @@ import type {
   CheckoutInitiateRequestBody,
   CheckoutInitiateResponseBody,
   CheckoutInvoiceCreated,
-} from './dto/create-invoice.dto.js';
-import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
+  CheckoutTransactionStatus,
+} from './invoice.dto.js';
 
 /**
  * The two platform calls of checkout, on the shared HttpTransport (Basic auth, time-outs, the

@@ -1,4 +1,4 @@
-import { countSmsSegments } from './sms-segments.js';
+import { countSmsSegments } from './sms.segments.js';
 
 describe('countSmsSegments', () => {
   it('GSM-7: 160 in one part, then 153 per part', () => {

@@ -2,9 +2,10 @@ import { Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { InboundPipeline } from '#internal';
 import { InProcessJobRunner, MemoryStore, type JobRunner, type JobRunRequest } from 'nestjs-hubtel';
-import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from './checkout-invoice.store.js';
-import { CHECKOUT_EVENT_JOBS, CheckoutSettlement, type PaidEvidence } from './checkout-settlement.js';
-import { CheckoutEvents, CheckoutPaidEvent } from './checkout.events.js';
+import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from '../invoices/invoice.store.js';
+import type { PaidEvidence } from './payment.evidence.js';
+import { CheckoutSettlement } from './payment.settlement.js';
+import { CHECKOUT_EVENT_JOBS, CheckoutEvents, CheckoutPaidEvent } from '../checkout.events.js';
 
 const quiet = new Logger('test');
 quiet.warn = quiet.error = quiet.log = () => undefined;

@@ -3,19 +3,24 @@
  * `verification.confirmWithStatusCheck` is on: the callback is recorded as a pipeline job (one
  * per claim and round), and that job settles it (`paid` / `failed`, through CheckoutSettlement) or
  * rejects it. The whole road of a confirmed payment, callback → job → settlement, reads here;
- * CheckoutService only submits to it.
+ * the callback handler only submits to it.
  */
 import { HubtelLogger, HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import { type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
-import type { CheckoutAccount, CheckoutAccountSource } from './checkout.accounts.js';
-import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from './checkout-invoice.store.js';
-import { paymentFromStatus, type CheckoutSettlement } from './checkout-settlement.js';
-import type { CallbackClaim } from './checkout-verifier.js';
-import { failedFromCallback, paidFromCallback, paymentFromCallback } from './checkout.callback-evidence.js';
-import { CHECKOUT_CONFIRM_JOB, CHECKOUT_DEFAULTS } from './checkout.constants.js';
-import { recheckDelays, type ResolvedCheckoutOptions } from './checkout.options.js';
-import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
-import type { CheckoutTransactionStatus } from './dto/transaction-status.dto.js';
+import type { CheckoutAccount, CheckoutAccountSource } from '../checkout.accounts.js';
+import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from '../invoices/invoice.store.js';
+import type { CheckoutSettlement } from './payment.settlement.js';
+import type { CallbackClaim } from './callback.verifier.js';
+import {
+  failedFromCallback,
+  paidFromCallback,
+  paymentFromCallback,
+  paymentFromStatus,
+} from './payment.evidence.js';
+import { CHECKOUT_CONFIRM_JOB, CHECKOUT_DEFAULTS } from '../checkout.constants.js';
+import { recheckDelays, type ResolvedCheckoutOptions } from '../checkout.options.js';
+import type { CheckoutCallbackDto } from './callback.dto.js';
+import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 
 /** A callback recorded for confirmation through the status check. */
 interface ConfirmJob {

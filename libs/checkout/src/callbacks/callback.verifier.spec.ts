@@ -1,6 +1,6 @@
-import { amountMatches, classifyCallback, CheckoutVerifier } from './checkout-verifier.js';
-import type { CheckoutCallbackDto } from './dto/checkout-callback.dto.js';
-import type { CheckoutInvoice } from './checkout-invoice.store.js';
+import { amountMatches, classifyCallback, CheckoutVerifier } from './callback.verifier.js';
+import type { CheckoutCallbackDto } from './callback.dto.js';
+import type { CheckoutInvoice } from '../invoices/invoice.store.js';
 
 const exact = {
   amountTolerance: { absolute: 0, percent: 0 },

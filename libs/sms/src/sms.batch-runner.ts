@@ -11,10 +11,10 @@ import {
   type HubtelErrorCode,
 } from 'nestjs-hubtel';
 import { ANSWER_FIELDS, type HttpTransport, withFieldNames } from '#internal';
-import { MsisdnSet } from './msisdn-set.js';
+import { MsisdnSet } from './sms.msisdn-set.js';
 import { SMS_PATHS } from './sms.constants.js';
 import { SmsBatchAbortedError } from './sms.errors.js';
-import type { SmsEncoding } from './sms-segments.js';
+import type { SmsEncoding } from './sms.segments.js';
 import type {
   SendBatchCounts,
   SendBatchProgress,
@@ -63,8 +63,9 @@ function isFatal(error: unknown): boolean {
   );
 }
 
-function isSyncIterable<T>(source: Iterable<T> | AsyncIterable<T>): source is Iterable<T> {
-  return typeof (source as Partial<Iterable<T>>)[Symbol.iterator] === 'function';
+/** An object that is an iterable (`Symbol.iterator`) or an async one (`Symbol.asyncIterator`). */
+export function isIterable(value: unknown, symbol: symbol): boolean {
+  return value !== null && typeof value === 'object' && typeof Reflect.get(value, symbol) === 'function';
 }
 
 /**
@@ -179,10 +180,10 @@ export class SmsBatchRun {
       return current.length >= batchSize || invalid.length >= batchSize;
     };
     const source = this.plan.recipients;
-    if (isSyncIterable(source)) {
+    if (isIterable(source, Symbol.iterator)) {
       // An array (or other sync iterable) is read in a plain loop: an await per entry would
       // cost more than checking the number.
-      for (const value of source) {
+      for (const value of source as Iterable<unknown>) {
         if (this.stop) return;
         if (take(value)) yield handOut();
       }

@@ -1,22 +1,28 @@
 /**
  * The body of `POST {checkout_url}/items/initiate` for a createInvoice() input: every input check
  * (the DTO's, then the amount, description, URLs and payee rules), all problems reported together,
- * and the module's defaults filled in. Apart from CheckoutService, which records the invoice and
+ * and the module's defaults filled in. The issuer (invoice.issuer.ts) records the invoice and
  * calls the platform with what this builds.
  */
 import { randomUUID } from 'node:crypto';
 import { HubtelValidationError, normalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
 import { compileValidator } from '#internal';
-import { CLIENT_REFERENCE_MAX_LENGTH, DESCRIPTION_FORBIDDEN_CHARACTERS } from './checkout.constants.js';
-import type { ResolvedCheckoutOptions } from './checkout.options.js';
+import { CLIENT_REFERENCE_MAX_LENGTH, DESCRIPTION_FORBIDDEN_CHARACTERS } from '../checkout.constants.js';
+import type { ResolvedCheckoutOptions } from '../checkout.options.js';
 import {
   CreateInvoiceDto,
   type CheckoutInitiateRequestBody,
   type CreateInvoiceInput,
-} from './dto/create-invoice.dto.js';
+} from './invoice.dto.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const METADATA_MAX_BYTES = 4096;
+/** The URLs of an invoice: each given, or the module option's; the hint says how to give one. */
+const URL_FIELDS = [
+  ['callbackUrl', 'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl'],
+  ['returnUrl', 'set the returnUrl module option, or pass returnUrl'],
+  ['cancellationUrl', 'set the cancellationUrl module option, or pass cancellationUrl'],
+] as const;
 
 /** The contract's request body, after every input check (all problems reported together). */
 export function buildInitiateBody(
@@ -69,33 +75,9 @@ export function buildInitiateBody(
 
   const clientReference = input.clientReference ?? randomUUID().replace(/-/g, '');
 
-  const callbackUrl = !ok('callbackUrl')
-    ? undefined
-    : urlOf(
-        input.callbackUrl,
-        options.callbackUrl,
-        'callbackUrl',
-        bad,
-        'set the publicBaseUrl (or callbackUrl) module option, or pass callbackUrl',
-      );
-  const returnUrl = !ok('returnUrl')
-    ? undefined
-    : urlOf(
-        input.returnUrl,
-        options.returnUrl,
-        'returnUrl',
-        bad,
-        'set the returnUrl module option, or pass returnUrl',
-      );
-  const cancellationUrl = !ok('cancellationUrl')
-    ? undefined
-    : urlOf(
-        input.cancellationUrl,
-        options.cancellationUrl,
-        'cancellationUrl',
-        bad,
-        'set the cancellationUrl module option, or pass cancellationUrl',
-      );
+  const [callbackUrl, returnUrl, cancellationUrl] = URL_FIELDS.map(([field, hint]) =>
+    ok(field) ? urlOf(input[field], options[field], field, bad, hint) : undefined,
+  );
 
   const body: Partial<CheckoutInitiateRequestBody> = {};
   const merchantAccountNumber = input.merchantAccountNumber ?? options.merchantAccountNumber;

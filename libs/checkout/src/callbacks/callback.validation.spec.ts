@@ -1,4 +1,4 @@
-import { validateCheckoutCallback } from './checkout-callback.validation.js';
+import { validateCheckoutCallback } from './callback.validation.js';
 
 const valid = () => ({
   ResponseCode: '0000',

@@ -1,0 +1,143 @@
+import { HubtelLogger, HubtelValidationError, maskPhoneNumbers, type HubtelStore } from 'nestjs-hubtel';
+import type { InboundPipeline } from '#internal';
+import type { CheckoutAccountSource } from '../checkout.accounts.js';
+import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
+import type { CheckoutRejectionReason } from '../checkout.events.js';
+import type { ResolvedCheckoutOptions } from '../checkout.options.js';
+import { invoiceAccount, type CheckoutInvoiceStore } from '../invoices/invoice.store.js';
+import { CheckoutConfirmation } from './callback.confirmation.js';
+import { failedFromCallback, paidFromCallback } from './payment.evidence.js';
+import { checkoutCallbackValidator, validateCheckoutCallback } from './callback.validation.js';
+import { classifyCallback, type CallbackClaim, type Verdict } from './callback.verifier.js';
+import type { CheckoutSettlement } from './payment.settlement.js';
+
+/** What became of a callback. The HTTP answer does not reveal it (see the callback controller). */
+export interface CheckoutCallbackResult {
+  /**
+   * `accepted`: recorded; its event (or its status-check confirmation) runs once.
+   * `duplicate`: this outcome was already recorded; nothing new runs.
+   * `rejected`: it failed verification; a `rejected` event was emitted (none for `WRONG_ACCOUNT`:
+   *   a callback for another account's invoice, refused before anything else is looked at).
+   * `ignored`: a non-final status (`Pending`); nothing to do.
+   */
+  outcome: 'accepted' | 'duplicate' | 'rejected' | 'ignored';
+  clientReference: string;
+  claim: CallbackClaim;
+  reason?: CheckoutRejectionReason;
+}
+
+/**
+ * A web callback's road to its outcome (CheckoutService.handleCallback): validated, verified
+ * against the invoice it names, then settled at once or recorded for confirmation by the status
+ * check.
+ */
+export class CheckoutCallbackHandler {
+  private readonly logger = new HubtelLogger('HubtelCheckout');
+  private readonly confirmation: CheckoutConfirmation;
+
+  constructor(
+    private readonly options: ResolvedCheckoutOptions,
+    private readonly pipeline: InboundPipeline,
+    private readonly store: HubtelStore,
+    private readonly invoices: CheckoutInvoiceStore,
+    private readonly accounts: CheckoutAccountSource,
+    private readonly settlement: CheckoutSettlement,
+  ) {
+    this.confirmation = new CheckoutConfirmation(options, pipeline, invoices, accounts, settlement);
+    checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
+  }
+
+  async handle(
+    body: unknown,
+    context: { sourceAddress?: string; account?: string },
+  ): Promise<CheckoutCallbackResult> {
+    this.pipeline.assertAcceptingInbound('checkout callback');
+    const validation = validateCheckoutCallback(body);
+    if (!validation.ok) {
+      throw new HubtelValidationError(
+        `Invalid checkout callback: ${validation.issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+        validation.issues,
+      );
+    }
+    const callback = validation.value;
+    const claim = classifyCallback(callback);
+    const ref = callback.Data.ClientReference;
+    if (claim === 'pending') {
+      this.logger.debug?.(
+        `Callback for ${ref} reports a non-final status (${callback.Data.Status}); ignored`,
+      );
+      return { outcome: 'ignored', clientReference: ref, claim };
+    }
+
+    // Read once: verified against here, and handed on (value and version) to the settlement.
+    const entry = await this.invoices.getEntry(ref);
+    const invoice = entry?.value;
+    const routed = context.account ?? CHECKOUT_DEFAULT_ACCOUNT;
+    if (invoice && invoiceAccount(invoice) !== routed) {
+      // Another account's invoice: its path secret and allow-list were not the ones checked, and
+      // its keys are not this route's. Nothing emitted (the answer stays the same 200).
+      this.logger.warn(
+        maskPhoneNumbers(
+          `Refused a checkout callback for invoice ${ref} of account "${invoiceAccount(invoice)}": it came on account "${routed}"'s path (WRONG_ACCOUNT)` +
+            (context.sourceAddress ? ` (from ${context.sourceAddress})` : ''),
+        ),
+      );
+      return { outcome: 'rejected', clientReference: ref, claim, reason: 'WRONG_ACCOUNT' };
+    }
+    const account = await this.accounts.get(routed);
+    const verdict =
+      (invoice ? undefined : await this.forgotten(ref)) ??
+      account.verifier.verifyCallback(callback, claim, invoice);
+    if (!verdict.ok) {
+      this.settlement.reject({
+        ...verdict,
+        clientReference: ref,
+        invoice,
+        account: routed,
+        callback,
+        sourceAddress: context.sourceAddress,
+      });
+      return { outcome: 'rejected', clientReference: ref, claim, reason: verdict.reason };
+    }
+    // A failed claim for an invoice already failed goes on: its event's job may never have been
+    // queued (the earlier copy answered 503 after the invoice changed), and the submit asks again.
+    if (
+      invoice!.status === 'paid' ||
+      (claim === 'failed' && invoice!.status !== 'pending' && invoice!.status !== 'failed')
+    ) {
+      this.logger.debug?.(
+        `Duplicate ${claim} callback for ${ref} ignored: the invoice is already ${invoice!.status}`,
+      );
+      return { outcome: 'duplicate', clientReference: ref, claim };
+    }
+
+    if (account.options.verification.confirmWithStatusCheck) {
+      const outcome = await this.confirmation.submit(claim, callback, invoice!, context.sourceAddress);
+      return { outcome, clientReference: ref, claim };
+    }
+    const result =
+      claim === 'paid'
+        ? await this.settlement.paid(paidFromCallback(callback, false), entry)
+        : await this.settlement.failed(failedFromCallback(callback), entry);
+    return { outcome: result === 'settled' ? 'accepted' : 'duplicate', clientReference: ref, claim };
+  }
+
+  /**
+   * The verdict on a reference the store does not hold while it is known to have lost its data
+   * (within the time an invoice is watched): forgotten, not unknown. Undefined otherwise.
+   */
+  private async forgotten(ref: string): Promise<Verdict | undefined> {
+    const loss = await this.store.lostData?.().catch(() => undefined);
+    if (!loss || Date.now() - Date.parse(loss.detectedAt) > this.options.reconciliation.giveUpAfterMs) {
+      return undefined;
+    }
+    return {
+      ok: false,
+      reason: 'FORGOTTEN_REFERENCE',
+      message:
+        `No invoice with clientReference "${ref}" is kept: the store lost its data (noticed at ${loss.detectedAt} on ${loss.where.join(', ')}), ` +
+        `so this may be a genuine payment for an invoice created before. Nothing was delivered: if your own records hold this order, ` +
+        `reconcile it: reconcile("${ref}", { amount })`,
+    };
+  }
+}
