@@ -1,16 +1,5 @@
 import type { InjectionToken } from '@nestjs/common';
-import {
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelAccountResolver,
@@ -36,7 +25,6 @@ import {
   IsHubtelClientId,
   IsHubtelClientSecret,
   IsHubtelPosSalesId,
-  IsOptionalSection,
   assertOptionsObject,
   assertStoreOption,
   backoffDelays,
@@ -67,7 +55,6 @@ import { NOT_BLANK } from './dto/create-invoice.dto.js';
 
 /** Longest delay or interval the checkout options take: 30 days. */
 const MAX_DELAY_MS = 30 * 24 * 3600_000;
-const FINITE = { allowNaN: false, allowInfinity: false } as const;
 /** The defaults that need the status check, on when the account has a POS Sales ID. */
 const WITH_POS_SALES_ID = (_section: unknown, root: Record<string, unknown>) => root.posSalesId !== undefined;
 
@@ -77,18 +64,11 @@ const CheckoutAccessOptions = declareAccessOptions(HUBTEL_ENV.checkoutPathSecret
 /** How paid amounts are compared with the amount invoiced. */
 export class CheckoutAmountToleranceOptions {
   /** Largest difference accepted, in currency units (e.g. 0.5 for fees up to GH₵ 0.50). Default 0. */
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  @HubtelOption({ default: 0 })
+  @HubtelOption({ number: 0, default: 0 })
   absolute?: number;
 
   /** Largest difference accepted, in percent of the invoiced amount (e.g. 2 for 2 %). Default 0. */
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  @Max(100)
-  @HubtelOption({ default: 0 })
+  @HubtelOption({ number: [0, 100], default: 0 })
   percent?: number;
 }
 
@@ -98,27 +78,16 @@ export class CheckoutAmountToleranceOptions {
  */
 export class CheckoutRecheckOptions {
   /** Checks after the first one (0: reject at once). Default 3. */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(10)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckAttempts })
+  @HubtelOption({ int: [0, 10], default: CHECKOUT_DEFAULTS.recheckAttempts })
   attempts?: number;
 
   /** Wait before the first re-check; each next one waits twice as long. Default 2000 ms. */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(60_000)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckDelayMs })
+  @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckDelayMs })
   delayMs?: number;
 
   /** Longest wait between two re-checks. Default 10000 ms (or `delayMs` when longer). */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(60_000)
   @HubtelOption({
+    int: [0, 60_000],
     defaultFrom: (recheck) => Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheck.delayMs as number),
   })
   maxDelayMs?: number;
@@ -129,11 +98,7 @@ export class CheckoutRecheckOptions {
    * minute by default), and a callback is checked at most this long after it arrives, whatever
    * came before it; the re-checks above are moved later to keep it. Default 10000 ms.
    */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(60_000)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckMinIntervalMs })
+  @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckMinIntervalMs })
   minIntervalMs?: number;
 }
 
@@ -144,23 +109,18 @@ export class CheckoutVerificationOptions {
    * platform reports an amount that includes (or has deducted) fees, allow the difference here;
    * the larger of `absolute` and `percent` applies, in both directions.
    */
-  @IsOptionalSection(() => CheckoutAmountToleranceOptions)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => CheckoutAmountToleranceOptions, account: 'merged', default: {} })
   amountTolerance?: CheckoutAmountToleranceOptions;
 
   /** Accept any amount above the invoiced one (tips, payer-borne fees). Default false. */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ default: false })
+  @HubtelOption({ bool: true, default: false })
   allowOverpayment?: boolean;
 
   /**
    * Confirm each callback with the transaction status check before it counts. Default: true when
    * `posSalesId` is set (the status check needs it), false otherwise.
    */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ defaultFrom: WITH_POS_SALES_ID })
+  @HubtelOption({ bool: true, defaultFrom: WITH_POS_SALES_ID })
   confirmWithStatusCheck?: boolean;
 
   /**
@@ -168,51 +128,33 @@ export class CheckoutVerificationOptions {
    * yet is asked again before the callback is rejected (`NOT_CONFIRMED`) and left to the
    * reconciler. The platform's status check can lag behind its own callback.
    */
-  @IsOptionalSection(() => CheckoutRecheckOptions)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => CheckoutRecheckOptions, account: 'merged', default: {} })
   recheck?: CheckoutRecheckOptions;
 }
 
 /** The reconciler's checks of invoices with no final callback. Rule in code: maxIntervalMs ≥ intervalMs. */
 export class CheckoutReconciliationOptions {
   /** Check invoices with no final callback through the status check. Default: true when `posSalesId` is set. */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ defaultFrom: WITH_POS_SALES_ID })
+  @HubtelOption({ bool: true, defaultFrom: WITH_POS_SALES_ID })
   enabled?: boolean;
 
   /** Age of an invoice before its first check. Default 5 minutes (Hubtel's advice). */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(MAX_DELAY_MS)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileDelayMs })
+  @HubtelOption({ int: [0, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileDelayMs })
   delayMs?: number;
 
   /** How often the reconciler looks for invoices due; also the first re-check spacing. Default 1 minute. */
-  @IsOptional()
-  @IsInt()
-  @Min(5)
-  @Max(MAX_DELAY_MS)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileIntervalMs })
+  @HubtelOption({ int: [5, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileIntervalMs })
   intervalMs?: number;
 
   /** Re-checks of one invoice back off (doubling) up to this spacing. Default 1 hour (or `intervalMs` when longer). */
-  @IsOptional()
-  @IsInt()
-  @Min(5)
-  @Max(MAX_DELAY_MS)
   @HubtelOption({
+    int: [5, MAX_DELAY_MS],
     defaultFrom: (rec) => Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, rec.intervalMs as number),
   })
   maxIntervalMs?: number;
 
   /** Stop checking (and emit `expired`) this long after creation. Default 24 hours. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(365 * 24 * 3600_000)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs })
+  @HubtelOption({ int: [1, 365 * 24 * 3600_000], default: CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs })
   giveUpAfterMs?: number;
 
   /**
@@ -221,19 +163,11 @@ export class CheckoutReconciliationOptions {
    * invoice expires. Bounds what an invoice nobody pays (a flood of orders) costs in status checks.
    * Default 8.
    */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(10_000)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileMaxChecks })
+  @HubtelOption({ int: [1, 10_000], default: CHECKOUT_DEFAULTS.reconcileMaxChecks })
   maxChecks?: number;
 
   /** Status checks at once. Default 4. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(64)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileConcurrency })
+  @HubtelOption({ int: [1, 64], default: CHECKOUT_DEFAULTS.reconcileConcurrency })
   concurrency?: number;
 }
 
@@ -244,33 +178,22 @@ export class CheckoutReconciliationOptions {
  */
 export class CheckoutHandlerRetryOptions {
   /** Runs in all, the first included (1 to 1000), or `Infinity` with `deadlineMs`. Default 5. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  @HubtelOption({ default: DEFAULT_JOB_RETRY.maxAttempts })
+  @HubtelOption({ int: [1, 1000], default: DEFAULT_JOB_RETRY.maxAttempts })
   maxAttempts?: number;
 
   /** First backoff ceiling, doubling on every retry. Default 500 ms. */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @HubtelOption({ default: DEFAULT_JOB_RETRY.baseDelayMs })
+  @HubtelOption({ int: 0, default: DEFAULT_JOB_RETRY.baseDelayMs })
   baseDelayMs?: number;
 
   /** Longest backoff. Default 30 s (or `baseDelayMs` when longer). */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
   @HubtelOption({
+    int: 0,
     defaultFrom: (retry) => Math.max(DEFAULT_JOB_RETRY.maxDelayMs, retry.baseDelayMs as number),
   })
   maxDelayMs?: number;
 
   /** Give up once this long has passed since the job was recorded. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
+  @HubtelOption({ int: 1 })
   deadlineMs?: number;
 }
 
@@ -286,14 +209,11 @@ export class CheckoutHandlerOptions extends HubtelShutdownOptionsDto {
    * Retry of a throwing event handler (and of a status-check confirmation that failed): attempts in
    * all, and full-jitter backoff. Default 5 attempts, from 500 ms, at most 30 s apart.
    */
-  @IsOptionalSection(() => CheckoutHandlerRetryOptions)
-  @HubtelOption({ default: {} })
+  @HubtelOption({ nested: () => CheckoutHandlerRetryOptions, default: {} })
   retry?: CheckoutHandlerRetryOptions;
 
   /** How long a handled callback is remembered for de-duplication. Default 7 days. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
+  @HubtelOption({ int: 1 })
   recordTtlMs?: number;
 }
 
@@ -338,9 +258,7 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
    * callback confirmation and reconciliation. A named account's own or none: the platform refuses
    * another account's (4101).
    */
-  @IsOptional()
-  @IsHubtelPosSalesId()
-  @HubtelOption({ env: HUBTEL_ENV.posSalesId, account: 'notInherited' })
+  @HubtelOption({ is: IsHubtelPosSalesId(), env: HUBTEL_ENV.posSalesId, account: 'notInherited' })
   posSalesId?: string;
 
   /**
@@ -368,21 +286,16 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   baseUrls?: CheckoutBaseUrlOptions;
 
   /** What `createInvoice` does with `& * ! % @` in a description: refuse (default) or remove them. */
-  @IsOptional()
-  @IsIn(['reject', 'strip'])
-  @HubtelOption({ default: 'reject' })
+  @HubtelOption({ oneOf: ['reject', 'strip'], default: 'reject' })
   descriptionSpecialCharacters?: 'reject' | 'strip';
 
-  @IsOptionalSection(() => CheckoutVerificationOptions)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => CheckoutVerificationOptions, account: 'merged', default: {} })
   verification?: CheckoutVerificationOptions;
 
-  @IsOptionalSection(() => CheckoutReconciliationOptions)
-  @HubtelOption({ account: 'defaultOnly', default: {} })
+  @HubtelOption({ nested: () => CheckoutReconciliationOptions, account: 'defaultOnly', default: {} })
   reconciliation?: CheckoutReconciliationOptions;
 
-  @IsOptionalSection(() => CheckoutHandlerOptions)
-  @HubtelOption({ account: 'defaultOnly', default: {} })
+  @HubtelOption({ nested: () => CheckoutHandlerOptions, account: 'defaultOnly', default: {} })
   handlers?: CheckoutHandlerOptions;
 
   /**
@@ -401,26 +314,22 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   store?: HubtelStore | InjectionToken;
 
   /** How long invoices are kept (a callback for a forgotten invoice is rejected). Default 30 days. */
-  @IsOptional()
-  @IsInt()
-  @Min(60_000)
-  @HubtelOption({ account: 'defaultOnly', default: CHECKOUT_DEFAULTS.invoiceTtlMs })
+  @HubtelOption({ int: 60_000, account: 'defaultOnly', default: CHECKOUT_DEFAULTS.invoiceTtlMs })
   invoiceTtlMs?: number;
 
   /** Callback bodies larger than this are answered 413. Default 64 KiB. */
-  @IsOptional()
-  @IsInt()
-  @Min(1024)
-  @Max(10 * 1024 * 1024)
-  @HubtelOption({ account: 'defaultOnly', default: CHECKOUT_DEFAULTS.maxCallbackBodyBytes })
+  @HubtelOption({
+    int: [1024, 10 * 1024 * 1024],
+    account: 'defaultOnly',
+    default: CHECKOUT_DEFAULTS.maxCallbackBodyBytes,
+  })
   maxCallbackBodyBytes?: number;
 
   /**
    * The instance's budget of transaction status checks a minute, shared with ServiceAppModule
    * (see HubtelStatusCheckBudgetOptions). Default 600 a minute.
    */
-  @IsOptionalSection(() => HubtelStatusCheckBudgetOptionsDto)
-  @HubtelOption({ account: 'defaultOnly', default: {} })
+  @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly', default: {} })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
   /**

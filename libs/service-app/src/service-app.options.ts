@@ -1,14 +1,4 @@
-import {
-  IsBoolean,
-  IsInt,
-  IsNotEmpty,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelAccountResolver,
@@ -33,7 +23,6 @@ import {
   IsHubtelCountryCode,
   IsHubtelPosSalesId,
   IsHubtelShutdownGraceMs,
-  IsOptionalSection,
   assertOptionsObject,
   assertStoreOption,
   backoffDelays,
@@ -69,11 +58,6 @@ import { assertUssdTexts, type ResolvedUssdOptions } from './service-flow.ussd.j
 
 const D = SERVICE_APP_DEFAULTS;
 
-/** A whole number from `min` (and up to `max`): durations in ms, counts, sizes. */
-function IsWholeNumber(min: number, max?: number): PropertyDecorator {
-  return rules(IsOptional(), IsInt(), Min(min), ...(max === undefined ? [] : [Max(max)]));
-}
-
 /** A key (`9`) or label (`More`) of the USSD menu pages. */
 function IsUssdText(maxLength: number): PropertyDecorator {
   return rules(IsOptional(), IsString(), IsNotEmpty(), MaxLength(maxLength));
@@ -104,8 +88,7 @@ export class ServiceAppStatusCheckOptions {
   url?: string;
 
   /** Time-out of one status check, ms. Default 15000. */
-  @IsWholeNumber(1, 600_000)
-  @HubtelOption({ default: D.callbackTimeoutMs })
+  @HubtelOption({ int: [1, 600_000], default: D.callbackTimeoutMs })
   timeoutMs?: number;
 }
 
@@ -115,9 +98,7 @@ export class ServiceAppVerificationOptions {
    * Confirm each order's payment with the status check: the SessionId's transaction must be
    * `Paid`, for the cart's total. Default: true when `statusCheck` is set (and it needs it).
    */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ defaultFrom: (_verification, options) => options.statusCheck !== undefined })
+  @HubtelOption({ bool: true, defaultFrom: (_verification, options) => options.statusCheck !== undefined })
   enabled?: boolean;
 
   /**
@@ -126,8 +107,7 @@ export class ServiceAppVerificationOptions {
    * checks in all, the last at this time. Default 10 min; at most 1 h (the platform wants its
    * callback within the hour).
    */
-  @IsWholeNumber(0, 3_600_000)
-  @HubtelOption({ default: D.verification.recheckForMs })
+  @HubtelOption({ int: [0, 3_600_000], default: D.verification.recheckForMs })
   recheckForMs?: number;
 
   /**
@@ -135,15 +115,11 @@ export class ServiceAppVerificationOptions {
    * `maxDelayMs`: the backoff cap of runs that failed for another reason (a store outage).
    * Default 2 s, 60 s.
    */
-  @IsOptionalSection(() => HubtelBackoffOptionsDto)
-  @HubtelOption({ default: {} })
+  @HubtelOption({ nested: () => HubtelBackoffOptionsDto, default: {} })
   recheckDelay?: HubtelBackoffOptionsDto;
 
   /** Largest accepted difference between the amount paid and the cart's total, in currency units. Default 0. */
-  @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @Min(0)
-  @HubtelOption({ default: 0 })
+  @HubtelOption({ number: 0, default: 0 })
   amountTolerance?: number;
 }
 
@@ -153,19 +129,15 @@ export class ServiceAppVerificationOptions {
  */
 export class ServiceAppUssdOptions {
   /** Characters of a GSM 7-bit screen. Default 182. */
-  @IsWholeNumber(60, 1_000)
-  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.screenSize })
+  @HubtelOption({ int: [60, 1_000], default: SERVICE_APP_USSD_DEFAULTS.screenSize })
   screenSize?: number;
 
   /** Characters of a screen holding any character outside GSM-7. Default 70. */
-  @IsWholeNumber(40, 1_000)
-  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.unicodeScreenSize })
+  @HubtelOption({ int: [40, 1_000], default: SERVICE_APP_USSD_DEFAULTS.unicodeScreenSize })
   unicodeScreenSize?: number;
 
   /** Replace characters outside GSM-7 (`’` → `'`, `ō` → `o`, others `?`) instead of losing the 182. Default false. */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.transliterate })
+  @HubtelOption({ bool: true, default: SERVICE_APP_USSD_DEFAULTS.transliterate })
   transliterate?: boolean;
 
   /** Key of the entry to a long menu's next page. Default `9`. */
@@ -200,16 +172,14 @@ export class ServiceAppUssdOptions {
 /** `callbackRetry`: backoff until the platform accepts, or the deadline. */
 class ServiceAppCallbackRetryOptions extends HubtelBackoffOptionsDto {
   /** Default one hour, the platform's limit. */
-  @IsWholeNumber(1)
-  @HubtelOption({ default: D.callbackRetry.deadlineMs })
+  @HubtelOption({ int: 1, default: D.callbackRetry.deadlineMs })
   deadlineMs?: number;
 }
 
 /** `fulfillmentRetry`: attempts of the @OnFulfillment handler, and their backoff. */
 class ServiceAppFulfillmentRetryOptions extends HubtelBackoffOptionsDto {
   /** Attempts in all, the first one included (at most 100). Default 5. */
-  @IsWholeNumber(1, 100)
-  @HubtelOption({ default: D.fulfillmentRetry.maxAttempts })
+  @HubtelOption({ int: [1, 100], default: D.fulfillmentRetry.maxAttempts })
   maxAttempts?: number;
 }
 
@@ -248,13 +218,11 @@ export class ServiceAppModuleOptions {
    * pair and POS Sales ID; its URL and time-out are the default's unless set) when the default
    * account has one, so no account is left unverified.
    */
-  @IsOptionalSection(() => ServiceAppStatusCheckOptions)
-  @HubtelOption({ account: 'ownIfDefault' })
+  @HubtelOption({ nested: () => ServiceAppStatusCheckOptions, account: 'ownIfDefault' })
   statusCheck?: ServiceAppStatusCheckOptions;
 
   /** How fulfillment requests are verified (see ServiceAppVerificationOptions). */
-  @IsOptionalSection(() => ServiceAppVerificationOptions)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => ServiceAppVerificationOptions, account: 'merged', default: {} })
   verification?: ServiceAppVerificationOptions;
 
   /**
@@ -269,13 +237,11 @@ export class ServiceAppModuleOptions {
    * Basic-auth pair for the callback, if your account was given one (the contract shows none). A
    * named account gives its own when the default account has one (the platform would refuse it).
    */
-  @IsOptionalSection(() => ServiceAppCallbackCredentials)
-  @HubtelOption({ account: 'ownIfDefault' })
+  @HubtelOption({ nested: () => ServiceAppCallbackCredentials, account: 'ownIfDefault' })
   callbackCredentials?: HubtelCredentials;
 
   /** Time-out of one callback POST, ms. Default 15000. */
-  @IsWholeNumber(1, 600_000)
-  @HubtelOption({ default: D.callbackTimeoutMs })
+  @HubtelOption({ int: [1, 600_000], default: D.callbackTimeoutMs })
   callbackTimeoutMs?: number;
 
   /**
@@ -284,21 +250,18 @@ export class ServiceAppModuleOptions {
    * platform's limit), then a dead-letter event is emitted. Defaults: 2 s base, 5 min cap, 1 h.
    * Default account only (one policy per job type).
    */
-  @IsOptionalSection(() => ServiceAppCallbackRetryOptions)
-  @HubtelOption({ account: 'defaultOnly', default: {} })
+  @HubtelOption({ nested: () => ServiceAppCallbackRetryOptions, account: 'defaultOnly', default: {} })
   callbackRetry?: ServiceAppCallbackRetryOptions;
 
   /**
    * Attempts of your @OnFulfillment handler (first included) before `failed` is reported. Default
    * 5, 1 s base, 60 s cap. Default account only (one policy per job type).
    */
-  @IsOptionalSection(() => ServiceAppFulfillmentRetryOptions)
-  @HubtelOption({ account: 'defaultOnly', default: {} })
+  @HubtelOption({ nested: () => ServiceAppFulfillmentRetryOptions, account: 'defaultOnly', default: {} })
   fulfillmentRetry?: ServiceAppFulfillmentRetryOptions;
 
   /** An idle session is forgotten after this long (renewed by every answer). Default 10 min. */
-  @IsWholeNumber(1)
-  @HubtelOption({ default: D.sessionTtlMs })
+  @HubtelOption({ int: 1, default: D.sessionTtlMs })
   sessionTtlMs?: number;
 
   /**
@@ -306,23 +269,21 @@ export class ServiceAppModuleOptions {
    * sliding `sessionTtlMs` applies from the first answer on). Keeps abandoned and forged
    * session starts cheap. Default 2 min (at most `sessionTtlMs`).
    */
-  @IsWholeNumber(1)
   @HubtelOption({
+    int: 1,
     defaultFrom: (options) => Math.min(D.sessionStartTtlMs, options.sessionTtlMs as number),
   })
   sessionStartTtlMs?: number;
 
   /** How long a cart waits for its fulfillment request. Default 24 h. */
-  @IsWholeNumber(1)
-  @HubtelOption({ default: D.cartTtlMs })
+  @HubtelOption({ int: 1, default: D.cartTtlMs })
   cartTtlMs?: number;
 
   /**
    * Longest a step may take before the user is answered "please try again" (the step's late
    * answer is dropped). Default 4000 ms, under the 5 s a USSD session allows.
    */
-  @IsWholeNumber(1, 60_000)
-  @HubtelOption({ default: D.stepBudgetMs })
+  @HubtelOption({ int: [1, 60_000], default: D.stepBudgetMs })
   stepBudgetMs?: number;
 
   /** Entries that return to the previous prompt. Default `'0'`; `false` turns "back" off. */
@@ -334,9 +295,7 @@ export class ServiceAppModuleOptions {
    * (default true). Turn off only if carts can be created outside this module (another instance
    * without a shared store, a migration): the access options are then your only protection.
    */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ default: D.requireCart })
+  @HubtelOption({ bool: true, default: D.requireCart })
   requireCart?: boolean;
 
   /**
@@ -344,8 +303,7 @@ export class ServiceAppModuleOptions {
    * both set it, the smaller wins; see HubtelStatusCheckBudgetOptions). Default 600 a minute.
    * Default account only.
    */
-  @IsOptionalSection(() => HubtelStatusCheckBudgetOptionsDto)
-  @HubtelOption({ account: 'defaultOnly' })
+  @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly' })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
   /**
@@ -353,8 +311,7 @@ export class ServiceAppModuleOptions {
    * gives way to a new one (a flood pushes out its own starts, not the customers who answered).
    * Default 50,000 (about 30 MB). Default account only.
    */
-  @IsWholeNumber(1, 10_000_000)
-  @HubtelOption({ account: 'defaultOnly', default: D.maxPendingSessions })
+  @HubtelOption({ int: [1, 10_000_000], account: 'defaultOnly', default: D.maxPendingSessions })
   maxPendingSessions?: number;
 
   /**
@@ -384,14 +341,15 @@ export class ServiceAppModuleOptions {
   messages?: Partial<ServiceAppMessages>;
 
   /** Country code for national numbers typed in `phone` fields (`024…`). Default '233'. */
-  @IsOptional()
-  @IsHubtelCountryCode()
-  @HubtelOption({ env: HUBTEL_ENV.defaultCountryCode, default: HUBTEL_DEFAULT_COUNTRY_CODE })
+  @HubtelOption({
+    is: IsHubtelCountryCode(),
+    env: HUBTEL_ENV.defaultCountryCode,
+    default: HUBTEL_DEFAULT_COUNTRY_CODE,
+  })
   defaultCountryCode?: string;
 
   /** The USSD channel: screen size, pages of long menus, operators (see ServiceAppUssdOptions). */
-  @IsOptionalSection(() => ServiceAppUssdOptions)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => ServiceAppUssdOptions, account: 'merged', default: {} })
   ussd?: ServiceAppUssdOptions;
 
   /**

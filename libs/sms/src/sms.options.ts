@@ -1,4 +1,4 @@
-import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsOptional, IsString, Matches } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelCredentials,
@@ -51,33 +51,19 @@ export class SmsModuleOptions extends HubtelHttpOptionsDto {
   senderId?: string;
 
   /** Longest sender id accepted. Default 11. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(64)
-  @HubtelOption({ default: SMS_DEFAULTS.maxSenderLength })
+  @HubtelOption({ int: [1, 64], default: SMS_DEFAULTS.maxSenderLength })
   maxSenderLength?: number;
 
   /** Longest message content accepted, in characters. Default: no limit (the platform documents none). */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
+  @HubtelOption({ int: 1 })
   maxContentLength?: number;
 
   /** Recipients per platform batch in `sendBatch`. Default 100, at most 10000. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(SMS_LIMITS.maxBatchSize)
-  @HubtelOption({ default: SMS_DEFAULTS.batchSize })
+  @HubtelOption({ int: [1, SMS_LIMITS.maxBatchSize], default: SMS_DEFAULTS.batchSize })
   batchSize?: number;
 
   /** Batches sent at once by `sendBatch`. Default 4, at most 64. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(SMS_LIMITS.maxConcurrency)
-  @HubtelOption({ default: SMS_DEFAULTS.concurrency })
+  @HubtelOption({ int: [1, SMS_LIMITS.maxConcurrency], default: SMS_DEFAULTS.concurrency })
   concurrency?: number;
 
   /**
