@@ -200,7 +200,7 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
         budget: StatusCheckBudget,
         telemetry?: HubtelTelemetry,
       ) =>
-        accounts.attachDefault({
+        accounts.attach({
           options,
           resolved,
           route,

@@ -156,7 +156,7 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
         budget: StatusCheckBudget,
         telemetry?: HubtelTelemetry,
       ) =>
-        accounts.attachDefault({
+        accounts.attach({
           options: options ?? {},
           resolved,
           access,

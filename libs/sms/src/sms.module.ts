@@ -98,7 +98,7 @@ export interface SmsAccountAsyncOptions extends HubtelAccountAsyncOptions<SmsAcc
         transport: HttpTransport,
         transportFor: SmsTransportFactory,
         telemetry?: HubtelTelemetry,
-      ) => accounts.attachDefault({ options, resolved, transport, transportFor, telemetry }),
+      ) => accounts.attach({ options, resolved, transport, transportFor, telemetry }),
       inject: [
         SmsAccounts,
         SMS_MODULE.MODULE_OPTIONS_TOKEN,
