@@ -8,7 +8,6 @@ import {
 } from 'nestjs-hubtel';
 import {
   HUBTEL_STATUS_CHECK_BUDGET,
-  InboundAccessPolicy,
   InboundPipeline,
   hubtelModuleRecipe,
   inboundKit,
@@ -43,7 +42,6 @@ import {
   CHECKOUT_OPTIONS_RECIPE,
   checkoutTransportConfig,
   type CheckoutAccountOverrides,
-  type CheckoutModuleOptions,
   type CheckoutRouteInfo,
   type ResolvedCheckoutOptions,
 } from './checkout.options.js';
@@ -116,6 +114,17 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
     providers: [...(definition.providers ?? []), { provide: CHECKOUT_ROUTE, useValue: routeInfo(extras) }],
   }),
   registry: CheckoutAccounts,
+  defaultAccount: {
+    provide: CHECKOUT_ACCOUNTS,
+    inject: {
+      route: CHECKOUT_ROUTE,
+      api: CheckoutApiClient,
+      verifier: CheckoutVerifier,
+      access: CHECKOUT_ACCESS_POLICY,
+      http: HttpService,
+      budget: HUBTEL_STATUS_CHECK_BUDGET,
+    },
+  },
   token: getCheckoutAccountToken,
   register: (accounts, name, overrides) => accounts.register(name, overrides),
 });
@@ -184,45 +193,6 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
       useFactory: (invoices: CheckoutInvoiceStore, pipeline: InboundPipeline, telemetry?: HubtelTelemetry) =>
         new CheckoutSettlement(invoices, pipeline, pipeline.emitter, Date.now, telemetry),
       inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE, { token: HUBTEL_TELEMETRY, optional: true }],
-    },
-    {
-      // The default account, handed to the application's accounts: named ones inherit from it.
-      provide: CHECKOUT_ACCOUNTS,
-      useFactory: (
-        accounts: CheckoutAccounts,
-        options: CheckoutModuleOptions,
-        resolved: ResolvedCheckoutOptions,
-        route: CheckoutRouteInfo,
-        api: CheckoutApiClient,
-        verifier: CheckoutVerifier,
-        access: InboundAccessPolicy,
-        http: HttpService,
-        budget: StatusCheckBudget,
-        telemetry?: HubtelTelemetry,
-      ) =>
-        accounts.attach({
-          options,
-          resolved,
-          route,
-          api,
-          verifier,
-          access,
-          http,
-          budget,
-          ...(telemetry ? { telemetry } : {}),
-        }),
-      inject: [
-        CheckoutAccounts,
-        CHECKOUT_MODULE.MODULE_OPTIONS_TOKEN,
-        CHECKOUT_RESOLVED_OPTIONS,
-        CHECKOUT_ROUTE,
-        CheckoutApiClient,
-        CheckoutVerifier,
-        CHECKOUT_ACCESS_POLICY,
-        HttpService,
-        HUBTEL_STATUS_CHECK_BUDGET,
-        { token: HUBTEL_TELEMETRY, optional: true },
-      ],
     },
     {
       provide: CheckoutReconciler,

@@ -1,6 +1,5 @@
 import { HttpService } from '@nestjs/axios';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   HUBTEL_STATUS_CHECK_BUDGET,
   hubtelModuleRecipe,
@@ -8,7 +7,6 @@ import {
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
   type HttpTransport,
-  type InboundAccessPolicy,
   type StatusCheckBudget,
 } from '#internal';
 import { FulfillmentAccount } from './fulfillment.service.js';
@@ -34,7 +32,6 @@ import {
   type ResolvedServiceAppOptions,
   type ServiceAppAccountOverrides,
   type ServiceAppModuleExtras,
-  type ServiceAppModuleOptions,
 } from './service-app.options.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import { ServiceFlowService } from './service-flow.service.js';
@@ -77,6 +74,17 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
     controllers: [...(definition.controllers ?? []), ...createServiceAppController(extras.routes)],
   }),
   registry: ServiceAppAccounts,
+  defaultAccount: {
+    provide: SERVICE_APP_ACCOUNTS,
+    inject: {
+      access: SERVICE_APP_ACCESS_POLICY,
+      status: SERVICE_APP_STATUS_CLIENT,
+      callback: FulfillmentCallbackClient,
+      flows: ServiceFlowService,
+      http: HttpService,
+      budget: HUBTEL_STATUS_CHECK_BUDGET,
+    },
+  },
   token: getFulfillmentAccountToken,
   register: (accounts, name, overrides) => {
     accounts.register(name, overrides);
@@ -141,45 +149,6 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
     ServiceFlowRegistry,
     ServiceFlowService,
     FulfillmentCallbackClient,
-    {
-      // The default account, handed to the application's accounts: named ones inherit from it.
-      provide: SERVICE_APP_ACCOUNTS,
-      useFactory: (
-        accounts: ServiceAppAccounts,
-        options: ServiceAppModuleOptions,
-        resolved: ResolvedServiceAppOptions,
-        access: InboundAccessPolicy,
-        status: PaymentStatusClient | undefined,
-        callback: FulfillmentCallbackClient,
-        flows: ServiceFlowService,
-        http: HttpService,
-        budget: StatusCheckBudget,
-        telemetry?: HubtelTelemetry,
-      ) =>
-        accounts.attach({
-          options: options ?? {},
-          resolved,
-          access,
-          status,
-          callback,
-          flows,
-          http,
-          budget,
-          ...(telemetry ? { telemetry } : {}),
-        }),
-      inject: [
-        ServiceAppAccounts,
-        SERVICE_APP_MODULE.MODULE_OPTIONS_TOKEN,
-        SERVICE_APP_OPTIONS,
-        SERVICE_APP_ACCESS_POLICY,
-        SERVICE_APP_STATUS_CLIENT,
-        FulfillmentCallbackClient,
-        ServiceFlowService,
-        HttpService,
-        HUBTEL_STATUS_CHECK_BUDGET,
-        { token: HUBTEL_TELEMETRY, optional: true },
-      ],
-    },
     FulfillmentService,
   ],
   exports: [

@@ -5,12 +5,11 @@ import {
   createHttpTransport,
   hubtelHttpModule,
   hubtelModuleRecipe,
-  type HttpTransport,
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
   type HubtelModuleExtras,
 } from '#internal';
-import { SmsAccounts, smsTransportFactory, type SmsTransportFactory } from './sms.accounts.js';
+import { SmsAccounts, smsTransportFactory } from './sms.accounts.js';
 import {
   SMS_ACCOUNTS,
   SMS_HTTP_TRANSPORT,
@@ -24,7 +23,6 @@ import {
   smsTransportConfig,
   type ResolvedSmsOptions,
   type SmsAccountOverrides,
-  type SmsModuleOptions,
 } from './sms.options.js';
 import { SmsService } from './sms.service.js';
 
@@ -40,6 +38,10 @@ const SMS_MODULE = hubtelModuleRecipe({
   factoryMethod: 'createSmsOptions',
   resolvedToken: SMS_OPTIONS,
   registry: SmsAccounts,
+  defaultAccount: {
+    provide: SMS_ACCOUNTS,
+    inject: { transport: SMS_HTTP_TRANSPORT, transportFor: SMS_TRANSPORT_FACTORY },
+  },
   token: getSmsAccountToken,
   register: (accounts, name, overrides) => accounts.register(name, overrides),
 });
@@ -87,26 +89,6 @@ export interface SmsAccountAsyncOptions extends HubtelAccountAsyncOptions<SmsAcc
       provide: SMS_TRANSPORT_FACTORY,
       useFactory: smsTransportFactory,
       inject: [HttpService, { token: HUBTEL_TELEMETRY, optional: true }],
-    },
-    {
-      // The default account, handed to the application's accounts: named ones inherit from it.
-      provide: SMS_ACCOUNTS,
-      useFactory: (
-        accounts: SmsAccounts,
-        options: SmsModuleOptions,
-        resolved: ResolvedSmsOptions,
-        transport: HttpTransport,
-        transportFor: SmsTransportFactory,
-        telemetry?: HubtelTelemetry,
-      ) => accounts.attach({ options, resolved, transport, transportFor, telemetry }),
-      inject: [
-        SmsAccounts,
-        SMS_MODULE.MODULE_OPTIONS_TOKEN,
-        SMS_OPTIONS,
-        SMS_HTTP_TRANSPORT,
-        SMS_TRANSPORT_FACTORY,
-        { token: HUBTEL_TELEMETRY, optional: true },
-      ],
     },
     SmsService,
   ],

@@ -10,6 +10,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import { HUBTEL_TELEMETRY } from '../telemetry/hubtel-telemetry.js';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
   checkAccountName,
@@ -97,7 +98,7 @@ export interface HubtelModuleSpec<
   O extends object,
   R,
   A,
-  Reg,
+  Reg extends { attach(defaults: never): unknown },
   X extends HubtelModuleExtras,
   C,
   F extends string,
@@ -119,6 +120,12 @@ export interface HubtelModuleSpec<
   context?: (extras: X) => C;
   /** The application's account registry (one, global) and how a named account is recorded in it. */
   registry: Type<Reg>;
+  /**
+   * Provided as `provide`: forRoot's account handed to the registry (`attach`), named accounts
+   * inheriting from it. It gets the options as given (`options`), `resolved`, the optional
+   * `telemetry`, and the providers of `inject`, each under its name.
+   */
+  defaultAccount: { provide: InjectionToken; inject: Record<string, InjectionToken> };
   /** Token of what `@Inject…(name)` injects for a named account. */
   token: (name: string) => string | symbol;
   register: (registry: Reg, name: string, overrides: unknown) => unknown;
@@ -237,7 +244,7 @@ export function hubtelModuleRecipe<
   O extends object,
   R,
   A,
-  Reg,
+  Reg extends { attach(defaults: never): unknown },
   X extends HubtelModuleExtras = HubtelModuleExtras,
   C = undefined,
   F extends string = string,
@@ -276,6 +283,25 @@ export function hubtelModuleRecipe<
     };
   };
 
+  const names = Object.keys(spec.defaultAccount.inject);
+  const defaultAccount = (optionsToken: InjectionToken): FactoryProvider => ({
+    provide: spec.defaultAccount.provide,
+    useFactory: (registry: Reg, options: O | undefined, resolved: R, telemetry: unknown, ...deps) =>
+      (registry.attach as (defaults: object) => unknown)({
+        options: options ?? {},
+        resolved,
+        ...(telemetry ? { telemetry } : {}),
+        ...Object.fromEntries(names.map((name, index) => [name, deps[index]])),
+      }),
+    inject: [
+      spec.registry,
+      optionsToken,
+      spec.resolvedToken,
+      { token: HUBTEL_TELEMETRY, optional: true },
+      ...Object.values(spec.defaultAccount.inject),
+    ],
+  });
+
   const built = new ConfigurableModuleBuilder<O>({ moduleName: spec.moduleName })
     .setClassMethodName('forRoot')
     .setFactoryMethodName(spec.factoryMethod)
@@ -292,6 +318,7 @@ export function hubtelModuleRecipe<
             useFactory: (options: O) => spec.options.resolve(options, HUBTEL_DEFAULT_ACCOUNT, context),
             inject: [built.MODULE_OPTIONS_TOKEN],
           },
+          defaultAccount(built.MODULE_OPTIONS_TOKEN),
         ],
       };
       return spec.extend ? spec.extend(module, extras) : module;
