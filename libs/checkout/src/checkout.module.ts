@@ -126,7 +126,6 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
     },
   },
   token: getCheckoutAccountToken,
-  register: (accounts, name, overrides) => accounts.register(name, overrides),
 });
 
 /** `CheckoutModule.forRoot(...)` argument. */

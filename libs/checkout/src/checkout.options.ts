@@ -25,13 +25,11 @@ import {
   IsHubtelClientId,
   IsHubtelClientSecret,
   IsHubtelPosSalesId,
-  assertOptionsObject,
   assertStoreOption,
   backoffDelays,
   dropUndefined,
   hubtelOptionsRecipe,
   refuseRemovedJobOptions,
-  resolveUrl,
   type HttpTransportConfig,
   type HubtelEnvAccounts,
   type JobRetryPolicy,
@@ -46,11 +44,9 @@ import {
 import { NOT_BLANK } from './dto/create-invoice.dto.js';
 
 /*
- * Checkout's options, each declared once: its documentation, its rules (checked at bootstrap by
- * the validator of the inbound bodies), and with `@HubtelOption` its default, its environment
- * variable and how a named account gets it. Rules no decorator says stay in resolveCheckoutOptions:
- * URLs (parsed, not just checked), access (InboundAccessPolicy), the store, the cross-field rules;
- * such a field is declared by `@HubtelOption()` alone, so that the resolver gets it.
+ * Checkout's options, each declared once with `@HubtelOption`: its rule, default, environment
+ * variable and how a named account gets it. What no declaration says stays in the recipe's
+ * `resolve`: access (InboundAccessPolicy), the store, the callback URL and the other cross-field rules.
  */
 
 /** Longest delay or interval the checkout options take: 30 days. */
@@ -72,10 +68,7 @@ export class CheckoutAmountToleranceOptions {
   percent?: number;
 }
 
-/**
- * Re-checks of a callback's payment whose status check does not show it yet. Rules in code:
- * maxDelayMs ≥ delayMs, the waits' total, and `roundsPerHour` (removed) is refused.
- */
+/** Re-checks of a callback's payment whose status check does not show it yet. */
 export class CheckoutRecheckOptions {
   /** Checks after the first one (0: reject at once). Default 3. */
   @HubtelOption({ int: [0, 10], default: CHECKOUT_DEFAULTS.recheckAttempts })
@@ -88,6 +81,7 @@ export class CheckoutRecheckOptions {
   /** Longest wait between two re-checks. Default 10000 ms (or `delayMs` when longer). */
   @HubtelOption({
     int: [0, 60_000],
+    atLeast: 'delayMs',
     defaultFrom: (recheck) => Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheck.delayMs as number),
   })
   maxDelayMs?: number;
@@ -132,7 +126,7 @@ export class CheckoutVerificationOptions {
   recheck?: CheckoutRecheckOptions;
 }
 
-/** The reconciler's checks of invoices with no final callback. Rule in code: maxIntervalMs ≥ intervalMs. */
+/** The reconciler's checks of invoices with no final callback. */
 export class CheckoutReconciliationOptions {
   /** Check invoices with no final callback through the status check. Default: true when `posSalesId` is set. */
   @HubtelOption({ bool: true, defaultFrom: WITH_POS_SALES_ID })
@@ -149,6 +143,7 @@ export class CheckoutReconciliationOptions {
   /** Re-checks of one invoice back off (doubling) up to this spacing. Default 1 hour (or `intervalMs` when longer). */
   @HubtelOption({
     int: [5, MAX_DELAY_MS],
+    atLeast: 'intervalMs',
     defaultFrom: (rec) => Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, rec.intervalMs as number),
   })
   maxIntervalMs?: number;
@@ -217,23 +212,18 @@ export class CheckoutHandlerOptions extends HubtelShutdownOptionsDto {
   recordTtlMs?: number;
 }
 
-/** The base URLs of the checkout and status-check APIs (absolute http(s), checked in code). */
+/** The base URLs of the checkout and status-check APIs. */
 export class CheckoutBaseUrlOptions {
   /** Default `https://payproxyapi.hubtel.com`. */
-  @HubtelOption({ env: HUBTEL_ENV.checkoutUrl, default: HUBTEL_DEFAULT_BASE_URLS.checkout })
+  @HubtelOption({ url: true, env: HUBTEL_ENV.checkoutUrl, default: HUBTEL_DEFAULT_BASE_URLS.checkout })
   checkout?: string;
 
   /** Default `https://api-txnstatus.hubtel.com`. */
-  @HubtelOption({ env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
+  @HubtelOption({ url: true, env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
   status?: string;
 }
 
-/**
- * Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (`registerAccount`,
- * `accounts.resolve`: see CheckoutAccountOverrides). Each field declares its rules, its default,
- * its environment variable (`checkoutOptionsFromEnv`; a named account's is `HUBTEL_<NAME>_…`) and
- * how a named account gets it.
- */
+/** Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (see CheckoutAccountOverrides). */
 export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   /** API id of the checkout and status-check APIs (Basic auth). */
   @IsHubtelClientId()
@@ -266,19 +256,19 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
    * (`https://shop.example.com/api`). The default `callbackUrl` of invoices is this plus the
    * callback route (plus the path secret, when set).
    */
-  @HubtelOption()
+  @HubtelOption({ url: true })
   publicBaseUrl?: string;
 
   /** Full default callback URL, when it is not `publicBaseUrl` + the route (a proxy rewrites paths). */
-  @HubtelOption({ account: 'notInherited' })
+  @HubtelOption({ url: true, account: 'notInherited' })
   callbackUrl?: string;
 
   /** Default `returnUrl` of invoices. */
-  @HubtelOption()
+  @HubtelOption({ url: true })
   returnUrl?: string;
 
   /** Default `cancellationUrl` of invoices. */
-  @HubtelOption()
+  @HubtelOption({ url: true })
   cancellationUrl?: string;
 
   /** Base URLs (defaults: production, `https://payproxyapi.hubtel.com`, `https://api-txnstatus.hubtel.com`). */
@@ -381,7 +371,7 @@ export interface CheckoutRouteInfo {
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
 export type ResolvedCheckoutOptions = Omit<
   CheckoutModuleOptions,
-  CheckoutGroupedOption | keyof CheckoutComputedOptions | 'accounts'
+  (typeof GROUPED)[number] | keyof CheckoutComputedOptions | 'accounts'
 > &
   Required<
     Pick<CheckoutModuleOptions, 'descriptionSpecialCharacters' | 'invoiceTtlMs' | 'maxCallbackBodyBytes'>
@@ -391,8 +381,14 @@ export type ResolvedCheckoutOptions = Omit<
     accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
   };
 
-type CheckoutGroupedOption =
-  'clientId' | 'clientSecret' | 'timeoutMs' | 'retry' | 'defaultCountryCode' | 'publicBaseUrl';
+const GROUPED = [
+  'clientId',
+  'clientSecret',
+  'timeoutMs',
+  'retry',
+  'defaultCountryCode',
+  'publicBaseUrl',
+] as const;
 
 /** What resolveCheckoutOptions computes rather than passes on as checked. */
 interface CheckoutComputedOptions {
@@ -417,7 +413,6 @@ export interface CheckoutEnvAccounts extends HubtelEnvAccounts<
   CheckoutModuleOptions,
   CheckoutAccountOverrides
 > {
-  /** For `CheckoutModule.forRoot`. */
   default: CheckoutModuleOptions;
 }
 
@@ -435,11 +430,7 @@ export function recheckDelays(recheck: ResolvedCheckoutOptions['verification']['
   );
 }
 
-/**
- * The options of the checkout module, derived from CheckoutModuleOptions. What no decorator says
- * is checked here: URLs, access, the store, the cross-field rules. Errors name the bad option
- * (`checkout.reconciliation.delayMs`, `checkout[north].clientId`).
- */
+/** The checkout module's options, derived from CheckoutModuleOptions; errors name `checkout[north].clientId`. */
 export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
   CheckoutModuleOptions,
   ResolvedCheckoutOptions,
@@ -448,7 +439,7 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
 >({
   scope: 'checkout',
   options: CheckoutModuleOptions,
-  grouped: ['clientId', 'clientSecret', 'timeoutMs', 'retry', 'defaultCountryCode', 'publicBaseUrl'],
+  grouped: GROUPED,
   prepare: withoutInfiniteAttempts,
   resolve: (o, { scope, account, raw, context: route = DEFAULT_ROUTE }) => {
     const { posSalesId } = o;
@@ -456,106 +447,66 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
       (raw.handlers as { retry?: { maxAttempts?: unknown } } | undefined)?.retry?.maxAttempts === Infinity;
     const httpRetry = o.retry as HubtelRetryOptions;
     backoffDelays(httpRetry, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
-    assertOptionsObject(o.baseUrls, `${scope}.baseUrls`);
-    const baseUrls = {
-      checkout: resolveUrl(o.baseUrls.checkout, `${scope}.baseUrls.checkout`),
-      status: resolveUrl(o.baseUrls.status, `${scope}.baseUrls.status`),
-    };
-    const optionalUrl = (key: 'returnUrl' | 'cancellationUrl' | 'callbackUrl' | 'publicBaseUrl') =>
-      o[key] === undefined ? undefined : resolveUrl(o[key], `${scope}.${key}`);
-
     // Access first: the path secret is part of the default callback URL.
-    assertOptionsObject(o.access, `${scope}.access`);
     const access = o.access as InboundAccessOptions;
     new InboundAccessPolicy(access, `${scope}.access.`); // validates, naming the bad option
-
-    let callbackUrl = optionalUrl('callbackUrl');
-    const base = callbackUrl === undefined ? optionalUrl('publicBaseUrl') : undefined;
-    if (base !== undefined && !route.disabled) {
+    let callbackUrl = o.callbackUrl;
+    if (callbackUrl === undefined && o.publicBaseUrl !== undefined && !route.disabled) {
       // A named account's callbacks come on its own segment: one route serves every account.
       const path =
         route.path.replace(/^\/+|\/+$/g, '') + (account === CHECKOUT_DEFAULT_ACCOUNT ? '' : `/${account}`);
       // The secret was checked to be URL-safe by the access policy above.
       const secret = access.pathSecret === undefined ? '' : `/${access.pathSecret}`;
-      callbackUrl = `${base}/${path}${secret}`;
+      callbackUrl = `${o.publicBaseUrl}/${path}${secret}`;
     }
 
-    const verification = o.verification as ResolvedCheckoutOptions['verification'];
-    const { recheck } = verification;
-    // Cross-field: the backed-off wait never drops below the first one.
-    if (recheck.maxDelayMs < recheck.delayMs) {
-      throw new HubtelConfigError(
-        `${scope}.verification.recheck.maxDelayMs`,
-        `must be at least verification.recheck.delayMs (${recheck.delayMs})`,
-      );
-    }
+    const { recheck, confirmWithStatusCheck } = o.verification as ResolvedCheckoutOptions['verification'];
     if (
       (raw.verification as { recheck?: { roundsPerHour?: unknown } } | undefined)?.recheck?.roundsPerHour !==
       undefined
-    ) {
+    )
       throw new HubtelConfigError(
         `${scope}.verification.recheck.roundsPerHour`,
         "was removed in 0.2.0: one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback; remove it",
       );
-    }
-    if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {
+    if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS)
       throw new HubtelConfigError(
         `${scope}.verification.recheck`,
         `the re-checks' waits add up to more than ${MAX_RECHECK_TOTAL_MS} ms; use fewer attempts or shorter delays (the reconciler checks later ones)`,
       );
-    }
-    if (verification.confirmWithStatusCheck && posSalesId === undefined) {
-      throw new HubtelConfigError(
-        `${scope}.verification.confirmWithStatusCheck`,
-        `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
-      );
-    }
-
     const reconciliation = o.reconciliation as ResolvedCheckoutOptions['reconciliation'];
-    // Cross-field: the backed-off interval never drops below the first one.
-    if (reconciliation.maxIntervalMs < reconciliation.intervalMs) {
-      throw new HubtelConfigError(
-        `${scope}.reconciliation.maxIntervalMs`,
-        `must be at least reconciliation.intervalMs (${reconciliation.intervalMs})`,
-      );
-    }
-    if (reconciliation.enabled && posSalesId === undefined) {
-      throw new HubtelConfigError(
-        `${scope}.reconciliation.enabled`,
-        `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
-      );
-    }
+    // The status check is per POS Sales ID.
+    for (const [option, on] of [
+      ['verification.confirmWithStatusCheck', confirmWithStatusCheck],
+      ['reconciliation.enabled', reconciliation.enabled],
+    ] as const)
+      if (on && posSalesId === undefined)
+        throw new HubtelConfigError(
+          `${scope}.${option}`,
+          `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
+        );
 
     refuseRemovedJobOptions(raw.handlers, `${scope}.handlers`);
     const { retry, ...handlers } = o.handlers!;
     const { maxAttempts, deadlineMs } = retry as JobRetryPolicy;
     // Cross-field: retrying forever needs a deadline.
-    if (forever && deadlineMs === undefined) {
+    if (forever && deadlineMs === undefined)
       throw new HubtelConfigError(
         `${scope}.handlers.retry.maxAttempts`,
         'Infinity needs handlers.retry.deadlineMs',
       );
-    }
     backoffDelays(retry as JobRetryPolicy, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`);
     const store = assertStoreOption(o.store, `${scope}.store`);
-
     // Cross-field: an invoice must outlive its reconciliation.
-    if (reconciliation.enabled && o.invoiceTtlMs! <= reconciliation.giveUpAfterMs) {
+    if (reconciliation.enabled && o.invoiceTtlMs! <= reconciliation.giveUpAfterMs)
       throw new HubtelConfigError(
         `${scope}.invoiceTtlMs`,
         `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
       );
-    }
     return {
       credentials: { clientId: o.clientId, clientSecret: o.clientSecret },
       http: { timeoutMs: o.timeoutMs!, retry: httpRetry, defaultCountryCode: o.defaultCountryCode! },
-      baseUrls,
-      ...dropUndefined({
-        callbackUrl,
-        returnUrl: optionalUrl('returnUrl'),
-        cancellationUrl: optionalUrl('cancellationUrl'),
-        store,
-      }),
+      ...dropUndefined({ callbackUrl, store }),
       handlers: {
         retry: { ...(retry as JobRetryPolicy), maxAttempts: forever ? Infinity : maxAttempts },
         ...handlers,
@@ -565,9 +516,8 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
 });
 
 /**
- * Validates the module's options and fills in defaults. Throws a HubtelConfigError naming the bad
- * option (`checkout.reconciliation.delayMs`), so a bad configuration stops the app at bootstrap.
- * A named account's (`account`) errors say `checkout[north].…`, its callback URL ends in `/north`.
+ * Validates the module's options and fills in defaults; a bad option stops the app at bootstrap
+ * with a HubtelConfigError naming it. A named account's callback URL ends in `/<account>`.
  */
 export function resolveCheckoutOptions(
   options: unknown,
@@ -578,11 +528,9 @@ export function resolveCheckoutOptions(
 }
 
 /**
- * The options of named account `name`: the default account's raw options (`defaults`) under the
- * account's own (`overrides`), as CheckoutModuleOptions declares (see CheckoutAccountOverrides),
- * resolved as forRoot's are (errors name `checkout[name].<option>`). The module-wide settings are
- * then the default's (`module`): one store, one pipeline, one reconciler, one body limit for every
- * account.
+ * Named account `name`'s options: its own over the default account's raw ones, as
+ * CheckoutModuleOptions declares; the module-wide settings are the default's resolved ones
+ * (`module`): one store, one pipeline, one reconciler, one body limit for every account.
  */
 export function resolveCheckoutAccountOptions(
   name: string,
@@ -620,12 +568,10 @@ function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, u
 }
 
 /**
- * Options read from HUBTEL_* environment variables (`HUBTEL_CLIENT_ID`, `HUBTEL_CLIENT_SECRET`,
- * `HUBTEL_CHECKOUT_URL`, `HUBTEL_STATUS_URL`, `HUBTEL_POS_SALES_ID`, `HUBTEL_MERCHANT_ACCOUNT_NUMBER`,
- * `HUBTEL_TIMEOUT_MS`, `HUBTEL_RETRY_*`, `HUBTEL_DEFAULT_COUNTRY_CODE`), merged under `overrides`
- * (sections field by field). A missing or bad value of one of these variables fails here naming the
- * variable (`HUBTEL_CLIENT_SECRET`) and the option. Typical use:
- * `CheckoutModule.forRootAsync({ useFactory: (config: ConfigService) => checkoutOptionsFromEnv((k) => config.get(k), { publicBaseUrl }), inject: [ConfigService] })`.
+ * Options from the environment (HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_POS_SALES_ID...: see
+ * docs/checkout.md), `overrides` winning (sections field by field). A missing or bad value fails
+ * here, naming the variable and the option:
+ * `useFactory: (config: ConfigService) => checkoutOptionsFromEnv((k) => config.get(k), { publicBaseUrl })`.
  */
 export function checkoutOptionsFromEnv(
   source: HubtelEnvSource = process.env,
@@ -635,21 +581,9 @@ export function checkoutOptionsFromEnv(
 }
 
 /**
- * The default account (as `checkoutOptionsFromEnv`, `overrides` included) and the further accounts
- * named in HUBTEL_ACCOUNTS (`north,south`). Each account's variables are the default's with its
- * name, upper-cased (`-` as `_`), after `HUBTEL_`: HUBTEL_NORTH_CLIENT_ID and
- * HUBTEL_NORTH_CLIENT_SECRET (required: an account never uses another's keys),
- * HUBTEL_NORTH_POS_SALES_ID and HUBTEL_NORTH_MERCHANT_ACCOUNT_NUMBER (its own or none, never the
- * default's), and optionally HUBTEL_NORTH_CHECKOUT_URL, HUBTEL_NORTH_STATUS_URL,
- * HUBTEL_NORTH_TIMEOUT_MS, HUBTEL_NORTH_RETRY_*, HUBTEL_NORTH_DEFAULT_COUNTRY_CODE; what an account
- * leaves unset of these is the default account's.
- *
- * ```ts
- * const checkout = checkoutAccountsFromEnv(process.env, { publicBaseUrl: 'https://shop.example.com' });
- * @Module({ imports: [CheckoutModule.forRoot(checkout.default),
- *   ...checkout.accounts.map((a) => CheckoutModule.registerAccount(a))] })
- * ```
- * A missing or bad value fails here, naming the variable (and the option it feeds).
+ * The default account (as `checkoutOptionsFromEnv`) and the accounts named in HUBTEL_ACCOUNTS
+ * (`north,south`), each from its own variables (HUBTEL_NORTH_CLIENT_ID...; see docs/accounts.md):
+ * `CheckoutModule.forRoot(checkout.default)`, `checkout.accounts.map(CheckoutModule.registerAccount)`.
  */
 export function checkoutAccountsFromEnv(
   source: HubtelEnvSource = process.env,

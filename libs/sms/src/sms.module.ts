@@ -2,7 +2,6 @@ import { HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
-  createHttpTransport,
   hubtelHttpModule,
   hubtelModuleRecipe,
   type HubtelAccountAsyncOptions,
@@ -13,7 +12,7 @@ import { SmsAccounts, smsTransportFactory } from './sms.accounts.js';
 import {
   SMS_ACCOUNTS,
   SMS_HTTP_TRANSPORT,
-  SMS_LOGGER_CONTEXT,
+  SMS_DEFAULT_ACCOUNT,
   SMS_TRANSPORT_FACTORY,
   SMS_OPTIONS,
   getSmsAccountToken,
@@ -43,7 +42,6 @@ const SMS_MODULE = hubtelModuleRecipe({
     inject: { transport: SMS_HTTP_TRANSPORT, transportFor: SMS_TRANSPORT_FACTORY },
   },
   token: getSmsAccountToken,
-  register: (accounts, name, overrides) => accounts.register(name, overrides),
 });
 
 /** `SmsModule.forRoot(...)` argument. */
@@ -77,12 +75,9 @@ export interface SmsAccountAsyncOptions extends HubtelAccountAsyncOptions<SmsAcc
   providers: [
     {
       provide: SMS_HTTP_TRANSPORT,
+      // The factory's way, not its token's: an overridden factory makes the named accounts' only.
       useFactory: (http: HttpService, options: ResolvedSmsOptions, telemetry?: HubtelTelemetry) =>
-        createHttpTransport(
-          http,
-          telemetry ? { ...smsTransportConfig(options), telemetry } : smsTransportConfig(options),
-          SMS_LOGGER_CONTEXT,
-        ),
+        smsTransportFactory(http, telemetry)(SMS_DEFAULT_ACCOUNT, smsTransportConfig(options)),
       inject: [HttpService, SMS_OPTIONS, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     {

@@ -8,6 +8,7 @@ import { hubtelModuleRecipe, hubtelOptionsRecipe } from './hubtel-module.recipe.
 class Registry {
   readonly registered: Array<[string, unknown]> = [];
   attach(): void {}
+  register(): void {}
 }
 
 class ParcelOptions {

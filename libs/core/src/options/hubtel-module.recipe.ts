@@ -37,6 +37,12 @@ import { assertOptionsObject } from './hubtel-options.validation.js';
  * so a new option is one field.
  */
 
+/** A module's account registry, as the recipe uses it. */
+export interface HubtelAccountRegistry {
+  attach(defaults: never): unknown;
+  register(name: string, overrides: unknown): unknown;
+}
+
 /** What every module's forRoot takes besides its options. */
 export interface HubtelModuleExtras {
   /** Register the module's providers globally. Default false. */
@@ -98,7 +104,7 @@ export interface HubtelModuleSpec<
   O extends object,
   R,
   A,
-  Reg extends { attach(defaults: never): unknown },
+  Reg extends HubtelAccountRegistry,
   X extends HubtelModuleExtras,
   C,
   F extends string,
@@ -126,9 +132,9 @@ export interface HubtelModuleSpec<
    * `telemetry`, and the providers of `inject`, each under its name.
    */
   defaultAccount: { provide: InjectionToken; inject: Record<string, InjectionToken> };
-  /** Token of what `@Inject…(name)` injects for a named account. */
+  /** Token of what `@Inject…(name)` injects for a named account (by default what `register` returns). */
   token: (name: string) => string | symbol;
-  register: (registry: Reg, name: string, overrides: unknown) => unknown;
+  register?: (registry: Reg, name: string, overrides: unknown) => unknown;
 }
 
 /** `registerAccount(...)`'s argument: the account's name, its options, and module extras. */
@@ -244,7 +250,7 @@ export function hubtelModuleRecipe<
   O extends object,
   R,
   A,
-  Reg extends { attach(defaults: never): unknown },
+  Reg extends HubtelAccountRegistry,
   X extends HubtelModuleExtras = HubtelModuleExtras,
   C = undefined,
   F extends string = string,
@@ -275,7 +281,8 @@ export function hubtelModuleRecipe<
         { provide: optionsToken, ...options } as Provider,
         {
           provide: token,
-          useFactory: (registry: Reg, overrides: unknown) => spec.register(registry, name, overrides),
+          useFactory: (registry: Reg, overrides: unknown) =>
+            spec.register ? spec.register(registry, name, overrides) : registry.register(name, overrides),
           inject: [spec.registry, optionsToken],
         },
       ],

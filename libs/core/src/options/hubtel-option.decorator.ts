@@ -52,6 +52,11 @@ export interface HubtelOptionRules {
   nested?: () => Function;
   /** Further rules of an optional field (`IsHubtelCountryCode()`). */
   is?: PropertyDecorator;
+  /** An absolute http(s) URL, parsed at bootstrap (trailing slashes trimmed: see resolveUrl). */
+  url?: true;
+  /** Cross-field, defaults filled in: at least (at most) this option of the same section. */
+  atLeast?: string;
+  atMost?: string;
 }
 
 export interface HubtelOptionSpec extends HubtelOptionRules {
