@@ -23,7 +23,6 @@ import {
   IsHubtelCountryCode,
   IsHubtelPosSalesId,
   IsHubtelShutdownGraceMs,
-  assertOptionsObject,
   assertStoreOption,
   backoffDelays,
   accountEnvVariable,
@@ -32,7 +31,6 @@ import {
   hubtelOptionsRecipe,
   optionFields,
   refuseRemovedJobOptions,
-  resolveUrl,
   rules,
   type HubtelEnvAccounts,
   type ResolvedAccountResolver,
@@ -47,13 +45,10 @@ import type { ServiceFlowDefinition } from './service-flow.types.js';
 import { assertUssdTexts, type ResolvedUssdOptions } from './service-flow.ussd.js';
 
 /*
- * The options are declared once, on ServiceAppModuleOptions and its section classes: each field's
- * rules, default, environment variable and account rule (see HubtelOption). What no decorator says
- * stays in resolveServiceAppOptions: sessionStartTtlMs ≤ sessionTtlMs and every maxDelayMs ≥
- * baseDelayMs (cross-field, with the backoff defaults), verification.enabled needing statusCheck,
- * flows (ServiceFlowBuilder objects), the store (token or instance), URLs (parsed and trimmed, not
- * just checked), access (InboundAccessPolicy), back inputs (a string, a list or false), the USSD
- * operator lists and the texts that must fit a screen.
+ * The options are declared once, on ServiceAppModuleOptions and its section classes (see
+ * HubtelOption). What no declaration says stays in the recipe's `resolve`: every maxDelayMs ≥
+ * baseDelayMs (with the backoff defaults), verification.enabled needing statusCheck, flows, the
+ * store, back inputs (a string, a list or false), the USSD keys and the texts that must fit a screen.
  */
 
 const D = SERVICE_APP_DEFAULTS;
@@ -84,7 +79,7 @@ export class ServiceAppStatusCheckOptions {
   posSalesId: string;
 
   /** Base URL. Default `https://api-txnstatus.hubtel.com` (HUBTEL_STATUS_URL). */
-  @HubtelOption({ env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
+  @HubtelOption({ url: true, env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
   url?: string;
 
   /** Time-out of one status check, ms. Default 15000. */
@@ -133,7 +128,11 @@ export class ServiceAppUssdOptions {
   screenSize?: number;
 
   /** Characters of a screen holding any character outside GSM-7. Default 70. */
-  @HubtelOption({ int: [40, 1_000], default: SERVICE_APP_USSD_DEFAULTS.unicodeScreenSize })
+  @HubtelOption({
+    int: [40, 1_000],
+    atMost: 'screenSize',
+    default: SERVICE_APP_USSD_DEFAULTS.unicodeScreenSize,
+  })
   unicodeScreenSize?: number;
 
   /** Replace characters outside GSM-7 (`’` → `'`, `ō` → `o`, others `?`) instead of losing the 182. Default false. */
@@ -230,7 +229,7 @@ export class ServiceAppModuleOptions {
    * `https://gs-callback.hubtel.com:9055`. A named account inherits it: the platform has one
    * receiver for every merchant, which tells accounts apart by the callback credentials.
    */
-  @HubtelOption({ env: HUBTEL_ENV.callbackUrl, default: D.callbackUrl })
+  @HubtelOption({ url: true, env: HUBTEL_ENV.callbackUrl, default: D.callbackUrl })
   callbackUrl?: string;
 
   /**
@@ -271,6 +270,7 @@ export class ServiceAppModuleOptions {
    */
   @HubtelOption({
     int: 1,
+    atMost: 'sessionTtlMs',
     defaultFrom: (options) => Math.min(D.sessionStartTtlMs, options.sessionTtlMs as number),
   })
   sessionStartTtlMs?: number;
@@ -464,10 +464,7 @@ export interface ServiceAppEnvAccounts extends HubtelEnvAccounts<
   default: ServiceAppModuleOptions;
 }
 
-/**
- * The options of the service app module, derived from ServiceAppModuleOptions; a bad one stops the
- * app at bootstrap with a HubtelConfigError naming it (`serviceApp[north].sessionTtlMs`).
- */
+/** The service app's options, derived from ServiceAppModuleOptions; errors name `serviceApp[north].…`. */
 export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
   ServiceAppModuleOptions,
   ResolvedServiceAppOptions,
@@ -487,18 +484,24 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
         forbidUnknown: true,
       }) as Partial<ServiceAppMessages>),
     };
-    assertOptionsObject(options.access, `${P}.access`);
-    const statusCheck = resolveStatusCheck(options.statusCheck, P);
-    const { sessionTtlMs, sessionStartTtlMs } = options;
-    // Cross-field: a session cannot start with more time than a whole session gets.
-    if (sessionStartTtlMs > sessionTtlMs)
-      throw new HubtelConfigError(`${P}.sessionStartTtlMs`, `must be at most sessionTtlMs (${sessionTtlMs})`);
+    const check = options.statusCheck;
+    const statusCheck = check && {
+      credentials: { clientId: check.clientId, clientSecret: check.clientSecret },
+      posSalesId: check.posSalesId,
+      url: check.url!,
+      timeoutMs: check.timeoutMs!,
+    };
     if (!Array.isArray(options.flows))
       throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
-    const { callbackRetry, fulfillmentRetry } = options;
+    const { callbackRetry, fulfillmentRetry, verification } = options;
+    // Cross-field: the payment is confirmed with the status check.
+    if (verification.enabled && !statusCheck)
+      throw new HubtelConfigError(
+        `${P}.verification.enabled`,
+        `needs ${P}.statusCheck (the payment is confirmed with it)`,
+      );
     const backInputs = resolveBackInputs(options.backInput, P);
     return {
-      callbackUrl: resolveUrl(options.callbackUrl, `${P}.callbackUrl`),
       callbackRetry: {
         ...backoffDelays(callbackRetry, D.callbackRetry, `${P}.callbackRetry`),
         deadlineMs: callbackRetry.deadlineMs!,
@@ -509,7 +512,14 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
       },
       backInputs,
       statusCheck,
-      verification: resolveVerification(options.verification, statusCheck !== undefined, P),
+      verification: {
+        ...(verification as ResolvedServiceAppOptions['verification']),
+        recheckDelay: backoffDelays(
+          verification.recheckDelay!,
+          D.verification,
+          `${P}.verification.recheckDelay`,
+        ),
+      },
       statusCheckBudget: dropUndefined({ perMinute: options.statusCheckBudget?.perMinute }),
       store: assertStoreOption(options.store, `${P}.store`),
       messages,
@@ -543,11 +553,7 @@ export const resolveServiceAppOptions = (
   raw: ServiceAppModuleOptions | undefined,
 ): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolve(raw);
 
-/**
- * The resolved options of named account `name`: its own options over the default account's
- * (`defaults`, as given to forRoot), as ServiceAppModuleOptions declares. Errors name the option
- * under `serviceApp[name]`.
- */
+/** Named account `name`'s options: its own over the default account's, as ServiceAppModuleOptions declares. */
 export const resolveServiceAppAccountOptions = (
   name: string,
   defaults: ServiceAppModuleOptions,
@@ -555,13 +561,9 @@ export const resolveServiceAppAccountOptions = (
 ): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolveAccount(name, defaults ?? {}, overrides);
 
 /**
- * ServiceAppModule options found in the environment (`HUBTEL_CALLBACK_URL`,
- * `HUBTEL_CALLBACK_CLIENT_ID` / `_SECRET`, `HUBTEL_SERVICE_APP_PATH_SECRET`,
- * `HUBTEL_DEFAULT_COUNTRY_CODE`, and the status check when `HUBTEL_CLIENT_ID`,
- * `HUBTEL_CLIENT_SECRET` and `HUBTEL_POS_SALES_ID` are all set, with `HUBTEL_STATUS_URL`), with
- * `overrides` over them (sections field by field: `{ access: { allowedIps } }` keeps the path
- * secret read here). A bad value of one of these variables fails here, naming the variable and the
- * option.
+ * ServiceAppModule options found in the environment (see docs/service-app.md; the status check only
+ * when HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET and HUBTEL_POS_SALES_ID are all set), with `overrides`
+ * over them, sections field by field. A bad value fails here, naming the variable and the option.
  */
 export function serviceAppOptionsFromEnv(
   source: HubtelEnvSource = process.env,
@@ -571,20 +573,10 @@ export function serviceAppOptionsFromEnv(
 }
 
 /**
- * The default account (as `serviceAppOptionsFromEnv`) and the further accounts named in
- * HUBTEL_ACCOUNTS (`north,south`). Each account's variables are the default's with its name,
- * upper-cased (`-` as `_`), after `HUBTEL_`: its status check HUBTEL_NORTH_CLIENT_ID,
- * HUBTEL_NORTH_CLIENT_SECRET and HUBTEL_NORTH_POS_SALES_ID (all three required when the default
- * account has a status check, or when any of them is set: an account never uses another's keys),
- * and optionally HUBTEL_NORTH_STATUS_URL, HUBTEL_NORTH_CALLBACK_URL,
- * HUBTEL_NORTH_DEFAULT_COUNTRY_CODE; what an account leaves unset is the default account's.
- *
- * ```ts
- * const serviceApp = serviceAppAccountsFromEnv(process.env);
- * @Module({ imports: [ServiceAppModule.forRoot(serviceApp.default),
- *   ...serviceApp.accounts.map((a) => ServiceAppModule.registerAccount(a))] })
- * ```
- * A missing or bad value fails here, naming the variable (and the option it feeds).
+ * The default account (as `serviceAppOptionsFromEnv`) and the accounts named in HUBTEL_ACCOUNTS
+ * (`north,south`), each from its own variables (see docs/accounts.md): its status check is whole
+ * (all three of HUBTEL_NORTH_CLIENT_ID, _CLIENT_SECRET, _POS_SALES_ID) when the default account has
+ * one or any of them is set: an account never uses another's keys.
  */
 export function serviceAppAccountsFromEnv(
   source: HubtelEnvSource = process.env,
@@ -592,40 +584,6 @@ export function serviceAppAccountsFromEnv(
   overrides: Partial<ServiceAppModuleOptions> = {},
 ): ServiceAppEnvAccounts {
   return SERVICE_APP_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
-}
-
-/** The checked status check, its URL resolved (a transform: parsed, trailing slashes trimmed). */
-function resolveStatusCheck(
-  check: ServiceAppStatusCheckOptions | undefined,
-  P: string,
-): ResolvedServiceAppOptions['statusCheck'] {
-  if (check === undefined) return undefined;
-  return {
-    credentials: { clientId: check.clientId, clientSecret: check.clientSecret },
-    posSalesId: check.posSalesId,
-    url: resolveUrl(check.url, `${P}.statusCheck.url`),
-    timeoutMs: check.timeoutMs!,
-  };
-}
-
-function resolveVerification(
-  checked: ServiceAppVerificationOptions,
-  hasStatusCheck: boolean,
-  P: string,
-): ResolvedServiceAppOptions['verification'] {
-  const name = `${P}.verification`;
-  // Cross-field: the payment is confirmed with the status check.
-  if (checked.enabled && !hasStatusCheck)
-    throw new HubtelConfigError(
-      `${name}.enabled`,
-      `needs ${P}.statusCheck (the payment is confirmed with it)`,
-    );
-  return {
-    enabled: checked.enabled!,
-    recheckForMs: checked.recheckForMs!,
-    recheckDelay: backoffDelays(checked.recheckDelay!, D.verification, `${name}.recheckDelay`),
-    amountTolerance: checked.amountTolerance!,
-  };
 }
 
 /**
@@ -641,21 +599,12 @@ function resolveUssd(
 ): ResolvedUssdOptions {
   const name = `${P}.ussd`;
   const ussd: ResolvedUssdOptions = {
-    screenSize: checked.screenSize!,
-    unicodeScreenSize: checked.unicodeScreenSize!,
-    transliterate: checked.transliterate!,
+    ...(checked as Required<ServiceAppUssdOptions>),
     moreKey: checked.moreKey!.trim(),
-    moreLabel: checked.moreLabel!,
     backKey: checked.backKey!.trim(),
-    backLabel: checked.backLabel!,
     operators: operatorList(checked.operators, `${name}.operators`),
     appOperators: operatorList(checked.appOperators, `${name}.appOperators`),
   };
-  if (ussd.unicodeScreenSize > ussd.screenSize)
-    throw new HubtelConfigError(
-      `${name}.unicodeScreenSize`,
-      `must be at most screenSize (${ussd.screenSize})`,
-    );
   if (ussd.moreKey === ussd.backKey)
     throw new HubtelConfigError(`${name}.backKey`, `must differ from moreKey ("${ussd.moreKey}")`);
   for (const key of ['moreKey', 'backKey'] as const) {
