@@ -76,13 +76,8 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
   },
 });
 
-/**
- * Extras of `forRoot`/`forRootAsync`: static, because Nest fixes routes before async options
- * resolve.
- */
+/** Extras of `forRoot`/`forRootAsync`: static, because Nest fixes routes before async options resolve. */
 export interface CheckoutModuleExtras extends HubtelModuleExtras {
-  /** Register CheckoutService globally. Default false. */
-  isGlobal?: boolean;
   /**
    * The web callback route of every account: `path` (default `hubtel/checkout/callback`; a named
    * account's callbacks come on `<path>/<name>`), class `decorators` (e.g. your `Public()`,
@@ -141,19 +136,13 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
 }
 
 /**
- * Online checkout: invoices, verified payment callbacks, status checks and reconciliation.
- *
- * ```ts
- * @Module({ imports: [
- *   EventEmitterModule.forRoot(),
- *   CheckoutModule.forRoot({ clientId, clientSecret, posSalesId, merchantAccountNumber,
- *     publicBaseUrl: 'https://shop.example.com', returnUrl, cancellationUrl }),
- * ] })
- * // further accounts, each inheriting what it does not set from forRoot's:
- * CheckoutModule.registerAccount({ name: 'north', clientId, clientSecret, posSalesId })
- * ```
- * Options are validated when the module is created: a bad option stops the application at
- * bootstrap with a HubtelConfigError naming it.
+ * Online checkout: invoices, verified payment callbacks, status checks and reconciliation
+ * (`CheckoutModule.forRoot({ clientId, clientSecret, posSalesId, publicBaseUrl })`, beside
+ * `EventEmitterModule.forRoot()`). A bad option stops the application at bootstrap with a
+ * HubtelConfigError naming it. `registerAccount({ name: 'north', clientId, clientSecret })`: a
+ * further account, injected with `@InjectCheckout(name)` (`checkout.forAccount(name)` from
+ * anywhere), with its own keys (and `posSalesId`, `merchantAccountNumber`, path secret, if any)
+ * and the default account's other options; its callbacks come on `<callback path>/<name>`.
  */
 @Module({
   imports: kit.imports,
@@ -215,11 +204,4 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
   ],
   exports: [CheckoutService, CheckoutReconciler, CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
 })
-/*
- * registerAccount(Async): a further account, by name: its service (createInvoice, getStatus) is
- * injected with `@InjectCheckout(name)`, and `checkout.forAccount(name)` reaches it from anywhere.
- * It gives its own `clientId` / `clientSecret` (and its own `posSalesId`, `merchantAccountNumber`,
- * path secret, if any); the other options it leaves out are the default account's. Its invoices'
- * callbacks come on `<callback path>/<name>`, served by forRoot's controller.
- */
 export class CheckoutModule extends CHECKOUT_MODULE.ConfigurableModuleClass {}

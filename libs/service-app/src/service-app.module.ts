@@ -105,21 +105,11 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
  * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and
  * `POST /api/fulfillment` (paid orders), confirms each order's payment with the transaction status
  * check (with `statusCheck`), runs your `@OnFulfillment()` handlers exactly once per order and
- * posts the fulfillment callback. Needs `EventEmitterModule.forRoot()` in the app.
- *
- * ```ts
- * @Module({
- *   imports: [
- *     EventEmitterModule.forRoot(),
- *     ServiceAppModule.forRoot({
- *       statusCheck: { clientId, clientSecret, posSalesId }, // or serviceAppOptionsFromEnv()
- *       access: { allowedIps: [...] },
- *     }),
- *   ],
- *   providers: [BundleFlow, BundleFulfillment],
- * })
- * export class AppModule {}
- * ```
+ * posts the fulfillment callback. Needs `EventEmitterModule.forRoot()` in the app; see
+ * docs/service-app.md. `registerAccount({ name })`: a further account on `/api/service-flow/<name>`
+ * and `/api/fulfillment/<name>`, verified with its own `statusCheck` and called back with its own
+ * `callbackCredentials`; `@InjectFulfillment(name)` injects its FulfillmentAccount. Every option
+ * it leaves out is the default account's, except its credentials and path secret.
  */
 @Module({
   imports: kit.imports,
@@ -159,14 +149,6 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
     SERVICE_APP_PIPELINE,
   ],
 })
-/*
- * registerAccount(Async): a further account, by name: its programmable service answers on
- * `/api/service-flow/<name>` and `/api/fulfillment/<name>` (the module's one controller), its
- * orders are verified with its own `statusCheck` and called back with its own
- * `callbackCredentials`; `@InjectFulfillment(name)` injects its FulfillmentAccount,
- * `fulfillment.forAccount(name)` reaches it from anywhere. Every option it leaves out is the
- * default account's, except its credentials and path secret.
- */
 export class ServiceAppModule extends SERVICE_APP_MODULE.ConfigurableModuleClass {
   /** Options inline (all optional). Extras: `isGlobal`, `routes` (prefix, guards, decorators, disabled). */
   static override forRoot(options: typeof SERVICE_APP_MODULE.OPTIONS_TYPE = {}): DynamicModule {

@@ -12,13 +12,10 @@ import {
 } from 'class-validator';
 
 /*
- * One declaration per option. A module's options class is its public type; `@HubtelOption` on a
- * field says its rule (applied as the class-validator decorators it stands for, so the options are
- * checked by the validator of the inbound bodies) and what the rest of the suite derives from it:
- * the default filled in at bootstrap, the environment variable that feeds it (`*OptionsFromEnv`,
- * and `HUBTEL_<NAME>_…` for a named account), and how a named account gets it from the default
- * one. The metadata lives here, not in class-validator's storage: the options validator refuses
- * rules it cannot compile, and these are not rules.
+ * One declaration per option: `@HubtelOption` on a field of a module's options class says its rule
+ * (applied as the class-validator decorators it stands for), its default, its environment variable
+ * and how a named account gets it. The metadata lives here, not in class-validator's storage: the
+ * options validator refuses rules it cannot compile, and these are not rules.
  */
 
 /**
@@ -40,11 +37,10 @@ export type HubtelAccountRule =
 /** An optional rule's bounds: `1` (from 1), `[0, 60_000]` (from 0 to 60000). */
 type Bounds = number | readonly [min: number, max: number];
 
-/** What an option may be; each rule makes it optional (absent or null) unless it is `is` alone. */
-export interface HubtelOptionRules {
-  /** A whole number within these bounds. */
+/** What an option may be (each rule makes it optional: absent or null), and what follows from it. */
+export interface HubtelOptionSpec {
+  /** A whole (`int`) or finite (`number`) number within these bounds. */
   int?: Bounds;
-  /** A finite number within these bounds. */
   number?: Bounds;
   bool?: true;
   oneOf?: readonly unknown[];
@@ -57,9 +53,6 @@ export interface HubtelOptionRules {
   /** Cross-field, defaults filled in: at least (at most) this option of the same section. */
   atLeast?: string;
   atMost?: string;
-}
-
-export interface HubtelOptionSpec extends HubtelOptionRules {
   /** The value when the option is not given (nor null). */
   default?: unknown;
   /**
@@ -77,11 +70,10 @@ export interface HubtelOptionSpec extends HubtelOptionRules {
   section?: () => Function;
 }
 
-/** One declared field: its name, its spec, and the type TypeScript emitted for it. */
+/** One declared field: its name, its spec, and the type TypeScript emitted for it (`design:type`). */
 export interface HubtelOptionField {
   key: string;
   spec: HubtelOptionSpec;
-  /** `String`, `Number`, `Boolean`, a section class, `Object` for unions (emitted decorator metadata). */
   type?: Function;
 }
 
@@ -116,7 +108,7 @@ function bounds(range: Bounds): PropertyDecorator[] {
 }
 
 /** The class-validator decorators `spec`'s rule stands for. */
-function ruleDecorators(spec: HubtelOptionRules): PropertyDecorator[] {
+function ruleDecorators(spec: HubtelOptionSpec): PropertyDecorator[] {
   const { int, number, bool, oneOf, nested, is } = spec;
   const found = [
     ...(int === undefined ? [] : [IsInt(), ...bounds(int)]),
