@@ -332,13 +332,9 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
 }
 
 /**
- * What a named account sets (`CheckoutModule.registerAccount`, `accounts.resolve`). Its own
- * `clientId` / `clientSecret` are required; `posSalesId`, `merchantAccountNumber`, `callbackUrl`
- * and `access.pathSecret` are its own or none (another account's POS Sales ID with these keys is
- * refused by the platform, 4101); every other option it leaves out is the default account's
- * (`retry`, `baseUrls`, `verification`, `access` field by field). The module-wide options (`store`,
- * `handlers`, `reconciliation`, `invoiceTtlMs`, `maxCallbackBodyBytes`, `statusCheckBudget`,
- * `accounts`) are the default account's only.
+ * What a named account sets: its own `clientId` / `clientSecret`; `posSalesId`,
+ * `merchantAccountNumber`, `callbackUrl` and `access.pathSecret` its own or none (the platform
+ * refuses another account's POS Sales ID, 4101); what else it leaves out is the default account's.
  */
 export type CheckoutAccountOverrides = Pick<CheckoutModuleOptions, 'clientId' | 'clientSecret'> &
   Partial<Omit<CheckoutModuleOptions, CheckoutModuleWideOption | 'clientId' | 'clientSecret'>>;
@@ -354,15 +350,12 @@ export type CheckoutModuleWideOption =
   | 'accounts';
 
 /**
- * Where the checkout accounts known only at run time come from: `resolve(name)` answers the
- * account's options (as `registerAccount` takes them, without `name`) or undefined (a call then
- * fails with CheckoutUnknownAccountError, a callback on its path is answered 404). Found accounts
- * are kept `cacheTtlMs`; names from callback paths are asked for within `unknownTtlMs` and
- * `requestLookupsPerMinute` (see HubtelAccountResolver).
+ * Where the checkout accounts known only at run time come from (see HubtelAccountResolver): an
+ * unknown name fails a call with CheckoutUnknownAccountError, and a callback on its path with 404.
  */
 export type CheckoutAccountResolver = HubtelAccountResolver<CheckoutAccountOverrides>;
 
-/** Route extras of `forRoot`/`forRootAsync`: see `HubtelRouteOptions` in the core. */
+/** The callback route, from forRoot's extras. */
 export interface CheckoutRouteInfo {
   path: string;
   disabled: boolean;
