@@ -1,12 +1,9 @@
 import type { HttpService } from '@nestjs/axios';
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { HubtelLogger, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
-  ACCOUNT_TRANSPORTS,
   HUBTEL_ENV,
   AccountRegistry,
-  type AccountTransport,
-  type HasAccountTransports,
   createHttpTransport,
   InboundAccessPolicy,
   type HttpTransport,
@@ -94,31 +91,26 @@ export interface CheckoutDefaultAccount {
  * AccountRegistry.
  */
 @Injectable()
-export class CheckoutAccounts
-  implements OnModuleInit, CheckoutAccountSource, HasAccountTransports<HttpTransport>
-{
-  private readonly registry = new AccountRegistry<CheckoutAccount>(
-    'checkout',
-    'CheckoutModule.forRoot',
-    (account, known, resolver) => new CheckoutUnknownAccountError(account, known, resolver),
-    new HubtelLogger('HubtelCheckout'),
-  );
+export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implements CheckoutAccountSource {
   private operations?: CheckoutAccountOperations;
 
+  constructor() {
+    super(
+      'checkout',
+      'CheckoutModule.forRoot',
+      (...args) => new CheckoutUnknownAccountError(...args),
+      new HubtelLogger('HubtelCheckout'),
+    );
+  }
+
   /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
-  attachDefault(defaults: CheckoutDefaultAccount): this {
-    this.registry.attachDefault({
-      account: {
-        name: CHECKOUT_DEFAULT_ACCOUNT,
-        options: defaults.resolved,
-        api: defaults.api,
-        verifier: defaults.verifier,
-        access: defaults.access,
-      },
+  attach(defaults: CheckoutDefaultAccount): this {
+    const { resolved: options, api, verifier, access } = defaults;
+    return this.attachDefault({
+      account: { name: CHECKOUT_DEFAULT_ACCOUNT, options, api, verifier, access },
       build: (name, overrides) => buildAccount(defaults, name, overrides),
-      resolver: defaults.resolved.accounts,
+      resolver: options.accounts,
     });
-    return this;
   }
 
   /** Called by CheckoutService: the work the bound services do. */
@@ -127,14 +119,9 @@ export class CheckoutAccounts
   }
 
   /** Called by registerAccount's module: records the account, returns its bound service. */
-  register(name: string, overrides: unknown): CheckoutAccountService {
-    this.registry.register(name, overrides);
+  override register(name: string, overrides: unknown): CheckoutAccountService {
+    super.register(name, overrides);
     return this.service(name);
-  }
-
-  /** Builds every registered account now, so a bad option stops the application at bootstrap. */
-  onModuleInit(): void {
-    this.registry.buildRegistered();
   }
 
   /** A service bound to `name`; its calls find the account first (and reject when there is none). */
@@ -142,40 +129,9 @@ export class CheckoutAccounts
     return new CheckoutAccountHandle(name, this);
   }
 
-  /** Account `name`, or CheckoutUnknownAccountError. */
-  get(name: string): Promise<CheckoutAccount> {
-    return this.registry.get(name);
-  }
-
-  /** The account a request's path names: unknown names remembered, look-ups bounded (see AccountRegistry). */
-  forRequest(name: string): Promise<CheckoutAccount> {
-    return this.registry.forRequest(name);
-  }
-
-  /** Whether `name` is known without asking the resolver (see AccountRegistry.knows). */
-  knows(name: string): boolean {
-    return this.registry.knows(name);
-  }
-
   /** The account of an invoice (its `account`, or `default` for records older than accounts). */
   forInvoice(invoice: Pick<CheckoutInvoice, 'account'>): Promise<CheckoutAccount> {
-    return this.registry.get(invoiceAccount(invoice));
-  }
-
-  get default(): CheckoutAccount {
-    return this.registry.default;
-  }
-
-  /** Names configured in code or the environment: `default` first, then the registered ones. */
-  get names(): string[] {
-    return this.registry.names;
-  }
-
-  /** The named accounts built so far with their own transports (health checks probe them). */
-  async [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<HttpTransport>>> {
-    return [...(await this.registry.built())].flatMap(([account, built]) =>
-      built.transport ? [{ account, transport: built.transport }] : [],
-    );
+    return this.get(invoiceAccount(invoice));
   }
 
   /** @internal the bound services' way to CheckoutService. */

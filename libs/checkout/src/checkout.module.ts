@@ -8,7 +8,6 @@ import {
 } from 'nestjs-hubtel';
 import {
   HUBTEL_STATUS_CHECK_BUDGET,
-  InboundAccessPolicy,
   InboundPipeline,
   hubtelModuleRecipe,
   inboundKit,
@@ -43,7 +42,6 @@ import {
   CHECKOUT_OPTIONS_RECIPE,
   checkoutTransportConfig,
   type CheckoutAccountOverrides,
-  type CheckoutModuleOptions,
   type CheckoutRouteInfo,
   type ResolvedCheckoutOptions,
 } from './checkout.options.js';
@@ -78,13 +76,8 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
   },
 });
 
-/**
- * Extras of `forRoot`/`forRootAsync`: static, because Nest fixes routes before async options
- * resolve.
- */
+/** Extras of `forRoot`/`forRootAsync`: static, because Nest fixes routes before async options resolve. */
 export interface CheckoutModuleExtras extends HubtelModuleExtras {
-  /** Register CheckoutService globally. Default false. */
-  isGlobal?: boolean;
   /**
    * The web callback route of every account: `path` (default `hubtel/checkout/callback`; a named
    * account's callbacks come on `<path>/<name>`), class `decorators` (e.g. your `Public()`,
@@ -116,8 +109,18 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
     providers: [...(definition.providers ?? []), { provide: CHECKOUT_ROUTE, useValue: routeInfo(extras) }],
   }),
   registry: CheckoutAccounts,
+  defaultAccount: {
+    provide: CHECKOUT_ACCOUNTS,
+    inject: {
+      route: CHECKOUT_ROUTE,
+      api: CheckoutApiClient,
+      verifier: CheckoutVerifier,
+      access: CHECKOUT_ACCESS_POLICY,
+      http: HttpService,
+      budget: HUBTEL_STATUS_CHECK_BUDGET,
+    },
+  },
   token: getCheckoutAccountToken,
-  register: (accounts, name, overrides) => accounts.register(name, overrides),
 });
 
 /** `CheckoutModule.forRoot(...)` argument. */
@@ -133,19 +136,13 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
 }
 
 /**
- * Online checkout: invoices, verified payment callbacks, status checks and reconciliation.
- *
- * ```ts
- * @Module({ imports: [
- *   EventEmitterModule.forRoot(),
- *   CheckoutModule.forRoot({ clientId, clientSecret, posSalesId, merchantAccountNumber,
- *     publicBaseUrl: 'https://shop.example.com', returnUrl, cancellationUrl }),
- * ] })
- * // further accounts, each inheriting what it does not set from forRoot's:
- * CheckoutModule.registerAccount({ name: 'north', clientId, clientSecret, posSalesId })
- * ```
- * Options are validated when the module is created: a bad option stops the application at
- * bootstrap with a HubtelConfigError naming it.
+ * Online checkout: invoices, verified payment callbacks, status checks and reconciliation
+ * (`CheckoutModule.forRoot({ clientId, clientSecret, posSalesId, publicBaseUrl })`, beside
+ * `EventEmitterModule.forRoot()`). A bad option stops the application at bootstrap with a
+ * HubtelConfigError naming it. `registerAccount({ name: 'north', clientId, clientSecret })`: a
+ * further account, injected with `@InjectCheckout(name)` (`checkout.forAccount(name)` from
+ * anywhere), with its own keys (and `posSalesId`, `merchantAccountNumber`, path secret, if any)
+ * and the default account's other options; its callbacks come on `<callback path>/<name>`.
  */
 @Module({
   imports: kit.imports,
@@ -186,45 +183,6 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
       inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     {
-      // The default account, handed to the application's accounts: named ones inherit from it.
-      provide: CHECKOUT_ACCOUNTS,
-      useFactory: (
-        accounts: CheckoutAccounts,
-        options: CheckoutModuleOptions,
-        resolved: ResolvedCheckoutOptions,
-        route: CheckoutRouteInfo,
-        api: CheckoutApiClient,
-        verifier: CheckoutVerifier,
-        access: InboundAccessPolicy,
-        http: HttpService,
-        budget: StatusCheckBudget,
-        telemetry?: HubtelTelemetry,
-      ) =>
-        accounts.attachDefault({
-          options,
-          resolved,
-          route,
-          api,
-          verifier,
-          access,
-          http,
-          budget,
-          ...(telemetry ? { telemetry } : {}),
-        }),
-      inject: [
-        CheckoutAccounts,
-        CHECKOUT_MODULE.MODULE_OPTIONS_TOKEN,
-        CHECKOUT_RESOLVED_OPTIONS,
-        CHECKOUT_ROUTE,
-        CheckoutApiClient,
-        CheckoutVerifier,
-        CHECKOUT_ACCESS_POLICY,
-        HttpService,
-        HUBTEL_STATUS_CHECK_BUDGET,
-        { token: HUBTEL_TELEMETRY, optional: true },
-      ],
-    },
-    {
       provide: CheckoutReconciler,
       // The pipeline's runner: BullMQ's job scheduler, or this process's timer.
       useFactory: (
@@ -246,11 +204,4 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
   ],
   exports: [CheckoutService, CheckoutReconciler, CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
 })
-/*
- * registerAccount(Async): a further account, by name: its service (createInvoice, getStatus) is
- * injected with `@InjectCheckout(name)`, and `checkout.forAccount(name)` reaches it from anywhere.
- * It gives its own `clientId` / `clientSecret` (and its own `posSalesId`, `merchantAccountNumber`,
- * path secret, if any); the other options it leaves out are the default account's. Its invoices'
- * callbacks come on `<callback path>/<name>`, served by forRoot's controller.
- */
 export class CheckoutModule extends CHECKOUT_MODULE.ConfigurableModuleClass {}

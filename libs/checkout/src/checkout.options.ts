@@ -1,16 +1,5 @@
 import type { InjectionToken } from '@nestjs/common';
-import {
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelAccountResolver,
@@ -36,14 +25,11 @@ import {
   IsHubtelClientId,
   IsHubtelClientSecret,
   IsHubtelPosSalesId,
-  IsOptionalSection,
-  assertOptionsObject,
   assertStoreOption,
   backoffDelays,
   dropUndefined,
   hubtelOptionsRecipe,
   refuseRemovedJobOptions,
-  resolveUrl,
   type HttpTransportConfig,
   type HubtelEnvAccounts,
   type JobRetryPolicy,
@@ -58,16 +44,13 @@ import {
 } from './checkout.constants.js';
 
 /*
- * Checkout's options, each declared once: its documentation, its rules (checked at bootstrap by
- * the validator of the inbound bodies), and with `@HubtelOption` its default, its environment
- * variable and how a named account gets it. Rules no decorator says stay in resolveCheckoutOptions:
- * URLs (parsed, not just checked), access (InboundAccessPolicy), the store, the cross-field rules;
- * such a field is declared by `@HubtelOption()` alone, so that the resolver gets it.
+ * Checkout's options, each declared once with `@HubtelOption`: its rule, default, environment
+ * variable and how a named account gets it. What no declaration says stays in the recipe's
+ * `resolve`: access (InboundAccessPolicy), the store, the callback URL and the other cross-field rules.
  */
 
 /** Longest delay or interval the checkout options take: 30 days. */
 const MAX_DELAY_MS = 30 * 24 * 3600_000;
-const FINITE = { allowNaN: false, allowInfinity: false } as const;
 /** The defaults that need the status check, on when the account has a POS Sales ID. */
 const WITH_POS_SALES_ID = (_section: unknown, root: Record<string, unknown>) => root.posSalesId !== undefined;
 
@@ -77,48 +60,28 @@ const CheckoutAccessOptions = declareAccessOptions(HUBTEL_ENV.checkoutPathSecret
 /** How paid amounts are compared with the amount invoiced. */
 export class CheckoutAmountToleranceOptions {
   /** Largest difference accepted, in currency units (e.g. 0.5 for fees up to GH₵ 0.50). Default 0. */
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  @HubtelOption({ default: 0 })
+  @HubtelOption({ number: 0, default: 0 })
   absolute?: number;
 
   /** Largest difference accepted, in percent of the invoiced amount (e.g. 2 for 2 %). Default 0. */
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  @Max(100)
-  @HubtelOption({ default: 0 })
+  @HubtelOption({ number: [0, 100], default: 0 })
   percent?: number;
 }
 
-/**
- * Re-checks of a callback's payment whose status check does not show it yet. Rules in code:
- * maxDelayMs ≥ delayMs, the waits' total, and `roundsPerHour` (removed) is refused.
- */
+/** Re-checks of a callback's payment whose status check does not show it yet. */
 export class CheckoutRecheckOptions {
   /** Checks after the first one (0: reject at once). Default 3. */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(10)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckAttempts })
+  @HubtelOption({ int: [0, 10], default: CHECKOUT_DEFAULTS.recheckAttempts })
   attempts?: number;
 
   /** Wait before the first re-check; each next one waits twice as long. Default 2000 ms. */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(60_000)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckDelayMs })
+  @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckDelayMs })
   delayMs?: number;
 
   /** Longest wait between two re-checks. Default 10000 ms (or `delayMs` when longer). */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(60_000)
   @HubtelOption({
+    int: [0, 60_000],
+    atLeast: 'delayMs',
     defaultFrom: (recheck) => Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheck.delayMs as number),
   })
   maxDelayMs?: number;
@@ -129,11 +92,7 @@ export class CheckoutRecheckOptions {
    * minute by default), and a callback is checked at most this long after it arrives, whatever
    * came before it; the re-checks above are moved later to keep it. Default 10000 ms.
    */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(60_000)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.recheckMinIntervalMs })
+  @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckMinIntervalMs })
   minIntervalMs?: number;
 }
 
@@ -144,23 +103,18 @@ export class CheckoutVerificationOptions {
    * platform reports an amount that includes (or has deducted) fees, allow the difference here;
    * the larger of `absolute` and `percent` applies, in both directions.
    */
-  @IsOptionalSection(() => CheckoutAmountToleranceOptions)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => CheckoutAmountToleranceOptions, account: 'merged', default: {} })
   amountTolerance?: CheckoutAmountToleranceOptions;
 
   /** Accept any amount above the invoiced one (tips, payer-borne fees). Default false. */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ default: false })
+  @HubtelOption({ bool: true, default: false })
   allowOverpayment?: boolean;
 
   /**
    * Confirm each callback with the transaction status check before it counts. Default: true when
    * `posSalesId` is set (the status check needs it), false otherwise.
    */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ defaultFrom: WITH_POS_SALES_ID })
+  @HubtelOption({ bool: true, defaultFrom: WITH_POS_SALES_ID })
   confirmWithStatusCheck?: boolean;
 
   /**
@@ -168,51 +122,34 @@ export class CheckoutVerificationOptions {
    * yet is asked again before the callback is rejected (`NOT_CONFIRMED`) and left to the
    * reconciler. The platform's status check can lag behind its own callback.
    */
-  @IsOptionalSection(() => CheckoutRecheckOptions)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => CheckoutRecheckOptions, account: 'merged', default: {} })
   recheck?: CheckoutRecheckOptions;
 }
 
-/** The reconciler's checks of invoices with no final callback. Rule in code: maxIntervalMs ≥ intervalMs. */
+/** The reconciler's checks of invoices with no final callback. */
 export class CheckoutReconciliationOptions {
   /** Check invoices with no final callback through the status check. Default: true when `posSalesId` is set. */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ defaultFrom: WITH_POS_SALES_ID })
+  @HubtelOption({ bool: true, defaultFrom: WITH_POS_SALES_ID })
   enabled?: boolean;
 
   /** Age of an invoice before its first check. Default 5 minutes (Hubtel's advice). */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(MAX_DELAY_MS)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileDelayMs })
+  @HubtelOption({ int: [0, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileDelayMs })
   delayMs?: number;
 
   /** How often the reconciler looks for invoices due; also the first re-check spacing. Default 1 minute. */
-  @IsOptional()
-  @IsInt()
-  @Min(5)
-  @Max(MAX_DELAY_MS)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileIntervalMs })
+  @HubtelOption({ int: [5, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileIntervalMs })
   intervalMs?: number;
 
   /** Re-checks of one invoice back off (doubling) up to this spacing. Default 1 hour (or `intervalMs` when longer). */
-  @IsOptional()
-  @IsInt()
-  @Min(5)
-  @Max(MAX_DELAY_MS)
   @HubtelOption({
+    int: [5, MAX_DELAY_MS],
+    atLeast: 'intervalMs',
     defaultFrom: (rec) => Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, rec.intervalMs as number),
   })
   maxIntervalMs?: number;
 
   /** Stop checking (and emit `expired`) this long after creation. Default 24 hours. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(365 * 24 * 3600_000)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs })
+  @HubtelOption({ int: [1, 365 * 24 * 3600_000], default: CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs })
   giveUpAfterMs?: number;
 
   /**
@@ -221,19 +158,11 @@ export class CheckoutReconciliationOptions {
    * invoice expires. Bounds what an invoice nobody pays (a flood of orders) costs in status checks.
    * Default 8.
    */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(10_000)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileMaxChecks })
+  @HubtelOption({ int: [1, 10_000], default: CHECKOUT_DEFAULTS.reconcileMaxChecks })
   maxChecks?: number;
 
   /** Status checks at once. Default 4. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(64)
-  @HubtelOption({ default: CHECKOUT_DEFAULTS.reconcileConcurrency })
+  @HubtelOption({ int: [1, 64], default: CHECKOUT_DEFAULTS.reconcileConcurrency })
   concurrency?: number;
 }
 
@@ -244,33 +173,22 @@ export class CheckoutReconciliationOptions {
  */
 export class CheckoutHandlerRetryOptions {
   /** Runs in all, the first included (1 to 1000), or `Infinity` with `deadlineMs`. Default 5. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  @HubtelOption({ default: DEFAULT_JOB_RETRY.maxAttempts })
+  @HubtelOption({ int: [1, 1000], default: DEFAULT_JOB_RETRY.maxAttempts })
   maxAttempts?: number;
 
   /** First backoff ceiling, doubling on every retry. Default 500 ms. */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @HubtelOption({ default: DEFAULT_JOB_RETRY.baseDelayMs })
+  @HubtelOption({ int: 0, default: DEFAULT_JOB_RETRY.baseDelayMs })
   baseDelayMs?: number;
 
   /** Longest backoff. Default 30 s (or `baseDelayMs` when longer). */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
   @HubtelOption({
+    int: 0,
     defaultFrom: (retry) => Math.max(DEFAULT_JOB_RETRY.maxDelayMs, retry.baseDelayMs as number),
   })
   maxDelayMs?: number;
 
   /** Give up once this long has passed since the job was recorded. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
+  @HubtelOption({ int: 1 })
   deadlineMs?: number;
 }
 
@@ -286,34 +204,26 @@ export class CheckoutHandlerOptions extends HubtelShutdownOptionsDto {
    * Retry of a throwing event handler (and of a status-check confirmation that failed): attempts in
    * all, and full-jitter backoff. Default 5 attempts, from 500 ms, at most 30 s apart.
    */
-  @IsOptionalSection(() => CheckoutHandlerRetryOptions)
-  @HubtelOption({ default: {} })
+  @HubtelOption({ nested: () => CheckoutHandlerRetryOptions, default: {} })
   retry?: CheckoutHandlerRetryOptions;
 
   /** How long a handled callback is remembered for de-duplication. Default 7 days. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
+  @HubtelOption({ int: 1 })
   recordTtlMs?: number;
 }
 
-/** The base URLs of the checkout and status-check APIs (absolute http(s), checked in code). */
+/** The base URLs of the checkout and status-check APIs. */
 export class CheckoutBaseUrlOptions {
   /** Default `https://payproxyapi.hubtel.com`. */
-  @HubtelOption({ env: HUBTEL_ENV.checkoutUrl, default: HUBTEL_DEFAULT_BASE_URLS.checkout })
+  @HubtelOption({ url: true, env: HUBTEL_ENV.checkoutUrl, default: HUBTEL_DEFAULT_BASE_URLS.checkout })
   checkout?: string;
 
   /** Default `https://api-txnstatus.hubtel.com`. */
-  @HubtelOption({ env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
+  @HubtelOption({ url: true, env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
   status?: string;
 }
 
-/**
- * Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (`registerAccount`,
- * `accounts.resolve`: see CheckoutAccountOverrides). Each field declares its rules, its default,
- * its environment variable (`checkoutOptionsFromEnv`; a named account's is `HUBTEL_<NAME>_…`) and
- * how a named account gets it.
- */
+/** Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (see CheckoutAccountOverrides). */
 export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   /** API id of the checkout and status-check APIs (Basic auth). */
   @IsHubtelClientId()
@@ -338,9 +248,7 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
    * callback confirmation and reconciliation. A named account's own or none: the platform refuses
    * another account's (4101).
    */
-  @IsOptional()
-  @IsHubtelPosSalesId()
-  @HubtelOption({ env: HUBTEL_ENV.posSalesId, account: 'notInherited' })
+  @HubtelOption({ is: IsHubtelPosSalesId(), env: HUBTEL_ENV.posSalesId, account: 'notInherited' })
   posSalesId?: string;
 
   /**
@@ -348,19 +256,19 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
    * (`https://shop.example.com/api`). The default `callbackUrl` of invoices is this plus the
    * callback route (plus the path secret, when set).
    */
-  @HubtelOption()
+  @HubtelOption({ url: true })
   publicBaseUrl?: string;
 
   /** Full default callback URL, when it is not `publicBaseUrl` + the route (a proxy rewrites paths). */
-  @HubtelOption({ account: 'notInherited' })
+  @HubtelOption({ url: true, account: 'notInherited' })
   callbackUrl?: string;
 
   /** Default `returnUrl` of invoices. */
-  @HubtelOption()
+  @HubtelOption({ url: true })
   returnUrl?: string;
 
   /** Default `cancellationUrl` of invoices. */
-  @HubtelOption()
+  @HubtelOption({ url: true })
   cancellationUrl?: string;
 
   /** Base URLs (defaults: production, `https://payproxyapi.hubtel.com`, `https://api-txnstatus.hubtel.com`). */
@@ -368,21 +276,16 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   baseUrls?: CheckoutBaseUrlOptions;
 
   /** What `createInvoice` does with `& * ! % @` in a description: refuse (default) or remove them. */
-  @IsOptional()
-  @IsIn(['reject', 'strip'])
-  @HubtelOption({ default: 'reject' })
+  @HubtelOption({ oneOf: ['reject', 'strip'], default: 'reject' })
   descriptionSpecialCharacters?: 'reject' | 'strip';
 
-  @IsOptionalSection(() => CheckoutVerificationOptions)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => CheckoutVerificationOptions, account: 'merged', default: {} })
   verification?: CheckoutVerificationOptions;
 
-  @IsOptionalSection(() => CheckoutReconciliationOptions)
-  @HubtelOption({ account: 'defaultOnly', default: {} })
+  @HubtelOption({ nested: () => CheckoutReconciliationOptions, account: 'defaultOnly', default: {} })
   reconciliation?: CheckoutReconciliationOptions;
 
-  @IsOptionalSection(() => CheckoutHandlerOptions)
-  @HubtelOption({ account: 'defaultOnly', default: {} })
+  @HubtelOption({ nested: () => CheckoutHandlerOptions, account: 'defaultOnly', default: {} })
   handlers?: CheckoutHandlerOptions;
 
   /**
@@ -401,26 +304,22 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   store?: HubtelStore | InjectionToken;
 
   /** How long invoices are kept (a callback for a forgotten invoice is rejected). Default 30 days. */
-  @IsOptional()
-  @IsInt()
-  @Min(60_000)
-  @HubtelOption({ account: 'defaultOnly', default: CHECKOUT_DEFAULTS.invoiceTtlMs })
+  @HubtelOption({ int: 60_000, account: 'defaultOnly', default: CHECKOUT_DEFAULTS.invoiceTtlMs })
   invoiceTtlMs?: number;
 
   /** Callback bodies larger than this are answered 413. Default 64 KiB. */
-  @IsOptional()
-  @IsInt()
-  @Min(1024)
-  @Max(10 * 1024 * 1024)
-  @HubtelOption({ account: 'defaultOnly', default: CHECKOUT_DEFAULTS.maxCallbackBodyBytes })
+  @HubtelOption({
+    int: [1024, 10 * 1024 * 1024],
+    account: 'defaultOnly',
+    default: CHECKOUT_DEFAULTS.maxCallbackBodyBytes,
+  })
   maxCallbackBodyBytes?: number;
 
   /**
    * The instance's budget of transaction status checks a minute, shared with ServiceAppModule
    * (see HubtelStatusCheckBudgetOptions). Default 600 a minute.
    */
-  @IsOptionalSection(() => HubtelStatusCheckBudgetOptionsDto)
-  @HubtelOption({ account: 'defaultOnly', default: {} })
+  @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly', default: {} })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
   /**
@@ -433,13 +332,9 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
 }
 
 /**
- * What a named account sets (`CheckoutModule.registerAccount`, `accounts.resolve`). Its own
- * `clientId` / `clientSecret` are required; `posSalesId`, `merchantAccountNumber`, `callbackUrl`
- * and `access.pathSecret` are its own or none (another account's POS Sales ID with these keys is
- * refused by the platform, 4101); every other option it leaves out is the default account's
- * (`retry`, `baseUrls`, `verification`, `access` field by field). The module-wide options (`store`,
- * `handlers`, `reconciliation`, `invoiceTtlMs`, `maxCallbackBodyBytes`, `statusCheckBudget`,
- * `accounts`) are the default account's only.
+ * What a named account sets: its own `clientId` / `clientSecret`; `posSalesId`,
+ * `merchantAccountNumber`, `callbackUrl` and `access.pathSecret` its own or none (the platform
+ * refuses another account's POS Sales ID, 4101); what else it leaves out is the default account's.
  */
 export type CheckoutAccountOverrides = Pick<CheckoutModuleOptions, 'clientId' | 'clientSecret'> &
   Partial<Omit<CheckoutModuleOptions, CheckoutModuleWideOption | 'clientId' | 'clientSecret'>>;
@@ -455,15 +350,12 @@ export type CheckoutModuleWideOption =
   | 'accounts';
 
 /**
- * Where the checkout accounts known only at run time come from: `resolve(name)` answers the
- * account's options (as `registerAccount` takes them, without `name`) or undefined (a call then
- * fails with CheckoutUnknownAccountError, a callback on its path is answered 404). Found accounts
- * are kept `cacheTtlMs`; names from callback paths are asked for within `unknownTtlMs` and
- * `requestLookupsPerMinute` (see HubtelAccountResolver).
+ * Where the checkout accounts known only at run time come from (see HubtelAccountResolver): an
+ * unknown name fails a call with CheckoutUnknownAccountError, and a callback on its path with 404.
  */
 export type CheckoutAccountResolver = HubtelAccountResolver<CheckoutAccountOverrides>;
 
-/** Route extras of `forRoot`/`forRootAsync`: see `HubtelRouteOptions` in the core. */
+/** The callback route, from forRoot's extras. */
 export interface CheckoutRouteInfo {
   path: string;
   disabled: boolean;
@@ -472,7 +364,7 @@ export interface CheckoutRouteInfo {
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
 export type ResolvedCheckoutOptions = Omit<
   CheckoutModuleOptions,
-  CheckoutGroupedOption | keyof CheckoutComputedOptions | 'accounts'
+  (typeof GROUPED)[number] | keyof CheckoutComputedOptions | 'accounts'
 > &
   Required<
     Pick<CheckoutModuleOptions, 'descriptionSpecialCharacters' | 'invoiceTtlMs' | 'maxCallbackBodyBytes'>
@@ -482,8 +374,14 @@ export type ResolvedCheckoutOptions = Omit<
     accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
   };
 
-type CheckoutGroupedOption =
-  'clientId' | 'clientSecret' | 'timeoutMs' | 'retry' | 'defaultCountryCode' | 'publicBaseUrl';
+const GROUPED = [
+  'clientId',
+  'clientSecret',
+  'timeoutMs',
+  'retry',
+  'defaultCountryCode',
+  'publicBaseUrl',
+] as const;
 
 /** What resolveCheckoutOptions computes rather than passes on as checked. */
 interface CheckoutComputedOptions {
@@ -508,7 +406,6 @@ export interface CheckoutEnvAccounts extends HubtelEnvAccounts<
   CheckoutModuleOptions,
   CheckoutAccountOverrides
 > {
-  /** For `CheckoutModule.forRoot`. */
   default: CheckoutModuleOptions;
 }
 
@@ -526,11 +423,7 @@ export function recheckDelays(recheck: ResolvedCheckoutOptions['verification']['
   );
 }
 
-/**
- * The options of the checkout module, derived from CheckoutModuleOptions. What no decorator says
- * is checked here: URLs, access, the store, the cross-field rules. Errors name the bad option
- * (`checkout.reconciliation.delayMs`, `checkout[north].clientId`).
- */
+/** The checkout module's options, derived from CheckoutModuleOptions; errors name `checkout[north].clientId`. */
 export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
   CheckoutModuleOptions,
   ResolvedCheckoutOptions,
@@ -539,7 +432,7 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
 >({
   scope: 'checkout',
   options: CheckoutModuleOptions,
-  grouped: ['clientId', 'clientSecret', 'timeoutMs', 'retry', 'defaultCountryCode', 'publicBaseUrl'],
+  grouped: GROUPED,
   prepare: withoutInfiniteAttempts,
   resolve: (o, { scope, account, raw, context: route = DEFAULT_ROUTE }) => {
     const { posSalesId } = o;
@@ -547,106 +440,66 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
       (raw.handlers as { retry?: { maxAttempts?: unknown } } | undefined)?.retry?.maxAttempts === Infinity;
     const httpRetry = o.retry as HubtelRetryOptions;
     backoffDelays(httpRetry, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
-    assertOptionsObject(o.baseUrls, `${scope}.baseUrls`);
-    const baseUrls = {
-      checkout: resolveUrl(o.baseUrls.checkout, `${scope}.baseUrls.checkout`),
-      status: resolveUrl(o.baseUrls.status, `${scope}.baseUrls.status`),
-    };
-    const optionalUrl = (key: 'returnUrl' | 'cancellationUrl' | 'callbackUrl' | 'publicBaseUrl') =>
-      o[key] === undefined ? undefined : resolveUrl(o[key], `${scope}.${key}`);
-
     // Access first: the path secret is part of the default callback URL.
-    assertOptionsObject(o.access, `${scope}.access`);
     const access = o.access as InboundAccessOptions;
     new InboundAccessPolicy(access, `${scope}.access.`); // validates, naming the bad option
-
-    let callbackUrl = optionalUrl('callbackUrl');
-    const base = callbackUrl === undefined ? optionalUrl('publicBaseUrl') : undefined;
-    if (base !== undefined && !route.disabled) {
+    let callbackUrl = o.callbackUrl;
+    if (callbackUrl === undefined && o.publicBaseUrl !== undefined && !route.disabled) {
       // A named account's callbacks come on its own segment: one route serves every account.
       const path =
         route.path.replace(/^\/+|\/+$/g, '') + (account === CHECKOUT_DEFAULT_ACCOUNT ? '' : `/${account}`);
       // The secret was checked to be URL-safe by the access policy above.
       const secret = access.pathSecret === undefined ? '' : `/${access.pathSecret}`;
-      callbackUrl = `${base}/${path}${secret}`;
+      callbackUrl = `${o.publicBaseUrl}/${path}${secret}`;
     }
 
-    const verification = o.verification as ResolvedCheckoutOptions['verification'];
-    const { recheck } = verification;
-    // Cross-field: the backed-off wait never drops below the first one.
-    if (recheck.maxDelayMs < recheck.delayMs) {
-      throw new HubtelConfigError(
-        `${scope}.verification.recheck.maxDelayMs`,
-        `must be at least verification.recheck.delayMs (${recheck.delayMs})`,
-      );
-    }
+    const { recheck, confirmWithStatusCheck } = o.verification as ResolvedCheckoutOptions['verification'];
     if (
       (raw.verification as { recheck?: { roundsPerHour?: unknown } } | undefined)?.recheck?.roundsPerHour !==
       undefined
-    ) {
+    )
       throw new HubtelConfigError(
         `${scope}.verification.recheck.roundsPerHour`,
         "was removed in 0.2.0: one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback; remove it",
       );
-    }
-    if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS) {
+    if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS)
       throw new HubtelConfigError(
         `${scope}.verification.recheck`,
         `the re-checks' waits add up to more than ${MAX_RECHECK_TOTAL_MS} ms; use fewer attempts or shorter delays (the reconciler checks later ones)`,
       );
-    }
-    if (verification.confirmWithStatusCheck && posSalesId === undefined) {
-      throw new HubtelConfigError(
-        `${scope}.verification.confirmWithStatusCheck`,
-        `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
-      );
-    }
-
     const reconciliation = o.reconciliation as ResolvedCheckoutOptions['reconciliation'];
-    // Cross-field: the backed-off interval never drops below the first one.
-    if (reconciliation.maxIntervalMs < reconciliation.intervalMs) {
-      throw new HubtelConfigError(
-        `${scope}.reconciliation.maxIntervalMs`,
-        `must be at least reconciliation.intervalMs (${reconciliation.intervalMs})`,
-      );
-    }
-    if (reconciliation.enabled && posSalesId === undefined) {
-      throw new HubtelConfigError(
-        `${scope}.reconciliation.enabled`,
-        `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
-      );
-    }
+    // The status check is per POS Sales ID.
+    for (const [option, on] of [
+      ['verification.confirmWithStatusCheck', confirmWithStatusCheck],
+      ['reconciliation.enabled', reconciliation.enabled],
+    ] as const)
+      if (on && posSalesId === undefined)
+        throw new HubtelConfigError(
+          `${scope}.${option}`,
+          `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
+        );
 
     refuseRemovedJobOptions(raw.handlers, `${scope}.handlers`);
     const { retry, ...handlers } = o.handlers!;
     const { maxAttempts, deadlineMs } = retry as JobRetryPolicy;
     // Cross-field: retrying forever needs a deadline.
-    if (forever && deadlineMs === undefined) {
+    if (forever && deadlineMs === undefined)
       throw new HubtelConfigError(
         `${scope}.handlers.retry.maxAttempts`,
         'Infinity needs handlers.retry.deadlineMs',
       );
-    }
     backoffDelays(retry as JobRetryPolicy, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`);
     const store = assertStoreOption(o.store, `${scope}.store`);
-
     // Cross-field: an invoice must outlive its reconciliation.
-    if (reconciliation.enabled && o.invoiceTtlMs! <= reconciliation.giveUpAfterMs) {
+    if (reconciliation.enabled && o.invoiceTtlMs! <= reconciliation.giveUpAfterMs)
       throw new HubtelConfigError(
         `${scope}.invoiceTtlMs`,
         `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
       );
-    }
     return {
       credentials: { clientId: o.clientId, clientSecret: o.clientSecret },
       http: { timeoutMs: o.timeoutMs!, retry: httpRetry, defaultCountryCode: o.defaultCountryCode! },
-      baseUrls,
-      ...dropUndefined({
-        callbackUrl,
-        returnUrl: optionalUrl('returnUrl'),
-        cancellationUrl: optionalUrl('cancellationUrl'),
-        store,
-      }),
+      ...dropUndefined({ callbackUrl, store }),
       handlers: {
         retry: { ...(retry as JobRetryPolicy), maxAttempts: forever ? Infinity : maxAttempts },
         ...handlers,
@@ -656,9 +509,8 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
 });
 
 /**
- * Validates the module's options and fills in defaults. Throws a HubtelConfigError naming the bad
- * option (`checkout.reconciliation.delayMs`), so a bad configuration stops the app at bootstrap.
- * A named account's (`account`) errors say `checkout[north].…`, its callback URL ends in `/north`.
+ * Validates the module's options and fills in defaults; a bad option stops the app at bootstrap
+ * with a HubtelConfigError naming it. A named account's callback URL ends in `/<account>`.
  */
 export function resolveCheckoutOptions(
   options: unknown,
@@ -669,11 +521,9 @@ export function resolveCheckoutOptions(
 }
 
 /**
- * The options of named account `name`: the default account's raw options (`defaults`) under the
- * account's own (`overrides`), as CheckoutModuleOptions declares (see CheckoutAccountOverrides),
- * resolved as forRoot's are (errors name `checkout[name].<option>`). The module-wide settings are
- * then the default's (`module`): one store, one pipeline, one reconciler, one body limit for every
- * account.
+ * Named account `name`'s options: its own over the default account's raw ones, as
+ * CheckoutModuleOptions declares; the module-wide settings are the default's resolved ones
+ * (`module`): one store, one pipeline, one reconciler, one body limit for every account.
  */
 export function resolveCheckoutAccountOptions(
   name: string,
@@ -711,12 +561,10 @@ function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, u
 }
 
 /**
- * Options read from HUBTEL_* environment variables (`HUBTEL_CLIENT_ID`, `HUBTEL_CLIENT_SECRET`,
- * `HUBTEL_CHECKOUT_URL`, `HUBTEL_STATUS_URL`, `HUBTEL_POS_SALES_ID`, `HUBTEL_MERCHANT_ACCOUNT_NUMBER`,
- * `HUBTEL_TIMEOUT_MS`, `HUBTEL_RETRY_*`, `HUBTEL_DEFAULT_COUNTRY_CODE`), merged under `overrides`
- * (sections field by field). A missing or bad value of one of these variables fails here naming the
- * variable (`HUBTEL_CLIENT_SECRET`) and the option. Typical use:
- * `CheckoutModule.forRootAsync({ useFactory: (config: ConfigService) => checkoutOptionsFromEnv((k) => config.get(k), { publicBaseUrl }), inject: [ConfigService] })`.
+ * Options from the environment (HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_POS_SALES_ID...: see
+ * docs/checkout.md), `overrides` winning (sections field by field). A missing or bad value fails
+ * here, naming the variable and the option:
+ * `useFactory: (config: ConfigService) => checkoutOptionsFromEnv((k) => config.get(k), { publicBaseUrl })`.
  */
 export function checkoutOptionsFromEnv(
   source: HubtelEnvSource = process.env,
@@ -726,21 +574,9 @@ export function checkoutOptionsFromEnv(
 }
 
 /**
- * The default account (as `checkoutOptionsFromEnv`, `overrides` included) and the further accounts
- * named in HUBTEL_ACCOUNTS (`north,south`). Each account's variables are the default's with its
- * name, upper-cased (`-` as `_`), after `HUBTEL_`: HUBTEL_NORTH_CLIENT_ID and
- * HUBTEL_NORTH_CLIENT_SECRET (required: an account never uses another's keys),
- * HUBTEL_NORTH_POS_SALES_ID and HUBTEL_NORTH_MERCHANT_ACCOUNT_NUMBER (its own or none, never the
- * default's), and optionally HUBTEL_NORTH_CHECKOUT_URL, HUBTEL_NORTH_STATUS_URL,
- * HUBTEL_NORTH_TIMEOUT_MS, HUBTEL_NORTH_RETRY_*, HUBTEL_NORTH_DEFAULT_COUNTRY_CODE; what an account
- * leaves unset of these is the default account's.
- *
- * ```ts
- * const checkout = checkoutAccountsFromEnv(process.env, { publicBaseUrl: 'https://shop.example.com' });
- * @Module({ imports: [CheckoutModule.forRoot(checkout.default),
- *   ...checkout.accounts.map((a) => CheckoutModule.registerAccount(a))] })
- * ```
- * A missing or bad value fails here, naming the variable (and the option it feeds).
+ * The default account (as `checkoutOptionsFromEnv`) and the accounts named in HUBTEL_ACCOUNTS
+ * (`north,south`), each from its own variables (HUBTEL_NORTH_CLIENT_ID...; see docs/accounts.md):
+ * `CheckoutModule.forRoot(checkout.default)`, `checkout.accounts.map(CheckoutModule.registerAccount)`.
  */
 export function checkoutAccountsFromEnv(
   source: HubtelEnvSource = process.env,

@@ -69,6 +69,7 @@ export {
 export {
   HubtelOption,
   optionFields,
+  rules,
   type HubtelAccountRule,
   type HubtelOptionSpec,
 } from './options/hubtel-option.decorator.js';
@@ -152,7 +153,6 @@ export {
   IsHubtelCountryCode,
   IsOptionalSection,
   IsHubtelPosSalesId,
-  rules,
 } from './options/hubtel-options.dto.js';
 export {
   compileValidator,

@@ -1,12 +1,9 @@
 import type { HttpService } from '@nestjs/axios';
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, HubtelLogger, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
-  ACCOUNT_TRANSPORTS,
   HUBTEL_ENV,
   AccountRegistry,
-  type AccountTransport,
-  type HasAccountTransports,
   HttpTransport,
   InboundAccessPolicy,
   type HttpTransportConfig,
@@ -86,35 +83,29 @@ export function serviceAppTransportConfig(
  * AccountRegistry. Routing (`routeInbound`) reads `default` and `get(name)`.
  */
 @Injectable()
-export class ServiceAppAccounts implements OnModuleInit, HasAccountTransports<HttpTransport> {
-  private readonly registry = new AccountRegistry<ServiceAppAccount>(
-    SERVICE_APP_SCOPE,
-    'ServiceAppModule.forRoot',
-    (account, known, resolver) => new ServiceAppUnknownAccountError(account, known, resolver),
-    new ServiceAppLogger(),
-  );
+export class ServiceAppAccounts extends AccountRegistry<ServiceAppAccount> {
+  private service?: FulfillmentService;
 
-  /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
-  attachDefault(defaults: ServiceAppDefaultAccount): this {
-    const resolved = defaults.resolved;
-    defaults.flows.accountEngines ??= this;
-    this.registry.attachDefault({
-      account: {
-        name: HUBTEL_DEFAULT_ACCOUNT,
-        access: defaults.access,
-        options: resolved,
-        status: defaults.status,
-        callback: defaults.callback,
-        verifying: resolved.verification.enabled && defaults.status !== undefined,
-        flows: defaults.flows,
-      },
-      build: (name, overrides) => buildAccount(defaults, name, overrides),
-      ...(resolved.accounts ? { resolver: resolved.accounts } : {}),
-    });
-    return this;
+  constructor() {
+    super(
+      SERVICE_APP_SCOPE,
+      'ServiceAppModule.forRoot',
+      (...args) => new ServiceAppUnknownAccountError(...args),
+      new ServiceAppLogger(),
+    );
   }
 
-  private service?: FulfillmentService;
+  /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
+  attach(defaults: ServiceAppDefaultAccount): this {
+    const { resolved: options, access, status, callback, flows } = defaults;
+    flows.accountEngines ??= this;
+    const verifying = options.verification.enabled && status !== undefined;
+    return this.attachDefault({
+      account: { name: HUBTEL_DEFAULT_ACCOUNT, access, options, status, callback, verifying, flows },
+      build: (name, overrides) => buildAccount(defaults, name, overrides),
+      ...(options.accounts ? { resolver: options.accounts } : {}),
+    });
+  }
 
   /** @internal Called by forRoot's FulfillmentService (what FulfillmentAccount calls). */
   attachFulfillment(service: FulfillmentService): void {
@@ -129,48 +120,6 @@ export class ServiceAppAccounts implements OnModuleInit, HasAccountTransports<Ht
         'needs ServiceAppModule.forRoot or ServiceAppModule.forRootAsync in the application',
       );
     return this.service;
-  }
-
-  /** Called by registerAccount's module. */
-  register(name: string, overrides: unknown): void {
-    this.registry.register(name, overrides);
-  }
-
-  /** Builds every registered account now, so a bad option stops the application at bootstrap. */
-  onModuleInit(): void {
-    this.registry.buildRegistered();
-  }
-
-  /** Account `name` (resolver included), or ServiceAppUnknownAccountError. */
-  get(name: unknown): Promise<ServiceAppAccount> {
-    return this.registry.get(name);
-  }
-
-  /** The account a request's path names: unknown names remembered, look-ups bounded (see AccountRegistry). */
-  forRequest(name: string): Promise<ServiceAppAccount> {
-    return this.registry.forRequest(name);
-  }
-
-  /** Whether `name` is known without asking the resolver (see AccountRegistry.knows). */
-  knows(name: string): boolean {
-    return this.registry.knows(name);
-  }
-
-  /** The default account (forRoot's). */
-  get default(): ServiceAppAccount {
-    return this.registry.default;
-  }
-
-  /** Names configured in code or the environment: `default` first, then the registered ones. */
-  get names(): string[] {
-    return this.registry.names;
-  }
-
-  /** The named accounts built so far with their own transports (health checks probe them). */
-  async [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<HttpTransport>>> {
-    return [...(await this.registry.built())].flatMap(([account, built]) =>
-      built.transport ? [{ account, transport: built.transport }] : [],
-    );
   }
 }
 

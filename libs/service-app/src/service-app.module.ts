@@ -1,6 +1,5 @@
 import { HttpService } from '@nestjs/axios';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   HUBTEL_STATUS_CHECK_BUDGET,
   hubtelModuleRecipe,
@@ -8,7 +7,6 @@ import {
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
   type HttpTransport,
-  type InboundAccessPolicy,
   type StatusCheckBudget,
 } from '#internal';
 import { FulfillmentAccount } from './fulfillment.service.js';
@@ -34,7 +32,6 @@ import {
   type ResolvedServiceAppOptions,
   type ServiceAppAccountOverrides,
   type ServiceAppModuleExtras,
-  type ServiceAppModuleOptions,
 } from './service-app.options.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import { ServiceFlowService } from './service-flow.service.js';
@@ -77,6 +74,17 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
     controllers: [...(definition.controllers ?? []), ...createServiceAppController(extras.routes)],
   }),
   registry: ServiceAppAccounts,
+  defaultAccount: {
+    provide: SERVICE_APP_ACCOUNTS,
+    inject: {
+      access: SERVICE_APP_ACCESS_POLICY,
+      status: SERVICE_APP_STATUS_CLIENT,
+      callback: FulfillmentCallbackClient,
+      flows: ServiceFlowService,
+      http: HttpService,
+      budget: HUBTEL_STATUS_CHECK_BUDGET,
+    },
+  },
   token: getFulfillmentAccountToken,
   register: (accounts, name, overrides) => {
     accounts.register(name, overrides);
@@ -97,21 +105,11 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
  * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and
  * `POST /api/fulfillment` (paid orders), confirms each order's payment with the transaction status
  * check (with `statusCheck`), runs your `@OnFulfillment()` handlers exactly once per order and
- * posts the fulfillment callback. Needs `EventEmitterModule.forRoot()` in the app.
- *
- * ```ts
- * @Module({
- *   imports: [
- *     EventEmitterModule.forRoot(),
- *     ServiceAppModule.forRoot({
- *       statusCheck: { clientId, clientSecret, posSalesId }, // or serviceAppOptionsFromEnv()
- *       access: { allowedIps: [...] },
- *     }),
- *   ],
- *   providers: [BundleFlow, BundleFulfillment],
- * })
- * export class AppModule {}
- * ```
+ * posts the fulfillment callback. Needs `EventEmitterModule.forRoot()` in the app; see
+ * docs/service-app.md. `registerAccount({ name })`: a further account on `/api/service-flow/<name>`
+ * and `/api/fulfillment/<name>`, verified with its own `statusCheck` and called back with its own
+ * `callbackCredentials`; `@InjectFulfillment(name)` injects its FulfillmentAccount. Every option
+ * it leaves out is the default account's, except its credentials and path secret.
  */
 @Module({
   imports: kit.imports,
@@ -141,45 +139,6 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
     ServiceFlowRegistry,
     ServiceFlowService,
     FulfillmentCallbackClient,
-    {
-      // The default account, handed to the application's accounts: named ones inherit from it.
-      provide: SERVICE_APP_ACCOUNTS,
-      useFactory: (
-        accounts: ServiceAppAccounts,
-        options: ServiceAppModuleOptions,
-        resolved: ResolvedServiceAppOptions,
-        access: InboundAccessPolicy,
-        status: PaymentStatusClient | undefined,
-        callback: FulfillmentCallbackClient,
-        flows: ServiceFlowService,
-        http: HttpService,
-        budget: StatusCheckBudget,
-        telemetry?: HubtelTelemetry,
-      ) =>
-        accounts.attachDefault({
-          options: options ?? {},
-          resolved,
-          access,
-          status,
-          callback,
-          flows,
-          http,
-          budget,
-          ...(telemetry ? { telemetry } : {}),
-        }),
-      inject: [
-        ServiceAppAccounts,
-        SERVICE_APP_MODULE.MODULE_OPTIONS_TOKEN,
-        SERVICE_APP_OPTIONS,
-        SERVICE_APP_ACCESS_POLICY,
-        SERVICE_APP_STATUS_CLIENT,
-        FulfillmentCallbackClient,
-        ServiceFlowService,
-        HttpService,
-        HUBTEL_STATUS_CHECK_BUDGET,
-        { token: HUBTEL_TELEMETRY, optional: true },
-      ],
-    },
     FulfillmentService,
   ],
   exports: [
@@ -190,14 +149,6 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
     SERVICE_APP_PIPELINE,
   ],
 })
-/*
- * registerAccount(Async): a further account, by name: its programmable service answers on
- * `/api/service-flow/<name>` and `/api/fulfillment/<name>` (the module's one controller), its
- * orders are verified with its own `statusCheck` and called back with its own
- * `callbackCredentials`; `@InjectFulfillment(name)` injects its FulfillmentAccount,
- * `fulfillment.forAccount(name)` reaches it from anywhere. Every option it leaves out is the
- * default account's, except its credentials and path secret.
- */
 export class ServiceAppModule extends SERVICE_APP_MODULE.ConfigurableModuleClass {
   /** Options inline (all optional). Extras: `isGlobal`, `routes` (prefix, guards, decorators, disabled). */
   static override forRoot(options: typeof SERVICE_APP_MODULE.OPTIONS_TYPE = {}): DynamicModule {

@@ -1,14 +1,4 @@
-import {
-  IsBoolean,
-  IsInt,
-  IsNotEmpty,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelAccountResolver,
@@ -33,8 +23,6 @@ import {
   IsHubtelCountryCode,
   IsHubtelPosSalesId,
   IsHubtelShutdownGraceMs,
-  IsOptionalSection,
-  assertOptionsObject,
   assertStoreOption,
   backoffDelays,
   accountEnvVariable,
@@ -43,7 +31,6 @@ import {
   hubtelOptionsRecipe,
   optionFields,
   refuseRemovedJobOptions,
-  resolveUrl,
   rules,
   type HubtelEnvAccounts,
   type ResolvedAccountResolver,
@@ -58,21 +45,13 @@ import type { ServiceFlowDefinition } from './service-flow.types.js';
 import { assertUssdTexts, type ResolvedUssdOptions } from './service-flow.ussd.js';
 
 /*
- * The options are declared once, on ServiceAppModuleOptions and its section classes: each field's
- * rules, default, environment variable and account rule (see HubtelOption). What no decorator says
- * stays in resolveServiceAppOptions: sessionStartTtlMs ≤ sessionTtlMs and every maxDelayMs ≥
- * baseDelayMs (cross-field, with the backoff defaults), verification.enabled needing statusCheck,
- * flows (ServiceFlowBuilder objects), the store (token or instance), URLs (parsed and trimmed, not
- * just checked), access (InboundAccessPolicy), back inputs (a string, a list or false), the USSD
- * operator lists and the texts that must fit a screen.
+ * The options are declared once, on ServiceAppModuleOptions and its section classes (see
+ * HubtelOption). What no declaration says stays in the recipe's `resolve`: every maxDelayMs ≥
+ * baseDelayMs (with the backoff defaults), verification.enabled needing statusCheck, flows, the
+ * store, back inputs (a string, a list or false), the USSD keys and the texts that must fit a screen.
  */
 
 const D = SERVICE_APP_DEFAULTS;
-
-/** A whole number from `min` (and up to `max`): durations in ms, counts, sizes. */
-function IsWholeNumber(min: number, max?: number): PropertyDecorator {
-  return rules(IsOptional(), IsInt(), Min(min), ...(max === undefined ? [] : [Max(max)]));
-}
 
 /** A key (`9`) or label (`More`) of the USSD menu pages. */
 function IsUssdText(maxLength: number): PropertyDecorator {
@@ -100,12 +79,11 @@ export class ServiceAppStatusCheckOptions {
   posSalesId: string;
 
   /** Base URL. Default `https://api-txnstatus.hubtel.com` (HUBTEL_STATUS_URL). */
-  @HubtelOption({ env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
+  @HubtelOption({ url: true, env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
   url?: string;
 
   /** Time-out of one status check, ms. Default 15000. */
-  @IsWholeNumber(1, 600_000)
-  @HubtelOption({ default: D.callbackTimeoutMs })
+  @HubtelOption({ int: [1, 600_000], default: D.callbackTimeoutMs })
   timeoutMs?: number;
 }
 
@@ -115,9 +93,7 @@ export class ServiceAppVerificationOptions {
    * Confirm each order's payment with the status check: the SessionId's transaction must be
    * `Paid`, for the cart's total. Default: true when `statusCheck` is set (and it needs it).
    */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ defaultFrom: (_verification, options) => options.statusCheck !== undefined })
+  @HubtelOption({ bool: true, defaultFrom: (_verification, options) => options.statusCheck !== undefined })
   enabled?: boolean;
 
   /**
@@ -126,8 +102,7 @@ export class ServiceAppVerificationOptions {
    * checks in all, the last at this time. Default 10 min; at most 1 h (the platform wants its
    * callback within the hour).
    */
-  @IsWholeNumber(0, 3_600_000)
-  @HubtelOption({ default: D.verification.recheckForMs })
+  @HubtelOption({ int: [0, 3_600_000], default: D.verification.recheckForMs })
   recheckForMs?: number;
 
   /**
@@ -135,15 +110,11 @@ export class ServiceAppVerificationOptions {
    * `maxDelayMs`: the backoff cap of runs that failed for another reason (a store outage).
    * Default 2 s, 60 s.
    */
-  @IsOptionalSection(() => HubtelBackoffOptionsDto)
-  @HubtelOption({ default: {} })
+  @HubtelOption({ nested: () => HubtelBackoffOptionsDto, default: {} })
   recheckDelay?: HubtelBackoffOptionsDto;
 
   /** Largest accepted difference between the amount paid and the cart's total, in currency units. Default 0. */
-  @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @Min(0)
-  @HubtelOption({ default: 0 })
+  @HubtelOption({ number: 0, default: 0 })
   amountTolerance?: number;
 }
 
@@ -153,19 +124,19 @@ export class ServiceAppVerificationOptions {
  */
 export class ServiceAppUssdOptions {
   /** Characters of a GSM 7-bit screen. Default 182. */
-  @IsWholeNumber(60, 1_000)
-  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.screenSize })
+  @HubtelOption({ int: [60, 1_000], default: SERVICE_APP_USSD_DEFAULTS.screenSize })
   screenSize?: number;
 
   /** Characters of a screen holding any character outside GSM-7. Default 70. */
-  @IsWholeNumber(40, 1_000)
-  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.unicodeScreenSize })
+  @HubtelOption({
+    int: [40, 1_000],
+    atMost: 'screenSize',
+    default: SERVICE_APP_USSD_DEFAULTS.unicodeScreenSize,
+  })
   unicodeScreenSize?: number;
 
   /** Replace characters outside GSM-7 (`’` → `'`, `ō` → `o`, others `?`) instead of losing the 182. Default false. */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.transliterate })
+  @HubtelOption({ bool: true, default: SERVICE_APP_USSD_DEFAULTS.transliterate })
   transliterate?: boolean;
 
   /** Key of the entry to a long menu's next page. Default `9`. */
@@ -200,16 +171,14 @@ export class ServiceAppUssdOptions {
 /** `callbackRetry`: backoff until the platform accepts, or the deadline. */
 class ServiceAppCallbackRetryOptions extends HubtelBackoffOptionsDto {
   /** Default one hour, the platform's limit. */
-  @IsWholeNumber(1)
-  @HubtelOption({ default: D.callbackRetry.deadlineMs })
+  @HubtelOption({ int: 1, default: D.callbackRetry.deadlineMs })
   deadlineMs?: number;
 }
 
 /** `fulfillmentRetry`: attempts of the @OnFulfillment handler, and their backoff. */
 class ServiceAppFulfillmentRetryOptions extends HubtelBackoffOptionsDto {
   /** Attempts in all, the first one included (at most 100). Default 5. */
-  @IsWholeNumber(1, 100)
-  @HubtelOption({ default: D.fulfillmentRetry.maxAttempts })
+  @HubtelOption({ int: [1, 100], default: D.fulfillmentRetry.maxAttempts })
   maxAttempts?: number;
 }
 
@@ -248,13 +217,11 @@ export class ServiceAppModuleOptions {
    * pair and POS Sales ID; its URL and time-out are the default's unless set) when the default
    * account has one, so no account is left unverified.
    */
-  @IsOptionalSection(() => ServiceAppStatusCheckOptions)
-  @HubtelOption({ account: 'ownIfDefault' })
+  @HubtelOption({ nested: () => ServiceAppStatusCheckOptions, account: 'ownIfDefault' })
   statusCheck?: ServiceAppStatusCheckOptions;
 
   /** How fulfillment requests are verified (see ServiceAppVerificationOptions). */
-  @IsOptionalSection(() => ServiceAppVerificationOptions)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => ServiceAppVerificationOptions, account: 'merged', default: {} })
   verification?: ServiceAppVerificationOptions;
 
   /**
@@ -262,20 +229,18 @@ export class ServiceAppModuleOptions {
    * `https://gs-callback.hubtel.com:9055`. A named account inherits it: the platform has one
    * receiver for every merchant, which tells accounts apart by the callback credentials.
    */
-  @HubtelOption({ env: HUBTEL_ENV.callbackUrl, default: D.callbackUrl })
+  @HubtelOption({ url: true, env: HUBTEL_ENV.callbackUrl, default: D.callbackUrl })
   callbackUrl?: string;
 
   /**
    * Basic-auth pair for the callback, if your account was given one (the contract shows none). A
    * named account gives its own when the default account has one (the platform would refuse it).
    */
-  @IsOptionalSection(() => ServiceAppCallbackCredentials)
-  @HubtelOption({ account: 'ownIfDefault' })
+  @HubtelOption({ nested: () => ServiceAppCallbackCredentials, account: 'ownIfDefault' })
   callbackCredentials?: HubtelCredentials;
 
   /** Time-out of one callback POST, ms. Default 15000. */
-  @IsWholeNumber(1, 600_000)
-  @HubtelOption({ default: D.callbackTimeoutMs })
+  @HubtelOption({ int: [1, 600_000], default: D.callbackTimeoutMs })
   callbackTimeoutMs?: number;
 
   /**
@@ -284,21 +249,18 @@ export class ServiceAppModuleOptions {
    * platform's limit), then a dead-letter event is emitted. Defaults: 2 s base, 5 min cap, 1 h.
    * Default account only (one policy per job type).
    */
-  @IsOptionalSection(() => ServiceAppCallbackRetryOptions)
-  @HubtelOption({ account: 'defaultOnly', default: {} })
+  @HubtelOption({ nested: () => ServiceAppCallbackRetryOptions, account: 'defaultOnly', default: {} })
   callbackRetry?: ServiceAppCallbackRetryOptions;
 
   /**
    * Attempts of your @OnFulfillment handler (first included) before `failed` is reported. Default
    * 5, 1 s base, 60 s cap. Default account only (one policy per job type).
    */
-  @IsOptionalSection(() => ServiceAppFulfillmentRetryOptions)
-  @HubtelOption({ account: 'defaultOnly', default: {} })
+  @HubtelOption({ nested: () => ServiceAppFulfillmentRetryOptions, account: 'defaultOnly', default: {} })
   fulfillmentRetry?: ServiceAppFulfillmentRetryOptions;
 
   /** An idle session is forgotten after this long (renewed by every answer). Default 10 min. */
-  @IsWholeNumber(1)
-  @HubtelOption({ default: D.sessionTtlMs })
+  @HubtelOption({ int: 1, default: D.sessionTtlMs })
   sessionTtlMs?: number;
 
   /**
@@ -306,23 +268,22 @@ export class ServiceAppModuleOptions {
    * sliding `sessionTtlMs` applies from the first answer on). Keeps abandoned and forged
    * session starts cheap. Default 2 min (at most `sessionTtlMs`).
    */
-  @IsWholeNumber(1)
   @HubtelOption({
+    int: 1,
+    atMost: 'sessionTtlMs',
     defaultFrom: (options) => Math.min(D.sessionStartTtlMs, options.sessionTtlMs as number),
   })
   sessionStartTtlMs?: number;
 
   /** How long a cart waits for its fulfillment request. Default 24 h. */
-  @IsWholeNumber(1)
-  @HubtelOption({ default: D.cartTtlMs })
+  @HubtelOption({ int: 1, default: D.cartTtlMs })
   cartTtlMs?: number;
 
   /**
    * Longest a step may take before the user is answered "please try again" (the step's late
    * answer is dropped). Default 4000 ms, under the 5 s a USSD session allows.
    */
-  @IsWholeNumber(1, 60_000)
-  @HubtelOption({ default: D.stepBudgetMs })
+  @HubtelOption({ int: [1, 60_000], default: D.stepBudgetMs })
   stepBudgetMs?: number;
 
   /** Entries that return to the previous prompt. Default `'0'`; `false` turns "back" off. */
@@ -334,9 +295,7 @@ export class ServiceAppModuleOptions {
    * (default true). Turn off only if carts can be created outside this module (another instance
    * without a shared store, a migration): the access options are then your only protection.
    */
-  @IsOptional()
-  @IsBoolean()
-  @HubtelOption({ default: D.requireCart })
+  @HubtelOption({ bool: true, default: D.requireCart })
   requireCart?: boolean;
 
   /**
@@ -344,8 +303,7 @@ export class ServiceAppModuleOptions {
    * both set it, the smaller wins; see HubtelStatusCheckBudgetOptions). Default 600 a minute.
    * Default account only.
    */
-  @IsOptionalSection(() => HubtelStatusCheckBudgetOptionsDto)
-  @HubtelOption({ account: 'defaultOnly' })
+  @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly' })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
   /**
@@ -353,8 +311,7 @@ export class ServiceAppModuleOptions {
    * gives way to a new one (a flood pushes out its own starts, not the customers who answered).
    * Default 50,000 (about 30 MB). Default account only.
    */
-  @IsWholeNumber(1, 10_000_000)
-  @HubtelOption({ account: 'defaultOnly', default: D.maxPendingSessions })
+  @HubtelOption({ int: [1, 10_000_000], account: 'defaultOnly', default: D.maxPendingSessions })
   maxPendingSessions?: number;
 
   /**
@@ -384,14 +341,15 @@ export class ServiceAppModuleOptions {
   messages?: Partial<ServiceAppMessages>;
 
   /** Country code for national numbers typed in `phone` fields (`024…`). Default '233'. */
-  @IsOptional()
-  @IsHubtelCountryCode()
-  @HubtelOption({ env: HUBTEL_ENV.defaultCountryCode, default: HUBTEL_DEFAULT_COUNTRY_CODE })
+  @HubtelOption({
+    is: IsHubtelCountryCode(),
+    env: HUBTEL_ENV.defaultCountryCode,
+    default: HUBTEL_DEFAULT_COUNTRY_CODE,
+  })
   defaultCountryCode?: string;
 
   /** The USSD channel: screen size, pages of long menus, operators (see ServiceAppUssdOptions). */
-  @IsOptionalSection(() => ServiceAppUssdOptions)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => ServiceAppUssdOptions, account: 'merged', default: {} })
   ussd?: ServiceAppUssdOptions;
 
   /**
@@ -506,10 +464,7 @@ export interface ServiceAppEnvAccounts extends HubtelEnvAccounts<
   default: ServiceAppModuleOptions;
 }
 
-/**
- * The options of the service app module, derived from ServiceAppModuleOptions; a bad one stops the
- * app at bootstrap with a HubtelConfigError naming it (`serviceApp[north].sessionTtlMs`).
- */
+/** The service app's options, derived from ServiceAppModuleOptions; errors name `serviceApp[north].…`. */
 export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
   ServiceAppModuleOptions,
   ResolvedServiceAppOptions,
@@ -529,18 +484,24 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
         forbidUnknown: true,
       }) as Partial<ServiceAppMessages>),
     };
-    assertOptionsObject(options.access, `${P}.access`);
-    const statusCheck = resolveStatusCheck(options.statusCheck, P);
-    const { sessionTtlMs, sessionStartTtlMs } = options;
-    // Cross-field: a session cannot start with more time than a whole session gets.
-    if (sessionStartTtlMs > sessionTtlMs)
-      throw new HubtelConfigError(`${P}.sessionStartTtlMs`, `must be at most sessionTtlMs (${sessionTtlMs})`);
+    const check = options.statusCheck;
+    const statusCheck = check && {
+      credentials: { clientId: check.clientId, clientSecret: check.clientSecret },
+      posSalesId: check.posSalesId,
+      url: check.url!,
+      timeoutMs: check.timeoutMs!,
+    };
     if (!Array.isArray(options.flows))
       throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
-    const { callbackRetry, fulfillmentRetry } = options;
+    const { callbackRetry, fulfillmentRetry, verification } = options;
+    // Cross-field: the payment is confirmed with the status check.
+    if (verification.enabled && !statusCheck)
+      throw new HubtelConfigError(
+        `${P}.verification.enabled`,
+        `needs ${P}.statusCheck (the payment is confirmed with it)`,
+      );
     const backInputs = resolveBackInputs(options.backInput, P);
     return {
-      callbackUrl: resolveUrl(options.callbackUrl, `${P}.callbackUrl`),
       callbackRetry: {
         ...backoffDelays(callbackRetry, D.callbackRetry, `${P}.callbackRetry`),
         deadlineMs: callbackRetry.deadlineMs!,
@@ -551,7 +512,14 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
       },
       backInputs,
       statusCheck,
-      verification: resolveVerification(options.verification, statusCheck !== undefined, P),
+      verification: {
+        ...(verification as ResolvedServiceAppOptions['verification']),
+        recheckDelay: backoffDelays(
+          verification.recheckDelay!,
+          D.verification,
+          `${P}.verification.recheckDelay`,
+        ),
+      },
       statusCheckBudget: dropUndefined({ perMinute: options.statusCheckBudget?.perMinute }),
       store: assertStoreOption(options.store, `${P}.store`),
       messages,
@@ -585,11 +553,7 @@ export const resolveServiceAppOptions = (
   raw: ServiceAppModuleOptions | undefined,
 ): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolve(raw);
 
-/**
- * The resolved options of named account `name`: its own options over the default account's
- * (`defaults`, as given to forRoot), as ServiceAppModuleOptions declares. Errors name the option
- * under `serviceApp[name]`.
- */
+/** Named account `name`'s options: its own over the default account's, as ServiceAppModuleOptions declares. */
 export const resolveServiceAppAccountOptions = (
   name: string,
   defaults: ServiceAppModuleOptions,
@@ -597,13 +561,9 @@ export const resolveServiceAppAccountOptions = (
 ): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolveAccount(name, defaults ?? {}, overrides);
 
 /**
- * ServiceAppModule options found in the environment (`HUBTEL_CALLBACK_URL`,
- * `HUBTEL_CALLBACK_CLIENT_ID` / `_SECRET`, `HUBTEL_SERVICE_APP_PATH_SECRET`,
- * `HUBTEL_DEFAULT_COUNTRY_CODE`, and the status check when `HUBTEL_CLIENT_ID`,
- * `HUBTEL_CLIENT_SECRET` and `HUBTEL_POS_SALES_ID` are all set, with `HUBTEL_STATUS_URL`), with
- * `overrides` over them (sections field by field: `{ access: { allowedIps } }` keeps the path
- * secret read here). A bad value of one of these variables fails here, naming the variable and the
- * option.
+ * ServiceAppModule options found in the environment (see docs/service-app.md; the status check only
+ * when HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET and HUBTEL_POS_SALES_ID are all set), with `overrides`
+ * over them, sections field by field. A bad value fails here, naming the variable and the option.
  */
 export function serviceAppOptionsFromEnv(
   source: HubtelEnvSource = process.env,
@@ -613,20 +573,10 @@ export function serviceAppOptionsFromEnv(
 }
 
 /**
- * The default account (as `serviceAppOptionsFromEnv`) and the further accounts named in
- * HUBTEL_ACCOUNTS (`north,south`). Each account's variables are the default's with its name,
- * upper-cased (`-` as `_`), after `HUBTEL_`: its status check HUBTEL_NORTH_CLIENT_ID,
- * HUBTEL_NORTH_CLIENT_SECRET and HUBTEL_NORTH_POS_SALES_ID (all three required when the default
- * account has a status check, or when any of them is set: an account never uses another's keys),
- * and optionally HUBTEL_NORTH_STATUS_URL, HUBTEL_NORTH_CALLBACK_URL,
- * HUBTEL_NORTH_DEFAULT_COUNTRY_CODE; what an account leaves unset is the default account's.
- *
- * ```ts
- * const serviceApp = serviceAppAccountsFromEnv(process.env);
- * @Module({ imports: [ServiceAppModule.forRoot(serviceApp.default),
- *   ...serviceApp.accounts.map((a) => ServiceAppModule.registerAccount(a))] })
- * ```
- * A missing or bad value fails here, naming the variable (and the option it feeds).
+ * The default account (as `serviceAppOptionsFromEnv`) and the accounts named in HUBTEL_ACCOUNTS
+ * (`north,south`), each from its own variables (see docs/accounts.md): its status check is whole
+ * (all three of HUBTEL_NORTH_CLIENT_ID, _CLIENT_SECRET, _POS_SALES_ID) when the default account has
+ * one or any of them is set: an account never uses another's keys.
  */
 export function serviceAppAccountsFromEnv(
   source: HubtelEnvSource = process.env,
@@ -634,40 +584,6 @@ export function serviceAppAccountsFromEnv(
   overrides: Partial<ServiceAppModuleOptions> = {},
 ): ServiceAppEnvAccounts {
   return SERVICE_APP_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
-}
-
-/** The checked status check, its URL resolved (a transform: parsed, trailing slashes trimmed). */
-function resolveStatusCheck(
-  check: ServiceAppStatusCheckOptions | undefined,
-  P: string,
-): ResolvedServiceAppOptions['statusCheck'] {
-  if (check === undefined) return undefined;
-  return {
-    credentials: { clientId: check.clientId, clientSecret: check.clientSecret },
-    posSalesId: check.posSalesId,
-    url: resolveUrl(check.url, `${P}.statusCheck.url`),
-    timeoutMs: check.timeoutMs!,
-  };
-}
-
-function resolveVerification(
-  checked: ServiceAppVerificationOptions,
-  hasStatusCheck: boolean,
-  P: string,
-): ResolvedServiceAppOptions['verification'] {
-  const name = `${P}.verification`;
-  // Cross-field: the payment is confirmed with the status check.
-  if (checked.enabled && !hasStatusCheck)
-    throw new HubtelConfigError(
-      `${name}.enabled`,
-      `needs ${P}.statusCheck (the payment is confirmed with it)`,
-    );
-  return {
-    enabled: checked.enabled!,
-    recheckForMs: checked.recheckForMs!,
-    recheckDelay: backoffDelays(checked.recheckDelay!, D.verification, `${name}.recheckDelay`),
-    amountTolerance: checked.amountTolerance!,
-  };
 }
 
 /**
@@ -683,21 +599,12 @@ function resolveUssd(
 ): ResolvedUssdOptions {
   const name = `${P}.ussd`;
   const ussd: ResolvedUssdOptions = {
-    screenSize: checked.screenSize!,
-    unicodeScreenSize: checked.unicodeScreenSize!,
-    transliterate: checked.transliterate!,
+    ...(checked as Required<ServiceAppUssdOptions>),
     moreKey: checked.moreKey!.trim(),
-    moreLabel: checked.moreLabel!,
     backKey: checked.backKey!.trim(),
-    backLabel: checked.backLabel!,
     operators: operatorList(checked.operators, `${name}.operators`),
     appOperators: operatorList(checked.appOperators, `${name}.appOperators`),
   };
-  if (ussd.unicodeScreenSize > ussd.screenSize)
-    throw new HubtelConfigError(
-      `${name}.unicodeScreenSize`,
-      `must be at most screenSize (${ussd.screenSize})`,
-    );
   if (ussd.moreKey === ussd.backKey)
     throw new HubtelConfigError(`${name}.backKey`, `must differ from moreKey ("${ussd.moreKey}")`);
   for (const key of ['moreKey', 'backKey'] as const) {

@@ -1,12 +1,9 @@
 import type { HttpService } from '@nestjs/axios';
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { HubtelTelemetry } from 'nestjs-hubtel';
 import {
-  ACCOUNT_TRANSPORTS,
   AccountRegistry,
   createHttpTransport,
-  type AccountTransport,
-  type HasAccountTransports,
   type HttpTransport,
   type HttpTransportConfig,
 } from '#internal';
@@ -55,39 +52,27 @@ export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemet
  * AccountRegistry. Each named account gets its own transport with its own credentials.
  */
 @Injectable()
-export class SmsAccounts implements OnModuleInit, HasAccountTransports<HttpTransport> {
-  private readonly registry = new AccountRegistry<SmsClient>(
-    'sms',
-    'SmsModule.forRoot',
-    (account, known, resolver) => new SmsUnknownAccountError(account, known, resolver),
-  );
+export class SmsAccounts extends AccountRegistry<SmsClient> {
+  constructor() {
+    super('sms', 'SmsModule.forRoot', (...args) => new SmsUnknownAccountError(...args));
+  }
 
   /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
-  attachDefault(defaults: SmsDefaultAccount): this {
-    const client = new SmsClient(
-      SMS_DEFAULT_ACCOUNT,
-      defaults.resolved,
-      defaults.transport,
-      defaults.telemetry,
-    );
-    transports.set(client, defaults.transport);
-    this.registry.attachDefault({
+  attach(defaults: SmsDefaultAccount): this {
+    const { resolved, transport, telemetry } = defaults;
+    const client = new SmsClient(SMS_DEFAULT_ACCOUNT, resolved, transport, telemetry);
+    transports.set(client, transport);
+    return this.attachDefault({
       account: client,
       build: (name, overrides) => buildClient(defaults, name, overrides),
-      resolver: defaults.resolved.accounts,
+      resolver: resolved.accounts,
     });
-    return this;
   }
 
   /** Called by registerAccount's module: records the account, returns its sender. */
-  register(name: string, overrides: unknown): SmsSender {
-    this.registry.register(name, overrides);
-    return new SmsAccountSender(name, this);
-  }
-
-  /** Builds every registered account now, so a bad option stops the application at bootstrap. */
-  onModuleInit(): void {
-    this.registry.buildRegistered();
+  override register(name: string, overrides: unknown): SmsSender {
+    super.register(name, overrides);
+    return this.sender(name);
   }
 
   /** A sender bound to `name`; its calls find the account first (and reject when there is none). */
@@ -97,20 +82,12 @@ export class SmsAccounts implements OnModuleInit, HasAccountTransports<HttpTrans
 
   /** The client of account `name`, or SmsUnknownAccountError. */
   client(name: unknown): Promise<SmsClient> {
-    return this.registry.get(name);
+    return this.get(name);
   }
 
-  /** Names configured in code or the environment: `default` first, then the registered ones. */
-  get names(): string[] {
-    return this.registry.names;
-  }
-
-  /** Each account built so far with its transport (health checks probe the platform per account). */
-  async [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<HttpTransport>>> {
-    return [...(await this.registry.built())].map(([account, client]) => ({
-      account,
-      transport: transports.get(client)!,
-    }));
+  /** Every SMS account has a transport of its own, the default's too. */
+  protected override transportOf(client: SmsClient): HttpTransport | undefined {
+    return transports.get(client);
   }
 }
 

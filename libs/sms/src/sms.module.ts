@@ -2,19 +2,17 @@ import { HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
-  createHttpTransport,
   hubtelHttpModule,
   hubtelModuleRecipe,
-  type HttpTransport,
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
   type HubtelModuleExtras,
 } from '#internal';
-import { SmsAccounts, smsTransportFactory, type SmsTransportFactory } from './sms.accounts.js';
+import { SmsAccounts, smsTransportFactory } from './sms.accounts.js';
 import {
   SMS_ACCOUNTS,
   SMS_HTTP_TRANSPORT,
-  SMS_LOGGER_CONTEXT,
+  SMS_DEFAULT_ACCOUNT,
   SMS_TRANSPORT_FACTORY,
   SMS_OPTIONS,
   getSmsAccountToken,
@@ -24,7 +22,6 @@ import {
   smsTransportConfig,
   type ResolvedSmsOptions,
   type SmsAccountOverrides,
-  type SmsModuleOptions,
 } from './sms.options.js';
 import { SmsService } from './sms.service.js';
 
@@ -40,8 +37,11 @@ const SMS_MODULE = hubtelModuleRecipe({
   factoryMethod: 'createSmsOptions',
   resolvedToken: SMS_OPTIONS,
   registry: SmsAccounts,
+  defaultAccount: {
+    provide: SMS_ACCOUNTS,
+    inject: { transport: SMS_HTTP_TRANSPORT, transportFor: SMS_TRANSPORT_FACTORY },
+  },
   token: getSmsAccountToken,
-  register: (accounts, name, overrides) => accounts.register(name, overrides),
 });
 
 /** `SmsModule.forRoot(...)` argument. */
@@ -75,38 +75,15 @@ export interface SmsAccountAsyncOptions extends HubtelAccountAsyncOptions<SmsAcc
   providers: [
     {
       provide: SMS_HTTP_TRANSPORT,
+      // The factory's way, not its token's: an overridden factory makes the named accounts' only.
       useFactory: (http: HttpService, options: ResolvedSmsOptions, telemetry?: HubtelTelemetry) =>
-        createHttpTransport(
-          http,
-          telemetry ? { ...smsTransportConfig(options), telemetry } : smsTransportConfig(options),
-          SMS_LOGGER_CONTEXT,
-        ),
+        smsTransportFactory(http, telemetry)(SMS_DEFAULT_ACCOUNT, smsTransportConfig(options)),
       inject: [HttpService, SMS_OPTIONS, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     {
       provide: SMS_TRANSPORT_FACTORY,
       useFactory: smsTransportFactory,
       inject: [HttpService, { token: HUBTEL_TELEMETRY, optional: true }],
-    },
-    {
-      // The default account, handed to the application's accounts: named ones inherit from it.
-      provide: SMS_ACCOUNTS,
-      useFactory: (
-        accounts: SmsAccounts,
-        options: SmsModuleOptions,
-        resolved: ResolvedSmsOptions,
-        transport: HttpTransport,
-        transportFor: SmsTransportFactory,
-        telemetry?: HubtelTelemetry,
-      ) => accounts.attachDefault({ options, resolved, transport, transportFor, telemetry }),
-      inject: [
-        SmsAccounts,
-        SMS_MODULE.MODULE_OPTIONS_TOKEN,
-        SMS_OPTIONS,
-        SMS_HTTP_TRANSPORT,
-        SMS_TRANSPORT_FACTORY,
-        { token: HUBTEL_TELEMETRY, optional: true },
-      ],
     },
     SmsService,
   ],

@@ -1,4 +1,4 @@
-import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsOptional, IsString, Matches } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelCredentials,
@@ -14,7 +14,6 @@ import {
   IsHubtelClientSecret,
   backoffDelays,
   hubtelOptionsRecipe,
-  resolveUrl,
   type HttpTransportConfig,
   type HubtelEnvAccounts,
   type ResolvedAccountResolver,
@@ -39,8 +38,8 @@ export class SmsModuleOptions extends HubtelHttpOptionsDto {
   @HubtelOption({ env: HUBTEL_ENV.smsClientSecret, account: 'own' })
   clientSecret: string;
 
-  /** SMS API base URL (absolute http(s), checked in code). Default `https://sms.hubtel.com`. */
-  @HubtelOption({ env: HUBTEL_ENV.smsUrl, default: SMS_DEFAULTS.baseUrl })
+  /** SMS API base URL. Default `https://sms.hubtel.com`. */
+  @HubtelOption({ url: true, env: HUBTEL_ENV.smsUrl, default: SMS_DEFAULTS.baseUrl })
   baseUrl?: string;
 
   /** Sender id used when a send gives no `from` (at most `maxSenderLength` characters). */
@@ -51,33 +50,19 @@ export class SmsModuleOptions extends HubtelHttpOptionsDto {
   senderId?: string;
 
   /** Longest sender id accepted. Default 11. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(64)
-  @HubtelOption({ default: SMS_DEFAULTS.maxSenderLength })
+  @HubtelOption({ int: [1, 64], default: SMS_DEFAULTS.maxSenderLength })
   maxSenderLength?: number;
 
   /** Longest message content accepted, in characters. Default: no limit (the platform documents none). */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
+  @HubtelOption({ int: 1 })
   maxContentLength?: number;
 
   /** Recipients per platform batch in `sendBatch`. Default 100, at most 10000. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(SMS_LIMITS.maxBatchSize)
-  @HubtelOption({ default: SMS_DEFAULTS.batchSize })
+  @HubtelOption({ int: [1, SMS_LIMITS.maxBatchSize], default: SMS_DEFAULTS.batchSize })
   batchSize?: number;
 
   /** Batches sent at once by `sendBatch`. Default 4, at most 64. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(SMS_LIMITS.maxConcurrency)
-  @HubtelOption({ default: SMS_DEFAULTS.concurrency })
+  @HubtelOption({ int: [1, SMS_LIMITS.maxConcurrency], default: SMS_DEFAULTS.concurrency })
   concurrency?: number;
 
   /**
@@ -88,11 +73,7 @@ export class SmsModuleOptions extends HubtelHttpOptionsDto {
   accounts?: SmsAccountResolver;
 }
 
-/**
- * What a named account sets. It gives its own credentials (an account never sends with another
- * account's keys); every other option it leaves out is the default account's (`retry` field by
- * field).
- */
+/** What a named account sets: its own credentials; what it leaves out is the default account's. */
 export type SmsAccountOverrides = Pick<SmsModuleOptions, 'clientId' | 'clientSecret'> &
   Partial<Omit<SmsModuleOptions, 'accounts' | 'clientId' | 'clientSecret'>>;
 
@@ -110,7 +91,7 @@ export interface SmsAccountResolver {
 }
 
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
-export type ResolvedSmsOptions = Omit<SmsModuleOptions, SmsGroupedOption | 'accounts'> &
+export type ResolvedSmsOptions = Omit<SmsModuleOptions, (typeof GROUPED)[number] | 'accounts'> &
   Required<Pick<SmsModuleOptions, 'baseUrl' | 'maxSenderLength' | 'batchSize' | 'concurrency'>> & {
     credentials: HubtelCredentials;
     http: ResolvedHubtelHttpOptions;
@@ -118,18 +99,14 @@ export type ResolvedSmsOptions = Omit<SmsModuleOptions, SmsGroupedOption | 'acco
     accounts?: ResolvedAccountResolver<SmsAccountOverrides>;
   };
 
-type SmsGroupedOption = 'clientId' | 'clientSecret' | 'timeoutMs' | 'retry' | 'defaultCountryCode';
+const GROUPED = ['clientId', 'clientSecret', 'timeoutMs', 'retry', 'defaultCountryCode'] as const;
 
 /** Default options and named accounts read from the environment (`smsAccountsFromEnv`). */
 export interface SmsEnvAccounts extends HubtelEnvAccounts<SmsModuleOptions, SmsAccountOverrides> {
-  /** For `SmsModule.forRoot`. */
   default: SmsModuleOptions;
 }
 
-/**
- * The options of the SMS module, derived from SmsModuleOptions. Errors name the option
- * (`sms.clientSecret`, `sms[north].clientSecret` for a named account).
- */
+/** The SMS module's options, derived from SmsModuleOptions; errors name `sms[north].clientSecret`. */
 export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
   SmsModuleOptions,
   ResolvedSmsOptions,
@@ -137,18 +114,16 @@ export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
 >({
   scope: 'sms',
   options: SmsModuleOptions,
-  grouped: ['clientId', 'clientSecret', 'timeoutMs', 'retry', 'defaultCountryCode'],
+  grouped: GROUPED,
   resolve: (checked, { scope }) => {
     const { clientId, clientSecret, timeoutMs, retry, defaultCountryCode, senderId, maxSenderLength } =
       checked;
     // Cross-field: the sender id's longest length is itself an option.
-    if (senderId !== undefined && senderId.length > maxSenderLength!) {
+    if (senderId !== undefined && senderId.length > maxSenderLength!)
       throw new HubtelConfigError(`${scope}.senderId`, `must be at most ${maxSenderLength} characters long`);
-    }
     backoffDelays(retry as Required<HubtelRetryOptions>, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
     return {
       credentials: { clientId, clientSecret },
-      baseUrl: resolveUrl(checked.baseUrl, `${scope}.baseUrl`),
       http: {
         timeoutMs: timeoutMs!,
         retry: retry as HubtelRetryOptions,
@@ -158,36 +133,18 @@ export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
   },
 });
 
-/** Validates `SmsModuleOptions` at bootstrap, every default filled in. */
 export const resolveSmsOptions = (options: SmsModuleOptions): ResolvedSmsOptions =>
   SMS_OPTIONS_RECIPE.resolve(options);
 
-/**
- * The options of named account `name`: the default account's (raw) options under the account's
- * own, as SmsModuleOptions declares (credentials its own, `retry` field by field, `accounts` the
- * default's only). Errors name the option under `sms[name]`.
- */
-export const resolveSmsAccountOptions = (
-  name: string,
-  defaults: SmsModuleOptions,
-  overrides: unknown,
-): ResolvedSmsOptions => SMS_OPTIONS_RECIPE.resolveAccount(name, defaults, overrides);
+/** Named account `name`'s options: its own over the default account's, as SmsModuleOptions declares. */
+export const resolveSmsAccountOptions = (name: string, defaults: SmsModuleOptions, overrides: unknown) =>
+  SMS_OPTIONS_RECIPE.resolveAccount(name, defaults, overrides);
 
 /**
- * SmsModule options from environment variables: HUBTEL_SMS_CLIENT_ID, HUBTEL_SMS_CLIENT_SECRET
- * (required; the SMS key pair, distinct from HUBTEL_CLIENT_ID/SECRET), HUBTEL_SMS_URL,
- * HUBTEL_SMS_SENDER_ID, HUBTEL_TIMEOUT_MS, HUBTEL_RETRY_*, HUBTEL_DEFAULT_COUNTRY_CODE.
- * `overrides` win over the environment (undefined overrides are ignored).
- *
- * ```ts
- * SmsModule.forRoot(smsOptionsFromEnv(process.env))
- * SmsModule.forRootAsync({
- *   imports: [ConfigModule],
- *   inject: [ConfigService],
- *   useFactory: (config: ConfigService) => smsOptionsFromEnv((key) => config.get(key), { batchSize: 500 }),
- * })
- * ```
- * A missing or bad value of one of these variables fails here, naming the variable and the option.
+ * SmsModule options from the environment (HUBTEL_SMS_CLIENT_ID / _SECRET: the SMS key pair, not
+ * HUBTEL_CLIENT_ID; the others in docs/sms.md), `overrides` winning. A missing or bad value fails
+ * here, naming the variable and the option:
+ * `SmsModule.forRootAsync({ inject: [ConfigService], useFactory: (c: ConfigService) => smsOptionsFromEnv((k) => c.get(k)) })`.
  */
 export function smsOptionsFromEnv(
   source: HubtelEnvSource = process.env,
@@ -197,19 +154,9 @@ export function smsOptionsFromEnv(
 }
 
 /**
- * The default account (as `smsOptionsFromEnv`) and the further accounts named in
- * HUBTEL_ACCOUNTS (`north,south`). Each account's variables are the default's with its name,
- * upper-cased (`-` as `_`), after `HUBTEL_`: HUBTEL_NORTH_SMS_CLIENT_ID and
- * HUBTEL_NORTH_SMS_CLIENT_SECRET (required: an account never uses another's keys), and
- * optionally HUBTEL_NORTH_SMS_SENDER_ID, HUBTEL_NORTH_SMS_URL, HUBTEL_NORTH_TIMEOUT_MS,
- * HUBTEL_NORTH_RETRY_*, HUBTEL_NORTH_DEFAULT_COUNTRY_CODE; what an account leaves unset is the
- * default account's.
- *
- * ```ts
- * const sms = smsAccountsFromEnv(process.env);
- * @Module({ imports: [SmsModule.forRoot(sms.default), ...sms.accounts.map((a) => SmsModule.registerAccount(a))] })
- * ```
- * A missing or bad value fails here, naming the variable (and the option it feeds).
+ * The default account (as `smsOptionsFromEnv`) and the accounts named in HUBTEL_ACCOUNTS
+ * (`north,south`), each from its own variables (HUBTEL_NORTH_SMS_CLIENT_ID...; see
+ * docs/accounts.md): `SmsModule.forRoot(sms.default)`, `sms.accounts.map(SmsModule.registerAccount)`.
  */
 export function smsAccountsFromEnv(
   source: HubtelEnvSource = process.env,

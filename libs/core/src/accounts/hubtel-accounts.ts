@@ -216,13 +216,38 @@ interface CachedAccount<T> {
 }
 
 /**
+ * The method a module's accounts provider has when its named accounts call the platform through
+ * transports of their own (not providers): health checks reach each account's APIs through it.
+ */
+export const ACCOUNT_TRANSPORTS = Symbol.for('nestjs-hubtel:account-transports');
+
+/** One transport of one account (`default`, or a configured name). */
+export interface AccountTransport<X = unknown> {
+  account: string;
+  transport: X;
+}
+
+/** A provider exposing its accounts' transports (see ACCOUNT_TRANSPORTS). */
+export interface HasAccountTransports<X = unknown> {
+  [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<X>>>;
+}
+
+export function hasAccountTransports(value: unknown): value is HasAccountTransports {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as Partial<HasAccountTransports>)[ACCOUNT_TRANSPORTS] === 'function'
+  );
+}
+
+/**
  * One area's accounts in an application: the default one (forRoot), those registered by name
  * (registerAccount), and those the optional resolver finds at run time (cached). A registered
  * account is built once, at bootstrap (`buildRegistered`), so a bad option stops the app; a
  * resolved one at first use. An unknown name, a resolver that throws or answers options that do
  * not pass the check is not cached: the next call asks again.
  */
-export class AccountRegistry<T> {
+export class AccountRegistry<T> implements HasAccountTransports {
   private defaults?: DefaultAccount<T>;
   private readonly registered = new Map<string, Registration<T>>();
   private readonly resolved = new Map<string, CachedAccount<T>>();
@@ -274,6 +299,24 @@ export class AccountRegistry<T> {
   /** Builds every registered account now, so a bad option stops the application at bootstrap. */
   buildRegistered(): void {
     for (const name of this.registered.keys()) this.registeredAccount(name);
+  }
+
+  /** A module's registry (a provider) builds its registered accounts at bootstrap. */
+  onModuleInit(): void {
+    this.buildRegistered();
+  }
+
+  /** The accounts built so far with a transport of their own (health checks probe each). */
+  async [ACCOUNT_TRANSPORTS](): Promise<AccountTransport[]> {
+    return [...(await this.built())].flatMap(([account, built]) => {
+      const transport = this.transportOf(built);
+      return transport ? [{ account, transport }] : [];
+    });
+  }
+
+  /** An account's own transport: its `transport` (the default account's is the module's provider). */
+  protected transportOf(account: T): unknown {
+    return (account as { transport?: unknown }).transport;
   }
 
   /** Account `name`, or HubtelUnknownAccountError. */
@@ -498,29 +541,4 @@ function fingerprintOf(value: unknown): string {
       return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)));
     return v;
   });
-}
-
-/**
- * The method a module's accounts provider has when its named accounts call the platform through
- * transports of their own (not providers): health checks reach each account's APIs through it.
- */
-export const ACCOUNT_TRANSPORTS = Symbol.for('nestjs-hubtel:account-transports');
-
-/** One transport of one account (`default`, or a configured name). */
-export interface AccountTransport<X = unknown> {
-  account: string;
-  transport: X;
-}
-
-/** A provider exposing its accounts' transports (see ACCOUNT_TRANSPORTS). */
-export interface HasAccountTransports<X = unknown> {
-  [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<X>>>;
-}
-
-export function hasAccountTransports(value: unknown): value is HasAccountTransports {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof (value as Partial<HasAccountTransports>)[ACCOUNT_TRANSPORTS] === 'function'
-  );
 }

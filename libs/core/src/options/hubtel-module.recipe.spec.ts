@@ -7,6 +7,8 @@ import { hubtelModuleRecipe, hubtelOptionsRecipe } from './hubtel-module.recipe.
 @Injectable()
 class Registry {
   readonly registered: Array<[string, unknown]> = [];
+  attach(): void {}
+  register(): void {}
 }
 
 class ParcelOptions {
@@ -28,6 +30,7 @@ const PARCEL = hubtelModuleRecipe({
   factoryMethod: 'create',
   resolvedToken: 'PARCEL_OPTIONS',
   registry: Registry,
+  defaultAccount: { provide: 'PARCEL_ACCOUNTS', inject: {} },
   token,
   register: (registry, name, overrides) => {
     registry.registered.push([name, overrides]);

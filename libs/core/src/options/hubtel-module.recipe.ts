@@ -10,6 +10,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import { HUBTEL_TELEMETRY } from '../telemetry/hubtel-telemetry.js';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
   checkAccountName,
@@ -27,14 +28,18 @@ import {
 import { assertOptionsObject } from './hubtel-options.validation.js';
 
 /*
- * One recipe for a Hubtel module. The module declares its options class (each field with its rules
- * and `@HubtelOption`), what it computes from the checked options (URLs, grouped credentials,
- * cross-field rules) and its account registry; the recipe derives the rest from the class: forRoot /
- * forRootAsync (Nest's ConfigurableModuleBuilder), registerAccount / registerAccountAsync, the
- * module-wide / per-account split (`account: 'defaultOnly'`), the environment readers and the
- * resolved options. A field the module does not compute passes to the resolved options as checked,
- * so a new option is one field.
+ * One recipe for a Hubtel module. The module declares its options class (see HubtelOption), what it
+ * computes from the checked options and its account registry; the recipe derives the rest: forRoot
+ * / forRootAsync (ConfigurableModuleBuilder), registerAccount(Async), the module-wide / per-account
+ * split, the environment readers and the resolved options, where an option the module does not
+ * compute passes as checked: a new option is one field.
  */
+
+/** A module's account registry, as the recipe uses it. */
+export interface HubtelAccountRegistry {
+  attach(defaults: never): unknown;
+  register(name: string, overrides: unknown): unknown;
+}
 
 /** What every module's forRoot takes besides its options. */
 export interface HubtelModuleExtras {
@@ -58,10 +63,7 @@ export interface HubtelOptionsSpec<O extends object, C> {
   /** `sms`: option names in errors are `sms.clientId`, `sms[north].clientId`. */
   scope: string;
   options: new () => O;
-  /**
-   * The module's own part of the resolved options (URLs parsed, credentials grouped, cross-field
-   * rules checked). Every other checked field passes as it is, except those in `grouped`.
-   */
+  /** The module's own part of the resolved options; other checked fields pass, except `grouped`. */
   resolve: (checked: O, context: HubtelResolveContext<C>) => object;
   /** Fields `resolve` moves elsewhere (`clientId` into `credentials`): left out as given. */
   grouped?: readonly string[];
@@ -69,35 +71,20 @@ export interface HubtelOptionsSpec<O extends object, C> {
   prepare?: (raw: Record<string, unknown>) => Record<string, unknown>;
   /** Every option is optional: no options at all is `{}`. */
   optional?: boolean;
-  /**
-   * Adjusts what was read from the environment, before it is checked: the default account's
-   * (`account` undefined) or a named account's (the service app's status check, whole or none).
-   */
+  /** Adjusts what was read from the environment for the default account or a named one. */
   fromEnv?: (read: Partial<O>, account?: { name: string; defaults: O }) => void;
 }
 
 /** The options of a module, derived from its class by `hubtelOptionsRecipe`. */
-export interface HubtelOptionsRecipe<O extends object, R, A, C> {
-  scope: string;
-  options: new () => O;
-  /** Options of `account` checked against the class, defaults filled in, the module's part computed. */
-  resolve(raw: unknown, account?: string, context?: C): R;
-  /**
-   * Named account `name`: the default's raw options under its own, as the class declares, resolved
-   * as forRoot's; the module-wide options are then the default's resolved ones (`module`).
-   */
-  resolveAccount(name: string, defaults: O, overrides: unknown, module?: R, context?: C): R;
-  /** Options from the environment, `overrides` winning; a bad variable fails here, naming it. */
-  optionsFromEnv(source?: HubtelEnvSource, overrides?: Partial<O>): O;
-  /** The default account (`optionsFromEnv`) and the accounts named in HUBTEL_ACCOUNTS. */
-  accountsFromEnv(source?: HubtelEnvSource, overrides?: Partial<O>): HubtelEnvAccounts<O, A>;
-}
+export type HubtelOptionsRecipe<O extends object, R, A, C> = ReturnType<
+  typeof hubtelOptionsRecipe<O, R, A, C>
+>;
 
 export interface HubtelModuleSpec<
   O extends object,
   R,
   A,
-  Reg,
+  Reg extends HubtelAccountRegistry,
   X extends HubtelModuleExtras,
   C,
   F extends string,
@@ -119,9 +106,14 @@ export interface HubtelModuleSpec<
   context?: (extras: X) => C;
   /** The application's account registry (one, global) and how a named account is recorded in it. */
   registry: Type<Reg>;
-  /** Token of what `@Inject…(name)` injects for a named account. */
+  /**
+   * forRoot's account handed to the registry (`attach`, provided as `provide`): the options as
+   * given (`options`), `resolved`, the optional `telemetry` and the providers of `inject` by name.
+   */
+  defaultAccount: { provide: InjectionToken; inject: Record<string, InjectionToken> };
+  /** Token of what `@Inject…(name)` injects for a named account (by default what `register` returns). */
   token: (name: string) => string | symbol;
-  register: (registry: Reg, name: string, overrides: unknown) => unknown;
+  register?: (registry: Reg, name: string, overrides: unknown) => unknown;
 }
 
 /** `registerAccount(...)`'s argument: the account's name, its options, and module extras. */
@@ -150,15 +142,14 @@ export interface HubtelEnvAccounts<O, A> {
 }
 
 /** Derives a module's resolver and environment readers from its options class. */
-export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(
-  spec: HubtelOptionsSpec<O, C>,
-): HubtelOptionsRecipe<O, R, A, C> {
+export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(spec: HubtelOptionsSpec<O, C>) {
   const fields = optionFields(spec.options);
   const moduleWide = fields
     .filter((field) => accountRule(field) === 'defaultOnly' && field.key !== 'accounts')
     .map((field) => field.key);
   const hasResolver = fields.some((field) => field.key === 'accounts');
 
+  // Options of `account` checked against the class, defaults filled in, the module's part computed.
   const resolve = (raw: unknown, account: string = HUBTEL_DEFAULT_ACCOUNT, context?: C): R => {
     const scope = account === HUBTEL_DEFAULT_ACCOUNT ? spec.scope : `${spec.scope}[${account}]`;
     const given = (raw ?? (spec.optional ? {} : raw)) as Record<string, unknown>;
@@ -174,6 +165,8 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(
     return { ...Object.fromEntries(passed), ...own, ...(accounts ? { accounts } : {}) } as R;
   };
 
+  // A named account: the default's raw options under its own, as the class declares, resolved as
+  // forRoot's; the module-wide options are then the default's resolved ones (`module`).
   const resolveAccount = (name: string, defaults: O, overrides: unknown, module?: R, context?: C): R => {
     const merged = inheritDeclaredOptions(spec.options, `${spec.scope}[${name}]`, defaults, overrides);
     const resolved = resolve(merged, name, context) as Record<string, unknown>;
@@ -186,6 +179,7 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(
     return resolved as R;
   };
 
+  // Options from the environment, `overrides` winning; a bad variable fails here, naming it.
   const optionsFromEnv = (source: HubtelEnvSource = process.env, overrides: Partial<O> = {}): O => {
     const env = declaredOptionsFromEnv<O>(spec.options, source, spec.scope);
     spec.fromEnv?.(env.options);
@@ -237,7 +231,7 @@ export function hubtelModuleRecipe<
   O extends object,
   R,
   A,
-  Reg,
+  Reg extends HubtelAccountRegistry,
   X extends HubtelModuleExtras = HubtelModuleExtras,
   C = undefined,
   F extends string = string,
@@ -268,13 +262,33 @@ export function hubtelModuleRecipe<
         { provide: optionsToken, ...options } as Provider,
         {
           provide: token,
-          useFactory: (registry: Reg, overrides: unknown) => spec.register(registry, name, overrides),
+          useFactory: (registry: Reg, overrides: unknown) =>
+            spec.register ? spec.register(registry, name, overrides) : registry.register(name, overrides),
           inject: [spec.registry, optionsToken],
         },
       ],
       exports: [token],
     };
   };
+
+  const names = Object.keys(spec.defaultAccount.inject);
+  const defaultAccount = (optionsToken: InjectionToken): FactoryProvider => ({
+    provide: spec.defaultAccount.provide,
+    useFactory: (registry: Reg, options: O | undefined, resolved: R, telemetry: unknown, ...deps) =>
+      (registry.attach as (defaults: object) => unknown)({
+        options: options ?? {},
+        resolved,
+        ...(telemetry ? { telemetry } : {}),
+        ...Object.fromEntries(names.map((name, index) => [name, deps[index]])),
+      }),
+    inject: [
+      spec.registry,
+      optionsToken,
+      spec.resolvedToken,
+      { token: HUBTEL_TELEMETRY, optional: true },
+      ...Object.values(spec.defaultAccount.inject),
+    ],
+  });
 
   const built = new ConfigurableModuleBuilder<O>({ moduleName: spec.moduleName })
     .setClassMethodName('forRoot')
@@ -292,6 +306,7 @@ export function hubtelModuleRecipe<
             useFactory: (options: O) => spec.options.resolve(options, HUBTEL_DEFAULT_ACCOUNT, context),
             inject: [built.MODULE_OPTIONS_TOKEN],
           },
+          defaultAccount(built.MODULE_OPTIONS_TOKEN),
         ],
       };
       return spec.extend ? spec.extend(module, extras) : module;
@@ -330,8 +345,6 @@ export function hubtelModuleRecipe<
 
   return {
     ConfigurableModuleClass: HubtelModule,
-    AccountsModule,
-    MODULE_OPTIONS_TOKEN: built.MODULE_OPTIONS_TOKEN,
     OPTIONS_TYPE: built.OPTIONS_TYPE,
     ASYNC_OPTIONS_TYPE: built.ASYNC_OPTIONS_TYPE,
   };

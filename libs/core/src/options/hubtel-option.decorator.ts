@@ -1,10 +1,21 @@
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+
 /*
- * One declaration per option. A module's options class is its public type; each field carries its
- * class-validator rules, and `@HubtelOption` adds what the rest of the suite derives from it: the
- * default filled in at bootstrap, the environment variable that feeds it (`*OptionsFromEnv`, and
- * `HUBTEL_<NAME>_…` for a named account), and how a named account gets it from the default one.
- * The metadata lives here, not in class-validator's storage: the options validator refuses rules
- * it cannot compile, and these are not rules.
+ * One declaration per option: `@HubtelOption` on a field of a module's options class says its rule
+ * (applied as the class-validator decorators it stands for), its default, its environment variable
+ * and how a named account gets it. The metadata lives here, not in class-validator's storage: the
+ * options validator refuses rules it cannot compile, and these are not rules.
  */
 
 /**
@@ -23,7 +34,25 @@
 export type HubtelAccountRule =
   'inherited' | 'own' | 'ownIfDefault' | 'notInherited' | 'defaultOnly' | 'merged';
 
+/** An optional rule's bounds: `1` (from 1), `[0, 60_000]` (from 0 to 60000). */
+type Bounds = number | readonly [min: number, max: number];
+
+/** What an option may be (each rule makes it optional: absent or null), and what follows from it. */
 export interface HubtelOptionSpec {
+  /** A whole (`int`) or finite (`number`) number within these bounds. */
+  int?: Bounds;
+  number?: Bounds;
+  bool?: true;
+  oneOf?: readonly unknown[];
+  /** A section checked as `type` declares (its fields declared there too): sets `section`. */
+  nested?: () => Function;
+  /** Further rules of an optional field (`IsHubtelCountryCode()`). */
+  is?: PropertyDecorator;
+  /** An absolute http(s) URL, parsed at bootstrap (trailing slashes trimmed: see resolveUrl). */
+  url?: true;
+  /** Cross-field, defaults filled in: at least (at most) this option of the same section. */
+  atLeast?: string;
+  atMost?: string;
   /** The value when the option is not given (nor null). */
   default?: unknown;
   /**
@@ -35,17 +64,16 @@ export interface HubtelOptionSpec {
   env?: string;
   account?: HubtelAccountRule;
   /**
-   * A section (an object of options) whose fields are declared on `section()`. Set by
-   * `IsOptionalSection` for validated sections; given here for a section checked elsewhere.
+   * A section (an object of options) whose fields are declared on `section()`. Set by `nested` for
+   * validated sections; given here for a section checked elsewhere.
    */
   section?: () => Function;
 }
 
-/** One declared field: its name, its spec, and the type TypeScript emitted for it. */
+/** One declared field: its name, its spec, and the type TypeScript emitted for it (`design:type`). */
 export interface HubtelOptionField {
   key: string;
   spec: HubtelOptionSpec;
-  /** `String`, `Number`, `Boolean`, a section class, `Object` for unions (emitted decorator metadata). */
   type?: Function;
 }
 
@@ -63,9 +91,40 @@ function declare(target: object, key: string | symbol, spec: HubtelOptionSpec): 
   fields.set(name, { key: name, spec: { ...known?.spec, ...spec }, type: known?.type ?? type });
 }
 
-/** Declares an option's default, environment variable and account rule (see HubtelOptionSpec). */
+/**
+ * Several class-validator rules as one decorator, so a rule shared by DTOs is written once. Applied
+ * last to first, as stacked decorators are: the schema converter lets a later `@IsInt` win over
+ * `@Min`'s plain number type.
+ */
+export function rules(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, property) => {
+    for (const decorator of [...decorators].reverse()) decorator(target, property);
+  };
+}
+
+function bounds(range: Bounds): PropertyDecorator[] {
+  const [min, max] = typeof range === 'number' ? [range] : range;
+  return [Min(min), ...(max === undefined ? [] : [Max(max)])];
+}
+
+/** The class-validator decorators `spec`'s rule stands for. */
+function ruleDecorators(spec: HubtelOptionSpec): PropertyDecorator[] {
+  const { int, number, bool, oneOf, nested, is } = spec;
+  const found = [
+    ...(int === undefined ? [] : [IsInt(), ...bounds(int)]),
+    ...(number === undefined ? [] : [IsNumber({ allowNaN: false, allowInfinity: false }), ...bounds(number)]),
+    ...(bool ? [IsBoolean()] : []),
+    ...(oneOf ? [IsIn([...oneOf])] : []),
+    ...(nested ? [IsObject(), ValidateNested(), Type(nested)] : []),
+    ...(is ? [is] : []),
+  ];
+  return found.length > 0 ? [IsOptional(), ...found] : [];
+}
+
+/** Declares an option's rule, default, environment variable and account rule (see HubtelOptionSpec). */
 export function HubtelOption(spec: HubtelOptionSpec = {}): PropertyDecorator {
-  return (target, key) => declare(target, key, spec);
+  const declared = spec.nested ? { ...spec, section: spec.nested } : spec;
+  return rules(...ruleDecorators(spec), (target, key) => declare(target, key, declared));
 }
 
 /**

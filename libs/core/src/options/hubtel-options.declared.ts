@@ -2,6 +2,7 @@ import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { accountEnvVariable } from '../accounts/accounts-env.js';
 import { readEnvNumber, readEnvValue, type HubtelEnvSource } from './hubtel-env.js';
 import { checkOptions } from './hubtel-options.dto.js';
+import { assertOptionsObject, resolveUrl } from './hubtel-options.validation.js';
 import { accountRule, optionFields, type HubtelOptionField } from './hubtel-option.decorator.js';
 
 /*
@@ -24,14 +25,16 @@ function sectionFields(field: HubtelOptionField | undefined): HubtelOptionField[
 
 /**
  * A module's options checked against their class (the first bad field a HubtelConfigError naming
- * `<scope>.<field>`), with the declared fields no decorator checks (URLs, a store, a resolver:
- * each module checks those in code) kept as given, and every declared default filled in. Null is
- * absent, as for checked fields.
+ * `<scope>.<field>`), with the declared fields no decorator checks (a store, a resolver: each
+ * module checks those in code) kept as given, every declared default filled in, and the URLs
+ * parsed. Null is absent, as for checked fields.
  */
 export function resolveDeclaredOptions<T>(options: new () => T, raw: unknown, scope: string): T {
   const checked = checkOptions(options, raw, scope) as Plain;
   keepUnchecked(optionFields(options), raw as Plain, checked);
-  return withOptionDefaults(options, checked as T);
+  const resolved = withOptionDefaults(options, checked);
+  finish(optionFields(options), resolved, scope, '');
+  return resolved as T;
 }
 
 function keepUnchecked(fields: HubtelOptionField[], raw: Plain, checked: Plain): void {
@@ -41,6 +44,27 @@ function keepUnchecked(fields: HubtelOptionField[], raw: Plain, checked: Plain):
     if (checked[field.key] === undefined) checked[field.key] = given;
     else if (field.spec.section && isPlainObject(given) && isPlainObject(checked[field.key]))
       keepUnchecked(sectionFields(field), given, checked[field.key] as Plain);
+  }
+}
+
+/**
+ * Parses the `url` options (see resolveUrl), checks `atLeast` / `atMost` (with defaults filled
+ * in), and refuses a section no decorator checks that is not an object.
+ */
+function finish(fields: HubtelOptionField[], section: Plain, path: string, relative: string): void {
+  for (const { key, spec } of fields) {
+    const value = section[key];
+    const option = `${path}.${key}`;
+    if (value === undefined) continue;
+    if (spec.url) section[key] = resolveUrl(value, option);
+    else if (spec.section) {
+      assertOptionsObject(value, option);
+      finish(optionFields(spec.section()), (section[key] = { ...value }), option, `${relative}${key}.`);
+    }
+    const [bound, word] = spec.atLeast ? [spec.atLeast, 'least'] : [spec.atMost, 'most'];
+    const limit = bound === undefined ? undefined : (section[bound] as number);
+    if (limit !== undefined && (word === 'least' ? (value as number) < limit : (value as number) > limit))
+      throw new HubtelConfigError(option, `must be at ${word} ${relative}${bound} (${limit})`);
   }
 }
 

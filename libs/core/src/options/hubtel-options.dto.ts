@@ -1,15 +1,4 @@
-import { Type } from 'class-transformer';
-import {
-  IsInt,
-  IsObject,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { IsString, Matches, MaxLength } from 'class-validator';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { compileValidator, type CompileValidatorOptions } from '../validation/validation.ajv.js';
 import {
@@ -19,7 +8,7 @@ import {
   HUBTEL_ENV,
   HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE,
 } from '../hubtel.constants.js';
-import { HubtelOption } from './hubtel-option.decorator.js';
+import { HubtelOption, rules } from './hubtel-option.decorator.js';
 import type { HubtelShutdownOptions, HubtelStatusCheckBudgetOptions } from './hubtel-options.types.js';
 import type { InboundAccessOptions } from '../inbound/inbound-access.js';
 
@@ -33,20 +22,9 @@ import type { InboundAccessOptions } from '../inbound/inbound-access.js';
 /** Not blank: at least one non-space character. */
 const NOT_BLANK = /\S/;
 
-/**
- * Several class-validator rules as one decorator, so a rule shared by DTOs is written once. Applied
- * last to first, as stacked decorators are: the schema converter lets a later `@IsInt` win over
- * `@Min`'s plain number type.
- */
-export function rules(...decorators: PropertyDecorator[]): PropertyDecorator {
-  return (target, property) => {
-    for (const decorator of [...decorators].reverse()) decorator(target, property);
-  };
-}
-
 /** An optional section of options (`checkout.handlers`): absent, null, or an object checked as `type` declares. */
 export function IsOptionalSection(type: () => Function): PropertyDecorator {
-  return rules(IsOptional(), IsObject(), ValidateNested(), Type(type), HubtelOption({ section: type }));
+  return HubtelOption({ nested: type });
 }
 
 /** A POS Sales ID (checkout's `posSalesId`, the service app's `statusCheck.posSalesId`): it goes into the status check's path. */
@@ -101,38 +79,32 @@ export function declareCredentials(env: { clientId?: string; clientSecret?: stri
   return HubtelCredentialsDto;
 }
 
-/** A backoff delay in ms (`baseDelayMs`, `maxDelayMs`): optional, a whole number, at least 1. */
-function IsBackoffDelay(): PropertyDecorator {
-  return rules(IsOptional(), IsInt(), Min(1));
-}
-
-/** A backoff's first ceiling and cap; `maxDelayMs ≥ baseDelayMs` is checked by `backoffDelays`. */
+/** A backoff's first ceiling and cap in ms; `maxDelayMs ≥ baseDelayMs` is checked by `backoffDelays`. */
 export class HubtelBackoffOptionsDto {
-  @IsBackoffDelay()
+  @HubtelOption({ int: 1 })
   baseDelayMs?: number;
 
-  @IsBackoffDelay()
+  @HubtelOption({ int: 1 })
   maxDelayMs?: number;
 }
 
 /** The HTTP retry of every module's API calls (`retry`); the cap's default follows a larger base. */
 export class HubtelRetryOptionsDto {
   /** Attempts in all, the first one included. 1 disables retries. Default 3. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(20)
-  @HubtelOption({ env: HUBTEL_ENV.retryMaxAttempts, default: HUBTEL_DEFAULT_RETRY.maxAttempts })
+  @HubtelOption({
+    int: [1, 20],
+    env: HUBTEL_ENV.retryMaxAttempts,
+    default: HUBTEL_DEFAULT_RETRY.maxAttempts,
+  })
   maxAttempts?: number;
 
   /** First backoff ceiling; doubles on every retry (full jitter: a random wait below it). Default 250. */
-  @IsBackoffDelay()
-  @HubtelOption({ env: HUBTEL_ENV.retryBaseDelayMs, default: HUBTEL_DEFAULT_RETRY.baseDelayMs })
+  @HubtelOption({ int: 1, env: HUBTEL_ENV.retryBaseDelayMs, default: HUBTEL_DEFAULT_RETRY.baseDelayMs })
   baseDelayMs?: number;
 
   /** No backoff, nor any honoured `Retry-After`, is longer than this. Default 5000. */
-  @IsBackoffDelay()
   @HubtelOption({
+    int: 1,
     env: HUBTEL_ENV.retryMaxDelayMs,
     defaultFrom: (retry) => Math.max(HUBTEL_DEFAULT_RETRY.maxDelayMs, retry.baseDelayMs as number),
   })
@@ -142,28 +114,25 @@ export class HubtelRetryOptionsDto {
 /** The transport settings every module that calls the platform takes (see HubtelHttpOptions). */
 export class HubtelHttpOptionsDto {
   /** Time-out of one HTTP attempt, in ms. Default 15000. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(600_000)
-  @HubtelOption({ env: HUBTEL_ENV.timeoutMs, default: HUBTEL_DEFAULT_TIMEOUT_MS })
+  @HubtelOption({ int: [1, 600_000], env: HUBTEL_ENV.timeoutMs, default: HUBTEL_DEFAULT_TIMEOUT_MS })
   timeoutMs?: number;
 
   /** Retries of failed calls; a named account's fields fall back to the default account's one by one. */
-  @IsOptionalSection(() => HubtelRetryOptionsDto)
-  @HubtelOption({ account: 'merged', default: {} })
+  @HubtelOption({ nested: () => HubtelRetryOptionsDto, account: 'merged', default: {} })
   retry?: HubtelRetryOptionsDto;
 
   /** Country code put in front of national numbers (`0241234567`). Default '233'. */
-  @IsOptional()
-  @IsHubtelCountryCode()
-  @HubtelOption({ env: HUBTEL_ENV.defaultCountryCode, default: HUBTEL_DEFAULT_COUNTRY_CODE })
+  @HubtelOption({
+    is: IsHubtelCountryCode(),
+    env: HUBTEL_ENV.defaultCountryCode,
+    default: HUBTEL_DEFAULT_COUNTRY_CODE,
+  })
   defaultCountryCode?: string;
 }
 
 /** `shutdownGraceMs` (see HubtelShutdownOptions): 0 to 10 min. */
 export function IsHubtelShutdownGraceMs(): PropertyDecorator {
-  return rules(IsOptional(), IsInt(), Min(0), Max(600_000));
+  return HubtelOption({ int: [0, 600_000] });
 }
 
 /** Shutdown of a module's inbound pipeline (see HubtelShutdownOptions), extended by the modules' DTOs that carry it. */
@@ -174,10 +143,7 @@ export class HubtelShutdownOptionsDto implements HubtelShutdownOptions {
 
 /** `statusCheckBudget` of the modules that call the transaction status check. */
 export class HubtelStatusCheckBudgetOptionsDto implements HubtelStatusCheckBudgetOptions {
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE)
+  @HubtelOption({ int: [1, HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE] })
   perMinute?: number;
 }
 
