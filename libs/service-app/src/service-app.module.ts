@@ -11,10 +11,13 @@ import {
   type InboundAccessPolicy,
   type StatusCheckBudget,
 } from '#internal';
-import { FulfillmentAccount } from './fulfillment.service.js';
+import {
+  FulfillmentAccount,
+  FulfillmentCallbackClient,
+  FulfillmentService,
+  PaymentStatusClient,
+} from './fulfillment/index.js';
 import { ServiceAppAccounts, serviceAppTransportConfig } from './service-app.accounts.js';
-import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
-import { FulfillmentService } from './fulfillment.service.js';
 import {
   SERVICE_APP_ACCESS_POLICY,
   SERVICE_APP_ACCOUNTS,
@@ -25,7 +28,6 @@ import {
   SERVICE_APP_TRANSPORT,
   getFulfillmentAccountToken,
 } from './service-app.constants.js';
-import { PaymentStatusClient } from './payment-status.client.js';
 import { ServiceAppEvents } from './service-app.events.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import { createServiceAppController } from './service-app.controller.js';
@@ -36,8 +38,7 @@ import {
   type ServiceAppModuleExtras,
   type ServiceAppModuleOptions,
 } from './service-app.options.js';
-import { ServiceFlowRegistry } from './service-flow.registry.js';
-import { ServiceFlowService } from './service-flow.service.js';
+import { ServiceFlowRegistry, ServiceFlowService } from './flow/index.js';
 
 /** Store, access policy, transport and pipeline, built by core's inbound kit. */
 const kit = inboundKit<ResolvedServiceAppOptions>({

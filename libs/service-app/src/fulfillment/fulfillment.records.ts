@@ -10,9 +10,9 @@ import {
   combineOutcomes,
   type FulfillmentAttention,
   type FulfillmentRejection,
-} from './service-app.events.js';
-import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
-import type { FulfillmentOrderStatus } from './fulfillment.service.js';
+} from '../service-app.events.js';
+import type { FulfillmentCallback, FulfillmentServiceStatus } from '../service-app.types.js';
+import type { FulfillmentOrderStatus } from './fulfillment.types.js';
 
 export interface CallbackJob {
   callback: FulfillmentCallback;

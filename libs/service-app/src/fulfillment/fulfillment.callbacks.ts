@@ -8,7 +8,7 @@
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HUBTEL_DEFAULT_ACCOUNT, type HubtelTelemetry } from 'nestjs-hubtel';
 import type { InboundPipeline, JobFollowUps, JobRecord } from '#internal';
-import type { ServiceAppAccount } from './service-app.accounts.js';
+import type { FulfillmentAccountView } from './fulfillment.types.js';
 import {
   callbackOf,
   namedAccount,
@@ -17,18 +17,18 @@ import {
   type StoredCallback,
 } from './fulfillment.records.js';
 import { reportedCallback } from './fulfillment.telemetry.js';
-import { SERVICE_APP_JOBS } from './service-app.constants.js';
-import { FulfillmentCallbackSentEvent, ServiceAppEvents } from './service-app.events.js';
-import type { ServiceAppLogger } from './service-app.logger.js';
-import type { ResolvedServiceAppOptions } from './service-app.options.js';
-import type { FulfillmentServiceStatus } from './service-app.types.js';
+import { SERVICE_APP_JOBS } from '../service-app.constants.js';
+import { FulfillmentCallbackSentEvent, ServiceAppEvents } from '../service-app.events.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
+import type { ResolvedServiceAppOptions } from '../service-app.options.js';
+import type { FulfillmentServiceStatus } from '../service-app.types.js';
 
 export class FulfillmentCallbacks {
   constructor(
     private readonly pipeline: InboundPipeline,
     options: ResolvedServiceAppOptions,
     /** The job's account: its callback credentials send it, whichever replica runs the job. */
-    private readonly accountOf: (job: CallbackJob) => Promise<ServiceAppAccount>,
+    private readonly accountOf: (job: CallbackJob) => Promise<FulfillmentAccountView>,
     private readonly logger: ServiceAppLogger,
     private readonly emitter: EventEmitter2,
     private readonly telemetry?: HubtelTelemetry,

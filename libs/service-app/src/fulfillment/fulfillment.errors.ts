@@ -4,7 +4,7 @@
  * FulfillmentService (which re-exports FulfillmentRejectedError where users find it).
  */
 import { HubtelError } from 'nestjs-hubtel';
-import type { FulfillmentRejection } from './service-app.events.js';
+import type { FulfillmentRejection } from '../service-app.events.js';
 
 /** A fulfillment request refused at once by the module; `httpStatus` is what the endpoint answers. */
 export class FulfillmentRejectedError extends HubtelError {

@@ -8,20 +8,20 @@ import { HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
 import { namedAccount, type PaymentSummary } from './fulfillment.records.js';
-import { judgePayment } from './fulfillment-verifier.js';
-import type { PaymentStatus } from './payment-status.client.js';
-import type { ServiceAppAccount } from './service-app.accounts.js';
-import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from './service-app.constants.js';
+import { judgePayment } from './fulfillment.verifier.js';
+import type { PaymentStatus } from './fulfillment.status-client.js';
+import type { FulfillmentAccountView } from './fulfillment.types.js';
+import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from '../service-app.constants.js';
 import type { PaymentAmounts } from 'nestjs-hubtel';
 import type {
   FulfillmentAttention,
   FulfillmentPayment,
   FulfillmentRejection,
   FulfillmentRequestedEvent,
-} from './service-app.events.js';
-import { cartTotal } from './fulfillment-verifier.js';
-import type { ServiceAppLogger } from './service-app.logger.js';
-import type { ResolvedServiceAppOptions } from './service-app.options.js';
+} from '../service-app.events.js';
+import { cartTotal } from './fulfillment.verifier.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
+import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 
 /** Refuses a recorded order (FulfillmentService: releases its cart, emits `rejected`). */
 export type RefuseOrder = (
@@ -81,7 +81,7 @@ export class FulfillmentPaymentCheck {
     private readonly pipeline: InboundPipeline,
     private readonly logger: ServiceAppLogger,
     /** The order's account: its status check (keys, POS Sales ID) and verification options. */
-    private readonly accountOf: (order: FulfillmentRequestedEvent) => Promise<ServiceAppAccount>,
+    private readonly accountOf: (order: FulfillmentRequestedEvent) => Promise<FulfillmentAccountView>,
     private readonly refuse: RefuseOrder,
     private readonly hold: HoldOrder,
     private readonly expire: ExpireOrder,

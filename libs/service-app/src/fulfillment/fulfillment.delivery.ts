@@ -12,9 +12,9 @@
 import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
 import { DEFAULT_JOB_RECORD_TTL_MS } from '#internal';
 import { DeliveryContendedError } from './fulfillment.errors.js';
-import { SERVICE_APP_KEYS } from './service-app.constants.js';
-import type { ServiceAppLogger } from './service-app.logger.js';
-import type { FulfillmentServiceStatus } from './service-app.types.js';
+import { SERVICE_APP_KEYS } from '../service-app.constants.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
+import type { FulfillmentServiceStatus } from '../service-app.types.js';
 
 /** The outcome reported for the delivering order, mirrored to the session's other OrderIds. */
 export interface DeliveryOutcome {

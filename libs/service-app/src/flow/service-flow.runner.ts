@@ -4,14 +4,14 @@
  * ServiceFlowService, which reads and writes the session around it and renders the reply.
  */
 import { redactToString } from '#internal';
-import { SERVICE_APP_DEFAULTS } from './service-app.constants.js';
-import type { ServiceAppLogger } from './service-app.logger.js';
-import type { ResolvedServiceAppOptions } from './service-app.options.js';
-import type { SelectOption } from './service-app.types.js';
-import { accountOf } from './service-flow.session.js';
-import { FlowContext, type FavoriteStart, type FlowSessionInfo } from './service-flow.context.js';
+import { SERVICE_APP_DEFAULTS, accountOf } from '../service-app.constants.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
+import type { ResolvedServiceAppOptions } from '../service-app.options.js';
+import type { SelectOption } from '../service-app.types.js';
+import { FlowContext, type FavoriteStart, type FlowSessionInfo } from '../service-flow.context.js';
 import { copyWith, selectionsWithout, type SessionRecord } from './service-flow.session.js';
-import type { FlowReply, FlowValue, ServiceFlowDefinition } from './service-flow.types.js';
+import type { FlowReply, FlowValue } from '../service-flow.types.js';
+import type { ServiceFlowDefinition } from '../service-flow.context.js';
 
 /** Selections of a session that has none (never written: `run` copies before it writes). */
 const NO_SELECTIONS: Record<string, SelectOption> = Object.freeze({}) as Record<string, SelectOption>;
