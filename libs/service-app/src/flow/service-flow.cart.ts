@@ -2,7 +2,7 @@
  * A step's `ctx.addToCart()`: the cart written under the SessionId for its fulfillment request,
  * the session forgotten. On USSD the session ends here and payment follows outside it.
  */
-import { maskMsisdn } from 'nestjs-hubtel';
+import { maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
 import { accountOf, cartKey } from '../service-app.constants.js';
 import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
@@ -11,14 +11,11 @@ import type { ServiceFlowDefinition } from '../service-flow.context.js';
 import type { AddToCartReply, StoredCart } from '../service-flow.types.js';
 import type { FlowPaging } from './service-flow.paging.js';
 import { cartResponse, checkCartItem, releaseResponse } from './service-flow.responses.js';
-import type { FlowResume } from './service-flow.resume.js';
 import type { SessionRecord } from './service-flow.session.js';
-import type { FlowSessionStore } from './service-flow.store.js';
 
 export class FlowCart {
   constructor(
-    private readonly sessions: FlowSessionStore,
-    private readonly resume: FlowResume,
+    private readonly store: HubtelStore,
     private readonly paging: FlowPaging,
     private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
@@ -27,11 +24,12 @@ export class FlowCart {
   async add(
     flow: ServiceFlowDefinition,
     sessionId: string,
-    key: string,
     session: SessionRecord,
     step: string,
     reply: AddToCartReply,
     data: Record<string, unknown>,
+    /** The session is over once its cart is written: forgotten, never offered for resume. */
+    finish: () => Promise<void>,
   ): Promise<ServiceFlowResponse> {
     const item = checkCartItem(step, reply?.message, reply?.item);
     // A session's goods go out once whatever its carts: the fulfillment's delivery claim
@@ -47,10 +45,8 @@ export class FlowCart {
     };
     if (session.operator !== undefined) cart.operator = session.operator;
     if (session.account !== undefined) cart.account = session.account;
-    const store = this.sessions.store;
-    const written = await store.setIfAbsent(cartKey(sessionId), cart, { ttlMs: this.options.cartTtlMs });
-    await this.sessions.forget(key);
-    await this.resume.drop(flow, session);
+    const written = await this.store.setIfAbsent(cartKey(sessionId), cart, { ttlMs: this.options.cartTtlMs });
+    await finish();
     if (!written && !(await this.same(cartKey(sessionId), cart))) {
       // The SessionId was started again while its cart stood: the cart it has is the one paid for.
       this.logger.warn(
@@ -71,7 +67,7 @@ export class FlowCart {
 
   /** Whether the cart stored under `key` is `cart` again (a repeated answer), not another one. */
   private async same(key: string, cart: StoredCart): Promise<boolean> {
-    const kept = (await this.sessions.store.get<StoredCart | null>(key))?.value;
+    const kept = (await this.store.get<StoredCart | null>(key))?.value;
     return (
       !!kept &&
       kept.mobile === cart.mobile &&

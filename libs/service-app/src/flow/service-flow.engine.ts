@@ -6,7 +6,7 @@
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
 import { accountOf, cartKey } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
+import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { SelectOption, ServiceFlowRequest, ServiceFlowResponse } from '../service-app.types.js';
 import { detectChannel } from '../service-app.ussd.js';
@@ -18,7 +18,7 @@ import type { FlowPaging } from './service-flow.paging.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { releaseResponse } from './service-flow.responses.js';
 import { RESUME_STEP, type FlowResume } from './service-flow.resume.js';
-import { FlowStepRunner, describe, stepOf, type Answered, type StepRun } from './service-flow.runner.js';
+import { FlowStepRunner, stepOf, type Answered, type StepRun } from './service-flow.runner.js';
 import { ScreenCache } from './service-flow.screens.js';
 import {
   SharedStrings,
@@ -226,7 +226,9 @@ export class FlowEngine {
       selectionsWithout(session.selections, previous.field),
     );
     const answer = (): ServiceFlowResponse => this.paging.prompt(updated, sessionId, previous);
-    return this.sessions.save(sessionId, key, updated, version, answer, flow);
+    return this.sessions.save(sessionId, key, updated, version, answer, () =>
+      this.resume.write(flow, sessionId, updated),
+    );
   }
 
   /** The answer to the resume question: the old state under the new SessionId, or a fresh start. */
@@ -254,7 +256,9 @@ export class FlowEngine {
           `Session ${sessionId} continues session ${left.sessionId} at step "${left.screen.step}"`,
         );
       const answer = (): ServiceFlowResponse => this.paging.prompt(restored, sessionId, left.screen);
-      return this.sessions.save(sessionId, key, restored, version, answer, flow);
+      return this.sessions.save(sessionId, key, restored, version, answer, () =>
+        this.resume.write(flow, sessionId, restored),
+      );
     }
     const fresh = record(session, screen, undefined, {}, undefined);
     const run = await this.runner.run(flow, flow.start, sessionId, fresh, undefined);
@@ -301,15 +305,18 @@ export class FlowEngine {
             current && this.keepHistory ? withLast(session.history, current, HISTORY_LIMIT) : undefined;
           const updated = record(session, screen, history, data, selections);
           const answer = (): ServiceFlowResponse => this.paging.prompt(updated, sessionId, screen);
-          return await this.sessions.save(sessionId, key, updated, version, answer, flow);
+          return await this.sessions.save(sessionId, key, updated, version, answer, () =>
+            this.resume.write(flow, sessionId, updated),
+          );
         }
         case 'cart':
-          return await this.cart.add(flow, sessionId, key, session, step, reply.cart, data);
+          return await this.cart.add(flow, sessionId, session, step, reply.cart, data, () =>
+            this.finish(flow, key, session),
+          );
         case 'end': {
           if (typeof reply.message !== 'string')
             throw new HubtelValidationError(`Step "${step}" answered ctx.end() without a message string`);
-          await this.sessions.forget(key);
-          await this.resume.drop(flow, session);
+          await this.finish(flow, key, session);
           const shown = this.paging.shownText(!!session.ussd, session.flow, step, reply.message);
           return releaseResponse(sessionId, shown, reply.label ?? reply.message);
         }
@@ -318,6 +325,12 @@ export class FlowEngine {
       return this.fail(flow, sessionId, key, step, error);
     }
     return this.fail(flow, sessionId, key, step, new Error(`Step "${step}" answered an unknown reply kind`));
+  }
+
+  /** A finished session (carted or ended): forgotten, and never offered for resume. */
+  private async finish(flow: ServiceFlowDefinition, key: string, session: SessionRecord): Promise<void> {
+    await this.sessions.forget(key);
+    await this.resume.drop(flow, session);
   }
 
   /** The step a prompt leads to: its `next`, else the step declared after it. */

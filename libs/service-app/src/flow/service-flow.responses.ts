@@ -1,7 +1,6 @@
-import type { ValidationIssue } from 'nestjs-hubtel';
+import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import type { CartItem, SelectOption, ServiceFlowResponse } from '../service-app.types.js';
 import type { StoredScreen } from '../service-flow.types.js';
-import { fail, isText, optionValue } from './service-flow.screens.js';
 
 /*
  * The service-flow response shapes, exactly as the contract's tables and "Service-session
@@ -105,6 +104,22 @@ export function releaseResponse(
 }
 
 /* --- Checks of what a step answered: a flow bug is reported to the developer, never sent. --- */
+
+export function fail(step: string, issues: ValidationIssue[]): never {
+  throw new HubtelValidationError(
+    `Step "${step}" answered an invalid reply: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+    issues,
+  );
+}
+
+export function isText(value: unknown): value is string {
+  return typeof value === 'string';
+}
+
+/** An option's Value as stored: a finite number becomes its string. */
+export function optionValue(value: unknown): unknown {
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+}
 
 /** Checks a cart item; returns a copy holding only the contract's fields. */
 export function checkCartItem(step: string, message: unknown, item: CartItem): CartItem {

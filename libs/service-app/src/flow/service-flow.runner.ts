@@ -1,11 +1,10 @@
 /**
  * Runs a flow's step and the steps it `goTo`s, for one answer of the user: the step's context,
- * its reply checked, and the step budget for steps that answer with a promise. Separate from
- * ServiceFlowService, which reads and writes the session around it and renders the reply.
+ * its reply checked, and the step budget for steps that answer with a promise. The engine
+ * (service-flow.engine.ts) reads and writes the session around it and renders the reply.
  */
-import { redactToString } from '#internal';
 import { SERVICE_APP_DEFAULTS, accountOf } from '../service-app.constants.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
+import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { SelectOption } from '../service-app.types.js';
 import { FlowContext, type FavoriteStart, type FlowSessionInfo } from '../service-flow.context.js';
@@ -47,7 +46,7 @@ interface Walk {
   hops: number;
 }
 
-/** Runs steps under the step budget; one per ServiceFlowService. */
+/** Runs steps under the step budget; one per account's engine. */
 export class FlowStepRunner {
   constructor(
     private readonly options: ResolvedServiceAppOptions,
@@ -207,9 +206,4 @@ export function stepOf(
 ): ServiceFlowDefinition['steps'][number] | undefined {
   for (const step of flow.steps) if (step.name === name) return step;
   return undefined;
-}
-
-export function describe(error: unknown): string {
-  if (error instanceof Error) return redactToString(error.message);
-  return redactToString(String(error));
 }

@@ -2,21 +2,11 @@
  * A step's prompt checked and stored as a screen: plain data, so a re-ask or "back" never re-runs
  * a step. Screens equal to the last one a step answered are shared between sessions and frozen.
  */
-import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import type { ValidationIssue } from 'nestjs-hubtel';
 import type { SelectOption } from '../service-app.types.js';
 import type { ServiceFlowDefinition } from '../service-flow.context.js';
 import type { InputPrompt, SelectPrompt, StoredScreen, StoredValidation } from '../service-flow.types.js';
-
-export function fail(step: string, issues: ValidationIssue[]): never {
-  throw new HubtelValidationError(
-    `Step "${step}" answered an invalid reply: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
-    issues,
-  );
-}
-
-export function isText(value: unknown): value is string {
-  return typeof value === 'string';
-}
+import { fail, isText, optionValue } from './service-flow.responses.js';
 
 /** Checks shared by both prompts (a flow bug is named to the developer, never sent). */
 function checkPrompt(prompt: InputPrompt | SelectPrompt, issues: ValidationIssue[]): void {
@@ -111,11 +101,6 @@ function checkSelect(step: string, prompt: SelectPrompt, checkOptions = true): S
   }
   if (issues.length > 0) fail(step, issues);
   return options;
-}
-
-/** An option's Value as stored: a finite number becomes its string. */
-export function optionValue(value: unknown): unknown {
-  return typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
 }
 
 /**

@@ -17,7 +17,7 @@ import {
 import { parseRequest, validateServiceFlowRequest } from '../service-app.dto.js';
 import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { ServiceAppEvents, ServiceQueryEvent, type ServiceQueryAnswer } from '../service-app.events.js';
-import { ServiceAppLogger } from '../service-app.logger.js';
+import { ServiceAppLogger, describe } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowRequest, ServiceFlowResponse } from '../service-app.types.js';
 import { detectChannel } from '../service-app.ussd.js';
@@ -28,7 +28,6 @@ import { FlowPaging } from './service-flow.paging.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import { queryResponse, releaseResponse } from './service-flow.responses.js';
 import { FlowResume } from './service-flow.resume.js';
-import { describe } from './service-flow.runner.js';
 import { sessionKey, storedSession } from './service-flow.session.js';
 import { FlowSessionStore } from './service-flow.store.js';
 import { timedStep } from './service-flow.telemetry.js';
@@ -79,8 +78,8 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     this.storeMayStall = !store.local;
     this.paging = new FlowPaging(options, this.logger);
     this.resume = new FlowResume(store, registry, options, this.logger, access?.enabled ?? false);
-    this.sessions = new FlowSessionStore(store, options, this.logger, this.paging, this.resume);
-    const cart = new FlowCart(this.sessions, this.resume, this.paging, options, this.logger);
+    this.sessions = new FlowSessionStore(store, options, this.logger, this.paging);
+    const cart = new FlowCart(store, this.paging, options, this.logger);
     this.engine = new FlowEngine(
       registry,
       options,

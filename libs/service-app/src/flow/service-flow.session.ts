@@ -1,8 +1,8 @@
 /**
  * How a service-flow session is kept in the store: the compact record, its keys, the check that
  * a stored value is one this version can continue, and the copy-on-write helpers for its data.
- * Separate from ServiceFlowService so the storage format (which must stay readable across
- * deploys) is read in one place, apart from the request handling.
+ * Apart from the request handling so the storage format (which must stay readable across
+ * deploys) is read in one place.
  */
 import { SERVICE_APP_KEYS } from '../service-app.constants.js';
 import type { SelectOption } from '../service-app.types.js';

@@ -5,15 +5,12 @@
 import { deleteIfVersion } from '#internal';
 import type { HubtelStore, StoreWriteOptions } from 'nestjs-hubtel';
 import { SERVICE_APP_KEYS } from '../service-app.constants.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
+import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
-import type { ServiceFlowDefinition } from '../service-flow.context.js';
 import type { FlowPaging } from './service-flow.paging.js';
 import { PendingStarts, type EvictedStart } from './service-flow.pending.js';
 import { releaseResponse } from './service-flow.responses.js';
-import type { FlowResume } from './service-flow.resume.js';
-import { describe } from './service-flow.runner.js';
 import { readRecord, sessionKey, type SessionRecord } from './service-flow.session.js';
 
 export class FlowSessionStore {
@@ -30,7 +27,6 @@ export class FlowSessionStore {
     private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
     private readonly paging: FlowPaging,
-    private readonly resume: FlowResume,
   ) {
     this.sessionWrite = Object.freeze({ ttlMs: options.sessionTtlMs });
     this.startWrite = Object.freeze({ ttlMs: options.sessionStartTtlMs });
@@ -53,21 +49,20 @@ export class FlowSessionStore {
     session: SessionRecord,
     version: number | undefined,
     answer: () => ServiceFlowResponse,
-    /** A resumable flow: an answered state is also kept for the next dial. */
-    flow?: ServiceFlowDefinition,
+    /** Once an answer is written (a resumable flow keeps its state for the next dial). */
+    written?: () => Promise<void>,
   ): Promise<ServiceFlowResponse> {
     if (version === undefined) {
       // A new initiation starts over, even if the SessionId was seen before; it lives
       // `sessionStartTtlMs` until its first answer, and counts against `maxPendingSessions`.
-      const written = await this.store.set(key, session, this.startWrite);
-      const evicted = this.pending.started(sessionId, written.version);
+      const started = await this.store.set(key, session, this.startWrite);
+      const evicted = this.pending.started(sessionId, started.version);
       if (evicted) await this.evict(evicted);
       return answer();
     }
-    const written = await this.store.compareAndSet(key, version, session, this.sessionWrite);
-    if (written) {
+    if (await this.store.compareAndSet(key, version, session, this.sessionWrite)) {
       this.pending.settled(sessionId);
-      if (flow) await this.resume.write(flow, sessionId, session);
+      await written?.();
       return answer();
     }
     const winner = (await this.read(key))?.session;

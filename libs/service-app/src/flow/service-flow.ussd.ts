@@ -153,7 +153,7 @@ export function layoutMenu(
 }
 
 /**
- * Renders screens for USSD, one per ServiceFlowService. Menus are laid out once per stored screen
+ * Renders screens for USSD, one per account's engine. Menus are laid out once per stored screen
  * (screens are shared by the sessions showing them, see ScreenCache), so a paged step costs a
  * lookup, not a layout.
  */

@@ -2,7 +2,8 @@ import { accountOf } from '../service-app.constants.js';
 import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { StoredCart } from '../service-flow.types.js';
-import type { FulfillmentAccounts, FulfillmentOrderStatus, FulfillmentOrders } from './fulfillment.types.js';
+import type { FulfillmentOrderStatus } from './fulfillment.records.js';
+import type { FulfillmentAccounts, FulfillmentOrders } from './fulfillment.types.js';
 
 /**
  * The orders of one account (`fulfillment.forAccount(name)`, `@InjectFulfillment(name)`): the

@@ -6,8 +6,8 @@
  * one, a re-send, a replayed payment check) runs no handler and is told the delivering order's
  * outcome instead, so every OrderId the platform sent gets its callback.
  *
- * Apart from FulfillmentService because it is the one piece that writes the session's delivery
- * record; the fulfillment job's gate (FulfillmentService) is where it is asked, for every road.
+ * The one piece that writes the session's delivery record; the fulfillment job's gate
+ * (FulfillmentOutcomes.admit) is where it is asked, for every road.
  */
 import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
 import { DEFAULT_JOB_RECORD_TTL_MS } from '#internal';

@@ -14,8 +14,8 @@ import { isoNow } from '../service-app.time.js';
 import { readOrderClaims } from '../fulfillment.claims.js';
 import type { FulfillmentCarts } from './fulfillment.cart.js';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
-import type { OrderSummary } from './fulfillment.records.js';
-import type { FulfillmentAccountView, FulfillmentReceipt } from './fulfillment.types.js';
+import type { FulfillmentReceipt, OrderSummary } from './fulfillment.records.js';
+import type { FulfillmentAccountView } from './fulfillment.types.js';
 
 export class FulfillmentIntake {
   constructor(

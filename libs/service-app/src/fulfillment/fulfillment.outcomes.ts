@@ -18,12 +18,12 @@ import {
   type FulfillmentRejection,
   type FulfillmentRequestedEvent,
 } from '../service-app.events.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
+import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { FulfillmentCallbacks } from './fulfillment.callbacks.js';
 import type { FulfillmentDeliveries } from './fulfillment.delivery.js';
-import { assertJson, callbackOf, describe, type StoredCallback } from './fulfillment.records.js';
+import { assertJson, callbackOf, type StoredCallback } from './fulfillment.records.js';
 import type { CheckState } from './fulfillment.payment.js';
 import type { PaymentSummary } from './fulfillment.records.js';
 import type { PaymentStatus } from './fulfillment.status-client.js';
@@ -89,13 +89,7 @@ export class FulfillmentOutcomes {
     } else {
       await this.reportOutcome(orderId, order.sessionId, 'failed', null, 'app', order.account);
     }
-    this.telemetry?.record({
-      kind: 'payment-attention',
-      source: 'fulfillment',
-      outcome: wanted,
-      reason: attention.reason,
-      account: accountOf(order),
-    });
+    this.countAttention(order, attention, wanted);
     this.logger.log(`Order ${orderId} that needed attention was resolved: ${wanted}`);
   }
 
@@ -112,6 +106,18 @@ export class FulfillmentOutcomes {
     status?: PaymentStatus,
   ): Promise<void> {
     this.logger.warn(`Fulfillment request for order ${order.orderId} refused: ${reason} — ${message}`);
+    this.alert(order, reason, message, checks, status, order.item ? cartTotal(order.item) : undefined);
+  }
+
+  /** The `rejected` alert of a recorded order, with the amounts and payment status when known. */
+  private alert(
+    order: FulfillmentRequestedEvent,
+    reason: FulfillmentRejection,
+    message: string,
+    checks: number,
+    status: PaymentStatus | undefined,
+    amountExpected: number | undefined,
+  ): void {
     const fields: FulfillmentRejectedEvent = {
       reason,
       message,
@@ -122,7 +128,7 @@ export class FulfillmentOutcomes {
       rejectedAt: isoNow(),
       account: accountOf(order),
     };
-    if (order.item) (fields as { amountExpected?: number }).amountExpected = cartTotal(order.item);
+    if (amountExpected !== undefined) (fields as { amountExpected?: number }).amountExpected = amountExpected;
     if (status?.amount !== undefined) (fields as { amountPaid?: number }).amountPaid = status.amount;
     if (status) (fields as { paymentStatus?: string }).paymentStatus = status.status;
     this.emitRejected(fields);
@@ -151,28 +157,8 @@ export class FulfillmentOutcomes {
     });
     const { duplicate } = await this.pipeline.submit(ServiceAppEvents.Attention, order.orderId, event);
     if (duplicate) return;
-    const alert: FulfillmentRejectedEvent = {
-      reason: attention.reason,
-      message: attention.message,
-      orderId: order.orderId,
-      sessionId: order.sessionId,
-      serviceCode: order.serviceCode,
-      checks,
-      rejectedAt: isoNow(),
-      paymentStatus: status.status,
-      account: accountOf(order),
-    };
-    if (attention.amountExpected !== undefined)
-      (alert as { amountExpected?: number }).amountExpected = attention.amountExpected;
-    if (status.amount !== undefined) (alert as { amountPaid?: number }).amountPaid = status.amount;
-    this.emitRejected(alert);
-    this.telemetry?.record({
-      kind: 'payment-attention',
-      source: 'fulfillment',
-      outcome: 'opened',
-      reason: attention.reason,
-      account: accountOf(order),
-    });
+    this.alert(order, attention.reason, attention.message, checks, status, attention.amountExpected);
+    this.countAttention(order, attention, 'opened');
     this.logger.error(
       `Order ${order.orderId} was paid but needs attention (${attention.reason}): ${attention.message}. Resolve it with resolveAttention() before ${attention.decideBy}, or it is reported "failed"`,
     );
@@ -187,6 +173,21 @@ export class FulfillmentOutcomes {
       `Order ${order.orderId} needed attention (${attention.reason}) and nobody resolved it by ${attention.decideBy}: reporting "failed" to the platform`,
     );
     await this.reportOutcome(order.orderId, order.sessionId, 'failed', null, 'app', order.account);
+  }
+
+  private countAttention(
+    order: FulfillmentRequestedEvent,
+    attention: FulfillmentAttention,
+    outcome: 'opened' | 'delivered' | 'refunded',
+  ): void {
+    const account = accountOf(order);
+    this.telemetry?.record({
+      kind: 'payment-attention',
+      source: 'fulfillment',
+      outcome,
+      reason: attention.reason,
+      account,
+    });
   }
 
   /** Emits a rejected event once (an alert, not a recorded job); a throwing listener is logged. */

@@ -24,7 +24,7 @@ import {
   fulfillmentEventFor,
   type FulfillmentRequestedEvent,
 } from '../service-app.events.js';
-import { ServiceAppLogger } from '../service-app.logger.js';
+import { ServiceAppLogger, describe } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
@@ -39,20 +39,16 @@ import { FulfillmentOutcomes } from './fulfillment.outcomes.js';
 import { FulfillmentPaymentCheck, PAYMENT_ATTEMPTS } from './fulfillment.payment.js';
 import {
   assertJson,
-  describe,
   namedAccount,
   orderStatus,
   unconfirmedOrder,
+  type FulfillmentOrderStatus,
+  type FulfillmentReceipt,
   type OrderSummary,
   type PaymentSummary,
   type StoredCallback,
 } from './fulfillment.records.js';
-import type {
-  FulfillmentAccounts,
-  FulfillmentAccountView,
-  FulfillmentOrderStatus,
-  FulfillmentReceipt,
-} from './fulfillment.types.js';
+import type { FulfillmentAccounts, FulfillmentAccountView } from './fulfillment.types.js';
 
 /** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
 const EVENT_LISTS_LIMIT = 256;
