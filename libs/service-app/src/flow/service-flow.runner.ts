@@ -5,6 +5,7 @@
  */
 import { SERVICE_APP_DEFAULTS, accountOf } from '../service-app.constants.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import { within } from '../service-app.time.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { SelectOption } from '../service-app.types.js';
 import { FlowContext, type FavoriteStart, type FlowSessionInfo } from '../service-flow.context.js';
@@ -167,28 +168,20 @@ export class FlowStepRunner {
   ): Promise<StepRun> {
     const work = pending.catch((error: unknown): StepRun => ({ kind: 'error', step: w.current, error }));
     const budgetMs = this.options.stepBudgetMs;
-    let timer: NodeJS.Timeout | undefined;
-    const budget = new Promise<StepRun>((resolve) => {
-      timer = setTimeout(() => resolve(BUSY), Math.max(0, budgetMs - (performance.now() - started)));
-    });
-    try {
-      const result = await Promise.race([work, budget]);
-      if (result.kind === 'busy') {
-        this.logger.warn(
-          `Step "${w.current}" of flow ${w.flow.name} took longer than ${budgetMs} ms (session ${sessionId}); answered "try again"`,
-        );
-        // The late answer is dropped; its errors are logged, never unhandled.
-        void work.then((late) => {
-          if (late.kind === 'error')
-            this.logger.error(
-              `Late step "${late.step}" of flow ${w.flow.name} failed: ${describe(late.error)}`,
-            );
-        });
-      }
-      return result;
-    } finally {
-      clearTimeout(timer);
+    const result = await within(work, Math.max(0, budgetMs - (performance.now() - started)), BUSY);
+    if (result.kind === 'busy') {
+      this.logger.warn(
+        `Step "${w.current}" of flow ${w.flow.name} took longer than ${budgetMs} ms (session ${sessionId}); answered "try again"`,
+      );
+      // The late answer is dropped; its errors are logged, never unhandled.
+      void work.then((late) => {
+        if (late.kind === 'error')
+          this.logger.error(
+            `Late step "${late.step}" of flow ${w.flow.name} failed: ${describe(late.error)}`,
+          );
+      });
     }
+    return result;
   }
 }
 

@@ -20,6 +20,7 @@ import { ServiceAppEvents, ServiceQueryEvent, type ServiceQueryAnswer } from '..
 import { ServiceAppLogger, describe } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowRequest, ServiceFlowResponse } from '../service-app.types.js';
+import { within } from '../service-app.time.js';
 import { detectChannel } from '../service-app.ussd.js';
 import type { StoredSession } from '../service-flow.types.js';
 import { FlowCart } from './service-flow.cart.js';
@@ -161,23 +162,16 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     sessionId: string,
     answer: Promise<ServiceFlowResponse>,
   ): Promise<ServiceFlowResponse> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(
-        () => resolve(undefined),
-        this.options.stepBudgetMs + SERVICE_APP_DEFAULTS.storeGraceMs,
-      );
-    });
-    try {
-      const result = await Promise.race([answer, late]);
-      if (result) return result;
-      this.logger.warn(
-        `Service-flow request of session ${sessionId} not answered within ${this.options.stepBudgetMs} ms (the store is slow); answered "${this.options.messages.outage}"`,
-      );
-      return releaseResponse(sessionId, this.options.messages.outage);
-    } finally {
-      clearTimeout(timer);
-    }
+    const result = await within(
+      answer,
+      this.options.stepBudgetMs + SERVICE_APP_DEFAULTS.storeGraceMs,
+      undefined,
+    );
+    if (result) return result;
+    this.logger.warn(
+      `Service-flow request of session ${sessionId} not answered within ${this.options.stepBudgetMs} ms (the store is slow); answered "${this.options.messages.outage}"`,
+    );
+    return releaseResponse(sessionId, this.options.messages.outage);
   }
 
   private async dispatch(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
@@ -275,15 +269,11 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       clientState: request.ClientState ?? '',
       account: this.account,
     });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), this.options.stepBudgetMs);
-    });
     let answer: ServiceQueryAnswer | undefined;
     try {
       const handled = emitter.emitAsync(ServiceAppEvents.Query, event) as Promise<unknown[]>;
       handled.catch(() => undefined);
-      const results = await Promise.race([handled, late]);
+      const results = await within(handled, this.options.stepBudgetMs, 'late' as const);
       if (results === 'late') {
         this.logger.warn(
           `Query of session ${sessionId}: the @OnServiceQuery() handler took longer than ${this.options.stepBudgetMs} ms; answered "try again"`,
@@ -294,8 +284,6 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     } catch (error) {
       this.logger.error(`Query of session ${sessionId} failed: ${describe(error)}`);
       return releaseResponse(sessionId, this.options.messages.error, null, 'Release');
-    } finally {
-      clearTimeout(timer);
     }
     const reply = queryResponse(sessionId, answer);
     if (!reply) {

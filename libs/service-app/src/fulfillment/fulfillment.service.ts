@@ -80,7 +80,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     @Inject(SERVICE_APP_STORE) store: HubtelStore,
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
     @Inject(SERVICE_APP_ACCOUNTS) private readonly accounts: FulfillmentAccounts,
-    @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
+    @Optional() @Inject(HUBTEL_TELEMETRY) telemetry?: HubtelTelemetry,
   ) {
     // What a registered account's FulfillmentAccount (@InjectFulfillment) calls.
     accounts.attachFulfillment(this);
