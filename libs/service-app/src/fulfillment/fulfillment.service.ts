@@ -235,11 +235,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     status: FulfillmentServiceStatus,
     metaData: unknown = null,
   ): Promise<void> {
-    if (typeof orderId !== 'string' || orderId === '') {
-      throw new HubtelValidationError('complete(): orderId must be a non-empty string', [
-        { field: 'orderId', message: 'must be a non-empty string' },
-      ]);
-    }
+    assertOrderId('complete', orderId);
     if (status !== 'success' && status !== 'failed') {
       throw new HubtelValidationError(
         `complete(): status must be "success" or "failed", got ${JSON.stringify(status)}`,
@@ -308,10 +304,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
    *   does not need attention, or its outcome went the other way (resolved, or the deadline passed).
    */
   async resolveAttention(orderId: string, action: 'deliver' | 'refund'): Promise<FulfillmentOrderStatus> {
-    if (typeof orderId !== 'string' || orderId === '')
-      throw new HubtelValidationError('resolveAttention(): orderId must be a non-empty string', [
-        { field: 'orderId', message: 'must be a non-empty string' },
-      ]);
+    assertOrderId('resolveAttention', orderId);
     if (action !== 'deliver' && action !== 'refund')
       throw new HubtelValidationError('resolveAttention(): action must be "deliver" or "refund"', [
         { field: 'action', message: 'must be "deliver" or "refund"', value: action },
@@ -368,4 +361,11 @@ export class FulfillmentService implements OnApplicationBootstrap {
           : ', or at least guard the endpoint with serviceApp.access (allowedIps, pathSecret).'),
     );
   }
+}
+
+function assertOrderId(method: string, orderId: unknown): void {
+  if (typeof orderId !== 'string' || orderId === '')
+    throw new HubtelValidationError(`${method}(): orderId must be a non-empty string`, [
+      { field: 'orderId', message: 'must be a non-empty string' },
+    ]);
 }

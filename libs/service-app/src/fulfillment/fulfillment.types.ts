@@ -14,11 +14,8 @@ import type { PaymentStatusClient } from './fulfillment.status-client.js';
 export interface FulfillmentAccountView {
   readonly name: string;
   readonly options: ResolvedServiceAppOptions;
-  /** The account's status check (its key pair and POS Sales ID); undefined without `statusCheck`. */
   readonly status: PaymentStatusClient | undefined;
-  /** Posts the fulfillment callback with the account's callback credentials. */
   readonly callback: FulfillmentCallbackClient;
-  /** Whether its orders are confirmed with the status check before any handler runs. */
   readonly verifying: boolean;
 }
 
