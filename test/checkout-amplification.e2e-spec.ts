@@ -13,7 +13,7 @@ import { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { Registry } from 'prom-client';
-import type { PaymentStatusClient } from '../libs/service-app/src/payment-status.client.js';
+import type { PaymentStatusClient } from '../libs/service-app/src/fulfillment/fulfillment.status-client.js';
 import { SERVICE_APP_STATUS_CLIENT } from '../libs/service-app/src/service-app.constants.js';
 import { CaptureLogger } from './support/capture-logger.js';
 import { callbackBody, settle, startCheckoutApp, type CheckoutTestApp } from './support/checkout-harness.js';

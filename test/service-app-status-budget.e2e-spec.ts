@@ -14,7 +14,7 @@ import {
 } from '#internal';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
-import { MAX_STATUS_CHECKS } from '../libs/service-app/src/fulfillment.payment.js';
+import { MAX_STATUS_CHECKS } from '../libs/service-app/src/fulfillment/fulfillment.payment.js';
 import { SERVICE_APP_JOBS, SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import { RecordingLogger } from './support/service-app.fixtures.js';
 import { startMerchant, type Merchant } from './support/service-app.harness.js';

@@ -20,7 +20,7 @@ export type {
   ServiceAppRouteOptions,
   ServiceAppUssdOptions,
 } from './service-app.options.js';
-export type { ServiceFlowChannel } from './service-flow.ussd.js';
+export type { ServiceFlowChannel } from './service-app.ussd.js';
 export { SERVICE_APP_ROUTES, type ServiceAppMessages } from './service-app.constants.js';
 export type * from './service-app.types.js';
 export { ServiceFlowRequestDto, FulfillmentRequestDto } from './service-app.dto.js';
@@ -29,27 +29,31 @@ export { ServiceFlowRequestDto, FulfillmentRequestDto } from './service-app.dto.
 export {
   ServiceFlow,
   FlowStep,
+  ServiceFlowBuilder,
+  ServiceFlowService,
   type ServiceFlowOptions,
   type FlowStepOptions,
-} from './service-flow.decorators.js';
-export { ServiceFlowBuilder } from './service-flow.builder.js';
-export { FlowContext, type FlowSessionInfo, type FavoriteStart } from './service-flow.context.js';
+} from './flow/index.js';
+export {
+  FlowContext,
+  type FlowSessionInfo,
+  type FavoriteStart,
+  type FlowResumeOptions,
+  type FlowStepHandler,
+  type ServiceFlowDefinition,
+} from './service-flow.context.js';
 export type {
   AddToCartReply,
   FlowReply,
-  FlowResumeOptions,
-  FlowStepHandler,
   FlowValue,
   InputPrompt,
   InputValidation,
   SelectPrompt,
-  ServiceFlowDefinition,
   StoredCart,
   StoredScreen,
   StoredSession,
   StoredValidation,
 } from './service-flow.types.js';
-export { ServiceFlowService } from './service-flow.service.js';
 
 // Fulfillment
 export {
@@ -58,7 +62,7 @@ export {
   FulfillmentRejectedError,
   type FulfillmentOrderStatus,
   type FulfillmentReceipt,
-} from './fulfillment.service.js';
+} from './fulfillment/index.js';
 export type {
   FulfillmentOrderClaims,
   FulfillmentClaimedItem,

@@ -10,8 +10,11 @@ import {
   type InboundAccount,
   type StatusCheckBudget,
 } from '#internal';
-import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
-import { PaymentStatusClient } from './payment-status.client.js';
+import {
+  FulfillmentCallbackClient,
+  PaymentStatusClient,
+  type FulfillmentService,
+} from './fulfillment/index.js';
 import { ServiceAppUnknownAccountError } from './service-app.errors.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import {
@@ -20,8 +23,7 @@ import {
   type ResolvedServiceAppOptions,
   type ServiceAppModuleOptions,
 } from './service-app.options.js';
-import type { FulfillmentService } from './fulfillment.service.js';
-import type { ServiceFlowService } from './service-flow.service.js';
+import type { ServiceFlowService } from './flow/index.js';
 
 /**
  * One account of the service app, as built once (default and registered: at bootstrap; resolved:

@@ -1,3 +1,4 @@
+import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import { DEFAULT_USSD_SCREEN, HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
 /** Resolved options (after validation, defaults filled in). */
@@ -48,6 +49,16 @@ export const SERVICE_APP_KEYS = Object.freeze({
    */
   resume: 'hubtel:service-app:resume:',
 });
+
+/** The key of a session's cart: written by the flow, read by fulfillment. */
+export function cartKey(sessionId: string): string {
+  return `${SERVICE_APP_KEYS.cart}${sessionId}`;
+}
+
+/** The account of a stored session, cart or order: absent means the default account. */
+export function accountOf(stored: { account?: string | undefined }): string {
+  return stored.account ?? HUBTEL_DEFAULT_ACCOUNT;
+}
 
 /** The USSD screen and its menu navigation (`ussd` option). */
 export const SERVICE_APP_USSD_DEFAULTS = Object.freeze({

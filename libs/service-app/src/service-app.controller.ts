@@ -16,7 +16,7 @@ import {
   FulfillmentRejectedError,
   FulfillmentService,
   type FulfillmentReceipt,
-} from './fulfillment.service.js';
+} from './fulfillment/index.js';
 import type { ServiceAppAccount, ServiceAppAccounts } from './service-app.accounts.js';
 import { SERVICE_APP_ACCOUNTS, SERVICE_APP_PIPELINE, SERVICE_APP_ROUTES } from './service-app.constants.js';
 import { ServiceAppWrongAccountError } from './service-app.errors.js';

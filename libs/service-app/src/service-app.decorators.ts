@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { HUBTEL_DEFAULT_ACCOUNT, type HubtelHandlerOptions } from 'nestjs-hubtel';
 import { createHandlerDecorator, createListenerDecorator } from '#internal';
-import { FulfillmentService } from './fulfillment.service.js';
+import { FulfillmentService } from './fulfillment/index.js';
 import { getFulfillmentAccountToken } from './service-app.constants.js';
 import { ServiceAppEvents, fulfillmentEventFor } from './service-app.events.js';
 

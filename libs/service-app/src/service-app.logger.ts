@@ -1,5 +1,5 @@
 import { HubtelLogger } from 'nestjs-hubtel';
-import { capLogText, escapeLogText, LOG_LINE_MAX_LENGTH, sanitizeLogLine } from '#internal';
+import { capLogText, escapeLogText, LOG_LINE_MAX_LENGTH, redactToString, sanitizeLogLine } from '#internal';
 
 /**
  * The module's logger: the suite's HubtelLogger (context `HubtelServiceApp`), so every line is
@@ -15,4 +15,9 @@ export class ServiceAppLogger extends HubtelLogger {
       mask ? (text) => capLogText(escapeLogText(mask(text)), LOG_LINE_MAX_LENGTH) : sanitizeLogLine,
     );
   }
+}
+
+/** An error as a log line or event message says it (credentials redacted). */
+export function describe(error: unknown): string {
+  return redactToString(error instanceof Error ? error.message : String(error));
 }

@@ -4,11 +4,9 @@ import { Test } from '@nestjs/testing';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { HUBTEL_STATUS_CHECK_BUDGET, type StatusCheckBudget } from '#internal';
 import { ServiceAppModule } from './service-app.module.js';
-import { ServiceFlowBuilder } from './service-flow.builder.js';
+import { FlowStep, ServiceFlow, ServiceFlowBuilder, ServiceFlowRegistry } from './flow/index.js';
 import type { FlowContext } from './service-flow.context.js';
-import { FlowStep, ServiceFlow } from './service-flow.decorators.js';
-import { ServiceFlowRegistry } from './service-flow.registry.js';
-import { FulfillmentService } from './fulfillment.service.js';
+import { FulfillmentService } from './fulfillment/index.js';
 
 @ServiceFlow()
 class DefaultFlow {

@@ -9,10 +9,13 @@ import {
   type HttpTransport,
   type StatusCheckBudget,
 } from '#internal';
-import { FulfillmentAccount } from './fulfillment.service.js';
+import {
+  FulfillmentAccount,
+  FulfillmentCallbackClient,
+  FulfillmentService,
+  PaymentStatusClient,
+} from './fulfillment/index.js';
 import { ServiceAppAccounts, serviceAppTransportConfig } from './service-app.accounts.js';
-import { FulfillmentCallbackClient } from './fulfillment-callback.client.js';
-import { FulfillmentService } from './fulfillment.service.js';
 import {
   SERVICE_APP_ACCESS_POLICY,
   SERVICE_APP_ACCOUNTS,
@@ -23,7 +26,6 @@ import {
   SERVICE_APP_TRANSPORT,
   getFulfillmentAccountToken,
 } from './service-app.constants.js';
-import { PaymentStatusClient } from './payment-status.client.js';
 import { ServiceAppEvents } from './service-app.events.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import { createServiceAppController } from './service-app.controller.js';
@@ -33,8 +35,7 @@ import {
   type ServiceAppAccountOverrides,
   type ServiceAppModuleExtras,
 } from './service-app.options.js';
-import { ServiceFlowRegistry } from './service-flow.registry.js';
-import { ServiceFlowService } from './service-flow.service.js';
+import { ServiceFlowRegistry, ServiceFlowService } from './flow/index.js';
 
 /** Store, access policy, transport and pipeline, built by core's inbound kit. */
 const kit = inboundKit<ResolvedServiceAppOptions>({

@@ -41,8 +41,8 @@ import {
   SERVICE_APP_USSD_DEFAULTS,
   type ServiceAppMessages,
 } from './service-app.constants.js';
-import type { ServiceFlowDefinition } from './service-flow.types.js';
-import { assertUssdTexts, type ResolvedUssdOptions } from './service-flow.ussd.js';
+import type { ServiceFlowDefinition } from './service-flow.context.js';
+import { assertUssdTexts, type ResolvedUssdOptions } from './service-app.ussd.js';
 
 /*
  * The options are declared once, on ServiceAppModuleOptions and its section classes (see

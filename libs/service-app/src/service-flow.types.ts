@@ -1,5 +1,4 @@
 import type { CartItem, FieldType, SelectOption } from './service-app.types.js';
-import type { FlowContext } from './service-flow.context.js';
 
 /** A value collected by a prompt: the normalised entry (phone → `233…`, number/decimal → number). */
 export type FlowValue = string | number;
@@ -64,39 +63,6 @@ export type FlowReply =
   | { readonly kind: 'end'; readonly message: string; readonly label?: string }
   | { readonly kind: 'goto'; readonly step: string }
   | { readonly kind: 'reject'; readonly reason: string };
-
-/** A step: reads the context, answers a reply. May be async (bounded by the step budget). */
-export type FlowStepHandler<TData extends Record<string, unknown> = Record<string, unknown>> = (
-  ctx: FlowContext<TData>,
-) => FlowReply | Promise<FlowReply>;
-
-/**
- * A flow's sessions can be resumed: when the same `Mobile` dials the same ServiceCode within
- * `withinMs` of the last answer (or of the `release` / `timeout` that ended it) of a session that
- * did not finish (no cart, no `ctx.end()`), the first screen asks whether to continue.
- */
-export interface FlowResumeOptions {
-  /** The window, ms. */
-  readonly withinMs: number;
-  /** The question. Default `messages.resume`; must fit one USSD screen with its two answers. */
-  readonly message?: string;
-}
-
-/** One flow, however it was written (decorated class or builder). */
-export interface ServiceFlowDefinition {
-  /** Unique name (the class name for decorated flows). Stored in sessions: keep it stable. */
-  readonly name: string;
-  /** ServiceCodes routed to this flow. */
-  readonly serviceCodes: readonly string[];
-  /** Serves every ServiceCode not routed to another flow. */
-  readonly isDefault: boolean;
-  /** Steps in declaration order (the default `next` of a prompt is the step after it). */
-  readonly steps: ReadonlyArray<{ readonly name: string; readonly handler: FlowStepHandler<any> }>;
-  /** The first step. */
-  readonly start: string;
-  /** Offer to continue an unfinished session on the next dial (off when absent). */
-  readonly resume?: FlowResumeOptions;
-}
 
 /**
  * A prompt as stored in the session: plain data, so a re-ask or "back" never re-runs a step.

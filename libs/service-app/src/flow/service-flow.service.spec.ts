@@ -2,12 +2,12 @@ import { Logger, Module } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
-import { SERVICE_APP_DEFAULT_MESSAGES as M } from './service-app.constants.js';
-import { ServiceAppModule } from './service-app.module.js';
-import type { ServiceAppModuleOptions } from './service-app.options.js';
+import { SERVICE_APP_DEFAULT_MESSAGES as M } from '../service-app.constants.js';
+import { ServiceAppModule } from '../service-app.module.js';
+import type { ServiceAppModuleOptions } from '../service-app.options.js';
 import { ServiceFlowBuilder } from './service-flow.builder.js';
 import { ServiceFlowService } from './service-flow.service.js';
-import type { ServiceFlowDefinition } from './service-flow.types.js';
+import type { ServiceFlowDefinition } from '../service-flow.context.js';
 
 const MOBILE = '233241234567';
 let counter = 0;

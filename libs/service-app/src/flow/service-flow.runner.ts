@@ -1,17 +1,17 @@
 /**
  * Runs a flow's step and the steps it `goTo`s, for one answer of the user: the step's context,
- * its reply checked, and the step budget for steps that answer with a promise. Separate from
- * ServiceFlowService, which reads and writes the session around it and renders the reply.
+ * its reply checked, and the step budget for steps that answer with a promise. The engine
+ * (service-flow.engine.ts) reads and writes the session around it and renders the reply.
  */
-import { redactToString } from '#internal';
-import { SERVICE_APP_DEFAULTS } from './service-app.constants.js';
-import type { ServiceAppLogger } from './service-app.logger.js';
-import type { ResolvedServiceAppOptions } from './service-app.options.js';
-import type { SelectOption } from './service-app.types.js';
-import { accountOf } from './service-flow.session.js';
-import { FlowContext, type FavoriteStart, type FlowSessionInfo } from './service-flow.context.js';
+import { SERVICE_APP_DEFAULTS, accountOf } from '../service-app.constants.js';
+import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import { within } from '../service-app.time.js';
+import type { ResolvedServiceAppOptions } from '../service-app.options.js';
+import type { SelectOption } from '../service-app.types.js';
+import { FlowContext, type FavoriteStart, type FlowSessionInfo } from '../service-flow.context.js';
 import { copyWith, selectionsWithout, type SessionRecord } from './service-flow.session.js';
-import type { FlowReply, FlowValue, ServiceFlowDefinition } from './service-flow.types.js';
+import type { FlowReply, FlowValue } from '../service-flow.types.js';
+import type { ServiceFlowDefinition } from '../service-flow.context.js';
 
 /** Selections of a session that has none (never written: `run` copies before it writes). */
 const NO_SELECTIONS: Record<string, SelectOption> = Object.freeze({}) as Record<string, SelectOption>;
@@ -47,7 +47,7 @@ interface Walk {
   hops: number;
 }
 
-/** Runs steps under the step budget; one per ServiceFlowService. */
+/** Runs steps under the step budget; one per account's engine. */
 export class FlowStepRunner {
   constructor(
     private readonly options: ResolvedServiceAppOptions,
@@ -168,28 +168,20 @@ export class FlowStepRunner {
   ): Promise<StepRun> {
     const work = pending.catch((error: unknown): StepRun => ({ kind: 'error', step: w.current, error }));
     const budgetMs = this.options.stepBudgetMs;
-    let timer: NodeJS.Timeout | undefined;
-    const budget = new Promise<StepRun>((resolve) => {
-      timer = setTimeout(() => resolve(BUSY), Math.max(0, budgetMs - (performance.now() - started)));
-    });
-    try {
-      const result = await Promise.race([work, budget]);
-      if (result.kind === 'busy') {
-        this.logger.warn(
-          `Step "${w.current}" of flow ${w.flow.name} took longer than ${budgetMs} ms (session ${sessionId}); answered "try again"`,
-        );
-        // The late answer is dropped; its errors are logged, never unhandled.
-        void work.then((late) => {
-          if (late.kind === 'error')
-            this.logger.error(
-              `Late step "${late.step}" of flow ${w.flow.name} failed: ${describe(late.error)}`,
-            );
-        });
-      }
-      return result;
-    } finally {
-      clearTimeout(timer);
+    const result = await within(work, Math.max(0, budgetMs - (performance.now() - started)), BUSY);
+    if (result.kind === 'busy') {
+      this.logger.warn(
+        `Step "${w.current}" of flow ${w.flow.name} took longer than ${budgetMs} ms (session ${sessionId}); answered "try again"`,
+      );
+      // The late answer is dropped; its errors are logged, never unhandled.
+      void work.then((late) => {
+        if (late.kind === 'error')
+          this.logger.error(
+            `Late step "${late.step}" of flow ${w.flow.name} failed: ${describe(late.error)}`,
+          );
+      });
     }
+    return result;
   }
 }
 
@@ -207,9 +199,4 @@ export function stepOf(
 ): ServiceFlowDefinition['steps'][number] | undefined {
   for (const step of flow.steps) if (step.name === name) return step;
   return undefined;
-}
-
-export function describe(error: unknown): string {
-  if (error instanceof Error) return redactToString(error.message);
-  return redactToString(String(error));
 }

@@ -1,6 +1,6 @@
-import { SERVICE_APP_DEFAULT_MESSAGES as M } from './service-app.constants.js';
+import { SERVICE_APP_DEFAULT_MESSAGES as M } from '../service-app.constants.js';
 import { checkAnswer } from './service-flow.answers.js';
-import type { StoredScreen } from './service-flow.types.js';
+import type { StoredScreen } from '../service-flow.types.js';
 
 const input = (fieldType: string, validation?: StoredScreen['validation']): StoredScreen => ({
   step: 's',

@@ -1,8 +1,8 @@
 import type { PaymentAmounts } from 'nestjs-hubtel';
 import { amountsOf, judgeAmounts } from '#internal';
-import type { FulfillmentRejection } from './service-app.events.js';
-import type { CartItem } from './service-app.types.js';
-import type { PaymentStatus } from './payment-status.client.js';
+import type { FulfillmentRejection } from '../service-app.events.js';
+import type { CartItem } from '../service-app.types.js';
+import type { PaymentStatus } from './fulfillment.status-client.js';
 
 /**
  * What one status check says of an order:

@@ -1,7 +1,7 @@
 import { tryNormalizeMsisdn } from 'nestjs-hubtel';
-import type { ServiceAppMessages } from './service-app.constants.js';
-import type { SelectOption } from './service-app.types.js';
-import type { FlowValue, StoredScreen } from './service-flow.types.js';
+import type { ServiceAppMessages } from '../service-app.constants.js';
+import type { SelectOption } from '../service-app.types.js';
+import type { FlowValue, StoredScreen } from '../service-flow.types.js';
 
 export type AnswerCheck =
   { ok: true; value: FlowValue; option?: SelectOption } | { ok: false; reason: string };

@@ -1,29 +1,29 @@
 /**
  * The payment check of a fulfillment request (when `statusCheck` is set): one run of the payment
  * job asks the status check, then submits the fulfillment job, defers to the next check, or
- * refuses the order. Apart from FulfillmentService, which records requests and reports
- * outcomes, so the verification rules read in one place.
+ * refuses the order. Apart from the intake and the outcomes, so the verification rules read in
+ * one place.
  */
 import { HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
 import { namedAccount, type PaymentSummary } from './fulfillment.records.js';
-import { judgePayment } from './fulfillment-verifier.js';
-import type { PaymentStatus } from './payment-status.client.js';
-import type { ServiceAppAccount } from './service-app.accounts.js';
-import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from './service-app.constants.js';
+import { judgePayment } from './fulfillment.verifier.js';
+import type { PaymentStatus } from './fulfillment.status-client.js';
+import type { FulfillmentAccountView } from './fulfillment.types.js';
+import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from '../service-app.constants.js';
 import type { PaymentAmounts } from 'nestjs-hubtel';
 import type {
   FulfillmentAttention,
   FulfillmentPayment,
   FulfillmentRejection,
   FulfillmentRequestedEvent,
-} from './service-app.events.js';
-import { cartTotal } from './fulfillment-verifier.js';
-import type { ServiceAppLogger } from './service-app.logger.js';
-import type { ResolvedServiceAppOptions } from './service-app.options.js';
+} from '../service-app.events.js';
+import { cartTotal } from './fulfillment.verifier.js';
+import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 
-/** Refuses a recorded order (FulfillmentService: releases its cart, emits `rejected`). */
+/** Refuses a recorded order (FulfillmentOutcomes: emits `rejected`). */
 export type RefuseOrder = (
   order: FulfillmentRequestedEvent,
   reason: FulfillmentRejection,
@@ -32,7 +32,7 @@ export type RefuseOrder = (
   status?: PaymentStatus,
 ) => Promise<void>;
 
-/** Keeps an order whose verified payment matches on neither count (FulfillmentService). */
+/** Keeps an order whose verified payment matches on neither count (FulfillmentOutcomes). */
 export type HoldOrder = (
   order: FulfillmentRequestedEvent,
   attention: FulfillmentAttention,
@@ -41,7 +41,7 @@ export type HoldOrder = (
   status: PaymentStatus,
 ) => Promise<void>;
 
-/** Tells the platform `failed` for an order nobody resolved by its deadline (FulfillmentService). */
+/** Tells the platform `failed` for an order nobody resolved by its deadline (FulfillmentOutcomes). */
 export type ExpireOrder = (
   order: FulfillmentRequestedEvent,
   attention: FulfillmentAttention,
@@ -81,7 +81,7 @@ export class FulfillmentPaymentCheck {
     private readonly pipeline: InboundPipeline,
     private readonly logger: ServiceAppLogger,
     /** The order's account: its status check (keys, POS Sales ID) and verification options. */
-    private readonly accountOf: (order: FulfillmentRequestedEvent) => Promise<ServiceAppAccount>,
+    private readonly accountOf: (order: FulfillmentRequestedEvent) => Promise<FulfillmentAccountView>,
     private readonly refuse: RefuseOrder,
     private readonly hold: HoldOrder,
     private readonly expire: ExpireOrder,
@@ -150,7 +150,7 @@ export class FulfillmentPaymentCheck {
         } satisfies CheckState);
       if (final) throw error;
       this.logger.warn(
-        `Status check for order ${order.orderId} failed (check ${check}/${MAX_STATUS_CHECKS}): ${error instanceof Error ? error.message : String(error)}; checking again later`,
+        `Status check for order ${order.orderId} failed (check ${check}/${MAX_STATUS_CHECKS}): ${describe(error)}; checking again later`,
       );
       return next();
     }

@@ -5,14 +5,63 @@
  * deploy, are read in one place.
  */
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError } from 'nestjs-hubtel';
-import type { JobRecord } from '#internal';
+import type { JobRecord, JobStatus } from '#internal';
 import {
   combineOutcomes,
   type FulfillmentAttention,
   type FulfillmentRejection,
-} from './service-app.events.js';
-import type { FulfillmentCallback, FulfillmentServiceStatus } from './service-app.types.js';
-import type { FulfillmentOrderStatus } from './fulfillment.service.js';
+} from '../service-app.events.js';
+import type { FulfillmentCallback, FulfillmentServiceStatus } from '../service-app.types.js';
+
+/** What the fulfillment endpoint answers (status 200). */
+export interface FulfillmentReceipt {
+  OrderId: string;
+  SessionId: string;
+  /**
+   * `received`: recorded; its payment is verified (when `statusCheck` is set), then handlers run.
+   * `duplicate`: this OrderId was already recorded, nothing new runs. A request that fails
+   * verification is answered `received` too (verification may take re-checks): a forger learns
+   * nothing, and the refusal shows as a `rejected` event, in the logs and in `getOrder()`.
+   */
+  Status: 'received' | 'duplicate';
+}
+
+/** Where one order stands. */
+export interface FulfillmentOrderStatus {
+  orderId: string;
+  sessionId: string;
+  serviceCode: string | null;
+  /**
+   * The payment check (only when verification is on): `checking` (re-checking the status),
+   * `confirmed`, `refused` (with the reason; no handler ran), `dead` (the status check kept
+   * failing: nothing ran; replay by hand).
+   */
+  payment?: {
+    /** `attention`: paid, but matching on neither count: see `attention`, and `resolveAttention()`. */
+    status: 'checking' | 'confirmed' | 'refused' | 'dead' | 'attention';
+    checks: number;
+    reason?: FulfillmentRejection;
+    /** Why the payment needs attention (status `attention`). */
+    attention?: FulfillmentAttention;
+    lastError?: string;
+  };
+  /** Your handlers: `pending`/`running` (retrying), `done`, `dead` (gave up: `failed` reported). */
+  handler: { status: JobStatus; attempts: number; lastError?: string };
+  /**
+   * True when the handlers deferred and no outcome was reported yet: call `complete()`.
+   */
+  awaitingCompletion: boolean;
+  /** The named account of the order; absent for the default account. */
+  account?: string;
+  /** The callback, once an outcome was reported: `done` = accepted by the platform, `dead` = gave up at the deadline. */
+  callback?: {
+    serviceStatus: FulfillmentServiceStatus;
+    metaData: unknown;
+    status: JobStatus;
+    attempts: number;
+    lastError?: string;
+  };
+}
 
 export interface CallbackJob {
   callback: FulfillmentCallback;
@@ -152,10 +201,6 @@ export function unconfirmedOrder(orderId: string, record: JobRecord<PaymentSumma
   const account = namedAccount(record.payload.account);
   if (account !== undefined) status.account = account;
   return status;
-}
-
-export function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 export function assertJson(value: unknown): void {

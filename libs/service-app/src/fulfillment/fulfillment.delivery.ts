@@ -6,15 +6,15 @@
  * one, a re-send, a replayed payment check) runs no handler and is told the delivering order's
  * outcome instead, so every OrderId the platform sent gets its callback.
  *
- * Apart from FulfillmentService because it is the one piece that writes the session's delivery
- * record; the fulfillment job's gate (FulfillmentService) is where it is asked, for every road.
+ * The one piece that writes the session's delivery record; the fulfillment job's gate
+ * (FulfillmentOutcomes.admit) is where it is asked, for every road.
  */
 import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
 import { DEFAULT_JOB_RECORD_TTL_MS } from '#internal';
 import { DeliveryContendedError } from './fulfillment.errors.js';
-import { SERVICE_APP_KEYS } from './service-app.constants.js';
-import type { ServiceAppLogger } from './service-app.logger.js';
-import type { FulfillmentServiceStatus } from './service-app.types.js';
+import { SERVICE_APP_KEYS } from '../service-app.constants.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
+import type { FulfillmentServiceStatus } from '../service-app.types.js';
 
 /** The outcome reported for the delivering order, mirrored to the session's other OrderIds. */
 export interface DeliveryOutcome {

@@ -1,13 +1,12 @@
 /**
  * How a service-flow session is kept in the store: the compact record, its keys, the check that
  * a stored value is one this version can continue, and the copy-on-write helpers for its data.
- * Separate from ServiceFlowService so the storage format (which must stay readable across
- * deploys) is read in one place, apart from the request handling.
+ * Apart from the request handling so the storage format (which must stay readable across
+ * deploys) is read in one place.
  */
-import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
-import { SERVICE_APP_KEYS } from './service-app.constants.js';
-import type { SelectOption } from './service-app.types.js';
-import type { StoredScreen, StoredSession } from './service-flow.types.js';
+import { SERVICE_APP_KEYS } from '../service-app.constants.js';
+import type { SelectOption } from '../service-app.types.js';
+import type { StoredScreen, StoredSession } from '../service-flow.types.js';
 
 /** Most distinct Operator / unrouted ServiceCode strings shared between sessions (see SharedStrings). */
 const SHARED_STRINGS_LIMIT = 256;
@@ -72,11 +71,6 @@ export function resumeKey(serviceCode: string, mobile: string, account?: string)
     : `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${account}:${mobile}`;
 }
 
-/** The account a stored session or cart belongs to (none recorded: the default account). */
-export function accountOf(stored: { account?: string | undefined }): string {
-  return stored.account ?? HUBTEL_DEFAULT_ACCOUNT;
-}
-
 /** The resume record a session leaves at this point (its awaited prompt and what it collected). */
 export function resumeRecord(sessionId: string, session: SessionRecord, at: number): ResumeRecord {
   return {
@@ -109,10 +103,6 @@ export function readResume(value: unknown): ResumeRecord | undefined {
 
 export function sessionKey(sessionId: string): string {
   return `${SERVICE_APP_KEYS.session}${sessionId}`;
-}
-
-export function cartKey(sessionId: string): string {
-  return `${SERVICE_APP_KEYS.cart}${sessionId}`;
 }
 
 /** A session record with all its fields, in one order (one shape for V8). */

@@ -1,10 +1,9 @@
 /**
  * The errors of fulfillment: one refusal the endpoint answers at once, one "not paid yet" the
- * pipeline re-checks. Apart so the cart claim and the payment check throw them without importing
- * FulfillmentService (which re-exports FulfillmentRejectedError where users find it).
+ * pipeline re-checks, one contended delivery.
  */
 import { HubtelError } from 'nestjs-hubtel';
-import type { FulfillmentRejection } from './service-app.events.js';
+import type { FulfillmentRejection } from '../service-app.events.js';
 
 /** A fulfillment request refused at once by the module; `httpStatus` is what the endpoint answers. */
 export class FulfillmentRejectedError extends HubtelError {

@@ -9,13 +9,13 @@ import {
   type StoreEntry,
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
-import { SERVICE_APP_DEFAULT_MESSAGES as M } from './service-app.constants.js';
-import { ServiceAppModule } from './service-app.module.js';
-import type { ServiceAppModuleOptions } from './service-app.options.js';
+import { SERVICE_APP_DEFAULT_MESSAGES as M } from '../service-app.constants.js';
+import { ServiceAppModule } from '../service-app.module.js';
+import type { ServiceAppModuleOptions } from '../service-app.options.js';
 import { ServiceFlowBuilder } from './service-flow.builder.js';
 import { ServiceFlowService } from './service-flow.service.js';
 import { sessionKey } from './service-flow.session.js';
-import type { ServiceFlowDefinition } from './service-flow.types.js';
+import type { ServiceFlowDefinition } from '../service-flow.context.js';
 
 /*
  * How sessions are kept: compact records (100,000 live sessions must fit in well under 100 MB),

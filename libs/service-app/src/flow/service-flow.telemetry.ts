@@ -1,5 +1,5 @@
 import { type HubtelTelemetry } from 'nestjs-hubtel';
-import type { ServiceFlowResponse } from './service-app.types.js';
+import type { ServiceFlowResponse } from '../service-app.types.js';
 
 /** Request types the platform sends; anything else is reported as `other` (labels stay bounded). */
 const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout']);

@@ -1,8 +1,9 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { ussdScreen } from '#internal';
-import { resolveServiceAppOptions } from './service-app.options.js';
-import { UssdScreens, cutToFit, detectChannel, layoutMenu, transliterate } from './service-flow.ussd.js';
-import type { StoredScreen } from './service-flow.types.js';
+import { resolveServiceAppOptions } from '../service-app.options.js';
+import { cutToFit, detectChannel, transliterate } from '../service-app.ussd.js';
+import { UssdScreens, layoutMenu } from './service-flow.ussd.js';
+import type { StoredScreen } from '../service-flow.types.js';
 
 const ussd = resolveServiceAppOptions({}).ussd;
 const reserved = new Set(['9', '8', '0']);

@@ -2,13 +2,13 @@
  * The fulfillment callback to the platform (POST {callback_url}/callback): the outcome recorded
  * once per OrderId (the first one reported wins), sent and retried until the platform accepts it
  * or the deadline passes, then a dead letter; `callbackSent` emitted once accepted. Apart from
- * FulfillmentService, which decides the outcome (handlers, `complete()`), so the sending side
+ * FulfillmentOutcomes, which decides the outcome (handlers, `complete()`), so the sending side
  * reads in one place.
  */
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HUBTEL_DEFAULT_ACCOUNT, type HubtelTelemetry } from 'nestjs-hubtel';
 import type { InboundPipeline, JobFollowUps, JobRecord } from '#internal';
-import type { ServiceAppAccount } from './service-app.accounts.js';
+import type { FulfillmentCallbackClient } from './fulfillment.callback-client.js';
 import {
   callbackOf,
   namedAccount,
@@ -17,18 +17,20 @@ import {
   type StoredCallback,
 } from './fulfillment.records.js';
 import { reportedCallback } from './fulfillment.telemetry.js';
-import { SERVICE_APP_JOBS } from './service-app.constants.js';
-import { FulfillmentCallbackSentEvent, ServiceAppEvents } from './service-app.events.js';
-import type { ServiceAppLogger } from './service-app.logger.js';
-import type { ResolvedServiceAppOptions } from './service-app.options.js';
-import type { FulfillmentServiceStatus } from './service-app.types.js';
+import { SERVICE_APP_JOBS } from '../service-app.constants.js';
+import { FulfillmentCallbackSentEvent, ServiceAppEvents } from '../service-app.events.js';
+import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import type { ResolvedServiceAppOptions } from '../service-app.options.js';
+import type { FulfillmentServiceStatus } from '../service-app.types.js';
 
 export class FulfillmentCallbacks {
   constructor(
     private readonly pipeline: InboundPipeline,
     options: ResolvedServiceAppOptions,
     /** The job's account: its callback credentials send it, whichever replica runs the job. */
-    private readonly accountOf: (job: CallbackJob) => Promise<ServiceAppAccount>,
+    private readonly accountOf: (
+      job: CallbackJob,
+    ) => Promise<{ readonly callback: FulfillmentCallbackClient }>,
     private readonly logger: ServiceAppLogger,
     private readonly emitter: EventEmitter2,
     private readonly telemetry?: HubtelTelemetry,
@@ -127,9 +129,7 @@ export class FulfillmentCallbacks {
     try {
       await this.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
     } catch (error) {
-      this.logger.error(
-        `A ${ServiceAppEvents.CallbackSent} listener failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      this.logger.error(`A ${ServiceAppEvents.CallbackSent} listener failed: ${describe(error)}`);
     }
   }
 }

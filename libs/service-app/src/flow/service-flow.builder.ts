@@ -1,5 +1,5 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import type { FlowResumeOptions, FlowStepHandler, ServiceFlowDefinition } from './service-flow.types.js';
+import type { FlowResumeOptions, FlowStepHandler, ServiceFlowDefinition } from '../service-flow.context.js';
 
 /**
  * Builds a flow without a class, e.g. from configuration or inside `forRootAsync`'s factory

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HubtelError } from 'nestjs-hubtel';
 import { type HttpTransport } from '#internal';
-import { SERVICE_APP_TRANSPORT } from './service-app.constants.js';
-import type { FulfillmentCallback } from './service-app.types.js';
+import { SERVICE_APP_TRANSPORT } from '../service-app.constants.js';
+import type { FulfillmentCallback } from '../service-app.types.js';
 
 /**
  * Posts one fulfillment callback: `POST {callback_url}/callback` with

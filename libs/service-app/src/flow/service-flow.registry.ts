@@ -1,12 +1,12 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { SERVICE_APP_OPTIONS } from './service-app.constants.js';
-import { ServiceAppLogger } from './service-app.logger.js';
-import type { ResolvedServiceAppOptions } from './service-app.options.js';
+import { SERVICE_APP_OPTIONS } from '../service-app.constants.js';
+import { ServiceAppLogger } from '../service-app.logger.js';
+import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import { assertFlowDefinition } from './service-flow.builder.js';
 import { getFlowMetadata } from './service-flow.decorators.js';
-import type { FlowStepHandler, ServiceFlowDefinition } from './service-flow.types.js';
+import type { FlowStepHandler, ServiceFlowDefinition } from '../service-flow.context.js';
 import { assertFlowUssdText } from './service-flow.ussd.js';
 
 /**

@@ -6,9 +6,9 @@
  */
 import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
-import type { ServiceAppLogger } from './service-app.logger.js';
-import { cartKey } from './service-flow.session.js';
-import type { StoredCart } from './service-flow.types.js';
+import { cartKey } from '../service-app.constants.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
+import type { StoredCart } from '../service-flow.types.js';
 
 export class FulfillmentCarts {
   constructor(

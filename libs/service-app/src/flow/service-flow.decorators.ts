@@ -1,7 +1,7 @@
 import { Injectable, type Type } from '@nestjs/common';
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { FLOW_STEPS_METADATA, SERVICE_FLOW_METADATA } from './service-app.constants.js';
-import type { FlowResumeOptions } from './service-flow.types.js';
+import { FLOW_STEPS_METADATA, SERVICE_FLOW_METADATA } from '../service-app.constants.js';
+import type { FlowResumeOptions } from '../service-flow.context.js';
 
 export interface ServiceFlowOptions {
   /**

@@ -1,0 +1,10 @@
+/** The service flow's one face to the rest of the library: nothing outside this folder imports its other files. */
+export { ServiceFlowService } from './service-flow.service.js';
+export { ServiceFlowRegistry } from './service-flow.registry.js';
+export { ServiceFlowBuilder } from './service-flow.builder.js';
+export {
+  ServiceFlow,
+  FlowStep,
+  type ServiceFlowOptions,
+  type FlowStepOptions,
+} from './service-flow.decorators.js';

@@ -1,0 +1,204 @@
+import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import type { CartItem, SelectOption, ServiceFlowResponse } from '../service-app.types.js';
+import type { StoredScreen } from '../service-flow.types.js';
+
+/*
+ * The service-flow response shapes, exactly as the contract's tables and "Service-session
+ * exchange" give them: Mask, MaskNextRoute, ServiceCode and ClientState always null; Item null
+ * except for the cart; FieldName '' for select and null for the cart; Data null for input, the
+ * options for select, [] for the cart. The final message (not shown by the contract) uses
+ * `Type: 'release'`, the value the platform's documentation gives for ending a session, with the
+ * cart's display shape and no options.
+ */
+
+/** Every response, field by field in the contract's order: the fields that vary, the rest null. */
+function response(
+  sessionId: string,
+  fields: Pick<
+    ServiceFlowResponse,
+    'Type' | 'Message' | 'Item' | 'Label' | 'DataType' | 'FieldType' | 'FieldName' | 'Data'
+  >,
+): ServiceFlowResponse {
+  return {
+    SessionId: sessionId,
+    Type: fields.Type,
+    Message: fields.Message,
+    Mask: null,
+    MaskNextRoute: null,
+    Item: fields.Item,
+    ServiceCode: null,
+    Label: fields.Label,
+    DataType: fields.DataType,
+    FieldType: fields.FieldType,
+    FieldName: fields.FieldName,
+    ClientState: null,
+    Data: fields.Data,
+  };
+}
+
+/**
+ * `Response` to an input or select prompt (optionally prefixed by an explanation, for re-asks).
+ * `shown`: the whole `Message` as the USSD channel renders it (menu lines, cut to the screen).
+ */
+export function promptResponse(
+  sessionId: string,
+  screen: StoredScreen,
+  prefix?: string,
+  shown?: string,
+): ServiceFlowResponse {
+  const select = screen.kind === 'select';
+  return response(sessionId, {
+    Type: 'Response',
+    Message: shown ?? (prefix ? `${prefix}\n${screen.message}` : screen.message),
+    Item: null,
+    Label: screen.label,
+    DataType: select ? 'select' : 'input',
+    FieldType: screen.fieldType,
+    FieldName: select ? '' : screen.field,
+    Data: select
+      ? (screen.options ?? []).map((o) => ({ Display: o.Display, Value: o.Value, Amount: o.Amount }))
+      : null,
+  });
+}
+
+/**
+ * `AddToCart`: hands the user over to payment. `item` is already checked (checkCartItem). On USSD
+ * the same answer is a `Release` (the platform's SDK): the USSD session ends, payment follows.
+ */
+export function cartResponse(
+  sessionId: string,
+  message: string,
+  label: string | null,
+  item: CartItem,
+  type: 'AddToCart' | 'Release' = 'AddToCart',
+): ServiceFlowResponse {
+  return response(sessionId, {
+    Type: type,
+    Message: message,
+    Item: item,
+    Label: label,
+    DataType: 'display',
+    FieldType: 'text',
+    FieldName: null,
+    Data: [],
+  });
+}
+
+/** `release`: a final message; the session is over. */
+export function releaseResponse(
+  sessionId: string,
+  message: string,
+  label: string | null = null,
+  type: 'release' | 'Release' = 'release',
+): ServiceFlowResponse {
+  return response(sessionId, {
+    Type: type,
+    Message: message,
+    Item: null,
+    Label: label,
+    DataType: 'display',
+    FieldType: 'text',
+    FieldName: null,
+    Data: null,
+  });
+}
+
+/* --- Checks of what a step answered: a flow bug is reported to the developer, never sent. --- */
+
+export function fail(step: string, issues: ValidationIssue[]): never {
+  throw new HubtelValidationError(
+    `Step "${step}" answered an invalid reply: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+    issues,
+  );
+}
+
+export function isText(value: unknown): value is string {
+  return typeof value === 'string';
+}
+
+/** An option's Value as stored: a finite number becomes its string. */
+export function optionValue(value: unknown): unknown {
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+}
+
+/** Checks a cart item; returns a copy holding only the contract's fields. */
+export function checkCartItem(step: string, message: unknown, item: CartItem): CartItem {
+  const issues: ValidationIssue[] = [];
+  if (!isText(message)) issues.push({ field: 'message', message: 'must be a string' });
+  if (!item || typeof item !== 'object')
+    fail(step, [...issues, { field: 'item', message: 'must be an object' }]);
+  if (!isText(item.ItemName) || item.ItemName.trim() === '')
+    issues.push({ field: 'item.ItemName', message: 'must be a non-empty string' });
+  if (typeof item.Qty !== 'number' || !Number.isInteger(item.Qty) || item.Qty < 1)
+    issues.push({ field: 'item.Qty', message: 'must be a whole number of 1 or more' });
+  if (typeof item.Price !== 'number' || !Number.isFinite(item.Price) || item.Price <= 0)
+    issues.push({ field: 'item.Price', message: 'must be a number above 0' });
+  if (item.ServiceData !== undefined) {
+    if (
+      item.ServiceData === null ||
+      typeof item.ServiceData !== 'object' ||
+      Array.isArray(item.ServiceData)
+    ) {
+      issues.push({ field: 'item.ServiceData', message: 'must be a plain object' });
+    } else {
+      try {
+        JSON.stringify(item.ServiceData);
+      } catch {
+        issues.push({ field: 'item.ServiceData', message: 'must be JSON-serialisable' });
+      }
+    }
+  }
+  if (issues.length > 0) fail(step, issues);
+  const copy: CartItem = { ItemName: item.ItemName, Qty: item.Qty, Price: item.Price };
+  if (item.ServiceData !== undefined)
+    copy.ServiceData = JSON.parse(JSON.stringify(item.ServiceData)) as Record<string, unknown>;
+  return copy;
+}
+
+/**
+ * The answer to a `query` from an @OnServiceQuery() handler's return value (`Response`, `display`,
+ * its options in `Data`), or undefined when that value is neither a string nor `{ message }`.
+ */
+export function queryResponse(sessionId: string, answer: unknown): ServiceFlowResponse | undefined {
+  if (typeof answer === 'string')
+    return response(sessionId, {
+      Type: 'Response',
+      Message: answer,
+      Item: null,
+      Label: null,
+      DataType: 'display',
+      FieldType: 'text',
+      FieldName: null,
+      Data: null,
+    });
+  if (!answer || typeof answer !== 'object') return undefined;
+  const { message, label, data } = answer as { message?: unknown; label?: unknown; data?: unknown };
+  if (!isText(message) || (label !== undefined && !isText(label))) return undefined;
+  let options: SelectOption[] | null = null;
+  if (data !== undefined) {
+    if (!Array.isArray(data)) return undefined;
+    options = [];
+    for (const option of data as Array<Record<string, unknown>>) {
+      const value = optionValue(option?.Value);
+      const amount = option?.Amount ?? 0;
+      if (
+        !isText(option?.Display) ||
+        !isText(value) ||
+        typeof amount !== 'number' ||
+        !Number.isFinite(amount)
+      )
+        return undefined;
+      options.push({ Display: option.Display, Value: value, Amount: amount });
+    }
+  }
+  return response(sessionId, {
+    Type: 'Response',
+    Message: message,
+    Item: null,
+    Label: label ?? null,
+    DataType: 'display',
+    FieldType: 'text',
+    FieldName: null,
+    Data: options,
+  });
+}

@@ -1,0 +1,160 @@
+/**
+ * Resumable flows: an unfinished session leaves its state under the Mobile and ServiceCode for
+ * the next dial, which is asked whether to continue. Offered behind a guarded endpoint only: the
+ * Mobile is all that names the customer.
+ */
+import { deleteIfVersion } from '#internal';
+import type { HubtelStore } from 'nestjs-hubtel';
+import { cartKey } from '../service-app.constants.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
+import type { ResolvedServiceAppOptions } from '../service-app.options.js';
+import type { ServiceFlowDefinition } from '../service-flow.context.js';
+import type { StoredScreen } from '../service-flow.types.js';
+import type { ServiceFlowRegistry } from './service-flow.registry.js';
+import { stepOf } from './service-flow.runner.js';
+import {
+  readRecord,
+  readResume,
+  resumeKey,
+  resumeRecord,
+  type ResumeRecord,
+  type SessionRecord,
+} from './service-flow.session.js';
+
+/** Step name of the resume question (no flow step can be named so: `@` marks the module's own). */
+export const RESUME_STEP = '@resume';
+
+export class FlowResume {
+  /** The resume question of each resumable flow (shared, frozen: one per flow). */
+  private readonly screens = new Map<string, StoredScreen>();
+  private resumableFlows?: boolean;
+
+  constructor(
+    private readonly store: HubtelStore,
+    private readonly registry: ServiceFlowRegistry,
+    private readonly options: ResolvedServiceAppOptions,
+    private readonly logger: ServiceAppLogger,
+    /**
+     * Whether resume is offered: only behind a path secret or an IP allow-list. An open endpoint
+     * would show what a customer typed to anyone who sends their Mobile.
+     */
+    readonly guarded: boolean,
+  ) {}
+
+  /** At start-up (and when a named account is built): resume is off behind an open endpoint; said once. */
+  warnUnguarded(account: string, named: string | undefined): void {
+    if (this.guarded || !this.anyResumable()) return;
+    const flows = this.registry
+      .list()
+      .filter((flow) => flow.resume)
+      .map((flow) => flow.name);
+    const path = named === undefined ? 'serviceApp' : `serviceApp[${named}]`;
+    this.logger.warn(
+      `Flows ${flows.join(', ')} are resumable, but the service-flow endpoint of account "${account}" has neither a path secret nor an IP allow-list (${path}.access): resume is off there, since anyone sending a customer's Mobile would see what they typed`,
+    );
+  }
+
+  /** The resume question of a flow: a select of yes / no (shared by its sessions). */
+  screen(flow: ServiceFlowDefinition): StoredScreen {
+    let screen = this.screens.get(flow.name);
+    if (!screen) {
+      const { messages } = this.options;
+      const message = flow.resume?.message ?? messages.resume;
+      const options = [
+        Object.freeze({ Display: messages.resumeYes, Value: 'yes', Amount: 0 }),
+        Object.freeze({ Display: messages.resumeNo, Value: 'no', Amount: 0 }),
+      ];
+      screen = Object.freeze({
+        step: RESUME_STEP,
+        kind: 'select',
+        message,
+        label: message,
+        fieldType: 'text',
+        field: RESUME_STEP,
+        next: undefined,
+        options: Object.freeze(options),
+        validation: undefined,
+      }) as StoredScreen;
+      this.screens.set(flow.name, screen);
+    }
+    return screen;
+  }
+
+  /**
+   * The unfinished session to offer at this start, if any: one of this flow, for this Mobile and
+   * ServiceCode, within the window, at a step the flow still has, and not finished (a cart of it
+   * means it was carted: never offered, even if its record was not deleted). Taken from the store
+   * (deleted at the version read): of two starts at once, on any replicas, one only gets it.
+   */
+  async offer(
+    flow: ServiceFlowDefinition,
+    session: SessionRecord,
+    sessionId: string,
+  ): Promise<ResumeRecord | undefined> {
+    const key = resumeKey(session.serviceCode, session.mobile, session.account);
+    const entry = await this.store.get<unknown>(key);
+    const left = entry && readResume(entry.value);
+    if (!left) return undefined;
+    if (
+      left.flow !== flow.name ||
+      left.sessionId === sessionId ||
+      Date.now() - left.at > flow.resume!.withinMs ||
+      !stepOf(flow, left.screen.step) ||
+      (await this.store.get(cartKey(left.sessionId)))
+    ) {
+      return undefined;
+    }
+    return (await deleteIfVersion(this.store, key, entry.version)) ? left : undefined;
+  }
+
+  /**
+   * At `release` or `timeout`: a resumable flow's session that had an answer leaves its state for
+   * the next dial, the window starting now.
+   */
+  async keep(sessionId: string, key: string, known?: SessionRecord): Promise<void> {
+    if (!this.guarded) return;
+    let session = known;
+    if (!session) {
+      if (!this.anyResumable()) return;
+      const entry = await this.store.get<unknown>(key);
+      session = entry ? readRecord(entry.value) : undefined;
+    }
+    if (!session) return;
+    const flow = this.registry.get(session.flow);
+    if (session.screen.step === RESUME_STEP) {
+      // Gone before answering the question: the session it offered is left for the next dial again.
+      if (flow?.resume && session.resume)
+        await this.store.set(
+          resumeKey(session.serviceCode, session.mobile, session.account),
+          session.resume,
+          {
+            ttlMs: flow.resume.withinMs,
+          },
+        );
+      return;
+    }
+    if (Object.keys(session.data).length === 0) return;
+    if (flow?.resume) await this.write(flow, sessionId, session);
+  }
+
+  /** A resumable flow's answered state, kept for the next dial. */
+  async write(flow: ServiceFlowDefinition, sessionId: string, session: SessionRecord): Promise<void> {
+    if (!this.guarded || !flow.resume) return;
+    await this.store.set(
+      resumeKey(session.serviceCode, session.mobile, session.account),
+      resumeRecord(sessionId, session, Date.now()),
+      { ttlMs: flow.resume.withinMs },
+    );
+  }
+
+  /** A finished session (carted or ended) is never offered: its record goes. */
+  async drop(flow: ServiceFlowDefinition, session: SessionRecord): Promise<void> {
+    if (flow.resume) await this.store.delete(resumeKey(session.serviceCode, session.mobile, session.account));
+  }
+
+  /** Whether any flow is resumable (known once the flows are loaded): else a release reads nothing. */
+  private anyResumable(): boolean {
+    this.resumableFlows ??= this.registry.list().some((flow) => flow.resume !== undefined);
+    return this.resumableFlows;
+  }
+}

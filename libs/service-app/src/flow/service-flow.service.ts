@@ -1,0 +1,306 @@
+import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
+import type { InboundAccessPolicy, InboundPipeline } from '#internal';
+import {
+  HUBTEL_DEFAULT_ACCOUNT,
+  HUBTEL_TELEMETRY,
+  HubtelStoreUnavailableError,
+  type HubtelStore,
+  type HubtelTelemetry,
+} from 'nestjs-hubtel';
+import {
+  SERVICE_APP_ACCESS_POLICY,
+  SERVICE_APP_DEFAULTS,
+  SERVICE_APP_OPTIONS,
+  SERVICE_APP_PIPELINE,
+  SERVICE_APP_STORE,
+} from '../service-app.constants.js';
+import { parseRequest, validateServiceFlowRequest } from '../service-app.dto.js';
+import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from '../service-app.errors.js';
+import { ServiceAppEvents, ServiceQueryEvent, type ServiceQueryAnswer } from '../service-app.events.js';
+import { ServiceAppLogger, describe } from '../service-app.logger.js';
+import type { ResolvedServiceAppOptions } from '../service-app.options.js';
+import type { ServiceFlowRequest, ServiceFlowResponse } from '../service-app.types.js';
+import { within } from '../service-app.time.js';
+import { detectChannel } from '../service-app.ussd.js';
+import type { StoredSession } from '../service-flow.types.js';
+import { FlowCart } from './service-flow.cart.js';
+import { FlowEngine } from './service-flow.engine.js';
+import { FlowPaging } from './service-flow.paging.js';
+import { ServiceFlowRegistry } from './service-flow.registry.js';
+import { queryResponse, releaseResponse } from './service-flow.responses.js';
+import { FlowResume } from './service-flow.resume.js';
+import { sessionKey, storedSession } from './service-flow.session.js';
+import { FlowSessionStore } from './service-flow.store.js';
+import { timedStep } from './service-flow.telemetry.js';
+
+/**
+ * Serves the service interaction endpoint: one call = one answer of the user, one response.
+ *
+ * - `initiation` starts the flow routed by ServiceCode (or the default flow) at its start step;
+ *   never over a SessionId that has a cart, nor over another account's session (see `taken`).
+ * - `Response` checks the entry against the prompt it answers (re-asking with an explanation when
+ *   it does not pass), handles "back", then runs the prompt's `next` step.
+ * - `release` forgets the session; `timeout` marks it timed out (nothing more runs in it).
+ * - `favorite` starts like `initiation`, the start step seeing what the request carried.
+ * - `query` is answered by the @OnServiceQuery() handler; any other Type by a polite `Release`.
+ *
+ * On the USSD channel (decided at the start: `Platform` USSD or a telco `Operator`) the phone shows
+ * `Message` only: select prompts are written into it as numbered lines, paged to the screen
+ * (UssdScreens), texts longer than a screen are cut, and the cart is a `Release`. A resumable
+ * flow's unfinished session leaves its state under the Mobile and ServiceCode for the next dial
+ * (behind a guarded endpoint only: the Mobile is all that names the customer).
+ *
+ * Sessions live in the store under their SessionId with a sliding TTL, written with
+ * compare-and-set so two concurrent calls for one session cannot both advance it. Steps run under
+ * the step budget: past it the user gets "please try again" on the same prompt and the late
+ * answer is dropped. Nothing here answers a 500: an unexpected failure ends the session politely,
+ * and a stored session this version cannot read is treated as expired.
+ */
+@Injectable()
+export class ServiceFlowService implements OnApplicationBootstrap {
+  private readonly logger = new ServiceAppLogger();
+  private readonly paging: FlowPaging;
+  private readonly resume: FlowResume;
+  private readonly sessions: FlowSessionStore;
+  private readonly engine: FlowEngine;
+  /** False for a MemoryStore (it answers at once): no time-out guard is armed per request then. */
+  private readonly storeMayStall: boolean;
+
+  constructor(
+    private readonly registry: ServiceFlowRegistry,
+    @Inject(SERVICE_APP_STORE) private readonly store: HubtelStore,
+    @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
+    @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
+    /** Its emitter answers `query` requests (@OnServiceQuery()); absent in unit tests. */
+    @Optional() @Inject(SERVICE_APP_PIPELINE) private readonly pipeline?: InboundPipeline,
+    /** The account's access policy (path secret, allow-list): resume is offered only behind one. */
+    @Optional() @Inject(SERVICE_APP_ACCESS_POLICY) access?: InboundAccessPolicy,
+  ) {
+    this.storeMayStall = !store.local;
+    this.paging = new FlowPaging(options, this.logger);
+    this.resume = new FlowResume(store, registry, options, this.logger, access?.enabled ?? false);
+    this.sessions = new FlowSessionStore(store, options, this.logger, this.paging);
+    const cart = new FlowCart(store, this.paging, options, this.logger);
+    this.engine = new FlowEngine(
+      registry,
+      options,
+      this.logger,
+      this.sessions,
+      this.resume,
+      this.paging,
+      cart,
+    );
+  }
+
+  /**
+   * @internal The engine of named account `account`: the same flows and store, with the account's
+   * own options (messages, TTLs, USSD...); its sessions and carts record the account. Built once
+   * per account by the module's accounts; the instance-wide start cap is shared.
+   */
+  forAccount(
+    account: string,
+    options: ResolvedServiceAppOptions,
+    access: InboundAccessPolicy,
+  ): ServiceFlowService {
+    const engine = new ServiceFlowService(
+      this.registry,
+      this.store,
+      options,
+      this.telemetry,
+      this.pipeline,
+      access,
+    );
+    engine.sessions.pending = this.sessions.pending;
+    engine.accountEngines = this.accountEngines;
+    engine.engine.named = account === HUBTEL_DEFAULT_ACCOUNT ? undefined : account;
+    engine.onApplicationBootstrap();
+    return engine;
+  }
+
+  /** At start-up (and when a named account is built): resume is off behind an open endpoint; said once. */
+  onApplicationBootstrap(): void {
+    this.resume.warnUnguarded(this.account, this.engine.named);
+  }
+
+  /** The account this engine serves. */
+  get account(): string {
+    return this.engine.account;
+  }
+
+  /** @internal Set by the module's accounts: how `handle(body, account)` finds another account. */
+  accountEngines?: { get(name: string): Promise<{ flows: ServiceFlowService }> };
+
+  /**
+   * Answers one service-flow request (the body as received). Throws HubtelValidationError (with
+   * `issues`) when the body is not a valid service-flow request; never throws otherwise, but for
+   * a session of another account than `account` (ServiceAppWrongAccountError). `account`: the
+   * account whose endpoint it came to, when you mount the endpoint yourself (default: this
+   * service's, the default account); an unknown name rejects (ServiceAppUnknownAccountError).
+   */
+  async handle(body: unknown, account?: string): Promise<ServiceFlowResponse> {
+    if (account !== undefined && account !== this.account) {
+      if (!this.accountEngines) throw new ServiceAppUnknownAccountError(account, [this.account], false);
+      return (await this.accountEngines.get(account)).flows.handle(body);
+    }
+    if (this.telemetry) return timedStep(this.telemetry, body, (input) => this.step(input));
+    return this.step(body);
+  }
+
+  private async step(body: unknown): Promise<ServiceFlowResponse> {
+    const request = parseRequest(validateServiceFlowRequest, body, 'service-flow request');
+    const answer = this.dispatch(request);
+    return this.storeMayStall ? this.withinBudget(request.SessionId, answer) : answer;
+  }
+
+  /**
+   * The answer, or the `outage` end screen when it is not ready `stepBudgetMs + storeGraceMs` after
+   * the request came (a stalled store, or a client of yours without a command time-out): the
+   * platform shows the user a message within its 5 s instead of nothing. The late work goes on
+   * (it writes nothing the platform will act on: the session has ended) and is never unhandled.
+   */
+  private async withinBudget(
+    sessionId: string,
+    answer: Promise<ServiceFlowResponse>,
+  ): Promise<ServiceFlowResponse> {
+    const result = await within(
+      answer,
+      this.options.stepBudgetMs + SERVICE_APP_DEFAULTS.storeGraceMs,
+      undefined,
+    );
+    if (result) return result;
+    this.logger.warn(
+      `Service-flow request of session ${sessionId} not answered within ${this.options.stepBudgetMs} ms (the store is slow); answered "${this.options.messages.outage}"`,
+    );
+    return releaseResponse(sessionId, this.options.messages.outage);
+  }
+
+  private async dispatch(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
+    const key = sessionKey(request.SessionId);
+    try {
+      switch (request.Type.toLowerCase()) {
+        case 'initiation':
+          return await this.engine.initiate(request, key);
+        case 'response':
+          return await this.engine.respond(request, key);
+        case 'release':
+          return await this.release(request, key);
+        case 'timeout':
+          return await this.timeout(request, key);
+        case 'favorite':
+          return await this.engine.initiate(request, key, {
+            message: request.Message,
+            clientState: request.ClientState ?? '',
+          });
+        case 'query':
+          return await this.query(request);
+        default:
+          return this.unsupported(request);
+      }
+    } catch (error) {
+      // Another account's session: refused as it is (the endpoint answers 409), nothing changed.
+      if (error instanceof ServiceAppWrongAccountError) throw error;
+      if (error instanceof HubtelStoreUnavailableError) {
+        // Redis is down: end the session with a message the phone shows (a 503 shows nothing).
+        // Nothing to forget: the store cannot be written, and the session expires there anyway.
+        this.logger.warn(
+          `Service-flow request of session ${request.SessionId}: the store is unavailable (${error.message}); answered "${this.options.messages.outage}"`,
+        );
+        return releaseResponse(request.SessionId, this.options.messages.outage);
+      }
+      // A bug, or another store failure: the platform still gets a well-formed answer.
+      this.logger.error(`Service-flow request of session ${request.SessionId} failed: ${describe(error)}`);
+      await this.sessions.forget(key).catch(() => undefined);
+      return releaseResponse(request.SessionId, this.options.messages.error);
+    }
+  }
+
+  /** The stored session of a SessionId, if it is active (for diagnostics and tests). */
+  async getSession(sessionId: string): Promise<StoredSession | undefined> {
+    const record = (await this.sessions.read(sessionKey(sessionId)))?.session;
+    // A timed-out session is kept only to refuse late answers: it is no longer active.
+    if (!record || record.timedOut) return undefined;
+    return storedSession(sessionId, record);
+  }
+
+  private async release(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+    // Read first: another account's session is neither kept for resume nor forgotten.
+    const session = (await this.sessions.read(key))?.session;
+    if (session) this.engine.assertOwn(request.SessionId, session);
+    await this.resume.keep(request.SessionId, key, session);
+    await this.sessions.forget(key);
+    this.logger.debug(`Session ${request.SessionId} released by the platform (${request.Type})`);
+    return releaseResponse(request.SessionId, this.options.messages.released);
+  }
+
+  /**
+   * `timeout`: the platform gave up waiting and ignores the answer. The session is marked timed
+   * out (a late answer for it is told it expired); no step runs. A resumable flow's state is kept.
+   */
+  private async timeout(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+    const sessionId = request.SessionId;
+    const entry = await this.sessions.read(key);
+    const session = entry?.session;
+    if (session) this.engine.assertOwn(sessionId, session);
+    if (entry && session && !session.timedOut) {
+      await this.resume.keep(sessionId, key, session);
+      await this.sessions.timeOut(sessionId, key, entry.version, session);
+    }
+    this.logger.debug(`Session ${sessionId} timed out on the platform`);
+    // Answered as a release always was (the platform ignores it).
+    return releaseResponse(sessionId, this.options.messages.timedOut);
+  }
+
+  /** `query`: the @OnServiceQuery() handler's answer; without one, a polite `Release`. */
+  private async query(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
+    const sessionId = request.SessionId;
+    const emitter = this.pipeline?.emitter;
+    if (!emitter || !emitter.hasListeners(ServiceAppEvents.Query)) {
+      this.logger.debug(`Query of session ${sessionId}: no @OnServiceQuery() handler`);
+      return releaseResponse(sessionId, this.options.messages.queryUnavailable, null, 'Release');
+    }
+    const channel = detectChannel(request.Platform, request.Operator, this.options.ussd);
+    const event = new ServiceQueryEvent({
+      sessionId,
+      serviceCode: request.ServiceCode,
+      mobile: request.Mobile,
+      operator: request.Operator,
+      channel,
+      message: request.Message,
+      clientState: request.ClientState ?? '',
+      account: this.account,
+    });
+    let answer: ServiceQueryAnswer | undefined;
+    try {
+      const handled = emitter.emitAsync(ServiceAppEvents.Query, event) as Promise<unknown[]>;
+      handled.catch(() => undefined);
+      const results = await within(handled, this.options.stepBudgetMs, 'late' as const);
+      if (results === 'late') {
+        this.logger.warn(
+          `Query of session ${sessionId}: the @OnServiceQuery() handler took longer than ${this.options.stepBudgetMs} ms; answered "try again"`,
+        );
+        return releaseResponse(sessionId, this.options.messages.busy, null, 'Release');
+      }
+      answer = results.find((result) => result !== undefined) as ServiceQueryAnswer | undefined;
+    } catch (error) {
+      this.logger.error(`Query of session ${sessionId} failed: ${describe(error)}`);
+      return releaseResponse(sessionId, this.options.messages.error, null, 'Release');
+    }
+    const reply = queryResponse(sessionId, answer);
+    if (!reply) {
+      this.logger.error(
+        `Query of session ${sessionId}: the @OnServiceQuery() handler returned neither a string nor { message }`,
+      );
+      return releaseResponse(sessionId, this.options.messages.error, null, 'Release');
+    }
+    reply.Message = this.paging.shownText(channel === 'ussd', '(query)', '@OnServiceQuery', reply.Message);
+    return reply;
+  }
+
+  /** A request Type this module does not know: a polite end, as the platform's SDK answers it. */
+  private unsupported(request: ServiceFlowRequest): ServiceFlowResponse {
+    this.logger.warn(
+      `Service-flow request of session ${request.SessionId} has Type ${JSON.stringify(request.Type)}, which this module does not handle; answered "${this.options.messages.unsupported}"`,
+    );
+    return releaseResponse(request.SessionId, this.options.messages.unsupported, null, 'Release');
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * A fulfillment request taken in: checked against its session's cart and the order's account,
+ * recorded once per OrderId (a known one is answered as the duplicate it is), then its payment
+ * check or its handlers run on the pipeline.
+ */
+import { HUBTEL_DEFAULT_ACCOUNT, maskMsisdn } from 'nestjs-hubtel';
+import type { InboundPipeline } from '#internal';
+import { SERVICE_APP_JOBS, accountOf } from '../service-app.constants.js';
+import type { FulfillmentRequestDto } from '../service-app.dto.js';
+import { ServiceAppWrongAccountError } from '../service-app.errors.js';
+import type { FulfillmentRequestedEvent } from '../service-app.events.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
+import { isoNow } from '../service-app.time.js';
+import { readOrderClaims } from '../fulfillment.claims.js';
+import type { FulfillmentCarts } from './fulfillment.cart.js';
+import { FulfillmentRejectedError } from './fulfillment.errors.js';
+import type { FulfillmentReceipt, OrderSummary } from './fulfillment.records.js';
+import type { FulfillmentAccountView } from './fulfillment.types.js';
+
+export class FulfillmentIntake {
+  constructor(
+    private readonly pipeline: InboundPipeline,
+    private readonly carts: FulfillmentCarts,
+    private readonly logger: ServiceAppLogger,
+  ) {}
+
+  async accept(request: FulfillmentRequestDto, account: FulfillmentAccountView): Promise<FulfillmentReceipt> {
+    const { OrderId: orderId, SessionId: sessionId } = request;
+    // Verified first when it can be: the payment job submits the fulfillment job once confirmed.
+    const job = account.verifying ? SERVICE_APP_JOBS.payment : SERVICE_APP_JOBS.fulfillment;
+    // A new OrderId (the usual request) costs the cart's read and the record's set-if-absent, which
+    // finds a known one (a duplicate). Read first only when that cannot: an order a verifying
+    // account knows as its fulfillment job (recorded before verification was on, or an attention
+    // resolved by delivering it), read along with the cart; and a known order whose cart would
+    // refuse it (gone, with `requireCart`, or another account's): answered as the duplicate it is.
+    // Through the pipeline, not a bare read: a known order whose job never ran (its first request
+    // was answered 503 after the record) is asked for again by this retry.
+    const cartRead = this.carts.read(sessionId);
+    const delivered = account.verifying
+      ? this.pipeline.resend<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)
+      : undefined;
+    cartRead.catch(() => undefined); // awaited below; not left unhandled while the other is awaited
+    let known = await delivered;
+    const entry = await cartRead;
+    const refused = entry ? accountOf(entry.value) !== account.name : account.options.requireCart;
+    if (!known && refused) known = await this.pipeline.resend<OrderSummary>(job, orderId);
+    if (known) {
+      this.assertOwn('order', orderId, known.payload, account);
+      return this.duplicate(orderId, sessionId, known.payload.sessionId);
+    }
+    const cart = this.carts.find(orderId, sessionId, entry, account.options.requireCart);
+    // A cart built on another account's path: that account's order, not this one's.
+    if (cart) this.assertOwn('session', sessionId, cart, account);
+
+    // A literal (one shape for every order), the optional field added after.
+    const order: FulfillmentRequestedEvent = {
+      orderId,
+      sessionId,
+      serviceCode: cart?.serviceCode ?? null,
+      flow: cart?.flow ?? null,
+      mobile: cart?.mobile ?? null,
+      item: cart?.item ?? null,
+      serviceData: cart?.item.ServiceData ?? {},
+      data: cart?.data ?? {},
+      extraData: request.ExtraData ?? {},
+      orderInfo: request.OrderInfo ?? null,
+      receivedAt: isoNow(),
+      account: account.name,
+    };
+    const claims = readOrderClaims(request.OrderInfo);
+    if (claims) (order as { claims?: typeof claims }).claims = claims;
+    if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
+
+    const result = await this.pipeline.submit<OrderSummary>(job, orderId, order);
+    if (result.duplicate) {
+      // A known OrderId (its record may be compacted); `submit` asked its runner again for a run
+      // that never started.
+      this.assertOwn('order', orderId, result.record.payload, account);
+      return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
+    }
+    if (this.logger.isLevelEnabled('log')) {
+      const who = order.mobile ? ` for ${maskMsisdn(order.mobile)}` : '';
+      this.logger.log(
+        `Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who}${accountLabel(order)} recorded${account.verifying ? '; confirming its payment' : ''}`,
+      );
+    }
+    return { OrderId: orderId, SessionId: sessionId, Status: 'received' };
+  }
+
+  /**
+   * A known order or cart of another account than the one the request came for is refused: the
+   * request is answered 409 HUBTEL_WRONG_ACCOUNT, nothing recorded, run or emitted.
+   */
+  private assertOwn(
+    subject: 'order' | 'session',
+    id: string,
+    stored: { account?: string | undefined },
+    account: FulfillmentAccountView,
+  ): void {
+    const owner = accountOf(stored);
+    if (owner === account.name) return;
+    this.logger.warn(
+      `Fulfillment request for ${subject} ${id} refused: it belongs to another account than "${account.name}" (the path it came on)`,
+    );
+    throw new ServiceAppWrongAccountError(subject, id, account.name, owner);
+  }
+
+  private duplicate(orderId: string, sessionId: string, recordedSessionId: string): FulfillmentReceipt {
+    if (recordedSessionId !== sessionId) {
+      this.logger.warn(
+        `Fulfillment request for order ${orderId} refused: that OrderId was received for another session`,
+      );
+      throw new FulfillmentRejectedError(
+        'ORDER_CONFLICT',
+        `OrderId ${orderId} was already received for another session`,
+        409,
+      );
+    }
+    this.logger.log(`Duplicate fulfillment request for order ${orderId} acknowledged; nothing new runs`);
+    return { OrderId: orderId, SessionId: sessionId, Status: 'duplicate' };
+  }
+}
+
+/** ` (account north)` in a log line of a named account's order. */
+function accountLabel(order: { account?: string }): string {
+  const account = accountOf(order);
+  return account === HUBTEL_DEFAULT_ACCOUNT ? '' : ` (account ${account})`;
+}

@@ -1,0 +1,324 @@
+/**
+ * What becomes of a recorded order: refused (the `rejected` alert), held for attention, let
+ * through its session's one delivery (the fulfillment job's gate), and its outcome reported to the
+ * platform, for the order delivering its session and the session's other OrderIds. Apart from
+ * FulfillmentService, which takes requests and answers the app's calls.
+ */
+import type { EventEmitter2 } from '@nestjs/event-emitter';
+import type { InboundPipeline, JobFollowUps, JobRecord, JobRefusal } from '#internal';
+import { HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
+import { SERVICE_APP_JOBS, accountOf } from '../service-app.constants.js';
+import {
+  FulfillmentAttentionEvent,
+  FulfillmentRejectedEvent,
+  ServiceAppEvents,
+  combineOutcomes,
+  type FulfillmentAttention,
+  type FulfillmentPayment,
+  type FulfillmentRejection,
+  type FulfillmentRequestedEvent,
+} from '../service-app.events.js';
+import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import { isoNow } from '../service-app.time.js';
+import type { FulfillmentServiceStatus } from '../service-app.types.js';
+import type { FulfillmentCallbacks } from './fulfillment.callbacks.js';
+import type { FulfillmentDeliveries } from './fulfillment.delivery.js';
+import { assertJson, callbackOf, type StoredCallback } from './fulfillment.records.js';
+import type { CheckState } from './fulfillment.payment.js';
+import type { PaymentSummary } from './fulfillment.records.js';
+import type { PaymentStatus } from './fulfillment.status-client.js';
+import { cartTotal } from './fulfillment.verifier.js';
+
+export class FulfillmentOutcomes {
+  private readonly emitting = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly pipeline: InboundPipeline,
+    private readonly logger: ServiceAppLogger,
+    private readonly emitter: EventEmitter2,
+    private readonly callbacks: FulfillmentCallbacks,
+    private readonly deliveries: FulfillmentDeliveries,
+    private readonly telemetry: HubtelTelemetry | undefined,
+  ) {}
+
+  /** Resolves when the rejected events emitted so far have been handled. */
+  async drain(): Promise<void> {
+    while (this.emitting.size > 0) await Promise.allSettled([...this.emitting]);
+  }
+
+  /** FulfillmentService.resolveAttention() once its arguments are checked; resolved the same way again: nothing. */
+  async resolveAttention(orderId: string, action: 'deliver' | 'refund'): Promise<void> {
+    const record = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, orderId);
+    if (!record)
+      throw new HubtelError(
+        'HUBTEL_NOT_FOUND',
+        `resolveAttention(): no order ${orderId} is known (or its record expired)`,
+      );
+    const held = record.compacted ? undefined : (record.state as CheckState | undefined);
+    const attention = held?.attention ?? (record.payload as unknown as PaymentSummary).attention;
+    if (!attention)
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `resolveAttention(): order ${orderId} does not need attention`,
+      );
+    const delivered = await this.pipeline.get(SERVICE_APP_JOBS.fulfillment, orderId);
+    const reported = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
+    const wanted = action === 'deliver' ? 'delivered' : 'refunded';
+    if (delivered || reported) {
+      const done = delivered ? 'delivered' : 'reported "failed"';
+      if ((action === 'deliver') === !!delivered) return;
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `resolveAttention(): order ${orderId} was already ${done}; it cannot be ${wanted} too`,
+      );
+    }
+    if (!held?.payment || record.status !== 'pending')
+      throw new HubtelError(
+        'HUBTEL_STORE_CONFLICT',
+        `resolveAttention(): order ${orderId} can no longer be resolved`,
+      );
+    const order = record.payload;
+    const resolved: FulfillmentAttention = { ...attention, resolution: { action: wanted, at: isoNow() } };
+    if (action === 'deliver') {
+      // Its handlers run once, as any order's; the waiting payment job finds it delivered at its deadline.
+      await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, orderId, {
+        ...order,
+        payment: held.payment,
+        attention: resolved,
+      } satisfies FulfillmentRequestedEvent);
+    } else {
+      await this.reportOutcome(orderId, order.sessionId, 'failed', null, 'app', order.account);
+    }
+    this.countAttention(order, attention, wanted);
+    this.logger.log(`Order ${orderId} that needed attention was resolved: ${wanted}`);
+  }
+
+  /**
+   * Refuses a recorded order: no handler runs, no callback is sent, a `rejected` event is emitted
+   * (an alert, not a recorded job). Nothing is held for the session: another OrderId of it whose
+   * payment is confirmed delivers (once: see fulfillment.delivery.ts).
+   */
+  async refuse(
+    order: FulfillmentRequestedEvent,
+    reason: FulfillmentRejection,
+    message: string,
+    checks: number,
+    status?: PaymentStatus,
+  ): Promise<void> {
+    this.logger.warn(`Fulfillment request for order ${order.orderId} refused: ${reason} — ${message}`);
+    this.alert(order, reason, message, checks, status, order.item ? cartTotal(order.item) : undefined);
+  }
+
+  /** The `rejected` alert of a recorded order, with the amounts and payment status when known. */
+  private alert(
+    order: FulfillmentRequestedEvent,
+    reason: FulfillmentRejection,
+    message: string,
+    checks: number,
+    status: PaymentStatus | undefined,
+    amountExpected: number | undefined,
+  ): void {
+    const fields: FulfillmentRejectedEvent = {
+      reason,
+      message,
+      orderId: order.orderId,
+      sessionId: order.sessionId,
+      serviceCode: order.serviceCode,
+      checks,
+      rejectedAt: isoNow(),
+      account: accountOf(order),
+    };
+    if (amountExpected !== undefined) (fields as { amountExpected?: number }).amountExpected = amountExpected;
+    if (status?.amount !== undefined) (fields as { amountPaid?: number }).amountPaid = status.amount;
+    if (status) (fields as { paymentStatus?: string }).paymentStatus = status.status;
+    this.emitRejected(fields);
+  }
+
+  /**
+   * Keeps an order whose verified payment matches on neither count: its `attention` event is
+   * recorded (handlers run once), counted and logged; nothing is delivered nor reported yet. The
+   * `rejected` alert is emitted as for every payment that fails verification.
+   */
+  async hold(
+    order: FulfillmentRequestedEvent,
+    attention: FulfillmentAttention,
+    payment: FulfillmentPayment,
+    checks: number,
+    status: PaymentStatus,
+  ): Promise<void> {
+    const event = new FulfillmentAttentionEvent({
+      orderId: order.orderId,
+      sessionId: order.sessionId,
+      serviceCode: order.serviceCode,
+      attention,
+      payment,
+      ...(order.claims ? { claims: order.claims } : {}),
+      account: accountOf(order),
+    });
+    const { duplicate } = await this.pipeline.submit(ServiceAppEvents.Attention, order.orderId, event);
+    if (duplicate) return;
+    this.alert(order, attention.reason, attention.message, checks, status, attention.amountExpected);
+    this.countAttention(order, attention, 'opened');
+    this.logger.error(
+      `Order ${order.orderId} was paid but needs attention (${attention.reason}): ${attention.message}. Resolve it with resolveAttention() before ${attention.decideBy}, or it is reported "failed"`,
+    );
+  }
+
+  /** The deadline of an order that needs attention: nobody resolved it → `failed` is reported. */
+  async expire(order: FulfillmentRequestedEvent, attention: FulfillmentAttention): Promise<void> {
+    const delivered = await this.pipeline.get(SERVICE_APP_JOBS.fulfillment, order.orderId);
+    const reported = await this.pipeline.get(SERVICE_APP_JOBS.callback, order.orderId);
+    if (delivered || reported) return;
+    this.logger.error(
+      `Order ${order.orderId} needed attention (${attention.reason}) and nobody resolved it by ${attention.decideBy}: reporting "failed" to the platform`,
+    );
+    await this.reportOutcome(order.orderId, order.sessionId, 'failed', null, 'app', order.account);
+  }
+
+  private countAttention(
+    order: FulfillmentRequestedEvent,
+    attention: FulfillmentAttention,
+    outcome: 'opened' | 'delivered' | 'refunded',
+  ): void {
+    const account = accountOf(order);
+    this.telemetry?.record({
+      kind: 'payment-attention',
+      source: 'fulfillment',
+      outcome,
+      reason: attention.reason,
+      account,
+    });
+  }
+
+  /** Emits a rejected event once (an alert, not a recorded job); a throwing listener is logged. */
+  emitRejected(fields: FulfillmentRejectedEvent): void {
+    const emitting = this.emitter
+      .emitAsync(ServiceAppEvents.Rejected, new FulfillmentRejectedEvent(fields))
+      .catch((error: unknown) =>
+        this.logger.error(`A ${ServiceAppEvents.Rejected} listener failed: ${describe(error)}`),
+      );
+    this.emitting.add(emitting);
+    void emitting.finally(() => this.emitting.delete(emitting));
+  }
+
+  async settleHandlers(
+    record: JobRecord<FulfillmentRequestedEvent>,
+    outcome: 'done' | 'dead',
+    followUps: JobFollowUps,
+  ): Promise<void> {
+    const order = record.payload;
+    if (outcome === 'dead') {
+      this.logger.error(
+        `Fulfillment of order ${order.orderId} gave up after ${record.attempts} attempt(s); reporting "failed"`,
+      );
+      await this.reportOutcome(
+        order.orderId,
+        order.sessionId,
+        'failed',
+        null,
+        'handler',
+        order.account,
+        followUps,
+      );
+      return;
+    }
+    const combined = combineOutcomes(record.results);
+    if (combined.kind === 'deferred') {
+      if (this.logger.isLevelEnabled('log'))
+        this.logger.log(
+          `Fulfillment of order ${order.orderId} deferred by its handler; waiting for FulfillmentService.complete()`,
+        );
+      return;
+    }
+    let metaData = combined.metaData;
+    try {
+      assertJson(metaData);
+    } catch {
+      this.logger.error(
+        `The handler of order ${order.orderId} returned metadata that is not JSON; MetaData sent as null`,
+      );
+      metaData = null;
+    }
+    await this.reportOutcome(
+      order.orderId,
+      order.sessionId,
+      combined.status,
+      metaData,
+      'handler',
+      order.account,
+      followUps,
+    );
+  }
+
+  /**
+   * The fulfillment job's gate, asked before every run of it. An order whose outcome was reported
+   * (`failed` when its handlers gave up, or anything by `complete()`) never runs again: a replay
+   * of it stays dead. Otherwise the order claims its session's one delivery; when another OrderId
+   * has it, this one runs no handler and is told that order's outcome (now, or when reported).
+   */
+  async admit(
+    order: FulfillmentRequestedEvent,
+    /** Read along with the job's record (gateRead); absent for a replay's check. */
+    read?: Promise<JobRecord<StoredCallback> | undefined>,
+  ): Promise<JobRefusal | undefined> {
+    // A recorded callback never queued (the queue was down when it was reported) is queued now.
+    const reported = await (read ??
+      this.pipeline.resend<StoredCallback>(SERVICE_APP_JOBS.callback, order.orderId));
+    if (reported) {
+      const status = callbackOf(reported).ServiceStatus;
+      return {
+        outcome: status === 'failed' ? 'dead' : 'done',
+        reason: `order ${order.orderId} was already reported "${status}" to the platform: its handlers do not run again`,
+      };
+    }
+    const turn = await this.deliveries.enter(order.sessionId, order.orderId);
+    if (turn.deliver) return undefined;
+    if (turn.outcome) {
+      const { ServiceStatus, MetaData } = turn.outcome;
+      await this.callbacks.report(
+        order.orderId,
+        order.sessionId,
+        ServiceStatus,
+        MetaData,
+        'handler',
+        order.account,
+      );
+    }
+    return {
+      outcome: 'done',
+      reason: `session ${order.sessionId} is delivered under order ${turn.delivering}: order ${order.orderId} gets its outcome, not a second delivery`,
+    };
+  }
+
+  /**
+   * Reports an order's outcome (first one wins) and, for the order delivering its session, the
+   * same outcome for the session's other OrderIds. Repeated after a crash, it mirrors what was
+   * recorded first.
+   */
+  async reportOutcome(
+    orderId: string,
+    sessionId: string,
+    status: FulfillmentServiceStatus,
+    metaData: unknown,
+    by: 'handler' | 'app',
+    account: string | undefined,
+    /** From the fulfillment job's `beforeSettled`: the callbacks are sent once it is settled. */
+    follow?: JobFollowUps,
+  ): ReturnType<FulfillmentCallbacks['report']> {
+    const reported = await this.callbacks.report(orderId, sessionId, status, metaData, by, account, follow);
+    const outcome = reported.ok ? { ServiceStatus: status, MetaData: metaData ?? null } : reported.existing;
+    const others = await this.deliveries.settle(sessionId, orderId, outcome);
+    // A session's orders are one account's (its cart's): each is reported with that account.
+    for (const other of others)
+      await this.callbacks.report(
+        other,
+        sessionId,
+        outcome.ServiceStatus,
+        outcome.MetaData,
+        by,
+        account,
+        follow,
+      );
+    return reported;
+  }
+}

@@ -1,0 +1,7 @@
+/** Fulfillment's one face to the rest of the library: nothing outside this folder imports its other files. */
+export { FulfillmentService } from './fulfillment.service.js';
+export { FulfillmentAccount } from './fulfillment.account.js';
+export { FulfillmentRejectedError } from './fulfillment.errors.js';
+export { FulfillmentCallbackClient } from './fulfillment.callback-client.js';
+export { PaymentStatusClient } from './fulfillment.status-client.js';
+export type { FulfillmentOrderStatus, FulfillmentReceipt } from './fulfillment.records.js';

@@ -1,0 +1,123 @@
+/**
+ * The USSD channel's rules shared by the options (checked at start-up) and the flow's screens
+ * (flow/service-flow.ussd.ts): which requests are USSD, and how a text is cut to one screen.
+ */
+import { HubtelConfigError } from 'nestjs-hubtel';
+import { isGsm7, isTelcoOperator, isUssdRequest, ussdScreen, type UssdScreenLimits } from '#internal';
+import type { ServiceAppMessages } from './service-app.constants.js';
+
+/** The channel a session runs on: a USSD phone, or an app rendering `Data` as a list. */
+export type ServiceFlowChannel = 'ussd' | 'app';
+
+export interface ResolvedUssdOptions extends UssdScreenLimits {
+  transliterate: boolean;
+  moreKey: string;
+  moreLabel: string;
+  backKey: string;
+  backLabel: string;
+  /** Extra USSD operators, lower case. */
+  operators: ReadonlySet<string>;
+  /** Operators forced to the app channel, lower case. */
+  appOperators: ReadonlySet<string>;
+}
+
+/** Three dots, not `…`: U+2026 is outside GSM-7 and would shrink the whole screen to 70. */
+export const ELLIPSIS = '...';
+/** Least room a cut option keeps for its text: "7. " plus a recognisable start. */
+export const MIN_OPTION_TEXT = 12;
+/**
+ * USSD when `Platform` is `USSD` (any case) or `Operator` is a telco (with or without a country
+ * suffix, any case, plus `ussd.operators`); `ussd.appOperators` keeps an operator on the app channel.
+ */
+export function detectChannel(
+  platform: unknown,
+  operator: string | undefined,
+  options: ResolvedUssdOptions,
+): ServiceFlowChannel {
+  // The platform's own rule (core's, shared with the sandbox and the simulators), then the options.
+  if (isUssdRequest({ Platform: platform })) return 'ussd';
+  if (operator === undefined) return 'app';
+  const name = operator.trim().toLowerCase();
+  if (options.appOperators.has(name)) return 'app';
+  if (isTelcoOperator(name)) return 'ussd';
+  if (options.operators.size === 0) return 'app';
+  return options.operators.has(name) || options.operators.has(name.replace(/-[a-z]+$/, '')) ? 'ussd' : 'app';
+}
+
+/**
+ * The longest start of `text` that passes `fits` with an ellipsis, cut at a word boundary when one
+ * keeps at least half of it (a single long word is cut inside it). Never throws: when nothing fits,
+ * the ellipsis alone.
+ */
+export function cutToFit(text: string, fits: (candidate: string) => boolean): string {
+  if (fits(text)) return text;
+  const chars = Array.from(text);
+  let lo = 0;
+  let hi = chars.length - 1;
+  let best = 0;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (fits(chars.slice(0, mid).join('').trimEnd() + ELLIPSIS)) {
+      best = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  let head = chars.slice(0, best).join('');
+  const space = head.search(/\s\S*$/);
+  if (chars[best] !== ' ' && space > head.length / 2) head = head.slice(0, space);
+  return head.trimEnd() + ELLIPSIS;
+}
+
+/** GSM-7 text for a screen: accents dropped where GSM-7 lacks them, typographic marks made plain, the rest `?`. */
+export function transliterate(text: string): string {
+  if (isGsm7(text)) return text;
+  let out = '';
+  for (const char of text) {
+    if (isGsm7(char)) {
+      out += char;
+      continue;
+    }
+    const plain = PLAIN[char] ?? char.normalize('NFD').replace(/[\u0300-\u036f]/g, '');
+    out += plain !== '' && isGsm7(plain) ? plain : '?';
+  }
+  return out;
+}
+
+const PLAIN: Record<string, string> = {
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u201c': '"',
+  '\u201d': '"',
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2026': '...',
+  '\u00a0': ' ',
+  '\u20b5': 'GHS',
+  '\t': ' ',
+};
+
+/**
+ * Start-up check: every text the module shows by itself fits one screen, and a menu page keeps
+ * room for an option beside both navigation lines even on a UCS-2 screen.
+ */
+export function assertUssdTexts(
+  options: ResolvedUssdOptions,
+  messages: ServiceAppMessages,
+  prefix: string,
+): void {
+  const nav = `${options.moreKey}. ${options.moreLabel}\n${options.backKey}. ${options.backLabel}`;
+  if (nav.length + 1 + MIN_OPTION_TEXT + 4 > options.unicodeScreenSize)
+    throw new HubtelConfigError(
+      `${prefix}.moreLabel`,
+      `the navigation lines ("${nav.replace('\n', '", "')}") leave no room for an option on a ${options.unicodeScreenSize}-character screen`,
+    );
+  for (const [key, text] of Object.entries(messages)) {
+    const shown = options.transliterate ? transliterate(text) : text;
+    const screen = ussdScreen(shown, options);
+    if (!screen.fits)
+      throw new HubtelConfigError(
+        `serviceApp.messages.${key}`,
+        `is ${screen.length} characters, longer than one USSD screen (${screen.limit}${screen.gsm7 ? '' : ', it has a character outside GSM-7'})`,
+      );
+  }
+}
