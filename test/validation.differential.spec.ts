@@ -12,10 +12,10 @@ import {
 } from '../libs/core/src/options/hubtel-options.dto.js';
 import {
   CheckoutHandlerOptions,
-  CheckoutModuleOptions,
   CheckoutReconciliationOptions,
   CheckoutVerificationOptions,
-} from '../libs/checkout/src/checkout.options.js';
+} from '../libs/checkout/src/checkout.option-sections.js';
+import { CheckoutModuleOptions } from '../libs/checkout/src/checkout.options.js';
 import {
   ServiceAppMessagesOptions,
   ServiceAppModuleOptions,

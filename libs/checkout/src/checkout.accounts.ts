@@ -8,6 +8,7 @@ import {
   InboundAccessPolicy,
   type HttpTransport,
   type StatusCheckBudget,
+  type HttpTransportConfig,
 } from '#internal';
 import { CheckoutApiClient } from './invoices/invoice.client.js';
 import { invoiceAccount, type CheckoutInvoice } from './invoices/invoice.store.js';
@@ -15,7 +16,6 @@ import { CheckoutVerifier } from './callbacks/callback.verifier.js';
 import { CHECKOUT_DEFAULT_ACCOUNT, checkoutLoggerContext } from './checkout.constants.js';
 import { CheckoutUnknownAccountError } from './checkout.errors.js';
 import {
-  checkoutTransportConfig,
   resolveCheckoutAccountOptions,
   type CheckoutModuleOptions,
   type CheckoutRouteInfo,
@@ -189,4 +189,18 @@ class CheckoutAccountHandle implements CheckoutAccountService {
   async getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
     return this.accounts.work.getStatusFor(await this.accounts.get(this.account), clientReference);
   }
+}
+
+/** The transport of one account: the checkout API and the status check share its API key pair. */
+export function checkoutTransportConfig(
+  options: ResolvedCheckoutOptions,
+  loggerContext = 'HubtelCheckout',
+): Omit<HttpTransportConfig, 'telemetry'> {
+  return {
+    baseUrls: { checkout: options.baseUrls.checkout, status: options.baseUrls.status },
+    credentials: { checkout: options.credentials, status: options.credentials },
+    timeoutMs: options.http.timeoutMs,
+    retry: options.http.retry,
+    loggerContext,
+  };
 }

@@ -18,7 +18,7 @@ import {
   type HubtelModuleExtras,
   type StatusCheckBudget,
 } from '#internal';
-import { CheckoutAccounts } from './checkout.accounts.js';
+import { CheckoutAccounts, checkoutTransportConfig } from './checkout.accounts.js';
 import { CheckoutCallbackController } from './callbacks/callback.controller.js';
 import { CheckoutApiClient } from './invoices/invoice.client.js';
 import { CheckoutInvoiceStore } from './invoices/invoice.store.js';
@@ -40,7 +40,6 @@ import {
 import { CHECKOUT_EVENT_JOBS, CheckoutEvents } from './checkout.events.js';
 import {
   CHECKOUT_OPTIONS_RECIPE,
-  checkoutTransportConfig,
   type CheckoutAccountOverrides,
   type CheckoutRouteInfo,
   type ResolvedCheckoutOptions,

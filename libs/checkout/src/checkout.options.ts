@@ -13,13 +13,10 @@ import {
 } from 'nestjs-hubtel';
 import {
   DEFAULT_JOB_RETRY,
-  HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_DEFAULT_RETRY,
   HUBTEL_ENV,
-  declareAccessOptions,
   HubtelHttpOptionsDto,
   HubtelOption,
-  HubtelShutdownOptionsDto,
   HubtelStatusCheckBudgetOptionsDto,
   InboundAccessPolicy,
   IsHubtelClientId,
@@ -30,7 +27,6 @@ import {
   dropUndefined,
   hubtelOptionsRecipe,
   refuseRemovedJobOptions,
-  type HttpTransportConfig,
   type HubtelEnvAccounts,
   type JobRetryPolicy,
   type ResolvedAccountResolver,
@@ -42,186 +38,22 @@ import {
   CHECKOUT_DEFAULT_CALLBACK_PATH,
   NOT_BLANK,
 } from './checkout.constants.js';
+import {
+  CheckoutAmountToleranceOptions,
+  CheckoutRecheckOptions,
+  CheckoutVerificationOptions,
+  CheckoutReconciliationOptions,
+  CheckoutHandlerOptions,
+  CheckoutBaseUrlOptions,
+  CheckoutAccessOptions,
+  recheckDelays,
+} from './checkout.option-sections.js';
 
 /*
  * Checkout's options, each declared once with `@HubtelOption`: its rule, default, environment
  * variable and how a named account gets it. What no declaration says stays in the recipe's
  * `resolve`: access (InboundAccessPolicy), the store, the callback URL and the other cross-field rules.
  */
-
-/** Longest delay or interval the checkout options take: 30 days. */
-const MAX_DELAY_MS = 30 * 24 * 3600_000;
-/** The defaults that need the status check, on when the account has a POS Sales ID. */
-const WITH_POS_SALES_ID = (_section: unknown, root: Record<string, unknown>) => root.posSalesId !== undefined;
-
-/** `access`: the path secret from HUBTEL_CHECKOUT_PATH_SECRET, each account's own. */
-const CheckoutAccessOptions = declareAccessOptions(HUBTEL_ENV.checkoutPathSecret);
-
-/** How paid amounts are compared with the amount invoiced. */
-export class CheckoutAmountToleranceOptions {
-  /** Largest difference accepted, in currency units (e.g. 0.5 for fees up to GH₵ 0.50). Default 0. */
-  @HubtelOption({ number: 0, default: 0 })
-  absolute?: number;
-
-  /** Largest difference accepted, in percent of the invoiced amount (e.g. 2 for 2 %). Default 0. */
-  @HubtelOption({ number: [0, 100], default: 0 })
-  percent?: number;
-}
-
-/** Re-checks of a callback's payment whose status check does not show it yet. */
-export class CheckoutRecheckOptions {
-  /** Checks after the first one (0: reject at once). Default 3. */
-  @HubtelOption({ int: [0, 10], default: CHECKOUT_DEFAULTS.recheckAttempts })
-  attempts?: number;
-
-  /** Wait before the first re-check; each next one waits twice as long. Default 2000 ms. */
-  @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckDelayMs })
-  delayMs?: number;
-
-  /** Longest wait between two re-checks. Default 10000 ms (or `delayMs` when longer). */
-  @HubtelOption({
-    int: [0, 60_000],
-    atLeast: 'delayMs',
-    defaultFrom: (recheck) => Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheck.delayMs as number),
-  })
-  maxDelayMs?: number;
-
-  /**
-   * Shortest time between two status checks of one invoice's paid callbacks, however many come
-   * (0 to 60000 ms). Copies of a callback anyone may forge cost at most one check this often (6 a
-   * minute by default), and a callback is checked at most this long after it arrives, whatever
-   * came before it; the re-checks above are moved later to keep it. Default 10000 ms.
-   */
-  @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckMinIntervalMs })
-  minIntervalMs?: number;
-}
-
-/** How a callback is verified; a named account merges it with the default's field by field. */
-export class CheckoutVerificationOptions {
-  /**
-   * Fees: by default the reported amount must equal the invoiced amount to the pesewa. When the
-   * platform reports an amount that includes (or has deducted) fees, allow the difference here;
-   * the larger of `absolute` and `percent` applies, in both directions.
-   */
-  @HubtelOption({ nested: () => CheckoutAmountToleranceOptions, account: 'merged', default: {} })
-  amountTolerance?: CheckoutAmountToleranceOptions;
-
-  /** Accept any amount above the invoiced one (tips, payer-borne fees). Default false. */
-  @HubtelOption({ bool: true, default: false })
-  allowOverpayment?: boolean;
-
-  /**
-   * Confirm each callback with the transaction status check before it counts. Default: true when
-   * `posSalesId` is set (the status check needs it), false otherwise.
-   */
-  @HubtelOption({ bool: true, defaultFrom: WITH_POS_SALES_ID })
-  confirmWithStatusCheck?: boolean;
-
-  /**
-   * With `confirmWithStatusCheck`: how a status check that does not show the callback's payment
-   * yet is asked again before the callback is rejected (`NOT_CONFIRMED`) and left to the
-   * reconciler. The platform's status check can lag behind its own callback.
-   */
-  @HubtelOption({ nested: () => CheckoutRecheckOptions, account: 'merged', default: {} })
-  recheck?: CheckoutRecheckOptions;
-}
-
-/** The reconciler's checks of invoices with no final callback. */
-export class CheckoutReconciliationOptions {
-  /** Check invoices with no final callback through the status check. Default: true when `posSalesId` is set. */
-  @HubtelOption({ bool: true, defaultFrom: WITH_POS_SALES_ID })
-  enabled?: boolean;
-
-  /** Age of an invoice before its first check. Default 5 minutes (Hubtel's advice). */
-  @HubtelOption({ int: [0, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileDelayMs })
-  delayMs?: number;
-
-  /** How often the reconciler looks for invoices due; also the first re-check spacing. Default 1 minute. */
-  @HubtelOption({ int: [5, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileIntervalMs })
-  intervalMs?: number;
-
-  /** Re-checks of one invoice back off (doubling) up to this spacing. Default 1 hour (or `intervalMs` when longer). */
-  @HubtelOption({
-    int: [5, MAX_DELAY_MS],
-    atLeast: 'intervalMs',
-    defaultFrom: (rec) => Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, rec.intervalMs as number),
-  })
-  maxIntervalMs?: number;
-
-  /** Stop checking (and emit `expired`) this long after creation. Default 24 hours. */
-  @HubtelOption({ int: [1, 365 * 24 * 3600_000], default: CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs })
-  giveUpAfterMs?: number;
-
-  /**
-   * Most status checks of one unpaid invoice (1 to 10,000). The backed-off checks come first; the
-   * last one is kept for `giveUpAfterMs` after creation (a slow payment is still found), then the
-   * invoice expires. Bounds what an invoice nobody pays (a flood of orders) costs in status checks.
-   * Default 8.
-   */
-  @HubtelOption({ int: [1, 10_000], default: CHECKOUT_DEFAULTS.reconcileMaxChecks })
-  maxChecks?: number;
-
-  /** Status checks at once. Default 4. */
-  @HubtelOption({ int: [1, 64], default: CHECKOUT_DEFAULTS.reconcileConcurrency })
-  concurrency?: number;
-}
-
-/**
- * `handlers.retry`: attempts in all, and full-jitter backoff. Rules in code: `maxAttempts:
- * Infinity` (no JSON number, so no decorator takes it) and its need of `deadlineMs`,
- * maxDelayMs ≥ baseDelayMs.
- */
-export class CheckoutHandlerRetryOptions {
-  /** Runs in all, the first included (1 to 1000), or `Infinity` with `deadlineMs`. Default 5. */
-  @HubtelOption({ int: [1, 1000], default: DEFAULT_JOB_RETRY.maxAttempts })
-  maxAttempts?: number;
-
-  /** First backoff ceiling, doubling on every retry. Default 500 ms. */
-  @HubtelOption({ int: 0, default: DEFAULT_JOB_RETRY.baseDelayMs })
-  baseDelayMs?: number;
-
-  /** Longest backoff. Default 30 s (or `baseDelayMs` when longer). */
-  @HubtelOption({
-    int: 0,
-    defaultFrom: (retry) => Math.max(DEFAULT_JOB_RETRY.maxDelayMs, retry.baseDelayMs as number),
-  })
-  maxDelayMs?: number;
-
-  /** Give up once this long has passed since the job was recorded. */
-  @HubtelOption({ int: 1 })
-  deadlineMs?: number;
-}
-
-/**
- * The callback pipeline's handlers: retry, record TTL, and the shutdown grace shared with every
- * module (`shutdownGraceMs`: on shutdown, how long handlers running here may take to finish, new
- * callbacks being answered 503 meanwhile; default 5000 ms, see docs/operations.md). The options
- * removed in 0.2.0 (`leaseMs`, `sweepIntervalMs`, `recoverOnBootstrap`) are refused in code
- * (refuseRemovedJobOptions), naming what replaced them.
- */
-export class CheckoutHandlerOptions extends HubtelShutdownOptionsDto {
-  /**
-   * Retry of a throwing event handler (and of a status-check confirmation that failed): attempts in
-   * all, and full-jitter backoff. Default 5 attempts, from 500 ms, at most 30 s apart.
-   */
-  @HubtelOption({ nested: () => CheckoutHandlerRetryOptions, default: {} })
-  retry?: CheckoutHandlerRetryOptions;
-
-  /** How long a handled callback is remembered for de-duplication. Default 7 days. */
-  @HubtelOption({ int: 1 })
-  recordTtlMs?: number;
-}
-
-/** The base URLs of the checkout and status-check APIs. */
-export class CheckoutBaseUrlOptions {
-  /** Default `https://payproxyapi.hubtel.com`. */
-  @HubtelOption({ url: true, env: HUBTEL_ENV.checkoutUrl, default: HUBTEL_DEFAULT_BASE_URLS.checkout })
-  checkout?: string;
-
-  /** Default `https://api-txnstatus.hubtel.com`. */
-  @HubtelOption({ url: true, env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
-  status?: string;
-}
 
 /** Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (see CheckoutAccountOverrides). */
 export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
@@ -416,13 +248,6 @@ const DEFAULT_ROUTE: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH,
  */
 const MAX_RECHECK_TOTAL_MS = 4 * 60_000;
 
-/** The waits before each re-check: `delayMs`, doubling, at most `maxDelayMs` each. */
-export function recheckDelays(recheck: ResolvedCheckoutOptions['verification']['recheck']): number[] {
-  return Array.from({ length: recheck.attempts }, (_, index) =>
-    Math.min(recheck.maxDelayMs, recheck.delayMs * 2 ** index),
-  );
-}
-
 /** The checkout module's options, derived from CheckoutModuleOptions; errors name `checkout[north].clientId`. */
 export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
   CheckoutModuleOptions,
@@ -533,20 +358,6 @@ export function resolveCheckoutAccountOptions(
   route: CheckoutRouteInfo = DEFAULT_ROUTE,
 ): ResolvedCheckoutOptions {
   return CHECKOUT_OPTIONS_RECIPE.resolveAccount(name, defaults, overrides, module, route);
-}
-
-/** The transport of one account: the checkout API and the status check share its API key pair. */
-export function checkoutTransportConfig(
-  options: ResolvedCheckoutOptions,
-  loggerContext = 'HubtelCheckout',
-): Omit<HttpTransportConfig, 'telemetry'> {
-  return {
-    baseUrls: { checkout: options.baseUrls.checkout, status: options.baseUrls.status },
-    credentials: { checkout: options.credentials, status: options.credentials },
-    timeoutMs: options.http.timeoutMs,
-    retry: options.http.retry,
-    loggerContext,
-  };
 }
 
 /**

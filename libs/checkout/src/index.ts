@@ -16,12 +16,14 @@ export {
   type CheckoutAccountOverrides,
   type CheckoutAccountResolver,
   type CheckoutModuleWideOption,
-  type CheckoutVerificationOptions,
-  type CheckoutAmountToleranceOptions,
-  type CheckoutRecheckOptions,
-  type CheckoutReconciliationOptions,
-  type CheckoutHandlerOptions,
 } from './checkout.options.js';
+export type {
+  CheckoutVerificationOptions,
+  CheckoutAmountToleranceOptions,
+  CheckoutRecheckOptions,
+  CheckoutReconciliationOptions,
+  CheckoutHandlerOptions,
+} from './checkout.option-sections.js';
 export { checkoutAccountsFromEnv, type CheckoutEnvAccounts } from './checkout.options.js';
 export { CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
 export type { CheckoutAccountService } from './checkout.accounts.js';

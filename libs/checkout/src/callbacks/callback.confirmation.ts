@@ -18,7 +18,8 @@ import {
   paymentFromStatus,
 } from './payment.evidence.js';
 import { CHECKOUT_CONFIRM_JOB, CHECKOUT_DEFAULTS } from '../checkout.constants.js';
-import { recheckDelays, type ResolvedCheckoutOptions } from '../checkout.options.js';
+import { recheckDelays } from '../checkout.option-sections.js';
+import type { ResolvedCheckoutOptions } from '../checkout.options.js';
 import type { CheckoutCallbackDto } from './callback.dto.js';
 import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 
