@@ -8,6 +8,7 @@
 // `require('nestjs-hubtel')` inside dist/cjs/sms finds the CommonJS core — one core instance per
 // format, no relative paths between libs.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -38,6 +39,33 @@ async function exists(p) {
     () => true,
     () => false,
   );
+}
+
+// 0. NESTJS_HUBTEL_BUILD_CACHE=<dir> (test/setup.ts sets it for the tests that build copies of the
+// repo): a build of the same inputs is copied from there, not compiled again; a new one is kept.
+const cacheDir = process.env.NESTJS_HUBTEL_BUILD_CACHE;
+const cached = cacheDir && path.join(cacheDir, await inputsKey());
+async function inputsKey() {
+  const hash = createHash('sha256');
+  const inputs = (await walk(path.join(root, 'libs'))).filter((f) => /[\\/]src[\\/]/.test(f));
+  for (const name of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'])
+    inputs.push(path.join(root, name));
+  for (const file of inputs.sort()) hash.update(`${rel(file)}\0`).update(await fs.readFile(file));
+  for (const name of ['typescript', '@swc/core']) hash.update(require(`${name}/package.json`).version);
+  return hash.update(process.version).digest('hex').slice(0, 16);
+}
+if (cached && (await exists(path.join(cached, 'done')))) {
+  for (const [from, to] of [
+    ['esm', esmDir],
+    ['cjs', cjsDir],
+  ]) {
+    await fs.rm(to, { recursive: true, force: true });
+    await fs.cp(path.join(cached, from), to, { recursive: true });
+  }
+  console.log(
+    `build: dist/esm + dist/cjs copied from NESTJS_HUBTEL_BUILD_CACHE (the same inputs built before)`,
+  );
+  process.exit(0);
 }
 
 // 1. ESM + declarations with tsc.
@@ -195,3 +223,23 @@ if (problems.length) {
 }
 const seconds = ((Date.now() - started) / 1000).toFixed(1);
 console.log(`build: dist/esm + dist/cjs for ${libs.join(', ')} in ${seconds}s`);
+if (cached) {
+  // Written aside, then renamed into place: a concurrent build never sees half of it.
+  const aside = `${cached}.${process.pid}`;
+  await fs.cp(esmDir, path.join(aside, 'esm'), { recursive: true });
+  await fs.cp(cjsDir, path.join(aside, 'cjs'), { recursive: true });
+  await fs.writeFile(path.join(aside, 'done'), '');
+  await fs.rename(aside, cached).catch(() => fs.rm(aside, { recursive: true, force: true }));
+  // The three newest builds are kept: the cache follows the sources, it does not collect them.
+  const entries = await fs.readdir(cacheDir, { withFileTypes: true });
+  const builds = await Promise.all(
+    entries
+      .filter((e) => e.isDirectory() && /^[0-9a-f]{16}$/.test(e.name))
+      .map(async (e) => ({
+        dir: path.join(cacheDir, e.name),
+        at: (await fs.stat(path.join(cacheDir, e.name))).mtimeMs,
+      })),
+  );
+  for (const { dir } of builds.sort((a, b) => b.at - a.at).slice(3))
+    await fs.rm(dir, { recursive: true, force: true });
+}

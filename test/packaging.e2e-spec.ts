@@ -153,6 +153,63 @@ async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Where fixture `name`'s dependencies are cached, keyed on its package.json and Node's major. */
+async function fixtureDir(name: string): Promise<string> {
+  const manifest = await fs.readFile(path.join(fixturesDir, name, 'package.json'));
+  const key = createHash('sha256')
+    .update(manifest)
+    .update(process.version.split('.')[0]!)
+    .digest('hex')
+    .slice(0, 12);
+  return path.join(cacheRoot, `${name}-${key}`);
+}
+
+/** Installs fixture `name`'s registry dependencies into its cache directory, unless already there. */
+async function installDependencies(name: string): Promise<void> {
+  const dir = await fixtureDir(name);
+  await fs.mkdir(cacheRoot, { recursive: true });
+  await withLock(dir, async () => {
+    const marker = path.join(dir, '.deps-installed');
+    if (await exists(marker)) return;
+    await fs.rm(dir, { recursive: true, force: true });
+    await fs.cp(path.join(fixturesDir, name), dir, { recursive: true });
+    await mustRun('npm', ['install', '--no-audit', '--no-fund'], dir);
+    await fs.writeFile(marker, new Date().toISOString());
+  });
+}
+
+/**
+ * Every fixture's dependencies, installed at once when the file loads (network-bound: they overlap
+ * each other and the pack). A failed install fails the tests that use that fixture.
+ */
+const dependencies = new Map(
+  ['nest12-esm', 'nest11-cjs', 'nest11-esm', 'nest12-fastify'].map((name) => {
+    const installing = installDependencies(name);
+    installing.catch(() => undefined);
+    return [name, installing] as const;
+  }),
+);
+
+/** How the package's dist/ installed at `installed` differs from the build at `built`, if it does. */
+async function installedDifference(installed: string, built: string): Promise<string | undefined> {
+  const files = await listFiles(installed).catch(() => [] as string[]);
+  const wanted = (await listFiles(built)).filter((f) => /^(esm|cjs)[\\/]/.test(f));
+  const missing = wanted.filter((f) => !files.includes(f));
+  const extra = files.filter((f) => !wanted.includes(f));
+  if (missing.length || extra.length) return `missing ${missing.join(', ')}; extra ${extra.join(', ')}`;
+  for (const file of files) {
+    const [a, b] = await Promise.all([
+      fs.readFile(path.join(installed, file)),
+      fs.readFile(path.join(built, file)),
+    ]);
+    if (!a.equals(b)) return `installed ${file} differs from the fresh build`;
+  }
+  return undefined;
+}
+
+/** The fixture directories this run installed its tarball into, with that tarball. */
+const installedHere = new Map<string, string>();
+
 /**
  * A copy of test/fixtures/<name> with its registry dependencies installed (cached) and the
  * freshly packed tarball installed on top, as `npm install <tarball>` would for a user.
@@ -165,23 +222,10 @@ async function prepareFixture(
   work: (dir: string) => Promise<void>,
 ): Promise<void> {
   const source = path.join(fixturesDir, name);
-  const manifest = await fs.readFile(path.join(source, 'package.json'));
-  const key = createHash('sha256')
-    .update(manifest)
-    .update(process.version.split('.')[0]!)
-    .digest('hex')
-    .slice(0, 12);
-  const dir = path.join(cacheRoot, `${name}-${key}`);
-  await fs.mkdir(cacheRoot, { recursive: true });
+  const dir = await fixtureDir(name);
+  await (dependencies.get(name) ?? installDependencies(name));
 
   await withLock(dir, async () => {
-    const marker = path.join(dir, '.deps-installed');
-    if (!(await exists(marker))) {
-      await fs.rm(dir, { recursive: true, force: true });
-      await fs.cp(source, dir, { recursive: true });
-      await mustRun('npm', ['install', '--no-audit', '--no-fund'], dir);
-      await fs.writeFile(marker, new Date().toISOString());
-    }
     // Fresh sources every run; keep only the cached dependency tree.
     for (const entry of await fs.readdir(dir)) {
       if (!['node_modules', 'package-lock.json', '.deps-installed'].includes(entry)) {
@@ -191,21 +235,17 @@ async function prepareFixture(
     await fs.cp(source, dir, { recursive: true });
     // What every fixture app shares (its entry list, the paid checkout) is kept once, in shared/.
     await fs.cp(path.join(fixturesDir, 'shared'), path.join(dir, 'src'), { recursive: true });
-    await fs.rm(path.join(dir, 'node_modules', 'nestjs-hubtel'), { recursive: true, force: true });
-    // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
-    await mustRun('npm', ['install', '--no-audit', '--no-fund', '--no-save', tarball], dir);
-
-    // The installed package must be exactly this run's build.
+    // Installed once per run and fixture: a second group using the fixture keeps it, unless another
+    // clone sharing the cache installed its own since.
     const installed = path.join(dir, 'node_modules', 'nestjs-hubtel', 'dist');
-    const files = await listFiles(installed);
-    expect(files).toEqual((await listFiles(built)).filter((f) => /^(esm|cjs)[\\/]/.test(f)));
-    for (const file of files) {
-      const [a, b] = await Promise.all([
-        fs.readFile(path.join(installed, file)),
-        fs.readFile(path.join(built, file)),
-      ]);
-      if (!a.equals(b)) throw new Error(`installed ${file} differs from the fresh build`);
+    if (installedHere.get(dir) !== tarball || (await installedDifference(installed, built))) {
+      await fs.rm(path.join(dir, 'node_modules', 'nestjs-hubtel'), { recursive: true, force: true });
+      // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
+      await mustRun('npm', ['install', '--no-audit', '--no-fund', '--no-save', tarball], dir);
+      installedHere.set(dir, tarball);
     }
+    // The installed package must be exactly this run's build.
+    expect(await installedDifference(installed, built)).toBeUndefined();
 
     await work(dir);
   });

@@ -45,10 +45,16 @@ const unit = fc.oneof(
   fc.constantFrom('a', 'Z', ' ', 'é', '\u{1F600}', '\uFE0F', '\uFE0E', '\uD800', '\uDC00', '\u0000', '\n'),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
 );
+/** One string arbitrary per length, built once: building one costs more than drawing from it. */
+const ofLength = new Map<number, fc.Arbitrary<string>>();
 const edgeString = fc
   .constantFrom(...LIMITS)
   .chain((limit) => fc.integer({ min: Math.max(0, limit - 2), max: limit + 2 }))
-  .chain((length) => fc.string({ unit, minLength: length, maxLength: length }));
+  .chain((length) => {
+    let strings = ofLength.get(length);
+    if (!strings) ofLength.set(length, (strings = fc.string({ unit, minLength: length, maxLength: length })));
+    return strings;
+  });
 const typeWord = fc.constantFrom(
   'initiation',
   'Response',
