@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { HubtelError, HubtelValidationError } from 'nestjs-hubtel';
-import { escapeHtml } from './sandbox-http.js';
+import { escapeHtml } from './sandbox.http.js';
 import type { SandboxApi, SandboxReply } from './sandbox.types.js';
 
 /** A record (invoice, delivery, session) the caller named is not in the sandbox. */

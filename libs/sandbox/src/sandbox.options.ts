@@ -11,7 +11,7 @@ import {
   SANDBOX_DEFAULT_RECORD_LIMIT,
   SANDBOX_SMS_DEFAULTS,
 } from './sandbox.constants.js';
-import { hostNameOf } from './sandbox-http.js';
+import { hostNameOf } from './sandbox.http.js';
 import { SandboxAccountDto, SandboxOptionsDto } from './sandbox.options.dto.js';
 import type {
   HubtelSandboxOptions,

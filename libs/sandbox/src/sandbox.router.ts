@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HubtelValidationError } from 'nestjs-hubtel';
 import { apiErrorReply, SandboxHttpError } from './sandbox.errors.js';
-import { BodyTooLargeError, readBody } from './sandbox-http.js';
+import { BodyTooLargeError, readBody } from './sandbox.http.js';
 import type { SandboxApi, SandboxRequestContext, SandboxRouteHandler } from './sandbox.types.js';
 
 interface Route {

@@ -1,10 +1,10 @@
 import { setMaxListeners, type EventEmitter } from 'node:events';
 import { HubtelTimeoutError } from 'nestjs-hubtel';
-import { RecordLog } from './record-log.js';
-import { SandboxAccounts } from './sandbox-accounts.js';
+import { RecordLog } from './sandbox.record-log.js';
+import { SandboxAccounts } from './sandbox.accounts.js';
 import { SANDBOX_DEFAULT_WAIT_TIMEOUT_MS, SANDBOX_RESPONSE_BODY_KEEP } from './sandbox.constants.js';
-import { SandboxFaults, tamperBody, type CallbackFaultSpec } from './sandbox-faults.js';
-import { OutboundError, hexId, isoNow, postJson } from './sandbox-http.js';
+import { SandboxFaults, tamperBody, type CallbackFaultSpec } from './sandbox.faults.js';
+import { OutboundError, hexId, isoNow, postJson } from './sandbox.http.js';
 import type { ResolvedSandboxOptions } from './sandbox.options.js';
 import type {
   SandboxDelivery,

@@ -1,0 +1,341 @@
+import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import { compileValidator } from '#internal';
+import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from './admin.dto.js';
+import { SANDBOX_DASHBOARD_PATH } from './dashboard/dashboard.stream.js';
+import { apiErrorReply, SandboxStateError } from './sandbox.errors.js';
+import { escapeHtml, isJsonContentType } from './sandbox.http.js';
+import type { CallbackFaultSpec } from './sandbox.faults.js';
+import type { PayOptions } from './checkout.payments.js';
+import type { SandboxRouter } from './sandbox.router.js';
+import type { SandboxAccountFilter, SandboxReply, SandboxRouteHandler } from './sandbox.types.js';
+import type { HubtelSandbox } from './sandbox.server.js';
+
+/*
+ * The sandbox's own JSON API under /_sandbox, for tools that run in another process (the CLI's
+ * users, the dashboard). Lists are oldest first; `?limit=N` keeps the newest N.
+ *
+ *   GET  /                                       302 to the dashboard, or (without it) a small HTML index of the base URLs
+ *   GET  /_sandbox                               origin, base URLs, credentials, POS Sales ID, stats (and accounts, when several)
+ *   GET  /_sandbox/stats                         GET /_sandbox/accounts
+ *   GET  /_sandbox/messages[?to=233...]          GET /_sandbox/invoices    GET /_sandbox/invoices/{checkoutIdOrRef}
+ *   GET  /_sandbox/deliveries                    GET /_sandbox/sessions    GET /_sandbox/sessions/{sessionId}
+ *   GET  /_sandbox/fulfillment-callbacks
+ *   GET  /_sandbox/requests
+ *   (the lists of records take `?account=<name>`: that account's only; an unknown name is a 404)
+ *   POST /_sandbox/invoices/{ref}/pay  {outcome?: 'paid'|'failed', phone?, channel?, deliver?: false, fault?,
+ *        amount?, chargeBearer?: 'merchant'|'payer', currency?}
+ *        (`deliver: false` records the payment and sends no callback; `fault` is a one-off callback
+ *        fault in JSON: drop, duplicate, concurrent, delayMs, amount, checkoutId, forge)
+ *   POST /_sandbox/invoices/{ref}/cancel
+ *   POST /_sandbox/sessions/{sessionId}/pay  {amount?, orderId?, account?, chargeBearer?, currency?}   records a programmable-services
+ *        payment (nothing sent): the status check then confirms the SessionId's order
+ *   POST /_sandbox/deliveries/{id}/redeliver
+ *   POST /_sandbox/reset
+ * Errors: {error, message} with 400 (bad input), 404 (unknown record), 409 (wrong state).
+ *
+ * Every POST needs `Content-Type: application/json` (415 otherwise), so a page on another site
+ * cannot drive it with a "simple" cross-site request (a form or a text/plain fetch): a JSON POST
+ * from another origin needs a CORS preflight, which the sandbox never grants. The whole API (and
+ * the dashboard) answers only loopback names and the configured hosts (403 otherwise; see
+ * `allowedHosts`), against DNS rebinding.
+ */
+
+/** `?account=` of a list, as `sandbox.messages({ account })` takes it. */
+function accountOf(query: URLSearchParams): SandboxAccountFilter {
+  const account = query.get('account');
+  return account === null ? {} : { account };
+}
+
+function limited<T>(items: T[], query: URLSearchParams): T[] {
+  const limit = Number(query.get('limit'));
+  return Number.isInteger(limit) && limit > 0 ? items.slice(-limit) : items;
+}
+
+/**
+ * The body of `POST /_sandbox/invoices/{ref}/pay`, checked against SandboxPayBodyDto with unknown
+ * fields refused (400), then the one rule a DTO cannot say (`fault.checkoutId`: true or a non-empty
+ * string). Meaning (outcome values, fault effects, phone numbers) is then checked by `sandbox.pay`.
+ */
+export function parsePayBody(body: Record<string, unknown>): PayOptions {
+  const checked = compileValidator(SandboxPayBodyDto, { forbidUnknown: true })(body);
+  const issues: ValidationIssue[] = checked.ok ? [] : checked.issues.map(explainRuleField);
+  const value: SandboxPayBodyDto = checked.ok ? checked.value : {};
+  const checkoutId = value.fault?.checkoutId;
+  if (
+    checkoutId !== undefined &&
+    checkoutId !== true &&
+    !(typeof checkoutId === 'string' && checkoutId !== '')
+  )
+    issues.push({
+      field: 'fault.checkoutId',
+      message: 'fault.checkoutId must be true or a non-empty string',
+    });
+  if (issues.length > 0) {
+    throw new HubtelValidationError(
+      `Invalid pay request: ${issues.map((i) => i.message).join('; ')}`,
+      issues,
+    );
+  }
+  const fault = value.fault
+    ? (Object.fromEntries(Object.entries(value.fault).filter(([, v]) => v !== null)) as CallbackFaultSpec)
+    : undefined;
+  return {
+    outcome: value.outcome ?? undefined,
+    phone: value.phone ?? undefined,
+    channel: value.channel ?? undefined,
+    deliver: value.deliver ?? undefined,
+    fault,
+    amount: value.amount ?? undefined,
+    chargeBearer: value.chargeBearer ?? undefined,
+    currency: value.currency ?? undefined,
+  };
+}
+
+/** `match` and `times` are sandbox.faults rule fields; say so rather than "not a known field". */
+function explainRuleField(issue: ValidationIssue): ValidationIssue {
+  return issue.field === 'fault.match' || issue.field === 'fault.times'
+    ? {
+        field: issue.field,
+        message: `${issue.field} belongs to a sandbox.faults rule; a payment fault applies to this payment only`,
+      }
+    : issue;
+}
+
+function errorReply(err: unknown): SandboxReply {
+  if (err instanceof HubtelError) {
+    const status =
+      err instanceof SandboxStateError
+        ? 409
+        : err.code === 'HUBTEL_NOT_FOUND'
+          ? 404
+          : err.code === 'HUBTEL_VALIDATION_FAILED'
+            ? 400
+            : 500;
+    const errors =
+      err instanceof HubtelValidationError && !(err instanceof SandboxStateError)
+        ? err.issues.map(({ field, message }) => ({ field, message }))
+        : undefined;
+    return apiErrorReply('admin', status, { message: err.message, responseCode: err.code, errors });
+  }
+  throw err;
+}
+
+/**
+ * `handler` behind the JSON content-type check of every admin POST (415 before anything is read
+ * or changed).
+ */
+function jsonOnly(handler: SandboxRouteHandler): SandboxRouteHandler {
+  return (ctx) => {
+    const type = ctx.req.headers['content-type'];
+    if (!isJsonContentType(type)) {
+      return apiErrorReply('admin', 415, {
+        message: `Content-Type must be application/json, got ${type ? String(type).slice(0, 60) : 'none'}`,
+        errors: [{ field: 'Content-Type', message: 'must be application/json' }],
+      });
+    }
+    return handler(ctx);
+  };
+}
+
+export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox): void {
+  const ok = (json: unknown): SandboxReply => ({
+    status: 200,
+    json,
+    headers: { 'Cache-Control': 'no-store' },
+  });
+
+  // Someone opening the sandbox's address in a browser lands somewhere useful, not on a JSON 404.
+  router.add('GET', '/', 'admin', (): SandboxReply =>
+    sandbox.dashboardUrl
+      ? { status: 302, headers: { Location: SANDBOX_DASHBOARD_PATH, 'Cache-Control': 'no-store' } }
+      : {
+          status: 200,
+          headers: {
+            'Cache-Control': 'no-store',
+            'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
+          },
+          html: renderIndexPage(sandbox),
+        },
+  );
+
+  router.add('GET', '/_sandbox', 'admin', () =>
+    ok({
+      name: 'nestjs-hubtel sandbox',
+      url: sandbox.url,
+      baseUrls: sandbox.baseUrls(),
+      credentials: sandbox.credentials,
+      posSalesId: sandbox.posSalesId,
+      // Only on a sandbox serving several: a single-account one answers as it always did.
+      ...(sandbox.accounts().length > 1 ? { accounts: sandbox.accounts() } : {}),
+      stats: sandbox.stats(),
+    }),
+  );
+  router.add('GET', '/_sandbox/stats', 'admin', () => ok(sandbox.stats()));
+  router.add('GET', '/_sandbox/accounts', 'admin', () => ok(sandbox.accounts()));
+  // An unknown `?account=` is a 404 naming it, never an empty list that reads as "nothing sent".
+  const list =
+    <T>(records: (filter: SandboxAccountFilter, query: URLSearchParams) => T[]): SandboxRouteHandler =>
+    (ctx) => {
+      try {
+        return ok(limited(records(accountOf(ctx.query), ctx.query), ctx.query));
+      } catch (err) {
+        return errorReply(err);
+      }
+    };
+  router.add(
+    'GET',
+    '/_sandbox/messages',
+    'admin',
+    list((filter, query) => {
+      const to = query.get('to');
+      return to ? sandbox.messagesTo(to, filter) : sandbox.messages(filter);
+    }),
+  );
+  router.add(
+    'GET',
+    '/_sandbox/invoices',
+    'admin',
+    list((filter) => sandbox.invoices(filter)),
+  );
+  router.add('GET', '/_sandbox/invoices/:ref', 'admin', (ctx) => {
+    const invoice = sandbox.invoice(ctx.params.ref!);
+    return invoice
+      ? ok(invoice)
+      : apiErrorReply('admin', 404, {
+          message: `No invoice "${ctx.params.ref}"`,
+          responseCode: 'HUBTEL_NOT_FOUND',
+        });
+  });
+  router.add(
+    'GET',
+    '/_sandbox/deliveries',
+    'admin',
+    list((filter) => sandbox.deliveries(filter)),
+  );
+  router.add(
+    'GET',
+    '/_sandbox/sessions',
+    'admin',
+    list((filter) => sandbox.sessions(filter)),
+  );
+  router.add('GET', '/_sandbox/sessions/:id', 'admin', (ctx) => {
+    const session = sandbox.session(ctx.params.id!);
+    return session
+      ? ok(session)
+      : apiErrorReply('admin', 404, {
+          message: `No session "${ctx.params.id}"`,
+          responseCode: 'HUBTEL_NOT_FOUND',
+        });
+  });
+  router.add(
+    'GET',
+    '/_sandbox/fulfillment-callbacks',
+    'admin',
+    list((filter) => sandbox.fulfillmentCallbacks(filter)),
+  );
+  router.add('GET', '/_sandbox/requests', 'admin', (ctx) => ok(limited(sandbox.requests(), ctx.query)));
+
+  router.add(
+    'POST',
+    '/_sandbox/invoices/:ref/pay',
+    'admin',
+    jsonOnly(async (ctx) => {
+      const raw = (await ctx.body()).toString('utf8').trim();
+      const b = raw === '' ? {} : await ctx.jsonObject();
+      try {
+        return ok(await sandbox.pay(ctx.params.ref!, parsePayBody(b)));
+      } catch (err) {
+        return errorReply(err);
+      }
+    }),
+  );
+  router.add(
+    'POST',
+    '/_sandbox/sessions/:id/pay',
+    'admin',
+    jsonOnly(async (ctx) => {
+      const raw = (await ctx.body()).toString('utf8').trim();
+      const b = raw === '' ? {} : await ctx.jsonObject();
+      try {
+        const checked = compileValidator(SandboxServicePaymentBodyDto, { forbidUnknown: true })(b);
+        if (!checked.ok)
+          throw new HubtelValidationError(
+            `Invalid service payment: ${checked.issues.map((i) => i.message).join('; ')}`,
+            checked.issues,
+          );
+        const { amount, orderId, account, chargeBearer, currency } = checked.value;
+        return ok(
+          sandbox.recordServicePayment(ctx.params.id!, {
+            amount: amount ?? undefined,
+            orderId: orderId ?? undefined,
+            account: account ?? undefined,
+            chargeBearer: chargeBearer ?? undefined,
+            currency: currency ?? undefined,
+          }),
+        );
+      } catch (err) {
+        return errorReply(err);
+      }
+    }),
+  );
+  router.add(
+    'POST',
+    '/_sandbox/invoices/:ref/cancel',
+    'admin',
+    jsonOnly(async (ctx) => {
+      await ctx.body();
+      try {
+        return ok(sandbox.cancel(ctx.params.ref!));
+      } catch (err) {
+        return errorReply(err);
+      }
+    }),
+  );
+  router.add(
+    'POST',
+    '/_sandbox/deliveries/:id/redeliver',
+    'admin',
+    jsonOnly(async (ctx) => {
+      await ctx.body();
+      try {
+        return ok(await sandbox.redeliver(ctx.params.id!));
+      } catch (err) {
+        return errorReply(err);
+      }
+    }),
+  );
+  router.add(
+    'POST',
+    '/_sandbox/reset',
+    'admin',
+    jsonOnly(async (ctx) => {
+      await ctx.body();
+      sandbox.reset();
+      return ok({ reset: true });
+    }),
+  );
+}
+
+/** What `GET /` shows when the sandbox runs without its dashboard: where to point the modules. */
+function renderIndexPage(sandbox: HubtelSandbox): string {
+  const urls = sandbox.baseUrls();
+  const rows = [
+    ['SMS', urls.sms, 'POST /v1/messages/batch/simple/send, POST /v1/messages/send'],
+    ['Checkout', urls.checkout, 'POST /items/initiate'],
+    ['Transaction status', urls.status, `GET /transactions/${sandbox.posSalesId}/status`],
+    ['Fulfillment callback', urls.fulfillmentCallback, 'POST /callback'],
+    ['Records (JSON)', `${sandbox.url}/_sandbox`, 'GET /_sandbox/...'],
+  ]
+    .map(
+      ([name, url, paths]) =>
+        `<tr><th>${escapeHtml(name)}</th><td><code data-testid="base-url">${escapeHtml(url)}</code></td><td><code>${escapeHtml(paths)}</code></td></tr>`,
+    )
+    .join('');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Hubtel sandbox</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem}th,td{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #ddd}</style>
+</head><body><h1>Hubtel sandbox</h1>
+<p>A local stand-in for the Hubtel platform. Give the modules these base URLs (POS Sales ID <code>${escapeHtml(sandbox.posSalesId)}</code>):</p>
+<table>${rows}</table></body></html>`;
+}
