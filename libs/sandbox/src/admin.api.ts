@@ -7,7 +7,12 @@ import { escapeHtml, isJsonContentType } from './sandbox.http.js';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
 import type { PayOptions } from './checkout.payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
-import type { SandboxAccountFilter, SandboxReply, SandboxRouteHandler } from './sandbox.types.js';
+import type {
+  SandboxAccountFilter,
+  SandboxReply,
+  SandboxRequestContext,
+  SandboxRouteHandler,
+} from './sandbox.types.js';
 import type { HubtelSandbox } from './sandbox.server.js';
 
 /*
@@ -46,6 +51,13 @@ function accountOf(query: URLSearchParams): SandboxAccountFilter {
   return account === null ? {} : { account };
 }
 
+/** The DTO's nulls (a JSON body's "not given") as absent fields. */
+function withoutNulls<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], null>;
+  };
+}
+
 function limited<T>(items: T[], query: URLSearchParams): T[] {
   const limit = Number(query.get('limit'));
   return Number.isInteger(limit) && limit > 0 ? items.slice(-limit) : items;
@@ -76,19 +88,8 @@ export function parsePayBody(body: Record<string, unknown>): PayOptions {
       issues,
     );
   }
-  const fault = value.fault
-    ? (Object.fromEntries(Object.entries(value.fault).filter(([, v]) => v !== null)) as CallbackFaultSpec)
-    : undefined;
-  return {
-    outcome: value.outcome ?? undefined,
-    phone: value.phone ?? undefined,
-    channel: value.channel ?? undefined,
-    deliver: value.deliver ?? undefined,
-    fault,
-    amount: value.amount ?? undefined,
-    chargeBearer: value.chargeBearer ?? undefined,
-    currency: value.currency ?? undefined,
-  };
+  const { fault, ...rest } = value;
+  return { ...withoutNulls(rest), fault: fault ? (withoutNulls(fault) as CallbackFaultSpec) : undefined };
 }
 
 /** `match` and `times` are sandbox.faults rule fields; say so rather than "not a known field". */
@@ -143,6 +144,32 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
     json,
     headers: { 'Cache-Control': 'no-store' },
   });
+  const answer = async (run: () => unknown): Promise<SandboxReply> => {
+    try {
+      return ok(await run());
+    } catch (err) {
+      return errorReply(err);
+    }
+  };
+  const get = (path: string, read: (ctx: SandboxRequestContext) => unknown) =>
+    router.add('GET', path, 'admin', (ctx) => answer(() => read(ctx)));
+  const post = (path: string, run: (ctx: SandboxRequestContext) => Promise<unknown>) =>
+    router.add(
+      'POST',
+      path,
+      'admin',
+      jsonOnly(async (ctx) => answer(() => run(ctx))),
+    );
+  /** An optional JSON body: none is `{}`. */
+  const bodyOf = async (ctx: SandboxRequestContext) =>
+    (await ctx.body()).toString('utf8').trim() === '' ? {} : ctx.jsonObject();
+  // An unknown `?account=` is a 404 naming it, never an empty list that reads as "nothing sent".
+  const list = (path: string, records: (filter: SandboxAccountFilter, query: URLSearchParams) => unknown[]) =>
+    get(path, (ctx) => limited(records(accountOf(ctx.query), ctx.query), ctx.query));
+  const found = <T>(record: T | undefined, message: string): T => {
+    if (record === undefined) throw new HubtelError('HUBTEL_NOT_FOUND', message);
+    return record;
+  };
 
   // Someone opening the sandbox's address in a browser lands somewhere useful, not on a JSON 404.
   router.add('GET', '/', 'admin', (): SandboxReply =>
@@ -158,162 +185,61 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
         },
   );
 
-  router.add('GET', '/_sandbox', 'admin', () =>
-    ok({
-      name: 'nestjs-hubtel sandbox',
-      url: sandbox.url,
-      baseUrls: sandbox.baseUrls(),
-      credentials: sandbox.credentials,
-      posSalesId: sandbox.posSalesId,
-      // Only on a sandbox serving several: a single-account one answers as it always did.
-      ...(sandbox.accounts().length > 1 ? { accounts: sandbox.accounts() } : {}),
-      stats: sandbox.stats(),
-    }),
-  );
-  router.add('GET', '/_sandbox/stats', 'admin', () => ok(sandbox.stats()));
-  router.add('GET', '/_sandbox/accounts', 'admin', () => ok(sandbox.accounts()));
-  // An unknown `?account=` is a 404 naming it, never an empty list that reads as "nothing sent".
-  const list =
-    <T>(records: (filter: SandboxAccountFilter, query: URLSearchParams) => T[]): SandboxRouteHandler =>
-    (ctx) => {
-      try {
-        return ok(limited(records(accountOf(ctx.query), ctx.query), ctx.query));
-      } catch (err) {
-        return errorReply(err);
-      }
-    };
-  router.add(
-    'GET',
-    '/_sandbox/messages',
-    'admin',
-    list((filter, query) => {
-      const to = query.get('to');
-      return to ? sandbox.messagesTo(to, filter) : sandbox.messages(filter);
-    }),
-  );
-  router.add(
-    'GET',
-    '/_sandbox/invoices',
-    'admin',
-    list((filter) => sandbox.invoices(filter)),
-  );
-  router.add('GET', '/_sandbox/invoices/:ref', 'admin', (ctx) => {
-    const invoice = sandbox.invoice(ctx.params.ref!);
-    return invoice
-      ? ok(invoice)
-      : apiErrorReply('admin', 404, {
-          message: `No invoice "${ctx.params.ref}"`,
-          responseCode: 'HUBTEL_NOT_FOUND',
-        });
+  get('/_sandbox', () => ({
+    name: 'nestjs-hubtel sandbox',
+    url: sandbox.url,
+    baseUrls: sandbox.baseUrls(),
+    credentials: sandbox.credentials,
+    posSalesId: sandbox.posSalesId,
+    // Only on a sandbox serving several: a single-account one answers as it always did.
+    ...(sandbox.accounts().length > 1 ? { accounts: sandbox.accounts() } : {}),
+    stats: sandbox.stats(),
+  }));
+  get('/_sandbox/stats', () => sandbox.stats());
+  get('/_sandbox/accounts', () => sandbox.accounts());
+  list('/_sandbox/messages', (filter, query) => {
+    const to = query.get('to');
+    return to ? sandbox.messagesTo(to, filter) : sandbox.messages(filter);
   });
-  router.add(
-    'GET',
-    '/_sandbox/deliveries',
-    'admin',
-    list((filter) => sandbox.deliveries(filter)),
+  list('/_sandbox/invoices', (filter) => sandbox.invoices(filter));
+  get('/_sandbox/invoices/:ref', (ctx) =>
+    found(sandbox.invoice(ctx.params.ref!), `No invoice "${ctx.params.ref}"`),
   );
-  router.add(
-    'GET',
-    '/_sandbox/sessions',
-    'admin',
-    list((filter) => sandbox.sessions(filter)),
+  list('/_sandbox/deliveries', (filter) => sandbox.deliveries(filter));
+  list('/_sandbox/sessions', (filter) => sandbox.sessions(filter));
+  get('/_sandbox/sessions/:id', (ctx) =>
+    found(sandbox.session(ctx.params.id!), `No session "${ctx.params.id}"`),
   );
-  router.add('GET', '/_sandbox/sessions/:id', 'admin', (ctx) => {
-    const session = sandbox.session(ctx.params.id!);
-    return session
-      ? ok(session)
-      : apiErrorReply('admin', 404, {
-          message: `No session "${ctx.params.id}"`,
-          responseCode: 'HUBTEL_NOT_FOUND',
-        });
-  });
-  router.add(
-    'GET',
-    '/_sandbox/fulfillment-callbacks',
-    'admin',
-    list((filter) => sandbox.fulfillmentCallbacks(filter)),
-  );
-  router.add('GET', '/_sandbox/requests', 'admin', (ctx) => ok(limited(sandbox.requests(), ctx.query)));
+  list('/_sandbox/fulfillment-callbacks', (filter) => sandbox.fulfillmentCallbacks(filter));
+  get('/_sandbox/requests', (ctx) => limited(sandbox.requests(), ctx.query));
 
-  router.add(
-    'POST',
-    '/_sandbox/invoices/:ref/pay',
-    'admin',
-    jsonOnly(async (ctx) => {
-      const raw = (await ctx.body()).toString('utf8').trim();
-      const b = raw === '' ? {} : await ctx.jsonObject();
-      try {
-        return ok(await sandbox.pay(ctx.params.ref!, parsePayBody(b)));
-      } catch (err) {
-        return errorReply(err);
-      }
-    }),
+  post('/_sandbox/invoices/:ref/pay', async (ctx) =>
+    sandbox.pay(ctx.params.ref!, parsePayBody(await bodyOf(ctx))),
   );
-  router.add(
-    'POST',
-    '/_sandbox/sessions/:id/pay',
-    'admin',
-    jsonOnly(async (ctx) => {
-      const raw = (await ctx.body()).toString('utf8').trim();
-      const b = raw === '' ? {} : await ctx.jsonObject();
-      try {
-        const checked = compileValidator(SandboxServicePaymentBodyDto, { forbidUnknown: true })(b);
-        if (!checked.ok)
-          throw new HubtelValidationError(
-            `Invalid service payment: ${checked.issues.map((i) => i.message).join('; ')}`,
-            checked.issues,
-          );
-        const { amount, orderId, account, chargeBearer, currency } = checked.value;
-        return ok(
-          sandbox.recordServicePayment(ctx.params.id!, {
-            amount: amount ?? undefined,
-            orderId: orderId ?? undefined,
-            account: account ?? undefined,
-            chargeBearer: chargeBearer ?? undefined,
-            currency: currency ?? undefined,
-          }),
-        );
-      } catch (err) {
-        return errorReply(err);
-      }
-    }),
-  );
-  router.add(
-    'POST',
-    '/_sandbox/invoices/:ref/cancel',
-    'admin',
-    jsonOnly(async (ctx) => {
-      await ctx.body();
-      try {
-        return ok(sandbox.cancel(ctx.params.ref!));
-      } catch (err) {
-        return errorReply(err);
-      }
-    }),
-  );
-  router.add(
-    'POST',
-    '/_sandbox/deliveries/:id/redeliver',
-    'admin',
-    jsonOnly(async (ctx) => {
-      await ctx.body();
-      try {
-        return ok(await sandbox.redeliver(ctx.params.id!));
-      } catch (err) {
-        return errorReply(err);
-      }
-    }),
-  );
-  router.add(
-    'POST',
-    '/_sandbox/reset',
-    'admin',
-    jsonOnly(async (ctx) => {
-      await ctx.body();
-      sandbox.reset();
-      return ok({ reset: true });
-    }),
-  );
+  post('/_sandbox/sessions/:id/pay', async (ctx) => {
+    const checked = compileValidator(SandboxServicePaymentBodyDto, { forbidUnknown: true })(
+      await bodyOf(ctx),
+    );
+    if (!checked.ok)
+      throw new HubtelValidationError(
+        `Invalid service payment: ${checked.issues.map((i) => i.message).join('; ')}`,
+        checked.issues,
+      );
+    return sandbox.recordServicePayment(ctx.params.id!, withoutNulls(checked.value));
+  });
+  post('/_sandbox/invoices/:ref/cancel', async (ctx) => {
+    await ctx.body();
+    return sandbox.cancel(ctx.params.ref!);
+  });
+  post('/_sandbox/deliveries/:id/redeliver', async (ctx) => {
+    await ctx.body();
+    return sandbox.redeliver(ctx.params.id!);
+  });
+  post('/_sandbox/reset', async (ctx) => {
+    await ctx.body();
+    sandbox.reset();
+    return { reset: true };
+  });
 }
 
 /** What `GET /` shows when the sandbox runs without its dashboard: where to point the modules. */

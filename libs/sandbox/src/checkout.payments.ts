@@ -1,5 +1,5 @@
 import { HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
-import { SandboxNotFoundError, SandboxStateError } from './sandbox.errors.js';
+import { invalidArgument, SandboxNotFoundError, SandboxStateError } from './sandbox.errors.js';
 import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
 import {
   MOBILE_MONEY_CHANNELS,
@@ -93,25 +93,19 @@ export async function payInvoice(
 ): Promise<PaymentResult> {
   const requested = options.outcome ?? 'paid';
   if (requested !== 'paid' && requested !== 'failed') {
-    throw new HubtelValidationError(`outcome must be "paid" or "failed", got "${String(requested)}"`, [
-      { field: 'outcome', message: 'must be "paid" or "failed"', value: requested },
-    ]);
+    const summary = `outcome must be "paid" or "failed", got "${String(requested)}"`;
+    throw invalidArgument('outcome', 'must be "paid" or "failed"', requested, summary);
   }
   if (options.deliver !== undefined && typeof options.deliver !== 'boolean') {
-    throw new HubtelValidationError('deliver must be true or false', [
-      { field: 'deliver', message: 'must be a boolean', value: options.deliver },
-    ]);
+    throw invalidArgument('deliver', 'must be a boolean', options.deliver, 'deliver must be true or false');
   }
   if (options.deliver === false && options.fault !== undefined) {
-    throw new HubtelValidationError('deliver: false sends no callback, so a callback fault cannot apply', [
-      { field: 'fault', message: 'must be left out when deliver is false' },
-    ]);
+    const summary = 'deliver: false sends no callback, so a callback fault cannot apply';
+    throw invalidArgument('fault', 'must be left out when deliver is false', undefined, summary);
   }
   if (options.fault !== undefined) validateCallback(options.fault, 'fault');
   if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0))) {
-    throw new HubtelValidationError('amount must be a number of at least 0', [
-      { field: 'amount', message: 'must be a number of at least 0', value: options.amount },
-    ]);
+    throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
   }
   // Checked (and computed) before anything changes: a bad bearer or currency records nothing.
   const money = paymentMoney(state, invoice.account, options.amount ?? invoice.totalAmount, options);

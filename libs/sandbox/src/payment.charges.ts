@@ -1,4 +1,5 @@
-import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import type { ValidationIssue } from 'nestjs-hubtel';
+import { invalidInput } from './sandbox.errors.js';
 import { round2 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxChargeBearer } from './sandbox.types.js';
@@ -60,11 +61,7 @@ export function paymentMoney(
   options: SandboxChargeOptions = {},
 ): SandboxPaymentMoney {
   const issues = chargeOptionIssues(options);
-  if (issues.length > 0)
-    throw new HubtelValidationError(
-      `Invalid charge options: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
-      issues,
-    );
+  if (issues.length > 0) throw invalidInput('charge options', issues);
   const chargeBearer = options.chargeBearer ?? state.accounts.require(account).chargeBearer;
   const base = round2(price);
   const charges = round2(base * state.options.checkout.chargeRate);

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { HubtelError, HubtelValidationError } from 'nestjs-hubtel';
+import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { escapeHtml } from './sandbox.http.js';
 import type { SandboxApi, SandboxReply } from './sandbox.types.js';
 
@@ -24,6 +24,24 @@ export class SandboxStateError extends HubtelValidationError {
   ) {
     super(message, [{ field: 'state', message: `is ${state}` }]);
   }
+}
+
+/** One bad argument of a sandbox method; the message is `<summary ?? field + message>`. */
+export function invalidArgument(
+  field: string,
+  message: string,
+  value?: unknown,
+  summary = `${field} ${message}`,
+): HubtelValidationError {
+  return new HubtelValidationError(summary, [{ field, message, ...(value === undefined ? {} : { value }) }]);
+}
+
+/** Every issue of one checked input, listed in the message (`Invalid callback fault: ...`). */
+export function invalidInput(what: string, issues: ValidationIssue[]): HubtelValidationError {
+  return new HubtelValidationError(
+    `Invalid ${what}: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+    issues,
+  );
 }
 
 /* ------------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import type { ValidationIssue } from 'nestjs-hubtel';
+import { invalidArgument, invalidInput } from './sandbox.errors.js';
 import type { CheckoutCallbackBody, SandboxApi, SandboxDeliveryKind } from './sandbox.types.js';
 
 /**
@@ -127,27 +128,28 @@ export interface CallbackInfo {
  * added; the first one matching a request or callback applies.
  */
 export class SandboxFaults {
-  private inbound: Fault<InboundFaultSpec>[] = [];
-  private outbound: Fault<CallbackFaultSpec>[] = [];
+  private readonly inbound: Fault<InboundFaultSpec>[] = [];
+  private readonly outbound: Fault<CallbackFaultSpec>[] = [];
   private seq = 0;
 
   /** Adds a fault on requests the sandbox receives. */
   add(spec: InboundFaultSpec): FaultHandle<InboundFaultSpec> {
     validateInbound(spec);
-    const fault = new Fault(`fault-${++this.seq}`, spec, spec.times, (f) => {
-      this.inbound = this.inbound.filter((x) => x !== f);
-    });
-    this.inbound.push(fault);
-    return fault;
+    return this.push(this.inbound, `fault-${++this.seq}`, spec);
   }
 
   /** Adds a fault on callbacks the sandbox sends. */
   addCallback(spec: CallbackFaultSpec): FaultHandle<CallbackFaultSpec> {
     validateCallback(spec, 'spec');
-    const fault = new Fault(`callback-fault-${++this.seq}`, spec, spec.times, (f) => {
-      this.outbound = this.outbound.filter((x) => x !== f);
+    return this.push(this.outbound, `callback-fault-${++this.seq}`, spec);
+  }
+
+  private push<S extends { times?: number }>(list: Fault<S>[], id: string, spec: S): Fault<S> {
+    const fault = new Fault(id, spec, spec.times, (f) => {
+      const i = list.indexOf(f);
+      if (i >= 0) list.splice(i, 1);
     });
-    this.outbound.push(fault);
+    list.push(fault);
     return fault;
   }
 
@@ -156,15 +158,14 @@ export class SandboxFaults {
   }
 
   remove(id: string): boolean {
-    const before = this.inbound.length + this.outbound.length;
-    this.inbound = this.inbound.filter((f) => f.id !== id);
-    this.outbound = this.outbound.filter((f) => f.id !== id);
-    return this.inbound.length + this.outbound.length < before;
+    const fault = [...this.inbound, ...this.outbound].find((f) => f.id === id);
+    fault?.remove();
+    return fault !== undefined;
   }
 
   clear(): void {
-    this.inbound = [];
-    this.outbound = [];
+    this.inbound.length = 0;
+    this.outbound.length = 0;
   }
 
   /** @internal Finds and consumes the fault for an inbound request. */
@@ -182,36 +183,29 @@ export class SandboxFaults {
   }
 }
 
+/** A RegExp is tested, a string compared exactly (or as a prefix when it ends with `*` and `prefix`). */
+function matchesText(pattern: string | RegExp | undefined, value: string, prefix = false): boolean {
+  if (pattern === undefined) return true;
+  if (pattern instanceof RegExp) {
+    pattern.lastIndex = 0;
+    return pattern.test(value);
+  }
+  return prefix && pattern.endsWith('*') ? value.startsWith(pattern.slice(0, -1)) : pattern === value;
+}
+
 function matchesInbound(spec: InboundFaultSpec, info: InboundRequestInfo): boolean {
   const m = spec.match ?? {};
-  if (m.api === undefined && info.api === 'admin') return false;
-  if (m.api !== undefined && m.api !== info.api) return false;
+  if (m.api === undefined ? info.api === 'admin' : m.api !== info.api) return false;
   if (m.method !== undefined && m.method.toUpperCase() !== info.method) return false;
-  if (m.path !== undefined) {
-    if (m.path instanceof RegExp) {
-      m.path.lastIndex = 0;
-      if (!m.path.test(info.path)) return false;
-    } else if (m.path.endsWith('*')) {
-      if (!info.path.startsWith(m.path.slice(0, -1))) return false;
-    } else if (m.path !== info.path) return false;
-  }
-  return true;
+  return matchesText(m.path, info.path, true);
 }
 
 function matchesCallback(match: CallbackFaultMatch | undefined, info: CallbackInfo): boolean {
   if (!match) return true;
-  if (match.kind !== undefined && match.kind !== info.kind) return false;
-  if (match.checkoutId !== undefined && match.checkoutId !== info.checkoutId) return false;
-  if (match.clientReference !== undefined && match.clientReference !== info.clientReference) return false;
-  if (match.sessionId !== undefined && match.sessionId !== info.sessionId) return false;
-  if (match.orderId !== undefined && match.orderId !== info.orderId) return false;
-  if (match.url !== undefined) {
-    if (match.url instanceof RegExp) {
-      match.url.lastIndex = 0;
-      if (!match.url.test(info.url)) return false;
-    } else if (match.url !== info.url) return false;
-  }
-  return true;
+  const fields = ['kind', 'checkoutId', 'clientReference', 'sessionId', 'orderId'] as const;
+  return (
+    fields.every((f) => match[f] === undefined || match[f] === info[f]) && matchesText(match.url, info.url)
+  );
 }
 
 /*
@@ -237,9 +231,7 @@ function checkTimesAndDelay(
 function validateInbound(spec: InboundFaultSpec): void {
   const issues: ValidationIssue[] = [];
   if (spec === null || typeof spec !== 'object') {
-    throw new HubtelValidationError('Fault spec must be an object', [
-      { field: 'spec', message: 'must be an object' },
-    ]);
+    throw invalidArgument('spec', 'must be an object', undefined, 'Fault spec must be an object');
   }
   checkTimesAndDelay(spec, 'spec', issues);
   if (
@@ -263,20 +255,14 @@ function validateInbound(spec: InboundFaultSpec): void {
       message: 'needs an effect: delayMs, status, html, timeout or dropConnection',
     });
   }
-  if (issues.length > 0)
-    throw new HubtelValidationError(
-      `Invalid inbound fault: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
-      issues,
-    );
+  if (issues.length > 0) throw invalidInput('inbound fault', issues);
 }
 
 /** @internal Also used for the one-off fault given to `pay()`. */
 export function validateCallback(spec: CallbackFaultSpec, prefix: string): void {
   const issues: ValidationIssue[] = [];
   if (spec === null || typeof spec !== 'object') {
-    throw new HubtelValidationError('Callback fault spec must be an object', [
-      { field: prefix, message: 'must be an object' },
-    ]);
+    throw invalidArgument(prefix, 'must be an object', undefined, 'Callback fault spec must be an object');
   }
   checkTimesAndDelay(spec, prefix, issues);
   if (
@@ -307,11 +293,7 @@ export function validateCallback(spec: CallbackFaultSpec, prefix: string): void 
       message: 'needs an effect: drop, duplicate, delayMs, amount, checkoutId, forge or body',
     });
   }
-  if (issues.length > 0)
-    throw new HubtelValidationError(
-      `Invalid callback fault: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
-      issues,
-    );
+  if (issues.length > 0) throw invalidInput('callback fault', issues);
 }
 
 /** Applies the body-changing parts of a callback fault; returns the new body and the fault names applied. */

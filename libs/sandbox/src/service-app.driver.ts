@@ -6,7 +6,7 @@ import {
   type ValidationIssue,
 } from 'nestjs-hubtel';
 import { serviceAppChannel, type ServiceAppChannel, type UssdScreenLimits } from '#internal';
-import { SandboxStateError } from './sandbox.errors.js';
+import { invalidArgument, SandboxStateError } from './sandbox.errors.js';
 import {
   SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS,
   SANDBOX_SESSION_EXCHANGE_LIMIT,
@@ -161,15 +161,16 @@ export class SandboxServiceSession {
       const u = new URL(serviceAppUrl);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
     } catch {
-      throw new HubtelValidationError(`serviceAppUrl must be an absolute http(s) URL`, [
-        { field: 'serviceAppUrl', message: 'must be an absolute http(s) URL' },
-      ]);
+      throw invalidArgument('serviceAppUrl', 'must be an absolute http(s) URL');
     }
     const mobile = options.mobile ?? '233241234567';
     if (!platformMsisdn(mobile)) {
-      throw new HubtelValidationError('mobile must be a phone number', [
-        { field: 'mobile', message: 'must be a phone number with its country code' },
-      ]);
+      throw invalidArgument(
+        'mobile',
+        'must be a phone number with its country code',
+        undefined,
+        'mobile must be a phone number',
+      );
     }
     const detected = serviceAppChannel({
       Operator: options.operator ?? 'mtn',
@@ -178,17 +179,13 @@ export class SandboxServiceSession {
     const channel = options.channel ?? detected;
     this.channelFields = channel === 'ussd' && detected !== 'ussd' ? { Platform: 'USSD' } : {};
     if (channel !== 'ussd' && channel !== 'app') {
-      throw new HubtelValidationError('channel must be "ussd" or "app"', [
-        { field: 'channel', message: 'must be "ussd" or "app"', value: channel },
-      ]);
+      throw invalidArgument('channel', 'must be "ussd" or "app"', channel);
     }
     this.screenLimits = ussdLimits(options.ussd);
     for (const field of ['screenSize', 'unicodeScreenSize'] as const) {
       const size = this.screenLimits[field];
       if (!Number.isInteger(size) || size < 1 || size > 10_000)
-        throw new HubtelValidationError(`ussd.${field} must be a whole number from 1 to 10000`, [
-          { field: `ussd.${field}`, message: 'must be a whole number from 1 to 10000', value: size },
-        ]);
+        throw invalidArgument(`ussd.${field}`, 'must be a whole number from 1 to 10000', size);
     }
     this.base = serviceAppUrl.replace(/\/+$/, '');
     this.flowPath = options.serviceFlowPath ?? SERVICE_APP_DEFAULT_PATHS.serviceFlow;
@@ -255,9 +252,7 @@ export class SandboxServiceSession {
     options: { message?: string; fields?: Record<string, unknown> } = {},
   ): Promise<ServiceFlowResponse | undefined> {
     if (typeof type !== 'string' || type.trim() === '')
-      throw new HubtelValidationError('send(type) needs a Type', [
-        { field: 'type', message: 'must be a non-empty string' },
-      ]);
+      throw invalidArgument('type', 'must be a non-empty string', undefined, 'send(type) needs a Type');
     const kind = type.toLowerCase();
     if (this.record.state === 'new') {
       this.state.sessions.push(this.record, [this.sessionId]);
@@ -288,9 +283,7 @@ export class SandboxServiceSession {
   async reply(input: string): Promise<ServiceFlowResponse> {
     this.requireOpen();
     if (typeof input !== 'string')
-      throw new HubtelValidationError('reply(input) needs a string', [
-        { field: 'input', message: 'must be a string' },
-      ]);
+      throw invalidArgument('input', 'must be a string', undefined, 'reply(input) needs a string');
     return this.call({ Type: 'Response', Message: input });
   }
 
@@ -307,9 +300,8 @@ export class SandboxServiceSession {
     if (menu.length > 0)
       return this.reply(this.typedOnUssd(option, menu, Array.isArray(options) ? options : []));
     if (!Array.isArray(options) || options.length === 0) {
-      throw new HubtelValidationError('The last answer offered no options to choose from', [
-        { field: 'option', message: 'no select prompt' },
-      ]);
+      const summary = 'The last answer offered no options to choose from';
+      throw invalidArgument('option', 'no select prompt', undefined, summary);
     }
     const wanted = String(option);
     const found =
@@ -317,9 +309,12 @@ export class SandboxServiceSession {
       options.find((o) => o.Display.toLowerCase() === wanted.toLowerCase()) ??
       (typeof option === 'number' || /^\d+$/.test(wanted) ? options[Number(wanted) - 1] : undefined);
     if (!found) {
-      throw new HubtelValidationError(
-        `No option "${wanted}"; offered: ${options.map((o) => `${o.Display} (${o.Value})`).join(', ')}`,
-        [{ field: 'option', message: 'not among the offered options', value: option }],
+      const offered = options.map((o) => `${o.Display} (${o.Value})`).join(', ');
+      throw invalidArgument(
+        'option',
+        'not among the offered options',
+        option,
+        `No option "${wanted}"; offered: ${offered}`,
       );
     }
     return this.reply(found.Value);
@@ -336,10 +331,9 @@ export class SandboxServiceSession {
     const byValue = options.find((o) => o.Value === wanted);
     const line = findMenuLine(menu, byValue ? byValue.Display : wanted);
     if (!line) {
-      throw new HubtelValidationError(
-        `No option "${wanted}" on this USSD screen; it shows: ${menu.map((l) => `${l.key}. ${l.label}`).join(' | ')}`,
-        [{ field: 'option', message: 'not on the current screen', value: option }],
-      );
+      const shown = menu.map((l) => `${l.key}. ${l.label}`).join(' | ');
+      const summary = `No option "${wanted}" on this USSD screen; it shows: ${shown}`;
+      throw invalidArgument('option', 'not on the current screen', option, summary);
     }
     return line.key;
   }
@@ -371,15 +365,11 @@ export class SandboxServiceSession {
     }
     const outcome = options.outcome ?? 'paid';
     if (outcome !== 'paid' && outcome !== 'failed') {
-      throw new HubtelValidationError(`outcome must be "paid" or "failed"`, [
-        { field: 'outcome', message: 'must be "paid" or "failed"', value: outcome },
-      ]);
+      throw invalidArgument('outcome', 'must be "paid" or "failed"', outcome);
     }
     if (options.fault) validateCallback(options.fault, 'fault');
     if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0))) {
-      throw new HubtelValidationError('amount must be a number of at least 0', [
-        { field: 'amount', message: 'must be a number of at least 0', value: options.amount },
-      ]);
+      throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
     }
     const price = options.amount === undefined ? round2(cart.Qty * cart.Price) : round2(options.amount);
     const now = isoNow();
