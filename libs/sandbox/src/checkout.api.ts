@@ -47,15 +47,19 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
   const o = state.options;
   const authorized = (ctx: SandboxRequestContext) =>
     state.accounts.authenticate(ctx.req.headers.authorization, 'api');
+  const wrongKeys = (api: 'checkout' | 'status') =>
+    apiErrorReply(api, 401, {
+      responseCode: '4101',
+      message: 'Wrong keys: the API credentials are not valid',
+    });
+  const found = (data: unknown): SandboxReply => ({
+    status: 200,
+    json: { message: 'Successful', responseCode: '0000', data },
+  });
 
   router.add('POST', '/items/initiate', 'checkout', async (ctx) => {
     const owner = authorized(ctx);
-    if (!owner) {
-      return apiErrorReply('checkout', 401, {
-        responseCode: '4101',
-        message: 'Wrong keys: the API credentials are not valid',
-      });
-    }
+    if (!owner) return wrongKeys('checkout');
     const b = await ctx.jsonObject();
     const errors: FieldError[] = [];
     if (typeof b.totalAmount !== 'number' || !Number.isFinite(b.totalAmount)) {
@@ -210,15 +214,12 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
   const closed = (invoice: SandboxInvoice): SandboxReply | undefined =>
     invoice.state === 'paid' || invoice.state === 'cancelled' ? page(invoice, 409) : undefined;
 
-  router.add('GET', '/pay/:checkoutId', 'pay-page', (ctx) => {
-    const invoice = invoiceOr404(ctx.params.checkoutId!);
-    return 'checkoutId' in invoice ? page(invoice, 200) : invoice;
-  });
-
-  router.add('GET', '/pay/:checkoutId/direct', 'pay-page', (ctx) => {
-    const invoice = invoiceOr404(ctx.params.checkoutId!);
-    return 'checkoutId' in invoice ? page(invoice, 200, { direct: true }) : invoice;
-  });
+  for (const direct of [false, true]) {
+    router.add('GET', `/pay/:checkoutId${direct ? '/direct' : ''}`, 'pay-page', (ctx) => {
+      const invoice = invoiceOr404(ctx.params.checkoutId!);
+      return 'checkoutId' in invoice ? page(invoice, 200, direct ? { direct } : {}) : invoice;
+    });
+  }
 
   for (const action of ['momo', 'fail'] as const) {
     router.add('POST', `/pay/:checkoutId/${action}`, 'pay-page', async (ctx) => {
@@ -253,12 +254,7 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
 
   router.add('GET', '/transactions/:posSalesId/status', 'status', (ctx) => {
     const owner = authorized(ctx);
-    if (!owner) {
-      return apiErrorReply('status', 401, {
-        responseCode: '4101',
-        message: 'Wrong keys: the API credentials are not valid',
-      });
-    }
+    if (!owner) return wrongKeys('status');
     const q = ctx.query;
     if (ctx.params.posSalesId !== owner.posSalesId) {
       // Programmable-services orders (SessionId as clientReference) answer 4105, as the platform does.
@@ -291,25 +287,16 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
         ? `tx:${hubtelTransactionId}`
         : `ext:${networkTransactionId}`;
     // Another account's record is not found, exactly as one that never existed.
-    const found = state.invoices.get(key);
-    const invoice = found?.account === owner.name ? found : undefined;
-    if (invoice)
-      return {
-        status: 200,
-        json: { message: 'Successful', responseCode: '0000', data: invoiceStatusData(invoice) },
-      };
+    const record = state.invoices.get(key);
+    const invoice = record?.account === owner.name ? record : undefined;
+    if (invoice) return found(invoiceStatusData(invoice));
     // Programmable-services orders are looked up by SessionId as clientReference (platform facts).
     const candidate: SandboxSession | undefined = clientReference
       ? state.sessions.get(clientReference)
       : state.sessions.get(key);
     const session = candidate?.account === owner.name ? candidate : undefined;
     // An order the platform has not recorded yet is unknown to the status check, as a forged one is.
-    if (session?.order?.recorded) {
-      return {
-        status: 200,
-        json: { message: 'Successful', responseCode: '0000', data: orderStatusData(session, session.order) },
-      };
-    }
+    if (session?.order?.recorded) return found(orderStatusData(session, session.order));
     return apiErrorReply('status', 404, { message: 'Transaction not found' });
   });
 }

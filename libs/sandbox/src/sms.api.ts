@@ -29,6 +29,8 @@ interface Issue extends FieldError {
   subCode: number;
 }
 
+const issue = (field: string, message: string, subCode: number): Issue => ({ field, message, subCode });
+
 export function registerSmsApi(router: SandboxRouter, state: SandboxState): void {
   const o = state.options.sms;
   const authorized = (ctx: SandboxRequestContext) =>
@@ -48,61 +50,43 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
 
   const checkSender = (from: unknown, account: ResolvedSandboxAccount, issues: Issue[]): void => {
     if (typeof from !== 'string' || from.trim() === '') {
-      issues.push({ field: 'From', message: 'Invalid source address: From is required', subCode: 2 });
+      issues.push(issue('From', 'Invalid source address: From is required', 2));
     } else if (from.length > o.maxSenderLength) {
-      issues.push({
-        field: 'From',
-        message: `Invalid source address: at most ${o.maxSenderLength} characters`,
-        subCode: 2,
-      });
+      issues.push(issue('From', `Invalid source address: at most ${o.maxSenderLength} characters`, 2));
     } else if (!state.accounts.maySendFrom(account, from)) {
-      issues.push({
-        field: 'From',
-        message: 'Invalid source address: this sender id is not registered to these SMS keys',
-        subCode: 2,
-      });
+      issues.push(
+        issue('From', 'Invalid source address: this sender id is not registered to these SMS keys', 2),
+      );
     }
   };
 
   const checkContent = (content: unknown, issues: Issue[]): void => {
     if (content === undefined || content === null || (typeof content === 'string' && content.trim() === '')) {
-      issues.push({ field: 'Content', message: 'The message content is empty', subCode: 6 });
+      issues.push(issue('Content', 'The message content is empty', 6));
     } else if (typeof content !== 'string') {
-      issues.push({ field: 'Content', message: 'Content must be a string', subCode: 8 });
+      issues.push(issue('Content', 'Content must be a string', 8));
     } else if (content.length > o.maxContentLength) {
-      issues.push({
-        field: 'Content',
-        message: `The message body is too long (at most ${o.maxContentLength} characters)`,
-        subCode: 3,
-      });
+      issues.push(
+        issue('Content', `The message body is too long (at most ${o.maxContentLength} characters)`, 3),
+      );
     }
   };
 
   const record = (
     account: ResolvedSandboxAccount,
-    kind: 'batch' | 'single',
-    batchId: string | null,
-    from: string,
-    to: string,
-    msisdn: string,
-    content: string,
-    clientReference: string | null,
+    fields: Pick<
+      SandboxSmsMessage,
+      'kind' | 'batchId' | 'from' | 'to' | 'msisdn' | 'content' | 'clientReference'
+    >,
     now: number,
   ): SandboxSmsMessage => {
-    const delivered = o.deliveryDelayMs === 0;
     const message: SandboxSmsMessage = {
       messageId: randomUUID(),
       account: account.name,
-      batchId,
-      kind,
-      from,
-      to,
-      msisdn,
-      content,
+      ...fields,
       rate: o.rate,
-      networkId: ghanaNetwork(msisdn).networkId,
-      clientReference,
-      status: delivered ? 'Delivered' : 'Submitted',
+      networkId: ghanaNetwork(fields.msisdn).networkId,
+      status: o.deliveryDelayMs === 0 ? 'Delivered' : 'Submitted',
       time: isoNow(now),
       updateTime: platformTime(now),
       deliverAt: now + o.deliveryDelayMs,
@@ -122,21 +106,23 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
     const issues: Issue[] = [];
     checkSender(from, account, issues);
     const msisdn = platformMsisdn(to);
-    if (!msisdn) issues.push({ field: 'To', message: 'Invalid destination address', subCode: 1 });
+    if (!msisdn) issues.push(issue('To', 'Invalid destination address', 1));
     checkContent(content, issues);
     if (clientReference !== undefined && clientReference !== null && typeof clientReference !== 'string') {
-      issues.push({ field: 'ClientReference', message: 'ClientReference must be a string', subCode: 8 });
+      issues.push(issue('ClientReference', 'ClientReference must be a string', 8));
     }
     if (issues.length > 0) return validationError(issues);
     const m = record(
       account,
-      'single',
-      null,
-      from as string,
-      to as string,
-      msisdn!,
-      content as string,
-      (clientReference as string | undefined) ?? null,
+      {
+        kind: 'single',
+        batchId: null,
+        from: from as string,
+        to: to as string,
+        msisdn: msisdn!,
+        content: content as string,
+        clientReference: (clientReference as string | undefined) ?? null,
+      },
       Date.now(),
     );
     return {
@@ -160,23 +146,15 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
     checkSender(From, account, issues);
     const normalised: string[] = [];
     if (!Array.isArray(Recipients) || Recipients.length === 0) {
-      issues.push({
-        field: 'Recipients',
-        message: 'Recipients must be a non-empty array of phone numbers',
-        subCode: 8,
-      });
+      issues.push(issue('Recipients', 'Recipients must be a non-empty array of phone numbers', 8));
     } else if (Recipients.length > o.maxRecipients) {
-      issues.push({
-        field: 'Recipients',
-        message: `At most ${o.maxRecipients} recipients per batch`,
-        subCode: 7,
-      });
+      issues.push(issue('Recipients', `At most ${o.maxRecipients} recipients per batch`, 7));
     } else {
       Recipients.forEach((r, i) => {
         const msisdn = platformMsisdn(r);
         if (msisdn) normalised.push(msisdn);
         else if (issues.filter((x) => x.subCode === 1).length < 20) {
-          issues.push({ field: `Recipients[${i}]`, message: 'Invalid destination address', subCode: 1 });
+          issues.push(issue(`Recipients[${i}]`, 'Invalid destination address', 1));
         }
       });
     }
@@ -186,15 +164,10 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
     const batchId = randomUUID();
     const now = Date.now();
     const data = (Recipients as string[]).map((to, i) => {
+      const fields = { batchId, from: From as string, to, msisdn: normalised[i]! };
       const m = record(
         account,
-        'batch',
-        batchId,
-        From as string,
-        to,
-        normalised[i]!,
-        Content as string,
-        null,
+        { ...fields, kind: 'batch', content: Content as string, clientReference: null },
         now,
       );
       return { recipient: to, content: m.content, messageId: m.messageId };
