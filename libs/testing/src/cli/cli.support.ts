@@ -70,6 +70,28 @@ export function parseCliArgs<T extends NonNullable<ParseArgsConfig['options']>>(
   }
 }
 
+/** `'a b c'` → `'a' | 'b' | 'c'`. */
+type Words<S extends string> = S extends `${infer H} ${infer T}` ? H | Words<T> : S;
+type CliOptions<S extends string, B extends string> = { [K in Words<S>]: { type: 'string' } } & {
+  [K in Words<B>]: { type: 'boolean' };
+} & { help: { type: 'boolean'; short: 'h' } };
+
+/**
+ * parseArgs options from lists of space-separated names: `strings` take a value, `flags` do not;
+ * -h/--help is always one.
+ */
+export function cliOptions<const S extends string, const B extends string>(
+  strings: readonly S[],
+  flags: readonly B[],
+): CliOptions<S, B> {
+  const names = (list: readonly string[]) => list.flatMap((words) => words.split(' '));
+  const entries = [
+    ...names(strings).map((name) => [name, { type: 'string' }]),
+    ...names(flags).map((name) => [name, { type: 'boolean' }]),
+  ];
+  return { ...Object.fromEntries(entries), help: { type: 'boolean', short: 'h' } } as CliOptions<S, B>;
+}
+
 /** A usage error printed with the command's usage text: exit 2. Anything else is rethrown. */
 export function usageFailure(command: string, usage: string, io: CliStreams, err: unknown): number {
   if (!(err instanceof CliUsageError)) throw err;

@@ -10,6 +10,7 @@ import type { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import { DEFAULT_JOB_RECORD_TTL_MS, listDeadLetters, requeueDeadLetter, type JobRecord } from '#internal';
 import {
   CliUsageError,
+  cliOptions,
   EXIT,
   intOption,
   painter,
@@ -80,18 +81,13 @@ export interface DeadLettersOptions {
 export function parseDeadLettersArgs(
   argv: string[],
 ): { help: true } | { help: false; options: DeadLettersOptions } {
-  const parsed = parseCliArgs(argv, {
-    'redis-url': { type: 'string' },
-    'redis-cluster-nodes': { type: 'string' },
-    'key-prefix': { type: 'string' },
-    'bullmq-prefix': { type: 'string' },
-    module: { type: 'string' },
-    wait: { type: 'boolean' },
-    timeout: { type: 'string' },
-    json: { type: 'boolean' },
-    'no-color': { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const parsed = parseCliArgs(
+    argv,
+    cliOptions(
+      ['redis-url redis-cluster-nodes key-prefix bullmq-prefix module timeout'],
+      ['wait json no-color'],
+    ),
+  );
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
   const [action, id, ...rest] = positionals;

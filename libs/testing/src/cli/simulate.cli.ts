@@ -2,6 +2,7 @@ import { HubtelError, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { TESTING_DEFAULTS } from '../testing.constants.js';
 import {
   CliUsageError,
+  cliOptions,
   EXIT,
   intOption,
   parseCliArgs,
@@ -62,23 +63,16 @@ reached, 130 interrupted.
 export type ParsedSimulateCli = { help: true } | { help: false; options: TerminalSimulatorOptions };
 
 export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
-  const parsed = parseCliArgs(argv, {
-    'service-code': { type: 'string' },
-    mobile: { type: 'string' },
-    operator: { type: 'string' },
-    channel: { type: 'string' },
-    'screen-size': { type: 'string' },
-    'unicode-screen-size': { type: 'string' },
-    'fulfillment-url': { type: 'string' },
-    sandbox: { type: 'string' },
-    account: { type: 'string' },
-    'callback-port': { type: 'string' },
-    'callback-timeout': { type: 'string' },
-    timeout: { type: 'string' },
-    strict: { type: 'boolean' },
-    'no-color': { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const parsed = parseCliArgs(
+    argv,
+    cliOptions(
+      [
+        'service-code mobile operator channel screen-size unicode-screen-size fulfillment-url',
+        'sandbox account callback-port callback-timeout timeout',
+      ],
+      ['strict no-color'],
+    ),
+  );
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
   if (positionals.length !== 1)

@@ -7,7 +7,7 @@
 import { HUBTEL_DEFAULT_ACCOUNT, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { HUBTEL_ACCOUNT_NAME, serviceAppChannel, type ServiceAppChannel } from '#internal';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
-import { CliUsageError, intOption, parseCliArgs, urlOption } from './cli.support.js';
+import { cliOptions, CliUsageError, intOption, parseCliArgs, urlOption } from './cli.support.js';
 
 export const TRIGGER_KINDS = [
   'checkout',
@@ -204,36 +204,15 @@ function chargeOptions(
 
 export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
   const parsed = parseCliArgs(argv, {
-    reference: { type: 'string' },
-    'checkout-id': { type: 'string' },
-    amount: { type: 'string' },
-    sandbox: { type: 'string' },
-    'mark-paid': { type: 'boolean' },
-    'charge-bearer': { type: 'string' },
-    currency: { type: 'string' },
-    outcome: { type: 'string' },
-    phone: { type: 'string' },
-    channel: { type: 'string' },
-    forge: { type: 'string' },
-    'session-id': { type: 'string' },
-    'order-id': { type: 'string' },
-    'service-status': { type: 'string' },
-    type: { type: 'string' },
-    message: { type: 'string' },
-    operator: { type: 'string' },
-    mobile: { type: 'string' },
-    'service-code': { type: 'string' },
-    'screen-size': { type: 'string' },
-    'unicode-screen-size': { type: 'string' },
-    copies: { type: 'string' },
-    path: { type: 'string' },
-    account: { type: 'string' },
+    ...cliOptions(
+      [
+        'reference checkout-id amount sandbox charge-bearer currency outcome phone channel forge',
+        'session-id order-id service-status type message operator mobile service-code screen-size',
+        'unicode-screen-size copies path account timeout',
+      ],
+      ['mark-paid json dry-run no-color'],
+    ),
     header: { type: 'string', short: 'H', multiple: true },
-    timeout: { type: 'string' },
-    json: { type: 'boolean' },
-    'dry-run': { type: 'boolean' },
-    'no-color': { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
   });
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
