@@ -16,27 +16,9 @@ import type {
 import type { HubtelSandbox } from './sandbox.server.js';
 
 /*
- * The sandbox's own JSON API under /_sandbox, for tools that run in another process (the CLI's
- * users, the dashboard). Lists are oldest first; `?limit=N` keeps the newest N.
- *
- *   GET  /                                       302 to the dashboard, or (without it) a small HTML index of the base URLs
- *   GET  /_sandbox                               origin, base URLs, credentials, POS Sales ID, stats (and accounts, when several)
- *   GET  /_sandbox/stats                         GET /_sandbox/accounts
- *   GET  /_sandbox/messages[?to=233...]          GET /_sandbox/invoices    GET /_sandbox/invoices/{checkoutIdOrRef}
- *   GET  /_sandbox/deliveries                    GET /_sandbox/sessions    GET /_sandbox/sessions/{sessionId}
- *   GET  /_sandbox/fulfillment-callbacks
- *   GET  /_sandbox/requests
- *   (the lists of records take `?account=<name>`: that account's only; an unknown name is a 404)
- *   POST /_sandbox/invoices/{ref}/pay  {outcome?: 'paid'|'failed', phone?, channel?, deliver?: false, fault?,
- *        amount?, chargeBearer?: 'merchant'|'payer', currency?}
- *        (`deliver: false` records the payment and sends no callback; `fault` is a one-off callback
- *        fault in JSON: drop, duplicate, concurrent, delayMs, amount, checkoutId, forge)
- *   POST /_sandbox/invoices/{ref}/cancel
- *   POST /_sandbox/sessions/{sessionId}/pay  {amount?, orderId?, account?, chargeBearer?, currency?}   records a programmable-services
- *        payment (nothing sent): the status check then confirms the SessionId's order
- *   POST /_sandbox/deliveries/{id}/redeliver
- *   POST /_sandbox/reset
- * Errors: {error, message} with 400 (bad input), 404 (unknown record), 409 (wrong state).
+ * The sandbox's own JSON API under /_sandbox, for tools in another process (the CLI's users, the
+ * dashboard); its routes are in the README ("Admin API"). Lists are oldest first, `?limit=N` keeps
+ * the newest N. Errors: {error, message} with 400, 404 (unknown record) or 409 (wrong state).
  *
  * Every POST needs `Content-Type: application/json` (415 otherwise), so a page on another site
  * cannot drive it with a "simple" cross-site request (a form or a text/plain fetch): a JSON POST

@@ -8,26 +8,10 @@ import type { SandboxState } from './sandbox.state.js';
 import type { SandboxInvoice, SandboxReply, SandboxRequestContext, SandboxSession } from './sandbox.types.js';
 
 /*
- * Online checkout (`{checkout_url}`), the hosted payment page, and the transaction status check,
- * all answering from the same invoice records.
- *
- *   POST /items/initiate                          Basic auth (API pair)
- *        → 200 {responseCode: '0000', status: 'Success', data: {checkoutUrl, checkoutId, clientReference, checkoutDirectUrl, message: ''}}
- *        → 400 {responseCode: '4000', status: 'Error', message, data: [{field, message}]}   validation
- *        → 400 {responseCode: '4070', ...}           totalAmount below `checkout.minAmount`
- *        → 401 {responseCode: '4101', ...}           wrong keys
- *        → 403 {responseCode: '4101', ...}           merchantAccountNumber is not the keys' account's POS Sales ID
- *   GET  /pay/{checkoutId}[/direct]                 the payment page
- *   POST /pay/{checkoutId}/momo|fail|cancel         the page's actions (303 to returnUrl / cancellationUrl)
- *   GET  /transactions/{posSalesId}/status?clientReference=|hubtelTransactionId=|networkTransactionId=
- *        → 200 {message: 'Successful', responseCode: '0000', data: {...}}
- *        → 404 {message: 'Transaction not found', responseCode: '404', data: null}
- *        → 400 (no reference) / 401 (wrong keys) / 403 (POS Sales ID not the keys' account's:
- *          4101, or 4105 when the reference is a programmable-services order), same envelope
- *
- * With several accounts (`accounts` option) the keys say which account asks: it creates invoices
- * for itself only, and its status check sees its own invoices and orders only (another account's
- * reference is `404`, as one that does not exist).
+ * Online checkout (`{checkout_url}`), the hosted payment page and the transaction status check,
+ * all answering from the same invoice records (routes and answers: the README's "Endpoints").
+ * With several accounts the keys say who asks: another account's reference is a 404, as one that
+ * does not exist.
  */
 
 const URL_FIELDS = ['callbackUrl', 'returnUrl', 'cancellationUrl'] as const;

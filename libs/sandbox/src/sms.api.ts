@@ -7,22 +7,9 @@ import type { SandboxState } from './sandbox.state.js';
 import type { SandboxReply, SandboxRequestContext, SandboxSmsMessage } from './sandbox.types.js';
 
 /*
- * The SMS API (`{sms_url}`), authenticated with the SMS credential pair.
- *
- *   POST /v1/messages/batch/simple/send  {From, Recipients, Content} → {batchId, status: 0, data: [{recipient, content, messageId}]}
- *   POST /v1/messages/send               {From, To, Content}         → {rate, messageId, status: 0, networkId, clientReference, statusDescription}
- *   GET  /v1/messages/send?clientid&clientsecret&from&to&content     (the platform's query-string variant)
- *   GET  /v1/messages/{messageId}        → {rate, batchId, messageId, content, status, updateTime, time, to, from}
- *   GET  /v1/messages/batch/{batchId}    → {batchId, rate, data: [<message status>...]}
- *
- * Errors (platform facts), body `{status, message, errors?}` where `status` is the messaging
- * API's code: on a 400 the sub-code (100 malformed or empty body, 1 bad destination, 2 bad
- * sender, 3 content too long, 6 content empty, 7 too many recipients, 8 a parameter of the wrong
- * type); otherwise the HTTP status (401 bad credentials, 404 unknown message or batch, 415).
- *
- * With several accounts the SMS keys say which account sends: it sends from its own sender ids
- * only (any sender no other account declares, when it declares none); another's is a bad sender
- * (400, sub-code 2). It sees its own messages and batches only (another's is 404).
+ * The SMS API (`{sms_url}`), authenticated with the SMS credential pair: routes, answers and error
+ * sub-codes in the README ("Endpoints", "Error answers"). With several accounts the keys say who
+ * sends: from its own sender ids only, and it sees its own messages and batches only (404 else).
  */
 
 interface Issue extends FieldError {
