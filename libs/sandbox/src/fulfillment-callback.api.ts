@@ -4,7 +4,7 @@ import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxFulfillmentCallback, SandboxReply } from './sandbox.types.js';
 
-/* ------------------------------------------------------------------------------------------------
+/*
  * The platform's fulfillment-callback receiver: POST {callback_url}/callback
  *   {SessionId, OrderId, ServiceStatus, MetaData} → 200 {message: 'Callback received', responseCode: '0000', data: null}
  *   missing/invalid fields → 400 {message, responseCode: '4000', data: [{field, message}]}
@@ -14,7 +14,7 @@ import type { SandboxFulfillmentCallback, SandboxReply } from './sandbox.types.j
  * one carrying another account's is refused (403 `4105`: those keys do not own this service).
  * A callback for an order the sandbox's driver did not pay is still accepted and recorded, with
  * `matched: false`.
- * ---------------------------------------------------------------------------------------------- */
+ */
 
 export function registerFulfillmentCallbackApi(router: SandboxRouter, state: SandboxState): void {
   router.add('POST', '/callback', 'callback', async (ctx) => {

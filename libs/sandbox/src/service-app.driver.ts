@@ -38,10 +38,10 @@ import type {
   ServiceFlowResponse,
 } from './sandbox.types.js';
 
-/* ------------------------------------------------------------------------------------------------
+/*
  * The driver: plays the platform's client app against a service application. (The platform's
  * other face, the fulfillment-callback receiver, is fulfillment-callback.api.ts.)
- * ---------------------------------------------------------------------------------------------- */
+ */
 
 export interface ServiceAppDriverOptions {
   /**

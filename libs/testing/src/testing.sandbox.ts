@@ -61,25 +61,11 @@ export interface TestSandboxAccount {
 
 // Request headers that describe one hop, not the request: never relayed.
 const HOP_BY_HOP = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'content-length',
-  'upgrade',
-  'proxy-connection',
-  'te',
-  'trailer',
+  ...'host connection keep-alive transfer-encoding content-length upgrade'.split(' '),
+  ...'proxy-connection te trailer'.split(' '),
 ]);
 // Answer headers worth relaying to the sandbox's caller.
-const RELAYED_ANSWER_HEADERS = [
-  'content-type',
-  'location',
-  'set-cookie',
-  'cache-control',
-  'retry-after',
-  'allow',
-];
+const RELAYED_ANSWER_HEADERS = 'content-type location set-cookie cache-control retry-after allow'.split(' ');
 
 /**
  * A Hubtel sandbox for one test file: the whole `HubtelSandbox` (records, `pay`, `waitFor*`,
