@@ -92,11 +92,26 @@ export function cliOptions<const S extends string, const B extends string>(
   return { ...Object.fromEntries(entries), help: { type: 'boolean', short: 'h' } } as CliOptions<S, B>;
 }
 
-/** A usage error printed with the command's usage text: exit 2. Anything else is rethrown. */
-export function usageFailure(command: string, usage: string, io: CliStreams, err: unknown): number {
-  if (!(err instanceof CliUsageError)) throw err;
-  io.stderr.write(`${command}: ${err.message}\n\n${usage}`);
-  return EXIT.usage;
+/**
+ * The options `parse` reads from argv, or the exit code when the command ends here: `--help`
+ * printed (0), or a usage error printed with the usage text (2).
+ */
+export function parseOrExit<O>(
+  command: string,
+  usage: string,
+  io: CliStreams,
+  parse: () => { help: true } | { help: false; options: O },
+): O | number {
+  try {
+    const parsed = parse();
+    if (!parsed.help) return parsed.options;
+    io.stdout.write(usage);
+    return EXIT.ok;
+  } catch (err) {
+    if (!(err instanceof CliUsageError)) throw err;
+    io.stderr.write(`${command}: ${err.message}\n\n${usage}`);
+    return EXIT.usage;
+  }
 }
 
 export type Style = 'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'cyan' | 'magenta';

@@ -15,7 +15,7 @@ import {
   intOption,
   painter,
   parseCliArgs,
-  usageFailure,
+  parseOrExit,
   type CliStreams,
 } from './cli.support.js';
 
@@ -272,17 +272,8 @@ class StderrLogger extends Logger {
 }
 
 export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseDeadLettersArgs(argv);
-  } catch (err) {
-    return usageFailure('hubtel-trigger', DEAD_LETTERS_USAGE, io, err);
-  }
-  if (parsed.help) {
-    io.stdout.write(DEAD_LETTERS_USAGE);
-    return EXIT.ok;
-  }
-  const options = parsed.options;
+  const options = parseOrExit('hubtel-trigger', DEAD_LETTERS_USAGE, io, () => parseDeadLettersArgs(argv));
+  if (typeof options === 'number') return options;
   const p = painter(io.stdout, io.env, options.noColor || options.json);
   let store: ClosableStore;
   try {

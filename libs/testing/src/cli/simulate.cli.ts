@@ -7,7 +7,7 @@ import {
   intOption,
   parseCliArgs,
   urlOption,
-  usageFailure,
+  parseOrExit,
   type CliStreams,
 } from './cli.support.js';
 import {
@@ -140,18 +140,10 @@ export async function runSimulateCli(
   io: CliStreams,
   onStart?: (simulator: TerminalSimulator) => void,
 ): Promise<number> {
-  let parsed: ParsedSimulateCli;
+  const options = parseOrExit('hubtel-simulate', SIMULATE_CLI_USAGE, io, () => parseSimulateCliArgs(argv));
+  if (typeof options === 'number') return options;
   try {
-    parsed = parseSimulateCliArgs(argv);
-  } catch (err) {
-    return usageFailure('hubtel-simulate', SIMULATE_CLI_USAGE, io, err);
-  }
-  if (parsed.help) {
-    io.stdout.write(SIMULATE_CLI_USAGE);
-    return EXIT.ok;
-  }
-  try {
-    const simulator = new TerminalSimulator(parsed.options, io);
+    const simulator = new TerminalSimulator(options, io);
     onStart?.(simulator);
     return (await simulator.run()).exitCode;
   } catch (err) {

@@ -1,12 +1,11 @@
 import { HubtelNetworkError, HubtelValidationError } from 'nestjs-hubtel';
 import { DEFAULT_USSD_SCREEN, ussdScreen } from '#internal';
 import { endpointUrl, sendJson, type SentResponse } from '../testing.http.js';
-import { EXIT, painter, usageFailure, type CliStreams } from './cli.support.js';
+import { EXIT, painter, parseOrExit, type CliStreams } from './cli.support.js';
 import { runDeadLettersCli } from './dead-letters.cli.js';
 import {
   TRIGGER_CLI_USAGE,
   parseTriggerCliArgs,
-  type ParsedTriggerCli,
   type TriggerKind,
   type TriggerOptions,
 } from './trigger.args.js';
@@ -78,17 +77,8 @@ async function sendTrigger(options: TriggerOptions, body: unknown, path: string)
 export async function runTriggerCli(argv: string[], io: CliStreams): Promise<number> {
   // The operator's side: dead letters of an app on Redis (see dead-letters.cli.ts).
   if (argv[0] === 'dead-letters') return runDeadLettersCli(argv.slice(1), io);
-  let parsed: ParsedTriggerCli;
-  try {
-    parsed = parseTriggerCliArgs(argv);
-  } catch (err) {
-    return usageFailure('hubtel-trigger', TRIGGER_CLI_USAGE, io, err);
-  }
-  if (parsed.help) {
-    io.stdout.write(TRIGGER_CLI_USAGE);
-    return EXIT.ok;
-  }
-  const options = parsed.options;
+  const options = parseOrExit('hubtel-trigger', TRIGGER_CLI_USAGE, io, () => parseTriggerCliArgs(argv));
+  if (typeof options === 'number') return options;
   const p = painter(io.stdout, io.env, options.noColor || options.json);
   let built;
   try {
