@@ -50,8 +50,26 @@ export class SandboxPayFaultDto {
   forge?: boolean;
 }
 
+/** What a recorded payment may say about its money: both pay bodies take it. */
+class SandboxPaymentMoneyDto {
+  /** The price paid for, before charges (an underpayment plays a wrong sum). */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  amount?: number;
+
+  @IsOptional()
+  @IsIn(['merchant', 'payer'])
+  chargeBearer?: 'merchant' | 'payer';
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Z]{3}$/, { message: 'currency must be a three-letter currency code (GHS)' })
+  currency?: string;
+}
+
 /** The body of `POST /_sandbox/invoices/{ref}/pay`. */
-export class SandboxPayBodyDto {
+export class SandboxPayBodyDto extends SandboxPaymentMoneyDto {
   @IsOptional()
   @IsIn(['paid', 'failed'])
   outcome?: 'paid' | 'failed';
@@ -75,30 +93,10 @@ export class SandboxPayBodyDto {
   @ValidateNested()
   @Type(() => SandboxPayFaultDto)
   fault?: SandboxPayFaultDto;
-
-  /** The price paid for, before charges (an underpayment plays a wrong sum). */
-  @IsOptional()
-  @IsNumber()
-  @Min(0)
-  amount?: number;
-
-  @IsOptional()
-  @IsIn(['merchant', 'payer'])
-  chargeBearer?: 'merchant' | 'payer';
-
-  @IsOptional()
-  @IsString()
-  @Matches(/^[A-Z]{3}$/, { message: 'currency must be a three-letter currency code (GHS)' })
-  currency?: string;
 }
 
 /** The body of `POST /_sandbox/sessions/{sessionId}/pay`. */
-export class SandboxServicePaymentBodyDto {
-  @IsOptional()
-  @IsNumber()
-  @Min(0)
-  amount?: number;
-
+export class SandboxServicePaymentBodyDto extends SandboxPaymentMoneyDto {
   @IsOptional()
   @IsString()
   @Matches(/\S/, { message: 'orderId must not be blank' })
@@ -108,13 +106,4 @@ export class SandboxServicePaymentBodyDto {
   @IsOptional()
   @IsString()
   account?: string;
-
-  @IsOptional()
-  @IsIn(['merchant', 'payer'])
-  chargeBearer?: 'merchant' | 'payer';
-
-  @IsOptional()
-  @IsString()
-  @Matches(/^[A-Z]{3}$/, { message: 'currency must be a three-letter currency code (GHS)' })
-  currency?: string;
 }
