@@ -1,15 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { HubtelSandbox } from '../sandbox.server.js';
-import type {
-  SandboxDelivery,
-  SandboxEventMap,
-  SandboxFulfillmentCallback,
-  SandboxInvoice,
-  SandboxRecordKind,
-  SandboxSession,
-  SandboxSmsMessage,
-} from '../sandbox.types.js';
+import type { SandboxInvoice, SandboxRecordKind, SandboxSession } from '../sandbox.types.js';
 import { renderDashboardPage } from './dashboard.page.js';
 
 /*
@@ -43,70 +35,59 @@ export interface DashboardRecord {
   record: Record<string, unknown>;
 }
 
+/** The field that names each kind's records. */
+const ID_FIELD = {
+  message: 'messageId',
+  invoice: 'checkoutId',
+  delivery: 'id',
+  session: 'sessionId',
+  'fulfillment-callback': 'id',
+} as const satisfies Record<DashboardKind, string>;
+
+function idOf(kind: DashboardKind, record: unknown): string {
+  return (record as Record<string, string>)[ID_FIELD[kind]]!;
+}
+
 function viewOf(kind: DashboardKind, record: unknown): DashboardRecord {
-  switch (kind) {
-    case 'message': {
-      const m = record as SandboxSmsMessage;
-      return { kind, id: m.messageId, record: { ...m } };
-    }
-    case 'invoice': {
-      const i = record as SandboxInvoice;
-      // The raw request is already shown field by field; keep the stream small.
-      const { request: _request, ...rest } = i;
-      return { kind, id: i.checkoutId, record: rest };
-    }
-    case 'delivery': {
-      const d = record as SandboxDelivery;
-      return { kind, id: d.id, record: { ...d } };
-    }
-    case 'session': {
-      const s = record as SandboxSession;
-      const { exchanges, ...rest } = s;
-      return {
-        kind,
-        id: s.sessionId,
-        record: {
-          ...rest,
-          exchangeCount: exchanges.length,
-          exchanges: exchanges.slice(-SESSION_EXCHANGES_SHOWN).map((e) => {
-            const answer =
-              e.response && typeof e.response === 'object'
-                ? (e.response as Record<string, unknown>)
-                : undefined;
-            return {
-              at: e.at,
-              type: e.request.Type,
-              input: e.request.Message,
-              statusCode: e.statusCode,
-              answerType: answer?.Type ?? null,
-              answer: answer?.Message ?? (typeof e.response === 'string' ? e.response.slice(0, 200) : null),
-              error: e.error,
-              issues: e.issues,
-              screen: e.screen
-                ? { length: e.screen.length, limit: e.screen.limit, fits: e.screen.fits }
-                : null,
-            };
-          }),
-        },
-      };
-    }
-    case 'fulfillment-callback': {
-      const f = record as SandboxFulfillmentCallback;
-      return { kind, id: f.id, record: { ...f } };
-    }
+  const id = idOf(kind, record);
+  if (kind === 'invoice') {
+    // The raw request is already shown field by field; keep the stream small.
+    const { request: _request, ...rest } = record as SandboxInvoice;
+    return { kind, id, record: rest };
   }
+  if (kind !== 'session') return { kind, id, record: { ...(record as object) } };
+  const { exchanges, ...rest } = record as SandboxSession;
+  return {
+    kind,
+    id,
+    record: {
+      ...rest,
+      exchangeCount: exchanges.length,
+      exchanges: exchanges.slice(-SESSION_EXCHANGES_SHOWN).map((e) => {
+        const answer =
+          e.response && typeof e.response === 'object' ? (e.response as Record<string, unknown>) : undefined;
+        return {
+          at: e.at,
+          type: e.request.Type,
+          input: e.request.Message,
+          statusCode: e.statusCode,
+          answerType: answer?.Type ?? null,
+          answer: answer?.Message ?? (typeof e.response === 'string' ? e.response.slice(0, 200) : null),
+          error: e.error,
+          issues: e.issues,
+          screen: e.screen ? { length: e.screen.length, limit: e.screen.limit, fits: e.screen.fits } : null,
+        };
+      }),
+    },
+  };
 }
 
 /** Fan-out of the sandbox's events to every open stream; listens only while a stream is open. */
 class DashboardHub {
   private readonly clients = new Set<DashboardClient>();
-  private readonly listeners: { [K in DashboardKind]: (record: SandboxEventMap[K][0]) => void } = {
-    message: (r) => this.broadcast('message', r),
-    invoice: (r) => this.broadcast('invoice', r),
-    delivery: (r) => this.broadcast('delivery', r),
-    session: (r) => this.broadcast('session', r),
-    'fulfillment-callback': (r) => this.broadcast('fulfillment-callback', r),
-  };
+  private readonly listeners = Object.fromEntries(
+    KINDS.map((kind) => [kind, (record: unknown) => this.broadcast(kind, record)]),
+  ) as Record<DashboardKind, (record: unknown) => void>;
   private readonly onReset = () => {
     for (const client of this.clients) client.reset(this.snapshot());
   };
@@ -218,20 +199,6 @@ class DashboardClient {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.pending.clear();
     this.hub.remove(this);
-  }
-}
-
-function idOf(kind: DashboardKind, record: unknown): string {
-  const r = record as Record<string, string>;
-  switch (kind) {
-    case 'message':
-      return r.messageId!;
-    case 'invoice':
-      return r.checkoutId!;
-    case 'session':
-      return r.sessionId!;
-    default:
-      return r.id!;
   }
 }
 
