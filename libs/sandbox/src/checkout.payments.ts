@@ -149,11 +149,8 @@ export async function payInvoice(
     invoice.paidAt = now;
     invoice.transactionId = hexId();
     invoice.externalTransactionId = networkTransactionId();
-    invoice.charges = money.charges;
-    invoice.amountPaid = money.amount;
-    invoice.amountAfterCharges = money.amountAfterCharges;
-    invoice.chargeBearer = money.chargeBearer;
-    invoice.currency = money.currency;
+    const { amount: amountPaid, charges, amountAfterCharges, chargeBearer, currency } = money;
+    Object.assign(invoice, { amountPaid, charges, amountAfterCharges, chargeBearer, currency });
     state.invoices.addKey(invoice, `tx:${invoice.transactionId}`);
     state.invoices.addKey(invoice, `ext:${invoice.externalTransactionId}`);
     state.payments++;

@@ -94,14 +94,9 @@ export function recordServiceOrder(
   fields: Pick<SandboxServiceOrder, 'orderId' | 'outcome' | 'paidAt' | 'recorded'> &
     SandboxChargeOptions & { price: number },
 ): SandboxServiceOrder {
-  const money = paymentMoney(state, session.account, fields.price, fields);
   const order: SandboxServiceOrder = {
     orderId: fields.orderId,
-    amount: money.amount,
-    charges: money.charges,
-    amountAfterCharges: money.amountAfterCharges,
-    chargeBearer: money.chargeBearer,
-    currency: money.currency,
+    ...paymentMoney(state, session.account, fields.price, fields),
     outcome: fields.outcome,
     paidAt: fields.paidAt,
     transactionId: hexId(),
