@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { createTestSandbox, runTriggerCli, type TestSandbox } from 'nestjs-hubtel/testing';
-import { TRIGGER_CLI_USAGE, parseTriggerCliArgs } from '../libs/testing/src/cli/trigger-cli.js';
+import { TRIGGER_CLI_USAGE, parseTriggerCliArgs } from '../libs/testing/src/cli/trigger.cli.js';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { CheckoutService } from 'nestjs-hubtel/checkout';
 import { startBundleMerchant, stripAnsi, type BundleMerchant } from './support/dev-tools.fixtures.js';

@@ -5,7 +5,7 @@
  * credential appears at all, neither as text nor as a Basic auth header.
  */
 import { CheckoutService } from 'nestjs-hubtel/checkout';
-import { basicAuthHeader } from '../libs/sandbox/src/sandbox-http.js';
+import { basicAuthHeader } from '../libs/sandbox/src/sandbox.http.js';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { CaptureLogger } from './support/capture-logger.js';
 import { getOrder, startExampleInProcess, type InProcessExample } from './support/example-app.harness.js';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { basicAuthHeader as basic } from '../libs/sandbox/src/sandbox-http.js';
+import { basicAuthHeader as basic } from '../libs/sandbox/src/sandbox.http.js';
 import { FakeHttpServer } from './support/fake-http-server.js';
 
 /*

@@ -46,7 +46,7 @@ import {
   sendJson,
   type TestSandbox,
 } from 'nestjs-hubtel/testing';
-import { parseSimulateCliArgs } from '../libs/testing/src/cli/simulate-cli.js';
+import { parseSimulateCliArgs } from '../libs/testing/src/cli/simulate.cli.js';
 import { type InboundPipeline } from '#internal';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import { CaptureLogger } from './support/capture-logger.js';

@@ -24,7 +24,7 @@ import {
 } from '../libs/service-app/src/service-app.options.js';
 import { SandboxOptionsDto } from '../libs/sandbox/src/sandbox.options.dto.js';
 import { SmsModuleOptions } from '../libs/sms/src/sms.options.js';
-import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/sandbox-admin.dto.js';
+import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/admin.dto.js';
 import { dtoJsonSchema, type DtoShape } from '../libs/core/src/validation/validation.schema.js';
 
 /*

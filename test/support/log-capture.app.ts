@@ -15,7 +15,7 @@ import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { CheckoutModule, CheckoutService } from 'nestjs-hubtel/checkout';
 import { HubtelSandbox, SandboxModule } from 'nestjs-hubtel/sandbox';
-import { basicAuthHeader } from '../../libs/sandbox/src/sandbox-http.js';
+import { basicAuthHeader } from '../../libs/sandbox/src/sandbox.http.js';
 import {
   FlowContext,
   FlowStep,

@@ -4,7 +4,7 @@
  * injection, for development and tests without real money or a public address.
  * test/api/sandbox.api.txt pins this list (npm run api:update after a deliberate change).
  */
-export { HubtelSandbox, type WaitOptions } from './hubtel-sandbox.js';
+export { HubtelSandbox, type WaitOptions } from './sandbox.server.js';
 export { SandboxModule } from './sandbox.module.js';
 export type { SandboxModuleOptions } from './sandbox.module-definition.js';
 export { SandboxNotFoundError, SandboxStateError, type FieldError } from './sandbox.errors.js';
@@ -14,16 +14,16 @@ export {
   type CallbackFaultSpec,
   type CallbackFaultMatch,
   type FaultHandle,
-} from './sandbox-faults.js';
-export type { PayOptions, PaymentResult } from './sandbox-payments.js';
+} from './sandbox.faults.js';
+export type { PayOptions, PaymentResult } from './checkout.payments.js';
 export {
   SandboxServiceSession,
   type ServiceAppDriverOptions,
   type ServicePayOptions,
   type ForgedFulfillmentOptions,
   type ServicePayResult,
-} from './sandbox-service-app.js';
-export type { RecordServicePaymentOptions } from './sandbox-service-payments.js';
-export type { SandboxChargeOptions } from './sandbox-charges.js';
+} from './service-app.driver.js';
+export type { RecordServicePaymentOptions } from './service-app.payments.js';
+export type { SandboxChargeOptions } from './payment.charges.js';
 export type * from './sandbox.types.js';
-export { sandboxEnv, type SandboxEnvOptions } from './sandbox-env.js';
+export { sandboxEnv, type SandboxEnvOptions } from './sandbox.env.js';

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import { HubtelError, HubtelValidationError } from 'nestjs-hubtel';
-import { escapeHtml } from './sandbox-http.js';
+import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import { escapeHtml } from './sandbox.http.js';
 import type { SandboxApi, SandboxReply } from './sandbox.types.js';
 
 /** A record (invoice, delivery, session) the caller named is not in the sandbox. */
@@ -26,20 +26,29 @@ export class SandboxStateError extends HubtelValidationError {
   }
 }
 
-/* ------------------------------------------------------------------------------------------------
- * Error bodies, per face of the platform. The contract shows no error body; these follow the
- * platform facts (codes and statuses) and are the sandbox's documented choice:
- *
- *   SMS (`/v1/messages/...`):          { status: <SMS sub-code on a 400, else the HTTP status>, message, errors?: [{ field, message }] }
- *                                      (`status` is the messaging API's code, 0 on success, as in the success body)
- *   checkout (`/items/initiate`):      { responseCode, status: 'Error', message, data: [{ field, message }] | null }
- *   status check, fulfillment callback: { message, responseCode, data: [{ field, message }] | null }
- *   sandbox admin (`/_sandbox/...`):   { error: <responseCode>, message, errors? }
- *   payment page:                      an HTML page
- *
- * `responseCode` is the platform's code where it has one (4000 validation, 4070 amount below
- * minimum, 4101 wrong keys / POS Sales ID), else the HTTP status as a string ('404', '415', '500').
- * ---------------------------------------------------------------------------------------------- */
+/** One bad argument of a sandbox method; the message is `<summary ?? field + message>`. */
+export function invalidArgument(
+  field: string,
+  message: string,
+  value?: unknown,
+  summary = `${field} ${message}`,
+): HubtelValidationError {
+  return new HubtelValidationError(summary, [{ field, message, ...(value === undefined ? {} : { value }) }]);
+}
+
+/** Every issue of one checked input, listed in the message (`Invalid callback fault: ...`). */
+export function invalidInput(what: string, issues: ValidationIssue[]): HubtelValidationError {
+  return new HubtelValidationError(
+    `Invalid ${what}: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+    issues,
+  );
+}
+
+/*
+ * Error bodies, per face of the platform (the README's "Error answers"). The contract shows none;
+ * these follow the platform facts. `responseCode` is the platform's code where it has one, else
+ * the HTTP status as a string.
+ */
 
 export interface FieldError {
   field: string;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { HubtelSandbox } from './hubtel-sandbox.js';
+import { HubtelSandbox } from './sandbox.server.js';
 import { SandboxModule } from './sandbox.module.js';
 
 @Injectable()

@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { HubtelLogger } from 'nestjs-hubtel';
-import { HubtelSandbox } from './hubtel-sandbox.js';
+import { HubtelSandbox } from './sandbox.server.js';
 import {
   SANDBOX_MODULE_OPTIONS,
   SandboxConfigurableModule,

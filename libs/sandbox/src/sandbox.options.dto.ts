@@ -13,7 +13,7 @@ import {
 } from 'class-validator';
 import { IsOptionalSection } from '#internal';
 import { SANDBOX_ACCOUNT_NAME } from './sandbox.constants.js';
-import { SANDBOX_CHARGE_BEARERS } from './sandbox-charges.js';
+import { SANDBOX_CHARGE_BEARERS } from './payment.charges.js';
 import type { SandboxChargeBearer } from './sandbox.types.js';
 
 /*

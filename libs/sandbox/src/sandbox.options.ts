@@ -11,7 +11,7 @@ import {
   SANDBOX_DEFAULT_RECORD_LIMIT,
   SANDBOX_SMS_DEFAULTS,
 } from './sandbox.constants.js';
-import { hostNameOf } from './sandbox-http.js';
+import { hostNameOf } from './sandbox.http.js';
 import { SandboxAccountDto, SandboxOptionsDto } from './sandbox.options.dto.js';
 import type {
   HubtelSandboxOptions,
@@ -222,21 +222,17 @@ function resolveAccounts(
       owner,
       `"${a.name}" (HUBTEL_${envSegment(a.name)}_*)`,
     );
+    const keys = (kind: 'api' | 'sms') => ({
+      ...(a.credentials?.[kind] ?? {
+        clientId: `sandbox-${a.name}-${kind}`,
+        clientSecret: `sandbox-${a.name}-${kind}-secret`,
+      }),
+    });
     const account: ResolvedSandboxAccount = {
       name: a.name,
       credentials: {
-        api: {
-          ...(a.credentials?.api ?? {
-            clientId: `sandbox-${a.name}-api`,
-            clientSecret: `sandbox-${a.name}-api-secret`,
-          }),
-        },
-        sms: {
-          ...(a.credentials?.sms ?? {
-            clientId: `sandbox-${a.name}-sms`,
-            clientSecret: `sandbox-${a.name}-sms-secret`,
-          }),
-        },
+        api: keys('api'),
+        sms: keys('sms'),
         callback: a.credentials?.callback && { ...a.credentials.callback },
       },
       posSalesId: a.posSalesId ?? String(Number(SANDBOX_DEFAULT_POS_SALES_ID) + i + 1),
@@ -244,30 +240,18 @@ function resolveAccounts(
       merchantName: a.merchantName ?? merchantName,
       chargeBearer: a.chargeBearer ?? defaultAccount.chargeBearer,
     };
-    claim(
-      'posSalesId',
-      account.posSalesId,
-      `${prefix}.posSalesId`,
-      owner,
-      `POS Sales ID "${account.posSalesId}"`,
-    );
-    claim(
-      'api',
-      account.credentials.api.clientId,
-      `${prefix}.credentials.api.clientId`,
-      owner,
-      'this API key',
-    );
-    claim(
-      'sms',
-      account.credentials.sms.clientId,
-      `${prefix}.credentials.sms.clientId`,
-      owner,
-      'this SMS key',
-    );
-    account.senderIds.forEach((id, j) =>
-      claim('sender', id.toLowerCase(), `${prefix}.senderIds[${j}]`, owner, `sender id "${id}"`),
-    );
+    const claims: Array<[keyof typeof seen, string, string, string]> = [
+      ['posSalesId', account.posSalesId, 'posSalesId', `POS Sales ID "${account.posSalesId}"`],
+      ['api', account.credentials.api.clientId, 'credentials.api.clientId', 'this API key'],
+      ['sms', account.credentials.sms.clientId, 'credentials.sms.clientId', 'this SMS key'],
+      ...account.senderIds.map((id, j): [keyof typeof seen, string, string, string] => [
+        'sender',
+        id.toLowerCase(),
+        `senderIds[${j}]`,
+        `sender id "${id}"`,
+      ]),
+    ];
+    for (const [kind, key, option, what] of claims) claim(kind, key, `${prefix}.${option}`, owner, what);
     out.push(account);
   });
   return out;

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HubtelValidationError } from 'nestjs-hubtel';
 import { apiErrorReply, SandboxHttpError } from './sandbox.errors.js';
-import { BodyTooLargeError, readBody } from './sandbox-http.js';
+import { BodyTooLargeError, readBody } from './sandbox.http.js';
 import type { SandboxApi, SandboxRequestContext, SandboxRouteHandler } from './sandbox.types.js';
 
 interface Route {
@@ -115,6 +115,13 @@ export class RequestContext implements SandboxRequestContext {
     return this.bodyPromise;
   }
 
+  /** A 400 (SMS sub-code 100) in the API's error shape, about the body. */
+  private badBody(message: string, detail: string): SandboxHttpError {
+    return new SandboxHttpError(
+      apiErrorReply(this.api, 400, { message, subCode: 100, errors: [{ field: 'body', message: detail }] }),
+    );
+  }
+
   async json(): Promise<unknown> {
     const type = String(this.req.headers['content-type'] ?? '');
     const buffer = await this.body();
@@ -127,49 +134,20 @@ export class RequestContext implements SandboxRequestContext {
       );
     }
     // Decoding would turn bad bytes into U+FFFD, and two different references into one.
-    if (!isUtf8(buffer)) {
-      throw new SandboxHttpError(
-        apiErrorReply(this.api, 400, {
-          message: 'Request body is not valid UTF-8',
-          subCode: 100,
-          errors: [{ field: 'body', message: 'is not valid UTF-8' }],
-        }),
-      );
-    }
+    if (!isUtf8(buffer)) throw this.badBody('Request body is not valid UTF-8', 'is not valid UTF-8');
     const text = buffer.toString('utf8');
-    if (text.trim() === '') {
-      throw new SandboxHttpError(
-        apiErrorReply(this.api, 400, {
-          message: 'Request body is empty',
-          subCode: 100,
-          errors: [{ field: 'body', message: 'is required' }],
-        }),
-      );
-    }
+    if (text.trim() === '') throw this.badBody('Request body is empty', 'is required');
     try {
       return JSON.parse(text) as unknown;
     } catch (err) {
-      throw new SandboxHttpError(
-        apiErrorReply(this.api, 400, {
-          message: 'Request body is not valid JSON',
-          subCode: 100,
-          errors: [{ field: 'body', message: (err as Error).message.slice(0, 200) }],
-        }),
-      );
+      throw this.badBody('Request body is not valid JSON', (err as Error).message.slice(0, 200));
     }
   }
 
   async jsonObject(): Promise<Record<string, unknown>> {
     const body = await this.json();
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw new SandboxHttpError(
-        apiErrorReply(this.api, 400, {
-          message: 'Request body must be a JSON object',
-          subCode: 100,
-          errors: [{ field: 'body', message: 'must be a JSON object' }],
-        }),
-      );
-    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      throw this.badBody('Request body must be a JSON object', 'must be a JSON object');
     return body as Record<string, unknown>;
   }
 

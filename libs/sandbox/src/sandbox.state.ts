@@ -1,10 +1,10 @@
 import { setMaxListeners, type EventEmitter } from 'node:events';
 import { HubtelTimeoutError } from 'nestjs-hubtel';
-import { RecordLog } from './record-log.js';
-import { SandboxAccounts } from './sandbox-accounts.js';
+import { RecordLog } from './sandbox.record-log.js';
+import { SandboxAccounts } from './sandbox.accounts.js';
 import { SANDBOX_DEFAULT_WAIT_TIMEOUT_MS, SANDBOX_RESPONSE_BODY_KEEP } from './sandbox.constants.js';
-import { SandboxFaults, tamperBody, type CallbackFaultSpec } from './sandbox-faults.js';
-import { OutboundError, hexId, isoNow, postJson } from './sandbox-http.js';
+import { SandboxFaults, tamperBody, type CallbackFaultSpec } from './sandbox.faults.js';
+import { OutboundError, hexId, isoNow, postJson } from './sandbox.http.js';
 import type { ResolvedSandboxOptions } from './sandbox.options.js';
 import type {
   SandboxDelivery,
@@ -181,16 +181,7 @@ export class SandboxState {
    * delayed or tampered with. Every copy (a dropped one too) is a recorded delivery.
    */
   dispatch(cb: OutboundCallback): DispatchResult {
-    const spec =
-      cb.fault ??
-      this.faults.takeCallback({
-        kind: cb.kind,
-        url: cb.url,
-        checkoutId: cb.checkoutId,
-        clientReference: cb.clientReference,
-        sessionId: cb.sessionId,
-        orderId: cb.orderId,
-      })?.spec;
+    const spec = cb.fault ?? this.faults.takeCallback(cb)?.spec;
     let body: unknown = cb.body;
     const applied: string[] = [];
     if (spec) {
@@ -244,21 +235,8 @@ export class SandboxState {
 
   /** Sends a recorded delivery again, as it was (no fault applies to a re-send). */
   async redeliver(original: SandboxDelivery): Promise<SandboxDelivery> {
-    const delivery = this.newDelivery(
-      {
-        kind: original.kind,
-        account: original.account,
-        url: original.url,
-        headers: original.headers,
-        body: original.body as Record<string, unknown>,
-        checkoutId: original.checkoutId,
-        clientReference: original.clientReference,
-        sessionId: original.sessionId,
-        orderId: original.orderId,
-      },
-      structuredClone(original.body),
-      { redeliveryOf: original.id },
-    );
+    const cb = { ...original, body: original.body as Record<string, unknown> };
+    const delivery = this.newDelivery(cb, structuredClone(original.body), { redeliveryOf: original.id });
     this.emit('delivery', delivery);
     await this.track(this.send(delivery));
     return delivery;
@@ -368,17 +346,9 @@ export class SandboxState {
 
   clearRecords(): void {
     for (const hook of this.clearHooks) hook();
-    for (const log of [
-      this.messages,
-      this.batches,
-      this.invoices,
-      this.deliveries,
-      this.sessions,
-      this.fulfillmentCallbacks,
-      this.requests,
-    ]) {
+    const { messages, batches, invoices, deliveries, sessions, fulfillmentCallbacks, requests } = this;
+    for (const log of [messages, batches, invoices, deliveries, sessions, fulfillmentCallbacks, requests])
       (log as RecordLog<object>).clear();
-    }
     this.payments = 0;
     this.requestSeq = 0;
   }

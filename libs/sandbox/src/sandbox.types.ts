@@ -1,8 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/* ------------------------------------------------------------------------------------------------
- * Options
- * ---------------------------------------------------------------------------------------------- */
+// Options
 
 export interface SandboxCredentialPair {
   clientId: string;
@@ -166,10 +164,10 @@ export interface SandboxBaseUrls {
   fulfillmentCallback: string;
 }
 
-/* ------------------------------------------------------------------------------------------------
+/*
  * Records (what the sandbox saw and did). Records are live objects the sandbox updates in place
  * (an invoice gets paid, a delivery completes): read them, never write them.
- * ---------------------------------------------------------------------------------------------- */
+ */
 
 export type SandboxSmsStatus =
   'Submitted' | 'Delivered' | 'Undelivered' | 'Failed' | 'Rejected' | 'Expired' | (string & {});
@@ -454,9 +452,7 @@ export interface SandboxRecordMap {
 }
 export type SandboxRecordKind = keyof SandboxRecordMap;
 
-/* ------------------------------------------------------------------------------------------------
- * Wire shapes (the contract's), as the sandbox sends them
- * ---------------------------------------------------------------------------------------------- */
+// Wire shapes (the contract's), as the sandbox sends them
 
 export interface ServiceFlowRequest {
   Sequence?: string;
@@ -523,9 +519,7 @@ export interface CheckoutCallbackBody {
   };
 }
 
-/* ------------------------------------------------------------------------------------------------
- * HTTP plumbing shared with extensions (the dashboard adds its routes through these)
- * ---------------------------------------------------------------------------------------------- */
+// HTTP plumbing shared with extensions (the dashboard adds its routes through these)
 
 /** Which face of the platform a route belongs to: decides the error body shape and fault matching. */
 export type SandboxApi = 'sms' | 'checkout' | 'status' | 'callback' | 'pay-page' | 'admin';

@@ -12,7 +12,7 @@ export {
   type CheckoutTestOptions,
   type MarkPaidOptions,
   type TestSandboxAccount,
-} from './test-sandbox.js';
+} from './testing.sandbox.js';
 export {
   buildCheckoutCallback,
   buildFulfillmentRequest,
@@ -37,7 +37,7 @@ export {
   type SendOptions,
   type SentResponse,
 } from './testing.http.js';
-export { SmsCapture, type CapturedSms, type OverridableModuleBuilder } from './sms-capture.js';
+export { SmsCapture, type CapturedSms, type OverridableModuleBuilder } from './testing.sms-capture.js';
 export type { CheckoutCallbackBody, FulfillmentRequestBody, ServiceFlowRequest } from 'nestjs-hubtel/sandbox';
 
 // Developer tools (also the `hubtel-simulate` and `hubtel-trigger` commands), for scripts of your own
@@ -45,8 +45,8 @@ export {
   TerminalSimulator,
   type TerminalSimulatorOptions,
   type SimulationResult,
-} from './cli/terminal-simulator.js';
-export { runSimulateCli } from './cli/simulate-cli.js';
+} from './cli/simulate.terminal.js';
+export { runSimulateCli } from './cli/simulate.cli.js';
 export {
   runTriggerCli,
   runTrigger,
@@ -54,5 +54,5 @@ export {
   type Forgery,
   type TriggerOptions,
   type TriggerReport,
-} from './cli/trigger-cli.js';
-export type { CliStreams } from './cli/cli-support.js';
+} from './cli/trigger.cli.js';
+export type { CliStreams } from './cli/cli.support.js';

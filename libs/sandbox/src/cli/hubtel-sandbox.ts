@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `hubtel-sandbox` bin. The logic lives in sandbox-cli.ts so tests can run it in-process.
-import { main } from './sandbox-cli.js';
+// The `hubtel-sandbox` bin. The logic lives in sandbox.cli.ts so tests can run it in-process.
+import { main } from './sandbox.cli.js';
 
 void main();

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The `hubtel-simulate` bin. The logic lives in simulate-cli.ts so tests can run it in-process.
+// The `hubtel-simulate` bin. The logic lives in simulate.cli.ts so tests can run it in-process.
 import 'reflect-metadata';
-import { runSimulateCli } from './simulate-cli.js';
+import { runSimulateCli } from './simulate.cli.js';
 
 void runSimulateCli(
   process.argv.slice(2),

@@ -1,0 +1,257 @@
+import { HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
+import { invalidArgument, SandboxNotFoundError, SandboxStateError } from './sandbox.errors.js';
+import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
+import {
+  MOBILE_MONEY_CHANNELS,
+  ghanaNetwork,
+  hexId,
+  isoNow,
+  networkTransactionId,
+  platformMsisdn,
+} from './sandbox.http.js';
+import type { SandboxState } from './sandbox.state.js';
+import { paymentMoney } from './payment.charges.js';
+import type {
+  CheckoutCallbackBody,
+  SandboxChargeBearer,
+  SandboxDelivery,
+  SandboxInvoice,
+  SandboxServiceOrder,
+  SandboxSession,
+} from './sandbox.types.js';
+
+export interface PayOptions {
+  /** `paid` (default) or `failed` (a `2001` processor failure). */
+  outcome?: 'paid' | 'failed';
+  /** Mobile-money number of the payer. Default: the invoice's payee number, else the sandbox default. */
+  phone?: string;
+  /** Mobile-money channel (`mtn-gh`, `vodafone-gh`, `tigo-gh`). Default: from the number's prefix. */
+  channel?: string;
+  /** A fault for this payment's callback only (instead of `sandbox.faults`). */
+  fault?: CallbackFaultSpec;
+  /**
+   * `false`: record the payment but send no callback (a `dropped` delivery, which `redeliver`
+   * can send later). The status check answers as usual, so a callback sent by a test or a tool
+   * passes the module's confirmation. Default `true`. Not combined with `fault`.
+   */
+  deliver?: boolean;
+  /**
+   * The price the payer paid for, before charges. Default the invoice's `totalAmount`; another
+   * plays a platform that charged the wrong sum (an underpayment).
+   */
+  amount?: number;
+  /** Who bears the charge of this payment. Default the account's `chargeBearer`. */
+  chargeBearer?: SandboxChargeBearer;
+  /** Currency the platform reports for this payment. Default `GHS`. */
+  currency?: string;
+}
+
+export interface PaymentResult {
+  invoice: SandboxInvoice;
+  /** What happened (`failed` also when the description made the processor refuse it). */
+  outcome: 'paid' | 'failed';
+  /** Deliveries of the web callback (none sent yet when delayed; one `dropped` when dropped). */
+  deliveries: SandboxDelivery[];
+}
+
+/** Characters in a description that make the mobile-money processor fail a payment (platform facts, H). */
+const PROCESSOR_HOSTILE = /[&*!%@]/;
+
+export function findInvoice(state: SandboxState, checkoutIdOrReference: string): SandboxInvoice | undefined {
+  return state.invoices.get(checkoutIdOrReference) ?? state.invoices.get(`ref:${checkoutIdOrReference}`);
+}
+
+export function requireInvoice(state: SandboxState, checkoutIdOrReference: string): SandboxInvoice {
+  const invoice = findInvoice(state, checkoutIdOrReference);
+  if (!invoice) throw new SandboxNotFoundError('invoice', checkoutIdOrReference);
+  return invoice;
+}
+
+function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string | undefined): string {
+  const given = phone ?? invoice.payeeMobileNumber ?? state.options.checkout.defaultPhone;
+  const msisdn = platformMsisdn(given);
+  if (!msisdn) {
+    throw new HubtelValidationError(`Invalid mobile money number "${String(given).slice(0, 20)}"`, [
+      {
+        field: 'phone',
+        message: 'must be a phone number with its country code (233241234567) or 0241234567',
+      },
+    ]);
+  }
+  return msisdn;
+}
+
+/**
+ * Pays (or fails) an invoice the way the platform's hosted page would, then sends the web
+ * callback to the invoice's `callbackUrl`. Resolves once the callback was answered, unless a
+ * fault delayed it (then `deliveries` are `scheduled`; await `sandbox.settled()` or `waitFor`).
+ */
+export async function payInvoice(
+  state: SandboxState,
+  invoice: SandboxInvoice,
+  options: PayOptions = {},
+): Promise<PaymentResult> {
+  const requested = options.outcome ?? 'paid';
+  if (requested !== 'paid' && requested !== 'failed') {
+    const summary = `outcome must be "paid" or "failed", got "${String(requested)}"`;
+    throw invalidArgument('outcome', 'must be "paid" or "failed"', requested, summary);
+  }
+  if (options.deliver !== undefined && typeof options.deliver !== 'boolean') {
+    throw invalidArgument('deliver', 'must be a boolean', options.deliver, 'deliver must be true or false');
+  }
+  if (options.deliver === false && options.fault !== undefined) {
+    const summary = 'deliver: false sends no callback, so a callback fault cannot apply';
+    throw invalidArgument('fault', 'must be left out when deliver is false', undefined, summary);
+  }
+  if (options.fault !== undefined) validateCallback(options.fault, 'fault');
+  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0))) {
+    throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
+  }
+  // Checked (and computed) before anything changes: a bad bearer or currency records nothing.
+  const money = paymentMoney(state, invoice.account, options.amount ?? invoice.totalAmount, options);
+  // Not delivering is a drop that was asked for: the payment is recorded the same way.
+  const fault: CallbackFaultSpec | undefined = options.deliver === false ? { drop: true } : options.fault;
+  if (invoice.state === 'paid' || invoice.state === 'cancelled') {
+    throw new SandboxStateError(
+      `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be paid`,
+      invoice.state,
+    );
+  }
+  const phone = payerPhone(state, invoice, options.phone);
+  const network = ghanaNetwork(phone);
+  const channel = options.channel ?? network.channel;
+  const label = MOBILE_MONEY_CHANNELS.find((c) => c.channel === channel)?.label ?? 'mobile money';
+  const hostile =
+    state.options.checkout.rejectSpecialCharacters && PROCESSOR_HOSTILE.test(invoice.description);
+  const outcome = requested === 'paid' && !hostile ? 'paid' : 'failed';
+  const description =
+    outcome === 'paid'
+      ? `The ${label} payment has been approved and processed successfully.`
+      : hostile
+        ? `The ${label} payment failed: the description contains characters the processor refuses (& * ! % @).`
+        : `The ${label} payment failed: the customer did not approve it or entered a wrong PIN.`;
+
+  const now = isoNow();
+  invoice.salesInvoiceId ??= hexId();
+  invoice.customerPhoneNumber = phone;
+  invoice.channel = channel;
+  invoice.updatedAt = now;
+  invoice.attempts.push({
+    outcome,
+    at: now,
+    phone,
+    channel,
+    responseCode: outcome === 'paid' ? '0000' : '2001',
+    description,
+  });
+  if (outcome === 'paid') {
+    invoice.state = 'paid';
+    invoice.paidAt = now;
+    invoice.transactionId = hexId();
+    invoice.externalTransactionId = networkTransactionId();
+    const { amount: amountPaid, charges, amountAfterCharges, chargeBearer, currency } = money;
+    Object.assign(invoice, { amountPaid, charges, amountAfterCharges, chargeBearer, currency });
+    state.invoices.addKey(invoice, `tx:${invoice.transactionId}`);
+    state.invoices.addKey(invoice, `ext:${invoice.externalTransactionId}`);
+    state.payments++;
+  } else {
+    invoice.state = 'failed';
+  }
+  state.emit('invoice', invoice);
+  state.logger?.debug?.(`Invoice ${invoice.clientReference} ${outcome} by ${maskMsisdn(phone)}`);
+
+  const body: CheckoutCallbackBody = {
+    ResponseCode: outcome === 'paid' ? '0000' : '2001',
+    Status: outcome === 'paid' ? 'Success' : 'Failed',
+    Data: {
+      CheckoutId: invoice.checkoutId,
+      SalesInvoiceId: invoice.salesInvoiceId,
+      ClientReference: invoice.clientReference,
+      Status: outcome === 'paid' ? 'Success' : 'Failed',
+      // What the payer paid: with a payer-borne charge, more than the invoice's total.
+      Amount: outcome === 'paid' ? money.amount : invoice.totalAmount,
+      CustomerPhoneNumber: phone,
+      PaymentDetails: { MobileMoneyNumber: phone, PaymentType: 'mobilemoney', Channel: channel },
+      Description: description,
+    },
+  };
+  const { deliveries, done } = state.dispatch({
+    kind: 'checkout-callback',
+    account: invoice.account,
+    url: invoice.callbackUrl,
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' },
+    body: body as unknown as Record<string, unknown>,
+    checkoutId: invoice.checkoutId,
+    clientReference: invoice.clientReference,
+    fault,
+  });
+  invoice.deliveryIds.push(...deliveries.map((d) => d.id));
+  if (!deliveries.some((d) => d.state === 'scheduled')) await done;
+  return { invoice, outcome, deliveries };
+}
+
+/** The payer cancels on the hosted page: no callback (the platform sends none), invoice `cancelled`. */
+export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
+  if (invoice.state === 'paid' || invoice.state === 'cancelled') {
+    throw new SandboxStateError(
+      `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be cancelled`,
+      invoice.state,
+    );
+  }
+  invoice.state = 'cancelled';
+  invoice.updatedAt = isoNow();
+  state.emit('invoice', invoice);
+  return invoice;
+}
+
+/** Marks a paid invoice refunded (the status check then answers `Refunded`). */
+export function refundInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
+  if (invoice.state !== 'paid') {
+    throw new SandboxStateError(
+      `Invoice ${invoice.clientReference} is ${invoice.state}; only a paid invoice can be refunded`,
+      invoice.state,
+    );
+  }
+  invoice.refunded = true;
+  invoice.updatedAt = isoNow();
+  state.emit('invoice', invoice);
+  return invoice;
+}
+
+/** The `data` of a status-check answer. */
+export function invoiceStatusData(invoice: SandboxInvoice): Record<string, unknown> {
+  const paid = invoice.state === 'paid';
+  return {
+    date: paid ? invoice.paidAt : invoice.createdAt,
+    status: paid ? (invoice.refunded ? 'Refunded' : 'Paid') : 'Unpaid',
+    transactionId: invoice.transactionId,
+    externalTransactionId: invoice.externalTransactionId,
+    paymentMethod: paid ? 'mobilemoney' : null,
+    clientReference: invoice.clientReference,
+    currencyCode: invoice.currency,
+    amount: paid ? invoice.amountPaid : invoice.totalAmount,
+    charges: paid ? invoice.charges : 0,
+    amountAfterCharges: paid ? invoice.amountAfterCharges : 0,
+    isFulfilled: false,
+  };
+}
+
+export function orderStatusData(
+  session: SandboxSession,
+  order: SandboxServiceOrder,
+): Record<string, unknown> {
+  const paid = order.outcome === 'paid';
+  return {
+    date: order.paidAt,
+    status: paid ? 'Paid' : 'Unpaid',
+    transactionId: paid ? order.transactionId : null,
+    externalTransactionId: paid ? order.externalTransactionId : null,
+    paymentMethod: paid ? 'mobilemoney' : null,
+    clientReference: session.sessionId,
+    currencyCode: order.currency,
+    amount: order.amount,
+    charges: paid ? order.charges : 0,
+    amountAfterCharges: paid ? order.amountAfterCharges : 0,
+    isFulfilled: order.isFulfilled,
+  };
+}

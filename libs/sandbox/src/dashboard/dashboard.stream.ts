@@ -1,0 +1,244 @@
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { HubtelSandbox } from '../sandbox.server.js';
+import type { SandboxInvoice, SandboxRecordKind, SandboxSession } from '../sandbox.types.js';
+import { renderDashboardPage } from './dashboard.page.js';
+
+/*
+ * The sandbox's dashboard: one page listing what the sandbox saw (SMS messages, invoices,
+ * callback deliveries with their status codes, fulfillment callbacks, service sessions), kept
+ * current by a server-sent event stream fed from the sandbox's own events. Re-sending a delivery
+ * goes through the admin API (`POST /_sandbox/deliveries/{id}/redeliver`).
+ *
+ *   GET /_dashboard          the page (self-contained: inline CSS and JS under a nonce CSP)
+ *   GET /_dashboard/events   text/event-stream: `snapshot` first, then `update` batches and `reset`
+ */
+
+export const SANDBOX_DASHBOARD_PATH = '/_dashboard';
+
+/** Newest records of each kind sent in the first snapshot (older ones stay in the admin API). */
+export const DASHBOARD_SNAPSHOT_LIMIT = 200;
+/** Updates are coalesced per record over this window, so a burst of events is one message. */
+const FLUSH_MS = 50;
+/** A comment line keeps proxies and the browser from closing an idle stream. */
+const HEARTBEAT_MS = 15_000;
+/** Exchanges of a session shown on the page (the newest). */
+const SESSION_EXCHANGES_SHOWN = 20;
+
+type DashboardKind = SandboxRecordKind;
+const KINDS: readonly DashboardKind[] = ['message', 'invoice', 'delivery', 'session', 'fulfillment-callback'];
+
+/** One record as the page receives it: the kind, a stable id and a JSON-safe view. */
+export interface DashboardRecord {
+  kind: DashboardKind;
+  id: string;
+  record: Record<string, unknown>;
+}
+
+/** The field that names each kind's records. */
+const ID_FIELD = {
+  message: 'messageId',
+  invoice: 'checkoutId',
+  delivery: 'id',
+  session: 'sessionId',
+  'fulfillment-callback': 'id',
+} as const satisfies Record<DashboardKind, string>;
+
+function idOf(kind: DashboardKind, record: unknown): string {
+  return (record as Record<string, string>)[ID_FIELD[kind]]!;
+}
+
+function viewOf(kind: DashboardKind, record: unknown): DashboardRecord {
+  const id = idOf(kind, record);
+  if (kind === 'invoice') {
+    // The raw request is already shown field by field; keep the stream small.
+    const { request: _request, ...rest } = record as SandboxInvoice;
+    return { kind, id, record: rest };
+  }
+  if (kind !== 'session') return { kind, id, record: { ...(record as object) } };
+  const { exchanges, ...rest } = record as SandboxSession;
+  return {
+    kind,
+    id,
+    record: {
+      ...rest,
+      exchangeCount: exchanges.length,
+      exchanges: exchanges.slice(-SESSION_EXCHANGES_SHOWN).map((e) => {
+        const answer =
+          e.response && typeof e.response === 'object' ? (e.response as Record<string, unknown>) : undefined;
+        return {
+          at: e.at,
+          type: e.request.Type,
+          input: e.request.Message,
+          statusCode: e.statusCode,
+          answerType: answer?.Type ?? null,
+          answer: answer?.Message ?? (typeof e.response === 'string' ? e.response.slice(0, 200) : null),
+          error: e.error,
+          issues: e.issues,
+          screen: e.screen ? { length: e.screen.length, limit: e.screen.limit, fits: e.screen.fits } : null,
+        };
+      }),
+    },
+  };
+}
+
+/** Fan-out of the sandbox's events to every open stream; listens only while a stream is open. */
+class DashboardHub {
+  private readonly clients = new Set<DashboardClient>();
+  private readonly listeners = Object.fromEntries(
+    KINDS.map((kind) => [kind, (record: unknown) => this.broadcast(kind, record)]),
+  ) as Record<DashboardKind, (record: unknown) => void>;
+  private readonly onReset = () => {
+    for (const client of this.clients) client.reset(this.snapshot());
+  };
+
+  constructor(private readonly sandbox: HubtelSandbox) {}
+
+  snapshot(): { stats: unknown; records: DashboardRecord[] } {
+    const s = this.sandbox;
+    const newest = <T>(items: T[]) => items.slice(-DASHBOARD_SNAPSHOT_LIMIT);
+    return {
+      stats: s.stats(),
+      records: [
+        ...newest(s.messages()).map((r) => viewOf('message', r)),
+        ...newest(s.invoices()).map((r) => viewOf('invoice', r)),
+        ...newest(s.deliveries()).map((r) => viewOf('delivery', r)),
+        ...newest(s.sessions()).map((r) => viewOf('session', r)),
+        ...newest(s.fulfillmentCallbacks()).map((r) => viewOf('fulfillment-callback', r)),
+      ],
+    };
+  }
+
+  add(client: DashboardClient): void {
+    if (this.clients.size === 0) {
+      for (const kind of KINDS) this.sandbox.on(kind, this.listeners[kind] as never);
+      this.sandbox.on('reset', this.onReset);
+    }
+    this.clients.add(client);
+  }
+
+  remove(client: DashboardClient): void {
+    if (!this.clients.delete(client) || this.clients.size > 0) return;
+    for (const kind of KINDS) this.sandbox.off(kind, this.listeners[kind] as never);
+    this.sandbox.off('reset', this.onReset);
+  }
+
+  private broadcast(kind: DashboardKind, record: unknown): void {
+    for (const client of this.clients) client.queue(kind, record);
+  }
+
+  stats(): unknown {
+    return this.sandbox.stats();
+  }
+}
+
+/** One open event stream. */
+class DashboardClient {
+  private pending = new Map<string, { kind: DashboardKind; record: unknown }>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly heartbeat: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly hub: DashboardHub,
+  ) {
+    this.heartbeat = setInterval(() => this.write(': ping\n\n'), HEARTBEAT_MS);
+    this.heartbeat.unref();
+    res.on('close', () => this.close());
+    res.on('drain', () => this.schedule());
+  }
+
+  start(): void {
+    this.write('retry: 1000\n\n');
+    this.send('snapshot', this.hub.snapshot());
+  }
+
+  queue(kind: DashboardKind, record: unknown): void {
+    // Records are live objects: keep the reference and serialise at flush time (latest state wins).
+    const key = `${kind}:${idOf(kind, record)}`;
+    this.pending.set(key, { kind, record });
+    this.schedule();
+  }
+
+  reset(snapshot: unknown): void {
+    this.pending.clear();
+    this.send('reset', snapshot);
+  }
+
+  private schedule(): void {
+    if (this.closed || this.flushTimer || this.pending.size === 0) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flush();
+    }, FLUSH_MS);
+    this.flushTimer.unref();
+  }
+
+  private flush(): void {
+    // A slow reader: keep coalescing until the socket drains rather than buffer without bound.
+    if (this.closed || this.res.writableNeedDrain) return;
+    const batch = [...this.pending.values()].map(({ kind, record }) => viewOf(kind, record));
+    this.pending.clear();
+    if (batch.length > 0) this.send('update', { stats: this.hub.stats(), records: batch });
+  }
+
+  private send(event: string, data: unknown): void {
+    this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  private write(chunk: string): void {
+    if (this.closed || this.res.destroyed) return;
+    this.res.write(chunk);
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.pending.clear();
+    this.hub.remove(this);
+  }
+}
+
+/** Adds the dashboard's routes to a sandbox (the sandbox calls this for itself). */
+export function registerSandboxDashboard(sandbox: HubtelSandbox): void {
+  const hub = new DashboardHub(sandbox);
+  const page = () => {
+    const nonce = randomBytes(16).toString('base64');
+    return {
+      status: 200,
+      headers: {
+        'Cache-Control': 'no-store',
+        'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+        'X-Content-Type-Options': 'nosniff',
+        'Referrer-Policy': 'no-referrer',
+      },
+      html: renderDashboardPage({
+        nonce,
+        origin: sandbox.url,
+        accounts: sandbox.accounts().map((a) => a.name),
+      }),
+    };
+  };
+  sandbox.addRoute('GET', SANDBOX_DASHBOARD_PATH, page);
+  sandbox.addRoute('GET', `${SANDBOX_DASHBOARD_PATH}/`, page);
+  sandbox.addRoute('GET', `${SANDBOX_DASHBOARD_PATH}/events`, (ctx) => {
+    const res = ctx.res;
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    if (ctx.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    res.flushHeaders();
+    const client = new DashboardClient(res, hub);
+    hub.add(client);
+    client.start();
+  });
+}

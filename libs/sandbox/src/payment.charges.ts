@@ -1,0 +1,72 @@
+import type { ValidationIssue } from 'nestjs-hubtel';
+import { invalidInput } from './sandbox.errors.js';
+import { round2 } from './sandbox.http.js';
+import type { SandboxState } from './sandbox.state.js';
+import type { SandboxChargeBearer } from './sandbox.types.js';
+
+/** What a payment's money looks like on the platform's records (the status check reports these). */
+export interface SandboxPaymentMoney {
+  /** What the payer paid (status check `amount`, `Payment.AmountPaid`). */
+  amount: number;
+  /** The platform's fee (status check `charges`). */
+  charges: number;
+  /** What reaches the merchant (status check `amountAfterCharges`, `Payment.AmountAfterCharges`). */
+  amountAfterCharges: number;
+  chargeBearer: SandboxChargeBearer;
+  /** Status check `currencyCode`, `OrderInfo.Currency`. */
+  currency: string;
+}
+
+/** Per-payment overrides of the account's charge settings (a test plays a mismatched payment). */
+export interface SandboxChargeOptions {
+  /** Who bears the charge of this payment. Default: the account's `chargeBearer`. */
+  chargeBearer?: SandboxChargeBearer;
+  /** Currency the platform reports. Default `GHS`. */
+  currency?: string;
+}
+
+export const SANDBOX_CHARGE_BEARERS: readonly SandboxChargeBearer[] = ['merchant', 'payer'];
+
+/** Issues of the charge options, for the caller's validation error. */
+export function chargeOptionIssues(options: SandboxChargeOptions): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  if (options.chargeBearer !== undefined && !SANDBOX_CHARGE_BEARERS.includes(options.chargeBearer))
+    issues.push({
+      field: 'chargeBearer',
+      message: 'must be "merchant" or "payer"',
+      value: options.chargeBearer,
+    });
+  if (
+    options.currency !== undefined &&
+    (typeof options.currency !== 'string' || !/^[A-Z]{3}$/.test(options.currency))
+  )
+    issues.push({
+      field: 'currency',
+      message: 'must be a three-letter currency code (GHS)',
+      value: options.currency,
+    });
+  return issues;
+}
+
+/**
+ * The platform's figures for a payment of `price` (the goods' total): its fee is `chargeRate` of
+ * the price; a merchant-borne fee is deducted from what the merchant gets (`amount` = price), a
+ * payer-borne one is added to what the payer pays (`amountAfterCharges` = price), as Hubtel's own
+ * samples show (platform facts, "Charges").
+ */
+export function paymentMoney(
+  state: SandboxState,
+  account: string,
+  price: number,
+  options: SandboxChargeOptions = {},
+): SandboxPaymentMoney {
+  const issues = chargeOptionIssues(options);
+  if (issues.length > 0) throw invalidInput('charge options', issues);
+  const chargeBearer = options.chargeBearer ?? state.accounts.require(account).chargeBearer;
+  const base = round2(price);
+  const charges = round2(base * state.options.checkout.chargeRate);
+  const currency = options.currency ?? 'GHS';
+  return chargeBearer === 'payer'
+    ? { amount: round2(base + charges), charges, amountAfterCharges: base, chargeBearer, currency }
+    : { amount: base, charges, amountAfterCharges: round2(base - charges), chargeBearer, currency };
+}

@@ -1,0 +1,113 @@
+import { SandboxNotFoundError } from './sandbox.errors.js';
+import { basicAuthHeader, parseBasicAuth } from './sandbox.http.js';
+import type { ResolvedSandboxAccount } from './sandbox.options.js';
+import type { SandboxAccount } from './sandbox.types.js';
+
+export type SandboxKeyKind = 'api' | 'sms' | 'callback';
+
+/**
+ * The accounts a sandbox serves, and who a request is: the account whose key pair of that kind
+ * its Basic auth carries. Pairs never repeat across accounts (the options refuse it), so a pair
+ * names one account or none.
+ */
+export class SandboxAccounts {
+  readonly default: ResolvedSandboxAccount;
+  private readonly byHeader: Record<SandboxKeyKind, Map<string, ResolvedSandboxAccount>> = {
+    api: new Map(),
+    sms: new Map(),
+    callback: new Map(),
+  };
+  private readonly named = new Map<string, ResolvedSandboxAccount>();
+  private readonly senders = new Map<string, ResolvedSandboxAccount>();
+
+  constructor(readonly all: readonly ResolvedSandboxAccount[]) {
+    this.default = all[0]!;
+    for (const account of all) {
+      this.named.set(account.name, account);
+      for (const kind of ['api', 'sms', 'callback'] as const) {
+        const pair = account.credentials[kind];
+        if (pair) this.byHeader[kind].set(basicAuthHeader(pair), account);
+      }
+      for (const id of account.senderIds) this.senders.set(id.toLowerCase(), account);
+    }
+  }
+
+  get(name: string): ResolvedSandboxAccount | undefined {
+    return this.named.get(name);
+  }
+
+  /** The account by name; a name the sandbox does not serve is a SandboxNotFoundError. */
+  require(name: string): ResolvedSandboxAccount {
+    const account = typeof name === 'string' ? this.named.get(name) : undefined;
+    if (!account) throw new SandboxNotFoundError('account', String(name));
+    return account;
+  }
+
+  /** Whether any account asks for callback credentials (else `/callback` checks none, as the contract shows). */
+  get callbackAuth(): boolean {
+    return this.byHeader.callback.size > 0;
+  }
+
+  /** The account whose `kind` pair the `Authorization` header carries; undefined for none or a wrong one. */
+  authenticate(header: string | undefined, kind: SandboxKeyKind): ResolvedSandboxAccount | undefined {
+    if (!header) return undefined;
+    const exact = this.byHeader[kind].get(header);
+    if (exact) return exact;
+    // The same pair written another way (`basic`, padding, spaces): decode and compare.
+    const given = parseBasicAuth(header);
+    return given ? this.withPair(given.clientId, given.clientSecret, kind) : undefined;
+  }
+
+  /** The account whose `kind` pair is exactly this one. */
+  withPair(
+    clientId: string | null,
+    clientSecret: string | null,
+    kind: SandboxKeyKind,
+  ): ResolvedSandboxAccount | undefined {
+    if (clientId === null || clientSecret === null) return undefined;
+    return this.all.find((a) => {
+      const pair = a.credentials[kind];
+      return !!pair && pair.clientId === clientId && pair.clientSecret === clientSecret;
+    });
+  }
+
+  /** The account that declares this sender id (case-insensitive), if one does. */
+  senderOwner(from: string): ResolvedSandboxAccount | undefined {
+    return this.senders.get(from.toLowerCase());
+  }
+
+  /**
+   * Whether `account`'s SMS keys may send from `from`: one of its sender ids when it declares
+   * some, otherwise any sender no other account declares.
+   */
+  maySendFrom(account: ResolvedSandboxAccount, from: string): boolean {
+    if (account.senderIds.length > 0)
+      return account.senderIds.some((id) => id.toLowerCase() === from.toLowerCase());
+    const owner = this.senderOwner(from);
+    return owner === undefined || owner === account;
+  }
+}
+
+/** The public view of an account (copies: the sandbox's own stay unchanged). */
+export function accountView(account: ResolvedSandboxAccount): SandboxAccount {
+  const { sms, api, callback } = account.credentials;
+  return {
+    name: account.name,
+    credentials: { sms: { ...sms }, api: { ...api }, ...(callback ? { callback: { ...callback } } : {}) },
+    posSalesId: account.posSalesId,
+    senderIds: [...account.senderIds],
+    merchantName: account.merchantName,
+    chargeBearer: account.chargeBearer,
+  };
+}
+
+/** The records of one account, or all when no account is named; an unknown name is an error, not an empty list. */
+export function byAccount<T extends { account: string | null }>(
+  accounts: SandboxAccounts,
+  records: T[],
+  account: string | undefined,
+): T[] {
+  if (account === undefined) return records;
+  accounts.require(account);
+  return records.filter((r) => r.account === account);
+}

@@ -1,0 +1,83 @@
+import { HUBTEL_ENV } from '#internal';
+import type { HubtelSandbox } from './sandbox.server.js';
+import { SANDBOX_DEFAULT_ACCOUNT, SANDBOX_ENV_ACCOUNTS } from './sandbox.constants.js';
+import { envSegment } from './sandbox.options.js';
+import type { SandboxAccount } from './sandbox.types.js';
+
+export interface SandboxEnvOptions {
+  /**
+   * Whose variables: `default` (the top-level options' account) under the `HUBTEL_*` names, a
+   * named account under the same names with its name inserted (`north`: `HUBTEL_NORTH_CLIENT_ID`,
+   * `HUBTEL_NORTH_POS_SALES_ID`, ...), and `HUBTEL_ACCOUNTS` listing the named ones given.
+   * Default `['default']`.
+   */
+  accounts?: readonly string[];
+}
+
+/**
+ * The `HUBTEL_*` variables that point an app at this sandbox, as the modules' env pickers
+ * (`smsOptionsFromEnv`, `checkoutOptionsFromEnv`, `serviceAppOptionsFromEnv`) read them: its base
+ * URLs, the credentials it accepts, its POS Sales ID (which is also the merchant account number
+ * it accepts), the sender id when the account declares some, and the callback key pair when its
+ * fulfillment callback receiver demands one. A name the sandbox does not
+ * serve throws a SandboxNotFoundError.
+ */
+export function sandboxEnv(sandbox: HubtelSandbox, options: SandboxEnvOptions = {}): Record<string, string> {
+  const names = [...new Set(options.accounts ?? [SANDBOX_DEFAULT_ACCOUNT])];
+  const accounts = names.map((name) => sandbox.account(name));
+  const named = accounts.filter((a) => a.name !== SANDBOX_DEFAULT_ACCOUNT).map((a) => a.name);
+  const env: Record<string, string> = {};
+  if (named.length > 0) env[SANDBOX_ENV_ACCOUNTS] = named.join(',');
+  for (const account of accounts) Object.assign(env, accountEnv(sandbox, account));
+  return env;
+}
+
+/** One account's variables: `HUBTEL_X` for the default one, `HUBTEL_<NAME>_X` for a named one. */
+function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<string, string> {
+  const urls = sandbox.baseUrls();
+  const { sms, api, callback } = account.credentials;
+  const name = (variable: string) =>
+    account.name === SANDBOX_DEFAULT_ACCOUNT
+      ? variable
+      : variable.replace(/^HUBTEL_/, `HUBTEL_${envSegment(account.name)}_`);
+  const values: [string, string][] = [
+    [HUBTEL_ENV.clientId, api.clientId],
+    [HUBTEL_ENV.clientSecret, api.clientSecret],
+    [HUBTEL_ENV.posSalesId, account.posSalesId],
+    [HUBTEL_ENV.merchantAccountNumber, account.posSalesId],
+    [HUBTEL_ENV.checkoutUrl, urls.checkout],
+    [HUBTEL_ENV.statusUrl, urls.status],
+    [HUBTEL_ENV.smsClientId, sms.clientId],
+    [HUBTEL_ENV.smsClientSecret, sms.clientSecret],
+    [HUBTEL_ENV.smsUrl, urls.sms],
+    ...(account.senderIds.length > 0
+      ? [[HUBTEL_ENV.smsSenderId, account.senderIds[0]!] as [string, string]]
+      : []),
+    [HUBTEL_ENV.callbackUrl, urls.fulfillmentCallback],
+    // The pair the sandbox's fulfillment callback receiver demands of this account, when it has one.
+    ...(callback
+      ? ([
+          [HUBTEL_ENV.callbackClientId, callback.clientId],
+          [HUBTEL_ENV.callbackClientSecret, callback.clientSecret],
+        ] as [string, string][])
+      : []),
+  ];
+  return Object.fromEntries(values.map(([variable, value]) => [name(variable), value]));
+}
+
+/**
+ * A value as a dotenv file holds it: bare when plain (a list of names too: `docker run --env-file`
+ * keeps quotes as part of the value), else double-quoted with `\`, `"`, newlines escaped.
+ */
+function dotenvValue(value: string): string {
+  if (/^[\w.:/@+,-]*$/.test(value)) return value;
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\r/g, '\\r').replace(/\n/g, '\\n')}"`;
+}
+
+/** `sandboxEnv` as the lines of a `.env` file, with a comment saying where they point. */
+export function sandboxDotenv(sandbox: HubtelSandbox, options: SandboxEnvOptions = {}): string {
+  const lines = Object.entries(sandboxEnv(sandbox, options)).map(
+    ([key, value]) => `${key}=${dotenvValue(value)}`,
+  );
+  return `# nestjs-hubtel sandbox at ${sandbox.url} (hubtel-sandbox --env): valid while it runs there\n${lines.join('\n')}\n`;
+}

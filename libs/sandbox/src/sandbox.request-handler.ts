@@ -1,0 +1,164 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { apiErrorReply, forbiddenHtmlPage, SandboxHttpError } from './sandbox.errors.js';
+import type { FaultHandle, InboundFaultSpec } from './sandbox.faults.js';
+import { hostNameOf, isAllowedHost, isoNow, writeReply } from './sandbox.http.js';
+import type { ResolvedSandboxOptions } from './sandbox.options.js';
+import { RequestContext, SandboxRouter } from './sandbox.router.js';
+import type { SandboxState } from './sandbox.state.js';
+import type { SandboxApi, SandboxReply, SandboxRequestLog } from './sandbox.types.js';
+
+/**
+ * How the sandbox answers one request: route it, log it (method, path, status, duration), apply
+ * the first matching inbound fault, and turn any error into the platform's error shape for that
+ * API (a 500 only for a bug of the sandbox itself).
+ */
+export class SandboxRequestHandler {
+  constructor(
+    private readonly state: SandboxState,
+    private readonly router: SandboxRouter,
+    private readonly options: ResolvedSandboxOptions,
+  ) {}
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const method = (req.method ?? 'GET').toUpperCase();
+    const rawUrl = req.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    const path = q < 0 ? rawUrl : rawUrl.slice(0, q);
+    const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
+    const match = this.router.match(method, path);
+    const api: SandboxApi =
+      match.kind === 'found'
+        ? match.route.api
+        : match.kind === 'method-not-allowed'
+          ? match.api
+          : SandboxRouter.apiOf(path);
+
+    const log: SandboxRequestLog = {
+      id: this.state.nextRequestId(),
+      at: isoNow(),
+      method,
+      path,
+      api,
+      statusCode: null,
+      durationMs: null,
+      faultId: null,
+    };
+    this.state.requests.push(log);
+    res.once('close', () => {
+      log.statusCode ??= res.headersSent ? res.statusCode : null;
+      log.durationMs = Math.round((performance.now() - started) * 100) / 100;
+      this.state.emit('request', log);
+    });
+
+    const ctx = new RequestContext(
+      req,
+      res,
+      method,
+      path,
+      query,
+      match.kind === 'found' ? match.params : {},
+      api,
+      this.options.maxBodyBytes,
+    );
+    const run = async (): Promise<SandboxReply | void> => {
+      // The admin API and the dashboard answer only their own names (DNS rebinding).
+      if (api === 'admin' && !isAllowedHost(req.headers.host, this.options.allowedHosts)) {
+        return apiErrorReply('admin', 403, {
+          message: `Host "${hostNameOf(req.headers.host)?.slice(0, 100)}" is not allowed; add it to the sandbox's allowedHosts`,
+          responseCode: 'HUBTEL_HOST_NOT_ALLOWED',
+        });
+      }
+      if (match.kind === 'found') return match.route.handler(ctx);
+      if (match.kind === 'method-not-allowed') {
+        return apiErrorReply(api, 405, {
+          message: `${method} is not allowed on ${path}`,
+          headers: { Allow: match.allowed.join(', ') },
+        });
+      }
+      return apiErrorReply(api, 404, { message: `No route for ${method} ${path}` });
+    };
+
+    try {
+      const fault = this.state.faults.takeInbound({ method, path, api });
+      let reply: SandboxReply | void;
+      if (!fault) {
+        reply = await run();
+      } else {
+        log.faultId = fault.id;
+        reply = await this.applyInboundFault(fault, ctx, run);
+        if (reply === undefined) return;
+      }
+      if (reply) {
+        // Answering before the body was read would leave the client writing into a closed request.
+        await ctx.body().catch(() => undefined);
+        this.write(res, reply, log);
+      }
+    } catch (err) {
+      if (err instanceof SandboxHttpError) {
+        this.write(res, err.reply, log);
+        return;
+      }
+      this.options.logger?.error(
+        `Sandbox error on ${method} ${path}: ${(err as Error)?.stack ?? String(err)}`,
+      );
+      this.write(
+        res,
+        apiErrorReply(api, 500, {
+          message: `Sandbox internal error: ${(err as Error)?.message ?? String(err)}`,
+        }),
+        log,
+      );
+    }
+  }
+
+  /** Writes a reply and notes its status at once (the client may read it before the response's 'close'). */
+  private write(res: ServerResponse, reply: SandboxReply, log: SandboxRequestLog): void {
+    writeReply(res, reply);
+    if (res.headersSent) log.statusCode = res.statusCode;
+  }
+
+  /** Returns the reply to write, or undefined when the fault left nothing to write (hang, drop). */
+  private async applyInboundFault(
+    fault: FaultHandle<InboundFaultSpec>,
+    ctx: RequestContext,
+    run: () => Promise<SandboxReply | void>,
+  ): Promise<SandboxReply | undefined> {
+    const spec = fault.spec;
+    const effect = spec.timeout || spec.dropConnection || spec.html || spec.status !== undefined;
+    let reply: SandboxReply | void = undefined;
+    if (spec.processRequest) reply = await run();
+    if (spec.delayMs) await this.state.sleep(spec.delayMs);
+    if (!effect) {
+      // Delay only: the normal answer, late. A client that gave up meanwhile is not served.
+      if (!spec.processRequest) {
+        if (ctx.req.socket.destroyed) return undefined;
+        reply = await run();
+      }
+      return reply ?? undefined;
+    }
+    await ctx.body().catch(() => undefined);
+    if (spec.timeout) return undefined; // never answered; stop() closes the connection
+    if (spec.dropConnection) {
+      ctx.req.socket.destroy();
+      return undefined;
+    }
+    if (spec.html)
+      return { status: spec.status ?? 403, headers: { ...spec.headers }, html: forbiddenHtmlPage() };
+    const status = spec.status!;
+    if (spec.body === undefined) {
+      const base = apiErrorReply(ctx.api, status, { message: faultMessage(status) });
+      return { ...base, headers: { ...base.headers, ...spec.headers } };
+    }
+    if (typeof spec.body === 'string') return { status, headers: { ...spec.headers }, text: spec.body };
+    return { status, headers: { ...spec.headers }, json: spec.body };
+  }
+}
+
+function faultMessage(status: number): string {
+  if (status >= 500) return 'The request failed on the server.';
+  if (status === 402) return 'Your account does not have enough messaging credit to send the message.';
+  if (status === 403) return 'Forbidden.';
+  if (status === 429) return 'Too many requests.';
+  return http.STATUS_CODES[status] ?? 'Error';
+}

@@ -1,0 +1,448 @@
+import { EventEmitter } from 'node:events';
+import http, { type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
+import { chargeOptionIssues } from './payment.charges.js';
+import { registerAdminApi } from './admin.api.js';
+import { registerSandboxDashboard, SANDBOX_DASHBOARD_PATH } from './dashboard/dashboard.stream.js';
+import { registerCheckoutApi } from './checkout.api.js';
+import { SandboxNotFoundError } from './sandbox.errors.js';
+import type { SandboxFaults } from './sandbox.faults.js';
+import { accountView, byAccount } from './sandbox.accounts.js';
+import { platformMsisdn, platformTime } from './sandbox.http.js';
+import {
+  cancelInvoice,
+  findInvoice,
+  payInvoice,
+  refundInvoice,
+  requireInvoice,
+  type PayOptions,
+  type PaymentResult,
+} from './checkout.payments.js';
+import { SandboxRequestHandler } from './sandbox.request-handler.js';
+import { SandboxRouter } from './sandbox.router.js';
+import { registerFulfillmentCallbackApi } from './fulfillment-callback.api.js';
+import { SandboxServiceSession, type ServiceAppDriverOptions } from './service-app.driver.js';
+import { recordServicePayment, type RecordServicePaymentOptions } from './service-app.payments.js';
+import { registerSmsApi, settleMessage } from './sms.api.js';
+import { resolveSandboxOptions, type ResolvedSandboxOptions } from './sandbox.options.js';
+import { SandboxState } from './sandbox.state.js';
+import type {
+  HubtelSandboxOptions,
+  SandboxAccount,
+  SandboxAccountFilter,
+  SandboxApi,
+  SandboxBaseUrls,
+  SandboxChargeBearer,
+  SandboxCredentialPair,
+  SandboxDelivery,
+  SandboxEventMap,
+  SandboxFulfillmentCallback,
+  SandboxInvoice,
+  SandboxRecordKind,
+  SandboxRecordMap,
+  SandboxRequestLog,
+  SandboxRouteHandler,
+  SandboxSession,
+  SandboxSmsMessage,
+  SandboxSmsStatus,
+  SandboxStats,
+} from './sandbox.types.js';
+
+export interface WaitOptions {
+  /** Give up (HubtelTimeoutError) after this long. Default 10 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * A local stand-in for the Hubtel platform, on its own port: the SMS API, online checkout with a
+ * hosted payment page and web callbacks, the transaction status check, the programmable-services
+ * fulfillment-callback receiver and a driver playing the platform's client app, plus fault
+ * injection and a record of everything it saw.
+ *
+ * ```ts
+ * const sandbox = await HubtelSandbox.start();          // 127.0.0.1, random port
+ * SmsModule.forRoot({ baseUrl: sandbox.baseUrls().sms, ...sandbox.credentials.sms });
+ * // ...
+ * await sandbox.stop();
+ * ```
+ *
+ * Several Hubtel accounts at once (`accounts` option): each request is authenticated against the
+ * account whose keys it carries, one account's keys on another's POS Sales ID are refused as the
+ * platform does, and every record names its account (`sandbox.invoices({ account: 'north' })`).
+ *
+ * Events (`sandbox.on(...)`): `message`, `invoice`, `delivery`, `session`,
+ * `fulfillment-callback`, `request`, `reset`. A record is emitted when created and again on
+ * every change (an invoice paid, a delivery answered). Listener errors are logged, never thrown
+ * into the request that caused them.
+ */
+export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
+  /** Creates a sandbox and starts listening. */
+  static async start(options: HubtelSandboxOptions = {}): Promise<HubtelSandbox> {
+    return new HubtelSandbox(options).listen();
+  }
+
+  /** Fault injection on requests it receives (`add`) and callbacks it sends (`addCallback`). */
+  readonly faults: SandboxFaults;
+
+  private readonly state: SandboxState;
+  private readonly options: ResolvedSandboxOptions;
+  private readonly router = new SandboxRouter();
+  private readonly requestHandler: SandboxRequestHandler;
+  private httpServer: Server | undefined;
+  private listening: Promise<this> | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(options: HubtelSandboxOptions = {}) {
+    super();
+    this.options = resolveSandboxOptions(options);
+    this.state = new SandboxState(this.options, this);
+    this.faults = this.state.faults;
+    registerSmsApi(this.router, this.state);
+    registerCheckoutApi(this.router, this.state);
+    registerFulfillmentCallbackApi(this.router, this.state);
+    registerAdminApi(this.router, this);
+    if (this.options.dashboard) registerSandboxDashboard(this);
+    this.requestHandler = new SandboxRequestHandler(this.state, this.router, this.options);
+  }
+
+  /* ================================ lifecycle ================================ */
+
+  /** Starts listening (once; later calls return the same promise). */
+  listen(): Promise<this> {
+    this.listening ??= new Promise<this>((resolve, reject) => {
+      const server = http.createServer((req, res) => {
+        void this.requestHandler.handle(req, res);
+      });
+      server.keepAliveTimeout = 5_000;
+      const onError = (err: NodeJS.ErrnoException) => {
+        this.listening = undefined;
+        reject(
+          err.code === 'EADDRINUSE'
+            ? new HubtelConfigError('port', `${this.options.port} is already in use on ${this.options.host}`)
+            : new HubtelConfigError(
+                'host',
+                `cannot listen on ${this.options.host}:${this.options.port}: ${err.message}`,
+              ),
+        );
+      };
+      server.once('error', onError);
+      server.listen(this.options.port, this.options.host, () => {
+        server.off('error', onError);
+        this.httpServer = server;
+        const { port } = server.address() as AddressInfo;
+        this.state.baseUrl = this.options.publicUrl ?? `http://${hostForUrl(this.options.host)}:${port}`;
+        this.options.logger?.log(`Hubtel sandbox listening on ${this.state.baseUrl}`);
+        resolve(this);
+      });
+    });
+    return this.listening;
+  }
+
+  /**
+   * Stops: delayed callbacks are not sent, pending `waitFor`s reject, open connections (a
+   * request hung by a `timeout` fault, say) are closed.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.state.shutdown();
+      const server = this.httpServer;
+      if (!server) return;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      this.httpServer = undefined;
+    })();
+    return this.stopping;
+  }
+
+  /** Forgets every record and fault and zeroes the counters; delayed callbacks are not sent. */
+  reset(): void {
+    this.state.cancelPending();
+    this.state.faults.clear();
+    this.state.clearRecords();
+    this.state.emit('reset');
+  }
+
+  /** Resolves once no callback is in flight or waiting for a delay. */
+  settled(): Promise<void> {
+    return this.state.settled();
+  }
+
+  /* ================================ addresses ================================ */
+
+  /** The sandbox's origin (`http://127.0.0.1:4010`, or `publicUrl`). Throws before `listen()`. */
+  get url(): string {
+    if (!this.state.baseUrl)
+      throw new HubtelConfigError(
+        'url',
+        'the sandbox is not listening yet; await listen() or HubtelSandbox.start()',
+      );
+    return this.state.baseUrl;
+  }
+
+  /** The port it listens on (0 before `listen()`). */
+  get port(): number {
+    const address = this.httpServer?.address();
+    return address && typeof address === 'object' ? address.port : 0;
+  }
+
+  /** The underlying node:http server (undefined until listening). */
+  get server(): Server | undefined {
+    return this.httpServer;
+  }
+
+  /** The base URLs to give the modules: every one is the sandbox's origin. */
+  baseUrls(): SandboxBaseUrls {
+    const url = this.url;
+    return { sms: url, checkout: url, status: url, fulfillmentCallback: url };
+  }
+
+  /**
+   * The dashboard page (`<url>/_dashboard`: messages, invoices, callbacks, sessions, live), or
+   * undefined when the sandbox runs without it (`dashboard: false`). Throws before `listen()`.
+   */
+  get dashboardUrl(): string | undefined {
+    return this.options.dashboard ? `${this.url}${SANDBOX_DASHBOARD_PATH}` : undefined;
+  }
+
+  /** The credential pairs it accepts (copies): the default account's (`account(name)` for another's). */
+  get credentials(): { sms: SandboxCredentialPair; api: SandboxCredentialPair } {
+    return { sms: { ...this.options.credentials.sms }, api: { ...this.options.credentials.api } };
+  }
+
+  /** The default account's POS Sales ID. */
+  get posSalesId(): string {
+    return this.options.posSalesId;
+  }
+
+  /** Every account it serves (copies), the default one (`default`) first. */
+  accounts(): SandboxAccount[] {
+    return this.state.accounts.all.map(accountView);
+  }
+
+  /**
+   * One account (a copy): its key pairs, POS Sales ID, sender ids. Default the default account;
+   * a name it does not serve throws a SandboxNotFoundError.
+   */
+  account(name: string = this.state.accounts.default.name): SandboxAccount {
+    return accountView(this.state.accounts.require(name));
+  }
+
+  /**
+   * Who bears the platform's charge on the account's payments from now on (`merchant`: deducted;
+   * `payer`: added to what the payer pays). Default the default account. A payment may still say
+   * otherwise (`pay(ref, { chargeBearer })`).
+   */
+  setChargeBearer(
+    chargeBearer: SandboxChargeBearer,
+    account: string = this.state.accounts.default.name,
+  ): void {
+    const issues = chargeOptionIssues({ chargeBearer });
+    if (issues.length > 0)
+      throw new HubtelValidationError('chargeBearer must be "merchant" or "payer"', issues);
+    this.state.accounts.require(account).chargeBearer = chargeBearer;
+  }
+
+  /* ================================ records ================================ */
+
+  /** Messages sent (oldest first; the newest `recordLimit` are kept); `{ account }`: sent with that account's keys. */
+  messages(filter: SandboxAccountFilter = {}): SandboxSmsMessage[] {
+    const now = Date.now();
+    return byAccount(this.state.accounts, this.state.messages.values(), filter.account).map((m) =>
+      settleMessage(m, now),
+    );
+  }
+
+  /** Messages sent to one number, in any accepted form (`0241234567`, `+233 24 123 4567`). */
+  messagesTo(msisdn: string, filter: SandboxAccountFilter = {}): SandboxSmsMessage[] {
+    const wanted = platformMsisdn(msisdn) ?? msisdn;
+    const now = Date.now();
+    const sent = this.state.messages.filter((m) => m.msisdn === wanted);
+    return byAccount(this.state.accounts, sent, filter.account).map((m) => settleMessage(m, now));
+  }
+
+  message(messageId: string): SandboxSmsMessage | undefined {
+    const m = this.state.messages.get(messageId);
+    return m && settleMessage(m);
+  }
+
+  /** Sets a message's delivery status (`Failed`, `Undelivered`, ...) as a telco report would. */
+  setMessageStatus(messageId: string, status: SandboxSmsStatus): SandboxSmsMessage {
+    const m = this.state.messages.get(messageId);
+    if (!m) throw new SandboxNotFoundError('message', messageId);
+    m.status = status;
+    m.deliverAt = 0;
+    m.updateTime = platformTime(Date.now());
+    this.state.emit('message', m);
+    return m;
+  }
+
+  /** Invoices created (oldest first); `{ account }`: created with that account's keys. */
+  invoices(filter: SandboxAccountFilter = {}): SandboxInvoice[] {
+    return byAccount(this.state.accounts, this.state.invoices.values(), filter.account);
+  }
+
+  /** An invoice by checkout id or client reference. */
+  invoice(checkoutIdOrReference: string): SandboxInvoice | undefined {
+    return findInvoice(this.state, checkoutIdOrReference);
+  }
+
+  /** Callback deliveries (checkout web callbacks and fulfillment requests), oldest first. */
+  deliveries(
+    filter?: Partial<
+      Pick<
+        SandboxDelivery,
+        'account' | 'kind' | 'checkoutId' | 'clientReference' | 'sessionId' | 'orderId' | 'state'
+      >
+    >,
+  ): SandboxDelivery[] {
+    if (!filter) return this.state.deliveries.values();
+    if (filter.account !== undefined) this.state.accounts.require(filter.account);
+    const entries = Object.entries(filter).filter(([, v]) => v !== undefined) as [
+      keyof SandboxDelivery,
+      unknown,
+    ][];
+    return this.state.deliveries.filter((d) => entries.every(([k, v]) => d[k] === v));
+  }
+
+  delivery(id: string): SandboxDelivery | undefined {
+    return this.state.deliveries.get(id);
+  }
+
+  /** Programmable-services sessions played by `serviceApp()` drivers; `{ account }`: that account's services'. */
+  sessions(filter: SandboxAccountFilter = {}): SandboxSession[] {
+    return byAccount(this.state.accounts, this.state.sessions.values(), filter.account);
+  }
+
+  session(sessionId: string): SandboxSession | undefined {
+    return this.state.sessions.get(sessionId);
+  }
+
+  /** Fulfillment callbacks received on `POST /callback`; `{ account }`: for that account's sessions. */
+  fulfillmentCallbacks(filter: SandboxAccountFilter = {}): SandboxFulfillmentCallback[] {
+    return byAccount(this.state.accounts, this.state.fulfillmentCallbacks.values(), filter.account);
+  }
+
+  /** Inbound requests (method, path, status, duration; no bodies, no credentials). */
+  requests(): SandboxRequestLog[] {
+    return this.state.requests.values();
+  }
+
+  /** Exact counts since start or the last reset (records beyond `recordLimit` are dropped; counts are not). */
+  stats(): SandboxStats {
+    const s = this.state;
+    return {
+      requests: s.requests.total,
+      messages: s.messages.total,
+      batches: s.batches.total,
+      invoices: s.invoices.total,
+      payments: s.payments,
+      deliveries: s.deliveries.total,
+      sessions: s.sessions.total,
+      fulfillmentCallbacks: s.fulfillmentCallbacks.total,
+    };
+  }
+
+  /* ================================ actions ================================ */
+
+  /**
+   * Pays (or fails) an invoice as the hosted page would, and sends its web callback. Resolves
+   * once the callback was answered (unless a fault delayed it).
+   */
+  async pay(checkoutIdOrReference: string, options: PayOptions = {}): Promise<PaymentResult> {
+    return payInvoice(this.state, requireInvoice(this.state, checkoutIdOrReference), options);
+  }
+
+  /** Cancels an invoice as the payer would: no callback. */
+  cancel(checkoutIdOrReference: string): SandboxInvoice {
+    return cancelInvoice(this.state, requireInvoice(this.state, checkoutIdOrReference));
+  }
+
+  /** Marks a paid invoice refunded (the status check answers `Refunded`). */
+  refund(checkoutIdOrReference: string): SandboxInvoice {
+    return refundInvoice(this.state, requireInvoice(this.state, checkoutIdOrReference));
+  }
+
+  /** Sends a recorded delivery again, unchanged and without faults; resolves with the new delivery once answered. */
+  async redeliver(deliveryId: string): Promise<SandboxDelivery> {
+    const original = this.state.deliveries.get(deliveryId);
+    if (!original) throw new SandboxNotFoundError('delivery', deliveryId);
+    return this.state.redeliver(original);
+  }
+
+  /**
+   * Records a programmable-services payment for a SessionId without sending anything, so the
+   * status check confirms it (for a fulfillment request sent by a tool or a test itself).
+   */
+  recordServicePayment(sessionId: string, options: RecordServicePaymentOptions = {}): SandboxSession {
+    return recordServicePayment(this.state, sessionId, options);
+  }
+
+  /** A driver playing the platform's client app against a service application. */
+  serviceApp(serviceAppUrl: string, options: ServiceAppDriverOptions = {}): SandboxServiceSession {
+    return new SandboxServiceSession(this.state, serviceAppUrl, options);
+  }
+
+  /* ================================ waiting ================================ */
+
+  /**
+   * The newest record of `kind` that matches, or the first to come. Records are re-tested on
+   * every change, so `d => d.state === 'delivered'` waits for completion.
+   */
+  waitFor<K extends SandboxRecordKind>(
+    kind: K,
+    predicate?: (record: SandboxRecordMap[K]) => boolean,
+    options: WaitOptions = {},
+  ): Promise<SandboxRecordMap[K]> {
+    return this.state.waitFor(kind, predicate, options.timeoutMs);
+  }
+
+  /** A message to a number (any accepted form), or matching a predicate. */
+  waitForMessage(
+    match: string | ((m: SandboxSmsMessage) => boolean),
+    options?: WaitOptions,
+  ): Promise<SandboxSmsMessage> {
+    const wanted = typeof match === 'string' ? (platformMsisdn(match) ?? match) : undefined;
+    return this.waitFor('message', typeof match === 'string' ? (m) => m.msisdn === wanted : match, options);
+  }
+
+  /** A delivery that finished (delivered, failed or dropped) and matches. */
+  waitForDelivery(
+    predicate: (d: SandboxDelivery) => boolean = () => true,
+    options?: WaitOptions,
+  ): Promise<SandboxDelivery> {
+    return this.waitFor('delivery', (d) => this.state.isSettled(d) && predicate(d), options);
+  }
+
+  /** A fulfillment callback received on `/callback` that matches. */
+  waitForFulfillmentCallback(
+    predicate: (cb: SandboxFulfillmentCallback) => boolean = () => true,
+    options?: WaitOptions,
+  ): Promise<SandboxFulfillmentCallback> {
+    return this.waitFor('fulfillment-callback', predicate, options);
+  }
+
+  /* ================================ extension ================================ */
+
+  /**
+   * Adds a route to the sandbox's server (the dashboard's pages and event stream). Built-in
+   * routes match first; `api` decides the error shape and which faults apply (default `admin`,
+   * which faults only hit when they name it).
+   */
+  addRoute(
+    method: string,
+    path: string,
+    handler: SandboxRouteHandler,
+    options: { api?: SandboxApi } = {},
+  ): void {
+    this.router.add(method, path, options.api ?? 'admin', handler);
+  }
+}
+
+function hostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,619 @@
+import {
+  HubtelApiError,
+  HubtelNetworkError,
+  HubtelTimeoutError,
+  HubtelValidationError,
+  type ValidationIssue,
+} from 'nestjs-hubtel';
+import { serviceAppChannel, type ServiceAppChannel, type UssdScreenLimits } from '#internal';
+import { invalidArgument, SandboxStateError } from './sandbox.errors.js';
+import {
+  SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS,
+  SANDBOX_SESSION_EXCHANGE_LIMIT,
+  SERVICE_APP_DEFAULT_PATHS,
+} from './sandbox.constants.js';
+import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
+import { OutboundError, hexId, isoNow, platformMsisdn, postJson, round2 } from './sandbox.http.js';
+import { checkServiceFlowResponse } from './service-app.check.js';
+import { recordServiceOrder } from './service-app.payments.js';
+import {
+  findMenuLine,
+  measureUssdScreen,
+  oversizeIssue,
+  ussdLimits,
+  ussdWarnings,
+} from './service-app.ussd.js';
+import type { SandboxState } from './sandbox.state.js';
+import type {
+  CartItem,
+  FulfillmentRequestBody,
+  SandboxChargeBearer,
+  SandboxDelivery,
+  SandboxFulfillmentCallback,
+  SandboxServiceOrder,
+  SandboxSession,
+  SandboxSessionExchange,
+  ServiceFlowOption,
+  ServiceFlowRequest,
+  ServiceFlowResponse,
+} from './sandbox.types.js';
+
+/*
+ * The driver: plays the platform's client app against a service application. (The platform's
+ * other face, the fulfillment-callback receiver, is fulfillment-callback.api.ts.)
+ */
+
+export interface ServiceAppDriverOptions {
+  /**
+   * The account whose programmable service this is (`accounts` option): its status check and its
+   * callback credentials answer for the session. Default `default`.
+   */
+  account?: string;
+  /** `ServiceCode` sent on every call. Default `sandbox-service`. */
+  serviceCode?: string;
+  /** `Mobile`: the user's MSISDN. Default `233241234567`. */
+  mobile?: string;
+  /** `Operator`: the user's channel (`mtn`, `vodafone`, `Hubtel-Android`, ...). Default `mtn`. */
+  operator?: string;
+  /**
+   * `ussd` plays a USSD phone: it shows `Message` only (measured against the screen size: a screen
+   * that does not fit is a contract issue), `choose()` types the number of the option's menu line,
+   * and a `Release` carrying an `Item` is the cart, paid like an `AddToCart`. `app` plays the
+   * Hubtel app (`Data` rendered as a list). Default: by the platform's rule, `ussd` for a telco
+   * operator (`mtn`, `vodafone-gh`, ...) or `extraFields.Platform` `USSD`, `app` otherwise.
+   * `ussd` with an operator the rule does not call USSD sends `Platform: 'USSD'` on every call,
+   * so the service sees the channel played; `app` with a telco operator only changes how the
+   * driver plays (the service still sees USSD by the rule).
+   */
+  channel?: ServiceAppChannel;
+  /** USSD screen sizes: `screenSize` (GSM-7, default 182) and `unicodeScreenSize` (default 70). */
+  ussd?: Partial<UssdScreenLimits>;
+  /** `SessionId`. Default: a fresh random one. */
+  sessionId?: string;
+  /** Path of the Service Interaction URL, after the service app's URL. Default `/api/service-flow`. */
+  serviceFlowPath?: string;
+  /** Path of the Service Fulfillment URL. Default `/api/fulfillment`. */
+  fulfillmentPath?: string;
+  /** Extra headers on every call (a path secret goes in the URL instead). */
+  headers?: Record<string, string>;
+  /** Extra request fields (newer platform fields such as `Platform`, `Timeout`), merged into every service-flow call. */
+  extraFields?: Record<string, unknown>;
+  /** How long to wait for each answer. Default 5 s (the platform's USSD limit). */
+  timeoutMs?: number;
+  /**
+   * Check each answer against the contract (echoed SessionId, every field present, `Data` and
+   * `Item` per `DataType`/`Type`) and throw a HubtelValidationError listing what is wrong.
+   * Default true; with false the issues are only recorded on the exchange.
+   */
+  strict?: boolean;
+}
+
+export interface ServicePayOptions {
+  /** `paid` (default) sends the fulfillment request; `failed` records a failed payment and sends nothing. */
+  outcome?: 'paid' | 'failed';
+  /**
+   * `OrderInfo` of the fulfillment request: null by default (as in the contract's sample);
+   * `true` builds one in the platform's 2026 shape (`CustomerMobileNumber`, ..., `Subtotal`,
+   * `Items`, `Payment` with `AmountPaid` and `AmountAfterCharges`); an object is sent as given.
+   */
+  orderInfo?: boolean | Record<string, unknown>;
+  /** `ExtraData` of the fulfillment request. Default `{}`. */
+  extraData?: Record<string, unknown>;
+  /** Order id to use. Default: a fresh random one. */
+  orderId?: string;
+  /** A fault for this fulfillment request only (instead of `sandbox.faults`). */
+  fault?: CallbackFaultSpec;
+  /**
+   * The price the payer paid for, before charges (with a merchant-borne charge, the status
+   * check's `amount`). Default: the cart's total (`Qty × Price`). Another amount plays a platform
+   * (or an attacker) that charged the wrong sum.
+   */
+  amount?: number;
+  /** Who bears the charge of this payment. Default the account's `chargeBearer`. */
+  chargeBearer?: SandboxChargeBearer;
+  /** Currency the platform reports (status check `currencyCode`, `OrderInfo.Currency`). Default `GHS`. */
+  currency?: string;
+  /**
+   * `false`: the fulfillment request is sent, but the status check does not know the payment
+   * until `recordPayment()` is called (the platform recording it late). Default true.
+   */
+  recordPayment?: boolean;
+}
+
+/** A fulfillment request nobody paid for: what a forger sends to the Service Fulfillment URL. */
+export interface ForgedFulfillmentOptions {
+  /** Order id to claim. Default: a fresh random one. */
+  orderId?: string;
+  /** `OrderInfo` to claim (a forger may claim `{Status: 'Paid', ...}`). Default null. */
+  orderInfo?: Record<string, unknown> | null;
+  extraData?: Record<string, unknown>;
+}
+
+export interface ServicePayResult {
+  order: SandboxServiceOrder;
+  /** Deliveries of the fulfillment request (empty when the payment failed). */
+  deliveries: SandboxDelivery[];
+}
+
+/**
+ * One session of the platform's client app against a service application. Each call returns
+ * the application's parsed answer; the whole exchange is recorded (`sandbox.sessions()`).
+ */
+export class SandboxServiceSession {
+  readonly sessionId: string;
+  readonly record: SandboxSession;
+  private lastResponse: ServiceFlowResponse | undefined;
+  private readonly base: string;
+  private readonly flowPath: string;
+  private readonly fulfillmentPath: string;
+  private readonly timeoutMs: number;
+  private readonly strict: boolean;
+  private readonly screenLimits: UssdScreenLimits;
+  /** `Platform: 'USSD'` when the channel was chosen as USSD for an operator the rule calls app. */
+  private readonly channelFields: Record<string, unknown>;
+
+  constructor(
+    private readonly state: SandboxState,
+    serviceAppUrl: string,
+    private readonly options: ServiceAppDriverOptions = {},
+  ) {
+    try {
+      const u = new URL(serviceAppUrl);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+    } catch {
+      throw invalidArgument('serviceAppUrl', 'must be an absolute http(s) URL');
+    }
+    const mobile = options.mobile ?? '233241234567';
+    if (!platformMsisdn(mobile)) {
+      throw invalidArgument(
+        'mobile',
+        'must be a phone number with its country code',
+        undefined,
+        'mobile must be a phone number',
+      );
+    }
+    const detected = serviceAppChannel({
+      Operator: options.operator ?? 'mtn',
+      Platform: options.extraFields?.Platform,
+    });
+    const channel = options.channel ?? detected;
+    this.channelFields = channel === 'ussd' && detected !== 'ussd' ? { Platform: 'USSD' } : {};
+    if (channel !== 'ussd' && channel !== 'app') {
+      throw invalidArgument('channel', 'must be "ussd" or "app"', channel);
+    }
+    this.screenLimits = ussdLimits(options.ussd);
+    for (const field of ['screenSize', 'unicodeScreenSize'] as const) {
+      const size = this.screenLimits[field];
+      if (!Number.isInteger(size) || size < 1 || size > 10_000)
+        throw invalidArgument(`ussd.${field}`, 'must be a whole number from 1 to 10000', size);
+    }
+    this.base = serviceAppUrl.replace(/\/+$/, '');
+    this.flowPath = options.serviceFlowPath ?? SERVICE_APP_DEFAULT_PATHS.serviceFlow;
+    this.fulfillmentPath = options.fulfillmentPath ?? SERVICE_APP_DEFAULT_PATHS.fulfillment;
+    this.timeoutMs = options.timeoutMs ?? SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS;
+    this.strict = options.strict ?? true;
+    this.sessionId = options.sessionId ?? hexId();
+    const now = isoNow();
+    this.record = {
+      sessionId: this.sessionId,
+      account: state.accounts.require(options.account ?? state.accounts.default.name).name,
+      serviceAppUrl: this.base,
+      serviceCode: options.serviceCode ?? 'sandbox-service',
+      mobile,
+      operator: options.operator ?? 'mtn',
+      channel,
+      state: 'new',
+      exchanges: [],
+      cart: null,
+      order: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  /** The application's last answer. */
+  get last(): ServiceFlowResponse | undefined {
+    return this.lastResponse;
+  }
+
+  /** `ussd` or `app`: how this session plays the phone. */
+  get channel(): ServiceAppChannel {
+    return this.record.channel ?? 'app';
+  }
+
+  /** The cart item of the AddToCart answer (on USSD: of the Release carrying an Item), once there was one. */
+  get cart(): CartItem | null {
+    return this.record.cart;
+  }
+
+  get order(): SandboxServiceOrder | null {
+    return this.record.order;
+  }
+
+  /** The user selects the service: `Type: 'initiation'`, empty `Message`, `Sequence` set. */
+  async start(): Promise<ServiceFlowResponse> {
+    if (this.record.state !== 'new')
+      throw new SandboxStateError('The session was already started', this.record.state);
+    this.state.sessions.push(this.record, [this.sessionId]);
+    this.record.state = 'active';
+    return this.call({ Sequence: '1', Type: 'initiation', Message: '' });
+  }
+
+  /**
+   * A request of one of the platform's rarer types, or of a type it may add: `favorite` (starts
+   * the session like an initiation, `Sequence` set, with the data the user saved in `fields`),
+   * `query` (an API request for data, not a screen), `timeout` (the platform gave up waiting; it
+   * ignores the answer, and the session is over), anything else as given. The answer is recorded
+   * and returned; it is checked against the contract unless it answers a `timeout` or a `query`
+   * (neither is shown to a user).
+   */
+  async send(
+    type: string,
+    options: { message?: string; fields?: Record<string, unknown> } = {},
+  ): Promise<ServiceFlowResponse | undefined> {
+    if (typeof type !== 'string' || type.trim() === '')
+      throw invalidArgument('type', 'must be a non-empty string', undefined, 'send(type) needs a Type');
+    const kind = type.toLowerCase();
+    if (this.record.state === 'new') {
+      this.state.sessions.push(this.record, [this.sessionId]);
+      this.record.state = 'active';
+    } else if (kind === 'favorite') {
+      throw new SandboxStateError(
+        'A favorite starts a session: this one was already started',
+        this.record.state,
+      );
+    }
+    const fields = {
+      ...(kind === 'favorite' ? { Sequence: '1' } : {}),
+      Type: type,
+      Message: options.message ?? '',
+    };
+    const unchecked = kind === 'timeout' || kind === 'query';
+    try {
+      return await this.call(fields, !unchecked, options.fields);
+    } finally {
+      if (kind === 'timeout' && this.record.state !== 'cart') {
+        this.record.state = 'ended';
+        this.touch();
+      }
+    }
+  }
+
+  /** The user submits input (or an option's `Value`): `Type: 'Response'`, no `Sequence`. */
+  async reply(input: string): Promise<ServiceFlowResponse> {
+    this.requireOpen();
+    if (typeof input !== 'string')
+      throw invalidArgument('input', 'must be a string', undefined, 'reply(input) needs a string');
+    return this.call({ Type: 'Response', Message: input });
+  }
+
+  /**
+   * Picks an option of the last select prompt by `Value`, `Display` (any case) or 1-based position.
+   * On the app channel it replies with the option's `Value`. On USSD it types what a phone user
+   * types: a number as is (`9` for More included), or the number of the menu line showing the
+   * option; an option not on this screen is an error (page to it first). A USSD answer without a
+   * numbered menu in `Message` falls back to the app behaviour (and was warned about).
+   */
+  async choose(option: string | number): Promise<ServiceFlowResponse> {
+    const options = (this.lastResponse?.Data ?? []) as ServiceFlowOption[];
+    const menu = this.channel === 'ussd' ? (this.record.exchanges.at(-1)?.screen?.menu ?? []) : [];
+    if (menu.length > 0)
+      return this.reply(this.typedOnUssd(option, menu, Array.isArray(options) ? options : []));
+    if (!Array.isArray(options) || options.length === 0) {
+      const summary = 'The last answer offered no options to choose from';
+      throw invalidArgument('option', 'no select prompt', undefined, summary);
+    }
+    const wanted = String(option);
+    const found =
+      options.find((o) => o.Value === wanted) ??
+      options.find((o) => o.Display.toLowerCase() === wanted.toLowerCase()) ??
+      (typeof option === 'number' || /^\d+$/.test(wanted) ? options[Number(wanted) - 1] : undefined);
+    if (!found) {
+      const offered = options.map((o) => `${o.Display} (${o.Value})`).join(', ');
+      throw invalidArgument(
+        'option',
+        'not among the offered options',
+        option,
+        `No option "${wanted}"; offered: ${offered}`,
+      );
+    }
+    return this.reply(found.Value);
+  }
+
+  /** The number a USSD user types for `option` on the current screen. */
+  private typedOnUssd(
+    option: string | number,
+    menu: Array<{ key: string; label: string }>,
+    options: ServiceFlowOption[],
+  ): string {
+    const wanted = String(option).trim();
+    if (/^\d+$/.test(wanted)) return wanted;
+    const byValue = options.find((o) => o.Value === wanted);
+    const line = findMenuLine(menu, byValue ? byValue.Display : wanted);
+    if (!line) {
+      const shown = menu.map((l) => `${l.key}. ${l.label}`).join(' | ');
+      const summary = `No option "${wanted}" on this USSD screen; it shows: ${shown}`;
+      throw invalidArgument('option', 'not on the current screen', option, summary);
+    }
+    return line.key;
+  }
+
+  /** The user leaves: `Type: 'Release'`. Returns the answer, if the application gave a JSON one. */
+  async release(): Promise<ServiceFlowResponse | undefined> {
+    this.requireOpen();
+    const before = this.record.state;
+    try {
+      return await this.call({ Type: 'Release', Message: '' }, false);
+    } finally {
+      this.record.state = before === 'paid' || before === 'fulfilled' ? before : 'released';
+      this.touch();
+    }
+  }
+
+  /**
+   * The user pays the cart in the client app. On success the platform POSTs the fulfillment
+   * request `{OrderId, SessionId, ExtraData: {}, OrderInfo: null}` to the Service Fulfillment URL
+   * (resolves once it was answered, unless a fault delayed it).
+   */
+  async pay(options: ServicePayOptions = {}): Promise<ServicePayResult> {
+    const cart = this.record.cart;
+    if (this.record.state !== 'cart' || !cart) {
+      throw new SandboxStateError(
+        `Nothing to pay: the session is ${this.record.state}, not at its cart (AddToCart; on USSD, Release with an Item)`,
+        this.record.state,
+      );
+    }
+    const outcome = options.outcome ?? 'paid';
+    if (outcome !== 'paid' && outcome !== 'failed') {
+      throw invalidArgument('outcome', 'must be "paid" or "failed"', outcome);
+    }
+    if (options.fault) validateCallback(options.fault, 'fault');
+    if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0))) {
+      throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
+    }
+    const price = options.amount === undefined ? round2(cart.Qty * cart.Price) : round2(options.amount);
+    const now = isoNow();
+    const order = recordServiceOrder(this.state, this.record, {
+      orderId: options.orderId ?? hexId(),
+      price,
+      outcome,
+      paidAt: now,
+      recorded: options.recordPayment !== false,
+      chargeBearer: options.chargeBearer,
+      currency: options.currency,
+    });
+    this.record.state = outcome === 'paid' ? 'paid' : 'payment-failed';
+    this.touch();
+    if (outcome === 'failed') return { order, deliveries: [] };
+
+    return this.sendFulfillment(
+      {
+        OrderId: order.orderId,
+        SessionId: this.sessionId,
+        ExtraData: options.extraData ?? {},
+        OrderInfo:
+          options.orderInfo === true
+            ? this.orderInfo(cart, order)
+            : options.orderInfo && typeof options.orderInfo === 'object'
+              ? options.orderInfo
+              : null,
+      },
+      options.fault,
+    ).then((deliveries) => ({ order, deliveries }));
+  }
+
+  /**
+   * `OrderInfo` in the platform's 2026 shape (platform facts, "Charges and the full OrderInfo"):
+   * `Subtotal` and `Payment.AmountPaid` are what the payer paid, `AmountAfterCharges` what the
+   * merchant gets (Hubtel's sample: 151.50 and 150.50 for one 150.50 item, the payer bearing it).
+   */
+  private orderInfo(cart: CartItem, order: SandboxServiceOrder): Record<string, unknown> {
+    return {
+      CustomerMobileNumber: this.record.mobile,
+      CustomerEmail: null,
+      CustomerName: null,
+      Status: 'Paid',
+      OrderDate: order.paidAt,
+      Currency: order.currency,
+      BranchName: 'Main Branch',
+      IsRecurring: false,
+      RecurringInvoiceId: null,
+      Subtotal: order.amount,
+      Items: [{ ItemId: hexId(), Name: cart.ItemName, Quantity: cart.Qty, UnitPrice: cart.Price }],
+      Payment: {
+        PaymentType: 'mobilemoney',
+        AmountPaid: order.amount,
+        AmountAfterCharges: order.amountAfterCharges,
+        PaymentDate: order.paidAt,
+        PaymentDescription: 'The mobile money payment has been approved and processed successfully.',
+        IsSuccessful: true,
+      },
+    };
+  }
+
+  /**
+   * The platform records this session's payment now (after `pay({ recordPayment: false })`): from
+   * here on its status check confirms it, as a late-recorded payment would be.
+   */
+  recordPayment(): SandboxServiceOrder {
+    const order = this.record.order;
+    if (!order || order.outcome !== 'paid') {
+      throw new SandboxStateError('Nothing to record: the session has no paid order', this.record.state);
+    }
+    order.recorded = true;
+    this.touch();
+    return order;
+  }
+
+  /**
+   * Sends a fulfillment request for this session's cart that nobody paid for (a forgery: the
+   * status check knows no payment for the SessionId). The session stays at its cart, unpaid.
+   */
+  async forgeFulfillment(options: ForgedFulfillmentOptions = {}): Promise<SandboxDelivery[]> {
+    if (!this.record.cart) {
+      throw new SandboxStateError('Nothing to forge: the session has no cart yet', this.record.state);
+    }
+    return this.sendFulfillment({
+      OrderId: options.orderId ?? hexId(),
+      SessionId: this.sessionId,
+      ExtraData: options.extraData ?? {},
+      OrderInfo: options.orderInfo ?? null,
+    });
+  }
+
+  /** Posts a fulfillment request to the Service Fulfillment URL; resolves once answered (unless a fault delayed it). */
+  private async sendFulfillment(
+    body: FulfillmentRequestBody,
+    fault?: CallbackFaultSpec,
+  ): Promise<SandboxDelivery[]> {
+    const { deliveries, done } = this.state.dispatch({
+      kind: 'fulfillment-request',
+      account: this.record.account,
+      url: `${this.base}${this.fulfillmentPath}`,
+      headers: { 'Content-Type': 'application/json', ...this.options.headers },
+      body: body as unknown as Record<string, unknown>,
+      sessionId: this.sessionId,
+      orderId: body.OrderId,
+      fault,
+    });
+    if (!deliveries.some((d) => d.state === 'scheduled')) await done;
+    return deliveries;
+  }
+
+  /** Resolves with the fulfillment callback of this session's order, once the sandbox received it. */
+  waitForCallback(timeoutMs?: number): Promise<SandboxFulfillmentCallback> {
+    const orderId = this.record.order?.orderId;
+    return this.state.waitFor(
+      'fulfillment-callback',
+      (cb) => cb.sessionId === this.sessionId && (orderId === undefined || cb.orderId === orderId),
+      timeoutMs,
+    );
+  }
+
+  private requireOpen(): void {
+    if (this.record.state === 'new') throw new SandboxStateError('Call start() first', this.record.state);
+    if (this.record.state === 'released' || this.record.state === 'ended') {
+      throw new SandboxStateError(`The session is ${this.record.state}`, this.record.state);
+    }
+  }
+
+  private touch(): void {
+    this.record.updatedAt = isoNow();
+    this.state.emit('session', this.record);
+  }
+
+  private async call(
+    fields: Partial<ServiceFlowRequest> & { Type: string; Message: string },
+    checked = true,
+    extra: Record<string, unknown> = {},
+  ): Promise<ServiceFlowResponse> {
+    const request: ServiceFlowRequest = {
+      ...(fields.Sequence !== undefined ? { Sequence: fields.Sequence } : {}),
+      Type: fields.Type,
+      Message: fields.Message,
+      ServiceCode: this.record.serviceCode,
+      Operator: this.record.operator,
+      ClientState: '',
+      Mobile: this.record.mobile,
+      SessionId: this.sessionId,
+      ...this.channelFields,
+      ...this.options.extraFields,
+      ...extra,
+    };
+    const url = `${this.base}${this.flowPath}`;
+    const exchange: SandboxSessionExchange = {
+      at: isoNow(),
+      url,
+      request,
+      statusCode: null,
+      response: null,
+      durationMs: 0,
+      error: null,
+      issues: [],
+    };
+    this.record.exchanges.push(exchange);
+    if (this.record.exchanges.length > SANDBOX_SESSION_EXCHANGE_LIMIT) this.record.exchanges.shift();
+    try {
+      let result;
+      try {
+        result = await postJson(url, request, {
+          signal: this.state.outbound.signal,
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json',
+            ...this.options.headers,
+          },
+          timeoutMs: this.timeoutMs,
+        });
+      } catch (err) {
+        const e = err as OutboundError;
+        exchange.error = e.message;
+        exchange.durationMs = e.durationMs ?? 0;
+        if (e.timedOut)
+          throw new HubtelTimeoutError(
+            `The service application did not answer ${fields.Type} within ${this.timeoutMs} ms`,
+            { cause: err },
+          );
+        throw new HubtelNetworkError(`Could not reach the service application: ${e.message}`, { cause: err });
+      }
+      exchange.statusCode = result.statusCode;
+      exchange.durationMs = result.durationMs;
+      let parsed: unknown = result.body;
+      try {
+        parsed = result.body === '' ? null : JSON.parse(result.body);
+      } catch {
+        // Keep the raw text: the error below says what came back.
+      }
+      exchange.response = parsed;
+      if (result.statusCode < 200 || result.statusCode >= 300) {
+        exchange.error = `HTTP ${result.statusCode}`;
+        throw new HubtelApiError(
+          `The service application answered ${fields.Type} with HTTP ${result.statusCode}`,
+          {
+            httpStatus: result.statusCode,
+            body: parsed,
+          },
+        );
+      }
+      if (!checked) return (parsed ?? undefined) as ServiceFlowResponse;
+      if (parsed === null || typeof parsed !== 'object') {
+        exchange.error = 'not JSON';
+        throw new HubtelApiError(`The service application's answer to ${fields.Type} is not a JSON object`, {
+          httpStatus: result.statusCode,
+          body: result.body.slice(0, 2048),
+        });
+      }
+      exchange.issues = checkServiceFlowResponse(parsed, this.sessionId);
+      const response = parsed as ServiceFlowResponse;
+      this.lastResponse = response;
+      const type = String(response.Type ?? '').toLowerCase();
+      const ussd = this.channel === 'ussd';
+      if (ussd && typeof response.Message === 'string') {
+        // The phone shows Message only: measure it as the network carries it.
+        exchange.screen = measureUssdScreen(response.Message, this.screenLimits);
+        if (!exchange.screen.fits) exchange.issues.push(oversizeIssue(exchange.screen));
+        const warnings = ussdWarnings(response, exchange.screen);
+        if (warnings.length > 0) exchange.warnings = warnings;
+      }
+      const item = response.Item && typeof response.Item === 'object' ? response.Item : null;
+      if (item && (type === 'addtocart' || (type === 'release' && ussd))) {
+        this.record.cart = item;
+        this.record.state = 'cart';
+      } else if (type === 'release') {
+        this.record.state = 'ended';
+      } else {
+        this.record.state = 'active';
+      }
+      if (this.strict && exchange.issues.length > 0) {
+        const issues: ValidationIssue[] = exchange.issues.map((message) => ({ field: 'response', message }));
+        throw new HubtelValidationError(
+          `The service application's answer breaks the contract: ${exchange.issues.join('; ')}`,
+          issues,
+        );
+      }
+      return response;
+    } finally {
+      this.touch();
+    }
+  }
+}

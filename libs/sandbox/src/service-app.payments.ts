@@ -1,0 +1,115 @@
+import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import { chargeOptionIssues, paymentMoney, type SandboxChargeOptions } from './payment.charges.js';
+import { hexId, isoNow, networkTransactionId, round2 } from './sandbox.http.js';
+import type { SandboxState } from './sandbox.state.js';
+import type { SandboxServiceOrder, SandboxSession } from './sandbox.types.js';
+
+export interface RecordServicePaymentOptions extends SandboxChargeOptions {
+  /**
+   * The price paid for, before charges (with the default merchant-borne charge, the status
+   * check's `amount`). Default: the session's cart total; required for a session this sandbox did not drive.
+   */
+  amount?: number;
+  /** The order's id. Default: the session's order's, else a fresh one. */
+  orderId?: string;
+  /**
+   * The account whose programmable service the session is, for a session the sandbox did not
+   * drive (its status check then answers that account's keys only). Default `default`; a session
+   * the sandbox drove keeps its own, and naming another is refused.
+   */
+  account?: string;
+}
+
+/**
+ * Records a programmable-services payment for a SessionId, without sending anything: the status
+ * check (clientReference = the SessionId) then answers Paid. For tools that drive a session
+ * elsewhere (another sandbox, a terminal simulator) and send the fulfillment request themselves.
+ */
+export function recordServicePayment(
+  state: SandboxState,
+  sessionId: string,
+  options: RecordServicePaymentOptions = {},
+): SandboxSession {
+  const issues: ValidationIssue[] = [];
+  if (typeof sessionId !== 'string' || sessionId.trim() === '' || sessionId.length > 256)
+    issues.push({ field: 'sessionId', message: 'must be a non-empty string of at most 256 characters' });
+  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
+    issues.push({ field: 'amount', message: 'must be a number of at least 0', value: options.amount });
+  if (options.orderId !== undefined && (typeof options.orderId !== 'string' || options.orderId.trim() === ''))
+    issues.push({ field: 'orderId', message: 'must be a non-empty string' });
+  let session = state.sessions.get(sessionId);
+  const cart = session?.cart;
+  if (options.account !== undefined) {
+    if (typeof options.account !== 'string' || !state.accounts.get(options.account))
+      issues.push({ field: 'account', message: 'is not an account of this sandbox', value: options.account });
+    else if (session && session.account !== options.account)
+      issues.push({ field: 'account', message: `the session belongs to account "${session.account}"` });
+  }
+  issues.push(...chargeOptionIssues(options));
+  if (options.amount === undefined && !cart)
+    issues.push({ field: 'amount', message: 'is required: the sandbox knows no cart for this session' });
+  if (issues.length > 0) throw new HubtelValidationError('Invalid service payment', issues);
+  const now = isoNow();
+  if (!session) {
+    session = {
+      sessionId,
+      account: options.account ?? state.accounts.default.name,
+      serviceAppUrl: '',
+      serviceCode: 'external',
+      mobile: '',
+      operator: '',
+      channel: null,
+      state: 'cart',
+      exchanges: [],
+      cart: null,
+      order: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    state.sessions.push(session, [sessionId]);
+  }
+  recordServiceOrder(state, session, {
+    orderId: options.orderId ?? session.order?.orderId ?? hexId(),
+    price: round2(options.amount ?? cart!.Qty * cart!.Price),
+    outcome: 'paid',
+    paidAt: now,
+    recorded: true,
+    chargeBearer: options.chargeBearer,
+    currency: options.currency,
+  });
+  session.state = 'paid';
+  session.updatedAt = now;
+  state.emit('session', session);
+  return session;
+}
+
+/**
+ * Gives a session its order, as the platform records a payment of `price`: charges deducted or
+ * added (per the bearer), transaction ids drawn; a paid one is counted and found by those ids
+ * (the status check looks them up).
+ */
+export function recordServiceOrder(
+  state: SandboxState,
+  session: SandboxSession,
+  fields: Pick<SandboxServiceOrder, 'orderId' | 'outcome' | 'paidAt' | 'recorded'> &
+    SandboxChargeOptions & { price: number },
+): SandboxServiceOrder {
+  const order: SandboxServiceOrder = {
+    orderId: fields.orderId,
+    ...paymentMoney(state, session.account, fields.price, fields),
+    outcome: fields.outcome,
+    paidAt: fields.paidAt,
+    transactionId: hexId(),
+    externalTransactionId: networkTransactionId(),
+    isFulfilled: false,
+    serviceStatus: null,
+    recorded: fields.recorded,
+  };
+  session.order = order;
+  if (order.outcome === 'paid') {
+    state.payments++;
+    state.sessions.addKey(session, `tx:${order.transactionId}`);
+    state.sessions.addKey(session, `ext:${order.externalTransactionId}`);
+  }
+  return order;
+}

@@ -1,0 +1,253 @@
+import { randomUUID } from 'node:crypto';
+import { apiErrorReply, type FieldError } from './sandbox.errors.js';
+import { ghanaNetwork, isoNow, platformMsisdn, platformTime } from './sandbox.http.js';
+import type { ResolvedSandboxAccount } from './sandbox.options.js';
+import type { SandboxRouter } from './sandbox.router.js';
+import type { SandboxState } from './sandbox.state.js';
+import type { SandboxReply, SandboxRequestContext, SandboxSmsMessage } from './sandbox.types.js';
+
+/*
+ * The SMS API (`{sms_url}`), authenticated with the SMS credential pair: routes, answers and error
+ * sub-codes in the README ("Endpoints", "Error answers"). With several accounts the keys say who
+ * sends: from its own sender ids only, and it sees its own messages and batches only (404 else).
+ */
+
+interface Issue extends FieldError {
+  subCode: number;
+}
+
+const issue = (field: string, message: string, subCode: number): Issue => ({ field, message, subCode });
+
+export function registerSmsApi(router: SandboxRouter, state: SandboxState): void {
+  const o = state.options.sms;
+  const authorized = (ctx: SandboxRequestContext) =>
+    state.accounts.authenticate(ctx.req.headers.authorization, 'sms');
+  let batchIdsKept = 0;
+  state.onClear(() => (batchIdsKept = 0));
+
+  const unauthorized = (): SandboxReply =>
+    apiErrorReply('sms', 401, { message: 'The request authorization failed.' });
+
+  const validationError = (issues: Issue[]): SandboxReply =>
+    apiErrorReply('sms', 400, {
+      message: issues[0]!.message,
+      subCode: issues[0]!.subCode,
+      errors: issues.map(({ field, message }) => ({ field, message })),
+    });
+
+  const checkSender = (from: unknown, account: ResolvedSandboxAccount, issues: Issue[]): void => {
+    if (typeof from !== 'string' || from.trim() === '') {
+      issues.push(issue('From', 'Invalid source address: From is required', 2));
+    } else if (from.length > o.maxSenderLength) {
+      issues.push(issue('From', `Invalid source address: at most ${o.maxSenderLength} characters`, 2));
+    } else if (!state.accounts.maySendFrom(account, from)) {
+      issues.push(
+        issue('From', 'Invalid source address: this sender id is not registered to these SMS keys', 2),
+      );
+    }
+  };
+
+  const checkContent = (content: unknown, issues: Issue[]): void => {
+    if (content === undefined || content === null || (typeof content === 'string' && content.trim() === '')) {
+      issues.push(issue('Content', 'The message content is empty', 6));
+    } else if (typeof content !== 'string') {
+      issues.push(issue('Content', 'Content must be a string', 8));
+    } else if (content.length > o.maxContentLength) {
+      issues.push(
+        issue('Content', `The message body is too long (at most ${o.maxContentLength} characters)`, 3),
+      );
+    }
+  };
+
+  const record = (
+    account: ResolvedSandboxAccount,
+    fields: Pick<
+      SandboxSmsMessage,
+      'kind' | 'batchId' | 'from' | 'to' | 'msisdn' | 'content' | 'clientReference'
+    >,
+    now: number,
+  ): SandboxSmsMessage => {
+    const message: SandboxSmsMessage = {
+      messageId: randomUUID(),
+      account: account.name,
+      ...fields,
+      rate: o.rate,
+      networkId: ghanaNetwork(fields.msisdn).networkId,
+      status: o.deliveryDelayMs === 0 ? 'Delivered' : 'Submitted',
+      time: isoNow(now),
+      updateTime: platformTime(now),
+      deliverAt: now + o.deliveryDelayMs,
+    };
+    state.messages.push(message, [message.messageId]);
+    state.emit('message', message);
+    return message;
+  };
+
+  const singleSend = (
+    account: ResolvedSandboxAccount,
+    from: unknown,
+    to: unknown,
+    content: unknown,
+    clientReference: unknown,
+  ): SandboxReply => {
+    const issues: Issue[] = [];
+    checkSender(from, account, issues);
+    const msisdn = platformMsisdn(to);
+    if (!msisdn) issues.push(issue('To', 'Invalid destination address', 1));
+    checkContent(content, issues);
+    if (clientReference !== undefined && clientReference !== null && typeof clientReference !== 'string') {
+      issues.push(issue('ClientReference', 'ClientReference must be a string', 8));
+    }
+    if (issues.length > 0) return validationError(issues);
+    const m = record(
+      account,
+      {
+        kind: 'single',
+        batchId: null,
+        from: from as string,
+        to: to as string,
+        msisdn: msisdn!,
+        content: content as string,
+        clientReference: (clientReference as string | undefined) ?? null,
+      },
+      Date.now(),
+    );
+    return {
+      status: 200,
+      json: {
+        rate: m.rate,
+        messageId: m.messageId,
+        status: 0,
+        networkId: m.networkId,
+        clientReference: m.clientReference,
+        statusDescription: 'request submitted successfully',
+      },
+    };
+  };
+
+  router.add('POST', '/v1/messages/batch/simple/send', 'sms', async (ctx) => {
+    const account = authorized(ctx);
+    if (!account) return unauthorized();
+    const { From, Recipients, Content } = await ctx.jsonObject();
+    const issues: Issue[] = [];
+    checkSender(From, account, issues);
+    const normalised: string[] = [];
+    if (!Array.isArray(Recipients) || Recipients.length === 0) {
+      issues.push(issue('Recipients', 'Recipients must be a non-empty array of phone numbers', 8));
+    } else if (Recipients.length > o.maxRecipients) {
+      issues.push(issue('Recipients', `At most ${o.maxRecipients} recipients per batch`, 7));
+    } else {
+      Recipients.forEach((r, i) => {
+        const msisdn = platformMsisdn(r);
+        if (msisdn) normalised.push(msisdn);
+        else if (issues.filter((x) => x.subCode === 1).length < 20) {
+          issues.push(issue(`Recipients[${i}]`, 'Invalid destination address', 1));
+        }
+      });
+    }
+    checkContent(Content, issues);
+    if (issues.length > 0) return validationError(issues);
+
+    const batchId = randomUUID();
+    const now = Date.now();
+    const data = (Recipients as string[]).map((to, i) => {
+      const fields = { batchId, from: From as string, to, msisdn: normalised[i]! };
+      const m = record(
+        account,
+        { ...fields, kind: 'batch', content: Content as string, clientReference: null },
+        now,
+      );
+      return { recipient: to, content: m.content, messageId: m.messageId };
+    });
+    const evicted = state.batches.push(
+      {
+        batchId,
+        account: account.name,
+        from: From as string,
+        content: Content as string,
+        messageIds: data.map((d) => d.messageId),
+        time: isoNow(now),
+      },
+      [batchId],
+    );
+    // Batches hold their message ids: bound them by ids kept, not only by count, or a run of
+    // large batches would keep millions of ids of messages long dropped.
+    batchIdsKept += data.length - (evicted?.messageIds.length ?? 0);
+    while (batchIdsKept > state.options.recordLimit && state.batches.size > 1) {
+      batchIdsKept -= state.batches.shift()?.messageIds.length ?? 0;
+    }
+    return { status: 200, json: { batchId, status: 0, data } };
+  });
+
+  router.add('POST', '/v1/messages/send', 'sms', async (ctx) => {
+    const account = authorized(ctx);
+    if (!account) return unauthorized();
+    const { From, To, Content, ClientReference } = await ctx.jsonObject();
+    return singleSend(account, From, To, Content, ClientReference);
+  });
+
+  // The platform's GET variant authenticates with query parameters (or Basic auth).
+  router.add('GET', '/v1/messages/send', 'sms', (ctx) => {
+    const q = ctx.query;
+    const id = q.get('clientid') ?? q.get('clientId');
+    const secret = q.get('clientsecret') ?? q.get('clientSecret');
+    const account =
+      id !== null || secret !== null ? state.accounts.withPair(id, secret, 'sms') : authorized(ctx);
+    if (!account) return unauthorized();
+    return singleSend(
+      account,
+      q.get('from') ?? undefined,
+      q.get('to') ?? undefined,
+      q.get('content') ?? undefined,
+      q.get('clientreference') ?? undefined,
+    );
+  });
+
+  router.add('GET', '/v1/messages/batch/:batchId', 'sms', (ctx) => {
+    const account = authorized(ctx);
+    if (!account) return unauthorized();
+    const found = state.batches.get(ctx.params.batchId!);
+    const batch = found?.account === account.name ? found : undefined;
+    if (!batch) return apiErrorReply('sms', 404, { message: 'The specified batch was not found.' });
+    const data = batch.messageIds
+      .map((id) => state.messages.get(id))
+      .filter((m): m is SandboxSmsMessage => m !== undefined);
+    const rate = Math.round(data.reduce((sum, m) => sum + m.rate, 0) * 10_000) / 10_000;
+    return {
+      status: 200,
+      json: { batchId: batch.batchId, rate, data: data.map((m) => messageStatusBody(settleMessage(m))) },
+    };
+  });
+
+  router.add('GET', '/v1/messages/:messageId', 'sms', (ctx) => {
+    const account = authorized(ctx);
+    if (!account) return unauthorized();
+    const found = state.messages.get(ctx.params.messageId!);
+    const message = found?.account === account.name ? found : undefined;
+    if (!message) return apiErrorReply('sms', 404, { message: 'The specified message was not found.' });
+    return { status: 200, json: messageStatusBody(settleMessage(message)) };
+  });
+}
+
+/** Turns a `Submitted` message `Delivered` once its delivery delay passed. */
+export function settleMessage(message: SandboxSmsMessage, now = Date.now()): SandboxSmsMessage {
+  if (message.status === 'Submitted' && message.deliverAt <= now) {
+    message.status = 'Delivered';
+    message.updateTime = platformTime(message.deliverAt);
+  }
+  return message;
+}
+
+export function messageStatusBody(m: SandboxSmsMessage): Record<string, unknown> {
+  return {
+    rate: m.rate,
+    batchId: m.batchId,
+    messageId: m.messageId,
+    content: m.content,
+    status: m.status,
+    updateTime: m.updateTime,
+    time: m.time,
+    to: m.to,
+    from: m.from,
+  };
+}

@@ -1,0 +1,300 @@
+import { createInterface, type Interface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { HubtelApiError, HubtelNetworkError } from 'nestjs-hubtel';
+
+/** Where a command reads and writes (process streams, or in-memory streams in tests). */
+export interface CliStreams {
+  stdin: Readable & { isTTY?: boolean };
+  stdout: Writable & { isTTY?: boolean };
+  stderr: Writable & { isTTY?: boolean };
+  /** Environment for NO_COLOR / FORCE_COLOR. Default process.env. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Bad command-line arguments: the command prints the message and its usage, and exits 2. */
+export class CliUsageError extends Error {
+  override readonly name = 'CliUsageError';
+}
+
+/**
+ * Exit codes shared by the commands (each command's usage text and docs/dev-tools.md say which it
+ * uses for what): 1 the other side answered but refused, 3 it could not be reached, 4 a wait ran
+ * out (dead-letters replay --wait) — so a script can tell "fix your input" from "start the server".
+ */
+export const EXIT = Object.freeze({
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  network: 3,
+  timedOut: 4,
+  interrupted: 130,
+});
+
+/**
+ * The reason an error body of the sandbox or the platform gives (`message`, and each of its
+ * `errors` / `Errors` entries whose text the message does not already carry): what the user
+ * needs to fix, e.g. "Invalid service payment: amount is required: the sandbox knows no cart for
+ * this session". Undefined when the body gives none.
+ */
+export function reasonOf(body: unknown): string | undefined {
+  if (typeof body === 'string') return body.trim().slice(0, 500) || undefined;
+  if (body === null || typeof body !== 'object') return undefined;
+  const b = body as Record<string, unknown>;
+  const message = [b.message, b.Message].find((m): m is string => typeof m === 'string' && m !== '');
+  const list = [b.errors, b.Errors].find(Array.isArray) as unknown[] | undefined;
+  const details: string[] = [];
+  for (const entry of list ?? []) {
+    const { field, message: text } = (typeof entry === 'string' ? { message: entry } : (entry ?? {})) as {
+      field?: unknown;
+      message?: unknown;
+    };
+    // A message that already says it (the sandbox's DTO answers list their issues in it) is enough.
+    if (typeof text !== 'string' || text === '' || message?.includes(text)) continue;
+    details.push(typeof field === 'string' && field !== '' ? `${field} ${text}` : text);
+  }
+  const reason = [message, details.join('; ')].filter(Boolean).join(': ');
+  return reason === '' ? undefined : reason.slice(0, 1000);
+}
+
+/** node:util's parseArgs as every command uses it (strict, positionals allowed); its errors as usage errors. */
+type CliArgsConfig<T> = { args: string[]; strict: true; allowPositionals: true; options: T };
+export function parseCliArgs<T extends NonNullable<ParseArgsConfig['options']>>(
+  argv: string[],
+  options: T,
+): ReturnType<typeof parseArgs<CliArgsConfig<T>>> {
+  try {
+    return parseArgs({ args: argv, strict: true, allowPositionals: true, options });
+  } catch (err) {
+    throw new CliUsageError((err as Error).message);
+  }
+}
+
+/** `'a b c'` → `'a' | 'b' | 'c'`. */
+type Words<S extends string> = S extends `${infer H} ${infer T}` ? H | Words<T> : S;
+type CliOptions<S extends string, B extends string> = { [K in Words<S>]: { type: 'string' } } & {
+  [K in Words<B>]: { type: 'boolean' };
+} & { help: { type: 'boolean'; short: 'h' } };
+
+/**
+ * parseArgs options from lists of space-separated names: `strings` take a value, `flags` do not;
+ * -h/--help is always one.
+ */
+export function cliOptions<const S extends string, const B extends string>(
+  strings: readonly S[],
+  flags: readonly B[],
+): CliOptions<S, B> {
+  const names = (list: readonly string[]) => list.flatMap((words) => words.split(' '));
+  const entries = [
+    ...names(strings).map((name) => [name, { type: 'string' }]),
+    ...names(flags).map((name) => [name, { type: 'boolean' }]),
+  ];
+  return { ...Object.fromEntries(entries), help: { type: 'boolean', short: 'h' } } as CliOptions<S, B>;
+}
+
+/**
+ * The options `parse` reads from argv, or the exit code when the command ends here: `--help`
+ * printed (0), or a usage error printed with the usage text (2).
+ */
+export function parseOrExit<O>(
+  command: string,
+  usage: string,
+  io: CliStreams,
+  parse: () => { help: true } | { help: false; options: O },
+): O | number {
+  try {
+    const parsed = parse();
+    if (!parsed.help) return parsed.options;
+    io.stdout.write(usage);
+    return EXIT.ok;
+  } catch (err) {
+    if (!(err instanceof CliUsageError)) throw err;
+    io.stderr.write(`${command}: ${err.message}\n\n${usage}`);
+    return EXIT.usage;
+  }
+}
+
+export type Style = 'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'cyan' | 'magenta';
+const CODES: Record<Style, [number, number]> = {
+  bold: [1, 22],
+  dim: [2, 22],
+  red: [31, 39],
+  green: [32, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+  magenta: [35, 39],
+};
+
+/** ANSI styling when writing to a terminal (NO_COLOR and FORCE_COLOR honoured, https://no-color.org). */
+export function painter(
+  stream: { isTTY?: boolean },
+  env: Record<string, string | undefined> = process.env,
+  forceOff = false,
+): (text: string, ...styles: Style[]) => string {
+  const force = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+  const enabled =
+    !forceOff && (env.NO_COLOR === undefined || env.NO_COLOR === '') && (force || stream.isTTY === true);
+  if (!enabled) return (text) => text;
+  return (text, ...styles) =>
+    styles.reduce((t, s) => `\u001b[${CODES[s][0]}m${t}\u001b[${CODES[s][1]}m`, text);
+}
+
+/**
+ * Reads answers line by line. Lines typed (or piped) before a question is asked are queued, not
+ * lost as `readline/promises`' question() would lose them. In a terminal, readline echoes and
+ * edits the line; on a pipe the answer is echoed after the prompt so the transcript reads well.
+ */
+export class LineReader {
+  private readonly rl: Interface;
+  private readonly lines: string[] = [];
+  private waiting: ((line: string | null) => void) | undefined;
+  private ended = false;
+  private interruptHandler: (() => void) | undefined;
+  readonly terminal: boolean;
+
+  constructor(
+    input: Readable & { isTTY?: boolean },
+    private readonly output: Writable,
+  ) {
+    this.terminal = input.isTTY === true && (output as { isTTY?: boolean }).isTTY === true;
+    this.rl = createInterface({
+      input,
+      output: this.terminal ? output : undefined,
+      terminal: this.terminal,
+      historySize: 0,
+    });
+    this.rl.on('line', (line) => {
+      if (this.waiting) {
+        const resolve = this.waiting;
+        this.waiting = undefined;
+        resolve(line);
+      } else {
+        this.lines.push(line);
+      }
+    });
+    this.rl.on('close', () => {
+      this.ended = true;
+      const resolve = this.waiting;
+      this.waiting = undefined;
+      resolve?.(null);
+    });
+    // Ctrl+C in a terminal reaches readline (raw mode), not the process.
+    this.rl.on('SIGINT', () => this.interruptHandler?.());
+  }
+
+  /** Called on Ctrl+C typed in the terminal. */
+  onInterrupt(handler: () => void): void {
+    this.interruptHandler = handler;
+  }
+
+  /** Shows `prompt` and resolves with the next line, or null at the end of the input. */
+  ask(prompt: string): Promise<string | null> {
+    const queued = this.lines.shift();
+    if (queued !== undefined) {
+      this.output.write(`${prompt}${queued}\n`);
+      return Promise.resolve(queued);
+    }
+    if (this.ended) {
+      this.output.write(`${prompt}\n`);
+      return Promise.resolve(null);
+    }
+    return new Promise((resolve) => {
+      if (this.terminal) {
+        this.rl.setPrompt(prompt);
+        this.rl.prompt();
+        this.waiting = resolve;
+      } else {
+        this.output.write(prompt);
+        this.waiting = (line) => {
+          this.output.write(line === null ? '\n' : `${line}\n`);
+          resolve(line);
+        };
+      }
+    });
+  }
+
+  close(): void {
+    this.rl.close();
+  }
+}
+
+/** A positive integer option, or a usage error naming it. */
+export function intOption(
+  name: string,
+  value: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new CliUsageError(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  }
+  return Number(value);
+}
+
+/** An absolute http(s) URL option, or a usage error naming it. */
+export function urlOption(name: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new CliUsageError(`${name} must be an absolute http(s) URL, got "${value.slice(0, 200)}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CliUsageError(`${name} must be an http(s) URL, got ${url.protocol}`);
+  return url;
+}
+
+/**
+ * Records a programmable-services payment for a SessionId in a running sandbox (`POST
+ * /_sandbox/sessions/{id}/pay`), sending nothing: that sandbox's status check then confirms the
+ * order, so an app that verifies payments accepts the fulfillment request sent next. Throws
+ * HubtelNetworkError when the sandbox cannot be reached, HubtelApiError (its status, body and
+ * reason) when it refuses: the two mean different things to the user (start it / fix the input).
+ */
+export async function markServicePaidInSandbox(
+  sandboxUrl: string,
+  sessionId: string,
+  payment: {
+    amount?: number;
+    orderId?: string;
+    account?: string;
+    chargeBearer?: 'merchant' | 'payer';
+    currency?: string;
+  },
+  timeoutMs: number,
+): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(`${sandboxUrl}/_sandbox/sessions/${encodeURIComponent(sessionId)}/pay`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify(payment),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
+      cause: err,
+    });
+  }
+  if (res.ok) return;
+  const text = await res.text().catch(() => '');
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON (a proxy's page): its text is the reason.
+  }
+  const reason = reasonOf(body);
+  throw new HubtelApiError(
+    `The sandbox at ${sandboxUrl} did not record the payment of session ${sessionId} (HTTP ${res.status})${reason ? `: ${reason}` : ''}`,
+    { httpStatus: res.status, body },
+  );
+}
+
+/** fetch's "fetch failed" names no cause: the cause's code (ECONNREFUSED…) is what helps. */
+export function describeFetchError(err: unknown): string {
+  const error = err as Error & { cause?: { code?: string; message?: string } };
+  const cause = error.cause?.code ?? error.cause?.message;
+  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
+}

@@ -1,0 +1,381 @@
+import { Logger } from '@nestjs/common';
+import {
+  HubtelError,
+  HubtelRedisConfigError,
+  type DeadLetter,
+  type HubtelStore,
+  type JobRunner,
+} from 'nestjs-hubtel';
+import type { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
+import { DEFAULT_JOB_RECORD_TTL_MS, listDeadLetters, requeueDeadLetter, type JobRecord } from '#internal';
+import {
+  CliUsageError,
+  cliOptions,
+  EXIT,
+  intOption,
+  painter,
+  parseCliArgs,
+  parseOrExit,
+  type CliStreams,
+} from './cli.support.js';
+
+/*
+ * `hubtel-trigger dead-letters list|replay`: an operator's view of the jobs an app gave up on.
+ *
+ * It works on the app's Redis store (`--redis-url`, `--redis-cluster-nodes`), not through an HTTP
+ * route of the app: the records are there already (every replica's, whether or not one is
+ * running), an operator of a Redis-backed app has that URL, and the app needs no admin endpoint
+ * (one more thing to authenticate and expose next to the platform's callbacks).
+ *
+ * A replay puts the record back to `pending` as a new run and asks BullMQ for that run itself, on
+ * the same Redis (the app's jobs run there: nothing in the app looks for pending records): the
+ * BullMQ workers of any running replica take it at once, and only the handlers that failed run
+ * again. The replay is asked for only once the queue answers, so a record is never left pending
+ * with no run to take it (short of Redis failing between the two writes). An app on the in-memory
+ * store cannot be reached from outside: call `listDeadLetters()` / `replayDeadLetter(id)` on
+ * CheckoutService or FulfillmentService instead.
+ */
+
+export const DEAD_LETTERS_USAGE = `Usage: hubtel-trigger dead-letters list   --redis-url <url> | --redis-cluster-nodes <nodes> [options]
+       hubtel-trigger dead-letters replay <id> --redis-url <url> | --redis-cluster-nodes <nodes> [options]
+
+Lists the jobs an app gave up on (dead letters: handlers that kept failing, callbacks never
+accepted), or replays one once its cause is fixed: only the handlers that failed run again.
+Works on the app's Redis store. A replay is queued on BullMQ on the same Redis: any running
+replica of the app runs it at once.
+
+Options:
+  --redis-url <url>     the Redis the app keeps its records in (redis:// or rediss://)
+  --redis-cluster-nodes <host:port,...>
+                        or: some nodes of the Redis Cluster it keeps them in (every master is read)
+  --key-prefix <p>      the keyPrefix given to HubtelRedisModule / RedisStore (default none)
+  --bullmq-prefix <p>   replay: the prefix given to HubtelBullmqModule (default {hubtel}:bull)
+  --module <name>       checkout (default) or service-app
+  --wait                replay: wait until the job is done (exit 0) or dead again (exit 1)
+  --timeout <ms>        how long --wait waits (default 60000)
+  --json                print JSON (list: an array; replay: the record's outcome)
+  --no-color            plain output (also NO_COLOR=1)
+
+Exit codes: 0 done, 1 unknown id / not dead / dead again (with its last error), 2 usage error (or
+ioredis / bullmq not installed), 3 Redis unreachable, 4 --wait ran out with the job still pending.
+`;
+
+export const DEAD_LETTER_MODULES = ['checkout', 'service-app'] as const;
+
+export interface DeadLettersOptions {
+  action: 'list' | 'replay';
+  id?: string;
+  /** One Redis; or `redisClusterNodes`. */
+  redisUrl?: string;
+  redisClusterNodes?: Array<{ host: string; port: number }>;
+  keyPrefix?: string;
+  /** The app's BullMQ prefix (HubtelBullmqModule's `prefix`); undefined: the runner's default. */
+  bullmqPrefix?: string;
+  module: (typeof DEAD_LETTER_MODULES)[number];
+  wait: boolean;
+  timeoutMs: number;
+  json: boolean;
+  noColor: boolean;
+}
+
+export function parseDeadLettersArgs(
+  argv: string[],
+): { help: true } | { help: false; options: DeadLettersOptions } {
+  const parsed = parseCliArgs(
+    argv,
+    cliOptions(
+      ['redis-url redis-cluster-nodes key-prefix bullmq-prefix module timeout'],
+      ['wait json no-color'],
+    ),
+  );
+  const { values, positionals } = parsed;
+  if (values.help) return { help: true };
+  const [action, id, ...rest] = positionals;
+  if (action !== 'list' && action !== 'replay')
+    throw new CliUsageError(
+      `expected "list" or "replay" after dead-letters, got ${JSON.stringify(action ?? '')}`,
+    );
+  if (action === 'list' && id !== undefined) throw new CliUsageError('list takes no argument');
+  if (action === 'replay' && (id === undefined || id === ''))
+    throw new CliUsageError('replay needs the <id> of a dead letter');
+  if (rest.length > 0) throw new CliUsageError(`unexpected argument "${rest[0]}"`);
+  const redisUrl = values['redis-url'];
+  const clusterNodes = values['redis-cluster-nodes'];
+  if ((redisUrl === undefined) === (clusterNodes === undefined))
+    throw new CliUsageError(
+      '--redis-url or --redis-cluster-nodes is required, not both (the Redis the app keeps its records in)',
+    );
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl))
+    throw new CliUsageError('--redis-url must be a redis:// or rediss:// URL');
+  const module = (values.module ?? 'checkout') as DeadLettersOptions['module'];
+  if (!DEAD_LETTER_MODULES.includes(module))
+    throw new CliUsageError(
+      `--module must be one of ${DEAD_LETTER_MODULES.join(', ')}, got "${values.module}"`,
+    );
+  const options: DeadLettersOptions = {
+    action,
+    ...(redisUrl !== undefined ? { redisUrl } : { redisClusterNodes: parseNodes(clusterNodes!) }),
+    module,
+    wait: values.wait ?? false,
+    timeoutMs: intOption('timeout', values.timeout, 1, 3_600_000) ?? 60_000,
+    json: values.json ?? false,
+    noColor: values['no-color'] ?? false,
+  };
+  if (id !== undefined) options.id = id;
+  if (values['key-prefix'] !== undefined) options.keyPrefix = values['key-prefix'];
+  const bullmqPrefix = values['bullmq-prefix'];
+  if (bullmqPrefix !== undefined) {
+    if (bullmqPrefix.trim() === '') throw new CliUsageError('--bullmq-prefix must not be empty');
+    options.bullmqPrefix = bullmqPrefix;
+  }
+  return { help: false, options };
+}
+
+function parseNodes(text: string): Array<{ host: string; port: number }> {
+  return text.split(',').map((part) => {
+    const match = /^\s*(\[[^\]]+\]|[^:\s]+):(\d{1,5})\s*$/.exec(part);
+    const port = match ? Number(match[2]) : 0;
+    if (!match || port < 1 || port > 65_535)
+      throw new CliUsageError(
+        '--redis-cluster-nodes must be host:port,host:port,... (some nodes of the cluster)',
+      );
+    return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+}
+
+/** The store the CLI talks to: a RedisStore (optional peer `ioredis`), loaded only when used. */
+interface ClosableStore extends HubtelStore {
+  connect(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function openRedis(options: DeadLettersOptions): Promise<ClosableStore> {
+  let redis: typeof import('nestjs-hubtel/redis');
+  try {
+    redis = await import('nestjs-hubtel/redis');
+  } catch (error) {
+    throw new CliUsageError(
+      `dead-letters needs the optional dependency ioredis (npm install ioredis): ${(error as Error).message}`,
+    );
+  }
+  const store = new redis.RedisStore({
+    ...(options.redisClusterNodes !== undefined
+      ? { cluster: { nodes: options.redisClusterNodes } }
+      : { url: options.redisUrl! }),
+    ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
+  });
+  try {
+    await store.connect();
+  } catch (error) {
+    // Said in the CLI's own terms: the flag to use, not the store's option.
+    if (error instanceof HubtelRedisConfigError && error.reason === 'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT')
+      throw new CliUsageError(
+        '--redis-url points at one node of a Redis Cluster: give --redis-cluster-nodes host:port,... instead',
+      );
+    if (error instanceof HubtelRedisConfigError) throw new CliUsageError(error.message);
+    throw error;
+  }
+  return store;
+}
+
+/**
+ * The BullMQ runner a replay is queued on (optional peer `bullmq`: a type-only import, the module
+ * is loaded by openRunner); it runs no worker here.
+ */
+type ClosableRunner = BullmqJobRunner;
+
+async function openRunner(options: DeadLettersOptions, io: CliStreams): Promise<ClosableRunner> {
+  let bullmq: typeof import('nestjs-hubtel/bullmq');
+  try {
+    bullmq = await import('nestjs-hubtel/bullmq');
+  } catch (error) {
+    throw new CliUsageError(
+      `dead-letters replay needs the optional dependency bullmq (npm install bullmq): ${(error as Error).message}`,
+    );
+  }
+  let runner: ClosableRunner;
+  try {
+    runner = new bullmq.BullmqJobRunner({
+      ...(options.redisClusterNodes !== undefined
+        ? { cluster: { nodes: options.redisClusterNodes } }
+        : { url: options.redisUrl! }),
+      ...(options.bullmqPrefix === undefined ? {} : { prefix: options.bullmqPrefix }),
+      // Only queues the run: the app's workers take it.
+      work: false,
+      logger: new StderrLogger(io),
+    });
+  } catch (error) {
+    // A prefix without a {hash tag} on a cluster: said in the CLI's own terms.
+    if (error instanceof HubtelRedisConfigError && error.reason === 'PREFIX_WITHOUT_HASH_TAG')
+      throw new CliUsageError(
+        `--bullmq-prefix "${options.bullmqPrefix}" has no {hash tag}, which BullMQ needs on a Redis Cluster (the app could not use it either): give the app's prefix`,
+      );
+    if (error instanceof HubtelError) throw new CliUsageError(error.message);
+    throw error;
+  }
+  try {
+    // The queue answers before the record is put back to pending (see the header).
+    await runner.connect(options.module);
+  } catch (error) {
+    await runner.close().catch(() => undefined);
+    if (error instanceof HubtelRedisConfigError) throw new CliUsageError(error.message);
+    throw error;
+  }
+  return runner;
+}
+
+/** The record was put back to pending, but BullMQ did not take its run. */
+class RunNotQueuedError extends Error {
+  constructor(storeKey: string, run: number, cause: unknown) {
+    super(
+      `${storeKey} is pending again (run ${run}) but BullMQ refused its run (${cause instanceof Error ? cause.message : String(cause)}): nothing will run it until that run is queued`,
+    );
+  }
+}
+
+/** `runner`, its enqueue failures told apart from the store's (see RunNotQueuedError). */
+function queueingOnly(runner: ClosableRunner): JobRunner {
+  return {
+    enqueue: async (pipeline, request) => {
+      try {
+        await runner.enqueue(pipeline, request);
+      } catch (error) {
+        throw new RunNotQueuedError(request.storeKey, request.run, error);
+      }
+    },
+    wake: (pipeline, request) => runner.wake(pipeline, request),
+    start: (pipeline, execute) => runner.start(pipeline, execute),
+    repeat: (name, everyMs, task) => runner.repeat(name, everyMs, task),
+    stop: (pipeline) => runner.stop(pipeline),
+  };
+}
+
+/** The runner's log lines (queue errors), on stderr: stdout is the command's answer (--json). */
+class StderrLogger extends Logger {
+  constructor(private readonly io: CliStreams) {
+    super('Hubtel:BullMQ');
+  }
+  override log(message: unknown): void {
+    this.write('log', message);
+  }
+  override warn(message: unknown): void {
+    this.write('warn', message);
+  }
+  override error(message: unknown): void {
+    this.write('error', message);
+  }
+  override debug(): void {}
+  override verbose(): void {}
+  private write(level: string, message: unknown): void {
+    this.io.stderr.write(`hubtel-trigger: bullmq ${level}: ${String(message)}\n`);
+  }
+}
+
+export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise<number> {
+  const options = parseOrExit('hubtel-trigger', DEAD_LETTERS_USAGE, io, () => parseDeadLettersArgs(argv));
+  if (typeof options === 'number') return options;
+  const p = painter(io.stdout, io.env, options.noColor || options.json);
+  let store: ClosableStore;
+  try {
+    store = await openRedis(options);
+  } catch (error) {
+    io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
+    return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
+  }
+  let runner: ClosableRunner | undefined;
+  try {
+    if (options.action === 'list') {
+      const letters = await listDeadLetters(store, options.module);
+      io.stdout.write(
+        options.json ? `${JSON.stringify(letters)}\n` : describeList(letters, options.module, p),
+      );
+      return EXIT.ok;
+    }
+    const id = options.id!;
+    try {
+      runner = await openRunner(options, io);
+    } catch (error) {
+      io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
+      return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
+    }
+    await requeueDeadLetter(store, options.module, id, {
+      ttlMs: DEFAULT_JOB_RECORD_TTL_MS,
+      runner: queueingOnly(runner),
+    });
+    if (!options.wait) {
+      io.stdout.write(
+        options.json
+          ? `${JSON.stringify({ id, status: 'pending' })}\n`
+          : `${p('Requeued', 'green')} ${id}: queued on BullMQ, a running replica of the app runs it now (add --wait to see the outcome).\n`,
+      );
+      return EXIT.ok;
+    }
+    const record = await waitForOutcome(store, options.module, id, options.timeoutMs);
+    const status = record?.status ?? 'gone';
+    const outcome: Record<string, unknown> = { id, status };
+    if (record?.lastError !== undefined && status === 'dead') outcome.lastError = record.lastError;
+    if (options.json) io.stdout.write(`${JSON.stringify(outcome)}\n`);
+    else if (status === 'done')
+      io.stdout.write(`${p('Done', 'green')} ${id}: replayed, its failed handlers succeeded.\n`);
+    else if (status === 'dead')
+      io.stdout.write(`${p('Dead again', 'red')} ${id}: ${record?.lastError ?? 'it failed again'}\n`);
+    else if (status === 'pending')
+      io.stdout.write(
+        `${p('Still', 'yellow')} pending after ${options.timeoutMs} ms: is a replica of the app running, with its BullMQ workers on this Redis (prefix ${options.bullmqPrefix ?? DEFAULT_BULLMQ_PREFIX})?\n`,
+      );
+    else io.stdout.write(`${p('Gone', 'red')} ${id}: its record was removed (expired?) before it ended.\n`);
+    // Still pending is not "dead again": its own code, so a script can wait longer.
+    return status === 'done' ? EXIT.ok : status === 'pending' ? EXIT.timedOut : EXIT.failed;
+  } catch (error) {
+    if (error instanceof RunNotQueuedError) {
+      io.stderr.write(`hubtel-trigger: ${error.message}\n`);
+      return EXIT.network;
+    }
+    if (error instanceof HubtelError && error.code !== 'HUBTEL_STORE_UNAVAILABLE') {
+      io.stderr.write(
+        options.json
+          ? `${JSON.stringify({ code: error.code, message: error.message })}\n`
+          : `hubtel-trigger: ${error.code}: ${error.message}\n`,
+      );
+      return EXIT.failed;
+    }
+    io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
+    return EXIT.network;
+  } finally {
+    await runner?.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+  }
+}
+
+/** BullmqJobRunner's default prefix (said in messages; the runner applies it itself). */
+const DEFAULT_BULLMQ_PREFIX = '{hubtel}:bull';
+
+function describeList(letters: DeadLetter[], module: string, p: ReturnType<typeof painter>): string {
+  if (letters.length === 0) return `No dead letters in the ${module} module.\n`;
+  const lines = [`${letters.length} dead letter${letters.length === 1 ? '' : 's'} in the ${module} module:`];
+  for (const letter of letters) {
+    lines.push(
+      `${p(letter.id, 'bold')}  ${letter.attempts} attempt(s), dead since ${letter.deadAt.toISOString()}`,
+      `    last error: ${letter.lastError ?? '(none recorded)'}`,
+      `    succeeded (not run again): ${letter.succeededHandlers.join(', ') || 'none'}`,
+    );
+  }
+  lines.push('', `Replay one: hubtel-trigger dead-letters replay <id> --redis-url <url> --module ${module}`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function waitForOutcome(
+  store: HubtelStore,
+  module: string,
+  id: string,
+  timeoutMs: number,
+): Promise<JobRecord | undefined> {
+  const key = `hubtel:${module}:job:${id}`;
+  const giveUp = Date.now() + timeoutMs;
+  for (;;) {
+    const record = (await store.get<JobRecord>(key))?.value;
+    if (!record || record.status === 'done' || record.status === 'dead' || Date.now() >= giveUp)
+      return record;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * What `hubtel-trigger` sends: the body of each kind, built field for field as the platform's
+ * contract writes them, reading (or first marking paid) the invoice in a sandbox when told to.
+ * Apart from the argument parsing and the sending so each kind's body reads in one place.
+ */
+import { HubtelError, HubtelNetworkError, maskPhoneNumbers } from 'nestjs-hubtel';
+import { isUssdRequest } from '#internal';
+import type { SandboxInvoice } from 'nestjs-hubtel/sandbox';
+import {
+  buildCheckoutCallback,
+  buildFulfillmentCallback,
+  buildFulfillmentRequest,
+  buildServiceFlowRequest,
+  randomHubtelId,
+} from '../testing.builders.js';
+import { TESTING_PATHS } from '../testing.constants.js';
+import { describeFetchError, markServicePaidInSandbox, reasonOf } from './cli.support.js';
+import type { TriggerOptions } from './trigger.args.js';
+
+async function invoiceFromSandbox(
+  sandboxUrl: string,
+  reference: string,
+  timeoutMs: number,
+): Promise<SandboxInvoice> {
+  let res: Response;
+  try {
+    res = await fetch(`${sandboxUrl}/_sandbox/invoices/${encodeURIComponent(reference)}`, {
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
+      cause: err,
+    });
+  }
+  if (res.status === 404)
+    throw new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
+  if (!res.ok) {
+    const reason = reasonOf(await res.json().catch(() => undefined));
+    throw new HubtelError(
+      'HUBTEL_API_ERROR',
+      `The sandbox at ${sandboxUrl} answered HTTP ${res.status} for invoice "${reference}"${reason ? `: ${reason}` : ''}`,
+      { httpStatus: res.status },
+    );
+  }
+  return (await res.json()) as SandboxInvoice;
+}
+
+export type MarkedPaid = 'marked' | 'already-paid';
+
+/**
+ * Marks the invoice paid in the sandbox without sending its callback (`POST
+ * /_sandbox/invoices/{ref}/pay` with `deliver: false`), and returns the paid invoice. An invoice
+ * that is already paid is fine (running the same command twice to test duplicates).
+ */
+async function markPaidInSandbox(
+  sandboxUrl: string,
+  reference: string,
+  payer: {
+    phone?: string;
+    channel?: string;
+    amount?: number;
+    chargeBearer?: 'merchant' | 'payer';
+    currency?: string;
+  },
+  timeoutMs: number,
+): Promise<{ invoice: SandboxInvoice; markedPaid: MarkedPaid }> {
+  let res: Response;
+  try {
+    res = await fetch(`${sandboxUrl}/_sandbox/invoices/${encodeURIComponent(reference)}/pay`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ outcome: 'paid', deliver: false, ...payer }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
+      cause: err,
+    });
+  }
+  const answer = (await res.json().catch(() => undefined)) as
+    { invoice?: SandboxInvoice; message?: string } | undefined;
+  if (res.ok && answer?.invoice) return { invoice: answer.invoice, markedPaid: 'marked' };
+  if (res.status === 404)
+    throw new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
+  if (res.status === 409) {
+    const invoice = await invoiceFromSandbox(sandboxUrl, reference, timeoutMs);
+    if (invoice.state === 'paid') return { invoice, markedPaid: 'already-paid' };
+    throw new HubtelError(
+      'HUBTEL_API_ERROR',
+      `The sandbox at ${sandboxUrl} cannot mark invoice "${reference}" paid: it is ${invoice.state}`,
+    );
+  }
+  throw new HubtelError(
+    'HUBTEL_API_ERROR',
+    `The sandbox at ${sandboxUrl} refused to mark invoice "${reference}" paid (HTTP ${res.status})${reasonOf(answer) ? `: ${reasonOf(answer)}` : ''}`,
+    { httpStatus: res.status, body: answer },
+  );
+}
+
+function round2(n: number): number {
+  return Math.round((n + Number.EPSILON) * 100) / 100;
+}
+
+/** Builds the body a trigger sends (reads the sandbox's invoice when told to). */
+export async function buildTriggerBody(
+  options: TriggerOptions,
+): Promise<{ body: unknown; path: string; summary: string; markedPaid?: MarkedPaid }> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  if (options.kind === 'service-flow') {
+    const flow = options.serviceFlow!;
+    // The channel played is the channel the service must see: Platform USSD for a non-telco operator.
+    const platform =
+      flow.channel === 'ussd' && !isUssdRequest({ Operator: flow.operator }) ? { Platform: 'USSD' } : {};
+    const body = buildServiceFlowRequest({
+      type: flow.type,
+      message: flow.message ?? '',
+      sessionId: options.sessionId,
+      operator: flow.operator,
+      mobile: flow.mobile,
+      serviceCode: flow.serviceCode,
+      extraFields: platform,
+    });
+    return {
+      body,
+      path: TESTING_PATHS.serviceFlow,
+      summary: `service-flow ${body.Type} of session ${body.SessionId} from ${maskPhoneNumbers(body.Mobile)} (${body.Operator}, ${flow.channel === 'ussd' ? 'USSD' : 'app'})`,
+    };
+  }
+  if (options.kind === 'fulfillment' || options.kind === 'fulfillment-forged') {
+    const body = buildFulfillmentRequest({ sessionId: options.sessionId!, orderId: options.orderId });
+    let markedPaid: MarkedPaid | undefined;
+    // A dry run sends nothing, to the app or to the sandbox.
+    if (options.markPaid && !options.dryRun) {
+      // Its errors tell an unreachable sandbox (exit 3) from a refusal with the sandbox's reason (1).
+      await markServicePaidInSandbox(
+        options.sandboxUrl!,
+        body.SessionId,
+        {
+          amount: options.amount,
+          orderId: body.OrderId,
+          chargeBearer: options.chargeBearer,
+          currency: options.currency,
+        },
+        timeoutMs,
+      );
+      markedPaid = 'marked';
+    }
+    const forged = options.kind === 'fulfillment-forged';
+    return {
+      body,
+      path: TESTING_PATHS.fulfillment,
+      summary: `${forged ? 'forged (unpaid) ' : ''}fulfillment request for order ${body.OrderId} of session ${body.SessionId}`,
+      ...(markedPaid ? { markedPaid } : {}),
+    };
+  }
+  if (options.kind === 'fulfillment-callback') {
+    const body = buildFulfillmentCallback({
+      sessionId: options.sessionId!,
+      orderId: options.orderId!,
+      serviceStatus: options.serviceStatus,
+    });
+    return {
+      body,
+      path: TESTING_PATHS.fulfillmentCallback,
+      summary: `fulfillment callback (${body.ServiceStatus}) for order ${body.OrderId}`,
+    };
+  }
+  const forgingUnknown = options.kind === 'checkout-forged' && options.forge === 'unknown-reference';
+  let invoice: SandboxInvoice | undefined;
+  let markedPaid: MarkedPaid | undefined;
+  if (options.sandboxUrl && !forgingUnknown) {
+    // A dry run sends nothing, to the app or to the sandbox: it only reads the invoice.
+    if (options.markPaid && !options.dryRun) {
+      ({ invoice, markedPaid } = await markPaidInSandbox(
+        options.sandboxUrl,
+        options.reference!,
+        {
+          phone: options.phone,
+          channel: options.channel,
+          // The price paid (an underpayment); a forgery's --amount is only what its callback claims.
+          amount: options.kind === 'checkout' ? options.amount : undefined,
+          chargeBearer: options.chargeBearer,
+          currency: options.currency,
+        },
+        timeoutMs,
+      ));
+    } else {
+      invoice = await invoiceFromSandbox(options.sandboxUrl, options.reference!, timeoutMs);
+    }
+  }
+  // What the payer paid, as the platform's callback says: with a payer-borne charge (or another
+  // amount --mark-paid recorded), not the invoice's total.
+  const realAmount = (invoice?.amountPaid || invoice?.totalAmount) ?? options.amount;
+  let body;
+  let what: string;
+  if (options.kind === 'checkout-forged') {
+    if (options.forge === 'unknown-reference') {
+      body = buildCheckoutCallback({
+        clientReference: `forged-${randomHubtelId().slice(0, 16)}`,
+        amount: options.amount ?? 1,
+        phone: options.phone,
+        channel: options.channel,
+      });
+      what = `forged callback: unknown reference ${body.Data.ClientReference}`;
+    } else if (options.forge === 'wrong-amount') {
+      const claimed =
+        options.amount ?? (realAmount! >= 0.02 ? round2(realAmount! / 2) : round2(realAmount! + 1));
+      body = buildCheckoutCallback({
+        invoice: invoice ?? undefined,
+        clientReference: options.reference,
+        checkoutId: options.checkoutId,
+        amount: claimed,
+        phone: options.phone,
+        channel: options.channel,
+      });
+      what = `forged callback: ${options.reference} claims GHS ${claimed.toFixed(2)}${invoice ? ` (invoiced GHS ${invoice.totalAmount.toFixed(2)})` : ''}`;
+    } else {
+      body = buildCheckoutCallback({
+        invoice: invoice ?? undefined,
+        clientReference: options.reference,
+        amount: realAmount,
+        checkoutId: randomHubtelId(),
+        phone: options.phone,
+        channel: options.channel,
+      });
+      what = `forged callback: ${options.reference} with checkout id ${body.Data.CheckoutId}`;
+    }
+  } else {
+    body = buildCheckoutCallback({
+      invoice: invoice ?? undefined,
+      clientReference: options.reference,
+      checkoutId: options.checkoutId,
+      amount: options.amount,
+      outcome: options.outcome,
+      phone: options.phone,
+      channel: options.channel,
+    });
+    what = `checkout callback (${options.outcome}) for ${body.Data.ClientReference}: GHS ${body.Data.Amount.toFixed(2)}, checkout ${body.Data.CheckoutId}`;
+  }
+  return { body, path: TESTING_PATHS.checkoutCallback, summary: what, markedPaid };
+}

@@ -1,0 +1,323 @@
+import http from 'node:http';
+import https from 'node:https';
+import { HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
+import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
+import {
+  HubtelSandbox,
+  type HubtelSandboxOptions,
+  type PaymentResult,
+  type RecordServicePaymentOptions,
+  type SandboxAccount,
+  type SandboxServiceSession,
+  type ServiceAppDriverOptions,
+  type SandboxSession,
+  type SandboxReply,
+  type SandboxRequestContext,
+  sandboxEnv,
+} from 'nestjs-hubtel/sandbox';
+import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
+import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
+import { TEST_SANDBOX_TUNNEL_PATH } from './testing.constants.js';
+import { serverOrigin, type NestAppLike } from './testing.http.js';
+
+export type TestSandboxOptions = HubtelSandboxOptions;
+
+export interface CheckoutTestOptions extends Partial<CheckoutModuleOptions> {
+  /**
+   * Your app's origin when you know it before the app starts (a fixed port). Default: the
+   * sandbox's tunnel, which relays to the app given to `attach()`.
+   */
+  appUrl?: string;
+}
+
+export interface MarkPaidOptions {
+  phone?: string;
+  channel?: string;
+}
+
+/**
+ * One account of a sandbox serving several (`accounts` option): module options and environment
+ * for that account, and the service-app driver and payments on its programmable service.
+ */
+export interface TestSandboxAccount {
+  /** Its name, keys, POS Sales ID and sender ids. */
+  readonly account: SandboxAccount;
+  /** SmsModule options with its SMS keys (and its first sender id, when it declares some). */
+  smsOptions(overrides?: Partial<SmsModuleOptions>): SmsModuleOptions;
+  /** CheckoutModule options with its API keys and POS Sales ID. */
+  checkoutOptions(overrides?: CheckoutTestOptions): CheckoutModuleOptions;
+  /** ServiceAppModule options whose status check (and callback credentials, if any) are its own. */
+  serviceAppOptions(overrides?: Partial<ServiceAppModuleOptions>): ServiceAppModuleOptions;
+  /** Its `HUBTEL_*` variables (a named account's: `HUBTEL_ACCOUNTS` and `HUBTEL_<NAME>_*`). */
+  env(): Record<string, string>;
+  /** The driver, playing the client app against this account's programmable service. */
+  serviceApp(
+    serviceAppUrl: string,
+    options?: Omit<ServiceAppDriverOptions, 'account'>,
+  ): SandboxServiceSession;
+  /** `markServicePaid` for a session of this account's service. */
+  markServicePaid(sessionId: string, options?: Omit<RecordServicePaymentOptions, 'account'>): SandboxSession;
+}
+
+// Request headers that describe one hop, not the request: never relayed.
+const HOP_BY_HOP = new Set([
+  ...'host connection keep-alive transfer-encoding content-length upgrade'.split(' '),
+  ...'proxy-connection te trailer'.split(' '),
+]);
+// Answer headers worth relaying to the sandbox's caller.
+const RELAYED_ANSWER_HEADERS = 'content-type location set-cookie cache-control retry-after allow'.split(' ');
+
+/**
+ * A Hubtel sandbox for one test file: the whole `HubtelSandbox` (records, `pay`, `waitFor*`,
+ * faults, the service-app driver) plus module options that point at it, and a tunnel that relays
+ * the platform's callbacks to your app once it listens on its random port.
+ *
+ * ```ts
+ * const hubtel = await createTestSandbox();
+ * const moduleRef = await Test.createTestingModule({
+ *   imports: [EventEmitterModule.forRoot(), CheckoutModule.forRoot(hubtel.checkoutOptions()), OrdersModule],
+ * }).compile();
+ * const app = moduleRef.createNestApplication();
+ * await app.listen(0, '127.0.0.1');
+ * hubtel.attach(app);
+ * ...
+ * await app.close();
+ * await hubtel.stop();
+ * ```
+ */
+export class TestSandbox extends HubtelSandbox {
+  static override async start(options: TestSandboxOptions = {}): Promise<TestSandbox> {
+    return new TestSandbox(options).listen();
+  }
+
+  private appOrigin: string | undefined;
+
+  constructor(options: TestSandboxOptions = {}) {
+    super(options);
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+      this.addRoute(method, `${TEST_SANDBOX_TUNNEL_PATH}/*`, (ctx) => this.relay(ctx));
+    }
+  }
+
+  /** `http://127.0.0.1:<port>/_tunnel`: what the app is told its public address is. Relays to the attached app. */
+  get tunnelUrl(): string {
+    return `${this.url}${TEST_SANDBOX_TUNNEL_PATH}`;
+  }
+
+  /** The app the tunnel relays to, once attached. */
+  get attachedUrl(): string | undefined {
+    return this.appOrigin;
+  }
+
+  /**
+   * Where the platform's calls for your app go: a listening Nest app (`await app.listen(0, '127.0.0.1')`
+   * first) or its origin. Callbacks to `tunnelUrl` are relayed there unchanged (method, path,
+   * headers, body) and answered with the app's answer.
+   */
+  attach(target: NestAppLike | string): this {
+    if (typeof target === 'string') {
+      let url: URL;
+      try {
+        url = new URL(target);
+      } catch {
+        throw new HubtelConfigError('attach', `"${target.slice(0, 200)}" is not an absolute URL`);
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        throw new HubtelConfigError('attach', 'the app URL must be http(s)');
+      this.appOrigin = url.origin;
+      return this;
+    }
+    const server = target?.getHttpServer?.() as http.Server | undefined;
+    if (!server || typeof server.address !== 'function' || !server.listening) {
+      throw new HubtelConfigError(
+        'attach',
+        'the app is not listening: await app.listen(0, "127.0.0.1") before attach(app)',
+      );
+    }
+    this.appOrigin = serverOrigin(server);
+    return this;
+  }
+
+  /** Stops relaying (the tunnel answers 502 until the next `attach`). */
+  detach(): void {
+    this.appOrigin = undefined;
+  }
+
+  /**
+   * The options, environment, driver and payments of one account (`accounts` option; `default`
+   * is the top-level options' one). A name the sandbox does not serve throws.
+   */
+  forAccount(name: string): TestSandboxAccount {
+    const account = this.account(name);
+    return {
+      account,
+      smsOptions: (overrides = {}) => this.smsOptionsOf(account, overrides),
+      checkoutOptions: (overrides = {}) => this.checkoutOptionsOf(account, overrides),
+      serviceAppOptions: (overrides = {}) => this.serviceAppOptionsOf(account, overrides),
+      env: () => sandboxEnv(this, { accounts: [account.name] }),
+      serviceApp: (url, options = {}) => this.serviceApp(url, { ...options, account: account.name }),
+      markServicePaid: (sessionId, options = {}) =>
+        this.recordServicePayment(sessionId, { ...options, account: account.name }),
+    };
+  }
+
+  /** SmsModule options that send to this sandbox. */
+  smsOptions(overrides: Partial<SmsModuleOptions> = {}): SmsModuleOptions {
+    return this.smsOptionsOf(this.account(), overrides);
+  }
+
+  private smsOptionsOf(account: SandboxAccount, overrides: Partial<SmsModuleOptions>): SmsModuleOptions {
+    const { sms } = account.credentials;
+    const [senderId] = account.senderIds;
+    return {
+      clientId: sms.clientId,
+      clientSecret: sms.clientSecret,
+      baseUrl: this.baseUrls().sms,
+      ...(senderId !== undefined ? { senderId } : {}),
+      ...overrides,
+    };
+  }
+
+  /**
+   * CheckoutModule options for this sandbox: its API credentials, base URLs and POS Sales ID (so
+   * callbacks are confirmed with the status check, as in production), and the tunnel (or `appUrl`)
+   * as the app's public address, so `pay()` delivers callbacks to your app.
+   */
+  checkoutOptions(overrides: CheckoutTestOptions = {}): CheckoutModuleOptions {
+    return this.checkoutOptionsOf(this.account(), overrides);
+  }
+
+  private checkoutOptionsOf(account: SandboxAccount, overrides: CheckoutTestOptions): CheckoutModuleOptions {
+    const { appUrl, ...rest } = overrides;
+    const base = (appUrl ?? this.tunnelUrl).replace(/\/+$/, '');
+    const { api } = account.credentials;
+    const urls = this.baseUrls();
+    return {
+      clientId: api.clientId,
+      clientSecret: api.clientSecret,
+      posSalesId: account.posSalesId,
+      publicBaseUrl: base,
+      returnUrl: `${base}/return`,
+      cancellationUrl: `${base}/cancel`,
+      ...rest,
+      baseUrls: { checkout: urls.checkout, status: urls.status, ...rest.baseUrls },
+    };
+  }
+
+  /**
+   * ServiceAppModule options whose fulfillment callbacks go to this sandbox's `/callback`, and whose
+   * fulfillment requests are verified with this sandbox's status check (as in production): orders
+   * paid with the driver's `pay()`, or recorded with `markServicePaid()`, are delivered; an unpaid
+   * request your test sends (`sendFulfillmentRequest`) is refused.
+   */
+  serviceAppOptions(overrides: Partial<ServiceAppModuleOptions> = {}): ServiceAppModuleOptions {
+    return this.serviceAppOptionsOf(this.account(), overrides);
+  }
+
+  private serviceAppOptionsOf(
+    account: SandboxAccount,
+    overrides: Partial<ServiceAppModuleOptions>,
+  ): ServiceAppModuleOptions {
+    const urls = this.baseUrls();
+    const { api, callback } = account.credentials;
+    return {
+      callbackUrl: urls.fulfillmentCallback,
+      ...(callback ? { callbackCredentials: callback } : {}),
+      statusCheck: { ...api, posSalesId: account.posSalesId, url: urls.status },
+      ...overrides,
+    };
+  }
+
+  /**
+   * Records a programmable-services payment for a SessionId, sending nothing: the status check then
+   * confirms it, so a fulfillment request your test sends itself (`sendFulfillmentRequest`) is
+   * delivered. Without it that request is an unpaid (forged) one. `amount`: default the cart total
+   * of a session this sandbox drove.
+   */
+  markServicePaid(sessionId: string, options: RecordServicePaymentOptions = {}): SandboxSession {
+    return this.recordServicePayment(sessionId, options);
+  }
+
+  /**
+   * The `HUBTEL_*` environment for apps configured from the environment or `@nestjs/config`
+   * (`checkoutOptionsFromEnv`, `smsOptionsFromEnv`, `serviceAppOptionsFromEnv`).
+   */
+  env(): Record<string, string> {
+    return sandboxEnv(this);
+  }
+
+  /**
+   * Marks an invoice paid in the sandbox WITHOUT sending its callback (recorded as a dropped
+   * delivery): the status check then answers Paid, so a callback your test sends itself
+   * (`sendCheckoutCallback`) passes confirmation. `pay()` is the usual path: it sends the callback.
+   */
+  markPaid(checkoutIdOrReference: string, options: MarkPaidOptions = {}): Promise<PaymentResult> {
+    if (options === null || typeof options !== 'object') {
+      throw new HubtelValidationError('markPaid options must be an object', [
+        { field: 'options', message: 'must be an object' },
+      ]);
+    }
+    return this.pay(checkoutIdOrReference, { ...options, outcome: 'paid', fault: { drop: true } });
+  }
+
+  private async relay(ctx: SandboxRequestContext): Promise<SandboxReply> {
+    const origin = this.appOrigin;
+    if (!origin) {
+      return {
+        status: 502,
+        json: {
+          error: 'HUBTEL_TUNNEL_NOT_ATTACHED',
+          message: 'No app is attached to the sandbox tunnel: call sandbox.attach(app) after app.listen()',
+        },
+      };
+    }
+    const rest = ctx.path.slice(TEST_SANDBOX_TUNNEL_PATH.length) || '/';
+    const query = ctx.query.toString();
+    const target = new URL(`${origin}${rest}${query ? `?${query}` : ''}`);
+    const body = await ctx.body();
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(ctx.req.headers)) {
+      if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+    }
+    if (body.length > 0) headers['content-length'] = String(body.length);
+    const client = target.protocol === 'https:' ? https : http;
+    return new Promise<SandboxReply>((resolve) => {
+      const req = client.request(target, { method: ctx.method, headers, agent: false, timeout: 30_000 });
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const answerHeaders: Record<string, string> = {};
+          for (const name of RELAYED_ANSWER_HEADERS) {
+            const value = res.headers[name];
+            if (value !== undefined) answerHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
+          }
+          resolve({
+            status: res.statusCode ?? 502,
+            headers: answerHeaders,
+            text: Buffer.concat(chunks).toString('utf8'),
+          });
+        });
+        res.on('error', (err) => resolve(unreachable(origin, err)));
+      });
+      req.on('timeout', () => req.destroy(new Error('no answer within 30 s')));
+      req.on('error', (err) => resolve(unreachable(origin, err)));
+      req.end(body);
+    });
+  }
+}
+
+function unreachable(origin: string, err: Error): SandboxReply {
+  return {
+    status: 502,
+    json: {
+      error: 'HUBTEL_TUNNEL_UNREACHABLE',
+      message: `The attached app at ${origin} did not answer: ${err.message}`,
+    },
+  };
+}
+
+/** Starts a sandbox on 127.0.0.1 and a random port, for one test file. Stop it in `afterAll`. */
+export function createTestSandbox(options: TestSandboxOptions = {}): Promise<TestSandbox> {
+  return TestSandbox.start(options);
+}
