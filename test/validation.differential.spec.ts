@@ -18,10 +18,10 @@ import {
 import { CheckoutModuleOptions } from '../libs/checkout/src/checkout.options.js';
 import {
   ServiceAppMessagesOptions,
-  ServiceAppModuleOptions,
   ServiceAppStatusCheckOptions,
   ServiceAppVerificationOptions,
-} from '../libs/service-app/src/service-app.options.js';
+} from '../libs/service-app/src/service-app.option-sections.js';
+import { ServiceAppModuleOptions } from '../libs/service-app/src/service-app.options.js';
 import { SandboxOptionsDto } from '../libs/sandbox/src/sandbox.options.dto.js';
 import { SmsModuleOptions } from '../libs/sms/src/sms.options.js';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from '../libs/sandbox/src/admin.dto.js';

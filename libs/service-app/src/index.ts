@@ -11,15 +11,12 @@ export {
   serviceAppOptionsFromEnv,
   type ServiceAppEnvAccounts,
 } from './service-app.options.js';
+export type { ServiceAppAccountOverrides, ServiceAppModuleOptions } from './service-app.options.js';
 export type {
-  ServiceAppAccountOverrides,
-  ServiceAppModuleOptions,
   ServiceAppStatusCheckOptions,
   ServiceAppVerificationOptions,
-  ServiceAppModuleExtras,
-  ServiceAppRouteOptions,
   ServiceAppUssdOptions,
-} from './service-app.options.js';
+} from './service-app.option-sections.js';
 export type { ServiceFlowChannel } from './service-app.ussd.js';
 export { SERVICE_APP_ROUTES, type ServiceAppMessages } from './service-app.constants.js';
 export type * from './service-app.types.js';

@@ -17,8 +17,8 @@ import {
 } from './fulfillment/index.js';
 import { ServiceAppUnknownAccountError } from './service-app.errors.js';
 import { ServiceAppLogger } from './service-app.logger.js';
+import { SERVICE_APP_SCOPE } from './service-app.constants.js';
 import {
-  SERVICE_APP_SCOPE,
   resolveServiceAppAccountOptions,
   type ResolvedServiceAppOptions,
   type ServiceAppModuleOptions,

@@ -169,3 +169,6 @@ export const SERVICE_APP_DEFAULT_MESSAGES = Object.freeze({
 });
 
 export type ServiceAppMessages = { -readonly [K in keyof typeof SERVICE_APP_DEFAULT_MESSAGES]: string };
+
+/** The prefix of the module's option names in errors (a named account's: `serviceApp[north]`). */
+export const SERVICE_APP_SCOPE = 'serviceApp';

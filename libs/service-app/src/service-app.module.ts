@@ -33,8 +33,8 @@ import {
   SERVICE_APP_OPTIONS_RECIPE,
   type ResolvedServiceAppOptions,
   type ServiceAppAccountOverrides,
-  type ServiceAppModuleExtras,
 } from './service-app.options.js';
+import type { ServiceAppModuleExtras } from './service-app.types.js';
 import { ServiceFlowRegistry, ServiceFlowService } from './flow/index.js';
 
 /** Store, access policy, transport and pipeline, built by core's inbound kit. */

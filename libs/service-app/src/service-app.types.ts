@@ -1,3 +1,4 @@
+import type { HubtelRouteOptions } from 'nestjs-hubtel';
 /*
  * The wire shapes of the programmable-services exchange, field for field as the contract writes
  * them (PascalCase, case-sensitive). Only these objects are sent to or read from the platform.
@@ -98,4 +99,20 @@ export interface FulfillmentCallback {
   OrderId: string;
   ServiceStatus: FulfillmentServiceStatus;
   MetaData: unknown;
+}
+
+/** Where and how the two endpoints are mounted. Given as a module extra: routes are fixed before async options resolve. */
+export interface ServiceAppRouteOptions extends HubtelRouteOptions {
+  /** Prefix of both endpoints. Default `api` (→ `POST /api/service-flow`, `POST /api/fulfillment`). */
+  path?: string;
+  /** Path of the service interaction endpoint under the prefix. Default `service-flow`. */
+  serviceFlowPath?: string;
+  /** Path of the fulfillment endpoint under the prefix. Default `fulfillment`. */
+  fulfillmentPath?: string;
+}
+
+export interface ServiceAppModuleExtras {
+  /** Register the module globally. Default false. */
+  isGlobal?: boolean;
+  routes?: ServiceAppRouteOptions;
 }
