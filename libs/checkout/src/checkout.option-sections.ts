@@ -2,7 +2,6 @@ import {
   DEFAULT_JOB_RETRY,
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_ENV,
-  declareAccessOptions,
   HubtelOption,
   HubtelShutdownOptionsDto,
 } from '#internal';
@@ -14,9 +13,6 @@ import { CHECKOUT_DEFAULTS } from './checkout.constants.js';
 const MAX_DELAY_MS = 30 * 24 * 3600_000;
 /** The defaults that need the status check, on when the account has a POS Sales ID. */
 const WITH_POS_SALES_ID = (_section: unknown, root: Record<string, unknown>) => root.posSalesId !== undefined;
-
-/** `access`: the path secret from HUBTEL_CHECKOUT_PATH_SECRET, each account's own. */
-export const CheckoutAccessOptions = declareAccessOptions(HUBTEL_ENV.checkoutPathSecret);
 
 /** How paid amounts are compared with the amount invoiced. */
 export class CheckoutAmountToleranceOptions {

@@ -31,6 +31,7 @@ import {
   type JobRetryPolicy,
   type ResolvedAccountResolver,
   type ResolvedHubtelHttpOptions,
+  declareAccessOptions,
 } from '#internal';
 import {
   CHECKOUT_DEFAULTS,
@@ -45,7 +46,6 @@ import {
   CheckoutReconciliationOptions,
   CheckoutHandlerOptions,
   CheckoutBaseUrlOptions,
-  CheckoutAccessOptions,
   recheckDelays,
 } from './checkout.option-sections.js';
 
@@ -54,6 +54,9 @@ import {
  * variable and how a named account gets it. What no declaration says stays in the recipe's
  * `resolve`: access (InboundAccessPolicy), the store, the callback URL and the other cross-field rules.
  */
+
+/** `access`: the path secret from HUBTEL_CHECKOUT_PATH_SECRET, each account's own. */
+const CheckoutAccessOptions = declareAccessOptions(HUBTEL_ENV.checkoutPathSecret);
 
 /** Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (see CheckoutAccountOverrides). */
 export class CheckoutModuleOptions extends HubtelHttpOptionsDto {

@@ -4,8 +4,6 @@ import {
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_ENV,
   HubtelBackoffOptionsDto,
-  declareAccessOptions,
-  declareCredentials,
   HubtelOption,
   IsHubtelClientId,
   IsHubtelClientSecret,
@@ -155,15 +153,6 @@ export class ServiceAppFulfillmentRetryOptions extends HubtelBackoffOptionsDto {
   @HubtelOption({ int: [1, 100], default: D.fulfillmentRetry.maxAttempts })
   maxAttempts?: number;
 }
-
-/** `access`: the path secret from HUBTEL_SERVICE_APP_PATH_SECRET, each account's own. */
-export const ServiceAppAccessOptions = declareAccessOptions(HUBTEL_ENV.serviceAppPathSecret);
-
-/** `callbackCredentials`, from HUBTEL_CALLBACK_CLIENT_ID / HUBTEL_CALLBACK_CLIENT_SECRET. */
-export const ServiceAppCallbackCredentials = declareCredentials({
-  clientId: HUBTEL_ENV.callbackClientId,
-  clientSecret: HUBTEL_ENV.callbackClientSecret,
-});
 
 /**
  * `messages`: a string per known message, checked with unknown fields refused (a misspelt key

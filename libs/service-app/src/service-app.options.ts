@@ -23,6 +23,8 @@ import {
   refuseRemovedJobOptions,
   type HubtelEnvAccounts,
   type ResolvedAccountResolver,
+  declareAccessOptions,
+  declareCredentials,
 } from '#internal';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
@@ -38,28 +40,29 @@ import {
   ServiceAppUssdOptions,
   ServiceAppCallbackRetryOptions,
   ServiceAppFulfillmentRetryOptions,
-  ServiceAppAccessOptions,
-  ServiceAppCallbackCredentials,
   ServiceAppMessagesOptions,
   resolveUssd,
   statusCheckFromEnv,
   resolveBackInputs,
 } from './service-app.option-sections.js';
 
-/*
- * The options are declared once, on ServiceAppModuleOptions and its section classes (see
- * HubtelOption). What no declaration says stays in the recipe's `resolve`: every maxDelayMs ≥
- * baseDelayMs (with the backoff defaults), verification.enabled needing statusCheck, flows, the
- * store, back inputs (a string, a list or false), the USSD keys and the texts that must fit a screen.
- */
-
+// Checked by the declarations below; the recipe's `resolve` keeps the rules across fields (backoff
+// bounds, verification needing statusCheck, flows, store, back inputs, USSD keys and texts).
 const D = SERVICE_APP_DEFAULTS;
 
+/** `access`: the path secret from HUBTEL_SERVICE_APP_PATH_SECRET, each account's own. */
+const ServiceAppAccessOptions = declareAccessOptions(HUBTEL_ENV.serviceAppPathSecret);
+
+/** `callbackCredentials`, from HUBTEL_CALLBACK_CLIENT_ID / HUBTEL_CALLBACK_CLIENT_SECRET. */
+const ServiceAppCallbackCredentials = declareCredentials({
+  clientId: HUBTEL_ENV.callbackClientId,
+  clientSecret: HUBTEL_ENV.callbackClientSecret,
+});
+
 /**
- * Options of `ServiceAppModule.forRoot` / `forRootAsync`, and of a named account
- * (`registerAccount`, see ServiceAppAccountOverrides). Each field declares its rules, its default,
- * its environment variable (`serviceAppOptionsFromEnv`; a named account's is `HUBTEL_<NAME>_…`)
- * and how a named account gets it. The options removed in 0.2.0 (`leaseMs`, `sweepIntervalMs`,
+ * Options of `ServiceAppModule.forRoot` / `forRootAsync` and of a named account (`registerAccount`,
+ * see ServiceAppAccountOverrides), each field declared once (rules, default, environment variable,
+ * how a named account gets it). The options removed in 0.2.0 (`leaseMs`, `sweepIntervalMs`,
  * `recoverOnBootstrap`) are refused, naming what replaced them.
  */
 export class ServiceAppModuleOptions {
