@@ -7,12 +7,8 @@ import { escapeHtml, isJsonContentType } from './sandbox.http.js';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
 import type { PayOptions } from './checkout.payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
-import type {
-  SandboxAccountFilter,
-  SandboxReply,
-  SandboxRequestContext,
-  SandboxRouteHandler,
-} from './sandbox.types.js';
+import type { SandboxReply, SandboxRequestContext, SandboxRouteHandler } from './sandbox.route-types.js';
+import type { SandboxAccountFilter } from './sandbox.option-types.js';
 import type { HubtelSandbox } from './sandbox.server.js';
 
 /*

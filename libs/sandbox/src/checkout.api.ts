@@ -5,7 +5,8 @@ import { renderPayPage } from './checkout.pay-page.js';
 import { cancelInvoice, invoiceStatusData, orderStatusData, payInvoice } from './checkout.payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
-import type { SandboxInvoice, SandboxReply, SandboxRequestContext, SandboxSession } from './sandbox.types.js';
+import type { SandboxInvoice, SandboxSession } from './sandbox.types.js';
+import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 
 /*
  * Online checkout (`{checkout_url}`), the hosted payment page and the transaction status check,

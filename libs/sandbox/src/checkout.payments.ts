@@ -13,12 +13,12 @@ import type { SandboxState } from './sandbox.state.js';
 import { paymentMoney } from './payment.charges.js';
 import type {
   CheckoutCallbackBody,
-  SandboxChargeBearer,
   SandboxDelivery,
   SandboxInvoice,
   SandboxServiceOrder,
   SandboxSession,
 } from './sandbox.types.js';
+import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
 export interface PayOptions {
   /** `paid` (default) or `failed` (a `2001` processor failure). */

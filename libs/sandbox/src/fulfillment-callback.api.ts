@@ -2,7 +2,8 @@ import { apiErrorReply, type FieldError } from './sandbox.errors.js';
 import { hexId, isoNow } from './sandbox.http.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
-import type { SandboxFulfillmentCallback, SandboxReply } from './sandbox.types.js';
+import type { SandboxFulfillmentCallback } from './sandbox.types.js';
+import type { SandboxReply } from './sandbox.route-types.js';
 
 /*
  * The platform's fulfillment-callback receiver: POST {callback_url}/callback

@@ -26,4 +26,6 @@ export {
 export type { RecordServicePaymentOptions } from './service-app.payments.js';
 export type { SandboxChargeOptions } from './payment.charges.js';
 export type * from './sandbox.types.js';
+export type * from './sandbox.option-types.js';
+export type * from './sandbox.route-types.js';
 export { sandboxEnv, type SandboxEnvOptions } from './sandbox.env.js';

@@ -2,7 +2,7 @@ import type { ValidationIssue } from 'nestjs-hubtel';
 import { invalidInput } from './sandbox.errors.js';
 import { round2 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
-import type { SandboxChargeBearer } from './sandbox.types.js';
+import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
 /** What a payment's money looks like on the platform's records (the status check reports these). */
 export interface SandboxPaymentMoney {

@@ -3,7 +3,7 @@ import { HubtelSandbox } from './sandbox.server.js';
 import { SandboxNotFoundError } from './sandbox.errors.js';
 import { resolveSandboxOptions } from './sandbox.options.js';
 import { sandboxDotenv, sandboxEnv } from './sandbox.env.js';
-import type { HubtelSandboxOptions, SandboxCredentialPair } from './sandbox.types.js';
+import type { HubtelSandboxOptions, SandboxCredentialPair } from './sandbox.option-types.js';
 import { call, checkoutRequest, startReceiver, type Receiver } from './__tests__/sandbox.test-helpers.js';
 
 const failure = (options: unknown): string => {

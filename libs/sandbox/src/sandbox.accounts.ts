@@ -1,7 +1,7 @@
 import { SandboxNotFoundError } from './sandbox.errors.js';
 import { basicAuthHeader, parseBasicAuth } from './sandbox.http.js';
 import type { ResolvedSandboxAccount } from './sandbox.options.js';
-import type { SandboxAccount } from './sandbox.types.js';
+import type { SandboxAccount } from './sandbox.option-types.js';
 
 export type SandboxKeyKind = 'api' | 'sms' | 'callback';
 

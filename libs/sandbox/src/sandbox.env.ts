@@ -2,7 +2,7 @@ import { HUBTEL_ENV } from '#internal';
 import type { HubtelSandbox } from './sandbox.server.js';
 import { SANDBOX_DEFAULT_ACCOUNT, SANDBOX_ENV_ACCOUNTS } from './sandbox.constants.js';
 import { envSegment } from './sandbox.options.js';
-import type { SandboxAccount } from './sandbox.types.js';
+import type { SandboxAccount } from './sandbox.option-types.js';
 
 export interface SandboxEnvOptions {
   /**

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { escapeHtml } from './sandbox.http.js';
-import type { SandboxApi, SandboxReply } from './sandbox.types.js';
+import type { SandboxApi, SandboxReply } from './sandbox.route-types.js';
 
 /** A record (invoice, delivery, session) the caller named is not in the sandbox. */
 export class SandboxNotFoundError extends HubtelError {

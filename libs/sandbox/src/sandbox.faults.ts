@@ -1,6 +1,7 @@
 import type { ValidationIssue } from 'nestjs-hubtel';
 import { invalidArgument, invalidInput } from './sandbox.errors.js';
-import type { CheckoutCallbackBody, SandboxApi, SandboxDeliveryKind } from './sandbox.types.js';
+import type { CheckoutCallbackBody, SandboxDeliveryKind } from './sandbox.types.js';
+import type { SandboxApi } from './sandbox.route-types.js';
 
 /**
  * A fault on requests the sandbox receives (the platform misbehaving towards the caller).

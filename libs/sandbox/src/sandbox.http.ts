@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { SandboxReply } from './sandbox.types.js';
+import type { SandboxReply } from './sandbox.route-types.js';
 
 /* ---------- identifiers and times ---------- */
 

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { HubtelSandboxOptions } from './sandbox.types.js';
+import type { HubtelSandboxOptions } from './sandbox.option-types.js';
 
 /** SandboxModule options: those of `HubtelSandbox` (port 0 = a free port). */
 export type SandboxModuleOptions = HubtelSandboxOptions;

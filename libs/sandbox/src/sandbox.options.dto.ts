@@ -14,7 +14,7 @@ import {
 import { IsOptionalSection } from '#internal';
 import { SANDBOX_ACCOUNT_NAME } from './sandbox.constants.js';
 import { SANDBOX_CHARGE_BEARERS } from './payment.charges.js';
-import type { SandboxChargeBearer } from './sandbox.types.js';
+import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
 /*
  * The sandbox's plain-data options, checked at construction by the validator of the inbound

@@ -1,6 +1,6 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { resolveSandboxOptions } from './sandbox.options.js';
-import type { HubtelSandboxOptions } from './sandbox.types.js';
+import type { HubtelSandboxOptions } from './sandbox.option-types.js';
 
 const failure = (options: unknown): string => {
   try {

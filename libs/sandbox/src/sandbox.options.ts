@@ -19,7 +19,7 @@ import type {
   SandboxChargeBearer,
   SandboxCredentialPair,
   SandboxLogger,
-} from './sandbox.types.js';
+} from './sandbox.option-types.js';
 
 /** One account the sandbox serves, defaults filled in. */
 export interface ResolvedSandboxAccount {

@@ -5,7 +5,8 @@ import { hostNameOf, isAllowedHost, isoNow, writeReply } from './sandbox.http.js
 import type { ResolvedSandboxOptions } from './sandbox.options.js';
 import { RequestContext, SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
-import type { SandboxApi, SandboxReply, SandboxRequestLog } from './sandbox.types.js';
+import type { SandboxRequestLog } from './sandbox.types.js';
+import type { SandboxApi, SandboxReply } from './sandbox.route-types.js';
 
 /**
  * How the sandbox answers one request: route it, log it (method, path, status, duration), apply

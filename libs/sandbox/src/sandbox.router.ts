@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HubtelValidationError } from 'nestjs-hubtel';
 import { apiErrorReply, SandboxHttpError } from './sandbox.errors.js';
 import { BodyTooLargeError, readBody } from './sandbox.http.js';
-import type { SandboxApi, SandboxRequestContext, SandboxRouteHandler } from './sandbox.types.js';
+import type { SandboxApi, SandboxRequestContext, SandboxRouteHandler } from './sandbox.route-types.js';
 
 interface Route {
   method: string;

@@ -28,13 +28,6 @@ import { registerSmsApi, settleMessage } from './sms.api.js';
 import { resolveSandboxOptions, type ResolvedSandboxOptions } from './sandbox.options.js';
 import { SandboxState } from './sandbox.state.js';
 import type {
-  HubtelSandboxOptions,
-  SandboxAccount,
-  SandboxAccountFilter,
-  SandboxApi,
-  SandboxBaseUrls,
-  SandboxChargeBearer,
-  SandboxCredentialPair,
   SandboxDelivery,
   SandboxEventMap,
   SandboxFulfillmentCallback,
@@ -42,12 +35,20 @@ import type {
   SandboxRecordKind,
   SandboxRecordMap,
   SandboxRequestLog,
-  SandboxRouteHandler,
   SandboxSession,
   SandboxSmsMessage,
   SandboxSmsStatus,
   SandboxStats,
 } from './sandbox.types.js';
+import type { SandboxApi, SandboxRouteHandler } from './sandbox.route-types.js';
+import type {
+  HubtelSandboxOptions,
+  SandboxAccount,
+  SandboxAccountFilter,
+  SandboxBaseUrls,
+  SandboxChargeBearer,
+  SandboxCredentialPair,
+} from './sandbox.option-types.js';
 
 export interface WaitOptions {
   /** Give up (HubtelTimeoutError) after this long. Default 10 s. */

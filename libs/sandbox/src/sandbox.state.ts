@@ -12,7 +12,6 @@ import type {
   SandboxEventMap,
   SandboxFulfillmentCallback,
   SandboxInvoice,
-  SandboxLogger,
   SandboxRecordKind,
   SandboxRecordMap,
   SandboxRequestLog,
@@ -20,6 +19,7 @@ import type {
   SandboxSmsBatch,
   SandboxSmsMessage,
 } from './sandbox.types.js';
+import type { SandboxLogger } from './sandbox.option-types.js';
 
 /** What `dispatch` needs to send one callback. */
 export interface OutboundCallback {

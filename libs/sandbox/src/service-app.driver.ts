@@ -27,7 +27,6 @@ import type { SandboxState } from './sandbox.state.js';
 import type {
   CartItem,
   FulfillmentRequestBody,
-  SandboxChargeBearer,
   SandboxDelivery,
   SandboxFulfillmentCallback,
   SandboxServiceOrder,
@@ -37,6 +36,7 @@ import type {
   ServiceFlowRequest,
   ServiceFlowResponse,
 } from './sandbox.types.js';
+import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
 /*
  * The driver: plays the platform's client app against a service application. (The platform's

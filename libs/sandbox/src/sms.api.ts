@@ -4,7 +4,8 @@ import { ghanaNetwork, isoNow, platformMsisdn, platformTime } from './sandbox.ht
 import type { ResolvedSandboxAccount } from './sandbox.options.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
-import type { SandboxReply, SandboxRequestContext, SandboxSmsMessage } from './sandbox.types.js';
+import type { SandboxSmsMessage } from './sandbox.types.js';
+import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 
 /*
  * The SMS API (`{sms_url}`), authenticated with the SMS credential pair: routes, answers and error

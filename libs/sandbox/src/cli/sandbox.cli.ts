@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { HubtelSandbox } from '../sandbox.server.js';
 import { SANDBOX_DEFAULT_CLI_PORT, SANDBOX_DEFAULT_HOST } from '../sandbox.constants.js';
 import { sandboxDotenv } from '../sandbox.env.js';
-import type { HubtelSandboxOptions, SandboxChargeBearer } from '../sandbox.types.js';
+import type { HubtelSandboxOptions, SandboxChargeBearer } from '../sandbox.option-types.js';
 
 export interface CliOutput {
   write(text: string): unknown;
