@@ -95,7 +95,7 @@ export {
   HubtelAccountLookupLimitError,
   HubtelUnknownAccountError,
   type HubtelAccountResolver,
-} from './accounts/hubtel-accounts.js';
+} from './accounts/hubtel-accounts.resolver.js';
 
 // Phone numbers.
 export { tryNormalizeMsisdn, normalizeMsisdn, type MsisdnResult } from './phone/msisdn.js';

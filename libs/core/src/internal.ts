@@ -46,10 +46,10 @@ export {
 } from './inbound/inbound-dead-letters.js';
 export { JobDeferral } from './inbound/inbound-job.types.js';
 export { createHandlerDecorator, createListenerDecorator } from './events/handler-decorator.js';
+export { AccountRegistry } from './accounts/hubtel-accounts.js';
 export {
   ACCOUNT_TRANSPORTS,
   HUBTEL_ACCOUNT_NAME,
-  AccountRegistry,
   checkAccountName,
   hasAccountTransports,
   type AccountTransport,
@@ -57,7 +57,7 @@ export {
   resolveAccountResolver,
   type DefaultAccount,
   type ResolvedAccountResolver,
-} from './accounts/hubtel-accounts.js';
+} from './accounts/hubtel-accounts.resolver.js';
 export { accountEnvVariable, accountNamesFromEnv } from './accounts/accounts-env.js';
 
 export {

@@ -1,7 +1,7 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { HUBTEL_ENV } from '../hubtel.constants.js';
 import { readEnvValue, type HubtelEnvSource } from '../options/hubtel-env.js';
-import { checkAccountName } from './hubtel-accounts.js';
+import { checkAccountName } from './hubtel-accounts.resolver.js';
 
 /**
  * Names that cannot be accounts in the environment: the first word of a default variable

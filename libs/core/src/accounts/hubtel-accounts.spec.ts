@@ -1,11 +1,11 @@
 import { jest } from '@jest/globals';
+import { AccountRegistry } from './hubtel-accounts.js';
 import {
-  AccountRegistry,
   HubtelAccountLookupLimitError,
   HubtelUnknownAccountError,
   resolveAccountResolver,
   type HubtelAccountResolver,
-} from './hubtel-accounts.js';
+} from './hubtel-accounts.resolver.js';
 
 interface Account {
   name: string;

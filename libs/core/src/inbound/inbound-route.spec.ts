@@ -1,11 +1,11 @@
 import { jest } from '@jest/globals';
 import { HttpException } from '@nestjs/common';
+import { AccountRegistry } from '../accounts/hubtel-accounts.js';
 import {
-  AccountRegistry,
   HubtelUnknownAccountError,
   resolveAccountResolver,
   type HubtelAccountResolver,
-} from '../accounts/hubtel-accounts.js';
+} from '../accounts/hubtel-accounts.resolver.js';
 import { ACCOUNT_PARAM, InboundAccessPolicy, PATH_SECRET_PARAM } from './inbound-access.js';
 import { inboundPathAccount, inboundPaths, routeInbound, type InboundAccount } from './inbound-route.js';
 

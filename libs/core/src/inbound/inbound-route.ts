@@ -1,4 +1,7 @@
-import { HubtelAccountLookupLimitError, HubtelUnknownAccountError } from '../accounts/hubtel-accounts.js';
+import {
+  HubtelAccountLookupLimitError,
+  HubtelUnknownAccountError,
+} from '../accounts/hubtel-accounts.resolver.js';
 import {
   ACCOUNT_PARAM,
   PATH_SECRET_PARAM,

@@ -15,7 +15,7 @@ import {
   HUBTEL_DEFAULT_ACCOUNT,
   checkAccountName,
   resolveAccountResolver,
-} from '../accounts/hubtel-accounts.js';
+} from '../accounts/hubtel-accounts.resolver.js';
 import { accountNamesFromEnv } from '../accounts/accounts-env.js';
 import { checkOptionsFromEnv, type HubtelEnvSource } from './hubtel-env.js';
 import { accountRule, optionFields } from './hubtel-option.decorator.js';

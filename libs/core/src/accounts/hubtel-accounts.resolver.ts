@@ -1,0 +1,211 @@
+import { HubtelConfigError, HubtelError } from '../errors/hubtel.errors.js';
+import { echoValue } from '../phone/msisdn.js';
+
+/** Name of the account `forRoot` / `forRootAsync` configure, in every module (and its labels). */
+export const HUBTEL_DEFAULT_ACCOUNT = 'default';
+
+/**
+ * What an account name may be: lower-case letters, digits, `-` and `_`, at most 64, starting with a
+ * letter or digit. Safe in a URL path segment, a metric label, a log context and a store key.
+ */
+export const HUBTEL_ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** One day: a resolved account kept longer would miss rotated keys for too long. */
+export const HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS = 86_400_000;
+/**
+ * How long an account found by a resolver is kept before it is asked again: long enough that a
+ * busy app does not query its merchant database per request, short enough that rotated keys are
+ * picked up within minutes.
+ */
+export const HUBTEL_ACCOUNT_CACHE_TTL_MS = 5 * 60_000;
+/**
+ * How long a name from a request's path that the resolver knows nothing of is answered 404
+ * without asking again: a forger repeating one path costs the merchant's database one query a
+ * minute. Calls from the app (`forAccount`) always ask.
+ */
+export const HUBTEL_UNKNOWN_ACCOUNT_TTL_MS = 60_000;
+/**
+ * Resolver calls that requests' paths may start in a minute, per instance, for names it never
+ * found: a forger making up a new name per request cannot turn callbacks into a flood of database
+ * queries. Past it, requests naming such a name are answered 503 (sent again later) until the
+ * minute ends; names found before are not counted (HUBTEL_FOUND_ACCOUNT_TTL_MS).
+ */
+export const HUBTEL_REQUEST_LOOKUPS_PER_MINUTE = 600;
+/**
+ * How long a name the resolver found stays known to exist after it was last found (longer than
+ * any cache TTL): its expired entry is served while it is asked again in the background, and when
+ * the entry is gone its look-up is not counted in `requestLookupsPerMinute`. Made-up names never
+ * get here, so a flood of them cannot lock out a real account's customers.
+ */
+export const HUBTEL_FOUND_ACCOUNT_TTL_MS = 86_400_000;
+
+/**
+ * Where the accounts known only at run time come from (a database of merchants): `resolve` gets a
+ * name and answers the account's options (as `registerAccount` takes them, without `name`), or
+ * undefined when there is no such account.
+ */
+export interface HubtelAccountResolver<O> {
+  resolve: (name: string) => Promise<O | undefined> | O | undefined;
+  /** How long a found account is kept (default 5 minutes, 0 keeps nothing, at most a day). */
+  cacheTtlMs?: number;
+  /**
+   * How long a name from a callback's path that `resolve` does not know is answered 404 without
+   * asking again (default 1 minute, 0 asks every time, at most a day). Calls from your code
+   * (`forAccount`) always ask.
+   */
+  unknownTtlMs?: number;
+  /**
+   * Calls of `resolve` that callbacks' paths may start in a minute, per instance, for names it
+   * never found (default 600); past it, a callback naming such a name is answered 503 until the
+   * minute ends. A name found in the last day is served from its entry (refreshed in the
+   * background once `cacheTtlMs` passed) or looked up outside this budget.
+   */
+  requestLookupsPerMinute?: number;
+}
+
+/** `HubtelAccountResolver` after validation. */
+export interface ResolvedAccountResolver<O = unknown> {
+  resolve: HubtelAccountResolver<O>['resolve'];
+  cacheTtlMs: number;
+  unknownTtlMs: number;
+  requestLookupsPerMinute: number;
+}
+
+/**
+ * A request's path named an account the resolver never found (on this instance, in the last day),
+ * and this instance's budget of resolver calls started by requests
+ * (`accounts.requestLookupsPerMinute`) is spent for this minute. Answered 503: the request may
+ * come again.
+ */
+export class HubtelAccountLookupLimitError extends HubtelError {
+  constructor(
+    readonly area: string,
+    readonly perMinute: number,
+  ) {
+    super(
+      'HUBTEL_ACCOUNT_LOOKUPS_LIMITED',
+      `${area}: requests already started ${perMinute} account look-ups this minute (accounts.requestLookupsPerMinute); try again later`,
+    );
+  }
+}
+
+/**
+ * A call named an account that no way knows: not `default`, not registered, and unknown to the
+ * module's resolver when it has one. Nothing was sent or changed. `knownAccounts` lists the names
+ * configured in code or the environment (not those only the resolver knows).
+ */
+export class HubtelUnknownAccountError extends HubtelError {
+  constructor(
+    /** The area whose accounts were asked (`sms`, `checkout`, `service-app`). */
+    readonly area: string,
+    /** The name asked for, quoted and cut to 40 characters when it came from elsewhere. */
+    readonly account: string,
+    readonly knownAccounts: readonly string[],
+    resolver: boolean,
+  ) {
+    super(
+      'HUBTEL_UNKNOWN_ACCOUNT',
+      `No ${area} account named ${account}: the accounts are ${knownAccounts.join(', ')}` +
+        (resolver ? ', and those accounts.resolve finds (it knows none by that name)' : ''),
+    );
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return {
+      ...super.toJSON(),
+      area: this.area,
+      account: this.account,
+      knownAccounts: [...this.knownAccounts],
+    };
+  }
+}
+
+/** A HubtelConfigError naming `option` unless `name` can be an account name other than `default`. */
+export function checkAccountName(name: unknown, option: string, forRoot: string): asserts name is string {
+  if (typeof name !== 'string' || !HUBTEL_ACCOUNT_NAME.test(name))
+    throw new HubtelConfigError(
+      option,
+      `${echoValue(name)} is not an account name: lower-case letters, digits, "-" and "_", at most 64, starting with a letter or digit`,
+    );
+  if (name === HUBTEL_DEFAULT_ACCOUNT)
+    throw new HubtelConfigError(
+      option,
+      `"default" is the account ${forRoot} configures: give this account another name`,
+    );
+}
+
+/** Checks an `accounts: { resolve, cacheTtlMs? }` option (under `scope`). */
+export function resolveAccountResolver<O>(
+  value: unknown,
+  scope: string,
+): ResolvedAccountResolver<O> | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new HubtelConfigError(`${scope}.accounts`, 'must be an object { resolve, cacheTtlMs? }');
+  const { resolve, cacheTtlMs } = value as Record<string, unknown>;
+  if (typeof resolve !== 'function')
+    throw new HubtelConfigError(
+      `${scope}.accounts.resolve`,
+      'must be a function (name) => the account options, or undefined for an unknown name',
+    );
+  const { unknownTtlMs, requestLookupsPerMinute } = value as Record<string, unknown>;
+  const max = HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS;
+  return {
+    resolve: resolve as HubtelAccountResolver<O>['resolve'],
+    cacheTtlMs: wholeNumber(cacheTtlMs, `${scope}.accounts.cacheTtlMs`, 0, max, HUBTEL_ACCOUNT_CACHE_TTL_MS),
+    unknownTtlMs: wholeNumber(
+      unknownTtlMs,
+      `${scope}.accounts.unknownTtlMs`,
+      0,
+      max,
+      HUBTEL_UNKNOWN_ACCOUNT_TTL_MS,
+    ),
+    requestLookupsPerMinute: wholeNumber(
+      requestLookupsPerMinute,
+      `${scope}.accounts.requestLookupsPerMinute`,
+      1,
+      100_000,
+      HUBTEL_REQUEST_LOOKUPS_PER_MINUTE,
+    ),
+  };
+}
+
+function wholeNumber(value: unknown, option: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new HubtelConfigError(option, `must be a whole number from ${min} to ${max}`);
+  return value;
+}
+
+/** What the module of the default account hands the registry: named accounts are built from it. */
+export interface DefaultAccount<T> {
+  account: T;
+  /** Builds a named account from its own options over the default's (throws HubtelConfigError). */
+  build: (name: string, overrides: unknown) => T;
+  resolver?: ResolvedAccountResolver;
+}
+
+/**
+ * The method a module's accounts provider has when its named accounts call the platform through
+ * transports of their own (not providers): health checks reach each account's APIs through it.
+ */
+export const ACCOUNT_TRANSPORTS = Symbol.for('nestjs-hubtel:account-transports');
+
+/** One transport of one account (`default`, or a configured name). */
+export interface AccountTransport<X = unknown> {
+  account: string;
+  transport: X;
+}
+
+/** A provider exposing its accounts' transports (see ACCOUNT_TRANSPORTS). */
+export interface HasAccountTransports<X = unknown> {
+  [ACCOUNT_TRANSPORTS](): Promise<Array<AccountTransport<X>>>;
+}
+
+export function hasAccountTransports(value: unknown): value is HasAccountTransports {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as Partial<HasAccountTransports>)[ACCOUNT_TRANSPORTS] === 'function'
+  );
+}
