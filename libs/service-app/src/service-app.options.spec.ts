@@ -181,6 +181,13 @@ describe('resolveServiceAppOptions', () => {
       'serviceApp.sessionStartTtlMs',
     );
     expect(problem({ maxPendingSessions: 0 })).toBe('serviceApp.maxPendingSessions');
+    // Declared on the field (atMost), applied by core: a Unicode screen never holds more.
+    expect(problem({ ussd: { screenSize: 100, unicodeScreenSize: 120 } })).toBe(
+      'serviceApp.ussd.unicodeScreenSize',
+    );
+    expect(
+      resolveServiceAppOptions({ ussd: { screenSize: 100, unicodeScreenSize: 100 } }).ussd.unicodeScreenSize,
+    ).toBe(100);
   });
 
   it('takes every known message, keeps the default of one given as null or undefined, and names an unknown one', () => {
