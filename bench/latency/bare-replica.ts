@@ -2,10 +2,12 @@
  * One replica of the hand-written baseline for the two-instance latency rows (bullmq-replicas.ts):
  * what a user would write without the suite. A plain Nest controller (Express) on the same
  * fulfillment path adds one BullMQ job per request and answers 200 once the add resolved; a
- * BullMQ Worker in the same process runs the jobs. Nothing is recorded, verified or
- * de-duplicated. It notes each probed request's arrival (HTTP `request` event) and the start of
- * the processor for it, on the clock both replicas share, like bullmq-replica.ts does for the
- * suite's handler.
+ * BullMQ Worker in the same process runs the jobs and, as the contract requires of every service
+ * application once the goods are delivered, posts the fulfillment callback (`POST
+ * {callback_url}/callback`, with Node's own `fetch`; a failed post fails the job, BullMQ retries
+ * it). Nothing is recorded, verified or de-duplicated. It notes each probed request's arrival
+ * (HTTP `request` event) and the start of the processor for it, on the clock both replicas share,
+ * like bullmq-replica.ts does for the suite's handler.
  */
 import 'reflect-metadata';
 import type { IncomingMessage } from 'node:http';
@@ -14,11 +16,13 @@ import { NestFactory } from '@nestjs/core';
 import { Queue, Worker } from 'bullmq';
 import { serveChild, signalFailure, signalReady } from '../lib/ipc.js';
 import { PROBE_HEADER } from '../inbound/latency-probe.js';
+import { LoopWatch } from '../lib/loop-watch.js';
 
 const clock = () => performance.timeOrigin + performance.now();
 let recording = false;
 let arrivals: Array<string | number> = [];
 let handled: Array<string | number> = [];
+const loop = new LoopWatch();
 
 const QUEUE = 'bare-fulfillment';
 const QUEUE_TOKEN = Symbol('queue');
@@ -29,14 +33,15 @@ class FulfillmentController {
 
   @Post('api/fulfillment')
   @HttpCode(200)
-  async fulfillment(@Body() body: { OrderId: string }): Promise<{ Status: string }> {
-    await this.queue.add('fulfillment', { orderId: body.OrderId });
+  async fulfillment(@Body() body: { OrderId: string; SessionId: string }): Promise<{ Status: string }> {
+    await this.queue.add('fulfillment', { orderId: body.OrderId, sessionId: body.SessionId });
     return { Status: 'received' };
   }
 }
 
 try {
   const url = process.env.REDIS_URL!;
+  const callbackUrl = `${process.env.CALLBACK_URL!}/callback`;
   // The same worker settings as the suite's runner defaults (concurrency 50, prefix), so the
   // rows differ by what the suite does, not by how many jobs a worker takes at once.
   const prefix = 'bare:bull';
@@ -48,8 +53,22 @@ try {
   const worker = new Worker(
     QUEUE,
     async (job) => {
-      if (recording) handled.push((job.data as { orderId: string }).orderId, clock());
-      return { voucher: (job.data as { orderId: string }).orderId };
+      const { orderId, sessionId } = job.data as { orderId: string; sessionId: string };
+      if (recording) handled.push(orderId, clock());
+      const voucher = { voucher: orderId };
+      const answer = await fetch(callbackUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          SessionId: sessionId,
+          OrderId: orderId,
+          ServiceStatus: 'success',
+          MetaData: voucher,
+        }),
+      });
+      await answer.arrayBuffer();
+      if (!answer.ok) throw new Error(`fulfillment callback answered ${answer.status}`);
+      return voucher;
     },
     { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency: 50 },
   );
@@ -71,10 +90,11 @@ try {
         arrivals = [];
         handled = [];
         recording = true;
+        loop.start();
       },
       'latency-report': () => {
         recording = false;
-        return { arrivals, handled };
+        return { arrivals, handled, loop: loop.report() };
       },
     },
     async () => {

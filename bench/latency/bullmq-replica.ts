@@ -22,12 +22,14 @@ import {
 } from 'nestjs-hubtel/service-app';
 import { serveChild, signalFailure, signalReady } from '../lib/ipc.js';
 import { PROBE_HEADER } from '../inbound/latency-probe.js';
+import { LoopWatch } from '../lib/loop-watch.js';
 import { BenchLogger } from '../lib/bench-logger.js';
 
 const clock = () => performance.timeOrigin + performance.now();
 let recording = false;
 let arrivals: Array<string | number> = [];
 let handled: Array<string | number> = [];
+const loop = new LoopWatch();
 
 @Injectable()
 class Handlers {
@@ -78,10 +80,11 @@ try {
         arrivals = [];
         handled = [];
         recording = true;
+        loop.start();
       },
       'latency-report': () => {
         recording = false;
-        return { arrivals, handled };
+        return { arrivals, handled, loop: loop.report() };
       },
     },
     () => app.close(),

@@ -7,12 +7,15 @@ import { SHAPES } from '../lib/shapes.js';
 import { BenchRedis } from '../lib/redis-server.js';
 import { percentile } from '../lib/stats.js';
 import { PROBE_HEADER } from '../inbound/latency-probe.js';
+import type { LoopReport } from '../lib/loop-watch.js';
 
 /** What the two-instance BullMQ run measured: callback arrival (either replica) → handler start (either). */
 export interface ReplicaLatency {
   count: number;
   /** Probed requests whose handler never started (or answered wrong / failed). */
   lost: number;
+  /** Probed requests whose handler started but whose fulfillment callback never came. */
+  notCalledBack: number;
   /** Probed requests whose handler started more than once (on either replica). */
   twice: number;
   p50: number;
@@ -29,6 +32,11 @@ export interface ReplicaLatency {
   cpuUsPerRequest: number;
   /** redis-server's own CPU over the same window, per request. */
   redisCpuUsPerRequest: number;
+  /**
+   * The replicas' event loops over the window: the larger delay p99 and max of the two, their
+   * collector time per request (µs) and longest pause.
+   */
+  loop: { delayP99Ms: number; delayMaxMs: number; gcUsPerRequest: number; gcMaxMs: number };
 }
 
 /** User + system CPU of a child so far, in µs (the IPC's own `cpu` request). */
@@ -37,17 +45,25 @@ async function cpuOf(child: Child): Promise<number> {
   return usage.user + usage.system;
 }
 
-/** The platform's fulfillment-callback receiver, reduced to a 200 (the callbacks are not measured). */
-async function startCallbackSink(): Promise<{ url: string; server: Server }> {
+/**
+ * The platform's fulfillment-callback receiver, reduced to a 200: it notes the OrderIds called
+ * back, so a run shows that both sides did the contract's last step for each order.
+ */
+async function startCallbackSink(): Promise<{ url: string; server: Server; calledBack: Set<string> }> {
+  const calledBack = new Set<string>();
   const server = createServer((req, res) => {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      const orderId = /"OrderId":"([^"]+)"/.exec(Buffer.concat(chunks).toString())?.[1];
+      if (orderId) calledBack.add(orderId);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"message":"Callback received","responseCode":"0000","data":null}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return { url, server, calledBack };
 }
 
 /**
@@ -142,9 +158,18 @@ export async function measureBullmqReplicas(
         else if (arrived.has(h[i] as string)) twice++;
     }
     const samples: Array<[at: number, ms: number]> = [];
+    // The callbacks follow the handlers: give the last ones a few seconds (not measured).
+    for (
+      let waited = 0;
+      waited < 5_000 && [...started.keys()].some((key) => !sink.calledBack.has(key));
+      waited += 100
+    )
+      await sleep(100);
+    let notCalledBack = 0;
     for (const [key, at] of arrived) {
       const begun = started.get(key);
       if (begun !== undefined) samples.push([at, begun - at]);
+      if (begun !== undefined && !sink.calledBack.has(key)) notCalledBack++;
     }
     const sorted = Float64Array.from(samples.map(([, ms]) => ms)).sort();
     const windowP99: number[] = [];
@@ -170,11 +195,19 @@ export async function measureBullmqReplicas(
       1,
       http.reduce((sum, run) => sum + run.requests, 0),
     );
+    const loops = reports.map((report) => report.loop as unknown as LoopReport);
     return {
+      loop: {
+        delayP99Ms: Math.max(...loops.map((l) => l.delayP99Ms)),
+        delayMaxMs: Math.max(...loops.map((l) => l.delayMaxMs)),
+        gcUsPerRequest: (loops.reduce((sum, l) => sum + l.gcMs, 0) * 1000) / sent,
+        gcMaxMs: Math.max(...loops.map((l) => l.gcMaxMs)),
+      },
       cpuUsPerRequest: (cpuAfter[0]! - cpuBefore[0]! + cpuAfter[1]! - cpuBefore[1]!) / sent,
       redisCpuUsPerRequest: (redisAfter - redisBefore) / sent,
       count: sorted.length,
       lost: arrived.size - sorted.length + wrong,
+      notCalledBack,
       twice,
       p50: percentile(sorted, 50),
       p90: percentile(sorted, 90),

@@ -172,7 +172,10 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
     `and the fulfillment callback is posted to a local receiver once the handler is done. ` +
     `**bare**: the baseline a user would write by hand (bench/latency/bare-replica.ts): a plain Nest controller on the same path ` +
     `that adds one BullMQ job per request and answers 200 once the add resolved, and a BullMQ \`Worker\` (same concurrency, 50) ` +
-    `whose processor start is the handler start; nothing recorded, verified, de-duplicated or called back. In each round both run ` +
+    `whose processor start is the handler start and which then posts the fulfillment callback to the same receiver with Node's ` +
+    `\`fetch\` (the contract's last step, which every service application must take; added in issue 34: before, the ` +
+    `baseline skipped it); nothing recorded, verified or de-duplicated. The receiver notes the orders called back: a probed order ` +
+    `whose handler started but whose callback never came counts as lost, on either side. In each round both run ` +
     `one right after the other (which goes first alternates from round to round), each with a fresh redis-server and fresh ` +
     `processes. A run's p99 is the median of its three thirds' p99s. CPU per request: user + system CPU of both replica ` +
     `processes (each answers requests and runs jobs) over the measured window and the 0.5 s after it, divided by the requests ` +
@@ -237,8 +240,11 @@ export async function measureReplicas(
           log(
             `  2 replicas, ${kind}, ${rate} req/s, round ${round + 1}/${rounds}: ${run.count} handled, ` +
               `p50 ${run.p50.toFixed(2)} ms, p99 ${p99Of(run).toFixed(2)} ms (median of thirds), ` +
-              `CPU ${run.cpuUsPerRequest.toFixed(0)} µs/req (Redis ${run.redisCpuUsPerRequest.toFixed(0)})` +
-              (run.lost || run.twice ? `; ${run.lost} not handled, ${run.twice} handled twice` : ''),
+              `CPU ${run.cpuUsPerRequest.toFixed(0)} µs/req (Redis ${run.redisCpuUsPerRequest.toFixed(0)}); ` +
+              `loop delay p99 ${run.loop.delayP99Ms.toFixed(1)} ms, max ${run.loop.delayMaxMs.toFixed(1)}; ` +
+              `GC ${run.loop.gcUsPerRequest.toFixed(0)} µs/req, longest ${run.loop.gcMaxMs.toFixed(1)} ms` +
+              (run.lost || run.twice ? `; ${run.lost} not handled, ${run.twice} handled twice` : '') +
+              (run.notCalledBack ? `; ${run.notCalledBack} handled but not called back` : ''),
           );
         } catch (error) {
           log(
@@ -300,7 +306,11 @@ export async function measureReplicas(
         });
       continue;
     }
-    const lost = pairs.reduce((sum, { suite, bare }) => sum + suite.lost + bare.lost, 0);
+    // An order without its fulfillment callback is not done, on either side.
+    const lost = pairs.reduce(
+      (sum, { suite, bare }) => sum + suite.lost + bare.lost + suite.notCalledBack + bare.notCalledBack,
+      0,
+    );
     const twice = pairs.reduce((sum, { suite }) => sum + suite.twice, 0);
     const ratios = pairs.map(({ suite, bare }) => p99Of(suite) / p99Of(bare));
     const ratio = median(ratios);
