@@ -29,6 +29,8 @@ interface Call {
   storeKey: string;
   at: number;
   giveUp?: string;
+  /** The record as written, when the runner gave it (a run's first start). */
+  written?: unknown;
 }
 
 function request(key: string, run = 1): JobRunRequest {
@@ -91,8 +93,14 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     options: Partial<BullmqJobRunnerOptions> = {},
   ): Promise<BullmqJobRunner> {
     const created = runner(options);
-    await created.start(PIPELINE, async (storeKey, giveUp) => {
-      const call: Call = { on, storeKey, at: Date.now(), ...(giveUp === undefined ? {} : { giveUp }) };
+    await created.start(PIPELINE, async (storeKey, giveUp, written) => {
+      const call: Call = {
+        on,
+        storeKey,
+        at: Date.now(),
+        ...(giveUp === undefined ? {} : { giveUp }),
+        ...(written === undefined ? {} : { written }),
+      };
       calls.push(call);
       return answer(
         call,
@@ -218,6 +226,26 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     expect(callsOf('r1')).toHaveLength(3);
   });
 
+  it("gives the record as written to a run's first start only: not to its retry, nor to its deferral's next start", async () => {
+    const written = { value: { status: 'pending', attempts: 0 }, version: 1 } as never;
+    const a = await instance('a', async (call, mine) => {
+      if (mine.length > 1) return { kind: 'settled' };
+      return call.storeKey === request('g1').storeKey
+        ? { kind: 'retry', delayMs: 100, error: 'handler failed' }
+        : { kind: 'defer', until: Date.now() + 300, woken: async () => false };
+    });
+    await a.enqueue(PIPELINE, { ...request('g1'), written });
+    await a.enqueue(PIPELINE, { ...request('g2'), written });
+    // Asked again without it (a duplicate's request): the same job, the record it was added with.
+    await a.enqueue(PIPELINE, request('g2'));
+    await until(() => callsOf('g1').length === 2 && callsOf('g2').length === 2, 'the second starts');
+    for (const key of ['g1', 'g2'])
+      expect(callsOf(key).map((call) => call.written)).toEqual([
+        { value: { status: 'pending', attempts: 0 }, version: 1 },
+        undefined,
+      ]);
+  });
+
   it('retries a run whose executor threw (the store unreachable) after retryDelayMs', async () => {
     const a = await instance('a', async (_call, mine) => {
       if (mine.length === 1) throw new Error('store down');
@@ -296,14 +324,15 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     const short = { lockDurationMs: 1_000, stalledIntervalMs: 300 };
     // a never returns: it stands for a process that dies inside the run.
     const a = await instance('a', () => new Promise(() => undefined), short);
-    await a.enqueue(PIPELINE, request('k1'));
+    await a.enqueue(PIPELINE, { ...request('k1'), written: { value: { attempts: 0 }, version: 1 } as never });
     await until(() => callsOf('k1').length === 1, 'the run on a');
     const b = await instance('b', async () => ({ kind: 'settled' }), short);
     await kill(a);
     await until(() => callsOf('k1').length === 2, 'the run taken over by b');
-    expect(callsOf('k1').map(({ on, giveUp }) => ({ on, giveUp }))).toEqual([
-      { on: 'a', giveUp: undefined },
-      { on: 'b', giveUp: undefined },
+    // The record as written only to the first start: the takeover reads what a may have written.
+    expect(callsOf('k1').map(({ on, giveUp, written }) => ({ on, giveUp, written }))).toEqual([
+      { on: 'a', giveUp: undefined, written: { value: { attempts: 0 }, version: 1 } },
+      { on: 'b', giveUp: undefined, written: undefined },
     ]);
     const id = bullmqJobId(request('k1').storeKey, 1);
     await until(

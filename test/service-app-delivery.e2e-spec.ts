@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
-import type { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
+import { HubtelBullmqModule, type BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 import { runTriggerCli } from 'nestjs-hubtel/testing';
@@ -249,6 +249,63 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
     expect(ids.reduce((sum, id) => sum + runs(id), 0)).toBe(1);
     for (const id of ids)
       expect(callbacksOf(id)).toEqual([expect.objectContaining({ serviceStatus: 'success' })]);
+  });
+
+  it("an order reported before its first start gives back the session delivery that start claimed: the platform's own OrderId still delivers", async () => {
+    // A first start claims the session's delivery with its read of the outcome (one round trip);
+    // this pair of replicas has its own queues, so its jobs start only when its worker does.
+    const { statusCheck: _check, verification: _verification, ...trusting } = options(redis);
+    const queues = { url: redisUrl, prefix: '{early}:bull' };
+    const recorder = await startMerchant(
+      'express',
+      trusting,
+      {},
+      { logger: a.logger, imports: [HubtelBullmqModule.forRoot({ ...queues, work: false })] },
+    );
+    let worker: Merchant | undefined;
+    let workerStore: RedisStore | undefined;
+    try {
+      const session = await toCart();
+      const { order } = await session.pay({ fault: { drop: true } });
+      const early = `early-${randomUUID()}`;
+      const request = (orderId: string) => ({
+        OrderId: orderId,
+        SessionId: session.sessionId,
+        ExtraData: {},
+        OrderInfo: null,
+      });
+      expect((await post(`${recorder.url}/api/fulfillment`, request(early))).status).toBe(200);
+      // Reported by the app before any worker started its run.
+      await recorder.fulfillment.complete(early, 'failed');
+      // Its own store client on the same Redis (stores.create() would empty it).
+      workerStore = new RedisStore({ url: redisUrl });
+      await workerStore.connect();
+      worker = await startMerchant(
+        'express',
+        { ...trusting, store: workerStore },
+        {},
+        { logger: a.logger, imports: [HubtelBullmqModule.forRoot(queues)] },
+      );
+      const pipeline = worker.app.get<InboundPipeline>(SERVICE_APP_PIPELINE);
+      await eventually(
+        'its run refused',
+        async () => (await pipeline.get('fulfillment', early))?.status === 'dead' || undefined,
+      );
+      await eventually('"failed" reported', () => callbacksOf(early)[0]);
+      expect(worker.fulfiller.calls.get(early)).toBeUndefined();
+
+      // The platform's request for the same paid session: the session was not left claimed.
+      expect((await post(`${worker.url}/api/fulfillment`, request(order.orderId))).status).toBe(200);
+      await eventually("the platform's order delivered", () => callbacksOf(order.orderId)[0]);
+      expect(worker.fulfiller.calls.get(order.orderId)).toBe(1);
+      expect(callbacksOf(order.orderId)).toEqual([expect.objectContaining({ serviceStatus: 'success' })]);
+      expect(callbacksOf(early)).toEqual([expect.objectContaining({ serviceStatus: 'failed' })]);
+      await pipeline.drain();
+    } finally {
+      await worker?.close();
+      await recorder.close();
+      await workerStore?.close();
+    }
   });
 
   it('item 5: a forged unpaid fulfillment request costs at most 6 status checks, and what it leaves expires in hours', async () => {

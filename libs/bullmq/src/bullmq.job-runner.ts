@@ -35,6 +35,8 @@ export interface BullmqJobRunnerOptions extends BullmqConnectionOptions {
 /** A run's BullMQ job data: the executor reads everything else from the record. */
 interface RunData {
   storeKey: string;
+  /** The record as its submit wrote it, for the run's first start (see JobRunRequest.written). */
+  written?: JobRunRequest['written'];
 }
 
 /**
@@ -140,7 +142,9 @@ export class BullmqJobRunner implements JobRunner {
     try {
       await this.queue(pipeline).add(
         request.type,
-        { storeKey: request.storeKey },
+        request.written
+          ? { storeKey: request.storeKey, written: request.written }
+          : { storeKey: request.storeKey },
         request.delayMs
           ? { jobId: bullmqJobId(request.storeKey, request.run), delay: request.delayMs }
           : { jobId: bullmqJobId(request.storeKey, request.run) },
@@ -341,8 +345,11 @@ export class BullmqJobRunner implements JobRunner {
   ): Promise<void> {
     this.running.set(pipeline, (this.running.get(pipeline) ?? 0) + 1);
     try {
-      // A throw (the store unreachable) is retried too, with retryDelay's exponential delay.
-      const outcome = await execute(job.data.storeKey);
+      // A throw (the store unreachable) is retried too, with retryDelay's exponential delay. The
+      // record as written goes to the job's first start only: a retry, a deferral's next start
+      // or a stalled job's takeover reads what the runs before it wrote.
+      const first = job.attemptsStarted <= 1 && job.stalledCounter === 0;
+      const outcome = await execute(job.data.storeKey, undefined, first ? job.data.written : undefined);
       // A dead letter fails its BullMQ job for good, so dashboards show it in the failed set.
       if (outcome.kind === 'settled') {
         if (outcome.dead !== undefined) throw new BullmqDeadLetterError(outcome.dead);

@@ -101,11 +101,12 @@ export interface JobDefinition<P = unknown> {
    */
   gate?: (payload: P, record: JobRecord<P>, read?: Promise<unknown>) => Promise<JobRefusal | undefined>;
   /**
-   * What the gate reads besides the record, started with the record's own read (the two share a
-   * round trip): given to `gate` as `read` (absent where the gate is asked without a run: a
-   * replay's check). Keyed by the job's key.
+   * What the gate reads (or claims) besides the record, started with the record's own read (the
+   * two share a round trip): given to `gate` as `read` (absent where the gate is asked without a
+   * run: a replay's check). Keyed by the job's key; `record`: the record as its submit wrote it,
+   * at the run's first start on a runner that keeps it (then not read: see JobRunRequest.written).
    */
-  gateRead?: (key: string) => Promise<unknown>;
+  gateRead?: (key: string, record?: JobRecord<P>) => Promise<unknown>;
   /** How long a done record is kept (default `recordTtlMs`): short for records forged ones may fill. */
   doneTtlMs?: (record: JobRecord<P>) => number | undefined;
   /** Runs the job once; throw to retry. Absent: dispatches the payload as the event named like the type. */

@@ -135,8 +135,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     };
     const storeKey = this.prefix + `${type}:${key}`;
     if (await this.options.store.setIfAbsent(storeKey, record, this.writer.writeOptions)) {
-      if (followUps) followUps.push({ storeKey, type, entry: { value: record, version: 1 } });
-      else await this.runner.enqueue(this.options.name, { storeKey, type, run: 1 });
+      const written = { value: record, version: 1 };
+      if (followUps) followUps.push({ storeKey, type, entry: written });
+      else await this.runner.enqueue(this.options.name, { storeKey, type, run: 1, written });
       return { duplicate: false, record };
     }
     const job = await this.sentAgain<P>(storeKey);
@@ -262,12 +263,12 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   private readonly execute = async (
     storeKey: string,
     giveUp?: string,
-    /** The entry as its submit just wrote it (a follow-up run here): not read again. */
+    /** The entry as its submit wrote it (a run's first start, a follow-up here): not read again. */
     written?: StoreEntry<JobRecord>,
   ): Promise<JobRunOutcome> => {
     this.active++;
     try {
-      const read = this.gateRead(storeKey);
+      const read = this.gateRead(storeKey, written?.value);
       const entry = written ?? (await this.options.store.get<JobRecord>(storeKey));
       if (!entry) return SETTLED;
       if (isSettled(entry.value)) {
@@ -291,11 +292,11 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   };
 
   /** The job's `gateRead`, started now (before the record is read: see JobDefinition.gateRead). */
-  private gateRead(storeKey: string): Promise<unknown> | undefined {
+  private gateRead(storeKey: string, written?: JobRecord): Promise<unknown> | undefined {
     const typeAndKey = storeKey.slice(this.prefix.length);
     const at = typeAndKey.indexOf(':');
     const definition = at > 0 ? this.definitions.get(typeAndKey.slice(0, at)) : undefined;
-    const read = definition?.gateRead?.(typeAndKey.slice(at + 1));
+    const read = definition?.gateRead?.(typeAndKey.slice(at + 1), written);
     read?.catch(() => undefined); // awaited by the gate; unread when the record is settled
     return read;
   }

@@ -1,3 +1,6 @@
+import type { StoreEntry } from '../store/hubtel-store.interface.js';
+import type { JobRecord } from './inbound-job.types.js';
+
 /**
  * Where and when recorded jobs run: the second seam of the suite (the store is the first).
  *
@@ -26,6 +29,12 @@ export interface JobRunRequest {
    * attempt where it was submitted (see `InboundPipeline.submit`'s `here`).
    */
   delayMs?: number;
+  /**
+   * The record as the submit asking for this run wrote it. A runner that keeps it with the run
+   * gives it back to the executor at the run's first start only (nothing else can have written
+   * the record before), which then does not read it; a runner may ignore it.
+   */
+  written?: StoreEntry<JobRecord>;
 }
 
 /** What one execution of a job came to, and so what the runner does next. */
@@ -43,9 +52,14 @@ export type JobRunOutcome =
 /**
  * Runs one execution of the job recorded under `storeKey`. `giveUp`: the runner gave the run up
  * (it failed outside the pipeline, e.g. stalled too often): settle it dead with this reason.
- * Rejects when the store fails: the runner tries again later.
+ * `written`: the request's `written`, at the run's first start only. Rejects when the store
+ * fails: the runner tries again later.
  */
-export type JobExecutor = (storeKey: string, giveUp?: string) => Promise<JobRunOutcome>;
+export type JobExecutor = (
+  storeKey: string,
+  giveUp?: string,
+  written?: StoreEntry<JobRecord>,
+) => Promise<JobRunOutcome>;
 
 export interface JobRunner {
   /**

@@ -10,7 +10,7 @@
  * (FulfillmentOutcomes.admit) is where it is asked, for every road.
  */
 import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
-import { DEFAULT_JOB_RECORD_TTL_MS } from '#internal';
+import { DEFAULT_JOB_RECORD_TTL_MS, deleteIfVersion } from '#internal';
 import { DeliveryContendedError } from './fulfillment.errors.js';
 import { SERVICE_APP_KEYS } from '../service-app.constants.js';
 import type { ServiceAppLogger } from '../service-app.logger.js';
@@ -32,9 +32,10 @@ export interface SessionDelivery {
   outcome?: DeliveryOutcome;
 }
 
-/** What `enter` says of one order. */
+/** What `enter` says of one order (`fresh`: the claim was made by this call, not found). */
 export type DeliveryTurn =
-  { deliver: true } | { deliver: false; delivering: string; outcome: DeliveryOutcome | undefined };
+  | { deliver: true; fresh: boolean }
+  | { deliver: false; delivering: string; outcome: DeliveryOutcome | undefined };
 
 /**
  * Most other OrderIds kept per session. The platform sends one, rarely a re-send or two; past
@@ -81,11 +82,11 @@ export class FulfillmentDeliveries {
     const key = deliveryKey(sessionId);
     for (let tries = 0; tries < 8; tries++) {
       if (await this.store.setIfAbsent<SessionDelivery>(key, { orderId }, this.write))
-        return this.claimed(sessionId, { value: { orderId }, version: 1 });
+        return this.claimed(sessionId, { value: { orderId }, version: 1 }, true);
       const entry = await this.store.get<SessionDelivery>(key);
       if (!entry) continue; // expired between the two calls
       const delivery = entry.value;
-      if (delivery.orderId === orderId) return this.claimed(sessionId, entry);
+      if (delivery.orderId === orderId) return this.claimed(sessionId, entry, false);
       const others = delivery.others ?? [];
       if (others.includes(orderId) || others.length >= MAX_OTHERS) {
         if (!others.includes(orderId))
@@ -123,10 +124,29 @@ export class FulfillmentDeliveries {
     throw new DeliveryContendedError(sessionId);
   }
 
-  private claimed(sessionId: string, entry: StoreEntry<SessionDelivery>): DeliveryTurn {
+  /**
+   * An order whose outcome turned out reported before its handlers ran (its gate refuses it) gives
+   * its claim back. A claim this run made (`fresh`) is deleted, as if never made; one a joiner
+   * reached meanwhile, or an earlier run's (its run stopped between the outcome and this record),
+   * is settled with the reported outcome. Returns the other OrderIds to tell it to.
+   */
+  async release(
+    sessionId: string,
+    orderId: string,
+    outcome: DeliveryOutcome,
+    fresh: boolean,
+  ): Promise<string[]> {
+    if (fresh) {
+      this.claims.delete(sessionId);
+      if (await deleteIfVersion(this.store, deliveryKey(sessionId), 1)) return [];
+    }
+    return this.settle(sessionId, orderId, outcome);
+  }
+
+  private claimed(sessionId: string, entry: StoreEntry<SessionDelivery>, fresh: boolean): DeliveryTurn {
     this.claims.delete(sessionId);
     this.claims.set(sessionId, { entry, at: Date.now() });
     if (this.claims.size > MAX_CLAIMS) this.claims.delete(this.claims.keys().next().value!);
-    return { deliver: true };
+    return { deliver: true, fresh };
   }
 }

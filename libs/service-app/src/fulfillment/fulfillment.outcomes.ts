@@ -22,12 +22,19 @@ import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { FulfillmentCallbacks } from './fulfillment.callbacks.js';
-import type { FulfillmentDeliveries } from './fulfillment.delivery.js';
+import type { DeliveryTurn, FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { assertJson, callbackOf, type StoredCallback } from './fulfillment.records.js';
 import type { CheckState } from './fulfillment.payment.js';
 import type { PaymentSummary } from './fulfillment.records.js';
 import type { PaymentStatus } from './fulfillment.status-client.js';
 import { cartTotal } from './fulfillment.verifier.js';
+
+/** What the fulfillment job's gate reads (see FulfillmentOutcomes.readGate). */
+export interface GateRead {
+  reported: JobRecord<StoredCallback> | undefined;
+  /** The session's delivery, claimed at the run's first start. */
+  claim?: Promise<DeliveryTurn>;
+}
 
 export class FulfillmentOutcomes {
   private readonly emitting = new Set<Promise<unknown>>();
@@ -251,6 +258,20 @@ export class FulfillmentOutcomes {
   }
 
   /**
+   * What the gate reads: whether the order's outcome was reported and, at its run's first start
+   * (the order known without reading its record), its session's delivery claimed in the same
+   * round trip (given back by the gate when the outcome turns out reported).
+   */
+  readGate(orderId: string, order: FulfillmentRequestedEvent | undefined): Promise<GateRead> {
+    const claim = order && this.deliveries.enter(order.sessionId, orderId);
+    claim?.catch(() => undefined); // awaited by the gate
+    // A recorded callback never queued (the queue was down when it was reported) is queued now.
+    return this.pipeline
+      .resend<StoredCallback>(SERVICE_APP_JOBS.callback, orderId)
+      .then((reported) => ({ reported, claim }));
+  }
+
+  /**
    * The fulfillment job's gate, asked before every run of it. An order whose outcome was reported
    * (`failed` when its handlers gave up, or anything by `complete()`) never runs again: a replay
    * of it stays dead. Otherwise the order claims its session's one delivery; when another OrderId
@@ -258,20 +279,34 @@ export class FulfillmentOutcomes {
    */
   async admit(
     order: FulfillmentRequestedEvent,
-    /** Read along with the job's record (gateRead); absent for a replay's check. */
-    read?: Promise<JobRecord<StoredCallback> | undefined>,
+    /** readGate's, started with the job's record read (gateRead); absent for a replay's check. */
+    read?: Promise<GateRead>,
   ): Promise<JobRefusal | undefined> {
-    // A recorded callback never queued (the queue was down when it was reported) is queued now.
-    const reported = await (read ??
-      this.pipeline.resend<StoredCallback>(SERVICE_APP_JOBS.callback, order.orderId));
+    const { reported, claim } = await (read ?? this.readGate(order.orderId, undefined));
     if (reported) {
-      const status = callbackOf(reported).ServiceStatus;
+      const { ServiceStatus, MetaData } = callbackOf(reported);
+      const turn = await claim?.catch(() => undefined);
+      const others = await this.deliveries.release(
+        order.sessionId,
+        order.orderId,
+        { ServiceStatus, MetaData },
+        turn?.deliver === true && turn.fresh,
+      );
+      for (const other of others)
+        await this.callbacks.report(
+          other,
+          order.sessionId,
+          ServiceStatus,
+          MetaData,
+          'handler',
+          order.account,
+        );
       return {
-        outcome: status === 'failed' ? 'dead' : 'done',
-        reason: `order ${order.orderId} was already reported "${status}" to the platform: its handlers do not run again`,
+        outcome: ServiceStatus === 'failed' ? 'dead' : 'done',
+        reason: `order ${order.orderId} was already reported "${ServiceStatus}" to the platform: its handlers do not run again`,
       };
     }
-    const turn = await this.deliveries.enter(order.sessionId, order.orderId);
+    const turn = await (claim ?? this.deliveries.enter(order.sessionId, order.orderId));
     if (turn.deliver) return undefined;
     if (turn.outcome) {
       const { ServiceStatus, MetaData } = turn.outcome;

@@ -7,7 +7,7 @@ import {
   type HubtelStore,
   type HubtelTelemetry,
 } from 'nestjs-hubtel';
-import type { InboundPipeline, JobRecord } from '#internal';
+import type { InboundPipeline } from '#internal';
 import {
   SERVICE_APP_ACCOUNTS,
   SERVICE_APP_JOBS,
@@ -35,7 +35,7 @@ import { FulfillmentCarts } from './fulfillment.cart.js';
 import { FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
 import { FulfillmentIntake } from './fulfillment.intake.js';
-import { FulfillmentOutcomes } from './fulfillment.outcomes.js';
+import { FulfillmentOutcomes, type GateRead } from './fulfillment.outcomes.js';
 import { FulfillmentPaymentCheck, PAYMENT_ATTEMPTS } from './fulfillment.payment.js';
 import {
   assertJson,
@@ -122,10 +122,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
       events: (order) => this.eventsOf(order.serviceCode),
       // Asked before every run, whatever led to it (retry, takeover, replay from a service method
       // or the command line): the one place that decides whether this order's goods may go out.
-      gate: (order, _record, reported) =>
-        this.outcomes.admit(order, reported as Promise<JobRecord<StoredCallback> | undefined>),
-      // Whether its outcome was reported, read with the order's record (one round trip).
-      gateRead: (orderId) => this.pipeline.resend<StoredCallback>(SERVICE_APP_JOBS.callback, orderId),
+      gate: (order, _record, read) => this.outcomes.admit(order, read as Promise<GateRead>),
+      // Whether its outcome was reported, read with the order's record (one round trip); at a first
+      // start, with the session's delivery claimed instead of the record read.
+      gateRead: (orderId, record) => this.outcomes.readGate(orderId, record?.payload),
       // No handler at all must not be reported as a success: retried, then `failed`.
       requireListener: true,
       keepResults: true,
