@@ -58,11 +58,7 @@ export class SmsClient implements SmsSender {
    */
   async sendBatch(input: SendBatchInput): Promise<SendBatchResult> {
     const issues: ValidationIssue[] = [];
-    if (input === null || typeof input !== 'object') {
-      throw new HubtelValidationError('sendBatch expects an object { from, recipients, content }', [
-        { field: 'input', message: 'must be an object' },
-      ]);
-    }
+    requireObject(input, 'sendBatch', '{ from, recipients, content }');
     const from = this.checkSender(input.from, issues);
     const content = this.checkContent(input.content, issues);
     const recipients = input.recipients as unknown;
@@ -76,20 +72,8 @@ export class SmsClient implements SmsSender {
     } else if (isArray && recipients.length === 0) {
       issues.push({ field: 'recipients', message: 'must not be empty' });
     }
-    const batchSize = this.checkCount(
-      input.batchSize,
-      'batchSize',
-      this.options.batchSize,
-      SMS_LIMITS.maxBatchSize,
-      issues,
-    );
-    const concurrency = this.checkCount(
-      input.concurrency,
-      'concurrency',
-      this.options.concurrency,
-      SMS_LIMITS.maxConcurrency,
-      issues,
-    );
+    const batchSize = this.checkCount(input, 'batchSize', SMS_LIMITS.maxBatchSize, issues);
+    const concurrency = this.checkCount(input, 'concurrency', SMS_LIMITS.maxConcurrency, issues);
     const mode = input.invalidRecipients ?? 'reject';
     if (mode !== 'reject' && mode !== 'report')
       issues.push({ field: 'invalidRecipients', message: 'must be "reject" or "report"', value: mode });
@@ -130,11 +114,7 @@ export class SmsClient implements SmsSender {
   /** Sends one message: `POST {sms_url}/v1/messages/send` with `{ From, To, Content }`. Never retried blindly. */
   async send(input: SendSmsInput): Promise<SendSmsResult> {
     const issues: ValidationIssue[] = [];
-    if (input === null || typeof input !== 'object') {
-      throw new HubtelValidationError('send expects an object { from, to, content }', [
-        { field: 'input', message: 'must be an object' },
-      ]);
-    }
+    requireObject(input, 'send', '{ from, to, content }');
     const from = this.checkSender(input.from, issues);
     const content = this.checkContent(input.content, issues);
     const to = tryNormalizeMsisdn(input.to, this.options.http.defaultCountryCode);
@@ -204,11 +184,8 @@ export class SmsClient implements SmsSender {
     } else if (from.trim() === '') {
       issues.push({ field: 'from', message: 'must not be empty', value: from });
     } else if (from.length > max) {
-      issues.push({
-        field: 'from',
-        message: `must be at most ${max} characters long, got ${from.length}`,
-        value: from,
-      });
+      const message = `must be at most ${max} characters long, got ${from.length}`;
+      issues.push({ field: 'from', message, value: from });
     } else {
       return from;
     }
@@ -232,27 +209,25 @@ export class SmsClient implements SmsSender {
     return undefined;
   }
 
+  /** `input[field]`, else the configured default (also when bad: the issue is what counts). */
   private checkCount(
-    value: unknown,
-    field: string,
-    fallback: number,
+    input: SendBatchInput,
+    field: 'batchSize' | 'concurrency',
     max: number,
     issues: ValidationIssue[],
   ): number {
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-      issues.push({ field, message: `must be a whole number from 1 to ${max}`, value });
-      return fallback;
-    }
-    return value;
+    const value: unknown = input[field];
+    if (value === undefined) return this.options[field];
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= max) return value;
+    issues.push({ field, message: `must be a whole number from 1 to ${max}`, value });
+    return this.options[field];
   }
 
   private checkId(value: unknown, field: string): void {
-    if (typeof value !== 'string' || value.trim() === '') {
+    if (typeof value !== 'string' || value.trim() === '')
       throw this.invalid(field === 'messageId' ? 'getMessageStatus' : 'getBatchStatus', [
         { field, message: 'must be a non-empty string', value },
       ]);
-    }
   }
 
   private invalid(method: string, issues: ValidationIssue[]): HubtelValidationError {
@@ -262,4 +237,11 @@ export class SmsClient implements SmsSender {
       .join('; ');
     return new HubtelValidationError(`${method}: invalid input: ${summary}`, issues);
   }
+}
+
+function requireObject(input: unknown, method: string, shape: string): void {
+  if (input === null || typeof input !== 'object')
+    throw new HubtelValidationError(`${method} expects an object ${shape}`, [
+      { field: 'input', message: 'must be an object' },
+    ]);
 }
