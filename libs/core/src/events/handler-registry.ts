@@ -53,7 +53,6 @@ export class HandlerRegistry implements OnApplicationBootstrap {
   private discovered: Map<string, PipelineHandler[]> | undefined;
   private readonly cache = new Map<string, readonly PipelineHandler[]>();
   private readonly combined = new WeakMap<readonly string[], readonly PipelineHandler[]>();
-  private readonly warned = new Set<string>();
   private readonly logger: Logger;
 
   constructor(private readonly options: HandlerRegistryOptions) {
@@ -103,12 +102,11 @@ export class HandlerRegistry implements OnApplicationBootstrap {
    */
   handlersOf(events: readonly string[]): readonly PipelineHandler[] {
     if (events.length === 1) return this.handlersOfEvent(events[0]!);
-    if (!this.options.discovery) return Object.freeze(events.flatMap((event) => this.handlersOfEvent(event)));
-    let handlers = this.combined.get(events);
-    if (!handlers) {
-      handlers = Object.freeze(events.flatMap((event) => this.handlersOfEvent(event)));
-      this.combined.set(events, handlers);
-    }
+    const cached = this.combined.get(events);
+    if (cached) return cached;
+    const handlers = Object.freeze(events.flatMap((event) => this.handlersOfEvent(event)));
+    // Without discovery the emitter's listeners are the handlers, and they may change.
+    if (this.options.discovery) this.combined.set(events, handlers);
     return handlers;
   }
 
@@ -156,13 +154,11 @@ export class HandlerRegistry implements OnApplicationBootstrap {
           let id = `${given ?? `${className}.${method}`}@${event}`;
           const seen = (taken.get(id) ?? 0) + 1;
           taken.set(id, seen);
-          if (seen > 1) {
-            this.warnOnce(
-              `duplicate:${id}`,
+          if (seen === 2)
+            this.logger.warn(
               `Two handlers are both ${id} (a class provided twice, or two classes with one name): the later ones are ${id}#2… in discovery order; give them an explicit id option`,
             );
-            id = `${id}#${seen}`;
-          }
+          if (seen > 1) id = `${id}#${seen}`;
           const call: Method =
             requestScoped && moduleRef
               ? async (payload) => {
@@ -190,12 +186,6 @@ export class HandlerRegistry implements OnApplicationBootstrap {
     }
     return byEvent;
   }
-
-  private warnOnce(key: string, message: string): void {
-    if (this.warned.has(key)) return;
-    this.warned.add(key);
-    this.logger.warn(message);
-  }
 }
 
 let metadataKey: unknown;
@@ -221,7 +211,6 @@ export function onEventMetadataKey(
       Array.isArray(value) && (value as Array<{ event?: unknown }>).some((v) => v?.event === 'hubtel.probe')
     );
   });
-  return metadataKey;
 }
 
 /** `@OnEvent` methods warned about, once per process (each module's registry scans the same app). */
