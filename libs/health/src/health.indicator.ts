@@ -17,9 +17,11 @@ import {
   hasAccountTransports,
   type HasAccountTransports,
 } from '#internal';
-import { HEALTH_DEFAULTS } from './health.constants.js';
-import { HUBTEL_HEALTH_MODULE_OPTIONS } from './health.module-definition.js';
-import type { HubtelHealthModuleOptions } from './health.options.js';
+import {
+  HEALTH_DEFAULTS,
+  HUBTEL_HEALTH_MODULE_OPTIONS,
+  type HubtelHealthModuleOptions,
+} from './health.options.js';
 
 /**
  * A terminus health indicator for the suite's dependencies:

@@ -1,7 +1,6 @@
 import { Counter, Histogram, register, type Metric, type Registry } from 'prom-client';
 import { HubtelConfigError, type HubtelSignal, type HubtelTelemetry } from 'nestjs-hubtel';
-import { METRICS_DEFAULTS } from './metrics.constants.js';
-import type { HubtelMetricsModuleOptions } from './metrics.options.js';
+import { METRICS_DEFAULTS, type HubtelMetricsModuleOptions } from './metrics.options.js';
 
 /**
  * The suite's signals as Prometheus metrics (prom-client), names after `prefix` (default `hubtel_`):
