@@ -3,40 +3,10 @@ import { HubtelConfigError, type HubtelSignal, type HubtelTelemetry } from 'nest
 import { METRICS_DEFAULTS, type HubtelMetricsModuleOptions } from './metrics.options.js';
 
 /**
- * The suite's signals as Prometheus metrics (prom-client), names after `prefix` (default `hubtel_`):
- *
- *   callbacks_received_total{source,account}    every request to an inbound endpoint
- *   callbacks_accepted_total{source,account}    recorded: its work runs once
- *   callbacks_duplicates_total{source,account}  already recorded: nothing new runs
- *   callbacks_ignored_total{source,account}     nothing to do (a non-final checkout status)
- *   callbacks_rejected_total{source,account,reason}  refused; reason: the code answered, or the verification's
- *   handler_runs_total{pipeline,job,handler}    handler calls (job: the event; handler: Class.method@event)
- *   handler_failures_total{pipeline,job,handler}
- *   job_retries_total{pipeline,job}             attempts that failed and will run again
- *   dead_letters_total{pipeline,job}            jobs that gave up
- *   jobs_done_total{pipeline,job}
- *   sms_recipients_total{account,outcome}       sent | failed | outcome_unknown (failed, may have gone out);
- *                                               account: `default`, or a named account's name
- *   fulfillment_callbacks_sent_total{status}    accepted by the platform (status: success | failed)
- *   fulfillment_callback_failures_total{status} attempts the platform did not accept
- *   fulfillment_callback_retries_total{status}  attempts after the first
- *   service_flow_steps_total{request,response}
- *   service_flow_step_duration_seconds{request}           histogram
- *   platform_requests_total{api,operation,status}         every exchange (status: HTTP, timeout, network)
- *   platform_request_duration_seconds{api,operation}      histogram
- *   status_checks_refused_total{operation}      status checks the instance's budget refused (not sent)
- *   payments_attention_total{source,account,reason}   verified payments that match on neither count
- *                                               (amount, currency): kept for a person (source: checkout | fulfillment)
- *   payments_attention_resolved_total{source,account,resolution}  of those, resolved from code
- *                                               (resolution: delivered | refunded); still open = the difference
- *
- * `source` is `checkout`, `fulfillment` or `service-flow` (a service-flow request shows here only
- * when refused at the door; its steps are `service_flow_steps_total`). `account` is the account the
- * request was routed to (`default`, or a configured name), `none` when it matched no account. Every label value comes from
- * the code (no phone number, reference or key), so the number of series stays bounded.
- *
- * Metrics already in the registry under the same name (a second app in the process, or a hot
- * reload) are reused, not registered twice.
+ * The suite's signals as Prometheus metrics (prom-client), names after `prefix` (default `hubtel_`);
+ * docs/operations.md ("Metrics") lists them with their labels. Every label value comes from the
+ * code (no phone number, reference or key), so the number of series stays bounded. Metrics already
+ * in the registry under the same name (a second app in the process, a hot reload) are reused.
  */
 export class HubtelMetrics implements HubtelTelemetry {
   readonly registry: Registry;
