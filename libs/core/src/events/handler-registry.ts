@@ -41,10 +41,8 @@ type Method = (payload: unknown) => unknown;
  * with one identity (a class provided twice, two classes with one name) get `#2`, `#3`… with a
  * warning. A request-scoped provider gets a fresh instance per call.
  *
- * The emitter's listeners (`@OnEvent`, `emitter.on`, wildcards) are observers: once a job's
- * handlers all succeeded, `notify` emits the event to them (at least once, not awaited, their
- * failures logged). A plain `@OnEvent` on a handler event with no decorated handler was a handler
- * before 0.3.0: a warning at start-up says it is an observer now.
+ * The emitter's listeners (`@OnEvent`, `emitter.on`, wildcards) are observers (see `notify`). A
+ * plain `@OnEvent` alone on a handler event was a handler before 0.3.0: a start-up warning says so.
  *
  * Without discovery (an emitter used outside Nest, as in unit tests) the emitter's listeners are
  * the handlers, known by position (`event#0`…), and nothing more is emitted.

@@ -63,10 +63,9 @@ export function IsHubtelClientSecret(): PropertyDecorator {
  * The declaration of a key pair option (`callbackCredentials`): each account's own as a whole (a
  * named account never completes its pair with the default's), read from `env`'s variables.
  */
-export function declareCredentials(env: { clientId?: string; clientSecret?: string } = {}): new () => {
-  clientId: string;
-  clientSecret: string;
-} {
+export function declareCredentials(
+  env: { clientId?: string; clientSecret?: string } = {},
+): new () => { clientId: string; clientSecret: string } {
   class HubtelCredentialsDto {
     @IsHubtelClientId()
     @HubtelOption({ env: env.clientId, account: 'own' })
@@ -90,11 +89,7 @@ export class HubtelBackoffOptionsDto {
 
 /** HubtelRetryOptions (every module's `retry`); the cap's default follows a larger base. */
 export class HubtelRetryOptionsDto {
-  @HubtelOption({
-    int: [1, 20],
-    env: HUBTEL_ENV.retryMaxAttempts,
-    default: HUBTEL_DEFAULT_RETRY.maxAttempts,
-  })
+  @HubtelOption({ int: [1, 20], env: HUBTEL_ENV.retryMaxAttempts, default: HUBTEL_DEFAULT_RETRY.maxAttempts })
   maxAttempts?: number;
 
   @HubtelOption({ int: 1, env: HUBTEL_ENV.retryBaseDelayMs, default: HUBTEL_DEFAULT_RETRY.baseDelayMs })
