@@ -48,13 +48,11 @@ export class SmsClient implements SmsSender {
   }
 
   /**
-   * Sends one text to many numbers: `POST {sms_url}/v1/messages/batch/simple/send` with
-   * `{ From, Recipients, Content }`, split into batches of `batchSize`, `concurrency` at a time.
-   * Numbers are normalised and each is sent once. Resolves with every entry accounted for
-   * (`counts.total = sent + failed + duplicates`); rejects with HubtelValidationError before
-   * sending anything when the input is bad, or with SmsBatchAbortedError (partial result
-   * attached) when sending had to stop (credentials refused, no credit, IP not allow-listed,
-   * the source or `onBatch` threw).
+   * Sends one text to many numbers (`POST {sms_url}/v1/messages/batch/simple/send`), in batches of
+   * `batchSize`, `concurrency` at a time, each normalised number once. Resolves with every entry
+   * accounted for (`counts.total = sent + failed + duplicates`); rejects with HubtelValidationError
+   * before sending anything when the input is bad, or with SmsBatchAbortedError (partial result
+   * attached) when sending had to stop.
    */
   async sendBatch(input: SendBatchInput): Promise<SendBatchResult> {
     const issues: ValidationIssue[] = [];
