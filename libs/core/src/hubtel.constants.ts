@@ -16,11 +16,7 @@ export const HUBTEL_DEFAULT_BASE_URLS: Readonly<Record<HubtelApi, string>> = Obj
 export const HUBTEL_DEFAULT_TIMEOUT_MS = 15_000;
 
 /** Default retry policy: 3 attempts in all, full-jitter backoff from 250 ms, never above 5 s. */
-export const HUBTEL_DEFAULT_RETRY = Object.freeze({
-  maxAttempts: 3,
-  baseDelayMs: 250,
-  maxDelayMs: 5_000,
-});
+export const HUBTEL_DEFAULT_RETRY = Object.freeze({ maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000 });
 
 /** Country code put in front of national numbers written with a leading 0 (Ghana). */
 export const HUBTEL_DEFAULT_COUNTRY_CODE = '233';

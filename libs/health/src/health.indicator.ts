@@ -17,17 +17,14 @@ import {
   hasAccountTransports,
   type HasAccountTransports,
 } from '#internal';
-import { HEALTH_DEFAULTS } from './health.constants.js';
-import { HUBTEL_HEALTH_MODULE_OPTIONS } from './health.module-definition.js';
-import type { HubtelHealthModuleOptions } from './health.options.js';
+import {
+  HEALTH_DEFAULTS,
+  HUBTEL_HEALTH_MODULE_OPTIONS,
+  type HubtelHealthModuleOptions,
+} from './health.options.js';
 
 /**
- * A terminus health indicator for the suite's dependencies:
- *
- * ```ts
- * @Get('health') @HealthCheck()
- * check() { return this.health.check(this.hubtel.checks()); }   // or .store(), .runner(), .platform()
- * ```
+ * A terminus health indicator for the suite's dependencies (used as HubtelHealthModule shows):
  * - `store()`: every store the modules use; one with a `ping` (Redis) must answer it, one in this
  *   process (MemoryStore) is up while the app is; a store that lost its data (`lostData()`) is
  *   down until the loss is acknowledged.
@@ -51,7 +48,7 @@ export class HubtelHealthIndicator {
     @Inject(HUBTEL_HEALTH_MODULE_OPTIONS) private readonly options: HubtelHealthModuleOptions,
   ) {}
 
-  /** The checks to give `HealthCheckService.check`: store and runner, and the platform when enabled. */
+  /** For `HealthCheckService.check`: store and runner, and the platform when enabled (or call each). */
   checks(): Array<() => Promise<HealthIndicatorResult>> {
     const checks = [() => this.store(), () => this.runner()];
     if (this.options.platform) checks.push(() => this.platform());

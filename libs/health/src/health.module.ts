@@ -1,10 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
-import {
-  HubtelHealthConfigurableModule,
-  type HubtelHealthModuleForRootOptions,
-} from './health.module-definition.js';
+import { HubtelHealthConfigurableModule, type HubtelHealthModuleForRootOptions } from './health.options.js';
 import { HubtelHealthIndicator } from './health.indicator.js';
 
 /**

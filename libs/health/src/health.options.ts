@@ -1,3 +1,4 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { type HubtelStore, type JobRunner } from 'nestjs-hubtel';
 
 /** `HubtelHealthModule.forRoot(...)` options. */
@@ -19,3 +20,25 @@ export interface HubtelHealthModuleOptions {
    */
   platform?: boolean | { timeoutMs?: number };
 }
+
+export const HEALTH_DEFAULTS = Object.freeze({
+  timeoutMs: 1_000,
+  platformTimeoutMs: 2_000,
+  /** Keys of the results in the health check's answer. */
+  keys: Object.freeze({ store: 'hubtel_store', runner: 'hubtel_runner', platform: 'hubtel_platform' }),
+});
+
+export const {
+  ConfigurableModuleClass: HubtelHealthConfigurableModule,
+  MODULE_OPTIONS_TOKEN: HUBTEL_HEALTH_MODULE_OPTIONS,
+  OPTIONS_TYPE: HUBTEL_HEALTH_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: HUBTEL_HEALTH_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<HubtelHealthModuleOptions>({ moduleName: 'HubtelHealth' })
+  .setClassMethodName('forRoot')
+  .setFactoryMethodName('createHubtelHealthOptions')
+  .build();
+
+/** `HubtelHealthModule.forRoot(...)` argument. */
+export type HubtelHealthModuleForRootOptions = typeof HUBTEL_HEALTH_OPTIONS_TYPE;
+/** `HubtelHealthModule.forRootAsync(...)` argument (useFactory / useClass / useExisting, imports, inject). */
+export type HubtelHealthModuleAsyncOptions = typeof HUBTEL_HEALTH_ASYNC_OPTIONS_TYPE;

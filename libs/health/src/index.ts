@@ -4,8 +4,8 @@
  */
 export { HubtelHealthIndicator } from './health.indicator.js';
 export { HubtelHealthModule } from './health.module.js';
-export {
-  type HubtelHealthModuleForRootOptions,
-  type HubtelHealthModuleAsyncOptions,
-} from './health.module-definition.js';
-export type { HubtelHealthModuleOptions } from './health.options.js';
+export type {
+  HubtelHealthModuleForRootOptions,
+  HubtelHealthModuleAsyncOptions,
+  HubtelHealthModuleOptions,
+} from './health.options.js';

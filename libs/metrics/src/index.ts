@@ -4,8 +4,8 @@
  */
 export { HubtelMetrics } from './metrics.recorder.js';
 export { HubtelMetricsModule } from './metrics.module.js';
-export {
-  type HubtelMetricsModuleForRootOptions,
-  type HubtelMetricsModuleAsyncOptions,
-} from './metrics.module-definition.js';
-export type { HubtelMetricsModuleOptions } from './metrics.options.js';
+export type {
+  HubtelMetricsModuleForRootOptions,
+  HubtelMetricsModuleAsyncOptions,
+  HubtelMetricsModuleOptions,
+} from './metrics.options.js';

@@ -4,8 +4,8 @@ import {
   HUBTEL_METRICS_MODULE_OPTIONS,
   HubtelMetricsConfigurableModule,
   type HubtelMetricsModuleForRootOptions,
-} from './metrics.module-definition.js';
-import type { HubtelMetricsModuleOptions } from './metrics.options.js';
+  type HubtelMetricsModuleOptions,
+} from './metrics.options.js';
 import { HubtelMetrics } from './metrics.recorder.js';
 
 /**

@@ -1,43 +1,12 @@
 import { Counter, Histogram, register, type Metric, type Registry } from 'prom-client';
 import { HubtelConfigError, type HubtelSignal, type HubtelTelemetry } from 'nestjs-hubtel';
-import { METRICS_DEFAULTS } from './metrics.constants.js';
-import type { HubtelMetricsModuleOptions } from './metrics.options.js';
+import { METRICS_DEFAULTS, type HubtelMetricsModuleOptions } from './metrics.options.js';
 
 /**
- * The suite's signals as Prometheus metrics (prom-client), names after `prefix` (default `hubtel_`):
- *
- *   callbacks_received_total{source,account}    every request to an inbound endpoint
- *   callbacks_accepted_total{source,account}    recorded: its work runs once
- *   callbacks_duplicates_total{source,account}  already recorded: nothing new runs
- *   callbacks_ignored_total{source,account}     nothing to do (a non-final checkout status)
- *   callbacks_rejected_total{source,account,reason}  refused; reason: the code answered, or the verification's
- *   handler_runs_total{pipeline,job,handler}    handler calls (job: the event; handler: Class.method@event)
- *   handler_failures_total{pipeline,job,handler}
- *   job_retries_total{pipeline,job}             attempts that failed and will run again
- *   dead_letters_total{pipeline,job}            jobs that gave up
- *   jobs_done_total{pipeline,job}
- *   sms_recipients_total{account,outcome}       sent | failed | outcome_unknown (failed, may have gone out);
- *                                               account: `default`, or a named account's name
- *   fulfillment_callbacks_sent_total{status}    accepted by the platform (status: success | failed)
- *   fulfillment_callback_failures_total{status} attempts the platform did not accept
- *   fulfillment_callback_retries_total{status}  attempts after the first
- *   service_flow_steps_total{request,response}
- *   service_flow_step_duration_seconds{request}           histogram
- *   platform_requests_total{api,operation,status}         every exchange (status: HTTP, timeout, network)
- *   platform_request_duration_seconds{api,operation}      histogram
- *   status_checks_refused_total{operation}      status checks the instance's budget refused (not sent)
- *   payments_attention_total{source,account,reason}   verified payments that match on neither count
- *                                               (amount, currency): kept for a person (source: checkout | fulfillment)
- *   payments_attention_resolved_total{source,account,resolution}  of those, resolved from code
- *                                               (resolution: delivered | refunded); still open = the difference
- *
- * `source` is `checkout`, `fulfillment` or `service-flow` (a service-flow request shows here only
- * when refused at the door; its steps are `service_flow_steps_total`). `account` is the account the
- * request was routed to (`default`, or a configured name), `none` when it matched no account. Every label value comes from
- * the code (no phone number, reference or key), so the number of series stays bounded.
- *
- * Metrics already in the registry under the same name (a second app in the process, or a hot
- * reload) are reused, not registered twice.
+ * The suite's signals as Prometheus metrics (prom-client), names after `prefix` (default `hubtel_`);
+ * docs/operations.md ("Metrics") lists them with their labels. Every label value comes from the
+ * code (no phone number, reference or key), so the number of series stays bounded. Metrics already
+ * in the registry under the same name (a second app in the process, a hot reload) are reused.
  */
 export class HubtelMetrics implements HubtelTelemetry {
   readonly registry: Registry;
@@ -69,7 +38,7 @@ export class HubtelMetrics implements HubtelTelemetry {
     if (typeof prefix !== 'string' || !/^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(prefix)) {
       throw new HubtelConfigError('metrics.prefix', 'must be empty or match [a-zA-Z_:][a-zA-Z0-9_:]*');
     }
-    const counter = <L extends string>(name: string, help: string, labelNames: L[]): Counter<L> =>
+    const counter = <L extends string>(name: string, help: string, ...labelNames: L[]): Counter<L> =>
       this.reuse(
         prefix + name,
         () => new Counter<L>({ name: prefix + name, help, labelNames, registers: [] }),
@@ -77,8 +46,8 @@ export class HubtelMetrics implements HubtelTelemetry {
     const histogram = <L extends string>(
       name: string,
       help: string,
-      labelNames: L[],
       buckets: readonly number[],
+      ...labelNames: L[]
     ): Histogram<L> =>
       this.reuse(
         prefix + name,
@@ -87,78 +56,60 @@ export class HubtelMetrics implements HubtelTelemetry {
       );
 
     const inbound = ['source', 'account'] as const;
-    this.received = counter('callbacks_received_total', 'Requests to the inbound endpoints', [...inbound]);
-    this.accepted = counter('callbacks_accepted_total', 'Inbound requests recorded for work', [...inbound]);
-    this.duplicates = counter('callbacks_duplicates_total', 'Inbound requests already recorded', [
-      ...inbound,
-    ]);
-    this.ignored = counter('callbacks_ignored_total', 'Inbound requests with nothing to do', [...inbound]);
-    this.rejected = counter('callbacks_rejected_total', 'Inbound requests refused, by reason', [
-      ...inbound,
-      'reason',
-    ]);
-    this.handlerRuns = counter('handler_runs_total', 'Handler calls', ['pipeline', 'job', 'handler']);
-    this.handlerFailures = counter('handler_failures_total', 'Handler calls that threw', [
-      'pipeline',
-      'job',
-      'handler',
-    ]);
-    this.retries = counter('job_retries_total', 'Job attempts that failed and will run again', [
-      'pipeline',
-      'job',
-    ]);
-    this.deadLetters = counter('dead_letters_total', 'Jobs that gave up (dead-lettered)', [
-      'pipeline',
-      'job',
-    ]);
-    this.jobsDone = counter('jobs_done_total', 'Jobs done', ['pipeline', 'job']);
-    this.smsRecipients = counter('sms_recipients_total', 'SMS recipients by account and outcome', [
-      'account',
-      'outcome',
-    ]);
-    this.callbacksSent = counter('fulfillment_callbacks_sent_total', 'Fulfillment callbacks accepted', [
-      'status',
-    ]);
-    this.callbackFailures = counter(
-      'fulfillment_callback_failures_total',
-      'Fulfillment callback attempts not accepted',
-      ['status'],
-    );
-    this.callbackRetries = counter('fulfillment_callback_retries_total', 'Fulfillment callback retries', [
-      'status',
-    ]);
-    this.flowSteps = counter('service_flow_steps_total', 'Service-flow steps', ['request', 'response']);
+    this.received = counter('callbacks_received_total', 'Requests to the inbound endpoints', ...inbound);
+    this.accepted = counter('callbacks_accepted_total', 'Inbound requests recorded for work', ...inbound);
+    this.duplicates = counter('callbacks_duplicates_total', 'Inbound requests already recorded', ...inbound);
+    this.ignored = counter('callbacks_ignored_total', 'Inbound requests with nothing to do', ...inbound);
+    const rejected = 'Inbound requests refused, by reason';
+    this.rejected = counter('callbacks_rejected_total', rejected, ...inbound, 'reason');
+    const handler = ['pipeline', 'job', 'handler'] as const;
+    this.handlerRuns = counter('handler_runs_total', 'Handler calls', ...handler);
+    this.handlerFailures = counter('handler_failures_total', 'Handler calls that threw', ...handler);
+    const job = ['pipeline', 'job'] as const;
+    this.retries = counter('job_retries_total', 'Job attempts that failed and will run again', ...job);
+    this.deadLetters = counter('dead_letters_total', 'Jobs that gave up (dead-lettered)', ...job);
+    this.jobsDone = counter('jobs_done_total', 'Jobs done', ...job);
+    const sms = 'SMS recipients by account and outcome';
+    this.smsRecipients = counter('sms_recipients_total', sms, 'account', 'outcome');
+    const fulfillment = 'Fulfillment callback';
+    this.callbacksSent = counter('fulfillment_callbacks_sent_total', `${fulfillment}s accepted`, 'status');
+    const failures = `${fulfillment} attempts not accepted`;
+    this.callbackFailures = counter('fulfillment_callback_failures_total', failures, 'status');
+    this.callbackRetries = counter('fulfillment_callback_retries_total', `${fulfillment} retries`, 'status');
+    this.flowSteps = counter('service_flow_steps_total', 'Service-flow steps', 'request', 'response');
     this.flowLatency = histogram(
       'service_flow_step_duration_seconds',
       'Time to answer a service-flow step',
-      ['request'],
       options.serviceFlowBuckets ?? METRICS_DEFAULTS.serviceFlowBuckets,
+      'request',
     );
-    this.platformRequests = counter('platform_requests_total', 'HTTP exchanges with the platform', [
-      'api',
-      'operation',
-      'status',
-    ]);
+    const platform = 'HTTP exchanges with the platform';
+    this.platformRequests = counter('platform_requests_total', platform, 'api', 'operation', 'status');
     this.platformLatency = histogram(
       'platform_request_duration_seconds',
-      'Latency of HTTP exchanges with the platform',
-      ['api', 'operation'],
+      `Latency of ${platform}`,
       options.platformBuckets ?? METRICS_DEFAULTS.platformBuckets,
+      'api',
+      'operation',
     );
     this.statusChecksRefused = counter(
       'status_checks_refused_total',
       "Transaction status checks refused by the instance's budget (statusCheckBudget.perMinute), not sent",
-      ['operation'],
+      'operation',
     );
     this.attention = counter(
       'payments_attention_total',
       'Verified payments that match their invoice or cart on neither count (amount, currency): kept for a person',
-      ['source', 'account', 'reason'],
+      'source',
+      'account',
+      'reason',
     );
     this.attentionResolved = counter(
       'payments_attention_resolved_total',
       'Payments needing attention resolved from code (delivered anyway, or refunded)',
-      ['source', 'account', 'resolution'],
+      'source',
+      'account',
+      'resolution',
     );
   }
 
@@ -232,12 +183,10 @@ export class HubtelMetrics implements HubtelTelemetry {
       case 'payment-attention':
         if (signal.outcome === 'opened')
           this.attention.inc({ source: signal.source, account: signal.account, reason: signal.reason });
-        else
-          this.attentionResolved.inc({
-            source: signal.source,
-            account: signal.account,
-            resolution: signal.outcome,
-          });
+        else {
+          const { source, account, outcome: resolution } = signal;
+          this.attentionResolved.inc({ source, account, resolution });
+        }
         return;
     }
   }

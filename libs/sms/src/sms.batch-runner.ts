@@ -55,13 +55,7 @@ interface Stop {
 }
 
 /** Platform answers after which every further batch would fail the same way. */
-function isFatal(error: unknown): boolean {
-  return (
-    error instanceof HubtelAuthenticationError ||
-    error instanceof HubtelInsufficientCreditError ||
-    error instanceof HubtelIpNotAllowedError
-  );
-}
+const FATAL = [HubtelAuthenticationError, HubtelInsufficientCreditError, HubtelIpNotAllowedError];
 
 /** An object that is an iterable (`Symbol.iterator`) or an async one (`Symbol.asyncIterator`). */
 export function isIterable(value: unknown, symbol: symbol): boolean {
@@ -107,11 +101,7 @@ export class SmsBatchRun {
           // Async generators queue concurrent next() calls, so workers share it safely.
           next = await batches.next();
         } catch (error) {
-          this.halt({
-            reason: `the recipient source failed: ${errorMessage(error)}`,
-            code: 'HUBTEL_SEND_ABORTED',
-            cause: error,
-          });
+          this.halt(`the recipient source failed: ${errorMessage(error)}`, error);
           return;
         }
         if (next.done) return;
@@ -224,11 +214,7 @@ export class SmsBatchRun {
       try {
         await this.plan.onBatch(report);
       } catch (error) {
-        this.halt({
-          reason: `the onBatch callback failed: ${errorMessage(error)}`,
-          code: 'HUBTEL_SEND_ABORTED',
-          cause: error,
-        });
+        this.halt(`the onBatch callback failed: ${errorMessage(error)}`, error);
       }
     }
     if (this.plan.onProgress) {
@@ -260,35 +246,23 @@ export class SmsBatchRun {
       const batchId = body.batchId === undefined || body.batchId === null ? '' : String(body.batchId);
       report.batchId = batchId || undefined;
       if (typeof body.status === 'number') report.status = body.status;
-      type Answer = { messageId: string; content?: string };
-      const entries = (Array.isArray(body.data) ? body.data : []).map((entry) =>
-        withFieldNames(entry, ANSWER_FIELDS.smsBatchEntry),
-      ) as Partial<SmsBatchApiResponse['data'][number]>[];
-      const answer = (entry: (typeof entries)[number] | undefined): Answer | undefined =>
-        !entry || typeof entry !== 'object' || entry.messageId === undefined || entry.messageId === null
-          ? undefined
-          : {
-              messageId: String(entry.messageId),
-              content: typeof entry.content === 'string' ? entry.content : undefined,
-            };
+      type Answer = { recipient: string; messageId: string; content?: string };
+      const answers = (Array.isArray(body.data) ? body.data : []).map((raw): Answer | undefined => {
+        const entry = withFieldNames(raw, ANSWER_FIELDS.smsBatchEntry) as
+          Partial<SmsBatchApiResponse['data'][number]> | undefined;
+        if (!entry || typeof entry !== 'object' || entry.messageId === undefined || entry.messageId === null)
+          return undefined;
+        const content = typeof entry.content === 'string' ? entry.content : undefined;
+        return { recipient: String(entry.recipient), messageId: String(entry.messageId), content };
+      });
       // Usually the answer lists the numbers in the order sent: matched by position, no map.
       // Otherwise by number, and only if the platform wrote one differently (`+233…`) are its
       // answers normalised to match, once per batch.
       let byRecipient: Map<string, Answer> | undefined;
       let normalised: Map<string, Answer> | undefined;
       const answerFor = (recipient: string, position: number): Answer | undefined => {
-        const inPlace = entries[position];
-        if (inPlace && typeof inPlace === 'object' && String(inPlace.recipient) === recipient) {
-          const found = answer(inPlace);
-          if (found) return found;
-        }
-        if (!byRecipient) {
-          byRecipient = new Map();
-          for (const entry of entries) {
-            const found = answer(entry);
-            if (found && entry) byRecipient.set(String(entry.recipient), found);
-          }
-        }
+        if (answers[position]?.recipient === recipient) return answers[position];
+        byRecipient ??= new Map(answers.flatMap((found) => (found ? [[found.recipient, found]] : [])));
         const exact = byRecipient.get(recipient);
         if (exact) return exact;
         normalised ??= new Map(
@@ -341,7 +315,7 @@ export class SmsBatchRun {
       this.logger.warn(
         `sendBatch batch ${batch.index} (${batch.recipients.length} recipients) failed: ${maskPhoneNumbers(reason)}`,
       );
-      if (isFatal(error)) this.halt({ reason: `${code}: ${reason}`, code, cause: error });
+      if (FATAL.some((type) => error instanceof type)) this.halt(`${code}: ${reason}`, error, code);
       return code;
     }
   }
@@ -374,8 +348,8 @@ export class SmsBatchRun {
     }
   }
 
-  private halt(stop: Stop): void {
-    this.stop ??= stop;
+  private halt(reason: string, cause: unknown, code: HubtelErrorCode = 'HUBTEL_SEND_ABORTED'): void {
+    this.stop ??= { reason, code, cause };
   }
 
   private result(): SendBatchResult {

@@ -48,21 +48,15 @@ export class SmsClient implements SmsSender {
   }
 
   /**
-   * Sends one text to many numbers: `POST {sms_url}/v1/messages/batch/simple/send` with
-   * `{ From, Recipients, Content }`, split into batches of `batchSize`, `concurrency` at a time.
-   * Numbers are normalised and each is sent once. Resolves with every entry accounted for
-   * (`counts.total = sent + failed + duplicates`); rejects with HubtelValidationError before
-   * sending anything when the input is bad, or with SmsBatchAbortedError (partial result
-   * attached) when sending had to stop (credentials refused, no credit, IP not allow-listed,
-   * the source or `onBatch` threw).
+   * Sends one text to many numbers (`POST {sms_url}/v1/messages/batch/simple/send`), in batches of
+   * `batchSize`, `concurrency` at a time, each normalised number once. Resolves with every entry
+   * accounted for (`counts.total = sent + failed + duplicates`); rejects with HubtelValidationError
+   * before sending anything when the input is bad, or with SmsBatchAbortedError (partial result
+   * attached) when sending had to stop.
    */
   async sendBatch(input: SendBatchInput): Promise<SendBatchResult> {
     const issues: ValidationIssue[] = [];
-    if (input === null || typeof input !== 'object') {
-      throw new HubtelValidationError('sendBatch expects an object { from, recipients, content }', [
-        { field: 'input', message: 'must be an object' },
-      ]);
-    }
+    requireObject(input, 'sendBatch', '{ from, recipients, content }');
     const from = this.checkSender(input.from, issues);
     const content = this.checkContent(input.content, issues);
     const recipients = input.recipients as unknown;
@@ -76,20 +70,8 @@ export class SmsClient implements SmsSender {
     } else if (isArray && recipients.length === 0) {
       issues.push({ field: 'recipients', message: 'must not be empty' });
     }
-    const batchSize = this.checkCount(
-      input.batchSize,
-      'batchSize',
-      this.options.batchSize,
-      SMS_LIMITS.maxBatchSize,
-      issues,
-    );
-    const concurrency = this.checkCount(
-      input.concurrency,
-      'concurrency',
-      this.options.concurrency,
-      SMS_LIMITS.maxConcurrency,
-      issues,
-    );
+    const batchSize = this.checkCount(input, 'batchSize', SMS_LIMITS.maxBatchSize, issues);
+    const concurrency = this.checkCount(input, 'concurrency', SMS_LIMITS.maxConcurrency, issues);
     const mode = input.invalidRecipients ?? 'reject';
     if (mode !== 'reject' && mode !== 'report')
       issues.push({ field: 'invalidRecipients', message: 'must be "reject" or "report"', value: mode });
@@ -130,11 +112,7 @@ export class SmsClient implements SmsSender {
   /** Sends one message: `POST {sms_url}/v1/messages/send` with `{ From, To, Content }`. Never retried blindly. */
   async send(input: SendSmsInput): Promise<SendSmsResult> {
     const issues: ValidationIssue[] = [];
-    if (input === null || typeof input !== 'object') {
-      throw new HubtelValidationError('send expects an object { from, to, content }', [
-        { field: 'input', message: 'must be an object' },
-      ]);
-    }
+    requireObject(input, 'send', '{ from, to, content }');
     const from = this.checkSender(input.from, issues);
     const content = this.checkContent(input.content, issues);
     const to = tryNormalizeMsisdn(input.to, this.options.http.defaultCountryCode);
@@ -204,11 +182,8 @@ export class SmsClient implements SmsSender {
     } else if (from.trim() === '') {
       issues.push({ field: 'from', message: 'must not be empty', value: from });
     } else if (from.length > max) {
-      issues.push({
-        field: 'from',
-        message: `must be at most ${max} characters long, got ${from.length}`,
-        value: from,
-      });
+      const message = `must be at most ${max} characters long, got ${from.length}`;
+      issues.push({ field: 'from', message, value: from });
     } else {
       return from;
     }
@@ -232,27 +207,25 @@ export class SmsClient implements SmsSender {
     return undefined;
   }
 
+  /** `input[field]`, else the configured default (also when bad: the issue is what counts). */
   private checkCount(
-    value: unknown,
-    field: string,
-    fallback: number,
+    input: SendBatchInput,
+    field: 'batchSize' | 'concurrency',
     max: number,
     issues: ValidationIssue[],
   ): number {
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-      issues.push({ field, message: `must be a whole number from 1 to ${max}`, value });
-      return fallback;
-    }
-    return value;
+    const value: unknown = input[field];
+    if (value === undefined) return this.options[field];
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= max) return value;
+    issues.push({ field, message: `must be a whole number from 1 to ${max}`, value });
+    return this.options[field];
   }
 
   private checkId(value: unknown, field: string): void {
-    if (typeof value !== 'string' || value.trim() === '') {
+    if (typeof value !== 'string' || value.trim() === '')
       throw this.invalid(field === 'messageId' ? 'getMessageStatus' : 'getBatchStatus', [
         { field, message: 'must be a non-empty string', value },
       ]);
-    }
   }
 
   private invalid(method: string, issues: ValidationIssue[]): HubtelValidationError {
@@ -262,4 +235,11 @@ export class SmsClient implements SmsSender {
       .join('; ');
     return new HubtelValidationError(`${method}: invalid input: ${summary}`, issues);
   }
+}
+
+function requireObject(input: unknown, method: string, shape: string): void {
+  if (input === null || typeof input !== 'object')
+    throw new HubtelValidationError(`${method} expects an object ${shape}`, [
+      { field: 'input', message: 'must be an object' },
+    ]);
 }

@@ -32,10 +32,7 @@ export const SMS_DEFAULTS = Object.freeze({
 });
 
 /** Upper bounds that catch typos (batchSize: 1e6) at bootstrap. */
-export const SMS_LIMITS = Object.freeze({
-  maxBatchSize: 10_000,
-  maxConcurrency: 64,
-});
+export const SMS_LIMITS = Object.freeze({ maxBatchSize: 10_000, maxConcurrency: 64 });
 
 export const SMS_LOGGER_CONTEXT = 'SmsService';
 

@@ -32,11 +32,7 @@ export class SmsBatchAbortedError extends HubtelError {
   }
 }
 
-/**
- * `sms.forAccount(name)` (or `@InjectSms(name)`) named no account: not `default`, not registered
- * with `SmsModule.registerAccount`, and unknown to `accounts.resolve` when there is one. Nothing
- * was sent. `code` is `HUBTEL_UNKNOWN_ACCOUNT` (as every area's HubtelUnknownAccountError).
- */
+/** The HubtelUnknownAccountError of `sms.forAccount(name)` (or `@InjectSms(name)`): nothing was sent. */
 export class SmsUnknownAccountError extends HubtelUnknownAccountError {
   constructor(account: string, knownAccounts: readonly string[], resolver: boolean) {
     super('SMS', account, knownAccounts, resolver);

@@ -7,10 +7,6 @@ export class MsisdnSet {
   private table = new Float64Array(1 << 10);
   private count = 0;
 
-  get size(): number {
-    return this.count;
-  }
-
   /** Adds a normalised MSISDN (digits only); true when it was not there yet. */
   add(msisdn: string): boolean {
     const key = Number(msisdn);
@@ -18,16 +14,6 @@ export class MsisdnSet {
       throw new RangeError('MsisdnSet holds digit strings of up to 15 digits');
     if ((this.count + 1) * 2 > this.table.length) this.grow();
     return this.insert(this.table, key);
-  }
-
-  has(msisdn: string): boolean {
-    const key = Number(msisdn);
-    const table = this.table;
-    const mask = table.length - 1;
-    for (let i = hash(key) & mask; ; i = (i + 1) & mask) {
-      if (table[i] === 0) return false;
-      if (table[i] === key) return true;
-    }
   }
 
   private insert(table: Float64Array, key: number): boolean {

@@ -38,24 +38,18 @@ export function countSmsSegments(text: string): SmsSegmentInfo {
   const costs = chars.map((c) => (gsm ? gsm7Cost(c) : c.length));
   const units = costs.reduce((a, b) => a + b, 0);
   const { single, multi } = LIMITS[encoding];
-  if (units <= single) {
-    return {
-      encoding,
-      segments: units === 0 ? 0 : 1,
-      characters: chars.length,
-      units,
-      perSegment: single,
-      remaining: single - units,
-    };
-  }
-  let segments = 1;
-  let used = 0;
-  for (const cost of costs) {
-    if (used + cost > multi) {
-      segments++;
-      used = 0;
+  const perSegment = units > single ? multi : single;
+  let segments = units === 0 ? 0 : 1;
+  let used = units;
+  if (units > single) {
+    used = 0;
+    for (const cost of costs) {
+      if (used + cost > multi) {
+        segments++;
+        used = 0;
+      }
+      used += cost;
     }
-    used += cost;
   }
-  return { encoding, segments, characters: chars.length, units, perSegment: multi, remaining: multi - used };
+  return { encoding, segments, characters: chars.length, units, perSegment, remaining: perSegment - used };
 }

@@ -8,10 +8,8 @@ import type { ResolvedSmsOptions } from './sms.options.js';
 import type { SmsSender } from './sms.types.js';
 
 /**
- * Sends SMS through the platform's SMS API with the default account (`SmsModule.forRoot`), and
- * for any other account through `forAccount(name)`. Every input is checked before anything is
- * sent; sends are never retried blindly (a send that may have gone out fails with
- * HubtelUnknownOutcomeError, or is reported with `outcomeUnknown` in a batch).
+ * The SmsClient of the default account (`SmsModule.forRoot`); any other account's through
+ * `forAccount(name)`.
  */
 @Injectable()
 export class SmsService extends SmsClient {

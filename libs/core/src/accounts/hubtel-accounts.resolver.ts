@@ -10,26 +10,14 @@ export const HUBTEL_DEFAULT_ACCOUNT = 'default';
  */
 export const HUBTEL_ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
+// The defaults of HubtelAccountResolver's settings, and why.
 /** One day: a resolved account kept longer would miss rotated keys for too long. */
 export const HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS = 86_400_000;
-/**
- * How long an account found by a resolver is kept before it is asked again: long enough that a
- * busy app does not query its merchant database per request, short enough that rotated keys are
- * picked up within minutes.
- */
+/** A busy app does not query its merchant database per request; rotated keys arrive within minutes. */
 export const HUBTEL_ACCOUNT_CACHE_TTL_MS = 5 * 60_000;
-/**
- * How long a name from a request's path that the resolver knows nothing of is answered 404
- * without asking again: a forger repeating one path costs the merchant's database one query a
- * minute. Calls from the app (`forAccount`) always ask.
- */
+/** A forger repeating one made-up path costs the merchant's database one query a minute. */
 export const HUBTEL_UNKNOWN_ACCOUNT_TTL_MS = 60_000;
-/**
- * Resolver calls that requests' paths may start in a minute, per instance, for names it never
- * found: a forger making up a new name per request cannot turn callbacks into a flood of database
- * queries. Past it, requests naming such a name are answered 503 (sent again later) until the
- * minute ends; names found before are not counted (HUBTEL_FOUND_ACCOUNT_TTL_MS).
- */
+/** A forger making up a new name per request cannot turn callbacks into a flood of queries. */
 export const HUBTEL_REQUEST_LOOKUPS_PER_MINUTE = 600;
 /**
  * How long a name the resolver found stays known to exist after it was last found (longer than
@@ -142,39 +130,31 @@ export function resolveAccountResolver<O>(
   if (value === undefined) return undefined;
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw new HubtelConfigError(`${scope}.accounts`, 'must be an object { resolve, cacheTtlMs? }');
-  const { resolve, cacheTtlMs } = value as Record<string, unknown>;
-  if (typeof resolve !== 'function')
+  const given = value as Record<string, unknown>;
+  if (typeof given.resolve !== 'function')
     throw new HubtelConfigError(
       `${scope}.accounts.resolve`,
       'must be a function (name) => the account options, or undefined for an unknown name',
     );
-  const { unknownTtlMs, requestLookupsPerMinute } = value as Record<string, unknown>;
-  const max = HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS;
+  const wholeNumber = (key: string, min: number, max: number, fallback: number): number => {
+    const number = given[key];
+    if (number === undefined) return fallback;
+    if (typeof number !== 'number' || !Number.isInteger(number) || number < min || number > max)
+      throw new HubtelConfigError(`${scope}.accounts.${key}`, `must be a whole number from ${min} to ${max}`);
+    return number;
+  };
+  const day = HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS;
   return {
-    resolve: resolve as HubtelAccountResolver<O>['resolve'],
-    cacheTtlMs: wholeNumber(cacheTtlMs, `${scope}.accounts.cacheTtlMs`, 0, max, HUBTEL_ACCOUNT_CACHE_TTL_MS),
-    unknownTtlMs: wholeNumber(
-      unknownTtlMs,
-      `${scope}.accounts.unknownTtlMs`,
-      0,
-      max,
-      HUBTEL_UNKNOWN_ACCOUNT_TTL_MS,
-    ),
+    resolve: given.resolve as HubtelAccountResolver<O>['resolve'],
+    cacheTtlMs: wholeNumber('cacheTtlMs', 0, day, HUBTEL_ACCOUNT_CACHE_TTL_MS),
+    unknownTtlMs: wholeNumber('unknownTtlMs', 0, day, HUBTEL_UNKNOWN_ACCOUNT_TTL_MS),
     requestLookupsPerMinute: wholeNumber(
-      requestLookupsPerMinute,
-      `${scope}.accounts.requestLookupsPerMinute`,
+      'requestLookupsPerMinute',
       1,
       100_000,
       HUBTEL_REQUEST_LOOKUPS_PER_MINUTE,
     ),
   };
-}
-
-function wholeNumber(value: unknown, option: string, min: number, max: number, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
-    throw new HubtelConfigError(option, `must be a whole number from ${min} to ${max}`);
-  return value;
 }
 
 /** What the module of the default account hands the registry: named accounts are built from it. */

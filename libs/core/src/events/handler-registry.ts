@@ -41,10 +41,8 @@ type Method = (payload: unknown) => unknown;
  * with one identity (a class provided twice, two classes with one name) get `#2`, `#3`… with a
  * warning. A request-scoped provider gets a fresh instance per call.
  *
- * The emitter's listeners (`@OnEvent`, `emitter.on`, wildcards) are observers: once a job's
- * handlers all succeeded, `notify` emits the event to them (at least once, not awaited, their
- * failures logged). A plain `@OnEvent` on a handler event with no decorated handler was a handler
- * before 0.3.0: a warning at start-up says it is an observer now.
+ * The emitter's listeners (`@OnEvent`, `emitter.on`, wildcards) are observers (see `notify`). A
+ * plain `@OnEvent` alone on a handler event was a handler before 0.3.0: a start-up warning says so.
  *
  * Without discovery (an emitter used outside Nest, as in unit tests) the emitter's listeners are
  * the handlers, known by position (`event#0`…), and nothing more is emitted.
@@ -53,7 +51,6 @@ export class HandlerRegistry implements OnApplicationBootstrap {
   private discovered: Map<string, PipelineHandler[]> | undefined;
   private readonly cache = new Map<string, readonly PipelineHandler[]>();
   private readonly combined = new WeakMap<readonly string[], readonly PipelineHandler[]>();
-  private readonly warned = new Set<string>();
   private readonly logger: Logger;
 
   constructor(private readonly options: HandlerRegistryOptions) {
@@ -103,12 +100,11 @@ export class HandlerRegistry implements OnApplicationBootstrap {
    */
   handlersOf(events: readonly string[]): readonly PipelineHandler[] {
     if (events.length === 1) return this.handlersOfEvent(events[0]!);
-    if (!this.options.discovery) return Object.freeze(events.flatMap((event) => this.handlersOfEvent(event)));
-    let handlers = this.combined.get(events);
-    if (!handlers) {
-      handlers = Object.freeze(events.flatMap((event) => this.handlersOfEvent(event)));
-      this.combined.set(events, handlers);
-    }
+    const cached = this.combined.get(events);
+    if (cached) return cached;
+    const handlers = Object.freeze(events.flatMap((event) => this.handlersOfEvent(event)));
+    // Without discovery the emitter's listeners are the handlers, and they may change.
+    if (this.options.discovery) this.combined.set(events, handlers);
     return handlers;
   }
 
@@ -156,13 +152,11 @@ export class HandlerRegistry implements OnApplicationBootstrap {
           let id = `${given ?? `${className}.${method}`}@${event}`;
           const seen = (taken.get(id) ?? 0) + 1;
           taken.set(id, seen);
-          if (seen > 1) {
-            this.warnOnce(
-              `duplicate:${id}`,
+          if (seen === 2)
+            this.logger.warn(
               `Two handlers are both ${id} (a class provided twice, or two classes with one name): the later ones are ${id}#2… in discovery order; give them an explicit id option`,
             );
-            id = `${id}#${seen}`;
-          }
+          if (seen > 1) id = `${id}#${seen}`;
           const call: Method =
             requestScoped && moduleRef
               ? async (payload) => {
@@ -190,12 +184,6 @@ export class HandlerRegistry implements OnApplicationBootstrap {
     }
     return byEvent;
   }
-
-  private warnOnce(key: string, message: string): void {
-    if (this.warned.has(key)) return;
-    this.warned.add(key);
-    this.logger.warn(message);
-  }
 }
 
 let metadataKey: unknown;
@@ -221,7 +209,6 @@ export function onEventMetadataKey(
       Array.isArray(value) && (value as Array<{ event?: unknown }>).some((v) => v?.event === 'hubtel.probe')
     );
   });
-  return metadataKey;
 }
 
 /** `@OnEvent` methods warned about, once per process (each module's registry scans the same app). */

@@ -46,35 +46,20 @@ export function decideOnFailure(
   const where = `${req.operation}: ${req.method} ${req.api} ${req.path}`;
   const details: HubtelErrorDetails = { attempts: attempt, cause: sanitizedCause(failure) };
   if (failure.kind === 'pre-send') {
-    return {
-      retry: true,
-      error: new HubtelNetworkError(
-        `${where} could not connect to the platform (${failure.code}) after ${attempt} attempt(s); nothing was sent`,
-        details,
-      ),
-    };
+    const message = `${where} could not connect to the platform (${failure.code}) after ${attempt} attempt(s); nothing was sent`;
+    return { retry: true, error: new HubtelNetworkError(message, details) };
   }
   const what =
     failure.kind === 'timeout' ? `timed out after ${timeoutMs} ms` : `lost its connection (${failure.code})`;
   if (!req.idempotent) {
-    return {
-      retry: false,
-      error: new HubtelUnknownOutcomeError(
-        `${where} ${what}: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`,
-        details,
-      ),
-    };
+    const message = `${where} ${what}: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`;
+    return { retry: false, error: new HubtelUnknownOutcomeError(message, details) };
   }
-  if (failure.kind === 'timeout') {
-    return {
-      retry: true,
-      error: new HubtelTimeoutError(`${where} ${what} on each of ${attempt} attempt(s)`, details),
-    };
-  }
-  return {
-    retry: true,
-    error: new HubtelNetworkError(`${where} ${what} after ${attempt} attempt(s)`, details),
-  };
+  const error =
+    failure.kind === 'timeout'
+      ? new HubtelTimeoutError(`${where} ${what} on each of ${attempt} attempt(s)`, details)
+      : new HubtelNetworkError(`${where} ${what} after ${attempt} attempt(s)`, details);
+  return { retry: true, error };
 }
 
 export function classifyFailure(error: unknown): AttemptFailure {

@@ -42,10 +42,7 @@ export function axiosRequest(
   /** The body as JSON text (the transport also logs whether there is one). */
   data: string | undefined,
 ): AxiosRequestConfig<string | undefined> {
-  const headers: Record<string, string> = {
-    Accept: 'application/json',
-    'Content-Type': 'application/json',
-  };
+  const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
   if (req.headers) {
     for (const name in req.headers) {
       if (name.toLowerCase() !== 'authorization') headers[name] = req.headers[name];

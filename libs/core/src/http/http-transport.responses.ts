@@ -79,85 +79,62 @@ export function decideOnStatus(
   const retryAfterMs = parseRetryAfter(headers['retry-after'], now);
   if (retryAfterMs !== undefined) details.retryAfterMs = retryAfterMs;
 
-  if (status === 429) {
-    return {
-      retry: true,
-      retryAfterMs,
-      error: new HubtelRateLimitedError(
+  const retry = (error: HubtelError, wait?: number): Decision => ({ retry: true, retryAfterMs: wait, error });
+  const stop = (error: HubtelError): Decision => ({ retry: false, error });
+  const failed = `${where} failed with HTTP ${status}`;
+
+  if (status === 429)
+    return retry(
+      new HubtelRateLimitedError(
         `${where} was rate limited by the platform (HTTP 429) after ${attempt} attempt(s)${suffix}`,
         details,
       ),
-    };
-  }
-  if (status === 503) {
-    return {
-      retry: true,
       retryAfterMs,
-      error: new HubtelApiError(
+    );
+  if (status === 503)
+    return retry(
+      new HubtelApiError(
         `${where} failed: the platform is unavailable (HTTP 503) after ${attempt} attempt(s)${suffix}`,
         details,
       ),
-    };
-  }
-  if (status === 502 || status === 504) {
-    if (!req.idempotent) {
-      return {
-        retry: false,
-        error: new HubtelUnknownOutcomeError(
-          `${where} got HTTP ${status} from a gateway: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`,
-          details,
-        ),
-      };
-    }
-    return {
-      retry: true,
-      error: new HubtelApiError(
-        `${where} failed with HTTP ${status} after ${attempt} attempt(s)${suffix}`,
+      retryAfterMs,
+    );
+  if ((status === 502 || status === 504) && !req.idempotent)
+    return stop(
+      new HubtelUnknownOutcomeError(
+        `${where} got HTTP ${status} from a gateway: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`,
         details,
       ),
-    };
-  }
-  if (status === 401) {
-    return {
-      retry: false,
-      error: new HubtelAuthenticationError(
+    );
+  if (status === 502 || status === 504)
+    return retry(new HubtelApiError(`${failed} after ${attempt} attempt(s)${suffix}`, details));
+  if (status === 401)
+    return stop(
+      new HubtelAuthenticationError(
         `${where} was refused: the ${req.api} API credentials (clientId/clientSecret) are wrong or lack access (HTTP 401)${suffix}`,
         details,
       ),
-    };
-  }
-  if (status === 402 || (req.api === 'sms' && status === 400 && responseCode === '12')) {
-    return {
-      retry: false,
-      error: new HubtelInsufficientCreditError(
+    );
+  if (status === 402 || (req.api === 'sms' && status === 400 && responseCode === '12'))
+    return stop(
+      new HubtelInsufficientCreditError(
         `${where} was refused: the account has no credit left (HTTP ${status})${suffix}`,
         details,
       ),
-    };
-  }
-  if (status === 403 && looksLikeHtml(headers['content-type'], text)) {
-    return {
-      retry: false,
-      error: new HubtelIpNotAllowedError(
+    );
+  if (status === 403 && looksLikeHtml(headers['content-type'], text))
+    return stop(
+      new HubtelIpNotAllowedError(
         `${where} was refused with an HTML 403 page: this server's IP address is probably not on the platform's allow-list for the ${req.api} API (ask Hubtel to allow-list your server's public IP)`,
         details,
       ),
-    };
-  }
+    );
   if (status >= 300 && status < 400) {
     const location = headers.location ? ` to ${headers.location}` : '';
-    return {
-      retry: false,
-      error: new HubtelApiError(
-        `${where} was redirected${location} (HTTP ${status}); check the ${req.api} base URL`,
-        details,
-      ),
-    };
+    const hint = `check the ${req.api} base URL`;
+    return stop(new HubtelApiError(`${where} was redirected${location} (HTTP ${status}); ${hint}`, details));
   }
-  return {
-    retry: false,
-    error: new HubtelApiError(`${where} failed with HTTP ${status}${suffix}`, details),
-  };
+  return stop(new HubtelApiError(`${failed}${suffix}`, details));
 }
 
 function plainHeaders(headers: unknown): Record<string, string> {

@@ -192,17 +192,13 @@ export class HttpTransport {
       }
 
       if (!decision.retry || attempt >= maxAttempts) throw decision.error;
-      let delay: number;
-      if (decision.retryAfterMs !== undefined) {
-        if (decision.retryAfterMs > this.config.retry.maxDelayMs) {
-          this.logger.warn(
-            `${req.operation}: ${target} asked to retry after ${decision.retryAfterMs} ms, more than retry.maxDelayMs (${this.config.retry.maxDelayMs}); giving up`,
-          );
-          throw decision.error;
-        }
-        delay = decision.retryAfterMs;
-      } else {
-        delay = this.backoff(attempt);
+      // The backoff stays within maxDelayMs; only a longer Retry-After gets past it.
+      const delay = decision.retryAfterMs ?? backoffDelay(attempt, this.config.retry, this.random);
+      if (delay > this.config.retry.maxDelayMs) {
+        this.logger.warn(
+          `${req.operation}: ${target} asked to retry after ${delay} ms, more than retry.maxDelayMs (${this.config.retry.maxDelayMs}); giving up`,
+        );
+        throw decision.error;
       }
       this.logger.warn(
         `${req.operation}: ${target} failed on attempt ${attempt}/${maxAttempts} (${maskPhoneNumbers(decision.error.message)}); retrying in ${delay} ms`,
@@ -225,11 +221,6 @@ export class HttpTransport {
   private debugEnabled(): boolean {
     if (!this.logger.debug) return false;
     return this.customLogger || isLogLevelEnabled('debug', this.logger as Logger);
-  }
-
-  /** Full jitter: uniform in [0, min(maxDelayMs, baseDelayMs * 2^(attempt-1))). */
-  private backoff(attempt: number): number {
-    return backoffDelay(attempt, this.config.retry, this.random);
   }
 }
 

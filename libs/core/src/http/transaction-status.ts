@@ -1,4 +1,5 @@
 import { HubtelApiError } from '../errors/hubtel.errors.js';
+import { dropUndefined } from '../options/hubtel-env.js';
 import { ANSWER_FIELDS, withFieldNames } from './answer-fields.js';
 import { describeHubtelCode } from './hubtel-codes.js';
 import type { HttpTransport } from './http-transport.js';
@@ -84,26 +85,24 @@ export async function requestTransactionStatus(
       { httpStatus: response.status, responseCode: code, body: envelope },
     );
   }
-  const status: TransactionStatus = {
+  return {
     clientReference: textOf(data.clientReference) ?? clientReference,
     status: data.status,
     paid: data.status.trim().toLowerCase() === 'paid',
+    ...dropUndefined({
+      amount: amountOf(data.amount),
+      charges: amountOf(data.charges),
+      amountAfterCharges: amountOf(data.amountAfterCharges),
+      currencyCode: textOf(data.currencyCode),
+      transactionId: textOf(data.transactionId),
+      externalTransactionId: textOf(data.externalTransactionId),
+      paymentMethod: textOf(data.paymentMethod),
+      date: textOf(data.date),
+      isFulfilled: typeof data.isFulfilled === 'boolean' ? data.isFulfilled : undefined,
+      responseCode: code,
+      message: textOf(envelope?.message),
+    }),
   };
-  assign(status, 'amount', amountOf(data.amount));
-  assign(status, 'charges', amountOf(data.charges));
-  assign(status, 'amountAfterCharges', amountOf(data.amountAfterCharges));
-  for (const key of [
-    'currencyCode',
-    'transactionId',
-    'externalTransactionId',
-    'paymentMethod',
-    'date',
-  ] as const)
-    assign(status, key, textOf(data[key]));
-  if (typeof data.isFulfilled === 'boolean') status.isFulfilled = data.isFulfilled;
-  assign(status, 'responseCode', code);
-  assign(status, 'message', textOf(envelope?.message));
-  return status;
 }
 
 /** The raw answer (platform facts: `{ message, responseCode, data: {...} }`). */
@@ -111,14 +110,6 @@ interface StatusEnvelope {
   message?: unknown;
   responseCode?: unknown;
   data?: Record<string, unknown> | null;
-}
-
-function assign<K extends keyof TransactionStatus>(
-  target: TransactionStatus,
-  key: K,
-  value: TransactionStatus[K] | undefined,
-): void {
-  if (value !== undefined) target[key] = value;
 }
 
 function textOf(value: unknown): string | undefined {

@@ -35,14 +35,11 @@ function defaultDispatcher(): Dispatcher {
 }
 
 /**
- * An axios adapter that makes the request with `undici.request`.
- *
- * Why: the suite's outbound HTTP goes through @nestjs/axios' HttpService (one place for the
- * config, interceptors and test overrides users expect), but axios' Node adapter sits on
- * `node:http`, which costs about twice the CPU per request of undici; for a bulk SMS send that
- * is most of the client's work (bench/FINDINGS.md). Everything before the adapter (config
- * merging, request transforms, interceptors) and after it (response transforms, validateStatus)
- * is still axios'.
+ * An axios adapter that makes the request with `undici.request`: HttpService stays the one place
+ * for the config, interceptors and test overrides users expect, while axios' `node:http` adapter
+ * costs about twice undici's CPU per request, most of a bulk SMS send's work (bench/FINDINGS.md).
+ * Everything before the adapter (config, request transforms, interceptors) and after it (response
+ * transforms, validateStatus) is still axios'.
  *
  * Supported: string / Buffer / typed-array / URLSearchParams / stream / FormData bodies, `auth`,
  * `params`, `timeout` (the whole exchange, body included, as with axios), `signal` and

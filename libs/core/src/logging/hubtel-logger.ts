@@ -23,14 +23,11 @@ export function sanitizeLogParam(
 }
 
 /**
- * Nest's Logger for every line the suite writes: each message (and each extra string, the
- * context included) is escaped — newlines, CR, ANSI escapes, NUL, U+2028/2029 and bidi overrides
- * written as `\n`, `\x1b`, `\u2028`… — masked (phone numbers) and cut at LOG_LINE_MAX_LENGTH.
- * Done on the whole line, not on each value, so a new log line cannot forget a value that came
- * from a request. A stack trace given as the second argument of `error` stays multi-line.
- *
- * A level the app turned off returns at once, before any of that work (see isLogLevelEnabled).
- * Use it in an app as Nest's Logger: `new HubtelLogger('Shop')`.
+ * Nest's Logger for every line the suite writes: each message and extra string is made safe as
+ * sanitizeLogParam says (escaped — newlines, ANSI escapes, bidi overrides as `\n`, `\x1b`, `\u202e` —
+ * masked, cut at LOG_LINE_MAX_LENGTH), on the whole line, so a new log line cannot forget a value
+ * that came from a request. A level the app turned off returns before any of that work
+ * (isLogLevelEnabled). Use it in an app as Nest's Logger: `new HubtelLogger('Shop')`.
  */
 export class HubtelLogger extends Logger {
   /**

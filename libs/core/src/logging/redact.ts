@@ -43,12 +43,11 @@ const DECIMAL_DIGIT = /\p{Nd}/u;
 export function maskMsisdn(value: string): string {
   const digits = value.replace(/\D/g, '').length;
   if (digits === 0) return value;
-  const keepHead = digits >= 7 ? 3 : 0;
-  const keepTail = digits >= 7 ? 3 : 0;
+  const keep = digits >= 7 ? 3 : 0;
   let seen = 0;
   return value.replace(/\d/g, (d) => {
     const index = seen++;
-    return index < keepHead || index >= digits - keepTail ? d : MASK;
+    return index < keep || index >= digits - keep ? d : MASK;
   });
 }
 

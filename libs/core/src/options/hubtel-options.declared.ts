@@ -205,9 +205,7 @@ function inheritSection(
     if (accountRule(field) === 'defaultOnly' && own?.[field.key] !== undefined)
       throw new HubtelConfigError(
         `${scope}.${field.key}`,
-        top
-          ? 'is an option of the default account only (forRoot)'
-          : 'is an option of the default account only',
+        `is an option of the default account only${top ? ' (forRoot)' : ''}`,
       );
   for (const field of fields) {
     const rule = accountRule(field);
@@ -224,13 +222,8 @@ function inheritSection(
     if (rule === 'merged') {
       if (!isPlainObject(out[field.key])) continue;
       // What the section's fields do not pass on is dropped even when the account gives no section.
-      const kept = inheritSection(
-        sectionFields(field),
-        `${scope}.${field.key}`,
-        out[field.key] as Plain,
-        undefined,
-        false,
-      );
+      const section = `${scope}.${field.key}`;
+      const kept = inheritSection(sectionFields(field), section, out[field.key] as Plain, undefined, false);
       if (Object.keys(kept).length > 0) out[field.key] = kept;
       else delete out[field.key];
     } else if (rule !== 'inherited') delete out[field.key];
@@ -239,14 +232,9 @@ function inheritSection(
     if (value === undefined) continue;
     const field = fields.find((candidate) => candidate.key === key);
     const rule = field && accountRule(field);
+    const section = `${scope}.${key}`;
     if (rule === 'merged' && isPlainObject(value) && isPlainObject(out[key]))
-      out[key] = inheritSection(
-        sectionFields(field),
-        `${scope}.${key}`,
-        out[key],
-        stripUndefined(value),
-        false,
-      );
+      out[key] = inheritSection(sectionFields(field), section, out[key], stripUndefined(value), false);
     else if (
       (rule === 'own' || rule === 'ownIfDefault') &&
       isPlainObject(value) &&

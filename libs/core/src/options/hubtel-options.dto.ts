@@ -63,10 +63,9 @@ export function IsHubtelClientSecret(): PropertyDecorator {
  * The declaration of a key pair option (`callbackCredentials`): each account's own as a whole (a
  * named account never completes its pair with the default's), read from `env`'s variables.
  */
-export function declareCredentials(env: { clientId?: string; clientSecret?: string } = {}): new () => {
-  clientId: string;
-  clientSecret: string;
-} {
+export function declareCredentials(
+  env: { clientId?: string; clientSecret?: string } = {},
+): new () => { clientId: string; clientSecret: string } {
   class HubtelCredentialsDto {
     @IsHubtelClientId()
     @HubtelOption({ env: env.clientId, account: 'own' })
@@ -88,21 +87,14 @@ export class HubtelBackoffOptionsDto {
   maxDelayMs?: number;
 }
 
-/** The HTTP retry of every module's API calls (`retry`); the cap's default follows a larger base. */
+/** HubtelRetryOptions (every module's `retry`); the cap's default follows a larger base. */
 export class HubtelRetryOptionsDto {
-  /** Attempts in all, the first one included. 1 disables retries. Default 3. */
-  @HubtelOption({
-    int: [1, 20],
-    env: HUBTEL_ENV.retryMaxAttempts,
-    default: HUBTEL_DEFAULT_RETRY.maxAttempts,
-  })
+  @HubtelOption({ int: [1, 20], env: HUBTEL_ENV.retryMaxAttempts, default: HUBTEL_DEFAULT_RETRY.maxAttempts })
   maxAttempts?: number;
 
-  /** First backoff ceiling; doubles on every retry (full jitter: a random wait below it). Default 250. */
   @HubtelOption({ int: 1, env: HUBTEL_ENV.retryBaseDelayMs, default: HUBTEL_DEFAULT_RETRY.baseDelayMs })
   baseDelayMs?: number;
 
-  /** No backoff, nor any honoured `Retry-After`, is longer than this. Default 5000. */
   @HubtelOption({
     int: 1,
     env: HUBTEL_ENV.retryMaxDelayMs,
@@ -111,17 +103,15 @@ export class HubtelRetryOptionsDto {
   maxDelayMs?: number;
 }
 
-/** The transport settings every module that calls the platform takes (see HubtelHttpOptions). */
+/** HubtelHttpOptions: the transport settings of every module that calls the platform. */
 export class HubtelHttpOptionsDto {
-  /** Time-out of one HTTP attempt, in ms. Default 15000. */
   @HubtelOption({ int: [1, 600_000], env: HUBTEL_ENV.timeoutMs, default: HUBTEL_DEFAULT_TIMEOUT_MS })
   timeoutMs?: number;
 
-  /** Retries of failed calls; a named account's fields fall back to the default account's one by one. */
+  // A named account's retry fields fall back to the default account's one by one.
   @HubtelOption({ nested: () => HubtelRetryOptionsDto, account: 'merged', default: {} })
   retry?: HubtelRetryOptionsDto;
 
-  /** Country code put in front of national numbers (`0241234567`). Default '233'. */
   @HubtelOption({
     is: IsHubtelCountryCode(),
     env: HUBTEL_ENV.defaultCountryCode,

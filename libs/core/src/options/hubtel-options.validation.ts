@@ -14,9 +14,8 @@ function describe(value: unknown): string {
 
 /** The options object itself must be a plain object. */
 export function assertOptionsObject(value: unknown, name: string): asserts value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw new HubtelConfigError(name, `must be an object, got ${describe(value)}`);
-  }
 }
 
 /**
@@ -29,24 +28,20 @@ export function resolveUrl(value: unknown, name: string, fallback?: string): str
     if (fallback === undefined) throw new HubtelConfigError(name, 'is required');
     return fallback;
   }
-  if (typeof value !== 'string' || value.trim() === '') {
+  if (typeof value !== 'string' || value.trim() === '')
     throw new HubtelConfigError(name, `must be an absolute http(s) URL, got ${describe(value)}`);
-  }
   let url: URL;
   try {
     url = new URL(value.trim());
   } catch {
     throw new HubtelConfigError(name, 'must be an absolute http(s) URL (it does not parse)');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new HubtelConfigError(name, `must use http or https, not ${url.protocol.replace(/:$/, '')}`);
-  }
   if (url.username || url.password) {
     throw new HubtelConfigError(name, 'must not carry credentials; use the clientId/clientSecret options');
   }
-  if (url.search || url.hash) {
-    throw new HubtelConfigError(name, 'must not carry a query string or fragment');
-  }
+  if (url.search || url.hash) throw new HubtelConfigError(name, 'must not carry a query string or fragment');
   return url.toString().replace(/\/+$/, '');
 }
 

@@ -31,6 +31,8 @@ const NATIONAL_LENGTH: Readonly<Record<string, number>> = { '233': 9 };
 
 export type MsisdnResult = { ok: true; msisdn: string } | { ok: false; reason: string };
 
+const refuse = (reason: string): MsisdnResult => ({ ok: false, reason });
+
 /**
  * Like `normalizeMsisdn` but never throws: for hot loops over large recipient lists, where an
  * exception per bad entry would cost more than the check.
@@ -56,10 +58,10 @@ export function tryNormalizeMsisdn(
     text = value;
   } else if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) text = String(value);
   else if (typeof value === 'bigint' && value > 0n) text = value.toString();
-  else return { ok: false, reason: `must be a string, got ${value === null ? 'null' : typeof value}` };
+  else return refuse(`must be a string, got ${value === null ? 'null' : typeof value}`);
 
   let s = text.trim();
-  if (s === '') return { ok: false, reason: 'is empty' };
+  if (s === '') return refuse('is empty');
   s = s.replace(/\(0\)/g, '');
   s = s.replace(/[\s().\-\u00a0]/g, '');
 
@@ -70,11 +72,8 @@ export function tryNormalizeMsisdn(
   else digits = s;
 
   if (!/^\d+$/.test(digits))
-    return {
-      ok: false,
-      reason: 'contains characters other than digits, spaces, dashes, parentheses and a leading "+"',
-    };
-  if (digits.startsWith('0')) return { ok: false, reason: 'has no country code' };
+    return refuse('contains characters other than digits, spaces, dashes, parentheses and a leading "+"');
+  if (digits.startsWith('0')) return refuse('has no country code');
 
   // Bare national digits without the trunk 0 ("241234567"): refuse rather than guess a country.
   const nationalLength = NATIONAL_LENGTH[defaultCountryCode];
@@ -83,30 +82,21 @@ export function tryNormalizeMsisdn(
     nationalLength !== undefined &&
     digits.length === nationalLength &&
     !digits.startsWith(defaultCountryCode)
-  ) {
-    return {
-      ok: false,
-      reason: `has no country code (write it as 0${digits} or +${defaultCountryCode}${digits})`,
-    };
-  }
+  )
+    return refuse(`has no country code (write it as 0${digits} or +${defaultCountryCode}${digits})`);
   for (const [code, length] of Object.entries(NATIONAL_LENGTH)) {
     if (digits.startsWith(code)) {
       const national = digits.slice(code.length);
-      if (national.length !== length || national.startsWith('0')) {
-        return {
-          ok: false,
-          reason: `is not a valid +${code} number (expected ${code} followed by ${length} digits, not starting with 0)`,
-        };
-      }
-      return { ok: true, msisdn: digits };
+      if (national.length === length && !national.startsWith('0')) return { ok: true, msisdn: digits };
+      return refuse(
+        `is not a valid +${code} number (expected ${code} followed by ${length} digits, not starting with 0)`,
+      );
     }
   }
-  if (digits.length < MSISDN_MIN_DIGITS || digits.length > MSISDN_MAX_DIGITS) {
-    return {
-      ok: false,
-      reason: `must have ${MSISDN_MIN_DIGITS} to ${MSISDN_MAX_DIGITS} digits with the country code, got ${digits.length}`,
-    };
-  }
+  if (digits.length < MSISDN_MIN_DIGITS || digits.length > MSISDN_MAX_DIGITS)
+    return refuse(
+      `must have ${MSISDN_MIN_DIGITS} to ${MSISDN_MAX_DIGITS} digits with the country code, got ${digits.length}`,
+    );
   return { ok: true, msisdn: digits };
 }
 

@@ -26,45 +26,28 @@ function ajv(): Ajv {
   if (shared) return shared;
   const instance = new Ajv({ allErrors: true, verbose: true, strict: true });
   const call = (cxt: KeywordCxt, fn: Function): Name => cxt.gen.scopeValue('func', { ref: fn });
-  instance.addKeyword({
-    keyword: 'cvMaxLength',
-    type: 'string',
-    schemaType: 'number',
-    code: (cxt) =>
-      cxt.fail(_`${cxt.data}.length > ${cxt.schema} && !${call(cxt, maxLength)}(${cxt.data}, ${cxt.schema})`),
+  const add = (
+    keyword: string,
+    type: 'string' | 'number' | undefined,
+    schemaType: 'number' | 'object' | 'boolean',
+    code: (cxt: KeywordCxt) => void,
+  ) => instance.addKeyword({ keyword, ...(type && { type }), schemaType, code });
+  add('cvMaxLength', 'string', 'number', (cxt) =>
+    cxt.fail(_`${cxt.data}.length > ${cxt.schema} && !${call(cxt, maxLength)}(${cxt.data}, ${cxt.schema})`),
+  );
+  add('cvMinLength', 'string', 'number', (cxt) =>
+    cxt.fail(_`!${call(cxt, minLength)}(${cxt.data}, ${cxt.schema})`),
+  );
+  add('cvMatches', 'string', 'object', (cxt) => {
+    const { source, flags } = cxt.schema as { source: string; flags: string };
+    const regex = cxt.gen.scopeValue('pattern', { ref: new RegExp(source, flags) });
+    cxt.fail(_`!${call(cxt, matches)}(${cxt.data}, ${regex})`);
   });
-  instance.addKeyword({
-    keyword: 'cvMinLength',
-    type: 'string',
-    schemaType: 'number',
-    code: (cxt) => cxt.fail(_`!${call(cxt, minLength)}(${cxt.data}, ${cxt.schema})`),
-  });
-  instance.addKeyword({
-    keyword: 'cvMatches',
-    type: 'string',
-    schemaType: 'object',
-    code: (cxt) => {
-      const { source, flags } = cxt.schema as { source: string; flags: string };
-      const regex = cxt.gen.scopeValue('pattern', { ref: new RegExp(source, flags) });
-      cxt.fail(_`!${call(cxt, matches)}(${cxt.data}, ${regex})`);
-    },
-  });
-  instance.addKeyword({
-    keyword: 'cvMaxDecimalPlaces',
-    type: 'number',
-    schemaType: 'number',
-    code: (cxt) => cxt.fail(_`!${call(cxt, isNumber)}(${cxt.data}, { maxDecimalPlaces: ${cxt.schema} })`),
-  });
-  instance.addKeyword({
-    keyword: 'cvNotEmpty',
-    schemaType: 'boolean',
-    code: (cxt) => cxt.fail(_`!${call(cxt, isNotEmpty)}(${cxt.data})`),
-  });
-  instance.addKeyword({
-    keyword: 'cvDefined',
-    schemaType: 'boolean',
-    code: (cxt) => cxt.fail(_`!${call(cxt, isDefined)}(${cxt.data})`),
-  });
+  add('cvMaxDecimalPlaces', 'number', 'number', (cxt) =>
+    cxt.fail(_`!${call(cxt, isNumber)}(${cxt.data}, { maxDecimalPlaces: ${cxt.schema} })`),
+  );
+  add('cvNotEmpty', undefined, 'boolean', (cxt) => cxt.fail(_`!${call(cxt, isNotEmpty)}(${cxt.data})`));
+  add('cvDefined', undefined, 'boolean', (cxt) => cxt.fail(_`!${call(cxt, isDefined)}(${cxt.data})`));
   return (shared = instance);
 }
 
@@ -104,10 +87,8 @@ export function compileValidator<T>(
   const project = projector(root, shapes, new Map());
   const validator: CompiledValidator<T> = (input) => {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      return {
-        ok: false,
-        issues: [{ field: '(body)', message: `request body must be a JSON object, got ${kind(input)}` }],
-      };
+      const message = `request body must be a JSON object, got ${kind(input)}`;
+      return { ok: false, issues: [{ field: '(body)', message }] };
     }
     if (check(input)) return { ok: true, value: project(input) as T };
     return { ok: false, issues: issuesOf(check) };
