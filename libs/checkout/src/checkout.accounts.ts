@@ -1,6 +1,6 @@
 import type { HttpService } from '@nestjs/axios';
 import { Injectable } from '@nestjs/common';
-import { HubtelLogger, type HubtelTelemetry } from 'nestjs-hubtel';
+import { HubtelLogger } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   AccountRegistry,
@@ -9,6 +9,7 @@ import {
   type HttpTransport,
   type StatusCheckBudget,
   type HttpTransportConfig,
+  type HubtelDefaultAccount,
 } from '#internal';
 import { CheckoutApiClient } from './invoices/invoice.client.js';
 import { invoiceAccount, type CheckoutInvoice } from './invoices/invoice.store.js';
@@ -65,10 +66,10 @@ export interface CheckoutAccountOperations {
 }
 
 /** What `CheckoutModule.forRoot` hands over: named accounts inherit from it. */
-export interface CheckoutDefaultAccount {
-  /** The options as given (named accounts inherit the ones they do not set). */
-  options: CheckoutModuleOptions;
-  resolved: ResolvedCheckoutOptions;
+export interface CheckoutDefaultAccount extends HubtelDefaultAccount<
+  CheckoutModuleOptions,
+  ResolvedCheckoutOptions
+> {
   route: CheckoutRouteInfo;
   api: CheckoutApiClient;
   verifier: CheckoutVerifier;
@@ -76,7 +77,6 @@ export interface CheckoutDefaultAccount {
   http: HttpService;
   /** The instance's status-check budget: shared by every account. */
   budget: StatusCheckBudget;
-  telemetry?: HubtelTelemetry;
 }
 
 /** The application's checkout accounts (core's AccountRegistry). */

@@ -3,9 +3,7 @@ import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelAccountResolver,
-  type HubtelCredentials,
   type HubtelEnvSource,
-  type HubtelRetryOptions,
   type HubtelShutdownOptions,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStore,
@@ -13,7 +11,6 @@ import {
 } from 'nestjs-hubtel';
 import {
   DEFAULT_JOB_RETRY,
-  HUBTEL_DEFAULT_RETRY,
   HUBTEL_ENV,
   HubtelHttpOptionsDto,
   HubtelOption,
@@ -30,8 +27,10 @@ import {
   type HubtelEnvAccounts,
   type JobRetryPolicy,
   type ResolvedAccountResolver,
-  type ResolvedHubtelHttpOptions,
   declareAccessOptions,
+  HTTP_GROUPED,
+  httpParts,
+  type HubtelHttpParts,
 } from '#internal';
 import {
   CHECKOUT_DEFAULTS,
@@ -189,19 +188,10 @@ export type ResolvedCheckoutOptions = Omit<
     accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
   };
 
-const GROUPED = [
-  'clientId',
-  'clientSecret',
-  'timeoutMs',
-  'retry',
-  'defaultCountryCode',
-  'publicBaseUrl',
-] as const;
+const GROUPED = [...HTTP_GROUPED, 'publicBaseUrl'] as const;
 
 /** What `resolve` computes rather than passes on as checked. */
-interface CheckoutComputedOptions {
-  credentials: HubtelCredentials;
-  http: ResolvedHubtelHttpOptions;
+interface CheckoutComputedOptions extends HubtelHttpParts {
   baseUrls: Required<CheckoutBaseUrlOptions>;
   /** The default callback URL, when one can be built. */
   callbackUrl?: string;
@@ -246,8 +236,7 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
     const { posSalesId } = o;
     const forever =
       (raw.handlers as { retry?: { maxAttempts?: unknown } } | undefined)?.retry?.maxAttempts === Infinity;
-    const httpRetry = o.retry as HubtelRetryOptions;
-    backoffDelays(httpRetry, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
+    const http = httpParts(o, scope);
     // Access first: the path secret is part of the default callback URL.
     const access = o.access as InboundAccessOptions;
     new InboundAccessPolicy(access, `${scope}.access.`); // validates, naming the bad option
@@ -304,8 +293,7 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
         `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
       );
     return {
-      credentials: { clientId: o.clientId, clientSecret: o.clientSecret },
-      http: { timeoutMs: o.timeoutMs!, retry: httpRetry, defaultCountryCode: o.defaultCountryCode! },
+      ...http,
       ...dropUndefined({ callbackUrl, store }),
       handlers: {
         retry: { ...(retry as JobRetryPolicy), maxAttempts: forever ? Infinity : maxAttempts },

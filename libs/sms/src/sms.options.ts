@@ -1,24 +1,18 @@
 import { IsOptional, IsString, Matches } from 'class-validator';
+import { HubtelConfigError, type HubtelAccountResolver, type HubtelEnvSource } from 'nestjs-hubtel';
 import {
-  HubtelConfigError,
-  type HubtelAccountResolver,
-  type HubtelCredentials,
-  type HubtelEnvSource,
-  type HubtelRetryOptions,
-} from 'nestjs-hubtel';
-import {
-  HUBTEL_DEFAULT_RETRY,
   HUBTEL_ENV,
   HubtelHttpOptionsDto,
   HubtelOption,
   IsHubtelClientId,
   IsHubtelClientSecret,
-  backoffDelays,
   hubtelOptionsRecipe,
   type HttpTransportConfig,
   type HubtelEnvAccounts,
   type ResolvedAccountResolver,
-  type ResolvedHubtelHttpOptions,
+  HTTP_GROUPED,
+  httpParts,
+  type HubtelHttpParts,
 } from '#internal';
 import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
 
@@ -80,15 +74,12 @@ export type SmsAccountOverrides = Pick<SmsModuleOptions, 'clientId' | 'clientSec
 export type SmsAccountResolver = Pick<HubtelAccountResolver<SmsAccountOverrides>, 'resolve' | 'cacheTtlMs'>;
 
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
-export type ResolvedSmsOptions = Omit<SmsModuleOptions, (typeof GROUPED)[number] | 'accounts'> &
-  Required<Pick<SmsModuleOptions, 'baseUrl' | 'maxSenderLength' | 'batchSize' | 'concurrency'>> & {
-    credentials: HubtelCredentials;
-    http: ResolvedHubtelHttpOptions;
+export type ResolvedSmsOptions = Omit<SmsModuleOptions, (typeof HTTP_GROUPED)[number] | 'accounts'> &
+  Required<Pick<SmsModuleOptions, 'baseUrl' | 'maxSenderLength' | 'batchSize' | 'concurrency'>> &
+  HubtelHttpParts & {
     /** Only on the default account, only when `accounts` is given. */
     accounts?: ResolvedAccountResolver<SmsAccountOverrides>;
   };
-
-const GROUPED = ['clientId', 'clientSecret', 'timeoutMs', 'retry', 'defaultCountryCode'] as const;
 
 /** Default options and named accounts read from the environment. */
 export interface SmsEnvAccounts extends HubtelEnvAccounts<SmsModuleOptions, SmsAccountOverrides> {
@@ -103,21 +94,12 @@ export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
 >({
   scope: 'sms',
   options: SmsModuleOptions,
-  grouped: GROUPED,
+  grouped: HTTP_GROUPED,
   resolve: (checked, { scope }) => {
-    const { clientId, clientSecret, timeoutMs, retry, defaultCountryCode, senderId, maxSenderLength } =
-      checked;
+    const { senderId, maxSenderLength } = checked;
     if (senderId !== undefined && senderId.length > maxSenderLength!)
       throw new HubtelConfigError(`${scope}.senderId`, `must be at most ${maxSenderLength} characters long`);
-    backoffDelays(retry as Required<HubtelRetryOptions>, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
-    return {
-      credentials: { clientId, clientSecret },
-      http: {
-        timeoutMs: timeoutMs!,
-        retry: retry as HubtelRetryOptions,
-        defaultCountryCode: defaultCountryCode!,
-      },
-    };
+    return httpParts(checked, scope);
   },
 });
 
