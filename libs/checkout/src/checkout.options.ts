@@ -178,15 +178,12 @@ export interface CheckoutRouteInfo {
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
 export type ResolvedCheckoutOptions = Omit<
   CheckoutModuleOptions,
-  (typeof GROUPED)[number] | keyof CheckoutComputedOptions | 'accounts'
+  (typeof GROUPED)[number] | keyof CheckoutComputedOptions
 > &
   Required<
     Pick<CheckoutModuleOptions, 'descriptionSpecialCharacters' | 'invoiceTtlMs' | 'maxCallbackBodyBytes'>
   > &
-  CheckoutComputedOptions & {
-    /** Only on the default account, only when `accounts` is given. */
-    accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
-  };
+  CheckoutComputedOptions;
 
 const GROUPED = [...HTTP_GROUPED, 'publicBaseUrl'] as const;
 
@@ -204,6 +201,8 @@ interface CheckoutComputedOptions extends HubtelHttpParts {
   access: InboundAccessOptions;
   /** Absent: this module leaves the instance's budget as others (or the default) set it. */
   statusCheckBudget: HubtelStatusCheckBudgetOptions;
+  /** Only on the default account, only when `accounts` is given. */
+  accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
 }
 
 /** Default options and named accounts read from the environment. */

@@ -227,18 +227,11 @@ type Defaulted = Resolved<Omit<ServiceAppModuleOptions, Undefaulted>> &
   Pick<ServiceAppModuleOptions, Undefaulted>;
 
 /** Options after validation, every default filled in, in the shapes the module consumes. */
-export type ResolvedServiceAppOptions = Omit<
-  Defaulted,
-  | 'backInput'
-  | 'callbackRetry'
-  | 'fulfillmentRetry'
-  | 'statusCheck'
-  | 'verification'
-  | 'statusCheckBudget'
-  | 'messages'
-  | 'ussd'
-  | 'accounts'
-> & {
+export type ResolvedServiceAppOptions = Omit<Defaulted, 'backInput' | keyof ServiceAppComputedOptions> &
+  ServiceAppComputedOptions;
+
+/** What `resolve` computes rather than passes on as checked. */
+interface ServiceAppComputedOptions {
   callbackRetry: Resolved<ServiceAppCallbackRetryOptions>;
   fulfillmentRetry: Resolved<ServiceAppFulfillmentRetryOptions>;
   backInputs: string[];
@@ -254,7 +247,7 @@ export type ResolvedServiceAppOptions = Omit<
   ussd: ResolvedUssdOptions;
   /** The account resolver (default account only). */
   accounts?: ResolvedAccountResolver<ServiceAppAccountOverrides>;
-};
+}
 
 /** Default options and named accounts read from the environment. */
 export interface ServiceAppEnvAccounts extends HubtelEnvAccounts<
