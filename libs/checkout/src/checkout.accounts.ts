@@ -1,6 +1,6 @@
 import type { HttpService } from '@nestjs/axios';
 import { Injectable } from '@nestjs/common';
-import { HubtelLogger } from 'nestjs-hubtel';
+import { HubtelLogger, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   AccountRegistry,
@@ -9,7 +9,6 @@ import {
   type HttpTransport,
   type StatusCheckBudget,
   type HttpTransportConfig,
-  type HubtelDefaultAccount,
 } from '#internal';
 import { CheckoutApiClient } from './invoices/invoice.client.js';
 import { invoiceAccount, type CheckoutInvoice } from './invoices/invoice.store.js';
@@ -66,10 +65,10 @@ export interface CheckoutAccountOperations {
 }
 
 /** What `CheckoutModule.forRoot` hands over: named accounts inherit from it. */
-export interface CheckoutDefaultAccount extends HubtelDefaultAccount<
-  CheckoutModuleOptions,
-  ResolvedCheckoutOptions
-> {
+export interface CheckoutDefaultAccount {
+  /** The options as given (named accounts inherit the ones they do not set). */
+  options: CheckoutModuleOptions;
+  resolved: ResolvedCheckoutOptions;
   route: CheckoutRouteInfo;
   api: CheckoutApiClient;
   verifier: CheckoutVerifier;
@@ -77,6 +76,7 @@ export interface CheckoutDefaultAccount extends HubtelDefaultAccount<
   http: HttpService;
   /** The instance's status-check budget: shared by every account. */
   budget: StatusCheckBudget;
+  telemetry?: HubtelTelemetry;
 }
 
 /** The application's checkout accounts (core's AccountRegistry). */

@@ -1,13 +1,12 @@
 import type { HttpService } from '@nestjs/axios';
 import { Injectable } from '@nestjs/common';
-import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, HubtelLogger } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, HubtelLogger, type HubtelTelemetry } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   AccountRegistry,
   HttpTransport,
   InboundAccessPolicy,
   type HttpTransportConfig,
-  type HubtelDefaultAccount,
   type InboundAccount,
   type StatusCheckBudget,
 } from '#internal';
@@ -44,16 +43,17 @@ export interface ServiceAppAccount extends InboundAccount {
 }
 
 /** What `ServiceAppModule.forRoot` hands over: named accounts inherit from it. */
-export interface ServiceAppDefaultAccount extends HubtelDefaultAccount<
-  ServiceAppModuleOptions,
-  ResolvedServiceAppOptions
-> {
+export interface ServiceAppDefaultAccount {
+  /** The options as given (named accounts inherit those they do not set). */
+  options: ServiceAppModuleOptions;
+  resolved: ResolvedServiceAppOptions;
   access: InboundAccessPolicy;
   status: PaymentStatusClient | undefined;
   callback: FulfillmentCallbackClient;
   flows: ServiceFlowService;
   http: HttpService;
   budget: StatusCheckBudget;
+  telemetry?: HubtelTelemetry;
 }
 
 /** The account's status check, when it has one (its key pair and POS Sales ID). */

@@ -6,7 +6,6 @@ import {
   createHttpTransport,
   type HttpTransport,
   type HttpTransportConfig,
-  type HubtelDefaultAccount,
 } from '#internal';
 import { SmsClient } from './sms.client.js';
 import { SMS_DEFAULT_ACCOUNT, smsLoggerContext } from './sms.constants.js';
@@ -24,9 +23,13 @@ import type { SmsSender } from './sms.types.js';
 export type SmsTransportFactory = (account: string, config: HttpTransportConfig) => HttpTransport;
 
 /** What `SmsModule.forRoot` hands over: named accounts inherit from it. */
-export interface SmsDefaultAccount extends HubtelDefaultAccount<SmsModuleOptions, ResolvedSmsOptions> {
+export interface SmsDefaultAccount {
+  /** The options as given (named accounts inherit the ones they do not set). */
+  options: SmsModuleOptions;
+  resolved: ResolvedSmsOptions;
   transport: HttpTransport;
   transportFor: SmsTransportFactory;
+  telemetry?: HubtelTelemetry;
 }
 
 /** The default factory: the app's HTTP client, the account's own settings and log context. */

@@ -1,4 +1,3 @@
-import type { HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import { HUBTEL_DEFAULT_RETRY } from '../hubtel.constants.js';
 import type {
   HubtelCredentials,
@@ -6,8 +5,6 @@ import type {
   ResolvedHubtelHttpOptions,
 } from './hubtel-options.types.js';
 import { backoffDelays } from './hubtel-options.validation.js';
-
-/* Shapes every module that calls the platform shares, beside what the recipe derives. */
 
 /** The checked options `httpParts` groups: the key pair and HubtelHttpOptionsDto's fields. */
 export const HTTP_GROUPED = ['clientId', 'clientSecret', 'timeoutMs', 'retry', 'defaultCountryCode'] as const;
@@ -30,12 +27,4 @@ export function httpParts(
     credentials: { clientId, clientSecret },
     http: { timeoutMs: timeoutMs!, retry, defaultCountryCode: defaultCountryCode! },
   };
-}
-
-/** What a module's forRoot hands its account registry (`attach`): named accounts inherit from it. */
-export interface HubtelDefaultAccount<O, R> {
-  /** The options as given (named accounts inherit those they do not set). */
-  options: O;
-  resolved: R;
-  telemetry?: HubtelTelemetry;
 }
