@@ -16,7 +16,7 @@ import { CheckoutVerifier } from './callbacks/callback.verifier.js';
 import { CHECKOUT_DEFAULT_ACCOUNT, checkoutLoggerContext } from './checkout.constants.js';
 import { CheckoutUnknownAccountError } from './checkout.errors.js';
 import {
-  resolveCheckoutAccountOptions,
+  CHECKOUT_OPTIONS_RECIPE,
   type CheckoutModuleOptions,
   type CheckoutRouteInfo,
   type ResolvedCheckoutOptions,
@@ -132,7 +132,8 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implement
 
 function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides: unknown): CheckoutAccount {
   const { options: raw, resolved, route } = defaults;
-  const options = resolveCheckoutAccountOptions(name, raw, overrides, resolved, route);
+  // The module-wide options are the default's resolved ones: one store, one reconciler.
+  const options = CHECKOUT_OPTIONS_RECIPE.resolveAccount(name, raw, overrides, resolved, route);
   const access = new InboundAccessPolicy(options.access, `checkout[${name}].access.`);
   if (!route.disabled)
     defaults.access.warnUnguarded(

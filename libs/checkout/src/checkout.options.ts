@@ -311,17 +311,6 @@ export function resolveCheckoutOptions(
   return CHECKOUT_OPTIONS_RECIPE.resolve(options, account, route);
 }
 
-/** A named account's options; the module-wide ones are the default's (`module`): one store, reconciler. */
-export function resolveCheckoutAccountOptions(
-  name: string,
-  defaults: CheckoutModuleOptions,
-  overrides: unknown,
-  module: ResolvedCheckoutOptions,
-  route: CheckoutRouteInfo = DEFAULT_ROUTE,
-): ResolvedCheckoutOptions {
-  return CHECKOUT_OPTIONS_RECIPE.resolveAccount(name, defaults, overrides, module, route);
-}
-
 /** `handlers.retry.maxAttempts: Infinity` is no JSON number, so no decorator takes it (see `resolve`). */
 function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, unknown> {
   const handlers = raw.handlers as { retry?: { maxAttempts?: unknown } } | null | undefined;
