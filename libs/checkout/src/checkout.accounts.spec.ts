@@ -1,6 +1,6 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
 import {
-  resolveCheckoutAccountOptions,
+  CHECKOUT_OPTIONS_RECIPE,
   resolveCheckoutOptions,
   type CheckoutModuleOptions,
 } from './checkout.options.js';
@@ -30,7 +30,7 @@ const defaults: CheckoutModuleOptions = {
 const module = resolveCheckoutOptions(defaults);
 const north = { clientId: 'north-id', clientSecret: 'north-secret' };
 const resolve = (overrides: unknown, base: CheckoutModuleOptions = defaults) =>
-  resolveCheckoutAccountOptions('north', base, overrides, resolveCheckoutOptions(base));
+  CHECKOUT_OPTIONS_RECIPE.resolveAccount('north', base, overrides, resolveCheckoutOptions(base));
 
 function configError(run: () => unknown): HubtelConfigError {
   try {
@@ -42,7 +42,7 @@ function configError(run: () => unknown): HubtelConfigError {
   throw new Error('no HubtelConfigError');
 }
 
-describe('resolveCheckoutAccountOptions: what a named checkout account inherits', () => {
+describe('CHECKOUT_OPTIONS_RECIPE.resolveAccount: what a named checkout account inherits', () => {
   it('takes its own keys, never the default POS Sales ID, merchant account number or path secret', () => {
     const o = resolve(north);
     expect(o.credentials).toEqual({ clientId: 'north-id', clientSecret: 'north-secret' });

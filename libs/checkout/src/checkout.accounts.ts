@@ -16,7 +16,7 @@ import { CheckoutVerifier } from './callbacks/callback.verifier.js';
 import { CHECKOUT_DEFAULT_ACCOUNT, checkoutLoggerContext } from './checkout.constants.js';
 import { CheckoutUnknownAccountError } from './checkout.errors.js';
 import {
-  resolveCheckoutAccountOptions,
+  CHECKOUT_OPTIONS_RECIPE,
   type CheckoutModuleOptions,
   type CheckoutRouteInfo,
   type ResolvedCheckoutOptions,
@@ -27,11 +27,7 @@ import type {
   CreateInvoiceInput,
 } from './invoices/invoice.dto.js';
 
-/**
- * One checkout account, built once (the default and registered ones at bootstrap, a resolved one
- * at first use): its options, its own transport (its own Basic auth) and API client (its own POS
- * Sales ID), its verifier and the access policy of its callback path.
- */
+/** One checkout account, built once: its transport (keys), API client (POS Sales ID), verifier, access. */
 export interface CheckoutAccount {
   readonly name: string;
   readonly options: ResolvedCheckoutOptions;
@@ -49,11 +45,9 @@ export interface CheckoutAccountSource {
 }
 
 /**
- * What CheckoutService does for one account: `checkout.forAccount('north')`, or
- * `@InjectCheckout('north')` for an account registered with `CheckoutModule.registerAccount`.
- * Invoices created here are the account's: confirmed, reconciled and called back on its own keys,
- * POS Sales ID and callback path. What concerns an existing invoice (`getInvoice`, `reconcile`,
- * dead letters) is on CheckoutService: an invoice knows its account.
+ * What CheckoutService does for one account (`checkout.forAccount('north')`, `@InjectCheckout('north')`):
+ * its invoices are confirmed, reconciled and called back on its own keys, POS Sales ID and path.
+ * What concerns an existing invoice is on CheckoutService: an invoice knows its account.
  */
 export interface CheckoutAccountService {
   /** The account's name (`default` for CheckoutService's own). */
@@ -85,11 +79,7 @@ export interface CheckoutDefaultAccount {
   telemetry?: HubtelTelemetry;
 }
 
-/**
- * The application's checkout accounts: the default one (forRoot), those registered by name
- * (registerAccount), and those the optional resolver finds at run time (cached), kept by core's
- * AccountRegistry.
- */
+/** The application's checkout accounts (core's AccountRegistry). */
 @Injectable()
 export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implements CheckoutAccountSource {
   private operations?: CheckoutAccountOperations;
@@ -126,35 +116,30 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implement
 
   /** A service bound to `name`; its calls find the account first (and reject when there is none). */
   service(name: string): CheckoutAccountService {
-    return new CheckoutAccountHandle(name, this);
+    // CheckoutService binds itself when it is made, before anything can call a bound service.
+    return {
+      account: name,
+      createInvoice: async (input) => this.operations!.createInvoiceFor(await this.get(name), input),
+      getStatus: async (reference) => this.operations!.getStatusFor(await this.get(name), reference),
+    };
   }
 
   /** The account of an invoice (its `account`, or `default` for records older than accounts). */
   forInvoice(invoice: Pick<CheckoutInvoice, 'account'>): Promise<CheckoutAccount> {
     return this.get(invoiceAccount(invoice));
   }
-
-  /** @internal the bound services' way to CheckoutService. */
-  get work(): CheckoutAccountOperations {
-    // CheckoutService binds itself when it is made, before anything can call a bound service.
-    return this.operations!;
-  }
 }
 
 function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides: unknown): CheckoutAccount {
-  const options = resolveCheckoutAccountOptions(
-    name,
-    defaults.options,
-    overrides,
-    defaults.resolved,
-    defaults.route,
-  );
+  const { options: raw, resolved, route } = defaults;
+  // The module-wide options are the default's resolved ones: one store, one reconciler.
+  const options = CHECKOUT_OPTIONS_RECIPE.resolveAccount(name, raw, overrides, resolved, route);
   const access = new InboundAccessPolicy(options.access, `checkout[${name}].access.`);
-  if (!defaults.route.disabled)
+  if (!route.disabled)
     defaults.access.warnUnguarded(
       access,
       name,
-      `POST /${defaults.route.path}/${name}`,
+      `POST /${route.path}/${name}`,
       HUBTEL_ENV.checkoutPathSecret,
       new HubtelLogger(checkoutLoggerContext(name)),
     );
@@ -173,22 +158,6 @@ function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides:
     access,
     transport,
   };
-}
-
-/** A service whose calls go to account `account`, found (or resolved) at each call. */
-class CheckoutAccountHandle implements CheckoutAccountService {
-  constructor(
-    readonly account: string,
-    private readonly accounts: CheckoutAccounts,
-  ) {}
-
-  async createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated> {
-    return this.accounts.work.createInvoiceFor(await this.accounts.get(this.account), input);
-  }
-
-  async getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
-    return this.accounts.work.getStatusFor(await this.accounts.get(this.account), clientReference);
-  }
 }
 
 /** The transport of one account: the checkout API and the status check share its API key pair. */

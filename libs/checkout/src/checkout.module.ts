@@ -75,7 +75,7 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
   },
 });
 
-/** Extras of `forRoot`/`forRootAsync`: static, because Nest fixes routes before async options resolve. */
+/** Extras of `forRoot`/`forRootAsync`: static, as Nest fixes routes before async options resolve. */
 export interface CheckoutModuleExtras extends HubtelModuleExtras {
   /**
    * The web callback route of every account: `path` (default `hubtel/checkout/callback`; a named
@@ -137,11 +137,9 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
 /**
  * Online checkout: invoices, verified payment callbacks, status checks and reconciliation
  * (`CheckoutModule.forRoot({ clientId, clientSecret, posSalesId, publicBaseUrl })`, beside
- * `EventEmitterModule.forRoot()`). A bad option stops the application at bootstrap with a
- * HubtelConfigError naming it. `registerAccount({ name: 'north', clientId, clientSecret })`: a
- * further account, injected with `@InjectCheckout(name)` (`checkout.forAccount(name)` from
- * anywhere), with its own keys (and `posSalesId`, `merchantAccountNumber`, path secret, if any)
- * and the default account's other options; its callbacks come on `<callback path>/<name>`.
+ * `EventEmitterModule.forRoot()`). `registerAccount({ name: 'north', clientId, clientSecret })`: a
+ * further account (`@InjectCheckout(name)`, `checkout.forAccount(name)`) with its own keys and the
+ * default account's other options; its callbacks come on `<callback path>/<name>`.
  */
 @Module({
   imports: kit.imports,

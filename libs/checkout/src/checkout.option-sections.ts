@@ -7,8 +7,6 @@ import {
 } from '#internal';
 import { CHECKOUT_DEFAULTS } from './checkout.constants.js';
 
-/* The sections of checkout's options (see CheckoutModuleOptions), each field declared once. */
-
 /** Longest delay or interval the checkout options take: 30 days. */
 const MAX_DELAY_MS = 30 * 24 * 3600_000;
 /** The defaults that need the status check, on when the account has a POS Sales ID. */
@@ -44,10 +42,9 @@ export class CheckoutRecheckOptions {
   maxDelayMs?: number;
 
   /**
-   * Shortest time between two status checks of one invoice's paid callbacks, however many come
-   * (0 to 60000 ms). Copies of a callback anyone may forge cost at most one check this often (6 a
-   * minute by default), and a callback is checked at most this long after it arrives, whatever
-   * came before it; the re-checks above are moved later to keep it. Default 10000 ms.
+   * Shortest time between two status checks of one invoice's paid callbacks, however many come:
+   * forged copies cost at most one check this often, and a callback is checked at most this long
+   * after it arrives (the re-checks above move later to keep it). Default 10000 ms.
    */
   @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckMinIntervalMs })
   minIntervalMs?: number;
@@ -56,9 +53,8 @@ export class CheckoutRecheckOptions {
 /** How a callback is verified; a named account merges it with the default's field by field. */
 export class CheckoutVerificationOptions {
   /**
-   * Fees: by default the reported amount must equal the invoiced amount to the pesewa. When the
-   * platform reports an amount that includes (or has deducted) fees, allow the difference here;
-   * the larger of `absolute` and `percent` applies, in both directions.
+   * Fees: by default the reported amount must equal the invoiced one to the pesewa; the larger of
+   * `absolute` and `percent` is allowed here, in both directions.
    */
   @HubtelOption({ nested: () => CheckoutAmountToleranceOptions, account: 'merged', default: {} })
   amountTolerance?: CheckoutAmountToleranceOptions;
@@ -67,17 +63,13 @@ export class CheckoutVerificationOptions {
   @HubtelOption({ bool: true, default: false })
   allowOverpayment?: boolean;
 
-  /**
-   * Confirm each callback with the transaction status check before it counts. Default: true when
-   * `posSalesId` is set (the status check needs it), false otherwise.
-   */
+  /** Confirm each callback with the status check before it counts. Default: true with `posSalesId`. */
   @HubtelOption({ bool: true, defaultFrom: WITH_POS_SALES_ID })
   confirmWithStatusCheck?: boolean;
 
   /**
-   * With `confirmWithStatusCheck`: how a status check that does not show the callback's payment
-   * yet is asked again before the callback is rejected (`NOT_CONFIRMED`) and left to the
-   * reconciler. The platform's status check can lag behind its own callback.
+   * Re-checks before a callback the status check does not show yet is rejected (`NOT_CONFIRMED`)
+   * and left to the reconciler: the status check can lag behind the platform's own callback.
    */
   @HubtelOption({ nested: () => CheckoutRecheckOptions, account: 'merged', default: {} })
   recheck?: CheckoutRecheckOptions;
@@ -110,10 +102,8 @@ export class CheckoutReconciliationOptions {
   giveUpAfterMs?: number;
 
   /**
-   * Most status checks of one unpaid invoice (1 to 10,000). The backed-off checks come first; the
-   * last one is kept for `giveUpAfterMs` after creation (a slow payment is still found), then the
-   * invoice expires. Bounds what an invoice nobody pays (a flood of orders) costs in status checks.
-   * Default 8.
+   * Most status checks of one unpaid invoice (bounds what a flood of orders nobody pays costs); the
+   * last is kept for `giveUpAfterMs` after creation (a slow payment is still found). Default 8.
    */
   @HubtelOption({ int: [1, 10_000], default: CHECKOUT_DEFAULTS.reconcileMaxChecks })
   maxChecks?: number;
@@ -123,11 +113,7 @@ export class CheckoutReconciliationOptions {
   concurrency?: number;
 }
 
-/**
- * `handlers.retry`: attempts in all, and full-jitter backoff. Rules in code: `maxAttempts:
- * Infinity` (no JSON number, so no decorator takes it) and its need of `deadlineMs`,
- * maxDelayMs ≥ baseDelayMs.
- */
+/** `handlers.retry`; `maxAttempts: Infinity` (with `deadlineMs`) is checked in code. */
 export class CheckoutHandlerRetryOptions {
   /** Runs in all, the first included (1 to 1000), or `Infinity` with `deadlineMs`. Default 5. */
   @HubtelOption({ int: [1, 1000], default: DEFAULT_JOB_RETRY.maxAttempts })
@@ -150,17 +136,11 @@ export class CheckoutHandlerRetryOptions {
 }
 
 /**
- * The callback pipeline's handlers: retry, record TTL, and the shutdown grace shared with every
- * module (`shutdownGraceMs`: on shutdown, how long handlers running here may take to finish, new
- * callbacks being answered 503 meanwhile; default 5000 ms, see docs/operations.md). The options
- * removed in 0.2.0 (`leaseMs`, `sweepIntervalMs`, `recoverOnBootstrap`) are refused in code
- * (refuseRemovedJobOptions), naming what replaced them.
+ * The callback pipeline's handlers: retry, record TTL, and `shutdownGraceMs` (see
+ * docs/operations.md). The options removed in 0.2.0 are refused in code (refuseRemovedJobOptions).
  */
 export class CheckoutHandlerOptions extends HubtelShutdownOptionsDto {
-  /**
-   * Retry of a throwing event handler (and of a status-check confirmation that failed): attempts in
-   * all, and full-jitter backoff. Default 5 attempts, from 500 ms, at most 30 s apart.
-   */
+  /** Retry of a throwing handler (and a failed confirmation). Default 5 attempts, 500 ms to 30 s apart. */
   @HubtelOption({ nested: () => CheckoutHandlerRetryOptions, default: {} })
   retry?: CheckoutHandlerRetryOptions;
 

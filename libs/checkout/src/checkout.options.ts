@@ -3,9 +3,7 @@ import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelAccountResolver,
-  type HubtelCredentials,
   type HubtelEnvSource,
-  type HubtelRetryOptions,
   type HubtelShutdownOptions,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStore,
@@ -13,7 +11,6 @@ import {
 } from 'nestjs-hubtel';
 import {
   DEFAULT_JOB_RETRY,
-  HUBTEL_DEFAULT_RETRY,
   HUBTEL_ENV,
   HubtelHttpOptionsDto,
   HubtelOption,
@@ -30,8 +27,10 @@ import {
   type HubtelEnvAccounts,
   type JobRetryPolicy,
   type ResolvedAccountResolver,
-  type ResolvedHubtelHttpOptions,
   declareAccessOptions,
+  HTTP_GROUPED,
+  httpParts,
+  type HubtelHttpParts,
 } from '#internal';
 import {
   CHECKOUT_DEFAULTS,
@@ -48,12 +47,6 @@ import {
   CheckoutBaseUrlOptions,
   recheckDelays,
 } from './checkout.option-sections.js';
-
-/*
- * Checkout's options, each declared once with `@HubtelOption`: its rule, default, environment
- * variable and how a named account gets it. What no declaration says stays in the recipe's
- * `resolve`: access (InboundAccessPolicy), the store, the callback URL and the other cross-field rules.
- */
 
 /** `access`: the path secret from HUBTEL_CHECKOUT_PATH_SECRET, each account's own. */
 const CheckoutAccessOptions = declareAccessOptions(HUBTEL_ENV.checkoutPathSecret);
@@ -79,17 +72,15 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   merchantAccountNumber?: string;
 
   /**
-   * POS Sales ID: enables the transaction status check (`getStatus`), and with it, by default,
-   * callback confirmation and reconciliation. A named account's own or none: the platform refuses
-   * another account's (4101).
+   * POS Sales ID: enables the status check (`getStatus`), and by default callback confirmation and
+   * reconciliation. A named account's own or none: the platform refuses another account's (4101).
    */
   @HubtelOption({ is: IsHubtelPosSalesId(), env: HUBTEL_ENV.posSalesId, account: 'notInherited' })
   posSalesId?: string;
 
   /**
-   * Public address of this app as the platform reaches it, including any global prefix
-   * (`https://shop.example.com/api`). The default `callbackUrl` of invoices is this plus the
-   * callback route (plus the path secret, when set).
+   * Public address of this app as the platform reaches it, with any global prefix
+   * (`https://shop.example.com/api`): the default `callbackUrl` is this plus the route (and secret).
    */
   @HubtelOption({ url: true })
   publicBaseUrl?: string;
@@ -123,17 +114,13 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   @HubtelOption({ nested: () => CheckoutHandlerOptions, account: 'defaultOnly', default: {} })
   handlers?: CheckoutHandlerOptions;
 
-  /**
-   * Guards of the callback route: path secret, IP allow-list with CIDR ranges, trusted proxies. Off
-   * by default. A named account's path secret is its own or none.
-   */
+  /** Guards of the callback route (path secret, IP allow-list, proxies); off by default. */
   @HubtelOption({ account: 'merged', default: {}, section: () => CheckoutAccessOptions })
   access?: InboundAccessOptions;
 
   /**
-   * Where invoices and callback records live: a HubtelStore instance, or the injection token of
-   * one provided in your app. Default: the app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`)
-   * when provided, else a MemoryStore (lost on restart).
+   * Where invoices and callback records live: a HubtelStore or its injection token. Default: the
+   * app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`), else a MemoryStore (lost on restart).
    */
   @HubtelOption({ account: 'defaultOnly' })
   store?: HubtelStore | InjectionToken;
@@ -150,31 +137,26 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   })
   maxCallbackBodyBytes?: number;
 
-  /**
-   * The instance's budget of transaction status checks a minute, shared with ServiceAppModule
-   * (see HubtelStatusCheckBudgetOptions). Default 600 a minute.
-   */
+  /** The instance's status checks a minute, shared with ServiceAppModule. Default 600. */
   @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly', default: {} })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
   /**
-   * Accounts known only at run time (a database of merchants): `checkout.forAccount(name)` and a
-   * callback on `<path>/<name>` ask `resolve(name)` for a name registered nowhere else (cached
-   * `cacheTtlMs`). Default account only.
+   * Accounts known only at run time: `checkout.forAccount(name)` and a callback on `<path>/<name>`
+   * ask `resolve(name)` for a name registered nowhere else. Default account only.
    */
   @HubtelOption({ account: 'defaultOnly' })
   accounts?: CheckoutAccountResolver;
 }
 
 /**
- * What a named account sets: its own `clientId` / `clientSecret`; `posSalesId`,
- * `merchantAccountNumber`, `callbackUrl` and `access.pathSecret` its own or none (the platform
- * refuses another account's POS Sales ID, 4101); what else it leaves out is the default account's.
+ * What a named account sets: its own key pair; `posSalesId`, `merchantAccountNumber`, `callbackUrl`
+ * and `access.pathSecret` its own or none; what else it leaves out is the default account's.
  */
 export type CheckoutAccountOverrides = Pick<CheckoutModuleOptions, 'clientId' | 'clientSecret'> &
   Partial<Omit<CheckoutModuleOptions, CheckoutModuleWideOption | 'clientId' | 'clientSecret'>>;
 
-/** Options of the whole module, set on the default account only (declared `account: 'defaultOnly'`). */
+/** The options declared `defaultOnly` (test/options-declarations.spec.ts keeps the two in step). */
 export type CheckoutModuleWideOption =
   | 'store'
   | 'handlers'
@@ -184,10 +166,7 @@ export type CheckoutModuleWideOption =
   | 'statusCheckBudget'
   | 'accounts';
 
-/**
- * Where the checkout accounts known only at run time come from (see HubtelAccountResolver): an
- * unknown name fails a call with CheckoutUnknownAccountError, and a callback on its path with 404.
- */
+/** Accounts known only at run time: an unknown name fails a call (CheckoutUnknownAccountError) or 404s. */
 export type CheckoutAccountResolver = HubtelAccountResolver<CheckoutAccountOverrides>;
 
 /** The callback route, from forRoot's extras. */
@@ -199,29 +178,17 @@ export interface CheckoutRouteInfo {
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
 export type ResolvedCheckoutOptions = Omit<
   CheckoutModuleOptions,
-  (typeof GROUPED)[number] | keyof CheckoutComputedOptions | 'accounts'
+  (typeof GROUPED)[number] | keyof CheckoutComputedOptions
 > &
   Required<
     Pick<CheckoutModuleOptions, 'descriptionSpecialCharacters' | 'invoiceTtlMs' | 'maxCallbackBodyBytes'>
   > &
-  CheckoutComputedOptions & {
-    /** Only on the default account, only when `accounts` is given. */
-    accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
-  };
+  CheckoutComputedOptions;
 
-const GROUPED = [
-  'clientId',
-  'clientSecret',
-  'timeoutMs',
-  'retry',
-  'defaultCountryCode',
-  'publicBaseUrl',
-] as const;
+const GROUPED = [...HTTP_GROUPED, 'publicBaseUrl'] as const;
 
-/** What resolveCheckoutOptions computes rather than passes on as checked. */
-interface CheckoutComputedOptions {
-  credentials: HubtelCredentials;
-  http: ResolvedHubtelHttpOptions;
+/** What `resolve` computes rather than passes on as checked. */
+interface CheckoutComputedOptions extends HubtelHttpParts {
   baseUrls: Required<CheckoutBaseUrlOptions>;
   /** The default callback URL, when one can be built. */
   callbackUrl?: string;
@@ -234,9 +201,11 @@ interface CheckoutComputedOptions {
   access: InboundAccessOptions;
   /** Absent: this module leaves the instance's budget as others (or the default) set it. */
   statusCheckBudget: HubtelStatusCheckBudgetOptions;
+  /** Only on the default account, only when `accounts` is given. */
+  accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
 }
 
-/** Default options and named accounts read from the environment (`checkoutAccountsFromEnv`). */
+/** Default options and named accounts read from the environment. */
 export interface CheckoutEnvAccounts extends HubtelEnvAccounts<
   CheckoutModuleOptions,
   CheckoutAccountOverrides
@@ -266,8 +235,7 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
     const { posSalesId } = o;
     const forever =
       (raw.handlers as { retry?: { maxAttempts?: unknown } } | undefined)?.retry?.maxAttempts === Infinity;
-    const httpRetry = o.retry as HubtelRetryOptions;
-    backoffDelays(httpRetry, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
+    const http = httpParts(o, scope);
     // Access first: the path secret is part of the default callback URL.
     const access = o.access as InboundAccessOptions;
     new InboundAccessPolicy(access, `${scope}.access.`); // validates, naming the bad option
@@ -310,7 +278,6 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
     refuseRemovedJobOptions(raw.handlers, `${scope}.handlers`);
     const { retry, ...handlers } = o.handlers!;
     const { maxAttempts, deadlineMs } = retry as JobRetryPolicy;
-    // Cross-field: retrying forever needs a deadline.
     if (forever && deadlineMs === undefined)
       throw new HubtelConfigError(
         `${scope}.handlers.retry.maxAttempts`,
@@ -318,15 +285,14 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
       );
     backoffDelays(retry as JobRetryPolicy, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`);
     const store = assertStoreOption(o.store, `${scope}.store`);
-    // Cross-field: an invoice must outlive its reconciliation.
+    // An invoice must outlive its reconciliation.
     if (reconciliation.enabled && o.invoiceTtlMs! <= reconciliation.giveUpAfterMs)
       throw new HubtelConfigError(
         `${scope}.invoiceTtlMs`,
         `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
       );
     return {
-      credentials: { clientId: o.clientId, clientSecret: o.clientSecret },
-      http: { timeoutMs: o.timeoutMs!, retry: httpRetry, defaultCountryCode: o.defaultCountryCode! },
+      ...http,
       ...dropUndefined({ callbackUrl, store }),
       handlers: {
         retry: { ...(retry as JobRetryPolicy), maxAttempts: forever ? Infinity : maxAttempts },
@@ -336,10 +302,7 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
   },
 });
 
-/**
- * Validates the module's options and fills in defaults; a bad option stops the app at bootstrap
- * with a HubtelConfigError naming it. A named account's callback URL ends in `/<account>`.
- */
+/** Validates the options and fills in defaults; a bad one is a HubtelConfigError naming it. */
 export function resolveCheckoutOptions(
   options: unknown,
   route: CheckoutRouteInfo = DEFAULT_ROUTE,
@@ -348,26 +311,7 @@ export function resolveCheckoutOptions(
   return CHECKOUT_OPTIONS_RECIPE.resolve(options, account, route);
 }
 
-/**
- * Named account `name`'s options: its own over the default account's raw ones, as
- * CheckoutModuleOptions declares; the module-wide settings are the default's resolved ones
- * (`module`): one store, one pipeline, one reconciler, one body limit for every account.
- */
-export function resolveCheckoutAccountOptions(
-  name: string,
-  defaults: CheckoutModuleOptions,
-  overrides: unknown,
-  module: ResolvedCheckoutOptions,
-  route: CheckoutRouteInfo = DEFAULT_ROUTE,
-): ResolvedCheckoutOptions {
-  return CHECKOUT_OPTIONS_RECIPE.resolveAccount(name, defaults, overrides, module, route);
-}
-
-/**
- * The options as CheckoutModuleOptions checks them: `handlers.retry.maxAttempts: Infinity` (retry
- * until the deadline) is no JSON number, so no decorator accepts it; it is left out of the check
- * and handled in code, where it needs `deadlineMs`.
- */
+/** `handlers.retry.maxAttempts: Infinity` is no JSON number, so no decorator takes it (see `resolve`). */
 function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, unknown> {
   const handlers = raw.handlers as { retry?: { maxAttempts?: unknown } } | null | undefined;
   if (handlers?.retry?.maxAttempts !== Infinity) return raw;
@@ -375,22 +319,16 @@ function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, u
 }
 
 /**
- * Options from the environment (HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_POS_SALES_ID...: see
- * docs/checkout.md), `overrides` winning (sections field by field). A missing or bad value fails
- * here, naming the variable and the option:
- * `useFactory: (config: ConfigService) => checkoutOptionsFromEnv((k) => config.get(k), { publicBaseUrl })`.
+ * Options from the environment (HUBTEL_CLIENT_ID, HUBTEL_POS_SALES_ID...: see docs/checkout.md),
+ * `overrides` winning, sections field by field; a bad value fails here, naming the variable.
  */
-export function checkoutOptionsFromEnv(
-  source: HubtelEnvSource = process.env,
-  overrides: Partial<CheckoutModuleOptions> = {},
-): CheckoutModuleOptions {
+export function checkoutOptionsFromEnv(source?: HubtelEnvSource, overrides?: Partial<CheckoutModuleOptions>) {
   return CHECKOUT_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
 }
 
 /**
- * The default account (as `checkoutOptionsFromEnv`) and the accounts named in HUBTEL_ACCOUNTS
- * (`north,south`), each from its own variables (HUBTEL_NORTH_CLIENT_ID...; see docs/accounts.md):
- * `CheckoutModule.forRoot(checkout.default)`, `checkout.accounts.map(CheckoutModule.registerAccount)`.
+ * The default account (as `checkoutOptionsFromEnv`) and those named in HUBTEL_ACCOUNTS, each from
+ * its own variables (HUBTEL_NORTH_CLIENT_ID...; see docs/accounts.md).
  */
 export function checkoutAccountsFromEnv(
   source: HubtelEnvSource = process.env,

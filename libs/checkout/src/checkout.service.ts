@@ -61,11 +61,9 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * The same invoice methods, bound to account `name`: `default` (this service), one registered
-   * with `CheckoutModule.registerAccount`, or one `accounts.resolve` finds. Each account creates
-   * and checks invoices with its own keys and POS Sales ID; its invoices' callbacks come on its own
-   * path (`<callback path>/<name>`). A call for a name no one knows rejects with
-   * CheckoutUnknownAccountError (`HUBTEL_UNKNOWN_ACCOUNT`) before anything is sent.
+   * The same invoice methods, bound to account `name` (`default`, registered, or resolved): its own
+   * keys, POS Sales ID and callback path. An unknown name rejects with CheckoutUnknownAccountError
+   * before anything is sent.
    *
    * ```ts
    * const invoice = await checkout.forAccount('north').createInvoice({ totalAmount: 20, description: 'Order 12' });
@@ -107,16 +105,13 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * Checks one invoice now through the transaction status check (of the invoice's account) and settles what it says through
-   * the same exactly-once path as callbacks and the reconciler: a verified payment emits `paid`
-   * once, however many of this call, callbacks and reconciliation passes race. For when you cannot
-   * wait for the callback or the reconciler, e.g. when the buyer comes back to your return page.
-   * Needs `posSalesId` (not reconciliation: it works with the reconciler off).
+   * Checks one invoice now through the status check of its account and settles what it says
+   * through the same exactly-once path as callbacks and the reconciler: a verified payment emits
+   * `paid` once, however many of these race. Needs `posSalesId` (not the reconciler).
    *
-   * `known`: what your own records hold of the invoice (its amount, its account), for when the
-   * store no longer has it (it lost its data: `FORGOTTEN_REFERENCE`): the invoice is recorded
-   * again from it, as pending and watched by the reconciler, then checked. A payment is verified
-   * against that amount. Ignored when the store has the invoice.
+   * `known`: your own record of the invoice (amount, account), for a store that lost it
+   * (`FORGOTTEN_REFERENCE`): it is recorded again from it, pending, then checked against that
+   * amount. Ignored when the store has the invoice.
    *
    * @throws HubtelValidationError for a malformed reference or `known`.
    * @throws HubtelError `HUBTEL_NOT_FOUND` when this app created no invoice with that reference
@@ -134,11 +129,9 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * Resolves an invoice whose verified payment matched on neither count (status `attention`, its
-   * `attention` event): `deliver` accepts the payment as it is (the `paid` event runs once, with
-   * the verified figures and `attention`), `refund` records that you gave the money back
-   * (`refunded`: final, nothing delivered; the refund itself is made in Hubtel's merchant
-   * dashboard). Resolving again the same way is a no-op.
+   * Resolves an invoice whose verified payment matched on neither count (status `attention`):
+   * `deliver` accepts it (`paid` runs once, with `attention`), `refund` records that you gave the
+   * money back in Hubtel's dashboard (`refunded`: final). Resolving again the same way is a no-op.
    *
    * @throws HubtelError `HUBTEL_NOT_FOUND` for an unknown invoice; `HUBTEL_STORE_CONFLICT` when
    *   it does not need attention, or was already resolved the other way.
@@ -169,12 +162,10 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * Handles one web callback body: validates it, verifies it against the invoice, records it and
-   * schedules its event. Used by the module's controller; call it yourself when you mount the
-   * route on your own (`callback: { disabled: true }`). Resolves once the callback is recorded:
-   * acknowledge the platform only after that. `context.account`: the account whose route the
-   * callback came on (default `default`); a callback for another account's invoice is refused
-   * (`rejected`, reason `WRONG_ACCOUNT`, nothing emitted).
+   * Handles one web callback body: validates, verifies, records it and schedules its event (the
+   * controller's work; yours with `callback: { disabled: true }`). Resolves once it is recorded:
+   * acknowledge the platform only then. `context.account`: the account of the route it came on; a
+   * callback for another account's invoice is refused (`WRONG_ACCOUNT`, nothing emitted).
    *
    * @throws HubtelValidationError when the body is not a valid callback (nothing was recorded or emitted).
    * @throws HubtelShuttingDownError once the app shuts down (nothing was recorded or emitted): answer 503.
@@ -195,9 +186,8 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * Runs a dead letter again (by its `id` from `listDeadLetters`), now, once its cause is fixed:
-   * only the handlers that failed run; those that succeeded do not run twice. Resolves once it is
-   * queued. Should it fail again it is dead-lettered again.
+   * Runs a dead letter again (its `id` from `listDeadLetters`) once its cause is fixed: only the
+   * handlers that failed run. Resolves once it is queued; failing again, it is dead-lettered again.
    *
    * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown or expired id.
    * @throws HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.

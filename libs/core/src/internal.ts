@@ -92,6 +92,7 @@ export {
   type HubtelResolveContext,
 } from './options/hubtel-module.recipe.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
+export { HTTP_GROUPED, httpParts, type HubtelHttpParts } from './options/hubtel-options.http.js';
 export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel-options.validation.js';
 export { checkOptionsFromEnv, dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';

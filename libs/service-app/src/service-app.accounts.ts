@@ -25,11 +25,7 @@ import {
 } from './service-app.options.js';
 import type { ServiceFlowService } from './flow/index.js';
 
-/**
- * One account of the service app, as built once (default and registered: at bootstrap; resolved:
- * at first use, then cached): its options, its access policy (path secret, allow-list), its own
- * HTTP transport with its status-check keys and callback credentials, and its flow engine.
- */
+/** One account, built once: its access policy, its transport (own keys, callback credentials), its flows. */
 export interface ServiceAppAccount extends InboundAccount {
   readonly name: string;
   readonly access: InboundAccessPolicy;
@@ -60,6 +56,17 @@ export interface ServiceAppDefaultAccount {
   telemetry?: HubtelTelemetry;
 }
 
+/** The account's status check, when it has one (its key pair and POS Sales ID). */
+export function paymentStatusClient(
+  transport: HttpTransport,
+  { statusCheck }: ResolvedServiceAppOptions,
+  budget: StatusCheckBudget,
+): PaymentStatusClient | undefined {
+  return (
+    statusCheck && new PaymentStatusClient(transport, statusCheck.posSalesId, statusCheck.timeoutMs, budget)
+  );
+}
+
 /** The transport of one account: the callback receiver and the status check, with its own keys. */
 export function serviceAppTransportConfig(
   options: ResolvedServiceAppOptions,
@@ -79,11 +86,7 @@ export function serviceAppTransportConfig(
   };
 }
 
-/**
- * The application's service-app accounts: the default one (forRoot), those registered by name
- * (registerAccount), and those the optional resolver finds at run time (cached), kept by core's
- * AccountRegistry. Routing (`routeInbound`) reads `default` and `get(name)`.
- */
+/** The application's service-app accounts (core's AccountRegistry), read by routing (`routeInbound`). */
 @Injectable()
 export class ServiceAppAccounts extends AccountRegistry<ServiceAppAccount> {
   private service?: FulfillmentService;
@@ -145,14 +148,7 @@ function buildAccount(
     defaults.http,
     defaults.telemetry ? { ...config, telemetry: defaults.telemetry } : config,
   );
-  const status = options.statusCheck
-    ? new PaymentStatusClient(
-        transport,
-        options.statusCheck.posSalesId,
-        options.statusCheck.timeoutMs,
-        defaults.budget,
-      )
-    : undefined;
+  const status = paymentStatusClient(transport, options, defaults.budget);
   return {
     name,
     access,

@@ -9,13 +9,12 @@ import {
   type HttpTransport,
   type StatusCheckBudget,
 } from '#internal';
+import { FulfillmentAccount, FulfillmentCallbackClient, FulfillmentService } from './fulfillment/index.js';
 import {
-  FulfillmentAccount,
-  FulfillmentCallbackClient,
-  FulfillmentService,
-  PaymentStatusClient,
-} from './fulfillment/index.js';
-import { ServiceAppAccounts, serviceAppTransportConfig } from './service-app.accounts.js';
+  ServiceAppAccounts,
+  paymentStatusClient,
+  serviceAppTransportConfig,
+} from './service-app.accounts.js';
 import {
   SERVICE_APP_ACCESS_POLICY,
   SERVICE_APP_ACCOUNTS,
@@ -104,13 +103,11 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
 
 /**
  * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and
- * `POST /api/fulfillment` (paid orders), confirms each order's payment with the transaction status
- * check (with `statusCheck`), runs your `@OnFulfillment()` handlers exactly once per order and
- * posts the fulfillment callback. Needs `EventEmitterModule.forRoot()` in the app; see
- * docs/service-app.md. `registerAccount({ name })`: a further account on `/api/service-flow/<name>`
- * and `/api/fulfillment/<name>`, verified with its own `statusCheck` and called back with its own
- * `callbackCredentials`; `@InjectFulfillment(name)` injects its FulfillmentAccount. Every option
- * it leaves out is the default account's, except its credentials and path secret.
+ * `POST /api/fulfillment` (paid orders), confirms each payment with the status check, runs your
+ * `@OnFulfillment()` handlers exactly once per order and posts the fulfillment callback (beside
+ * `EventEmitterModule.forRoot()`; see docs/service-app.md). `registerAccount({ name })`: a further
+ * account on `/api/service-flow/<name>` and `/api/fulfillment/<name>` with its own credentials
+ * (`@InjectFulfillment(name)`); what else it leaves out is the default account's.
  */
 @Module({
   imports: kit.imports,
@@ -126,14 +123,7 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
         budget: StatusCheckBudget,
       ) => {
         budget.configure(options.statusCheckBudget.perMinute);
-        return options.statusCheck
-          ? new PaymentStatusClient(
-              transport,
-              options.statusCheck.posSalesId,
-              options.statusCheck.timeoutMs,
-              budget,
-            )
-          : undefined;
+        return paymentStatusClient(transport, options, budget);
       },
       inject: [SERVICE_APP_TRANSPORT, SERVICE_APP_OPTIONS, HUBTEL_STATUS_CHECK_BUDGET],
     },

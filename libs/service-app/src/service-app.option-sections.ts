@@ -5,9 +5,8 @@ import {
   HUBTEL_ENV,
   HubtelBackoffOptionsDto,
   HubtelOption,
-  IsHubtelClientId,
-  IsHubtelClientSecret,
   IsHubtelPosSalesId,
+  declareCredentials,
   rules,
   accountEnvVariable,
   optionFields,
@@ -16,12 +15,8 @@ import {
   SERVICE_APP_DEFAULT_MESSAGES,
   SERVICE_APP_DEFAULTS,
   SERVICE_APP_USSD_DEFAULTS,
-  type ServiceAppMessages,
   SERVICE_APP_SCOPE,
 } from './service-app.constants.js';
-import { assertUssdTexts, type ResolvedUssdOptions } from './service-app.ussd.js';
-
-/* The sections of the service app's options (see ServiceAppModuleOptions), and the USSD rules across fields. */
 
 const D = SERVICE_APP_DEFAULTS;
 
@@ -31,20 +26,13 @@ export function IsUssdText(maxLength: number): PropertyDecorator {
 }
 
 /**
- * The transaction status check (`GET {status_url}/transactions/{posSalesId}/status?clientReference=<SessionId>`),
- * which confirms an order's payment before its handlers run. The key pair is the one of the
- * checkout and status-check APIs (HUBTEL_CLIENT_ID / HUBTEL_CLIENT_SECRET), not the SMS pair.
+ * The transaction status check, which confirms an order's payment before its handlers run, with the
+ * key pair of the checkout and status-check APIs (HUBTEL_CLIENT_ID / _SECRET, not the SMS pair).
  */
-export class ServiceAppStatusCheckOptions {
-  @IsHubtelClientId()
-  @HubtelOption({ env: HUBTEL_ENV.clientId, account: 'own' })
-  clientId: string;
-
-  /** Never logged. */
-  @IsHubtelClientSecret()
-  @HubtelOption({ env: HUBTEL_ENV.clientSecret, account: 'own' })
-  clientSecret: string;
-
+export class ServiceAppStatusCheckOptions extends declareCredentials({
+  clientId: HUBTEL_ENV.clientId,
+  clientSecret: HUBTEL_ENV.clientSecret,
+}) {
   /** POS Sales ID of the account (HUBTEL_POS_SALES_ID). */
   @IsHubtelPosSalesId()
   @HubtelOption({ env: HUBTEL_ENV.posSalesId, account: 'own' })
@@ -61,27 +49,19 @@ export class ServiceAppStatusCheckOptions {
 
 /** How fulfillment requests are verified before any handler runs. */
 export class ServiceAppVerificationOptions {
-  /**
-   * Confirm each order's payment with the status check: the SessionId's transaction must be
-   * `Paid`, for the cart's total. Default: true when `statusCheck` is set (and it needs it).
-   */
+  /** Confirm each payment (`Paid`, the cart's total) with the status check. Default: with `statusCheck`. */
   @HubtelOption({ bool: true, defaultFrom: (_verification, options) => options.statusCheck !== undefined })
   enabled?: boolean;
 
   /**
-   * A payment the platform has not recorded yet (no transaction, or `Unpaid`) is checked again
-   * for this long after the request arrived before it is refused (`NOT_PAID`): at most 6 status
-   * checks in all, the last at this time. Default 10 min; at most 1 h (the platform wants its
-   * callback within the hour).
+   * A payment not recorded yet (no transaction, or `Unpaid`) is checked again for this long before
+   * it is refused (`NOT_PAID`), at most 6 checks in all. Default 10 min; at most 1 h (the platform
+   * wants its callback within the hour).
    */
   @HubtelOption({ int: [0, 3_600_000], default: D.verification.recheckForMs })
   recheckForMs?: number;
 
-  /**
-   * `baseDelayMs`: when the first re-check comes (the gaps then grow to fill `recheckForMs`).
-   * `maxDelayMs`: the backoff cap of runs that failed for another reason (a store outage).
-   * Default 2 s, 60 s.
-   */
+  /** First re-check (`baseDelayMs`, 2 s), and the cap (`maxDelayMs`, 60 s) of runs that failed otherwise. */
   @HubtelOption({ nested: () => HubtelBackoffOptionsDto, default: {} })
   recheckDelay?: HubtelBackoffOptionsDto;
 
@@ -90,10 +70,7 @@ export class ServiceAppVerificationOptions {
   amountTolerance?: number;
 }
 
-/**
- * The USSD channel (a request with `Platform: USSD` or a telco `Operator`): the phone shows
- * `Message` only, so menus are written into it, paged to the screen. See docs/service-app.md.
- */
+/** The USSD channel (`Platform: USSD` or a telco `Operator`): menus written into `Message`, paged. */
 export class ServiceAppUssdOptions {
   /** Characters of a GSM 7-bit screen. Default 182. */
   @HubtelOption({ int: [60, 1_000], default: SERVICE_APP_USSD_DEFAULTS.screenSize })
@@ -155,53 +132,13 @@ export class ServiceAppFulfillmentRetryOptions extends HubtelBackoffOptionsDto {
 }
 
 /**
- * `messages`: a string per known message, checked with unknown fields refused (a misspelt key
- * would silently keep the default). Its fields are declared from SERVICE_APP_DEFAULT_MESSAGES, so
- * a new message needs no second list.
+ * `messages`, checked with unknown fields refused (a misspelt key would silently keep the default);
+ * declared from SERVICE_APP_DEFAULT_MESSAGES, so a new message needs no second list.
  */
 export class ServiceAppMessagesOptions {}
 for (const key of Object.keys(SERVICE_APP_DEFAULT_MESSAGES)) {
   IsOptional()(ServiceAppMessagesOptions.prototype, key);
   IsString()(ServiceAppMessagesOptions.prototype, key);
-}
-
-/**
- * The USSD options, with the rules across fields: the navigation keys differ from each other and
- * from the back inputs, and every text the module shows by itself fits one screen (a menu page
- * must still hold an option beside its two navigation lines) — found at start-up, not by a user.
- */
-export function resolveUssd(
-  checked: ServiceAppUssdOptions,
-  backInputs: readonly string[],
-  messages: ServiceAppMessages,
-  P: string,
-): ResolvedUssdOptions {
-  const name = `${P}.ussd`;
-  const ussd: ResolvedUssdOptions = {
-    ...(checked as Required<ServiceAppUssdOptions>),
-    moreKey: checked.moreKey!.trim(),
-    backKey: checked.backKey!.trim(),
-    operators: operatorList(checked.operators, `${name}.operators`),
-    appOperators: operatorList(checked.appOperators, `${name}.appOperators`),
-  };
-  if (ussd.moreKey === ussd.backKey)
-    throw new HubtelConfigError(`${name}.backKey`, `must differ from moreKey ("${ussd.moreKey}")`);
-  for (const key of ['moreKey', 'backKey'] as const) {
-    if (backInputs.includes(ussd[key]))
-      throw new HubtelConfigError(
-        `${name}.${key}`,
-        `"${ussd[key]}" is also a backInput: a key must mean one thing`,
-      );
-  }
-  assertUssdTexts(ussd, messages, name);
-  return ussd;
-}
-
-function operatorList(value: unknown, option: string): ReadonlySet<string> {
-  if (value === undefined) return new Set();
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() === ''))
-    throw new HubtelConfigError(option, 'must be an array of non-empty strings');
-  return new Set(value.map((v: string) => v.trim().toLowerCase()));
 }
 
 export function resolveBackInputs(value: unknown, P: string): string[] {
@@ -219,8 +156,8 @@ const STATUS_CHECK_CREDENTIALS = optionFields(ServiceAppStatusCheckOptions).filt
 );
 
 /**
- * The status check is read whole or not at all: HUBTEL_CLIENT_ID and _SECRET alone are
- * checkout's. A named account needs its own, whole, when the default has one or it sets any key.
+ * The status check is read whole or not at all (HUBTEL_CLIENT_ID and _SECRET alone are checkout's);
+ * a named account needs its own, whole, when the default has one or it sets any key.
  */
 export function statusCheckFromEnv(
   read: { statusCheck?: Partial<ServiceAppStatusCheckOptions> },

@@ -33,7 +33,7 @@ import {
   SERVICE_APP_SCOPE,
 } from './service-app.constants.js';
 import type { ServiceFlowDefinition } from './service-flow.context.js';
-import type { ResolvedUssdOptions } from './service-app.ussd.js';
+import { resolveUssd, type ResolvedUssdOptions } from './service-app.ussd.js';
 import {
   ServiceAppStatusCheckOptions,
   ServiceAppVerificationOptions,
@@ -41,13 +41,10 @@ import {
   ServiceAppCallbackRetryOptions,
   ServiceAppFulfillmentRetryOptions,
   ServiceAppMessagesOptions,
-  resolveUssd,
   statusCheckFromEnv,
   resolveBackInputs,
 } from './service-app.option-sections.js';
 
-// Checked by the declarations below; the recipe's `resolve` keeps the rules across fields (backoff
-// bounds, verification needing statusCheck, flows, store, back inputs, USSD keys and texts).
 const D = SERVICE_APP_DEFAULTS;
 
 /** `access`: the path secret from HUBTEL_SERVICE_APP_PATH_SECRET, each account's own. */
@@ -60,18 +57,14 @@ const ServiceAppCallbackCredentials = declareCredentials({
 });
 
 /**
- * Options of `ServiceAppModule.forRoot` / `forRootAsync` and of a named account (`registerAccount`,
- * see ServiceAppAccountOverrides), each field declared once (rules, default, environment variable,
- * how a named account gets it). The options removed in 0.2.0 (`leaseMs`, `sweepIntervalMs`,
- * `recoverOnBootstrap`) are refused, naming what replaced them.
+ * Options of `ServiceAppModule.forRoot` / `forRootAsync` and of a named account (see
+ * ServiceAppAccountOverrides). The options removed in 0.2.0 are refused, naming what replaced them.
  */
 export class ServiceAppModuleOptions {
   /**
-   * The status check that verifies fulfillment requests (see `verification`). Without it,
-   * fulfillment requests are trusted as they come (a warning says so at start-up): protect the
-   * endpoint with `access` (IP allow-list, path secret) then. A named account gives its own (key
-   * pair and POS Sales ID; its URL and time-out are the default's unless set) when the default
-   * account has one, so no account is left unverified.
+   * The status check that verifies fulfillment requests. Without it they are trusted as they come
+   * (a warning says so at start-up: protect the endpoint with `access`). A named account gives its
+   * own key pair and POS Sales ID when the default account has one, so no account is left unverified.
    */
   @HubtelOption({ nested: () => ServiceAppStatusCheckOptions, account: 'ownIfDefault' })
   statusCheck?: ServiceAppStatusCheckOptions;
@@ -81,9 +74,8 @@ export class ServiceAppModuleOptions {
   verification?: ServiceAppVerificationOptions;
 
   /**
-   * `{callback_url}`: the platform's fulfillment callback receiver. Default
-   * `https://gs-callback.hubtel.com:9055`. A named account inherits it: the platform has one
-   * receiver for every merchant, which tells accounts apart by the callback credentials.
+   * The platform's fulfillment callback receiver. Default `https://gs-callback.hubtel.com:9055`; a
+   * named account inherits it (one receiver for every merchant, told apart by callback credentials).
    */
   @HubtelOption({ url: true, env: HUBTEL_ENV.callbackUrl, default: D.callbackUrl })
   callbackUrl?: string;
@@ -100,10 +92,9 @@ export class ServiceAppModuleOptions {
   callbackTimeoutMs?: number;
 
   /**
-   * The callback is retried with backoff (full jitter) through 5xx, time-outs and refusals until the
-   * platform accepts it (2xx) or `deadlineMs` after it was first due (default one hour, the
-   * platform's limit), then a dead-letter event is emitted. Defaults: 2 s base, 5 min cap, 1 h.
-   * Default account only (one policy per job type).
+   * The callback is retried with backoff until the platform accepts it (2xx) or `deadlineMs` after
+   * it was first due, then a dead letter is emitted. Defaults: 2 s base, 5 min cap, 1 h (the
+   * platform's limit). Default account only (one policy per job type).
    */
   @HubtelOption({ nested: () => ServiceAppCallbackRetryOptions, account: 'defaultOnly', default: {} })
   callbackRetry?: ServiceAppCallbackRetryOptions;
@@ -120,9 +111,8 @@ export class ServiceAppModuleOptions {
   sessionTtlMs?: number;
 
   /**
-   * A started session that has not had its first answer yet is forgotten after this long (the
-   * sliding `sessionTtlMs` applies from the first answer on). Keeps abandoned and forged
-   * session starts cheap. Default 2 min (at most `sessionTtlMs`).
+   * A started session with no answer yet is forgotten after this long (`sessionTtlMs` from the
+   * first answer on): abandoned and forged starts stay cheap. Default 2 min (at most `sessionTtlMs`).
    */
   @HubtelOption({
     int: 1,
@@ -148,47 +138,34 @@ export class ServiceAppModuleOptions {
 
   /**
    * Refuse a fulfillment request whose SessionId did not end in an AddToCart answered by this app
-   * (default true). Turn off only if carts can be created outside this module (another instance
-   * without a shared store, a migration): the access options are then your only protection.
+   * (default true). Turn off only if carts are made elsewhere: `access` is then your only protection.
    */
   @HubtelOption({ bool: true, default: D.requireCart })
   requireCart?: boolean;
 
-  /**
-   * The instance's budget of transaction status checks a minute, shared with CheckoutModule (when
-   * both set it, the smaller wins; see HubtelStatusCheckBudgetOptions). Default 600 a minute.
-   * Default account only.
-   */
+  /** The instance's status checks a minute, shared with CheckoutModule (the smaller wins). Default 600. */
   @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly' })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
   /**
-   * Most sessions waiting for their first answer at once, per instance; past it the oldest of them
-   * gives way to a new one (a flood pushes out its own starts, not the customers who answered).
-   * Default 50,000 (about 30 MB). Default account only.
+   * Most sessions waiting for their first answer, per instance; past it the oldest gives way (a
+   * flood pushes out its own starts, not customers who answered). Default 50,000 (about 30 MB).
    */
   @HubtelOption({ int: [1, 10_000_000], account: 'defaultOnly', default: D.maxPendingSessions })
   maxPendingSessions?: number;
 
   /**
-   * Where sessions, carts and order records live: a HubtelStore instance, or the injection token of
-   * one provided in your app. Default: the app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`) when
-   * provided, else a MemoryStore (single instance, lost on restart). Default account only.
+   * Where sessions, carts and orders live: a HubtelStore or its injection token. Default: the
+   * app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`), else a MemoryStore (lost on restart).
    */
   @HubtelOption({ account: 'defaultOnly' })
   store?: HubtelStoreOption;
 
-  /**
-   * Path secret and IP allow-list for both endpoints (see InboundAccessOptions). Default: open. A
-   * named account inherits it field by field, except the path secret (its own, none when unset).
-   */
+  /** Path secret and IP allow-list of both endpoints; a named account's path secret is its own. */
   @HubtelOption({ account: 'merged', section: () => ServiceAppAccessOptions, default: {} })
   access?: InboundAccessOptions;
 
-  /**
-   * Flows written with ServiceFlowBuilder (decorated `@ServiceFlow()` providers are found on their
-   * own). Default account only.
-   */
+  /** Flows written with ServiceFlowBuilder (`@ServiceFlow()` providers are found on their own). */
   @HubtelOption({ account: 'defaultOnly', defaultFrom: () => [] })
   flows?: ServiceFlowDefinition[];
 
@@ -208,35 +185,27 @@ export class ServiceAppModuleOptions {
   @HubtelOption({ nested: () => ServiceAppUssdOptions, account: 'merged', default: {} })
   ussd?: ServiceAppUssdOptions;
 
-  /**
-   * On shutdown, how long handlers and callbacks running here may take to finish (new requests
-   * are answered 503 meanwhile). Default 5000 ms. See docs/operations.md. Default account only.
-   */
+  /** On shutdown, how long running handlers and callbacks may take (new requests get 503). Default 5 s. */
   @IsHubtelShutdownGraceMs()
   @HubtelOption({ account: 'defaultOnly' })
   shutdownGraceMs?: number;
 
   /**
-   * Accounts known only at run time (a database of merchants): a request on
-   * `/api/service-flow/<name>` (or `fulfillment.forAccount(name)`) for a name registered nowhere
-   * else asks `resolve(name)` for that account's options (as `registerAccount` takes them).
-   * Default account only.
+   * Accounts known only at run time: a request on `/api/service-flow/<name>` (or
+   * `fulfillment.forAccount(name)`) for a name registered nowhere else asks `resolve(name)`.
    */
   @HubtelOption({ account: 'defaultOnly' })
   accounts?: HubtelAccountResolver<ServiceAppAccountOverrides>;
 }
 
 /**
- * What a named account sets (`ServiceAppModule.registerAccount`): the options not declared
- * `defaultOnly` (store, flows, job retry policies, shutdown, budgets, resolver: refused here). Its
- * credentials are its own, never the default account's: `statusCheck` and `callbackCredentials`
- * (each required when the default account has it) and `access.pathSecret` (none when unset).
- * Every other option it leaves out is the default account's (`access`, `verification`, `ussd`,
- * `messages` field by field).
+ * What a named account sets: its credentials are its own (`statusCheck`, `callbackCredentials`: each
+ * required when the default account has it; `access.pathSecret`); what else it leaves out is the
+ * default account's (`access`, `verification`, `ussd`, `messages` field by field).
  */
 export type ServiceAppAccountOverrides = Omit<ServiceAppModuleOptions, ServiceAppModuleWideOption>;
 
-/** Options of the whole module, set on the default account only (declared `account: 'defaultOnly'`). */
+/** The options declared `defaultOnly` (test/options-declarations.spec.ts keeps the two in step). */
 export type ServiceAppModuleWideOption =
   | 'store'
   | 'flows'
@@ -258,18 +227,11 @@ type Defaulted = Resolved<Omit<ServiceAppModuleOptions, Undefaulted>> &
   Pick<ServiceAppModuleOptions, Undefaulted>;
 
 /** Options after validation, every default filled in, in the shapes the module consumes. */
-export type ResolvedServiceAppOptions = Omit<
-  Defaulted,
-  | 'backInput'
-  | 'callbackRetry'
-  | 'fulfillmentRetry'
-  | 'statusCheck'
-  | 'verification'
-  | 'statusCheckBudget'
-  | 'messages'
-  | 'ussd'
-  | 'accounts'
-> & {
+export type ResolvedServiceAppOptions = Omit<Defaulted, 'backInput' | keyof ServiceAppComputedOptions> &
+  ServiceAppComputedOptions;
+
+/** What `resolve` computes rather than passes on as checked. */
+interface ServiceAppComputedOptions {
   callbackRetry: Resolved<ServiceAppCallbackRetryOptions>;
   fulfillmentRetry: Resolved<ServiceAppFulfillmentRetryOptions>;
   backInputs: string[];
@@ -285,9 +247,9 @@ export type ResolvedServiceAppOptions = Omit<
   ussd: ResolvedUssdOptions;
   /** The account resolver (default account only). */
   accounts?: ResolvedAccountResolver<ServiceAppAccountOverrides>;
-};
+}
 
-/** Default options and named accounts read from the environment (`serviceAppAccountsFromEnv`). */
+/** Default options and named accounts read from the environment. */
 export interface ServiceAppEnvAccounts extends HubtelEnvAccounts<
   ServiceAppModuleOptions,
   ServiceAppAccountOverrides
@@ -355,18 +317,17 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
       statusCheckBudget: dropUndefined({ perMinute: options.statusCheckBudget?.perMinute }),
       store: assertStoreOption(options.store, `${P}.store`),
       messages,
-      ussd: resolveUssd(options.ussd, backInputs, messages, P),
+      ussd: resolveUssd(options.ussd as Required<ServiceAppUssdOptions>, backInputs, messages, P),
     };
   },
   fromEnv: statusCheckFromEnv,
 });
 
-/** Validates the options at bootstrap; a bad one stops the app with a HubtelConfigError naming it. */
+/** Validates the options and fills in defaults; a bad one is a HubtelConfigError naming it. */
 export const resolveServiceAppOptions = (
   raw: ServiceAppModuleOptions | undefined,
 ): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolve(raw);
 
-/** Named account `name`'s options: its own over the default account's, as ServiceAppModuleOptions declares. */
 export const resolveServiceAppAccountOptions = (
   name: string,
   defaults: ServiceAppModuleOptions,
@@ -374,26 +335,23 @@ export const resolveServiceAppAccountOptions = (
 ): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolveAccount(name, defaults ?? {}, overrides);
 
 /**
- * ServiceAppModule options found in the environment (see docs/service-app.md; the status check only
- * when HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET and HUBTEL_POS_SALES_ID are all set), with `overrides`
- * over them, sections field by field. A bad value fails here, naming the variable and the option.
+ * Options from the environment (see docs/service-app.md; the status check only when its three
+ * variables are set), `overrides` winning, sections field by field; a bad value fails here, naming it.
  */
 export function serviceAppOptionsFromEnv(
-  source: HubtelEnvSource = process.env,
-  overrides: Partial<ServiceAppModuleOptions> = {},
+  source?: HubtelEnvSource,
+  overrides?: Partial<ServiceAppModuleOptions>,
 ): ServiceAppModuleOptions {
   return SERVICE_APP_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
 }
 
 /**
- * The default account (as `serviceAppOptionsFromEnv`) and the accounts named in HUBTEL_ACCOUNTS
- * (`north,south`), each from its own variables (see docs/accounts.md): its status check is whole
- * (all three of HUBTEL_NORTH_CLIENT_ID, _CLIENT_SECRET, _POS_SALES_ID) when the default account has
- * one or any of them is set: an account never uses another's keys.
+ * The default account (as `serviceAppOptionsFromEnv`) and those named in HUBTEL_ACCOUNTS, each from
+ * its own variables (see docs/accounts.md): a named account's status check is whole (its own three
+ * variables) when the default account has one or it sets any.
  */
 export function serviceAppAccountsFromEnv(
   source: HubtelEnvSource = process.env,
-  /** Over the default account's variables, as `serviceAppOptionsFromEnv` takes them. */
   overrides: Partial<ServiceAppModuleOptions> = {},
 ): ServiceAppEnvAccounts {
   return SERVICE_APP_OPTIONS_RECIPE.accountsFromEnv(source, overrides);

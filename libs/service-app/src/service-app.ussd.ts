@@ -96,15 +96,37 @@ const PLAIN: Record<string, string> = {
   '\t': ' ',
 };
 
+/** The `ussd` options as their declarations checked them (ServiceAppUssdOptions). */
+type CheckedUssdOptions = Omit<ResolvedUssdOptions, 'operators' | 'appOperators'> &
+  Partial<Record<'operators' | 'appOperators', readonly string[]>>;
+
 /**
- * Start-up check: every text the module shows by itself fits one screen, and a menu page keeps
- * room for an option beside both navigation lines even on a UCS-2 screen.
+ * The USSD options with the rules across fields, found at start-up, not by a user: the navigation
+ * keys differ from each other and from the back inputs, every text the module shows by itself fits
+ * one screen, and a menu page keeps room for an option beside both navigation lines on a UCS-2 one.
  */
-export function assertUssdTexts(
-  options: ResolvedUssdOptions,
+export function resolveUssd(
+  checked: CheckedUssdOptions,
+  backInputs: readonly string[],
   messages: ServiceAppMessages,
-  prefix: string,
-): void {
+  P: string,
+): ResolvedUssdOptions {
+  const prefix = `${P}.ussd`;
+  const options: ResolvedUssdOptions = {
+    ...checked,
+    moreKey: checked.moreKey.trim(),
+    backKey: checked.backKey.trim(),
+    operators: operatorList(checked.operators, `${prefix}.operators`),
+    appOperators: operatorList(checked.appOperators, `${prefix}.appOperators`),
+  };
+  if (options.moreKey === options.backKey)
+    throw new HubtelConfigError(`${prefix}.backKey`, `must differ from moreKey ("${options.moreKey}")`);
+  for (const key of ['moreKey', 'backKey'] as const)
+    if (backInputs.includes(options[key]))
+      throw new HubtelConfigError(
+        `${prefix}.${key}`,
+        `"${options[key]}" is also a backInput: a key must mean one thing`,
+      );
   const nav = `${options.moreKey}. ${options.moreLabel}\n${options.backKey}. ${options.backLabel}`;
   if (nav.length + 1 + MIN_OPTION_TEXT + 4 > options.unicodeScreenSize)
     throw new HubtelConfigError(
@@ -120,4 +142,12 @@ export function assertUssdTexts(
         `is ${screen.length} characters, longer than one USSD screen (${screen.limit}${screen.gsm7 ? '' : ', it has a character outside GSM-7'})`,
       );
   }
+  return options;
+}
+
+function operatorList(value: unknown, option: string): ReadonlySet<string> {
+  if (value === undefined) return new Set();
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() === ''))
+    throw new HubtelConfigError(option, 'must be an array of non-empty strings');
+  return new Set(value.map((v: string) => v.trim().toLowerCase()));
 }

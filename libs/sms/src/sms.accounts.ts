@@ -17,15 +17,7 @@ import {
   type SmsModuleOptions,
 } from './sms.options.js';
 import { accountTelemetry } from './sms.telemetry.js';
-import type {
-  SendBatchInput,
-  SendBatchResult,
-  SendSmsInput,
-  SendSmsResult,
-  SmsBatchStatus,
-  SmsMessageStatus,
-  SmsSender,
-} from './sms.types.js';
+import type { SmsSender } from './sms.types.js';
 
 /** Makes account `account`'s transport from its settings (`SMS_TRANSPORT_FACTORY`). */
 export type SmsTransportFactory = (account: string, config: HttpTransportConfig) => HttpTransport;
@@ -46,11 +38,7 @@ export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemet
     createHttpTransport(http, telemetry ? { ...config, telemetry } : config, smsLoggerContext(account));
 }
 
-/**
- * The application's SMS accounts: the default one (forRoot), those registered by name
- * (registerAccount), and those the optional resolver finds at run time (cached), kept by core's
- * AccountRegistry. Each named account gets its own transport with its own credentials.
- */
+/** The application's SMS accounts (core's AccountRegistry), each with its own transport and credentials. */
 @Injectable()
 export class SmsAccounts extends AccountRegistry<SmsClient> {
   constructor() {
@@ -77,7 +65,14 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
 
   /** A sender bound to `name`; its calls find the account first (and reject when there is none). */
   sender(name: string): SmsSender {
-    return new SmsAccountSender(name, this);
+    const client = () => this.client(name);
+    return {
+      account: name,
+      send: async (input) => (await client()).send(input),
+      sendBatch: async (input) => (await client()).sendBatch(input),
+      getMessageStatus: async (messageId) => (await client()).getMessageStatus(messageId),
+      getBatchStatus: async (batchId) => (await client()).getBatchStatus(batchId),
+    };
   }
 
   /** The client of account `name`, or SmsUnknownAccountError. */
@@ -101,28 +96,4 @@ function buildClient(defaults: SmsDefaultAccount, name: string, overrides: unkno
   const client = new SmsClient(name, resolved, transport, telemetry);
   transports.set(client, transport);
   return client;
-}
-
-/** A sender whose calls go to account `account`, found (or resolved) at each call. */
-class SmsAccountSender implements SmsSender {
-  constructor(
-    readonly account: string,
-    private readonly accounts: SmsAccounts,
-  ) {}
-
-  async send(input: SendSmsInput): Promise<SendSmsResult> {
-    return (await this.accounts.client(this.account)).send(input);
-  }
-
-  async sendBatch(input: SendBatchInput): Promise<SendBatchResult> {
-    return (await this.accounts.client(this.account)).sendBatch(input);
-  }
-
-  async getMessageStatus(messageId: string): Promise<SmsMessageStatus> {
-    return (await this.accounts.client(this.account)).getMessageStatus(messageId);
-  }
-
-  async getBatchStatus(batchId: string): Promise<SmsBatchStatus> {
-    return (await this.accounts.client(this.account)).getBatchStatus(batchId);
-  }
 }

@@ -57,18 +57,16 @@ export interface SmsAccountAsyncOptions extends HubtelAccountAsyncOptions<SmsAcc
 }
 
 /**
- * Sending SMS through the platform's SMS API.
+ * Sending SMS through the platform's SMS API. A bad option stops the application at bootstrap with
+ * a HubtelConfigError naming it.
  *
  * ```ts
  * SmsModule.forRoot({ clientId, clientSecret, senderId: 'MyShop' })
- * SmsModule.forRootAsync({ imports: [ConfigModule], inject: [ConfigService],
- *   useFactory: (c: ConfigService) => smsOptionsFromEnv((k) => c.get(k)), isGlobal: true })
- * // further accounts, each inheriting what it does not set from forRoot's; its sender is injected
- * // with `@InjectSms(name)`, and `sms.forAccount(name)` reaches it from anywhere:
+ * SmsModule.forRootAsync({ inject: [ConfigService],
+ *   useFactory: (c: ConfigService) => smsOptionsFromEnv((k) => c.get(k)) })
+ * // a further account (`@InjectSms('north')`, `sms.forAccount('north')`), forRoot's options under its own:
  * SmsModule.registerAccount({ name: 'north', clientId, clientSecret, senderId: 'NorthShop' })
  * ```
- * Options are validated when the module is created: a bad option stops the application at
- * bootstrap with a HubtelConfigError naming it.
  */
 @Module({
   imports: [hubtelHttpModule()],

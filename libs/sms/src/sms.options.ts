@@ -1,31 +1,24 @@
 import { IsOptional, IsString, Matches } from 'class-validator';
+import { HubtelConfigError, type HubtelAccountResolver, type HubtelEnvSource } from 'nestjs-hubtel';
 import {
-  HubtelConfigError,
-  type HubtelCredentials,
-  type HubtelEnvSource,
-  type HubtelRetryOptions,
-} from 'nestjs-hubtel';
-import {
-  HUBTEL_DEFAULT_RETRY,
   HUBTEL_ENV,
   HubtelHttpOptionsDto,
   HubtelOption,
   IsHubtelClientId,
   IsHubtelClientSecret,
-  backoffDelays,
   hubtelOptionsRecipe,
   type HttpTransportConfig,
   type HubtelEnvAccounts,
   type ResolvedAccountResolver,
-  type ResolvedHubtelHttpOptions,
+  HTTP_GROUPED,
+  httpParts,
+  type HubtelHttpParts,
 } from '#internal';
 import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
 
 /**
- * Options of `SmsModule.forRoot` / `forRootAsync`, and of a named account (`registerAccount`,
- * whose options fall back to the default account's one by one, credentials excepted). Each field
- * declares its rules, its default, its environment variable (`smsOptionsFromEnv`; a named
- * account's is `HUBTEL_<NAME>_…`) and how a named account gets it.
+ * Options of `SmsModule.forRoot` / `forRootAsync`, and of a named account (`registerAccount`: its
+ * own credentials, the rest the default account's one by one).
  */
 export class SmsModuleOptions extends HubtelHttpOptionsDto {
   /** SMS API client id (the account's SMS key pair, not the checkout one). */
@@ -65,10 +58,7 @@ export class SmsModuleOptions extends HubtelHttpOptionsDto {
   @HubtelOption({ int: [1, SMS_LIMITS.maxConcurrency], default: SMS_DEFAULTS.concurrency })
   concurrency?: number;
 
-  /**
-   * Accounts known only at run time (a database of merchants): `sms.forAccount(name)` asks
-   * `resolve(name)` for a name registered nowhere else. Default account only.
-   */
+  /** Accounts known only at run time: `sms.forAccount(name)` asks `resolve(name)`. Default account only. */
   @HubtelOption({ account: 'defaultOnly' })
   accounts?: SmsAccountResolver;
 }
@@ -77,31 +67,21 @@ export class SmsModuleOptions extends HubtelHttpOptionsDto {
 export type SmsAccountOverrides = Pick<SmsModuleOptions, 'clientId' | 'clientSecret'> &
   Partial<Omit<SmsModuleOptions, 'accounts' | 'clientId' | 'clientSecret'>>;
 
-/** Where the accounts known only at run time come from. */
-export interface SmsAccountResolver {
-  /**
-   * The account's options (as `registerAccount` takes them, without `name`), or undefined when
-   * there is no account by that name (the send then fails with SmsUnknownAccountError). Called
-   * once per name for concurrent first uses, again after `cacheTtlMs`; a rejection or an
-   * unknown name is not cached.
-   */
-  resolve: (name: string) => Promise<SmsAccountOverrides | undefined> | SmsAccountOverrides | undefined;
-  /** How long a resolved account is kept, in ms (0 to one day). Default 300000 (5 min). */
-  cacheTtlMs?: number;
-}
+/**
+ * Where the accounts known only at run time come from (see HubtelAccountResolver; its settings of
+ * callback paths do not apply: SMS has none). An unknown name fails a send with SmsUnknownAccountError.
+ */
+export type SmsAccountResolver = Pick<HubtelAccountResolver<SmsAccountOverrides>, 'resolve' | 'cacheTtlMs'>;
 
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
-export type ResolvedSmsOptions = Omit<SmsModuleOptions, (typeof GROUPED)[number] | 'accounts'> &
-  Required<Pick<SmsModuleOptions, 'baseUrl' | 'maxSenderLength' | 'batchSize' | 'concurrency'>> & {
-    credentials: HubtelCredentials;
-    http: ResolvedHubtelHttpOptions;
+export type ResolvedSmsOptions = Omit<SmsModuleOptions, (typeof HTTP_GROUPED)[number] | 'accounts'> &
+  Required<Pick<SmsModuleOptions, 'baseUrl' | 'maxSenderLength' | 'batchSize' | 'concurrency'>> &
+  HubtelHttpParts & {
     /** Only on the default account, only when `accounts` is given. */
     accounts?: ResolvedAccountResolver<SmsAccountOverrides>;
   };
 
-const GROUPED = ['clientId', 'clientSecret', 'timeoutMs', 'retry', 'defaultCountryCode'] as const;
-
-/** Default options and named accounts read from the environment (`smsAccountsFromEnv`). */
+/** Default options and named accounts read from the environment. */
 export interface SmsEnvAccounts extends HubtelEnvAccounts<SmsModuleOptions, SmsAccountOverrides> {
   default: SmsModuleOptions;
 }
@@ -114,49 +94,32 @@ export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
 >({
   scope: 'sms',
   options: SmsModuleOptions,
-  grouped: GROUPED,
+  grouped: HTTP_GROUPED,
   resolve: (checked, { scope }) => {
-    const { clientId, clientSecret, timeoutMs, retry, defaultCountryCode, senderId, maxSenderLength } =
-      checked;
-    // Cross-field: the sender id's longest length is itself an option.
+    const { senderId, maxSenderLength } = checked;
     if (senderId !== undefined && senderId.length > maxSenderLength!)
       throw new HubtelConfigError(`${scope}.senderId`, `must be at most ${maxSenderLength} characters long`);
-    backoffDelays(retry as Required<HubtelRetryOptions>, HUBTEL_DEFAULT_RETRY, `${scope}.retry`);
-    return {
-      credentials: { clientId, clientSecret },
-      http: {
-        timeoutMs: timeoutMs!,
-        retry: retry as HubtelRetryOptions,
-        defaultCountryCode: defaultCountryCode!,
-      },
-    };
+    return httpParts(checked, scope);
   },
 });
 
 export const resolveSmsOptions = (options: SmsModuleOptions): ResolvedSmsOptions =>
   SMS_OPTIONS_RECIPE.resolve(options);
 
-/** Named account `name`'s options: its own over the default account's, as SmsModuleOptions declares. */
 export const resolveSmsAccountOptions = (name: string, defaults: SmsModuleOptions, overrides: unknown) =>
   SMS_OPTIONS_RECIPE.resolveAccount(name, defaults, overrides);
 
 /**
  * SmsModule options from the environment (HUBTEL_SMS_CLIENT_ID / _SECRET: the SMS key pair, not
- * HUBTEL_CLIENT_ID; the others in docs/sms.md), `overrides` winning. A missing or bad value fails
- * here, naming the variable and the option:
- * `SmsModule.forRootAsync({ inject: [ConfigService], useFactory: (c: ConfigService) => smsOptionsFromEnv((k) => c.get(k)) })`.
+ * HUBTEL_CLIENT_ID; see docs/sms.md), `overrides` winning; a bad value fails here, naming it.
  */
-export function smsOptionsFromEnv(
-  source: HubtelEnvSource = process.env,
-  overrides: Partial<SmsModuleOptions> = {},
-): SmsModuleOptions {
+export function smsOptionsFromEnv(source?: HubtelEnvSource, overrides?: Partial<SmsModuleOptions>) {
   return SMS_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
 }
 
 /**
- * The default account (as `smsOptionsFromEnv`) and the accounts named in HUBTEL_ACCOUNTS
- * (`north,south`), each from its own variables (HUBTEL_NORTH_SMS_CLIENT_ID...; see
- * docs/accounts.md): `SmsModule.forRoot(sms.default)`, `sms.accounts.map(SmsModule.registerAccount)`.
+ * The default account (as `smsOptionsFromEnv`) and those named in HUBTEL_ACCOUNTS, each from its
+ * own variables (HUBTEL_NORTH_SMS_CLIENT_ID...; see docs/accounts.md).
  */
 export function smsAccountsFromEnv(
   source: HubtelEnvSource = process.env,
