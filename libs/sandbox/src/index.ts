@@ -16,13 +16,13 @@ export {
   type FaultHandle,
 } from './sandbox.faults.js';
 export type { PayOptions, PaymentResult } from './checkout.payments.js';
-export {
-  SandboxServiceSession,
-  type ServiceAppDriverOptions,
-  type ServicePayOptions,
-  type ForgedFulfillmentOptions,
-  type ServicePayResult,
-} from './service-app.driver.js';
+export { SandboxServiceSession } from './service-app.driver.js';
+export type {
+  ServiceAppDriverOptions,
+  ServicePayOptions,
+  ForgedFulfillmentOptions,
+  ServicePayResult,
+} from './service-app.driver-types.js';
 export type { RecordServicePaymentOptions } from './service-app.payments.js';
 export type { SandboxChargeOptions } from './payment.charges.js';
 export type * from './sandbox.types.js';

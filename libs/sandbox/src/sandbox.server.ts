@@ -22,7 +22,8 @@ import {
 import { SandboxRequestHandler } from './sandbox.request-handler.js';
 import { SandboxRouter } from './sandbox.router.js';
 import { registerFulfillmentCallbackApi } from './fulfillment-callback.api.js';
-import { SandboxServiceSession, type ServiceAppDriverOptions } from './service-app.driver.js';
+import { SandboxServiceSession } from './service-app.driver.js';
+import type { ServiceAppDriverOptions } from './service-app.driver-types.js';
 import { recordServicePayment, type RecordServicePaymentOptions } from './service-app.payments.js';
 import { registerSmsApi, settleMessage } from './sms.api.js';
 import { resolveSandboxOptions, type ResolvedSandboxOptions } from './sandbox.options.js';
