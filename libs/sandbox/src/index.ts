@@ -4,7 +4,8 @@
  * injection, for development and tests without real money or a public address.
  * test/api/sandbox.api.txt pins this list (npm run api:update after a deliberate change).
  */
-export { HubtelSandbox, type WaitOptions } from './sandbox.server.js';
+export { HubtelSandbox } from './sandbox.server.js';
+export type { WaitOptions } from './sandbox.records.js';
 export { SandboxModule } from './sandbox.module.js';
 export type { SandboxModuleOptions } from './sandbox.module-definition.js';
 export { SandboxNotFoundError, SandboxStateError, type FieldError } from './sandbox.errors.js';
