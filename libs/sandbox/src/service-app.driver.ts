@@ -60,14 +60,13 @@ export class SandboxServiceSession {
       throw invalidArgument('serviceAppUrl', 'must be an absolute http(s) URL');
     }
     const mobile = options.mobile ?? '233241234567';
-    if (!platformMsisdn(mobile)) {
+    if (!platformMsisdn(mobile))
       throw invalidArgument(
         'mobile',
         'must be a phone number with its country code',
         undefined,
         'mobile must be a phone number',
       );
-    }
     const detected = serviceAppChannel({
       Operator: options.operator ?? 'mtn',
       Platform: options.extraFields?.Platform,
@@ -228,12 +227,11 @@ export class SandboxServiceSession {
    */
   async pay(options: ServicePayOptions = {}): Promise<ServicePayResult> {
     const cart = this.record.cart;
-    if (this.record.state !== 'cart' || !cart) {
+    if (this.record.state !== 'cart' || !cart)
       throw new SandboxStateError(
         `Nothing to pay: the session is ${this.record.state}, not at its cart (AddToCart; on USSD, Release with an Item)`,
         this.record.state,
       );
-    }
     const outcome = options.outcome ?? 'paid';
     if (outcome !== 'paid' && outcome !== 'failed')
       throw invalidArgument('outcome', 'must be "paid" or "failed"', outcome);

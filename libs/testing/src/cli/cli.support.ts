@@ -226,9 +226,8 @@ export function intOption(
   max: number,
 ): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
     throw new CliUsageError(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
-  }
   return Number(value);
 }
 

@@ -11,7 +11,7 @@ import {
   type ServiceFlowOption,
   type ServiceFlowResponse,
 } from 'nestjs-hubtel/sandbox';
-import { DEFAULT_USSD_SCREEN, serviceAppChannel } from '#internal';
+import { DEFAULT_USSD_SCREEN, serviceAppChannel, type UssdScreenLimits } from '#internal';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
 import { EXIT, LineReader, painter, type CliStreams } from './cli.support.js';
 import { payCart, releaseQuietly, type SimulatorTerminal } from './simulate.checkout.js';
@@ -42,6 +42,8 @@ export class TerminalSimulator {
   private readonly paint: SimulatorTerminal['paint'];
   private readonly flowUrl: URL;
   private readonly fulfillmentUrl: URL;
+  /** The USSD screen sizes played (core's defaults unless given). */
+  private readonly screen: UssdScreenLimits;
   private interruptHandler: (() => void) | undefined;
 
   constructor(
@@ -49,16 +51,19 @@ export class TerminalSimulator {
     private readonly io: CliStreams,
   ) {
     this.paint = painter(io.stdout, io.env, options.noColor);
+    this.screen = {
+      screenSize: options.screenSize ?? DEFAULT_USSD_SCREEN.screenSize,
+      unicodeScreenSize: options.unicodeScreenSize ?? DEFAULT_USSD_SCREEN.unicodeScreenSize,
+    };
     this.flowUrl = new URL(options.serviceFlowUrl);
     this.fulfillmentUrl = options.fulfillmentUrl
       ? new URL(options.fulfillmentUrl)
       : defaultFulfillmentUrl(this.flowUrl);
-    if (this.fulfillmentUrl.origin !== this.flowUrl.origin) {
+    if (this.fulfillmentUrl.origin !== this.flowUrl.origin)
       throw new HubtelValidationError(
         'The fulfillment URL must be on the same origin as the service-flow URL',
         [{ field: 'fulfillmentUrl', message: `must start with ${this.flowUrl.origin}` }],
       );
-    }
   }
 
   async run(): Promise<SimulationResult> {
@@ -75,7 +80,7 @@ export class TerminalSimulator {
         mobile: this.options.mobile ?? TESTING_DEFAULTS.phone,
         operator,
         channel: this.options.channel ?? serviceAppChannel({ Operator: operator }),
-        ussd: dropUndefinedSizes(this.options.screenSize, this.options.unicodeScreenSize),
+        ussd: this.screen,
         serviceFlowPath: `${this.flowUrl.pathname}${this.flowUrl.search}`,
         fulfillmentPath: `${this.fulfillmentUrl.pathname}${this.fulfillmentUrl.search}`,
         timeoutMs: this.options.timeoutMs,
@@ -134,7 +139,7 @@ export class TerminalSimulator {
         'bold',
       ),
     );
-    const screen = session.record.channel === 'ussd' ? this.screenLimits() : undefined;
+    const screen = session.record.channel === 'ussd' ? this.screen : undefined;
     this.out(
       screen
         ? `  Channel                   USSD ${p(`(the phone shows Message only; screens of ${screen.screenSize} characters, ${screen.unicodeScreenSize} with a non-GSM character)`, 'dim')}`
@@ -251,13 +256,6 @@ export class TerminalSimulator {
     for (const warning of exchange?.warnings ?? []) this.out(p(`⚠ ussd: ${warning}`, 'yellow'));
   }
 
-  private screenLimits(): { screenSize: number; unicodeScreenSize: number } {
-    return {
-      screenSize: this.options.screenSize ?? DEFAULT_USSD_SCREEN.screenSize,
-      unicodeScreenSize: this.options.unicodeScreenSize ?? DEFAULT_USSD_SCREEN.unicodeScreenSize,
-    };
-  }
-
   private warnIssues(session: SandboxServiceSession): void {
     const issues = session.record.exchanges.at(-1)?.issues ?? [];
     if (issues.length === 0) return;
@@ -282,16 +280,6 @@ export function toOptionValue(answer: string, options: ServiceFlowOption[]): str
     options.find((o) => o.Value.toLowerCase() === trimmed.toLowerCase());
   // Anything else goes as typed: the service decides (a "0" to go back, a re-ask).
   return byValue ? byValue.Value : trimmed;
-}
-
-function dropUndefinedSizes(
-  screenSize: number | undefined,
-  unicodeScreenSize: number | undefined,
-): { screenSize?: number; unicodeScreenSize?: number } {
-  return {
-    ...(screenSize === undefined ? {} : { screenSize }),
-    ...(unicodeScreenSize === undefined ? {} : { unicodeScreenSize }),
-  };
 }
 
 const quietLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
