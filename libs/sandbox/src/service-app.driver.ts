@@ -5,7 +5,7 @@ import { SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS, SERVICE_APP_DEFAULT_PATHS } from '.
 import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
 import { hexId, isoNow, platformMsisdn, round2 } from './sandbox.http.js';
 import { postServiceFlow } from './service-app.exchange.js';
-import { fulfillmentOrderInfo, recordServiceOrder } from './service-app.payments.js';
+import { fulfillmentOrderInfo, newSessionRecord, recordServiceOrder } from './service-app.payments.js';
 import { ussdKeyFor, ussdLimits } from './service-app.ussd.js';
 import type { SandboxState } from './sandbox.state.js';
 import type {
@@ -82,8 +82,7 @@ export class SandboxServiceSession {
     this.timeoutMs = options.timeoutMs ?? SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS;
     this.strict = options.strict ?? true;
     this.sessionId = options.sessionId ?? hexId();
-    const now = isoNow();
-    this.record = {
+    this.record = newSessionRecord({
       sessionId: this.sessionId,
       account: state.accounts.require(options.account ?? state.accounts.default.name).name,
       serviceAppUrl: this.base,
@@ -92,12 +91,7 @@ export class SandboxServiceSession {
       operator: options.operator ?? 'mtn',
       channel,
       state: 'new',
-      exchanges: [],
-      cart: null,
-      order: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    });
   }
 
   /** The application's last answer. */

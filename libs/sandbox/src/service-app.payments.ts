@@ -51,7 +51,7 @@ export function recordServicePayment(
   if (issues.length > 0) throw new HubtelValidationError('Invalid service payment', issues);
   const now = isoNow();
   if (!session) {
-    session = {
+    session = newSessionRecord({
       sessionId,
       account: options.account ?? state.accounts.default.name,
       serviceAppUrl: '',
@@ -60,12 +60,7 @@ export function recordServicePayment(
       operator: '',
       channel: null,
       state: 'cart',
-      exchanges: [],
-      cart: null,
-      order: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    });
     state.sessions.push(session, [sessionId]);
   }
   recordServiceOrder(state, session, {
@@ -81,6 +76,14 @@ export function recordServicePayment(
   session.updatedAt = now;
   state.emit('session', session);
   return session;
+}
+
+/** A session's record before its first exchange: no cart, no order. */
+export function newSessionRecord(
+  fields: Omit<SandboxSession, 'exchanges' | 'cart' | 'order' | 'createdAt' | 'updatedAt'>,
+): SandboxSession {
+  const now = isoNow();
+  return { ...fields, exchanges: [], cart: null, order: null, createdAt: now, updatedAt: now };
 }
 
 /**
