@@ -60,12 +60,11 @@ export function parsePayBody(body: Record<string, unknown>): PayOptions {
       field: 'fault.checkoutId',
       message: 'fault.checkoutId must be true or a non-empty string',
     });
-  if (issues.length > 0) {
+  if (issues.length > 0)
     throw new HubtelValidationError(
       `Invalid pay request: ${issues.map((i) => i.message).join('; ')}`,
       issues,
     );
-  }
   const { fault, ...rest } = value;
   return { ...withoutNulls(rest), fault: fault ? (withoutNulls(fault) as CallbackFaultSpec) : undefined };
 }
@@ -106,12 +105,11 @@ function errorReply(err: unknown): SandboxReply {
 function jsonOnly(handler: SandboxRouteHandler): SandboxRouteHandler {
   return (ctx) => {
     const type = ctx.req.headers['content-type'];
-    if (!isJsonContentType(type)) {
+    if (!isJsonContentType(type))
       return apiErrorReply('admin', 415, {
         message: `Content-Type must be application/json, got ${type ? String(type).slice(0, 60) : 'none'}`,
         errors: [{ field: 'Content-Type', message: 'must be application/json' }],
       });
-    }
     return handler(ctx);
   };
 }

@@ -52,9 +52,8 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
     } else if (b.totalAmount <= 0) {
       errors.push({ field: 'totalAmount', message: 'totalAmount must be greater than 0' });
     }
-    if (typeof b.description !== 'string' || b.description.trim() === '') {
+    if (typeof b.description !== 'string' || b.description.trim() === '')
       errors.push({ field: 'description', message: 'description is required' });
-    }
     for (const field of URL_FIELDS) {
       if (!isHttpUrl(b[field]))
         errors.push({ field, message: `${field} is required and must be an absolute http(s) URL` });
@@ -78,9 +77,8 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
     ) {
       errors.push({ field: 'PayeeMobileNumber', message: 'PayeeMobileNumber is not a valid phone number' });
     }
-    if (typeof b.PayeeEmail === 'string' && b.PayeeEmail !== '' && !/^[^\s@]+@[^\s@]+$/.test(b.PayeeEmail)) {
+    if (typeof b.PayeeEmail === 'string' && b.PayeeEmail !== '' && !/^[^\s@]+@[^\s@]+$/.test(b.PayeeEmail))
       errors.push({ field: 'PayeeEmail', message: 'PayeeEmail is not a valid e-mail address' });
-    }
     const account = b.merchantAccountNumber;
     if (
       account !== undefined &&
@@ -91,20 +89,18 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
       errors.push({ field: 'merchantAccountNumber', message: 'merchantAccountNumber must be a string' });
     }
     if (errors.length > 0) return apiErrorReply('checkout', 400, { message: 'Validation error', errors });
-    if (account !== undefined && account !== null && account !== '' && String(account) !== owner.posSalesId) {
+    if (account !== undefined && account !== null && account !== '' && String(account) !== owner.posSalesId)
       return apiErrorReply('checkout', 403, {
         responseCode: '4101',
         message: 'The merchant account number (POS Sales ID) does not belong to these API keys',
       });
-    }
     const amount = b.totalAmount as number;
-    if (o.checkout.minAmount !== undefined && amount < o.checkout.minAmount) {
+    if (o.checkout.minAmount !== undefined && amount < o.checkout.minAmount)
       return apiErrorReply('checkout', 400, {
         responseCode: '4070',
         message: `The amount is below the minimum of ${o.checkout.minAmount}`,
         errors: [{ field: 'totalAmount', message: `must be at least ${o.checkout.minAmount}` }],
       });
-    }
 
     const checkoutId = hexId();
     const now = isoNow();
@@ -255,7 +251,7 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
     const clientReference = q.get('clientReference');
     const hubtelTransactionId = q.get('hubtelTransactionId');
     const networkTransactionId = q.get('networkTransactionId');
-    if (!clientReference && !hubtelTransactionId && !networkTransactionId) {
+    if (!clientReference && !hubtelTransactionId && !networkTransactionId)
       return apiErrorReply('status', 400, {
         message: 'One of clientReference, hubtelTransactionId or networkTransactionId is required',
         errors: [
@@ -265,7 +261,6 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
           },
         ],
       });
-    }
     const key = clientReference
       ? `ref:${clientReference}`
       : hubtelTransactionId

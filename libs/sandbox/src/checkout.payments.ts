@@ -70,14 +70,13 @@ export function requireInvoice(state: SandboxState, checkoutIdOrReference: strin
 function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string | undefined): string {
   const given = phone ?? invoice.payeeMobileNumber ?? state.options.checkout.defaultPhone;
   const msisdn = platformMsisdn(given);
-  if (!msisdn) {
+  if (!msisdn)
     throw new HubtelValidationError(`Invalid mobile money number "${String(given).slice(0, 20)}"`, [
       {
         field: 'phone',
         message: 'must be a phone number with its country code (233241234567) or 0241234567',
       },
     ]);
-  }
   return msisdn;
 }
 
@@ -96,27 +95,24 @@ export async function payInvoice(
     const summary = `outcome must be "paid" or "failed", got "${String(requested)}"`;
     throw invalidArgument('outcome', 'must be "paid" or "failed"', requested, summary);
   }
-  if (options.deliver !== undefined && typeof options.deliver !== 'boolean') {
+  if (options.deliver !== undefined && typeof options.deliver !== 'boolean')
     throw invalidArgument('deliver', 'must be a boolean', options.deliver, 'deliver must be true or false');
-  }
   if (options.deliver === false && options.fault !== undefined) {
     const summary = 'deliver: false sends no callback, so a callback fault cannot apply';
     throw invalidArgument('fault', 'must be left out when deliver is false', undefined, summary);
   }
   if (options.fault !== undefined) validateCallback(options.fault, 'fault');
-  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0))) {
+  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
     throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
-  }
   // Checked (and computed) before anything changes: a bad bearer or currency records nothing.
   const money = paymentMoney(state, invoice.account, options.amount ?? invoice.totalAmount, options);
   // Not delivering is a drop that was asked for: the payment is recorded the same way.
   const fault: CallbackFaultSpec | undefined = options.deliver === false ? { drop: true } : options.fault;
-  if (invoice.state === 'paid' || invoice.state === 'cancelled') {
+  if (invoice.state === 'paid' || invoice.state === 'cancelled')
     throw new SandboxStateError(
       `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be paid`,
       invoice.state,
     );
-  }
   const phone = payerPhone(state, invoice, options.phone);
   const network = ghanaNetwork(phone);
   const channel = options.channel ?? network.channel;
@@ -192,12 +188,11 @@ export async function payInvoice(
 
 /** The payer cancels on the hosted page: no callback (the platform sends none), invoice `cancelled`. */
 export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
-  if (invoice.state === 'paid' || invoice.state === 'cancelled') {
+  if (invoice.state === 'paid' || invoice.state === 'cancelled')
     throw new SandboxStateError(
       `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be cancelled`,
       invoice.state,
     );
-  }
   invoice.state = 'cancelled';
   invoice.updatedAt = isoNow();
   state.emit('invoice', invoice);
@@ -206,12 +201,11 @@ export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): San
 
 /** Marks a paid invoice refunded (the status check then answers `Refunded`). */
 export function refundInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
-  if (invoice.state !== 'paid') {
+  if (invoice.state !== 'paid')
     throw new SandboxStateError(
       `Invoice ${invoice.clientReference} is ${invoice.state}; only a paid invoice can be refunded`,
       invoice.state,
     );
-  }
   invoice.refunded = true;
   invoice.updatedAt = isoNow();
   state.emit('invoice', invoice);

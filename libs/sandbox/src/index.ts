@@ -4,7 +4,8 @@
  * injection, for development and tests without real money or a public address.
  * test/api/sandbox.api.txt pins this list (npm run api:update after a deliberate change).
  */
-export { HubtelSandbox, type WaitOptions } from './sandbox.server.js';
+export { HubtelSandbox } from './sandbox.server.js';
+export type { WaitOptions } from './sandbox.records.js';
 export { SandboxModule } from './sandbox.module.js';
 export type { SandboxModuleOptions } from './sandbox.module-definition.js';
 export { SandboxNotFoundError, SandboxStateError, type FieldError } from './sandbox.errors.js';
@@ -16,13 +17,13 @@ export {
   type FaultHandle,
 } from './sandbox.faults.js';
 export type { PayOptions, PaymentResult } from './checkout.payments.js';
-export {
-  SandboxServiceSession,
-  type ServiceAppDriverOptions,
-  type ServicePayOptions,
-  type ForgedFulfillmentOptions,
-  type ServicePayResult,
-} from './service-app.driver.js';
+export { SandboxServiceSession } from './service-app.driver.js';
+export type {
+  ServiceAppDriverOptions,
+  ServicePayOptions,
+  ForgedFulfillmentOptions,
+  ServicePayResult,
+} from './service-app.driver-types.js';
 export type { RecordServicePaymentOptions } from './service-app.payments.js';
 export type { SandboxChargeOptions } from './payment.charges.js';
 export type * from './sandbox.types.js';

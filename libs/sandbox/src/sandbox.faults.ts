@@ -221,9 +221,8 @@ function checkTimesAndDelay(
   prefix: string,
   issues: ValidationIssue[],
 ): void {
-  if (spec.times !== undefined && !(Number.isInteger(spec.times) && spec.times >= 1)) {
+  if (spec.times !== undefined && !(Number.isInteger(spec.times) && spec.times >= 1))
     issues.push({ field: `${prefix}.times`, message: 'must be a positive integer', value: spec.times });
-  }
   if (spec.delayMs !== undefined && !(Number.isFinite(spec.delayMs) && spec.delayMs >= 0)) {
     issues.push({ field: `${prefix}.delayMs`, message: 'must be a number >= 0', value: spec.delayMs });
   }
@@ -231,9 +230,8 @@ function checkTimesAndDelay(
 
 function validateInbound(spec: InboundFaultSpec): void {
   const issues: ValidationIssue[] = [];
-  if (spec === null || typeof spec !== 'object') {
+  if (spec === null || typeof spec !== 'object')
     throw invalidArgument('spec', 'must be an object', undefined, 'Fault spec must be an object');
-  }
   checkTimesAndDelay(spec, 'spec', issues);
   if (
     spec.status !== undefined &&
@@ -247,9 +245,8 @@ function validateInbound(spec: InboundFaultSpec): void {
     spec.html || undefined,
     spec.status !== undefined || undefined,
   ].filter(Boolean);
-  if (effects.length > 1 && !(spec.html && spec.status !== undefined && effects.length === 2)) {
+  if (effects.length > 1 && !(spec.html && spec.status !== undefined && effects.length === 2))
     issues.push({ field: 'spec', message: 'choose one of timeout, dropConnection, html, status' });
-  }
   if (effects.length === 0 && spec.delayMs === undefined) {
     issues.push({
       field: 'spec',
@@ -262,9 +259,8 @@ function validateInbound(spec: InboundFaultSpec): void {
 /** @internal Also used for the one-off fault given to `pay()`. */
 export function validateCallback(spec: CallbackFaultSpec, prefix: string): void {
   const issues: ValidationIssue[] = [];
-  if (spec === null || typeof spec !== 'object') {
+  if (spec === null || typeof spec !== 'object')
     throw invalidArgument(prefix, 'must be an object', undefined, 'Callback fault spec must be an object');
-  }
   checkTimesAndDelay(spec, prefix, issues);
   if (
     spec.duplicate !== undefined &&
@@ -276,9 +272,8 @@ export function validateCallback(spec: CallbackFaultSpec, prefix: string): void 
       value: spec.duplicate,
     });
   }
-  if (spec.amount !== undefined && typeof spec.amount !== 'function' && !Number.isFinite(spec.amount)) {
+  if (spec.amount !== undefined && typeof spec.amount !== 'function' && !Number.isFinite(spec.amount))
     issues.push({ field: `${prefix}.amount`, message: 'must be a number or a function', value: spec.amount });
-  }
   const effects = [
     spec.drop,
     spec.duplicate,
@@ -288,12 +283,11 @@ export function validateCallback(spec: CallbackFaultSpec, prefix: string): void 
     spec.forge,
     spec.body,
   ];
-  if (effects.every((e) => e === undefined || e === false)) {
+  if (effects.every((e) => e === undefined || e === false))
     issues.push({
       field: prefix,
       message: 'needs an effect: drop, duplicate, delayMs, amount, checkoutId, forge or body',
     });
-  }
   if (issues.length > 0) throw invalidInput('callback fault', issues);
 }
 

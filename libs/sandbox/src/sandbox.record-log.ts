@@ -12,9 +12,8 @@ export class RecordLog<T extends object> {
   private readonly keys = new WeakMap<T, string[]>();
 
   constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) {
+    if (!Number.isInteger(capacity) || capacity < 1)
       throw new RangeError(`RecordLog capacity must be a positive integer, got ${capacity}`);
-    }
     this.buffer = new Array<T | undefined>(capacity);
   }
 

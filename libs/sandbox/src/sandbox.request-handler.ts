@@ -64,19 +64,17 @@ export class SandboxRequestHandler {
     );
     const run = async (): Promise<SandboxReply | void> => {
       // The admin API and the dashboard answer only their own names (DNS rebinding).
-      if (api === 'admin' && !isAllowedHost(req.headers.host, this.options.allowedHosts)) {
+      if (api === 'admin' && !isAllowedHost(req.headers.host, this.options.allowedHosts))
         return apiErrorReply('admin', 403, {
           message: `Host "${hostNameOf(req.headers.host)?.slice(0, 100)}" is not allowed; add it to the sandbox's allowedHosts`,
           responseCode: 'HUBTEL_HOST_NOT_ALLOWED',
         });
-      }
       if (match.kind === 'found') return match.route.handler(ctx);
-      if (match.kind === 'method-not-allowed') {
+      if (match.kind === 'method-not-allowed')
         return apiErrorReply(api, 405, {
           message: `${method} is not allowed on ${path}`,
           headers: { Allow: match.allowed.join(', ') },
         });
-      }
       return apiErrorReply(api, 404, { message: `No route for ${method} ${path}` });
     };
 

@@ -103,13 +103,12 @@ export class RequestContext implements SandboxRequestContext {
 
   body(): Promise<Buffer> {
     this.bodyPromise ??= readBody(this.req, this.maxBodyBytes).catch((err: unknown) => {
-      if (err instanceof BodyTooLargeError) {
+      if (err instanceof BodyTooLargeError)
         throw new SandboxHttpError(
           apiErrorReply(this.api, 413, {
             message: `Request body larger than ${err.limit} bytes`,
           }),
         );
-      }
       throw err;
     });
     return this.bodyPromise;
@@ -125,14 +124,13 @@ export class RequestContext implements SandboxRequestContext {
   async json(): Promise<unknown> {
     const type = String(this.req.headers['content-type'] ?? '');
     const buffer = await this.body();
-    if (type && !/\bjson\b/i.test(type)) {
+    if (type && !/\bjson\b/i.test(type))
       throw new SandboxHttpError(
         apiErrorReply(this.api, 415, {
           message: `Content-Type must be application/json, got ${type.slice(0, 60)}`,
           errors: [{ field: 'Content-Type', message: 'must be application/json' }],
         }),
       );
-    }
     // Decoding would turn bad bytes into U+FFFD, and two different references into one.
     if (!isUtf8(buffer)) throw this.badBody('Request body is not valid UTF-8', 'is not valid UTF-8');
     const text = buffer.toString('utf8');

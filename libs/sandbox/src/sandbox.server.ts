@@ -1,6 +1,4 @@
-import { EventEmitter } from 'node:events';
-import http, { type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
 import { chargeOptionIssues } from './payment.charges.js';
 import { registerAdminApi } from './admin.api.js';
@@ -8,52 +6,34 @@ import { registerSandboxDashboard, SANDBOX_DASHBOARD_PATH } from './dashboard/da
 import { registerCheckoutApi } from './checkout.api.js';
 import { SandboxNotFoundError } from './sandbox.errors.js';
 import type { SandboxFaults } from './sandbox.faults.js';
-import { accountView, byAccount } from './sandbox.accounts.js';
-import { platformMsisdn, platformTime } from './sandbox.http.js';
+import { accountView } from './sandbox.accounts.js';
 import {
   cancelInvoice,
-  findInvoice,
   payInvoice,
   refundInvoice,
   requireInvoice,
   type PayOptions,
   type PaymentResult,
 } from './checkout.payments.js';
+import { closeHttp, listenHttp, serverOrigin } from './sandbox.listener.js';
 import { SandboxRequestHandler } from './sandbox.request-handler.js';
 import { SandboxRouter } from './sandbox.router.js';
 import { registerFulfillmentCallbackApi } from './fulfillment-callback.api.js';
-import { SandboxServiceSession, type ServiceAppDriverOptions } from './service-app.driver.js';
+import { SandboxServiceSession } from './service-app.driver.js';
+import type { ServiceAppDriverOptions } from './service-app.driver-types.js';
 import { recordServicePayment, type RecordServicePaymentOptions } from './service-app.payments.js';
-import { registerSmsApi, settleMessage } from './sms.api.js';
+import { registerSmsApi } from './sms.api.js';
 import { resolveSandboxOptions, type ResolvedSandboxOptions } from './sandbox.options.js';
-import { SandboxState } from './sandbox.state.js';
-import type {
-  SandboxDelivery,
-  SandboxEventMap,
-  SandboxFulfillmentCallback,
-  SandboxInvoice,
-  SandboxRecordKind,
-  SandboxRecordMap,
-  SandboxRequestLog,
-  SandboxSession,
-  SandboxSmsMessage,
-  SandboxSmsStatus,
-  SandboxStats,
-} from './sandbox.types.js';
+import { SandboxRecords } from './sandbox.records.js';
+import type { SandboxDelivery, SandboxInvoice, SandboxSession } from './sandbox.types.js';
 import type { SandboxApi, SandboxRouteHandler } from './sandbox.route-types.js';
 import type {
   HubtelSandboxOptions,
   SandboxAccount,
-  SandboxAccountFilter,
   SandboxBaseUrls,
   SandboxChargeBearer,
   SandboxCredentialPair,
 } from './sandbox.option-types.js';
-
-export interface WaitOptions {
-  /** Give up (HubtelTimeoutError) after this long. Default 10 s. */
-  timeoutMs?: number;
-}
 
 /**
  * A local stand-in for the Hubtel platform, on its own port: the SMS API, online checkout with a
@@ -77,7 +57,7 @@ export interface WaitOptions {
  * every change (an invoice paid, a delivery answered). Listener errors are logged, never thrown
  * into the request that caused them.
  */
-export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
+export class HubtelSandbox extends SandboxRecords {
   /** Creates a sandbox and starts listening. */
   static async start(options: HubtelSandboxOptions = {}): Promise<HubtelSandbox> {
     return new HubtelSandbox(options).listen();
@@ -86,7 +66,6 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   /** Fault injection on requests it receives (`add`) and callbacks it sends (`addCallback`). */
   readonly faults: SandboxFaults;
 
-  private readonly state: SandboxState;
   private readonly options: ResolvedSandboxOptions;
   private readonly router = new SandboxRouter();
   private readonly requestHandler: SandboxRequestHandler;
@@ -95,9 +74,9 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   private stopping: Promise<void> | undefined;
 
   constructor(options: HubtelSandboxOptions = {}) {
-    super();
-    this.options = resolveSandboxOptions(options);
-    this.state = new SandboxState(this.options, this);
+    const resolved = resolveSandboxOptions(options);
+    super(resolved);
+    this.options = resolved;
     this.faults = this.state.faults;
     registerSmsApi(this.router, this.state);
     registerCheckoutApi(this.router, this.state);
@@ -111,32 +90,19 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
 
   /** Starts listening (once; later calls return the same promise). */
   listen(): Promise<this> {
-    this.listening ??= new Promise<this>((resolve, reject) => {
-      const server = http.createServer((req, res) => {
-        void this.requestHandler.handle(req, res);
-      });
-      server.keepAliveTimeout = 5_000;
-      const onError = (err: NodeJS.ErrnoException) => {
-        this.listening = undefined;
-        reject(
-          err.code === 'EADDRINUSE'
-            ? new HubtelConfigError('port', `${this.options.port} is already in use on ${this.options.host}`)
-            : new HubtelConfigError(
-                'host',
-                `cannot listen on ${this.options.host}:${this.options.port}: ${err.message}`,
-              ),
-        );
-      };
-      server.once('error', onError);
-      server.listen(this.options.port, this.options.host, () => {
-        server.off('error', onError);
+    const { host, port, publicUrl, logger } = this.options;
+    this.listening ??= listenHttp(host, port, (req, res) => void this.requestHandler.handle(req, res)).then(
+      (server) => {
         this.httpServer = server;
-        const { port } = server.address() as AddressInfo;
-        this.state.baseUrl = this.options.publicUrl ?? `http://${hostForUrl(this.options.host)}:${port}`;
-        this.options.logger?.log(`Hubtel sandbox listening on ${this.state.baseUrl}`);
-        resolve(this);
-      });
-    });
+        this.state.baseUrl = publicUrl ?? serverOrigin(server, host);
+        logger?.log(`Hubtel sandbox listening on ${this.state.baseUrl}`);
+        return this;
+      },
+      (err: unknown) => {
+        this.listening = undefined;
+        throw err;
+      },
+    );
     return this.listening;
   }
 
@@ -147,12 +113,7 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.state.shutdown();
-      const server = this.httpServer;
-      if (!server) return;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      if (this.httpServer) await closeHttp(this.httpServer);
       this.httpServer = undefined;
     })();
     return this.stopping;
@@ -247,105 +208,6 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   }
 
   /* ================================ records ================================ */
-
-  /** Messages sent (oldest first; the newest `recordLimit` are kept); `{ account }`: sent with that account's keys. */
-  messages(filter: SandboxAccountFilter = {}): SandboxSmsMessage[] {
-    const now = Date.now();
-    return byAccount(this.state.accounts, this.state.messages.values(), filter.account).map((m) =>
-      settleMessage(m, now),
-    );
-  }
-
-  /** Messages sent to one number, in any accepted form (`0241234567`, `+233 24 123 4567`). */
-  messagesTo(msisdn: string, filter: SandboxAccountFilter = {}): SandboxSmsMessage[] {
-    const wanted = platformMsisdn(msisdn) ?? msisdn;
-    const now = Date.now();
-    const sent = this.state.messages.filter((m) => m.msisdn === wanted);
-    return byAccount(this.state.accounts, sent, filter.account).map((m) => settleMessage(m, now));
-  }
-
-  message(messageId: string): SandboxSmsMessage | undefined {
-    const m = this.state.messages.get(messageId);
-    return m && settleMessage(m);
-  }
-
-  /** Sets a message's delivery status (`Failed`, `Undelivered`, ...) as a telco report would. */
-  setMessageStatus(messageId: string, status: SandboxSmsStatus): SandboxSmsMessage {
-    const m = this.state.messages.get(messageId);
-    if (!m) throw new SandboxNotFoundError('message', messageId);
-    m.status = status;
-    m.deliverAt = 0;
-    m.updateTime = platformTime(Date.now());
-    this.state.emit('message', m);
-    return m;
-  }
-
-  /** Invoices created (oldest first); `{ account }`: created with that account's keys. */
-  invoices(filter: SandboxAccountFilter = {}): SandboxInvoice[] {
-    return byAccount(this.state.accounts, this.state.invoices.values(), filter.account);
-  }
-
-  /** An invoice by checkout id or client reference. */
-  invoice(checkoutIdOrReference: string): SandboxInvoice | undefined {
-    return findInvoice(this.state, checkoutIdOrReference);
-  }
-
-  /** Callback deliveries (checkout web callbacks and fulfillment requests), oldest first. */
-  deliveries(
-    filter?: Partial<
-      Pick<
-        SandboxDelivery,
-        'account' | 'kind' | 'checkoutId' | 'clientReference' | 'sessionId' | 'orderId' | 'state'
-      >
-    >,
-  ): SandboxDelivery[] {
-    if (!filter) return this.state.deliveries.values();
-    if (filter.account !== undefined) this.state.accounts.require(filter.account);
-    const entries = Object.entries(filter).filter(([, v]) => v !== undefined) as [
-      keyof SandboxDelivery,
-      unknown,
-    ][];
-    return this.state.deliveries.filter((d) => entries.every(([k, v]) => d[k] === v));
-  }
-
-  delivery(id: string): SandboxDelivery | undefined {
-    return this.state.deliveries.get(id);
-  }
-
-  /** Programmable-services sessions played by `serviceApp()` drivers; `{ account }`: that account's services'. */
-  sessions(filter: SandboxAccountFilter = {}): SandboxSession[] {
-    return byAccount(this.state.accounts, this.state.sessions.values(), filter.account);
-  }
-
-  session(sessionId: string): SandboxSession | undefined {
-    return this.state.sessions.get(sessionId);
-  }
-
-  /** Fulfillment callbacks received on `POST /callback`; `{ account }`: for that account's sessions. */
-  fulfillmentCallbacks(filter: SandboxAccountFilter = {}): SandboxFulfillmentCallback[] {
-    return byAccount(this.state.accounts, this.state.fulfillmentCallbacks.values(), filter.account);
-  }
-
-  /** Inbound requests (method, path, status, duration; no bodies, no credentials). */
-  requests(): SandboxRequestLog[] {
-    return this.state.requests.values();
-  }
-
-  /** Exact counts since start or the last reset (records beyond `recordLimit` are dropped; counts are not). */
-  stats(): SandboxStats {
-    const s = this.state;
-    return {
-      requests: s.requests.total,
-      messages: s.messages.total,
-      batches: s.batches.total,
-      invoices: s.invoices.total,
-      payments: s.payments,
-      deliveries: s.deliveries.total,
-      sessions: s.sessions.total,
-      fulfillmentCallbacks: s.fulfillmentCallbacks.total,
-    };
-  }
-
   /* ================================ actions ================================ */
 
   /**
@@ -387,44 +249,6 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   }
 
   /* ================================ waiting ================================ */
-
-  /**
-   * The newest record of `kind` that matches, or the first to come. Records are re-tested on
-   * every change, so `d => d.state === 'delivered'` waits for completion.
-   */
-  waitFor<K extends SandboxRecordKind>(
-    kind: K,
-    predicate?: (record: SandboxRecordMap[K]) => boolean,
-    options: WaitOptions = {},
-  ): Promise<SandboxRecordMap[K]> {
-    return this.state.waitFor(kind, predicate, options.timeoutMs);
-  }
-
-  /** A message to a number (any accepted form), or matching a predicate. */
-  waitForMessage(
-    match: string | ((m: SandboxSmsMessage) => boolean),
-    options?: WaitOptions,
-  ): Promise<SandboxSmsMessage> {
-    const wanted = typeof match === 'string' ? (platformMsisdn(match) ?? match) : undefined;
-    return this.waitFor('message', typeof match === 'string' ? (m) => m.msisdn === wanted : match, options);
-  }
-
-  /** A delivery that finished (delivered, failed or dropped) and matches. */
-  waitForDelivery(
-    predicate: (d: SandboxDelivery) => boolean = () => true,
-    options?: WaitOptions,
-  ): Promise<SandboxDelivery> {
-    return this.waitFor('delivery', (d) => this.state.isSettled(d) && predicate(d), options);
-  }
-
-  /** A fulfillment callback received on `/callback` that matches. */
-  waitForFulfillmentCallback(
-    predicate: (cb: SandboxFulfillmentCallback) => boolean = () => true,
-    options?: WaitOptions,
-  ): Promise<SandboxFulfillmentCallback> {
-    return this.waitFor('fulfillment-callback', predicate, options);
-  }
-
   /* ================================ extension ================================ */
 
   /**
@@ -440,10 +264,4 @@ export class HubtelSandbox extends EventEmitter<SandboxEventMap> {
   ): void {
     this.router.add(method, path, options.api ?? 'admin', handler);
   }
-}
-
-function hostForUrl(host: string): string {
-  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
-  if (host === '::') return '[::1]';
-  return host.includes(':') ? `[${host}]` : host;
 }

@@ -1,28 +1,12 @@
-import {
-  HubtelApiError,
-  HubtelNetworkError,
-  HubtelTimeoutError,
-  HubtelValidationError,
-  type ValidationIssue,
-} from 'nestjs-hubtel';
+import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { serviceAppChannel, type ServiceAppChannel, type UssdScreenLimits } from '#internal';
 import { invalidArgument, SandboxStateError } from './sandbox.errors.js';
-import {
-  SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS,
-  SANDBOX_SESSION_EXCHANGE_LIMIT,
-  SERVICE_APP_DEFAULT_PATHS,
-} from './sandbox.constants.js';
+import { SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS, SERVICE_APP_DEFAULT_PATHS } from './sandbox.constants.js';
 import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
-import { OutboundError, hexId, isoNow, platformMsisdn, postJson, round2 } from './sandbox.http.js';
-import { checkServiceFlowResponse } from './service-app.check.js';
-import { recordServiceOrder } from './service-app.payments.js';
-import {
-  findMenuLine,
-  measureUssdScreen,
-  oversizeIssue,
-  ussdLimits,
-  ussdWarnings,
-} from './service-app.ussd.js';
+import { hexId, isoNow, platformMsisdn, round2 } from './sandbox.http.js';
+import { postServiceFlow } from './service-app.exchange.js';
+import { fulfillmentOrderInfo, newSessionRecord, recordServiceOrder } from './service-app.payments.js';
+import { ussdKeyFor, ussdLimits } from './service-app.ussd.js';
 import type { SandboxState } from './sandbox.state.js';
 import type {
   CartItem,
@@ -31,109 +15,21 @@ import type {
   SandboxFulfillmentCallback,
   SandboxServiceOrder,
   SandboxSession,
-  SandboxSessionExchange,
   ServiceFlowOption,
   ServiceFlowRequest,
   ServiceFlowResponse,
 } from './sandbox.types.js';
-import type { SandboxChargeBearer } from './sandbox.option-types.js';
+import type {
+  ForgedFulfillmentOptions,
+  ServiceAppDriverOptions,
+  ServicePayOptions,
+  ServicePayResult,
+} from './service-app.driver-types.js';
 
 /*
  * The driver: plays the platform's client app against a service application. (The platform's
  * other face, the fulfillment-callback receiver, is fulfillment-callback.api.ts.)
  */
-
-export interface ServiceAppDriverOptions {
-  /**
-   * The account whose programmable service this is (`accounts` option): its status check and its
-   * callback credentials answer for the session. Default `default`.
-   */
-  account?: string;
-  /** `ServiceCode` sent on every call. Default `sandbox-service`. */
-  serviceCode?: string;
-  /** `Mobile`: the user's MSISDN. Default `233241234567`. */
-  mobile?: string;
-  /** `Operator`: the user's channel (`mtn`, `vodafone`, `Hubtel-Android`, ...). Default `mtn`. */
-  operator?: string;
-  /**
-   * `ussd` plays a USSD phone: it shows `Message` only (measured against the screen size: a screen
-   * that does not fit is a contract issue), `choose()` types the number of the option's menu line,
-   * and a `Release` carrying an `Item` is the cart, paid like an `AddToCart`. `app` plays the
-   * Hubtel app (`Data` rendered as a list). Default: by the platform's rule, `ussd` for a telco
-   * operator (`mtn`, `vodafone-gh`, ...) or `extraFields.Platform` `USSD`, `app` otherwise.
-   * `ussd` with an operator the rule does not call USSD sends `Platform: 'USSD'` on every call,
-   * so the service sees the channel played; `app` with a telco operator only changes how the
-   * driver plays (the service still sees USSD by the rule).
-   */
-  channel?: ServiceAppChannel;
-  /** USSD screen sizes: `screenSize` (GSM-7, default 182) and `unicodeScreenSize` (default 70). */
-  ussd?: Partial<UssdScreenLimits>;
-  /** `SessionId`. Default: a fresh random one. */
-  sessionId?: string;
-  /** Path of the Service Interaction URL, after the service app's URL. Default `/api/service-flow`. */
-  serviceFlowPath?: string;
-  /** Path of the Service Fulfillment URL. Default `/api/fulfillment`. */
-  fulfillmentPath?: string;
-  /** Extra headers on every call (a path secret goes in the URL instead). */
-  headers?: Record<string, string>;
-  /** Extra request fields (newer platform fields such as `Platform`, `Timeout`), merged into every service-flow call. */
-  extraFields?: Record<string, unknown>;
-  /** How long to wait for each answer. Default 5 s (the platform's USSD limit). */
-  timeoutMs?: number;
-  /**
-   * Check each answer against the contract (echoed SessionId, every field present, `Data` and
-   * `Item` per `DataType`/`Type`) and throw a HubtelValidationError listing what is wrong.
-   * Default true; with false the issues are only recorded on the exchange.
-   */
-  strict?: boolean;
-}
-
-export interface ServicePayOptions {
-  /** `paid` (default) sends the fulfillment request; `failed` records a failed payment and sends nothing. */
-  outcome?: 'paid' | 'failed';
-  /**
-   * `OrderInfo` of the fulfillment request: null by default (as in the contract's sample);
-   * `true` builds one in the platform's 2026 shape (`CustomerMobileNumber`, ..., `Subtotal`,
-   * `Items`, `Payment` with `AmountPaid` and `AmountAfterCharges`); an object is sent as given.
-   */
-  orderInfo?: boolean | Record<string, unknown>;
-  /** `ExtraData` of the fulfillment request. Default `{}`. */
-  extraData?: Record<string, unknown>;
-  /** Order id to use. Default: a fresh random one. */
-  orderId?: string;
-  /** A fault for this fulfillment request only (instead of `sandbox.faults`). */
-  fault?: CallbackFaultSpec;
-  /**
-   * The price the payer paid for, before charges (with a merchant-borne charge, the status
-   * check's `amount`). Default: the cart's total (`Qty × Price`). Another amount plays a platform
-   * (or an attacker) that charged the wrong sum.
-   */
-  amount?: number;
-  /** Who bears the charge of this payment. Default the account's `chargeBearer`. */
-  chargeBearer?: SandboxChargeBearer;
-  /** Currency the platform reports (status check `currencyCode`, `OrderInfo.Currency`). Default `GHS`. */
-  currency?: string;
-  /**
-   * `false`: the fulfillment request is sent, but the status check does not know the payment
-   * until `recordPayment()` is called (the platform recording it late). Default true.
-   */
-  recordPayment?: boolean;
-}
-
-/** A fulfillment request nobody paid for: what a forger sends to the Service Fulfillment URL. */
-export interface ForgedFulfillmentOptions {
-  /** Order id to claim. Default: a fresh random one. */
-  orderId?: string;
-  /** `OrderInfo` to claim (a forger may claim `{Status: 'Paid', ...}`). Default null. */
-  orderInfo?: Record<string, unknown> | null;
-  extraData?: Record<string, unknown>;
-}
-
-export interface ServicePayResult {
-  order: SandboxServiceOrder;
-  /** Deliveries of the fulfillment request (empty when the payment failed). */
-  deliveries: SandboxDelivery[];
-}
 
 /**
  * One session of the platform's client app against a service application. Each call returns
@@ -164,37 +60,29 @@ export class SandboxServiceSession {
       throw invalidArgument('serviceAppUrl', 'must be an absolute http(s) URL');
     }
     const mobile = options.mobile ?? '233241234567';
-    if (!platformMsisdn(mobile)) {
+    if (!platformMsisdn(mobile))
       throw invalidArgument(
         'mobile',
         'must be a phone number with its country code',
         undefined,
         'mobile must be a phone number',
       );
-    }
     const detected = serviceAppChannel({
       Operator: options.operator ?? 'mtn',
       Platform: options.extraFields?.Platform,
     });
     const channel = options.channel ?? detected;
     this.channelFields = channel === 'ussd' && detected !== 'ussd' ? { Platform: 'USSD' } : {};
-    if (channel !== 'ussd' && channel !== 'app') {
+    if (channel !== 'ussd' && channel !== 'app')
       throw invalidArgument('channel', 'must be "ussd" or "app"', channel);
-    }
     this.screenLimits = ussdLimits(options.ussd);
-    for (const field of ['screenSize', 'unicodeScreenSize'] as const) {
-      const size = this.screenLimits[field];
-      if (!Number.isInteger(size) || size < 1 || size > 10_000)
-        throw invalidArgument(`ussd.${field}`, 'must be a whole number from 1 to 10000', size);
-    }
     this.base = serviceAppUrl.replace(/\/+$/, '');
     this.flowPath = options.serviceFlowPath ?? SERVICE_APP_DEFAULT_PATHS.serviceFlow;
     this.fulfillmentPath = options.fulfillmentPath ?? SERVICE_APP_DEFAULT_PATHS.fulfillment;
     this.timeoutMs = options.timeoutMs ?? SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS;
     this.strict = options.strict ?? true;
     this.sessionId = options.sessionId ?? hexId();
-    const now = isoNow();
-    this.record = {
+    this.record = newSessionRecord({
       sessionId: this.sessionId,
       account: state.accounts.require(options.account ?? state.accounts.default.name).name,
       serviceAppUrl: this.base,
@@ -203,12 +91,7 @@ export class SandboxServiceSession {
       operator: options.operator ?? 'mtn',
       channel,
       state: 'new',
-      exchanges: [],
-      cart: null,
-      order: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    });
   }
 
   /** The application's last answer. */
@@ -297,8 +180,7 @@ export class SandboxServiceSession {
   async choose(option: string | number): Promise<ServiceFlowResponse> {
     const options = (this.lastResponse?.Data ?? []) as ServiceFlowOption[];
     const menu = this.channel === 'ussd' ? (this.record.exchanges.at(-1)?.screen?.menu ?? []) : [];
-    if (menu.length > 0)
-      return this.reply(this.typedOnUssd(option, menu, Array.isArray(options) ? options : []));
+    if (menu.length > 0) return this.reply(ussdKeyFor(option, menu, Array.isArray(options) ? options : []));
     if (!Array.isArray(options) || options.length === 0) {
       const summary = 'The last answer offered no options to choose from';
       throw invalidArgument('option', 'no select prompt', undefined, summary);
@@ -320,24 +202,6 @@ export class SandboxServiceSession {
     return this.reply(found.Value);
   }
 
-  /** The number a USSD user types for `option` on the current screen. */
-  private typedOnUssd(
-    option: string | number,
-    menu: Array<{ key: string; label: string }>,
-    options: ServiceFlowOption[],
-  ): string {
-    const wanted = String(option).trim();
-    if (/^\d+$/.test(wanted)) return wanted;
-    const byValue = options.find((o) => o.Value === wanted);
-    const line = findMenuLine(menu, byValue ? byValue.Display : wanted);
-    if (!line) {
-      const shown = menu.map((l) => `${l.key}. ${l.label}`).join(' | ');
-      const summary = `No option "${wanted}" on this USSD screen; it shows: ${shown}`;
-      throw invalidArgument('option', 'not on the current screen', option, summary);
-    }
-    return line.key;
-  }
-
   /** The user leaves: `Type: 'Release'`. Returns the answer, if the application gave a JSON one. */
   async release(): Promise<ServiceFlowResponse | undefined> {
     this.requireOpen();
@@ -357,27 +221,22 @@ export class SandboxServiceSession {
    */
   async pay(options: ServicePayOptions = {}): Promise<ServicePayResult> {
     const cart = this.record.cart;
-    if (this.record.state !== 'cart' || !cart) {
+    if (this.record.state !== 'cart' || !cart)
       throw new SandboxStateError(
         `Nothing to pay: the session is ${this.record.state}, not at its cart (AddToCart; on USSD, Release with an Item)`,
         this.record.state,
       );
-    }
     const outcome = options.outcome ?? 'paid';
-    if (outcome !== 'paid' && outcome !== 'failed') {
+    if (outcome !== 'paid' && outcome !== 'failed')
       throw invalidArgument('outcome', 'must be "paid" or "failed"', outcome);
-    }
     if (options.fault) validateCallback(options.fault, 'fault');
-    if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0))) {
+    if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
       throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
-    }
-    const price = options.amount === undefined ? round2(cart.Qty * cart.Price) : round2(options.amount);
-    const now = isoNow();
     const order = recordServiceOrder(this.state, this.record, {
       orderId: options.orderId ?? hexId(),
-      price,
+      price: round2(options.amount ?? cart.Qty * cart.Price),
       outcome,
-      paidAt: now,
+      paidAt: isoNow(),
       recorded: options.recordPayment !== false,
       chargeBearer: options.chargeBearer,
       currency: options.currency,
@@ -393,7 +252,7 @@ export class SandboxServiceSession {
         ExtraData: options.extraData ?? {},
         OrderInfo:
           options.orderInfo === true
-            ? this.orderInfo(cart, order)
+            ? fulfillmentOrderInfo(this.record.mobile, cart, order)
             : options.orderInfo && typeof options.orderInfo === 'object'
               ? options.orderInfo
               : null,
@@ -403,43 +262,13 @@ export class SandboxServiceSession {
   }
 
   /**
-   * `OrderInfo` in the platform's 2026 shape (platform facts, "Charges and the full OrderInfo"):
-   * `Subtotal` and `Payment.AmountPaid` are what the payer paid, `AmountAfterCharges` what the
-   * merchant gets (Hubtel's sample: 151.50 and 150.50 for one 150.50 item, the payer bearing it).
-   */
-  private orderInfo(cart: CartItem, order: SandboxServiceOrder): Record<string, unknown> {
-    return {
-      CustomerMobileNumber: this.record.mobile,
-      CustomerEmail: null,
-      CustomerName: null,
-      Status: 'Paid',
-      OrderDate: order.paidAt,
-      Currency: order.currency,
-      BranchName: 'Main Branch',
-      IsRecurring: false,
-      RecurringInvoiceId: null,
-      Subtotal: order.amount,
-      Items: [{ ItemId: hexId(), Name: cart.ItemName, Quantity: cart.Qty, UnitPrice: cart.Price }],
-      Payment: {
-        PaymentType: 'mobilemoney',
-        AmountPaid: order.amount,
-        AmountAfterCharges: order.amountAfterCharges,
-        PaymentDate: order.paidAt,
-        PaymentDescription: 'The mobile money payment has been approved and processed successfully.',
-        IsSuccessful: true,
-      },
-    };
-  }
-
-  /**
    * The platform records this session's payment now (after `pay({ recordPayment: false })`): from
    * here on its status check confirms it, as a late-recorded payment would be.
    */
   recordPayment(): SandboxServiceOrder {
     const order = this.record.order;
-    if (!order || order.outcome !== 'paid') {
+    if (!order || order.outcome !== 'paid')
       throw new SandboxStateError('Nothing to record: the session has no paid order', this.record.state);
-    }
     order.recorded = true;
     this.touch();
     return order;
@@ -450,9 +279,8 @@ export class SandboxServiceSession {
    * status check knows no payment for the SessionId). The session stays at its cart, unpaid.
    */
   async forgeFulfillment(options: ForgedFulfillmentOptions = {}): Promise<SandboxDelivery[]> {
-    if (!this.record.cart) {
+    if (!this.record.cart)
       throw new SandboxStateError('Nothing to forge: the session has no cart yet', this.record.state);
-    }
     return this.sendFulfillment({
       OrderId: options.orderId ?? hexId(),
       SessionId: this.sessionId,
@@ -492,9 +320,8 @@ export class SandboxServiceSession {
 
   private requireOpen(): void {
     if (this.record.state === 'new') throw new SandboxStateError('Call start() first', this.record.state);
-    if (this.record.state === 'released' || this.record.state === 'ended') {
+    if (this.record.state === 'released' || this.record.state === 'ended')
       throw new SandboxStateError(`The session is ${this.record.state}`, this.record.state);
-    }
   }
 
   private touch(): void {
@@ -520,81 +347,19 @@ export class SandboxServiceSession {
       ...this.options.extraFields,
       ...extra,
     };
-    const url = `${this.base}${this.flowPath}`;
-    const exchange: SandboxSessionExchange = {
-      at: isoNow(),
-      url,
-      request,
-      statusCode: null,
-      response: null,
-      durationMs: 0,
-      error: null,
-      issues: [],
-    };
-    this.record.exchanges.push(exchange);
-    if (this.record.exchanges.length > SANDBOX_SESSION_EXCHANGE_LIMIT) this.record.exchanges.shift();
+    const ussd = this.channel === 'ussd';
     try {
-      let result;
-      try {
-        result = await postJson(url, request, {
-          signal: this.state.outbound.signal,
-          headers: {
-            'Content-Type': 'application/json',
-            Accept: 'application/json',
-            ...this.options.headers,
-          },
-          timeoutMs: this.timeoutMs,
-        });
-      } catch (err) {
-        const e = err as OutboundError;
-        exchange.error = e.message;
-        exchange.durationMs = e.durationMs ?? 0;
-        if (e.timedOut)
-          throw new HubtelTimeoutError(
-            `The service application did not answer ${fields.Type} within ${this.timeoutMs} ms`,
-            { cause: err },
-          );
-        throw new HubtelNetworkError(`Could not reach the service application: ${e.message}`, { cause: err });
-      }
-      exchange.statusCode = result.statusCode;
-      exchange.durationMs = result.durationMs;
-      let parsed: unknown = result.body;
-      try {
-        parsed = result.body === '' ? null : JSON.parse(result.body);
-      } catch {
-        // Keep the raw text: the error below says what came back.
-      }
-      exchange.response = parsed;
-      if (result.statusCode < 200 || result.statusCode >= 300) {
-        exchange.error = `HTTP ${result.statusCode}`;
-        throw new HubtelApiError(
-          `The service application answered ${fields.Type} with HTTP ${result.statusCode}`,
-          {
-            httpStatus: result.statusCode,
-            body: parsed,
-          },
-        );
-      }
-      if (!checked) return (parsed ?? undefined) as ServiceFlowResponse;
-      if (parsed === null || typeof parsed !== 'object') {
-        exchange.error = 'not JSON';
-        throw new HubtelApiError(`The service application's answer to ${fields.Type} is not a JSON object`, {
-          httpStatus: result.statusCode,
-          body: result.body.slice(0, 2048),
-        });
-      }
-      exchange.issues = checkServiceFlowResponse(parsed, this.sessionId);
-      const response = parsed as ServiceFlowResponse;
+      const { exchange, response } = await postServiceFlow(this.record, request, {
+        url: `${this.base}${this.flowPath}`,
+        headers: this.options.headers,
+        timeoutMs: this.timeoutMs,
+        signal: this.state.outbound.signal,
+        checked,
+        screenLimits: ussd ? this.screenLimits : undefined,
+      });
+      if (!checked) return response;
       this.lastResponse = response;
       const type = String(response.Type ?? '').toLowerCase();
-      const ussd = this.channel === 'ussd';
-      if (ussd && typeof response.Message === 'string') {
-        // The phone shows Message only: measure it as the network carries it.
-        exchange.screen = measureUssdScreen(response.Message, this.screenLimits);
-        if (!exchange.screen.fits) exchange.issues.push(oversizeIssue(exchange.screen));
-        const warnings = ussdWarnings(response, exchange.screen);
-        if (warnings.length > 0) exchange.warnings = warnings;
-      }
       const item = response.Item && typeof response.Item === 'object' ? response.Item : null;
       if (item && (type === 'addtocart' || (type === 'release' && ussd))) {
         this.record.cart = item;

@@ -2,7 +2,7 @@ import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { chargeOptionIssues, paymentMoney, type SandboxChargeOptions } from './payment.charges.js';
 import { hexId, isoNow, networkTransactionId, round2 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
-import type { SandboxServiceOrder, SandboxSession } from './sandbox.types.js';
+import type { CartItem, SandboxServiceOrder, SandboxSession } from './sandbox.types.js';
 
 export interface RecordServicePaymentOptions extends SandboxChargeOptions {
   /**
@@ -51,7 +51,7 @@ export function recordServicePayment(
   if (issues.length > 0) throw new HubtelValidationError('Invalid service payment', issues);
   const now = isoNow();
   if (!session) {
-    session = {
+    session = newSessionRecord({
       sessionId,
       account: options.account ?? state.accounts.default.name,
       serviceAppUrl: '',
@@ -60,12 +60,7 @@ export function recordServicePayment(
       operator: '',
       channel: null,
       state: 'cart',
-      exchanges: [],
-      cart: null,
-      order: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    });
     state.sessions.push(session, [sessionId]);
   }
   recordServiceOrder(state, session, {
@@ -81,6 +76,14 @@ export function recordServicePayment(
   session.updatedAt = now;
   state.emit('session', session);
   return session;
+}
+
+/** A session's record before its first exchange: no cart, no order. */
+export function newSessionRecord(
+  fields: Omit<SandboxSession, 'exchanges' | 'cart' | 'order' | 'createdAt' | 'updatedAt'>,
+): SandboxSession {
+  const now = isoNow();
+  return { ...fields, exchanges: [], cart: null, order: null, createdAt: now, updatedAt: now };
 }
 
 /**
@@ -112,4 +115,37 @@ export function recordServiceOrder(
     state.sessions.addKey(session, `ext:${order.externalTransactionId}`);
   }
   return order;
+}
+
+/**
+ * `OrderInfo` in the platform's 2026 shape (platform facts, "Charges and the full OrderInfo"):
+ * `Subtotal` and `Payment.AmountPaid` are what the payer paid, `AmountAfterCharges` what the
+ * merchant gets (Hubtel's sample: 151.50 and 150.50 for one 150.50 item, the payer bearing it).
+ */
+export function fulfillmentOrderInfo(
+  mobile: string,
+  cart: CartItem,
+  order: SandboxServiceOrder,
+): Record<string, unknown> {
+  return {
+    CustomerMobileNumber: mobile,
+    CustomerEmail: null,
+    CustomerName: null,
+    Status: 'Paid',
+    OrderDate: order.paidAt,
+    Currency: order.currency,
+    BranchName: 'Main Branch',
+    IsRecurring: false,
+    RecurringInvoiceId: null,
+    Subtotal: order.amount,
+    Items: [{ ItemId: hexId(), Name: cart.ItemName, Quantity: cart.Qty, UnitPrice: cart.Price }],
+    Payment: {
+      PaymentType: 'mobilemoney',
+      AmountPaid: order.amount,
+      AmountAfterCharges: order.amountAfterCharges,
+      PaymentDate: order.paidAt,
+      PaymentDescription: 'The mobile money payment has been approved and processed successfully.',
+      IsSuccessful: true,
+    },
+  };
 }

@@ -4,6 +4,7 @@
  * alphabet are core's (one rule, one alphabet for the library and the tools).
  */
 import { DEFAULT_USSD_SCREEN, ussdScreen, type UssdScreenLimits } from '#internal';
+import { invalidArgument } from './sandbox.errors.js';
 import type { SandboxUssdScreen, ServiceFlowOption, UssdMenuLine } from './sandbox.types.js';
 
 /** A menu line as the platform's SDK writes it: `1. 1GB`, also `1) 1GB`; `9. More`, `8. Back`. */
@@ -19,9 +20,15 @@ export function parseUssdMenu(message: string): UssdMenuLine[] {
   return lines;
 }
 
-/** The screen limits with core's defaults (182 GSM-7, 70 UCS-2) filled in. */
+/** The screen limits with core's defaults (182 GSM-7, 70 UCS-2) filled in; throws on a size out of range. */
 export function ussdLimits(limits: Partial<UssdScreenLimits> | undefined): UssdScreenLimits {
-  return { ...DEFAULT_USSD_SCREEN, ...limits };
+  const filled = { ...DEFAULT_USSD_SCREEN, ...limits };
+  for (const field of ['screenSize', 'unicodeScreenSize'] as const) {
+    const size = filled[field];
+    if (!Number.isInteger(size) || size < 1 || size > 10_000)
+      throw invalidArgument(`ussd.${field}`, 'must be a whole number from 1 to 10000', size);
+  }
+  return filled;
 }
 
 /** Measures what the phone shows of an answer (its `Message`). */
@@ -37,8 +44,29 @@ export function oversizeIssue(screen: SandboxUssdScreen): string {
   }`;
 }
 
+/**
+ * What a USSD user types for `option` on the current screen: a number as is, else the key of the
+ * menu line showing the option (by `Value` or `Display`); an option not on this screen is an error.
+ */
+export function ussdKeyFor(
+  option: string | number,
+  menu: UssdMenuLine[],
+  options: ServiceFlowOption[],
+): string {
+  const wanted = String(option).trim();
+  if (/^\d+$/.test(wanted)) return wanted;
+  const byValue = options.find((o) => o.Value === wanted);
+  const line = findMenuLine(menu, byValue ? byValue.Display : wanted);
+  if (!line) {
+    const shown = menu.map((l) => `${l.key}. ${l.label}`).join(' | ');
+    const summary = `No option "${wanted}" on this USSD screen; it shows: ${shown}`;
+    throw invalidArgument('option', 'not on the current screen', option, summary);
+  }
+  return line.key;
+}
+
 /** The menu line the user would type for an option: by its label, allowing a label cut with an ellipsis. */
-export function findMenuLine(menu: UssdMenuLine[], display: string): UssdMenuLine | undefined {
+function findMenuLine(menu: UssdMenuLine[], display: string): UssdMenuLine | undefined {
   const wanted = display.trim().toLowerCase();
   const exact = menu.find((l) => l.label.toLowerCase() === wanted);
   if (exact) return exact;

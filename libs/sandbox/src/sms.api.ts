@@ -96,9 +96,8 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
     const msisdn = platformMsisdn(to);
     if (!msisdn) issues.push(issue('To', 'Invalid destination address', 1));
     checkContent(content, issues);
-    if (clientReference !== undefined && clientReference !== null && typeof clientReference !== 'string') {
+    if (clientReference !== undefined && clientReference !== null && typeof clientReference !== 'string')
       issues.push(issue('ClientReference', 'ClientReference must be a string', 8));
-    }
     if (issues.length > 0) return validationError(issues);
     const m = record(
       account,

@@ -41,11 +41,8 @@ export { SmsCapture, type CapturedSms, type OverridableModuleBuilder } from './t
 export type { CheckoutCallbackBody, FulfillmentRequestBody, ServiceFlowRequest } from 'nestjs-hubtel/sandbox';
 
 // Developer tools (also the `hubtel-simulate` and `hubtel-trigger` commands), for scripts of your own
-export {
-  TerminalSimulator,
-  type TerminalSimulatorOptions,
-  type SimulationResult,
-} from './cli/simulate.terminal.js';
+export { TerminalSimulator } from './cli/simulate.terminal.js';
+export type { TerminalSimulatorOptions, SimulationResult } from './cli/simulate.types.js';
 export { runSimulateCli } from './cli/simulate.cli.js';
 export {
   runTriggerCli,

@@ -151,13 +151,12 @@ export function buildCheckoutCallback(input: BuildCheckoutCallbackInput): Checko
       value: clientReference,
     });
   const amount = input.amount ?? invoice?.amount ?? invoice?.totalAmount;
-  if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) {
+  if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0)
     issues.push({
       field: 'amount',
       message: 'is required: a finite number >= 0 (or give an invoice with its amount)',
       value: amount,
     });
-  }
   const outcome = input.outcome ?? 'paid';
   if (outcome !== 'paid' && outcome !== 'failed')
     issues.push({ field: 'outcome', message: 'must be "paid" or "failed"', value: outcome });

@@ -116,9 +116,8 @@ export async function sendJson<T = unknown>(
   if (payload === undefined)
     throw new HubtelConfigError('body', 'cannot be sent as JSON (undefined or a function)');
   const headers = { 'Content-Type': 'application/json', ...options.headers };
-  if (typeof target === 'string' || target instanceof URL) {
+  if (typeof target === 'string' || target instanceof URL)
     return post<T>(endpointUrl(target, options.path), payload, headers, options.timeoutMs);
-  }
   if (target && typeof (target as NestAppLike).getHttpServer === 'function') {
     await adapterReady(target as NestAppLike);
     return withListeningServer(serverOf(target), (origin) =>
@@ -159,12 +158,11 @@ async function adapterReady(app: NestAppLike): Promise<void> {
 
 function serverOf(app: NestAppLike): Server {
   const server = app.getHttpServer() as Server | undefined;
-  if (!server || typeof server.listen !== 'function' || typeof server.address !== 'function') {
+  if (!server || typeof server.listen !== 'function' || typeof server.address !== 'function')
     throw new HubtelConfigError(
       'target',
       'getHttpServer() did not return a Node HTTP server; call await app.init() first',
     );
-  }
   return server;
 }
 

@@ -128,12 +128,11 @@ export class TestSandbox extends HubtelSandbox {
       return this;
     }
     const server = target?.getHttpServer?.() as http.Server | undefined;
-    if (!server || typeof server.address !== 'function' || !server.listening) {
+    if (!server || typeof server.address !== 'function' || !server.listening)
       throw new HubtelConfigError(
         'attach',
         'the app is not listening: await app.listen(0, "127.0.0.1") before attach(app)',
       );
-    }
     this.appOrigin = serverOrigin(server);
     return this;
   }
@@ -252,17 +251,16 @@ export class TestSandbox extends HubtelSandbox {
    * (`sendCheckoutCallback`) passes confirmation. `pay()` is the usual path: it sends the callback.
    */
   markPaid(checkoutIdOrReference: string, options: MarkPaidOptions = {}): Promise<PaymentResult> {
-    if (options === null || typeof options !== 'object') {
+    if (options === null || typeof options !== 'object')
       throw new HubtelValidationError('markPaid options must be an object', [
         { field: 'options', message: 'must be an object' },
       ]);
-    }
     return this.pay(checkoutIdOrReference, { ...options, outcome: 'paid', fault: { drop: true } });
   }
 
   private async relay(ctx: SandboxRequestContext): Promise<SandboxReply> {
     const origin = this.appOrigin;
-    if (!origin) {
+    if (!origin)
       return {
         status: 502,
         json: {
@@ -270,7 +268,6 @@ export class TestSandbox extends HubtelSandbox {
           message: 'No app is attached to the sandbox tunnel: call sandbox.attach(app) after app.listen()',
         },
       };
-    }
     const rest = ctx.path.slice(TEST_SANDBOX_TUNNEL_PATH.length) || '/';
     const query = ctx.query.toString();
     const target = new URL(`${origin}${rest}${query ? `?${query}` : ''}`);

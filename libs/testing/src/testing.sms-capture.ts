@@ -185,9 +185,8 @@ export class SmsCapture {
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (req.method === 'POST' && req.path === SMS_PATHS.batchSend) {
       const recipients = body.Recipients;
-      if (typeof body.From !== 'string' || typeof body.Content !== 'string' || !Array.isArray(recipients)) {
+      if (typeof body.From !== 'string' || typeof body.Content !== 'string' || !Array.isArray(recipients))
         throw this.badRequest('the batch request must be {From, Recipients: string[], Content}');
-      }
       const batchId = randomUUID();
       const data = (recipients as unknown[]).map((recipient) => {
         const message = this.capture({
@@ -203,9 +202,8 @@ export class SmsCapture {
       return reply({ batchId, status: 0, data });
     }
     if (req.method === 'POST' && req.path === SMS_PATHS.send) {
-      if (typeof body.From !== 'string' || typeof body.To !== 'string' || typeof body.Content !== 'string') {
+      if (typeof body.From !== 'string' || typeof body.To !== 'string' || typeof body.Content !== 'string')
         throw this.badRequest('the send request must be {From, To, Content}');
-      }
       const message = this.capture({
         account,
         batchId: null,

@@ -226,9 +226,8 @@ export function intOption(
   max: number,
 ): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
     throw new CliUsageError(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
-  }
   return Number(value);
 }
 
@@ -264,19 +263,8 @@ export async function markServicePaidInSandbox(
   },
   timeoutMs: number,
 ): Promise<void> {
-  let res: Response;
-  try {
-    res = await fetch(`${sandboxUrl}/_sandbox/sessions/${encodeURIComponent(sessionId)}/pay`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify(payment),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  } catch (err) {
-    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
-      cause: err,
-    });
-  }
+  const path = `/_sandbox/sessions/${encodeURIComponent(sessionId)}/pay`;
+  const res = await fetchSandbox(sandboxUrl, path, timeoutMs, payment);
   if (res.ok) return;
   const text = await res.text().catch(() => '');
   let body: unknown = text;
@@ -290,6 +278,27 @@ export async function markServicePaidInSandbox(
     `The sandbox at ${sandboxUrl} did not record the payment of session ${sessionId} (HTTP ${res.status})${reason ? `: ${reason}` : ''}`,
     { httpStatus: res.status, body },
   );
+}
+
+/** A GET (or, with a body, a JSON POST) to a running sandbox's admin API; unreachable: HubtelNetworkError. */
+export async function fetchSandbox(
+  sandboxUrl: string,
+  path: string,
+  timeoutMs: number,
+  body?: unknown,
+): Promise<Response> {
+  const post = body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) };
+  try {
+    return await fetch(`${sandboxUrl}${path}`, {
+      ...post,
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
+      cause: err,
+    });
+  }
 }
 
 /** fetch's "fetch failed" names no cause: the cause's code (ECONNREFUSED…) is what helps. */

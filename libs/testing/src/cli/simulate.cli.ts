@@ -10,12 +10,8 @@ import {
   parseOrExit,
   type CliStreams,
 } from './cli.support.js';
-import {
-  TerminalSimulator,
-  defaultFulfillmentUrl,
-  describeError,
-  type TerminalSimulatorOptions,
-} from './simulate.terminal.js';
+import { TerminalSimulator, defaultFulfillmentUrl, describeError } from './simulate.terminal.js';
+import type { TerminalSimulatorOptions } from './simulate.types.js';
 
 export const SIMULATE_CLI_USAGE = `Usage: hubtel-simulate <service-flow-url> [options]
 

@@ -7,74 +7,15 @@ import {
 } from 'nestjs-hubtel';
 import {
   HubtelSandbox,
-  type SandboxFulfillmentCallback,
   type SandboxServiceSession,
   type ServiceFlowOption,
   type ServiceFlowResponse,
 } from 'nestjs-hubtel/sandbox';
-import { DEFAULT_USSD_SCREEN, serviceAppChannel, type ServiceAppChannel } from '#internal';
-import { randomHubtelId } from '../testing.builders.js';
+import { DEFAULT_USSD_SCREEN, serviceAppChannel, type UssdScreenLimits } from '#internal';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
-import {
-  EXIT,
-  LineReader,
-  markServicePaidInSandbox,
-  painter,
-  type CliStreams,
-  type Style,
-} from './cli.support.js';
-
-export interface TerminalSimulatorOptions {
-  /** The Service Interaction URL (`http://127.0.0.1:3000/api/service-flow`). */
-  serviceFlowUrl: string;
-  /** The Service Fulfillment URL, on the same origin. Default: the service-flow URL with `service-flow` → `fulfillment`. */
-  fulfillmentUrl?: string;
-  serviceCode?: string;
-  mobile?: string;
-  operator?: string;
-  /**
-   * `ussd` plays a USSD phone: shows `Message` only, flags a screen over the size, sends what the
-   * user types (the option's number), and pays a `Release` carrying an `Item` like an `AddToCart`.
-   * `app` plays the Hubtel app (the options of `Data` listed). Default: `ussd` for a telco operator.
-   */
-  channel?: ServiceAppChannel;
-  /** USSD screen size in characters (GSM-7). Default 182. */
-  screenSize?: number;
-  /** USSD screen size once any character is outside GSM-7 (UCS-2). Default 70. */
-  unicodeScreenSize?: number;
-  /**
-   * A running sandbox (the `hubtel-sandbox` command, or an app's embedded one) that receives the
-   * app's fulfillment callbacks: the simulator reads them from its admin API. Default: the
-   * simulator's own receiver (`callbackPort`).
-   */
-  sandboxUrl?: string;
-  /**
-   * With `sandboxUrl`: the sandbox account whose programmable service this is (several accounts:
-   * its status check confirms the payment to that account's keys only). Default: its default one.
-   */
-  account?: string;
-  /** Port of the simulator's own fulfillment-callback receiver. Default: a free one. */
-  callbackPort?: number;
-  /** How long to wait for the fulfillment callback after paying. Default 60 s. */
-  callbackTimeoutMs?: number;
-  /** How long to wait for each answer of the service. Default 5 s (the platform's USSD limit). */
-  timeoutMs?: number;
-  /** Stop when an answer breaks the contract (default: warn and go on). */
-  strict?: boolean;
-  /** Never colour the output. */
-  noColor?: boolean;
-}
-
-type Paint = (text: string, ...styles: Style[]) => string;
-
-/** How one session ended, for the exit code. */
-export interface SimulationResult {
-  exitCode: number;
-  sessionId: string;
-  /** `ended` by the service, `released` by the user, `paid` (and fulfilled or not), `error`, `interrupted`. */
-  outcome: 'ended' | 'released' | 'fulfilled' | 'not-fulfilled' | 'payment-failed' | 'error' | 'interrupted';
-  callback?: SandboxFulfillmentCallback | Record<string, unknown>;
-}
+import { EXIT, LineReader, painter, type CliStreams } from './cli.support.js';
+import { payCart, releaseQuietly, type SimulatorTerminal } from './simulate.checkout.js';
+import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
 
 class Interrupted extends Error {}
 
@@ -98,9 +39,11 @@ export function defaultFulfillmentUrl(serviceFlowUrl: URL): URL {
  * sandbox's service-app driver, so the wire protocol is the one the sandbox plays in tests.
  */
 export class TerminalSimulator {
-  private readonly paint: Paint;
+  private readonly paint: SimulatorTerminal['paint'];
   private readonly flowUrl: URL;
   private readonly fulfillmentUrl: URL;
+  /** The USSD screen sizes played (core's defaults unless given). */
+  private readonly screen: UssdScreenLimits;
   private interruptHandler: (() => void) | undefined;
 
   constructor(
@@ -108,16 +51,19 @@ export class TerminalSimulator {
     private readonly io: CliStreams,
   ) {
     this.paint = painter(io.stdout, io.env, options.noColor);
+    this.screen = {
+      screenSize: options.screenSize ?? DEFAULT_USSD_SCREEN.screenSize,
+      unicodeScreenSize: options.unicodeScreenSize ?? DEFAULT_USSD_SCREEN.unicodeScreenSize,
+    };
     this.flowUrl = new URL(options.serviceFlowUrl);
     this.fulfillmentUrl = options.fulfillmentUrl
       ? new URL(options.fulfillmentUrl)
       : defaultFulfillmentUrl(this.flowUrl);
-    if (this.fulfillmentUrl.origin !== this.flowUrl.origin) {
+    if (this.fulfillmentUrl.origin !== this.flowUrl.origin)
       throw new HubtelValidationError(
         'The fulfillment URL must be on the same origin as the service-flow URL',
         [{ field: 'fulfillmentUrl', message: `must start with ${this.flowUrl.origin}` }],
       );
-    }
   }
 
   async run(): Promise<SimulationResult> {
@@ -134,7 +80,7 @@ export class TerminalSimulator {
         mobile: this.options.mobile ?? TESTING_DEFAULTS.phone,
         operator,
         channel: this.options.channel ?? serviceAppChannel({ Operator: operator }),
-        ussd: dropUndefinedSizes(this.options.screenSize, this.options.unicodeScreenSize),
+        ussd: this.screen,
         serviceFlowPath: `${this.flowUrl.pathname}${this.flowUrl.search}`,
         fulfillmentPath: `${this.fulfillmentUrl.pathname}${this.fulfillmentUrl.search}`,
         timeoutMs: this.options.timeoutMs,
@@ -156,7 +102,7 @@ export class TerminalSimulator {
     } catch (err) {
       if (err instanceof Interrupted) {
         this.out(`\n${this.paint('Interrupted.', 'yellow')}`);
-        await this.releaseQuietly(session);
+        await releaseQuietly(session);
         return { exitCode: EXIT.interrupted, sessionId: session.sessionId, outcome: 'interrupted' };
       }
       this.out(this.paint(`✗ ${describeError(err)}`, 'red'));
@@ -179,6 +125,11 @@ export class TerminalSimulator {
     this.io.stdout.write(`${line}\n`);
   }
 
+  /** What the cart step (simulate.checkout.ts) writes to and asks through. */
+  private terminal(ask: (prompt: string) => Promise<string>): SimulatorTerminal {
+    return { options: this.options, paint: this.paint, out: (line) => this.out(line), ask };
+  }
+
   private header(sandbox: HubtelSandbox, session: SandboxServiceSession): void {
     const p = this.paint;
     const record = session.record;
@@ -188,7 +139,7 @@ export class TerminalSimulator {
         'bold',
       ),
     );
-    const screen = session.record.channel === 'ussd' ? this.screenLimits() : undefined;
+    const screen = session.record.channel === 'ussd' ? this.screen : undefined;
     this.out(
       screen
         ? `  Channel                   USSD ${p(`(the phone shows Message only; screens of ${screen.screenSize} characters, ${screen.unicodeScreenSize} with a non-GSM character)`, 'dim')}`
@@ -237,7 +188,7 @@ export class TerminalSimulator {
         this.out(p('Session ended by the service.', 'dim'));
         return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'ended' };
       }
-      if (type === 'addtocart') return this.checkout(session, sandbox, response, ask);
+      if (type === 'addtocart') return payCart(this.terminal(ask), session, sandbox, response.Item!);
 
       const options = Array.isArray(response.Data) ? (response.Data as ServiceFlowOption[]) : [];
       const isSelect = String(response.DataType).toLowerCase() === 'select' && options.length > 0;
@@ -275,13 +226,13 @@ export class TerminalSimulator {
       const hasItem = response.Item !== null && typeof response.Item === 'object';
       if (type === 'release' && hasItem) {
         this.out(p('Session ended on the phone; the payment prompt follows.', 'dim'));
-        return this.checkout(session, sandbox, response, ask);
+        return payCart(this.terminal(ask), session, sandbox, response.Item!);
       }
       if (type === 'release') {
         this.out(p('Session ended by the service.', 'dim'));
         return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'ended' };
       }
-      if (type === 'addtocart') return this.checkout(session, sandbox, response, ask);
+      if (type === 'addtocart') return payCart(this.terminal(ask), session, sandbox, response.Item!);
       // What the user types goes as typed: on USSD the service maps an option's number itself.
       const field = response.FieldType ? ` (${response.FieldType})` : '';
       const answer = await ask(p(`Your answer${field} > `, 'bold'));
@@ -305,147 +256,6 @@ export class TerminalSimulator {
     for (const warning of exchange?.warnings ?? []) this.out(p(`⚠ ussd: ${warning}`, 'yellow'));
   }
 
-  private screenLimits(): { screenSize: number; unicodeScreenSize: number } {
-    return {
-      screenSize: this.options.screenSize ?? DEFAULT_USSD_SCREEN.screenSize,
-      unicodeScreenSize: this.options.unicodeScreenSize ?? DEFAULT_USSD_SCREEN.unicodeScreenSize,
-    };
-  }
-
-  private async checkout(
-    session: SandboxServiceSession,
-    sandbox: HubtelSandbox,
-    response: ServiceFlowResponse,
-    ask: (prompt: string) => Promise<string>,
-  ): Promise<SimulationResult> {
-    const p = this.paint;
-    const item = response.Item!;
-    const total = item.Qty * item.Price;
-    this.out(
-      p(`🛒 Cart: ${item.ItemName} × ${item.Qty} @ ${money(item.Price)} = ${money(total)}`, 'magenta'),
-    );
-    if (item.ServiceData && typeof item.ServiceData === 'object') {
-      this.out(
-        p(
-          `   Service data: ${Object.entries(item.ServiceData)
-            .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-            .join('  ')}`,
-          'dim',
-        ),
-      );
-    }
-    let choice: 'y' | 'n' | 'f' | undefined;
-    while (!choice) {
-      const raw = (
-        await ask(p(`Pay ${money(total)} with mobile money? [y]es / [n]o / [f]ail the payment > `, 'bold'))
-      )
-        .trim()
-        .toLowerCase();
-      if (raw === '' || raw === 'y' || raw === 'yes') choice = 'y';
-      else if (raw === 'n' || raw === 'no') choice = 'n';
-      else if (raw === 'f' || raw === 'fail') choice = 'f';
-      else this.out(p('Please answer y, n or f.', 'yellow'));
-    }
-    if (choice === 'n') {
-      const ended = endedByService(session);
-      await this.releaseQuietly(session);
-      this.out(
-        p(
-          ended
-            ? 'Payment declined; nothing is sent (the USSD session already ended).'
-            : 'Payment declined; the session was released.',
-          'yellow',
-        ),
-      );
-      return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'released' };
-    }
-    if (choice === 'f') {
-      const { order } = await session.pay({ outcome: 'failed' });
-      this.out(
-        p(
-          `✗ The payment of ${money(order.amount)} failed (simulated); no fulfillment request is sent.`,
-          'red',
-        ),
-      );
-      return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'payment-failed' };
-    }
-
-    // The app's status check asks its sandbox (--sandbox), not this simulator's private one:
-    // the payment is recorded there first, so an app that verifies payments accepts the order.
-    const orderId = randomHubtelId();
-    if (this.options.sandboxUrl) {
-      try {
-        await markServicePaidInSandbox(
-          this.options.sandboxUrl,
-          session.sessionId,
-          { amount: total, orderId, ...(this.options.account ? { account: this.options.account } : {}) },
-          10_000,
-        );
-      } catch (err) {
-        this.out(
-          p(`  (${(err as Error).message}; an app that verifies payments will refuse this order)`, 'yellow'),
-        );
-      }
-    }
-    const { order, deliveries } = await session.pay({ orderId });
-    this.out(p(`✓ Payment of ${money(order.amount)} approved — order ${order.orderId}`, 'green'));
-    const delivery = deliveries[0];
-    if (delivery) {
-      const answer =
-        delivery.statusCode === null
-          ? `no answer (${delivery.error ?? delivery.state})`
-          : `HTTP ${delivery.statusCode} ${delivery.responseBody ?? ''}`.trim();
-      const ok = delivery.state === 'delivered';
-      this.out(p(`→ Fulfillment request POST ${delivery.url}: ${answer}`, ok ? 'green' : 'red'));
-      if (!ok) return { exitCode: EXIT.failed, sessionId: session.sessionId, outcome: 'not-fulfilled' };
-    }
-    const timeoutMs = this.options.callbackTimeoutMs ?? 60_000;
-    this.out(p(`Waiting up to ${Math.round(timeoutMs / 1000)} s for the fulfillment callback…`, 'dim'));
-    const callback = await (this.options.sandboxUrl
-      ? pollRemoteCallback(this.options.sandboxUrl, session.sessionId, order.orderId, timeoutMs)
-      : session.waitForCallback(timeoutMs).catch((err: unknown) => {
-          if (err instanceof HubtelTimeoutError) return undefined;
-          throw err;
-        }));
-    if (!callback) {
-      this.out(p(`✗ No fulfillment callback within ${Math.round(timeoutMs / 1000)} s.`, 'red'));
-      this.out(
-        p(
-          this.options.sandboxUrl
-            ? `  Does the app post its callbacks to ${this.options.sandboxUrl}/callback?`
-            : `  Point the app's ServiceAppModule callbackUrl at ${sandbox.url} (or use --sandbox <url> / --callback-port).`,
-          'dim',
-        ),
-      );
-      return { exitCode: EXIT.failed, sessionId: session.sessionId, outcome: 'not-fulfilled' };
-    }
-    const status = String(
-      (callback as { serviceStatus?: unknown; ServiceStatus?: unknown }).serviceStatus ??
-        (callback as { ServiceStatus?: unknown }).ServiceStatus,
-    );
-    const success = status.toLowerCase() === 'success';
-    this.out(
-      p(
-        `${success ? '✓' : '✗'} Fulfillment callback received: ServiceStatus ${status}`,
-        success ? 'green' : 'red',
-      ),
-    );
-    this.out(
-      p(
-        success
-          ? 'The purchase succeeded. Session ended.'
-          : 'The service reported a failed fulfillment. Session ended.',
-        'dim',
-      ),
-    );
-    return {
-      exitCode: success ? EXIT.ok : EXIT.failed,
-      sessionId: session.sessionId,
-      outcome: success ? 'fulfilled' : 'not-fulfilled',
-      callback,
-    };
-  }
-
   private warnIssues(session: SandboxServiceSession): void {
     const issues = session.record.exchanges.at(-1)?.issues ?? [];
     if (issues.length === 0) return;
@@ -455,18 +265,6 @@ export class TerminalSimulator {
         `The answer breaks the contract (--strict): ${issues.join('; ')}`,
         issues.map((message) => ({ field: 'response', message })),
       );
-  }
-
-  private async releaseQuietly(session: SandboxServiceSession): Promise<void> {
-    const state = session.record.state;
-    if (state === 'new' || state === 'released' || state === 'ended') return;
-    // A USSD cart came as Release: the service already ended the session, there is nothing to release.
-    if (endedByService(session)) return;
-    try {
-      await session.release();
-    } catch {
-      // The user is leaving; a service that cannot take the release changes nothing.
-    }
   }
 }
 
@@ -484,25 +282,6 @@ export function toOptionValue(answer: string, options: ServiceFlowOption[]): str
   return byValue ? byValue.Value : trimmed;
 }
 
-/** True when the service's last answer ended the session (a `Release`, the USSD cart included). */
-function endedByService(session: SandboxServiceSession): boolean {
-  return String(session.last?.Type ?? '').toLowerCase() === 'release';
-}
-
-function dropUndefinedSizes(
-  screenSize: number | undefined,
-  unicodeScreenSize: number | undefined,
-): { screenSize?: number; unicodeScreenSize?: number } {
-  return {
-    ...(screenSize === undefined ? {} : { screenSize }),
-    ...(unicodeScreenSize === undefined ? {} : { unicodeScreenSize }),
-  };
-}
-
-function money(amount: number): string {
-  return `GHS ${amount.toFixed(2)}`;
-}
-
 const quietLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 export function describeError(err: unknown): string {
@@ -516,31 +295,4 @@ export function describeError(err: unknown): string {
   if (err instanceof HubtelNetworkError || err instanceof HubtelTimeoutError || err instanceof HubtelError)
     return err.message;
   return err instanceof Error ? err.message : String(err);
-}
-
-/** Polls a running sandbox's admin API for the fulfillment callback of one order. */
-async function pollRemoteCallback(
-  sandboxUrl: string,
-  sessionId: string,
-  orderId: string,
-  timeoutMs: number,
-): Promise<Record<string, unknown> | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  const url = `${sandboxUrl.replace(/\/+$/, '')}/_sandbox/fulfillment-callbacks?limit=200`;
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
-      if (res.ok) {
-        const list = (await res.json()) as Record<string, unknown>[];
-        const found = Array.isArray(list)
-          ? list.find((cb) => cb.sessionId === sessionId && cb.orderId === orderId)
-          : undefined;
-        if (found) return found;
-      }
-    } catch {
-      // The sandbox may be restarting: keep trying until the deadline.
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return undefined;
 }

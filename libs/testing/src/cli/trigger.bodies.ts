@@ -3,7 +3,7 @@
  * contract writes them, reading (or first marking paid) the invoice in a sandbox when told to.
  * Apart from the argument parsing and the sending so each kind's body reads in one place.
  */
-import { HubtelError, HubtelNetworkError, maskPhoneNumbers } from 'nestjs-hubtel';
+import { HubtelError, maskPhoneNumbers } from 'nestjs-hubtel';
 import { isUssdRequest } from '#internal';
 import type { SandboxInvoice } from 'nestjs-hubtel/sandbox';
 import {
@@ -14,7 +14,7 @@ import {
   randomHubtelId,
 } from '../testing.builders.js';
 import { TESTING_PATHS } from '../testing.constants.js';
-import { describeFetchError, markServicePaidInSandbox, reasonOf } from './cli.support.js';
+import { fetchSandbox, markServicePaidInSandbox, reasonOf } from './cli.support.js';
 import type { TriggerOptions } from './trigger.args.js';
 
 async function invoiceFromSandbox(
@@ -22,16 +22,11 @@ async function invoiceFromSandbox(
   reference: string,
   timeoutMs: number,
 ): Promise<SandboxInvoice> {
-  let res: Response;
-  try {
-    res = await fetch(`${sandboxUrl}/_sandbox/invoices/${encodeURIComponent(reference)}`, {
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  } catch (err) {
-    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
-      cause: err,
-    });
-  }
+  const res = await fetchSandbox(
+    sandboxUrl,
+    `/_sandbox/invoices/${encodeURIComponent(reference)}`,
+    timeoutMs,
+  );
   if (res.status === 404)
     throw new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
   if (!res.ok) {
@@ -64,19 +59,8 @@ async function markPaidInSandbox(
   },
   timeoutMs: number,
 ): Promise<{ invoice: SandboxInvoice; markedPaid: MarkedPaid }> {
-  let res: Response;
-  try {
-    res = await fetch(`${sandboxUrl}/_sandbox/invoices/${encodeURIComponent(reference)}/pay`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify({ outcome: 'paid', deliver: false, ...payer }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  } catch (err) {
-    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
-      cause: err,
-    });
-  }
+  const path = `/_sandbox/invoices/${encodeURIComponent(reference)}/pay`;
+  const res = await fetchSandbox(sandboxUrl, path, timeoutMs, { outcome: 'paid', deliver: false, ...payer });
   const answer = (await res.json().catch(() => undefined)) as
     { invoice?: SandboxInvoice; message?: string } | undefined;
   if (res.ok && answer?.invoice) return { invoice: answer.invoice, markedPaid: 'marked' };

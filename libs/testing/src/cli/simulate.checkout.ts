@@ -1,0 +1,196 @@
+import { HubtelTimeoutError } from 'nestjs-hubtel';
+import type { CartItem, HubtelSandbox, SandboxServiceSession } from 'nestjs-hubtel/sandbox';
+import { randomHubtelId } from '../testing.builders.js';
+import { EXIT, markServicePaidInSandbox, type Style } from './cli.support.js';
+import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
+
+/*
+ * The simulator's cart: asks the user to pay, pays (recording the payment in the app's sandbox
+ * first), reports the fulfillment request's answer, then waits for the app's fulfillment callback.
+ */
+
+/** The terminal as the cart step uses it. */
+export interface SimulatorTerminal {
+  options: TerminalSimulatorOptions;
+  paint: (text: string, ...styles: Style[]) => string;
+  out(line?: string): void;
+  ask(prompt: string): Promise<string>;
+}
+
+/** The cart: the user pays it, declines it or fails the payment; then the fulfillment callback. */
+export async function payCart(
+  term: SimulatorTerminal,
+  session: SandboxServiceSession,
+  sandbox: HubtelSandbox,
+  item: CartItem,
+): Promise<SimulationResult> {
+  const p = term.paint;
+  const total = item.Qty * item.Price;
+  term.out(p(`🛒 Cart: ${item.ItemName} × ${item.Qty} @ ${money(item.Price)} = ${money(total)}`, 'magenta'));
+  if (item.ServiceData && typeof item.ServiceData === 'object') {
+    term.out(
+      p(
+        `   Service data: ${Object.entries(item.ServiceData)
+          .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+          .join('  ')}`,
+        'dim',
+      ),
+    );
+  }
+  let choice: 'y' | 'n' | 'f' | undefined;
+  while (!choice) {
+    const raw = (
+      await term.ask(p(`Pay ${money(total)} with mobile money? [y]es / [n]o / [f]ail the payment > `, 'bold'))
+    )
+      .trim()
+      .toLowerCase();
+    if (raw === '' || raw === 'y' || raw === 'yes') choice = 'y';
+    else if (raw === 'n' || raw === 'no') choice = 'n';
+    else if (raw === 'f' || raw === 'fail') choice = 'f';
+    else term.out(p('Please answer y, n or f.', 'yellow'));
+  }
+  if (choice === 'n') {
+    const ended = endedByService(session);
+    await releaseQuietly(session);
+    term.out(
+      p(
+        ended
+          ? 'Payment declined; nothing is sent (the USSD session already ended).'
+          : 'Payment declined; the session was released.',
+        'yellow',
+      ),
+    );
+    return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'released' };
+  }
+  if (choice === 'f') {
+    const { order } = await session.pay({ outcome: 'failed' });
+    term.out(
+      p(`✗ The payment of ${money(order.amount)} failed (simulated); no fulfillment request is sent.`, 'red'),
+    );
+    return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'payment-failed' };
+  }
+
+  // The app's status check asks its sandbox (--sandbox), not this simulator's private one:
+  // the payment is recorded there first, so an app that verifies payments accepts the order.
+  const orderId = randomHubtelId();
+  if (term.options.sandboxUrl) {
+    try {
+      await markServicePaidInSandbox(
+        term.options.sandboxUrl,
+        session.sessionId,
+        { amount: total, orderId, ...(term.options.account ? { account: term.options.account } : {}) },
+        10_000,
+      );
+    } catch (err) {
+      term.out(
+        p(`  (${(err as Error).message}; an app that verifies payments will refuse this order)`, 'yellow'),
+      );
+    }
+  }
+  const { order, deliveries } = await session.pay({ orderId });
+  term.out(p(`✓ Payment of ${money(order.amount)} approved — order ${order.orderId}`, 'green'));
+  const delivery = deliveries[0];
+  if (delivery) {
+    const answer =
+      delivery.statusCode === null
+        ? `no answer (${delivery.error ?? delivery.state})`
+        : `HTTP ${delivery.statusCode} ${delivery.responseBody ?? ''}`.trim();
+    const ok = delivery.state === 'delivered';
+    term.out(p(`→ Fulfillment request POST ${delivery.url}: ${answer}`, ok ? 'green' : 'red'));
+    if (!ok) return { exitCode: EXIT.failed, sessionId: session.sessionId, outcome: 'not-fulfilled' };
+  }
+  const timeoutMs = term.options.callbackTimeoutMs ?? 60_000;
+  term.out(p(`Waiting up to ${Math.round(timeoutMs / 1000)} s for the fulfillment callback…`, 'dim'));
+  const callback = await (term.options.sandboxUrl
+    ? pollRemoteCallback(term.options.sandboxUrl, session.sessionId, order.orderId, timeoutMs)
+    : session.waitForCallback(timeoutMs).catch((err: unknown) => {
+        if (err instanceof HubtelTimeoutError) return undefined;
+        throw err;
+      }));
+  if (!callback) {
+    term.out(p(`✗ No fulfillment callback within ${Math.round(timeoutMs / 1000)} s.`, 'red'));
+    term.out(
+      p(
+        term.options.sandboxUrl
+          ? `  Does the app post its callbacks to ${term.options.sandboxUrl}/callback?`
+          : `  Point the app's ServiceAppModule callbackUrl at ${sandbox.url} (or use --sandbox <url> / --callback-port).`,
+        'dim',
+      ),
+    );
+    return { exitCode: EXIT.failed, sessionId: session.sessionId, outcome: 'not-fulfilled' };
+  }
+  const status = String(
+    (callback as { serviceStatus?: unknown; ServiceStatus?: unknown }).serviceStatus ??
+      (callback as { ServiceStatus?: unknown }).ServiceStatus,
+  );
+  const success = status.toLowerCase() === 'success';
+  term.out(
+    p(
+      `${success ? '✓' : '✗'} Fulfillment callback received: ServiceStatus ${status}`,
+      success ? 'green' : 'red',
+    ),
+  );
+  term.out(
+    p(
+      success
+        ? 'The purchase succeeded. Session ended.'
+        : 'The service reported a failed fulfillment. Session ended.',
+      'dim',
+    ),
+  );
+  return {
+    exitCode: success ? EXIT.ok : EXIT.failed,
+    sessionId: session.sessionId,
+    outcome: success ? 'fulfilled' : 'not-fulfilled',
+    callback,
+  };
+}
+
+/** Hangs up: releases the session unless it is already over. */
+export async function releaseQuietly(session: SandboxServiceSession): Promise<void> {
+  const state = session.record.state;
+  if (state === 'new' || state === 'released' || state === 'ended') return;
+  // A USSD cart came as Release: the service already ended the session, there is nothing to release.
+  if (endedByService(session)) return;
+  try {
+    await session.release();
+  } catch {
+    // The user is leaving; a service that cannot take the release changes nothing.
+  }
+}
+
+/** True when the service's last answer ended the session (a `Release`, the USSD cart included). */
+function endedByService(session: SandboxServiceSession): boolean {
+  return String(session.last?.Type ?? '').toLowerCase() === 'release';
+}
+
+function money(amount: number): string {
+  return `GHS ${amount.toFixed(2)}`;
+}
+
+/** Polls a running sandbox's admin API for the fulfillment callback of one order. */
+async function pollRemoteCallback(
+  sandboxUrl: string,
+  sessionId: string,
+  orderId: string,
+  timeoutMs: number,
+): Promise<Record<string, unknown> | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  const url = `${sandboxUrl.replace(/\/+$/, '')}/_sandbox/fulfillment-callbacks?limit=200`;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+      if (res.ok) {
+        const list = (await res.json()) as Record<string, unknown>[];
+        const found = Array.isArray(list)
+          ? list.find((cb) => cb.sessionId === sessionId && cb.orderId === orderId)
+          : undefined;
+        if (found) return found;
+      }
+    } catch {
+      // The sandbox may be restarting: keep trying until the deadline.
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return undefined;
+}

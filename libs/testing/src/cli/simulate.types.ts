@@ -1,0 +1,54 @@
+import type { SandboxFulfillmentCallback } from 'nestjs-hubtel/sandbox';
+import type { ServiceAppChannel } from '#internal';
+
+/* What the terminal simulator (`hubtel-simulate`) takes and how one session ended. */
+
+export interface TerminalSimulatorOptions {
+  /** The Service Interaction URL (`http://127.0.0.1:3000/api/service-flow`). */
+  serviceFlowUrl: string;
+  /** The Service Fulfillment URL, on the same origin. Default: the service-flow URL with `service-flow` → `fulfillment`. */
+  fulfillmentUrl?: string;
+  serviceCode?: string;
+  mobile?: string;
+  operator?: string;
+  /**
+   * `ussd` plays a USSD phone: shows `Message` only, flags a screen over the size, sends what the
+   * user types (the option's number), and pays a `Release` carrying an `Item` like an `AddToCart`.
+   * `app` plays the Hubtel app (the options of `Data` listed). Default: `ussd` for a telco operator.
+   */
+  channel?: ServiceAppChannel;
+  /** USSD screen size in characters (GSM-7). Default 182. */
+  screenSize?: number;
+  /** USSD screen size once any character is outside GSM-7 (UCS-2). Default 70. */
+  unicodeScreenSize?: number;
+  /**
+   * A running sandbox (the `hubtel-sandbox` command, or an app's embedded one) that receives the
+   * app's fulfillment callbacks: the simulator reads them from its admin API. Default: the
+   * simulator's own receiver (`callbackPort`).
+   */
+  sandboxUrl?: string;
+  /**
+   * With `sandboxUrl`: the sandbox account whose programmable service this is (several accounts:
+   * its status check confirms the payment to that account's keys only). Default: its default one.
+   */
+  account?: string;
+  /** Port of the simulator's own fulfillment-callback receiver. Default: a free one. */
+  callbackPort?: number;
+  /** How long to wait for the fulfillment callback after paying. Default 60 s. */
+  callbackTimeoutMs?: number;
+  /** How long to wait for each answer of the service. Default 5 s (the platform's USSD limit). */
+  timeoutMs?: number;
+  /** Stop when an answer breaks the contract (default: warn and go on). */
+  strict?: boolean;
+  /** Never colour the output. */
+  noColor?: boolean;
+}
+
+/** How one session ended, for the exit code. */
+export interface SimulationResult {
+  exitCode: number;
+  sessionId: string;
+  /** `ended` by the service, `released` by the user, `paid` (and fulfilled or not), `error`, `interrupted`. */
+  outcome: 'ended' | 'released' | 'fulfilled' | 'not-fulfilled' | 'payment-failed' | 'error' | 'interrupted';
+  callback?: SandboxFulfillmentCallback | Record<string, unknown>;
+}
