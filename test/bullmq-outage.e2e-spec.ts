@@ -1,8 +1,10 @@
 /**
  * Workers that come back (issue 30): the replicas of test/support/replica-app.ts after the Redis
  * they run their jobs on was away or came back empty.
- * - On a 3-master Redis Cluster, one master is killed for 15 s while paid callbacks arrive (the one
- *   holding the BullMQ queues, or one holding only records): once the cluster is whole again, every
+ * - On a 3-master Redis Cluster, one master is killed while paid callbacks arrive (the one holding
+ *   the BullMQ queues, or one holding only records), for longer than the cluster's node timeout so
+ *   that it is marked failed (the issue's 15 s against Redis's default 15 s; here 8 s against a
+ *   node timeout of 3 s, the cluster's own setting): once the cluster is whole again, every
  *   callback the replicas acknowledged is handled once, within the takeover bound, by the replicas
  *   that ran all along (no restart). Before the fix, a run whose store reads failed while a master
  *   was away was charged attempts and dead-lettered within seconds.
@@ -25,12 +27,15 @@ import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 import { bullmqJobId } from '../libs/bullmq/src/bullmq.jobs.js';
 import type { JobRecord } from '#internal';
 
-const OUTAGE_MS = 15_000;
+/** The cluster's cluster-node-timeout: a master away longer is marked failed. */
+const NODE_TIMEOUT_MS = 3_000;
+/** Well past the node timeout: the master is marked failed, as it was 15 s away at the default. */
+const OUTAGE_MS = 8_000;
 
 const clusterTopology = TOPOLOGIES.find((topology) => topology.binary === redisClusterBinaries)!;
 
 clusterTopology.binary.describe('BullMQ workers after a Cluster master outage', () => {
-  const system = new ReplicaSystem(clusterTopology);
+  const system = new ReplicaSystem(clusterTopology, { nodeTimeoutMs: NODE_TIMEOUT_MS });
   let a: AppProcess;
   let b: AppProcess;
 
@@ -100,7 +105,7 @@ clusterTopology.binary.describe('BullMQ workers after a Cluster master outage', 
       await pause(OUTAGE_MS);
       await master.restart();
       // A master away longer than the node timeout was marked failed: the cluster answers
-      // CLUSTERDOWN until the other masters clear that (up to about 30 s more).
+      // CLUSTERDOWN until the other masters clear that (twice the node timeout after marking it).
       await cluster.untilOk(90_000);
       const back = Date.now();
       try {
