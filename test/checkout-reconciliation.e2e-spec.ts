@@ -25,7 +25,6 @@ import {
   startCheckoutApp,
   type CheckoutTestApp,
 } from './support/checkout-harness.js';
-import { eventually } from './support/job-settle.js';
 
 /**
  * The transaction status check: `getStatus`, callback confirmation (on by default with a POS Sales
@@ -467,7 +466,10 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
     });
 
     it('expires an invoice never paid after giveUpAfterMs, once, and stops checking it', async () => {
-      await start({ reconciliation: { delayMs: 10, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 150 } });
+      // A second to give up: checked before the deadline too, however late the first pass comes.
+      await start({
+        reconciliation: { delayMs: 10, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 1_000 },
+      });
       await invoice('abandoned');
       api.transactions.set('abandoned', { status: 'Unpaid', amount: 30 });
       await t.handlers.waitFor('expired');
@@ -533,11 +535,13 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       await start({
         reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs, maxChecks: 3 },
       });
+      // The invoice's initiation, then the two backed-off checks (seen as the second comes)...
+      const twoChecks = api.server.waitForRequests(api.server.requests.length + 3);
       const created = Date.now();
       await invoice('never-paid');
       api.transactions.set('never-paid', { status: 'Unpaid', amount: 30 });
-      // The backed-off ones first; the last waits for the deadline.
-      await eventually(() => api.statusRequests.length >= 2, 'two status checks');
+      await twoChecks;
+      // ...then none until the deadline: the last one, then the expiry.
       expect(t.handlers.events.expired).toHaveLength(0);
       await t.handlers.waitFor('expired');
       expect(Date.now() - created).toBeGreaterThanOrEqual(giveUpAfterMs);
@@ -549,18 +553,22 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
     });
 
     it('finds a payment at the last check, kept for giveUpAfterMs', async () => {
-      // The payment comes after the first check and before the last: a second apart, room for a
-      // loaded machine to see the first before the deadline.
+      const giveUpAfterMs = 400;
       await start({
-        reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 1_000, maxChecks: 2 },
+        reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs, maxChecks: 2 },
       });
-      await invoice('slow-bank');
       api.transactions.set('slow-bank', { status: 'Unpaid', amount: 30 });
-      await eventually(() => api.statusRequests.length >= 1, 'the first status check');
-      expect(api.statusRequests.length).toBe(1);
+      // The invoice's initiation, then its first check: answered Unpaid as it comes (the fake
+      // answers at once), paid from then on, whenever the last check comes.
+      const firstCheck = api.server.waitForRequests(api.server.requests.length + 2);
+      const created = Date.now();
+      await invoice('slow-bank');
+      await firstCheck;
       api.transactions.set('slow-bank', { status: 'Paid', amount: 30 });
+      expect(api.statusRequests.length).toBe(1);
       await t.handlers.waitFor('paid');
       expect(api.statusRequests.length).toBe(2);
+      expect(api.statusRequests[1]!.at - created).toBeGreaterThanOrEqual(giveUpAfterMs);
       expect(t.handlers.events.expired).toHaveLength(0);
     });
 
