@@ -57,6 +57,15 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
     return t;
   }
 
+  /**
+   * A reconciler pass begun after this call (one in flight is awaited first): what it does not
+   * check, no pass checks, whatever the timer managed meanwhile on a loaded machine.
+   */
+  async function freshPass() {
+    await t.reconciler.runOnce();
+    await t.reconciler.runOnce();
+  }
+
   async function invoice(ref: string, amount = 30) {
     return t.service.createInvoice({ totalAmount: amount, description: 'Bundle', clientReference: ref });
   }
@@ -348,8 +357,9 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
         status: 'paid',
         paidVia: 'status-check',
       });
-      // Paid invoices are no longer checked.
+      // Paid invoices are no longer checked (by a pass begun after, nor by the timer's).
       const checks = api.statusRequests.length;
+      await freshPass();
       await settle(120);
       expect(api.statusRequests.length).toBe(checks);
     });
@@ -373,6 +383,7 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       await start({ reconciliation: { delayMs: 60_000, intervalMs: 20 } });
       await invoice('not-yet');
       api.transactions.set('not-yet', { status: 'Paid', amount: 30 });
+      await freshPass();
       await settle(150);
       expect(api.statusRequests).toHaveLength(0);
       expect(t.handlers.paidCalls).toBe(0);
@@ -448,13 +459,17 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
         attention: { reason: 'AMOUNT_MISMATCH' },
       });
       const checks = api.statusRequests.length;
+      await freshPass();
       await settle(150);
       expect(api.statusRequests.length).toBe(checks);
       expect(t.handlers.paidCalls).toBe(0);
     });
 
     it('expires an invoice never paid after giveUpAfterMs, once, and stops checking it', async () => {
-      await start({ reconciliation: { delayMs: 10, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 150 } });
+      // A second to give up: checked before the deadline too, however late the first pass comes.
+      await start({
+        reconciliation: { delayMs: 10, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 1_000 },
+      });
       await invoice('abandoned');
       api.transactions.set('abandoned', { status: 'Unpaid', amount: 30 });
       await t.handlers.waitFor('expired');
@@ -466,6 +481,7 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       expect(await t.service.getInvoice('abandoned')).toMatchObject({ status: 'expired' });
       expect(api.statusRequests.length).toBeGreaterThanOrEqual(2);
       const checks = api.statusRequests.length;
+      await freshPass();
       await settle(150);
       expect(api.statusRequests.length).toBe(checks);
       expect(t.handlers.events.expired).toHaveLength(1);
@@ -506,6 +522,7 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
         expect.objectContaining({ clientReference: 'abandoned-q', lastStatus: 'pending' }),
       ]);
       const checks = api.statusRequests.length;
+      await freshPass();
       await settle(150);
       expect(api.statusRequests.length).toBe(checks);
       expect(t.handlers.events.expired).toHaveLength(1);
@@ -518,31 +535,40 @@ describe.each(ADAPTERS)('checkout status check and reconciliation (%s)', (adapte
       await start({
         reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs, maxChecks: 3 },
       });
+      // The invoice's initiation, then the two backed-off checks (seen as the second comes)...
+      const twoChecks = api.server.waitForRequests(api.server.requests.length + 3);
       const created = Date.now();
       await invoice('never-paid');
       api.transactions.set('never-paid', { status: 'Unpaid', amount: 30 });
-      await settle(400);
-      expect(api.statusRequests.length).toBe(2); // the backed-off ones; the last waits for the deadline
+      await twoChecks;
+      // ...then none until the deadline: the last one, then the expiry.
       expect(t.handlers.events.expired).toHaveLength(0);
       await t.handlers.waitFor('expired');
       expect(Date.now() - created).toBeGreaterThanOrEqual(giveUpAfterMs);
       expect(api.statusRequests.length).toBe(3);
+      expect(api.statusRequests[2]!.at - created).toBeGreaterThanOrEqual(giveUpAfterMs);
       expect(await t.service.getInvoice('never-paid')).toMatchObject({ status: 'expired' });
       await settle(100);
       expect(api.statusRequests.length).toBe(3);
     });
 
     it('finds a payment at the last check, kept for giveUpAfterMs', async () => {
+      const giveUpAfterMs = 400;
       await start({
-        reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs: 400, maxChecks: 2 },
+        reconciliation: { delayMs: 0, intervalMs: 20, maxIntervalMs: 20, giveUpAfterMs, maxChecks: 2 },
       });
-      await invoice('slow-bank');
       api.transactions.set('slow-bank', { status: 'Unpaid', amount: 30 });
-      await settle(150);
-      expect(api.statusRequests.length).toBe(1);
+      // The invoice's initiation, then its first check: answered Unpaid as it comes (the fake
+      // answers at once), paid from then on, whenever the last check comes.
+      const firstCheck = api.server.waitForRequests(api.server.requests.length + 2);
+      const created = Date.now();
+      await invoice('slow-bank');
+      await firstCheck;
       api.transactions.set('slow-bank', { status: 'Paid', amount: 30 });
+      expect(api.statusRequests.length).toBe(1);
       await t.handlers.waitFor('paid');
       expect(api.statusRequests.length).toBe(2);
+      expect(api.statusRequests[1]!.at - created).toBeGreaterThanOrEqual(giveUpAfterMs);
       expect(t.handlers.events.expired).toHaveLength(0);
     });
 

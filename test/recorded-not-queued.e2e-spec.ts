@@ -92,11 +92,17 @@ for (const topology of TOPOLOGIES)
     () => {
       const system = new ReplicaSystem(topology);
       let outage: QueueOutage;
+      /** Where the first request goes, through every test's outage. */
+      let a: AppProcess;
+      /** The replicas a test started after its outage (killed after it). */
       let replicas: AppProcess[] = [];
 
       beforeAll(async () => {
         await system.start();
         outage = topology.name === 'one Redis' ? await ownQueueRedis() : await queueMaster(system.space);
+        // Checkout callbacks count without the status check (the second test's failed one changes
+        // the invoice before its record); the fulfillment's payment check is the service app's.
+        a = await system.replica('a', { ...outage.env, CONFIRM_CALLBACKS: '0' });
       }, 120_000);
       afterAll(async () => {
         await system.dispose();
@@ -127,7 +133,6 @@ for (const topology of TOPOLOGIES)
       const record = async (key: string) => (await system.store.get<JobRecord>(key))?.value;
 
       it('a fulfillment request answered 503 after its record: the retry is a duplicate and gets the order delivered once', async () => {
-        const a = await replica('a');
         const orderId = await idUp('order', (order) => [
           job('service-app', SERVICE_APP_JOBS.fulfillment, order),
           job('service-app', SERVICE_APP_JOBS.payment, order),
@@ -167,9 +172,7 @@ for (const topology of TOPOLOGIES)
       }, 120_000);
 
       it('checkout callbacks answered 503 after their records (paid, and failed): each retry gets its handlers run once', async () => {
-        // Callbacks count without the status check: the failed one changes the invoice before its record.
         const env = { CONFIRM_CALLBACKS: '0' };
-        const a = await replica('a', env);
         const keysOf = (ref: string) => [
           `hubtel:checkout:invoice:${ref}`,
           job('checkout', CheckoutEvents.Paid, ref),

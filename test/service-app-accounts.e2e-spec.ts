@@ -703,7 +703,8 @@ for (const topology of TOPOLOGIES)
   topology.binary.describe(
     `a named account's fulfillment on two replicas on ${topology.name} (BullMQ)`,
     () => {
-      const system = new ReplicaSystem(topology);
+      // The sandbox CLI serving north too (its own keys and POS Sales ID), in its own process.
+      const system = new ReplicaSystem(topology, { sandboxArgs: ['--accounts', 'north'] });
       const northCallback = { clientId: 'north-callback', clientSecret: 'north-callback-secret' };
       let sandbox: SandboxProcess;
       let receiver: Awaited<ReturnType<typeof callbackReceiver>>;
@@ -713,8 +714,7 @@ for (const topology of TOPOLOGIES)
 
       beforeAll(async () => {
         await system.start();
-        // The sandbox CLI serving north too (its own keys and POS Sales ID), in its own process.
-        sandbox = await system.processes.sandbox({ args: ['--accounts', 'north'] });
+        sandbox = system.sandbox;
         north = (sandbox.info as unknown as { accounts: CliAccount[] }).accounts.find(
           (x) => x.name === 'north',
         )!;
@@ -810,7 +810,6 @@ for (const topology of TOPOLOGIES)
         // The account-filtered handler ran for north's order, once (on whichever replica ran it).
         const accountLine = new RegExp(`^ACCOUNT north ${orderId} by `, 'gm');
         expect([a, b].reduce((n, app) => n + [...app.output.all.matchAll(accountLine)].length, 0)).toBe(1);
-        await hung.restart();
       }, 180_000);
     },
   );

@@ -43,13 +43,19 @@ const SHUTTING_DOWN = {
   code: 'HUBTEL_SHUTTING_DOWN',
 };
 
+// One platform for every app here (each test's references are its own).
+const platform = new ProcessSet();
+let sandbox: SandboxProcess;
+beforeAll(async () => {
+  sandbox = await platform.sandbox();
+}, 120_000);
+afterAll(() => platform.stopAll(), 60_000);
+
 describe.each(['express', 'fastify'])('SIGTERM while a slow handler runs (%s)', (adapter) => {
   const system = new ProcessSet();
-  let sandbox: SandboxProcess;
   let app: AppProcess;
 
   beforeAll(async () => {
-    sandbox = await system.sandbox();
     app = await system.app(`shop-${adapter}`, {
       entry: SHUTDOWN_APP,
       env: {
@@ -141,18 +147,20 @@ describe.each(['express', 'fastify'])('SIGTERM while a slow handler runs (%s)', 
 redisBinary.describe('SIGTERM with the records in Redis (jobs on BullMQ)', () => {
   const system = new ProcessSet();
   let redis: RedisServer;
-  let sandbox: SandboxProcess;
   let app: AppProcess;
   const shopEnv = (holdMs: number) => ({
     SANDBOX: JSON.stringify(sandbox.info),
     REDIS_URL: redis.url,
     HOLD_MS: String(holdMs),
     GRACE_MS: '1000',
+    // BullMQ's takeover of the job left running, in seconds rather than the default 15.
+    LOCK_MS: '5000',
+    STALLED_MS: '500',
     NO_COLOR: '1',
   });
 
   beforeAll(async () => {
-    [redis, sandbox] = await Promise.all([system.redis(), system.sandbox()]);
+    redis = await system.redis();
     // The slow handler holds far longer than the grace: it is still running when the app exits.
     app = await system.app('shop-redis', { entry: SHUTDOWN_APP, env: shopEnv(600_000) });
   }, 120_000);
@@ -207,8 +215,8 @@ redisBinary.describe('SIGTERM with the records in Redis (jobs on BullMQ)', () =>
     }
 
     // The next start (handlers at full speed) takes the slow job over once BullMQ finds it
-    // stalled (lock 10 s + stalled check 5 s by default): the receipt handler runs there, the
-    // handler that had finished does not run again.
+    // stalled (lock 5 s + stalled check 0.5 s here): the receipt handler runs there, the handler
+    // that had finished does not run again.
     const next = await system.app('shop-redis-next', { entry: SHUTDOWN_APP, env: shopEnv(0) });
     await next.output.waitFor(new RegExp(`FINISHED ${slow}`), { timeoutMs: 60_000 });
     expect(next.output.count(new RegExp(`STARTED ${slow}`))).toBe(1);

@@ -13,6 +13,8 @@ export interface RecordedRequest {
   rawBody: string;
   /** Parsed JSON body, or undefined when empty / not JSON. */
   body: unknown;
+  /** When it was received (Date.now()): to see when, not just whether, a request came. */
+  at: number;
 }
 
 /** What the fake answers. */
@@ -87,6 +89,7 @@ export class FakeHttpServer {
           headers: req.headers,
           rawBody,
           body,
+          at: Date.now(),
         };
         this.requests.push(recorded);
         this.notify();

@@ -34,15 +34,24 @@ export class RedisCluster {
   /**
    * Starts three cluster-mode servers, joins them, waits until every node says `cluster_state:ok`.
    * `appendOnly`: every node keeps what it acknowledged across `stop()` and `restart()` (see
-   * RedisServerOptions).
+   * RedisServerOptions). `nodeTimeoutMs`: the nodes' cluster-node-timeout (default 15 s).
    */
-  static async start(masters = 3, options: { appendOnly?: boolean } = {}): Promise<RedisCluster> {
+  static async start(
+    masters = 3,
+    options: { appendOnly?: boolean; nodeTimeoutMs?: number } = {},
+  ): Promise<RedisCluster> {
     const cli = redisClusterBinaries.path;
     if (!cli) throw new Error('redis-cli is not installed');
     const servers: RedisServer[] = [];
     try {
       for (let i = 0; i < masters; i++)
-        servers.push(await RedisServer.start({ clusterEnabled: true, appendOnly: options.appendOnly }));
+        servers.push(
+          await RedisServer.start({
+            clusterEnabled: true,
+            appendOnly: options.appendOnly,
+            clusterNodeTimeoutMs: options.nodeTimeoutMs,
+          }),
+        );
       const cluster = new RedisCluster(servers);
       await run(cli, [
         '--cluster',
@@ -130,7 +139,8 @@ export class RedisCluster {
 
   /**
    * Resolves once every node says `cluster_state:ok`. A master back from an outage longer than the
-   * node timeout (15 s) was marked failed: the others clear that only after a while (see serverOf).
+   * node timeout (15 s by default) was marked failed: the others clear that only after twice the
+   * node timeout (no replica took over).
    */
   async untilOk(timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;

@@ -53,6 +53,8 @@ export interface RedisServerOptions {
   binary?: string;
   /** Start as a Redis Cluster node (`--cluster-enabled yes`): test/support/redis-cluster.ts joins them. */
   clusterEnabled?: boolean;
+  /** A cluster node's `cluster-node-timeout` (Redis's default: 15 s). */
+  clusterNodeTimeoutMs?: number;
 }
 
 export class RedisServer {
@@ -65,6 +67,7 @@ export class RedisServer {
     private readonly appendOnly: boolean,
     private readonly binary: string,
     private readonly clusterEnabled = false,
+    private readonly clusterNodeTimeoutMs?: number,
   ) {}
 
   /** Starts a server on a free port and waits until it accepts connections. */
@@ -77,6 +80,7 @@ export class RedisServer {
       options.appendOnly ?? false,
       binary,
       options.clusterEnabled ?? false,
+      options.clusterNodeTimeoutMs,
     );
     await server.launch();
     return server;
@@ -149,6 +153,9 @@ export class RedisServer {
               'yes',
               '--cluster-config-file',
               path.join(this.dir, `nodes-${this.port}.conf`),
+              ...(this.clusterNodeTimeoutMs
+                ? ['--cluster-node-timeout', String(this.clusterNodeTimeoutMs)]
+                : []),
             ]
           : []),
       ],

@@ -106,7 +106,8 @@ export interface RedisSpace {
 export interface Topology {
   name: string;
   binary: SystemBinary;
-  start(): Promise<RedisSpace>;
+  /** `nodeTimeoutMs`: a cluster's cluster-node-timeout (default 15 s; nothing on one Redis). */
+  start(options?: { nodeTimeoutMs?: number }): Promise<RedisSpace>;
   /** Start-up settings refused on this topology (none on one Redis: nothing there to confuse). */
   misconfigurations: Misconfiguration[];
 }
@@ -153,8 +154,8 @@ async function oneRedis(): Promise<RedisSpace> {
 }
 
 /** Three masters, no replicas, append-only (see oneRedis). */
-async function redisCluster(): Promise<RedisSpace> {
-  const cluster = await RedisCluster.start(3, { appendOnly: true });
+async function redisCluster(options: { nodeTimeoutMs?: number } = {}): Promise<RedisSpace> {
+  const cluster = await RedisCluster.start(3, { appendOnly: true, ...options });
   const others: RedisCluster[] = [];
   return {
     env: { REDIS_CLUSTER_NODES: cluster.nodesEnv },
@@ -302,8 +303,12 @@ export class ReplicaSystem {
 
   constructor(
     readonly topology: Topology,
-    /** The sandbox CLI's extra arguments (`['--accounts', 'north']`: a sandbox serving two accounts). */
-    private readonly options: { sandboxArgs?: string[] } = {},
+    private readonly options: {
+      /** The sandbox CLI's extra arguments (`['--accounts', 'north']`: a sandbox serving two accounts). */
+      sandboxArgs?: string[];
+      /** A cluster's cluster-node-timeout (default 15 s): how soon a master away is marked failed. */
+      nodeTimeoutMs?: number;
+    } = {},
   ) {}
 
   /** Where the replicas leave the marks of first runs (see replica-app.ts, `hang-…`). */
@@ -311,7 +316,7 @@ export class ReplicaSystem {
 
   async start(): Promise<void> {
     [this.space, this.sandbox] = await Promise.all([
-      this.topology.start(),
+      this.topology.start({ nodeTimeoutMs: this.options.nodeTimeoutMs }),
       this.processes.sandbox(this.options.sandboxArgs ? { args: this.options.sandboxArgs } : undefined),
     ]);
     this.receiver = new CallbackReceiver(await freePort());

@@ -11,6 +11,8 @@
  *   GRACE_MS                 the modules' shutdownGraceMs
  *   REDIS_URL                keep records in Redis (HubtelRedisModule) and run the jobs on BullMQ
  *                            (HubtelBullmqModule) instead of memory and this process
+ *   LOCK_MS, STALLED_MS      BullMQ's lockDurationMs and stalledIntervalMs (default: the runner's,
+ *                            10 s and 5 s): a job left running here is taken over within their sum
  *
  * Two paid handlers, in this order: the first prints `NOTED <ref>` (it always succeeds, at once);
  * the second prints `STARTED <ref>` when it starts and `FINISHED <ref>` when it ends, after
@@ -75,7 +77,14 @@ class InvoicesController {
 }
 
 const store: DynamicModule[] = env.REDIS_URL
-  ? [HubtelRedisModule.forRoot({ url: env.REDIS_URL }), HubtelBullmqModule.forRoot({ url: env.REDIS_URL })]
+  ? [
+      HubtelRedisModule.forRoot({ url: env.REDIS_URL }),
+      HubtelBullmqModule.forRoot({
+        url: env.REDIS_URL,
+        ...(env.LOCK_MS ? { lockDurationMs: Number(env.LOCK_MS) } : {}),
+        ...(env.STALLED_MS ? { stalledIntervalMs: Number(env.STALLED_MS) } : {}),
+      }),
+    ]
   : [];
 
 @Module({
