@@ -108,12 +108,6 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implement
     this.operations ??= operations;
   }
 
-  /** Called by registerAccount's module: records the account, returns its bound service. */
-  override register(name: string, overrides: unknown): CheckoutAccountService {
-    super.register(name, overrides);
-    return this.service(name);
-  }
-
   /** A service bound to `name`; its calls find the account first (and reject when there is none). */
   service(name: string): CheckoutAccountService {
     // CheckoutService binds itself when it is made, before anything can call a bound service.

@@ -120,6 +120,7 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
     },
   },
   token: getCheckoutAccountToken,
+  bind: (accounts, name) => accounts.service(name),
 });
 
 /** `CheckoutModule.forRoot(...)` argument. */

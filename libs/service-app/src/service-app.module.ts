@@ -86,11 +86,8 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
     },
   },
   token: getFulfillmentAccountToken,
-  register: (accounts, name, overrides) => {
-    accounts.register(name, overrides);
-    // Bound by name, found at each call: the FulfillmentService is forRoot's (global or not).
-    return new FulfillmentAccount(name, accounts);
-  },
+  // Bound by name, found at each call: the FulfillmentService is forRoot's (global or not).
+  bind: (accounts, name) => new FulfillmentAccount(name, accounts),
 });
 
 /** `ServiceAppModule.registerAccount(...)` argument: the account's name, its options, and module extras. */

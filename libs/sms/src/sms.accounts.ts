@@ -57,12 +57,6 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
     });
   }
 
-  /** Called by registerAccount's module: records the account, returns its sender. */
-  override register(name: string, overrides: unknown): SmsSender {
-    super.register(name, overrides);
-    return this.sender(name);
-  }
-
   /** A sender bound to `name`; its calls find the account first (and reject when there is none). */
   sender(name: string): SmsSender {
     const client = () => this.client(name);

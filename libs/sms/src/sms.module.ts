@@ -42,6 +42,7 @@ const SMS_MODULE = hubtelModuleRecipe({
     inject: { transport: SMS_HTTP_TRANSPORT, transportFor: SMS_TRANSPORT_FACTORY },
   },
   token: getSmsAccountToken,
+  bind: (accounts, name) => accounts.sender(name),
 });
 
 /** `SmsModule.forRoot(...)` argument. */

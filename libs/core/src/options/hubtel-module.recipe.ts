@@ -38,7 +38,7 @@ import { assertOptionsObject } from './hubtel-options.validation.js';
 /** A module's account registry, as the recipe uses it. */
 export interface HubtelAccountRegistry {
   attach(defaults: never): unknown;
-  register(name: string, overrides: unknown): unknown;
+  register(name: string, overrides: unknown): void;
 }
 
 /** What every module's forRoot takes besides its options. */
@@ -111,9 +111,9 @@ export interface HubtelModuleSpec<
    * given (`options`), `resolved`, the optional `telemetry` and the providers of `inject` by name.
    */
   defaultAccount: { provide: InjectionToken; inject: Record<string, InjectionToken> };
-  /** Token of what `@Inject…(name)` injects for a named account (by default what `register` returns). */
+  /** Token of what `@Inject…(name)` injects for a named account, and what that is (`bind`). */
   token: (name: string) => string | symbol;
-  register?: (registry: Reg, name: string, overrides: unknown) => unknown;
+  bind: (registry: Reg, name: string) => unknown;
 }
 
 /** `registerAccount(...)`'s argument: the account's name, its options, and module extras. */
@@ -262,8 +262,10 @@ export function hubtelModuleRecipe<
         { provide: optionsToken, ...options } as Provider,
         {
           provide: token,
-          useFactory: (registry: Reg, overrides: unknown) =>
-            spec.register ? spec.register(registry, name, overrides) : registry.register(name, overrides),
+          useFactory: (registry: Reg, overrides: unknown) => {
+            registry.register(name, overrides);
+            return spec.bind(registry, name);
+          },
           inject: [spec.registry, optionsToken],
         },
       ],
