@@ -139,10 +139,7 @@ function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides:
     );
   // Its own transport: its own Basic auth, never another account's.
   const config = checkoutTransportConfig(options, checkoutLoggerContext(name));
-  const transport: HttpTransport = createHttpTransport(
-    defaults.http,
-    defaults.telemetry ? { ...config, telemetry: defaults.telemetry } : config,
-  );
+  const transport = createHttpTransport(defaults.http, { ...config, telemetry: defaults.telemetry });
   return {
     name,
     options,

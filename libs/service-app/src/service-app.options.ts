@@ -328,12 +328,6 @@ export const resolveServiceAppOptions = (
   raw: ServiceAppModuleOptions | undefined,
 ): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolve(raw);
 
-export const resolveServiceAppAccountOptions = (
-  name: string,
-  defaults: ServiceAppModuleOptions,
-  overrides: unknown,
-): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolveAccount(name, defaults ?? {}, overrides);
-
 /**
  * Options from the environment (see docs/service-app.md; the status check only when its three
  * variables are set), `overrides` winning, sections field by field; a bad value fails here, naming it.

@@ -8,7 +8,7 @@ import { InjectSms } from './sms.decorators.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
 import { SmsModule } from './sms.module.js';
 import {
-  resolveSmsAccountOptions,
+  SMS_OPTIONS_RECIPE,
   resolveSmsOptions,
   type SmsAccountOverrides,
   type SmsModuleOptions,
@@ -31,7 +31,7 @@ function configOption(run: () => unknown): string {
   return 'no error';
 }
 
-describe('resolveSmsAccountOptions (a named account over the default one)', () => {
+describe('SMS_OPTIONS_RECIPE.resolveAccount (a named account over the default one)', () => {
   const defaults: SmsModuleOptions = {
     ...MAIN,
     baseUrl: 'http://127.0.0.1:9001',
@@ -46,7 +46,7 @@ describe('resolveSmsAccountOptions (a named account over the default one)', () =
   };
 
   it('inherits every option it does not set, retry field by field; never the credentials nor the resolver', () => {
-    const north = resolveSmsAccountOptions('north', defaults, {
+    const north = SMS_OPTIONS_RECIPE.resolveAccount('north', defaults, {
       ...NORTH,
       senderId: 'NorthShop',
       retry: { maxAttempts: 2 },
@@ -72,7 +72,7 @@ describe('resolveSmsAccountOptions (a named account over the default one)', () =
   });
 
   it('inherits the sender id when it sets none, and takes its own base URL', () => {
-    const north = resolveSmsAccountOptions('north', defaults, {
+    const north = SMS_OPTIONS_RECIPE.resolveAccount('north', defaults, {
       ...NORTH,
       baseUrl: 'http://127.0.0.1:9002/',
     });
@@ -89,7 +89,7 @@ describe('resolveSmsAccountOptions (a named account over the default one)', () =
     [{ ...NORTH, accounts: { resolve: () => undefined } }, 'sms[north].accounts'],
     ['north', 'sms[north]'],
   ])('%j fails naming %s', (overrides, option) => {
-    expect(configOption(() => resolveSmsAccountOptions('north', defaults, overrides))).toBe(option);
+    expect(configOption(() => SMS_OPTIONS_RECIPE.resolveAccount('north', defaults, overrides))).toBe(option);
   });
 
   it.each([

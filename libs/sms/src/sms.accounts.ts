@@ -11,7 +11,7 @@ import { SmsClient } from './sms.client.js';
 import { SMS_DEFAULT_ACCOUNT, smsLoggerContext } from './sms.constants.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
 import {
-  resolveSmsAccountOptions,
+  SMS_OPTIONS_RECIPE,
   smsTransportConfig,
   type ResolvedSmsOptions,
   type SmsModuleOptions,
@@ -34,8 +34,7 @@ export interface SmsDefaultAccount {
 
 /** The default factory: the app's HTTP client, the account's own settings and log context. */
 export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemetry): SmsTransportFactory {
-  return (account, config) =>
-    createHttpTransport(http, telemetry ? { ...config, telemetry } : config, smsLoggerContext(account));
+  return (account, config) => createHttpTransport(http, { ...config, telemetry }, smsLoggerContext(account));
 }
 
 /** The application's SMS accounts (core's AccountRegistry), each with its own transport and credentials. */
@@ -84,7 +83,7 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
 const transports = new WeakMap<SmsClient, HttpTransport>();
 
 function buildClient(defaults: SmsDefaultAccount, name: string, overrides: unknown): SmsClient {
-  const resolved = resolveSmsAccountOptions(name, defaults.options, overrides);
+  const resolved = SMS_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
   const transport = defaults.transportFor(name, smsTransportConfig(resolved));
   const telemetry = defaults.telemetry && accountTelemetry(defaults.telemetry, name);
   const client = new SmsClient(name, resolved, transport, telemetry);
