@@ -209,9 +209,7 @@ interface CheckoutComputedOptions extends HubtelHttpParts {
 export interface CheckoutEnvAccounts extends HubtelEnvAccounts<
   CheckoutModuleOptions,
   CheckoutAccountOverrides
-> {
-  default: CheckoutModuleOptions;
-}
+> {}
 
 const DEFAULT_ROUTE: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false };
 /**

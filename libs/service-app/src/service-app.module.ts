@@ -93,10 +93,7 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
 /** `ServiceAppModule.registerAccount(...)` argument: the account's name, its options, and module extras. */
 export type ServiceAppAccountOptions = HubtelAccountOptions<ServiceAppAccountOverrides>;
 /** `ServiceAppModule.registerAccountAsync(...)` argument. */
-export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions<ServiceAppAccountOverrides> {
-  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
-  name: string;
-}
+export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions<ServiceAppAccountOverrides> {}
 
 /**
  * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and

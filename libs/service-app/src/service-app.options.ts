@@ -253,10 +253,7 @@ interface ServiceAppComputedOptions {
 export interface ServiceAppEnvAccounts extends HubtelEnvAccounts<
   ServiceAppModuleOptions,
   ServiceAppAccountOverrides
-> {
-  /** For `ServiceAppModule.forRoot` (spread your other options over it). */
-  default: ServiceAppModuleOptions;
-}
+> {}
 
 /** The service app's options, derived from ServiceAppModuleOptions; errors name `serviceApp[north].…`. */
 export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<

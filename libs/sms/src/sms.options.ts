@@ -82,9 +82,7 @@ export type ResolvedSmsOptions = Omit<SmsModuleOptions, (typeof HTTP_GROUPED)[nu
   };
 
 /** Default options and named accounts read from the environment. */
-export interface SmsEnvAccounts extends HubtelEnvAccounts<SmsModuleOptions, SmsAccountOverrides> {
-  default: SmsModuleOptions;
-}
+export interface SmsEnvAccounts extends HubtelEnvAccounts<SmsModuleOptions, SmsAccountOverrides> {}
 
 /** The SMS module's options, derived from SmsModuleOptions; errors name `sms[north].clientSecret`. */
 export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<

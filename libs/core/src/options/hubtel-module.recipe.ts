@@ -43,7 +43,7 @@ export interface HubtelAccountRegistry {
 
 /** What every module's forRoot takes besides its options. */
 export interface HubtelModuleExtras {
-  /** Register the module's providers globally. Default false. */
+  /** Register the providers globally (no need to import the module everywhere). Default false. */
   isGlobal?: boolean;
 }
 
@@ -126,6 +126,7 @@ export type HubtelAccountOptions<A> = A & {
 
 /** `registerAccountAsync(...)`'s argument. */
 export interface HubtelAccountAsyncOptions<A> extends Pick<ModuleMetadata, 'imports'> {
+  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
   name: string;
   isGlobal?: boolean;
   inject?: FactoryProvider['inject'];
@@ -135,7 +136,7 @@ export interface HubtelAccountAsyncOptions<A> extends Pick<ModuleMetadata, 'impo
 
 /** The default options and the named accounts read from the environment. */
 export interface HubtelEnvAccounts<O, A> {
-  /** For `forRoot`. */
+  /** For `forRoot` (spread your other options over it). */
   default: O;
   /** For `registerAccount`, one each, in HUBTEL_ACCOUNTS order. */
   accounts: Array<HubtelAccountOptions<A>>;
