@@ -300,15 +300,6 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
   },
 });
 
-/** Validates the options and fills in defaults; a bad one is a HubtelConfigError naming it. */
-export function resolveCheckoutOptions(
-  options: unknown,
-  route: CheckoutRouteInfo = DEFAULT_ROUTE,
-  account: string = CHECKOUT_DEFAULT_ACCOUNT,
-): ResolvedCheckoutOptions {
-  return CHECKOUT_OPTIONS_RECIPE.resolve(options, account, route);
-}
-
 /** `handlers.retry.maxAttempts: Infinity` is no JSON number, so no decorator takes it (see `resolve`). */
 function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, unknown> {
   const handlers = raw.handlers as { retry?: { maxAttempts?: unknown } } | null | undefined;

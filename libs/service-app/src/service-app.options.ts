@@ -320,11 +320,6 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
   fromEnv: statusCheckFromEnv,
 });
 
-/** Validates the options and fills in defaults; a bad one is a HubtelConfigError naming it. */
-export const resolveServiceAppOptions = (
-  raw: ServiceAppModuleOptions | undefined,
-): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolve(raw);
-
 /**
  * Options from the environment (see docs/service-app.md; the status check only when its three
  * variables are set), `overrides` winning, sections field by field; a bad value fails here, naming it.

@@ -7,12 +7,9 @@ import { SMS_ACCOUNTS } from './sms.constants.js';
 import { InjectSms } from './sms.decorators.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
 import { SmsModule } from './sms.module.js';
-import {
-  SMS_OPTIONS_RECIPE,
-  resolveSmsOptions,
-  type SmsAccountOverrides,
-  type SmsModuleOptions,
-} from './sms.options.js';
+import { SMS_OPTIONS_RECIPE, type SmsAccountOverrides, type SmsModuleOptions } from './sms.options.js';
+
+const resolveSmsOptions = (options: SmsModuleOptions) => SMS_OPTIONS_RECIPE.resolve(options);
 import { SmsService } from './sms.service.js';
 import type { SmsSender } from './sms.types.js';
 

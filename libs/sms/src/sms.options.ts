@@ -101,9 +101,6 @@ export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
   },
 });
 
-export const resolveSmsOptions = (options: SmsModuleOptions): ResolvedSmsOptions =>
-  SMS_OPTIONS_RECIPE.resolve(options);
-
 /**
  * SmsModule options from the environment (HUBTEL_SMS_CLIENT_ID / _SECRET: the SMS key pair, not
  * HUBTEL_CLIENT_ID; see docs/sms.md), `overrides` winning; a bad value fails here, naming it.
