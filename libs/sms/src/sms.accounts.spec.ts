@@ -226,17 +226,13 @@ describe('SmsModule accounts (registered, resolved, unknown)', () => {
     const resolver = new ScriptedResolver({ 'm-1042': { ...NORTH, senderId: 'Merchant42' } });
     const { sms, accounts } = await start({ accounts: { resolve: resolver.resolve } });
     resolver.held = true;
-    const first = Promise.all([
-      accounts.client('m-1042'),
-      accounts.client('m-1042'),
-      accounts.client('m-1042'),
-    ]);
+    const first = Promise.all([accounts.get('m-1042'), accounts.get('m-1042'), accounts.get('m-1042')]);
     await new Promise((r) => setImmediate(r));
     resolver.release();
     const [a, b, c] = await first;
     expect(a).toBe(b);
     expect(b).toBe(c);
-    expect(await accounts.client('m-1042')).toBe(a);
+    expect(await accounts.get('m-1042')).toBe(a);
     expect(resolver.calls).toEqual(['m-1042']);
     // A registered name never asks the resolver.
     await sms.forAccount('north').send({ to: '0241234567', content: 'n' });
@@ -251,9 +247,9 @@ describe('SmsModule accounts (registered, resolved, unknown)', () => {
   it('asks again once the cache time is over (cacheTtlMs: 0 keeps nothing)', async () => {
     const resolver = new ScriptedResolver({ 'm-1': { ...NORTH } });
     const { accounts } = await start({ accounts: { resolve: resolver.resolve, cacheTtlMs: 0 } });
-    await accounts.client('m-1');
+    await accounts.get('m-1');
     await new Promise((r) => setTimeout(r, 2));
-    await accounts.client('m-1');
+    await accounts.get('m-1');
     expect(resolver.calls).toEqual(['m-1', 'm-1']);
   });
 

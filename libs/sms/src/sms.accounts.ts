@@ -58,7 +58,7 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
 
   /** A sender bound to `name`; its calls find the account first (and reject when there is none). */
   sender(name: string): SmsSender {
-    const client = () => this.client(name);
+    const client = () => this.get(name);
     return {
       account: name,
       send: async (input) => (await client()).send(input),
@@ -66,11 +66,6 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
       getMessageStatus: async (messageId) => (await client()).getMessageStatus(messageId),
       getBatchStatus: async (batchId) => (await client()).getBatchStatus(batchId),
     };
-  }
-
-  /** The client of account `name`, or SmsUnknownAccountError. */
-  client(name: unknown): Promise<SmsClient> {
-    return this.get(name);
   }
 
   /** Every SMS account has a transport of its own, the default's too. */
