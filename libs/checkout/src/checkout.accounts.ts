@@ -7,6 +7,7 @@ import {
   createHttpTransport,
   InboundAccessPolicy,
   type HttpTransport,
+  type InboundAccount,
   type StatusCheckBudget,
   type HttpTransportConfig,
 } from '#internal';
@@ -28,12 +29,10 @@ import type {
 } from './invoices/invoice.dto.js';
 
 /** One checkout account, built once: its transport (keys), API client (POS Sales ID), verifier, access. */
-export interface CheckoutAccount {
-  readonly name: string;
+export interface CheckoutAccount extends InboundAccount {
   readonly options: ResolvedCheckoutOptions;
   readonly api: CheckoutApiClient;
   readonly verifier: CheckoutVerifier;
-  readonly access: InboundAccessPolicy;
   /** A named account's own transport (the default account's is the module's provider). */
   readonly transport?: HttpTransport;
 }

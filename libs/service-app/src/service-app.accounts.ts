@@ -27,8 +27,6 @@ import type { ServiceFlowService } from './flow/index.js';
 
 /** One account, built once: its access policy, its transport (own keys, callback credentials), its flows. */
 export interface ServiceAppAccount extends InboundAccount {
-  readonly name: string;
-  readonly access: InboundAccessPolicy;
   readonly options: ResolvedServiceAppOptions;
   /** The account's status check (its key pair and POS Sales ID); undefined without `statusCheck`. */
   readonly status: PaymentStatusClient | undefined;
