@@ -37,7 +37,10 @@ export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemet
   return (account, config) => createHttpTransport(http, { ...config, telemetry }, smsLoggerContext(account));
 }
 
-/** The application's SMS accounts (core's AccountRegistry), each with its own transport and credentials. */
+/**
+ * The application's SMS accounts (core's AccountRegistry), each with its own transport and
+ * credentials: the default's too (its client's `transport`, which the registry's health probes read).
+ */
 @Injectable()
 export class SmsAccounts extends AccountRegistry<SmsClient> {
   constructor() {
@@ -47,10 +50,8 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
   /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
   attach(defaults: SmsDefaultAccount): this {
     const { resolved, transport, telemetry } = defaults;
-    const client = new SmsClient(SMS_DEFAULT_ACCOUNT, resolved, transport, telemetry);
-    transports.set(client, transport);
     return this.attachDefault({
-      account: client,
+      account: new SmsClient(SMS_DEFAULT_ACCOUNT, resolved, transport, telemetry),
       build: (name, overrides) => buildClient(defaults, name, overrides),
       resolver: resolved.accounts,
     });
@@ -67,21 +68,11 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
       getBatchStatus: async (batchId) => (await client()).getBatchStatus(batchId),
     };
   }
-
-  /** Every SMS account has a transport of its own, the default's too. */
-  protected override transportOf(client: SmsClient): HttpTransport | undefined {
-    return transports.get(client);
-  }
 }
-
-/** Each account's transport, kept beside its client (the client keeps it to itself). */
-const transports = new WeakMap<SmsClient, HttpTransport>();
 
 function buildClient(defaults: SmsDefaultAccount, name: string, overrides: unknown): SmsClient {
   const resolved = SMS_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
   const transport = defaults.transportFor(name, smsTransportConfig(resolved));
   const telemetry = defaults.telemetry && accountTelemetry(defaults.telemetry, name);
-  const client = new SmsClient(name, resolved, transport, telemetry);
-  transports.set(client, transport);
-  return client;
+  return new SmsClient(name, resolved, transport, telemetry);
 }
