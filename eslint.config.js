@@ -63,6 +63,8 @@ export default defineConfig(
       'no-useless-assignment': 'warn',
       eqeqeq: ['error', 'always', { null: 'ignore' }],
       'no-console': 'off',
+      // A public name for a generic instance (`SmsEnvAccounts`) is an interface extending it.
+      '@typescript-eslint/no-empty-object-type': ['error', { allowInterfaces: 'with-single-extends' }],
     },
   },
   {

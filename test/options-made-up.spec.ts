@@ -73,7 +73,7 @@ const CASES: ModuleCase[] = [
     resolved: async (app) => ({
       main: app.get(SMS_OPTIONS),
       named: async (name) =>
-        (await app.get<SmsAccounts>(SMS_ACCOUNTS).client(name)) as unknown as { options: object },
+        (await app.get<SmsAccounts>(SMS_ACCOUNTS).get(name)) as unknown as { options: object },
     }),
   },
   {

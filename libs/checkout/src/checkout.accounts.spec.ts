@@ -1,9 +1,7 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import {
-  CHECKOUT_OPTIONS_RECIPE,
-  resolveCheckoutOptions,
-  type CheckoutModuleOptions,
-} from './checkout.options.js';
+import { CHECKOUT_OPTIONS_RECIPE, type CheckoutModuleOptions } from './checkout.options.js';
+
+const resolveCheckoutOptions = (options: unknown) => CHECKOUT_OPTIONS_RECIPE.resolve(options);
 
 const defaults: CheckoutModuleOptions = {
   clientId: 'main-id',

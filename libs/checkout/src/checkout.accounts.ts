@@ -7,6 +7,7 @@ import {
   createHttpTransport,
   InboundAccessPolicy,
   type HttpTransport,
+  type InboundAccount,
   type StatusCheckBudget,
   type HttpTransportConfig,
 } from '#internal';
@@ -28,12 +29,10 @@ import type {
 } from './invoices/invoice.dto.js';
 
 /** One checkout account, built once: its transport (keys), API client (POS Sales ID), verifier, access. */
-export interface CheckoutAccount {
-  readonly name: string;
+export interface CheckoutAccount extends InboundAccount {
   readonly options: ResolvedCheckoutOptions;
   readonly api: CheckoutApiClient;
   readonly verifier: CheckoutVerifier;
-  readonly access: InboundAccessPolicy;
   /** A named account's own transport (the default account's is the module's provider). */
   readonly transport?: HttpTransport;
 }
@@ -108,12 +107,6 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implement
     this.operations ??= operations;
   }
 
-  /** Called by registerAccount's module: records the account, returns its bound service. */
-  override register(name: string, overrides: unknown): CheckoutAccountService {
-    super.register(name, overrides);
-    return this.service(name);
-  }
-
   /** A service bound to `name`; its calls find the account first (and reject when there is none). */
   service(name: string): CheckoutAccountService {
     // CheckoutService binds itself when it is made, before anything can call a bound service.
@@ -145,10 +138,7 @@ function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides:
     );
   // Its own transport: its own Basic auth, never another account's.
   const config = checkoutTransportConfig(options, checkoutLoggerContext(name));
-  const transport: HttpTransport = createHttpTransport(
-    defaults.http,
-    defaults.telemetry ? { ...config, telemetry: defaults.telemetry } : config,
-  );
+  const transport = createHttpTransport(defaults.http, { ...config, telemetry: defaults.telemetry });
   return {
     name,
     options,

@@ -120,6 +120,7 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
     },
   },
   token: getCheckoutAccountToken,
+  bind: (accounts, name) => accounts.service(name),
 });
 
 /** `CheckoutModule.forRoot(...)` argument. */
@@ -129,10 +130,7 @@ export type CheckoutModuleAsyncOptions = typeof CHECKOUT_MODULE.ASYNC_OPTIONS_TY
 /** `CheckoutModule.registerAccount(...)` argument: the account's name, its options, and module extras. */
 export type CheckoutAccountOptions = HubtelAccountOptions<CheckoutAccountOverrides>;
 /** `CheckoutModule.registerAccountAsync(...)` argument. */
-export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<CheckoutAccountOverrides> {
-  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
-  name: string;
-}
+export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<CheckoutAccountOverrides> {}
 
 /**
  * Online checkout: invoices, verified payment callbacks, status checks and reconciliation

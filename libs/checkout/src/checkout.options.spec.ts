@@ -1,5 +1,12 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { checkoutOptionsFromEnv, resolveCheckoutOptions } from './checkout.options.js';
+import {
+  CHECKOUT_OPTIONS_RECIPE,
+  checkoutOptionsFromEnv,
+  type CheckoutRouteInfo,
+} from './checkout.options.js';
+
+const resolveCheckoutOptions = (options: unknown, route?: CheckoutRouteInfo) =>
+  CHECKOUT_OPTIONS_RECIPE.resolve(options, undefined, route);
 
 const base = { clientId: 'id', clientSecret: 'secret' };
 

@@ -209,9 +209,7 @@ interface CheckoutComputedOptions extends HubtelHttpParts {
 export interface CheckoutEnvAccounts extends HubtelEnvAccounts<
   CheckoutModuleOptions,
   CheckoutAccountOverrides
-> {
-  default: CheckoutModuleOptions;
-}
+> {}
 
 const DEFAULT_ROUTE: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false };
 /**
@@ -301,15 +299,6 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
     };
   },
 });
-
-/** Validates the options and fills in defaults; a bad one is a HubtelConfigError naming it. */
-export function resolveCheckoutOptions(
-  options: unknown,
-  route: CheckoutRouteInfo = DEFAULT_ROUTE,
-  account: string = CHECKOUT_DEFAULT_ACCOUNT,
-): ResolvedCheckoutOptions {
-  return CHECKOUT_OPTIONS_RECIPE.resolve(options, account, route);
-}
 
 /** `handlers.retry.maxAttempts: Infinity` is no JSON number, so no decorator takes it (see `resolve`). */
 function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, unknown> {

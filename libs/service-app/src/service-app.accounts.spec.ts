@@ -1,6 +1,6 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { serviceAppAccountsFromEnv, serviceAppOptionsFromEnv } from './service-app.options.js';
-import { resolveServiceAppAccountOptions, type ServiceAppModuleOptions } from './service-app.options.js';
+import { SERVICE_APP_OPTIONS_RECIPE, type ServiceAppModuleOptions } from './service-app.options.js';
 
 const NORTH_CHECK = { clientId: 'north-id', clientSecret: 'north-secret', posSalesId: '2000001' };
 
@@ -34,9 +34,9 @@ function failure(run: () => unknown): string {
   return 'no error';
 }
 
-describe('resolveServiceAppAccountOptions: what a named account inherits', () => {
+describe('SERVICE_APP_OPTIONS_RECIPE.resolveAccount: what a named account inherits', () => {
   it('inherits time-outs, TTLs, verification, messages, USSD, the callback URL and the allow-list; never the credentials or the path secret', () => {
-    const north = resolveServiceAppAccountOptions('north', DEFAULTS, {
+    const north = SERVICE_APP_OPTIONS_RECIPE.resolveAccount('north', DEFAULTS, {
       statusCheck: NORTH_CHECK,
       callbackCredentials: { clientId: 'north-cb', clientSecret: 'north-cb-secret' },
       verification: { amountTolerance: 0 },
@@ -60,14 +60,20 @@ describe('resolveServiceAppAccountOptions: what a named account inherits', () =>
   });
 
   it('requires its own status check and callback credentials where the default account has them', () => {
-    expect(failure(() => resolveServiceAppAccountOptions('north', DEFAULTS, {}))).toBe(
+    expect(failure(() => SERVICE_APP_OPTIONS_RECIPE.resolveAccount('north', DEFAULTS, {}))).toBe(
       'serviceApp[north].statusCheck',
     );
     expect(
-      failure(() => resolveServiceAppAccountOptions('north', DEFAULTS, { statusCheck: NORTH_CHECK })),
+      failure(() =>
+        SERVICE_APP_OPTIONS_RECIPE.resolveAccount('north', DEFAULTS, { statusCheck: NORTH_CHECK }),
+      ),
     ).toBe('serviceApp[north].callbackCredentials');
     // Where the default has none, neither is needed, nor inherited.
-    const plain = resolveServiceAppAccountOptions('north', { callbackUrl: 'http://127.0.0.1:9055' }, {});
+    const plain = SERVICE_APP_OPTIONS_RECIPE.resolveAccount(
+      'north',
+      { callbackUrl: 'http://127.0.0.1:9055' },
+      {},
+    );
     expect(plain.statusCheck).toBeUndefined();
     expect(plain.verification.enabled).toBe(false);
   });
@@ -85,14 +91,16 @@ describe('resolveServiceAppAccountOptions: what a named account inherits', () =>
       'fulfillmentRetry',
     ])
       expect(
-        failure(() => resolveServiceAppAccountOptions('north', DEFAULTS, { ...own, [option]: {} })),
+        failure(() => SERVICE_APP_OPTIONS_RECIPE.resolveAccount('north', DEFAULTS, { ...own, [option]: {} })),
       ).toBe(`serviceApp[north].${option}`);
     expect(
-      failure(() => resolveServiceAppAccountOptions('north', DEFAULTS, { ...own, sessionTtlMs: -1 })),
+      failure(() =>
+        SERVICE_APP_OPTIONS_RECIPE.resolveAccount('north', DEFAULTS, { ...own, sessionTtlMs: -1 }),
+      ),
     ).toBe('serviceApp[north].sessionTtlMs');
     expect(
       failure(() =>
-        resolveServiceAppAccountOptions('north', DEFAULTS, {
+        SERVICE_APP_OPTIONS_RECIPE.resolveAccount('north', DEFAULTS, {
           ...own,
           statusCheck: { ...NORTH_CHECK, url: 'not a url' },
         }),
@@ -100,14 +108,14 @@ describe('resolveServiceAppAccountOptions: what a named account inherits', () =>
     ).toBe('serviceApp[north].statusCheck.url');
   });
   it("takes the default status check's URL and time-out only with the account's own key pair, never the callback credentials' fields", () => {
-    const north = resolveServiceAppAccountOptions('north', DEFAULTS, {
+    const north = SERVICE_APP_OPTIONS_RECIPE.resolveAccount('north', DEFAULTS, {
       statusCheck: { ...NORTH_CHECK, timeoutMs: 1_000 },
       callbackCredentials: { clientId: 'north-cb', clientSecret: 'north-cb-secret' },
     });
     expect(north.statusCheck).toMatchObject({ url: 'http://127.0.0.1:9100', timeoutMs: 1_000 });
     expect(
       failure(() =>
-        resolveServiceAppAccountOptions('north', DEFAULTS, {
+        SERVICE_APP_OPTIONS_RECIPE.resolveAccount('north', DEFAULTS, {
           statusCheck: NORTH_CHECK,
           callbackCredentials: { clientId: 'north-cb' },
         }),

@@ -19,7 +19,7 @@ import { ServiceAppUnknownAccountError } from './service-app.errors.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import { SERVICE_APP_SCOPE } from './service-app.constants.js';
 import {
-  resolveServiceAppAccountOptions,
+  SERVICE_APP_OPTIONS_RECIPE,
   type ResolvedServiceAppOptions,
   type ServiceAppModuleOptions,
 } from './service-app.options.js';
@@ -27,8 +27,6 @@ import type { ServiceFlowService } from './flow/index.js';
 
 /** One account, built once: its access policy, its transport (own keys, callback credentials), its flows. */
 export interface ServiceAppAccount extends InboundAccount {
-  readonly name: string;
-  readonly access: InboundAccessPolicy;
   readonly options: ResolvedServiceAppOptions;
   /** The account's status check (its key pair and POS Sales ID); undefined without `statusCheck`. */
   readonly status: PaymentStatusClient | undefined;
@@ -133,7 +131,7 @@ function buildAccount(
   name: string,
   overrides: unknown,
 ): ServiceAppAccount {
-  const options = resolveServiceAppAccountOptions(name, defaults.options, overrides);
+  const options = SERVICE_APP_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
   const scope = `${SERVICE_APP_SCOPE}[${name}]`;
   const access = new InboundAccessPolicy(options.access, `${scope}.access.`);
   defaults.access.warnUnguarded(
@@ -144,10 +142,7 @@ function buildAccount(
     new HubtelLogger(`HubtelServiceApp[${name}]`),
   );
   const config = serviceAppTransportConfig(options, `HubtelServiceApp[${name}]`);
-  const transport = new HttpTransport(
-    defaults.http,
-    defaults.telemetry ? { ...config, telemetry: defaults.telemetry } : config,
-  );
+  const transport = new HttpTransport(defaults.http, { ...config, telemetry: defaults.telemetry });
   const status = paymentStatusClient(transport, options, defaults.budget);
   return {
     name,

@@ -86,20 +86,14 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
     },
   },
   token: getFulfillmentAccountToken,
-  register: (accounts, name, overrides) => {
-    accounts.register(name, overrides);
-    // Bound by name, found at each call: the FulfillmentService is forRoot's (global or not).
-    return new FulfillmentAccount(name, accounts);
-  },
+  // Bound by name, found at each call: the FulfillmentService is forRoot's (global or not).
+  bind: (accounts, name) => new FulfillmentAccount(name, accounts),
 });
 
 /** `ServiceAppModule.registerAccount(...)` argument: the account's name, its options, and module extras. */
 export type ServiceAppAccountOptions = HubtelAccountOptions<ServiceAppAccountOverrides>;
 /** `ServiceAppModule.registerAccountAsync(...)` argument. */
-export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions<ServiceAppAccountOverrides> {
-  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
-  name: string;
-}
+export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions<ServiceAppAccountOverrides> {}
 
 /**
  * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and

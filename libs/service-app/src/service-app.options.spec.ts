@@ -1,7 +1,10 @@
 import { HubtelConfigError, MemoryStore } from 'nestjs-hubtel';
 import { SERVICE_APP_DEFAULT_MESSAGES, SERVICE_APP_DEFAULTS } from './service-app.constants.js';
 import { serviceAppOptionsFromEnv } from './service-app.options.js';
-import { resolveServiceAppOptions } from './service-app.options.js';
+import { SERVICE_APP_OPTIONS_RECIPE, type ServiceAppModuleOptions } from './service-app.options.js';
+
+const resolveServiceAppOptions = (options?: ServiceAppModuleOptions) =>
+  SERVICE_APP_OPTIONS_RECIPE.resolve(options);
 
 function problem(options: unknown): string {
   try {

@@ -253,10 +253,7 @@ interface ServiceAppComputedOptions {
 export interface ServiceAppEnvAccounts extends HubtelEnvAccounts<
   ServiceAppModuleOptions,
   ServiceAppAccountOverrides
-> {
-  /** For `ServiceAppModule.forRoot` (spread your other options over it). */
-  default: ServiceAppModuleOptions;
-}
+> {}
 
 /** The service app's options, derived from ServiceAppModuleOptions; errors name `serviceApp[north].…`. */
 export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
@@ -322,17 +319,6 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
   },
   fromEnv: statusCheckFromEnv,
 });
-
-/** Validates the options and fills in defaults; a bad one is a HubtelConfigError naming it. */
-export const resolveServiceAppOptions = (
-  raw: ServiceAppModuleOptions | undefined,
-): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolve(raw);
-
-export const resolveServiceAppAccountOptions = (
-  name: string,
-  defaults: ServiceAppModuleOptions,
-  overrides: unknown,
-): ResolvedServiceAppOptions => SERVICE_APP_OPTIONS_RECIPE.resolveAccount(name, defaults ?? {}, overrides);
 
 /**
  * Options from the environment (see docs/service-app.md; the status check only when its three

@@ -7,12 +7,9 @@ import { SMS_ACCOUNTS } from './sms.constants.js';
 import { InjectSms } from './sms.decorators.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
 import { SmsModule } from './sms.module.js';
-import {
-  resolveSmsAccountOptions,
-  resolveSmsOptions,
-  type SmsAccountOverrides,
-  type SmsModuleOptions,
-} from './sms.options.js';
+import { SMS_OPTIONS_RECIPE, type SmsAccountOverrides, type SmsModuleOptions } from './sms.options.js';
+
+const resolveSmsOptions = (options: SmsModuleOptions) => SMS_OPTIONS_RECIPE.resolve(options);
 import { SmsService } from './sms.service.js';
 import type { SmsSender } from './sms.types.js';
 
@@ -31,7 +28,7 @@ function configOption(run: () => unknown): string {
   return 'no error';
 }
 
-describe('resolveSmsAccountOptions (a named account over the default one)', () => {
+describe('SMS_OPTIONS_RECIPE.resolveAccount (a named account over the default one)', () => {
   const defaults: SmsModuleOptions = {
     ...MAIN,
     baseUrl: 'http://127.0.0.1:9001',
@@ -46,7 +43,7 @@ describe('resolveSmsAccountOptions (a named account over the default one)', () =
   };
 
   it('inherits every option it does not set, retry field by field; never the credentials nor the resolver', () => {
-    const north = resolveSmsAccountOptions('north', defaults, {
+    const north = SMS_OPTIONS_RECIPE.resolveAccount('north', defaults, {
       ...NORTH,
       senderId: 'NorthShop',
       retry: { maxAttempts: 2 },
@@ -72,7 +69,7 @@ describe('resolveSmsAccountOptions (a named account over the default one)', () =
   });
 
   it('inherits the sender id when it sets none, and takes its own base URL', () => {
-    const north = resolveSmsAccountOptions('north', defaults, {
+    const north = SMS_OPTIONS_RECIPE.resolveAccount('north', defaults, {
       ...NORTH,
       baseUrl: 'http://127.0.0.1:9002/',
     });
@@ -89,7 +86,7 @@ describe('resolveSmsAccountOptions (a named account over the default one)', () =
     [{ ...NORTH, accounts: { resolve: () => undefined } }, 'sms[north].accounts'],
     ['north', 'sms[north]'],
   ])('%j fails naming %s', (overrides, option) => {
-    expect(configOption(() => resolveSmsAccountOptions('north', defaults, overrides))).toBe(option);
+    expect(configOption(() => SMS_OPTIONS_RECIPE.resolveAccount('north', defaults, overrides))).toBe(option);
   });
 
   it.each([
@@ -229,17 +226,13 @@ describe('SmsModule accounts (registered, resolved, unknown)', () => {
     const resolver = new ScriptedResolver({ 'm-1042': { ...NORTH, senderId: 'Merchant42' } });
     const { sms, accounts } = await start({ accounts: { resolve: resolver.resolve } });
     resolver.held = true;
-    const first = Promise.all([
-      accounts.client('m-1042'),
-      accounts.client('m-1042'),
-      accounts.client('m-1042'),
-    ]);
+    const first = Promise.all([accounts.get('m-1042'), accounts.get('m-1042'), accounts.get('m-1042')]);
     await new Promise((r) => setImmediate(r));
     resolver.release();
     const [a, b, c] = await first;
     expect(a).toBe(b);
     expect(b).toBe(c);
-    expect(await accounts.client('m-1042')).toBe(a);
+    expect(await accounts.get('m-1042')).toBe(a);
     expect(resolver.calls).toEqual(['m-1042']);
     // A registered name never asks the resolver.
     await sms.forAccount('north').send({ to: '0241234567', content: 'n' });
@@ -254,9 +247,9 @@ describe('SmsModule accounts (registered, resolved, unknown)', () => {
   it('asks again once the cache time is over (cacheTtlMs: 0 keeps nothing)', async () => {
     const resolver = new ScriptedResolver({ 'm-1': { ...NORTH } });
     const { accounts } = await start({ accounts: { resolve: resolver.resolve, cacheTtlMs: 0 } });
-    await accounts.client('m-1');
+    await accounts.get('m-1');
     await new Promise((r) => setTimeout(r, 2));
-    await accounts.client('m-1');
+    await accounts.get('m-1');
     expect(resolver.calls).toEqual(['m-1', 'm-1']);
   });
 

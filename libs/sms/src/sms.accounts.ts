@@ -11,7 +11,7 @@ import { SmsClient } from './sms.client.js';
 import { SMS_DEFAULT_ACCOUNT, smsLoggerContext } from './sms.constants.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
 import {
-  resolveSmsAccountOptions,
+  SMS_OPTIONS_RECIPE,
   smsTransportConfig,
   type ResolvedSmsOptions,
   type SmsModuleOptions,
@@ -34,11 +34,13 @@ export interface SmsDefaultAccount {
 
 /** The default factory: the app's HTTP client, the account's own settings and log context. */
 export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemetry): SmsTransportFactory {
-  return (account, config) =>
-    createHttpTransport(http, telemetry ? { ...config, telemetry } : config, smsLoggerContext(account));
+  return (account, config) => createHttpTransport(http, { ...config, telemetry }, smsLoggerContext(account));
 }
 
-/** The application's SMS accounts (core's AccountRegistry), each with its own transport and credentials. */
+/**
+ * The application's SMS accounts (core's AccountRegistry), each with its own transport and
+ * credentials: the default's too (its client's `transport`, which the registry's health probes read).
+ */
 @Injectable()
 export class SmsAccounts extends AccountRegistry<SmsClient> {
   constructor() {
@@ -48,24 +50,16 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
   /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
   attach(defaults: SmsDefaultAccount): this {
     const { resolved, transport, telemetry } = defaults;
-    const client = new SmsClient(SMS_DEFAULT_ACCOUNT, resolved, transport, telemetry);
-    transports.set(client, transport);
     return this.attachDefault({
-      account: client,
+      account: new SmsClient(SMS_DEFAULT_ACCOUNT, resolved, transport, telemetry),
       build: (name, overrides) => buildClient(defaults, name, overrides),
       resolver: resolved.accounts,
     });
   }
 
-  /** Called by registerAccount's module: records the account, returns its sender. */
-  override register(name: string, overrides: unknown): SmsSender {
-    super.register(name, overrides);
-    return this.sender(name);
-  }
-
   /** A sender bound to `name`; its calls find the account first (and reject when there is none). */
   sender(name: string): SmsSender {
-    const client = () => this.client(name);
+    const client = () => this.get(name);
     return {
       account: name,
       send: async (input) => (await client()).send(input),
@@ -74,26 +68,11 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
       getBatchStatus: async (batchId) => (await client()).getBatchStatus(batchId),
     };
   }
-
-  /** The client of account `name`, or SmsUnknownAccountError. */
-  client(name: unknown): Promise<SmsClient> {
-    return this.get(name);
-  }
-
-  /** Every SMS account has a transport of its own, the default's too. */
-  protected override transportOf(client: SmsClient): HttpTransport | undefined {
-    return transports.get(client);
-  }
 }
 
-/** Each account's transport, kept beside its client (the client keeps it to itself). */
-const transports = new WeakMap<SmsClient, HttpTransport>();
-
 function buildClient(defaults: SmsDefaultAccount, name: string, overrides: unknown): SmsClient {
-  const resolved = resolveSmsAccountOptions(name, defaults.options, overrides);
+  const resolved = SMS_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
   const transport = defaults.transportFor(name, smsTransportConfig(resolved));
   const telemetry = defaults.telemetry && accountTelemetry(defaults.telemetry, name);
-  const client = new SmsClient(name, resolved, transport, telemetry);
-  transports.set(client, transport);
-  return client;
+  return new SmsClient(name, resolved, transport, telemetry);
 }

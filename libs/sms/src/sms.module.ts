@@ -25,10 +25,8 @@ import {
 } from './sms.options.js';
 import { SmsService } from './sms.service.js';
 
-export interface SmsModuleExtras extends HubtelModuleExtras {
-  /** Register SmsService globally (no need to import SmsModule in every feature module). */
-  isGlobal?: boolean;
-}
+/** What `SmsModule.forRoot` takes besides its options (`isGlobal`). */
+export interface SmsModuleExtras extends HubtelModuleExtras {}
 
 const SMS_MODULE = hubtelModuleRecipe({
   options: SMS_OPTIONS_RECIPE,
@@ -42,6 +40,7 @@ const SMS_MODULE = hubtelModuleRecipe({
     inject: { transport: SMS_HTTP_TRANSPORT, transportFor: SMS_TRANSPORT_FACTORY },
   },
   token: getSmsAccountToken,
+  bind: (accounts, name) => accounts.sender(name),
 });
 
 /** `SmsModule.forRoot(...)` argument. */
@@ -51,10 +50,7 @@ export type SmsModuleAsyncOptions = typeof SMS_MODULE.ASYNC_OPTIONS_TYPE;
 /** `SmsModule.registerAccount(...)` argument: the account's name, its options, and module extras. */
 export type SmsAccountOptions = HubtelAccountOptions<SmsAccountOverrides>;
 /** `SmsModule.registerAccountAsync(...)` argument. */
-export interface SmsAccountAsyncOptions extends HubtelAccountAsyncOptions<SmsAccountOverrides> {
-  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
-  name: string;
-}
+export interface SmsAccountAsyncOptions extends HubtelAccountAsyncOptions<SmsAccountOverrides> {}
 
 /**
  * Sending SMS through the platform's SMS API. A bad option stops the application at bootstrap with

@@ -1,6 +1,8 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { smsOptionsFromEnv } from './sms.options.js';
-import { resolveSmsOptions, smsTransportConfig, type SmsModuleOptions } from './sms.options.js';
+import { SMS_OPTIONS_RECIPE, smsTransportConfig, type SmsModuleOptions } from './sms.options.js';
+
+const resolveSmsOptions = (options: SmsModuleOptions) => SMS_OPTIONS_RECIPE.resolve(options);
 
 const option = (options: unknown): string => {
   try {

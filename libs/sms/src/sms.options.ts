@@ -82,9 +82,7 @@ export type ResolvedSmsOptions = Omit<SmsModuleOptions, (typeof HTTP_GROUPED)[nu
   };
 
 /** Default options and named accounts read from the environment. */
-export interface SmsEnvAccounts extends HubtelEnvAccounts<SmsModuleOptions, SmsAccountOverrides> {
-  default: SmsModuleOptions;
-}
+export interface SmsEnvAccounts extends HubtelEnvAccounts<SmsModuleOptions, SmsAccountOverrides> {}
 
 /** The SMS module's options, derived from SmsModuleOptions; errors name `sms[north].clientSecret`. */
 export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
@@ -102,12 +100,6 @@ export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
     return httpParts(checked, scope);
   },
 });
-
-export const resolveSmsOptions = (options: SmsModuleOptions): ResolvedSmsOptions =>
-  SMS_OPTIONS_RECIPE.resolve(options);
-
-export const resolveSmsAccountOptions = (name: string, defaults: SmsModuleOptions, overrides: unknown) =>
-  SMS_OPTIONS_RECIPE.resolveAccount(name, defaults, overrides);
 
 /**
  * SmsModule options from the environment (HUBTEL_SMS_CLIENT_ID / _SECRET: the SMS key pair, not

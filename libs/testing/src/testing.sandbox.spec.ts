@@ -4,11 +4,11 @@ import { Body, Controller, Headers, HttpCode, Module, Post, type INestApplicatio
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { HubtelConfigError, HubtelNetworkError } from 'nestjs-hubtel';
-import { checkoutOptionsFromEnv, resolveCheckoutOptions } from '../../checkout/src/checkout.options.js';
-import { resolveServiceAppOptions } from '../../service-app/src/service-app.options.js';
+import { CHECKOUT_OPTIONS_RECIPE, checkoutOptionsFromEnv } from '../../checkout/src/checkout.options.js';
+import { SERVICE_APP_OPTIONS_RECIPE } from '../../service-app/src/service-app.options.js';
 import { serviceAppOptionsFromEnv } from '../../service-app/src/service-app.options.js';
 import { smsOptionsFromEnv } from '../../sms/src/sms.options.js';
-import { resolveSmsOptions } from '../../sms/src/sms.options.js';
+import { SMS_OPTIONS_RECIPE } from '../../sms/src/sms.options.js';
 import { createTestSandbox, type TestSandbox } from './testing.sandbox.js';
 import {
   endpointUrl,
@@ -60,15 +60,15 @@ describe('TestSandbox', () => {
   });
 
   it('gives module options that the modules accept and that point at it', () => {
-    const sms = resolveSmsOptions(sandbox.smsOptions({ senderId: 'Shop' }));
+    const sms = SMS_OPTIONS_RECIPE.resolve(sandbox.smsOptions({ senderId: 'Shop' }));
     expect(sms.baseUrl).toBe(sandbox.url);
     expect(sms.credentials).toEqual({ clientId: 'sandbox-sms', clientSecret: 'sandbox-sms-secret' });
-    const checkout = resolveCheckoutOptions(sandbox.checkoutOptions());
+    const checkout = CHECKOUT_OPTIONS_RECIPE.resolve(sandbox.checkoutOptions());
     expect(checkout.baseUrls).toEqual({ checkout: sandbox.url, status: sandbox.url });
     expect(checkout.posSalesId).toBe(sandbox.posSalesId);
     expect(checkout.callbackUrl).toBe(`${sandbox.url}/_tunnel/hubtel/checkout/callback`);
     expect(checkout.returnUrl).toBe(`${sandbox.url}/_tunnel/return`);
-    const direct = resolveCheckoutOptions(
+    const direct = CHECKOUT_OPTIONS_RECIPE.resolve(
       sandbox.checkoutOptions({
         appUrl: 'http://127.0.0.1:3000/',
         posSalesId: undefined,
@@ -78,7 +78,7 @@ describe('TestSandbox', () => {
     expect(direct.callbackUrl).toBe('http://127.0.0.1:3000/hubtel/checkout/callback');
     expect(direct.baseUrls).toEqual({ checkout: sandbox.url, status: 'http://status.test' });
     expect(direct.verification.confirmWithStatusCheck).toBe(false);
-    expect(resolveServiceAppOptions(sandbox.serviceAppOptions()).callbackUrl).toBe(sandbox.url);
+    expect(SERVICE_APP_OPTIONS_RECIPE.resolve(sandbox.serviceAppOptions()).callbackUrl).toBe(sandbox.url);
     // Its variables are what the modules' env helpers read.
     const env = sandbox.env();
     expect(checkoutOptionsFromEnv(env)).toMatchObject({
@@ -251,14 +251,14 @@ describe('TestSandbox.forAccount: one account of a sandbox serving several', () 
 
   it("gives that account's keys, POS Sales ID, sender and callback credentials, accepted by the modules' resolvers", () => {
     const north = hubtel.forAccount('north');
-    const checkout = resolveCheckoutOptions(north.checkoutOptions());
+    const checkout = CHECKOUT_OPTIONS_RECIPE.resolve(north.checkoutOptions());
     expect(checkout.credentials).toMatchObject({
       clientId: 'sandbox-north-api',
       clientSecret: 'sandbox-north-api-secret',
     });
     expect(checkout.posSalesId).toBe('2000001');
     expect(north.smsOptions()).toMatchObject({ clientId: 'sandbox-north-sms', senderId: 'NorthShop' });
-    expect(resolveSmsOptions(north.smsOptions()).senderId).toBe('NorthShop');
+    expect(SMS_OPTIONS_RECIPE.resolve(north.smsOptions()).senderId).toBe('NorthShop');
     const service = north.serviceAppOptions();
     expect(service.callbackCredentials).toEqual(callback);
     expect(service.statusCheck).toMatchObject({ clientId: 'sandbox-north-api', posSalesId: '2000001' });

@@ -8,7 +8,9 @@ import { hubtelModuleRecipe, hubtelOptionsRecipe } from './hubtel-module.recipe.
 class Registry {
   readonly registered: Array<[string, unknown]> = [];
   attach(): void {}
-  register(): void {}
+  register(name: string, overrides: unknown): void {
+    this.registered.push([name, overrides]);
+  }
 }
 
 class ParcelOptions {
@@ -32,10 +34,7 @@ const PARCEL = hubtelModuleRecipe({
   registry: Registry,
   defaultAccount: { provide: 'PARCEL_ACCOUNTS', inject: {} },
   token,
-  register: (registry, name, overrides) => {
-    registry.registered.push([name, overrides]);
-    return `client of ${name}`;
-  },
+  bind: (_registry, name) => `client of ${name}`,
 });
 const { ConfigurableModuleClass: ParcelModule } = PARCEL;
 

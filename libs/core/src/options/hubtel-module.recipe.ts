@@ -38,12 +38,12 @@ import { assertOptionsObject } from './hubtel-options.validation.js';
 /** A module's account registry, as the recipe uses it. */
 export interface HubtelAccountRegistry {
   attach(defaults: never): unknown;
-  register(name: string, overrides: unknown): unknown;
+  register(name: string, overrides: unknown): void;
 }
 
 /** What every module's forRoot takes besides its options. */
 export interface HubtelModuleExtras {
-  /** Register the module's providers globally. Default false. */
+  /** Register the providers globally (no need to import the module everywhere). Default false. */
   isGlobal?: boolean;
 }
 
@@ -111,9 +111,9 @@ export interface HubtelModuleSpec<
    * given (`options`), `resolved`, the optional `telemetry` and the providers of `inject` by name.
    */
   defaultAccount: { provide: InjectionToken; inject: Record<string, InjectionToken> };
-  /** Token of what `@Inject…(name)` injects for a named account (by default what `register` returns). */
+  /** Token of what `@Inject…(name)` injects for a named account, and what that is (`bind`). */
   token: (name: string) => string | symbol;
-  register?: (registry: Reg, name: string, overrides: unknown) => unknown;
+  bind: (registry: Reg, name: string) => unknown;
 }
 
 /** `registerAccount(...)`'s argument: the account's name, its options, and module extras. */
@@ -126,6 +126,7 @@ export type HubtelAccountOptions<A> = A & {
 
 /** `registerAccountAsync(...)`'s argument. */
 export interface HubtelAccountAsyncOptions<A> extends Pick<ModuleMetadata, 'imports'> {
+  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
   name: string;
   isGlobal?: boolean;
   inject?: FactoryProvider['inject'];
@@ -135,7 +136,7 @@ export interface HubtelAccountAsyncOptions<A> extends Pick<ModuleMetadata, 'impo
 
 /** The default options and the named accounts read from the environment. */
 export interface HubtelEnvAccounts<O, A> {
-  /** For `forRoot`. */
+  /** For `forRoot` (spread your other options over it). */
   default: O;
   /** For `registerAccount`, one each, in HUBTEL_ACCOUNTS order. */
   accounts: Array<HubtelAccountOptions<A>>;
@@ -262,8 +263,10 @@ export function hubtelModuleRecipe<
         { provide: optionsToken, ...options } as Provider,
         {
           provide: token,
-          useFactory: (registry: Reg, overrides: unknown) =>
-            spec.register ? spec.register(registry, name, overrides) : registry.register(name, overrides),
+          useFactory: (registry: Reg, overrides: unknown) => {
+            registry.register(name, overrides);
+            return spec.bind(registry, name);
+          },
           inject: [spec.registry, optionsToken],
         },
       ],

@@ -1,6 +1,9 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { ussdScreen } from '#internal';
-import { resolveServiceAppOptions } from '../service-app.options.js';
+import { SERVICE_APP_OPTIONS_RECIPE, type ServiceAppModuleOptions } from '../service-app.options.js';
+
+const resolveServiceAppOptions = (options?: ServiceAppModuleOptions) =>
+  SERVICE_APP_OPTIONS_RECIPE.resolve(options);
 import { cutToFit, detectChannel, transliterate } from '../service-app.ussd.js';
 import { UssdScreens, layoutMenu } from './service-flow.ussd.js';
 import type { StoredScreen } from '../service-flow.types.js';
