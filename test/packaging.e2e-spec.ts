@@ -228,11 +228,10 @@ async function refreshFixture(name: string, dir: string, tarball: string, built:
   await fs.cp(path.join(fixturesDir, name), dir, { recursive: true });
   // What every fixture app shares (its entry list, the paid checkout) is kept once, in shared/.
   await fs.cp(path.join(fixturesDir, 'shared'), path.join(dir, 'src'), { recursive: true });
-  if (await installedDifference(installed, built)) {
-    await fs.rm(path.join(dir, 'node_modules', 'nestjs-hubtel'), { recursive: true, force: true });
-    // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
-    await mustRun('npm', ['install', '--no-audit', '--no-fund', '--no-save', tarball], dir);
-  }
+  // Installed by every run, even over identical files: the manifest (peer ranges, bins) is this run's.
+  await fs.rm(path.join(dir, 'node_modules', 'nestjs-hubtel'), { recursive: true, force: true });
+  // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
+  await mustRun('npm', ['install', '--no-audit', '--no-fund', '--no-save', tarball], dir);
   // Emitting (not just --noEmit) type-checks the app (and the Nest 11 CommonJS app's specs)
   // against the installed declarations AND yields the app the tests run.
   await mustRun(process.execPath, [bin(dir, 'typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
