@@ -10,6 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { rmSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,8 +44,11 @@ async function exists(p) {
 
 // 0. NESTJS_HUBTEL_BUILD_CACHE=<dir> (test/setup.ts sets it for the tests that build copies of the
 // repo): a build of the same inputs is copied from there, not compiled again; a new one is kept.
+// One build per key at a time: the others wait on its lock, then copy it (two Jest workers
+// compiling the same sources at once would each take a core for the same result).
 const cacheDir = process.env.NESTJS_HUBTEL_BUILD_CACHE;
 const cached = cacheDir && path.join(cacheDir, await inputsKey());
+if (cached) await lockBuild(`${cached}.lock`);
 async function inputsKey() {
   const hash = createHash('sha256');
   const inputs = (await walk(path.join(root, 'libs'))).filter((f) => /[\\/]src[\\/]/.test(f));
@@ -53,6 +57,35 @@ async function inputsKey() {
   for (const file of inputs.sort()) hash.update(`${rel(file)}\0`).update(await fs.readFile(file));
   for (const name of ['typescript', '@swc/core']) hash.update(require(`${name}/package.json`).version);
   return hash.update(process.version).digest('hex').slice(0, 16);
+}
+/** Takes the lock directory (released when this process exits), waiting while a live build holds it. */
+async function lockBuild(lock) {
+  await fs.mkdir(path.dirname(lock), { recursive: true });
+  for (let waited = 0; ; waited += 500) {
+    try {
+      await fs.mkdir(lock);
+      await fs.writeFile(path.join(lock, 'pid'), String(process.pid));
+      process.on('exit', () => rmSync(lock, { recursive: true, force: true }));
+      return;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    // A holder that died (killed mid-build) leaves its lock: taken over once its pid is gone.
+    const holder = Number(await fs.readFile(path.join(lock, 'pid'), 'utf8').catch(() => 0));
+    if ((holder && !alive(holder)) || waited > 20 * 60_000)
+      await fs.rm(lock, { recursive: true, force: true });
+    if (waited % 30_000 === 0 && waited > 0)
+      console.log(`build: waiting for ${holder}'s build of the same sources`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
 }
 if (cached && (await exists(path.join(cached, 'done')))) {
   for (const [from, to] of [

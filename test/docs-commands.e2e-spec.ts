@@ -55,7 +55,7 @@ const ELSEWHERE: Array<[string, string, string]> = [
   [
     'README.md',
     'npm ci && npm test',
-    'test/example-app.e2e-spec.ts runs it with one spec file (the suite cannot run itself); .ci/run runs it whole (checked below)',
+    '.ci/run runs it as written in a clean clone: npm ci, then npm test (checked below)',
   ],
   [
     'docs/redis.md',

@@ -207,13 +207,54 @@ async function installedDifference(installed: string, built: string): Promise<st
   return undefined;
 }
 
-/** The fixture directories this run installed its tarball into, with that tarball. */
-const installedHere = new Map<string, string>();
-
 /**
- * A copy of test/fixtures/<name> with its registry dependencies installed (cached) and the
- * freshly packed tarball installed on top, as `npm install <tarball>` would for a user.
+ * Brings fixture `name`'s directory (lock held) to what this run's tests use: fresh sources, the
+ * freshly packed tarball installed on top of the cached dependencies (as `npm install <tarball>`
+ * would for a user), and the app compiled by the fixture's own TypeScript. Done once per run and
+ * fixture (stamped with the tarball), so both groups below use one compile; again if another clone
+ * sharing the cache took the directory over since.
  */
+async function refreshFixture(name: string, dir: string, tarball: string, built: string): Promise<void> {
+  const stamp = path.join(dir, '.prepared-for');
+  const installed = path.join(dir, 'node_modules', 'nestjs-hubtel', 'dist');
+  const current = await fs.readFile(stamp, 'utf8').catch(() => '');
+  if (current === tarball && !(await installedDifference(installed, built))) return;
+  // Fresh sources every run; keep only the cached dependency tree.
+  for (const entry of await fs.readdir(dir)) {
+    if (!['node_modules', 'package-lock.json', '.deps-installed'].includes(entry)) {
+      await fs.rm(path.join(dir, entry), { recursive: true, force: true });
+    }
+  }
+  await fs.cp(path.join(fixturesDir, name), dir, { recursive: true });
+  // What every fixture app shares (its entry list, the paid checkout) is kept once, in shared/.
+  await fs.cp(path.join(fixturesDir, 'shared'), path.join(dir, 'src'), { recursive: true });
+  // Installed by every run, even over identical files: the manifest (peer ranges, bins) is this run's.
+  await fs.rm(path.join(dir, 'node_modules', 'nestjs-hubtel'), { recursive: true, force: true });
+  // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
+  await mustRun('npm', ['install', '--no-audit', '--no-fund', '--no-save', tarball], dir);
+  // Emitting (not just --noEmit) type-checks the app (and the Nest 11 CommonJS app's specs)
+  // against the installed declarations AND yields the app the tests run.
+  await mustRun(process.execPath, [bin(dir, 'typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+  await fs.writeFile(stamp, tarball);
+}
+
+/** Each fixture's preparation for this run, started as soon as the tarball is packed. */
+const preparing = new Map<string, Promise<void>>();
+function prepared(name: string, tarball: string, built: string): Promise<void> {
+  let done = preparing.get(name);
+  if (!done) {
+    done = (async () => {
+      await (dependencies.get(name) ?? installDependencies(name));
+      const dir = await fixtureDir(name);
+      await withLock(dir, () => refreshFixture(name, dir, tarball, built));
+    })();
+    done.catch(() => undefined); // the test using the fixture reports it
+    preparing.set(name, done);
+  }
+  return done;
+}
+
+/** Runs `work` in fixture `name`, prepared for this run, its installed package exactly this run's build. */
 async function prepareFixture(
   name: string,
   tarball: string,
@@ -221,32 +262,13 @@ async function prepareFixture(
   built: string,
   work: (dir: string) => Promise<void>,
 ): Promise<void> {
-  const source = path.join(fixturesDir, name);
+  await prepared(name, tarball, built);
   const dir = await fixtureDir(name);
-  await (dependencies.get(name) ?? installDependencies(name));
-
   await withLock(dir, async () => {
-    // Fresh sources every run; keep only the cached dependency tree.
-    for (const entry of await fs.readdir(dir)) {
-      if (!['node_modules', 'package-lock.json', '.deps-installed'].includes(entry)) {
-        await fs.rm(path.join(dir, entry), { recursive: true, force: true });
-      }
-    }
-    await fs.cp(source, dir, { recursive: true });
-    // What every fixture app shares (its entry list, the paid checkout) is kept once, in shared/.
-    await fs.cp(path.join(fixturesDir, 'shared'), path.join(dir, 'src'), { recursive: true });
-    // Installed once per run and fixture: a second group using the fixture keeps it, unless another
-    // clone sharing the cache installed its own since.
-    const installed = path.join(dir, 'node_modules', 'nestjs-hubtel', 'dist');
-    if (installedHere.get(dir) !== tarball || (await installedDifference(installed, built))) {
-      await fs.rm(path.join(dir, 'node_modules', 'nestjs-hubtel'), { recursive: true, force: true });
-      // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
-      await mustRun('npm', ['install', '--no-audit', '--no-fund', '--no-save', tarball], dir);
-      installedHere.set(dir, tarball);
-    }
+    await refreshFixture(name, dir, tarball, built);
     // The installed package must be exactly this run's build.
+    const installed = path.join(dir, 'node_modules', 'nestjs-hubtel', 'dist');
     expect(await installedDifference(installed, built)).toBeUndefined();
-
     await work(dir);
   });
 }
@@ -298,6 +320,7 @@ interface Packed {
   tarball: string;
 }
 let packing: Promise<Packed> | undefined;
+let background: Promise<void> | undefined;
 function pack(): Promise<Packed> {
   packing ??= (async () => {
     const packDir = await fs.mkdtemp(path.join(os.tmpdir(), 'nestjs-hubtel-pack-'));
@@ -314,12 +337,21 @@ function pack(): Promise<Packed> {
     await mustRun('npm', ['pack', '--pack-destination', packDir], stageDir);
     const packed = (await fs.readdir(packDir)).filter((f) => f.endsWith('.tgz'));
     expect(packed).toHaveLength(1);
-    return { stageDir, packDir, tarball: path.join(packDir, packed[0]!) };
+    const tarball = path.join(packDir, packed[0]!);
+    // Every fixture prepared in the background, one at a time in the order the tests use them:
+    // a test's app runs while the next fixture compiles.
+    background = ['nest12-esm', 'nest11-cjs', 'nest11-esm', 'nest12-fastify'].reduce<Promise<void>>(
+      (previous, name) =>
+        previous.then(() => prepared(name, tarball, path.join(stageDir, 'dist')).catch(() => undefined)),
+      Promise.resolve(),
+    );
+    return { stageDir, packDir, tarball };
   })();
   return packing;
 }
 afterAll(async () => {
   const done = await packing?.catch(() => undefined);
+  await background;
   for (const dir of [done?.packDir, done?.stageDir])
     if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
@@ -472,8 +504,7 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
     'Nest 12 ESM app (node): compiles against the declarations, boots, sends through SmsService, builds a RedisStore; the installed bins run',
     async () => {
       await prepareFixture('nest12-esm', tarball, path.join(stageDir, 'dist'), async (dir) => {
-        // Emitting (not just --noEmit) type-checks against the ESM declarations AND yields the app.
-        await mustRun(process.execPath, [bin(dir, 'typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+        // Compiled against the ESM declarations by refreshFixture.
         const stdout = await mustRun(process.execPath, ['dist/main.js'], dir, appEnv());
         const out = JSON.parse(stdout.trim().split('\n').pop()!) as {
           status: number;
@@ -561,9 +592,12 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
     'Nest 11 CommonJS app: type-checks (node16 and node10 resolution) and its Jest (CommonJS mode) suite sends through SmsService, uses the testing kit and builds a RedisStore',
     async () => {
       await prepareFixture('nest11-cjs', tarball, path.join(stageDir, 'dist'), async (dir) => {
-        const tsc = bin(dir, 'typescript/bin/tsc');
-        await mustRun(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.json'], dir);
-        await mustRun(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.node10.json'], dir);
+        // tsconfig.json (node16 resolution) compiled the app and its specs in refreshFixture.
+        await mustRun(
+          process.execPath,
+          [bin(dir, 'typescript/bin/tsc'), '--noEmit', '-p', 'tsconfig.node10.json'],
+          dir,
+        );
 
         const report = path.join(dir, 'jest-report.json');
         await mustRun(
@@ -691,14 +725,19 @@ describe('packaging: the first hour of a Nest user, per README install line', ()
 
         // 3. Every bin, as npm linked it.
         const bins = path.join(dir, 'node_modules', '.bin');
-        for (const args of [
-          ['hubtel-trigger', '--help'],
-          ['hubtel-simulate', '--help'],
-          ['hubtel-trigger', 'dead-letters', '--help'],
-        ]) {
-          const result = await run(path.join(bins, args[0]!), args.slice(1), dir, binEnv());
-          expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 0, stderr: '' });
-          expect(result.stdout).toMatch(/^Usage: hubtel-/);
+        const helps = await Promise.all(
+          [
+            ['hubtel-trigger', '--help'],
+            ['hubtel-simulate', '--help'],
+            ['hubtel-trigger', 'dead-letters', '--help'],
+          ].map(async (args) => ({
+            args,
+            ...(await run(path.join(bins, args[0]!), args.slice(1), dir, binEnv())),
+          })),
+        );
+        for (const { args, code, stdout, stderr } of helps) {
+          expect({ args, code, stderr }).toEqual({ args, code: 0, stderr: '' });
+          expect(stdout).toMatch(/^Usage: hubtel-/);
         }
         const sandbox = spawn(path.join(bins, 'hubtel-sandbox'), ['--env', '--port', '0'], {
           cwd: dir,
@@ -721,12 +760,7 @@ describe('packaging: the first hour of a Nest user, per README install line', ()
             expect.arrayContaining(['HUBTEL_CLIENT_ID', 'HUBTEL_POS_SALES_ID']),
           );
 
-          // 4. The app: compiled by the fixture's own TypeScript, started, one paid checkout.
-          await fs.copyFile(
-            path.join(fixturesDir, 'shared', 'paid-checkout.ts'),
-            path.join(dir, 'src', 'paid-checkout.ts'),
-          );
-          await mustRun(process.execPath, [bin(dir, 'typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+          // 4. The app (compiled by the fixture's own TypeScript in refreshFixture): one paid checkout.
           const main = (await exists(path.join(dir, 'dist', 'src', 'paid-checkout.js')))
             ? path.join('dist', 'src', 'paid-checkout.js')
             : path.join('dist', 'paid-checkout.js');
