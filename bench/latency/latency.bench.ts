@@ -172,8 +172,8 @@ export async function runLatency(config: BenchConfig, log: (line: string) => voi
     `and the fulfillment callback is posted to a local receiver once the handler is done. ` +
     `**bare**: the baseline a user would write by hand (bench/latency/bare-replica.ts): a plain Nest controller on the same path ` +
     `that adds one BullMQ job per request and answers 200 once the add resolved, and a BullMQ \`Worker\` (same concurrency, 50) ` +
-    `whose processor start is the handler start and which then posts the fulfillment callback to the same receiver with Node's ` +
-    `\`fetch\` (the contract's last step, which every service application must take; added in issue 34: before, the ` +
+    `whose processor start is the handler start and which then posts the fulfillment callback to the same receiver with ` +
+    `\`undici.request\` (the leanest client Node has; the contract's last step, which every service application must take; added in issue 34: before, the ` +
     `baseline skipped it); nothing recorded, verified or de-duplicated. The receiver notes the orders called back: a probed order ` +
     `whose handler started but whose callback never came counts as lost, on either side. In each round both run ` +
     `one right after the other (which goes first alternates from round to round), each with a fresh redis-server and fresh ` +
