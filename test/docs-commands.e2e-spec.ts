@@ -140,10 +140,15 @@ function block(document: string, start: string): ShellBlock {
 const FIXED_PORTS = [3000, 3001, 3002, 3101, 3102, 4010, 6379];
 let offset = 0;
 
-/** One offset that moves every fixed port to a free one (tried a bounded number of times). */
+/**
+ * One offset that moves every fixed port to a free one (tried a bounded number of times), all of
+ * them below the ephemeral range (Linux: 32768 and up), where the OS picks the ports other tests
+ * bind meanwhile: a port free when the file starts stays free for its last test (a replica
+ * once found its moved port taken minutes later, in a clean-clone CI).
+ */
 async function pickOffset(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const candidate = 20_000 + Math.floor(Math.random() * 20_000);
+    const candidate = 10_000 + Math.floor(Math.random() * 16_000);
     const free = await Promise.all(FIXED_PORTS.map((p) => isFree(p + candidate)));
     if (free.every(Boolean)) return candidate;
   }
