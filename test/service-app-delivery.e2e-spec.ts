@@ -13,7 +13,7 @@ import { RedisStore } from 'nestjs-hubtel/redis';
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 import { runTriggerCli } from 'nestjs-hubtel/testing';
 import { type InboundPipeline } from '#internal';
-import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
+import { SERVICE_APP_KEYS, SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import { jobsSettled } from './support/job-settle.js';
 import { eventually } from './support/multi-process.js';
 import {
@@ -251,9 +251,20 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
       expect(callbacksOf(id)).toEqual([expect.objectContaining({ serviceStatus: 'success' })]);
   });
 
-  it("an order reported before its first start gives back the session delivery that start claimed: the platform's own OrderId still delivers", async () => {
-    // A first start claims the session's delivery with its read of the outcome (one round trip);
-    // this pair of replicas has its own queues, so its jobs start only when its worker does.
+  /**
+   * An order recorded by a replica that runs no job, reported by the app (`complete(…, 'failed')`)
+   * before a worker (started then, with its own queues) starts its run; `before` runs before that
+   * worker starts, `then` once the run was refused.
+   */
+  async function reportedBeforeFirstStart(
+    before: (sessionId: string, early: string) => Promise<void>,
+    then: (context: {
+      worker: Merchant;
+      early: string;
+      genuine: string;
+      request: (orderId: string) => Record<string, unknown>;
+    }) => Promise<void>,
+  ) {
     const { statusCheck: _check, verification: _verification, ...trusting } = options(redis);
     const queues = { url: redisUrl, prefix: '{early}:bull' };
     const recorder = await startMerchant(
@@ -277,6 +288,7 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
       expect((await post(`${recorder.url}/api/fulfillment`, request(early))).status).toBe(200);
       // Reported by the app before any worker started its run.
       await recorder.fulfillment.complete(early, 'failed');
+      await before(session.sessionId, early);
       // Its own store client on the same Redis (stores.create() would empty it).
       workerStore = new RedisStore({ url: redisUrl });
       await workerStore.connect();
@@ -293,12 +305,7 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
       );
       await eventually('"failed" reported', () => callbacksOf(early)[0]);
       expect(worker.fulfiller.calls.get(early)).toBeUndefined();
-
-      // The platform's request for the same paid session: the session was not left claimed.
-      expect((await post(`${worker.url}/api/fulfillment`, request(order.orderId))).status).toBe(200);
-      await eventually("the platform's order delivered", () => callbacksOf(order.orderId)[0]);
-      expect(worker.fulfiller.calls.get(order.orderId)).toBe(1);
-      expect(callbacksOf(order.orderId)).toEqual([expect.objectContaining({ serviceStatus: 'success' })]);
+      await then({ worker, early, genuine: order.orderId, request });
       expect(callbacksOf(early)).toEqual([expect.objectContaining({ serviceStatus: 'failed' })]);
       await pipeline.drain();
     } finally {
@@ -306,6 +313,36 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
       await recorder.close();
       await workerStore?.close();
     }
+  }
+
+  it("an order reported before its first start gives back the session delivery that start claimed: the platform's own OrderId still delivers", async () => {
+    // A first start claims the session's delivery with its read of the outcome (one round trip).
+    await reportedBeforeFirstStart(
+      async () => undefined,
+      async ({ worker, genuine, request }) => {
+        // The platform's request for the same paid session: the session was not left claimed.
+        expect((await post(`${worker.url}/api/fulfillment`, request(genuine))).status).toBe(200);
+        await eventually("the platform's order delivered", () => callbacksOf(genuine)[0]);
+        expect(worker.fulfiller.calls.get(genuine)).toBe(1);
+        expect(callbacksOf(genuine)).toEqual([expect.objectContaining({ serviceStatus: 'success' })]);
+      },
+    );
+  });
+
+  it('an order reported while an earlier run of it held the session (stopped before settling it) tells the OrderIds that joined meanwhile its outcome', async () => {
+    const joined = `joined-${randomUUID()}`;
+    await reportedBeforeFirstStart(
+      // What an earlier run left: the session claimed by the order, another OrderId joined to it
+      // (told nothing yet: it waits for the delivering order's outcome), no outcome settled.
+      async (sessionId, early) => {
+        await redis.set(`${SERVICE_APP_KEYS.delivery}${sessionId}`, { orderId: early, others: [joined] });
+      },
+      async ({ worker }) => {
+        await eventually('the joined OrderId told', () => callbacksOf(joined)[0]);
+        expect(callbacksOf(joined)).toEqual([expect.objectContaining({ serviceStatus: 'failed' })]);
+        expect(worker.fulfiller.calls.get(joined)).toBeUndefined();
+      },
+    );
   });
 
   it('item 5: a forged unpaid fulfillment request costs at most 6 status checks, and what it leaves expires in hours', async () => {

@@ -22,7 +22,7 @@ import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { FulfillmentCallbacks } from './fulfillment.callbacks.js';
-import type { DeliveryTurn, FulfillmentDeliveries } from './fulfillment.delivery.js';
+import type { DeliveryOutcome, DeliveryTurn, FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { assertJson, callbackOf, type StoredCallback } from './fulfillment.records.js';
 import type { CheckState } from './fulfillment.payment.js';
 import type { PaymentSummary } from './fulfillment.records.js';
@@ -292,15 +292,7 @@ export class FulfillmentOutcomes {
         { ServiceStatus, MetaData },
         turn?.deliver === true && turn.fresh,
       );
-      for (const other of others)
-        await this.callbacks.report(
-          other,
-          order.sessionId,
-          ServiceStatus,
-          MetaData,
-          'handler',
-          order.account,
-        );
+      await this.mirror(others, order.sessionId, { ServiceStatus, MetaData }, 'handler', order.account);
       return {
         outcome: ServiceStatus === 'failed' ? 'dead' : 'done',
         reason: `order ${order.orderId} was already reported "${ServiceStatus}" to the platform: its handlers do not run again`,
@@ -343,7 +335,22 @@ export class FulfillmentOutcomes {
     const reported = await this.callbacks.report(orderId, sessionId, status, metaData, by, account, follow);
     const outcome = reported.ok ? { ServiceStatus: status, MetaData: metaData ?? null } : reported.existing;
     const others = await this.deliveries.settle(sessionId, orderId, outcome);
-    // A session's orders are one account's (its cart's): each is reported with that account.
+    await this.mirror(others, sessionId, outcome, by, account, follow);
+    return reported;
+  }
+
+  /**
+   * The delivering order's outcome, reported for the session's other OrderIds. A session's orders
+   * are one account's (its cart's): each is reported with that account.
+   */
+  private async mirror(
+    others: string[],
+    sessionId: string,
+    outcome: DeliveryOutcome,
+    by: 'handler' | 'app',
+    account: string | undefined,
+    follow?: JobFollowUps,
+  ): Promise<void> {
     for (const other of others)
       await this.callbacks.report(
         other,
@@ -354,6 +361,5 @@ export class FulfillmentOutcomes {
         account,
         follow,
       );
-    return reported;
   }
 }
