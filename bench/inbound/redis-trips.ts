@@ -70,7 +70,6 @@ export class RoundTripRecorder {
   };
 
   private readonly clients: Redis[];
-  private readonly pipelining = new Map<Redis, boolean | undefined>();
 
   constructor(
     clients: Redis | Redis[],
@@ -91,21 +90,12 @@ export class RoundTripRecorder {
     this.requests = [];
     this.current = undefined;
     this.recording = true;
-    // Requests are sent one at a time here, so auto-pipelining (the store's default) batches
-    // nothing, but it sends each command from its flush, whose stack no longer tells the job's run
-    // from the request: off while counting.
-    for (const client of this.clients) {
-      this.pipelining.set(client, client.options.enableAutoPipelining);
-      client.options.enableAutoPipelining = false;
-    }
     // First listener: runs before the framework's own handler, so nothing of the request is missed.
     this.server.prependListener('request', this.onRequest);
   }
 
   stop(): RequestTrips[] {
     this.recording = false;
-    for (const [client, was] of this.pipelining) client.options.enableAutoPipelining = was;
-    this.pipelining.clear();
     this.server.removeListener('request', this.onRequest);
     return this.requests;
   }

@@ -11,7 +11,7 @@
  * like bullmq-replica.ts does for the suite's handler.
  */
 import 'reflect-metadata';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Body, Controller, HttpCode, Inject, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Queue, Worker } from 'bullmq';
@@ -24,6 +24,7 @@ const clock = () => performance.timeOrigin + performance.now();
 let recording = false;
 let arrivals: Array<string | number> = [];
 let handled: Array<string | number> = [];
+let answered: Array<string | number> = [];
 const loop = new LoopWatch();
 
 const QUEUE = 'bare-fulfillment';
@@ -80,9 +81,11 @@ try {
   class BareReplicaModule {}
 
   const app = await NestFactory.create(BareReplicaModule, { logger: ['error', 'warn'] });
-  app.getHttpServer().on('request', (req: IncomingMessage) => {
+  app.getHttpServer().on('request', (req: IncomingMessage, res: ServerResponse) => {
     const key = req.headers[PROBE_HEADER];
-    if (recording && typeof key === 'string') arrivals.push(key, clock());
+    if (!recording || typeof key !== 'string') return;
+    arrivals.push(key, clock());
+    res.once('finish', () => answered.push(key, clock()));
   });
   await app.listen(0, '127.0.0.1');
   const port = (app.getHttpServer().address() as { port: number }).port;
@@ -91,12 +94,13 @@ try {
       'latency-start': () => {
         arrivals = [];
         handled = [];
+        answered = [];
         recording = true;
         loop.start();
       },
       'latency-report': () => {
         recording = false;
-        return { arrivals, handled, loop: loop.report() };
+        return { arrivals, handled, answered, loop: loop.report() };
       },
     },
     async () => {

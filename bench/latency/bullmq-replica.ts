@@ -6,7 +6,7 @@
  * share (performance.timeOrigin + performance.now(): the system clock, sub-millisecond).
  */
 import 'reflect-metadata';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
@@ -29,6 +29,7 @@ const clock = () => performance.timeOrigin + performance.now();
 let recording = false;
 let arrivals: Array<string | number> = [];
 let handled: Array<string | number> = [];
+let answered: Array<string | number> = [];
 const loop = new LoopWatch();
 
 @Injectable()
@@ -68,9 +69,11 @@ try {
   class ReplicaModule {}
 
   const app = await NestFactory.create(ReplicaModule, { logger: new BenchLogger() });
-  app.getHttpServer().on('request', (req: IncomingMessage) => {
+  app.getHttpServer().on('request', (req: IncomingMessage, res: ServerResponse) => {
     const key = req.headers[PROBE_HEADER];
-    if (recording && typeof key === 'string') arrivals.push(key, clock());
+    if (!recording || typeof key !== 'string') return;
+    arrivals.push(key, clock());
+    res.once('finish', () => answered.push(key, clock()));
   });
   await app.listen(0, '127.0.0.1');
   const port = (app.getHttpServer().address() as { port: number }).port;
@@ -79,12 +82,13 @@ try {
       'latency-start': () => {
         arrivals = [];
         handled = [];
+        answered = [];
         recording = true;
         loop.start();
       },
       'latency-report': () => {
         recording = false;
-        return { arrivals, handled, loop: loop.report() };
+        return { arrivals, handled, answered, loop: loop.report() };
       },
     },
     () => app.close(),

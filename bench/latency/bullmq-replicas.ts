@@ -36,7 +36,21 @@ export interface ReplicaLatency {
    * The replicas' event loops over the window: the larger delay p99 and max of the two, their
    * collector time per request (µs) and longest pause.
    */
-  loop: { delayP99Ms: number; delayMaxMs: number; gcUsPerRequest: number; gcMaxMs: number };
+  loop: {
+    delayP99Ms: number;
+    delayMaxMs: number;
+    gcUsPerRequest: number;
+    gcMaxMs: number;
+    /** Of gcUsPerRequest: mark-compacts (whole heap), µs per request. */
+    gcMajorUsPerRequest: number;
+    /** The larger replica's heap in use at the window's end, MB. */
+    heapUsedMb: number;
+  };
+  /**
+   * The two stages of a request's latency, ms (p50, p99): arrival to its answer's last byte
+   * handed to the socket, and that answer to the handler's start (the job's queueing and start).
+   */
+  stages: { answerP50: number; answerP99: number; afterP50: number; afterP99: number };
 }
 
 /** User + system CPU of a child so far, in µs (the IPC's own `cpu` request). */
@@ -87,10 +101,16 @@ export async function measureBullmqReplicas(
     () =>
       new Child(replica === 'bare' ? 'latency/bare-replica.ts' : 'latency/bullmq-replica.ts', [], {
         env: { REDIS_URL: redis.url, CALLBACK_URL: sink.url, ...env },
-        // BENCH_REPLICA_PROFILE=<dir>: a CPU profile per replica (Node refuses --cpu-prof in NODE_OPTIONS).
-        ...(process.env.BENCH_REPLICA_PROFILE
-          ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_REPLICA_PROFILE}`] }
-          : {}),
+        // BENCH_REPLICA_PROFILE=<dir>: a CPU profile per replica (Node refuses --cpu-prof in
+        // NODE_OPTIONS); BENCH_REPLICA_HEAP_PROFILE=<dir>: a sampled profile of what it allocates.
+        nodeFlags: [
+          ...(process.env.BENCH_REPLICA_PROFILE
+            ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_REPLICA_PROFILE}`]
+            : []),
+          ...(process.env.BENCH_REPLICA_HEAP_PROFILE
+            ? ['--heap-prof', `--heap-prof-dir=${process.env.BENCH_REPLICA_HEAP_PROFILE}`]
+            : []),
+        ],
       }),
   );
   try {
@@ -165,6 +185,21 @@ export async function measureBullmqReplicas(
       waited += 100
     )
       await sleep(100);
+    const answerMs: number[] = [];
+    const afterMs: number[] = [];
+    for (const report of reports) {
+      const a = report.answered as Array<string | number>;
+      for (let i = 0; i < a.length; i += 2) {
+        const key = a[i] as string;
+        const at = a[i + 1] as number;
+        const came = arrived.get(key);
+        const begun = started.get(key);
+        if (came !== undefined) answerMs.push(at - came);
+        if (begun !== undefined) afterMs.push(begun - at);
+      }
+    }
+    const answerSorted = Float64Array.from(answerMs).sort();
+    const afterSorted = Float64Array.from(afterMs).sort();
     let notCalledBack = 0;
     for (const [key, at] of arrived) {
       const begun = started.get(key);
@@ -202,6 +237,14 @@ export async function measureBullmqReplicas(
         delayMaxMs: Math.max(...loops.map((l) => l.delayMaxMs)),
         gcUsPerRequest: (loops.reduce((sum, l) => sum + l.gcMs, 0) * 1000) / sent,
         gcMaxMs: Math.max(...loops.map((l) => l.gcMaxMs)),
+        gcMajorUsPerRequest: (loops.reduce((sum, l) => sum + l.gcMajorMs, 0) * 1000) / sent,
+        heapUsedMb: Math.max(...loops.map((l) => l.heapUsedMb)),
+      },
+      stages: {
+        answerP50: percentile(answerSorted, 50),
+        answerP99: percentile(answerSorted, 99),
+        afterP50: percentile(afterSorted, 50),
+        afterP99: percentile(afterSorted, 99),
       },
       cpuUsPerRequest: (cpuAfter[0]! - cpuBefore[0]! + cpuAfter[1]! - cpuBefore[1]!) / sent,
       redisCpuUsPerRequest: (redisAfter - redisBefore) / sent,

@@ -242,7 +242,10 @@ export async function measureReplicas(
               `p50 ${run.p50.toFixed(2)} ms, p99 ${p99Of(run).toFixed(2)} ms (median of thirds), ` +
               `CPU ${run.cpuUsPerRequest.toFixed(0)} µs/req (Redis ${run.redisCpuUsPerRequest.toFixed(0)}); ` +
               `loop delay p99 ${run.loop.delayP99Ms.toFixed(1)} ms, max ${run.loop.delayMaxMs.toFixed(1)}; ` +
-              `GC ${run.loop.gcUsPerRequest.toFixed(0)} µs/req, longest ${run.loop.gcMaxMs.toFixed(1)} ms` +
+              `GC ${run.loop.gcUsPerRequest.toFixed(0)} µs/req (whole-heap ${run.loop.gcMajorUsPerRequest.toFixed(0)}), ` +
+              `longest ${run.loop.gcMaxMs.toFixed(1)} ms; heap ${run.loop.heapUsedMb.toFixed(0)} MB; ` +
+              `answered p50/p99 ${run.stages.answerP50.toFixed(2)}/${run.stages.answerP99.toFixed(2)} ms, ` +
+              `then handler ${run.stages.afterP50.toFixed(2)}/${run.stages.afterP99.toFixed(2)} ms` +
               (run.lost || run.twice ? `; ${run.lost} not handled, ${run.twice} handled twice` : '') +
               (run.notCalledBack ? `; ${run.notCalledBack} handled but not called back` : ''),
           );
