@@ -102,15 +102,10 @@ export async function measureBullmqReplicas(
       new Child(replica === 'bare' ? 'latency/bare-replica.ts' : 'latency/bullmq-replica.ts', [], {
         env: { REDIS_URL: redis.url, CALLBACK_URL: sink.url, ...env },
         // BENCH_REPLICA_PROFILE=<dir>: a CPU profile per replica (Node refuses --cpu-prof in
-        // NODE_OPTIONS); BENCH_REPLICA_HEAP_PROFILE=<dir>: a sampled profile of what it allocates.
-        nodeFlags: [
-          ...(process.env.BENCH_REPLICA_PROFILE
-            ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_REPLICA_PROFILE}`]
-            : []),
-          ...(process.env.BENCH_REPLICA_HEAP_PROFILE
-            ? ['--heap-prof', `--heap-prof-dir=${process.env.BENCH_REPLICA_HEAP_PROFILE}`]
-            : []),
-        ],
+        // NODE_OPTIONS); BENCH_ALLOC_PROFILE=<dir>: what each allocated (bench/lib/loop-watch.ts).
+        ...(process.env.BENCH_REPLICA_PROFILE
+          ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_REPLICA_PROFILE}`] }
+          : {}),
       }),
   );
   try {
