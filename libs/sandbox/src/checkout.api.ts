@@ -8,12 +8,7 @@ import type { SandboxState } from './sandbox.state.js';
 import type { SandboxInvoice, SandboxSession } from './sandbox.types.js';
 import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 
-/*
- * Online checkout (`{checkout_url}`), the hosted payment page and the transaction status check,
- * all answering from the same invoice records (routes and answers: the README's "Endpoints").
- * With several accounts the keys say who asks: another account's reference is a 404, as one that
- * does not exist.
- */
+// Online checkout, the hosted payment page and the status check, on the same invoice records.
 
 const URL_FIELDS = ['callbackUrl', 'returnUrl', 'cancellationUrl'] as const;
 const OPTIONAL_STRINGS = ['PayeeName', 'PayeeMobileNumber', 'PayeeEmail'] as const;
@@ -158,8 +153,6 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
     };
   });
 
-  /* ---------------- the hosted payment page ---------------- */
-
   const page = (
     invoice: SandboxInvoice,
     status: number,
@@ -230,8 +223,6 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
     cancelInvoice(state, invoice);
     return redirect(invoice.cancellationUrl);
   });
-
-  /* ---------------- transaction status check ---------------- */
 
   router.add('GET', '/transactions/:posSalesId/status', 'status', (ctx) => {
     const owner = authorized(ctx);

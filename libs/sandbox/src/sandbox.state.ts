@@ -33,7 +33,7 @@ export interface OutboundCallback {
   clientReference?: string | null;
   sessionId?: string | null;
   orderId?: string | null;
-  /** A one-off fault for this callback; when absent, the first matching `sandbox.faults` callback fault applies. */
+  /** A one-off fault; when absent, the first matching `sandbox.faults` callback fault applies. */
   fault?: CallbackFaultSpec;
 }
 
@@ -120,8 +120,6 @@ export class SandboxState {
     return logs[kind];
   }
 
-  /* ---------------- timers and in-flight work ---------------- */
-
   track<T>(promise: Promise<T>): Promise<T> {
     const p = promise.finally(() => this.inflight.delete(p));
     this.inflight.add(p);
@@ -143,8 +141,6 @@ export class SandboxState {
       this.timers.add(timer);
     });
   }
-
-  /* ---------------- outbound callbacks ---------------- */
 
   private newDelivery(cb: OutboundCallback, body: unknown, extra: Partial<SandboxDelivery>): SandboxDelivery {
     const delivery: SandboxDelivery = {
@@ -282,8 +278,6 @@ export class SandboxState {
     this.emit('delivery', delivery);
   }
 
-  /* ---------------- waiting ---------------- */
-
   /**
    * The first record of `kind` (already there, or to come) that satisfies `predicate`. Records
    * are re-tested on every update, so waiting for "a delivery to x that completed" works.
@@ -334,8 +328,6 @@ export class SandboxState {
       this.waiters.add(abort);
     });
   }
-
-  /* ---------------- lifecycle ---------------- */
 
   private readonly clearHooks: (() => void)[] = [];
 

@@ -4,10 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
 import { TESTING_DEFAULTS, TESTING_PATHS } from './testing.constants.js';
 
-/**
- * Where to send: a URL (`http://127.0.0.1:3000`, or a full endpoint URL), or a Nest application
- * (listening, or only initialised: it is then listened on 127.0.0.1 for the call, like supertest).
- */
+/** Where to send: an origin or endpoint URL, or a Nest app (one only initialised is listened on). */
 export type HubtelTestTarget = string | URL | NestAppLike;
 
 /** The part of `INestApplication` the helpers use (no import of @nestjs/common types needed). */
@@ -16,10 +13,7 @@ export interface NestAppLike {
 }
 
 export interface SendOptions {
-  /**
-   * Path of the endpoint, used when the target is an app or a bare origin (a URL whose path is
-   * `/`). A URL with a path is used as it is. Defaults per helper: the modules' default routes.
-   */
+  /** Path of the endpoint when the target is an app or an origin. Default: the module's route. */
   path?: string;
   /** Extra request headers (they win over the defaults). */
   headers?: Record<string, string>;
@@ -40,43 +34,37 @@ export interface SentResponse<T = unknown> {
   url: string;
 }
 
-/**
- * POSTs a checkout web callback the way the platform does (`Content-Type: application/json`,
- * `Cache-Control: no-cache`), to `POST /hubtel/checkout/callback` unless told another path.
- * `body` is sent as JSON; a string is sent as it is (to test malformed bodies).
- */
+/** POSTs a checkout callback the way the platform does (a string body is sent as it is). */
 export function sendCheckoutCallback<T = unknown>(
   target: HubtelTestTarget,
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
   return sendAsPlatform<T>(target, body, options, TESTING_PATHS.checkoutCallback, {
-    'Content-Type': 'application/json',
+    ...JSON_ONLY,
     'Cache-Control': 'no-cache',
   });
 }
 
-/** POSTs a fulfillment request the way the platform does, to `POST /api/fulfillment` unless told another path. */
+const JSON_ONLY = { 'Content-Type': 'application/json' };
+const JSON_BOTH_WAYS = { ...JSON_ONLY, Accept: 'application/json' };
+
+/** POSTs a fulfillment request the way the platform does. */
 export function sendFulfillmentRequest<T = unknown>(
   target: HubtelTestTarget,
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
-  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillment, {
-    'Content-Type': 'application/json',
-  });
+  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillment, JSON_ONLY);
 }
 
-/** POSTs one service-flow request the way the platform does, to `POST /api/service-flow` unless told another path. */
+/** POSTs one service-flow request the way the platform does. */
 export function sendServiceFlowRequest<T = unknown>(
   target: HubtelTestTarget,
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
-  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.serviceFlow, {
-    'Content-Type': 'application/json',
-    Accept: 'application/json',
-  });
+  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.serviceFlow, JSON_BOTH_WAYS);
 }
 
 /** POSTs a fulfillment callback to a platform receiver (the sandbox's `POST /callback`). */
@@ -85,10 +73,7 @@ export function sendFulfillmentCallback<T = unknown>(
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
-  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillmentCallback, {
-    'Content-Type': 'application/json',
-    Accept: 'application/json',
-  });
+  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillmentCallback, JSON_BOTH_WAYS);
 }
 
 /** Sends as the platform does: its default path and the contract's headers, either overridable. */
@@ -144,10 +129,7 @@ export function endpointUrl(target: string | URL, path?: string): string {
   return url.href;
 }
 
-/**
- * Fastify serves nothing until its `ready()` ran (listen() runs it; init() alone does not); for an
- * app that is only initialised, run it here. Express needs nothing.
- */
+/** Fastify serves nothing until `ready()` ran, which init() alone does not run. */
 async function adapterReady(app: NestAppLike): Promise<void> {
   const getAdapter = (app as { getHttpAdapter?: () => { getInstance?: () => unknown } }).getHttpAdapter;
   const instance = typeof getAdapter === 'function' ? getAdapter.call(app)?.getInstance?.() : undefined;
@@ -221,8 +203,7 @@ function post<T>(
     const target = new URL(url);
     const client = target.protocol === 'https:' ? https : http;
     const data = Buffer.from(payload, 'utf8');
-    // One connection per call: duplicates sent at once really arrive at once, and nothing pooled
-    // outlives the test.
+    // One connection per call: duplicates sent at once arrive at once; nothing pooled outlives it.
     const req = client.request(target, {
       method: 'POST',
       agent: false,
