@@ -1,6 +1,7 @@
 import type { ValidationIssue } from 'nestjs-hubtel';
 import { invalidArgument, invalidInput } from './sandbox.errors.js';
-import type { CheckoutCallbackBody, SandboxDeliveryKind } from './sandbox.types.js';
+import type { OutboundCallback } from './sandbox.state.js';
+import type { CheckoutCallbackBody, SandboxDeliveryKind, SandboxRequestLog } from './sandbox.types.js';
 import type { SandboxApi } from './sandbox.route-types.js';
 
 /**
@@ -103,20 +104,8 @@ class Fault<S> implements FaultHandle<S> {
   }
 }
 
-export interface InboundRequestInfo {
-  method: string;
-  path: string;
-  api: SandboxApi;
-}
-
-export interface CallbackInfo {
-  kind: SandboxDeliveryKind;
-  url: string;
-  checkoutId?: string | null;
-  clientReference?: string | null;
-  sessionId?: string | null;
-  orderId?: string | null;
-}
+export type InboundRequestInfo = Pick<SandboxRequestLog, 'method' | 'path' | 'api'>;
+export type CallbackInfo = Omit<OutboundCallback, 'account' | 'headers' | 'body' | 'fault'>;
 
 /** The sandbox's fault switchboard (`sandbox.faults`): the first added fault that matches applies. */
 export class SandboxFaults {

@@ -23,6 +23,16 @@ export function platformTime(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19);
 }
 
+export function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== 'string' || value.trim() === '') return false;
+  try {
+    const u = new URL(value);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
 export function round2(value: number): number {
   return Math.round((value + Number.EPSILON) * 100) / 100;
 }
@@ -102,27 +112,18 @@ export function basicAuthHeader(pair: SandboxCredentialPair): string {
 
 export function writeReply(res: ServerResponse, reply: SandboxReply): void {
   if (res.headersSent || res.destroyed) return;
-  let payload: string | undefined;
-  let type: string | undefined;
-  if (reply.json !== undefined) {
-    payload = JSON.stringify(reply.json);
-    type = 'application/json; charset=utf-8';
-  } else if (reply.html !== undefined) {
-    payload = reply.html;
-    type = 'text/html; charset=utf-8';
-  } else if (reply.text !== undefined) {
-    payload = reply.text;
-    type = 'text/plain; charset=utf-8';
-  }
+  const [payload, type] =
+    reply.json !== undefined
+      ? [JSON.stringify(reply.json), 'application/json']
+      : reply.html !== undefined
+        ? [reply.html, 'text/html']
+        : [reply.text, 'text/plain'];
   const headers: Record<string, string | number> = { ...reply.headers };
-  if (type && !hasHeader(headers, 'content-type')) headers['Content-Type'] = type;
+  if (payload !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+    headers['Content-Type'] = `${type}; charset=utf-8`;
   headers['Content-Length'] = payload === undefined ? 0 : Buffer.byteLength(payload);
   res.writeHead(reply.status, headers);
   res.end(payload);
-}
-
-function hasHeader(headers: Record<string, unknown>, name: string): boolean {
-  return Object.keys(headers).some((k) => k.toLowerCase() === name);
 }
 
 export function escapeHtml(value: unknown): string {

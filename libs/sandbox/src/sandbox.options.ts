@@ -11,7 +11,7 @@ import {
   SANDBOX_DEFAULT_RECORD_LIMIT,
   SANDBOX_SMS_DEFAULTS,
 } from './sandbox.constants.js';
-import { hostNameOf } from './sandbox.http.js';
+import { hostNameOf, isHttpUrl } from './sandbox.http.js';
 import { SandboxAccountDto, SandboxOptionsDto } from './sandbox.options.dto.js';
 import type {
   HubtelSandboxOptions,
@@ -77,16 +77,9 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
     '',
   );
   const port = o.port ?? 0;
-  let publicUrl: string | undefined;
-  if (options.publicUrl !== undefined) {
-    try {
-      const u = new URL(options.publicUrl);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
-      publicUrl = options.publicUrl.replace(/\/+$/, '');
-    } catch {
-      throw new HubtelConfigError('publicUrl', 'must be an absolute http(s) URL');
-    }
-  }
+  if (options.publicUrl !== undefined && !isHttpUrl(options.publicUrl))
+    throw new HubtelConfigError('publicUrl', 'must be an absolute http(s) URL');
+  const publicUrl = options.publicUrl?.replace(/\/+$/, '');
   const posSalesId = o.posSalesId ?? SANDBOX_DEFAULT_POS_SALES_ID;
   const sms = o.sms ?? {};
   const checkout = { ...options.checkout, ...o.checkout };

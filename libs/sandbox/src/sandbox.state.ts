@@ -297,19 +297,19 @@ export class SandboxState {
     if (this.stopped)
       return Promise.reject(new HubtelTimeoutError(`waitFor('${kind}'): the sandbox is stopped`));
     return new Promise((resolve, reject) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.emitter.off(kind, listener as never);
+        this.waiters.delete(abort);
+      };
       const listener = (record: SandboxRecordMap[K]) => {
-        let ok: boolean;
         try {
-          ok = predicate(record);
+          if (!predicate(record)) return;
         } catch (err) {
-          finish();
-          reject(err);
-          return;
+          return abort(err as Error);
         }
-        if (ok) {
-          finish();
-          resolve(record);
-        }
+        finish();
+        resolve(record);
       };
       const abort = (err: Error) => {
         finish();
@@ -319,11 +319,6 @@ export class SandboxState {
         () => abort(new HubtelTimeoutError(`waitFor('${kind}'): nothing matched within ${timeoutMs} ms`)),
         timeoutMs,
       );
-      const finish = () => {
-        clearTimeout(timer);
-        this.emitter.off(kind, listener as never);
-        this.waiters.delete(abort);
-      };
       this.emitter.on(kind, listener as never);
       this.waiters.add(abort);
     });

@@ -3,7 +3,7 @@ import { serviceAppChannel, type ServiceAppChannel, type UssdScreenLimits } from
 import { invalidArgument, SandboxStateError } from './sandbox.errors.js';
 import { SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS, SERVICE_APP_DEFAULT_PATHS } from './sandbox.constants.js';
 import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
-import { hexId, isoNow, platformMsisdn, round2 } from './sandbox.http.js';
+import { hexId, isHttpUrl, isoNow, platformMsisdn, round2 } from './sandbox.http.js';
 import { postServiceFlow } from './service-app.exchange.js';
 import { fulfillmentOrderInfo, newSessionRecord, recordServiceOrder } from './service-app.payments.js';
 import { ussdKeyFor, ussdLimits } from './service-app.ussd.js';
@@ -48,12 +48,7 @@ export class SandboxServiceSession {
     serviceAppUrl: string,
     private readonly options: ServiceAppDriverOptions = {},
   ) {
-    try {
-      const u = new URL(serviceAppUrl);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
-    } catch {
-      throw invalidArgument('serviceAppUrl', 'must be an absolute http(s) URL');
-    }
+    if (!isHttpUrl(serviceAppUrl)) throw invalidArgument('serviceAppUrl', 'must be an absolute http(s) URL');
     const mobile = options.mobile ?? '233241234567';
     if (!platformMsisdn(mobile))
       throw invalidArgument(
@@ -319,9 +314,7 @@ export class SandboxServiceSession {
     extra: Record<string, unknown> = {},
   ): Promise<ServiceFlowResponse> {
     const request: ServiceFlowRequest = {
-      ...(fields.Sequence !== undefined ? { Sequence: fields.Sequence } : {}),
-      Type: fields.Type,
-      Message: fields.Message,
+      ...fields,
       ServiceCode: this.record.serviceCode,
       Operator: this.record.operator,
       ClientState: '',

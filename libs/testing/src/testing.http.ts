@@ -1,4 +1,4 @@
-import http, { type Server } from 'node:http';
+import http, { type OutgoingHttpHeaders, type Server } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
@@ -193,24 +193,42 @@ async function withListeningServer<T>(server: Server, use: (origin: string) => P
   }
 }
 
-function post<T>(
+async function post<T>(
   url: string,
   payload: string,
   headers: Record<string, string>,
   timeoutMs: number = TESTING_DEFAULTS.requestTimeoutMs,
 ): Promise<SentResponse<T>> {
+  const data = Buffer.from(payload, 'utf8');
+  const answer = await request('POST', url, data, { ...headers, 'Content-Length': data.length }, timeoutMs);
+  let body: unknown = answer.text;
+  if (answer.text !== '' && /\bjson\b/i.test(answer.headers['content-type'] ?? '')) {
+    try {
+      body = JSON.parse(answer.text);
+    } catch {
+      // Not JSON after all: keep the text.
+    }
+  }
+  return { ...answer, body: body as T, url };
+}
+
+/** One request on its own connection: copies sent at once arrive at once; nothing pooled outlives it. */
+export function request(
+  method: string,
+  url: string,
+  body: Buffer,
+  headers: OutgoingHttpHeaders,
+  timeoutMs: number,
+): Promise<{ status: number; headers: Record<string, string>; text: string }> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
-    const client = target.protocol === 'https:' ? https : http;
-    const data = Buffer.from(payload, 'utf8');
-    // One connection per call: duplicates sent at once arrive at once; nothing pooled outlives it.
-    const req = client.request(target, {
-      method: 'POST',
+    const req = (target.protocol === 'https:' ? https : http).request(target, {
+      method,
       agent: false,
-      headers: { ...headers, 'Content-Length': data.length },
+      headers,
     });
     const timer = setTimeout(
-      () => req.destroy(new HubtelTimeoutError(`POST ${url}: no answer within ${timeoutMs} ms`)),
+      () => req.destroy(new HubtelTimeoutError(`${method} ${url}: no answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
     req.on('response', (res) => {
@@ -218,35 +236,24 @@ function post<T>(
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         clearTimeout(timer);
-        const text = Buffer.concat(chunks).toString('utf8');
-        const responseHeaders: Record<string, string> = {};
+        const answerHeaders: Record<string, string> = {};
         for (const [k, v] of Object.entries(res.headers))
-          if (v !== undefined) responseHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
-        let parsed: unknown = text;
-        if (text !== '' && /\bjson\b/i.test(responseHeaders['content-type'] ?? '')) {
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // Not JSON after all: keep the text.
-          }
-        }
-        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: parsed as T, text, url });
+          if (v !== undefined) answerHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: answerHeaders, text });
       });
       res.on('error', (err) => {
         clearTimeout(timer);
-        reject(new HubtelNetworkError(`POST ${url}: the answer broke off: ${err.message}`, { cause: err }));
+        reject(
+          new HubtelNetworkError(`${method} ${url}: the answer broke off: ${err.message}`, { cause: err }),
+        );
       });
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      if (err instanceof HubtelTimeoutError) reject(err);
-      else
-        reject(
-          new HubtelNetworkError(`POST ${url}: ${err.code ? `${err.code} ` : ''}${err.message}`, {
-            cause: err,
-          }),
-        );
+      const why = `${method} ${url}: ${err.code ? `${err.code} ` : ''}${err.message}`;
+      reject(err instanceof HubtelTimeoutError ? err : new HubtelNetworkError(why, { cause: err }));
     });
-    req.end(data);
+    req.end(body);
   });
 }

@@ -1,5 +1,4 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { OutgoingHttpHeaders, Server } from 'node:http';
 import { HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
 import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import {
@@ -18,7 +17,7 @@ import {
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
 import { TEST_SANDBOX_TUNNEL_PATH } from './testing.constants.js';
-import { serverOrigin, type NestAppLike } from './testing.http.js';
+import { request, serverOrigin, type NestAppLike } from './testing.http.js';
 
 export type TestSandboxOptions = HubtelSandboxOptions;
 
@@ -117,7 +116,7 @@ export class TestSandbox extends HubtelSandbox {
       this.appOrigin = url.origin;
       return this;
     }
-    const server = target?.getHttpServer?.() as http.Server | undefined;
+    const server = target?.getHttpServer?.() as Server | undefined;
     if (!server || typeof server.address !== 'function' || !server.listening)
       throw new HubtelConfigError(
         'attach',
@@ -242,37 +241,21 @@ export class TestSandbox extends HubtelSandbox {
       };
     const rest = ctx.path.slice(TEST_SANDBOX_TUNNEL_PATH.length) || '/';
     const query = ctx.query.toString();
-    const target = new URL(`${origin}${rest}${query ? `?${query}` : ''}`);
     const body = await ctx.body();
-    const headers: Record<string, string | string[]> = {};
+    const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(ctx.req.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
     }
     if (body.length > 0) headers['content-length'] = String(body.length);
-    const client = target.protocol === 'https:' ? https : http;
-    return new Promise<SandboxReply>((resolve) => {
-      const req = client.request(target, { method: ctx.method, headers, agent: false, timeout: 30_000 });
-      req.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const answerHeaders: Record<string, string> = {};
-          for (const name of RELAYED_ANSWER_HEADERS) {
-            const value = res.headers[name];
-            if (value !== undefined) answerHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
-          }
-          resolve({
-            status: res.statusCode ?? 502,
-            headers: answerHeaders,
-            text: Buffer.concat(chunks).toString('utf8'),
-          });
-        });
-        res.on('error', (err) => resolve(unreachable(origin, err)));
-      });
-      req.on('timeout', () => req.destroy(new Error('no answer within 30 s')));
-      req.on('error', (err) => resolve(unreachable(origin, err)));
-      req.end(body);
-    });
+    try {
+      const url = `${origin}${rest}${query ? `?${query}` : ''}`;
+      const answer = await request(ctx.method, url, body, headers, 30_000);
+      const relayed = RELAYED_ANSWER_HEADERS.filter((name) => answer.headers[name] !== undefined);
+      const answerHeaders = Object.fromEntries(relayed.map((name) => [name, answer.headers[name]!]));
+      return { status: answer.status, headers: answerHeaders, text: answer.text };
+    } catch (err) {
+      return unreachable(origin, err as Error);
+    }
   }
 }
 

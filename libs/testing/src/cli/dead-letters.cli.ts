@@ -134,16 +134,20 @@ function parseNodes(text: string): Array<{ host: string; port: number }> {
   });
 }
 
-// nestjs-hubtel/redis and /bullmq (optional peers ioredis, bullmq) are loaded only when used.
-async function openRedis(options: DeadLettersOptions): Promise<RedisStore> {
-  let redis: typeof import('nestjs-hubtel/redis');
+/** nestjs-hubtel/redis and /bullmq need the optional peers ioredis and bullmq: loaded only when used. */
+async function optionalPeer<T>(load: () => Promise<T>, command: string, peer: string): Promise<T> {
   try {
-    redis = await import('nestjs-hubtel/redis');
+    return await load();
   } catch (error) {
+    const message = (error as Error).message;
     throw new CliUsageError(
-      `dead-letters needs the optional dependency ioredis (npm install ioredis): ${(error as Error).message}`,
+      `${command} needs the optional dependency ${peer} (npm install ${peer}): ${message}`,
     );
   }
+}
+
+async function openRedis(options: DeadLettersOptions): Promise<RedisStore> {
+  const redis = await optionalPeer(() => import('nestjs-hubtel/redis'), 'dead-letters', 'ioredis');
   const store = new redis.RedisStore({
     ...(options.redisClusterNodes !== undefined
       ? { cluster: { nodes: options.redisClusterNodes } }
@@ -165,14 +169,7 @@ async function openRedis(options: DeadLettersOptions): Promise<RedisStore> {
 }
 
 async function openRunner(options: DeadLettersOptions, io: CliStreams): Promise<BullmqJobRunner> {
-  let bullmq: typeof import('nestjs-hubtel/bullmq');
-  try {
-    bullmq = await import('nestjs-hubtel/bullmq');
-  } catch (error) {
-    throw new CliUsageError(
-      `dead-letters replay needs the optional dependency bullmq (npm install bullmq): ${(error as Error).message}`,
-    );
-  }
+  const bullmq = await optionalPeer(() => import('nestjs-hubtel/bullmq'), 'dead-letters replay', 'bullmq');
   let runner: BullmqJobRunner;
   try {
     runner = new bullmq.BullmqJobRunner({

@@ -125,12 +125,8 @@ export class TerminalSimulator {
   private header(sandbox: HubtelSandbox, session: SandboxServiceSession): void {
     const p = this.paint;
     const record = session.record;
-    this.out(
-      p(
-        `Hubtel service simulator — dialing ${record.serviceCode} as ${record.mobile} (${record.operator})`,
-        'bold',
-      ),
-    );
+    const { serviceCode, mobile, operator } = record;
+    this.out(p(`Hubtel service simulator — dialing ${serviceCode} as ${mobile} (${operator})`, 'bold'));
     const screen = session.record.channel === 'ussd' ? this.screen : undefined;
     this.out(
       screen
@@ -147,12 +143,8 @@ export class TerminalSimulator {
       this.out(
         `  Fulfillment callbacks     ${sandbox.url}/callback  ${p("(your ServiceAppModule's callbackUrl must be " + sandbox.url + ')', 'dim')}`,
       );
-    this.out(
-      p(
-        `  Session ${session.sessionId}. Answer each screen and press Enter; Ctrl+C ends the session.`,
-        'dim',
-      ),
-    );
+    const howTo = 'Answer each screen and press Enter; Ctrl+C ends the session.';
+    this.out(p(`  Session ${session.sessionId}. ${howTo}`, 'dim'));
   }
 
   private async play(

@@ -89,16 +89,13 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
     return EXIT.ok;
   }
   if (!options.json && built.markedPaid) {
-    io.stdout.write(
-      `${p(
-        options.kind === 'fulfillment'
-          ? `recorded the payment of session ${options.sessionId} in the sandbox`
-          : built.markedPaid === 'marked'
-            ? `marked ${options.reference} paid in the sandbox (its callback held back)`
-            : `${options.reference} was already paid in the sandbox`,
-        'dim',
-      )}\n`,
-    );
+    const note =
+      options.kind === 'fulfillment'
+        ? `recorded the payment of session ${options.sessionId} in the sandbox`
+        : built.markedPaid === 'marked'
+          ? `marked ${options.reference} paid in the sandbox (its callback held back)`
+          : `${options.reference} was already paid in the sandbox`;
+    io.stdout.write(`${p(note, 'dim')}\n`);
   }
   if (!options.json) {
     io.stdout.write(`${p(built.summary, 'bold')}\n`);
