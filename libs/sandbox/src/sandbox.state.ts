@@ -45,11 +45,7 @@ export interface DispatchResult {
 
 const SETTLED: ReadonlySet<string> = new Set(['delivered', 'failed', 'dropped']);
 
-/**
- * Everything the sandbox knows and the machinery shared by its faces: bounded record logs with
- * their indexes, exact counters, the fault switchboard, outbound delivery of callbacks, and
- * waiting for records. The public `HubtelSandbox` wraps it.
- */
+/** Everything the sandbox knows, and the machinery its faces share (callbacks out, waiting). */
 export class SandboxState {
   readonly messages: RecordLog<SandboxSmsMessage>;
   readonly batches: RecordLog<SandboxSmsBatch>;

@@ -83,10 +83,7 @@ export function cliOptions<const S extends string, const B extends string>(
   return { ...Object.fromEntries(entries), help: { type: 'boolean', short: 'h' } } as CliOptions<S, B>;
 }
 
-/**
- * The options `parse` reads from argv, or the exit code when the command ends here: `--help`
- * printed (0), or a usage error printed with the usage text (2).
- */
+/** The options `parse` reads, or the exit code once `--help` (0) or a usage error (2) was printed. */
 export function parseOrExit<O>(
   command: string,
   usage: string,
@@ -131,9 +128,8 @@ export function painter(
 }
 
 /**
- * Reads answers line by line. Lines typed (or piped) before a question is asked are queued, not
- * lost as `readline/promises`' question() would lose them. In a terminal, readline echoes and
- * edits the line; on a pipe the answer is echoed after the prompt so the transcript reads well.
+ * Reads answers line by line; lines typed before a question are queued, not lost as readline's
+ * question() would lose them. On a pipe the answer is echoed after the prompt.
  */
 export class LineReader {
   private readonly rl: Interface;
