@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { compileValidator } from '#internal';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from './admin.dto.js';
@@ -12,15 +13,9 @@ import type { SandboxAccountFilter } from './sandbox.option-types.js';
 import type { HubtelSandbox } from './sandbox.server.js';
 
 /*
- * The sandbox's own JSON API under /_sandbox, for tools in another process (the CLI's users, the
- * dashboard); its routes are in the README ("Admin API"). Lists are oldest first, `?limit=N` keeps
- * the newest N. Errors: {error, message} with 400, 404 (unknown record) or 409 (wrong state).
- *
- * Every POST needs `Content-Type: application/json` (415 otherwise), so a page on another site
- * cannot drive it with a "simple" cross-site request (a form or a text/plain fetch): a JSON POST
- * from another origin needs a CORS preflight, which the sandbox never grants. The whole API (and
- * the dashboard) answers only loopback names and the configured hosts (403 otherwise; see
- * `allowedHosts`), against DNS rebinding.
+ * The sandbox's JSON API under /_sandbox, for tools in another process. Every POST needs
+ * `Content-Type: application/json` (415 otherwise): another site's page cannot send one without a
+ * CORS preflight, which the sandbox never grants.
  */
 
 /** `?account=` of a list, as `sandbox.messages({ account })` takes it. */
@@ -42,30 +37,28 @@ function limited<T>(items: T[], query: URLSearchParams): T[] {
 }
 
 /**
- * The body of `POST /_sandbox/invoices/{ref}/pay`, checked against SandboxPayBodyDto with unknown
- * fields refused (400), then the one rule a DTO cannot say (`fault.checkoutId`: true or a non-empty
- * string). Meaning (outcome values, fault effects, phone numbers) is then checked by `sandbox.pay`.
+ * An admin POST body checked against its DTO, unknown fields refused (a typo must not send a
+ * callback the caller meant to hold back); `rules` says what a DTO cannot.
  */
-export function parsePayBody(body: Record<string, unknown>): PayOptions {
-  const checked = compileValidator(SandboxPayBodyDto, { forbidUnknown: true })(body);
-  const issues: ValidationIssue[] = checked.ok ? [] : checked.issues.map(explainRuleField);
-  const value: SandboxPayBodyDto = checked.ok ? checked.value : {};
-  const checkoutId = value.fault?.checkoutId;
-  if (
-    checkoutId !== undefined &&
-    checkoutId !== true &&
-    !(typeof checkoutId === 'string' && checkoutId !== '')
-  )
-    issues.push({
-      field: 'fault.checkoutId',
-      message: 'fault.checkoutId must be true or a non-empty string',
-    });
-  if (issues.length > 0)
-    throw new HubtelValidationError(
-      `Invalid pay request: ${issues.map((i) => i.message).join('; ')}`,
-      issues,
-    );
-  const { fault, ...rest } = value;
+function checkedBody<T>(
+  dto: Type<T>,
+  body: unknown,
+  what: string,
+  rules: (value: T) => ValidationIssue[] = () => [],
+): T {
+  const checked = compileValidator(dto, { forbidUnknown: true })(body);
+  const issues = checked.ok ? rules(checked.value) : checked.issues.map(explainRuleField);
+  if (issues.length > 0 || !checked.ok)
+    throw new HubtelValidationError(`Invalid ${what}: ${issues.map((i) => i.message).join('; ')}`, issues);
+  return checked.value;
+}
+
+function parsePayBody(body: Record<string, unknown>): PayOptions {
+  const { fault, ...rest } = checkedBody(SandboxPayBodyDto, body, 'pay request', ({ fault }) => {
+    const id = fault?.checkoutId;
+    if (id === undefined || id === true || (typeof id === 'string' && id !== '')) return [];
+    return [{ field: 'fault.checkoutId', message: 'fault.checkoutId must be true or a non-empty string' }];
+  });
   return { ...withoutNulls(rest), fault: fault ? (withoutNulls(fault) as CallbackFaultSpec) : undefined };
 }
 
@@ -98,10 +91,7 @@ function errorReply(err: unknown): SandboxReply {
   throw err;
 }
 
-/**
- * `handler` behind the JSON content-type check of every admin POST (415 before anything is read
- * or changed).
- */
+/** `handler` behind the JSON content-type check (415 before anything is read or changed). */
 function jsonOnly(handler: SandboxRouteHandler): SandboxRouteHandler {
   return (ctx) => {
     const type = ctx.req.headers['content-type'];
@@ -134,7 +124,7 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
       'POST',
       path,
       'admin',
-      jsonOnly(async (ctx) => answer(() => run(ctx))),
+      jsonOnly((ctx) => answer(() => run(ctx))),
     );
   /** An optional JSON body: none is `{}`. */
   const bodyOf = async (ctx: SandboxRequestContext) =>
@@ -193,15 +183,8 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
     sandbox.pay(ctx.params.ref!, parsePayBody(await bodyOf(ctx))),
   );
   post('/_sandbox/sessions/:id/pay', async (ctx) => {
-    const checked = compileValidator(SandboxServicePaymentBodyDto, { forbidUnknown: true })(
-      await bodyOf(ctx),
-    );
-    if (!checked.ok)
-      throw new HubtelValidationError(
-        `Invalid service payment: ${checked.issues.map((i) => i.message).join('; ')}`,
-        checked.issues,
-      );
-    return sandbox.recordServicePayment(ctx.params.id!, withoutNulls(checked.value));
+    const body = checkedBody(SandboxServicePaymentBodyDto, await bodyOf(ctx), 'service payment');
+    return sandbox.recordServicePayment(ctx.params.id!, withoutNulls(body));
   });
   post('/_sandbox/invoices/:ref/cancel', async (ctx) => {
     await ctx.body();

@@ -12,12 +12,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 
-/*
- * JSON bodies of the sandbox's admin API, as class-validator DTOs validated by the core's
- * validator with unknown fields refused: a typo (`"delivr": false`) must not send a callback the
- * caller meant to hold back. What they mean (outcome effects, phone numbers, fault combinations)
- * is checked by `sandbox.pay` itself, before anything changes. Null reads as "not given".
- */
+// JSON bodies of the admin API (unknown fields refused; null reads as "not given"); what they
+// mean is checked by `sandbox.pay` itself, before anything changes.
 
 /** The one-off callback fault `POST /_sandbox/invoices/{ref}/pay` takes: `sandbox.pay`'s fault minus functions and rules. */
 export class SandboxPayFaultDto {
@@ -41,7 +37,7 @@ export class SandboxPayFaultDto {
   @IsNumber()
   amount?: number;
 
-  /** `true` (a random id) or a checkout id: two shapes no single rule says, checked by parsePayBody. */
+  /** `true` (a random id) or a checkout id: two shapes no single rule says, checked by admin.api.ts. */
   @Allow()
   checkoutId?: true | string;
 

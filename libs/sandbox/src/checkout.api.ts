@@ -1,6 +1,6 @@
 import { HubtelError } from 'nestjs-hubtel';
 import { apiErrorReply, type FieldError } from './sandbox.errors.js';
-import { hexId, isoNow, platformMsisdn } from './sandbox.http.js';
+import { hexId, isHttpUrl, isoNow, platformMsisdn } from './sandbox.http.js';
 import { renderPayPage } from './checkout.pay-page.js';
 import { cancelInvoice, invoiceStatusData, orderStatusData, payInvoice } from './checkout.payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
@@ -8,25 +8,10 @@ import type { SandboxState } from './sandbox.state.js';
 import type { SandboxInvoice, SandboxSession } from './sandbox.types.js';
 import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 
-/*
- * Online checkout (`{checkout_url}`), the hosted payment page and the transaction status check,
- * all answering from the same invoice records (routes and answers: the README's "Endpoints").
- * With several accounts the keys say who asks: another account's reference is a 404, as one that
- * does not exist.
- */
+// Online checkout, the hosted payment page and the status check, on the same invoice records.
 
 const URL_FIELDS = ['callbackUrl', 'returnUrl', 'cancellationUrl'] as const;
 const OPTIONAL_STRINGS = ['PayeeName', 'PayeeMobileNumber', 'PayeeEmail'] as const;
-
-function isHttpUrl(value: unknown): value is string {
-  if (typeof value !== 'string' || value.trim() === '') return false;
-  try {
-    const u = new URL(value);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
 
 export function registerCheckoutApi(router: SandboxRouter, state: SandboxState): void {
   const o = state.options;
@@ -70,26 +55,16 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
       if (b[field] !== undefined && b[field] !== null && typeof b[field] !== 'string')
         errors.push({ field, message: `${field} must be a string` });
     }
-    if (
-      typeof b.PayeeMobileNumber === 'string' &&
-      b.PayeeMobileNumber !== '' &&
-      !platformMsisdn(b.PayeeMobileNumber)
-    ) {
+    const payeePhone = b.PayeeMobileNumber;
+    if (typeof payeePhone === 'string' && payeePhone !== '' && !platformMsisdn(payeePhone))
       errors.push({ field: 'PayeeMobileNumber', message: 'PayeeMobileNumber is not a valid phone number' });
-    }
     if (typeof b.PayeeEmail === 'string' && b.PayeeEmail !== '' && !/^[^\s@]+@[^\s@]+$/.test(b.PayeeEmail))
       errors.push({ field: 'PayeeEmail', message: 'PayeeEmail is not a valid e-mail address' });
-    const account = b.merchantAccountNumber;
-    if (
-      account !== undefined &&
-      account !== null &&
-      typeof account !== 'string' &&
-      typeof account !== 'number'
-    ) {
+    const account = b.merchantAccountNumber ?? undefined;
+    if (account !== undefined && typeof account !== 'string' && typeof account !== 'number')
       errors.push({ field: 'merchantAccountNumber', message: 'merchantAccountNumber must be a string' });
-    }
     if (errors.length > 0) return apiErrorReply('checkout', 400, { message: 'Validation error', errors });
-    if (account !== undefined && account !== null && account !== '' && String(account) !== owner.posSalesId)
+    if (account !== undefined && account !== '' && String(account) !== owner.posSalesId)
       return apiErrorReply('checkout', 403, {
         responseCode: '4101',
         message: 'The merchant account number (POS Sales ID) does not belong to these API keys',
@@ -117,8 +92,7 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
       payeeName: (b.PayeeName as string | undefined) || null,
       payeeMobileNumber: (b.PayeeMobileNumber as string | undefined) || null,
       payeeEmail: (b.PayeeEmail as string | undefined) || null,
-      merchantAccountNumber:
-        account === undefined || account === null || account === '' ? null : String(account),
+      merchantAccountNumber: account === undefined || account === '' ? null : String(account),
       checkoutUrl,
       checkoutDirectUrl: `${checkoutUrl}/direct`,
       state: 'pending',
@@ -157,8 +131,6 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
       },
     };
   });
-
-  /* ---------------- the hosted payment page ---------------- */
 
   const page = (
     invoice: SandboxInvoice,
@@ -230,8 +202,6 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
     cancelInvoice(state, invoice);
     return redirect(invoice.cancellationUrl);
   });
-
-  /* ---------------- transaction status check ---------------- */
 
   router.add('GET', '/transactions/:posSalesId/status', 'status', (ctx) => {
     const owner = authorized(ctx);

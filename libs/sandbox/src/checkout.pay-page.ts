@@ -2,14 +2,8 @@ import { MOBILE_MONEY_CHANNELS, escapeHtml, ghanaNetwork, platformMsisdn } from 
 import type { SandboxInvoice } from './sandbox.types.js';
 
 /*
- * The hosted payment page (`checkoutUrl`). One self-contained HTML document, no scripts and no
- * external assets, so it works offline, under a strict CSP and in a headless browser. Stable
- * hooks for browser tests (each has the same `id` and `data-testid`):
- *   momo-number, momo-channel   the payer's number and network
- *   pay-momo                    pay by mobile money → callback (0000), 303 to returnUrl
- *   pay-fail                    a failed payment    → callback (2001), 303 to returnUrl
- *   cancel                      cancel              → no callback,     303 to cancellationUrl
- *   invoice-status, invoice-amount, invoice-description, merchant-name, return-link, error
+ * The hosted payment page (`checkoutUrl`): one self-contained document, no scripts, no external
+ * assets (offline, under a strict CSP). Its `id`/`data-testid` hooks are stable for browser tests.
  */
 
 export function formatAmount(amount: number): string {

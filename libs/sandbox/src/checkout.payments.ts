@@ -29,16 +29,9 @@ export interface PayOptions {
   channel?: string;
   /** A fault for this payment's callback only (instead of `sandbox.faults`). */
   fault?: CallbackFaultSpec;
-  /**
-   * `false`: record the payment but send no callback (a `dropped` delivery, which `redeliver`
-   * can send later). The status check answers as usual, so a callback sent by a test or a tool
-   * passes the module's confirmation. Default `true`. Not combined with `fault`.
-   */
+  /** `false`: record the payment but send no callback (a `dropped` delivery). Not with `fault`. */
   deliver?: boolean;
-  /**
-   * The price the payer paid for, before charges. Default the invoice's `totalAmount`; another
-   * plays a platform that charged the wrong sum (an underpayment).
-   */
+  /** The price paid, before charges. Default the invoice's `totalAmount` (another: a wrong sum). */
   amount?: number;
   /** Who bears the charge of this payment. Default the account's `chargeBearer`. */
   chargeBearer?: SandboxChargeBearer;
@@ -80,11 +73,7 @@ function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string 
   return msisdn;
 }
 
-/**
- * Pays (or fails) an invoice the way the platform's hosted page would, then sends the web
- * callback to the invoice's `callbackUrl`. Resolves once the callback was answered, unless a
- * fault delayed it (then `deliveries` are `scheduled`; await `sandbox.settled()` or `waitFor`).
- */
+/** Pays (or fails) an invoice as the hosted page would; resolves once its callback was answered. */
 export async function payInvoice(
   state: SandboxState,
   invoice: SandboxInvoice,

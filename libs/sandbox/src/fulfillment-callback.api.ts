@@ -6,15 +6,9 @@ import type { SandboxFulfillmentCallback } from './sandbox.types.js';
 import type { SandboxReply } from './sandbox.route-types.js';
 
 /*
- * The platform's fulfillment-callback receiver: POST {callback_url}/callback
- *   {SessionId, OrderId, ServiceStatus, MetaData} → 200 {message: 'Callback received', responseCode: '0000', data: null}
- *   missing/invalid fields → 400 {message, responseCode: '4000', data: [{field, message}]}
- * The contract shows no authentication for it, so none is asked, unless an account was given
- * callback credentials (`credentials.callback`): then a callback for that account's session must
- * carry them (401 `0001`, the platform's answer to bad Basic auth on programmable services), and
- * one carrying another account's is refused (403 `4105`: those keys do not own this service).
- * A callback for an order the sandbox's driver did not pay is still accepted and recorded, with
- * `matched: false`.
+ * The platform's fulfillment-callback receiver (`POST /callback`). The contract shows no auth, so
+ * none is asked unless an account has callback credentials. A callback for an order the driver
+ * did not pay is still recorded, with `matched: false`.
  */
 
 export function registerFulfillmentCallbackApi(router: SandboxRouter, state: SandboxState): void {

@@ -3,19 +3,7 @@ import { invalidInput } from './sandbox.errors.js';
 import { round2 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxChargeBearer } from './sandbox.option-types.js';
-
-/** What a payment's money looks like on the platform's records (the status check reports these). */
-export interface SandboxPaymentMoney {
-  /** What the payer paid (status check `amount`, `Payment.AmountPaid`). */
-  amount: number;
-  /** The platform's fee (status check `charges`). */
-  charges: number;
-  /** What reaches the merchant (status check `amountAfterCharges`, `Payment.AmountAfterCharges`). */
-  amountAfterCharges: number;
-  chargeBearer: SandboxChargeBearer;
-  /** Status check `currencyCode`, `OrderInfo.Currency`. */
-  currency: string;
-}
+import type { SandboxServiceOrder } from './sandbox.types.js';
 
 /** Per-payment overrides of the account's charge settings (a test plays a mismatched payment). */
 export interface SandboxChargeOptions {
@@ -48,18 +36,13 @@ export function chargeOptionIssues(options: SandboxChargeOptions): ValidationIss
   return issues;
 }
 
-/**
- * The platform's figures for a payment of `price` (the goods' total): its fee is `chargeRate` of
- * the price; a merchant-borne fee is deducted from what the merchant gets (`amount` = price), a
- * payer-borne one is added to what the payer pays (`amountAfterCharges` = price), as Hubtel's own
- * samples show (platform facts, "Charges").
- */
+/** The platform's figures for a payment of `price`: a fee of `chargeRate`, deducted or added per bearer. */
 export function paymentMoney(
   state: SandboxState,
   account: string,
   price: number,
   options: SandboxChargeOptions = {},
-): SandboxPaymentMoney {
+): Pick<SandboxServiceOrder, 'amount' | 'charges' | 'amountAfterCharges' | 'chargeBearer' | 'currency'> {
   const issues = chargeOptionIssues(options);
   if (issues.length > 0) throw invalidInput('charge options', issues);
   const chargeBearer = options.chargeBearer ?? state.accounts.require(account).chargeBearer;

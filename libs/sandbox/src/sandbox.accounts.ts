@@ -5,11 +5,7 @@ import type { SandboxAccount } from './sandbox.option-types.js';
 
 export type SandboxKeyKind = 'api' | 'sms' | 'callback';
 
-/**
- * The accounts a sandbox serves, and who a request is: the account whose key pair of that kind
- * its Basic auth carries. Pairs never repeat across accounts (the options refuse it), so a pair
- * names one account or none.
- */
+/** The accounts a sandbox serves, and whose key pair a request's Basic auth carries (pairs never repeat). */
 export class SandboxAccounts {
   readonly default: ResolvedSandboxAccount;
   private readonly byHeader: Record<SandboxKeyKind, Map<string, ResolvedSandboxAccount>> = {
@@ -71,19 +67,11 @@ export class SandboxAccounts {
     });
   }
 
-  /** The account that declares this sender id (case-insensitive), if one does. */
-  senderOwner(from: string): ResolvedSandboxAccount | undefined {
-    return this.senders.get(from.toLowerCase());
-  }
-
-  /**
-   * Whether `account`'s SMS keys may send from `from`: one of its sender ids when it declares
-   * some, otherwise any sender no other account declares.
-   */
+  /** Whether `account` may send from `from`: its own sender ids, else any no other account declares. */
   maySendFrom(account: ResolvedSandboxAccount, from: string): boolean {
     if (account.senderIds.length > 0)
       return account.senderIds.some((id) => id.toLowerCase() === from.toLowerCase());
-    const owner = this.senderOwner(from);
+    const owner = this.senders.get(from.toLowerCase());
     return owner === undefined || owner === account;
   }
 }

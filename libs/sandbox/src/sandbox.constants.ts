@@ -1,51 +1,36 @@
-/**
- * Defaults of the sandbox, in one place. The credentials are fixed and documented on purpose:
- * a zero-configuration example app and the modules' tests must agree on them without sharing
- * state. They protect nothing; the real platform's keys never go near the sandbox.
- */
+// Fixed, documented credentials: a zero-configuration app and the tests agree on them. They
+// protect nothing; the real platform's keys never go near the sandbox.
 export const SANDBOX_DEFAULT_CREDENTIALS = Object.freeze({
-  /** The SMS API pair (`/v1/messages/...`). */
   sms: Object.freeze({ clientId: 'sandbox-sms', clientSecret: 'sandbox-sms-secret' }),
-  /** The API pair for checkout (`/items/initiate`) and the transaction status check. */
   api: Object.freeze({ clientId: 'sandbox-api', clientSecret: 'sandbox-api-secret' }),
 });
 
-/** The merchant account (POS Sales ID) the sandbox's checkout and status check answer for. */
 export const SANDBOX_DEFAULT_POS_SALES_ID = '2000000';
 
-/** Name of the account the top-level options describe (records of a single-account sandbox carry it). */
 export const SANDBOX_DEFAULT_ACCOUNT = 'default';
 
-/**
- * Named accounts: lower-case letters, digits, `-` and `_`, starting with a letter. The name goes
- * into environment variable names (`north` → `HUBTEL_NORTH_CLIENT_ID`), upper-cased with `-` as `_`.
- */
+/** Named accounts' names: they go into env variable names, upper-cased with `-` as `_`. */
 export const SANDBOX_ACCOUNT_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 
-/** The variable listing named accounts in an app's environment (`HUBTEL_ACCOUNTS=north,south`). */
 export const SANDBOX_ENV_ACCOUNTS = 'HUBTEL_ACCOUNTS';
 
 export const SANDBOX_DEFAULT_HOST = '127.0.0.1';
 /** The CLI's default port; in-process sandboxes default to a random free port (0). */
 export const SANDBOX_DEFAULT_CLI_PORT = 4010;
 
-/** Records kept per kind (messages, invoices, deliveries, ...) before the oldest are dropped. */
 export const SANDBOX_DEFAULT_RECORD_LIMIT = 10_000;
 /** Exchanges kept per programmable-services session. */
 export const SANDBOX_SESSION_EXCHANGE_LIMIT = 200;
 /** Largest request body the sandbox reads (the platform's limit is not documented). */
 export const SANDBOX_DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-/** How long the sandbox waits for a merchant's callback endpoint or a service application. */
 export const SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000;
 /** Programmable-services sessions must be answered within 5 s on USSD (platform facts). */
 export const SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS = 5_000;
-/** `waitFor*` helpers give up after this long unless told otherwise. */
 export const SANDBOX_DEFAULT_WAIT_TIMEOUT_MS = 10_000;
 /** Response bodies kept on a delivery record (for the dashboard), in characters. */
 export const SANDBOX_RESPONSE_BODY_KEEP = 2048;
 
 export const SANDBOX_SMS_DEFAULTS = Object.freeze({
-  /** Not documented by the platform; configurable. */
   maxRecipients: 10_000,
   /** Not documented by the platform; 10 concatenated parts of 153 characters. */
   maxContentLength: 1530,
@@ -53,7 +38,6 @@ export const SANDBOX_SMS_DEFAULTS = Object.freeze({
   maxSenderLength: 11,
   /** Cost per message in the `rate` fields (the platform's sample shows 0.0309). */
   rate: 0.0309,
-  /** Delay before a message's status turns from `Submitted` to `Delivered`. */
   deliveryDelayMs: 0,
 });
 
@@ -65,7 +49,6 @@ export const SANDBOX_CHECKOUT_DEFAULTS = Object.freeze({
   chargeBearer: 'merchant' as const,
   /** Payments of invoices whose description holds one of `& * ! % @` fail with 2001 (platform facts, H). */
   rejectSpecialCharacters: true,
-  /** Phone shown pre-filled on the payment page when the invoice names no payee number. */
   defaultPhone: '233241234567',
 });
 

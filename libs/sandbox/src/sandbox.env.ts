@@ -5,22 +5,13 @@ import { envSegment } from './sandbox.options.js';
 import type { SandboxAccount } from './sandbox.option-types.js';
 
 export interface SandboxEnvOptions {
-  /**
-   * Whose variables: `default` (the top-level options' account) under the `HUBTEL_*` names, a
-   * named account under the same names with its name inserted (`north`: `HUBTEL_NORTH_CLIENT_ID`,
-   * `HUBTEL_NORTH_POS_SALES_ID`, ...), and `HUBTEL_ACCOUNTS` listing the named ones given.
-   * Default `['default']`.
-   */
+  /** Whose variables: `default` as `HUBTEL_*`, `north` as `HUBTEL_NORTH_*`. Default `['default']`. */
   accounts?: readonly string[];
 }
 
 /**
- * The `HUBTEL_*` variables that point an app at this sandbox, as the modules' env pickers
- * (`smsOptionsFromEnv`, `checkoutOptionsFromEnv`, `serviceAppOptionsFromEnv`) read them: its base
- * URLs, the credentials it accepts, its POS Sales ID (which is also the merchant account number
- * it accepts), the sender id when the account declares some, and the callback key pair when its
- * fulfillment callback receiver demands one. A name the sandbox does not
- * serve throws a SandboxNotFoundError.
+ * The `HUBTEL_*` variables that point an app at this sandbox, as the modules' env pickers read
+ * them. A name the sandbox does not serve throws a SandboxNotFoundError.
  */
 export function sandboxEnv(sandbox: HubtelSandbox, options: SandboxEnvOptions = {}): Record<string, string> {
   const names = [...new Set(options.accounts ?? [SANDBOX_DEFAULT_ACCOUNT])];
@@ -65,10 +56,7 @@ function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<str
   return Object.fromEntries(values.map(([variable, value]) => [name(variable), value]));
 }
 
-/**
- * A value as a dotenv file holds it: bare when plain (a list of names too: `docker run --env-file`
- * keeps quotes as part of the value), else double-quoted with `\`, `"`, newlines escaped.
- */
+/** A dotenv value: bare when plain (`docker run --env-file` keeps quotes), else double-quoted. */
 function dotenvValue(value: string): string {
   if (/^[\w.:/@+,-]*$/.test(value)) return value;
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\r/g, '\\r').replace(/\n/g, '\\n')}"`;

@@ -44,11 +44,7 @@ export function invalidInput(what: string, issues: ValidationIssue[]): HubtelVal
   );
 }
 
-/*
- * Error bodies, per face of the platform (the README's "Error answers"). The contract shows none;
- * these follow the platform facts. `responseCode` is the platform's code where it has one, else
- * the HTTP status as a string.
- */
+// Error bodies per face of the platform (the contract shows none; these follow the platform facts).
 
 export interface FieldError {
   field: string;

@@ -1,6 +1,7 @@
 import type { ValidationIssue } from 'nestjs-hubtel';
 import { invalidArgument, invalidInput } from './sandbox.errors.js';
-import type { CheckoutCallbackBody, SandboxDeliveryKind } from './sandbox.types.js';
+import type { OutboundCallback } from './sandbox.state.js';
+import type { CheckoutCallbackBody, SandboxDeliveryKind, SandboxRequestLog } from './sandbox.types.js';
 import type { SandboxApi } from './sandbox.route-types.js';
 
 /**
@@ -32,10 +33,7 @@ export interface InboundFaultSpec {
   timeout?: boolean;
   /** Read the request, then destroy the connection without answering. */
   dropConnection?: boolean;
-  /**
-   * Handle the request first (a message is sent, an invoice created), then apply the fault to
-   * the answer: the "did it go through?" case a client must resolve without resending blindly.
-   */
+  /** Handle the request first, then apply the fault to the answer ("did it go through?"). */
   processRequest?: boolean;
 }
 
@@ -50,10 +48,7 @@ export interface CallbackFaultMatch {
   url?: string | RegExp;
 }
 
-/**
- * A fault on a callback the sandbox sends: checkout web callbacks (`checkout-callback`) and
- * programmable-services fulfillment requests (`fulfillment-request`).
- */
+/** A fault on a callback the sandbox sends (checkout callback or fulfillment request). */
 export interface CallbackFaultSpec {
   /** Per invoice/order (`clientReference`, `checkoutId`, `sessionId`, `orderId`) or global when omitted. */
   match?: CallbackFaultMatch;
@@ -109,25 +104,10 @@ class Fault<S> implements FaultHandle<S> {
   }
 }
 
-export interface InboundRequestInfo {
-  method: string;
-  path: string;
-  api: SandboxApi;
-}
+export type InboundRequestInfo = Pick<SandboxRequestLog, 'method' | 'path' | 'api'>;
+export type CallbackInfo = Omit<OutboundCallback, 'account' | 'headers' | 'body' | 'fault'>;
 
-export interface CallbackInfo {
-  kind: SandboxDeliveryKind;
-  url: string;
-  checkoutId?: string | null;
-  clientReference?: string | null;
-  sessionId?: string | null;
-  orderId?: string | null;
-}
-
-/**
- * The sandbox's fault switchboard (`sandbox.faults`). Faults are consumed in the order they were
- * added; the first one matching a request or callback applies.
- */
+/** The sandbox's fault switchboard (`sandbox.faults`): the first added fault that matches applies. */
 export class SandboxFaults {
   private readonly inbound: Fault<InboundFaultSpec>[] = [];
   private readonly outbound: Fault<CallbackFaultSpec>[] = [];
@@ -209,13 +189,8 @@ function matchesCallback(match: CallbackFaultMatch | undefined, info: CallbackIn
   );
 }
 
-/*
- * Fault specs are checked here by hand, not as DTOs through the JSON-Schema validator the admin
- * bodies and options use: they are not JSON bodies but objects a test builds in code
- * (`sandbox.faults.add(...)`), holding RegExps (`match.path`, `match.url`), functions (`amount`,
- * `body`), `checkoutId: true` beside strings, and rules between fields (which effects combine).
- * A schema would cover only the few plain numbers (`times`, `delayMs`, `status`).
- */
+// Checked by hand, not as DTOs: specs are built in code, with RegExps, functions and rules
+// between fields that a JSON schema cannot say.
 function checkTimesAndDelay(
   spec: { times?: number; delayMs?: number },
   prefix: string,

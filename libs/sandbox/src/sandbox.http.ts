@@ -2,8 +2,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { SandboxReply } from './sandbox.route-types.js';
-
-/* ---------- identifiers and times ---------- */
+import type { SandboxCredentialPair } from './sandbox.option-types.js';
 
 /** 32 lower-case hex characters, the form of the platform's checkout and invoice ids. */
 export function hexId(): string {
@@ -24,16 +23,21 @@ export function platformTime(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19);
 }
 
+export function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== 'string' || value.trim() === '') return false;
+  try {
+    const u = new URL(value);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
 export function round2(value: number): number {
   return Math.round((value + Number.EPSILON) * 100) / 100;
 }
 
-/* ---------- phone numbers ---------- */
-
-/**
- * The platform's lenient reading of a recipient: digits with the country code, a leading `+`,
- * or a Ghanaian national number (`0241234567`). Returns the digits-only form, or undefined.
- */
+/** The platform's lenient reading of a recipient (`+233…`, `0241234567`), as digits only. */
 export function platformMsisdn(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const s = value.replace(/[\s-]/g, '');
@@ -49,20 +53,10 @@ type GhanaNetwork = { networkId: string; channel: string; label: string };
 const MTN: GhanaNetwork = { networkId: '62001', channel: 'mtn-gh', label: 'MTN Mobile Money' };
 const VODAFONE: GhanaNetwork = { networkId: '62002', channel: 'vodafone-gh', label: 'Telecel Cash' };
 const AIRTELTIGO: GhanaNetwork = { networkId: '62003', channel: 'tigo-gh', label: 'AirtelTigo Money' };
-const PREFIXES: Record<string, GhanaNetwork> = {
-  '24': MTN,
-  '25': MTN,
-  '53': MTN,
-  '54': MTN,
-  '55': MTN,
-  '59': MTN,
-  '20': VODAFONE,
-  '50': VODAFONE,
-  '26': AIRTELTIGO,
-  '27': AIRTELTIGO,
-  '56': AIRTELTIGO,
-  '57': AIRTELTIGO,
-};
+const PREFIXES: Record<string, GhanaNetwork> = {};
+for (const p of ['24', '25', '53', '54', '55', '59']) PREFIXES[p] = MTN;
+for (const p of ['20', '50']) PREFIXES[p] = VODAFONE;
+for (const p of ['26', '27', '56', '57']) PREFIXES[p] = AIRTELTIGO;
 
 /** Network of a Ghanaian MSISDN by prefix (MTN when unknown, as most traffic is). */
 export function ghanaNetwork(msisdn: string): GhanaNetwork {
@@ -70,8 +64,6 @@ export function ghanaNetwork(msisdn: string): GhanaNetwork {
 }
 
 export const MOBILE_MONEY_CHANNELS = Object.freeze([MTN, VODAFONE, AIRTELTIGO]);
-
-/* ---------- inbound ---------- */
 
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {
@@ -104,12 +96,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-export interface BasicCredentials {
-  clientId: string;
-  clientSecret: string;
-}
-
-export function parseBasicAuth(header: string | undefined): BasicCredentials | undefined {
+export function parseBasicAuth(header: string | undefined): SandboxCredentialPair | undefined {
   if (!header) return undefined;
   const m = /^\s*basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
   if (!m) return undefined;
@@ -119,33 +106,24 @@ export function parseBasicAuth(header: string | undefined): BasicCredentials | u
   return { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1) };
 }
 
-export function basicAuthHeader(pair: BasicCredentials): string {
+export function basicAuthHeader(pair: SandboxCredentialPair): string {
   return `Basic ${Buffer.from(`${pair.clientId}:${pair.clientSecret}`, 'utf8').toString('base64')}`;
 }
 
 export function writeReply(res: ServerResponse, reply: SandboxReply): void {
   if (res.headersSent || res.destroyed) return;
-  let payload: string | undefined;
-  let type: string | undefined;
-  if (reply.json !== undefined) {
-    payload = JSON.stringify(reply.json);
-    type = 'application/json; charset=utf-8';
-  } else if (reply.html !== undefined) {
-    payload = reply.html;
-    type = 'text/html; charset=utf-8';
-  } else if (reply.text !== undefined) {
-    payload = reply.text;
-    type = 'text/plain; charset=utf-8';
-  }
+  const [payload, type] =
+    reply.json !== undefined
+      ? [JSON.stringify(reply.json), 'application/json']
+      : reply.html !== undefined
+        ? [reply.html, 'text/html']
+        : [reply.text, 'text/plain'];
   const headers: Record<string, string | number> = { ...reply.headers };
-  if (type && !hasHeader(headers, 'content-type')) headers['Content-Type'] = type;
+  if (payload !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+    headers['Content-Type'] = `${type}; charset=utf-8`;
   headers['Content-Length'] = payload === undefined ? 0 : Buffer.byteLength(payload);
   res.writeHead(reply.status, headers);
   res.end(payload);
-}
-
-function hasHeader(headers: Record<string, unknown>, name: string): boolean {
-  return Object.keys(headers).some((k) => k.toLowerCase() === name);
 }
 
 export function escapeHtml(value: unknown): string {
@@ -156,8 +134,6 @@ export function escapeHtml(value: unknown): string {
     .replaceAll('"', '&quot;')
     .replaceAll("'", '&#39;');
 }
-
-/* ---------- outbound ---------- */
 
 export interface OutboundResult {
   statusCode: number;
@@ -176,23 +152,16 @@ export class OutboundError extends Error {
 }
 
 /**
- * POSTs JSON and reads the answer (at most `maxResponseBytes`). One connection per call
- * (`agent: false`): duplicated callbacks really arrive concurrently, and no pooled socket of the
- * sandbox outlives the call to keep a test process alive.
+ * POSTs JSON and reads the answer. One connection per call: duplicated callbacks really arrive
+ * concurrently, and no pooled socket outlives the call to keep a test process alive.
  */
 export function postJson(
   url: string,
   body: unknown,
-  options: {
-    headers?: Record<string, string>;
-    timeoutMs: number;
-    maxResponseBytes?: number;
-    signal?: AbortSignal;
-  },
+  options: { headers?: Record<string, string>; timeoutMs: number; signal?: AbortSignal },
 ): Promise<OutboundResult> {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
-  const maxBytes = options.maxResponseBytes ?? 1024 * 1024;
   return new Promise((resolve, reject) => {
     let target: URL;
     try {
@@ -222,7 +191,7 @@ export function postJson(
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
-        if (size < maxBytes) chunks.push(chunk);
+        if (size < 1024 * 1024) chunks.push(chunk); // a 1 MiB prefix is plenty to keep
         size += chunk.length;
       });
       res.on('end', () => {
@@ -251,12 +220,7 @@ export function postJson(
   });
 }
 
-/* ---------- who may use the admin API ---------- */
-
-/**
- * The host name of a `Host` header, lower-case, without port or IPv6 brackets
- * (`[::1]:4010` → `::1`); undefined when there is none.
- */
+/** The host name of a `Host` header, lower-case, without port or IPv6 brackets. */
 export function hostNameOf(header: string | undefined): string | undefined {
   if (header === undefined || header === '') return undefined;
   const value = header.trim().toLowerCase();
@@ -279,10 +243,8 @@ export function isLoopbackHostName(name: string): boolean {
 }
 
 /**
- * Whether a request's `Host` names the sandbox: a loopback name, or one of `allowed` (the bound
- * address, `publicUrl`'s host, the `allowedHosts` option; `*` allows any). A page on another
- * site that re-points its own DNS name at 127.0.0.1 (DNS rebinding) sends its own name, so it is
- * refused. A request without `Host` (HTTP/1.0, no browser) is let through.
+ * Whether a request's `Host` names the sandbox (loopback or `allowed`): a DNS-rebinding page sends
+ * its own name and is refused. No `Host` (HTTP/1.0, no browser) is let through.
  */
 export function isAllowedHost(header: string | undefined, allowed: ReadonlySet<string>): boolean {
   if (allowed.has('*')) return true;

@@ -2,8 +2,6 @@ import http, { type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HubtelConfigError } from 'nestjs-hubtel';
 
-/* The sandbox's node:http server: listening, its origin, closing. */
-
 /** Listens on `host:port`; a port in use or a host it cannot bind is a HubtelConfigError. */
 export function listenHttp(host: string, port: number, handler: RequestListener): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {

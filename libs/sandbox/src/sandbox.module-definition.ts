@@ -7,8 +7,6 @@ export type SandboxModuleOptions = HubtelSandboxOptions;
 export const {
   ConfigurableModuleClass: SandboxConfigurableModule,
   MODULE_OPTIONS_TOKEN: SANDBOX_MODULE_OPTIONS,
-  OPTIONS_TYPE: SANDBOX_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: SANDBOX_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<SandboxModuleOptions>({ moduleName: 'HubtelSandbox' })
   .setClassMethodName('forRoot')
   .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))

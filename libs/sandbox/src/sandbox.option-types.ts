@@ -1,5 +1,3 @@
-/* The options of a sandbox (HubtelSandbox.start, SandboxModule.forRoot) and what they name. */
-
 export interface SandboxCredentialPair {
   clientId: string;
   clientSecret: string;
@@ -9,10 +7,7 @@ export interface SandboxCredentialPair {
 export interface SandboxAccountOptions {
   /** Lower-case letters, digits, `-` and `_`, starting with a letter (`north`); not `default`. */
   name: string;
-  /**
-   * Its key pairs. Default `sandbox-<name>-api` / `sandbox-<name>-api-secret` and
-   * `sandbox-<name>-sms` / `sandbox-<name>-sms-secret`; `callback` as on the default account.
-   */
+  /** Its key pairs. Default `sandbox-<name>-api` / `-api-secret`, `sandbox-<name>-sms` / `-sms-secret`. */
   credentials?: {
     sms?: SandboxCredentialPair;
     api?: SandboxCredentialPair;
@@ -29,11 +24,8 @@ export interface SandboxAccountOptions {
 }
 
 /**
- * Who bears the platform's charge on a payment (both happen, per merchant account):
- * - `merchant`: the payer pays the price; the charge is deducted (status check `amount` = the
- *   price, `amountAfterCharges` = price − charges);
- * - `payer`: the charge is added to what the payer pays (`amount` = price + charges,
- *   `amountAfterCharges` = the price), as in Hubtel's 2026 fulfillment-request sample.
+ * Who bears the platform's charge: `merchant` (deducted: `amount` = price, `amountAfterCharges` =
+ * price − charges) or `payer` (added: `amount` = price + charges, `amountAfterCharges` = price).
  */
 export type SandboxChargeBearer = 'merchant' | 'payer';
 
@@ -75,10 +67,7 @@ export interface SandboxSmsOptions {
   rate?: number;
   /** Milliseconds before a message reads `Delivered` (until then `Submitted`). Default 0. */
   deliveryDelayMs?: number;
-  /**
-   * Sender ids (`From`) the default account's SMS keys may send from; any other is refused (400,
-   * sub-code 2). Default none: any sender that no other account declares.
-   */
+  /** Sender ids (`From`) the default account may send from (others: 400, sub-code 2). Default any. */
   senderIds?: string[];
 }
 
@@ -102,22 +91,16 @@ export interface HubtelSandboxOptions {
   port?: number;
   /** Interface to bind. Default `127.0.0.1`. */
   host?: string;
-  /**
-   * Origin the sandbox tells others to use (`checkoutUrl`, base URLs), when it differs from the
-   * bound address (a container, a tunnel). Default `http://<host>:<port>`.
-   */
+  /** Origin to announce (`checkoutUrl`, base URLs) behind a container or tunnel. Default `http://<host>:<port>`. */
   publicUrl?: string;
   /**
-   * Host names (the `Host` header) the admin API (`/_sandbox`) and the dashboard answer, besides
-   * loopback ones (`localhost`, `127.0.0.1`, `::1`), the bound `host` and `publicUrl`'s host.
-   * Any other is refused 403, so a web page cannot reach them by re-pointing its own DNS name at
-   * the sandbox (DNS rebinding). `['*']` allows any. Default none.
+   * `Host` names the admin API and dashboard answer besides loopback, `host` and `publicUrl`'s;
+   * others get 403 (against DNS rebinding). `['*']` allows any. Default none.
    */
   allowedHosts?: string[];
   /**
-   * Credentials the sandbox accepts (the default account's). Default
-   * {@link SANDBOX_DEFAULT_CREDENTIALS}. `callback`: a Basic-auth pair the fulfillment callbacks of
-   * this account's sessions must carry (the contract shows none, so by default none is asked).
+   * The default account's credentials. Default {@link SANDBOX_DEFAULT_CREDENTIALS}. `callback`: a
+   * Basic-auth pair its fulfillment callbacks must carry (default none).
    */
   credentials?: {
     sms?: SandboxCredentialPair;
@@ -127,10 +110,8 @@ export interface HubtelSandboxOptions {
   /** POS Sales ID (merchant account number) of the sandbox merchant. Default `2000000`. */
   posSalesId?: string;
   /**
-   * Further Hubtel accounts served at once, each with its own keys, POS Sales ID and sender ids.
-   * The options above are the default account (named `default`). One account's keys on another
-   * account's POS Sales ID are refused as the platform does (`4101`, `4105` for programmable
-   * services), and every record names its account.
+   * Further accounts served at once (the options above are `default`'s); one account's keys on
+   * another's POS Sales ID are refused (`4101`, `4105`), and every record names its account.
    */
   accounts?: SandboxAccountOptions[];
   /** Records kept per kind before the oldest are dropped (counters stay exact). Default 10,000. */
@@ -141,10 +122,7 @@ export interface HubtelSandboxOptions {
   outboundTimeoutMs?: number;
   sms?: SandboxSmsOptions;
   checkout?: SandboxCheckoutOptions;
-  /**
-   * Serve the dashboard at `/_dashboard` (`GET /` redirects there). Default true; false leaves
-   * the page out and `GET /` lists the base URLs instead.
-   */
+  /** Serve the dashboard at `/_dashboard` (`GET /` redirects there). Default true. */
   dashboard?: boolean;
   /** Where the sandbox reports problems (a callback that failed, a listener that threw). Default silent. */
   logger?: SandboxLogger;

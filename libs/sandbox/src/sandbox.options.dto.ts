@@ -16,12 +16,7 @@ import { SANDBOX_ACCOUNT_NAME } from './sandbox.constants.js';
 import { SANDBOX_CHARGE_BEARERS } from './payment.charges.js';
 import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
-/*
- * The sandbox's plain-data options, checked at construction by the validator of the inbound
- * bodies (checkOptions). What no decorator says stays in sandbox.options.ts: publicUrl's http(s)
- * rule, allowedHosts' host-name parsing, the logger (an object with methods), the lists (`accounts`,
- * `senderIds`), what must differ between accounts, and the defaults.
- */
+// The sandbox's plain-data options (checkOptions); what no decorator says is in sandbox.options.ts.
 
 const FINITE = { allowNaN: false, allowInfinity: false } as const;
 

@@ -11,14 +11,16 @@ import {
   SANDBOX_DEFAULT_RECORD_LIMIT,
   SANDBOX_SMS_DEFAULTS,
 } from './sandbox.constants.js';
-import { hostNameOf } from './sandbox.http.js';
+import { hostNameOf, isHttpUrl } from './sandbox.http.js';
 import { SandboxAccountDto, SandboxOptionsDto } from './sandbox.options.dto.js';
 import type {
   HubtelSandboxOptions,
   SandboxAccountOptions,
   SandboxChargeBearer,
+  SandboxCheckoutOptions,
   SandboxCredentialPair,
   SandboxLogger,
+  SandboxSmsOptions,
 } from './sandbox.option-types.js';
 
 /** One account the sandbox serves, defaults filled in. */
@@ -37,11 +39,8 @@ export interface ResolvedSandboxAccount {
   chargeBearer: SandboxChargeBearer;
 }
 
-/*
- * The sandbox's options, checked once at construction (a bad one is a HubtelConfigError naming
- * it), with the defaults filled in. The plain data is SandboxOptionsDto's; publicUrl (URL parsing),
- * allowedHosts (host names) and the logger (an object with methods) are checked here.
- */
+// Checked once at construction (HubtelConfigError naming the option), defaults filled in: the
+// plain data by SandboxOptionsDto, publicUrl, allowedHosts and the logger here.
 export interface ResolvedSandboxOptions {
   port: number;
   host: string;
@@ -53,21 +52,8 @@ export interface ResolvedSandboxOptions {
   recordLimit: number;
   maxBodyBytes: number;
   outboundTimeoutMs: number;
-  sms: {
-    maxRecipients: number;
-    maxContentLength: number;
-    maxSenderLength: number;
-    rate: number;
-    deliveryDelayMs: number;
-  };
-  checkout: {
-    merchantName: string;
-    chargeRate: number;
-    chargeBearer: SandboxChargeBearer;
-    minAmount: number | undefined;
-    rejectSpecialCharacters: boolean;
-    defaultPhone: string;
-  };
+  sms: Required<Omit<SandboxSmsOptions, 'senderIds'>>;
+  checkout: Required<Omit<SandboxCheckoutOptions, 'minAmount'>> & { minAmount: number | undefined };
   dashboard: boolean;
   /** Host names the admin API and dashboard answer besides loopback ones (see `allowedHosts`). */
   allowedHosts: ReadonlySet<string>;
@@ -91,16 +77,9 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
     '',
   );
   const port = o.port ?? 0;
-  let publicUrl: string | undefined;
-  if (options.publicUrl !== undefined) {
-    try {
-      const u = new URL(options.publicUrl);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
-      publicUrl = options.publicUrl.replace(/\/+$/, '');
-    } catch {
-      throw new HubtelConfigError('publicUrl', 'must be an absolute http(s) URL');
-    }
-  }
+  if (options.publicUrl !== undefined && !isHttpUrl(options.publicUrl))
+    throw new HubtelConfigError('publicUrl', 'must be an absolute http(s) URL');
+  const publicUrl = options.publicUrl?.replace(/\/+$/, '');
   const posSalesId = o.posSalesId ?? SANDBOX_DEFAULT_POS_SALES_ID;
   const sms = o.sms ?? {};
   const checkout = { ...options.checkout, ...o.checkout };
@@ -179,10 +158,8 @@ function senderIdList(value: unknown, option: string, maxLength: number): string
 }
 
 /**
- * The default account, then each of `accounts` with its defaults (keys from its name, POS Sales
- * ID 2000000 + its place). What two accounts share is refused, naming the option: a name (also
- * one that reads the same in an environment variable name), a POS Sales ID, a key pair (a request
- * could not say whose it is) or a sender id (a sender belongs to one account).
+ * The default account, then each of `accounts` with its defaults. What two accounts would share is
+ * refused: a name (also as an env variable segment), a POS Sales ID, a key or a sender id.
  */
 function resolveAccounts(
   value: unknown,
@@ -215,13 +192,8 @@ function resolveAccounts(
         `"${a.name}" is reserved for the top-level options' account`,
       );
     const owner = `account "${a.name}"`;
-    claim(
-      'name',
-      envSegment(a.name),
-      `${prefix}.name`,
-      owner,
-      `"${a.name}" (HUBTEL_${envSegment(a.name)}_*)`,
-    );
+    const segment = envSegment(a.name);
+    claim('name', segment, `${prefix}.name`, owner, `"${a.name}" (HUBTEL_${segment}_*)`);
     const keys = (kind: 'api' | 'sms') => ({
       ...(a.credentials?.[kind] ?? {
         clientId: `sandbox-${a.name}-${kind}`,

@@ -1,7 +1,6 @@
 /**
- * A bounded, indexed log of records: a ring buffer that forgets the oldest record when full,
- * plus a key index that forgets the keys of what it dropped. It keeps a benchmark that pushes a
- * million messages through the sandbox in constant memory while `total` stays exact.
+ * A bounded, indexed log: a ring buffer that forgets the oldest record when full, and the keys of
+ * what it dropped, so a million messages fit in constant memory while `total` stays exact.
  */
 export class RecordLog<T extends object> {
   private buffer: (T | undefined)[];
@@ -92,12 +91,7 @@ export class RecordLog<T extends object> {
 
   /** Oldest first. */
   filter(predicate: (record: T) => boolean): T[] {
-    const out: T[] = [];
-    for (let i = 0; i < this.count; i++) {
-      const record = this.buffer[(this.head + i) % this.capacity] as T;
-      if (predicate(record)) out.push(record);
-    }
-    return out;
+    return this.values().filter(predicate);
   }
 
   clear(): void {

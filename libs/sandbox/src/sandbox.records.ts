@@ -26,10 +26,7 @@ export interface WaitOptions {
   timeoutMs?: number;
 }
 
-/**
- * What a sandbox recorded and the events it emits for them (`HubtelSandbox` extends it): the
- * records, their counts, and waiting for one.
- */
+/** What a sandbox recorded, the events it emits for them, and waiting for one. */
 export class SandboxRecords extends EventEmitter<SandboxEventMap> {
   protected readonly state: SandboxState;
 
@@ -136,12 +133,7 @@ export class SandboxRecords extends EventEmitter<SandboxEventMap> {
     };
   }
 
-  /* ================================ waiting ================================ */
-
-  /**
-   * The newest record of `kind` that matches, or the first to come. Records are re-tested on
-   * every change, so `d => d.state === 'delivered'` waits for completion.
-   */
+  /** The newest record of `kind` that matches, or the first to come (re-tested on every change). */
   waitFor<K extends SandboxRecordKind>(
     kind: K,
     predicate?: (record: SandboxRecordMap[K]) => boolean,

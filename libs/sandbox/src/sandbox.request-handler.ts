@@ -8,11 +8,7 @@ import type { SandboxState } from './sandbox.state.js';
 import type { SandboxRequestLog } from './sandbox.types.js';
 import type { SandboxApi, SandboxReply } from './sandbox.route-types.js';
 
-/**
- * How the sandbox answers one request: route it, log it (method, path, status, duration), apply
- * the first matching inbound fault, and turn any error into the platform's error shape for that
- * API (a 500 only for a bug of the sandbox itself).
- */
+/** Routes, logs and answers one request: inbound faults applied, errors in the API's shape. */
 export class SandboxRequestHandler {
   constructor(
     private readonly state: SandboxState,

@@ -1,7 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/* HTTP plumbing shared with extensions (the dashboard adds its routes through these) */
-
 /** Which face of the platform a route belongs to: decides the error body shape and fault matching. */
 export type SandboxApi = 'sms' | 'checkout' | 'status' | 'callback' | 'pay-page' | 'admin';
 
@@ -36,10 +34,7 @@ export interface SandboxRequestContext {
   form(): Promise<URLSearchParams>;
 }
 
-/**
- * A route handler. Return a reply, or nothing when the handler wrote `ctx.res` itself (a
- * server-sent event stream, say).
- */
+/** A route handler: a reply, or nothing when it wrote `ctx.res` itself (an event stream, say). */
 export type SandboxRouteHandler = (
   ctx: SandboxRequestContext,
 ) => Promise<SandboxReply | void> | SandboxReply | void;

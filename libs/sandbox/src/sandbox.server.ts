@@ -36,10 +36,8 @@ import type {
 } from './sandbox.option-types.js';
 
 /**
- * A local stand-in for the Hubtel platform, on its own port: the SMS API, online checkout with a
- * hosted payment page and web callbacks, the transaction status check, the programmable-services
- * fulfillment-callback receiver and a driver playing the platform's client app, plus fault
- * injection and a record of everything it saw.
+ * A local stand-in for the Hubtel platform on its own port (SMS, checkout with a payment page and
+ * callbacks, the status check, programmable services), with fault injection and records.
  *
  * ```ts
  * const sandbox = await HubtelSandbox.start();          // 127.0.0.1, random port
@@ -48,14 +46,8 @@ import type {
  * await sandbox.stop();
  * ```
  *
- * Several Hubtel accounts at once (`accounts` option): each request is authenticated against the
- * account whose keys it carries, one account's keys on another's POS Sales ID are refused as the
- * platform does, and every record names its account (`sandbox.invoices({ account: 'north' })`).
- *
- * Events (`sandbox.on(...)`): `message`, `invoice`, `delivery`, `session`,
- * `fulfillment-callback`, `request`, `reset`. A record is emitted when created and again on
- * every change (an invoice paid, a delivery answered). Listener errors are logged, never thrown
- * into the request that caused them.
+ * Events (`sandbox.on(...)`): a record is emitted when created and on every change; listener
+ * errors are logged, never thrown into the request that caused them.
  */
 export class HubtelSandbox extends SandboxRecords {
   /** Creates a sandbox and starts listening. */
@@ -86,8 +78,6 @@ export class HubtelSandbox extends SandboxRecords {
     this.requestHandler = new SandboxRequestHandler(this.state, this.router, this.options);
   }
 
-  /* ================================ lifecycle ================================ */
-
   /** Starts listening (once; later calls return the same promise). */
   listen(): Promise<this> {
     const { host, port, publicUrl, logger } = this.options;
@@ -106,10 +96,7 @@ export class HubtelSandbox extends SandboxRecords {
     return this.listening;
   }
 
-  /**
-   * Stops: delayed callbacks are not sent, pending `waitFor`s reject, open connections (a
-   * request hung by a `timeout` fault, say) are closed.
-   */
+  /** Stops: delayed callbacks are not sent, pending `waitFor`s reject, open connections close. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.state.shutdown();
@@ -131,8 +118,6 @@ export class HubtelSandbox extends SandboxRecords {
   settled(): Promise<void> {
     return this.state.settled();
   }
-
-  /* ================================ addresses ================================ */
 
   /** The sandbox's origin (`http://127.0.0.1:4010`, or `publicUrl`). Throws before `listen()`. */
   get url(): string {
@@ -161,10 +146,7 @@ export class HubtelSandbox extends SandboxRecords {
     return { sms: url, checkout: url, status: url, fulfillmentCallback: url };
   }
 
-  /**
-   * The dashboard page (`<url>/_dashboard`: messages, invoices, callbacks, sessions, live), or
-   * undefined when the sandbox runs without it (`dashboard: false`). Throws before `listen()`.
-   */
+  /** The dashboard page (`<url>/_dashboard`), unless `dashboard: false`. Throws before `listen()`. */
   get dashboardUrl(): string | undefined {
     return this.options.dashboard ? `${this.url}${SANDBOX_DASHBOARD_PATH}` : undefined;
   }
@@ -184,19 +166,12 @@ export class HubtelSandbox extends SandboxRecords {
     return this.state.accounts.all.map(accountView);
   }
 
-  /**
-   * One account (a copy): its key pairs, POS Sales ID, sender ids. Default the default account;
-   * a name it does not serve throws a SandboxNotFoundError.
-   */
+  /** One account (a copy), default the default one; an unknown name throws SandboxNotFoundError. */
   account(name: string = this.state.accounts.default.name): SandboxAccount {
     return accountView(this.state.accounts.require(name));
   }
 
-  /**
-   * Who bears the platform's charge on the account's payments from now on (`merchant`: deducted;
-   * `payer`: added to what the payer pays). Default the default account. A payment may still say
-   * otherwise (`pay(ref, { chargeBearer })`).
-   */
+  /** Who bears the charge on the account's payments from now on (a payment may still say otherwise). */
   setChargeBearer(
     chargeBearer: SandboxChargeBearer,
     account: string = this.state.accounts.default.name,
@@ -207,13 +182,7 @@ export class HubtelSandbox extends SandboxRecords {
     this.state.accounts.require(account).chargeBearer = chargeBearer;
   }
 
-  /* ================================ records ================================ */
-  /* ================================ actions ================================ */
-
-  /**
-   * Pays (or fails) an invoice as the hosted page would, and sends its web callback. Resolves
-   * once the callback was answered (unless a fault delayed it).
-   */
+  /** Pays (or fails) an invoice as the hosted page would; resolves once its callback was answered. */
   async pay(checkoutIdOrReference: string, options: PayOptions = {}): Promise<PaymentResult> {
     return payInvoice(this.state, requireInvoice(this.state, checkoutIdOrReference), options);
   }
@@ -228,17 +197,14 @@ export class HubtelSandbox extends SandboxRecords {
     return refundInvoice(this.state, requireInvoice(this.state, checkoutIdOrReference));
   }
 
-  /** Sends a recorded delivery again, unchanged and without faults; resolves with the new delivery once answered. */
+  /** Sends a recorded delivery again, unchanged and without faults; resolves once answered. */
   async redeliver(deliveryId: string): Promise<SandboxDelivery> {
     const original = this.state.deliveries.get(deliveryId);
     if (!original) throw new SandboxNotFoundError('delivery', deliveryId);
     return this.state.redeliver(original);
   }
 
-  /**
-   * Records a programmable-services payment for a SessionId without sending anything, so the
-   * status check confirms it (for a fulfillment request sent by a tool or a test itself).
-   */
+  /** Records a session's payment, sending nothing: the status check then confirms it. */
   recordServicePayment(sessionId: string, options: RecordServicePaymentOptions = {}): SandboxSession {
     return recordServicePayment(this.state, sessionId, options);
   }
@@ -248,13 +214,9 @@ export class HubtelSandbox extends SandboxRecords {
     return new SandboxServiceSession(this.state, serviceAppUrl, options);
   }
 
-  /* ================================ waiting ================================ */
-  /* ================================ extension ================================ */
-
   /**
-   * Adds a route to the sandbox's server (the dashboard's pages and event stream). Built-in
-   * routes match first; `api` decides the error shape and which faults apply (default `admin`,
-   * which faults only hit when they name it).
+   * Adds a route (built-in ones match first); `api` decides the error shape and which faults apply
+   * (default `admin`: only faults that name it).
    */
   addRoute(
     method: string,

@@ -33,7 +33,7 @@ export interface OutboundCallback {
   clientReference?: string | null;
   sessionId?: string | null;
   orderId?: string | null;
-  /** A one-off fault for this callback; when absent, the first matching `sandbox.faults` callback fault applies. */
+  /** A one-off fault; when absent, the first matching `sandbox.faults` callback fault applies. */
   fault?: CallbackFaultSpec;
 }
 
@@ -45,11 +45,7 @@ export interface DispatchResult {
 
 const SETTLED: ReadonlySet<string> = new Set(['delivered', 'failed', 'dropped']);
 
-/**
- * Everything the sandbox knows and the machinery shared by its faces: bounded record logs with
- * their indexes, exact counters, the fault switchboard, outbound delivery of callbacks, and
- * waiting for records. The public `HubtelSandbox` wraps it.
- */
+/** Everything the sandbox knows, and the machinery its faces share (callbacks out, waiting). */
 export class SandboxState {
   readonly messages: RecordLog<SandboxSmsMessage>;
   readonly batches: RecordLog<SandboxSmsBatch>;
@@ -120,8 +116,6 @@ export class SandboxState {
     return logs[kind];
   }
 
-  /* ---------------- timers and in-flight work ---------------- */
-
   track<T>(promise: Promise<T>): Promise<T> {
     const p = promise.finally(() => this.inflight.delete(p));
     this.inflight.add(p);
@@ -143,8 +137,6 @@ export class SandboxState {
       this.timers.add(timer);
     });
   }
-
-  /* ---------------- outbound callbacks ---------------- */
 
   private newDelivery(cb: OutboundCallback, body: unknown, extra: Partial<SandboxDelivery>): SandboxDelivery {
     const delivery: SandboxDelivery = {
@@ -282,8 +274,6 @@ export class SandboxState {
     this.emit('delivery', delivery);
   }
 
-  /* ---------------- waiting ---------------- */
-
   /**
    * The first record of `kind` (already there, or to come) that satisfies `predicate`. Records
    * are re-tested on every update, so waiting for "a delivery to x that completed" works.
@@ -303,19 +293,19 @@ export class SandboxState {
     if (this.stopped)
       return Promise.reject(new HubtelTimeoutError(`waitFor('${kind}'): the sandbox is stopped`));
     return new Promise((resolve, reject) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.emitter.off(kind, listener as never);
+        this.waiters.delete(abort);
+      };
       const listener = (record: SandboxRecordMap[K]) => {
-        let ok: boolean;
         try {
-          ok = predicate(record);
+          if (!predicate(record)) return;
         } catch (err) {
-          finish();
-          reject(err);
-          return;
+          return abort(err as Error);
         }
-        if (ok) {
-          finish();
-          resolve(record);
-        }
+        finish();
+        resolve(record);
       };
       const abort = (err: Error) => {
         finish();
@@ -325,17 +315,10 @@ export class SandboxState {
         () => abort(new HubtelTimeoutError(`waitFor('${kind}'): nothing matched within ${timeoutMs} ms`)),
         timeoutMs,
       );
-      const finish = () => {
-        clearTimeout(timer);
-        this.emitter.off(kind, listener as never);
-        this.waiters.delete(abort);
-      };
       this.emitter.on(kind, listener as never);
       this.waiters.add(abort);
     });
   }
-
-  /* ---------------- lifecycle ---------------- */
 
   private readonly clearHooks: (() => void)[] = [];
 

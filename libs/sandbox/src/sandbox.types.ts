@@ -1,10 +1,7 @@
 import type { SandboxApi } from './sandbox.route-types.js';
 import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
-/*
- * Records (what the sandbox saw and did). Records are live objects the sandbox updates in place
- * (an invoice gets paid, a delivery completes): read them, never write them.
- */
+// Records are live objects the sandbox updates in place: read them, never write them.
 
 export type SandboxSmsStatus =
   'Submitted' | 'Delivered' | 'Undelivered' | 'Failed' | 'Rejected' | 'Expired' | (string & {});
@@ -160,10 +157,7 @@ export interface SandboxSessionExchange {
   error: string | null;
   /** Where the answer breaks the contract (strict drivers throw on these). */
   issues: string[];
-  /**
-   * On the USSD channel: the screen the phone showed (the answer's `Message`), measured against
-   * the screen size (GSM-7 septets, or UTF-16 units once any character is outside GSM-7).
-   */
+  /** On USSD: the screen the phone showed (`Message`), measured in GSM-7 septets or UTF-16 units. */
   screen?: SandboxUssdScreen;
   /** What a user of this channel would trip on without the answer breaking the contract (shown, never thrown). */
   warnings?: string[];
@@ -202,11 +196,7 @@ export interface SandboxServiceOrder {
   isFulfilled: boolean;
   /** `ServiceStatus` of the fulfillment callback, once received. */
   serviceStatus: string | null;
-  /**
-   * Whether the platform has recorded the payment, so its status check (clientReference = the
-   * SessionId) confirms it. False after `pay({ recordPayment: false })` until `recordPayment()`:
-   * a payment the platform records late.
-   */
+  /** Whether the status check confirms it: false after `pay({ recordPayment: false })`. */
   recorded: boolean;
 }
 
@@ -218,10 +208,7 @@ export interface SandboxSession {
   serviceCode: string;
   mobile: string;
   operator: string;
-  /**
-   * `ussd` (the phone shows `Message` only; the user types numbers; the cart comes as `Release`
-   * with an `Item`) or `app` (the Hubtel app renders `Data`). Null for a session the sandbox did not drive.
-   */
+  /** How the driver played the phone (`ussd` shows `Message` only); null when it did not drive it. */
   channel: 'ussd' | 'app' | null;
   state: SandboxSessionState;
   exchanges: SandboxSessionExchange[];

@@ -1,22 +1,6 @@
-/*
- * The contract's rules for a service application's answer to a service-flow request, as the
- * sandbox's driver checks them (strict by default: see ServiceAppDriverOptions.strict).
- */
-
 const CONTRACT_FIELDS = [
-  'SessionId',
-  'Type',
-  'Message',
-  'Mask',
-  'MaskNextRoute',
-  'Item',
-  'ServiceCode',
-  'Label',
-  'DataType',
-  'FieldType',
-  'FieldName',
-  'ClientState',
-  'Data',
+  ...'SessionId Type Message Mask MaskNextRoute Item ServiceCode'.split(' '),
+  ...'Label DataType FieldType FieldName ClientState Data'.split(' '),
 ];
 
 /** Where a service application's answer departs from the contract. */

@@ -3,7 +3,7 @@ import { serviceAppChannel, type ServiceAppChannel, type UssdScreenLimits } from
 import { invalidArgument, SandboxStateError } from './sandbox.errors.js';
 import { SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS, SERVICE_APP_DEFAULT_PATHS } from './sandbox.constants.js';
 import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
-import { hexId, isoNow, platformMsisdn, round2 } from './sandbox.http.js';
+import { hexId, isHttpUrl, isoNow, platformMsisdn, round2 } from './sandbox.http.js';
 import { postServiceFlow } from './service-app.exchange.js';
 import { fulfillmentOrderInfo, newSessionRecord, recordServiceOrder } from './service-app.payments.js';
 import { ussdKeyFor, ussdLimits } from './service-app.ussd.js';
@@ -25,11 +25,6 @@ import type {
   ServicePayOptions,
   ServicePayResult,
 } from './service-app.driver-types.js';
-
-/*
- * The driver: plays the platform's client app against a service application. (The platform's
- * other face, the fulfillment-callback receiver, is fulfillment-callback.api.ts.)
- */
 
 /**
  * One session of the platform's client app against a service application. Each call returns
@@ -53,12 +48,7 @@ export class SandboxServiceSession {
     serviceAppUrl: string,
     private readonly options: ServiceAppDriverOptions = {},
   ) {
-    try {
-      const u = new URL(serviceAppUrl);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
-    } catch {
-      throw invalidArgument('serviceAppUrl', 'must be an absolute http(s) URL');
-    }
+    if (!isHttpUrl(serviceAppUrl)) throw invalidArgument('serviceAppUrl', 'must be an absolute http(s) URL');
     const mobile = options.mobile ?? '233241234567';
     if (!platformMsisdn(mobile))
       throw invalidArgument(
@@ -123,12 +113,10 @@ export class SandboxServiceSession {
   }
 
   /**
-   * A request of one of the platform's rarer types, or of a type it may add: `favorite` (starts
-   * the session like an initiation, `Sequence` set, with the data the user saved in `fields`),
-   * `query` (an API request for data, not a screen), `timeout` (the platform gave up waiting; it
-   * ignores the answer, and the session is over), anything else as given. The answer is recorded
-   * and returned; it is checked against the contract unless it answers a `timeout` or a `query`
-   * (neither is shown to a user).
+   * A request of a rarer type: `favorite` (starts the session, `Sequence` set, saved data in
+   * `fields`), `query` (data, not a screen), `timeout` (the platform gave up; the session is over),
+   * anything else as given. The answer is checked against the contract unless no user sees it
+   * (`timeout`, `query`).
    */
   async send(
     type: string,
@@ -172,10 +160,9 @@ export class SandboxServiceSession {
 
   /**
    * Picks an option of the last select prompt by `Value`, `Display` (any case) or 1-based position.
-   * On the app channel it replies with the option's `Value`. On USSD it types what a phone user
-   * types: a number as is (`9` for More included), or the number of the menu line showing the
-   * option; an option not on this screen is an error (page to it first). A USSD answer without a
-   * numbered menu in `Message` falls back to the app behaviour (and was warned about).
+   * On USSD it types what a phone user types: a number as is, or the number of the menu line
+   * showing the option (one not on this screen is an error); without a numbered menu, and on the
+   * app channel, it replies with the option's `Value`.
    */
   async choose(option: string | number): Promise<ServiceFlowResponse> {
     const options = (this.lastResponse?.Data ?? []) as ServiceFlowOption[];
@@ -215,9 +202,8 @@ export class SandboxServiceSession {
   }
 
   /**
-   * The user pays the cart in the client app. On success the platform POSTs the fulfillment
-   * request `{OrderId, SessionId, ExtraData: {}, OrderInfo: null}` to the Service Fulfillment URL
-   * (resolves once it was answered, unless a fault delayed it).
+   * The user pays the cart; on success the fulfillment request is POSTed to the Service
+   * Fulfillment URL (resolves once answered, unless a fault delayed it).
    */
   async pay(options: ServicePayOptions = {}): Promise<ServicePayResult> {
     const cart = this.record.cart;
@@ -261,10 +247,7 @@ export class SandboxServiceSession {
     ).then((deliveries) => ({ order, deliveries }));
   }
 
-  /**
-   * The platform records this session's payment now (after `pay({ recordPayment: false })`): from
-   * here on its status check confirms it, as a late-recorded payment would be.
-   */
+  /** Records the payment of `pay({ recordPayment: false })` late: the status check now confirms it. */
   recordPayment(): SandboxServiceOrder {
     const order = this.record.order;
     if (!order || order.outcome !== 'paid')
@@ -274,10 +257,7 @@ export class SandboxServiceSession {
     return order;
   }
 
-  /**
-   * Sends a fulfillment request for this session's cart that nobody paid for (a forgery: the
-   * status check knows no payment for the SessionId). The session stays at its cart, unpaid.
-   */
+  /** Sends a fulfillment request nobody paid for (a forgery); the session stays at its cart. */
   async forgeFulfillment(options: ForgedFulfillmentOptions = {}): Promise<SandboxDelivery[]> {
     if (!this.record.cart)
       throw new SandboxStateError('Nothing to forge: the session has no cart yet', this.record.state);
@@ -289,7 +269,6 @@ export class SandboxServiceSession {
     });
   }
 
-  /** Posts a fulfillment request to the Service Fulfillment URL; resolves once answered (unless a fault delayed it). */
   private async sendFulfillment(
     body: FulfillmentRequestBody,
     fault?: CallbackFaultSpec,
@@ -335,9 +314,7 @@ export class SandboxServiceSession {
     extra: Record<string, unknown> = {},
   ): Promise<ServiceFlowResponse> {
     const request: ServiceFlowRequest = {
-      ...(fields.Sequence !== undefined ? { Sequence: fields.Sequence } : {}),
-      Type: fields.Type,
-      Message: fields.Message,
+      ...fields,
       ServiceCode: this.record.serviceCode,
       Operator: this.record.operator,
       ClientState: '',

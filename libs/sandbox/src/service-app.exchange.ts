@@ -11,8 +11,6 @@ import type {
   ServiceFlowResponse,
 } from './sandbox.types.js';
 
-/* One service-flow request of the driver and the application's answer, recorded on the session. */
-
 export interface ServiceFlowPost {
   url: string;
   headers?: Record<string, string>;
@@ -25,10 +23,8 @@ export interface ServiceFlowPost {
 }
 
 /**
- * Posts `request` and records the exchange (the newest SANDBOX_SESSION_EXCHANGE_LIMIT are kept).
- * No answer, a timeout or a non-2xx answer throw the typed errors; a checked answer that is not a
- * JSON object throws too, any other gets its contract issues (and USSD screen) on the exchange.
- * An unchecked answer is returned as parsed (undefined for an empty body).
+ * Posts `request` and records the exchange on the session. No answer, a non-2xx or (when checked) a
+ * non-object answer throws; a checked one gets its contract issues and USSD screen on the exchange.
  */
 export async function postServiceFlow(
   record: SandboxSession,

@@ -5,26 +5,15 @@ import type { SandboxState } from './sandbox.state.js';
 import type { CartItem, SandboxServiceOrder, SandboxSession } from './sandbox.types.js';
 
 export interface RecordServicePaymentOptions extends SandboxChargeOptions {
-  /**
-   * The price paid for, before charges (with the default merchant-borne charge, the status
-   * check's `amount`). Default: the session's cart total; required for a session this sandbox did not drive.
-   */
+  /** The price paid, before charges. Default the cart's total (required for a session not driven here). */
   amount?: number;
   /** The order's id. Default: the session's order's, else a fresh one. */
   orderId?: string;
-  /**
-   * The account whose programmable service the session is, for a session the sandbox did not
-   * drive (its status check then answers that account's keys only). Default `default`; a session
-   * the sandbox drove keeps its own, and naming another is refused.
-   */
+  /** The account of a session the sandbox did not drive. Default `default`; a driven one keeps its own. */
   account?: string;
 }
 
-/**
- * Records a programmable-services payment for a SessionId, without sending anything: the status
- * check (clientReference = the SessionId) then answers Paid. For tools that drive a session
- * elsewhere (another sandbox, a terminal simulator) and send the fulfillment request themselves.
- */
+/** Records a session's payment, sending nothing: the status check (by SessionId) then answers Paid. */
 export function recordServicePayment(
   state: SandboxState,
   sessionId: string,
@@ -86,11 +75,7 @@ export function newSessionRecord(
   return { ...fields, exchanges: [], cart: null, order: null, createdAt: now, updatedAt: now };
 }
 
-/**
- * Gives a session its order, as the platform records a payment of `price`: charges deducted or
- * added (per the bearer), transaction ids drawn; a paid one is counted and found by those ids
- * (the status check looks them up).
- */
+/** Gives a session its order as the platform records a payment of `price` (found by its ids). */
 export function recordServiceOrder(
   state: SandboxState,
   session: SandboxSession,
@@ -117,11 +102,7 @@ export function recordServiceOrder(
   return order;
 }
 
-/**
- * `OrderInfo` in the platform's 2026 shape (platform facts, "Charges and the full OrderInfo"):
- * `Subtotal` and `Payment.AmountPaid` are what the payer paid, `AmountAfterCharges` what the
- * merchant gets (Hubtel's sample: 151.50 and 150.50 for one 150.50 item, the payer bearing it).
- */
+/** `OrderInfo` in the platform's 2026 shape: `Subtotal` and `AmountPaid` are what the payer paid. */
 export function fulfillmentOrderInfo(
   mobile: string,
   cart: CartItem,

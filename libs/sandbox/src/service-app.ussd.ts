@@ -1,8 +1,4 @@
-/*
- * The sandbox's USSD phone: what a handset shows of a service-flow answer (`Message` only), how
- * big that screen is, and the numbered menu the user types from. The channel rule and the GSM
- * alphabet are core's (one rule, one alphabet for the library and the tools).
- */
+// The sandbox's USSD phone: a handset shows `Message` only; the user types from its numbered menu.
 import { DEFAULT_USSD_SCREEN, ussdScreen, type UssdScreenLimits } from '#internal';
 import { invalidArgument } from './sandbox.errors.js';
 import type { SandboxUssdScreen, ServiceFlowOption, UssdMenuLine } from './sandbox.types.js';
@@ -44,10 +40,7 @@ export function oversizeIssue(screen: SandboxUssdScreen): string {
   }`;
 }
 
-/**
- * What a USSD user types for `option` on the current screen: a number as is, else the key of the
- * menu line showing the option (by `Value` or `Display`); an option not on this screen is an error.
- */
+/** What a USSD user types for `option`: a number as is, else the key of the menu line showing it. */
 export function ussdKeyFor(
   option: string | number,
   menu: UssdMenuLine[],

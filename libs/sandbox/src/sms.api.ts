@@ -7,11 +7,7 @@ import type { SandboxState } from './sandbox.state.js';
 import type { SandboxSmsMessage } from './sandbox.types.js';
 import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 
-/*
- * The SMS API (`{sms_url}`), authenticated with the SMS credential pair: routes, answers and error
- * sub-codes in the README ("Endpoints", "Error answers"). With several accounts the keys say who
- * sends: from its own sender ids only, and it sees its own messages and batches only (404 else).
- */
+// The SMS API: each account sends from its own sender ids and sees its own records only (404 else).
 
 interface Issue extends FieldError {
   subCode: number;
@@ -66,7 +62,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
       SandboxSmsMessage,
       'kind' | 'batchId' | 'from' | 'to' | 'msisdn' | 'content' | 'clientReference'
     >,
-    now: number,
+    now = Date.now(),
   ): SandboxSmsMessage => {
     const message: SandboxSmsMessage = {
       messageId: randomUUID(),
@@ -99,19 +95,15 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
     if (clientReference !== undefined && clientReference !== null && typeof clientReference !== 'string')
       issues.push(issue('ClientReference', 'ClientReference must be a string', 8));
     if (issues.length > 0) return validationError(issues);
-    const m = record(
-      account,
-      {
-        kind: 'single',
-        batchId: null,
-        from: from as string,
-        to: to as string,
-        msisdn: msisdn!,
-        content: content as string,
-        clientReference: (clientReference as string | undefined) ?? null,
-      },
-      Date.now(),
-    );
+    const m = record(account, {
+      kind: 'single',
+      batchId: null,
+      from: from as string,
+      to: to as string,
+      msisdn: msisdn!,
+      content: content as string,
+      clientReference: (clientReference as string | undefined) ?? null,
+    });
     return {
       status: 200,
       json: {

@@ -3,11 +3,7 @@ import { HubtelValidationError, tryNormalizeMsisdn, type ValidationIssue } from 
 import type { CheckoutCallbackBody, FulfillmentRequestBody, ServiceFlowRequest } from 'nestjs-hubtel/sandbox';
 import { TESTING_DEFAULTS } from './testing.constants.js';
 
-/*
- * Builders of the platform's messages, field for field as the wire contract writes them (names,
- * casing, order, which fields are null / "" / {}). Tests that hand-write these bodies drift from
- * the contract; these do not.
- */
+// The platform's messages field for field as the wire contract writes them (hand-written ones drift).
 
 /** Anything that names an invoice: the module's `CheckoutInvoice`, `createInvoice`'s result, a sandbox invoice. */
 export interface CheckoutInvoiceLike {
@@ -31,10 +27,7 @@ export interface BuildCheckoutCallbackInput {
   clientReference?: string;
   /** `Data.Amount`. Required (here or through `invoice`). */
   amount?: number;
-  /**
-   * `Data.CheckoutId`. A callback for an invoice your app created must carry the id the platform
-   * gave it, or verification rejects it. Default: the invoice's, else a random one (a forgery).
-   */
+  /** `Data.CheckoutId`. Default: the invoice's, else a random one (a forgery: verification rejects it). */
   checkoutId?: string;
   /** `paid` (default): `0000` / `Success`. `failed`: `2001` / `Failed`, as the platform reports a refused payment. */
   outcome?: CheckoutCallbackOutcome;
@@ -193,11 +186,7 @@ export function buildCheckoutCallback(input: BuildCheckoutCallbackInput): Checko
   };
 }
 
-/**
- * A fulfillment request exactly as the platform posts it to the Service Fulfillment URL:
- * `{ OrderId, SessionId, ExtraData: {}, OrderInfo: null }`.
- * @throws HubtelValidationError without a `sessionId`.
- */
+/** A fulfillment request as the platform posts it. @throws HubtelValidationError without a `sessionId`. */
 export function buildFulfillmentRequest(input: BuildFulfillmentRequestInput): FulfillmentRequestBody {
   const issues: ValidationIssue[] = [];
   if (input === null || typeof input !== 'object')
@@ -239,10 +228,7 @@ export function buildFulfillmentCallback(input: BuildFulfillmentCallbackInput): 
   };
 }
 
-/**
- * One service-flow request as the platform posts it to the Service Interaction URL. Initiation
- * carries `Sequence` and an empty `Message`; later calls carry the user's input and no `Sequence`.
- */
+/** One service-flow request as the platform posts it (`Sequence` and an empty `Message` on initiation). */
 export function buildServiceFlowRequest(input: BuildServiceFlowRequestInput = {}): ServiceFlowRequest {
   const type = input.type ?? (input.message === undefined ? 'initiation' : 'Response');
   const issues: ValidationIssue[] = [];

@@ -13,11 +13,7 @@ export const TESTING_DEFAULTS = Object.freeze({
   requestTimeoutMs: 10_000,
 });
 
-/**
- * Path on a test sandbox that relays to the attached app (`sandbox.attach(app)`): the
- * CheckoutModule's `publicBaseUrl` points here, so invoices carry a callback URL the sandbox can
- * reach before the app's port is known.
- */
+/** Relays to the attached app: a callback URL the sandbox can reach before the app's port is known. */
 export const TEST_SANDBOX_TUNNEL_PATH = '/_tunnel';
 
 /** Default route of the CheckoutModule's web callback, and of the service app's two endpoints (the contract's). */

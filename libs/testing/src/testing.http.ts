@@ -1,13 +1,10 @@
-import http, { type Server } from 'node:http';
+import http, { type OutgoingHttpHeaders, type Server } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
 import { TESTING_DEFAULTS, TESTING_PATHS } from './testing.constants.js';
 
-/**
- * Where to send: a URL (`http://127.0.0.1:3000`, or a full endpoint URL), or a Nest application
- * (listening, or only initialised: it is then listened on 127.0.0.1 for the call, like supertest).
- */
+/** Where to send: an origin or endpoint URL, or a Nest app (one only initialised is listened on). */
 export type HubtelTestTarget = string | URL | NestAppLike;
 
 /** The part of `INestApplication` the helpers use (no import of @nestjs/common types needed). */
@@ -16,10 +13,7 @@ export interface NestAppLike {
 }
 
 export interface SendOptions {
-  /**
-   * Path of the endpoint, used when the target is an app or a bare origin (a URL whose path is
-   * `/`). A URL with a path is used as it is. Defaults per helper: the modules' default routes.
-   */
+  /** Path of the endpoint when the target is an app or an origin. Default: the module's route. */
   path?: string;
   /** Extra request headers (they win over the defaults). */
   headers?: Record<string, string>;
@@ -40,43 +34,37 @@ export interface SentResponse<T = unknown> {
   url: string;
 }
 
-/**
- * POSTs a checkout web callback the way the platform does (`Content-Type: application/json`,
- * `Cache-Control: no-cache`), to `POST /hubtel/checkout/callback` unless told another path.
- * `body` is sent as JSON; a string is sent as it is (to test malformed bodies).
- */
+/** POSTs a checkout callback the way the platform does (a string body is sent as it is). */
 export function sendCheckoutCallback<T = unknown>(
   target: HubtelTestTarget,
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
   return sendAsPlatform<T>(target, body, options, TESTING_PATHS.checkoutCallback, {
-    'Content-Type': 'application/json',
+    ...JSON_ONLY,
     'Cache-Control': 'no-cache',
   });
 }
 
-/** POSTs a fulfillment request the way the platform does, to `POST /api/fulfillment` unless told another path. */
+const JSON_ONLY = { 'Content-Type': 'application/json' };
+const JSON_BOTH_WAYS = { ...JSON_ONLY, Accept: 'application/json' };
+
+/** POSTs a fulfillment request the way the platform does. */
 export function sendFulfillmentRequest<T = unknown>(
   target: HubtelTestTarget,
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
-  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillment, {
-    'Content-Type': 'application/json',
-  });
+  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillment, JSON_ONLY);
 }
 
-/** POSTs one service-flow request the way the platform does, to `POST /api/service-flow` unless told another path. */
+/** POSTs one service-flow request the way the platform does. */
 export function sendServiceFlowRequest<T = unknown>(
   target: HubtelTestTarget,
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
-  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.serviceFlow, {
-    'Content-Type': 'application/json',
-    Accept: 'application/json',
-  });
+  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.serviceFlow, JSON_BOTH_WAYS);
 }
 
 /** POSTs a fulfillment callback to a platform receiver (the sandbox's `POST /callback`). */
@@ -85,10 +73,7 @@ export function sendFulfillmentCallback<T = unknown>(
   body: unknown,
   options: SendOptions = {},
 ): Promise<SentResponse<T>> {
-  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillmentCallback, {
-    'Content-Type': 'application/json',
-    Accept: 'application/json',
-  });
+  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillmentCallback, JSON_BOTH_WAYS);
 }
 
 /** Sends as the platform does: its default path and the contract's headers, either overridable. */
@@ -144,10 +129,7 @@ export function endpointUrl(target: string | URL, path?: string): string {
   return url.href;
 }
 
-/**
- * Fastify serves nothing until its `ready()` ran (listen() runs it; init() alone does not); for an
- * app that is only initialised, run it here. Express needs nothing.
- */
+/** Fastify serves nothing until `ready()` ran, which init() alone does not run. */
 async function adapterReady(app: NestAppLike): Promise<void> {
   const getAdapter = (app as { getHttpAdapter?: () => { getInstance?: () => unknown } }).getHttpAdapter;
   const instance = typeof getAdapter === 'function' ? getAdapter.call(app)?.getInstance?.() : undefined;
@@ -211,25 +193,42 @@ async function withListeningServer<T>(server: Server, use: (origin: string) => P
   }
 }
 
-function post<T>(
+async function post<T>(
   url: string,
   payload: string,
   headers: Record<string, string>,
   timeoutMs: number = TESTING_DEFAULTS.requestTimeoutMs,
 ): Promise<SentResponse<T>> {
+  const data = Buffer.from(payload, 'utf8');
+  const answer = await request('POST', url, data, { ...headers, 'Content-Length': data.length }, timeoutMs);
+  let body: unknown = answer.text;
+  if (answer.text !== '' && /\bjson\b/i.test(answer.headers['content-type'] ?? '')) {
+    try {
+      body = JSON.parse(answer.text);
+    } catch {
+      // Not JSON after all: keep the text.
+    }
+  }
+  return { ...answer, body: body as T, url };
+}
+
+/** One request on its own connection: copies sent at once arrive at once; nothing pooled outlives it. */
+export function request(
+  method: string,
+  url: string,
+  body: Buffer,
+  headers: OutgoingHttpHeaders,
+  timeoutMs: number,
+): Promise<{ status: number; headers: Record<string, string>; text: string }> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
-    const client = target.protocol === 'https:' ? https : http;
-    const data = Buffer.from(payload, 'utf8');
-    // One connection per call: duplicates sent at once really arrive at once, and nothing pooled
-    // outlives the test.
-    const req = client.request(target, {
-      method: 'POST',
+    const req = (target.protocol === 'https:' ? https : http).request(target, {
+      method,
       agent: false,
-      headers: { ...headers, 'Content-Length': data.length },
+      headers,
     });
     const timer = setTimeout(
-      () => req.destroy(new HubtelTimeoutError(`POST ${url}: no answer within ${timeoutMs} ms`)),
+      () => req.destroy(new HubtelTimeoutError(`${method} ${url}: no answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
     req.on('response', (res) => {
@@ -237,35 +236,24 @@ function post<T>(
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         clearTimeout(timer);
-        const text = Buffer.concat(chunks).toString('utf8');
-        const responseHeaders: Record<string, string> = {};
+        const answerHeaders: Record<string, string> = {};
         for (const [k, v] of Object.entries(res.headers))
-          if (v !== undefined) responseHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
-        let parsed: unknown = text;
-        if (text !== '' && /\bjson\b/i.test(responseHeaders['content-type'] ?? '')) {
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // Not JSON after all: keep the text.
-          }
-        }
-        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: parsed as T, text, url });
+          if (v !== undefined) answerHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: answerHeaders, text });
       });
       res.on('error', (err) => {
         clearTimeout(timer);
-        reject(new HubtelNetworkError(`POST ${url}: the answer broke off: ${err.message}`, { cause: err }));
+        reject(
+          new HubtelNetworkError(`${method} ${url}: the answer broke off: ${err.message}`, { cause: err }),
+        );
       });
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      if (err instanceof HubtelTimeoutError) reject(err);
-      else
-        reject(
-          new HubtelNetworkError(`POST ${url}: ${err.code ? `${err.code} ` : ''}${err.message}`, {
-            cause: err,
-          }),
-        );
+      const why = `${method} ${url}: ${err.code ? `${err.code} ` : ''}${err.message}`;
+      reject(err instanceof HubtelTimeoutError ? err : new HubtelNetworkError(why, { cause: err }));
     });
-    req.end(data);
+    req.end(body);
   });
 }

@@ -1,5 +1,4 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { OutgoingHttpHeaders, Server } from 'node:http';
 import { HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
 import type { CheckoutModuleOptions } from 'nestjs-hubtel/checkout';
 import {
@@ -18,15 +17,12 @@ import {
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
 import { TEST_SANDBOX_TUNNEL_PATH } from './testing.constants.js';
-import { serverOrigin, type NestAppLike } from './testing.http.js';
+import { request, serverOrigin, type NestAppLike } from './testing.http.js';
 
 export type TestSandboxOptions = HubtelSandboxOptions;
 
 export interface CheckoutTestOptions extends Partial<CheckoutModuleOptions> {
-  /**
-   * Your app's origin when you know it before the app starts (a fixed port). Default: the
-   * sandbox's tunnel, which relays to the app given to `attach()`.
-   */
+  /** Your app's origin, when known before it starts. Default: the tunnel to the `attach()`ed app. */
   appUrl?: string;
 }
 
@@ -35,10 +31,7 @@ export interface MarkPaidOptions {
   channel?: string;
 }
 
-/**
- * One account of a sandbox serving several (`accounts` option): module options and environment
- * for that account, and the service-app driver and payments on its programmable service.
- */
+/** One account of a sandbox serving several: its module options, environment, driver and payments. */
 export interface TestSandboxAccount {
   /** Its name, keys, POS Sales ID and sender ids. */
   readonly account: SandboxAccount;
@@ -99,7 +92,7 @@ export class TestSandbox extends HubtelSandbox {
     }
   }
 
-  /** `http://127.0.0.1:<port>/_tunnel`: what the app is told its public address is. Relays to the attached app. */
+  /** `http://127.0.0.1:<port>/_tunnel`: the app's public address, relayed to the attached app. */
   get tunnelUrl(): string {
     return `${this.url}${TEST_SANDBOX_TUNNEL_PATH}`;
   }
@@ -109,11 +102,7 @@ export class TestSandbox extends HubtelSandbox {
     return this.appOrigin;
   }
 
-  /**
-   * Where the platform's calls for your app go: a listening Nest app (`await app.listen(0, '127.0.0.1')`
-   * first) or its origin. Callbacks to `tunnelUrl` are relayed there unchanged (method, path,
-   * headers, body) and answered with the app's answer.
-   */
+  /** The listening Nest app (or origin) that calls to `tunnelUrl` are relayed to, unchanged. */
   attach(target: NestAppLike | string): this {
     if (typeof target === 'string') {
       let url: URL;
@@ -127,7 +116,7 @@ export class TestSandbox extends HubtelSandbox {
       this.appOrigin = url.origin;
       return this;
     }
-    const server = target?.getHttpServer?.() as http.Server | undefined;
+    const server = target?.getHttpServer?.() as Server | undefined;
     if (!server || typeof server.address !== 'function' || !server.listening)
       throw new HubtelConfigError(
         'attach',
@@ -142,10 +131,7 @@ export class TestSandbox extends HubtelSandbox {
     this.appOrigin = undefined;
   }
 
-  /**
-   * The options, environment, driver and payments of one account (`accounts` option; `default`
-   * is the top-level options' one). A name the sandbox does not serve throws.
-   */
+  /** The options, environment, driver and payments of one account; an unknown name throws. */
   forAccount(name: string): TestSandboxAccount {
     const account = this.account(name);
     return {
@@ -177,11 +163,7 @@ export class TestSandbox extends HubtelSandbox {
     };
   }
 
-  /**
-   * CheckoutModule options for this sandbox: its API credentials, base URLs and POS Sales ID (so
-   * callbacks are confirmed with the status check, as in production), and the tunnel (or `appUrl`)
-   * as the app's public address, so `pay()` delivers callbacks to your app.
-   */
+  /** CheckoutModule options for this sandbox, with the tunnel (or `appUrl`) as the app's address. */
   checkoutOptions(overrides: CheckoutTestOptions = {}): CheckoutModuleOptions {
     return this.checkoutOptionsOf(this.account(), overrides);
   }
@@ -203,12 +185,7 @@ export class TestSandbox extends HubtelSandbox {
     };
   }
 
-  /**
-   * ServiceAppModule options whose fulfillment callbacks go to this sandbox's `/callback`, and whose
-   * fulfillment requests are verified with this sandbox's status check (as in production): orders
-   * paid with the driver's `pay()`, or recorded with `markServicePaid()`, are delivered; an unpaid
-   * request your test sends (`sendFulfillmentRequest`) is refused.
-   */
+  /** ServiceAppModule options whose callbacks and status check go to this sandbox. */
   serviceAppOptions(overrides: Partial<ServiceAppModuleOptions> = {}): ServiceAppModuleOptions {
     return this.serviceAppOptionsOf(this.account(), overrides);
   }
@@ -228,27 +205,21 @@ export class TestSandbox extends HubtelSandbox {
   }
 
   /**
-   * Records a programmable-services payment for a SessionId, sending nothing: the status check then
-   * confirms it, so a fulfillment request your test sends itself (`sendFulfillmentRequest`) is
-   * delivered. Without it that request is an unpaid (forged) one. `amount`: default the cart total
-   * of a session this sandbox drove.
+   * Records a session's payment, sending nothing: the status check then confirms a fulfillment
+   * request your test sends itself (`sendFulfillmentRequest`).
    */
   markServicePaid(sessionId: string, options: RecordServicePaymentOptions = {}): SandboxSession {
     return this.recordServicePayment(sessionId, options);
   }
 
-  /**
-   * The `HUBTEL_*` environment for apps configured from the environment or `@nestjs/config`
-   * (`checkoutOptionsFromEnv`, `smsOptionsFromEnv`, `serviceAppOptionsFromEnv`).
-   */
+  /** The `HUBTEL_*` environment for apps configured from it (`checkoutOptionsFromEnv`, ...). */
   env(): Record<string, string> {
     return sandboxEnv(this);
   }
 
   /**
-   * Marks an invoice paid in the sandbox WITHOUT sending its callback (recorded as a dropped
-   * delivery): the status check then answers Paid, so a callback your test sends itself
-   * (`sendCheckoutCallback`) passes confirmation. `pay()` is the usual path: it sends the callback.
+   * Marks an invoice paid WITHOUT sending its callback: the status check then confirms a callback
+   * your test sends itself (`sendCheckoutCallback`).
    */
   markPaid(checkoutIdOrReference: string, options: MarkPaidOptions = {}): Promise<PaymentResult> {
     if (options === null || typeof options !== 'object')
@@ -270,37 +241,21 @@ export class TestSandbox extends HubtelSandbox {
       };
     const rest = ctx.path.slice(TEST_SANDBOX_TUNNEL_PATH.length) || '/';
     const query = ctx.query.toString();
-    const target = new URL(`${origin}${rest}${query ? `?${query}` : ''}`);
     const body = await ctx.body();
-    const headers: Record<string, string | string[]> = {};
+    const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(ctx.req.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
     }
     if (body.length > 0) headers['content-length'] = String(body.length);
-    const client = target.protocol === 'https:' ? https : http;
-    return new Promise<SandboxReply>((resolve) => {
-      const req = client.request(target, { method: ctx.method, headers, agent: false, timeout: 30_000 });
-      req.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const answerHeaders: Record<string, string> = {};
-          for (const name of RELAYED_ANSWER_HEADERS) {
-            const value = res.headers[name];
-            if (value !== undefined) answerHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
-          }
-          resolve({
-            status: res.statusCode ?? 502,
-            headers: answerHeaders,
-            text: Buffer.concat(chunks).toString('utf8'),
-          });
-        });
-        res.on('error', (err) => resolve(unreachable(origin, err)));
-      });
-      req.on('timeout', () => req.destroy(new Error('no answer within 30 s')));
-      req.on('error', (err) => resolve(unreachable(origin, err)));
-      req.end(body);
-    });
+    try {
+      const url = `${origin}${rest}${query ? `?${query}` : ''}`;
+      const answer = await request(ctx.method, url, body, headers, 30_000);
+      const relayed = RELAYED_ANSWER_HEADERS.filter((name) => answer.headers[name] !== undefined);
+      const answerHeaders = Object.fromEntries(relayed.map((name) => [name, answer.headers[name]!]));
+      return { status: answer.status, headers: answerHeaders, text: answer.text };
+    } catch (err) {
+      return unreachable(origin, err as Error);
+    }
   }
 }
 

@@ -35,9 +35,7 @@ type Waiter = { test: (m: CapturedSms) => boolean; resolve: (m: CapturedSms) => 
 
 /**
  * Captures every SMS the app sends, with no network: it stands in for the SmsModule's HTTP
- * transport (`SMS_HTTP_TRANSPORT`) and, through `install`, for every named account's too
- * (`SMS_TRANSPORT_FACTORY`; each message says its `account`). It answers like the platform's SMS
- * API. Your code, the SmsService and its validation run for real; only the HTTP call is replaced.
+ * transports (every account's, through `install`) and answers like the platform's SMS API.
  *
  * ```ts
  * const sms = new SmsCapture();
@@ -71,17 +69,13 @@ export class SmsCapture {
     return this.requestCount;
   }
 
-  /**
-   * Replaces the SMS transports in a testing module builder (the default account's and every
-   * named account's); returns the builder.
-   */
+  /** Replaces every account's SMS transport in a testing module builder; returns the builder. */
   install<B extends OverridableModuleBuilder<B>>(builder: B): B {
-    const transportFor = (account: string) => this.forAccount(account);
     return builder
       .overrideProvider(SMS_HTTP_TRANSPORT)
       .useValue(this)
       .overrideProvider(SMS_TRANSPORT_FACTORY)
-      .useValue(transportFor);
+      .useValue((account: string) => this.forAccount(account));
   }
 
   /** Messages sent by one SMS account (`default`, or a named account). */
@@ -102,10 +96,7 @@ export class SmsCapture {
     this.requestCount = 0;
   }
 
-  /**
-   * Makes the next send fail with `error` (e.g. `new HubtelInsufficientCreditError('no credit', { httpStatus: 402 })`),
-   * `times` times, to test how the app copes.
-   */
+  /** Makes the next `times` sends fail with `error` (a HubtelInsufficientCreditError, say). */
   failNext(error: Error, times = 1): this {
     if (!(error instanceof Error))
       throw new HubtelValidationError('failNext(error) needs an Error', [
@@ -119,10 +110,7 @@ export class SmsCapture {
     return this;
   }
 
-  /**
-   * The first message (already captured, or to come) to a number or matching a predicate. Rejects
-   * with HubtelTimeoutError after `timeoutMs` (default 5 s): for apps that send in the background.
-   */
+  /** The first message (captured or to come) to a number or matching a predicate; times out in 5 s. */
   waitForMessage(
     match: string | ((m: CapturedSms) => boolean),
     options: { timeoutMs?: number } = {},
@@ -153,8 +141,7 @@ export class SmsCapture {
     });
   }
 
-  /* ---------- the HttpTransport surface the SmsService calls ---------- */
-
+  // The HttpTransport surface the SmsService calls.
   /** Where the module thinks it sends (nowhere: the capture answers). */
   baseUrl(): string | undefined {
     return 'http://sms-capture.invalid';

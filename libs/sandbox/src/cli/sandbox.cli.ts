@@ -4,14 +4,8 @@ import { SANDBOX_DEFAULT_CLI_PORT, SANDBOX_DEFAULT_HOST } from '../sandbox.const
 import { sandboxDotenv } from '../sandbox.env.js';
 import type { HubtelSandboxOptions, SandboxChargeBearer } from '../sandbox.option-types.js';
 
-export interface CliOutput {
-  write(text: string): unknown;
-}
-
-export interface CliIO {
-  stdout: CliOutput;
-  stderr: CliOutput;
-}
+type CliOutput = { write(text: string): unknown };
+export type CliIO = { stdout: CliOutput; stderr: CliOutput };
 
 export const SANDBOX_CLI_USAGE = `Usage: hubtel-sandbox [options]
 
@@ -253,10 +247,7 @@ function describeAccounts(sandbox: HubtelSandbox): string {
   return `Further accounts (hubtel-sandbox --env --account <name> prints one's variables):\n${lines.join('')}\n`;
 }
 
-/**
- * Starts a sandbox from command-line arguments and prints how to use it. Returns the running
- * sandbox, or undefined after `--help`. Throws CliUsageError on bad arguments.
- */
+/** Starts a sandbox from command-line arguments and prints how to use it (undefined after `--help`). */
 export async function startSandboxCli(argv: string[], io: CliIO): Promise<HubtelSandbox | undefined> {
   const parsed = parseSandboxCliArgs(argv);
   if (parsed.help) {

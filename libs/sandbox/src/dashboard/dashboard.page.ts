@@ -1,26 +1,9 @@
 import { escapeHtml } from '../sandbox.http.js';
 
 /*
- * The dashboard page: one self-contained document (no external assets, works offline and under a
- * strict nonce CSP). Records arrive over /_dashboard/events and are rendered with textContent
- * only, never as HTML: callback bodies and SMS texts are untrusted input.
- *
- * Stable hooks for browser tests (data-testid):
- *   dashboard, connection-status (data-state: connecting | live | offline), notice,
- *   stat-<messages|invoices|payments|deliveries|sessions|fulfillmentCallbacks>,
- *   section-<deliveries|invoices|messages|sessions|fulfillment-callbacks>, <section>-empty,
- *   delivery-row (data-id, data-kind, data-state, data-status-code, data-redelivery-of), delivery-time,
- *   delivery-kind, delivery-url, delivery-reference, delivery-state, delivery-status-code,
- *   delivery-faults, delivery-redelivery-of, redeliver-button, delivery-details, delivery-body,
- *   delivery-response,
- *   invoice-row (data-id = checkoutId, data-reference, data-state), invoice-reference, invoice-amount, invoice-state,
- *   invoice-paid (what was paid: gross, charges, net, who bore the charge, currency),
- *   message-row (data-id), message-to, message-content, message-status,
- *   session-row (data-id, data-state, data-channel), session-channel, session-state, session-screen,
- *   session-paid (gross, charges, net, who bore the charge, currency),
- *   fulfillment-callback-row (data-id), fulfillment-callback-status, fulfillment-callback-matched,
- *   account-filter (a select, on a sandbox serving several accounts: shows one account's rows).
- * Every row carries data-account (the record's account).
+ * The dashboard page: one self-contained document (offline, under a strict nonce CSP). Records are
+ * rendered with textContent only, never as HTML: callback bodies and SMS texts are untrusted.
+ * Its data-testid hooks are stable: browser tests rely on them.
  */
 
 export interface DashboardPageOptions {

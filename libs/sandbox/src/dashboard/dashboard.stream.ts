@@ -4,15 +4,8 @@ import type { HubtelSandbox } from '../sandbox.server.js';
 import type { SandboxInvoice, SandboxRecordKind, SandboxSession } from '../sandbox.types.js';
 import { renderDashboardPage } from './dashboard.page.js';
 
-/*
- * The sandbox's dashboard: one page listing what the sandbox saw (SMS messages, invoices,
- * callback deliveries with their status codes, fulfillment callbacks, service sessions), kept
- * current by a server-sent event stream fed from the sandbox's own events. Re-sending a delivery
- * goes through the admin API (`POST /_sandbox/deliveries/{id}/redeliver`).
- *
- *   GET /_dashboard          the page (self-contained: inline CSS and JS under a nonce CSP)
- *   GET /_dashboard/events   text/event-stream: `snapshot` first, then `update` batches and `reset`
- */
+// The dashboard: one page of the sandbox's records, kept current by a server-sent event stream
+// (`snapshot` first, then `update` batches and `reset`) fed from the sandbox's own events.
 
 export const SANDBOX_DASHBOARD_PATH = '/_dashboard';
 
@@ -25,12 +18,9 @@ const HEARTBEAT_MS = 15_000;
 /** Exchanges of a session shown on the page (the newest). */
 const SESSION_EXCHANGES_SHOWN = 20;
 
-type DashboardKind = SandboxRecordKind;
-const KINDS: readonly DashboardKind[] = ['message', 'invoice', 'delivery', 'session', 'fulfillment-callback'];
-
 /** One record as the page receives it: the kind, a stable id and a JSON-safe view. */
 export interface DashboardRecord {
-  kind: DashboardKind;
+  kind: SandboxRecordKind;
   id: string;
   record: Record<string, unknown>;
 }
@@ -42,13 +32,14 @@ const ID_FIELD = {
   delivery: 'id',
   session: 'sessionId',
   'fulfillment-callback': 'id',
-} as const satisfies Record<DashboardKind, string>;
+} as const satisfies Record<SandboxRecordKind, string>;
+const KINDS = Object.keys(ID_FIELD) as SandboxRecordKind[];
 
-function idOf(kind: DashboardKind, record: unknown): string {
+function idOf(kind: SandboxRecordKind, record: unknown): string {
   return (record as Record<string, string>)[ID_FIELD[kind]]!;
 }
 
-function viewOf(kind: DashboardKind, record: unknown): DashboardRecord {
+function viewOf(kind: SandboxRecordKind, record: unknown): DashboardRecord {
   const id = idOf(kind, record);
   if (kind === 'invoice') {
     // The raw request is already shown field by field; keep the stream small.
@@ -87,7 +78,7 @@ class DashboardHub {
   private readonly clients = new Set<DashboardClient>();
   private readonly listeners = Object.fromEntries(
     KINDS.map((kind) => [kind, (record: unknown) => this.broadcast(kind, record)]),
-  ) as Record<DashboardKind, (record: unknown) => void>;
+  ) as Record<SandboxRecordKind, (record: unknown) => void>;
   private readonly onReset = () => {
     for (const client of this.clients) client.reset(this.snapshot());
   };
@@ -123,7 +114,7 @@ class DashboardHub {
     this.sandbox.off('reset', this.onReset);
   }
 
-  private broadcast(kind: DashboardKind, record: unknown): void {
+  private broadcast(kind: SandboxRecordKind, record: unknown): void {
     for (const client of this.clients) client.queue(kind, record);
   }
 
@@ -134,7 +125,7 @@ class DashboardHub {
 
 /** One open event stream. */
 class DashboardClient {
-  private pending = new Map<string, { kind: DashboardKind; record: unknown }>();
+  private pending = new Map<string, { kind: SandboxRecordKind; record: unknown }>();
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
@@ -154,7 +145,7 @@ class DashboardClient {
     this.send('snapshot', this.hub.snapshot());
   }
 
-  queue(kind: DashboardKind, record: unknown): void {
+  queue(kind: SandboxRecordKind, record: unknown): void {
     // Records are live objects: keep the reference and serialise at flush time (latest state wins).
     const key = `${kind}:${idOf(kind, record)}`;
     this.pending.set(key, { kind, record });

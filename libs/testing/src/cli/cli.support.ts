@@ -17,11 +17,7 @@ export class CliUsageError extends Error {
   override readonly name = 'CliUsageError';
 }
 
-/**
- * Exit codes shared by the commands (each command's usage text and docs/dev-tools.md say which it
- * uses for what): 1 the other side answered but refused, 3 it could not be reached, 4 a wait ran
- * out (dead-letters replay --wait) — so a script can tell "fix your input" from "start the server".
- */
+/** Exit codes: 1 the other side refused, 3 it could not be reached, 4 a wait ran out. */
 export const EXIT = Object.freeze({
   ok: 0,
   failed: 1,
@@ -31,12 +27,7 @@ export const EXIT = Object.freeze({
   interrupted: 130,
 });
 
-/**
- * The reason an error body of the sandbox or the platform gives (`message`, and each of its
- * `errors` / `Errors` entries whose text the message does not already carry): what the user
- * needs to fix, e.g. "Invalid service payment: amount is required: the sandbox knows no cart for
- * this session". Undefined when the body gives none.
- */
+/** The reason an error body gives: `message`, and each `errors`/`Errors` entry it does not carry. */
 export function reasonOf(body: unknown): string | undefined {
   if (typeof body === 'string') return body.trim().slice(0, 500) || undefined;
   if (body === null || typeof body !== 'object') return undefined;
@@ -72,14 +63,14 @@ export function parseCliArgs<T extends NonNullable<ParseArgsConfig['options']>>(
 
 /** `'a b c'` → `'a' | 'b' | 'c'`. */
 type Words<S extends string> = S extends `${infer H} ${infer T}` ? H | Words<T> : S;
+export function words<const S extends string>(list: S): Words<S>[] {
+  return list.split(' ') as Words<S>[];
+}
 type CliOptions<S extends string, B extends string> = { [K in Words<S>]: { type: 'string' } } & {
   [K in Words<B>]: { type: 'boolean' };
 } & { help: { type: 'boolean'; short: 'h' } };
 
-/**
- * parseArgs options from lists of space-separated names: `strings` take a value, `flags` do not;
- * -h/--help is always one.
- */
+/** parseArgs options from space-separated names: `strings` take a value, `flags` do not; plus -h. */
 export function cliOptions<const S extends string, const B extends string>(
   strings: readonly S[],
   flags: readonly B[],
@@ -92,10 +83,7 @@ export function cliOptions<const S extends string, const B extends string>(
   return { ...Object.fromEntries(entries), help: { type: 'boolean', short: 'h' } } as CliOptions<S, B>;
 }
 
-/**
- * The options `parse` reads from argv, or the exit code when the command ends here: `--help`
- * printed (0), or a usage error printed with the usage text (2).
- */
+/** The options `parse` reads, or the exit code once `--help` (0) or a usage error (2) was printed. */
 export function parseOrExit<O>(
   command: string,
   usage: string,
@@ -140,9 +128,8 @@ export function painter(
 }
 
 /**
- * Reads answers line by line. Lines typed (or piped) before a question is asked are queued, not
- * lost as `readline/promises`' question() would lose them. In a terminal, readline echoes and
- * edits the line; on a pipe the answer is echoed after the prompt so the transcript reads well.
+ * Reads answers line by line; lines typed before a question are queued, not lost as readline's
+ * question() would lose them. On a pipe the answer is echoed after the prompt.
  */
 export class LineReader {
   private readonly rl: Interface;
@@ -245,11 +232,8 @@ export function urlOption(name: string, value: string): URL {
 }
 
 /**
- * Records a programmable-services payment for a SessionId in a running sandbox (`POST
- * /_sandbox/sessions/{id}/pay`), sending nothing: that sandbox's status check then confirms the
- * order, so an app that verifies payments accepts the fulfillment request sent next. Throws
- * HubtelNetworkError when the sandbox cannot be reached, HubtelApiError (its status, body and
- * reason) when it refuses: the two mean different things to the user (start it / fix the input).
+ * Records a session's payment in a running sandbox (its status check then confirms the order).
+ * Unreachable: HubtelNetworkError (start it); refused: HubtelApiError (fix the input).
  */
 export async function markServicePaidInSandbox(
   sandboxUrl: string,
@@ -295,15 +279,10 @@ export async function fetchSandbox(
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
-    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${describeFetchError(err)}`, {
-      cause: err,
-    });
+    // fetch's "fetch failed" names no cause: the cause's code (ECONNREFUSED…) is what helps.
+    const error = err as Error & { cause?: { code?: string; message?: string } };
+    const cause = error.cause?.code ?? error.cause?.message;
+    const why = cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${why}`, { cause: err });
   }
-}
-
-/** fetch's "fetch failed" names no cause: the cause's code (ECONNREFUSED…) is what helps. */
-export function describeFetchError(err: unknown): string {
-  const error = err as Error & { cause?: { code?: string; message?: string } };
-  const cause = error.cause?.code ?? error.cause?.message;
-  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
 }

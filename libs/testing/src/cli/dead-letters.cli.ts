@@ -7,6 +7,7 @@ import {
   type JobRunner,
 } from 'nestjs-hubtel';
 import type { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
+import type { RedisStore } from 'nestjs-hubtel/redis';
 import { DEFAULT_JOB_RECORD_TTL_MS, listDeadLetters, requeueDeadLetter, type JobRecord } from '#internal';
 import {
   CliUsageError,
@@ -20,20 +21,10 @@ import {
 } from './cli.support.js';
 
 /*
- * `hubtel-trigger dead-letters list|replay`: an operator's view of the jobs an app gave up on.
- *
- * It works on the app's Redis store (`--redis-url`, `--redis-cluster-nodes`), not through an HTTP
- * route of the app: the records are there already (every replica's, whether or not one is
- * running), an operator of a Redis-backed app has that URL, and the app needs no admin endpoint
- * (one more thing to authenticate and expose next to the platform's callbacks).
- *
- * A replay puts the record back to `pending` as a new run and asks BullMQ for that run itself, on
- * the same Redis (the app's jobs run there: nothing in the app looks for pending records): the
- * BullMQ workers of any running replica take it at once, and only the handlers that failed run
- * again. The replay is asked for only once the queue answers, so a record is never left pending
- * with no run to take it (short of Redis failing between the two writes). An app on the in-memory
- * store cannot be reached from outside: call `listDeadLetters()` / `replayDeadLetter(id)` on
- * CheckoutService or FulfillmentService instead.
+ * `hubtel-trigger dead-letters list|replay`: works on the app's Redis store, not an HTTP route of
+ * the app: every replica's records are there, and the app needs no admin endpoint to secure. A
+ * replay puts the record back to `pending` and queues its run on BullMQ (the app's workers take
+ * it), only once the queue answers: a record is never left pending with no run to take it.
  */
 
 export const DEAD_LETTERS_USAGE = `Usage: hubtel-trigger dead-letters list   --redis-url <url> | --redis-cluster-nodes <nodes> [options]
@@ -143,21 +134,20 @@ function parseNodes(text: string): Array<{ host: string; port: number }> {
   });
 }
 
-/** The store the CLI talks to: a RedisStore (optional peer `ioredis`), loaded only when used. */
-interface ClosableStore extends HubtelStore {
-  connect(): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function openRedis(options: DeadLettersOptions): Promise<ClosableStore> {
-  let redis: typeof import('nestjs-hubtel/redis');
+/** nestjs-hubtel/redis and /bullmq need the optional peers ioredis and bullmq: loaded only when used. */
+async function optionalPeer<T>(load: () => Promise<T>, command: string, peer: string): Promise<T> {
   try {
-    redis = await import('nestjs-hubtel/redis');
+    return await load();
   } catch (error) {
+    const message = (error as Error).message;
     throw new CliUsageError(
-      `dead-letters needs the optional dependency ioredis (npm install ioredis): ${(error as Error).message}`,
+      `${command} needs the optional dependency ${peer} (npm install ${peer}): ${message}`,
     );
   }
+}
+
+async function openRedis(options: DeadLettersOptions): Promise<RedisStore> {
+  const redis = await optionalPeer(() => import('nestjs-hubtel/redis'), 'dead-letters', 'ioredis');
   const store = new redis.RedisStore({
     ...(options.redisClusterNodes !== undefined
       ? { cluster: { nodes: options.redisClusterNodes } }
@@ -178,22 +168,9 @@ async function openRedis(options: DeadLettersOptions): Promise<ClosableStore> {
   return store;
 }
 
-/**
- * The BullMQ runner a replay is queued on (optional peer `bullmq`: a type-only import, the module
- * is loaded by openRunner); it runs no worker here.
- */
-type ClosableRunner = BullmqJobRunner;
-
-async function openRunner(options: DeadLettersOptions, io: CliStreams): Promise<ClosableRunner> {
-  let bullmq: typeof import('nestjs-hubtel/bullmq');
-  try {
-    bullmq = await import('nestjs-hubtel/bullmq');
-  } catch (error) {
-    throw new CliUsageError(
-      `dead-letters replay needs the optional dependency bullmq (npm install bullmq): ${(error as Error).message}`,
-    );
-  }
-  let runner: ClosableRunner;
+async function openRunner(options: DeadLettersOptions, io: CliStreams): Promise<BullmqJobRunner> {
+  const bullmq = await optionalPeer(() => import('nestjs-hubtel/bullmq'), 'dead-letters replay', 'bullmq');
+  let runner: BullmqJobRunner;
   try {
     runner = new bullmq.BullmqJobRunner({
       ...(options.redisClusterNodes !== undefined
@@ -234,7 +211,7 @@ class RunNotQueuedError extends Error {
 }
 
 /** `runner`, its enqueue failures told apart from the store's (see RunNotQueuedError). */
-function queueingOnly(runner: ClosableRunner): JobRunner {
+function queueingOnly(runner: BullmqJobRunner): JobRunner {
   return {
     enqueue: async (pipeline, request) => {
       try {
@@ -275,14 +252,17 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
   const options = parseOrExit('hubtel-trigger', DEAD_LETTERS_USAGE, io, () => parseDeadLettersArgs(argv));
   if (typeof options === 'number') return options;
   const p = painter(io.stdout, io.env, options.noColor || options.json);
-  let store: ClosableStore;
+  const fail = (error: unknown): number => {
+    io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
+    return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
+  };
+  let store: RedisStore;
   try {
     store = await openRedis(options);
   } catch (error) {
-    io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
-    return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
+    return fail(error);
   }
-  let runner: ClosableRunner | undefined;
+  let runner: BullmqJobRunner | undefined;
   try {
     if (options.action === 'list') {
       const letters = await listDeadLetters(store, options.module);
@@ -295,8 +275,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
     try {
       runner = await openRunner(options, io);
     } catch (error) {
-      io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
-      return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
+      return fail(error);
     }
     await requeueDeadLetter(store, options.module, id, {
       ttlMs: DEFAULT_JOB_RECORD_TTL_MS,
@@ -327,10 +306,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
     // Still pending is not "dead again": its own code, so a script can wait longer.
     return status === 'done' ? EXIT.ok : status === 'pending' ? EXIT.timedOut : EXIT.failed;
   } catch (error) {
-    if (error instanceof RunNotQueuedError) {
-      io.stderr.write(`hubtel-trigger: ${error.message}\n`);
-      return EXIT.network;
-    }
+    // RunNotQueuedError is no HubtelError: the run could not be queued, as if Redis were down.
     if (error instanceof HubtelError && error.code !== 'HUBTEL_STORE_UNAVAILABLE') {
       io.stderr.write(
         options.json
@@ -339,8 +315,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
       );
       return EXIT.failed;
     }
-    io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
-    return EXIT.network;
+    return fail(error);
   } finally {
     await runner?.close().catch(() => undefined);
     await store.close().catch(() => undefined);

@@ -4,11 +4,6 @@ import { randomHubtelId } from '../testing.builders.js';
 import { EXIT, markServicePaidInSandbox, type Style } from './cli.support.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
 
-/*
- * The simulator's cart: asks the user to pay, pays (recording the payment in the app's sandbox
- * first), reports the fulfillment request's answer, then waits for the app's fulfillment callback.
- */
-
 /** The terminal as the cart step uses it. */
 export interface SimulatorTerminal {
   options: TerminalSimulatorOptions;
@@ -37,29 +32,21 @@ export async function payCart(
       ),
     );
   }
+  const question = `Pay ${money(total)} with mobile money? [y]es / [n]o / [f]ail the payment > `;
   let choice: 'y' | 'n' | 'f' | undefined;
   while (!choice) {
-    const raw = (
-      await term.ask(p(`Pay ${money(total)} with mobile money? [y]es / [n]o / [f]ail the payment > `, 'bold'))
-    )
-      .trim()
-      .toLowerCase();
+    const raw = (await term.ask(p(question, 'bold'))).trim().toLowerCase();
     if (raw === '' || raw === 'y' || raw === 'yes') choice = 'y';
     else if (raw === 'n' || raw === 'no') choice = 'n';
     else if (raw === 'f' || raw === 'fail') choice = 'f';
     else term.out(p('Please answer y, n or f.', 'yellow'));
   }
   if (choice === 'n') {
-    const ended = endedByService(session);
+    const why = endedByService(session)
+      ? 'nothing is sent (the USSD session already ended)'
+      : 'the session was released';
     await releaseQuietly(session);
-    term.out(
-      p(
-        ended
-          ? 'Payment declined; nothing is sent (the USSD session already ended).'
-          : 'Payment declined; the session was released.',
-        'yellow',
-      ),
-    );
+    term.out(p(`Payment declined; ${why}.`, 'yellow'));
     return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'released' };
   }
   if (choice === 'f') {
@@ -75,12 +62,8 @@ export async function payCart(
   const orderId = randomHubtelId();
   if (term.options.sandboxUrl) {
     try {
-      await markServicePaidInSandbox(
-        term.options.sandboxUrl,
-        session.sessionId,
-        { amount: total, orderId, ...(term.options.account ? { account: term.options.account } : {}) },
-        10_000,
-      );
+      const payment = { amount: total, orderId, account: term.options.account };
+      await markServicePaidInSandbox(term.options.sandboxUrl, session.sessionId, payment, 10_000);
     } catch (err) {
       term.out(
         p(`  (${(err as Error).message}; an app that verifies payments will refuse this order)`, 'yellow'),
@@ -124,20 +107,11 @@ export async function payCart(
       (callback as { ServiceStatus?: unknown }).ServiceStatus,
   );
   const success = status.toLowerCase() === 'success';
-  term.out(
-    p(
-      `${success ? '✓' : '✗'} Fulfillment callback received: ServiceStatus ${status}`,
-      success ? 'green' : 'red',
-    ),
-  );
-  term.out(
-    p(
-      success
-        ? 'The purchase succeeded. Session ended.'
-        : 'The service reported a failed fulfillment. Session ended.',
-      'dim',
-    ),
-  );
+  const [mark, style, verdict] = success
+    ? (['✓', 'green', 'The purchase succeeded.'] as const)
+    : (['✗', 'red', 'The service reported a failed fulfillment.'] as const);
+  term.out(p(`${mark} Fulfillment callback received: ServiceStatus ${status}`, style));
+  term.out(p(`${verdict} Session ended.`, 'dim'));
   return {
     exitCode: success ? EXIT.ok : EXIT.failed,
     sessionId: session.sessionId,

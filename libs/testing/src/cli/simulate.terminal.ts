@@ -1,10 +1,4 @@
-import {
-  HubtelApiError,
-  HubtelError,
-  HubtelNetworkError,
-  HubtelTimeoutError,
-  HubtelValidationError,
-} from 'nestjs-hubtel';
+import { HubtelApiError, HubtelNetworkError, HubtelValidationError } from 'nestjs-hubtel';
 import {
   HubtelSandbox,
   type SandboxServiceSession,
@@ -33,10 +27,8 @@ export function defaultFulfillmentUrl(serviceFlowUrl: URL): URL {
 }
 
 /**
- * Plays the platform's client app in a terminal, like dialing a USSD code: starts a session,
- * shows each screen (message, label, numbered options), reads the user's answers, shows the cart
- * and pays it (the fulfillment request), then reports the fulfillment callback. Built on the
- * sandbox's service-app driver, so the wire protocol is the one the sandbox plays in tests.
+ * Plays the platform's client app in a terminal, like dialing a USSD code, through the sandbox's
+ * service-app driver: screens, answers, the cart's payment and the fulfillment callback.
  */
 export class TerminalSimulator {
   private readonly paint: SimulatorTerminal['paint'];
@@ -133,12 +125,8 @@ export class TerminalSimulator {
   private header(sandbox: HubtelSandbox, session: SandboxServiceSession): void {
     const p = this.paint;
     const record = session.record;
-    this.out(
-      p(
-        `Hubtel service simulator — dialing ${record.serviceCode} as ${record.mobile} (${record.operator})`,
-        'bold',
-      ),
-    );
+    const { serviceCode, mobile, operator } = record;
+    this.out(p(`Hubtel service simulator — dialing ${serviceCode} as ${mobile} (${operator})`, 'bold'));
     const screen = session.record.channel === 'ussd' ? this.screen : undefined;
     this.out(
       screen
@@ -155,12 +143,8 @@ export class TerminalSimulator {
       this.out(
         `  Fulfillment callbacks     ${sandbox.url}/callback  ${p("(your ServiceAppModule's callbackUrl must be " + sandbox.url + ')', 'dim')}`,
       );
-    this.out(
-      p(
-        `  Session ${session.sessionId}. Answer each screen and press Enter; Ctrl+C ends the session.`,
-        'dim',
-      ),
-    );
+    const howTo = 'Answer each screen and press Enter; Ctrl+C ends the session.';
+    this.out(p(`  Session ${session.sessionId}. ${howTo}`, 'dim'));
   }
 
   private async play(
@@ -184,12 +168,8 @@ export class TerminalSimulator {
       if (response.Label) this.out(p(`── ${response.Label} ──`, 'bold'));
       if (response.Message) this.out(response.Message);
 
-      if (type === 'release') {
-        this.out(p('Session ended by the service.', 'dim'));
-        return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'ended' };
-      }
+      if (type === 'release') return this.ended(session);
       if (type === 'addtocart') return payCart(this.terminal(ask), session, sandbox, response.Item!);
-
       const options = Array.isArray(response.Data) ? (response.Data as ServiceFlowOption[]) : [];
       const isSelect = String(response.DataType).toLowerCase() === 'select' && options.length > 0;
       let answer: string;
@@ -204,11 +184,7 @@ export class TerminalSimulator {
     }
   }
 
-  /**
-   * The USSD phone: the screen is `Message` and nothing else (no label, no list from `Data`); what
-   * the user types is sent as typed; the cart is a `Release` carrying the `Item`, paid outside the
-   * session (the mobile-money prompt), or an `AddToCart` (warned about: USSD expects Release).
-   */
+  /** The USSD phone: `Message` only, input sent as typed, the cart a `Release` with an `Item`. */
   private async playUssd(
     session: SandboxServiceSession,
     sandbox: HubtelSandbox,
@@ -228,10 +204,7 @@ export class TerminalSimulator {
         this.out(p('Session ended on the phone; the payment prompt follows.', 'dim'));
         return payCart(this.terminal(ask), session, sandbox, response.Item!);
       }
-      if (type === 'release') {
-        this.out(p('Session ended by the service.', 'dim'));
-        return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'ended' };
-      }
+      if (type === 'release') return this.ended(session);
       if (type === 'addtocart') return payCart(this.terminal(ask), session, sandbox, response.Item!);
       // What the user types goes as typed: on USSD the service maps an option's number itself.
       const field = response.FieldType ? ` (${response.FieldType})` : '';
@@ -254,6 +227,11 @@ export class TerminalSimulator {
       );
     if (typeof response.Message === 'string' && response.Message !== '') this.out(response.Message);
     for (const warning of exchange?.warnings ?? []) this.out(p(`⚠ ussd: ${warning}`, 'yellow'));
+  }
+
+  private ended(session: SandboxServiceSession): SimulationResult {
+    this.out(this.paint('Session ended by the service.', 'dim'));
+    return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'ended' };
   }
 
   private warnIssues(session: SandboxServiceSession): void {
@@ -292,7 +270,5 @@ export function describeError(err: unknown): string {
         : ` — ${typeof err.body === 'string' ? err.body : JSON.stringify(err.body)}`.slice(0, 600);
     return `${err.message}${body}`;
   }
-  if (err instanceof HubtelNetworkError || err instanceof HubtelTimeoutError || err instanceof HubtelError)
-    return err.message;
   return err instanceof Error ? err.message : String(err);
 }

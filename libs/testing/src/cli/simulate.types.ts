@@ -1,8 +1,6 @@
 import type { SandboxFulfillmentCallback } from 'nestjs-hubtel/sandbox';
 import type { ServiceAppChannel } from '#internal';
 
-/* What the terminal simulator (`hubtel-simulate`) takes and how one session ended. */
-
 export interface TerminalSimulatorOptions {
   /** The Service Interaction URL (`http://127.0.0.1:3000/api/service-flow`). */
   serviceFlowUrl: string;
@@ -11,26 +9,15 @@ export interface TerminalSimulatorOptions {
   serviceCode?: string;
   mobile?: string;
   operator?: string;
-  /**
-   * `ussd` plays a USSD phone: shows `Message` only, flags a screen over the size, sends what the
-   * user types (the option's number), and pays a `Release` carrying an `Item` like an `AddToCart`.
-   * `app` plays the Hubtel app (the options of `Data` listed). Default: `ussd` for a telco operator.
-   */
+  /** `ussd` plays a USSD phone (`Message` only), `app` the Hubtel app. Default: `ussd` for a telco. */
   channel?: ServiceAppChannel;
   /** USSD screen size in characters (GSM-7). Default 182. */
   screenSize?: number;
   /** USSD screen size once any character is outside GSM-7 (UCS-2). Default 70. */
   unicodeScreenSize?: number;
-  /**
-   * A running sandbox (the `hubtel-sandbox` command, or an app's embedded one) that receives the
-   * app's fulfillment callbacks: the simulator reads them from its admin API. Default: the
-   * simulator's own receiver (`callbackPort`).
-   */
+  /** A running sandbox that receives the app's callbacks. Default: the simulator's own receiver. */
   sandboxUrl?: string;
-  /**
-   * With `sandboxUrl`: the sandbox account whose programmable service this is (several accounts:
-   * its status check confirms the payment to that account's keys only). Default: its default one.
-   */
+  /** With `sandboxUrl`: the account whose programmable service this is. Default: its default one. */
   account?: string;
   /** Port of the simulator's own fulfillment-callback receiver. Default: a free one. */
   callbackPort?: number;

@@ -7,7 +7,7 @@
 import { HUBTEL_DEFAULT_ACCOUNT, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { HUBTEL_ACCOUNT_NAME, serviceAppChannel, type ServiceAppChannel } from '#internal';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
-import { cliOptions, CliUsageError, intOption, parseCliArgs, urlOption } from './cli.support.js';
+import { cliOptions, CliUsageError, intOption, parseCliArgs, urlOption, words } from './cli.support.js';
 
 export const TRIGGER_KINDS = [
   'checkout',
@@ -266,28 +266,11 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     dryRun: values['dry-run'] ?? false,
     noColor: values['no-color'] ?? false,
   };
-  const serviceFlowOnly = [
-    'type',
-    'message',
-    'operator',
-    'mobile',
-    'service-code',
-    'screen-size',
-    'unicode-screen-size',
-  ] as const;
+  const serviceFlowOnly = words('type message operator mobile service-code screen-size unicode-screen-size');
   if (kind === 'service-flow') {
-    for (const name of [
-      'reference',
-      'checkout-id',
-      'outcome',
-      'phone',
-      'forge',
-      'order-id',
-      'amount',
-      'sandbox',
-      'mark-paid',
-      'service-status',
-    ] as const) {
+    for (const name of words(
+      'reference checkout-id outcome phone forge order-id amount sandbox mark-paid service-status',
+    )) {
       if (values[name] !== undefined)
         throw new CliUsageError(`--${name} does not go with service-flow (see its options)`);
     }

@@ -1,8 +1,4 @@
-/**
- * What `hubtel-trigger` sends: the body of each kind, built field for field as the platform's
- * contract writes them, reading (or first marking paid) the invoice in a sandbox when told to.
- * Apart from the argument parsing and the sending so each kind's body reads in one place.
- */
+// What `hubtel-trigger` sends: each kind's body, reading (or first marking paid) a sandbox's invoice.
 import { HubtelError, maskPhoneNumbers } from 'nestjs-hubtel';
 import { isUssdRequest } from '#internal';
 import type { SandboxInvoice } from 'nestjs-hubtel/sandbox';
@@ -22,13 +18,9 @@ async function invoiceFromSandbox(
   reference: string,
   timeoutMs: number,
 ): Promise<SandboxInvoice> {
-  const res = await fetchSandbox(
-    sandboxUrl,
-    `/_sandbox/invoices/${encodeURIComponent(reference)}`,
-    timeoutMs,
-  );
-  if (res.status === 404)
-    throw new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
+  const path = `/_sandbox/invoices/${encodeURIComponent(reference)}`;
+  const res = await fetchSandbox(sandboxUrl, path, timeoutMs);
+  if (res.status === 404) throw noInvoice(sandboxUrl, reference);
   if (!res.ok) {
     const reason = reasonOf(await res.json().catch(() => undefined));
     throw new HubtelError(
@@ -40,23 +32,16 @@ async function invoiceFromSandbox(
   return (await res.json()) as SandboxInvoice;
 }
 
+const noInvoice = (sandboxUrl: string, reference: string) =>
+  new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
+
 export type MarkedPaid = 'marked' | 'already-paid';
 
-/**
- * Marks the invoice paid in the sandbox without sending its callback (`POST
- * /_sandbox/invoices/{ref}/pay` with `deliver: false`), and returns the paid invoice. An invoice
- * that is already paid is fine (running the same command twice to test duplicates).
- */
+/** Marks the invoice paid without its callback; one already paid is fine (a second run). */
 async function markPaidInSandbox(
   sandboxUrl: string,
   reference: string,
-  payer: {
-    phone?: string;
-    channel?: string;
-    amount?: number;
-    chargeBearer?: 'merchant' | 'payer';
-    currency?: string;
-  },
+  payer: Pick<TriggerOptions, 'phone' | 'channel' | 'amount' | 'chargeBearer' | 'currency'>,
   timeoutMs: number,
 ): Promise<{ invoice: SandboxInvoice; markedPaid: MarkedPaid }> {
   const path = `/_sandbox/invoices/${encodeURIComponent(reference)}/pay`;
@@ -64,8 +49,7 @@ async function markPaidInSandbox(
   const answer = (await res.json().catch(() => undefined)) as
     { invoice?: SandboxInvoice; message?: string } | undefined;
   if (res.ok && answer?.invoice) return { invoice: answer.invoice, markedPaid: 'marked' };
-  if (res.status === 404)
-    throw new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
+  if (res.status === 404) throw noInvoice(sandboxUrl, reference);
   if (res.status === 409) {
     const invoice = await invoiceFromSandbox(sandboxUrl, reference, timeoutMs);
     if (invoice.state === 'paid') return { invoice, markedPaid: 'already-paid' };
@@ -116,17 +100,9 @@ export async function buildTriggerBody(
     // A dry run sends nothing, to the app or to the sandbox.
     if (options.markPaid && !options.dryRun) {
       // Its errors tell an unreachable sandbox (exit 3) from a refusal with the sandbox's reason (1).
-      await markServicePaidInSandbox(
-        options.sandboxUrl!,
-        body.SessionId,
-        {
-          amount: options.amount,
-          orderId: body.OrderId,
-          chargeBearer: options.chargeBearer,
-          currency: options.currency,
-        },
-        timeoutMs,
-      );
+      const { amount, chargeBearer, currency } = options;
+      const payment = { amount, orderId: body.OrderId, chargeBearer, currency };
+      await markServicePaidInSandbox(options.sandboxUrl!, body.SessionId, payment, timeoutMs);
       markedPaid = 'marked';
     }
     const forged = options.kind === 'fulfillment-forged';
@@ -175,50 +151,27 @@ export async function buildTriggerBody(
   // What the payer paid, as the platform's callback says: with a payer-borne charge (or another
   // amount --mark-paid recorded), not the invoice's total.
   const realAmount = (invoice?.amountPaid || invoice?.totalAmount) ?? options.amount;
+  const { phone, channel } = options;
+  const given = { invoice, clientReference: options.reference, phone, channel };
   let body;
   let what: string;
   if (options.kind === 'checkout-forged') {
     if (options.forge === 'unknown-reference') {
-      body = buildCheckoutCallback({
-        clientReference: `forged-${randomHubtelId().slice(0, 16)}`,
-        amount: options.amount ?? 1,
-        phone: options.phone,
-        channel: options.channel,
-      });
+      const clientReference = `forged-${randomHubtelId().slice(0, 16)}`;
+      body = buildCheckoutCallback({ ...given, clientReference, amount: options.amount ?? 1 });
       what = `forged callback: unknown reference ${body.Data.ClientReference}`;
     } else if (options.forge === 'wrong-amount') {
       const claimed =
         options.amount ?? (realAmount! >= 0.02 ? round2(realAmount! / 2) : round2(realAmount! + 1));
-      body = buildCheckoutCallback({
-        invoice: invoice ?? undefined,
-        clientReference: options.reference,
-        checkoutId: options.checkoutId,
-        amount: claimed,
-        phone: options.phone,
-        channel: options.channel,
-      });
+      body = buildCheckoutCallback({ ...given, checkoutId: options.checkoutId, amount: claimed });
       what = `forged callback: ${options.reference} claims GHS ${claimed.toFixed(2)}${invoice ? ` (invoiced GHS ${invoice.totalAmount.toFixed(2)})` : ''}`;
     } else {
-      body = buildCheckoutCallback({
-        invoice: invoice ?? undefined,
-        clientReference: options.reference,
-        amount: realAmount,
-        checkoutId: randomHubtelId(),
-        phone: options.phone,
-        channel: options.channel,
-      });
+      body = buildCheckoutCallback({ ...given, amount: realAmount, checkoutId: randomHubtelId() });
       what = `forged callback: ${options.reference} with checkout id ${body.Data.CheckoutId}`;
     }
   } else {
-    body = buildCheckoutCallback({
-      invoice: invoice ?? undefined,
-      clientReference: options.reference,
-      checkoutId: options.checkoutId,
-      amount: options.amount,
-      outcome: options.outcome,
-      phone: options.phone,
-      channel: options.channel,
-    });
+    const { checkoutId, amount, outcome } = options;
+    body = buildCheckoutCallback({ ...given, checkoutId, amount, outcome });
     what = `checkout callback (${options.outcome}) for ${body.Data.ClientReference}: GHS ${body.Data.Amount.toFixed(2)}, checkout ${body.Data.CheckoutId}`;
   }
   return { body, path: TESTING_PATHS.checkoutCallback, summary: what, markedPaid };

@@ -11,18 +11,8 @@ import {
 } from './trigger.args.js';
 import { buildTriggerBody, type MarkedPaid } from './trigger.bodies.js';
 
-// The command's parts, exported from here where users of the testing kit find them.
-export {
-  FORGERIES,
-  TRIGGER_CLI_USAGE,
-  TRIGGER_KINDS,
-  parseTriggerCliArgs,
-  type Forgery,
-  type ParsedTriggerCli,
-  type TriggerKind,
-  type TriggerOptions,
-} from './trigger.args.js';
-export { buildTriggerBody, type MarkedPaid } from './trigger.bodies.js';
+export { TRIGGER_CLI_USAGE, parseTriggerCliArgs, type Forgery } from './trigger.args.js';
+export type { TriggerKind, TriggerOptions };
 
 /** What the trigger sends and what it got back. */
 export interface TriggerReport {
@@ -31,10 +21,7 @@ export interface TriggerReport {
   body: unknown;
   /** With `markPaid`: the sandbox marked the invoice paid now, or it was already paid. */
   markedPaid?: MarkedPaid;
-  /**
-   * service-flow on USSD: what the phone showed of each 2xx answer (its `Message`), measured
-   * against the screen size.
-   */
+  /** service-flow on USSD: each 2xx answer's `Message` measured against the screen size. */
   screens?: Array<{ copy: number; length: number; limit: number; gsm7: boolean; fits: boolean }>;
   /** service-flow: the cart an answer carried (AddToCart; on USSD, Release with an Item). */
   cart?: { ItemName: string; Qty: number; Price: number; total: number; sessionId: string };
@@ -102,16 +89,13 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
     return EXIT.ok;
   }
   if (!options.json && built.markedPaid) {
-    io.stdout.write(
-      `${p(
-        options.kind === 'fulfillment'
-          ? `recorded the payment of session ${options.sessionId} in the sandbox`
-          : built.markedPaid === 'marked'
-            ? `marked ${options.reference} paid in the sandbox (its callback held back)`
-            : `${options.reference} was already paid in the sandbox`,
-        'dim',
-      )}\n`,
-    );
+    const note =
+      options.kind === 'fulfillment'
+        ? `recorded the payment of session ${options.sessionId} in the sandbox`
+        : built.markedPaid === 'marked'
+          ? `marked ${options.reference} paid in the sandbox (its callback held back)`
+          : `${options.reference} was already paid in the sandbox`;
+    io.stdout.write(`${p(note, 'dim')}\n`);
   }
   if (!options.json) {
     io.stdout.write(`${p(built.summary, 'bold')}\n`);
@@ -178,10 +162,7 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
   return failed.length > 0 || non2xx.length > 0 || oversize ? EXIT.failed : EXIT.ok;
 }
 
-/**
- * Adds to a service-flow report what the phone showed (on USSD) and the cart an answer carried:
- * `AddToCart`, or on USSD a `Release` with an `Item` (the session ends; payment follows outside it).
- */
+/** Adds to a service-flow report what the phone showed (on USSD) and the cart an answer carried. */
 function describeServiceFlowAnswers(options: TriggerOptions, report: TriggerReport): void {
   const flow = options.serviceFlow!;
   const limits = {
