@@ -100,8 +100,7 @@ export type HubtelRedisUnusableReason =
 
 /**
  * A Redis connection the suite cannot use as given: thrown at startup (never a fallback to another
- * address), saying what to change. `instanceof HubtelConfigError` too; `code` is
- * HUBTEL_REDIS_UNUSABLE and `reason` says which rule it broke.
+ * address), saying what to change; `reason` says which rule it broke.
  */
 export class HubtelRedisConfigError extends HubtelConfigError {
   constructor(
@@ -173,9 +172,8 @@ export class HubtelRateLimitedError extends HubtelApiError {
 }
 
 /**
- * The instance's budget of transaction status checks for the current minute is spent: the check
- * was not sent (the platform rate-limits them per merchant, and forged callbacks must not spend
- * that limit). `retryAfterMs` says when a check is next allowed.
+ * This minute's budget of status checks is spent: the check was not sent (forged callbacks must not
+ * spend the platform's per-merchant limit). `retryAfterMs` says when a check is next allowed.
  */
 export class HubtelStatusCheckBudgetError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
@@ -199,8 +197,7 @@ export class HubtelTimeoutError extends HubtelError {
 
 /**
  * A non-idempotent request (a send, a payment) may have reached the platform but no answer came
- * back (time-out, connection reset after sending, 502/504). It was NOT retried: check its status
- * before sending again.
+ * back. It was NOT retried: check its status before sending again.
  */
 export class HubtelUnknownOutcomeError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
@@ -209,9 +206,8 @@ export class HubtelUnknownOutcomeError extends HubtelError {
 }
 
 /**
- * The store could not be reached, or did not answer in time. The operation may not have been
- * applied (or, after a time-out, may have been): inbound endpoints answer it 503, unacknowledged,
- * so the platform sends the request again.
+ * The store could not be reached or did not answer in time (the write may or may not have applied):
+ * inbound endpoints answer 503, unacknowledged, so the platform sends the request again.
  */
 export class HubtelStoreUnavailableError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
