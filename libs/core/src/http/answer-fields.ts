@@ -1,8 +1,6 @@
 /**
- * Reading the platform's answers as its own SDKs do: field names matched without regard to case
- * (Hubtel's C# SDK deserialises case-insensitively; an older SMS host answers `Status`,
- * `MessageId`, ... where the documented one answers `status`, `messageId`). The exact name wins
- * when both are present.
+ * Reading the platform's answers as its own C# SDK does, field names in any case (an older SMS host
+ * answers `Status` where the documented one answers `status`); the exact name wins when both are.
  */
 
 /** The value of field `name` of `source`, its exact spelling first, else any spelling of it. */
@@ -15,10 +13,7 @@ export function fieldOf(source: unknown, name: string): unknown {
   return undefined;
 }
 
-/**
- * A copy of `source` whose fields named in `names` (in any case) are under those spellings; other
- * fields are kept as they are. Not an object: returned as it is.
- */
+/** A copy of `source` with its fields named in `names` (in any case) under those spellings. */
 export function withFieldNames<T>(source: T, names: readonly string[]): T {
   if (!source || typeof source !== 'object' || Array.isArray(source)) return source;
   const record = source as Record<string, unknown>;

@@ -1,9 +1,4 @@
-/**
- * How one HubtelRequest becomes an axios request: the URL with its query, the headers (JSON, the
- * API's Basic auth, never a caller's Authorization), the body as JSON text, and the axios options
- * that keep the raw answer for the transport to decode. Apart from HttpTransport's retry loop,
- * which sends the same request on every attempt.
- */
+/** How one HubtelRequest becomes the axios request HttpTransport sends on every attempt. */
 import type { AxiosRequestConfig } from 'axios';
 import type { HubtelApi, HubtelCredentials } from '../options/hubtel-options.types.js';
 import type { HubtelRequest } from './http-transport.js';
@@ -39,7 +34,7 @@ export function axiosRequest(
   url: string,
   auth: string | undefined,
   timeoutMs: number,
-  /** The body as JSON text (the transport also logs whether there is one). */
+  /** The body as JSON text. */
   data: string | undefined,
 ): AxiosRequestConfig<string | undefined> {
   const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };

@@ -1,8 +1,6 @@
 /**
- * What an HTTP answer of the platform means: a 2xx body decoded (JSON, or an error when it is not),
- * any other status mapped to the suite's typed error with the platform's code and message, and
- * whether it may be retried (with the wait a `Retry-After` asks for). Apart from HttpTransport's
- * retry loop so the status table reads in one place.
+ * What an HTTP answer of the platform means: a 2xx body decoded, any other status mapped to a typed
+ * error and whether it may be retried. Apart from HttpTransport's loop so the table reads in one place.
  */
 import type { AxiosResponse } from 'axios';
 import {
@@ -20,12 +18,11 @@ import { maskPhoneNumbers } from '../logging/redact.js';
 import { describeHubtelCode } from './hubtel-codes.js';
 import type { HubtelRequest, HubtelResponse } from './http-transport.js';
 
-/** What the retry loop does after a failed attempt. */
+/** What the retry loop does after a failed attempt: `error` is thrown when it does not retry. */
 export interface Decision {
   retry: boolean;
   /** Wait the platform asked for, if any. */
   retryAfterMs?: number;
-  /** The error to throw if we do not (or can no longer) retry. */
   error: HubtelError;
 }
 
@@ -36,22 +33,18 @@ export function decodeSuccess<T>(
   attempts: number,
 ): HubtelResponse<T> {
   const text = typeof res.data === 'string' ? res.data : '';
-  let data: unknown;
-  if (text.trim() !== '') {
-    try {
-      data = JSON.parse(text);
-    } catch {
-      const details = { httpStatus: res.status, body: truncate(text), attempts };
-      const message = `${req.operation}: ${req.method} ${req.api} ${req.path} answered ${res.status} with a body that is not JSON`;
-      // The platform accepted a non-idempotent request but we cannot read what it did.
-      if (!req.idempotent) {
-        throw new HubtelUnknownOutcomeError(
-          `${message}; its outcome is unknown: check its status before sending it again`,
-          details,
-        );
-      }
-      throw new HubtelApiError(message, details);
+  const data = parseJson(text);
+  if (data === undefined && text.trim() !== '') {
+    const details = { httpStatus: res.status, body: truncate(text), attempts };
+    const message = `${req.operation}: ${req.method} ${req.api} ${req.path} answered ${res.status} with a body that is not JSON`;
+    // The platform accepted a non-idempotent request but we cannot read what it did.
+    if (!req.idempotent) {
+      throw new HubtelUnknownOutcomeError(
+        `${message}; its outcome is unknown: check its status before sending it again`,
+        details,
+      );
     }
+    throw new HubtelApiError(message, details);
   }
   return { status: res.status, data: data as T, headers: plainHeaders(res.headers), attempts };
 }

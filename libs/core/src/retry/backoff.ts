@@ -1,7 +1,4 @@
-/**
- * Exponential backoff with full jitter (AWS architecture blog's "full jitter"): spreads retries of
- * many clients so they do not hammer the platform in lock-step.
- */
+/** Exponential backoff with full jitter, so many clients' retries do not hammer the platform in step. */
 export interface BackoffPolicy {
   /** Delay scale of the first retry, in ms. */
   baseDelayMs: number;
