@@ -1,7 +1,4 @@
-/**
- * Every error the suite throws is a HubtelError with a stable `code`, so callers can branch on
- * `err.code` (or `instanceof`) without parsing messages. Messages never carry credentials.
- */
+/** Every error the suite throws is a HubtelError with a stable `code`; messages never carry credentials. */
 export type HubtelErrorCode =
   | 'HUBTEL_CONFIG_INVALID'
   | 'HUBTEL_VALIDATION_FAILED'
@@ -14,22 +11,16 @@ export type HubtelErrorCode =
   | 'HUBTEL_TIMEOUT'
   | 'HUBTEL_UNKNOWN_OUTCOME'
   | 'HUBTEL_STORE_CONFLICT'
-  /** The store (Redis, ...) could not be reached or did not answer in time; nothing was written. */
   | 'HUBTEL_STORE_UNAVAILABLE'
   | 'HUBTEL_NOT_FOUND'
-  /** A call named an account the module does not know (see HubtelUnknownAccountError). */
   | 'HUBTEL_UNKNOWN_ACCOUNT'
-  /** Requests started too many account look-ups this minute (see HubtelAccountLookupLimitError). */
   | 'HUBTEL_ACCOUNT_LOOKUPS_LIMITED'
   /** A record of one account reached through another (a session or order on the wrong account's path). */
   | 'HUBTEL_WRONG_ACCOUNT'
   /** A bulk operation stopped before the end of its input (see the error's partial result). */
   | 'HUBTEL_SEND_ABORTED'
-  /** This instance is shutting down: a job it was about to run is left to its runner for later. */
   | 'HUBTEL_SHUTTING_DOWN'
-  /** This instance spent its status checks of the minute (`statusCheckBudget`); nothing was sent. */
   | 'HUBTEL_STATUS_CHECK_BUDGET'
-  /** The Redis connection given cannot be used as it is (see HubtelRedisConfigError's `reason`). */
   | 'HUBTEL_REDIS_UNUSABLE';
 
 export interface HubtelErrorDetails {

@@ -10,7 +10,7 @@ import { HANDLER_EVENTS, HUBTEL_HANDLER_METADATA, type HubtelHandlerMetadata } f
 export interface PipelineHandler {
   /** Stable identity a job record remembers: `Class.method@event`, or `event#n` without Nest. */
   readonly id: string;
-  /** Calls the handler; rejects when it fails, whatever its `suppressErrors` option says. */
+  /** Calls the handler; rejects when it fails. */
   readonly call: (payload: unknown) => unknown;
 }
 

@@ -76,52 +76,32 @@ export function decideOnStatus(
   const stop = (error: HubtelError): Decision => ({ retry: false, error });
   const failed = `${where} failed with HTTP ${status}`;
 
-  if (status === 429)
-    return retry(
-      new HubtelRateLimitedError(
-        `${where} was rate limited by the platform (HTTP 429) after ${attempt} attempt(s)${suffix}`,
-        details,
-      ),
-      retryAfterMs,
-    );
-  if (status === 503)
-    return retry(
-      new HubtelApiError(
-        `${where} failed: the platform is unavailable (HTTP 503) after ${attempt} attempt(s)${suffix}`,
-        details,
-      ),
-      retryAfterMs,
-    );
-  if ((status === 502 || status === 504) && !req.idempotent)
-    return stop(
-      new HubtelUnknownOutcomeError(
-        `${where} got HTTP ${status} from a gateway: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`,
-        details,
-      ),
-    );
+  if (status === 429) {
+    const message = `${where} was rate limited by the platform (HTTP 429) after ${attempt} attempt(s)${suffix}`;
+    return retry(new HubtelRateLimitedError(message, details), retryAfterMs);
+  }
+  if (status === 503) {
+    const message = `${where} failed: the platform is unavailable (HTTP 503) after ${attempt} attempt(s)${suffix}`;
+    return retry(new HubtelApiError(message, details), retryAfterMs);
+  }
+  if ((status === 502 || status === 504) && !req.idempotent) {
+    const message = `${where} got HTTP ${status} from a gateway: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`;
+    return stop(new HubtelUnknownOutcomeError(message, details));
+  }
   if (status === 502 || status === 504)
     return retry(new HubtelApiError(`${failed} after ${attempt} attempt(s)${suffix}`, details));
-  if (status === 401)
-    return stop(
-      new HubtelAuthenticationError(
-        `${where} was refused: the ${req.api} API credentials (clientId/clientSecret) are wrong or lack access (HTTP 401)${suffix}`,
-        details,
-      ),
-    );
-  if (status === 402 || (req.api === 'sms' && status === 400 && responseCode === '12'))
-    return stop(
-      new HubtelInsufficientCreditError(
-        `${where} was refused: the account has no credit left (HTTP ${status})${suffix}`,
-        details,
-      ),
-    );
-  if (status === 403 && looksLikeHtml(headers['content-type'], text))
-    return stop(
-      new HubtelIpNotAllowedError(
-        `${where} was refused with an HTML 403 page: this server's IP address is probably not on the platform's allow-list for the ${req.api} API (ask Hubtel to allow-list your server's public IP)`,
-        details,
-      ),
-    );
+  if (status === 401) {
+    const message = `${where} was refused: the ${req.api} API credentials (clientId/clientSecret) are wrong or lack access (HTTP 401)${suffix}`;
+    return stop(new HubtelAuthenticationError(message, details));
+  }
+  if (status === 402 || (req.api === 'sms' && status === 400 && responseCode === '12')) {
+    const message = `${where} was refused: the account has no credit left (HTTP ${status})${suffix}`;
+    return stop(new HubtelInsufficientCreditError(message, details));
+  }
+  if (status === 403 && looksLikeHtml(headers['content-type'], text)) {
+    const message = `${where} was refused with an HTML 403 page: this server's IP address is probably not on the platform's allow-list for the ${req.api} API (ask Hubtel to allow-list your server's public IP)`;
+    return stop(new HubtelIpNotAllowedError(message, details));
+  }
   if (status >= 300 && status < 400) {
     const location = headers.location ? ` to ${headers.location}` : '';
     const hint = `check the ${req.api} base URL`;

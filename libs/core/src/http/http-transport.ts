@@ -93,23 +93,14 @@ export class HttpTransport {
   private readonly logger: LoggerService;
   /** A logger given through hooks decides for itself which levels it prints. */
   private readonly customLogger: boolean;
-  private readonly sleep: (ms: number) => Promise<void>;
-  private readonly random: () => number;
-  private readonly now: () => number;
   private readonly authHeaders: Partial<Record<HubtelApi, string>>;
-  private readonly telemetry: HubtelTelemetry | undefined;
 
   constructor(
     private readonly http: HttpService,
     private readonly config: HttpTransportConfig,
   ) {
-    const hooks = config.hooks ?? {};
-    this.logger = hooks.logger ?? new HubtelLogger(config.loggerContext ?? 'HubtelHttp');
-    this.customLogger = hooks.logger !== undefined;
-    this.sleep = hooks.sleep ?? defaultSleep;
-    this.random = hooks.random ?? Math.random;
-    this.now = hooks.now ?? Date.now;
-    this.telemetry = config.telemetry;
+    this.logger = config.hooks?.logger ?? new HubtelLogger(config.loggerContext ?? 'HubtelHttp');
+    this.customLogger = config.hooks?.logger !== undefined;
     this.authHeaders = basicAuthHeaders(config.credentials);
   }
 
@@ -135,42 +126,44 @@ export class HttpTransport {
     const timeoutMs = req.timeoutMs ?? this.config.timeoutMs;
     const maxAttempts = Math.max(1, Math.min(req.maxAttempts ?? Infinity, this.config.retry.maxAttempts));
     const config = axiosRequest(req, base + req.path + query, this.authHeaders[req.api], timeoutMs, data);
+    const { now = Date.now, random = Math.random, sleep = defaultSleep } = this.config.hooks ?? {};
+    const { telemetry } = this.config;
 
     for (let attempt = 1; ; attempt++) {
       // Building a debug line masks the whole body: skip it when nobody would see it.
-      const debug = this.debugEnabled();
+      const debug =
+        this.logger.debug !== undefined &&
+        (this.customLogger || isLogLevelEnabled('debug', this.logger as Logger));
       if (debug) {
         this.logger.debug!(
           maskPhoneNumbers(`→ ${target}${query} [${req.operation}] attempt ${attempt}/${maxAttempts}`) +
             (data === undefined ? '' : ` body=${redactToString(req.body)}`),
         );
       }
-      const started = debug ? this.now() : 0;
-      const began = this.telemetry ? performance.now() : 0;
+      const started = debug ? now() : 0;
+      const began = telemetry ? performance.now() : 0;
       let decision: Decision;
       try {
         // axiosRef's promise API skips the Observable and cancel token HttpService.request builds.
         const res = await this.http.axiosRef.request<string>(config);
-        this.telemetry?.record(outboundSignal(req, String(res.status), began));
+        telemetry?.record(outboundSignal(req, String(res.status), began));
         if (debug) {
-          this.logger.debug!(`← ${res.status} ${target} [${req.operation}] in ${this.now() - started} ms`);
+          this.logger.debug!(`← ${res.status} ${target} [${req.operation}] in ${now() - started} ms`);
         }
         if ((res.status >= 200 && res.status < 300) || req.acceptStatus?.includes(res.status)) {
           return decodeSuccess<T>(req, res, attempt);
         }
-        decision = decideOnStatus(req, res, attempt, this.now());
+        decision = decideOnStatus(req, res, attempt, now());
       } catch (error) {
         if (error instanceof HubtelError) throw error;
         const failure = classifyFailure(error);
-        this.telemetry?.record(
-          outboundSignal(req, failure.kind === 'timeout' ? 'timeout' : 'network', began),
-        );
+        telemetry?.record(outboundSignal(req, failure.kind === 'timeout' ? 'timeout' : 'network', began));
         decision = decideOnFailure(req, failure, attempt, timeoutMs);
       }
 
       if (!decision.retry || attempt >= maxAttempts) throw decision.error;
       // The backoff stays within maxDelayMs; only a longer Retry-After gets past it.
-      const delay = decision.retryAfterMs ?? backoffDelay(attempt, this.config.retry, this.random);
+      const delay = decision.retryAfterMs ?? backoffDelay(attempt, this.config.retry, random);
       if (delay > this.config.retry.maxDelayMs) {
         this.logger.warn(
           `${req.operation}: ${target} asked to retry after ${delay} ms, more than retry.maxDelayMs (${this.config.retry.maxDelayMs}); giving up`,
@@ -180,13 +173,8 @@ export class HttpTransport {
       this.logger.warn(
         `${req.operation}: ${target} failed on attempt ${attempt}/${maxAttempts} (${maskPhoneNumbers(decision.error.message)}); retrying in ${delay} ms`,
       );
-      await this.sleep(delay);
+      await sleep(delay);
     }
-  }
-
-  private debugEnabled(): boolean {
-    if (!this.logger.debug) return false;
-    return this.customLogger || isLogLevelEnabled('debug', this.logger as Logger);
   }
 }
 

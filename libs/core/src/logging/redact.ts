@@ -204,12 +204,14 @@ function inHexId(text: string, group: DigitGroup): boolean {
   // Fullwidth or Arabic-Indic digits are in no hex id.
   if (group.at.length !== group.end - group.start || !isWordChar(text.charCodeAt(group.start))) return false;
   for (const at of group.at) if (!isHex(text.charCodeAt(at))) return false;
-  for (let i = group.start - 1; i >= 0 && isWordChar(text.charCodeAt(i)); i--)
-    if (!isHex(text.charCodeAt(i))) return false;
-  if (group.start > 0 && isNonAsciiLetterBefore(text, group.start)) return false;
-  for (let i = group.end; i < text.length && isWordChar(text.charCodeAt(i)); i++)
-    if (!isHex(text.charCodeAt(i))) return false;
-  return !isNonAsciiLetterAt(text, group.end);
+  let start = group.start;
+  while (start > 0 && isWordChar(text.charCodeAt(start - 1)))
+    if (!isHex(text.charCodeAt(--start))) return false;
+  let end = group.end;
+  while (isWordChar(text.charCodeAt(end))) if (!isHex(text.charCodeAt(end++))) return false;
+  // A letter of another script continues the word: no hex id then.
+  if (text.charCodeAt(start - 1) >= 128 && isLetterBefore(text, start)) return false;
+  return !(text.charCodeAt(end) >= 128 && isLetterAt(text, end));
 }
 
 function isWordChar(c: number): boolean {
@@ -218,19 +220,6 @@ function isWordChar(c: number): boolean {
 
 function isHex(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
-}
-
-/** Where the ASCII word ends: a letter of another script continues it (no hex id). */
-function isNonAsciiLetterAt(text: string, index: number): boolean {
-  let i = index;
-  while (i < text.length && isWordChar(text.charCodeAt(i))) i++;
-  return i < text.length && text.charCodeAt(i) >= 128 && isLetterAt(text, i);
-}
-
-function isNonAsciiLetterBefore(text: string, index: number): boolean {
-  let i = index;
-  while (i > 0 && isWordChar(text.charCodeAt(i - 1))) i--;
-  return i > 0 && text.charCodeAt(i - 1) >= 128 && isLetterBefore(text, i);
 }
 
 export function isSecretKey(key: string): boolean {
