@@ -1,9 +1,6 @@
 /*
- * `#internal` — what the suite's libraries share among themselves (the inbound pipeline, the HTTP
- * transport, option checks, ...). It is no entry point: the libraries import it as `#internal`
- * (tsconfig `paths` in this repo) and scripts/build.mjs rewrites that to a relative path inside
- * the package, so `nestjs-hubtel/internal` does not resolve for applications.
- * test/api/internal.api.txt lists it (npm run api:update after a deliberate change).
+ * `#internal`: what the suite's libraries share among themselves. No entry point: scripts/build.mjs
+ * rewrites `#internal` to a relative path. test/api/internal.api.txt lists it (npm run api:update).
  */
 export {
   InboundPipeline,

@@ -86,10 +86,7 @@ function accountSet(account: string | readonly string[], event: string): Readonl
   return new Set(names);
 }
 
-/**
- * The method, wrapped to return at once for an event of another account. The wrapper keeps the
- * earlier decorators' metadata and the method's name (handler identities use it).
- */
+/** Returns at once for another account's event; keeps earlier metadata and the name (ids use it). */
 function filterByAccount<T>(
   descriptor: TypedPropertyDescriptor<T>,
   accounts: ReadonlySet<string>,

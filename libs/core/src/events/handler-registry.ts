@@ -36,7 +36,6 @@ type Method = (payload: unknown) => unknown;
  */
 export class HandlerRegistry implements OnApplicationBootstrap {
   private discovered: Map<string, PipelineHandler[]> | undefined;
-  private readonly cache = new Map<string, readonly PipelineHandler[]>();
   private readonly combined = new WeakMap<readonly string[], readonly PipelineHandler[]>();
   private readonly logger: Logger;
 
@@ -96,11 +95,7 @@ export class HandlerRegistry implements OnApplicationBootstrap {
         (emitter.listeners(event) as Method[]).map((fn, index) => ({ id: `${event}#${index}`, call: fn })),
       );
     }
-    const cached = this.cache.get(event);
-    if (cached) return cached;
-    const handlers = Object.freeze(this.discover().get(event) ?? []);
-    this.cache.set(event, handlers);
-    return handlers;
+    return this.discover().get(event) ?? NO_HANDLERS;
   }
 
   /** Every decorated handler of the app's providers and controllers, by event (once). */
@@ -163,9 +158,12 @@ export class HandlerRegistry implements OnApplicationBootstrap {
         `${id} listens to "${event}" with @OnEvent, and no handler decorator handles it: since 0.3.0 an @OnEvent method is an observer, called after the handlers succeeded (at least once; a failure is logged, not retried). If it is the handler, decorate it with the module's handler decorator (@OnCheckoutPaid(), @OnFulfillment(), ...) instead of @OnEvent`,
       );
     }
+    for (const list of byEvent.values()) Object.freeze(list);
     return byEvent;
   }
 }
+
+const NO_HANDLERS: readonly PipelineHandler[] = Object.freeze([]);
 
 let metadataKey: unknown;
 /**

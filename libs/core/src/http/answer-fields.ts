@@ -1,7 +1,4 @@
-/**
- * Reading the platform's answers as its own C# SDK does, field names in any case (an older SMS host
- * answers `Status` where the documented one answers `status`); the exact name wins when both are.
- */
+/** Field names read in any case, as Hubtel's C# SDK does (an older SMS host answers `Status`). */
 
 /** The value of field `name` of `source`, its exact spelling first, else any spelling of it. */
 export function fieldOf(source: unknown, name: string): unknown {

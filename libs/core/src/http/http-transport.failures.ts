@@ -1,7 +1,4 @@
-/**
- * A failed attempt without an HTTP answer: could the platform have seen it, so may it be retried?
- * Apart from HttpTransport's loop so these rules read in one place.
- */
+/** A failed attempt without an HTTP answer: could the platform have seen it, so may it be retried? */
 import {
   HubtelNetworkError,
   HubtelTimeoutError,

@@ -1,7 +1,4 @@
-/**
- * What an HTTP answer of the platform means: a 2xx body decoded, any other status mapped to a typed
- * error and whether it may be retried. Apart from HttpTransport's loop so the table reads in one place.
- */
+/** What a platform answer means: a 2xx decoded, else a typed error and whether it may be retried. */
 import type { AxiosResponse } from 'axios';
 import {
   HubtelApiError,

@@ -11,7 +11,6 @@ export type TransactionPaymentStatus = 'Paid' | 'Unpaid' | 'Refunded' | (string 
 /** The status check's answer for one clientReference; fields left out or empty are absent. */
 export interface TransactionStatus {
   clientReference: string;
-  /** As the platform wrote it. */
   status: TransactionPaymentStatus;
   /** True only for `Paid` (compared case-insensitively). */
   paid: boolean;
@@ -23,7 +22,6 @@ export interface TransactionStatus {
   externalTransactionId?: string;
   paymentMethod?: string;
   isFulfilled?: boolean;
-  /** The platform's `date` (as given). */
   date?: string;
   /** The platform's `responseCode` (`0000`). */
   responseCode?: string;

@@ -58,18 +58,13 @@ async function send(config: InternalAxiosRequestConfig, dispatcher: Dispatcher):
   if (config.signal?.aborted) throw new CanceledError(undefined, undefined, config);
   const controller = new AbortController();
   let reason: 'timeout' | 'cancel' | undefined;
-  const timeoutMs = config.timeout ?? 0;
-  const timer =
-    timeoutMs > 0
-      ? setTimeout(() => {
-          reason ??= 'timeout';
-          controller.abort();
-        }, timeoutMs)
-      : undefined;
-  const cancel = () => {
-    reason ??= 'cancel';
+  const abort = (why: 'timeout' | 'cancel') => {
+    reason ??= why;
     controller.abort();
   };
+  const timeoutMs = config.timeout ?? 0;
+  const timer = timeoutMs > 0 ? setTimeout(abort, timeoutMs, 'timeout') : undefined;
+  const cancel = () => abort('cancel');
   const signal = config.signal as AbortSignal | undefined;
   signal?.addEventListener?.('abort', cancel);
   config.cancelToken?.subscribe?.(cancel);
@@ -114,10 +109,9 @@ async function send(config: InternalAxiosRequestConfig, dispatcher: Dispatcher):
   } catch (error) {
     if (error instanceof AxiosError) throw error;
     if (reason === 'timeout') {
-      const clarify = config.transitional?.clarifyTimeoutError;
       throw new AxiosError(
         config.timeoutErrorMessage ?? `timeout of ${timeoutMs}ms exceeded`,
-        clarify ? AxiosError.ETIMEDOUT : AxiosError.ECONNABORTED,
+        config.transitional?.clarifyTimeoutError ? AxiosError.ETIMEDOUT : AxiosError.ECONNABORTED,
         config,
         { method, url },
       );

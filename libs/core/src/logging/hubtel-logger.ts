@@ -6,10 +6,7 @@ import { redact } from './redact.js';
 /** Nest's own test for "this string parameter is a stack trace" (ConsoleLogger). */
 const STACK = /^(.)+\n\s+at .+:\d+:\d+/;
 
-/**
- * A message or extra parameter made safe: a string as one line (an extra shaped like a stack trace
- * stays multi-line), an object redacted, anything else left alone.
- */
+/** Makes a log parameter safe: strings one line (an extra stack trace keeps its lines), objects redacted. */
 export function sanitizeLogParam(
   value: unknown,
   line: (text: string) => string = sanitizeLogLine,

@@ -1,9 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 
-/**
- * One log line per distinct error per interval (a worker whose every Redis call fails filled 100 MB
- * in 70 s); the next line after the interval says how many repeats were held back.
- */
+/** One log line per distinct error per interval (a failing Redis once filled 100 MB of logs in 70 s). */
 export class ErrorLogThrottle {
   private readonly last = new Map<string, { at: number; held: number }>();
 

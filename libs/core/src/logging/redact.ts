@@ -134,10 +134,7 @@ function digitGroups(text: string, index: number, written: string): DigitGroup[]
   return groups.filter((group) => !group.glued || !inHexId(text, group));
 }
 
-/**
- * Indexes of the digits to mask: from each group, the longest run of groups that is a written phone
- * number, less its first and last three digits. "2026-01-01 0241234567" masks the second group only.
- */
+/** Digits to mask: the longest run of groups from each that is a written phone number, less 3 + 3 digits. */
 function phoneDigitsToMask(groups: DigitGroup[], plus: boolean): number[] {
   const masked: number[] = [];
   for (let i = 0; i < groups.length;) {

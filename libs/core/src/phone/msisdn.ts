@@ -43,10 +43,8 @@ export function tryNormalizeMsisdn(
   else if (typeof value === 'bigint' && value > 0n) text = value.toString();
   else return refuse(`must be a string, got ${value === null ? 'null' : typeof value}`);
 
-  let s = text.trim();
-  if (s === '') return refuse('is empty');
-  s = s.replace(/\(0\)/g, '');
-  s = s.replace(/[\s().\-\u00a0]/g, '');
+  if (text.trim() === '') return refuse('is empty');
+  const s = text.replace(/\(0\)/g, '').replace(/[\s().\-\u00a0]/g, '');
 
   let digits: string;
   if (s.startsWith('+')) digits = s.slice(1);

@@ -43,7 +43,6 @@ export interface HubtelStore {
     value: T,
     options?: StoreWriteOptions,
   ): Promise<StoreEntry<T> | undefined>;
-  /** Unconditional write. */
   set<T>(key: string, value: T, options?: StoreWriteOptions): Promise<StoreEntry<T>>;
   delete(key: string): Promise<boolean>;
   /**
@@ -59,10 +58,7 @@ export interface HubtelStore {
   lostData?(): Promise<HubtelStoreLoss | undefined>;
 }
 
-/**
- * Deletes `key` only at `expectedVersion`: the store's `compareAndDelete` when it has one, else an
- * atomic compare-and-set of a null that expires at once (readers treat it as absent or unreadable).
- */
+/** Deletes at `expectedVersion`: `compareAndDelete`, else a compare-and-set to a null expiring at once. */
 export async function deleteIfVersion(
   store: HubtelStore,
   key: string,

@@ -123,10 +123,7 @@ function planClass(cls: Function): Map<string, PropertyPlan> {
   return plans;
 }
 
-/**
- * The class `@Type()` builds for a nested property, found by transforming a probe with the public
- * API (`design:type` is no help: `X | null` is emitted as Object).
- */
+/** The class `@Type()` builds there, found by a probe (`design:type` emits `X | null` as Object). */
 function nestedClass(meta: Metadata): Function {
   const owner = meta.target as new () => object;
   const probe = plainToInstance(owner, { [meta.propertyName]: {} }) as Record<string, unknown>;
