@@ -9,10 +9,6 @@ import { maskPhoneNumbers } from './redact.js';
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/;
 const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
-/** As UNSAFE, newline excepted: for stack traces, which are multi-line by design. */
-const UNSAFE_BUT_NEWLINE =
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -73,7 +69,9 @@ const NEWLINE_NOT_FRAME =
 export function sanitizeStack(stack: string, maxLength = 4 * LOG_LINE_MAX_LENGTH): string {
   const masked = maskPhoneNumbers(stack);
   const escaped = UNSAFE.test(masked)
-    ? masked.replace(UNSAFE_BUT_NEWLINE, escapeChar).replace(NEWLINE_NOT_FRAME, '\\n')
+    ? masked
+        .replace(UNSAFE_ALL, (char) => (char === '\n' ? char : escapeChar(char)))
+        .replace(NEWLINE_NOT_FRAME, '\\n')
     : masked;
   return capLogText(escaped, maxLength);
 }

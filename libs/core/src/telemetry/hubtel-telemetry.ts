@@ -37,7 +37,6 @@ export interface HubtelInboundSignal {
 /** One call of one handler of a pipeline job. */
 export interface HubtelHandlerSignal {
   kind: 'handler';
-  /** `checkout` or `service-app`. */
   pipeline: string;
   /** The job type (the event dispatched). */
   job: string;

@@ -44,7 +44,12 @@ const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
   min: (meta) => ({ type: 'number', minimum: meta.constraints[0] as number }),
   isPositive: () => ({ type: 'number', exclusiveMinimum: 0 }),
   max: (meta) => ({ type: 'number', maximum: meta.constraints[0] as number }),
-  [IS_IN]: (meta) => ({ enum: primitives(meta, meta.constraints[0] as unknown[]) }),
+  [IS_IN]: (meta) => {
+    const values = meta.constraints[0] as unknown[];
+    if (!values.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v)))
+      unsupported(meta, '@IsIn with non-primitive values');
+    return { enum: values };
+  },
   [MAX_LENGTH]: (meta) => ({ type: 'string', cvMaxLength: meta.constraints[0] as number }),
   [MIN_LENGTH]: (meta) => ({ type: 'string', cvMinLength: meta.constraints[0] as number }),
   [MATCHES]: (meta) => {
@@ -59,12 +64,6 @@ const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
   [ValidationTypes.WHITELIST]: () => ({}),
   [IS_OPTIONAL]: () => ({}),
 };
-
-function primitives(meta: Metadata, values: unknown[]): unknown[] {
-  if (!values.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v)))
-    unsupported(meta, '@IsIn with non-primitive values');
-  return values;
-}
 
 function unsupported(meta: Metadata, what: string): never {
   const owner = (meta.target as Function).name;
