@@ -1,9 +1,6 @@
 import type { HubtelApi } from './options/hubtel-options.types.js';
 
-/**
- * Production addresses of the platform (see the project's platform facts). Every one can be
- * overridden per module: the SMS host has moved twice already, and tests point them at fakes.
- */
+/** The platform's production addresses; each can be overridden per module (the SMS host has moved twice). */
 export const HUBTEL_DEFAULT_BASE_URLS: Readonly<Record<HubtelApi, string>> = Object.freeze({
   sms: 'https://sms.hubtel.com',
   checkout: 'https://payproxyapi.hubtel.com',
@@ -49,38 +46,25 @@ export const HUBTEL_ENV = Object.freeze({
   retryBaseDelayMs: 'HUBTEL_RETRY_BASE_DELAY_MS',
   retryMaxDelayMs: 'HUBTEL_RETRY_MAX_DELAY_MS',
   defaultCountryCode: 'HUBTEL_DEFAULT_COUNTRY_CODE',
-  /**
-   * Further accounts (`north,south`), each read from the default variables with its name after
-   * `HUBTEL_` (HUBTEL_NORTH_SMS_CLIENT_ID). Shared by every module's `*AccountsFromEnv`.
-   */
+  /** Further accounts (`north,south`), each read with its name after `HUBTEL_` (HUBTEL_NORTH_SMS_…). */
   accounts: 'HUBTEL_ACCOUNTS',
 } as const);
 
 /**
- * Injection token of an app-wide HubtelStore (provided by `HubtelRedisModule.forRoot()`, or by
- * your own global provider). CheckoutModule and ServiceAppModule use it when their `store` option
- * is omitted, and fall back to a MemoryStore when nothing provides it.
+ * Injection token of an app-wide HubtelStore (`HubtelRedisModule.forRoot()` provides one), used by
+ * modules given no `store` option; without it they keep a MemoryStore.
  */
 export const HUBTEL_STORE = Symbol.for('nestjs-hubtel:store');
 
-/**
- * Injection token of an app-wide JobRunner (provided by `HubtelBullmqModule.forRoot()` of
- * `nestjs-hubtel/bullmq`). CheckoutModule and ServiceAppModule run their recorded jobs on it when
- * something provides it, and in their own process otherwise.
- */
+/** Injection token of an app-wide JobRunner (`HubtelBullmqModule.forRoot()`); without one, jobs run here. */
 export const HUBTEL_JOB_RUNNER = Symbol.for('nestjs-hubtel:job-runner');
 
-/**
- * Injection token of the instance's StatusCheckBudget (core's StatusCheckBudgetModule): one per
- * application, shared by every module that calls the transaction status check.
- */
+/** Injection token of the instance's one StatusCheckBudget, shared by every module's status checks. */
 export const HUBTEL_STATUS_CHECK_BUDGET = Symbol.for('nestjs-hubtel:status-check-budget');
 
 /**
- * Transaction status checks one instance makes in any minute, unless configured
- * (`statusCheckBudget.perMinute`). The platform rate-limits the check per merchant at a rate it
- * does not document: this keeps a flood of forged callbacks from spending it, while leaving room
- * for a busy shop's genuine confirmations and reconciliation (10 a second).
+ * Default `statusCheckBudget.perMinute`. The platform rate-limits status checks per merchant, at an
+ * undocumented rate: forged callbacks must not spend it, a busy shop's own checks keep 10 a second.
  */
 export const HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE = 600;
 /** Largest `statusCheckBudget.perMinute` accepted. */

@@ -1,8 +1,6 @@
 /*
- * nestjs-hubtel — what every module of the suite shares and a user may need: the errors, the
- * store and job-runner seams, option types, phone numbers, and safe logging. What the suite's
- * libraries share among themselves is in `internal.ts`, which is no entry point.
- * test/api/core.api.txt pins this list (npm run api:update after a deliberate change).
+ * nestjs-hubtel: what every module shares and a user may need (what the libraries share among
+ * themselves is `internal.ts`). test/api/core.api.txt pins this list (npm run api:update).
  */
 export {
   HubtelError,

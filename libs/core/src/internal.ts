@@ -1,9 +1,6 @@
 /*
- * `#internal` — what the suite's libraries share among themselves (the inbound pipeline, the HTTP
- * transport, option checks, ...). It is no entry point: the libraries import it as `#internal`
- * (tsconfig `paths` in this repo) and scripts/build.mjs rewrites that to a relative path inside
- * the package, so `nestjs-hubtel/internal` does not resolve for applications.
- * test/api/internal.api.txt lists it (npm run api:update after a deliberate change).
+ * `#internal`: what the suite's libraries share among themselves. No entry point: scripts/build.mjs
+ * rewrites `#internal` to a relative path. test/api/internal.api.txt lists it (npm run api:update).
  */
 export {
   InboundPipeline,
@@ -63,8 +60,8 @@ export { accountEnvVariable, accountNamesFromEnv } from './accounts/accounts-env
 export {
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_DEFAULT_COUNTRY_CODE,
-  HUBTEL_DEFAULT_RETRY,
   HUBTEL_ENV,
+  HUBTEL_STATUS_CHECK_BUDGET,
 } from './hubtel.constants.js';
 export {
   HubtelOption,
@@ -96,17 +93,8 @@ export { HTTP_GROUPED, httpParts, type HubtelHttpParts } from './options/hubtel-
 export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel-options.validation.js';
 export { checkOptionsFromEnv, dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
-export {
-  hubtelConnectionModule,
-  type HubtelConnection,
-  type HubtelConnectionExtras,
-} from './store/hubtel-connection.module.js';
-export {
-  hashTagOf,
-  clusterEnabledIn,
-  redisClusterNodesOption,
-  type RedisClusterNode,
-} from './store/redis.checks.js';
+export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hubtel-connection.module.js';
+export { hashTagOf, clusterEnabledIn, redisClusterNodesOption } from './store/redis.checks.js';
 export { ErrorLogThrottle } from './logging/log-throttle.js';
 
 export {
@@ -118,12 +106,7 @@ export {
 } from './http/http-transport.js';
 export { hubtelHttpModule } from './http/undici-axios-adapter.js';
 export { describeHubtelCode } from './http/hubtel-codes.js';
-export { StatusCheckBudget, StatusCheckBudgetModule } from './http/status-check.budget.js';
-export {
-  HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE,
-  HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE,
-  HUBTEL_STATUS_CHECK_BUDGET,
-} from './hubtel.constants.js';
+export { StatusCheckBudget } from './http/status-check.budget.js';
 export {
   requestTransactionStatus,
   platformMessage,
@@ -131,7 +114,7 @@ export {
   type TransactionStatus,
 } from './http/transaction-status.js';
 export { ANSWER_FIELDS, fieldOf, withFieldNames } from './http/answer-fields.js';
-export { judgeAmounts, amountsOf, type AmountRule, type AmountVerdict } from './http/payment-amounts.js';
+export { judgeAmounts, amountsOf } from './http/payment-amounts.js';
 
 export { echoValue, findInvalidMsisdns, invalidMsisdnsError } from './phone/msisdn.js';
 export { LOG_LINE_MAX_LENGTH, capLogText, escapeLogText, sanitizeLogLine } from './logging/log-sanitize.js';
@@ -163,10 +146,8 @@ export {
 export { deleteIfVersion } from './store/hubtel-store.interface.js';
 export { isGsm7, gsm7Cost, ussdScreen, DEFAULT_USSD_SCREEN, type UssdScreenLimits } from './text/gsm7.js';
 export {
-  USSD_OPERATORS,
   isTelcoOperator,
   isUssdRequest,
   serviceAppChannel,
   type ServiceAppChannel,
-  type ServiceAppChannelFields,
 } from './channel/service-app.channel.js';

@@ -1,25 +1,16 @@
 /*
  * Which channel a programmable-services request comes from, by the rule of Hubtel's own SDK: USSD
- * when `Platform` is `USSD` (any case) or `Operator` is a telco (with or without its country
- * suffix, any case); every other request comes from an app channel (Hubtel-Android, web, ...).
- * One rule for the library (how it answers) and the tools (how they play the phone).
+ * when `Platform` is `USSD` or `Operator` is a telco (any case); else an app channel. One rule for
+ * the library (how it answers) and the tools (how they play the phone).
  */
 
 /** The telco operators the platform's SDK knows; each may carry a country suffix (`mtn-gh`). */
-export const USSD_OPERATORS: readonly string[] = Object.freeze([
-  'mtn',
-  'vodafone',
-  'tigo',
-  'airtel',
-  'airteltigo',
-  'glo',
-  'safaricom',
-]);
+const USSD_OPERATORS = new Set(['mtn', 'vodafone', 'tigo', 'airtel', 'airteltigo', 'glo', 'safaricom']);
 
 /** `ussd`: the phone shows `Message` only; `app`: the Hubtel app renders `Data` as a list. */
 export type ServiceAppChannel = 'ussd' | 'app';
 
-/** The request fields the channel depends on (any other fields are ignored). */
+/** The request fields the channel depends on. */
 export interface ServiceAppChannelFields {
   Platform?: unknown;
   Operator?: unknown;
@@ -28,10 +19,9 @@ export interface ServiceAppChannelFields {
 /** True when `operator` is a telco (`mtn`, `MTN-GH`, `safaricom-ke`, ...). */
 export function isTelcoOperator(operator: unknown): boolean {
   if (typeof operator !== 'string') return false;
-  const name = operator.trim().toLowerCase();
   // A country suffix is letters after one dash: `mtn-gh`; `mtn-android` is not a telco.
-  const match = /^([a-z]+)(?:-[a-z]{2,3})?$/.exec(name);
-  return match !== null && USSD_OPERATORS.includes(match[1]!);
+  const match = /^([a-z]+)(?:-[a-z]{2,3})?$/.exec(operator.trim().toLowerCase());
+  return match !== null && USSD_OPERATORS.has(match[1]!);
 }
 
 /** True when the request comes from the USSD channel (`Platform: USSD`, or a telco `Operator`). */
@@ -41,7 +31,6 @@ export function isUssdRequest(request: ServiceAppChannelFields): boolean {
   return isTelcoOperator(request.Operator);
 }
 
-/** The channel of a request: `ussd` or `app`. */
 export function serviceAppChannel(request: ServiceAppChannelFields): ServiceAppChannel {
   return isUssdRequest(request) ? 'ussd' : 'app';
 }

@@ -1,7 +1,4 @@
-/**
- * Every error the suite throws is a HubtelError with a stable `code`, so callers can branch on
- * `err.code` (or `instanceof`) without parsing messages. Messages never carry credentials.
- */
+/** Every error the suite throws is a HubtelError with a stable `code`; messages never carry credentials. */
 export type HubtelErrorCode =
   | 'HUBTEL_CONFIG_INVALID'
   | 'HUBTEL_VALIDATION_FAILED'
@@ -14,22 +11,16 @@ export type HubtelErrorCode =
   | 'HUBTEL_TIMEOUT'
   | 'HUBTEL_UNKNOWN_OUTCOME'
   | 'HUBTEL_STORE_CONFLICT'
-  /** The store (Redis, ...) could not be reached or did not answer in time; nothing was written. */
   | 'HUBTEL_STORE_UNAVAILABLE'
   | 'HUBTEL_NOT_FOUND'
-  /** A call named an account the module does not know (see HubtelUnknownAccountError). */
   | 'HUBTEL_UNKNOWN_ACCOUNT'
-  /** Requests started too many account look-ups this minute (see HubtelAccountLookupLimitError). */
   | 'HUBTEL_ACCOUNT_LOOKUPS_LIMITED'
   /** A record of one account reached through another (a session or order on the wrong account's path). */
   | 'HUBTEL_WRONG_ACCOUNT'
   /** A bulk operation stopped before the end of its input (see the error's partial result). */
   | 'HUBTEL_SEND_ABORTED'
-  /** This instance is shutting down: a job it was about to run is left to its runner for later. */
   | 'HUBTEL_SHUTTING_DOWN'
-  /** This instance spent its status checks of the minute (`statusCheckBudget`); nothing was sent. */
   | 'HUBTEL_STATUS_CHECK_BUDGET'
-  /** The Redis connection given cannot be used as it is (see HubtelRedisConfigError's `reason`). */
   | 'HUBTEL_REDIS_UNUSABLE';
 
 export interface HubtelErrorDetails {
@@ -100,8 +91,7 @@ export type HubtelRedisUnusableReason =
 
 /**
  * A Redis connection the suite cannot use as given: thrown at startup (never a fallback to another
- * address), saying what to change. `instanceof HubtelConfigError` too; `code` is
- * HUBTEL_REDIS_UNUSABLE and `reason` says which rule it broke.
+ * address), saying what to change; `reason` says which rule it broke.
  */
 export class HubtelRedisConfigError extends HubtelConfigError {
   constructor(
@@ -173,9 +163,8 @@ export class HubtelRateLimitedError extends HubtelApiError {
 }
 
 /**
- * The instance's budget of transaction status checks for the current minute is spent: the check
- * was not sent (the platform rate-limits them per merchant, and forged callbacks must not spend
- * that limit). `retryAfterMs` says when a check is next allowed.
+ * This minute's budget of status checks is spent: the check was not sent (forged callbacks must not
+ * spend the platform's per-merchant limit). `retryAfterMs` says when a check is next allowed.
  */
 export class HubtelStatusCheckBudgetError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
@@ -199,8 +188,7 @@ export class HubtelTimeoutError extends HubtelError {
 
 /**
  * A non-idempotent request (a send, a payment) may have reached the platform but no answer came
- * back (time-out, connection reset after sending, 502/504). It was NOT retried: check its status
- * before sending again.
+ * back. It was NOT retried: check its status before sending again.
  */
 export class HubtelUnknownOutcomeError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
@@ -209,9 +197,8 @@ export class HubtelUnknownOutcomeError extends HubtelError {
 }
 
 /**
- * The store could not be reached, or did not answer in time. The operation may not have been
- * applied (or, after a time-out, may have been): inbound endpoints answer it 503, unacknowledged,
- * so the platform sends the request again.
+ * The store could not be reached or did not answer in time (the write may or may not have applied):
+ * inbound endpoints answer 503, unacknowledged, so the platform sends the request again.
  */
 export class HubtelStoreUnavailableError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {

@@ -6,47 +6,37 @@ import { HubtelConfigError } from '../errors/hubtel.errors.js';
 type OnEventOptions = Exclude<Parameters<typeof OnEvent>[1], undefined>;
 
 /**
- * Options of the handler and listener decorators. A listener decorator (`@OnCheckoutRejected()`)
- * passes @OnEvent's options on; a handler decorator (`@OnCheckoutPaid()`) reads `id`, `account`
- * and `prependListener` (called before the handlers without it).
+ * Options of the handler and listener decorators: a listener decorator passes @OnEvent's on; a
+ * handler decorator reads `id`, `account` and `prependListener` (called before the others).
  */
 export type HubtelHandlerOptions = Omit<OnEventOptions, 'async' | 'suppressErrors'> & {
   /**
-   * The handler's stable identity for this event, instead of `ClassName.methodName`: a job record
-   * remembers which handlers succeeded by it, so keep it when renaming the class or method (and
-   * set it when one class is provided twice, or the build minifies class names).
+   * The handler's stable identity instead of `ClassName.methodName`, which job records remember:
+   * keep it across renames (set it when a class is provided twice or the build minifies names).
    */
   id?: string;
   /**
-   * Run only for the events of this account, or these accounts (`'north'`, `['north', 'south']`;
-   * `'default'` is the default account's). Other accounts' events pass the method by: it returns
-   * at once and counts as handled. It filters the method, whichever events it handles.
+   * Run only for the events of this account or these (`'default'` is the default account's); for
+   * other accounts' events the method returns at once and counts as handled.
    */
   account?: string | readonly string[];
 };
 
-/** Method metadata of a pipeline handler: one entry per decorator on the method. */
 export const HUBTEL_HANDLER_METADATA = 'hubtel:handler';
 
 export interface HubtelHandlerMetadata {
   event: string;
-  /** The `id` option: the identity is `id@event` instead of `Class.method@event`. */
   id?: string;
-  /** Called before the handlers without it (the order @OnEvent's option gives listeners). */
   prepend?: boolean;
 }
 
-/**
- * The events some handler decorator handles: a plain `@OnEvent` on one of them (or on a
- * sub-event, `hubtel.service-app.fulfillment:<code>`) is a 0.2.0 handler the registry warns about.
- */
+/** Events a handler decorator handles: a plain `@OnEvent` on one is warned about (a 0.2.0 handler). */
 export const HANDLER_EVENTS = new Set<string>();
 
 /**
- * Builds the decorator of a pipeline job's handlers (`@OnCheckoutPaid()`): it marks the method
- * with our own metadata, not `@OnEvent`. The pipeline finds the method (HandlerRegistry) and calls
- * it once per job, retried until it succeeds; once every handler succeeded it emits the event for
- * `@OnEvent` and `emitter.on` listeners (docs/architecture.md, "Handlers and events").
+ * Builds the decorator of a pipeline job's handlers (`@OnCheckoutPaid()`): our own metadata, not
+ * `@OnEvent`, so the pipeline calls the method itself, retried until it succeeds, and only then
+ * emits the event to listeners (docs/architecture.md, "Handlers and events").
  */
 export function createHandlerDecorator(event: string): (options?: HubtelHandlerOptions) => MethodDecorator {
   HANDLER_EVENTS.add(event);
@@ -69,10 +59,8 @@ export function createHandlerDecorator(event: string): (options?: HubtelHandlerO
 }
 
 /**
- * Builds the decorator of an event the modules emit (`@OnCheckoutRejected()`, dead letters,
- * `query`): a thin wrapper over `@OnEvent`, with the `account` filter. It forces
- * `suppressErrors: false` and `async: false`, so the emitter (`emitAsync`) sees a listener fail and
- * the module can log it or, for `query`, answer without it.
+ * Builds the decorator of an event the modules emit (`@OnCheckoutRejected()`): `@OnEvent` with the
+ * `account` filter, synchronous and not suppressing errors, so the module sees a listener fail.
  */
 export function createListenerDecorator(event: string): (options?: HubtelHandlerOptions) => MethodDecorator {
   return (options: HubtelHandlerOptions = {}) => {
@@ -98,11 +86,7 @@ function accountSet(account: string | readonly string[], event: string): Readonl
   return new Set(names);
 }
 
-/**
- * The method, wrapped to return at once for an event (its first argument) of another account; an
- * event without `account` is the default account's. The metadata of decorators applied before
- * moves to the wrapper, which keeps the method's name (handler identities use it).
- */
+/** Returns at once for another account's event; keeps earlier metadata and the name (ids use it). */
 function filterByAccount<T>(
   descriptor: TypedPropertyDescriptor<T>,
   accounts: ReadonlySet<string>,

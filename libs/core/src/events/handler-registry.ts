@@ -8,12 +8,9 @@ import { HANDLER_EVENTS, HUBTEL_HANDLER_METADATA, type HubtelHandlerMetadata } f
 
 /** One handler of a pipeline event, as the pipeline calls it. */
 export interface PipelineHandler {
-  /**
-   * Stable identity, what a job record remembers: `Class.method@event` (`id@event` with the
-   * decorator's `id` option); `event#n` only for an emitter used without Nest (no discovery).
-   */
+  /** Stable identity a job record remembers: `Class.method@event`, or `event#n` without Nest. */
   readonly id: string;
-  /** Calls the handler; rejects when it fails, whatever its `suppressErrors` option says. */
+  /** Calls the handler; rejects when it fails. */
   readonly call: (payload: unknown) => unknown;
 }
 
@@ -31,25 +28,14 @@ type Method = (payload: unknown) => unknown;
 
 /**
  * Who handles a pipeline event, each with a stable identity, so a job remembers which handlers
- * succeeded by name, never by position (a deploy that adds, removes or reorders handlers must not
- * make a recovered job skip one or run one twice).
- *
- * In a Nest app the handlers are the provider and controller methods marked by a handler
- * decorator (`@OnCheckoutPaid()`, `@OnFulfillment()`: createHandlerDecorator), found once through
- * DiscoveryService and called directly on their instance, so the pipeline sees every failure.
- * Identity: `Class.method@event`, or `id@event` with the decorator's `id` option; two handlers
- * with one identity (a class provided twice, two classes with one name) get `#2`, `#3`… with a
- * warning. A request-scoped provider gets a fresh instance per call.
- *
- * The emitter's listeners (`@OnEvent`, `emitter.on`, wildcards) are observers (see `notify`). A
- * plain `@OnEvent` alone on a handler event was a handler before 0.3.0: a start-up warning says so.
- *
- * Without discovery (an emitter used outside Nest, as in unit tests) the emitter's listeners are
- * the handlers, known by position (`event#0`…), and nothing more is emitted.
+ * succeeded by name, never by position (a deploy that reorders handlers must not make a recovered
+ * job skip one or run one twice). In a Nest app: the methods marked by a handler decorator, found
+ * once through DiscoveryService and called on their instance, so the pipeline sees every failure;
+ * the emitter's listeners are observers (`notify`). Without discovery (outside Nest) the emitter's
+ * listeners are the handlers, by position.
  */
 export class HandlerRegistry implements OnApplicationBootstrap {
   private discovered: Map<string, PipelineHandler[]> | undefined;
-  private readonly cache = new Map<string, readonly PipelineHandler[]>();
   private readonly combined = new WeakMap<readonly string[], readonly PipelineHandler[]>();
   private readonly logger: Logger;
 
@@ -63,12 +49,9 @@ export class HandlerRegistry implements OnApplicationBootstrap {
   }
 
   /**
-   * Emits a job's events to the emitter's listeners, once its handlers all succeeded and before
-   * its record is settled: a crash in between runs the job again, and notifies again (at least
-   * once). Each listener is called on its own, not awaited, and its failure (thrown or rejected)
-   * logged: an observer never fails, holds or repeats the job, nor stops another observer (under
-   * `emitAsync`, one throwing listener would stop the rest and leave their rejections unhandled).
-   * Without discovery the listeners were the handlers: nothing to do.
+   * Emits a job's events to the emitter's listeners once its handlers succeeded, before its record
+   * is settled (at least once). Each is called on its own, not awaited, its failure logged: an
+   * observer never fails, holds or repeats the job, nor stops another (as `emitAsync` would).
    */
   notify(events: readonly string[], payload: unknown): void {
     if (!this.options.discovery) return;
@@ -94,10 +77,7 @@ export class HandlerRegistry implements OnApplicationBootstrap {
     }
   }
 
-  /**
-   * Handlers of the events, concatenated in the events' order. The same events array (kept by the
-   * caller) gives the same list while nothing changed, so per-list caches of the caller hold.
-   */
+  /** Handlers of the events in order; the same events array gives the same list (callers cache by it). */
   handlersOf(events: readonly string[]): readonly PipelineHandler[] {
     if (events.length === 1) return this.handlersOfEvent(events[0]!);
     const cached = this.combined.get(events);
@@ -115,11 +95,7 @@ export class HandlerRegistry implements OnApplicationBootstrap {
         (emitter.listeners(event) as Method[]).map((fn, index) => ({ id: `${event}#${index}`, call: fn })),
       );
     }
-    const cached = this.cache.get(event);
-    if (cached) return cached;
-    const handlers = Object.freeze(this.discover().get(event) ?? []);
-    this.cache.set(event, handlers);
-    return handlers;
+    return this.discover().get(event) ?? NO_HANDLERS;
   }
 
   /** Every decorated handler of the app's providers and controllers, by event (once). */
@@ -182,16 +158,17 @@ export class HandlerRegistry implements OnApplicationBootstrap {
         `${id} listens to "${event}" with @OnEvent, and no handler decorator handles it: since 0.3.0 an @OnEvent method is an observer, called after the handlers succeeded (at least once; a failure is logged, not retried). If it is the handler, decorate it with the module's handler decorator (@OnCheckoutPaid(), @OnFulfillment(), ...) instead of @OnEvent`,
       );
     }
+    for (const list of byEvent.values()) Object.freeze(list);
     return byEvent;
   }
 }
 
+const NO_HANDLERS: readonly PipelineHandler[] = Object.freeze([]);
+
 let metadataKey: unknown;
 /**
- * The metadata key @OnEvent writes. @nestjs/event-emitter 12 exports it as EVENT_LISTENER_METADATA;
- * 3.x (Nest 11) does not export it at all, so there it is learned from what the public decorator
- * writes on a probe method. A namespace import, because Node's ESM loader cannot take that name
- * from a CommonJS build by name.
+ * The metadata key @OnEvent writes: exported by @nestjs/event-emitter 12, learned from a probe on 3.x
+ * (Nest 11). A namespace import: Node's ESM loader cannot take the name from a CommonJS build.
  */
 export function onEventMetadataKey(
   pkg = eventEmitterPackage as unknown as Record<string, unknown> &
@@ -211,7 +188,7 @@ export function onEventMetadataKey(
   });
 }
 
-/** `@OnEvent` methods warned about, once per process (each module's registry scans the same app). */
+/** Warned once per process: each module's registry scans the same app. */
 const MIGRATION_WARNED = new Set<string>();
 
 /** An event a handler decorator handles, or a sub-event of one (`hubtel.service-app.fulfillment:<code>`). */

@@ -1,9 +1,4 @@
-/**
- * Reading the platform's answers as its own SDKs do: field names matched without regard to case
- * (Hubtel's C# SDK deserialises case-insensitively; an older SMS host answers `Status`,
- * `MessageId`, ... where the documented one answers `status`, `messageId`). The exact name wins
- * when both are present.
- */
+/** Field names read in any case, as Hubtel's C# SDK does (an older SMS host answers `Status`). */
 
 /** The value of field `name` of `source`, its exact spelling first, else any spelling of it. */
 export function fieldOf(source: unknown, name: string): unknown {
@@ -15,10 +10,7 @@ export function fieldOf(source: unknown, name: string): unknown {
   return undefined;
 }
 
-/**
- * A copy of `source` whose fields named in `names` (in any case) are under those spellings; other
- * fields are kept as they are. Not an object: returned as it is.
- */
+/** A copy of `source` with its fields named in `names` (in any case) under those spellings. */
 export function withFieldNames<T>(source: T, names: readonly string[]): T {
   if (!source || typeof source !== 'object' || Array.isArray(source)) return source;
   const record = source as Record<string, unknown>;

@@ -1,8 +1,4 @@
-/**
- * What a failed attempt means when no HTTP answer came (refused, DNS, time-out, reset): whether
- * the platform can have seen the request, and so whether the transport may retry it. Apart from
- * HttpTransport's retry loop so the "could it have acted?" rules read in one place.
- */
+/** A failed attempt without an HTTP answer: could the platform have seen it, so may it be retried? */
 import {
   HubtelNetworkError,
   HubtelTimeoutError,
@@ -25,7 +21,7 @@ const PRE_SEND_CODES = new Set([
   'EHOSTDOWN',
   'EADDRNOTAVAIL',
 ]);
-/** Errors from which a failure to connect can be told apart (the syscall that failed). */
+/** Syscalls whose ETIMEDOUT is a failure to connect. */
 const PRE_SEND_SYSCALLS = new Set(['connect', 'getaddrinfo', 'queryA', 'queryAaaa']);
 
 export type AttemptFailure =

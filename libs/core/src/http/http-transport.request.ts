@@ -1,9 +1,4 @@
-/**
- * How one HubtelRequest becomes an axios request: the URL with its query, the headers (JSON, the
- * API's Basic auth, never a caller's Authorization), the body as JSON text, and the axios options
- * that keep the raw answer for the transport to decode. Apart from HttpTransport's retry loop,
- * which sends the same request on every attempt.
- */
+/** How one HubtelRequest becomes the axios request HttpTransport sends on every attempt. */
 import type { AxiosRequestConfig } from 'axios';
 import type { HubtelApi, HubtelCredentials } from '../options/hubtel-options.types.js';
 import type { HubtelRequest } from './http-transport.js';
@@ -20,17 +15,12 @@ const TRANSITIONAL = Object.freeze({
 export function basicAuthHeaders(
   credentials: Partial<Record<HubtelApi, HubtelCredentials | undefined>> | undefined,
 ): Partial<Record<HubtelApi, string>> {
-  const authHeaders: Partial<Record<HubtelApi, string>> = {};
-  for (const [api, pair] of Object.entries(credentials ?? {}) as [
-    HubtelApi,
-    HubtelCredentials | undefined,
-  ][]) {
-    if (pair) {
-      authHeaders[api] =
-        `Basic ${Buffer.from(`${pair.clientId}:${pair.clientSecret}`, 'utf8').toString('base64')}`;
-    }
-  }
-  return authHeaders;
+  const headers: Partial<Record<HubtelApi, string>> = {};
+  for (const [api, pair] of Object.entries(credentials ?? {}))
+    if (pair)
+      headers[api as HubtelApi] =
+        `Basic ${Buffer.from(`${pair.clientId}:${pair.clientSecret}`).toString('base64')}`;
+  return headers;
 }
 
 /** The axios request for `req` at `url`, sent as is on every attempt. */
@@ -39,15 +29,12 @@ export function axiosRequest(
   url: string,
   auth: string | undefined,
   timeoutMs: number,
-  /** The body as JSON text (the transport also logs whether there is one). */
+  /** The body as JSON text. */
   data: string | undefined,
 ): AxiosRequestConfig<string | undefined> {
   const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
-  if (req.headers) {
-    for (const name in req.headers) {
-      if (name.toLowerCase() !== 'authorization') headers[name] = req.headers[name];
-    }
-  }
+  for (const name in req.headers ?? {})
+    if (name.toLowerCase() !== 'authorization') headers[name] = req.headers![name]!;
   if (auth) headers.Authorization = auth;
   return {
     url,
@@ -71,9 +58,8 @@ export function axiosRequest(
 export function queryString(query: HubtelRequest['query']): string {
   if (!query) return '';
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
+  for (const [key, value] of Object.entries(query))
     if (value !== undefined) params.append(key, String(value));
-  }
   const text = params.toString();
   return text ? `?${text}` : '';
 }

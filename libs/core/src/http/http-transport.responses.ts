@@ -1,9 +1,4 @@
-/**
- * What an HTTP answer of the platform means: a 2xx body decoded (JSON, or an error when it is not),
- * any other status mapped to the suite's typed error with the platform's code and message, and
- * whether it may be retried (with the wait a `Retry-After` asks for). Apart from HttpTransport's
- * retry loop so the status table reads in one place.
- */
+/** What a platform answer means: a 2xx decoded, else a typed error and whether it may be retried. */
 import type { AxiosResponse } from 'axios';
 import {
   HubtelApiError,
@@ -20,12 +15,11 @@ import { maskPhoneNumbers } from '../logging/redact.js';
 import { describeHubtelCode } from './hubtel-codes.js';
 import type { HubtelRequest, HubtelResponse } from './http-transport.js';
 
-/** What the retry loop does after a failed attempt. */
+/** What the retry loop does after a failed attempt: `error` is thrown when it does not retry. */
 export interface Decision {
   retry: boolean;
   /** Wait the platform asked for, if any. */
   retryAfterMs?: number;
-  /** The error to throw if we do not (or can no longer) retry. */
   error: HubtelError;
 }
 
@@ -36,22 +30,18 @@ export function decodeSuccess<T>(
   attempts: number,
 ): HubtelResponse<T> {
   const text = typeof res.data === 'string' ? res.data : '';
-  let data: unknown;
-  if (text.trim() !== '') {
-    try {
-      data = JSON.parse(text);
-    } catch {
-      const details = { httpStatus: res.status, body: truncate(text), attempts };
-      const message = `${req.operation}: ${req.method} ${req.api} ${req.path} answered ${res.status} with a body that is not JSON`;
-      // The platform accepted a non-idempotent request but we cannot read what it did.
-      if (!req.idempotent) {
-        throw new HubtelUnknownOutcomeError(
-          `${message}; its outcome is unknown: check its status before sending it again`,
-          details,
-        );
-      }
-      throw new HubtelApiError(message, details);
+  const data = parseJson(text);
+  if (data === undefined && text.trim() !== '') {
+    const details = { httpStatus: res.status, body: truncate(text), attempts };
+    const message = `${req.operation}: ${req.method} ${req.api} ${req.path} answered ${res.status} with a body that is not JSON`;
+    // The platform accepted a non-idempotent request but we cannot read what it did.
+    if (!req.idempotent) {
+      throw new HubtelUnknownOutcomeError(
+        `${message}; its outcome is unknown: check its status before sending it again`,
+        details,
+      );
     }
+    throw new HubtelApiError(message, details);
   }
   return { status: res.status, data: data as T, headers: plainHeaders(res.headers), attempts };
 }
@@ -83,52 +73,32 @@ export function decideOnStatus(
   const stop = (error: HubtelError): Decision => ({ retry: false, error });
   const failed = `${where} failed with HTTP ${status}`;
 
-  if (status === 429)
-    return retry(
-      new HubtelRateLimitedError(
-        `${where} was rate limited by the platform (HTTP 429) after ${attempt} attempt(s)${suffix}`,
-        details,
-      ),
-      retryAfterMs,
-    );
-  if (status === 503)
-    return retry(
-      new HubtelApiError(
-        `${where} failed: the platform is unavailable (HTTP 503) after ${attempt} attempt(s)${suffix}`,
-        details,
-      ),
-      retryAfterMs,
-    );
-  if ((status === 502 || status === 504) && !req.idempotent)
-    return stop(
-      new HubtelUnknownOutcomeError(
-        `${where} got HTTP ${status} from a gateway: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`,
-        details,
-      ),
-    );
+  if (status === 429) {
+    const message = `${where} was rate limited by the platform (HTTP 429) after ${attempt} attempt(s)${suffix}`;
+    return retry(new HubtelRateLimitedError(message, details), retryAfterMs);
+  }
+  if (status === 503) {
+    const message = `${where} failed: the platform is unavailable (HTTP 503) after ${attempt} attempt(s)${suffix}`;
+    return retry(new HubtelApiError(message, details), retryAfterMs);
+  }
+  if ((status === 502 || status === 504) && !req.idempotent) {
+    const message = `${where} got HTTP ${status} from a gateway: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`;
+    return stop(new HubtelUnknownOutcomeError(message, details));
+  }
   if (status === 502 || status === 504)
     return retry(new HubtelApiError(`${failed} after ${attempt} attempt(s)${suffix}`, details));
-  if (status === 401)
-    return stop(
-      new HubtelAuthenticationError(
-        `${where} was refused: the ${req.api} API credentials (clientId/clientSecret) are wrong or lack access (HTTP 401)${suffix}`,
-        details,
-      ),
-    );
-  if (status === 402 || (req.api === 'sms' && status === 400 && responseCode === '12'))
-    return stop(
-      new HubtelInsufficientCreditError(
-        `${where} was refused: the account has no credit left (HTTP ${status})${suffix}`,
-        details,
-      ),
-    );
-  if (status === 403 && looksLikeHtml(headers['content-type'], text))
-    return stop(
-      new HubtelIpNotAllowedError(
-        `${where} was refused with an HTML 403 page: this server's IP address is probably not on the platform's allow-list for the ${req.api} API (ask Hubtel to allow-list your server's public IP)`,
-        details,
-      ),
-    );
+  if (status === 401) {
+    const message = `${where} was refused: the ${req.api} API credentials (clientId/clientSecret) are wrong or lack access (HTTP 401)${suffix}`;
+    return stop(new HubtelAuthenticationError(message, details));
+  }
+  if (status === 402 || (req.api === 'sms' && status === 400 && responseCode === '12')) {
+    const message = `${where} was refused: the account has no credit left (HTTP ${status})${suffix}`;
+    return stop(new HubtelInsufficientCreditError(message, details));
+  }
+  if (status === 403 && looksLikeHtml(headers['content-type'], text)) {
+    const message = `${where} was refused with an HTML 403 page: this server's IP address is probably not on the platform's allow-list for the ${req.api} API (ask Hubtel to allow-list your server's public IP)`;
+    return stop(new HubtelIpNotAllowedError(message, details));
+  }
   if (status >= 300 && status < 400) {
     const location = headers.location ? ` to ${headers.location}` : '';
     const hint = `check the ${req.api} base URL`;

@@ -1,8 +1,6 @@
 import { type Logger, type LoggerService } from '@nestjs/common';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
 import type { HttpService } from '@nestjs/axios';
-import type { AxiosRequestConfig, AxiosResponse } from 'axios';
-import { firstValueFrom } from 'rxjs';
 import { HubtelError } from '../errors/hubtel.errors.js';
 import { isLogLevelEnabled } from '../logging/log-level.js';
 import { maskPhoneNumbers, redactToString } from '../logging/redact.js';
@@ -13,13 +11,11 @@ import { classifyFailure, decideOnFailure } from './http-transport.failures.js';
 import { axiosRequest, basicAuthHeaders, queryString } from './http-transport.request.js';
 import { decideOnStatus, decodeSuccess, type Decision } from './http-transport.responses.js';
 
-export type HubtelHttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
 /** One call to the platform. */
 export interface HubtelRequest {
   /** Which API: picks the base URL and the credentials. */
   api: HubtelApi;
-  method: HubtelHttpMethod;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path below the API's base URL, starting with "/"; encode path segments yourself. */
   path: string;
   /** Query parameters; undefined values are left out. */
@@ -29,24 +25,17 @@ export interface HubtelRequest {
   /** Extra headers (e.g. `Cache-Control: no-cache`). Cannot replace `Authorization`. */
   headers?: Readonly<Record<string, string>>;
   /**
-   * True when sending the request twice does no harm (reads, status checks). Only idempotent
-   * calls are retried after a time-out, a connection reset or a 502/504; a non-idempotent call
-   * that may have reached the platform fails with HubtelUnknownOutcomeError instead.
+   * Sending it twice does no harm (reads, status checks). Only such calls are retried after a
+   * time-out, a reset or a 502/504; any other that may have arrived fails HubtelUnknownOutcomeError.
    */
   idempotent: boolean;
   /** Short name for logs and error messages, e.g. `sms.sendBatch`, `checkout.initiate`. */
   operation: string;
   /** Time-out of each attempt for this call; defaults to the transport's. */
   timeoutMs?: number;
-  /**
-   * Non-2xx statuses to return as a response instead of throwing (e.g. `[404]` for a status check
-   * that answers 404 for an unknown reference).
-   */
+  /** Non-2xx statuses returned instead of thrown (`[404]`: a status check's unknown reference). */
   acceptStatus?: readonly number[];
-  /**
-   * Attempts allowed for this call at most (the transport's `retry.maxAttempts` still caps it):
-   * 1 for a probe that must answer once, and quickly (a health check).
-   */
+  /** At most this many attempts, within `retry.maxAttempts` (1: a health probe). */
   maxAttempts?: number;
 }
 
@@ -60,18 +49,14 @@ export interface HubtelResponse<T> {
   attempts: number;
 }
 
-/** Test seams: replace the clock, the randomness of the jitter, the wait and the logger. */
+/** Test seams (defaults: a timer, Math.random, Date.now, a HubtelLogger with `loggerContext`). */
 export interface HttpTransportHooks {
-  /** Waits between attempts. Default: a timer. */
   sleep?: (ms: number) => Promise<void>;
-  /** Uniform in [0, 1), for the full jitter. Default Math.random. */
+  /** Uniform in [0, 1), for the full jitter. */
   random?: () => number;
-  /** Epoch ms, to read `Retry-After` given as an HTTP date. Default Date.now. */
+  /** Epoch ms, to read a `Retry-After` date. */
   now?: () => number;
-  /**
-   * Where logs go. Default: a HubtelLogger with `loggerContext`. The transport passes no context
-   * argument (a Nest Logger that has one would print it again as a line of its own).
-   */
+  /** Given no context argument: a Nest Logger that has one would print it again. */
   logger?: LoggerService;
 }
 
@@ -97,43 +82,25 @@ const defaultSleep = (ms: number) =>
   });
 
 /**
- * The one outbound HTTP client of the suite, on @nestjs/axios's HttpService. Every module calls
- * the platform through it, so auth, time-outs, the retry policy, error mapping and log redaction
- * exist once.
- *
- * Retry policy (attempts and delays from `retry`):
- *   - connection failures before anything was sent (refused, DNS, unreachable): retried;
- *   - 429 and 503: retried (the platform says it did not process the request);
- *   - 502, 504, time-outs and connections broken after connecting: retried only when the request
- *     is `idempotent`; otherwise HubtelUnknownOutcomeError at once, because the platform may have
- *     acted on it (an SMS sent, a payment started) and a blind resend could do it twice;
- *   - everything else (4xx, 500, ...): never retried.
- * Delays: full jitter, a uniform random wait in [0, min(maxDelayMs, baseDelayMs * 2^(n-1))).
- * `Retry-After` (seconds or an HTTP date) on a 429/503 replaces the backoff and is honoured as
- * given when it is at most `maxDelayMs`; when the platform asks for longer we stop at once and
- * throw, with `retryAfterMs` on the error, rather than block the caller or retry too early.
+ * The suite's one outbound HTTP client (on @nestjs/axios' HttpService): auth, time-outs, retries,
+ * error mapping and log masking exist once. Retried: failures before anything was sent, 429 and
+ * 503 (not processed). 502, 504, time-outs and broken connections only when `idempotent`, else
+ * HubtelUnknownOutcomeError at once: the platform may have acted, a resend could do it twice.
+ * Nothing else. Delays: full jitter; a `Retry-After` above `maxDelayMs` throws at once (with
+ * `retryAfterMs`) rather than block the caller or retry too early.
  */
 export class HttpTransport {
   private readonly logger: LoggerService;
   /** A logger given through hooks decides for itself which levels it prints. */
   private readonly customLogger: boolean;
-  private readonly sleep: (ms: number) => Promise<void>;
-  private readonly random: () => number;
-  private readonly now: () => number;
   private readonly authHeaders: Partial<Record<HubtelApi, string>>;
-  private readonly telemetry: HubtelTelemetry | undefined;
 
   constructor(
     private readonly http: HttpService,
     private readonly config: HttpTransportConfig,
   ) {
-    const hooks = config.hooks ?? {};
-    this.logger = hooks.logger ?? new HubtelLogger(config.loggerContext ?? 'HubtelHttp');
-    this.customLogger = hooks.logger !== undefined;
-    this.sleep = hooks.sleep ?? defaultSleep;
-    this.random = hooks.random ?? Math.random;
-    this.now = hooks.now ?? Date.now;
-    this.telemetry = config.telemetry;
+    this.logger = config.hooks?.logger ?? new HubtelLogger(config.loggerContext ?? 'HubtelHttp');
+    this.customLogger = config.hooks?.logger !== undefined;
     this.authHeaders = basicAuthHeaders(config.credentials);
   }
 
@@ -159,41 +126,44 @@ export class HttpTransport {
     const timeoutMs = req.timeoutMs ?? this.config.timeoutMs;
     const maxAttempts = Math.max(1, Math.min(req.maxAttempts ?? Infinity, this.config.retry.maxAttempts));
     const config = axiosRequest(req, base + req.path + query, this.authHeaders[req.api], timeoutMs, data);
+    const { now = Date.now, random = Math.random, sleep = defaultSleep } = this.config.hooks ?? {};
+    const { telemetry } = this.config;
 
     for (let attempt = 1; ; attempt++) {
       // Building a debug line masks the whole body: skip it when nobody would see it.
-      const debug = this.debugEnabled();
+      const debug =
+        this.logger.debug !== undefined &&
+        (this.customLogger || isLogLevelEnabled('debug', this.logger as Logger));
       if (debug) {
         this.logger.debug!(
           maskPhoneNumbers(`→ ${target}${query} [${req.operation}] attempt ${attempt}/${maxAttempts}`) +
             (data === undefined ? '' : ` body=${redactToString(req.body)}`),
         );
       }
-      const started = debug ? this.now() : 0;
-      const began = this.telemetry ? performance.now() : 0;
+      const started = debug ? now() : 0;
+      const began = telemetry ? performance.now() : 0;
       let decision: Decision;
       try {
-        const res = await this.send(config);
-        this.telemetry?.record(outboundSignal(req, String(res.status), began));
+        // axiosRef's promise API skips the Observable and cancel token HttpService.request builds.
+        const res = await this.http.axiosRef.request<string>(config);
+        telemetry?.record(outboundSignal(req, String(res.status), began));
         if (debug) {
-          this.logger.debug!(`← ${res.status} ${target} [${req.operation}] in ${this.now() - started} ms`);
+          this.logger.debug!(`← ${res.status} ${target} [${req.operation}] in ${now() - started} ms`);
         }
         if ((res.status >= 200 && res.status < 300) || req.acceptStatus?.includes(res.status)) {
           return decodeSuccess<T>(req, res, attempt);
         }
-        decision = decideOnStatus(req, res, attempt, this.now());
+        decision = decideOnStatus(req, res, attempt, now());
       } catch (error) {
         if (error instanceof HubtelError) throw error;
         const failure = classifyFailure(error);
-        this.telemetry?.record(
-          outboundSignal(req, failure.kind === 'timeout' ? 'timeout' : 'network', began),
-        );
+        telemetry?.record(outboundSignal(req, failure.kind === 'timeout' ? 'timeout' : 'network', began));
         decision = decideOnFailure(req, failure, attempt, timeoutMs);
       }
 
       if (!decision.retry || attempt >= maxAttempts) throw decision.error;
       // The backoff stays within maxDelayMs; only a longer Retry-After gets past it.
-      const delay = decision.retryAfterMs ?? backoffDelay(attempt, this.config.retry, this.random);
+      const delay = decision.retryAfterMs ?? backoffDelay(attempt, this.config.retry, random);
       if (delay > this.config.retry.maxDelayMs) {
         this.logger.warn(
           `${req.operation}: ${target} asked to retry after ${delay} ms, more than retry.maxDelayMs (${this.config.retry.maxDelayMs}); giving up`,
@@ -203,24 +173,8 @@ export class HttpTransport {
       this.logger.warn(
         `${req.operation}: ${target} failed on attempt ${attempt}/${maxAttempts} (${maskPhoneNumbers(decision.error.message)}); retrying in ${delay} ms`,
       );
-      await this.sleep(delay);
+      await sleep(delay);
     }
-  }
-
-  /**
-   * Through the HttpService's axios instance: its promise API (`axiosRef`, the documented way to
-   * get one) skips the Observable and cancel token HttpService.request builds per call; a test
-   * double of HttpService without `axiosRef` still works through `request`.
-   */
-  private send(config: AxiosRequestConfig<string | undefined>): Promise<AxiosResponse<string>> {
-    const axiosRef = (this.http as { axiosRef?: HttpService['axiosRef'] }).axiosRef;
-    if (axiosRef) return axiosRef.request<string>(config);
-    return firstValueFrom(this.http.request<string>(config));
-  }
-
-  private debugEnabled(): boolean {
-    if (!this.logger.debug) return false;
-    return this.customLogger || isLogLevelEnabled('debug', this.logger as Logger);
   }
 }
 

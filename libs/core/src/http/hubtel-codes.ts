@@ -1,10 +1,7 @@
 import type { HubtelApi } from '../options/hubtel-options.types.js';
 
-/**
- * Outcome codes the platform documents for checkout, the status check and programmable services
- * (`responseCode` / `ResponseCode`). Used to make error messages say what went wrong.
- */
-export const HUBTEL_RESPONSE_CODES: Readonly<Record<string, string>> = Object.freeze({
+/** Documented outcome codes of checkout, the status check and programmable services, for messages. */
+const HUBTEL_RESPONSE_CODES: Readonly<Record<string, string>> = Object.freeze({
   '0000': 'success',
   '0001': 'request accepted; the final status follows by callback',
   '0005': 'HTTP failure at the payment partner; the state is unknown, check the transaction status',
@@ -18,7 +15,7 @@ export const HUBTEL_RESPONSE_CODES: Readonly<Record<string, string>> = Object.fr
 });
 
 /** Sub-codes of an SMS API HTTP 400 answer. */
-export const HUBTEL_SMS_ERROR_CODES: Readonly<Record<string, string>> = Object.freeze({
+const HUBTEL_SMS_ERROR_CODES: Readonly<Record<string, string>> = Object.freeze({
   '1': 'invalid destination number',
   '2': 'invalid sender id',
   '3': 'message content too long',

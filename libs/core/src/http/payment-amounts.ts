@@ -15,9 +15,8 @@ export interface PaymentAmounts {
   /** What reaches the merchant (`amountAfterCharges`; `gross − charges` when it reported none). */
   net: number;
   /**
-   * `merchant`: `amount` is the expected total (the charge was deducted); `payer`: the
-   * `amountAfterCharges` is (the charge was added to what the payer paid). Absent when neither
-   * matched (an overpayment accepted, or a mismatch).
+   * `merchant`: `amount` is the expected total (the charge deducted); `payer`: `amountAfterCharges`
+   * is (the charge added). Absent when neither matched (an overpayment accepted, or a mismatch).
    */
   chargesBorneBy?: ChargeBearer;
   /** Status check `currencyCode`, when it gave one. */
@@ -32,11 +31,8 @@ export interface AmountRule {
 }
 
 /**
- * What the status check's figures say of a payment expected to total `expected` in `currency`:
- * - `paid`: `amount` matches (merchant-borne charge) or `amountAfterCharges` does (payer-borne),
- *   within the tolerance; or both are above it and overpayment is allowed;
- * - `currency`: the answer names another currency (an answer without one is judged on its amount);
- * - `amount`: neither figure matches (an underpayment, or an overpayment not allowed).
+ * `paid`: `amount` or `amountAfterCharges` matches within the tolerance, or both are above and
+ * overpayment is allowed; `currency`: another currency named; `amount`: neither figure matches.
  */
 export type AmountVerdict =
   | { kind: 'paid'; amounts: PaymentAmounts }

@@ -1,9 +1,7 @@
 /*
- * The instance's budget of transaction status checks a minute, shared by every module that calls
- * the check (checkout's confirmations, reconciler and getStatus; the service app's payment checks).
- * The platform rate-limits the check per merchant: without a budget, anyone who can reach a
- * callback endpoint could spend that limit with forged callbacks, and genuine payments would then
- * wait. A refused check is never sent; its caller defers or retries it later.
+ * The instance's budget of status checks a minute, shared by every module. The platform rate-limits
+ * the check per merchant: without it, forged callbacks could spend that limit and genuine payments
+ * would wait. A refused check is never sent; its caller defers or retries it.
  */
 import { Module, type LoggerService } from '@nestjs/common';
 import { HubtelStatusCheckBudgetError } from '../errors/hubtel.errors.js';
@@ -19,10 +17,7 @@ export interface StatusCheckBudgetHooks {
   now?: () => number;
 }
 
-/**
- * At most `perMinute` checks in any sliding minute: the times of the last `perMinute` checks are
- * kept in a ring, so a check is allowed when the oldest of them is a minute old (O(1), no timer).
- */
+/** At most `perMinute` checks in any sliding minute: a ring of the last checks' times (O(1), no timer). */
 export class StatusCheckBudget {
   private readonly logger: LoggerService;
   private readonly now: () => number;
@@ -30,7 +25,6 @@ export class StatusCheckBudget {
   private configured: number | undefined;
   private times: number[] = [];
   private next = 0;
-  /** When the last refusal was: the warning is written once per episode of refusals. */
   private lastRefusalAt = -Infinity;
 
   constructor(hooks: StatusCheckBudgetHooks = {}) {
@@ -44,10 +38,7 @@ export class StatusCheckBudget {
     return this.configured ?? HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE;
   }
 
-  /**
-   * A module's `statusCheckBudget.perMinute`. The budget is the instance's, so when two modules
-   * set it the smaller wins (the platform's limit is per merchant, not per module).
-   */
+  /** A module's `statusCheckBudget.perMinute`: the smaller wins (the platform's limit is per merchant). */
   configure(perMinute: number | undefined): void {
     if (perMinute === undefined) return;
     const smaller = this.configured === undefined ? perMinute : Math.min(this.configured, perMinute);
@@ -57,12 +48,7 @@ export class StatusCheckBudget {
     this.next = 0;
   }
 
-  /**
-   * Takes one check from the budget, or throws.
-   *
-   * @throws HubtelStatusCheckBudgetError (`HUBTEL_STATUS_CHECK_BUDGET`, with `retryAfterMs`) when
-   *   the minute's checks are spent: the check must not be sent.
-   */
+  /** Takes one check, or throws HubtelStatusCheckBudgetError: the check must not be sent. */
   take(operation: string): void {
     const now = this.now();
     const limit = this.perMinute;
@@ -94,11 +80,7 @@ export class StatusCheckBudget {
   }
 }
 
-/**
- * Provides the application's one StatusCheckBudget under HUBTEL_STATUS_CHECK_BUDGET. Imported by
- * every inbound module's kit: a static module is instantiated once per application, so checkout
- * and the service app share it (and two apps in one process do not).
- */
+/** A static module, so one StatusCheckBudget per application, shared by its modules (not across apps). */
 @Module({
   providers: [
     {

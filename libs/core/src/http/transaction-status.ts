@@ -8,13 +8,9 @@ import type { StatusCheckBudget } from './status-check.budget.js';
 /** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
 export type TransactionPaymentStatus = 'Paid' | 'Unpaid' | 'Refunded' | (string & {});
 
-/**
- * What the transaction status check says of one clientReference (a checkout invoice's reference,
- * or a programmable-services SessionId). Fields the platform left out or empty are absent.
- */
+/** The status check's answer for one clientReference; fields left out or empty are absent. */
 export interface TransactionStatus {
   clientReference: string;
-  /** As the platform wrote it. */
   status: TransactionPaymentStatus;
   /** True only for `Paid` (compared case-insensitively). */
   paid: boolean;
@@ -26,7 +22,6 @@ export interface TransactionStatus {
   externalTransactionId?: string;
   paymentMethod?: string;
   isFulfilled?: boolean;
-  /** The platform's `date` (as given). */
   date?: string;
   /** The platform's `responseCode` (`0000`). */
   responseCode?: string;
@@ -45,9 +40,8 @@ export interface TransactionStatusQuery {
 }
 
 /**
- * `GET {status_url}/transactions/{posSalesId}/status?clientReference=…` on a module's HttpTransport
- * (Basic auth with the status-check pair, time-outs, retries of this idempotent call and redacted
- * logs live there). The one reading of the answer, shared by checkout and the service app.
+ * `GET {status_url}/transactions/{posSalesId}/status?clientReference=…`: the one reading of the
+ * answer, shared by checkout and the service app.
  *
  * @returns undefined when the platform knows no such transaction (404): nothing was paid.
  * @throws HubtelApiError when the answer carries an error code or no status.

@@ -12,11 +12,7 @@ import axios, {
 import { EnvHttpProxyAgent, getGlobalDispatcher, request, type Dispatcher } from 'undici';
 
 export interface UndiciAxiosAdapterOptions {
-  /**
-   * Where requests go. Default: an `EnvHttpProxyAgent` when `HTTP_PROXY`/`HTTPS_PROXY` (or the
-   * lower-case forms) are set, as axios' own Node adapter honours them; otherwise undici's global
-   * dispatcher (a keep-alive pool per origin, like Node's global agent).
-   */
+  /** Default: an `EnvHttpProxyAgent` when HTTP(S)_PROXY is set (as in axios), else undici's global one. */
   dispatcher?: Dispatcher;
 }
 
@@ -35,19 +31,10 @@ function defaultDispatcher(): Dispatcher {
 }
 
 /**
- * An axios adapter that makes the request with `undici.request`: HttpService stays the one place
- * for the config, interceptors and test overrides users expect, while axios' `node:http` adapter
- * costs about twice undici's CPU per request, most of a bulk SMS send's work (bench/FINDINGS.md).
- * Everything before the adapter (config, request transforms, interceptors) and after it (response
- * transforms, validateStatus) is still axios'.
- *
- * Supported: string / Buffer / typed-array / URLSearchParams / stream / FormData bodies, `auth`,
- * `params`, `timeout` (the whole exchange, body included, as with axios), `signal` and
- * `cancelToken`, `maxContentLength`, `responseType` text / json / arraybuffer / stream.
- * Never followed: redirects (the 3xx is returned as it is, like `maxRedirects: 0`). Not
- * supported: an explicit `proxy` object (use the proxy environment variables) and custom
- * `httpAgent`/`httpsAgent` (pass a `dispatcher` instead); both are refused with an error rather
- * than silently ignored.
+ * An axios adapter on `undici.request`: HttpService keeps the config, interceptors and test
+ * overrides users expect, at about half the CPU of axios' `node:http` adapter (bench/FINDINGS.md).
+ * Redirects are never followed (as `maxRedirects: 0`); a `proxy` object or custom agents are
+ * refused rather than silently ignored.
  */
 export function createUndiciAxiosAdapter(options: UndiciAxiosAdapterOptions = {}): AxiosAdapter {
   return function undiciAxiosAdapter(config) {
@@ -71,18 +58,13 @@ async function send(config: InternalAxiosRequestConfig, dispatcher: Dispatcher):
   if (config.signal?.aborted) throw new CanceledError(undefined, undefined, config);
   const controller = new AbortController();
   let reason: 'timeout' | 'cancel' | undefined;
-  const timeoutMs = config.timeout ?? 0;
-  const timer =
-    timeoutMs > 0
-      ? setTimeout(() => {
-          reason ??= 'timeout';
-          controller.abort();
-        }, timeoutMs)
-      : undefined;
-  const cancel = () => {
-    reason ??= 'cancel';
+  const abort = (why: 'timeout' | 'cancel') => {
+    reason ??= why;
     controller.abort();
   };
+  const timeoutMs = config.timeout ?? 0;
+  const timer = timeoutMs > 0 ? setTimeout(abort, timeoutMs, 'timeout') : undefined;
+  const cancel = () => abort('cancel');
   const signal = config.signal as AbortSignal | undefined;
   signal?.addEventListener?.('abort', cancel);
   config.cancelToken?.subscribe?.(cancel);
@@ -127,10 +109,9 @@ async function send(config: InternalAxiosRequestConfig, dispatcher: Dispatcher):
   } catch (error) {
     if (error instanceof AxiosError) throw error;
     if (reason === 'timeout') {
-      const clarify = config.transitional?.clarifyTimeoutError;
       throw new AxiosError(
         config.timeoutErrorMessage ?? `timeout of ${timeoutMs}ms exceeded`,
-        clarify ? AxiosError.ETIMEDOUT : AxiosError.ECONNABORTED,
+        config.transitional?.clarifyTimeoutError ? AxiosError.ETIMEDOUT : AxiosError.ECONNABORTED,
         config,
         { method, url },
       );
@@ -205,10 +186,7 @@ async function readBody(res: Dispatcher.ResponseData, config: InternalAxiosReque
   return Buffer.concat(chunks, size);
 }
 
-/**
- * The HttpModule every module of the suite imports: @nestjs/axios' HttpService on an axios
- * instance whose requests go out through undici (see createUndiciAxiosAdapter).
- */
+/** The HttpModule every module of the suite imports: HttpService on the undici adapter. */
 export function hubtelHttpModule(): DynamicModule {
   return HttpModule.register({ adapter: createUndiciAxiosAdapter() });
 }

@@ -6,12 +6,7 @@ import { redact } from './redact.js';
 /** Nest's own test for "this string parameter is a stack trace" (ConsoleLogger). */
 const STACK = /^(.)+\n\s+at .+:\d+:\d+/;
 
-/**
- * A message or extra parameter made safe: a string is escaped, masked and capped as one line
- * (an extra parameter shaped like a stack trace, `error(message, stack)`, stays multi-line); an
- * object is redacted (phone numbers masked, secret-named keys replaced). Anything else is left
- * alone. The message itself is always one line, whatever it looks like.
- */
+/** Makes a log parameter safe: strings one line (an extra stack trace keeps its lines), objects redacted. */
 export function sanitizeLogParam(
   value: unknown,
   line: (text: string) => string = sanitizeLogLine,
@@ -23,17 +18,11 @@ export function sanitizeLogParam(
 }
 
 /**
- * Nest's Logger for every line the suite writes: each message and extra string is made safe as
- * sanitizeLogParam says (escaped — newlines, ANSI escapes, bidi overrides as `\n`, `\x1b`, `\u202e` —
- * masked, cut at LOG_LINE_MAX_LENGTH), on the whole line, so a new log line cannot forget a value
- * that came from a request. A level the app turned off returns before any of that work
- * (isLogLevelEnabled). Use it in an app as Nest's Logger: `new HubtelLogger('Shop')`.
+ * Nest's Logger with every message and extra made safe (escaped, masked, capped) on the whole line,
+ * so no log line can forget a request's value; a disabled level costs nothing.
  */
 export class HubtelLogger extends Logger {
-  /**
-   * @param context the line's context (`[Shop]`)
-   * @param line how a string is made safe (a parameter for tests; default sanitizeLogLine)
-   */
+  /** @param line how a string is made safe (for tests) */
   constructor(
     context: string,
     private readonly line: (text: string) => string = sanitizeLogLine,
@@ -41,7 +30,7 @@ export class HubtelLogger extends Logger {
     super(context);
   }
 
-  /** Whether a line of `level` would be written (see isLogLevelEnabled). */
+  /** Whether a line of `level` would be written. */
   isLevelEnabled(level: LogLevel): boolean {
     return isLogLevelEnabled(level, this);
   }
@@ -81,11 +70,7 @@ export class HubtelLogger extends Logger {
 
 type SimpleLogger = Pick<LoggerService, 'log' | 'warn' | 'error'> & Partial<LoggerService>;
 
-/**
- * Wraps any logger (a LoggerService, or the sandbox's `{ log, warn, error, debug? }`) so every
- * line reaching it is made safe as HubtelLogger's are. For loggers handed to the suite directly,
- * not through Nest's Logger.
- */
+/** Wraps a logger handed to the suite directly so every line reaching it is made safe as HubtelLogger's. */
 export function sanitizingLogger<T extends SimpleLogger>(target: T): T {
   const wrap =
     (method: (message: unknown, ...rest: unknown[]) => unknown) =>

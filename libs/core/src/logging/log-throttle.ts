@@ -1,11 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 
-/**
- * One log line per distinct error per interval. A worker whose every Redis call fails emits its
- * error thousands of times a second (BullMQ retries at once); logging each filled 100 MB in 70 s.
- * The first occurrence is logged at once; repeats within `intervalMs` are counted, and the next
- * line after the interval says how many were held back.
- */
+/** One log line per distinct error per interval (a failing Redis once filled 100 MB of logs in 70 s). */
 export class ErrorLogThrottle {
   private readonly last = new Map<string, { at: number; held: number }>();
 

@@ -1,10 +1,6 @@
 /*
- * Masking for anything that may reach a log line. Phone numbers are personal data and the
- * platform's credentials must never be written anywhere, so every module logs through these.
- * A phone number is masked in the forms people write it (grouped by spaces, tabs, dots, dashes,
- * slashes or underscores, split by invisible characters, glued to an id's letters, in fullwidth
- * or Arabic-Indic digits); digits that are no phone number
- * (ids, timestamps, amounts) are left readable, or the logs could not be searched by them.
+ * Masking for anything that may reach a log line: phone numbers are personal data, credentials are
+ * never written. Digits that are no phone number (ids, timestamps, amounts) stay searchable.
  */
 import { isWrittenPhoneNumber } from '../phone/msisdn.js';
 
@@ -16,18 +12,13 @@ const SECRET_KEY =
   /secret|passw(or)?d|pwd|token|authori[sz]ation|api[-_]?key|credential|cookie|client[-_]?id|private[-_]?key|signature/i;
 
 /**
- * A run of digits (any script's: \p{Nd} holds fullwidth and Arabic-Indic ones) with at most
- * three separators between two digits (any white space, tabs included; dots, dashes, slashes,
- * underscores, parentheses, their fullwidth forms), after an optional "+" or "(". Invisible
- * characters (\p{Cf}: zero-width spaces and joiners, soft hyphens, direction marks, the BOM) are
- * separators too, in any number: a reader sees the digits side by side. Which groups of it are a
- * phone number is decided after.
+ * Digits of any script with at most three separators between two, after an optional "+" or "(";
+ * invisible characters (\p{Cf}) count as none, since a reader sees the digits side by side.
  */
 const WRITTEN_NUMBER =
   /(?:[+\uff0b(\uff08]\p{Cf}*)?\p{Nd}(?:\p{Cf}*(?:[\s.\-\u2010-\u2013\uff0d\uff0e()\uff08\uff09/\uff0f_\uff3f]\p{Cf}*){0,3}\p{Nd})*/gu;
-/** WRITTEN_NUMBER for ASCII-only text (most log lines): the same, about twice as fast. */
+/** WRITTEN_NUMBER for ASCII-only text (most log lines), about twice as fast. */
 const WRITTEN_NUMBER_ASCII = /[+(]?\d(?:[\s.\-()/_]{0,3}\d)*/g;
-/** A phone number has at least 8 digits: shorter written numbers are skipped before any work. */
 const MIN_PHONE_DIGITS = 8;
 const MAX_PHONE_DIGITS = 17; // "00" + 15
 /** UUIDs (order ids, session ids) are left alone: their digit runs are not phone numbers. */
@@ -36,9 +27,8 @@ const LETTER = /\p{L}/u;
 const DECIMAL_DIGIT = /\p{Nd}/u;
 
 /**
- * Masks a phone number, keeping the first three and last three digits:
- * `maskMsisdn('233241234567') === '233******567'`. Separators are kept, so a formatted number
- * stays readable (`+233 ** *** *567`). Strings with fewer than 7 digits are masked whole.
+ * Masks a phone number, keeping its first and last three digits and its separators:
+ * `233******567`, `+233 ** *** *567`. Strings with fewer than 7 digits are masked whole.
  */
 export function maskMsisdn(value: string): string {
   const digits = value.replace(/\D/g, '').length;
@@ -70,10 +60,7 @@ const NO_NUMBER = 0;
 const ASCII = 1;
 const OTHER = 2;
 
-/**
- * NO_NUMBER when `text` holds fewer than 8 digits (of any script, so no phone number), else
- * whether it is ASCII only (the faster expression then does).
- */
+/** NO_NUMBER below 8 digits of any script, else whether the text is ASCII only. */
 function scan(text: string): typeof NO_NUMBER | typeof ASCII | typeof OTHER {
   let digits = 0;
   let ascii = true;
@@ -88,7 +75,6 @@ function scan(text: string): typeof NO_NUMBER | typeof ASCII | typeof OTHER {
   return digits < MIN_PHONE_DIGITS ? NO_NUMBER : ascii ? ASCII : OTHER;
 }
 
-/** A group of digits inside a written number: where it is, and its digits as ASCII. */
 interface DigitGroup {
   start: number;
   end: number;
@@ -120,10 +106,8 @@ function maskOutsideIds(part: string, written: RegExp): string {
 }
 
 /**
- * The digit groups of one written number, without an edge group glued to the letters of a hex id
- * (`7c9a0241234567b3e4`, the platform's dashless SessionIds and checkout ids: masking a part
- * made the id unsearchable). Glued to other letters (`ord0241234567`, `ref-0241234567x`), a
- * phone number is still one.
+ * The digit groups of one written number, less an edge group glued into a hex id (the platform's
+ * dashless SessionIds: masking part of one made it unsearchable). `ord0241234567` is still masked.
  */
 function digitGroups(text: string, index: number, written: string): DigitGroup[] {
   const groups: DigitGroup[] = [];
@@ -150,11 +134,7 @@ function digitGroups(text: string, index: number, written: string): DigitGroup[]
   return groups.filter((group) => !group.glued || !inHexId(text, group));
 }
 
-/**
- * Where the digits to mask are (indexes in the text, ascending): from each group, the longest run
- * of groups that is a phone number as written (`isWrittenPhoneNumber`), its first three and last
- * three digits kept. "2026-01-01 0241234567" masks the second group only.
- */
+/** Digits to mask: the longest run of groups from each that is a written phone number, less 3 + 3 digits. */
 function phoneDigitsToMask(groups: DigitGroup[], plus: boolean): number[] {
   const masked: number[] = [];
   for (let i = 0; i < groups.length;) {
@@ -183,7 +163,6 @@ function phoneDigitsToMask(groups: DigitGroup[], plus: boolean): number[] {
   return masked;
 }
 
-/** Value of a decimal digit of any script (-1 for anything else). */
 function digitValue(cp: number): number {
   if (cp >= 48 && cp <= 57) return cp - 48;
   if (cp < 128) return -1;
@@ -217,20 +196,21 @@ function isLetterBefore(text: string, index: number): boolean {
   return isLetterAt(text, c >= 0xdc00 && c <= 0xdfff && index >= 2 ? index - 2 : index - 1);
 }
 
-/** True when `group` lies in a word of lowercase hex only (a dashless id), letters included. */
+/** True when `group` lies in a word of lowercase hex only (a dashless id). */
 function inHexId(text: string, group: DigitGroup): boolean {
   // Fullwidth or Arabic-Indic digits are in no hex id.
   if (group.at.length !== group.end - group.start || !isWordChar(text.charCodeAt(group.start))) return false;
   for (const at of group.at) if (!isHex(text.charCodeAt(at))) return false;
-  for (let i = group.start - 1; i >= 0 && isWordChar(text.charCodeAt(i)); i--)
-    if (!isHex(text.charCodeAt(i))) return false;
-  if (group.start > 0 && isNonAsciiLetterBefore(text, group.start)) return false;
-  for (let i = group.end; i < text.length && isWordChar(text.charCodeAt(i)); i++)
-    if (!isHex(text.charCodeAt(i))) return false;
-  return !isNonAsciiLetterAt(text, group.end);
+  let start = group.start;
+  while (start > 0 && isWordChar(text.charCodeAt(start - 1)))
+    if (!isHex(text.charCodeAt(--start))) return false;
+  let end = group.end;
+  while (isWordChar(text.charCodeAt(end))) if (!isHex(text.charCodeAt(end++))) return false;
+  // A letter of another script continues the word: no hex id then.
+  if (text.charCodeAt(start - 1) >= 128 && isLetterBefore(text, start)) return false;
+  return !(text.charCodeAt(end) >= 128 && isLetterAt(text, end));
 }
 
-/** ASCII letters and digits: what an id is made of. */
 function isWordChar(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
@@ -239,20 +219,6 @@ function isHex(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
 }
 
-/** Where the ASCII word ends: a letter of another script continues it (no hex id). */
-function isNonAsciiLetterAt(text: string, index: number): boolean {
-  let i = index;
-  while (i < text.length && isWordChar(text.charCodeAt(i))) i++;
-  return i < text.length && text.charCodeAt(i) >= 128 && isLetterAt(text, i);
-}
-
-function isNonAsciiLetterBefore(text: string, index: number): boolean {
-  let i = index;
-  while (i > 0 && isWordChar(text.charCodeAt(i - 1))) i--;
-  return i > 0 && text.charCodeAt(i - 1) >= 128 && isLetterBefore(text, i);
-}
-
-/** True when a key's value must never be logged. */
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);
 }
@@ -266,10 +232,7 @@ export function redact(value: unknown, maxDepth = 8): unknown {
   return walk(value, maxDepth, new WeakSet(), Infinity);
 }
 
-/**
- * Items of an array kept by `redactToString`. Its output is one cut log line anyway, and masking
- * a 10,000-recipient body only to drop most of it cost more than sending it.
- */
+/** `redactToString` cuts its line anyway: masking a whole 10,000-recipient body cost more than sending it. */
 const LOG_MAX_ITEMS = 25;
 
 function walk(value: unknown, depth: number, seen: WeakSet<object>, maxItems: number): unknown {
@@ -294,9 +257,7 @@ function walk(value: unknown, depth: number, seen: WeakSet<object>, maxItems: nu
       if (value.length > maxItems) items.push(`…(${value.length - maxItems} more items)`);
       return items;
     }
-    if (value instanceof Map) {
-      return walk(Object.fromEntries(value), depth, seen, maxItems);
-    }
+    if (value instanceof Map) return walk(Object.fromEntries(value), depth, seen, maxItems);
     if (value instanceof Error) {
       return {
         name: value.name,

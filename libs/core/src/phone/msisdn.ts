@@ -2,41 +2,24 @@ import { HubtelValidationError, type ValidationIssue } from '../errors/hubtel.er
 import { HUBTEL_DEFAULT_COUNTRY_CODE } from '../hubtel.constants.js';
 
 /*
- * Phone numbers in the form the platform's contract uses: digits with the country code, no plus
- * (`233241234567`).
- *
- * Accepted input (spaces, dashes, dots and parentheses are ignored):
- *   +233 24 123 4567   international with plus
- *   00233241234567     international with the 00 prefix
- *   233241234567       already normalised
- *   0241234567         national, trunk 0 replaced by the default country code
- *   +233 (0)24 123 4567  the "(0)" trunk written after the country code is dropped
- *
- * Length rules:
- *   - Ghana (233): exactly 233 + 9 digits, the 9 not starting with 0 (a number like
- *     2330241234567 is a typo we refuse rather than guess).
- *   - Other countries: 8 to 15 digits in all (E.164 caps numbers at 15 digits; shorter than 8 is
- *     not a mobile number anywhere the platform sends).
- *   - Digits without a prefix that do not start with the default country code are read as
- *     already international (`447911123456`), so they must pass the same length rule; but bare
- *     national digits of the default country (`241234567`, 9 digits for Ghana) are refused as
- *     ambiguous rather than sent to the wrong country.
+ * Phone numbers in the contract's form, `233241234567`, from `+233 24 123 4567`, `00233…`,
+ * `0241234567` (trunk 0: the default country) or `+233 (0)24…`. Ghana: exactly 233 + 9 digits not
+ * starting with 0 (`2330241234567` is a typo, refused rather than guessed); elsewhere 8 to 15
+ * digits (E.164). Bare national digits (`241234567`) are refused rather than sent to the wrong
+ * country; other unprefixed digits are read as international (`447911123456`).
  */
 
-export const MSISDN_MIN_DIGITS = 8;
-export const MSISDN_MAX_DIGITS = 15;
+const MSISDN_MIN_DIGITS = 8;
+const MSISDN_MAX_DIGITS = 15;
 
-/** National number lengths per country code, for the countries we can check strictly. */
+/** National number lengths of the countries we can check strictly. */
 const NATIONAL_LENGTH: Readonly<Record<string, number>> = { '233': 9 };
 
 export type MsisdnResult = { ok: true; msisdn: string } | { ok: false; reason: string };
 
 const refuse = (reason: string): MsisdnResult => ({ ok: false, reason });
 
-/**
- * Like `normalizeMsisdn` but never throws: for hot loops over large recipient lists, where an
- * exception per bad entry would cost more than the check.
- */
+/** Like `normalizeMsisdn` but never throws: an exception per bad entry of a large list costs more. */
 export function tryNormalizeMsisdn(
   value: unknown,
   defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
@@ -60,10 +43,8 @@ export function tryNormalizeMsisdn(
   else if (typeof value === 'bigint' && value > 0n) text = value.toString();
   else return refuse(`must be a string, got ${value === null ? 'null' : typeof value}`);
 
-  let s = text.trim();
-  if (s === '') return refuse('is empty');
-  s = s.replace(/\(0\)/g, '');
-  s = s.replace(/[\s().\-\u00a0]/g, '');
+  if (text.trim() === '') return refuse('is empty');
+  const s = text.replace(/\(0\)/g, '').replace(/[\s().\-\u00a0]/g, '');
 
   let digits: string;
   if (s.startsWith('+')) digits = s.slice(1);
@@ -108,20 +89,14 @@ function allDigits(text: string): boolean {
   return true;
 }
 
-/**
- * How an error message shows a rejected value: strings quoted (cut at 40 characters), numbers as
- * they are, anything else by its type only (never dumped).
- */
+/** A rejected value in an error message: strings quoted and cut, numbers as they are, else its type. */
 export function echoValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
   return value === null ? 'null' : typeof value;
 }
 
-/**
- * Normalises one phone number to `233241234567` form (see the rules above), or throws a
- * HubtelValidationError naming the bad value.
- */
+/** Normalises one phone number to `233241234567` form, or throws a HubtelValidationError. */
 export function normalizeMsisdn(
   value: unknown,
   defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
@@ -134,10 +109,7 @@ export function normalizeMsisdn(
   ]);
 }
 
-/**
- * One issue per entry that is not a valid phone number (`field` = `<field>[index]`). Keeps
- * nothing else, so checking a large array before sending it costs no copy of it.
- */
+/** One issue per invalid entry (`<field>[index]`); keeps nothing else, so a large list costs no copy. */
 export function findInvalidMsisdns(
   values: Iterable<unknown>,
   defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
@@ -164,29 +136,16 @@ export function invalidMsisdnsError(invalid: ValidationIssue[], what = 'recipien
   );
 }
 
-/** How a run of digits was written, for `isWrittenPhoneNumber`. */
-export interface WrittenNumber {
-  /** Written after a "+": international by the writer's own word. */
-  plus?: boolean;
-  /**
-   * Written in groups ("233 24 123 4567", "024.123.4567") or glued to letters ("ord0241234567"),
-   * not as one run of digits on its own: only the country's own forms count then.
-   */
-  grouped?: boolean;
-}
-
 /**
- * Whether digits found in free text (a log line) are a phone number as people write them, for
- * masking: stricter than `tryNormalizeMsisdn` about bare digits, so ids stay readable.
- *   - after "+" or "00": 8 to 15 digits (233 numbers: exactly 233 + 9, a "(0)" allowed);
- *   - 233 + 9 digits (or 233 0 + 9, the "+233 (0)24 …" habit), grouped or not;
- *   - 0 + 9 digits, the second not 0 (Ghana's national form, 024 123 4567);
- *   - one run of 11 to 15 digits not starting with 0 (the contract's international form, no
- *     plus), 11 exactly for +1 and +7 (so 13-digit millisecond timestamps stay readable).
- * Bare 9 and 10 digit runs are no number anywhere (`tryNormalizeMsisdn` refuses them as
- * ambiguous), and grouped bare digits ("2026 0101 12345") are dates or amounts.
+ * Whether digits in free text are a phone number as people write them, for masking; stricter than
+ * `tryNormalizeMsisdn` so ids stay readable: after "+" or "00" 8 to 15 digits; 233 + 9 (or 233 0 +
+ * 9); 0 + 9, the second not 0; one run of 11 to 15 not starting with 0, exactly 11 for +1 and +7
+ * (13-digit ms timestamps stay readable), and not `grouped` (in groups or glued to letters: dates).
  */
-export function isWrittenPhoneNumber(digits: string, written: WrittenNumber = {}): boolean {
+export function isWrittenPhoneNumber(
+  digits: string,
+  written: { plus?: boolean; grouped?: boolean } = {},
+): boolean {
   const n = digits.length;
   let rest = digits;
   let international = written.plus === true;

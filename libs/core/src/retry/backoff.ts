@@ -1,18 +1,12 @@
-/**
- * Exponential backoff with full jitter (AWS architecture blog's "full jitter"): spreads retries of
- * many clients so they do not hammer the platform in lock-step.
- */
-export interface BackoffPolicy {
-  /** Delay scale of the first retry, in ms. */
-  baseDelayMs: number;
-  /** Upper bound of any single delay, in ms. */
-  maxDelayMs: number;
-}
+import type { HubtelRetryOptions } from '../options/hubtel-options.types.js';
 
-/** Delay before retry number `retry` (1 = first retry). `random` returns [0, 1). */
+/**
+ * Delay before retry number `retry` (1 = first retry): exponential backoff with full jitter, so many
+ * clients' retries do not hammer the platform in step. `random` returns [0, 1).
+ */
 export function backoffDelay(
   retry: number,
-  policy: BackoffPolicy,
+  policy: Pick<HubtelRetryOptions, 'baseDelayMs' | 'maxDelayMs'>,
   random: () => number = Math.random,
 ): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));

@@ -14,16 +14,14 @@ export interface HubtelConnection {
 
 /** Extras of a connection module's `forRoot`/`forRootAsync`. */
 export interface HubtelConnectionExtras {
-  /** Provide the connection's token to every module of the app. Default true (that is the point). */
+  /** Provide the connection's token to every module of the app. Default true. */
   isGlobal?: boolean;
 }
 
 /**
- * The plumbing HubtelRedisModule and HubtelBullmqModule share: forRoot / forRootAsync (Nest's
- * ConfigurableModuleBuilder, global by default) providing `type`, made from the options and
- * connected before start-up goes on, under `token` too (HUBTEL_STORE, HUBTEL_JOB_RUNNER); it is
- * closed in the last shutdown phase (the pipelines drain in beforeApplicationShutdown and still
- * use it then).
+ * HubtelRedisModule's and HubtelBullmqModule's forRoot / forRootAsync: `type`, connected before
+ * start-up goes on, also under `token`; closed in the last shutdown phase, since the pipelines
+ * still use it while they drain in beforeApplicationShutdown.
  */
 export function hubtelConnectionModule<O, T extends HubtelConnection, F extends string>(spec: {
   moduleName: string;

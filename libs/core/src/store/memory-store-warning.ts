@@ -9,11 +9,7 @@ export const MEMORY_STORE_PRODUCTION_WARNING =
 /** Apps already warned, by an object that is one per Nest app (its HttpAdapterHost). */
 const warned = new WeakSet<object>();
 
-/**
- * Called by a module that owns records when it created its own default MemoryStore: with
- * NODE_ENV=production, logs MEMORY_STORE_PRODUCTION_WARNING once per app, however many modules
- * fell back to memory.
- */
+/** With NODE_ENV=production, warns once per app, however many modules fell back to a MemoryStore. */
 export function warnDefaultMemoryStore(lookup: StoreLookup, env: NodeJS.ProcessEnv = process.env): void {
   if (env.NODE_ENV !== 'production') return;
   const app = appKey(lookup);

@@ -1,10 +1,6 @@
 import type { HubtelStore, StoreEntry, StoreWriteOptions } from './hubtel-store.interface.js';
 
-/**
- * One key's state. Owned by the store and updated in place on every write (callers only ever see
- * `{ value, version }` copies), so a write to an existing key allocates nothing here and does one
- * Map lookup, not a lookup and a set.
- */
+/** One key's state, updated in place (callers see copies): a write allocates nothing, one lookup. */
 class Slot {
   constructor(
     public value: unknown,
@@ -22,12 +18,8 @@ export interface MemoryStoreOptions {
 }
 
 /**
- * The default store: a Map in this process. Atomic because Node runs one callback at a time and
- * every operation completes synchronously before its promise resolves. Lost on restart: use a
- * persistent store in production when callbacks must survive a crash.
- *
- * Costs per operation: one Map lookup, and the clock is read at most once (only when the entry
- * has an expiry, or the write sets one).
+ * The default store: a Map in this process, atomic because every operation completes synchronously.
+ * Lost on restart: use a persistent store in production when callbacks must survive a crash.
  */
 export class MemoryStore implements HubtelStore {
   readonly local = true;
@@ -126,7 +118,7 @@ export class MemoryStore implements HubtelStore {
     }
   }
 
-  /** Stops the sweep timer (it is unref'd, so this is only tidiness). */
+  /** Stops the (unref'd) sweep timer. */
   close(): void {
     if (this.timer) clearInterval(this.timer);
   }

@@ -1,8 +1,4 @@
-/**
- * Checks of a Redis connection shared by the Redis store and the BullMQ runner. Here, not in
- * either library, so both refuse the same connections with the same words; nothing here imports
- * ioredis (an optional peer the core never needs).
- */
+/** Checks of a Redis connection shared by the Redis store and the BullMQ runner (no ioredis import). */
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 
 /** A startup node of a Redis Cluster, as ioredis's `Cluster` takes it. */
@@ -11,10 +7,7 @@ export interface RedisClusterNode {
   port: number;
 }
 
-/**
- * The hash tag of a key or prefix as Redis Cluster reads it (the text between the first `{` and
- * the next `}`, when not empty), or undefined: keys with the same tag share one slot.
- */
+/** The hash tag of a key as Redis Cluster reads it (keys with one tag share a slot), or undefined. */
 export function hashTagOf(key: string): string | undefined {
   const open = key.indexOf('{');
   if (open < 0) return undefined;
@@ -27,10 +20,7 @@ export function clusterEnabledIn(info: string): boolean {
   return /^cluster_enabled:1\s*$/m.test(info);
 }
 
-/**
- * Checks `cluster.nodes` (at least one `{ host, port }`), naming `option` in the error: a typo
- * here would otherwise surface as ioredis retrying an address forever.
- */
+/** Checks `cluster.nodes`: a typo would otherwise surface as ioredis retrying an address forever. */
 export function redisClusterNodesOption(nodes: unknown, option: string): RedisClusterNode[] {
   if (!Array.isArray(nodes) || nodes.length === 0) {
     throw new HubtelConfigError(

@@ -32,11 +32,7 @@ export function assertStoreOption(value: unknown, option: string): HubtelStoreOp
   );
 }
 
-/**
- * The store a module uses: its own `store` option (an instance, or a token looked up in the app),
- * else the app-wide one (the HUBTEL_STORE token, e.g. from HubtelRedisModule), else a MemoryStore
- * (with NODE_ENV=production, one warning per app says that records are then lost on restart).
- */
+/** The store a module uses: its own `store` option, else the app-wide HUBTEL_STORE, else a MemoryStore. */
 export function resolveStoreOption(
   store: HubtelStoreOption | undefined,
   moduleRef: StoreLookup,

@@ -2,10 +2,8 @@ import type { HubtelApi } from '../options/hubtel-options.types.js';
 
 /**
  * What the suite reports as it works, for metrics (`nestjs-hubtel/metrics`) or your own observer.
- *
- * Every label-like field is bounded by the code, never by traffic: a source, a job type, a handler
- * identity (`Class.method@event`), an error code, an HTTP status. No phone number, reference, key
- * or amount is ever in a signal, so each can become a metric label as it is.
+ * Every label-like field is bounded by the code, never by traffic, and no phone number, reference,
+ * key or amount is in a signal: each field can become a metric label as it is.
  */
 export type HubtelSignal =
   | HubtelInboundSignal
@@ -30,24 +28,15 @@ export interface HubtelInboundSignal {
    * `ignored`: nothing to do (a non-final checkout status). `rejected`: refused (see `reason`).
    */
   outcome: 'accepted' | 'duplicate' | 'ignored' | 'rejected';
-  /**
-   * With `rejected`: the error code answered (`HUBTEL_INVALID_BODY`, `HUBTEL_NOT_FOUND`,
-   * `HUBTEL_SOURCE_NOT_ALLOWED`, `HUBTEL_BODY_TOO_LARGE`, `HUBTEL_UNAVAILABLE`, ...) or, for a
-   * checkout callback that failed verification, its reason (`AMOUNT_MISMATCH`, ...).
-   */
+  /** With `rejected`: the error code answered, or a failed checkout verification's (`AMOUNT_MISMATCH`). */
   reason?: string;
-  /**
-   * The account the request was routed to (`default`, or a configured name), once known; for a
-   * refusal before routing, the account the path names when it is a known one (configured, or
-   * found by the resolver): never a name taken from a request no account matched.
-   */
+  /** The account routed to, once known; never a name taken from a request no account matched. */
   account?: string;
 }
 
 /** One call of one handler of a pipeline job. */
 export interface HubtelHandlerSignal {
   kind: 'handler';
-  /** `checkout` or `service-app`. */
   pipeline: string;
   /** The job type (the event dispatched). */
   job: string;
@@ -63,7 +52,6 @@ export interface HubtelJobSignal {
   job: string;
   /** `done`, `retry` (failed; runs again after its backoff) or `dead` (gave up: dead-lettered). */
   outcome: 'done' | 'retry' | 'dead';
-  /** Which attempt this was (1 for the first). */
   attempt: number;
 }
 
@@ -85,7 +73,6 @@ export interface HubtelFulfillmentCallbackSignal {
   /** The reported ServiceStatus (`success` or `failed`). */
   status: string;
   ok: boolean;
-  /** Which attempt this was (1 for the first: more is a retry). */
   attempt: number;
 }
 
@@ -110,10 +97,7 @@ export interface HubtelOutboundSignal {
   durationMs: number;
 }
 
-/**
- * A transaction status check refused by the instance's budget (`statusCheckBudget.perMinute`):
- * not sent to the platform. One signal per refused check.
- */
+/** A transaction status check refused (not sent) by the instance's `statusCheckBudget`. */
 export interface HubtelStatusCheckBudgetSignal {
   kind: 'status-check-budget';
   /** The check's short name (`checkout.getStatus`, `serviceApp.paymentStatus`). */
@@ -121,9 +105,8 @@ export interface HubtelStatusCheckBudgetSignal {
 }
 
 /**
- * A payment the status check verified that matches its invoice or cart on neither count (amount
- * or currency): kept in its own state for a person (`opened`), then resolved from code
- * (`delivered` anyway, or `refunded`). One signal per change, whichever replica made it.
+ * A verified payment whose amount or currency does not match its invoice or cart: held for a person
+ * (`opened`), then resolved (`delivered` anyway, or `refunded`). One signal per change.
  */
 export interface HubtelPaymentAttentionSignal {
   kind: 'payment-attention';
@@ -137,9 +120,8 @@ export interface HubtelPaymentAttentionSignal {
 }
 
 /**
- * The suite's one instrumentation seam: provide it under `HUBTEL_TELEMETRY` (HubtelMetricsModule of
- * `nestjs-hubtel/metrics` does) and every module reports to it. Without one, each hook is an
- * optional call on `undefined`: its signal is not even built. `record` must not throw nor block.
+ * The one instrumentation seam: provided under `HUBTEL_TELEMETRY` (HubtelMetricsModule does), every
+ * module reports to it; without one no signal is built. `record` must not throw nor block.
  */
 export interface HubtelTelemetry {
   record(signal: HubtelSignal): void;

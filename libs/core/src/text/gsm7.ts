@@ -1,8 +1,4 @@
-/*
- * The GSM 03.38 alphabet, shared by what the networks carry as 7-bit text: SMS segments and USSD
- * screens. Any character outside it switches a whole SMS or USSD string to UCS-2, which holds
- * far fewer characters.
- */
+/* The GSM 03.38 alphabet of SMS and USSD: one character outside it makes the whole text UCS-2 (shorter). */
 
 /** GSM 03.38 basic character set (ESC, 0x1B, left out: it cannot be typed). */
 const GSM7_BASIC = new Set(
@@ -34,10 +30,7 @@ export interface UssdScreenLimits {
 
 export const DEFAULT_USSD_SCREEN: UssdScreenLimits = { screenSize: 182, unicodeScreenSize: 70 };
 
-/**
- * What one USSD screen of this text may hold and what it uses: septets against `screenSize` when
- * the text is GSM-7, UTF-16 units against `unicodeScreenSize` otherwise.
- */
+/** What one USSD screen of this text holds and uses: septets if GSM-7, else UTF-16 units. */
 export function ussdScreen(
   text: string,
   limits: UssdScreenLimits = DEFAULT_USSD_SCREEN,

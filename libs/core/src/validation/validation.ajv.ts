@@ -4,10 +4,7 @@ import { isDefined, isNotEmpty, isNumber, matches, maxLength, minLength } from '
 import type { ValidationIssue } from '../errors/hubtel.errors.js';
 import { dtoJsonSchema, IGNORED, type DtoShape } from './validation.schema.js';
 
-/**
- * Outcome of a DTO validator. `value` is a fresh plain object holding only the DTO's declared
- * properties (recursively for nested DTOs), not a class instance: handlers read data.
- */
+/** `value`: a fresh plain object of the DTO's declared properties only (nested ones too). */
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
 
 /** A validator built once per DTO class by `compileValidator()`; safe to call concurrently. */
@@ -16,11 +13,9 @@ export type CompiledValidator<T> = (input: unknown) => ValidationResult<T>;
 let shared: Ajv | undefined;
 
 /**
- * One Ajv for the suite, with the keywords that make JSON Schema agree with class-validator where
- * the built-in ones do not: each calls class-validator's own check (validator.js string lengths,
- * `@Matches` with its flags, `@IsNotEmpty`, `@IsDefined`, `maxDecimalPlaces`), inline in the code
- * Ajv generates. A string no longer in UTF-16 units than the limit is within it for validator.js
- * too (it only counts fewer characters), so the length checks call it only past that.
+ * One Ajv for the suite, with keywords that call class-validator's own checks where JSON Schema
+ * disagrees with it. validator.js counts no more characters than UTF-16 units, so `cvMaxLength`
+ * calls it only past the limit.
  */
 function ajv(): Ajv {
   if (shared) return shared;
@@ -52,11 +47,7 @@ function ajv(): Ajv {
 }
 
 export interface CompileValidatorOptions {
-  /**
-   * Refuse fields the DTOs do not declare (class-validator's `whitelist` + `forbidNonWhitelisted`),
-   * for bodies where a typo must not pass silently. Default false: unknown fields are accepted and
-   * left out of `value`.
-   */
+  /** Refuse undeclared fields (`whitelist` + `forbidNonWhitelisted`). Default false: accepted, not copied. */
   forbidUnknown?: boolean;
 }
 
@@ -66,14 +57,11 @@ const caches = {
 };
 
 /**
- * The validator of a class-validator DTO: class-validator-jsonschema turns the class (and the DTOs
- * it nests) into JSON Schema once, Ajv compiles it. It accepts and refuses what
- * `validate(plainToInstance(Dto, body))` does on parsed JSON (the differential spec proves it on
- * every DTO of the suite), answers one issue per bad field (`Data.CheckoutId is required`), and
- * returns the declared fields only. Unknown fields are accepted and left out of `value`.
+ * The validator of a class-validator DTO, compiled once through JSON Schema and Ajv: it accepts and
+ * refuses what `validate(plainToInstance(Dto, body))` does on parsed JSON (the differential spec
+ * proves it), with one issue per bad field, and returns the declared fields only.
  *
- * @throws HubtelError `HUBTEL_CONFIG_INVALID` for a class without rules or with a rule that has no
- * exact JSON Schema form (see validation.schema.ts): at bootstrap, never on a request.
+ * @throws HubtelError `HUBTEL_CONFIG_INVALID` for a rule without an exact JSON Schema form, at bootstrap.
  */
 export function compileValidator<T>(
   dto: Type<T>,
@@ -99,10 +87,7 @@ export function compileValidator<T>(
 
 type Projector = (input: object) => Record<string, unknown>;
 
-/**
- * The copier of an accepted body's declared fields (nested DTOs copied the same way), built once
- * per DTO: its fields and their nested copiers resolved ahead, so a request pays no lookup by name.
- */
+/** Copies an accepted body's declared fields; nested copiers are resolved ahead, not per request. */
 function projector(
   shapeName: string,
   shapes: Map<string, DtoShape>,

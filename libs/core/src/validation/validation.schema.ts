@@ -19,19 +19,14 @@ const PROTOTYPE_NAMES = Object.getOwnPropertyNames(Object.prototype).filter((nam
 /** `$comment` of the schema of an Object.prototype name: accepted, never a known field. */
 export const IGNORED = 'Object.prototype name, ignored';
 
-/** A JSON Schema object (the subset this module builds). */
 export type JsonSchema = Record<string, unknown>;
 
 type Metadata = ReturnType<ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']>[number];
 
 /**
- * The class-validator rules a DTO of this suite may use, by constraint name. Each maps to JSON
- * Schema that accepts exactly what class-validator accepts on parsed JSON: the built-in keywords
- * where they agree (`type`, `minimum`, `enum`), and the `cv*` keywords (validation.ajv.ts) where
- * they do not — string lengths count as validator.js counts (variation selectors are not
- * characters), `@Matches` keeps its flags and its message, `@IsNotEmpty` refuses null and "".
- * Any other rule (custom constraints, `@ValidateIf`, groups, `each`, transforms) is refused when
- * the validator is built, so it can never silently accept what class-validator refuses.
+ * The class-validator rules a DTO may use, each as JSON Schema accepting exactly what class-validator
+ * accepts on parsed JSON (the `cv*` keywords of validation.ajv.ts where the built-in ones differ).
+ * Any other rule is refused when the validator is built, so it never accepts what class-validator refuses.
  */
 const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
   isString: () => ({ type: 'string' }),
@@ -49,7 +44,12 @@ const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
   min: (meta) => ({ type: 'number', minimum: meta.constraints[0] as number }),
   isPositive: () => ({ type: 'number', exclusiveMinimum: 0 }),
   max: (meta) => ({ type: 'number', maximum: meta.constraints[0] as number }),
-  [IS_IN]: (meta) => ({ enum: primitives(meta, meta.constraints[0] as unknown[]) }),
+  [IS_IN]: (meta) => {
+    const values = meta.constraints[0] as unknown[];
+    if (!values.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v)))
+      unsupported(meta, '@IsIn with non-primitive values');
+    return { enum: values };
+  },
   [MAX_LENGTH]: (meta) => ({ type: 'string', cvMaxLength: meta.constraints[0] as number }),
   [MIN_LENGTH]: (meta) => ({ type: 'string', cvMinLength: meta.constraints[0] as number }),
   [MATCHES]: (meta) => {
@@ -64,12 +64,6 @@ const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
   [ValidationTypes.WHITELIST]: () => ({}),
   [IS_OPTIONAL]: () => ({}),
 };
-
-function primitives(meta: Metadata, values: unknown[]): unknown[] {
-  if (!values.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v)))
-    unsupported(meta, '@IsIn with non-primitive values');
-  return values;
-}
 
 function unsupported(meta: Metadata, what: string): never {
   const owner = (meta.target as Function).name;
@@ -128,11 +122,7 @@ function planClass(cls: Function): Map<string, PropertyPlan> {
   return plans;
 }
 
-/**
- * The class a nested property is validated as: the one class-transformer's `@Type()` builds there
- * (what `plainToInstance` does before class-validator runs), found through its public API by
- * transforming a probe. TypeScript's `design:type` is no help: `X | null` is emitted as Object.
- */
+/** The class `@Type()` builds there, found by a probe (`design:type` emits `X | null` as Object). */
 function nestedClass(meta: Metadata): Function {
   const owner = meta.target as new () => object;
   const probe = plainToInstance(owner, { [meta.propertyName]: {} }) as Record<string, unknown>;
@@ -142,11 +132,7 @@ function nestedClass(meta: Metadata): Function {
   return type;
 }
 
-/**
- * The JSON Schema of a DTO class and of every DTO class it nests (`definitions`, keyed by unique
- * names), built by class-validator-jsonschema with the converters above. Optional properties
- * (`@IsOptional()`) accept null as class-validator does: their rules apply only to other values.
- */
+/** The JSON Schema of a DTO class and of every DTO class it nests (`definitions`, by unique names). */
 export function dtoJsonSchema(root: Function, options: { forbidUnknown?: boolean } = {}): DtoSchema {
   const names = new Map<Function, string>();
   const definitions: Record<string, JsonSchema> = {};
@@ -201,7 +187,6 @@ export function dtoJsonSchema(root: Function, options: { forbidUnknown?: boolean
 }
 
 export interface DtoSchema {
-  /** `{ $ref, definitions }`: the root DTO and every DTO it nests. */
   schema: JsonSchema;
   /** The root DTO's name in `definitions` and `shapes`. */
   root: string;
