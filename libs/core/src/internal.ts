@@ -86,6 +86,7 @@ export {
   hubtelOptionsRecipe,
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
+  type HubtelDefaultAccount,
   type HubtelEnvAccounts,
   type HubtelModuleExtras,
   type HubtelOptionsRecipe,

@@ -53,8 +53,7 @@ export type SmsAccountOptions = HubtelAccountOptions<SmsAccountOverrides>;
 export interface SmsAccountAsyncOptions extends HubtelAccountAsyncOptions<SmsAccountOverrides> {}
 
 /**
- * Sending SMS through the platform's SMS API. A bad option stops the application at bootstrap with
- * a HubtelConfigError naming it.
+ * Sending SMS through the platform's SMS API; a bad option stops the app at bootstrap, named.
  *
  * ```ts
  * SmsModule.forRoot({ clientId, clientSecret, senderId: 'MyShop' })

@@ -10,7 +10,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
-import { HUBTEL_TELEMETRY } from '../telemetry/hubtel-telemetry.js';
+import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
   checkAccountName,
@@ -39,6 +39,14 @@ import { assertOptionsObject } from './hubtel-options.validation.js';
 export interface HubtelAccountRegistry {
   attach(defaults: never): unknown;
   register(name: string, overrides: unknown): void;
+}
+
+/** What forRoot's module hands its registry's `attach` (with `defaultAccount.inject`'s providers). */
+export interface HubtelDefaultAccount<O, R> {
+  /** The options as given: named accounts inherit those they do not set. */
+  options: O;
+  resolved: R;
+  telemetry?: HubtelTelemetry;
 }
 
 /** What every module's forRoot takes besides its options. */
