@@ -18,7 +18,6 @@ import {
   assertStoreOption,
   backoffDelays,
   checkOptions,
-  dropUndefined,
   hubtelOptionsRecipe,
   refuseRemovedJobOptions,
   type HubtelEnvAccounts,
@@ -41,16 +40,12 @@ import {
   ServiceAppCallbackRetryOptions,
   ServiceAppFulfillmentRetryOptions,
   ServiceAppMessagesOptions,
-  statusCheckFromEnv,
   resolveBackInputs,
 } from './service-app.option-sections.js';
 
 const D = SERVICE_APP_DEFAULTS;
 
-/** `access`: the path secret from HUBTEL_SERVICE_APP_PATH_SECRET, each account's own. */
 const ServiceAppAccessOptions = declareAccessOptions(HUBTEL_ENV.serviceAppPathSecret);
-
-/** `callbackCredentials`, from HUBTEL_CALLBACK_CLIENT_ID / HUBTEL_CALLBACK_CLIENT_SECRET. */
 const ServiceAppCallbackCredentials = declareCredentials({
   clientId: HUBTEL_ENV.callbackClientId,
   clientSecret: HUBTEL_ENV.callbackClientSecret,
@@ -65,7 +60,7 @@ export class ServiceAppModuleOptions {
    * The status check that verifies fulfillment requests (without it they are trusted: protect the
    * endpoint with `access`). A named account gives its own when the default account has one.
    */
-  @HubtelOption({ nested: () => ServiceAppStatusCheckOptions, account: 'ownIfDefault' })
+  @HubtelOption({ nested: () => ServiceAppStatusCheckOptions, account: 'ownIfDefault', envWhole: true })
   statusCheck?: ServiceAppStatusCheckOptions;
 
   @HubtelOption({ nested: () => ServiceAppVerificationOptions, account: 'merged', default: {} })
@@ -120,7 +115,7 @@ export class ServiceAppModuleOptions {
   requireCart?: boolean;
 
   /** The instance's status checks a minute, shared with CheckoutModule (the smaller wins). Default 600. */
-  @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly' })
+  @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly', default: {} })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
   /** Most sessions waiting for a first answer, per instance; then the oldest gives way. Default 50,000. */
@@ -185,8 +180,7 @@ export type ServiceAppModuleWideOption =
 type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
 
 /** The options with no default: absent stays absent. */
-type Undefaulted =
-  'statusCheck' | 'callbackCredentials' | 'statusCheckBudget' | 'store' | 'shutdownGraceMs' | 'accounts';
+type Undefaulted = 'statusCheck' | 'callbackCredentials' | 'store' | 'shutdownGraceMs' | 'accounts';
 type Defaulted = Resolved<Omit<ServiceAppModuleOptions, Undefaulted>> &
   Pick<ServiceAppModuleOptions, Undefaulted>;
 
@@ -205,8 +199,6 @@ interface ServiceAppComputedOptions {
   verification: Resolved<Omit<ServiceAppVerificationOptions, 'recheckDelay'>> & {
     recheckDelay: Resolved<HubtelBackoffOptionsDto>;
   };
-  /** Absent: this module leaves the instance's budget as others (or the default) set it. */
-  statusCheckBudget: HubtelStatusCheckBudgetOptions;
   messages: ServiceAppMessages;
   ussd: ResolvedUssdOptions;
   accounts?: ResolvedAccountResolver<ServiceAppAccountOverrides>;
@@ -264,13 +256,11 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
       backInputs,
       statusCheck,
       verification: { ...verification, recheckDelay },
-      statusCheckBudget: dropUndefined({ perMinute: options.statusCheckBudget?.perMinute }),
       store: assertStoreOption(options.store, `${P}.store`),
       messages,
       ussd: resolveUssd(options.ussd as Required<ServiceAppUssdOptions>, backInputs, messages, P),
     };
   },
-  fromEnv: statusCheckFromEnv,
 });
 
 /** Options from the environment (see docs/service-app.md), `overrides` winning; a bad value fails here. */

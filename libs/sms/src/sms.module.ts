@@ -31,7 +31,6 @@ export interface SmsModuleExtras extends HubtelModuleExtras {}
 const SMS_MODULE = hubtelModuleRecipe({
   options: SMS_OPTIONS_RECIPE,
   module: 'SmsModule',
-  moduleName: 'HubtelSms',
   factoryMethod: 'createSmsOptions',
   resolvedToken: SMS_OPTIONS,
   registry: SmsAccounts,
