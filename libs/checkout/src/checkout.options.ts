@@ -3,7 +3,6 @@ import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelAccountResolver,
-  type HubtelEnvSource,
   type HubtelShutdownOptions,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStore,
@@ -22,8 +21,9 @@ import {
   backoffDelays,
   dropUndefined,
   hubtelOptionsRecipe,
-  refuseRemovedJobOptions,
+  refuseRemovedOptions,
   type HubtelEnvAccounts,
+  type HubtelEnvArgs,
   type JobRetryPolicy,
   type ResolvedAccountResolver,
   declareAccessOptions,
@@ -159,15 +159,13 @@ export interface CheckoutRouteInfo {
 }
 
 const GROUPED = [...HTTP_GROUPED, 'publicBaseUrl'] as const;
+type Grouped = (typeof GROUPED)[number];
+/** The options passed on as checked that have a default. */
+type Defaulted = 'descriptionSpecialCharacters' | 'invoiceTtlMs' | 'maxCallbackBodyBytes';
 
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
-export type ResolvedCheckoutOptions = Omit<
-  CheckoutModuleOptions,
-  (typeof GROUPED)[number] | keyof CheckoutComputedOptions
-> &
-  Required<
-    Pick<CheckoutModuleOptions, 'descriptionSpecialCharacters' | 'invoiceTtlMs' | 'maxCallbackBodyBytes'>
-  > &
+export type ResolvedCheckoutOptions = Omit<CheckoutModuleOptions, Grouped | keyof CheckoutComputedOptions> &
+  Required<Pick<CheckoutModuleOptions, Defaulted>> &
   CheckoutComputedOptions;
 
 /** What `resolve` computes rather than passes on as checked. */
@@ -197,6 +195,11 @@ const DEFAULT_ROUTE: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH,
 /** A round's re-checks hold its callback's key: later checks are the reconciler's (from 5 minutes). */
 const MAX_RECHECK_TOTAL_MS = 4 * 60_000;
 
+const REMOVED_RECHECK_OPTIONS = {
+  roundsPerHour:
+    "one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback",
+};
+
 /** The checkout module's options, derived from CheckoutModuleOptions; errors name `checkout[north].clientId`. */
 export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
   CheckoutModuleOptions,
@@ -223,14 +226,8 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
       callbackUrl = `${o.publicBaseUrl}/${path}${secret}`;
     }
     const { recheck, confirmWithStatusCheck } = o.verification as ResolvedCheckoutOptions['verification'];
-    if (
-      (raw.verification as { recheck?: Record<string, unknown> } | undefined)?.recheck?.roundsPerHour !==
-      undefined
-    )
-      throw new HubtelConfigError(
-        `${scope}.verification.recheck.roundsPerHour`,
-        "was removed in 0.2.0: one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback; remove it",
-      );
+    const givenRecheck = (raw.verification as { recheck?: unknown } | undefined)?.recheck;
+    refuseRemovedOptions(givenRecheck, `${scope}.verification.recheck`, REMOVED_RECHECK_OPTIONS);
     if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS)
       throw new HubtelConfigError(
         `${scope}.verification.recheck`,
@@ -246,7 +243,7 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
           `${scope}.${option}`,
           `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
         );
-    refuseRemovedJobOptions(raw.handlers, `${scope}.handlers`);
+    refuseRemovedOptions(raw.handlers, `${scope}.handlers`);
     const { retry, ...handlers } = o.handlers as { retry: JobRetryPolicy };
     if (forever && retry.deadlineMs === undefined)
       throw new HubtelConfigError(
@@ -281,14 +278,11 @@ function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, u
 }
 
 /** Options from the environment (see docs/checkout.md), `overrides` winning; a bad value fails here. */
-export function checkoutOptionsFromEnv(source?: HubtelEnvSource, overrides?: Partial<CheckoutModuleOptions>) {
-  return CHECKOUT_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
+export function checkoutOptionsFromEnv(...args: HubtelEnvArgs<CheckoutModuleOptions>) {
+  return CHECKOUT_OPTIONS_RECIPE.optionsFromEnv(...args);
 }
 
 /** The default account and those named in HUBTEL_ACCOUNTS (HUBTEL_NORTH_CLIENT_ID...; docs/accounts.md). */
-export function checkoutAccountsFromEnv(
-  source?: HubtelEnvSource,
-  overrides?: Partial<CheckoutModuleOptions>,
-): CheckoutEnvAccounts {
-  return CHECKOUT_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
+export function checkoutAccountsFromEnv(...args: HubtelEnvArgs<CheckoutModuleOptions>): CheckoutEnvAccounts {
+  return CHECKOUT_OPTIONS_RECIPE.accountsFromEnv(...args);
 }

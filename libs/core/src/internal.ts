@@ -88,6 +88,7 @@ export {
   type HubtelAccountOptions,
   type HubtelDefaultAccount,
   type HubtelEnvAccounts,
+  type HubtelEnvArgs,
   type HubtelModuleExtras,
   type HubtelOptionsRecipe,
   type HubtelResolveContext,
@@ -142,7 +143,7 @@ export { isLogLevelEnabled } from './logging/log-level.js';
 
 export {
   checkOptions,
-  refuseRemovedJobOptions,
+  refuseRemovedOptions,
   HubtelBackoffOptionsDto,
   declareAccessOptions,
   declareCredentials,

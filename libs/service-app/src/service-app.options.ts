@@ -2,7 +2,6 @@ import {
   HubtelConfigError,
   type HubtelAccountResolver,
   type HubtelCredentials,
-  type HubtelEnvSource,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStoreOption,
   type InboundAccessOptions,
@@ -19,8 +18,9 @@ import {
   backoffDelays,
   checkOptions,
   hubtelOptionsRecipe,
-  refuseRemovedJobOptions,
+  refuseRemovedOptions,
   type HubtelEnvAccounts,
+  type HubtelEnvArgs,
   type ResolvedAccountResolver,
   declareAccessOptions,
   declareCredentials,
@@ -222,7 +222,7 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
   grouped: ['backInput'],
   resolve: (checked, { scope: P, raw }) => {
     const options = checked as Defaulted;
-    refuseRemovedJobOptions(raw, P);
+    refuseRemovedOptions(raw, P);
     // Checked apart: unknown fields are refused here only (the options carry flows, store, access...).
     const messages: ServiceAppMessages = {
       ...SERVICE_APP_DEFAULT_MESSAGES,
@@ -264,11 +264,8 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
 });
 
 /** Options from the environment (see docs/service-app.md), `overrides` winning; a bad value fails here. */
-export function serviceAppOptionsFromEnv(
-  source?: HubtelEnvSource,
-  overrides?: Partial<ServiceAppModuleOptions>,
-): ServiceAppModuleOptions {
-  return SERVICE_APP_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
+export function serviceAppOptionsFromEnv(...args: HubtelEnvArgs<ServiceAppModuleOptions>) {
+  return SERVICE_APP_OPTIONS_RECIPE.optionsFromEnv(...args);
 }
 
 /**
@@ -276,8 +273,7 @@ export function serviceAppOptionsFromEnv(
  * status check is whole (its own three variables) when the default has one or it sets any.
  */
 export function serviceAppAccountsFromEnv(
-  source?: HubtelEnvSource,
-  overrides?: Partial<ServiceAppModuleOptions>,
+  ...args: HubtelEnvArgs<ServiceAppModuleOptions>
 ): ServiceAppEnvAccounts {
-  return SERVICE_APP_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
+  return SERVICE_APP_OPTIONS_RECIPE.accountsFromEnv(...args);
 }

@@ -1,5 +1,5 @@
 import { IsOptional, IsString, Matches } from 'class-validator';
-import { HubtelConfigError, type HubtelAccountResolver, type HubtelEnvSource } from 'nestjs-hubtel';
+import { HubtelConfigError, type HubtelAccountResolver } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   HubtelHttpOptionsDto,
@@ -8,6 +8,7 @@ import {
   hubtelOptionsRecipe,
   type HttpTransportConfig,
   type HubtelEnvAccounts,
+  type HubtelEnvArgs,
   type ResolvedAccountResolver,
   HTTP_GROUPED,
   httpParts,
@@ -89,16 +90,13 @@ export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
 });
 
 /** SmsModule options from the environment (see docs/sms.md), `overrides` winning; a bad value fails here. */
-export function smsOptionsFromEnv(source?: HubtelEnvSource, overrides?: Partial<SmsModuleOptions>) {
-  return SMS_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
+export function smsOptionsFromEnv(...args: HubtelEnvArgs<SmsModuleOptions>) {
+  return SMS_OPTIONS_RECIPE.optionsFromEnv(...args);
 }
 
 /** The default account and those named in HUBTEL_ACCOUNTS (HUBTEL_NORTH_SMS_CLIENT_ID...; docs/accounts.md). */
-export function smsAccountsFromEnv(
-  source?: HubtelEnvSource,
-  overrides?: Partial<SmsModuleOptions>,
-): SmsEnvAccounts {
-  return SMS_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
+export function smsAccountsFromEnv(...args: HubtelEnvArgs<SmsModuleOptions>): SmsEnvAccounts {
+  return SMS_OPTIONS_RECIPE.accountsFromEnv(...args);
 }
 
 /** The transport of the SMS module: the SMS base URL and the SMS key pair only. */

@@ -138,6 +138,9 @@ export interface HubtelAccountAsyncOptions<A> extends Pick<ModuleMetadata, 'impo
   useFactory: (...args: never[]) => A | Promise<A>;
 }
 
+/** A `*FromEnv` reader's arguments: where settings come from (`process.env`), options winning over them. */
+export type HubtelEnvArgs<O> = [source?: HubtelEnvSource, overrides?: Partial<O>];
+
 /** The default options and the named accounts read from the environment. */
 export interface HubtelEnvAccounts<O, A> {
   /** For `forRoot` (spread your other options over it). */

@@ -169,13 +169,13 @@ const REMOVED_JOB_OPTIONS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Refuses a removed job option (REMOVED_JOB_OPTIONS) in `section`, the raw options object
- * that carried it (`checkout.handlers`, `serviceApp`): a HubtelConfigError names it and says what
- * replaced it, rather than the option being ignored. A key given as `undefined` counts as absent.
+ * Refuses a removed option (`removed`: the job options by default) in `section`, the raw options
+ * object that carried it (`checkout.handlers`, `serviceApp`): a HubtelConfigError names it and says
+ * what replaced it, rather than the option being ignored. A key given as `undefined` is absent.
  */
-export function refuseRemovedJobOptions(section: unknown, prefix: string): void {
+export function refuseRemovedOptions(section: unknown, prefix: string, removed = REMOVED_JOB_OPTIONS): void {
   if (section === null || typeof section !== 'object') return;
-  for (const [option, replacement] of Object.entries(REMOVED_JOB_OPTIONS))
+  for (const [option, replacement] of Object.entries(removed))
     if ((section as Record<string, unknown>)[option] !== undefined)
       throw new HubtelConfigError(`${prefix}.${option}`, `was removed in 0.2.0: ${replacement}; remove it`);
 }
