@@ -60,7 +60,7 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
   store: CHECKOUT_STORE,
   access: CHECKOUT_ACCESS_POLICY,
   // The default account's; each named account gets its own (CheckoutAccounts).
-  transport: { provide: CHECKOUT_TRANSPORT, config: (options) => checkoutTransportConfig(options) },
+  transport: { provide: CHECKOUT_TRANSPORT, config: checkoutTransportConfig },
   pipeline: {
     provide: CHECKOUT_PIPELINE,
     settings: ({ handlers }) => ({

@@ -3,6 +3,7 @@ import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelAccountResolver,
+  type HubtelRouteOptions,
   type HubtelShutdownOptions,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStore,
@@ -153,10 +154,7 @@ export type CheckoutModuleWideOption =
 export type CheckoutAccountResolver = HubtelAccountResolver<CheckoutAccountOverrides>;
 
 /** The callback route, from forRoot's extras. */
-export interface CheckoutRouteInfo {
-  path: string;
-  disabled: boolean;
-}
+export type CheckoutRouteInfo = Required<Pick<HubtelRouteOptions, 'path' | 'disabled'>>;
 
 const GROUPED = [...HTTP_GROUPED, 'publicBaseUrl'] as const;
 type Grouped = (typeof GROUPED)[number];

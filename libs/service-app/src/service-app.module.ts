@@ -44,11 +44,8 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
   options: SERVICE_APP_OPTIONS,
   store: SERVICE_APP_STORE,
   access: SERVICE_APP_ACCESS_POLICY,
-  transport: {
-    provide: SERVICE_APP_TRANSPORT,
-    // The default account's; each named account gets its own (service-app.accounts.ts).
-    config: (options) => serviceAppTransportConfig(options),
-  },
+  // The default account's; each named account gets its own (service-app.accounts.ts).
+  transport: { provide: SERVICE_APP_TRANSPORT, config: serviceAppTransportConfig },
   pipeline: {
     provide: SERVICE_APP_PIPELINE,
     // Job types are defined by FulfillmentService (their definitions need its state).

@@ -46,7 +46,11 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
     const { resolved, transport, telemetry } = defaults;
     return this.attachDefault({
       account: new SmsClient(SMS_DEFAULT_ACCOUNT, resolved, transport, telemetry),
-      build: (name, overrides) => buildClient(defaults, name, overrides),
+      build: (name, overrides) => {
+        const options = SMS_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
+        const own = defaults.transportFor(name, smsTransportConfig(options));
+        return new SmsClient(name, options, own, telemetry && accountTelemetry(telemetry, name));
+      },
       resolver: resolved.accounts,
     });
   }
@@ -62,11 +66,4 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
       getBatchStatus: async (batchId) => (await client()).getBatchStatus(batchId),
     };
   }
-}
-
-function buildClient(defaults: SmsDefaultAccount, name: string, overrides: unknown): SmsClient {
-  const resolved = SMS_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
-  const transport = defaults.transportFor(name, smsTransportConfig(resolved));
-  const telemetry = defaults.telemetry && accountTelemetry(defaults.telemetry, name);
-  return new SmsClient(name, resolved, transport, telemetry);
 }
