@@ -1,6 +1,6 @@
 import type { HttpService } from '@nestjs/axios';
 import { Injectable } from '@nestjs/common';
-import { HubtelLogger, type HubtelTelemetry } from 'nestjs-hubtel';
+import { HubtelLogger } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   AccountRegistry,
@@ -10,6 +10,7 @@ import {
   type InboundAccount,
   type StatusCheckBudget,
   type HttpTransportConfig,
+  type HubtelDefaultAccount,
 } from '#internal';
 import { CheckoutApiClient } from './invoices/invoice.client.js';
 import { invoiceAccount, type CheckoutInvoice } from './invoices/invoice.store.js';
@@ -64,10 +65,10 @@ export interface CheckoutAccountOperations {
 }
 
 /** What `CheckoutModule.forRoot` hands over: named accounts inherit from it. */
-export interface CheckoutDefaultAccount {
-  /** The options as given (named accounts inherit the ones they do not set). */
-  options: CheckoutModuleOptions;
-  resolved: ResolvedCheckoutOptions;
+export interface CheckoutDefaultAccount extends HubtelDefaultAccount<
+  CheckoutModuleOptions,
+  ResolvedCheckoutOptions
+> {
   route: CheckoutRouteInfo;
   api: CheckoutApiClient;
   verifier: CheckoutVerifier;
@@ -75,7 +76,6 @@ export interface CheckoutDefaultAccount {
   http: HttpService;
   /** The instance's status-check budget: shared by every account. */
   budget: StatusCheckBudget;
-  telemetry?: HubtelTelemetry;
 }
 
 /** The application's checkout accounts (core's AccountRegistry). */
@@ -152,14 +152,13 @@ function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides:
 
 /** The transport of one account: the checkout API and the status check share its API key pair. */
 export function checkoutTransportConfig(
-  options: ResolvedCheckoutOptions,
+  { baseUrls: { checkout, status }, credentials, http }: ResolvedCheckoutOptions,
   loggerContext = 'HubtelCheckout',
-): Omit<HttpTransportConfig, 'telemetry'> {
+): HttpTransportConfig {
   return {
-    baseUrls: { checkout: options.baseUrls.checkout, status: options.baseUrls.status },
-    credentials: { checkout: options.credentials, status: options.credentials },
-    timeoutMs: options.http.timeoutMs,
-    retry: options.http.retry,
+    baseUrls: { checkout, status },
+    credentials: { checkout: credentials, status: credentials },
+    ...http,
     loggerContext,
   };
 }

@@ -46,8 +46,7 @@ import {
 } from './checkout.options.js';
 import { CheckoutService } from './checkout.service.js';
 
-// A handled event's record only has to make the same outcome unrecordable again (and say it was
-// handled): its payload is dropped once done, a dead one keeps it.
+// A handled event's record only has to make the same outcome unrecordable again: its payload goes.
 const COMPACT_EVENT_JOBS = Object.fromEntries(
   CHECKOUT_EVENT_JOBS.map((event) => [event, { compactWhenDone: () => undefined }]),
 );
@@ -61,7 +60,7 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
   store: CHECKOUT_STORE,
   access: CHECKOUT_ACCESS_POLICY,
   // The default account's; each named account gets its own (CheckoutAccounts).
-  transport: { provide: CHECKOUT_TRANSPORT, config: (options) => checkoutTransportConfig(options) },
+  transport: { provide: CHECKOUT_TRANSPORT, config: checkoutTransportConfig },
   pipeline: {
     provide: CHECKOUT_PIPELINE,
     settings: ({ handlers }) => ({
@@ -78,10 +77,8 @@ const kit = inboundKit<ResolvedCheckoutOptions>({
 /** Extras of `forRoot`/`forRootAsync`: static, as Nest fixes routes before async options resolve. */
 export interface CheckoutModuleExtras extends HubtelModuleExtras {
   /**
-   * The web callback route of every account: `path` (default `hubtel/checkout/callback`; a named
-   * account's callbacks come on `<path>/<name>`), class `decorators` (e.g. your `Public()`,
-   * `SkipThrottle()`), extra `guards`, or `disabled: true` to mount it yourself and call
-   * `CheckoutService.handleCallback`.
+   * The callback route: `path` (default `hubtel/checkout/callback`, a named account's `<path>/<name>`),
+   * `decorators`, `guards`, or `disabled: true` to mount it yourself (`CheckoutService.handleCallback`).
    */
   callback?: HubtelRouteOptions;
 }
@@ -94,7 +91,6 @@ const routeInfo = (extras: CheckoutModuleExtras): CheckoutRouteInfo => ({
 const CHECKOUT_MODULE = hubtelModuleRecipe({
   options: CHECKOUT_OPTIONS_RECIPE,
   module: 'CheckoutModule',
-  moduleName: 'HubtelCheckout',
   factoryMethod: 'createCheckoutOptions',
   resolvedToken: CHECKOUT_RESOLVED_OPTIONS,
   extras: { callback: {} } as CheckoutModuleExtras,
@@ -133,11 +129,9 @@ export type CheckoutAccountOptions = HubtelAccountOptions<CheckoutAccountOverrid
 export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<CheckoutAccountOverrides> {}
 
 /**
- * Online checkout: invoices, verified payment callbacks, status checks and reconciliation
- * (`CheckoutModule.forRoot({ clientId, clientSecret, posSalesId, publicBaseUrl })`, beside
- * `EventEmitterModule.forRoot()`). `registerAccount({ name: 'north', clientId, clientSecret })`: a
- * further account (`@InjectCheckout(name)`, `checkout.forAccount(name)`) with its own keys and the
- * default account's other options; its callbacks come on `<callback path>/<name>`.
+ * Online checkout: invoices, verified payment callbacks, status checks and reconciliation, beside
+ * `EventEmitterModule.forRoot()`. `registerAccount({ name, clientId, clientSecret })`: a further
+ * account (`@InjectCheckout(name)`) with its own keys, its callbacks on `<callback path>/<name>`.
  */
 @Module({
   imports: kit.imports,
@@ -145,8 +139,7 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
     ...kit.providers,
     {
       provide: CheckoutApiClient,
-      // The budget is the instance's (one per app, shared with ServiceAppModule): this module's
-      // option only lowers it.
+      // The instance's budget (shared with ServiceAppModule): this module's option only lowers it.
       useFactory: (transport: HttpTransport, options: ResolvedCheckoutOptions, budget: StatusCheckBudget) => {
         budget.configure(options.statusCheckBudget.perMinute);
         return new CheckoutApiClient(transport, options.posSalesId, budget);

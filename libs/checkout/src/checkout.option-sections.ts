@@ -7,7 +7,6 @@ import {
 } from '#internal';
 import { CHECKOUT_DEFAULTS } from './checkout.constants.js';
 
-/** Longest delay or interval the checkout options take: 30 days. */
 const MAX_DELAY_MS = 30 * 24 * 3600_000;
 /** The defaults that need the status check, on when the account has a POS Sales ID. */
 const WITH_POS_SALES_ID = (_section: unknown, root: Record<string, unknown>) => root.posSalesId !== undefined;
@@ -42,9 +41,8 @@ export class CheckoutRecheckOptions {
   maxDelayMs?: number;
 
   /**
-   * Shortest time between two status checks of one invoice's paid callbacks, however many come:
-   * forged copies cost at most one check this often, and a callback is checked at most this long
-   * after it arrives (the re-checks above move later to keep it). Default 10000 ms.
+   * Shortest time between two status checks of one invoice's paid callbacks, however many come
+   * (forged copies cost at most one check this often). Default 10000 ms.
    */
   @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckMinIntervalMs })
   minIntervalMs?: number;
@@ -52,10 +50,7 @@ export class CheckoutRecheckOptions {
 
 /** How a callback is verified; a named account merges it with the default's field by field. */
 export class CheckoutVerificationOptions {
-  /**
-   * Fees: by default the reported amount must equal the invoiced one to the pesewa; the larger of
-   * `absolute` and `percent` is allowed here, in both directions.
-   */
+  /** Fees: the larger of `absolute` and `percent` is allowed either way (default: equal to the pesewa). */
   @HubtelOption({ nested: () => CheckoutAmountToleranceOptions, account: 'merged', default: {} })
   amountTolerance?: CheckoutAmountToleranceOptions;
 
@@ -67,17 +62,14 @@ export class CheckoutVerificationOptions {
   @HubtelOption({ bool: true, defaultFrom: WITH_POS_SALES_ID })
   confirmWithStatusCheck?: boolean;
 
-  /**
-   * Re-checks before a callback the status check does not show yet is rejected (`NOT_CONFIRMED`)
-   * and left to the reconciler: the status check can lag behind the platform's own callback.
-   */
+  /** Re-checks before a callback the status check does not show yet is rejected (`NOT_CONFIRMED`). */
   @HubtelOption({ nested: () => CheckoutRecheckOptions, account: 'merged', default: {} })
   recheck?: CheckoutRecheckOptions;
 }
 
 /** The reconciler's checks of invoices with no final callback. */
 export class CheckoutReconciliationOptions {
-  /** Check invoices with no final callback through the status check. Default: true when `posSalesId` is set. */
+  /** Check invoices with no final callback through the status check. Default: true with `posSalesId`. */
   @HubtelOption({ bool: true, defaultFrom: WITH_POS_SALES_ID })
   enabled?: boolean;
 
@@ -85,11 +77,11 @@ export class CheckoutReconciliationOptions {
   @HubtelOption({ int: [0, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileDelayMs })
   delayMs?: number;
 
-  /** How often the reconciler looks for invoices due; also the first re-check spacing. Default 1 minute. */
+  /** How often the reconciler looks for invoices due, and the first re-check spacing. Default 1 minute. */
   @HubtelOption({ int: [5, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileIntervalMs })
   intervalMs?: number;
 
-  /** Re-checks of one invoice back off (doubling) up to this spacing. Default 1 hour (or `intervalMs` when longer). */
+  /** Re-checks of one invoice back off (doubling) up to this. Default 1 hour (or `intervalMs` if longer). */
   @HubtelOption({
     int: [5, MAX_DELAY_MS],
     atLeast: 'intervalMs',
@@ -101,10 +93,7 @@ export class CheckoutReconciliationOptions {
   @HubtelOption({ int: [1, 365 * 24 * 3600_000], default: CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs })
   giveUpAfterMs?: number;
 
-  /**
-   * Most status checks of one unpaid invoice (bounds what a flood of orders nobody pays costs); the
-   * last is kept for `giveUpAfterMs` after creation (a slow payment is still found). Default 8.
-   */
+  /** Status checks of one unpaid invoice at most (a flood's cost), the last at `giveUpAfterMs`. Default 8. */
   @HubtelOption({ int: [1, 10_000], default: CHECKOUT_DEFAULTS.reconcileMaxChecks })
   maxChecks?: number;
 
@@ -135,10 +124,7 @@ export class CheckoutHandlerRetryOptions {
   deadlineMs?: number;
 }
 
-/**
- * The callback pipeline's handlers: retry, record TTL, and `shutdownGraceMs` (see
- * docs/operations.md). The options removed in 0.2.0 are refused in code (refuseRemovedJobOptions).
- */
+/** The callback pipeline's handlers: retry, record TTL, `shutdownGraceMs` (docs/operations.md). */
 export class CheckoutHandlerOptions extends HubtelShutdownOptionsDto {
   /** Retry of a throwing handler (and a failed confirmation). Default 5 attempts, 500 ms to 30 s apart. */
   @HubtelOption({ nested: () => CheckoutHandlerRetryOptions, default: {} })

@@ -3,7 +3,7 @@ import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import {
   HubtelConfigError,
   type HubtelAccountResolver,
-  type HubtelEnvSource,
+  type HubtelRouteOptions,
   type HubtelShutdownOptions,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStore,
@@ -16,15 +16,15 @@ import {
   HubtelOption,
   HubtelStatusCheckBudgetOptionsDto,
   InboundAccessPolicy,
-  IsHubtelClientId,
-  IsHubtelClientSecret,
   IsHubtelPosSalesId,
+  declareCredentials,
   assertStoreOption,
   backoffDelays,
   dropUndefined,
   hubtelOptionsRecipe,
-  refuseRemovedJobOptions,
+  refuseRemovedOptions,
   type HubtelEnvAccounts,
+  type HubtelEnvArgs,
   type JobRetryPolicy,
   type ResolvedAccountResolver,
   declareAccessOptions,
@@ -51,18 +51,14 @@ import {
 /** `access`: the path secret from HUBTEL_CHECKOUT_PATH_SECRET, each account's own. */
 const CheckoutAccessOptions = declareAccessOptions(HUBTEL_ENV.checkoutPathSecret);
 
-/** Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (see CheckoutAccountOverrides). */
-export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
-  /** API id of the checkout and status-check APIs (Basic auth). */
-  @IsHubtelClientId()
-  @HubtelOption({ env: HUBTEL_ENV.clientId, account: 'own' })
-  clientId: string;
-
-  /** API secret of the checkout and status-check APIs. Never logged. */
-  @IsHubtelClientSecret()
-  @HubtelOption({ env: HUBTEL_ENV.clientSecret, account: 'own' })
-  clientSecret: string;
-
+/**
+ * Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (see
+ * CheckoutAccountOverrides). The key pair is the checkout and status-check APIs' (Basic auth).
+ */
+export class CheckoutModuleOptions extends declareCredentials(
+  { clientId: HUBTEL_ENV.clientId, clientSecret: HUBTEL_ENV.clientSecret },
+  HubtelHttpOptionsDto,
+) {
   /** Sent as `merchantAccountNumber` on every invoice (unless the call gives one). */
   @IsOptional()
   @IsString()
@@ -71,21 +67,15 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   @HubtelOption({ env: HUBTEL_ENV.merchantAccountNumber, account: 'notInherited' })
   merchantAccountNumber?: string;
 
-  /**
-   * POS Sales ID: enables the status check (`getStatus`), and by default callback confirmation and
-   * reconciliation. A named account's own or none: the platform refuses another account's (4101).
-   */
+  /** Enables the status check, and by default confirmation and reconciliation; never inherited (4101). */
   @HubtelOption({ is: IsHubtelPosSalesId(), env: HUBTEL_ENV.posSalesId, account: 'notInherited' })
   posSalesId?: string;
 
-  /**
-   * Public address of this app as the platform reaches it, with any global prefix
-   * (`https://shop.example.com/api`): the default `callbackUrl` is this plus the route (and secret).
-   */
+  /** This app's public address with any global prefix: the default `callbackUrl` is it plus the route. */
   @HubtelOption({ url: true })
   publicBaseUrl?: string;
 
-  /** Full default callback URL, when it is not `publicBaseUrl` + the route (a proxy rewrites paths). */
+  /** Full default callback URL, when not `publicBaseUrl` + the route (a proxy rewrites paths). */
   @HubtelOption({ url: true, account: 'notInherited' })
   callbackUrl?: string;
 
@@ -118,14 +108,11 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   @HubtelOption({ account: 'merged', default: {}, section: () => CheckoutAccessOptions })
   access?: InboundAccessOptions;
 
-  /**
-   * Where invoices and callback records live: a HubtelStore or its injection token. Default: the
-   * app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`), else a MemoryStore (lost on restart).
-   */
+  /** A HubtelStore or its token. Default: the app's `HUBTEL_STORE`, else a MemoryStore (lost on restart). */
   @HubtelOption({ account: 'defaultOnly' })
   store?: HubtelStore | InjectionToken;
 
-  /** How long invoices are kept (a callback for a forgotten invoice is rejected). Default 30 days. */
+  /** How long invoices are kept (a callback for a forgotten one is rejected). Default 30 days. */
   @HubtelOption({ int: 60_000, account: 'defaultOnly', default: CHECKOUT_DEFAULTS.invoiceTtlMs })
   invoiceTtlMs?: number;
 
@@ -141,10 +128,7 @@ export class CheckoutModuleOptions extends HubtelHttpOptionsDto {
   @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly', default: {} })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
-  /**
-   * Accounts known only at run time: `checkout.forAccount(name)` and a callback on `<path>/<name>`
-   * ask `resolve(name)` for a name registered nowhere else. Default account only.
-   */
+  /** Accounts known only at run time: `forAccount(name)` and callbacks on `<path>/<name>` ask `resolve`. */
   @HubtelOption({ account: 'defaultOnly' })
   accounts?: CheckoutAccountResolver;
 }
@@ -170,22 +154,17 @@ export type CheckoutModuleWideOption =
 export type CheckoutAccountResolver = HubtelAccountResolver<CheckoutAccountOverrides>;
 
 /** The callback route, from forRoot's extras. */
-export interface CheckoutRouteInfo {
-  path: string;
-  disabled: boolean;
-}
-
-/** Options after validation, every default filled in; credentials and transport settings grouped. */
-export type ResolvedCheckoutOptions = Omit<
-  CheckoutModuleOptions,
-  (typeof GROUPED)[number] | keyof CheckoutComputedOptions
-> &
-  Required<
-    Pick<CheckoutModuleOptions, 'descriptionSpecialCharacters' | 'invoiceTtlMs' | 'maxCallbackBodyBytes'>
-  > &
-  CheckoutComputedOptions;
+export type CheckoutRouteInfo = Required<Pick<HubtelRouteOptions, 'path' | 'disabled'>>;
 
 const GROUPED = [...HTTP_GROUPED, 'publicBaseUrl'] as const;
+type Grouped = (typeof GROUPED)[number];
+/** The options passed on as checked that have a default. */
+type Defaulted = 'descriptionSpecialCharacters' | 'invoiceTtlMs' | 'maxCallbackBodyBytes';
+
+/** Options after validation, every default filled in; credentials and transport settings grouped. */
+export type ResolvedCheckoutOptions = Omit<CheckoutModuleOptions, Grouped | keyof CheckoutComputedOptions> &
+  Required<Pick<CheckoutModuleOptions, Defaulted>> &
+  CheckoutComputedOptions;
 
 /** What `resolve` computes rather than passes on as checked. */
 interface CheckoutComputedOptions extends HubtelHttpParts {
@@ -201,7 +180,6 @@ interface CheckoutComputedOptions extends HubtelHttpParts {
   access: InboundAccessOptions;
   /** Absent: this module leaves the instance's budget as others (or the default) set it. */
   statusCheckBudget: HubtelStatusCheckBudgetOptions;
-  /** Only on the default account, only when `accounts` is given. */
   accounts?: ResolvedAccountResolver<CheckoutAccountOverrides>;
 }
 
@@ -212,11 +190,13 @@ export interface CheckoutEnvAccounts extends HubtelEnvAccounts<
 > {}
 
 const DEFAULT_ROUTE: CheckoutRouteInfo = { path: CHECKOUT_DEFAULT_CALLBACK_PATH, disabled: false };
-/**
- * A confirmation round's re-checks end within minutes: later checks are the reconciler's (from
- * `reconciliation.delayMs`, 5 minutes), and a round holds its callback's key while it waits.
- */
+/** A round's re-checks hold its callback's key: later checks are the reconciler's (from 5 minutes). */
 const MAX_RECHECK_TOTAL_MS = 4 * 60_000;
+
+const REMOVED_RECHECK_OPTIONS = {
+  roundsPerHour:
+    "one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback",
+};
 
 /** The checkout module's options, derived from CheckoutModuleOptions; errors name `checkout[north].clientId`. */
 export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
@@ -230,58 +210,45 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
   grouped: GROUPED,
   prepare: withoutInfiniteAttempts,
   resolve: (o, { scope, account, raw, context: route = DEFAULT_ROUTE }) => {
-    const { posSalesId } = o;
-    const forever =
-      (raw.handlers as { retry?: { maxAttempts?: unknown } } | undefined)?.retry?.maxAttempts === Infinity;
+    const forever = infiniteAttempts(raw);
     const http = httpParts(o, scope);
     // Access first: the path secret is part of the default callback URL.
     const access = o.access as InboundAccessOptions;
     new InboundAccessPolicy(access, `${scope}.access.`); // validates, naming the bad option
     let callbackUrl = o.callbackUrl;
     if (callbackUrl === undefined && o.publicBaseUrl !== undefined && !route.disabled) {
-      // A named account's callbacks come on its own segment: one route serves every account.
+      // A named account's callbacks come on its own segment; the secret is URL-safe (checked above).
       const path =
         route.path.replace(/^\/+|\/+$/g, '') + (account === CHECKOUT_DEFAULT_ACCOUNT ? '' : `/${account}`);
-      // The secret was checked to be URL-safe by the access policy above.
       const secret = access.pathSecret === undefined ? '' : `/${access.pathSecret}`;
       callbackUrl = `${o.publicBaseUrl}/${path}${secret}`;
     }
-
     const { recheck, confirmWithStatusCheck } = o.verification as ResolvedCheckoutOptions['verification'];
-    if (
-      (raw.verification as { recheck?: { roundsPerHour?: unknown } } | undefined)?.recheck?.roundsPerHour !==
-      undefined
-    )
-      throw new HubtelConfigError(
-        `${scope}.verification.recheck.roundsPerHour`,
-        "was removed in 0.2.0: one invoice's status checks are now spaced by verification.recheck.minIntervalMs (at most 6 a minute by default) and never refused to a later callback; remove it",
-      );
+    const givenRecheck = (raw.verification as { recheck?: unknown } | undefined)?.recheck;
+    refuseRemovedOptions(givenRecheck, `${scope}.verification.recheck`, REMOVED_RECHECK_OPTIONS);
     if (recheckDelays(recheck).reduce((sum, ms) => sum + ms, 0) > MAX_RECHECK_TOTAL_MS)
       throw new HubtelConfigError(
         `${scope}.verification.recheck`,
         `the re-checks' waits add up to more than ${MAX_RECHECK_TOTAL_MS} ms; use fewer attempts or shorter delays (the reconciler checks later ones)`,
       );
     const reconciliation = o.reconciliation as ResolvedCheckoutOptions['reconciliation'];
-    // The status check is per POS Sales ID.
     for (const [option, on] of [
       ['verification.confirmWithStatusCheck', confirmWithStatusCheck],
       ['reconciliation.enabled', reconciliation.enabled],
     ] as const)
-      if (on && posSalesId === undefined)
+      if (on && o.posSalesId === undefined)
         throw new HubtelConfigError(
           `${scope}.${option}`,
           `needs ${scope}.posSalesId (the status check is per POS Sales ID)`,
         );
-
-    refuseRemovedJobOptions(raw.handlers, `${scope}.handlers`);
-    const { retry, ...handlers } = o.handlers!;
-    const { maxAttempts, deadlineMs } = retry as JobRetryPolicy;
-    if (forever && deadlineMs === undefined)
+    refuseRemovedOptions(raw.handlers, `${scope}.handlers`);
+    const { retry, ...handlers } = o.handlers as { retry: JobRetryPolicy };
+    if (forever && retry.deadlineMs === undefined)
       throw new HubtelConfigError(
         `${scope}.handlers.retry.maxAttempts`,
         'Infinity needs handlers.retry.deadlineMs',
       );
-    backoffDelays(retry as JobRetryPolicy, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`);
+    backoffDelays(retry, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`);
     const store = assertStoreOption(o.store, `${scope}.store`);
     // An invoice must outlive its reconciliation.
     if (reconciliation.enabled && o.invoiceTtlMs! <= reconciliation.giveUpAfterMs)
@@ -289,39 +256,31 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
         `${scope}.invoiceTtlMs`,
         `must be longer than reconciliation.giveUpAfterMs (${reconciliation.giveUpAfterMs})`,
       );
+    const maxAttempts = forever ? Infinity : retry.maxAttempts;
     return {
       ...http,
       ...dropUndefined({ callbackUrl, store }),
-      handlers: {
-        retry: { ...(retry as JobRetryPolicy), maxAttempts: forever ? Infinity : maxAttempts },
-        ...handlers,
-      },
+      handlers: { retry: { ...retry, maxAttempts }, ...handlers },
     };
   },
 });
 
-/** `handlers.retry.maxAttempts: Infinity` is no JSON number, so no decorator takes it (see `resolve`). */
+/** `handlers.retry.maxAttempts: Infinity` (with `deadlineMs`): no JSON number, so checked in `resolve`. */
+const infiniteAttempts = (raw: Record<string, unknown>) =>
+  (raw.handlers as { retry?: { maxAttempts?: unknown } } | null | undefined)?.retry?.maxAttempts === Infinity;
+
 function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, unknown> {
-  const handlers = raw.handlers as { retry?: { maxAttempts?: unknown } } | null | undefined;
-  if (handlers?.retry?.maxAttempts !== Infinity) return raw;
+  if (!infiniteAttempts(raw)) return raw;
+  const handlers = raw.handlers as { retry: object };
   return { ...raw, handlers: { ...handlers, retry: { ...handlers.retry, maxAttempts: undefined } } };
 }
 
-/**
- * Options from the environment (HUBTEL_CLIENT_ID, HUBTEL_POS_SALES_ID...: see docs/checkout.md),
- * `overrides` winning, sections field by field; a bad value fails here, naming the variable.
- */
-export function checkoutOptionsFromEnv(source?: HubtelEnvSource, overrides?: Partial<CheckoutModuleOptions>) {
-  return CHECKOUT_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
+/** Options from the environment (see docs/checkout.md), `overrides` winning; a bad value fails here. */
+export function checkoutOptionsFromEnv(...args: HubtelEnvArgs<CheckoutModuleOptions>) {
+  return CHECKOUT_OPTIONS_RECIPE.optionsFromEnv(...args);
 }
 
-/**
- * The default account (as `checkoutOptionsFromEnv`) and those named in HUBTEL_ACCOUNTS, each from
- * its own variables (HUBTEL_NORTH_CLIENT_ID...; see docs/accounts.md).
- */
-export function checkoutAccountsFromEnv(
-  source: HubtelEnvSource = process.env,
-  overrides: Partial<CheckoutModuleOptions> = {},
-): CheckoutEnvAccounts {
-  return CHECKOUT_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
+/** The default account and those named in HUBTEL_ACCOUNTS (HUBTEL_NORTH_CLIENT_ID...; docs/accounts.md). */
+export function checkoutAccountsFromEnv(...args: HubtelEnvArgs<CheckoutModuleOptions>): CheckoutEnvAccounts {
+  return CHECKOUT_OPTIONS_RECIPE.accountsFromEnv(...args);
 }

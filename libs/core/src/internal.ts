@@ -83,7 +83,9 @@ export {
   hubtelOptionsRecipe,
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
+  type HubtelDefaultAccount,
   type HubtelEnvAccounts,
+  type HubtelEnvArgs,
   type HubtelModuleExtras,
   type HubtelOptionsRecipe,
   type HubtelResolveContext,
@@ -124,7 +126,7 @@ export { isLogLevelEnabled } from './logging/log-level.js';
 
 export {
   checkOptions,
-  refuseRemovedJobOptions,
+  refuseRemovedOptions,
   HubtelBackoffOptionsDto,
   declareAccessOptions,
   declareCredentials,

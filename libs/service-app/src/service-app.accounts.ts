@@ -1,6 +1,6 @@
 import type { HttpService } from '@nestjs/axios';
 import { Injectable } from '@nestjs/common';
-import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, HubtelLogger, type HubtelTelemetry } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, HubtelLogger } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   AccountRegistry,
@@ -9,6 +9,7 @@ import {
   type HttpTransportConfig,
   type InboundAccount,
   type StatusCheckBudget,
+  type HubtelDefaultAccount,
 } from '#internal';
 import {
   FulfillmentCallbackClient,
@@ -41,17 +42,16 @@ export interface ServiceAppAccount extends InboundAccount {
 }
 
 /** What `ServiceAppModule.forRoot` hands over: named accounts inherit from it. */
-export interface ServiceAppDefaultAccount {
-  /** The options as given (named accounts inherit those they do not set). */
-  options: ServiceAppModuleOptions;
-  resolved: ResolvedServiceAppOptions;
+export interface ServiceAppDefaultAccount extends HubtelDefaultAccount<
+  ServiceAppModuleOptions,
+  ResolvedServiceAppOptions
+> {
   access: InboundAccessPolicy;
   status: PaymentStatusClient | undefined;
   callback: FulfillmentCallbackClient;
   flows: ServiceFlowService;
   http: HttpService;
   budget: StatusCheckBudget;
-  telemetry?: HubtelTelemetry;
 }
 
 /** The account's status check, when it has one (its key pair and POS Sales ID). */
@@ -69,17 +69,14 @@ export function paymentStatusClient(
 export function serviceAppTransportConfig(
   options: ResolvedServiceAppOptions,
   loggerContext = 'HubtelServiceApp',
-): Omit<HttpTransportConfig, 'telemetry'> {
+): HttpTransportConfig {
+  const { statusCheck, callbackRetry: retry } = options;
   return {
-    baseUrls: { fulfillment: options.callbackUrl, status: options.statusCheck?.url },
-    credentials: { fulfillment: options.callbackCredentials, status: options.statusCheck?.credentials },
+    baseUrls: { fulfillment: options.callbackUrl, status: statusCheck?.url },
+    credentials: { fulfillment: options.callbackCredentials, status: statusCheck?.credentials },
     timeoutMs: options.callbackTimeoutMs,
     // One attempt per call: the pipeline schedules the callback's retries up to its deadline.
-    retry: {
-      maxAttempts: 1,
-      baseDelayMs: options.callbackRetry.baseDelayMs,
-      maxDelayMs: options.callbackRetry.maxDelayMs,
-    },
+    retry: { maxAttempts: 1, baseDelayMs: retry.baseDelayMs, maxDelayMs: retry.maxDelayMs },
     loggerContext,
   };
 }

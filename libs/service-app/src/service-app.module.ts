@@ -44,11 +44,8 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
   options: SERVICE_APP_OPTIONS,
   store: SERVICE_APP_STORE,
   access: SERVICE_APP_ACCESS_POLICY,
-  transport: {
-    provide: SERVICE_APP_TRANSPORT,
-    // The default account's; each named account gets its own (service-app.accounts.ts).
-    config: (options) => serviceAppTransportConfig(options),
-  },
+  // The default account's; each named account gets its own (service-app.accounts.ts).
+  transport: { provide: SERVICE_APP_TRANSPORT, config: serviceAppTransportConfig },
   pipeline: {
     provide: SERVICE_APP_PIPELINE,
     // Job types are defined by FulfillmentService (their definitions need its state).
@@ -64,7 +61,6 @@ const kit = inboundKit<ResolvedServiceAppOptions>({
 const SERVICE_APP_MODULE = hubtelModuleRecipe({
   options: SERVICE_APP_OPTIONS_RECIPE,
   module: 'ServiceAppModule',
-  moduleName: 'HubtelServiceApp',
   factoryMethod: 'create',
   resolvedToken: SERVICE_APP_OPTIONS,
   extras: { routes: {} } as ServiceAppModuleExtras,
@@ -96,12 +92,9 @@ export type ServiceAppAccountOptions = HubtelAccountOptions<ServiceAppAccountOve
 export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions<ServiceAppAccountOverrides> {}
 
 /**
- * Programmable services, the merchant's side: serves `POST /api/service-flow` (the session) and
- * `POST /api/fulfillment` (paid orders), confirms each payment with the status check, runs your
- * `@OnFulfillment()` handlers exactly once per order and posts the fulfillment callback (beside
- * `EventEmitterModule.forRoot()`; see docs/service-app.md). `registerAccount({ name })`: a further
- * account on `/api/service-flow/<name>` and `/api/fulfillment/<name>` with its own credentials
- * (`@InjectFulfillment(name)`); what else it leaves out is the default account's.
+ * Programmable services, the merchant's side (beside `EventEmitterModule.forRoot()`): serves
+ * `POST /api/service-flow` and `/api/fulfillment`, confirms payments, runs `@OnFulfillment()` handlers
+ * once per order and posts the callback. `registerAccount({ name })`: routes `/<name>`, own credentials.
  */
 @Module({
   imports: kit.imports,
@@ -109,8 +102,7 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
     ...kit.providers,
     {
       provide: SERVICE_APP_STATUS_CLIENT,
-      // The instance's status-check budget (one per app, shared with CheckoutModule): configured
-      // here even without a status check of ours, as checkout's checks draw on it too.
+      // The instance's budget (shared with CheckoutModule), set even without our status check.
       useFactory: (
         transport: HttpTransport,
         options: ResolvedServiceAppOptions,

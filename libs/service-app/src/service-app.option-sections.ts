@@ -8,37 +8,28 @@ import {
   IsHubtelPosSalesId,
   declareCredentials,
   rules,
-  accountEnvVariable,
-  optionFields,
 } from '#internal';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
   SERVICE_APP_DEFAULTS,
   SERVICE_APP_USSD_DEFAULTS,
-  SERVICE_APP_SCOPE,
 } from './service-app.constants.js';
 
 const D = SERVICE_APP_DEFAULTS;
 
 /** A key (`9`) or label (`More`) of the USSD menu pages. */
-export function IsUssdText(maxLength: number): PropertyDecorator {
-  return rules(IsOptional(), IsString(), IsNotEmpty(), MaxLength(maxLength));
-}
+const IsUssdText = (maxLength: number) => rules(IsString(), IsNotEmpty(), MaxLength(maxLength));
 
-/**
- * The transaction status check, which confirms an order's payment before its handlers run, with the
- * key pair of the checkout and status-check APIs (HUBTEL_CLIENT_ID / _SECRET, not the SMS pair).
- */
+/** The status check that confirms an order's payment, with the checkout key pair (HUBTEL_CLIENT_ID...). */
 export class ServiceAppStatusCheckOptions extends declareCredentials({
   clientId: HUBTEL_ENV.clientId,
   clientSecret: HUBTEL_ENV.clientSecret,
 }) {
-  /** POS Sales ID of the account (HUBTEL_POS_SALES_ID). */
   @IsHubtelPosSalesId()
   @HubtelOption({ env: HUBTEL_ENV.posSalesId, account: 'own' })
   posSalesId: string;
 
-  /** Base URL. Default `https://api-txnstatus.hubtel.com` (HUBTEL_STATUS_URL). */
+  /** Base URL. Default `https://api-txnstatus.hubtel.com`. */
   @HubtelOption({ url: true, env: HUBTEL_ENV.statusUrl, default: HUBTEL_DEFAULT_BASE_URLS.status })
   url?: string;
 
@@ -53,19 +44,15 @@ export class ServiceAppVerificationOptions {
   @HubtelOption({ bool: true, defaultFrom: (_verification, options) => options.statusCheck !== undefined })
   enabled?: boolean;
 
-  /**
-   * A payment not recorded yet (no transaction, or `Unpaid`) is checked again for this long before
-   * it is refused (`NOT_PAID`), at most 6 checks in all. Default 10 min; at most 1 h (the platform
-   * wants its callback within the hour).
-   */
+  /** A payment not recorded yet is checked again this long (6 checks at most). Default 10 min, ≤ 1 h. */
   @HubtelOption({ int: [0, 3_600_000], default: D.verification.recheckForMs })
   recheckForMs?: number;
 
-  /** First re-check (`baseDelayMs`, 2 s), and the cap (`maxDelayMs`, 60 s) of runs that failed otherwise. */
+  /** First re-check (`baseDelayMs`, default 2 s), and the cap (`maxDelayMs`, 60 s) of failed runs. */
   @HubtelOption({ nested: () => HubtelBackoffOptionsDto, default: {} })
   recheckDelay?: HubtelBackoffOptionsDto;
 
-  /** Largest accepted difference between the amount paid and the cart's total, in currency units. Default 0. */
+  /** Largest difference accepted between the amount paid and the cart's total (currency units). Default 0. */
   @HubtelOption({ number: 0, default: 0 })
   amountTolerance?: number;
 }
@@ -84,31 +71,27 @@ export class ServiceAppUssdOptions {
   })
   unicodeScreenSize?: number;
 
-  /** Replace characters outside GSM-7 (`’` → `'`, `ō` → `o`, others `?`) instead of losing the 182. Default false. */
+  /** Replace characters outside GSM-7 (`’` → `'`, others `?`) to keep the 182. Default false. */
   @HubtelOption({ bool: true, default: SERVICE_APP_USSD_DEFAULTS.transliterate })
   transliterate?: boolean;
 
   /** Key of the entry to a long menu's next page. Default `9`. */
-  @IsUssdText(4)
-  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.moreKey })
+  @HubtelOption({ is: IsUssdText(4), default: SERVICE_APP_USSD_DEFAULTS.moreKey })
   moreKey?: string;
 
   /** Label of the entry to a long menu's next page. Default `More`. */
-  @IsUssdText(30)
-  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.moreLabel })
+  @HubtelOption({ is: IsUssdText(30), default: SERVICE_APP_USSD_DEFAULTS.moreLabel })
   moreLabel?: string;
 
   /** Key of the entry to a long menu's previous page. Default `8`. */
-  @IsUssdText(4)
-  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.backKey })
+  @HubtelOption({ is: IsUssdText(4), default: SERVICE_APP_USSD_DEFAULTS.backKey })
   backKey?: string;
 
   /** Label of the entry to a long menu's previous page. Default `Back`. */
-  @IsUssdText(30)
-  @HubtelOption({ default: SERVICE_APP_USSD_DEFAULTS.backLabel })
+  @HubtelOption({ is: IsUssdText(30), default: SERVICE_APP_USSD_DEFAULTS.backLabel })
   backLabel?: string;
 
-  /** More `Operator` values that mean USSD (a telco not in the built-in list), any case, country suffix allowed. */
+  /** More `Operator` values that mean USSD (a telco not built in), any case, country suffix allowed. */
   @HubtelOption()
   operators?: readonly string[];
 
@@ -131,10 +114,7 @@ export class ServiceAppFulfillmentRetryOptions extends HubtelBackoffOptionsDto {
   maxAttempts?: number;
 }
 
-/**
- * `messages`, checked with unknown fields refused (a misspelt key would silently keep the default);
- * declared from SERVICE_APP_DEFAULT_MESSAGES, so a new message needs no second list.
- */
+/** `messages`, unknown fields refused (a misspelt key would keep the default): from the defaults' keys. */
 export class ServiceAppMessagesOptions {}
 for (const key of Object.keys(SERVICE_APP_DEFAULT_MESSAGES)) {
   IsOptional()(ServiceAppMessagesOptions.prototype, key);
@@ -148,35 +128,4 @@ export function resolveBackInputs(value: unknown, P: string): string[] {
     throw new HubtelConfigError(`${P}.backInput`, 'must be a non-empty string, an array of them, or false');
   }
   return list.map((v: string) => v.trim());
-}
-
-/** The status check's variables that make one (key pair and POS Sales ID: its fields declared `own`). */
-const STATUS_CHECK_CREDENTIALS = optionFields(ServiceAppStatusCheckOptions).filter(
-  (field) => field.spec.account === 'own',
-);
-
-/**
- * The status check is read whole or not at all (HUBTEL_CLIENT_ID and _SECRET alone are checkout's);
- * a named account needs its own, whole, when the default has one or it sets any key.
- */
-export function statusCheckFromEnv(
-  read: { statusCheck?: Partial<ServiceAppStatusCheckOptions> },
-  account?: { name: string; defaults: { statusCheck?: unknown } },
-): void {
-  const missing = STATUS_CHECK_CREDENTIALS.filter(
-    (field) => read.statusCheck?.[field.key as 'clientId'] === undefined,
-  );
-  const own =
-    account !== undefined &&
-    (account.defaults.statusCheck !== undefined || missing.length < STATUS_CHECK_CREDENTIALS.length);
-  if (!own) {
-    if (missing.length > 0) delete read.statusCheck;
-    return;
-  }
-  const [field] = missing;
-  if (field)
-    throw new HubtelConfigError(
-      accountEnvVariable(account.name, field.spec.env!),
-      `is not set: account "${account.name}" needs its own status check (environment variable of option ${SERVICE_APP_SCOPE}[${account.name}].statusCheck.${field.key})`,
-    );
 }

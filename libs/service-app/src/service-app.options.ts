@@ -2,7 +2,6 @@ import {
   HubtelConfigError,
   type HubtelAccountResolver,
   type HubtelCredentials,
-  type HubtelEnvSource,
   type HubtelStatusCheckBudgetOptions,
   type HubtelStoreOption,
   type InboundAccessOptions,
@@ -18,10 +17,10 @@ import {
   assertStoreOption,
   backoffDelays,
   checkOptions,
-  dropUndefined,
   hubtelOptionsRecipe,
-  refuseRemovedJobOptions,
+  refuseRemovedOptions,
   type HubtelEnvAccounts,
+  type HubtelEnvArgs,
   type ResolvedAccountResolver,
   declareAccessOptions,
   declareCredentials,
@@ -41,16 +40,12 @@ import {
   ServiceAppCallbackRetryOptions,
   ServiceAppFulfillmentRetryOptions,
   ServiceAppMessagesOptions,
-  statusCheckFromEnv,
   resolveBackInputs,
 } from './service-app.option-sections.js';
 
 const D = SERVICE_APP_DEFAULTS;
 
-/** `access`: the path secret from HUBTEL_SERVICE_APP_PATH_SECRET, each account's own. */
 const ServiceAppAccessOptions = declareAccessOptions(HUBTEL_ENV.serviceAppPathSecret);
-
-/** `callbackCredentials`, from HUBTEL_CALLBACK_CLIENT_ID / HUBTEL_CALLBACK_CLIENT_SECRET. */
 const ServiceAppCallbackCredentials = declareCredentials({
   clientId: HUBTEL_ENV.callbackClientId,
   clientSecret: HUBTEL_ENV.callbackClientSecret,
@@ -62,28 +57,20 @@ const ServiceAppCallbackCredentials = declareCredentials({
  */
 export class ServiceAppModuleOptions {
   /**
-   * The status check that verifies fulfillment requests. Without it they are trusted as they come
-   * (a warning says so at start-up: protect the endpoint with `access`). A named account gives its
-   * own key pair and POS Sales ID when the default account has one, so no account is left unverified.
+   * The status check that verifies fulfillment requests (without it they are trusted: protect the
+   * endpoint with `access`). A named account gives its own when the default account has one.
    */
-  @HubtelOption({ nested: () => ServiceAppStatusCheckOptions, account: 'ownIfDefault' })
+  @HubtelOption({ nested: () => ServiceAppStatusCheckOptions, account: 'ownIfDefault', envWhole: true })
   statusCheck?: ServiceAppStatusCheckOptions;
 
-  /** How fulfillment requests are verified (see ServiceAppVerificationOptions). */
   @HubtelOption({ nested: () => ServiceAppVerificationOptions, account: 'merged', default: {} })
   verification?: ServiceAppVerificationOptions;
 
-  /**
-   * The platform's fulfillment callback receiver. Default `https://gs-callback.hubtel.com:9055`; a
-   * named account inherits it (one receiver for every merchant, told apart by callback credentials).
-   */
+  /** The platform's fulfillment callback receiver. Default `https://gs-callback.hubtel.com:9055`. */
   @HubtelOption({ url: true, env: HUBTEL_ENV.callbackUrl, default: D.callbackUrl })
   callbackUrl?: string;
 
-  /**
-   * Basic-auth pair for the callback, if your account was given one (the contract shows none). A
-   * named account gives its own when the default account has one (the platform would refuse it).
-   */
+  /** The callback's Basic-auth pair, if you have one; a named account's own when the default has one. */
   @HubtelOption({ nested: () => ServiceAppCallbackCredentials, account: 'ownIfDefault' })
   callbackCredentials?: HubtelCredentials;
 
@@ -91,18 +78,11 @@ export class ServiceAppModuleOptions {
   @HubtelOption({ int: [1, 600_000], default: D.callbackTimeoutMs })
   callbackTimeoutMs?: number;
 
-  /**
-   * The callback is retried with backoff until the platform accepts it (2xx) or `deadlineMs` after
-   * it was first due, then a dead letter is emitted. Defaults: 2 s base, 5 min cap, 1 h (the
-   * platform's limit). Default account only (one policy per job type).
-   */
+  /** Callback retries until a 2xx or `deadlineMs`, then a dead letter. Default 2 s to 5 min, for 1 h. */
   @HubtelOption({ nested: () => ServiceAppCallbackRetryOptions, account: 'defaultOnly', default: {} })
   callbackRetry?: ServiceAppCallbackRetryOptions;
 
-  /**
-   * Attempts of your @OnFulfillment handler (first included) before `failed` is reported. Default
-   * 5, 1 s base, 60 s cap. Default account only (one policy per job type).
-   */
+  /** Attempts of your @OnFulfillment handler before `failed` is reported. Default 5, 1 s to 60 s apart. */
   @HubtelOption({ nested: () => ServiceAppFulfillmentRetryOptions, account: 'defaultOnly', default: {} })
   fulfillmentRetry?: ServiceAppFulfillmentRetryOptions;
 
@@ -110,10 +90,7 @@ export class ServiceAppModuleOptions {
   @HubtelOption({ int: 1, default: D.sessionTtlMs })
   sessionTtlMs?: number;
 
-  /**
-   * A started session with no answer yet is forgotten after this long (`sessionTtlMs` from the
-   * first answer on): abandoned and forged starts stay cheap. Default 2 min (at most `sessionTtlMs`).
-   */
+  /** A started session with no answer yet is forgotten after this long. Default 2 min, ≤ `sessionTtlMs`. */
   @HubtelOption({
     int: 1,
     atMost: 'sessionTtlMs',
@@ -125,10 +102,7 @@ export class ServiceAppModuleOptions {
   @HubtelOption({ int: 1, default: D.cartTtlMs })
   cartTtlMs?: number;
 
-  /**
-   * Longest a step may take before the user is answered "please try again" (the step's late
-   * answer is dropped). Default 4000 ms, under the 5 s a USSD session allows.
-   */
+  /** Longest a step may take before "please try again" is answered. Default 4000 ms (USSD allows 5 s). */
   @HubtelOption({ int: [1, 60_000], default: D.stepBudgetMs })
   stepBudgetMs?: number;
 
@@ -136,28 +110,19 @@ export class ServiceAppModuleOptions {
   @HubtelOption({ default: D.backInput })
   backInput?: string | readonly string[] | false;
 
-  /**
-   * Refuse a fulfillment request whose SessionId did not end in an AddToCart answered by this app
-   * (default true). Turn off only if carts are made elsewhere: `access` is then your only protection.
-   */
+  /** Refuse fulfillment requests with no AddToCart answered here. Default true (off: `access` only). */
   @HubtelOption({ bool: true, default: D.requireCart })
   requireCart?: boolean;
 
   /** The instance's status checks a minute, shared with CheckoutModule (the smaller wins). Default 600. */
-  @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly' })
+  @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly', default: {} })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
-  /**
-   * Most sessions waiting for their first answer, per instance; past it the oldest gives way (a
-   * flood pushes out its own starts, not customers who answered). Default 50,000 (about 30 MB).
-   */
+  /** Most sessions waiting for a first answer, per instance; then the oldest gives way. Default 50,000. */
   @HubtelOption({ int: [1, 10_000_000], account: 'defaultOnly', default: D.maxPendingSessions })
   maxPendingSessions?: number;
 
-  /**
-   * Where sessions, carts and orders live: a HubtelStore or its injection token. Default: the
-   * app-wide `HUBTEL_STORE` (e.g. `HubtelRedisModule`), else a MemoryStore (lost on restart).
-   */
+  /** A HubtelStore or its token. Default: the app's `HUBTEL_STORE`, else a MemoryStore (lost on restart). */
   @HubtelOption({ account: 'defaultOnly' })
   store?: HubtelStoreOption;
 
@@ -181,7 +146,7 @@ export class ServiceAppModuleOptions {
   })
   defaultCountryCode?: string;
 
-  /** The USSD channel: screen size, pages of long menus, operators (see ServiceAppUssdOptions). */
+  /** The USSD channel: screen size, pages of long menus, operators. */
   @HubtelOption({ nested: () => ServiceAppUssdOptions, account: 'merged', default: {} })
   ussd?: ServiceAppUssdOptions;
 
@@ -190,18 +155,14 @@ export class ServiceAppModuleOptions {
   @HubtelOption({ account: 'defaultOnly' })
   shutdownGraceMs?: number;
 
-  /**
-   * Accounts known only at run time: a request on `/api/service-flow/<name>` (or
-   * `fulfillment.forAccount(name)`) for a name registered nowhere else asks `resolve(name)`.
-   */
+  /** Accounts known only at run time: requests on `/api/service-flow/<name>` for them ask `resolve(name)`. */
   @HubtelOption({ account: 'defaultOnly' })
   accounts?: HubtelAccountResolver<ServiceAppAccountOverrides>;
 }
 
 /**
- * What a named account sets: its credentials are its own (`statusCheck`, `callbackCredentials`: each
- * required when the default account has it; `access.pathSecret`); what else it leaves out is the
- * default account's (`access`, `verification`, `ussd`, `messages` field by field).
+ * What a named account sets: `statusCheck` and `callbackCredentials` its own (required when the
+ * default has them), and `access.pathSecret`; the rest it leaves out is the default account's.
  */
 export type ServiceAppAccountOverrides = Omit<ServiceAppModuleOptions, ServiceAppModuleWideOption>;
 
@@ -218,11 +179,8 @@ export type ServiceAppModuleWideOption =
 
 type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
 
-/** The options that have no default: absent stays absent. */
-type Undefaulted =
-  'statusCheck' | 'callbackCredentials' | 'statusCheckBudget' | 'store' | 'shutdownGraceMs' | 'accounts';
-
-/** The options as resolveDeclaredOptions gives them, every declared default filled in. */
+/** The options with no default: absent stays absent. */
+type Undefaulted = 'statusCheck' | 'callbackCredentials' | 'store' | 'shutdownGraceMs' | 'accounts';
 type Defaulted = Resolved<Omit<ServiceAppModuleOptions, Undefaulted>> &
   Pick<ServiceAppModuleOptions, Undefaulted>;
 
@@ -241,11 +199,8 @@ interface ServiceAppComputedOptions {
   verification: Resolved<Omit<ServiceAppVerificationOptions, 'recheckDelay'>> & {
     recheckDelay: Resolved<HubtelBackoffOptionsDto>;
   };
-  /** Absent: this module leaves the instance's budget as others (or the default) set it. */
-  statusCheckBudget: HubtelStatusCheckBudgetOptions;
   messages: ServiceAppMessages;
   ussd: ResolvedUssdOptions;
-  /** The account resolver (default account only). */
   accounts?: ResolvedAccountResolver<ServiceAppAccountOverrides>;
 }
 
@@ -267,7 +222,7 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
   grouped: ['backInput'],
   resolve: (checked, { scope: P, raw }) => {
     const options = checked as Defaulted;
-    refuseRemovedJobOptions(raw, P);
+    refuseRemovedOptions(raw, P);
     // Checked apart: unknown fields are refused here only (the options carry flows, store, access...).
     const messages: ServiceAppMessages = {
       ...SERVICE_APP_DEFAULT_MESSAGES,
@@ -275,70 +230,50 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
         forbidUnknown: true,
       }) as Partial<ServiceAppMessages>),
     };
-    const check = options.statusCheck;
-    const statusCheck = check && {
-      credentials: { clientId: check.clientId, clientSecret: check.clientSecret },
-      posSalesId: check.posSalesId,
-      url: check.url!,
-      timeoutMs: check.timeoutMs!,
-    };
+    const { clientId, clientSecret, ...check } = options.statusCheck ?? ({} as ServiceAppStatusCheckOptions);
+    const statusCheck = options.statusCheck && { credentials: { clientId, clientSecret }, ...check };
     if (!Array.isArray(options.flows))
       throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
-    const { callbackRetry, fulfillmentRetry, verification } = options;
-    // Cross-field: the payment is confirmed with the status check.
+    const { verification } = options;
     if (verification.enabled && !statusCheck)
       throw new HubtelConfigError(
         `${P}.verification.enabled`,
         `needs ${P}.statusCheck (the payment is confirmed with it)`,
       );
+    const backoff = (key: 'callbackRetry' | 'fulfillmentRetry') => ({
+      ...options[key],
+      ...backoffDelays(options[key], D[key], `${P}.${key}`),
+    });
     const backInputs = resolveBackInputs(options.backInput, P);
+    const recheckDelay = backoffDelays(
+      verification.recheckDelay!,
+      D.verification,
+      `${P}.verification.recheckDelay`,
+    );
     return {
-      callbackRetry: {
-        ...backoffDelays(callbackRetry, D.callbackRetry, `${P}.callbackRetry`),
-        deadlineMs: callbackRetry.deadlineMs!,
-      },
-      fulfillmentRetry: {
-        maxAttempts: fulfillmentRetry.maxAttempts!,
-        ...backoffDelays(fulfillmentRetry, D.fulfillmentRetry, `${P}.fulfillmentRetry`),
-      },
+      callbackRetry: backoff('callbackRetry'),
+      fulfillmentRetry: backoff('fulfillmentRetry'),
       backInputs,
       statusCheck,
-      verification: {
-        ...(verification as ResolvedServiceAppOptions['verification']),
-        recheckDelay: backoffDelays(
-          verification.recheckDelay!,
-          D.verification,
-          `${P}.verification.recheckDelay`,
-        ),
-      },
-      statusCheckBudget: dropUndefined({ perMinute: options.statusCheckBudget?.perMinute }),
+      verification: { ...verification, recheckDelay },
       store: assertStoreOption(options.store, `${P}.store`),
       messages,
       ussd: resolveUssd(options.ussd as Required<ServiceAppUssdOptions>, backInputs, messages, P),
     };
   },
-  fromEnv: statusCheckFromEnv,
 });
 
-/**
- * Options from the environment (see docs/service-app.md; the status check only when its three
- * variables are set), `overrides` winning, sections field by field; a bad value fails here, naming it.
- */
-export function serviceAppOptionsFromEnv(
-  source?: HubtelEnvSource,
-  overrides?: Partial<ServiceAppModuleOptions>,
-): ServiceAppModuleOptions {
-  return SERVICE_APP_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
+/** Options from the environment (see docs/service-app.md), `overrides` winning; a bad value fails here. */
+export function serviceAppOptionsFromEnv(...args: HubtelEnvArgs<ServiceAppModuleOptions>) {
+  return SERVICE_APP_OPTIONS_RECIPE.optionsFromEnv(...args);
 }
 
 /**
- * The default account (as `serviceAppOptionsFromEnv`) and those named in HUBTEL_ACCOUNTS, each from
- * its own variables (see docs/accounts.md): a named account's status check is whole (its own three
- * variables) when the default account has one or it sets any.
+ * The default account and those named in HUBTEL_ACCOUNTS (docs/accounts.md); a named account's
+ * status check is whole (its own three variables) when the default has one or it sets any.
  */
 export function serviceAppAccountsFromEnv(
-  source: HubtelEnvSource = process.env,
-  overrides: Partial<ServiceAppModuleOptions> = {},
+  ...args: HubtelEnvArgs<ServiceAppModuleOptions>
 ): ServiceAppEnvAccounts {
-  return SERVICE_APP_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
+  return SERVICE_APP_OPTIONS_RECIPE.accountsFromEnv(...args);
 }

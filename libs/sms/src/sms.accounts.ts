@@ -6,6 +6,7 @@ import {
   createHttpTransport,
   type HttpTransport,
   type HttpTransportConfig,
+  type HubtelDefaultAccount,
 } from '#internal';
 import { SmsClient } from './sms.client.js';
 import { SMS_DEFAULT_ACCOUNT, smsLoggerContext } from './sms.constants.js';
@@ -23,13 +24,9 @@ import type { SmsSender } from './sms.types.js';
 export type SmsTransportFactory = (account: string, config: HttpTransportConfig) => HttpTransport;
 
 /** What `SmsModule.forRoot` hands over: named accounts inherit from it. */
-export interface SmsDefaultAccount {
-  /** The options as given (named accounts inherit the ones they do not set). */
-  options: SmsModuleOptions;
-  resolved: ResolvedSmsOptions;
+export interface SmsDefaultAccount extends HubtelDefaultAccount<SmsModuleOptions, ResolvedSmsOptions> {
   transport: HttpTransport;
   transportFor: SmsTransportFactory;
-  telemetry?: HubtelTelemetry;
 }
 
 /** The default factory: the app's HTTP client, the account's own settings and log context. */
@@ -37,10 +34,7 @@ export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemet
   return (account, config) => createHttpTransport(http, { ...config, telemetry }, smsLoggerContext(account));
 }
 
-/**
- * The application's SMS accounts (core's AccountRegistry), each with its own transport and
- * credentials: the default's too (its client's `transport`, which the registry's health probes read).
- */
+/** The application's SMS accounts, each with its own transport and key pair (health probes read each). */
 @Injectable()
 export class SmsAccounts extends AccountRegistry<SmsClient> {
   constructor() {
@@ -52,7 +46,11 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
     const { resolved, transport, telemetry } = defaults;
     return this.attachDefault({
       account: new SmsClient(SMS_DEFAULT_ACCOUNT, resolved, transport, telemetry),
-      build: (name, overrides) => buildClient(defaults, name, overrides),
+      build: (name, overrides) => {
+        const options = SMS_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
+        const own = defaults.transportFor(name, smsTransportConfig(options));
+        return new SmsClient(name, options, own, telemetry && accountTelemetry(telemetry, name));
+      },
       resolver: resolved.accounts,
     });
   }
@@ -68,11 +66,4 @@ export class SmsAccounts extends AccountRegistry<SmsClient> {
       getBatchStatus: async (batchId) => (await client()).getBatchStatus(batchId),
     };
   }
-}
-
-function buildClient(defaults: SmsDefaultAccount, name: string, overrides: unknown): SmsClient {
-  const resolved = SMS_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
-  const transport = defaults.transportFor(name, smsTransportConfig(resolved));
-  const telemetry = defaults.telemetry && accountTelemetry(defaults.telemetry, name);
-  return new SmsClient(name, resolved, transport, telemetry);
 }

@@ -31,7 +31,6 @@ export interface SmsModuleExtras extends HubtelModuleExtras {}
 const SMS_MODULE = hubtelModuleRecipe({
   options: SMS_OPTIONS_RECIPE,
   module: 'SmsModule',
-  moduleName: 'HubtelSms',
   factoryMethod: 'createSmsOptions',
   resolvedToken: SMS_OPTIONS,
   registry: SmsAccounts,
@@ -53,8 +52,7 @@ export type SmsAccountOptions = HubtelAccountOptions<SmsAccountOverrides>;
 export interface SmsAccountAsyncOptions extends HubtelAccountAsyncOptions<SmsAccountOverrides> {}
 
 /**
- * Sending SMS through the platform's SMS API. A bad option stops the application at bootstrap with
- * a HubtelConfigError naming it.
+ * Sending SMS through the platform's SMS API; a bad option stops the app at bootstrap, named.
  *
  * ```ts
  * SmsModule.forRoot({ clientId, clientSecret, senderId: 'MyShop' })

@@ -1,14 +1,14 @@
 import { IsOptional, IsString, Matches } from 'class-validator';
-import { HubtelConfigError, type HubtelAccountResolver, type HubtelEnvSource } from 'nestjs-hubtel';
+import { HubtelConfigError, type HubtelAccountResolver } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   HubtelHttpOptionsDto,
   HubtelOption,
-  IsHubtelClientId,
-  IsHubtelClientSecret,
+  declareCredentials,
   hubtelOptionsRecipe,
   type HttpTransportConfig,
   type HubtelEnvAccounts,
+  type HubtelEnvArgs,
   type ResolvedAccountResolver,
   HTTP_GROUPED,
   httpParts,
@@ -18,19 +18,13 @@ import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js
 
 /**
  * Options of `SmsModule.forRoot` / `forRootAsync`, and of a named account (`registerAccount`: its
- * own credentials, the rest the default account's one by one).
+ * own credentials, the rest the default account's one by one). The key pair is the SMS one
+ * (HUBTEL_SMS_CLIENT_ID / _SECRET), not checkout's.
  */
-export class SmsModuleOptions extends HubtelHttpOptionsDto {
-  /** SMS API client id (the account's SMS key pair, not the checkout one). */
-  @IsHubtelClientId()
-  @HubtelOption({ env: HUBTEL_ENV.smsClientId, account: 'own' })
-  clientId: string;
-
-  /** SMS API client secret. Never logged. */
-  @IsHubtelClientSecret()
-  @HubtelOption({ env: HUBTEL_ENV.smsClientSecret, account: 'own' })
-  clientSecret: string;
-
+export class SmsModuleOptions extends declareCredentials(
+  { clientId: HUBTEL_ENV.smsClientId, clientSecret: HUBTEL_ENV.smsClientSecret },
+  HubtelHttpOptionsDto,
+) {
   /** SMS API base URL. Default `https://sms.hubtel.com`. */
   @HubtelOption({ url: true, env: HUBTEL_ENV.smsUrl, default: SMS_DEFAULTS.baseUrl })
   baseUrl?: string;
@@ -67,19 +61,13 @@ export class SmsModuleOptions extends HubtelHttpOptionsDto {
 export type SmsAccountOverrides = Pick<SmsModuleOptions, 'clientId' | 'clientSecret'> &
   Partial<Omit<SmsModuleOptions, 'accounts' | 'clientId' | 'clientSecret'>>;
 
-/**
- * Where the accounts known only at run time come from (see HubtelAccountResolver; its settings of
- * callback paths do not apply: SMS has none). An unknown name fails a send with SmsUnknownAccountError.
- */
+/** Accounts known only at run time (HubtelAccountResolver); an unknown name fails a send (SmsUnknownAccountError). */
 export type SmsAccountResolver = Pick<HubtelAccountResolver<SmsAccountOverrides>, 'resolve' | 'cacheTtlMs'>;
 
 /** Options after validation, every default filled in; credentials and transport settings grouped. */
 export type ResolvedSmsOptions = Omit<SmsModuleOptions, (typeof HTTP_GROUPED)[number] | 'accounts'> &
   Required<Pick<SmsModuleOptions, 'baseUrl' | 'maxSenderLength' | 'batchSize' | 'concurrency'>> &
-  HubtelHttpParts & {
-    /** Only on the default account, only when `accounts` is given. */
-    accounts?: ResolvedAccountResolver<SmsAccountOverrides>;
-  };
+  HubtelHttpParts & { accounts?: ResolvedAccountResolver<SmsAccountOverrides> };
 
 /** Default options and named accounts read from the environment. */
 export interface SmsEnvAccounts extends HubtelEnvAccounts<SmsModuleOptions, SmsAccountOverrides> {}
@@ -101,32 +89,22 @@ export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
   },
 });
 
-/**
- * SmsModule options from the environment (HUBTEL_SMS_CLIENT_ID / _SECRET: the SMS key pair, not
- * HUBTEL_CLIENT_ID; see docs/sms.md), `overrides` winning; a bad value fails here, naming it.
- */
-export function smsOptionsFromEnv(source?: HubtelEnvSource, overrides?: Partial<SmsModuleOptions>) {
-  return SMS_OPTIONS_RECIPE.optionsFromEnv(source, overrides);
+/** SmsModule options from the environment (see docs/sms.md), `overrides` winning; a bad value fails here. */
+export function smsOptionsFromEnv(...args: HubtelEnvArgs<SmsModuleOptions>) {
+  return SMS_OPTIONS_RECIPE.optionsFromEnv(...args);
 }
 
-/**
- * The default account (as `smsOptionsFromEnv`) and those named in HUBTEL_ACCOUNTS, each from its
- * own variables (HUBTEL_NORTH_SMS_CLIENT_ID...; see docs/accounts.md).
- */
-export function smsAccountsFromEnv(
-  source: HubtelEnvSource = process.env,
-  overrides: Partial<SmsModuleOptions> = {},
-): SmsEnvAccounts {
-  return SMS_OPTIONS_RECIPE.accountsFromEnv(source, overrides);
+/** The default account and those named in HUBTEL_ACCOUNTS (HUBTEL_NORTH_SMS_CLIENT_ID...; docs/accounts.md). */
+export function smsAccountsFromEnv(...args: HubtelEnvArgs<SmsModuleOptions>): SmsEnvAccounts {
+  return SMS_OPTIONS_RECIPE.accountsFromEnv(...args);
 }
 
-/** The transport settings of the SMS module: the SMS base URL and the SMS key pair only. */
-export function smsTransportConfig(options: ResolvedSmsOptions): HttpTransportConfig {
+/** The transport of the SMS module: the SMS base URL and the SMS key pair only. */
+export function smsTransportConfig({ baseUrl, credentials, http }: ResolvedSmsOptions): HttpTransportConfig {
   return {
-    baseUrls: { sms: options.baseUrl },
-    credentials: { sms: options.credentials },
-    timeoutMs: options.http.timeoutMs,
-    retry: options.http.retry,
+    baseUrls: { sms: baseUrl },
+    credentials: { sms: credentials },
+    ...http,
     loggerContext: SMS_LOGGER_CONTEXT,
   };
 }

@@ -28,7 +28,6 @@ const PARCEL = hubtelModuleRecipe({
     resolve: () => ({}),
   }),
   module: 'ParcelModule',
-  moduleName: 'Parcel',
   factoryMethod: 'create',
   resolvedToken: 'PARCEL_OPTIONS',
   registry: Registry,

@@ -10,13 +10,13 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
-import { HUBTEL_TELEMETRY } from '../telemetry/hubtel-telemetry.js';
+import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
   checkAccountName,
   resolveAccountResolver,
 } from '../accounts/hubtel-accounts.resolver.js';
-import { accountNamesFromEnv } from '../accounts/accounts-env.js';
+import { accountEnvVariable, accountNamesFromEnv } from '../accounts/accounts-env.js';
 import { checkOptionsFromEnv, type HubtelEnvSource } from './hubtel-env.js';
 import { accountRule, optionFields } from './hubtel-option.decorator.js';
 import {
@@ -39,6 +39,14 @@ import { assertOptionsObject } from './hubtel-options.validation.js';
 export interface HubtelAccountRegistry {
   attach(defaults: never): unknown;
   register(name: string, overrides: unknown): void;
+}
+
+/** What forRoot's module hands its registry's `attach` (with `defaultAccount.inject`'s providers). */
+export interface HubtelDefaultAccount<O, R> {
+  /** The options as given: named accounts inherit those they do not set. */
+  options: O;
+  resolved: R;
+  telemetry?: HubtelTelemetry;
 }
 
 /** What every module's forRoot takes besides its options. */
@@ -71,8 +79,6 @@ export interface HubtelOptionsSpec<O extends object, C> {
   prepare?: (raw: Record<string, unknown>) => Record<string, unknown>;
   /** Every option is optional: no options at all is `{}`. */
   optional?: boolean;
-  /** Adjusts what was read from the environment for the default account or a named one. */
-  fromEnv?: (read: Partial<O>, account?: { name: string; defaults: O }) => void;
 }
 
 /** The options of a module, derived from its class by `hubtelOptionsRecipe`. */
@@ -91,10 +97,8 @@ export interface HubtelModuleSpec<
 > {
   /** The module's options (`hubtelOptionsRecipe`). */
   options: HubtelOptionsRecipe<O, R, A, C>;
-  /** `SmsModule`: errors say `SmsModule.forRoot`. */
+  /** `SmsModule`: errors say `SmsModule.forRoot`; ConfigurableModuleBuilder's name is `HubtelSms`. */
   module: string;
-  /** ConfigurableModuleBuilder's module name (`HubtelSms`). */
-  moduleName: string;
   /** The method a `useClass` options factory implements (`createSmsOptions`). */
   factoryMethod: F;
   /** Token of the resolved options of forRoot's account, provided by the recipe. */
@@ -133,6 +137,9 @@ export interface HubtelAccountAsyncOptions<A> extends Pick<ModuleMetadata, 'impo
   /** The account's options (as `registerAccount` takes them, without `name`). */
   useFactory: (...args: never[]) => A | Promise<A>;
 }
+
+/** A `*FromEnv` reader's arguments: where settings come from (`process.env`), options winning over them. */
+export type HubtelEnvArgs<O> = [source?: HubtelEnvSource, overrides?: Partial<O>];
 
 /** The default options and the named accounts read from the environment. */
 export interface HubtelEnvAccounts<O, A> {
@@ -180,10 +187,28 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(spec:
     return resolved as R;
   };
 
+  // The `envWhole` sections read for the default account or account `named` (see HubtelOptionSpec).
+  const wholeSections = (read: Record<string, unknown>, named?: { name: string; defaults: O }) => {
+    for (const { key, spec: declared } of fields.filter((field) => field.spec.envWhole)) {
+      const own = optionFields(declared.section!()).filter((field) => accountRule(field) === 'own');
+      const section = (read[key] ?? {}) as Record<string, unknown>;
+      const missing = own.filter((field) => section[field.key] === undefined);
+      const defaults = named?.defaults as Record<string, unknown> | undefined;
+      const required = named && (defaults![key] !== undefined || missing.length < own.length);
+      if (!required) {
+        if (missing.length > 0) delete read[key];
+      } else if (missing[0])
+        throw new HubtelConfigError(
+          accountEnvVariable(named.name, missing[0].spec.env!),
+          `is not set: account "${named.name}" needs its own ${key} (environment variable of option ${spec.scope}[${named.name}].${key}.${missing[0].key})`,
+        );
+    }
+  };
+
   // Options from the environment, `overrides` winning; a bad variable fails here, naming it.
   const optionsFromEnv = (source: HubtelEnvSource = process.env, overrides: Partial<O> = {}): O => {
     const env = declaredOptionsFromEnv<O>(spec.options, source, spec.scope);
-    spec.fromEnv?.(env.options);
+    wholeSections(env.options);
     const options = overrideOptions(spec.options, env.options, overrides);
     checkOptionsFromEnv(() => resolve(options), env.variables, overrides);
     return options;
@@ -205,7 +230,7 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(spec:
     }
     const account = (name: string): HubtelAccountOptions<A> => {
       const env = declaredOptionsFromEnv<A>(spec.options, source, `${spec.scope}[${name}]`, name);
-      spec.fromEnv?.(env.options as unknown as Partial<O>, { name, defaults });
+      wholeSections(env.options, { name, defaults });
       if (module !== undefined)
         checkOptionsFromEnv(() => resolveAccount(name, defaults, env.options, module), env.variables);
       return { name, ...env.options } as HubtelAccountOptions<A>;
@@ -293,7 +318,9 @@ export function hubtelModuleRecipe<
     ],
   });
 
-  const built = new ConfigurableModuleBuilder<O>({ moduleName: spec.moduleName })
+  const built = new ConfigurableModuleBuilder<O>({
+    moduleName: `Hubtel${spec.module.replace(/Module$/, '')}`,
+  })
     .setClassMethodName('forRoot')
     .setFactoryMethodName(spec.factoryMethod)
     .setExtras<X>({ isGlobal: false, ...spec.extras } as X, (definition, extras) => {

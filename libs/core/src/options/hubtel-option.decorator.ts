@@ -62,6 +62,11 @@ export interface HubtelOptionSpec {
   defaultFrom?: (section: Record<string, unknown>, root: Record<string, unknown>) => unknown;
   /** The environment variable of the default account (`HUBTEL_SMS_SENDER_ID`). */
   env?: string;
+  /**
+   * A section read from the environment whole or not at all: present when each of its `own` fields
+   * is set; a named account's is its own, whole, when the default account has it or it sets any.
+   */
+  envWhole?: true;
   account?: HubtelAccountRule;
   /**
    * A section (an object of options) whose fields are declared on `section()`. Set by `nested` for

@@ -5,7 +5,7 @@ import {
   HubtelShutdownOptionsDto,
   IsHubtelCountryCode,
   IsHubtelPosSalesId,
-  refuseRemovedJobOptions,
+  refuseRemovedOptions,
 } from './hubtel-options.dto.js';
 
 /** A HubtelConfigError naming `option`, its message matching `message` when given. */
@@ -101,10 +101,10 @@ describe('shared option rules', () => {
         /"m.handlers.recoverOnBootstrap": was removed in 0.2.0: jobs on Redis run on BullMQ, which keeps unfinished jobs in Redis/,
       ],
     ] as const)
-      expect(() => refuseRemovedJobOptions(value, 'm.handlers')).toThrow(refusal(option, message));
+      expect(() => refuseRemovedOptions(value, 'm.handlers')).toThrow(refusal(option, message));
     // Absent (or undefined, as a spread of unset settings leaves it): nothing to refuse.
     for (const value of [{}, { leaseMs: undefined, shutdownGraceMs: 5_000 }, undefined, null, 'x'])
-      expect(() => refuseRemovedJobOptions(value, 'm')).not.toThrow();
+      expect(() => refuseRemovedOptions(value, 'm')).not.toThrow();
   });
 
   it('POS Sales ID: letters, digits, "-" and "_", at most 64; country code: 1 to 3 digits', () => {

@@ -60,13 +60,14 @@ export function IsHubtelClientSecret(): PropertyDecorator {
 }
 
 /**
- * The declaration of a key pair option (`callbackCredentials`): each account's own as a whole (a
- * named account never completes its pair with the default's), read from `env`'s variables.
+ * A key pair (`callbackCredentials`; over `base`, a module's own `clientId` / `clientSecret`) read
+ * from `env`'s variables: each account's own as a whole, never completed with the default's.
  */
-export function declareCredentials(
+export function declareCredentials<B extends object = object>(
   env: { clientId?: string; clientSecret?: string } = {},
-): new () => { clientId: string; clientSecret: string } {
-  class HubtelCredentialsDto {
+  base: new () => B = Object as never,
+): new () => B & { clientId: string; clientSecret: string } {
+  class HubtelCredentialsDto extends (base as new () => object) {
     @IsHubtelClientId()
     @HubtelOption({ env: env.clientId, account: 'own' })
     clientId: string;
@@ -75,7 +76,7 @@ export function declareCredentials(
     @HubtelOption({ env: env.clientSecret, account: 'own' })
     clientSecret: string;
   }
-  return HubtelCredentialsDto;
+  return HubtelCredentialsDto as new () => B & { clientId: string; clientSecret: string };
 }
 
 /** A backoff's first ceiling and cap in ms; `maxDelayMs ≥ baseDelayMs` is checked by `backoffDelays`. */
@@ -168,13 +169,13 @@ const REMOVED_JOB_OPTIONS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Refuses a removed job option (REMOVED_JOB_OPTIONS) in `section`, the raw options object
- * that carried it (`checkout.handlers`, `serviceApp`): a HubtelConfigError names it and says what
- * replaced it, rather than the option being ignored. A key given as `undefined` counts as absent.
+ * Refuses a removed option (`removed`: the job options by default) in `section`, the raw options
+ * object that carried it (`checkout.handlers`, `serviceApp`): a HubtelConfigError names it and says
+ * what replaced it, rather than the option being ignored. A key given as `undefined` is absent.
  */
-export function refuseRemovedJobOptions(section: unknown, prefix: string): void {
+export function refuseRemovedOptions(section: unknown, prefix: string, removed = REMOVED_JOB_OPTIONS): void {
   if (section === null || typeof section !== 'object') return;
-  for (const [option, replacement] of Object.entries(REMOVED_JOB_OPTIONS))
+  for (const [option, replacement] of Object.entries(removed))
     if ((section as Record<string, unknown>)[option] !== undefined)
       throw new HubtelConfigError(`${prefix}.${option}`, `was removed in 0.2.0: ${replacement}; remove it`);
 }
