@@ -1,15 +1,10 @@
 import { type DeadLetterEvent, type PaymentAmounts } from 'nestjs-hubtel';
 
 /**
- * The domain events of the CheckoutModule. Handle them with the decorators of
- * `checkout.decorators.ts` (`@OnCheckoutPaid()`: called once per invoice, retried). The app's
- * EventEmitter2 gets each of them too, for observers (`@OnEvent`, `emitter.on`): an outcome once
- * its handlers succeeded (at least once), a rejection or dead letter when it happens.
- *
- * Payloads hold plain JSON data only (strings, numbers, booleans, plain objects; times as ISO
- * strings): they are recorded in the store before handlers run, and a handler re-run after a
- * restart (persistent store) receives the same fields as a plain object. Use the fields, not
- * `instanceof`.
+ * Domain events of the CheckoutModule: handle them with `@OnCheckoutPaid()` and its siblings (once
+ * per invoice, retried); observers (`@OnEvent`) get an outcome once its handlers succeeded. Payloads
+ * are plain JSON (times as ISO strings), recorded before handlers run: after a restart a handler
+ * gets the same fields as a plain object (do not rely on `instanceof`).
  */
 export const CheckoutEvents = Object.freeze({
   /** A payment was verified: deliver the goods. Exactly once per invoice. */
@@ -23,9 +18,8 @@ export const CheckoutEvents = Object.freeze({
   /** A handler kept failing and was given up on (payload: `CheckoutDeadLetterEvent`). */
   DeadLetter: 'hubtel.checkout.dead-letter',
   /**
-   * The status check verified a payment that matches the invoice on neither count (amount,
-   * currency): the invoice is kept `attention` for a person; resolve it with
-   * `CheckoutService.resolveAttention()`. Exactly once per invoice (payload: `CheckoutAttentionEvent`).
+   * A verified payment that fits the invoice on neither count (amount, currency): resolve it with
+   * `CheckoutService.resolveAttention()`. Once per invoice (payload: `CheckoutAttentionEvent`).
    */
   Attention: 'hubtel.checkout.attention',
 } as const);
@@ -44,9 +38,8 @@ export type CheckoutEventName = (typeof CheckoutEvents)[keyof typeof CheckoutEve
 export type CheckoutEvidenceSource = 'callback' | 'status-check';
 
 /**
- * Who pays, as this app told the platform when it created the invoice (`createInvoice`'s
- * `payeeName`, `payeeMobileNumber` normalised to 233XXXXXXXXX, `payeeEmail`): the app's own record,
- * the one to send a receipt to. Personal data: mask it before logging.
+ * Who pays, as `createInvoice` was told (mobile normalised to 233XXXXXXXXX): the app's own record,
+ * where a receipt goes. Personal data: mask it before logging.
  */
 export interface CheckoutPayee {
   name?: string;
@@ -55,12 +48,9 @@ export interface CheckoutPayee {
 }
 
 /**
- * Fields of the platform's payment details, as far as they were given. On a `paid` event they come
- * from what was verified: the status check's answer (with `confirmWithStatusCheck`), or, without it,
- * the callback that settled it, phone numbers left out. No callback is signed, and anyone who knows
- * an invoice's reference and CheckoutId can send copies with other phone numbers around a genuine
- * payment: the payer's numbers of a callback are never on a `paid` event. Send receipts to
- * `payee` (your own record), never to a number a callback claimed.
+ * The platform's payment details, as far as given. On a `paid` event only what was verified: no
+ * callback is signed, so a callback's phone numbers (forgeable around a genuine payment) are left
+ * out. Send receipts to `payee`, never to a number a callback claimed.
  */
 export interface CheckoutPaymentInfo {
   /** `mobilemoney`, `card`, ... (callback `PaymentDetails.PaymentType` or status `paymentMethod`). */
@@ -117,17 +107,13 @@ export class CheckoutPaidEvent {
   metadata?: Record<string, unknown>;
   /** ISO time the payment was verified. */
   paidAt: string;
-  /**
-   * The verified figures (status check `amount`, `charges`, `amountAfterCharges`) and who bore the
-   * charge: what your books record. Absent when no status check confirmed the payment.
-   */
+  /** The verified figures and who bore the charge (absent without a status check). */
   amounts?: PaymentAmounts;
   /** Why it needed attention, when you chose to deliver anyway (`resolveAttention(ref, 'deliver')`). */
   attention?: CheckoutAttention;
 
   constructor(fields: CheckoutPaidEvent) {
-    // Field by field (one per callback, on the hot path): same keys, in the same order, as copying
-    // the defined ones, without the entries arrays.
+    // Field by field: the same keys as copyDefined() without its entries arrays (hot path).
     this.clientReference = fields.clientReference;
     this.account = fields.account;
     if (fields.checkoutId !== undefined) this.checkoutId = fields.checkoutId;
@@ -145,10 +131,7 @@ export class CheckoutPaidEvent {
   }
 }
 
-/**
- * Why an invoice needs attention: the status check verified a payment (`Paid`) whose figures
- * match the invoice on neither count. Kept on the invoice (`invoice.attention`) until resolved.
- */
+/** Why an invoice needs attention: a verified payment that fits it on neither count. */
 export interface CheckoutAttention {
   /** `AMOUNT_MISMATCH` (neither `amount` nor `amountAfterCharges` is the total) or `CURRENCY_MISMATCH`. */
   reason: CheckoutRejectionReason;
@@ -163,10 +146,7 @@ export interface CheckoutAttention {
   resolution?: { action: 'delivered' | 'refunded'; at: string; note?: string };
 }
 
-/**
- * Payload of `CheckoutEvents.Attention`: money arrived that matches the invoice on neither count.
- * Look at it, then `resolveAttention(clientReference, 'deliver' | 'refund')`.
- */
+/** Payload of `CheckoutEvents.Attention`: then `resolveAttention(clientReference, action)`. */
 export class CheckoutAttentionEvent {
   clientReference: string;
   /** The invoice's account (`@OnCheckoutAttention({ account: 'north' })` filters by it). */
@@ -216,17 +196,13 @@ export class CheckoutFailedEvent {
 
 /**
  * Why a callback or status answer was not believed:
- * - `UNKNOWN_REFERENCE`: no invoice with that `ClientReference` was created by this app (or it expired from the store);
- * - `FORGOTTEN_REFERENCE`: no invoice with that `ClientReference` is kept, and the store lost its
- *   data since (within `reconciliation.giveUpAfterMs`): it may be a genuine payment for an invoice
- *   created before. Nothing is delivered: reconcile it from your own records
- *   (`CheckoutService.reconcile(clientReference, { amount })`);
- * - `CHECKOUT_ID_MISMATCH`: the `CheckoutId` is not the one the platform gave for that invoice;
- * - `AMOUNT_MISMATCH`: the amount differs from the invoice by more than the configured tolerance;
- * - `NOT_CONFIRMED`: the callback says paid but the transaction status check does not;
- * - `WRONG_ACCOUNT`: a callback for an invoice of one account came on another account's path. It
- *   is answered as every rejection is (200), logged and counted, but no `rejected` event is emitted
- *   (it is the result of `handleCallback` only).
+ * - `UNKNOWN_REFERENCE`: no invoice with that `ClientReference` (or it expired from the store);
+ * - `FORGOTTEN_REFERENCE`: none kept, and the store lost its data since: maybe a genuine payment;
+ *   nothing is delivered, reconcile it (`CheckoutService.reconcile(clientReference, { amount })`);
+ * - `CHECKOUT_ID_MISMATCH`: not the `CheckoutId` the platform gave for that invoice;
+ * - `AMOUNT_MISMATCH`: differs from the invoice by more than the tolerance;
+ * - `NOT_CONFIRMED`: the callback says paid but the status check does not;
+ * - `WRONG_ACCOUNT`: came on another account's path (answered 200 and counted; no `rejected` event).
  */
 export type CheckoutRejectionReason =
   | 'UNKNOWN_REFERENCE'
@@ -287,9 +263,7 @@ export class CheckoutExpiredEvent {
 }
 
 /**
- * Payload of `CheckoutEvents.DeadLetter`: the core pipeline's DeadLetterEvent. `type` is the event
- * whose handler gave up (`hubtel.checkout.paid`, ...) or `hubtel.checkout.confirm` when confirming a
- * callback through the status check kept failing (the reconciler still checks that invoice later).
- * Its `account` is the invoice's (`@OnCheckoutDeadLetter({ account: 'north' })` filters by it).
+ * Payload of `CheckoutEvents.DeadLetter`: `type` is the event whose handler gave up, or
+ * `hubtel.checkout.confirm` when confirming a callback kept failing (the reconciler checks it later).
  */
 export type CheckoutDeadLetterEvent<P = unknown> = DeadLetterEvent<P>;

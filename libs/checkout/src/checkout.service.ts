@@ -61,10 +61,8 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * The same invoice methods, bound to account `name` (`default`, registered, or resolved): its own
-   * keys, POS Sales ID and callback path. An unknown name rejects with CheckoutUnknownAccountError
-   * before anything is sent.
-   *
+   * The same invoice methods, bound to account `name` (its keys, POS Sales ID and callback path). An
+   * unknown name rejects with CheckoutUnknownAccountError before anything is sent.
    * ```ts
    * const invoice = await checkout.forAccount('north').createInvoice({ totalAmount: 20, description: 'Order 12' });
    * ```
@@ -87,9 +85,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * The platform's transaction status of an invoice (`GET /transactions/{posSalesId}/status`).
-   * Needs the `posSalesId` option.
-   *
+   * The platform's transaction status of an invoice. Needs the `posSalesId` option.
    * @throws HubtelError `HUBTEL_NOT_FOUND` when the platform knows no such transaction.
    */
   getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
@@ -105,20 +101,14 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * Checks one invoice now through the status check of its account and settles what it says
-   * through the same exactly-once path as callbacks and the reconciler: a verified payment emits
-   * `paid` once, however many of these race. Needs `posSalesId` (not the reconciler).
-   *
-   * `known`: your own record of the invoice (amount, account), for a store that lost it
-   * (`FORGOTTEN_REFERENCE`): it is recorded again from it, pending, then checked against that
-   * amount. Ignored when the store has the invoice.
-   *
+   * Checks one invoice now and settles what the status check says, exactly once however many race.
+   * Needs `posSalesId`. `known`: your record of the invoice (amount, account), for a store that lost
+   * it (`FORGOTTEN_REFERENCE`): recorded again, pending, then checked; ignored when the store has it.
    * @throws HubtelValidationError for a malformed reference or `known`.
-   * @throws HubtelError `HUBTEL_NOT_FOUND` when this app created no invoice with that reference
-   *   (and no `known` was given).
-   * @throws CheckoutUnknownAccountError for a `known.account` no one knows.
+   * @throws HubtelError `HUBTEL_NOT_FOUND` for an unknown invoice (and no `known`).
+   * @throws CheckoutUnknownAccountError for an unknown `known.account`.
    * @throws HubtelError `HUBTEL_CONFIG_INVALID` without `posSalesId`; the status check's own errors
-   *   (API errors, time-outs) when it could not answer. Nothing changed then: call again later.
+   *   when it could not answer (nothing changed: call again later).
    */
   async reconcile(clientReference: string, known?: CheckoutKnownInvoice): Promise<CheckoutReconcileResult> {
     assertClientReference(clientReference, 'reconcile');
@@ -129,10 +119,8 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * Resolves an invoice whose verified payment matched on neither count (status `attention`):
-   * `deliver` accepts it (`paid` runs once, with `attention`), `refund` records that you gave the
-   * money back in Hubtel's dashboard (`refunded`: final). Resolving again the same way is a no-op.
-   *
+   * Resolves an invoice in `attention`: `deliver` accepts it (`paid` runs once), `refund` records that
+   * you refunded it in Hubtel's dashboard (final). Resolving again the same way is a no-op.
    * @throws HubtelError `HUBTEL_NOT_FOUND` for an unknown invoice; `HUBTEL_STORE_CONFLICT` when
    *   it does not need attention, or was already resolved the other way.
    */
@@ -153,22 +141,19 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
     return structuredClone(await this.settlement.resolve(clientReference, action, note?.slice(0, 500)));
   }
 
-  /** What this app knows of an invoice (status `pending`, `paid`, `failed`, `expired`, `attention`, `refunded`), for showing an order's state. */
+  /** What this app knows of an invoice (its status and record), for showing an order's state. */
   async getInvoice(clientReference: string): Promise<CheckoutInvoice | undefined> {
     if (typeof clientReference !== 'string' || clientReference === '') return undefined;
     const invoice = await this.invoices.get(clientReference);
-    // A copy: the caller may change it; the stored record must not change with it.
     return invoice === undefined ? undefined : structuredClone(invoice);
   }
 
   /**
-   * Handles one web callback body: validates, verifies, records it and schedules its event (the
-   * controller's work; yours with `callback: { disabled: true }`). Resolves once it is recorded:
-   * acknowledge the platform only then. `context.account`: the account of the route it came on; a
-   * callback for another account's invoice is refused (`WRONG_ACCOUNT`, nothing emitted).
-   *
-   * @throws HubtelValidationError when the body is not a valid callback (nothing was recorded or emitted).
-   * @throws HubtelShuttingDownError once the app shuts down (nothing was recorded or emitted): answer 503.
+   * Handles one callback body (the controller's work; yours with `callback: { disabled: true }`):
+   * resolves once recorded, acknowledge only then. `context.account`: the route's account (another
+   * account's invoice is refused: `WRONG_ACCOUNT`).
+   * @throws HubtelValidationError for an invalid callback (nothing recorded or emitted).
+   * @throws HubtelShuttingDownError once the app shuts down (nothing recorded): answer 503.
    */
   handleCallback(
     body: unknown,
@@ -177,18 +162,13 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
     return this.callbacks.handle(body, context);
   }
 
-  /**
-   * Callbacks whose event handlers (or status-check confirmation) gave up after their retries,
-   * oldest first. Each names the handlers that succeeded; see `replayDeadLetter`.
-   */
+  /** Jobs whose handlers (or confirmation) gave up after their retries, oldest first. */
   listDeadLetters(): Promise<DeadLetter[]> {
     return this.pipeline.listDeadLetters();
   }
 
   /**
-   * Runs a dead letter again (its `id` from `listDeadLetters`) once its cause is fixed: only the
-   * handlers that failed run. Resolves once it is queued; failing again, it is dead-lettered again.
-   *
+   * Runs a dead letter again once its cause is fixed: only the handlers that failed run.
    * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown or expired id.
    * @throws HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
    */
@@ -196,10 +176,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
     return this.pipeline.replayDeadLetter(id);
   }
 
-  /**
-   * Resolves when every event, confirmation and rejection started so far has been handled
-   * (handlers included, retries too). For tests and orderly shutdown.
-   */
+  /** Resolves when every event, confirmation and rejection started so far is handled (retries too). */
   async drain(): Promise<void> {
     // A confirmation job submits its event before it settles, so pipeline.drain() sees that too.
     await this.pipeline.drain();

@@ -1,18 +1,12 @@
 import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import { DEFAULT_USSD_SCREEN, HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
-/** Resolved options (after validation, defaults filled in). */
+/** Injection tokens: resolved options, store, pipeline, access policy, callback transport, accounts. */
 export const SERVICE_APP_OPTIONS = Symbol('HUBTEL_SERVICE_APP_OPTIONS');
-/** The HubtelStore holding sessions, carts and the pipeline's job records. */
 export const SERVICE_APP_STORE = Symbol('HUBTEL_SERVICE_APP_STORE');
-/** The module's InboundPipeline (fulfillment handlers and fulfillment callbacks). */
 export const SERVICE_APP_PIPELINE = Symbol('HUBTEL_SERVICE_APP_PIPELINE');
-/** The InboundAccessPolicy guarding both endpoints. */
 export const SERVICE_APP_ACCESS_POLICY = Symbol('HUBTEL_SERVICE_APP_ACCESS_POLICY');
-/** The HttpTransport that posts fulfillment callbacks. */
 export const SERVICE_APP_TRANSPORT = Symbol('HUBTEL_SERVICE_APP_TRANSPORT');
-
-/** The application's ServiceAppAccounts, once forRoot's module attached the default account. */
 export const SERVICE_APP_ACCOUNTS = Symbol('HUBTEL_SERVICE_APP_ACCOUNTS');
 
 /** What `@InjectFulfillment(name)` injects: the FulfillmentAccount of a registered account. */
@@ -29,11 +23,9 @@ export const FLOW_STEPS_METADATA = 'hubtel:service-app:flow-steps';
 
 /** Job types of the module's pipeline (also `DeadLetterEvent.type`). */
 export const SERVICE_APP_JOBS = Object.freeze({
-  /** Runs the @OnFulfillment handlers of one order (key: OrderId). */
+  /** Keyed by OrderId: the handlers, the payment's status check before them, the callback. */
   fulfillment: 'fulfillment',
-  /** Confirms an order's payment with the status check before its handlers run (key: OrderId). */
   payment: 'payment',
-  /** Posts the fulfillment callback of one order (key: OrderId). */
   callback: 'callback',
 } as const);
 
@@ -43,10 +35,7 @@ export const SERVICE_APP_KEYS = Object.freeze({
   cart: 'hubtel:service-app:cart:',
   /** The one delivery of a session (fulfillment.delivery.ts). */
   delivery: 'hubtel:service-app:delivery:',
-  /**
-   * What a resumable flow's unfinished session left for its next dial, one key per ServiceCode
-   * and Mobile (`…resume:{<code>}:<mobile>`): every read or write touches that one key.
-   */
+  /** A resumable flow's unfinished session, one key per ServiceCode and Mobile. */
   resume: 'hubtel:service-app:resume:',
 });
 
@@ -94,10 +83,8 @@ export const SERVICE_APP_DEFAULTS = Object.freeze({
   /** Most sessions awaiting their first answer at once, per instance (~600 B each). */
   maxPendingSessions: 50_000,
   /**
-   * Fulfillment requests: a payment not recorded yet is re-checked for 10 min, the first re-check
-   * 2 s after the first check, the gaps growing so that at most `checks` status checks are made in
-   * all (a forged request costs the platform that many, no more). The 60 s is the backoff cap of
-   * runs that failed for another reason than the status check (a store outage).
+   * A payment not recorded yet is re-checked for 10 min with growing gaps, at most `checks` status
+   * checks in all (a forged request costs no more); 60 s caps the backoff of other failures.
    */
   verification: Object.freeze({
     recheckForMs: 10 * 60_000,
@@ -113,10 +100,7 @@ export const SERVICE_APP_DEFAULTS = Object.freeze({
   cartTtlMs: 24 * 3600_000,
   /** USSD allows 5 s per answer (platform facts); answer "try again" before the platform times out. */
   stepBudgetMs: 4_000,
-  /**
-   * With a store that may be slow (not a MemoryStore): a step still waiting on it this long after
-   * the step budget is answered `messages.outage` (a slow step itself gets `busy` at the budget).
-   */
+  /** A step still waiting on a slow store this long after the budget is answered `messages.outage`. */
   storeGraceMs: 250,
   /** Input that returns to the previous prompt. */
   backInput: '0',

@@ -3,42 +3,29 @@ import type { FulfillmentOrderClaims } from './fulfillment.claims.js';
 import type { CartItem, FulfillmentServiceStatus, ServiceData } from './service-app.types.js';
 
 /**
- * Domain events of the ServiceAppModule. Handle them with the decorators of
- * `service-app.decorators.ts` (`@OnFulfillment()`: called once per order, retried). The app's
- * EventEmitter2 gets each of them too, for observers (`@OnEvent`, `emitter.on`): a fulfillment
- * once its handlers succeeded (at least once), the alerts (rejected, callback sent, dead letter,
- * query) when they happen.
- *
- * Payloads are plain JSON data: they are recorded in the store before handlers run, and a handler
- * re-run after a restart (persistent store) receives the same fields as a plain object. Read the
- * fields; do not modify them, and do not rely on `instanceof`.
+ * Domain events of the ServiceAppModule: handle them with `@OnFulfillment()` (once per order,
+ * retried); observers (`@OnEvent`) get a fulfillment once its handlers succeeded, alerts at once.
+ * Payloads are plain JSON, recorded before handlers run: after a restart a handler gets the same
+ * fields as a plain object (do not rely on `instanceof`).
  */
 export const ServiceAppEvents = Object.freeze({
   /** A paid order to fulfil, every ServiceCode (payload: FulfillmentRequestedEvent). */
   Fulfillment: 'hubtel.service-app.fulfillment',
-  /**
-   * A fulfillment request failed verification (payload: FulfillmentRejectedEvent): no handler ran,
-   * no callback was sent. Treat it as an alert (a forged request, or a misconfiguration).
-   */
+  /** A request failed verification (FulfillmentRejectedEvent): nothing ran or was sent. An alert. */
   Rejected: 'hubtel.service-app.rejected',
   /** The platform accepted a fulfillment callback (payload: FulfillmentCallbackSentEvent). */
   CallbackSent: 'hubtel.service-app.callback-sent',
   /**
-   * A job gave up (payload: DeadLetterEvent): `type` `fulfillment` = your handler kept failing
-   * (`failed` is then reported to the platform); `type` `callback` = the platform did not accept
-   * the callback before the deadline (the order's outcome never reached it: act by hand).
+   * A job gave up (DeadLetterEvent): `fulfillment` = your handler kept failing (reported `failed`);
+   * `callback` = the platform did not accept the callback in time (act by hand).
    */
   DeadLetter: 'hubtel.service-app.dead-letter',
-  /**
-   * A `query` request (payload: ServiceQueryEvent): the platform asks the service for data, not a
-   * user screen. The first handler's return value (ServiceQueryAnswer) is the answer.
-   */
+  /** A `query` request (ServiceQueryEvent): the first handler's ServiceQueryAnswer is the answer. */
   Query: 'hubtel.service-app.query',
   /**
-   * The status check verified an order's payment, but its amount or currency matches the cart on
-   * neither count (payload: FulfillmentAttentionEvent): no handler ran; the order waits for
-   * `FulfillmentService.resolveAttention()` (deliver anyway, or refund), and is reported `failed`
-   * to the platform within its one-hour deadline if nobody resolves it.
+   * A verified payment whose amount or currency fits the cart on neither count
+   * (FulfillmentAttentionEvent): it waits for `FulfillmentService.resolveAttention()`, else is
+   * reported `failed` within the platform's hour.
    */
   Attention: 'hubtel.service-app.attention',
 } as const);
@@ -72,11 +59,7 @@ export class FulfillmentRequestedEvent {
   readonly extraData: Record<string, unknown>;
   /** The request's `OrderInfo` as received (null when absent). A claim: see `claims`. */
   readonly orderInfo: unknown;
-  /**
-   * `OrderInfo` read into typed fields (customer, items, claimed payment): what the platform
-   * CLAIMS, unsigned like every request, never proof of payment (that is `payment`, from the
-   * status check). Absent when the request carried no OrderInfo.
-   */
+  /** `OrderInfo` as typed fields: unsigned CLAIMS, never proof of payment (that is `payment`). */
   readonly claims?: FulfillmentOrderClaims;
   /** Set when the payment matched on neither count and the merchant chose to deliver anyway. */
   readonly attention?: FulfillmentAttention;
@@ -84,11 +67,7 @@ export class FulfillmentRequestedEvent {
   readonly receivedAt: string;
   /** The payment as the status check confirmed it (absent when verification is off). */
   readonly payment?: FulfillmentPayment;
-  /**
-   * The account whose service the order is: `default`, or a named account's name (`north`: the
-   * path it arrived on), as on every event of the suite. Filter handlers with
-   * `@OnFulfillment(code, { account: 'north' })`. (A record written before 0.2.0 has none: the default.)
-   */
+  /** The order's account: `default` or a named account (`@OnFulfillment(code, { account })`). */
   readonly account: string;
 
   constructor(fields: FulfillmentRequestedEvent) {
@@ -101,10 +80,7 @@ export interface FulfillmentPayment {
   confirmedByStatusCheck: true;
   /** Amount paid, as the status check reports it (`amount`: with a payer-borne charge, more than the cart). */
   amount: number;
-  /**
-   * The verified figures (gross, charges, net) and who bore the charge: what your books record.
-   * Absent when the status check gave no amount.
-   */
+  /** The verified figures and who bore the charge (absent when the status check gave no amount). */
   amounts?: PaymentAmounts;
   currencyCode?: string;
   transactionId?: string;
@@ -114,17 +90,12 @@ export interface FulfillmentPayment {
 
 /**
  * Why a fulfillment request was refused:
- * - `UNKNOWN_SESSION`: its SessionId did not end in an AddToCart of this app (answered 404);
+ * - `UNKNOWN_SESSION`: its SessionId did not end in an AddToCart of this app (404);
  * - `ORDER_CONFLICT`: this OrderId was received for another session (409);
- * - `CART_ALREADY_ORDERED`: no longer emitted (another OrderId of a delivered session now gets the
- *   delivering order's callback instead of a 409); kept so existing `switch`es still compile;
- * - `NOT_PAID`: the status check found no paid transaction for the SessionId, even after re-checking
- *   for `verification.recheckForMs` (or it was refunded);
- * - `AMOUNT_MISMATCH`: the amount paid is not the cart's total;
- * - `CURRENCY_MISMATCH`: the status check reports the payment in another currency than the cart's
- *   (GHS), as checkout's reason of the same name;
- * - `NOT_CONFIRMED`: the status check could not be asked (errors until the re-check window ended),
- *   or answered for another reference.
+ * - `CART_ALREADY_ORDERED`: no longer emitted; kept so existing `switch`es compile;
+ * - `NOT_PAID`: no paid transaction, even after `verification.recheckForMs` (or refunded);
+ * - `AMOUNT_MISMATCH` / `CURRENCY_MISMATCH`: the payment is not the cart's total / currency;
+ * - `NOT_CONFIRMED`: the status check could not be asked, or answered for another reference.
  */
 export type FulfillmentRejection =
   | 'UNKNOWN_SESSION'
@@ -176,11 +147,7 @@ export interface FulfillmentAttention {
   resolution?: { action: 'delivered' | 'refunded' | 'expired'; at: string };
 }
 
-/**
- * Payload of `ServiceAppEvents.Attention`: money arrived for an order, but not the cart's amount or
- * currency on either count. Look at it, then `FulfillmentService.resolveAttention(orderId, 'deliver'
- * | 'refund')` before `attention.decideBy`.
- */
+/** Payload of `ServiceAppEvents.Attention`: resolve it before `attention.decideBy`. */
 export class FulfillmentAttentionEvent {
   readonly orderId: string;
   readonly sessionId: string;
@@ -228,11 +195,7 @@ export type FulfillmentOutcome =
   | { readonly [OUTCOME]: 'failed'; readonly metaData: unknown }
   | { readonly [OUTCOME]: 'deferred' };
 
-/**
- * Return from a handler when the goods are delivered later: no callback is sent now; report the
- * outcome with `FulfillmentService.complete(orderId, 'success' | 'failed')` (within the hour the
- * platform allows).
- */
+/** Return from a handler to deliver later: report with `FulfillmentService.complete()` within the hour. */
 export function deferFulfillment(): FulfillmentOutcome {
   return { [OUTCOME]: 'deferred' };
 }
@@ -248,16 +211,13 @@ export function fulfilled(metaData: unknown = null): FulfillmentOutcome {
 }
 
 /**
- * @internal The combined outcome of every handler's answer, in listener order: the first
- * `failFulfillment()` wins, else any `deferFulfillment()`, else the first metadata (a
- * `fulfilled()` or a plain value), else success with no metadata. One pass, nothing allocated for
- * the usual single handler.
+ * @internal The handlers' answers combined, in listener order: the first `failFulfillment()`
+ * wins, else any `deferFulfillment()`, else the first metadata, else success with none.
  */
 export function combineOutcomes(
   results: Record<string, unknown> | undefined,
 ): { kind: 'deferred' } | { kind: 'report'; status: FulfillmentServiceStatus; metaData: unknown } {
-  // In handler order: the pipeline keys results by handler identity, inserted in dispatch order
-  // (records of older versions have listener indexes, which objects list in ascending order).
+  // Keys are in dispatch order (older records' listener indexes list ascending too).
   const keys = results ? Object.keys(results) : [];
   let deferred = false;
   let failedSeen = false;
@@ -274,7 +234,7 @@ export function combineOutcomes(
     }
     const kind = mark[OUTCOME];
     if (kind === 'failed' && !failedSeen) {
-      // The first failure decides (one without metaData, never built by failFulfillment(), reports nothing).
+      // The first failure decides (one without metaData was not built by failFulfillment()).
       failedSeen = true;
       if ('metaData' in mark) return { kind: 'report', status: 'failed', metaData: mark.metaData ?? null };
     }

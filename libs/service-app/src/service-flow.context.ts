@@ -17,15 +17,9 @@ export interface FlowSessionInfo {
   operator?: string;
   /** `ussd`: the phone shows `Message` only (menus are written into it, paged); `app`: a Hubtel app. */
   channel: 'ussd' | 'app';
-  /**
-   * The account whose service this session is (`default`, or a named account's name: the path it
-   * started on), so one app can serve each account its own menu.
-   */
+  /** The session's account (`default`, or a named account: the path it started on). */
   account: string;
-  /**
-   * On a `favorite` start: what the request carried (`Message`, `ClientState`), so the flow can
-   * skip the steps it already has answers for. Absent otherwise.
-   */
+  /** On a `favorite` start: what the request carried, to skip steps already answered. */
   favorite?: FavoriteStart;
 }
 
@@ -39,19 +33,15 @@ export interface FavoriteStart {
 
 /**
  * What a step sees, and how it answers. One context per step run:
- *
  * ```ts
  * @FlowStep()
  * bundle(ctx: FlowContext<{ destination: string }>) {
  *   return ctx.select({ message: `Bundles for ${ctx.data.destination}`, options: [...] });
  * }
  * ```
- *
- * `ctx.set()` stores extra values in the session, kept only if the step's answer is used (not when
- * it is re-asked, timed out or failed).
+ * `ctx.set()` values are kept only if the step's answer is used (not re-asked, timed out or failed).
  */
 export class FlowContext<TData extends Record<string, unknown> = Record<string, unknown>> {
-  /** The step being run. */
   readonly step: string;
   /** The entry that answered the previous prompt, validated and normalised; undefined at the start. */
   readonly answer: FlowValue | undefined;
@@ -82,7 +72,6 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     this.field = init.field;
   }
 
-  /** The account whose service this session is (`default`, or a named account's name). */
   get account(): string {
     return this.session.account;
   }
@@ -115,11 +104,7 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     return this.values as Readonly<Partial<TData>>;
   }
 
-  /**
-   * The option chosen in the select prompt that filled `field` (default: the one just answered).
-   * Read-only: option objects are shared by every session at that prompt (and frozen), so copy
-   * one before changing it.
-   */
+  /** The option chosen at the prompt that filled `field` (default: just answered); shared and frozen. */
   selected(field: string | undefined = this.field): Readonly<SelectOption> | undefined {
     return field === undefined ? undefined : this.choices[field];
   }
@@ -155,10 +140,7 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     return { kind: 'goto', step };
   }
 
-  /**
-   * Refuses the answer: the previous prompt is asked again, `reason` shown above it. For checks
-   * the prompt's own validation cannot express (a meter number unknown to your back office).
-   */
+  /** Refuses the answer: the previous prompt is asked again, `reason` shown above it. */
   reject(reason: string): FlowReply {
     return { kind: 'reject', reason };
   }
@@ -170,9 +152,8 @@ export type FlowStepHandler<TData extends Record<string, unknown> = Record<strin
 ) => FlowReply | Promise<FlowReply>;
 
 /**
- * A flow's sessions can be resumed: when the same `Mobile` dials the same ServiceCode within
- * `withinMs` of the last answer (or of the `release` / `timeout` that ended it) of a session that
- * did not finish (no cart, no `ctx.end()`), the first screen asks whether to continue.
+ * Resuming: when the same `Mobile` dials the same ServiceCode within `withinMs` of an unfinished
+ * session's last answer (or end), the first screen asks whether to continue.
  */
 export interface FlowResumeOptions {
   /** The window, ms. */

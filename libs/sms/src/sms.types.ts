@@ -30,10 +30,7 @@ export interface SendSmsResult {
 export interface SendBatchInput {
   /** Sender id; defaults to the module's `senderId`. */
   from?: string;
-  /**
-   * Phone numbers. An array is checked whole before anything is sent. An iterable is streamed
-   * (never held whole in memory): invalid entries are then reported as failed, not thrown.
-   */
+  /** An array is checked whole before anything is sent; an iterable is streamed (invalid: failed). */
   recipients: SmsRecipients;
   content: string;
   /** Recipients per platform batch; defaults to the module's `batchSize`. */
@@ -41,22 +38,15 @@ export interface SendBatchInput {
   /** Batches in flight at once; defaults to the module's `concurrency`. */
   concurrency?: number;
   /**
-   * What to do with invalid numbers in an ARRAY: `reject` (default) throws one
-   * HubtelValidationError listing them all and sends nothing; `report` sends the valid ones and
-   * lists the invalid ones as failed. Streams always `report`.
+   * Invalid numbers in an ARRAY: `reject` (default) throws one HubtelValidationError and sends
+   * nothing; `report` sends the valid ones, lists the others as failed. Streams always `report`.
    */
   invalidRecipients?: 'reject' | 'report';
-  /**
-   * Keep per-recipient results in the returned value. Default: true, unless `onBatch` is given
-   * (then results are streamed to it and the returned value holds counts only, so a million
-   * recipients do not pile up in memory).
-   */
+  /** Keep per-recipient results in the returned value. Default: true, unless `onBatch` is given. */
   collectResults?: boolean;
   /**
-   * Called once per batch with every recipient of that batch, sent or failed, in order of
-   * completion. Awaited before the batch counts as done: a slow writer slows the send instead of
-   * letting results pile up. If it throws, no new batch starts and sendBatch rejects with
-   * SmsBatchAbortedError.
+   * Called once per batch with its recipients, sent or failed; awaited (a slow writer slows the
+   * send). If it throws, no new batch starts and sendBatch rejects with SmsBatchAbortedError.
    */
   onBatch?: (report: SmsBatchReport) => void | Promise<void>;
   /** Called after every batch with running totals. Its errors are logged and ignored. */
@@ -77,16 +67,12 @@ export interface SmsFailedRecipient {
   recipient: string;
   /** Position in the input, for invalid entries. */
   index?: number;
-  /** Why, in words. */
   reason: string;
-  /** Machine-readable cause: HUBTEL_VALIDATION_FAILED, HUBTEL_API_ERROR, HUBTEL_UNKNOWN_OUTCOME... */
+  /** HUBTEL_VALIDATION_FAILED, HUBTEL_API_ERROR, HUBTEL_UNKNOWN_OUTCOME... */
   code: HubtelErrorCode;
   httpStatus?: number;
   responseCode?: string;
-  /**
-   * The message may have gone out (time-out, gateway error, or missing from the platform's
-   * answer): check `getBatchStatus` / `getMessageStatus` before re-sending it.
-   */
+  /** The message may have gone out: check `getBatchStatus` / `getMessageStatus` before re-sending. */
   outcomeUnknown: boolean;
 }
 
@@ -96,7 +82,6 @@ export interface SmsBatchReport {
   index: number;
   /** Platform batch id; absent when the batch failed or held no valid recipient. */
   batchId?: string;
-  /** Platform status code of the batch. */
   status?: number;
   sent: SmsSentRecipient[];
   failed: SmsFailedRecipient[];
@@ -139,11 +124,9 @@ export interface SendBatchResult {
   batchId?: string;
   /** The platform's status of that single batch (0 = accepted). */
   status?: number;
-  /** One entry per recipient sent (`recipient`, `content`, `messageId`, `batchId`); empty when results are not collected. */
+  /** Per recipient sent / not sent, and per batch: empty when results are not collected. */
   data: SmsSentRecipient[];
-  /** One entry per recipient not sent, with the reason; empty when results are not collected. */
   failed: SmsFailedRecipient[];
-  /** One summary per batch; empty when results are not collected. */
   batches: SmsBatchSummary[];
   counts: SendBatchCounts;
   /** What each message costs: GSM-7 / UCS-2 and the number of SMS parts. */
@@ -176,10 +159,7 @@ export interface SmsBatchApiResponse {
   data: { recipient: string; content: string; messageId: string }[];
 }
 
-/**
- * The sending methods bound to one account: `SmsService` is the default account's,
- * `sms.forAccount(name)` and `@InjectSms(name)` give a named account's.
- */
+/** The sending methods of one account (`SmsService`: the default's; `sms.forAccount(name)`). */
 export interface SmsSender {
   /** The account it sends for (`default` for the account forRoot configures). */
   readonly account: string;
