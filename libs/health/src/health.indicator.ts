@@ -24,13 +24,9 @@ import {
 } from './health.options.js';
 
 /**
- * A terminus health indicator for the suite's dependencies (used as HubtelHealthModule shows):
- * - `store()`: every store the modules use; one with a `ping` (Redis) must answer it, one in this
- *   process (MemoryStore) is up while the app is; a store that lost its data (`lostData()`) is
- *   down until the loss is acknowledged.
- * - `runner()`: the job runner's own `health()` (BullMQ: its Redis answers, its workers run); the
- *   in-process default is up while the app is.
- * - `platform()` (opt in): one GET to each API's base URL; down only when nothing answers.
+ * A terminus health indicator: `store()` (each store answers its `ping`; one that lost its data is
+ * down until the loss is acknowledged), `runner()` (the job runner's own `health()`), and, opt in,
+ * `platform()` (one GET per API base URL, down only when nothing answers).
  */
 @Injectable()
 export class HubtelHealthIndicator {
@@ -138,10 +134,7 @@ export class HubtelHealthIndicator {
     return down ? indicator.down(details) : indicator.up(details);
   }
 
-  /**
-   * Every transport and the accounts it serves: the modules' own (providers: their default
-   * accounts) and those of the named accounts the modules' account registries built so far.
-   */
+  /** Every transport and the accounts it serves (the default accounts' and named ones built so far). */
   private async transportsByAccount(): Promise<Map<HttpTransport, Set<string>>> {
     const byTransport = new Map<HttpTransport, Set<string>>();
     const add = (transport: HttpTransport, account: string) => {

@@ -1,14 +1,10 @@
 import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import { HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
-/** Resolved, validated options of the SmsModule (`ResolvedSmsOptions`). */
+/** Injection tokens: resolved options, the default transport, and the named accounts' factory. */
 export const SMS_OPTIONS = Symbol('nestjs-hubtel:SMS_OPTIONS');
-/** The HttpTransport the SmsService calls the SMS API through. */
 export const SMS_HTTP_TRANSPORT = Symbol('nestjs-hubtel:SMS_HTTP_TRANSPORT');
-/**
- * Makes a named account's transport, `(account, config) => HttpTransport`: one provider, so a test
- * can stand in for every account's HTTP calls at once (SmsCapture does).
- */
+/** `(account, config) => HttpTransport`: one provider, so a test can stand in for them all (SmsCapture). */
 export const SMS_TRANSPORT_FACTORY = Symbol('nestjs-hubtel:SMS_TRANSPORT_FACTORY');
 
 export const SMS_PATHS = Object.freeze({
@@ -22,10 +18,7 @@ export const SMS_DEFAULTS = Object.freeze({
   baseUrl: HUBTEL_DEFAULT_BASE_URLS.sms,
   /** Alphanumeric sender ids are limited to 11 characters by the SMS networks. */
   maxSenderLength: 11,
-  /**
-   * Recipients per platform batch. The platform documents no maximum; 100 keeps each request
-   * small and a failed batch cheap to account for.
-   */
+  /** Recipients per batch (no documented maximum): small requests, a failed batch cheap to account for. */
   batchSize: 100,
   /** Batches in flight at once. */
   concurrency: 4,

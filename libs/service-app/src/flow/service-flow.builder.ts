@@ -2,9 +2,7 @@ import { HubtelConfigError } from 'nestjs-hubtel';
 import type { FlowResumeOptions, FlowStepHandler, ServiceFlowDefinition } from '../service-flow.context.js';
 
 /**
- * Builds a flow without a class, e.g. from configuration or inside `forRootAsync`'s factory
- * (where it can close over injected services):
- *
+ * Builds a flow without a class (from configuration, or in `forRootAsync`'s factory):
  * ```ts
  * const airtime = new ServiceFlowBuilder('airtime')
  *   .forServiceCode('711')

@@ -1,8 +1,4 @@
-/**
- * The step engine of one account: starts a session, checks an answer against the prompt it
- * answers (or moves "back", or to another page), runs the steps, and turns a step's reply into
- * the response while the session (and the cart) is written to the store.
- */
+/** The step engine of one account: starts sessions, checks answers, runs steps, writes the session. */
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
 import { accountOf, cartKey } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
@@ -114,10 +110,8 @@ export class FlowEngine {
   }
 
   /**
-   * Whether an initiation comes for a SessionId it may not start again: another account's session
-   * or cart is refused (ServiceAppWrongAccountError: 409), and a session with a cart (paid, or about
-   * to be: the platform never starts one again) is answered as expired. Either would otherwise let
-   * whoever knows the SessionId replace the cart before the paid order is fulfilled.
+   * A SessionId that may not start again: another account's (409), or one with a cart (answered as
+   * expired), else whoever knows the SessionId could replace the cart before the order is fulfilled.
    */
   private async taken(sessionId: string, key: string, mobile: string): Promise<boolean> {
     const [entry, cart] = await Promise.all([
@@ -176,8 +170,7 @@ export class FlowEngine {
       }
       // The number shown beside an option (what the phone showed wins over an option's Value).
       chosen = this.paging.ussd.chosen(screen, raw);
-      // A navigation key not offered on this page is never an option's Value: the phone showed
-      // no option beside it (options are numbered around the keys). Asked again.
+      // A navigation key not offered on this page is never an option's Value: asked again.
       if (!chosen && this.paging.ussd.isNavigationKey(raw))
         return this.paging.prompt(session, sessionId, screen, this.options.messages.select, session.page);
     }
@@ -273,7 +266,7 @@ export class FlowEngine {
     session: SessionRecord,
     version: number | undefined,
     run: StepRun,
-    /** A fresh start over a session on screen (the resume question answered "no"): no earlier prompt. */
+    /** The resume question answered "no": no earlier prompt. */
     fresh = false,
   ): Promise<ServiceFlowResponse> {
     const current = version === undefined || fresh ? undefined : session.screen;

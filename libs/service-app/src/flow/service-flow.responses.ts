@@ -2,16 +2,7 @@ import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import type { CartItem, SelectOption, ServiceFlowResponse } from '../service-app.types.js';
 import type { StoredScreen } from '../service-flow.types.js';
 
-/*
- * The service-flow response shapes, exactly as the contract's tables and "Service-session
- * exchange" give them: Mask, MaskNextRoute, ServiceCode and ClientState always null; Item null
- * except for the cart; FieldName '' for select and null for the cart; Data null for input, the
- * options for select, [] for the cart. The final message (not shown by the contract) uses
- * `Type: 'release'`, the value the platform's documentation gives for ending a session, with the
- * cart's display shape and no options.
- */
-
-/** Every response, field by field in the contract's order: the fields that vary, the rest null. */
+/** Every response as the contract orders it: the fields that vary, the rest null. */
 function response(
   sessionId: string,
   fields: Pick<
@@ -36,10 +27,7 @@ function response(
   };
 }
 
-/**
- * `Response` to an input or select prompt (optionally prefixed by an explanation, for re-asks).
- * `shown`: the whole `Message` as the USSD channel renders it (menu lines, cut to the screen).
- */
+/** `Response` to a prompt (`prefix`: a re-ask's explanation; `shown`: the USSD rendering). */
 export function promptResponse(
   sessionId: string,
   screen: StoredScreen,
@@ -61,10 +49,7 @@ export function promptResponse(
   });
 }
 
-/**
- * `AddToCart`: hands the user over to payment. `item` is already checked (checkCartItem). On USSD
- * the same answer is a `Release` (the platform's SDK): the USSD session ends, payment follows.
- */
+/** `AddToCart` (on USSD a `Release`, as the platform's SDK: payment follows). `item` is checked. */
 export function cartResponse(
   sessionId: string,
   message: string,
@@ -103,8 +88,7 @@ export function releaseResponse(
   });
 }
 
-/* --- Checks of what a step answered: a flow bug is reported to the developer, never sent. --- */
-
+/** A flow bug is reported to the developer, never sent. */
 export function fail(step: string, issues: ValidationIssue[]): never {
   throw new HubtelValidationError(
     `Step "${step}" answered an invalid reply: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
@@ -155,24 +139,11 @@ export function checkCartItem(step: string, message: unknown, item: CartItem): C
   return copy;
 }
 
-/**
- * The answer to a `query` from an @OnServiceQuery() handler's return value (`Response`, `display`,
- * its options in `Data`), or undefined when that value is neither a string nor `{ message }`.
- */
+/** The answer to a `query` from @OnServiceQuery()'s value; undefined unless a string or `{ message }`. */
 export function queryResponse(sessionId: string, answer: unknown): ServiceFlowResponse | undefined {
-  if (typeof answer === 'string')
-    return response(sessionId, {
-      Type: 'Response',
-      Message: answer,
-      Item: null,
-      Label: null,
-      DataType: 'display',
-      FieldType: 'text',
-      FieldName: null,
-      Data: null,
-    });
-  if (!answer || typeof answer !== 'object') return undefined;
-  const { message, label, data } = answer as { message?: unknown; label?: unknown; data?: unknown };
+  const reply = typeof answer === 'string' ? { message: answer } : answer;
+  if (!reply || typeof reply !== 'object') return undefined;
+  const { message, label, data } = reply as { message?: unknown; label?: unknown; data?: unknown };
   if (!isText(message) || (label !== undefined && !isText(label))) return undefined;
   let options: SelectOption[] | null = null;
   if (data !== undefined) {

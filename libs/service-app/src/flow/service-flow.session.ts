@@ -50,7 +50,7 @@ export interface ResumeRecord {
 }
 
 /** Per ServiceCode, Mobile and named account; the hash tag keeps it one Redis Cluster slot. */
-export function resumeKey(serviceCode: string, mobile: string, account?: string): string {
+export function resumeKey({ serviceCode, mobile, account }: SessionRecord): string {
   return account === undefined
     ? `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${mobile}`
     : `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${account}:${mobile}`;
