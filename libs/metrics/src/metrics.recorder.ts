@@ -3,10 +3,8 @@ import { HubtelConfigError, type HubtelSignal, type HubtelTelemetry } from 'nest
 import { METRICS_DEFAULTS, type HubtelMetricsModuleOptions } from './metrics.options.js';
 
 /**
- * The suite's signals as Prometheus metrics (prom-client), names after `prefix` (default `hubtel_`);
- * docs/operations.md ("Metrics") lists them with their labels. Every label value comes from the
- * code (no phone number, reference or key), so the number of series stays bounded. Metrics already
- * in the registry under the same name (a second app in the process, a hot reload) are reused.
+ * The suite's signals as Prometheus metrics (docs/operations.md lists them). Label values come from
+ * code or configuration, never a request, so series stay bounded; same-named metrics are reused.
  */
 export class HubtelMetrics implements HubtelTelemetry {
   readonly registry: Registry;
@@ -126,8 +124,7 @@ export class HubtelMetrics implements HubtelTelemetry {
   record(signal: HubtelSignal): void {
     switch (signal.kind) {
       case 'inbound': {
-        // The routed account, or the known one a refused path names: a name from configuration or
-        // found by the app's resolver, never one made up in a request.
+        // A known account (configured or resolved), never a name made up in a request.
         const labels = { source: signal.source, account: signal.account ?? 'none' };
         this.received.inc(labels);
         if (signal.outcome === 'accepted') this.accepted.inc(labels);
@@ -150,7 +147,6 @@ export class HubtelMetrics implements HubtelTelemetry {
         return;
       }
       case 'sms': {
-        // A name from configuration or the app's resolver, never from a request.
         const account = signal.account ?? 'default';
         const failed = signal.failed - signal.unknownOutcome;
         if (signal.sent > 0) this.smsRecipients.inc({ account, outcome: 'sent' }, signal.sent);

@@ -39,23 +39,19 @@ export function fulfillmentEventFor(serviceCode: string): string {
 export class FulfillmentRequestedEvent {
   /** The platform's `OrderId`. The key of exactly-once: handlers run once per order. */
   readonly orderId: string;
-  /** `SessionId` of the session that built the cart. */
   readonly sessionId: string;
-  /** ServiceCode of that session; null when the cart is unknown (`requireCart: false`). */
+  /** ServiceCode, flow, MSISDN and cart item: null when the cart is unknown (`requireCart: false`). */
   readonly serviceCode: string | null;
-  /** Flow that built the cart; null when the cart is unknown. */
   readonly flow: string | null;
-  /** The user's MSISDN; null when the cart is unknown. Personal data: mask it before logging. */
+  /** Personal data: mask it before logging. */
   readonly mobile: string | null;
   /** Channel of the session (`mtn`, `Hubtel-Android`, ...), when the platform said. */
   readonly operator?: string;
-  /** The cart item answered with AddToCart; null when the cart is unknown. */
   readonly item: CartItem | null;
   /** `item.ServiceData` ({} when none): what your flow put in the cart for this moment. */
   readonly serviceData: ServiceData;
   /** Everything the session collected (entries by field name, plus `ctx.set()` values). */
   readonly data: Record<string, unknown>;
-  /** The request's `ExtraData` ({} when absent). */
   readonly extraData: Record<string, unknown>;
   /** The request's `OrderInfo` as received (null when absent). A claim: see `claims`. */
   readonly orderInfo: unknown;
@@ -63,7 +59,6 @@ export class FulfillmentRequestedEvent {
   readonly claims?: FulfillmentOrderClaims;
   /** Set when the payment matched on neither count and the merchant chose to deliver anyway. */
   readonly attention?: FulfillmentAttention;
-  /** ISO time the fulfillment request was received. */
   readonly receivedAt: string;
   /** The payment as the status check confirmed it (absent when verification is off). */
   readonly payment?: FulfillmentPayment;
@@ -78,7 +73,7 @@ export class FulfillmentRequestedEvent {
 /** An order's payment, as the transaction status check reported it. */
 export interface FulfillmentPayment {
   confirmedByStatusCheck: true;
-  /** Amount paid, as the status check reports it (`amount`: with a payer-borne charge, more than the cart). */
+  /** As the status check reports it (with a payer-borne charge, more than the cart). */
   amount: number;
   /** The verified figures and who bore the charge (absent when the status check gave no amount). */
   amounts?: PaymentAmounts;
@@ -114,16 +109,13 @@ export class FulfillmentRejectedEvent {
   readonly orderId: string;
   readonly sessionId: string;
   readonly serviceCode: string | null;
-  /** The cart's total, when the cart is known. */
+  /** The cart's total, and what the status check reported (when it answered). */
   readonly amountExpected?: number;
-  /** What the status check reports as paid, when it answered. */
   readonly amountPaid?: number;
-  /** The status check's `status` (`Unpaid`, `Refunded`, ...), when it answered. */
   readonly paymentStatus?: string;
   /** Status checks made. */
   readonly checks: number;
   readonly rejectedAt: string;
-  /** The account the request came for: `default`, or a named account's name. */
   readonly account: string;
 
   constructor(fields: FulfillmentRejectedEvent) {
@@ -135,9 +127,7 @@ export class FulfillmentRejectedEvent {
 export interface FulfillmentAttention {
   reason: 'AMOUNT_MISMATCH' | 'CURRENCY_MISMATCH';
   message: string;
-  /** ISO time it was found. */
   at: string;
-  /** The verified figures, when the status check gave an amount. */
   amounts?: PaymentAmounts;
   /** The cart's total. */
   amountExpected?: number;
@@ -153,11 +143,8 @@ export class FulfillmentAttentionEvent {
   readonly sessionId: string;
   readonly serviceCode: string | null;
   readonly attention: FulfillmentAttention;
-  /** The payment as the status check verified it. */
   readonly payment: FulfillmentPayment;
-  /** The request's OrderInfo, as claimed. */
   readonly claims?: FulfillmentOrderClaims;
-  /** The order's account: `default`, or a named account's name. */
   readonly account: string;
 
   constructor(fields: FulfillmentAttentionEvent) {
@@ -176,7 +163,6 @@ export class FulfillmentCallbackSentEvent {
   /** POSTs it took. */
   readonly attempts: number;
   readonly sentAt: string;
-  /** The account whose credentials sent it: `default`, or a named account's name. */
   readonly account: string;
 
   constructor(fields: FulfillmentCallbackSentEvent) {
