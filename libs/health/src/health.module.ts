@@ -5,9 +5,7 @@ import { HubtelHealthConfigurableModule, type HubtelHealthModuleForRootOptions }
 import { HubtelHealthIndicator } from './health.indicator.js';
 
 /**
- * Health checks of the suite's dependencies for `@nestjs/terminus` (an optional peer): provides
- * HubtelHealthIndicator, to use in your own health controller.
- *
+ * Health checks for `@nestjs/terminus` (an optional peer): HubtelHealthIndicator, for your controller.
  * ```ts
  * @Module({ imports: [TerminusModule, HubtelHealthModule.forRoot()], controllers: [HealthController] })
  *

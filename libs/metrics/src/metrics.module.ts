@@ -9,9 +9,7 @@ import {
 import { HubtelMetrics } from './metrics.recorder.js';
 
 /**
- * Prometheus metrics of the whole suite (prom-client, an optional peer): provides HubtelMetrics as
- * `HUBTEL_TELEMETRY` (global by default), which every module reports to.
- *
+ * Prometheus metrics of the suite (prom-client, an optional peer): HubtelMetrics as `HUBTEL_TELEMETRY`.
  * ```ts
  * @Module({ imports: [
  *   HubtelMetricsModule.forRoot({ registry, prefix: 'shop_hubtel_' }),   // both optional

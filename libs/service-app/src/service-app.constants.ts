@@ -49,11 +49,9 @@ export function accountOf(stored: { account?: string | undefined }): string {
   return stored.account ?? HUBTEL_DEFAULT_ACCOUNT;
 }
 
-/** The USSD screen and its menu navigation (`ussd` option). */
+/** The USSD screen (core's) and its menu navigation (`ussd` option). */
 export const SERVICE_APP_USSD_DEFAULTS = Object.freeze({
-  /** Characters of a GSM 7-bit USSD string (160 octets), core's DEFAULT_USSD_SCREEN. */
   screenSize: DEFAULT_USSD_SCREEN.screenSize,
-  /** Once any character is outside GSM-7 the screen is UCS-2: about 70 characters. */
   unicodeScreenSize: DEFAULT_USSD_SCREEN.unicodeScreenSize,
   /** Replace characters outside GSM-7 (é stays, ’ → ', ñ stays, ŋ → ?) to keep the 182 screen. */
   transliterate: false,
@@ -64,7 +62,7 @@ export const SERVICE_APP_USSD_DEFAULTS = Object.freeze({
   backLabel: 'Back',
 });
 
-/** Paths the contract gives the two endpoints: `POST {service_app_url}/api/service-flow`, `/api/fulfillment`. */
+/** The contract's paths: `POST {service_app_url}/api/service-flow`, `/api/fulfillment`. */
 export const SERVICE_APP_ROUTES = Object.freeze({
   prefix: 'api',
   serviceFlow: 'service-flow',
@@ -74,7 +72,6 @@ export const SERVICE_APP_ROUTES = Object.freeze({
 export const SERVICE_APP_DEFAULTS = Object.freeze({
   /** The platform's fulfillment callback receiver (platform facts: port 9055, not 443). */
   callbackUrl: HUBTEL_DEFAULT_BASE_URLS.fulfillment,
-  /** Time-out of one callback POST. */
   callbackTimeoutMs: 15_000,
   /** An idle session is forgotten after this long (sliding: every answer renews it). */
   sessionTtlMs: 10 * 60_000,
@@ -102,9 +99,7 @@ export const SERVICE_APP_DEFAULTS = Object.freeze({
   stepBudgetMs: 4_000,
   /** A step still waiting on a slow store this long after the budget is answered `messages.outage`. */
   storeGraceMs: 250,
-  /** Input that returns to the previous prompt. */
   backInput: '0',
-  /** A fulfillment request must follow an AddToCart answered by this app. */
   requireCart: true,
   /** Handler attempts (first included) before the order is reported `failed`. */
   fulfillmentRetry: Object.freeze({ maxAttempts: 5, baseDelayMs: 1_000, maxDelayMs: 60_000 }),
@@ -118,23 +113,16 @@ export const SERVICE_APP_DEFAULTS = Object.freeze({
 export const SERVICE_APP_DEFAULT_MESSAGES = Object.freeze({
   /** A `Response` arrived for a session this app does not know (expired, or never started). */
   sessionExpired: 'Your session has expired. Please dial again to start over.',
-  /** A step took longer than the step budget. */
   busy: 'Sorry, this is taking longer than expected. Please try again.',
-  /** A step threw. */
   error: 'Sorry, something went wrong. Please try again later.',
-  /** No flow serves this ServiceCode. */
   unavailable: 'Sorry, this service is not available.',
   /** The store (Redis) is unreachable or too slow: the session ends, the user may dial again. */
   outage: 'Sorry, this service is unavailable right now. Please try again in a few minutes.',
-  /** Answer to a `release` (the platform ended the session). */
   released: '',
-  /** First screen of a resumable flow's redial after an unfinished session. */
   resume: 'Do you want to continue from your previous session?',
   resumeYes: 'Yes, continue',
   resumeNo: 'No, start again',
-  /** Answer to a `timeout` request (the platform ignores it). */
   timedOut: '',
-  /** Answer to a `query` request when no @OnServiceQuery() handler is registered. */
   queryUnavailable: 'Sorry, this service cannot answer queries.',
   /** Answer to a request `Type` this module does not know (a polite end, never an HTTP error). */
   unsupported: 'Sorry, this request is not supported. Please dial again.',

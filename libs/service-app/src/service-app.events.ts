@@ -1,4 +1,5 @@
 import { type DeadLetterEvent, type PaymentAmounts } from 'nestjs-hubtel';
+import { dropUndefined } from '#internal';
 import type { FulfillmentOrderClaims } from './fulfillment.claims.js';
 import type { CartItem, FulfillmentServiceStatus, ServiceData } from './service-app.types.js';
 
@@ -247,14 +248,7 @@ export class ServiceQueryEvent {
   readonly account: string;
 
   constructor(fields: ServiceQueryEvent) {
-    this.sessionId = fields.sessionId;
-    this.serviceCode = fields.serviceCode;
-    this.mobile = fields.mobile;
-    if (fields.operator !== undefined) this.operator = fields.operator;
-    this.channel = fields.channel;
-    this.message = fields.message;
-    this.account = fields.account;
-    this.clientState = fields.clientState;
+    Object.assign(this, dropUndefined(fields));
   }
 }
 

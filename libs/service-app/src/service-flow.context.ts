@@ -10,10 +10,10 @@ import type {
 /** Who is in the session, from the platform's request. */
 export interface FlowSessionInfo {
   sessionId: string;
-  /** MSISDN of the user. Personal data: mask it before logging (`maskMsisdn`). */
+  /** Personal data: mask it before logging (`maskMsisdn`). */
   mobile: string;
   serviceCode: string;
-  /** Channel the user is on (`mtn`, `Hubtel-Android`, ...), when the platform said. */
+  /** `mtn`, `Hubtel-Android`, ..., when the platform said. */
   operator?: string;
   /** `ussd`: the phone shows `Message` only (menus are written into it, paged); `app`: a Hubtel app. */
   channel: 'ussd' | 'app';
@@ -25,9 +25,8 @@ export interface FlowSessionInfo {
 
 /** What a `favorite` request (a start with the user's saved choices) carried. */
 export interface FavoriteStart {
-  /** The request's `Message`: the saved data (its format is the one your service saved). */
+  /** The request's `Message` (the saved data) and `ClientState` ('' when absent). */
   readonly message: string;
-  /** The request's `ClientState` ('' when absent). */
   readonly clientState: string;
 }
 
@@ -45,9 +44,8 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
   readonly step: string;
   /** The entry that answered the previous prompt, validated and normalised; undefined at the start. */
   readonly answer: FlowValue | undefined;
-  /** The entry exactly as the user typed it (trimmed). */
+  /** As typed (trimmed), and the field `answer` filled. */
   readonly rawAnswer: string | undefined;
-  /** Name of the field that `answer` filled. */
   readonly field: string | undefined;
   readonly session: Readonly<FlowSessionInfo>;
   private readonly values: Record<string, unknown>;
@@ -80,7 +78,6 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     return this.session.sessionId;
   }
 
-  /** MSISDN of the user (personal data: mask before logging). */
   get mobile(): string {
     return this.session.mobile;
   }
@@ -89,12 +86,10 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     return this.session.serviceCode;
   }
 
-  /** `ussd` or `app` (see FlowSessionInfo.channel): e.g. shorter texts for a phone's screen. */
   get channel(): 'ussd' | 'app' {
     return this.session.channel;
   }
 
-  /** The saved data of a `favorite` start (the start step only); undefined otherwise. */
   get favorite(): FavoriteStart | undefined {
     return this.session.favorite;
   }
@@ -156,7 +151,6 @@ export type FlowStepHandler<TData extends Record<string, unknown> = Record<strin
  * session's last answer (or end), the first screen asks whether to continue.
  */
 export interface FlowResumeOptions {
-  /** The window, ms. */
   readonly withinMs: number;
   /** The question. Default `messages.resume`; must fit one USSD screen with its two answers. */
   readonly message?: string;
@@ -166,13 +160,11 @@ export interface FlowResumeOptions {
 export interface ServiceFlowDefinition {
   /** Unique name (the class name for decorated flows). Stored in sessions: keep it stable. */
   readonly name: string;
-  /** ServiceCodes routed to this flow. */
   readonly serviceCodes: readonly string[];
   /** Serves every ServiceCode not routed to another flow. */
   readonly isDefault: boolean;
   /** Steps in declaration order (the default `next` of a prompt is the step after it). */
   readonly steps: ReadonlyArray<{ readonly name: string; readonly handler: FlowStepHandler<any> }>;
-  /** The first step. */
   readonly start: string;
   /** Offer to continue an unfinished session on the next dial (off when absent). */
   readonly resume?: FlowResumeOptions;

@@ -19,7 +19,6 @@ export interface InputValidation {
 }
 
 export interface InputPrompt {
-  /** Text shown to the user. */
   message: string;
   /** `Label` of the prompt. Default: the message. */
   label?: string;
@@ -47,7 +46,6 @@ export interface SelectPrompt {
 }
 
 export interface AddToCartReply {
-  /** Text shown with the cart. */
   message: string;
   /** `Label`. Default: the message. */
   label?: string;

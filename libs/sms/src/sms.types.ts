@@ -18,7 +18,7 @@ export interface SendSmsResult {
   /** The number it was sent to, normalised. */
   to: string;
   messageId: string;
-  /** Platform status code (0 = accepted). */
+  /** 0 = accepted. */
   status: number;
   rate?: number;
   networkId?: string;
@@ -33,9 +33,8 @@ export interface SendBatchInput {
   /** An array is checked whole before anything is sent; an iterable is streamed (invalid: failed). */
   recipients: SmsRecipients;
   content: string;
-  /** Recipients per platform batch; defaults to the module's `batchSize`. */
+  /** Default: the module's `batchSize` and `concurrency`. */
   batchSize?: number;
-  /** Batches in flight at once; defaults to the module's `concurrency`. */
   concurrency?: number;
   /**
    * Invalid numbers in an ARRAY: `reject` (default) throws one HubtelValidationError and sends
@@ -78,7 +77,6 @@ export interface SmsFailedRecipient {
 
 /** Everything about one batch, as given to `onBatch`. */
 export interface SmsBatchReport {
-  /** 0-based order in which the batch was formed. */
   index: number;
   /** Platform batch id; absent when the batch failed or held no valid recipient. */
   batchId?: string;
@@ -94,7 +92,7 @@ export interface SmsBatchSummary {
   status?: number;
   sent: number;
   failed: number;
-  /** Error code when the whole batch failed. */
+  /** When the whole batch failed. */
   errorCode?: HubtelErrorCode;
 }
 
@@ -114,15 +112,13 @@ export interface SendBatchCounts {
 }
 
 export interface SendBatchProgress extends SendBatchCounts {
-  /** Batches being sent right now. */
   inFlight: number;
 }
 
 /** `sendBatch` result: every input entry is accounted for in `counts`. */
 export interface SendBatchResult {
-  /** The platform's batch id when the send went out as exactly one batch (else see `batches`). */
+  /** The batch id and status when the send went out as exactly one batch (else see `batches`). */
   batchId?: string;
-  /** The platform's status of that single batch (0 = accepted). */
   status?: number;
   /** Per recipient sent / not sent, and per batch: empty when results are not collected. */
   data: SmsSentRecipient[];
@@ -161,7 +157,6 @@ export interface SmsBatchApiResponse {
 
 /** The sending methods of one account (`SmsService`: the default's; `sms.forAccount(name)`). */
 export interface SmsSender {
-  /** The account it sends for (`default` for the account forRoot configures). */
   readonly account: string;
   send(input: SendSmsInput): Promise<SendSmsResult>;
   sendBatch(input: SendBatchInput): Promise<SendBatchResult>;

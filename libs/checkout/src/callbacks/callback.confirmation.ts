@@ -60,14 +60,6 @@ function nextCheckAt(
   return state.checkedAt === undefined ? at : Math.max(at, state.checkedAt + minIntervalMs);
 }
 
-/**
- * A paid claim's key names the invoice's round, so an ended round never makes a later callback a
- * duplicate. Round 0 keeps `<ref>:paid` (older records stay recognised).
- */
-function confirmKey(ref: string, claim: ConfirmJob['claim'], round: number): string {
-  return claim === 'paid' && round > 0 ? `${ref}:paid:${round}` : `${ref}:${claim}`;
-}
-
 /** A callback that found its round ending tries the next one, this many times at most. */
 const SUBMIT_TRIES = 3;
 
@@ -115,9 +107,12 @@ export class CheckoutConfirmation {
     if (sourceAddress !== undefined) job.sourceAddress = sourceAddress;
     if (invoice.account !== undefined) job.account = invoice.account;
     for (let tries = 1; ; tries++) {
+      // A paid claim's key names the invoice's round, so an ended round never makes a later callback
+      // a duplicate; round 0 keeps `<ref>:paid` (older records stay recognised).
       const round = claim === 'paid' ? (invoice.confirmRound ?? 0) : 0;
       if (round > 0) job.round = round;
-      const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, confirmKey(ref, claim, round), job);
+      const key = round > 0 ? `${ref}:paid:${round}` : `${ref}:${claim}`;
+      const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
       if (!submitted.duplicate) return 'accepted';
       // Its round was ending as it came: the next round checks it (a genuine callback is never
       // a duplicate of a forged round).

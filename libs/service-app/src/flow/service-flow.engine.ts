@@ -79,7 +79,10 @@ export class FlowEngine {
     }
     const session: SessionRecord = {
       flow: flow.name,
-      serviceCode: this.serviceCodeOf(flow, request.ServiceCode),
+      // The flow's own copy of a routed code, else a shared one: one string for all its sessions.
+      serviceCode:
+        flow.serviceCodes.find((code) => code === request.ServiceCode) ??
+        this.sharedStrings.get(request.ServiceCode),
       mobile: request.Mobile,
       operator: request.Operator === undefined ? undefined : this.sharedStrings.get(request.Operator),
       screen: undefined as unknown as StoredScreen,
@@ -357,11 +360,5 @@ export class FlowEngine {
     );
     await this.sessions.forget(key);
     return releaseResponse(sessionId, this.options.messages.error);
-  }
-
-  /** The flow's own copy of a routed ServiceCode (one string for all its sessions), else a shared one. */
-  private serviceCodeOf(flow: ServiceFlowDefinition, code: string): string {
-    for (const routed of flow.serviceCodes) if (routed === code) return routed;
-    return this.sharedStrings.get(code);
   }
 }

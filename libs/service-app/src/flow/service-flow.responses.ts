@@ -2,28 +2,25 @@ import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import type { CartItem, SelectOption, ServiceFlowResponse } from '../service-app.types.js';
 import type { StoredScreen } from '../service-flow.types.js';
 
-/** Every response as the contract orders it: the fields that vary, the rest null. */
-function response(
-  sessionId: string,
-  fields: Pick<
-    ServiceFlowResponse,
-    'Type' | 'Message' | 'Item' | 'Label' | 'DataType' | 'FieldType' | 'FieldName' | 'Data'
-  >,
-): ServiceFlowResponse {
+type Varying = Pick<ServiceFlowResponse, 'Type' | 'Message'> &
+  Partial<Pick<ServiceFlowResponse, 'Item' | 'Label' | 'DataType' | 'FieldType' | 'FieldName' | 'Data'>>;
+
+/** Every response as the contract orders it: a `display` of `text` unless told, the rest null. */
+function response(sessionId: string, fields: Varying): ServiceFlowResponse {
   return {
     SessionId: sessionId,
     Type: fields.Type,
     Message: fields.Message,
     Mask: null,
     MaskNextRoute: null,
-    Item: fields.Item,
+    Item: fields.Item ?? null,
     ServiceCode: null,
-    Label: fields.Label,
-    DataType: fields.DataType,
-    FieldType: fields.FieldType,
-    FieldName: fields.FieldName,
+    Label: fields.Label ?? null,
+    DataType: fields.DataType ?? 'display',
+    FieldType: fields.FieldType ?? 'text',
+    FieldName: fields.FieldName ?? null,
     ClientState: null,
-    Data: fields.Data,
+    Data: fields.Data ?? null,
   };
 }
 
@@ -38,7 +35,6 @@ export function promptResponse(
   return response(sessionId, {
     Type: 'Response',
     Message: shown ?? (prefix ? `${prefix}\n${screen.message}` : screen.message),
-    Item: null,
     Label: screen.label,
     DataType: select ? 'select' : 'input',
     FieldType: screen.fieldType,
@@ -57,16 +53,7 @@ export function cartResponse(
   item: CartItem,
   type: 'AddToCart' | 'Release' = 'AddToCart',
 ): ServiceFlowResponse {
-  return response(sessionId, {
-    Type: type,
-    Message: message,
-    Item: item,
-    Label: label,
-    DataType: 'display',
-    FieldType: 'text',
-    FieldName: null,
-    Data: [],
-  });
+  return response(sessionId, { Type: type, Message: message, Item: item, Label: label, Data: [] });
 }
 
 /** `release`: a final message; the session is over. */
@@ -76,16 +63,7 @@ export function releaseResponse(
   label: string | null = null,
   type: 'release' | 'Release' = 'release',
 ): ServiceFlowResponse {
-  return response(sessionId, {
-    Type: type,
-    Message: message,
-    Item: null,
-    Label: label,
-    DataType: 'display',
-    FieldType: 'text',
-    FieldName: null,
-    Data: null,
-  });
+  return response(sessionId, { Type: type, Message: message, Label: label });
 }
 
 /** A flow bug is reported to the developer, never sent. */
@@ -162,14 +140,5 @@ export function queryResponse(sessionId: string, answer: unknown): ServiceFlowRe
       options.push({ Display: option.Display, Value: value, Amount: amount });
     }
   }
-  return response(sessionId, {
-    Type: 'Response',
-    Message: message,
-    Item: null,
-    Label: label ?? null,
-    DataType: 'display',
-    FieldType: 'text',
-    FieldName: null,
-    Data: options,
-  });
+  return response(sessionId, { Type: 'Response', Message: message, Label: label, Data: options });
 }
