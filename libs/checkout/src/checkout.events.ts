@@ -1,10 +1,8 @@
 import { type DeadLetterEvent, type PaymentAmounts } from 'nestjs-hubtel';
 
 /**
- * Domain events of the CheckoutModule: handle them with `@OnCheckoutPaid()` and its siblings (once
- * per invoice, retried); observers (`@OnEvent`) get an outcome once its handlers succeeded. Payloads
- * are plain JSON (times as ISO strings), recorded before handlers run: after a restart a handler
- * gets the same fields as a plain object (do not rely on `instanceof`).
+ * Domain events of the CheckoutModule, handled once per invoice (`@OnCheckoutPaid()`, ...). Payloads
+ * are plain JSON, recorded before handlers run: do not rely on `instanceof` after a restart.
  */
 export const CheckoutEvents = Object.freeze({
   /** A payment was verified: deliver the goods. Exactly once per invoice. */

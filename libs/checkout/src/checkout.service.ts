@@ -63,9 +63,6 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   /**
    * The same invoice methods, bound to account `name` (its keys, POS Sales ID and callback path). An
    * unknown name rejects with CheckoutUnknownAccountError before anything is sent.
-   * ```ts
-   * const invoice = await checkout.forAccount('north').createInvoice({ totalAmount: 20, description: 'Order 12' });
-   * ```
    */
   forAccount(name: string): CheckoutAccountService {
     return name === CHECKOUT_DEFAULT_ACCOUNT ? this : this.accounts.service(name);

@@ -6,16 +6,6 @@ import { HubtelHealthIndicator } from './health.indicator.js';
 
 /**
  * Health checks for `@nestjs/terminus` (an optional peer): HubtelHealthIndicator, for your controller.
- * ```ts
- * @Module({ imports: [TerminusModule, HubtelHealthModule.forRoot()], controllers: [HealthController] })
- *
- * @Controller('health')
- * class HealthController {
- *   constructor(private readonly health: HealthCheckService, private readonly hubtel: HubtelHealthIndicator) {}
- *   @Get() @HealthCheck()
- *   check() { return this.health.check(this.hubtel.checks()); }
- * }
- * ```
  */
 @Module({
   imports: [TerminusModule, DiscoveryModule],

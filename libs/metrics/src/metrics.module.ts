@@ -10,12 +10,6 @@ import { HubtelMetrics } from './metrics.recorder.js';
 
 /**
  * Prometheus metrics of the suite (prom-client, an optional peer): HubtelMetrics as `HUBTEL_TELEMETRY`.
- * ```ts
- * @Module({ imports: [
- *   HubtelMetricsModule.forRoot({ registry, prefix: 'shop_hubtel_' }),   // both optional
- *   CheckoutModule.forRoot({ ... }),
- * ] })
- * ```
  * Serve them yourself (`GET /metrics`): `metrics.metrics()` with the `metrics.contentType` header,
  * or your registry's as usual.
  */

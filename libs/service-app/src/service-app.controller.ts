@@ -25,10 +25,8 @@ import type { ServiceAppRouteOptions } from './service-app.types.js';
 import type { ServiceFlowResponse } from './service-app.types.js';
 
 /**
- * The two endpoints the platform calls, built per module definition (the host chooses prefix, guards
- * and decorators), serving every account at `/<path>[/<account>][/<secret>]` (one 404 for any wrong
- * path). Another account's session or order is refused 409 `HUBTEL_WRONG_ACCOUNT`. Bodies are
- * `unknown`, validated by the services: a global ValidationPipe never rejects the platform's extras.
+ * The two endpoints, for every account at `/<path>[/<account>][/<secret>]`; another account's session
+ * or order is refused 409. Bodies are validated by the services, not a host's ValidationPipe.
  */
 export function createServiceAppController(routes: ServiceAppRouteOptions = {}): Type<unknown>[] {
   if (routes.disabled) return [];

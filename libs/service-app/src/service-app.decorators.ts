@@ -8,12 +8,6 @@ import { ServiceAppEvents, fulfillmentEventFor } from './service-app.events.js';
 /**
  * Handles paid orders of one ServiceCode (or all): once per OrderId, a throw retried
  * (`fulfillmentRetry`) then reported `failed`. The return value becomes the callback's `MetaData`.
- * ```ts
- * @OnFulfillment()
- * async deliver(order: FulfillmentRequestedEvent) {
- *   await this.topUp.send(order.serviceData.destination as string, order.item!.Price);
- * }
- * ```
  */
 export function OnFulfillment(serviceCode?: string, options?: HubtelHandlerOptions): MethodDecorator {
   if (serviceCode === undefined) return onAnyFulfillment(options);
@@ -37,12 +31,6 @@ export const OnFulfillmentAttention = createHandlerDecorator(ServiceAppEvents.At
 /**
  * Answers `query` requests with its return value (ServiceQueryAnswer); without a handler, a polite
  * `Release` (`messages.queryUnavailable`).
- * ```ts
- * @OnServiceQuery()
- * balance(query: ServiceQueryEvent): ServiceQueryAnswer {
- *   return `Bundles from GHS 5.00 for ${query.serviceCode}`;
- * }
- * ```
  */
 export const OnServiceQuery = createListenerDecorator(ServiceAppEvents.Query);
 

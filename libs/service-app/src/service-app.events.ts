@@ -4,10 +4,8 @@ import type { FulfillmentOrderClaims } from './fulfillment.claims.js';
 import type { CartItem, FulfillmentServiceStatus, ServiceData } from './service-app.types.js';
 
 /**
- * Domain events of the ServiceAppModule: handle them with `@OnFulfillment()` (once per order,
- * retried); observers (`@OnEvent`) get a fulfillment once its handlers succeeded, alerts at once.
- * Payloads are plain JSON, recorded before handlers run: after a restart a handler gets the same
- * fields as a plain object (do not rely on `instanceof`).
+ * Domain events of the ServiceAppModule, handled once per order (`@OnFulfillment()`, ...). Payloads
+ * are plain JSON, recorded before handlers run: do not rely on `instanceof` after a restart.
  */
 export const ServiceAppEvents = Object.freeze({
   /** A paid order to fulfil, every ServiceCode (payload: FulfillmentRequestedEvent). */

@@ -31,14 +31,8 @@ export interface FavoriteStart {
 }
 
 /**
- * What a step sees, and how it answers. One context per step run:
- * ```ts
- * @FlowStep()
- * bundle(ctx: FlowContext<{ destination: string }>) {
- *   return ctx.select({ message: `Bundles for ${ctx.data.destination}`, options: [...] });
- * }
- * ```
- * `ctx.set()` values are kept only if the step's answer is used (not re-asked, timed out or failed).
+ * What a step sees, and how it answers (one per step run). `ctx.set()` values are kept only if the
+ * step's answer is used (not re-asked, timed out or failed).
  */
 export class FlowContext<TData extends Record<string, unknown> = Record<string, unknown>> {
   readonly step: string;

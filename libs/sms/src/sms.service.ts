@@ -22,9 +22,6 @@ export class SmsService extends SmsClient {
   /**
    * The same methods, bound to account `name` (its credentials and options); an unknown name rejects
    * with SmsUnknownAccountError before anything is sent.
-   * ```ts
-   * await sms.forAccount('north').send({ to: '0241234567', content: 'Your order is ready' });
-   * ```
    */
   forAccount(name: string): SmsSender {
     if (name === SMS_DEFAULT_ACCOUNT) return this;

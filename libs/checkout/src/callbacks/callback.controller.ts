@@ -20,13 +20,9 @@ export interface CheckoutCallbackAck {
 }
 
 /**
- * The web callback endpoint of every account (`POST <path>[/<account>][/<pathSecret>]`): the account
- * comes from the path and its own access is checked (404 / 403). Answers:
- * - 200 `{"received":true}` once recorded, whatever verification said: a forgery learns nothing,
- *   and a retrying platform is not made to re-send what will never verify;
- * - 400 `HUBTEL_INVALID_BODY` with `issues` (nothing recorded); 413 beyond `maxCallbackBodyBytes`;
- * - 503 `HUBTEL_UNAVAILABLE` when it could not be recorded (not acknowledged: re-sent), and
- *   `HUBTEL_SHUTTING_DOWN` with `Retry-After` (the reconciler finds the payment anyway).
+ * The callback endpoint of every account (`POST <path>[/<account>][/<pathSecret>]`, access checked).
+ * 200 once recorded, whatever verification said (a forgery learns nothing); 400 / 413 for bad bodies;
+ * 503 when it could not be recorded (re-sent) or during shutdown (the reconciler finds the payment).
  */
 export class CheckoutCallbackController {
   private readonly logger = new HubtelLogger('HubtelCheckout');
