@@ -12,12 +12,11 @@ export const CHECKOUT_ACCOUNTS = Symbol('HUBTEL_CHECKOUT_ACCOUNTS');
 /** Name of the account `forRoot` / `forRootAsync` configure (an invoice without `account` is its). */
 export const CHECKOUT_DEFAULT_ACCOUNT = HUBTEL_DEFAULT_ACCOUNT;
 
-/** Injection token of the service bound to account `name` (`@InjectCheckout(name)` uses it). */
+/** `@InjectCheckout(name)`'s token. */
 export function getCheckoutAccountToken(name: string): symbol {
   return Symbol.for(`nestjs-hubtel:checkout-account:${name}`);
 }
 
-/** Logger context of an account's transport: `HubtelCheckout` / `HubtelCheckout[north]`. */
 export function checkoutLoggerContext(account: string): string {
   return account === CHECKOUT_DEFAULT_ACCOUNT ? 'HubtelCheckout' : `HubtelCheckout[${account}]`;
 }
@@ -27,10 +26,8 @@ export const CHECKOUT_PIPELINE_NAME = 'checkout';
 export const CHECKOUT_CONFIRM_JOB = 'hubtel.checkout.confirm';
 export const CHECKOUT_KEY_PREFIX = 'hubtel:checkout:';
 export const CHECKOUT_INVOICE_PREFIX = `${CHECKOUT_KEY_PREFIX}invoice:`;
-/** Index of invoices the reconciler still watches (pending or failed). */
 export const CHECKOUT_WATCH_PREFIX = `${CHECKOUT_KEY_PREFIX}watch:`;
 
-/** Default route of the web callback (`POST /hubtel/checkout/callback`). */
 export const CHECKOUT_DEFAULT_CALLBACK_PATH = 'hubtel/checkout/callback';
 
 /** Every invoice's currency (platform facts): a payment in another is not this invoice's. */
@@ -40,7 +37,6 @@ export const CHECKOUT_CURRENCY = 'GHS';
 export const CLIENT_REFERENCE_MAX_LENGTH = 32;
 /** `clientReference`: printable ASCII, no spaces (the platform's references are such). */
 export const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;
-/** A text option or field that must not be blank. */
 export const NOT_BLANK = /\S/;
 
 /** Characters of a description that make the platform fail the payment (2001, platform facts). */

@@ -173,21 +173,15 @@ export class CheckoutFailedEvent {
 }
 
 /**
- * Why a callback or status answer was not believed:
- * - `UNKNOWN_REFERENCE`: no invoice with that `ClientReference` (or it expired from the store);
- * - `FORGOTTEN_REFERENCE`: none kept, and the store lost its data since: maybe a genuine payment;
- *   nothing is delivered, reconcile it (`CheckoutService.reconcile(clientReference, { amount })`);
- * - `CHECKOUT_ID_MISMATCH`: not the `CheckoutId` the platform gave for that invoice;
- * - `AMOUNT_MISMATCH`: differs from the invoice by more than the tolerance;
- * - `NOT_CONFIRMED`: the callback says paid but the status check does not;
- * - `WRONG_ACCOUNT`: came on another account's path (answered 200 and counted; no `rejected` event).
+ * Why a callback or status answer was not believed. `FORGOTTEN_REFERENCE`: no invoice kept, and the
+ * store lost its data since: maybe a genuine payment, so reconcile it (`reconcile(ref, { amount })`).
+ * `WRONG_ACCOUNT`: came on another account's path (counted, no `rejected` event).
  */
 export type CheckoutRejectionReason =
   | 'UNKNOWN_REFERENCE'
   | 'FORGOTTEN_REFERENCE'
   | 'CHECKOUT_ID_MISMATCH'
   | 'AMOUNT_MISMATCH'
-  /** The status check reports the payment in another currency than the invoice's (GHS). */
   | 'CURRENCY_MISMATCH'
   | 'NOT_CONFIRMED'
   | 'WRONG_ACCOUNT';

@@ -30,11 +30,7 @@ import { CheckoutReconciler, type CheckoutReconcileResult } from './reconciliati
 /** How an invoice that needs attention is resolved (`CheckoutService.resolveAttention`). */
 export type CheckoutAttentionResolution = 'deliver' | 'refund';
 
-/**
- * Online checkout: create invoices, look up payment status, read what the module knows of an
- * invoice. Outcomes arrive as events (`@OnCheckoutPaid()` ...), never as return values: a payment
- * is only believed once verified, and its event runs exactly once.
- */
+/** Online checkout. Outcomes arrive as events (`@OnCheckoutPaid()`...), once verified, exactly once. */
 @Injectable()
 export class CheckoutService implements OnApplicationShutdown, CheckoutAccountService {
   private readonly issuer: CheckoutInvoiceIssuer;
@@ -60,31 +56,21 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
     accounts.bind(operations);
   }
 
-  /**
-   * The same invoice methods, bound to account `name` (its keys, POS Sales ID and callback path). An
-   * unknown name rejects with CheckoutUnknownAccountError before anything is sent.
-   */
+  /** The same methods, bound to account `name`; an unknown one rejects (CheckoutUnknownAccountError). */
   forAccount(name: string): CheckoutAccountService {
     return name === CHECKOUT_DEFAULT_ACCOUNT ? this : this.accounts.service(name);
   }
 
   /**
-   * Creates an invoice: checks the input, records the invoice (pending), then calls
-   * `POST {checkout_url}/items/initiate`. Send the payer to the returned `checkoutUrl`.
-   *
-   * @throws HubtelValidationError listing every bad field; nothing was sent.
-   * @throws HubtelError `HUBTEL_STORE_CONFLICT` when an invoice with this clientReference exists.
-   * @throws HubtelApiError (with `responseCode`) when the platform refused it.
-   * @throws CheckoutUnknownOutcomeError when no answer came: it was not retried.
+   * Creates an invoice (recorded pending, then sent): send the payer to the returned `checkoutUrl`.
+   * @throws HubtelValidationError (nothing sent), `HUBTEL_STORE_CONFLICT` (reference taken),
+   *   HubtelApiError (refused), CheckoutUnknownOutcomeError (no answer: not retried).
    */
   createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated> {
     return this.issuer.create(this.accounts.default, input);
   }
 
-  /**
-   * The platform's transaction status of an invoice. Needs the `posSalesId` option.
-   * @throws HubtelError `HUBTEL_NOT_FOUND` when the platform knows no such transaction.
-   */
+  /** The platform's transaction status of an invoice (needs `posSalesId`); `HUBTEL_NOT_FOUND` if none. */
   getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
     return this.getStatusFor(this.accounts.default, clientReference);
   }
@@ -101,11 +87,8 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
    * Checks one invoice now and settles what the status check says, exactly once however many race.
    * Needs `posSalesId`. `known`: your record of the invoice (amount, account), for a store that lost
    * it (`FORGOTTEN_REFERENCE`): recorded again, pending, then checked; ignored when the store has it.
-   * @throws HubtelValidationError for a malformed reference or `known`.
-   * @throws HubtelError `HUBTEL_NOT_FOUND` for an unknown invoice (and no `known`).
-   * @throws CheckoutUnknownAccountError for an unknown `known.account`.
-   * @throws HubtelError `HUBTEL_CONFIG_INVALID` without `posSalesId`; the status check's own errors
-   *   when it could not answer (nothing changed: call again later).
+   * @throws HubtelValidationError, `HUBTEL_NOT_FOUND` (unknown, no `known`), CheckoutUnknownAccountError,
+   *   `HUBTEL_CONFIG_INVALID` (no `posSalesId`), or the status check's errors (nothing changed).
    */
   async reconcile(clientReference: string, known?: CheckoutKnownInvoice): Promise<CheckoutReconcileResult> {
     assertClientReference(clientReference, 'reconcile');
@@ -118,8 +101,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   /**
    * Resolves an invoice in `attention`: `deliver` accepts it (`paid` runs once), `refund` records that
    * you refunded it in Hubtel's dashboard (final). Resolving again the same way is a no-op.
-   * @throws HubtelError `HUBTEL_NOT_FOUND` for an unknown invoice; `HUBTEL_STORE_CONFLICT` when
-   *   it does not need attention, or was already resolved the other way.
+   * @throws `HUBTEL_NOT_FOUND`; `HUBTEL_STORE_CONFLICT` when not in attention or resolved otherwise.
    */
   async resolveAttention(
     clientReference: string,
@@ -149,8 +131,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
    * Handles one callback body (the controller's work; yours with `callback: { disabled: true }`):
    * resolves once recorded, acknowledge only then. `context.account`: the route's account (another
    * account's invoice is refused: `WRONG_ACCOUNT`).
-   * @throws HubtelValidationError for an invalid callback (nothing recorded or emitted).
-   * @throws HubtelShuttingDownError once the app shuts down (nothing recorded): answer 503.
+   * @throws HubtelValidationError (invalid), HubtelShuttingDownError (answer 503): nothing recorded.
    */
   handleCallback(
     body: unknown,
@@ -166,8 +147,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
 
   /**
    * Runs a dead letter again once its cause is fixed: only the handlers that failed run.
-   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown or expired id.
-   * @throws HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
+   * @throws HubtelDeadLetterNotFoundError (unknown or expired id), HubtelNotDeadLetterError (not dead).
    */
   replayDeadLetter(id: string): Promise<void> {
     return this.pipeline.replayDeadLetter(id);

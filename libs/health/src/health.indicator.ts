@@ -24,9 +24,8 @@ import {
 } from './health.options.js';
 
 /**
- * A terminus health indicator: `store()` (each store answers its `ping`; one that lost its data is
- * down until the loss is acknowledged), `runner()` (the job runner's own `health()`), and, opt in,
- * `platform()` (one GET per API base URL, down only when nothing answers).
+ * Terminus checks: `store()` (pings; down while a data loss is unacknowledged), `runner()` (its own
+ * `health()`), opt-in `platform()` (one GET per API base URL, down only when nothing answers).
  */
 @Injectable()
 export class HubtelHealthIndicator {

@@ -17,7 +17,6 @@ export function getFulfillmentAccountToken(name: string): string {
 /** The PaymentStatusClient (undefined without `statusCheck`). */
 export const SERVICE_APP_STATUS_CLIENT = Symbol('HUBTEL_SERVICE_APP_STATUS_CLIENT');
 
-/** Metadata keys of the flow decorators. */
 export const SERVICE_FLOW_METADATA = 'hubtel:service-app:flow';
 export const FLOW_STEPS_METADATA = 'hubtel:service-app:flow-steps';
 
@@ -39,7 +38,6 @@ export const SERVICE_APP_KEYS = Object.freeze({
   resume: 'hubtel:service-app:resume:',
 });
 
-/** The key of a session's cart: written by the flow, read by fulfillment. */
 export function cartKey(sessionId: string): string {
   return `${SERVICE_APP_KEYS.cart}${sessionId}`;
 }

@@ -65,25 +65,19 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
       @Req() request: InboundRequestLike,
       @Res({ passthrough: true }) response: unknown,
     ): Promise<FulfillmentReceipt> {
-      let routed: ServiceAppAccount | undefined;
+      let routed = '';
       const receipt = await this.answer(
         'fulfillment',
         'fulfillment request',
         request,
         response,
         (account) => {
-          routed = account;
+          routed = account.name;
           return this.fulfillment.receive(body, account);
         },
       );
-      this.telemetry?.record(
-        inboundSignal(
-          'fulfillment',
-          receipt.Status === 'duplicate' ? 'duplicate' : 'accepted',
-          undefined,
-          routed!.name,
-        ),
-      );
+      const outcome = receipt.Status === 'duplicate' ? 'duplicate' : 'accepted';
+      this.telemetry?.record(inboundSignal('fulfillment', outcome, undefined, routed));
       return receipt;
     }
 

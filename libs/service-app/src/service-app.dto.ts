@@ -3,10 +3,7 @@ import { HubtelValidationError } from 'nestjs-hubtel';
 import { compileValidator, findHostileStructure, type CompiledValidator } from '#internal';
 import type { FulfillmentRequest, ServiceFlowRequest } from './service-app.types.js';
 
-/*
- * The platform's request bodies, validated here (not by a host's ValidationPipe: unknown fields are
- * ignored). Fields the module reads are required as the contract says; the others are loose.
- */
+/* The platform's request bodies: fields the module reads are required, the rest loose or ignored. */
 
 const ID_MAX = 128;
 

@@ -83,13 +83,9 @@ export interface FulfillmentPayment {
 }
 
 /**
- * Why a fulfillment request was refused:
- * - `UNKNOWN_SESSION`: its SessionId did not end in an AddToCart of this app (404);
- * - `ORDER_CONFLICT`: this OrderId was received for another session (409);
- * - `CART_ALREADY_ORDERED`: no longer emitted; kept so existing `switch`es compile;
- * - `NOT_PAID`: no paid transaction, even after `verification.recheckForMs` (or refunded);
- * - `AMOUNT_MISMATCH` / `CURRENCY_MISMATCH`: the payment is not the cart's total / currency;
- * - `NOT_CONFIRMED`: the status check could not be asked, or answered for another reference.
+ * Why a fulfillment request was refused. `UNKNOWN_SESSION`: no AddToCart of this app (404);
+ * `ORDER_CONFLICT`: the OrderId came for another session (409); `CART_ALREADY_ORDERED`: no longer
+ * emitted (kept for `switch`es); `NOT_CONFIRMED`: the status check could not be asked.
  */
 export type FulfillmentRejection =
   | 'UNKNOWN_SESSION'

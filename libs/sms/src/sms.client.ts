@@ -29,10 +29,7 @@ import type {
   SmsSender,
 } from './sms.types.js';
 
-/**
- * Sends SMS for one account (its options and credentials). Every input is checked before anything is
- * sent; sends are never retried blindly (a send that may have gone out is an unknown outcome).
- */
+/** Sends SMS for one account: inputs checked before anything is sent, sends never retried blindly. */
 export class SmsClient implements SmsSender {
   protected readonly logger: HubtelLogger;
 

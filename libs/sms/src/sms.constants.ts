@@ -32,15 +32,13 @@ export const SMS_LOGGER_CONTEXT = 'SmsService';
 /** Name of the account `forRoot` / `forRootAsync` configure (and its metric label). */
 export const SMS_DEFAULT_ACCOUNT = HUBTEL_DEFAULT_ACCOUNT;
 
-/** Injection token of the sender bound to account `name` (`@InjectSms(name)` uses it). */
+/** `@InjectSms(name)`'s token. */
 export function getSmsAccountToken(name: string): symbol {
   return Symbol.for(`nestjs-hubtel:sms-account:${name}`);
 }
 
-/** The SmsAccounts registry of the application, once `forRoot` has attached the default account. */
 export const SMS_ACCOUNTS = Symbol('nestjs-hubtel:SMS_ACCOUNTS');
 
-/** Logger context of an account's sender and transport: `SmsService` / `SmsService[north]`. */
 export function smsLoggerContext(account: string): string {
   return account === SMS_DEFAULT_ACCOUNT ? SMS_LOGGER_CONTEXT : `${SMS_LOGGER_CONTEXT}[${account}]`;
 }

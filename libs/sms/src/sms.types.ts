@@ -36,17 +36,11 @@ export interface SendBatchInput {
   /** Default: the module's `batchSize` and `concurrency`. */
   batchSize?: number;
   concurrency?: number;
-  /**
-   * Invalid numbers in an ARRAY: `reject` (default) throws one HubtelValidationError and sends
-   * nothing; `report` sends the valid ones, lists the others as failed. Streams always `report`.
-   */
+  /** Invalid numbers in an ARRAY: `reject` (default: nothing sent) or `report`. Streams `report`. */
   invalidRecipients?: 'reject' | 'report';
   /** Keep per-recipient results in the returned value. Default: true, unless `onBatch` is given. */
   collectResults?: boolean;
-  /**
-   * Called once per batch with its recipients, sent or failed; awaited (a slow writer slows the
-   * send). If it throws, no new batch starts and sendBatch rejects with SmsBatchAbortedError.
-   */
+  /** Called, awaited, once per batch; if it throws, sendBatch stops (SmsBatchAbortedError). */
   onBatch?: (report: SmsBatchReport) => void | Promise<void>;
   /** Called after every batch with running totals. Its errors are logged and ignored. */
   onProgress?: (progress: SendBatchProgress) => void;
@@ -62,9 +56,8 @@ export interface SmsSentRecipient {
 
 /** One recipient that was not sent (or whose send cannot be confirmed). */
 export interface SmsFailedRecipient {
-  /** Normalised number; for an invalid entry, the value as given. */
+  /** Normalised; for an invalid entry, as given with its position. */
   recipient: string;
-  /** Position in the input, for invalid entries. */
   index?: number;
   reason: string;
   /** HUBTEL_VALIDATION_FAILED, HUBTEL_API_ERROR, HUBTEL_UNKNOWN_OUTCOME... */
@@ -78,7 +71,6 @@ export interface SmsFailedRecipient {
 /** Everything about one batch, as given to `onBatch`. */
 export interface SmsBatchReport {
   index: number;
-  /** Platform batch id; absent when the batch failed or held no valid recipient. */
   batchId?: string;
   status?: number;
   sent: SmsSentRecipient[];

@@ -33,9 +33,8 @@ interface ConfirmJob {
 
 /** A paid claim's confirmation state, kept between its deferred runs. */
 interface RecheckState {
-  /** When the round's latest paid callback came (its first run, or the last run a copy woke). */
+  /** When the round's latest paid callback came, and the checks made since (`recheck.attempts + 1`). */
   claimAt: number;
-  /** Checks made since that callback: it gets `recheck.attempts + 1` of them. */
   checks: number;
   /** When the invoice's last status check was answered: the next is spaced from it. */
   checkedAt?: number;
@@ -77,10 +76,8 @@ export class CheckoutConfirmation {
       run: (job, context) => this.confirm(job, context),
       // Another callback of the round (the genuine one after a forged one) is checked now.
       wakeOnDuplicate: true,
-      // Once confirmed, the record only needs to recognise a re-sent callback: the body goes.
       compactWhenDone: () => undefined,
-      // Hours, not days: a finished round's key is never submitted again, and forged rounds
-      // must not hold keys for a week.
+      // Hours, not days: a finished round's key is never submitted again; forged ones go soon.
       doneTtlMs: () =>
         Math.min(
           CHECKOUT_DEFAULTS.confirmRecordTtlMs,
@@ -102,7 +99,6 @@ export class CheckoutConfirmation {
     sourceAddress: string | undefined,
   ): Promise<'accepted' | 'duplicate'> {
     const ref = callback.Data.ClientReference;
-    // The validator already built a fresh plain object: recorded as is.
     const job: ConfirmJob = { claim, callback };
     if (sourceAddress !== undefined) job.sourceAddress = sourceAddress;
     if (invoice.account !== undefined) job.account = invoice.account;

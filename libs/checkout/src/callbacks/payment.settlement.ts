@@ -33,14 +33,10 @@ import {
 } from './payment.evidence.js';
 
 /**
- * Turns verified outcomes into recorded events, exactly once per invoice, whichever path gets there
- * first. Paid: the gate is the pipeline record (set-if-absent), then the invoice's compare-and-set;
- * in that order a crash between them loses nothing (the next caller completes the transition).
- * Failed and expired: the gate is the invoice's compare-and-set, refused once paid (or a paid record
- * exists); a repeat submits the event again, in case the first try stopped before recording it.
- * A confirmed paid callback is two jobs (docs/architecture.md): the confirmation, a claim per round
- * that may wait, be woken or end rejected without touching the handlers; and the paid job, the
- * invoice's one gate, which the reconciler and direct callbacks reach too.
+ * Verified outcomes become recorded events, exactly once per invoice, whichever path comes first.
+ * Paid: the pipeline record (set-if-absent) then the invoice's compare-and-set, so a crash between
+ * them loses nothing. Failed and expired: the invoice's compare-and-set, refused once paid; a repeat
+ * submits the event again. A confirmed callback's two jobs: docs/architecture.md.
  */
 export class CheckoutSettlement {
   private readonly logger = new HubtelLogger('HubtelCheckout');
@@ -63,7 +59,6 @@ export class CheckoutSettlement {
     if (invoice.status === 'paid') return 'duplicate';
     // Given back by the merchant: final, whatever is verified later.
     if (invoice.status === 'refunded') return 'superseded';
-    // One time for the event and the invoice (its paidAt and updatedAt).
     const paidAt = new Date(this.now()).toISOString();
     const event = new CheckoutPaidEvent({
       clientReference: ref,

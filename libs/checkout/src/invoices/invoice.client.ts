@@ -36,7 +36,7 @@ export class CheckoutApiClient {
       idempotent: false,
       operation: 'checkout.createInvoice',
     });
-    // Field names read without regard to case, as the platform's own SDKs read them.
+    // Field names read without regard to case, as the platform's SDKs do.
     const envelope = withFieldNames(response.data, ANSWER_FIELDS.envelope);
     const code = typeof envelope?.responseCode === 'string' ? envelope.responseCode : undefined;
     if (code !== '0000') {

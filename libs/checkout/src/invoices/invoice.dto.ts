@@ -22,17 +22,14 @@ export interface CreateInvoiceInput {
   description: string;
   /** Your unique reference (1 to 32 printable ASCII, no spaces; generated when omitted): your order id. */
   clientReference?: string;
-  /** Where the platform posts the result. Default: this module's callback route on `publicBaseUrl`. */
+  /** Defaults: the module's callback route on `publicBaseUrl`, its `returnUrl` and `cancellationUrl`. */
   callbackUrl?: string;
-  /** Where the payer's browser goes after paying. Default: the module option `returnUrl`. */
   returnUrl?: string;
-  /** Where the payer's browser goes after cancelling. Default: the module option `cancellationUrl`. */
   cancellationUrl?: string;
   payeeName?: string;
   /** Normalised to `233241234567` form. */
   payeeMobileNumber?: string;
   payeeEmail?: string;
-  /** `merchantAccountNumber`; default: the module option. */
   merchantAccountNumber?: string;
   /** Your own data, handed back in the invoice's events: plain JSON, at most 4 KB serialised. */
   metadata?: Record<string, unknown>;

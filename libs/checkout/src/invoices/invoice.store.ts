@@ -7,11 +7,7 @@ import {
 import type { PaymentAmounts } from 'nestjs-hubtel';
 import type { CheckoutAttention, CheckoutEvidenceSource, CheckoutPayee } from '../checkout.events.js';
 
-/**
- * `failed`: the payer may still retry and pay; `paid` and `refunded` are final; `expired`: the
- * reconciler gave up (a late verified payment still turns it `paid`); `attention`: a verified payment
- * that fits on neither count, until `resolveAttention`.
- */
+/** `paid` and `refunded` are final; a late verified payment still turns `failed` or `expired` `paid`. */
 export type CheckoutInvoiceStatus = 'pending' | 'paid' | 'failed' | 'expired' | 'attention' | 'refunded';
 
 /** What the module remembers of an invoice it created. Plain JSON. */
@@ -105,10 +101,7 @@ export interface CheckoutWatchEntry {
 
 const MAX_CAS_TRIES = 20;
 
-/**
- * Invoices and the reconciler's watch list on a HubtelStore. Every change is a compare-and-set on
- * the invoice's version: concurrent writers never overwrite each other's transition.
- */
+/** Invoices and the watch list; every change a compare-and-set, so no writer overwrites another's. */
 export class CheckoutInvoiceStore {
   private readonly writeOptions: { ttlMs: number };
 

@@ -21,7 +21,6 @@ import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 
 /** What one reconciliation pass did. */
 export interface CheckoutReconcileReport {
-  /** Invoices whose status was checked. */
   checked: number;
   paid: number;
   /** Refunds found (a `failed` event each, unless the invoice had already failed). */
@@ -34,12 +33,8 @@ export interface CheckoutReconcileReport {
 }
 
 /**
- * What checking one invoice found:
- * - `paid`: verified Paid, recorded by this check (its `paid` event runs once);
- * - `already-paid`: paid before (nothing new runs); `unpaid`: not yet (nothing changed);
- * - `refunded`: the money came and went back: `failed` (unless it had already failed);
- * - `rejected`: a payment that failed verification: an alert, or the invoice is kept `attention`
- *   for `resolveAttention` (also for an invoice already so).
+ * `paid`: recorded by this check; `already-paid` / `unpaid`: nothing new; `refunded`: the money came
+ * and went back (`failed`); `rejected`: failed verification (an alert, or kept `attention`).
  */
 export type CheckoutReconcileOutcome = 'paid' | 'already-paid' | 'unpaid' | 'refunded' | 'rejected';
 

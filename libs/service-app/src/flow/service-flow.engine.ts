@@ -112,10 +112,7 @@ export class FlowEngine {
     return this.apply(flow, sessionId, key, session, undefined, run);
   }
 
-  /**
-   * A SessionId that may not start again: another account's (409), or one with a cart (answered as
-   * expired), else whoever knows the SessionId could replace the cart before the order is fulfilled.
-   */
+  /** Another account's SessionId (409), or one with a cart: else anyone could replace a paid cart. */
   private async taken(sessionId: string, key: string, mobile: string): Promise<boolean> {
     const [entry, cart] = await Promise.all([
       this.sessions.read(key),
@@ -165,7 +162,6 @@ export class FlowEngine {
     if (session.ussd && screen.kind === 'select') {
       const page = this.paging.pageMove(screen, session.page ?? 0, raw);
       if (page !== undefined) {
-        // Another page of the same menu: same step, same data, nothing answered.
         const moved = record(session, screen, session.history, session.data, session.selections, page);
         return this.sessions.save(sessionId, key, moved, version, () =>
           this.paging.prompt(moved, sessionId, screen, undefined, page),
@@ -274,7 +270,6 @@ export class FlowEngine {
   ): Promise<ServiceFlowResponse> {
     const current = version === undefined || fresh ? undefined : session.screen;
     if (run.kind === 'busy') {
-      // Same prompt again, unchanged session: the user retries the same entry.
       return current
         ? this.paging.prompt(session, sessionId, current, this.options.messages.busy, session.page)
         : releaseResponse(sessionId, this.options.messages.busy);

@@ -11,10 +11,8 @@ interface Start {
 }
 
 /**
- * This instance's starts without a first answer yet (what a flood of made-up SessionIds piles up),
- * at most `limit`. At the limit the oldest is pushed out: a flood evicts itself, not customers, who
- * answer within seconds (refusing new starts would lock them out). One map in start order: with one
- * TTL, insertion order is both expiry and eviction order.
+ * Starts without a first answer (what a flood of made-up SessionIds piles up), at most `limit`: the
+ * oldest is pushed out, so a flood evicts itself, not customers, who answer within seconds.
  */
 export class PendingStarts {
   private readonly starts = new Map<string, Start>();

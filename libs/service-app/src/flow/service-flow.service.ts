@@ -34,11 +34,8 @@ import { FlowSessionStore } from './service-flow.store.js';
 import { timedStep } from './service-flow.telemetry.js';
 
 /**
- * Serves the service interaction endpoint: one call = one answer of the user, one response, by
- * request `Type` (`initiation`/`favorite` start, `Response` checks the entry then runs the next step,
- * `release`/`timeout` end, `query` asks @OnServiceQuery(), others get a polite `Release`).
- * Sessions are written by compare-and-set (two concurrent calls never both advance one); steps run
- * under the step budget. Nothing answers a 500: a failure ends the session politely.
+ * The service interaction endpoint: one call, one answer of the user, by request `Type`. Nothing
+ * answers a 500: a failure ends the session politely.
  */
 @Injectable()
 export class ServiceFlowService implements OnApplicationBootstrap {
@@ -129,10 +126,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     return this.storeMayStall ? this.withinBudget(request.SessionId, answer) : answer;
   }
 
-  /**
-   * The answer, or the `outage` end screen when not ready `stepBudgetMs + storeGraceMs` after the
-   * request (a stalled store): the user sees a message within the platform's 5 s.
-   */
+  /** The answer, or the `outage` end screen when a stalled store holds it past the platform's 5 s. */
   private async withinBudget(
     sessionId: string,
     answer: Promise<ServiceFlowResponse>,
@@ -217,7 +211,6 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       await this.sessions.timeOut(sessionId, key, entry.version, session);
     }
     this.logger.debug(`Session ${sessionId} timed out on the platform`);
-    // Answered as a release always was (the platform ignores it).
     return releaseResponse(sessionId, this.options.messages.timedOut);
   }
 

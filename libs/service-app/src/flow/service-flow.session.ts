@@ -1,7 +1,4 @@
-/**
- * The stored session: its record, keys, the check that a stored value can be continued, and the
- * copy-on-write helpers. In one place: the format must stay readable across deploys.
- */
+/** The stored session's format, in one place: it must stay readable across deploys. */
 import { SERVICE_APP_KEYS } from '../service-app.constants.js';
 import type { SelectOption } from '../service-app.types.js';
 import type { StoredScreen, StoredSession } from '../service-flow.types.js';
@@ -10,9 +7,8 @@ import type { StoredScreen, StoredSession } from '../service-flow.types.js';
 const SHARED_STRINGS_LIMIT = 256;
 
 /**
- * What the store keeps per session: as little as possible (100,000 idle users must fit in well under
- * 100 MB): screens shared (ScreenCache), no empty history or selections. Every record has all the
- * fields (absent ones undefined), so V8 gives them one shape.
+ * What the store keeps per session: as little as possible (100,000 idle users in well under 100 MB),
+ * every field present (absent ones undefined) so V8 gives them one shape.
  */
 export interface SessionRecord {
   flow: string;
