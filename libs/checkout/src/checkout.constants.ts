@@ -33,7 +33,6 @@ export const CHECKOUT_DEFAULT_CALLBACK_PATH = 'hubtel/checkout/callback';
 /** Every invoice's currency (platform facts): a payment in another is not this invoice's. */
 export const CHECKOUT_CURRENCY = 'GHS';
 
-/** The contract's limit on `clientReference`. */
 export const CLIENT_REFERENCE_MAX_LENGTH = 32;
 /** `clientReference`: printable ASCII, no spaces (the platform's references are such). */
 export const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;

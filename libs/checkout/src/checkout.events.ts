@@ -32,7 +32,6 @@ export const CHECKOUT_EVENT_JOBS = [
 
 export type CheckoutEventName = (typeof CheckoutEvents)[keyof typeof CheckoutEvents];
 
-/** What told us about the outcome. */
 export type CheckoutEvidenceSource = 'callback' | 'status-check';
 
 /**

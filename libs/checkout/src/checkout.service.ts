@@ -3,12 +3,7 @@ import { HubtelValidationError, MemoryStore, type DeadLetter, type HubtelStore }
 import type { InboundPipeline } from '#internal';
 import { CheckoutCallbackHandler, type CheckoutCallbackResult } from './callbacks/callback.handler.js';
 import { CheckoutSettlement } from './callbacks/payment.settlement.js';
-import type {
-  CheckoutAccount,
-  CheckoutAccountOperations,
-  CheckoutAccounts,
-  CheckoutAccountService,
-} from './checkout.accounts.js';
+import type { CheckoutAccount, CheckoutAccounts, CheckoutAccountService } from './checkout.accounts.js';
 import {
   CHECKOUT_ACCOUNTS,
   CHECKOUT_DEFAULT_ACCOUNT,
@@ -49,11 +44,10 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   ) {
     this.issuer = new CheckoutInvoiceIssuer(options, invoices, accounts);
     this.callbacks = new CheckoutCallbackHandler(options, pipeline, store, invoices, accounts, settlement);
-    const operations: CheckoutAccountOperations = {
+    accounts.bind({
       createInvoiceFor: (account, input) => this.issuer.create(account, input),
       getStatusFor: (account, ref) => this.getStatusFor(account, ref),
-    };
-    accounts.bind(operations);
+    });
   }
 
   /** The same methods, bound to account `name`; an unknown one rejects (CheckoutUnknownAccountError). */

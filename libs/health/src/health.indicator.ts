@@ -29,12 +29,7 @@ import {
  */
 @Injectable()
 export class HubtelHealthIndicator {
-  private found?: {
-    stores: HubtelStore[];
-    runner: JobRunner | undefined;
-    transports: HttpTransport[];
-    accountSources: HasAccountTransports[];
-  };
+  private found?: ReturnType<HubtelHealthIndicator['discover']>;
 
   constructor(
     private readonly indicators: HealthIndicatorService,
@@ -152,7 +147,10 @@ export class HubtelHealthIndicator {
 
   /** What the app holds, found once (providers do not change after bootstrap). */
   private dependencies(): NonNullable<HubtelHealthIndicator['found']> {
-    if (this.found) return this.found;
+    return (this.found ??= this.discover());
+  }
+
+  private discover() {
     const stores = new Set<HubtelStore>(this.options.stores ?? []);
     const transports = new Set<HttpTransport>();
     const accountSources = new Set<HasAccountTransports>();
@@ -171,13 +169,7 @@ export class HubtelHealthIndicator {
         runner = undefined; // none provided: jobs run in this process
       }
     }
-    this.found = {
-      stores: [...stores],
-      runner,
-      transports: [...transports],
-      accountSources: [...accountSources],
-    };
-    return this.found;
+    return { stores: [...stores], runner, transports: [...transports], accountSources: [...accountSources] };
   }
 
   private bounded<T>(check: Promise<T>, what: string): Promise<T> {

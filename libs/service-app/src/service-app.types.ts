@@ -41,7 +41,6 @@ export interface CartItem {
   ServiceData?: ServiceData;
 }
 
-/** `DataType` of a service-flow response. */
 export type ResponseDataType = 'input' | 'select' | 'display';
 
 /** `FieldType` values: the contract shows `phone` and `text`; newer documentation adds the rest. */

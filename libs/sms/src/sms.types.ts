@@ -26,7 +26,6 @@ export interface SendSmsResult {
   statusDescription?: string;
 }
 
-/** `SmsService.sendBatch` input. */
 export interface SendBatchInput {
   /** Sender id; defaults to the module's `senderId`. */
   from?: string;
@@ -46,7 +45,6 @@ export interface SendBatchInput {
   onProgress?: (progress: SendBatchProgress) => void;
 }
 
-/** One recipient the platform accepted. */
 export interface SmsSentRecipient {
   recipient: string;
   content: string;

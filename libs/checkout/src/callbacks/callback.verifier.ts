@@ -61,6 +61,10 @@ export function amountMatches(paid: number, expected: number, verification: Amou
   return verification.allowOverpayment || difference <= allowed;
 }
 
+function refused(reason: CheckoutRejectionReason, message: string, more: { amounts?: PaymentAmounts } = {}) {
+  return { ok: false as const, reason, message, ...more };
+}
+
 function money(value: number): string {
   return value.toFixed(2);
 }
@@ -76,20 +80,17 @@ export class CheckoutVerifier {
     invoice: CheckoutInvoice | undefined,
   ): Verdict {
     const data = callback.Data;
-    if (!invoice) {
-      return {
-        ok: false,
-        reason: 'UNKNOWN_REFERENCE',
-        message: `No invoice with clientReference "${data.ClientReference}" was created by this app`,
-      };
-    }
-    if (invoice.checkoutId !== undefined && invoice.checkoutId !== data.CheckoutId) {
-      return {
-        ok: false,
-        reason: 'CHECKOUT_ID_MISMATCH',
-        message: `CheckoutId "${data.CheckoutId}" is not the checkout id of invoice ${invoice.clientReference}`,
-      };
-    }
+    if (!invoice)
+      return refused(
+        'UNKNOWN_REFERENCE',
+        `No invoice with clientReference "${data.ClientReference}" was created by this app`,
+      );
+    const ref = invoice.clientReference;
+    if (invoice.checkoutId !== undefined && invoice.checkoutId !== data.CheckoutId)
+      return refused(
+        'CHECKOUT_ID_MISMATCH',
+        `CheckoutId "${data.CheckoutId}" is not the checkout id of invoice ${ref}`,
+      );
     // Only a payment's amount must match. With a payer-borne charge it is above the total: the
     // status check's figures judge that when it confirms; else it passes only with `allowOverpayment`.
     if (claim === 'paid') {
@@ -101,11 +102,11 @@ export class CheckoutVerifier {
         typeof data.Amount !== 'number' ||
         (!above && !amountMatches(data.Amount, invoice.amount, this.verification))
       ) {
-        return {
-          ok: false,
-          reason: 'AMOUNT_MISMATCH',
-          message: `Amount ${typeof data.Amount === 'number' ? money(data.Amount) : 'missing'} does not match the ${money(invoice.amount)} invoiced for ${invoice.clientReference}`,
-        };
+        const paid = typeof data.Amount === 'number' ? money(data.Amount) : 'missing';
+        return refused(
+          'AMOUNT_MISMATCH',
+          `Amount ${paid} does not match the ${money(invoice.amount)} invoiced for ${ref}`,
+        );
       }
     }
     return { ok: true };
@@ -116,36 +117,28 @@ export class CheckoutVerifier {
    * (payer bore it) is the total within the tolerance, or both exceed it and overpayment is allowed.
    */
   verifyPaidStatus(status: CheckoutTransactionStatus, invoice: CheckoutInvoice): PaidStatusVerdict {
-    if (status.clientReference !== invoice.clientReference) {
-      return {
-        ok: false,
-        reason: 'NOT_CONFIRMED',
-        message: `The status check answered for clientReference "${status.clientReference}", not "${invoice.clientReference}"`,
-      };
-    }
+    const ref = invoice.clientReference;
+    if (status.clientReference !== ref)
+      return refused(
+        'NOT_CONFIRMED',
+        `The status check answered for clientReference "${status.clientReference}", not "${ref}"`,
+      );
     const verdict = judgeAmounts(status, invoice.amount, CHECKOUT_CURRENCY, {
       withinTolerance: (paid, expected) => withinTolerance(paid, expected, this.verification),
       allowOverpayment: this.verification.allowOverpayment,
     });
     if (verdict.kind === 'paid') return { ok: true, amounts: verdict.amounts };
     const amounts = verdict.amounts === undefined ? {} : { amounts: verdict.amounts };
+    // An answer without a currency is judged on its amount; one that names another is not this invoice's.
     if (verdict.kind === 'currency') {
-      // An answer without a currency is judged on its amount; one that names another is not this invoice's.
-      return {
-        ok: false,
-        reason: 'CURRENCY_MISMATCH',
-        message: `The status check reports a payment in ${status.currencyCode!.trim().slice(0, 8)}, not in the ${CHECKOUT_CURRENCY} invoiced for ${invoice.clientReference}`,
-        ...amounts,
-      };
+      const currency = status.currencyCode!.trim().slice(0, 8);
+      const message = `The status check reports a payment in ${currency}, not in the ${CHECKOUT_CURRENCY} invoiced for ${ref}`;
+      return refused('CURRENCY_MISMATCH', message, amounts);
     }
-    return {
-      ok: false,
-      reason: 'AMOUNT_MISMATCH',
-      message:
-        status.amount === undefined
-          ? `The status check reports no amount paid for ${invoice.clientReference}`
-          : `The status check reports ${money(status.amount)} paid (${money(verdict.amounts!.net)} after charges of ${money(verdict.amounts!.charges)}): neither is the ${money(invoice.amount)} invoiced for ${invoice.clientReference}`,
-      ...amounts,
-    };
+    const message =
+      status.amount === undefined
+        ? `The status check reports no amount paid for ${ref}`
+        : `The status check reports ${money(status.amount)} paid (${money(verdict.amounts!.net)} after charges of ${money(verdict.amounts!.charges)}): neither is the ${money(invoice.amount)} invoiced for ${ref}`;
+    return refused('AMOUNT_MISMATCH', message, amounts);
   }
 }

@@ -52,8 +52,7 @@ export function failedFromCallback(callback: CheckoutCallbackDto): FailedEvidenc
     status: callback.Data.Status,
     payment: paymentFromCallback(callback),
   };
-  if (typeof callback.Data.Description === 'string' && callback.Data.Description !== '')
-    evidence.reason = callback.Data.Description;
+  if (given(callback.Data.Description)) evidence.reason = callback.Data.Description;
   return evidence;
 }
 

@@ -121,14 +121,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async reconcile(): Promise<CheckoutReconcileReport> {
-    const report: CheckoutReconcileReport = {
-      checked: 0,
-      paid: 0,
-      failed: 0,
-      expired: 0,
-      rejected: 0,
-      errors: 0,
-    };
+    const report = { checked: 0, paid: 0, failed: 0, expired: 0, rejected: 0, errors: 0 };
     const now = this.now();
     const due: StoreEntry<CheckoutWatchEntry>[] = [];
     for await (const [, entry] of this.invoices.watched()) {

@@ -155,13 +155,8 @@ export class UssdScreens {
   menu(screen: StoredScreen): UssdMenu {
     let menu = this.menus.get(screen);
     if (!menu) {
-      menu = layoutMenu(
-        screen.message,
-        (screen.options ?? []).map((o) => o.Display),
-        this.options,
-        this.reserved,
-      );
-      this.menus.set(screen, menu);
+      const displays = (screen.options ?? []).map((o) => o.Display);
+      this.menus.set(screen, (menu = layoutMenu(screen.message, displays, this.options, this.reserved)));
     }
     return menu;
   }
