@@ -1,67 +1,44 @@
-/*
- * Tokens, store keys and defaults of the CheckoutModule, in one place.
- */
 import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 
-/** The module's options after validation (`ResolvedCheckoutOptions`). */
+/** Injection tokens (the route extras are known before async options resolve). */
 export const CHECKOUT_RESOLVED_OPTIONS = Symbol('HUBTEL_CHECKOUT_RESOLVED_OPTIONS');
-/** The HubtelStore the module keeps invoices and callback records in. */
 export const CHECKOUT_STORE = Symbol('HUBTEL_CHECKOUT_STORE');
-/** The module's InboundPipeline (record → de-duplicate → dispatch → retry → dead letter). */
 export const CHECKOUT_PIPELINE = Symbol('HUBTEL_CHECKOUT_PIPELINE');
-/** The HttpTransport that calls the checkout and status-check APIs. */
 export const CHECKOUT_TRANSPORT = Symbol('HUBTEL_CHECKOUT_TRANSPORT');
-/** The InboundAccessPolicy guarding the callback route (path secret, IP allow-list). */
 export const CHECKOUT_ACCESS_POLICY = Symbol('HUBTEL_CHECKOUT_ACCESS_POLICY');
-/** The route extras (`callback: { path, disabled }`), known before async options resolve. */
 export const CHECKOUT_ROUTE = Symbol('HUBTEL_CHECKOUT_ROUTE');
-
-/** The application's CheckoutAccounts, once `forRoot` has attached the default account. */
 export const CHECKOUT_ACCOUNTS = Symbol('HUBTEL_CHECKOUT_ACCOUNTS');
 
 /** Name of the account `forRoot` / `forRootAsync` configure (an invoice without `account` is its). */
 export const CHECKOUT_DEFAULT_ACCOUNT = HUBTEL_DEFAULT_ACCOUNT;
 
-/** Injection token of the service bound to account `name` (`@InjectCheckout(name)` uses it). */
+/** `@InjectCheckout(name)`'s token. */
 export function getCheckoutAccountToken(name: string): symbol {
   return Symbol.for(`nestjs-hubtel:checkout-account:${name}`);
 }
 
-/** Logger context of an account's transport: `HubtelCheckout` / `HubtelCheckout[north]`. */
 export function checkoutLoggerContext(account: string): string {
   return account === CHECKOUT_DEFAULT_ACCOUNT ? 'HubtelCheckout' : `HubtelCheckout[${account}]`;
 }
 
-/** Name of the module's pipeline: store keys of its jobs start with `hubtel:checkout:job:`. */
 export const CHECKOUT_PIPELINE_NAME = 'checkout';
-/** Job type of a callback waiting for the status check to confirm it (its dead letters carry this type). */
+/** Job type of a callback waiting for the status check to confirm it. */
 export const CHECKOUT_CONFIRM_JOB = 'hubtel.checkout.confirm';
-/** Every key the module writes starts with this. */
 export const CHECKOUT_KEY_PREFIX = 'hubtel:checkout:';
 export const CHECKOUT_INVOICE_PREFIX = `${CHECKOUT_KEY_PREFIX}invoice:`;
-/** Index of invoices the reconciler still watches (pending or failed). */
 export const CHECKOUT_WATCH_PREFIX = `${CHECKOUT_KEY_PREFIX}watch:`;
 
-/** Default route of the web callback (`POST /hubtel/checkout/callback`). */
 export const CHECKOUT_DEFAULT_CALLBACK_PATH = 'hubtel/checkout/callback';
 
-/**
- * The currency of every invoice: the initiate request carries none, and the platform's checkout is
- * in Ghana cedis (platform facts). A status check in another currency is not this invoice's payment.
- */
+/** Every invoice's currency (platform facts): a payment in another is not this invoice's. */
 export const CHECKOUT_CURRENCY = 'GHS';
 
-/** The contract's limit on `clientReference`. */
 export const CLIENT_REFERENCE_MAX_LENGTH = 32;
 /** `clientReference`: printable ASCII, no spaces (the platform's references are such). */
 export const PRINTABLE_REFERENCE = /^[\x21-\x7e]+$/;
-/** A text option or field that must not be blank. */
 export const NOT_BLANK = /\S/;
 
-/**
- * Characters that make the platform fail payments (code 2001) when they appear in an invoice's
- * description (platform facts).
- */
+/** Characters of a description that make the platform fail the payment (2001, platform facts). */
 export const DESCRIPTION_FORBIDDEN_CHARACTERS = ['&', '*', '!', '%', '@'] as const;
 
 export const CHECKOUT_DEFAULTS = Object.freeze({
@@ -74,30 +51,17 @@ export const CHECKOUT_DEFAULTS = Object.freeze({
   /** After this long an unpaid invoice is given up on (`expired` event) and no longer checked. */
   reconcileGiveUpAfterMs: 24 * 3600_000,
   /**
-   * Status checks of one unpaid invoice, at most (the last one at `giveUpAfterMs`): each invoice
-   * anyone can create costs the merchant's status-check budget a bounded amount. With the other
-   * defaults: at 5, 6, 8, 12, 20, 36 and 68 minutes, then at 24 h.
+   * Status checks of one unpaid invoice, at most (bounded: anyone can create invoices): at 5, 6, 8,
+   * 12, 20, 36 and 68 minutes, then at 24 h.
    */
   reconcileMaxChecks: 8,
-  /**
-   * A status check that does not yet show a callback's payment (the platform's check can lag
-   * behind its own callback) is asked again this many times, `recheckDelayMs` apart at first,
-   * doubling up to `recheckMaxDelayMs`: 2 s, 4 s, 8 s.
-   */
+  /** Re-checks of a callback's payment the status check does not show yet (it can lag): 2 s, 4 s, 8 s. */
   recheckAttempts: 3,
   recheckDelayMs: 2_000,
   recheckMaxDelayMs: 10_000,
-  /**
-   * One invoice's paid callbacks are status-checked at most this often (6 a minute), however many
-   * copies come: a flood for a reference anyone may forge costs the merchant's rate-limited check
-   * little, and a genuine callback behind it waits at most this long for its check.
-   */
+  /** One invoice's paid callbacks are checked at most this often, however many copies a forger sends. */
   recheckMinIntervalMs: 10_000,
-  /**
-   * A finished confirmation round's record is kept this long (not the pipeline's 7 days): once
-   * the round ended the invoice has moved past its key, so the record only serves a person
-   * looking at recent rounds, and a flood of forged rounds must not hold keys for days.
-   */
+  /** A finished confirmation round's record (not 7 days: forged rounds must not hold keys for days). */
   confirmRecordTtlMs: 2 * 3600_000,
   /** Status checks run at once by one reconciliation pass. */
   reconcileConcurrency: 4,

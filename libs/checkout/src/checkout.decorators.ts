@@ -9,40 +9,26 @@ import { CheckoutService } from './checkout.service.js';
 type CheckoutHandlerDecorator = (options?: HubtelHandlerOptions) => MethodDecorator;
 
 /*
- * Handlers of the recorded outcomes (paid, failed, expired, attention): the module finds the
- * method and calls it once per invoice, retried with backoff until it succeeds, dead-lettered in
- * the end; once every handler succeeded the event is emitted for `@OnEvent` observers (at least
- * once). Listeners of the alerts (rejected, dead letter): `@OnEvent` wrappers, called when the
- * module emits them; a throw is logged. `account` (`@OnCheckoutPaid({ account: 'north' })`) runs
- * the method for that account's invoices only (every payload carries `account`).
+ * Handlers of recorded outcomes run once per invoice, retried, dead-lettered in the end; listeners of
+ * alerts (rejected, dead letter) are called when emitted, a throw logged. `account` filters.
  */
 
 /** Handles `CheckoutEvents.Paid` (payload `CheckoutPaidEvent`): runs once per paid invoice. */
 export const OnCheckoutPaid: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Paid);
 /** Handles `CheckoutEvents.Failed` (payload `CheckoutFailedEvent`). */
 export const OnCheckoutFailed: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Failed);
-/**
- * Listens to `CheckoutEvents.Rejected` (payload `CheckoutRejectedEvent`). Rejections are alerts, not
- * recorded jobs: emitted once, and a listener that throws is logged, not retried.
- */
+/** Listens to `CheckoutEvents.Rejected` (payload `CheckoutRejectedEvent`): an alert, not retried. */
 export const OnCheckoutRejected: CheckoutHandlerDecorator = createListenerDecorator(CheckoutEvents.Rejected);
 /** Handles `CheckoutEvents.Expired` (payload `CheckoutExpiredEvent`). */
 export const OnCheckoutExpired: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Expired);
-/**
- * Handles `CheckoutEvents.Attention` (payload `CheckoutAttentionEvent`): runs once per invoice whose
- * verified payment matches on neither count; resolve it with `CheckoutService.resolveAttention()`.
- */
+/** Handles `CheckoutEvents.Attention` (payload `CheckoutAttentionEvent`): once per invoice. */
 export const OnCheckoutAttention: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Attention);
 /** Listens to `CheckoutEvents.DeadLetter` (payload `CheckoutDeadLetterEvent`), emitted once per dead letter. */
 export const OnCheckoutDeadLetter: CheckoutHandlerDecorator = createListenerDecorator(
   CheckoutEvents.DeadLetter,
 );
 
-/**
- * Injects the service of an account: `@InjectCheckout('north') north: CheckoutAccountService`,
- * registered with `CheckoutModule.registerAccount({ name: 'north', ... })`. Without a name (or with
- * `default`), the default account's CheckoutService.
- */
+/** Injects an account's service: `@InjectCheckout('north') north: CheckoutAccountService`. */
 export function InjectCheckout(account?: string): ReturnType<typeof Inject> {
   return Inject(
     account === undefined || account === CHECKOUT_DEFAULT_ACCOUNT

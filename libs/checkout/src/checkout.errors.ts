@@ -13,11 +13,7 @@ export class CheckoutUnknownOutcomeError extends HubtelUnknownOutcomeError {
   }
 }
 
-/**
- * `checkout.forAccount(name)` (or `@InjectCheckout(name)`) named no account: not `default`, not
- * registered with `CheckoutModule.registerAccount`, and unknown to `accounts.resolve` when there is
- * one. Nothing was sent or recorded. `code` is `HUBTEL_UNKNOWN_ACCOUNT`.
- */
+/** `checkout.forAccount(name)` named no known account: nothing was sent (`HUBTEL_UNKNOWN_ACCOUNT`). */
 export class CheckoutUnknownAccountError extends HubtelUnknownAccountError {
   constructor(account: string, knownAccounts: readonly string[], resolver: boolean) {
     super('checkout', account, knownAccounts, resolver);

@@ -3,12 +3,7 @@ import { HubtelValidationError, MemoryStore, type DeadLetter, type HubtelStore }
 import type { InboundPipeline } from '#internal';
 import { CheckoutCallbackHandler, type CheckoutCallbackResult } from './callbacks/callback.handler.js';
 import { CheckoutSettlement } from './callbacks/payment.settlement.js';
-import type {
-  CheckoutAccount,
-  CheckoutAccountOperations,
-  CheckoutAccounts,
-  CheckoutAccountService,
-} from './checkout.accounts.js';
+import type { CheckoutAccount, CheckoutAccounts, CheckoutAccountService } from './checkout.accounts.js';
 import {
   CHECKOUT_ACCOUNTS,
   CHECKOUT_DEFAULT_ACCOUNT,
@@ -30,11 +25,7 @@ import { CheckoutReconciler, type CheckoutReconcileResult } from './reconciliati
 /** How an invoice that needs attention is resolved (`CheckoutService.resolveAttention`). */
 export type CheckoutAttentionResolution = 'deliver' | 'refund';
 
-/**
- * Online checkout: create invoices, look up payment status, read what the module knows of an
- * invoice. Outcomes arrive as events (`@OnCheckoutPaid()` ...), never as return values: a payment
- * is only believed once verified, and its event runs exactly once.
- */
+/** Online checkout. Outcomes arrive as events (`@OnCheckoutPaid()`...), once verified, exactly once. */
 @Injectable()
 export class CheckoutService implements OnApplicationShutdown, CheckoutAccountService {
   private readonly issuer: CheckoutInvoiceIssuer;
@@ -53,45 +44,27 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   ) {
     this.issuer = new CheckoutInvoiceIssuer(options, invoices, accounts);
     this.callbacks = new CheckoutCallbackHandler(options, pipeline, store, invoices, accounts, settlement);
-    const operations: CheckoutAccountOperations = {
+    accounts.bind({
       createInvoiceFor: (account, input) => this.issuer.create(account, input),
       getStatusFor: (account, ref) => this.getStatusFor(account, ref),
-    };
-    accounts.bind(operations);
+    });
   }
 
-  /**
-   * The same invoice methods, bound to account `name` (`default`, registered, or resolved): its own
-   * keys, POS Sales ID and callback path. An unknown name rejects with CheckoutUnknownAccountError
-   * before anything is sent.
-   *
-   * ```ts
-   * const invoice = await checkout.forAccount('north').createInvoice({ totalAmount: 20, description: 'Order 12' });
-   * ```
-   */
+  /** The same methods, bound to account `name`; an unknown one rejects (CheckoutUnknownAccountError). */
   forAccount(name: string): CheckoutAccountService {
     return name === CHECKOUT_DEFAULT_ACCOUNT ? this : this.accounts.service(name);
   }
 
   /**
-   * Creates an invoice: checks the input, records the invoice (pending), then calls
-   * `POST {checkout_url}/items/initiate`. Send the payer to the returned `checkoutUrl`.
-   *
-   * @throws HubtelValidationError listing every bad field; nothing was sent.
-   * @throws HubtelError `HUBTEL_STORE_CONFLICT` when an invoice with this clientReference exists.
-   * @throws HubtelApiError (with `responseCode`) when the platform refused it.
-   * @throws CheckoutUnknownOutcomeError when no answer came: it was not retried.
+   * Creates an invoice (recorded pending, then sent): send the payer to the returned `checkoutUrl`.
+   * @throws HubtelValidationError (nothing sent), `HUBTEL_STORE_CONFLICT` (reference taken),
+   *   HubtelApiError (refused), CheckoutUnknownOutcomeError (no answer: not retried).
    */
   createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated> {
     return this.issuer.create(this.accounts.default, input);
   }
 
-  /**
-   * The platform's transaction status of an invoice (`GET /transactions/{posSalesId}/status`).
-   * Needs the `posSalesId` option.
-   *
-   * @throws HubtelError `HUBTEL_NOT_FOUND` when the platform knows no such transaction.
-   */
+  /** The platform's transaction status of an invoice (needs `posSalesId`); `HUBTEL_NOT_FOUND` if none. */
   getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
     return this.getStatusFor(this.accounts.default, clientReference);
   }
@@ -105,20 +78,11 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * Checks one invoice now through the status check of its account and settles what it says
-   * through the same exactly-once path as callbacks and the reconciler: a verified payment emits
-   * `paid` once, however many of these race. Needs `posSalesId` (not the reconciler).
-   *
-   * `known`: your own record of the invoice (amount, account), for a store that lost it
-   * (`FORGOTTEN_REFERENCE`): it is recorded again from it, pending, then checked against that
-   * amount. Ignored when the store has the invoice.
-   *
-   * @throws HubtelValidationError for a malformed reference or `known`.
-   * @throws HubtelError `HUBTEL_NOT_FOUND` when this app created no invoice with that reference
-   *   (and no `known` was given).
-   * @throws CheckoutUnknownAccountError for a `known.account` no one knows.
-   * @throws HubtelError `HUBTEL_CONFIG_INVALID` without `posSalesId`; the status check's own errors
-   *   (API errors, time-outs) when it could not answer. Nothing changed then: call again later.
+   * Checks one invoice now and settles what the status check says, exactly once however many race.
+   * Needs `posSalesId`. `known`: your record of the invoice (amount, account), for a store that lost
+   * it (`FORGOTTEN_REFERENCE`): recorded again, pending, then checked; ignored when the store has it.
+   * @throws HubtelValidationError, `HUBTEL_NOT_FOUND` (unknown, no `known`), CheckoutUnknownAccountError,
+   *   `HUBTEL_CONFIG_INVALID` (no `posSalesId`), or the status check's errors (nothing changed).
    */
   async reconcile(clientReference: string, known?: CheckoutKnownInvoice): Promise<CheckoutReconcileResult> {
     assertClientReference(clientReference, 'reconcile');
@@ -129,12 +93,9 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * Resolves an invoice whose verified payment matched on neither count (status `attention`):
-   * `deliver` accepts it (`paid` runs once, with `attention`), `refund` records that you gave the
-   * money back in Hubtel's dashboard (`refunded`: final). Resolving again the same way is a no-op.
-   *
-   * @throws HubtelError `HUBTEL_NOT_FOUND` for an unknown invoice; `HUBTEL_STORE_CONFLICT` when
-   *   it does not need attention, or was already resolved the other way.
+   * Resolves an invoice in `attention`: `deliver` accepts it (`paid` runs once), `refund` records that
+   * you refunded it in Hubtel's dashboard (final). Resolving again the same way is a no-op.
+   * @throws `HUBTEL_NOT_FOUND`; `HUBTEL_STORE_CONFLICT` when not in attention or resolved otherwise.
    */
   async resolveAttention(
     clientReference: string,
@@ -153,22 +114,18 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
     return structuredClone(await this.settlement.resolve(clientReference, action, note?.slice(0, 500)));
   }
 
-  /** What this app knows of an invoice (status `pending`, `paid`, `failed`, `expired`, `attention`, `refunded`), for showing an order's state. */
+  /** What this app knows of an invoice (its status and record), for showing an order's state. */
   async getInvoice(clientReference: string): Promise<CheckoutInvoice | undefined> {
     if (typeof clientReference !== 'string' || clientReference === '') return undefined;
     const invoice = await this.invoices.get(clientReference);
-    // A copy: the caller may change it; the stored record must not change with it.
     return invoice === undefined ? undefined : structuredClone(invoice);
   }
 
   /**
-   * Handles one web callback body: validates, verifies, records it and schedules its event (the
-   * controller's work; yours with `callback: { disabled: true }`). Resolves once it is recorded:
-   * acknowledge the platform only then. `context.account`: the account of the route it came on; a
-   * callback for another account's invoice is refused (`WRONG_ACCOUNT`, nothing emitted).
-   *
-   * @throws HubtelValidationError when the body is not a valid callback (nothing was recorded or emitted).
-   * @throws HubtelShuttingDownError once the app shuts down (nothing was recorded or emitted): answer 503.
+   * Handles one callback body (the controller's work; yours with `callback: { disabled: true }`):
+   * resolves once recorded, acknowledge only then. `context.account`: the route's account (another
+   * account's invoice is refused: `WRONG_ACCOUNT`).
+   * @throws HubtelValidationError (invalid), HubtelShuttingDownError (answer 503): nothing recorded.
    */
   handleCallback(
     body: unknown,
@@ -177,29 +134,20 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
     return this.callbacks.handle(body, context);
   }
 
-  /**
-   * Callbacks whose event handlers (or status-check confirmation) gave up after their retries,
-   * oldest first. Each names the handlers that succeeded; see `replayDeadLetter`.
-   */
+  /** Jobs whose handlers (or confirmation) gave up after their retries, oldest first. */
   listDeadLetters(): Promise<DeadLetter[]> {
     return this.pipeline.listDeadLetters();
   }
 
   /**
-   * Runs a dead letter again (its `id` from `listDeadLetters`) once its cause is fixed: only the
-   * handlers that failed run. Resolves once it is queued; failing again, it is dead-lettered again.
-   *
-   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown or expired id.
-   * @throws HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
+   * Runs a dead letter again once its cause is fixed: only the handlers that failed run.
+   * @throws HubtelDeadLetterNotFoundError (unknown or expired id), HubtelNotDeadLetterError (not dead).
    */
   replayDeadLetter(id: string): Promise<void> {
     return this.pipeline.replayDeadLetter(id);
   }
 
-  /**
-   * Resolves when every event, confirmation and rejection started so far has been handled
-   * (handlers included, retries too). For tests and orderly shutdown.
-   */
+  /** Resolves when every event, confirmation and rejection started so far is handled (retries too). */
   async drain(): Promise<void> {
     // A confirmation job submits its event before it settles, so pipeline.drain() sees that too.
     await this.pipeline.drain();

@@ -1,7 +1,4 @@
-/*
- * nestjs-hubtel/checkout — the public entry of the CheckoutModule.
- * test/api/checkout.api.txt pins this list (npm run api:update after a deliberate change).
- */
+/* nestjs-hubtel/checkout. test/api/checkout.api.txt pins this list (npm run api:update after a change). */
 export { CheckoutModule } from './checkout.module.js';
 export type {
   CheckoutModuleExtras,

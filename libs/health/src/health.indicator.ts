@@ -24,22 +24,12 @@ import {
 } from './health.options.js';
 
 /**
- * A terminus health indicator for the suite's dependencies (used as HubtelHealthModule shows):
- * - `store()`: every store the modules use; one with a `ping` (Redis) must answer it, one in this
- *   process (MemoryStore) is up while the app is; a store that lost its data (`lostData()`) is
- *   down until the loss is acknowledged.
- * - `runner()`: the job runner's own `health()` (BullMQ: its Redis answers, its workers run); the
- *   in-process default is up while the app is.
- * - `platform()` (opt in): one GET to each API's base URL; down only when nothing answers.
+ * Terminus checks: `store()` (pings; down while a data loss is unacknowledged), `runner()` (its own
+ * `health()`), opt-in `platform()` (one GET per API base URL, down only when nothing answers).
  */
 @Injectable()
 export class HubtelHealthIndicator {
-  private found?: {
-    stores: HubtelStore[];
-    runner: JobRunner | undefined;
-    transports: HttpTransport[];
-    accountSources: HasAccountTransports[];
-  };
+  private found?: ReturnType<HubtelHealthIndicator['discover']>;
 
   constructor(
     private readonly indicators: HealthIndicatorService,
@@ -138,10 +128,7 @@ export class HubtelHealthIndicator {
     return down ? indicator.down(details) : indicator.up(details);
   }
 
-  /**
-   * Every transport and the accounts it serves: the modules' own (providers: their default
-   * accounts) and those of the named accounts the modules' account registries built so far.
-   */
+  /** Every transport and the accounts it serves (the default accounts' and named ones built so far). */
   private async transportsByAccount(): Promise<Map<HttpTransport, Set<string>>> {
     const byTransport = new Map<HttpTransport, Set<string>>();
     const add = (transport: HttpTransport, account: string) => {
@@ -160,7 +147,10 @@ export class HubtelHealthIndicator {
 
   /** What the app holds, found once (providers do not change after bootstrap). */
   private dependencies(): NonNullable<HubtelHealthIndicator['found']> {
-    if (this.found) return this.found;
+    return (this.found ??= this.discover());
+  }
+
+  private discover() {
     const stores = new Set<HubtelStore>(this.options.stores ?? []);
     const transports = new Set<HttpTransport>();
     const accountSources = new Set<HasAccountTransports>();
@@ -179,13 +169,7 @@ export class HubtelHealthIndicator {
         runner = undefined; // none provided: jobs run in this process
       }
     }
-    this.found = {
-      stores: [...stores],
-      runner,
-      transports: [...transports],
-      accountSources: [...accountSources],
-    };
-    return this.found;
+    return { stores: [...stores], runner, transports: [...transports], accountSources: [...accountSources] };
   }
 
   private bounded<T>(check: Promise<T>, what: string): Promise<T> {

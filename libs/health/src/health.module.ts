@@ -5,19 +5,7 @@ import { HubtelHealthConfigurableModule, type HubtelHealthModuleForRootOptions }
 import { HubtelHealthIndicator } from './health.indicator.js';
 
 /**
- * Health checks of the suite's dependencies for `@nestjs/terminus` (an optional peer): provides
- * HubtelHealthIndicator, to use in your own health controller.
- *
- * ```ts
- * @Module({ imports: [TerminusModule, HubtelHealthModule.forRoot()], controllers: [HealthController] })
- *
- * @Controller('health')
- * class HealthController {
- *   constructor(private readonly health: HealthCheckService, private readonly hubtel: HubtelHealthIndicator) {}
- *   @Get() @HealthCheck()
- *   check() { return this.health.check(this.hubtel.checks()); }
- * }
- * ```
+ * Health checks for `@nestjs/terminus` (an optional peer): HubtelHealthIndicator, for your controller.
  */
 @Module({
   imports: [TerminusModule, DiscoveryModule],

@@ -3,20 +3,15 @@ import { type HubtelStore, type JobRunner } from 'nestjs-hubtel';
 
 /** `HubtelHealthModule.forRoot(...)` options. */
 export interface HubtelHealthModuleOptions {
-  /**
-   * The stores to check. Default: every HubtelStore the app's providers hold (the app-wide one of
-   * HubtelRedisModule, a module's own `store` option, the in-memory defaults).
-   */
+  /** The stores to check. Default: every HubtelStore the app's providers hold. */
   stores?: HubtelStore[];
   /** The job runner to check. Default: the app's `HUBTEL_JOB_RUNNER` (HubtelBullmqModule), if any. */
   runner?: JobRunner;
   /** A store or runner check that has not answered after this long is down. Default 1000 ms. */
   timeoutMs?: number;
   /**
-   * Also probe the platform: one GET to the base URL of every API the modules call, through their
-   * own transport (credentials, proxy, time-out), with no retry. Down on a connection error or a
-   * time-out; any HTTP answer (a 404 or 401 included) means it is reachable. Off by default: a
-   * readiness check that depends on a third party takes every replica out at once when it blips.
+   * Also probe the platform: one GET per API base URL through its transport, no retry; any HTTP answer
+   * means reachable. Off by default: a readiness check on a third party takes every replica out at once.
    */
   platform?: boolean | { timeoutMs?: number };
 }
@@ -24,7 +19,6 @@ export interface HubtelHealthModuleOptions {
 export const HEALTH_DEFAULTS = Object.freeze({
   timeoutMs: 1_000,
   platformTimeoutMs: 2_000,
-  /** Keys of the results in the health check's answer. */
   keys: Object.freeze({ store: 'hubtel_store', runner: 'hubtel_runner', platform: 'hubtel_platform' }),
 });
 
@@ -40,5 +34,5 @@ export const {
 
 /** `HubtelHealthModule.forRoot(...)` argument. */
 export type HubtelHealthModuleForRootOptions = typeof HUBTEL_HEALTH_OPTIONS_TYPE;
-/** `HubtelHealthModule.forRootAsync(...)` argument (useFactory / useClass / useExisting, imports, inject). */
+/** `HubtelHealthModule.forRootAsync(...)` argument. */
 export type HubtelHealthModuleAsyncOptions = typeof HUBTEL_HEALTH_ASYNC_OPTIONS_TYPE;

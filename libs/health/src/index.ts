@@ -1,7 +1,4 @@
-/*
- * nestjs-hubtel/health — @nestjs/terminus health checks of the suite's dependencies (needs the
- * optional peer dependency `@nestjs/terminus`).
- */
+/* nestjs-hubtel/health: @nestjs/terminus health checks (needs the optional peer `@nestjs/terminus`). */
 export { HubtelHealthIndicator } from './health.indicator.js';
 export { HubtelHealthModule } from './health.module.js';
 export type {

@@ -1,7 +1,4 @@
-/*
- * nestjs-hubtel/metrics — Prometheus metrics of every module (needs the optional peer dependency
- * `prom-client`).
- */
+/* nestjs-hubtel/metrics: Prometheus metrics of every module (needs the optional peer `prom-client`). */
 export { HubtelMetrics } from './metrics.recorder.js';
 export { HubtelMetricsModule } from './metrics.module.js';
 export type {

@@ -9,15 +9,7 @@ import {
 import { HubtelMetrics } from './metrics.recorder.js';
 
 /**
- * Prometheus metrics of the whole suite (prom-client, an optional peer): provides HubtelMetrics as
- * `HUBTEL_TELEMETRY` (global by default), which every module reports to.
- *
- * ```ts
- * @Module({ imports: [
- *   HubtelMetricsModule.forRoot({ registry, prefix: 'shop_hubtel_' }),   // both optional
- *   CheckoutModule.forRoot({ ... }),
- * ] })
- * ```
+ * Prometheus metrics of the suite (prom-client, an optional peer): HubtelMetrics as `HUBTEL_TELEMETRY`.
  * Serve them yourself (`GET /metrics`): `metrics.metrics()` with the `metrics.contentType` header,
  * or your registry's as usual.
  */

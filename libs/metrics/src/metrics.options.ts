@@ -43,5 +43,5 @@ export const {
 
 /** `HubtelMetricsModule.forRoot(...)` argument. */
 export type HubtelMetricsModuleForRootOptions = typeof HUBTEL_METRICS_OPTIONS_TYPE;
-/** `HubtelMetricsModule.forRootAsync(...)` argument (useFactory / useClass / useExisting, imports, inject). */
+/** `HubtelMetricsModule.forRootAsync(...)` argument. */
 export type HubtelMetricsModuleAsyncOptions = typeof HUBTEL_METRICS_ASYNC_OPTIONS_TYPE;

@@ -1,9 +1,6 @@
 /**
- * A fulfillment request's `OrderInfo`, read into typed fields: what the platform CLAIMS of the
- * order (platform facts, "Charges and the full OrderInfo"). Like every request it is unsigned:
- * anyone who can reach the endpoint can claim `Status: "Paid"`. It is never evidence of payment;
- * the status check is (`FulfillmentRequestedEvent.payment`). Field names are matched without
- * regard to case, as the platform's .NET stack does; a field of the wrong type is left out.
+ * `OrderInfo` read into typed fields: unsigned CLAIMS, never evidence of payment (the status check
+ * is). Field names match without regard to case (as .NET does); a field of the wrong type is left out.
  */
 import { fieldOf } from '#internal';
 

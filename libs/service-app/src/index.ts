@@ -1,6 +1,5 @@
 /**
- * nestjs-hubtel/service-app — Hubtel Programmable Services, the service application's side:
- * interactive service flows, fulfillment of paid orders and the fulfillment callback.
+ * nestjs-hubtel/service-app: service flows, fulfillment of paid orders and its callback.
  * test/api/service-app.api.txt pins this list (npm run api:update after a deliberate change).
  */
 export { ServiceAppModule } from './service-app.module.js';

@@ -1,18 +1,12 @@
 import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import { DEFAULT_USSD_SCREEN, HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
-/** Resolved options (after validation, defaults filled in). */
+/** Injection tokens: resolved options, store, pipeline, access policy, callback transport, accounts. */
 export const SERVICE_APP_OPTIONS = Symbol('HUBTEL_SERVICE_APP_OPTIONS');
-/** The HubtelStore holding sessions, carts and the pipeline's job records. */
 export const SERVICE_APP_STORE = Symbol('HUBTEL_SERVICE_APP_STORE');
-/** The module's InboundPipeline (fulfillment handlers and fulfillment callbacks). */
 export const SERVICE_APP_PIPELINE = Symbol('HUBTEL_SERVICE_APP_PIPELINE');
-/** The InboundAccessPolicy guarding both endpoints. */
 export const SERVICE_APP_ACCESS_POLICY = Symbol('HUBTEL_SERVICE_APP_ACCESS_POLICY');
-/** The HttpTransport that posts fulfillment callbacks. */
 export const SERVICE_APP_TRANSPORT = Symbol('HUBTEL_SERVICE_APP_TRANSPORT');
-
-/** The application's ServiceAppAccounts, once forRoot's module attached the default account. */
 export const SERVICE_APP_ACCOUNTS = Symbol('HUBTEL_SERVICE_APP_ACCOUNTS');
 
 /** What `@InjectFulfillment(name)` injects: the FulfillmentAccount of a registered account. */
@@ -23,17 +17,14 @@ export function getFulfillmentAccountToken(name: string): string {
 /** The PaymentStatusClient (undefined without `statusCheck`). */
 export const SERVICE_APP_STATUS_CLIENT = Symbol('HUBTEL_SERVICE_APP_STATUS_CLIENT');
 
-/** Metadata keys of the flow decorators. */
 export const SERVICE_FLOW_METADATA = 'hubtel:service-app:flow';
 export const FLOW_STEPS_METADATA = 'hubtel:service-app:flow-steps';
 
 /** Job types of the module's pipeline (also `DeadLetterEvent.type`). */
 export const SERVICE_APP_JOBS = Object.freeze({
-  /** Runs the @OnFulfillment handlers of one order (key: OrderId). */
+  /** Keyed by OrderId: the handlers, the payment's status check before them, the callback. */
   fulfillment: 'fulfillment',
-  /** Confirms an order's payment with the status check before its handlers run (key: OrderId). */
   payment: 'payment',
-  /** Posts the fulfillment callback of one order (key: OrderId). */
   callback: 'callback',
 } as const);
 
@@ -43,14 +34,10 @@ export const SERVICE_APP_KEYS = Object.freeze({
   cart: 'hubtel:service-app:cart:',
   /** The one delivery of a session (fulfillment.delivery.ts). */
   delivery: 'hubtel:service-app:delivery:',
-  /**
-   * What a resumable flow's unfinished session left for its next dial, one key per ServiceCode
-   * and Mobile (`…resume:{<code>}:<mobile>`): every read or write touches that one key.
-   */
+  /** A resumable flow's unfinished session, one key per ServiceCode and Mobile. */
   resume: 'hubtel:service-app:resume:',
 });
 
-/** The key of a session's cart: written by the flow, read by fulfillment. */
 export function cartKey(sessionId: string): string {
   return `${SERVICE_APP_KEYS.cart}${sessionId}`;
 }
@@ -60,11 +47,9 @@ export function accountOf(stored: { account?: string | undefined }): string {
   return stored.account ?? HUBTEL_DEFAULT_ACCOUNT;
 }
 
-/** The USSD screen and its menu navigation (`ussd` option). */
+/** The USSD screen (core's) and its menu navigation (`ussd` option). */
 export const SERVICE_APP_USSD_DEFAULTS = Object.freeze({
-  /** Characters of a GSM 7-bit USSD string (160 octets), core's DEFAULT_USSD_SCREEN. */
   screenSize: DEFAULT_USSD_SCREEN.screenSize,
-  /** Once any character is outside GSM-7 the screen is UCS-2: about 70 characters. */
   unicodeScreenSize: DEFAULT_USSD_SCREEN.unicodeScreenSize,
   /** Replace characters outside GSM-7 (é stays, ’ → ', ñ stays, ŋ → ?) to keep the 182 screen. */
   transliterate: false,
@@ -75,7 +60,7 @@ export const SERVICE_APP_USSD_DEFAULTS = Object.freeze({
   backLabel: 'Back',
 });
 
-/** Paths the contract gives the two endpoints: `POST {service_app_url}/api/service-flow`, `/api/fulfillment`. */
+/** The contract's paths: `POST {service_app_url}/api/service-flow`, `/api/fulfillment`. */
 export const SERVICE_APP_ROUTES = Object.freeze({
   prefix: 'api',
   serviceFlow: 'service-flow',
@@ -85,7 +70,6 @@ export const SERVICE_APP_ROUTES = Object.freeze({
 export const SERVICE_APP_DEFAULTS = Object.freeze({
   /** The platform's fulfillment callback receiver (platform facts: port 9055, not 443). */
   callbackUrl: HUBTEL_DEFAULT_BASE_URLS.fulfillment,
-  /** Time-out of one callback POST. */
   callbackTimeoutMs: 15_000,
   /** An idle session is forgotten after this long (sliding: every answer renews it). */
   sessionTtlMs: 10 * 60_000,
@@ -94,10 +78,8 @@ export const SERVICE_APP_DEFAULTS = Object.freeze({
   /** Most sessions awaiting their first answer at once, per instance (~600 B each). */
   maxPendingSessions: 50_000,
   /**
-   * Fulfillment requests: a payment not recorded yet is re-checked for 10 min, the first re-check
-   * 2 s after the first check, the gaps growing so that at most `checks` status checks are made in
-   * all (a forged request costs the platform that many, no more). The 60 s is the backoff cap of
-   * runs that failed for another reason than the status check (a store outage).
+   * A payment not recorded yet is re-checked for 10 min with growing gaps, at most `checks` status
+   * checks in all (a forged request costs no more); 60 s caps the backoff of other failures.
    */
   verification: Object.freeze({
     recheckForMs: 10 * 60_000,
@@ -113,14 +95,9 @@ export const SERVICE_APP_DEFAULTS = Object.freeze({
   cartTtlMs: 24 * 3600_000,
   /** USSD allows 5 s per answer (platform facts); answer "try again" before the platform times out. */
   stepBudgetMs: 4_000,
-  /**
-   * With a store that may be slow (not a MemoryStore): a step still waiting on it this long after
-   * the step budget is answered `messages.outage` (a slow step itself gets `busy` at the budget).
-   */
+  /** A step still waiting on a slow store this long after the budget is answered `messages.outage`. */
   storeGraceMs: 250,
-  /** Input that returns to the previous prompt. */
   backInput: '0',
-  /** A fulfillment request must follow an AddToCart answered by this app. */
   requireCart: true,
   /** Handler attempts (first included) before the order is reported `failed`. */
   fulfillmentRetry: Object.freeze({ maxAttempts: 5, baseDelayMs: 1_000, maxDelayMs: 60_000 }),
@@ -134,23 +111,16 @@ export const SERVICE_APP_DEFAULTS = Object.freeze({
 export const SERVICE_APP_DEFAULT_MESSAGES = Object.freeze({
   /** A `Response` arrived for a session this app does not know (expired, or never started). */
   sessionExpired: 'Your session has expired. Please dial again to start over.',
-  /** A step took longer than the step budget. */
   busy: 'Sorry, this is taking longer than expected. Please try again.',
-  /** A step threw. */
   error: 'Sorry, something went wrong. Please try again later.',
-  /** No flow serves this ServiceCode. */
   unavailable: 'Sorry, this service is not available.',
   /** The store (Redis) is unreachable or too slow: the session ends, the user may dial again. */
   outage: 'Sorry, this service is unavailable right now. Please try again in a few minutes.',
-  /** Answer to a `release` (the platform ended the session). */
   released: '',
-  /** First screen of a resumable flow's redial after an unfinished session. */
   resume: 'Do you want to continue from your previous session?',
   resumeYes: 'Yes, continue',
   resumeNo: 'No, start again',
-  /** Answer to a `timeout` request (the platform ignores it). */
   timedOut: '',
-  /** Answer to a `query` request when no @OnServiceQuery() handler is registered. */
   queryUnavailable: 'Sorry, this service cannot answer queries.',
   /** Answer to a request `Type` this module does not know (a polite end, never an HTTP error). */
   unsupported: 'Sorry, this request is not supported. Please dial again.',

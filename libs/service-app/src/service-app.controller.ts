@@ -25,19 +25,8 @@ import type { ServiceAppRouteOptions } from './service-app.types.js';
 import type { ServiceFlowResponse } from './service-app.types.js';
 
 /**
- * The two endpoints the platform calls, on one controller built per module definition so the
- * host app chooses the prefix, guards and decorators (`routes` extra). One controller serves every
- * account (core's inboundPaths / routeInbound): `/<path>` is the default account's,
- * `/<path>/<account>` a named account's, each also under `/<secret>` for its own path secret
- * (`access.pathSecret`); the account's own access check refuses a wrong or missing secret, an
- * unknown account name and a path token where none is set with the same 404.
- *
- * A session or an order of one account reached on another account's path is refused 409
- * `HUBTEL_WRONG_ACCOUNT`: nothing runs, nothing is emitted, and the refusal is counted with the
- * account of the path.
- *
- * Bodies are taken as `unknown` and validated by the services, so a global ValidationPipe of the
- * host app never rejects the platform's extra fields.
+ * The two endpoints, for every account at `/<path>[/<account>][/<secret>]`; another account's session
+ * or order is refused 409. Bodies are validated by the services, not a host's ValidationPipe.
  */
 export function createServiceAppController(routes: ServiceAppRouteOptions = {}): Type<unknown>[] {
   if (routes.disabled) return [];
@@ -76,33 +65,23 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
       @Req() request: InboundRequestLike,
       @Res({ passthrough: true }) response: unknown,
     ): Promise<FulfillmentReceipt> {
-      let routed: ServiceAppAccount | undefined;
+      let routed = '';
       const receipt = await this.answer(
         'fulfillment',
         'fulfillment request',
         request,
         response,
         (account) => {
-          routed = account;
+          routed = account.name;
           return this.fulfillment.receive(body, account);
         },
       );
-      this.telemetry?.record(
-        inboundSignal(
-          'fulfillment',
-          receipt.Status === 'duplicate' ? 'duplicate' : 'accepted',
-          undefined,
-          routed!.name,
-        ),
-      );
+      const outcome = receipt.Status === 'duplicate' ? 'duplicate' : 'accepted';
+      this.telemetry?.record(inboundSignal('fulfillment', outcome, undefined, routed));
       return receipt;
     }
 
-    /**
-     * Routes the request to its account (its access checked) and answers it; a refusal is counted,
-     * with the account when it is known: every fulfillment refusal, and on the service-flow
-     * endpoint (whose steps report themselves) the access and wrong-account refusals.
-     */
+    /** Routes the request to its account (access checked) and answers it, counting refusals. */
     private async answer<T>(
       source: HubtelInboundSource,
       what: string,
@@ -138,10 +117,7 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
 
 const WRONG_ACCOUNT = 'HUBTEL_WRONG_ACCOUNT';
 
-/**
- * How both endpoints answer errors (answerInbound), with the fulfillment's typed refusals. Nothing
- * else means the store failed: a 503, so the platform may send the request again later.
- */
+/** Typed refusals answer 409 (or their status); anything else is a 503: sent again later. */
 const answers: InboundAnswerOptions = {
   logger: new ServiceAppLogger(),
   refusal: (error) => {

@@ -6,17 +6,8 @@ import { getFulfillmentAccountToken } from './service-app.constants.js';
 import { ServiceAppEvents, fulfillmentEventFor } from './service-app.events.js';
 
 /**
- * Handles paid orders (payload: FulfillmentRequestedEvent) — of one ServiceCode, or of every code
- * when none is given. Runs once per OrderId; a throw is retried with backoff (`fulfillmentRetry`),
- * then `failed` is reported. Its return value becomes the callback's `MetaData` (or return
- * `deferFulfillment()` / `failFulfillment()`). Handlers of the code run before catch-all ones.
- *
- * ```ts
- * @OnFulfillment()
- * async deliver(order: FulfillmentRequestedEvent) {
- *   await this.topUp.send(order.serviceData.destination as string, order.item!.Price);
- * }
- * ```
+ * Handles paid orders of one ServiceCode (or all): once per OrderId, a throw retried
+ * (`fulfillmentRetry`) then reported `failed`. The return value becomes the callback's `MetaData`.
  */
 export function OnFulfillment(serviceCode?: string, options?: HubtelHandlerOptions): MethodDecorator {
   if (serviceCode === undefined) return onAnyFulfillment(options);
@@ -31,38 +22,19 @@ export const OnFulfillmentCallbackSent = createListenerDecorator(ServiceAppEvent
 /** A fulfillment or its callback was given up on (payload: DeadLetterEvent). */
 export const OnServiceAppDeadLetter = createListenerDecorator(ServiceAppEvents.DeadLetter);
 
-/**
- * A fulfillment request failed verification (payload: FulfillmentRejectedEvent): nothing was
- * delivered nor reported. An alert, emitted once; a throwing handler is logged, not retried.
- */
+/** A fulfillment request failed verification: an alert, emitted once (a throw is logged). */
 export const OnFulfillmentRejected = createListenerDecorator(ServiceAppEvents.Rejected);
 
-/**
- * An order was paid but matches its cart on neither count (payload: FulfillmentAttentionEvent):
- * nothing delivered; resolve it with `FulfillmentService.resolveAttention()`. A recorded job: runs
- * once per order, retried when it throws.
- */
+/** A paid order that fits its cart on neither count: once per order, retried; see `resolveAttention()`. */
 export const OnFulfillmentAttention = createHandlerDecorator(ServiceAppEvents.Attention);
 
 /**
- * Answers `query` requests (payload: ServiceQueryEvent): the platform asking the service for data.
- * The return value (ServiceQueryAnswer, or a promise of it) is the answer; without a handler the
- * module answers a polite `Release` (`messages.queryUnavailable`).
- *
- * ```ts
- * @OnServiceQuery()
- * balance(query: ServiceQueryEvent): ServiceQueryAnswer {
- *   return `Bundles from GHS 5.00 for ${query.serviceCode}`;
- * }
- * ```
+ * Answers `query` requests with its return value (ServiceQueryAnswer); without a handler, a polite
+ * `Release` (`messages.queryUnavailable`).
  */
 export const OnServiceQuery = createListenerDecorator(ServiceAppEvents.Query);
 
-/**
- * Injects the orders of an account: `@InjectFulfillment('north') north: FulfillmentAccount`,
- * registered with `ServiceAppModule.registerAccount({ name: 'north', ... })`. Without a name (or
- * with `default`), the default account's FulfillmentService.
- */
+/** Injects an account's orders: `@InjectFulfillment('north') north: FulfillmentAccount`. */
 export function InjectFulfillment(account?: string): ReturnType<typeof Inject> {
   return Inject(
     account === undefined || account === HUBTEL_DEFAULT_ACCOUNT

@@ -3,21 +3,12 @@ import { HubtelValidationError } from 'nestjs-hubtel';
 import { compileValidator, findHostileStructure, type CompiledValidator } from '#internal';
 import type { FulfillmentRequest, ServiceFlowRequest } from './service-app.types.js';
 
-/*
- * Request bodies the platform sends, as class-validator DTOs. Controllers take `@Body() body:
- * unknown` and validate here, so a host app's global ValidationPipe (whitelist, forbid...) never
- * rejects the platform's extra fields (`Timeout`, `Platform`, ...): unknown fields are ignored.
- *
- * Fields the module reads are required as the contract says ("always" present); fields it does
- * not read (`Operator`, `ClientState`, `Sequence`) are accepted in any shape, so a platform change
- * there cannot break live sessions.
- */
+/* The platform's request bodies: fields the module reads are required, the rest loose or ignored. */
 
 const ID_MAX = 128;
 
 export class ServiceFlowRequestDto {
-  // Any request type is answered (an unknown one with a polite Release, as the platform's SDK
-  // does): only its shape is checked here.
+  // Any type is answered (an unknown one with a polite Release): only its shape is checked.
   @IsString()
   @IsNotEmpty()
   @MaxLength(64)
@@ -78,7 +69,7 @@ export class FulfillmentRequestDto {
   OrderInfo?: unknown;
 }
 
-/** Validators built once per DTO (core's compileValidator: the DTO's rules as JSON Schema, run by Ajv). */
+/** Validators built once per DTO (core's compileValidator). */
 export const validateServiceFlowRequest: CompiledValidator<ServiceFlowRequest> = compileValidator(
   ServiceFlowRequestDto,
 ) as CompiledValidator<ServiceFlowRequest>;
@@ -88,10 +79,8 @@ export const validateFulfillmentRequest: CompiledValidator<FulfillmentRequest> =
 ) as CompiledValidator<FulfillmentRequest>;
 
 /**
- * The request a body holds, or a HubtelValidationError listing what is wrong. Prototype keys
- * (`__proto__`, `constructor`, `prototype`) and absurd nesting are refused before validation, not
- * dropped with the other unknown fields: the platform never sends them, and Express keeps
- * `"__proto__"` as a key where Fastify's parser refuses it, so both adapters answer the same 400.
+ * The request a body holds, or a HubtelValidationError. Prototype keys and absurd nesting are refused,
+ * not dropped: Express keeps `"__proto__"` where Fastify refuses it, so both answer the same 400.
  */
 export function parseRequest<T>(validate: CompiledValidator<T>, body: unknown, what: string): T {
   const hostile = findHostileStructure(body);

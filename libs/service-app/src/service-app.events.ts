@@ -1,44 +1,30 @@
 import { type DeadLetterEvent, type PaymentAmounts } from 'nestjs-hubtel';
+import { dropUndefined } from '#internal';
 import type { FulfillmentOrderClaims } from './fulfillment.claims.js';
 import type { CartItem, FulfillmentServiceStatus, ServiceData } from './service-app.types.js';
 
 /**
- * Domain events of the ServiceAppModule. Handle them with the decorators of
- * `service-app.decorators.ts` (`@OnFulfillment()`: called once per order, retried). The app's
- * EventEmitter2 gets each of them too, for observers (`@OnEvent`, `emitter.on`): a fulfillment
- * once its handlers succeeded (at least once), the alerts (rejected, callback sent, dead letter,
- * query) when they happen.
- *
- * Payloads are plain JSON data: they are recorded in the store before handlers run, and a handler
- * re-run after a restart (persistent store) receives the same fields as a plain object. Read the
- * fields; do not modify them, and do not rely on `instanceof`.
+ * Domain events of the ServiceAppModule, handled once per order (`@OnFulfillment()`, ...). Payloads
+ * are plain JSON, recorded before handlers run: do not rely on `instanceof` after a restart.
  */
 export const ServiceAppEvents = Object.freeze({
   /** A paid order to fulfil, every ServiceCode (payload: FulfillmentRequestedEvent). */
   Fulfillment: 'hubtel.service-app.fulfillment',
-  /**
-   * A fulfillment request failed verification (payload: FulfillmentRejectedEvent): no handler ran,
-   * no callback was sent. Treat it as an alert (a forged request, or a misconfiguration).
-   */
+  /** A request failed verification (FulfillmentRejectedEvent): nothing ran or was sent. An alert. */
   Rejected: 'hubtel.service-app.rejected',
   /** The platform accepted a fulfillment callback (payload: FulfillmentCallbackSentEvent). */
   CallbackSent: 'hubtel.service-app.callback-sent',
   /**
-   * A job gave up (payload: DeadLetterEvent): `type` `fulfillment` = your handler kept failing
-   * (`failed` is then reported to the platform); `type` `callback` = the platform did not accept
-   * the callback before the deadline (the order's outcome never reached it: act by hand).
+   * A job gave up (DeadLetterEvent): `fulfillment` = your handler kept failing (reported `failed`);
+   * `callback` = the platform did not accept the callback in time (act by hand).
    */
   DeadLetter: 'hubtel.service-app.dead-letter',
-  /**
-   * A `query` request (payload: ServiceQueryEvent): the platform asks the service for data, not a
-   * user screen. The first handler's return value (ServiceQueryAnswer) is the answer.
-   */
+  /** A `query` request (ServiceQueryEvent): the first handler's ServiceQueryAnswer is the answer. */
   Query: 'hubtel.service-app.query',
   /**
-   * The status check verified an order's payment, but its amount or currency matches the cart on
-   * neither count (payload: FulfillmentAttentionEvent): no handler ran; the order waits for
-   * `FulfillmentService.resolveAttention()` (deliver anyway, or refund), and is reported `failed`
-   * to the platform within its one-hour deadline if nobody resolves it.
+   * A verified payment whose amount or currency fits the cart on neither count
+   * (FulfillmentAttentionEvent): it waits for `FulfillmentService.resolveAttention()`, else is
+   * reported `failed` within the platform's hour.
    */
   Attention: 'hubtel.service-app.attention',
 } as const);
@@ -52,43 +38,30 @@ export function fulfillmentEventFor(serviceCode: string): string {
 export class FulfillmentRequestedEvent {
   /** The platform's `OrderId`. The key of exactly-once: handlers run once per order. */
   readonly orderId: string;
-  /** `SessionId` of the session that built the cart. */
   readonly sessionId: string;
-  /** ServiceCode of that session; null when the cart is unknown (`requireCart: false`). */
+  /** ServiceCode, flow, MSISDN and cart item: null when the cart is unknown (`requireCart: false`). */
   readonly serviceCode: string | null;
-  /** Flow that built the cart; null when the cart is unknown. */
   readonly flow: string | null;
-  /** The user's MSISDN; null when the cart is unknown. Personal data: mask it before logging. */
+  /** Personal data: mask it before logging. */
   readonly mobile: string | null;
   /** Channel of the session (`mtn`, `Hubtel-Android`, ...), when the platform said. */
   readonly operator?: string;
-  /** The cart item answered with AddToCart; null when the cart is unknown. */
   readonly item: CartItem | null;
   /** `item.ServiceData` ({} when none): what your flow put in the cart for this moment. */
   readonly serviceData: ServiceData;
   /** Everything the session collected (entries by field name, plus `ctx.set()` values). */
   readonly data: Record<string, unknown>;
-  /** The request's `ExtraData` ({} when absent). */
   readonly extraData: Record<string, unknown>;
   /** The request's `OrderInfo` as received (null when absent). A claim: see `claims`. */
   readonly orderInfo: unknown;
-  /**
-   * `OrderInfo` read into typed fields (customer, items, claimed payment): what the platform
-   * CLAIMS, unsigned like every request, never proof of payment (that is `payment`, from the
-   * status check). Absent when the request carried no OrderInfo.
-   */
+  /** `OrderInfo` as typed fields: unsigned CLAIMS, never proof of payment (that is `payment`). */
   readonly claims?: FulfillmentOrderClaims;
   /** Set when the payment matched on neither count and the merchant chose to deliver anyway. */
   readonly attention?: FulfillmentAttention;
-  /** ISO time the fulfillment request was received. */
   readonly receivedAt: string;
   /** The payment as the status check confirmed it (absent when verification is off). */
   readonly payment?: FulfillmentPayment;
-  /**
-   * The account whose service the order is: `default`, or a named account's name (`north`: the
-   * path it arrived on), as on every event of the suite. Filter handlers with
-   * `@OnFulfillment(code, { account: 'north' })`. (A record written before 0.2.0 has none: the default.)
-   */
+  /** The order's account: `default` or a named account (`@OnFulfillment(code, { account })`). */
   readonly account: string;
 
   constructor(fields: FulfillmentRequestedEvent) {
@@ -99,12 +72,9 @@ export class FulfillmentRequestedEvent {
 /** An order's payment, as the transaction status check reported it. */
 export interface FulfillmentPayment {
   confirmedByStatusCheck: true;
-  /** Amount paid, as the status check reports it (`amount`: with a payer-borne charge, more than the cart). */
+  /** As the status check reports it (with a payer-borne charge, more than the cart). */
   amount: number;
-  /**
-   * The verified figures (gross, charges, net) and who bore the charge: what your books record.
-   * Absent when the status check gave no amount.
-   */
+  /** The verified figures and who bore the charge (absent when the status check gave no amount). */
   amounts?: PaymentAmounts;
   currencyCode?: string;
   transactionId?: string;
@@ -113,18 +83,9 @@ export interface FulfillmentPayment {
 }
 
 /**
- * Why a fulfillment request was refused:
- * - `UNKNOWN_SESSION`: its SessionId did not end in an AddToCart of this app (answered 404);
- * - `ORDER_CONFLICT`: this OrderId was received for another session (409);
- * - `CART_ALREADY_ORDERED`: no longer emitted (another OrderId of a delivered session now gets the
- *   delivering order's callback instead of a 409); kept so existing `switch`es still compile;
- * - `NOT_PAID`: the status check found no paid transaction for the SessionId, even after re-checking
- *   for `verification.recheckForMs` (or it was refunded);
- * - `AMOUNT_MISMATCH`: the amount paid is not the cart's total;
- * - `CURRENCY_MISMATCH`: the status check reports the payment in another currency than the cart's
- *   (GHS), as checkout's reason of the same name;
- * - `NOT_CONFIRMED`: the status check could not be asked (errors until the re-check window ended),
- *   or answered for another reference.
+ * Why a fulfillment request was refused. `UNKNOWN_SESSION`: no AddToCart of this app (404);
+ * `ORDER_CONFLICT`: the OrderId came for another session (409); `CART_ALREADY_ORDERED`: no longer
+ * emitted (kept for `switch`es); `NOT_CONFIRMED`: the status check could not be asked.
  */
 export type FulfillmentRejection =
   | 'UNKNOWN_SESSION'
@@ -143,16 +104,13 @@ export class FulfillmentRejectedEvent {
   readonly orderId: string;
   readonly sessionId: string;
   readonly serviceCode: string | null;
-  /** The cart's total, when the cart is known. */
+  /** The cart's total, and what the status check reported (when it answered). */
   readonly amountExpected?: number;
-  /** What the status check reports as paid, when it answered. */
   readonly amountPaid?: number;
-  /** The status check's `status` (`Unpaid`, `Refunded`, ...), when it answered. */
   readonly paymentStatus?: string;
   /** Status checks made. */
   readonly checks: number;
   readonly rejectedAt: string;
-  /** The account the request came for: `default`, or a named account's name. */
   readonly account: string;
 
   constructor(fields: FulfillmentRejectedEvent) {
@@ -164,9 +122,7 @@ export class FulfillmentRejectedEvent {
 export interface FulfillmentAttention {
   reason: 'AMOUNT_MISMATCH' | 'CURRENCY_MISMATCH';
   message: string;
-  /** ISO time it was found. */
   at: string;
-  /** The verified figures, when the status check gave an amount. */
   amounts?: PaymentAmounts;
   /** The cart's total. */
   amountExpected?: number;
@@ -176,21 +132,14 @@ export interface FulfillmentAttention {
   resolution?: { action: 'delivered' | 'refunded' | 'expired'; at: string };
 }
 
-/**
- * Payload of `ServiceAppEvents.Attention`: money arrived for an order, but not the cart's amount or
- * currency on either count. Look at it, then `FulfillmentService.resolveAttention(orderId, 'deliver'
- * | 'refund')` before `attention.decideBy`.
- */
+/** Payload of `ServiceAppEvents.Attention`: resolve it before `attention.decideBy`. */
 export class FulfillmentAttentionEvent {
   readonly orderId: string;
   readonly sessionId: string;
   readonly serviceCode: string | null;
   readonly attention: FulfillmentAttention;
-  /** The payment as the status check verified it. */
   readonly payment: FulfillmentPayment;
-  /** The request's OrderInfo, as claimed. */
   readonly claims?: FulfillmentOrderClaims;
-  /** The order's account: `default`, or a named account's name. */
   readonly account: string;
 
   constructor(fields: FulfillmentAttentionEvent) {
@@ -209,7 +158,6 @@ export class FulfillmentCallbackSentEvent {
   /** POSTs it took. */
   readonly attempts: number;
   readonly sentAt: string;
-  /** The account whose credentials sent it: `default`, or a named account's name. */
   readonly account: string;
 
   constructor(fields: FulfillmentCallbackSentEvent) {
@@ -228,11 +176,7 @@ export type FulfillmentOutcome =
   | { readonly [OUTCOME]: 'failed'; readonly metaData: unknown }
   | { readonly [OUTCOME]: 'deferred' };
 
-/**
- * Return from a handler when the goods are delivered later: no callback is sent now; report the
- * outcome with `FulfillmentService.complete(orderId, 'success' | 'failed')` (within the hour the
- * platform allows).
- */
+/** Return from a handler to deliver later: report with `FulfillmentService.complete()` within the hour. */
 export function deferFulfillment(): FulfillmentOutcome {
   return { [OUTCOME]: 'deferred' };
 }
@@ -248,16 +192,13 @@ export function fulfilled(metaData: unknown = null): FulfillmentOutcome {
 }
 
 /**
- * @internal The combined outcome of every handler's answer, in listener order: the first
- * `failFulfillment()` wins, else any `deferFulfillment()`, else the first metadata (a
- * `fulfilled()` or a plain value), else success with no metadata. One pass, nothing allocated for
- * the usual single handler.
+ * @internal The handlers' answers combined, in listener order: the first `failFulfillment()`
+ * wins, else any `deferFulfillment()`, else the first metadata, else success with none.
  */
 export function combineOutcomes(
   results: Record<string, unknown> | undefined,
 ): { kind: 'deferred' } | { kind: 'report'; status: FulfillmentServiceStatus; metaData: unknown } {
-  // In handler order: the pipeline keys results by handler identity, inserted in dispatch order
-  // (records of older versions have listener indexes, which objects list in ascending order).
+  // Keys are in dispatch order (older records' listener indexes list ascending too).
   const keys = results ? Object.keys(results) : [];
   let deferred = false;
   let failedSeen = false;
@@ -274,7 +215,7 @@ export function combineOutcomes(
     }
     const kind = mark[OUTCOME];
     if (kind === 'failed' && !failedSeen) {
-      // The first failure decides (one without metaData, never built by failFulfillment(), reports nothing).
+      // The first failure decides (one without metaData was not built by failFulfillment()).
       failedSeen = true;
       if ('metaData' in mark) return { kind: 'report', status: 'failed', metaData: mark.metaData ?? null };
     }
@@ -301,14 +242,7 @@ export class ServiceQueryEvent {
   readonly account: string;
 
   constructor(fields: ServiceQueryEvent) {
-    this.sessionId = fields.sessionId;
-    this.serviceCode = fields.serviceCode;
-    this.mobile = fields.mobile;
-    if (fields.operator !== undefined) this.operator = fields.operator;
-    this.channel = fields.channel;
-    this.message = fields.message;
-    this.account = fields.account;
-    this.clientState = fields.clientState;
+    Object.assign(this, dropUndefined(fields));
   }
 }
 

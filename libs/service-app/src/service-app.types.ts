@@ -1,18 +1,12 @@
 import type { HubtelRouteOptions } from 'nestjs-hubtel';
-/*
- * The wire shapes of the programmable-services exchange, field for field as the contract writes
- * them (PascalCase, case-sensitive). Only these objects are sent to or read from the platform.
- */
+/* The wire shapes, field for field as the contract writes them (PascalCase, case-sensitive). */
 
 /** `Type` of a service-flow request, lower-cased (the platform writes `Response`, docs `response`). */
 export type ServiceFlowRequestType = 'initiation' | 'response' | 'release' | 'timeout' | 'query' | 'favorite';
 
 /** Service-flow request (platform → app), after validation. Unknown extra fields are dropped. */
 export interface ServiceFlowRequest {
-  /**
-   * As sent (`initiation`, `Response`, `release`, `timeout`, `query`, `favorite`); compare
-   * case-insensitively. Any other value is answered with a polite `Release`, never an error.
-   */
+  /** As sent: compare case-insensitively (an unknown value gets a polite `Release`). */
   Type: string;
   /** Empty on initiation; the user's entry or the chosen option's `Value` otherwise. */
   Message: string;
@@ -29,11 +23,9 @@ export interface ServiceFlowRequest {
 
 /** One option of a select prompt (`Data`). */
 export interface SelectOption {
-  /** Text shown for the option. */
   Display: string;
   /** Sent back in `Message` when chosen. */
   Value: string;
-  /** Price of the option. */
   Amount: number;
 }
 
@@ -49,17 +41,12 @@ export interface CartItem {
   ServiceData?: ServiceData;
 }
 
-/** `DataType` of a service-flow response. */
 export type ResponseDataType = 'input' | 'select' | 'display';
 
 /** `FieldType` values: the contract shows `phone` and `text`; newer documentation adds the rest. */
 export type FieldType = 'text' | 'phone' | 'number' | 'decimal' | 'email' | 'textarea';
 
-/**
- * `Type` of a service-flow response. `release` ends the session (see docs/service-app.md);
- * `Release` (the platform SDK's casing) carries the cart on USSD and answers `timeout`, `query`
- * without a handler and unknown request types.
- */
+/** `release` ends the session; `Release` (the SDK's casing) carries the USSD cart and polite ends. */
 export type ServiceFlowResponseType = 'Response' | 'AddToCart' | 'release' | 'Release';
 
 /** Service-flow response (app → platform). */
@@ -101,13 +88,12 @@ export interface FulfillmentCallback {
   MetaData: unknown;
 }
 
-/** Where and how the two endpoints are mounted. Given as a module extra: routes are fixed before async options resolve. */
+/** Where the two endpoints are mounted (a module extra: routes are fixed before async options). */
 export interface ServiceAppRouteOptions extends HubtelRouteOptions {
   /** Prefix of both endpoints. Default `api` (→ `POST /api/service-flow`, `POST /api/fulfillment`). */
   path?: string;
-  /** Path of the service interaction endpoint under the prefix. Default `service-flow`. */
+  /** Paths under the prefix. Defaults `service-flow`, `fulfillment`. */
   serviceFlowPath?: string;
-  /** Path of the fulfillment endpoint under the prefix. Default `fulfillment`. */
   fulfillmentPath?: string;
 }
 

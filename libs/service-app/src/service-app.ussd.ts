@@ -1,7 +1,4 @@
-/**
- * The USSD channel's rules shared by the options (checked at start-up) and the flow's screens
- * (flow/service-flow.ussd.ts): which requests are USSD, and how a text is cut to one screen.
- */
+/** The USSD rules shared by the options and the flow's screens: which requests are USSD, how to cut. */
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { isGsm7, isTelcoOperator, isUssdRequest, ussdScreen, type UssdScreenLimits } from '#internal';
 import type { ServiceAppMessages } from './service-app.constants.js';
@@ -25,16 +22,12 @@ export interface ResolvedUssdOptions extends UssdScreenLimits {
 export const ELLIPSIS = '...';
 /** Least room a cut option keeps for its text: "7. " plus a recognisable start. */
 export const MIN_OPTION_TEXT = 12;
-/**
- * USSD when `Platform` is `USSD` (any case) or `Operator` is a telco (with or without a country
- * suffix, any case, plus `ussd.operators`); `ussd.appOperators` keeps an operator on the app channel.
- */
+/** USSD when `Platform` is `USSD` or `Operator` a telco (or in `ussd.operators`, not `appOperators`). */
 export function detectChannel(
   platform: unknown,
   operator: string | undefined,
   options: ResolvedUssdOptions,
 ): ServiceFlowChannel {
-  // The platform's own rule (core's, shared with the sandbox and the simulators), then the options.
   if (isUssdRequest({ Platform: platform })) return 'ussd';
   if (operator === undefined) return 'app';
   const name = operator.trim().toLowerCase();
@@ -44,11 +37,7 @@ export function detectChannel(
   return options.operators.has(name) || options.operators.has(name.replace(/-[a-z]+$/, '')) ? 'ussd' : 'app';
 }
 
-/**
- * The longest start of `text` that passes `fits` with an ellipsis, cut at a word boundary when one
- * keeps at least half of it (a single long word is cut inside it). Never throws: when nothing fits,
- * the ellipsis alone.
- */
+/** The longest start of `text` that `fits` with an ellipsis, at a word boundary keeping half or more. */
 export function cutToFit(text: string, fits: (candidate: string) => boolean): string {
   if (fits(text)) return text;
   const chars = Array.from(text);
@@ -68,7 +57,7 @@ export function cutToFit(text: string, fits: (candidate: string) => boolean): st
   return head.trimEnd() + ELLIPSIS;
 }
 
-/** GSM-7 text for a screen: accents dropped where GSM-7 lacks them, typographic marks made plain, the rest `?`. */
+/** GSM-7 text for a screen: accents dropped, typographic marks made plain, the rest `?`. */
 export function transliterate(text: string): string {
   if (isGsm7(text)) return text;
   let out = '';
@@ -101,9 +90,8 @@ type CheckedUssdOptions = Omit<ResolvedUssdOptions, 'operators' | 'appOperators'
   Partial<Record<'operators' | 'appOperators', readonly string[]>>;
 
 /**
- * The USSD options with the rules across fields, found at start-up, not by a user: the navigation
- * keys differ from each other and from the back inputs, every text the module shows by itself fits
- * one screen, and a menu page keeps room for an option beside both navigation lines on a UCS-2 one.
+ * The USSD options checked across fields at start-up: distinct keys, every module text fits a
+ * screen, and a UCS-2 menu page has room for an option beside both navigation lines.
  */
 export function resolveUssd(
   checked: CheckedUssdOptions,

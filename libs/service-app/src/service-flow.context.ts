@@ -10,54 +10,36 @@ import type {
 /** Who is in the session, from the platform's request. */
 export interface FlowSessionInfo {
   sessionId: string;
-  /** MSISDN of the user. Personal data: mask it before logging (`maskMsisdn`). */
+  /** Personal data: mask it before logging (`maskMsisdn`). */
   mobile: string;
   serviceCode: string;
-  /** Channel the user is on (`mtn`, `Hubtel-Android`, ...), when the platform said. */
+  /** `mtn`, `Hubtel-Android`, ..., when the platform said. */
   operator?: string;
   /** `ussd`: the phone shows `Message` only (menus are written into it, paged); `app`: a Hubtel app. */
   channel: 'ussd' | 'app';
-  /**
-   * The account whose service this session is (`default`, or a named account's name: the path it
-   * started on), so one app can serve each account its own menu.
-   */
+  /** The session's account (`default`, or a named account: the path it started on). */
   account: string;
-  /**
-   * On a `favorite` start: what the request carried (`Message`, `ClientState`), so the flow can
-   * skip the steps it already has answers for. Absent otherwise.
-   */
+  /** On a `favorite` start: what the request carried, to skip steps already answered. */
   favorite?: FavoriteStart;
 }
 
 /** What a `favorite` request (a start with the user's saved choices) carried. */
 export interface FavoriteStart {
-  /** The request's `Message`: the saved data (its format is the one your service saved). */
+  /** The request's `Message` (the saved data) and `ClientState` ('' when absent). */
   readonly message: string;
-  /** The request's `ClientState` ('' when absent). */
   readonly clientState: string;
 }
 
 /**
- * What a step sees, and how it answers. One context per step run:
- *
- * ```ts
- * @FlowStep()
- * bundle(ctx: FlowContext<{ destination: string }>) {
- *   return ctx.select({ message: `Bundles for ${ctx.data.destination}`, options: [...] });
- * }
- * ```
- *
- * `ctx.set()` stores extra values in the session, kept only if the step's answer is used (not when
- * it is re-asked, timed out or failed).
+ * What a step sees, and how it answers (one per step run). `ctx.set()` values are kept only if the
+ * step's answer is used (not re-asked, timed out or failed).
  */
 export class FlowContext<TData extends Record<string, unknown> = Record<string, unknown>> {
-  /** The step being run. */
   readonly step: string;
   /** The entry that answered the previous prompt, validated and normalised; undefined at the start. */
   readonly answer: FlowValue | undefined;
-  /** The entry exactly as the user typed it (trimmed). */
+  /** As typed (trimmed), and the field `answer` filled. */
   readonly rawAnswer: string | undefined;
-  /** Name of the field that `answer` filled. */
   readonly field: string | undefined;
   readonly session: Readonly<FlowSessionInfo>;
   private readonly values: Record<string, unknown>;
@@ -82,7 +64,6 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     this.field = init.field;
   }
 
-  /** The account whose service this session is (`default`, or a named account's name). */
   get account(): string {
     return this.session.account;
   }
@@ -91,7 +72,6 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     return this.session.sessionId;
   }
 
-  /** MSISDN of the user (personal data: mask before logging). */
   get mobile(): string {
     return this.session.mobile;
   }
@@ -100,12 +80,10 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     return this.session.serviceCode;
   }
 
-  /** `ussd` or `app` (see FlowSessionInfo.channel): e.g. shorter texts for a phone's screen. */
   get channel(): 'ussd' | 'app' {
     return this.session.channel;
   }
 
-  /** The saved data of a `favorite` start (the start step only); undefined otherwise. */
   get favorite(): FavoriteStart | undefined {
     return this.session.favorite;
   }
@@ -115,11 +93,7 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     return this.values as Readonly<Partial<TData>>;
   }
 
-  /**
-   * The option chosen in the select prompt that filled `field` (default: the one just answered).
-   * Read-only: option objects are shared by every session at that prompt (and frozen), so copy
-   * one before changing it.
-   */
+  /** The option chosen at the prompt that filled `field` (default: just answered); shared and frozen. */
   selected(field: string | undefined = this.field): Readonly<SelectOption> | undefined {
     return field === undefined ? undefined : this.choices[field];
   }
@@ -155,10 +129,7 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     return { kind: 'goto', step };
   }
 
-  /**
-   * Refuses the answer: the previous prompt is asked again, `reason` shown above it. For checks
-   * the prompt's own validation cannot express (a meter number unknown to your back office).
-   */
+  /** Refuses the answer: the previous prompt is asked again, `reason` shown above it. */
   reject(reason: string): FlowReply {
     return { kind: 'reject', reason };
   }
@@ -170,12 +141,10 @@ export type FlowStepHandler<TData extends Record<string, unknown> = Record<strin
 ) => FlowReply | Promise<FlowReply>;
 
 /**
- * A flow's sessions can be resumed: when the same `Mobile` dials the same ServiceCode within
- * `withinMs` of the last answer (or of the `release` / `timeout` that ended it) of a session that
- * did not finish (no cart, no `ctx.end()`), the first screen asks whether to continue.
+ * Resuming: when the same `Mobile` dials the same ServiceCode within `withinMs` of an unfinished
+ * session's last answer (or end), the first screen asks whether to continue.
  */
 export interface FlowResumeOptions {
-  /** The window, ms. */
   readonly withinMs: number;
   /** The question. Default `messages.resume`; must fit one USSD screen with its two answers. */
   readonly message?: string;
@@ -185,13 +154,11 @@ export interface FlowResumeOptions {
 export interface ServiceFlowDefinition {
   /** Unique name (the class name for decorated flows). Stored in sessions: keep it stable. */
   readonly name: string;
-  /** ServiceCodes routed to this flow. */
   readonly serviceCodes: readonly string[];
   /** Serves every ServiceCode not routed to another flow. */
   readonly isDefault: boolean;
   /** Steps in declaration order (the default `next` of a prompt is the step after it). */
   readonly steps: ReadonlyArray<{ readonly name: string; readonly handler: FlowStepHandler<any> }>;
-  /** The first step. */
   readonly start: string;
   /** Offer to continue an unfinished session on the next dial (off when absent). */
   readonly resume?: FlowResumeOptions;

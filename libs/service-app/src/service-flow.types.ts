@@ -9,9 +9,8 @@ export interface InputValidation {
   required?: boolean;
   minLength?: number;
   maxLength?: number;
-  /** Smallest number (`number` and `decimal` fields). */
+  /** Bounds of `number` and `decimal` fields. */
   min?: number;
-  /** Largest number (`number` and `decimal` fields). */
   max?: number;
   /** The entry must match (text fields). */
   pattern?: RegExp | string;
@@ -20,7 +19,6 @@ export interface InputValidation {
 }
 
 export interface InputPrompt {
-  /** Text shown to the user. */
   message: string;
   /** `Label` of the prompt. Default: the message. */
   label?: string;
@@ -48,7 +46,6 @@ export interface SelectPrompt {
 }
 
 export interface AddToCartReply {
-  /** Text shown with the cart. */
   message: string;
   /** `Label`. Default: the message. */
   label?: string;
@@ -64,11 +61,7 @@ export type FlowReply =
   | { readonly kind: 'goto'; readonly step: string }
   | { readonly kind: 'reject'; readonly reason: string };
 
-/**
- * A prompt as stored in the session: plain data, so a re-ask or "back" never re-runs a step.
- * Screens (and select options) equal to the last one a step answered are shared between sessions
- * and frozen: never modify one.
- */
+/** A prompt as stored (a re-ask or "back" never re-runs a step); shared between sessions and frozen. */
 export interface StoredScreen {
   readonly step: string;
   readonly kind: 'input' | 'select';
@@ -87,11 +80,7 @@ export type StoredValidation = Omit<InputValidation, 'pattern'> & {
   pattern?: { source: string; flags: string };
 };
 
-/**
- * A session as `ServiceFlowService.getSession()` shows it (TTL: `sessionTtlMs`, renewed on every
- * answer). The store keeps a more compact record (no SessionId, `startedAt` as epoch ms, no empty
- * history or selections): read sessions through `getSession()`, not from the store.
- */
+/** A session as `ServiceFlowService.getSession()` shows it (the store keeps a more compact record). */
 export interface StoredSession {
   sessionId: string;
   flow: string;
@@ -104,16 +93,14 @@ export interface StoredSession {
   page: number;
   /** The platform said `timeout`: nothing more runs in this session. */
   timedOut?: true;
-  /** The prompt awaiting an answer. */
   screen: StoredScreen;
   /** Earlier prompts, oldest first, for "back" (always empty when "back" is off). */
   history: StoredScreen[];
   data: Record<string, unknown>;
-  /** Options chosen in select prompts, by field. */
   selections: Record<string, SelectOption>;
   /** ISO time the session started. */
   startedAt: string;
-  /** The named account whose path the session started on; absent: the default account. */
+  /** The named account the session started on; absent: the default. */
   account?: string;
 }
 
@@ -128,6 +115,6 @@ export interface StoredCart {
   /** Everything the session collected. */
   data: Record<string, unknown>;
   createdAt: string;
-  /** The named account whose session built it; absent: the default account (and older carts). */
+  /** The named account whose session built it; absent: the default. */
   account?: string;
 }

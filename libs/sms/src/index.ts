@@ -1,7 +1,4 @@
-/*
- * nestjs-hubtel/sms — the SmsModule: single and bulk sends, segment counting.
- * test/api/sms.api.txt pins this list (npm run api:update after a deliberate change).
- */
+/* nestjs-hubtel/sms. test/api/sms.api.txt pins this list (npm run api:update after a deliberate change). */
 export { SmsModule } from './sms.module.js';
 export { SmsService } from './sms.service.js';
 export type {

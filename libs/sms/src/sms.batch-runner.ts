@@ -57,16 +57,12 @@ interface Stop {
 /** Platform answers after which every further batch would fail the same way. */
 const FATAL = [HubtelAuthenticationError, HubtelInsufficientCreditError, HubtelIpNotAllowedError];
 
-/** An object that is an iterable (`Symbol.iterator`) or an async one (`Symbol.asyncIterator`). */
+/** An object with a `symbol` method (`Symbol.iterator` or `Symbol.asyncIterator`). */
 export function isIterable(value: unknown, symbol: symbol): boolean {
   return value !== null && typeof value === 'object' && typeof Reflect.get(value, symbol) === 'function';
 }
 
-/**
- * One `sendBatch` run. Recipients are pulled from the source only as fast as batches are sent
- * (at most `concurrency` batches in flight plus the one being filled), so memory stays flat
- * whatever the list length; de-duplication costs 8-16 bytes per distinct number (MsisdnSet).
- */
+/** One `sendBatch` run: recipients are pulled only as fast as batches are sent, so memory stays flat. */
 export class SmsBatchRun {
   private readonly counts: SendBatchCounts = {
     total: 0,
@@ -171,8 +167,7 @@ export class SmsBatchRun {
     };
     const source = this.plan.recipients;
     if (isIterable(source, Symbol.iterator)) {
-      // An array (or other sync iterable) is read in a plain loop: an await per entry would
-      // cost more than checking the number.
+      // A plain loop: an await per entry would cost more than checking the number.
       for (const value of source as Iterable<unknown>) {
         if (this.stop) return;
         if (take(value)) yield handOut();
@@ -241,7 +236,6 @@ export class SmsBatchRun {
         idempotent: false,
         operation: 'sms.sendBatch',
       });
-      // Field names read without regard to case, as the platform's own SDKs read them.
       const body = withFieldNames((res.data ?? {}) as Partial<SmsBatchApiResponse>, ANSWER_FIELDS.smsBatch);
       const batchId = body.batchId === undefined || body.batchId === null ? '' : String(body.batchId);
       report.batchId = batchId || undefined;
@@ -255,9 +249,7 @@ export class SmsBatchRun {
         const content = typeof entry.content === 'string' ? entry.content : undefined;
         return { recipient: String(entry.recipient), messageId: String(entry.messageId), content };
       });
-      // Usually the answer lists the numbers in the order sent: matched by position, no map.
-      // Otherwise by number, and only if the platform wrote one differently (`+233…`) are its
-      // answers normalised to match, once per batch.
+      // Matched by position (the usual order), else by number, else normalised (`+233…`), once.
       let byRecipient: Map<string, Answer> | undefined;
       let normalised: Map<string, Answer> | undefined;
       const answerFor = (recipient: string, position: number): Answer | undefined => {

@@ -29,12 +29,7 @@ import type {
   SmsSender,
 } from './sms.types.js';
 
-/**
- * Sends SMS for one account through the platform's SMS API, with that account's options and
- * transport (its credentials only). Every input is checked before anything is sent; sends are
- * never retried blindly (a send that may have gone out fails with HubtelUnknownOutcomeError, or is
- * reported with `outcomeUnknown` in a batch). SmsService is the default account's.
- */
+/** Sends SMS for one account: inputs checked before anything is sent, sends never retried blindly. */
 export class SmsClient implements SmsSender {
   protected readonly logger: HubtelLogger;
 
@@ -48,11 +43,9 @@ export class SmsClient implements SmsSender {
   }
 
   /**
-   * Sends one text to many numbers (`POST {sms_url}/v1/messages/batch/simple/send`), in batches of
-   * `batchSize`, `concurrency` at a time, each normalised number once. Resolves with every entry
-   * accounted for (`counts.total = sent + failed + duplicates`); rejects with HubtelValidationError
-   * before sending anything when the input is bad, or with SmsBatchAbortedError (partial result
-   * attached) when sending had to stop.
+   * Sends one text to many numbers, in batches of `batchSize`, `concurrency` at a time, each number
+   * once; every entry is accounted for. Rejects with HubtelValidationError before sending anything,
+   * or SmsBatchAbortedError (partial result attached) when sending had to stop.
    */
   async sendBatch(input: SendBatchInput): Promise<SendBatchResult> {
     const issues: ValidationIssue[] = [];
@@ -82,7 +75,6 @@ export class SmsClient implements SmsSender {
     if (issues.length > 0) throw this.invalid('sendBatch', issues);
 
     if (isArray && mode === 'reject') {
-      // The whole list is at hand: refuse it before anything goes out if any entry is bad.
       const invalid = findInvalidMsisdns(recipients as unknown[], this.options.http.defaultCountryCode);
       if (invalid.length > 0) throw invalidMsisdnsError(invalid);
     }
@@ -109,7 +101,7 @@ export class SmsClient implements SmsSender {
     return run.run();
   }
 
-  /** Sends one message: `POST {sms_url}/v1/messages/send` with `{ From, To, Content }`. Never retried blindly. */
+  /** Sends one message. Never retried blindly. */
   async send(input: SendSmsInput): Promise<SendSmsResult> {
     const issues: ValidationIssue[] = [];
     requireObject(input, 'send', '{ from, to, content }');
@@ -148,14 +140,14 @@ export class SmsClient implements SmsSender {
     };
   }
 
-  /** Delivery state of one message: `GET {sms_url}/v1/messages/{messageId}` (retried when safe). */
+  /** Delivery state of one message. */
   async getMessageStatus(messageId: string): Promise<SmsMessageStatus> {
     this.checkId(messageId, 'messageId');
     const data = await this.get<SmsMessageStatus>(SMS_PATHS.message(messageId), 'getMessageStatus');
     return withFieldNames(data, ANSWER_FIELDS.smsMessage);
   }
 
-  /** State of a batch: `GET {sms_url}/v1/messages/batch/{batchId}` (retried when safe). */
+  /** State of a batch. */
   async getBatchStatus(batchId: string): Promise<SmsBatchStatus> {
     this.checkId(batchId, 'batchId');
     return this.get<SmsBatchStatus>(SMS_PATHS.batch(batchId), 'getBatchStatus');

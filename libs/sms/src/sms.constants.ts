@@ -1,14 +1,10 @@
 import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import { HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
-/** Resolved, validated options of the SmsModule (`ResolvedSmsOptions`). */
+/** Injection tokens: resolved options, the default transport, and the named accounts' factory. */
 export const SMS_OPTIONS = Symbol('nestjs-hubtel:SMS_OPTIONS');
-/** The HttpTransport the SmsService calls the SMS API through. */
 export const SMS_HTTP_TRANSPORT = Symbol('nestjs-hubtel:SMS_HTTP_TRANSPORT');
-/**
- * Makes a named account's transport, `(account, config) => HttpTransport`: one provider, so a test
- * can stand in for every account's HTTP calls at once (SmsCapture does).
- */
+/** `(account, config) => HttpTransport`: one provider, so a test can stand in for them all (SmsCapture). */
 export const SMS_TRANSPORT_FACTORY = Symbol('nestjs-hubtel:SMS_TRANSPORT_FACTORY');
 
 export const SMS_PATHS = Object.freeze({
@@ -22,10 +18,7 @@ export const SMS_DEFAULTS = Object.freeze({
   baseUrl: HUBTEL_DEFAULT_BASE_URLS.sms,
   /** Alphanumeric sender ids are limited to 11 characters by the SMS networks. */
   maxSenderLength: 11,
-  /**
-   * Recipients per platform batch. The platform documents no maximum; 100 keeps each request
-   * small and a failed batch cheap to account for.
-   */
+  /** Recipients per batch (no documented maximum): small requests, a failed batch cheap to account for. */
   batchSize: 100,
   /** Batches in flight at once. */
   concurrency: 4,
@@ -39,15 +32,13 @@ export const SMS_LOGGER_CONTEXT = 'SmsService';
 /** Name of the account `forRoot` / `forRootAsync` configure (and its metric label). */
 export const SMS_DEFAULT_ACCOUNT = HUBTEL_DEFAULT_ACCOUNT;
 
-/** Injection token of the sender bound to account `name` (`@InjectSms(name)` uses it). */
+/** `@InjectSms(name)`'s token. */
 export function getSmsAccountToken(name: string): symbol {
   return Symbol.for(`nestjs-hubtel:sms-account:${name}`);
 }
 
-/** The SmsAccounts registry of the application, once `forRoot` has attached the default account. */
 export const SMS_ACCOUNTS = Symbol('nestjs-hubtel:SMS_ACCOUNTS');
 
-/** Logger context of an account's sender and transport: `SmsService` / `SmsService[north]`. */
 export function smsLoggerContext(account: string): string {
   return account === SMS_DEFAULT_ACCOUNT ? SMS_LOGGER_CONTEXT : `${SMS_LOGGER_CONTEXT}[${account}]`;
 }

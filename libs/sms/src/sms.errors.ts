@@ -2,14 +2,9 @@ import { HubtelError, HubtelUnknownAccountError, type HubtelErrorCode } from 'ne
 import type { SendBatchResult } from './sms.types.js';
 
 /**
- * `sendBatch` stopped before the end of its recipient list: the platform refused the credentials,
- * the account ran out of credit or the server's IP is not allow-listed (every further batch would
- * fail the same way), the recipient source threw, or the `onBatch` callback threw.
- *
- * `code` is the code of the cause when the platform caused it (`HUBTEL_AUTHENTICATION_FAILED`,
- * `HUBTEL_INSUFFICIENT_CREDIT`, `HUBTEL_IP_NOT_ALLOWED`), else `HUBTEL_SEND_ABORTED`. `result`
- * accounts for every entry processed before the stop (`counts.total`); later entries were not
- * processed (nor, for a stream, read).
+ * `sendBatch` stopped early: every further batch would fail the same way (credentials, credit, IP
+ * allow-list: `code` is the cause's), or the source or `onBatch` threw (`HUBTEL_SEND_ABORTED`).
+ * `result` accounts for every entry processed before the stop.
  */
 export class SmsBatchAbortedError extends HubtelError {
   constructor(

@@ -1,8 +1,4 @@
-/*
- * How many SMS a text costs. Networks bill per segment: a GSM-7 text fits 160 septets in one SMS
- * and 153 per part once split (the rest of each part holds the concatenation header); any
- * character outside GSM-7 switches the whole text to UCS-2: 70 UTF-16 units, 67 per part.
- */
+/* How many SMS a text costs: GSM-7 160 septets (153 per part), else UCS-2 70 units (67 per part). */
 import { gsm7Cost, isGsm7 } from '#internal';
 
 export type SmsEncoding = 'GSM-7' | 'UCS-2';

@@ -7,10 +7,7 @@ import { SMS_ACCOUNTS, SMS_DEFAULT_ACCOUNT, SMS_HTTP_TRANSPORT, SMS_OPTIONS } fr
 import type { ResolvedSmsOptions } from './sms.options.js';
 import type { SmsSender } from './sms.types.js';
 
-/**
- * The SmsClient of the default account (`SmsModule.forRoot`); any other account's through
- * `forAccount(name)`.
- */
+/** The SmsClient of the default account; any other account's through `forAccount(name)`. */
 @Injectable()
 export class SmsService extends SmsClient {
   constructor(
@@ -23,14 +20,8 @@ export class SmsService extends SmsClient {
   }
 
   /**
-   * The same methods, bound to account `name`: `default` (this service), one registered with
-   * `SmsModule.registerAccount`, or one `accounts.resolve` finds. Each account sends with its own
-   * credentials and options. A call for a name no one knows rejects with SmsUnknownAccountError,
-   * before anything is sent.
-   *
-   * ```ts
-   * await sms.forAccount('north').send({ to: '0241234567', content: 'Your order is ready' });
-   * ```
+   * The same methods, bound to account `name` (its credentials and options); an unknown name rejects
+   * with SmsUnknownAccountError before anything is sent.
    */
   forAccount(name: string): SmsSender {
     if (name === SMS_DEFAULT_ACCOUNT) return this;

@@ -18,7 +18,7 @@ export interface SendSmsResult {
   /** The number it was sent to, normalised. */
   to: string;
   messageId: string;
-  /** Platform status code (0 = accepted). */
+  /** 0 = accepted. */
   status: number;
   rate?: number;
   networkId?: string;
@@ -26,44 +26,25 @@ export interface SendSmsResult {
   statusDescription?: string;
 }
 
-/** `SmsService.sendBatch` input. */
 export interface SendBatchInput {
   /** Sender id; defaults to the module's `senderId`. */
   from?: string;
-  /**
-   * Phone numbers. An array is checked whole before anything is sent. An iterable is streamed
-   * (never held whole in memory): invalid entries are then reported as failed, not thrown.
-   */
+  /** An array is checked whole before anything is sent; an iterable is streamed (invalid: failed). */
   recipients: SmsRecipients;
   content: string;
-  /** Recipients per platform batch; defaults to the module's `batchSize`. */
+  /** Default: the module's `batchSize` and `concurrency`. */
   batchSize?: number;
-  /** Batches in flight at once; defaults to the module's `concurrency`. */
   concurrency?: number;
-  /**
-   * What to do with invalid numbers in an ARRAY: `reject` (default) throws one
-   * HubtelValidationError listing them all and sends nothing; `report` sends the valid ones and
-   * lists the invalid ones as failed. Streams always `report`.
-   */
+  /** Invalid numbers in an ARRAY: `reject` (default: nothing sent) or `report`. Streams `report`. */
   invalidRecipients?: 'reject' | 'report';
-  /**
-   * Keep per-recipient results in the returned value. Default: true, unless `onBatch` is given
-   * (then results are streamed to it and the returned value holds counts only, so a million
-   * recipients do not pile up in memory).
-   */
+  /** Keep per-recipient results in the returned value. Default: true, unless `onBatch` is given. */
   collectResults?: boolean;
-  /**
-   * Called once per batch with every recipient of that batch, sent or failed, in order of
-   * completion. Awaited before the batch counts as done: a slow writer slows the send instead of
-   * letting results pile up. If it throws, no new batch starts and sendBatch rejects with
-   * SmsBatchAbortedError.
-   */
+  /** Called, awaited, once per batch; if it throws, sendBatch stops (SmsBatchAbortedError). */
   onBatch?: (report: SmsBatchReport) => void | Promise<void>;
   /** Called after every batch with running totals. Its errors are logged and ignored. */
   onProgress?: (progress: SendBatchProgress) => void;
 }
 
-/** One recipient the platform accepted. */
 export interface SmsSentRecipient {
   recipient: string;
   content: string;
@@ -73,30 +54,22 @@ export interface SmsSentRecipient {
 
 /** One recipient that was not sent (or whose send cannot be confirmed). */
 export interface SmsFailedRecipient {
-  /** Normalised number; for an invalid entry, the value as given. */
+  /** Normalised; for an invalid entry, as given with its position. */
   recipient: string;
-  /** Position in the input, for invalid entries. */
   index?: number;
-  /** Why, in words. */
   reason: string;
-  /** Machine-readable cause: HUBTEL_VALIDATION_FAILED, HUBTEL_API_ERROR, HUBTEL_UNKNOWN_OUTCOME... */
+  /** HUBTEL_VALIDATION_FAILED, HUBTEL_API_ERROR, HUBTEL_UNKNOWN_OUTCOME... */
   code: HubtelErrorCode;
   httpStatus?: number;
   responseCode?: string;
-  /**
-   * The message may have gone out (time-out, gateway error, or missing from the platform's
-   * answer): check `getBatchStatus` / `getMessageStatus` before re-sending it.
-   */
+  /** The message may have gone out: check `getBatchStatus` / `getMessageStatus` before re-sending. */
   outcomeUnknown: boolean;
 }
 
 /** Everything about one batch, as given to `onBatch`. */
 export interface SmsBatchReport {
-  /** 0-based order in which the batch was formed. */
   index: number;
-  /** Platform batch id; absent when the batch failed or held no valid recipient. */
   batchId?: string;
-  /** Platform status code of the batch. */
   status?: number;
   sent: SmsSentRecipient[];
   failed: SmsFailedRecipient[];
@@ -109,7 +82,7 @@ export interface SmsBatchSummary {
   status?: number;
   sent: number;
   failed: number;
-  /** Error code when the whole batch failed. */
+  /** When the whole batch failed. */
   errorCode?: HubtelErrorCode;
 }
 
@@ -129,21 +102,17 @@ export interface SendBatchCounts {
 }
 
 export interface SendBatchProgress extends SendBatchCounts {
-  /** Batches being sent right now. */
   inFlight: number;
 }
 
 /** `sendBatch` result: every input entry is accounted for in `counts`. */
 export interface SendBatchResult {
-  /** The platform's batch id when the send went out as exactly one batch (else see `batches`). */
+  /** The batch id and status when the send went out as exactly one batch (else see `batches`). */
   batchId?: string;
-  /** The platform's status of that single batch (0 = accepted). */
   status?: number;
-  /** One entry per recipient sent (`recipient`, `content`, `messageId`, `batchId`); empty when results are not collected. */
+  /** Per recipient sent / not sent, and per batch: empty when results are not collected. */
   data: SmsSentRecipient[];
-  /** One entry per recipient not sent, with the reason; empty when results are not collected. */
   failed: SmsFailedRecipient[];
-  /** One summary per batch; empty when results are not collected. */
   batches: SmsBatchSummary[];
   counts: SendBatchCounts;
   /** What each message costs: GSM-7 / UCS-2 and the number of SMS parts. */
@@ -176,12 +145,8 @@ export interface SmsBatchApiResponse {
   data: { recipient: string; content: string; messageId: string }[];
 }
 
-/**
- * The sending methods bound to one account: `SmsService` is the default account's,
- * `sms.forAccount(name)` and `@InjectSms(name)` give a named account's.
- */
+/** The sending methods of one account (`SmsService`: the default's; `sms.forAccount(name)`). */
 export interface SmsSender {
-  /** The account it sends for (`default` for the account forRoot configures). */
   readonly account: string;
   send(input: SendSmsInput): Promise<SendSmsResult>;
   sendBatch(input: SendBatchInput): Promise<SendBatchResult>;

@@ -1,9 +1,6 @@
 /**
- * The confirmation of a verified callback through the transaction status check, when
- * `verification.confirmWithStatusCheck` is on: the callback is recorded as a pipeline job (one
- * per claim and round), and that job settles it (`paid` / `failed`, through CheckoutSettlement) or
- * rejects it. The whole road of a confirmed payment, callback → job → settlement, reads here;
- * the callback handler only submits to it.
+ * With `verification.confirmWithStatusCheck`: a verified callback becomes a pipeline job (one per
+ * claim and round) that settles it through the status check or rejects it.
  */
 import { HubtelLogger, HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import { type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
@@ -30,37 +27,27 @@ interface ConfirmJob {
   sourceAddress?: string;
   /** The invoice's confirmation round it belongs to (absent: 0). */
   round?: number;
-  /**
-   * The invoice's account (absent: `default`): the confirmation reads it from the invoice, this
-   * copy is for a dead letter's `account` (handler filters).
-   */
+  /** The invoice's account (absent: `default`), for a dead letter's `account`. */
   account?: string;
 }
 
-/**
- * Where a paid claim's confirmation is (the job's state, kept between its deferred runs): its
- * round checks the latest callback at once and again after its re-check delays, never two checks
- * of the invoice closer than `minIntervalMs`.
- */
+/** A paid claim's confirmation state, kept between its deferred runs. */
 interface RecheckState {
-  /** When the round's latest paid callback came (its first run, or the last run a copy woke). */
+  /** When the round's latest paid callback came, and the checks made since (`recheck.attempts + 1`). */
   claimAt: number;
-  /** Checks made since that callback: it gets `recheck.attempts + 1` of them. */
   checks: number;
-  /** When the invoice's last status check was answered (absent: none yet): the next is spaced from it. */
+  /** When the invoice's last status check was answered: the next is spaced from it. */
   checkedAt?: number;
-  /** Status checks made in the round (for the rejection's message). */
+  /** Status checks made in the round, and the last one's `status` (for the rejection's message). */
   calls: number;
-  /** The last status check's `status` (for the rejection's message). */
   last?: string;
-  /** A copy came since the last check (the next check says so in a debug line). */
+  /** A copy came since the last check. */
   renewed?: true;
 }
 
 /**
- * When the next check is due (undefined: the round is over). The latest callback is checked when
- * it came and after each re-check delay, each check at least `minIntervalMs` after the one before
- * was answered (copies share checks, and a callback never waits much longer than that for one).
+ * When the next check is due (undefined: the round is over): when the latest callback came and after
+ * each re-check delay, never within `minIntervalMs` of the last answer (copies share checks).
  */
 function nextCheckAt(
   state: RecheckState,
@@ -72,15 +59,6 @@ function nextCheckAt(
   return state.checkedAt === undefined ? at : Math.max(at, state.checkedAt + minIntervalMs);
 }
 
-/**
- * The confirmation job's key. A paid claim's key names the invoice's round: a round that ended
- * unconfirmed moves the invoice to the next one, so it never makes a later callback a duplicate.
- * Round 0 keeps the key `<ref>:paid` (records written before rounds existed stay recognised).
- */
-function confirmKey(ref: string, claim: ConfirmJob['claim'], round: number): string {
-  return claim === 'paid' && round > 0 ? `${ref}:paid:${round}` : `${ref}:${claim}`;
-}
-
 /** A callback that found its round ending tries the next one, this many times at most. */
 const SUBMIT_TRIES = 3;
 
@@ -88,24 +66,18 @@ export class CheckoutConfirmation {
   private readonly logger = new HubtelLogger('HubtelCheckout');
 
   constructor(
-    /** The module's options (the default account's): its handlers' record TTL. */
     options: ResolvedCheckoutOptions,
     private readonly pipeline: InboundPipeline,
     private readonly invoices: CheckoutInvoiceStore,
-    /** Each invoice is confirmed with its own account's keys, POS Sales ID and verification. */
     private readonly accounts: CheckoutAccountSource,
     private readonly settlement: CheckoutSettlement,
   ) {
     pipeline.define<ConfirmJob>(CHECKOUT_CONFIRM_JOB, {
       run: (job, context) => this.confirm(job, context),
-      // Another callback of the round (the genuine one after a forged one, say) while the
-      // confirmation waits for its next status check: checked now, on whichever instance, and its
-      // details are the ones reported (see confirm).
+      // Another callback of the round (the genuine one after a forged one) is checked now.
       wakeOnDuplicate: true,
-      // Once confirmed, the record only needs to recognise a re-sent callback: the body goes.
       compactWhenDone: () => undefined,
-      // Hours, not the pipeline's days: a finished round's key is never submitted again (the
-      // invoice moved past it, or is paid), and forged rounds must not hold keys for a week.
+      // Hours, not days: a finished round's key is never submitted again; forged ones go soon.
       doneTtlMs: () =>
         Math.min(
           CHECKOUT_DEFAULTS.confirmRecordTtlMs,
@@ -119,11 +91,7 @@ export class CheckoutConfirmation {
     });
   }
 
-  /**
-   * Records a verified callback for confirmation: `accepted` when it was recorded now,
-   * `duplicate` when its claim (of this round) was already recorded (a waiting paid confirmation
-   * is then woken to check it, within the invoice's spacing of checks).
-   */
+  /** Records a verified callback: `duplicate` when its claim of this round was (a waiting one is woken). */
   async submit(
     claim: ConfirmJob['claim'],
     callback: CheckoutCallbackDto,
@@ -131,24 +99,25 @@ export class CheckoutConfirmation {
     sourceAddress: string | undefined,
   ): Promise<'accepted' | 'duplicate'> {
     const ref = callback.Data.ClientReference;
-    // The validated callback is already a fresh plain object (the compiled validator builds one): recorded as is.
     const job: ConfirmJob = { claim, callback };
     if (sourceAddress !== undefined) job.sourceAddress = sourceAddress;
     if (invoice.account !== undefined) job.account = invoice.account;
     for (let tries = 1; ; tries++) {
+      // A paid claim's key names the invoice's round, so an ended round never makes a later callback
+      // a duplicate; round 0 keeps `<ref>:paid` (older records stay recognised).
       const round = claim === 'paid' ? (invoice.confirmRound ?? 0) : 0;
       if (round > 0) job.round = round;
-      const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, confirmKey(ref, claim, round), job);
+      const key = round > 0 ? `${ref}:paid:${round}` : `${ref}:${claim}`;
+      const submitted = await this.pipeline.submit(CHECKOUT_CONFIRM_JOB, key, job);
       if (!submitted.duplicate) return 'accepted';
-      // Its round was ending as it came (settled, or past the wake it would read): the next round
-      // checks it. A genuine callback must never be taken for a duplicate of a forged round.
+      // Its round was ending as it came: the next round checks it (a genuine callback is never
+      // a duplicate of a forged round).
       const current = claim === 'paid' && tries < SUBMIT_TRIES ? await this.invoices.get(ref) : undefined;
       if (current?.status === 'pending' && (current.confirmRound ?? 0) > round) {
         invoice = current;
         continue;
       }
-      // A woken confirmation says so when it makes its check (confirm): many copies share one
-      // check, so a line here per copy would announce checks that are never made.
+      // A woken confirmation logs its check; many copies share one, so no line per copy here.
       if (!submitted.woken)
         this.logger.debug?.(
           `Duplicate ${claim} callback for ${ref} ignored: its confirmation is already ${submitted.record.status}`,
@@ -158,23 +127,17 @@ export class CheckoutConfirmation {
   }
 
   /**
-   * Confirms a recorded callback through the status check (a pipeline job: throwing retries it).
-   * A paid claim the status check does not show yet is checked again after its re-check delays
-   * (the platform's check can lag behind its callback): each time the job defers itself, durably,
-   * until the next check is due (a delayed job of the runner, not a wait in this process). Another
-   * callback of the round wakes it: the schedule starts again from that callback, so the genuine
-   * one after forged copies is checked too. Checks of the invoice are never closer than
-   * `minIntervalMs`, however many copies come: a flood costs at most one check that often, and no
-   * callback waits longer than that for its check. Once the latest callback's checks are made
-   * and none said paid, it is rejected (`NOT_CONFIRMED`) and left to the reconciler, and its
-   * round ends so that it holds nothing a later callback needs. A check the instance's budget
-   * refuses is not made, and made once the budget allows.
+   * Confirms a recorded callback (a pipeline job: throwing retries it). A paid claim not shown yet is
+   * re-checked after its delays (the check can lag the callback), the job deferring itself durably.
+   * Another callback of the round restarts the schedule from it, so the genuine one after forged
+   * copies is checked too; checks stay `minIntervalMs` apart however many copies come. When none
+   * said paid: rejected (`NOT_CONFIRMED`), left to the reconciler, and the round ends.
    */
   private async confirm(job: ConfirmJob, context: JobRunContext<ConfirmJob>): Promise<void | JobDeferral> {
     const ref = job.callback.Data.ClientReference;
     const invoice = await this.invoices.get(ref);
     if (!invoice || invoice.status === 'paid') return;
-    // The invoice's account, whichever replica and route this runs on (an unknown one throws: retried).
+    // An unknown account throws: retried.
     const account = await this.accounts.forInvoice(invoice);
     const { sourceAddress } = job;
     if (job.claim === 'failed') {
@@ -215,14 +178,12 @@ export class CheckoutConfirmation {
       if (previous) state.renewed = true;
     }
     const due = nextCheckAt(state, delays, recheck.minIntervalMs);
-    // The run of its own deferral is due even a little early by this clock (another instance's
-    // delayed job, a timer): deferring again would make the two clocks play ping-pong.
+    // Its own deferral's run is due even if early by this clock (no ping-pong between clocks).
     const scheduled = previous !== undefined && !context.woken;
     if (due !== undefined && due > now && !scheduled) return context.defer(due, state);
 
     let status: CheckoutTransactionStatus | undefined;
     if (due !== undefined) {
-      // One line per check made for copies (not per copy: copies share checks).
       if (state.renewed) {
         this.logger.debug?.(
           `Another paid callback for ${ref} while its confirmation waited: checking its status again now`,
@@ -232,8 +193,7 @@ export class CheckoutConfirmation {
       try {
         status = await account.api.findStatus(ref);
       } catch (error) {
-        // Over the instance's budget: nothing was sent, so nothing is counted; the check is made
-        // when the budget allows.
+        // Over the instance's budget: nothing was sent; checked when the budget allows.
         if (!(error instanceof HubtelStatusCheckBudgetError)) throw error;
         return context.defer(now + (error.retryAfterMs ?? 1_000), state);
       }
@@ -242,8 +202,7 @@ export class CheckoutConfirmation {
       state.checks++;
       state.calls++;
       state.last = status ? status.status : 'no such transaction';
-      // What is reported comes from the status check and the invoice, never from whichever
-      // callback of the round came last (a forged copy may carry another phone number).
+      // Reported from the status check and invoice, never the last callback (maybe a forged copy).
       if (status?.paid) {
         // A copy that came during the check is answered by this settlement: its wake mark goes.
         await context.takeWake();
@@ -268,11 +227,7 @@ export class CheckoutConfirmation {
     if (late && ended) await this.submit('paid', late.callback, ended, late.sourceAddress);
   }
 
-  /**
-   * Moves the invoice past the job's confirmation round (unless another ending did already), and
-   * notes its last check (the next round's first is spaced from it). Returns the invoice as it
-   * now is (undefined: gone).
-   */
+  /** Moves the invoice past the job's round (once) noting its last check; the invoice as it now is. */
   private async endRound(
     job: ConfirmJob,
     lastCheckAt: number | undefined,

@@ -20,30 +20,9 @@ export interface CheckoutCallbackAck {
 }
 
 /**
- * The web callback endpoint of every account (mounted by the module with the host's path, guards
- * and decorators): `POST /hubtel/checkout/callback` (and `/<pathSecret>`) for the default account,
- * `POST /hubtel/checkout/callback/<account>` (and `/<account>/<pathSecret>`) for a named one. The
- * account is chosen from the path and its own access (path secret, allow-list) is checked; named
- * registrations add no route, so none can overwrite another's.
- *
- * HTTP answers:
- * - 200 `{"received":true}` for every well-formed callback from an allowed source, once it is
- *   recorded: accepted, duplicate, ignored (non-final status) AND rejected by verification. A
- *   forgery thus learns nothing (the answer does not say whether the reference, amount or checkout
- *   id matched), and a platform that retries on errors is not made to re-send what will never verify.
- *   The outcome goes to events and logs instead.
- * - 400 `HUBTEL_INVALID_BODY` with `issues` for a body that is not the contract's callback (wrong
- *   types, missing fields, arrays, prototype-pollution keys); nothing is recorded or emitted.
- *   (Unparseable JSON is answered 400 by the HTTP adapter's body parser before reaching here.)
- * - 413 `HUBTEL_BODY_TOO_LARGE` beyond `maxCallbackBodyBytes` (the adapter's own body limit, if lower, answers first).
- * - 404 / 403 from the account's access check (unknown account, wrong path secret / address not
- *   allowed); without a path secret, a request to `<path>/<anything>` that names no account is
- *   answered 404 the same way. A callback for account A's invoice on account B's path is a
- *   verification rejection (200, `WRONG_ACCOUNT`, nothing emitted).
- * - 503 `HUBTEL_UNAVAILABLE` when the callback could not be recorded (the store failed): not
- *   acknowledged, so a platform that retries can deliver it again.
- * - 503 `HUBTEL_SHUTTING_DOWN` with `Retry-After` once the app shuts down: nothing recorded or
- *   emitted (the reconciler's status check finds the payment if it is never sent again).
+ * The callback endpoint of every account (`POST <path>[/<account>][/<pathSecret>]`, access checked).
+ * 200 once recorded, whatever verification said (a forgery learns nothing); 400 / 413 for bad bodies;
+ * 503 when it could not be recorded (re-sent) or during shutdown (the reconciler finds the payment).
  */
 export class CheckoutCallbackController {
   private readonly logger = new HubtelLogger('HubtelCheckout');
@@ -55,8 +34,7 @@ export class CheckoutCallbackController {
     @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
   ) {}
 
-  // Every form is routed (the path secrets may be configured asynchronously, accounts resolved at
-  // run time): routing answers 404 for a form that matches no account's configuration.
+  // Every form is routed (secrets and accounts may resolve later): routing answers 404 for the rest.
   @Post(inboundPaths(''))
   @HttpCode(200)
   async receive(
@@ -65,7 +43,6 @@ export class CheckoutCallbackController {
     // Passthrough: only for the Retry-After header of a 503; Nest still sends the answer.
     @Res({ passthrough: true }) response: unknown,
   ): Promise<CheckoutCallbackAck> {
-    /** The account the request was routed to, once known: its refusals are counted under it. */
     let routed: CheckoutAccount | undefined;
     return answerInbound(
       'checkout callback',
@@ -92,7 +69,6 @@ export class CheckoutCallbackController {
     request: InboundRequestLike,
     routedTo: (account: CheckoutAccount) => void,
   ): Promise<CheckoutCallbackAck> {
-    // Which account, from the path; its own path secret and allow-list checked (404 / 403).
     const account = await routeInbound(request, this.accounts);
     routedTo(account);
     const size = bodySize(request, body);

@@ -12,11 +12,8 @@ import {
 } from 'class-validator';
 
 /*
- * The checkout web callback body (platform → merchant), as the contract defines it. Only what the
- * module relies on is required (ResponseCode, Data.CheckoutId, Data.ClientReference, Data.Status);
- * the rest may be missing or null, because a genuine callback refused for a missing detail would be
- * a lost payment notification. Unknown extra fields are accepted and ignored. String lengths are
- * capped: the platform's values are short, and a megabyte "reference" is not a callback.
+ * The checkout callback body. Only what the module relies on is required: a genuine callback refused
+ * for a missing detail would be a lost payment. Extra fields are ignored; string lengths are capped.
  */
 
 export class CheckoutCallbackPaymentDetailsDto {

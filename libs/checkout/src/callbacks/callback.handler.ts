@@ -14,11 +14,8 @@ import type { CheckoutSettlement } from './payment.settlement.js';
 /** What became of a callback. The HTTP answer does not reveal it (see the callback controller). */
 export interface CheckoutCallbackResult {
   /**
-   * `accepted`: recorded; its event (or its status-check confirmation) runs once.
-   * `duplicate`: this outcome was already recorded; nothing new runs.
-   * `rejected`: it failed verification; a `rejected` event was emitted (none for `WRONG_ACCOUNT`:
-   *   a callback for another account's invoice, refused before anything else is looked at).
-   * `ignored`: a non-final status (`Pending`); nothing to do.
+   * `accepted`: recorded, its event runs once; `duplicate`: already recorded; `rejected`: failed
+   * verification (a `rejected` event, except `WRONG_ACCOUNT`); `ignored`: a non-final status.
    */
   outcome: 'accepted' | 'duplicate' | 'rejected' | 'ignored';
   clientReference: string;
@@ -26,11 +23,7 @@ export interface CheckoutCallbackResult {
   reason?: CheckoutRejectionReason;
 }
 
-/**
- * A web callback's road to its outcome (CheckoutService.handleCallback): validated, verified
- * against the invoice it names, then settled at once or recorded for confirmation by the status
- * check.
- */
+/** A callback validated, verified against its invoice, then settled or recorded for confirmation. */
 export class CheckoutCallbackHandler {
   private readonly logger = new HubtelLogger('HubtelCheckout');
   private readonly confirmation: CheckoutConfirmation;
@@ -69,13 +62,12 @@ export class CheckoutCallbackHandler {
       return { outcome: 'ignored', clientReference: ref, claim };
     }
 
-    // Read once: verified against here, and handed on (value and version) to the settlement.
+    // Read once: verified here, and handed on (with its version) to the settlement.
     const entry = await this.invoices.getEntry(ref);
     const invoice = entry?.value;
     const routed = context.account ?? CHECKOUT_DEFAULT_ACCOUNT;
     if (invoice && invoiceAccount(invoice) !== routed) {
-      // Another account's invoice: its path secret and allow-list were not the ones checked, and
-      // its keys are not this route's. Nothing emitted (the answer stays the same 200).
+      // Another account's invoice: its own access was not the one checked. Nothing emitted.
       this.logger.warn(
         maskPhoneNumbers(
           `Refused a checkout callback for invoice ${ref} of account "${invoiceAccount(invoice)}": it came on account "${routed}"'s path (WRONG_ACCOUNT)` +
@@ -99,8 +91,7 @@ export class CheckoutCallbackHandler {
       });
       return { outcome: 'rejected', clientReference: ref, claim, reason: verdict.reason };
     }
-    // A failed claim for an invoice already failed goes on: its event's job may never have been
-    // queued (the earlier copy answered 503 after the invoice changed), and the submit asks again.
+    // A failed claim for a failed invoice goes on: an earlier copy may have stopped before its job.
     if (
       invoice!.status === 'paid' ||
       (claim === 'failed' && invoice!.status !== 'pending' && invoice!.status !== 'failed')
@@ -122,10 +113,7 @@ export class CheckoutCallbackHandler {
     return { outcome: result === 'settled' ? 'accepted' : 'duplicate', clientReference: ref, claim };
   }
 
-  /**
-   * The verdict on a reference the store does not hold while it is known to have lost its data
-   * (within the time an invoice is watched): forgotten, not unknown. Undefined otherwise.
-   */
+  /** A reference missing from a store known to have lost its data (lately): forgotten, not unknown. */
   private async forgotten(ref: string): Promise<Verdict | undefined> {
     const loss = await this.store.lostData?.().catch(() => undefined);
     if (!loss || Date.now() - Date.parse(loss.detectedAt) > this.options.reconciliation.giveUpAfterMs) {

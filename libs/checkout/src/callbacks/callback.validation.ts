@@ -7,19 +7,12 @@ export type CallbackValidation =
 
 let compiled: CompiledValidator<CheckoutCallbackDto> | undefined;
 
-/**
- * The callback DTO's validator, built once by the core's `compileValidator` (the DTO's rules as
- * JSON Schema, run by Ajv). Called at module start-up so a broken DTO fails at bootstrap.
- */
+/** The callback DTO's validator, built once (at start-up: a broken DTO fails at bootstrap). */
 export function checkoutCallbackValidator(): CompiledValidator<CheckoutCallbackDto> {
   return (compiled ??= compileValidator(CheckoutCallbackDto));
 }
 
-/**
- * Validates a checkout web callback body. Never throws; anything that is not a JSON object with
- * the contract's fields comes back as issues (one per bad field). `value` is a fresh plain object
- * with the contract's fields only: unknown extra fields are accepted and left out.
- */
+/** Validates a callback body, never throwing; `value` is a fresh object of the contract's fields only. */
 export function validateCheckoutCallback(body: unknown): CallbackValidation {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     const got =

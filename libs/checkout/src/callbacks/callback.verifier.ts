@@ -19,10 +19,7 @@ export type AmountVerification = Pick<
 
 export type Verdict = { ok: true } | { ok: false; reason: CheckoutRejectionReason; message: string };
 
-/**
- * A status check's verdict on a paid invoice: its verified figures when they match (either
- * bearer of the charge); when they do not, why, and the figures (a payment that needs attention).
- */
+/** A status check's verdict on a paid invoice, with its verified figures. */
 export type PaidStatusVerdict =
   | { ok: true; amounts: PaymentAmounts }
   | { ok: false; reason: CheckoutRejectionReason; message: string; amounts?: PaymentAmounts };
@@ -31,9 +28,8 @@ const SUCCESS = /^(success|successful|paid|completed)$/i;
 const NOT_FINAL = /^(pending|processing|initiated)$/i;
 
 /**
- * Reads the outcome a callback claims. Paid needs both the envelope's `ResponseCode` `0000` and a
- * successful `Data.Status`: a contradiction is never read as money received. `Pending`-like
- * statuses are not final and are ignored; anything else is a failed attempt.
+ * The outcome a callback claims. Paid needs both `ResponseCode` `0000` and a successful `Data.Status`
+ * (a contradiction is never money received); pending-like statuses are ignored; else failed.
  */
 export function classifyCallback(callback: CheckoutCallbackDto): CallbackClaim {
   const status = callback.Data.Status.trim();
@@ -47,7 +43,7 @@ function cents(value: number): number {
   return Math.round(value * 100);
 }
 
-/** True when `paid` is within the larger of the absolute and percent tolerances of `expected`, both ways. */
+/** Within the larger of the absolute and percent tolerances of `expected`, both ways. */
 export function withinTolerance(paid: number, expected: number, verification: AmountVerification): boolean {
   return Math.abs(cents(paid) - cents(expected)) <= allowedCents(expected, verification);
 }
@@ -57,10 +53,7 @@ function allowedCents(expected: number, verification: AmountVerification): numbe
   return Math.max(cents(absolute), Math.floor((cents(expected) * percent) / 100 + 1e-9));
 }
 
-/**
- * True when `paid` is close enough to `expected`: within the tolerance; any excess when
- * over-payment is allowed.
- */
+/** Within the tolerance, or any excess when over-payment is allowed. */
 export function amountMatches(paid: number, expected: number, verification: AmountVerification): boolean {
   const difference = cents(paid) - cents(expected);
   const allowed = allowedCents(expected, verification);
@@ -68,13 +61,15 @@ export function amountMatches(paid: number, expected: number, verification: Amou
   return verification.allowOverpayment || difference <= allowed;
 }
 
+function refused(reason: CheckoutRejectionReason, message: string, more: { amounts?: PaymentAmounts } = {}) {
+  return { ok: false as const, reason, message, ...more };
+}
+
 function money(value: number): string {
   return value.toFixed(2);
 }
 
-/**
- * "Verified before believed": the checks every claim passes before it can count.
- */
+/** "Verified before believed": the checks every claim passes before it can count. */
 export class CheckoutVerifier {
   constructor(private readonly verification: AmountVerification) {}
 
@@ -85,24 +80,19 @@ export class CheckoutVerifier {
     invoice: CheckoutInvoice | undefined,
   ): Verdict {
     const data = callback.Data;
-    if (!invoice) {
-      return {
-        ok: false,
-        reason: 'UNKNOWN_REFERENCE',
-        message: `No invoice with clientReference "${data.ClientReference}" was created by this app`,
-      };
-    }
-    if (invoice.checkoutId !== undefined && invoice.checkoutId !== data.CheckoutId) {
-      return {
-        ok: false,
-        reason: 'CHECKOUT_ID_MISMATCH',
-        message: `CheckoutId "${data.CheckoutId}" is not the checkout id of invoice ${invoice.clientReference}`,
-      };
-    }
-    // A failed attempt may carry no amount (or 0): only a payment's amount must match. A callback
-    // says what the payer paid: with a payer-borne charge, more than the invoice. When the status
-    // check confirms it, the check's figures judge that (either bearer); without it, a claim above
-    // the total passes only with `allowOverpayment`.
+    if (!invoice)
+      return refused(
+        'UNKNOWN_REFERENCE',
+        `No invoice with clientReference "${data.ClientReference}" was created by this app`,
+      );
+    const ref = invoice.clientReference;
+    if (invoice.checkoutId !== undefined && invoice.checkoutId !== data.CheckoutId)
+      return refused(
+        'CHECKOUT_ID_MISMATCH',
+        `CheckoutId "${data.CheckoutId}" is not the checkout id of invoice ${ref}`,
+      );
+    // Only a payment's amount must match. With a payer-borne charge it is above the total: the
+    // status check's figures judge that when it confirms; else it passes only with `allowOverpayment`.
     if (claim === 'paid') {
       const above =
         typeof data.Amount === 'number' &&
@@ -112,52 +102,43 @@ export class CheckoutVerifier {
         typeof data.Amount !== 'number' ||
         (!above && !amountMatches(data.Amount, invoice.amount, this.verification))
       ) {
-        return {
-          ok: false,
-          reason: 'AMOUNT_MISMATCH',
-          message: `Amount ${typeof data.Amount === 'number' ? money(data.Amount) : 'missing'} does not match the ${money(invoice.amount)} invoiced for ${invoice.clientReference}`,
-        };
+        const paid = typeof data.Amount === 'number' ? money(data.Amount) : 'missing';
+        return refused(
+          'AMOUNT_MISMATCH',
+          `Amount ${paid} does not match the ${money(invoice.amount)} invoiced for ${ref}`,
+        );
       }
     }
     return { ok: true };
   }
 
   /**
-   * Checks a status-check answer that says Paid against the invoice: it matches when `amount` is
-   * the invoice's total (the merchant bore the charge) or `amountAfterCharges` is (the payer bore
-   * it), within the tolerance, or both are above it and overpayment is allowed.
+   * A Paid status answer matches when `amount` (merchant bore the charge) or `amountAfterCharges`
+   * (payer bore it) is the total within the tolerance, or both exceed it and overpayment is allowed.
    */
   verifyPaidStatus(status: CheckoutTransactionStatus, invoice: CheckoutInvoice): PaidStatusVerdict {
-    if (status.clientReference !== invoice.clientReference) {
-      return {
-        ok: false,
-        reason: 'NOT_CONFIRMED',
-        message: `The status check answered for clientReference "${status.clientReference}", not "${invoice.clientReference}"`,
-      };
-    }
+    const ref = invoice.clientReference;
+    if (status.clientReference !== ref)
+      return refused(
+        'NOT_CONFIRMED',
+        `The status check answered for clientReference "${status.clientReference}", not "${ref}"`,
+      );
     const verdict = judgeAmounts(status, invoice.amount, CHECKOUT_CURRENCY, {
       withinTolerance: (paid, expected) => withinTolerance(paid, expected, this.verification),
       allowOverpayment: this.verification.allowOverpayment,
     });
     if (verdict.kind === 'paid') return { ok: true, amounts: verdict.amounts };
     const amounts = verdict.amounts === undefined ? {} : { amounts: verdict.amounts };
+    // An answer without a currency is judged on its amount; one that names another is not this invoice's.
     if (verdict.kind === 'currency') {
-      // An answer without a currency is judged on its amount; one that names another is not this invoice's.
-      return {
-        ok: false,
-        reason: 'CURRENCY_MISMATCH',
-        message: `The status check reports a payment in ${status.currencyCode!.trim().slice(0, 8)}, not in the ${CHECKOUT_CURRENCY} invoiced for ${invoice.clientReference}`,
-        ...amounts,
-      };
+      const currency = status.currencyCode!.trim().slice(0, 8);
+      const message = `The status check reports a payment in ${currency}, not in the ${CHECKOUT_CURRENCY} invoiced for ${ref}`;
+      return refused('CURRENCY_MISMATCH', message, amounts);
     }
-    return {
-      ok: false,
-      reason: 'AMOUNT_MISMATCH',
-      message:
-        status.amount === undefined
-          ? `The status check reports no amount paid for ${invoice.clientReference}`
-          : `The status check reports ${money(status.amount)} paid (${money(verdict.amounts!.net)} after charges of ${money(verdict.amounts!.charges)}): neither is the ${money(invoice.amount)} invoiced for ${invoice.clientReference}`,
-      ...amounts,
-    };
+    const message =
+      status.amount === undefined
+        ? `The status check reports no amount paid for ${ref}`
+        : `The status check reports ${money(status.amount)} paid (${money(verdict.amounts!.net)} after charges of ${money(verdict.amounts!.charges)}): neither is the ${money(invoice.amount)} invoiced for ${ref}`;
+    return refused('AMOUNT_MISMATCH', message, amounts);
   }
 }

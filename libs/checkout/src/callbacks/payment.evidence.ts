@@ -1,8 +1,4 @@
-/**
- * What verified claims tell the settlement: the evidence of a paid, failed or attention outcome
- * and the payment details, from a callback or a status check. Shared by the direct path
- * (callback.handler.ts), the status-check confirmation and the reconciler, so it is built one way.
- */
+/** The evidence verified claims give the settlement, built one way for every path. */
 import type { PaymentAmounts } from 'nestjs-hubtel';
 import { dropUndefined } from '#internal';
 import type {
@@ -21,7 +17,6 @@ function given(value: string | null | undefined): value is string {
 }
 
 export function paymentFromCallback(callback: CheckoutCallbackDto): CheckoutPaymentInfo {
-  // Field by field (once per callback): the same keys, in the same order, as filtering the entries.
   const data = callback.Data;
   const details = data.PaymentDetails ?? undefined;
   const payment: CheckoutPaymentInfo = {};
@@ -33,12 +28,7 @@ export function paymentFromCallback(callback: CheckoutCallbackDto): CheckoutPaym
   return payment;
 }
 
-/**
- * A paid callback's evidence. Its phone numbers are left out: nothing verifies them (the callback
- * is unsigned; a copy with the right reference, CheckoutId and amount may carry anyone's number),
- * and a paid event's details must be facts. With the status check, the caller replaces `payment`
- * with what the check said.
- */
+/** A paid callback's evidence, without its phone numbers: unsigned, a copy may carry anyone's. */
 export function paidFromCallback(callback: CheckoutCallbackDto, confirmed: boolean): PaidEvidence {
   const payment = paymentFromCallback(callback);
   delete payment.customerPhoneNumber;
@@ -62,8 +52,7 @@ export function failedFromCallback(callback: CheckoutCallbackDto): FailedEvidenc
     status: callback.Data.Status,
     payment: paymentFromCallback(callback),
   };
-  if (typeof callback.Data.Description === 'string' && callback.Data.Description !== '')
-    evidence.reason = callback.Data.Description;
+  if (given(callback.Data.Description)) evidence.reason = callback.Data.Description;
   return evidence;
 }
 
@@ -105,15 +94,12 @@ export interface FailedEvidence {
 export interface RejectedClaim {
   reason: CheckoutRejectionReason;
   message: string;
-  /** As claimed. */
   clientReference: string;
-  /** The invoice of that reference, when this app has one. */
   invoice?: CheckoutInvoice;
-  /** Without an invoice: the account whose path the callback came on (default: `default`). */
+  /** Without an invoice: the account whose path the callback came on. */
   account?: string;
-  /** The callback that made the claim (absent: the status check made it). */
+  /** Absent: the status check made the claim. */
   callback?: CheckoutCallbackDto;
-  /** The status-check answer involved, if any. */
   status?: CheckoutTransactionStatus;
   sourceAddress?: string;
 }
@@ -130,10 +116,5 @@ export function paymentFromStatus(status: CheckoutTransactionStatus): CheckoutPa
   });
 }
 
-/**
- * `settled`: this call recorded the outcome (its event will run once);
- * `duplicate`: the same outcome was already recorded;
- * `superseded`: a stronger outcome is already recorded (a failure after the invoice was paid);
- * `unknown`: no such invoice.
- */
+/** `settled`: recorded by this call; `superseded`: a stronger outcome is (paid before a failure). */
 export type SettleResult = 'settled' | 'duplicate' | 'superseded' | 'unknown';

@@ -33,33 +33,10 @@ import {
 } from './payment.evidence.js';
 
 /**
- * Turns verified outcomes into recorded events, exactly once per invoice, whichever path (web
- * callback, status-check confirmation, reconciler, another instance) gets there first.
- *
- * Paid — the gate is the pipeline record `hubtel:checkout:job:hubtel.checkout.paid:<clientReference>`,
- * written with set-if-absent: of any number of concurrent callers exactly one creates it, and only
- * that record's handlers run. The invoice's compare-and-set `pending|failed|expired → paid` follows.
- * In that order a crash between the two steps loses nothing: the event is already recorded (and
- * re-run at bootstrap with a persistent store), and the next caller (the reconciler) finds the
- * record taken and just completes the invoice's transition.
- *
- * Failed and expired — the gate is the invoice's compare-and-set (`pending → failed`,
- * `pending|failed → expired`): a failure must never be recorded after the payment, so it is
- * refused once the invoice is paid, or once a paid record exists while the invoice is catching up.
- * A failed claim for a failed invoice submits its event again (its record keeps it to one run): the
- * try that failed the invoice may have stopped before its event's record or run was written.
- *
- * A confirmed paid callback is two jobs (the road: docs/architecture.md): `hubtel.checkout.confirm`
- * keyed `<ref>:paid:<round>`, then `hubtel.checkout.paid` keyed `<ref>`. They answer different
- * questions and are keyed differently.
- * - The confirmation is a claim not yet believed, one per callback round: it may wait (deferred
- *   status checks), be woken by a duplicate, end rejected, or give up on a status API outage —
- *   none of which may reach the merchant's handlers or count against their retries.
- * - The paid job is the exactly-once gate of the payment itself, keyed by the invoice alone: it is
- *   reached by the confirmation, but also by the reconciler, a direct callback and other instances
- *   (and after a failed → paid). Folding it into the confirmation would need a second gate anyway,
- *   and a handler retry would re-run the status check.
- * The cost is one more record per paid invoice (compacted once done).
+ * Verified outcomes become recorded events, exactly once per invoice, whichever path comes first.
+ * Paid: the pipeline record (set-if-absent) then the invoice's compare-and-set, so a crash between
+ * them loses nothing. Failed and expired: the invoice's compare-and-set, refused once paid; a repeat
+ * submits the event again. A confirmed callback's two jobs: docs/architecture.md.
  */
 export class CheckoutSettlement {
   private readonly logger = new HubtelLogger('HubtelCheckout');
@@ -73,11 +50,7 @@ export class CheckoutSettlement {
     private readonly telemetry?: HubtelTelemetry,
   ) {}
 
-  /**
-   * `known`: the invoice entry the caller just read (the callback path verified against it), so it
-   * is not read again; its version is tried first by the compare-and-set, and a stale one costs
-   * only a re-read. The exactly-once gate is the pipeline record either way.
-   */
+  /** `known`: the invoice entry the caller just read, tried first (the gate is the pipeline record). */
   async paid(evidence: PaidEvidence, known?: StoreEntry<CheckoutInvoice>): Promise<SettleResult> {
     const ref = evidence.clientReference;
     const entry = known ?? (await this.invoices.getEntry(ref));
@@ -86,7 +59,6 @@ export class CheckoutSettlement {
     if (invoice.status === 'paid') return 'duplicate';
     // Given back by the merchant: final, whatever is verified later.
     if (invoice.status === 'refunded') return 'superseded';
-    // One time for the event and the invoice (its paidAt and updatedAt).
     const paidAt = new Date(this.now()).toISOString();
     const event = new CheckoutPaidEvent({
       clientReference: ref,
@@ -134,10 +106,8 @@ export class CheckoutSettlement {
   }
 
   /**
-   * The status check verified a payment that matches the invoice on neither count: the invoice is
-   * kept `attention` (never lost, never delivered by itself, no longer reconciled) and its
-   * `attention` event recorded, exactly once whichever replica or path finds it first; the
-   * `rejected` alert is emitted as for every answer that fails verification.
+   * A verified payment that fits on neither count: the invoice is kept `attention` (never lost, never
+   * delivered by itself) and its event recorded exactly once; the `rejected` alert goes out too.
    */
   async attention(invoice: CheckoutInvoice, evidence: AttentionEvidence): Promise<SettleResult> {
     const ref = invoice.clientReference;
@@ -155,7 +125,6 @@ export class CheckoutSettlement {
         : changeInvoice(current, { status: 'attention', attention, updatedAt }),
     );
     await this.invoices.unwatch(ref);
-    // The alert every answer that fails verification raises, once the invoice shows why.
     this.reject({ ...evidence, clientReference: ref, invoice });
     if (!result) return 'unknown';
     if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
@@ -267,9 +236,7 @@ export class CheckoutSettlement {
       at,
     );
     if (!result) return 'unknown';
-    // Failed before: its event is submitted again all the same (a duplicate of a job that ran is
-    // nothing; one whose record or run the earlier try could not write, after the invoice, is
-    // written or asked for now), with the failure the invoice keeps.
+    // Failed before: submitted again (the earlier try may have stopped before recording it).
     if (!result.changed && result.invoice.status !== 'failed')
       return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const failure = result.invoice.failure ?? { ...evidence, at };
@@ -296,10 +263,8 @@ export class CheckoutSettlement {
   }
 
   /**
-   * The reconciler gives up on an invoice that was never paid. An invoice expired before has its
-   * event submitted again (its record keeps it to one run): the try that expired it may have
-   * stopped before the event was recorded. The invoice is unwatched only once the event is, so a
-   * failure leaves it to the reconciler's next pass.
+   * The reconciler gives up on an unpaid invoice. Expired before: submitted again, as for `failed`.
+   * Unwatched only once the event is recorded, so a failure leaves it to the next pass.
    */
   async expired(clientReference: string): Promise<SettleResult> {
     const at = new Date(this.now()).toISOString();
@@ -336,10 +301,7 @@ export class CheckoutSettlement {
     return 'settled';
   }
 
-  /**
-   * Emits a rejection. Rejections are alerts, not recorded jobs (recording every forged callback
-   * would let anyone fill the store): the event is emitted once, a throwing handler is logged.
-   */
+  /** Emits a rejection: an alert, not a recorded job (forged callbacks must not fill the store). */
   reject(claim: RejectedClaim): void {
     const { callback, status, invoice } = claim;
     const event = new CheckoutRejectedEvent({
@@ -353,7 +315,6 @@ export class CheckoutSettlement {
       amountExpected: invoice?.amount,
       status: callback?.Data.Status ?? status?.status,
       sourceAddress: claim.sourceAddress,
-      // The validated callback is already a fresh plain object (the compiled validator builds one).
       callback: callback as unknown as Record<string, unknown> | undefined,
       rejectedAt: new Date(this.now()).toISOString(),
     });

@@ -15,37 +15,28 @@ import type {
   CheckoutTransactionStatus,
 } from './invoice.dto.js';
 
-/**
- * The two platform calls of checkout, on the shared HttpTransport (Basic auth, time-outs, the
- * retry policy and error mapping live there). This class only adds the contract's paths, headers
- * and the reading of its `responseCode` envelopes.
- */
+/** The two platform calls of checkout on the shared HttpTransport: paths, headers, envelopes. */
 export class CheckoutApiClient {
   constructor(
     private readonly transport: HttpTransport,
     private readonly posSalesId: string | undefined,
-    /** The instance's status checks a minute, shared with the service app. */
     private readonly budget?: StatusCheckBudget,
-    /** Whose options, in errors: `checkout`, or `checkout[north]` for a named account. */
+    /** Whose options, in errors: `checkout[north]` for a named account. */
     private readonly scope = 'checkout',
   ) {}
 
-  /**
-   * `POST {checkout_url}/items/initiate`. Not idempotent (it creates an invoice): a time-out or a
-   * gateway error is a HubtelUnknownOutcomeError, never retried blindly.
-   */
+  /** `POST /items/initiate`: not idempotent, so a time-out is a HubtelUnknownOutcomeError, not retried. */
   async initiate(body: CheckoutInitiateRequestBody): Promise<CheckoutInvoiceCreated> {
     const response = await this.transport.request<CheckoutInitiateResponseBody>({
       api: 'checkout',
       method: 'POST',
       path: '/items/initiate',
-      // Accept, Content-Type and Authorization come from the transport; the contract adds this one.
       headers: { 'Cache-Control': 'no-cache' },
       body,
       idempotent: false,
       operation: 'checkout.createInvoice',
     });
-    // Field names read without regard to case, as the platform's own SDKs read them.
+    // Field names read without regard to case, as the platform's SDKs do.
     const envelope = withFieldNames(response.data, ANSWER_FIELDS.envelope);
     const code = typeof envelope?.responseCode === 'string' ? envelope.responseCode : undefined;
     if (code !== '0000') {
@@ -82,10 +73,7 @@ export class CheckoutApiClient {
     };
   }
 
-  /**
-   * `GET {status_url}/transactions/{posSalesId}/status?clientReference=...`. Idempotent: retried by
-   * the transport on time-outs and gateway errors.
-   */
+  /** `GET /transactions/{posSalesId}/status`: idempotent, retried by the transport. */
   async status(clientReference: string): Promise<CheckoutTransactionStatus> {
     const status = await this.findStatus(clientReference);
     if (status === undefined) {
@@ -99,8 +87,7 @@ export class CheckoutApiClient {
   }
 
   /**
-   * `status()`, with a transaction the platform does not know (404) as undefined: nothing was paid.
-   *
+   * `status()`, with an unknown transaction (404) as undefined: nothing was paid.
    * @throws HubtelStatusCheckBudgetError when the instance's budget refused the check (not sent).
    */
   async findStatus(clientReference: string): Promise<CheckoutTransactionStatus | undefined> {

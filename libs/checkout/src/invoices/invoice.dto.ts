@@ -16,46 +16,31 @@ export interface CreateInvoiceInput {
   /** Amount to pay (`totalAmount`): positive, at most 2 decimals. */
   totalAmount: number;
   /**
-   * What is bought (`description`). Must not be empty. The characters `& * ! % @` make the
-   * platform fail the payment (code 2001): they are refused, or removed when the module option
-   * `descriptionSpecialCharacters` is `'strip'`.
+   * What is bought: not empty. `& * ! % @` make the platform fail the payment (2001): refused, or
+   * removed with `descriptionSpecialCharacters: 'strip'`.
    */
   description: string;
-  /**
-   * Your unique reference (`clientReference`): 1 to 32 printable ASCII characters, no spaces.
-   * Generated (32 hex characters) when omitted. It is the key of the invoice: use your order id.
-   */
+  /** Your unique reference (1 to 32 printable ASCII, no spaces; generated when omitted): your order id. */
   clientReference?: string;
-  /** Where the platform posts the result. Default: this module's callback route on `publicBaseUrl`. */
+  /** Defaults: the module's callback route on `publicBaseUrl`, its `returnUrl` and `cancellationUrl`. */
   callbackUrl?: string;
-  /** Where the payer's browser goes after paying. Default: the module option `returnUrl`. */
   returnUrl?: string;
-  /** Where the payer's browser goes after cancelling. Default: the module option `cancellationUrl`. */
   cancellationUrl?: string;
-  /** `PayeeName`. */
   payeeName?: string;
-  /** `PayeeMobileNumber`, normalised to `233241234567` form. */
+  /** Normalised to `233241234567` form. */
   payeeMobileNumber?: string;
-  /** `PayeeEmail`. */
   payeeEmail?: string;
-  /** `merchantAccountNumber`; default: the module option. */
   merchantAccountNumber?: string;
-  /**
-   * Your own data (an order id, a cart), kept with the invoice and handed back in its events.
-   * Plain JSON only; at most 4 KB serialised.
-   */
+  /** Your own data, handed back in the invoice's events: plain JSON, at most 4 KB serialised. */
   metadata?: Record<string, unknown>;
 }
 
 /** The platform's `data` for a created invoice. Send the payer to `checkoutUrl`. */
 export interface CheckoutInvoiceCreated {
-  /** Page where the payer pays. */
   checkoutUrl: string;
-  /** The platform's reference of the checkout. */
   checkoutId: string;
-  /** Your reference (as sent). */
   clientReference: string;
-  /** Page that lets the payer pay on the page the request came from. */
+  /** Lets the payer pay on the page the request came from. */
   checkoutDirectUrl: string;
   /** The platform's message (empty in the contract's sample). */
   message: string;
@@ -84,11 +69,8 @@ export interface CheckoutInitiateResponseBody {
 }
 
 /**
- * The shape `createInvoice` accepts, as a class-validator DTO checked by the core's validator
- * (the same road as the inbound bodies). What no decorator says stays in the service: the amount's
- * two decimals (with a float tolerance), the description's forbidden characters (refused or
- * stripped), URLs and their module-option defaults, the payee's phone number and e-mail, the
- * metadata's size. Null reads as "not given".
+ * The shape `createInvoice` accepts, checked by core's validator; what no decorator says (decimals,
+ * forbidden characters, URLs, phone, e-mail, metadata size) is checked by the service.
  */
 export class CreateInvoiceDto implements CreateInvoiceInput {
   @IsNumber()
@@ -148,9 +130,5 @@ export class CreateInvoiceDto implements CreateInvoiceInput {
 /** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
 export type CheckoutPaymentStatus = TransactionPaymentStatus;
 
-/**
- * The typed answer of `CheckoutService.getStatus` (transaction status check,
- * `GET /transactions/{posSalesId}/status?clientReference=...`), read by core's
- * `requestTransactionStatus`, which the service app's payment verification uses too.
- */
+/** The typed answer of `CheckoutService.getStatus` (core's transaction status check). */
 export type CheckoutTransactionStatus = TransactionStatus;

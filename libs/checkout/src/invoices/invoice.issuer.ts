@@ -14,13 +14,9 @@ import type { CheckoutInvoiceCreated, CreateInvoiceInput } from './invoice.dto.j
 import { buildInitiateBody } from './invoice.request.js';
 import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from './invoice.store.js';
 
-/**
- * What your own records hold of an invoice, for `CheckoutService.reconcile(clientReference, known)`
- * to check it when the store no longer has it (the store lost its data): the invoice is recorded
- * again from this, as pending, then checked. Ignored when the store still has the invoice.
- */
+/** Your own record of an invoice, for `reconcile(ref, known)` when the store lost it. */
 export interface CheckoutKnownInvoice {
-  /** The amount invoiced (GHS): the payment the status check reports is verified against it. */
+  /** The amount invoiced (GHS): the payment is verified against it. */
   amount: number;
   /** The account that created it. Default `default`. */
   account?: string;
@@ -30,10 +26,7 @@ export interface CheckoutKnownInvoice {
   createdAt?: Date;
 }
 
-/**
- * Records invoices and creates them on the platform (CheckoutService's createInvoice, and the
- * invoices `reconcile(ref, known)` records again), each put on the reconciler's watch list.
- */
+/** Records invoices (created, or restored by `reconcile`) and puts them on the reconciler's watch list. */
 export class CheckoutInvoiceIssuer {
   private readonly logger = new HubtelLogger('HubtelCheckout');
 
@@ -66,8 +59,7 @@ export class CheckoutInvoiceIssuer {
       email: body.PayeeEmail,
     });
     if (Object.keys(payee).length > 0) invoice.payee = payee;
-    // Recorded before sending: a callback can only be verified against what we know, and an
-    // unanswered request stays checkable.
+    // Recorded before sending: a callback is verified against it, and an unanswered one stays checkable.
     if (!(await this.invoices.create(invoice))) {
       throw new HubtelError(
         'HUBTEL_STORE_CONFLICT',

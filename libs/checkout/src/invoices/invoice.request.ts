@@ -1,9 +1,4 @@
-/**
- * The body of `POST {checkout_url}/items/initiate` for a createInvoice() input: every input check
- * (the DTO's, then the amount, description, URLs and payee rules), all problems reported together,
- * and the module's defaults filled in. The issuer (invoice.issuer.ts) records the invoice and
- * calls the platform with what this builds.
- */
+/** The `/items/initiate` body for a createInvoice() input: every check, defaults filled in. */
 import { randomUUID } from 'node:crypto';
 import { HubtelValidationError, normalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
 import { compileValidator } from '#internal';
@@ -142,26 +137,12 @@ function urlOf(
   hint: string,
 ): string | undefined {
   const value = given ?? fallback;
-  if (value === undefined) {
-    bad(field, `is required: ${hint}`);
-    return undefined;
-  }
-  if (typeof value !== 'string') {
-    bad(field, 'must be an absolute http(s) URL');
-    return undefined;
-  }
-  try {
-    const url = new URL(value);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
-    if (url.username || url.password) {
-      bad(field, 'must not carry credentials');
-      return undefined;
-    }
-    return value;
-  } catch {
-    bad(field, 'must be an absolute http(s) URL', value);
-    return undefined;
-  }
+  if (value === undefined) return void bad(field, `is required: ${hint}`);
+  const url = typeof value === 'string' && URL.canParse(value) ? new URL(value) : undefined;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
+    return void bad(field, 'must be an absolute http(s) URL', typeof value === 'string' ? value : undefined);
+  if (url.username || url.password) return void bad(field, 'must not carry credentials');
+  return value as string;
 }
 
 /** A clientReference given to getStatus() / reconcile(): checked before anything is asked. */

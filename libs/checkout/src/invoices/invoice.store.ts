@@ -7,23 +7,13 @@ import {
 import type { PaymentAmounts } from 'nestjs-hubtel';
 import type { CheckoutAttention, CheckoutEvidenceSource, CheckoutPayee } from '../checkout.events.js';
 
-/**
- * `pending` until an outcome is verified; `failed` after a failed attempt (the payer may retry and
- * still pay); `paid` is final; `expired` when the reconciler gave up (a late verified payment still
- * turns it `paid`: money received always wins); `attention` when a verified payment matches on
- * neither count (paid, needs a person: `resolveAttention` turns it `paid` or `refunded`);
- * `refunded`: its payment was given back (final).
- */
+/** `paid` and `refunded` are final; a late verified payment still turns `failed` or `expired` `paid`. */
 export type CheckoutInvoiceStatus = 'pending' | 'paid' | 'failed' | 'expired' | 'attention' | 'refunded';
 
 /** What the module remembers of an invoice it created. Plain JSON. */
 export interface CheckoutInvoice {
   clientReference: string;
-  /**
-   * The account that created it (`default`, or a named account): its keys and POS Sales ID confirm
-   * and reconcile it, and its callbacks come on its path only. Absent on records written before
-   * accounts existed: `default`.
-   */
+  /** The account that created it (absent: `default`): its callbacks come on its path only. */
   account?: string;
   /** The platform's id, once `/items/initiate` answered. */
   checkoutId?: string;
@@ -32,10 +22,7 @@ export interface CheckoutInvoice {
   amount: number;
   description: string;
   status: CheckoutInvoiceStatus;
-  /**
-   * `creating` while `/items/initiate` is in flight, `created` once it answered, `unknown` when
-   * no answer came (the platform may or may not have the invoice; the reconciler finds out).
-   */
+  /** `unknown` when `/items/initiate` gave no answer (the reconciler finds out). */
   creation: 'creating' | 'created' | 'unknown';
   /** ISO times. */
   createdAt: string;
@@ -43,37 +30,24 @@ export interface CheckoutInvoice {
   paidAt?: string;
   amountPaid?: number;
   paidVia?: CheckoutEvidenceSource;
-  /** The verified figures of the payment (gross, charges, net, who bore the charge), when the status check gave them. */
+  /** The verified figures and who bore the charge, when the status check gave them. */
   amounts?: PaymentAmounts;
   /** The last failed attempt. */
   failure?: { responseCode?: string; status: string; reason?: string; at: string };
-  /**
-   * Set when the status check verified a payment that matches on neither count (status
-   * `attention`); the reconciler stops. Its `resolution` once resolved.
-   */
+  /** Why it is (or was) in `attention`, and its `resolution`. */
   attention?: CheckoutAttention;
-  /** The caller's `metadata`. */
   metadata?: Record<string, unknown>;
-  /** The payee details given to `createInvoice` (the number normalised): this app's own record of who pays. */
+  /** The payee given to `createInvoice` (the number normalised). */
   payee?: CheckoutPayee;
-  /**
-   * Confirmation rounds of paid callbacks that the status check did not confirm. Each ended round
-   * moves this on, so the next callback is confirmed afresh rather than taken for a duplicate.
-   */
+  /** Ended confirmation rounds: the next callback is confirmed afresh, not taken for a duplicate. */
   confirmRound?: number;
-  /**
-   * When the last ended round's last status check was answered (epoch ms): the next round's
-   * first check keeps `verification.recheck.minIntervalMs` from it.
-   */
+  /** Epoch ms of the last ended round's last check: the next round's first is spaced from it. */
   confirmCheckedAt?: number;
 }
 
 /**
- * A copy of `current` with `changes` applied (a change cannot remove a field), built field by
- * field. Not `{ ...current, ...changes }`: V8 builds a spread copy that then gains properties
- * (paidAt, amountPaid, …) through its slow path, many times slower than a literal.
- * The keys come in the order a created, then paid or failed invoice had them. Lists every field
- * of CheckoutInvoice: add new ones here too (the spec round-trips an invoice with all of them).
+ * A copy of `current` with `changes` applied (none removes a field), field by field: a spread copy
+ * gains properties through V8's slow path. Lists every field: add new ones here too (the spec checks).
  */
 export function changeInvoice(current: CheckoutInvoice, changes: Partial<CheckoutInvoice>): CheckoutInvoice {
   const next: CheckoutInvoice = {
@@ -119,22 +93,15 @@ export function changeInvoice(current: CheckoutInvoice, changes: Partial<Checkou
 /** The reconciler's schedule for one invoice it still watches. */
 export interface CheckoutWatchEntry {
   clientReference: string;
-  /** Epoch ms of creation. */
+  /** Epoch ms. */
   createdAt: number;
-  /** Epoch ms of the next status check. */
   nextCheckAt: number;
-  /** Status checks made so far. */
   checks: number;
 }
 
 const MAX_CAS_TRIES = 20;
 
-/**
- * Invoices (`hubtel:checkout:invoice:<clientReference>`) and the reconciler's watch list
- * (`hubtel:checkout:watch:<clientReference>`) on a HubtelStore. Every change is a compare-and-set
- * on the invoice's version, so concurrent writers (a callback, the reconciler, another instance)
- * never overwrite each other's transition.
- */
+/** Invoices and the watch list; every change a compare-and-set, so no writer overwrites another's. */
 export class CheckoutInvoiceStore {
   private readonly writeOptions: { ttlMs: number };
 
@@ -143,11 +110,7 @@ export class CheckoutInvoiceStore {
     ttlMs: number,
     private readonly watchTtlMs: number,
     private readonly now: () => number = Date.now,
-    /**
-     * False when reconciliation is off: nothing is put on the watch list, so `unwatch` (once per
-     * payment) skips a store delete. A watch entry left by an earlier configuration expires on
-     * its TTL, and a reconciler turned on again drops it when it finds the invoice settled.
-     */
+    /** False when reconciliation is off: `unwatch` skips a delete (an old entry expires on its TTL). */
     private readonly watching = true,
   ) {
     this.writeOptions = { ttlMs };
@@ -168,13 +131,8 @@ export class CheckoutInvoiceStore {
   }
 
   /**
-   * Applies `change` atomically: reads, computes, compare-and-sets, and re-reads on conflict.
-   * `change` returns the new invoice, or undefined to leave it as it is; it is given the ISO time
-   * to stamp as `updatedAt` (a returned invoice with another `updatedAt` is stamped with a copy).
-   * `known`: the entry the caller just read, tried first instead of reading it again (a stale one
-   * only costs a failed compare-and-set and a re-read). `at`: the time to stamp (default now).
-   * Resolves to the invoice as stored after the call and whether this call changed it; undefined
-   * when there is no invoice.
+   * Applies `change` by compare-and-set, re-reading on conflict (undefined from `change`: no change).
+   * `known`: an entry just read, tried first. Resolves to the stored invoice (undefined: none).
    */
   async update(
     clientReference: string,
@@ -220,10 +178,7 @@ export class CheckoutInvoiceStore {
     return this.store.scan<CheckoutWatchEntry>(CHECKOUT_WATCH_PREFIX);
   }
 
-  /**
-   * Takes the next check of an invoice for this process by moving its schedule forward
-   * (compare-and-set): two reconcilers (two instances) never check the same invoice at once.
-   */
+  /** Takes an invoice's next check by moving its schedule (CAS): two instances never both check it. */
   async claim(entry: StoreEntry<CheckoutWatchEntry>, next: CheckoutWatchEntry): Promise<boolean> {
     const written = await this.store.compareAndSet(
       watchKey(entry.value.clientReference),
@@ -240,10 +195,10 @@ export function invoiceAccount(invoice: Pick<CheckoutInvoice, 'account'>): strin
   return invoice.account ?? CHECKOUT_DEFAULT_ACCOUNT;
 }
 
-export function invoiceKey(clientReference: string): string {
+function invoiceKey(clientReference: string): string {
   return `${CHECKOUT_INVOICE_PREFIX}${clientReference}`;
 }
 
-export function watchKey(clientReference: string): string {
+function watchKey(clientReference: string): string {
   return `${CHECKOUT_WATCH_PREFIX}${clientReference}`;
 }

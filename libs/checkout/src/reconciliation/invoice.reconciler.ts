@@ -21,7 +21,6 @@ import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 
 /** What one reconciliation pass did. */
 export interface CheckoutReconcileReport {
-  /** Invoices whose status was checked. */
   checked: number;
   paid: number;
   /** Refunds found (a `failed` event each, unless the invoice had already failed). */
@@ -34,16 +33,8 @@ export interface CheckoutReconcileReport {
 }
 
 /**
- * What checking one invoice found:
- * - `paid`: the status check says Paid, verified; this check recorded the payment (its `paid`
- *   event runs once);
- * - `already-paid`: the invoice was paid before (by a callback, the reconciler, another check):
- *   nothing new runs;
- * - `unpaid`: not paid yet (`Unpaid`, or a transaction the platform does not know); nothing changed;
- * - `refunded`: the money came and went back: `failed` (unless it had already failed);
- * - `rejected`: the status check reports a payment that failed verification (an amount or currency
- *   that matches on neither count): a `rejected` alert, and the invoice is kept `attention` with its
- *   `attention` event, for a person to resolve (`resolveAttention`); also for an invoice already so.
+ * `paid`: recorded by this check; `already-paid` / `unpaid`: nothing new; `refunded`: the money came
+ * and went back (`failed`); `rejected`: failed verification (an alert, or kept `attention`).
  */
 export type CheckoutReconcileOutcome = 'paid' | 'already-paid' | 'unpaid' | 'refunded' | 'rejected';
 
@@ -51,23 +42,17 @@ export type CheckoutReconcileOutcome = 'paid' | 'already-paid' | 'unpaid' | 'ref
 export interface CheckoutReconcileResult {
   clientReference: string;
   outcome: CheckoutReconcileOutcome;
-  /** The platform's answer; absent when it was not asked (already paid) or knows no such transaction. */
+  /** The platform's answer; absent when not asked or no such transaction. */
   status?: CheckoutTransactionStatus;
   /** The invoice as stored after the check. */
   invoice: CheckoutInvoice;
 }
 
 /**
- * Callbacks are not guaranteed (Hubtel asks merchants to check the status when none came within
- * 5 minutes). The reconciler does that: every `intervalMs` it takes the watched invoices that are
- * due (first `delayMs` after creation, then backing off to `maxIntervalMs`), asks the transaction
- * status check, and settles them through the same exactly-once path as the callback. An unpaid
- * invoice is checked at most `maxChecks` times: the last check waits for `giveUpAfterMs` after
- * creation, and after it the invoice is expired (`expired` event) and no longer checked.
- * Whatever the number of unpaid invoices (anyone can order), each costs a bounded number of checks.
- *
- * Each check is claimed with a compare-and-set on the invoice's watch entry, so several app
- * instances sharing a store never check the same invoice at once.
+ * Callbacks are not guaranteed: every `intervalMs` the reconciler asks the status check of the
+ * watched invoices that are due (backing off to `maxIntervalMs`) and settles them exactly once, as a
+ * callback would. An unpaid invoice costs at most `maxChecks` checks, the last at `giveUpAfterMs`,
+ * then it expires. Each check is claimed by compare-and-set: instances never check one invoice at once.
  */
 export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new HubtelLogger('HubtelCheckout');
@@ -75,14 +60,12 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
   private started = false;
 
   constructor(
-    /** The module's options (the default account's): the reconciliation schedule is module-wide. */
     private readonly options: ResolvedCheckoutOptions,
     private readonly invoices: CheckoutInvoiceStore,
-    /** Each invoice is checked with its own account's keys and POS Sales ID. */
     private readonly accounts: CheckoutAccountSource,
     private readonly settlement: CheckoutSettlement,
     private readonly now: () => number = Date.now,
-    /** The passes are its repeated task: one per interval across all instances (BullMQ), or this process's. */
+    /** With BullMQ, one pass per interval across all instances. */
     private readonly runner: JobRunner = new InProcessJobRunner(),
   ) {}
 
@@ -95,10 +78,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     if (this.options.reconciliation.enabled) this.start();
   }
 
-  /**
-   * Stops on the first shutdown hook (module destroy), so a pass in flight finishes — and records
-   * what it found — before the pipeline drains its jobs (before-application-shutdown).
-   */
+  /** Stops on the first shutdown hook: a pass in flight records what it found before the pipeline drains. */
   async onModuleDestroy(): Promise<void> {
     await this.stop();
   }
@@ -132,10 +112,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     await this.pass?.catch(() => undefined);
   }
 
-  /**
-   * Checks every watched invoice that is due now, once. Runs alone: a call while a pass is running
-   * returns that pass.
-   */
+  /** Checks every watched invoice due now, once (a call during a pass returns that pass). */
   runOnce(): Promise<CheckoutReconcileReport> {
     this.pass ??= this.reconcile().finally(() => {
       this.pass = undefined;
@@ -144,14 +121,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async reconcile(): Promise<CheckoutReconcileReport> {
-    const report: CheckoutReconcileReport = {
-      checked: 0,
-      paid: 0,
-      failed: 0,
-      expired: 0,
-      rejected: 0,
-      errors: 0,
-    };
+    const report = { checked: 0, paid: 0, failed: 0, expired: 0, rejected: 0, errors: 0 };
     const now = this.now();
     const due: StoreEntry<CheckoutWatchEntry>[] = [];
     for await (const [, entry] of this.invoices.watched()) {
@@ -165,8 +135,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
           await this.check(entry, now, report);
         } catch (error) {
           report.errors++;
-          // The instance's status checks of the minute are spent (it warned once): the rest of
-          // the pass waits for the next one, without a line per invoice.
+          // The minute's status checks are spent (warned once): the rest waits for the next pass.
           if (error instanceof HubtelStatusCheckBudgetError) {
             index = due.length;
             return;
@@ -183,14 +152,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     return report;
   }
 
-  /**
-   * Checks one invoice now, whatever its schedule, and settles what the status check says through
-   * the same exactly-once path as callbacks and passes. `CheckoutService.reconcile` calls it.
-   *
-   * @throws HubtelError `HUBTEL_NOT_FOUND` when this app has no such invoice.
-   * @throws the status check's errors (`HUBTEL_CONFIG_INVALID` without `posSalesId`, API errors,
-   *   time-outs): nothing changed; the invoice stays as it was.
-   */
+  /** `CheckoutService.reconcile`: checks one invoice now, whatever its schedule; throws HUBTEL_NOT_FOUND. */
   async checkInvoice(clientReference: string): Promise<CheckoutReconcileResult> {
     const invoice = await this.invoices.get(clientReference);
     if (!invoice) {
@@ -225,8 +187,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     const checks = watch.checks + 1;
     const spacing = Math.min(maxIntervalMs, intervalMs * 2 ** Math.min(watch.checks, 30));
     let nextCheckAt = now + spacing;
-    // The next check is the last one allowed: it waits for the give-up time, so a payment that
-    // takes long (bank pay) is still found.
+    // The last check waits for the give-up time: a slow payment (bank pay) is still found.
     if (checks === maxChecks - 1) nextCheckAt = Math.max(nextCheckAt, watch.createdAt + giveUpAfterMs);
     if (!(await this.invoices.claim(entry, { ...watch, checks, nextCheckAt }))) return;
 
@@ -244,7 +205,6 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     let status: CheckoutTransactionStatus | undefined;
     let account: CheckoutAccount | undefined;
     try {
-      // The invoice's own account, whichever replica runs the pass.
       account = await this.accounts.forInvoice(invoice);
       status = await account.api.findStatus(ref);
     } catch (error) {
@@ -267,7 +227,6 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     invoice: CheckoutInvoice,
     status: CheckoutTransactionStatus | undefined,
     now: number,
-    /** The account that asked (defined whenever `status` is). */
     account: CheckoutAccount | undefined,
   ): Promise<CheckoutReconcileOutcome> {
     const ref = invoice.clientReference;

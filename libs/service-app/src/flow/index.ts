@@ -1,4 +1,4 @@
-/** The service flow's one face to the rest of the library: nothing outside this folder imports its other files. */
+/** The service flow's one face: nothing outside this folder imports its other files. */
 export { ServiceFlowService } from './service-flow.service.js';
 export { ServiceFlowRegistry } from './service-flow.registry.js';
 export { ServiceFlowBuilder } from './service-flow.builder.js';

@@ -17,9 +17,8 @@ function fill(template: string, values: Record<string, number | undefined>): str
 }
 
 /**
- * Checks an entry against the prompt it answers. Input: by FieldType (`phone` normalised with the
- * default country code, `number` whole, `decimal`, `email`), then the prompt's `validation`.
- * Select: the entry must be one option's `Value` (exact, else ignoring letter case).
+ * Checks an entry against its prompt: by FieldType (`phone` normalised) and `validation` for input;
+ * one option's `Value` (exact, else ignoring case) for select.
  */
 export function checkAnswer(
   screen: StoredScreen,

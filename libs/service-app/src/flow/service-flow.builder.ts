@@ -1,20 +1,7 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
 import type { FlowResumeOptions, FlowStepHandler, ServiceFlowDefinition } from '../service-flow.context.js';
 
-/**
- * Builds a flow without a class, e.g. from configuration or inside `forRootAsync`'s factory
- * (where it can close over injected services):
- *
- * ```ts
- * const airtime = new ServiceFlowBuilder('airtime')
- *   .forServiceCode('711')
- *   .step('phone', (ctx) => ctx.input({ message: 'Number to top up', fieldType: 'phone', name: 'destination' }))
- *   .step('amount', (ctx) => ctx.input({ message: 'Amount', fieldType: 'decimal' }))
- *   .step('cart', (ctx) => ctx.addToCart({ message: 'Pay now', item: { ItemName: 'Airtime', Qty: 1, Price: Number(ctx.data.amount) } }))
- *   .build();
- * ServiceAppModule.forRoot({ flows: [airtime] });
- * ```
- */
+/** Builds a flow without a class (from configuration, or in `forRootAsync`'s factory). */
 export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<string, unknown>> {
   private readonly codes: string[] = [];
   private readonly steps: { name: string; handler: FlowStepHandler<any> }[] = [];

@@ -1,7 +1,4 @@
-/**
- * A step's `ctx.addToCart()`: the cart written under the SessionId for its fulfillment request,
- * the session forgotten. On USSD the session ends here and payment follows outside it.
- */
+/** `ctx.addToCart()`: the cart written under the SessionId for its fulfillment request. */
 import { maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
 import { accountOf, cartKey } from '../service-app.constants.js';
 import type { ServiceAppLogger } from '../service-app.logger.js';
@@ -28,12 +25,10 @@ export class FlowCart {
     step: string,
     reply: AddToCartReply,
     data: Record<string, unknown>,
-    /** The session is over once its cart is written: forgotten, never offered for resume. */
     finish: () => Promise<void>,
   ): Promise<ServiceFlowResponse> {
     const item = checkCartItem(step, reply?.message, reply?.item);
-    // A session's goods go out once whatever its carts: the fulfillment's delivery claim
-    // (fulfillment.delivery.ts) keeps that, not the cart.
+    // A session's goods go out once whatever its carts: fulfillment.delivery.ts keeps that.
     const cart: StoredCart = {
       sessionId,
       flow: flow.name,

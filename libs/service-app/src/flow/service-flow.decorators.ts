@@ -4,10 +4,7 @@ import { FLOW_STEPS_METADATA, SERVICE_FLOW_METADATA } from '../service-app.const
 import type { FlowResumeOptions } from '../service-flow.context.js';
 
 export interface ServiceFlowOptions {
-  /**
-   * ServiceCode(s) the platform routes to this flow. Leave it out for the app's default flow, which
-   * serves every code not routed elsewhere (an app with one service needs no code at all).
-   */
+  /** ServiceCode(s) routed to this flow; none: the default flow, serving every unrouted code. */
   serviceCode?: string | readonly string[];
   /** Also serve unrouted codes when `serviceCode` is given. */
   default?: boolean;
@@ -37,11 +34,7 @@ export interface FlowStepMetadata {
   start: boolean;
 }
 
-/**
- * Marks a provider class as a service flow: its `@FlowStep()` methods are the steps, in the order
- * they are declared. The class is a normal injectable provider (add it to a module's
- * `providers`), so it can inject your services.
- */
+/** Marks a provider class as a service flow: its `@FlowStep()` methods are the steps, in order. */
 export function ServiceFlow(options: ServiceFlowOptions = {}): ClassDecorator {
   return (target) => {
     const codes =

@@ -1,8 +1,4 @@
-/**
- * The step engine of one account: starts a session, checks an answer against the prompt it
- * answers (or moves "back", or to another page), runs the steps, and turns a step's reply into
- * the response while the session (and the cart) is written to the store.
- */
+/** The step engine of one account: starts sessions, checks answers, runs steps, writes the session. */
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
 import { accountOf, cartKey } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
@@ -83,7 +79,10 @@ export class FlowEngine {
     }
     const session: SessionRecord = {
       flow: flow.name,
-      serviceCode: this.serviceCodeOf(flow, request.ServiceCode),
+      // The flow's own copy of a routed code, else a shared one: one string for all its sessions.
+      serviceCode:
+        flow.serviceCodes.find((code) => code === request.ServiceCode) ??
+        this.sharedStrings.get(request.ServiceCode),
       mobile: request.Mobile,
       operator: request.Operator === undefined ? undefined : this.sharedStrings.get(request.Operator),
       screen: undefined as unknown as StoredScreen,
@@ -113,12 +112,7 @@ export class FlowEngine {
     return this.apply(flow, sessionId, key, session, undefined, run);
   }
 
-  /**
-   * Whether an initiation comes for a SessionId it may not start again: another account's session
-   * or cart is refused (ServiceAppWrongAccountError: 409), and a session with a cart (paid, or about
-   * to be: the platform never starts one again) is answered as expired. Either would otherwise let
-   * whoever knows the SessionId replace the cart before the paid order is fulfilled.
-   */
+  /** Another account's SessionId (409), or one with a cart: else anyone could replace a paid cart. */
   private async taken(sessionId: string, key: string, mobile: string): Promise<boolean> {
     const [entry, cart] = await Promise.all([
       this.sessions.read(key),
@@ -168,7 +162,6 @@ export class FlowEngine {
     if (session.ussd && screen.kind === 'select') {
       const page = this.paging.pageMove(screen, session.page ?? 0, raw);
       if (page !== undefined) {
-        // Another page of the same menu: same step, same data, nothing answered.
         const moved = record(session, screen, session.history, session.data, session.selections, page);
         return this.sessions.save(sessionId, key, moved, version, () =>
           this.paging.prompt(moved, sessionId, screen, undefined, page),
@@ -176,8 +169,7 @@ export class FlowEngine {
       }
       // The number shown beside an option (what the phone showed wins over an option's Value).
       chosen = this.paging.ussd.chosen(screen, raw);
-      // A navigation key not offered on this page is never an option's Value: the phone showed
-      // no option beside it (options are numbered around the keys). Asked again.
+      // A navigation key not offered on this page is never an option's Value: asked again.
       if (!chosen && this.paging.ussd.isNavigationKey(raw))
         return this.paging.prompt(session, sessionId, screen, this.options.messages.select, session.page);
     }
@@ -273,12 +265,11 @@ export class FlowEngine {
     session: SessionRecord,
     version: number | undefined,
     run: StepRun,
-    /** A fresh start over a session on screen (the resume question answered "no"): no earlier prompt. */
+    /** The resume question answered "no": no earlier prompt. */
     fresh = false,
   ): Promise<ServiceFlowResponse> {
     const current = version === undefined || fresh ? undefined : session.screen;
     if (run.kind === 'busy') {
-      // Same prompt again, unchanged session: the user retries the same entry.
       return current
         ? this.paging.prompt(session, sessionId, current, this.options.messages.busy, session.page)
         : releaseResponse(sessionId, this.options.messages.busy);
@@ -364,11 +355,5 @@ export class FlowEngine {
     );
     await this.sessions.forget(key);
     return releaseResponse(sessionId, this.options.messages.error);
-  }
-
-  /** The flow's own copy of a routed ServiceCode (one string for all its sessions), else a shared one. */
-  private serviceCodeOf(flow: ServiceFlowDefinition, code: string): string {
-    for (const routed of flow.serviceCodes) if (routed === code) return routed;
-    return this.sharedStrings.get(code);
   }
 }

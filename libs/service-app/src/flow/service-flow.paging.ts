@@ -1,7 +1,4 @@
-/**
- * A prompt as the session's channel shows it: unchanged on app channels; on USSD the menu written
- * into `Message`, paged to the screen ("more" / "back" keys), and every text cut to one screen.
- */
+/** A prompt as the session's channel shows it (on USSD: menus paged, texts cut to a screen). */
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
@@ -10,12 +7,11 @@ import { promptResponse } from './service-flow.responses.js';
 import type { SessionRecord } from './service-flow.session.js';
 import { UssdScreens } from './service-flow.ussd.js';
 
-/** Most flow/step pairs remembered as already warned about a text cut to the USSD screen. */
 const CUT_WARNINGS_LIMIT = 1_000;
 
 export class FlowPaging {
   readonly ussd: UssdScreens;
-  /** Flow/step pairs already warned about a text cut to the screen (one line each, not one per session). */
+  /** Flow/step pairs already warned about a cut text (one line each, not one per session). */
   private readonly cutWarned = new Set<string>();
 
   constructor(
@@ -50,10 +46,7 @@ export class FlowPaging {
     return shown.text;
   }
 
-  /**
-   * The page a navigation entry leads to, or undefined when `raw` is not one shown on this page
-   * ("more" while pages are left, "back" after the first).
-   */
+  /** The page a navigation entry leads to; undefined when `raw` is not one shown on this page. */
   pageMove(screen: StoredScreen, page: number, raw: string): number | undefined {
     const { moreKey, backKey } = this.options.ussd;
     if (raw !== moreKey && raw !== backKey) return undefined;
@@ -66,15 +59,13 @@ export class FlowPaging {
   /** Whether `raw` means "back" on this screen. */
   isBack(raw: string, screen: StoredScreen, ussd: true | undefined): boolean {
     if (!this.options.backInputs.includes(raw)) return false;
-    // An option whose Value is the back input wins: the user chose it. Not on USSD, where the user
-    // types the numbers shown, which skip the back inputs: there it always means back.
+    // An option whose Value is the back input wins, except on USSD (its numbers skip back inputs).
     if (!ussd && screen.kind === 'select' && screen.options) {
       for (const option of screen.options) if (option.Value === raw) return false;
     }
     return true;
   }
 
-  /** One warning line per flow and step whose text had to be cut (not one per session). */
   private warnCut(flow: string, step: string): void {
     const id = `${flow}\u0000${step}`;
     if (this.cutWarned.has(id)) return;

@@ -9,10 +9,7 @@ import { getFlowMetadata } from './service-flow.decorators.js';
 import type { FlowStepHandler, ServiceFlowDefinition } from '../service-flow.context.js';
 import { assertFlowUssdText } from './service-flow.ussd.js';
 
-/**
- * Every flow of the app: `@ServiceFlow()` providers found with Nest's DiscoveryService, plus the
- * `flows` option (builder flows). Routes a ServiceCode to its flow, or to the default flow.
- */
+/** Every flow (`@ServiceFlow()` providers and the `flows` option); routes a ServiceCode to its flow. */
 @Injectable()
 export class ServiceFlowRegistry implements OnModuleInit {
   private readonly logger = new ServiceAppLogger();
@@ -63,7 +60,7 @@ export class ServiceFlowRegistry implements OnModuleInit {
   private add(candidate: ServiceFlowDefinition): void {
     const flow = assertFlowDefinition(candidate);
     if (flow.resume) {
-      // The resume question is a fixed text: one that cannot fit a USSD screen stops the start-up.
+      // A fixed text: one that cannot fit a USSD screen stops the start-up.
       assertFlowUssdText(
         `flows.${flow.name}.resume.message`,
         flow.resume.message ?? this.options.messages.resume,

@@ -2,44 +2,29 @@ import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import type { CartItem, SelectOption, ServiceFlowResponse } from '../service-app.types.js';
 import type { StoredScreen } from '../service-flow.types.js';
 
-/*
- * The service-flow response shapes, exactly as the contract's tables and "Service-session
- * exchange" give them: Mask, MaskNextRoute, ServiceCode and ClientState always null; Item null
- * except for the cart; FieldName '' for select and null for the cart; Data null for input, the
- * options for select, [] for the cart. The final message (not shown by the contract) uses
- * `Type: 'release'`, the value the platform's documentation gives for ending a session, with the
- * cart's display shape and no options.
- */
+type Varying = Pick<ServiceFlowResponse, 'Type' | 'Message'> &
+  Partial<Pick<ServiceFlowResponse, 'Item' | 'Label' | 'DataType' | 'FieldType' | 'FieldName' | 'Data'>>;
 
-/** Every response, field by field in the contract's order: the fields that vary, the rest null. */
-function response(
-  sessionId: string,
-  fields: Pick<
-    ServiceFlowResponse,
-    'Type' | 'Message' | 'Item' | 'Label' | 'DataType' | 'FieldType' | 'FieldName' | 'Data'
-  >,
-): ServiceFlowResponse {
+/** Every response as the contract orders it: a `display` of `text` unless told, the rest null. */
+function response(sessionId: string, fields: Varying): ServiceFlowResponse {
   return {
     SessionId: sessionId,
     Type: fields.Type,
     Message: fields.Message,
     Mask: null,
     MaskNextRoute: null,
-    Item: fields.Item,
+    Item: fields.Item ?? null,
     ServiceCode: null,
-    Label: fields.Label,
-    DataType: fields.DataType,
-    FieldType: fields.FieldType,
-    FieldName: fields.FieldName,
+    Label: fields.Label ?? null,
+    DataType: fields.DataType ?? 'display',
+    FieldType: fields.FieldType ?? 'text',
+    FieldName: fields.FieldName ?? null,
     ClientState: null,
-    Data: fields.Data,
+    Data: fields.Data ?? null,
   };
 }
 
-/**
- * `Response` to an input or select prompt (optionally prefixed by an explanation, for re-asks).
- * `shown`: the whole `Message` as the USSD channel renders it (menu lines, cut to the screen).
- */
+/** `Response` to a prompt (`prefix`: a re-ask's explanation; `shown`: the USSD rendering). */
 export function promptResponse(
   sessionId: string,
   screen: StoredScreen,
@@ -50,7 +35,6 @@ export function promptResponse(
   return response(sessionId, {
     Type: 'Response',
     Message: shown ?? (prefix ? `${prefix}\n${screen.message}` : screen.message),
-    Item: null,
     Label: screen.label,
     DataType: select ? 'select' : 'input',
     FieldType: screen.fieldType,
@@ -61,10 +45,7 @@ export function promptResponse(
   });
 }
 
-/**
- * `AddToCart`: hands the user over to payment. `item` is already checked (checkCartItem). On USSD
- * the same answer is a `Release` (the platform's SDK): the USSD session ends, payment follows.
- */
+/** `AddToCart` (on USSD a `Release`, as the platform's SDK: payment follows). `item` is checked. */
 export function cartResponse(
   sessionId: string,
   message: string,
@@ -72,16 +53,7 @@ export function cartResponse(
   item: CartItem,
   type: 'AddToCart' | 'Release' = 'AddToCart',
 ): ServiceFlowResponse {
-  return response(sessionId, {
-    Type: type,
-    Message: message,
-    Item: item,
-    Label: label,
-    DataType: 'display',
-    FieldType: 'text',
-    FieldName: null,
-    Data: [],
-  });
+  return response(sessionId, { Type: type, Message: message, Item: item, Label: label, Data: [] });
 }
 
 /** `release`: a final message; the session is over. */
@@ -91,20 +63,10 @@ export function releaseResponse(
   label: string | null = null,
   type: 'release' | 'Release' = 'release',
 ): ServiceFlowResponse {
-  return response(sessionId, {
-    Type: type,
-    Message: message,
-    Item: null,
-    Label: label,
-    DataType: 'display',
-    FieldType: 'text',
-    FieldName: null,
-    Data: null,
-  });
+  return response(sessionId, { Type: type, Message: message, Label: label });
 }
 
-/* --- Checks of what a step answered: a flow bug is reported to the developer, never sent. --- */
-
+/** A flow bug is reported to the developer, never sent. */
 export function fail(step: string, issues: ValidationIssue[]): never {
   throw new HubtelValidationError(
     `Step "${step}" answered an invalid reply: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
@@ -155,24 +117,11 @@ export function checkCartItem(step: string, message: unknown, item: CartItem): C
   return copy;
 }
 
-/**
- * The answer to a `query` from an @OnServiceQuery() handler's return value (`Response`, `display`,
- * its options in `Data`), or undefined when that value is neither a string nor `{ message }`.
- */
+/** The answer to a `query` from @OnServiceQuery()'s value; undefined unless a string or `{ message }`. */
 export function queryResponse(sessionId: string, answer: unknown): ServiceFlowResponse | undefined {
-  if (typeof answer === 'string')
-    return response(sessionId, {
-      Type: 'Response',
-      Message: answer,
-      Item: null,
-      Label: null,
-      DataType: 'display',
-      FieldType: 'text',
-      FieldName: null,
-      Data: null,
-    });
-  if (!answer || typeof answer !== 'object') return undefined;
-  const { message, label, data } = answer as { message?: unknown; label?: unknown; data?: unknown };
+  const reply = typeof answer === 'string' ? { message: answer } : answer;
+  if (!reply || typeof reply !== 'object') return undefined;
+  const { message, label, data } = reply as { message?: unknown; label?: unknown; data?: unknown };
   if (!isText(message) || (label !== undefined && !isText(label))) return undefined;
   let options: SelectOption[] | null = null;
   if (data !== undefined) {
@@ -191,14 +140,5 @@ export function queryResponse(sessionId: string, answer: unknown): ServiceFlowRe
       options.push({ Display: option.Display, Value: value, Amount: amount });
     }
   }
-  return response(sessionId, {
-    Type: 'Response',
-    Message: message,
-    Item: null,
-    Label: label ?? null,
-    DataType: 'display',
-    FieldType: 'text',
-    FieldName: null,
-    Data: options,
-  });
+  return response(sessionId, { Type: 'Response', Message: message, Label: label, Data: options });
 }

@@ -1,8 +1,4 @@
-/**
- * Resumable flows: an unfinished session leaves its state under the Mobile and ServiceCode for
- * the next dial, which is asked whether to continue. Offered behind a guarded endpoint only: the
- * Mobile is all that names the customer.
- */
+/** Resumable flows: an unfinished session's state waits for the next dial, asked whether to continue. */
 import { deleteIfVersion } from '#internal';
 import type { HubtelStore } from 'nestjs-hubtel';
 import { cartKey } from '../service-app.constants.js';
@@ -34,10 +30,7 @@ export class FlowResume {
     private readonly registry: ServiceFlowRegistry,
     private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
-    /**
-     * Whether resume is offered: only behind a path secret or an IP allow-list. An open endpoint
-     * would show what a customer typed to anyone who sends their Mobile.
-     */
+    /** Only behind a path secret or allow-list: else anyone sending a Mobile sees what was typed. */
     readonly guarded: boolean,
   ) {}
 
@@ -81,17 +74,15 @@ export class FlowResume {
   }
 
   /**
-   * The unfinished session to offer at this start, if any: one of this flow, for this Mobile and
-   * ServiceCode, within the window, at a step the flow still has, and not finished (a cart of it
-   * means it was carted: never offered, even if its record was not deleted). Taken from the store
-   * (deleted at the version read): of two starts at once, on any replicas, one only gets it.
+   * The unfinished session to offer at this start: this flow's, within the window, at a step the flow
+   * still has, without a cart. Deleted at the version read: of two starts at once, one only gets it.
    */
   async offer(
     flow: ServiceFlowDefinition,
     session: SessionRecord,
     sessionId: string,
   ): Promise<ResumeRecord | undefined> {
-    const key = resumeKey(session.serviceCode, session.mobile, session.account);
+    const key = resumeKey(session);
     const entry = await this.store.get<unknown>(key);
     const left = entry && readResume(entry.value);
     if (!left) return undefined;
@@ -107,10 +98,7 @@ export class FlowResume {
     return (await deleteIfVersion(this.store, key, entry.version)) ? left : undefined;
   }
 
-  /**
-   * At `release` or `timeout`: a resumable flow's session that had an answer leaves its state for
-   * the next dial, the window starting now.
-   */
+  /** At `release` or `timeout`: a session that had an answer leaves its state, the window starting now. */
   async keep(sessionId: string, key: string, known?: SessionRecord): Promise<void> {
     if (!this.guarded) return;
     let session = known;
@@ -124,13 +112,7 @@ export class FlowResume {
     if (session.screen.step === RESUME_STEP) {
       // Gone before answering the question: the session it offered is left for the next dial again.
       if (flow?.resume && session.resume)
-        await this.store.set(
-          resumeKey(session.serviceCode, session.mobile, session.account),
-          session.resume,
-          {
-            ttlMs: flow.resume.withinMs,
-          },
-        );
+        await this.store.set(resumeKey(session), session.resume, { ttlMs: flow.resume.withinMs });
       return;
     }
     if (Object.keys(session.data).length === 0) return;
@@ -140,16 +122,14 @@ export class FlowResume {
   /** A resumable flow's answered state, kept for the next dial. */
   async write(flow: ServiceFlowDefinition, sessionId: string, session: SessionRecord): Promise<void> {
     if (!this.guarded || !flow.resume) return;
-    await this.store.set(
-      resumeKey(session.serviceCode, session.mobile, session.account),
-      resumeRecord(sessionId, session, Date.now()),
-      { ttlMs: flow.resume.withinMs },
-    );
+    await this.store.set(resumeKey(session), resumeRecord(sessionId, session, Date.now()), {
+      ttlMs: flow.resume.withinMs,
+    });
   }
 
   /** A finished session (carted or ended) is never offered: its record goes. */
   async drop(flow: ServiceFlowDefinition, session: SessionRecord): Promise<void> {
-    if (flow.resume) await this.store.delete(resumeKey(session.serviceCode, session.mobile, session.account));
+    if (flow.resume) await this.store.delete(resumeKey(session));
   }
 
   /** Whether any flow is resumable (known once the flows are loaded): else a release reads nothing. */

@@ -1,8 +1,4 @@
-/**
- * Runs a flow's step and the steps it `goTo`s, for one answer of the user: the step's context,
- * its reply checked, and the step budget for steps that answer with a promise. The engine
- * (service-flow.engine.ts) reads and writes the session around it and renders the reply.
- */
+/** Runs a flow's step and the steps it `goTo`s, for one answer, under the step budget. */
 import { SERVICE_APP_DEFAULTS, accountOf } from '../service-app.constants.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import { within } from '../service-app.time.js';
@@ -54,11 +50,7 @@ export class FlowStepRunner {
     private readonly logger: ServiceAppLogger,
   ) {}
 
-  /**
-   * Runs `step` (and the steps it `goTo`s). Steps answering at once (most do) are run without a
-   * timer; once a step answers with a promise, the rest runs under the step budget, counted from
-   * the start.
-   */
+  /** Runs `step` and its `goTo`s: no timer until a step answers with a promise (budget from the start). */
   run(
     flow: ServiceFlowDefinition,
     step: string,
@@ -68,8 +60,7 @@ export class FlowStepRunner {
     favorite?: FavoriteStart,
   ): StepRun | Promise<StepRun> {
     const started = performance.now();
-    // Copies (stored objects are shared by the versions of a session), built key by key: a spread
-    // copy that then gains a key takes V8's slow path (on every copy, every step).
+    // Copies: stored objects are shared by the versions of a session.
     let data: Record<string, unknown>;
     let selections = session.selections;
     if (answered) {

@@ -1,7 +1,4 @@
-/**
- * A step's prompt checked and stored as a screen: plain data, so a re-ask or "back" never re-runs
- * a step. Screens equal to the last one a step answered are shared between sessions and frozen.
- */
+/** A step's prompt checked and stored as a screen (shared between sessions and frozen). */
 import type { ValidationIssue } from 'nestjs-hubtel';
 import type { SelectOption } from '../service-app.types.js';
 import type { ServiceFlowDefinition } from '../service-flow.context.js';
@@ -19,10 +16,7 @@ function checkPrompt(prompt: InputPrompt | SelectPrompt, issues: ValidationIssue
     issues.push({ field: 'fieldType', message: 'must be a non-empty string' });
 }
 
-/**
- * A checked prompt as stored in the session (Label defaults to the message, field to the step).
- * Every screen has the same fields (absent ones undefined), so V8 gives them all one shape.
- */
+/** A checked prompt as stored, every field present (one shape for V8). */
 function screenOf(
   step: string,
   kind: StoredScreen['kind'],
@@ -44,8 +38,7 @@ function screenOf(
   };
 }
 
-/** The stored form of an input prompt. */
-export function inputScreen(step: string, prompt: InputPrompt, next: string | undefined): StoredScreen {
+function inputScreen(step: string, prompt: InputPrompt, next: string | undefined): StoredScreen {
   const issues: ValidationIssue[] = [];
   checkPrompt(prompt, issues);
   const validation = prompt?.validation;
@@ -64,11 +57,6 @@ export function inputScreen(step: string, prompt: InputPrompt, next: string | un
     stored = copy;
   }
   return screenOf(step, 'input', prompt, next, undefined, stored);
-}
-
-/** The stored form of a select prompt (options checked and normalised: Value as string, Amount number). */
-export function selectScreen(step: string, prompt: SelectPrompt, next: string | undefined): StoredScreen {
-  return screenOf(step, 'select', prompt, next, checkSelect(step, prompt), undefined);
 }
 
 /** Checks a select prompt; returns its options, normalised. */
@@ -104,17 +92,13 @@ function checkSelect(step: string, prompt: SelectPrompt, checkOptions = true): S
 }
 
 /**
- * Shares stored screens between sessions. Most prompts are the same for every user (a fixed
- * menu, "Enter the phone number"), yet each session kept its own copy of the screen and of every
- * option. For each step this remembers the last screen it answered (frozen); a prompt equal to
- * it, field by field, gets that same screen, and a select prompt whose options are equal (its
- * message often names the user's entries) gets the same frozen options. Equal to a checked
- * screen means valid, so the checks are skipped too. Bounded: one screen per step of each flow.
+ * Shares stored screens between sessions: a prompt equal to its step's last screen gets that frozen
+ * screen (equal options: the same options), its checks skipped. One screen per step of each flow.
  */
 export class ScreenCache {
   private readonly flows = new Map<ServiceFlowDefinition, Map<string, StoredScreen>>();
 
-  /** The stored form of a step's input or select prompt (throws like inputScreen / selectScreen). */
+  /** The stored form of a step's input or select prompt (throws on a bad prompt). */
   screen(
     flow: ServiceFlowDefinition,
     step: string,
@@ -141,7 +125,7 @@ export class ScreenCache {
         steps.set(step, Object.freeze(screen));
         return screen;
       }
-      screen = selectScreen(step, reply.prompt, next);
+      screen = screenOf(step, 'select', reply.prompt, next, checkSelect(step, reply.prompt), undefined);
     }
     steps.set(step, deepFreeze(screen));
     return screen;

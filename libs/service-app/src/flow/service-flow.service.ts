@@ -34,27 +34,8 @@ import { FlowSessionStore } from './service-flow.store.js';
 import { timedStep } from './service-flow.telemetry.js';
 
 /**
- * Serves the service interaction endpoint: one call = one answer of the user, one response.
- *
- * - `initiation` starts the flow routed by ServiceCode (or the default flow) at its start step;
- *   never over a SessionId that has a cart, nor over another account's session (see `taken`).
- * - `Response` checks the entry against the prompt it answers (re-asking with an explanation when
- *   it does not pass), handles "back", then runs the prompt's `next` step.
- * - `release` forgets the session; `timeout` marks it timed out (nothing more runs in it).
- * - `favorite` starts like `initiation`, the start step seeing what the request carried.
- * - `query` is answered by the @OnServiceQuery() handler; any other Type by a polite `Release`.
- *
- * On the USSD channel (decided at the start: `Platform` USSD or a telco `Operator`) the phone shows
- * `Message` only: select prompts are written into it as numbered lines, paged to the screen
- * (UssdScreens), texts longer than a screen are cut, and the cart is a `Release`. A resumable
- * flow's unfinished session leaves its state under the Mobile and ServiceCode for the next dial
- * (behind a guarded endpoint only: the Mobile is all that names the customer).
- *
- * Sessions live in the store under their SessionId with a sliding TTL, written with
- * compare-and-set so two concurrent calls for one session cannot both advance it. Steps run under
- * the step budget: past it the user gets "please try again" on the same prompt and the late
- * answer is dropped. Nothing here answers a 500: an unexpected failure ends the session politely,
- * and a stored session this version cannot read is treated as expired.
+ * The service interaction endpoint: one call, one answer of the user, by request `Type`. Nothing
+ * answers a 500: a failure ends the session politely.
  */
 @Injectable()
 export class ServiceFlowService implements OnApplicationBootstrap {
@@ -63,7 +44,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
   private readonly resume: FlowResume;
   private readonly sessions: FlowSessionStore;
   private readonly engine: FlowEngine;
-  /** False for a MemoryStore (it answers at once): no time-out guard is armed per request then. */
+  /** False for a MemoryStore: no time-out guard is armed per request then. */
   private readonly storeMayStall: boolean;
 
   constructor(
@@ -71,9 +52,8 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     @Inject(SERVICE_APP_STORE) private readonly store: HubtelStore,
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
     @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
-    /** Its emitter answers `query` requests (@OnServiceQuery()); absent in unit tests. */
     @Optional() @Inject(SERVICE_APP_PIPELINE) private readonly pipeline?: InboundPipeline,
-    /** The account's access policy (path secret, allow-list): resume is offered only behind one. */
+    /** Resume is offered only behind an access policy (the Mobile is all that names the customer). */
     @Optional() @Inject(SERVICE_APP_ACCESS_POLICY) access?: InboundAccessPolicy,
   ) {
     this.storeMayStall = !store.local;
@@ -92,11 +72,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     );
   }
 
-  /**
-   * @internal The engine of named account `account`: the same flows and store, with the account's
-   * own options (messages, TTLs, USSD...); its sessions and carts record the account. Built once
-   * per account by the module's accounts; the instance-wide start cap is shared.
-   */
+  /** @internal The engine of account `account`: the same flows, store and start cap, its own options. */
   forAccount(
     account: string,
     options: ResolvedServiceAppOptions,
@@ -131,11 +107,9 @@ export class ServiceFlowService implements OnApplicationBootstrap {
   accountEngines?: { get(name: string): Promise<{ flows: ServiceFlowService }> };
 
   /**
-   * Answers one service-flow request (the body as received). Throws HubtelValidationError (with
-   * `issues`) when the body is not a valid service-flow request; never throws otherwise, but for
-   * a session of another account than `account` (ServiceAppWrongAccountError). `account`: the
-   * account whose endpoint it came to, when you mount the endpoint yourself (default: this
-   * service's, the default account); an unknown name rejects (ServiceAppUnknownAccountError).
+   * Answers one service-flow request body. Throws HubtelValidationError for an invalid body,
+   * ServiceAppWrongAccountError for another account's session, ServiceAppUnknownAccountError for an
+   * unknown `account` (the endpoint's account, when you mount it yourself); never otherwise.
    */
   async handle(body: unknown, account?: string): Promise<ServiceFlowResponse> {
     if (account !== undefined && account !== this.account) {
@@ -152,12 +126,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     return this.storeMayStall ? this.withinBudget(request.SessionId, answer) : answer;
   }
 
-  /**
-   * The answer, or the `outage` end screen when it is not ready `stepBudgetMs + storeGraceMs` after
-   * the request came (a stalled store, or a client of yours without a command time-out): the
-   * platform shows the user a message within its 5 s instead of nothing. The late work goes on
-   * (it writes nothing the platform will act on: the session has ended) and is never unhandled.
-   */
+  /** The answer, or the `outage` end screen when a stalled store holds it past the platform's 5 s. */
   private async withinBudget(
     sessionId: string,
     answer: Promise<ServiceFlowResponse>,
@@ -200,8 +169,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       // Another account's session: refused as it is (the endpoint answers 409), nothing changed.
       if (error instanceof ServiceAppWrongAccountError) throw error;
       if (error instanceof HubtelStoreUnavailableError) {
-        // Redis is down: end the session with a message the phone shows (a 503 shows nothing).
-        // Nothing to forget: the store cannot be written, and the session expires there anyway.
+        // End the session with a message the phone shows (a 503 shows nothing).
         this.logger.warn(
           `Service-flow request of session ${request.SessionId}: the store is unavailable (${error.message}); answered "${this.options.messages.outage}"`,
         );
@@ -232,10 +200,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     return releaseResponse(request.SessionId, this.options.messages.released);
   }
 
-  /**
-   * `timeout`: the platform gave up waiting and ignores the answer. The session is marked timed
-   * out (a late answer for it is told it expired); no step runs. A resumable flow's state is kept.
-   */
+  /** `timeout`: marked timed out (a late answer is told it expired); a resumable flow's state is kept. */
   private async timeout(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
     const sessionId = request.SessionId;
     const entry = await this.sessions.read(key);
@@ -246,7 +211,6 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       await this.sessions.timeOut(sessionId, key, entry.version, session);
     }
     this.logger.debug(`Session ${sessionId} timed out on the platform`);
-    // Answered as a release always was (the platform ignores it).
     return releaseResponse(sessionId, this.options.messages.timedOut);
   }
 

@@ -1,54 +1,38 @@
-/**
- * How a service-flow session is kept in the store: the compact record, its keys, the check that
- * a stored value is one this version can continue, and the copy-on-write helpers for its data.
- * Apart from the request handling so the storage format (which must stay readable across
- * deploys) is read in one place.
- */
+/** The stored session's format, in one place: it must stay readable across deploys. */
 import { SERVICE_APP_KEYS } from '../service-app.constants.js';
 import type { SelectOption } from '../service-app.types.js';
 import type { StoredScreen, StoredSession } from '../service-flow.types.js';
 
-/** Most distinct Operator / unrouted ServiceCode strings shared between sessions (see SharedStrings). */
+/** Most distinct strings SharedStrings keeps. */
 const SHARED_STRINGS_LIMIT = 256;
 
 /**
- * What the store keeps per session: as little as a live session needs, since every idle user
- * holds one for `sessionTtlMs` (100,000 of them must fit in well under 100 MB). No SessionId (the
- * key has it), `startedAt` as epoch ms, screens shared with other sessions (ScreenCache), and no
- * history or selections object when there is none. Every record has all the fields (absent ones
- * undefined, dropped by a JSON store), so V8 gives them one shape. `getSession()` shows it as a
- * StoredSession.
+ * What the store keeps per session: as little as possible (100,000 idle users in well under 100 MB),
+ * every field present (absent ones undefined) so V8 gives them one shape.
  */
 export interface SessionRecord {
   flow: string;
   serviceCode: string;
   mobile: string;
   operator: string | undefined;
-  /** The prompt awaiting an answer. */
   screen: StoredScreen;
   /** Earlier prompts, oldest first, for "back"; undefined when none or "back" is off. */
   history: StoredScreen[] | undefined;
   data: Record<string, unknown>;
-  /** Options chosen in select prompts, by field; undefined when none. */
   selections: Record<string, SelectOption> | undefined;
   /** Epoch ms (an ISO string in sessions written by earlier versions). */
   startedAt: number | string;
   /** True on the USSD channel (decided at the start); undefined on app channels. */
   ussd?: true | undefined;
-  /** Page of the USSD menu on screen; undefined for the first. */
   page?: number | undefined;
-  /** The unfinished session offered by the resume question on screen (resumable flows). */
+  /** The unfinished session the resume question on screen offers. */
   resume?: ResumeRecord | undefined;
-  /** The platform sent `timeout`: the session is over. */
   timedOut?: true | undefined;
-  /** The named account whose path the session started on; undefined: the default account (and older records). */
+  /** The named account the session started on; undefined: the default. */
   account?: string | undefined;
 }
 
-/**
- * What an unfinished session of a resumable flow leaves for the next dial of the same Mobile and
- * ServiceCode: the state at its last answered step (TTL: the flow's `resume.withinMs`).
- */
+/** An unfinished session's state at its last answered step, for the next dial (TTL `resume.withinMs`). */
 export interface ResumeRecord {
   /** The session it comes from (a cart of that session means it finished: never offered). */
   sessionId: string;
@@ -61,11 +45,8 @@ export interface ResumeRecord {
   at: number;
 }
 
-/**
- * One key per ServiceCode and Mobile (and named account: two accounts may use one ServiceCode);
- * the hash tag keeps it one slot on a Redis Cluster.
- */
-export function resumeKey(serviceCode: string, mobile: string, account?: string): string {
+/** Per ServiceCode, Mobile and named account; the hash tag keeps it one Redis Cluster slot. */
+export function resumeKey({ serviceCode, mobile, account }: SessionRecord): string {
   return account === undefined
     ? `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${mobile}`
     : `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${account}:${mobile}`;
@@ -132,10 +113,7 @@ export function record(
   };
 }
 
-/**
- * A stored value as a session record, or undefined when it is not one this version can continue
- * (written by an earlier or later format, or damaged): checked field by field, never trusted.
- */
+/** A stored value as a session record this version can continue, else undefined (never trusted). */
 export function readRecord(value: unknown): SessionRecord | undefined {
   if (!isObject(value)) return undefined;
   const r = value as Partial<Record<keyof SessionRecord, unknown>>;
@@ -197,11 +175,7 @@ export function storedSession(sessionId: string, record: SessionRecord): StoredS
   return session;
 }
 
-/**
- * One string for all the sessions that carry the same value: each request's parsed body has its
- * own copy of `Operator` ("mtn") and of the ServiceCode, which a session would otherwise keep.
- * Bounded, so odd values cannot grow it.
- */
+/** One copy of each `Operator` / ServiceCode string for all sessions (bounded against odd values). */
 export class SharedStrings {
   private readonly strings = new Map<string, string>();
 
@@ -213,10 +187,7 @@ export class SharedStrings {
   }
 }
 
-/**
- * `values` without one key: a copy when it has it (stored objects are shared by the versions of a
- * session, so never changed in place; `delete` would also slow the object down).
- */
+/** `values` without one key: a copy when it has it (stored objects are shared, never changed). */
 export function without<T>(values: Record<string, T>, field: string): Record<string, T> {
   if (!Object.hasOwn(values, field)) return values;
   const out: Record<string, T> = {};
@@ -224,10 +195,7 @@ export function without<T>(values: Record<string, T>, field: string): Record<str
   return out;
 }
 
-/**
- * A copy of `values` (none: an empty object) with `field` set to `value` when a field is given,
- * built key by key. The data of a session has the keys its flow chose (entry fields, `ctx.set()`).
- */
+/** A copy of `values` (none: empty) with `field` set to `value` when a field is given. */
 export function copyWith<T>(
   values: Record<string, T> | undefined,
   field: string | undefined,

@@ -1,7 +1,4 @@
-/**
- * Sessions in the store, under their SessionId with a sliding TTL, written with compare-and-set so
- * two concurrent calls for one session cannot both advance it; unanswered starts are capped.
- */
+/** Sessions in the store (sliding TTL, compare-and-set: two calls never both advance one); starts capped. */
 import { deleteIfVersion } from '#internal';
 import type { HubtelStore, StoreWriteOptions } from 'nestjs-hubtel';
 import { SERVICE_APP_KEYS } from '../service-app.constants.js';
@@ -17,9 +14,9 @@ export class FlowSessionStore {
   /** Shared by every account's engine: `maxPendingSessions` is the instance's. */
   pending: PendingStarts;
   private readonly sessionWrite: StoreWriteOptions;
-  /** A start is written with the shorter `sessionStartTtlMs`; its first answer re-writes it with `sessionTtlMs`. */
+  /** A start lives the shorter `sessionStartTtlMs` until its first answer. */
   private readonly startWrite: StoreWriteOptions;
-  /** When the cap of pending starts was last reported (said at most once a minute). */
+  /** When the cap of pending starts was last reported (once a minute at most). */
   private capWarnedAt = -Infinity;
 
   constructor(
@@ -33,16 +30,13 @@ export class FlowSessionStore {
     this.pending = new PendingStarts(options.maxPendingSessions, options.sessionStartTtlMs);
   }
 
-  /** The session stored under `key`, and the entry's version; a record this version cannot read: `session` undefined. */
+  /** The session under `key` and its version (`session` undefined: unreadable by this version). */
   async read(key: string): Promise<{ version: number; session: SessionRecord | undefined } | undefined> {
     const entry = await this.store.get<unknown>(key);
     return entry && { version: entry.version, session: readRecord(entry.value) };
   }
 
-  /**
-   * Writes the session (compare-and-set against the version read), then builds the answer. When
-   * another call for the same session won the race, its prompt is answered instead.
-   */
+  /** Writes the session (compare-and-set), then answers; when another call won, its prompt is answered. */
   async save(
     sessionId: string,
     key: string,
@@ -53,8 +47,7 @@ export class FlowSessionStore {
     written?: () => Promise<void>,
   ): Promise<ServiceFlowResponse> {
     if (version === undefined) {
-      // A new initiation starts over, even if the SessionId was seen before; it lives
-      // `sessionStartTtlMs` until its first answer, and counts against `maxPendingSessions`.
+      // A new initiation starts over, even over a SessionId seen before.
       const started = await this.store.set(key, session, this.startWrite);
       const evicted = this.pending.started(sessionId, started.version);
       if (evicted) await this.evict(evicted);
@@ -72,7 +65,7 @@ export class FlowSessionStore {
       : releaseResponse(sessionId, this.options.messages.sessionExpired);
   }
 
-  /** `timeout`: marked timed out (compare-and-set: an answer that won the race keeps its state, and is then refused). */
+  /** `timeout`: marked timed out (compare-and-set: an answer that won the race is refused next). */
   async timeOut(sessionId: string, key: string, version: number, session: SessionRecord): Promise<void> {
     await this.store.compareAndSet(key, version, { ...session, timedOut: true }, this.sessionWrite);
     this.pending.settled(sessionId);
@@ -83,12 +76,7 @@ export class FlowSessionStore {
     this.pending.settled(key.slice(SERVICE_APP_KEYS.session.length));
   }
 
-  /**
-   * `maxPendingSessions` starts are waiting for their first answer: the oldest one gives way. Its
-   * record is deleted only at the version it was started with, so a session that has since been
-   * answered (on another instance sharing the store) is left alone. A failed delete only leaves
-   * the record to its `sessionStartTtlMs`.
-   */
+  /** The oldest start gives way, deleted only at its start version (one answered since is left alone). */
   private async evict(evicted: EvictedStart): Promise<void> {
     const now = Date.now();
     if (now - this.capWarnedAt >= 60_000) {

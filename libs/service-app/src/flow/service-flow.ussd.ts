@@ -1,9 +1,6 @@
 /**
- * What a USSD phone shows. It shows the
- * response's `Message` only, in one screen of `screenSize` characters (182 GSM 7-bit, 70 once any
- * character is outside GSM-7, core's `ussdScreen`), so a select prompt's options are written into
- * `Message` as numbered lines, paged when they do not fit, and every other text is cut to a screen.
- * App channels never come here: they are answered as they always were.
+ * What a USSD phone shows: `Message` only, one screen (core's `ussdScreen`). A select prompt's options
+ * become numbered lines, paged when they do not fit; every other text is cut to a screen.
  */
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { ussdScreen, type UssdScreenLimits } from '#internal';
@@ -19,8 +16,6 @@ import type { StoredScreen } from '../service-flow.types.js';
 
 /** Shortest cut prompt worth keeping beside a whole option (else the option is cut instead). */
 const MIN_HEAD_TEXT = 12;
-
-/* --- Measuring and cutting ------------------------------------------------------------------- */
 
 interface Size {
   gsm7: boolean;
@@ -49,17 +44,14 @@ function linesFit(sizes: readonly Size[], limits: UssdScreenLimits): boolean {
   return gsm7 ? septets + newlines <= limits.screenSize : units + newlines <= limits.unicodeScreenSize;
 }
 
-/* --- Menus ----------------------------------------------------------------------------------- */
-
 /** A select prompt as a USSD phone shows it: its pages, and the number of each option. */
 export interface UssdMenu {
-  /** Each page's whole `Message`: prompt, `N. Display` lines, navigation lines. */
+  /** Each page's whole `Message`, and its prompt as shown on it ('' for none). */
   readonly pages: readonly string[];
-  /** Each page's prompt as shown on it (cut on a page too narrow for it; '' for none). */
   readonly heads: readonly string[];
-  /** Number typed → index of the option. The same on every page (numbers skip the navigation keys). */
+  /** Number typed → index of the option, the same on every page. */
   readonly numbers: ReadonlyMap<string, number>;
-  /** Whether a text had to be cut (a prompt or a label longer than a screen). */
+  /** Whether a prompt or a label had to be cut. */
   readonly cut: boolean;
 }
 
@@ -70,12 +62,9 @@ function navigationLines(options: ResolvedUssdOptions): [more: string, back: str
 }
 
 /**
- * Lays a menu out in pages. Options are numbered 1, 2, … skipping every key that means something
- * else (the navigation keys, the back inputs), so no number ever collides with a navigation entry
- * on any page, and a number keeps its option wherever the user is. Pages are filled greedily: an
- * option goes on the page if the page, with the navigation lines it then needs ("more" while
- * options are left, "back" after the first page), still fits; a label is never split across pages,
- * and one too long for any page is cut with an ellipsis on a page of its own.
+ * Lays a menu out in pages, filled greedily with their navigation lines. Options are numbered
+ * skipping the `reserved` keys, so a number never collides with navigation and keeps its option on
+ * every page. A label is never split; one too long for any page is cut on a page of its own.
  */
 export function layoutMenu(
   title: string,
@@ -125,8 +114,7 @@ export function layoutMenu(
     }
     let pageHead = head;
     if (j === i) {
-      // Not even one option fits beside the prompt (a narrow UCS-2 screen, a long prompt or label):
-      // shorten the prompt when that keeps the option whole, else cut the option too.
+      // Not one option fits beside the prompt: shorten the prompt if that keeps the option whole.
       cut = true;
       const navLines = [...(i < lines.length - 1 ? [moreLine] : []), ...(hasBack ? [backLine] : [])];
       const fits = (lead: string, line: string) =>
@@ -152,11 +140,7 @@ export function layoutMenu(
   return { pages, heads, numbers, cut };
 }
 
-/**
- * Renders screens for USSD, one per account's engine. Menus are laid out once per stored screen
- * (screens are shared by the sessions showing them, see ScreenCache), so a paged step costs a
- * lookup, not a layout.
- */
+/** Renders screens for USSD; menus are laid out once per (shared) stored screen. */
 export class UssdScreens {
   private readonly menus = new WeakMap<StoredScreen, UssdMenu>();
   private readonly reserved: ReadonlySet<string>;
@@ -171,13 +155,8 @@ export class UssdScreens {
   menu(screen: StoredScreen): UssdMenu {
     let menu = this.menus.get(screen);
     if (!menu) {
-      menu = layoutMenu(
-        screen.message,
-        (screen.options ?? []).map((o) => o.Display),
-        this.options,
-        this.reserved,
-      );
-      this.menus.set(screen, menu);
+      const displays = (screen.options ?? []).map((o) => o.Display);
+      this.menus.set(screen, (menu = layoutMenu(screen.message, displays, this.options, this.reserved)));
     }
     return menu;
   }
@@ -195,10 +174,8 @@ export class UssdScreens {
     const head = menu.heads[index] ?? '';
     const body = head ? whole.slice(head.length + 1) : whole;
     if (fits(`${lead}\n${body}`)) return { text: `${lead}\n${body}`, cut: menu.cut };
-    // Still too long (a reason outside GSM-7 makes it a 70-character screen): the reason is what
-    // the user must read, so the page gives up its last options (still chosen by their numbers)
-    // and keeps its navigation lines; a reason too long for even one option beside it is shown
-    // with the navigation lines alone, cut to the screen.
+    // Still too long: the reason must be read, so the page drops its last options (still chosen by
+    // number), keeping its navigation; at worst the reason alone is cut to the screen.
     const navigation = new Set(navigationLines(this.options));
     const lines = body.split('\n');
     const nav = lines.filter((line) => navigation.has(line));
