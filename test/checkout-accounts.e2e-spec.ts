@@ -38,14 +38,12 @@ import {
   buildCheckoutCallback,
   createTestSandbox,
   sendCheckoutCallback,
-  sendJson,
   type TestSandbox,
 } from 'nestjs-hubtel/testing';
 import { CHECKOUT_STORE } from '../libs/checkout/src/checkout.constants.js';
 import { CaptureLogger } from './support/capture-logger.js';
-import { eventually, type AppProcess } from './support/multi-process.js';
+import { eventually } from './support/multi-process.js';
 import { freePort } from './support/redis-server.js';
-import { ReplicaSystem, TOPOLOGIES, id } from './support/replica-system.js';
 
 const CALLBACK = 'hubtel/checkout/callback';
 
@@ -676,107 +674,3 @@ describe('Several checkout accounts (e2e, one sandbox serving two accounts)', ()
     expect(statusChecks()).toEqual([`${pos().north} 200`]);
   });
 });
-
-/*
- * The same flow with two replicas in separate processes on one real Redis and on a 3-master Redis
- * Cluster (records, and the BullMQ queues the jobs run on), the sandbox CLI serving both accounts in a third process
- * (test/support/replica-app.ts with ACCOUNTS=north). An invoice created on one replica is
- * confirmed with its own account whichever replica its callback reaches and runs its jobs.
- */
-for (const topology of TOPOLOGIES)
-  topology.binary.describe(
-    `two checkout accounts on two replicas, ${topology.name}, the sandbox in a third process`,
-    () => {
-      const system = new ReplicaSystem(topology, { sandboxArgs: ['--accounts', 'north'] });
-      let a: AppProcess;
-      let b: AppProcess;
-
-      beforeAll(async () => {
-        await system.start();
-        [a, b] = await Promise.all([
-          system.replica('a', { ACCOUNTS: 'north' }),
-          system.replica('b', { ACCOUNTS: 'north' }),
-        ]);
-      }, 180_000);
-      afterAll(() => system.dispose(), 60_000);
-
-      const info = () => system.sandbox.info;
-      const northPos = () => info().accounts!.find((account) => account.name === 'north')!.posSalesId;
-      const paidLines = (ref: string) =>
-        system.replicas.flatMap((app) =>
-          [...app.output.all.matchAll(new RegExp(`^PAID ${ref} (\\S+) by (\\S+)$`, 'gm'))].map((m) => m[1]),
-        );
-      const statusChecks = async () =>
-        (await system.sandbox.get<Array<{ path: string; statusCode: number }>>('requests'))
-          .filter((r) => /^\/transactions\/[^/]+\/status$/.test(r.path))
-          .map((r) => `${r.path.split('/')[2]} ${r.statusCode}`);
-
-      it("pays and confirms both accounts' invoices with their own keys, whichever replica gets the callback", async () => {
-        const main = id('acct-main');
-        const north = id('acct-north');
-        await system.createInvoice(a, main, 10);
-        const created = await sendJson<{ checkoutId: string }>(
-          b.url,
-          { clientReference: north, amount: 20 },
-          { path: '/replica/accounts/north/invoices' },
-        );
-        expect(created.status).toBe(201);
-        const invoices =
-          await system.sandbox.get<Array<{ clientReference: string; account: string; callbackUrl: string }>>(
-            'invoices',
-          );
-        expect(invoices.find((i) => i.clientReference === north)).toMatchObject({
-          account: 'north',
-          callbackUrl: `${b.url}/hubtel/checkout/callback/north`,
-        });
-        expect(invoices.find((i) => i.clientReference === main)!.account).toBe('default');
-
-        // Each callback to the replica that did not create the invoice, on its account's path.
-        const mainBody = await system.paidCallback(main);
-        const northBody = await system.paidCallback(north);
-        expect((await sendCheckoutCallback(b.url, mainBody)).status).toBe(200);
-        expect(
-          (await sendCheckoutCallback(a.url, northBody, { path: 'hubtel/checkout/callback/north' })).status,
-        ).toBe(200);
-        await eventually('both paid', async () =>
-          paidLines(main).length && paidLines(north).length ? true : undefined,
-        );
-        await system.settled('checkout', north);
-        await system.settled('checkout', main);
-        expect(paidLines(main)).toEqual(['default']);
-        expect(paidLines(north)).toEqual(['north']);
-        expect((await statusChecks()).sort()).toEqual(
-          [`${info().posSalesId} 200`, `${northPos()} 200`].sort(),
-        );
-        const record = await system.store.get<{ account: string; status: string }>(
-          `hubtel:checkout:invoice:${north}`,
-        );
-        expect(record?.value).toMatchObject({ account: 'north', status: 'paid' });
-        // Each receipt went out from its invoice's own SMS account (the sandbox knows whose keys).
-        const receipts = await system.sandbox.get<Array<{ content: string; account: string }>>('messages');
-        const receiptOf = (ref: string) => receipts.filter((m) => m.content === `Receipt ${ref}`);
-        expect(receiptOf(main).map((m) => m.account)).toEqual(['default']);
-        expect(receiptOf(north).map((m) => m.account)).toEqual(['north']);
-      }, 120_000);
-
-      it("a north invoice's callback on the default path is refused on either replica: nothing emitted", async () => {
-        const north = id('acct-wrong');
-        await sendJson(
-          a.url,
-          { clientReference: north, amount: 5 },
-          { path: '/replica/accounts/north/invoices' },
-        );
-        const body = await system.paidCallback(north);
-        for (const app of [a, b]) {
-          const answer = await sendCheckoutCallback(app.url, body);
-          expect([answer.status, answer.body]).toEqual([200, { received: true }]);
-        }
-        await system.settled('checkout', north);
-        expect(paidLines(north)).toEqual([]);
-        const record = await system.store.get<{ account: string; status: string }>(
-          `hubtel:checkout:invoice:${north}`,
-        );
-        expect(record?.value).toMatchObject({ account: 'north', status: 'pending' });
-      }, 60_000);
-    },
-  );

@@ -8,7 +8,6 @@
  * resolver, per-account path secrets and bad options.
  */
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { Global, Injectable, Module, type DynamicModule, type INestApplication } from '@nestjs/common';
@@ -38,21 +37,12 @@ import {
   type ServiceAppAccountOverrides,
   type ServiceAppModuleOptions,
 } from 'nestjs-hubtel/service-app';
-import {
-  buildFulfillmentRequest,
-  buildServiceFlowRequest,
-  createTestSandbox,
-  runSimulateCli,
-  sendJson,
-  type TestSandbox,
-} from 'nestjs-hubtel/testing';
+import { createTestSandbox, runSimulateCli, type TestSandbox } from 'nestjs-hubtel/testing';
 import { parseSimulateCliArgs } from '../libs/testing/src/cli/simulate.cli.js';
 import { type InboundPipeline } from '#internal';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import { CaptureLogger } from './support/capture-logger.js';
 import { APP_OPERATOR, flowRequest, postJson } from './support/service-app.harness.js';
-import { eventually, type AppProcess, type SandboxProcess } from './support/multi-process.js';
-import { TAKEOVER_BOUND_MS, TOPOLOGIES, ReplicaSystem, id } from './support/replica-system.js';
 
 const MENUS: Record<string, Array<{ Display: string; Value: string; Amount: number }>> = {
   default: [{ Display: 'Main 1GB', Value: 'main-1gb', Amount: 5 }],
@@ -668,148 +658,3 @@ describe('ServiceAppModule with several accounts, against a sandbox serving them
     ).toThrow('--account needs --sandbox');
   });
 });
-
-/** Records each fulfillment callback with the Basic auth it came with. */
-async function callbackReceiver() {
-  const received: Array<{ authorization: string | undefined; body: Record<string, unknown> }> = [];
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
-    req.on('end', () => {
-      if (req.method === 'POST' && req.url === '/callback')
-        received.push({ authorization: req.headers.authorization, body: JSON.parse(raw) });
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ResponseCode":"0000"}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    received,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
-interface CliAccount {
-  name: string;
-  credentials: { api: { clientId: string; clientSecret: string } };
-  posSalesId: string;
-}
-
-// On one Redis and on a 3-master Redis Cluster, as test/multi-instance.e2e-spec.ts.
-for (const topology of TOPOLOGIES)
-  topology.binary.describe(
-    `a named account's fulfillment on two replicas on ${topology.name} (BullMQ)`,
-    () => {
-      // The sandbox CLI serving north too (its own keys and POS Sales ID), in its own process.
-      const system = new ReplicaSystem(topology, { sandboxArgs: ['--accounts', 'north'] });
-      const northCallback = { clientId: 'north-callback', clientSecret: 'north-callback-secret' };
-      let sandbox: SandboxProcess;
-      let receiver: Awaited<ReturnType<typeof callbackReceiver>>;
-      let north: CliAccount;
-      let a: AppProcess;
-      let b: AppProcess;
-
-      beforeAll(async () => {
-        await system.start();
-        sandbox = system.sandbox;
-        north = (sandbox.info as unknown as { accounts: CliAccount[] }).accounts.find(
-          (x) => x.name === 'north',
-        )!;
-        receiver = await callbackReceiver();
-        const env = {
-          SANDBOX: JSON.stringify(sandbox.info),
-          SERVICE_APP_ACCOUNT: 'north',
-          SERVICE_APP_ACCOUNT_OPTIONS: JSON.stringify({
-            statusCheck: {
-              ...north.credentials.api,
-              posSalesId: north.posSalesId,
-              url: sandbox.info.baseUrls.status,
-            },
-            callbackCredentials: northCallback,
-            callbackUrl: receiver.url,
-          }),
-        };
-        [a, b] = await Promise.all([system.replica('a', env), system.replica('b', env)]);
-      }, 180_000);
-
-      afterAll(async () => {
-        await receiver?.close();
-        await system.dispose();
-      }, 60_000);
-
-      const step = async (app: AppProcess, path: string, body: unknown) => {
-        const answer = await sendJson<Record<string, unknown>>(app.url, body, { path });
-        return answer;
-      };
-
-      it("verifies north's order with north's keys and calls back with north's credentials, whichever replica runs it (a kill -9 included)", async () => {
-        const sessionId = id('north-session');
-        const orderId = id('hang-north');
-        // The session moves between the replicas at every answer, on north's path.
-        const flow = '/api/service-flow/north';
-        expect((await step(a, flow, buildServiceFlowRequest({ sessionId }))).status).toBe(200);
-        const bundles = await step(b, flow, buildServiceFlowRequest({ sessionId, message: '0244000111' }));
-        expect(bundles.body).toMatchObject({ Message: expect.stringContaining('Bundle for 233244000111') });
-        expect(
-          (await step(a, flow, buildServiceFlowRequest({ sessionId, message: '1gb' }))).body,
-        ).toMatchObject({
-          Item: { Price: 5 },
-        });
-        await sandbox.post(`sessions/${sessionId}/pay`, { amount: 5, orderId, account: 'north' });
-
-        // The cart is north's: on the default path it is refused, nothing recorded.
-        const crossed = await step(b, '/api/fulfillment', buildFulfillmentRequest({ sessionId, orderId }));
-        expect([crossed.status, (crossed.body as { code?: string }).code]).toEqual([
-          409,
-          'HUBTEL_WRONG_ACCOUNT',
-        ]);
-
-        // `hang-…`: the first run of the fulfillment handler never returns; its replica is killed.
-        const from = [a.output.mark, b.output.mark];
-        const accepted = await step(
-          a,
-          '/api/fulfillment/north',
-          buildFulfillmentRequest({ sessionId, orderId }),
-        );
-        expect(accepted.body).toMatchObject({ OrderId: orderId, Status: 'received' });
-        const hung = await system.whichOf([a, b], 'HANGING', 'deliver', orderId, { from });
-        const taker = hung === a ? b : a;
-        const takerFrom = taker.output.mark;
-        await hung.kill();
-        await system.waitFor(taker, 'DONE', 'deliver', orderId, {
-          from: takerFrom,
-          timeoutMs: TAKEOVER_BOUND_MS + 10_000,
-        });
-        const callback = await eventually('north callback', () =>
-          receiver.received.find((c) => c.body.OrderId === orderId),
-        );
-        await system.settled('service-app', orderId);
-
-        // Sent once, with north's callback credentials, the taker's outcome.
-        expect(receiver.received.filter((c) => c.body.OrderId === orderId)).toHaveLength(1);
-        expect(callback.authorization).toBe(
-          `Basic ${Buffer.from(`${northCallback.clientId}:${northCallback.clientSecret}`).toString('base64')}`,
-        );
-        expect(callback.body).toMatchObject({
-          SessionId: sessionId,
-          ServiceStatus: 'success',
-          MetaData: { deliveredBy: taker.name },
-        });
-        // None went to the default account's receiver.
-        expect(system.receiver.of(orderId)).toEqual([]);
-        // The payment was confirmed by the sandbox's status check on north's POS Sales ID (north's keys only there).
-        const checks = (await sandbox.get<Array<{ path: string; statusCode: number }>>('requests')).filter(
-          (r) => /^\/transactions\/[^/]+\/status/.test(r.path),
-        );
-        expect(checks.map((r) => [r.path.split('?')[0], r.statusCode])).toEqual([
-          [`/transactions/${north.posSalesId}/status`, 200],
-        ]);
-        // The account-filtered handler ran for north's order, once (on whichever replica ran it).
-        const accountLine = new RegExp(`^ACCOUNT north ${orderId} by `, 'gm');
-        expect([a, b].reduce((n, app) => n + [...app.output.all.matchAll(accountLine)].length, 0)).toBe(1);
-      }, 180_000);
-    },
-  );

@@ -40,10 +40,14 @@ import { dtoJsonSchema, type DtoShape } from '../libs/core/src/validation/valida
 const RUNS = Number(process.env.HUBTEL_DIFFERENTIAL_RUNS ?? 3_000);
 const LIMITS = [0, 1, 16, 32, 64, 128, 256, 1_024, 4_096];
 
-/** Characters where class-validator's length (validator.js) and a naive one disagree. */
+/**
+ * Characters where class-validator's length (validator.js) and a naive one disagree, or any code
+ * point but a lone surrogate: fast-check's `binary` unit drawn as it draws it (an index onto the
+ * code points), without the 1.1M-entry reverse map its `fc.string` builds first.
+ */
 const unit = fc.oneof(
   fc.constantFrom('a', 'Z', ' ', 'é', '\u{1F600}', '\uFE0F', '\uFE0E', '\uD800', '\uDC00', '\u0000', '\n'),
-  fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+  fc.nat({ max: 0x10ffff - 0x800 }).map((i) => String.fromCodePoint(i < 0xd800 ? i : i + 0x800)),
 );
 /** One string arbitrary per length, built once: building one costs more than drawing from it. */
 const ofLength = new Map<number, fc.Arbitrary<string>>();
@@ -410,7 +414,9 @@ describe.each(DTOS)('%s: the validator agrees with class-validator', (_name, dto
         const expected = await reference(body);
         const result = ours(body);
         if (result.ok) accepted++;
-        expect(result.ok ? [] : result.issues.map((issue) => issue.field).sort()).toEqual(expected);
+        const fields = result.ok ? [] : result.issues.map((issue) => issue.field).sort();
+        // Jest's matcher only on a difference: thousands of passing calls cost more than the rest.
+        if (JSON.stringify(fields) !== JSON.stringify(expected)) expect(fields).toEqual(expected);
       }),
       { numRuns: RUNS },
     );

@@ -1,8 +1,8 @@
 /**
  * A private 3-master Redis Cluster per test file: three redis-server processes in cluster mode on
- * free ports of 127.0.0.1 (nothing saved to disk, `noeviction`), joined by `redis-cli --cluster
- * create`, stopped by the test. No replicas: the tests are about keys spread over slots, not
- * failover.
+ * free ports of 127.0.0.1 (nothing saved to disk, `noeviction`), joined as `redis-cli --cluster
+ * create` joins them, stopped by the test. No replicas: the tests are about keys spread over slots,
+ * not failover.
  *
  *   redisClusterBinaries.describe('on a cluster', () => {
  *     let cluster: RedisCluster;
@@ -13,13 +13,9 @@
  * Without redis-server (and its redis-cli) the block is skipped with a SKIPPED: line, and fails
  * under CI (test/support/system.ts).
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import { RedisServer } from './redis-server.js';
 import { systemBinary } from './system.js';
-
-const run = promisify(execFile);
 
 /** redis-cli comes in the same Debian package as redis-server: one requirement for both. */
 export const redisClusterBinaries = systemBinary({
@@ -40,8 +36,6 @@ export class RedisCluster {
     masters = 3,
     options: { appendOnly?: boolean; nodeTimeoutMs?: number } = {},
   ): Promise<RedisCluster> {
-    const cli = redisClusterBinaries.path;
-    if (!cli) throw new Error('redis-cli is not installed');
     const servers: RedisServer[] = [];
     try {
       for (let i = 0; i < masters; i++)
@@ -53,14 +47,21 @@ export class RedisCluster {
           }),
         );
       const cluster = new RedisCluster(servers);
-      await run(cli, [
-        '--cluster',
-        'create',
-        ...cluster.nodes.map(({ host, port }) => `${host}:${port}`),
-        '--cluster-replicas',
-        '0',
-        '--cluster-yes',
-      ]);
+      // What `redis-cli --cluster create` does (slots split evenly, a config epoch each, every node
+      // met), without its one-second polls: untilOk polls every 100 ms.
+      await Promise.all(
+        servers.map((server, i) =>
+          withNode(server, async (node) => {
+            const slot = (at: number) => Math.round((at * 16384) / masters);
+            const slots = Array.from({ length: slot(i + 1) - slot(i) }, (_, k) => slot(i) + k);
+            await node.call('CLUSTER', 'ADDSLOTS', ...slots);
+            await node.call('CLUSTER', 'SET-CONFIG-EPOCH', i + 1);
+          }),
+        ),
+      );
+      await withNode(servers[0]!, (node) =>
+        Promise.all(servers.slice(1).map((other) => node.call('CLUSTER', 'MEET', '127.0.0.1', other.port))),
+      );
       await cluster.untilOk();
       return cluster;
     } catch (error) {
