@@ -1,9 +1,5 @@
-/**
- * The payment check of a fulfillment request (when `statusCheck` is set): one run of the payment
- * job asks the status check, then submits the fulfillment job, defers to the next check, or
- * refuses the order. Apart from the intake and the outcomes, so the verification rules read in
- * one place.
- */
+// The payment check (when `statusCheck` is set): each run asks the status check, then submits the
+// fulfillment job, defers to the next check, or refuses the order.
 import { HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
@@ -57,10 +53,7 @@ export interface CheckState {
   payment?: FulfillmentPayment;
 }
 
-/**
- * How long an order that needs attention waits for a person: three quarters of the callback
- * deadline (the platform's one hour by default), leaving the rest for the `failed` callback's retries.
- */
+/** How long an order needing attention waits: 3/4 of the callback deadline (the rest: `failed` retries). */
 export function attentionWindowMs(options: ResolvedServiceAppOptions): number {
   return Math.round(options.callbackRetry.deadlineMs * 0.75);
 }
@@ -71,10 +64,7 @@ export const MAX_STATUS_CHECKS = SERVICE_APP_DEFAULTS.verification.checks;
 export const PAYMENT_ATTEMPTS = SERVICE_APP_DEFAULTS.verification.attempts;
 
 export class FulfillmentPaymentCheck {
-  /**
-   * Refusals decided by the payment attempt that just ran, read by its `compactWhenDone` and
-   * dropped by its `doneTtlMs`, which the pipeline calls right after, in this process.
-   */
+  /** Refusals of the attempt that just ran, read by `compactWhenDone`, dropped by `doneTtlMs` right after. */
   private readonly refusals = new Map<string, FulfillmentRejection>();
 
   constructor(
@@ -87,7 +77,7 @@ export class FulfillmentPaymentCheck {
     private readonly expire: ExpireOrder,
   ) {}
 
-  /** The payment record kept once the check is done (`compactWhenDone`): with the refusal or the attention, if any. */
+  /** The payment record kept once the check is done, with the refusal or the attention, if any. */
   summary(order: FulfillmentRequestedEvent, record?: JobRecord<FulfillmentRequestedEvent>): PaymentSummary {
     const summary: PaymentSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
     if (namedAccount(order.account) !== undefined) summary.account = order.account;
@@ -105,11 +95,8 @@ export class FulfillmentPaymentCheck {
   }
 
   /**
-   * One run of the payment job: one status check of the order's SessionId. Paid for the cart's
-   * total → the fulfillment job is recorded (its gate and handlers run next). Not recorded yet
-   * (or the check failed) → deferred to the next check of a fixed schedule over `recheckForMs`;
-   * at the last of MAX_STATUS_CHECKS checks it is refused (`NOT_PAID`), or, when the status check
-   * itself still fails, dead-lettered (refused `NOT_CONFIRMED`; a replay makes one more check).
+   * One status check: paid → the fulfillment job is recorded; not yet (or the check failed) → deferred
+   * to the next check; at the last one refused (`NOT_PAID`) or, still failing, dead-lettered.
    */
   async run(order: FulfillmentRequestedEvent, context: JobRunContext): Promise<void | JobDeferral> {
     // Unknown account (a resolver that no longer knows it): this run fails, retried as a failure.
@@ -142,8 +129,7 @@ export class FulfillmentPaymentCheck {
     try {
       status = await account.status!.find(order.sessionId);
     } catch (error) {
-      // Over the instance's status-check budget: nothing reached the platform, so this is no check
-      // of the order's MAX_STATUS_CHECKS; asked again when the budget allows.
+      // Over the status-check budget: nothing reached the platform, so this is no check of the order's.
       if (error instanceof HubtelStatusCheckBudgetError)
         return context.defer(Date.now() + (error.retryAfterMs ?? 1_000), {
           checks: check - attempt,
@@ -156,8 +142,7 @@ export class FulfillmentPaymentCheck {
     }
     const verdict = judgePayment(order.sessionId, status, order.item, options.verification.amountTolerance);
     if (verdict.kind === 'attention') {
-      // Paid, but matching on neither count: kept (never lost, never delivered by itself) until a
-      // person resolves it or the platform's deadline comes (then: `failed`).
+      // Kept (never lost, never delivered by itself) until a person resolves it or the deadline comes.
       const now = Date.now();
       const decideBy = Math.max(now, record.receivedAt + attentionWindowMs(options));
       const attention: FulfillmentAttention = {
@@ -196,9 +181,8 @@ export class FulfillmentPaymentCheck {
   }
 
   /**
-   * When check number `made + 1` is due: the first re-check `recheckDelay.baseDelayMs` after the
-   * request, the last at `recheckForMs`, the gaps between growing geometrically (a payment recorded
-   * a moment late is seen soon; one never made costs MAX_STATUS_CHECKS checks in all).
+   * When check `made + 1` is due: gaps grow geometrically from `recheckDelay.baseDelayMs` up to
+   * `recheckForMs` (a payment recorded a moment late is seen soon).
    */
   private nextCheckAt(options: ResolvedServiceAppOptions, receivedAt: number, made: number): number {
     const window = options.verification.recheckForMs;
