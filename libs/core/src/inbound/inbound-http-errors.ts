@@ -37,10 +37,7 @@ export function invalidBodyError(issues: ValidationIssue[], what = 'request body
   return inboundHttpError(400, 'HUBTEL_INVALID_BODY', `Invalid ${what}: ${summary}${more}`, issues);
 }
 
-/**
- * 503 for a request the store could not record: not acknowledged, so the platform may send it
- * again later (a 500 would say the request itself was at fault).
- */
+/** 503 for a request the store could not record: not acknowledged, so the platform sends it again. */
 export function unrecordedError(what: string): HttpException {
   return inboundHttpError(
     503,
