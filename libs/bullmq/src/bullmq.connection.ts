@@ -155,10 +155,7 @@ function looksLikeCopiedClient(connection: BullmqConnectionOptions['connection']
   );
 }
 
-/**
- * Waits for a graceful close, but not forever (with Redis gone, BullMQ's close waits for it): after
- * CLOSE_GRACE_MS the connections are dropped; running jobs are left to another worker's stalled check.
- */
+/** Waits CLOSE_GRACE_MS for a graceful close (BullMQ's waits for a gone Redis), then disconnects. */
 export async function bounded(closing: Promise<unknown>, disconnect: () => Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS)));

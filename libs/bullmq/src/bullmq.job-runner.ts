@@ -140,7 +140,7 @@ export class BullmqJobRunner implements JobRunner {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.addFailure = { at: Date.now(), message };
-      // Typed as the store outage it is: the run is tried again without an attempt charged; a request gets 503.
+      // A store outage: the run is tried again without an attempt charged, and a request gets its 503.
       throw new HubtelStoreUnavailableError(`BullMQ could not add a job to ${pipeline}: ${message}`, {
         cause: error,
       });

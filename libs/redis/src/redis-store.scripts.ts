@@ -1,7 +1,5 @@
-/*
- * The store's compound writes, as Lua so each is atomic (no lost update between instances). A key
- * holds `<version>:<json>`; GETRANGE reads just the version. Integer replies read alike in RESP2/3.
- */
+// The store's compound writes, as Lua so each is atomic (no lost update between instances). A key
+// holds `<version>:<json>`; GETRANGE reads just the version. Integer replies read alike in RESP2/3.
 
 /** The version of the entry at KEYS[1], or false when there is none. */
 const READ_VERSION = `

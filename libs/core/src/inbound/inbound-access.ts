@@ -66,10 +66,7 @@ export class InboundAccessPolicy {
     return this.secretDigest !== undefined;
   }
 
-  /**
-   * Warns of an account with no path secret while the default (`this`) has one: secrets are never
-   * inherited (a leaked one must not open every account), so its route takes requests without one.
-   */
+  /** Warns of an account without a path secret while the default has one (secrets are never inherited). */
   warnUnguarded(
     own: InboundAccessPolicy,
     account: string,

@@ -16,10 +16,7 @@ export interface HubtelRouteOptions {
   disabled?: boolean;
 }
 
-/**
- * A routed subclass of a handlers class (distinct per module instance) with the host's path, guards
- * and decorators. The suite's access checks are each account's, made by the handlers (routeInbound).
- */
+/** A routed subclass of a handlers class with the host's path, guards and decorators (see routeInbound). */
 export function mountController<T>(base: Type<T>, path: string, route: HubtelRouteOptions = {}): Type<T> {
   const named = { [base.name]: class extends (base as Type<any>) {} }[base.name] as Type<T>;
   Controller(route.path ?? path)(named);

@@ -49,10 +49,7 @@ export interface InboundKitSpec<O extends InboundKitOptions> {
 
 const optional = (token: InjectionToken) => ({ token, optional: true });
 
-/**
- * The Nest providers every inbound module is made of (store, access policy, transport, pipeline),
- * wired the same way for each; a module gives its tokens and settings (example: inbound-kit.spec.ts).
- */
+/** The Nest providers of every inbound module, wired alike; a module gives its tokens and settings. */
 export function inboundKit<O extends InboundKitOptions>(
   spec: InboundKitSpec<O>,
 ): { imports: Array<Type | DynamicModule>; providers: Provider[] } {

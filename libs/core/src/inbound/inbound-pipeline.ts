@@ -42,11 +42,9 @@ import {
 
 export * from './inbound-job.types.js';
 
-/*
- * The one inbound road of the suite: record (set-if-absent) → ask the runner for a run → acknowledge.
- * Both writes happen before the sender's 2xx, so a crash after it loses nothing; a duplicate finds
- * the key taken and runs nothing. Who keeps each guarantee: docs/architecture.md.
- */
+// The one inbound road of the suite: record (set-if-absent) → ask the runner for a run → acknowledge.
+// Both writes happen before the sender's 2xx, so a crash after it loses nothing; a duplicate finds
+// the key taken and runs nothing. Who keeps each guarantee: docs/architecture.md.
 
 /** A wake mark lives until the run it is for ends (a handler's time), then expires if unread. */
 const WAKE_MARK_TTL_MS = 3600_000;
@@ -146,10 +144,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return this.sentAgain<P>(this.prefix + `${type}:${key}`);
   }
 
-  /**
-   * A duplicate's record; when pending and not deferred its run is asked for again: the record may be
-   * all that was written (the runner was away), and the sender's retry is the only one left to ask.
-   */
+  /** A duplicate's record; a pending one's run is asked again (the sender's retry may be the last ask). */
   private async sentAgain<P>(storeKey: string): Promise<JobRecord<P> | undefined> {
     const job = (await this.options.store.get<JobRecord<P>>(storeKey))?.value;
     if (job && !isSettled(job) && !job.deferred)
@@ -205,10 +200,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return listDeadLetters(this.options.store, this.options.name);
   }
 
-  /**
-   * Runs a dead letter again (only its failed handlers); JobRefusedError when its gate would leave it
-   * dead (the gate is asked again when it runs). Resolves once queued.
-   */
+  /** Runs a dead letter again unless its gate would leave it dead (JobRefusedError); resolves once queued. */
   async replayDeadLetter(id: string): Promise<void> {
     const dead = (await this.options.store.get<JobRecord>(`${this.prefix}${id}`))?.value;
     const gate = dead?.status === 'dead' ? this.definitions.get(dead.type)?.gate : undefined;

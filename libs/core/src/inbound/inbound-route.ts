@@ -24,10 +24,7 @@ export interface InboundAccounts<A extends InboundAccount> {
   knows(name: string): boolean;
 }
 
-/**
- * The route paths of one endpoint: `path`, `path/<secret>`, `path/<account>`, `path/<account>/<secret>`.
- * One controller serves every account: named registrations add no route to overwrite another's.
- */
+/** The route paths of one endpoint, for every account: named registrations add no route of their own. */
 export function inboundPaths(path: string): string[] {
   const base = path === '' ? '' : `${path}/`;
   return [path, `${base}:${ACCOUNT_PARAM}`, `${base}:${ACCOUNT_PARAM}/:${PATH_SECRET_PARAM}`];

@@ -56,10 +56,7 @@ export class JobSettlement {
     return this.follow(followUps);
   }
 
-  /**
-   * Runs each follow-up here at once (no read), and queues what its first attempt left. Throws when one
-   * cannot be queued: the runner retries this run, which finds it settled and asks again (`then`).
-   */
+  /** Runs each follow-up here now; queues what is left (throws if it cannot: `then` asks again). */
   private async follow(followUps: FollowUp[]): Promise<JobRunOutcome> {
     for (const { storeKey, type, entry } of followUps) {
       const outcome = await this.ctx.execute(storeKey, undefined, entry);
@@ -83,10 +80,7 @@ export class JobSettlement {
     return SETTLED;
   }
 
-  /**
-   * Runs `beforeSettled`; when it fails, the job stays pending with its outcome decided, retried for
-   * that alone (never dead-lettered for it). Undefined: it passed, settle now.
-   */
+  /** Runs `beforeSettled`; failing, the job stays pending, its outcome decided (never dead for it). */
   private async beforeSettled(
     storeKey: string,
     entry: StoreEntry<JobRecord>,

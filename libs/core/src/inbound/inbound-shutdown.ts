@@ -3,11 +3,9 @@ import { HubtelError } from '../errors/hubtel.errors.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import { inboundHttpError } from './inbound-http-errors.js';
 
-/*
- * Shutdown of an inbound pipeline: from the first hook new inbound work is refused (503 with
- * `Retry-After`, nothing recorded); jobs running here get `shutdownGraceMs` (then BullMQ hands them
- * on); what is left is said in one line with its counts, never dropped silently.
- */
+// Shutdown of an inbound pipeline: from the first hook new inbound work is refused (503 with
+// `Retry-After`, nothing recorded); jobs running here get `shutdownGraceMs` (then BullMQ hands them
+// on); what is left is said in one line with its counts, never dropped silently.
 
 /** What a refused sender is told to wait (`Retry-After`, seconds): about a restart or a failover. */
 export const SHUTDOWN_RETRY_AFTER_SECONDS = 5;
@@ -26,10 +24,7 @@ export class HubtelShuttingDownError extends HubtelError {
   }
 }
 
-/**
- * The 503 answer to inbound work refused during shutdown, with `Retry-After` and `Connection: close`
- * set on `response` (a client or proxy retries elsewhere, on a new connection).
- */
+/** The 503 of refused work, with `Retry-After` and `Connection: close` (so it is retried elsewhere). */
 export function shuttingDownHttpError(response: unknown, error: HubtelShuttingDownError): HttpException {
   const target = response as Partial<
     Record<'header' | 'setHeader', (name: string, value: string) => unknown>
@@ -85,10 +80,7 @@ export function shutdownLine(left: ShutdownLeftovers): { level: 'log' | 'warn'; 
   };
 }
 
-/**
- * Counts what is left and logs the line (never throws: shutdown goes on). A durable store's jobs are
- * the runner's: only those running here are counted. A MemoryStore is read whole.
- */
+/** Counts what is left and logs the line; never throws. Only a MemoryStore is read whole. */
 export async function reportShutdown(
   logger: Logger,
   pipeline: string,

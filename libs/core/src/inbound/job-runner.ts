@@ -1,11 +1,9 @@
 import type { StoreEntry } from '../store/hubtel-store.interface.js';
 import type { JobRecord } from './inbound-job.types.js';
 
-/*
- * Where and when recorded jobs run (the store is the other seam). A pipeline records a job, then asks
- * its runner to run it, before the sender is acknowledged. The runner owns time and place (retry,
- * deferral, wake, takeover); the record owns which handlers succeeded. One runner per deployment.
- */
+// Where and when recorded jobs run (the store is the other seam). A pipeline records a job, then asks
+// its runner to run it, before the sender is acknowledged. The runner owns time and place (retry,
+// deferral, wake, takeover); the record owns which handlers succeeded. One runner per deployment.
 
 /** A run of a recorded job, as a pipeline asks for it. */
 export interface JobRunRequest {

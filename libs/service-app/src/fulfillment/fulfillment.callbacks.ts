@@ -1,7 +1,5 @@
-/*
- * The fulfillment callback to the platform: recorded once per OrderId (the first outcome wins), retried
- * until accepted or the deadline (then a dead letter); `callbackSent` emitted once accepted.
- */
+// The fulfillment callback to the platform: recorded once per OrderId (the first outcome wins), retried
+// until accepted or the deadline (then a dead letter); `callbackSent` emitted once accepted.
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HUBTEL_DEFAULT_ACCOUNT, type HubtelTelemetry } from 'nestjs-hubtel';
 import type { InboundPipeline, JobFollowUps, JobRecord } from '#internal';

@@ -135,10 +135,7 @@ export class FulfillmentOutcomes {
     this.emitRejected(fields);
   }
 
-  /**
-   * Keeps an order whose verified payment matches on neither count: its `attention` event is recorded
-   * (handlers run once); nothing is delivered nor reported yet.
-   */
+  /** Keeps an order paid on neither count: its `attention` event recorded, nothing delivered or reported. */
   async hold(
     order: FulfillmentRequestedEvent,
     attention: FulfillmentAttention,
@@ -250,10 +247,7 @@ export class FulfillmentOutcomes {
     );
   }
 
-  /**
-   * Whether the order's outcome was reported and, at a first start, its session's delivery claimed in
-   * the same round trip (given back by the gate when the outcome turns out reported).
-   */
+  /** The order's reported outcome and, at a first start, its session's delivery claim, in one round trip. */
   readGate(orderId: string, order: FulfillmentRequestedEvent | undefined): Promise<GateRead> {
     const claim = order && this.deliveries.enter(order.sessionId, orderId);
     claim?.catch(() => undefined); // awaited by the gate
@@ -307,10 +301,7 @@ export class FulfillmentOutcomes {
     };
   }
 
-  /**
-   * Reports an order's outcome (first one wins), and the same for its session's other OrderIds. Repeated
-   * after a crash, it mirrors what was recorded first.
-   */
+  /** Reports an order's outcome (first wins) and the same for its session's other OrderIds. */
   async reportOutcome(
     orderId: string,
     sessionId: string,

@@ -180,10 +180,7 @@ export class FulfillmentPaymentCheck {
     await this.refuse(order, reason, message, check, status);
   }
 
-  /**
-   * When check `made + 1` is due: gaps grow geometrically from `recheckDelay.baseDelayMs` up to
-   * `recheckForMs` (a payment recorded a moment late is seen soon).
-   */
+  /** When check `made + 1` is due: gaps grow geometrically from `recheckDelay.baseDelayMs` to the window. */
   private nextCheckAt(options: ResolvedServiceAppOptions, receivedAt: number, made: number): number {
     const window = options.verification.recheckForMs;
     const first = Math.min(options.verification.recheckDelay.baseDelayMs, window);

@@ -256,7 +256,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
   /**
    * Runs a dead letter again, now (only the handlers that failed). The order's gate still decides:
    * an order reported `failed` is never delivered; a refused replay throws JobRefusedError.
-   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`), HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`).
+   * @throws HubtelDeadLetterNotFoundError (HUBTEL_NOT_FOUND), HubtelNotDeadLetterError (HUBTEL_STORE_CONFLICT).
    */
   async replayDeadLetter(id: string): Promise<void> {
     await this.pipeline.replayDeadLetter(id);

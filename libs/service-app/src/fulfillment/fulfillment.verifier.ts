@@ -4,10 +4,7 @@ import type { FulfillmentRejection } from '../service-app.events.js';
 import type { CartItem } from '../service-app.types.js';
 import type { PaymentStatus } from './fulfillment.status-client.js';
 
-/**
- * What one status check says: `paid` (for the cart's total), `pending` (check again), `refused`
- * (final), `attention` (paid, but matching the cart on neither count: kept for a person).
- */
+/** A status check's verdict: `paid`, `pending` (check again), `refused` (final), `attention` (a person's). */
 export type PaymentVerdict =
   | { kind: 'paid'; amounts?: PaymentAmounts }
   | { kind: 'pending'; message: string }
