@@ -9,9 +9,8 @@ export interface BullmqConnectionOptions {
   /** Redis URL (`redis://host:6379/0`, `rediss://` for TLS). Not a node of a cluster: see `cluster`. */
   url?: string;
   /**
-   * ioredis options (BullMQ opens its own connections), or an ioredis client of yours, used as it is:
-   * give it `maxRetriesPerRequest: null` when this instance runs workers. Redis must run with
-   * `maxmemory-policy noeviction`.
+   * ioredis options, or an ioredis client of yours (used as is: with workers, `maxRetriesPerRequest:
+   * null`). Redis must run with `maxmemory-policy noeviction`.
    */
   connection?: BullmqRedisOptions | Redis | Cluster;
   /** A Redis Cluster: some of its nodes, and ioredis Cluster options (TLS, auth in `redisOptions`). */

@@ -101,10 +101,7 @@ export class BullmqJobRunner implements JobRunner {
     return queue;
   }
 
-  /**
-   * Resolves once Redis answers (startup fails fast on a wrong URL); refuses a single-node connection
-   * to a Redis Cluster node (it would answer MOVED for most queues' keys).
-   */
+  /** Resolves once Redis answers; refuses a single-node connection to a Cluster node (MOVED, most keys). */
   async connect(pipeline = 'checkout'): Promise<void> {
     const queue = this.queue(pipeline);
     await queue.waitUntilReady();

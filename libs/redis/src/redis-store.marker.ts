@@ -5,9 +5,8 @@ import { HubtelLogger, type HubtelStore, type HubtelStoreLoss } from 'nestjs-hub
 import { hashTagOf } from '#internal';
 
 /**
- * The marker a Redis store keeps to notice losing its data: a key holding a generation (random id).
- * A marker gone, or of another generation than a process saw, means the data was lost. The process
- * that finds it gone writes a new one recording the loss, so every process sees it, however late.
+ * A key holding a generation (random id): gone, or of another generation than a process saw, Redis lost
+ * its data. Who finds it gone writes a new one recording the loss, so every process sees it.
  */
 export interface StoreMarker {
   generation: string;

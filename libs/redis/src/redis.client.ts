@@ -11,10 +11,7 @@ export interface RedisClusterConnection {
   options?: ClusterOptions;
 }
 
-/**
- * Where the store's Redis is: `client` (yours, never closed by the store), `url` and/or `options`, or
- * `cluster`; with the last three the store opens its own client, fails fast, and closes it.
- */
+/** Where the store's Redis is: `client` (yours, never closed), or `url`/`options`/`cluster` (its own). */
 export interface RedisStoreOptions {
   /** An ioredis client of yours. Give it `enableOfflineQueue: false` and a `commandTimeout` to fail fast. */
   client?: Redis | Cluster;

@@ -22,7 +22,6 @@ import { REDIS_STORE_COMMANDS, REDIS_STORE_DEFAULTS } from './redis.constants.js
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
 import { RedisStoreMarkers, clusterMarkers, singleMarker, STORE_MARKER_KEY } from './redis-store.marker.js';
 
-/** The Lua commands as ioredis adds them to the client. */
 interface StoreCommands {
   [REDIS_STORE_COMMANDS.compareAndSet](
     key: string,
@@ -40,9 +39,8 @@ const KEEP_TTL = 0;
 const NO_TTL = -1;
 
 /**
- * A HubtelStore on Redis, shared by every instance of an app. Every operation is one atomic step
- * (SET NX PX, or a Lua script); expiry is Redis's own. Fails fast: a command while Redis is down or
- * slow rejects (HubtelStoreUnavailableError, answered 503 so the platform sends again).
+ * A HubtelStore on Redis, shared by every instance; each operation is one atomic step. Fails fast: a
+ * command while Redis is down or slow rejects (answered 503, so the platform sends again).
  * Needs Redis 6.0+ and `maxmemory-policy noeviction`: an evicted entry would be a forgotten payment.
  */
 export class RedisStore implements HubtelStore {
@@ -144,19 +142,13 @@ export class RedisStore implements HubtelStore {
     this.client.on('ready', this.onReady);
   }
 
-  /**
-   * The last loss of this Redis's data the store noticed (its marker gone: a restart without
-   * persistence, an empty failover, a flush). Health checks report the store down until `acknowledgeLoss()`.
-   */
+  /** The last loss of Redis's data noticed; health checks report the store down until `acknowledgeLoss()`. */
   async lostData(): Promise<HubtelStoreLoss | undefined> {
     await this.markers.check().catch(() => undefined);
     return this.markers.loss();
   }
 
-  /**
-   * Acknowledges the loss `lostData()` reports, for every process sharing the store, once you have
-   * reconciled what was lost. @throws HubtelStoreUnavailableError when Redis does not answer.
-   */
+  /** Acknowledges the loss for every process sharing the store, once reconciled (rejects: Redis away). */
   acknowledgeLoss(): Promise<HubtelStoreLoss | undefined> {
     return this.markers.acknowledge();
   }

@@ -4,15 +4,9 @@ import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { inboundHttpError } from './inbound-http-errors.js';
 import { accountEnvVariable } from '../accounts/accounts-env.js';
 
-/**
- * Optional guards for endpoints the platform calls (it signs nothing): a secret token in the
- * registered URL, and allow-listing its source addresses. Both are off by default.
- */
+/** Optional guards for endpoints the platform calls (it signs nothing); both are off by default. */
 export interface InboundAccessOptions {
-  /**
-   * Secret expected as the last path segment (`POST /hubtel/checkout/callback/<secret>`). When set,
-   * requests without it, or with another, are answered 404 and nothing is processed.
-   */
+  /** Secret expected as the last path segment: a request without it (or another) gets 404, nothing runs. */
   pathSecret?: string;
   /** Source addresses allowed to call: IPv4/IPv6 addresses or CIDR ranges (`52.50.116.54`, `10.0.0.0/8`). */
   allowedIps?: string[];

@@ -28,9 +28,8 @@ export interface InboundAnswerOptions {
 }
 
 /**
- * Runs one inbound endpoint's work and turns what it throws into machine-readable answers: 400 for a
- * bad body, 503 on shutdown, the area's refusals and HttpExceptions as they are; anything else means
- * the store failed: 503 `HUBTEL_UNAVAILABLE` (not acknowledged, so the platform sends it again).
+ * Runs an endpoint's work, answering what it throws: 400 for a bad body, 503 on shutdown, refusals as
+ * they are; else the store failed: 503 `HUBTEL_UNAVAILABLE` (not acknowledged: sent again).
  */
 export async function answerInbound<T>(
   what: string,

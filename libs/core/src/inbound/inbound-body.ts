@@ -21,9 +21,8 @@ const REPLACEMENT_CHARACTER = '\uFFFD';
 const isWellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
 /**
- * Finds the first reason a parsed body must be refused before DTO validation (which ignores unknown
- * keys): a prototype key, a structure far deeper or larger than the platform's, invalid UTF-8 (U+FFFD)
- * or a lone surrogate. Iterative, so a deep body cannot blow the stack.
+ * Why a parsed body must be refused before DTO validation (which ignores unknown keys): a prototype
+ * key, far too deep or large, invalid UTF-8 or a lone surrogate. Iterative: no stack to blow.
  */
 export function findHostileStructure(
   body: unknown,

@@ -3,9 +3,8 @@ import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import type { JobRecord } from './inbound-job.types.js';
 import type { JobRunner } from './job-runner.js';
 
-// Dead letters: jobs that gave up, kept whole in the store to be replayed once the cause is fixed.
-// These work on a store alone (`hubtel-trigger dead-letters` runs them from outside the app). A replay
-// keeps `doneHandlers` (only failed handlers run) and `attempts` (failing again, it is dead again).
+// Dead letters, on a store alone (`hubtel-trigger dead-letters` runs these from outside the app). A
+// replay keeps `doneHandlers` (only failed handlers run) and `attempts` (failing again, dead again).
 
 /** One dead-lettered job, as listed. */
 export interface DeadLetter {

@@ -4,9 +4,8 @@ import { maskPhoneNumbers } from '../logging/redact.js';
 import type { HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import type { JobDefinition, JobRecord } from './inbound-job.types.js';
 
-// A dispatching job's run: each handler that succeeded is remembered by its stable identity
-// (`Class.method@event`), so a retry re-runs only those that failed, even after a deploy reordered
-// them: one failing handler never makes another run twice.
+// Each handler that succeeded is remembered by its stable identity (`Class.method@event`): a retry
+// re-runs only those that failed, even after a deploy reordered them.
 
 export interface DispatchProgress {
   doneHandlers: string[];

@@ -2,10 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { HttpException } from '@nestjs/common';
 import type { ValidationIssue } from '../errors/hubtel.errors.js';
 
-/**
- * The body every inbound endpoint of the suite answers an error with. Machine-readable: branch on
- * `code`; `issues` lists each bad field when the body failed validation.
- */
+/** The body of every inbound error answer: branch on `code`; `issues` lists each bad field. */
 export interface InboundErrorBody {
   statusCode: number;
   error: string;

@@ -89,10 +89,7 @@ export class JobRefusedError extends HubtelError {
 export interface JobDefinition<P = unknown> {
   /** Asked before every run, whatever led to it (retry, takeover, wake, replay); a refusal settles. */
   gate?: (payload: P, record: JobRecord<P>, read?: Promise<unknown>) => Promise<JobRefusal | undefined>;
-  /**
-   * What the gate reads (or claims) besides the record, in the record's round trip; given to `gate` as
-   * `read`. `record`: as its submit wrote it, at a first start on a runner that keeps it.
-   */
+  /** What the gate reads besides the record, in its round trip (`record`: as submitted, at a first start). */
   gateRead?: (key: string, record?: JobRecord<P>) => Promise<unknown>;
   /** How long a done record is kept (default `recordTtlMs`): short for records forged ones may fill. */
   doneTtlMs?: (record: JobRecord<P>) => number | undefined;
@@ -110,9 +107,8 @@ export interface JobDefinition<P = unknown> {
   /** Once done, the payload becomes what this returns (still detects duplicates). Dead jobs keep all. */
   compactWhenDone?: (payload: P, record: JobRecord<P>) => unknown;
   /**
-   * Once the outcome is decided, before it is recorded: what must follow it for sure. Throw to leave
-   * the job pending, retried for this alone (never dead-lettered for it); idempotent. `followUps`
-   * are recorded now and run right after this job is settled. Not called for a gate's refusal.
+   * Before a decided outcome is recorded (not a gate's refusal): what must follow it for sure. Throw to
+   * keep the job pending, retried for this alone; idempotent. `followUps` run once it is settled.
    */
   beforeSettled?: (record: JobRecord<P>, outcome: JobOutcome, followUps: JobFollowUps) => Promise<void>;
   /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */

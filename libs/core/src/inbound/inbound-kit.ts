@@ -16,7 +16,6 @@ import type { InboundPipelineOptions, JobDefinition } from './inbound-job.types.
 import { InboundPipeline } from './inbound-pipeline.js';
 import type { JobRunner } from './job-runner.js';
 
-/** What the kit reads of a module's resolved options itself. */
 export interface InboundKitOptions {
   store?: HubtelStoreOption | undefined;
   access: InboundAccessOptions;

@@ -34,8 +34,7 @@ export function nextRecord(
 
 /**
  * Writes a run's outcome over the entry it read (CAS), keeping what succeeded on either side; false:
- * another run settled it first, so no hooks or events fire. A store outage is waited out: the
- * handlers have run, and an unwritten outcome would have them run again.
+ * another run settled it first (no hooks fire). A store outage is waited out: else handlers rerun.
  */
 export async function writeOutcome(
   writer: OutcomeWriter,

@@ -42,9 +42,8 @@ import {
 
 export * from './inbound-job.types.js';
 
-// The one inbound road of the suite: record (set-if-absent) → ask the runner for a run → acknowledge.
-// Both writes happen before the sender's 2xx, so a crash after it loses nothing; a duplicate finds
-// the key taken and runs nothing. Who keeps each guarantee: docs/architecture.md.
+// The one inbound road: record (set-if-absent), ask the runner for a run, then acknowledge: a crash
+// after the 2xx loses nothing; a duplicate runs nothing. Who keeps each guarantee: docs/architecture.md.
 
 /** A wake mark lives until the run it is for ends (a handler's time), then expires if unread. */
 const WAKE_MARK_TTL_MS = 3600_000;

@@ -3,9 +3,8 @@ import { HubtelError } from '../errors/hubtel.errors.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import { inboundHttpError } from './inbound-http-errors.js';
 
-// Shutdown of an inbound pipeline: from the first hook new inbound work is refused (503 with
-// `Retry-After`, nothing recorded); jobs running here get `shutdownGraceMs` (then BullMQ hands them
-// on); what is left is said in one line with its counts, never dropped silently.
+// Shutdown: new inbound work is refused (503, nothing recorded); jobs running here get
+// `shutdownGraceMs`; what is left is said in one line with its counts, never dropped silently.
 
 /** What a refused sender is told to wait (`Retry-After`, seconds): about a restart or a failover. */
 export const SHUTDOWN_RETRY_AFTER_SECONDS = 5;

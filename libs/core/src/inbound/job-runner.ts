@@ -1,9 +1,8 @@
 import type { StoreEntry } from '../store/hubtel-store.interface.js';
 import type { JobRecord } from './inbound-job.types.js';
 
-// Where and when recorded jobs run (the store is the other seam). A pipeline records a job, then asks
-// its runner to run it, before the sender is acknowledged. The runner owns time and place (retry,
-// deferral, wake, takeover); the record owns which handlers succeeded. One runner per deployment.
+// Where and when recorded jobs run: the runner owns time and place (retry, deferral, wake, takeover),
+// the record owns which handlers succeeded. One runner per deployment.
 
 /** A run of a recorded job, as a pipeline asks for it. */
 export interface JobRunRequest {
@@ -15,10 +14,7 @@ export interface JobRunRequest {
   run: number;
   /** Start it no sooner than this many ms from now (the retry of a first attempt run at submit). */
   delayMs?: number;
-  /**
-   * The record as the submit wrote it: a runner may give it back at the run's first start only
-   * (nothing else can have written it before), saving a read; or ignore it.
-   */
+  /** The record as submitted: a runner may give it back at the run's first start only (saving a read). */
   written?: StoreEntry<JobRecord>;
 }
 
@@ -50,10 +46,7 @@ export interface JobRunner {
   enqueue(pipeline: string, request: JobRunRequest): Promise<void>;
   /** Starts a deferred run now (a duplicate came); a no-op for a run that is not waiting. */
   wake(pipeline: string, request: JobRunRequest): Promise<void>;
-  /**
-   * Runs `task` every `everyMs`, once per interval across every instance sharing the runner. A
-   * second call for `name` is a no-op; `stop(name)` ends it.
-   */
+  /** Runs `task` every `everyMs`, once per interval across instances (again for `name`: a no-op). */
   repeat(name: string, everyMs: number, task: () => Promise<void>): Promise<void>;
   /** Stops taking runs of the pipeline (or repeated task) here; resolves when those running ended. */
   stop(pipeline: string): Promise<void>;
@@ -76,14 +69,10 @@ interface Held {
 
 interface Repeated {
   timer?: NodeJS.Timeout;
-  /** The run in progress, if any (stop waits for it). */
   run?: Promise<void>;
 }
 
-/**
- * The memory deployment's runner: one process, its own timers. Nothing outlives the process, so no
- * leases: a run is held by store key, so the same job never runs twice at once.
- */
+/** One process's runner (memory store): a run is held by store key, so a job never runs twice at once. */
 export class InProcessJobRunner implements JobRunner {
   readonly local = true;
   private readonly executors = new Map<string, JobExecutor>();

@@ -4,10 +4,7 @@ import { type HttpTransport } from '#internal';
 import { SERVICE_APP_TRANSPORT } from '../service-app.constants.js';
 import type { FulfillmentCallback } from '../service-app.types.js';
 
-/**
- * Posts one fulfillment callback (`POST {callback_url}/callback`), one attempt per call: the pipeline
- * owns the retries. Idempotent: the same `{ OrderId, ServiceStatus }` again reports the same fact.
- */
+/** Posts one fulfillment callback, one attempt (the pipeline retries; idempotent: the same fact again). */
 @Injectable()
 export class FulfillmentCallbackClient {
   constructor(@Inject(SERVICE_APP_TRANSPORT) private readonly transport: HttpTransport) {}

@@ -1,9 +1,7 @@
-/*
- * The one delivery of a session: its goods go out under one OrderId, ever (while records are kept).
- * The first paid order about to run its handlers claims the session (set-if-absent); any other
- * OrderId of it runs no handler and is told the delivering order's outcome, so every OrderId the
- * platform sent gets its callback. Asked by the fulfillment job's gate, on every road.
- */
+// The one delivery of a session: its goods go out under one OrderId, ever (while records are kept).
+// The first paid order about to run its handlers claims the session (set-if-absent); any other
+// OrderId of it runs no handler and is told the delivering order's outcome, so every OrderId the
+// platform sent gets its callback. Asked by the fulfillment job's gate, on every road.
 import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
 import { DEFAULT_JOB_RECORD_TTL_MS, deleteIfVersion } from '#internal';
 import { DeliveryContendedError } from './fulfillment.errors.js';
@@ -17,13 +15,11 @@ export interface DeliveryOutcome {
   MetaData: unknown;
 }
 
-/** What is stored per delivered session. */
 export interface SessionDelivery {
   /** The OrderId whose handlers deliver the session's goods. */
   orderId: string;
   /** Other OrderIds that reached delivery for this session: they get the same outcome. */
   others?: string[];
-  /** Set once the delivering order's outcome was reported. */
   outcome?: DeliveryOutcome;
 }
 

@@ -20,8 +20,7 @@ import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { FulfillmentCallbacks } from './fulfillment.callbacks.js';
 import type { DeliveryOutcome, DeliveryTurn, FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { assertJson, callbackOf, type StoredCallback } from './fulfillment.records.js';
-import type { CheckState } from './fulfillment.payment.js';
-import type { PaymentSummary } from './fulfillment.records.js';
+import type { CheckState, PaymentSummary } from './fulfillment.records.js';
 import type { PaymentStatus } from './fulfillment.status-client.js';
 import { cartTotal } from './fulfillment.verifier.js';
 
@@ -44,7 +43,6 @@ export class FulfillmentOutcomes {
     private readonly telemetry: HubtelTelemetry | undefined,
   ) {}
 
-  /** Resolves when the rejected events emitted so far have been handled. */
   async drain(): Promise<void> {
     while (this.emitting.size > 0) await Promise.allSettled([...this.emitting]);
   }
@@ -96,10 +94,7 @@ export class FulfillmentOutcomes {
     this.logger.log(`Order ${orderId} that needed attention was resolved: ${wanted}`);
   }
 
-  /**
-   * Refuses a recorded order: no handler runs, no callback is sent, `rejected` is emitted. Nothing is
-   * held for the session: another of its OrderIds whose payment is confirmed delivers (once).
-   */
+  /** Refuses an order: nothing runs or is sent, `rejected` is emitted; another paid OrderId may deliver. */
   async refuse(
     order: FulfillmentRequestedEvent,
     reason: FulfillmentRejection,
@@ -258,9 +253,8 @@ export class FulfillmentOutcomes {
   }
 
   /**
-   * The fulfillment job's gate. An order whose outcome was reported never runs again (a replay stays
-   * dead). Otherwise it claims its session's one delivery; when another OrderId has it, this one runs
-   * no handler and is told that order's outcome (now, or when reported).
+   * The fulfillment job's gate: an order whose outcome was reported never runs again. Otherwise it claims
+   * its session's one delivery; if another OrderId has it, this one only gets that order's outcome.
    */
   async admit(
     order: FulfillmentRequestedEvent,

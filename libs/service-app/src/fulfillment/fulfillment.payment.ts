@@ -3,7 +3,8 @@
 import { HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
-import { namedAccount, type PaymentSummary } from './fulfillment.records.js';
+import type { FulfillmentOutcomes } from './fulfillment.outcomes.js';
+import { namedAccount, type CheckState, type PaymentSummary } from './fulfillment.records.js';
 import { judgePayment } from './fulfillment.verifier.js';
 import type { PaymentStatus } from './fulfillment.status-client.js';
 import type { FulfillmentAccountView } from './fulfillment.types.js';
@@ -18,40 +19,6 @@ import type {
 import { cartTotal } from './fulfillment.verifier.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-
-/** Refuses a recorded order (FulfillmentOutcomes: emits `rejected`). */
-export type RefuseOrder = (
-  order: FulfillmentRequestedEvent,
-  reason: FulfillmentRejection,
-  message: string,
-  checks: number,
-  status?: PaymentStatus,
-) => Promise<void>;
-
-/** Keeps an order whose verified payment matches on neither count (FulfillmentOutcomes). */
-export type HoldOrder = (
-  order: FulfillmentRequestedEvent,
-  attention: FulfillmentAttention,
-  payment: FulfillmentPayment,
-  checks: number,
-  status: PaymentStatus,
-) => Promise<void>;
-
-/** Tells the platform `failed` for an order nobody resolved by its deadline (FulfillmentOutcomes). */
-export type ExpireOrder = (
-  order: FulfillmentRequestedEvent,
-  attention: FulfillmentAttention,
-) => Promise<void>;
-
-/** What the payment job carries from one check to the next (its deferral state). */
-export interface CheckState {
-  /** Status checks made so far, less the failed runs (counted by the record's `attempts`). */
-  checks: number;
-  /** Set when the verified payment matches on neither count: the job waits for a person. */
-  attention?: FulfillmentAttention;
-  /** The verified payment of an order that needs attention. */
-  payment?: FulfillmentPayment;
-}
 
 /** How long an order needing attention waits: 3/4 of the callback deadline (the rest: `failed` retries). */
 export function attentionWindowMs(options: ResolvedServiceAppOptions): number {
@@ -72,12 +39,10 @@ export class FulfillmentPaymentCheck {
     private readonly logger: ServiceAppLogger,
     /** The order's account: its status check (keys, POS Sales ID) and verification options. */
     private readonly accountOf: (order: FulfillmentRequestedEvent) => Promise<FulfillmentAccountView>,
-    private readonly refuse: RefuseOrder,
-    private readonly hold: HoldOrder,
-    private readonly expire: ExpireOrder,
+    /** Refuses, holds or expires the order (emits `rejected`, `attention`, reports `failed`). */
+    private readonly outcomes: Pick<FulfillmentOutcomes, 'refuse' | 'hold' | 'expire'>,
   ) {}
 
-  /** The payment record kept once the check is done, with the refusal or the attention, if any. */
   summary(order: FulfillmentRequestedEvent, record?: JobRecord<FulfillmentRequestedEvent>): PaymentSummary {
     const summary: PaymentSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
     if (namedAccount(order.account) !== undefined) summary.account = order.account;
@@ -110,7 +75,7 @@ export class FulfillmentPaymentCheck {
     const { attempt, record } = context;
     const held = record.state as CheckState | undefined;
     // Waiting for a person: this run is the deadline (or a replay). Resolved → nothing left to do.
-    if (held?.attention) return this.expire(order, held.attention);
+    if (held?.attention) return this.outcomes.expire(order, held.attention);
     // A run past the attempts the policy allows is a replay of a dead letter: one more check, final.
     const replayed = attempt > PAYMENT_ATTEMPTS;
     // Failed runs count as checks (they may have made one): the bound holds whatever failed.
@@ -154,7 +119,7 @@ export class FulfillmentPaymentCheck {
       if (verdict.amounts) attention.amounts = verdict.amounts;
       if (order.item) attention.amountExpected = cartTotal(order.item);
       const payment = paymentOf(status!, verdict.amounts);
-      await this.hold(order, attention, payment, check, status!);
+      await this.outcomes.hold(order, attention, payment, check, status!);
       return context.defer(decideBy, {
         checks: check + 1 - attempt,
         attention,
@@ -177,7 +142,7 @@ export class FulfillmentPaymentCheck {
         ? verdict.message
         : `${verdict.message}, still after ${check} status checks over ${Math.round(options.verification.recheckForMs / 1000)} s`;
     this.refusals.set(order.orderId, reason);
-    await this.refuse(order, reason, message, check, status);
+    await this.outcomes.refuse(order, reason, message, check, status);
   }
 
   /** When check `made + 1` is due: gaps grow geometrically from `recheckDelay.baseDelayMs` to the window. */

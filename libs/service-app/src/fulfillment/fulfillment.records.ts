@@ -4,6 +4,7 @@ import type { JobRecord, JobStatus } from '#internal';
 import {
   combineOutcomes,
   type FulfillmentAttention,
+  type FulfillmentPayment,
   type FulfillmentRejection,
 } from '../service-app.events.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from '../service-app.types.js';
@@ -80,6 +81,15 @@ export interface PaymentSummary extends OrderSummary {
   refused?: FulfillmentRejection;
   /** Set when the verified payment matched on neither count. */
   attention?: FulfillmentAttention;
+}
+
+/** What the payment job carries from one check to the next (its deferral state). */
+export interface CheckState {
+  /** Status checks made so far, less the failed runs (counted by the record's `attempts`). */
+  checks: number;
+  /** Set when the verified payment matches on neither count: the job waits for a person. */
+  attention?: FulfillmentAttention;
+  payment?: FulfillmentPayment;
 }
 
 /** Why an order's payment needs attention, from its payment record (waiting, or done). */

@@ -88,7 +88,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       pipeline.emitter,
       telemetry,
     );
-    const outcomes = new FulfillmentOutcomes(
+    this.outcomes = new FulfillmentOutcomes(
       pipeline,
       this.logger,
       pipeline.emitter,
@@ -96,15 +96,12 @@ export class FulfillmentService implements OnApplicationBootstrap {
       this.deliveries,
       telemetry,
     );
-    this.outcomes = outcomes;
     this.payment = new FulfillmentPaymentCheck(
       pipeline,
       this.logger,
       // The order's own account, whichever replica runs the job: its keys and POS Sales ID.
       (order) => accounts.get(accountOf(order)),
-      (order, reason, message, checks, paid) => outcomes.refuse(order, reason, message, checks, paid),
-      (order, attention, payment, checks, status) => outcomes.hold(order, attention, payment, checks, status),
-      (order, attention) => outcomes.expire(order, attention),
+      this.outcomes,
     );
     // The attention event: a recorded job, so its handlers run once whichever replica found it.
     pipeline.define(ServiceAppEvents.Attention, { compactWhenDone: () => undefined });
@@ -154,19 +151,15 @@ export class FulfillmentService implements OnApplicationBootstrap {
     if (!this.accounts.default.verifying) this.warnUnverified();
   }
 
-  /**
-   * The orders of account `name`: an order of another account is refused (HUBTEL_WRONG_ACCOUNT), an
-   * unknown name rejects each call (HUBTEL_UNKNOWN_ACCOUNT).
-   */
+  /** The orders of account `name` (another's: HUBTEL_WRONG_ACCOUNT; unknown name: HUBTEL_UNKNOWN_ACCOUNT). */
   forAccount(name: string): FulfillmentAccount {
     return new FulfillmentAccount(name, this.accounts);
   }
 
   /**
-   * Takes one fulfillment request (the body as received): validates it, checks its cart, records it
-   * and returns; handlers run after. A duplicate OrderId is acknowledged again and runs nothing.
-   * Throws HubtelValidationError or FulfillmentRejectedError. `account`: whose endpoint it came to
-   * (default: the default account).
+   * Takes one fulfillment request (the body as received): validates, checks its cart, records it and
+   * returns; handlers run after; a duplicate OrderId runs nothing. Throws HubtelValidationError or
+   * FulfillmentRejectedError. `account`: whose endpoint it came to (default: the default account).
    */
   async receive(body: unknown, account?: string): Promise<FulfillmentReceipt>;
   /** @internal The controller passes the account it routed the request to. */
@@ -197,10 +190,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     }
   }
 
-  /**
-   * Reports an order's outcome yourself (deferred deliveries, orders finished out of band). The same
-   * status twice is a no-op; a different one throws (HUBTEL_STORE_CONFLICT).
-   */
+  /** Reports an order's outcome yourself (same status again: no-op; another: HUBTEL_STORE_CONFLICT). */
   async complete(orderId: string, status: FulfillmentServiceStatus, metaData: unknown = null): Promise<void> {
     return this.completeFor(undefined, orderId, status, metaData);
   }
@@ -256,7 +246,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
   /**
    * Runs a dead letter again, now (only the handlers that failed). The order's gate still decides:
    * an order reported `failed` is never delivered; a refused replay throws JobRefusedError.
-   * @throws HubtelDeadLetterNotFoundError (HUBTEL_NOT_FOUND), HubtelNotDeadLetterError (HUBTEL_STORE_CONFLICT).
+   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown id,
+   *   HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
    */
   async replayDeadLetter(id: string): Promise<void> {
     await this.pipeline.replayDeadLetter(id);
@@ -306,7 +297,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
     return events;
   }
 
-  /** Said once, at start-up, when fulfillment requests cannot be verified. */
   private warnUnverified(): void {
     const why = this.options.statusCheck ? 'verification.enabled is false' : 'no statusCheck is configured';
     const guarded =
