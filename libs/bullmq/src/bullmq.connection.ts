@@ -9,32 +9,18 @@ export interface BullmqConnectionOptions {
   /** Redis URL (`redis://host:6379/0`, `rediss://` for TLS). Not a node of a cluster: see `cluster`. */
   url?: string;
   /**
-   * ioredis options (BullMQ opens its own connections from them; workers get
-   * `maxRetriesPerRequest: null`, as BullMQ requires, and queues `enableOfflineQueue: false`, so an
-   * add fails at once while Redis is away), or an ioredis client of yours (`Redis` or `Cluster`),
-   * used as it is, never copied: give it `maxRetriesPerRequest: null` when this instance runs
-   * workers (an add through it then waits for Redis). Redis must run with `maxmemory-policy noeviction`.
+   * ioredis options, or an ioredis client of yours (used as is: with workers, `maxRetriesPerRequest:
+   * null`). Redis must run with `maxmemory-policy noeviction`.
    */
   connection?: BullmqRedisOptions | Redis | Cluster;
-  /**
-   * A Redis Cluster: some of its nodes, and ioredis Cluster options (TLS and auth in
-   * `options.redisOptions`). The runner opens (and closes) its own Cluster clients.
-   */
+  /** A Redis Cluster: some of its nodes, and ioredis Cluster options (TLS, auth in `redisOptions`). */
   cluster?: { nodes: ClusterNode[]; options?: ClusterOptions };
-  /**
-   * BullMQ key prefix. Default `{hubtel}:bull`: the `{hash tag}` keeps each queue's keys in one
-   * slot, which BullMQ's scripts need on a cluster (a prefix without one is refused there).
-   */
+  /** BullMQ key prefix. Default `{hubtel}:bull`: on a cluster it needs a `{hash tag}` (one slot a queue). */
   prefix?: string;
 }
 
-/**
- * The runner's Redis connections: the options checked at construction (a copy of a client, a
- * client BullMQ cannot use, a Cluster prefix without a hash tag are refused), then the options of
- * each queue and worker, and the Cluster clients the runner opens (and closes) itself.
- */
+/** The runner's Redis connections: the options checked once, then those of each queue and worker. */
 export class BullmqConnections {
-  /** Cluster clients opened from `cluster`: one for queues, one for workers. */
   private readonly ownClusters = new Map<'queue' | 'worker', Cluster>();
 
   constructor(
@@ -61,32 +47,25 @@ export class BullmqConnections {
     if (this.onCluster) this.checkPrefix();
   }
 
-  /** True when the connection is a Redis Cluster (`cluster`, or a Cluster client). */
   get onCluster(): boolean {
     return this.options.cluster !== undefined || isClusterClient(this.options.connection);
   }
 
-  /** Connection options for a queue or (`worker`) a worker. */
   for(worker: boolean): QueueOptions['connection'] {
     const { url, connection, cluster } = this.options;
-    // A client of yours is used as it is: a copy of a Cluster is a plain object, which BullMQ
-    // reads as options for one Redis at 127.0.0.1:6379.
+    // A client of yours is used as it is: a copy of a Cluster would be read as options for 127.0.0.1.
     if (clientOf(connection)) return connection as Redis | Cluster;
     if (cluster) return this.ownCluster(worker ? 'worker' : 'queue', cluster);
     const given: BullmqRedisOptions = url !== undefined ? { url } : { ...(connection as BullmqRedisOptions) };
-    // Back within a second or two of Redis: BullMQ's own default waits up to 20 s between tries,
-    // and adds fail until the queue's connection is back (see below).
+    // Back within a second or two of Redis (BullMQ's default waits up to 20 s between tries).
     const base: BullmqRedisOptions = { retryStrategy: reconnectDelay, ...given };
-    // Workers block on Redis and must never give a command up (BullMQ's own requirement). Adds
-    // fail fast while Redis is away (BullMQ's documented pattern), so an inbound request gets its
-    // 503 instead of waiting for the reconnection.
-    // An add already sent when Redis went away fails at the first failed reconnection, not 20 later.
+    // Workers never give a command up (BullMQ requires it); adds fail fast while Redis is away, so an
+    // inbound request gets its 503 instead of waiting for the reconnection.
     return worker
       ? { ...base, maxRetriesPerRequest: null }
       : { ...base, enableOfflineQueue: false, maxRetriesPerRequest: 1 };
   }
 
-  /** One Cluster client per role, opened from `cluster` (workers: no command ever given up). */
   private ownCluster(
     role: 'queue' | 'worker',
     given: NonNullable<BullmqConnectionOptions['cluster']>,
@@ -95,8 +74,7 @@ export class BullmqConnections {
     if (!cluster) {
       const options = given.options ?? {};
       cluster = new Cluster(given.nodes, {
-        // As for one Redis (see connection): the connection is back soon after the cluster, and
-        // adds fail fast while it is away.
+        // As for one Redis (see `for`): back soon after the cluster, adds fail fast while it is away.
         clusterRetryStrategy: reconnectDelay,
         ...options,
         ...(role === 'queue' ? { enableOfflineQueue: false } : {}),
@@ -142,7 +120,7 @@ export class BullmqConnections {
     }
   }
 
-  /** Closes the Cluster clients opened here (BullMQ leaves a client it was given open: it is shared). */
+  /** Closes the Cluster clients opened here (a client given to BullMQ stays open: it is shared). */
   async close(): Promise<void> {
     await Promise.all(
       [...this.ownClusters.values()].map((cluster) =>
@@ -153,10 +131,8 @@ export class BullmqConnections {
   }
 }
 
-/** The ioredis client given as `connection`, or undefined when it is options. */
 function clientOf(connection: BullmqConnectionOptions['connection']): Redis | Cluster | undefined {
-  // BullMQ's own test of a client (its methods), not `instanceof`: a client of another installed
-  // copy of ioredis is a client all the same, and must not be read as options.
+  // BullMQ's own test (its methods), not `instanceof`: a client of another ioredis copy is a client too.
   const methods = ['connect', 'disconnect', 'duplicate'] as const;
   return connection !== undefined &&
     methods.every((m) => typeof (connection as Record<string, unknown>)[m] === 'function')
@@ -164,7 +140,6 @@ function clientOf(connection: BullmqConnectionOptions['connection']): Redis | Cl
     : undefined;
 }
 
-/** A Cluster client, by ioredis's own `isCluster` flag (see clientOf). */
 function isClusterClient(client: unknown): client is Cluster {
   return (
     typeof client === 'object' && client !== null && (client as { isCluster?: unknown }).isCluster === true
@@ -179,11 +154,7 @@ function looksLikeCopiedClient(connection: BullmqConnectionOptions['connection']
   );
 }
 
-/**
- * Waits for a graceful close, but not forever: with Redis gone, BullMQ's close waits for it to
- * come back, and a repeated task's worker may wait for its pass. After CLOSE_GRACE_MS the connections are dropped (jobs still running are left to
- * another worker's stalled-job check).
- */
+/** Waits CLOSE_GRACE_MS for a graceful close (BullMQ's waits for a gone Redis), then disconnects. */
 export async function bounded(closing: Promise<unknown>, disconnect: () => Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS)));

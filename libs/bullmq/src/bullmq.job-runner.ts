@@ -40,25 +40,17 @@ interface RunData {
 }
 
 /**
- * The BullMQ runner: one queue per pipeline (`checkout`, `service-app`), one worker per pipeline
- * on every instance, one BullMQ job per run of a recorded job. Every guarantee of time and place
- * is BullMQ's, none is ours:
- * - the job id is derived from the store key and the run number, so the same run asked twice (a
- *   sender's retry, another instance) is one job (BullMQ ignores an id it holds);
- * - a retry stays that job: thrown back with the pipeline's delay (a custom backoff), with
- *   attempts BullMQ never runs out of, since the pipeline decides when the job is dead;
- * - a deferral is the job moved to the delayed set (without counting an attempt), and a wake
- *   promotes it;
- * - a job whose worker died is found stalled (its lock expired) and run by another instance; one
- *   that BullMQ fails for good (a crash loop) is handed to the executor to settle it dead.
- * The record keeps every handler that already succeeded from running again.
+ * The BullMQ runner: one queue and one worker per pipeline on every instance, one BullMQ job per run
+ * of a recorded job. Every guarantee of time and place is BullMQ's: the job id derives from the store
+ * key and run number (the same run asked twice is one job); a retry or deferral stays that job; a
+ * stalled job is run by another instance. The record keeps succeeded handlers from running again.
  */
 export class BullmqJobRunner implements JobRunner {
   private readonly queues = new Map<string, Queue<RunData>>();
   private readonly workers = new Map<string, Worker<RunData>>();
-  /** When each worker of this instance last started a job (or was created), by name: see health. */
+  /** When each worker here last started a job (or was created), by name: see health. */
   private readonly lastStarted = new Map<string, number>();
-  /** The timers that put back a repeated task's job scheduler when Redis lost it, by name. */
+  /** Timers that put back a repeated task's job scheduler when Redis lost it, by name. */
   private readonly keepers = new Map<string, NodeJS.Timeout>();
   private readonly logger: Logger;
   /** Queue and worker errors repeat at BullMQ's retry rate: one line per distinct error per minute. */
@@ -109,11 +101,7 @@ export class BullmqJobRunner implements JobRunner {
     return queue;
   }
 
-  /**
-   * Resolves once Redis answers (startup fails fast on a wrong URL), and refuses a single-node
-   * connection to a node of a Redis Cluster before any job or worker uses it (it would answer
-   * MOVED for most queues' keys).
-   */
+  /** Resolves once Redis answers; refuses a single-node connection to a Cluster node (MOVED, most keys). */
   async connect(pipeline = 'checkout'): Promise<void> {
     const queue = this.queue(pipeline);
     await queue.waitUntilReady();
@@ -134,10 +122,7 @@ export class BullmqJobRunner implements JobRunner {
     }
   }
 
-  /**
-   * Adds the run's BullMQ job; resolves once Redis holds it. The same run asked again is the same
-   * job id, which BullMQ ignores while it holds the job (kept after it ends: see keepCompleted).
-   */
+  /** Adds the run's BullMQ job; the same run asked again is the same job id, which BullMQ ignores. */
   async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
     try {
       await this.queue(pipeline).add(
@@ -152,8 +137,7 @@ export class BullmqJobRunner implements JobRunner {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.addFailure = { at: Date.now(), message };
-      // Typed as the store's outage it is (Redis away): a run that adds a job is tried again for
-      // it, not charged an attempt (see InboundPipeline), and a request gets its 503.
+      // A store outage: the run is tried again without an attempt charged, and a request gets its 503.
       throw new HubtelStoreUnavailableError(`BullMQ could not add a job to ${pipeline}: ${message}`, {
         cause: error,
       });
@@ -171,8 +155,7 @@ export class BullmqJobRunner implements JobRunner {
 
   async start(pipeline: string, execute: JobExecutor): Promise<void> {
     if (this.closed) return;
-    // The queue is opened now, while Redis answers: one first opened during an outage would hold
-    // its first add until Redis is back (BullMQ waits for a new connection), not fail it at once.
+    // Opened now, while Redis answers: one first opened in an outage would hold its first add, not fail it.
     this.queue(pipeline);
     if (this.options.work === false || this.workers.has(pipeline)) return;
     const worker = new Worker<RunData>(
@@ -198,11 +181,8 @@ export class BullmqJobRunner implements JobRunner {
   }
 
   /**
-   * A BullMQ job scheduler named `name` (in a queue of that name), upserted by every instance (the
-   * same schedule), whose jobs one worker runs at a time on each instance: with N instances, one
-   * run per `everyMs`, not N. Each instance looks for the scheduler every `everyMs` (at most a
-   * minute) and upserts it again when it is missing: Redis came back empty (a restart without
-   * persistence, a failover to an empty replica, a flush), or was away when the instance started.
+   * A BullMQ job scheduler upserted by every instance: with N instances, one run per `everyMs`, not N.
+   * Each instance upserts it again when missing (Redis came back empty, or was away at start-up).
    */
   async repeat(name: string, everyMs: number, task: () => Promise<void>): Promise<void> {
     if (this.closed || this.options.work === false || this.workers.has(name)) return;
@@ -233,18 +213,13 @@ export class BullmqJobRunner implements JobRunner {
     await worker.waitUntilReady();
   }
 
-  /** Logs a worker's errors, and notes when it starts a job (see health). */
   private watch(name: string, worker: Worker): void {
     this.lastStarted.set(name, Date.now());
     worker.on('error', (error) => this.errors.error(`Worker ${name}: ${error.message}`));
     worker.on('active', () => this.lastStarted.set(name, Date.now()));
   }
 
-  /**
-   * How long a job has waited in the queue of `name` while its worker here started none, when
-   * both are longer than a takeover (lockDurationMs + stalledIntervalMs): the worker runs, but
-   * does not take jobs. Undefined while it does (or nothing waits).
-   */
+  /** How long a job has waited while the worker here started none, when both exceed a takeover. */
   private async notTakingJobs(name: string): Promise<number | undefined> {
     const now = Date.now();
     const bound =
@@ -254,7 +229,6 @@ export class BullmqJobRunner implements JobRunner {
     return oldest && now - oldest.timestamp > bound ? now - oldest.timestamp : undefined;
   }
 
-  /** Upserts the job scheduler `name` again when Redis no longer holds it (see repeat). */
   private async keepScheduler(name: string, upsert: () => Promise<unknown>, look = true): Promise<void> {
     try {
       if (!look) return void (await upsert());
@@ -265,7 +239,6 @@ export class BullmqJobRunner implements JobRunner {
         `Job scheduler ${name} was missing from Redis (emptied, or away at start-up): created again`,
       );
     } catch (error) {
-      // Redis away: the next look tries again.
       this.errors.error(`Job scheduler ${name}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
@@ -279,21 +252,15 @@ export class BullmqJobRunner implements JobRunner {
     await bounded(worker.close(), () => worker.disconnect());
   }
 
-  /**
-   * Resolves when no run of the pipeline is being executed by this process (runs waiting in Redis
-   * are BullMQ's, not this process's).
-   */
+  /** Resolves when no run of the pipeline is being executed by this process. */
   async drain(pipeline: string): Promise<void> {
     while ((this.running.get(pipeline) ?? 0) > 0)
       await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
   /**
-   * Up when the queue's Redis connection is ready and answers, every worker of this instance
-   * runs and takes jobs (down, with `notTakingJobs`, while a job has waited longer than a takeover
-   * and the worker started none), and jobs can be added: down while the last add failed (until
-   * one succeeds, or for `addFailureWindowMs` without another try). (A round trip to a Redis that went away waits for
-   * its reconnection: health checks bound it with their own time-out.)
+   * Up when Redis answers, every worker here runs and takes jobs, and the last add did not fail (within
+   * `addFailureWindowMs`). A round trip to a Redis that went away waits: health checks bound it.
    */
   async health(): Promise<JobRunnerHealth> {
     const workers: Record<string, boolean> = {};
@@ -311,7 +278,6 @@ export class BullmqJobRunner implements JobRunner {
     if (failure && Date.now() - failure.at < BULLMQ_RUNNER_DEFAULTS.addFailureWindowMs) {
       return { up: false, details: { redis: 'ready', workers, add: `failing: ${failure.message}` } };
     }
-    // A worker that runs but takes no job (its connection stuck after an outage) is down too.
     const stuck: Record<string, string> = {};
     for (const name of this.workers.keys()) {
       const waited = await this.notTakingJobs(name);
@@ -336,7 +302,6 @@ export class BullmqJobRunner implements JobRunner {
     await this.connections.close();
   }
 
-  /** One execution of a run, its outcome mapped onto the BullMQ job. */
   private async process(
     pipeline: string,
     job: Job<RunData>,
@@ -345,20 +310,16 @@ export class BullmqJobRunner implements JobRunner {
   ): Promise<void> {
     this.running.set(pipeline, (this.running.get(pipeline) ?? 0) + 1);
     try {
-      // A throw (the store unreachable) is retried too, with retryDelay's exponential delay. The
-      // record as written goes to the job's first start only: a retry, a deferral's next start
-      // or a stalled job's takeover reads what the runs before it wrote.
+      // The record as written goes to the first start only: a retry, deferral or takeover reads the store.
       const first = job.attemptsStarted <= 1 && job.stalledCounter === 0;
       const outcome = await execute(job.data.storeKey, undefined, first ? job.data.written : undefined);
-      // A dead letter fails its BullMQ job for good, so dashboards show it in the failed set.
+      // A dead letter fails its BullMQ job for good, so dashboards show it as failed.
       if (outcome.kind === 'settled') {
         if (outcome.dead !== undefined) throw new BullmqDeadLetterError(outcome.dead);
         return;
       }
       if (outcome.kind === 'retry') throw new BullmqRetryError(outcome.delayMs, outcome.error);
-      // BullMQ's manual delay: moved to the delayed set (no attempt counted), then DelayedError
-      // tells the worker the job is already moved. Moved first, then asked for a wake: a duplicate
-      // that came before either is seen.
+      // Moved to the delayed set first, then asked for a wake: a duplicate that came before either is seen.
       await job.moveToDelayed(outcome.until, token);
       if (await outcome.woken().catch(() => false)) await job.promote().catch(() => undefined);
       throw new DelayedError();
@@ -372,20 +333,16 @@ export class BullmqJobRunner implements JobRunner {
     }
   }
 
-  /**
-   * A job BullMQ failed for good, outside the pipeline (stalled more than maxStalledCount times,
-   * i.e. a crash loop): the executor settles the record dead (a no-op when it is settled already).
-   */
+  /** A job BullMQ failed for good (a crash loop): the executor settles the record dead. */
   private async giveUp(
     pipeline: string,
     job: Job<RunData>,
     error: Error,
     execute: JobExecutor,
   ): Promise<void> {
-    // A dead letter the pipeline settled itself (see process): nothing to give up.
-    if (error instanceof BullmqDeadLetterError) return;
+    if (error instanceof BullmqDeadLetterError) return; // settled dead by the pipeline itself
     try {
-      // A retry is in the delayed (or waiting) set again: BullMQ holds it, nothing to give up.
+      // Every retry emits `failed` too: a retry is back in the delayed set.
       if (!(await job.isFailed())) return;
       this.logger.warn(`Run ${job.id ?? '?'} of ${pipeline} failed for good: ${error.message}`);
       await execute(job.data.storeKey, error.message);

@@ -36,9 +36,7 @@ export type HubtelBullmqModuleAsyncOptions = typeof BULLMQ_MODULE.ASYNC_OPTIONS_
  *   CheckoutModule.forRoot({ ... }),
  * ] })
  * ```
- * Use it with a shared store (HubtelRedisModule): a module on a MemoryStore beside it stops the
- * app at start-up (another instance could not read the record of a job it takes). Startup waits
- * for Redis. Workers stop with the pipelines (they drain first); connections close in the last
- * shutdown phase.
+ * Use it with a shared store (HubtelRedisModule): a MemoryStore beside it stops the app at start-up.
+ * Startup waits for Redis; connections close in the last shutdown phase.
  */
 export class HubtelBullmqModule extends BULLMQ_MODULE.ConfigurableModuleClass {}

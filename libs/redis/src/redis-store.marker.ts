@@ -5,12 +5,8 @@ import { HubtelLogger, type HubtelStore, type HubtelStoreLoss } from 'nestjs-hub
 import { hashTagOf } from '#internal';
 
 /**
- * The marker a Redis store keeps so that it notices losing its data: a key written when the store
- * first connects, holding a generation (a random id) and its time. Every process remembers the
- * generation it saw; a marker gone, or holding another generation, means the data it sat with was
- * lost (a restart without persistence, a failover to an empty replica, a flush). The process that
- * finds it gone writes a new one that records the loss, so every other process, however late it
- * looks (or if it started after), sees the loss too, and one acknowledgment clears it for all.
+ * A key holding a generation (random id): gone, or of another generation than a process saw, Redis lost
+ * its data. Who finds it gone writes a new one recording the loss, so every process sees it.
  */
 export interface StoreMarker {
   generation: string;
@@ -38,11 +34,11 @@ type MarkerStore = Pick<HubtelStore, 'get' | 'setIfAbsent' | 'compareAndSet'>;
 export class RedisStoreMarkers {
   private readonly logger = new HubtelLogger('HubtelRedisStore');
   private places: MarkerPlace[] = [];
-  /** The generation this process last saw at each marker key. */
+  /** The marker this process last saw at each key. */
   private readonly seen = new Map<string, StoreMarker>();
   private checking?: Promise<void>;
   private timer?: NodeJS.Timeout;
-  /** The losses (by generation) this process has logged, and whether it logged their acknowledgment. */
+  /** The losses this process has logged, and whether it logged their acknowledgment. */
   private readonly reported = new Map<string, boolean>();
 
   constructor(
@@ -51,7 +47,7 @@ export class RedisStoreMarkers {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Checks the markers now, then every `intervalMs` (a timer that never keeps the process alive). */
+  /** Checks the markers now, then every `intervalMs`. */
   async start(places: MarkerPlace[]): Promise<void> {
     this.places = places;
     await this.check().catch((error: unknown) =>
@@ -139,8 +135,7 @@ export class RedisStoreMarkers {
       const at = new Date(this.now()).toISOString();
       const entry = await this.store.get<StoreMarker>(key);
       if (!entry) {
-        // Gone: the first process to see it writes the next one, recording the loss when it
-        // had seen one before (a first start finds no marker and loses nothing).
+        // Gone: the first process to see it writes the next, recording a loss if it had seen one.
         const next: StoreMarker = {
           generation: randomUUID(),
           createdAt: at,
@@ -155,8 +150,7 @@ export class RedisStoreMarkers {
       }
       const marker = entry.value;
       if (before && marker.generation !== before.generation && !marker.lost) {
-        // Written again by a process that had not seen the old one (it started after the loss):
-        // record the loss in it, so that everyone reports it.
+        // Written again by a process that started after the loss: record the loss, so all report it.
         const recorded: StoreMarker = { ...marker, lost: { detectedAt: at, keptSince: before.createdAt } };
         if (await this.store.compareAndSet(key, entry.version, recorded)) {
           this.seen.set(key, recorded);
@@ -169,7 +163,6 @@ export class RedisStoreMarkers {
     }
   }
 
-  /** One error line per loss and process, and one line when it is acknowledged. */
   private report(): void {
     const loss = this.loss();
     if (!loss) return;
@@ -214,11 +207,7 @@ export function singleMarker(client: Redis): MarkerPlace[] {
   return [{ key: STORE_MARKER_KEY, where: path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}` }];
 }
 
-/**
- * One marker per master of a cluster: a key whose hash tag puts it in that master's slots, so a
- * master that comes back empty (or a failover to an empty replica) is noticed, and named. A master
- * added later gets its slots by migration, markers included.
- */
+/** One marker per master (a hash tag in its slots), so a master that comes back empty is named. */
 export async function clusterMarkers(client: Cluster, keyPrefix: string): Promise<MarkerPlace[]> {
   const reply = (await client.cluster('SLOTS')) as unknown as Array<[number, number, [string, number]]>;
   const ranges = new Map<string, Array<[number, number]>>();

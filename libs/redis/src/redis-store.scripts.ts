@@ -1,11 +1,5 @@
-/**
- * The store's compound writes, run as Lua on the server so each is atomic (no WATCH round trips, no
- * lost update between two instances). Registered once per client with `defineCommand`: ioredis
- * sends EVALSHA, and the script itself again after a restarted server answered NOSCRIPT.
- *
- * A key holds one string, `<version>:<json>`. GETRANGE reads just the version, not the value.
- * Replies are integers only, which RESP2 and RESP3 give back the same way.
- */
+// The store's compound writes, as Lua so each is atomic (no lost update between instances). A key
+// holds `<version>:<json>`; GETRANGE reads just the version. Integer replies read alike in RESP2/3.
 
 /** The version of the entry at KEYS[1], or false when there is none. */
 const READ_VERSION = `
@@ -18,10 +12,7 @@ if head ~= '' then
 end
 `;
 
-/**
- * Writes `<version>:ARGV[2]` with the TTL in ARGV[3]: > 0 sets it (ms), -1 removes any expiry, 0
- * keeps the current one (compare-and-set without a TTL).
- */
+/** Writes `<version>:ARGV[2]`; TTL ARGV[3]: > 0 sets it (ms), -1 removes any expiry, 0 keeps it. */
 const WRITE = `
 local ttl = tonumber(ARGV[3])
 local data = string.format('%d', nextv) .. ':' .. ARGV[2]

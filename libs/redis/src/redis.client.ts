@@ -7,20 +7,11 @@ import { REDIS_STORE_DEFAULTS } from './redis.constants.js';
 export interface RedisClusterConnection {
   /** Some of the cluster's nodes (ioredis discovers the rest), e.g. `[{ host: '10.0.0.1', port: 6379 }]`. */
   nodes: ClusterNode[];
-  /**
-   * ioredis Cluster options, merged over the fail-fast defaults. Per-node settings (password,
-   * `tls`, timeouts) go in `options.redisOptions`; managed clusters behind TLS often also need
-   * `dnsLookup: (address, callback) => callback(null, address)`.
-   */
+  /** ioredis Cluster options, merged over the fail-fast defaults; per-node settings in `redisOptions`. */
   options?: ClusterOptions;
 }
 
-/**
- * Where the store's Redis is: `client` (yours: the store never closes it; a `Redis` or a
- * `Cluster`), or `url` and/or `options` (one Redis, or a managed one behind a single endpoint), or
- * `cluster` (a Redis Cluster). With `url`, `options` or `cluster` the store opens its own client,
- * fails fast while Redis is down, and closes it.
- */
+/** Where the store's Redis is: `client` (yours, never closed), or `url`/`options`/`cluster` (its own). */
 export interface RedisStoreOptions {
   /** An ioredis client of yours. Give it `enableOfflineQueue: false` and a `commandTimeout` to fail fast. */
   client?: Redis | Cluster;
@@ -30,28 +21,20 @@ export interface RedisStoreOptions {
   options?: RedisOptions;
   /** A Redis Cluster (ElastiCache cluster mode, Azure clustered, self-run `--cluster-enabled yes`...). */
   cluster?: RedisClusterConnection;
-  /**
-   * Put in front of every key, and removed from the keys `scan` yields. Default ''. On a cluster
-   * it must not hold a `{hash tag}`: every key would hash to one slot, on one node.
-   */
+  /** Put in front of every key. Default ''. On a cluster, no `{hash tag}` (all keys on one node). */
   keyPrefix?: string;
   /** Time limit of one command on the store's own client, in ms. Default 2000. */
   commandTimeoutMs?: number;
   /** Keys per SCAN round trip. Default 500. */
   scanCount?: number;
   /**
-   * How often the store looks for its marker, to notice that Redis lost its data (see
-   * `lostData()`), in ms. Default 10000; 0: only on reconnecting, health checks and unknown
-   * checkout references.
+   * How often to look for the marker that notices Redis lost its data (`lostData()`), in ms. Default
+   * 10000; 0: only on reconnecting, health checks and unknown checkout references.
    */
   lossCheckIntervalMs?: number;
 }
 
-/**
- * The store's client: the one given (never closed by the store), or its own (`owned`), which fails
- * fast while Redis is down. Not auto-pipelined: measured, it doubled the collector's work per
- * request and lengthened the event loop's stalls, for no CPU saved.
- */
+/** The given client, or its own (`owned`, failing fast; not auto-pipelined: measured, no gain). */
 export function storeClient(options: RedisStoreOptions): { client: Redis | Cluster; owned: boolean } {
   const timeout = positive(
     options.commandTimeoutMs,
@@ -95,32 +78,22 @@ export function storeClient(options: RedisStoreOptions): { client: Redis | Clust
   return { client: options.url ? new Redis(options.url, failFast) : new Redis(failFast), owned: true };
 }
 
-/**
- * A Cluster client, told by ioredis's own `isCluster` flag rather than `instanceof`: a client made
- * by another installed copy of ioredis is no instance of ours, and taken for one Redis it would be
- * scanned on one node only.
- */
+/** By ioredis's `isCluster` flag, not `instanceof`: a client of another ioredis copy is one too. */
 export function isClusterClient(client: Redis | Cluster): client is Cluster {
   return (client as { isCluster?: unknown }).isCluster === true;
 }
 
-/** Per-node settings of the store's own clients: fail fast rather than hold a request. */
 function failFastNode(timeout: number): RedisOptions {
   return {
     commandTimeout: timeout,
     connectTimeout: REDIS_STORE_DEFAULTS.connectTimeoutMs,
-    // A command cut off by a dropped connection fails rather than being sent again: a resent
-    // compare-and-set that had been applied would report losing to its own write.
+    // Not sent again after a dropped connection: a resent applied compare-and-set would lose to itself.
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
   };
 }
 
-/**
- * Refuses a single-node client on a node of a Redis Cluster: it answers MOVED for the two thirds
- * of keys it does not own, so the app would start and then refuse most payments. A server that
- * does not answer INFO (some managed proxies) is taken as it is: it is no cluster node to us.
- */
+/** Refuses a single-node client on a cluster node (MOVED for most keys); a server hiding INFO passes. */
 export async function refuseClusterNode(client: Redis, option: string): Promise<void> {
   let info: string;
   try {

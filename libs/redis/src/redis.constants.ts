@@ -1,11 +1,6 @@
-/**
- * Defaults of the Redis store, in one place.
- */
+/** Defaults of the Redis store. */
 export const REDIS_STORE_DEFAULTS = Object.freeze({
-  /**
-   * Put in front of every key. Empty: the modules' keys already start with `hubtel:`; set one to
-   * keep several apps or environments apart on one Redis database.
-   */
+  /** Empty: the modules' keys already start with `hubtel:`. */
   keyPrefix: '',
   /** A command (on a client the store opened) fails after this long instead of holding a request. */
   commandTimeoutMs: 2_000,

@@ -36,8 +36,7 @@ export type HubtelRedisModuleAsyncOptions = typeof REDIS_MODULE.ASYNC_OPTIONS_TY
  *   CheckoutModule.forRoot({ ... }),   // no store option: uses the Redis store
  * ] })
  * ```
- * Startup waits for Redis (and fails with HUBTEL_STORE_UNAVAILABLE when it cannot connect, or
- * HUBTEL_REDIS_UNUSABLE for a connection it cannot use, such as a `url` at one cluster node). A
- * client the module opened is closed at shutdown, after the modules' pipelines have drained.
+ * Startup waits for Redis (HUBTEL_STORE_UNAVAILABLE when it cannot connect). A client the module
+ * opened is closed at shutdown, after the pipelines have drained.
  */
 export class HubtelRedisModule extends REDIS_MODULE.ConfigurableModuleClass {}

@@ -22,7 +22,6 @@ import { REDIS_STORE_COMMANDS, REDIS_STORE_DEFAULTS } from './redis.constants.js
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
 import { RedisStoreMarkers, clusterMarkers, singleMarker, STORE_MARKER_KEY } from './redis-store.marker.js';
 
-/** The Lua commands as ioredis adds them to the client. */
 interface StoreCommands {
   [REDIS_STORE_COMMANDS.compareAndSet](
     key: string,
@@ -40,30 +39,21 @@ const KEEP_TTL = 0;
 const NO_TTL = -1;
 
 /**
- * A HubtelStore on Redis, for several instances of an app (or restarts) sharing invoices, callback
- * records, sessions and orders. Every operation is one atomic server-side step: SET NX PX for
- * set-if-absent, Lua scripts for compare-and-set, set and compare-and-delete. Expiry is Redis's own (PX), so an expired
- * entry is absent for every instance at once.
- *
- * Fails fast: on its own client, a command while Redis is down or slow rejects at once (no offline
- * queue) or after `commandTimeoutMs`, as a HubtelStoreUnavailableError; inbound endpoints answer
- * that with a 503 (not acknowledged, so the platform sends again) and emit nothing.
- *
- * Needs Redis 6.0 or later (KEEPTTL), and `maxmemory-policy noeviction`: an evicted entry would be
- * a forgotten payment.
+ * A HubtelStore on Redis, shared by every instance; each operation is one atomic step. Fails fast: a
+ * command while Redis is down or slow rejects (answered 503, so the platform sends again).
+ * Needs Redis 6.0+ and `maxmemory-policy noeviction`: an evicted entry would be a forgotten payment.
  */
 export class RedisStore implements HubtelStore {
   readonly client: Redis | Cluster;
   readonly keyPrefix: string;
-  /** True when the store opened the client (and so closes it). */
-  private readonly owned: boolean;
+  private readonly owned: boolean; // the store opened the client, and so closes it
   private readonly scanCount: number;
   private readonly logger = new HubtelLogger('HubtelRedisStore');
   private down = false;
   /** Connection failures before the first `ready` are reported by `connect()`, not logged. */
   private wasReady = false;
   private readonly markers: RedisStoreMarkers;
-  /** Checks the marker on every reconnection (a Redis restarted empty is noticed at once). */
+  /** On every reconnection: a Redis restarted empty is noticed at once. */
   private readonly onReady = () => void this.markers.check().catch(() => undefined);
 
   constructor(options: RedisStoreOptions) {
@@ -130,10 +120,7 @@ export class RedisStore implements HubtelStore {
     return isClusterClient(this.client);
   }
 
-  /**
-   * Connects the store's own client (startup waits for Redis), then checks that it can be used:
-   * a single-node client on a node of a cluster is refused (most keys would answer MOVED).
-   */
+  /** Connects its own client; refuses a single-node client on a cluster node (keys would answer MOVED). */
   async connect(): Promise<void> {
     if (this.owned && this.client.status === 'wait') {
       try {
@@ -155,26 +142,13 @@ export class RedisStore implements HubtelStore {
     this.client.on('ready', this.onReady);
   }
 
-  /**
-   * The last loss of this Redis's data that the store noticed, acknowledged or not (undefined when
-   * none): its marker was gone or replaced (a restart without persistence, a failover to an empty
-   * replica, a flush). Checks the marker now; when Redis does not answer, says what the last check
-   * saw. Every process sharing the store sees the same loss; it is logged as an error once per
-   * process, and health checks report the store down until `acknowledgeLoss()`.
-   */
+  /** The last loss of Redis's data noticed; health checks report the store down until `acknowledgeLoss()`. */
   async lostData(): Promise<HubtelStoreLoss | undefined> {
     await this.markers.check().catch(() => undefined);
     return this.markers.loss();
   }
 
-  /**
-   * Acknowledges the loss `lostData()` reports, for every process sharing the store (it is
-   * recorded in Redis): health checks report the store up again. Do it once you have dealt with
-   * what was lost (reconciled the orders of your own records). Resolves to the loss acknowledged,
-   * or undefined when none was open.
-   *
-   * @throws HubtelStoreUnavailableError when Redis does not answer.
-   */
+  /** Acknowledges the loss for every process sharing the store, once reconciled (rejects: Redis away). */
   acknowledgeLoss(): Promise<HubtelStoreLoss | undefined> {
     return this.markers.acknowledge();
   }
@@ -185,7 +159,6 @@ export class RedisStore implements HubtelStore {
     try {
       return await clusterMarkers(client, this.keyPrefix);
     } catch (error) {
-      // A cluster that hides CLUSTER SLOTS: one marker, in whichever master owns it.
       this.logger.warn(
         `CLUSTER SLOTS failed (${describeError(error)}): one loss marker for the whole cluster`,
       );
@@ -250,11 +223,8 @@ export class RedisStore implements HubtelStore {
   }
 
   /**
-   * SCAN over `keyPrefix + prefix` (its glob characters escaped, so `*`, `?`, `[` match only
-   * themselves) on every master of a cluster (one node knows only its own slots), then the values:
-   * one MGET per batch on one Redis, one GET per key on a cluster (an MGET there would cross
-   * slots). A key deleted or expired between the two is skipped; a key SCAN reports twice (it
-   * may, while the keyspace is rehashed or a slot migrates) is yielded once.
+   * SCAN on every master (one node knows only its slots), then MGET (one GET per key on a cluster: an
+   * MGET would cross slots). A key SCAN reports twice (rehash, slot migration) is yielded once.
    */
   async *scan<T>(prefix: string): AsyncIterable<[string, StoreEntry<T>]> {
     const pattern = `${escapeGlob(this.keyPrefix + prefix)}*`;
@@ -342,10 +312,7 @@ function decode<T>(key: string, raw: string): StoreEntry<T> {
   return { value: (json === '' ? undefined : JSON.parse(json)) as T, version };
 }
 
-/**
- * The TTL of a write in whole milliseconds (rounded up); NO_TTL for one too long to ever end;
- * undefined when none was given. Same checks as MemoryStore.
- */
+/** A write's TTL in whole ms (rounded up); NO_TTL for one too long to ever end. Checks as MemoryStore's. */
 function ttlOf(options: StoreWriteOptions | undefined): number | undefined {
   const ttl = options?.ttlMs;
   if (ttl === undefined) return undefined;
@@ -354,7 +321,6 @@ function ttlOf(options: StoreWriteOptions | undefined): number | undefined {
   return Number.isFinite(ttl) && ttl < Number.MAX_SAFE_INTEGER ? Math.ceil(ttl) : NO_TTL;
 }
 
-/** Escapes Redis glob characters so the pattern matches the text literally. */
 export function escapeGlob(text: string): string {
   return text.replace(/[*?[\]\\]/g, '\\$&');
 }

@@ -4,23 +4,15 @@ import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { inboundHttpError } from './inbound-http-errors.js';
 import { accountEnvVariable } from '../accounts/accounts-env.js';
 
-/**
- * Optional guards for endpoints the platform calls. The platform signs nothing (platform-facts),
- * so a merchant's protections are: a secret token in the registered URL, and allow-listing the
- * platform's source addresses. Both are off by default.
- */
+/** Optional guards for endpoints the platform calls (it signs nothing); both are off by default. */
 export interface InboundAccessOptions {
-  /**
-   * Secret expected as the last path segment (`POST /hubtel/checkout/callback/<secret>`). When set,
-   * requests without it, or with another, are answered 404 and nothing is processed.
-   */
+  /** Secret expected as the last path segment: a request without it (or another) gets 404, nothing runs. */
   pathSecret?: string;
   /** Source addresses allowed to call: IPv4/IPv6 addresses or CIDR ranges (`52.50.116.54`, `10.0.0.0/8`). */
   allowedIps?: string[];
   /**
-   * Reverse proxies (addresses or CIDR ranges) in front of the app. Only when the connection comes
-   * from one of them is `X-Forwarded-For` read, right to left, skipping trusted hops: the first
-   * untrusted address is the client. Without it, the header is ignored (it is trivially forged).
+   * Reverse proxies (addresses or CIDR ranges) in front of the app: only from one of them is
+   * `X-Forwarded-For` read (right to left, the first untrusted hop is the client). Else it is ignored.
    */
   trustedProxies?: string[];
 }
@@ -43,7 +35,7 @@ export class InboundAccessPolicy {
   private readonly proxies?: BlockList;
   private readonly secretDigest?: Buffer;
 
-  /** Validates the options now (at bootstrap), naming the bad one. `optionPrefix` names it in errors. */
+  /** Validates the options at bootstrap; `optionPrefix` names the bad one in errors. */
   constructor(options: InboundAccessOptions = {}, optionPrefix = '') {
     if (options.pathSecret !== undefined) {
       if (typeof options.pathSecret !== 'string' || !/^[A-Za-z0-9._~-]{16,}$/.test(options.pathSecret)) {
@@ -64,16 +56,11 @@ export class InboundAccessPolicy {
     return this.allowed !== undefined || this.secretDigest !== undefined;
   }
 
-  /** Whether a path secret guards the route. */
   get hasPathSecret(): boolean {
     return this.secretDigest !== undefined;
   }
 
-  /**
-   * Named account `account` with no path secret while the default account (`this`) has one: path
-   * secrets are never inherited (a leaked one must not open every account), so its route takes
-   * requests without one. Said once, at the account's start, naming the variable that sets it.
-   */
+  /** Warns of an account without a path secret while the default has one (secrets are never inherited). */
   warnUnguarded(
     own: InboundAccessPolicy,
     account: string,
@@ -87,15 +74,12 @@ export class InboundAccessPolicy {
       );
   }
 
-  /** Whether `segment` is this policy's path secret (compared in constant time). */
+  /** Whether `segment` is the path secret (in constant time). */
   isSecret(segment: string): boolean {
     return this.secretDigest !== undefined && timingSafeEqual(digest(segment), this.secretDigest);
   }
 
-  /**
-   * Throws a 404 or 403 HttpException (machine-readable body) when the request may not pass.
-   * `token` is the path secret the request came with (see routeInbound).
-   */
+  /** Throws a 404 or 403 HttpException when the request may not pass (`token`: its path secret). */
   check(request: InboundRequestLike, token = request.params?.[PATH_SECRET_PARAM]): void {
     if (this.secretDigest ? !token || !this.isSecret(token) : token !== undefined)
       throw inboundHttpError(404, 'HUBTEL_NOT_FOUND', 'Not found');
@@ -111,7 +95,6 @@ export class InboundAccessPolicy {
     }
   }
 
-  /** The caller's address, after trusted proxies. */
   clientAddress(request: InboundRequestLike): { address: string; family: 'ipv4' | 'ipv6' } | undefined {
     const peer = parseAddress(request.socket?.remoteAddress ?? request.raw?.socket?.remoteAddress);
     if (!peer || !this.proxies || !this.proxies.check(peer.address, peer.family)) return peer;

@@ -17,10 +17,7 @@ export interface InboundAnswerOptions {
   source?: HubtelInboundSource;
   /** The account the request was routed to, once known: a refusal is counted under it. */
   account?: () => string | undefined;
-  /**
-   * Before routing (a wrong secret, a look-up refused): the known account the path names
-   * (inboundPathAccount), counted under it; else the refusal has no account.
-   */
+  /** Before routing (a wrong secret): the known account the path names, to count a refusal under. */
   pathAccount?: () => string | undefined;
   /** Which refusals to count (default: every one); an endpoint whose work reports itself picks. */
   counts?: (refusal: HubtelInboundSignal, routed: boolean) => boolean;
@@ -31,14 +28,8 @@ export interface InboundAnswerOptions {
 }
 
 /**
- * Runs one inbound endpoint's work (`what`: "checkout callback", "fulfillment request") and turns
- * what it throws into the suite's machine-readable answers:
- * - HubtelValidationError -> 400 `HUBTEL_INVALID_BODY` with `issues` (nothing recorded or emitted);
- * - HubtelShuttingDownError -> 503 `HUBTEL_SHUTTING_DOWN` with `Retry-After` set on `response`
- *   (the handler's `@Res({ passthrough: true })`);
- * - the area's typed refusals (`refusal`), then any HttpException, as they are;
- * - anything else means the store failed: logged, and 503 `HUBTEL_UNAVAILABLE` (not a 500, not
- *   acknowledged), so the platform may send it again later.
+ * Runs an endpoint's work, answering what it throws: 400 for a bad body, 503 on shutdown, refusals as
+ * they are; else the store failed: 503 `HUBTEL_UNAVAILABLE` (not acknowledged: sent again).
  */
 export async function answerInbound<T>(
   what: string,
@@ -52,7 +43,6 @@ export async function answerInbound<T>(
     const answer = toHttpError(what, response, error, options);
     if (options.telemetry && options.source) {
       const routed = options.account?.();
-      // Its reason is the machine-readable `code` of the answer (an InboundErrorBody).
       const body = answer.getResponse() as { code?: unknown };
       const code = typeof body === 'object' && typeof body?.code === 'string' ? body.code : 'HUBTEL_ERROR';
       const signal = inboundSignal(options.source, 'rejected', code, routed ?? options.pathAccount?.());

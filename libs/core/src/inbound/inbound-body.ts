@@ -15,27 +15,14 @@ const DEFAULT_MAX_DEPTH = 8;
 const DEFAULT_MAX_NODES = 2_000;
 /** Longest `field` path named in a refusal (the keys on the way are the sender's, of any length). */
 const MAX_FIELD_LENGTH = 256;
-/**
- * U+FFFD, what Express's and Fastify's JSON parsers put in place of bytes that are not valid
- * UTF-8. The parsed body no longer holds the bytes, so two different references ("ord-\xff",
- * "ord-\xfe") would arrive as one; the platform never sends the character itself.
- */
+/** Put by the JSON parsers for invalid UTF-8: "ord-\xff" and "ord-\xfe" would arrive as one reference. */
 const REPLACEMENT_CHARACTER = '\uFFFD';
-/**
- * `String.prototype.isWellFormed` (Node 20, typed from ES2024): false for a lone surrogate, which
- * JSON lets a sender write as `"\ud800"`. It is no character at all: encoded to UTF-8 (Redis keys,
- * logs) every lone surrogate becomes the same U+FFFD, so `ord-\ud800` and `ord-\udbff` were one id.
- */
+/** False for a lone surrogate (`"\ud800"` in JSON): in UTF-8 every one becomes U+FFFD, two ids as one. */
 const isWellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
 /**
- * Finds the first reason a parsed JSON body must not be validated at all: a key that could pollute
- * a prototype if anything copied it (Express's JSON parser keeps `"__proto__"` as an own key), a
- * structure far deeper or larger than anything the platform sends, or a key or string holding
- * U+FFFD, the mark of a body that was not valid UTF-8, or a lone surrogate (`\ud800` escaped in
- * the JSON), which no UTF-8 can carry. Inbound endpoints call it before
- * their DTO validation, because that validation accepts and ignores unknown keys, and these must
- * be refused, not ignored. Iterative, so a deep body cannot blow the stack.
+ * Why a parsed body must be refused before DTO validation (which ignores unknown keys): a prototype
+ * key, far too deep or large, invalid UTF-8 or a lone surrogate. Iterative: no stack to blow.
  */
 export function findHostileStructure(
   body: unknown,
@@ -44,8 +31,7 @@ export function findHostileStructure(
   const maxDepth = limits.maxDepth ?? DEFAULT_MAX_DEPTH;
   const maxNodes = limits.maxNodes ?? DEFAULT_MAX_NODES;
   if (body === null || typeof body !== 'object') return undefined;
-  // Only objects and arrays are stacked, and a path is only built for those (or for a refusal):
-  // every inbound request runs this, so leaves cost a key check (and a string one scan for U+FFFD).
+  // Every inbound request runs this: only objects and arrays are stacked and get a path.
   const values: object[] = [body];
   const paths: string[] = [''];
   const depths: number[] = [0];

@@ -16,12 +16,7 @@ export interface HubtelRouteOptions {
   disabled?: boolean;
 }
 
-/**
- * Makes a routed controller from a base class of handlers: a subclass (so Nest sees a distinct
- * controller per module instance) with the host's path, guards and decorators applied. The
- * suite's own access checks are each account's, made by the handlers once the route names the
- * account (routeInbound), so no guard of the suite is mounted.
- */
+/** A routed subclass of a handlers class with the host's path, guards and decorators (see routeInbound). */
 export function mountController<T>(base: Type<T>, path: string, route: HubtelRouteOptions = {}): Type<T> {
   const named = { [base.name]: class extends (base as Type<any>) {} }[base.name] as Type<T>;
   Controller(route.path ?? path)(named);

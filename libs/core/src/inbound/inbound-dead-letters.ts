@@ -3,31 +3,21 @@ import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import type { JobRecord } from './inbound-job.types.js';
 import type { JobRunner } from './job-runner.js';
 
-/**
- * Dead letters: jobs that gave up (status `dead`), kept in the store with everything (payload, the
- * handlers that succeeded, the last error) so they can be replayed by hand once the cause is fixed.
- * These functions work on a store alone (`hubtel-trigger dead-letters` runs them against Redis,
- * from outside the app). A replay keeps the record's `doneHandlers`, so only the handlers that
- * failed run again, and its `attempts`, so a replay that fails again is dead-lettered again after
- * that run, not retried for another full policy.
- */
+// Dead letters, on a store alone (`hubtel-trigger dead-letters` runs these from outside the app). A
+// replay keeps `doneHandlers` (only failed handlers run) and `attempts` (failing again, dead again).
 
 /** One dead-lettered job, as listed. */
 export interface DeadLetter {
   /** What to replay it by: `<job type>:<key>` (unique within its pipeline). */
   id: string;
-  /** The pipeline (module) that ran it: `checkout`, `service-app`. */
   pipeline: string;
   type: string;
   key: string;
-  /** Runs it had. */
   attempts: number;
-  /** Why its last run failed. */
   lastError?: string;
   /** Handlers (Class.method@event) that succeeded: a replay does not run them again. */
   succeededHandlers: string[];
   receivedAt: Date;
-  /** When it gave up. */
   deadAt: Date;
   payload: unknown;
 }
@@ -59,7 +49,6 @@ export class HubtelNotDeadLetterError extends HubtelError {
   }
 }
 
-/** Where a pipeline keeps its job records (InboundPipeline uses the same keys). */
 export function jobKeyPrefix(pipeline: string): string {
   return `hubtel:${pipeline}:job:`;
 }
@@ -88,11 +77,7 @@ export async function listDeadLetters(store: HubtelStore, pipeline: string): Pro
   return found.sort((a, b) => a.deadAt.getTime() - b.deadAt.getTime());
 }
 
-/**
- * Puts a dead letter back to `pending` as a new run (compare-and-set: two replays at once make
- * one), then asks `runner` for that run. Resolves with the pending record.
- * `ttlMs`: how long the record is kept from now (the pipeline's `recordTtlMs`).
- */
+/** Puts a dead letter back to `pending` as a new run (CAS: two replays at once make one), then queues it. */
 export async function requeueDeadLetter(
   store: HubtelStore,
   pipeline: string,
@@ -103,8 +88,7 @@ export async function requeueDeadLetter(
   const entry = await store.get<JobRecord>(storeKey);
   if (!entry) throw new HubtelDeadLetterNotFoundError(pipeline, id);
   if (entry.value.status !== 'dead') throw new HubtelNotDeadLetterError(pipeline, id, entry.value.status);
-  // A new run number each time, whatever the attempts (a gate or a give-up settles without one):
-  // the runner keeps one job per number, and may still hold the last one's.
+  // A new run number each time: the runner keeps one job per number, and may still hold the last one.
   const run = Math.max(entry.value.run ?? 1, entry.value.attempts) + 1;
   const pending: JobRecord = { ...entry.value, status: 'pending', run, updatedAt: now() };
   const written = await store.compareAndSet(storeKey, entry.version, pending, { ttlMs });

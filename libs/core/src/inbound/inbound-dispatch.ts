@@ -4,13 +4,8 @@ import { maskPhoneNumbers } from '../logging/redact.js';
 import type { HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import type { JobDefinition, JobRecord } from './inbound-job.types.js';
 
-/**
- * A dispatching job's run: its handlers (see HandlerRegistry) are called one by one, and each one
- * that succeeded is remembered by its stable identity (`Class.method@event`), so a retry re-runs
- * only the handlers that failed, even on an instance whose deploy added, removed or reordered
- * handlers: one failing handler never makes another run twice. Once they all succeeded, the
- * job's events are emitted to the app's other listeners (HandlerRegistry.notify).
- */
+// Each handler that succeeded is remembered by its stable identity (`Class.method@event`): a retry
+// re-runs only those that failed, even after a deploy reordered them.
 
 export interface DispatchProgress {
   doneHandlers: string[];
@@ -41,10 +36,7 @@ export class HandlerDispatch {
     private readonly logger: Logger,
   ) {}
 
-  /**
-   * Calls each handler of the job's events that has not succeeded yet, in order. `save` records
-   * a success before the next handler runs, so a crash in a later one never repeats it.
-   */
+  /** Calls each handler not yet succeeded, in order; `save` records each success before the next runs. */
   async dispatch(
     job: JobRecord,
     definition: JobDefinition<any>,

@@ -2,10 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { HttpException } from '@nestjs/common';
 import type { ValidationIssue } from '../errors/hubtel.errors.js';
 
-/**
- * The body every inbound endpoint of the suite answers an error with. Machine-readable: branch on
- * `code`; `issues` lists each bad field when the body failed validation.
- */
+/** The body of every inbound error answer: branch on `code`; `issues` lists each bad field. */
 export interface InboundErrorBody {
   statusCode: number;
   error: string;
@@ -37,10 +34,7 @@ export function invalidBodyError(issues: ValidationIssue[], what = 'request body
   return inboundHttpError(400, 'HUBTEL_INVALID_BODY', `Invalid ${what}: ${summary}${more}`, issues);
 }
 
-/**
- * 503 for a request the store could not record: not acknowledged, so the platform may send it
- * again later (a 500 would say the request itself was at fault).
- */
+/** 503 for a request the store could not record: not acknowledged, so the platform sends it again. */
 export function unrecordedError(what: string): HttpException {
   return inboundHttpError(
     503,

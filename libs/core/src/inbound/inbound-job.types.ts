@@ -7,8 +7,6 @@ import { HUBTEL_DEFAULT_ACCOUNT } from '../accounts/hubtel-accounts.resolver.js'
 import type { HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import type { JobRunner } from './job-runner.js';
 
-/** What the inbound pipeline (inbound-pipeline.ts) stores and is told. */
-
 export interface JobRetryPolicy {
   /** Total runs allowed, the first included. `Infinity` with a `deadlineMs` retries until then. */
   maxAttempts: number;
@@ -45,10 +43,7 @@ export interface JobRecord<P = unknown> {
   settling?: JobOutcome;
   /** What its last deferral asked the next run to read (JSON-serialisable plain data). */
   state?: unknown;
-  /**
-   * Settled: the store keys of the jobs its `beforeSettled` submitted as follow-ups, asked for
-   * again should a run find it settled (its process died before they ran or were queued).
-   */
+  /** Settled: the follow-ups' store keys, asked for again should a run find it settled (a crash before). */
   then?: string[];
 }
 
@@ -68,10 +63,7 @@ export interface JobRunContext<P = unknown> {
   record: JobRecord<P>;
   /** True when a duplicate started this run (`wakeOnDuplicate`): its payload is this run's. */
   woken: boolean;
-  /**
-   * Returned by `run`: run the job again at `until`, with `state` as `record.state`. Not a failed
-   * attempt; durable (a delayed BullMQ job, or a timer of the one process).
-   */
+  /** Returned by `run`: run the job again at `until`, with `state` as `record.state` (not a failure). */
   defer(until: number, state?: unknown): JobDeferral;
   /** With `wakeOnDuplicate`: the payload of a duplicate that came while this run ran (consumed). */
   takeWake(): Promise<P | undefined>;
@@ -95,26 +87,15 @@ export class JobRefusedError extends HubtelError {
 }
 
 export interface JobDefinition<P = unknown> {
-  /**
-   * Asked before every run, whatever led to it (first run, retry, takeover, deferral, wake,
-   * replay): one check covers every road to the handlers. Undefined runs; a refusal settles.
-   */
+  /** Asked before every run, whatever led to it (retry, takeover, wake, replay); a refusal settles. */
   gate?: (payload: P, record: JobRecord<P>, read?: Promise<unknown>) => Promise<JobRefusal | undefined>;
-  /**
-   * What the gate reads (or claims) besides the record, started with the record's own read (the
-   * two share a round trip): given to `gate` as `read` (absent where the gate is asked without a
-   * run: a replay's check). Keyed by the job's key; `record`: the record as its submit wrote it,
-   * at the run's first start on a runner that keeps it (then not read: see JobRunRequest.written).
-   */
+  /** What the gate reads besides the record, in its round trip (`record`: as submitted, at a first start). */
   gateRead?: (key: string, record?: JobRecord<P>) => Promise<unknown>;
   /** How long a done record is kept (default `recordTtlMs`): short for records forged ones may fill. */
   doneTtlMs?: (record: JobRecord<P>) => number | undefined;
   /** Runs the job once; throw to retry. Absent: dispatches the payload as the event named like the type. */
   run?: (payload: P, context: JobRunContext<P>) => Promise<void | JobDeferral>;
-  /**
-   * A duplicate wakes the job: a deferred one runs now (on any instance) with the duplicate's
-   * payload; one that runs keeps it for `takeWake()`, and a deferral it ends with runs at once.
-   */
+  /** A duplicate wakes a deferred job now, or is kept for a running one's `takeWake()`. */
   wakeOnDuplicate?: boolean;
   /** Events whose listeners a dispatching job calls, in order. Default: the type. Same input, same array. */
   events?: (payload: P) => readonly string[];
@@ -123,19 +104,11 @@ export interface JobDefinition<P = unknown> {
   /** Keep what each listener resolves to in `record.results` (JSON-serialisable plain data). */
   keepResults?: boolean;
   retry?: Partial<JobRetryPolicy>;
-  /**
-   * Once done, keep a smaller record: its payload becomes what this returns, `results` and
-   * `doneHandlers` go, `compacted: true`. It still makes duplicates detectable. Dead jobs keep all.
-   */
+  /** Once done, the payload becomes what this returns (still detects duplicates). Dead jobs keep all. */
   compactWhenDone?: (payload: P, record: JobRecord<P>) => unknown;
   /**
-   * Called once the outcome is decided (done: the run succeeded; dead: it gave up), before it is
-   * recorded: what must follow it for sure (e.g. recording and queueing another job). Throw to
-   * leave the job pending: it is retried after the policy's backoff until this passes (no gate,
-   * no handler runs again, and a done one is never dead-lettered for it). Not called for a gate's
-   * refusal. Called again on a retry or a takeover: idempotent. A job submitted through
-   * `followUps` is recorded now and runs right after this one is settled, here (queued only when
-   * that first attempt does not settle it): one queued job less, and it runs after what it follows.
+   * Before a decided outcome is recorded (not a gate's refusal): what must follow it for sure. Throw to
+   * keep the job pending, retried for this alone; idempotent. `followUps` run once it is settled.
    */
   beforeSettled?: (record: JobRecord<P>, outcome: JobOutcome, followUps: JobFollowUps) => Promise<void>;
   /** Called once when the job is done or dead (after the dead-letter event). Errors are logged. */
@@ -149,10 +122,7 @@ export interface JobFollowUps {
 
 /** Payload of the dead-letter event: a job gave up. It stays in the store with status `dead`. */
 export class DeadLetterEvent<P = unknown> {
-  /**
-   * The account of the job: its payload's (`payload.account`), else `default`, as on every event
-   * of the suite. Handler decorators' `account` filter reads it.
-   */
+  /** The job's account: `payload.account`, else `default` (read by handlers' `account` filter). */
   readonly account: string;
 
   constructor(

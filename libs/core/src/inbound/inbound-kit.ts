@@ -16,21 +16,17 @@ import type { InboundPipelineOptions, JobDefinition } from './inbound-job.types.
 import { InboundPipeline } from './inbound-pipeline.js';
 import type { JobRunner } from './job-runner.js';
 
-/** What the kit reads of a module's resolved options itself. */
 export interface InboundKitOptions {
   store?: HubtelStoreOption | undefined;
   access: InboundAccessOptions;
 }
 
-/**
- * The pipeline settings a module chooses. The kit adds the store, emitter, handler registry, job
- * runner, readiness wait and telemetry; `logger` (if any) logs for the handler registry too.
- */
+/** The pipeline settings a module chooses; the kit adds the rest (`logger` serves the registry too). */
 export type InboundPipelineSettings = Omit<
   InboundPipelineOptions,
   'store' | 'emitter' | 'handlers' | 'runner' | 'whenReady' | 'telemetry'
 > & {
-  /** Job types declared as the pipeline is made (`pipeline.define(type, definition)`). */
+  /** Job types declared as the pipeline is made. */
   jobs?: Readonly<Record<string, JobDefinition<any>>>;
 };
 
@@ -41,7 +37,6 @@ export interface InboundKitSpec<O extends InboundKitOptions> {
   emits: string;
   /** First part of its option names in errors: `checkout` gives `checkout.store`, `checkout.access.*`. */
   optionPrefix: string;
-  /** Token of the module's resolved options (the module provides it). */
   options: InjectionToken;
   /** Tokens the kit provides the module's store and InboundAccessPolicy under. */
   store: InjectionToken;
@@ -53,15 +48,7 @@ export interface InboundKitSpec<O extends InboundKitOptions> {
 
 const optional = (token: InjectionToken) => ({ token, optional: true });
 
-/**
- * The Nest providers (and the imports they need) every inbound module of the suite is made of: its
- * store, its access policy, its outbound transport and its InboundPipeline. A module gives its
- * tokens and, from its resolved options, the settings that differ; the kit wires the rest the same
- * way for every module (app-wide store, job runner, telemetry, readiness, handler discovery).
- * An example module built on it: inbound-kit.spec.ts. Without EventEmitterModule in the app, the
- * pipeline's provider fails the bootstrap with a HubtelConfigError naming it; the module's other
- * parts take the emitter from `pipeline.emitter`.
- */
+/** The Nest providers of every inbound module, wired alike; a module gives its tokens and settings. */
 export function inboundKit<O extends InboundKitOptions>(
   spec: InboundKitSpec<O>,
 ): { imports: Array<Type | DynamicModule>; providers: Provider[] } {
@@ -78,7 +65,6 @@ export function inboundKit<O extends InboundKitOptions>(
         moduleRef: ModuleRef,
       ) => {
         const { logger } = spec.pipeline.settings(options);
-        // Handlers are called by identity (class and method), remembered across retries and deploys.
         return (
           emitter &&
           new HandlerRegistry({ emitter, discovery, scanner, moduleRef, ...(logger ? { logger } : {}) })
@@ -88,7 +74,6 @@ export function inboundKit<O extends InboundKitOptions>(
     },
     {
       provide: spec.store,
-      // Its own `store` option, else the app-wide one (HUBTEL_STORE), else a MemoryStore.
       useFactory: (options: O, moduleRef: ModuleRef, appStore?: HubtelStore) =>
         resolveStoreOption(options.store, moduleRef, appStore, `${spec.optionPrefix}.store`),
       inject: [spec.options, ModuleRef, optional(HUBTEL_STORE)],
@@ -115,9 +100,8 @@ export function inboundKit<O extends InboundKitOptions>(
             `${spec.module} ${spec.emits}: import EventEmitterModule.forRoot() in your application module`,
           );
         }
-        // One engine per deployment: a store other instances share runs its jobs on a shared
-        // runner (BullMQ), whose stalled-job check is what takes a dead replica's jobs over; a
-        // store in this process beside one would have other instances run jobs they cannot read.
+        // One engine per deployment: a shared store needs the shared runner (it takes a dead replica's
+        // jobs over), and a local store beside one would have others run jobs they cannot read.
         if (runner && !runner.local && store.local) {
           throw new HubtelConfigError(
             `${spec.optionPrefix}.store`,
@@ -135,7 +119,6 @@ export function inboundKit<O extends InboundKitOptions>(
           ...settings,
           store,
           emitter,
-          // BullMQ (HubtelBullmqModule) when the app provides a runner, this process otherwise.
           ...(runner ? { runner } : {}),
           handlers: registry,
           ...(readiness ? { whenReady: () => readiness.waitUntilReady() } : {}),

@@ -7,12 +7,6 @@ import { NO_HANDLERS } from './inbound-dispatch.js';
 import type { JobDefinition, JobRecord, JobStatus } from './inbound-job.types.js';
 import type { JobRunRequest } from './job-runner.js';
 
-/*
- * A run's outcome as the pipeline writes it: the record after the run, and the compare-and-set
- * that writes it over the entry the run read.
- */
-
-/** What writeOutcome writes with. */
 export interface OutcomeWriter {
   store: HubtelStore;
   writeOptions: { ttlMs: number };
@@ -39,11 +33,8 @@ export function nextRecord(
 }
 
 /**
- * Writes a run's outcome over the entry it read (compare-and-set). Another run of the same job
- * may have written meanwhile (a runner that delivered it twice): what succeeded on either side
- * is kept, and false says another run settled it first, so this one's hooks, events and
- * signals must not fire. A store outage is waited out: the handlers have run, and an unwritten
- * outcome would have them run again.
+ * Writes a run's outcome over the entry it read (CAS), keeping what succeeded on either side; false:
+ * another run settled it first (no hooks fire). A store outage is waited out: else handlers rerun.
  */
 export async function writeOutcome(
   writer: OutcomeWriter,
@@ -60,8 +51,7 @@ export async function writeOutcome(
   let current: StoreEntry<JobRecord> | undefined = entry;
   for (let failures = 0; current;) {
     const theirs: JobRecord = current.value;
-    // Settled by another run: it stands (told what succeeded here, unless it gave up where
-    // this run succeeded).
+    // Settled by another run: it stands (unless it gave up where this run succeeded).
     const lost = theirs.status === 'done' || (theirs.status === 'dead' && value.status !== 'done');
     const merged = lost ? union(theirs, value) : union(value, theirs);
     if (lost && merged === theirs) return false;

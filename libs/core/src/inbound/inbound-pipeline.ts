@@ -42,13 +42,8 @@ import {
 
 export * from './inbound-job.types.js';
 
-/**
- * The one inbound road of the suite (checkout callbacks, fulfillment requests): record
- * (set-if-absent on the job's key) → ask the runner for a run → acknowledge → run → outcome
- * written (done, deferred, retry, dead letter). Both writes happen before the sender's 2xx, so a
- * crash after it loses nothing; a duplicate finds the key taken and runs nothing. Who keeps each
- * guarantee: docs/architecture.md.
- */
+// The one inbound road: record (set-if-absent), ask the runner for a run, then acknowledge: a crash
+// after the 2xx loses nothing; a duplicate runs nothing. Who keeps each guarantee: docs/architecture.md.
 
 /** A wake mark lives until the run it is for ends (a handler's time), then expires if unread. */
 const WAKE_MARK_TTL_MS = 3600_000;
@@ -58,13 +53,10 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly prefix: string;
-  /** Where and when this pipeline's jobs run (given, or this process's own). */
   readonly runner: JobRunner;
   private readonly dispatcher: HandlerDispatch;
-  /** Executions running in this process, and who waits for none. */
   private active = 0;
   private idleWaiters: Array<() => void> = [];
-  /** Set by the first shutdown hook: new inbound work is refused (see `assertAcceptingInbound`). */
   private closing = false;
   private readonly stopping = new AbortController();
   private readonly writer: OutcomeWriter;
@@ -83,7 +75,6 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     const handlers =
       options.handlers ?? new HandlerRegistry({ emitter: options.emitter, logger: this.logger });
     this.dispatcher = new HandlerDispatch(options.name, handlers, options.telemetry, this.logger);
-    // In one process there is nobody to wait for: jobs run from the first submit.
     this.runner = options.runner ?? new InProcessJobRunner();
     this.settlement = new JobSettlement({
       options,
@@ -106,10 +97,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return this;
   }
 
-  /**
-   * Records the job under `key` and, when it is new, asks the runner to run it. Resolves once
-   * both are durable: acknowledge the sender only after this.
-   */
+  /** Records the job and, when new, asks for its run: acknowledge the sender only after this resolves. */
   async submit<P>(type: string, key: string, payload: P): Promise<SubmitResult<P>> {
     return this.record(type, key, payload);
   }
@@ -149,20 +137,13 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return { duplicate: true, record: job, woken: true };
   }
 
-  /**
-   * A known key answered without submitting: what `submit` does for a duplicate, without the
-   * wake (undefined when unknown). Acknowledge the sender only after this.
-   */
+  /** What `submit` does for a duplicate, without the wake (undefined when unknown). */
   async resend<P>(type: string, key: string): Promise<JobRecord<P> | undefined> {
     this.definition(type);
     return this.sentAgain<P>(this.prefix + `${type}:${key}`);
   }
 
-  /**
-   * A duplicate's record. Neither settled nor deferred (a runner's), its run is asked for again:
-   * the record may be all that was written (the runner away: a 503, or a follow-up's retry not
-   * queued), and the sender's retry is the only one left to ask; the runner keeps one run per number.
-   */
+  /** A duplicate's record; a pending one's run is asked again (the sender's retry may be the last ask). */
   private async sentAgain<P>(storeKey: string): Promise<JobRecord<P> | undefined> {
     const job = (await this.options.store.get<JobRecord<P>>(storeKey))?.value;
     if (job && !isSettled(job) && !job.deferred)
@@ -170,7 +151,6 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return job;
   }
 
-  /** The app's event emitter, the one the pipeline dispatches on. */
   get emitter(): EventEmitter2 {
     return this.options.emitter;
   }
@@ -180,7 +160,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return (await this.options.store.get<JobRecord<P>>(`${this.prefix}${type}:${key}`))?.value;
   }
 
-  /** Resolves when nothing of this pipeline runs here, nor waits here for a retry. For tests and shutdown. */
+  /** Resolves when nothing of this pipeline runs or waits here (tests, shutdown). */
   async drain(): Promise<void> {
     for (;;) {
       await this.runner.drain?.(this.options.name);
@@ -200,12 +180,11 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       .catch((error: unknown) => this.logger.error(`Starting the job runner failed: ${describe(error)}`));
   }
 
-  /** The first shutdown hook: from now on, new inbound work is answered 503 (nothing recorded). */
+  /** The first shutdown hook: from now on, new inbound work is answered 503. */
   onModuleDestroy(): void {
     this.closing = true;
   }
 
-  /** False once the app shuts down: inbound endpoints then refuse new work. */
   get acceptingInbound(): boolean {
     return !this.closing;
   }
@@ -215,16 +194,12 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     if (this.closing) throw new HubtelShuttingDownError(what);
   }
 
-  /** The jobs of this pipeline that gave up (see inbound-dead-letters.ts), oldest first. */
+  /** The jobs of this pipeline that gave up, oldest first. */
   listDeadLetters(): Promise<DeadLetter[]> {
     return listDeadLetters(this.options.store, this.options.name);
   }
 
-  /**
-   * Runs a dead letter again: only its handlers that failed run. Throws
-   * HubtelDeadLetterNotFoundError / HubtelNotDeadLetterError, and JobRefusedError when its gate
-   * would leave it dead (said now; the gate is asked again when it runs). Resolves once queued.
-   */
+  /** Runs a dead letter again unless its gate would leave it dead (JobRefusedError); resolves once queued. */
   async replayDeadLetter(id: string): Promise<void> {
     const dead = (await this.options.store.get<JobRecord>(`${this.prefix}${id}`))?.value;
     const gate = dead?.status === 'dead' ? this.definitions.get(dead.type)?.gate : undefined;
@@ -256,14 +231,10 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     throw new HubtelError('HUBTEL_CONFIG_INVALID', `Unknown job type "${type}" (${this.options.name})`);
   }
 
-  /**
-   * The runner's callback: one run of a recorded job, to its outcome. Every road to the handlers
-   * (first run, retry, takeover, deferral, wake, replay) comes through here, past the job's gate.
-   */
+  /** The runner's callback: every road to the handlers comes through here, past the job's gate. */
   private readonly execute = async (
     storeKey: string,
     giveUp?: string,
-    /** The entry as its submit wrote it (a run's first start, a follow-up here): not read again. */
     written?: StoreEntry<JobRecord>,
   ): Promise<JobRunOutcome> => {
     this.active++;
@@ -291,7 +262,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     }
   };
 
-  /** The job's `gateRead`, started now (before the record is read: see JobDefinition.gateRead). */
+  /** The job's `gateRead`, started before the record is read (one round trip). */
   private gateRead(storeKey: string, written?: JobRecord): Promise<unknown> | undefined {
     const typeAndKey = storeKey.slice(this.prefix.length);
     const at = typeAndKey.indexOf(':');
@@ -324,7 +295,6 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     let deferral: void | JobDeferral = undefined;
     let failure: { error: unknown } | undefined;
     try {
-      // A refusal is settled below, without running.
       refusal = await definition.gate?.(job.payload, job, read);
       if (!refusal && definition.run) {
         deferral = await definition.run(job.payload, {
@@ -345,8 +315,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         });
       }
     } catch (caught) {
-      // The store away (a Cluster master down) is no failure of the job: not an attempt, but the
-      // runner's retry, as when it is away before the run (see execute).
+      // The store away is no failure of the job: not an attempt, but the runner's retry.
       if (caught instanceof HubtelStoreUnavailableError) throw caught;
       if (caught instanceof ListenerFailure) progress = caught.progress;
       failure = { error: caught instanceof ListenerFailure ? caught.cause : caught };
@@ -383,7 +352,6 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return this.settlement.complete(storeKey, entry, definition, job, attempt);
   }
 
-  /** The payload of a duplicate that came for the job (consumed), if any. */
   private async takeWake(storeKey: string): Promise<any> {
     const key = this.wakeKey(storeKey);
     const mark = await this.options.store.get<{ payload: unknown }>(key);

@@ -19,34 +19,18 @@ export interface InboundAccount {
 /** Where routing finds accounts (an AccountRegistry). */
 export interface InboundAccounts<A extends InboundAccount> {
   readonly default: A;
-  /** The account a request's path names (see AccountRegistry.forRequest). */
   forRequest(name: string): Promise<A>;
-  /** Whether `name` is an account known without asking a resolver (see AccountRegistry.knows). */
+  /** Whether `name` is an account known without asking a resolver. */
   knows(name: string): boolean;
 }
 
-/**
- * The route paths of one endpoint at `path` ('' for the controller's own path): the default
- * account's (`path`, `path/<secret>`), and each named account's (`path/<account>`,
- * `path/<account>/<secret>`). One controller serves every account: named registrations add no
- * route, so none can overwrite another's.
- */
+/** The route paths of one endpoint, for every account: named registrations add no route of their own. */
 export function inboundPaths(path: string): string[] {
   const base = path === '' ? '' : `${path}/`;
   return [path, `${base}:${ACCOUNT_PARAM}`, `${base}:${ACCOUNT_PARAM}/:${PATH_SECRET_PARAM}`];
 }
 
-/**
- * The account a request is for, its access checked (404 / 403 as InboundAccessPolicy answers).
- * One segment after the path is the default account's path secret when it is that secret, else an
- * account's name (`default` names the default account); a second segment is that account's path
- * secret. A name no account has is answered 404 `HUBTEL_NOT_FOUND`, as a wrong secret is, so the
- * answer does not tell which one the segment was taken for.
- */
-/**
- * The name of the account a request's path names, when it is one known without asking a resolver
- * (never a made-up name: safe as a metric label): a refusal before routing is counted under it.
- */
+/** The account the path names, when known without a resolver (never a made-up name: a safe label). */
 export function inboundPathAccount(
   request: InboundRequestLike,
   accounts: InboundAccounts<InboundAccount>,
@@ -58,6 +42,10 @@ export function inboundPathAccount(
   return accounts.knows(segment) ? segment : undefined;
 }
 
+/**
+ * The account a request is for, its access checked. One segment is the default account's secret or
+ * an account's name; an unknown name is a 404 like a wrong secret, so the answer tells neither.
+ */
 export async function routeInbound<A extends InboundAccount>(
   request: InboundRequestLike,
   accounts: InboundAccounts<A>,

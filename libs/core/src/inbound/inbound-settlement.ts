@@ -17,35 +17,27 @@ import type { HubtelJobSignal } from '../telemetry/hubtel-telemetry.js';
 
 export const SETTLED: JobRunOutcome = { kind: 'settled' };
 
-/** A job a settling run submitted (see `JobDefinition.beforeSettled`): run here once that one is settled. */
+/** A job a settling run submitted (`beforeSettled`): run here once that one is settled. */
 export interface FollowUp {
   storeKey: string;
   type: string;
-  /** As its submit wrote it. */
-  entry: StoreEntry<JobRecord>;
+  entry: StoreEntry<JobRecord>; // as its submit wrote it
 }
 
-/** What the settlement needs of its pipeline. */
 export interface SettlementContext {
   options: InboundPipelineOptions;
   writer: OutcomeWriter;
   logger: Logger;
   now: () => number;
   runner: JobRunner;
-  /** Records a follow-up (not queued: see `follow`). */
   record<P>(type: string, key: string, payload: P, followUps: FollowUp[]): Promise<SubmitResult<P>>;
-  /** The pipeline's executor, for a follow-up's first run here. */
   execute(storeKey: string, giveUp?: string, written?: StoreEntry<JobRecord>): Promise<JobRunOutcome>;
 }
 
-/**
- * How a run ends once its handlers have spoken: done or dead (after `beforeSettled` and its
- * follow-ups), or a retry after the policy's backoff; each written over the entry the run read.
- */
+/** How a run ends: done or dead (after `beforeSettled`), or a retry; written over the entry it read. */
 export class JobSettlement {
   constructor(private readonly ctx: SettlementContext) {}
 
-  /** A run that succeeded: what must follow it (`beforeSettled`), then done. */
   async complete(
     storeKey: string,
     entry: StoreEntry<JobRecord>,
@@ -64,11 +56,7 @@ export class JobSettlement {
     return this.follow(followUps);
   }
 
-  /**
-   * Runs each follow-up of a settled run here, at once (from the entry its submit wrote: no read),
-   * and queues what that first attempt left (a retry, after its delay). Throws when one cannot be
-   * queued: the runner retries this run, which finds it settled and asks for them again (`then`).
-   */
+  /** Runs each follow-up here now; queues what is left (throws if it cannot: `then` asks again). */
   private async follow(followUps: FollowUp[]): Promise<JobRunOutcome> {
     for (const { storeKey, type, entry } of followUps) {
       const outcome = await this.ctx.execute(storeKey, undefined, entry);
@@ -92,11 +80,7 @@ export class JobSettlement {
     return SETTLED;
   }
 
-  /**
-   * Runs `beforeSettled`; when it fails, the job stays pending with its outcome decided and is
-   * retried for it alone (not the handlers' failure: never dead-lettered for it, since a dead
-   * job reports a failure). Undefined: it passed, settle now.
-   */
+  /** Runs `beforeSettled`; failing, the job stays pending, its outcome decided (never dead for it). */
   private async beforeSettled(
     storeKey: string,
     entry: StoreEntry<JobRecord>,
@@ -191,7 +175,6 @@ export class JobSettlement {
     return { kind: 'settled', dead: message };
   }
 
-  /** Built only when a telemetry is given (see HubtelTelemetry). */
   private signal(type: string, outcome: HubtelJobSignal['outcome'], attempt: number): void {
     this.ctx.options.telemetry?.record({
       kind: 'job',

@@ -3,17 +3,8 @@ import { HubtelError } from '../errors/hubtel.errors.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import { inboundHttpError } from './inbound-http-errors.js';
 
-/**
- * Shutdown of an inbound pipeline (see InboundPipeline's Nest hooks):
- *
- * 1. From the first shutdown hook (`onModuleDestroy`), new inbound work (a callback, a fulfillment
- *    request, a service-flow step) is refused with 503 `HUBTEL_SHUTTING_DOWN` and `Retry-After`,
- *    before anything is recorded or emitted: the instance is going away, another one (or this one
- *    restarted) should take it.
- * 2. Jobs running here get `shutdownGraceMs` to finish; past it, BullMQ hands them to another
- *    instance (a memory store's are lost with the process, and said so).
- * 3. What is left is said in one line with its counts, never dropped silently.
- */
+// Shutdown: new inbound work is refused (503, nothing recorded); jobs running here get
+// `shutdownGraceMs`; what is left is said in one line with its counts, never dropped silently.
 
 /** What a refused sender is told to wait (`Retry-After`, seconds): about a restart or a failover. */
 export const SHUTDOWN_RETRY_AFTER_SECONDS = 5;
@@ -32,12 +23,7 @@ export class HubtelShuttingDownError extends HubtelError {
   }
 }
 
-/**
- * The 503 answer to inbound work refused during shutdown: `{ statusCode: 503, error, code:
- * 'HUBTEL_SHUTTING_DOWN', message }`, with `Retry-After` and `Connection: close` set on
- * `response` (so a client or proxy retries elsewhere, on a new connection). Works on Express and
- * Fastify: both responses have `header(name, value)`.
- */
+/** The 503 of refused work, with `Retry-After` and `Connection: close` (so it is retried elsewhere). */
 export function shuttingDownHttpError(response: unknown, error: HubtelShuttingDownError): HttpException {
   const target = response as Partial<
     Record<'header' | 'setHeader', (name: string, value: string) => unknown>
@@ -52,7 +38,6 @@ export function shuttingDownHttpError(response: unknown, error: HubtelShuttingDo
 
 /** What a pipeline leaves behind at the end of its shutdown grace. */
 export interface ShutdownLeftovers {
-  /** The pipeline's name (`checkout`, `service-app`). */
   pipeline: string;
   graceMs: number;
   /** Jobs whose handlers were still running here when the grace ran out. */
@@ -94,11 +79,7 @@ export function shutdownLine(left: ShutdownLeftovers): { level: 'log' | 'warn'; 
   };
 }
 
-/**
- * Counts what is left and logs the line (never throws: shutdown goes on). A durable store's jobs
- * are the runner's (BullMQ hands the ones running here to another instance): only those still
- * running here are counted. A MemoryStore is read whole.
- */
+/** Counts what is left and logs the line; never throws. Only a MemoryStore is read whole. */
 export async function reportShutdown(
   logger: Logger,
   pipeline: string,

@@ -1,17 +1,8 @@
 import type { StoreEntry } from '../store/hubtel-store.interface.js';
 import type { JobRecord } from './inbound-job.types.js';
 
-/**
- * Where and when recorded jobs run: the second seam of the suite (the store is the first).
- *
- * A pipeline records a job in the store (set-if-absent) and asks its runner to run it, both before
- * the sender is acknowledged. The runner owns everything about time and place: the run itself, the
- * retry after the delay the pipeline names, a deferred run, a wake, and the takeover of a run whose
- * process died. The record owns what the runner cannot know: which handlers succeeded.
- *
- * One runner per deployment: `InProcessJobRunner` (below) with the memory store, one process;
- * the BullMQ runner of `nestjs-hubtel/bullmq` with Redis, any number of replicas.
- */
+// Where and when recorded jobs run: the runner owns time and place (retry, deferral, wake, takeover),
+// the record owns which handlers succeeded. One runner per deployment.
 
 /** A run of a recorded job, as a pipeline asks for it. */
 export interface JobRunRequest {
@@ -19,21 +10,11 @@ export interface JobRunRequest {
   storeKey: string;
   /** The job type (a name operators see, e.g. in a queue dashboard). */
   type: string;
-  /**
-   * Which run this is: 1 for the first, the record's attempts + 1 for a dead letter's replay. The
-   * same request asked twice (a sender's retry) is one run: a runner keeps one per number.
-   */
+  /** 1 for the first run, attempts + 1 for a replay: the same request asked twice is one run. */
   run: number;
-  /**
-   * Start it no sooner than this many ms from now: the retry of a run that already had its first
-   * attempt where it was submitted (see `InboundPipeline.submit`'s `here`).
-   */
+  /** Start it no sooner than this many ms from now (the retry of a first attempt run at submit). */
   delayMs?: number;
-  /**
-   * The record as the submit asking for this run wrote it. A runner that keeps it with the run
-   * gives it back to the executor at the run's first start only (nothing else can have written
-   * the record before), which then does not read it; a runner may ignore it.
-   */
+  /** The record as submitted: a runner may give it back at the run's first start only (saving a read). */
   written?: StoreEntry<JobRecord>;
 }
 
@@ -43,17 +24,12 @@ export type JobRunOutcome =
   | { kind: 'settled'; dead?: string }
   /** Failed, to be retried after `delayMs` (the pipeline's backoff). */
   | { kind: 'retry'; delayMs: number; error: string }
-  /**
-   * Deferred until `until` (epoch ms). Once the run is set to wait, the runner asks `woken()`:
-   * true when a duplicate came meanwhile, and the run must start now instead.
-   */
+  /** Deferred until `until` (epoch ms); once set to wait, `woken()` true means start it now. */
   | { kind: 'defer'; until: number; woken: () => Promise<boolean> };
 
 /**
- * Runs one execution of the job recorded under `storeKey`. `giveUp`: the runner gave the run up
- * (it failed outside the pipeline, e.g. stalled too often): settle it dead with this reason.
- * `written`: the request's `written`, at the run's first start only. Rejects when the store
- * fails: the runner tries again later.
+ * Runs one execution of the job under `storeKey`. `giveUp`: the runner gave the run up (e.g. stalled
+ * too often): settle it dead with this reason. Rejects when the store fails: try again later.
  */
 export type JobExecutor = (
   storeKey: string,
@@ -62,10 +38,7 @@ export type JobExecutor = (
 ) => Promise<JobRunOutcome>;
 
 export interface JobRunner {
-  /**
-   * True for a runner in this process (InProcessJobRunner): it runs jobs from the pipeline's first
-   * submit, and may sit beside a store in this process; a shared runner (BullMQ) may not.
-   */
+  /** True for a runner in this process: only it may sit beside a store in this process. */
   readonly local?: boolean;
   /** Starts running the jobs of a pipeline (called once its event listeners are attached). */
   start(pipeline: string, execute: JobExecutor): Promise<void>;
@@ -73,20 +46,13 @@ export interface JobRunner {
   enqueue(pipeline: string, request: JobRunRequest): Promise<void>;
   /** Starts a deferred run now (a duplicate came); a no-op for a run that is not waiting. */
   wake(pipeline: string, request: JobRunRequest): Promise<void>;
-  /**
-   * Runs `task` every `everyMs`, once per interval across every instance sharing the runner (a
-   * BullMQ job scheduler; in one process, a timer). A second call for `name` is a no-op; `stop(name)`
-   * ends it.
-   */
+  /** Runs `task` every `everyMs`, once per interval across instances (again for `name`: a no-op). */
   repeat(name: string, everyMs: number, task: () => Promise<void>): Promise<void>;
-  /** Stops taking runs of the pipeline (or of the repeated task `name`) here; resolves when the ones running here ended. */
+  /** Stops taking runs of the pipeline (or repeated task) here; resolves when those running ended. */
   stop(pipeline: string): Promise<void>;
   /** Optional: resolves when nothing of the pipeline runs or waits here (tests, shutdown). */
   drain?(pipeline: string): Promise<void>;
-  /**
-   * Optional: whether the runner can take and run jobs now. Health checks call it; without it a
-   * runner counts as up.
-   */
+  /** Optional: whether the runner can take and run jobs now (without it: up). */
   health?(): Promise<JobRunnerHealth>;
 }
 
@@ -103,15 +69,10 @@ interface Held {
 
 interface Repeated {
   timer?: NodeJS.Timeout;
-  /** The run in progress, if any (stop waits for it). */
   run?: Promise<void>;
 }
 
-/**
- * The memory deployment's runner: one process, its own timers (repeated tasks too). Nothing to take over (nothing
- * outlives the process), so no leases, no sweeps: a run is held by store key, so the same job
- * never runs twice at once here.
- */
+/** One process's runner (memory store): a run is held by store key, so a job never runs twice at once. */
 export class InProcessJobRunner implements JobRunner {
   readonly local = true;
   private readonly executors = new Map<string, JobExecutor>();
@@ -124,7 +85,6 @@ export class InProcessJobRunner implements JobRunner {
   }
 
   async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
-    // Started with its pipeline (InboundPipeline's constructor): nothing is asked before.
     if (!this.held.has(this.id(pipeline, request.storeKey)))
       this.later(pipeline, request.storeKey, request.delayMs ?? 0);
   }
@@ -134,7 +94,7 @@ export class InProcessJobRunner implements JobRunner {
     if (held?.timer && !held.running) this.later(pipeline, request.storeKey, 0);
   }
 
-  /** Runs `task` `everyMs` after the end of its previous run (never two at once); a failed run is the task's to report. */
+  /** Runs `task` `everyMs` after its previous run ended; a failed run is the task's to report. */
   async repeat(name: string, everyMs: number, task: () => Promise<void>): Promise<void> {
     if (this.repeated.has(name)) return;
     const repeated: Repeated = {};
@@ -148,7 +108,6 @@ export class InProcessJobRunner implements JobRunner {
             if (this.repeated.get(name) === repeated) next();
           });
       }, everyMs);
-      // A repeated task never keeps the process alive on its own.
       repeated.timer.unref();
     };
     this.repeated.set(name, repeated);
@@ -179,7 +138,6 @@ export class InProcessJobRunner implements JobRunner {
       await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Runs the job after `delayMs` (replacing a timer it waits on). */
   private later(pipeline: string, storeKey: string, delayMs: number): void {
     const id = this.id(pipeline, storeKey);
     const held = this.held.get(id) ?? { running: false };

@@ -5,10 +5,7 @@ import type { StoredCart } from '../service-flow.types.js';
 import type { FulfillmentOrderStatus } from './fulfillment.records.js';
 import type { FulfillmentAccounts, FulfillmentOrders } from './fulfillment.types.js';
 
-/**
- * The orders of one account (`fulfillment.forAccount(name)`, `@InjectFulfillment(name)`): the
- * same calls as FulfillmentService, refusing another account's orders.
- */
+/** The orders of one account (`forAccount(name)`, `@InjectFulfillment(name)`); another's are refused. */
 export class FulfillmentAccount {
   /** @internal Made by the module (`forAccount`, `@InjectFulfillment(name)`). */
   constructor(
@@ -21,10 +18,7 @@ export class FulfillmentAccount {
     return this.accounts.fulfillment;
   }
 
-  /**
-   * FulfillmentService.complete() for an order of this account; another account's order is
-   * refused (ServiceAppWrongAccountError, HUBTEL_WRONG_ACCOUNT), nothing reported.
-   */
+  /** FulfillmentService.complete() for an order of this account (another's: HUBTEL_WRONG_ACCOUNT). */
   async complete(orderId: string, status: FulfillmentServiceStatus, metaData: unknown = null): Promise<void> {
     await this.known();
     return this.fulfillment.completeFor(this.account, orderId, status, metaData);

@@ -4,15 +4,7 @@ import { type HttpTransport } from '#internal';
 import { SERVICE_APP_TRANSPORT } from '../service-app.constants.js';
 import type { FulfillmentCallback } from '../service-app.types.js';
 
-/**
- * Posts one fulfillment callback: `POST {callback_url}/callback` with
- * `{ SessionId, OrderId, ServiceStatus, MetaData }`. One attempt per call: the module's pipeline
- * owns the retry schedule (backoff until the deadline), so the transport is built with a single
- * attempt and nothing is retried twice over.
- *
- * The call is marked idempotent: posting the same `{ OrderId, ServiceStatus }` again reports the
- * same fact, so a time-out or a lost answer is safe to retry.
- */
+/** Posts one fulfillment callback, one attempt (the pipeline retries; idempotent: the same fact again). */
 @Injectable()
 export class FulfillmentCallbackClient {
   constructor(@Inject(SERVICE_APP_TRANSPORT) private readonly transport: HttpTransport) {}
@@ -35,7 +27,7 @@ export class FulfillmentCallbackClient {
         operation: 'serviceApp.fulfillmentCallback',
       });
     } catch (error) {
-      // The contract shows no response body: a 2xx with a body that is not JSON is still accepted.
+      // The contract shows no response body: a 2xx whose body is not JSON is still accepted.
       if (
         error instanceof HubtelError &&
         error.httpStatus !== undefined &&

@@ -1,10 +1,5 @@
-/**
- * The fulfillment callback to the platform (POST {callback_url}/callback): the outcome recorded
- * once per OrderId (the first one reported wins), sent and retried until the platform accepts it
- * or the deadline passes, then a dead letter; `callbackSent` emitted once accepted. Apart from
- * FulfillmentOutcomes, which decides the outcome (handlers, `complete()`), so the sending side
- * reads in one place.
- */
+// The fulfillment callback to the platform: recorded once per OrderId (the first outcome wins), retried
+// until accepted or the deadline (then a dead letter); `callbackSent` emitted once accepted.
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HUBTEL_DEFAULT_ACCOUNT, type HubtelTelemetry } from 'nestjs-hubtel';
 import type { InboundPipeline, JobFollowUps, JobRecord } from '#internal';
@@ -27,7 +22,7 @@ export class FulfillmentCallbacks {
   constructor(
     private readonly pipeline: InboundPipeline,
     options: ResolvedServiceAppOptions,
-    /** The job's account: its callback credentials send it, whichever replica runs the job. */
+    // The job's account: its credentials send it, whichever replica runs the job.
     private readonly accountOf: (
       job: CallbackJob,
     ) => Promise<{ readonly callback: FulfillmentCallbackClient }>,
@@ -57,20 +52,15 @@ export class FulfillmentCallbacks {
     });
   }
 
-  /** Records the callback job (set-if-absent on OrderId: the first outcome reported wins). */
+  /** Records the callback job (set-if-absent on OrderId: the first outcome wins). */
   async report(
     orderId: string,
     sessionId: string,
     status: FulfillmentServiceStatus,
     metaData: unknown,
     reportedBy: 'handler' | 'app',
-    /** The order's named account; undefined: the default account. */
     account: string | undefined,
-    /**
-     * Inside the fulfillment job's `beforeSettled`: the callback is sent right after the order is
-     * settled, from here (queued only for its retries).
-     */
-    followUps?: JobFollowUps,
+    followUps?: JobFollowUps, // in `beforeSettled`: sent right after the order is settled
   ): Promise<{ ok: true } | { ok: false; existing: CallbackSummary }> {
     const job: CallbackJob = {
       callback: {
@@ -89,7 +79,6 @@ export class FulfillmentCallbacks {
       job,
     );
     if (result.duplicate) {
-      // An accepted callback's record is compacted: its summary still says what was reported.
       const existing = callbackOf(result.record);
       if (reportedBy === 'handler') {
         this.logger.log(
@@ -106,7 +95,6 @@ export class FulfillmentCallbacks {
   private async afterCallback(record: JobRecord<CallbackJob>, outcome: 'done' | 'dead'): Promise<void> {
     const { callback, reportedBy, account } = record.payload;
     if (outcome === 'dead') {
-      // The pipeline already logged it and emitted the dead-letter event.
       this.logger.error(
         `Fulfillment callback "${callback.ServiceStatus}" of order ${callback.OrderId} was not accepted by the platform before the deadline (${record.attempts} attempt(s)): report it by hand`,
       );

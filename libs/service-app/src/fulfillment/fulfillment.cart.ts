@@ -1,9 +1,5 @@
-/**
- * The cart a fulfillment request names: it must exist (`requireCart`), and what it holds (item,
- * flow, data) becomes the order. It is no longer claimed per OrderId: which OrderId delivers a
- * session's goods is decided once, when its payment is confirmed (fulfillment.delivery.ts), so a
- * made-up OrderId sent first can no longer lock the platform's own one out of its callback.
- */
+// The cart a fulfillment request names becomes the order. Not claimed per OrderId: the delivering
+// OrderId is decided once paid (fulfillment.delivery.ts), so a made-up one cannot lock out the real one.
 import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
 import { cartKey } from '../service-app.constants.js';
@@ -31,7 +27,6 @@ export class FulfillmentCarts {
     orderId: string,
     sessionId: string,
     entry: StoreEntry<StoredCart> | undefined,
-    /** The request's account's `requireCart`. */
     requireCart: boolean,
   ): StoredCart | undefined {
     if (entry) return entry.value;

@@ -1,14 +1,7 @@
-/**
- * The one delivery of a session: whatever happens to status checks, dead letters, refusals and
- * replays, a session's goods go out under one OrderId, ever (while records are kept). The first
- * paid order whose handlers are about to run claims the session (set-if-absent); any other
- * OrderId that reaches that point for the same session (the platform's own one after a made-up
- * one, a re-send, a replayed payment check) runs no handler and is told the delivering order's
- * outcome instead, so every OrderId the platform sent gets its callback.
- *
- * The one piece that writes the session's delivery record; the fulfillment job's gate
- * (FulfillmentOutcomes.admit) is where it is asked, for every road.
- */
+// The one delivery of a session: its goods go out under one OrderId, ever (while records are kept).
+// The first paid order about to run its handlers claims the session (set-if-absent); any other
+// OrderId of it runs no handler and is told the delivering order's outcome, so every OrderId the
+// platform sent gets its callback. Asked by the fulfillment job's gate, on every road.
 import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
 import { DEFAULT_JOB_RECORD_TTL_MS, deleteIfVersion } from '#internal';
 import { DeliveryContendedError } from './fulfillment.errors.js';
@@ -22,13 +15,11 @@ export interface DeliveryOutcome {
   MetaData: unknown;
 }
 
-/** What is stored per delivered session. */
 export interface SessionDelivery {
   /** The OrderId whose handlers deliver the session's goods. */
   orderId: string;
   /** Other OrderIds that reached delivery for this session: they get the same outcome. */
   others?: string[];
-  /** Set once the delivering order's outcome was reported. */
   outcome?: DeliveryOutcome;
 }
 
@@ -37,10 +28,7 @@ export type DeliveryTurn =
   | { deliver: true; fresh: boolean }
   | { deliver: false; delivering: string; outcome: DeliveryOutcome | undefined };
 
-/**
- * Most other OrderIds kept per session. The platform sends one, rarely a re-send or two; past
- * this, made-up ones are flooding a paid session and get nothing mirrored (logged once each).
- */
+/** Most other OrderIds kept per session: past this, made-up ones flood it and get nothing mirrored. */
 const MAX_OTHERS = 16;
 
 export function deliveryKey(sessionId: string): string {
@@ -49,19 +37,12 @@ export function deliveryKey(sessionId: string): string {
 
 /** Most claims remembered between `enter` and `settle` (a run that never settles leaves one). */
 const MAX_CLAIMS = 10_000;
-/**
- * How long a remembered claim is used: the run that made it (its handlers' time), far below the
- * entry's days of TTL, so it can never be the version 1 of an entry that expired and was made again.
- */
+/** How long a remembered claim is used: far below the entry's TTL, so never a recreated entry's version 1. */
 const CLAIM_USE_MS = 10 * 60_000;
 
 export class FulfillmentDeliveries {
   private readonly write = { ttlMs: DEFAULT_JOB_RECORD_TTL_MS };
-  /**
-   * The delivery entries this process last read or wrote for the orders it delivers, by session:
-   * `settle` writes over the entry `enter` left (no read) unless another order joined meanwhile
-   * (then its compare-and-set fails, and it reads).
-   */
+  /** The entries `enter` left, by session: `settle` writes over them without a read (CAS catches joiners). */
   private readonly claims = new Map<string, { entry: StoreEntry<SessionDelivery>; at: number }>();
 
   constructor(
@@ -74,8 +55,7 @@ export class FulfillmentDeliveries {
   }
 
   /**
-   * Claims the session's delivery for this order, or joins the order that has it (then the
-   * outcome, when already reported, comes back to be mirrored; otherwise it is mirrored when
+   * Claims the session's delivery, or joins the order that has it (its outcome mirrored, now or when
    * reported). Compare-and-set throughout: two replicas entering at once make one delivery.
    */
   async enter(sessionId: string, orderId: string): Promise<DeliveryTurn> {
@@ -103,10 +83,7 @@ export class FulfillmentDeliveries {
     throw new DeliveryContendedError(sessionId);
   }
 
-  /**
-   * Records the delivering order's outcome (the first one reported stays) and returns the other
-   * OrderIds to tell it to. A no-op (none) for an order that is not the session's delivering one.
-   */
+  /** Records the delivering order's outcome (the first stays); returns the other OrderIds to tell. */
   async settle(sessionId: string, orderId: string, outcome: DeliveryOutcome): Promise<string[]> {
     const key = deliveryKey(sessionId);
     const claim = this.claims.get(sessionId);
@@ -125,10 +102,8 @@ export class FulfillmentDeliveries {
   }
 
   /**
-   * An order whose outcome turned out reported before its handlers ran (its gate refuses it) gives
-   * its claim back. A claim this run made (`fresh`) is deleted, as if never made; one a joiner
-   * reached meanwhile, or an earlier run's (its run stopped between the outcome and this record),
-   * is settled with the reported outcome. Returns the other OrderIds to tell it to.
+   * An order found reported before its handlers ran gives its claim back: a `fresh` one is deleted as
+   * if never made; one a joiner reached, or an earlier run's, is settled with the reported outcome.
    */
   async release(
     sessionId: string,

@@ -1,7 +1,3 @@
-/**
- * The errors of fulfillment: one refusal the endpoint answers at once, one "not paid yet" the
- * pipeline re-checks, one contended delivery.
- */
 import { HubtelError } from 'nestjs-hubtel';
 import type { FulfillmentRejection } from '../service-app.events.js';
 

@@ -1,8 +1,4 @@
-/**
- * A fulfillment request taken in: checked against its session's cart and the order's account,
- * recorded once per OrderId (a known one is answered as the duplicate it is), then its payment
- * check or its handlers run on the pipeline.
- */
+// A fulfillment request taken in: checked against its cart and account, recorded once per OrderId.
 import { HUBTEL_DEFAULT_ACCOUNT, maskMsisdn } from 'nestjs-hubtel';
 import type { InboundPipeline } from '#internal';
 import { SERVICE_APP_JOBS, accountOf } from '../service-app.constants.js';
@@ -28,13 +24,9 @@ export class FulfillmentIntake {
     const { OrderId: orderId, SessionId: sessionId } = request;
     // Verified first when it can be: the payment job submits the fulfillment job once confirmed.
     const job = account.verifying ? SERVICE_APP_JOBS.payment : SERVICE_APP_JOBS.fulfillment;
-    // A new OrderId (the usual request) costs the cart's read and the record's set-if-absent, which
-    // finds a known one (a duplicate). Read first only when that cannot: an order a verifying
-    // account knows as its fulfillment job (recorded before verification was on, or an attention
-    // resolved by delivering it), read along with the cart; and a known order whose cart would
-    // refuse it (gone, with `requireCart`, or another account's): answered as the duplicate it is.
-    // Through the pipeline, not a bare read: a known order whose job never ran (its first request
-    // was answered 503 after the record) is asked for again by this retry.
+    // A new OrderId costs the cart's read and the set-if-absent, which finds a duplicate. Read first
+    // only when that cannot: a verifying account's order known as its fulfillment job, and a known
+    // order its cart would refuse. Through the pipeline (`resend`): a job that never ran is asked again.
     const cartRead = this.carts.read(sessionId);
     const delivered = account.verifying
       ? this.pipeline.resend<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)
@@ -49,10 +41,9 @@ export class FulfillmentIntake {
       return this.duplicate(orderId, sessionId, known.payload.sessionId);
     }
     const cart = this.carts.find(orderId, sessionId, entry, account.options.requireCart);
-    // A cart built on another account's path: that account's order, not this one's.
     if (cart) this.assertOwn('session', sessionId, cart, account);
 
-    // A literal (one shape for every order), the optional field added after.
+    // A literal (one shape for every order), the optional fields added after.
     const order: FulfillmentRequestedEvent = {
       orderId,
       sessionId,
@@ -73,8 +64,6 @@ export class FulfillmentIntake {
 
     const result = await this.pipeline.submit<OrderSummary>(job, orderId, order);
     if (result.duplicate) {
-      // A known OrderId (its record may be compacted); `submit` asked its runner again for a run
-      // that never started.
       this.assertOwn('order', orderId, result.record.payload, account);
       return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
     }
@@ -87,10 +76,7 @@ export class FulfillmentIntake {
     return { OrderId: orderId, SessionId: sessionId, Status: 'received' };
   }
 
-  /**
-   * A known order or cart of another account than the one the request came for is refused: the
-   * request is answered 409 HUBTEL_WRONG_ACCOUNT, nothing recorded, run or emitted.
-   */
+  /** An order or cart of another account is refused: 409 HUBTEL_WRONG_ACCOUNT, nothing recorded or run. */
   private assertOwn(
     subject: 'order' | 'session',
     id: string,
@@ -121,7 +107,6 @@ export class FulfillmentIntake {
   }
 }
 
-/** ` (account north)` in a log line of a named account's order. */
 function accountLabel(order: { account?: string }): string {
   const account = accountOf(order);
   return account === HUBTEL_DEFAULT_ACCOUNT ? '' : ` (account ${account})`;

@@ -1,9 +1,5 @@
-/**
- * What becomes of a recorded order: refused (the `rejected` alert), held for attention, let
- * through its session's one delivery (the fulfillment job's gate), and its outcome reported to the
- * platform, for the order delivering its session and the session's other OrderIds. Apart from
- * FulfillmentService, which takes requests and answers the app's calls.
- */
+// What becomes of a recorded order: refused, held for attention, let through its session's one
+// delivery (the gate), and its outcome reported for it and the session's other OrderIds.
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import type { InboundPipeline, JobFollowUps, JobRecord, JobRefusal } from '#internal';
 import { HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
@@ -24,8 +20,7 @@ import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { FulfillmentCallbacks } from './fulfillment.callbacks.js';
 import type { DeliveryOutcome, DeliveryTurn, FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { assertJson, callbackOf, type StoredCallback } from './fulfillment.records.js';
-import type { CheckState } from './fulfillment.payment.js';
-import type { PaymentSummary } from './fulfillment.records.js';
+import type { CheckState, PaymentSummary } from './fulfillment.records.js';
 import type { PaymentStatus } from './fulfillment.status-client.js';
 import { cartTotal } from './fulfillment.verifier.js';
 
@@ -48,12 +43,11 @@ export class FulfillmentOutcomes {
     private readonly telemetry: HubtelTelemetry | undefined,
   ) {}
 
-  /** Resolves when the rejected events emitted so far have been handled. */
   async drain(): Promise<void> {
     while (this.emitting.size > 0) await Promise.allSettled([...this.emitting]);
   }
 
-  /** FulfillmentService.resolveAttention() once its arguments are checked; resolved the same way again: nothing. */
+  /** FulfillmentService.resolveAttention(), its arguments checked. */
   async resolveAttention(orderId: string, action: 'deliver' | 'refund'): Promise<void> {
     const record = await this.pipeline.get<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, orderId);
     if (!record)
@@ -100,11 +94,7 @@ export class FulfillmentOutcomes {
     this.logger.log(`Order ${orderId} that needed attention was resolved: ${wanted}`);
   }
 
-  /**
-   * Refuses a recorded order: no handler runs, no callback is sent, a `rejected` event is emitted
-   * (an alert, not a recorded job). Nothing is held for the session: another OrderId of it whose
-   * payment is confirmed delivers (once: see fulfillment.delivery.ts).
-   */
+  /** Refuses an order: nothing runs or is sent, `rejected` is emitted; another paid OrderId may deliver. */
   async refuse(
     order: FulfillmentRequestedEvent,
     reason: FulfillmentRejection,
@@ -116,7 +106,6 @@ export class FulfillmentOutcomes {
     this.alert(order, reason, message, checks, status, order.item ? cartTotal(order.item) : undefined);
   }
 
-  /** The `rejected` alert of a recorded order, with the amounts and payment status when known. */
   private alert(
     order: FulfillmentRequestedEvent,
     reason: FulfillmentRejection,
@@ -141,11 +130,7 @@ export class FulfillmentOutcomes {
     this.emitRejected(fields);
   }
 
-  /**
-   * Keeps an order whose verified payment matches on neither count: its `attention` event is
-   * recorded (handlers run once), counted and logged; nothing is delivered nor reported yet. The
-   * `rejected` alert is emitted as for every payment that fails verification.
-   */
+  /** Keeps an order paid on neither count: its `attention` event recorded, nothing delivered or reported. */
   async hold(
     order: FulfillmentRequestedEvent,
     attention: FulfillmentAttention,
@@ -197,7 +182,7 @@ export class FulfillmentOutcomes {
     });
   }
 
-  /** Emits a rejected event once (an alert, not a recorded job); a throwing listener is logged. */
+  /** Emits a rejected event (an alert, not a recorded job); a throwing listener is logged. */
   emitRejected(fields: FulfillmentRejectedEvent): void {
     const emitting = this.emitter
       .emitAsync(ServiceAppEvents.Rejected, new FulfillmentRejectedEvent(fields))
@@ -257,11 +242,7 @@ export class FulfillmentOutcomes {
     );
   }
 
-  /**
-   * What the gate reads: whether the order's outcome was reported and, at its run's first start
-   * (the order known without reading its record), its session's delivery claimed in the same
-   * round trip (given back by the gate when the outcome turns out reported).
-   */
+  /** The order's reported outcome and, at a first start, its session's delivery claim, in one round trip. */
   readGate(orderId: string, order: FulfillmentRequestedEvent | undefined): Promise<GateRead> {
     const claim = order && this.deliveries.enter(order.sessionId, orderId);
     claim?.catch(() => undefined); // awaited by the gate
@@ -272,15 +253,12 @@ export class FulfillmentOutcomes {
   }
 
   /**
-   * The fulfillment job's gate, asked before every run of it. An order whose outcome was reported
-   * (`failed` when its handlers gave up, or anything by `complete()`) never runs again: a replay
-   * of it stays dead. Otherwise the order claims its session's one delivery; when another OrderId
-   * has it, this one runs no handler and is told that order's outcome (now, or when reported).
+   * The fulfillment job's gate: an order whose outcome was reported never runs again. Otherwise it claims
+   * its session's one delivery; if another OrderId has it, this one only gets that order's outcome.
    */
   async admit(
     order: FulfillmentRequestedEvent,
-    /** readGate's, started with the job's record read (gateRead); absent for a replay's check. */
-    read?: Promise<GateRead>,
+    read?: Promise<GateRead>, // absent for a replay's check
   ): Promise<JobRefusal | undefined> {
     const { reported, claim } = await (read ?? this.readGate(order.orderId, undefined));
     if (reported) {
@@ -317,11 +295,7 @@ export class FulfillmentOutcomes {
     };
   }
 
-  /**
-   * Reports an order's outcome (first one wins) and, for the order delivering its session, the
-   * same outcome for the session's other OrderIds. Repeated after a crash, it mirrors what was
-   * recorded first.
-   */
+  /** Reports an order's outcome (first wins) and the same for its session's other OrderIds. */
   async reportOutcome(
     orderId: string,
     sessionId: string,
@@ -329,8 +303,7 @@ export class FulfillmentOutcomes {
     metaData: unknown,
     by: 'handler' | 'app',
     account: string | undefined,
-    /** From the fulfillment job's `beforeSettled`: the callbacks are sent once it is settled. */
-    follow?: JobFollowUps,
+    follow?: JobFollowUps, // from `beforeSettled`: the callbacks are sent once it is settled
   ): ReturnType<FulfillmentCallbacks['report']> {
     const reported = await this.callbacks.report(orderId, sessionId, status, metaData, by, account, follow);
     const outcome = reported.ok ? { ServiceStatus: status, MetaData: metaData ?? null } : reported.existing;
@@ -339,10 +312,7 @@ export class FulfillmentOutcomes {
     return reported;
   }
 
-  /**
-   * The delivering order's outcome, reported for the session's other OrderIds. A session's orders
-   * are one account's (its cart's): each is reported with that account.
-   */
+  /** The delivering order's outcome, for the session's other OrderIds (one account's: its cart's). */
   private async mirror(
     others: string[],
     sessionId: string,

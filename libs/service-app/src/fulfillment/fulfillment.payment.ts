@@ -1,13 +1,10 @@
-/**
- * The payment check of a fulfillment request (when `statusCheck` is set): one run of the payment
- * job asks the status check, then submits the fulfillment job, defers to the next check, or
- * refuses the order. Apart from the intake and the outcomes, so the verification rules read in
- * one place.
- */
+// The payment check (when `statusCheck` is set): each run asks the status check, then submits the
+// fulfillment job, defers to the next check, or refuses the order.
 import { HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
 import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
-import { namedAccount, type PaymentSummary } from './fulfillment.records.js';
+import type { FulfillmentOutcomes } from './fulfillment.outcomes.js';
+import { namedAccount, type CheckState, type PaymentSummary } from './fulfillment.records.js';
 import { judgePayment } from './fulfillment.verifier.js';
 import type { PaymentStatus } from './fulfillment.status-client.js';
 import type { FulfillmentAccountView } from './fulfillment.types.js';
@@ -23,44 +20,7 @@ import { cartTotal } from './fulfillment.verifier.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 
-/** Refuses a recorded order (FulfillmentOutcomes: emits `rejected`). */
-export type RefuseOrder = (
-  order: FulfillmentRequestedEvent,
-  reason: FulfillmentRejection,
-  message: string,
-  checks: number,
-  status?: PaymentStatus,
-) => Promise<void>;
-
-/** Keeps an order whose verified payment matches on neither count (FulfillmentOutcomes). */
-export type HoldOrder = (
-  order: FulfillmentRequestedEvent,
-  attention: FulfillmentAttention,
-  payment: FulfillmentPayment,
-  checks: number,
-  status: PaymentStatus,
-) => Promise<void>;
-
-/** Tells the platform `failed` for an order nobody resolved by its deadline (FulfillmentOutcomes). */
-export type ExpireOrder = (
-  order: FulfillmentRequestedEvent,
-  attention: FulfillmentAttention,
-) => Promise<void>;
-
-/** What the payment job carries from one check to the next (its deferral state). */
-export interface CheckState {
-  /** Status checks made so far, less the failed runs (counted by the record's `attempts`). */
-  checks: number;
-  /** Set when the verified payment matches on neither count: the job waits for a person. */
-  attention?: FulfillmentAttention;
-  /** The verified payment of an order that needs attention. */
-  payment?: FulfillmentPayment;
-}
-
-/**
- * How long an order that needs attention waits for a person: three quarters of the callback
- * deadline (the platform's one hour by default), leaving the rest for the `failed` callback's retries.
- */
+/** How long an order needing attention waits: 3/4 of the callback deadline (the rest: `failed` retries). */
 export function attentionWindowMs(options: ResolvedServiceAppOptions): number {
   return Math.round(options.callbackRetry.deadlineMs * 0.75);
 }
@@ -71,10 +31,7 @@ export const MAX_STATUS_CHECKS = SERVICE_APP_DEFAULTS.verification.checks;
 export const PAYMENT_ATTEMPTS = SERVICE_APP_DEFAULTS.verification.attempts;
 
 export class FulfillmentPaymentCheck {
-  /**
-   * Refusals decided by the payment attempt that just ran, read by its `compactWhenDone` and
-   * dropped by its `doneTtlMs`, which the pipeline calls right after, in this process.
-   */
+  /** Refusals of the attempt that just ran, read by `compactWhenDone`, dropped by `doneTtlMs` right after. */
   private readonly refusals = new Map<string, FulfillmentRejection>();
 
   constructor(
@@ -82,12 +39,10 @@ export class FulfillmentPaymentCheck {
     private readonly logger: ServiceAppLogger,
     /** The order's account: its status check (keys, POS Sales ID) and verification options. */
     private readonly accountOf: (order: FulfillmentRequestedEvent) => Promise<FulfillmentAccountView>,
-    private readonly refuse: RefuseOrder,
-    private readonly hold: HoldOrder,
-    private readonly expire: ExpireOrder,
+    /** Refuses, holds or expires the order (emits `rejected`, `attention`, reports `failed`). */
+    private readonly outcomes: Pick<FulfillmentOutcomes, 'refuse' | 'hold' | 'expire'>,
   ) {}
 
-  /** The payment record kept once the check is done (`compactWhenDone`): with the refusal or the attention, if any. */
   summary(order: FulfillmentRequestedEvent, record?: JobRecord<FulfillmentRequestedEvent>): PaymentSummary {
     const summary: PaymentSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
     if (namedAccount(order.account) !== undefined) summary.account = order.account;
@@ -105,11 +60,8 @@ export class FulfillmentPaymentCheck {
   }
 
   /**
-   * One run of the payment job: one status check of the order's SessionId. Paid for the cart's
-   * total → the fulfillment job is recorded (its gate and handlers run next). Not recorded yet
-   * (or the check failed) → deferred to the next check of a fixed schedule over `recheckForMs`;
-   * at the last of MAX_STATUS_CHECKS checks it is refused (`NOT_PAID`), or, when the status check
-   * itself still fails, dead-lettered (refused `NOT_CONFIRMED`; a replay makes one more check).
+   * One status check: paid → the fulfillment job is recorded; not yet (or the check failed) → deferred
+   * to the next check; at the last one refused (`NOT_PAID`) or, still failing, dead-lettered.
    */
   async run(order: FulfillmentRequestedEvent, context: JobRunContext): Promise<void | JobDeferral> {
     // Unknown account (a resolver that no longer knows it): this run fails, retried as a failure.
@@ -123,7 +75,7 @@ export class FulfillmentPaymentCheck {
     const { attempt, record } = context;
     const held = record.state as CheckState | undefined;
     // Waiting for a person: this run is the deadline (or a replay). Resolved → nothing left to do.
-    if (held?.attention) return this.expire(order, held.attention);
+    if (held?.attention) return this.outcomes.expire(order, held.attention);
     // A run past the attempts the policy allows is a replay of a dead letter: one more check, final.
     const replayed = attempt > PAYMENT_ATTEMPTS;
     // Failed runs count as checks (they may have made one): the bound holds whatever failed.
@@ -142,8 +94,7 @@ export class FulfillmentPaymentCheck {
     try {
       status = await account.status!.find(order.sessionId);
     } catch (error) {
-      // Over the instance's status-check budget: nothing reached the platform, so this is no check
-      // of the order's MAX_STATUS_CHECKS; asked again when the budget allows.
+      // Over the status-check budget: nothing reached the platform, so this is no check of the order's.
       if (error instanceof HubtelStatusCheckBudgetError)
         return context.defer(Date.now() + (error.retryAfterMs ?? 1_000), {
           checks: check - attempt,
@@ -156,8 +107,7 @@ export class FulfillmentPaymentCheck {
     }
     const verdict = judgePayment(order.sessionId, status, order.item, options.verification.amountTolerance);
     if (verdict.kind === 'attention') {
-      // Paid, but matching on neither count: kept (never lost, never delivered by itself) until a
-      // person resolves it or the platform's deadline comes (then: `failed`).
+      // Kept (never lost, never delivered by itself) until a person resolves it or the deadline comes.
       const now = Date.now();
       const decideBy = Math.max(now, record.receivedAt + attentionWindowMs(options));
       const attention: FulfillmentAttention = {
@@ -169,7 +119,7 @@ export class FulfillmentPaymentCheck {
       if (verdict.amounts) attention.amounts = verdict.amounts;
       if (order.item) attention.amountExpected = cartTotal(order.item);
       const payment = paymentOf(status!, verdict.amounts);
-      await this.hold(order, attention, payment, check, status!);
+      await this.outcomes.hold(order, attention, payment, check, status!);
       return context.defer(decideBy, {
         checks: check + 1 - attempt,
         attention,
@@ -192,14 +142,10 @@ export class FulfillmentPaymentCheck {
         ? verdict.message
         : `${verdict.message}, still after ${check} status checks over ${Math.round(options.verification.recheckForMs / 1000)} s`;
     this.refusals.set(order.orderId, reason);
-    await this.refuse(order, reason, message, check, status);
+    await this.outcomes.refuse(order, reason, message, check, status);
   }
 
-  /**
-   * When check number `made + 1` is due: the first re-check `recheckDelay.baseDelayMs` after the
-   * request, the last at `recheckForMs`, the gaps between growing geometrically (a payment recorded
-   * a moment late is seen soon; one never made costs MAX_STATUS_CHECKS checks in all).
-   */
+  /** When check `made + 1` is due: gaps grow geometrically from `recheckDelay.baseDelayMs` to the window. */
   private nextCheckAt(options: ResolvedServiceAppOptions, receivedAt: number, made: number): number {
     const window = options.verification.recheckForMs;
     const first = Math.min(options.verification.recheckDelay.baseDelayMs, window);

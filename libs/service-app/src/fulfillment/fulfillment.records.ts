@@ -1,14 +1,10 @@
-/**
- * What the pipeline's records of an order keep (the order, its payment check, its callback, full
- * while they may run, compacted once done) and how `getOrder()` reads them back into a
- * FulfillmentOrderStatus. Apart from FulfillmentService so the stored shapes, which outlive a
- * deploy, are read in one place.
- */
+// The stored shapes of an order's records (they outlive a deploy), and how `getOrder()` reads them.
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError } from 'nestjs-hubtel';
 import type { JobRecord, JobStatus } from '#internal';
 import {
   combineOutcomes,
   type FulfillmentAttention,
+  type FulfillmentPayment,
   type FulfillmentRejection,
 } from '../service-app.events.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from '../service-app.types.js';
@@ -18,10 +14,8 @@ export interface FulfillmentReceipt {
   OrderId: string;
   SessionId: string;
   /**
-   * `received`: recorded; its payment is verified (when `statusCheck` is set), then handlers run.
-   * `duplicate`: this OrderId was already recorded, nothing new runs. A request that fails
-   * verification is answered `received` too (verification may take re-checks): a forger learns
-   * nothing, and the refusal shows as a `rejected` event, in the logs and in `getOrder()`.
+   * `received`: recorded (then verified, then handlers run); `duplicate`: nothing new runs. A request
+   * failing verification is answered `received` too: a forger learns nothing (see `rejected` event).
    */
   Status: 'received' | 'duplicate';
 }
@@ -31,11 +25,7 @@ export interface FulfillmentOrderStatus {
   orderId: string;
   sessionId: string;
   serviceCode: string | null;
-  /**
-   * The payment check (only when verification is on): `checking` (re-checking the status),
-   * `confirmed`, `refused` (with the reason; no handler ran), `dead` (the status check kept
-   * failing: nothing ran; replay by hand).
-   */
+  /** The payment check (when verification is on); `refused` and `dead`: no handler ran. */
   payment?: {
     /** `attention`: paid, but matching on neither count: see `attention`, and `resolveAttention()`. */
     status: 'checking' | 'confirmed' | 'refused' | 'dead' | 'attention';
@@ -47,13 +37,11 @@ export interface FulfillmentOrderStatus {
   };
   /** Your handlers: `pending`/`running` (retrying), `done`, `dead` (gave up: `failed` reported). */
   handler: { status: JobStatus; attempts: number; lastError?: string };
-  /**
-   * True when the handlers deferred and no outcome was reported yet: call `complete()`.
-   */
+  /** True when the handlers deferred and no outcome was reported yet: call `complete()`. */
   awaitingCompletion: boolean;
   /** The named account of the order; absent for the default account. */
   account?: string;
-  /** The callback, once an outcome was reported: `done` = accepted by the platform, `dead` = gave up at the deadline. */
+  /** The callback, once an outcome was reported: `done` = accepted, `dead` = gave up at the deadline. */
   callback?: {
     serviceStatus: FulfillmentServiceStatus;
     metaData: unknown;
@@ -70,12 +58,7 @@ export interface CallbackJob {
   account?: string;
 }
 
-/**
- * What the record of an order keeps once its handlers are done (`compactWhenDone`): what a
- * duplicate request (`sessionId`), `complete()` and `getOrder()` read; the OrderId is the record's
- * key. The full order (item, data, ExtraData, …) is only kept while it may run again (pending,
- * running, dead). Every stored order payload has these two fields, compacted or not.
- */
+/** What an order's record keeps once done; every stored order payload has these fields, compacted or not. */
 export interface OrderSummary {
   sessionId: string;
   serviceCode: string | null;
@@ -85,10 +68,7 @@ export interface OrderSummary {
   account?: string;
 }
 
-/**
- * What the record of an accepted callback keeps: what a second report (`ServiceStatus`) and
- * `getOrder()` read. The ids are the order's (the record's key); `reportedBy` was for the event.
- */
+/** What the record of an accepted callback keeps once done: what a second report and `getOrder()` read. */
 export interface CallbackSummary {
   ServiceStatus: FulfillmentServiceStatus;
   MetaData: unknown;
@@ -101,6 +81,15 @@ export interface PaymentSummary extends OrderSummary {
   refused?: FulfillmentRejection;
   /** Set when the verified payment matched on neither count. */
   attention?: FulfillmentAttention;
+}
+
+/** What the payment job carries from one check to the next (its deferral state). */
+export interface CheckState {
+  /** Status checks made so far, less the failed runs (counted by the record's `attempts`). */
+  checks: number;
+  /** Set when the verified payment matches on neither count: the job waits for a person. */
+  attention?: FulfillmentAttention;
+  payment?: FulfillmentPayment;
 }
 
 /** Why an order's payment needs attention, from its payment record (waiting, or done). */
@@ -126,7 +115,6 @@ export function orderStatus(
 ): FulfillmentOrderStatus {
   let awaitingCompletion = false;
   if (!callback && order.status === 'done') {
-    // A compacted record keeps no handler answers, only whether they deferred.
     awaitingCompletion = order.compacted
       ? order.payload.deferred === true
       : combineOutcomes(order.results).kind === 'deferred';
@@ -161,10 +149,7 @@ export function orderStatus(
   return status;
 }
 
-/**
- * Status checks a payment job made: those its deferrals counted (its state, see
- * FulfillmentPaymentCheck) plus its failed runs (each may have made one).
- */
+/** Status checks a payment job made: those its deferrals counted plus its failed runs. */
 function statusChecksMade(record: JobRecord<unknown>): number {
   return ((record.state as { checks?: number } | undefined)?.checks ?? 0) + record.attempts;
 }
@@ -215,10 +200,7 @@ export function assertJson(value: unknown): void {
   }
 }
 
-/**
- * The account as records and statuses keep it: a named account's name, nothing for the default
- * one (records stay as small as before, and as 0.1.0 wrote them). Events say `default` instead.
- */
+/** The account as records keep it: nothing for the default one (as 0.1.0 wrote them). */
 export function namedAccount(account: string | undefined): string | undefined {
   return account === HUBTEL_DEFAULT_ACCOUNT ? undefined : account;
 }

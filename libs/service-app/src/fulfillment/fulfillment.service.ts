@@ -54,14 +54,8 @@ import type { FulfillmentAccounts, FulfillmentAccountView } from './fulfillment.
 const EVENT_LISTS_LIMIT = 256;
 
 /**
- * Fulfillment of paid orders, exactly once per OrderId, on the core's inbound pipeline:
- *
- *   request → validate → cart check → record (set-if-absent on OrderId) → 200
- *           → payment confirmed by the status check (re-checked with backoff; refused → `rejected`
- *             event, nothing else)  [when `statusCheck` is set]
- *           → @OnFulfillment handlers (retried with backoff) → callback `success` / `failed`
- *           → POST {callback_url}/callback (retried until accepted or the deadline) → dead letter
- *
+ * Fulfillment of paid orders, exactly once per OrderId: request → record (set-if-absent) → 200, then
+ * the payment's status check (when `statusCheck` is set), the @OnFulfillment handlers and the callback.
  * Inject it to report deferred deliveries: `complete(orderId, 'success')`.
  */
 @Injectable()
@@ -82,7 +76,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
     @Inject(SERVICE_APP_ACCOUNTS) private readonly accounts: FulfillmentAccounts,
     @Optional() @Inject(HUBTEL_TELEMETRY) telemetry?: HubtelTelemetry,
   ) {
-    // What a registered account's FulfillmentAccount (@InjectFulfillment) calls.
     accounts.attachFulfillment(this);
     this.carts = new FulfillmentCarts(store, this.logger);
     this.deliveries = new FulfillmentDeliveries(store, this.logger);
@@ -92,11 +85,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
       options,
       (job) => accounts.get(accountOf(job)),
       this.logger,
-      // The pipeline's emitter: the app's, checked once where the pipeline is made (inboundKit).
       pipeline.emitter,
       telemetry,
     );
-    const outcomes = new FulfillmentOutcomes(
+    this.outcomes = new FulfillmentOutcomes(
       pipeline,
       this.logger,
       pipeline.emitter,
@@ -104,51 +96,39 @@ export class FulfillmentService implements OnApplicationBootstrap {
       this.deliveries,
       telemetry,
     );
-    this.outcomes = outcomes;
     this.payment = new FulfillmentPaymentCheck(
       pipeline,
       this.logger,
       // The order's own account, whichever replica runs the job: its keys and POS Sales ID.
       (order) => accounts.get(accountOf(order)),
-      (order, reason, message, checks, paid) => outcomes.refuse(order, reason, message, checks, paid),
-      (order, attention, payment, checks, status) => outcomes.hold(order, attention, payment, checks, status),
-      (order, attention) => outcomes.expire(order, attention),
+      this.outcomes,
     );
     // The attention event: a recorded job, so its handlers run once whichever replica found it.
     pipeline.define(ServiceAppEvents.Attention, { compactWhenDone: () => undefined });
     const handlerRetry = options.fulfillmentRetry;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
-      // Handlers of the order's ServiceCode first, then the catch-all ones.
       events: (order) => this.eventsOf(order.serviceCode),
-      // Asked before every run, whatever led to it (retry, takeover, replay from a service method
-      // or the command line): the one place that decides whether this order's goods may go out.
+      // Asked before every run (retry, takeover, replay): the one place that decides whether goods go out.
       gate: (order, _record, read) => this.outcomes.admit(order, read as Promise<GateRead>),
-      // Whether its outcome was reported, read with the order's record (one round trip); at a first
-      // start, with the session's delivery claimed instead of the record read.
+      // Read with the order's record in one round trip (at a first start: the session's delivery claim).
       gateRead: (orderId, record) => this.outcomes.readGate(orderId, record?.payload),
       // No handler at all must not be reported as a success: retried, then `failed`.
       requireListener: true,
       keepResults: true,
       retry: handlerRetry,
-      // Kept for 7 days after it is done, so a re-sent OrderId stays a duplicate: only what is
-      // read then is kept. The handlers' answers go too: once done, an order either has a
-      // callback record (its outcome) or was deferred (see getOrder). A dead order keeps all.
+      // Kept 7 days once done so a re-sent OrderId stays a duplicate; only what getOrder reads is kept.
       compactWhenDone: (order, record): OrderSummary => {
         const summary: OrderSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
         if (combineOutcomes(record.results).kind === 'deferred') summary.deferred = true;
         if (namedAccount(order.account) !== undefined) summary.account = order.account;
         return summary;
       },
-      // Before the job is settled: a callback that could not be recorded or queued keeps it
-      // pending, retried for that alone, instead of losing it. A run its gate refused ran no
-      // handler: its outcome, if any, was reported by the gate.
+      // A callback that could not be recorded or queued keeps the job pending (retried for that alone).
       beforeSettled: (record, outcome, followUps) => this.outcomes.settleHandlers(record, outcome, followUps),
     });
     const recheck = options.verification;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, {
-      // Re-checks are deferrals on a fixed schedule (at most MAX_STATUS_CHECKS in all); the retry
-      // policy only covers runs that fail, and a status check still failing at the last check
-      // (then: dead-lettered, NOT_CONFIRMED).
+      // Re-checks are deferrals on a fixed schedule; the retry policy covers only runs that fail.
       run: (order, context) => this.payment.run(order, context),
       retry: { maxAttempts: PAYMENT_ATTEMPTS, ...recheck.recheckDelay },
       compactWhenDone: (order, record): PaymentSummary => this.payment.summary(order, record),
@@ -171,23 +151,15 @@ export class FulfillmentService implements OnApplicationBootstrap {
     if (!this.accounts.default.verifying) this.warnUnverified();
   }
 
-  /**
-   * The orders of account `name` (`default`, registered or found by the resolver): reporting
-   * them, reading them. An order of another account is refused (HUBTEL_WRONG_ACCOUNT); an unknown
-   * name rejects each call with ServiceAppUnknownAccountError (HUBTEL_UNKNOWN_ACCOUNT).
-   */
+  /** The orders of account `name` (another's: HUBTEL_WRONG_ACCOUNT; unknown name: HUBTEL_UNKNOWN_ACCOUNT). */
   forAccount(name: string): FulfillmentAccount {
     return new FulfillmentAccount(name, this.accounts);
   }
 
   /**
-   * Takes one fulfillment request (the body as received): validates it, checks its session ended
-   * in an AddToCart of this app, records it and returns; handlers run after. Throws
-   * HubtelValidationError (bad body) or FulfillmentRejectedError (unknown session, conflicts).
-   * A duplicate OrderId is acknowledged again and runs nothing. `account`: the account whose
-   * endpoint it came to (`north`, when you mount the endpoint yourself); an order or cart of another
-   * account is refused (ServiceAppWrongAccountError), an unknown name rejects
-   * (ServiceAppUnknownAccountError). Default: the default account.
+   * Takes one fulfillment request (the body as received): validates, checks its cart, records it and
+   * returns; handlers run after; a duplicate OrderId runs nothing. Throws HubtelValidationError or
+   * FulfillmentRejectedError. `account`: whose endpoint it came to (default: the default account).
    */
   async receive(body: unknown, account?: string): Promise<FulfillmentReceipt>;
   /** @internal The controller passes the account it routed the request to. */
@@ -218,12 +190,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     }
   }
 
-  /**
-   * Reports the outcome of an order yourself (deliveries your handler deferred with
-   * `deferFulfillment()`, or orders you finish out of band): posts the fulfillment callback, retried
-   * until the platform accepts it or the deadline passes. Reporting the same status twice is a
-   * no-op; a different status than already reported throws (HUBTEL_STORE_CONFLICT).
-   */
+  /** Reports an order's outcome yourself (same status again: no-op; another: HUBTEL_STORE_CONFLICT). */
   async complete(orderId: string, status: FulfillmentServiceStatus, metaData: unknown = null): Promise<void> {
     return this.completeFor(undefined, orderId, status, metaData);
   }
@@ -271,37 +238,25 @@ export class FulfillmentService implements OnApplicationBootstrap {
     }
   }
 
-  /**
-   * Jobs of this module that gave up, oldest first: payment checks (`…payment:<OrderId>`),
-   * handlers (`…fulfillment:<OrderId>`), fulfillment callbacks (`…callback:<OrderId>`).
-   */
+  /** Jobs of this module that gave up, oldest first (payment checks, handlers, callbacks). */
   listDeadLetters(): Promise<DeadLetter[]> {
     return this.pipeline.listDeadLetters();
   }
 
   /**
-   * Runs a dead letter again, now (only the handlers that failed run again). The fulfillment job's
-   * gate decides, here as on every other road to the handlers (`hubtel-trigger dead-letters
-   * replay` included): an order reported `failed` is never delivered afterwards, and a session's
-   * goods go out once; a refused replay throws JobRefusedError (`HUBTEL_STORE_CONFLICT`).
-   *
-   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown or expired id.
-   * @throws HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
+   * Runs a dead letter again, now (only the handlers that failed). The order's gate still decides:
+   * an order reported `failed` is never delivered; a refused replay throws JobRefusedError.
+   * @throws HubtelDeadLetterNotFoundError (`HUBTEL_NOT_FOUND`) for an unknown id,
+   *   HubtelNotDeadLetterError (`HUBTEL_STORE_CONFLICT`) for a job that is not dead.
    */
   async replayDeadLetter(id: string): Promise<void> {
     await this.pipeline.replayDeadLetter(id);
   }
 
   /**
-   * Resolves an order whose verified payment matched the cart on neither count (its `attention`
-   * event; `getOrder()` shows payment status `attention`): `deliver` runs its handlers with the
-   * payment as verified (their outcome is reported to the platform as usual; the order carries
-   * `attention`), `refund` reports `failed` to the platform now (give the money back in Hubtel's
-   * merchant dashboard). Before `attention.decideBy`: after it the order was reported `failed`.
-   * Resolving again the same way is a no-op.
-   *
-   * @throws HubtelError `HUBTEL_NOT_FOUND` for an unknown order; `HUBTEL_STORE_CONFLICT` when it
-   *   does not need attention, or its outcome went the other way (resolved, or the deadline passed).
+   * Resolves an order whose payment needs attention, before `attention.decideBy`: `deliver` runs its
+   * handlers, `refund` reports `failed` now (refund in Hubtel's dashboard). The same way again: no-op.
+   * @throws HubtelError `HUBTEL_NOT_FOUND` (unknown order), `HUBTEL_STORE_CONFLICT` (decided otherwise).
    */
   async resolveAttention(orderId: string, action: 'deliver' | 'refund'): Promise<FulfillmentOrderStatus> {
     assertOrderId('resolveAttention', orderId);
@@ -322,10 +277,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     return orderStatus(orderId, order, payment, callback);
   }
 
-  /**
-   * Resolves when the rejected events emitted so far have been handled. With `pipeline.drain()`,
-   * for tests and orderly shutdown.
-   */
+  /** Resolves when the rejected events emitted so far have been handled (tests, shutdown). */
   async drainRejections(): Promise<void> {
     return this.outcomes.drain();
   }
@@ -335,10 +287,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     return this.carts.get(sessionId);
   }
 
-  /**
-   * The events an order is delivered to: its ServiceCode's, then the catch-all one. One frozen
-   * list per ServiceCode (bounded), not two new strings and an array per order.
-   */
+  /** Its ServiceCode's event, then the catch-all: one frozen list per ServiceCode, not one per order. */
   private eventsOf(serviceCode: string | null): readonly string[] {
     if (!serviceCode) return FulfillmentService.catchAllEvents;
     const known = this.eventLists.get(serviceCode);
@@ -348,7 +297,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
     return events;
   }
 
-  /** Said once, at start-up, when fulfillment requests cannot be verified. */
   private warnUnverified(): void {
     const why = this.options.statusCheck ? 'verification.enabled is false' : 'no statusCheck is configured';
     const guarded =

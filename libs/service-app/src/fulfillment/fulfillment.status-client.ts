@@ -8,11 +8,7 @@ import {
 /** What the transaction status check says of one SessionId's payment. */
 export type PaymentStatus = TransactionStatus;
 
-/**
- * The status check of a programmable-services order: `clientReference` is the SessionId (platform
- * facts), on the module's HttpTransport (Basic auth with the status-check pair, time-outs, error
- * mapping and redacted logs live there). The module's pipeline schedules the re-checks.
- */
+/** The status check of a programmable-services order (`clientReference` is the SessionId). */
 export class PaymentStatusClient {
   constructor(
     private readonly transport: HttpTransport,

@@ -1,8 +1,4 @@
-/**
- * What fulfillment needs of the application's accounts. Declared here, not imported from
- * service-app.accounts.ts: that file builds accounts from fulfillment's clients, and an import
- * back would make a circle.
- */
+// What fulfillment needs of the app's accounts, here: importing service-app.accounts.ts makes a circle.
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { StoredCart } from '../service-flow.types.js';

@@ -4,14 +4,7 @@ import type { FulfillmentRejection } from '../service-app.events.js';
 import type { CartItem } from '../service-app.types.js';
 import type { PaymentStatus } from './fulfillment.status-client.js';
 
-/**
- * What one status check says of an order:
- * - `paid`: the SessionId's transaction is Paid, for the cart's total;
- * - `pending`: no transaction yet, or `Unpaid`: the platform may record it late, check again;
- * - `refused`: final (refunded, an answer about another reference);
- * - `attention`: paid, but the amount or currency matches the cart on neither count (`amount` nor
- *   `amountAfterCharges`): kept for a person, never delivered by itself.
- */
+/** A status check's verdict: `paid`, `pending` (check again), `refused` (final), `attention` (a person's). */
 export type PaymentVerdict =
   | { kind: 'paid'; amounts?: PaymentAmounts }
   | { kind: 'pending'; message: string }
@@ -33,10 +26,7 @@ export function cartTotal(item: CartItem): number {
   return cents(item.Price * item.Qty) / 100;
 }
 
-/**
- * The currency of every cart: programmable services are priced and paid in Ghana cedis (as
- * checkout's invoices). A status check naming another currency is not this cart's payment.
- */
+/** Every cart is priced and paid in Ghana cedis: a status check naming another is not its payment. */
 const CART_CURRENCY = 'GHS';
 
 function money(value: number): string {
@@ -44,9 +34,8 @@ function money(value: number): string {
 }
 
 /**
- * Judges a status-check answer against the order's cart. `OrderInfo.Payment` of the request is a
- * claim made by whoever sent it, so it is never evidence: only the status check counts. Without a
- * cart (`requireCart: false`) the payment is checked but no amount can be compared.
+ * Judges a status-check answer against the order's cart. The request's `OrderInfo.Payment` is the
+ * sender's claim, never evidence. Without a cart no amount can be compared.
  */
 export function judgePayment(
   sessionId: string,
@@ -75,9 +64,7 @@ export function judgePayment(
   }
   if (item) {
     const expected = cartTotal(item);
-    // A match for either bearer of the charge: `amount` (merchant-borne) or `amountAfterCharges`
-    // (payer-borne) is the cart's total. An answer without a currency is judged on its amount,
-    // one naming another is not this cart's payment (3.30 USD is not the cart's 3.30 GHS).
+    // Either bearer of the charge matches: `amount` (merchant-borne) or `amountAfterCharges` (payer).
     const verdict = judgeAmounts(status, expected, CART_CURRENCY, {
       withinTolerance: (paid, total) => Math.abs(cents(paid) - cents(total)) <= cents(tolerance),
       allowOverpayment: false,
@@ -105,7 +92,6 @@ export function judgePayment(
       ...amounts,
     };
   }
-  // Without a cart nothing can be compared: the figures are still the verified ones.
   const amounts = amountsOf(status);
   return amounts ? { kind: 'paid', amounts } : { kind: 'paid' };
 }
