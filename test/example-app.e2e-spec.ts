@@ -84,8 +84,13 @@ describe('npm ci && npm start (the README run command) in a fresh copy', () => {
       if (key.startsWith('HUBTEL_') || key === 'PUBLIC_URL' || key === 'HOST' || key.startsWith('npm_'))
         delete env[key];
     // npm ci's audit and funding reports (a registry round trip and a scan of the tree) are not
-    // what this test checks; .ci/run skips them the same way.
-    Object.assign(env, { npm_config_audit: 'false', npm_config_fund: 'false' });
+    // what this test checks; .ci/run skips them the same way. Nor is asking the registry whether
+    // each cached package is still current (--prefer-offline): a package not cached is still fetched.
+    Object.assign(env, {
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_prefer_offline: 'true',
+    });
     // Its own process group, so the stop below reaches npm, its shell and node alike.
     child = spawn('sh', ['-c', command], {
       cwd: stage,

@@ -207,21 +207,36 @@ async function installedDifference(installed: string, built: string): Promise<st
   return undefined;
 }
 
+/** What a fixture's install and compile are made of: the tarball's bytes and the fixture's sources. */
+async function inputsOf(name: string, tarball: string): Promise<string> {
+  const hash = createHash('sha256').update(await fs.readFile(tarball));
+  for (const part of [name, 'shared']) {
+    const root = path.join(fixturesDir, part);
+    for (const file of await listFiles(root))
+      hash.update(`${part}/${file}\0`).update(await fs.readFile(path.join(root, file)));
+  }
+  return hash.digest('hex');
+}
+
 /**
  * Brings fixture `name`'s directory (lock held) to what this run's tests use: fresh sources, the
  * freshly packed tarball installed on top of the cached dependencies (as `npm install <tarball>`
- * would for a user), and the app compiled by the fixture's own TypeScript. Done once per run and
- * fixture (stamped with the tarball), so both groups below use one compile; again if another clone
- * sharing the cache took the directory over since.
+ * would for a user), and the app compiled by the fixture's own TypeScript. Done once per set of
+ * inputs (stamped with their hash), so both groups below use one compile, and a run whose tarball
+ * and fixture are byte for byte the last one's reuses its install and compile (what is installed is
+ * still compared with this run's build); done again if another clone took the directory over.
  */
 async function refreshFixture(name: string, dir: string, tarball: string, built: string): Promise<void> {
   const stamp = path.join(dir, '.prepared-for');
   const installed = path.join(dir, 'node_modules', 'nestjs-hubtel', 'dist');
+  const inputs = await inputsOf(name, tarball);
   const current = await fs.readFile(stamp, 'utf8').catch(() => '');
-  if (current === tarball && !(await installedDifference(installed, built))) return;
-  // Fresh sources every run; keep only the cached dependency tree.
+  if (current === inputs && !(await installedDifference(installed, built))) return;
+  await fs.rm(stamp, { force: true });
+  // Fresh sources every run; keep only the cached dependency tree and the last compile (dist/,
+  // with the compiler's state: see tsc()).
   for (const entry of await fs.readdir(dir)) {
-    if (!['node_modules', 'package-lock.json', '.deps-installed'].includes(entry)) {
+    if (!['node_modules', 'package-lock.json', '.deps-installed', 'dist'].includes(entry)) {
       await fs.rm(path.join(dir, entry), { recursive: true, force: true });
     }
   }
@@ -231,11 +246,28 @@ async function refreshFixture(name: string, dir: string, tarball: string, built:
   // Installed by every run, even over identical files: the manifest (peer ranges, bins) is this run's.
   await fs.rm(path.join(dir, 'node_modules', 'nestjs-hubtel'), { recursive: true, force: true });
   // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
-  await mustRun('npm', ['install', '--no-audit', '--no-fund', '--no-save', tarball], dir);
+  // The cached dependencies' metadata is not fetched again (--prefer-offline): only the tarball is new.
+  const install = ['install', '--no-audit', '--no-fund', '--no-save', '--prefer-offline', tarball];
+  await mustRun('npm', install, dir);
   // Emitting (not just --noEmit) type-checks the app (and the Nest 11 CommonJS app's specs)
   // against the installed declarations AND yields the app the tests run.
-  await mustRun(process.execPath, [bin(dir, 'typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
-  await fs.writeFile(stamp, tarball);
+  await tsc(dir, 'tsconfig.json');
+  await fs.writeFile(stamp, inputs);
+}
+
+/**
+ * The fixture's own TypeScript on `project`, incremental: its state is kept in dist/ with what it
+ * emitted, keyed on every file's text, so a run checks again only what changed (this build's
+ * declarations and what uses them) and still reports every error, cached ones included.
+ */
+function tsc(dir: string, project: string, ...args: string[]): Promise<string> {
+  const state = path.join('dist', `${project}.tsbuildinfo`);
+  const compiler = bin(dir, 'typescript/bin/tsc');
+  return mustRun(
+    process.execPath,
+    [compiler, '-p', project, '--incremental', '--tsBuildInfoFile', state, ...args],
+    dir,
+  );
 }
 
 /** Each fixture's preparation for this run, started as soon as the tarball is packed. */
@@ -593,13 +625,10 @@ describe('packaging: the packed tarball in a Nest 12 ESM app and a Nest 11 Commo
     async () => {
       await prepareFixture('nest11-cjs', tarball, path.join(stageDir, 'dist'), async (dir) => {
         // tsconfig.json (node16 resolution) compiled the app and its specs in refreshFixture.
-        await mustRun(
-          process.execPath,
-          [bin(dir, 'typescript/bin/tsc'), '--noEmit', '-p', 'tsconfig.node10.json'],
-          dir,
-        );
+        await tsc(dir, 'tsconfig.node10.json', '--noEmit');
 
         const report = path.join(dir, 'jest-report.json');
+        await fs.rm(report, { force: true }); // a report from an earlier run proves nothing
         await mustRun(
           process.execPath,
           [bin(dir, 'jest/bin/jest.js'), '--ci', '--runInBand', '--json', `--outputFile=${report}`],
