@@ -610,3 +610,39 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(undefined, now)).toBeUndefined();
   });
 });
+
+describe('HttpTransport on a test double of HttpService', () => {
+  it('sends through `request` when the double has no axiosRef (a common Nest override)', async () => {
+    const fake = await FakeHttpServer.start();
+    try {
+      fake.route('POST', '/v1/x', () => ({ status: 200, body: { ok: true } }));
+      const real = new HttpService(axios.create({ adapter: createUndiciAxiosAdapter() }));
+      const sent: unknown[] = [];
+      const double = {
+        request: (config: Parameters<HttpService['request']>[0]) => {
+          sent.push(config.url);
+          return real.request(config);
+        },
+      } as unknown as HttpService;
+      const res = await new HttpTransport(double, {
+        baseUrls: { sms: fake.url },
+        credentials: { sms: SMS_PAIR },
+        timeoutMs: 2_000,
+        retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+        hooks: { logger: new CaptureLogger() },
+      }).request<{ ok: boolean }>({
+        api: 'sms',
+        method: 'POST',
+        path: '/v1/x',
+        body: {},
+        idempotent: false,
+        operation: 'spec.double',
+      });
+      expect(res.data).toEqual({ ok: true });
+      expect(sent).toEqual([`${fake.url}/v1/x`]);
+      expect(fake.requests[0]?.headers.authorization).toBe(basic(SMS_PAIR));
+    } finally {
+      await fake.close();
+    }
+  });
+});

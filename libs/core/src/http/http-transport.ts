@@ -1,6 +1,8 @@
 import { type Logger, type LoggerService } from '@nestjs/common';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
 import type { HttpService } from '@nestjs/axios';
+import type { AxiosRequestConfig, AxiosResponse } from 'axios';
+import { firstValueFrom } from 'rxjs';
 import { HubtelError } from '../errors/hubtel.errors.js';
 import { isLogLevelEnabled } from '../logging/log-level.js';
 import { maskPhoneNumbers, redactToString } from '../logging/redact.js';
@@ -144,8 +146,7 @@ export class HttpTransport {
       const began = telemetry ? performance.now() : 0;
       let decision: Decision;
       try {
-        // axiosRef's promise API skips the Observable and cancel token HttpService.request builds.
-        const res = await this.http.axiosRef.request<string>(config);
+        const res = await this.send(config);
         telemetry?.record(outboundSignal(req, String(res.status), began));
         if (debug) {
           this.logger.debug!(`← ${res.status} ${target} [${req.operation}] in ${now() - started} ms`);
@@ -175,6 +176,16 @@ export class HttpTransport {
       );
       await sleep(delay);
     }
+  }
+
+  /**
+   * axiosRef's promise API skips the Observable and cancel token HttpService.request builds; a
+   * user's test double of HttpService with only `request` (a common Nest override) still works.
+   */
+  private send(config: AxiosRequestConfig<string | undefined>): Promise<AxiosResponse<string>> {
+    const axiosRef = (this.http as { axiosRef?: HttpService['axiosRef'] }).axiosRef;
+    if (axiosRef) return axiosRef.request<string>(config);
+    return firstValueFrom(this.http.request<string>(config));
   }
 }
 
