@@ -18,9 +18,6 @@ export const HUBTEL_DEFAULT_RETRY = Object.freeze({ maxAttempts: 3, baseDelayMs:
 /** Country code put in front of national numbers written with a leading 0 (Ghana). */
 export const HUBTEL_DEFAULT_COUNTRY_CODE = '233';
 
-/** Platform response bodies kept on errors are cut to this many characters. */
-export const HUBTEL_ERROR_BODY_LIMIT = 2_048;
-
 /** Environment variable names the options classes declare (`@HubtelOption({ env })`), and HUBTEL_ACCOUNTS. */
 export const HUBTEL_ENV = Object.freeze({
   clientId: 'HUBTEL_CLIENT_ID',
@@ -50,10 +47,7 @@ export const HUBTEL_ENV = Object.freeze({
   accounts: 'HUBTEL_ACCOUNTS',
 } as const);
 
-/**
- * Injection token of an app-wide HubtelStore (`HubtelRedisModule.forRoot()` provides one), used by
- * modules given no `store` option; without it they keep a MemoryStore.
- */
+/** Injection token of the app-wide HubtelStore (`HubtelRedisModule.forRoot()`); else a MemoryStore. */
 export const HUBTEL_STORE = Symbol.for('nestjs-hubtel:store');
 
 /** Injection token of an app-wide JobRunner (`HubtelBullmqModule.forRoot()`); without one, jobs run here. */
@@ -62,10 +56,7 @@ export const HUBTEL_JOB_RUNNER = Symbol.for('nestjs-hubtel:job-runner');
 /** Injection token of the instance's one StatusCheckBudget, shared by every module's status checks. */
 export const HUBTEL_STATUS_CHECK_BUDGET = Symbol.for('nestjs-hubtel:status-check-budget');
 
-/**
- * Default `statusCheckBudget.perMinute`. The platform rate-limits status checks per merchant, at an
- * undocumented rate: forged callbacks must not spend it, a busy shop's own checks keep 10 a second.
- */
+/** Default `statusCheckBudget.perMinute`: the platform's per-merchant limit is undocumented. */
 export const HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE = 600;
 /** Largest `statusCheckBudget.perMinute` accepted. */
 export const HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE = 100_000;

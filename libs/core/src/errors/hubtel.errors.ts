@@ -89,10 +89,7 @@ export type HubtelRedisUnusableReason =
   /** A client object that could only be used by copying it (which loses its address or settings). */
   | 'CLIENT_UNUSABLE';
 
-/**
- * A Redis connection the suite cannot use as given: thrown at startup (never a fallback to another
- * address), saying what to change; `reason` says which rule it broke.
- */
+/** A Redis connection the suite cannot use as given: thrown at startup, never a fallback. */
 export class HubtelRedisConfigError extends HubtelConfigError {
   constructor(
     option: string,
@@ -162,10 +159,7 @@ export class HubtelRateLimitedError extends HubtelApiError {
   }
 }
 
-/**
- * This minute's budget of status checks is spent: the check was not sent (forged callbacks must not
- * spend the platform's per-merchant limit). `retryAfterMs` says when a check is next allowed.
- */
+/** The instance's budget of status checks is spent: not sent; `retryAfterMs` says when to try again. */
 export class HubtelStatusCheckBudgetError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
     super('HUBTEL_STATUS_CHECK_BUDGET', message, details);
@@ -186,20 +180,14 @@ export class HubtelTimeoutError extends HubtelError {
   }
 }
 
-/**
- * A non-idempotent request (a send, a payment) may have reached the platform but no answer came
- * back. It was NOT retried: check its status before sending again.
- */
+/** A send or payment may have reached the platform, no answer came: NOT retried, check its status. */
 export class HubtelUnknownOutcomeError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
     super('HUBTEL_UNKNOWN_OUTCOME', message, details);
   }
 }
 
-/**
- * The store could not be reached or did not answer in time (the write may or may not have applied):
- * inbound endpoints answer 503, unacknowledged, so the platform sends the request again.
- */
+/** The store failed or timed out (a write may have applied); inbound endpoints answer 503. */
 export class HubtelStoreUnavailableError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
     super('HUBTEL_STORE_UNAVAILABLE', message, details);

@@ -1,19 +1,23 @@
-/** What a platform answer means: a 2xx decoded, else a typed error and whether it may be retried. */
+/** What an attempt's answer, or its failure, means: a 2xx decoded, else a typed error and whether to retry. */
 import type { AxiosResponse } from 'axios';
 import {
   HubtelApiError,
   HubtelAuthenticationError,
   HubtelInsufficientCreditError,
   HubtelIpNotAllowedError,
+  HubtelNetworkError,
   HubtelRateLimitedError,
+  HubtelTimeoutError,
   HubtelUnknownOutcomeError,
   type HubtelError,
   type HubtelErrorDetails,
 } from '../errors/hubtel.errors.js';
-import { HUBTEL_ERROR_BODY_LIMIT } from '../hubtel.constants.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
 import { describeHubtelCode } from './hubtel-codes.js';
 import type { HubtelRequest, HubtelResponse } from './http-transport.js';
+
+/** Platform bodies kept on errors are cut to this many characters. */
+const ERROR_BODY_LIMIT = 2_048;
 
 /** What the retry loop does after a failed attempt: `error` is thrown when it does not retry. */
 export interface Decision {
@@ -33,7 +37,7 @@ export function decodeSuccess<T>(
   const data = parseJson(text);
   if (data === undefined && text.trim() !== '') {
     const details = { httpStatus: res.status, body: truncate(text), attempts };
-    const message = `${req.operation}: ${req.method} ${req.api} ${req.path} answered ${res.status} with a body that is not JSON`;
+    const message = `${where(req)} answered ${res.status} with a body that is not JSON`;
     // The platform accepted a non-idempotent request but we cannot read what it did.
     if (!req.idempotent) {
       throw new HubtelUnknownOutcomeError(
@@ -54,6 +58,7 @@ export function decideOnStatus(
   now: number,
 ): Decision {
   const status = res.status;
+  const at = where(req);
   const headers = plainHeaders(res.headers);
   const text = typeof res.data === 'string' ? res.data : '';
   const parsed = parseJson(text);
@@ -61,7 +66,6 @@ export function decideOnStatus(
   const responseCode = extractResponseCode(parsed);
   const meaning = describeHubtelCode(req.api, responseCode);
   const platformMessage = extractMessage(parsed);
-  const where = `${req.operation}: ${req.method} ${req.api} ${req.path}`;
   const suffix =
     (responseCode !== undefined ? ` (code ${responseCode}${meaning ? `: ${meaning}` : ''})` : '') +
     (platformMessage ? ` — ${maskPhoneNumbers(platformMessage)}` : '');
@@ -71,38 +75,38 @@ export function decideOnStatus(
 
   const retry = (error: HubtelError, wait?: number): Decision => ({ retry: true, retryAfterMs: wait, error });
   const stop = (error: HubtelError): Decision => ({ retry: false, error });
-  const failed = `${where} failed with HTTP ${status}`;
+  const failed = `${at} failed with HTTP ${status}`;
 
   if (status === 429) {
-    const message = `${where} was rate limited by the platform (HTTP 429) after ${attempt} attempt(s)${suffix}`;
+    const message = `${at} was rate limited by the platform (HTTP 429) after ${attempt} attempt(s)${suffix}`;
     return retry(new HubtelRateLimitedError(message, details), retryAfterMs);
   }
   if (status === 503) {
-    const message = `${where} failed: the platform is unavailable (HTTP 503) after ${attempt} attempt(s)${suffix}`;
+    const message = `${at} failed: the platform is unavailable (HTTP 503) after ${attempt} attempt(s)${suffix}`;
     return retry(new HubtelApiError(message, details), retryAfterMs);
   }
   if ((status === 502 || status === 504) && !req.idempotent) {
-    const message = `${where} got HTTP ${status} from a gateway: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`;
+    const message = `${at} got HTTP ${status} from a gateway: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`;
     return stop(new HubtelUnknownOutcomeError(message, details));
   }
   if (status === 502 || status === 504)
     return retry(new HubtelApiError(`${failed} after ${attempt} attempt(s)${suffix}`, details));
   if (status === 401) {
-    const message = `${where} was refused: the ${req.api} API credentials (clientId/clientSecret) are wrong or lack access (HTTP 401)${suffix}`;
+    const message = `${at} was refused: the ${req.api} API credentials (clientId/clientSecret) are wrong or lack access (HTTP 401)${suffix}`;
     return stop(new HubtelAuthenticationError(message, details));
   }
   if (status === 402 || (req.api === 'sms' && status === 400 && responseCode === '12')) {
-    const message = `${where} was refused: the account has no credit left (HTTP ${status})${suffix}`;
+    const message = `${at} was refused: the account has no credit left (HTTP ${status})${suffix}`;
     return stop(new HubtelInsufficientCreditError(message, details));
   }
-  if (status === 403 && looksLikeHtml(headers['content-type'], text)) {
-    const message = `${where} was refused with an HTML 403 page: this server's IP address is probably not on the platform's allow-list for the ${req.api} API (ask Hubtel to allow-list your server's public IP)`;
+  if (status === 403 && (/html/i.test(headers['content-type'] ?? '') || /^\s*</.test(text))) {
+    const message = `${at} was refused with an HTML 403 page: this server's IP address is probably not on the platform's allow-list for the ${req.api} API (ask Hubtel to allow-list your server's public IP)`;
     return stop(new HubtelIpNotAllowedError(message, details));
   }
   if (status >= 300 && status < 400) {
     const location = headers.location ? ` to ${headers.location}` : '';
-    const hint = `check the ${req.api} base URL`;
-    return stop(new HubtelApiError(`${where} was redirected${location} (HTTP ${status}); ${hint}`, details));
+    const message = `${at} was redirected${location} (HTTP ${status}); check the ${req.api} base URL`;
+    return stop(new HubtelApiError(message, details));
   }
   return stop(new HubtelApiError(`${failed}${suffix}`, details));
 }
@@ -130,11 +134,11 @@ function parseJson(text: string): unknown {
 }
 
 function truncate(text: string): string {
-  return text.length > HUBTEL_ERROR_BODY_LIMIT ? `${text.slice(0, HUBTEL_ERROR_BODY_LIMIT)}…` : text;
+  return text.length > ERROR_BODY_LIMIT ? `${text.slice(0, ERROR_BODY_LIMIT)}…` : text;
 }
 
-function looksLikeHtml(contentType: string | undefined, text: string): boolean {
-  return /html/i.test(contentType ?? '') || /^\s*</.test(text);
+function where(req: HubtelRequest): string {
+  return `${req.operation}: ${req.method} ${req.api} ${req.path}`;
 }
 
 /** The platform's own outcome code from an error body: responseCode, ResponseCode, code, or status. */
@@ -174,4 +178,74 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   const date = Date.parse(text);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
+}
+
+/** Errors raised before the connection was made: the platform cannot have seen the request. */
+const PRE_SEND_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTDOWN',
+  'EADDRNOTAVAIL',
+]);
+/** Syscalls whose ETIMEDOUT is a failure to connect. */
+const PRE_SEND_SYSCALLS = new Set(['connect', 'getaddrinfo', 'queryA', 'queryAaaa']);
+
+/** `pre-send`: never connected, safe to retry; `timeout` or `broken` (reset): the platform may have acted. */
+export interface AttemptFailure {
+  kind: 'pre-send' | 'timeout' | 'broken';
+  code: string;
+  message: string;
+}
+
+/** Retry or throw, for an attempt that got no HTTP answer. */
+export function decideOnFailure(
+  req: HubtelRequest,
+  failure: AttemptFailure,
+  attempt: number,
+  timeoutMs: number,
+): Decision {
+  const details: HubtelErrorDetails = { attempts: attempt, cause: sanitizedCause(failure) };
+  if (failure.kind === 'pre-send') {
+    const message = `${where(req)} could not connect to the platform (${failure.code}) after ${attempt} attempt(s); nothing was sent`;
+    return { retry: true, error: new HubtelNetworkError(message, details) };
+  }
+  const what =
+    failure.kind === 'timeout' ? `timed out after ${timeoutMs} ms` : `lost its connection (${failure.code})`;
+  if (!req.idempotent) {
+    const message = `${where(req)} ${what}: the request may have reached the platform, so its outcome is unknown. It was not retried: check its status before sending it again`;
+    return { retry: false, error: new HubtelUnknownOutcomeError(message, details) };
+  }
+  const error =
+    failure.kind === 'timeout'
+      ? new HubtelTimeoutError(`${where(req)} ${what} on each of ${attempt} attempt(s)`, details)
+      : new HubtelNetworkError(`${where(req)} ${what} after ${attempt} attempt(s)`, details);
+  return { retry: true, error };
+}
+
+export function classifyFailure(error: unknown): AttemptFailure {
+  const err = error as { code?: unknown; message?: unknown; cause?: { code?: unknown; syscall?: unknown } };
+  const code = String(err?.code ?? err?.cause?.code ?? 'UNKNOWN');
+  const message = typeof err?.message === 'string' ? err.message : String(error);
+  const syscall = err?.cause?.syscall ?? (err as { syscall?: unknown })?.syscall;
+  if (code === 'ETIMEDOUT' && typeof syscall === 'string' && PRE_SEND_SYSCALLS.has(syscall)) {
+    // The OS gave up connecting: nothing was sent.
+    return { kind: 'pre-send', code, message };
+  }
+  if (code === 'ETIMEDOUT' || code === 'ECONNABORTED' || /timeout/i.test(message)) {
+    return { kind: 'timeout', code: 'ETIMEDOUT', message };
+  }
+  if (PRE_SEND_CODES.has(code)) return { kind: 'pre-send', code, message };
+  return { kind: 'broken', code, message };
+}
+
+/** An Error carrying only the failure's code and message: never the axios config (headers, auth). */
+function sanitizedCause(failure: AttemptFailure): Error {
+  const cause = new Error(maskPhoneNumbers(failure.message)) as Error & { code?: string };
+  cause.code = failure.code;
+  return cause;
 }

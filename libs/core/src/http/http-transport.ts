@@ -1,17 +1,21 @@
 import { type Logger, type LoggerService } from '@nestjs/common';
-import { HubtelLogger } from '../logging/hubtel-logger.js';
 import type { HttpService } from '@nestjs/axios';
 import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { firstValueFrom } from 'rxjs';
 import { HubtelError } from '../errors/hubtel.errors.js';
+import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { isLogLevelEnabled } from '../logging/log-level.js';
 import { maskPhoneNumbers, redactToString } from '../logging/redact.js';
 import type { HubtelApi, HubtelCredentials, HubtelRetryOptions } from '../options/hubtel-options.types.js';
 import { backoffDelay } from '../retry/backoff.js';
 import type { HubtelOutboundSignal, HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
-import { classifyFailure, decideOnFailure } from './http-transport.failures.js';
-import { axiosRequest, basicAuthHeaders, queryString } from './http-transport.request.js';
-import { decideOnStatus, decodeSuccess, type Decision } from './http-transport.responses.js';
+import {
+  classifyFailure,
+  decideOnFailure,
+  decideOnStatus,
+  decodeSuccess,
+  type Decision,
+} from './http-transport.responses.js';
 
 /** One call to the platform. */
 export interface HubtelRequest {
@@ -76,20 +80,21 @@ export interface HttpTransportConfig {
   telemetry?: HubtelTelemetry;
 }
 
-// A referenced timer (unlike the inbound pipeline's): a script awaiting a send must not exit
-// in the middle of a retry wait.
-const defaultSleep = (ms: number) =>
-  new Promise<void>((resolve) => {
-    setTimeout(resolve, ms);
-  });
+// Referenced, unlike the pipeline's: a script awaiting a send must not exit during a retry wait.
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+const keepAsIs = [(body: unknown) => body];
+const TRANSITIONAL = Object.freeze({
+  clarifyTimeoutError: true,
+  silentJSONParsing: true,
+  forcedJSONParsing: false,
+});
 
 /**
- * The suite's one outbound HTTP client (on @nestjs/axios' HttpService): auth, time-outs, retries,
- * error mapping and log masking exist once. Retried: failures before anything was sent, 429 and
- * 503 (not processed). 502, 504, time-outs and broken connections only when `idempotent`, else
- * HubtelUnknownOutcomeError at once: the platform may have acted, a resend could do it twice.
- * Nothing else. Delays: full jitter; a `Retry-After` above `maxDelayMs` throws at once (with
- * `retryAfterMs`) rather than block the caller or retry too early.
+ * The suite's one outbound HTTP client (on @nestjs/axios' HttpService). Retried: failures before
+ * anything was sent, 429 and 503; 502, 504, time-outs and broken connections only when
+ * `idempotent`, else HubtelUnknownOutcomeError at once (a resend could act twice). A `Retry-After`
+ * above `maxDelayMs` throws at once (with `retryAfterMs`) rather than block or retry too early.
  */
 export class HttpTransport {
   private readonly logger: LoggerService;
@@ -103,7 +108,11 @@ export class HttpTransport {
   ) {
     this.logger = config.hooks?.logger ?? new HubtelLogger(config.loggerContext ?? 'HubtelHttp');
     this.customLogger = config.hooks?.logger !== undefined;
-    this.authHeaders = basicAuthHeaders(config.credentials);
+    this.authHeaders = {};
+    for (const [api, pair] of Object.entries(config.credentials ?? {}))
+      if (pair)
+        this.authHeaders[api as HubtelApi] =
+          `Basic ${Buffer.from(`${pair.clientId}:${pair.clientSecret}`).toString('base64')}`;
   }
 
   /** The configured base URL of an API, or undefined when this transport does not call it. */
@@ -122,7 +131,10 @@ export class HttpTransport {
     if (!req.path.startsWith('/')) {
       throw new HubtelError('HUBTEL_CONFIG_INVALID', `${req.operation}: request path must start with "/"`);
     }
-    const query = queryString(req.query);
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(req.query ?? {}))
+      if (value !== undefined) params.append(key, String(value));
+    const query = params.size > 0 ? `?${params}` : '';
     const target = `${req.method} ${req.api} ${req.path}`;
     const data = req.body === undefined ? undefined : JSON.stringify(req.body);
     const timeoutMs = req.timeoutMs ?? this.config.timeoutMs;
@@ -178,10 +190,7 @@ export class HttpTransport {
     }
   }
 
-  /**
-   * axiosRef's promise API skips the Observable and cancel token HttpService.request builds; a
-   * user's test double of HttpService with only `request` (a common Nest override) still works.
-   */
+  // axiosRef skips the Observable HttpService.request builds; a test double with only `request` works.
   private send(config: AxiosRequestConfig<string | undefined>): Promise<AxiosResponse<string>> {
     const axiosRef = (this.http as { axiosRef?: HttpService['axiosRef'] }).axiosRef;
     if (axiosRef) return axiosRef.request<string>(config);
@@ -196,6 +205,36 @@ export function createHttpTransport(
   loggerContext?: string,
 ): HttpTransport {
   return new HttpTransport(http, loggerContext === undefined ? config : { ...config, loggerContext });
+}
+
+/** The axios request for `req` at `url`, sent as is on every attempt; `data` is the JSON text. */
+function axiosRequest(
+  req: HubtelRequest,
+  url: string,
+  auth: string | undefined,
+  timeout: number,
+  data: string | undefined,
+): AxiosRequestConfig<string | undefined> {
+  const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
+  for (const name in req.headers ?? {})
+    if (name.toLowerCase() !== 'authorization') headers[name] = req.headers![name]!;
+  if (auth) headers.Authorization = auth;
+  return {
+    url,
+    method: req.method,
+    headers,
+    data,
+    timeout,
+    responseType: 'text',
+    // The body is JSON text already; we parse the answer ourselves, so an HTML error page is kept.
+    transformRequest: keepAsIs,
+    transformResponse: keepAsIs,
+    validateStatus: null,
+    // A redirected POST may be replayed as a GET elsewhere; report it instead.
+    maxRedirects: 0,
+    maxContentLength: MAX_RESPONSE_BYTES,
+    transitional: TRANSITIONAL,
+  };
 }
 
 function outboundSignal(req: HubtelRequest, status: string, began: number): HubtelOutboundSignal {

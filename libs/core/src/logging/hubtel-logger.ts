@@ -5,6 +5,7 @@ import { redact } from './redact.js';
 
 /** Nest's own test for "this string parameter is a stack trace" (ConsoleLogger). */
 const STACK = /^(.)+\n\s+at .+:\d+:\d+/;
+const LEVELS = ['log', 'warn', 'error', 'debug', 'verbose', 'fatal'] as const;
 
 /** Makes a log parameter safe: strings one line (an extra stack trace keeps its lines), objects redacted. */
 export function sanitizeLogParam(
@@ -17,11 +18,24 @@ export function sanitizeLogParam(
   return value;
 }
 
+function safeArgs(message: unknown, rest: unknown[], line: (text: string) => string): unknown[] {
+  return [sanitizeLogParam(message, line), ...rest.map((value) => sanitizeLogParam(value, line, true))];
+}
+
 /**
  * Nest's Logger with every message and extra made safe (escaped, masked, capped) on the whole line,
  * so no log line can forget a request's value; a disabled level costs nothing.
  */
 export class HubtelLogger extends Logger {
+  static {
+    for (const level of LEVELS) {
+      const write = Logger.prototype[level] as (this: Logger, ...args: unknown[]) => void;
+      HubtelLogger.prototype[level] = function (this: HubtelLogger, message: unknown, ...rest: unknown[]) {
+        if (this.isLevelEnabled(level)) write.apply(this, safeArgs(message, rest, this.line));
+      };
+    }
+  }
+
   /** @param line how a string is made safe (for tests) */
   constructor(
     context: string,
@@ -34,56 +48,18 @@ export class HubtelLogger extends Logger {
   isLevelEnabled(level: LogLevel): boolean {
     return isLogLevelEnabled(level, this);
   }
-
-  override log(message: unknown, ...rest: unknown[]): void {
-    if (this.isLevelEnabled('log')) super.log(this.safe(message), ...this.safeAll(rest));
-  }
-
-  override warn(message: unknown, ...rest: unknown[]): void {
-    if (this.isLevelEnabled('warn')) super.warn(this.safe(message), ...this.safeAll(rest));
-  }
-
-  override error(message: unknown, ...rest: unknown[]): void {
-    if (this.isLevelEnabled('error')) super.error(this.safe(message), ...this.safeAll(rest));
-  }
-
-  override debug(message: unknown, ...rest: unknown[]): void {
-    if (this.isLevelEnabled('debug')) super.debug(this.safe(message), ...this.safeAll(rest));
-  }
-
-  override verbose(message: unknown, ...rest: unknown[]): void {
-    if (this.isLevelEnabled('verbose')) super.verbose(this.safe(message), ...this.safeAll(rest));
-  }
-
-  override fatal(message: unknown, ...rest: unknown[]): void {
-    if (this.isLevelEnabled('fatal')) super.fatal(this.safe(message), ...this.safeAll(rest));
-  }
-
-  private safe(value: unknown): unknown {
-    return sanitizeLogParam(value, this.line);
-  }
-
-  private safeAll(values: unknown[]): unknown[] {
-    return values.length === 0 ? values : values.map((value) => sanitizeLogParam(value, this.line, true));
-  }
 }
 
 type SimpleLogger = Pick<LoggerService, 'log' | 'warn' | 'error'> & Partial<LoggerService>;
 
 /** Wraps a logger handed to the suite directly so every line reaching it is made safe as HubtelLogger's. */
 export function sanitizingLogger<T extends SimpleLogger>(target: T): T {
-  const wrap =
-    (method: (message: unknown, ...rest: unknown[]) => unknown) =>
-    (message: unknown, ...rest: unknown[]) =>
-      method.call(
-        target,
-        sanitizeLogParam(message),
-        ...rest.map((value) => sanitizeLogParam(value, sanitizeLogLine, true)),
-      );
   const wrapped: Record<string, unknown> = Object.create(target) as Record<string, unknown>;
-  for (const level of ['log', 'warn', 'error', 'debug', 'verbose', 'fatal'] as const) {
-    const method = target[level] as ((message: unknown, ...rest: unknown[]) => unknown) | undefined;
-    if (typeof method === 'function') wrapped[level] = wrap(method);
+  for (const level of LEVELS) {
+    const method = target[level] as ((...args: unknown[]) => unknown) | undefined;
+    if (typeof method === 'function')
+      wrapped[level] = (message: unknown, ...rest: unknown[]) =>
+        method.apply(target, safeArgs(message, rest, sanitizeLogLine));
   }
   return wrapped as T;
 }

@@ -1,9 +1,8 @@
 import type { HubtelApi } from '../options/hubtel-options.types.js';
 
 /**
- * What the suite reports as it works, for metrics (`nestjs-hubtel/metrics`) or your own observer.
- * Every label-like field is bounded by the code, never by traffic, and no phone number, reference,
- * key or amount is in a signal: each field can become a metric label as it is.
+ * What the suite reports as it works, for metrics or your own observer. No phone number, reference,
+ * key or amount is in a signal, and every label-like field is bounded by the code, never by traffic.
  */
 export type HubtelSignal =
   | HubtelInboundSignal
@@ -23,10 +22,7 @@ export type HubtelInboundSource = 'checkout' | 'fulfillment' | 'service-flow';
 export interface HubtelInboundSignal {
   kind: 'inbound';
   source: HubtelInboundSource;
-  /**
-   * `accepted`: recorded, its work runs once. `duplicate`: already recorded, nothing new runs.
-   * `ignored`: nothing to do (a non-final checkout status). `rejected`: refused (see `reason`).
-   */
+  /** `accepted` (its work runs once), `duplicate`, `ignored` (a non-final status), `rejected`. */
   outcome: 'accepted' | 'duplicate' | 'ignored' | 'rejected';
   /** With `rejected`: the error code answered, or a failed checkout verification's (`AMOUNT_MISMATCH`). */
   reason?: string;
@@ -104,10 +100,7 @@ export interface HubtelStatusCheckBudgetSignal {
   operation: string;
 }
 
-/**
- * A verified payment whose amount or currency does not match its invoice or cart: held for a person
- * (`opened`), then resolved (`delivered` anyway, or `refunded`). One signal per change.
- */
+/** A verified payment that does not match its invoice or cart: held (`opened`), then resolved. */
 export interface HubtelPaymentAttentionSignal {
   kind: 'payment-attention';
   /** `checkout` (an invoice) or `fulfillment` (a programmable-services order). */
@@ -119,10 +112,7 @@ export interface HubtelPaymentAttentionSignal {
   account: string;
 }
 
-/**
- * The one instrumentation seam: provided under `HUBTEL_TELEMETRY` (HubtelMetricsModule does), every
- * module reports to it; without one no signal is built. `record` must not throw nor block.
- */
+/** The one instrumentation seam, under `HUBTEL_TELEMETRY`; `record` must not throw nor block. */
 export interface HubtelTelemetry {
   record(signal: HubtelSignal): void;
 }
