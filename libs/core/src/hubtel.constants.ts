@@ -56,7 +56,7 @@ export const HUBTEL_JOB_RUNNER = Symbol.for('nestjs-hubtel:job-runner');
 /** Injection token of the instance's one StatusCheckBudget, shared by every module's status checks. */
 export const HUBTEL_STATUS_CHECK_BUDGET = Symbol.for('nestjs-hubtel:status-check-budget');
 
-/** Default `statusCheckBudget.perMinute`: the platform's per-merchant limit is undocumented. */
+/** Default `statusCheckBudget.perMinute` (10 a second; the platform's per-merchant limit is undocumented). */
 export const HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE = 600;
 /** Largest `statusCheckBudget.perMinute` accepted. */
 export const HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE = 100_000;

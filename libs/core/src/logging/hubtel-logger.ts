@@ -28,12 +28,14 @@ function safeArgs(message: unknown, rest: unknown[], line: (text: string) => str
  */
 export class HubtelLogger extends Logger {
   static {
-    for (const level of LEVELS) {
-      const write = Logger.prototype[level] as (this: Logger, ...args: unknown[]) => void;
+    for (const level of LEVELS)
       HubtelLogger.prototype[level] = function (this: HubtelLogger, message: unknown, ...rest: unknown[]) {
-        if (this.isLevelEnabled(level)) write.apply(this, safeArgs(message, rest, this.line));
+        if (this.isLevelEnabled(level))
+          (Logger.prototype[level] as (...args: unknown[]) => void).apply(
+            this,
+            safeArgs(message, rest, this.line),
+          );
       };
-    }
   }
 
   /** @param line how a string is made safe (for tests) */
