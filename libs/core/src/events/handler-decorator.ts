@@ -5,20 +5,11 @@ import { HubtelConfigError } from '../errors/hubtel.errors.js';
 // Derived from OnEvent itself: @nestjs/event-emitter 3.x (Nest 11) does not export OnEventOptions.
 type OnEventOptions = Exclude<Parameters<typeof OnEvent>[1], undefined>;
 
-/**
- * Options of the handler and listener decorators: a listener decorator passes @OnEvent's on; a
- * handler decorator reads `id`, `account` and `prependListener` (called before the others).
- */
+/** Options of the handler and listener decorators (a listener passes @OnEvent's on). */
 export type HubtelHandlerOptions = Omit<OnEventOptions, 'async' | 'suppressErrors'> & {
-  /**
-   * The handler's stable identity instead of `ClassName.methodName`, which job records remember:
-   * keep it across renames (set it when a class is provided twice or the build minifies names).
-   */
+  /** The handler's stable identity (job records remember it), instead of `ClassName.methodName`. */
   id?: string;
-  /**
-   * Run only for the events of this account or these (`'default'` is the default account's); for
-   * other accounts' events the method returns at once and counts as handled.
-   */
+  /** Run only for these accounts' events (`'default'`); for others it returns at once, handled. */
   account?: string | readonly string[];
 };
 
@@ -34,9 +25,8 @@ export interface HubtelHandlerMetadata {
 export const HANDLER_EVENTS = new Set<string>();
 
 /**
- * Builds the decorator of a pipeline job's handlers (`@OnCheckoutPaid()`): our own metadata, not
- * `@OnEvent`, so the pipeline calls the method itself, retried until it succeeds, and only then
- * emits the event to listeners (docs/architecture.md, "Handlers and events").
+ * The decorator of a pipeline job's handlers (`@OnCheckoutPaid()`): not `@OnEvent`, so the pipeline
+ * calls the method itself, retried until it succeeds, then emits the event to listeners.
  */
 export function createHandlerDecorator(event: string): (options?: HubtelHandlerOptions) => MethodDecorator {
   HANDLER_EVENTS.add(event);
@@ -58,10 +48,7 @@ export function createHandlerDecorator(event: string): (options?: HubtelHandlerO
   };
 }
 
-/**
- * Builds the decorator of an event the modules emit (`@OnCheckoutRejected()`): `@OnEvent` with the
- * `account` filter, synchronous and not suppressing errors, so the module sees a listener fail.
- */
+/** The decorator of an emitted event (`@OnCheckoutRejected()`): `@OnEvent`, sync, errors not suppressed. */
 export function createListenerDecorator(event: string): (options?: HubtelHandlerOptions) => MethodDecorator {
   return (options: HubtelHandlerOptions = {}) => {
     const { id: _id, account, ...rest } = options;

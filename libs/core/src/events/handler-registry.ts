@@ -6,20 +6,17 @@ import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
 import { HANDLER_EVENTS, HUBTEL_HANDLER_METADATA, type HubtelHandlerMetadata } from './handler-decorator.js';
 
-/** One handler of a pipeline event, as the pipeline calls it. */
+/** One handler of a pipeline event: `id` (`Class.method@event`) is what a job record remembers. */
 export interface PipelineHandler {
-  /** Stable identity a job record remembers: `Class.method@event`, or `event#n` without Nest. */
   readonly id: string;
-  /** Calls the handler; rejects when it fails. */
   readonly call: (payload: unknown) => unknown;
 }
 
 export interface HandlerRegistryOptions {
   emitter: EventEmitter2;
-  /** With both (a Nest app): decorated handlers are found by their metadata and called by identity. */
+  /** In a Nest app: decorated handlers are found by their metadata and called by identity. */
   discovery?: DiscoveryService;
   scanner?: MetadataScanner;
-  /** Builds a request-scoped provider's instance per call. */
   moduleRef?: ModuleRef;
   logger?: Logger;
 }
@@ -27,12 +24,9 @@ export interface HandlerRegistryOptions {
 type Method = (payload: unknown) => unknown;
 
 /**
- * Who handles a pipeline event, each with a stable identity, so a job remembers which handlers
- * succeeded by name, never by position (a deploy that reorders handlers must not make a recovered
- * job skip one or run one twice). In a Nest app: the methods marked by a handler decorator, found
- * once through DiscoveryService and called on their instance, so the pipeline sees every failure;
- * the emitter's listeners are observers (`notify`). Without discovery (outside Nest) the emitter's
- * listeners are the handlers, by position.
+ * Who handles a pipeline event, each by a stable identity: a job remembers which handlers succeeded
+ * by name, not position (a deploy that reorders them must not skip or repeat one). In a Nest app the
+ * decorated methods, found once; listeners only observe (`notify`). Outside Nest: the listeners.
  */
 export class HandlerRegistry implements OnApplicationBootstrap {
   private discovered: Map<string, PipelineHandler[]> | undefined;
@@ -43,15 +37,14 @@ export class HandlerRegistry implements OnApplicationBootstrap {
     this.logger = options.logger ?? new HubtelLogger('Hubtel:handlers');
   }
 
-  /** Finds the handlers at start-up, so what the discovery warns about is said before any job. */
+  /** At start-up, so what the discovery warns about is said before any job. */
   onApplicationBootstrap(): void {
     this.discover();
   }
 
   /**
-   * Emits a job's events to the emitter's listeners once its handlers succeeded, before its record
-   * is settled (at least once). Each is called on its own, not awaited, its failure logged: an
-   * observer never fails, holds or repeats the job, nor stops another (as `emitAsync` would).
+   * Emits a job's events to the listeners once its handlers succeeded (at least once). Each is
+   * called alone, not awaited, its failure logged: it never fails, holds or repeats the job.
    */
   notify(events: readonly string[], payload: unknown): void {
     if (!this.options.discovery) return;
@@ -88,7 +81,7 @@ export class HandlerRegistry implements OnApplicationBootstrap {
     return handlers;
   }
 
-  handlersOfEvent(event: string): readonly PipelineHandler[] {
+  private handlersOfEvent(event: string): readonly PipelineHandler[] {
     const { emitter, discovery } = this.options;
     if (!discovery) {
       return Object.freeze(
@@ -167,8 +160,8 @@ const NO_HANDLERS: readonly PipelineHandler[] = Object.freeze([]);
 
 let metadataKey: unknown;
 /**
- * The metadata key @OnEvent writes: exported by @nestjs/event-emitter 12, learned from a probe on 3.x
- * (Nest 11). A namespace import: Node's ESM loader cannot take the name from a CommonJS build.
+ * The key @OnEvent writes: exported by @nestjs/event-emitter 12, probed on 3.x (Nest 11). A namespace
+ * import: Node's ESM loader cannot take the name from a CommonJS build.
  */
 export function onEventMetadataKey(
   pkg = eventEmitterPackage as unknown as Record<string, unknown> &

@@ -30,10 +30,7 @@ export interface HubtelRequest {
   body?: unknown;
   /** Extra headers (e.g. `Cache-Control: no-cache`). Cannot replace `Authorization`. */
   headers?: Readonly<Record<string, string>>;
-  /**
-   * Sending it twice does no harm (reads, status checks). Only such calls are retried after a
-   * time-out, a reset or a 502/504; any other that may have arrived fails HubtelUnknownOutcomeError.
-   */
+  /** Sending it twice does no harm (reads, status checks): only then retried once it may have arrived. */
   idempotent: boolean;
   /** Short name for logs and error messages, e.g. `sms.sendBatch`, `checkout.initiate`. */
   operation: string;
@@ -55,14 +52,11 @@ export interface HubtelResponse<T> {
   attempts: number;
 }
 
-/** Test seams (defaults: a timer, Math.random, Date.now, a HubtelLogger with `loggerContext`). */
+/** Test seams: a timer, the jitter's [0, 1) source, the clock, a logger (given no context argument). */
 export interface HttpTransportHooks {
   sleep?: (ms: number) => Promise<void>;
-  /** Uniform in [0, 1), for the full jitter. */
   random?: () => number;
-  /** Epoch ms, to read a `Retry-After` date. */
   now?: () => number;
-  /** Given no context argument: a Nest Logger that has one would print it again. */
   logger?: LoggerService;
 }
 
@@ -76,7 +70,6 @@ export interface HttpTransportConfig {
   /** Context of the log lines, e.g. `SmsService`. Default `HubtelHttp`. */
   loggerContext?: string;
   hooks?: HttpTransportHooks;
-  /** Told of every exchange with the platform (API, operation, status, latency). */
   telemetry?: HubtelTelemetry;
 }
 

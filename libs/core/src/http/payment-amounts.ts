@@ -3,10 +3,7 @@ import type { TransactionStatus } from './transaction-status.js';
 /** Who bore the platform's charge on a payment, as its verified figures show. */
 export type ChargeBearer = 'merchant' | 'payer';
 
-/**
- * A payment's figures as the transaction status check reported them (the proof of payment; a
- * callback's or a fulfillment request's figures are claims). Plain JSON: recorded with the order.
- */
+/** A payment's figures as the status check reported them (the proof; a callback's are claims). */
 export interface PaymentAmounts {
   /** What the payer paid (status check `amount`). */
   gross: number;
@@ -14,18 +11,14 @@ export interface PaymentAmounts {
   charges: number;
   /** What reaches the merchant (`amountAfterCharges`; `gross − charges` when it reported none). */
   net: number;
-  /**
-   * `merchant`: `amount` is the expected total (the charge deducted); `payer`: `amountAfterCharges`
-   * is (the charge added). Absent when neither matched (an overpayment accepted, or a mismatch).
-   */
+  /** Whose figure matched the expected total (`amount`: merchant, `amountAfterCharges`: payer). */
   chargesBorneBy?: ChargeBearer;
   /** Status check `currencyCode`, when it gave one. */
   currency?: string;
 }
 
-/** How the amounts are compared: a module's tolerance, and whether paying more is accepted. */
+/** A module's tolerance, and whether paying more is accepted. */
 export interface AmountRule {
-  /** True when `paid` is close enough to `expected` (both in the currency's unit). */
   withinTolerance(paid: number, expected: number): boolean;
   allowOverpayment: boolean;
 }

@@ -40,12 +40,9 @@ export interface TransactionStatusQuery {
 }
 
 /**
- * `GET {status_url}/transactions/{posSalesId}/status?clientReference=…`: the one reading of the
- * answer, shared by checkout and the service app.
- *
- * @returns undefined when the platform knows no such transaction (404): nothing was paid.
- * @throws HubtelApiError when the answer carries an error code or no status.
- * @throws HubtelStatusCheckBudgetError when `budget` refused the check (nothing was sent).
+ * `GET {status_url}/transactions/{posSalesId}/status?clientReference=…`, read once for checkout and
+ * the service app: undefined on a 404 (nothing was paid); HubtelApiError for an error code or no
+ * status; HubtelStatusCheckBudgetError when `budget` refused it (not sent).
  */
 export async function requestTransactionStatus(
   transport: HttpTransport,

@@ -31,10 +31,8 @@ function defaultDispatcher(): Dispatcher {
 }
 
 /**
- * An axios adapter on `undici.request`: HttpService keeps the config, interceptors and test
- * overrides users expect, at about half the CPU of axios' `node:http` adapter (bench/FINDINGS.md).
- * Redirects are never followed (as `maxRedirects: 0`); a `proxy` object or custom agents are
- * refused rather than silently ignored.
+ * An axios adapter on `undici.request`: HttpService keeps what users expect of it, at about half the
+ * CPU of axios' `node:http` adapter. Redirects are never followed; a `proxy` or agents are refused.
  */
 export function createUndiciAxiosAdapter(options: UndiciAxiosAdapterOptions = {}): AxiosAdapter {
   return function undiciAxiosAdapter(config) {

@@ -1,14 +1,7 @@
 import { ConsoleLogger, Logger, type LogLevel, type LoggerService } from '@nestjs/common';
 
 /** Nest's Logger internals (protected or private in its typings, present in Nest 11 and 12). */
-interface LoggerInternals {
-  isBufferAttached?: boolean;
-  /** The app's logger (undefined for `logger: false`). */
-  staticInstanceRef?: LoggerService;
-}
-interface LoggerInstanceInternals {
-  localInstance?: LoggerService;
-}
+type LoggerInternals = { isBufferAttached?: boolean; staticInstanceRef?: LoggerService };
 
 /**
  * Whether Nest's Logger would print a line of `level`, so nobody builds (and masks) a line unseen:
@@ -19,11 +12,9 @@ interface LoggerInstanceInternals {
 export function isLogLevelEnabled(level: LogLevel, logger?: Logger): boolean {
   const statics = Logger as unknown as LoggerInternals;
   if (statics.isBufferAttached) return true;
-  const target =
-    logger !== undefined
-      ? (logger as unknown as LoggerInstanceInternals).localInstance
-      : statics.staticInstanceRef;
+  const target = logger
+    ? (logger as unknown as { localInstance?: LoggerService }).localInstance
+    : statics.staticInstanceRef;
   if (!target) return false;
-  if (target instanceof ConsoleLogger) return target.isLevelEnabled(level);
-  return true;
+  return target instanceof ConsoleLogger ? target.isLevelEnabled(level) : true;
 }

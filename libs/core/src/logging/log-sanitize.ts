@@ -39,10 +39,7 @@ export function capLogText(text: string, maxLength: number): string {
   return `${text.slice(0, end)}…(${text.length - end} more chars)`;
 }
 
-/**
- * One value from outside (a request field, an error message) made safe for a log line: control
- * characters escaped, phone numbers masked, cut at `maxLength`.
- */
+/** One value from outside made safe for a log line: controls escaped, phones masked, cut at `maxLength`. */
 export function sanitizeLogValue(value: unknown, maxLength = 256): string {
   let text: string;
   try {
@@ -62,10 +59,7 @@ export function sanitizeLogLine(line: string, maxLength = LOG_LINE_MAX_LENGTH): 
 const NEWLINE_NOT_FRAME =
   /\n(?![ \t]+at [^\n]*(?::\d+:\d+\)?|\((?:<anonymous>|native|index \d+)\))(?:\n|$))/g;
 
-/**
- * A stack trace made safe: frames keep their lines; any other newline (the message's, which may
- * quote a value) and control character is escaped, phone numbers masked.
- */
+/** A stack trace made safe: frames keep their lines; any other newline (the message's) is escaped. */
 export function sanitizeStack(stack: string, maxLength = 4 * LOG_LINE_MAX_LENGTH): string {
   const masked = maskPhoneNumbers(stack);
   const escaped = UNSAFE.test(masked)

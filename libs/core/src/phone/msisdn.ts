@@ -3,12 +3,9 @@ import { HUBTEL_DEFAULT_COUNTRY_CODE } from '../hubtel.constants.js';
 
 /*
  * Phone numbers in the contract's form, `233241234567`, from `+233 24 123 4567`, `00233…`,
- * `0241234567` (trunk 0: the default country) or `+233 (0)24…`. Ghana: exactly 233 + 9 digits not
- * starting with 0 (`2330241234567` is a typo, refused rather than guessed); elsewhere 8 to 15
- * digits (E.164). Bare national digits (`241234567`) are refused rather than sent to the wrong
- * country; other unprefixed digits are read as international (`447911123456`).
+ * `0241234567` or `+233 (0)24…`. Ghana: 233 + 9 digits not starting with 0 (a typo is refused, not
+ * guessed); elsewhere 8 to 15 digits. Bare national digits are refused, not sent to the wrong country.
  */
-
 const MSISDN_MIN_DIGITS = 8;
 const MSISDN_MAX_DIGITS = 15;
 

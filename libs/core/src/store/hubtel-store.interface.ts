@@ -13,10 +13,7 @@ export interface StoreWriteOptions {
   ttlMs?: number;
 }
 
-/**
- * A loss of a store's data, noticed by its marker being gone (a Redis restarted without persistence,
- * a failover to an empty replica, a flush): anything held before `detectedAt` may be gone.
- */
+/** A loss of a store's data (an empty Redis after a restart or failover): anything before `detectedAt`. */
 export interface HubtelStoreLoss {
   /** When it was first noticed (ISO), by this process or another sharing the store. */
   detectedAt: string;
@@ -45,10 +42,7 @@ export interface HubtelStore {
   ): Promise<StoreEntry<T> | undefined>;
   set<T>(key: string, value: T, options?: StoreWriteOptions): Promise<StoreEntry<T>>;
   delete(key: string): Promise<boolean>;
-  /**
-   * Optional: deletes only at `expectedVersion`, so a record is dropped without removing a newer one
-   * another instance wrote since. Without it, `deleteIfVersion` writes a short-lived placeholder.
-   */
+  /** Optional: deletes only at `expectedVersion` (else `deleteIfVersion` writes an expiring null). */
   compareAndDelete?(key: string, expectedVersion: number): Promise<boolean>;
   /** Every live entry whose key starts with `prefix` (for reconciliation and recovery scans). */
   scan<T>(prefix: string): AsyncIterable<[string, StoreEntry<T>]>;

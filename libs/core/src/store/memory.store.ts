@@ -17,10 +17,7 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-/**
- * The default store: a Map in this process, atomic because every operation completes synchronously.
- * Lost on restart: use a persistent store in production when callbacks must survive a crash.
- */
+/** The default store: a Map in this process, atomic as every operation is synchronous; lost on restart. */
 export class MemoryStore implements HubtelStore {
   readonly local = true;
   private readonly map = new Map<string, Slot>();
