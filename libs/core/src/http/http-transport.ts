@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { type Logger, type LoggerService } from '@nestjs/common';
 import type { HttpService } from '@nestjs/axios';
 import type { AxiosRequestConfig, AxiosResponse } from 'axios';
@@ -73,8 +74,6 @@ export interface HttpTransportConfig {
   telemetry?: HubtelTelemetry;
 }
 
-// Referenced, unlike the pipeline's: a script awaiting a send must not exit during a retry wait.
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 const keepAsIs = [(body: unknown) => body];
 const TRANSITIONAL = Object.freeze({
@@ -133,7 +132,8 @@ export class HttpTransport {
     const timeoutMs = req.timeoutMs ?? this.config.timeoutMs;
     const maxAttempts = Math.max(1, Math.min(req.maxAttempts ?? Infinity, this.config.retry.maxAttempts));
     const config = axiosRequest(req, base + req.path + query, this.authHeaders[req.api], timeoutMs, data);
-    const { now = Date.now, random = Math.random, sleep = defaultSleep } = this.config.hooks ?? {};
+    // A referenced timer, unlike the pipeline's: a script awaiting a send must not exit mid-retry.
+    const { now = Date.now, random = Math.random, sleep = delay } = this.config.hooks ?? {};
     const { telemetry } = this.config;
 
     for (let attempt = 1; ; attempt++) {

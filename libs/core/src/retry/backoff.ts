@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { HubtelRetryOptions } from '../options/hubtel-options.types.js';
 
 /**
@@ -13,17 +14,7 @@ export function backoffDelay(
   return Math.round(ceiling * random());
 }
 
-/** Promise-based sleep whose timer does not keep the process alive. */
+/** Sleeps without keeping the process alive; resolves early when `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (ms <= 0 || signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    timer.unref?.();
-    signal?.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-  });
+  return delay(ms, undefined, { ref: false, signal }).catch(() => undefined);
 }
