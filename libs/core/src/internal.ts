@@ -5,7 +5,6 @@
 export {
   InboundPipeline,
   DEFAULT_JOB_RETRY,
-  JobRefusedError,
   type JobRefusal,
   type JobFollowUps,
   type JobRecord,
@@ -13,28 +12,17 @@ export {
   type JobStatus,
   type JobRunContext,
 } from './inbound/inbound-pipeline.js';
-export {
-  ACCOUNT_PARAM,
-  InboundAccessPolicy,
-  PATH_SECRET_PARAM,
-  type InboundRequestLike,
-} from './inbound/inbound-access.js';
+export { InboundAccessPolicy, type InboundRequestLike } from './inbound/inbound-access.js';
 export {
   inboundPaths,
   routeInbound,
   inboundPathAccount,
   type InboundAccount,
-  type InboundAccounts,
 } from './inbound/inbound-route.js';
 export { mountController } from './inbound/inbound-controller.js';
 export { inboundHttpError } from './inbound/inbound-http-errors.js';
 export { answerInbound, inboundSignal, type InboundAnswerOptions } from './inbound/inbound-answer.js';
-export {
-  inboundKit,
-  type InboundKitOptions,
-  type InboundKitSpec,
-  type InboundPipelineSettings,
-} from './inbound/inbound-kit.js';
+export { inboundKit } from './inbound/inbound-kit.js';
 export { findHostileStructure } from './inbound/inbound-body.js';
 export {
   DEFAULT_JOB_RECORD_TTL_MS,

@@ -1,4 +1,4 @@
-/** What an attempt's answer, or its failure, means: a 2xx decoded, else a typed error and whether to retry. */
+/** What an attempt's answer or failure means: a 2xx decoded, else a typed error and whether to retry. */
 import type { AxiosResponse } from 'axios';
 import {
   HubtelApiError,

@@ -19,9 +19,8 @@ export interface HubtelConnectionExtras {
 }
 
 /**
- * HubtelRedisModule's and HubtelBullmqModule's forRoot / forRootAsync: `type`, connected before
- * start-up goes on, also under `token`; closed in the last shutdown phase, since the pipelines
- * still use it while they drain in beforeApplicationShutdown.
+ * HubtelRedisModule's and HubtelBullmqModule's forRoot / forRootAsync: `type` connected before start-up
+ * goes on, also under `token`; closed last, as the pipelines use it while they drain before shutdown.
  */
 export function hubtelConnectionModule<O, T extends HubtelConnection, F extends string>(spec: {
   moduleName: string;

@@ -14,8 +14,7 @@ let shared: Ajv | undefined;
 
 /**
  * One Ajv for the suite, with keywords that call class-validator's own checks where JSON Schema
- * disagrees with it. validator.js counts no more characters than UTF-16 units, so `cvMaxLength`
- * calls it only past the limit.
+ * disagrees (validator.js counts no more characters than UTF-16 units: `cvMaxLength` calls it past it).
  */
 function ajv(): Ajv {
   if (shared) return shared;
@@ -57,11 +56,9 @@ const caches = {
 };
 
 /**
- * The validator of a class-validator DTO, compiled once through JSON Schema and Ajv: it accepts and
- * refuses what `validate(plainToInstance(Dto, body))` does on parsed JSON (the differential spec
- * proves it), with one issue per bad field, and returns the declared fields only.
- *
- * @throws HubtelError `HUBTEL_CONFIG_INVALID` for a rule without an exact JSON Schema form, at bootstrap.
+ * The validator of a class-validator DTO, compiled once through JSON Schema and Ajv: it accepts what
+ * `validate(plainToInstance(Dto, body))` does on parsed JSON, one issue per bad field, and returns the
+ * declared fields only. Throws `HUBTEL_CONFIG_INVALID` for a rule without an exact JSON Schema form.
  */
 export function compileValidator<T>(
   dto: Type<T>,

@@ -24,9 +24,8 @@ export type JsonSchema = Record<string, unknown>;
 type Metadata = ReturnType<ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']>[number];
 
 /**
- * The class-validator rules a DTO may use, each as JSON Schema accepting exactly what class-validator
- * accepts on parsed JSON (the `cv*` keywords of validation.ajv.ts where the built-in ones differ).
- * Any other rule is refused when the validator is built, so it never accepts what class-validator refuses.
+ * The class-validator rules a DTO may use, each as JSON Schema accepting exactly what it accepts on
+ * parsed JSON (`cv*` keywords where they differ); any other rule is refused when the validator is built.
  */
 const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
   isString: () => ({ type: 'string' }),
