@@ -186,7 +186,5 @@ const MIGRATION_WARNED = new Set<string>();
 
 /** An event a handler decorator handles, or a sub-event of one (`hubtel.service-app.fulfillment:<code>`). */
 function isHandlerEvent(event: string): boolean {
-  if (HANDLER_EVENTS.has(event)) return true;
-  for (const base of HANDLER_EVENTS) if (event.startsWith(`${base}:`)) return true;
-  return false;
+  return [...HANDLER_EVENTS].some((base) => event === base || event.startsWith(`${base}:`));
 }

@@ -209,7 +209,9 @@ export function decideOnFailure(
   attempt: number,
   timeoutMs: number,
 ): Decision {
-  const details: HubtelErrorDetails = { attempts: attempt, cause: sanitizedCause(failure) };
+  // The cause carries the failure's code and message only: never the axios config (headers, auth).
+  const cause = Object.assign(new Error(maskPhoneNumbers(failure.message)), { code: failure.code });
+  const details: HubtelErrorDetails = { attempts: attempt, cause };
   if (failure.kind === 'pre-send') {
     const message = `${where(req)} could not connect to the platform (${failure.code}) after ${attempt} attempt(s); nothing was sent`;
     return { retry: true, error: new HubtelNetworkError(message, details) };
@@ -241,11 +243,4 @@ export function classifyFailure(error: unknown): AttemptFailure {
   }
   if (PRE_SEND_CODES.has(code)) return { kind: 'pre-send', code, message };
   return { kind: 'broken', code, message };
-}
-
-/** An Error carrying only the failure's code and message: never the axios config (headers, auth). */
-function sanitizedCause(failure: AttemptFailure): Error {
-  const cause = new Error(maskPhoneNumbers(failure.message)) as Error & { code?: string };
-  cause.code = failure.code;
-  return cause;
 }
