@@ -2,26 +2,7 @@
  * nestjs-hubtel: what every module shares and a user may need (what the libraries share among
  * themselves is `internal.ts`). test/api/core.api.txt pins this list (npm run api:update).
  */
-export {
-  HubtelError,
-  HubtelConfigError,
-  HubtelValidationError,
-  HubtelApiError,
-  HubtelAuthenticationError,
-  HubtelInsufficientCreditError,
-  HubtelIpNotAllowedError,
-  HubtelRateLimitedError,
-  HubtelNetworkError,
-  HubtelTimeoutError,
-  HubtelUnknownOutcomeError,
-  HubtelStoreUnavailableError,
-  HubtelStatusCheckBudgetError,
-  HubtelRedisConfigError,
-  type HubtelRedisUnusableReason,
-  type HubtelErrorCode,
-  type HubtelErrorDetails,
-  type ValidationIssue,
-} from './errors/hubtel.errors.js';
+export * from './errors/hubtel.errors.js';
 
 // A payment's verified figures (gross, charges, net), as the paid events of checkout and the service app carry them.
 export type { ChargeBearer, PaymentAmounts } from './http/payment-amounts.js';
@@ -38,14 +19,7 @@ export { isHubtelStore, type HubtelStoreOption } from './store/store-option.js';
 export { HUBTEL_STORE, HUBTEL_JOB_RUNNER } from './hubtel.constants.js';
 
 // Job runners: where and when recorded jobs run; what a job that gave up emits.
-export {
-  InProcessJobRunner,
-  type JobRunner,
-  type JobRunRequest,
-  type JobRunOutcome,
-  type JobExecutor,
-  type JobRunnerHealth,
-} from './inbound/job-runner.js';
+export * from './inbound/job-runner.js';
 export { DeadLetterEvent } from './inbound/inbound-pipeline.js';
 
 // Shutdown and dead letters (listed and replayed through the modules' services).
@@ -57,21 +31,7 @@ export {
 } from './inbound/inbound-dead-letters.js';
 
 // Instrumentation: one observer of what the modules do (nestjs-hubtel/metrics is one).
-export {
-  HUBTEL_TELEMETRY,
-  type HubtelTelemetry,
-  type HubtelSignal,
-  type HubtelInboundSource,
-  type HubtelInboundSignal,
-  type HubtelHandlerSignal,
-  type HubtelJobSignal,
-  type HubtelSmsSignal,
-  type HubtelFulfillmentCallbackSignal,
-  type HubtelServiceFlowSignal,
-  type HubtelOutboundSignal,
-  type HubtelStatusCheckBudgetSignal,
-  type HubtelPaymentAttentionSignal,
-} from './telemetry/hubtel-telemetry.js';
+export * from './telemetry/hubtel-telemetry.js';
 
 // Option types shared by the modules, and reading them from the environment.
 export type {

@@ -87,22 +87,11 @@ export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hub
 export { hashTagOf, clusterEnabledIn, redisClusterNodesOption } from './store/redis.checks.js';
 export { ErrorLogThrottle } from './logging/log-throttle.js';
 
-export {
-  HttpTransport,
-  createHttpTransport,
-  type HttpTransportConfig,
-  type HubtelRequest,
-  type HubtelResponse,
-} from './http/http-transport.js';
+export * from './http/http-transport.js';
 export { hubtelHttpModule } from './http/undici-axios-adapter.js';
 export { describeHubtelCode } from './http/hubtel-codes.js';
 export { StatusCheckBudget } from './http/status-check.budget.js';
-export {
-  requestTransactionStatus,
-  platformMessage,
-  type TransactionPaymentStatus,
-  type TransactionStatus,
-} from './http/transaction-status.js';
+export * from './http/transaction-status.js';
 export { ANSWER_FIELDS, fieldOf, withFieldNames } from './http/answer-fields.js';
 export { judgeAmounts, amountsOf } from './http/payment-amounts.js';
 
@@ -128,16 +117,7 @@ export {
   IsOptionalSection,
   IsHubtelPosSalesId,
 } from './options/hubtel-options.dto.js';
-export {
-  compileValidator,
-  type CompiledValidator,
-  type CompileValidatorOptions,
-} from './validation/validation.ajv.js';
+export * from './validation/validation.ajv.js';
 export { deleteIfVersion } from './store/hubtel-store.interface.js';
 export { isGsm7, gsm7Cost, ussdScreen, DEFAULT_USSD_SCREEN, type UssdScreenLimits } from './text/gsm7.js';
-export {
-  isTelcoOperator,
-  isUssdRequest,
-  serviceAppChannel,
-  type ServiceAppChannel,
-} from './channel/service-app.channel.js';
+export * from './channel/service-app.channel.js';
