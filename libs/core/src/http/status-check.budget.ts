@@ -20,17 +20,13 @@ export interface StatusCheckBudgetHooks {
 /** At most `perMinute` checks in any sliding minute: a ring of the last checks' times (O(1), no timer). */
 export class StatusCheckBudget {
   private readonly logger: LoggerService;
-  private readonly now: () => number;
-  private readonly telemetry: HubtelTelemetry | undefined;
   private configured: number | undefined;
   private times: number[] = [];
   private next = 0;
   private lastRefusalAt = -Infinity;
 
-  constructor(hooks: StatusCheckBudgetHooks = {}) {
+  constructor(private readonly hooks: StatusCheckBudgetHooks = {}) {
     this.logger = hooks.logger ?? new HubtelLogger('HubtelStatusCheck');
-    this.now = hooks.now ?? Date.now;
-    this.telemetry = hooks.telemetry;
   }
 
   /** Checks allowed in any minute: the smallest any module configured, else the default. */
@@ -50,7 +46,7 @@ export class StatusCheckBudget {
 
   /** Takes one check, or throws HubtelStatusCheckBudgetError: the check must not be sent. */
   take(operation: string): void {
-    const now = this.now();
+    const now = (this.hooks.now ?? Date.now)();
     const limit = this.perMinute;
     if (this.times.length < limit) {
       this.times.push(now);
@@ -63,7 +59,7 @@ export class StatusCheckBudget {
       return;
     }
     const retryAfterMs = oldest + MINUTE_MS - now;
-    this.telemetry?.record({ kind: 'status-check-budget', operation });
+    this.hooks.telemetry?.record({ kind: 'status-check-budget', operation });
     // One line per episode (not one per refused check: a flood must not flood the logs too).
     if (now - this.lastRefusalAt >= MINUTE_MS) {
       this.logger.warn(
@@ -85,7 +81,7 @@ export class StatusCheckBudget {
   providers: [
     {
       provide: HUBTEL_STATUS_CHECK_BUDGET,
-      useFactory: (telemetry?: HubtelTelemetry) => new StatusCheckBudget(telemetry ? { telemetry } : {}),
+      useFactory: (telemetry?: HubtelTelemetry) => new StatusCheckBudget({ telemetry }),
       inject: [{ token: HUBTEL_TELEMETRY, optional: true }],
     },
   ],

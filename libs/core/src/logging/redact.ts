@@ -26,10 +26,7 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const LETTER = /\p{L}/u;
 const DECIMAL_DIGIT = /\p{Nd}/u;
 
-/**
- * Masks a phone number, keeping its first and last three digits and its separators:
- * `233******567`, `+233 ** *** *567`. Strings with fewer than 7 digits are masked whole.
- */
+/** Masks a phone number but its first and last three digits (`233******567`); under 7 digits, all. */
 export function maskMsisdn(value: string): string {
   const digits = value.replace(/\D/g, '').length;
   if (digits === 0) return value;
@@ -223,11 +220,7 @@ export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);
 }
 
-/**
- * A copy of `value` that is safe to log: secret-named keys replaced by `[REDACTED]`, phone
- * numbers masked in every string (and in integers that are one), cycles and depth cut, binary
- * data summarised.
- */
+/** A copy of `value` safe to log: secret-named keys `[REDACTED]`, phone numbers masked, cycles cut. */
 export function redact(value: unknown, maxDepth = 8): unknown {
   return walk(value, maxDepth, new WeakSet(), Infinity);
 }
@@ -275,10 +268,7 @@ function walk(value: unknown, depth: number, seen: WeakSet<object>, maxItems: nu
   }
 }
 
-/**
- * `redact` then JSON, for one-line log messages: arrays keep their first 25 items (and say how
- * many more there were), the text is cut at `maxLength`. Never throws.
- */
+/** `redact` then JSON, for one-line messages: arrays cut at 25 items, the text at `maxLength`; never throws. */
 export function redactToString(value: unknown, maxLength = 2_048): string {
   let text: string;
   try {
