@@ -90,8 +90,6 @@ const TRANSITIONAL = Object.freeze({
  */
 export class HttpTransport {
   private readonly logger: LoggerService;
-  /** A logger given through hooks decides for itself which levels it prints. */
-  private readonly customLogger: boolean;
   private readonly authHeaders: Partial<Record<HubtelApi, string>>;
 
   constructor(
@@ -99,7 +97,6 @@ export class HttpTransport {
     private readonly config: HttpTransportConfig,
   ) {
     this.logger = config.hooks?.logger ?? new HubtelLogger(config.loggerContext ?? 'HubtelHttp');
-    this.customLogger = config.hooks?.logger !== undefined;
     this.authHeaders = {};
     for (const [api, pair] of Object.entries(config.credentials ?? {}))
       if (pair)
@@ -137,10 +134,11 @@ export class HttpTransport {
     const { telemetry } = this.config;
 
     for (let attempt = 1; ; attempt++) {
-      // Building a debug line masks the whole body: skip it when nobody would see it.
+      // Building a debug line masks the whole body: skip it when nobody would see it (a hooks
+      // logger decides for itself which levels it prints).
       const debug =
         this.logger.debug !== undefined &&
-        (this.customLogger || isLogLevelEnabled('debug', this.logger as Logger));
+        (this.config.hooks?.logger !== undefined || isLogLevelEnabled('debug', this.logger as Logger));
       if (debug) {
         this.logger.debug!(
           maskPhoneNumbers(`→ ${target}${query} [${req.operation}] attempt ${attempt}/${maxAttempts}`) +

@@ -34,7 +34,7 @@ describe('createUndiciAxiosAdapter', () => {
     server = await startServer((req, body, res) => handler(req, body, res));
     // A private pool per test, so a test's stalled connection cannot leak into the next one.
     dispatcher = new Agent();
-    client = axios.create({ adapter: createUndiciAxiosAdapter({ dispatcher }) });
+    client = axios.create({ adapter: createUndiciAxiosAdapter(dispatcher) });
   });
 
   afterEach(async () => {

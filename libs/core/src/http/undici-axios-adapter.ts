@@ -11,11 +11,6 @@ import axios, {
 } from 'axios';
 import { EnvHttpProxyAgent, getGlobalDispatcher, request, type Dispatcher } from 'undici';
 
-export interface UndiciAxiosAdapterOptions {
-  /** Default: an `EnvHttpProxyAgent` when HTTP(S)_PROXY is set (as in axios), else undici's global one. */
-  dispatcher?: Dispatcher;
-}
-
 const ABSOLUTE_URL = /^[a-z][a-z\d+\-.]*:\/\//i;
 const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'];
 
@@ -33,10 +28,11 @@ function defaultDispatcher(): Dispatcher {
 /**
  * An axios adapter on `undici.request`: HttpService keeps what users expect of it, at about half the
  * CPU of axios' `node:http` adapter. Redirects are never followed; a `proxy` or agents are refused.
+ * `dispatcher` defaults to an `EnvHttpProxyAgent` when HTTP(S)_PROXY is set, else undici's global one.
  */
-export function createUndiciAxiosAdapter(options: UndiciAxiosAdapterOptions = {}): AxiosAdapter {
+export function createUndiciAxiosAdapter(dispatcher?: Dispatcher): AxiosAdapter {
   return function undiciAxiosAdapter(config) {
-    return send(config, options.dispatcher ?? defaultDispatcher());
+    return send(config, dispatcher ?? defaultDispatcher());
   };
 }
 
