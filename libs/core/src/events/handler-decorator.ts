@@ -33,11 +33,7 @@ export function createHandlerDecorator(event: string): (options?: HubtelHandlerO
   return (options: HubtelHandlerOptions = {}) => {
     const { id, account, prependListener } = options;
     const accounts = account === undefined ? undefined : accountSet(account, event);
-    const entry: HubtelHandlerMetadata = {
-      event,
-      ...(id !== undefined ? { id } : {}),
-      ...(prependListener ? { prepend: true } : {}),
-    };
+    const entry: HubtelHandlerMetadata = { event, id, prepend: prependListener };
     return (_target, _key, descriptor) => {
       if (accounts) descriptor = filterByAccount(descriptor, accounts);
       const method = descriptor.value as object;
