@@ -1,7 +1,8 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { HubtelApiError, HubtelNetworkError } from 'nestjs-hubtel';
+import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from 'nestjs-hubtel';
+import type { ServiceAppChannel } from '#internal';
 
 /** Where a command reads and writes (process streams, or in-memory streams in tests). */
 export interface CliStreams {
@@ -216,6 +217,24 @@ export function intOption(
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
     throw new CliUsageError(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
   return Number(value);
+}
+
+/** A service-flow session's `--operator`, `--service-code`, `--mobile` and `--channel`, checked. */
+export function sessionOptions(
+  values: Partial<Record<'operator' | 'service-code' | 'mobile' | 'channel', string>>,
+  channelOf = '',
+): { mobile?: string; channel?: ServiceAppChannel } {
+  for (const name of ['operator', 'service-code'] as const)
+    if (values[name]?.trim() === '') throw new CliUsageError(`--${name} must not be empty`);
+  const mobile = values.mobile === undefined ? undefined : tryNormalizeMsisdn(values.mobile);
+  if (mobile?.ok === false)
+    throw new CliUsageError(
+      `--mobile must be a phone number (233241234567 or 0241234567), got "${values.mobile}"`,
+    );
+  const channel = values.channel?.trim().toLowerCase();
+  if (channel !== undefined && channel !== 'ussd' && channel !== 'app')
+    throw new CliUsageError(`--channel must be ussd or app${channelOf}, got "${values.channel}"`);
+  return { mobile: mobile?.msisdn, channel };
 }
 
 /** An absolute http(s) URL option, or a usage error naming it. */

@@ -160,55 +160,36 @@ export class TerminalSimulator {
       return line;
     };
     let response = await session.start();
-    if (session.channel === 'ussd') return this.playUssd(session, sandbox, response, ask);
+    // USSD: `Message` only, input sent as typed (the service maps an option's number), the cart a
+    // `Release` with an `Item`.
+    const ussd = session.channel === 'ussd';
     for (;;) {
-      this.warnIssues(session);
       const type = String(response.Type ?? '').toLowerCase();
+      if (!ussd) this.warnIssues(session);
       this.out();
-      if (response.Label) this.out(p(`── ${response.Label} ──`, 'bold'));
-      if (response.Message) this.out(response.Message);
-
+      if (ussd) {
+        // The screen first, then what is wrong with it (--strict stops there, the screen seen).
+        this.showUssdScreen(session, response);
+        this.warnIssues(session);
+      } else {
+        if (response.Label) this.out(p(`── ${response.Label} ──`, 'bold'));
+        if (response.Message) this.out(response.Message);
+      }
+      const ussdCart =
+        ussd && type === 'release' && response.Item !== null && typeof response.Item === 'object';
+      if (ussdCart) this.out(p('Session ended on the phone; the payment prompt follows.', 'dim'));
+      if (ussdCart || type === 'addtocart')
+        return payCart(this.terminal(ask), session, sandbox, response.Item!);
       if (type === 'release') return this.ended(session);
-      if (type === 'addtocart') return payCart(this.terminal(ask), session, sandbox, response.Item!);
-      const options = Array.isArray(response.Data) ? (response.Data as ServiceFlowOption[]) : [];
-      const isSelect = String(response.DataType).toLowerCase() === 'select' && options.length > 0;
+      const options = !ussd && Array.isArray(response.Data) ? (response.Data as ServiceFlowOption[]) : [];
       let answer: string;
-      if (isSelect) {
+      if (String(response.DataType).toLowerCase() === 'select' && options.length > 0) {
         options.forEach((o, i) => this.out(`  ${p(`${i + 1}.`, 'cyan')} ${o.Display}`));
         answer = toOptionValue(await ask(p(`Choose 1-${options.length} > `, 'bold')), options);
       } else {
         const field = response.FieldType ? ` (${response.FieldType})` : '';
         answer = await ask(p(`Your answer${field} > `, 'bold'));
       }
-      response = await session.reply(answer);
-    }
-  }
-
-  /** The USSD phone: `Message` only, input sent as typed, the cart a `Release` with an `Item`. */
-  private async playUssd(
-    session: SandboxServiceSession,
-    sandbox: HubtelSandbox,
-    first: ServiceFlowResponse,
-    ask: (prompt: string) => Promise<string>,
-  ): Promise<SimulationResult> {
-    const p = this.paint;
-    let response = first;
-    for (;;) {
-      const type = String(response.Type ?? '').toLowerCase();
-      this.out();
-      // The screen first, then what is wrong with it (--strict stops there, the screen seen).
-      this.showUssdScreen(session, response);
-      this.warnIssues(session);
-      const hasItem = response.Item !== null && typeof response.Item === 'object';
-      if (type === 'release' && hasItem) {
-        this.out(p('Session ended on the phone; the payment prompt follows.', 'dim'));
-        return payCart(this.terminal(ask), session, sandbox, response.Item!);
-      }
-      if (type === 'release') return this.ended(session);
-      if (type === 'addtocart') return payCart(this.terminal(ask), session, sandbox, response.Item!);
-      // What the user types goes as typed: on USSD the service maps an option's number itself.
-      const field = response.FieldType ? ` (${response.FieldType})` : '';
-      const answer = await ask(p(`Your answer${field} > `, 'bold'));
       response = await session.reply(answer);
     }
   }
