@@ -17,7 +17,7 @@ import {
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
 import { TEST_SANDBOX_TUNNEL_PATH } from './testing.constants.js';
-import { request, serverOrigin, type NestAppLike } from './testing.http.js';
+import { endpointUrl, request, serverOrigin, type NestAppLike } from './testing.http.js';
 
 export type TestSandboxOptions = HubtelSandboxOptions;
 
@@ -105,15 +105,7 @@ export class TestSandbox extends HubtelSandbox {
   /** The listening Nest app (or origin) that calls to `tunnelUrl` are relayed to, unchanged. */
   attach(target: NestAppLike | string): this {
     if (typeof target === 'string') {
-      let url: URL;
-      try {
-        url = new URL(target);
-      } catch {
-        throw new HubtelConfigError('attach', `"${target.slice(0, 200)}" is not an absolute URL`);
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:')
-        throw new HubtelConfigError('attach', 'the app URL must be http(s)');
-      this.appOrigin = url.origin;
+      this.appOrigin = new URL(endpointUrl(target)).origin;
       return this;
     }
     const server = target?.getHttpServer?.() as Server | undefined;
@@ -204,10 +196,7 @@ export class TestSandbox extends HubtelSandbox {
     };
   }
 
-  /**
-   * Records a session's payment, sending nothing: the status check then confirms a fulfillment
-   * request your test sends itself (`sendFulfillmentRequest`).
-   */
+  /** Records a session's payment, sending nothing: the status check then confirms your fulfillment request. */
   markServicePaid(sessionId: string, options: RecordServicePaymentOptions = {}): SandboxSession {
     return this.recordServicePayment(sessionId, options);
   }
@@ -217,10 +206,7 @@ export class TestSandbox extends HubtelSandbox {
     return sandboxEnv(this);
   }
 
-  /**
-   * Marks an invoice paid WITHOUT sending its callback: the status check then confirms a callback
-   * your test sends itself (`sendCheckoutCallback`).
-   */
+  /** Marks an invoice paid WITHOUT its callback: the status check then confirms the one your test sends. */
   markPaid(checkoutIdOrReference: string, options: MarkPaidOptions = {}): Promise<PaymentResult> {
     if (options === null || typeof options !== 'object')
       throw new HubtelValidationError('markPaid options must be an object', [
@@ -254,19 +240,10 @@ export class TestSandbox extends HubtelSandbox {
       const answerHeaders = Object.fromEntries(relayed.map((name) => [name, answer.headers[name]!]));
       return { status: answer.status, headers: answerHeaders, text: answer.text };
     } catch (err) {
-      return unreachable(origin, err as Error);
+      const message = `The attached app at ${origin} did not answer: ${(err as Error).message}`;
+      return { status: 502, json: { error: 'HUBTEL_TUNNEL_UNREACHABLE', message } };
     }
   }
-}
-
-function unreachable(origin: string, err: Error): SandboxReply {
-  return {
-    status: 502,
-    json: {
-      error: 'HUBTEL_TUNNEL_UNREACHABLE',
-      message: `The attached app at ${origin} did not answer: ${err.message}`,
-    },
-  };
 }
 
 /** Starts a sandbox on 127.0.0.1 and a random port, for one test file. Stop it in `afterAll`. */

@@ -52,13 +52,14 @@ ioredis / bullmq not installed), 3 Redis unreachable, 4 --wait ran out with the 
 `;
 
 export const DEAD_LETTER_MODULES = ['checkout', 'service-app'] as const;
+type RedisNodes = Array<{ host: string; port: number }>;
 
 export interface DeadLettersOptions {
   action: 'list' | 'replay';
   id?: string;
   /** One Redis; or `redisClusterNodes`. */
   redisUrl?: string;
-  redisClusterNodes?: Array<{ host: string; port: number }>;
+  redisClusterNodes?: RedisNodes;
   keyPrefix?: string;
   /** The app's BullMQ prefix (HubtelBullmqModule's `prefix`); undefined: the runner's default. */
   bullmqPrefix?: string;
@@ -122,7 +123,7 @@ export function parseDeadLettersArgs(
   return { help: false, options };
 }
 
-function parseNodes(text: string): Array<{ host: string; port: number }> {
+function parseNodes(text: string): RedisNodes {
   return text.split(',').map((part) => {
     const match = /^\s*(\[[^\]]+\]|[^:\s]+):(\d{1,5})\s*$/.exec(part);
     const port = match ? Number(match[2]) : 0;
@@ -146,12 +147,17 @@ async function optionalPeer<T>(load: () => Promise<T>, command: string, peer: st
   }
 }
 
+/** The Redis the options name, as the store and the runner take it. */
+function connection(options: DeadLettersOptions): { cluster: { nodes: RedisNodes } } | { url: string } {
+  return options.redisClusterNodes !== undefined
+    ? { cluster: { nodes: options.redisClusterNodes } }
+    : { url: options.redisUrl! };
+}
+
 async function openRedis(options: DeadLettersOptions): Promise<RedisStore> {
   const redis = await optionalPeer(() => import('nestjs-hubtel/redis'), 'dead-letters', 'ioredis');
   const store = new redis.RedisStore({
-    ...(options.redisClusterNodes !== undefined
-      ? { cluster: { nodes: options.redisClusterNodes } }
-      : { url: options.redisUrl! }),
+    ...connection(options),
     ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
   });
   try {
@@ -173,9 +179,7 @@ async function openRunner(options: DeadLettersOptions, io: CliStreams): Promise<
   let runner: BullmqJobRunner;
   try {
     runner = new bullmq.BullmqJobRunner({
-      ...(options.redisClusterNodes !== undefined
-        ? { cluster: { nodes: options.redisClusterNodes } }
-        : { url: options.redisUrl! }),
+      ...connection(options),
       ...(options.bullmqPrefix === undefined ? {} : { prefix: options.bullmqPrefix }),
       // Only queues the run: the app's workers take it.
       work: false,
@@ -232,20 +236,17 @@ class StderrLogger extends Logger {
   constructor(private readonly io: CliStreams) {
     super('Hubtel:BullMQ');
   }
-  override log(message: unknown): void {
-    this.write('log', message);
+  override log(message: unknown, level = 'log'): void {
+    this.io.stderr.write(`hubtel-trigger: bullmq ${level}: ${String(message)}\n`);
   }
   override warn(message: unknown): void {
-    this.write('warn', message);
+    this.log(message, 'warn');
   }
   override error(message: unknown): void {
-    this.write('error', message);
+    this.log(message, 'error');
   }
   override debug(): void {}
   override verbose(): void {}
-  private write(level: string, message: unknown): void {
-    this.io.stderr.write(`hubtel-trigger: bullmq ${level}: ${String(message)}\n`);
-  }
 }
 
 export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise<number> {
