@@ -128,6 +128,15 @@ export function painter(
     styles.reduce((t, s) => `\u001b[${CODES[s][0]}m${t}\u001b[${CODES[s][1]}m`, text);
 }
 
+/** A USSD screen's title: its size, marked when over the limit. */
+export function ussdTitle(
+  screen: { length: number; limit: number; fits: boolean },
+  p: ReturnType<typeof painter>,
+): string {
+  const size = `── USSD ${screen.length}/${screen.limit}`;
+  return screen.fits ? p(`${size} ──`, 'dim') : p(`${size} TOO LONG ──`, 'bold', 'yellow');
+}
+
 /**
  * Reads answers line by line; lines typed before a question are queued, not lost as readline's
  * question() would lose them. On a pipe the answer is echoed after the prompt.

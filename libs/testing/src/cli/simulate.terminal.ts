@@ -7,7 +7,7 @@ import {
 } from 'nestjs-hubtel/sandbox';
 import { DEFAULT_USSD_SCREEN, serviceAppChannel, type UssdScreenLimits } from '#internal';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
-import { EXIT, LineReader, painter, type CliStreams } from './cli.support.js';
+import { EXIT, LineReader, painter, ussdTitle, type CliStreams } from './cli.support.js';
 import { payCart, releaseQuietly, type SimulatorTerminal } from './simulate.checkout.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
 
@@ -200,12 +200,7 @@ export class TerminalSimulator {
     const exchange = session.record.exchanges.at(-1);
     const screen = exchange?.screen;
     // The contract warning below says why a screen is too long; the title only marks it.
-    if (screen)
-      this.out(
-        screen.fits
-          ? p(`── USSD ${screen.length}/${screen.limit} ──`, 'dim')
-          : p(`── USSD ${screen.length}/${screen.limit} TOO LONG ──`, 'bold', 'yellow'),
-      );
+    if (screen) this.out(ussdTitle(screen, p));
     if (typeof response.Message === 'string' && response.Message !== '') this.out(response.Message);
     for (const warning of exchange?.warnings ?? []) this.out(p(`⚠ ussd: ${warning}`, 'yellow'));
   }

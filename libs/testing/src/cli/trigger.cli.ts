@@ -1,7 +1,7 @@
 import { HubtelNetworkError, HubtelValidationError } from 'nestjs-hubtel';
 import { DEFAULT_USSD_SCREEN, ussdScreen } from '#internal';
 import { endpointUrl, sendJson, type SentResponse } from '../testing.http.js';
-import { EXIT, painter, parseOrExit, type CliStreams } from './cli.support.js';
+import { EXIT, painter, parseOrExit, ussdTitle, type CliStreams } from './cli.support.js';
 import { runDeadLettersCli } from './dead-letters.cli.js';
 import {
   TRIGGER_CLI_USAGE,
@@ -34,12 +34,13 @@ export interface TriggerReport {
 
 /** Sends the trigger's body (`copies` at once) and collects every answer. */
 export async function runTrigger(options: TriggerOptions): Promise<TriggerReport> {
-  const { body, path, markedPaid } = await buildTriggerBody(options);
-  const report = await sendTrigger(options, body, path);
-  return markedPaid ? { ...report, markedPaid } : report;
+  return sendTrigger(options, await buildTriggerBody(options));
 }
 
-async function sendTrigger(options: TriggerOptions, body: unknown, path: string): Promise<TriggerReport> {
+async function sendTrigger(
+  options: TriggerOptions,
+  { body, path, markedPaid }: { body: unknown; path: string; markedPaid?: MarkedPaid },
+): Promise<TriggerReport> {
   const url = endpointUrl(options.url, routeOf(options, path));
   const headers: Record<string, string> = { 'Content-Type': 'application/json', ...options.headers };
   if (options.kind.startsWith('checkout')) headers['Cache-Control'] ??= 'no-cache';
@@ -57,7 +58,7 @@ async function sendTrigger(options: TriggerOptions, body: unknown, path: string)
       }
     }),
   );
-  return { kind: options.kind, url, body, answers };
+  return { kind: options.kind, url, body, ...(markedPaid ? { markedPaid } : {}), answers };
 }
 
 /** The `hubtel-trigger` command; resolves with its exit code. */
@@ -103,8 +104,7 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
       `${p(`POST ${url}${options.copies > 1 ? ` — ${options.copies} copies at once` : ''}`, 'dim')}\n`,
     );
   }
-  const sent = await sendTrigger(options, built.body, built.path);
-  const report: TriggerReport = built.markedPaid ? { ...sent, markedPaid: built.markedPaid } : sent;
+  const report = await sendTrigger(options, built);
   const ussd = options.kind === 'service-flow' && options.serviceFlow!.channel === 'ussd';
   if (options.kind === 'service-flow') describeServiceFlowAnswers(options, report);
   const failed = report.answers.filter((a) => 'error' in a);
@@ -125,9 +125,7 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
           io.stdout.write(
             `${label}${p(`HTTP ${a.status}`, 'bold', 'green')} ${p(`Type ${String(answer.Type)}`, 'dim')}\n`,
           );
-          io.stdout.write(
-            `${screen.fits ? p(`── USSD ${screen.length}/${screen.limit} ──`, 'dim') : p(`── USSD ${screen.length}/${screen.limit} TOO LONG ──`, 'bold', 'yellow')}\n`,
-          );
+          io.stdout.write(`${ussdTitle(screen, p)}\n`);
           if (typeof answer.Message === 'string' && answer.Message !== '')
             io.stdout.write(`${answer.Message}\n`);
           if (!screen.fits)
