@@ -125,74 +125,63 @@ export class TestSandbox extends HubtelSandbox {
 
   /** The options, environment, driver and payments of one account; an unknown name throws. */
   forAccount(name: string): TestSandboxAccount {
-    const account = this.account(name);
-    return {
-      account,
-      smsOptions: (overrides = {}) => this.smsOptionsOf(account, overrides),
-      checkoutOptions: (overrides = {}) => this.checkoutOptionsOf(account, overrides),
-      serviceAppOptions: (overrides = {}) => this.serviceAppOptionsOf(account, overrides),
-      env: () => sandboxEnv(this, { accounts: [account.name] }),
-      serviceApp: (url, options = {}) => this.serviceApp(url, { ...options, account: account.name }),
-      markServicePaid: (sessionId, options = {}) =>
-        this.recordServicePayment(sessionId, { ...options, account: account.name }),
-    };
+    return this.accountKit(this.account(name));
   }
 
   /** SmsModule options that send to this sandbox. */
   smsOptions(overrides: Partial<SmsModuleOptions> = {}): SmsModuleOptions {
-    return this.smsOptionsOf(this.account(), overrides);
-  }
-
-  private smsOptionsOf(account: SandboxAccount, overrides: Partial<SmsModuleOptions>): SmsModuleOptions {
-    const { sms } = account.credentials;
-    const [senderId] = account.senderIds;
-    return {
-      clientId: sms.clientId,
-      clientSecret: sms.clientSecret,
-      baseUrl: this.baseUrls().sms,
-      ...(senderId !== undefined ? { senderId } : {}),
-      ...overrides,
-    };
+    return this.accountKit(this.account()).smsOptions(overrides);
   }
 
   /** CheckoutModule options for this sandbox, with the tunnel (or `appUrl`) as the app's address. */
   checkoutOptions(overrides: CheckoutTestOptions = {}): CheckoutModuleOptions {
-    return this.checkoutOptionsOf(this.account(), overrides);
-  }
-
-  private checkoutOptionsOf(account: SandboxAccount, overrides: CheckoutTestOptions): CheckoutModuleOptions {
-    const { appUrl, ...rest } = overrides;
-    const base = (appUrl ?? this.tunnelUrl).replace(/\/+$/, '');
-    const { api } = account.credentials;
-    const urls = this.baseUrls();
-    return {
-      clientId: api.clientId,
-      clientSecret: api.clientSecret,
-      posSalesId: account.posSalesId,
-      publicBaseUrl: base,
-      returnUrl: `${base}/return`,
-      cancellationUrl: `${base}/cancel`,
-      ...rest,
-      baseUrls: { checkout: urls.checkout, status: urls.status, ...rest.baseUrls },
-    };
+    return this.accountKit(this.account()).checkoutOptions(overrides);
   }
 
   /** ServiceAppModule options whose callbacks and status check go to this sandbox. */
   serviceAppOptions(overrides: Partial<ServiceAppModuleOptions> = {}): ServiceAppModuleOptions {
-    return this.serviceAppOptionsOf(this.account(), overrides);
+    return this.accountKit(this.account()).serviceAppOptions(overrides);
   }
 
-  private serviceAppOptionsOf(
-    account: SandboxAccount,
-    overrides: Partial<ServiceAppModuleOptions>,
-  ): ServiceAppModuleOptions {
-    const urls = this.baseUrls();
-    const { api, callback } = account.credentials;
+  private accountKit(account: SandboxAccount): TestSandboxAccount {
+    const { sms, api, callback } = account.credentials;
+    const [senderId] = account.senderIds;
     return {
-      callbackUrl: urls.fulfillmentCallback,
-      ...(callback ? { callbackCredentials: callback } : {}),
-      statusCheck: { ...api, posSalesId: account.posSalesId, url: urls.status },
-      ...overrides,
+      account,
+      smsOptions: (overrides = {}) => ({
+        clientId: sms.clientId,
+        clientSecret: sms.clientSecret,
+        baseUrl: this.baseUrls().sms,
+        ...(senderId !== undefined ? { senderId } : {}),
+        ...overrides,
+      }),
+      checkoutOptions: ({ appUrl, ...rest } = {}) => {
+        const base = (appUrl ?? this.tunnelUrl).replace(/\/+$/, '');
+        const urls = this.baseUrls();
+        return {
+          clientId: api.clientId,
+          clientSecret: api.clientSecret,
+          posSalesId: account.posSalesId,
+          publicBaseUrl: base,
+          returnUrl: `${base}/return`,
+          cancellationUrl: `${base}/cancel`,
+          ...rest,
+          baseUrls: { checkout: urls.checkout, status: urls.status, ...rest.baseUrls },
+        };
+      },
+      serviceAppOptions: (overrides = {}) => {
+        const urls = this.baseUrls();
+        return {
+          callbackUrl: urls.fulfillmentCallback,
+          ...(callback ? { callbackCredentials: callback } : {}),
+          statusCheck: { ...api, posSalesId: account.posSalesId, url: urls.status },
+          ...overrides,
+        };
+      },
+      env: () => sandboxEnv(this, { accounts: [account.name] }),
+      serviceApp: (url, options = {}) => this.serviceApp(url, { ...options, account: account.name }),
+      markServicePaid: (sessionId, options = {}) =>
+        this.recordServicePayment(sessionId, { ...options, account: account.name }),
     };
   }
 
