@@ -253,6 +253,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
   const options = parseOrExit('hubtel-trigger', DEAD_LETTERS_USAGE, io, () => parseDeadLettersArgs(argv));
   if (typeof options === 'number') return options;
   const p = painter(io.stdout, io.env, options.noColor || options.json);
+  const out = (line: string) => io.stdout.write(`${line}\n`);
   const fail = (error: unknown): number => {
     io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
     return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
@@ -267,9 +268,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
   try {
     if (options.action === 'list') {
       const letters = await listDeadLetters(store, options.module);
-      io.stdout.write(
-        options.json ? `${JSON.stringify(letters)}\n` : describeList(letters, options.module, p),
-      );
+      out(options.json ? JSON.stringify(letters) : describeList(letters, options.module, p));
       return EXIT.ok;
     }
     const id = options.id!;
@@ -283,10 +282,10 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
       runner: queueingOnly(runner),
     });
     if (!options.wait) {
-      io.stdout.write(
+      out(
         options.json
-          ? `${JSON.stringify({ id, status: 'pending' })}\n`
-          : `${p('Requeued', 'green')} ${id}: queued on BullMQ, a running replica of the app runs it now (add --wait to see the outcome).\n`,
+          ? JSON.stringify({ id, status: 'pending' })
+          : `${p('Requeued', 'green')} ${id}: queued on BullMQ, a running replica of the app runs it now (add --wait to see the outcome).`,
       );
       return EXIT.ok;
     }
@@ -294,16 +293,15 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
     const status = record?.status ?? 'gone';
     const outcome: Record<string, unknown> = { id, status };
     if (record?.lastError !== undefined && status === 'dead') outcome.lastError = record.lastError;
-    if (options.json) io.stdout.write(`${JSON.stringify(outcome)}\n`);
-    else if (status === 'done')
-      io.stdout.write(`${p('Done', 'green')} ${id}: replayed, its failed handlers succeeded.\n`);
+    if (options.json) out(JSON.stringify(outcome));
+    else if (status === 'done') out(`${p('Done', 'green')} ${id}: replayed, its failed handlers succeeded.`);
     else if (status === 'dead')
-      io.stdout.write(`${p('Dead again', 'red')} ${id}: ${record?.lastError ?? 'it failed again'}\n`);
+      out(`${p('Dead again', 'red')} ${id}: ${record?.lastError ?? 'it failed again'}`);
     else if (status === 'pending')
-      io.stdout.write(
-        `${p('Still', 'yellow')} pending after ${options.timeoutMs} ms: is a replica of the app running, with its BullMQ workers on this Redis (prefix ${options.bullmqPrefix ?? DEFAULT_BULLMQ_PREFIX})?\n`,
+      out(
+        `${p('Still', 'yellow')} pending after ${options.timeoutMs} ms: is a replica of the app running, with its BullMQ workers on this Redis (prefix ${options.bullmqPrefix ?? DEFAULT_BULLMQ_PREFIX})?`,
       );
-    else io.stdout.write(`${p('Gone', 'red')} ${id}: its record was removed (expired?) before it ended.\n`);
+    else out(`${p('Gone', 'red')} ${id}: its record was removed (expired?) before it ended.`);
     // Still pending is not "dead again": its own code, so a script can wait longer.
     return status === 'done' ? EXIT.ok : status === 'pending' ? EXIT.timedOut : EXIT.failed;
   } catch (error) {
@@ -327,7 +325,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
 const DEFAULT_BULLMQ_PREFIX = '{hubtel}:bull';
 
 function describeList(letters: DeadLetter[], module: string, p: ReturnType<typeof painter>): string {
-  if (letters.length === 0) return `No dead letters in the ${module} module.\n`;
+  if (letters.length === 0) return `No dead letters in the ${module} module.`;
   const lines = [`${letters.length} dead letter${letters.length === 1 ? '' : 's'} in the ${module} module:`];
   for (const letter of letters) {
     lines.push(
@@ -337,7 +335,7 @@ function describeList(letters: DeadLetter[], module: string, p: ReturnType<typeo
     );
   }
   lines.push('', `Replay one: hubtel-trigger dead-letters replay <id> --redis-url <url> --module ${module}`);
-  return `${lines.join('\n')}\n`;
+  return lines.join('\n');
 }
 
 async function waitForOutcome(
