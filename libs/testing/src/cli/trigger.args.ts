@@ -1,8 +1,6 @@
 /**
- * The `hubtel-trigger` command line: its kinds, its usage text, and the parsing that turns argv
- * into TriggerOptions, refusing every combination that could not send what the user meant. Apart
- * from the sending (trigger.cli.ts) and the bodies (trigger.bodies.ts): most of the rules of
- * the command are here.
+ * The `hubtel-trigger` command line: kinds, usage, and the parsing into TriggerOptions, refusing
+ * every combination that could not send what the user meant.
  */
 import { HUBTEL_DEFAULT_ACCOUNT, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { HUBTEL_ACCOUNT_NAME, serviceAppChannel, type ServiceAppChannel } from '#internal';
