@@ -57,7 +57,7 @@ export class HubtelHealthIndicator {
       return indicator.down({ stores: kinds, message: describe(error) });
     }
     // The losses of data the stores noticed and no operator acknowledged yet.
-    const losses = await Promise.all(
+    const losses: Array<HubtelStoreLoss | undefined> = await Promise.all(
       stores.map((store) => store.lostData && this.bounded(store.lostData(), `${kindOf(store)} loss check`)),
     ).catch(() => []);
     const lost = losses.filter(
