@@ -22,7 +22,7 @@ export function checkoutLoggerContext(account: string): string {
 }
 
 export const CHECKOUT_PIPELINE_NAME = 'checkout';
-/** Job type of a callback waiting for the status check to confirm it. */
+/** A callback waiting for the status check to confirm it. */
 export const CHECKOUT_CONFIRM_JOB = 'hubtel.checkout.confirm';
 export const CHECKOUT_KEY_PREFIX = 'hubtel:checkout:';
 export const CHECKOUT_INVOICE_PREFIX = `${CHECKOUT_KEY_PREFIX}invoice:`;
@@ -50,10 +50,7 @@ export const CHECKOUT_DEFAULTS = Object.freeze({
   reconcileMaxIntervalMs: 60 * 60_000,
   /** After this long an unpaid invoice is given up on (`expired` event) and no longer checked. */
   reconcileGiveUpAfterMs: 24 * 3600_000,
-  /**
-   * Status checks of one unpaid invoice, at most (bounded: anyone can create invoices): at 5, 6, 8,
-   * 12, 20, 36 and 68 minutes, then at 24 h.
-   */
+  /** Checks of one unpaid invoice (anyone can create invoices): 5, 6, 8, 12, 20, 36, 68 min, 24 h. */
   reconcileMaxChecks: 8,
   /** Re-checks of a callback's payment the status check does not show yet (it can lag): 2 s, 4 s, 8 s. */
   recheckAttempts: 3,

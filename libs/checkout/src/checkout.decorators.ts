@@ -5,13 +5,9 @@ import { CHECKOUT_DEFAULT_ACCOUNT, getCheckoutAccountToken } from './checkout.co
 import { CheckoutEvents } from './checkout.events.js';
 import { CheckoutService } from './checkout.service.js';
 
-// Written out so that the declarations name the public option type (from 'nestjs-hubtel').
+// Written out so that the declarations name the public option type. Handlers run once per invoice,
+// retried, dead-lettered in the end; listeners of alerts are called when emitted, a throw logged.
 type CheckoutHandlerDecorator = (options?: HubtelHandlerOptions) => MethodDecorator;
-
-/*
- * Handlers of recorded outcomes run once per invoice, retried, dead-lettered in the end; listeners of
- * alerts (rejected, dead letter) are called when emitted, a throw logged. `account` filters.
- */
 
 /** Handles `CheckoutEvents.Paid` (payload `CheckoutPaidEvent`): runs once per paid invoice. */
 export const OnCheckoutPaid: CheckoutHandlerDecorator = createHandlerDecorator(CheckoutEvents.Paid);

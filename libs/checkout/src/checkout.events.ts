@@ -15,14 +15,11 @@ export const CheckoutEvents = Object.freeze({
   Expired: 'hubtel.checkout.expired',
   /** A handler kept failing and was given up on (payload: `CheckoutDeadLetterEvent`). */
   DeadLetter: 'hubtel.checkout.dead-letter',
-  /**
-   * A verified payment that fits the invoice on neither count (amount, currency): resolve it with
-   * `CheckoutService.resolveAttention()`. Once per invoice (payload: `CheckoutAttentionEvent`).
-   */
+  /** A verified payment that fits the invoice on neither count: `resolveAttention()` it. Once. */
   Attention: 'hubtel.checkout.attention',
 } as const);
 
-/** Job types of the module's pipeline: the recorded outcomes, dispatched to their handlers. */
+/** The recorded outcomes: job types of the module's pipeline. */
 export const CHECKOUT_EVENT_JOBS = [
   CheckoutEvents.Paid,
   CheckoutEvents.Failed,
@@ -34,10 +31,7 @@ export type CheckoutEventName = (typeof CheckoutEvents)[keyof typeof CheckoutEve
 
 export type CheckoutEvidenceSource = 'callback' | 'status-check';
 
-/**
- * Who pays, as `createInvoice` was told (mobile normalised to 233XXXXXXXXX): the app's own record,
- * where a receipt goes. Personal data: mask it before logging.
- */
+/** Who pays, as `createInvoice` was told: where a receipt goes. Personal data: mask it in logs. */
 export interface CheckoutPayee {
   name?: string;
   mobileNumber?: string;
@@ -45,21 +39,20 @@ export interface CheckoutPayee {
 }
 
 /**
- * The platform's payment details, as far as given. On a `paid` event only what was verified: no
- * callback is signed, so a callback's phone numbers (forgeable around a genuine payment) are left
- * out. Send receipts to `payee`, never to a number a callback claimed.
+ * The platform's payment details, as far as given. On `paid` only what was verified: no callback is
+ * signed, so its phone numbers are left out. Send receipts to `payee`, never to a claimed number.
  */
 export interface CheckoutPaymentInfo {
   /** `mobilemoney`, `card`, ... */
   paymentType?: string;
-  /** Network channel code such as `mtn-gh` (callback only). */
+  /** `mtn-gh`, ... (callback only). */
   channel?: string;
   /** Numbers a `failed` callback claimed (never on `paid`: unverifiable). Mask them in logs. */
   mobileMoneyNumber?: string;
   customerPhoneNumber?: string;
   salesInvoiceId?: string;
   transactionId?: string;
-  /** Status check `externalTransactionId` (the network's reference). */
+  /** The network's reference. */
   externalTransactionId?: string;
   charges?: number;
   amountAfterCharges?: number;
@@ -74,9 +67,9 @@ function copyDefined(target: object, source: object): void {
 
 /** Payload of `CheckoutEvents.Paid`. */
 export class CheckoutPaidEvent {
-  /** The invoice's reference: the key of exactly-once. */
+  /** The key of exactly-once. */
   clientReference: string;
-  /** The invoice's account (`default` or a name): what `{ account }` of the decorators filters. */
+  /** The invoice's account (`default` or a name), as `{ account }` of the decorators filters. */
   account: string;
   checkoutId?: string;
   amount: number;
@@ -85,9 +78,8 @@ export class CheckoutPaidEvent {
   description: string;
   source: CheckoutEvidenceSource;
   confirmedByStatusCheck: boolean;
-  /** Verified payment details only: no phone number a callback claimed. */
+  /** Verified details only: no phone number a callback claimed. */
   payment: CheckoutPaymentInfo;
-  /** The payee you gave `createInvoice`: where a receipt goes. */
   payee?: CheckoutPayee;
   metadata?: Record<string, unknown>;
   paidAt: string;
@@ -97,7 +89,7 @@ export class CheckoutPaidEvent {
   attention?: CheckoutAttention;
 
   constructor(fields: CheckoutPaidEvent) {
-    // Field by field: the same keys as copyDefined() without its entries arrays (hot path).
+    // Field by field: copyDefined() without its entries arrays (hot path).
     this.clientReference = fields.clientReference;
     this.account = fields.account;
     if (fields.checkoutId !== undefined) this.checkoutId = fields.checkoutId;
@@ -121,7 +113,6 @@ export interface CheckoutAttention {
   message: string;
   /** ISO time it was found. */
   at: string;
-  /** The verified figures, when the status check gave an amount. */
   amounts?: PaymentAmounts;
   payment?: CheckoutPaymentInfo;
   /** Set once resolved from code. */
@@ -137,7 +128,6 @@ export class CheckoutAttentionEvent {
   description: string;
   reason: CheckoutRejectionReason;
   message: string;
-  /** The verified figures, when the status check gave an amount. */
   amounts?: PaymentAmounts;
   payment: CheckoutPaymentInfo;
   payee?: CheckoutPayee;
@@ -157,9 +147,8 @@ export class CheckoutFailedEvent {
   amount: number;
   description: string;
   source: CheckoutEvidenceSource;
-  /** The platform's outcome code (`2001`, ...) when the callback gave one. */
+  /** The platform's code (`2001`, ...) and status text (`Failed`, `Refunded`, ...). */
   responseCode?: string;
-  /** The platform's status text (`Failed`, `Refunded`, ...). */
   status: string;
   reason?: string;
   payment: CheckoutPaymentInfo;
@@ -172,9 +161,8 @@ export class CheckoutFailedEvent {
 }
 
 /**
- * Why a callback or status answer was not believed. `FORGOTTEN_REFERENCE`: no invoice kept, and the
- * store lost its data since: maybe a genuine payment, so reconcile it (`reconcile(ref, { amount })`).
- * `WRONG_ACCOUNT`: came on another account's path (counted, no `rejected` event).
+ * Why a claim was not believed. `FORGOTTEN_REFERENCE`: the store lost the invoice (maybe a genuine
+ * payment: `reconcile(ref, { amount })`). `WRONG_ACCOUNT`: another account's path (no event).
  */
 export type CheckoutRejectionReason =
   | 'UNKNOWN_REFERENCE'
@@ -188,7 +176,7 @@ export type CheckoutRejectionReason =
 /** Payload of `CheckoutEvents.Rejected`: nothing was paid; an alert (a forgery, a misconfiguration). */
 export class CheckoutRejectedEvent {
   reason: CheckoutRejectionReason;
-  /** Human-readable detail (safe to log: phone numbers are not in it). */
+  /** Safe to log: no phone numbers. */
   message: string;
   source: CheckoutEvidenceSource;
   /** As claimed. */
@@ -227,8 +215,5 @@ export class CheckoutExpiredEvent {
   }
 }
 
-/**
- * Payload of `CheckoutEvents.DeadLetter`: `type` is the event whose handler gave up, or
- * `hubtel.checkout.confirm` when confirming a callback kept failing (the reconciler checks it later).
- */
+/** Payload of `CheckoutEvents.DeadLetter`: `type` is the event, or `hubtel.checkout.confirm`. */
 export type CheckoutDeadLetterEvent<P = unknown> = DeadLetterEvent<P>;

@@ -78,10 +78,9 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * Checks one invoice now and settles what the status check says, exactly once however many race.
-   * Needs `posSalesId`. `known`: your record of the invoice (amount, account), for a store that lost
-   * it (`FORGOTTEN_REFERENCE`): recorded again, pending, then checked; ignored when the store has it.
-   * @throws HubtelValidationError, `HUBTEL_NOT_FOUND` (unknown, no `known`), CheckoutUnknownAccountError,
+   * Checks one invoice now and settles what the status check says, exactly once however many race
+   * (needs `posSalesId`). `known`: your record of an invoice the store lost, recorded again first.
+   * @throws HubtelValidationError, `HUBTEL_NOT_FOUND`, CheckoutUnknownAccountError,
    *   `HUBTEL_CONFIG_INVALID` (no `posSalesId`), or the status check's errors (nothing changed).
    */
   async reconcile(clientReference: string, known?: CheckoutKnownInvoice): Promise<CheckoutReconcileResult> {
@@ -122,9 +121,8 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   }
 
   /**
-   * Handles one callback body (the controller's work; yours with `callback: { disabled: true }`):
-   * resolves once recorded, acknowledge only then. `context.account`: the route's account (another
-   * account's invoice is refused: `WRONG_ACCOUNT`).
+   * Handles one callback body (yours with `callback: { disabled: true }`): acknowledge once it
+   * resolves. `context.account`: the route's account (another's invoice: `WRONG_ACCOUNT`).
    * @throws HubtelValidationError (invalid), HubtelShuttingDownError (answer 503): nothing recorded.
    */
   handleCallback(

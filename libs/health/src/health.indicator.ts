@@ -56,7 +56,13 @@ export class HubtelHealthIndicator {
     } catch (error) {
       return indicator.down({ stores: kinds, message: describe(error) });
     }
-    const lost = await this.openLosses(stores);
+    // The losses of data the stores noticed and no operator acknowledged yet.
+    const losses: Array<HubtelStoreLoss | undefined> = await Promise.all(
+      stores.map((store) => store.lostData && this.bounded(store.lostData(), `${kindOf(store)} loss check`)),
+    ).catch(() => []);
+    const lost = losses.filter(
+      (loss): loss is HubtelStoreLoss => loss !== undefined && loss.acknowledgedAt === undefined,
+    );
     if (lost.length > 0) {
       return indicator.down({
         stores: kinds,
@@ -65,18 +71,6 @@ export class HubtelHealthIndicator {
       });
     }
     return indicator.up({ stores: kinds.length > 0 ? kinds : ['none'] });
-  }
-
-  /** The losses of data the stores noticed and no operator acknowledged yet. */
-  private async openLosses(stores: HubtelStore[]): Promise<HubtelStoreLoss[]> {
-    const losses = await Promise.all(
-      stores.map((store) =>
-        store.lostData ? this.bounded(store.lostData(), `${kindOf(store)} loss check`) : undefined,
-      ),
-    ).catch(() => []);
-    return losses.filter(
-      (loss) => loss !== undefined && loss.acknowledgedAt === undefined,
-    ) as HubtelStoreLoss[];
   }
 
   async runner(key: string = HEALTH_DEFAULTS.keys.runner): Promise<HealthIndicatorResult> {

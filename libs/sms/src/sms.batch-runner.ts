@@ -189,14 +189,9 @@ export class SmsBatchRun {
       if (batch.recipients.length > 0) {
         if (this.stop) {
           // Pulled before the stop: accounted as not sent, never sent.
-          for (const recipient of batch.recipients) {
-            report.failed.push({
-              recipient,
-              reason: `not sent: ${this.stop.reason}`,
-              code: this.stop.code,
-              outcomeUnknown: false,
-            });
-          }
+          const { reason, code } = this.stop;
+          for (const recipient of batch.recipients)
+            report.failed.push({ recipient, reason: `not sent: ${reason}`, code, outcomeUnknown: false });
         } else {
           errorCode = await this.send(batch, report);
         }
@@ -294,16 +289,9 @@ export class SmsBatchRun {
       // Anything but a typed platform error is unexpected: we cannot say whether it went out.
       const outcomeUnknown = !platform || error instanceof HubtelUnknownOutcomeError;
       const reason = errorMessage(error);
-      for (const recipient of batch.recipients) {
-        report.failed.push({
-          recipient,
-          reason,
-          code,
-          httpStatus: platform?.httpStatus,
-          responseCode: platform?.responseCode,
-          outcomeUnknown,
-        });
-      }
+      const { httpStatus, responseCode } = platform ?? {};
+      for (const recipient of batch.recipients)
+        report.failed.push({ recipient, reason, code, httpStatus, responseCode, outcomeUnknown });
       this.logger.warn(
         `sendBatch batch ${batch.index} (${batch.recipients.length} recipients) failed: ${maskPhoneNumbers(reason)}`,
       );

@@ -76,10 +76,7 @@ export interface SmsBatchReport {
 }
 
 /** Summary of one batch, kept in the result when results are collected. */
-export interface SmsBatchSummary {
-  index: number;
-  batchId?: string;
-  status?: number;
+export interface SmsBatchSummary extends Pick<SmsBatchReport, 'index' | 'batchId' | 'status'> {
   sent: number;
   failed: number;
   /** When the whole batch failed. */

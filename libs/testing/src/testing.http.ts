@@ -34,62 +34,30 @@ export interface SentResponse<T = unknown> {
   url: string;
 }
 
-/** POSTs a checkout callback the way the platform does (a string body is sent as it is). */
-export function sendCheckoutCallback<T = unknown>(
-  target: HubtelTestTarget,
-  body: unknown,
-  options: SendOptions = {},
-): Promise<SentResponse<T>> {
-  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.checkoutCallback, {
-    ...JSON_ONLY,
-    'Cache-Control': 'no-cache',
-  });
-}
-
 const JSON_ONLY = { 'Content-Type': 'application/json' };
 const JSON_BOTH_WAYS = { ...JSON_ONLY, Accept: 'application/json' };
 
+/** A sender as the platform sends: its default path and the contract's headers, either overridable. */
+function platformSender(defaultPath: string, headers: Record<string, string>) {
+  return <T = unknown>(target: HubtelTestTarget, body: unknown, options: SendOptions = {}) =>
+    sendJson<T>(target, body, {
+      ...options,
+      path: options.path ?? defaultPath,
+      headers: { ...headers, ...options.headers },
+    });
+}
+
+/** POSTs a checkout callback the way the platform does (a string body is sent as it is). */
+export const sendCheckoutCallback = platformSender(TESTING_PATHS.checkoutCallback, {
+  ...JSON_ONLY,
+  'Cache-Control': 'no-cache',
+});
 /** POSTs a fulfillment request the way the platform does. */
-export function sendFulfillmentRequest<T = unknown>(
-  target: HubtelTestTarget,
-  body: unknown,
-  options: SendOptions = {},
-): Promise<SentResponse<T>> {
-  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillment, JSON_ONLY);
-}
-
+export const sendFulfillmentRequest = platformSender(TESTING_PATHS.fulfillment, JSON_ONLY);
 /** POSTs one service-flow request the way the platform does. */
-export function sendServiceFlowRequest<T = unknown>(
-  target: HubtelTestTarget,
-  body: unknown,
-  options: SendOptions = {},
-): Promise<SentResponse<T>> {
-  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.serviceFlow, JSON_BOTH_WAYS);
-}
-
+export const sendServiceFlowRequest = platformSender(TESTING_PATHS.serviceFlow, JSON_BOTH_WAYS);
 /** POSTs a fulfillment callback to a platform receiver (the sandbox's `POST /callback`). */
-export function sendFulfillmentCallback<T = unknown>(
-  target: HubtelTestTarget,
-  body: unknown,
-  options: SendOptions = {},
-): Promise<SentResponse<T>> {
-  return sendAsPlatform<T>(target, body, options, TESTING_PATHS.fulfillmentCallback, JSON_BOTH_WAYS);
-}
-
-/** Sends as the platform does: its default path and the contract's headers, either overridable. */
-function sendAsPlatform<T>(
-  target: HubtelTestTarget,
-  body: unknown,
-  options: SendOptions,
-  defaultPath: string,
-  headers: Record<string, string>,
-): Promise<SentResponse<T>> {
-  return sendJson<T>(target, body, {
-    ...options,
-    path: options.path ?? defaultPath,
-    headers: { ...headers, ...options.headers },
-  });
-}
+export const sendFulfillmentCallback = platformSender(TESTING_PATHS.fulfillmentCallback, JSON_BOTH_WAYS);
 
 /** POSTs JSON (or a string as it is) to a target and reads the whole answer. */
 export async function sendJson<T = unknown>(

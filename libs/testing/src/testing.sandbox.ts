@@ -17,7 +17,7 @@ import {
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
 import { TEST_SANDBOX_TUNNEL_PATH } from './testing.constants.js';
-import { request, serverOrigin, type NestAppLike } from './testing.http.js';
+import { endpointUrl, request, serverOrigin, type NestAppLike } from './testing.http.js';
 
 export type TestSandboxOptions = HubtelSandboxOptions;
 
@@ -105,15 +105,7 @@ export class TestSandbox extends HubtelSandbox {
   /** The listening Nest app (or origin) that calls to `tunnelUrl` are relayed to, unchanged. */
   attach(target: NestAppLike | string): this {
     if (typeof target === 'string') {
-      let url: URL;
-      try {
-        url = new URL(target);
-      } catch {
-        throw new HubtelConfigError('attach', `"${target.slice(0, 200)}" is not an absolute URL`);
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:')
-        throw new HubtelConfigError('attach', 'the app URL must be http(s)');
-      this.appOrigin = url.origin;
+      this.appOrigin = new URL(endpointUrl(target)).origin;
       return this;
     }
     const server = target?.getHttpServer?.() as Server | undefined;
@@ -133,12 +125,59 @@ export class TestSandbox extends HubtelSandbox {
 
   /** The options, environment, driver and payments of one account; an unknown name throws. */
   forAccount(name: string): TestSandboxAccount {
-    const account = this.account(name);
+    return this.accountKit(this.account(name));
+  }
+
+  /** SmsModule options that send to this sandbox. */
+  smsOptions(overrides: Partial<SmsModuleOptions> = {}): SmsModuleOptions {
+    return this.accountKit(this.account()).smsOptions(overrides);
+  }
+
+  /** CheckoutModule options for this sandbox, with the tunnel (or `appUrl`) as the app's address. */
+  checkoutOptions(overrides: CheckoutTestOptions = {}): CheckoutModuleOptions {
+    return this.accountKit(this.account()).checkoutOptions(overrides);
+  }
+
+  /** ServiceAppModule options whose callbacks and status check go to this sandbox. */
+  serviceAppOptions(overrides: Partial<ServiceAppModuleOptions> = {}): ServiceAppModuleOptions {
+    return this.accountKit(this.account()).serviceAppOptions(overrides);
+  }
+
+  private accountKit(account: SandboxAccount): TestSandboxAccount {
+    const { sms, api, callback } = account.credentials;
+    const [senderId] = account.senderIds;
     return {
       account,
-      smsOptions: (overrides = {}) => this.smsOptionsOf(account, overrides),
-      checkoutOptions: (overrides = {}) => this.checkoutOptionsOf(account, overrides),
-      serviceAppOptions: (overrides = {}) => this.serviceAppOptionsOf(account, overrides),
+      smsOptions: (overrides = {}) => ({
+        clientId: sms.clientId,
+        clientSecret: sms.clientSecret,
+        baseUrl: this.baseUrls().sms,
+        ...(senderId !== undefined ? { senderId } : {}),
+        ...overrides,
+      }),
+      checkoutOptions: ({ appUrl, ...rest } = {}) => {
+        const base = (appUrl ?? this.tunnelUrl).replace(/\/+$/, '');
+        const urls = this.baseUrls();
+        return {
+          clientId: api.clientId,
+          clientSecret: api.clientSecret,
+          posSalesId: account.posSalesId,
+          publicBaseUrl: base,
+          returnUrl: `${base}/return`,
+          cancellationUrl: `${base}/cancel`,
+          ...rest,
+          baseUrls: { checkout: urls.checkout, status: urls.status, ...rest.baseUrls },
+        };
+      },
+      serviceAppOptions: (overrides = {}) => {
+        const urls = this.baseUrls();
+        return {
+          callbackUrl: urls.fulfillmentCallback,
+          ...(callback ? { callbackCredentials: callback } : {}),
+          statusCheck: { ...api, posSalesId: account.posSalesId, url: urls.status },
+          ...overrides,
+        };
+      },
       env: () => sandboxEnv(this, { accounts: [account.name] }),
       serviceApp: (url, options = {}) => this.serviceApp(url, { ...options, account: account.name }),
       markServicePaid: (sessionId, options = {}) =>
@@ -146,68 +185,7 @@ export class TestSandbox extends HubtelSandbox {
     };
   }
 
-  /** SmsModule options that send to this sandbox. */
-  smsOptions(overrides: Partial<SmsModuleOptions> = {}): SmsModuleOptions {
-    return this.smsOptionsOf(this.account(), overrides);
-  }
-
-  private smsOptionsOf(account: SandboxAccount, overrides: Partial<SmsModuleOptions>): SmsModuleOptions {
-    const { sms } = account.credentials;
-    const [senderId] = account.senderIds;
-    return {
-      clientId: sms.clientId,
-      clientSecret: sms.clientSecret,
-      baseUrl: this.baseUrls().sms,
-      ...(senderId !== undefined ? { senderId } : {}),
-      ...overrides,
-    };
-  }
-
-  /** CheckoutModule options for this sandbox, with the tunnel (or `appUrl`) as the app's address. */
-  checkoutOptions(overrides: CheckoutTestOptions = {}): CheckoutModuleOptions {
-    return this.checkoutOptionsOf(this.account(), overrides);
-  }
-
-  private checkoutOptionsOf(account: SandboxAccount, overrides: CheckoutTestOptions): CheckoutModuleOptions {
-    const { appUrl, ...rest } = overrides;
-    const base = (appUrl ?? this.tunnelUrl).replace(/\/+$/, '');
-    const { api } = account.credentials;
-    const urls = this.baseUrls();
-    return {
-      clientId: api.clientId,
-      clientSecret: api.clientSecret,
-      posSalesId: account.posSalesId,
-      publicBaseUrl: base,
-      returnUrl: `${base}/return`,
-      cancellationUrl: `${base}/cancel`,
-      ...rest,
-      baseUrls: { checkout: urls.checkout, status: urls.status, ...rest.baseUrls },
-    };
-  }
-
-  /** ServiceAppModule options whose callbacks and status check go to this sandbox. */
-  serviceAppOptions(overrides: Partial<ServiceAppModuleOptions> = {}): ServiceAppModuleOptions {
-    return this.serviceAppOptionsOf(this.account(), overrides);
-  }
-
-  private serviceAppOptionsOf(
-    account: SandboxAccount,
-    overrides: Partial<ServiceAppModuleOptions>,
-  ): ServiceAppModuleOptions {
-    const urls = this.baseUrls();
-    const { api, callback } = account.credentials;
-    return {
-      callbackUrl: urls.fulfillmentCallback,
-      ...(callback ? { callbackCredentials: callback } : {}),
-      statusCheck: { ...api, posSalesId: account.posSalesId, url: urls.status },
-      ...overrides,
-    };
-  }
-
-  /**
-   * Records a session's payment, sending nothing: the status check then confirms a fulfillment
-   * request your test sends itself (`sendFulfillmentRequest`).
-   */
+  /** Records a session's payment, sending nothing: the status check then confirms your fulfillment request. */
   markServicePaid(sessionId: string, options: RecordServicePaymentOptions = {}): SandboxSession {
     return this.recordServicePayment(sessionId, options);
   }
@@ -217,10 +195,7 @@ export class TestSandbox extends HubtelSandbox {
     return sandboxEnv(this);
   }
 
-  /**
-   * Marks an invoice paid WITHOUT sending its callback: the status check then confirms a callback
-   * your test sends itself (`sendCheckoutCallback`).
-   */
+  /** Marks an invoice paid WITHOUT its callback: the status check then confirms the one your test sends. */
   markPaid(checkoutIdOrReference: string, options: MarkPaidOptions = {}): Promise<PaymentResult> {
     if (options === null || typeof options !== 'object')
       throw new HubtelValidationError('markPaid options must be an object', [
@@ -254,19 +229,10 @@ export class TestSandbox extends HubtelSandbox {
       const answerHeaders = Object.fromEntries(relayed.map((name) => [name, answer.headers[name]!]));
       return { status: answer.status, headers: answerHeaders, text: answer.text };
     } catch (err) {
-      return unreachable(origin, err as Error);
+      const message = `The attached app at ${origin} did not answer: ${(err as Error).message}`;
+      return { status: 502, json: { error: 'HUBTEL_TUNNEL_UNREACHABLE', message } };
     }
   }
-}
-
-function unreachable(origin: string, err: Error): SandboxReply {
-  return {
-    status: 502,
-    json: {
-      error: 'HUBTEL_TUNNEL_UNREACHABLE',
-      message: `The attached app at ${origin} did not answer: ${err.message}`,
-    },
-  };
 }
 
 /** Starts a sandbox on 127.0.0.1 and a random port, for one test file. Stop it in `afterAll`. */

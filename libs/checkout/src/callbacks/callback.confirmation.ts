@@ -3,7 +3,7 @@
  * claim and round) that settles it through the status check or rejects it.
  */
 import { HubtelLogger, HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
-import { type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
+import { dropUndefined, type InboundPipeline, type JobDeferral, type JobRunContext } from '#internal';
 import type { CheckoutAccount, CheckoutAccountSource } from '../checkout.accounts.js';
 import { changeInvoice, type CheckoutInvoice, type CheckoutInvoiceStore } from '../invoices/invoice.store.js';
 import type { CheckoutSettlement } from './payment.settlement.js';
@@ -25,7 +25,7 @@ interface ConfirmJob {
   claim: Exclude<CallbackClaim, 'pending'>;
   callback: CheckoutCallbackDto;
   sourceAddress?: string;
-  /** The invoice's confirmation round it belongs to (absent: 0). */
+  /** The invoice's confirmation round (absent: 0). */
   round?: number;
   /** The invoice's account (absent: `default`), for a dead letter's `account`. */
   account?: string;
@@ -33,12 +33,12 @@ interface ConfirmJob {
 
 /** A paid claim's confirmation state, kept between its deferred runs. */
 interface RecheckState {
-  /** When the round's latest paid callback came, and the checks made since (`recheck.attempts + 1`). */
+  /** When the round's latest paid callback came, and the checks made since. */
   claimAt: number;
   checks: number;
-  /** When the invoice's last status check was answered: the next is spaced from it. */
+  /** When the last status check was answered: the next is spaced from it. */
   checkedAt?: number;
-  /** Status checks made in the round, and the last one's `status` (for the rejection's message). */
+  /** Checks made in the round and the last one's `status` (for the rejection's message). */
   calls: number;
   last?: string;
   /** A copy came since the last check. */
@@ -170,7 +170,7 @@ export class CheckoutConfirmation {
             claimAt: now,
             checks: 0,
             calls: previous?.calls ?? 0,
-            ...defined('checkedAt', invoice.confirmCheckedAt),
+            ...dropUndefined({ checkedAt: invoice.confirmCheckedAt }),
           }
         : { ...(previous as RecheckState) };
     if (context.woken) {
@@ -235,10 +235,7 @@ export class CheckoutConfirmation {
     const round = job.round ?? 0;
     const result = await this.invoices.update(job.callback.Data.ClientReference, (current) =>
       (current.confirmRound ?? 0) === round
-        ? changeInvoice(current, {
-            confirmRound: round + 1,
-            ...defined('confirmCheckedAt', lastCheckAt ?? current.confirmCheckedAt),
-          })
+        ? changeInvoice(current, { confirmRound: round + 1, confirmCheckedAt: lastCheckAt })
         : undefined,
     );
     return result?.invoice;
@@ -275,9 +272,4 @@ export class CheckoutConfirmation {
       amounts: verdict.amounts,
     });
   }
-}
-
-/** `{ [key]: at }` when known, else nothing (a stored field is never written undefined). */
-function defined<K extends string>(key: K, at: number | undefined): { [P in K]?: number } {
-  return (at === undefined ? {} : { [key]: at }) as { [P in K]?: number };
 }

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import {
   IsDefined,
@@ -15,44 +16,22 @@ import {
  * The checkout callback body. Only what the module relies on is required: a genuine callback refused
  * for a missing detail would be a lost payment. Extra fields are ignored; string lengths are capped.
  */
+// Listed bottom-up, as stacked decorators apply: the rules (and messages) keep their order.
+const Text = (max: number) => applyDecorators(MaxLength(max), IsNotEmpty(), IsString());
+const OptionalText = (max: number) => applyDecorators(MaxLength(max), IsString(), IsOptional());
+const Nested = (type: () => new () => object) => applyDecorators(Type(type), ValidateNested(), IsObject());
 
 export class CheckoutCallbackPaymentDetailsDto {
-  @IsOptional()
-  @IsString()
-  @MaxLength(64)
-  MobileMoneyNumber?: string | null;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(64)
-  PaymentType?: string | null;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(64)
-  Channel?: string | null;
+  @OptionalText(64) MobileMoneyNumber?: string | null;
+  @OptionalText(64) PaymentType?: string | null;
+  @OptionalText(64) Channel?: string | null;
 }
 
 export class CheckoutCallbackDataDto {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(128)
-  CheckoutId: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(128)
-  SalesInvoiceId?: string | null;
-
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(32)
-  ClientReference: string;
-
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(64)
-  Status: string;
+  @Text(128) CheckoutId: string;
+  @OptionalText(128) SalesInvoiceId?: string | null;
+  @Text(32) ClientReference: string;
+  @Text(64) Status: string;
 
   /** Required for a successful payment (checked by the verifier); may be absent on a failure. */
   @IsOptional()
@@ -60,37 +39,17 @@ export class CheckoutCallbackDataDto {
   @Min(0)
   Amount?: number | null;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(32)
-  CustomerPhoneNumber?: string | null;
+  @OptionalText(32) CustomerPhoneNumber?: string | null;
 
   @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => CheckoutCallbackPaymentDetailsDto)
+  @Nested(() => CheckoutCallbackPaymentDetailsDto)
   PaymentDetails?: CheckoutCallbackPaymentDetailsDto | null;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(1024)
-  Description?: string | null;
+  @OptionalText(1024) Description?: string | null;
 }
 
 export class CheckoutCallbackDto {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(16)
-  ResponseCode: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(64)
-  Status?: string | null;
-
-  @IsDefined()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => CheckoutCallbackDataDto)
-  Data: CheckoutCallbackDataDto;
+  @Text(16) ResponseCode: string;
+  @OptionalText(64) Status?: string | null;
+  @IsDefined() @Nested(() => CheckoutCallbackDataDto) Data: CheckoutCallbackDataDto;
 }

@@ -61,17 +61,13 @@ export class CheckoutSettlement {
     if (invoice.status === 'refunded') return 'superseded';
     const paidAt = new Date(this.now()).toISOString();
     const event = new CheckoutPaidEvent({
-      clientReference: ref,
-      account: invoiceAccount(invoice),
+      ...eventFields(invoice),
       checkoutId: invoice.checkoutId ?? evidence.checkoutId,
-      amount: invoice.amount,
       amountPaid: evidence.amountPaid,
-      description: invoice.description,
       source: evidence.source,
       confirmedByStatusCheck: evidence.confirmedByStatusCheck,
       payment: evidence.payment,
       payee: invoice.payee,
-      metadata: invoice.metadata,
       paidAt,
       amounts: evidence.amounts,
       attention: evidence.attention,
@@ -130,17 +126,12 @@ export class CheckoutSettlement {
     if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const stored = result.invoice;
     const event = new CheckoutAttentionEvent({
-      clientReference: ref,
-      account: invoiceAccount(stored),
-      checkoutId: stored.checkoutId,
-      amount: stored.amount,
-      description: stored.description,
+      ...eventFields(stored),
       reason: attention.reason,
       message: attention.message,
       amounts: attention.amounts,
       payment: attention.payment ?? {},
       payee: stored.payee,
-      metadata: stored.metadata,
       at,
     });
     const { duplicate } = await this.pipeline.submit(CheckoutEvents.Attention, ref, event);
@@ -241,17 +232,12 @@ export class CheckoutSettlement {
       return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const failure = result.invoice.failure ?? { ...evidence, at };
     const event = new CheckoutFailedEvent({
-      clientReference: ref,
-      account: invoiceAccount(result.invoice),
-      checkoutId: result.invoice.checkoutId,
-      amount: invoice.amount,
-      description: invoice.description,
+      ...eventFields(result.invoice),
       source: evidence.source,
       responseCode: failure.responseCode,
       status: failure.status,
       reason: failure.reason,
       payment: evidence.payment,
-      metadata: invoice.metadata,
       failedAt: failure.at,
     });
     const { duplicate } = await this.pipeline.submit(CheckoutEvents.Failed, ref, event);
@@ -284,14 +270,9 @@ export class CheckoutSettlement {
     // A failed invoice keeps its failure when it expires.
     const lastFailed = result.changed ? before.status === 'failed' : invoice.failure !== undefined;
     const event = new CheckoutExpiredEvent({
-      clientReference,
-      account: invoiceAccount(invoice),
-      checkoutId: invoice.checkoutId,
-      amount: invoice.amount,
-      description: invoice.description,
+      ...eventFields(invoice),
       lastStatus: lastFailed ? 'failed' : 'pending',
       createdAt: invoice.createdAt,
-      metadata: invoice.metadata,
       expiredAt: at,
     });
     const { duplicate } = await this.pipeline.submit(CheckoutEvents.Expired, clientReference, event);
@@ -353,4 +334,10 @@ export class CheckoutSettlement {
   async drain(): Promise<void> {
     while (this.emitting.size > 0) await Promise.allSettled([...this.emitting]);
   }
+}
+
+/** What every recorded event says of its invoice. */
+function eventFields(invoice: CheckoutInvoice) {
+  const { clientReference, checkoutId, amount, description, metadata } = invoice;
+  return { clientReference, account: invoiceAccount(invoice), checkoutId, amount, description, metadata };
 }

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import {
   Allow,
   IsNotEmpty,
@@ -10,30 +11,6 @@ import {
 } from 'class-validator';
 import { type TransactionPaymentStatus, type TransactionStatus } from '#internal';
 import { CLIENT_REFERENCE_MAX_LENGTH, NOT_BLANK, PRINTABLE_REFERENCE } from '../checkout.constants.js';
-
-/** Input of `CheckoutService.createInvoice`. Our names are camelCase; the request uses the contract's casing. */
-export interface CreateInvoiceInput {
-  /** Amount to pay (`totalAmount`): positive, at most 2 decimals. */
-  totalAmount: number;
-  /**
-   * What is bought: not empty. `& * ! % @` make the platform fail the payment (2001): refused, or
-   * removed with `descriptionSpecialCharacters: 'strip'`.
-   */
-  description: string;
-  /** Your unique reference (1 to 32 printable ASCII, no spaces; generated when omitted): your order id. */
-  clientReference?: string;
-  /** Defaults: the module's callback route on `publicBaseUrl`, its `returnUrl` and `cancellationUrl`. */
-  callbackUrl?: string;
-  returnUrl?: string;
-  cancellationUrl?: string;
-  payeeName?: string;
-  /** Normalised to `233241234567` form. */
-  payeeMobileNumber?: string;
-  payeeEmail?: string;
-  merchantAccountNumber?: string;
-  /** Your own data, handed back in the invoice's events: plain JSON, at most 4 KB serialised. */
-  metadata?: Record<string, unknown>;
-}
 
 /** The platform's `data` for a created invoice. Send the payer to `checkoutUrl`. */
 export interface CheckoutInvoiceCreated {
@@ -68,21 +45,31 @@ export interface CheckoutInitiateResponseBody {
   message?: string;
 }
 
+// Bottom-up, as stacked decorators apply (the rules keep their order).
+const OptionalText = () => applyDecorators(IsString(), IsOptional());
+const NotBlank = (field: string) => Matches(NOT_BLANK, { message: `${field} must not be empty` });
+
 /**
- * The shape `createInvoice` accepts, checked by core's validator; what no decorator says (decimals,
- * forbidden characters, URLs, phone, e-mail, metadata size) is checked by the service.
+ * Input of `CheckoutService.createInvoice` (camelCase; the request uses the contract's casing). The
+ * decorators are core's validator's; the service checks the rest (decimals, characters, URLs, phone,
+ * e-mail, metadata size).
  */
-export class CreateInvoiceDto implements CreateInvoiceInput {
+export class CreateInvoiceDto {
+  /** Amount to pay (`totalAmount`): positive, at most 2 decimals. */
   @IsNumber()
   @IsPositive()
   totalAmount: number;
 
+  /**
+   * What is bought: not empty. `& * ! % @` make the platform fail the payment (2001): refused, or
+   * removed with `descriptionSpecialCharacters: 'strip'`.
+   */
   @IsString()
-  @Matches(NOT_BLANK, { message: 'description must not be empty' })
+  @NotBlank('description')
   description: string;
 
-  @IsOptional()
-  @IsString()
+  /** Your unique reference (1 to 32 printable ASCII, no spaces; generated when omitted): your order id. */
+  @OptionalText()
   @IsNotEmpty()
   @MaxLength(CLIENT_REFERENCE_MAX_LENGTH)
   @Matches(PRINTABLE_REFERENCE, {
@@ -90,42 +77,35 @@ export class CreateInvoiceDto implements CreateInvoiceInput {
   })
   clientReference?: string;
 
-  @IsOptional()
-  @IsString()
-  callbackUrl?: string;
+  /** Defaults: the module's callback route on `publicBaseUrl`, its `returnUrl` and `cancellationUrl`. */
+  @OptionalText() callbackUrl?: string;
+  @OptionalText() returnUrl?: string;
+  @OptionalText() cancellationUrl?: string;
 
-  @IsOptional()
-  @IsString()
-  returnUrl?: string;
-
-  @IsOptional()
-  @IsString()
-  cancellationUrl?: string;
-
-  @IsOptional()
-  @IsString()
-  @Matches(NOT_BLANK, { message: 'payeeName must not be empty' })
+  @OptionalText()
+  @NotBlank('payeeName')
   @MaxLength(100)
   payeeName?: string;
 
-  /** Checked and normalised by normalizeMsisdn. */
+  /** Normalised to `233241234567` form. */
   @Allow()
   payeeMobileNumber?: string;
 
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   @MaxLength(254)
   payeeEmail?: string;
 
-  @IsOptional()
-  @IsString()
-  @Matches(NOT_BLANK, { message: 'merchantAccountNumber must not be empty' })
+  @OptionalText()
+  @NotBlank('merchantAccountNumber')
   merchantAccountNumber?: string;
 
-  /** Plain JSON of at most 4 KB: checked by the service (a size is no decorator). */
+  /** Your own data, handed back in the invoice's events: plain JSON, at most 4 KB serialised. */
   @Allow()
   metadata?: Record<string, unknown>;
 }
+
+/** Input of `CheckoutService.createInvoice`. */
+export type CreateInvoiceInput = CreateInvoiceDto;
 
 /** The status check's `data.status`: `Paid`, `Unpaid` or `Refunded` (other values are passed through). */
 export type CheckoutPaymentStatus = TransactionPaymentStatus;

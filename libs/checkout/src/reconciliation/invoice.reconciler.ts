@@ -65,7 +65,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     private readonly accounts: CheckoutAccountSource,
     private readonly settlement: CheckoutSettlement,
     private readonly now: () => number = Date.now,
-    /** With BullMQ, one pass per interval across all instances. */
+    // With BullMQ, one pass per interval across all instances.
     private readonly runner: JobRunner = new InProcessJobRunner(),
   ) {}
 
@@ -78,9 +78,9 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     if (this.options.reconciliation.enabled) this.start();
   }
 
-  /** Stops on the first shutdown hook: a pass in flight records what it found before the pipeline drains. */
-  async onModuleDestroy(): Promise<void> {
-    await this.stop();
+  // The first shutdown hook: a pass in flight records what it found before the pipeline drains.
+  onModuleDestroy(): Promise<void> {
+    return this.stop();
   }
 
   /** Starts the periodic passes (done at bootstrap when `reconciliation.enabled`). */

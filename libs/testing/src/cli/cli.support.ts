@@ -1,7 +1,8 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { HubtelApiError, HubtelNetworkError } from 'nestjs-hubtel';
+import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from 'nestjs-hubtel';
+import type { ServiceAppChannel } from '#internal';
 
 /** Where a command reads and writes (process streams, or in-memory streams in tests). */
 export interface CliStreams {
@@ -127,6 +128,15 @@ export function painter(
     styles.reduce((t, s) => `\u001b[${CODES[s][0]}m${t}\u001b[${CODES[s][1]}m`, text);
 }
 
+/** A USSD screen's title: its size, marked when over the limit. */
+export function ussdTitle(
+  screen: { length: number; limit: number; fits: boolean },
+  p: ReturnType<typeof painter>,
+): string {
+  const size = `── USSD ${screen.length}/${screen.limit}`;
+  return screen.fits ? p(`${size} ──`, 'dim') : p(`${size} TOO LONG ──`, 'bold', 'yellow');
+}
+
 /**
  * Reads answers line by line; lines typed before a question are queued, not lost as readline's
  * question() would lose them. On a pipe the answer is echoed after the prompt.
@@ -216,6 +226,24 @@ export function intOption(
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
     throw new CliUsageError(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
   return Number(value);
+}
+
+/** A service-flow session's `--operator`, `--service-code`, `--mobile` and `--channel`, checked. */
+export function sessionOptions(
+  values: Partial<Record<'operator' | 'service-code' | 'mobile' | 'channel', string>>,
+  channelOf = '',
+): { mobile?: string; channel?: ServiceAppChannel } {
+  for (const name of ['operator', 'service-code'] as const)
+    if (values[name]?.trim() === '') throw new CliUsageError(`--${name} must not be empty`);
+  const mobile = values.mobile === undefined ? undefined : tryNormalizeMsisdn(values.mobile);
+  if (mobile?.ok === false)
+    throw new CliUsageError(
+      `--mobile must be a phone number (233241234567 or 0241234567), got "${values.mobile}"`,
+    );
+  const channel = values.channel?.trim().toLowerCase();
+  if (channel !== undefined && channel !== 'ussd' && channel !== 'app')
+    throw new CliUsageError(`--channel must be ussd or app${channelOf}, got "${values.channel}"`);
+  return { mobile: mobile?.msisdn, channel };
 }
 
 /** An absolute http(s) URL option, or a usage error naming it. */

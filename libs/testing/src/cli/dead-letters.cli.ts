@@ -52,13 +52,14 @@ ioredis / bullmq not installed), 3 Redis unreachable, 4 --wait ran out with the 
 `;
 
 export const DEAD_LETTER_MODULES = ['checkout', 'service-app'] as const;
+type RedisNodes = Array<{ host: string; port: number }>;
 
 export interface DeadLettersOptions {
   action: 'list' | 'replay';
   id?: string;
   /** One Redis; or `redisClusterNodes`. */
   redisUrl?: string;
-  redisClusterNodes?: Array<{ host: string; port: number }>;
+  redisClusterNodes?: RedisNodes;
   keyPrefix?: string;
   /** The app's BullMQ prefix (HubtelBullmqModule's `prefix`); undefined: the runner's default. */
   bullmqPrefix?: string;
@@ -122,7 +123,7 @@ export function parseDeadLettersArgs(
   return { help: false, options };
 }
 
-function parseNodes(text: string): Array<{ host: string; port: number }> {
+function parseNodes(text: string): RedisNodes {
   return text.split(',').map((part) => {
     const match = /^\s*(\[[^\]]+\]|[^:\s]+):(\d{1,5})\s*$/.exec(part);
     const port = match ? Number(match[2]) : 0;
@@ -146,12 +147,17 @@ async function optionalPeer<T>(load: () => Promise<T>, command: string, peer: st
   }
 }
 
+/** The Redis the options name, as the store and the runner take it. */
+function connection(options: DeadLettersOptions): { cluster: { nodes: RedisNodes } } | { url: string } {
+  return options.redisClusterNodes !== undefined
+    ? { cluster: { nodes: options.redisClusterNodes } }
+    : { url: options.redisUrl! };
+}
+
 async function openRedis(options: DeadLettersOptions): Promise<RedisStore> {
   const redis = await optionalPeer(() => import('nestjs-hubtel/redis'), 'dead-letters', 'ioredis');
   const store = new redis.RedisStore({
-    ...(options.redisClusterNodes !== undefined
-      ? { cluster: { nodes: options.redisClusterNodes } }
-      : { url: options.redisUrl! }),
+    ...connection(options),
     ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
   });
   try {
@@ -173,9 +179,7 @@ async function openRunner(options: DeadLettersOptions, io: CliStreams): Promise<
   let runner: BullmqJobRunner;
   try {
     runner = new bullmq.BullmqJobRunner({
-      ...(options.redisClusterNodes !== undefined
-        ? { cluster: { nodes: options.redisClusterNodes } }
-        : { url: options.redisUrl! }),
+      ...connection(options),
       ...(options.bullmqPrefix === undefined ? {} : { prefix: options.bullmqPrefix }),
       // Only queues the run: the app's workers take it.
       work: false,
@@ -232,26 +236,24 @@ class StderrLogger extends Logger {
   constructor(private readonly io: CliStreams) {
     super('Hubtel:BullMQ');
   }
-  override log(message: unknown): void {
-    this.write('log', message);
+  override log(message: unknown, level = 'log'): void {
+    this.io.stderr.write(`hubtel-trigger: bullmq ${level}: ${String(message)}\n`);
   }
   override warn(message: unknown): void {
-    this.write('warn', message);
+    this.log(message, 'warn');
   }
   override error(message: unknown): void {
-    this.write('error', message);
+    this.log(message, 'error');
   }
   override debug(): void {}
   override verbose(): void {}
-  private write(level: string, message: unknown): void {
-    this.io.stderr.write(`hubtel-trigger: bullmq ${level}: ${String(message)}\n`);
-  }
 }
 
 export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise<number> {
   const options = parseOrExit('hubtel-trigger', DEAD_LETTERS_USAGE, io, () => parseDeadLettersArgs(argv));
   if (typeof options === 'number') return options;
   const p = painter(io.stdout, io.env, options.noColor || options.json);
+  const out = (line: string) => io.stdout.write(`${line}\n`);
   const fail = (error: unknown): number => {
     io.stderr.write(`hubtel-trigger: ${(error as Error).message}\n`);
     return error instanceof CliUsageError ? EXIT.usage : EXIT.network;
@@ -266,9 +268,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
   try {
     if (options.action === 'list') {
       const letters = await listDeadLetters(store, options.module);
-      io.stdout.write(
-        options.json ? `${JSON.stringify(letters)}\n` : describeList(letters, options.module, p),
-      );
+      out(options.json ? JSON.stringify(letters) : describeList(letters, options.module, p));
       return EXIT.ok;
     }
     const id = options.id!;
@@ -282,10 +282,10 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
       runner: queueingOnly(runner),
     });
     if (!options.wait) {
-      io.stdout.write(
+      out(
         options.json
-          ? `${JSON.stringify({ id, status: 'pending' })}\n`
-          : `${p('Requeued', 'green')} ${id}: queued on BullMQ, a running replica of the app runs it now (add --wait to see the outcome).\n`,
+          ? JSON.stringify({ id, status: 'pending' })
+          : `${p('Requeued', 'green')} ${id}: queued on BullMQ, a running replica of the app runs it now (add --wait to see the outcome).`,
       );
       return EXIT.ok;
     }
@@ -293,16 +293,15 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
     const status = record?.status ?? 'gone';
     const outcome: Record<string, unknown> = { id, status };
     if (record?.lastError !== undefined && status === 'dead') outcome.lastError = record.lastError;
-    if (options.json) io.stdout.write(`${JSON.stringify(outcome)}\n`);
-    else if (status === 'done')
-      io.stdout.write(`${p('Done', 'green')} ${id}: replayed, its failed handlers succeeded.\n`);
+    if (options.json) out(JSON.stringify(outcome));
+    else if (status === 'done') out(`${p('Done', 'green')} ${id}: replayed, its failed handlers succeeded.`);
     else if (status === 'dead')
-      io.stdout.write(`${p('Dead again', 'red')} ${id}: ${record?.lastError ?? 'it failed again'}\n`);
+      out(`${p('Dead again', 'red')} ${id}: ${record?.lastError ?? 'it failed again'}`);
     else if (status === 'pending')
-      io.stdout.write(
-        `${p('Still', 'yellow')} pending after ${options.timeoutMs} ms: is a replica of the app running, with its BullMQ workers on this Redis (prefix ${options.bullmqPrefix ?? DEFAULT_BULLMQ_PREFIX})?\n`,
+      out(
+        `${p('Still', 'yellow')} pending after ${options.timeoutMs} ms: is a replica of the app running, with its BullMQ workers on this Redis (prefix ${options.bullmqPrefix ?? DEFAULT_BULLMQ_PREFIX})?`,
       );
-    else io.stdout.write(`${p('Gone', 'red')} ${id}: its record was removed (expired?) before it ended.\n`);
+    else out(`${p('Gone', 'red')} ${id}: its record was removed (expired?) before it ended.`);
     // Still pending is not "dead again": its own code, so a script can wait longer.
     return status === 'done' ? EXIT.ok : status === 'pending' ? EXIT.timedOut : EXIT.failed;
   } catch (error) {
@@ -326,7 +325,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
 const DEFAULT_BULLMQ_PREFIX = '{hubtel}:bull';
 
 function describeList(letters: DeadLetter[], module: string, p: ReturnType<typeof painter>): string {
-  if (letters.length === 0) return `No dead letters in the ${module} module.\n`;
+  if (letters.length === 0) return `No dead letters in the ${module} module.`;
   const lines = [`${letters.length} dead letter${letters.length === 1 ? '' : 's'} in the ${module} module:`];
   for (const letter of letters) {
     lines.push(
@@ -336,7 +335,7 @@ function describeList(letters: DeadLetter[], module: string, p: ReturnType<typeo
     );
   }
   lines.push('', `Replay one: hubtel-trigger dead-letters replay <id> --redis-url <url> --module ${module}`);
-  return `${lines.join('\n')}\n`;
+  return lines.join('\n');
 }
 
 async function waitForOutcome(

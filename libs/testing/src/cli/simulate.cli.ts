@@ -1,4 +1,4 @@
-import { HubtelError, tryNormalizeMsisdn } from 'nestjs-hubtel';
+import { HubtelError } from 'nestjs-hubtel';
 import { TESTING_DEFAULTS } from '../testing.constants.js';
 import {
   CliUsageError,
@@ -8,6 +8,7 @@ import {
   parseCliArgs,
   urlOption,
   parseOrExit,
+  sessionOptions,
   type CliStreams,
 } from './cli.support.js';
 import { TerminalSimulator, defaultFulfillmentUrl, describeError } from './simulate.terminal.js';
@@ -86,17 +87,7 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
     throw new CliUsageError(
       `--fulfillment-url must be on the same origin as the service-flow URL (${flowUrl.origin})`,
     );
-  if (values.mobile !== undefined && !tryNormalizeMsisdn(values.mobile).ok)
-    throw new CliUsageError(
-      `--mobile must be a phone number (233241234567 or 0241234567), got "${values.mobile}"`,
-    );
-  for (const name of ['service-code', 'operator'] as const) {
-    if (values[name] !== undefined && values[name]!.trim() === '')
-      throw new CliUsageError(`--${name} must not be empty`);
-  }
-  const channel = values.channel?.trim().toLowerCase();
-  if (channel !== undefined && channel !== 'ussd' && channel !== 'app')
-    throw new CliUsageError(`--channel must be ussd or app, got "${values.channel}"`);
+  const { mobile, channel } = sessionOptions(values);
   const account = values.account?.trim();
   if (account !== undefined && (account === '' || values.sandbox === undefined))
     throw new CliUsageError(
@@ -111,10 +102,7 @@ export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
       serviceFlowUrl: flowUrl.href,
       fulfillmentUrl: fulfillmentUrl.href,
       serviceCode: values['service-code'],
-      mobile:
-        values.mobile === undefined
-          ? undefined
-          : (tryNormalizeMsisdn(values.mobile) as { msisdn: string }).msisdn,
+      mobile,
       operator: values.operator,
       channel,
       screenSize: intOption('screen-size', values['screen-size'], 10, 10_000),

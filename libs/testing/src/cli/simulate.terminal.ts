@@ -7,7 +7,7 @@ import {
 } from 'nestjs-hubtel/sandbox';
 import { DEFAULT_USSD_SCREEN, serviceAppChannel, type UssdScreenLimits } from '#internal';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
-import { EXIT, LineReader, painter, type CliStreams } from './cli.support.js';
+import { EXIT, LineReader, painter, ussdTitle, type CliStreams } from './cli.support.js';
 import { payCart, releaseQuietly, type SimulatorTerminal } from './simulate.checkout.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
 
@@ -160,20 +160,30 @@ export class TerminalSimulator {
       return line;
     };
     let response = await session.start();
-    if (session.channel === 'ussd') return this.playUssd(session, sandbox, response, ask);
+    // USSD: `Message` only, input sent as typed (the service maps an option's number), the cart a
+    // `Release` with an `Item`.
+    const ussd = session.channel === 'ussd';
     for (;;) {
-      this.warnIssues(session);
       const type = String(response.Type ?? '').toLowerCase();
+      if (!ussd) this.warnIssues(session);
       this.out();
-      if (response.Label) this.out(p(`── ${response.Label} ──`, 'bold'));
-      if (response.Message) this.out(response.Message);
-
+      if (ussd) {
+        // The screen first, then what is wrong with it (--strict stops there, the screen seen).
+        this.showUssdScreen(session, response);
+        this.warnIssues(session);
+      } else {
+        if (response.Label) this.out(p(`── ${response.Label} ──`, 'bold'));
+        if (response.Message) this.out(response.Message);
+      }
+      const ussdCart =
+        ussd && type === 'release' && response.Item !== null && typeof response.Item === 'object';
+      if (ussdCart) this.out(p('Session ended on the phone; the payment prompt follows.', 'dim'));
+      if (ussdCart || type === 'addtocart')
+        return payCart(this.terminal(ask), session, sandbox, response.Item!);
       if (type === 'release') return this.ended(session);
-      if (type === 'addtocart') return payCart(this.terminal(ask), session, sandbox, response.Item!);
-      const options = Array.isArray(response.Data) ? (response.Data as ServiceFlowOption[]) : [];
-      const isSelect = String(response.DataType).toLowerCase() === 'select' && options.length > 0;
+      const options = !ussd && Array.isArray(response.Data) ? (response.Data as ServiceFlowOption[]) : [];
       let answer: string;
-      if (isSelect) {
+      if (String(response.DataType).toLowerCase() === 'select' && options.length > 0) {
         options.forEach((o, i) => this.out(`  ${p(`${i + 1}.`, 'cyan')} ${o.Display}`));
         answer = toOptionValue(await ask(p(`Choose 1-${options.length} > `, 'bold')), options);
       } else {
@@ -184,47 +194,13 @@ export class TerminalSimulator {
     }
   }
 
-  /** The USSD phone: `Message` only, input sent as typed, the cart a `Release` with an `Item`. */
-  private async playUssd(
-    session: SandboxServiceSession,
-    sandbox: HubtelSandbox,
-    first: ServiceFlowResponse,
-    ask: (prompt: string) => Promise<string>,
-  ): Promise<SimulationResult> {
-    const p = this.paint;
-    let response = first;
-    for (;;) {
-      const type = String(response.Type ?? '').toLowerCase();
-      this.out();
-      // The screen first, then what is wrong with it (--strict stops there, the screen seen).
-      this.showUssdScreen(session, response);
-      this.warnIssues(session);
-      const hasItem = response.Item !== null && typeof response.Item === 'object';
-      if (type === 'release' && hasItem) {
-        this.out(p('Session ended on the phone; the payment prompt follows.', 'dim'));
-        return payCart(this.terminal(ask), session, sandbox, response.Item!);
-      }
-      if (type === 'release') return this.ended(session);
-      if (type === 'addtocart') return payCart(this.terminal(ask), session, sandbox, response.Item!);
-      // What the user types goes as typed: on USSD the service maps an option's number itself.
-      const field = response.FieldType ? ` (${response.FieldType})` : '';
-      const answer = await ask(p(`Your answer${field} > `, 'bold'));
-      response = await session.reply(answer);
-    }
-  }
-
   /** The phone's screen: its size, `Message` as is (nothing else), and what a USSD user would trip on. */
   private showUssdScreen(session: SandboxServiceSession, response: ServiceFlowResponse): void {
     const p = this.paint;
     const exchange = session.record.exchanges.at(-1);
     const screen = exchange?.screen;
     // The contract warning below says why a screen is too long; the title only marks it.
-    if (screen)
-      this.out(
-        screen.fits
-          ? p(`── USSD ${screen.length}/${screen.limit} ──`, 'dim')
-          : p(`── USSD ${screen.length}/${screen.limit} TOO LONG ──`, 'bold', 'yellow'),
-      );
+    if (screen) this.out(ussdTitle(screen, p));
     if (typeof response.Message === 'string' && response.Message !== '') this.out(response.Message);
     for (const warning of exchange?.warnings ?? []) this.out(p(`⚠ ussd: ${warning}`, 'yellow'));
   }

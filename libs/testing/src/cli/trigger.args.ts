@@ -1,13 +1,19 @@
 /**
- * The `hubtel-trigger` command line: its kinds, its usage text, and the parsing that turns argv
- * into TriggerOptions, refusing every combination that could not send what the user meant. Apart
- * from the sending (trigger.cli.ts) and the bodies (trigger.bodies.ts): most of the rules of
- * the command are here.
+ * The `hubtel-trigger` command line: kinds, usage, and the parsing into TriggerOptions, refusing
+ * every combination that could not send what the user meant.
  */
 import { HUBTEL_DEFAULT_ACCOUNT, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { HUBTEL_ACCOUNT_NAME, serviceAppChannel, type ServiceAppChannel } from '#internal';
 import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
-import { cliOptions, CliUsageError, intOption, parseCliArgs, urlOption, words } from './cli.support.js';
+import {
+  cliOptions,
+  CliUsageError,
+  intOption,
+  parseCliArgs,
+  sessionOptions,
+  urlOption,
+  words,
+} from './cli.support.js';
 
 export const TRIGGER_KINDS = [
   'checkout',
@@ -348,24 +354,16 @@ function parseServiceFlowOptions(
   values: Record<string, unknown>,
 ): NonNullable<TriggerOptions['serviceFlow']> {
   const str = (name: string) => values[name] as string | undefined;
-  for (const name of ['type', 'operator', 'service-code'] as const) {
-    if (str(name) !== undefined && str(name)!.trim() === '')
-      throw new CliUsageError(`--${name} must not be empty`);
-  }
-  const mobileArg = str('mobile');
-  const mobile = tryNormalizeMsisdn(mobileArg ?? TESTING_DEFAULTS.phone);
-  if (!mobile.ok) throw new CliUsageError(`--mobile must be a phone number, got "${mobileArg}"`);
-  const channel = str('channel')?.trim().toLowerCase();
-  if (channel !== undefined && channel !== 'ussd' && channel !== 'app')
-    throw new CliUsageError(`--channel must be ussd or app for service-flow, got "${str('channel')}"`);
+  if (str('type')?.trim() === '') throw new CliUsageError('--type must not be empty');
+  const session = sessionOptions(values as Record<string, string | undefined>, ' for service-flow');
   const operator = str('operator') ?? TESTING_DEFAULTS.operator;
   return {
     type: str('type') ?? 'initiation',
     message: str('message'),
     operator,
-    mobile: mobile.msisdn,
+    mobile: session.mobile ?? TESTING_DEFAULTS.phone,
     serviceCode: str('service-code') ?? TESTING_DEFAULTS.serviceCode,
-    channel: channel ?? serviceAppChannel({ Operator: operator }),
+    channel: session.channel ?? serviceAppChannel({ Operator: operator }),
     screenSize: intOption('screen-size', str('screen-size'), 10, 10_000),
     unicodeScreenSize: intOption('unicode-screen-size', str('unicode-screen-size'), 10, 10_000),
   };

@@ -1,7 +1,7 @@
 import { HubtelNetworkError, HubtelValidationError } from 'nestjs-hubtel';
 import { DEFAULT_USSD_SCREEN, ussdScreen } from '#internal';
 import { endpointUrl, sendJson, type SentResponse } from '../testing.http.js';
-import { EXIT, painter, parseOrExit, type CliStreams } from './cli.support.js';
+import { EXIT, painter, parseOrExit, ussdTitle, type CliStreams } from './cli.support.js';
 import { runDeadLettersCli } from './dead-letters.cli.js';
 import {
   TRIGGER_CLI_USAGE,
@@ -34,12 +34,13 @@ export interface TriggerReport {
 
 /** Sends the trigger's body (`copies` at once) and collects every answer. */
 export async function runTrigger(options: TriggerOptions): Promise<TriggerReport> {
-  const { body, path, markedPaid } = await buildTriggerBody(options);
-  const report = await sendTrigger(options, body, path);
-  return markedPaid ? { ...report, markedPaid } : report;
+  return sendTrigger(options, await buildTriggerBody(options));
 }
 
-async function sendTrigger(options: TriggerOptions, body: unknown, path: string): Promise<TriggerReport> {
+async function sendTrigger(
+  options: TriggerOptions,
+  { body, path, markedPaid }: { body: unknown; path: string; markedPaid?: MarkedPaid },
+): Promise<TriggerReport> {
   const url = endpointUrl(options.url, routeOf(options, path));
   const headers: Record<string, string> = { 'Content-Type': 'application/json', ...options.headers };
   if (options.kind.startsWith('checkout')) headers['Cache-Control'] ??= 'no-cache';
@@ -57,7 +58,7 @@ async function sendTrigger(options: TriggerOptions, body: unknown, path: string)
       }
     }),
   );
-  return { kind: options.kind, url, body, answers };
+  return { kind: options.kind, url, body, ...(markedPaid ? { markedPaid } : {}), answers };
 }
 
 /** The `hubtel-trigger` command; resolves with its exit code. */
@@ -67,6 +68,7 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
   const options = parseOrExit('hubtel-trigger', TRIGGER_CLI_USAGE, io, () => parseTriggerCliArgs(argv));
   if (typeof options === 'number') return options;
   const p = painter(io.stdout, io.env, options.noColor || options.json);
+  const out = (line: string) => io.stdout.write(`${line}\n`);
   let built;
   try {
     built = await buildTriggerBody(options);
@@ -95,26 +97,23 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
         : built.markedPaid === 'marked'
           ? `marked ${options.reference} paid in the sandbox (its callback held back)`
           : `${options.reference} was already paid in the sandbox`;
-    io.stdout.write(`${p(note, 'dim')}\n`);
+    out(p(note, 'dim'));
   }
   if (!options.json) {
-    io.stdout.write(`${p(built.summary, 'bold')}\n`);
-    io.stdout.write(
-      `${p(`POST ${url}${options.copies > 1 ? ` — ${options.copies} copies at once` : ''}`, 'dim')}\n`,
-    );
+    out(p(built.summary, 'bold'));
+    out(p(`POST ${url}${options.copies > 1 ? ` — ${options.copies} copies at once` : ''}`, 'dim'));
   }
-  const sent = await sendTrigger(options, built.body, built.path);
-  const report: TriggerReport = built.markedPaid ? { ...sent, markedPaid: built.markedPaid } : sent;
+  const report = await sendTrigger(options, built);
   const ussd = options.kind === 'service-flow' && options.serviceFlow!.channel === 'ussd';
   if (options.kind === 'service-flow') describeServiceFlowAnswers(options, report);
   const failed = report.answers.filter((a) => 'error' in a);
   const non2xx = report.answers.filter((a) => 'status' in a && (a.status < 200 || a.status >= 300));
   if (options.json) {
-    io.stdout.write(`${JSON.stringify(report)}\n`);
+    out(JSON.stringify(report));
   } else {
     for (const a of report.answers) {
       const label = options.copies > 1 ? `#${a.copy} ` : '';
-      if ('error' in a) io.stdout.write(`${p(`${label}✗ ${a.error}`, 'red')}\n`);
+      if ('error' in a) out(p(`${label}✗ ${a.error}`, 'red'));
       else {
         const text = typeof a.body === 'string' ? a.body : JSON.stringify(a.body);
         const ok = a.status >= 200 && a.status < 300;
@@ -122,19 +121,14 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
         if (ussd && ok && screen) {
           // A USSD phone shows Message only: the screen, its size, and nothing of Data.
           const answer = a.body as { Type?: unknown; Message?: unknown };
-          io.stdout.write(
-            `${label}${p(`HTTP ${a.status}`, 'bold', 'green')} ${p(`Type ${String(answer.Type)}`, 'dim')}\n`,
-          );
-          io.stdout.write(
-            `${screen.fits ? p(`── USSD ${screen.length}/${screen.limit} ──`, 'dim') : p(`── USSD ${screen.length}/${screen.limit} TOO LONG ──`, 'bold', 'yellow')}\n`,
-          );
-          if (typeof answer.Message === 'string' && answer.Message !== '')
-            io.stdout.write(`${answer.Message}\n`);
+          out(`${label}${p(`HTTP ${a.status}`, 'bold', 'green')} ${p(`Type ${String(answer.Type)}`, 'dim')}`);
+          out(ussdTitle(screen, p));
+          if (typeof answer.Message === 'string' && answer.Message !== '') out(answer.Message);
           if (!screen.fits)
-            io.stdout.write(
-              `${p(`⚠ screen too long: ${screen.length} characters, a USSD screen holds ${screen.limit}${screen.gsm7 ? '' : ' once any character is outside the GSM 7-bit alphabet'}`, 'yellow')}\n`,
+            out(
+              `${p(`⚠ screen too long: ${screen.length} characters, a USSD screen holds ${screen.limit}${screen.gsm7 ? '' : ' once any character is outside the GSM 7-bit alphabet'}`, 'yellow')}`,
             );
-        } else io.stdout.write(`${label}${p(`HTTP ${a.status}`, 'bold', ok ? 'green' : 'red')} ${text}\n`);
+        } else out(`${label}${p(`HTTP ${a.status}`, 'bold', ok ? 'green' : 'red')} ${text}`);
       }
     }
     if (options.copies > 1) {
@@ -143,18 +137,16 @@ export async function runTriggerCli(argv: string[], io: CliStreams): Promise<num
         const key = 'error' in a ? 'no answer' : String(a.status);
         counts.set(key, (counts.get(key) ?? 0) + 1);
       }
-      io.stdout.write(
-        `${p(`${options.copies} answers: ${[...counts].map(([k, n]) => `${n} × ${k}`).join(', ')}`, 'dim')}\n`,
-      );
+      out(p(`${options.copies} answers: ${[...counts].map(([k, n]) => `${n} × ${k}`).join(', ')}`, 'dim'));
     }
   }
   if (!options.json && report.cart) {
     const cart = report.cart;
-    io.stdout.write(
-      `${p(`🛒 Cart: ${cart.ItemName} × ${cart.Qty} @ GHS ${cart.Price.toFixed(2)} = GHS ${cart.total.toFixed(2)}`, 'magenta')}\n`,
+    out(
+      `${p(`🛒 Cart: ${cart.ItemName} × ${cart.Qty} @ GHS ${cart.Price.toFixed(2)} = GHS ${cart.total.toFixed(2)}`, 'magenta')}`,
     );
-    io.stdout.write(
-      `${p(`   pay it: hubtel-trigger fulfillment ${new URL(url).origin} --session-id ${cart.sessionId} --sandbox <sandbox-url> --mark-paid --amount ${cart.total.toFixed(2)}`, 'dim')}\n`,
+    out(
+      `${p(`   pay it: hubtel-trigger fulfillment ${new URL(url).origin} --session-id ${cart.sessionId} --sandbox <sandbox-url> --mark-paid --amount ${cart.total.toFixed(2)}`, 'dim')}`,
     );
   }
   if (failed.length > 0 && failed.length === report.answers.length) return EXIT.network;
