@@ -6,8 +6,8 @@
  * What a handler did is counted where it shows: the SMS the sandbox received, the callbacks the
  * receiver got, and the `HANDLED` / `DONE` line each handler run prints.
  *
- * The BullMQ schedules (retries to a dead letter, deferred re-checks, reconciliation) and the
- * refused misconfigurations are test/bullmq-replicas.e2e-spec.ts, on the same replicas.
+ * The BullMQ schedules (retries to a dead letter, deferred re-checks, reconciliation) are
+ * test/bullmq-replicas.e2e-spec.ts, on the same replicas.
  */
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { sendCheckoutCallback } from 'nestjs-hubtel/testing';
