@@ -8,9 +8,10 @@
  *   within the takeover bound, by the replicas that ran all along (no restart). Before the fix, a
  *   run whose store reads failed while a master was away was charged attempts and dead-lettered
  *   within seconds.
- * - On either topology, Redis emptied under running replicas (a flush: as a restart without
+ * - On the same cluster, Redis emptied under running replicas (a flush: as a restart without
  *   persistence or a failover to an empty replica leaves it): reconciliation goes on, and finds a
- *   payment the platform never reported.
+ *   payment the platform never reported. (On one Redis: the job scheduler created again after a
+ *   flush, test/bullmq.job-runner.e2e-spec.ts; two replicas after a flush, test/store-loss.e2e-spec.ts.)
  */
 import { sendCheckoutCallback } from 'nestjs-hubtel/testing';
 import { eventually, type AppProcess, type RedisServer } from './support/multi-process.js';
@@ -20,7 +21,6 @@ import {
   TOPOLOGIES,
   ReplicaSystem,
   id,
-  type Topology,
   inBatches,
   pause,
 } from './support/replica-system.js';
@@ -35,154 +35,139 @@ const OUTAGE_MS = NODE_TIMEOUT_MS;
 
 const clusterTopology = TOPOLOGIES.find((topology) => topology.binary === redisClusterBinaries)!;
 
-/** One system per topology for the whole file, started by the first describe on it. */
-const systems = new Map<Topology, Promise<ReplicaSystem>>();
-const started: ReplicaSystem[] = [];
-function systemOn(topology: Topology): Promise<ReplicaSystem> {
-  let system = systems.get(topology);
-  if (!system) {
-    const created = new ReplicaSystem(topology, { nodeTimeoutMs: NODE_TIMEOUT_MS });
-    started.push(created);
-    system = created.start().then(() => created);
-    systems.set(topology, system);
-  }
-  return system;
-}
-afterAll(() => Promise.all(started.map((system) => system.dispose())), 60_000);
+clusterTopology.binary.describe('BullMQ workers on a 3-master Redis Cluster', () => {
+  /** One system for the file: the outage's replicas are killed before the wipe's start. */
+  const system = new ReplicaSystem(clusterTopology, { nodeTimeoutMs: NODE_TIMEOUT_MS });
+  beforeAll(() => system.start(), 120_000);
+  afterAll(() => system.dispose(), 60_000);
 
-clusterTopology.binary.describe('BullMQ workers after a Cluster master outage', () => {
-  let system: ReplicaSystem;
-  let a: AppProcess;
-  let b: AppProcess;
-
-  beforeAll(async () => {
-    system = await systemOn(clusterTopology);
-    // Reconciling too, as the example app does: a third worker on each replica.
-    const env = { RECONCILE_MS: '5000' };
-    [a, b] = await Promise.all([system.replica('a', env), system.replica('b', env)]);
-  }, 180_000);
-  // Not running on into the next describe, on the same system.
-  afterAll(() => Promise.all([a, b].map((replica) => replica?.kill())), 60_000);
-
-  const masters = [
-    // Every BullMQ key of the default prefix is in the slot of its {hash tag}: one master holds them.
-    { which: 'the master of the queues', pick: (queues: RedisServer) => queues },
-    // Records on it fail for a while, while the queues work on.
-    {
-      which: 'another master',
-      pick: (queues: RedisServer) => system.space.cluster!.servers.find((server) => server !== queues)!,
-    },
-  ];
-
-  for (const { which, pick } of masters)
-    it(`${which} killed for ${OUTAGE_MS / 1000} s under load: every acknowledged callback is handled once within the takeover bound after it returns`, async () => {
-      const cluster = system.space.cluster!;
-      const master = pick(await cluster.serverOf(BULLMQ_RUNNER_DEFAULTS.prefix));
-      const refs = Array.from({ length: 120 }, (_, index) => id(`${which.split(' ')[1]}${index}`));
-      await inBatches(refs, 10, (ref, index) => system.createInvoice(index % 2 ? a : b, ref, 10 + index));
-      const bodies = await inBatches(refs, 10, (ref) => system.paidCallback(ref));
-      /** When each callback was first answered 200 (acknowledged: the platform stops re-sending it). */
-      const acknowledged = new Map<string, number>();
-      const statuses: number[] = [];
-      const send = async (ref: string) => {
-        if (acknowledged.has(ref)) return;
-        const index = refs.indexOf(ref);
-        const answer = await sendCheckoutCallback((index % 2 ? a : b).url, bodies[index], {
-          timeoutMs: 30_000,
-        }).catch(() => undefined); // no answer: sent again, as the platform does
-        if (!answer) return;
-        statuses.push(answer.status);
-        if (answer.status === 200 && !acknowledged.has(ref)) acknowledged.set(ref, Date.now());
-      };
-      const unacknowledged = () => refs.filter((ref) => !acknowledged.has(ref));
-
-      // Load: a new paid callback every 250 ms, before, during and after the outage; the platform
-      // re-sends every refused one each 500 ms, until it is acknowledged.
-      let released = 0;
-      let stopLoad = false;
-      const load = Promise.all([
-        (async () => {
-          for (; released < refs.length && !stopLoad; released++) {
-            void send(refs[released]!);
-            await pause(250);
-          }
-        })(),
-        (async () => {
-          for (let round = 0; !stopLoad && round < 1_000; round++) {
-            await inBatches(unacknowledged().slice(0, released), 5, send);
-            if (released === refs.length && unacknowledged().length === 0) return;
-            await pause(500);
-          }
-        })(),
-      ]);
-      await eventually('a fifth of the callbacks acknowledged', () =>
-        acknowledged.size >= refs.length / 5 ? true : undefined,
-      );
-      await master.stop();
-      await pause(OUTAGE_MS);
-      await master.restart();
-      // A master away as long as the node timeout may have been marked failed: the cluster then
-      // answers CLUSTERDOWN until the other masters clear that (twice the node timeout later).
-      await cluster.untilOk(90_000);
-      const back = Date.now();
-      try {
-        await eventually(
-          'every callback acknowledged',
-          () => (unacknowledged().length === 0 ? true : undefined),
-          { timeoutMs: 60_000 },
-        );
-      } finally {
-        stopLoad = true;
-        await load;
-      }
-
-      // Each acknowledged callback's job ran to its end by the takeover bound after the cluster was
-      // whole again, or after its acknowledgement when that was later: its record settled (a
-      // receipt alone could come from reconciliation).
-      const deadline = Math.max(back, ...acknowledged.values()) + TAKEOVER_BOUND_MS;
-      const open = async () => {
-        const found: JobRecord[] = [];
-        for await (const [key, entry] of system.store.scan<JobRecord>('hubtel:checkout:job:'))
-          if (refs.some((ref) => key.includes(ref)) && entry.value.status !== 'done') found.push(entry.value);
-        return found;
-      };
-      let left = await open();
-      while (left.length > 0 && Date.now() < deadline) {
-        await pause(200);
-        left = await open();
-      }
-      // Where BullMQ has each job left, for the failure message.
-      const { queue, close } = system.space.queue('checkout');
-      const states = await Promise.all(
-        left.map(async (job) => {
-          const found = await queue.getJob(
-            bullmqJobId(`hubtel:checkout:job:${job.type}:${job.key}`, job.run ?? 1),
-          );
-          const where = found
-            ? `${await found.getState()}, attempts ${found.attemptsMade}, stalled ${found.stalledCounter}`
-            : 'no BullMQ job';
-          return `${job.type} ${job.key}: ${job.status}, attempts ${job.attempts} ${job.lastError ?? ''} (${where})`;
-        }),
-      ).finally(close);
-      // A record with no BullMQ job was never queued (its add failed, and the re-sent callback found
-      // the invoice paid meanwhile): not a worker that stalls, and its payment is counted below.
-      expect(states.filter((state) => !state.endsWith('(no BullMQ job)'))).toEqual([]);
-      await pause(1_000);
-
-      expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
-      expect(refs.map((ref) => [ref, system.runs('receipt', ref)])).toEqual(refs.map((ref) => [ref, 1]));
-      expect(await Promise.all(refs.map((ref) => system.receipts(ref)))).toEqual(refs.map(() => 1));
-    }, 300_000);
-});
-
-for (const topology of TOPOLOGIES)
-  topology.binary.describe(`Reconciliation after Redis came back empty, on ${topology.name}`, () => {
-    let system: ReplicaSystem;
-    let replicas: AppProcess[] = [];
+  describe('after a master outage', () => {
+    let a: AppProcess;
+    let b: AppProcess;
 
     beforeAll(async () => {
-      system = await systemOn(topology);
-    }, 120_000);
+      // Reconciling too, as the example app does: a third worker on each replica.
+      const env = { RECONCILE_MS: '5000' };
+      [a, b] = await Promise.all([system.replica('a', env), system.replica('b', env)]);
+    }, 180_000);
+    // Not running on into the next describe, on the same system.
+    afterAll(() => Promise.all([a, b].map((replica) => replica?.kill())), 60_000);
+
+    const masters = [
+      // Every BullMQ key of the default prefix is in the slot of its {hash tag}: one master holds them.
+      { which: 'the master of the queues', pick: (queues: RedisServer) => queues },
+      // Records on it fail for a while, while the queues work on.
+      {
+        which: 'another master',
+        pick: (queues: RedisServer) => system.space.cluster!.servers.find((server) => server !== queues)!,
+      },
+    ];
+
+    for (const { which, pick } of masters)
+      it(`${which} killed for ${OUTAGE_MS / 1000} s under load: every acknowledged callback is handled once within the takeover bound after it returns`, async () => {
+        const cluster = system.space.cluster!;
+        const master = pick(await cluster.serverOf(BULLMQ_RUNNER_DEFAULTS.prefix));
+        const refs = Array.from({ length: 120 }, (_, index) => id(`${which.split(' ')[1]}${index}`));
+        await inBatches(refs, 10, (ref, index) => system.createInvoice(index % 2 ? a : b, ref, 10 + index));
+        const bodies = await inBatches(refs, 10, (ref) => system.paidCallback(ref));
+        /** When each callback was first answered 200 (acknowledged: the platform stops re-sending it). */
+        const acknowledged = new Map<string, number>();
+        const statuses: number[] = [];
+        const send = async (ref: string) => {
+          if (acknowledged.has(ref)) return;
+          const index = refs.indexOf(ref);
+          const answer = await sendCheckoutCallback((index % 2 ? a : b).url, bodies[index], {
+            timeoutMs: 30_000,
+          }).catch(() => undefined); // no answer: sent again, as the platform does
+          if (!answer) return;
+          statuses.push(answer.status);
+          if (answer.status === 200 && !acknowledged.has(ref)) acknowledged.set(ref, Date.now());
+        };
+        const unacknowledged = () => refs.filter((ref) => !acknowledged.has(ref));
+
+        // Load: a new paid callback every 250 ms, before, during and after the outage; the platform
+        // re-sends every refused one each 500 ms, until it is acknowledged.
+        let released = 0;
+        let stopLoad = false;
+        const load = Promise.all([
+          (async () => {
+            for (; released < refs.length && !stopLoad; released++) {
+              void send(refs[released]!);
+              await pause(250);
+            }
+          })(),
+          (async () => {
+            for (let round = 0; !stopLoad && round < 1_000; round++) {
+              await inBatches(unacknowledged().slice(0, released), 5, send);
+              if (released === refs.length && unacknowledged().length === 0) return;
+              await pause(500);
+            }
+          })(),
+        ]);
+        await eventually('a fifth of the callbacks acknowledged', () =>
+          acknowledged.size >= refs.length / 5 ? true : undefined,
+        );
+        await master.stop();
+        await pause(OUTAGE_MS);
+        await master.restart();
+        // A master away as long as the node timeout may have been marked failed: the cluster then
+        // answers CLUSTERDOWN until the other masters clear that (twice the node timeout later).
+        await cluster.untilOk(90_000);
+        const back = Date.now();
+        try {
+          await eventually(
+            'every callback acknowledged',
+            () => (unacknowledged().length === 0 ? true : undefined),
+            { timeoutMs: 60_000 },
+          );
+        } finally {
+          stopLoad = true;
+          await load;
+        }
+
+        // Each acknowledged callback's job ran to its end by the takeover bound after the cluster was
+        // whole again, or after its acknowledgement when that was later: its record settled (a
+        // receipt alone could come from reconciliation).
+        const deadline = Math.max(back, ...acknowledged.values()) + TAKEOVER_BOUND_MS;
+        const open = async () => {
+          const found: JobRecord[] = [];
+          for await (const [key, entry] of system.store.scan<JobRecord>('hubtel:checkout:job:'))
+            if (refs.some((ref) => key.includes(ref)) && entry.value.status !== 'done')
+              found.push(entry.value);
+          return found;
+        };
+        let left = await open();
+        while (left.length > 0 && Date.now() < deadline) {
+          await pause(200);
+          left = await open();
+        }
+        // Where BullMQ has each job left, for the failure message.
+        const { queue, close } = system.space.queue('checkout');
+        const states = await Promise.all(
+          left.map(async (job) => {
+            const found = await queue.getJob(
+              bullmqJobId(`hubtel:checkout:job:${job.type}:${job.key}`, job.run ?? 1),
+            );
+            const where = found
+              ? `${await found.getState()}, attempts ${found.attemptsMade}, stalled ${found.stalledCounter}`
+              : 'no BullMQ job';
+            return `${job.type} ${job.key}: ${job.status}, attempts ${job.attempts} ${job.lastError ?? ''} (${where})`;
+          }),
+        ).finally(close);
+        // A record with no BullMQ job was never queued (its add failed, and the re-sent callback found
+        // the invoice paid meanwhile): not a worker that stalls, and its payment is counted below.
+        expect(states.filter((state) => !state.endsWith('(no BullMQ job)'))).toEqual([]);
+        await pause(1_000);
+
+        expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
+        expect(refs.map((ref) => [ref, system.runs('receipt', ref)])).toEqual(refs.map((ref) => [ref, 1]));
+        expect(await Promise.all(refs.map((ref) => system.receipts(ref)))).toEqual(refs.map(() => 1));
+      }, 300_000);
+  });
+
+  describe('Reconciliation after Redis came back empty', () => {
+    let replicas: AppProcess[] = [];
+
     afterAll(() => Promise.all(replicas.map((replica) => replica.kill())), 60_000);
 
     it('a payment the platform never reported is found by reconciliation after the store was wiped under running replicas', async () => {
@@ -216,3 +201,4 @@ for (const topology of TOPOLOGIES)
       );
     }, 120_000);
   });
+});

@@ -4,12 +4,13 @@
  * job), started per test with the settings it needs, on one Redis and on a 3-master Redis Cluster.
  * What is proven here: retries are BullMQ's, then one dead letter; a deferred re-check is a
  * delayed BullMQ job that outlives its replica; reconciliation is one pass per interval across
- * replicas; a Redis connection the runner cannot use on that topology fails start-up, saying why.
- * (Takeover after a kill -9, duplicates, sessions and outages: test/multi-instance.e2e-spec.ts.)
+ * replicas. (Takeover after a kill -9, duplicates, sessions and outages:
+ * test/multi-instance.e2e-spec.ts; a cluster connection the runner cannot use, refused at start-up:
+ * test/bullmq.cluster.e2e-spec.ts, test/redis.cluster.e2e-spec.ts, test/example-app-redis.e2e-spec.ts.)
  */
-import { NodeProcess, freePort, eventually, type AppProcess } from './support/multi-process.js';
+import { eventually, type AppProcess } from './support/multi-process.js';
 import { callbackBody } from './support/checkout-harness.js';
-import { REPLICA_APP, TOPOLOGIES, ReplicaSystem, id, pause } from './support/replica-system.js';
+import { TOPOLOGIES, ReplicaSystem, id, pause } from './support/replica-system.js';
 
 for (const topology of TOPOLOGIES)
   topology.binary.describe(`BullMQ schedules across replica processes, on ${topology.name}`, () => {
@@ -135,34 +136,4 @@ for (const topology of TOPOLOGIES)
         await close();
       }
     }, 90_000);
-
-    for (const bad of topology.misconfigurations)
-      it(`refuses to start with ${bad.what}, saying why`, async () => {
-        const {
-          REDIS_URL: _url,
-          REDIS_CLUSTER_NODES: _nodes,
-          ...rest
-        } = system.replicaEnv('misconfigured', { PUBLIC_URL: `http://127.0.0.1:${await freePort()}` });
-        const child = new NodeProcess('misconfigured', {
-          entry: REPLICA_APP,
-          env: { ...rest, ...bad.env(system.space) },
-        });
-        await child.start();
-        const exited = await eventually(
-          'the refused replica to exit',
-          () => (child.running ? undefined : true),
-          {
-            timeoutMs: 60_000,
-          },
-        ).catch(() => false);
-        await child.kill();
-
-        expect(exited).toBe(true);
-        const output = child.output.all;
-        expect(output).toMatch(/exited, code 1\]/);
-        expect(output).not.toMatch(/^READY /m);
-        expect(output).toContain('Invalid nestjs-hubtel option');
-        expect(output).toMatch(bad.option);
-        expect(output).toContain(bad.reason);
-      }, 90_000);
   });

@@ -132,7 +132,8 @@ for (const topology of TOPOLOGIES)
       const job = (pipeline: string, type: string, key: string) => `hubtel:${pipeline}:job:${type}:${key}`;
       const record = async (key: string) => (await system.store.get<JobRecord>(key))?.value;
 
-      it('a fulfillment request answered 503 after its record: the retry is a duplicate and gets the order delivered once', async () => {
+      // One outage for both modules: each request recorded and answered 503, each retry run once.
+      it('a fulfillment request and checkout callbacks (paid, and failed) answered 503 after their records: each retry is a duplicate that gets its job run once', async () => {
         const orderId = await idUp('order', (order) => [
           job('service-app', SERVICE_APP_JOBS.fulfillment, order),
           job('service-app', SERVICE_APP_JOBS.payment, order),
@@ -141,38 +142,6 @@ for (const topology of TOPOLOGIES)
         await system.buyBundle(sessionId, a, a);
         await system.sandbox.post(`sessions/${sessionId}/pay`, { amount: 5, orderId });
         const request = buildFulfillmentRequest({ sessionId, orderId });
-
-        await outage.down();
-        const first = await sendFulfillmentRequest(a.url, request);
-        expect(first.status).toBe(503);
-        // Recorded (its payment check), never run: nothing but the platform's retry is left to ask.
-        expect(await record(job('service-app', SERVICE_APP_JOBS.payment, orderId))).toMatchObject({
-          status: 'pending',
-          attempts: 0,
-        });
-        await outage.up();
-
-        const b = await replica('b');
-        const retried = await sendFulfillmentRequest<{ Status: string }>(b.url, request);
-        expect(retried.status).toBe(200);
-        expect(retried.body.Status).toBe('duplicate');
-        await eventually(
-          'the order delivered',
-          () => (system.receiver.of(orderId).length > 0 ? true : undefined),
-          { timeoutMs: 30_000 },
-        );
-        await system.settled('service-app', orderId);
-        // Room for a second delivery or callback, had the job been queued twice.
-        await pause(1_500);
-
-        expect(system.runs('deliver', orderId, 'DONE')).toBe(1);
-        expect(system.receiver.of(orderId)).toEqual([
-          expect.objectContaining({ OrderId: orderId, ServiceStatus: 'success' }),
-        ]);
-      }, 120_000);
-
-      it('checkout callbacks answered 503 after their records (paid, and failed): each retry gets its handlers run once', async () => {
-        const env = { CONFIRM_CALLBACKS: '0' };
         const keysOf = (ref: string) => [
           `hubtel:checkout:invoice:${ref}`,
           job('checkout', CheckoutEvents.Paid, ref),
@@ -188,26 +157,44 @@ for (const topology of TOPOLOGIES)
         });
 
         await outage.down();
+        expect((await sendFulfillmentRequest(a.url, request)).status).toBe(503);
         expect((await sendCheckoutCallback(a.url, paidCallback)).status).toBe(503);
         expect((await sendCheckoutCallback(a.url, failedCallback)).status).toBe(503);
+        // Recorded, never run: nothing but the platform's retry is left to ask (the fulfillment's
+        // record is its payment check).
+        expect(await record(job('service-app', SERVICE_APP_JOBS.payment, orderId))).toMatchObject({
+          status: 'pending',
+          attempts: 0,
+        });
         expect(await record(job('checkout', CheckoutEvents.Paid, paid))).toMatchObject({ attempts: 0 });
         expect(await record(job('checkout', CheckoutEvents.Failed, failed))).toMatchObject({ attempts: 0 });
         await outage.up();
 
-        const b = await replica('b', env);
+        const b = await replica('b', { CONFIRM_CALLBACKS: '0' });
+        const retried = await sendFulfillmentRequest<{ Status: string }>(b.url, request);
+        expect(retried.status).toBe(200);
+        expect(retried.body.Status).toBe('duplicate');
         expect((await sendCheckoutCallback(b.url, paidCallback)).status).toBe(200);
         expect((await sendCheckoutCallback(b.url, failedCallback)).status).toBe(200);
         await eventually(
-          'both callbacks handled',
+          'the order delivered and both callbacks handled',
           () =>
-            system.runs('fulfil', paid, 'DONE') > 0 && system.runs('failed', failed, 'DONE') > 0
+            system.receiver.of(orderId).length > 0 &&
+            system.runs('fulfil', paid, 'DONE') > 0 &&
+            system.runs('failed', failed, 'DONE') > 0
               ? true
               : undefined,
           { timeoutMs: 30_000 },
         );
+        await system.settled('service-app', orderId);
         await system.settled('checkout');
+        // Room for a second run or callback, had a job been queued twice.
         await pause(1_500);
 
+        expect(system.runs('deliver', orderId, 'DONE')).toBe(1);
+        expect(system.receiver.of(orderId)).toEqual([
+          expect.objectContaining({ OrderId: orderId, ServiceStatus: 'success' }),
+        ]);
         expect(system.runs('receipt', paid, 'DONE')).toBe(1);
         expect(system.runs('fulfil', paid, 'DONE')).toBe(1);
         expect(await system.receipts(paid)).toBe(1);

@@ -63,17 +63,6 @@ export const STALLED_MS = 500;
  */
 export const TAKEOVER_BOUND_MS = LOCK_MS + STALLED_MS + 3_000;
 
-/** A start-up setting the topology refuses, and how the refusal reads. */
-export interface Misconfiguration {
-  what: string;
-  /** The replica's whole Redis environment (instead of the topology's). */
-  env(space: RedisSpace): Record<string, string>;
-  /** The option named in the error (HubtelRedisConfigError's `option`). */
-  option: RegExp;
-  /** Its `reason`. */
-  reason: string;
-}
-
 /** Where the replicas keep records and queues: what they are told, and how the test looks in. */
 export interface RedisSpace {
   /** A replica's environment for it: REDIS_URL, or REDIS_CLUSTER_NODES. */
@@ -96,8 +85,6 @@ export interface RedisSpace {
   separate(): Promise<{ env: Record<string, string>; store: RedisStoreOptions }>;
   /** The cluster itself (on a cluster), to stop one master of it. */
   cluster?: RedisCluster;
-  /** The URL of each server (of each node, on a cluster). */
-  nodeUrls: string[];
   /** Each server (each master, on a cluster): to take one down while the others answer. */
   servers: RedisServer[];
   dispose(): Promise<void>;
@@ -108,8 +95,6 @@ export interface Topology {
   binary: SystemBinary;
   /** `nodeTimeoutMs`: a cluster's cluster-node-timeout (default 15 s; nothing on one Redis). */
   start(options?: { nodeTimeoutMs?: number }): Promise<RedisSpace>;
-  /** Start-up settings refused on this topology (none on one Redis: nothing there to confuse). */
-  misconfigurations: Misconfiguration[];
 }
 
 function bullmqQueue(name: string, connection: QueueOptions['connection']) {
@@ -147,7 +132,6 @@ async function oneRedis(): Promise<RedisSpace> {
     },
     // Database 1 of the same server: another app, its own keys (and BullMQ queues).
     separate: async () => ({ env: { REDIS_URL: `${redis.url}/1` }, store: { url: `${redis.url}/1` } }),
-    nodeUrls: [redis.url],
     servers: [redis],
     dispose: () => redis.dispose(),
   };
@@ -187,7 +171,6 @@ async function redisCluster(options: { nodeTimeoutMs?: number } = {}): Promise<R
       others.push(other);
       return { env: { REDIS_CLUSTER_NODES: other.nodesEnv }, store: { cluster: { nodes: other.nodes } } };
     },
-    nodeUrls: cluster.servers.map((server) => server.url),
     servers: cluster.servers,
     async dispose() {
       await Promise.all([cluster, ...others].map((c) => c.dispose()));
@@ -196,26 +179,8 @@ async function redisCluster(options: { nodeTimeoutMs?: number } = {}): Promise<R
 }
 
 export const TOPOLOGIES: Topology[] = [
-  { name: 'one Redis', binary: redisBinary, start: oneRedis, misconfigurations: [] },
-  {
-    name: 'a 3-master Redis Cluster',
-    binary: redisClusterBinaries,
-    start: redisCluster,
-    misconfigurations: [
-      {
-        what: 'a single-node URL of one of its nodes (REDIS_URL, not `cluster: { nodes }`)',
-        env: (space) => ({ REDIS_URL: space.nodeUrls[0]! }),
-        option: /"(redis|bullmq)\.url"/,
-        reason: 'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT',
-      },
-      {
-        what: 'a BullMQ prefix without a {hash tag}',
-        env: (space) => ({ ...space.env, BULLMQ_PREFIX: 'hubtel:bull' }),
-        option: /"bullmq\.prefix"/,
-        reason: 'PREFIX_WITHOUT_HASH_TAG',
-      },
-    ],
-  },
+  { name: 'one Redis', binary: redisBinary, start: oneRedis },
+  { name: 'a 3-master Redis Cluster', binary: redisClusterBinaries, start: redisCluster },
 ];
 
 export const id = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
