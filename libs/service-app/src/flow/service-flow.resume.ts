@@ -79,7 +79,7 @@ export class FlowResume {
    */
   async offer(
     flow: ServiceFlowDefinition,
-    session: SessionRecord,
+    session: Pick<SessionRecord, 'serviceCode' | 'mobile' | 'account'>,
     sessionId: string,
   ): Promise<ResumeRecord | undefined> {
     const key = resumeKey(session);

@@ -5,7 +5,7 @@ import { within } from '../service-app.time.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { SelectOption } from '../service-app.types.js';
 import { FlowContext, type FavoriteStart, type FlowSessionInfo } from '../service-flow.context.js';
-import { copyWith, selectionsWithout, type SessionRecord } from './service-flow.session.js';
+import { selectionsWithout, type SessionRecord } from './service-flow.session.js';
 import type { FlowReply, FlowValue } from '../service-flow.types.js';
 import type { ServiceFlowDefinition } from '../service-flow.context.js';
 
@@ -61,14 +61,13 @@ export class FlowStepRunner {
   ): StepRun | Promise<StepRun> {
     const started = performance.now();
     // Copies: stored objects are shared by the versions of a session.
-    let data: Record<string, unknown>;
+    const data: Record<string, unknown> = { ...session.data };
     let selections = session.selections;
     if (answered) {
-      data = copyWith(session.data, answered.field, answered.value);
-      if (answered.option) selections = copyWith(selections, answered.field, answered.option);
-      else selections = selectionsWithout(selections, answered.field);
-    } else {
-      data = copyWith(session.data, undefined, undefined);
+      data[answered.field] = answered.value;
+      selections = answered.option
+        ? { ...selections, [answered.field]: answered.option }
+        : selectionsWithout(selections, answered.field);
     }
     const info: FlowSessionInfo = {
       sessionId,
