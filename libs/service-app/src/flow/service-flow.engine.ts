@@ -1,5 +1,5 @@
 /** The step engine of one account: starts sessions, checks answers, runs steps, writes the session. */
-import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
 import { accountOf, cartKey } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
@@ -9,11 +9,11 @@ import { detectChannel } from '../service-app.ussd.js';
 import type { FavoriteStart, ServiceFlowDefinition } from '../service-flow.context.js';
 import type { StoredCart, StoredScreen } from '../service-flow.types.js';
 import { checkAnswer } from './service-flow.answers.js';
-import type { FlowCart } from './service-flow.cart.js';
-import type { FlowPaging } from './service-flow.paging.js';
+import { FlowCart } from './service-flow.cart.js';
+import { FlowPaging } from './service-flow.paging.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { releaseResponse } from './service-flow.responses.js';
-import { RESUME_STEP, type FlowResume } from './service-flow.resume.js';
+import { FlowResume, RESUME_STEP } from './service-flow.resume.js';
 import { FlowStepRunner, stepOf, type Answered, type StepRun } from './service-flow.runner.js';
 import { ScreenCache } from './service-flow.screens.js';
 import {
@@ -23,7 +23,7 @@ import {
   without,
   type SessionRecord,
 } from './service-flow.session.js';
-import type { FlowSessionStore } from './service-flow.store.js';
+import { FlowSessionStore } from './service-flow.store.js';
 
 /** Most prompts kept for "back" (older ones are dropped; a session is short anyway). */
 const HISTORY_LIMIT = 32;
@@ -37,17 +37,25 @@ export class FlowEngine {
   /** Without "back" no earlier prompt is ever shown again: none is kept. */
   private readonly keepHistory: boolean;
 
+  readonly paging: FlowPaging;
+  readonly resume: FlowResume;
+  readonly sessions: FlowSessionStore;
+  private readonly cart: FlowCart;
+
   constructor(
     private readonly registry: ServiceFlowRegistry,
+    store: HubtelStore,
     private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
-    private readonly sessions: FlowSessionStore,
-    private readonly resume: FlowResume,
-    private readonly paging: FlowPaging,
-    private readonly cart: FlowCart,
+    /** Resume is offered only behind an access policy (the Mobile is all that names the customer). */
+    guarded: boolean,
   ) {
     this.runner = new FlowStepRunner(options, logger);
     this.keepHistory = options.backInputs.length > 0;
+    this.paging = new FlowPaging(options, logger);
+    this.resume = new FlowResume(store, registry, options, logger, guarded);
+    this.sessions = new FlowSessionStore(store, options, logger, this.paging);
+    this.cart = new FlowCart(store, this.paging, options, logger);
   }
 
   get account(): string {
@@ -89,7 +97,15 @@ export class FlowEngine {
     if (flow.resume && this.resume.guarded && !favorite) {
       const offer = await this.resume.offer(flow, start, sessionId);
       if (offer) {
-        const screen = this.resume.screen(flow);
+        const { resume, resumeYes, resumeNo } = messages;
+        const prompt = {
+          message: flow.resume.message ?? resume,
+          options: [
+            { Display: resumeYes, Value: 'yes' },
+            { Display: resumeNo, Value: 'no' },
+          ],
+        };
+        const screen = this.screens.screen(flow, RESUME_STEP, { kind: 'select', prompt }, undefined);
         return this.show(t, { ...record(start, screen, undefined, {}, undefined), resume: offer }, screen);
       }
     }

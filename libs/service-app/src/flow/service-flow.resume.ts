@@ -5,7 +5,6 @@ import { cartKey } from '../service-app.constants.js';
 import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowDefinition } from '../service-flow.context.js';
-import type { StoredScreen } from '../service-flow.types.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { stepOf } from './service-flow.runner.js';
 import {
@@ -21,8 +20,6 @@ import {
 export const RESUME_STEP = '@resume';
 
 export class FlowResume {
-  /** The resume question of each resumable flow (shared, frozen: one per flow). */
-  private readonly screens = new Map<string, StoredScreen>();
   private resumableFlows?: boolean;
 
   constructor(
@@ -45,32 +42,6 @@ export class FlowResume {
     this.logger.warn(
       `Flows ${flows.join(', ')} are resumable, but the service-flow endpoint of account "${account}" has neither a path secret nor an IP allow-list (${path}.access): resume is off there, since anyone sending a customer's Mobile would see what they typed`,
     );
-  }
-
-  /** The resume question of a flow: a select of yes / no (shared by its sessions). */
-  screen(flow: ServiceFlowDefinition): StoredScreen {
-    let screen = this.screens.get(flow.name);
-    if (!screen) {
-      const { messages } = this.options;
-      const message = flow.resume?.message ?? messages.resume;
-      const options = [
-        Object.freeze({ Display: messages.resumeYes, Value: 'yes', Amount: 0 }),
-        Object.freeze({ Display: messages.resumeNo, Value: 'no', Amount: 0 }),
-      ];
-      screen = Object.freeze({
-        step: RESUME_STEP,
-        kind: 'select',
-        message,
-        label: message,
-        fieldType: 'text',
-        field: RESUME_STEP,
-        next: undefined,
-        options: Object.freeze(options),
-        validation: undefined,
-      }) as StoredScreen;
-      this.screens.set(flow.name, screen);
-    }
-    return screen;
   }
 
   /**
