@@ -101,34 +101,27 @@ export class ServiceFlowRegistry implements OnModuleInit {
       const meta = getFlowMetadata(type);
       if (!meta) continue;
       seen.add(type);
-      if (!wrapper.isDependencyTreeStatic()) {
+      const { flow, steps } = meta;
+      const where = `flows.${flow.name}`;
+      if (!wrapper.isDependencyTreeStatic())
         throw new HubtelConfigError(
-          `flows.${meta.flow.name}`,
+          where,
           'flows must be singletons: a request-scoped flow (or one depending on a request-scoped provider) cannot be used',
         );
-      }
+      if (steps.filter((s) => s.start).length > 1)
+        throw new HubtelConfigError(where, 'more than one step is marked start');
       const instance = wrapper.instance as Record<string, unknown>;
-      const steps = meta.steps.map(({ name, method }) => {
-        const fn = instance[method];
-        if (typeof fn !== 'function')
-          throw new HubtelConfigError(
-            `flows.${meta.flow.name}.steps.${name}`,
-            `method ${method} is not a function`,
-          );
-        const handler: FlowStepHandler<any> = (ctx) => (fn as FlowStepHandler<any>).call(instance, ctx);
-        return { name, handler };
+      flows.push({
+        ...flow,
+        steps: steps.map(({ name, method }) => {
+          const fn = instance[method];
+          if (typeof fn !== 'function')
+            throw new HubtelConfigError(`${where}.steps.${name}`, `method ${method} is not a function`);
+          const handler: FlowStepHandler<any> = (ctx) => (fn as FlowStepHandler<any>).call(instance, ctx);
+          return { name, handler };
+        }),
+        start: steps.find((s) => s.start)?.name ?? steps[0]?.name ?? '',
       });
-      const start = meta.steps.find((s) => s.start)?.name ?? meta.steps[0]?.name ?? '';
-      if (meta.steps.filter((s) => s.start).length > 1)
-        throw new HubtelConfigError(`flows.${meta.flow.name}`, 'more than one step is marked start');
-      const flow: ServiceFlowDefinition = {
-        name: meta.flow.name,
-        serviceCodes: meta.flow.serviceCodes,
-        isDefault: meta.flow.isDefault,
-        steps,
-        start,
-      };
-      flows.push(meta.flow.resume ? { ...flow, resume: meta.flow.resume } : flow);
     }
     return flows;
   }
