@@ -27,7 +27,8 @@ import { FlowEngine } from './service-flow.engine.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import { queryResponse, releaseResponse } from './service-flow.responses.js';
 import { sessionKey, storedSession } from './service-flow.session.js';
-import { timedStep } from './service-flow.telemetry.js';
+
+const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout']);
 
 /**
  * The service interaction endpoint: one call, one answer of the user, by request `Type`. Nothing
@@ -97,8 +98,24 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       if (!this.accountEngines) throw new ServiceAppUnknownAccountError(account, [this.account], false);
       return (await this.accountEngines.get(account)).flows.handle(body);
     }
-    if (this.telemetry) return timedStep(this.telemetry, body, (input) => this.step(input));
-    return this.step(body);
+    if (!this.telemetry) return this.step(body);
+    const began = performance.now();
+    const type = (body as { Type?: unknown } | null)?.Type;
+    const lower = typeof type === 'string' ? type.toLowerCase() : '';
+    let response = 'invalid';
+    try {
+      const answer = await this.step(body);
+      response = answer.Type.toLowerCase();
+      return answer;
+    } finally {
+      this.telemetry.record({
+        kind: 'service-flow',
+        // Anything but the platform's request types is `other`: labels stay bounded.
+        request: response === 'invalid' ? 'invalid' : KNOWN_REQUESTS.has(lower) ? lower : 'other',
+        response,
+        durationMs: performance.now() - began,
+      });
+    }
   }
 
   private async step(body: unknown): Promise<ServiceFlowResponse> {

@@ -2,7 +2,6 @@
  * What a USSD phone shows: `Message` only, one screen (core's `ussdScreen`). A select prompt's options
  * become numbered lines, paged when they do not fit; every other text is cut to a screen.
  */
-import { HubtelConfigError } from 'nestjs-hubtel';
 import { ussdScreen } from '#internal';
 import {
   ELLIPSIS,
@@ -158,23 +157,5 @@ export class UssdScreens {
   chosen(screen: StoredScreen, raw: string): SelectOption | undefined {
     const index = this.menu(screen).numbers.get(raw);
     return index === undefined ? undefined : screen.options?.[index];
-  }
-}
-
-/** Start-up check of a flow's own fixed text (its resume question with both answers) on a USSD screen. */
-export function assertFlowUssdText(
-  option: string,
-  text: string,
-  options: ResolvedUssdOptions,
-  reserved: ReadonlySet<string>,
-  answers: readonly string[],
-): void {
-  const menu = layoutMenu(text, answers, options, reserved);
-  if (menu.pages.length > 1 || menu.cut) {
-    const screen = ussdScreen(text, options);
-    throw new HubtelConfigError(
-      option,
-      `does not fit one USSD screen with its answers (${screen.length} characters of ${screen.limit})`,
-    );
   }
 }
