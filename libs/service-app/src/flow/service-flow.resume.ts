@@ -8,7 +8,6 @@ import type { ServiceFlowDefinition } from '../service-flow.context.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { stepOf } from './service-flow.runner.js';
 import {
-  readRecord,
   readResume,
   resumeKey,
   resumeRecord,
@@ -20,8 +19,6 @@ import {
 export const RESUME_STEP = '@resume';
 
 export class FlowResume {
-  private resumableFlows?: boolean;
-
   constructor(
     private readonly store: HubtelStore,
     private readonly registry: ServiceFlowRegistry,
@@ -33,11 +30,11 @@ export class FlowResume {
 
   /** At start-up (and when a named account is built): resume is off behind an open endpoint; said once. */
   warnUnguarded(account: string, named: string | undefined): void {
-    if (this.guarded || !this.anyResumable()) return;
     const flows = this.registry
       .list()
       .filter((flow) => flow.resume)
       .map((flow) => flow.name);
+    if (this.guarded || flows.length === 0) return;
     const path = named === undefined ? 'serviceApp' : `serviceApp[${named}]`;
     this.logger.warn(
       `Flows ${flows.join(', ')} are resumable, but the service-flow endpoint of account "${account}" has neither a path secret nor an IP allow-list (${path}.access): resume is off there, since anyone sending a customer's Mobile would see what they typed`,
@@ -70,15 +67,8 @@ export class FlowResume {
   }
 
   /** At `release` or `timeout`: a session that had an answer leaves its state, the window starting now. */
-  async keep(sessionId: string, key: string, known?: SessionRecord): Promise<void> {
-    if (!this.guarded) return;
-    let session = known;
-    if (!session) {
-      if (!this.anyResumable()) return;
-      const entry = await this.store.get<unknown>(key);
-      session = entry ? readRecord(entry.value) : undefined;
-    }
-    if (!session) return;
+  async keep(sessionId: string, session: SessionRecord | undefined): Promise<void> {
+    if (!this.guarded || !session) return;
     const flow = this.registry.get(session.flow);
     if (session.screen.step === RESUME_STEP) {
       // Gone before answering the question: the session it offered is left for the next dial again.
@@ -101,11 +91,5 @@ export class FlowResume {
   /** A finished session (carted or ended) is never offered: its record goes. */
   async drop(flow: ServiceFlowDefinition, session: SessionRecord): Promise<void> {
     if (flow.resume) await this.store.delete(resumeKey(session));
-  }
-
-  /** Whether any flow is resumable (known once the flows are loaded): else a release reads nothing. */
-  private anyResumable(): boolean {
-    this.resumableFlows ??= this.registry.list().some((flow) => flow.resume !== undefined);
-    return this.resumableFlows;
   }
 }

@@ -183,7 +183,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     // Read first: another account's session is neither kept for resume nor forgotten.
     const session = (await this.engine.sessions.read(key))?.session;
     if (session) this.engine.assertOwn(request.SessionId, session);
-    await this.engine.resume.keep(request.SessionId, key, session);
+    await this.engine.resume.keep(request.SessionId, session);
     await this.engine.sessions.forget(key);
     this.logger.debug(`Session ${request.SessionId} released by the platform (${request.Type})`);
     return releaseResponse(request.SessionId, this.options.messages.released);
@@ -196,7 +196,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     const session = entry?.session;
     if (session) this.engine.assertOwn(sessionId, session);
     if (entry && session && !session.timedOut) {
-      await this.engine.resume.keep(sessionId, key, session);
+      await this.engine.resume.keep(sessionId, session);
       await this.engine.sessions.timeOut(sessionId, key, entry.version, session);
     }
     this.logger.debug(`Session ${sessionId} timed out on the platform`);
