@@ -94,15 +94,15 @@ export class FlowStepRunner {
       try {
         if (!definition) throw new Error(`Flow ${w.flow.name} has no step "${w.current}"`);
         reply = definition.handler(
-          new FlowContext({
-            step: w.current,
-            session: w.info,
-            data: w.data,
-            selections: w.selections ?? NO_SELECTIONS,
-            answer: w.answered?.value,
-            rawAnswer: w.answered?.raw,
-            field: w.answered?.field,
-          }),
+          new FlowContext(
+            w.current,
+            w.info,
+            w.data,
+            w.selections ?? NO_SELECTIONS,
+            w.answered?.value,
+            w.answered?.raw,
+            w.answered?.field,
+          ),
         );
       } catch (error) {
         return { kind: 'error', step: w.current, error };

@@ -33,14 +33,12 @@ export interface SessionRecord {
 }
 
 /** An unfinished session's state at its last answered step, for the next dial (TTL `resume.withinMs`). */
-export interface ResumeRecord {
+export interface ResumeRecord extends Pick<
+  SessionRecord,
+  'flow' | 'screen' | 'history' | 'data' | 'selections'
+> {
   /** The session it comes from (a cart of that session means it finished: never offered). */
   sessionId: string;
-  flow: string;
-  screen: StoredScreen;
-  history: StoredScreen[] | undefined;
-  data: Record<string, unknown>;
-  selections: Record<string, SelectOption> | undefined;
   /** Epoch ms of the last answer, or of the `release` / `timeout` that ended it. */
   at: number;
 }
@@ -195,9 +193,8 @@ export class SharedStrings {
 /** `values` without one key: a copy when it has it (stored objects are shared, never changed). */
 export function without<T>(values: Record<string, T>, field: string): Record<string, T> {
   if (!Object.hasOwn(values, field)) return values;
-  const out: Record<string, T> = {};
-  for (const key of Object.keys(values)) if (key !== field) out[key] = values[key]!;
-  return out;
+  const { [field]: _dropped, ...rest } = values;
+  return rest;
 }
 
 /** Selections without one field; undefined when none is left (nothing is stored then). */
