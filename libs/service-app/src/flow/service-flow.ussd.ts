@@ -125,14 +125,12 @@ export class UssdScreens {
     const lead = this.options.transliterate ? transliterate(prefix) : prefix;
     const fits = (text: string) => ussdScreen(text, this.options).fits;
     if (fits(`${lead}\n${whole}`)) return { text: `${lead}\n${whole}`, cut: menu.cut };
-    // A full page: the explanation takes the prompt's place (the user has just seen it).
+    // A full page: the explanation takes the prompt's place (the user has just seen it); if still too
+    // long, the page drops its last options (still chosen by number), keeping its navigation; at
+    // worst the reason alone is cut to the screen. The reason must be read.
     const head = menu.heads[index] ?? '';
-    const body = head ? whole.slice(head.length + 1) : whole;
-    if (fits(`${lead}\n${body}`)) return { text: `${lead}\n${body}`, cut: menu.cut };
-    // Still too long: the reason must be read, so the page drops its last options (still chosen by
-    // number), keeping its navigation; at worst the reason alone is cut to the screen.
     const navigation = new Set(navigationLines(this.options));
-    const lines = body.split('\n');
+    const lines = (head ? whole.slice(head.length + 1) : whole).split('\n');
     const nav = lines.filter((line) => navigation.has(line));
     const shown = lines.filter((line) => !navigation.has(line));
     while (shown.length > 0 && !fits([lead, ...shown, ...nav].join('\n'))) shown.pop();
