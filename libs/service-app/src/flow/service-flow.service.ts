@@ -152,7 +152,11 @@ export class ServiceFlowService implements OnApplicationBootstrap {
         case 'query':
           return await this.query(request);
         default:
-          return this.unsupported(request);
+          // A request Type this module does not know: a polite end, as the platform's SDK answers it.
+          this.logger.warn(
+            `Service-flow request of session ${request.SessionId} has Type ${JSON.stringify(request.Type)}, which this module does not handle; answered "${this.options.messages.unsupported}"`,
+          );
+          return releaseResponse(request.SessionId, this.options.messages.unsupported, null, 'Release');
       }
     } catch (error) {
       // Another account's session: refused as it is (the endpoint answers 409), nothing changed.
@@ -256,13 +260,5 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       reply.Message,
     );
     return reply;
-  }
-
-  /** A request Type this module does not know: a polite end, as the platform's SDK answers it. */
-  private unsupported(request: ServiceFlowRequest): ServiceFlowResponse {
-    this.logger.warn(
-      `Service-flow request of session ${request.SessionId} has Type ${JSON.stringify(request.Type)}, which this module does not handle; answered "${this.options.messages.unsupported}"`,
-    );
-    return releaseResponse(request.SessionId, this.options.messages.unsupported, null, 'Release');
   }
 }
