@@ -49,8 +49,7 @@ export function accountOf(stored: { account?: string | undefined }): string {
 
 /** The USSD screen (core's) and its menu navigation (`ussd` option). */
 export const SERVICE_APP_USSD_DEFAULTS = Object.freeze({
-  screenSize: DEFAULT_USSD_SCREEN.screenSize,
-  unicodeScreenSize: DEFAULT_USSD_SCREEN.unicodeScreenSize,
+  ...DEFAULT_USSD_SCREEN,
   /** Replace characters outside GSM-7 (é stays, ’ → ', ñ stays, ŋ → ?) to keep the 182 screen. */
   transliterate: false,
   /** The platform SDK's keys and labels of a long menu's pages. */

@@ -70,11 +70,10 @@ export class FulfillmentRequestDto {
 }
 
 /** Validators built once per DTO (core's compileValidator). */
-export const validateServiceFlowRequest: CompiledValidator<ServiceFlowRequest> = compileValidator(
+export const validateServiceFlowRequest = compileValidator(
   ServiceFlowRequestDto,
 ) as CompiledValidator<ServiceFlowRequest>;
-
-export const validateFulfillmentRequest: CompiledValidator<FulfillmentRequest> = compileValidator(
+export const validateFulfillmentRequest = compileValidator(
   FulfillmentRequestDto,
 ) as CompiledValidator<FulfillmentRequest>;
 

@@ -14,18 +14,11 @@ export const ServiceAppEvents = Object.freeze({
   Rejected: 'hubtel.service-app.rejected',
   /** The platform accepted a fulfillment callback (payload: FulfillmentCallbackSentEvent). */
   CallbackSent: 'hubtel.service-app.callback-sent',
-  /**
-   * A job gave up (DeadLetterEvent): `fulfillment` = your handler kept failing (reported `failed`);
-   * `callback` = the platform did not accept the callback in time (act by hand).
-   */
+  /** A job gave up (DeadLetterEvent): `fulfillment` (reported `failed`) or `callback` (act by hand). */
   DeadLetter: 'hubtel.service-app.dead-letter',
   /** A `query` request (ServiceQueryEvent): the first handler's ServiceQueryAnswer is the answer. */
   Query: 'hubtel.service-app.query',
-  /**
-   * A verified payment whose amount or currency fits the cart on neither count
-   * (FulfillmentAttentionEvent): it waits for `FulfillmentService.resolveAttention()`, else is
-   * reported `failed` within the platform's hour.
-   */
+  /** A verified payment that fits the cart on neither count (FulfillmentAttentionEvent): resolve it. */
   Attention: 'hubtel.service-app.attention',
 } as const);
 
@@ -82,11 +75,7 @@ export interface FulfillmentPayment {
   paymentMethod?: string;
 }
 
-/**
- * Why a fulfillment request was refused. `UNKNOWN_SESSION`: no AddToCart of this app (404);
- * `ORDER_CONFLICT`: the OrderId came for another session (409); `CART_ALREADY_ORDERED`: no longer
- * emitted (kept for `switch`es); `NOT_CONFIRMED`: the status check could not be asked.
- */
+/** Why a fulfillment request was refused (`CART_ALREADY_ORDERED`: no longer emitted). */
 export type FulfillmentRejection =
   | 'UNKNOWN_SESSION'
   | 'CART_ALREADY_ORDERED'
@@ -198,13 +187,11 @@ export function fulfilled(metaData: unknown = null): FulfillmentOutcome {
 export function combineOutcomes(
   results: Record<string, unknown> | undefined,
 ): { kind: 'deferred' } | { kind: 'report'; status: FulfillmentServiceStatus; metaData: unknown } {
-  // Keys are in dispatch order (older records' listener indexes list ascending too).
-  const keys = results ? Object.keys(results) : [];
   let deferred = false;
   let failedSeen = false;
   let success: { metaData: unknown } | undefined;
-  for (const key of keys) {
-    const answer = results![key];
+  // In dispatch order (older records' listener indexes list ascending too).
+  for (const answer of Object.values(results ?? {})) {
     const mark =
       answer !== null && typeof answer === 'object' && OUTCOME in answer
         ? (answer as FulfillmentOutcome)
@@ -213,13 +200,12 @@ export function combineOutcomes(
       if (!success && answer !== undefined && answer !== null) success = { metaData: answer };
       continue;
     }
-    const kind = mark[OUTCOME];
-    if (kind === 'failed' && !failedSeen) {
+    if (mark[OUTCOME] === 'failed' && !failedSeen) {
       // The first failure decides (one without metaData was not built by failFulfillment()).
       failedSeen = true;
       if ('metaData' in mark) return { kind: 'report', status: 'failed', metaData: mark.metaData ?? null };
     }
-    if (kind === 'deferred') deferred = true;
+    if (mark[OUTCOME] === 'deferred') deferred = true;
     if (!success && 'metaData' in mark) success = { metaData: mark.metaData ?? null };
   }
   if (deferred) return { kind: 'deferred' };

@@ -62,11 +62,9 @@ export function transliterate(text: string): string {
   if (isGsm7(text)) return text;
   let out = '';
   for (const char of text) {
-    if (isGsm7(char)) {
-      out += char;
-      continue;
-    }
-    const plain = PLAIN[char] ?? char.normalize('NFD').replace(/[\u0300-\u036f]/g, '');
+    const plain = isGsm7(char)
+      ? char
+      : (PLAIN[char] ?? char.normalize('NFD').replace(/[\u0300-\u036f]/g, ''));
     out += plain !== '' && isGsm7(plain) ? plain : '?';
   }
   return out;

@@ -35,34 +35,18 @@ export interface FavoriteStart {
  * step's answer is used (not re-asked, timed out or failed).
  */
 export class FlowContext<TData extends Record<string, unknown> = Record<string, unknown>> {
-  readonly step: string;
-  /** The entry that answered the previous prompt, validated and normalised; undefined at the start. */
-  readonly answer: FlowValue | undefined;
-  /** As typed (trimmed), and the field `answer` filled. */
-  readonly rawAnswer: string | undefined;
-  readonly field: string | undefined;
-  readonly session: Readonly<FlowSessionInfo>;
-  private readonly values: Record<string, unknown>;
-  private readonly choices: Record<string, SelectOption>;
-
   /** @internal Built by the module for each step run. */
-  constructor(init: {
-    step: string;
-    session: FlowSessionInfo;
-    data: Record<string, unknown>;
-    selections: Record<string, SelectOption>;
-    answer?: FlowValue;
-    rawAnswer?: string;
-    field?: string;
-  }) {
-    this.step = init.step;
-    this.session = init.session;
-    this.values = init.data;
-    this.choices = init.selections;
-    this.answer = init.answer;
-    this.rawAnswer = init.rawAnswer;
-    this.field = init.field;
-  }
+  constructor(
+    readonly step: string,
+    readonly session: Readonly<FlowSessionInfo>,
+    private readonly values: Record<string, unknown>,
+    private readonly choices: Record<string, SelectOption>,
+    /** The entry that answered the previous prompt, validated and normalised; undefined at the start. */
+    readonly answer?: FlowValue,
+    /** As typed (trimmed), and the field `answer` filled. */
+    readonly rawAnswer?: string,
+    readonly field?: string,
+  ) {}
 
   get account(): string {
     return this.session.account;

@@ -16,12 +16,7 @@ export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<s
 
   /** ServiceCode(s) routed to this flow. Without any, the flow is the default one. */
   forServiceCode(...codes: string[]): this {
-    for (const code of codes) {
-      if (typeof code !== 'string' || code.trim() === '') {
-        throw new HubtelConfigError(`flows.${this.name}.serviceCode`, 'must be non-empty strings');
-      }
-      this.codes.push(code);
-    }
+    this.codes.push(...checkServiceCodes(codes, `flows.${this.name}.serviceCode`));
     return this;
   }
 
@@ -56,6 +51,13 @@ export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<s
     };
     return assertFlowDefinition(this.resumeOptions ? { ...flow, resume: this.resumeOptions } : flow);
   }
+}
+
+/** @internal The codes, each checked to be a non-empty string. */
+export function checkServiceCodes(codes: readonly string[], option: string): string[] {
+  if (codes.some((code) => typeof code !== 'string' || code.trim() === ''))
+    throw new HubtelConfigError(option, 'must be non-empty strings');
+  return [...codes];
 }
 
 /** Checks a flow's shape, naming what is wrong; called at bootstrap for every flow. */

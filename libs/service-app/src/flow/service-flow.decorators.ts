@@ -1,7 +1,7 @@
 import { Injectable, type Type } from '@nestjs/common';
-import { HubtelConfigError } from 'nestjs-hubtel';
 import { FLOW_STEPS_METADATA, SERVICE_FLOW_METADATA } from '../service-app.constants.js';
-import type { FlowResumeOptions } from '../service-flow.context.js';
+import type { FlowResumeOptions, ServiceFlowDefinition } from '../service-flow.context.js';
+import { checkServiceCodes } from './service-flow.builder.js';
 
 export interface ServiceFlowOptions {
   /** ServiceCode(s) routed to this flow; none: the default flow, serving every unrouted code. */
@@ -21,12 +21,7 @@ export interface FlowStepOptions {
   start?: boolean;
 }
 
-export interface FlowMetadata {
-  name: string;
-  serviceCodes: string[];
-  isDefault: boolean;
-  resume?: FlowResumeOptions;
-}
+type FlowMetadata = Pick<ServiceFlowDefinition, 'name' | 'serviceCodes' | 'isDefault' | 'resume'>;
 
 export interface FlowStepMetadata {
   name: string;
@@ -37,23 +32,16 @@ export interface FlowStepMetadata {
 /** Marks a provider class as a service flow: its `@FlowStep()` methods are the steps, in order. */
 export function ServiceFlow(options: ServiceFlowOptions = {}): ClassDecorator {
   return (target) => {
-    const codes =
-      options.serviceCode === undefined
-        ? []
-        : typeof options.serviceCode === 'string'
-          ? [options.serviceCode]
-          : [...options.serviceCode];
-    for (const code of codes) {
-      if (typeof code !== 'string' || code.trim() === '') {
-        throw new HubtelConfigError(`@ServiceFlow(${target.name}).serviceCode`, 'must be non-empty strings');
-      }
-    }
+    const codes = checkServiceCodes(
+      [options.serviceCode ?? []].flat(),
+      `@ServiceFlow(${target.name}).serviceCode`,
+    );
     const metadata: FlowMetadata = {
       name: options.name ?? target.name,
       serviceCodes: codes,
       isDefault: options.default === true || codes.length === 0,
+      ...(options.resume !== undefined && { resume: options.resume }),
     };
-    if (options.resume !== undefined) metadata.resume = options.resume;
     Reflect.defineMetadata(SERVICE_FLOW_METADATA, metadata, target);
     Injectable()(target);
   };

@@ -1,5 +1,5 @@
 /** The step engine of one account: starts sessions, checks answers, runs steps, writes the session. */
-import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
 import { accountOf, cartKey } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
@@ -9,22 +9,21 @@ import { detectChannel } from '../service-app.ussd.js';
 import type { FavoriteStart, ServiceFlowDefinition } from '../service-flow.context.js';
 import type { StoredCart, StoredScreen } from '../service-flow.types.js';
 import { checkAnswer } from './service-flow.answers.js';
-import type { FlowCart } from './service-flow.cart.js';
-import type { FlowPaging } from './service-flow.paging.js';
+import { FlowCart } from './service-flow.cart.js';
+import { FlowPaging } from './service-flow.paging.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { releaseResponse } from './service-flow.responses.js';
-import { RESUME_STEP, type FlowResume } from './service-flow.resume.js';
+import { FlowResume, RESUME_STEP } from './service-flow.resume.js';
 import { FlowStepRunner, stepOf, type Answered, type StepRun } from './service-flow.runner.js';
 import { ScreenCache } from './service-flow.screens.js';
 import {
   SharedStrings,
   record,
   selectionsWithout,
-  withLast,
   without,
   type SessionRecord,
 } from './service-flow.session.js';
-import type { FlowSessionStore } from './service-flow.store.js';
+import { FlowSessionStore } from './service-flow.store.js';
 
 /** Most prompts kept for "back" (older ones are dropped; a session is short anyway). */
 const HISTORY_LIMIT = 32;
@@ -38,17 +37,25 @@ export class FlowEngine {
   /** Without "back" no earlier prompt is ever shown again: none is kept. */
   private readonly keepHistory: boolean;
 
+  readonly paging: FlowPaging;
+  readonly resume: FlowResume;
+  readonly sessions: FlowSessionStore;
+  private readonly cart: FlowCart;
+
   constructor(
     private readonly registry: ServiceFlowRegistry,
+    store: HubtelStore,
     private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
-    private readonly sessions: FlowSessionStore,
-    private readonly resume: FlowResume,
-    private readonly paging: FlowPaging,
-    private readonly cart: FlowCart,
+    /** Resume is offered only behind an access policy (the Mobile is all that names the customer). */
+    guarded: boolean,
   ) {
     this.runner = new FlowStepRunner(options, logger);
     this.keepHistory = options.backInputs.length > 0;
+    this.paging = new FlowPaging(options, logger);
+    this.resume = new FlowResume(store, registry, options, logger, guarded);
+    this.sessions = new FlowSessionStore(store, options, logger, this.paging);
+    this.cart = new FlowCart(store, this.paging, options, logger);
   }
 
   get account(): string {
@@ -61,55 +68,53 @@ export class FlowEngine {
     key: string,
     favorite?: FavoriteStart,
   ): Promise<ServiceFlowResponse> {
-    const sessionId = request.SessionId;
-    const flow = this.registry.route(request.ServiceCode);
+    const { SessionId: sessionId, ServiceCode: code, Operator: operator } = request;
+    const { messages } = this.options;
+    const flow = this.registry.route(code);
     if (!flow) {
       this.logger.warn(
-        `No flow serves ServiceCode "${request.ServiceCode}" (session ${sessionId}); answered "${this.options.messages.unavailable}"`,
+        `No flow serves ServiceCode "${code}" (session ${sessionId}); answered "${messages.unavailable}"`,
       );
-      return releaseResponse(sessionId, this.options.messages.unavailable);
+      return releaseResponse(sessionId, messages.unavailable);
     }
-    if (await this.taken(sessionId, key, request.Mobile)) {
-      return releaseResponse(sessionId, this.options.messages.sessionExpired);
-    }
-    if (this.logger.isLevelEnabled('debug')) {
+    if (await this.taken(sessionId, key, request.Mobile))
+      return releaseResponse(sessionId, messages.sessionExpired);
+    if (this.logger.isLevelEnabled('debug'))
       this.logger.debug(
-        `Session ${sessionId} started by ${maskMsisdn(request.Mobile)} on ${request.ServiceCode} → flow ${flow.name}`,
+        `Session ${sessionId} started by ${maskMsisdn(request.Mobile)} on ${code} → flow ${flow.name}`,
       );
-    }
-    const session: SessionRecord = {
+    const start = {
       flow: flow.name,
       // The flow's own copy of a routed code, else a shared one: one string for all its sessions.
-      serviceCode:
-        flow.serviceCodes.find((code) => code === request.ServiceCode) ??
-        this.sharedStrings.get(request.ServiceCode),
+      serviceCode: flow.serviceCodes.find((c) => c === code) ?? this.sharedStrings.get(code),
       mobile: request.Mobile,
-      operator: request.Operator === undefined ? undefined : this.sharedStrings.get(request.Operator),
-      screen: undefined as unknown as StoredScreen,
-      history: undefined,
-      data: {},
-      selections: undefined,
+      operator: operator === undefined ? undefined : this.sharedStrings.get(operator),
       startedAt: Date.now(),
-      ussd:
-        detectChannel(request.Platform, request.Operator, this.options.ussd) === 'ussd' ? true : undefined,
-      page: undefined,
-      resume: undefined,
-      timedOut: undefined,
+      ussd: detectChannel(request.Platform, operator, this.options.ussd) === 'ussd' || undefined,
       account: this.named,
-    };
+    } as const;
+    const t: Turn = { flow, sessionId, key, version: undefined };
     if (flow.resume && this.resume.guarded && !favorite) {
-      const offer = await this.resume.offer(flow, session, sessionId);
+      const offer = await this.resume.offer(flow, start, sessionId);
       if (offer) {
-        const screen = this.resume.screen(flow);
-        session.screen = screen;
-        session.resume = offer;
-        return this.sessions.save(sessionId, key, session, undefined, () =>
-          this.paging.prompt(session, sessionId, screen),
-        );
+        const { resume, resumeYes, resumeNo } = messages;
+        const prompt = {
+          message: flow.resume.message ?? resume,
+          options: [
+            { Display: resumeYes, Value: 'yes' },
+            { Display: resumeNo, Value: 'no' },
+          ],
+        };
+        const screen = this.screens.screen(flow, RESUME_STEP, { kind: 'select', prompt }, undefined);
+        return this.show(t, { ...record(start, screen, undefined, {}, undefined), resume: offer }, screen);
       }
     }
-    const run = await this.runner.run(flow, flow.start, sessionId, session, undefined, favorite);
-    return this.apply(flow, sessionId, key, session, undefined, run);
+    const session = record(start, undefined as unknown as StoredScreen, undefined, {}, undefined);
+    return this.apply(
+      t,
+      session,
+      await this.runner.run(flow, flow.start, sessionId, session, undefined, favorite),
+    );
   }
 
   /** Another account's SessionId (409), or one with a cart: else anyone could replace a paid cart. */
@@ -131,39 +136,30 @@ export class FlowEngine {
   /** `Response`: the entry checked against the prompt it answers, then the prompt's `next` step run. */
   async respond(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
     const sessionId = request.SessionId;
+    const { messages } = this.options;
     const entry = await this.sessions.read(key);
     const session = entry?.session;
     if (session) this.assertOwn(sessionId, session);
     const flow = session && this.registry.get(session.flow);
-    if (!entry || !session || !flow) {
-      if (entry && !session) {
-        // Written by another version of this module, or damaged: it cannot be continued.
-        await this.sessions.forget(key);
-        this.logger.debug(`Session ${sessionId} could not be read from the store; answered as expired`);
-      } else {
-        this.logger.debug(`Response for unknown or expired session ${sessionId}`);
-      }
-      return releaseResponse(sessionId, this.options.messages.sessionExpired);
+    // Unreadable (another version's, or damaged) or timed out (the platform gave up): forgotten.
+    if (entry && (!session || session.timedOut)) await this.sessions.forget(key);
+    if (!entry || !session || !flow || session.timedOut) {
+      this.logger.debug(`Response for unknown, unreadable or expired session ${sessionId}`);
+      return releaseResponse(sessionId, messages.sessionExpired);
     }
-    const version = entry.version;
-    if (session.timedOut) {
-      // The platform gave up on this session: nothing more runs in it.
-      await this.sessions.forget(key);
-      return releaseResponse(sessionId, this.options.messages.sessionExpired);
-    }
+    const t: Turn = { flow, sessionId, key, version: entry.version };
     const raw = request.Message.trim();
     const screen = session.screen;
 
-    if (this.paging.isBack(raw, screen, session.ussd))
-      return this.back(flow, sessionId, key, session, version);
-    if (screen.step === RESUME_STEP) return this.answerResume(flow, sessionId, key, session, version, raw);
+    if (this.paging.isBack(raw, screen, session.ussd)) return this.back(t, session);
+    if (screen.step === RESUME_STEP) return this.answerResume(t, session, raw);
 
     let chosen: SelectOption | undefined;
     if (session.ussd && screen.kind === 'select') {
       const page = this.paging.pageMove(screen, session.page ?? 0, raw);
       if (page !== undefined) {
         const moved = record(session, screen, session.history, session.data, session.selections, page);
-        return this.sessions.save(sessionId, key, moved, version, () =>
+        return this.sessions.save(sessionId, key, moved, t.version, () =>
           this.paging.prompt(moved, sessionId, screen, undefined, page),
         );
       }
@@ -171,25 +167,19 @@ export class FlowEngine {
       chosen = this.paging.ussd.chosen(screen, raw);
       // A navigation key not offered on this page is never an option's Value: asked again.
       if (!chosen && this.paging.ussd.isNavigationKey(raw))
-        return this.paging.prompt(session, sessionId, screen, this.options.messages.select, session.page);
+        return this.paging.prompt(session, sessionId, screen, messages.select, session.page);
     }
     const check: ReturnType<typeof checkAnswer> = chosen
       ? { ok: true, value: chosen.Value, option: chosen }
-      : checkAnswer(screen, raw, this.options.messages, this.options.defaultCountryCode);
+      : checkAnswer(screen, raw, messages, this.options.defaultCountryCode);
     if (!check.ok) return this.paging.prompt(session, sessionId, screen, check.reason, session.page);
 
     const next = screen.next;
-    if (next === undefined || !stepOf(flow, next)) {
-      // Checked when the prompt was answered; only a flow changed by a deploy mid-session lands here.
-      this.logger.error(
-        `Flow ${flow.name}: the prompt of step "${screen.step}" leads to no step ("${next}")`,
-      );
-      await this.sessions.forget(key);
-      return releaseResponse(sessionId, this.options.messages.error);
-    }
+    // Checked when the prompt was answered; only a flow changed by a deploy mid-session fails here.
+    if (next === undefined || !stepOf(flow, next))
+      return this.fail(t, screen.step, new Error(`the prompt leads to no step ("${next}")`));
     const answered: Answered = { value: check.value, raw, field: screen.field, option: check.option };
-    const run = await this.runner.run(flow, next, sessionId, session, answered);
-    return this.apply(flow, sessionId, key, session, version, run);
+    return this.apply(t, session, await this.runner.run(flow, next, sessionId, session, answered));
   }
 
   /** A session of another account than this engine's is refused (ServiceAppWrongAccountError). */
@@ -198,83 +188,75 @@ export class FlowEngine {
       throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(session));
   }
 
-  private async back(
-    flow: ServiceFlowDefinition,
-    sessionId: string,
-    key: string,
-    session: SessionRecord,
-    version: number,
-  ): Promise<ServiceFlowResponse> {
+  /** Shows `screen` of the `updated` session once it is written (a resumable flow keeps it too). */
+  private show(t: Turn, updated: SessionRecord, screen: StoredScreen): Promise<ServiceFlowResponse> {
+    return this.sessions.save(
+      t.sessionId,
+      t.key,
+      updated,
+      t.version,
+      () => this.paging.prompt(updated, t.sessionId, screen),
+      () => this.resume.write(t.flow, t.sessionId, updated),
+    );
+  }
+
+  private async back(t: Turn, session: SessionRecord): Promise<ServiceFlowResponse> {
     const history = session.history;
-    if (!history || history.length === 0)
-      return this.paging.prompt(session, sessionId, session.screen, undefined, session.page);
-    const previous = history[history.length - 1]!;
+    const previous = history?.[history.length - 1];
+    if (!previous) return this.paging.prompt(session, t.sessionId, session.screen, undefined, session.page);
     // The answer to the prompt shown again is asked anew.
     const updated = record(
       session,
       previous,
-      history.length > 1 ? history.slice(0, -1) : undefined,
+      history!.length > 1 ? history!.slice(0, -1) : undefined,
       without(session.data, previous.field),
       selectionsWithout(session.selections, previous.field),
     );
-    const answer = (): ServiceFlowResponse => this.paging.prompt(updated, sessionId, previous);
-    return this.sessions.save(sessionId, key, updated, version, answer, () =>
-      this.resume.write(flow, sessionId, updated),
-    );
+    return this.show(t, updated, previous);
   }
 
   /** The answer to the resume question: the old state under the new SessionId, or a fresh start. */
-  private async answerResume(
-    flow: ServiceFlowDefinition,
-    sessionId: string,
-    key: string,
-    session: SessionRecord,
-    version: number,
-    raw: string,
-  ): Promise<ServiceFlowResponse> {
+  private async answerResume(t: Turn, session: SessionRecord, raw: string): Promise<ServiceFlowResponse> {
     const screen = session.screen;
     let option = session.ussd ? this.paging.ussd.chosen(screen, raw) : undefined;
     if (!option) {
       const check = checkAnswer(screen, raw, this.options.messages, this.options.defaultCountryCode);
-      if (!check.ok) return this.paging.prompt(session, sessionId, screen, check.reason);
+      if (!check.ok) return this.paging.prompt(session, t.sessionId, screen, check.reason);
       option = check.option;
     }
     // Offered once (taken at the offer): whatever the answer, the old session's record is used up.
     const left = session.resume;
     if (option?.Value === 'yes' && left) {
-      const restored = record(session, left.screen, left.history, left.data, left.selections);
       if (this.logger.isLevelEnabled('debug'))
         this.logger.debug(
-          `Session ${sessionId} continues session ${left.sessionId} at step "${left.screen.step}"`,
+          `Session ${t.sessionId} continues session ${left.sessionId} at step "${left.screen.step}"`,
         );
-      const answer = (): ServiceFlowResponse => this.paging.prompt(restored, sessionId, left.screen);
-      return this.sessions.save(sessionId, key, restored, version, answer, () =>
-        this.resume.write(flow, sessionId, restored),
-      );
+      const restored = record(session, left.screen, left.history, left.data, left.selections);
+      return this.show(t, restored, left.screen);
     }
     const fresh = record(session, screen, undefined, {}, undefined);
-    const run = await this.runner.run(flow, flow.start, sessionId, fresh, undefined);
-    return this.apply(flow, sessionId, key, fresh, version, run, true);
+    const run = await this.runner.run(t.flow, t.flow.start, t.sessionId, fresh, undefined);
+    return this.apply(t, fresh, run, true);
   }
 
-  /** Turns a step's reply into the response, updating the session (and the cart) in the store. */
+  /**
+   * Turns a step's reply into the response, updating the session (and the cart) in the store.
+   * `fresh`: the resume question answered "no" (no earlier prompt).
+   */
   private async apply(
-    flow: ServiceFlowDefinition,
-    sessionId: string,
-    key: string,
+    t: Turn,
     session: SessionRecord,
-    version: number | undefined,
     run: StepRun,
-    /** The resume question answered "no": no earlier prompt. */
     fresh = false,
   ): Promise<ServiceFlowResponse> {
-    const current = version === undefined || fresh ? undefined : session.screen;
+    const { messages } = this.options;
+    const current = t.version === undefined || fresh ? undefined : session.screen;
     if (run.kind === 'busy') {
       return current
-        ? this.paging.prompt(session, sessionId, current, this.options.messages.busy, session.page)
-        : releaseResponse(sessionId, this.options.messages.busy);
+        ? this.paging.prompt(session, t.sessionId, current, messages.busy, session.page)
+        : releaseResponse(t.sessionId, messages.busy);
     }
-    if (run.kind === 'error') return this.fail(flow, sessionId, key, run.step, run.error);
+    if (run.kind === 'error') return this.fail(t, run.step, run.error);
 
     const { reply, step, data, selections } = run;
     try {
@@ -282,78 +264,77 @@ export class FlowEngine {
         case 'reject': {
           if (!current)
             throw new Error(
-              `Step "${step}" rejected, but there is no earlier prompt to ask again (it is the start step)`,
+              'it rejected, but there is no earlier prompt to ask again (it is the start step)',
             );
-          const reason = typeof reply.reason === 'string' && reply.reason ? reply.reason : undefined;
-          const prefix = reason ?? this.options.messages.pattern;
-          return this.paging.prompt(session, sessionId, current, prefix, session.page);
+          const reason = typeof reply.reason === 'string' && reply.reason ? reply.reason : messages.pattern;
+          return this.paging.prompt(session, t.sessionId, current, reason, session.page);
         }
         case 'input':
         case 'select': {
-          const next = this.nextStep(flow, step, reply.prompt.next);
-          const screen = this.screens.screen(flow, step, reply, next);
-          const history =
-            current && this.keepHistory ? withLast(session.history, current, HISTORY_LIMIT) : undefined;
-          const updated = record(session, screen, history, data, selections);
-          const answer = (): ServiceFlowResponse => this.paging.prompt(updated, sessionId, screen);
-          return await this.sessions.save(sessionId, key, updated, version, answer, () =>
-            this.resume.write(flow, sessionId, updated),
+          const screen = this.screens.screen(
+            t.flow,
+            step,
+            reply,
+            this.nextStep(t.flow, step, reply.prompt.next),
           );
+          const history =
+            current && this.keepHistory
+              ? [...(session.history ?? []).slice(1 - HISTORY_LIMIT), current]
+              : undefined;
+          return await this.show(t, record(session, screen, history, data, selections), screen);
         }
         case 'cart':
-          return await this.cart.add(flow, sessionId, session, step, reply.cart, data, () =>
-            this.finish(flow, key, session),
+          return await this.cart.add(t.flow, t.sessionId, session, step, reply.cart, data, () =>
+            this.finish(t, session),
           );
         case 'end': {
           if (typeof reply.message !== 'string')
             throw new HubtelValidationError(`Step "${step}" answered ctx.end() without a message string`);
-          await this.finish(flow, key, session);
+          await this.finish(t, session);
           const shown = this.paging.shownText(!!session.ussd, session.flow, step, reply.message);
-          return releaseResponse(sessionId, shown, reply.label ?? reply.message);
+          return releaseResponse(t.sessionId, shown, reply.label ?? reply.message);
         }
       }
     } catch (error) {
-      return this.fail(flow, sessionId, key, step, error);
+      return this.fail(t, step, error);
     }
-    return this.fail(flow, sessionId, key, step, new Error(`Step "${step}" answered an unknown reply kind`));
+    return this.fail(t, step, new Error('it answered an unknown reply kind'));
   }
 
   /** A finished session (carted or ended): forgotten, and never offered for resume. */
-  private async finish(flow: ServiceFlowDefinition, key: string, session: SessionRecord): Promise<void> {
-    await this.sessions.forget(key);
-    await this.resume.drop(flow, session);
+  private async finish(t: Turn, session: SessionRecord): Promise<void> {
+    await this.sessions.forget(t.key);
+    await this.resume.drop(t.flow, session);
   }
 
   /** The step a prompt leads to: its `next`, else the step declared after it. */
   private nextStep(flow: ServiceFlowDefinition, step: string, next: string | undefined): string {
-    if (next !== undefined) {
-      if (!stepOf(flow, next))
-        throw new HubtelValidationError(
-          `Step "${step}" of flow ${flow.name}: next step "${next}" does not exist`,
-        );
-      return next;
-    }
+    if (next !== undefined && !stepOf(flow, next))
+      throw new HubtelValidationError(
+        `Step "${step}" of flow ${flow.name}: next step "${next}" does not exist`,
+      );
     const index = flow.steps.findIndex((candidate) => candidate.name === step);
-    const following = flow.steps[index + 1];
-    if (index < 0 || !following) {
+    const name = next ?? (index < 0 ? undefined : flow.steps[index + 1]?.name);
+    if (name === undefined)
       throw new HubtelValidationError(
         `Step "${step}" of flow ${flow.name} asks for input but no step follows it: give the prompt a \`next\`, or end with ctx.addToCart() / ctx.end()`,
       );
-    }
-    return following.name;
+    return name;
   }
 
-  private async fail(
-    flow: ServiceFlowDefinition,
-    sessionId: string,
-    key: string,
-    step: string,
-    error: unknown,
-  ): Promise<ServiceFlowResponse> {
+  private async fail(t: Turn, step: string, error: unknown): Promise<ServiceFlowResponse> {
     this.logger.error(
-      `Step "${step}" of flow ${flow.name} failed (session ${sessionId}): ${describe(error)}`,
+      `Step "${step}" of flow ${t.flow.name} failed (session ${t.sessionId}): ${describe(error)}`,
     );
-    await this.sessions.forget(key);
-    return releaseResponse(sessionId, this.options.messages.error);
+    await this.sessions.forget(t.key);
+    return releaseResponse(t.sessionId, this.options.messages.error);
   }
+}
+
+/** One request's place: its flow, SessionId, store key and the version read (undefined: a start). */
+interface Turn {
+  flow: ServiceFlowDefinition;
+  sessionId: string;
+  key: string;
+  version: number | undefined;
 }

@@ -1,13 +1,14 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { HubtelConfigError } from 'nestjs-hubtel';
+import { ussdScreen } from '#internal';
 import { SERVICE_APP_OPTIONS } from '../service-app.constants.js';
 import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import { assertFlowDefinition } from './service-flow.builder.js';
 import { getFlowMetadata } from './service-flow.decorators.js';
 import type { FlowStepHandler, ServiceFlowDefinition } from '../service-flow.context.js';
-import { assertFlowUssdText } from './service-flow.ussd.js';
+import { layoutMenu } from './service-flow.ussd.js';
 
 /** Every flow (`@ServiceFlow()` providers and the `flows` option); routes a ServiceCode to its flow. */
 @Injectable()
@@ -60,14 +61,18 @@ export class ServiceFlowRegistry implements OnModuleInit {
   private add(candidate: ServiceFlowDefinition): void {
     const flow = assertFlowDefinition(candidate);
     if (flow.resume) {
-      // A fixed text: one that cannot fit a USSD screen stops the start-up.
-      assertFlowUssdText(
-        `flows.${flow.name}.resume.message`,
-        flow.resume.message ?? this.options.messages.resume,
-        this.options.ussd,
-        new Set([this.options.ussd.moreKey, this.options.ussd.backKey, ...this.options.backInputs]),
-        [this.options.messages.resumeYes, this.options.messages.resumeNo],
-      );
+      // A fixed text: one that cannot fit a USSD screen with both answers stops the start-up.
+      const { ussd, backInputs, messages } = this.options;
+      const text = flow.resume.message ?? messages.resume;
+      const reserved = new Set([ussd.moreKey, ussd.backKey, ...backInputs]);
+      const menu = layoutMenu(text, [messages.resumeYes, messages.resumeNo], ussd, reserved);
+      if (menu.pages.length > 1 || menu.cut) {
+        const { length, limit } = ussdScreen(text, ussd);
+        throw new HubtelConfigError(
+          `flows.${flow.name}.resume.message`,
+          `does not fit one USSD screen with its answers (${length} characters of ${limit})`,
+        );
+      }
     }
     if (this.byName.has(flow.name))
       throw new HubtelConfigError(`flows.${flow.name}`, 'two flows have this name; names must be unique');
@@ -101,34 +106,27 @@ export class ServiceFlowRegistry implements OnModuleInit {
       const meta = getFlowMetadata(type);
       if (!meta) continue;
       seen.add(type);
-      if (!wrapper.isDependencyTreeStatic()) {
+      const { flow, steps } = meta;
+      const where = `flows.${flow.name}`;
+      if (!wrapper.isDependencyTreeStatic())
         throw new HubtelConfigError(
-          `flows.${meta.flow.name}`,
+          where,
           'flows must be singletons: a request-scoped flow (or one depending on a request-scoped provider) cannot be used',
         );
-      }
+      if (steps.filter((s) => s.start).length > 1)
+        throw new HubtelConfigError(where, 'more than one step is marked start');
       const instance = wrapper.instance as Record<string, unknown>;
-      const steps = meta.steps.map(({ name, method }) => {
-        const fn = instance[method];
-        if (typeof fn !== 'function')
-          throw new HubtelConfigError(
-            `flows.${meta.flow.name}.steps.${name}`,
-            `method ${method} is not a function`,
-          );
-        const handler: FlowStepHandler<any> = (ctx) => (fn as FlowStepHandler<any>).call(instance, ctx);
-        return { name, handler };
+      flows.push({
+        ...flow,
+        steps: steps.map(({ name, method }) => {
+          const fn = instance[method];
+          if (typeof fn !== 'function')
+            throw new HubtelConfigError(`${where}.steps.${name}`, `method ${method} is not a function`);
+          const handler: FlowStepHandler<any> = (ctx) => (fn as FlowStepHandler<any>).call(instance, ctx);
+          return { name, handler };
+        }),
+        start: steps.find((s) => s.start)?.name ?? steps[0]?.name ?? '',
       });
-      const start = meta.steps.find((s) => s.start)?.name ?? meta.steps[0]?.name ?? '';
-      if (meta.steps.filter((s) => s.start).length > 1)
-        throw new HubtelConfigError(`flows.${meta.flow.name}`, 'more than one step is marked start');
-      const flow: ServiceFlowDefinition = {
-        name: meta.flow.name,
-        serviceCodes: meta.flow.serviceCodes,
-        isDefault: meta.flow.isDefault,
-        steps,
-        start,
-      };
-      flows.push(meta.flow.resume ? { ...flow, resume: meta.flow.resume } : flow);
     }
     return flows;
   }

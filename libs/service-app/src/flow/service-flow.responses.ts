@@ -86,34 +86,27 @@ export function optionValue(value: unknown): unknown {
 /** Checks a cart item; returns a copy holding only the contract's fields. */
 export function checkCartItem(step: string, message: unknown, item: CartItem): CartItem {
   const issues: ValidationIssue[] = [];
-  if (!isText(message)) issues.push({ field: 'message', message: 'must be a string' });
+  const bad = (field: string, message: string) => void issues.push({ field, message });
+  if (!isText(message)) bad('message', 'must be a string');
   if (!item || typeof item !== 'object')
     fail(step, [...issues, { field: 'item', message: 'must be an object' }]);
-  if (!isText(item.ItemName) || item.ItemName.trim() === '')
-    issues.push({ field: 'item.ItemName', message: 'must be a non-empty string' });
-  if (typeof item.Qty !== 'number' || !Number.isInteger(item.Qty) || item.Qty < 1)
-    issues.push({ field: 'item.Qty', message: 'must be a whole number of 1 or more' });
-  if (typeof item.Price !== 'number' || !Number.isFinite(item.Price) || item.Price <= 0)
-    issues.push({ field: 'item.Price', message: 'must be a number above 0' });
-  if (item.ServiceData !== undefined) {
-    if (
-      item.ServiceData === null ||
-      typeof item.ServiceData !== 'object' ||
-      Array.isArray(item.ServiceData)
-    ) {
-      issues.push({ field: 'item.ServiceData', message: 'must be a plain object' });
-    } else {
-      try {
-        JSON.stringify(item.ServiceData);
-      } catch {
-        issues.push({ field: 'item.ServiceData', message: 'must be JSON-serialisable' });
-      }
+  const { ItemName, Qty, Price, ServiceData } = item;
+  if (!isText(ItemName) || ItemName.trim() === '') bad('item.ItemName', 'must be a non-empty string');
+  if (typeof Qty !== 'number' || !Number.isInteger(Qty) || Qty < 1)
+    bad('item.Qty', 'must be a whole number of 1 or more');
+  if (typeof Price !== 'number' || !Number.isFinite(Price) || Price <= 0)
+    bad('item.Price', 'must be a number above 0');
+  const copy: CartItem = { ItemName, Qty, Price };
+  if (ServiceData === null || typeof ServiceData !== 'object' || Array.isArray(ServiceData)) {
+    if (ServiceData !== undefined) bad('item.ServiceData', 'must be a plain object');
+  } else {
+    try {
+      copy.ServiceData = JSON.parse(JSON.stringify(ServiceData)) as Record<string, unknown>;
+    } catch {
+      bad('item.ServiceData', 'must be JSON-serialisable');
     }
   }
   if (issues.length > 0) fail(step, issues);
-  const copy: CartItem = { ItemName: item.ItemName, Qty: item.Qty, Price: item.Price };
-  if (item.ServiceData !== undefined)
-    copy.ServiceData = JSON.parse(JSON.stringify(item.ServiceData)) as Record<string, unknown>;
   return copy;
 }
 

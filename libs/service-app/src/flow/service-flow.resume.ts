@@ -5,11 +5,9 @@ import { cartKey } from '../service-app.constants.js';
 import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowDefinition } from '../service-flow.context.js';
-import type { StoredScreen } from '../service-flow.types.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { stepOf } from './service-flow.runner.js';
 import {
-  readRecord,
   readResume,
   resumeKey,
   resumeRecord,
@@ -21,10 +19,6 @@ import {
 export const RESUME_STEP = '@resume';
 
 export class FlowResume {
-  /** The resume question of each resumable flow (shared, frozen: one per flow). */
-  private readonly screens = new Map<string, StoredScreen>();
-  private resumableFlows?: boolean;
-
   constructor(
     private readonly store: HubtelStore,
     private readonly registry: ServiceFlowRegistry,
@@ -36,41 +30,15 @@ export class FlowResume {
 
   /** At start-up (and when a named account is built): resume is off behind an open endpoint; said once. */
   warnUnguarded(account: string, named: string | undefined): void {
-    if (this.guarded || !this.anyResumable()) return;
     const flows = this.registry
       .list()
       .filter((flow) => flow.resume)
       .map((flow) => flow.name);
+    if (this.guarded || flows.length === 0) return;
     const path = named === undefined ? 'serviceApp' : `serviceApp[${named}]`;
     this.logger.warn(
       `Flows ${flows.join(', ')} are resumable, but the service-flow endpoint of account "${account}" has neither a path secret nor an IP allow-list (${path}.access): resume is off there, since anyone sending a customer's Mobile would see what they typed`,
     );
-  }
-
-  /** The resume question of a flow: a select of yes / no (shared by its sessions). */
-  screen(flow: ServiceFlowDefinition): StoredScreen {
-    let screen = this.screens.get(flow.name);
-    if (!screen) {
-      const { messages } = this.options;
-      const message = flow.resume?.message ?? messages.resume;
-      const options = [
-        Object.freeze({ Display: messages.resumeYes, Value: 'yes', Amount: 0 }),
-        Object.freeze({ Display: messages.resumeNo, Value: 'no', Amount: 0 }),
-      ];
-      screen = Object.freeze({
-        step: RESUME_STEP,
-        kind: 'select',
-        message,
-        label: message,
-        fieldType: 'text',
-        field: RESUME_STEP,
-        next: undefined,
-        options: Object.freeze(options),
-        validation: undefined,
-      }) as StoredScreen;
-      this.screens.set(flow.name, screen);
-    }
-    return screen;
   }
 
   /**
@@ -79,7 +47,7 @@ export class FlowResume {
    */
   async offer(
     flow: ServiceFlowDefinition,
-    session: SessionRecord,
+    session: Pick<SessionRecord, 'serviceCode' | 'mobile' | 'account'>,
     sessionId: string,
   ): Promise<ResumeRecord | undefined> {
     const key = resumeKey(session);
@@ -99,15 +67,8 @@ export class FlowResume {
   }
 
   /** At `release` or `timeout`: a session that had an answer leaves its state, the window starting now. */
-  async keep(sessionId: string, key: string, known?: SessionRecord): Promise<void> {
-    if (!this.guarded) return;
-    let session = known;
-    if (!session) {
-      if (!this.anyResumable()) return;
-      const entry = await this.store.get<unknown>(key);
-      session = entry ? readRecord(entry.value) : undefined;
-    }
-    if (!session) return;
+  async keep(sessionId: string, session: SessionRecord | undefined): Promise<void> {
+    if (!this.guarded || !session) return;
     const flow = this.registry.get(session.flow);
     if (session.screen.step === RESUME_STEP) {
       // Gone before answering the question: the session it offered is left for the next dial again.
@@ -130,11 +91,5 @@ export class FlowResume {
   /** A finished session (carted or ended) is never offered: its record goes. */
   async drop(flow: ServiceFlowDefinition, session: SessionRecord): Promise<void> {
     if (flow.resume) await this.store.delete(resumeKey(session));
-  }
-
-  /** Whether any flow is resumable (known once the flows are loaded): else a release reads nothing. */
-  private anyResumable(): boolean {
-    this.resumableFlows ??= this.registry.list().some((flow) => flow.resume !== undefined);
-    return this.resumableFlows;
   }
 }

@@ -4,10 +4,14 @@ import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import { within } from '../service-app.time.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { SelectOption } from '../service-app.types.js';
-import { FlowContext, type FavoriteStart, type FlowSessionInfo } from '../service-flow.context.js';
-import { copyWith, selectionsWithout, type SessionRecord } from './service-flow.session.js';
+import {
+  FlowContext,
+  type FavoriteStart,
+  type FlowSessionInfo,
+  type ServiceFlowDefinition,
+} from '../service-flow.context.js';
+import { selectionsWithout, type SessionRecord } from './service-flow.session.js';
 import type { FlowReply, FlowValue } from '../service-flow.types.js';
-import type { ServiceFlowDefinition } from '../service-flow.context.js';
 
 /** Selections of a session that has none (never written: `run` copies before it writes). */
 const NO_SELECTIONS: Record<string, SelectOption> = Object.freeze({}) as Record<string, SelectOption>;
@@ -22,7 +26,6 @@ export type StepRun =
     }
   | { kind: 'busy' }
   | { kind: 'error'; step: string; error: unknown };
-
 const BUSY: StepRun = Object.freeze({ kind: 'busy' });
 
 export interface Answered {
@@ -61,14 +64,13 @@ export class FlowStepRunner {
   ): StepRun | Promise<StepRun> {
     const started = performance.now();
     // Copies: stored objects are shared by the versions of a session.
-    let data: Record<string, unknown>;
+    const data: Record<string, unknown> = { ...session.data };
     let selections = session.selections;
     if (answered) {
-      data = copyWith(session.data, answered.field, answered.value);
-      if (answered.option) selections = copyWith(selections, answered.field, answered.option);
-      else selections = selectionsWithout(selections, answered.field);
-    } else {
-      data = copyWith(session.data, undefined, undefined);
+      data[answered.field] = answered.value;
+      selections = answered.option
+        ? { ...selections, [answered.field]: answered.option }
+        : selectionsWithout(selections, answered.field);
     }
     const info: FlowSessionInfo = {
       sessionId,
@@ -88,24 +90,19 @@ export class FlowStepRunner {
   private walk(w: Walk): StepRun | Promise<StepRun> {
     for (;;) {
       const definition = stepOf(w.flow, w.current);
-      if (!definition)
-        return {
-          kind: 'error',
-          step: w.current,
-          error: new Error(`Flow ${w.flow.name} has no step "${w.current}"`),
-        };
       let reply: unknown;
       try {
+        if (!definition) throw new Error(`Flow ${w.flow.name} has no step "${w.current}"`);
         reply = definition.handler(
-          new FlowContext({
-            step: w.current,
-            session: w.info,
-            data: w.data,
-            selections: w.selections ?? NO_SELECTIONS,
-            answer: w.answered?.value,
-            rawAnswer: w.answered?.raw,
-            field: w.answered?.field,
-          }),
+          new FlowContext(
+            w.current,
+            w.info,
+            w.data,
+            w.selections ?? NO_SELECTIONS,
+            w.answered?.value,
+            w.answered?.raw,
+            w.answered?.field,
+          ),
         );
       } catch (error) {
         return { kind: 'error', step: w.current, error };
@@ -124,28 +121,20 @@ export class FlowStepRunner {
   /** The run's result for a step's reply, or undefined after a `goTo` (the walk goes on). */
   private settle(w: Walk, reply: unknown): StepRun | undefined {
     const { flow, current } = w;
-    if (!reply || typeof reply !== 'object' || typeof (reply as { kind?: unknown }).kind !== 'string') {
-      return {
-        kind: 'error',
-        step: current,
-        error: new Error(
-          `Step "${current}" of flow ${flow.name} must return ctx.input(), ctx.select(), ctx.addToCart(), ctx.end(), ctx.goTo() or ctx.reject()`,
-        ),
-      };
-    }
+    const failed = (message: string): StepRun => ({
+      kind: 'error',
+      step: current,
+      error: new Error(message),
+    });
+    if (!reply || typeof reply !== 'object' || typeof (reply as { kind?: unknown }).kind !== 'string')
+      return failed(
+        `Step "${current}" of flow ${flow.name} must return ctx.input(), ctx.select(), ctx.addToCart(), ctx.end(), ctx.goTo() or ctx.reject()`,
+      );
     const answer = reply as FlowReply;
     if (answer.kind !== 'goto')
       return { kind: 'reply', step: current, reply: answer, data: w.data, selections: w.selections };
-    if (w.hops >= SERVICE_APP_DEFAULTS.maxRedirects) {
-      return {
-        kind: 'error',
-        step: current,
-        error: new Error(
-          `Flow ${flow.name}: more than ${SERVICE_APP_DEFAULTS.maxRedirects} goTo() in a row (a loop?)`,
-        ),
-      };
-    }
-    w.hops++;
+    const max = SERVICE_APP_DEFAULTS.maxRedirects;
+    if (w.hops++ >= max) return failed(`Flow ${flow.name}: more than ${max} goTo() in a row (a loop?)`);
     w.current = answer.step;
     return undefined;
   }

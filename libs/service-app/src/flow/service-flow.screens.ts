@@ -5,134 +5,103 @@ import type { ServiceFlowDefinition } from '../service-flow.context.js';
 import type { InputPrompt, SelectPrompt, StoredScreen, StoredValidation } from '../service-flow.types.js';
 import { fail, isText, optionValue } from './service-flow.responses.js';
 
-/** Checks shared by both prompts (a flow bug is named to the developer, never sent). */
-function checkPrompt(prompt: InputPrompt | SelectPrompt, issues: ValidationIssue[]): void {
-  if (!isText(prompt?.message)) issues.push({ field: 'message', message: 'must be a string' });
-  if (prompt?.label !== undefined && !isText(prompt.label))
-    issues.push({ field: 'label', message: 'must be a string' });
-  if (prompt?.name !== undefined && (!isText(prompt.name) || prompt.name.trim() === ''))
-    issues.push({ field: 'name', message: 'must be a non-empty string' });
-  if (prompt?.fieldType !== undefined && (!isText(prompt.fieldType) || prompt.fieldType.trim() === ''))
-    issues.push({ field: 'fieldType', message: 'must be a non-empty string' });
-}
+type Reply = { kind: 'input'; prompt: InputPrompt } | { kind: 'select'; prompt: SelectPrompt };
 
-/** A checked prompt as stored, every field present (one shape for V8). */
-function screenOf(
-  step: string,
-  kind: StoredScreen['kind'],
-  prompt: InputPrompt | SelectPrompt,
-  next: string | undefined,
-  options: readonly SelectOption[] | undefined,
-  validation: StoredScreen['validation'],
-): StoredScreen {
-  return {
-    step,
-    kind,
-    message: prompt.message,
-    label: prompt.label ?? prompt.message,
-    fieldType: prompt.fieldType ?? 'text',
-    field: prompt.name ?? step,
-    next,
-    options,
-    validation,
-  };
-}
-
-function inputScreen(step: string, prompt: InputPrompt, next: string | undefined): StoredScreen {
+/** Checks a prompt (a flow bug is named to the developer, never sent); a select's options, normalised. */
+function checkPrompt(step: string, reply: Reply, checkOptions: boolean): SelectOption[] | undefined {
   const issues: ValidationIssue[] = [];
-  checkPrompt(prompt, issues);
-  const validation = prompt?.validation;
-  if (validation !== undefined && (validation === null || typeof validation !== 'object'))
-    issues.push({ field: 'validation', message: 'must be an object' });
-  if (issues.length > 0) fail(step, issues);
-  let stored: StoredScreen['validation'];
-  if (validation) {
-    const { pattern, ...rest } = validation;
-    const copy: StoredValidation = { ...rest };
-    if (pattern !== undefined) {
-      const regex = typeof pattern === 'string' ? new RegExp(pattern) : pattern;
-      // `g`/`y` make RegExp#test stateful; drop them so a stored pattern always tests the same way.
-      copy.pattern = { source: regex.source, flags: regex.flags.replace(/[gy]/g, '') };
-    }
-    stored = copy;
+  const bad = (field: string, message: string) => void issues.push({ field, message });
+  const prompt = reply.prompt;
+  if (!isText(prompt?.message)) bad('message', 'must be a string');
+  if (prompt?.label !== undefined && !isText(prompt.label)) bad('label', 'must be a string');
+  for (const field of ['name', 'fieldType'] as const) {
+    const value = prompt?.[field];
+    if (value !== undefined && (!isText(value) || value.trim() === ''))
+      bad(field, 'must be a non-empty string');
   }
-  return screenOf(step, 'input', prompt, next, undefined, stored);
-}
-
-/** Checks a select prompt; returns its options, normalised. */
-function checkSelect(step: string, prompt: SelectPrompt, checkOptions = true): SelectOption[] {
-  const issues: ValidationIssue[] = [];
-  checkPrompt(prompt, issues);
-  const options: SelectOption[] = [];
-  if (!checkOptions) {
+  let options: SelectOption[] | undefined;
+  if (reply.kind === 'input') {
+    const validation = reply.prompt?.validation;
+    if (validation !== undefined && (validation === null || typeof validation !== 'object'))
+      bad('validation', 'must be an object');
+  } else if (!checkOptions) {
     // The options were found equal to checked ones (ScreenCache): only the rest is checked.
-  } else if (!Array.isArray(prompt?.options) || prompt.options.length === 0) {
-    issues.push({ field: 'options', message: 'must be a non-empty array' });
+  } else if (!Array.isArray(reply.prompt?.options) || reply.prompt.options.length === 0) {
+    bad('options', 'must be a non-empty array');
   } else {
     const seen = new Set<string>();
-    prompt.options.forEach((option, index) => {
+    options = [];
+    reply.prompt.options.forEach((option, index) => {
       const at = `options[${index}]`;
-      if (!option || typeof option !== 'object')
-        return void issues.push({ field: at, message: 'must be an object' });
-      if (!isText(option.Display)) issues.push({ field: `${at}.Display`, message: 'must be a string' });
+      if (!option || typeof option !== 'object') return bad(at, 'must be an object');
+      if (!isText(option.Display)) bad(`${at}.Display`, 'must be a string');
       const value = optionValue(option.Value);
-      if (!isText(value) || value.trim() === '')
-        issues.push({ field: `${at}.Value`, message: 'must be a non-empty string' });
-      else if (seen.has(value))
-        issues.push({ field: `${at}.Value`, message: `"${value}" is used by another option` });
+      if (!isText(value) || value.trim() === '') bad(`${at}.Value`, 'must be a non-empty string');
+      else if (seen.has(value)) bad(`${at}.Value`, `"${value}" is used by another option`);
       else seen.add(value);
       const amount = option.Amount ?? 0;
       if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0)
-        issues.push({ field: `${at}.Amount`, message: 'must be a number of 0 or more' });
-      options.push({ Display: option.Display, Value: value as string, Amount: amount });
+        bad(`${at}.Amount`, 'must be a number of 0 or more');
+      options!.push({ Display: option.Display, Value: value as string, Amount: amount });
     });
   }
   if (issues.length > 0) fail(step, issues);
   return options;
 }
 
+/** An input prompt's checks as stored: the pattern as source and flags, so it survives JSON. */
+function storedValidation(reply: Reply): StoredValidation | undefined {
+  if (reply.kind !== 'input' || !reply.prompt.validation) return undefined;
+  const { pattern, ...copy } = reply.prompt.validation;
+  if (pattern === undefined) return copy;
+  const regex = typeof pattern === 'string' ? new RegExp(pattern) : pattern;
+  // `g`/`y` make RegExp#test stateful; drop them so a stored pattern always tests the same way.
+  return { ...copy, pattern: { source: regex.source, flags: regex.flags.replace(/[gy]/g, '') } };
+}
+
 /**
  * Shares stored screens between sessions: a prompt equal to its step's last screen gets that frozen
- * screen (equal options: the same options), its checks skipped. One screen per step of each flow.
+ * screen (equal options or checks: the same ones), its checks skipped. One screen per step of each flow.
  */
 export class ScreenCache {
   private readonly flows = new Map<ServiceFlowDefinition, Map<string, StoredScreen>>();
 
   /** The stored form of a step's input or select prompt (throws on a bad prompt). */
-  screen(
-    flow: ServiceFlowDefinition,
-    step: string,
-    reply: { kind: 'input'; prompt: InputPrompt } | { kind: 'select'; prompt: SelectPrompt },
-    next: string | undefined,
-  ): StoredScreen {
+  screen(flow: ServiceFlowDefinition, step: string, reply: Reply, next: string | undefined): StoredScreen {
     let steps = this.flows.get(flow);
     if (!steps) this.flows.set(flow, (steps = new Map()));
     const last = steps.get(step);
-    let screen: StoredScreen;
-    if (reply.kind === 'input') {
-      if (
-        last?.kind === 'input' &&
-        sameHead(last, step, reply.prompt, next) &&
-        sameValidation(reply.prompt.validation, last.validation)
-      )
-        return last;
-      screen = inputScreen(step, reply.prompt, next);
-    } else {
-      if (last?.kind === 'select' && sameOptions(reply.prompt?.options, last.options!)) {
-        if (sameHead(last, step, reply.prompt, next)) return last;
-        checkSelect(step, reply.prompt, false);
-        screen = screenOf(step, 'select', reply.prompt, next, last.options, undefined);
-        steps.set(step, Object.freeze(screen));
-        return screen;
-      }
-      screen = screenOf(step, 'select', reply.prompt, next, checkSelect(step, reply.prompt), undefined);
-    }
-    steps.set(step, deepFreeze(screen));
+    const { kind, prompt } = reply;
+    const same =
+      last?.kind === kind &&
+      (reply.kind === 'input'
+        ? sameValidation(reply.prompt?.validation, last.validation)
+        : sameOptions(reply.prompt?.options, last.options!));
+    if (same && sameHead(last, step, prompt, next)) return last;
+    const options = checkPrompt(step, reply, !same);
+    // Every field present, in one order (one shape for V8); frozen: every session showing it shares it.
+    const screen: StoredScreen = {
+      step,
+      kind,
+      message: prompt.message,
+      label: prompt.label ?? prompt.message,
+      fieldType: prompt.fieldType ?? 'text',
+      field: prompt.name ?? step,
+      next,
+      options: same ? last.options : options && Object.freeze(options.map((o) => Object.freeze(o))),
+      validation: same ? last.validation : freezeValidation(storedValidation(reply)),
+    };
+    steps.set(step, Object.freeze(screen));
     return screen;
   }
 }
 
-/** The fields every prompt has, compared with how screenOf stores them (undefined = default). */
+function freezeValidation(validation: StoredValidation | undefined): StoredValidation | undefined {
+  if (validation?.pattern) Object.freeze(validation.pattern);
+  return validation && Object.freeze(validation);
+}
+
+/** The fields every prompt has, compared with how they are stored (undefined = default). */
 function sameHead(
   screen: StoredScreen,
   step: string,
@@ -152,49 +121,30 @@ function sameHead(
 
 function sameOptions(options: unknown, stored: readonly SelectOption[]): boolean {
   if (!Array.isArray(options) || options.length !== stored.length) return false;
-  for (let i = 0; i < stored.length; i++) {
+  return stored.every((kept, i) => {
     const option: unknown = options[i];
     if (!option || typeof option !== 'object') return false;
     const { Display, Value, Amount } = option as SelectPrompt['options'][number];
-    const kept = stored[i]!;
-    if (Display !== kept.Display || optionValue(Value) !== kept.Value || (Amount ?? 0) !== kept.Amount)
-      return false;
-  }
-  return true;
+    return Display === kept.Display && optionValue(Value) === kept.Value && (Amount ?? 0) === kept.Amount;
+  });
 }
 
 function sameValidation(validation: unknown, stored: StoredScreen['validation']): boolean {
   if (validation === undefined || stored === undefined) return validation === stored;
   if (validation === null || typeof validation !== 'object') return false;
-  const given = validation as Record<string, unknown>;
-  const kept = stored as Record<string, unknown>;
-  let count = 0;
-  for (const key of Object.keys(given)) {
-    if (key === 'pattern') continue;
-    if (!Object.hasOwn(kept, key) || given[key] !== kept[key]) return false;
-    count++;
-  }
-  const pattern = given.pattern;
-  const keptPattern = stored.pattern;
-  if (Object.keys(kept).length !== count + (keptPattern === undefined ? 0 : 1)) return false;
-  if (pattern === undefined || keptPattern === undefined) return pattern === keptPattern;
-  if (typeof pattern === 'string') return pattern === keptPattern.source && keptPattern.flags === '';
+  const { pattern, ...given } = validation as Record<string, unknown>;
+  const { pattern: kept, ...rest } = stored as Record<string, unknown> & StoredValidation;
+  const keys = Object.keys(given);
+  if (
+    keys.length !== Object.keys(rest).length ||
+    keys.some((key) => !Object.hasOwn(rest, key) || given[key] !== rest[key])
+  )
+    return false;
+  if (pattern === undefined || kept === undefined) return pattern === kept;
+  if (typeof pattern === 'string') return pattern === kept.source && kept.flags === '';
   return (
     pattern instanceof RegExp &&
-    pattern.source === keptPattern.source &&
-    pattern.flags.replace(/[gy]/g, '') === keptPattern.flags
+    pattern.source === kept.source &&
+    pattern.flags.replace(/[gy]/g, '') === kept.flags
   );
-}
-
-/** Freezes a screen and what it holds: it is shared by every session showing it. */
-function deepFreeze(screen: StoredScreen): StoredScreen {
-  if (screen.options) {
-    for (const option of screen.options) Object.freeze(option);
-    Object.freeze(screen.options);
-  }
-  if (screen.validation) {
-    if (screen.validation.pattern) Object.freeze(screen.validation.pattern);
-    Object.freeze(screen.validation);
-  }
-  return Object.freeze(screen);
 }

@@ -16,22 +16,19 @@ import {
 } from '../service-app.constants.js';
 import { parseRequest, validateServiceFlowRequest } from '../service-app.dto.js';
 import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from '../service-app.errors.js';
-import { ServiceAppEvents, ServiceQueryEvent, type ServiceQueryAnswer } from '../service-app.events.js';
+import { ServiceAppEvents, ServiceQueryEvent } from '../service-app.events.js';
 import { ServiceAppLogger, describe } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowRequest, ServiceFlowResponse } from '../service-app.types.js';
 import { within } from '../service-app.time.js';
 import { detectChannel } from '../service-app.ussd.js';
 import type { StoredSession } from '../service-flow.types.js';
-import { FlowCart } from './service-flow.cart.js';
 import { FlowEngine } from './service-flow.engine.js';
-import { FlowPaging } from './service-flow.paging.js';
 import { ServiceFlowRegistry } from './service-flow.registry.js';
 import { queryResponse, releaseResponse } from './service-flow.responses.js';
-import { FlowResume } from './service-flow.resume.js';
 import { sessionKey, storedSession } from './service-flow.session.js';
-import { FlowSessionStore } from './service-flow.store.js';
-import { timedStep } from './service-flow.telemetry.js';
+
+const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout']);
 
 /**
  * The service interaction endpoint: one call, one answer of the user, by request `Type`. Nothing
@@ -40,9 +37,6 @@ import { timedStep } from './service-flow.telemetry.js';
 @Injectable()
 export class ServiceFlowService implements OnApplicationBootstrap {
   private readonly logger = new ServiceAppLogger();
-  private readonly paging: FlowPaging;
-  private readonly resume: FlowResume;
-  private readonly sessions: FlowSessionStore;
   private readonly engine: FlowEngine;
   /** False for a MemoryStore: no time-out guard is armed per request then. */
   private readonly storeMayStall: boolean;
@@ -57,19 +51,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     @Optional() @Inject(SERVICE_APP_ACCESS_POLICY) access?: InboundAccessPolicy,
   ) {
     this.storeMayStall = !store.local;
-    this.paging = new FlowPaging(options, this.logger);
-    this.resume = new FlowResume(store, registry, options, this.logger, access?.enabled ?? false);
-    this.sessions = new FlowSessionStore(store, options, this.logger, this.paging);
-    const cart = new FlowCart(store, this.paging, options, this.logger);
-    this.engine = new FlowEngine(
-      registry,
-      options,
-      this.logger,
-      this.sessions,
-      this.resume,
-      this.paging,
-      cart,
-    );
+    this.engine = new FlowEngine(registry, store, options, this.logger, access?.enabled ?? false);
   }
 
   /** @internal The engine of account `account`: the same flows, store and start cap, its own options. */
@@ -86,7 +68,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       this.pipeline,
       access,
     );
-    engine.sessions.pending = this.sessions.pending;
+    engine.engine.sessions.pending = this.engine.sessions.pending;
     engine.accountEngines = this.accountEngines;
     engine.engine.named = account === HUBTEL_DEFAULT_ACCOUNT ? undefined : account;
     engine.onApplicationBootstrap();
@@ -95,7 +77,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
 
   /** At start-up (and when a named account is built): resume is off behind an open endpoint; said once. */
   onApplicationBootstrap(): void {
-    this.resume.warnUnguarded(this.account, this.engine.named);
+    this.engine.resume.warnUnguarded(this.account, this.engine.named);
   }
 
   /** The account this engine serves. */
@@ -116,31 +98,38 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       if (!this.accountEngines) throw new ServiceAppUnknownAccountError(account, [this.account], false);
       return (await this.accountEngines.get(account)).flows.handle(body);
     }
-    if (this.telemetry) return timedStep(this.telemetry, body, (input) => this.step(input));
-    return this.step(body);
+    if (!this.telemetry) return this.step(body);
+    const began = performance.now();
+    const type = (body as { Type?: unknown } | null)?.Type;
+    const lower = typeof type === 'string' ? type.toLowerCase() : '';
+    let response = 'invalid';
+    try {
+      const answer = await this.step(body);
+      response = answer.Type.toLowerCase();
+      return answer;
+    } finally {
+      this.telemetry.record({
+        kind: 'service-flow',
+        // Anything but the platform's request types is `other`: labels stay bounded.
+        request: response === 'invalid' ? 'invalid' : KNOWN_REQUESTS.has(lower) ? lower : 'other',
+        response,
+        durationMs: performance.now() - began,
+      });
+    }
   }
 
   private async step(body: unknown): Promise<ServiceFlowResponse> {
     const request = parseRequest(validateServiceFlowRequest, body, 'service-flow request');
     const answer = this.dispatch(request);
-    return this.storeMayStall ? this.withinBudget(request.SessionId, answer) : answer;
-  }
-
-  /** The answer, or the `outage` end screen when a stalled store holds it past the platform's 5 s. */
-  private async withinBudget(
-    sessionId: string,
-    answer: Promise<ServiceFlowResponse>,
-  ): Promise<ServiceFlowResponse> {
-    const result = await within(
-      answer,
-      this.options.stepBudgetMs + SERVICE_APP_DEFAULTS.storeGraceMs,
-      undefined,
-    );
+    if (!this.storeMayStall) return answer;
+    // A stalled store holding the answer past the platform's 5 s: the `outage` end screen instead.
+    const { stepBudgetMs, messages } = this.options;
+    const result = await within(answer, stepBudgetMs + SERVICE_APP_DEFAULTS.storeGraceMs, undefined);
     if (result) return result;
     this.logger.warn(
-      `Service-flow request of session ${sessionId} not answered within ${this.options.stepBudgetMs} ms (the store is slow); answered "${this.options.messages.outage}"`,
+      `Service-flow request of session ${request.SessionId} not answered within ${stepBudgetMs} ms (the store is slow); answered "${messages.outage}"`,
     );
-    return releaseResponse(sessionId, this.options.messages.outage);
+    return releaseResponse(request.SessionId, messages.outage);
   }
 
   private async dispatch(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
@@ -163,7 +152,11 @@ export class ServiceFlowService implements OnApplicationBootstrap {
         case 'query':
           return await this.query(request);
         default:
-          return this.unsupported(request);
+          // A request Type this module does not know: a polite end, as the platform's SDK answers it.
+          this.logger.warn(
+            `Service-flow request of session ${request.SessionId} has Type ${JSON.stringify(request.Type)}, which this module does not handle; answered "${this.options.messages.unsupported}"`,
+          );
+          return releaseResponse(request.SessionId, this.options.messages.unsupported, null, 'Release');
       }
     } catch (error) {
       // Another account's session: refused as it is (the endpoint answers 409), nothing changed.
@@ -177,14 +170,14 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       }
       // A bug, or another store failure: the platform still gets a well-formed answer.
       this.logger.error(`Service-flow request of session ${request.SessionId} failed: ${describe(error)}`);
-      await this.sessions.forget(key).catch(() => undefined);
+      await this.engine.sessions.forget(key).catch(() => undefined);
       return releaseResponse(request.SessionId, this.options.messages.error);
     }
   }
 
   /** The stored session of a SessionId, if it is active (for diagnostics and tests). */
   async getSession(sessionId: string): Promise<StoredSession | undefined> {
-    const record = (await this.sessions.read(sessionKey(sessionId)))?.session;
+    const record = (await this.engine.sessions.read(sessionKey(sessionId)))?.session;
     // A timed-out session is kept only to refuse late answers: it is no longer active.
     if (!record || record.timedOut) return undefined;
     return storedSession(sessionId, record);
@@ -192,10 +185,10 @@ export class ServiceFlowService implements OnApplicationBootstrap {
 
   private async release(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
     // Read first: another account's session is neither kept for resume nor forgotten.
-    const session = (await this.sessions.read(key))?.session;
+    const session = (await this.engine.sessions.read(key))?.session;
     if (session) this.engine.assertOwn(request.SessionId, session);
-    await this.resume.keep(request.SessionId, key, session);
-    await this.sessions.forget(key);
+    await this.engine.resume.keep(request.SessionId, session);
+    await this.engine.sessions.forget(key);
     this.logger.debug(`Session ${request.SessionId} released by the platform (${request.Type})`);
     return releaseResponse(request.SessionId, this.options.messages.released);
   }
@@ -203,12 +196,12 @@ export class ServiceFlowService implements OnApplicationBootstrap {
   /** `timeout`: marked timed out (a late answer is told it expired); a resumable flow's state is kept. */
   private async timeout(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
     const sessionId = request.SessionId;
-    const entry = await this.sessions.read(key);
+    const entry = await this.engine.sessions.read(key);
     const session = entry?.session;
     if (session) this.engine.assertOwn(sessionId, session);
     if (entry && session && !session.timedOut) {
-      await this.resume.keep(sessionId, key, session);
-      await this.sessions.timeOut(sessionId, key, entry.version, session);
+      await this.engine.resume.keep(sessionId, session);
+      await this.engine.sessions.timeOut(sessionId, key, entry.version, session);
     }
     this.logger.debug(`Session ${sessionId} timed out on the platform`);
     return releaseResponse(sessionId, this.options.messages.timedOut);
@@ -217,10 +210,12 @@ export class ServiceFlowService implements OnApplicationBootstrap {
   /** `query`: the @OnServiceQuery() handler's answer; without one, a polite `Release`. */
   private async query(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
     const sessionId = request.SessionId;
+    const { messages, stepBudgetMs } = this.options;
+    const end = (message: string) => releaseResponse(sessionId, message, null, 'Release');
     const emitter = this.pipeline?.emitter;
     if (!emitter || !emitter.hasListeners(ServiceAppEvents.Query)) {
       this.logger.debug(`Query of session ${sessionId}: no @OnServiceQuery() handler`);
-      return releaseResponse(sessionId, this.options.messages.queryUnavailable, null, 'Release');
+      return end(messages.queryUnavailable);
     }
     const channel = detectChannel(request.Platform, request.Operator, this.options.ussd);
     const event = new ServiceQueryEvent({
@@ -233,38 +228,37 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       clientState: request.ClientState ?? '',
       account: this.account,
     });
-    let answer: ServiceQueryAnswer | undefined;
+    let reply: ServiceFlowResponse | undefined;
     try {
       const handled = emitter.emitAsync(ServiceAppEvents.Query, event) as Promise<unknown[]>;
       handled.catch(() => undefined);
-      const results = await within(handled, this.options.stepBudgetMs, 'late' as const);
+      const results = await within(handled, stepBudgetMs, 'late' as const);
       if (results === 'late') {
         this.logger.warn(
-          `Query of session ${sessionId}: the @OnServiceQuery() handler took longer than ${this.options.stepBudgetMs} ms; answered "try again"`,
+          `Query of session ${sessionId}: the @OnServiceQuery() handler took longer than ${stepBudgetMs} ms; answered "try again"`,
         );
-        return releaseResponse(sessionId, this.options.messages.busy, null, 'Release');
+        return end(messages.busy);
       }
-      answer = results.find((result) => result !== undefined) as ServiceQueryAnswer | undefined;
+      reply = queryResponse(
+        sessionId,
+        results.find((result) => result !== undefined),
+      );
     } catch (error) {
       this.logger.error(`Query of session ${sessionId} failed: ${describe(error)}`);
-      return releaseResponse(sessionId, this.options.messages.error, null, 'Release');
+      return end(messages.error);
     }
-    const reply = queryResponse(sessionId, answer);
     if (!reply) {
       this.logger.error(
         `Query of session ${sessionId}: the @OnServiceQuery() handler returned neither a string nor { message }`,
       );
-      return releaseResponse(sessionId, this.options.messages.error, null, 'Release');
+      return end(messages.error);
     }
-    reply.Message = this.paging.shownText(channel === 'ussd', '(query)', '@OnServiceQuery', reply.Message);
-    return reply;
-  }
-
-  /** A request Type this module does not know: a polite end, as the platform's SDK answers it. */
-  private unsupported(request: ServiceFlowRequest): ServiceFlowResponse {
-    this.logger.warn(
-      `Service-flow request of session ${request.SessionId} has Type ${JSON.stringify(request.Type)}, which this module does not handle; answered "${this.options.messages.unsupported}"`,
+    reply.Message = this.engine.paging.shownText(
+      channel === 'ussd',
+      '(query)',
+      '@OnServiceQuery',
+      reply.Message,
     );
-    return releaseResponse(request.SessionId, this.options.messages.unsupported, null, 'Release');
+    return reply;
   }
 }

@@ -33,20 +33,22 @@ export interface SessionRecord {
 }
 
 /** An unfinished session's state at its last answered step, for the next dial (TTL `resume.withinMs`). */
-export interface ResumeRecord {
+export interface ResumeRecord extends Pick<
+  SessionRecord,
+  'flow' | 'screen' | 'history' | 'data' | 'selections'
+> {
   /** The session it comes from (a cart of that session means it finished: never offered). */
   sessionId: string;
-  flow: string;
-  screen: StoredScreen;
-  history: StoredScreen[] | undefined;
-  data: Record<string, unknown>;
-  selections: Record<string, SelectOption> | undefined;
   /** Epoch ms of the last answer, or of the `release` / `timeout` that ended it. */
   at: number;
 }
 
 /** Per ServiceCode, Mobile and named account; the hash tag keeps it one Redis Cluster slot. */
-export function resumeKey({ serviceCode, mobile, account }: SessionRecord): string {
+export function resumeKey({
+  serviceCode,
+  mobile,
+  account,
+}: Pick<SessionRecord, 'serviceCode' | 'mobile' | 'account'>): string {
   return account === undefined
     ? `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${mobile}`
     : `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${account}:${mobile}`;
@@ -67,19 +69,22 @@ export function resumeRecord(sessionId: string, session: SessionRecord, at: numb
 
 /** A stored value as a resume record, or undefined when it is not one (checked, never trusted). */
 export function readResume(value: unknown): ResumeRecord | undefined {
-  if (!isObject(value)) return undefined;
   const r = value as Partial<Record<keyof ResumeRecord, unknown>>;
-  if (
-    typeof r.sessionId !== 'string' ||
-    typeof r.flow !== 'string' ||
-    !isScreen(r.screen) ||
-    !isObject(r.data) ||
-    (r.selections !== undefined && !isObject(r.selections)) ||
-    (r.history !== undefined && !(Array.isArray(r.history) && r.history.every(isScreen))) ||
-    typeof r.at !== 'number'
-  )
-    return undefined;
-  return value as ResumeRecord;
+  return hasState(r) && typeof r.sessionId === 'string' && typeof r.at === 'number'
+    ? (value as ResumeRecord)
+    : undefined;
+}
+
+/** The fields a session and a resume record share, checked. */
+function hasState(r: Partial<Record<keyof ResumeRecord, unknown>>): boolean {
+  return (
+    isObject(r) &&
+    typeof r.flow === 'string' &&
+    isScreen(r.screen) &&
+    isObject(r.data) &&
+    (r.selections === undefined || isObject(r.selections)) &&
+    (r.history === undefined || (Array.isArray(r.history) && r.history.every(isScreen)))
+  );
 }
 
 export function sessionKey(sessionId: string): string {
@@ -88,7 +93,10 @@ export function sessionKey(sessionId: string): string {
 
 /** A session record with all its fields, in one order (one shape for V8). */
 export function record(
-  session: SessionRecord,
+  session: Pick<
+    SessionRecord,
+    'flow' | 'serviceCode' | 'mobile' | 'operator' | 'startedAt' | 'ussd' | 'account'
+  >,
   screen: StoredScreen,
   history: StoredScreen[] | undefined,
   data: Record<string, unknown>,
@@ -115,17 +123,12 @@ export function record(
 
 /** A stored value as a session record this version can continue, else undefined (never trusted). */
 export function readRecord(value: unknown): SessionRecord | undefined {
-  if (!isObject(value)) return undefined;
   const r = value as Partial<Record<keyof SessionRecord, unknown>>;
   if (
-    typeof r.flow !== 'string' ||
+    !hasState(r) ||
     typeof r.serviceCode !== 'string' ||
     typeof r.mobile !== 'string' ||
     (r.operator !== undefined && typeof r.operator !== 'string') ||
-    !isScreen(r.screen) ||
-    !isObject(r.data) ||
-    (r.selections !== undefined && !isObject(r.selections)) ||
-    (r.history !== undefined && !(Array.isArray(r.history) && r.history.every(isScreen))) ||
     (typeof r.startedAt !== 'number' && typeof r.startedAt !== 'string') ||
     (r.ussd !== undefined && r.ussd !== true) ||
     (r.page !== undefined && (typeof r.page !== 'number' || !Number.isInteger(r.page) || r.page < 0)) ||
@@ -190,21 +193,8 @@ export class SharedStrings {
 /** `values` without one key: a copy when it has it (stored objects are shared, never changed). */
 export function without<T>(values: Record<string, T>, field: string): Record<string, T> {
   if (!Object.hasOwn(values, field)) return values;
-  const out: Record<string, T> = {};
-  for (const key of Object.keys(values)) if (key !== field) out[key] = values[key]!;
-  return out;
-}
-
-/** A copy of `values` (none: empty) with `field` set to `value` when a field is given. */
-export function copyWith<T>(
-  values: Record<string, T> | undefined,
-  field: string | undefined,
-  value: T | undefined,
-): Record<string, T> {
-  const out: Record<string, T> = {};
-  if (values) for (const key of Object.keys(values)) out[key] = values[key]!;
-  if (field !== undefined) out[field] = value as T;
-  return out;
+  const { [field]: _dropped, ...rest } = values;
+  return rest;
 }
 
 /** Selections without one field; undefined when none is left (nothing is stored then). */
@@ -215,14 +205,6 @@ export function selectionsWithout(
   if (!selections) return undefined;
   const rest = without(selections, field);
   return rest === selections || Object.keys(rest).length > 0 ? rest : undefined;
-}
-
-/** `list` plus `last`, keeping the newest `limit` entries (a new array: stored ones are shared). */
-export function withLast<T>(list: readonly T[] | undefined, last: T, limit: number): T[] {
-  if (!list || list.length === 0) return [last];
-  const out = list.length >= limit ? list.slice(list.length - limit + 1) : list.slice();
-  out.push(last);
-  return out;
 }
 
 /** An epoch-ms or ISO time as ISO ('' when it is not a valid time). */

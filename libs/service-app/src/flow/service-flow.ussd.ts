@@ -2,8 +2,7 @@
  * What a USSD phone shows: `Message` only, one screen (core's `ussdScreen`). A select prompt's options
  * become numbered lines, paged when they do not fit; every other text is cut to a screen.
  */
-import { HubtelConfigError } from 'nestjs-hubtel';
-import { ussdScreen, type UssdScreenLimits } from '#internal';
+import { ussdScreen } from '#internal';
 import {
   ELLIPSIS,
   MIN_OPTION_TEXT,
@@ -16,33 +15,6 @@ import type { StoredScreen } from '../service-flow.types.js';
 
 /** Shortest cut prompt worth keeping beside a whole option (else the option is cut instead). */
 const MIN_HEAD_TEXT = 12;
-
-interface Size {
-  gsm7: boolean;
-  /** Septets when GSM-7 (extension characters count 2). */
-  septets: number;
-  /** UTF-16 units (what a UCS-2 screen counts). */
-  units: number;
-}
-
-function sizeOf(text: string): Size {
-  const screen = ussdScreen(text);
-  return { gsm7: screen.gsm7, septets: screen.gsm7 ? screen.length : 0, units: text.length };
-}
-
-/** Whether these lines, joined by newlines, fit one screen (one non-GSM line makes it UCS-2). */
-function linesFit(sizes: readonly Size[], limits: UssdScreenLimits): boolean {
-  let gsm7 = true;
-  let septets = 0;
-  let units = 0;
-  for (const size of sizes) {
-    gsm7 &&= size.gsm7;
-    septets += size.septets;
-    units += size.units;
-  }
-  const newlines = sizes.length > 0 ? sizes.length - 1 : 0;
-  return gsm7 ? septets + newlines <= limits.screenSize : units + newlines <= limits.unicodeScreenSize;
-}
 
 /** A select prompt as a USSD phone shows it: its pages, and the number of each option. */
 export interface UssdMenu {
@@ -83,57 +55,40 @@ export function layoutMenu(
     lines.push(`${n}. ${text(display.replace(/\s*[\r\n]+\s*/g, ' '))}`);
     n++;
   });
-  const sizes = lines.map(sizeOf);
   const [moreLine, backLine] = navigationLines(options);
-  const more = sizeOf(moreLine);
-  const back = sizeOf(backLine);
   const head = text(title);
-  const headSize = head === '' ? undefined : sizeOf(head);
+  /** Whether a page of these parts fits one screen (one non-GSM line makes it UCS-2). */
+  const fits = (lead: string, page: readonly string[], nav: readonly string[]) =>
+    ussdScreen([...(lead ? [lead] : []), ...page, ...nav].join('\n'), options).fits;
 
   const pages: string[] = [];
   const heads: string[] = [];
   let cut = false;
   let i = 0;
   while (i < lines.length) {
-    const hasBack = pages.length > 0;
+    const nav = (more: boolean) => [...(more ? [moreLine] : []), ...(pages.length > 0 ? [backLine] : [])];
     const page: string[] = [];
-    const pageSizes: Size[] = [];
-    const nav = (needMore: boolean): Size[] => [...(needMore ? [more] : []), ...(hasBack ? [back] : [])];
     let j = i;
-    while (j < lines.length) {
-      const candidate = [
-        ...(headSize ? [headSize] : []),
-        ...pageSizes,
-        sizes[j]!,
-        ...nav(j < lines.length - 1),
-      ];
-      if (!linesFit(candidate, options)) break;
-      page.push(lines[j]!);
-      pageSizes.push(sizes[j]!);
-      j++;
-    }
+    while (j < lines.length && fits(head, [...page, lines[j]!], nav(j < lines.length - 1)))
+      page.push(lines[j++]!);
     let pageHead = head;
     if (j === i) {
       // Not one option fits beside the prompt: shorten the prompt if that keeps the option whole.
       cut = true;
-      const navLines = [...(i < lines.length - 1 ? [moreLine] : []), ...(hasBack ? [backLine] : [])];
-      const fits = (lead: string, line: string) =>
-        ussdScreen([...(lead ? [lead] : []), line, ...navLines].join('\n'), options).fits;
-      const whole = pageHead ? cutToFit(pageHead, (lead) => fits(lead, lines[i]!)) : '';
-      if (pageHead && whole.length >= Math.min(pageHead.length, MIN_HEAD_TEXT) && fits(whole, lines[i]!)) {
+      const navLines = nav(i < lines.length - 1);
+      const fit = (lead: string, line: string) => fits(lead, [line], navLines);
+      const whole = pageHead ? cutToFit(pageHead, (lead) => fit(lead, lines[i]!)) : '';
+      if (pageHead && whole.length >= Math.min(pageHead.length, MIN_HEAD_TEXT) && fit(whole, lines[i]!)) {
         pageHead = whole;
         page.push(lines[i]!);
       } else {
         const least = Array.from(lines[i]!).slice(0, MIN_OPTION_TEXT).join('') + ELLIPSIS;
-        if (pageHead && !fits(pageHead, least)) pageHead = cutToFit(pageHead, (lead) => fits(lead, least));
-        page.push(cutToFit(lines[i]!, (line) => fits(pageHead, line)));
+        if (pageHead && !fit(pageHead, least)) pageHead = cutToFit(pageHead, (lead) => fit(lead, least));
+        page.push(cutToFit(lines[i]!, (line) => fit(pageHead, line)));
       }
       j = i + 1;
     }
-    const all = [...(pageHead ? [pageHead] : []), ...page];
-    if (j < lines.length) all.push(moreLine);
-    if (hasBack) all.push(backLine);
-    pages.push(all.join('\n'));
+    pages.push([...(pageHead ? [pageHead] : []), ...page, ...nav(j < lines.length)].join('\n'));
     heads.push(pageHead);
     i = j;
   }
@@ -170,14 +125,12 @@ export class UssdScreens {
     const lead = this.options.transliterate ? transliterate(prefix) : prefix;
     const fits = (text: string) => ussdScreen(text, this.options).fits;
     if (fits(`${lead}\n${whole}`)) return { text: `${lead}\n${whole}`, cut: menu.cut };
-    // A full page: the explanation takes the prompt's place (the user has just seen it).
+    // A full page: the explanation takes the prompt's place (the user has just seen it); if still too
+    // long, the page drops its last options (still chosen by number), keeping its navigation; at
+    // worst the reason alone is cut to the screen. The reason must be read.
     const head = menu.heads[index] ?? '';
-    const body = head ? whole.slice(head.length + 1) : whole;
-    if (fits(`${lead}\n${body}`)) return { text: `${lead}\n${body}`, cut: menu.cut };
-    // Still too long: the reason must be read, so the page drops its last options (still chosen by
-    // number), keeping its navigation; at worst the reason alone is cut to the screen.
     const navigation = new Set(navigationLines(this.options));
-    const lines = body.split('\n');
+    const lines = (head ? whole.slice(head.length + 1) : whole).split('\n');
     const nav = lines.filter((line) => navigation.has(line));
     const shown = lines.filter((line) => !navigation.has(line));
     while (shown.length > 0 && !fits([lead, ...shown, ...nav].join('\n'))) shown.pop();
@@ -202,23 +155,5 @@ export class UssdScreens {
   chosen(screen: StoredScreen, raw: string): SelectOption | undefined {
     const index = this.menu(screen).numbers.get(raw);
     return index === undefined ? undefined : screen.options?.[index];
-  }
-}
-
-/** Start-up check of a flow's own fixed text (its resume question with both answers) on a USSD screen. */
-export function assertFlowUssdText(
-  option: string,
-  text: string,
-  options: ResolvedUssdOptions,
-  reserved: ReadonlySet<string>,
-  answers: readonly string[],
-): void {
-  const menu = layoutMenu(text, answers, options, reserved);
-  if (menu.pages.length > 1 || menu.cut) {
-    const screen = ussdScreen(text, options);
-    throw new HubtelConfigError(
-      option,
-      `does not fit one USSD screen with its answers (${screen.length} characters of ${screen.limit})`,
-    );
   }
 }
