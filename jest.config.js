@@ -54,6 +54,9 @@ export const e2e = {
   displayName: 'e2e',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.e2e-spec.ts'],
+  // The children's TypeScript compiled once per run; a count of the children started.
+  globalSetup: '<rootDir>/test/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/global-teardown.mjs',
 };
 
 /** @type {import('jest').Config} */

@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { tsNodeArgs } from '../bench/loader/entry.mjs';
 import { redisBinary } from './support/redis-server.js';
 
 /**
@@ -9,21 +10,23 @@ import { redisBinary } from './support/redis-server.js';
  * No timing is asserted (benchmarks never gate tests); only that real rows with numbers appear.
  */
 const repo = path.resolve(import.meta.dirname, '..');
+/** Runs still going (a test that timed out): stopped after the file, not left to load the machine. */
+const running = new Set<ChildProcess>();
 
 function runBench(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', './bench/loader/register.mjs', 'bench/run.ts', ...args],
-      {
-        cwd: repo,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [...tsNodeArgs('bench/run.ts'), ...args], {
+      cwd: repo,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running.add(child);
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('close', (code) => resolve({ code, output }));
+    child.on('close', (code) => {
+      running.delete(child);
+      resolve({ code, output });
+    });
   });
 }
 
@@ -58,6 +61,7 @@ describe('bench harness (smoke)', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'hubtel-bench-'));
   });
   afterAll(async () => {
+    for (const child of running) child.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { createTestSandbox, runSimulateCli, type TestSandbox } from 'nestjs-hubtel/testing';
+import { tsNodeArgs } from '../bench/loader/entry.mjs';
 import { defaultFulfillmentUrl } from '../libs/testing/src/cli/simulate.terminal.js';
 import { SIMULATE_CLI_USAGE, parseSimulateCliArgs } from '../libs/testing/src/cli/simulate.cli.js';
 import { startBundleMerchant, stripAnsi, type BundleMerchant } from './support/dev-tools.fixtures.js';
@@ -572,9 +573,7 @@ script.describe('hubtel-simulate in a pseudo-terminal', () => {
   function runInPty(args: string[], keys: Array<[RegExp, string]>, onOutput?: (screen: string) => void) {
     const command = [
       process.execPath,
-      '--import',
-      path.join(root, 'bench/loader/register.mjs'),
-      path.join(root, 'libs/testing/src/cli/hubtel-simulate.ts'),
+      ...tsNodeArgs(path.join(root, 'libs/testing/src/cli/hubtel-simulate.ts')),
       ...args,
     ]
       .map((a) => `'${a.replaceAll("'", "'\\''")}'`)

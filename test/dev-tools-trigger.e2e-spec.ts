@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { createTestSandbox, runTriggerCli, type TestSandbox } from 'nestjs-hubtel/testing';
+import { tsNodeArgs } from '../bench/loader/entry.mjs';
 import { TRIGGER_CLI_USAGE, parseTriggerCliArgs } from '../libs/testing/src/cli/trigger.cli.js';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { CheckoutService } from 'nestjs-hubtel/checkout';
@@ -30,12 +31,7 @@ function triggerBin(args: string[]): Promise<{ code: number; stdout: string; std
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [
-        '--import',
-        path.join(root, 'bench/loader/register.mjs'),
-        path.join(root, 'libs/testing/src/cli/hubtel-trigger.ts'),
-        ...args,
-      ],
+      [...tsNodeArgs(path.join(root, 'libs/testing/src/cli/hubtel-trigger.ts')), ...args],
       { cwd: root, env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
       (error, stdout, stderr) =>
         resolve({

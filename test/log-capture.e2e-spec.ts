@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tsNodeArgs } from '../bench/loader/entry.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CREDENTIALS = {
@@ -36,15 +37,11 @@ interface NestLine {
 
 function runApp(): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', './bench/loader/register.mjs', path.join(root, 'test/support/log-capture.app.ts')],
-      {
-        cwd: root,
-        env: { ...process.env, ...CREDENTIALS, LOG_CAPTURE_PHONES: PHONES.join(','), FORCE_COLOR: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, tsNodeArgs(path.join(root, 'test/support/log-capture.app.ts')), {
+      cwd: root,
+      env: { ...process.env, ...CREDENTIALS, LOG_CAPTURE_PHONES: PHONES.join(','), FORCE_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -26,6 +26,7 @@ import { SmsModule, SmsService } from 'nestjs-hubtel/sms';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import { createTestSandbox, type TestSandbox } from 'nestjs-hubtel/testing';
 import { type InboundPipeline } from '#internal';
+import { tsNodeArgs } from '../bench/loader/entry.mjs';
 import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import { freePort } from './support/redis-server.js';
 import { APP_OPERATOR, startMerchant, type Merchant } from './support/service-app.harness.js';
@@ -245,9 +246,7 @@ describe('hubtel-sandbox --accounts north,south --env --account north', () => {
     sandbox = spawn(
       process.execPath,
       [
-        '--import',
-        './bench/loader/register.mjs',
-        'libs/sandbox/src/cli/hubtel-sandbox.ts',
+        ...tsNodeArgs('libs/sandbox/src/cli/hubtel-sandbox.ts'),
         '--port',
         '0',
         '--accounts',

@@ -23,6 +23,7 @@ import {
 } from 'nestjs-hubtel/checkout';
 import { ServiceAppModule, serviceAppOptionsFromEnv } from 'nestjs-hubtel/service-app';
 import { SmsModule, SmsService, smsOptionsFromEnv } from 'nestjs-hubtel/sms';
+import { tsNodeArgs } from '../bench/loader/entry.mjs';
 import { freePort } from './support/redis-server.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -58,9 +59,7 @@ describe('hubtel-sandbox --env: the .env lines drive a real app; README pays an 
     sandbox = spawn(
       process.execPath,
       [
-        '--import',
-        './bench/loader/register.mjs',
-        'libs/sandbox/src/cli/hubtel-sandbox.ts',
+        ...tsNodeArgs('libs/sandbox/src/cli/hubtel-sandbox.ts'),
         '--env',
         '--port',
         '0',

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { tsNodeArgs } from '../bench/loader/entry.mjs';
 import { basicAuthHeader as basic } from '../libs/sandbox/src/sandbox.http.js';
 import { FakeHttpServer } from './support/fake-http-server.js';
 
@@ -9,7 +10,7 @@ import { FakeHttpServer } from './support/fake-http-server.js';
  * The sandbox as users run it from a terminal: `hubtel-sandbox` in its own process, used only
  * through HTTP (what the CLI printed, the platform endpoints, the /_sandbox records).
  * The built bin (dist/esm/sandbox/cli/hubtel-sandbox.js) runs when it is at least as new as
- * the sources; otherwise the sources run through the repo's SWC loader (no build step).
+ * the sources; otherwise the sources run as bench/loader/entry.mjs says (no build step).
  */
 
 const root = path.resolve(process.cwd());
@@ -31,10 +32,7 @@ function cliCommand(): { args: string[]; built: boolean } {
   ) {
     return { args: [builtBin], built: true };
   }
-  return {
-    args: ['--import', './bench/loader/register.mjs', 'libs/sandbox/src/cli/hubtel-sandbox.ts'],
-    built: false,
-  };
+  return { args: tsNodeArgs('libs/sandbox/src/cli/hubtel-sandbox.ts'), built: false };
 }
 
 interface RunningCli {

@@ -1,10 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tsNodeArgs } from '../loader/entry.mjs';
 
 export const BENCH_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const REPO_DIR = path.resolve(BENCH_DIR, '..');
-const LOADER = path.join(BENCH_DIR, 'loader', 'register.mjs');
 
 /** A message between the runner and a child: `{ type, id?, ...payload }`. */
 export interface Message {
@@ -34,8 +34,9 @@ export class Child {
   private stderr = '';
 
   constructor(file: string, args: string[] = [], options: ChildOptions = {}) {
-    this.proc = fork(path.resolve(BENCH_DIR, file), args, {
-      execArgv: ['--import', LOADER, ...(options.nodeFlags ?? [])],
+    const run = tsNodeArgs(path.resolve(BENCH_DIR, file));
+    this.proc = fork(run.at(-1)!, args, {
+      execArgv: [...run.slice(0, -1), ...(options.nodeFlags ?? [])],
       env: { ...process.env, NODE_ENV: 'production', ...options.env },
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
       cwd: REPO_DIR,

@@ -11,14 +11,16 @@
  *   await a.kill();                             // kill -9 (its whole process group)
  *   await a.restart();                          // same port, same environment
  *
- * TypeScript entries run from the sources without a build (bench/loader: SWC, the package's own
- * names mapped to libs/). Every process is also killed when the test process exits, and each node
+ * TypeScript entries run as bench/loader/entry.mjs says: from the JavaScript the test run compiled
+ * once, or from the sources through the loader hooks (SWC, the package's own names mapped to
+ * libs/). Every process is also killed when the test process exits, and each node
  * child exits by itself when its stdin closes: a runner killed outright leaves nothing behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tsNodeArgs } from '../../bench/loader/entry.mjs';
 import { RedisServer, freePort, type RedisServerOptions } from './redis-server.js';
 
 export { RedisServer, freePort, redisBinary, type RedisServerOptions } from './redis-server.js';
@@ -108,7 +110,7 @@ export class ProcessOutput {
 }
 
 export interface NodeProcessOptions {
-  /** A `.ts` (run through the bench loader) or `.js`/`.mjs` file. */
+  /** A `.ts` (run by bench/loader/entry.mjs) or `.js`/`.mjs` file (with the loader). */
   entry: string;
   args?: string[];
   /** Added to the test process's environment. */
@@ -137,9 +139,11 @@ export class NodeProcess {
   /** Starts the program (again); resolves once it is spawned. */
   async start(): Promise<void> {
     if (this.child) throw new Error(`${this.name} is already running`);
+    const { entry } = this.options;
+    const run = entry.endsWith('.ts') ? tsNodeArgs(entry) : ['--import', LOADER, entry];
     const child = spawn(
       process.execPath,
-      ['--import', LOADER, '--import', EXIT_WITH_PARENT, this.options.entry, ...(this.options.args ?? [])],
+      ['--import', EXIT_WITH_PARENT, ...run, ...(this.options.args ?? [])],
       {
         cwd: ROOT,
         env: { ...process.env, ...this.options.env, HUBTEL_EXIT_WITH_PARENT: '1' },
