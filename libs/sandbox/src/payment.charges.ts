@@ -1,6 +1,7 @@
 import type { ValidationIssue } from 'nestjs-hubtel';
 import { invalidInput } from './sandbox.errors.js';
 import { round2 } from './sandbox.http.js';
+import { SANDBOX_CHARGE_BEARERS } from './sandbox.options.dto.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxChargeBearer } from './sandbox.option-types.js';
 import type { SandboxServiceOrder } from './sandbox.types.js';
@@ -12,8 +13,6 @@ export interface SandboxChargeOptions {
   /** Currency the platform reports. Default `GHS`. */
   currency?: string;
 }
-
-export const SANDBOX_CHARGE_BEARERS: readonly SandboxChargeBearer[] = ['merchant', 'payer'];
 
 /** Issues of the charge options, for the caller's validation error. */
 export function chargeOptionIssues(options: SandboxChargeOptions): ValidationIssue[] {

@@ -1,24 +1,11 @@
-import {
-  Allow,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
-import { IsOptionalSection } from '#internal';
-import { SANDBOX_ACCOUNT_NAME } from './sandbox.constants.js';
-import { SANDBOX_CHARGE_BEARERS } from './payment.charges.js';
+import { Allow, IsString, Matches, MaxLength } from 'class-validator';
+import { HubtelOption, IsOptionalSection, rules } from '#internal';
+import { SANDBOX_ACCOUNT_NAME, SANDBOX_DEFAULT_POS_SALES_ID } from './sandbox.constants.js';
 import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
-// The sandbox's plain-data options (checkOptions); what no decorator says is in sandbox.options.ts.
+// The sandbox's plain-data options and their defaults; what no decorator says is in sandbox.options.ts.
 
-const FINITE = { allowNaN: false, allowInfinity: false } as const;
+export const SANDBOX_CHARGE_BEARERS: readonly SandboxChargeBearer[] = ['merchant', 'payer'];
 
 export class SandboxCredentialPairDto {
   @IsString()
@@ -43,7 +30,16 @@ export class SandboxCredentialsDto {
 }
 
 const POS_SALES_ID = /^[A-Za-z0-9_-]{1,64}$/;
-const POS_SALES_ID_MESSAGE = { message: 'posSalesId must be 1-64 letters, digits, "-" or "_"' };
+const IsPosSalesId = (fallback?: string) =>
+  HubtelOption({
+    is: rules(
+      IsString(),
+      Matches(POS_SALES_ID, { message: 'posSalesId must be 1-64 letters, digits, "-" or "_"' }),
+    ),
+    default: fallback,
+  });
+const IsMerchantName = (fallback?: string) =>
+  HubtelOption({ is: rules(IsString(), MaxLength(200)), default: fallback });
 
 /** One entry of `accounts` (checked one by one, so an error names `accounts[1].posSalesId`). */
 export class SandboxAccountDto {
@@ -56,111 +52,92 @@ export class SandboxAccountDto {
   @IsOptionalSection(() => SandboxCredentialsDto)
   credentials?: SandboxCredentialsDto;
 
-  @IsOptional()
-  @IsString()
-  @Matches(POS_SALES_ID, POS_SALES_ID_MESSAGE)
+  @IsPosSalesId()
   posSalesId?: string;
 
   // The validator has no array rules: sandbox.options.ts checks the list.
-  @IsOptional()
-  @Allow()
+  @HubtelOption({ is: Allow() })
   senderIds?: string[];
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
+  @IsMerchantName()
   merchantName?: string;
 
-  @IsOptional()
-  @IsIn(SANDBOX_CHARGE_BEARERS)
+  @HubtelOption({ oneOf: SANDBOX_CHARGE_BEARERS })
   chargeBearer?: SandboxChargeBearer;
 }
 
 export class SandboxSmsOptionsDto {
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  maxRecipients?: number;
+  @HubtelOption({ int: 1, default: 10_000 })
+  maxRecipients: number;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  maxContentLength?: number;
+  /** Not documented by the platform; 10 concatenated parts of 153 characters. */
+  @HubtelOption({ int: 1, default: 1530 })
+  maxContentLength: number;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  maxSenderLength?: number;
+  /** Sender ids longer than 11 characters are refused (platform facts, L). */
+  @HubtelOption({ int: 1, default: 11 })
+  maxSenderLength: number;
 
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  rate?: number;
+  /** Cost per message in the `rate` fields (the platform's sample shows 0.0309). */
+  @HubtelOption({ number: 0, default: 0.0309 })
+  rate: number;
 
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  deliveryDelayMs?: number;
+  @HubtelOption({ number: 0, default: 0 })
+  deliveryDelayMs: number;
 
-  // The validator has no array rules: sandbox.options.ts checks the list.
-  @IsOptional()
-  @Allow()
+  @HubtelOption({ is: Allow() })
   senderIds?: string[];
 }
 
 export class SandboxCheckoutOptionsDto {
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  chargeRate?: number;
+  @IsMerchantName('Sandbox Merchant')
+  merchantName: string;
 
-  @IsOptional()
-  @IsIn(SANDBOX_CHARGE_BEARERS)
-  chargeBearer?: SandboxChargeBearer;
+  /** Fee taken on a payment, shown by the status check (`charges`); not a platform figure. */
+  @HubtelOption({ number: 0, default: 0.01 })
+  chargeRate: number;
 
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
+  /** The merchant (deducted) by default, as Hubtel's status-check sample shows. */
+  @HubtelOption({ oneOf: SANDBOX_CHARGE_BEARERS, default: 'merchant' })
+  chargeBearer: SandboxChargeBearer;
+
+  @HubtelOption({ number: 0 })
   minAmount?: number;
+
+  /** Payments of invoices whose description holds one of `& * ! % @` fail with 2001 (platform facts, H). */
+  @HubtelOption({ bool: true, default: true })
+  rejectSpecialCharacters: boolean;
+
+  @HubtelOption({ is: IsString(), default: '233241234567' })
+  defaultPhone: string;
 }
 
 export class SandboxOptionsDto {
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(65535)
-  port?: number;
+  @HubtelOption({ int: [0, 65535], default: 0 })
+  port: number;
 
-  @IsOptional()
-  @IsString()
-  @Matches(POS_SALES_ID, POS_SALES_ID_MESSAGE)
-  posSalesId?: string;
+  @IsPosSalesId(SANDBOX_DEFAULT_POS_SALES_ID)
+  posSalesId: string;
 
-  @IsOptional()
-  @IsBoolean()
-  dashboard?: boolean;
+  @HubtelOption({ bool: true, default: true })
+  dashboard: boolean;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  recordLimit?: number;
+  @HubtelOption({ int: 1, default: 10_000 })
+  recordLimit: number;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  maxBodyBytes?: number;
+  /** The platform's limit is not documented. */
+  @HubtelOption({ int: 1, default: 1024 * 1024 })
+  maxBodyBytes: number;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  outboundTimeoutMs?: number;
+  @HubtelOption({ int: 1, default: 10_000 })
+  outboundTimeoutMs: number;
 
   @IsOptionalSection(() => SandboxCredentialsDto)
   credentials?: SandboxCredentialsDto;
 
-  @IsOptionalSection(() => SandboxSmsOptionsDto)
-  sms?: SandboxSmsOptionsDto;
+  @HubtelOption({ nested: () => SandboxSmsOptionsDto, default: {} })
+  sms: SandboxSmsOptionsDto;
 
-  @IsOptionalSection(() => SandboxCheckoutOptionsDto)
-  checkout?: SandboxCheckoutOptionsDto;
+  @HubtelOption({ nested: () => SandboxCheckoutOptionsDto, default: {} })
+  checkout: SandboxCheckoutOptionsDto;
 }

@@ -1,131 +1,58 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { checkOptions, sanitizingLogger } from '#internal';
+import { checkOptions, sanitizingLogger, withOptionDefaults } from '#internal';
 import {
-  SANDBOX_CHECKOUT_DEFAULTS,
   SANDBOX_DEFAULT_ACCOUNT,
   SANDBOX_DEFAULT_CREDENTIALS,
   SANDBOX_DEFAULT_HOST,
-  SANDBOX_DEFAULT_MAX_BODY_BYTES,
-  SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS,
   SANDBOX_DEFAULT_POS_SALES_ID,
-  SANDBOX_DEFAULT_RECORD_LIMIT,
-  SANDBOX_SMS_DEFAULTS,
 } from './sandbox.constants.js';
 import { hostNameOf, isHttpUrl } from './sandbox.http.js';
 import { SandboxAccountDto, SandboxOptionsDto } from './sandbox.options.dto.js';
-import type {
-  HubtelSandboxOptions,
-  SandboxAccountOptions,
-  SandboxChargeBearer,
-  SandboxCheckoutOptions,
-  SandboxCredentialPair,
-  SandboxLogger,
-  SandboxSmsOptions,
-} from './sandbox.option-types.js';
-
-/** One account the sandbox serves, defaults filled in. */
-export interface ResolvedSandboxAccount {
-  name: string;
-  credentials: {
-    sms: SandboxCredentialPair;
-    api: SandboxCredentialPair;
-    callback: SandboxCredentialPair | undefined;
-  };
-  posSalesId: string;
-  /** Empty: any sender no other account declares. */
-  senderIds: readonly string[];
-  merchantName: string;
-  /** Who bears the charge on its payments (`sandbox.setChargeBearer()` changes it at run time). */
-  chargeBearer: SandboxChargeBearer;
-}
+import type { HubtelSandboxOptions, SandboxAccount, SandboxLogger } from './sandbox.option-types.js';
 
 // Checked once at construction (HubtelConfigError naming the option), defaults filled in: the
-// plain data by SandboxOptionsDto, publicUrl, allowedHosts and the logger here.
-export interface ResolvedSandboxOptions {
-  port: number;
+// plain data by SandboxOptionsDto, publicUrl, allowedHosts, accounts and the logger here.
+export interface ResolvedSandboxOptions extends Omit<
+  Required<SandboxOptionsDto>,
+  'credentials' | 'checkout' | 'sms'
+> {
   host: string;
   publicUrl: string | undefined;
-  credentials: { sms: SandboxCredentialPair; api: SandboxCredentialPair };
-  posSalesId: string;
-  /** Every account served, the default one (the options above) first. */
-  accounts: readonly ResolvedSandboxAccount[];
-  recordLimit: number;
-  maxBodyBytes: number;
-  outboundTimeoutMs: number;
-  sms: Required<Omit<SandboxSmsOptions, 'senderIds'>>;
-  checkout: Required<Omit<SandboxCheckoutOptions, 'minAmount'>> & { minAmount: number | undefined };
-  dashboard: boolean;
+  /** The default account's. */
+  credentials: SandboxAccount['credentials'];
+  /** Every account served, the default one (the top-level options') first. */
+  accounts: readonly SandboxAccount[];
+  sms: Omit<SandboxOptionsDto['sms'], 'senderIds'>;
+  checkout: SandboxOptionsDto['checkout'];
   /** Host names the admin API and dashboard answer besides loopback ones (see `allowedHosts`). */
   allowedHosts: ReadonlySet<string>;
   logger: SandboxLogger | undefined;
 }
 
 export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): ResolvedSandboxOptions {
-  const o = checkOptions(
-    SandboxOptionsDto,
-    {
-      port: options.port,
-      posSalesId: options.posSalesId,
-      dashboard: options.dashboard,
-      recordLimit: options.recordLimit,
-      maxBodyBytes: options.maxBodyBytes,
-      outboundTimeoutMs: options.outboundTimeoutMs,
-      credentials: options.credentials,
-      sms: options.sms,
-      checkout: options.checkout,
-    },
-    '',
-  );
-  const port = o.port ?? 0;
+  const o = withOptionDefaults(SandboxOptionsDto, checkOptions(SandboxOptionsDto, options, ''));
   if (options.publicUrl !== undefined && !isHttpUrl(options.publicUrl))
     throw new HubtelConfigError('publicUrl', 'must be an absolute http(s) URL');
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
-  const posSalesId = o.posSalesId ?? SANDBOX_DEFAULT_POS_SALES_ID;
-  const sms = o.sms ?? {};
-  const checkout = { ...options.checkout, ...o.checkout };
-  const maxSenderLength = sms.maxSenderLength ?? SANDBOX_SMS_DEFAULTS.maxSenderLength;
-  const merchantName = checkout.merchantName ?? SANDBOX_CHECKOUT_DEFAULTS.merchantName;
-  const chargeBearer = checkout.chargeBearer ?? SANDBOX_CHECKOUT_DEFAULTS.chargeBearer;
-  const credentials = {
-    sms: { ...(o.credentials?.sms ?? SANDBOX_DEFAULT_CREDENTIALS.sms) },
-    api: { ...(o.credentials?.api ?? SANDBOX_DEFAULT_CREDENTIALS.api) },
-  };
-  const defaultAccount: ResolvedSandboxAccount = {
+  const { sms, api, callback } = o.credentials ?? {};
+  const defaultAccount: SandboxAccount = {
     name: SANDBOX_DEFAULT_ACCOUNT,
-    credentials: { ...credentials, callback: o.credentials?.callback && { ...o.credentials.callback } },
-    posSalesId,
-    senderIds: senderIdList(options.sms?.senderIds, 'sms.senderIds', maxSenderLength),
-    merchantName,
-    chargeBearer,
+    credentials: {
+      sms: { ...(sms ?? SANDBOX_DEFAULT_CREDENTIALS.sms) },
+      api: { ...(api ?? SANDBOX_DEFAULT_CREDENTIALS.api) },
+      callback: callback && { ...callback },
+    },
+    posSalesId: o.posSalesId,
+    senderIds: senderIdList(options.sms?.senderIds, 'sms.senderIds', o.sms.maxSenderLength),
+    merchantName: o.checkout.merchantName,
+    chargeBearer: o.checkout.chargeBearer,
   };
-  const accounts = resolveAccounts(options.accounts, defaultAccount, maxSenderLength, merchantName);
   return {
-    port,
+    ...o,
     host: options.host ?? SANDBOX_DEFAULT_HOST,
     publicUrl,
-    credentials,
-    posSalesId,
-    accounts,
-    recordLimit: o.recordLimit ?? SANDBOX_DEFAULT_RECORD_LIMIT,
-    maxBodyBytes: o.maxBodyBytes ?? SANDBOX_DEFAULT_MAX_BODY_BYTES,
-    outboundTimeoutMs: o.outboundTimeoutMs ?? SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS,
-    sms: {
-      maxRecipients: sms.maxRecipients ?? SANDBOX_SMS_DEFAULTS.maxRecipients,
-      maxContentLength: sms.maxContentLength ?? SANDBOX_SMS_DEFAULTS.maxContentLength,
-      maxSenderLength,
-      rate: sms.rate ?? SANDBOX_SMS_DEFAULTS.rate,
-      deliveryDelayMs: sms.deliveryDelayMs ?? SANDBOX_SMS_DEFAULTS.deliveryDelayMs,
-    },
-    checkout: {
-      merchantName,
-      chargeRate: checkout.chargeRate ?? SANDBOX_CHECKOUT_DEFAULTS.chargeRate,
-      chargeBearer,
-      minAmount: checkout.minAmount,
-      rejectSpecialCharacters:
-        checkout.rejectSpecialCharacters ?? SANDBOX_CHECKOUT_DEFAULTS.rejectSpecialCharacters,
-      defaultPhone: checkout.defaultPhone ?? SANDBOX_CHECKOUT_DEFAULTS.defaultPhone,
-    },
-    dashboard: o.dashboard ?? true,
+    credentials: defaultAccount.credentials,
+    accounts: resolveAccounts(options.accounts, defaultAccount, o.sms.maxSenderLength),
     allowedHosts: allowedHostNames(options, publicUrl),
     // Whatever logger is given, lines quoting a request's values are escaped and masked.
     logger: options.logger && sanitizingLogger(options.logger),
@@ -163,10 +90,9 @@ function senderIdList(value: unknown, option: string, maxLength: number): string
  */
 function resolveAccounts(
   value: unknown,
-  defaultAccount: ResolvedSandboxAccount,
+  defaultAccount: SandboxAccount,
   maxSenderLength: number,
-  merchantName: string,
-): ResolvedSandboxAccount[] {
+): SandboxAccount[] {
   const out = [defaultAccount];
   if (value === undefined) return out;
   if (!Array.isArray(value) || value.length > 100)
@@ -185,7 +111,7 @@ function resolveAccounts(
   };
   (value as unknown[]).forEach((entry, i) => {
     const prefix = `accounts[${i}]`;
-    const a = checkOptions(SandboxAccountDto, entry, prefix) as SandboxAccountOptions;
+    const a = checkOptions(SandboxAccountDto, entry, prefix);
     if (a.name === SANDBOX_DEFAULT_ACCOUNT)
       throw new HubtelConfigError(
         `${prefix}.name`,
@@ -200,16 +126,13 @@ function resolveAccounts(
         clientSecret: `sandbox-${a.name}-${kind}-secret`,
       }),
     });
-    const account: ResolvedSandboxAccount = {
+    const callback = a.credentials?.callback;
+    const account: SandboxAccount = {
       name: a.name,
-      credentials: {
-        api: keys('api'),
-        sms: keys('sms'),
-        callback: a.credentials?.callback && { ...a.credentials.callback },
-      },
+      credentials: { api: keys('api'), sms: keys('sms'), callback: callback && { ...callback } },
       posSalesId: a.posSalesId ?? String(Number(SANDBOX_DEFAULT_POS_SALES_ID) + i + 1),
       senderIds: senderIdList(a.senderIds, `${prefix}.senderIds`, maxSenderLength),
-      merchantName: a.merchantName ?? merchantName,
+      merchantName: a.merchantName ?? defaultAccount.merchantName,
       chargeBearer: a.chargeBearer ?? defaultAccount.chargeBearer,
     };
     const claims: Array<[keyof typeof seen, string, string, string]> = [

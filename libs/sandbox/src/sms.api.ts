@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { apiErrorReply, type FieldError } from './sandbox.errors.js';
 import { ghanaNetwork, isoNow, platformMsisdn, platformTime } from './sandbox.http.js';
-import type { ResolvedSandboxAccount } from './sandbox.options.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxSmsMessage } from './sandbox.types.js';
+import type { SandboxAccount } from './sandbox.option-types.js';
 import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 
 // The SMS API: each account sends from its own sender ids and sees its own records only (404 else).
@@ -32,7 +32,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
       errors: issues.map(({ field, message }) => ({ field, message })),
     });
 
-  const checkSender = (from: unknown, account: ResolvedSandboxAccount, issues: Issue[]): void => {
+  const checkSender = (from: unknown, account: SandboxAccount, issues: Issue[]): void => {
     if (typeof from !== 'string' || from.trim() === '') {
       issues.push(issue('From', 'Invalid source address: From is required', 2));
     } else if (from.length > o.maxSenderLength) {
@@ -57,7 +57,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
   };
 
   const record = (
-    account: ResolvedSandboxAccount,
+    account: SandboxAccount,
     fields: Pick<
       SandboxSmsMessage,
       'kind' | 'batchId' | 'from' | 'to' | 'msisdn' | 'content' | 'clientReference'
@@ -81,7 +81,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
   };
 
   const singleSend = (
-    account: ResolvedSandboxAccount,
+    account: SandboxAccount,
     from: unknown,
     to: unknown,
     content: unknown,
