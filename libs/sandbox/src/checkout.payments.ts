@@ -1,6 +1,6 @@
 import { HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
 import { invalidArgument, SandboxNotFoundError, SandboxStateError } from './sandbox.errors.js';
-import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
+import type { CallbackFaultSpec } from './sandbox.faults.js';
 import {
   MOBILE_MONEY_CHANNELS,
   ghanaNetwork,
@@ -10,7 +10,7 @@ import {
   platformMsisdn,
 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
-import { paymentMoney } from './payment.charges.js';
+import { checkPayment, paymentMoney, type SandboxChargeOptions } from './payment.charges.js';
 import type {
   CheckoutCallbackBody,
   SandboxDelivery,
@@ -18,9 +18,8 @@ import type {
   SandboxServiceOrder,
   SandboxSession,
 } from './sandbox.types.js';
-import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
-export interface PayOptions {
+export interface PayOptions extends SandboxChargeOptions {
   /** `paid` (default) or `failed` (a `2001` processor failure). */
   outcome?: 'paid' | 'failed';
   /** Mobile-money number of the payer. Default: the invoice's payee number, else the sandbox default. */
@@ -33,10 +32,6 @@ export interface PayOptions {
   deliver?: boolean;
   /** The price paid, before charges. Default the invoice's `totalAmount` (another: a wrong sum). */
   amount?: number;
-  /** Who bears the charge of this payment. Default the account's `chargeBearer`. */
-  chargeBearer?: SandboxChargeBearer;
-  /** Currency the platform reports for this payment. Default `GHS`. */
-  currency?: string;
 }
 
 export interface PaymentResult {
@@ -79,20 +74,13 @@ export async function payInvoice(
   invoice: SandboxInvoice,
   options: PayOptions = {},
 ): Promise<PaymentResult> {
-  const requested = options.outcome ?? 'paid';
-  if (requested !== 'paid' && requested !== 'failed') {
-    const summary = `outcome must be "paid" or "failed", got "${String(requested)}"`;
-    throw invalidArgument('outcome', 'must be "paid" or "failed"', requested, summary);
-  }
+  const requested = checkPayment(options);
   if (options.deliver !== undefined && typeof options.deliver !== 'boolean')
     throw invalidArgument('deliver', 'must be a boolean', options.deliver, 'deliver must be true or false');
   if (options.deliver === false && options.fault !== undefined) {
     const summary = 'deliver: false sends no callback, so a callback fault cannot apply';
     throw invalidArgument('fault', 'must be left out when deliver is false', undefined, summary);
   }
-  if (options.fault !== undefined) validateCallback(options.fault, 'fault');
-  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
-    throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
   // Checked (and computed) before anything changes: a bad bearer or currency records nothing.
   const money = paymentMoney(state, invoice.account, options.amount ?? invoice.totalAmount, options);
   // Not delivering is a drop that was asked for: the payment is recorded the same way.
@@ -160,7 +148,7 @@ export async function payInvoice(
       Description: description,
     },
   };
-  const { deliveries, done } = state.dispatch({
+  const { deliveries, sent } = state.dispatch({
     kind: 'checkout-callback',
     account: invoice.account,
     url: invoice.callbackUrl,
@@ -171,7 +159,7 @@ export async function payInvoice(
     fault,
   });
   invoice.deliveryIds.push(...deliveries.map((d) => d.id));
-  if (!deliveries.some((d) => d.state === 'scheduled')) await done;
+  await sent;
   return { invoice, outcome, deliveries };
 }
 

@@ -1,5 +1,6 @@
 import type { ValidationIssue } from 'nestjs-hubtel';
-import { invalidInput } from './sandbox.errors.js';
+import { invalidArgument, invalidInput } from './sandbox.errors.js';
+import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
 import { round2 } from './sandbox.http.js';
 import { SANDBOX_CHARGE_BEARERS } from './sandbox.options.dto.js';
 import type { SandboxState } from './sandbox.state.js';
@@ -12,6 +13,23 @@ export interface SandboxChargeOptions {
   chargeBearer?: SandboxChargeBearer;
   /** Currency the platform reports. Default `GHS`. */
   currency?: string;
+}
+
+/** What every payment checks before anything changes: its outcome, amount and one-off fault. */
+export function checkPayment(options: {
+  outcome?: unknown;
+  amount?: unknown;
+  fault?: CallbackFaultSpec;
+}): 'paid' | 'failed' {
+  const outcome = options.outcome ?? 'paid';
+  if (outcome !== 'paid' && outcome !== 'failed') {
+    const summary = `outcome must be "paid" or "failed", got "${String(outcome)}"`;
+    throw invalidArgument('outcome', 'must be "paid" or "failed"', outcome, summary);
+  }
+  if (options.fault !== undefined) validateCallback(options.fault, 'fault');
+  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
+    throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
+  return outcome;
 }
 
 /** Issues of the charge options, for the caller's validation error. */

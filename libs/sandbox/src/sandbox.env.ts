@@ -1,7 +1,6 @@
-import { HUBTEL_ENV } from '#internal';
+import { accountEnvVariable, HUBTEL_ENV } from '#internal';
 import type { HubtelSandbox } from './sandbox.server.js';
-import { SANDBOX_DEFAULT_ACCOUNT, SANDBOX_ENV_ACCOUNTS } from './sandbox.constants.js';
-import { envSegment } from './sandbox.options.js';
+import { SANDBOX_DEFAULT_ACCOUNT } from './sandbox.constants.js';
 import type { SandboxAccount } from './sandbox.option-types.js';
 
 export interface SandboxEnvOptions {
@@ -18,7 +17,7 @@ export function sandboxEnv(sandbox: HubtelSandbox, options: SandboxEnvOptions = 
   const accounts = names.map((name) => sandbox.account(name));
   const named = accounts.filter((a) => a.name !== SANDBOX_DEFAULT_ACCOUNT).map((a) => a.name);
   const env: Record<string, string> = {};
-  if (named.length > 0) env[SANDBOX_ENV_ACCOUNTS] = named.join(',');
+  if (named.length > 0) env[HUBTEL_ENV.accounts] = named.join(',');
   for (const account of accounts) Object.assign(env, accountEnv(sandbox, account));
   return env;
 }
@@ -28,9 +27,7 @@ function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<str
   const urls = sandbox.baseUrls();
   const { sms, api, callback } = account.credentials;
   const name = (variable: string) =>
-    account.name === SANDBOX_DEFAULT_ACCOUNT
-      ? variable
-      : variable.replace(/^HUBTEL_/, `HUBTEL_${envSegment(account.name)}_`);
+    account.name === SANDBOX_DEFAULT_ACCOUNT ? variable : accountEnvVariable(account.name, variable);
   const values: [string, string][] = [
     [HUBTEL_ENV.clientId, api.clientId],
     [HUBTEL_ENV.clientSecret, api.clientSecret],

@@ -1,6 +1,6 @@
 import { Allow, IsString, Matches, MaxLength } from 'class-validator';
 import { HubtelOption, IsOptionalSection, rules } from '#internal';
-import { SANDBOX_ACCOUNT_NAME, SANDBOX_DEFAULT_POS_SALES_ID } from './sandbox.constants.js';
+import { SANDBOX_DEFAULT_POS_SALES_ID } from './sandbox.constants.js';
 import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
 // The sandbox's plain-data options, their rules and defaults (the public option types extend
@@ -47,7 +47,8 @@ const IsMerchantName = (fallback?: string) =>
 export class SandboxAccountDto {
   /** Lower-case letters, digits, `-` and `_`, starting with a letter (`north`); not `default`. */
   @IsString()
-  @Matches(SANDBOX_ACCOUNT_NAME, {
+  // It goes into env variable names, upper-cased with `-` as `_`.
+  @Matches(/^[a-z][a-z0-9_-]{0,31}$/, {
     message: 'name must be 1-32 lower-case letters, digits, "-" or "_", starting with a letter',
   })
   name: string;

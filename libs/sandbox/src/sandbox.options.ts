@@ -1,5 +1,5 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { checkOptions, sanitizingLogger, withOptionDefaults } from '#internal';
+import { accountEnvVariable, checkOptions, sanitizingLogger, withOptionDefaults } from '#internal';
 import {
   SANDBOX_DEFAULT_ACCOUNT,
   SANDBOX_DEFAULT_CREDENTIALS,
@@ -86,30 +86,41 @@ function senderIdList(value: unknown, option: string, maxLength: number): string
 
 /**
  * The default account, then each of `accounts` with its defaults. What two accounts would share is
- * refused: a name (also as an env variable segment), a POS Sales ID, a key or a sender id.
+ * refused: a name (also as an env variable prefix), a POS Sales ID, a key or a sender id.
  */
 function resolveAccounts(
   value: unknown,
   defaultAccount: SandboxAccount,
   maxSenderLength: number,
 ): SandboxAccount[] {
-  const out = [defaultAccount];
-  if (value === undefined) return out;
+  if (value === undefined) return [defaultAccount];
   if (!Array.isArray(value) || value.length > 100)
     throw new HubtelConfigError('accounts', 'must be an array of at most 100 accounts');
-  const seen = {
-    name: new Map([[envSegment(defaultAccount.name), 'the default account']]),
-    posSalesId: new Map([[defaultAccount.posSalesId, 'the default account']]),
-    api: new Map([[defaultAccount.credentials.api.clientId, 'the default account']]),
-    sms: new Map([[defaultAccount.credentials.sms.clientId, 'the default account']]),
-    sender: new Map(defaultAccount.senderIds.map((id) => [id.toLowerCase(), 'the default account'])),
+  const owners = new Map<string, SandboxAccount>();
+  const claim = (account: SandboxAccount, prefix: string) => {
+    const env = accountEnvVariable(account.name, 'HUBTEL_');
+    const claims: [key: string, option: string, what: string][] = [
+      [`name:${env}`, 'name', `"${account.name}" (${env}*)`],
+      [`pos:${account.posSalesId}`, 'posSalesId', `POS Sales ID "${account.posSalesId}"`],
+      [`api:${account.credentials.api.clientId}`, 'credentials.api.clientId', 'this API key'],
+      [`sms:${account.credentials.sms.clientId}`, 'credentials.sms.clientId', 'this SMS key'],
+      ...account.senderIds.map((id, j): [string, string, string] => [
+        `sender:${id.toLowerCase()}`,
+        `senderIds[${j}]`,
+        `sender id "${id}"`,
+      ]),
+    ];
+    for (const [key, option, what] of claims) {
+      const other = owners.get(key);
+      if (other !== undefined && other !== account) {
+        const whose = other === defaultAccount ? 'the default account' : `account "${other.name}"`;
+        throw new HubtelConfigError(`${prefix}${option}`, `${what} is already ${whose}'s`);
+      }
+      owners.set(key, account);
+    }
   };
-  const claim = (kind: keyof typeof seen, key: string, option: string, owner: string, what: string) => {
-    const other = seen[kind].get(key);
-    if (other !== undefined) throw new HubtelConfigError(option, `${what} is already ${other}'s`);
-    seen[kind].set(key, owner);
-  };
-  (value as unknown[]).forEach((entry, i) => {
+  claim(defaultAccount, '');
+  const named = (value as unknown[]).map((entry, i) => {
     const prefix = `accounts[${i}]`;
     const a = checkOptions(SandboxAccountDto, entry, prefix);
     if (a.name === SANDBOX_DEFAULT_ACCOUNT)
@@ -117,9 +128,6 @@ function resolveAccounts(
         `${prefix}.name`,
         `"${a.name}" is reserved for the top-level options' account`,
       );
-    const owner = `account "${a.name}"`;
-    const segment = envSegment(a.name);
-    claim('name', segment, `${prefix}.name`, owner, `"${a.name}" (HUBTEL_${segment}_*)`);
     const keys = (kind: 'api' | 'sms') => ({
       ...(a.credentials?.[kind] ?? {
         clientId: `sandbox-${a.name}-${kind}`,
@@ -135,24 +143,8 @@ function resolveAccounts(
       merchantName: a.merchantName ?? defaultAccount.merchantName,
       chargeBearer: a.chargeBearer ?? defaultAccount.chargeBearer,
     };
-    const claims: Array<[keyof typeof seen, string, string, string]> = [
-      ['posSalesId', account.posSalesId, 'posSalesId', `POS Sales ID "${account.posSalesId}"`],
-      ['api', account.credentials.api.clientId, 'credentials.api.clientId', 'this API key'],
-      ['sms', account.credentials.sms.clientId, 'credentials.sms.clientId', 'this SMS key'],
-      ...account.senderIds.map((id, j): [keyof typeof seen, string, string, string] => [
-        'sender',
-        id.toLowerCase(),
-        `senderIds[${j}]`,
-        `sender id "${id}"`,
-      ]),
-    ];
-    for (const [kind, key, option, what] of claims) claim(kind, key, `${prefix}.${option}`, owner, what);
-    out.push(account);
+    claim(account, `${prefix}.`);
+    return account;
   });
-  return out;
-}
-
-/** `north-east` → `NORTH_EAST`: how an account's name appears in `HUBTEL_<NAME>_*` variables. */
-export function envSegment(name: string): string {
-  return name.toUpperCase().replace(/-/g, '_');
+  return [defaultAccount, ...named];
 }

@@ -2,7 +2,6 @@ import { setMaxListeners, type EventEmitter } from 'node:events';
 import { HubtelTimeoutError } from 'nestjs-hubtel';
 import { RecordLog } from './sandbox.record-log.js';
 import { SandboxAccounts } from './sandbox.accounts.js';
-import { SANDBOX_DEFAULT_WAIT_TIMEOUT_MS, SANDBOX_RESPONSE_BODY_KEEP } from './sandbox.constants.js';
 import { SandboxFaults, tamperBody, type CallbackFaultSpec } from './sandbox.faults.js';
 import { OutboundError, hexId, isoNow, postJson } from './sandbox.http.js';
 import type { ResolvedSandboxOptions } from './sandbox.options.js';
@@ -39,8 +38,8 @@ export interface OutboundCallback {
 
 export interface DispatchResult {
   deliveries: SandboxDelivery[];
-  /** Settles when every copy was sent (or the sandbox stopped), delayed ones included. */
-  done: Promise<void>;
+  /** Settles once every copy was answered (or the sandbox stopped); at once when delayed. */
+  sent: Promise<void>;
 }
 
 const SETTLED: ReadonlySet<string> = new Set(['delivered', 'failed', 'dropped']);
@@ -188,7 +187,7 @@ export class SandboxState {
         completedAt: isoNow(),
       });
       this.emit('delivery', dropped);
-      return { deliveries: [dropped], done: Promise.resolve() };
+      return { deliveries: [dropped], sent: Promise.resolve() };
     }
     const copies = spec?.duplicate ?? 1;
     const delayMs = spec?.delayMs ?? 0;
@@ -205,9 +204,9 @@ export class SandboxState {
       if (spec?.concurrent) await Promise.all(deliveries.map((d) => this.send(d)));
       else for (const d of deliveries) await this.send(d);
     };
-    let done: Promise<void>;
-    if (delayMs > 0) {
-      done = new Promise<void>((resolve) => {
+    if (delayMs === 0) return { deliveries, sent: this.track(sendAll()) };
+    void this.track(
+      new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           this.cancelScheduled.delete(cancel);
           void sendAll().then(resolve, resolve);
@@ -218,11 +217,9 @@ export class SandboxState {
           resolve();
         };
         this.cancelScheduled.add(cancel);
-      });
-    } else {
-      done = sendAll();
-    }
-    return { deliveries, done: this.track(done) };
+      }),
+    );
+    return { deliveries, sent: Promise.resolve() };
   }
 
   /** Sends a recorded delivery again, as it was (no fault applies to a re-send). */
@@ -254,7 +251,7 @@ export class SandboxState {
         timeoutMs: this.options.outboundTimeoutMs,
       });
       delivery.statusCode = result.statusCode;
-      delivery.responseBody = result.body.slice(0, SANDBOX_RESPONSE_BODY_KEEP);
+      delivery.responseBody = result.body.slice(0, 2048); // enough for the dashboard
       delivery.durationMs = result.durationMs;
       delivery.state = result.statusCode >= 200 && result.statusCode < 300 ? 'delivered' : 'failed';
       if (delivery.state === 'failed') {
@@ -281,7 +278,7 @@ export class SandboxState {
   waitFor<K extends SandboxRecordKind>(
     kind: K,
     predicate: (record: SandboxRecordMap[K]) => boolean = () => true,
-    timeoutMs = SANDBOX_DEFAULT_WAIT_TIMEOUT_MS,
+    timeoutMs = 10_000,
   ): Promise<SandboxRecordMap[K]> {
     let existing: SandboxRecordMap[K] | undefined;
     try {

@@ -1,8 +1,8 @@
 import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { serviceAppChannel, type ServiceAppChannel, type UssdScreenLimits } from '#internal';
 import { invalidArgument, SandboxStateError } from './sandbox.errors.js';
-import { SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS, SERVICE_APP_DEFAULT_PATHS } from './sandbox.constants.js';
-import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
+import type { CallbackFaultSpec } from './sandbox.faults.js';
+import { checkPayment } from './payment.charges.js';
 import { hexId, isHttpUrl, isoNow, platformMsisdn, round2 } from './sandbox.http.js';
 import { postServiceFlow } from './service-app.exchange.js';
 import { fulfillmentOrderInfo, newSessionRecord, recordServiceOrder } from './service-app.payments.js';
@@ -67,9 +67,10 @@ export class SandboxServiceSession {
       throw invalidArgument('channel', 'must be "ussd" or "app"', channel);
     this.screenLimits = ussdLimits(options.ussd);
     this.base = serviceAppUrl.replace(/\/+$/, '');
-    this.flowPath = options.serviceFlowPath ?? SERVICE_APP_DEFAULT_PATHS.serviceFlow;
-    this.fulfillmentPath = options.fulfillmentPath ?? SERVICE_APP_DEFAULT_PATHS.fulfillment;
-    this.timeoutMs = options.timeoutMs ?? SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS;
+    this.flowPath = options.serviceFlowPath ?? '/api/service-flow';
+    this.fulfillmentPath = options.fulfillmentPath ?? '/api/fulfillment';
+    // Sessions must be answered within 5 s on USSD (platform facts).
+    this.timeoutMs = options.timeoutMs ?? 5_000;
     this.strict = options.strict ?? true;
     this.sessionId = options.sessionId ?? hexId();
     this.record = newSessionRecord({
@@ -212,12 +213,7 @@ export class SandboxServiceSession {
         `Nothing to pay: the session is ${this.record.state}, not at its cart (AddToCart; on USSD, Release with an Item)`,
         this.record.state,
       );
-    const outcome = options.outcome ?? 'paid';
-    if (outcome !== 'paid' && outcome !== 'failed')
-      throw invalidArgument('outcome', 'must be "paid" or "failed"', outcome);
-    if (options.fault) validateCallback(options.fault, 'fault');
-    if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
-      throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
+    const outcome = checkPayment(options);
     const order = recordServiceOrder(this.state, this.record, {
       orderId: options.orderId ?? hexId(),
       price: round2(options.amount ?? cart.Qty * cart.Price),
@@ -273,7 +269,7 @@ export class SandboxServiceSession {
     body: FulfillmentRequestBody,
     fault?: CallbackFaultSpec,
   ): Promise<SandboxDelivery[]> {
-    const { deliveries, done } = this.state.dispatch({
+    const { deliveries, sent } = this.state.dispatch({
       kind: 'fulfillment-request',
       account: this.record.account,
       url: `${this.base}${this.fulfillmentPath}`,
@@ -283,7 +279,7 @@ export class SandboxServiceSession {
       orderId: body.OrderId,
       fault,
     });
-    if (!deliveries.some((d) => d.state === 'scheduled')) await done;
+    await sent;
     return deliveries;
   }
 
