@@ -355,9 +355,5 @@ export class SandboxState {
 }
 
 function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid URL)';
-  }
+  return URL.parse(url)?.origin ?? '(invalid URL)';
 }
