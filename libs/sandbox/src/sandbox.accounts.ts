@@ -78,6 +78,10 @@ export class SandboxAccounts {
 /** The public view of an account (a copy: the sandbox's own stays unchanged). */
 export const accountView = (account: SandboxAccount): SandboxAccount => structuredClone(account);
 
+/** Another account's record is not found, exactly as one that never existed. */
+export const owned = <T extends { account: string }>(record: T | undefined, account: SandboxAccount) =>
+  record?.account === account.name ? record : undefined;
+
 /** The records of one account, or all when no account is named; an unknown name is an error, not an empty list. */
 export function byAccount<T extends { account: string | null }>(
   accounts: SandboxAccounts,
