@@ -29,7 +29,7 @@ export class SandboxRequestHandler {
           : match.api;
 
     const log: SandboxRequestLog = {
-      id: this.state.nextRequestId(),
+      id: this.state.requests.total + 1, // pushed at once: ids count from 1 again after a reset
       at: isoNow(),
       method,
       path,

@@ -67,7 +67,6 @@ export class SandboxState {
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly waiters = new Set<(err: Error) => void>();
   private readonly cancelScheduled = new Set<() => void>();
-  private requestSeq = 0;
 
   constructor(
     readonly options: ResolvedSandboxOptions,
@@ -88,10 +87,6 @@ export class SandboxState {
 
   get logger(): SandboxLogger | undefined {
     return this.options.logger;
-  }
-
-  nextRequestId(): number {
-    return ++this.requestSeq;
   }
 
   /** Emits without letting a listener's error break the request that caused the event. */
@@ -330,7 +325,6 @@ export class SandboxState {
     for (const log of [messages, batches, invoices, deliveries, sessions, fulfillmentCallbacks, requests])
       (log as RecordLog<object>).clear();
     this.payments = 0;
-    this.requestSeq = 0;
   }
 
   /** Stops timers (delayed callbacks are recorded as not sent) and fails every pending wait. */
