@@ -58,14 +58,14 @@ export function requireInvoice(state: SandboxState, checkoutIdOrReference: strin
 function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string | undefined): string {
   const given = phone ?? invoice.payeeMobileNumber ?? state.options.checkout.defaultPhone;
   const msisdn = platformMsisdn(given);
-  if (!msisdn)
-    throw new HubtelValidationError(`Invalid mobile money number "${String(given).slice(0, 20)}"`, [
-      {
-        field: 'phone',
-        message: 'must be a phone number with its country code (233241234567) or 0241234567',
-      },
-    ]);
-  return msisdn;
+  if (msisdn) return msisdn;
+  const summary = `Invalid mobile money number "${String(given).slice(0, 20)}"`;
+  throw invalidArgument(
+    'phone',
+    'must be a phone number with its country code (233241234567) or 0241234567',
+    undefined,
+    summary,
+  );
 }
 
 /** Pays (or fails) an invoice as the hosted page would; resolves once its callback was answered. */

@@ -28,7 +28,7 @@ function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<str
   const { sms, api, callback } = account.credentials;
   const name = (variable: string) =>
     account.name === SANDBOX_DEFAULT_ACCOUNT ? variable : accountEnvVariable(account.name, variable);
-  const values: [string, string][] = [
+  const values: [string, string | undefined][] = [
     [HUBTEL_ENV.clientId, api.clientId],
     [HUBTEL_ENV.clientSecret, api.clientSecret],
     [HUBTEL_ENV.posSalesId, account.posSalesId],
@@ -38,19 +38,14 @@ function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<str
     [HUBTEL_ENV.smsClientId, sms.clientId],
     [HUBTEL_ENV.smsClientSecret, sms.clientSecret],
     [HUBTEL_ENV.smsUrl, urls.sms],
-    ...(account.senderIds.length > 0
-      ? [[HUBTEL_ENV.smsSenderId, account.senderIds[0]!] as [string, string]]
-      : []),
+    [HUBTEL_ENV.smsSenderId, account.senderIds[0]],
     [HUBTEL_ENV.callbackUrl, urls.fulfillmentCallback],
     // The pair the sandbox's fulfillment callback receiver demands of this account, when it has one.
-    ...(callback
-      ? ([
-          [HUBTEL_ENV.callbackClientId, callback.clientId],
-          [HUBTEL_ENV.callbackClientSecret, callback.clientSecret],
-        ] as [string, string][])
-      : []),
+    [HUBTEL_ENV.callbackClientId, callback?.clientId],
+    [HUBTEL_ENV.callbackClientSecret, callback?.clientSecret],
   ];
-  return Object.fromEntries(values.map(([variable, value]) => [name(variable), value]));
+  const given = values.filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return Object.fromEntries(given.map(([variable, value]) => [name(variable), value]));
 }
 
 /** A dotenv value: bare when plain (`docker run --env-file` keeps quotes), else double-quoted. */
