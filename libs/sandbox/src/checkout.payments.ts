@@ -1,4 +1,4 @@
-import { HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
+import { maskMsisdn } from 'nestjs-hubtel';
 import { invalidArgument, SandboxNotFoundError, SandboxStateError } from './sandbox.errors.js';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
 import {
