@@ -131,7 +131,7 @@ export async function payInvoice(
     invoice.state = 'failed';
   }
   state.emit('invoice', invoice);
-  state.logger?.debug?.(`Invoice ${invoice.clientReference} ${outcome} by ${maskMsisdn(phone)}`);
+  state.options.logger?.debug?.(`Invoice ${invoice.clientReference} ${outcome} by ${maskMsisdn(phone)}`);
 
   const body: CheckoutCallbackBody = {
     ResponseCode: outcome === 'paid' ? '0000' : '2001',

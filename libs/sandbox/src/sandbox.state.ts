@@ -18,7 +18,6 @@ import type {
   SandboxSmsBatch,
   SandboxSmsMessage,
 } from './sandbox.types.js';
-import type { SandboxLogger } from './sandbox.option-types.js';
 
 /** What `dispatch` needs to send one callback. */
 export interface OutboundCallback {
@@ -85,17 +84,15 @@ export class SandboxState {
     setMaxListeners(0, this.outbound.signal);
   }
 
-  get logger(): SandboxLogger | undefined {
-    return this.options.logger;
-  }
-
   /** Emits without letting a listener's error break the request that caused the event. */
   emit<K extends keyof SandboxEventMap>(event: K, ...args: SandboxEventMap[K]): void {
     if (this.emitter.listenerCount(event) === 0) return;
     try {
       (this.emitter.emit as (e: K, ...a: SandboxEventMap[K]) => boolean)(event, ...args);
     } catch (err) {
-      this.logger?.error(`A "${String(event)}" listener threw: ${(err as Error)?.message ?? String(err)}`);
+      this.options.logger?.error(
+        `A "${String(event)}" listener threw: ${(err as Error)?.message ?? String(err)}`,
+      );
     }
   }
 
@@ -251,7 +248,7 @@ export class SandboxState {
       delivery.state = result.statusCode >= 200 && result.statusCode < 300 ? 'delivered' : 'failed';
       if (delivery.state === 'failed') {
         delivery.error = `HTTP ${result.statusCode}`;
-        this.logger?.warn(
+        this.options.logger?.warn(
           `${delivery.kind} ${delivery.id} to ${originOf(delivery.url)} answered ${result.statusCode}`,
         );
       }
@@ -260,7 +257,9 @@ export class SandboxState {
       delivery.state = 'failed';
       delivery.error = e.message;
       delivery.durationMs = e.durationMs ?? null;
-      this.logger?.warn(`${delivery.kind} ${delivery.id} to ${originOf(delivery.url)} failed: ${e.message}`);
+      this.options.logger?.warn(
+        `${delivery.kind} ${delivery.id} to ${originOf(delivery.url)} failed: ${e.message}`,
+      );
     }
     delivery.completedAt = isoNow();
     this.emit('delivery', delivery);
