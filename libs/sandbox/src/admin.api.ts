@@ -18,12 +18,6 @@ import type { HubtelSandbox } from './sandbox.server.js';
  * CORS preflight, which the sandbox never grants.
  */
 
-/** `?account=` of a list, as `sandbox.messages({ account })` takes it. */
-function accountOf(query: URLSearchParams): SandboxAccountFilter {
-  const account = query.get('account');
-  return account === null ? {} : { account };
-}
-
 /** The DTO's nulls (a JSON body's "not given") as absent fields. */
 function withoutNulls<T extends object>(value: T): { [K in keyof T]?: Exclude<T[K], null> } {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined)) as {
@@ -74,14 +68,8 @@ function explainRuleField(issue: ValidationIssue): ValidationIssue {
 
 function errorReply(err: unknown): SandboxReply {
   if (err instanceof HubtelError) {
-    const status =
-      err instanceof SandboxStateError
-        ? 409
-        : err.code === 'HUBTEL_NOT_FOUND'
-          ? 404
-          : err.code === 'HUBTEL_VALIDATION_FAILED'
-            ? 400
-            : 500;
+    const byCode: Record<string, number> = { HUBTEL_NOT_FOUND: 404, HUBTEL_VALIDATION_FAILED: 400 };
+    const status = err instanceof SandboxStateError ? 409 : (byCode[err.code] ?? 500);
     const errors =
       err instanceof HubtelValidationError && !(err instanceof SandboxStateError)
         ? err.issues.map(({ field, message }) => ({ field, message }))
@@ -131,7 +119,9 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
     (await ctx.body()).toString('utf8').trim() === '' ? {} : ctx.jsonObject();
   // An unknown `?account=` is a 404 naming it, never an empty list that reads as "nothing sent".
   const list = (path: string, records: (filter: SandboxAccountFilter, query: URLSearchParams) => unknown[]) =>
-    get(path, (ctx) => limited(records(accountOf(ctx.query), ctx.query), ctx.query));
+    get(path, (ctx) =>
+      limited(records({ account: ctx.query.get('account') ?? undefined }, ctx.query), ctx.query),
+    );
   const found = <T>(record: T | undefined, message: string): T => {
     if (record === undefined) throw new HubtelError('HUBTEL_NOT_FOUND', message);
     return record;

@@ -1,11 +1,12 @@
 import { HubtelError } from 'nestjs-hubtel';
+import { owned } from './sandbox.accounts.js';
 import { apiErrorReply, type FieldError } from './sandbox.errors.js';
 import { hexId, isHttpUrl, isoNow, platformMsisdn } from './sandbox.http.js';
 import { renderPayPage } from './checkout.pay-page.js';
 import { cancelInvoice, invoiceStatusData, orderStatusData, payInvoice } from './checkout.payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
-import type { SandboxInvoice, SandboxSession } from './sandbox.types.js';
+import type { SandboxInvoice } from './sandbox.types.js';
 import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 
 // Online checkout, the hosted payment page and the status check, on the same invoice records.
@@ -174,13 +175,17 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
     });
   }
 
-  for (const action of ['momo', 'fail'] as const) {
+  for (const action of ['momo', 'fail', 'cancel'] as const) {
     router.add('POST', `/pay/:checkoutId/${action}`, 'pay-page', async (ctx) => {
       const invoice = invoiceOr404(ctx.params.checkoutId!);
       if (!('checkoutId' in invoice)) return invoice;
       const form = await ctx.form();
       const closedReply = closed(invoice);
       if (closedReply) return closedReply;
+      if (action === 'cancel') {
+        cancelInvoice(state, invoice);
+        return redirect(invoice.cancellationUrl);
+      }
       const phone = form.get('phone') ?? undefined;
       const channel = form.get('channel') || undefined;
       try {
@@ -192,16 +197,6 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
       return redirect(invoice.returnUrl);
     });
   }
-
-  router.add('POST', '/pay/:checkoutId/cancel', 'pay-page', async (ctx) => {
-    const invoice = invoiceOr404(ctx.params.checkoutId!);
-    if (!('checkoutId' in invoice)) return invoice;
-    await ctx.body();
-    const closedReply = closed(invoice);
-    if (closedReply) return closedReply;
-    cancelInvoice(state, invoice);
-    return redirect(invoice.cancellationUrl);
-  });
 
   router.add('GET', '/transactions/:posSalesId/status', 'status', (ctx) => {
     const owner = authorized(ctx);
@@ -218,9 +213,11 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
           : 'The POS Sales ID does not belong to these API keys',
       });
     }
-    const clientReference = q.get('clientReference');
-    const hubtelTransactionId = q.get('hubtelTransactionId');
-    const networkTransactionId = q.get('networkTransactionId');
+    const [clientReference, hubtelTransactionId, networkTransactionId] = [
+      'clientReference',
+      'hubtelTransactionId',
+      'networkTransactionId',
+    ].map((name) => q.get(name));
     if (!clientReference && !hubtelTransactionId && !networkTransactionId)
       return apiErrorReply('status', 400, {
         message: 'One of clientReference, hubtelTransactionId or networkTransactionId is required',
@@ -236,15 +233,10 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
       : hubtelTransactionId
         ? `tx:${hubtelTransactionId}`
         : `ext:${networkTransactionId}`;
-    // Another account's record is not found, exactly as one that never existed.
-    const record = state.invoices.get(key);
-    const invoice = record?.account === owner.name ? record : undefined;
+    const invoice = owned(state.invoices.get(key), owner);
     if (invoice) return found(invoiceStatusData(invoice));
     // Programmable-services orders are looked up by SessionId as clientReference (platform facts).
-    const candidate: SandboxSession | undefined = clientReference
-      ? state.sessions.get(clientReference)
-      : state.sessions.get(key);
-    const session = candidate?.account === owner.name ? candidate : undefined;
+    const session = owned(state.sessions.get(clientReference || key), owner);
     // An order the platform has not recorded yet is unknown to the status check, as a forged one is.
     if (session?.order?.recorded) return found(orderStatusData(session, session.order));
     return apiErrorReply('status', 404, { message: 'Transaction not found' });

@@ -1,6 +1,6 @@
-import { HubtelValidationError, maskMsisdn } from 'nestjs-hubtel';
+import { maskMsisdn } from 'nestjs-hubtel';
 import { invalidArgument, SandboxNotFoundError, SandboxStateError } from './sandbox.errors.js';
-import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
+import type { CallbackFaultSpec } from './sandbox.faults.js';
 import {
   MOBILE_MONEY_CHANNELS,
   ghanaNetwork,
@@ -10,7 +10,7 @@ import {
   platformMsisdn,
 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
-import { paymentMoney } from './payment.charges.js';
+import { checkPayment, paymentMoney, type SandboxChargeOptions } from './payment.charges.js';
 import type {
   CheckoutCallbackBody,
   SandboxDelivery,
@@ -18,9 +18,8 @@ import type {
   SandboxServiceOrder,
   SandboxSession,
 } from './sandbox.types.js';
-import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
-export interface PayOptions {
+export interface PayOptions extends SandboxChargeOptions {
   /** `paid` (default) or `failed` (a `2001` processor failure). */
   outcome?: 'paid' | 'failed';
   /** Mobile-money number of the payer. Default: the invoice's payee number, else the sandbox default. */
@@ -33,10 +32,6 @@ export interface PayOptions {
   deliver?: boolean;
   /** The price paid, before charges. Default the invoice's `totalAmount` (another: a wrong sum). */
   amount?: number;
-  /** Who bears the charge of this payment. Default the account's `chargeBearer`. */
-  chargeBearer?: SandboxChargeBearer;
-  /** Currency the platform reports for this payment. Default `GHS`. */
-  currency?: string;
 }
 
 export interface PaymentResult {
@@ -63,14 +58,14 @@ export function requireInvoice(state: SandboxState, checkoutIdOrReference: strin
 function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string | undefined): string {
   const given = phone ?? invoice.payeeMobileNumber ?? state.options.checkout.defaultPhone;
   const msisdn = platformMsisdn(given);
-  if (!msisdn)
-    throw new HubtelValidationError(`Invalid mobile money number "${String(given).slice(0, 20)}"`, [
-      {
-        field: 'phone',
-        message: 'must be a phone number with its country code (233241234567) or 0241234567',
-      },
-    ]);
-  return msisdn;
+  if (msisdn) return msisdn;
+  const summary = `Invalid mobile money number "${String(given).slice(0, 20)}"`;
+  throw invalidArgument(
+    'phone',
+    'must be a phone number with its country code (233241234567) or 0241234567',
+    undefined,
+    summary,
+  );
 }
 
 /** Pays (or fails) an invoice as the hosted page would; resolves once its callback was answered. */
@@ -79,20 +74,13 @@ export async function payInvoice(
   invoice: SandboxInvoice,
   options: PayOptions = {},
 ): Promise<PaymentResult> {
-  const requested = options.outcome ?? 'paid';
-  if (requested !== 'paid' && requested !== 'failed') {
-    const summary = `outcome must be "paid" or "failed", got "${String(requested)}"`;
-    throw invalidArgument('outcome', 'must be "paid" or "failed"', requested, summary);
-  }
+  const requested = checkPayment(options);
   if (options.deliver !== undefined && typeof options.deliver !== 'boolean')
     throw invalidArgument('deliver', 'must be a boolean', options.deliver, 'deliver must be true or false');
   if (options.deliver === false && options.fault !== undefined) {
     const summary = 'deliver: false sends no callback, so a callback fault cannot apply';
     throw invalidArgument('fault', 'must be left out when deliver is false', undefined, summary);
   }
-  if (options.fault !== undefined) validateCallback(options.fault, 'fault');
-  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
-    throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
   // Checked (and computed) before anything changes: a bad bearer or currency records nothing.
   const money = paymentMoney(state, invoice.account, options.amount ?? invoice.totalAmount, options);
   // Not delivering is a drop that was asked for: the payment is recorded the same way.
@@ -143,7 +131,7 @@ export async function payInvoice(
     invoice.state = 'failed';
   }
   state.emit('invoice', invoice);
-  state.logger?.debug?.(`Invoice ${invoice.clientReference} ${outcome} by ${maskMsisdn(phone)}`);
+  state.options.logger?.debug?.(`Invoice ${invoice.clientReference} ${outcome} by ${maskMsisdn(phone)}`);
 
   const body: CheckoutCallbackBody = {
     ResponseCode: outcome === 'paid' ? '0000' : '2001',
@@ -160,7 +148,7 @@ export async function payInvoice(
       Description: description,
     },
   };
-  const { deliveries, done } = state.dispatch({
+  const { deliveries, sent } = state.dispatch({
     kind: 'checkout-callback',
     account: invoice.account,
     url: invoice.callbackUrl,
@@ -171,7 +159,7 @@ export async function payInvoice(
     fault,
   });
   invoice.deliveryIds.push(...deliveries.map((d) => d.id));
-  if (!deliveries.some((d) => d.state === 'scheduled')) await done;
+  await sent;
   return { invoice, outcome, deliveries };
 }
 

@@ -6,8 +6,7 @@
  */
 export { HubtelSandbox } from './sandbox.server.js';
 export type { WaitOptions } from './sandbox.records.js';
-export { SandboxModule } from './sandbox.module.js';
-export type { SandboxModuleOptions } from './sandbox.module-definition.js';
+export { SandboxModule, type SandboxModuleOptions } from './sandbox.module.js';
 export { SandboxNotFoundError, SandboxStateError, type FieldError } from './sandbox.errors.js';
 export {
   SandboxFaults,

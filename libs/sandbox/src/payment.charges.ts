@@ -1,6 +1,8 @@
 import type { ValidationIssue } from 'nestjs-hubtel';
-import { invalidInput } from './sandbox.errors.js';
+import { invalidArgument, invalidInput } from './sandbox.errors.js';
+import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
 import { round2 } from './sandbox.http.js';
+import { SANDBOX_CHARGE_BEARERS } from './sandbox.options.dto.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxChargeBearer } from './sandbox.option-types.js';
 import type { SandboxServiceOrder } from './sandbox.types.js';
@@ -13,7 +15,22 @@ export interface SandboxChargeOptions {
   currency?: string;
 }
 
-export const SANDBOX_CHARGE_BEARERS: readonly SandboxChargeBearer[] = ['merchant', 'payer'];
+/** What every payment checks before anything changes: its outcome, amount and one-off fault. */
+export function checkPayment(options: {
+  outcome?: unknown;
+  amount?: unknown;
+  fault?: CallbackFaultSpec;
+}): 'paid' | 'failed' {
+  const outcome = options.outcome ?? 'paid';
+  if (outcome !== 'paid' && outcome !== 'failed') {
+    const summary = `outcome must be "paid" or "failed", got "${String(outcome)}"`;
+    throw invalidArgument('outcome', 'must be "paid" or "failed"', outcome, summary);
+  }
+  if (options.fault !== undefined) validateCallback(options.fault, 'fault');
+  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
+    throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
+  return outcome;
+}
 
 /** Issues of the charge options, for the caller's validation error. */
 export function chargeOptionIssues(options: SandboxChargeOptions): ValidationIssue[] {

@@ -1,22 +1,21 @@
 import { SandboxNotFoundError } from './sandbox.errors.js';
 import { basicAuthHeader, parseBasicAuth } from './sandbox.http.js';
-import type { ResolvedSandboxAccount } from './sandbox.options.js';
 import type { SandboxAccount } from './sandbox.option-types.js';
 
 export type SandboxKeyKind = 'api' | 'sms' | 'callback';
 
 /** The accounts a sandbox serves, and whose key pair a request's Basic auth carries (pairs never repeat). */
 export class SandboxAccounts {
-  readonly default: ResolvedSandboxAccount;
-  private readonly byHeader: Record<SandboxKeyKind, Map<string, ResolvedSandboxAccount>> = {
+  readonly default: SandboxAccount;
+  private readonly byHeader: Record<SandboxKeyKind, Map<string, SandboxAccount>> = {
     api: new Map(),
     sms: new Map(),
     callback: new Map(),
   };
-  private readonly named = new Map<string, ResolvedSandboxAccount>();
-  private readonly senders = new Map<string, ResolvedSandboxAccount>();
+  private readonly named = new Map<string, SandboxAccount>();
+  private readonly senders = new Map<string, SandboxAccount>();
 
-  constructor(readonly all: readonly ResolvedSandboxAccount[]) {
+  constructor(readonly all: readonly SandboxAccount[]) {
     this.default = all[0]!;
     for (const account of all) {
       this.named.set(account.name, account);
@@ -28,12 +27,12 @@ export class SandboxAccounts {
     }
   }
 
-  get(name: string): ResolvedSandboxAccount | undefined {
+  get(name: string): SandboxAccount | undefined {
     return this.named.get(name);
   }
 
   /** The account by name; a name the sandbox does not serve is a SandboxNotFoundError. */
-  require(name: string): ResolvedSandboxAccount {
+  require(name: string): SandboxAccount {
     const account = typeof name === 'string' ? this.named.get(name) : undefined;
     if (!account) throw new SandboxNotFoundError('account', String(name));
     return account;
@@ -45,7 +44,7 @@ export class SandboxAccounts {
   }
 
   /** The account whose `kind` pair the `Authorization` header carries; undefined for none or a wrong one. */
-  authenticate(header: string | undefined, kind: SandboxKeyKind): ResolvedSandboxAccount | undefined {
+  authenticate(header: string | undefined, kind: SandboxKeyKind): SandboxAccount | undefined {
     if (!header) return undefined;
     const exact = this.byHeader[kind].get(header);
     if (exact) return exact;
@@ -59,7 +58,7 @@ export class SandboxAccounts {
     clientId: string | null,
     clientSecret: string | null,
     kind: SandboxKeyKind,
-  ): ResolvedSandboxAccount | undefined {
+  ): SandboxAccount | undefined {
     if (clientId === null || clientSecret === null) return undefined;
     return this.all.find((a) => {
       const pair = a.credentials[kind];
@@ -68,7 +67,7 @@ export class SandboxAccounts {
   }
 
   /** Whether `account` may send from `from`: its own sender ids, else any no other account declares. */
-  maySendFrom(account: ResolvedSandboxAccount, from: string): boolean {
+  maySendFrom(account: SandboxAccount, from: string): boolean {
     if (account.senderIds.length > 0)
       return account.senderIds.some((id) => id.toLowerCase() === from.toLowerCase());
     const owner = this.senders.get(from.toLowerCase());
@@ -76,18 +75,12 @@ export class SandboxAccounts {
   }
 }
 
-/** The public view of an account (copies: the sandbox's own stay unchanged). */
-export function accountView(account: ResolvedSandboxAccount): SandboxAccount {
-  const { sms, api, callback } = account.credentials;
-  return {
-    name: account.name,
-    credentials: { sms: { ...sms }, api: { ...api }, ...(callback ? { callback: { ...callback } } : {}) },
-    posSalesId: account.posSalesId,
-    senderIds: [...account.senderIds],
-    merchantName: account.merchantName,
-    chargeBearer: account.chargeBearer,
-  };
-}
+/** The public view of an account (a copy: the sandbox's own stays unchanged). */
+export const accountView = (account: SandboxAccount): SandboxAccount => structuredClone(account);
+
+/** Another account's record is not found, exactly as one that never existed. */
+export const owned = <T extends { account: string }>(record: T | undefined, account: SandboxAccount) =>
+  record?.account === account.name ? record : undefined;
 
 /** The records of one account, or all when no account is named; an unknown name is an error, not an empty list. */
 export function byAccount<T extends { account: string | null }>(

@@ -9,51 +9,6 @@ export const SANDBOX_DEFAULT_POS_SALES_ID = '2000000';
 
 export const SANDBOX_DEFAULT_ACCOUNT = 'default';
 
-/** Named accounts' names: they go into env variable names, upper-cased with `-` as `_`. */
-export const SANDBOX_ACCOUNT_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
-
-export const SANDBOX_ENV_ACCOUNTS = 'HUBTEL_ACCOUNTS';
-
 export const SANDBOX_DEFAULT_HOST = '127.0.0.1';
 /** The CLI's default port; in-process sandboxes default to a random free port (0). */
 export const SANDBOX_DEFAULT_CLI_PORT = 4010;
-
-export const SANDBOX_DEFAULT_RECORD_LIMIT = 10_000;
-/** Exchanges kept per programmable-services session. */
-export const SANDBOX_SESSION_EXCHANGE_LIMIT = 200;
-/** Largest request body the sandbox reads (the platform's limit is not documented). */
-export const SANDBOX_DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-export const SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000;
-/** Programmable-services sessions must be answered within 5 s on USSD (platform facts). */
-export const SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS = 5_000;
-export const SANDBOX_DEFAULT_WAIT_TIMEOUT_MS = 10_000;
-/** Response bodies kept on a delivery record (for the dashboard), in characters. */
-export const SANDBOX_RESPONSE_BODY_KEEP = 2048;
-
-export const SANDBOX_SMS_DEFAULTS = Object.freeze({
-  maxRecipients: 10_000,
-  /** Not documented by the platform; 10 concatenated parts of 153 characters. */
-  maxContentLength: 1530,
-  /** Sender ids longer than 11 characters are refused (platform facts, L). */
-  maxSenderLength: 11,
-  /** Cost per message in the `rate` fields (the platform's sample shows 0.0309). */
-  rate: 0.0309,
-  deliveryDelayMs: 0,
-});
-
-export const SANDBOX_CHECKOUT_DEFAULTS = Object.freeze({
-  merchantName: 'Sandbox Merchant',
-  /** Fee taken on a payment, shown by the status check (`charges`); not a platform figure. */
-  chargeRate: 0.01,
-  /** Who bears it: the merchant (deducted), as Hubtel's status-check sample shows. */
-  chargeBearer: 'merchant' as const,
-  /** Payments of invoices whose description holds one of `& * ! % @` fail with 2001 (platform facts, H). */
-  rejectSpecialCharacters: true,
-  defaultPhone: '233241234567',
-});
-
-/** Paths on a service application the driver posts to (the contract's). */
-export const SERVICE_APP_DEFAULT_PATHS = Object.freeze({
-  serviceFlow: '/api/service-flow',
-  fulfillment: '/api/fulfillment',
-});

@@ -1,7 +1,6 @@
-import { HUBTEL_ENV } from '#internal';
+import { accountEnvVariable, HUBTEL_ENV } from '#internal';
 import type { HubtelSandbox } from './sandbox.server.js';
-import { SANDBOX_DEFAULT_ACCOUNT, SANDBOX_ENV_ACCOUNTS } from './sandbox.constants.js';
-import { envSegment } from './sandbox.options.js';
+import { SANDBOX_DEFAULT_ACCOUNT } from './sandbox.constants.js';
 import type { SandboxAccount } from './sandbox.option-types.js';
 
 export interface SandboxEnvOptions {
@@ -18,7 +17,7 @@ export function sandboxEnv(sandbox: HubtelSandbox, options: SandboxEnvOptions = 
   const accounts = names.map((name) => sandbox.account(name));
   const named = accounts.filter((a) => a.name !== SANDBOX_DEFAULT_ACCOUNT).map((a) => a.name);
   const env: Record<string, string> = {};
-  if (named.length > 0) env[SANDBOX_ENV_ACCOUNTS] = named.join(',');
+  if (named.length > 0) env[HUBTEL_ENV.accounts] = named.join(',');
   for (const account of accounts) Object.assign(env, accountEnv(sandbox, account));
   return env;
 }
@@ -28,10 +27,8 @@ function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<str
   const urls = sandbox.baseUrls();
   const { sms, api, callback } = account.credentials;
   const name = (variable: string) =>
-    account.name === SANDBOX_DEFAULT_ACCOUNT
-      ? variable
-      : variable.replace(/^HUBTEL_/, `HUBTEL_${envSegment(account.name)}_`);
-  const values: [string, string][] = [
+    account.name === SANDBOX_DEFAULT_ACCOUNT ? variable : accountEnvVariable(account.name, variable);
+  const values: [string, string | undefined][] = [
     [HUBTEL_ENV.clientId, api.clientId],
     [HUBTEL_ENV.clientSecret, api.clientSecret],
     [HUBTEL_ENV.posSalesId, account.posSalesId],
@@ -41,19 +38,14 @@ function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<str
     [HUBTEL_ENV.smsClientId, sms.clientId],
     [HUBTEL_ENV.smsClientSecret, sms.clientSecret],
     [HUBTEL_ENV.smsUrl, urls.sms],
-    ...(account.senderIds.length > 0
-      ? [[HUBTEL_ENV.smsSenderId, account.senderIds[0]!] as [string, string]]
-      : []),
+    [HUBTEL_ENV.smsSenderId, account.senderIds[0]],
     [HUBTEL_ENV.callbackUrl, urls.fulfillmentCallback],
     // The pair the sandbox's fulfillment callback receiver demands of this account, when it has one.
-    ...(callback
-      ? ([
-          [HUBTEL_ENV.callbackClientId, callback.clientId],
-          [HUBTEL_ENV.callbackClientSecret, callback.clientSecret],
-        ] as [string, string][])
-      : []),
+    [HUBTEL_ENV.callbackClientId, callback?.clientId],
+    [HUBTEL_ENV.callbackClientSecret, callback?.clientSecret],
   ];
-  return Object.fromEntries(values.map(([variable, value]) => [name(variable), value]));
+  const given = values.filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return Object.fromEntries(given.map(([variable, value]) => [name(variable), value]));
 }
 
 /** A dotenv value: bare when plain (`docker run --env-file` keeps quotes), else double-quoted. */

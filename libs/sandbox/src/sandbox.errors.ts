@@ -60,37 +60,23 @@ export interface ApiErrorDetails {
   headers?: Record<string, string>;
 }
 
-function defaultResponseCode(status: number): string {
-  if (status === 400) return '4000';
-  if (status === 401 || status === 403) return '4101';
-  return String(status);
-}
-
-export function apiErrorBody(api: SandboxApi, status: number, details: ApiErrorDetails = {}): unknown {
-  const message = details.message ?? STATUS_CODES[status] ?? 'Error';
-  const responseCode = details.responseCode ?? defaultResponseCode(status);
-  const errors = details.errors && details.errors.length > 0 ? details.errors : undefined;
-  switch (api) {
-    case 'sms':
-      return { status: details.subCode ?? status, message, ...(errors ? { errors } : {}) };
-    case 'checkout':
-      return { responseCode, status: 'Error', message, data: errors ?? null };
-    case 'status':
-    case 'callback':
-      return { message, responseCode, data: errors ?? null };
-    case 'admin':
-      return { error: responseCode, message, ...(errors ? { errors } : {}) };
-    case 'pay-page':
-      return message;
-  }
-}
-
 export function apiErrorReply(api: SandboxApi, status: number, details: ApiErrorDetails = {}): SandboxReply {
-  if (api === 'pay-page') {
-    const message = details.message ?? STATUS_CODES[status] ?? 'Error';
-    return { status, headers: details.headers, html: errorPage(status, message) };
-  }
-  return { status, headers: details.headers, json: apiErrorBody(api, status, details) };
+  const { headers, errors = [] } = details;
+  const message = details.message ?? STATUS_CODES[status] ?? 'Error';
+  if (api === 'pay-page') return { status, headers, html: errorPage(status, message) };
+  const DEFAULT_CODES: Record<number, string> = { 400: '4000', 401: '4101', 403: '4101' };
+  const responseCode = details.responseCode ?? DEFAULT_CODES[status] ?? String(status);
+  const listed = errors.length > 0 ? { errors } : {};
+  const data = errors.length > 0 ? errors : null;
+  const json =
+    api === 'sms'
+      ? { status: details.subCode ?? status, message, ...listed }
+      : api === 'checkout'
+        ? { responseCode, status: 'Error', message, data }
+        : api === 'admin'
+          ? { error: responseCode, message, ...listed }
+          : { message, responseCode, data }; // status, callback
+  return { status, headers, json };
 }
 
 /** Thrown inside a route handler to answer with an error reply. */

@@ -191,79 +191,59 @@ function matchesCallback(match: CallbackFaultMatch | undefined, info: CallbackIn
 
 // Checked by hand, not as DTOs: specs are built in code, with RegExps, functions and rules
 // between fields that a JSON schema cannot say.
-function checkTimesAndDelay(
-  spec: { times?: number; delayMs?: number },
+function checkSpec<S extends { times?: number; delayMs?: number }>(
+  spec: S,
   prefix: string,
-  issues: ValidationIssue[],
+  what: string,
+  rules: (issues: ValidationIssue[]) => void,
 ): void {
+  if (spec === null || typeof spec !== 'object')
+    throw invalidArgument(prefix, 'must be an object', undefined, `The ${what} spec must be an object`);
+  const issues: ValidationIssue[] = [];
   if (spec.times !== undefined && !(Number.isInteger(spec.times) && spec.times >= 1))
     issues.push({ field: `${prefix}.times`, message: 'must be a positive integer', value: spec.times });
-  if (spec.delayMs !== undefined && !(Number.isFinite(spec.delayMs) && spec.delayMs >= 0)) {
+  if (spec.delayMs !== undefined && !(Number.isFinite(spec.delayMs) && spec.delayMs >= 0))
     issues.push({ field: `${prefix}.delayMs`, message: 'must be a number >= 0', value: spec.delayMs });
-  }
+  rules(issues);
+  if (issues.length > 0) throw invalidInput(what, issues);
 }
 
 function validateInbound(spec: InboundFaultSpec): void {
-  const issues: ValidationIssue[] = [];
-  if (spec === null || typeof spec !== 'object')
-    throw invalidArgument('spec', 'must be an object', undefined, 'Fault spec must be an object');
-  checkTimesAndDelay(spec, 'spec', issues);
-  if (
-    spec.status !== undefined &&
-    !(Number.isInteger(spec.status) && spec.status >= 100 && spec.status <= 599)
-  ) {
-    issues.push({ field: 'spec.status', message: 'must be an HTTP status (100-599)', value: spec.status });
-  }
-  const effects = [
-    spec.timeout,
-    spec.dropConnection,
-    spec.html || undefined,
-    spec.status !== undefined || undefined,
-  ].filter(Boolean);
-  if (effects.length > 1 && !(spec.html && spec.status !== undefined && effects.length === 2))
-    issues.push({ field: 'spec', message: 'choose one of timeout, dropConnection, html, status' });
-  if (effects.length === 0 && spec.delayMs === undefined) {
-    issues.push({
-      field: 'spec',
-      message: 'needs an effect: delayMs, status, html, timeout or dropConnection',
-    });
-  }
-  if (issues.length > 0) throw invalidInput('inbound fault', issues);
+  checkSpec(spec, 'spec', 'inbound fault', (issues) => {
+    const { status } = spec;
+    if (status !== undefined && !(Number.isInteger(status) && status >= 100 && status <= 599))
+      issues.push({ field: 'spec.status', message: 'must be an HTTP status (100-599)', value: status });
+    const effects = [spec.timeout, spec.dropConnection, spec.html, status !== undefined].filter(Boolean);
+    // `html` may come with its own `status`.
+    if (effects.length > (spec.html && status !== undefined ? 2 : 1))
+      issues.push({ field: 'spec', message: 'choose one of timeout, dropConnection, html, status' });
+    if (effects.length === 0 && spec.delayMs === undefined)
+      issues.push({
+        field: 'spec',
+        message: 'needs an effect: delayMs, status, html, timeout or dropConnection',
+      });
+  });
 }
 
 /** @internal Also used for the one-off fault given to `pay()`. */
 export function validateCallback(spec: CallbackFaultSpec, prefix: string): void {
-  const issues: ValidationIssue[] = [];
-  if (spec === null || typeof spec !== 'object')
-    throw invalidArgument(prefix, 'must be an object', undefined, 'Callback fault spec must be an object');
-  checkTimesAndDelay(spec, prefix, issues);
-  if (
-    spec.duplicate !== undefined &&
-    !(Number.isInteger(spec.duplicate) && spec.duplicate >= 1 && spec.duplicate <= 100)
-  ) {
-    issues.push({
-      field: `${prefix}.duplicate`,
-      message: 'must be an integer from 1 to 100 (copies in all)',
-      value: spec.duplicate,
-    });
-  }
-  if (spec.amount !== undefined && typeof spec.amount !== 'function' && !Number.isFinite(spec.amount))
-    issues.push({ field: `${prefix}.amount`, message: 'must be a number or a function', value: spec.amount });
-  const effects = [
-    spec.drop,
-    spec.duplicate,
-    spec.delayMs,
-    spec.amount,
-    spec.checkoutId,
-    spec.forge,
-    spec.body,
-  ];
-  if (effects.every((e) => e === undefined || e === false))
-    issues.push({
-      field: prefix,
-      message: 'needs an effect: drop, duplicate, delayMs, amount, checkoutId, forge or body',
-    });
-  if (issues.length > 0) throw invalidInput('callback fault', issues);
+  checkSpec(spec, prefix, 'callback fault', (issues) => {
+    const { duplicate, amount } = spec;
+    if (duplicate !== undefined && !(Number.isInteger(duplicate) && duplicate >= 1 && duplicate <= 100))
+      issues.push({
+        field: `${prefix}.duplicate`,
+        message: 'must be an integer from 1 to 100 (copies in all)',
+        value: duplicate,
+      });
+    if (amount !== undefined && typeof amount !== 'function' && !Number.isFinite(amount))
+      issues.push({ field: `${prefix}.amount`, message: 'must be a number or a function', value: amount });
+    const effects = [spec.drop, duplicate, spec.delayMs, amount, spec.checkoutId, spec.forge, spec.body];
+    if (effects.every((e) => e === undefined || e === false))
+      issues.push({
+        field: prefix,
+        message: 'needs an effect: drop, duplicate, delayMs, amount, checkoutId, forge or body',
+      });
+  });
 }
 
 /** Applies the body-changing parts of a callback fault; returns the new body and the fault names applied. */

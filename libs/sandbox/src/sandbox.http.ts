@@ -24,13 +24,8 @@ export function platformTime(ms: number): string {
 }
 
 export function isHttpUrl(value: unknown): value is string {
-  if (typeof value !== 'string' || value.trim() === '') return false;
-  try {
-    const u = new URL(value);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
+  const protocol = typeof value === 'string' && value.trim() !== '' && URL.parse(value)?.protocol;
+  return protocol === 'http:' || protocol === 'https:';
 }
 
 export function round2(value: number): number {
@@ -49,21 +44,20 @@ export function platformMsisdn(value: unknown): string | undefined {
   return digits;
 }
 
-type GhanaNetwork = { networkId: string; channel: string; label: string };
-const MTN: GhanaNetwork = { networkId: '62001', channel: 'mtn-gh', label: 'MTN Mobile Money' };
-const VODAFONE: GhanaNetwork = { networkId: '62002', channel: 'vodafone-gh', label: 'Telecel Cash' };
-const AIRTELTIGO: GhanaNetwork = { networkId: '62003', channel: 'tigo-gh', label: 'AirtelTigo Money' };
-const PREFIXES: Record<string, GhanaNetwork> = {};
-for (const p of ['24', '25', '53', '54', '55', '59']) PREFIXES[p] = MTN;
-for (const p of ['20', '50']) PREFIXES[p] = VODAFONE;
-for (const p of ['26', '27', '56', '57']) PREFIXES[p] = AIRTELTIGO;
+/** Ghana's mobile-money networks, MTN first, with the number prefixes of each. */
+export const MOBILE_MONEY_CHANNELS = Object.freeze([
+  { networkId: '62001', channel: 'mtn-gh', label: 'MTN Mobile Money', prefixes: '24 25 53 54 55 59' },
+  { networkId: '62002', channel: 'vodafone-gh', label: 'Telecel Cash', prefixes: '20 50' },
+  { networkId: '62003', channel: 'tigo-gh', label: 'AirtelTigo Money', prefixes: '26 27 56 57' },
+]);
 
 /** Network of a Ghanaian MSISDN by prefix (MTN when unknown, as most traffic is). */
-export function ghanaNetwork(msisdn: string): GhanaNetwork {
-  return (msisdn.startsWith('233') && PREFIXES[msisdn.slice(3, 5)]) || MTN;
+export function ghanaNetwork(msisdn: string): (typeof MOBILE_MONEY_CHANNELS)[number] {
+  const prefix = msisdn.startsWith('233') ? msisdn.slice(3, 5) : '';
+  return (
+    MOBILE_MONEY_CHANNELS.find((n) => n.prefixes.split(' ').includes(prefix)) ?? MOBILE_MONEY_CHANNELS[0]!
+  );
 }
-
-export const MOBILE_MONEY_CHANNELS = Object.freeze([MTN, VODAFONE, AIRTELTIGO]);
 
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {
@@ -71,26 +65,17 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-/** Reads the whole body, refusing (and draining) beyond `limit` bytes. */
+/** Reads the whole body, refusing (and draining, keeping nothing more) beyond `limit` bytes. */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = false;
     req.on('data', (chunk: Buffer) => {
-      if (tooLarge) return;
       size += chunk.length;
-      if (size > limit) {
-        tooLarge = true;
-        chunks.length = 0;
-        return;
-      }
-      chunks.push(chunk);
+      if (size <= limit) chunks.push(chunk);
     });
     req.on('end', () =>
-      tooLarge
-        ? reject(new BodyTooLargeError(limit))
-        : resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)),
+      size > limit ? reject(new BodyTooLargeError(limit)) : resolve(Buffer.concat(chunks)),
     );
     req.on('error', reject);
   });
@@ -163,18 +148,9 @@ export function postJson(
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
   return new Promise((resolve, reject) => {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      reject(new OutboundError(`Invalid URL ${url}`, 0, false));
-      return;
-    }
-    const client = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : undefined;
-    if (!client) {
-      reject(new OutboundError(`Unsupported protocol ${target.protocol}`, 0, false));
-      return;
-    }
+    const target = URL.parse(url);
+    const client = target?.protocol === 'https:' ? https : target?.protocol === 'http:' ? http : undefined;
+    if (!target || !client) return reject(new OutboundError(`Not an http(s) URL: ${url}`, 0, false));
     const payload = Buffer.from(JSON.stringify(body), 'utf8');
     let timedOut = false;
     const req = client.request(target, {
@@ -232,29 +208,18 @@ export function hostNameOf(header: string | undefined): string | undefined {
   return (colon < 0 ? value : value.slice(0, colon)).replace(/\.$/, '');
 }
 
-/** `localhost` (and `*.localhost`), 127.0.0.0/8 and `::1`: names that cannot point elsewhere. */
-export function isLoopbackHostName(name: string): boolean {
-  return (
-    name === 'localhost' ||
-    name.endsWith('.localhost') ||
-    name === '::1' ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
-  );
-}
-
 /**
- * Whether a request's `Host` names the sandbox (loopback or `allowed`): a DNS-rebinding page sends
- * its own name and is refused. No `Host` (HTTP/1.0, no browser) is let through.
+ * Whether a request's `Host` names the sandbox (`allowed`, or loopback: `localhost`, `*.localhost`,
+ * 127.0.0.0/8, `::1`, names that cannot point elsewhere): a DNS-rebinding page sends its own name
+ * and is refused. No `Host` (HTTP/1.0, no browser) is let through.
  */
 export function isAllowedHost(header: string | undefined, allowed: ReadonlySet<string>): boolean {
-  if (allowed.has('*')) return true;
   const name = hostNameOf(header);
-  return name === undefined || isLoopbackHostName(name) || allowed.has(name);
+  if (name === undefined || allowed.has('*') || allowed.has(name)) return true;
+  return /^(localhost|.*\.localhost|::1|127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.test(name);
 }
 
 /** Whether a `Content-Type` header is `application/json` (parameters such as charset allowed). */
 export function isJsonContentType(header: string | undefined): boolean {
-  if (!header) return false;
-  const type = header.split(';', 1)[0]!.trim().toLowerCase();
-  return type === 'application/json';
+  return header?.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }

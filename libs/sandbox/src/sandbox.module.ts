@@ -1,11 +1,16 @@
-import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { ConfigurableModuleBuilder, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { HubtelLogger } from 'nestjs-hubtel';
 import { HubtelSandbox } from './sandbox.server.js';
-import {
-  SANDBOX_MODULE_OPTIONS,
-  SandboxConfigurableModule,
-  type SandboxModuleOptions,
-} from './sandbox.module-definition.js';
+import type { HubtelSandboxOptions } from './sandbox.option-types.js';
+
+/** SandboxModule options: those of `HubtelSandbox` (port 0 = a free port). */
+export type SandboxModuleOptions = HubtelSandboxOptions;
+
+const { ConfigurableModuleClass: SandboxConfigurableModule, MODULE_OPTIONS_TOKEN: SANDBOX_MODULE_OPTIONS } =
+  new ConfigurableModuleBuilder<SandboxModuleOptions>({ moduleName: 'HubtelSandbox' })
+    .setClassMethodName('forRoot')
+    .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    .build();
 
 /**
  * Runs the sandbox inside a Nest application, on its own port: it starts while the application

@@ -1,131 +1,58 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { checkOptions, sanitizingLogger } from '#internal';
+import { accountEnvVariable, checkOptions, sanitizingLogger, withOptionDefaults } from '#internal';
 import {
-  SANDBOX_CHECKOUT_DEFAULTS,
   SANDBOX_DEFAULT_ACCOUNT,
   SANDBOX_DEFAULT_CREDENTIALS,
   SANDBOX_DEFAULT_HOST,
-  SANDBOX_DEFAULT_MAX_BODY_BYTES,
-  SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS,
   SANDBOX_DEFAULT_POS_SALES_ID,
-  SANDBOX_DEFAULT_RECORD_LIMIT,
-  SANDBOX_SMS_DEFAULTS,
 } from './sandbox.constants.js';
 import { hostNameOf, isHttpUrl } from './sandbox.http.js';
 import { SandboxAccountDto, SandboxOptionsDto } from './sandbox.options.dto.js';
-import type {
-  HubtelSandboxOptions,
-  SandboxAccountOptions,
-  SandboxChargeBearer,
-  SandboxCheckoutOptions,
-  SandboxCredentialPair,
-  SandboxLogger,
-  SandboxSmsOptions,
-} from './sandbox.option-types.js';
-
-/** One account the sandbox serves, defaults filled in. */
-export interface ResolvedSandboxAccount {
-  name: string;
-  credentials: {
-    sms: SandboxCredentialPair;
-    api: SandboxCredentialPair;
-    callback: SandboxCredentialPair | undefined;
-  };
-  posSalesId: string;
-  /** Empty: any sender no other account declares. */
-  senderIds: readonly string[];
-  merchantName: string;
-  /** Who bears the charge on its payments (`sandbox.setChargeBearer()` changes it at run time). */
-  chargeBearer: SandboxChargeBearer;
-}
+import type { HubtelSandboxOptions, SandboxAccount, SandboxLogger } from './sandbox.option-types.js';
 
 // Checked once at construction (HubtelConfigError naming the option), defaults filled in: the
-// plain data by SandboxOptionsDto, publicUrl, allowedHosts and the logger here.
-export interface ResolvedSandboxOptions {
-  port: number;
+// plain data by SandboxOptionsDto, publicUrl, allowedHosts, accounts and the logger here.
+export interface ResolvedSandboxOptions extends Omit<
+  Required<SandboxOptionsDto>,
+  'credentials' | 'checkout' | 'sms'
+> {
   host: string;
   publicUrl: string | undefined;
-  credentials: { sms: SandboxCredentialPair; api: SandboxCredentialPair };
-  posSalesId: string;
-  /** Every account served, the default one (the options above) first. */
-  accounts: readonly ResolvedSandboxAccount[];
-  recordLimit: number;
-  maxBodyBytes: number;
-  outboundTimeoutMs: number;
-  sms: Required<Omit<SandboxSmsOptions, 'senderIds'>>;
-  checkout: Required<Omit<SandboxCheckoutOptions, 'minAmount'>> & { minAmount: number | undefined };
-  dashboard: boolean;
+  /** The default account's. */
+  credentials: SandboxAccount['credentials'];
+  /** Every account served, the default one (the top-level options') first. */
+  accounts: readonly SandboxAccount[];
+  sms: Omit<SandboxOptionsDto['sms'], 'senderIds'>;
+  checkout: SandboxOptionsDto['checkout'];
   /** Host names the admin API and dashboard answer besides loopback ones (see `allowedHosts`). */
   allowedHosts: ReadonlySet<string>;
   logger: SandboxLogger | undefined;
 }
 
 export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): ResolvedSandboxOptions {
-  const o = checkOptions(
-    SandboxOptionsDto,
-    {
-      port: options.port,
-      posSalesId: options.posSalesId,
-      dashboard: options.dashboard,
-      recordLimit: options.recordLimit,
-      maxBodyBytes: options.maxBodyBytes,
-      outboundTimeoutMs: options.outboundTimeoutMs,
-      credentials: options.credentials,
-      sms: options.sms,
-      checkout: options.checkout,
-    },
-    '',
-  );
-  const port = o.port ?? 0;
+  const o = withOptionDefaults(SandboxOptionsDto, checkOptions(SandboxOptionsDto, options, ''));
   if (options.publicUrl !== undefined && !isHttpUrl(options.publicUrl))
     throw new HubtelConfigError('publicUrl', 'must be an absolute http(s) URL');
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
-  const posSalesId = o.posSalesId ?? SANDBOX_DEFAULT_POS_SALES_ID;
-  const sms = o.sms ?? {};
-  const checkout = { ...options.checkout, ...o.checkout };
-  const maxSenderLength = sms.maxSenderLength ?? SANDBOX_SMS_DEFAULTS.maxSenderLength;
-  const merchantName = checkout.merchantName ?? SANDBOX_CHECKOUT_DEFAULTS.merchantName;
-  const chargeBearer = checkout.chargeBearer ?? SANDBOX_CHECKOUT_DEFAULTS.chargeBearer;
-  const credentials = {
-    sms: { ...(o.credentials?.sms ?? SANDBOX_DEFAULT_CREDENTIALS.sms) },
-    api: { ...(o.credentials?.api ?? SANDBOX_DEFAULT_CREDENTIALS.api) },
-  };
-  const defaultAccount: ResolvedSandboxAccount = {
+  const { sms, api, callback } = o.credentials ?? {};
+  const defaultAccount: SandboxAccount = {
     name: SANDBOX_DEFAULT_ACCOUNT,
-    credentials: { ...credentials, callback: o.credentials?.callback && { ...o.credentials.callback } },
-    posSalesId,
-    senderIds: senderIdList(options.sms?.senderIds, 'sms.senderIds', maxSenderLength),
-    merchantName,
-    chargeBearer,
+    credentials: {
+      sms: { ...(sms ?? SANDBOX_DEFAULT_CREDENTIALS.sms) },
+      api: { ...(api ?? SANDBOX_DEFAULT_CREDENTIALS.api) },
+      callback: callback && { ...callback },
+    },
+    posSalesId: o.posSalesId,
+    senderIds: senderIdList(options.sms?.senderIds, 'sms.senderIds', o.sms.maxSenderLength),
+    merchantName: o.checkout.merchantName,
+    chargeBearer: o.checkout.chargeBearer,
   };
-  const accounts = resolveAccounts(options.accounts, defaultAccount, maxSenderLength, merchantName);
   return {
-    port,
+    ...o,
     host: options.host ?? SANDBOX_DEFAULT_HOST,
     publicUrl,
-    credentials,
-    posSalesId,
-    accounts,
-    recordLimit: o.recordLimit ?? SANDBOX_DEFAULT_RECORD_LIMIT,
-    maxBodyBytes: o.maxBodyBytes ?? SANDBOX_DEFAULT_MAX_BODY_BYTES,
-    outboundTimeoutMs: o.outboundTimeoutMs ?? SANDBOX_DEFAULT_OUTBOUND_TIMEOUT_MS,
-    sms: {
-      maxRecipients: sms.maxRecipients ?? SANDBOX_SMS_DEFAULTS.maxRecipients,
-      maxContentLength: sms.maxContentLength ?? SANDBOX_SMS_DEFAULTS.maxContentLength,
-      maxSenderLength,
-      rate: sms.rate ?? SANDBOX_SMS_DEFAULTS.rate,
-      deliveryDelayMs: sms.deliveryDelayMs ?? SANDBOX_SMS_DEFAULTS.deliveryDelayMs,
-    },
-    checkout: {
-      merchantName,
-      chargeRate: checkout.chargeRate ?? SANDBOX_CHECKOUT_DEFAULTS.chargeRate,
-      chargeBearer,
-      minAmount: checkout.minAmount,
-      rejectSpecialCharacters:
-        checkout.rejectSpecialCharacters ?? SANDBOX_CHECKOUT_DEFAULTS.rejectSpecialCharacters,
-      defaultPhone: checkout.defaultPhone ?? SANDBOX_CHECKOUT_DEFAULTS.defaultPhone,
-    },
-    dashboard: o.dashboard ?? true,
+    credentials: defaultAccount.credentials,
+    accounts: resolveAccounts(options.accounts, defaultAccount, o.sms.maxSenderLength),
     allowedHosts: allowedHostNames(options, publicUrl),
     // Whatever logger is given, lines quoting a request's values are escaped and masked.
     logger: options.logger && sanitizingLogger(options.logger),
@@ -159,77 +86,65 @@ function senderIdList(value: unknown, option: string, maxLength: number): string
 
 /**
  * The default account, then each of `accounts` with its defaults. What two accounts would share is
- * refused: a name (also as an env variable segment), a POS Sales ID, a key or a sender id.
+ * refused: a name (also as an env variable prefix), a POS Sales ID, a key or a sender id.
  */
 function resolveAccounts(
   value: unknown,
-  defaultAccount: ResolvedSandboxAccount,
+  defaultAccount: SandboxAccount,
   maxSenderLength: number,
-  merchantName: string,
-): ResolvedSandboxAccount[] {
-  const out = [defaultAccount];
-  if (value === undefined) return out;
+): SandboxAccount[] {
+  if (value === undefined) return [defaultAccount];
   if (!Array.isArray(value) || value.length > 100)
     throw new HubtelConfigError('accounts', 'must be an array of at most 100 accounts');
-  const seen = {
-    name: new Map([[envSegment(defaultAccount.name), 'the default account']]),
-    posSalesId: new Map([[defaultAccount.posSalesId, 'the default account']]),
-    api: new Map([[defaultAccount.credentials.api.clientId, 'the default account']]),
-    sms: new Map([[defaultAccount.credentials.sms.clientId, 'the default account']]),
-    sender: new Map(defaultAccount.senderIds.map((id) => [id.toLowerCase(), 'the default account'])),
+  const owners = new Map<string, SandboxAccount>();
+  const claim = (account: SandboxAccount, prefix: string) => {
+    const env = accountEnvVariable(account.name, 'HUBTEL_');
+    const claims: [key: string, option: string, what: string][] = [
+      [`name:${env}`, 'name', `"${account.name}" (${env}*)`],
+      [`pos:${account.posSalesId}`, 'posSalesId', `POS Sales ID "${account.posSalesId}"`],
+      [`api:${account.credentials.api.clientId}`, 'credentials.api.clientId', 'this API key'],
+      [`sms:${account.credentials.sms.clientId}`, 'credentials.sms.clientId', 'this SMS key'],
+      ...account.senderIds.map((id, j): [string, string, string] => [
+        `sender:${id.toLowerCase()}`,
+        `senderIds[${j}]`,
+        `sender id "${id}"`,
+      ]),
+    ];
+    for (const [key, option, what] of claims) {
+      const other = owners.get(key);
+      if (other !== undefined && other !== account) {
+        const whose = other === defaultAccount ? 'the default account' : `account "${other.name}"`;
+        throw new HubtelConfigError(`${prefix}${option}`, `${what} is already ${whose}'s`);
+      }
+      owners.set(key, account);
+    }
   };
-  const claim = (kind: keyof typeof seen, key: string, option: string, owner: string, what: string) => {
-    const other = seen[kind].get(key);
-    if (other !== undefined) throw new HubtelConfigError(option, `${what} is already ${other}'s`);
-    seen[kind].set(key, owner);
-  };
-  (value as unknown[]).forEach((entry, i) => {
+  claim(defaultAccount, '');
+  const named = (value as unknown[]).map((entry, i) => {
     const prefix = `accounts[${i}]`;
-    const a = checkOptions(SandboxAccountDto, entry, prefix) as SandboxAccountOptions;
+    const a = checkOptions(SandboxAccountDto, entry, prefix);
     if (a.name === SANDBOX_DEFAULT_ACCOUNT)
       throw new HubtelConfigError(
         `${prefix}.name`,
         `"${a.name}" is reserved for the top-level options' account`,
       );
-    const owner = `account "${a.name}"`;
-    const segment = envSegment(a.name);
-    claim('name', segment, `${prefix}.name`, owner, `"${a.name}" (HUBTEL_${segment}_*)`);
     const keys = (kind: 'api' | 'sms') => ({
       ...(a.credentials?.[kind] ?? {
         clientId: `sandbox-${a.name}-${kind}`,
         clientSecret: `sandbox-${a.name}-${kind}-secret`,
       }),
     });
-    const account: ResolvedSandboxAccount = {
+    const callback = a.credentials?.callback;
+    const account: SandboxAccount = {
       name: a.name,
-      credentials: {
-        api: keys('api'),
-        sms: keys('sms'),
-        callback: a.credentials?.callback && { ...a.credentials.callback },
-      },
+      credentials: { api: keys('api'), sms: keys('sms'), callback: callback && { ...callback } },
       posSalesId: a.posSalesId ?? String(Number(SANDBOX_DEFAULT_POS_SALES_ID) + i + 1),
       senderIds: senderIdList(a.senderIds, `${prefix}.senderIds`, maxSenderLength),
-      merchantName: a.merchantName ?? merchantName,
+      merchantName: a.merchantName ?? defaultAccount.merchantName,
       chargeBearer: a.chargeBearer ?? defaultAccount.chargeBearer,
     };
-    const claims: Array<[keyof typeof seen, string, string, string]> = [
-      ['posSalesId', account.posSalesId, 'posSalesId', `POS Sales ID "${account.posSalesId}"`],
-      ['api', account.credentials.api.clientId, 'credentials.api.clientId', 'this API key'],
-      ['sms', account.credentials.sms.clientId, 'credentials.sms.clientId', 'this SMS key'],
-      ...account.senderIds.map((id, j): [keyof typeof seen, string, string, string] => [
-        'sender',
-        id.toLowerCase(),
-        `senderIds[${j}]`,
-        `sender id "${id}"`,
-      ]),
-    ];
-    for (const [kind, key, option, what] of claims) claim(kind, key, `${prefix}.${option}`, owner, what);
-    out.push(account);
+    claim(account, `${prefix}.`);
+    return account;
   });
-  return out;
-}
-
-/** `north-east` → `NORTH_EAST`: how an account's name appears in `HUBTEL_<NAME>_*` variables. */
-export function envSegment(name: string): string {
-  return name.toUpperCase().replace(/-/g, '_');
+  return [defaultAccount, ...named];
 }

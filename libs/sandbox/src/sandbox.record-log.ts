@@ -28,21 +28,10 @@ export class RecordLog<T extends object> {
 
   /** Adds a record under the given keys; returns the record it dropped to make room, if any. */
   push(record: T, keys: readonly string[] = []): T | undefined {
-    let evicted: T | undefined;
-    const slot = (this.head + this.count) % this.capacity;
-    if (this.count === this.capacity) {
-      evicted = this.buffer[this.head];
-      this.head = (this.head + 1) % this.capacity;
-      if (evicted) this.forget(evicted);
-    } else {
-      this.count++;
-    }
-    this.buffer[slot] = record;
+    const evicted = this.count === this.capacity ? this.shift() : undefined;
+    this.buffer[(this.head + this.count++) % this.capacity] = record;
     this.added++;
-    if (keys.length > 0) {
-      this.keys.set(record, [...keys]);
-      for (const key of keys) this.index.set(key, record);
-    }
+    for (const key of keys) this.addKey(record, key);
     return evicted;
   }
 

@@ -46,9 +46,7 @@ export class SandboxRecords extends EventEmitter<SandboxEventMap> {
   /** Messages sent to one number, in any accepted form (`0241234567`, `+233 24 123 4567`). */
   messagesTo(msisdn: string, filter: SandboxAccountFilter = {}): SandboxSmsMessage[] {
     const wanted = platformMsisdn(msisdn) ?? msisdn;
-    const now = Date.now();
-    const sent = this.state.messages.filter((m) => m.msisdn === wanted);
-    return byAccount(this.state.accounts, sent, filter.account).map((m) => settleMessage(m, now));
+    return this.messages(filter).filter((m) => m.msisdn === wanted);
   }
 
   message(messageId: string): SandboxSmsMessage | undefined {

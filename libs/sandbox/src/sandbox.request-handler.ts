@@ -19,20 +19,17 @@ export class SandboxRequestHandler {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     const method = (req.method ?? 'GET').toUpperCase();
-    const rawUrl = req.url ?? '/';
-    const q = rawUrl.indexOf('?');
-    const path = q < 0 ? rawUrl : rawUrl.slice(0, q);
-    const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
+    const [path = '/', search = ''] = (req.url ?? '/').split(/\?(.*)/s);
     const match = this.router.match(method, path);
     const api: SandboxApi =
       match.kind === 'found'
         ? match.route.api
-        : match.kind === 'method-not-allowed'
-          ? match.api
-          : SandboxRouter.apiOf(path);
+        : match.kind === 'not-found'
+          ? SandboxRouter.apiOf(path)
+          : match.api;
 
     const log: SandboxRequestLog = {
-      id: this.state.nextRequestId(),
+      id: this.state.requests.total + 1, // pushed at once: ids count from 1 again after a reset
       at: isoNow(),
       method,
       path,
@@ -48,13 +45,14 @@ export class SandboxRequestHandler {
       this.state.emit('request', log);
     });
 
+    const params = match.kind === 'found' ? match.params : {};
     const ctx = new RequestContext(
       req,
       res,
       method,
       path,
-      query,
-      match.kind === 'found' ? match.params : {},
+      new URLSearchParams(search),
+      params,
       api,
       this.options.maxBodyBytes,
     );
@@ -76,34 +74,20 @@ export class SandboxRequestHandler {
 
     try {
       const fault = this.state.faults.takeInbound({ method, path, api });
-      let reply: SandboxReply | void;
-      if (!fault) {
-        reply = await run();
-      } else {
-        log.faultId = fault.id;
-        reply = await this.applyInboundFault(fault, ctx, run);
-        if (reply === undefined) return;
-      }
+      if (fault) log.faultId = fault.id;
+      const reply = fault ? await this.applyInboundFault(fault, ctx, run) : await run();
       if (reply) {
         // Answering before the body was read would leave the client writing into a closed request.
         await ctx.body().catch(() => undefined);
         this.write(res, reply, log);
       }
     } catch (err) {
-      if (err instanceof SandboxHttpError) {
-        this.write(res, err.reply, log);
-        return;
-      }
+      if (err instanceof SandboxHttpError) return this.write(res, err.reply, log);
       this.options.logger?.error(
         `Sandbox error on ${method} ${path}: ${(err as Error)?.stack ?? String(err)}`,
       );
-      this.write(
-        res,
-        apiErrorReply(api, 500, {
-          message: `Sandbox internal error: ${(err as Error)?.message ?? String(err)}`,
-        }),
-        log,
-      );
+      const message = `Sandbox internal error: ${(err as Error)?.message ?? String(err)}`;
+      this.write(res, apiErrorReply(api, 500, { message }), log);
     }
   }
 
@@ -121,16 +105,12 @@ export class SandboxRequestHandler {
   ): Promise<SandboxReply | undefined> {
     const spec = fault.spec;
     const effect = spec.timeout || spec.dropConnection || spec.html || spec.status !== undefined;
-    let reply: SandboxReply | void = undefined;
-    if (spec.processRequest) reply = await run();
+    const processed = spec.processRequest ? await run() : undefined;
     if (spec.delayMs) await this.state.sleep(spec.delayMs);
     if (!effect) {
       // Delay only: the normal answer, late. A client that gave up meanwhile is not served.
-      if (!spec.processRequest) {
-        if (ctx.req.socket.destroyed) return undefined;
-        reply = await run();
-      }
-      return reply ?? undefined;
+      if (spec.processRequest) return processed ?? undefined;
+      return ctx.req.socket.destroyed ? undefined : ((await run()) ?? undefined);
     }
     await ctx.body().catch(() => undefined);
     if (spec.timeout) return undefined; // never answered; stop() closes the connection
@@ -141,12 +121,12 @@ export class SandboxRequestHandler {
     if (spec.html)
       return { status: spec.status ?? 403, headers: { ...spec.headers }, html: forbiddenHtmlPage() };
     const status = spec.status!;
-    if (spec.body === undefined) {
-      const base = apiErrorReply(ctx.api, status, { message: faultMessage(status) });
-      return { ...base, headers: { ...base.headers, ...spec.headers } };
-    }
-    if (typeof spec.body === 'string') return { status, headers: { ...spec.headers }, text: spec.body };
-    return { status, headers: { ...spec.headers }, json: spec.body };
+    const headers = { ...spec.headers };
+    if (spec.body === undefined)
+      return { ...apiErrorReply(ctx.api, status, { message: faultMessage(status) }), headers };
+    return typeof spec.body === 'string'
+      ? { status, headers, text: spec.body }
+      : { status, headers, json: spec.body };
   }
 }
 

@@ -2,7 +2,6 @@ import { setMaxListeners, type EventEmitter } from 'node:events';
 import { HubtelTimeoutError } from 'nestjs-hubtel';
 import { RecordLog } from './sandbox.record-log.js';
 import { SandboxAccounts } from './sandbox.accounts.js';
-import { SANDBOX_DEFAULT_WAIT_TIMEOUT_MS, SANDBOX_RESPONSE_BODY_KEEP } from './sandbox.constants.js';
 import { SandboxFaults, tamperBody, type CallbackFaultSpec } from './sandbox.faults.js';
 import { OutboundError, hexId, isoNow, postJson } from './sandbox.http.js';
 import type { ResolvedSandboxOptions } from './sandbox.options.js';
@@ -19,7 +18,6 @@ import type {
   SandboxSmsBatch,
   SandboxSmsMessage,
 } from './sandbox.types.js';
-import type { SandboxLogger } from './sandbox.option-types.js';
 
 /** What `dispatch` needs to send one callback. */
 export interface OutboundCallback {
@@ -39,8 +37,8 @@ export interface OutboundCallback {
 
 export interface DispatchResult {
   deliveries: SandboxDelivery[];
-  /** Settles when every copy was sent (or the sandbox stopped), delayed ones included. */
-  done: Promise<void>;
+  /** Settles once every copy was answered (or the sandbox stopped); at once when delayed. */
+  sent: Promise<void>;
 }
 
 const SETTLED: ReadonlySet<string> = new Set(['delivered', 'failed', 'dropped']);
@@ -68,7 +66,6 @@ export class SandboxState {
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly waiters = new Set<(err: Error) => void>();
   private readonly cancelScheduled = new Set<() => void>();
-  private requestSeq = 0;
 
   constructor(
     readonly options: ResolvedSandboxOptions,
@@ -87,21 +84,15 @@ export class SandboxState {
     setMaxListeners(0, this.outbound.signal);
   }
 
-  get logger(): SandboxLogger | undefined {
-    return this.options.logger;
-  }
-
-  nextRequestId(): number {
-    return ++this.requestSeq;
-  }
-
   /** Emits without letting a listener's error break the request that caused the event. */
   emit<K extends keyof SandboxEventMap>(event: K, ...args: SandboxEventMap[K]): void {
     if (this.emitter.listenerCount(event) === 0) return;
     try {
       (this.emitter.emit as (e: K, ...a: SandboxEventMap[K]) => boolean)(event, ...args);
     } catch (err) {
-      this.logger?.error(`A "${String(event)}" listener threw: ${(err as Error)?.message ?? String(err)}`);
+      this.options.logger?.error(
+        `A "${String(event)}" listener threw: ${(err as Error)?.message ?? String(err)}`,
+      );
     }
   }
 
@@ -188,7 +179,7 @@ export class SandboxState {
         completedAt: isoNow(),
       });
       this.emit('delivery', dropped);
-      return { deliveries: [dropped], done: Promise.resolve() };
+      return { deliveries: [dropped], sent: Promise.resolve() };
     }
     const copies = spec?.duplicate ?? 1;
     const delayMs = spec?.delayMs ?? 0;
@@ -205,9 +196,9 @@ export class SandboxState {
       if (spec?.concurrent) await Promise.all(deliveries.map((d) => this.send(d)));
       else for (const d of deliveries) await this.send(d);
     };
-    let done: Promise<void>;
-    if (delayMs > 0) {
-      done = new Promise<void>((resolve) => {
+    if (delayMs === 0) return { deliveries, sent: this.track(sendAll()) };
+    void this.track(
+      new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           this.cancelScheduled.delete(cancel);
           void sendAll().then(resolve, resolve);
@@ -218,11 +209,9 @@ export class SandboxState {
           resolve();
         };
         this.cancelScheduled.add(cancel);
-      });
-    } else {
-      done = sendAll();
-    }
-    return { deliveries, done: this.track(done) };
+      }),
+    );
+    return { deliveries, sent: Promise.resolve() };
   }
 
   /** Sends a recorded delivery again, as it was (no fault applies to a re-send). */
@@ -254,12 +243,12 @@ export class SandboxState {
         timeoutMs: this.options.outboundTimeoutMs,
       });
       delivery.statusCode = result.statusCode;
-      delivery.responseBody = result.body.slice(0, SANDBOX_RESPONSE_BODY_KEEP);
+      delivery.responseBody = result.body.slice(0, 2048); // enough for the dashboard
       delivery.durationMs = result.durationMs;
       delivery.state = result.statusCode >= 200 && result.statusCode < 300 ? 'delivered' : 'failed';
       if (delivery.state === 'failed') {
         delivery.error = `HTTP ${result.statusCode}`;
-        this.logger?.warn(
+        this.options.logger?.warn(
           `${delivery.kind} ${delivery.id} to ${originOf(delivery.url)} answered ${result.statusCode}`,
         );
       }
@@ -268,7 +257,9 @@ export class SandboxState {
       delivery.state = 'failed';
       delivery.error = e.message;
       delivery.durationMs = e.durationMs ?? null;
-      this.logger?.warn(`${delivery.kind} ${delivery.id} to ${originOf(delivery.url)} failed: ${e.message}`);
+      this.options.logger?.warn(
+        `${delivery.kind} ${delivery.id} to ${originOf(delivery.url)} failed: ${e.message}`,
+      );
     }
     delivery.completedAt = isoNow();
     this.emit('delivery', delivery);
@@ -281,7 +272,7 @@ export class SandboxState {
   waitFor<K extends SandboxRecordKind>(
     kind: K,
     predicate: (record: SandboxRecordMap[K]) => boolean = () => true,
-    timeoutMs = SANDBOX_DEFAULT_WAIT_TIMEOUT_MS,
+    timeoutMs = 10_000,
   ): Promise<SandboxRecordMap[K]> {
     let existing: SandboxRecordMap[K] | undefined;
     try {
@@ -333,7 +324,6 @@ export class SandboxState {
     for (const log of [messages, batches, invoices, deliveries, sessions, fulfillmentCallbacks, requests])
       (log as RecordLog<object>).clear();
     this.payments = 0;
-    this.requestSeq = 0;
   }
 
   /** Stops timers (delayed callbacks are recorded as not sent) and fails every pending wait. */
@@ -358,9 +348,5 @@ export class SandboxState {
 }
 
 function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid URL)';
-  }
+  return URL.parse(url)?.origin ?? '(invalid URL)';
 }

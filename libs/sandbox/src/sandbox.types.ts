@@ -257,15 +257,12 @@ export interface SandboxStats {
   fulfillmentCallbacks: number;
 }
 
-export interface SandboxEventMap {
-  message: [SandboxSmsMessage];
-  invoice: [SandboxInvoice];
-  delivery: [SandboxDelivery];
-  session: [SandboxSession];
-  'fulfillment-callback': [SandboxFulfillmentCallback];
+/** A record's kind is its event, emitted when it is created and on every change. */
+export interface SandboxEventMap extends RecordEvents {
   request: [SandboxRequestLog];
   reset: [];
 }
+type RecordEvents = { [K in SandboxRecordKind]: [SandboxRecordMap[K]] };
 
 export interface SandboxRecordMap {
   message: SandboxSmsMessage;

@@ -1,6 +1,6 @@
 import type { ServiceAppChannel, UssdScreenLimits } from '#internal';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
-import type { SandboxChargeBearer } from './sandbox.option-types.js';
+import type { SandboxChargeOptions } from './payment.charges.js';
 import type { SandboxDelivery, SandboxServiceOrder } from './sandbox.types.js';
 
 export interface ServiceAppDriverOptions {
@@ -37,7 +37,7 @@ export interface ServiceAppDriverOptions {
   strict?: boolean;
 }
 
-export interface ServicePayOptions {
+export interface ServicePayOptions extends SandboxChargeOptions {
   /** `paid` (default) sends the fulfillment request; `failed` records a failed payment and sends nothing. */
   outcome?: 'paid' | 'failed';
   /** `OrderInfo`: null (default, as the contract), `true` builds the platform's 2026 shape, an object as given. */
@@ -50,10 +50,6 @@ export interface ServicePayOptions {
   fault?: CallbackFaultSpec;
   /** The price paid, before charges. Default the cart's total (`Qty × Price`); another is a wrong sum. */
   amount?: number;
-  /** Who bears the charge of this payment. Default the account's `chargeBearer`. */
-  chargeBearer?: SandboxChargeBearer;
-  /** Currency the platform reports (status check `currencyCode`, `OrderInfo.Currency`). Default `GHS`. */
-  currency?: string;
   /** `false`: the status check knows the payment only after `recordPayment()`. Default true. */
   recordPayment?: boolean;
 }

@@ -1,8 +1,8 @@
 import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { serviceAppChannel, type ServiceAppChannel, type UssdScreenLimits } from '#internal';
 import { invalidArgument, SandboxStateError } from './sandbox.errors.js';
-import { SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS, SERVICE_APP_DEFAULT_PATHS } from './sandbox.constants.js';
-import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
+import type { CallbackFaultSpec } from './sandbox.faults.js';
+import { checkPayment } from './payment.charges.js';
 import { hexId, isHttpUrl, isoNow, platformMsisdn, round2 } from './sandbox.http.js';
 import { postServiceFlow } from './service-app.exchange.js';
 import { fulfillmentOrderInfo, newSessionRecord, recordServiceOrder } from './service-app.payments.js';
@@ -33,12 +33,9 @@ import type {
 export class SandboxServiceSession {
   readonly sessionId: string;
   readonly record: SandboxSession;
-  private lastResponse: ServiceFlowResponse | undefined;
+  /** The application's last answer. */
+  last: ServiceFlowResponse | undefined;
   private readonly base: string;
-  private readonly flowPath: string;
-  private readonly fulfillmentPath: string;
-  private readonly timeoutMs: number;
-  private readonly strict: boolean;
   private readonly screenLimits: UssdScreenLimits;
   /** `Platform: 'USSD'` when the channel was chosen as USSD for an operator the rule calls app. */
   private readonly channelFields: Record<string, unknown>;
@@ -51,12 +48,7 @@ export class SandboxServiceSession {
     if (!isHttpUrl(serviceAppUrl)) throw invalidArgument('serviceAppUrl', 'must be an absolute http(s) URL');
     const mobile = options.mobile ?? '233241234567';
     if (!platformMsisdn(mobile))
-      throw invalidArgument(
-        'mobile',
-        'must be a phone number with its country code',
-        undefined,
-        'mobile must be a phone number',
-      );
+      throw invalidArgument('mobile', 'must be a phone number with its country code');
     const detected = serviceAppChannel({
       Operator: options.operator ?? 'mtn',
       Platform: options.extraFields?.Platform,
@@ -67,10 +59,6 @@ export class SandboxServiceSession {
       throw invalidArgument('channel', 'must be "ussd" or "app"', channel);
     this.screenLimits = ussdLimits(options.ussd);
     this.base = serviceAppUrl.replace(/\/+$/, '');
-    this.flowPath = options.serviceFlowPath ?? SERVICE_APP_DEFAULT_PATHS.serviceFlow;
-    this.fulfillmentPath = options.fulfillmentPath ?? SERVICE_APP_DEFAULT_PATHS.fulfillment;
-    this.timeoutMs = options.timeoutMs ?? SANDBOX_DEFAULT_SERVICE_TIMEOUT_MS;
-    this.strict = options.strict ?? true;
     this.sessionId = options.sessionId ?? hexId();
     this.record = newSessionRecord({
       sessionId: this.sessionId,
@@ -82,11 +70,6 @@ export class SandboxServiceSession {
       channel,
       state: 'new',
     });
-  }
-
-  /** The application's last answer. */
-  get last(): ServiceFlowResponse | undefined {
-    return this.lastResponse;
   }
 
   /** `ussd` or `app`: how this session plays the phone. */
@@ -107,9 +90,7 @@ export class SandboxServiceSession {
   async start(): Promise<ServiceFlowResponse> {
     if (this.record.state !== 'new')
       throw new SandboxStateError('The session was already started', this.record.state);
-    this.state.sessions.push(this.record, [this.sessionId]);
-    this.record.state = 'active';
-    return this.call({ Sequence: '1', Type: 'initiation', Message: '' });
+    return this.send('initiation') as Promise<ServiceFlowResponse>;
   }
 
   /**
@@ -134,8 +115,9 @@ export class SandboxServiceSession {
         this.record.state,
       );
     }
+    // A session's first request (initiation, favorite) carries `Sequence`.
     const fields = {
-      ...(kind === 'favorite' ? { Sequence: '1' } : {}),
+      ...(kind === 'initiation' || kind === 'favorite' ? { Sequence: '1' } : {}),
       Type: type,
       Message: options.message ?? '',
     };
@@ -165,7 +147,7 @@ export class SandboxServiceSession {
    * app channel, it replies with the option's `Value`.
    */
   async choose(option: string | number): Promise<ServiceFlowResponse> {
-    const options = (this.lastResponse?.Data ?? []) as ServiceFlowOption[];
+    const options = (this.last?.Data ?? []) as ServiceFlowOption[];
     const menu = this.channel === 'ussd' ? (this.record.exchanges.at(-1)?.screen?.menu ?? []) : [];
     if (menu.length > 0) return this.reply(ussdKeyFor(option, menu, Array.isArray(options) ? options : []));
     if (!Array.isArray(options) || options.length === 0) {
@@ -177,15 +159,9 @@ export class SandboxServiceSession {
       options.find((o) => o.Value === wanted) ??
       options.find((o) => o.Display.toLowerCase() === wanted.toLowerCase()) ??
       (typeof option === 'number' || /^\d+$/.test(wanted) ? options[Number(wanted) - 1] : undefined);
-    if (!found) {
-      const offered = options.map((o) => `${o.Display} (${o.Value})`).join(', ');
-      throw invalidArgument(
-        'option',
-        'not among the offered options',
-        option,
-        `No option "${wanted}"; offered: ${offered}`,
-      );
-    }
+    const offered = () => options.map((o) => `${o.Display} (${o.Value})`).join(', ');
+    if (!found)
+      throw invalidArgument('option', 'not offered', option, `No option "${wanted}"; offered: ${offered()}`);
     return this.reply(found.Value);
   }
 
@@ -212,12 +188,7 @@ export class SandboxServiceSession {
         `Nothing to pay: the session is ${this.record.state}, not at its cart (AddToCart; on USSD, Release with an Item)`,
         this.record.state,
       );
-    const outcome = options.outcome ?? 'paid';
-    if (outcome !== 'paid' && outcome !== 'failed')
-      throw invalidArgument('outcome', 'must be "paid" or "failed"', outcome);
-    if (options.fault) validateCallback(options.fault, 'fault');
-    if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
-      throw invalidArgument('amount', 'must be a number of at least 0', options.amount);
+    const outcome = checkPayment(options);
     const order = recordServiceOrder(this.state, this.record, {
       orderId: options.orderId ?? hexId(),
       price: round2(options.amount ?? cart.Qty * cart.Price),
@@ -239,9 +210,7 @@ export class SandboxServiceSession {
         OrderInfo:
           options.orderInfo === true
             ? fulfillmentOrderInfo(this.record.mobile, cart, order)
-            : options.orderInfo && typeof options.orderInfo === 'object'
-              ? options.orderInfo
-              : null,
+            : options.orderInfo || null,
       },
       options.fault,
     ).then((deliveries) => ({ order, deliveries }));
@@ -273,17 +242,17 @@ export class SandboxServiceSession {
     body: FulfillmentRequestBody,
     fault?: CallbackFaultSpec,
   ): Promise<SandboxDelivery[]> {
-    const { deliveries, done } = this.state.dispatch({
+    const { deliveries, sent } = this.state.dispatch({
       kind: 'fulfillment-request',
       account: this.record.account,
-      url: `${this.base}${this.fulfillmentPath}`,
+      url: `${this.base}${this.options.fulfillmentPath ?? '/api/fulfillment'}`,
       headers: { 'Content-Type': 'application/json', ...this.options.headers },
       body: body as unknown as Record<string, unknown>,
       sessionId: this.sessionId,
       orderId: body.OrderId,
       fault,
     });
-    if (!deliveries.some((d) => d.state === 'scheduled')) await done;
+    await sent;
     return deliveries;
   }
 
@@ -327,15 +296,15 @@ export class SandboxServiceSession {
     const ussd = this.channel === 'ussd';
     try {
       const { exchange, response } = await postServiceFlow(this.record, request, {
-        url: `${this.base}${this.flowPath}`,
+        url: `${this.base}${this.options.serviceFlowPath ?? '/api/service-flow'}`,
         headers: this.options.headers,
-        timeoutMs: this.timeoutMs,
+        timeoutMs: this.options.timeoutMs ?? 5_000, // answered within 5 s on USSD (platform facts)
         signal: this.state.outbound.signal,
         checked,
         screenLimits: ussd ? this.screenLimits : undefined,
       });
       if (!checked) return response;
-      this.lastResponse = response;
+      this.last = response;
       const type = String(response.Type ?? '').toLowerCase();
       const item = response.Item && typeof response.Item === 'object' ? response.Item : null;
       if (item && (type === 'addtocart' || (type === 'release' && ussd))) {
@@ -346,7 +315,7 @@ export class SandboxServiceSession {
       } else {
         this.record.state = 'active';
       }
-      if (this.strict && exchange.issues.length > 0) {
+      if (this.options.strict !== false && exchange.issues.length > 0) {
         const issues: ValidationIssue[] = exchange.issues.map((message) => ({ field: 'response', message }));
         throw new HubtelValidationError(
           `The service application's answer breaks the contract: ${exchange.issues.join('; ')}`,

@@ -1,6 +1,5 @@
 import { HubtelApiError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
 import type { UssdScreenLimits } from '#internal';
-import { SANDBOX_SESSION_EXCHANGE_LIMIT } from './sandbox.constants.js';
 import { OutboundError, isoNow, postJson } from './sandbox.http.js';
 import { checkServiceFlowResponse } from './service-app.check.js';
 import { measureUssdScreen, oversizeIssue, ussdWarnings } from './service-app.ussd.js';
@@ -42,7 +41,7 @@ export async function postServiceFlow(
     issues: [],
   };
   record.exchanges.push(exchange);
-  if (record.exchanges.length > SANDBOX_SESSION_EXCHANGE_LIMIT) record.exchanges.shift();
+  if (record.exchanges.length > 200) record.exchanges.shift(); // a bounded history
   let result;
   try {
     result = await postJson(post.url, request, {

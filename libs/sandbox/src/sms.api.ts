@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { owned } from './sandbox.accounts.js';
 import { apiErrorReply, type FieldError } from './sandbox.errors.js';
 import { ghanaNetwork, isoNow, platformMsisdn, platformTime } from './sandbox.http.js';
-import type { ResolvedSandboxAccount } from './sandbox.options.js';
 import type { SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxSmsMessage } from './sandbox.types.js';
+import type { SandboxAccount } from './sandbox.option-types.js';
 import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 
 // The SMS API: each account sends from its own sender ids and sees its own records only (404 else).
@@ -22,8 +23,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
   let batchIdsKept = 0;
   state.onClear(() => (batchIdsKept = 0));
 
-  const unauthorized = (): SandboxReply =>
-    apiErrorReply('sms', 401, { message: 'The request authorization failed.' });
+  const unauthorized = () => apiErrorReply('sms', 401, { message: 'The request authorization failed.' });
 
   const validationError = (issues: Issue[]): SandboxReply =>
     apiErrorReply('sms', 400, {
@@ -32,16 +32,16 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
       errors: issues.map(({ field, message }) => ({ field, message })),
     });
 
-  const checkSender = (from: unknown, account: ResolvedSandboxAccount, issues: Issue[]): void => {
-    if (typeof from !== 'string' || from.trim() === '') {
-      issues.push(issue('From', 'Invalid source address: From is required', 2));
-    } else if (from.length > o.maxSenderLength) {
-      issues.push(issue('From', `Invalid source address: at most ${o.maxSenderLength} characters`, 2));
-    } else if (!state.accounts.maySendFrom(account, from)) {
-      issues.push(
-        issue('From', 'Invalid source address: this sender id is not registered to these SMS keys', 2),
-      );
-    }
+  const checkSender = (from: unknown, account: SandboxAccount, issues: Issue[]): void => {
+    const problem =
+      typeof from !== 'string' || from.trim() === ''
+        ? 'From is required'
+        : from.length > o.maxSenderLength
+          ? `at most ${o.maxSenderLength} characters`
+          : !state.accounts.maySendFrom(account, from)
+            ? 'this sender id is not registered to these SMS keys'
+            : undefined;
+    if (problem) issues.push(issue('From', `Invalid source address: ${problem}`, 2));
   };
 
   const checkContent = (content: unknown, issues: Issue[]): void => {
@@ -57,7 +57,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
   };
 
   const record = (
-    account: ResolvedSandboxAccount,
+    account: SandboxAccount,
     fields: Pick<
       SandboxSmsMessage,
       'kind' | 'batchId' | 'from' | 'to' | 'msisdn' | 'content' | 'clientReference'
@@ -80,29 +80,24 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
     return message;
   };
 
-  const singleSend = (
-    account: ResolvedSandboxAccount,
-    from: unknown,
-    to: unknown,
-    content: unknown,
-    clientReference: unknown,
-  ): SandboxReply => {
+  const singleSend = (account: SandboxAccount, b: Record<string, unknown>): SandboxReply => {
     const issues: Issue[] = [];
-    checkSender(from, account, issues);
-    const msisdn = platformMsisdn(to);
+    checkSender(b.From, account, issues);
+    const msisdn = platformMsisdn(b.To);
     if (!msisdn) issues.push(issue('To', 'Invalid destination address', 1));
-    checkContent(content, issues);
-    if (clientReference !== undefined && clientReference !== null && typeof clientReference !== 'string')
+    checkContent(b.Content, issues);
+    const clientReference = b.ClientReference ?? null;
+    if (clientReference !== null && typeof clientReference !== 'string')
       issues.push(issue('ClientReference', 'ClientReference must be a string', 8));
     if (issues.length > 0) return validationError(issues);
     const m = record(account, {
       kind: 'single',
       batchId: null,
-      from: from as string,
-      to: to as string,
+      from: b.From as string,
+      to: b.To as string,
       msisdn: msisdn!,
-      content: content as string,
-      clientReference: (clientReference as string | undefined) ?? null,
+      content: b.Content as string,
+      clientReference: clientReference as string | null,
     });
     return {
       status: 200,
@@ -174,8 +169,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
   router.add('POST', '/v1/messages/send', 'sms', async (ctx) => {
     const account = authorized(ctx);
     if (!account) return unauthorized();
-    const { From, To, Content, ClientReference } = await ctx.jsonObject();
-    return singleSend(account, From, To, Content, ClientReference);
+    return singleSend(account, await ctx.jsonObject());
   });
 
   // The platform's GET variant authenticates with query parameters (or Basic auth).
@@ -186,20 +180,16 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
     const account =
       id !== null || secret !== null ? state.accounts.withPair(id, secret, 'sms') : authorized(ctx);
     if (!account) return unauthorized();
-    return singleSend(
-      account,
-      q.get('from') ?? undefined,
-      q.get('to') ?? undefined,
-      q.get('content') ?? undefined,
-      q.get('clientreference') ?? undefined,
+    const [From, To, Content, ClientReference] = ['from', 'to', 'content', 'clientreference'].map(
+      (name) => q.get(name) ?? undefined,
     );
+    return singleSend(account, { From, To, Content, ClientReference });
   });
 
   router.add('GET', '/v1/messages/batch/:batchId', 'sms', (ctx) => {
     const account = authorized(ctx);
     if (!account) return unauthorized();
-    const found = state.batches.get(ctx.params.batchId!);
-    const batch = found?.account === account.name ? found : undefined;
+    const batch = owned(state.batches.get(ctx.params.batchId!), account);
     if (!batch) return apiErrorReply('sms', 404, { message: 'The specified batch was not found.' });
     const data = batch.messageIds
       .map((id) => state.messages.get(id))
@@ -214,8 +204,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
   router.add('GET', '/v1/messages/:messageId', 'sms', (ctx) => {
     const account = authorized(ctx);
     if (!account) return unauthorized();
-    const found = state.messages.get(ctx.params.messageId!);
-    const message = found?.account === account.name ? found : undefined;
+    const message = owned(state.messages.get(ctx.params.messageId!), account);
     if (!message) return apiErrorReply('sms', 404, { message: 'The specified message was not found.' });
     return { status: 200, json: messageStatusBody(settleMessage(message)) };
   });

@@ -145,43 +145,27 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
   }
   const callbackAuth = new Set(values['callback-auth'] ?? []);
   for (const name of callbackAuth) if (!known.has(name)) throw notServed('--callback-auth', name);
-  const callbackPair = (name: string) =>
-    callbackAuth.has(name)
-      ? {
-          callback: {
-            clientId: name === 'default' ? 'sandbox-callback' : `sandbox-${name}-callback`,
-            clientSecret: name === 'default' ? 'sandbox-callback-secret' : `sandbox-${name}-callback-secret`,
-          },
-        }
-      : {};
-  const credentials = { ...(sms ? { sms } : {}), ...(api ? { api } : {}), ...callbackPair('default') };
-  const bearers = chargeBearers(values['charge-bearer'] ?? [], known);
-  const checkout = {
-    ...(values['merchant-name'] ? { merchantName: values['merchant-name'] } : {}),
-    ...(bearers.default ? { chargeBearer: bearers.default } : {}),
+  const callbackPair = (name: string) => {
+    const id = name === 'default' ? 'sandbox-callback' : `sandbox-${name}-callback`;
+    return callbackAuth.has(name) ? { clientId: id, clientSecret: `${id}-secret` } : undefined;
   };
+  const bearers = chargeBearers(values['charge-bearer'] ?? [], known);
   const options: HubtelSandboxOptions = {
     port: integer('port', values.port, 0, 65535) ?? SANDBOX_DEFAULT_CLI_PORT,
     host: values.host ?? SANDBOX_DEFAULT_HOST,
-    ...(values['public-url'] ? { publicUrl: values['public-url'] } : {}),
-    ...(values['allowed-host']?.length ? { allowedHosts: values['allowed-host'] } : {}),
-    ...(values['pos-sales-id'] ? { posSalesId: values['pos-sales-id'] } : {}),
-    ...(Object.keys(credentials).length > 0 ? { credentials } : {}),
-    ...(values['record-limit']
-      ? { recordLimit: integer('record-limit', values['record-limit'], 1, 10_000_000) }
-      : {}),
-    ...(Object.keys(checkout).length > 0 ? { checkout } : {}),
-    ...(senderIds.has('default') ? { sms: { senderIds: senderIds.get('default')! } } : {}),
-    ...(accounts
-      ? {
-          accounts: accounts.map((name) => ({
-            name,
-            ...(senderIds.has(name) ? { senderIds: senderIds.get(name)! } : {}),
-            ...(callbackAuth.has(name) ? { credentials: callbackPair(name) } : {}),
-            ...(bearers[name] ? { chargeBearer: bearers[name] } : {}),
-          })),
-        }
-      : {}),
+    publicUrl: values['public-url'] || undefined,
+    allowedHosts: values['allowed-host'],
+    posSalesId: values['pos-sales-id'] || undefined,
+    credentials: given({ sms, api, callback: callbackPair('default') }),
+    recordLimit: integer('record-limit', values['record-limit'] || undefined, 1, 10_000_000),
+    checkout: given({ merchantName: values['merchant-name'] || undefined, chargeBearer: bearers.default }),
+    sms: given({ senderIds: senderIds.get('default') }),
+    accounts: accounts?.map((name) => ({
+      name,
+      senderIds: senderIds.get(name),
+      credentials: given({ callback: callbackPair(name) }),
+      chargeBearer: bearers[name],
+    })),
   };
   return {
     help: false,
@@ -191,6 +175,11 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     verbose: values.verbose ?? false,
     ...(values.account?.length ? { envAccounts: values.account } : {}),
   };
+}
+
+/** A section of options, or undefined when it sets nothing. */
+function given<T extends object>(section: T): T | undefined {
+  return Object.values(section).some((value) => value !== undefined) ? section : undefined;
 }
 
 /** `--charge-bearer payer` (every account) and `--charge-bearer north=payer` (one), by account. */

@@ -25,18 +25,18 @@ export interface DashboardRecord {
   record: Record<string, unknown>;
 }
 
-/** The field that names each kind's records. */
-const ID_FIELD = {
-  message: 'messageId',
-  invoice: 'checkoutId',
-  delivery: 'id',
-  session: 'sessionId',
-  'fulfillment-callback': 'id',
-} as const satisfies Record<SandboxRecordKind, string>;
-const KINDS = Object.keys(ID_FIELD) as SandboxRecordKind[];
+/** The field that names each kind's records, and the sandbox's list of them. */
+const KIND = {
+  message: ['messageId', (s) => s.messages()],
+  invoice: ['checkoutId', (s) => s.invoices()],
+  delivery: ['id', (s) => s.deliveries()],
+  session: ['sessionId', (s) => s.sessions()],
+  'fulfillment-callback': ['id', (s) => s.fulfillmentCallbacks()],
+} satisfies Record<SandboxRecordKind, [string, (sandbox: HubtelSandbox) => object[]]>;
+const KINDS = Object.keys(KIND) as SandboxRecordKind[];
 
 function idOf(kind: SandboxRecordKind, record: unknown): string {
-  return (record as Record<string, string>)[ID_FIELD[kind]]!;
+  return (record as Record<string, string>)[KIND[kind][0]]!;
 }
 
 function viewOf(kind: SandboxRecordKind, record: unknown): DashboardRecord {
@@ -83,20 +83,16 @@ class DashboardHub {
     for (const client of this.clients) client.reset(this.snapshot());
   };
 
-  constructor(private readonly sandbox: HubtelSandbox) {}
+  constructor(readonly sandbox: HubtelSandbox) {}
 
   snapshot(): { stats: unknown; records: DashboardRecord[] } {
-    const s = this.sandbox;
-    const newest = <T>(items: T[]) => items.slice(-DASHBOARD_SNAPSHOT_LIMIT);
     return {
-      stats: s.stats(),
-      records: [
-        ...newest(s.messages()).map((r) => viewOf('message', r)),
-        ...newest(s.invoices()).map((r) => viewOf('invoice', r)),
-        ...newest(s.deliveries()).map((r) => viewOf('delivery', r)),
-        ...newest(s.sessions()).map((r) => viewOf('session', r)),
-        ...newest(s.fulfillmentCallbacks()).map((r) => viewOf('fulfillment-callback', r)),
-      ],
+      stats: this.sandbox.stats(),
+      records: KINDS.flatMap((kind) =>
+        KIND[kind][1](this.sandbox)
+          .slice(-DASHBOARD_SNAPSHOT_LIMIT)
+          .map((r) => viewOf(kind, r)),
+      ),
     };
   }
 
@@ -116,10 +112,6 @@ class DashboardHub {
 
   private broadcast(kind: SandboxRecordKind, record: unknown): void {
     for (const client of this.clients) client.queue(kind, record);
-  }
-
-  stats(): unknown {
-    return this.sandbox.stats();
   }
 }
 
@@ -171,7 +163,7 @@ class DashboardClient {
     if (this.closed || this.res.writableNeedDrain) return;
     const batch = [...this.pending.values()].map(({ kind, record }) => viewOf(kind, record));
     this.pending.clear();
-    if (batch.length > 0) this.send('update', { stats: this.hub.stats(), records: batch });
+    if (batch.length > 0) this.send('update', { stats: this.hub.sandbox.stats(), records: batch });
   }
 
   private send(event: string, data: unknown): void {
@@ -213,8 +205,8 @@ export function registerSandboxDashboard(sandbox: HubtelSandbox): void {
       }),
     };
   };
-  sandbox.addRoute('GET', SANDBOX_DASHBOARD_PATH, page);
-  sandbox.addRoute('GET', `${SANDBOX_DASHBOARD_PATH}/`, page);
+  for (const path of [SANDBOX_DASHBOARD_PATH, `${SANDBOX_DASHBOARD_PATH}/`])
+    sandbox.addRoute('GET', path, page);
   sandbox.addRoute('GET', `${SANDBOX_DASHBOARD_PATH}/events`, (ctx) => {
     const res = ctx.res;
     res.writeHead(200, {
