@@ -18,7 +18,6 @@ import { CheckoutVerifier } from './callbacks/callback.verifier.js';
 import { CHECKOUT_DEFAULT_ACCOUNT, checkoutLoggerContext } from './checkout.constants.js';
 import { CheckoutUnknownAccountError } from './checkout.errors.js';
 import {
-  CHECKOUT_OPTIONS_RECIPE,
   type CheckoutModuleOptions,
   type CheckoutRouteInfo,
   type ResolvedCheckoutOptions,
@@ -64,18 +63,59 @@ export interface CheckoutAccountOperations {
   getStatusFor(account: CheckoutAccount, clientReference: string): Promise<CheckoutTransactionStatus>;
 }
 
-/** What `CheckoutModule.forRoot` hands over: named accounts inherit from it. */
+/** What `CheckoutModule.forRoot` hands over (named accounts inherit from it). */
 export interface CheckoutDefaultAccount extends HubtelDefaultAccount<
   CheckoutModuleOptions,
   ResolvedCheckoutOptions
 > {
   route: CheckoutRouteInfo;
-  api: CheckoutApiClient;
-  verifier: CheckoutVerifier;
   access: InboundAccessPolicy;
+  transport: HttpTransport;
   http: HttpService;
   /** The instance's status-check budget: shared by every account. */
   budget: StatusCheckBudget;
+}
+
+/** forRoot's account, on the module's transport and access policy. */
+export function defaultCheckoutAccount(d: CheckoutDefaultAccount): CheckoutAccount {
+  const { resolved: options, access, budget } = d;
+  // The instance's budget (shared with ServiceAppModule): this module's option only lowers it.
+  budget.configure(options.statusCheckBudget.perMinute);
+  const api = new CheckoutApiClient(d.transport, options.posSalesId, budget);
+  return {
+    name: CHECKOUT_DEFAULT_ACCOUNT,
+    options,
+    api,
+    verifier: new CheckoutVerifier(options.verification),
+    access,
+  };
+}
+
+/** Account `name`: its own transport (its own Basic auth, never another account's) and POS Sales ID. */
+export function namedCheckoutAccount(
+  d: CheckoutDefaultAccount,
+  name: string,
+  options: ResolvedCheckoutOptions,
+): CheckoutAccount {
+  const access = new InboundAccessPolicy(options.access, `checkout[${name}].access.`);
+  if (!d.route.disabled)
+    d.access.warnUnguarded(
+      access,
+      name,
+      `POST /${d.route.path}/${name}`,
+      HUBTEL_ENV.checkoutPathSecret,
+      new HubtelLogger(checkoutLoggerContext(name)),
+    );
+  const config = checkoutTransportConfig(options, checkoutLoggerContext(name));
+  const transport = createHttpTransport(d.http, { ...config, telemetry: d.telemetry });
+  return {
+    name,
+    options,
+    api: new CheckoutApiClient(transport, options.posSalesId, d.budget, `checkout[${name}]`),
+    verifier: new CheckoutVerifier(options.verification),
+    access,
+    transport,
+  };
 }
 
 /** The application's checkout accounts (core's AccountRegistry). */
@@ -90,16 +130,6 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implement
       (...args) => new CheckoutUnknownAccountError(...args),
       new HubtelLogger('HubtelCheckout'),
     );
-  }
-
-  /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
-  attach(defaults: CheckoutDefaultAccount): this {
-    const { resolved: options, api, verifier, access } = defaults;
-    return this.attachDefault({
-      account: { name: CHECKOUT_DEFAULT_ACCOUNT, options, api, verifier, access },
-      build: (name, overrides) => buildAccount(defaults, name, overrides),
-      resolver: options.accounts,
-    });
   }
 
   /** Called by CheckoutService: the work the bound services do. */
@@ -121,33 +151,6 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implement
   forInvoice(invoice: Pick<CheckoutInvoice, 'account'>): Promise<CheckoutAccount> {
     return this.get(invoiceAccount(invoice));
   }
-}
-
-function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides: unknown): CheckoutAccount {
-  const { options: raw, resolved, route } = defaults;
-  // The module-wide options are the default's resolved ones: one store, one reconciler.
-  const options = CHECKOUT_OPTIONS_RECIPE.resolveAccount(name, raw, overrides, resolved, route);
-  const access = new InboundAccessPolicy(options.access, `checkout[${name}].access.`);
-  if (!route.disabled)
-    defaults.access.warnUnguarded(
-      access,
-      name,
-      `POST /${route.path}/${name}`,
-      HUBTEL_ENV.checkoutPathSecret,
-      new HubtelLogger(checkoutLoggerContext(name)),
-    );
-  // Its own transport: its own Basic auth, never another account's.
-  const config = checkoutTransportConfig(options, checkoutLoggerContext(name));
-  const transport = createHttpTransport(defaults.http, { ...config, telemetry: defaults.telemetry });
-  return {
-    name,
-    options,
-    // Its own POS Sales ID; the instance's status-check budget is shared.
-    api: new CheckoutApiClient(transport, options.posSalesId, defaults.budget, `checkout[${name}]`),
-    verifier: new CheckoutVerifier(options.verification),
-    access,
-    transport,
-  };
 }
 
 /** The transport of one account: the checkout API and the status check share its API key pair. */

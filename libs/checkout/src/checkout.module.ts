@@ -12,19 +12,20 @@ import {
   hubtelModuleRecipe,
   inboundKit,
   mountController,
-  type HttpTransport,
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
   type HubtelModuleExtras,
-  type StatusCheckBudget,
 } from '#internal';
-import { CheckoutAccounts, checkoutTransportConfig } from './checkout.accounts.js';
+import {
+  CheckoutAccounts,
+  checkoutTransportConfig,
+  defaultCheckoutAccount,
+  namedCheckoutAccount,
+} from './checkout.accounts.js';
 import { CheckoutCallbackController } from './callbacks/callback.controller.js';
-import { CheckoutApiClient } from './invoices/invoice.client.js';
 import { CheckoutInvoiceStore } from './invoices/invoice.store.js';
 import { CheckoutReconciler } from './reconciliation/invoice.reconciler.js';
 import { CheckoutSettlement } from './callbacks/payment.settlement.js';
-import { CheckoutVerifier } from './callbacks/callback.verifier.js';
 import {
   CHECKOUT_ACCESS_POLICY,
   CHECKOUT_ACCOUNTS,
@@ -104,16 +105,17 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
     providers: [...(definition.providers ?? []), { provide: CHECKOUT_ROUTE, useValue: routeInfo(extras) }],
   }),
   registry: CheckoutAccounts,
-  defaultAccount: {
+  accounts: {
     provide: CHECKOUT_ACCOUNTS,
     inject: {
       route: CHECKOUT_ROUTE,
-      api: CheckoutApiClient,
-      verifier: CheckoutVerifier,
       access: CHECKOUT_ACCESS_POLICY,
+      transport: CHECKOUT_TRANSPORT,
       http: HttpService,
       budget: HUBTEL_STATUS_CHECK_BUDGET,
     },
+    default: defaultCheckoutAccount,
+    named: namedCheckoutAccount,
   },
   token: getCheckoutAccountToken,
   bind: (accounts, name) => accounts.service(name),
@@ -138,15 +140,6 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
   providers: [
     ...kit.providers,
     {
-      provide: CheckoutApiClient,
-      // The instance's budget (shared with ServiceAppModule): this module's option only lowers it.
-      useFactory: (transport: HttpTransport, options: ResolvedCheckoutOptions, budget: StatusCheckBudget) => {
-        budget.configure(options.statusCheckBudget.perMinute);
-        return new CheckoutApiClient(transport, options.posSalesId, budget);
-      },
-      inject: [CHECKOUT_TRANSPORT, CHECKOUT_RESOLVED_OPTIONS, HUBTEL_STATUS_CHECK_BUDGET],
-    },
-    {
       provide: CheckoutInvoiceStore,
       useFactory: (options: ResolvedCheckoutOptions, store: HubtelStore) =>
         new CheckoutInvoiceStore(
@@ -157,11 +150,6 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
           options.reconciliation.enabled,
         ),
       inject: [CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
-    },
-    {
-      provide: CheckoutVerifier,
-      useFactory: (options: ResolvedCheckoutOptions) => new CheckoutVerifier(options.verification),
-      inject: [CHECKOUT_RESOLVED_OPTIONS],
     },
     {
       provide: CheckoutSettlement,

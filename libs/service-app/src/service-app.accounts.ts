@@ -19,11 +19,7 @@ import {
 import { ServiceAppUnknownAccountError } from './service-app.errors.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import { SERVICE_APP_SCOPE } from './service-app.constants.js';
-import {
-  SERVICE_APP_OPTIONS_RECIPE,
-  type ResolvedServiceAppOptions,
-  type ServiceAppModuleOptions,
-} from './service-app.options.js';
+import { type ResolvedServiceAppOptions, type ServiceAppModuleOptions } from './service-app.options.js';
 import type { ServiceFlowService } from './flow/index.js';
 
 /** One account, built once: its access policy, its transport (own keys, callback credentials), its flows. */
@@ -41,7 +37,7 @@ export interface ServiceAppAccount extends InboundAccount {
   readonly transport?: HttpTransport;
 }
 
-/** What `ServiceAppModule.forRoot` hands over: named accounts inherit from it. */
+/** What `ServiceAppModule.forRoot` hands over (named accounts inherit from it). */
 export interface ServiceAppDefaultAccount extends HubtelDefaultAccount<
   ServiceAppModuleOptions,
   ResolvedServiceAppOptions
@@ -95,18 +91,6 @@ export class ServiceAppAccounts extends AccountRegistry<ServiceAppAccount> {
     );
   }
 
-  /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
-  attach(defaults: ServiceAppDefaultAccount): this {
-    const { resolved: options, access, status, callback, flows } = defaults;
-    flows.accountEngines ??= this;
-    const verifying = options.verification.enabled && status !== undefined;
-    return this.attachDefault({
-      account: { name: HUBTEL_DEFAULT_ACCOUNT, access, options, status, callback, verifying, flows },
-      build: (name, overrides) => buildAccount(defaults, name, overrides),
-      ...(options.accounts ? { resolver: options.accounts } : {}),
-    });
-  }
-
   /** @internal Called by forRoot's FulfillmentService (what FulfillmentAccount calls). */
   attachFulfillment(service: FulfillmentService): void {
     this.service ??= service;
@@ -123,15 +107,25 @@ export class ServiceAppAccounts extends AccountRegistry<ServiceAppAccount> {
   }
 }
 
-function buildAccount(
-  defaults: ServiceAppDefaultAccount,
-  name: string,
-  overrides: unknown,
+/** forRoot's account, on the module's providers; its flows find the named accounts in `accounts`. */
+export function defaultServiceAppAccount(
+  d: ServiceAppDefaultAccount,
+  accounts: ServiceAppAccounts,
 ): ServiceAppAccount {
-  const options = SERVICE_APP_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
-  const scope = `${SERVICE_APP_SCOPE}[${name}]`;
-  const access = new InboundAccessPolicy(options.access, `${scope}.access.`);
-  defaults.access.warnUnguarded(
+  const { resolved: options, access, status, callback, flows } = d;
+  flows.accountEngines ??= accounts;
+  const verifying = options.verification.enabled && status !== undefined;
+  return { name: HUBTEL_DEFAULT_ACCOUNT, access, options, status, callback, verifying, flows };
+}
+
+/** Account `name`: its own transport (keys, callback credentials), status check, flows and access. */
+export function namedServiceAppAccount(
+  d: ServiceAppDefaultAccount,
+  name: string,
+  options: ResolvedServiceAppOptions,
+): ServiceAppAccount {
+  const access = new InboundAccessPolicy(options.access, `${SERVICE_APP_SCOPE}[${name}].access.`);
+  d.access.warnUnguarded(
     access,
     name,
     `its service-flow and fulfillment routes (/${name})`,
@@ -139,8 +133,8 @@ function buildAccount(
     new HubtelLogger(`HubtelServiceApp[${name}]`),
   );
   const config = serviceAppTransportConfig(options, `HubtelServiceApp[${name}]`);
-  const transport = new HttpTransport(defaults.http, { ...config, telemetry: defaults.telemetry });
-  const status = paymentStatusClient(transport, options, defaults.budget);
+  const transport = new HttpTransport(d.http, { ...config, telemetry: d.telemetry });
+  const status = paymentStatusClient(transport, options, d.budget);
   return {
     name,
     access,
@@ -148,7 +142,7 @@ function buildAccount(
     status,
     callback: new FulfillmentCallbackClient(transport),
     verifying: options.verification.enabled && status !== undefined,
-    flows: defaults.flows.forAccount(name, options, access),
+    flows: d.flows.forAccount(name, options, access),
     transport,
   };
 }

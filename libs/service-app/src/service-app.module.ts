@@ -12,6 +12,8 @@ import {
 import { FulfillmentAccount, FulfillmentCallbackClient, FulfillmentService } from './fulfillment/index.js';
 import {
   ServiceAppAccounts,
+  defaultServiceAppAccount,
+  namedServiceAppAccount,
   paymentStatusClient,
   serviceAppTransportConfig,
 } from './service-app.accounts.js';
@@ -70,7 +72,7 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
     controllers: [...(definition.controllers ?? []), ...createServiceAppController(extras.routes)],
   }),
   registry: ServiceAppAccounts,
-  defaultAccount: {
+  accounts: {
     provide: SERVICE_APP_ACCOUNTS,
     inject: {
       access: SERVICE_APP_ACCESS_POLICY,
@@ -80,6 +82,8 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
       http: HttpService,
       budget: HUBTEL_STATUS_CHECK_BUDGET,
     },
+    default: defaultServiceAppAccount,
+    named: namedServiceAppAccount,
   },
   token: getFulfillmentAccountToken,
   // Bound by name, found at each call: the FulfillmentService is forRoot's (global or not).

@@ -11,10 +11,12 @@ import {
 } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
+import type { AccountRegistry } from '../accounts/hubtel-accounts.js';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
   checkAccountName,
   resolveAccountResolver,
+  type ResolvedAccountResolver,
 } from '../accounts/hubtel-accounts.resolver.js';
 import { accountEnvVariable, accountNamesFromEnv } from '../accounts/accounts-env.js';
 import { checkOptionsFromEnv, type HubtelEnvSource } from './hubtel-env.js';
@@ -35,13 +37,7 @@ import { assertOptionsObject } from './hubtel-options.validation.js';
  * compute passes as checked: a new option is one field.
  */
 
-/** A module's account registry, as the recipe uses it. */
-export interface HubtelAccountRegistry {
-  attach(defaults: never): unknown;
-  register(name: string, overrides: unknown): void;
-}
-
-/** What forRoot's module hands its registry's `attach` (with `defaultAccount.inject`'s providers). */
+/** What forRoot's module hands its accounts' builders (with `accounts.inject`'s providers by name). */
 export interface HubtelDefaultAccount<O, R> {
   /** The options as given: named accounts inherit those they do not set. */
   options: O;
@@ -90,7 +86,9 @@ export interface HubtelModuleSpec<
   O extends object,
   R,
   A,
-  Reg extends HubtelAccountRegistry,
+  T,
+  D extends HubtelDefaultAccount<O, R>,
+  Reg extends AccountRegistry<T>,
   X extends HubtelModuleExtras,
   C,
   F extends string,
@@ -108,13 +106,18 @@ export interface HubtelModuleSpec<
   extend?: (definition: DynamicModule, extras: X) => DynamicModule;
   /** What `resolve` needs of the extras (given to it as `context`). */
   context?: (extras: X) => C;
-  /** The application's account registry (one, global) and how a named account is recorded in it. */
+  /** The application's account registry (one, global). */
   registry: Type<Reg>;
   /**
-   * forRoot's account handed to the registry (`attach`, provided as `provide`): the options as
-   * given (`options`), `resolved`, the optional `telemetry` and the providers of `inject` by name.
+   * The accounts (the registry, also provided as `provide`): forRoot's is `default(d)`, a named
+   * one `named(d, name, its resolved options)`; `d` holds `inject`'s providers by name.
    */
-  defaultAccount: { provide: InjectionToken; inject: Record<string, InjectionToken> };
+  accounts: {
+    provide: InjectionToken;
+    inject: Record<string, InjectionToken>;
+    default: (defaults: D, registry: Reg) => T;
+    named: (defaults: D, name: string, options: R) => T;
+  };
   /** Token of what `@Inject…(name)` injects for a named account, and what that is (`bind`). */
   token: (name: string) => string | symbol;
   bind: (registry: Reg, name: string) => unknown;
@@ -257,11 +260,13 @@ export function hubtelModuleRecipe<
   O extends object,
   R,
   A,
-  Reg extends HubtelAccountRegistry,
+  T,
+  D extends HubtelDefaultAccount<O, R>,
+  Reg extends AccountRegistry<T>,
   X extends HubtelModuleExtras = HubtelModuleExtras,
   C = undefined,
   F extends string = string,
->(spec: HubtelModuleSpec<O, R, A, Reg, X, C, F>) {
+>(spec: HubtelModuleSpec<O, R, A, T, D, Reg, X, C, F>) {
   const { scope } = spec.options;
   const forRoot = `${spec.module}.forRoot`;
 
@@ -299,22 +304,33 @@ export function hubtelModuleRecipe<
     };
   };
 
-  const names = Object.keys(spec.defaultAccount.inject);
-  const defaultAccount = (optionsToken: InjectionToken): FactoryProvider => ({
-    provide: spec.defaultAccount.provide,
-    useFactory: (registry: Reg, options: O | undefined, resolved: R, telemetry: unknown, ...deps) =>
-      (registry.attach as (defaults: object) => unknown)({
+  // forRoot's account, attached to the registry: a second forRoot in one application does not replace
+  // the first. A named account inherits forRoot's options as given, the module-wide ones resolved.
+  const { accounts } = spec;
+  const names = Object.keys(accounts.inject);
+  const attach = (context: C | undefined): FactoryProvider => ({
+    provide: accounts.provide,
+    useFactory: (registry: Reg, options: O | undefined, resolved: R, telemetry: unknown, ...deps) => {
+      const d = {
         options: options ?? {},
         resolved,
         ...(telemetry ? { telemetry } : {}),
         ...Object.fromEntries(names.map((name, index) => [name, deps[index]])),
-      }),
+      } as D;
+      const { accounts: resolver } = resolved as { accounts?: ResolvedAccountResolver };
+      return registry.attachDefault({
+        account: accounts.default(d, registry),
+        build: (name, overrides) =>
+          accounts.named(d, name, spec.options.resolveAccount(name, d.options, overrides, resolved, context)),
+        ...(resolver ? { resolver } : {}),
+      });
+    },
     inject: [
       spec.registry,
-      optionsToken,
+      built.MODULE_OPTIONS_TOKEN,
       spec.resolvedToken,
       { token: HUBTEL_TELEMETRY, optional: true },
-      ...Object.values(spec.defaultAccount.inject),
+      ...Object.values(accounts.inject),
     ],
   });
 
@@ -336,7 +352,7 @@ export function hubtelModuleRecipe<
             useFactory: (options: O) => spec.options.resolve(options, HUBTEL_DEFAULT_ACCOUNT, context),
             inject: [built.MODULE_OPTIONS_TOKEN],
           },
-          defaultAccount(built.MODULE_OPTIONS_TOKEN),
+          attach(context),
         ],
       };
       return spec.extend ? spec.extend(module, extras) : module;
