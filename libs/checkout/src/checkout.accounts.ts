@@ -1,27 +1,20 @@
-import type { HttpService } from '@nestjs/axios';
 import { Injectable } from '@nestjs/common';
 import { HubtelLogger } from 'nestjs-hubtel';
 import {
-  HUBTEL_ENV,
   AccountRegistry,
-  createHttpTransport,
-  InboundAccessPolicy,
   type HttpTransport,
+  type HttpTransportConfig,
+  type HubtelAccountParts,
+  type HubtelDefaultAccount,
   type InboundAccount,
   type StatusCheckBudget,
-  type HttpTransportConfig,
-  type HubtelDefaultAccount,
 } from '#internal';
 import { CheckoutApiClient } from './invoices/invoice.client.js';
 import { invoiceAccount, type CheckoutInvoice } from './invoices/invoice.store.js';
 import { CheckoutVerifier } from './callbacks/callback.verifier.js';
-import { CHECKOUT_DEFAULT_ACCOUNT, checkoutLoggerContext } from './checkout.constants.js';
+import { CHECKOUT_DEFAULT_ACCOUNT } from './checkout.constants.js';
 import { CheckoutUnknownAccountError } from './checkout.errors.js';
-import {
-  type CheckoutModuleOptions,
-  type CheckoutRouteInfo,
-  type ResolvedCheckoutOptions,
-} from './checkout.options.js';
+import { type CheckoutModuleOptions, type ResolvedCheckoutOptions } from './checkout.options.js';
 import type {
   CheckoutInvoiceCreated,
   CheckoutTransactionStatus,
@@ -33,8 +26,7 @@ export interface CheckoutAccount extends InboundAccount {
   readonly options: ResolvedCheckoutOptions;
   readonly api: CheckoutApiClient;
   readonly verifier: CheckoutVerifier;
-  /** A named account's own transport (the default account's is the module's provider). */
-  readonly transport?: HttpTransport;
+  readonly transport: HttpTransport;
 }
 
 /** How the confirmation and the reconciler find the account of an invoice. */
@@ -68,54 +60,20 @@ export interface CheckoutDefaultAccount extends HubtelDefaultAccount<
   CheckoutModuleOptions,
   ResolvedCheckoutOptions
 > {
-  route: CheckoutRouteInfo;
-  access: InboundAccessPolicy;
-  transport: HttpTransport;
-  http: HttpService;
   /** The instance's status-check budget: shared by every account. */
   budget: StatusCheckBudget;
 }
 
-/** forRoot's account, on the module's transport and access policy. */
-export function defaultCheckoutAccount(d: CheckoutDefaultAccount): CheckoutAccount {
-  const { resolved: options, access, budget } = d;
-  // The instance's budget (shared with ServiceAppModule): this module's option only lowers it.
-  budget.configure(options.statusCheckBudget.perMinute);
-  const api = new CheckoutApiClient(d.transport, options.posSalesId, budget);
-  return {
-    name: CHECKOUT_DEFAULT_ACCOUNT,
-    options,
-    api,
-    verifier: new CheckoutVerifier(options.verification),
-    access,
-  };
-}
-
-/** Account `name`: its own transport (its own Basic auth, never another account's) and POS Sales ID. */
-export function namedCheckoutAccount(
+/** Account `name` (forRoot's is `default`): its API client on its own keys and POS Sales ID. */
+export function checkoutAccount(
   d: CheckoutDefaultAccount,
   name: string,
   options: ResolvedCheckoutOptions,
+  own: HubtelAccountParts,
 ): CheckoutAccount {
-  const access = new InboundAccessPolicy(options.access, `checkout[${name}].access.`);
-  if (!d.route.disabled)
-    d.access.warnUnguarded(
-      access,
-      name,
-      `POST /${d.route.path}/${name}`,
-      HUBTEL_ENV.checkoutPathSecret,
-      new HubtelLogger(checkoutLoggerContext(name)),
-    );
-  const config = checkoutTransportConfig(options, checkoutLoggerContext(name));
-  const transport = createHttpTransport(d.http, { ...config, telemetry: d.telemetry });
-  return {
-    name,
-    options,
-    api: new CheckoutApiClient(transport, options.posSalesId, d.budget, `checkout[${name}]`),
-    verifier: new CheckoutVerifier(options.verification),
-    access,
-    transport,
-  };
+  const scope = name === CHECKOUT_DEFAULT_ACCOUNT ? 'checkout' : `checkout[${name}]`;
+  const api = new CheckoutApiClient(own.transport, options.posSalesId, d.budget, scope);
+  return { name, options, api, verifier: new CheckoutVerifier(options.verification), ...own };
 }
 
 /** The application's checkout accounts (core's AccountRegistry). */

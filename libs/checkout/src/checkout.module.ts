@@ -1,4 +1,3 @@
-import { HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import {
   HUBTEL_TELEMETRY,
@@ -7,10 +6,10 @@ import {
   type HubtelTelemetry,
 } from 'nestjs-hubtel';
 import {
+  HUBTEL_ENV,
   HUBTEL_STATUS_CHECK_BUDGET,
   InboundPipeline,
   hubtelModuleRecipe,
-  inboundKit,
   mountController,
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
@@ -19,8 +18,8 @@ import {
 import {
   CheckoutAccounts,
   checkoutTransportConfig,
-  defaultCheckoutAccount,
-  namedCheckoutAccount,
+  checkoutAccount,
+  type CheckoutDefaultAccount,
 } from './checkout.accounts.js';
 import { CheckoutCallbackController } from './callbacks/callback.controller.js';
 import { CheckoutInvoiceStore } from './invoices/invoice.store.js';
@@ -29,13 +28,14 @@ import { CheckoutSettlement } from './callbacks/payment.settlement.js';
 import {
   CHECKOUT_ACCESS_POLICY,
   CHECKOUT_ACCOUNTS,
+  CHECKOUT_DEFAULT_ACCOUNT,
   CHECKOUT_DEFAULT_CALLBACK_PATH,
   CHECKOUT_PIPELINE,
   CHECKOUT_PIPELINE_NAME,
   CHECKOUT_RESOLVED_OPTIONS,
-  CHECKOUT_ROUTE,
   CHECKOUT_STORE,
   CHECKOUT_TRANSPORT,
+  checkoutLoggerContext,
   getCheckoutAccountToken,
 } from './checkout.constants.js';
 import { CHECKOUT_EVENT_JOBS, CheckoutEvents } from './checkout.events.js';
@@ -51,29 +51,6 @@ import { CheckoutService } from './checkout.service.js';
 const COMPACT_EVENT_JOBS = Object.fromEntries(
   CHECKOUT_EVENT_JOBS.map((event) => [event, { compactWhenDone: () => undefined }]),
 );
-
-/** Store, access policy, transport and pipeline, built by core's inbound kit. */
-const kit = inboundKit<ResolvedCheckoutOptions>({
-  module: 'CheckoutModule',
-  emits: 'emits its outcomes as events',
-  optionPrefix: 'checkout',
-  options: CHECKOUT_RESOLVED_OPTIONS,
-  store: CHECKOUT_STORE,
-  access: CHECKOUT_ACCESS_POLICY,
-  // The default account's; each named account gets its own (CheckoutAccounts).
-  transport: { provide: CHECKOUT_TRANSPORT, config: checkoutTransportConfig },
-  pipeline: {
-    provide: CHECKOUT_PIPELINE,
-    settings: ({ handlers }) => ({
-      name: CHECKOUT_PIPELINE_NAME,
-      deadLetterEvent: CheckoutEvents.DeadLetter,
-      retry: handlers.retry,
-      shutdownGraceMs: handlers.shutdownGraceMs,
-      recordTtlMs: handlers.recordTtlMs,
-      jobs: COMPACT_EVENT_JOBS,
-    }),
-  },
-});
 
 /** Extras of `forRoot`/`forRootAsync`: static, as Nest fixes routes before async options resolve. */
 export interface CheckoutModuleExtras extends HubtelModuleExtras {
@@ -102,20 +79,39 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
     controllers: routeInfo(extras).disabled
       ? []
       : [mountController(CheckoutCallbackController, CHECKOUT_DEFAULT_CALLBACK_PATH, extras.callback ?? {})],
-    providers: [...(definition.providers ?? []), { provide: CHECKOUT_ROUTE, useValue: routeInfo(extras) }],
   }),
   registry: CheckoutAccounts,
   accounts: {
     provide: CHECKOUT_ACCOUNTS,
-    inject: {
-      route: CHECKOUT_ROUTE,
-      access: CHECKOUT_ACCESS_POLICY,
-      transport: CHECKOUT_TRANSPORT,
-      http: HttpService,
-      budget: HUBTEL_STATUS_CHECK_BUDGET,
+    inject: { budget: HUBTEL_STATUS_CHECK_BUDGET },
+    default: (d: CheckoutDefaultAccount, own) => {
+      // The instance's budget (shared with ServiceAppModule): this module's option only lowers it.
+      d.budget.configure(d.resolved.statusCheckBudget.perMinute);
+      return checkoutAccount(d, CHECKOUT_DEFAULT_ACCOUNT, d.resolved, own);
     },
-    default: defaultCheckoutAccount,
-    named: namedCheckoutAccount,
+    named: checkoutAccount,
+    // Store, access policy, transport and pipeline: core's inbound kit. A named account's
+    // callbacks come on `<path>/<name>`.
+    inbound: {
+      emits: 'emits its outcomes as events',
+      store: CHECKOUT_STORE,
+      access: CHECKOUT_ACCESS_POLICY,
+      transport: { provide: CHECKOUT_TRANSPORT, config: checkoutTransportConfig },
+      pipeline: {
+        provide: CHECKOUT_PIPELINE,
+        settings: ({ handlers }) => ({
+          name: CHECKOUT_PIPELINE_NAME,
+          deadLetterEvent: CheckoutEvents.DeadLetter,
+          retry: handlers.retry,
+          shutdownGraceMs: handlers.shutdownGraceMs,
+          recordTtlMs: handlers.recordTtlMs,
+          jobs: COMPACT_EVENT_JOBS,
+        }),
+      },
+      pathSecret: HUBTEL_ENV.checkoutPathSecret,
+      routes: (name, route) => (route.disabled ? undefined : `POST /${route.path}/${name}`),
+      logger: checkoutLoggerContext,
+    },
   },
   token: getCheckoutAccountToken,
   bind: (accounts, name) => accounts.service(name),
@@ -136,9 +132,7 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
  * account (`@InjectCheckout(name)`) with its own keys, its callbacks on `<callback path>/<name>`.
  */
 @Module({
-  imports: kit.imports,
   providers: [
-    ...kit.providers,
     {
       provide: CheckoutInvoiceStore,
       useFactory: (options: ResolvedCheckoutOptions, store: HubtelStore) =>

@@ -1,15 +1,13 @@
-import type { HttpService } from '@nestjs/axios';
 import { Injectable } from '@nestjs/common';
-import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, HubtelLogger } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError } from 'nestjs-hubtel';
 import {
-  HUBTEL_ENV,
   AccountRegistry,
-  HttpTransport,
-  InboundAccessPolicy,
+  type HttpTransport,
   type HttpTransportConfig,
+  type HubtelAccountParts,
+  type HubtelDefaultAccount,
   type InboundAccount,
   type StatusCheckBudget,
-  type HubtelDefaultAccount,
 } from '#internal';
 import {
   FulfillmentCallbackClient,
@@ -33,8 +31,7 @@ export interface ServiceAppAccount extends InboundAccount {
   readonly verifying: boolean;
   /** Answers the account's service-flow requests (its sessions record the account). */
   readonly flows: ServiceFlowService;
-  /** A named account's own transport (the default account's is the module's provider). */
-  readonly transport?: HttpTransport;
+  readonly transport: HttpTransport;
 }
 
 /** What `ServiceAppModule.forRoot` hands over (named accounts inherit from it). */
@@ -42,11 +39,9 @@ export interface ServiceAppDefaultAccount extends HubtelDefaultAccount<
   ServiceAppModuleOptions,
   ResolvedServiceAppOptions
 > {
-  access: InboundAccessPolicy;
   status: PaymentStatusClient | undefined;
   callback: FulfillmentCallbackClient;
   flows: ServiceFlowService;
-  http: HttpService;
   budget: StatusCheckBudget;
 }
 
@@ -110,39 +105,30 @@ export class ServiceAppAccounts extends AccountRegistry<ServiceAppAccount> {
 /** forRoot's account, on the module's providers; its flows find the named accounts in `accounts`. */
 export function defaultServiceAppAccount(
   d: ServiceAppDefaultAccount,
+  own: HubtelAccountParts,
   accounts: ServiceAppAccounts,
 ): ServiceAppAccount {
-  const { resolved: options, access, status, callback, flows } = d;
+  const { resolved: options, status, callback, flows } = d;
   flows.accountEngines ??= accounts;
   const verifying = options.verification.enabled && status !== undefined;
-  return { name: HUBTEL_DEFAULT_ACCOUNT, access, options, status, callback, verifying, flows };
+  return { name: HUBTEL_DEFAULT_ACCOUNT, options, status, callback, verifying, flows, ...own };
 }
 
-/** Account `name`: its own transport (keys, callback credentials), status check, flows and access. */
+/** Account `name`: its own status check, callback credentials and flows. */
 export function namedServiceAppAccount(
   d: ServiceAppDefaultAccount,
   name: string,
   options: ResolvedServiceAppOptions,
+  own: HubtelAccountParts,
 ): ServiceAppAccount {
-  const access = new InboundAccessPolicy(options.access, `${SERVICE_APP_SCOPE}[${name}].access.`);
-  d.access.warnUnguarded(
-    access,
-    name,
-    `its service-flow and fulfillment routes (/${name})`,
-    HUBTEL_ENV.serviceAppPathSecret,
-    new HubtelLogger(`HubtelServiceApp[${name}]`),
-  );
-  const config = serviceAppTransportConfig(options, `HubtelServiceApp[${name}]`);
-  const transport = new HttpTransport(d.http, { ...config, telemetry: d.telemetry });
-  const status = paymentStatusClient(transport, options, d.budget);
+  const status = paymentStatusClient(own.transport, options, d.budget);
   return {
     name,
-    access,
     options,
     status,
-    callback: new FulfillmentCallbackClient(transport),
+    callback: new FulfillmentCallbackClient(own.transport),
     verifying: options.verification.enabled && status !== undefined,
-    flows: d.flows.forAccount(name, options, access),
-    transport,
+    flows: d.flows.forAccount(name, options, own.access),
+    ...own,
   };
 }

@@ -1,9 +1,8 @@
-import { HttpService } from '@nestjs/axios';
 import { Module, type DynamicModule } from '@nestjs/common';
 import {
+  HUBTEL_ENV,
   HUBTEL_STATUS_CHECK_BUDGET,
   hubtelModuleRecipe,
-  inboundKit,
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
   type HttpTransport,
@@ -38,28 +37,6 @@ import {
 import type { ServiceAppModuleExtras } from './service-app.types.js';
 import { ServiceFlowRegistry, ServiceFlowService } from './flow/index.js';
 
-/** Store, access policy, transport and pipeline, built by core's inbound kit. */
-const kit = inboundKit<ResolvedServiceAppOptions>({
-  module: 'ServiceAppModule',
-  emits: 'delivers fulfillment events',
-  optionPrefix: 'serviceApp',
-  options: SERVICE_APP_OPTIONS,
-  store: SERVICE_APP_STORE,
-  access: SERVICE_APP_ACCESS_POLICY,
-  // The default account's; each named account gets its own (service-app.accounts.ts).
-  transport: { provide: SERVICE_APP_TRANSPORT, config: serviceAppTransportConfig },
-  pipeline: {
-    provide: SERVICE_APP_PIPELINE,
-    // Job types are defined by FulfillmentService (their definitions need its state).
-    settings: (options) => ({
-      name: 'service-app',
-      deadLetterEvent: ServiceAppEvents.DeadLetter,
-      shutdownGraceMs: options.shutdownGraceMs,
-      logger: new ServiceAppLogger(),
-    }),
-  },
-});
-
 const SERVICE_APP_MODULE = hubtelModuleRecipe({
   options: SERVICE_APP_OPTIONS_RECIPE,
   module: 'ServiceAppModule',
@@ -75,15 +52,34 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
   accounts: {
     provide: SERVICE_APP_ACCOUNTS,
     inject: {
-      access: SERVICE_APP_ACCESS_POLICY,
       status: SERVICE_APP_STATUS_CLIENT,
       callback: FulfillmentCallbackClient,
       flows: ServiceFlowService,
-      http: HttpService,
       budget: HUBTEL_STATUS_CHECK_BUDGET,
     },
     default: defaultServiceAppAccount,
     named: namedServiceAppAccount,
+    // Store, access policy, transport and pipeline: core's inbound kit. Named accounts add no
+    // route: theirs are `/<name>` under the default's.
+    inbound: {
+      emits: 'delivers fulfillment events',
+      store: SERVICE_APP_STORE,
+      access: SERVICE_APP_ACCESS_POLICY,
+      transport: { provide: SERVICE_APP_TRANSPORT, config: serviceAppTransportConfig },
+      pipeline: {
+        provide: SERVICE_APP_PIPELINE,
+        // Job types are defined by FulfillmentService (their definitions need its state).
+        settings: (options) => ({
+          name: 'service-app',
+          deadLetterEvent: ServiceAppEvents.DeadLetter,
+          shutdownGraceMs: options.shutdownGraceMs,
+          logger: new ServiceAppLogger(),
+        }),
+      },
+      pathSecret: HUBTEL_ENV.serviceAppPathSecret,
+      routes: (name) => `its service-flow and fulfillment routes (/${name})`,
+      logger: (name) => `HubtelServiceApp[${name}]`,
+    },
   },
   token: getFulfillmentAccountToken,
   // Bound by name, found at each call: the FulfillmentService is forRoot's (global or not).
@@ -101,9 +97,7 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
  * once per order and posts the callback. `registerAccount({ name })`: routes `/<name>`, own credentials.
  */
 @Module({
-  imports: kit.imports,
   providers: [
-    ...kit.providers,
     {
       provide: SERVICE_APP_STATUS_CLIENT,
       // The instance's budget (shared with CheckoutModule), set even without our status check.

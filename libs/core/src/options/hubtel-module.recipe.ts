@@ -1,3 +1,4 @@
+import { HttpService } from '@nestjs/axios';
 import {
   ConfigurableModuleBuilder,
   Global,
@@ -10,6 +11,10 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import { HttpTransport, type HttpTransportConfig } from '../http/http-transport.js';
+import { InboundAccessPolicy, type InboundAccessOptions } from '../inbound/inbound-access.js';
+import { inboundKit, type InboundKitOptions, type InboundKitSpec } from '../inbound/inbound-kit.js';
+import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import type { AccountRegistry } from '../accounts/hubtel-accounts.js';
 import {
@@ -43,6 +48,12 @@ export interface HubtelDefaultAccount<O, R> {
   options: O;
   resolved: R;
   telemetry?: HubtelTelemetry;
+}
+
+/** An inbound module's account's own access policy and transport (forRoot's: the module's). */
+export interface HubtelAccountParts {
+  access: InboundAccessPolicy;
+  transport: HttpTransport;
 }
 
 /** What every module's forRoot takes besides its options. */
@@ -115,8 +126,22 @@ export interface HubtelModuleSpec<
   accounts: {
     provide: InjectionToken;
     inject: Record<string, InjectionToken>;
-    default: (defaults: D, registry: Reg) => T;
-    named: (defaults: D, name: string, options: R) => T;
+    default: (defaults: D, own: HubtelAccountParts, registry: Reg) => T;
+    named: (defaults: D, name: string, options: R, own: HubtelAccountParts) => T;
+    /**
+     * An inbound module's kit (core's inboundKit, for forRoot's account); a named account's access
+     * policy and transport are made from its options, and it is warned about when it has no path
+     * secret (`pathSecret`'s variable) while forRoot's has one, unless `routes` says none.
+     */
+    inbound?: Omit<InboundKitSpec<R & InboundKitOptions>, 'module' | 'optionPrefix' | 'options'> & {
+      transport: {
+        provide: InjectionToken;
+        config: (options: R, loggerContext?: string) => HttpTransportConfig;
+      };
+      pathSecret: string;
+      routes: (name: string, context: C) => string | undefined;
+      logger: (name: string) => string;
+    };
   };
   /** Token of what `@Inject…(name)` injects for a named account, and what that is (`bind`). */
   token: (name: string) => string | symbol;
@@ -140,9 +165,6 @@ export interface HubtelAccountAsyncOptions<A> extends Pick<ModuleMetadata, 'impo
   /** The account's options (as `registerAccount` takes them, without `name`). */
   useFactory: (...args: never[]) => A | Promise<A>;
 }
-
-/** A `*FromEnv` reader's arguments: where settings come from (`process.env`), options winning over them. */
-export type HubtelEnvArgs<O> = [source?: HubtelEnvSource, overrides?: Partial<O>];
 
 /** The default options and the named accounts read from the environment. */
 export interface HubtelEnvAccounts<O, A> {
@@ -308,20 +330,49 @@ export function hubtelModuleRecipe<
   // the first. A named account inherits forRoot's options as given, the module-wide ones resolved.
   const { accounts } = spec;
   const names = Object.keys(accounts.inject);
+  const { inbound } = accounts;
+  const kit = inbound
+    ? inboundKit({ ...inbound, module: spec.module, optionPrefix: scope, options: spec.resolvedToken })
+    : { imports: [], providers: [] };
   const attach = (context: C | undefined): FactoryProvider => ({
     provide: accounts.provide,
-    useFactory: (registry: Reg, options: O | undefined, resolved: R, telemetry: unknown, ...deps) => {
+    useFactory: (
+      registry: Reg,
+      options: O | undefined,
+      resolved: R,
+      telemetry?: HubtelTelemetry,
+      ...deps
+    ) => {
+      const [http, access, transport] = (inbound ? deps.splice(0, 3) : []) as [HttpService, ...unknown[]];
+      const main = { access, transport } as HubtelAccountParts;
       const d = {
         options: options ?? {},
         resolved,
         ...(telemetry ? { telemetry } : {}),
         ...Object.fromEntries(names.map((name, index) => [name, deps[index]])),
       } as D;
+      // A named account's own access policy and transport (its own path secret and keys).
+      const parts = (name: string, options: R): HubtelAccountParts => {
+        if (!inbound) return main;
+        const { access: given } = options as { access: InboundAccessOptions };
+        const access = new InboundAccessPolicy(given, `${scope}[${name}].access.`);
+        const logger = inbound.logger(name);
+        const routes = inbound.routes(name, context as C);
+        if (routes)
+          main.access.warnUnguarded(access, name, routes, inbound.pathSecret, new HubtelLogger(logger));
+        const transport = new HttpTransport(http, {
+          ...inbound.transport.config(options, logger),
+          telemetry,
+        });
+        return { access, transport };
+      };
       const { accounts: resolver } = resolved as { accounts?: ResolvedAccountResolver };
       return registry.attachDefault({
-        account: accounts.default(d, registry),
-        build: (name, overrides) =>
-          accounts.named(d, name, spec.options.resolveAccount(name, d.options, overrides, resolved, context)),
+        account: accounts.default(d, main, registry),
+        build: (name, overrides) => {
+          const own = spec.options.resolveAccount(name, d.options, overrides, resolved, context);
+          return accounts.named(d, name, own, parts(name, own));
+        },
         ...(resolver ? { resolver } : {}),
       });
     },
@@ -330,6 +381,7 @@ export function hubtelModuleRecipe<
       built.MODULE_OPTIONS_TOKEN,
       spec.resolvedToken,
       { token: HUBTEL_TELEMETRY, optional: true },
+      ...(inbound ? [HttpService, inbound.access, inbound.transport.provide] : []),
       ...Object.values(accounts.inject),
     ],
   });
@@ -344,9 +396,10 @@ export function hubtelModuleRecipe<
       const module: DynamicModule = {
         ...definition,
         global: extras.isGlobal,
-        imports: [...(definition.imports ?? []), AccountsModule],
+        imports: [...(definition.imports ?? []), AccountsModule, ...kit.imports],
         providers: [
           ...(definition.providers ?? []),
+          ...kit.providers,
           {
             provide: spec.resolvedToken,
             useFactory: (options: O) => spec.options.resolve(options, HUBTEL_DEFAULT_ACCOUNT, context),
