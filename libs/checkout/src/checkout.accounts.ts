@@ -5,16 +5,14 @@ import {
   type HttpTransport,
   type HttpTransportConfig,
   type HubtelAccountParts,
-  type HubtelDefaultAccount,
   type InboundAccount,
-  type StatusCheckBudget,
 } from '#internal';
 import { CheckoutApiClient } from './invoices/invoice.client.js';
 import { invoiceAccount, type CheckoutInvoice } from './invoices/invoice.store.js';
 import { CheckoutVerifier } from './callbacks/callback.verifier.js';
 import { CHECKOUT_DEFAULT_ACCOUNT } from './checkout.constants.js';
 import { CheckoutUnknownAccountError } from './checkout.errors.js';
-import { type CheckoutModuleOptions, type ResolvedCheckoutOptions } from './checkout.options.js';
+import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import type {
   CheckoutInvoiceCreated,
   CheckoutTransactionStatus,
@@ -30,10 +28,7 @@ export interface CheckoutAccount extends InboundAccount {
 }
 
 /** How the confirmation and the reconciler find the account of an invoice. */
-export interface CheckoutAccountSource {
-  get(name: string): Promise<CheckoutAccount>;
-  forInvoice(invoice: Pick<CheckoutInvoice, 'account'>): Promise<CheckoutAccount>;
-}
+export type CheckoutAccountSource = Pick<CheckoutAccounts, 'get' | 'forInvoice'>;
 
 /**
  * What CheckoutService does for one account (`checkout.forAccount('north')`, `@InjectCheckout('north')`):
@@ -55,30 +50,24 @@ export interface CheckoutAccountOperations {
   getStatusFor(account: CheckoutAccount, clientReference: string): Promise<CheckoutTransactionStatus>;
 }
 
-/** What `CheckoutModule.forRoot` hands over (named accounts inherit from it). */
-export interface CheckoutDefaultAccount extends HubtelDefaultAccount<
-  CheckoutModuleOptions,
-  ResolvedCheckoutOptions
-> {
-  /** The instance's status-check budget: shared by every account. */
-  budget: StatusCheckBudget;
-}
-
 /** Account `name` (forRoot's is `default`): its API client on its own keys and POS Sales ID. */
 export function checkoutAccount(
-  d: CheckoutDefaultAccount,
+  _: unknown,
   name: string,
   options: ResolvedCheckoutOptions,
   own: HubtelAccountParts,
 ): CheckoutAccount {
+  // The instance's budget (shared with ServiceAppModule): this module's option only lowers it.
+  own.budget.configure(options.statusCheckBudget.perMinute);
   const scope = name === CHECKOUT_DEFAULT_ACCOUNT ? 'checkout' : `checkout[${name}]`;
-  const api = new CheckoutApiClient(own.transport, options.posSalesId, d.budget, scope);
-  return { name, options, api, verifier: new CheckoutVerifier(options.verification), ...own };
+  const api = new CheckoutApiClient(own.transport, options.posSalesId, own.budget, scope);
+  const { access, transport } = own;
+  return { name, options, api, verifier: new CheckoutVerifier(options.verification), access, transport };
 }
 
 /** The application's checkout accounts (core's AccountRegistry). */
 @Injectable()
-export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implements CheckoutAccountSource {
+export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> {
   private operations?: CheckoutAccountOperations;
 
   constructor() {

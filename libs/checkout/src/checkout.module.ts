@@ -7,7 +7,6 @@ import {
 } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
-  HUBTEL_STATUS_CHECK_BUDGET,
   InboundPipeline,
   hubtelModuleRecipe,
   mountController,
@@ -15,12 +14,7 @@ import {
   type HubtelAccountOptions,
   type HubtelModuleExtras,
 } from '#internal';
-import {
-  CheckoutAccounts,
-  checkoutTransportConfig,
-  checkoutAccount,
-  type CheckoutDefaultAccount,
-} from './checkout.accounts.js';
+import { CheckoutAccounts, checkoutTransportConfig, checkoutAccount } from './checkout.accounts.js';
 import { CheckoutCallbackController } from './callbacks/callback.controller.js';
 import { CheckoutInvoiceStore } from './invoices/invoice.store.js';
 import { CheckoutReconciler } from './reconciliation/invoice.reconciler.js';
@@ -28,7 +22,6 @@ import { CheckoutSettlement } from './callbacks/payment.settlement.js';
 import {
   CHECKOUT_ACCESS_POLICY,
   CHECKOUT_ACCOUNTS,
-  CHECKOUT_DEFAULT_ACCOUNT,
   CHECKOUT_DEFAULT_CALLBACK_PATH,
   CHECKOUT_PIPELINE,
   CHECKOUT_PIPELINE_NAME,
@@ -83,12 +76,7 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
   registry: CheckoutAccounts,
   accounts: {
     provide: CHECKOUT_ACCOUNTS,
-    inject: { budget: HUBTEL_STATUS_CHECK_BUDGET },
-    default: (d: CheckoutDefaultAccount, own) => {
-      // The instance's budget (shared with ServiceAppModule): this module's option only lowers it.
-      d.budget.configure(d.resolved.statusCheckBudget.perMinute);
-      return checkoutAccount(d, CHECKOUT_DEFAULT_ACCOUNT, d.resolved, own);
-    },
+    inject: {},
     named: checkoutAccount,
     // Store, access policy, transport and pipeline: core's inbound kit. A named account's
     // callbacks come on `<path>/<name>`.

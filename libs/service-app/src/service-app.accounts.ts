@@ -7,7 +7,6 @@ import {
   type HubtelAccountParts,
   type HubtelDefaultAccount,
   type InboundAccount,
-  type StatusCheckBudget,
 } from '#internal';
 import {
   FulfillmentCallbackClient,
@@ -39,21 +38,7 @@ export interface ServiceAppDefaultAccount extends HubtelDefaultAccount<
   ServiceAppModuleOptions,
   ResolvedServiceAppOptions
 > {
-  status: PaymentStatusClient | undefined;
-  callback: FulfillmentCallbackClient;
   flows: ServiceFlowService;
-  budget: StatusCheckBudget;
-}
-
-/** The account's status check, when it has one (its key pair and POS Sales ID). */
-export function paymentStatusClient(
-  transport: HttpTransport,
-  { statusCheck }: ResolvedServiceAppOptions,
-  budget: StatusCheckBudget,
-): PaymentStatusClient | undefined {
-  return (
-    statusCheck && new PaymentStatusClient(transport, statusCheck.posSalesId, statusCheck.timeoutMs, budget)
-  );
 }
 
 /** The transport of one account: the callback receiver and the status check, with its own keys. */
@@ -102,33 +87,21 @@ export class ServiceAppAccounts extends AccountRegistry<ServiceAppAccount> {
   }
 }
 
-/** forRoot's account, on the module's providers; its flows find the named accounts in `accounts`. */
-export function defaultServiceAppAccount(
-  d: ServiceAppDefaultAccount,
-  own: HubtelAccountParts,
-  accounts: ServiceAppAccounts,
-): ServiceAppAccount {
-  const { resolved: options, status, callback, flows } = d;
-  flows.accountEngines ??= accounts;
-  const verifying = options.verification.enabled && status !== undefined;
-  return { name: HUBTEL_DEFAULT_ACCOUNT, options, status, callback, verifying, flows, ...own };
-}
-
-/** Account `name`: its own status check, callback credentials and flows. */
-export function namedServiceAppAccount(
+/** Account `name`: its status check, callback credentials and flows (forRoot's flows: the module's). */
+export function serviceAppAccount(
   d: ServiceAppDefaultAccount,
   name: string,
   options: ResolvedServiceAppOptions,
   own: HubtelAccountParts,
 ): ServiceAppAccount {
-  const status = paymentStatusClient(own.transport, options, d.budget);
-  return {
-    name,
-    options,
-    status,
-    callback: new FulfillmentCallbackClient(own.transport),
-    verifying: options.verification.enabled && status !== undefined,
-    flows: d.flows.forAccount(name, options, own.access),
-    ...own,
-  };
+  // The instance's budget (shared with CheckoutModule), set even without a status check here.
+  own.budget.configure(options.statusCheckBudget.perMinute);
+  const check = options.statusCheck;
+  const status =
+    check && new PaymentStatusClient(own.transport, check.posSalesId, check.timeoutMs, own.budget);
+  const flows = name === HUBTEL_DEFAULT_ACCOUNT ? d.flows : d.flows.forAccount(name, options, own.access);
+  const callback = new FulfillmentCallbackClient(own.transport);
+  const verifying = options.verification.enabled && status !== undefined;
+  const { access, transport } = own;
+  return { name, options, status, callback, verifying, flows, access, transport };
 }

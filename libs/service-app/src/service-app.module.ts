@@ -1,19 +1,16 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
-  HUBTEL_STATUS_CHECK_BUDGET,
   hubtelModuleRecipe,
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
-  type HttpTransport,
-  type StatusCheckBudget,
 } from '#internal';
-import { FulfillmentAccount, FulfillmentCallbackClient, FulfillmentService } from './fulfillment/index.js';
+import { FulfillmentAccount, FulfillmentService } from './fulfillment/index.js';
 import {
   ServiceAppAccounts,
-  defaultServiceAppAccount,
-  namedServiceAppAccount,
-  paymentStatusClient,
+  serviceAppAccount,
+  type ServiceAppDefaultAccount,
   serviceAppTransportConfig,
 } from './service-app.accounts.js';
 import {
@@ -29,11 +26,7 @@ import {
 import { ServiceAppEvents } from './service-app.events.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import { createServiceAppController } from './service-app.controller.js';
-import {
-  SERVICE_APP_OPTIONS_RECIPE,
-  type ResolvedServiceAppOptions,
-  type ServiceAppAccountOverrides,
-} from './service-app.options.js';
+import { SERVICE_APP_OPTIONS_RECIPE, type ServiceAppAccountOverrides } from './service-app.options.js';
 import type { ServiceAppModuleExtras } from './service-app.types.js';
 import { ServiceFlowRegistry, ServiceFlowService } from './flow/index.js';
 
@@ -51,14 +44,12 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
   registry: ServiceAppAccounts,
   accounts: {
     provide: SERVICE_APP_ACCOUNTS,
-    inject: {
-      status: SERVICE_APP_STATUS_CLIENT,
-      callback: FulfillmentCallbackClient,
-      flows: ServiceFlowService,
-      budget: HUBTEL_STATUS_CHECK_BUDGET,
+    inject: { flows: ServiceFlowService },
+    default: (d: ServiceAppDefaultAccount, own, accounts) => {
+      d.flows.accountEngines ??= accounts; // how its flows find a named account's
+      return serviceAppAccount(d, HUBTEL_DEFAULT_ACCOUNT, d.resolved, own);
     },
-    default: defaultServiceAppAccount,
-    named: namedServiceAppAccount,
+    named: serviceAppAccount,
     // Store, access policy, transport and pipeline: core's inbound kit. Named accounts add no
     // route: theirs are `/<name>` under the default's.
     inbound: {
@@ -100,20 +91,11 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
   providers: [
     {
       provide: SERVICE_APP_STATUS_CLIENT,
-      // The instance's budget (shared with CheckoutModule), set even without our status check.
-      useFactory: (
-        transport: HttpTransport,
-        options: ResolvedServiceAppOptions,
-        budget: StatusCheckBudget,
-      ) => {
-        budget.configure(options.statusCheckBudget.perMinute);
-        return paymentStatusClient(transport, options, budget);
-      },
-      inject: [SERVICE_APP_TRANSPORT, SERVICE_APP_OPTIONS, HUBTEL_STATUS_CHECK_BUDGET],
+      useFactory: (accounts: ServiceAppAccounts) => accounts.default.status,
+      inject: [SERVICE_APP_ACCOUNTS],
     },
     ServiceFlowRegistry,
     ServiceFlowService,
-    FulfillmentCallbackClient,
     FulfillmentService,
   ],
   exports: [

@@ -11,6 +11,8 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import { HUBTEL_STATUS_CHECK_BUDGET } from '../hubtel.constants.js';
+import type { StatusCheckBudget } from '../http/status-check.budget.js';
 import { HttpTransport, type HttpTransportConfig } from '../http/http-transport.js';
 import { InboundAccessPolicy, type InboundAccessOptions } from '../inbound/inbound-access.js';
 import { inboundKit, type InboundKitOptions, type InboundKitSpec } from '../inbound/inbound-kit.js';
@@ -54,6 +56,8 @@ export interface HubtelDefaultAccount<O, R> {
 export interface HubtelAccountParts {
   access: InboundAccessPolicy;
   transport: HttpTransport;
+  /** The instance's status-check budget, shared by every account. */
+  budget: StatusCheckBudget;
 }
 
 /** What every module's forRoot takes besides its options. */
@@ -98,7 +102,7 @@ export interface HubtelModuleSpec<
   R,
   A,
   T,
-  D extends HubtelDefaultAccount<O, R>,
+  D,
   Reg extends AccountRegistry<T>,
   X extends HubtelModuleExtras,
   C,
@@ -126,7 +130,8 @@ export interface HubtelModuleSpec<
   accounts: {
     provide: InjectionToken;
     inject: Record<string, InjectionToken>;
-    default: (defaults: D, own: HubtelAccountParts, registry: Reg) => T;
+    /** Default: `named(d, 'default', d.resolved, own)`. */
+    default?: (defaults: D, own: HubtelAccountParts, registry: Reg) => T;
     named: (defaults: D, name: string, options: R, own: HubtelAccountParts) => T;
     /**
      * An inbound module's kit (core's inboundKit, for forRoot's account); a named account's access
@@ -283,7 +288,7 @@ export function hubtelModuleRecipe<
   R,
   A,
   T,
-  D extends HubtelDefaultAccount<O, R>,
+  D,
   Reg extends AccountRegistry<T>,
   X extends HubtelModuleExtras = HubtelModuleExtras,
   C = undefined,
@@ -343,10 +348,11 @@ export function hubtelModuleRecipe<
       telemetry?: HubtelTelemetry,
       ...deps
     ) => {
-      const [http, access, transport] = (inbound ? deps.splice(0, 3) : []) as [HttpService, ...unknown[]];
-      const main = { access, transport } as HubtelAccountParts;
+      const [http, access, transport, budget] = (inbound ? deps.splice(0, 4) : []) as unknown[];
+      const main = { access, transport, budget } as HubtelAccountParts;
+      const given = options ?? ({} as O);
       const d = {
-        options: options ?? {},
+        options: given,
         resolved,
         ...(telemetry ? { telemetry } : {}),
         ...Object.fromEntries(names.map((name, index) => [name, deps[index]])),
@@ -360,17 +366,19 @@ export function hubtelModuleRecipe<
         const routes = inbound.routes(name, context as C);
         if (routes)
           main.access.warnUnguarded(access, name, routes, inbound.pathSecret, new HubtelLogger(logger));
-        const transport = new HttpTransport(http, {
+        const transport = new HttpTransport(http as HttpService, {
           ...inbound.transport.config(options, logger),
           telemetry,
         });
-        return { access, transport };
+        return { access, transport, budget: main.budget };
       };
       const { accounts: resolver } = resolved as { accounts?: ResolvedAccountResolver };
       return registry.attachDefault({
-        account: accounts.default(d, main, registry),
+        account: accounts.default
+          ? accounts.default(d, main, registry)
+          : accounts.named(d, HUBTEL_DEFAULT_ACCOUNT, resolved, main),
         build: (name, overrides) => {
-          const own = spec.options.resolveAccount(name, d.options, overrides, resolved, context);
+          const own = spec.options.resolveAccount(name, given, overrides, resolved, context);
           return accounts.named(d, name, own, parts(name, own));
         },
         ...(resolver ? { resolver } : {}),
@@ -381,7 +389,9 @@ export function hubtelModuleRecipe<
       built.MODULE_OPTIONS_TOKEN,
       spec.resolvedToken,
       { token: HUBTEL_TELEMETRY, optional: true },
-      ...(inbound ? [HttpService, inbound.access, inbound.transport.provide] : []),
+      ...(inbound
+        ? [HttpService, inbound.access, inbound.transport.provide, HUBTEL_STATUS_CHECK_BUDGET]
+        : []),
       ...Object.values(accounts.inject),
     ],
   });
