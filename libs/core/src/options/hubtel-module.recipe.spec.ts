@@ -3,7 +3,8 @@ import { Test } from '@nestjs/testing';
 import { AccountRegistry } from '../accounts/hubtel-accounts.js';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { HubtelOption } from './hubtel-option.decorator.js';
-import { hubtelModuleRecipe, hubtelOptionsRecipe } from './hubtel-module.recipe.js';
+import { hubtelModuleRecipe } from './hubtel-module.recipe.js';
+import { hubtelOptionsRecipe } from './hubtel-options.recipe.js';
 
 @Injectable()
 class Registry extends AccountRegistry<string> {
