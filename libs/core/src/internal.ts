@@ -75,7 +75,6 @@ export {
   inheritDeclaredOptions,
   overrideOptions,
   resolveDeclaredOptions,
-  withOptionDefaults,
   type OptionsFromEnv,
 } from './options/hubtel-options.declared.js';
 export {

@@ -28,11 +28,12 @@ function sectionFields(field: HubtelOptionField | undefined): HubtelOptionField[
  * checks kept as given (each module checks those), defaults filled in, URLs parsed; null is absent.
  */
 export function resolveDeclaredOptions<T>(options: new () => T, raw: unknown, scope: string): T {
-  const checked = checkOptions(options, raw, scope) as Plain;
-  keepUnchecked(optionFields(options), raw as Plain, checked);
-  const resolved = withOptionDefaults(options, checked);
-  finish(optionFields(options), resolved, scope, '');
-  return resolved as T;
+  const fields = optionFields(options);
+  const checked = checkOptions(options, raw, scope) as Plain; // a copy
+  keepUnchecked(fields, raw as Plain, checked);
+  fillSection(fields, checked, checked);
+  finish(fields, checked, scope, '');
+  return checked as T;
 }
 
 function keepUnchecked(fields: HubtelOptionField[], raw: Plain, checked: Plain): void {
@@ -64,15 +65,9 @@ function finish(fields: HubtelOptionField[], section: Plain, path: string, relat
 }
 
 /**
- * A copy of validated options with every declared default filled in; an absent section only when it
- * declares one (`default: {}`): presence can mean something (`statusCheck` turns the check on).
+ * Fills every declared default in, sections too; an absent section only when it declares one
+ * (`default: {}`): presence can mean something (`statusCheck` turns the check on).
  */
-export function withOptionDefaults<T>(options: Function, value: T): T {
-  const root = { ...(value as Plain) };
-  fillSection(optionFields(options), root, root);
-  return root as T;
-}
-
 function fillSection(fields: HubtelOptionField[], section: Plain, root: Plain): void {
   for (const field of fields) {
     const { key, spec } = field;
