@@ -1,28 +1,18 @@
-import type { HttpService } from '@nestjs/axios';
 import { Injectable } from '@nestjs/common';
 import { HubtelLogger } from 'nestjs-hubtel';
 import {
-  HUBTEL_ENV,
   AccountRegistry,
-  createHttpTransport,
-  InboundAccessPolicy,
   type HttpTransport,
-  type InboundAccount,
-  type StatusCheckBudget,
   type HttpTransportConfig,
-  type HubtelDefaultAccount,
+  type HubtelAccountParts,
+  type InboundAccount,
 } from '#internal';
 import { CheckoutApiClient } from './invoices/invoice.client.js';
 import { invoiceAccount, type CheckoutInvoice } from './invoices/invoice.store.js';
 import { CheckoutVerifier } from './callbacks/callback.verifier.js';
-import { CHECKOUT_DEFAULT_ACCOUNT, checkoutLoggerContext } from './checkout.constants.js';
+import { CHECKOUT_DEFAULT_ACCOUNT } from './checkout.constants.js';
 import { CheckoutUnknownAccountError } from './checkout.errors.js';
-import {
-  CHECKOUT_OPTIONS_RECIPE,
-  type CheckoutModuleOptions,
-  type CheckoutRouteInfo,
-  type ResolvedCheckoutOptions,
-} from './checkout.options.js';
+import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import type {
   CheckoutInvoiceCreated,
   CheckoutTransactionStatus,
@@ -34,15 +24,11 @@ export interface CheckoutAccount extends InboundAccount {
   readonly options: ResolvedCheckoutOptions;
   readonly api: CheckoutApiClient;
   readonly verifier: CheckoutVerifier;
-  /** A named account's own transport (the default account's is the module's provider). */
-  readonly transport?: HttpTransport;
+  readonly transport: HttpTransport;
 }
 
 /** How the confirmation and the reconciler find the account of an invoice. */
-export interface CheckoutAccountSource {
-  get(name: string): Promise<CheckoutAccount>;
-  forInvoice(invoice: Pick<CheckoutInvoice, 'account'>): Promise<CheckoutAccount>;
-}
+export type CheckoutAccountSource = Pick<CheckoutAccounts, 'get' | 'forInvoice'>;
 
 /**
  * What CheckoutService does for one account (`checkout.forAccount('north')`, `@InjectCheckout('north')`):
@@ -64,23 +50,24 @@ export interface CheckoutAccountOperations {
   getStatusFor(account: CheckoutAccount, clientReference: string): Promise<CheckoutTransactionStatus>;
 }
 
-/** What `CheckoutModule.forRoot` hands over: named accounts inherit from it. */
-export interface CheckoutDefaultAccount extends HubtelDefaultAccount<
-  CheckoutModuleOptions,
-  ResolvedCheckoutOptions
-> {
-  route: CheckoutRouteInfo;
-  api: CheckoutApiClient;
-  verifier: CheckoutVerifier;
-  access: InboundAccessPolicy;
-  http: HttpService;
-  /** The instance's status-check budget: shared by every account. */
-  budget: StatusCheckBudget;
+/** Account `name` (forRoot's is `default`): its API client on its own keys and POS Sales ID. */
+export function checkoutAccount(
+  _: unknown,
+  name: string,
+  options: ResolvedCheckoutOptions,
+  own: HubtelAccountParts,
+): CheckoutAccount {
+  // The instance's budget (shared with ServiceAppModule): this module's option only lowers it.
+  own.budget.configure(options.statusCheckBudget.perMinute);
+  const scope = name === CHECKOUT_DEFAULT_ACCOUNT ? 'checkout' : `checkout[${name}]`;
+  const api = new CheckoutApiClient(own.transport, options.posSalesId, own.budget, scope);
+  const { access, transport } = own;
+  return { name, options, api, verifier: new CheckoutVerifier(options.verification), access, transport };
 }
 
 /** The application's checkout accounts (core's AccountRegistry). */
 @Injectable()
-export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implements CheckoutAccountSource {
+export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> {
   private operations?: CheckoutAccountOperations;
 
   constructor() {
@@ -90,16 +77,6 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implement
       (...args) => new CheckoutUnknownAccountError(...args),
       new HubtelLogger('HubtelCheckout'),
     );
-  }
-
-  /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
-  attach(defaults: CheckoutDefaultAccount): this {
-    const { resolved: options, api, verifier, access } = defaults;
-    return this.attachDefault({
-      account: { name: CHECKOUT_DEFAULT_ACCOUNT, options, api, verifier, access },
-      build: (name, overrides) => buildAccount(defaults, name, overrides),
-      resolver: options.accounts,
-    });
   }
 
   /** Called by CheckoutService: the work the bound services do. */
@@ -121,33 +98,6 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> implement
   forInvoice(invoice: Pick<CheckoutInvoice, 'account'>): Promise<CheckoutAccount> {
     return this.get(invoiceAccount(invoice));
   }
-}
-
-function buildAccount(defaults: CheckoutDefaultAccount, name: string, overrides: unknown): CheckoutAccount {
-  const { options: raw, resolved, route } = defaults;
-  // The module-wide options are the default's resolved ones: one store, one reconciler.
-  const options = CHECKOUT_OPTIONS_RECIPE.resolveAccount(name, raw, overrides, resolved, route);
-  const access = new InboundAccessPolicy(options.access, `checkout[${name}].access.`);
-  if (!route.disabled)
-    defaults.access.warnUnguarded(
-      access,
-      name,
-      `POST /${route.path}/${name}`,
-      HUBTEL_ENV.checkoutPathSecret,
-      new HubtelLogger(checkoutLoggerContext(name)),
-    );
-  // Its own transport: its own Basic auth, never another account's.
-  const config = checkoutTransportConfig(options, checkoutLoggerContext(name));
-  const transport = createHttpTransport(defaults.http, { ...config, telemetry: defaults.telemetry });
-  return {
-    name,
-    options,
-    // Its own POS Sales ID; the instance's status-check budget is shared.
-    api: new CheckoutApiClient(transport, options.posSalesId, defaults.budget, `checkout[${name}]`),
-    verifier: new CheckoutVerifier(options.verification),
-    access,
-    transport,
-  };
 }
 
 /** The transport of one account: the checkout API and the status check share its API key pair. */

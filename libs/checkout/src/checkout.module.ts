@@ -1,4 +1,3 @@
-import { HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import {
   HUBTEL_TELEMETRY,
@@ -7,24 +6,19 @@ import {
   type HubtelTelemetry,
 } from 'nestjs-hubtel';
 import {
-  HUBTEL_STATUS_CHECK_BUDGET,
+  HUBTEL_ENV,
   InboundPipeline,
   hubtelModuleRecipe,
-  inboundKit,
   mountController,
-  type HttpTransport,
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
   type HubtelModuleExtras,
-  type StatusCheckBudget,
 } from '#internal';
-import { CheckoutAccounts, checkoutTransportConfig } from './checkout.accounts.js';
+import { CheckoutAccounts, checkoutTransportConfig, checkoutAccount } from './checkout.accounts.js';
 import { CheckoutCallbackController } from './callbacks/callback.controller.js';
-import { CheckoutApiClient } from './invoices/invoice.client.js';
 import { CheckoutInvoiceStore } from './invoices/invoice.store.js';
 import { CheckoutReconciler } from './reconciliation/invoice.reconciler.js';
 import { CheckoutSettlement } from './callbacks/payment.settlement.js';
-import { CheckoutVerifier } from './callbacks/callback.verifier.js';
 import {
   CHECKOUT_ACCESS_POLICY,
   CHECKOUT_ACCOUNTS,
@@ -32,9 +26,9 @@ import {
   CHECKOUT_PIPELINE,
   CHECKOUT_PIPELINE_NAME,
   CHECKOUT_RESOLVED_OPTIONS,
-  CHECKOUT_ROUTE,
   CHECKOUT_STORE,
   CHECKOUT_TRANSPORT,
+  checkoutLoggerContext,
   getCheckoutAccountToken,
 } from './checkout.constants.js';
 import { CHECKOUT_EVENT_JOBS, CheckoutEvents } from './checkout.events.js';
@@ -50,29 +44,6 @@ import { CheckoutService } from './checkout.service.js';
 const COMPACT_EVENT_JOBS = Object.fromEntries(
   CHECKOUT_EVENT_JOBS.map((event) => [event, { compactWhenDone: () => undefined }]),
 );
-
-/** Store, access policy, transport and pipeline, built by core's inbound kit. */
-const kit = inboundKit<ResolvedCheckoutOptions>({
-  module: 'CheckoutModule',
-  emits: 'emits its outcomes as events',
-  optionPrefix: 'checkout',
-  options: CHECKOUT_RESOLVED_OPTIONS,
-  store: CHECKOUT_STORE,
-  access: CHECKOUT_ACCESS_POLICY,
-  // The default account's; each named account gets its own (CheckoutAccounts).
-  transport: { provide: CHECKOUT_TRANSPORT, config: checkoutTransportConfig },
-  pipeline: {
-    provide: CHECKOUT_PIPELINE,
-    settings: ({ handlers }) => ({
-      name: CHECKOUT_PIPELINE_NAME,
-      deadLetterEvent: CheckoutEvents.DeadLetter,
-      retry: handlers.retry,
-      shutdownGraceMs: handlers.shutdownGraceMs,
-      recordTtlMs: handlers.recordTtlMs,
-      jobs: COMPACT_EVENT_JOBS,
-    }),
-  },
-});
 
 /** Extras of `forRoot`/`forRootAsync`: static, as Nest fixes routes before async options resolve. */
 export interface CheckoutModuleExtras extends HubtelModuleExtras {
@@ -101,18 +72,33 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
     controllers: routeInfo(extras).disabled
       ? []
       : [mountController(CheckoutCallbackController, CHECKOUT_DEFAULT_CALLBACK_PATH, extras.callback ?? {})],
-    providers: [...(definition.providers ?? []), { provide: CHECKOUT_ROUTE, useValue: routeInfo(extras) }],
   }),
   registry: CheckoutAccounts,
-  defaultAccount: {
+  accounts: {
     provide: CHECKOUT_ACCOUNTS,
-    inject: {
-      route: CHECKOUT_ROUTE,
-      api: CheckoutApiClient,
-      verifier: CheckoutVerifier,
+    inject: {},
+    named: checkoutAccount,
+    // Store, access policy, transport and pipeline: core's inbound kit. A named account's
+    // callbacks come on `<path>/<name>`.
+    inbound: {
+      emits: 'emits its outcomes as events',
+      store: CHECKOUT_STORE,
       access: CHECKOUT_ACCESS_POLICY,
-      http: HttpService,
-      budget: HUBTEL_STATUS_CHECK_BUDGET,
+      transport: { provide: CHECKOUT_TRANSPORT, config: checkoutTransportConfig },
+      pipeline: {
+        provide: CHECKOUT_PIPELINE,
+        settings: ({ handlers }) => ({
+          name: CHECKOUT_PIPELINE_NAME,
+          deadLetterEvent: CheckoutEvents.DeadLetter,
+          retry: handlers.retry,
+          shutdownGraceMs: handlers.shutdownGraceMs,
+          recordTtlMs: handlers.recordTtlMs,
+          jobs: COMPACT_EVENT_JOBS,
+        }),
+      },
+      pathSecret: HUBTEL_ENV.checkoutPathSecret,
+      routes: (name, route) => (route.disabled ? undefined : `POST /${route.path}/${name}`),
+      logger: checkoutLoggerContext,
     },
   },
   token: getCheckoutAccountToken,
@@ -134,18 +120,7 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
  * account (`@InjectCheckout(name)`) with its own keys, its callbacks on `<callback path>/<name>`.
  */
 @Module({
-  imports: kit.imports,
   providers: [
-    ...kit.providers,
-    {
-      provide: CheckoutApiClient,
-      // The instance's budget (shared with ServiceAppModule): this module's option only lowers it.
-      useFactory: (transport: HttpTransport, options: ResolvedCheckoutOptions, budget: StatusCheckBudget) => {
-        budget.configure(options.statusCheckBudget.perMinute);
-        return new CheckoutApiClient(transport, options.posSalesId, budget);
-      },
-      inject: [CHECKOUT_TRANSPORT, CHECKOUT_RESOLVED_OPTIONS, HUBTEL_STATUS_CHECK_BUDGET],
-    },
     {
       provide: CheckoutInvoiceStore,
       useFactory: (options: ResolvedCheckoutOptions, store: HubtelStore) =>
@@ -157,11 +132,6 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
           options.reconciliation.enabled,
         ),
       inject: [CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
-    },
-    {
-      provide: CheckoutVerifier,
-      useFactory: (options: ResolvedCheckoutOptions) => new CheckoutVerifier(options.verification),
-      inject: [CHECKOUT_RESOLVED_OPTIONS],
     },
     {
       provide: CheckoutSettlement,

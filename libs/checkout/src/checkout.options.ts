@@ -24,7 +24,6 @@ import {
   hubtelOptionsRecipe,
   refuseRemovedOptions,
   type HubtelEnvAccounts,
-  type HubtelEnvArgs,
   type JobRetryPolicy,
   type ResolvedAccountResolver,
   declareAccessOptions,
@@ -276,11 +275,7 @@ function withoutInfiniteAttempts(raw: Record<string, unknown>): Record<string, u
 }
 
 /** Options from the environment (see docs/checkout.md), `overrides` winning; a bad value fails here. */
-export function checkoutOptionsFromEnv(...args: HubtelEnvArgs<CheckoutModuleOptions>) {
-  return CHECKOUT_OPTIONS_RECIPE.optionsFromEnv(...args);
-}
+export const checkoutOptionsFromEnv = CHECKOUT_OPTIONS_RECIPE.optionsFromEnv;
 
 /** The default account and those named in HUBTEL_ACCOUNTS (HUBTEL_NORTH_CLIENT_ID...; docs/accounts.md). */
-export function checkoutAccountsFromEnv(...args: HubtelEnvArgs<CheckoutModuleOptions>): CheckoutEnvAccounts {
-  return CHECKOUT_OPTIONS_RECIPE.accountsFromEnv(...args);
-}
+export const checkoutAccountsFromEnv = CHECKOUT_OPTIONS_RECIPE.accountsFromEnv;

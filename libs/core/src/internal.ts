@@ -63,21 +63,22 @@ export {
   inheritDeclaredOptions,
   overrideOptions,
   resolveDeclaredOptions,
-  withOptionDefaults,
   type OptionsFromEnv,
 } from './options/hubtel-options.declared.js';
 export {
   hubtelModuleRecipe,
-  hubtelOptionsRecipe,
   type HubtelAccountAsyncOptions,
-  type HubtelAccountOptions,
+  type HubtelAccountParts,
   type HubtelDefaultAccount,
-  type HubtelEnvAccounts,
-  type HubtelEnvArgs,
   type HubtelModuleExtras,
+} from './options/hubtel-module.recipe.js';
+export {
+  hubtelOptionsRecipe,
+  type HubtelAccountOptions,
+  type HubtelEnvAccounts,
   type HubtelOptionsRecipe,
   type HubtelResolveContext,
-} from './options/hubtel-module.recipe.js';
+} from './options/hubtel-options.recipe.js';
 export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
 export { HTTP_GROUPED, httpParts, type HubtelHttpParts } from './options/hubtel-options.http.js';
 export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel-options.validation.js';

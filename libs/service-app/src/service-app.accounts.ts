@@ -1,15 +1,12 @@
-import type { HttpService } from '@nestjs/axios';
 import { Injectable } from '@nestjs/common';
-import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, HubtelLogger } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError } from 'nestjs-hubtel';
 import {
-  HUBTEL_ENV,
   AccountRegistry,
-  HttpTransport,
-  InboundAccessPolicy,
+  type HttpTransport,
   type HttpTransportConfig,
-  type InboundAccount,
-  type StatusCheckBudget,
+  type HubtelAccountParts,
   type HubtelDefaultAccount,
+  type InboundAccount,
 } from '#internal';
 import {
   FulfillmentCallbackClient,
@@ -19,11 +16,7 @@ import {
 import { ServiceAppUnknownAccountError } from './service-app.errors.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import { SERVICE_APP_SCOPE } from './service-app.constants.js';
-import {
-  SERVICE_APP_OPTIONS_RECIPE,
-  type ResolvedServiceAppOptions,
-  type ServiceAppModuleOptions,
-} from './service-app.options.js';
+import { type ResolvedServiceAppOptions, type ServiceAppModuleOptions } from './service-app.options.js';
 import type { ServiceFlowService } from './flow/index.js';
 
 /** One account, built once: its access policy, its transport (own keys, callback credentials), its flows. */
@@ -37,32 +30,15 @@ export interface ServiceAppAccount extends InboundAccount {
   readonly verifying: boolean;
   /** Answers the account's service-flow requests (its sessions record the account). */
   readonly flows: ServiceFlowService;
-  /** A named account's own transport (the default account's is the module's provider). */
-  readonly transport?: HttpTransport;
+  readonly transport: HttpTransport;
 }
 
-/** What `ServiceAppModule.forRoot` hands over: named accounts inherit from it. */
+/** What `ServiceAppModule.forRoot` hands over (named accounts inherit from it). */
 export interface ServiceAppDefaultAccount extends HubtelDefaultAccount<
   ServiceAppModuleOptions,
   ResolvedServiceAppOptions
 > {
-  access: InboundAccessPolicy;
-  status: PaymentStatusClient | undefined;
-  callback: FulfillmentCallbackClient;
   flows: ServiceFlowService;
-  http: HttpService;
-  budget: StatusCheckBudget;
-}
-
-/** The account's status check, when it has one (its key pair and POS Sales ID). */
-export function paymentStatusClient(
-  transport: HttpTransport,
-  { statusCheck }: ResolvedServiceAppOptions,
-  budget: StatusCheckBudget,
-): PaymentStatusClient | undefined {
-  return (
-    statusCheck && new PaymentStatusClient(transport, statusCheck.posSalesId, statusCheck.timeoutMs, budget)
-  );
 }
 
 /** The transport of one account: the callback receiver and the status check, with its own keys. */
@@ -95,18 +71,6 @@ export class ServiceAppAccounts extends AccountRegistry<ServiceAppAccount> {
     );
   }
 
-  /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
-  attach(defaults: ServiceAppDefaultAccount): this {
-    const { resolved: options, access, status, callback, flows } = defaults;
-    flows.accountEngines ??= this;
-    const verifying = options.verification.enabled && status !== undefined;
-    return this.attachDefault({
-      account: { name: HUBTEL_DEFAULT_ACCOUNT, access, options, status, callback, verifying, flows },
-      build: (name, overrides) => buildAccount(defaults, name, overrides),
-      ...(options.accounts ? { resolver: options.accounts } : {}),
-    });
-  }
-
   /** @internal Called by forRoot's FulfillmentService (what FulfillmentAccount calls). */
   attachFulfillment(service: FulfillmentService): void {
     this.service ??= service;
@@ -123,32 +87,21 @@ export class ServiceAppAccounts extends AccountRegistry<ServiceAppAccount> {
   }
 }
 
-function buildAccount(
-  defaults: ServiceAppDefaultAccount,
+/** Account `name`: its status check, callback credentials and flows (forRoot's flows: the module's). */
+export function serviceAppAccount(
+  d: ServiceAppDefaultAccount,
   name: string,
-  overrides: unknown,
+  options: ResolvedServiceAppOptions,
+  own: HubtelAccountParts,
 ): ServiceAppAccount {
-  const options = SERVICE_APP_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
-  const scope = `${SERVICE_APP_SCOPE}[${name}]`;
-  const access = new InboundAccessPolicy(options.access, `${scope}.access.`);
-  defaults.access.warnUnguarded(
-    access,
-    name,
-    `its service-flow and fulfillment routes (/${name})`,
-    HUBTEL_ENV.serviceAppPathSecret,
-    new HubtelLogger(`HubtelServiceApp[${name}]`),
-  );
-  const config = serviceAppTransportConfig(options, `HubtelServiceApp[${name}]`);
-  const transport = new HttpTransport(defaults.http, { ...config, telemetry: defaults.telemetry });
-  const status = paymentStatusClient(transport, options, defaults.budget);
-  return {
-    name,
-    access,
-    options,
-    status,
-    callback: new FulfillmentCallbackClient(transport),
-    verifying: options.verification.enabled && status !== undefined,
-    flows: defaults.flows.forAccount(name, options, access),
-    transport,
-  };
+  // The instance's budget (shared with CheckoutModule), set even without a status check here.
+  own.budget.configure(options.statusCheckBudget.perMinute);
+  const check = options.statusCheck;
+  const status =
+    check && new PaymentStatusClient(own.transport, check.posSalesId, check.timeoutMs, own.budget);
+  const flows = name === HUBTEL_DEFAULT_ACCOUNT ? d.flows : d.flows.forAccount(name, options, own.access);
+  const callback = new FulfillmentCallbackClient(own.transport);
+  const verifying = options.verification.enabled && status !== undefined;
+  const { access, transport } = own;
+  return { name, options, status, callback, verifying, flows, access, transport };
 }

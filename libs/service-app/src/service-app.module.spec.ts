@@ -3,6 +3,8 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { HUBTEL_STATUS_CHECK_BUDGET, type StatusCheckBudget } from '#internal';
+import type { ServiceAppAccounts } from './service-app.accounts.js';
+import { SERVICE_APP_ACCOUNTS } from './service-app.constants.js';
 import { ServiceAppModule } from './service-app.module.js';
 import { FlowStep, ServiceFlow, ServiceFlowBuilder, ServiceFlowRegistry } from './flow/index.js';
 import type { FlowContext } from './service-flow.context.js';
@@ -131,6 +133,17 @@ describe('ServiceAppModule bootstrap', () => {
     expect(await budgetOf({})).toBe(600);
     // Set even without a status check of this module's: checkout's checks draw on the same budget.
     expect(await budgetOf({ statusCheckBudget: { perMinute: 7 } })).toBe(7);
+  });
+
+  it("gives a named account the module-wide options as forRoot resolved them (its callback's retry)", async () => {
+    const app = await boot([
+      EventEmitterModule.forRoot(),
+      ServiceAppModule.forRoot({ callbackRetry: { baseDelayMs: 1_234, deadlineMs: 60_000 }, ...routesOff }),
+      ServiceAppModule.registerAccount({ name: 'north' }),
+    ]);
+    const north = await app.get<ServiceAppAccounts>(SERVICE_APP_ACCOUNTS, { strict: false }).get('north');
+    expect(north.options.callbackRetry).toMatchObject({ baseDelayMs: 1_234, deadlineMs: 60_000 });
+    await app.close();
   });
 
   it('fails at bootstrap, naming the problem', async () => {

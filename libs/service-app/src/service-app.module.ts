@@ -1,18 +1,16 @@
-import { HttpService } from '@nestjs/axios';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import {
-  HUBTEL_STATUS_CHECK_BUDGET,
+  HUBTEL_ENV,
   hubtelModuleRecipe,
-  inboundKit,
   type HubtelAccountAsyncOptions,
   type HubtelAccountOptions,
-  type HttpTransport,
-  type StatusCheckBudget,
 } from '#internal';
-import { FulfillmentAccount, FulfillmentCallbackClient, FulfillmentService } from './fulfillment/index.js';
+import { FulfillmentAccount, FulfillmentService } from './fulfillment/index.js';
 import {
   ServiceAppAccounts,
-  paymentStatusClient,
+  serviceAppAccount,
+  type ServiceAppDefaultAccount,
   serviceAppTransportConfig,
 } from './service-app.accounts.js';
 import {
@@ -28,35 +26,9 @@ import {
 import { ServiceAppEvents } from './service-app.events.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import { createServiceAppController } from './service-app.controller.js';
-import {
-  SERVICE_APP_OPTIONS_RECIPE,
-  type ResolvedServiceAppOptions,
-  type ServiceAppAccountOverrides,
-} from './service-app.options.js';
+import { SERVICE_APP_OPTIONS_RECIPE, type ServiceAppAccountOverrides } from './service-app.options.js';
 import type { ServiceAppModuleExtras } from './service-app.types.js';
 import { ServiceFlowRegistry, ServiceFlowService } from './flow/index.js';
-
-/** Store, access policy, transport and pipeline, built by core's inbound kit. */
-const kit = inboundKit<ResolvedServiceAppOptions>({
-  module: 'ServiceAppModule',
-  emits: 'delivers fulfillment events',
-  optionPrefix: 'serviceApp',
-  options: SERVICE_APP_OPTIONS,
-  store: SERVICE_APP_STORE,
-  access: SERVICE_APP_ACCESS_POLICY,
-  // The default account's; each named account gets its own (service-app.accounts.ts).
-  transport: { provide: SERVICE_APP_TRANSPORT, config: serviceAppTransportConfig },
-  pipeline: {
-    provide: SERVICE_APP_PIPELINE,
-    // Job types are defined by FulfillmentService (their definitions need its state).
-    settings: (options) => ({
-      name: 'service-app',
-      deadLetterEvent: ServiceAppEvents.DeadLetter,
-      shutdownGraceMs: options.shutdownGraceMs,
-      logger: new ServiceAppLogger(),
-    }),
-  },
-});
 
 const SERVICE_APP_MODULE = hubtelModuleRecipe({
   options: SERVICE_APP_OPTIONS_RECIPE,
@@ -70,15 +42,34 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
     controllers: [...(definition.controllers ?? []), ...createServiceAppController(extras.routes)],
   }),
   registry: ServiceAppAccounts,
-  defaultAccount: {
+  accounts: {
     provide: SERVICE_APP_ACCOUNTS,
-    inject: {
+    inject: { flows: ServiceFlowService },
+    default: (d: ServiceAppDefaultAccount, own, accounts) => {
+      d.flows.accountEngines ??= accounts; // how its flows find a named account's
+      return serviceAppAccount(d, HUBTEL_DEFAULT_ACCOUNT, d.resolved, own);
+    },
+    named: serviceAppAccount,
+    // Store, access policy, transport and pipeline: core's inbound kit. Named accounts add no
+    // route: theirs are `/<name>` under the default's.
+    inbound: {
+      emits: 'delivers fulfillment events',
+      store: SERVICE_APP_STORE,
       access: SERVICE_APP_ACCESS_POLICY,
-      status: SERVICE_APP_STATUS_CLIENT,
-      callback: FulfillmentCallbackClient,
-      flows: ServiceFlowService,
-      http: HttpService,
-      budget: HUBTEL_STATUS_CHECK_BUDGET,
+      transport: { provide: SERVICE_APP_TRANSPORT, config: serviceAppTransportConfig },
+      pipeline: {
+        provide: SERVICE_APP_PIPELINE,
+        // Job types are defined by FulfillmentService (their definitions need its state).
+        settings: (options) => ({
+          name: 'service-app',
+          deadLetterEvent: ServiceAppEvents.DeadLetter,
+          shutdownGraceMs: options.shutdownGraceMs,
+          logger: new ServiceAppLogger(),
+        }),
+      },
+      pathSecret: HUBTEL_ENV.serviceAppPathSecret,
+      routes: (name) => `its service-flow and fulfillment routes (/${name})`,
+      logger: (name) => `HubtelServiceApp[${name}]`,
     },
   },
   token: getFulfillmentAccountToken,
@@ -97,25 +88,14 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
  * once per order and posts the callback. `registerAccount({ name })`: routes `/<name>`, own credentials.
  */
 @Module({
-  imports: kit.imports,
   providers: [
-    ...kit.providers,
     {
       provide: SERVICE_APP_STATUS_CLIENT,
-      // The instance's budget (shared with CheckoutModule), set even without our status check.
-      useFactory: (
-        transport: HttpTransport,
-        options: ResolvedServiceAppOptions,
-        budget: StatusCheckBudget,
-      ) => {
-        budget.configure(options.statusCheckBudget.perMinute);
-        return paymentStatusClient(transport, options, budget);
-      },
-      inject: [SERVICE_APP_TRANSPORT, SERVICE_APP_OPTIONS, HUBTEL_STATUS_CHECK_BUDGET],
+      useFactory: (accounts: ServiceAppAccounts) => accounts.default.status,
+      inject: [SERVICE_APP_ACCOUNTS],
     },
     ServiceFlowRegistry,
     ServiceFlowService,
-    FulfillmentCallbackClient,
     FulfillmentService,
   ],
   exports: [

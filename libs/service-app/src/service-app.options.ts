@@ -20,7 +20,6 @@ import {
   hubtelOptionsRecipe,
   refuseRemovedOptions,
   type HubtelEnvAccounts,
-  type HubtelEnvArgs,
   type ResolvedAccountResolver,
   declareAccessOptions,
   declareCredentials,
@@ -264,16 +263,10 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
 });
 
 /** Options from the environment (see docs/service-app.md), `overrides` winning; a bad value fails here. */
-export function serviceAppOptionsFromEnv(...args: HubtelEnvArgs<ServiceAppModuleOptions>) {
-  return SERVICE_APP_OPTIONS_RECIPE.optionsFromEnv(...args);
-}
+export const serviceAppOptionsFromEnv = SERVICE_APP_OPTIONS_RECIPE.optionsFromEnv;
 
 /**
  * The default account and those named in HUBTEL_ACCOUNTS (docs/accounts.md); a named account's
  * status check is whole (its own three variables) when the default has one or it sets any.
  */
-export function serviceAppAccountsFromEnv(
-  ...args: HubtelEnvArgs<ServiceAppModuleOptions>
-): ServiceAppEnvAccounts {
-  return SERVICE_APP_OPTIONS_RECIPE.accountsFromEnv(...args);
-}
+export const serviceAppAccountsFromEnv = SERVICE_APP_OPTIONS_RECIPE.accountsFromEnv;

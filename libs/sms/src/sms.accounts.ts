@@ -9,21 +9,16 @@ import {
   type HubtelDefaultAccount,
 } from '#internal';
 import { SmsClient } from './sms.client.js';
-import { SMS_DEFAULT_ACCOUNT, smsLoggerContext } from './sms.constants.js';
+import { smsLoggerContext } from './sms.constants.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
-import {
-  SMS_OPTIONS_RECIPE,
-  smsTransportConfig,
-  type ResolvedSmsOptions,
-  type SmsModuleOptions,
-} from './sms.options.js';
+import { smsTransportConfig, type ResolvedSmsOptions, type SmsModuleOptions } from './sms.options.js';
 import { accountTelemetry } from './sms.telemetry.js';
 import type { SmsSender } from './sms.types.js';
 
 /** Makes account `account`'s transport from its settings (`SMS_TRANSPORT_FACTORY`). */
 export type SmsTransportFactory = (account: string, config: HttpTransportConfig) => HttpTransport;
 
-/** What `SmsModule.forRoot` hands over: named accounts inherit from it. */
+/** What `SmsModule.forRoot` hands over (named accounts inherit from it). */
 export interface SmsDefaultAccount extends HubtelDefaultAccount<SmsModuleOptions, ResolvedSmsOptions> {
   transport: HttpTransport;
   transportFor: SmsTransportFactory;
@@ -34,25 +29,18 @@ export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemet
   return (account, config) => createHttpTransport(http, { ...config, telemetry }, smsLoggerContext(account));
 }
 
+/** Account `name` (not `default`): its own transport, from SMS_TRANSPORT_FACTORY, and telemetry label. */
+export function namedSmsClient(d: SmsDefaultAccount, name: string, options: ResolvedSmsOptions): SmsClient {
+  const { telemetry } = d;
+  const transport = d.transportFor(name, smsTransportConfig(options));
+  return new SmsClient(name, options, transport, telemetry && accountTelemetry(telemetry, name));
+}
+
 /** The application's SMS accounts, each with its own transport and key pair (health probes read each). */
 @Injectable()
 export class SmsAccounts extends AccountRegistry<SmsClient> {
   constructor() {
     super('sms', 'SmsModule.forRoot', (...args) => new SmsUnknownAccountError(...args));
-  }
-
-  /** Called by forRoot's module; a second forRoot in one application does not replace the first. */
-  attach(defaults: SmsDefaultAccount): this {
-    const { resolved, transport, telemetry } = defaults;
-    return this.attachDefault({
-      account: new SmsClient(SMS_DEFAULT_ACCOUNT, resolved, transport, telemetry),
-      build: (name, overrides) => {
-        const options = SMS_OPTIONS_RECIPE.resolveAccount(name, defaults.options, overrides);
-        const own = defaults.transportFor(name, smsTransportConfig(options));
-        return new SmsClient(name, options, own, telemetry && accountTelemetry(telemetry, name));
-      },
-      resolver: resolved.accounts,
-    });
   }
 
   /** A sender bound to `name`; its calls find the account first (and reject when there is none). */

@@ -8,7 +8,8 @@ import {
   type HubtelAccountOptions,
   type HubtelModuleExtras,
 } from '#internal';
-import { SmsAccounts, smsTransportFactory } from './sms.accounts.js';
+import { SmsAccounts, namedSmsClient, smsTransportFactory, type SmsDefaultAccount } from './sms.accounts.js';
+import { SmsClient } from './sms.client.js';
 import {
   SMS_ACCOUNTS,
   SMS_HTTP_TRANSPORT,
@@ -34,9 +35,12 @@ const SMS_MODULE = hubtelModuleRecipe({
   factoryMethod: 'createSmsOptions',
   resolvedToken: SMS_OPTIONS,
   registry: SmsAccounts,
-  defaultAccount: {
+  accounts: {
     provide: SMS_ACCOUNTS,
     inject: { transport: SMS_HTTP_TRANSPORT, transportFor: SMS_TRANSPORT_FACTORY },
+    default: (d: SmsDefaultAccount) =>
+      new SmsClient(SMS_DEFAULT_ACCOUNT, d.resolved, d.transport, d.telemetry),
+    named: namedSmsClient,
   },
   token: getSmsAccountToken,
   bind: (accounts, name) => accounts.sender(name),

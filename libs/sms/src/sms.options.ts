@@ -8,7 +8,6 @@ import {
   hubtelOptionsRecipe,
   type HttpTransportConfig,
   type HubtelEnvAccounts,
-  type HubtelEnvArgs,
   type ResolvedAccountResolver,
   HTTP_GROUPED,
   httpParts,
@@ -90,14 +89,10 @@ export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
 });
 
 /** SmsModule options from the environment (see docs/sms.md), `overrides` winning; a bad value fails here. */
-export function smsOptionsFromEnv(...args: HubtelEnvArgs<SmsModuleOptions>) {
-  return SMS_OPTIONS_RECIPE.optionsFromEnv(...args);
-}
+export const smsOptionsFromEnv = SMS_OPTIONS_RECIPE.optionsFromEnv;
 
 /** The default account and those named in HUBTEL_ACCOUNTS (HUBTEL_NORTH_SMS_CLIENT_ID...; docs/accounts.md). */
-export function smsAccountsFromEnv(...args: HubtelEnvArgs<SmsModuleOptions>): SmsEnvAccounts {
-  return SMS_OPTIONS_RECIPE.accountsFromEnv(...args);
-}
+export const smsAccountsFromEnv = SMS_OPTIONS_RECIPE.accountsFromEnv;
 
 /** The transport of the SMS module: the SMS base URL and the SMS key pair only. */
 export function smsTransportConfig({ baseUrl, credentials, http }: ResolvedSmsOptions): HttpTransportConfig {

@@ -20,10 +20,8 @@ export const HUBTEL_UNKNOWN_ACCOUNT_TTL_MS = 60_000;
 /** A forger making up a new name per request cannot turn callbacks into a flood of queries. */
 export const HUBTEL_REQUEST_LOOKUPS_PER_MINUTE = 600;
 /**
- * How long a name the resolver found stays known to exist after it was last found (longer than
- * any cache TTL): its expired entry is served while it is asked again in the background, and when
- * the entry is gone its look-up is not counted in `requestLookupsPerMinute`. Made-up names never
- * get here, so a flood of them cannot lock out a real account's customers.
+ * How long a found name stays known (its expired entry served while refreshed, its look-up outside
+ * `requestLookupsPerMinute`): a flood of made-up names cannot lock out a real account's customers.
  */
 export const HUBTEL_FOUND_ACCOUNT_TTL_MS = 86_400_000;
 
@@ -165,10 +163,7 @@ export interface DefaultAccount<T> {
   resolver?: ResolvedAccountResolver;
 }
 
-/**
- * The method a module's accounts provider has when its named accounts call the platform through
- * transports of their own (not providers): health checks reach each account's APIs through it.
- */
+/** How health checks reach the transports of a module's accounts (named ones are not providers). */
 export const ACCOUNT_TRANSPORTS = Symbol.for('nestjs-hubtel:account-transports');
 
 /** One transport of one account (`default`, or a configured name). */

@@ -38,10 +38,7 @@ interface Registration<T> {
 
 interface CachedAccount<T> {
   account: Promise<T>;
-  /**
-   * Infinity while the resolver runs: concurrent first uses share its one call. Past it, a found
-   * account is still served while `refresh` asks the resolver again.
-   */
+  /** Infinity while the resolver runs (first uses share its call); past it, served while refreshed. */
   expiresAt: number;
   /** Whether `account` was found (an entry still resolving has nothing to serve while refreshed). */
   found?: boolean;
@@ -63,17 +60,10 @@ export class AccountRegistry<T> implements HasAccountTransports {
   private readonly unknownFromRequests = new Map<string, number>();
   /** Names the resolver found, with until when they are known to exist (oldest first). */
   private readonly found = new Map<string, number>();
-  /**
-   * Resolver calls started by requests for names never found, in the minute since `since`;
-   * `refused` counts the requests refused in it, `episode` whether the previous minute refused
-   * some too (one warning per run of refusing minutes).
-   */
+  /** Resolver calls requests started for names never found since `since`, refusals, one warning per episode. */
   private lookups = { since: -Infinity, count: 0, refused: 0, episode: false };
 
-  /**
-   * @param area names the accounts in errors (`sms` gives `sms[north].clientId`).
-   * @param forRoot what configures the default account (`SmsModule.forRoot`), for errors.
-   */
+  /** `area` names the accounts in errors (`sms[north]`), `forRoot` what configures the default. */
   constructor(
     readonly area: string,
     private readonly forRoot: string,
@@ -109,7 +99,6 @@ export class AccountRegistry<T> implements HasAccountTransports {
     for (const name of this.registered.keys()) this.registeredAccount(name);
   }
 
-  /** A module's registry (a provider) builds its registered accounts at bootstrap. */
   onModuleInit(): void {
     this.buildRegistered();
   }
@@ -167,10 +156,7 @@ export class AccountRegistry<T> implements HasAccountTransports {
     }
   }
 
-  /**
-   * Whether `name` is an account this instance knows without asking: the default, a registered
-   * one, or one the resolver found in the last day. Such a name is safe as a metric label.
-   */
+  /** Whether `name` is known without asking (default, registered, found in the last day): a safe metric label. */
   knows(name: string): boolean {
     return name === HUBTEL_DEFAULT_ACCOUNT || this.registered.has(name) || this.wasFound(name, Date.now());
   }
@@ -220,10 +206,7 @@ export class AccountRegistry<T> implements HasAccountTransports {
     return registration.account;
   }
 
-  /**
-   * Counts one look-up of a name never found in this minute's budget, or throws
-   * HubtelAccountLookupLimitError (the first refusal of an episode is logged).
-   */
+  /** Counts one look-up of a never-found name, or throws HubtelAccountLookupLimitError (logged once). */
   private spendLookup(resolver: ResolvedAccountResolver, now: number): void {
     // A window from its first look-up (not the clock's minute): a burst is never split in two.
     if (now - this.lookups.since >= 60_000) {
@@ -323,10 +306,7 @@ export class AccountRegistry<T> implements HasAccountTransports {
     this.found.set(name, now + Math.max(HUBTEL_FOUND_ACCOUNT_TTL_MS, resolver.cacheTtlMs));
   }
 
-  /**
-   * Drops the expired entries (so at most about CACHE_SWEEP_SIZE accounts are held): a name
-   * found stays known, and its next use waits for the resolver outside the budget.
-   */
+  /** Drops the expired entries (about CACHE_SWEEP_SIZE held at most); a found name stays known. */
   private sweep(now: number): void {
     for (const [name, entry] of this.resolved) if (entry.expiresAt <= now) this.resolved.delete(name);
   }

@@ -39,12 +39,9 @@ export function dropUndefined<T extends object>(value: T): Partial<T> {
 const CONFIG_ERROR_PREFIX = /^Invalid nestjs-hubtel option "[^"]*": /;
 
 /**
- * Runs a module's own options check (`check`) on what a `*OptionsFromEnv` helper built, so a bad
- * or missing value fails at once naming the environment variable to fix (`HUBTEL_CLIENT_SECRET`)
- * as well as the option it feeds. `variables` maps option paths (`checkout.clientSecret`) to
- * their variable; a path whose value `overrides` gives is not the variable's fault and is left
- * out. Any other problem is left to the module's check at bootstrap: the app may still add the
- * option it is about.
+ * Runs a module's check on options read from the environment, so a bad or missing value fails at
+ * once naming its variable (`variables`: option path → variable); a value `overrides` gives, or a
+ * problem with no variable, is left to bootstrap (the app may still add the option).
  */
 export function checkOptionsFromEnv(
   check: () => unknown,

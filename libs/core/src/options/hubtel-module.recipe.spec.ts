@@ -1,15 +1,19 @@
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { AccountRegistry } from '../accounts/hubtel-accounts.js';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { HubtelOption } from './hubtel-option.decorator.js';
-import { hubtelModuleRecipe, hubtelOptionsRecipe } from './hubtel-module.recipe.js';
+import { hubtelModuleRecipe } from './hubtel-module.recipe.js';
+import { hubtelOptionsRecipe } from './hubtel-options.recipe.js';
 
 @Injectable()
-class Registry {
-  readonly registered: Array<[string, unknown]> = [];
-  attach(): void {}
-  register(name: string, overrides: unknown): void {
-    this.registered.push([name, overrides]);
+class Registry extends AccountRegistry<string> {
+  readonly recorded: Array<[string, unknown]> = [];
+  constructor() {
+    super('parcel', 'ParcelModule.forRoot');
+  }
+  override register(name: string, overrides: unknown): void {
+    this.recorded.push([name, overrides]);
   }
 }
 
@@ -31,7 +35,7 @@ const PARCEL = hubtelModuleRecipe({
   factoryMethod: 'create',
   resolvedToken: 'PARCEL_OPTIONS',
   registry: Registry,
-  defaultAccount: { provide: 'PARCEL_ACCOUNTS', inject: {} },
+  accounts: { provide: 'PARCEL_ACCOUNTS', inject: {}, default: () => 'default', named: (_d, name) => name },
   token,
   bind: (_registry, name) => `client of ${name}`,
 });
@@ -72,7 +76,7 @@ describe('registerAccount / registerAccountAsync of a module made by the recipe'
       providers: [User],
     }).compile();
     expect(moduleRef.get(User)).toMatchObject({ north: 'client of north', south: 'client of south' });
-    expect(moduleRef.get(Registry).registered.sort()).toEqual([
+    expect(moduleRef.get(Registry).recorded.sort()).toEqual([
       ['north', { clientId: 'n' }],
       ['south', { clientSecret: 's-secret' }],
     ]);

@@ -24,17 +24,16 @@ function sectionFields(field: HubtelOptionField | undefined): HubtelOptionField[
 }
 
 /**
- * A module's options checked against their class (the first bad field a HubtelConfigError naming
- * `<scope>.<field>`), with the declared fields no decorator checks (a store, a resolver: each
- * module checks those in code) kept as given, every declared default filled in, and the URLs
- * parsed. Null is absent, as for checked fields.
+ * Options checked against their class (errors name `<scope>.<field>`), the fields no decorator
+ * checks kept as given (each module checks those), defaults filled in, URLs parsed; null is absent.
  */
 export function resolveDeclaredOptions<T>(options: new () => T, raw: unknown, scope: string): T {
-  const checked = checkOptions(options, raw, scope) as Plain;
-  keepUnchecked(optionFields(options), raw as Plain, checked);
-  const resolved = withOptionDefaults(options, checked);
-  finish(optionFields(options), resolved, scope, '');
-  return resolved as T;
+  const fields = optionFields(options);
+  const checked = checkOptions(options, raw, scope) as Plain; // a copy
+  keepUnchecked(fields, raw as Plain, checked);
+  fillSection(fields, checked, checked);
+  finish(fields, checked, scope, '');
+  return checked as T;
 }
 
 function keepUnchecked(fields: HubtelOptionField[], raw: Plain, checked: Plain): void {
@@ -47,10 +46,7 @@ function keepUnchecked(fields: HubtelOptionField[], raw: Plain, checked: Plain):
   }
 }
 
-/**
- * Parses the `url` options (see resolveUrl), checks `atLeast` / `atMost` (with defaults filled
- * in), and refuses a section no decorator checks that is not an object.
- */
+/** Parses `url` options, checks `atLeast` / `atMost`, refuses an unchecked section that is no object. */
 function finish(fields: HubtelOptionField[], section: Plain, path: string, relative: string): void {
   for (const { key, spec } of fields) {
     const value = section[key];
@@ -69,16 +65,9 @@ function finish(fields: HubtelOptionField[], section: Plain, path: string, relat
 }
 
 /**
- * A copy of validated options with every declared default filled in, sections too. An absent
- * section is created only when it declares a default (`default: {}`): presence can mean something
- * (`statusCheck` turns the check on).
+ * Fills every declared default in, sections too; an absent section only when it declares one
+ * (`default: {}`): presence can mean something (`statusCheck` turns the check on).
  */
-export function withOptionDefaults<T>(options: Function, value: T): T {
-  const root = { ...(value as Plain) };
-  fillSection(optionFields(options), root, root);
-  return root as T;
-}
-
 function fillSection(fields: HubtelOptionField[], section: Plain, root: Plain): void {
   for (const field of fields) {
     const { key, spec } = field;
@@ -108,10 +97,8 @@ export interface OptionsFromEnv<T> {
 }
 
 /**
- * The options `options` declares variables for, read from `source`: numbers (a declared `number`)
- * must be plain numbers and booleans `true` or `false`, else the error names the variable. A
- * section is present when one of its variables is set. With `account`, each variable is that
- * account's (`HUBTEL_NORTH_SMS_CLIENT_ID`) and options of the default account only are not read.
+ * The options read from their declared variables (a bad number or boolean names the variable); with
+ * `account`, that account's (`HUBTEL_NORTH_SMS_CLIENT_ID`), its `defaultOnly` options not read.
  */
 export function declaredOptionsFromEnv<T>(
   options: Function,
@@ -173,12 +160,7 @@ function overrideSection(fields: HubtelOptionField[], base: Plain, overrides: Pl
 /** Keys of a registration that are about the registration, not the account's options. */
 const REGISTRATION_KEYS = new Set(['name', 'isGlobal']);
 
-/**
- * The raw options of a named account: the default account's raw options (`defaults`) under the
- * account's own (`overrides`), as the fields' account rules say (see HubtelAccountRule). Errors
- * name the option under `scope` (`sms[north].clientId`); the caller resolves the result as it
- * resolves forRoot's options.
- */
+/** A named account's raw options: the default's under its own, as each field's HubtelAccountRule says. */
 export function inheritDeclaredOptions(
   options: Function,
   scope: string,

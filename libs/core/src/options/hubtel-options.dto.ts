@@ -12,12 +12,7 @@ import { HubtelOption, rules } from './hubtel-option.decorator.js';
 import type { HubtelShutdownOptions, HubtelStatusCheckBudgetOptions } from './hubtel-options.types.js';
 import type { InboundAccessOptions } from '../inbound/inbound-access.js';
 
-/*
- * The options every module shares (credentials, timeout, retry, country code, shutdown grace, the
- * POS Sales ID) as class-validator DTOs and decorators, checked at bootstrap by the same validator
- * as the inbound bodies. Cross-field rules (retry.maxDelayMs ≥ baseDelayMs) and defaults stay in
- * hubtel-options.validation.ts.
- */
+// The options every module shares, as DTOs checked at bootstrap by the inbound bodies' validator.
 
 /** Not blank: at least one non-space character. */
 const NOT_BLANK = /\S/;
@@ -156,11 +151,7 @@ export function declareAccessOptions(pathSecretEnv: string): new () => InboundAc
 const TAKEN_OVER_BY_BULLMQ =
   "jobs on Redis run on BullMQ; a dead replica's job is taken over by BullMQ's stalled-job check (HubtelBullmqModule lockDurationMs / stalledIntervalMs)";
 
-/**
- * The job options removed in 0.2.0, each with what replaced it. The pipeline has no leases, sweeps
- * or start-up recovery of its own any more: with the memory store jobs run in this process, with
- * Redis on BullMQ.
- */
+/** The job options removed in 0.2.0 (no leases, sweeps or recovery of our own), with what replaced each. */
 const REMOVED_JOB_OPTIONS: Readonly<Record<string, string>> = {
   leaseMs: TAKEN_OVER_BY_BULLMQ,
   sweepIntervalMs: TAKEN_OVER_BY_BULLMQ,
@@ -168,11 +159,7 @@ const REMOVED_JOB_OPTIONS: Readonly<Record<string, string>> = {
     'jobs on Redis run on BullMQ, which keeps unfinished jobs in Redis and runs them on any replica, after a restart too (with the memory store nothing outlives the process)',
 };
 
-/**
- * Refuses a removed option (`removed`: the job options by default) in `section`, the raw options
- * object that carried it (`checkout.handlers`, `serviceApp`): a HubtelConfigError names it and says
- * what replaced it, rather than the option being ignored. A key given as `undefined` is absent.
- */
+/** Refuses a removed option in the raw `section` (`checkout.handlers`), naming what replaced it. */
 export function refuseRemovedOptions(section: unknown, prefix: string, removed = REMOVED_JOB_OPTIONS): void {
   if (section === null || typeof section !== 'object') return;
   for (const [option, replacement] of Object.entries(removed))
@@ -181,11 +168,8 @@ export function refuseRemovedOptions(section: unknown, prefix: string, removed =
 }
 
 /**
- * Checks a module's options (or a part of them) against a DTO; the first bad field becomes a
- * HubtelConfigError naming it (`sms.retry.maxAttempts`). Unknown fields are left to the module,
- * unless `forbidUnknown`. Messages name the type of a bad value, never the value (it may be a
- * secret). An optional field given as null is left out of the result, as if not given: that is how
- * `@IsOptional()` reads it, so defaults (`??`) and presence checks (`!== undefined`) agree.
+ * Checks options against a DTO: the first bad field a HubtelConfigError naming it, never its value
+ * (a secret). A null optional field is left out, as `@IsOptional()` reads it.
  */
 export function checkOptions<T>(
   dto: new () => T,

@@ -40,7 +40,6 @@ describe('option validation', () => {
   it('URLs must be absolute http(s), without credentials; trailing slashes are dropped', () => {
     expect(resolveUrl('https://sms.hubtel.com/', 'sms.baseUrl')).toBe('https://sms.hubtel.com');
     expect(resolveUrl('http://127.0.0.1:8080/base//', 'x')).toBe('http://127.0.0.1:8080/base');
-    expect(resolveUrl(undefined, 'x', 'https://d')).toBe('https://d');
     expect(configError(() => resolveUrl('sms.hubtel.com', 'sms.baseUrl')).message).toMatch(
       /"sms.baseUrl": must be an absolute http\(s\) URL/,
     );
@@ -48,7 +47,7 @@ describe('option validation', () => {
     const withPassword = configError(() => resolveUrl('https://id:topsecret@x.com', 'a'));
     expect(withPassword.message).not.toContain('topsecret');
     expect(configError(() => resolveUrl('', 'a')).option).toBe('a');
-    expect(configError(() => resolveUrl(undefined, 'a')).message).toMatch(/is required/);
+    expect(configError(() => resolveUrl(undefined, 'a')).message).toMatch(/got undefined/);
   });
 
   it('the transport options fill their declared defaults and check each field', () => {

@@ -23,11 +23,7 @@ export function assertOptionsObject(value: unknown, name: string): asserts value
  * URLs carrying user:password are refused: credentials belong in the credential options, where
  * they are kept out of logs.
  */
-export function resolveUrl(value: unknown, name: string, fallback?: string): string {
-  if (value === undefined) {
-    if (fallback === undefined) throw new HubtelConfigError(name, 'is required');
-    return fallback;
-  }
+export function resolveUrl(value: unknown, name: string): string {
   if (typeof value !== 'string' || value.trim() === '')
     throw new HubtelConfigError(name, `must be an absolute http(s) URL, got ${describe(value)}`);
   let url: URL;
