@@ -63,6 +63,7 @@ export {
   inheritDeclaredOptions,
   overrideOptions,
   resolveDeclaredOptions,
+  withOptionDefaults,
   type OptionsFromEnv,
 } from './options/hubtel-options.declared.js';
 export {

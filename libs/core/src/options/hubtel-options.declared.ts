@@ -68,6 +68,13 @@ function finish(fields: HubtelOptionField[], section: Plain, path: string, relat
  * Fills every declared default in, sections too; an absent section only when it declares one
  * (`default: {}`): presence can mean something (`statusCheck` turns the check on).
  */
+/** A copy of checked options with every declared default filled in, sections too. */
+export function withOptionDefaults<T>(options: Function, value: T): T {
+  const root = { ...(value as Plain) };
+  fillSection(optionFields(options), root, root);
+  return root as T;
+}
+
 function fillSection(fields: HubtelOptionField[], section: Plain, root: Plain): void {
   for (const field of fields) {
     const { key, spec } = field;
