@@ -2,14 +2,13 @@ import { Logger } from '@nestjs/common';
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import {
   HubtelLogger,
-  HubtelRedisConfigError,
   HubtelStoreUnavailableError,
   type JobExecutor,
   type JobRunRequest,
   type JobRunner,
   type JobRunnerHealth,
 } from 'nestjs-hubtel';
-import { ErrorLogThrottle, clusterEnabledIn } from '#internal';
+import { ErrorLogThrottle, refuseClusterNode } from '#internal';
 import { BullmqConnections, bounded, type BullmqConnectionOptions } from './bullmq.connection.js';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 import {
@@ -106,20 +105,14 @@ export class BullmqJobRunner implements JobRunner {
     const queue = this.queue(pipeline);
     await queue.waitUntilReady();
     if (this.onCluster) return;
-    let info: string;
-    try {
-      info = await (await queue.getBackend().client).info();
-    } catch {
-      return; // a server that hides INFO (some managed proxies) is no cluster node to us
-    }
-    if (clusterEnabledIn(info)) {
+    const client = await queue.getBackend().client;
+    await refuseClusterNode(
+      () => client.info(),
+      this.options.url !== undefined ? 'bullmq.url' : 'bullmq.connection',
+    ).catch(async (error: unknown) => {
       await this.close();
-      throw new HubtelRedisConfigError(
-        this.options.url !== undefined ? 'bullmq.url' : 'bullmq.connection',
-        'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT',
-        'points at a node of a Redis Cluster: give `cluster: { nodes: [...] }` (or a Cluster client) instead, and a prefix with a {hash tag}',
-      );
-    }
+      throw error;
+    });
   }
 
   /** Adds the run's BullMQ job; the same run asked again is the same job id, which BullMQ ignores. */

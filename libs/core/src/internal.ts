@@ -84,7 +84,7 @@ export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel
 export { checkOptionsFromEnv, dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
 export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hubtel-connection.module.js';
-export { hashTagOf, clusterEnabledIn, redisClusterNodesOption } from './store/redis.checks.js';
+export * from './store/redis.checks.js';
 export { ErrorLogThrottle } from './logging/log-throttle.js';
 
 export * from './http/http-transport.js';

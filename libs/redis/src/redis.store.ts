@@ -9,15 +9,8 @@ import {
   type StoreEntry,
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
-import { hashTagOf } from '#internal';
-import {
-  isClusterClient,
-  positive,
-  refuseClusterNode,
-  storeClient,
-  withTimeout,
-  type RedisStoreOptions,
-} from './redis.client.js';
+import { hashTagOf, isClusterClient, refuseClusterNode } from '#internal';
+import { positive, storeClient, withTimeout, type RedisStoreOptions } from './redis.client.js';
 import { REDIS_STORE_COMMANDS, REDIS_STORE_DEFAULTS } from './redis.constants.js';
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
 import { RedisStoreMarkers, clusterMarkers, singleMarker, STORE_MARKER_KEY } from './redis-store.marker.js';
@@ -132,7 +125,8 @@ export class RedisStore implements HubtelStore {
     }
     if (!isClusterClient(this.client)) {
       try {
-        await refuseClusterNode(this.client, this.owned ? 'redis.url' : 'redis.client');
+        const client = this.client;
+        await refuseClusterNode(() => client.info('cluster'), this.owned ? 'redis.url' : 'redis.client');
       } catch (error) {
         if (this.owned) this.client.disconnect();
         throw error;
