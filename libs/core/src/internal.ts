@@ -30,6 +30,7 @@ export {
   requeueDeadLetter,
 } from './inbound/inbound-dead-letters.js';
 export { JobDeferral } from './inbound/inbound-job.types.js';
+export { describe as describeError } from './inbound/inbound-outcome.js';
 export { createHandlerDecorator, createListenerDecorator } from './events/handler-decorator.js';
 export { AccountRegistry } from './accounts/hubtel-accounts.js';
 export {

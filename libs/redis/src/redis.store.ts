@@ -9,7 +9,7 @@ import {
   type StoreEntry,
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
-import { hashTagOf, isClusterClient, refuseClusterNode } from '#internal';
+import { describeError, hashTagOf, isClusterClient, refuseClusterNode } from '#internal';
 import { positive, storeClient, withTimeout, type RedisStoreOptions } from './redis.client.js';
 import { REDIS_STORE_COMMANDS, REDIS_STORE_DEFAULTS } from './redis.constants.js';
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
@@ -90,21 +90,15 @@ export class RedisStore implements HubtelStore {
         this.logger.log('Redis is reachable again');
       });
     }
-    const commands = this.client as unknown as Partial<StoreCommands>;
-    if (typeof commands[REDIS_STORE_COMMANDS.compareAndSet] !== 'function') {
-      this.client.defineCommand(REDIS_STORE_COMMANDS.compareAndSet, {
-        numberOfKeys: 1,
-        lua: COMPARE_AND_SET_LUA,
-      });
-    }
-    if (typeof commands[REDIS_STORE_COMMANDS.set] !== 'function') {
-      this.client.defineCommand(REDIS_STORE_COMMANDS.set, { numberOfKeys: 1, lua: SET_LUA });
-    }
-    if (typeof commands[REDIS_STORE_COMMANDS.compareAndDelete] !== 'function') {
-      this.client.defineCommand(REDIS_STORE_COMMANDS.compareAndDelete, {
-        numberOfKeys: 1,
-        lua: COMPARE_AND_DELETE_LUA,
-      });
+    const scripts = {
+      [REDIS_STORE_COMMANDS.compareAndSet]: COMPARE_AND_SET_LUA,
+      [REDIS_STORE_COMMANDS.set]: SET_LUA,
+      [REDIS_STORE_COMMANDS.compareAndDelete]: COMPARE_AND_DELETE_LUA,
+    };
+    for (const [name, lua] of Object.entries(scripts)) {
+      // A client of yours shared by two stores has them already.
+      if (typeof (this.client as unknown as Record<string, unknown>)[name] !== 'function')
+        this.client.defineCommand(name, { numberOfKeys: 1, lua });
     }
   }
 
@@ -281,14 +275,11 @@ export class RedisStore implements HubtelStore {
   }
 }
 
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function unavailable(operation: string, error: unknown): HubtelStoreUnavailableError {
   if (error instanceof HubtelStoreUnavailableError) return error;
-  const reason = error instanceof Error ? error.message : String(error);
-  return new HubtelStoreUnavailableError(`Redis store ${operation} failed: ${reason}`, { cause: error });
+  return new HubtelStoreUnavailableError(`Redis store ${operation} failed: ${describeError(error)}`, {
+    cause: error,
+  });
 }
 
 function encode(value: unknown): string {

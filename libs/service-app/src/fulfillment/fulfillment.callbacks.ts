@@ -18,6 +18,13 @@ import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 
+/** The order a callback is for, and whose account sends it. */
+export interface OrderRef {
+  orderId: string;
+  sessionId: string;
+  account?: string;
+}
+
 export class FulfillmentCallbacks {
   constructor(
     private readonly pipeline: InboundPipeline,
@@ -54,12 +61,10 @@ export class FulfillmentCallbacks {
 
   /** Records the callback job (set-if-absent on OrderId: the first outcome wins). */
   async report(
-    orderId: string,
-    sessionId: string,
+    { orderId, sessionId, account }: OrderRef,
     status: FulfillmentServiceStatus,
     metaData: unknown,
     reportedBy: 'handler' | 'app',
-    account: string | undefined,
     followUps?: JobFollowUps, // in `beforeSettled`: sent right after the order is settled
   ): Promise<{ ok: true } | { ok: false; existing: CallbackSummary }> {
     const job: CallbackJob = {
