@@ -11,20 +11,20 @@ import {
 } from 'nestjs-hubtel';
 import { describeError, hashTagOf, isClusterClient, refuseClusterNode } from '#internal';
 import { positive, storeClient, withTimeout, type RedisStoreOptions } from './redis.client.js';
-import { REDIS_STORE_COMMANDS, REDIS_STORE_DEFAULTS } from './redis.constants.js';
+import { REDIS_STORE_DEFAULTS } from './redis.constants.js';
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
 import { RedisStoreMarkers, clusterMarkers, singleMarker, STORE_MARKER_KEY } from './redis-store.marker.js';
 
-interface StoreCommands {
-  [REDIS_STORE_COMMANDS.compareAndSet](
-    key: string,
-    expected: number,
-    json: string,
-    ttl: number,
-  ): Promise<number>;
-  [REDIS_STORE_COMMANDS.set](key: string, unused: number, json: string, ttl: number): Promise<number>;
-  [REDIS_STORE_COMMANDS.compareAndDelete](key: string, expected: number): Promise<number>;
-}
+/** The Lua scripts, by the name they are registered under on the ioredis client. */
+const SCRIPTS = {
+  hubtelStoreCompareAndSet: COMPARE_AND_SET_LUA,
+  hubtelStoreSet: SET_LUA,
+  hubtelStoreCompareAndDelete: COMPARE_AND_DELETE_LUA,
+};
+type StoreCommands = Record<
+  keyof typeof SCRIPTS,
+  (key: string, ...args: Array<string | number>) => Promise<number>
+>;
 
 /** TTL argument of the scripts: keep the current expiry (compare-and-set without a TTL). */
 const KEEP_TTL = 0;
@@ -90,12 +90,7 @@ export class RedisStore implements HubtelStore {
         this.logger.log('Redis is reachable again');
       });
     }
-    const scripts = {
-      [REDIS_STORE_COMMANDS.compareAndSet]: COMPARE_AND_SET_LUA,
-      [REDIS_STORE_COMMANDS.set]: SET_LUA,
-      [REDIS_STORE_COMMANDS.compareAndDelete]: COMPARE_AND_DELETE_LUA,
-    };
-    for (const [name, lua] of Object.entries(scripts)) {
+    for (const [name, lua] of Object.entries(SCRIPTS)) {
       // A client of yours shared by two stores has them already.
       if (typeof (this.client as unknown as Record<string, unknown>)[name] !== 'function')
         this.client.defineCommand(name, { numberOfKeys: 1, lua });
@@ -180,7 +175,7 @@ export class RedisStore implements HubtelStore {
     const ttl = ttlOf(options);
     if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1) return undefined;
     const version = await this.run('compareAndSet', () =>
-      this.commands[REDIS_STORE_COMMANDS.compareAndSet](
+      this.commands.hubtelStoreCompareAndSet(
         this.keyPrefix + key,
         expectedVersion,
         encode(value),
@@ -193,7 +188,7 @@ export class RedisStore implements HubtelStore {
   async set<T>(key: string, value: T, options?: StoreWriteOptions): Promise<StoreEntry<T>> {
     const ttl = ttlOf(options);
     const version = await this.run('set', () =>
-      this.commands[REDIS_STORE_COMMANDS.set](this.keyPrefix + key, 0, encode(value), ttl ?? NO_TTL),
+      this.commands.hubtelStoreSet(this.keyPrefix + key, 0, encode(value), ttl ?? NO_TTL),
     );
     return { value, version: Number(version) };
   }
@@ -205,7 +200,7 @@ export class RedisStore implements HubtelStore {
   async compareAndDelete(key: string, expectedVersion: number): Promise<boolean> {
     if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1) return false;
     const deleted = await this.run('compareAndDelete', () =>
-      this.commands[REDIS_STORE_COMMANDS.compareAndDelete](this.keyPrefix + key, expectedVersion),
+      this.commands.hubtelStoreCompareAndDelete(this.keyPrefix + key, expectedVersion),
     );
     return Number(deleted) === 1;
   }

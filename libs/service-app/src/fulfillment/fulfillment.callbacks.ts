@@ -11,7 +11,6 @@ import {
   type CallbackSummary,
   type StoredCallback,
 } from './fulfillment.records.js';
-import { reportedCallback } from './fulfillment.telemetry.js';
 import { SERVICE_APP_JOBS } from '../service-app.constants.js';
 import { FulfillmentCallbackSentEvent, ServiceAppEvents } from '../service-app.events.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
@@ -40,11 +39,16 @@ export class FulfillmentCallbacks {
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
       run: async (job, { attempt }) => {
         const { callback } = await this.accountOf(job);
-        return this.telemetry
-          ? reportedCallback(this.telemetry, job.callback.ServiceStatus, attempt, () =>
-              callback.send(job.callback),
-            )
-          : callback.send(job.callback);
+        const { ServiceStatus } = job.callback;
+        // Validated as `success` or `failed`: anything else is kept out of the telemetry's labels.
+        const status = ServiceStatus === 'success' || ServiceStatus === 'failed' ? ServiceStatus : 'other';
+        const record = (ok: boolean) =>
+          this.telemetry?.record({ kind: 'fulfillment-callback', status, ok, attempt });
+        await callback.send(job.callback).catch((error: unknown) => {
+          record(false);
+          throw error;
+        });
+        record(true);
       },
       retry: { maxAttempts: Infinity, ...options.callbackRetry },
       compactWhenDone: (job): CallbackSummary => {
