@@ -1,7 +1,13 @@
 import { type QueueOptions, type RedisOptions as BullmqRedisOptions } from 'bullmq';
 import { Cluster, type ClusterNode, type ClusterOptions, type Redis, type RedisOptions } from 'ioredis';
 import { HubtelError, HubtelRedisConfigError } from 'nestjs-hubtel';
-import { hashTagOf, redisClusterNodesOption, type ErrorLogThrottle } from '#internal';
+import {
+  hashTagOf,
+  isClusterClient,
+  redisClusterNodesOption,
+  refuseClientKeyPrefix,
+  type ErrorLogThrottle,
+} from '#internal';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 
 /** Where the runner's Redis is (one of `url`, `connection`, `cluster`) and its key prefix. */
@@ -90,16 +96,10 @@ export class BullmqConnections {
   }
 
   private checkClient(client: Redis | Cluster): void {
+    refuseClientKeyPrefix(client, 'bullmq.connection', 'prefix');
     const options: RedisOptions = isClusterClient(client)
-      ? { ...client.options.redisOptions, keyPrefix: client.options.keyPrefix }
+      ? { ...client.options.redisOptions }
       : client.options;
-    if (options.keyPrefix) {
-      throw new HubtelRedisConfigError(
-        'bullmq.connection',
-        'CLIENT_UNUSABLE',
-        'sets an ioredis keyPrefix, which BullMQ refuses: remove it and use the `prefix` option',
-      );
-    }
     // Workers would have to copy the client to change this (and a copy of a Cluster loses it).
     if (this.options.work !== false && options.maxRetriesPerRequest !== null) {
       throw new HubtelRedisConfigError(
@@ -138,12 +138,6 @@ function clientOf(connection: BullmqConnectionOptions['connection']): Redis | Cl
     methods.every((m) => typeof (connection as Record<string, unknown>)[m] === 'function')
     ? (connection as Redis | Cluster)
     : undefined;
-}
-
-function isClusterClient(client: unknown): client is Cluster {
-  return (
-    typeof client === 'object' && client !== null && (client as { isCluster?: unknown }).isCluster === true
-  );
 }
 
 /** A spread client (`{ ...cluster }`): it carries a client's own fields, which options never do. */

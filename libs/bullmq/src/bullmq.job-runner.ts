@@ -2,14 +2,13 @@ import { Logger } from '@nestjs/common';
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import {
   HubtelLogger,
-  HubtelRedisConfigError,
   HubtelStoreUnavailableError,
   type JobExecutor,
   type JobRunRequest,
   type JobRunner,
   type JobRunnerHealth,
 } from 'nestjs-hubtel';
-import { ErrorLogThrottle, clusterEnabledIn } from '#internal';
+import { ErrorLogThrottle, describeError, refuseClusterNode } from '#internal';
 import { BullmqConnections, bounded, type BullmqConnectionOptions } from './bullmq.connection.js';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 import {
@@ -57,6 +56,7 @@ export class BullmqJobRunner implements JobRunner {
   private readonly errors: ErrorLogThrottle;
   private readonly prefix: string;
   private readonly lockDurationMs: number;
+  private readonly stalledIntervalMs: number;
   private readonly connections: BullmqConnections;
   /** The last add that failed, until one succeeds: /health is down while jobs cannot be added. */
   private addFailure?: { at: number; message: string };
@@ -67,6 +67,7 @@ export class BullmqJobRunner implements JobRunner {
 
   constructor(private readonly options: BullmqJobRunnerOptions) {
     this.lockDurationMs = options.lockDurationMs ?? BULLMQ_RUNNER_DEFAULTS.lockDurationMs;
+    this.stalledIntervalMs = options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs;
     this.prefix = options.prefix ?? BULLMQ_RUNNER_DEFAULTS.prefix;
     this.logger = options.logger ?? new HubtelLogger('Hubtel:BullMQ');
     this.errors = new ErrorLogThrottle(this.logger, BULLMQ_RUNNER_DEFAULTS.errorLogIntervalMs);
@@ -106,20 +107,14 @@ export class BullmqJobRunner implements JobRunner {
     const queue = this.queue(pipeline);
     await queue.waitUntilReady();
     if (this.onCluster) return;
-    let info: string;
-    try {
-      info = await (await queue.getBackend().client).info();
-    } catch {
-      return; // a server that hides INFO (some managed proxies) is no cluster node to us
-    }
-    if (clusterEnabledIn(info)) {
+    const client = await queue.getBackend().client;
+    await refuseClusterNode(
+      () => client.info(),
+      this.options.url !== undefined ? 'bullmq.url' : 'bullmq.connection',
+    ).catch(async (error: unknown) => {
       await this.close();
-      throw new HubtelRedisConfigError(
-        this.options.url !== undefined ? 'bullmq.url' : 'bullmq.connection',
-        'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT',
-        'points at a node of a Redis Cluster: give `cluster: { nodes: [...] }` (or a Cluster client) instead, and a prefix with a {hash tag}',
-      );
-    }
+      throw error;
+    });
   }
 
   /** Adds the run's BullMQ job; the same run asked again is the same job id, which BullMQ ignores. */
@@ -135,7 +130,7 @@ export class BullmqJobRunner implements JobRunner {
           : { jobId: bullmqJobId(request.storeKey, request.run) },
       );
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = describeError(error);
       this.addFailure = { at: Date.now(), message };
       // A store outage: the run is tried again without an attempt charged, and a request gets its 503.
       throw new HubtelStoreUnavailableError(`BullMQ could not add a job to ${pipeline}: ${message}`, {
@@ -166,7 +161,7 @@ export class BullmqJobRunner implements JobRunner {
         prefix: this.prefix,
         concurrency: this.options.concurrency ?? BULLMQ_RUNNER_DEFAULTS.concurrency,
         lockDuration: this.lockDurationMs,
-        stalledInterval: this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs,
+        stalledInterval: this.stalledIntervalMs,
         maxStalledCount: this.options.maxStalledCount ?? BULLMQ_RUNNER_DEFAULTS.maxStalledCount,
         settings: { backoffStrategy: retryDelay },
       },
@@ -203,7 +198,7 @@ export class BullmqJobRunner implements JobRunner {
       prefix: this.prefix,
       concurrency: 1,
       lockDuration: this.lockDurationMs,
-      stalledInterval: this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs,
+      stalledInterval: this.stalledIntervalMs,
     });
     this.watch(name, worker);
     worker.on('failed', (_job, error) => this.logger.warn(`Scheduled ${name} failed: ${error.message}`));
@@ -222,8 +217,7 @@ export class BullmqJobRunner implements JobRunner {
   /** How long a job has waited while the worker here started none, when both exceed a takeover. */
   private async notTakingJobs(name: string): Promise<number | undefined> {
     const now = Date.now();
-    const bound =
-      this.lockDurationMs + (this.options.stalledIntervalMs ?? BULLMQ_RUNNER_DEFAULTS.stalledIntervalMs);
+    const bound = this.lockDurationMs + this.stalledIntervalMs;
     if (now - (this.lastStarted.get(name) ?? now) <= bound) return undefined;
     const [oldest] = await this.queue(name).getJobs(['waiting'], 0, 0, true);
     return oldest && now - oldest.timestamp > bound ? now - oldest.timestamp : undefined;
@@ -239,7 +233,7 @@ export class BullmqJobRunner implements JobRunner {
         `Job scheduler ${name} was missing from Redis (emptied, or away at start-up): created again`,
       );
     } catch (error) {
-      this.errors.error(`Job scheduler ${name}: ${error instanceof Error ? error.message : String(error)}`);
+      this.errors.error(`Job scheduler ${name}: ${describeError(error)}`);
     }
   }
 
@@ -348,7 +342,7 @@ export class BullmqJobRunner implements JobRunner {
       await execute(job.data.storeKey, error.message);
     } catch (failure) {
       this.errors.error(
-        `Run ${job.id ?? '?'} of ${pipeline} failed for good and could not be settled: ${failure instanceof Error ? failure.message : String(failure)}`,
+        `Run ${job.id ?? '?'} of ${pipeline} failed for good and could not be settled: ${describeError(failure)}`,
       );
     }
   }

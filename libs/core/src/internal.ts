@@ -30,6 +30,7 @@ export {
   requeueDeadLetter,
 } from './inbound/inbound-dead-letters.js';
 export { JobDeferral } from './inbound/inbound-job.types.js';
+export { describe as describeError } from './inbound/inbound-outcome.js';
 export { createHandlerDecorator, createListenerDecorator } from './events/handler-decorator.js';
 export { AccountRegistry } from './accounts/hubtel-accounts.js';
 export {
@@ -86,7 +87,7 @@ export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel
 export { checkOptionsFromEnv, dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
 export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hubtel-connection.module.js';
-export { hashTagOf, clusterEnabledIn, redisClusterNodesOption } from './store/redis.checks.js';
+export * from './store/redis.checks.js';
 export { ErrorLogThrottle } from './logging/log-throttle.js';
 
 export * from './http/http-transport.js';

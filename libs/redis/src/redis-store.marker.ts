@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Cluster, Redis } from 'ioredis';
 import { HubtelLogger, type HubtelStore, type HubtelStoreLoss } from 'nestjs-hubtel';
-import { hashTagOf } from '#internal';
+import { describeError, hashTagOf } from '#internal';
 
 /**
  * A key holding a generation (random id): gone, or of another generation than a process saw, Redis lost
@@ -51,7 +51,7 @@ export class RedisStoreMarkers {
   async start(places: MarkerPlace[]): Promise<void> {
     this.places = places;
     await this.check().catch((error: unknown) =>
-      this.logger.warn(`Could not check the store's marker: ${describe(error)}; trying again later`),
+      this.logger.warn(`Could not check the store's marker: ${describeError(error)}; trying again later`),
     );
     if (this.intervalMs > 0 && !this.timer) {
       this.timer = setInterval(() => void this.check().catch(() => undefined), this.intervalMs);
@@ -243,8 +243,4 @@ export function keySlot(key: string): number {
       crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
   }
   return crc % 16_384;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

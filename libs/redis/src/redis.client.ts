@@ -1,6 +1,6 @@
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { HubtelConfigError, HubtelRedisConfigError } from 'nestjs-hubtel';
-import { clusterEnabledIn, redisClusterNodesOption } from '#internal';
+import { HubtelConfigError } from 'nestjs-hubtel';
+import { redisClusterNodesOption, refuseClientKeyPrefix } from '#internal';
 import { REDIS_STORE_DEFAULTS } from './redis.constants.js';
 
 /** A Redis Cluster to open: its startup nodes and ioredis Cluster options (TLS, auth, NAT map...). */
@@ -42,17 +42,7 @@ export function storeClient(options: RedisStoreOptions): { client: Redis | Clust
     'redis.commandTimeoutMs',
   );
   if (options.client) {
-    // ioredis would prefix our keys but not our SCAN pattern: scans would find nothing.
-    const clientPrefix = isClusterClient(options.client)
-      ? (options.client.options.keyPrefix ?? options.client.options.redisOptions?.keyPrefix)
-      : options.client.options.keyPrefix;
-    if (clientPrefix) {
-      throw new HubtelRedisConfigError(
-        'redis.client',
-        'CLIENT_UNUSABLE',
-        'must not set ioredis keyPrefix; use the keyPrefix option',
-      );
-    }
+    refuseClientKeyPrefix(options.client, 'redis.client', 'keyPrefix');
     return { client: options.client, owned: false };
   }
   if (options.cluster) {
@@ -78,11 +68,6 @@ export function storeClient(options: RedisStoreOptions): { client: Redis | Clust
   return { client: options.url ? new Redis(options.url, failFast) : new Redis(failFast), owned: true };
 }
 
-/** By ioredis's `isCluster` flag, not `instanceof`: a client of another ioredis copy is one too. */
-export function isClusterClient(client: Redis | Cluster): client is Cluster {
-  return (client as { isCluster?: unknown }).isCluster === true;
-}
-
 function failFastNode(timeout: number): RedisOptions {
   return {
     commandTimeout: timeout,
@@ -91,23 +76,6 @@ function failFastNode(timeout: number): RedisOptions {
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
   };
-}
-
-/** Refuses a single-node client on a cluster node (MOVED for most keys); a server hiding INFO passes. */
-export async function refuseClusterNode(client: Redis, option: string): Promise<void> {
-  let info: string;
-  try {
-    info = await client.info('cluster');
-  } catch {
-    return;
-  }
-  if (clusterEnabledIn(info)) {
-    throw new HubtelRedisConfigError(
-      option,
-      'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT',
-      'points at a node of a Redis Cluster: give `cluster: { nodes: [...] }` (or a Cluster client) instead, so each key goes to the node that owns its slot',
-    );
-  }
 }
 
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -13,10 +13,3 @@ export const REDIS_STORE_DEFAULTS = Object.freeze({
   /** Reconnection backoff: 50 ms more per attempt, at most this long between attempts. */
   maxReconnectDelayMs: 2_000,
 });
-
-/** Names the Lua scripts are registered under on the ioredis client (`defineCommand`). */
-export const REDIS_STORE_COMMANDS = Object.freeze({
-  compareAndSet: 'hubtelStoreCompareAndSet',
-  set: 'hubtelStoreSet',
-  compareAndDelete: 'hubtelStoreCompareAndDelete',
-});

@@ -9,29 +9,22 @@ import {
   type StoreEntry,
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
-import { hashTagOf } from '#internal';
-import {
-  isClusterClient,
-  positive,
-  refuseClusterNode,
-  storeClient,
-  withTimeout,
-  type RedisStoreOptions,
-} from './redis.client.js';
-import { REDIS_STORE_COMMANDS, REDIS_STORE_DEFAULTS } from './redis.constants.js';
+import { describeError, hashTagOf, isClusterClient, refuseClusterNode } from '#internal';
+import { positive, storeClient, withTimeout, type RedisStoreOptions } from './redis.client.js';
+import { REDIS_STORE_DEFAULTS } from './redis.constants.js';
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
 import { RedisStoreMarkers, clusterMarkers, singleMarker, STORE_MARKER_KEY } from './redis-store.marker.js';
 
-interface StoreCommands {
-  [REDIS_STORE_COMMANDS.compareAndSet](
-    key: string,
-    expected: number,
-    json: string,
-    ttl: number,
-  ): Promise<number>;
-  [REDIS_STORE_COMMANDS.set](key: string, unused: number, json: string, ttl: number): Promise<number>;
-  [REDIS_STORE_COMMANDS.compareAndDelete](key: string, expected: number): Promise<number>;
-}
+/** The Lua scripts, by the name they are registered under on the ioredis client. */
+const SCRIPTS = {
+  hubtelStoreCompareAndSet: COMPARE_AND_SET_LUA,
+  hubtelStoreSet: SET_LUA,
+  hubtelStoreCompareAndDelete: COMPARE_AND_DELETE_LUA,
+};
+type StoreCommands = Record<
+  keyof typeof SCRIPTS,
+  (key: string, ...args: Array<string | number>) => Promise<number>
+>;
 
 /** TTL argument of the scripts: keep the current expiry (compare-and-set without a TTL). */
 const KEEP_TTL = 0;
@@ -97,21 +90,10 @@ export class RedisStore implements HubtelStore {
         this.logger.log('Redis is reachable again');
       });
     }
-    const commands = this.client as unknown as Partial<StoreCommands>;
-    if (typeof commands[REDIS_STORE_COMMANDS.compareAndSet] !== 'function') {
-      this.client.defineCommand(REDIS_STORE_COMMANDS.compareAndSet, {
-        numberOfKeys: 1,
-        lua: COMPARE_AND_SET_LUA,
-      });
-    }
-    if (typeof commands[REDIS_STORE_COMMANDS.set] !== 'function') {
-      this.client.defineCommand(REDIS_STORE_COMMANDS.set, { numberOfKeys: 1, lua: SET_LUA });
-    }
-    if (typeof commands[REDIS_STORE_COMMANDS.compareAndDelete] !== 'function') {
-      this.client.defineCommand(REDIS_STORE_COMMANDS.compareAndDelete, {
-        numberOfKeys: 1,
-        lua: COMPARE_AND_DELETE_LUA,
-      });
+    for (const [name, lua] of Object.entries(SCRIPTS)) {
+      // A client of yours shared by two stores has them already.
+      if (typeof (this.client as unknown as Record<string, unknown>)[name] !== 'function')
+        this.client.defineCommand(name, { numberOfKeys: 1, lua });
     }
   }
 
@@ -132,7 +114,8 @@ export class RedisStore implements HubtelStore {
     }
     if (!isClusterClient(this.client)) {
       try {
-        await refuseClusterNode(this.client, this.owned ? 'redis.url' : 'redis.client');
+        const client = this.client;
+        await refuseClusterNode(() => client.info('cluster'), this.owned ? 'redis.url' : 'redis.client');
       } catch (error) {
         if (this.owned) this.client.disconnect();
         throw error;
@@ -192,7 +175,7 @@ export class RedisStore implements HubtelStore {
     const ttl = ttlOf(options);
     if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1) return undefined;
     const version = await this.run('compareAndSet', () =>
-      this.commands[REDIS_STORE_COMMANDS.compareAndSet](
+      this.commands.hubtelStoreCompareAndSet(
         this.keyPrefix + key,
         expectedVersion,
         encode(value),
@@ -205,7 +188,7 @@ export class RedisStore implements HubtelStore {
   async set<T>(key: string, value: T, options?: StoreWriteOptions): Promise<StoreEntry<T>> {
     const ttl = ttlOf(options);
     const version = await this.run('set', () =>
-      this.commands[REDIS_STORE_COMMANDS.set](this.keyPrefix + key, 0, encode(value), ttl ?? NO_TTL),
+      this.commands.hubtelStoreSet(this.keyPrefix + key, 0, encode(value), ttl ?? NO_TTL),
     );
     return { value, version: Number(version) };
   }
@@ -217,7 +200,7 @@ export class RedisStore implements HubtelStore {
   async compareAndDelete(key: string, expectedVersion: number): Promise<boolean> {
     if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1) return false;
     const deleted = await this.run('compareAndDelete', () =>
-      this.commands[REDIS_STORE_COMMANDS.compareAndDelete](this.keyPrefix + key, expectedVersion),
+      this.commands.hubtelStoreCompareAndDelete(this.keyPrefix + key, expectedVersion),
     );
     return Number(deleted) === 1;
   }
@@ -287,14 +270,11 @@ export class RedisStore implements HubtelStore {
   }
 }
 
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function unavailable(operation: string, error: unknown): HubtelStoreUnavailableError {
   if (error instanceof HubtelStoreUnavailableError) return error;
-  const reason = error instanceof Error ? error.message : String(error);
-  return new HubtelStoreUnavailableError(`Redis store ${operation} failed: ${reason}`, { cause: error });
+  return new HubtelStoreUnavailableError(`Redis store ${operation} failed: ${describeError(error)}`, {
+    cause: error,
+  });
 }
 
 function encode(value: unknown): string {

@@ -126,9 +126,7 @@ function parseAddress(raw: string | undefined): { address: string; family: 'ipv4
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) address = mapped[1]!;
   const version = isIP(address);
-  if (version === 4) return { address, family: 'ipv4' };
-  if (version === 6) return { address, family: 'ipv6' };
-  return undefined;
+  return version === 0 ? undefined : { address, family: version === 4 ? 'ipv4' : 'ipv6' };
 }
 
 function buildList(entries: unknown, option: string): BlockList {

@@ -1,6 +1,6 @@
 import { HttpException, type LoggerService } from '@nestjs/common';
 import { HubtelValidationError } from '../errors/hubtel.errors.js';
-import { maskPhoneNumbers } from '../logging/redact.js';
+import { describe } from './inbound-outcome.js';
 import type {
   HubtelInboundSignal,
   HubtelInboundSource,
@@ -66,9 +66,7 @@ function toHttpError(
   const refused = options.refusal?.(error);
   if (refused) return refused;
   if (error instanceof HttpException) return error;
-  options.logger.error(
-    `A ${what} could not be recorded or handled: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
-  );
+  options.logger.error(`A ${what} could not be recorded or handled: ${describe(error)}`);
   return unrecordedError(what);
 }
 

@@ -1,5 +1,5 @@
 /** Checks of a Redis connection shared by the Redis store and the BullMQ runner (no ioredis import). */
-import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import { HubtelConfigError, HubtelRedisConfigError } from '../errors/hubtel.errors.js';
 
 /** A startup node of a Redis Cluster, as ioredis's `Cluster` takes it. */
 export interface RedisClusterNode {
@@ -15,9 +15,36 @@ export function hashTagOf(key: string): string | undefined {
   return close > open + 1 ? key.slice(open + 1, close) : undefined;
 }
 
-/** True when an `INFO cluster` (or full INFO) reply says the server runs in cluster mode. */
-export function clusterEnabledIn(info: string): boolean {
-  return /^cluster_enabled:1\s*$/m.test(info);
+/** By ioredis's `isCluster` flag, not `instanceof`: a client of another ioredis copy is one too. */
+export function isClusterClient<T>(client: T): client is Extract<T, { nodes: unknown }> {
+  return (client as { isCluster?: unknown } | undefined)?.isCluster === true;
+}
+
+/** Refuses a client's own ioredis keyPrefix: BullMQ refuses it, and SCAN patterns would miss it. */
+export function refuseClientKeyPrefix(
+  client: { options: { keyPrefix?: string; redisOptions?: { keyPrefix?: string } } },
+  option: string,
+  instead: string,
+): void {
+  if (client.options.keyPrefix || client.options.redisOptions?.keyPrefix) {
+    throw new HubtelRedisConfigError(
+      option,
+      'CLIENT_UNUSABLE',
+      `must not set an ioredis keyPrefix: remove it and use the \`${instead}\` option`,
+    );
+  }
+}
+
+/** Refuses a single-node client on a Cluster node (MOVED for most keys); a server hiding INFO passes. */
+export async function refuseClusterNode(info: () => Promise<string>, option: string): Promise<void> {
+  const reply = await info().catch(() => '');
+  if (/^cluster_enabled:1\s*$/m.test(reply)) {
+    throw new HubtelRedisConfigError(
+      option,
+      'CLUSTER_NODE_WITHOUT_CLUSTER_CLIENT',
+      'points at a node of a Redis Cluster: give `cluster: { nodes: [...] }` (or a Cluster client) instead, so each key goes to the node that owns its slot',
+    );
+  }
 }
 
 /** Checks `cluster.nodes`: a typo would otherwise surface as ioredis retrying an address forever. */

@@ -11,12 +11,18 @@ import {
   type CallbackSummary,
   type StoredCallback,
 } from './fulfillment.records.js';
-import { reportedCallback } from './fulfillment.telemetry.js';
 import { SERVICE_APP_JOBS } from '../service-app.constants.js';
 import { FulfillmentCallbackSentEvent, ServiceAppEvents } from '../service-app.events.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
+
+/** The order a callback is for, and whose account sends it. */
+export interface OrderRef {
+  orderId: string;
+  sessionId: string;
+  account?: string;
+}
 
 export class FulfillmentCallbacks {
   constructor(
@@ -33,11 +39,16 @@ export class FulfillmentCallbacks {
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
       run: async (job, { attempt }) => {
         const { callback } = await this.accountOf(job);
-        return this.telemetry
-          ? reportedCallback(this.telemetry, job.callback.ServiceStatus, attempt, () =>
-              callback.send(job.callback),
-            )
-          : callback.send(job.callback);
+        const { ServiceStatus } = job.callback;
+        // Validated as `success` or `failed`: anything else is kept out of the telemetry's labels.
+        const status = ServiceStatus === 'success' || ServiceStatus === 'failed' ? ServiceStatus : 'other';
+        const record = (ok: boolean) =>
+          this.telemetry?.record({ kind: 'fulfillment-callback', status, ok, attempt });
+        await callback.send(job.callback).catch((error: unknown) => {
+          record(false);
+          throw error;
+        });
+        record(true);
       },
       retry: { maxAttempts: Infinity, ...options.callbackRetry },
       compactWhenDone: (job): CallbackSummary => {
@@ -54,12 +65,10 @@ export class FulfillmentCallbacks {
 
   /** Records the callback job (set-if-absent on OrderId: the first outcome wins). */
   async report(
-    orderId: string,
-    sessionId: string,
+    { orderId, sessionId, account }: OrderRef,
     status: FulfillmentServiceStatus,
     metaData: unknown,
     reportedBy: 'handler' | 'app',
-    account: string | undefined,
     followUps?: JobFollowUps, // in `beforeSettled`: sent right after the order is settled
   ): Promise<{ ok: true } | { ok: false; existing: CallbackSummary }> {
     const job: CallbackJob = {

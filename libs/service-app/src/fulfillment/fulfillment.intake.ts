@@ -36,10 +36,7 @@ export class FulfillmentIntake {
     const entry = await cartRead;
     const refused = entry ? accountOf(entry.value) !== account.name : account.options.requireCart;
     if (!known && refused) known = await this.pipeline.resend<OrderSummary>(job, orderId);
-    if (known) {
-      this.assertOwn('order', orderId, known.payload, account);
-      return this.duplicate(orderId, sessionId, known.payload.sessionId);
-    }
+    if (known) return this.duplicate(orderId, sessionId, known.payload, account);
     const cart = this.carts.find(orderId, sessionId, entry, account.options.requireCart);
     if (cart) this.assertOwn('session', sessionId, cart, account);
 
@@ -63,14 +60,12 @@ export class FulfillmentIntake {
     if (cart?.operator !== undefined) (order as { operator?: string }).operator = cart.operator;
 
     const result = await this.pipeline.submit<OrderSummary>(job, orderId, order);
-    if (result.duplicate) {
-      this.assertOwn('order', orderId, result.record.payload, account);
-      return this.duplicate(orderId, sessionId, result.record.payload.sessionId);
-    }
+    if (result.duplicate) return this.duplicate(orderId, sessionId, result.record.payload, account);
     if (this.logger.isLevelEnabled('log')) {
       const who = order.mobile ? ` for ${maskMsisdn(order.mobile)}` : '';
+      const named = account.name === HUBTEL_DEFAULT_ACCOUNT ? '' : ` (account ${account.name})`;
       this.logger.log(
-        `Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who}${accountLabel(order)} recorded${account.verifying ? '; confirming its payment' : ''}`,
+        `Fulfillment request for order ${orderId} (session ${sessionId}, ServiceCode ${order.serviceCode ?? 'unknown'})${who}${named} recorded${account.verifying ? '; confirming its payment' : ''}`,
       );
     }
     return { OrderId: orderId, SessionId: sessionId, Status: 'received' };
@@ -91,8 +86,15 @@ export class FulfillmentIntake {
     throw new ServiceAppWrongAccountError(subject, id, account.name, owner);
   }
 
-  private duplicate(orderId: string, sessionId: string, recordedSessionId: string): FulfillmentReceipt {
-    if (recordedSessionId !== sessionId) {
+  /** A known OrderId: acknowledged when it is this account's and session's, refused otherwise. */
+  private duplicate(
+    orderId: string,
+    sessionId: string,
+    recorded: OrderSummary,
+    account: FulfillmentAccountView,
+  ): FulfillmentReceipt {
+    this.assertOwn('order', orderId, recorded, account);
+    if (recorded.sessionId !== sessionId) {
       this.logger.warn(
         `Fulfillment request for order ${orderId} refused: that OrderId was received for another session`,
       );
@@ -105,9 +107,4 @@ export class FulfillmentIntake {
     this.logger.log(`Duplicate fulfillment request for order ${orderId} acknowledged; nothing new runs`);
     return { OrderId: orderId, SessionId: sessionId, Status: 'duplicate' };
   }
-}
-
-function accountLabel(order: { account?: string }): string {
-  const account = accountOf(order);
-  return account === HUBTEL_DEFAULT_ACCOUNT ? '' : ` (account ${account})`;
 }

@@ -17,7 +17,7 @@ import {
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
-import type { FulfillmentCallbacks } from './fulfillment.callbacks.js';
+import type { FulfillmentCallbacks, OrderRef } from './fulfillment.callbacks.js';
 import type { DeliveryOutcome, DeliveryTurn, FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { assertJson, callbackOf, type StoredCallback } from './fulfillment.records.js';
 import type { CheckState, PaymentSummary } from './fulfillment.records.js';
@@ -88,7 +88,7 @@ export class FulfillmentOutcomes {
         attention: resolved,
       } satisfies FulfillmentRequestedEvent);
     } else {
-      await this.reportOutcome(orderId, order.sessionId, 'failed', null, 'app', order.account);
+      await this.reportOutcome(order, 'failed', null, 'app');
     }
     this.countAttention(order, attention, wanted);
     this.logger.log(`Order ${orderId} that needed attention was resolved: ${wanted}`);
@@ -164,7 +164,7 @@ export class FulfillmentOutcomes {
     this.logger.error(
       `Order ${order.orderId} needed attention (${attention.reason}) and nobody resolved it by ${attention.decideBy}: reporting "failed" to the platform`,
     );
-    await this.reportOutcome(order.orderId, order.sessionId, 'failed', null, 'app', order.account);
+    await this.reportOutcome(order, 'failed', null, 'app');
   }
 
   private countAttention(
@@ -172,13 +172,13 @@ export class FulfillmentOutcomes {
     attention: FulfillmentAttention,
     outcome: 'opened' | 'delivered' | 'refunded',
   ): void {
-    const account = accountOf(order);
+    const { reason } = attention;
     this.telemetry?.record({
       kind: 'payment-attention',
       source: 'fulfillment',
       outcome,
-      reason: attention.reason,
-      account,
+      reason,
+      account: accountOf(order),
     });
   }
 
@@ -203,16 +203,7 @@ export class FulfillmentOutcomes {
       this.logger.error(
         `Fulfillment of order ${order.orderId} gave up after ${record.attempts} attempt(s); reporting "failed"`,
       );
-      await this.reportOutcome(
-        order.orderId,
-        order.sessionId,
-        'failed',
-        null,
-        'handler',
-        order.account,
-        followUps,
-      );
-      return;
+      return void (await this.reportOutcome(order, 'failed', null, 'handler', followUps));
     }
     const combined = combineOutcomes(record.results);
     if (combined.kind === 'deferred') {
@@ -231,15 +222,7 @@ export class FulfillmentOutcomes {
       );
       metaData = null;
     }
-    await this.reportOutcome(
-      order.orderId,
-      order.sessionId,
-      combined.status,
-      metaData,
-      'handler',
-      order.account,
-      followUps,
-    );
+    await this.reportOutcome(order, combined.status, metaData, 'handler', followUps);
   }
 
   /** The order's reported outcome and, at a first start, its session's delivery claim, in one round trip. */
@@ -270,7 +253,7 @@ export class FulfillmentOutcomes {
         { ServiceStatus, MetaData },
         turn?.deliver === true && turn.fresh,
       );
-      await this.mirror(others, order.sessionId, { ServiceStatus, MetaData }, 'handler', order.account);
+      await this.mirror(others, order, { ServiceStatus, MetaData }, 'handler');
       return {
         outcome: ServiceStatus === 'failed' ? 'dead' : 'done',
         reason: `order ${order.orderId} was already reported "${ServiceStatus}" to the platform: its handlers do not run again`,
@@ -280,14 +263,7 @@ export class FulfillmentOutcomes {
     if (turn.deliver) return undefined;
     if (turn.outcome) {
       const { ServiceStatus, MetaData } = turn.outcome;
-      await this.callbacks.report(
-        order.orderId,
-        order.sessionId,
-        ServiceStatus,
-        MetaData,
-        'handler',
-        order.account,
-      );
+      await this.callbacks.report(order, ServiceStatus, MetaData, 'handler');
     }
     return {
       outcome: 'done',
@@ -297,39 +273,28 @@ export class FulfillmentOutcomes {
 
   /** Reports an order's outcome (first wins) and the same for its session's other OrderIds. */
   async reportOutcome(
-    orderId: string,
-    sessionId: string,
+    order: OrderRef,
     status: FulfillmentServiceStatus,
     metaData: unknown,
     by: 'handler' | 'app',
-    account: string | undefined,
     follow?: JobFollowUps, // from `beforeSettled`: the callbacks are sent once it is settled
   ): ReturnType<FulfillmentCallbacks['report']> {
-    const reported = await this.callbacks.report(orderId, sessionId, status, metaData, by, account, follow);
+    const reported = await this.callbacks.report(order, status, metaData, by, follow);
     const outcome = reported.ok ? { ServiceStatus: status, MetaData: metaData ?? null } : reported.existing;
-    const others = await this.deliveries.settle(sessionId, orderId, outcome);
-    await this.mirror(others, sessionId, outcome, by, account, follow);
+    const others = await this.deliveries.settle(order.sessionId, order.orderId, outcome);
+    await this.mirror(others, order, outcome, by, follow);
     return reported;
   }
 
   /** The delivering order's outcome, for the session's other OrderIds (one account's: its cart's). */
   private async mirror(
     others: string[],
-    sessionId: string,
-    outcome: DeliveryOutcome,
+    order: OrderRef,
+    { ServiceStatus, MetaData }: DeliveryOutcome,
     by: 'handler' | 'app',
-    account: string | undefined,
     follow?: JobFollowUps,
   ): Promise<void> {
-    for (const other of others)
-      await this.callbacks.report(
-        other,
-        sessionId,
-        outcome.ServiceStatus,
-        outcome.MetaData,
-        by,
-        account,
-        follow,
-      );
+    for (const orderId of others)
+      await this.callbacks.report({ ...order, orderId }, ServiceStatus, MetaData, by, follow);
   }
 }

@@ -1,22 +1,20 @@
 // The payment check (when `statusCheck` is set): each run asks the status check, then submits the
 // fulfillment job, defers to the next check, or refuses the order.
-import { HubtelStatusCheckBudgetError } from 'nestjs-hubtel';
+import { HubtelStatusCheckBudgetError, type PaymentAmounts } from 'nestjs-hubtel';
 import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
 import type { FulfillmentOutcomes } from './fulfillment.outcomes.js';
 import { namedAccount, type CheckState, type PaymentSummary } from './fulfillment.records.js';
-import { judgePayment } from './fulfillment.verifier.js';
+import { cartTotal, judgePayment } from './fulfillment.verifier.js';
 import type { PaymentStatus } from './fulfillment.status-client.js';
 import type { FulfillmentAccountView } from './fulfillment.types.js';
 import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from '../service-app.constants.js';
-import type { PaymentAmounts } from 'nestjs-hubtel';
 import type {
   FulfillmentAttention,
   FulfillmentPayment,
   FulfillmentRejection,
   FulfillmentRequestedEvent,
 } from '../service-app.events.js';
-import { cartTotal } from './fulfillment.verifier.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 

@@ -93,7 +93,7 @@ export interface CheckState {
 }
 
 /** Why an order's payment needs attention, from its payment record (waiting, or done). */
-export function attentionOf(record: JobRecord<PaymentSummary> | undefined): FulfillmentAttention | undefined {
+function attentionOf(record: JobRecord<PaymentSummary> | undefined): FulfillmentAttention | undefined {
   if (!record) return undefined;
   if (record.compacted) return record.payload.attention;
   return (record.state as { attention?: FulfillmentAttention } | undefined)?.attention;
@@ -130,12 +130,8 @@ export function orderStatus(
   };
   const account = namedAccount(order.payload.account);
   if (account !== undefined) status.account = account;
-  if (payment) status.payment = { status: 'confirmed', checks: statusChecksMade(payment) };
-  const attention = attentionOf(payment);
-  if (status.payment && attention) {
-    status.payment.status = 'attention';
-    status.payment.attention = attention;
-  }
+  if (payment)
+    status.payment = withAttention({ status: 'confirmed', checks: statusChecksMade(payment) }, payment);
   if (callback) {
     const sent = callbackOf(callback);
     status.callback = {
@@ -149,6 +145,14 @@ export function orderStatus(
   return status;
 }
 
+type PaymentView = NonNullable<FulfillmentOrderStatus['payment']>;
+
+/** A payment that needs a person shows it: status `attention`, and why. */
+function withAttention(payment: PaymentView, record: JobRecord<PaymentSummary>): PaymentView {
+  const attention = attentionOf(record);
+  return attention ? Object.assign(payment, { status: 'attention' as const, attention }) : payment;
+}
+
 /** Status checks a payment job made: those its deferrals counted plus its failed runs. */
 function statusChecksMade(record: JobRecord<unknown>): number {
   return ((record.state as { checks?: number } | undefined)?.checks ?? 0) + record.attempts;
@@ -157,7 +161,7 @@ function statusChecksMade(record: JobRecord<unknown>): number {
 /** An order whose payment is being checked, or was refused: no handler ran. */
 export function unconfirmedOrder(orderId: string, record: JobRecord<PaymentSummary>): FulfillmentOrderStatus {
   const refused = record.compacted ? record.payload.refused : undefined;
-  const payment: NonNullable<FulfillmentOrderStatus['payment']> = {
+  const payment: PaymentView = {
     status:
       record.status === 'dead'
         ? 'dead'
@@ -169,11 +173,7 @@ export function unconfirmedOrder(orderId: string, record: JobRecord<PaymentSumma
     checks: statusChecksMade(record),
   };
   if (refused) payment.reason = refused;
-  const attention = attentionOf(record);
-  if (attention) {
-    payment.status = 'attention';
-    payment.attention = attention;
-  }
+  withAttention(payment, record);
   if (record.lastError) payment.lastError = record.lastError;
   const status: FulfillmentOrderStatus = {
     orderId,

@@ -148,7 +148,17 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   /** Said at start-up (once the app's logger is in place), not per request. */
   onApplicationBootstrap(): void {
-    if (!this.accounts.default.verifying) this.warnUnverified();
+    if (this.accounts.default.verifying) return;
+    const why = this.options.statusCheck ? 'verification.enabled is false' : 'no statusCheck is configured';
+    const guarded =
+      (this.options.access.allowedIps?.length ?? 0) > 0 || this.options.access.pathSecret !== undefined;
+    this.logger.warn(
+      `Fulfillment requests are trusted unverified (${why}): any request for a cart this app built delivers it. ` +
+        'Set serviceApp.statusCheck (the checkout key pair and POS Sales ID: HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_POS_SALES_ID) so each payment is confirmed' +
+        (guarded
+          ? '; the access guards you set still apply.'
+          : ', or at least guard the endpoint with serviceApp.access (allowedIps, pathSecret).'),
+    );
   }
 
   /** The orders of account `name` (another's: HUBTEL_WRONG_ACCOUNT; unknown name: HUBTEL_UNKNOWN_ACCOUNT). */
@@ -222,12 +232,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
     const sessionId = order.payload.sessionId;
     const delivering = (await this.deliveries.get(sessionId))?.orderId ?? orderId;
     const accepted = await this.outcomes.reportOutcome(
-      delivering,
-      sessionId,
+      { orderId: delivering, sessionId, account: order.payload.account },
       status,
       metaData,
       'app',
-      order.payload.account,
     );
     if (!accepted.ok) {
       if (accepted.existing.ServiceStatus === status) return;
@@ -295,19 +303,6 @@ export class FulfillmentService implements OnApplicationBootstrap {
     const events = Object.freeze([fulfillmentEventFor(serviceCode), ServiceAppEvents.Fulfillment]);
     if (this.eventLists.size < EVENT_LISTS_LIMIT) this.eventLists.set(serviceCode, events);
     return events;
-  }
-
-  private warnUnverified(): void {
-    const why = this.options.statusCheck ? 'verification.enabled is false' : 'no statusCheck is configured';
-    const guarded =
-      (this.options.access.allowedIps?.length ?? 0) > 0 || this.options.access.pathSecret !== undefined;
-    this.logger.warn(
-      `Fulfillment requests are trusted unverified (${why}): any request for a cart this app built delivers it. ` +
-        'Set serviceApp.statusCheck (the checkout key pair and POS Sales ID: HUBTEL_CLIENT_ID, HUBTEL_CLIENT_SECRET, HUBTEL_POS_SALES_ID) so each payment is confirmed' +
-        (guarded
-          ? '; the access guards you set still apply.'
-          : ', or at least guard the endpoint with serviceApp.access (allowedIps, pathSecret).'),
-    );
   }
 }
 
