@@ -76,15 +76,15 @@ export function layoutMenu(
       // Not one option fits beside the prompt: shorten the prompt if that keeps the option whole.
       cut = true;
       const navLines = nav(i < lines.length - 1);
-      const fit = (lead: string, line: string) => fits(lead, [line], navLines);
-      const whole = pageHead ? cutToFit(pageHead, (lead) => fit(lead, lines[i]!)) : '';
-      if (pageHead && whole.length >= Math.min(pageHead.length, MIN_HEAD_TEXT) && fit(whole, lines[i]!)) {
+      const alone = (lead: string, line: string) => fits(lead, [line], navLines);
+      const whole = pageHead ? cutToFit(pageHead, (lead) => alone(lead, lines[i]!)) : '';
+      if (pageHead && whole.length >= Math.min(pageHead.length, MIN_HEAD_TEXT) && alone(whole, lines[i]!)) {
         pageHead = whole;
         page.push(lines[i]!);
       } else {
         const least = Array.from(lines[i]!).slice(0, MIN_OPTION_TEXT).join('') + ELLIPSIS;
-        if (pageHead && !fit(pageHead, least)) pageHead = cutToFit(pageHead, (lead) => fit(lead, least));
-        page.push(cutToFit(lines[i]!, (line) => fit(pageHead, line)));
+        if (pageHead && !alone(pageHead, least)) pageHead = cutToFit(pageHead, (lead) => alone(lead, least));
+        page.push(cutToFit(lines[i]!, (line) => alone(pageHead, line)));
       }
       j = i + 1;
     }
