@@ -42,6 +42,9 @@ class CaptureLogger implements LoggerService {
 
 const SMS_PAIR = { clientId: 'sms-id', clientSecret: 'sms-SECRET-xyz' };
 const PAY_PAIR = { clientId: 'pay-id', clientSecret: 'pay-SECRET-abc' };
+// Long enough that a loaded machine still sends the request before the time-out (the fake server
+// shares this process's event loop): the time-out specs count the requests the server received.
+const TIMEOUT_MS = 400;
 const basic = (p: { clientId: string; clientSecret: string }) =>
   `Basic ${Buffer.from(`${p.clientId}:${p.clientSecret}`).toString('base64')}`;
 
@@ -279,8 +282,8 @@ describe.each([
     });
 
     it('retries a time-out for an idempotent call, then throws HubtelTimeoutError', async () => {
-      fake.route('GET', '/status', () => ({ status: 200, body: {}, delayMs: 2_000 }));
-      const err = await transport({ timeoutMs: 100 })
+      fake.route('GET', '/status', () => ({ status: 200, body: {}, delayMs: 5_000 }));
+      const err = await transport({ timeoutMs: TIMEOUT_MS })
         .request({
           api: 'status',
           method: 'GET',
@@ -291,14 +294,14 @@ describe.each([
         .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelTimeoutError);
       expect(err.code).toBe('HUBTEL_TIMEOUT');
-      expect(err.message).toMatch(/timed out after 100 ms/);
+      expect(err.message).toMatch(new RegExp(`timed out after ${TIMEOUT_MS} ms`));
       expect(fake.requests).toHaveLength(3);
     });
 
     it('succeeds when an idempotent call times out once and then answers', async () => {
-      fake.enqueue('GET', '/status', { status: 200, body: {}, delayMs: 2_000 });
+      fake.enqueue('GET', '/status', { status: 200, body: {}, delayMs: 5_000 });
       fake.route('GET', '/status', () => ({ status: 200, body: { second: true } }));
-      const res = await transport({ timeoutMs: 150 }).request({
+      const res = await transport({ timeoutMs: TIMEOUT_MS }).request({
         api: 'status',
         method: 'GET',
         path: '/status',
@@ -340,8 +343,8 @@ describe.each([
     );
 
     it('a non-idempotent call that times out is not retried', async () => {
-      fake.route('POST', '/send', () => ({ status: 200, body: {}, delayMs: 2_000 }));
-      const err = await transport({ timeoutMs: 100 })
+      fake.route('POST', '/send', () => ({ status: 200, body: {}, delayMs: 5_000 }));
+      const err = await transport({ timeoutMs: TIMEOUT_MS })
         .request({
           api: 'checkout',
           method: 'POST',
@@ -352,7 +355,7 @@ describe.each([
         })
         .catch((e) => e);
       expect(err).toBeInstanceOf(HubtelUnknownOutcomeError);
-      expect(err.message).toMatch(/timed out after 100 ms.*outcome is unknown/);
+      expect(err.message).toMatch(new RegExp(`timed out after ${TIMEOUT_MS} ms.*outcome is unknown`));
       expect(fake.requests).toHaveLength(1);
     });
 
