@@ -16,6 +16,7 @@ import {
   HttpTransport,
   hasAccountTransports,
   type HasAccountTransports,
+  withTimeout,
 } from '#internal';
 import {
   HEALTH_DEFAULTS,
@@ -167,15 +168,7 @@ export class HubtelHealthIndicator {
   }
 
   private bounded<T>(check: Promise<T>, what: string): Promise<T> {
-    const ms = this.options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new HubtelError('HUBTEL_TIMEOUT', `${what} did not answer within ${ms} ms`)),
-        ms,
-      );
-    });
-    return Promise.race([check, late]).finally(() => clearTimeout(timer));
+    return withTimeout(check, this.options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs, what);
   }
 }
 
