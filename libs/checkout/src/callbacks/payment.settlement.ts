@@ -31,6 +31,8 @@ import {
   type RejectedClaim,
   type SettleResult,
 } from './payment.evidence.js';
+import type { CheckoutVerifier } from './callback.verifier.js';
+import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 
 /**
  * Verified outcomes become recorded events, exactly once per invoice, whichever path comes first.
@@ -99,6 +101,30 @@ export class CheckoutSettlement {
       );
     }
     return duplicate ? 'duplicate' : 'settled';
+  }
+
+  /**
+   * A Paid status answer verified, then settled with its details only (a callback's are claims);
+   * another reference's answer is an alert only; one matching on neither count is kept `attention`.
+   */
+  async paidByStatus(
+    invoice: CheckoutInvoice,
+    status: CheckoutTransactionStatus,
+    verifier: CheckoutVerifier,
+    evidence: Omit<PaidEvidence, 'amountPaid' | 'payment'>,
+    sourceAddress?: string,
+  ): Promise<SettleResult | 'not-confirmed' | 'attention'> {
+    const verdict = verifier.verifyPaidStatus(status, invoice);
+    if (verdict.ok) {
+      const payment = paymentFromStatus(status);
+      return this.paid({ ...evidence, amountPaid: status.amount!, payment, amounts: verdict.amounts });
+    }
+    if (verdict.reason !== 'NOT_CONFIRMED') {
+      await this.attention(invoice, { ...verdict, status, sourceAddress });
+      return 'attention';
+    }
+    this.reject({ ...verdict, clientReference: invoice.clientReference, invoice, status, sourceAddress });
+    return 'not-confirmed';
   }
 
   /**

@@ -167,7 +167,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       return { clientReference, outcome: 'rejected', invoice };
     const account = await this.accounts.forInvoice(invoice);
     const status = await account.api.findStatus(clientReference);
-    const outcome = await this.apply(invoice, status, this.now(), account);
+    const outcome = await this.apply(invoice, status, account);
     return {
       clientReference,
       outcome,
@@ -214,7 +214,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     }
     report.checked++;
 
-    const outcome = await this.apply(invoice, status, now, account);
+    const outcome = await this.apply(invoice, status, account);
     if (outcome === 'paid') report.paid++;
     else if (outcome === 'rejected') report.rejected++;
     else if (outcome === 'refunded') report.failed++;
@@ -226,28 +226,18 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
   private async apply(
     invoice: CheckoutInvoice,
     status: CheckoutTransactionStatus | undefined,
-    now: number,
     account: CheckoutAccount | undefined,
   ): Promise<CheckoutReconcileOutcome> {
     const ref = invoice.clientReference;
     if (status?.paid && account) {
-      const verdict = account.verifier.verifyPaidStatus(status, invoice);
-      if (!verdict.ok) {
-        // Kept for a person and no longer checked: re-checking would only repeat the alert.
-        if (verdict.reason === 'NOT_CONFIRMED') {
-          await this.invoices.unwatch(ref);
-          this.settlement.reject({ ...verdict, clientReference: ref, invoice, status });
-        } else await this.settlement.attention(invoice, { ...verdict, status });
-        return 'rejected';
-      }
-      const result = await this.settlement.paid({
+      const result = await this.settlement.paidByStatus(invoice, status, account.verifier, {
         clientReference: ref,
-        amountPaid: status.amount!,
         source: 'status-check',
         confirmedByStatusCheck: true,
-        payment: paymentFromStatus(status),
-        amounts: verdict.amounts,
       });
+      // Kept for a person and no longer checked: re-checking would only repeat the alert.
+      if (result === 'not-confirmed') await this.invoices.unwatch(ref);
+      if (result === 'not-confirmed' || result === 'attention') return 'rejected';
       return result === 'settled' ? 'paid' : result === 'duplicate' ? 'already-paid' : 'unpaid';
     }
     if (status && status.status.trim().toLowerCase() === 'refunded') {
