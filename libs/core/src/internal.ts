@@ -40,7 +40,6 @@ export {
   hasAccountTransports,
   type AccountTransport,
   type HasAccountTransports,
-  resolveAccountResolver,
   type DefaultAccount,
   type ResolvedAccountResolver,
 } from './accounts/hubtel-accounts.resolver.js';
@@ -76,6 +75,7 @@ export {
 } from './options/hubtel-module.recipe.js';
 export {
   hubtelOptionsRecipe,
+  resolveAccountResolver,
   type HubtelAccountOptions,
   type HubtelEnvAccounts,
   type HubtelOptionsRecipe,
