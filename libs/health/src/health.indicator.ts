@@ -13,6 +13,7 @@ import {
 } from 'nestjs-hubtel';
 import {
   ACCOUNT_TRANSPORTS,
+  describeError,
   HttpTransport,
   hasAccountTransports,
   type HasAccountTransports,
@@ -55,7 +56,7 @@ export class HubtelHealthIndicator {
         stores.map((store) => (store.ping ? this.bounded(store.ping(), `${kindOf(store)} ping`) : undefined)),
       );
     } catch (error) {
-      return indicator.down({ stores: kinds, message: describe(error) });
+      return indicator.down({ stores: kinds, message: describeError(error) });
     }
     // The losses of data the stores noticed and no operator acknowledged yet.
     const losses: Array<HubtelStoreLoss | undefined> = await Promise.all(
@@ -85,7 +86,7 @@ export class HubtelHealthIndicator {
       const details = { runner: kind, ...health.details };
       return health.up ? indicator.up(details) : indicator.down(details);
     } catch (error) {
-      return indicator.down({ runner: kind, message: describe(error) });
+      return indicator.down({ runner: kind, message: describeError(error) });
     }
   }
 
@@ -193,8 +194,4 @@ async function probe(transport: HttpTransport, api: HubtelApi, timeoutMs: number
 
 function kindOf(value: object): string {
   return value.constructor?.name || 'custom';
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

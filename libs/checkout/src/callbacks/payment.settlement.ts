@@ -6,7 +6,7 @@ import {
   type HubtelTelemetry,
   type StoreEntry,
 } from 'nestjs-hubtel';
-import { dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
+import { describeError, dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
 import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
 import {
   CheckoutAttentionEvent,
@@ -339,9 +339,7 @@ export class CheckoutSettlement {
     const emitting = this.emitter
       .emitAsync(CheckoutEvents.Rejected, event)
       .catch((error: unknown) =>
-        this.logger.error(
-          `A ${CheckoutEvents.Rejected} handler failed: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
-        ),
+        this.logger.error(`A ${CheckoutEvents.Rejected} handler failed: ${describeError(error)}`),
       );
     this.emitting.add(emitting);
     void emitting.finally(() => this.emitting.delete(emitting));

@@ -4,10 +4,10 @@ import {
   HubtelError,
   HubtelStatusCheckBudgetError,
   InProcessJobRunner,
-  maskPhoneNumbers,
   type JobRunner,
   type StoreEntry,
 } from 'nestjs-hubtel';
+import { describeError } from '#internal';
 import type { CheckoutAccount, CheckoutAccountSource } from '../checkout.accounts.js';
 import {
   type CheckoutInvoice,
@@ -97,11 +97,11 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       .repeat(RECONCILE_TASK, this.options.reconciliation.intervalMs, async () => {
         if (!this.started) return;
         await this.runOnce().catch((error: unknown) =>
-          this.logger.error(`Reconciliation pass failed: ${describe(error)}`),
+          this.logger.error(`Reconciliation pass failed: ${describeError(error)}`),
         );
       })
       .catch((error: unknown) =>
-        this.logger.error(`Scheduling reconciliation on the job runner failed: ${describe(error)}`),
+        this.logger.error(`Scheduling reconciliation on the job runner failed: ${describeError(error)}`),
       );
   }
 
@@ -141,7 +141,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
             return;
           }
           this.logger.warn(
-            `Status check of invoice ${entry.value.clientReference} failed: ${describe(error)}; retrying later`,
+            `Status check of invoice ${entry.value.clientReference} failed: ${describeError(error)}; retrying later`,
           );
         }
       }
@@ -210,7 +210,9 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     } catch (error) {
       // A check the budget refused was never made: no reason to give up on the invoice.
       if (!givingUp || error instanceof HubtelStatusCheckBudgetError) throw error;
-      this.logger.warn(`Last status check of invoice ${ref} failed (${describe(error)}); giving up on it`);
+      this.logger.warn(
+        `Last status check of invoice ${ref} failed (${describeError(error)}); giving up on it`,
+      );
     }
     report.checked++;
 
@@ -257,7 +259,3 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
 
 /** The reconciliation pass as a repeated task of the job runner (a BullMQ job scheduler). */
 export const RECONCILE_TASK = 'checkout-reconcile';
-
-function describe(error: unknown): string {
-  return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
-}
