@@ -180,15 +180,6 @@ export class HubtelTimeoutError extends HubtelError {
   }
 }
 
-/** `promise`, or a HubtelTimeoutError once `ms` have passed (`what` names the wait in its message). */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new HubtelTimeoutError(`${what} did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
-
 /** A send or payment may have reached the platform, no answer came: NOT retried, check its status. */
 export class HubtelUnknownOutcomeError extends HubtelError {
   constructor(message: string, details: HubtelErrorDetails = {}) {
