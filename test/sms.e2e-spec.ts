@@ -12,7 +12,7 @@ import {
   HubtelUnknownOutcomeError,
   HubtelValidationError,
 } from 'nestjs-hubtel';
-import { createHttpTransport } from '#internal';
+import { HttpTransport } from '#internal';
 import {
   SMS_HTTP_TRANSPORT,
   SmsBatchAbortedError,
@@ -548,7 +548,7 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
         .overrideProvider(SMS_HTTP_TRANSPORT)
         .useFactory({
           factory: (http: HttpService, options: ResolvedSmsOptions) =>
-            createHttpTransport(http, {
+            new HttpTransport(http, {
               ...smsTransportConfig(options),
               hooks: { sleep: () => server.listen(port) },
             }),

@@ -6,7 +6,6 @@ export const CHECKOUT_STORE = Symbol('HUBTEL_CHECKOUT_STORE');
 export const CHECKOUT_PIPELINE = Symbol('HUBTEL_CHECKOUT_PIPELINE');
 export const CHECKOUT_TRANSPORT = Symbol('HUBTEL_CHECKOUT_TRANSPORT');
 export const CHECKOUT_ACCESS_POLICY = Symbol('HUBTEL_CHECKOUT_ACCESS_POLICY');
-export const CHECKOUT_ROUTE = Symbol('HUBTEL_CHECKOUT_ROUTE');
 export const CHECKOUT_ACCOUNTS = Symbol('HUBTEL_CHECKOUT_ACCOUNTS');
 
 /** Name of the account `forRoot` / `forRootAsync` configure (an invoice without `account` is its). */

@@ -115,6 +115,7 @@ export class CheckoutHandlerRetryOptions {
   /** Longest backoff. Default 30 s (or `baseDelayMs` when longer). */
   @HubtelOption({
     int: 0,
+    atLeast: 'baseDelayMs',
     defaultFrom: (retry) => Math.max(DEFAULT_JOB_RETRY.maxDelayMs, retry.baseDelayMs as number),
   })
   maxDelayMs?: number;

@@ -169,7 +169,7 @@ describe('resolveCheckoutOptions', () => {
       /"checkout.handlers.retry.maxAttempts": Infinity needs handlers.retry.deadlineMs$/,
     );
     expect(message({ handlers: { retry: { baseDelayMs: 100, maxDelayMs: 10 } } })).toMatch(
-      /"checkout.handlers.retry.maxDelayMs": must be at least retry.baseDelayMs \(100\)$/,
+      /"checkout.handlers.retry.maxDelayMs": must be at least handlers.retry.baseDelayMs \(100\)$/,
     );
   });
 

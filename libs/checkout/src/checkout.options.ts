@@ -10,7 +10,6 @@ import {
   type InboundAccessOptions,
 } from 'nestjs-hubtel';
 import {
-  DEFAULT_JOB_RETRY,
   HUBTEL_ENV,
   HubtelHttpOptionsDto,
   HubtelOption,
@@ -19,7 +18,6 @@ import {
   IsHubtelPosSalesId,
   declareCredentials,
   assertStoreOption,
-  backoffDelays,
   dropUndefined,
   hubtelOptionsRecipe,
   refuseRemovedOptions,
@@ -210,7 +208,7 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
   prepare: withoutInfiniteAttempts,
   resolve: (o, { scope, account, raw, context: route = DEFAULT_ROUTE }) => {
     const forever = infiniteAttempts(raw);
-    const http = httpParts(o, scope);
+    const http = httpParts(o);
     // Access first: the path secret is part of the default callback URL.
     const access = o.access as InboundAccessOptions;
     new InboundAccessPolicy(access, `${scope}.access.`); // validates, naming the bad option
@@ -247,7 +245,6 @@ export const CHECKOUT_OPTIONS_RECIPE = hubtelOptionsRecipe<
         `${scope}.handlers.retry.maxAttempts`,
         'Infinity needs handlers.retry.deadlineMs',
       );
-    backoffDelays(retry, DEFAULT_JOB_RETRY, `${scope}.handlers.retry`);
     const store = assertStoreOption(o.store, `${scope}.store`);
     // An invoice must outlive its reconciliation.
     if (reconciliation.enabled && o.invoiceTtlMs! <= reconciliation.giveUpAfterMs)

@@ -40,7 +40,6 @@ export {
   hasAccountTransports,
   type AccountTransport,
   type HasAccountTransports,
-  resolveAccountResolver,
   type DefaultAccount,
   type ResolvedAccountResolver,
 } from './accounts/hubtel-accounts.resolver.js';
@@ -76,6 +75,7 @@ export {
 } from './options/hubtel-module.recipe.js';
 export {
   hubtelOptionsRecipe,
+  resolveAccountResolver,
   type HubtelAccountOptions,
   type HubtelEnvAccounts,
   type HubtelOptionsRecipe,
@@ -89,10 +89,11 @@ export { assertStoreOption } from './store/store-option.js';
 export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hubtel-connection.module.js';
 export * from './store/redis.checks.js';
 export { ErrorLogThrottle } from './logging/log-throttle.js';
+export { withTimeout } from './retry/backoff.js';
 
 export * from './http/http-transport.js';
 export { hubtelHttpModule } from './http/undici-axios-adapter.js';
-export { describeHubtelCode } from './http/hubtel-codes.js';
+export { refusalDetail } from './http/hubtel-codes.js';
 export { StatusCheckBudget } from './http/status-check.budget.js';
 export * from './http/transaction-status.js';
 export { ANSWER_FIELDS, fieldOf, withFieldNames } from './http/answer-fields.js';

@@ -13,9 +13,11 @@ import {
 } from 'nestjs-hubtel';
 import {
   ACCOUNT_TRANSPORTS,
+  describeError,
   HttpTransport,
   hasAccountTransports,
   type HasAccountTransports,
+  withTimeout,
 } from '#internal';
 import {
   HEALTH_DEFAULTS,
@@ -54,7 +56,7 @@ export class HubtelHealthIndicator {
         stores.map((store) => (store.ping ? this.bounded(store.ping(), `${kindOf(store)} ping`) : undefined)),
       );
     } catch (error) {
-      return indicator.down({ stores: kinds, message: describe(error) });
+      return indicator.down({ stores: kinds, message: describeError(error) });
     }
     // The losses of data the stores noticed and no operator acknowledged yet.
     const losses: Array<HubtelStoreLoss | undefined> = await Promise.all(
@@ -84,7 +86,7 @@ export class HubtelHealthIndicator {
       const details = { runner: kind, ...health.details };
       return health.up ? indicator.up(details) : indicator.down(details);
     } catch (error) {
-      return indicator.down({ runner: kind, message: describe(error) });
+      return indicator.down({ runner: kind, message: describeError(error) });
     }
   }
 
@@ -167,15 +169,7 @@ export class HubtelHealthIndicator {
   }
 
   private bounded<T>(check: Promise<T>, what: string): Promise<T> {
-    const ms = this.options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new HubtelError('HUBTEL_TIMEOUT', `${what} did not answer within ${ms} ms`)),
-        ms,
-      );
-    });
-    return Promise.race([check, late]).finally(() => clearTimeout(timer));
+    return withTimeout(check, this.options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs, what);
   }
 }
 
@@ -200,8 +194,4 @@ async function probe(transport: HttpTransport, api: HubtelApi, timeoutMs: number
 
 function kindOf(value: object): string {
   return value.constructor?.name || 'custom';
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -78,14 +78,6 @@ function failFastNode(timeout: number): RedisOptions {
   };
 }
 
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no connection within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
-
 export function positive(value: number | undefined, fallback: number, option: string): number {
   if (value === undefined) return fallback;
   if (!(Number.isFinite(value) && value > 0))

@@ -9,8 +9,8 @@ import {
   type StoreEntry,
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
-import { describeError, hashTagOf, isClusterClient, refuseClusterNode } from '#internal';
-import { positive, storeClient, withTimeout, type RedisStoreOptions } from './redis.client.js';
+import { describeError, hashTagOf, isClusterClient, refuseClusterNode, withTimeout } from '#internal';
+import { positive, storeClient, type RedisStoreOptions } from './redis.client.js';
 import { REDIS_STORE_DEFAULTS } from './redis.constants.js';
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
 import { RedisStoreMarkers, clusterMarkers, singleMarker, STORE_MARKER_KEY } from './redis-store.marker.js';
@@ -106,7 +106,7 @@ export class RedisStore implements HubtelStore {
   async connect(): Promise<void> {
     if (this.owned && this.client.status === 'wait') {
       try {
-        await withTimeout(this.client.connect(), REDIS_STORE_DEFAULTS.connectTimeoutMs);
+        await withTimeout(this.client.connect(), REDIS_STORE_DEFAULTS.connectTimeoutMs, 'Redis connect');
       } catch (error) {
         this.client.disconnect();
         throw unavailable('connect', error);

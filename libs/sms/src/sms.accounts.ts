@@ -3,8 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { HubtelTelemetry } from 'nestjs-hubtel';
 import {
   AccountRegistry,
-  createHttpTransport,
-  type HttpTransport,
+  HttpTransport,
   type HttpTransportConfig,
   type HubtelDefaultAccount,
 } from '#internal';
@@ -26,7 +25,8 @@ export interface SmsDefaultAccount extends HubtelDefaultAccount<SmsModuleOptions
 
 /** The default factory: the app's HTTP client, the account's own settings and log context. */
 export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemetry): SmsTransportFactory {
-  return (account, config) => createHttpTransport(http, { ...config, telemetry }, smsLoggerContext(account));
+  return (account, config) =>
+    new HttpTransport(http, { ...config, telemetry, loggerContext: smsLoggerContext(account) });
 }
 
 /** Account `name` (not `default`): its own transport, from SMS_TRANSPORT_FACTORY, and telemetry label. */

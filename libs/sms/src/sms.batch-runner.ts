@@ -14,10 +14,9 @@ import { ANSWER_FIELDS, type HttpTransport, withFieldNames } from '#internal';
 import { MsisdnSet } from './sms.msisdn-set.js';
 import { SMS_PATHS } from './sms.constants.js';
 import { SmsBatchAbortedError } from './sms.errors.js';
-import type { SmsEncoding } from './sms.segments.js';
 import type {
   SendBatchCounts,
-  SendBatchProgress,
+  SendBatchInput,
   SendBatchResult,
   SmsBatchApiResponse,
   SmsBatchReport,
@@ -27,19 +26,14 @@ import type {
 } from './sms.types.js';
 
 /** A validated `sendBatch` call, ready to run. */
-export interface SmsBatchPlan {
-  from: string;
-  content: string;
-  recipients: Iterable<unknown> | AsyncIterable<unknown>;
-  batchSize: number;
-  concurrency: number;
-  defaultCountryCode: string;
-  collectResults: boolean;
-  onBatch?: (report: SmsBatchReport) => void | Promise<void>;
-  onProgress?: (progress: SendBatchProgress) => void;
-  encoding: SmsEncoding;
-  segmentsPerMessage: number;
-}
+export type SmsBatchPlan = Required<
+  Pick<SendBatchInput, 'from' | 'content' | 'batchSize' | 'concurrency' | 'collectResults'>
+> &
+  Pick<SendBatchInput, 'onBatch' | 'onProgress'> &
+  Pick<SendBatchResult, 'encoding' | 'segmentsPerMessage'> & {
+    recipients: Iterable<unknown> | AsyncIterable<unknown>;
+    defaultCountryCode: string;
+  };
 
 interface PreparedBatch {
   index: number;

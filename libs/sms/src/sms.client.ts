@@ -165,38 +165,12 @@ export class SmsClient implements SmsSender {
   }
 
   private checkSender(value: unknown, issues: ValidationIssue[]): string | undefined {
-    const from = value ?? this.options.senderId;
-    const max = this.options.maxSenderLength;
-    if (from === undefined) {
-      issues.push({ field: 'from', message: 'is required (no default senderId is configured)' });
-    } else if (typeof from !== 'string') {
-      issues.push({ field: 'from', message: 'must be a string', value: from });
-    } else if (from.trim() === '') {
-      issues.push({ field: 'from', message: 'must not be empty', value: from });
-    } else if (from.length > max) {
-      const message = `must be at most ${max} characters long, got ${from.length}`;
-      issues.push({ field: 'from', message, value: from });
-    } else {
-      return from;
-    }
-    return undefined;
+    const missing = 'is required (no default senderId is configured)';
+    return checkText('from', value ?? this.options.senderId, issues, this.options.maxSenderLength, missing);
   }
 
   private checkContent(value: unknown, issues: ValidationIssue[]): string | undefined {
-    const max = this.options.maxContentLength;
-    if (typeof value !== 'string') {
-      issues.push({ field: 'content', message: value === undefined ? 'is required' : 'must be a string' });
-    } else if (value.trim() === '') {
-      issues.push({ field: 'content', message: 'must not be empty' });
-    } else if (max !== undefined && value.length > max) {
-      issues.push({
-        field: 'content',
-        message: `must be at most ${max} characters long, got ${value.length}`,
-      });
-    } else {
-      return value;
-    }
-    return undefined;
+    return checkText('content', value, issues, this.options.maxContentLength);
   }
 
   /** `input[field]`, else the configured default (also when bad: the issue is what counts). */
@@ -213,11 +187,10 @@ export class SmsClient implements SmsSender {
     return this.options[field];
   }
 
-  private checkId(value: unknown, field: string): void {
-    if (typeof value !== 'string' || value.trim() === '')
-      throw this.invalid(field === 'messageId' ? 'getMessageStatus' : 'getBatchStatus', [
-        { field, message: 'must be a non-empty string', value },
-      ]);
+  private checkId(value: unknown, field: 'messageId' | 'batchId'): void {
+    const issues: ValidationIssue[] = [];
+    if (checkText(field, value, issues) === undefined)
+      throw this.invalid(field === 'messageId' ? 'getMessageStatus' : 'getBatchStatus', issues);
   }
 
   private invalid(method: string, issues: ValidationIssue[]): HubtelValidationError {
@@ -234,4 +207,23 @@ function requireObject(input: unknown, method: string, shape: string): void {
     throw new HubtelValidationError(`${method} expects an object ${shape}`, [
       { field: 'input', message: 'must be an object' },
     ]);
+}
+
+/** A text input: a string, not blank, at most `max` characters; else an issue (the content's value unsaid). */
+function checkText(
+  field: string,
+  value: unknown,
+  issues: ValidationIssue[],
+  max?: number,
+  missing = 'is required',
+): string | undefined {
+  let message: string;
+  if (value === undefined) message = missing;
+  else if (typeof value !== 'string') message = 'must be a string';
+  else if (value.trim() === '') message = 'must not be empty';
+  else if (max !== undefined && value.length > max)
+    message = `must be at most ${max} characters long, got ${value.length}`;
+  else return value;
+  issues.push(field === 'content' || value === undefined ? { field, message } : { field, message, value });
+  return undefined;
 }

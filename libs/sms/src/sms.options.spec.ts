@@ -43,6 +43,10 @@ describe('resolveSmsOptions', () => {
     [{ clientId: 'i', clientSecret: 's', concurrency: 2.5 }, 'sms.concurrency'],
     [{ clientId: 'i', clientSecret: 's', timeoutMs: -1 }, 'sms.timeoutMs'],
     [{ clientId: 'i', clientSecret: 's', retry: { maxAttempts: '3' } }, 'sms.retry.maxAttempts'],
+    [
+      { clientId: 'i', clientSecret: 's', retry: { baseDelayMs: 100, maxDelayMs: 10 } },
+      'sms.retry.maxDelayMs',
+    ],
     [{ clientId: 'i', clientSecret: 's', maxContentLength: 0 }, 'sms.maxContentLength'],
     [{ clientId: 'i', clientSecret: 's', defaultCountryCode: 233 }, 'sms.defaultCountryCode'],
   ])('%j fails naming %s', (options, name) => {

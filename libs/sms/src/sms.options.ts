@@ -84,7 +84,7 @@ export const SMS_OPTIONS_RECIPE = hubtelOptionsRecipe<
     const { senderId, maxSenderLength } = checked;
     if (senderId !== undefined && senderId.length > maxSenderLength!)
       throw new HubtelConfigError(`${scope}.senderId`, `must be at most ${maxSenderLength} characters long`);
-    return httpParts(checked, scope);
+    return httpParts(checked);
   },
 });
 

@@ -149,7 +149,7 @@ export class CheckoutConfirmation {
         if (!(error instanceof HubtelStatusCheckBudgetError)) throw error;
         return context.defer(Date.now() + (error.retryAfterMs ?? 1_000));
       }
-      if (status?.paid) return this.settleConfirmed(job, status, invoice, account);
+      if (status?.paid) return this.paidByStatus(job, status, invoice, account);
       await this.settlement.failed({
         ...failedFromCallback(job.callback),
         ...(status
@@ -206,7 +206,7 @@ export class CheckoutConfirmation {
       if (status?.paid) {
         // A copy that came during the check is answered by this settlement: its wake mark goes.
         await context.takeWake();
-        return this.settleConfirmed(job, status, invoice, account);
+        return this.paidByStatus(job, status, invoice, account);
       }
       const next = nextCheckAt(state, delays, recheck.minIntervalMs);
       if (next !== undefined) return context.defer(next, state);
@@ -242,34 +242,13 @@ export class CheckoutConfirmation {
   }
 
   /** The status check says Paid: verified against the invoice, then settled once. */
-  private async settleConfirmed(
-    job: Pick<ConfirmJob, 'callback' | 'sourceAddress'>,
+  private async paidByStatus(
+    job: ConfirmJob,
     status: CheckoutTransactionStatus,
     invoice: CheckoutInvoice,
     account: CheckoutAccount,
   ): Promise<void> {
-    const ref = invoice.clientReference;
-    const verdict = account.verifier.verifyPaidStatus(status, invoice);
-    if (!verdict.ok) {
-      // Another reference's answer is no payment of this invoice: an alert only.
-      if (verdict.reason === 'NOT_CONFIRMED')
-        this.settlement.reject({
-          ...verdict,
-          clientReference: ref,
-          invoice,
-          status,
-          sourceAddress: job.sourceAddress,
-        });
-      // Paid, but matching on neither count: kept for a person, never lost.
-      else await this.settlement.attention(invoice, { ...verdict, status, sourceAddress: job.sourceAddress });
-      return;
-    }
-    await this.settlement.paid({
-      ...paidFromCallback(job.callback, true),
-      amountPaid: status.amount!,
-      // The status check's details only: the callback's are a claim anyone could have made.
-      payment: paymentFromStatus(status),
-      amounts: verdict.amounts,
-    });
+    const evidence = paidFromCallback(job.callback, true);
+    await this.settlement.paidByStatus(invoice, status, account.verifier, evidence, job.sourceAddress);
   }
 }

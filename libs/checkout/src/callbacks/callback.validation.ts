@@ -1,9 +1,10 @@
-import { type ValidationIssue } from 'nestjs-hubtel';
-import { compileValidator, findHostileStructure, type CompiledValidator } from '#internal';
+import {
+  compileValidator,
+  findHostileStructure,
+  type CompiledValidator,
+  type ValidationResult,
+} from '#internal';
 import { CheckoutCallbackDto } from './callback.dto.js';
-
-export type CallbackValidation =
-  { ok: true; value: CheckoutCallbackDto } | { ok: false; issues: ValidationIssue[] };
 
 let compiled: CompiledValidator<CheckoutCallbackDto> | undefined;
 
@@ -13,20 +14,8 @@ export function checkoutCallbackValidator(): CompiledValidator<CheckoutCallbackD
 }
 
 /** Validates a callback body, never throwing; `value` is a fresh object of the contract's fields only. */
-export function validateCheckoutCallback(body: unknown): CallbackValidation {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    const got =
-      body === null
-        ? 'null'
-        : Array.isArray(body)
-          ? 'an array'
-          : body === undefined
-            ? 'no body'
-            : typeof body;
-    return { ok: false, issues: [{ field: '(body)', message: `body must be a JSON object, got ${got}` }] };
-  }
+export function validateCheckoutCallback(body: unknown): ValidationResult<CheckoutCallbackDto> {
   // Refused before validation: unknown keys are otherwise accepted and ignored, and these must not be.
   const hostile = findHostileStructure(body);
-  if (hostile) return { ok: false, issues: [hostile] };
-  return checkoutCallbackValidator()(body);
+  return hostile ? { ok: false, issues: [hostile] } : checkoutCallbackValidator()(body);
 }

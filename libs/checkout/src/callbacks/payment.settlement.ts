@@ -6,7 +6,7 @@ import {
   type HubtelTelemetry,
   type StoreEntry,
 } from 'nestjs-hubtel';
-import { dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
+import { describeError, dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
 import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
 import {
   CheckoutAttentionEvent,
@@ -31,6 +31,8 @@ import {
   type RejectedClaim,
   type SettleResult,
 } from './payment.evidence.js';
+import type { CheckoutVerifier } from './callback.verifier.js';
+import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 
 /**
  * Verified outcomes become recorded events, exactly once per invoice, whichever path comes first.
@@ -99,6 +101,30 @@ export class CheckoutSettlement {
       );
     }
     return duplicate ? 'duplicate' : 'settled';
+  }
+
+  /**
+   * A Paid status answer verified, then settled with its details only (a callback's are claims);
+   * another reference's answer is an alert only; one matching on neither count is kept `attention`.
+   */
+  async paidByStatus(
+    invoice: CheckoutInvoice,
+    status: CheckoutTransactionStatus,
+    verifier: CheckoutVerifier,
+    evidence: Omit<PaidEvidence, 'amountPaid' | 'payment'>,
+    sourceAddress?: string,
+  ): Promise<SettleResult | 'not-confirmed' | 'attention'> {
+    const verdict = verifier.verifyPaidStatus(status, invoice);
+    if (verdict.ok) {
+      const payment = paymentFromStatus(status);
+      return this.paid({ ...evidence, amountPaid: status.amount!, payment, amounts: verdict.amounts });
+    }
+    if (verdict.reason !== 'NOT_CONFIRMED') {
+      await this.attention(invoice, { ...verdict, status, sourceAddress });
+      return 'attention';
+    }
+    this.reject({ ...verdict, clientReference: invoice.clientReference, invoice, status, sourceAddress });
+    return 'not-confirmed';
   }
 
   /**
@@ -313,9 +339,7 @@ export class CheckoutSettlement {
     const emitting = this.emitter
       .emitAsync(CheckoutEvents.Rejected, event)
       .catch((error: unknown) =>
-        this.logger.error(
-          `A ${CheckoutEvents.Rejected} handler failed: ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
-        ),
+        this.logger.error(`A ${CheckoutEvents.Rejected} handler failed: ${describeError(error)}`),
       );
     this.emitting.add(emitting);
     void emitting.finally(() => this.emitting.delete(emitting));

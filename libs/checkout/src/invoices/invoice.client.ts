@@ -1,7 +1,6 @@
 import { HubtelApiError, HubtelError } from 'nestjs-hubtel';
 import {
-  describeHubtelCode,
-  platformMessage,
+  refusalDetail,
   requestTransactionStatus,
   type HttpTransport,
   type StatusCheckBudget,
@@ -40,12 +39,10 @@ export class CheckoutApiClient {
     const envelope = withFieldNames(response.data, ANSWER_FIELDS.envelope);
     const code = typeof envelope?.responseCode === 'string' ? envelope.responseCode : undefined;
     if (code !== '0000') {
-      const meaning = describeHubtelCode('checkout', code);
-      const text = platformMessage(envelope);
       throw new HubtelApiError(
         `checkout.createInvoice: the platform refused invoice ${body.clientReference}` +
-          (code === undefined ? ' (no responseCode)' : ` (code ${code}${meaning ? `: ${meaning}` : ''})`) +
-          (text ? ` — ${text}` : ''),
+          (code === undefined ? ' (no responseCode)' : '') +
+          refusalDetail('checkout', code, envelope),
         { httpStatus: response.status, responseCode: code, body: envelope },
       );
     }

@@ -4,10 +4,10 @@ import {
   HubtelError,
   HubtelStatusCheckBudgetError,
   InProcessJobRunner,
-  maskPhoneNumbers,
   type JobRunner,
   type StoreEntry,
 } from 'nestjs-hubtel';
+import { describeError } from '#internal';
 import type { CheckoutAccount, CheckoutAccountSource } from '../checkout.accounts.js';
 import {
   type CheckoutInvoice,
@@ -97,11 +97,11 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       .repeat(RECONCILE_TASK, this.options.reconciliation.intervalMs, async () => {
         if (!this.started) return;
         await this.runOnce().catch((error: unknown) =>
-          this.logger.error(`Reconciliation pass failed: ${describe(error)}`),
+          this.logger.error(`Reconciliation pass failed: ${describeError(error)}`),
         );
       })
       .catch((error: unknown) =>
-        this.logger.error(`Scheduling reconciliation on the job runner failed: ${describe(error)}`),
+        this.logger.error(`Scheduling reconciliation on the job runner failed: ${describeError(error)}`),
       );
   }
 
@@ -141,7 +141,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
             return;
           }
           this.logger.warn(
-            `Status check of invoice ${entry.value.clientReference} failed: ${describe(error)}; retrying later`,
+            `Status check of invoice ${entry.value.clientReference} failed: ${describeError(error)}; retrying later`,
           );
         }
       }
@@ -167,7 +167,7 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
       return { clientReference, outcome: 'rejected', invoice };
     const account = await this.accounts.forInvoice(invoice);
     const status = await account.api.findStatus(clientReference);
-    const outcome = await this.apply(invoice, status, this.now(), account);
+    const outcome = await this.apply(invoice, status, account);
     return {
       clientReference,
       outcome,
@@ -210,11 +210,13 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
     } catch (error) {
       // A check the budget refused was never made: no reason to give up on the invoice.
       if (!givingUp || error instanceof HubtelStatusCheckBudgetError) throw error;
-      this.logger.warn(`Last status check of invoice ${ref} failed (${describe(error)}); giving up on it`);
+      this.logger.warn(
+        `Last status check of invoice ${ref} failed (${describeError(error)}); giving up on it`,
+      );
     }
     report.checked++;
 
-    const outcome = await this.apply(invoice, status, now, account);
+    const outcome = await this.apply(invoice, status, account);
     if (outcome === 'paid') report.paid++;
     else if (outcome === 'rejected') report.rejected++;
     else if (outcome === 'refunded') report.failed++;
@@ -226,28 +228,18 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
   private async apply(
     invoice: CheckoutInvoice,
     status: CheckoutTransactionStatus | undefined,
-    now: number,
     account: CheckoutAccount | undefined,
   ): Promise<CheckoutReconcileOutcome> {
     const ref = invoice.clientReference;
     if (status?.paid && account) {
-      const verdict = account.verifier.verifyPaidStatus(status, invoice);
-      if (!verdict.ok) {
-        // Kept for a person and no longer checked: re-checking would only repeat the alert.
-        if (verdict.reason === 'NOT_CONFIRMED') {
-          await this.invoices.unwatch(ref);
-          this.settlement.reject({ ...verdict, clientReference: ref, invoice, status });
-        } else await this.settlement.attention(invoice, { ...verdict, status });
-        return 'rejected';
-      }
-      const result = await this.settlement.paid({
+      const result = await this.settlement.paidByStatus(invoice, status, account.verifier, {
         clientReference: ref,
-        amountPaid: status.amount!,
         source: 'status-check',
         confirmedByStatusCheck: true,
-        payment: paymentFromStatus(status),
-        amounts: verdict.amounts,
       });
+      // Kept for a person and no longer checked: re-checking would only repeat the alert.
+      if (result === 'not-confirmed') await this.invoices.unwatch(ref);
+      if (result === 'not-confirmed' || result === 'attention') return 'rejected';
       return result === 'settled' ? 'paid' : result === 'duplicate' ? 'already-paid' : 'unpaid';
     }
     if (status && status.status.trim().toLowerCase() === 'refunded') {
@@ -267,7 +259,3 @@ export class CheckoutReconciler implements OnApplicationBootstrap, OnModuleDestr
 
 /** The reconciliation pass as a repeated task of the job runner (a BullMQ job scheduler). */
 export const RECONCILE_TASK = 'checkout-reconcile';
-
-function describe(error: unknown): string {
-  return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
-}

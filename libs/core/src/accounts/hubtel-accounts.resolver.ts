@@ -10,15 +10,6 @@ export const HUBTEL_DEFAULT_ACCOUNT = 'default';
  */
 export const HUBTEL_ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-// The defaults of HubtelAccountResolver's settings, and why.
-/** One day: a resolved account kept longer would miss rotated keys for too long. */
-export const HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS = 86_400_000;
-/** A busy app does not query its merchant database per request; rotated keys arrive within minutes. */
-export const HUBTEL_ACCOUNT_CACHE_TTL_MS = 5 * 60_000;
-/** A forger repeating one made-up path costs the merchant's database one query a minute. */
-export const HUBTEL_UNKNOWN_ACCOUNT_TTL_MS = 60_000;
-/** A forger making up a new name per request cannot turn callbacks into a flood of queries. */
-export const HUBTEL_REQUEST_LOOKUPS_PER_MINUTE = 600;
 /**
  * How long a found name stays known (its expired entry served while refreshed, its look-up outside
  * `requestLookupsPerMinute`): a flood of made-up names cannot lock out a real account's customers.
@@ -118,41 +109,6 @@ export function checkAccountName(name: unknown, option: string, forRoot: string)
       option,
       `"default" is the account ${forRoot} configures: give this account another name`,
     );
-}
-
-/** Checks an `accounts: { resolve, cacheTtlMs? }` option (under `scope`). */
-export function resolveAccountResolver<O>(
-  value: unknown,
-  scope: string,
-): ResolvedAccountResolver<O> | undefined {
-  if (value === undefined) return undefined;
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new HubtelConfigError(`${scope}.accounts`, 'must be an object { resolve, cacheTtlMs? }');
-  const given = value as Record<string, unknown>;
-  if (typeof given.resolve !== 'function')
-    throw new HubtelConfigError(
-      `${scope}.accounts.resolve`,
-      'must be a function (name) => the account options, or undefined for an unknown name',
-    );
-  const wholeNumber = (key: string, min: number, max: number, fallback: number): number => {
-    const number = given[key];
-    if (number === undefined) return fallback;
-    if (typeof number !== 'number' || !Number.isInteger(number) || number < min || number > max)
-      throw new HubtelConfigError(`${scope}.accounts.${key}`, `must be a whole number from ${min} to ${max}`);
-    return number;
-  };
-  const day = HUBTEL_MAX_ACCOUNT_CACHE_TTL_MS;
-  return {
-    resolve: given.resolve as HubtelAccountResolver<O>['resolve'],
-    cacheTtlMs: wholeNumber('cacheTtlMs', 0, day, HUBTEL_ACCOUNT_CACHE_TTL_MS),
-    unknownTtlMs: wholeNumber('unknownTtlMs', 0, day, HUBTEL_UNKNOWN_ACCOUNT_TTL_MS),
-    requestLookupsPerMinute: wholeNumber(
-      'requestLookupsPerMinute',
-      1,
-      100_000,
-      HUBTEL_REQUEST_LOOKUPS_PER_MINUTE,
-    ),
-  };
 }
 
 /** What the module of the default account hands the registry: named accounts are built from it. */

@@ -3,9 +3,9 @@ import { AccountRegistry } from './hubtel-accounts.js';
 import {
   HubtelAccountLookupLimitError,
   HubtelUnknownAccountError,
-  resolveAccountResolver,
   type HubtelAccountResolver,
 } from './hubtel-accounts.resolver.js';
+import { resolveAccountResolver } from '../options/hubtel-options.recipe.js';
 
 interface Account {
   name: string;

@@ -13,7 +13,8 @@ import {
   type HubtelErrorDetails,
 } from '../errors/hubtel.errors.js';
 import { maskPhoneNumbers } from '../logging/redact.js';
-import { describeHubtelCode } from './hubtel-codes.js';
+import { fieldOf } from './answer-fields.js';
+import { refusalDetail } from './hubtel-codes.js';
 import type { HubtelRequest, HubtelResponse } from './http-transport.js';
 
 /** Platform bodies kept on errors are cut to this many characters. */
@@ -64,11 +65,7 @@ export function decideOnStatus(
   const parsed = parseJson(text);
   const body = parsed === undefined ? truncate(text) : parsed;
   const responseCode = extractResponseCode(parsed);
-  const meaning = describeHubtelCode(req.api, responseCode);
-  const platformMessage = extractMessage(parsed);
-  const suffix =
-    (responseCode !== undefined ? ` (code ${responseCode}${meaning ? `: ${meaning}` : ''})` : '') +
-    (platformMessage ? ` — ${maskPhoneNumbers(platformMessage)}` : '');
+  const suffix = refusalDetail(req.api, responseCode, parsed);
   const details: HubtelErrorDetails = { httpStatus: status, responseCode, body, attempts: attempt };
   const retryAfterMs = parseRetryAfter(headers['retry-after'], now);
   if (retryAfterMs !== undefined) details.retryAfterMs = retryAfterMs;
@@ -143,30 +140,14 @@ function where(req: HubtelRequest): string {
 
 /** The platform's own outcome code from an error body: responseCode, ResponseCode, code, or status. */
 function extractResponseCode(body: unknown): string | undefined {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
-  const b = body as Record<string, unknown>;
-  for (const key of ['responseCode', 'ResponseCode', 'code', 'Code']) {
-    const value = b[key];
+  for (const value of [fieldOf(body, 'responseCode'), fieldOf(body, 'code')]) {
     if (typeof value === 'string' && /^\w{1,16}$/.test(value.trim())) return value.trim();
     if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   }
   // The SMS API puts its numeric sub-code in `status`; a word such as "Failed" is not a code.
-  for (const key of ['status', 'Status']) {
-    const value = b[key];
-    if (typeof value === 'number' && Number.isInteger(value)) return String(value);
-    if (typeof value === 'string' && /^\d{1,6}$/.test(value.trim())) return value.trim();
-  }
-  return undefined;
-}
-
-function extractMessage(body: unknown): string | undefined {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
-  const b = body as Record<string, unknown>;
-  for (const key of ['message', 'Message', 'statusDescription', 'error', 'Error']) {
-    const value = b[key];
-    if (typeof value === 'string' && value.trim() !== '')
-      return value.length > 300 ? `${value.slice(0, 300)}…` : value;
-  }
+  const status = fieldOf(body, 'status');
+  if (typeof status === 'number' && Number.isInteger(status)) return String(status);
+  if (typeof status === 'string' && /^\d{1,6}$/.test(status.trim())) return status.trim();
   return undefined;
 }
 

@@ -14,7 +14,7 @@ import {
   HubtelTimeoutError,
   HubtelUnknownOutcomeError,
 } from '../errors/hubtel.errors.js';
-import { HttpTransport, createHttpTransport, type HttpTransportConfig } from './http-transport.js';
+import { HttpTransport, type HttpTransportConfig } from './http-transport.js';
 import { parseRetryAfter } from './http-transport.responses.js';
 import { createUndiciAxiosAdapter } from './undici-axios-adapter.js';
 
@@ -586,20 +586,6 @@ describe.each([
     ).rejects.toMatchObject({
       code: 'HUBTEL_CONFIG_INVALID',
     });
-  });
-
-  it('createHttpTransport sets the logger context', () => {
-    const t = createHttpTransport(
-      http,
-      {
-        baseUrls: { sms: 'http://x' },
-        timeoutMs: 1,
-        retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
-      },
-      'Ctx',
-    );
-    expect(t).toBeInstanceOf(HttpTransport);
-    expect(t.baseUrl('sms')).toBe('http://x');
   });
 });
 

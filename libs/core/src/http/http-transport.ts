@@ -189,15 +189,6 @@ export class HttpTransport {
   }
 }
 
-/** Builds a transport from a module's resolved options; the usual provider factory body. */
-export function createHttpTransport(
-  http: HttpService,
-  config: HttpTransportConfig,
-  loggerContext?: string,
-): HttpTransport {
-  return new HttpTransport(http, loggerContext === undefined ? config : { ...config, loggerContext });
-}
-
 /** The axios request for `req` at `url`, sent as is on every attempt; `data` is the JSON text. */
 function axiosRequest(
   req: HubtelRequest,

@@ -1,4 +1,6 @@
+import { maskPhoneNumbers } from '../logging/redact.js';
 import type { HubtelApi } from '../options/hubtel-options.types.js';
+import { fieldOf } from './answer-fields.js';
 
 /** Documented outcome codes of checkout, the status check and programmable services, for messages. */
 const HUBTEL_RESPONSE_CODES: Readonly<Record<string, string>> = Object.freeze({
@@ -27,9 +29,29 @@ const HUBTEL_SMS_ERROR_CODES: Readonly<Record<string, string>> = Object.freeze({
   '12': 'payment required (no SMS credit)',
 });
 
-/** Human-readable meaning of a platform code for one API, when it is documented. */
-export function describeHubtelCode(api: HubtelApi, code: string | undefined): string | undefined {
-  if (code === undefined) return undefined;
-  if (api === 'sms') return HUBTEL_SMS_ERROR_CODES[code];
-  return HUBTEL_RESPONSE_CODES[code];
+/**
+ * The tail of a refusal's message: ` (code 4101: its documented meaning) — the platform's own words`
+ * (phone numbers masked), each part only when there is one.
+ */
+export function refusalDetail(api: HubtelApi, code: string | undefined, body: unknown): string {
+  const meaning =
+    code === undefined ? undefined : (api === 'sms' ? HUBTEL_SMS_ERROR_CODES : HUBTEL_RESPONSE_CODES)[code];
+  const text = platformMessage(body);
+  return (
+    (code === undefined ? '' : ` (code ${code}${meaning ? `: ${meaning}` : ''})`) +
+    (text ? ` — ${maskPhoneNumbers(text)}` : '')
+  );
+}
+
+/** The platform's own words in an answer (its `message`, `statusDescription`, `error`...), cut to 300. */
+function platformMessage(body: unknown): string | undefined {
+  const data = fieldOf(body, 'data');
+  for (const value of [
+    ...['message', 'statusDescription', 'error', 'status'].map((name) => fieldOf(body, name)),
+    fieldOf(data, 'message'),
+  ]) {
+    if (typeof value === 'string' && value.trim() !== '')
+      return value.length > 300 ? `${value.slice(0, 300)}…` : value;
+  }
+  return undefined;
 }

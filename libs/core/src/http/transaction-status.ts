@@ -1,7 +1,7 @@
 import { HubtelApiError } from '../errors/hubtel.errors.js';
 import { dropUndefined } from '../options/hubtel-env.js';
 import { ANSWER_FIELDS, withFieldNames } from './answer-fields.js';
-import { describeHubtelCode } from './hubtel-codes.js';
+import { refusalDetail } from './hubtel-codes.js';
 import type { HttpTransport } from './http-transport.js';
 import type { StatusCheckBudget } from './status-check.budget.js';
 
@@ -67,12 +67,8 @@ export async function requestTransactionStatus(
   const code = typeof envelope?.responseCode === 'string' ? envelope.responseCode : undefined;
   const data = withFieldNames(envelope?.data, ANSWER_FIELDS.transactionStatus);
   if ((code !== undefined && code !== '0000') || !data || typeof data.status !== 'string') {
-    const meaning = describeHubtelCode('status', code);
-    const text = platformMessage(envelope);
     throw new HubtelApiError(
-      `${operation}: no status for ${clientReference}` +
-        (code === undefined ? '' : ` (code ${code}${meaning ? `: ${meaning}` : ''})`) +
-        (text ? ` — ${text}` : ''),
+      `${operation}: no status for ${clientReference}${refusalDetail('status', code, envelope)}`,
       { httpStatus: response.status, responseCode: code, body: envelope },
     );
   }
@@ -111,17 +107,5 @@ function textOf(value: unknown): string | undefined {
 function amountOf(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   if (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) return Number(value);
-  return undefined;
-}
-
-/** The platform's own words on a refusal, cut to 200 characters. */
-export function platformMessage(envelope: unknown): string | undefined {
-  if (!envelope || typeof envelope !== 'object') return undefined;
-  const e = envelope as Record<string, unknown>;
-  const data = e.data && typeof e.data === 'object' ? (e.data as Record<string, unknown>) : {};
-  for (const value of [e.message, e.status, data.message]) {
-    if (typeof value === 'string' && value.trim() !== '')
-      return value.length > 200 ? `${value.slice(0, 200)}…` : value;
-  }
   return undefined;
 }

@@ -3,9 +3,9 @@ import { HttpException } from '@nestjs/common';
 import { AccountRegistry } from '../accounts/hubtel-accounts.js';
 import {
   HubtelUnknownAccountError,
-  resolveAccountResolver,
   type HubtelAccountResolver,
 } from '../accounts/hubtel-accounts.resolver.js';
+import { resolveAccountResolver } from '../options/hubtel-options.recipe.js';
 import { ACCOUNT_PARAM, InboundAccessPolicy, PATH_SECRET_PARAM } from './inbound-access.js';
 import { inboundPathAccount, inboundPaths, routeInbound, type InboundAccount } from './inbound-route.js';
 

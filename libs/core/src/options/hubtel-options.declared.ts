@@ -1,6 +1,6 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { accountEnvVariable } from '../accounts/accounts-env.js';
-import { readEnvNumber, readEnvValue, type HubtelEnvSource } from './hubtel-env.js';
+import { dropUndefined, readEnvNumber, readEnvValue, type HubtelEnvSource } from './hubtel-env.js';
 import { checkOptions } from './hubtel-options.dto.js';
 import { assertOptionsObject, resolveUrl } from './hubtel-options.validation.js';
 import { accountRule, optionFields, type HubtelOptionField } from './hubtel-option.decorator.js';
@@ -65,10 +65,9 @@ function finish(fields: HubtelOptionField[], section: Plain, path: string, relat
 }
 
 /**
- * Fills every declared default in, sections too; an absent section only when it declares one
- * (`default: {}`): presence can mean something (`statusCheck` turns the check on).
+ * A copy of checked options with every declared default filled in, sections too; an absent section
+ * only when it declares one (`default: {}`): presence can mean something (`statusCheck` turns it on).
  */
-/** A copy of checked options with every declared default filled in, sections too. */
 export function withOptionDefaults<T>(options: Function, value: T): T {
   const root = { ...(value as Plain) };
   fillSection(optionFields(options), root, root);
@@ -223,13 +222,13 @@ function inheritSection(
     const rule = field && accountRule(field);
     const section = `${scope}.${key}`;
     if (rule === 'merged' && isPlainObject(value) && isPlainObject(out[key]))
-      out[key] = inheritSection(sectionFields(field), section, out[key], stripUndefined(value), false);
+      out[key] = inheritSection(sectionFields(field), section, out[key], dropUndefined(value), false);
     else if (
       (rule === 'own' || rule === 'ownIfDefault') &&
       isPlainObject(value) &&
       isPlainObject(inherited[key])
     )
-      out[key] = { ...inheritedFields(sectionFields(field), inherited[key]), ...stripUndefined(value) };
+      out[key] = { ...inheritedFields(sectionFields(field), inherited[key]), ...dropUndefined(value) };
     else out[key] = value;
   }
   return out;
@@ -242,8 +241,4 @@ function inheritedFields(fields: HubtelOptionField[], section: Plain): Plain {
       .filter((field) => accountRule(field) === 'inherited' && section[field.key] !== undefined)
       .map((field) => [field.key, section[field.key]]),
   );
-}
-
-function stripUndefined(value: Plain): Plain {
-  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined));
 }

@@ -94,6 +94,7 @@ export class HubtelRetryOptionsDto {
   @HubtelOption({
     int: 1,
     env: HUBTEL_ENV.retryMaxDelayMs,
+    atLeast: 'baseDelayMs',
     defaultFrom: (retry) => Math.max(HUBTEL_DEFAULT_RETRY.maxDelayMs, retry.baseDelayMs as number),
   })
   maxDelayMs?: number;

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { HubtelTimeoutError } from '../errors/hubtel.errors.js';
 import type { HubtelRetryOptions } from '../options/hubtel-options.types.js';
 
 /**
@@ -17,4 +18,13 @@ export function backoffDelay(
 /** Sleeps without keeping the process alive; resolves early when `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return delay(ms, undefined, { ref: false, signal }).catch(() => undefined);
+}
+
+/** `promise`, or a HubtelTimeoutError once `ms` have passed (`what` names the wait in its message). */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new HubtelTimeoutError(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
