@@ -59,6 +59,18 @@ export function ghanaNetwork(msisdn: string): (typeof MOBILE_MONEY_CHANNELS)[num
   );
 }
 
+const OUTCOME_WORDING = {
+  paid: 'has been approved and processed successfully.',
+  failed: 'failed: the customer did not approve it or entered a wrong PIN.',
+  refused: 'failed: the description contains characters the processor refuses (& * ! % @).',
+};
+
+/** The platform's `Description` of a payment's outcome on a mobile-money channel (`mtn-gh`, ...). */
+export function paymentDescription(channel: string, outcome: keyof typeof OUTCOME_WORDING): string {
+  const label = MOBILE_MONEY_CHANNELS.find((c) => c.channel === channel)?.label ?? 'mobile money';
+  return `The ${label} payment ${OUTCOME_WORDING[outcome]}`;
+}
+
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {
     super(`Request body larger than ${limit} bytes`);
