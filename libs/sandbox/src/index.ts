@@ -29,5 +29,5 @@ export type * from './sandbox.types.js';
 export type * from './sandbox.option-types.js';
 export type * from './sandbox.route-types.js';
 export { sandboxEnv, type SandboxEnvOptions } from './sandbox.env.js';
-// The platform's wording the testing kit's builders write too: said once, here.
-export { ghanaNetwork, paymentDescription } from './sandbox.http.js';
+// What the testing kit uses too, said once here: the platform's wording, one request's client.
+export { ghanaNetwork, paymentDescription, requestOnce } from './sandbox.http.js';
