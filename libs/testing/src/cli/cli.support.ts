@@ -64,9 +64,6 @@ export function parseCliArgs<T extends NonNullable<ParseArgsConfig['options']>>(
 
 /** `'a b c'` → `'a' | 'b' | 'c'`. */
 type Words<S extends string> = S extends `${infer H} ${infer T}` ? H | Words<T> : S;
-export function words<const S extends string>(list: S): Words<S>[] {
-  return list.split(' ') as Words<S>[];
-}
 type CliOptions<S extends string, B extends string> = { [K in Words<S>]: { type: 'string' } } & {
   [K in Words<B>]: { type: 'boolean' };
 } & { help: { type: 'boolean'; short: 'h' } };
