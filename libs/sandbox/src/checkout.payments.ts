@@ -2,11 +2,11 @@ import { maskMsisdn } from 'nestjs-hubtel';
 import { invalidArgument, SandboxNotFoundError, SandboxStateError } from './sandbox.errors.js';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
 import {
-  MOBILE_MONEY_CHANNELS,
   ghanaNetwork,
   hexId,
   isoNow,
   networkTransactionId,
+  paymentDescription,
   platformMsisdn,
 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
@@ -93,16 +93,10 @@ export async function payInvoice(
   const phone = payerPhone(state, invoice, options.phone);
   const network = ghanaNetwork(phone);
   const channel = options.channel ?? network.channel;
-  const label = MOBILE_MONEY_CHANNELS.find((c) => c.channel === channel)?.label ?? 'mobile money';
   const hostile =
     state.options.checkout.rejectSpecialCharacters && PROCESSOR_HOSTILE.test(invoice.description);
   const outcome = requested === 'paid' && !hostile ? 'paid' : 'failed';
-  const description =
-    outcome === 'paid'
-      ? `The ${label} payment has been approved and processed successfully.`
-      : hostile
-        ? `The ${label} payment failed: the description contains characters the processor refuses (& * ! % @).`
-        : `The ${label} payment failed: the customer did not approve it or entered a wrong PIN.`;
+  const description = paymentDescription(channel, outcome === 'failed' && hostile ? 'refused' : outcome);
 
   const now = isoNow();
   invoice.salesInvoiceId ??= hexId();

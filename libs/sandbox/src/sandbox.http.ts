@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { SandboxReply } from './sandbox.route-types.js';
 import type { SandboxCredentialPair } from './sandbox.option-types.js';
@@ -57,6 +57,18 @@ export function ghanaNetwork(msisdn: string): (typeof MOBILE_MONEY_CHANNELS)[num
   return (
     MOBILE_MONEY_CHANNELS.find((n) => n.prefixes.split(' ').includes(prefix)) ?? MOBILE_MONEY_CHANNELS[0]!
   );
+}
+
+const OUTCOME_WORDING = {
+  paid: 'has been approved and processed successfully.',
+  failed: 'failed: the customer did not approve it or entered a wrong PIN.',
+  refused: 'failed: the description contains characters the processor refuses (& * ! % @).',
+};
+
+/** The platform's `Description` of a payment's outcome on a mobile-money channel (`mtn-gh`, ...). */
+export function paymentDescription(channel: string, outcome: keyof typeof OUTCOME_WORDING): string {
+  const label = MOBILE_MONEY_CHANNELS.find((c) => c.channel === channel)?.label ?? 'mobile money';
+  return `The ${label} payment ${OUTCOME_WORDING[outcome]}`;
 }
 
 export class BodyTooLargeError extends Error {
@@ -122,6 +134,8 @@ export function escapeHtml(value: unknown): string {
 
 export interface OutboundResult {
   statusCode: number;
+  /** Answer headers, names lower-cased. */
+  headers: Record<string, string>;
   body: string;
   durationMs: number;
 }
@@ -137,13 +151,20 @@ export class OutboundError extends Error {
 }
 
 /**
- * POSTs JSON and reads the answer. One connection per call: duplicated callbacks really arrive
- * concurrently, and no pooled socket outlives the call to keep a test process alive.
+ * One request and its whole answer (or its first `keepBytes`), on its own connection: duplicated
+ * callbacks really arrive concurrently, and no pooled socket outlives the call to keep a test
+ * process alive. The sandbox's callbacks and the testing kit's sends both go through it.
  */
-export function postJson(
+export function requestOnce(
+  method: string,
   url: string,
-  body: unknown,
-  options: { headers?: Record<string, string>; timeoutMs: number; signal?: AbortSignal },
+  body: string | Buffer,
+  options: {
+    headers?: OutgoingHttpHeaders;
+    timeoutMs: number;
+    signal?: AbortSignal;
+    keepBytes?: number;
+  },
 ): Promise<OutboundResult> {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
@@ -151,12 +172,12 @@ export function postJson(
     const target = URL.parse(url);
     const client = target?.protocol === 'https:' ? https : target?.protocol === 'http:' ? http : undefined;
     if (!target || !client) return reject(new OutboundError(`Not an http(s) URL: ${url}`, 0, false));
-    const payload = Buffer.from(JSON.stringify(body), 'utf8');
+    const payload = Buffer.from(body);
     let timedOut = false;
     const req = client.request(target, {
-      method: 'POST',
+      method,
       agent: false,
-      headers: { ...options.headers, 'Content-Length': payload.length },
+      headers: options.headers, // Content-Length: Node's, from the one end(payload)
       signal: options.signal,
     });
     const timer = setTimeout(() => {
@@ -167,20 +188,20 @@ export function postJson(
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
-        if (size < 1024 * 1024) chunks.push(chunk); // a 1 MiB prefix is plenty to keep
+        if (size < (options.keepBytes ?? Infinity)) chunks.push(chunk);
         size += chunk.length;
       });
       res.on('end', () => {
         clearTimeout(timer);
-        resolve({
-          statusCode: res.statusCode ?? 0,
-          body: Buffer.concat(chunks).toString('utf8'),
-          durationMs: elapsed(),
-        });
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers))
+          if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+        const body = Buffer.concat(chunks).toString('utf8');
+        resolve({ statusCode: res.statusCode ?? 0, headers, body, durationMs: elapsed() });
       });
       res.on('error', (err) => {
         clearTimeout(timer);
-        reject(new OutboundError(err.message, elapsed(), timedOut));
+        reject(new OutboundError(`the answer broke off: ${err.message}`, elapsed(), timedOut));
       });
     });
     req.on('error', (err: NodeJS.ErrnoException) => {

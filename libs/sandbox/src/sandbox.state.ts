@@ -3,7 +3,7 @@ import { HubtelTimeoutError } from 'nestjs-hubtel';
 import { RecordLog } from './sandbox.record-log.js';
 import { SandboxAccounts } from './sandbox.accounts.js';
 import { SandboxFaults, tamperBody, type CallbackFaultSpec } from './sandbox.faults.js';
-import { OutboundError, hexId, isoNow, postJson } from './sandbox.http.js';
+import { OutboundError, hexId, isoNow, requestOnce } from './sandbox.http.js';
 import type { ResolvedSandboxOptions } from './sandbox.options.js';
 import type {
   SandboxDelivery,
@@ -237,10 +237,11 @@ export class SandboxState {
     delivery.sentAt = isoNow();
     this.emit('delivery', delivery);
     try {
-      const result = await postJson(delivery.url, delivery.body, {
+      const result = await requestOnce('POST', delivery.url, JSON.stringify(delivery.body), {
         signal: this.outbound.signal,
         headers: delivery.headers,
         timeoutMs: this.options.outboundTimeoutMs,
+        keepBytes: 1024 * 1024, // a 1 MiB prefix is plenty to keep
       });
       delivery.statusCode = result.statusCode;
       delivery.responseBody = result.body.slice(0, 2048); // enough for the dashboard

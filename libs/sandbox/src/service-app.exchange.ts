@@ -1,6 +1,6 @@
 import { HubtelApiError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
 import type { UssdScreenLimits } from '#internal';
-import { OutboundError, isoNow, postJson } from './sandbox.http.js';
+import { OutboundError, isoNow, requestOnce } from './sandbox.http.js';
 import { checkServiceFlowResponse } from './service-app.check.js';
 import { measureUssdScreen, oversizeIssue, ussdWarnings } from './service-app.ussd.js';
 import type {
@@ -44,10 +44,11 @@ export async function postServiceFlow(
   if (record.exchanges.length > 200) record.exchanges.shift(); // a bounded history
   let result;
   try {
-    result = await postJson(post.url, request, {
+    result = await requestOnce('POST', post.url, JSON.stringify(request), {
       signal: post.signal,
       headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...post.headers },
       timeoutMs: post.timeoutMs,
+      keepBytes: 1024 * 1024,
     });
   } catch (err) {
     const e = err as OutboundError;

@@ -219,7 +219,10 @@ export function settleMessage(message: SandboxSmsMessage, now = Date.now()): San
   return message;
 }
 
-export function messageStatusBody(m: SandboxSmsMessage): Record<string, unknown> {
+/** A message's status answer (`GET /v1/messages/{id}`, a batch's `data`), as the platform writes it. */
+export function messageStatusBody(
+  m: Omit<SandboxSmsMessage, 'account' | 'kind' | 'msisdn' | 'networkId' | 'clientReference' | 'deliverAt'>,
+): Record<string, unknown> {
   return {
     rate: m.rate,
     batchId: m.batchId,

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { HubtelValidationError, tryNormalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
-import type { CheckoutCallbackBody, FulfillmentRequestBody, ServiceFlowRequest } from 'nestjs-hubtel/sandbox';
+import {
+  ghanaNetwork,
+  paymentDescription,
+  type CheckoutCallbackBody,
+  type FulfillmentRequestBody,
+  type ServiceFlowRequest,
+} from 'nestjs-hubtel/sandbox';
 import { TESTING_DEFAULTS } from './testing.constants.js';
 
 // The platform's messages field for field as the wire contract writes them (hand-written ones drift).
@@ -94,21 +100,6 @@ export function randomHubtelId(): string {
   return randomUUID().replaceAll('-', '');
 }
 
-const NETWORKS: Record<string, { channel: string; label: string }> = {};
-for (const p of ['24', '25', '53', '54', '55', '59'])
-  NETWORKS[p] = { channel: 'mtn-gh', label: 'MTN Mobile Money' };
-for (const p of ['20', '50']) NETWORKS[p] = { channel: 'vodafone-gh', label: 'Telecel Cash' };
-for (const p of ['26', '27', '56', '57']) NETWORKS[p] = { channel: 'tigo-gh', label: 'AirtelTigo Money' };
-
-/** The mobile-money channel of a Ghanaian MSISDN (MTN when the prefix is unknown, as most traffic is). */
-export function mobileMoneyChannel(msisdn: string): string {
-  return (msisdn.startsWith('233') && NETWORKS[msisdn.slice(3, 5)]?.channel) || 'mtn-gh';
-}
-
-function channelLabel(channel: string): string {
-  return Object.values(NETWORKS).find((n) => n.channel === channel)?.label ?? 'mobile money';
-}
-
 function nonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.trim() !== '';
 }
@@ -162,7 +153,7 @@ export function buildCheckoutCallback(input: BuildCheckoutCallbackInput): Checko
   if (issues.length > 0) fail('buildCheckoutCallback', issues);
 
   const msisdn = (phone as { msisdn: string }).msisdn;
-  const channel = input.channel ?? mobileMoneyChannel(msisdn);
+  const channel = input.channel ?? ghanaNetwork(msisdn).channel;
   const paid = outcome === 'paid';
   const status = input.status ?? (paid ? 'Success' : 'Failed');
   return {
@@ -177,11 +168,7 @@ export function buildCheckoutCallback(input: BuildCheckoutCallbackInput): Checko
       Amount: amount as number,
       CustomerPhoneNumber: msisdn,
       PaymentDetails: { MobileMoneyNumber: msisdn, PaymentType: 'mobilemoney', Channel: channel },
-      Description:
-        input.description ??
-        (paid
-          ? `The ${channelLabel(channel)} payment has been approved and processed successfully.`
-          : `The ${channelLabel(channel)} payment failed: the customer did not approve it or entered a wrong PIN.`),
+      Description: input.description ?? paymentDescription(channel, outcome),
     },
   };
 }

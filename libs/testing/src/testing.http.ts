@@ -1,7 +1,7 @@
-import http, { type OutgoingHttpHeaders, type Server } from 'node:http';
-import https from 'node:https';
+import type { OutgoingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
+import { requestOnce } from 'nestjs-hubtel/sandbox';
 import { TESTING_DEFAULTS, TESTING_PATHS } from './testing.constants.js';
 
 /** Where to send: an origin or endpoint URL, or a Nest app (one only initialised is listened on). */
@@ -167,8 +167,7 @@ async function post<T>(
   headers: Record<string, string>,
   timeoutMs: number = TESTING_DEFAULTS.requestTimeoutMs,
 ): Promise<SentResponse<T>> {
-  const data = Buffer.from(payload, 'utf8');
-  const answer = await request('POST', url, data, { ...headers, 'Content-Length': data.length }, timeoutMs);
+  const answer = await request('POST', url, payload, headers, timeoutMs);
   let body: unknown = answer.text;
   if (answer.text !== '' && /\bjson\b/i.test(answer.headers['content-type'] ?? '')) {
     try {
@@ -180,48 +179,21 @@ async function post<T>(
   return { ...answer, body: body as T, url };
 }
 
-/** One request on its own connection: copies sent at once arrive at once; nothing pooled outlives it. */
-export function request(
+/** One request on its own connection (the sandbox's client), its failures as Hubtel errors. */
+export async function request(
   method: string,
   url: string,
-  body: Buffer,
+  body: string | Buffer,
   headers: OutgoingHttpHeaders,
   timeoutMs: number,
 ): Promise<{ status: number; headers: Record<string, string>; text: string }> {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    const req = (target.protocol === 'https:' ? https : http).request(target, {
-      method,
-      agent: false,
-      headers,
-    });
-    const timer = setTimeout(
-      () => req.destroy(new HubtelTimeoutError(`${method} ${url}: no answer within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        clearTimeout(timer);
-        const answerHeaders: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers))
-          if (v !== undefined) answerHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, headers: answerHeaders, text });
-      });
-      res.on('error', (err) => {
-        clearTimeout(timer);
-        reject(
-          new HubtelNetworkError(`${method} ${url}: the answer broke off: ${err.message}`, { cause: err }),
-        );
-      });
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      const why = `${method} ${url}: ${err.code ? `${err.code} ` : ''}${err.message}`;
-      reject(err instanceof HubtelTimeoutError ? err : new HubtelNetworkError(why, { cause: err }));
-    });
-    req.end(body);
-  });
+  try {
+    const answer = await requestOnce(method, url, body, { headers, timeoutMs });
+    return { status: answer.statusCode, headers: answer.headers, text: answer.body };
+  } catch (err) {
+    const why = `${method} ${url}: ${(err as Error).message}`;
+    throw (err as { timedOut?: boolean }).timedOut
+      ? new HubtelTimeoutError(why, { cause: err })
+      : new HubtelNetworkError(why, { cause: err });
+  }
 }

@@ -8,6 +8,7 @@ import {
   tryNormalizeMsisdn,
 } from 'nestjs-hubtel';
 import { type HubtelRequest, type HubtelResponse } from '#internal';
+import { messageStatusBody } from 'nestjs-hubtel/sandbox';
 import { SMS_HTTP_TRANSPORT, SMS_PATHS, SMS_TRANSPORT_FACTORY } from 'nestjs-hubtel/sms';
 
 /** One message the app "sent". */
@@ -249,15 +250,5 @@ function normalize(phone: string): string {
 
 function statusOf(m: CapturedSms): Record<string, unknown> {
   const time = m.at.slice(0, 19);
-  return {
-    rate: 0,
-    batchId: m.batchId,
-    messageId: m.messageId,
-    content: m.content,
-    status: 'Delivered',
-    updateTime: time,
-    time,
-    to: m.to,
-    from: m.from,
-  };
+  return messageStatusBody({ ...m, rate: 0, status: 'Delivered', updateTime: time, time });
 }

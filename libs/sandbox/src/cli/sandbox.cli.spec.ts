@@ -214,7 +214,7 @@ describe('hubtel-sandbox CLI: several accounts', () => {
 
   it.each([
     [['--charge-bearer', 'nobody'], '--charge-bearer must be merchant or payer'],
-    [['--charge-bearer', 'east=payer'], '"east" is not an account of this sandbox'],
+    [['--charge-bearer', 'east=payer'], '--charge-bearer east=: not an account of this sandbox'],
     [['--account', 'north', '--accounts', 'north'], '--account chooses the lines --env prints'],
     [
       ['--env', '--account', 'south', '--accounts', 'north'],

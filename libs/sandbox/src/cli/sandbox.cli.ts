@@ -135,21 +135,29 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     );
   const unknown = values.account?.find((name) => !known.has(name));
   if (unknown !== undefined) throw notServed('--account', unknown);
-  // `--sender-id north=NorthShop` is north's; a bare id is the default account's.
-  const senderIds = new Map<string, string[]>();
-  for (const given of values['sender-id'] ?? []) {
-    const [name, id] = given.includes('=') ? given.split(/=(.*)/s) : ['default', given];
-    if (!known.has(name!)) throw notServed('--sender-id', `${name}=`);
-    if (!id) throw new CliUsageError(`--sender-id ${given}: no sender id after "="`);
-    senderIds.set(name!, [...(senderIds.get(name!) ?? []), id]);
-  }
+  // `--sender-id north=NorthShop` is north's; a bare value is the default account's.
+  const perAccount = (flag: 'sender-id' | 'charge-bearer') => {
+    const byAccount = new Map<string, string[]>();
+    for (const given of values[flag] ?? []) {
+      const [name, value] = given.includes('=') ? given.split(/=(.*)/s) : ['default', given];
+      if (!known.has(name!)) throw notServed(`--${flag}`, `${name}=`);
+      if (!value) throw new CliUsageError(`--${flag} ${given}: no value after "="`);
+      byAccount.set(name!, [...(byAccount.get(name!) ?? []), value]);
+    }
+    return byAccount;
+  };
+  const senderIds = perAccount('sender-id');
+  const bearers = perAccount('charge-bearer');
+  const bearer = (name: string) => bearers.get(name)?.at(-1) as SandboxChargeBearer | undefined;
+  for (const who of [...bearers.values()].flat())
+    if (who !== 'merchant' && who !== 'payer')
+      throw new CliUsageError(`--charge-bearer must be merchant or payer (or <account>=<who>), got "${who}"`);
   const callbackAuth = new Set(values['callback-auth'] ?? []);
   for (const name of callbackAuth) if (!known.has(name)) throw notServed('--callback-auth', name);
   const callbackPair = (name: string) => {
     const id = name === 'default' ? 'sandbox-callback' : `sandbox-${name}-callback`;
     return callbackAuth.has(name) ? { clientId: id, clientSecret: `${id}-secret` } : undefined;
   };
-  const bearers = chargeBearers(values['charge-bearer'] ?? [], known);
   const options: HubtelSandboxOptions = {
     port: integer('port', values.port, 0, 65535) ?? SANDBOX_DEFAULT_CLI_PORT,
     host: values.host ?? SANDBOX_DEFAULT_HOST,
@@ -158,13 +166,13 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     posSalesId: values['pos-sales-id'] || undefined,
     credentials: given({ sms, api, callback: callbackPair('default') }),
     recordLimit: integer('record-limit', values['record-limit'] || undefined, 1, 10_000_000),
-    checkout: given({ merchantName: values['merchant-name'] || undefined, chargeBearer: bearers.default }),
+    checkout: given({ merchantName: values['merchant-name'] || undefined, chargeBearer: bearer('default') }),
     sms: given({ senderIds: senderIds.get('default') }),
     accounts: accounts?.map((name) => ({
       name,
       senderIds: senderIds.get(name),
       credentials: given({ callback: callbackPair(name) }),
-      chargeBearer: bearers[name],
+      chargeBearer: bearer(name),
     })),
   };
   return {
@@ -180,24 +188,6 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
 /** A section of options, or undefined when it sets nothing. */
 function given<T extends object>(section: T): T | undefined {
   return Object.values(section).some((value) => value !== undefined) ? section : undefined;
-}
-
-/** `--charge-bearer payer` (every account) and `--charge-bearer north=payer` (one), by account. */
-function chargeBearers(values: string[], known: Set<string>): Record<string, SandboxChargeBearer> {
-  const out: Record<string, SandboxChargeBearer> = {};
-  for (const value of values) {
-    const [name, who] = value.includes('=') ? value.split('=', 2) : ['default', value];
-    if (who !== 'merchant' && who !== 'payer')
-      throw new CliUsageError(
-        `--charge-bearer must be merchant or payer (or <account>=<who>), got "${value}"`,
-      );
-    if (!known.has(name!))
-      throw new CliUsageError(
-        `--charge-bearer ${value}: "${name}" is not an account of this sandbox; add it to --accounts`,
-      );
-    out[name!] = who;
-  }
-  return out;
 }
 
 /** What the CLI prints on start: where to point the modules, and with which credentials. */

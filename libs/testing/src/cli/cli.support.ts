@@ -64,9 +64,6 @@ export function parseCliArgs<T extends NonNullable<ParseArgsConfig['options']>>(
 
 /** `'a b c'` → `'a' | 'b' | 'c'`. */
 type Words<S extends string> = S extends `${infer H} ${infer T}` ? H | Words<T> : S;
-export function words<const S extends string>(list: S): Words<S>[] {
-  return list.split(' ') as Words<S>[];
-}
 type CliOptions<S extends string, B extends string> = { [K in Words<S>]: { type: 'string' } } & {
   [K in Words<B>]: { type: 'boolean' };
 } & { help: { type: 'boolean'; short: 'h' } };
@@ -276,32 +273,29 @@ export async function markServicePaidInSandbox(
   timeoutMs: number,
 ): Promise<void> {
   const path = `/_sandbox/sessions/${encodeURIComponent(sessionId)}/pay`;
-  const res = await fetchSandbox(sandboxUrl, path, timeoutMs, payment);
-  if (res.ok) return;
-  const text = await res.text().catch(() => '');
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // Not JSON (a proxy's page): its text is the reason.
-  }
-  const reason = reasonOf(body);
-  throw new HubtelApiError(
-    `The sandbox at ${sandboxUrl} did not record the payment of session ${sessionId} (HTTP ${res.status})${reason ? `: ${reason}` : ''}`,
-    { httpStatus: res.status, body },
-  );
+  const answer = await callSandbox(sandboxUrl, path, timeoutMs, payment);
+  if (!answer.ok)
+    throw sandboxRefused(`did not record the payment of session ${sessionId}`, sandboxUrl, answer);
+}
+
+export interface SandboxAnswer {
+  status: number;
+  ok: boolean;
+  /** The answer's JSON, or its text when it is not JSON (a proxy's page: its text is the reason). */
+  body: unknown;
 }
 
 /** A GET (or, with a body, a JSON POST) to a running sandbox's admin API; unreachable: HubtelNetworkError. */
-export async function fetchSandbox(
+export async function callSandbox(
   sandboxUrl: string,
   path: string,
   timeoutMs: number,
   body?: unknown,
-): Promise<Response> {
+): Promise<SandboxAnswer> {
   const post = body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) };
+  let res: Response;
   try {
-    return await fetch(`${sandboxUrl}${path}`, {
+    res = await fetch(`${sandboxUrl}${path}`, {
       ...post,
       headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
       signal: AbortSignal.timeout(timeoutMs),
@@ -313,4 +307,19 @@ export async function fetchSandbox(
     const why = cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
     throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${why}`, { cause: err });
   }
+  const text = await res.text().catch(() => '');
+  try {
+    return { status: res.status, ok: res.ok, body: JSON.parse(text) };
+  } catch {
+    return { status: res.status, ok: res.ok, body: text };
+  }
+}
+
+/** The sandbox's refusal, with the reason it gave. */
+export function sandboxRefused(what: string, sandboxUrl: string, answer: SandboxAnswer): HubtelApiError {
+  const reason = reasonOf(answer.body);
+  return new HubtelApiError(
+    `The sandbox at ${sandboxUrl} ${what} (HTTP ${answer.status})${reason ? `: ${reason}` : ''}`,
+    { httpStatus: answer.status, body: answer.body },
+  );
 }

@@ -1,7 +1,7 @@
 import { HubtelTimeoutError } from 'nestjs-hubtel';
 import type { CartItem, HubtelSandbox, SandboxServiceSession } from 'nestjs-hubtel/sandbox';
 import { randomHubtelId } from '../testing.builders.js';
-import { EXIT, markServicePaidInSandbox, type Style } from './cli.support.js';
+import { callSandbox, EXIT, markServicePaidInSandbox, type Style } from './cli.support.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
 
 /** The terminal as the cart step uses it. */
@@ -150,20 +150,14 @@ async function pollRemoteCallback(
   timeoutMs: number,
 ): Promise<Record<string, unknown> | undefined> {
   const deadline = Date.now() + timeoutMs;
-  const url = `${sandboxUrl.replace(/\/+$/, '')}/_sandbox/fulfillment-callbacks?limit=200`;
   while (Date.now() < deadline) {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
-      if (res.ok) {
-        const list = (await res.json()) as Record<string, unknown>[];
-        const found = Array.isArray(list)
-          ? list.find((cb) => cb.sessionId === sessionId && cb.orderId === orderId)
-          : undefined;
-        if (found) return found;
-      }
-    } catch {
-      // The sandbox may be restarting: keep trying until the deadline.
-    }
+    // The sandbox may be restarting: keep trying until the deadline.
+    const answer = await callSandbox(sandboxUrl, '/_sandbox/fulfillment-callbacks?limit=200', 5_000).catch(
+      () => undefined,
+    );
+    const list = answer?.ok && Array.isArray(answer.body) ? (answer.body as Record<string, unknown>[]) : [];
+    const found = list.find((cb) => cb.sessionId === sessionId && cb.orderId === orderId);
+    if (found) return found;
     await new Promise((r) => setTimeout(r, 250));
   }
   return undefined;

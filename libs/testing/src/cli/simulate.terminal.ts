@@ -5,8 +5,8 @@ import {
   type ServiceFlowOption,
   type ServiceFlowResponse,
 } from 'nestjs-hubtel/sandbox';
-import { DEFAULT_USSD_SCREEN, serviceAppChannel, type UssdScreenLimits } from '#internal';
-import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
+import { DEFAULT_USSD_SCREEN, type UssdScreenLimits } from '#internal';
+import { TESTING_PATHS } from '../testing.constants.js';
 import { EXIT, LineReader, painter, ussdTitle, type CliStreams } from './cli.support.js';
 import { payCart, releaseQuietly, type SimulatorTerminal } from './simulate.checkout.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
@@ -65,13 +65,13 @@ export class TerminalSimulator {
       logger: quietLogger,
     });
     let session: SandboxServiceSession;
-    const operator = this.options.operator ?? TESTING_DEFAULTS.operator;
+    const { serviceCode, mobile, operator, channel } = this.options; // unset: the driver's defaults
     try {
       session = sandbox.serviceApp(this.flowUrl.origin, {
-        serviceCode: this.options.serviceCode ?? TESTING_DEFAULTS.serviceCode,
-        mobile: this.options.mobile ?? TESTING_DEFAULTS.phone,
+        serviceCode,
+        mobile,
         operator,
-        channel: this.options.channel ?? serviceAppChannel({ Operator: operator }),
+        channel,
         ussd: this.screen,
         serviceFlowPath: `${this.flowUrl.pathname}${this.flowUrl.search}`,
         fulfillmentPath: `${this.fulfillmentUrl.pathname}${this.fulfillmentUrl.search}`,

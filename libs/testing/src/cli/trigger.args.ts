@@ -12,7 +12,6 @@ import {
   parseCliArgs,
   sessionOptions,
   urlOption,
-  words,
 } from './cli.support.js';
 
 export const TRIGGER_KINDS = [
@@ -272,20 +271,23 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
     dryRun: values['dry-run'] ?? false,
     noColor: values['no-color'] ?? false,
   };
-  const serviceFlowOnly = words('type message operator mobile service-code screen-size unicode-screen-size');
+  /** The first of `names` given is refused, `why` says why. */
+  const refuse = (names: string, why: (name: string) => string) => {
+    const name = names.split(' ').find((n) => values[n as keyof typeof values] !== undefined);
+    if (name !== undefined) throw new CliUsageError(why(name));
+  };
   if (kind === 'service-flow') {
-    for (const name of words(
+    refuse(
       'reference checkout-id outcome phone forge order-id amount sandbox mark-paid service-status',
-    )) {
-      if (values[name] !== undefined)
-        throw new CliUsageError(`--${name} does not go with service-flow (see its options)`);
-    }
+      (name) => `--${name} does not go with service-flow (see its options)`,
+    );
     options.serviceFlow = parseServiceFlowOptions(values);
     return { help: false, options };
   }
-  for (const name of serviceFlowOnly) {
-    if (values[name] !== undefined) throw new CliUsageError(`--${name} goes with the service-flow kind`);
-  }
+  refuse(
+    'type message operator mobile service-code screen-size unicode-screen-size',
+    (name) => `--${name} goes with the service-flow kind`,
+  );
   if (kind === 'checkout-duplicate' && options.copies < 2)
     throw new CliUsageError('checkout-duplicate needs --copies of at least 2');
   const isCheckout = kind.startsWith('checkout');
@@ -308,30 +310,22 @@ export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
         );
       if (valid && options.amount === undefined)
         throw new CliUsageError(`${kind} needs --amount (or --sandbox to read it)`);
-      if (kind === 'checkout-forged' && forge === 'wrong-amount' && options.amount === undefined)
+      if (!valid && forge !== 'unknown-reference' && options.amount === undefined)
         throw new CliUsageError(
-          'checkout-forged --forge wrong-amount needs --amount (the wrong amount to claim) or --sandbox',
-        );
-      if (kind === 'checkout-forged' && forge === 'wrong-checkout-id' && options.amount === undefined)
-        throw new CliUsageError(
-          "checkout-forged --forge wrong-checkout-id needs --amount (the invoice's) or --sandbox",
+          `checkout-forged --forge ${forge} needs --amount (${forge === 'wrong-amount' ? 'the wrong amount to claim' : "the invoice's"}) or --sandbox`,
         );
     }
   } else {
-    for (const name of ['reference', 'checkout-id', 'outcome', 'channel', 'phone'] as const) {
-      if (values[name] !== undefined)
-        throw new CliUsageError(`--${name} is a checkout option; ${kind} takes --session-id and --order-id`);
-    }
-    if (kind !== 'fulfillment') {
-      for (const name of ['amount', 'sandbox', 'mark-paid'] as const) {
-        if (values[name] !== undefined)
-          throw new CliUsageError(
-            kind === 'fulfillment-forged'
-              ? `--${name} records a payment; fulfillment-forged sends a request nobody paid for`
-              : `--${name} does not go with ${kind}`,
-          );
-      }
-    }
+    refuse(
+      'reference checkout-id outcome channel phone',
+      (name) => `--${name} is a checkout option; ${kind} takes --session-id and --order-id`,
+    );
+    if (kind !== 'fulfillment')
+      refuse('amount sandbox mark-paid', (name) =>
+        kind === 'fulfillment-forged'
+          ? `--${name} records a payment; fulfillment-forged sends a request nobody paid for`
+          : `--${name} does not go with ${kind}`,
+      );
     if (options.markPaid && !options.sandboxUrl)
       throw new CliUsageError(
         '--mark-paid needs --sandbox (the sandbox the app asks for the payment status)',

@@ -1,5 +1,5 @@
 // What `hubtel-trigger` sends: each kind's body, reading (or first marking paid) a sandbox's invoice.
-import { HubtelError, maskPhoneNumbers } from 'nestjs-hubtel';
+import { HubtelApiError, HubtelError, maskPhoneNumbers } from 'nestjs-hubtel';
 import { isUssdRequest } from '#internal';
 import type { SandboxInvoice } from 'nestjs-hubtel/sandbox';
 import {
@@ -10,7 +10,7 @@ import {
   randomHubtelId,
 } from '../testing.builders.js';
 import { TESTING_PATHS } from '../testing.constants.js';
-import { fetchSandbox, markServicePaidInSandbox, reasonOf } from './cli.support.js';
+import { callSandbox, markServicePaidInSandbox, sandboxRefused } from './cli.support.js';
 import type { TriggerOptions } from './trigger.args.js';
 
 async function invoiceFromSandbox(
@@ -18,20 +18,13 @@ async function invoiceFromSandbox(
   reference: string,
   timeoutMs: number,
 ): Promise<SandboxInvoice> {
-  const path = `/_sandbox/invoices/${encodeURIComponent(reference)}`;
-  const res = await fetchSandbox(sandboxUrl, path, timeoutMs);
-  if (res.status === 404) throw noInvoice(sandboxUrl, reference);
-  if (!res.ok) {
-    const reason = reasonOf(await res.json().catch(() => undefined));
-    throw new HubtelError(
-      'HUBTEL_API_ERROR',
-      `The sandbox at ${sandboxUrl} answered HTTP ${res.status} for invoice "${reference}"${reason ? `: ${reason}` : ''}`,
-      { httpStatus: res.status },
-    );
-  }
-  return (await res.json()) as SandboxInvoice;
+  const answer = await callSandbox(sandboxUrl, invoicePath(reference), timeoutMs);
+  if (answer.status === 404) throw noInvoice(sandboxUrl, reference);
+  if (!answer.ok) throw sandboxRefused(`did not return invoice "${reference}"`, sandboxUrl, answer);
+  return answer.body as SandboxInvoice;
 }
 
+const invoicePath = (reference: string) => `/_sandbox/invoices/${encodeURIComponent(reference)}`;
 const noInvoice = (sandboxUrl: string, reference: string) =>
   new HubtelError('HUBTEL_NOT_FOUND', `The sandbox at ${sandboxUrl} has no invoice "${reference}"`);
 
@@ -44,24 +37,17 @@ async function markPaidInSandbox(
   payer: Pick<TriggerOptions, 'phone' | 'channel' | 'amount' | 'chargeBearer' | 'currency'>,
   timeoutMs: number,
 ): Promise<{ invoice: SandboxInvoice; markedPaid: MarkedPaid }> {
-  const path = `/_sandbox/invoices/${encodeURIComponent(reference)}/pay`;
-  const res = await fetchSandbox(sandboxUrl, path, timeoutMs, { outcome: 'paid', deliver: false, ...payer });
-  const answer = (await res.json().catch(() => undefined)) as
-    { invoice?: SandboxInvoice; message?: string } | undefined;
-  if (res.ok && answer?.invoice) return { invoice: answer.invoice, markedPaid: 'marked' };
-  if (res.status === 404) throw noInvoice(sandboxUrl, reference);
-  if (res.status === 409) {
-    const invoice = await invoiceFromSandbox(sandboxUrl, reference, timeoutMs);
-    if (invoice.state === 'paid') return { invoice, markedPaid: 'already-paid' };
-    throw new HubtelError(
-      'HUBTEL_API_ERROR',
-      `The sandbox at ${sandboxUrl} cannot mark invoice "${reference}" paid: it is ${invoice.state}`,
-    );
-  }
-  throw new HubtelError(
-    'HUBTEL_API_ERROR',
-    `The sandbox at ${sandboxUrl} refused to mark invoice "${reference}" paid (HTTP ${res.status})${reasonOf(answer) ? `: ${reasonOf(answer)}` : ''}`,
-    { httpStatus: res.status, body: answer },
+  const payment = { outcome: 'paid', deliver: false, ...payer };
+  const answer = await callSandbox(sandboxUrl, `${invoicePath(reference)}/pay`, timeoutMs, payment);
+  const invoice = (answer.body as { invoice?: SandboxInvoice } | undefined)?.invoice;
+  if (answer.ok && invoice) return { invoice, markedPaid: 'marked' };
+  if (answer.status === 404) throw noInvoice(sandboxUrl, reference);
+  if (answer.status !== 409)
+    throw sandboxRefused(`refused to mark invoice "${reference}" paid`, sandboxUrl, answer);
+  const current = await invoiceFromSandbox(sandboxUrl, reference, timeoutMs);
+  if (current.state === 'paid') return { invoice: current, markedPaid: 'already-paid' };
+  throw new HubtelApiError(
+    `The sandbox at ${sandboxUrl} cannot mark invoice "${reference}" paid: it is ${current.state}`,
   );
 }
 
