@@ -6,14 +6,14 @@ import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
 import type { ServiceFlowDefinition } from '../service-flow.context.js';
 import type { AddToCartReply, StoredCart } from '../service-flow.types.js';
-import type { FlowPaging } from './service-flow.paging.js';
 import { cartResponse, checkCartItem, releaseResponse } from './service-flow.responses.js';
 import type { SessionRecord } from './service-flow.session.js';
+import type { UssdScreens } from './service-flow.ussd.js';
 
 export class FlowCart {
   constructor(
     private readonly store: HubtelStore,
-    private readonly paging: FlowPaging,
+    private readonly ussd: UssdScreens,
     private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
   ) {}
@@ -56,7 +56,7 @@ export class FlowCart {
     }
     const label = reply.label ?? reply.message;
     if (!session.ussd) return cartResponse(sessionId, reply.message, label, item);
-    const shown = this.paging.shownText(true, session.flow, step, reply.message);
+    const shown = this.ussd.shownText(true, session.flow, step, reply.message);
     return cartResponse(sessionId, shown, label, item, 'Release');
   }
 

@@ -10,7 +10,6 @@ import type { FavoriteStart, ServiceFlowDefinition } from '../service-flow.conte
 import type { StoredCart, StoredScreen } from '../service-flow.types.js';
 import { checkAnswer } from './service-flow.answers.js';
 import { FlowCart } from './service-flow.cart.js';
-import { FlowPaging } from './service-flow.paging.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { releaseResponse } from './service-flow.responses.js';
 import { FlowResume, RESUME_STEP } from './service-flow.resume.js';
@@ -24,6 +23,7 @@ import {
   type SessionRecord,
 } from './service-flow.session.js';
 import { FlowSessionStore } from './service-flow.store.js';
+import { UssdScreens } from './service-flow.ussd.js';
 
 /** Most prompts kept for "back" (older ones are dropped; a session is short anyway). */
 const HISTORY_LIMIT = 32;
@@ -37,7 +37,7 @@ export class FlowEngine {
   /** Without "back" no earlier prompt is ever shown again: none is kept. */
   private readonly keepHistory: boolean;
 
-  readonly paging: FlowPaging;
+  readonly ussd: UssdScreens;
   readonly resume: FlowResume;
   readonly sessions: FlowSessionStore;
   private readonly cart: FlowCart;
@@ -52,10 +52,10 @@ export class FlowEngine {
   ) {
     this.runner = new FlowStepRunner(options, logger);
     this.keepHistory = options.backInputs.length > 0;
-    this.paging = new FlowPaging(options, logger);
+    this.ussd = new UssdScreens(options.ussd, options.backInputs, logger);
     this.resume = new FlowResume(store, registry, options, logger, guarded);
-    this.sessions = new FlowSessionStore(store, options, logger, this.paging);
-    this.cart = new FlowCart(store, this.paging, options, logger);
+    this.sessions = new FlowSessionStore(store, options, logger, this.ussd);
+    this.cart = new FlowCart(store, this.ussd, options, logger);
   }
 
   get account(): string {
@@ -151,28 +151,26 @@ export class FlowEngine {
     const raw = request.Message.trim();
     const screen = session.screen;
 
-    if (this.paging.isBack(raw, screen, session.ussd)) return this.back(t, session);
-    if (screen.step === RESUME_STEP) return this.answerResume(t, session, raw);
+    if (this.ussd.isBack(raw, screen, session.ussd)) return this.back(t, session);
 
     let chosen: SelectOption | undefined;
     if (session.ussd && screen.kind === 'select') {
-      const page = this.paging.pageMove(screen, session.page ?? 0, raw);
+      const page = this.ussd.pageMove(screen, session.page ?? 0, raw);
       if (page !== undefined) {
         const moved = record(session, screen, session.history, session.data, session.selections, page);
-        return this.sessions.save(sessionId, key, moved, t.version, () =>
-          this.paging.prompt(moved, sessionId, screen, undefined, page),
-        );
+        return this.sessions.save(sessionId, key, moved, t.version, () => this.ussd.prompt(moved, sessionId));
       }
       // The number shown beside an option (what the phone showed wins over an option's Value).
-      chosen = this.paging.ussd.chosen(screen, raw);
+      chosen = this.ussd.chosen(screen, raw);
       // A navigation key not offered on this page is never an option's Value: asked again.
-      if (!chosen && this.paging.ussd.isNavigationKey(raw))
-        return this.paging.prompt(session, sessionId, screen, messages.select, session.page);
+      if (!chosen && this.ussd.isNavigationKey(raw))
+        return this.ussd.prompt(session, sessionId, messages.select);
     }
     const check: ReturnType<typeof checkAnswer> = chosen
       ? { ok: true, value: chosen.Value, option: chosen }
       : checkAnswer(screen, raw, messages, this.options.defaultCountryCode);
-    if (!check.ok) return this.paging.prompt(session, sessionId, screen, check.reason, session.page);
+    if (!check.ok) return this.ussd.prompt(session, sessionId, check.reason);
+    if (screen.step === RESUME_STEP) return this.answerResume(t, session, check.value === 'yes');
 
     const next = screen.next;
     // Checked when the prompt was answered; only a flow changed by a deploy mid-session fails here.
@@ -195,7 +193,7 @@ export class FlowEngine {
       t.key,
       updated,
       t.version,
-      () => this.paging.prompt(updated, t.sessionId, screen),
+      () => this.ussd.prompt(updated, t.sessionId),
       () => this.resume.write(t.flow, t.sessionId, updated),
     );
   }
@@ -203,7 +201,7 @@ export class FlowEngine {
   private async back(t: Turn, session: SessionRecord): Promise<ServiceFlowResponse> {
     const history = session.history;
     const previous = history?.[history.length - 1];
-    if (!previous) return this.paging.prompt(session, t.sessionId, session.screen, undefined, session.page);
+    if (!previous) return this.ussd.prompt(session, t.sessionId);
     // The answer to the prompt shown again is asked anew.
     const updated = record(
       session,
@@ -216,17 +214,10 @@ export class FlowEngine {
   }
 
   /** The answer to the resume question: the old state under the new SessionId, or a fresh start. */
-  private async answerResume(t: Turn, session: SessionRecord, raw: string): Promise<ServiceFlowResponse> {
-    const screen = session.screen;
-    let option = session.ussd ? this.paging.ussd.chosen(screen, raw) : undefined;
-    if (!option) {
-      const check = checkAnswer(screen, raw, this.options.messages, this.options.defaultCountryCode);
-      if (!check.ok) return this.paging.prompt(session, t.sessionId, screen, check.reason);
-      option = check.option;
-    }
+  private async answerResume(t: Turn, session: SessionRecord, yes: boolean): Promise<ServiceFlowResponse> {
     // Offered once (taken at the offer): whatever the answer, the old session's record is used up.
     const left = session.resume;
-    if (option?.Value === 'yes' && left) {
+    if (yes && left) {
       if (this.logger.isLevelEnabled('debug'))
         this.logger.debug(
           `Session ${t.sessionId} continues session ${left.sessionId} at step "${left.screen.step}"`,
@@ -234,7 +225,7 @@ export class FlowEngine {
       const restored = record(session, left.screen, left.history, left.data, left.selections);
       return this.show(t, restored, left.screen);
     }
-    const fresh = record(session, screen, undefined, {}, undefined);
+    const fresh = record(session, session.screen, undefined, {}, undefined);
     const run = await this.runner.run(t.flow, t.flow.start, t.sessionId, fresh, undefined);
     return this.apply(t, fresh, run, true);
   }
@@ -253,7 +244,7 @@ export class FlowEngine {
     const current = t.version === undefined || fresh ? undefined : session.screen;
     if (run.kind === 'busy') {
       return current
-        ? this.paging.prompt(session, t.sessionId, current, messages.busy, session.page)
+        ? this.ussd.prompt(session, t.sessionId, messages.busy)
         : releaseResponse(t.sessionId, messages.busy);
     }
     if (run.kind === 'error') return this.fail(t, run.step, run.error);
@@ -267,7 +258,7 @@ export class FlowEngine {
               'it rejected, but there is no earlier prompt to ask again (it is the start step)',
             );
           const reason = typeof reply.reason === 'string' && reply.reason ? reply.reason : messages.pattern;
-          return this.paging.prompt(session, t.sessionId, current, reason, session.page);
+          return this.ussd.prompt(session, t.sessionId, reason);
         }
         case 'input':
         case 'select': {
@@ -291,7 +282,7 @@ export class FlowEngine {
           if (typeof reply.message !== 'string')
             throw new HubtelValidationError(`Step "${step}" answered ctx.end() without a message string`);
           await this.finish(t, session);
-          const shown = this.paging.shownText(!!session.ussd, session.flow, step, reply.message);
+          const shown = this.ussd.shownText(!!session.ussd, session.flow, step, reply.message);
           return releaseResponse(t.sessionId, shown, reply.label ?? reply.message);
         }
       }

@@ -253,7 +253,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       );
       return end(messages.error);
     }
-    reply.Message = this.engine.paging.shownText(
+    reply.Message = this.engine.ussd.shownText(
       channel === 'ussd',
       '(query)',
       '@OnServiceQuery',

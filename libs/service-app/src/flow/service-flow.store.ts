@@ -5,10 +5,10 @@ import { SERVICE_APP_KEYS } from '../service-app.constants.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
-import type { FlowPaging } from './service-flow.paging.js';
 import { PendingStarts, type EvictedStart } from './service-flow.pending.js';
 import { releaseResponse } from './service-flow.responses.js';
 import { readRecord, sessionKey, type SessionRecord } from './service-flow.session.js';
+import type { UssdScreens } from './service-flow.ussd.js';
 
 export class FlowSessionStore {
   /** Shared by every account's engine: `maxPendingSessions` is the instance's. */
@@ -23,7 +23,7 @@ export class FlowSessionStore {
     readonly store: HubtelStore,
     private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
-    private readonly paging: FlowPaging,
+    private readonly ussd: UssdScreens,
   ) {
     this.sessionWrite = Object.freeze({ ttlMs: options.sessionTtlMs });
     this.startWrite = Object.freeze({ ttlMs: options.sessionStartTtlMs });
@@ -61,7 +61,7 @@ export class FlowSessionStore {
     const winner = (await this.read(key))?.session;
     this.logger.warn(`Concurrent answers for session ${sessionId}; the first one was kept`);
     return winner
-      ? this.paging.prompt(winner, sessionId, winner.screen, undefined, winner.page)
+      ? this.ussd.prompt(winner, sessionId)
       : releaseResponse(sessionId, this.options.messages.sessionExpired);
   }
 
