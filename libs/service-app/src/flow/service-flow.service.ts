@@ -14,12 +14,12 @@ import {
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
 } from '../service-app.constants.js';
-import { parseRequest, validateServiceFlowRequest } from '../service-app.dto.js';
+import { parseRequest, validateServiceFlowRequest, type ServiceFlowRequest } from '../service-app.dto.js';
 import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { ServiceAppEvents, ServiceQueryEvent } from '../service-app.events.js';
 import { ServiceAppLogger, describe } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-import type { ServiceFlowRequest, ServiceFlowResponse } from '../service-app.types.js';
+import type { ServiceFlowResponse } from '../service-app.types.js';
 import { within } from '../service-app.time.js';
 import { detectChannel } from '../service-app.ussd.js';
 import type { StoredSession } from '../service-flow.types.js';
