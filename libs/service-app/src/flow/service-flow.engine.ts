@@ -1,6 +1,6 @@
 /** The step engine of one account: starts sessions, checks answers, runs steps, writes the session. */
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
-import { accountOf, cartKey } from '../service-app.constants.js';
+import { accountOf } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
@@ -8,9 +8,8 @@ import type { ServiceFlowRequest } from '../service-app.dto.js';
 import type { SelectOption, ServiceFlowResponse } from '../service-app.types.js';
 import { detectChannel } from '../service-app.ussd.js';
 import type { FavoriteStart, ServiceFlowDefinition } from '../service-flow.context.js';
-import type { StoredCart, StoredScreen } from '../service-flow.types.js';
+import type { StoredScreen } from '../service-flow.types.js';
 import { checkAnswer } from './service-flow.answers.js';
-import { FlowCart } from './service-flow.cart.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { releaseResponse } from './service-flow.responses.js';
 import { FlowResume, RESUME_STEP } from './service-flow.resume.js';
@@ -41,7 +40,6 @@ export class FlowEngine {
   readonly ussd: UssdScreens;
   readonly resume: FlowResume;
   readonly sessions: FlowSessionStore;
-  private readonly cart: FlowCart;
 
   constructor(
     private readonly registry: ServiceFlowRegistry,
@@ -56,7 +54,6 @@ export class FlowEngine {
     this.ussd = new UssdScreens(options.ussd, options.backInputs, logger);
     this.resume = new FlowResume(store, registry, options, logger, guarded);
     this.sessions = new FlowSessionStore(store, options, logger, this.ussd);
-    this.cart = new FlowCart(store, this.ussd, options, logger);
   }
 
   get account(): string {
@@ -107,7 +104,7 @@ export class FlowEngine {
           ],
         };
         const screen = this.screens.screen(flow, RESUME_STEP, { kind: 'select', prompt }, undefined);
-        return this.show(t, { ...record(start, screen, undefined, {}, undefined), resume: offer }, screen);
+        return this.show(t, { ...record(start, screen, undefined, {}, undefined), resume: offer });
       }
     }
     const session = record(start, undefined as unknown as StoredScreen, undefined, {}, undefined);
@@ -120,14 +117,11 @@ export class FlowEngine {
 
   /** Another account's SessionId (409), or one with a cart: else anyone could replace a paid cart. */
   private async taken(sessionId: string, key: string, mobile: string): Promise<boolean> {
-    const [entry, cart] = await Promise.all([
-      this.sessions.read(key),
-      this.sessions.store.get<StoredCart | null>(cartKey(sessionId)),
-    ]);
+    const [entry, cart] = await Promise.all([this.sessions.read(key), this.sessions.cart(sessionId)]);
     if (entry?.session) this.assertOwn(sessionId, entry.session);
-    if (!cart?.value) return false;
-    if (accountOf(cart.value) !== this.account)
-      throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(cart.value));
+    if (!cart) return false;
+    if (accountOf(cart) !== this.account)
+      throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(cart));
     this.logger.warn(
       `Initiation of session ${sessionId} by ${maskMsisdn(mobile)} refused: the session already has a cart (a SessionId used again?); answered "${this.options.messages.sessionExpired}"`,
     );
@@ -187,8 +181,8 @@ export class FlowEngine {
       throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(session));
   }
 
-  /** Shows `screen` of the `updated` session once it is written (a resumable flow keeps it too). */
-  private show(t: Turn, updated: SessionRecord, screen: StoredScreen): Promise<ServiceFlowResponse> {
+  /** Shows the `updated` session's screen once it is written (a resumable flow keeps it too). */
+  private show(t: Turn, updated: SessionRecord): Promise<ServiceFlowResponse> {
     return this.sessions.save(
       t.sessionId,
       t.key,
@@ -211,7 +205,7 @@ export class FlowEngine {
       without(session.data, previous.field),
       selectionsWithout(session.selections, previous.field),
     );
-    return this.show(t, updated, previous);
+    return this.show(t, updated);
   }
 
   /** The answer to the resume question: the old state under the new SessionId, or a fresh start. */
@@ -224,7 +218,7 @@ export class FlowEngine {
           `Session ${t.sessionId} continues session ${left.sessionId} at step "${left.screen.step}"`,
         );
       const restored = record(session, left.screen, left.history, left.data, left.selections);
-      return this.show(t, restored, left.screen);
+      return this.show(t, restored);
     }
     const fresh = record(session, session.screen, undefined, {}, undefined);
     const run = await this.runner.run(t.flow, t.flow.start, t.sessionId, fresh, undefined);
@@ -273,10 +267,10 @@ export class FlowEngine {
             current && this.keepHistory
               ? [...(session.history ?? []).slice(1 - HISTORY_LIMIT), current]
               : undefined;
-          return await this.show(t, record(session, screen, history, data, selections), screen);
+          return await this.show(t, record(session, screen, history, data, selections));
         }
         case 'cart':
-          return await this.cart.add(t.flow, t.sessionId, session, step, reply.cart, data, () =>
+          return await this.sessions.addToCart(t.sessionId, session, step, reply.cart, data, () =>
             this.finish(t, session),
           );
         case 'end': {
