@@ -1,19 +1,20 @@
 import { Allow, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import { HubtelValidationError } from 'nestjs-hubtel';
 import { compileValidator, findHostileStructure, type CompiledValidator } from '#internal';
-import type { FulfillmentRequest, ServiceFlowRequest } from './service-app.types.js';
 
 /* The platform's request bodies: fields the module reads are required, the rest loose or ignored. */
 
 const ID_MAX = 128;
 
+/** Service-flow request (platform → app): what `ServiceFlowRequest` is once validated. */
 export class ServiceFlowRequestDto {
-  // Any type is answered (an unknown one with a polite Release): only its shape is checked.
+  /** As sent: compare case-insensitively (an unknown value gets a polite `Release`). */
   @IsString()
   @IsNotEmpty()
   @MaxLength(64)
   Type!: string;
 
+  /** Empty on initiation; the user's entry or the chosen option's `Value` otherwise. */
   @IsString()
   @MaxLength(4_096)
   Message!: string;
@@ -42,13 +43,20 @@ export class ServiceFlowRequestDto {
   @MaxLength(4_096)
   ClientState?: string;
 
+  /** Only on the initiating call. */
   @Allow()
   Sequence?: string | number;
 
-  /** `USSD` on the USSD channel (newer platform field); read only when it is a string. */
+  /** `USSD` on the USSD channel (newer platform field, not in the contract); read when a string. */
   @Allow()
   Platform?: unknown;
 }
+
+/** Service-flow request after validation (unknown extra fields are dropped). */
+export type ServiceFlowRequest = ServiceFlowRequestDto;
+
+/** Fulfillment request (platform → app), after validation. */
+export type FulfillmentRequest = FulfillmentRequestDto;
 
 export class FulfillmentRequestDto {
   @IsString()
@@ -70,12 +78,8 @@ export class FulfillmentRequestDto {
 }
 
 /** Validators built once per DTO (core's compileValidator). */
-export const validateServiceFlowRequest = compileValidator(
-  ServiceFlowRequestDto,
-) as CompiledValidator<ServiceFlowRequest>;
-export const validateFulfillmentRequest = compileValidator(
-  FulfillmentRequestDto,
-) as CompiledValidator<FulfillmentRequest>;
+export const validateServiceFlowRequest = compileValidator(ServiceFlowRequestDto);
+export const validateFulfillmentRequest = compileValidator(FulfillmentRequestDto);
 
 /**
  * The request a body holds, or a HubtelValidationError. Prototype keys and absurd nesting are refused,

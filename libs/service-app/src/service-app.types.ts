@@ -4,23 +4,6 @@ import type { HubtelRouteOptions } from 'nestjs-hubtel';
 /** `Type` of a service-flow request, lower-cased (the platform writes `Response`, docs `response`). */
 export type ServiceFlowRequestType = 'initiation' | 'response' | 'release' | 'timeout' | 'query' | 'favorite';
 
-/** Service-flow request (platform → app), after validation. Unknown extra fields are dropped. */
-export interface ServiceFlowRequest {
-  /** As sent: compare case-insensitively (an unknown value gets a polite `Release`). */
-  Type: string;
-  /** Empty on initiation; the user's entry or the chosen option's `Value` otherwise. */
-  Message: string;
-  ServiceCode: string;
-  Operator?: string;
-  ClientState?: string;
-  Mobile: string;
-  SessionId: string;
-  /** Only on the initiating call. */
-  Sequence?: string | number;
-  /** Newer platform field: `USSD` on the USSD channel (not in the contract; read when present). */
-  Platform?: unknown;
-}
-
 /** One option of a select prompt (`Data`). */
 export interface SelectOption {
   Display: string;
@@ -67,14 +50,6 @@ export interface ServiceFlowResponse {
   ClientState: null;
   /** null for input (and the final message); the options for select; [] for the cart. */
   Data: SelectOption[] | [] | null;
-}
-
-/** Fulfillment request (platform → app), after validation. */
-export interface FulfillmentRequest {
-  OrderId: string;
-  SessionId: string;
-  ExtraData?: Record<string, unknown>;
-  OrderInfo?: unknown;
 }
 
 /** `ServiceStatus` of a fulfillment callback (platform facts: `success` or `failed`). */

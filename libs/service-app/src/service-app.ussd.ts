@@ -70,6 +70,11 @@ export function transliterate(text: string): string {
   return out;
 }
 
+/** A text as the screen shows it: transliterated when the `ussd` options ask for it. */
+export function plain(text: string, options: { transliterate: boolean }): string {
+  return options.transliterate ? transliterate(text) : text;
+}
+
 const PLAIN: Record<string, string> = {
   '\u2018': "'",
   '\u2019': "'",
@@ -120,8 +125,7 @@ export function resolveUssd(
       `the navigation lines ("${nav.replace('\n', '", "')}") leave no room for an option on a ${options.unicodeScreenSize}-character screen`,
     );
   for (const [key, text] of Object.entries(messages)) {
-    const shown = options.transliterate ? transliterate(text) : text;
-    const screen = ussdScreen(shown, options);
+    const screen = ussdScreen(plain(text, options), options);
     if (!screen.fits)
       throw new HubtelConfigError(
         `serviceApp.messages.${key}`,

@@ -4,8 +4,7 @@ import type { FlowResumeOptions, FlowStepHandler, ServiceFlowDefinition } from '
 /** Builds a flow without a class (from configuration, or in `forRootAsync`'s factory). */
 export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<string, unknown>> {
   private readonly codes: string[] = [];
-  private readonly steps: { name: string; handler: FlowStepHandler<any> }[] = [];
-  private startStep?: string;
+  private readonly steps: FlowStepDraft[] = [];
   private fallback = false;
   private resumeOptions?: FlowResumeOptions;
 
@@ -36,21 +35,37 @@ export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<s
   step(name: string, handler: FlowStepHandler<TData>, options: { start?: boolean } = {}): this {
     if (typeof handler !== 'function')
       throw new HubtelConfigError(`flows.${this.name}.steps.${name}`, 'must be a function');
-    this.steps.push({ name, handler });
-    if (options.start) this.startStep = name;
+    this.steps.push({ name, handler, start: options.start === true });
     return this;
   }
 
   build(): ServiceFlowDefinition {
-    const flow: ServiceFlowDefinition = {
-      name: this.name,
-      serviceCodes: [...this.codes],
-      isDefault: this.fallback || this.codes.length === 0,
-      steps: [...this.steps],
-      start: this.startStep ?? this.steps[0]?.name ?? '',
-    };
-    return assertFlowDefinition(this.resumeOptions ? { ...flow, resume: this.resumeOptions } : flow);
+    const isDefault = this.fallback || this.codes.length === 0;
+    const resume = this.resumeOptions && { resume: this.resumeOptions };
+    return defineFlow({ name: this.name, serviceCodes: [...this.codes], isDefault, ...resume }, this.steps);
   }
+}
+
+/** @internal A step as declared: by the builder, or a `@FlowStep()` method bound to its instance. */
+export interface FlowStepDraft {
+  name: string;
+  handler: FlowStepHandler<any>;
+  start: boolean;
+}
+
+/** @internal A flow from its routing and steps (the one marked start, else the first), checked. */
+export function defineFlow(
+  routing: Pick<ServiceFlowDefinition, 'name' | 'serviceCodes' | 'isDefault' | 'resume'>,
+  steps: readonly FlowStepDraft[],
+): ServiceFlowDefinition {
+  const starts = steps.filter((step) => step.start);
+  if (starts.length > 1)
+    throw new HubtelConfigError(`flows.${routing.name}`, 'more than one step is marked start');
+  return assertFlowDefinition({
+    ...routing,
+    steps: steps.map(({ name, handler }) => ({ name, handler })),
+    start: (starts[0] ?? steps[0])?.name ?? '',
+  });
 }
 
 /** @internal The codes, each checked to be a non-empty string. */

@@ -1,16 +1,15 @@
 /** The step engine of one account: starts sessions, checks answers, runs steps, writes the session. */
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
-import { accountOf, cartKey } from '../service-app.constants.js';
+import { accountOf } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-import type { SelectOption, ServiceFlowRequest, ServiceFlowResponse } from '../service-app.types.js';
+import type { ServiceFlowRequest } from '../service-app.dto.js';
+import type { SelectOption, ServiceFlowResponse } from '../service-app.types.js';
 import { detectChannel } from '../service-app.ussd.js';
 import type { FavoriteStart, ServiceFlowDefinition } from '../service-flow.context.js';
-import type { StoredCart, StoredScreen } from '../service-flow.types.js';
+import type { StoredScreen } from '../service-flow.types.js';
 import { checkAnswer } from './service-flow.answers.js';
-import { FlowCart } from './service-flow.cart.js';
-import { FlowPaging } from './service-flow.paging.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { releaseResponse } from './service-flow.responses.js';
 import { FlowResume, RESUME_STEP } from './service-flow.resume.js';
@@ -24,6 +23,7 @@ import {
   type SessionRecord,
 } from './service-flow.session.js';
 import { FlowSessionStore } from './service-flow.store.js';
+import { UssdScreens } from './service-flow.ussd.js';
 
 /** Most prompts kept for "back" (older ones are dropped; a session is short anyway). */
 const HISTORY_LIMIT = 32;
@@ -37,10 +37,9 @@ export class FlowEngine {
   /** Without "back" no earlier prompt is ever shown again: none is kept. */
   private readonly keepHistory: boolean;
 
-  readonly paging: FlowPaging;
+  readonly ussd: UssdScreens;
   readonly resume: FlowResume;
   readonly sessions: FlowSessionStore;
-  private readonly cart: FlowCart;
 
   constructor(
     private readonly registry: ServiceFlowRegistry,
@@ -52,10 +51,9 @@ export class FlowEngine {
   ) {
     this.runner = new FlowStepRunner(options, logger);
     this.keepHistory = options.backInputs.length > 0;
-    this.paging = new FlowPaging(options, logger);
+    this.ussd = new UssdScreens(options.ussd, options.backInputs, logger);
     this.resume = new FlowResume(store, registry, options, logger, guarded);
-    this.sessions = new FlowSessionStore(store, options, logger, this.paging);
-    this.cart = new FlowCart(store, this.paging, options, logger);
+    this.sessions = new FlowSessionStore(store, options, logger, this.ussd);
   }
 
   get account(): string {
@@ -106,7 +104,7 @@ export class FlowEngine {
           ],
         };
         const screen = this.screens.screen(flow, RESUME_STEP, { kind: 'select', prompt }, undefined);
-        return this.show(t, { ...record(start, screen, undefined, {}, undefined), resume: offer }, screen);
+        return this.show(t, { ...record(start, screen, undefined, {}, undefined), resume: offer });
       }
     }
     const session = record(start, undefined as unknown as StoredScreen, undefined, {}, undefined);
@@ -119,14 +117,11 @@ export class FlowEngine {
 
   /** Another account's SessionId (409), or one with a cart: else anyone could replace a paid cart. */
   private async taken(sessionId: string, key: string, mobile: string): Promise<boolean> {
-    const [entry, cart] = await Promise.all([
-      this.sessions.read(key),
-      this.sessions.store.get<StoredCart | null>(cartKey(sessionId)),
-    ]);
+    const [entry, cart] = await Promise.all([this.sessions.read(key), this.sessions.cart(sessionId)]);
     if (entry?.session) this.assertOwn(sessionId, entry.session);
-    if (!cart?.value) return false;
-    if (accountOf(cart.value) !== this.account)
-      throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(cart.value));
+    if (!cart) return false;
+    if (accountOf(cart) !== this.account)
+      throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(cart));
     this.logger.warn(
       `Initiation of session ${sessionId} by ${maskMsisdn(mobile)} refused: the session already has a cart (a SessionId used again?); answered "${this.options.messages.sessionExpired}"`,
     );
@@ -151,28 +146,26 @@ export class FlowEngine {
     const raw = request.Message.trim();
     const screen = session.screen;
 
-    if (this.paging.isBack(raw, screen, session.ussd)) return this.back(t, session);
-    if (screen.step === RESUME_STEP) return this.answerResume(t, session, raw);
+    if (this.ussd.isBack(raw, screen, session.ussd)) return this.back(t, session);
 
     let chosen: SelectOption | undefined;
     if (session.ussd && screen.kind === 'select') {
-      const page = this.paging.pageMove(screen, session.page ?? 0, raw);
+      const page = this.ussd.pageMove(screen, session.page ?? 0, raw);
       if (page !== undefined) {
         const moved = record(session, screen, session.history, session.data, session.selections, page);
-        return this.sessions.save(sessionId, key, moved, t.version, () =>
-          this.paging.prompt(moved, sessionId, screen, undefined, page),
-        );
+        return this.sessions.save(sessionId, key, moved, t.version, () => this.ussd.prompt(moved, sessionId));
       }
       // The number shown beside an option (what the phone showed wins over an option's Value).
-      chosen = this.paging.ussd.chosen(screen, raw);
+      chosen = this.ussd.chosen(screen, raw);
       // A navigation key not offered on this page is never an option's Value: asked again.
-      if (!chosen && this.paging.ussd.isNavigationKey(raw))
-        return this.paging.prompt(session, sessionId, screen, messages.select, session.page);
+      if (!chosen && this.ussd.isNavigationKey(raw))
+        return this.ussd.prompt(session, sessionId, messages.select);
     }
     const check: ReturnType<typeof checkAnswer> = chosen
       ? { ok: true, value: chosen.Value, option: chosen }
       : checkAnswer(screen, raw, messages, this.options.defaultCountryCode);
-    if (!check.ok) return this.paging.prompt(session, sessionId, screen, check.reason, session.page);
+    if (!check.ok) return this.ussd.prompt(session, sessionId, check.reason);
+    if (screen.step === RESUME_STEP) return this.answerResume(t, session, check.value === 'yes');
 
     const next = screen.next;
     // Checked when the prompt was answered; only a flow changed by a deploy mid-session fails here.
@@ -188,14 +181,14 @@ export class FlowEngine {
       throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(session));
   }
 
-  /** Shows `screen` of the `updated` session once it is written (a resumable flow keeps it too). */
-  private show(t: Turn, updated: SessionRecord, screen: StoredScreen): Promise<ServiceFlowResponse> {
+  /** Shows the `updated` session's screen once it is written (a resumable flow keeps it too). */
+  private show(t: Turn, updated: SessionRecord): Promise<ServiceFlowResponse> {
     return this.sessions.save(
       t.sessionId,
       t.key,
       updated,
       t.version,
-      () => this.paging.prompt(updated, t.sessionId, screen),
+      () => this.ussd.prompt(updated, t.sessionId),
       () => this.resume.write(t.flow, t.sessionId, updated),
     );
   }
@@ -203,7 +196,7 @@ export class FlowEngine {
   private async back(t: Turn, session: SessionRecord): Promise<ServiceFlowResponse> {
     const history = session.history;
     const previous = history?.[history.length - 1];
-    if (!previous) return this.paging.prompt(session, t.sessionId, session.screen, undefined, session.page);
+    if (!previous) return this.ussd.prompt(session, t.sessionId);
     // The answer to the prompt shown again is asked anew.
     const updated = record(
       session,
@@ -212,29 +205,22 @@ export class FlowEngine {
       without(session.data, previous.field),
       selectionsWithout(session.selections, previous.field),
     );
-    return this.show(t, updated, previous);
+    return this.show(t, updated);
   }
 
   /** The answer to the resume question: the old state under the new SessionId, or a fresh start. */
-  private async answerResume(t: Turn, session: SessionRecord, raw: string): Promise<ServiceFlowResponse> {
-    const screen = session.screen;
-    let option = session.ussd ? this.paging.ussd.chosen(screen, raw) : undefined;
-    if (!option) {
-      const check = checkAnswer(screen, raw, this.options.messages, this.options.defaultCountryCode);
-      if (!check.ok) return this.paging.prompt(session, t.sessionId, screen, check.reason);
-      option = check.option;
-    }
+  private async answerResume(t: Turn, session: SessionRecord, yes: boolean): Promise<ServiceFlowResponse> {
     // Offered once (taken at the offer): whatever the answer, the old session's record is used up.
     const left = session.resume;
-    if (option?.Value === 'yes' && left) {
+    if (yes && left) {
       if (this.logger.isLevelEnabled('debug'))
         this.logger.debug(
           `Session ${t.sessionId} continues session ${left.sessionId} at step "${left.screen.step}"`,
         );
       const restored = record(session, left.screen, left.history, left.data, left.selections);
-      return this.show(t, restored, left.screen);
+      return this.show(t, restored);
     }
-    const fresh = record(session, screen, undefined, {}, undefined);
+    const fresh = record(session, session.screen, undefined, {}, undefined);
     const run = await this.runner.run(t.flow, t.flow.start, t.sessionId, fresh, undefined);
     return this.apply(t, fresh, run, true);
   }
@@ -253,7 +239,7 @@ export class FlowEngine {
     const current = t.version === undefined || fresh ? undefined : session.screen;
     if (run.kind === 'busy') {
       return current
-        ? this.paging.prompt(session, t.sessionId, current, messages.busy, session.page)
+        ? this.ussd.prompt(session, t.sessionId, messages.busy)
         : releaseResponse(t.sessionId, messages.busy);
     }
     if (run.kind === 'error') return this.fail(t, run.step, run.error);
@@ -267,7 +253,7 @@ export class FlowEngine {
               'it rejected, but there is no earlier prompt to ask again (it is the start step)',
             );
           const reason = typeof reply.reason === 'string' && reply.reason ? reply.reason : messages.pattern;
-          return this.paging.prompt(session, t.sessionId, current, reason, session.page);
+          return this.ussd.prompt(session, t.sessionId, reason);
         }
         case 'input':
         case 'select': {
@@ -281,17 +267,17 @@ export class FlowEngine {
             current && this.keepHistory
               ? [...(session.history ?? []).slice(1 - HISTORY_LIMIT), current]
               : undefined;
-          return await this.show(t, record(session, screen, history, data, selections), screen);
+          return await this.show(t, record(session, screen, history, data, selections));
         }
         case 'cart':
-          return await this.cart.add(t.flow, t.sessionId, session, step, reply.cart, data, () =>
+          return await this.sessions.addToCart(t.sessionId, session, step, reply.cart, data, () =>
             this.finish(t, session),
           );
         case 'end': {
           if (typeof reply.message !== 'string')
             throw new HubtelValidationError(`Step "${step}" answered ctx.end() without a message string`);
           await this.finish(t, session);
-          const shown = this.paging.shownText(!!session.ussd, session.flow, step, reply.message);
+          const shown = this.ussd.shownText(!!session.ussd, session.flow, step, reply.message);
           return releaseResponse(t.sessionId, shown, reply.label ?? reply.message);
         }
       }

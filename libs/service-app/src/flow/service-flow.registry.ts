@@ -5,7 +5,7 @@ import { ussdScreen } from '#internal';
 import { SERVICE_APP_OPTIONS } from '../service-app.constants.js';
 import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-import { assertFlowDefinition } from './service-flow.builder.js';
+import { assertFlowDefinition, defineFlow } from './service-flow.builder.js';
 import { getFlowMetadata } from './service-flow.decorators.js';
 import type { FlowStepHandler, ServiceFlowDefinition } from '../service-flow.context.js';
 import { layoutMenu } from './service-flow.ussd.js';
@@ -113,20 +113,15 @@ export class ServiceFlowRegistry implements OnModuleInit {
           where,
           'flows must be singletons: a request-scoped flow (or one depending on a request-scoped provider) cannot be used',
         );
-      if (steps.filter((s) => s.start).length > 1)
-        throw new HubtelConfigError(where, 'more than one step is marked start');
       const instance = wrapper.instance as Record<string, unknown>;
-      flows.push({
-        ...flow,
-        steps: steps.map(({ name, method }) => {
-          const fn = instance[method];
-          if (typeof fn !== 'function')
-            throw new HubtelConfigError(`${where}.steps.${name}`, `method ${method} is not a function`);
-          const handler: FlowStepHandler<any> = (ctx) => (fn as FlowStepHandler<any>).call(instance, ctx);
-          return { name, handler };
-        }),
-        start: steps.find((s) => s.start)?.name ?? steps[0]?.name ?? '',
+      const drafts = steps.map(({ name, method, start }) => {
+        const fn = instance[method];
+        if (typeof fn !== 'function')
+          throw new HubtelConfigError(`${where}.steps.${name}`, `method ${method} is not a function`);
+        const handler: FlowStepHandler<any> = (ctx) => (fn as FlowStepHandler<any>).call(instance, ctx);
+        return { name, handler, start };
       });
+      flows.push(defineFlow(flow, drafts));
     }
     return flows;
   }

@@ -68,24 +68,24 @@ export class FlowResume {
 
   /** At `release` or `timeout`: a session that had an answer leaves its state, the window starting now. */
   async keep(sessionId: string, session: SessionRecord | undefined): Promise<void> {
-    if (!this.guarded || !session) return;
-    const flow = this.registry.get(session.flow);
+    const flow = session && this.registry.get(session.flow);
+    if (!session || !flow) return;
+    // Gone before answering the question: the session it offered is left for the next dial again.
     if (session.screen.step === RESUME_STEP) {
-      // Gone before answering the question: the session it offered is left for the next dial again.
-      if (flow?.resume && session.resume)
-        await this.store.set(resumeKey(session), session.resume, { ttlMs: flow.resume.withinMs });
-      return;
-    }
-    if (Object.keys(session.data).length === 0) return;
-    if (flow?.resume) await this.write(flow, sessionId, session);
+      if (session.resume) await this.write(flow, sessionId, session, session.resume);
+    } else if (Object.keys(session.data).length > 0) await this.write(flow, sessionId, session);
   }
 
-  /** A resumable flow's answered state, kept for the next dial. */
-  async write(flow: ServiceFlowDefinition, sessionId: string, session: SessionRecord): Promise<void> {
+  /** A resumable flow's answered state (or the record `left` offered), kept for the next dial. */
+  async write(
+    flow: ServiceFlowDefinition,
+    sessionId: string,
+    session: SessionRecord,
+    left?: ResumeRecord,
+  ): Promise<void> {
     if (!this.guarded || !flow.resume) return;
-    await this.store.set(resumeKey(session), resumeRecord(sessionId, session, Date.now()), {
-      ttlMs: flow.resume.withinMs,
-    });
+    const record = left ?? resumeRecord(sessionId, session, Date.now());
+    await this.store.set(resumeKey(session), record, { ttlMs: flow.resume.withinMs });
   }
 
   /** A finished session (carted or ended) is never offered: its record goes. */

@@ -35,17 +35,6 @@ export interface Answered {
   option?: SelectOption;
 }
 
-/** One run of a step and the steps it `goTo`s. */
-interface Walk {
-  flow: ServiceFlowDefinition;
-  info: FlowSessionInfo;
-  data: Record<string, unknown>;
-  selections: Record<string, SelectOption> | undefined;
-  answered: Answered | undefined;
-  current: string;
-  hops: number;
-}
-
 /** Runs steps under the step budget; one per account's engine. */
 export class FlowStepRunner {
   constructor(
@@ -54,14 +43,14 @@ export class FlowStepRunner {
   ) {}
 
   /** Runs `step` and its `goTo`s: no timer until a step answers with a promise (budget from the start). */
-  run(
+  async run(
     flow: ServiceFlowDefinition,
     step: string,
     sessionId: string,
     session: SessionRecord,
     answered: Answered | undefined,
     favorite?: FavoriteStart,
-  ): StepRun | Promise<StepRun> {
+  ): Promise<StepRun> {
     const started = performance.now();
     // Copies: stored objects are shared by the versions of a session.
     const data: Record<string, unknown> = { ...session.data };
@@ -81,88 +70,60 @@ export class FlowStepRunner {
     };
     if (session.operator !== undefined) info.operator = session.operator;
     if (favorite) info.favorite = favorite;
-    const walk: Walk = { flow, info, data, selections, answered, current: step, hops: 0 };
-    const result = this.walk(walk);
-    return result instanceof Promise ? this.underBudget(walk, sessionId, result, started) : result;
-  }
-
-  /** Runs the walk's current step and the ones it `goTo`s; a promise once a step answers with one. */
-  private walk(w: Walk): StepRun | Promise<StepRun> {
-    for (;;) {
-      const definition = stepOf(w.flow, w.current);
+    const { value, raw, field } = answered ?? {};
+    let current = step;
+    for (let hops = 0; ; hops++) {
       let reply: unknown;
       try {
-        if (!definition) throw new Error(`Flow ${w.flow.name} has no step "${w.current}"`);
-        reply = definition.handler(
-          new FlowContext(
-            w.current,
-            w.info,
-            w.data,
-            w.selections ?? NO_SELECTIONS,
-            w.answered?.value,
-            w.answered?.raw,
-            w.answered?.field,
-          ),
-        );
+        const definition = stepOf(flow, current);
+        if (!definition) throw new Error(`Flow ${flow.name} has no step "${current}"`);
+        const ctx = new FlowContext(current, info, data, selections ?? NO_SELECTIONS, value, raw, field);
+        reply = definition.handler(ctx);
+        if (isThenable(reply)) reply = await this.underBudget(flow, current, sessionId, reply, started);
       } catch (error) {
-        return { kind: 'error', step: w.current, error };
+        return { kind: 'error', step: current, error };
       }
-      if (isThenable(reply)) {
-        return Promise.resolve(reply).then(
-          (answer): StepRun | Promise<StepRun> => this.settle(w, answer) ?? this.walk(w),
-          (error: unknown): StepRun => ({ kind: 'error', step: w.current, error }),
+      if (reply === BUSY) return BUSY;
+      if (!reply || typeof reply !== 'object' || typeof (reply as { kind?: unknown }).kind !== 'string')
+        return failed(
+          current,
+          `Step "${current}" of flow ${flow.name} must return ctx.input(), ctx.select(), ctx.addToCart(), ctx.end(), ctx.goTo() or ctx.reject()`,
         );
-      }
-      const done = this.settle(w, reply);
-      if (done) return done;
+      const answer = reply as FlowReply;
+      if (answer.kind !== 'goto') return { kind: 'reply', step: current, reply: answer, data, selections };
+      const max = SERVICE_APP_DEFAULTS.maxRedirects;
+      if (hops >= max)
+        return failed(current, `Flow ${flow.name}: more than ${max} goTo() in a row (a loop?)`);
+      current = answer.step;
     }
   }
 
-  /** The run's result for a step's reply, or undefined after a `goTo` (the walk goes on). */
-  private settle(w: Walk, reply: unknown): StepRun | undefined {
-    const { flow, current } = w;
-    const failed = (message: string): StepRun => ({
-      kind: 'error',
-      step: current,
-      error: new Error(message),
-    });
-    if (!reply || typeof reply !== 'object' || typeof (reply as { kind?: unknown }).kind !== 'string')
-      return failed(
-        `Step "${current}" of flow ${flow.name} must return ctx.input(), ctx.select(), ctx.addToCart(), ctx.end(), ctx.goTo() or ctx.reject()`,
-      );
-    const answer = reply as FlowReply;
-    if (answer.kind !== 'goto')
-      return { kind: 'reply', step: current, reply: answer, data: w.data, selections: w.selections };
-    const max = SERVICE_APP_DEFAULTS.maxRedirects;
-    if (w.hops++ >= max) return failed(`Flow ${flow.name}: more than ${max} goTo() in a row (a loop?)`);
-    w.current = answer.step;
-    return undefined;
-  }
-
-  /** Waits for an asynchronous step within what is left of the step budget. */
+  /** An asynchronous step's reply within what is left of the step budget (BUSY past it). */
   private async underBudget(
-    w: Walk,
+    flow: ServiceFlowDefinition,
+    step: string,
     sessionId: string,
-    pending: Promise<StepRun>,
+    pending: PromiseLike<unknown>,
     started: number,
-  ): Promise<StepRun> {
-    const work = pending.catch((error: unknown): StepRun => ({ kind: 'error', step: w.current, error }));
+  ): Promise<unknown> {
+    const work = Promise.resolve(pending);
     const budgetMs = this.options.stepBudgetMs;
     const result = await within(work, Math.max(0, budgetMs - (performance.now() - started)), BUSY);
-    if (result.kind === 'busy') {
+    if (result === BUSY) {
       this.logger.warn(
-        `Step "${w.current}" of flow ${w.flow.name} took longer than ${budgetMs} ms (session ${sessionId}); answered "try again"`,
+        `Step "${step}" of flow ${flow.name} took longer than ${budgetMs} ms (session ${sessionId}); answered "try again"`,
       );
       // The late answer is dropped; its errors are logged, never unhandled.
-      void work.then((late) => {
-        if (late.kind === 'error')
-          this.logger.error(
-            `Late step "${late.step}" of flow ${w.flow.name} failed: ${describe(late.error)}`,
-          );
-      });
+      work.catch((error: unknown) =>
+        this.logger.error(`Late step "${step}" of flow ${flow.name} failed: ${describe(error)}`),
+      );
     }
     return result;
   }
+}
+
+function failed(step: string, message: string): StepRun {
+  return { kind: 'error', step, error: new Error(message) };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -1,4 +1,5 @@
 /** A step's prompt checked and stored as a screen (shared between sessions and frozen). */
+import { isDeepStrictEqual } from 'node:util';
 import type { ValidationIssue } from 'nestjs-hubtel';
 import type { SelectOption } from '../service-app.types.js';
 import type { ServiceFlowDefinition } from '../service-flow.context.js';
@@ -75,7 +76,7 @@ export class ScreenCache {
     const same =
       last?.kind === kind &&
       (reply.kind === 'input'
-        ? sameValidation(reply.prompt?.validation, last.validation)
+        ? sameValidation(reply, last.validation)
         : sameOptions(reply.prompt?.options, last.options!));
     if (same && sameHead(last, step, prompt, next)) return last;
     const options = checkPrompt(step, reply, !same);
@@ -129,22 +130,13 @@ function sameOptions(options: unknown, stored: readonly SelectOption[]): boolean
   });
 }
 
-function sameValidation(validation: unknown, stored: StoredScreen['validation']): boolean {
+function sameValidation(reply: Reply, stored: StoredScreen['validation']): boolean {
+  const validation: unknown = reply.kind === 'input' ? reply.prompt?.validation : undefined;
   if (validation === undefined || stored === undefined) return validation === stored;
   if (validation === null || typeof validation !== 'object') return false;
-  const { pattern, ...given } = validation as Record<string, unknown>;
-  const { pattern: kept, ...rest } = stored as Record<string, unknown> & StoredValidation;
-  const keys = Object.keys(given);
-  if (
-    keys.length !== Object.keys(rest).length ||
-    keys.some((key) => !Object.hasOwn(rest, key) || given[key] !== rest[key])
-  )
-    return false;
-  if (pattern === undefined || kept === undefined) return pattern === kept;
-  if (typeof pattern === 'string') return pattern === kept.source && kept.flags === '';
-  return (
-    pattern instanceof RegExp &&
-    pattern.source === kept.source &&
-    pattern.flags.replace(/[gy]/g, '') === kept.flags
-  );
+  try {
+    return isDeepStrictEqual(storedValidation(reply), stored);
+  } catch {
+    return false; // a bad pattern: checked (and named) by the slow path
+  }
 }

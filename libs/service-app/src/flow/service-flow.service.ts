@@ -14,12 +14,12 @@ import {
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
 } from '../service-app.constants.js';
-import { parseRequest, validateServiceFlowRequest } from '../service-app.dto.js';
+import { parseRequest, validateServiceFlowRequest, type ServiceFlowRequest } from '../service-app.dto.js';
 import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { ServiceAppEvents, ServiceQueryEvent } from '../service-app.events.js';
 import { ServiceAppLogger, describe } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-import type { ServiceFlowRequest, ServiceFlowResponse } from '../service-app.types.js';
+import type { ServiceFlowResponse } from '../service-app.types.js';
 import { within } from '../service-app.time.js';
 import { detectChannel } from '../service-app.ussd.js';
 import type { StoredSession } from '../service-flow.types.js';
@@ -134,16 +134,16 @@ export class ServiceFlowService implements OnApplicationBootstrap {
 
   private async dispatch(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
     const key = sessionKey(request.SessionId);
+    const type = request.Type.toLowerCase();
     try {
-      switch (request.Type.toLowerCase()) {
+      switch (type) {
         case 'initiation':
           return await this.engine.initiate(request, key);
         case 'response':
           return await this.engine.respond(request, key);
         case 'release':
-          return await this.release(request, key);
         case 'timeout':
-          return await this.timeout(request, key);
+          return await this.end(request, key, type === 'timeout');
         case 'favorite':
           return await this.engine.initiate(request, key, {
             message: request.Message,
@@ -183,28 +183,23 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     return storedSession(sessionId, record);
   }
 
-  private async release(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
-    // Read first: another account's session is neither kept for resume nor forgotten.
-    const session = (await this.engine.sessions.read(key))?.session;
-    if (session) this.engine.assertOwn(request.SessionId, session);
-    await this.engine.resume.keep(request.SessionId, session);
-    await this.engine.sessions.forget(key);
-    this.logger.debug(`Session ${request.SessionId} released by the platform (${request.Type})`);
-    return releaseResponse(request.SessionId, this.options.messages.released);
-  }
-
-  /** `timeout`: marked timed out (a late answer is told it expired); a resumable flow's state is kept. */
-  private async timeout(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+  /** `release`, or `timeout`: marked timed out (a late answer is told it expired); resumable state kept. */
+  private async end(
+    request: ServiceFlowRequest,
+    key: string,
+    timeout: boolean,
+  ): Promise<ServiceFlowResponse> {
     const sessionId = request.SessionId;
+    // Read first: another account's session is neither kept for resume nor forgotten.
     const entry = await this.engine.sessions.read(key);
     const session = entry?.session;
     if (session) this.engine.assertOwn(sessionId, session);
-    if (entry && session && !session.timedOut) {
-      await this.engine.resume.keep(sessionId, session);
+    if (!timeout || !session?.timedOut) await this.engine.resume.keep(sessionId, session);
+    if (!timeout) await this.engine.sessions.forget(key);
+    else if (entry && session && !session.timedOut)
       await this.engine.sessions.timeOut(sessionId, key, entry.version, session);
-    }
-    this.logger.debug(`Session ${sessionId} timed out on the platform`);
-    return releaseResponse(sessionId, this.options.messages.timedOut);
+    this.logger.debug(`Session ${sessionId} ${timeout ? 'timed out' : 'released'} by the platform`);
+    return releaseResponse(sessionId, this.options.messages[timeout ? 'timedOut' : 'released']);
   }
 
   /** `query`: the @OnServiceQuery() handler's answer; without one, a polite `Release`. */
@@ -253,7 +248,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
       );
       return end(messages.error);
     }
-    reply.Message = this.engine.paging.shownText(
+    reply.Message = this.engine.ussd.shownText(
       channel === 'ussd',
       '(query)',
       '@OnServiceQuery',

@@ -1,14 +1,15 @@
-/** Sessions in the store (sliding TTL, compare-and-set: two calls never both advance one); starts capped. */
+/** Sessions and their carts in the store (sliding TTL, compare-and-set: two calls never both advance one); starts capped. */
 import { deleteIfVersion } from '#internal';
-import type { HubtelStore, StoreWriteOptions } from 'nestjs-hubtel';
-import { SERVICE_APP_KEYS } from '../service-app.constants.js';
+import { maskMsisdn, type HubtelStore, type StoreWriteOptions } from 'nestjs-hubtel';
+import { SERVICE_APP_KEYS, accountOf, cartKey } from '../service-app.constants.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
-import type { FlowPaging } from './service-flow.paging.js';
+import type { AddToCartReply, StoredCart } from '../service-flow.types.js';
 import { PendingStarts, type EvictedStart } from './service-flow.pending.js';
-import { releaseResponse } from './service-flow.responses.js';
+import { cartResponse, checkCartItem, releaseResponse } from './service-flow.responses.js';
 import { readRecord, sessionKey, type SessionRecord } from './service-flow.session.js';
+import type { UssdScreens } from './service-flow.ussd.js';
 
 export class FlowSessionStore {
   /** Shared by every account's engine: `maxPendingSessions` is the instance's. */
@@ -23,7 +24,7 @@ export class FlowSessionStore {
     readonly store: HubtelStore,
     private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
-    private readonly paging: FlowPaging,
+    private readonly ussd: UssdScreens,
   ) {
     this.sessionWrite = Object.freeze({ ttlMs: options.sessionTtlMs });
     this.startWrite = Object.freeze({ ttlMs: options.sessionStartTtlMs });
@@ -61,7 +62,7 @@ export class FlowSessionStore {
     const winner = (await this.read(key))?.session;
     this.logger.warn(`Concurrent answers for session ${sessionId}; the first one was kept`);
     return winner
-      ? this.paging.prompt(winner, sessionId, winner.screen, undefined, winner.page)
+      ? this.ussd.prompt(winner, sessionId)
       : releaseResponse(sessionId, this.options.messages.sessionExpired);
   }
 
@@ -92,5 +93,63 @@ export class FlowSessionStore {
         `Could not forget the unanswered start of session ${evicted.sessionId}: ${describe(error)}`,
       );
     }
+  }
+
+  /** `ctx.addToCart()`: the cart written under the SessionId for its fulfillment request. */
+  async addToCart(
+    sessionId: string,
+    session: SessionRecord,
+    step: string,
+    reply: AddToCartReply,
+    data: Record<string, unknown>,
+    finish: () => Promise<void>,
+  ): Promise<ServiceFlowResponse> {
+    const item = checkCartItem(step, reply?.message, reply?.item);
+    // A session's goods go out once whatever its carts: fulfillment.delivery.ts keeps that.
+    const cart: StoredCart = {
+      sessionId,
+      flow: session.flow,
+      serviceCode: session.serviceCode,
+      mobile: session.mobile,
+      item,
+      data,
+      createdAt: new Date().toISOString(),
+    };
+    if (session.operator !== undefined) cart.operator = session.operator;
+    if (session.account !== undefined) cart.account = session.account;
+    const written = await this.store.setIfAbsent(cartKey(sessionId), cart, { ttlMs: this.options.cartTtlMs });
+    await finish();
+    if (!written && !(await this.same(sessionId, cart))) {
+      // The SessionId was started again while its cart stood: the cart it has is the one paid for.
+      this.logger.warn(
+        `Session ${sessionId} already has a cart; another one (for ${maskMsisdn(session.mobile)}) was not written`,
+      );
+      return releaseResponse(sessionId, this.options.messages.sessionExpired);
+    }
+    if (this.logger.isLevelEnabled('debug')) {
+      this.logger.debug(
+        `Session ${sessionId} added "${item.ItemName}" x${item.Qty} at ${item.Price} to the cart`,
+      );
+    }
+    const label = reply.label ?? reply.message;
+    if (!session.ussd) return cartResponse(sessionId, reply.message, label, item);
+    const shown = this.ussd.shownText(true, session.flow, step, reply.message);
+    return cartResponse(sessionId, shown, label, item, 'Release');
+  }
+
+  /** Whether the session's stored cart is `cart` again (a repeated answer), not another one. */
+  private async same(sessionId: string, cart: StoredCart): Promise<boolean> {
+    const kept = await this.cart(sessionId);
+    return (
+      !!kept &&
+      kept.mobile === cart.mobile &&
+      accountOf(kept) === accountOf(cart) &&
+      JSON.stringify(kept.item) === JSON.stringify(cart.item)
+    );
+  }
+
+  /** The cart a session ended with, while it is kept (`cartTtlMs`). */
+  async cart(sessionId: string): Promise<StoredCart | undefined> {
+    return (await this.store.get<StoredCart | null>(cartKey(sessionId)))?.value ?? undefined;
   }
 }

@@ -3,15 +3,12 @@
  * become numbered lines, paged when they do not fit; every other text is cut to a screen.
  */
 import { ussdScreen } from '#internal';
-import {
-  ELLIPSIS,
-  MIN_OPTION_TEXT,
-  cutToFit,
-  transliterate,
-  type ResolvedUssdOptions,
-} from '../service-app.ussd.js';
-import type { SelectOption } from '../service-app.types.js';
+import { ServiceAppLogger } from '../service-app.logger.js';
+import type { SelectOption, ServiceFlowResponse } from '../service-app.types.js';
+import { ELLIPSIS, MIN_OPTION_TEXT, cutToFit, plain, type ResolvedUssdOptions } from '../service-app.ussd.js';
 import type { StoredScreen } from '../service-flow.types.js';
+import { promptResponse } from './service-flow.responses.js';
+import type { SessionRecord } from './service-flow.session.js';
 
 /** Shortest cut prompt worth keeping beside a whole option (else the option is cut instead). */
 const MIN_HEAD_TEXT = 12;
@@ -29,8 +26,8 @@ export interface UssdMenu {
 
 /** The "more" and "back" lines as a menu page shows them. */
 function navigationLines(options: ResolvedUssdOptions): [more: string, back: string] {
-  const text = options.transliterate ? transliterate : (value: string) => value;
-  return [`${options.moreKey}. ${text(options.moreLabel)}`, `${options.backKey}. ${text(options.backLabel)}`];
+  const { moreKey, moreLabel, backKey, backLabel } = options;
+  return [`${moreKey}. ${plain(moreLabel, options)}`, `${backKey}. ${plain(backLabel, options)}`];
 }
 
 /**
@@ -44,7 +41,6 @@ export function layoutMenu(
   options: ResolvedUssdOptions,
   reserved: ReadonlySet<string>,
 ): UssdMenu {
-  const text = options.transliterate ? transliterate : (value: string) => value;
   const numbers = new Map<string, number>();
   const lines: string[] = [];
   let n = 1;
@@ -52,11 +48,11 @@ export function layoutMenu(
     while (reserved.has(String(n))) n++;
     numbers.set(String(n), index);
     // A line break inside a label would make two lines of one option.
-    lines.push(`${n}. ${text(display.replace(/\s*[\r\n]+\s*/g, ' '))}`);
+    lines.push(`${n}. ${plain(display.replace(/\s*[\r\n]+\s*/g, ' '), options)}`);
     n++;
   });
   const [moreLine, backLine] = navigationLines(options);
-  const head = text(title);
+  const head = plain(title, options);
   /** Whether a page of these parts fits one screen (one non-GSM line makes it UCS-2). */
   const fits = (lead: string, page: readonly string[], nav: readonly string[]) =>
     ussdScreen([...(lead ? [lead] : []), ...page, ...nav].join('\n'), options).fits;
@@ -95,14 +91,19 @@ export function layoutMenu(
   return { pages, heads, numbers, cut };
 }
 
-/** Renders screens for USSD; menus are laid out once per (shared) stored screen. */
+const CUT_WARNINGS_LIMIT = 1_000;
+
+/** A session's prompts and texts as its channel shows them (on USSD: menus paged, texts cut to a screen). */
 export class UssdScreens {
   private readonly menus = new WeakMap<StoredScreen, UssdMenu>();
   private readonly reserved: ReadonlySet<string>;
+  /** Flow/step pairs already warned about a cut text (one line each, not one per session). */
+  private readonly cutWarned = new Set<string>();
 
   constructor(
     readonly options: ResolvedUssdOptions,
-    backInputs: readonly string[],
+    private readonly backInputs: readonly string[],
+    private readonly logger = new ServiceAppLogger(),
   ) {
     this.reserved = new Set([options.moreKey, options.backKey, ...backInputs]);
   }
@@ -116,13 +117,33 @@ export class UssdScreens {
     return menu;
   }
 
+  /** The session's prompt (optionally after an explanation, at its menu page) as its channel shows it. */
+  prompt(session: SessionRecord, sessionId: string, prefix?: string): ServiceFlowResponse {
+    const screen = session.screen;
+    if (!session.ussd) return promptResponse(sessionId, screen, prefix);
+    const shown =
+      screen.kind === 'select'
+        ? this.page(screen, session.page ?? 0, prefix)
+        : this.text(prefix ? `${prefix}\n${screen.message}` : screen.message);
+    if (shown.cut) this.warnCut(session.flow, screen.step);
+    return promptResponse(sessionId, screen, prefix, shown.text);
+  }
+
+  /** A cart, end or query message on USSD, cut to the screen. */
+  shownText(ussd: boolean, flow: string, step: string, message: string): string {
+    if (!ussd) return message;
+    const shown = this.text(message);
+    if (shown.cut) this.warnCut(flow, step);
+    return shown.text;
+  }
+
   /** One page of a menu (clamped), with an explanation above it (always shown: see below). */
   page(screen: StoredScreen, page: number, prefix?: string): { text: string; cut: boolean } {
     const menu = this.menu(screen);
     const index = Math.min(Math.max(page, 0), menu.pages.length - 1);
     const whole = menu.pages[index] ?? '';
     if (!prefix) return { text: whole, cut: menu.cut };
-    const lead = this.options.transliterate ? transliterate(prefix) : prefix;
+    const lead = plain(prefix, this.options);
     const fits = (text: string) => ussdScreen(text, this.options).fits;
     if (fits(`${lead}\n${whole}`)) return { text: `${lead}\n${whole}`, cut: menu.cut };
     // A full page: the explanation takes the prompt's place (the user has just seen it); if still too
@@ -141,9 +162,9 @@ export class UssdScreens {
 
   /** A text (input prompt, re-ask, cart or end message) cut to one screen at a word boundary. */
   text(message: string): { text: string; cut: boolean } {
-    const plain = this.options.transliterate ? transliterate(message) : message;
-    if (ussdScreen(plain, this.options).fits) return { text: plain, cut: false };
-    return { text: cutToFit(plain, (candidate) => ussdScreen(candidate, this.options).fits), cut: true };
+    const text = plain(message, this.options);
+    if (ussdScreen(text, this.options).fits) return { text, cut: false };
+    return { text: cutToFit(text, (candidate) => ussdScreen(candidate, this.options).fits), cut: true };
   }
 
   /** Whether `raw` is a key that means navigation here ("more", "back" of the menu pages). */
@@ -151,9 +172,35 @@ export class UssdScreens {
     return raw === this.options.moreKey || raw === this.options.backKey;
   }
 
+  /** The page a navigation entry leads to; undefined when `raw` is not one shown on this page. */
+  pageMove(screen: StoredScreen, page: number, raw: string): number | undefined {
+    if (!this.isNavigationKey(raw)) return undefined;
+    const pages = this.menu(screen).pages.length;
+    const current = Math.min(page, pages - 1);
+    if (raw === this.options.moreKey) return current + 1 < pages ? current + 1 : undefined;
+    return current > 0 ? current - 1 : undefined;
+  }
+
   /** The option a typed number chooses (any page's number: numbers never change between pages). */
   chosen(screen: StoredScreen, raw: string): SelectOption | undefined {
     const index = this.menu(screen).numbers.get(raw);
     return index === undefined ? undefined : screen.options?.[index];
+  }
+
+  /** Whether `raw` means "back" on this screen. */
+  isBack(raw: string, screen: StoredScreen, ussd: true | undefined): boolean {
+    if (!this.backInputs.includes(raw)) return false;
+    // An option whose Value is the back input wins, except on USSD (its numbers skip back inputs).
+    return ussd || screen.kind !== 'select' || !screen.options?.some((option) => option.Value === raw);
+  }
+
+  private warnCut(flow: string, step: string): void {
+    const id = `${flow}\u0000${step}`;
+    if (this.cutWarned.has(id)) return;
+    if (this.cutWarned.size < CUT_WARNINGS_LIMIT) this.cutWarned.add(id);
+    const { screenSize, unicodeScreenSize } = this.options;
+    this.logger.warn(
+      `Flow ${flow}, step "${step}": a text longer than one USSD screen (${screenSize} characters, ${unicodeScreenSize} with a character outside GSM-7) was cut at a word boundary with "..."; shorten it`,
+    );
   }
 }
