@@ -28,7 +28,7 @@ import {
   eventually,
   redisBinary,
   type AppProcess,
-  type RedisServer,
+  type RedisDatabase,
   type SandboxProcess,
 } from './support/multi-process.js';
 
@@ -146,7 +146,7 @@ describe.each(['express', 'fastify'])('SIGTERM while a slow handler runs (%s)', 
 
 redisBinary.describe('SIGTERM with the records in Redis (jobs on BullMQ)', () => {
   const system = new ProcessSet();
-  let redis: RedisServer;
+  let redis: RedisDatabase;
   let app: AppProcess;
   const shopEnv = (holdMs: number) => ({
     SANDBOX: JSON.stringify(sandbox.info),
