@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { JobExecutor, JobRunRequest } from 'nestjs-hubtel';
-import { RedisServer, redisBinary } from './support/redis-server.js';
+import { RedisServer, redisBinary, redisDatabase, type RedisDatabase } from './support/redis-server.js';
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 import { BullmqJobRunner, type BullmqJobRunnerOptions } from '../libs/bullmq/src/bullmq.job-runner.js';
 import { bullmqJobId } from '../libs/bullmq/src/bullmq.jobs.js';
@@ -52,13 +52,13 @@ async function until(
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
-  let server: RedisServer;
+  let server: RedisDatabase;
   let admin: Redis;
   let runners: BullmqJobRunner[] = [];
   let calls: Call[] = [];
 
   beforeAll(async () => {
-    server = await RedisServer.start();
+    server = await redisDatabase();
     admin = new Redis(server.url);
   });
   afterAll(async () => {

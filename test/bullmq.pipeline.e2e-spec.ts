@@ -13,7 +13,7 @@ import {
   type JobRetryPolicy,
   type JobRunContext,
 } from '#internal';
-import { RedisServer, redisBinary } from './support/redis-server.js';
+import { redisBinary, redisDatabase, type RedisDatabase } from './support/redis-server.js';
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 import { BullmqJobRunner } from '../libs/bullmq/src/bullmq.job-runner.js';
 import { bullmqJobId } from '../libs/bullmq/src/bullmq.jobs.js';
@@ -256,7 +256,7 @@ const never = new Promise<void>(() => undefined);
 const storeKey = (type: string, key: string) => `hubtel:${NAME}:job:${type}:${key}`;
 
 redisBinary.describe('InboundPipeline across instances on BullMQ (one Redis)', () => {
-  let server: RedisServer;
+  let server: RedisDatabase;
   /** Reads what every instance shares: the records, and BullMQ's jobs. */
   let admin: RedisStore;
   let queue: Queue;
@@ -273,7 +273,7 @@ redisBinary.describe('InboundPipeline across instances on BullMQ (one Redis)', (
   const bullJob = (key: string, type = PAID) => queue.getJob(bullmqJobId(storeKey(type, key), 1));
 
   beforeAll(async () => {
-    server = await RedisServer.start();
+    server = await redisDatabase();
     admin = new RedisStore({ url: server.url, commandTimeoutMs: 10_000 });
     await admin.connect();
     queue = new Queue(NAME, { connection: { url: server.url }, prefix: BULLMQ_RUNNER_DEFAULTS.prefix });

@@ -196,7 +196,7 @@ for (const kind of STORE_KINDS_WITH_CLUSTER) {
       const where = () =>
         kind === 'redis-cluster'
           ? ['--redis-cluster-nodes', stores.cluster!.nodesEnv]
-          : ['--redis-url', stores.server!.url];
+          : ['--redis-url', stores.redisUrl!];
       /** The app's BullMQ job of a run of the job `id`, read from the app's own runner. */
       const appJob = (id: string, run: number) =>
         app
@@ -318,7 +318,7 @@ for (const kind of STORE_KINDS_WITH_CLUSTER) {
         const elsewhere = new BullmqJobRunner({
           ...(kind === 'redis-cluster'
             ? { cluster: { nodes: stores.cluster!.nodes } }
-            : { url: stores.server!.url }),
+            : { url: stores.redisUrl! }),
           prefix,
           work: false,
         });

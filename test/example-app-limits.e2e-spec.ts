@@ -16,7 +16,7 @@ import {
   waitForOrder,
   type InProcessExample,
 } from './support/example-app.harness.js';
-import { RedisServer, redisBinary } from './support/redis-server.js';
+import { redisBinary, redisDatabase, type RedisDatabase } from './support/redis-server.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -102,12 +102,12 @@ describe('the example app: an unpaid order expires with its invoice (memory stor
 redisBinary.describe(
   'the example app on Redis: an unpaid order is kept with its invoice, not 30 days',
   () => {
-    let server: RedisServer;
+    let server: RedisDatabase;
     let shop: InProcessExample | undefined;
     let redis: RedisStore | undefined;
 
     beforeAll(async () => {
-      server = await RedisServer.start();
+      server = await redisDatabase();
       redis = new RedisStore({ url: server.url });
       await redis.connect();
     });

@@ -9,7 +9,7 @@
  */
 import { OrdersService } from '../src/shop/orders.service.js';
 import { startExampleInProcess, waitForOrder, type InProcessExample } from './support/example-app.harness.js';
-import { RedisServer } from './support/redis-server.js';
+import { redisDatabase, type RedisDatabase } from './support/redis-server.js';
 import { checkoutSettled } from './support/job-settle.js';
 import { storeFixture, STORE_KINDS } from './support/test-stores.js';
 
@@ -21,10 +21,10 @@ for (const kind of STORE_KINDS) {
   const stores = storeFixture(kind);
   stores.describe(`example shop: forged Success copies never swap the payer (${kind} store)`, () => {
     let shop: InProcessExample;
-    let redis: RedisServer | undefined;
+    let redis: RedisDatabase | undefined;
 
     beforeAll(async () => {
-      if (kind === 'redis') redis = await RedisServer.start();
+      if (kind === 'redis') redis = await redisDatabase();
       // The spacing of checks is not what this is about (see checkout-forged-early): checks of one
       // invoice 20 ms apart, so each trial's genuine callback is confirmed quickly.
       const overrides = {

@@ -15,7 +15,7 @@ import {
   type InProcessExample,
 } from './support/example-app.harness.js';
 import { AppProcess } from './support/multi-process.js';
-import { RedisServer, redisBinary } from './support/redis-server.js';
+import { RedisServer, redisBinary, redisDatabase, type RedisDatabase } from './support/redis-server.js';
 import { findProduct } from '../src/shop/catalog.js';
 import { OrdersService, RECEIPT_SENDING_STALE_MS, publicOrder } from '../src/shop/orders.service.js';
 
@@ -115,12 +115,12 @@ redisBinary.describe('example shop: a Redis stall during the SMS receipt', () =>
  * of the answer that was lost), never sending a second SMS.
  */
 redisBinary.describe('example shop: killed while the SMS receipt is being sent', () => {
-  let redis: RedisServer;
+  let redis: RedisDatabase;
   let sandbox: HubtelSandbox;
   let app: AppProcess;
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
+    redis = await redisDatabase();
     sandbox = await HubtelSandbox.start();
     const { api, sms } = sandbox.credentials;
     const urls = sandbox.baseUrls();

@@ -65,7 +65,7 @@ stores.describe('one delivery per session, on Redis with two replicas', () => {
     const first = (await stores.create()) as RedisStore;
     const second = (await stores.create()) as RedisStore;
     redis = first;
-    redisUrl = stores.server!.url;
+    redisUrl = stores.redisUrl!;
     // Both replicas' jobs run on BullMQ, on the same Redis.
     a = await startMerchant('express', options(first), {}, { imports: stores.jobRunnerImports() });
     b = await startMerchant(

@@ -303,7 +303,7 @@ describe.each<Adapter>(['express', 'fastify'])('ServiceAppModule routes and acce
         options,
         {},
         {
-          imports: [HubtelBullmqModule.forRoot({ url: redis.server!.url, work: false })],
+          imports: [HubtelBullmqModule.forRoot({ url: redis.redisUrl!, work: false })],
         },
       );
       let orderId: string;

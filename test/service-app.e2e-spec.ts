@@ -109,7 +109,9 @@ const bundlePrompt = (destination: string) => ({
   Data: BUNDLES,
 });
 
-describeEachStore<Adapter>(['express', 'fastify'], 'ServiceAppModule', (adapter, stores) => {
+// A test below stops Redis: a server of its own, not a database of the worker's.
+const titled = { title: 'ServiceAppModule', ownServer: true };
+describeEachStore<Adapter>(['express', 'fastify'], titled, (adapter, stores) => {
   let sandbox: HubtelSandbox;
   let merchant: Merchant;
   let skew = 0;

@@ -28,7 +28,7 @@ import {
   eventually,
   redisBinary,
   type AppProcess,
-  type RedisServer,
+  type RedisDatabase,
   type SandboxProcess,
 } from './support/multi-process.js';
 
@@ -61,7 +61,7 @@ describe.each(['express', 'fastify'])('SIGTERM while a slow handler runs (%s)', 
       env: {
         SANDBOX: JSON.stringify(sandbox.info),
         ADAPTER: adapter,
-        HOLD_MS: '3000',
+        // The slow handler holds until the test sends SIGUSR2 (see below).
         GRACE_MS: '20000',
         NO_COLOR: '1',
       },
@@ -123,8 +123,9 @@ describe.each(['express', 'fastify'])('SIGTERM while a slow handler runs (%s)', 
       ...SHUTTING_DOWN,
       message: 'This instance is shutting down: the checkout callback was not recorded; send it again later',
     });
-    // Refused while the slow handler still ran.
+    // Refused while the slow handler still ran; now it may finish.
     expect(app.output.count(new RegExp(`FINISHED ${slow}`))).toBe(0);
+    process.kill(app.process.pid!, 'SIGUSR2');
 
     await stopped;
     const output = app.output.all;
@@ -146,7 +147,7 @@ describe.each(['express', 'fastify'])('SIGTERM while a slow handler runs (%s)', 
 
 redisBinary.describe('SIGTERM with the records in Redis (jobs on BullMQ)', () => {
   const system = new ProcessSet();
-  let redis: RedisServer;
+  let redis: RedisDatabase;
   let app: AppProcess;
   const shopEnv = (holdMs: number) => ({
     SANDBOX: JSON.stringify(sandbox.info),

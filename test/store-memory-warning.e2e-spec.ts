@@ -6,7 +6,7 @@
 import { MEMORY_STORE_PRODUCTION_WARNING } from '../libs/core/src/store/memory-store-warning.js';
 import { CaptureLogger } from './support/capture-logger.js';
 import { startExampleInProcess } from './support/example-app.harness.js';
-import { RedisServer, redisBinary } from './support/redis-server.js';
+import { redisBinary, redisDatabase, type RedisDatabase } from './support/redis-server.js';
 
 const WARNING =
   /restart or a second replica loses them.*HubtelRedisModule\.forRoot\(\{ url: process\.env\.REDIS_URL \}\)/;
@@ -49,9 +49,9 @@ describe('the in-memory store in production', () => {
 });
 
 redisBinary.describe('the Redis store in production', () => {
-  let redis: RedisServer;
+  let redis: RedisDatabase;
   beforeAll(async () => {
-    redis = await RedisServer.start();
+    redis = await redisDatabase();
   });
   afterAll(() => redis?.dispose());
 

@@ -1,5 +1,5 @@
 /**
- * Several processes of one system, for end-to-end tests across instances: a private redis-server,
+ * Several processes of one system, for end-to-end tests across instances: a Redis database,
  * the sandbox CLI, and app instances, each a real process talking real HTTP.
  *
  *   const system = new ProcessSet();
@@ -21,9 +21,15 @@ import { connect } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tsNodeArgs } from '../../bench/loader/entry.mjs';
-import { RedisServer, freePort, type RedisServerOptions } from './redis-server.js';
+import { freePort, redisDatabase, type RedisDatabase } from './redis-server.js';
 
-export { RedisServer, freePort, redisBinary, type RedisServerOptions } from './redis-server.js';
+export {
+  RedisServer,
+  freePort,
+  redisBinary,
+  type RedisDatabase,
+  type RedisServerOptions,
+} from './redis-server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LOADER = path.join(ROOT, 'bench', 'loader', 'register.mjs');
@@ -410,12 +416,13 @@ export async function eventually<T>(
 export class ProcessSet {
   private readonly apps: AppProcess[] = [];
   private readonly sandboxes: SandboxProcess[] = [];
-  private readonly redisServers: RedisServer[] = [];
+  private readonly databases: RedisDatabase[] = [];
 
-  async redis(options?: RedisServerOptions): Promise<RedisServer> {
-    const server = await RedisServer.start(options);
-    this.redisServers.push(server);
-    return server;
+  /** A database of the worker's redis-server (see `redisDatabase`). */
+  async redis(): Promise<RedisDatabase> {
+    const database = await redisDatabase();
+    this.databases.push(database);
+    return database;
   }
 
   async sandbox(options?: { args?: string[] }): Promise<SandboxProcess> {
@@ -431,12 +438,12 @@ export class ProcessSet {
     return app;
   }
 
-  /** Kills every app and sandbox, and stops every redis-server. Never throws. */
+  /** Kills every app and sandbox, and empties every Redis database. Never throws. */
   async stopAll(): Promise<void> {
     await Promise.allSettled([
       ...this.apps.map((app) => app.kill()),
       ...this.sandboxes.map((sandbox) => sandbox.process.kill()),
-      ...this.redisServers.map((server) => server.dispose()),
+      ...this.databases.map((database) => database.dispose()),
     ]);
   }
 }

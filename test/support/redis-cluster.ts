@@ -38,14 +38,17 @@ export class RedisCluster {
   ): Promise<RedisCluster> {
     const servers: RedisServer[] = [];
     try {
-      for (let i = 0; i < masters; i++)
-        servers.push(
-          await RedisServer.start({
-            clusterEnabled: true,
-            appendOnly: options.appendOnly,
-            clusterNodeTimeoutMs: options.nodeTimeoutMs,
-          }),
-        );
+      // Started side by side: a master turns ok no sooner than 2 s after its start (Redis's
+      // CLUSTER_WRITABLE_DELAY), so the last one started sets the pace.
+      const starts = Array.from({ length: masters }, () =>
+        RedisServer.start({
+          clusterEnabled: true,
+          appendOnly: options.appendOnly,
+          clusterNodeTimeoutMs: options.nodeTimeoutMs,
+        }).then((server) => servers.push(server)),
+      );
+      for (const start of await Promise.allSettled(starts))
+        if (start.status === 'rejected') throw start.reason;
       const cluster = new RedisCluster(servers);
       // What `redis-cli --cluster create` does (slots split evenly, a config epoch each, every node
       // met), without its one-second polls: untilOk polls every 100 ms.

@@ -1,21 +1,24 @@
 /**
- * A private redis-server per test file: on a free port of 127.0.0.1, nothing saved to disk
- * (`--save '' --appendonly no`), stopped by the test. Never a shared Redis.
+ * redis-servers for tests: on a free port of 127.0.0.1, nothing saved to disk (`--save ''
+ * --appendonly no`). A file that stops, freezes, restarts or flushes its Redis starts a private
+ * server (`RedisServer.start()`); any other file takes a database of its own on its Jest worker's
+ * server (`redisDatabase()`): a start less per file.
  *
- *   redis.describe('Redis store', () => {
- *     let server: RedisServer;
- *     beforeAll(async () => { server = await RedisServer.start(); });
- *     afterAll(() => server.stop());
+ *   redisBinary.describe('Redis store', () => {
+ *     let redis: RedisDatabase;
+ *     beforeAll(async () => { redis = await redisDatabase(); });
+ *     afterAll(() => redis.dispose());
  *   });
  *
  * Without redis-server installed the block is skipped with a SKIPPED: line, and fails under CI
  * (test/support/system.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { systemBinary } from './system.js';
 
 export const redisBinary = systemBinary({
@@ -55,6 +58,8 @@ export interface RedisServerOptions {
   clusterEnabled?: boolean;
   /** A cluster node's `cluster-node-timeout` (Redis's default: 15 s). */
   clusterNodeTimeoutMs?: number;
+  /** How many databases (`--databases`; Redis's default: 16). */
+  databases?: number;
 }
 
 export class RedisServer {
@@ -68,6 +73,7 @@ export class RedisServer {
     private readonly binary: string,
     private readonly clusterEnabled = false,
     private readonly clusterNodeTimeoutMs?: number,
+    private readonly databases?: number,
   ) {}
 
   /** Starts a server on a free port and waits until it accepts connections. */
@@ -81,6 +87,7 @@ export class RedisServer {
       binary,
       options.clusterEnabled ?? false,
       options.clusterNodeTimeoutMs,
+      options.databases,
     );
     await server.launch();
     return server;
@@ -147,6 +154,7 @@ export class RedisServer {
         this.dir,
         '--maxmemory-policy',
         'noeviction',
+        ...(this.databases ? ['--databases', String(this.databases)] : []),
         ...(this.clusterEnabled
           ? [
               '--cluster-enabled',
@@ -163,6 +171,8 @@ export class RedisServer {
     );
     this.process = child;
     live.add(child);
+    // How many a run starts: test/global-teardown.mjs counts them.
+    if (process.env.HUBTEL_CHILD_LOG) appendFileSync(process.env.HUBTEL_CHILD_LOG, `redis\t${this.port}\n`);
     child.once('exit', () => live.delete(child));
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     let output = '';
@@ -183,4 +193,63 @@ export class RedisServer {
       child.once('error', reject);
     });
   }
+}
+
+/** Databases of a worker's server: db 0 holds the count of those taken, the others are handed out. */
+const WORKER_DATABASES = 1000;
+const TAKEN = 'hubtel:test:databases-taken';
+
+/**
+ * For test/global-setup.mjs: one server per Jest worker (`HUBTEL_TEST_REDIS`: their ports, in
+ * worker order), and how to stop them after the run.
+ */
+export async function startWorkerServers(
+  workers: number,
+): Promise<{ ports: string; dispose: () => Promise<unknown> }> {
+  const servers = await Promise.all(
+    Array.from({ length: workers }, () => RedisServer.start({ databases: WORKER_DATABASES })),
+  );
+  return {
+    ports: servers.map((server) => server.port).join(','),
+    dispose: () => Promise.all(servers.map((server) => server.dispose())),
+  };
+}
+
+/** An empty database, yours until `dispose()` (which empties it again). */
+export interface RedisDatabase {
+  /** `redis://127.0.0.1:<port>/<db>`: what the stores, BullMQ and the example app take. */
+  readonly url: string;
+  dispose(): Promise<void>;
+}
+
+/**
+ * A database of its own on this Jest worker's redis-server, empty. A worker runs one file at a
+ * time, and no database is handed out twice in a run (before the thousandth): a client an earlier
+ * file left open never sees this file's keys. Without the worker servers (no global setup, as for
+ * a file run alone through another config), a private server.
+ */
+export async function redisDatabase(): Promise<RedisDatabase> {
+  const worker = Number(process.env.JEST_WORKER_ID ?? '1');
+  const port = process.env.HUBTEL_TEST_REDIS?.split(',')[worker - 1];
+  if (!port) {
+    const server = await RedisServer.start();
+    return { url: server.url, dispose: () => server.dispose() };
+  }
+  const admin = new Redis(`redis://127.0.0.1:${port}`);
+  let url: string;
+  try {
+    const db = 1 + ((Number(await admin.incr(TAKEN)) - 1) % (WORKER_DATABASES - 1));
+    await admin.select(db);
+    await admin.flushdb();
+    url = `redis://127.0.0.1:${port}/${db}`;
+  } finally {
+    admin.disconnect();
+  }
+  return {
+    url,
+    async dispose() {
+      const client = new Redis(url);
+      await client.flushdb().finally(() => client.disconnect());
+    },
+  };
 }

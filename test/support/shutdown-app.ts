@@ -7,7 +7,8 @@
  *   PORT, HOST, PUBLIC_URL   where it listens / how the platform reaches it
  *   SANDBOX                  the sandbox CLI's `--json` line
  *   ADAPTER                  `express` (default) or `fastify`
- *   HOLD_MS                  how long the paid handler of a `slow-…` reference takes
+ *   HOLD_MS                  how long the paid handler of a `slow-…` reference takes (default:
+ *                            until the process gets SIGUSR2, when the test is done with it)
  *   GRACE_MS                 the modules' shutdownGraceMs
  *   REDIS_URL                keep records in Redis (HubtelRedisModule) and run the jobs on BullMQ
  *                            (HubtelBullmqModule) instead of memory and this process
@@ -56,7 +57,9 @@ class Receipts {
     process.stdout.write(`STARTED ${ref}\n`);
     if (ref.startsWith('fail-')) throw new Error(`handler of ${ref} failed`);
     if (ref.startsWith('slow-'))
-      await new Promise((resolve) => setTimeout(resolve, Number(env.HOLD_MS ?? 2_000)));
+      await new Promise((resolve) =>
+        env.HOLD_MS ? setTimeout(resolve, Number(env.HOLD_MS)) : process.once('SIGUSR2', resolve),
+      );
     await this.sms.send({ to: '233241000001', content: `Receipt ${ref}` });
     process.stdout.write(`FINISHED ${ref}\n`);
   }

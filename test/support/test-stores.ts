@@ -1,7 +1,8 @@
 /**
  * The stores the inbound e2e suites run on: the default MemoryStore, and the Redis store on a
- * private redis-server (that variant is skipped with a SKIPPED: line without redis-server locally,
- * and fails under CI: test/support/system.ts).
+ * database of the Jest worker's redis-server, or on a private server for a suite that stops it
+ * (`ownServer`). The Redis variant is skipped with a SKIPPED: line without redis-server locally,
+ * and fails under CI: test/support/system.ts.
  *
  *   for (const kind of STORE_KINDS) {
  *     const stores = storeFixture(kind);
@@ -17,7 +18,7 @@ import { MemoryStore, type HubtelStore } from 'nestjs-hubtel';
 import { HubtelBullmqModule } from 'nestjs-hubtel/bullmq';
 import { RedisStore } from 'nestjs-hubtel/redis';
 import { RedisCluster, redisClusterBinaries } from './redis-cluster.js';
-import { RedisServer, redisBinary } from './redis-server.js';
+import { RedisServer, redisBinary, redisDatabase, type RedisDatabase } from './redis-server.js';
 
 /** `redis-cluster`: the Redis store on a private 3-master Redis Cluster (suites opt in to it). */
 export type StoreKind = 'memory' | 'redis' | 'redis-cluster';
@@ -29,9 +30,11 @@ export interface StoreFixture {
   readonly kind: StoreKind;
   /** `describe`, or (redis without redis-server) skipped locally / failing under CI. */
   describe(name: string, fn: () => void): void;
-  /** An empty store (redis: a new RedisStore on this fixture's server, its database flushed). */
+  /** An empty store (redis: a new RedisStore on this fixture's database, flushed). */
   create(): Promise<HubtelStore>;
-  /** The redis-server behind the stores (redis only; started by the first `create`). */
+  /** The Redis behind the stores, `redis://…/<db>` (redis only; set by the first `create`). */
+  readonly redisUrl: string | undefined;
+  /** The private redis-server behind the stores (redis with `ownServer` only). */
   readonly server: RedisServer | undefined;
   /** The Redis Cluster behind the stores (redis-cluster only; started by the first `create`). */
   readonly cluster: RedisCluster | undefined;
@@ -41,16 +44,25 @@ export interface StoreFixture {
    * for the memory store. Call after `create()`.
    */
   jobRunnerImports(): DynamicModule[];
-  /** Closes the stores created and stops the server. */
+  /** Closes the stores created and lets the Redis go (empties the database, stops a server). */
   dispose(): Promise<void>;
 }
 
-export function storeFixture(kind: StoreKind): StoreFixture {
+export interface StoreFixtureOptions {
+  /** A private redis-server rather than a database of the worker's: for suites that stop it. */
+  ownServer?: boolean;
+}
+
+export function storeFixture(kind: StoreKind, options: StoreFixtureOptions = {}): StoreFixture {
   const created: HubtelStore[] = [];
+  let redis: RedisDatabase | undefined;
   let server: RedisServer | undefined;
   let cluster: RedisCluster | undefined;
   return {
     kind,
+    get redisUrl() {
+      return redis?.url;
+    },
     get server() {
       return server;
     },
@@ -76,11 +88,15 @@ export function storeFixture(kind: StoreKind): StoreFixture {
         created.push(store);
         return store;
       }
-      server ??= await RedisServer.start();
+      if (!redis && options.ownServer) {
+        const own = (server = await RedisServer.start());
+        redis = { url: own.url, dispose: () => own.dispose() };
+      }
+      redis ??= await redisDatabase();
       // Emptied before the store connects: a flush after would be a loss of its data to it.
-      const admin = new Redis(server.url);
+      const admin = new Redis(redis.url);
       await admin.flushdb().finally(() => admin.disconnect());
-      const store = new RedisStore({ url: server.url });
+      const store = new RedisStore({ url: redis.url });
       await store.connect();
       created.push(store);
       return store;
@@ -91,16 +107,16 @@ export function storeFixture(kind: StoreKind): StoreFixture {
         if (!cluster) throw new Error('jobRunnerImports() before create()');
         return [HubtelBullmqModule.forRoot({ cluster: { nodes: cluster.nodes } })];
       }
-      if (!server) throw new Error('jobRunnerImports() before create()');
-      return [HubtelBullmqModule.forRoot({ url: server.url })];
+      if (!redis) throw new Error('jobRunnerImports() before create()');
+      return [HubtelBullmqModule.forRoot({ url: redis.url })];
     },
     async dispose() {
       for (const store of created.splice(0)) {
         if (store instanceof RedisStore) await store.close();
         else if (store instanceof MemoryStore) store.close();
       }
-      await server?.dispose();
-      server = undefined;
+      await redis?.dispose();
+      redis = server = undefined;
       await cluster?.dispose();
       cluster = undefined;
     },
@@ -110,12 +126,13 @@ export function storeFixture(kind: StoreKind): StoreFixture {
 /** `describe` once per adapter and store kind: "<title> (<adapter>, <kind> store)". */
 export function describeEachStore<A extends string>(
   adapters: readonly A[],
-  title: string,
+  titled: string | ({ title: string } & StoreFixtureOptions),
   fn: (adapter: A, stores: StoreFixture) => void,
 ): void {
+  const { title, ...options } = typeof titled === 'string' ? { title: titled } : titled;
   for (const adapter of adapters) {
     for (const kind of STORE_KINDS) {
-      const stores = storeFixture(kind);
+      const stores = storeFixture(kind, options);
       stores.describe(`${title} (${adapter}, ${kind} store)`, () => fn(adapter, stores));
     }
   }
