@@ -10,11 +10,14 @@
  */
 import { eventually, type AppProcess } from './support/multi-process.js';
 import { callbackBody } from './support/checkout-harness.js';
-import { TOPOLOGIES, ReplicaSystem, id, pause } from './support/replica-system.js';
+import { TOPOLOGIES, ReplicaSystem, fileSandbox, id, pause } from './support/replica-system.js';
+
+const sandbox = fileSandbox();
+afterAll(() => sandbox.stop(), 60_000);
 
 for (const topology of TOPOLOGIES)
   topology.binary.describe(`BullMQ schedules across replica processes, on ${topology.name}`, () => {
-    const system = new ReplicaSystem(topology);
+    const system = new ReplicaSystem(topology, { sandbox: sandbox.get });
     /** This test's replicas (killed after it). */
     let replicas: AppProcess[] = [];
 

@@ -24,7 +24,14 @@ import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 import { SERVICE_APP_JOBS, SERVICE_APP_KEYS } from '../libs/service-app/src/service-app.constants.js';
 import { eventually, type AppProcess } from './support/multi-process.js';
 import { RedisServer } from './support/redis-server.js';
-import { TOPOLOGIES, ReplicaSystem, letters, pause, type RedisSpace } from './support/replica-system.js';
+import {
+  TOPOLOGIES,
+  ReplicaSystem,
+  fileSandbox,
+  letters,
+  pause,
+  type RedisSpace,
+} from './support/replica-system.js';
 
 /** BullMQ's Redis taken away while the records' Redis answers. */
 interface QueueOutage {
@@ -86,11 +93,14 @@ async function queueMaster(space: RedisSpace): Promise<QueueOutage> {
   };
 }
 
+const sandbox = fileSandbox();
+afterAll(() => sandbox.stop(), 60_000);
+
 for (const topology of TOPOLOGIES)
   topology.binary.describe(
     `a request recorded but not queued runs on the platform's retry, on ${topology.name}`,
     () => {
-      const system = new ReplicaSystem(topology);
+      const system = new ReplicaSystem(topology, { sandbox: sandbox.get });
       let outage: QueueOutage;
       /** Where the first request goes, through every test's outage. */
       let a: AppProcess;

@@ -21,7 +21,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Queue, type QueueOptions } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
-import { type HubtelStore } from 'nestjs-hubtel';
 import { type JobRecord } from '#internal';
 import { RedisStore, type RedisStoreOptions } from 'nestjs-hubtel/redis';
 import {
@@ -81,8 +80,6 @@ export interface RedisSpace {
   ensureUp(): Promise<boolean>;
   /** Keys per master (a cluster), to see records spread; undefined on one Redis. */
   keysPerMaster?(): Promise<number[]>;
-  /** Room of its own for another app (the example shop): env for src/main.ts, and store options. */
-  separate(): Promise<{ env: Record<string, string>; store: RedisStoreOptions }>;
   /** The cluster itself (on a cluster), to stop one master of it. */
   cluster?: RedisCluster;
   /** Each server (each master, on a cluster): to take one down while the others answer. */
@@ -130,8 +127,6 @@ async function oneRedis(): Promise<RedisSpace> {
       await redis.restart();
       return true;
     },
-    // Database 1 of the same server: another app, its own keys (and BullMQ queues).
-    separate: async () => ({ env: { REDIS_URL: `${redis.url}/1` }, store: { url: `${redis.url}/1` } }),
     servers: [redis],
     dispose: () => redis.dispose(),
   };
@@ -140,7 +135,6 @@ async function oneRedis(): Promise<RedisSpace> {
 /** Three masters, no replicas, append-only (see oneRedis). */
 async function redisCluster(options: { nodeTimeoutMs?: number } = {}): Promise<RedisSpace> {
   const cluster = await RedisCluster.start(3, { appendOnly: true, ...options });
-  const others: RedisCluster[] = [];
   return {
     env: { REDIS_CLUSTER_NODES: cluster.nodesEnv },
     store: { cluster: { nodes: cluster.nodes } },
@@ -165,16 +159,8 @@ async function redisCluster(options: { nodeTimeoutMs?: number } = {}): Promise<R
     },
     keysPerMaster: () => cluster.keysPerMaster(),
     cluster,
-    // A cluster has one database: another app gets a cluster of its own.
-    async separate() {
-      const other = await RedisCluster.start();
-      others.push(other);
-      return { env: { REDIS_CLUSTER_NODES: other.nodesEnv }, store: { cluster: { nodes: other.nodes } } };
-    },
     servers: cluster.servers,
-    async dispose() {
-      await Promise.all([cluster, ...others].map((c) => c.dispose()));
-    },
+    dispose: () => cluster.dispose(),
   };
 }
 
@@ -209,6 +195,17 @@ export async function inBatches<T, R>(
 
 /** Waits a while for what must NOT happen (a second run): no correctness depends on its length. */
 export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One sandbox CLI for the systems of a test file (one per topology, run one after the other): its
+ * start costs as much as a replica's, and the tests tell what it holds apart by their ids. Stop it
+ * in the file's afterAll (after the systems' own).
+ */
+export function fileSandbox() {
+  const processes = new ProcessSet();
+  let started: Promise<SandboxProcess> | undefined;
+  return { get: () => (started ??= processes.sandbox()), stop: () => processes.stopAll() };
+}
 
 /** A stand-in for the platform's fulfillment callback receiver that can be down (not listening). */
 export class CallbackReceiver {
@@ -273,6 +270,8 @@ export class ReplicaSystem {
       sandboxArgs?: string[];
       /** A cluster's cluster-node-timeout (default 15 s): how soon a master away is marked failed. */
       nodeTimeoutMs?: number;
+      /** The sandbox of the file's systems (see fileSandbox); default: one of its own. */
+      sandbox?: () => Promise<SandboxProcess>;
     } = {},
   ) {}
 
@@ -282,7 +281,8 @@ export class ReplicaSystem {
   async start(): Promise<void> {
     [this.space, this.sandbox] = await Promise.all([
       this.topology.start({ nodeTimeoutMs: this.options.nodeTimeoutMs }),
-      this.processes.sandbox(this.options.sandboxArgs ? { args: this.options.sandboxArgs } : undefined),
+      this.options.sandbox?.() ??
+        this.processes.sandbox(this.options.sandboxArgs ? { args: this.options.sandboxArgs } : undefined),
     ]);
     this.receiver = new CallbackReceiver(await freePort());
     await this.receiver.up();
@@ -434,16 +434,12 @@ export class ReplicaSystem {
   }
 
   /** Resolves once no job of the pipeline (whose key has `keyPart`) is pending: each done or dead. */
-  async settled(
-    pipeline: 'checkout' | 'service-app',
-    keyPart?: string,
-    on: HubtelStore = this.store,
-  ): Promise<JobRecord[]> {
+  async settled(pipeline: 'checkout' | 'service-app', keyPart?: string): Promise<JobRecord[]> {
     return eventually(
       `the ${pipeline} jobs to settle`,
       async () => {
         const jobs: JobRecord[] = [];
-        for await (const [key, entry] of on.scan<JobRecord>(`hubtel:${pipeline}:job:`)) {
+        for await (const [key, entry] of this.store.scan<JobRecord>(`hubtel:${pipeline}:job:`)) {
           if (keyPart === undefined || key.includes(keyPart)) jobs.push(entry.value);
         }
         const open = jobs.filter((job) => job.status !== 'done' && job.status !== 'dead');
