@@ -47,16 +47,23 @@ async function exists(p) {
 // One build per key at a time: the others wait on its lock, then copy it (two Jest workers
 // compiling the same sources at once would each take a core for the same result).
 const cacheDir = process.env.NESTJS_HUBTEL_BUILD_CACHE;
+const app = process.argv.includes('--app');
 const cached = cacheDir && path.join(cacheDir, await inputsKey());
 if (cached) await lockBuild(`${cached}.lock`);
 async function inputsKey() {
   const hash = createHash('sha256');
-  const inputs = (await walk(path.join(root, 'libs'))).filter((f) => /[\\/]src[\\/]/.test(f));
+  const inputs = app
+    ? [
+        ...(await walk(path.join(root, 'src'))),
+        ...(await walk(esmDir).catch(() => [])).filter((f) => f.endsWith('.d.ts')),
+        ...['tsconfig.app.json', 'package-lock.json'].map((name) => path.join(root, name)),
+      ]
+    : (await walk(path.join(root, 'libs'))).filter((f) => /[\\/]src[\\/]/.test(f));
   for (const name of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'])
     inputs.push(path.join(root, name));
   for (const file of inputs.sort()) hash.update(`${rel(file)}\0`).update(await fs.readFile(file));
   for (const name of ['typescript', '@swc/core']) hash.update(require(`${name}/package.json`).version);
-  return hash.update(process.version).digest('hex').slice(0, 16);
+  return hash.update(`${app}${process.version}`).digest('hex').slice(0, 16);
 }
 /** Takes the lock directory (released when this process exits), waiting while a live build holds it. */
 async function lockBuild(lock) {
@@ -87,17 +94,29 @@ function alive(pid) {
     return err.code === 'EPERM';
   }
 }
+const outputs = app ? ['app'] : ['esm', 'cjs'];
 if (cached && (await exists(path.join(cached, 'done')))) {
-  for (const [from, to] of [
-    ['esm', esmDir],
-    ['cjs', cjsDir],
-  ]) {
-    await fs.rm(to, { recursive: true, force: true });
-    await fs.cp(path.join(cached, from), to, { recursive: true });
+  for (const dir of outputs) {
+    await fs.rm(path.join(root, 'dist', dir), { recursive: true, force: true });
+    await fs.cp(path.join(cached, dir), path.join(root, 'dist', dir), { recursive: true });
   }
   console.log(
-    `build: dist/esm + dist/cjs copied from NESTJS_HUBTEL_BUILD_CACHE (the same inputs built before)`,
+    `build: dist/${outputs.join(' + dist/')} copied from NESTJS_HUBTEL_BUILD_CACHE (the same inputs built before)`,
   );
+  process.exit(0);
+}
+
+// `--app` (npm run build:app): the example app (src/) into dist/app, against the package's build.
+if (app) {
+  try {
+    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.app.json'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+  } catch {
+    process.exit(1);
+  }
+  await keep();
   process.exit(0);
 }
 
@@ -256,11 +275,13 @@ if (problems.length) {
 }
 const seconds = ((Date.now() - started) / 1000).toFixed(1);
 console.log(`build: dist/esm + dist/cjs for ${libs.join(', ')} in ${seconds}s`);
-if (cached) {
+await keep();
+async function keep() {
+  if (!cached) return;
   // Written aside, then renamed into place: a concurrent build never sees half of it.
   const aside = `${cached}.${process.pid}`;
-  await fs.cp(esmDir, path.join(aside, 'esm'), { recursive: true });
-  await fs.cp(cjsDir, path.join(aside, 'cjs'), { recursive: true });
+  for (const dir of outputs)
+    await fs.cp(path.join(root, 'dist', dir), path.join(aside, dir), { recursive: true });
   await fs.writeFile(path.join(aside, 'done'), '');
   await fs.rename(aside, cached).catch(() => fs.rm(aside, { recursive: true, force: true }));
   // The three newest builds are kept: the cache follows the sources, it does not collect them.
