@@ -195,8 +195,11 @@ export class RedisServer {
   }
 }
 
-/** Databases of a worker's server: db 0 holds the count of those taken, the others are handed out. */
-const WORKER_DATABASES = 1000;
+/**
+ * Databases of a worker's server: db 0 holds the count of those taken, the others are handed out
+ * (up to /99: the example app takes no higher number in REDIS_URL).
+ */
+const WORKER_DATABASES = 100;
 const TAKEN = 'hubtel:test:databases-taken';
 
 /**
@@ -224,8 +227,8 @@ export interface RedisDatabase {
 
 /**
  * A database of its own on this Jest worker's redis-server, empty. A worker runs one file at a
- * time, and no database is handed out twice in a run (before the thousandth): a client an earlier
- * file left open never sees this file's keys. Without the worker servers (no global setup, as for
+ * time, and hands out databases 1 to 99 in turn (a run takes far fewer): a client an earlier file
+ * left open never sees this file's keys. Without the worker servers (no global setup, as for
  * a file run alone through another config), a private server.
  */
 export async function redisDatabase(): Promise<RedisDatabase> {
