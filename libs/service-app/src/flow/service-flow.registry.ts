@@ -5,8 +5,7 @@ import { ussdScreen } from '#internal';
 import { SERVICE_APP_OPTIONS } from '../service-app.constants.js';
 import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-import { assertFlowDefinition, defineFlow } from './service-flow.builder.js';
-import { getFlowMetadata } from './service-flow.decorators.js';
+import { assertFlowDefinition, defineFlow, getFlowMetadata } from './service-flow.builder.js';
 import type { FlowStepHandler, ServiceFlowDefinition } from '../service-flow.context.js';
 import { layoutMenu } from './service-flow.ussd.js';
 

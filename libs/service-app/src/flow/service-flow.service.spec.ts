@@ -181,6 +181,29 @@ describe('ServiceFlowService', () => {
     await t.app.close();
   });
 
+  it('runs none of the steps a late step goes to: the user was told "try again"', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const ran: string[] = [];
+    const flow = new ServiceFlowBuilder('late')
+      .step('a', (ctx) => ctx.input({ message: 'A?' }))
+      .step('b', async (ctx) => {
+        await gate;
+        return ctx.goTo('c');
+      })
+      .step('c', (ctx) => (ran.push('c'), ctx.end('charged')))
+      .build();
+    const t = await setup([flow], { stepBudgetMs: 20 });
+    await t.start();
+    expect(await t.answer('x')).toMatchObject({ Type: 'Response', Message: `${M.busy}\nA?` });
+    release();
+    // The late step and anything it led to would run in the microtasks before this.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ran).toEqual([]);
+    expect(await t.service.getSession(t.sessionId)).toMatchObject({ screen: { step: 'a' } });
+    await t.app.close();
+  });
+
   it('answers a well-formed error release when the store fails, instead of throwing', async () => {
     const store = new MemoryStore({ sweepIntervalMs: 0 });
     const failing: HubtelStore = Object.assign(Object.create(store) as HubtelStore, {

@@ -1,4 +1,4 @@
-import { PendingStarts } from './service-flow.pending.js';
+import { PendingStarts } from './service-flow.store.js';
 
 describe('PendingStarts', () => {
   it('holds at most `limit` starts: the oldest gives way; forgets them at their TTL or first answer', () => {
