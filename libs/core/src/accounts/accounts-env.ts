@@ -27,7 +27,7 @@ export function accountNamesFromEnv(source: HubtelEnvSource): string[] {
       checkAccountName(name, HUBTEL_ENV.accounts, "each module's forRoot");
     } catch (error) {
       throw error instanceof HubtelConfigError
-        ? new HubtelConfigError(HUBTEL_ENV.accounts, `${configProblem(error)} (in "${list}")`)
+        ? new HubtelConfigError(HUBTEL_ENV.accounts, `${error.problem} (in "${list}")`)
         : error;
     }
     if (RESERVED_ACCOUNT_NAMES.has(name))
@@ -55,9 +55,4 @@ export function accountEnvVariable(name: string, defaultVariable: string): strin
 /** `north-east` → `HUBTEL_NORTH_EAST_`. */
 function accountEnvPrefix(name: string): string {
   return `HUBTEL_${name.toUpperCase().replace(/-/g, '_')}_`;
-}
-
-/** A HubtelConfigError's problem, without its `Invalid nestjs-hubtel option "..."` opening. */
-function configProblem(error: HubtelConfigError): string {
-  return error.message.replace(/^Invalid nestjs-hubtel option "[^"]*": /, '');
 }

@@ -71,7 +71,8 @@ export class HubtelError extends Error {
 export class HubtelConfigError extends HubtelError {
   constructor(
     readonly option: string,
-    problem: string,
+    /** What is wrong with it (the message without its `Invalid nestjs-hubtel option "…"` opening). */
+    readonly problem: string,
     code: HubtelErrorCode = 'HUBTEL_CONFIG_INVALID',
   ) {
     super(code, `Invalid nestjs-hubtel option "${option}": ${problem}`);

@@ -36,8 +36,6 @@ export function dropUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-const CONFIG_ERROR_PREFIX = /^Invalid nestjs-hubtel option "[^"]*": /;
-
 /**
  * Runs a module's check on options read from the environment, so a bad or missing value fails at
  * once naming its variable (`variables`: option path → variable); a value `overrides` gives, or a
@@ -54,7 +52,7 @@ export function checkOptionsFromEnv(
     if (!(error instanceof HubtelConfigError)) throw error;
     const variable = Object.hasOwn(variables, error.option) ? variables[error.option] : undefined;
     if (variable === undefined || overridden(overrides, error.option)) return;
-    const problem = error.message.replace(CONFIG_ERROR_PREFIX, '').replace(/^is required\b/, 'is not set');
+    const problem = error.problem.replace(/^is required\b/, 'is not set');
     throw new HubtelConfigError(variable, `${problem} (environment variable of option ${error.option})`);
   }
 }
