@@ -199,12 +199,13 @@ export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve
 /**
  * One sandbox CLI for the systems of a test file (one per topology, run one after the other): its
  * start costs as much as a replica's, and the tests tell what it holds apart by their ids. Stop it
- * in the file's afterAll (after the systems' own).
+ * in the file's afterAll (after the systems' own). `args`: the CLI's extra arguments
+ * (`['--accounts', 'north']`: a sandbox serving two accounts).
  */
-export function fileSandbox() {
+export function fileSandbox(options?: { args?: string[] }) {
   const processes = new ProcessSet();
   let started: Promise<SandboxProcess> | undefined;
-  return { get: () => (started ??= processes.sandbox()), stop: () => processes.stopAll() };
+  return { get: () => (started ??= processes.sandbox(options)), stop: () => processes.stopAll() };
 }
 
 /** A stand-in for the platform's fulfillment callback receiver that can be down (not listening). */
@@ -266,8 +267,6 @@ export class ReplicaSystem {
   constructor(
     readonly topology: Topology,
     private readonly options: {
-      /** The sandbox CLI's extra arguments (`['--accounts', 'north']`: a sandbox serving two accounts). */
-      sandboxArgs?: string[];
       /** A cluster's cluster-node-timeout (default 15 s): how soon a master away is marked failed. */
       nodeTimeoutMs?: number;
       /** The sandbox of the file's systems (see fileSandbox); default: one of its own. */
@@ -281,8 +280,7 @@ export class ReplicaSystem {
   async start(): Promise<void> {
     [this.space, this.sandbox] = await Promise.all([
       this.topology.start({ nodeTimeoutMs: this.options.nodeTimeoutMs }),
-      this.options.sandbox?.() ??
-        this.processes.sandbox(this.options.sandboxArgs ? { args: this.options.sandboxArgs } : undefined),
+      this.options.sandbox?.() ?? this.processes.sandbox(),
     ]);
     this.receiver = new CallbackReceiver(await freePort());
     await this.receiver.up();
