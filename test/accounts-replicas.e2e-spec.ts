@@ -17,7 +17,14 @@ import {
   sendJson,
 } from 'nestjs-hubtel/testing';
 import { eventually, type AppProcess, type SandboxProcess } from './support/multi-process.js';
-import { ReplicaSystem, TAKEOVER_BOUND_MS, TOPOLOGIES, id } from './support/replica-system.js';
+import {
+  ReplicaSystem,
+  TAKEOVER_BOUND_MS,
+  TOPOLOGIES,
+  fileSandbox,
+  fileSpaces,
+  id,
+} from './support/replica-system.js';
 
 /** Records each fulfillment callback with the Basic auth it came with. */
 async function callbackReceiver() {
@@ -48,12 +55,19 @@ interface CliAccount {
   posSalesId: string;
 }
 
+// The sandbox CLI serving north too (its own keys and POS Sales ID), in its own process: one for
+// both topologies (each test resets what it counts).
+const sharedSandbox = fileSandbox({ args: ['--accounts', 'north'] });
+afterAll(() => sharedSandbox.stop(), 60_000);
+// Each topology's Redis, the cluster's started while the first system runs.
+const spaces = fileSpaces();
+afterAll(() => spaces.dispose(), 60_000);
+
 for (const topology of TOPOLOGIES)
   topology.binary.describe(
     `named checkout and service-app accounts on two replicas, ${topology.name}, the sandbox in a third process`,
     () => {
-      // The sandbox CLI serving north too (its own keys and POS Sales ID), in its own process.
-      const system = new ReplicaSystem(topology, { sandboxArgs: ['--accounts', 'north'] });
+      const system = new ReplicaSystem(topology, { sandbox: sharedSandbox.get, space: spaces.get });
       const northCallback = { clientId: 'north-callback', clientSecret: 'north-callback-secret' };
       let sandbox: SandboxProcess;
       let receiver: Awaited<ReturnType<typeof callbackReceiver>>;

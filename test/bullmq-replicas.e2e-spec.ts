@@ -10,14 +10,17 @@
  */
 import { eventually, type AppProcess } from './support/multi-process.js';
 import { callbackBody } from './support/checkout-harness.js';
-import { TOPOLOGIES, ReplicaSystem, fileSandbox, id, pause } from './support/replica-system.js';
+import { ReplicaSystem, TOPOLOGIES, fileSandbox, fileSpaces, id, pause } from './support/replica-system.js';
 
 const sandbox = fileSandbox();
 afterAll(() => sandbox.stop(), 60_000);
+// Each topology's Redis, the cluster's started while the first system runs.
+const spaces = fileSpaces();
+afterAll(() => spaces.dispose(), 60_000);
 
 for (const topology of TOPOLOGIES)
   topology.binary.describe(`BullMQ schedules across replica processes, on ${topology.name}`, () => {
-    const system = new ReplicaSystem(topology, { sandbox: sandbox.get });
+    const system = new ReplicaSystem(topology, { sandbox: sandbox.get, space: spaces.get });
     /** This test's replicas (killed after it). */
     let replicas: AppProcess[] = [];
 

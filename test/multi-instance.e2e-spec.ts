@@ -13,11 +13,12 @@ import { sendCheckoutCallback } from 'nestjs-hubtel/testing';
 import { eventually, type AppProcess } from './support/multi-process.js';
 import {
   LOCK_MS,
+  ReplicaSystem,
   STALLED_MS,
   TAKEOVER_BOUND_MS,
   TOPOLOGIES,
-  ReplicaSystem,
   fileSandbox,
+  fileSpaces,
   id,
   inBatches,
   letters,
@@ -29,12 +30,15 @@ const EXAMPLE_APP = new URL('../src/main.ts', import.meta.url).pathname;
 
 const sandbox = fileSandbox();
 afterAll(() => sandbox.stop(), 60_000);
+// Each topology's Redis, the cluster's started while the first system runs.
+const spaces = fileSpaces();
+afterAll(() => spaces.dispose(), 60_000);
 
 for (const topology of TOPOLOGIES)
   topology.binary.describe(
     `two replicas in separate processes on ${topology.name}, the sandbox in a third`,
     () => {
-      const system = new ReplicaSystem(topology, { sandbox: sandbox.get });
+      const system = new ReplicaSystem(topology, { sandbox: sandbox.get, space: spaces.get });
       let a: AppProcess;
       let b: AppProcess;
       const other = (app: AppProcess) => (app === a ? b : a);
@@ -278,17 +282,14 @@ for (const topology of TOPOLOGIES)
         await system.settled('checkout');
         await eventually(
           'every receipt',
-          async () =>
-            (await Promise.all(refs.map((ref) => system.receipts(ref)))).every((n) => n > 0)
-              ? true
-              : undefined,
+          async () => ((await system.receiptsOf(refs)).every((n) => n > 0) ? true : undefined),
           { timeoutMs: 60_000, intervalMs: 200 },
         );
         await pause(1_000);
 
         expect([...answers.values()].flat().filter((status) => status !== 200 && status !== 503)).toEqual([]);
         expect(refs.map((ref) => [ref, system.runs('receipt', ref)])).toEqual(refs.map((ref) => [ref, 1]));
-        expect(await Promise.all(refs.map((ref) => system.receipts(ref)))).toEqual(refs.map(() => 1));
+        expect(await system.receiptsOf(refs)).toEqual(refs.map(() => 1));
       }, 180_000);
 
       it(`Redis killed while a handler runs, back within lockDurationMs (${LOCK_MS} ms): the run is recorded once Redis answers, never repeated`, async () => {

@@ -25,9 +25,10 @@ import { SERVICE_APP_JOBS, SERVICE_APP_KEYS } from '../libs/service-app/src/serv
 import { eventually, type AppProcess } from './support/multi-process.js';
 import { RedisServer } from './support/redis-server.js';
 import {
-  TOPOLOGIES,
   ReplicaSystem,
+  TOPOLOGIES,
   fileSandbox,
+  fileSpaces,
   letters,
   pause,
   type RedisSpace,
@@ -95,12 +96,15 @@ async function queueMaster(space: RedisSpace): Promise<QueueOutage> {
 
 const sandbox = fileSandbox();
 afterAll(() => sandbox.stop(), 60_000);
+// Each topology's Redis, the cluster's started while the first system runs.
+const spaces = fileSpaces();
+afterAll(() => spaces.dispose(), 60_000);
 
 for (const topology of TOPOLOGIES)
   topology.binary.describe(
     `a request recorded but not queued runs on the platform's retry, on ${topology.name}`,
     () => {
-      const system = new ReplicaSystem(topology, { sandbox: sandbox.get });
+      const system = new ReplicaSystem(topology, { sandbox: sandbox.get, space: spaces.get });
       let outage: QueueOutage;
       /** Where the first request goes, through every test's outage. */
       let a: AppProcess;

@@ -199,12 +199,44 @@ export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve
 /**
  * One sandbox CLI for the systems of a test file (one per topology, run one after the other): its
  * start costs as much as a replica's, and the tests tell what it holds apart by their ids. Stop it
- * in the file's afterAll (after the systems' own).
+ * in the file's afterAll (after the systems' own). `args`: the CLI's extra arguments
+ * (`['--accounts', 'north']`: a sandbox serving two accounts).
  */
-export function fileSandbox() {
+export function fileSandbox(options?: { args?: string[] }) {
   const processes = new ProcessSet();
   let started: Promise<SandboxProcess> | undefined;
-  return { get: () => (started ??= processes.sandbox()), stop: () => processes.stopAll() };
+  return { get: () => (started ??= processes.sandbox(options)), stop: () => processes.stopAll() };
+}
+
+/**
+ * The Redis of every topology for the systems of a test file, all started when the first system
+ * starts: a cluster turns ok no sooner than 2 s after its start (see RedisCluster.start), time
+ * spent while the first system starts its replicas and runs its tests. Dispose it in the file's
+ * afterAll (after the systems').
+ */
+export function fileSpaces() {
+  let started: Map<Topology, Promise<RedisSpace>> | undefined;
+  const all = () =>
+    (started ??= new Map(
+      TOPOLOGIES.filter((topology) => topology.binary.available).map((topology) => {
+        const space = topology.start();
+        space.catch(() => undefined); // handled: the system that asks for it gets the error
+        return [topology, space];
+      }),
+    ));
+  return {
+    get: (topology: Topology) => all().get(topology)!,
+    dispose: async () => {
+      await Promise.all(
+        [...(started?.values() ?? [])].map((space) =>
+          space.then(
+            (running) => running.dispose(),
+            () => undefined,
+          ),
+        ),
+      );
+    },
+  };
 }
 
 /** A stand-in for the platform's fulfillment callback receiver that can be down (not listening). */
@@ -266,12 +298,12 @@ export class ReplicaSystem {
   constructor(
     readonly topology: Topology,
     private readonly options: {
-      /** The sandbox CLI's extra arguments (`['--accounts', 'north']`: a sandbox serving two accounts). */
-      sandboxArgs?: string[];
       /** A cluster's cluster-node-timeout (default 15 s): how soon a master away is marked failed. */
       nodeTimeoutMs?: number;
       /** The sandbox of the file's systems (see fileSandbox); default: one of its own. */
       sandbox?: () => Promise<SandboxProcess>;
+      /** The file's Redis of this topology (see fileSpaces: not disposed here); default: its own. */
+      space?: (topology: Topology) => Promise<RedisSpace>;
     } = {},
   ) {}
 
@@ -280,9 +312,9 @@ export class ReplicaSystem {
 
   async start(): Promise<void> {
     [this.space, this.sandbox] = await Promise.all([
-      this.topology.start({ nodeTimeoutMs: this.options.nodeTimeoutMs }),
-      this.options.sandbox?.() ??
-        this.processes.sandbox(this.options.sandboxArgs ? { args: this.options.sandboxArgs } : undefined),
+      this.options.space?.(this.topology) ??
+        this.topology.start({ nodeTimeoutMs: this.options.nodeTimeoutMs }),
+      this.options.sandbox?.() ?? this.processes.sandbox(),
     ]);
     this.receiver = new CallbackReceiver(await freePort());
     await this.receiver.up();
@@ -303,7 +335,7 @@ export class ReplicaSystem {
     await this.store?.close().catch(() => undefined);
     await this.receiver?.down();
     await this.processes.stopAll();
-    await this.space?.dispose();
+    if (!this.options.space) await this.space?.dispose();
     rmSync(this.marks, { recursive: true, force: true });
   }
 
@@ -424,7 +456,13 @@ export class ReplicaSystem {
 
   /** Receipts of `ref` the sandbox accepted (SMS). */
   async receipts(ref: string): Promise<number> {
-    return (await this.sandbox.messages()).filter((m) => m.content === `Receipt ${ref}`).length;
+    return (await this.receiptsOf([ref]))[0]!;
+  }
+
+  /** The same for each of `refs`, from one read of the sandbox's messages (not one per ref). */
+  async receiptsOf(refs: string[]): Promise<number[]> {
+    const contents = (await this.sandbox.messages()).map((m) => m.content);
+    return refs.map((ref) => contents.filter((content) => content === `Receipt ${ref}`).length);
   }
 
   /** Status checks the sandbox answered (since its last reset). */
