@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readmeCommand } from './support/readme.js';
-import { getOrder, placeOrder, pressPayPageButton, waitForOrder } from './support/example-app.harness.js';
+import { getOrder, placeOrder, pressPayPageButton, waitForOrder } from './support/example-app.buyer.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SKIP = new Set(['.git', 'node_modules', 'dist', 'coverage', '.tmp'].map((d) => path.join(repoRoot, d)));
