@@ -59,52 +59,39 @@ export interface CheckoutPaymentInfo {
   currencyCode?: string;
 }
 
-function copyDefined(target: object, source: object): void {
-  for (const [key, value] of Object.entries(source)) {
-    if (value !== undefined) (target as Record<string, unknown>)[key] = value;
-  }
+/** A payload without its undefined fields (plain JSON); a `for...in`, no entries arrays (hot path). */
+export function checkoutEvent<T extends object>(fields: T): T {
+  const event = {} as T;
+  for (const key in fields) if (fields[key] !== undefined) event[key] = fields[key];
+  return event;
 }
 
-/** Payload of `CheckoutEvents.Paid`. */
-export class CheckoutPaidEvent {
+/** What every recorded event (paid, failed, expired, attention) says of its invoice. */
+export interface CheckoutInvoiceEvent {
   /** The key of exactly-once. */
   clientReference: string;
   /** The invoice's account (`default` or a name), as `{ account }` of the decorators filters. */
   account: string;
   checkoutId?: string;
   amount: number;
+  description: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** Payload of `CheckoutEvents.Paid`. */
+export interface CheckoutPaidEvent extends CheckoutInvoiceEvent {
   /** As the platform reported it (may differ within the configured tolerance). */
   amountPaid: number;
-  description: string;
   source: CheckoutEvidenceSource;
   confirmedByStatusCheck: boolean;
   /** Verified details only: no phone number a callback claimed. */
   payment: CheckoutPaymentInfo;
   payee?: CheckoutPayee;
-  metadata?: Record<string, unknown>;
   paidAt: string;
   /** The verified figures and who bore the charge (absent without a status check). */
   amounts?: PaymentAmounts;
   /** Why it needed attention, when you chose to deliver anyway. */
   attention?: CheckoutAttention;
-
-  constructor(fields: CheckoutPaidEvent) {
-    // Field by field: copyDefined() without its entries arrays (hot path).
-    this.clientReference = fields.clientReference;
-    this.account = fields.account;
-    if (fields.checkoutId !== undefined) this.checkoutId = fields.checkoutId;
-    this.amount = fields.amount;
-    this.amountPaid = fields.amountPaid;
-    this.description = fields.description;
-    this.source = fields.source;
-    this.confirmedByStatusCheck = fields.confirmedByStatusCheck;
-    this.payment = fields.payment;
-    if (fields.payee !== undefined) this.payee = fields.payee;
-    if (fields.metadata !== undefined) this.metadata = fields.metadata;
-    this.paidAt = fields.paidAt;
-    if (fields.amounts !== undefined) this.amounts = fields.amounts;
-    if (fields.attention !== undefined) this.attention = fields.attention;
-  }
 }
 
 /** Why an invoice needs attention: a verified payment that fits it on neither count. */
@@ -120,44 +107,21 @@ export interface CheckoutAttention {
 }
 
 /** Payload of `CheckoutEvents.Attention`: then `resolveAttention(clientReference, action)`. */
-export class CheckoutAttentionEvent {
-  clientReference: string;
-  account: string;
-  checkoutId?: string;
-  amount: number;
-  description: string;
-  reason: CheckoutRejectionReason;
-  message: string;
-  amounts?: PaymentAmounts;
+export interface CheckoutAttentionEvent
+  extends CheckoutInvoiceEvent, Pick<CheckoutAttention, 'reason' | 'message' | 'at' | 'amounts'> {
   payment: CheckoutPaymentInfo;
   payee?: CheckoutPayee;
-  metadata?: Record<string, unknown>;
-  at: string;
-
-  constructor(fields: CheckoutAttentionEvent) {
-    copyDefined(this, fields);
-  }
 }
 
 /** Payload of `CheckoutEvents.Failed`. */
-export class CheckoutFailedEvent {
-  clientReference: string;
-  account: string;
-  checkoutId?: string;
-  amount: number;
-  description: string;
+export interface CheckoutFailedEvent extends CheckoutInvoiceEvent {
   source: CheckoutEvidenceSource;
   /** The platform's code (`2001`, ...) and status text (`Failed`, `Refunded`, ...). */
   responseCode?: string;
   status: string;
   reason?: string;
   payment: CheckoutPaymentInfo;
-  metadata?: Record<string, unknown>;
   failedAt: string;
-
-  constructor(fields: CheckoutFailedEvent) {
-    copyDefined(this, fields);
-  }
 }
 
 /**
@@ -174,7 +138,7 @@ export type CheckoutRejectionReason =
   | 'WRONG_ACCOUNT';
 
 /** Payload of `CheckoutEvents.Rejected`: nothing was paid; an alert (a forgery, a misconfiguration). */
-export class CheckoutRejectedEvent {
+export interface CheckoutRejectedEvent {
   reason: CheckoutRejectionReason;
   /** Safe to log: no phone numbers. */
   message: string;
@@ -191,28 +155,14 @@ export class CheckoutRejectedEvent {
   /** The callback body as validated (callback rejections only). */
   callback?: Record<string, unknown>;
   rejectedAt: string;
-
-  constructor(fields: CheckoutRejectedEvent) {
-    copyDefined(this, fields);
-  }
 }
 
 /** Payload of `CheckoutEvents.Expired`: the reconciler stopped watching an unpaid invoice. */
-export class CheckoutExpiredEvent {
-  clientReference: string;
-  account: string;
-  checkoutId?: string;
-  amount: number;
-  description: string;
+export interface CheckoutExpiredEvent extends CheckoutInvoiceEvent {
   /** `pending` (never heard of) or `failed` (only failed attempts were seen). */
   lastStatus: 'pending' | 'failed';
   createdAt: string;
-  metadata?: Record<string, unknown>;
   expiredAt: string;
-
-  constructor(fields: CheckoutExpiredEvent) {
-    copyDefined(this, fields);
-  }
 }
 
 /** Payload of `CheckoutEvents.DeadLetter`: `type` is the event, or `hubtel.checkout.confirm`. */

@@ -37,11 +37,12 @@ export {
 } from './reconciliation/invoice.reconciler.js';
 export {
   CheckoutEvents,
-  CheckoutPaidEvent,
-  CheckoutFailedEvent,
-  CheckoutRejectedEvent,
-  CheckoutExpiredEvent,
-  CheckoutAttentionEvent,
+  type CheckoutInvoiceEvent,
+  type CheckoutPaidEvent,
+  type CheckoutFailedEvent,
+  type CheckoutRejectedEvent,
+  type CheckoutExpiredEvent,
+  type CheckoutAttentionEvent,
   type CheckoutAttention,
   type CheckoutEventName,
   type CheckoutDeadLetterEvent,

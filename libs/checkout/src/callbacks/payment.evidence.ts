@@ -1,9 +1,9 @@
 /** The evidence verified claims give the settlement, built one way for every path. */
-import type { PaymentAmounts } from 'nestjs-hubtel';
 import { dropUndefined } from '#internal';
 import type {
   CheckoutAttention,
-  CheckoutEvidenceSource,
+  CheckoutFailedEvent,
+  CheckoutPaidEvent,
   CheckoutPaymentInfo,
   CheckoutRejectionReason,
 } from '../checkout.events.js';
@@ -56,39 +56,20 @@ export function failedFromCallback(callback: CheckoutCallbackDto): FailedEvidenc
   return evidence;
 }
 
-/** A verified claim that an invoice was paid. */
-export interface PaidEvidence {
-  clientReference: string;
-  checkoutId?: string;
-  amountPaid: number;
-  source: CheckoutEvidenceSource;
-  confirmedByStatusCheck: boolean;
-  payment: CheckoutPaymentInfo;
-  /** The status check's verified figures, when it confirmed the payment. */
-  amounts?: PaymentAmounts;
-  /** A payment that needed attention, delivered anyway by the merchant. */
-  attention?: CheckoutAttention;
-}
+/** What an event takes from the invoice rather than from the evidence. */
+type FromInvoice = 'account' | 'amount' | 'description' | 'metadata' | 'payee';
+
+/** A verified claim that an invoice was paid (`amounts`: the status check's figures, when it confirmed). */
+export type PaidEvidence = Omit<CheckoutPaidEvent, FromInvoice | 'paidAt'>;
 
 /** A verified payment that matches the invoice on neither count (amount, currency). */
-export interface AttentionEvidence {
-  reason: CheckoutRejectionReason;
-  message: string;
-  amounts?: PaymentAmounts;
+export interface AttentionEvidence extends Pick<CheckoutAttention, 'reason' | 'message' | 'amounts'> {
   status: CheckoutTransactionStatus;
   sourceAddress?: string;
 }
 
 /** A verified claim that a payment attempt failed. */
-export interface FailedEvidence {
-  clientReference: string;
-  checkoutId?: string;
-  source: CheckoutEvidenceSource;
-  responseCode?: string;
-  status: string;
-  reason?: string;
-  payment: CheckoutPaymentInfo;
-}
+export type FailedEvidence = Omit<CheckoutFailedEvent, FromInvoice | 'failedAt'>;
 
 /** A claim that failed verification, and what it was based on. */
 export interface RejectedClaim {

@@ -5,7 +5,7 @@ import { InProcessJobRunner, MemoryStore, type JobRunner, type JobRunRequest } f
 import { CheckoutInvoiceStore, changeInvoice, type CheckoutInvoice } from '../invoices/invoice.store.js';
 import type { PaidEvidence } from './payment.evidence.js';
 import { CheckoutSettlement } from './payment.settlement.js';
-import { CHECKOUT_EVENT_JOBS, CheckoutEvents, CheckoutPaidEvent } from '../checkout.events.js';
+import { CHECKOUT_EVENT_JOBS, CheckoutEvents } from '../checkout.events.js';
 
 const quiet = new Logger('test');
 quiet.warn = quiet.error = quiet.log = () => undefined;
@@ -81,7 +81,19 @@ describe('CheckoutSettlement', () => {
     expect(results.filter((r) => r === 'settled')).toHaveLength(1);
     await pipeline.drain();
     expect(seen.paid).toHaveLength(1);
-    expect(seen.paid[0]).toBeInstanceOf(CheckoutPaidEvent);
+    // Plain JSON, no undefined field (no payee or metadata on this invoice).
+    expect(seen.paid[0]).toStrictEqual({
+      clientReference: 'a',
+      account: 'default',
+      checkoutId: 'chk-a',
+      amount: 10,
+      description: 'd',
+      amountPaid: 10,
+      source: 'callback',
+      confirmedByStatusCheck: false,
+      payment: {},
+      paidAt: expect.any(String),
+    });
     expect(await invoices.get('a')).toMatchObject({ status: 'paid', paidVia: 'callback' });
   });
 

@@ -9,13 +9,14 @@ import {
 import { describeError, dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
 import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
 import {
-  CheckoutAttentionEvent,
   CheckoutEvents,
-  CheckoutExpiredEvent,
-  CheckoutFailedEvent,
-  CheckoutPaidEvent,
-  CheckoutRejectedEvent,
+  checkoutEvent,
   type CheckoutAttention,
+  type CheckoutAttentionEvent,
+  type CheckoutExpiredEvent,
+  type CheckoutFailedEvent,
+  type CheckoutPaidEvent,
+  type CheckoutRejectedEvent,
 } from '../checkout.events.js';
 import {
   changeInvoice,
@@ -62,7 +63,7 @@ export class CheckoutSettlement {
     // Given back by the merchant: final, whatever is verified later.
     if (invoice.status === 'refunded') return 'superseded';
     const paidAt = new Date(this.now()).toISOString();
-    const event = new CheckoutPaidEvent({
+    const event = checkoutEvent<CheckoutPaidEvent>({
       ...eventFields(invoice),
       checkoutId: invoice.checkoutId ?? evidence.checkoutId,
       amountPaid: evidence.amountPaid,
@@ -151,7 +152,7 @@ export class CheckoutSettlement {
     if (!result) return 'unknown';
     if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const stored = result.invoice;
-    const event = new CheckoutAttentionEvent({
+    const event = checkoutEvent<CheckoutAttentionEvent>({
       ...eventFields(stored),
       reason: attention.reason,
       message: attention.message,
@@ -257,7 +258,7 @@ export class CheckoutSettlement {
     if (!result.changed && result.invoice.status !== 'failed')
       return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const failure = result.invoice.failure ?? { ...evidence, at };
-    const event = new CheckoutFailedEvent({
+    const event = checkoutEvent<CheckoutFailedEvent>({
       ...eventFields(result.invoice),
       source: evidence.source,
       responseCode: failure.responseCode,
@@ -295,7 +296,7 @@ export class CheckoutSettlement {
     const invoice = result.invoice;
     // A failed invoice keeps its failure when it expires.
     const lastFailed = result.changed ? before.status === 'failed' : invoice.failure !== undefined;
-    const event = new CheckoutExpiredEvent({
+    const event = checkoutEvent<CheckoutExpiredEvent>({
       ...eventFields(invoice),
       lastStatus: lastFailed ? 'failed' : 'pending',
       createdAt: invoice.createdAt,
@@ -311,7 +312,7 @@ export class CheckoutSettlement {
   /** Emits a rejection: an alert, not a recorded job (forged callbacks must not fill the store). */
   reject(claim: RejectedClaim): void {
     const { callback, status, invoice } = claim;
-    const event = new CheckoutRejectedEvent({
+    const event = checkoutEvent<CheckoutRejectedEvent>({
       reason: claim.reason,
       message: claim.message,
       source: callback ? 'callback' : 'status-check',
