@@ -48,11 +48,8 @@ import {
 /** `access`: the path secret from HUBTEL_CHECKOUT_PATH_SECRET, each account's own. */
 const CheckoutAccessOptions = declareAccessOptions(HUBTEL_ENV.checkoutPathSecret);
 
-/**
- * Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (see
- * CheckoutAccountOverrides). The key pair is the checkout and status-check APIs' (Basic auth).
- */
-export class CheckoutModuleOptions extends declareCredentials(
+/** What a named account may set too (CheckoutAccountOverrides); CheckoutModuleOptions adds the rest. */
+export class CheckoutAccountSettings extends declareCredentials(
   { clientId: HUBTEL_ENV.clientId, clientSecret: HUBTEL_ENV.clientSecret },
   HubtelHttpOptionsDto,
 ) {
@@ -95,15 +92,21 @@ export class CheckoutModuleOptions extends declareCredentials(
   @HubtelOption({ nested: () => CheckoutVerificationOptions, account: 'merged', default: {} })
   verification?: CheckoutVerificationOptions;
 
+  /** Guards of the callback route (path secret, IP allow-list, proxies); off by default. */
+  @HubtelOption({ account: 'merged', default: {}, section: () => CheckoutAccessOptions })
+  access?: InboundAccessOptions;
+}
+
+/**
+ * Options of `CheckoutModule.forRoot` / `forRootAsync`, and of a named account (see
+ * CheckoutAccountOverrides). The key pair is the checkout and status-check APIs' (Basic auth).
+ */
+export class CheckoutModuleOptions extends CheckoutAccountSettings {
   @HubtelOption({ nested: () => CheckoutReconciliationOptions, account: 'defaultOnly', default: {} })
   reconciliation?: CheckoutReconciliationOptions;
 
   @HubtelOption({ nested: () => CheckoutHandlerOptions, account: 'defaultOnly', default: {} })
   handlers?: CheckoutHandlerOptions;
-
-  /** Guards of the callback route (path secret, IP allow-list, proxies); off by default. */
-  @HubtelOption({ account: 'merged', default: {}, section: () => CheckoutAccessOptions })
-  access?: InboundAccessOptions;
 
   /** A HubtelStore or its token. Default: the app's `HUBTEL_STORE`, else a MemoryStore (lost on restart). */
   @HubtelOption({ account: 'defaultOnly' })
@@ -135,17 +138,10 @@ export class CheckoutModuleOptions extends declareCredentials(
  * and `access.pathSecret` its own or none; what else it leaves out is the default account's.
  */
 export type CheckoutAccountOverrides = Pick<CheckoutModuleOptions, 'clientId' | 'clientSecret'> &
-  Partial<Omit<CheckoutModuleOptions, CheckoutModuleWideOption | 'clientId' | 'clientSecret'>>;
+  Partial<Omit<CheckoutAccountSettings, 'clientId' | 'clientSecret'>>;
 
-/** The options declared `defaultOnly` (test/options-declarations.spec.ts keeps the two in step). */
-export type CheckoutModuleWideOption =
-  | 'store'
-  | 'handlers'
-  | 'reconciliation'
-  | 'invoiceTtlMs'
-  | 'maxCallbackBodyBytes'
-  | 'statusCheckBudget'
-  | 'accounts';
+/** The options only `forRoot` sets (declared `defaultOnly`; test/options-declarations.spec.ts checks). */
+export type CheckoutModuleWideOption = Exclude<keyof CheckoutModuleOptions, keyof CheckoutAccountSettings>;
 
 /** Accounts known only at run time: an unknown name fails a call (CheckoutUnknownAccountError) or 404s. */
 export type CheckoutAccountResolver = HubtelAccountResolver<CheckoutAccountOverrides>;
