@@ -12,6 +12,7 @@ import { invoiceAccount, type CheckoutInvoice } from './invoices/invoice.store.j
 import { CheckoutVerifier } from './callbacks/callback.verifier.js';
 import { CHECKOUT_DEFAULT_ACCOUNT } from './checkout.constants.js';
 import { CheckoutUnknownAccountError } from './checkout.errors.js';
+import { assertClientReference } from './invoices/invoice.request.js';
 import type { ResolvedCheckoutOptions } from './checkout.options.js';
 import type {
   CheckoutInvoiceCreated,
@@ -44,10 +45,10 @@ export interface CheckoutAccountService {
   getStatus(clientReference: string): Promise<CheckoutTransactionStatus>;
 }
 
-/** What the bound services call: CheckoutService's work for a given account. */
-export interface CheckoutAccountOperations {
-  createInvoiceFor(account: CheckoutAccount, input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated>;
-  getStatusFor(account: CheckoutAccount, clientReference: string): Promise<CheckoutTransactionStatus>;
+/** An invoice's transaction status, on its account's POS Sales ID (`getStatus`). */
+export async function statusOf(account: CheckoutAccount, ref: string): Promise<CheckoutTransactionStatus> {
+  assertClientReference(ref, 'getStatus');
+  return account.api.status(ref);
 }
 
 /** Account `name` (forRoot's is `default`): its API client on its own keys and POS Sales ID. */
@@ -68,7 +69,10 @@ export function checkoutAccount(
 /** The application's checkout accounts (core's AccountRegistry). */
 @Injectable()
 export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> {
-  private operations?: CheckoutAccountOperations;
+  private createInvoiceFor?: (
+    account: CheckoutAccount,
+    input: CreateInvoiceInput,
+  ) => Promise<CheckoutInvoiceCreated>;
 
   constructor() {
     super(
@@ -79,9 +83,9 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> {
     );
   }
 
-  /** Called by CheckoutService: the work the bound services do. */
-  bind(operations: CheckoutAccountOperations): void {
-    this.operations ??= operations;
+  /** Called by CheckoutService: how the bound services create invoices (its issuer). */
+  bind(createInvoiceFor: CheckoutAccounts['createInvoiceFor']): void {
+    this.createInvoiceFor ??= createInvoiceFor;
   }
 
   /** A service bound to `name`; its calls find the account first (and reject when there is none). */
@@ -89,8 +93,8 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> {
     // CheckoutService binds itself when it is made, before anything can call a bound service.
     return {
       account: name,
-      createInvoice: async (input) => this.operations!.createInvoiceFor(await this.get(name), input),
-      getStatus: async (reference) => this.operations!.getStatusFor(await this.get(name), reference),
+      createInvoice: async (input) => this.createInvoiceFor!(await this.get(name), input),
+      getStatus: async (reference) => statusOf(await this.get(name), reference),
     };
   }
 

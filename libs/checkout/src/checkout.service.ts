@@ -3,7 +3,7 @@ import { HubtelValidationError, MemoryStore, type DeadLetter, type HubtelStore }
 import type { InboundPipeline } from '#internal';
 import { CheckoutCallbackHandler, type CheckoutCallbackResult } from './callbacks/callback.handler.js';
 import { CheckoutSettlement } from './callbacks/payment.settlement.js';
-import type { CheckoutAccount, CheckoutAccounts, CheckoutAccountService } from './checkout.accounts.js';
+import { statusOf, type CheckoutAccounts, type CheckoutAccountService } from './checkout.accounts.js';
 import {
   CHECKOUT_ACCOUNTS,
   CHECKOUT_DEFAULT_ACCOUNT,
@@ -44,10 +44,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
   ) {
     this.issuer = new CheckoutInvoiceIssuer(options, invoices, accounts);
     this.callbacks = new CheckoutCallbackHandler(options, pipeline, store, invoices, accounts, settlement);
-    accounts.bind({
-      createInvoiceFor: (account, input) => this.issuer.create(account, input),
-      getStatusFor: (account, ref) => this.getStatusFor(account, ref),
-    });
+    accounts.bind((account, input) => this.issuer.create(account, input));
   }
 
   /** The same methods, bound to account `name`; an unknown one rejects (CheckoutUnknownAccountError). */
@@ -66,15 +63,7 @@ export class CheckoutService implements OnApplicationShutdown, CheckoutAccountSe
 
   /** The platform's transaction status of an invoice (needs `posSalesId`); `HUBTEL_NOT_FOUND` if none. */
   getStatus(clientReference: string): Promise<CheckoutTransactionStatus> {
-    return this.getStatusFor(this.accounts.default, clientReference);
-  }
-
-  private async getStatusFor(
-    account: CheckoutAccount,
-    clientReference: string,
-  ): Promise<CheckoutTransactionStatus> {
-    assertClientReference(clientReference, 'getStatus');
-    return account.api.status(clientReference);
+    return statusOf(this.accounts.default, clientReference);
   }
 
   /**
