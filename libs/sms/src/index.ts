@@ -1,6 +1,7 @@
 /* nestjs-hubtel/sms. test/api/sms.api.txt pins this list (npm run api:update after a deliberate change). */
 export { SmsModule } from './sms.module.js';
 export { SmsService } from './sms.service.js';
+export type { SmsSender } from './sms.client.js';
 export type {
   SmsAccountAsyncOptions,
   SmsAccountOptions,
@@ -25,13 +26,11 @@ export type {
   SendBatchResult,
   SendSmsInput,
   SendSmsResult,
-  SmsBatchApiResponse,
   SmsBatchReport,
   SmsBatchStatus,
   SmsBatchSummary,
   SmsFailedRecipient,
   SmsMessageStatus,
   SmsRecipients,
-  SmsSender,
   SmsSentRecipient,
 } from './sms.types.js';

@@ -11,7 +11,7 @@ import { SMS_OPTIONS_RECIPE, type SmsAccountOverrides, type SmsModuleOptions } f
 
 const resolveSmsOptions = (options: SmsModuleOptions) => SMS_OPTIONS_RECIPE.resolve(options);
 import { SmsService } from './sms.service.js';
-import type { SmsSender } from './sms.types.js';
+import type { SmsSender } from './sms.client.js';
 
 const MAIN = { clientId: 'main-id', clientSecret: 'main-secret' };
 const NORTH = { clientId: 'north-id', clientSecret: 'north-secret' };

@@ -7,12 +7,11 @@ import {
   type HttpTransportConfig,
   type HubtelDefaultAccount,
 } from '#internal';
-import { SmsClient } from './sms.client.js';
+import { SmsClient, type SmsSender } from './sms.client.js';
 import { smsLoggerContext } from './sms.constants.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
 import { smsTransportConfig, type ResolvedSmsOptions, type SmsModuleOptions } from './sms.options.js';
 import { accountTelemetry } from './sms.telemetry.js';
-import type { SmsSender } from './sms.types.js';
 
 /** Makes account `account`'s transport from its settings (`SMS_TRANSPORT_FACTORY`). */
 export type SmsTransportFactory = (account: string, config: HttpTransportConfig) => HttpTransport;

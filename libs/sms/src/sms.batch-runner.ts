@@ -18,7 +18,6 @@ import type {
   SendBatchCounts,
   SendBatchInput,
   SendBatchResult,
-  SmsBatchApiResponse,
   SmsBatchReport,
   SmsBatchSummary,
   SmsFailedRecipient,
@@ -34,6 +33,13 @@ export type SmsBatchPlan = Required<
     recipients: Iterable<unknown> | AsyncIterable<unknown>;
     defaultCountryCode: string;
   };
+
+/** The platform's batch send answer (contract: batch simple message response). */
+interface SmsBatchApiResponse {
+  batchId: string;
+  status: number;
+  data: { recipient: string; content: string; messageId: string }[];
+}
 
 interface PreparedBatch {
   index: number;

@@ -26,11 +26,16 @@ import type {
   SendSmsResult,
   SmsBatchStatus,
   SmsMessageStatus,
-  SmsSender,
 } from './sms.types.js';
 
+/** The sending methods of one account (`SmsService`: the default's; `sms.forAccount(name)`). */
+export type SmsSender = Pick<
+  SmsClient,
+  'account' | 'send' | 'sendBatch' | 'getMessageStatus' | 'getBatchStatus'
+>;
+
 /** Sends SMS for one account: inputs checked before anything is sent, sends never retried blindly. */
-export class SmsClient implements SmsSender {
+export class SmsClient {
   protected readonly logger: HubtelLogger;
 
   constructor(

@@ -2,10 +2,9 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { HUBTEL_TELEMETRY, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
 import { type HttpTransport } from '#internal';
 import type { SmsAccounts } from './sms.accounts.js';
-import { SmsClient } from './sms.client.js';
+import { SmsClient, type SmsSender } from './sms.client.js';
 import { SMS_ACCOUNTS, SMS_DEFAULT_ACCOUNT, SMS_HTTP_TRANSPORT, SMS_OPTIONS } from './sms.constants.js';
 import type { ResolvedSmsOptions } from './sms.options.js';
-import type { SmsSender } from './sms.types.js';
 
 /** The SmsClient of the default account; any other account's through `forAccount(name)`. */
 @Injectable()

@@ -134,19 +134,3 @@ export interface SmsBatchStatus {
   updateTime?: string;
   [field: string]: unknown;
 }
-
-/** The platform's batch send answer (contract: batch simple message response). */
-export interface SmsBatchApiResponse {
-  batchId: string;
-  status: number;
-  data: { recipient: string; content: string; messageId: string }[];
-}
-
-/** The sending methods of one account (`SmsService`: the default's; `sms.forAccount(name)`). */
-export interface SmsSender {
-  readonly account: string;
-  send(input: SendSmsInput): Promise<SendSmsResult>;
-  sendBatch(input: SendBatchInput): Promise<SendBatchResult>;
-  getMessageStatus(messageId: string): Promise<SmsMessageStatus>;
-  getBatchStatus(batchId: string): Promise<SmsBatchStatus>;
-}
