@@ -31,20 +31,6 @@ export interface CheckoutAccount extends InboundAccount {
 /** How the confirmation and the reconciler find the account of an invoice. */
 export type CheckoutAccountSource = Pick<CheckoutAccounts, 'get' | 'forInvoice'>;
 
-/**
- * What CheckoutService does for one account (`checkout.forAccount('north')`, `@InjectCheckout('north')`):
- * its invoices are confirmed, reconciled and called back on its own keys, POS Sales ID and path.
- * What concerns an existing invoice is on CheckoutService: an invoice knows its account.
- */
-export interface CheckoutAccountService {
-  /** The account's name (`default` for CheckoutService's own). */
-  readonly account: string;
-  /** As `CheckoutService.createInvoice`, with this account's keys, POS Sales ID and defaults. */
-  createInvoice(input: CreateInvoiceInput): Promise<CheckoutInvoiceCreated>;
-  /** As `CheckoutService.getStatus`, on this account's POS Sales ID, with its keys. */
-  getStatus(clientReference: string): Promise<CheckoutTransactionStatus>;
-}
-
 /** An invoice's transaction status, on its account's POS Sales ID (`getStatus`). */
 export async function statusOf(account: CheckoutAccount, ref: string): Promise<CheckoutTransactionStatus> {
   assertClientReference(ref, 'getStatus');
@@ -89,12 +75,12 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> {
   }
 
   /** A service bound to `name`; its calls find the account first (and reject when there is none). */
-  service(name: string): CheckoutAccountService {
+  service(name: string) {
     // CheckoutService binds itself when it is made, before anything can call a bound service.
     return {
       account: name,
-      createInvoice: async (input) => this.createInvoiceFor!(await this.get(name), input),
-      getStatus: async (reference) => statusOf(await this.get(name), reference),
+      createInvoice: async (input: CreateInvoiceInput) => this.createInvoiceFor!(await this.get(name), input),
+      getStatus: async (reference: string) => statusOf(await this.get(name), reference),
     };
   }
 

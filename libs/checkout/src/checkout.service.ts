@@ -3,7 +3,7 @@ import { HubtelValidationError, MemoryStore, type DeadLetter, type HubtelStore }
 import type { InboundPipeline } from '#internal';
 import { CheckoutCallbackHandler, type CheckoutCallbackResult } from './callbacks/callback.handler.js';
 import { CheckoutSettlement } from './callbacks/payment.settlement.js';
-import { statusOf, type CheckoutAccounts, type CheckoutAccountService } from './checkout.accounts.js';
+import { statusOf, type CheckoutAccounts } from './checkout.accounts.js';
 import {
   CHECKOUT_ACCOUNTS,
   CHECKOUT_DEFAULT_ACCOUNT,
@@ -25,13 +25,20 @@ import { CheckoutReconciler, type CheckoutReconcileResult } from './reconciliati
 /** How an invoice that needs attention is resolved (`CheckoutService.resolveAttention`). */
 export type CheckoutAttentionResolution = 'deliver' | 'refund';
 
+/**
+ * What CheckoutService does for one account (`checkout.forAccount('north')`, `@InjectCheckout('north')`):
+ * its invoices are confirmed, reconciled and called back on its own keys, POS Sales ID and path.
+ * What concerns an existing invoice is on CheckoutService: an invoice knows its account.
+ */
+export type CheckoutAccountService = Pick<CheckoutService, 'account' | 'createInvoice' | 'getStatus'>;
+
 /** Online checkout. Outcomes arrive as events (`@OnCheckoutPaid()`...), once verified, exactly once. */
 @Injectable()
-export class CheckoutService implements OnApplicationShutdown, CheckoutAccountService {
+export class CheckoutService implements OnApplicationShutdown {
   private readonly issuer: CheckoutInvoiceIssuer;
   private readonly callbacks: CheckoutCallbackHandler;
-  /** The default account's name: CheckoutService acts for the account `forRoot` configures. */
-  readonly account = CHECKOUT_DEFAULT_ACCOUNT;
+  /** The account's name: `default` (the one `forRoot` configures) for CheckoutService itself. */
+  readonly account: string = CHECKOUT_DEFAULT_ACCOUNT;
 
   constructor(
     @Inject(CHECKOUT_RESOLVED_OPTIONS) private readonly options: ResolvedCheckoutOptions,

@@ -23,8 +23,11 @@ export type {
 } from './checkout.option-sections.js';
 export { checkoutAccountsFromEnv, type CheckoutEnvAccounts } from './checkout.options.js';
 export { CHECKOUT_DEFAULT_CALLBACK_PATH } from './checkout.constants.js';
-export type { CheckoutAccountService } from './checkout.accounts.js';
-export { CheckoutService, type CheckoutAttentionResolution } from './checkout.service.js';
+export {
+  CheckoutService,
+  type CheckoutAccountService,
+  type CheckoutAttentionResolution,
+} from './checkout.service.js';
 export type { CheckoutCallbackResult } from './callbacks/callback.handler.js';
 export type { CheckoutKnownInvoice } from './invoices/invoice.issuer.js';
 export type { CallbackClaim } from './callbacks/callback.verifier.js';
