@@ -14,11 +14,6 @@ import { CHECKOUT_ACCOUNTS, CHECKOUT_RESOLVED_OPTIONS } from '../checkout.consta
 import type { ResolvedCheckoutOptions } from '../checkout.options.js';
 import { CheckoutService } from '../checkout.service.js';
 
-/** The body of every 200 answer, whatever became of the callback. */
-export interface CheckoutCallbackAck {
-  received: true;
-}
-
 /**
  * The callback endpoint of every account (`POST <path>[/<account>][/<pathSecret>]`, access checked).
  * 200 once recorded, whatever verification said (a forgery learns nothing); 400 / 413 for bad bodies;
@@ -42,7 +37,7 @@ export class CheckoutCallbackController {
     @Req() request: InboundRequestLike,
     // Passthrough: only for the Retry-After header of a 503; Nest still sends the answer.
     @Res({ passthrough: true }) response: unknown,
-  ): Promise<CheckoutCallbackAck> {
+  ): Promise<{ received: true }> {
     let routed: CheckoutAccount | undefined;
     return answerInbound(
       'checkout callback',
@@ -68,7 +63,7 @@ export class CheckoutCallbackController {
     body: unknown,
     request: InboundRequestLike,
     routedTo: (account: CheckoutAccount) => void,
-  ): Promise<CheckoutCallbackAck> {
+  ): Promise<{ received: true }> {
     const account = await routeInbound(request, this.accounts);
     routedTo(account);
     const size = bodySize(request, body);

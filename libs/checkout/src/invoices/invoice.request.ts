@@ -32,11 +32,7 @@ export function buildInitiateBody(
   const checked = compileValidator(CreateInvoiceDto)(input);
   const issues: ValidationIssue[] = checked.ok ? [] : checked.issues;
   const bad = (field: string, message: string, value?: unknown) =>
-    issues.push(
-      value === undefined
-        ? { field, message: `${field} ${message}` }
-        : { field, message: `${field} ${message}`, value },
-    );
+    issues.push({ field, message: `${field} ${message}`, ...(value === undefined ? {} : { value }) });
   const flagged = new Set(issues.map((issue) => issue.field));
   const ok = (field: string) => !flagged.has(field);
 
