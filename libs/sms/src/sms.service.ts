@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HUBTEL_TELEMETRY, HubtelConfigError, type HubtelTelemetry } from 'nestjs-hubtel';
+import { HUBTEL_TELEMETRY, type HubtelTelemetry } from 'nestjs-hubtel';
 import { type HttpTransport } from '#internal';
 import type { SmsAccounts } from './sms.accounts.js';
 import { SmsClient, type SmsSender } from './sms.client.js';
@@ -12,8 +12,8 @@ export class SmsService extends SmsClient {
   constructor(
     @Inject(SMS_OPTIONS) options: ResolvedSmsOptions,
     @Inject(SMS_HTTP_TRANSPORT) transport: HttpTransport,
+    @Inject(SMS_ACCOUNTS) private readonly accounts: SmsAccounts,
     @Optional() @Inject(HUBTEL_TELEMETRY) telemetry?: HubtelTelemetry,
-    @Optional() @Inject(SMS_ACCOUNTS) private readonly accounts?: SmsAccounts,
   ) {
     super(SMS_DEFAULT_ACCOUNT, options, transport, telemetry);
   }
@@ -23,9 +23,6 @@ export class SmsService extends SmsClient {
    * with SmsUnknownAccountError before anything is sent.
    */
   forAccount(name: string): SmsSender {
-    if (name === SMS_DEFAULT_ACCOUNT) return this;
-    if (!this.accounts)
-      throw new HubtelConfigError('sms', 'forAccount needs the SmsService that SmsModule.forRoot provides');
-    return this.accounts.sender(name);
+    return name === SMS_DEFAULT_ACCOUNT ? this : this.accounts.sender(name);
   }
 }
