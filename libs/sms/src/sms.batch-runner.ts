@@ -12,6 +12,7 @@ import {
 } from 'nestjs-hubtel';
 import { ANSWER_FIELDS, type HttpTransport, withFieldNames } from '#internal';
 import { MsisdnSet } from './sms.msisdn-set.js';
+import { countSmsSegments } from './sms.segments.js';
 import { SMS_PATHS } from './sms.constants.js';
 import { SmsBatchAbortedError } from './sms.errors.js';
 import type {
@@ -28,8 +29,7 @@ import type {
 export type SmsBatchPlan = Required<
   Pick<SendBatchInput, 'from' | 'content' | 'batchSize' | 'concurrency' | 'collectResults'>
 > &
-  Pick<SendBatchInput, 'onBatch' | 'onProgress'> &
-  Pick<SendBatchResult, 'encoding' | 'segmentsPerMessage'> & {
+  Pick<SendBatchInput, 'onBatch' | 'onProgress'> & {
     recipients: Iterable<unknown> | AsyncIterable<unknown>;
     defaultCountryCode: string;
   };
@@ -334,6 +334,7 @@ export class SmsBatchRun {
 
   private result(): SendBatchResult {
     const single = this.counts.batches === 1 ? this.first : undefined;
+    const { encoding, segments } = countSmsSegments(this.plan.content);
     return {
       batchId: single?.batchId,
       status: single?.status,
@@ -341,8 +342,8 @@ export class SmsBatchRun {
       failed: this.failed,
       batches: this.summaries.sort((a, b) => a.index - b.index),
       counts: { ...this.counts },
-      encoding: this.plan.encoding,
-      segmentsPerMessage: this.plan.segmentsPerMessage,
+      encoding,
+      segmentsPerMessage: segments,
     };
   }
 }

@@ -16,7 +16,6 @@ import {
 } from '#internal';
 import { isIterable, SmsBatchRun } from './sms.batch-runner.js';
 import { reportedSend } from './sms.telemetry.js';
-import { countSmsSegments } from './sms.segments.js';
 import { SMS_LIMITS, SMS_PATHS, smsLoggerContext } from './sms.constants.js';
 import type { ResolvedSmsOptions } from './sms.options.js';
 import type {
@@ -84,9 +83,9 @@ export class SmsClient {
       if (invalid.length > 0) throw invalidMsisdnsError(invalid);
     }
 
-    const segments = countSmsSegments(content!);
-    const run = new SmsBatchRun(
+    return new SmsBatchRun(
       {
+        ...input,
         from: from!,
         content: content!,
         recipients: recipients as Iterable<unknown> | AsyncIterable<unknown>,
@@ -94,16 +93,11 @@ export class SmsClient {
         concurrency,
         defaultCountryCode: this.options.http.defaultCountryCode,
         collectResults: input.collectResults ?? input.onBatch === undefined,
-        onBatch: input.onBatch,
-        onProgress: input.onProgress,
-        encoding: segments.encoding,
-        segmentsPerMessage: segments.segments,
       },
       this.transport,
       this.logger,
       this.telemetry,
-    );
-    return run.run();
+    ).run();
   }
 
   /** Sends one message. Never retried blindly. */
