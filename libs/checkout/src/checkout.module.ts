@@ -135,9 +135,8 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
     },
     {
       provide: CheckoutSettlement,
-      // The emitter the pipeline was made with: the kit checked that the app has one.
       useFactory: (invoices: CheckoutInvoiceStore, pipeline: InboundPipeline, telemetry?: HubtelTelemetry) =>
-        new CheckoutSettlement(invoices, pipeline, pipeline.emitter, Date.now, telemetry),
+        new CheckoutSettlement(invoices, pipeline, Date.now, telemetry),
       inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     {

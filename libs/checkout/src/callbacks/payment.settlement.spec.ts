@@ -48,7 +48,7 @@ function setup(runner?: JobRunner) {
   });
   for (const event of CHECKOUT_EVENT_JOBS) pipeline.define(event);
   const invoices = new CheckoutInvoiceStore(store, 3_600_000, 3_600_000);
-  const settlement = new CheckoutSettlement(invoices, pipeline, emitter);
+  const settlement = new CheckoutSettlement(invoices, pipeline);
   return { store, pipeline, invoices, settlement, seen };
 }
 
@@ -217,10 +217,9 @@ describe('CheckoutSettlement', () => {
 
   it('takes a paid invoice off the watch list only when watching (reconciliation on)', async () => {
     const { store, pipeline } = setup();
-    const emitter = new EventEmitter2();
     for (const watching of [true, false]) {
       const invoices = new CheckoutInvoiceStore(store, 3_600_000, 3_600_000, Date.now, watching);
-      const settlement = new CheckoutSettlement(invoices, pipeline, emitter);
+      const settlement = new CheckoutSettlement(invoices, pipeline);
       const ref = `w-${watching}`;
       await invoices.create(invoice(ref));
       await invoices.watch(ref, Date.now(), Date.now());

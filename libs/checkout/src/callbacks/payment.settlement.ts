@@ -1,4 +1,3 @@
-import type { EventEmitter2 } from '@nestjs/event-emitter';
 import {
   HubtelError,
   HubtelLogger,
@@ -48,7 +47,6 @@ export class CheckoutSettlement {
   constructor(
     private readonly invoices: CheckoutInvoiceStore,
     private readonly pipeline: InboundPipeline,
-    private readonly emitter: EventEmitter2,
     private readonly now: () => number = Date.now,
     private readonly telemetry?: HubtelTelemetry,
   ) {}
@@ -337,7 +335,7 @@ export class CheckoutSettlement {
         `Rejected a ${event.source === 'callback' ? 'checkout callback' : 'status-check answer'} for "${event.clientReference}": ${event.reason} — ${maskPhoneNumbers(event.message)}${from}`,
       );
     }
-    const emitting = this.emitter
+    const emitting = this.pipeline.emitter
       .emitAsync(CheckoutEvents.Rejected, event)
       .catch((error: unknown) =>
         this.logger.error(`A ${CheckoutEvents.Rejected} handler failed: ${describeError(error)}`),
