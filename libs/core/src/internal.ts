@@ -36,14 +36,11 @@ export { AccountRegistry } from './accounts/hubtel-accounts.js';
 export {
   ACCOUNT_TRANSPORTS,
   HUBTEL_ACCOUNT_NAME,
-  checkAccountName,
   hasAccountTransports,
-  type AccountTransport,
   type HasAccountTransports,
-  type DefaultAccount,
   type ResolvedAccountResolver,
 } from './accounts/hubtel-accounts.resolver.js';
-export { accountEnvVariable, accountNamesFromEnv } from './accounts/accounts-env.js';
+export { accountEnvVariable } from './accounts/accounts-env.js';
 
 export {
   HUBTEL_DEFAULT_BASE_URLS,
@@ -51,21 +48,8 @@ export {
   HUBTEL_ENV,
   HUBTEL_STATUS_CHECK_BUDGET,
 } from './hubtel.constants.js';
-export {
-  HubtelOption,
-  optionFields,
-  rules,
-  type HubtelAccountRule,
-  type HubtelOptionSpec,
-} from './options/hubtel-option.decorator.js';
-export {
-  declaredOptionsFromEnv,
-  inheritDeclaredOptions,
-  overrideOptions,
-  resolveDeclaredOptions,
-  withOptionDefaults,
-  type OptionsFromEnv,
-} from './options/hubtel-options.declared.js';
+export { HubtelOption, optionFields, rules } from './options/hubtel-option.decorator.js';
+export { withOptionDefaults } from './options/hubtel-options.declared.js';
 export {
   hubtelModuleRecipe,
   type HubtelAccountAsyncOptions,
@@ -75,16 +59,12 @@ export {
 } from './options/hubtel-module.recipe.js';
 export {
   hubtelOptionsRecipe,
-  resolveAccountResolver,
   type HubtelAccountOptions,
   type HubtelEnvAccounts,
-  type HubtelOptionsRecipe,
-  type HubtelResolveContext,
 } from './options/hubtel-options.recipe.js';
-export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
 export { HTTP_GROUPED, httpParts, type HubtelHttpParts } from './options/hubtel-options.http.js';
-export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel-options.validation.js';
-export { checkOptionsFromEnv, dropUndefined } from './options/hubtel-env.js';
+export { backoffDelays } from './options/hubtel-options.validation.js';
+export { dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
 export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hubtel-connection.module.js';
 export * from './store/redis.checks.js';
@@ -113,8 +93,6 @@ export {
   declareCredentials,
   HubtelHttpOptionsDto,
   HubtelShutdownOptionsDto,
-  IsHubtelClientId,
-  IsHubtelClientSecret,
   IsHubtelShutdownGraceMs,
   HubtelStatusCheckBudgetOptionsDto,
   IsHubtelCountryCode,
