@@ -38,22 +38,40 @@ export interface SettlementContext {
 export class JobSettlement {
   constructor(private readonly ctx: SettlementContext) {}
 
+  /** Done, or dead with `failure`: `beforeSettled`, the outcome written, then hooks and follow-ups. */
   async complete(
     storeKey: string,
     entry: StoreEntry<JobRecord>,
     definition: JobDefinition<any>,
     job: JobRecord,
-    attempt: number,
+    attempts: number,
+    failure?: { error: unknown; message: string },
   ): Promise<JobRunOutcome> {
+    const outcome = failure ? 'dead' : 'done';
+    const lastError = failure?.message;
     const followUps: FollowUp[] = [];
-    const held = await this.beforeSettled(storeKey, entry, definition, job, 'done', attempt, followUps);
+    const seen = failure ? { ...job, attempts, lastError } : job;
+    const held = await this.beforeSettled(storeKey, entry, definition, seen, outcome, attempts, followUps);
     if (held) return held;
-    const done = nextRecord(this.ctx.now(), job, 'done', attempt, undefined, followUps);
-    if (!(await writeOutcome(this.ctx.writer, storeKey, entry, done, definition)))
+    const next = nextRecord(this.ctx.now(), job, outcome, attempts, lastError, followUps);
+    if (!(await writeOutcome(this.ctx.writer, storeKey, entry, next, definition)))
       return this.queue(followUps);
-    this.signal(job.type, 'done', attempt);
-    await this.settled(definition, done, 'done');
-    return this.follow(followUps);
+    if (failure) {
+      this.ctx.logger.error(
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${attempts} attempt(s): ${failure.message} (dead-lettered)`,
+      );
+      this.signal(job.type, 'dead', attempts);
+      const { type, key, payload, receivedAt } = job;
+      const event = new DeadLetterEvent(type, key, payload, attempts, failure.message, new Date(receivedAt));
+      await this.ctx.options.emitter
+        .emitAsync(this.ctx.options.deadLetterEvent, event)
+        .catch((listenerError: unknown) =>
+          this.ctx.logger.error(`A dead-letter listener failed: ${describe(listenerError)}`),
+        );
+    } else this.signal(job.type, 'done', attempts);
+    await this.settled(definition, next, outcome, failure?.error);
+    await this.follow(followUps);
+    return failure ? { kind: 'settled', dead: failure.message } : SETTLED;
   }
 
   /** Runs each follow-up here now; queues what is left (throws if it cannot: `then` asks again). */
@@ -139,40 +157,7 @@ export class JobSettlement {
       this.signal(job.type, 'retry', runs);
       return { kind: 'retry', delayMs, error: message };
     }
-    const followUps: FollowUp[] = [];
-    const held = await this.beforeSettled(
-      storeKey,
-      entry,
-      definition,
-      { ...job, attempts: runs, lastError: message },
-      'dead',
-      runs,
-      followUps,
-    );
-    if (held) return held;
-    const dead = nextRecord(this.ctx.now(), job, 'dead', runs, message, followUps);
-    if (!(await writeOutcome(this.ctx.writer, storeKey, entry, dead, definition)))
-      return this.queue(followUps);
-    this.ctx.logger.error(
-      `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${runs} attempt(s): ${message} (dead-lettered)`,
-    );
-    this.signal(job.type, 'dead', runs);
-    const event = new DeadLetterEvent(
-      job.type,
-      job.key,
-      job.payload,
-      runs,
-      message,
-      new Date(job.receivedAt),
-    );
-    await this.ctx.options.emitter
-      .emitAsync(this.ctx.options.deadLetterEvent, event)
-      .catch((listenerError: unknown) =>
-        this.ctx.logger.error(`A dead-letter listener failed: ${describe(listenerError)}`),
-      );
-    await this.settled(definition, dead, 'dead', error);
-    await this.follow(followUps);
-    return { kind: 'settled', dead: message };
+    return this.complete(storeKey, entry, definition, job, runs, { error, message });
   }
 
   private signal(type: string, outcome: HubtelJobSignal['outcome'], attempt: number): void {

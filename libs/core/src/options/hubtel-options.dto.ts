@@ -9,7 +9,6 @@ import {
   HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE,
 } from '../hubtel.constants.js';
 import { HubtelOption, rules } from './hubtel-option.decorator.js';
-import type { HubtelShutdownOptions, HubtelStatusCheckBudgetOptions } from './hubtel-options.types.js';
 import type { InboundAccessOptions } from '../inbound/inbound-access.js';
 
 // The options every module shares, as DTOs checked at bootstrap by the inbound bodies' validator.
@@ -83,14 +82,17 @@ export class HubtelBackoffOptionsDto {
   maxDelayMs?: number;
 }
 
-/** HubtelRetryOptions (every module's `retry`); the cap's default follows a larger base. */
+/** Every module's `retry` of its calls to the platform. */
 export class HubtelRetryOptionsDto {
+  /** Attempts in all, the first one included. 1 disables retries. Default 3. */
   @HubtelOption({ int: [1, 20], env: HUBTEL_ENV.retryMaxAttempts, default: HUBTEL_DEFAULT_RETRY.maxAttempts })
   maxAttempts?: number;
 
+  /** First backoff ceiling; doubles on every retry (full jitter: a random wait below it). Default 250. */
   @HubtelOption({ int: 1, env: HUBTEL_ENV.retryBaseDelayMs, default: HUBTEL_DEFAULT_RETRY.baseDelayMs })
   baseDelayMs?: number;
 
+  /** No backoff, nor any honoured `Retry-After`, is longer than this. Default 5000 (or the base). */
   @HubtelOption({
     int: 1,
     env: HUBTEL_ENV.retryMaxDelayMs,
@@ -102,6 +104,7 @@ export class HubtelRetryOptionsDto {
 
 /** HubtelHttpOptions: the transport settings of every module that calls the platform. */
 export class HubtelHttpOptionsDto {
+  /** Time-out of one HTTP attempt, in ms. Default 15000. */
   @HubtelOption({ int: [1, 600_000], env: HUBTEL_ENV.timeoutMs, default: HUBTEL_DEFAULT_TIMEOUT_MS })
   timeoutMs?: number;
 
@@ -109,6 +112,7 @@ export class HubtelHttpOptionsDto {
   @HubtelOption({ nested: () => HubtelRetryOptionsDto, account: 'merged', default: {} })
   retry?: HubtelRetryOptionsDto;
 
+  /** Country code put in front of national numbers (`0241234567`). Default '233'. */
   @HubtelOption({
     is: IsHubtelCountryCode(),
     env: HUBTEL_ENV.defaultCountryCode,
@@ -122,14 +126,30 @@ export function IsHubtelShutdownGraceMs(): PropertyDecorator {
   return HubtelOption({ int: [0, 600_000] });
 }
 
-/** Shutdown of a module's inbound pipeline (see HubtelShutdownOptions), extended by the modules' DTOs that carry it. */
-export class HubtelShutdownOptionsDto implements HubtelShutdownOptions {
+/**
+ * Shutdown of a module's inbound pipeline. Where jobs run is not an option: in this process with
+ * the memory store, on BullMQ with Redis (whose lock and stalled-job check hand a dead replica's
+ * job to another: HubtelBullmqModule's `lockDurationMs` / `stalledIntervalMs`).
+ */
+export class HubtelShutdownOptionsDto {
+  /**
+   * On shutdown (SIGTERM with `app.enableShutdownHooks()`), how long handlers running in this
+   * process may take to finish (0 to 10 min). What is still pending then is logged with its count;
+   * with Redis, BullMQ runs it on another replica (or after the next start). Default 5000 ms.
+   */
   @IsHubtelShutdownGraceMs()
   shutdownGraceMs?: number;
 }
 
-/** `statusCheckBudget` of the modules that call the transaction status check. */
-export class HubtelStatusCheckBudgetOptionsDto implements HubtelStatusCheckBudgetOptions {
+/**
+ * The instance's budget of transaction status checks (shared by checkout and the service app: when
+ * both set it, the smaller wins). A check over budget is not sent: a confirmation waits for the
+ * next free slot, the reconciler and payment checks retry later, `getStatus` throws
+ * HubtelStatusCheckBudgetError. Reaching it logs one warning and counts
+ * `hubtel_status_checks_refused_total` (nestjs-hubtel/metrics).
+ */
+export class HubtelStatusCheckBudgetOptionsDto {
+  /** Status checks this instance makes in any minute (1 to 100000). Default 600. */
   @HubtelOption({ int: [1, HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE] })
   perMinute?: number;
 }
