@@ -106,14 +106,10 @@ export class AccountRegistry<T> implements HasAccountTransports {
   /** The accounts built so far with a transport of their own (health checks probe each). */
   async [ACCOUNT_TRANSPORTS](): Promise<AccountTransport[]> {
     return [...(await this.built())].flatMap(([account, built]) => {
-      const transport = this.transportOf(built);
+      // The default account's `transport` is the module's provider.
+      const { transport } = built as { transport?: unknown };
       return transport ? [{ account, transport }] : [];
     });
-  }
-
-  /** An account's own transport: its `transport` (the default account's is the module's provider). */
-  protected transportOf(account: T): unknown {
-    return (account as { transport?: unknown }).transport;
   }
 
   /** Account `name`, or HubtelUnknownAccountError. */

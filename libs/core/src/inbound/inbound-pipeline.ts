@@ -82,7 +82,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       logger: this.logger,
       now: this.now,
       runner: this.runner,
-      record: (type, key, payload, followUps) => this.record(type, key, payload, followUps),
+      record: (type, key, payload, followUps) => this.submit(type, key, payload, followUps),
       execute: this.execute,
     });
     if (this.runner.local) void this.runner.start(options.name, this.execute);
@@ -97,18 +97,11 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return this;
   }
 
-  /** Records the job and, when new, asks for its run: acknowledge the sender only after this resolves. */
-  async submit<P>(type: string, key: string, payload: P): Promise<SubmitResult<P>> {
-    return this.record(type, key, payload);
-  }
-
-  /** `submit`, or with `followUps` a follow-up of a settling run: recorded, not queued (see `settle`). */
-  private async record<P>(
-    type: string,
-    key: string,
-    payload: P,
-    followUps?: FollowUp[],
-  ): Promise<SubmitResult<P>> {
+  /**
+   * Records the job and, when new, asks for its run: acknowledge the sender only after this resolves.
+   * With `followUps` (a settling run's), a new job is recorded and added there, not queued.
+   */
+  async submit<P>(type: string, key: string, payload: P, followUps?: FollowUp[]): Promise<SubmitResult<P>> {
     const definition = this.definition(type);
     const at = this.now();
     const record: JobRecord<P> = {
@@ -183,10 +176,6 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   /** The first shutdown hook: from now on, new inbound work is answered 503. */
   onModuleDestroy(): void {
     this.closing = true;
-  }
-
-  get acceptingInbound(): boolean {
-    return !this.closing;
   }
 
   /** Throws HubtelShuttingDownError (503 with Retry-After) once the app shuts down. */
