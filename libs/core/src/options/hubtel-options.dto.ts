@@ -13,9 +13,6 @@ import type { InboundAccessOptions } from '../inbound/inbound-access.js';
 
 // The options every module shares, as DTOs checked at bootstrap by the inbound bodies' validator.
 
-/** Not blank: at least one non-space character. */
-const NOT_BLANK = /\S/;
-
 /** An optional section of options (`checkout.handlers`): absent, null, or an object checked as `type` declares. */
 export function IsOptionalSection(type: () => Function): PropertyDecorator {
   return HubtelOption({ nested: type });
@@ -40,19 +37,6 @@ export function IsHubtelCountryCode(): PropertyDecorator {
   );
 }
 
-/** An API id: not blank, and no colon (it would split the Basic auth pair in the wrong place on the platform's side). */
-export function IsHubtelClientId(): PropertyDecorator {
-  return rules(
-    IsString(),
-    Matches(/^[^:]*[^\s:][^:]*$/, { message: 'clientId must not be empty nor contain ":"' }),
-  );
-}
-
-/** An API secret: not blank. */
-export function IsHubtelClientSecret(): PropertyDecorator {
-  return rules(IsString(), Matches(NOT_BLANK, { message: 'clientSecret must not be empty' }));
-}
-
 /**
  * A key pair (`callbackCredentials`; over `base`, a module's own `clientId` / `clientSecret`) read
  * from `env`'s variables: each account's own as a whole, never completed with the default's.
@@ -62,11 +46,14 @@ export function declareCredentials<B extends object = object>(
   base: new () => B = Object as never,
 ): new () => B & { clientId: string; clientSecret: string } {
   class HubtelCredentialsDto extends (base as new () => object) {
-    @IsHubtelClientId()
+    // Not blank, and no colon: it would split the Basic auth pair in the wrong place on the platform's side.
+    @IsString()
+    @Matches(/^[^:]*[^\s:][^:]*$/, { message: 'clientId must not be empty nor contain ":"' })
     @HubtelOption({ env: env.clientId, account: 'own' })
     clientId: string;
 
-    @IsHubtelClientSecret()
+    @IsString()
+    @Matches(/\S/, { message: 'clientSecret must not be empty' })
     @HubtelOption({ env: env.clientSecret, account: 'own' })
     clientSecret: string;
   }
