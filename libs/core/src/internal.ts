@@ -30,7 +30,6 @@ export {
   requeueDeadLetter,
 } from './inbound/inbound-dead-letters.js';
 export { JobDeferral } from './inbound/inbound-job.types.js';
-export { describe as describeError } from './inbound/inbound-outcome.js';
 export { createHandlerDecorator, createListenerDecorator } from './events/handler-decorator.js';
 export { AccountRegistry } from './accounts/hubtel-accounts.js';
 export {
@@ -81,7 +80,7 @@ export { judgeAmounts, amountsOf } from './http/payment-amounts.js';
 
 export { echoValue, findInvalidMsisdns, invalidMsisdnsError } from './phone/msisdn.js';
 export { LOG_LINE_MAX_LENGTH, capLogText, escapeLogText, sanitizeLogLine } from './logging/log-sanitize.js';
-export { redactToString } from './logging/redact.js';
+export { describeError, redactToString } from './logging/redact.js';
 export { sanitizingLogger } from './logging/hubtel-logger.js';
 export { isLogLevelEnabled } from './logging/log-level.js';
 

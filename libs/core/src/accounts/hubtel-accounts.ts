@@ -1,7 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
-import { maskPhoneNumbers } from '../logging/redact.js';
+import { describeError } from '../logging/redact.js';
 import { echoValue } from '../phone/msisdn.js';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
@@ -257,7 +257,7 @@ export class AccountRegistry<T> implements HasAccountTransports {
           const retryMs = Math.min(resolver.cacheTtlMs, REFRESH_RETRY_MS);
           stale.expiresAt = Date.now() + retryMs;
           this.logger.warn(
-            `${this.area}[${name}]: asking accounts.resolve again failed (${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}); ` +
+            `${this.area}[${name}]: asking accounts.resolve again failed (${describeError(error)}); ` +
               `its last options are still served, asked again in ${retryMs} ms`,
           );
         }

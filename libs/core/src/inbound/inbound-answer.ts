@@ -1,6 +1,6 @@
 import { HttpException, type LoggerService } from '@nestjs/common';
 import { HubtelValidationError } from '../errors/hubtel.errors.js';
-import { describe } from './inbound-outcome.js';
+import { describeError } from '../logging/redact.js';
 import type {
   HubtelInboundSignal,
   HubtelInboundSource,
@@ -74,7 +74,7 @@ function toHttpError(
   const refused = options.refusal?.(error);
   if (refused) return refused;
   if (error instanceof HttpException) return error;
-  options.logger.error(`A ${what} could not be recorded or handled: ${describe(error)}`);
+  options.logger.error(`A ${what} could not be recorded or handled: ${describeError(error)}`);
   const message = `The ${what} could not be recorded; send it again later`;
   return inboundHttpError(503, 'HUBTEL_UNAVAILABLE', message);
 }

@@ -8,7 +8,7 @@ import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelError, HubtelStoreUnavailableError } from '../errors/hubtel.errors.js';
 import { HandlerRegistry } from '../events/handler-registry.js';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
-import { maskPhoneNumbers } from '../logging/redact.js';
+import { describeError, maskPhoneNumbers } from '../logging/redact.js';
 import { sleep } from '../retry/backoff.js';
 import type { StoreEntry } from '../store/hubtel-store.interface.js';
 import {
@@ -31,14 +31,7 @@ import {
 import { DEFAULT_SHUTDOWN_GRACE_MS, HubtelShuttingDownError, reportShutdown } from './inbound-shutdown.js';
 import { InProcessJobRunner, type JobRunner, type JobRunOutcome } from './job-runner.js';
 import { JobSettlement, SETTLED, type FollowUp } from './inbound-settlement.js';
-import {
-  describe,
-  isSettled,
-  nextRecord,
-  request,
-  writeOutcome,
-  type OutcomeWriter,
-} from './inbound-outcome.js';
+import { isSettled, nextRecord, request, writeOutcome, type OutcomeWriter } from './inbound-outcome.js';
 
 export * from './inbound-job.types.js';
 
@@ -170,7 +163,9 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       .then(() =>
         this.stopping.signal.aborted ? undefined : this.runner.start(this.options.name, this.execute),
       )
-      .catch((error: unknown) => this.logger.error(`Starting the job runner failed: ${describe(error)}`));
+      .catch((error: unknown) =>
+        this.logger.error(`Starting the job runner failed: ${describeError(error)}`),
+      );
   }
 
   /** The first shutdown hook: from now on, new inbound work is answered 503. */
@@ -208,7 +203,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     const grace = this.options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     // The runner's jobs still running past the grace are the runner's to hand to another instance.
     const stopped = this.runner.stop(this.options.name).catch((error: unknown) => {
-      this.logger.error(`Stopping the job runner failed: ${describe(error)}`);
+      this.logger.error(`Stopping the job runner failed: ${describeError(error)}`);
     });
     await Promise.race([stopped.then(() => this.drain()), sleep(grace)]);
     await reportShutdown(this.logger, this.options.name, this.options.store, this.prefix, grace, this.active);
@@ -244,7 +239,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         return await this.settlement.fail(storeKey, entry, definition, entry.value, giveUp, Infinity);
       return await this.run(storeKey, entry, definition, read);
     } catch (error) {
-      this.logger.error(`Job ${storeKey} stopped: ${describe(error)}; trying again`);
+      this.logger.error(`Job ${storeKey} stopped: ${describeError(error)}; trying again`);
       throw error;
     } finally {
       if (--this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();

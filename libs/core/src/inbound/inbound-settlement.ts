@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { maskPhoneNumbers } from '../logging/redact.js';
+import { describeError, maskPhoneNumbers } from '../logging/redact.js';
 import { backoffDelay } from '../retry/backoff.js';
 import type { StoreEntry } from '../store/hubtel-store.interface.js';
 import {
@@ -11,7 +11,7 @@ import {
   type JobRecord,
   type SubmitResult,
 } from './inbound-job.types.js';
-import { describe, nextRecord, writeOutcome, type OutcomeWriter } from './inbound-outcome.js';
+import { nextRecord, writeOutcome, type OutcomeWriter } from './inbound-outcome.js';
 import type { JobRunner, JobRunOutcome } from './job-runner.js';
 import type { HubtelJobSignal } from '../telemetry/hubtel-telemetry.js';
 
@@ -66,7 +66,7 @@ export class JobSettlement {
       await this.ctx.options.emitter
         .emitAsync(this.ctx.options.deadLetterEvent, event)
         .catch((listenerError: unknown) =>
-          this.ctx.logger.error(`A dead-letter listener failed: ${describe(listenerError)}`),
+          this.ctx.logger.error(`A dead-letter listener failed: ${describeError(listenerError)}`),
         );
     } else this.signal(job.type, 'done', attempts);
     await this.settled(definition, next, outcome, failure?.error);
@@ -114,7 +114,7 @@ export class JobSettlement {
       });
       return undefined;
     } catch (error) {
-      const message = describe(error);
+      const message = describeError(error);
       const pending = nextRecord(
         this.ctx.now(),
         job,
@@ -143,7 +143,7 @@ export class JobSettlement {
     attempt: number,
   ): Promise<JobRunOutcome> {
     const policy = { ...DEFAULT_JOB_RETRY, ...this.ctx.options.retry, ...definition.retry };
-    const message = describe(error);
+    const message = describeError(error);
     const runs = Number.isFinite(attempt) ? attempt : job.attempts;
     const delayMs = backoffDelay(runs, policy, this.ctx.options.random);
     const outOfTime =
@@ -180,7 +180,7 @@ export class JobSettlement {
       await definition.onSettled?.(job, outcome, error);
     } catch (hookError) {
       this.ctx.logger.error(
-        `After-job hook of ${job.type} ${maskPhoneNumbers(job.key)} failed: ${describe(hookError)}`,
+        `After-job hook of ${job.type} ${maskPhoneNumbers(job.key)} failed: ${describeError(hookError)}`,
       );
     }
   }

@@ -1,13 +1,7 @@
 import { IsString, Matches, MaxLength } from 'class-validator';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { compileValidator, type CompileValidatorOptions } from '../validation/validation.ajv.js';
-import {
-  HUBTEL_DEFAULT_COUNTRY_CODE,
-  HUBTEL_DEFAULT_RETRY,
-  HUBTEL_DEFAULT_TIMEOUT_MS,
-  HUBTEL_ENV,
-  HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE,
-} from '../hubtel.constants.js';
+import { HUBTEL_DEFAULT_COUNTRY_CODE, HUBTEL_ENV } from '../hubtel.constants.js';
 import { HubtelOption, rules } from './hubtel-option.decorator.js';
 import type { InboundAccessOptions } from '../inbound/inbound-access.js';
 
@@ -72,11 +66,11 @@ export class HubtelBackoffOptionsDto {
 /** Every module's `retry` of its calls to the platform. */
 export class HubtelRetryOptionsDto {
   /** Attempts in all, the first one included. 1 disables retries. Default 3. */
-  @HubtelOption({ int: [1, 20], env: HUBTEL_ENV.retryMaxAttempts, default: HUBTEL_DEFAULT_RETRY.maxAttempts })
+  @HubtelOption({ int: [1, 20], env: HUBTEL_ENV.retryMaxAttempts, default: 3 })
   maxAttempts?: number;
 
   /** First backoff ceiling; doubles on every retry (full jitter: a random wait below it). Default 250. */
-  @HubtelOption({ int: 1, env: HUBTEL_ENV.retryBaseDelayMs, default: HUBTEL_DEFAULT_RETRY.baseDelayMs })
+  @HubtelOption({ int: 1, env: HUBTEL_ENV.retryBaseDelayMs, default: 250 })
   baseDelayMs?: number;
 
   /** No backoff, nor any honoured `Retry-After`, is longer than this. Default 5000 (or the base). */
@@ -84,7 +78,7 @@ export class HubtelRetryOptionsDto {
     int: 1,
     env: HUBTEL_ENV.retryMaxDelayMs,
     atLeast: 'baseDelayMs',
-    defaultFrom: (retry) => Math.max(HUBTEL_DEFAULT_RETRY.maxDelayMs, retry.baseDelayMs as number),
+    defaultFrom: (retry) => Math.max(5_000, retry.baseDelayMs as number),
   })
   maxDelayMs?: number;
 }
@@ -92,7 +86,7 @@ export class HubtelRetryOptionsDto {
 /** HubtelHttpOptions: the transport settings of every module that calls the platform. */
 export class HubtelHttpOptionsDto {
   /** Time-out of one HTTP attempt, in ms. Default 15000. */
-  @HubtelOption({ int: [1, 600_000], env: HUBTEL_ENV.timeoutMs, default: HUBTEL_DEFAULT_TIMEOUT_MS })
+  @HubtelOption({ int: [1, 600_000], env: HUBTEL_ENV.timeoutMs, default: 15_000 })
   timeoutMs?: number;
 
   // A named account's retry fields fall back to the default account's one by one.
@@ -137,7 +131,7 @@ export class HubtelShutdownOptionsDto {
  */
 export class HubtelStatusCheckBudgetOptionsDto {
   /** Status checks this instance makes in any minute (1 to 100000). Default 600. */
-  @HubtelOption({ int: [1, HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE] })
+  @HubtelOption({ int: [1, 100_000] })
   perMinute?: number;
 }
 
