@@ -72,7 +72,7 @@ export function compileValidator<T>(
   const project = projector(root, shapes, new Map());
   const validator: CompiledValidator<T> = (input) => {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      const message = `request body must be a JSON object, got ${kind(input)}`;
+      const message = `request body must be a JSON object, got ${kindOf(input)}`;
       return { ok: false, issues: [{ field: '(body)', message }] };
     }
     if (check(input)) return { ok: true, value: project(input) as T };
@@ -159,7 +159,7 @@ function describe(error: ErrorObject, field: string): { rank: number; message: s
     case 'type': {
       if (error.data === null) return { rank: 0, message: `${field} is required (got null)` };
       const wanted = (error.params as { type: string }).type.replace('integer', 'an integer number');
-      return { rank: 1, message: `${field} must be ${article(wanted)}, got ${kind(error.data)}` };
+      return { rank: 1, message: `${field} must be ${article(wanted)}, got ${kindOf(error.data)}` };
     }
     case 'cvMatches': {
       const { source, flags, message } = schema as { source: string; flags: string; message?: string };
@@ -182,7 +182,8 @@ function article(type: string): string {
   return type.startsWith('an ') ? type : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
-function kind(value: unknown): string {
+/** What a value is, for a message that must not echo it: `null`, `nothing`, `an array`, `a string`... */
+export function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'an array';
