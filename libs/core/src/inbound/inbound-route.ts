@@ -1,3 +1,4 @@
+import type { AccountRegistry } from '../accounts/hubtel-accounts.js';
 import {
   HubtelAccountLookupLimitError,
   HubtelUnknownAccountError,
@@ -16,13 +17,11 @@ export interface InboundAccount {
   readonly access: InboundAccessPolicy;
 }
 
-/** Where routing finds accounts (an AccountRegistry). */
-export interface InboundAccounts<A extends InboundAccount> {
-  readonly default: A;
-  forRequest(name: string): Promise<A>;
-  /** Whether `name` is an account known without asking a resolver. */
-  knows(name: string): boolean;
-}
+/** Where routing finds accounts. */
+export type InboundAccounts<A extends InboundAccount> = Pick<
+  AccountRegistry<A>,
+  'default' | 'forRequest' | 'knows'
+>;
 
 /** The route paths of one endpoint, for every account: named registrations add no route of their own. */
 export function inboundPaths(path: string): string[] {
