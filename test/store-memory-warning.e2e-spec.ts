@@ -3,7 +3,7 @@
  * HubtelRedisModule, no `store`) logs ONE warning line saying what that costs and how to fix it —
  * not one per module; none outside production, and none when the records are in Redis.
  */
-import { MEMORY_STORE_PRODUCTION_WARNING } from '../libs/core/src/store/memory-store-warning.js';
+import { MEMORY_STORE_PRODUCTION_WARNING } from '../libs/core/src/store/store-option.js';
 import { CaptureLogger } from './support/capture-logger.js';
 import { startExampleInProcess } from './support/example-app.harness.js';
 import { redisBinary, redisDatabase, type RedisDatabase } from './support/redis-server.js';

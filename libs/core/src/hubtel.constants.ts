@@ -9,12 +9,6 @@ export const HUBTEL_DEFAULT_BASE_URLS: Readonly<Record<HubtelApi, string>> = Obj
   fulfillment: 'https://gs-callback.hubtel.com:9055',
 });
 
-/** Default time-out of one HTTP attempt. */
-export const HUBTEL_DEFAULT_TIMEOUT_MS = 15_000;
-
-/** Default retry policy: 3 attempts in all, full-jitter backoff from 250 ms, never above 5 s. */
-export const HUBTEL_DEFAULT_RETRY = Object.freeze({ maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000 });
-
 /** Country code put in front of national numbers written with a leading 0 (Ghana). */
 export const HUBTEL_DEFAULT_COUNTRY_CODE = '233';
 
@@ -58,5 +52,3 @@ export const HUBTEL_STATUS_CHECK_BUDGET = Symbol.for('nestjs-hubtel:status-check
 
 /** Default `statusCheckBudget.perMinute` (10 a second; the platform's per-merchant limit is undocumented). */
 export const HUBTEL_DEFAULT_STATUS_CHECKS_PER_MINUTE = 600;
-/** Largest `statusCheckBudget.perMinute` accepted. */
-export const HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE = 100_000;

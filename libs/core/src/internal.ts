@@ -30,20 +30,16 @@ export {
   requeueDeadLetter,
 } from './inbound/inbound-dead-letters.js';
 export { JobDeferral } from './inbound/inbound-job.types.js';
-export { describe as describeError } from './inbound/inbound-outcome.js';
 export { createHandlerDecorator, createListenerDecorator } from './events/handler-decorator.js';
 export { AccountRegistry } from './accounts/hubtel-accounts.js';
 export {
   ACCOUNT_TRANSPORTS,
   HUBTEL_ACCOUNT_NAME,
-  checkAccountName,
   hasAccountTransports,
-  type AccountTransport,
   type HasAccountTransports,
-  type DefaultAccount,
   type ResolvedAccountResolver,
 } from './accounts/hubtel-accounts.resolver.js';
-export { accountEnvVariable, accountNamesFromEnv } from './accounts/accounts-env.js';
+export { accountEnvVariable } from './accounts/accounts-env.js';
 
 export {
   HUBTEL_DEFAULT_BASE_URLS,
@@ -51,21 +47,8 @@ export {
   HUBTEL_ENV,
   HUBTEL_STATUS_CHECK_BUDGET,
 } from './hubtel.constants.js';
-export {
-  HubtelOption,
-  optionFields,
-  rules,
-  type HubtelAccountRule,
-  type HubtelOptionSpec,
-} from './options/hubtel-option.decorator.js';
-export {
-  declaredOptionsFromEnv,
-  inheritDeclaredOptions,
-  overrideOptions,
-  resolveDeclaredOptions,
-  withOptionDefaults,
-  type OptionsFromEnv,
-} from './options/hubtel-options.declared.js';
+export { HubtelOption, optionFields, rules } from './options/hubtel-option.decorator.js';
+export { withOptionDefaults } from './options/hubtel-options.declared.js';
 export {
   hubtelModuleRecipe,
   type HubtelAccountAsyncOptions,
@@ -75,16 +58,12 @@ export {
 } from './options/hubtel-module.recipe.js';
 export {
   hubtelOptionsRecipe,
-  resolveAccountResolver,
   type HubtelAccountOptions,
   type HubtelEnvAccounts,
-  type HubtelOptionsRecipe,
-  type HubtelResolveContext,
 } from './options/hubtel-options.recipe.js';
-export type { ResolvedHubtelHttpOptions } from './options/hubtel-options.types.js';
 export { HTTP_GROUPED, httpParts, type HubtelHttpParts } from './options/hubtel-options.http.js';
-export { assertOptionsObject, backoffDelays, resolveUrl } from './options/hubtel-options.validation.js';
-export { checkOptionsFromEnv, dropUndefined } from './options/hubtel-env.js';
+export { backoffDelays } from './options/hubtel-options.validation.js';
+export { dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
 export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hubtel-connection.module.js';
 export * from './store/redis.checks.js';
@@ -101,7 +80,7 @@ export { judgeAmounts, amountsOf } from './http/payment-amounts.js';
 
 export { echoValue, findInvalidMsisdns, invalidMsisdnsError } from './phone/msisdn.js';
 export { LOG_LINE_MAX_LENGTH, capLogText, escapeLogText, sanitizeLogLine } from './logging/log-sanitize.js';
-export { redactToString } from './logging/redact.js';
+export { describeError, redactToString } from './logging/redact.js';
 export { sanitizingLogger } from './logging/hubtel-logger.js';
 export { isLogLevelEnabled } from './logging/log-level.js';
 
@@ -113,8 +92,6 @@ export {
   declareCredentials,
   HubtelHttpOptionsDto,
   HubtelShutdownOptionsDto,
-  IsHubtelClientId,
-  IsHubtelClientSecret,
   IsHubtelShutdownGraceMs,
   HubtelStatusCheckBudgetOptionsDto,
   IsHubtelCountryCode,

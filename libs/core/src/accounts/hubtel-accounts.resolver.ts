@@ -1,4 +1,5 @@
 import { HubtelConfigError, HubtelError } from '../errors/hubtel.errors.js';
+import { HubtelOption } from '../options/hubtel-option.decorator.js';
 import { echoValue } from '../phone/msisdn.js';
 
 /** Name of the account `forRoot` / `forRootAsync` configure, in every module (and its labels). */
@@ -10,43 +11,54 @@ export const HUBTEL_DEFAULT_ACCOUNT = 'default';
  */
 export const HUBTEL_ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
+/** At most a day: a resolver's cache, and how long a found name stays known. */
+const DAY_MS = 86_400_000;
+
 /**
  * How long a found name stays known (its expired entry served while refreshed, its look-up outside
  * `requestLookupsPerMinute`): a flood of made-up names cannot lock out a real account's customers.
  */
-export const HUBTEL_FOUND_ACCOUNT_TTL_MS = 86_400_000;
+export const HUBTEL_FOUND_ACCOUNT_TTL_MS = DAY_MS;
+
+/** A HubtelAccountResolver's limits, declared (`resolve` is checked in code). */
+export class HubtelAccountResolverLimits {
+  /**
+   * How long a found account is kept (default 5 minutes, 0 keeps nothing, at most a day): a busy
+   * app does not query its database per request, and rotated keys arrive within minutes.
+   */
+  @HubtelOption({ int: [0, DAY_MS], default: 5 * 60_000 })
+  cacheTtlMs?: number;
+
+  /**
+   * How long a name from a callback's path that `resolve` does not know is answered 404 without
+   * asking again (default 1 minute, 0 asks every time, at most a day): a forger repeating one
+   * made-up path costs a query a minute. Calls from your code (`forAccount`) always ask.
+   */
+  @HubtelOption({ int: [0, DAY_MS], default: 60_000 })
+  unknownTtlMs?: number;
+
+  /**
+   * Calls of `resolve` that callbacks' paths may start in a minute, per instance, for names it
+   * never found (default 600: made-up names cannot become a flood of queries); past it, a callback
+   * naming such a name is answered 503 until the minute ends. A name found in the last day is
+   * served from its entry (refreshed in the background once `cacheTtlMs` passed) or looked up
+   * outside this budget.
+   */
+  @HubtelOption({ int: [1, 100_000], default: 600 })
+  requestLookupsPerMinute?: number;
+}
 
 /**
  * Where the accounts known only at run time come from (a database of merchants): `resolve` gets a
  * name and answers the account's options (as `registerAccount` takes them, without `name`), or
  * undefined when there is no such account.
  */
-export interface HubtelAccountResolver<O> {
+export interface HubtelAccountResolver<O> extends HubtelAccountResolverLimits {
   resolve: (name: string) => Promise<O | undefined> | O | undefined;
-  /** How long a found account is kept (default 5 minutes, 0 keeps nothing, at most a day). */
-  cacheTtlMs?: number;
-  /**
-   * How long a name from a callback's path that `resolve` does not know is answered 404 without
-   * asking again (default 1 minute, 0 asks every time, at most a day). Calls from your code
-   * (`forAccount`) always ask.
-   */
-  unknownTtlMs?: number;
-  /**
-   * Calls of `resolve` that callbacks' paths may start in a minute, per instance, for names it
-   * never found (default 600); past it, a callback naming such a name is answered 503 until the
-   * minute ends. A name found in the last day is served from its entry (refreshed in the
-   * background once `cacheTtlMs` passed) or looked up outside this budget.
-   */
-  requestLookupsPerMinute?: number;
 }
 
 /** `HubtelAccountResolver` after validation. */
-export interface ResolvedAccountResolver<O = unknown> {
-  resolve: HubtelAccountResolver<O>['resolve'];
-  cacheTtlMs: number;
-  unknownTtlMs: number;
-  requestLookupsPerMinute: number;
-}
+export type ResolvedAccountResolver<O = unknown> = Required<HubtelAccountResolver<O>>;
 
 /**
  * A request's path named an account the resolver never found (on this instance, in the last day),

@@ -42,7 +42,7 @@ function setUp(limits: Omit<HubtelAccountResolver<unknown>, 'resolve'> = {}) {
     ),
   });
   registry.register('south', { key: 'south' });
-  registry.buildRegistered();
+  registry.onModuleInit();
   return {
     registry,
     table,

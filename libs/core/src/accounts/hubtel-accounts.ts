@@ -1,7 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
-import { maskPhoneNumbers } from '../logging/redact.js';
+import { describeError } from '../logging/redact.js';
 import { echoValue } from '../phone/msisdn.js';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
@@ -48,7 +48,7 @@ interface CachedAccount<T> {
 /**
  * One area's accounts in an application: the default one (forRoot), those registered by name
  * (registerAccount), and those the optional resolver finds at run time (cached). A registered
- * account is built once, at bootstrap (`buildRegistered`), so a bad option stops the app; a
+ * account is built once, at bootstrap (`onModuleInit`), so a bad option stops the app; a
  * resolved one at first use. An unknown name, a resolver that throws or answers options that do
  * not pass the check is not cached: the next call asks again.
  */
@@ -95,25 +95,27 @@ export class AccountRegistry<T> implements HasAccountTransports {
   }
 
   /** Builds every registered account now, so a bad option stops the application at bootstrap. */
-  buildRegistered(): void {
+  onModuleInit(): void {
     for (const name of this.registered.keys()) this.registeredAccount(name);
   }
 
-  onModuleInit(): void {
-    this.buildRegistered();
-  }
-
-  /** The accounts built so far with a transport of their own (health checks probe each). */
+  /**
+   * The accounts built so far (the default, the registered, the resolved still cached) with a
+   * transport of their own (the default account's is the module's provider): health checks probe each.
+   */
   async [ACCOUNT_TRANSPORTS](): Promise<AccountTransport[]> {
-    return [...(await this.built())].flatMap(([account, built]) => {
-      const transport = this.transportOf(built);
+    const accounts = new Map<string, T>([[HUBTEL_DEFAULT_ACCOUNT, this.default]]);
+    for (const name of this.registered.keys()) accounts.set(name, this.registeredAccount(name));
+    const now = Date.now();
+    for (const [name, entry] of this.resolved) {
+      if (entry.expiresAt <= now && !(entry.found && this.wasFound(name, now))) continue;
+      const account = await entry.account.catch(() => undefined);
+      if (account !== undefined) accounts.set(name, account);
+    }
+    return [...accounts].flatMap(([account, built]) => {
+      const { transport } = built as { transport?: unknown };
       return transport ? [{ account, transport }] : [];
     });
-  }
-
-  /** An account's own transport: its `transport` (the default account's is the module's provider). */
-  protected transportOf(account: T): unknown {
-    return (account as { transport?: unknown }).transport;
   }
 
   /** Account `name`, or HubtelUnknownAccountError. */
@@ -133,10 +135,8 @@ export class AccountRegistry<T> implements HasAccountTransports {
    * hold back an account found before.
    */
   async forRequest(name: string): Promise<T> {
-    const known = this.find(name);
-    if (known) return known;
     const resolver = this.defaults?.resolver;
-    if (!resolver || !HUBTEL_ACCOUNT_NAME.test(name)) throw this.unknown(name);
+    if (!resolver || !HUBTEL_ACCOUNT_NAME.test(name) || this.find(name)) return this.get(name);
     const now = Date.now();
     const cached = this.resolved.get(name);
     if (cached && (cached.expiresAt > now || this.wasFound(name, now)))
@@ -173,31 +173,10 @@ export class AccountRegistry<T> implements HasAccountTransports {
     return this.requireDefaults(HUBTEL_DEFAULT_ACCOUNT).account;
   }
 
-  /** Whether a resolver may know more names than `names`. */
-  get resolves(): boolean {
-    return this.defaults?.resolver !== undefined;
-  }
-
-  /** Names configured in code or the environment: `default` first, then the registered ones. */
-  get names(): string[] {
-    return [HUBTEL_DEFAULT_ACCOUNT, ...[...this.registered.keys()].sort()];
-  }
-
-  /** The accounts built so far: the default, the registered, and the resolved still cached. */
-  async built(): Promise<Map<string, T>> {
-    const accounts = new Map<string, T>([[HUBTEL_DEFAULT_ACCOUNT, this.default]]);
-    for (const name of this.registered.keys()) accounts.set(name, this.registeredAccount(name));
-    const now = Date.now();
-    for (const [name, entry] of this.resolved) {
-      if (entry.expiresAt <= now && !(entry.found && this.wasFound(name, now))) continue;
-      const account = await entry.account.catch(() => undefined);
-      if (account !== undefined) accounts.set(name, account);
-    }
-    return accounts;
-  }
-
+  /** Its error names the accounts configured in code or the environment: `default`, then the registered. */
   unknown(name: unknown): HubtelUnknownAccountError {
-    return this.unknownError(echoValue(name), this.names, this.resolves);
+    const names = [HUBTEL_DEFAULT_ACCOUNT, ...[...this.registered.keys()].sort()];
+    return this.unknownError(echoValue(name), names, this.defaults?.resolver !== undefined);
   }
 
   private registeredAccount(name: string): T {
@@ -278,7 +257,7 @@ export class AccountRegistry<T> implements HasAccountTransports {
           const retryMs = Math.min(resolver.cacheTtlMs, REFRESH_RETRY_MS);
           stale.expiresAt = Date.now() + retryMs;
           this.logger.warn(
-            `${this.area}[${name}]: asking accounts.resolve again failed (${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}); ` +
+            `${this.area}[${name}]: asking accounts.resolve again failed (${describeError(error)}); ` +
               `its last options are still served, asked again in ${retryMs} ms`,
           );
         }

@@ -132,65 +132,46 @@ export class HubtelApiError extends HubtelError {
   }
 }
 
-/** 401 (or the platform's equivalent codes): wrong API credentials for this API. */
-export class HubtelAuthenticationError extends HubtelApiError {
-  constructor(message: string, details: HubtelErrorDetails = {}) {
-    super(message, details, 'HUBTEL_AUTHENTICATION_FAILED');
-  }
+/** The error classes below: one `code` each, made with `(message, details)`. */
+function errorOf(code: HubtelErrorCode) {
+  return class extends HubtelError {
+    constructor(message: string, details: HubtelErrorDetails = {}) {
+      super(code, message, details);
+    }
+  };
 }
+
+function apiErrorOf(code: HubtelErrorCode) {
+  return class extends HubtelApiError {
+    constructor(message: string, details: HubtelErrorDetails = {}) {
+      super(message, details, code);
+    }
+  };
+}
+
+/** 401 (or the platform's equivalent codes): wrong API credentials for this API. */
+export class HubtelAuthenticationError extends apiErrorOf('HUBTEL_AUTHENTICATION_FAILED') {}
 
 /** 402: the account has no credit left. */
-export class HubtelInsufficientCreditError extends HubtelApiError {
-  constructor(message: string, details: HubtelErrorDetails = {}) {
-    super(message, details, 'HUBTEL_INSUFFICIENT_CREDIT');
-  }
-}
+export class HubtelInsufficientCreditError extends apiErrorOf('HUBTEL_INSUFFICIENT_CREDIT') {}
 
 /** 403 answered as an HTML page: the caller's IP address is not on the platform's allow-list. */
-export class HubtelIpNotAllowedError extends HubtelApiError {
-  constructor(message: string, details: HubtelErrorDetails = {}) {
-    super(message, details, 'HUBTEL_IP_NOT_ALLOWED');
-  }
-}
+export class HubtelIpNotAllowedError extends apiErrorOf('HUBTEL_IP_NOT_ALLOWED') {}
 
 /** 429 after the retry budget was spent. */
-export class HubtelRateLimitedError extends HubtelApiError {
-  constructor(message: string, details: HubtelErrorDetails = {}) {
-    super(message, details, 'HUBTEL_RATE_LIMITED');
-  }
-}
+export class HubtelRateLimitedError extends apiErrorOf('HUBTEL_RATE_LIMITED') {}
 
 /** The instance's budget of status checks is spent: not sent; `retryAfterMs` says when to try again. */
-export class HubtelStatusCheckBudgetError extends HubtelError {
-  constructor(message: string, details: HubtelErrorDetails = {}) {
-    super('HUBTEL_STATUS_CHECK_BUDGET', message, details);
-  }
-}
+export class HubtelStatusCheckBudgetError extends errorOf('HUBTEL_STATUS_CHECK_BUDGET') {}
 
 /** The connection failed before the request was sent; the platform did not see it. */
-export class HubtelNetworkError extends HubtelError {
-  constructor(message: string, details: HubtelErrorDetails = {}) {
-    super('HUBTEL_NETWORK_ERROR', message, details);
-  }
-}
+export class HubtelNetworkError extends errorOf('HUBTEL_NETWORK_ERROR') {}
 
 /** An idempotent request timed out on every attempt. */
-export class HubtelTimeoutError extends HubtelError {
-  constructor(message: string, details: HubtelErrorDetails = {}) {
-    super('HUBTEL_TIMEOUT', message, details);
-  }
-}
+export class HubtelTimeoutError extends errorOf('HUBTEL_TIMEOUT') {}
 
 /** A send or payment may have reached the platform, no answer came: NOT retried, check its status. */
-export class HubtelUnknownOutcomeError extends HubtelError {
-  constructor(message: string, details: HubtelErrorDetails = {}) {
-    super('HUBTEL_UNKNOWN_OUTCOME', message, details);
-  }
-}
+export class HubtelUnknownOutcomeError extends errorOf('HUBTEL_UNKNOWN_OUTCOME') {}
 
 /** The store failed or timed out (a write may have applied); inbound endpoints answer 503. */
-export class HubtelStoreUnavailableError extends HubtelError {
-  constructor(message: string, details: HubtelErrorDetails = {}) {
-    super('HUBTEL_STORE_UNAVAILABLE', message, details);
-  }
-}
+export class HubtelStoreUnavailableError extends errorOf('HUBTEL_STORE_UNAVAILABLE') {}

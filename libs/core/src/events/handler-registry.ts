@@ -3,7 +3,7 @@ import { ContextIdFactory, MetadataScanner, type DiscoveryService, type ModuleRe
 import * as eventEmitterPackage from '@nestjs/event-emitter';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
-import { maskPhoneNumbers } from '../logging/redact.js';
+import { describeError } from '../logging/redact.js';
 import { HANDLER_EVENTS, HUBTEL_HANDLER_METADATA, type HubtelHandlerMetadata } from './handler-decorator.js';
 
 /** One handler of a pipeline event: `id` (`Class.method@event`) is what a job record remembers. */
@@ -52,7 +52,7 @@ export class HandlerRegistry implements OnApplicationBootstrap {
     for (const event of events) {
       const failed = (error: unknown) =>
         this.logger.error(
-          `An observer of "${event}" failed (the job is not affected): ${maskPhoneNumbers(error instanceof Error ? error.message : String(error))}`,
+          `An observer of "${event}" failed (the job is not affected): ${describeError(error)}`,
         );
       const calls: Array<() => unknown> = [
         ...emitter.listenersAny().map((fn) => () => fn.call(emitter, event, payload)),

@@ -11,12 +11,6 @@ import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-tele
 
 const MINUTE_MS = 60_000;
 
-export interface StatusCheckBudgetHooks {
-  telemetry?: HubtelTelemetry;
-  logger?: LoggerService;
-  now?: () => number;
-}
-
 /** At most `perMinute` checks in any sliding minute: a ring of the last checks' times (O(1), no timer). */
 export class StatusCheckBudget {
   private readonly logger: LoggerService;
@@ -25,7 +19,9 @@ export class StatusCheckBudget {
   private next = 0;
   private lastRefusalAt = -Infinity;
 
-  constructor(private readonly hooks: StatusCheckBudgetHooks = {}) {
+  constructor(
+    private readonly hooks: { telemetry?: HubtelTelemetry; logger?: LoggerService; now?: () => number } = {},
+  ) {
     this.logger = hooks.logger ?? new HubtelLogger('HubtelStatusCheck');
   }
 

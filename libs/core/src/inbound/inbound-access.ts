@@ -56,10 +56,6 @@ export class InboundAccessPolicy {
     return this.allowed !== undefined || this.secretDigest !== undefined;
   }
 
-  get hasPathSecret(): boolean {
-    return this.secretDigest !== undefined;
-  }
-
   /** Warns of an account without a path secret while the default has one (secrets are never inherited). */
   warnUnguarded(
     own: InboundAccessPolicy,
@@ -68,7 +64,7 @@ export class InboundAccessPolicy {
     variable: string,
     logger: { warn(message: string): void },
   ): void {
-    if (this.hasPathSecret && !own.hasPathSecret)
+    if (this.secretDigest && !own.secretDigest)
       logger.warn(
         `Account "${account}" has no path secret while the default account has one: ${route} takes requests without a secret (secrets are not inherited). Set its access.pathSecret (${accountEnvVariable(account, variable)}), or allowedIps.`,
       );

@@ -1,12 +1,12 @@
 import { HttpException, type LoggerService } from '@nestjs/common';
 import { HubtelValidationError } from '../errors/hubtel.errors.js';
-import { describe } from './inbound-outcome.js';
+import { describeError } from '../logging/redact.js';
 import type {
   HubtelInboundSignal,
   HubtelInboundSource,
   HubtelTelemetry,
 } from '../telemetry/hubtel-telemetry.js';
-import { invalidBodyError, unrecordedError } from './inbound-http-errors.js';
+import { inboundHttpError } from './inbound-http-errors.js';
 import { HubtelShuttingDownError, shuttingDownHttpError } from './inbound-shutdown.js';
 
 /** How one inbound module answers the errors of its endpoints (see answerInbound). */
@@ -60,14 +60,23 @@ function toHttpError(
 ): HttpException {
   if (error instanceof HubtelValidationError) {
     options.onInvalid?.(error);
-    return invalidBodyError(error.issues, what);
+    const { issues } = error;
+    const shown = issues.slice(0, 5).map((issue) => issue.message);
+    const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
+    return inboundHttpError(
+      400,
+      'HUBTEL_INVALID_BODY',
+      `Invalid ${what}: ${shown.join('; ')}${more}`,
+      issues,
+    );
   }
   if (error instanceof HubtelShuttingDownError) return shuttingDownHttpError(response, error);
   const refused = options.refusal?.(error);
   if (refused) return refused;
   if (error instanceof HttpException) return error;
-  options.logger.error(`A ${what} could not be recorded or handled: ${describe(error)}`);
-  return unrecordedError(what);
+  options.logger.error(`A ${what} could not be recorded or handled: ${describeError(error)}`);
+  const message = `The ${what} could not be recorded; send it again later`;
+  return inboundHttpError(503, 'HUBTEL_UNAVAILABLE', message);
 }
 
 /** The signal of an inbound request with its outcome. */

@@ -23,22 +23,3 @@ export function inboundHttpError(
   if (issues) body.issues = issues.map(({ field, message: text }) => ({ field, message: text }));
   return new HttpException(body, status);
 }
-
-/** 400 for a body that failed DTO validation, listing every bad field. */
-export function invalidBodyError(issues: ValidationIssue[], what = 'request body'): HttpException {
-  const summary = issues
-    .slice(0, 5)
-    .map((issue) => issue.message)
-    .join('; ');
-  const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
-  return inboundHttpError(400, 'HUBTEL_INVALID_BODY', `Invalid ${what}: ${summary}${more}`, issues);
-}
-
-/** 503 for a request the store could not record: not acknowledged, so the platform sends it again. */
-export function unrecordedError(what: string): HttpException {
-  return inboundHttpError(
-    503,
-    'HUBTEL_UNAVAILABLE',
-    `The ${what} could not be recorded; send it again later`,
-  );
-}

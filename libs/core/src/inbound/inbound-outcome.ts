@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { HubtelError } from '../errors/hubtel.errors.js';
-import { maskPhoneNumbers } from '../logging/redact.js';
+import { describeError, maskPhoneNumbers } from '../logging/redact.js';
 import { sleep } from '../retry/backoff.js';
 import type { HubtelStore, StoreEntry } from '../store/hubtel-store.interface.js';
 import { NO_HANDLERS } from './inbound-dispatch.js';
@@ -66,7 +66,7 @@ export async function writeOutcome(
         throw error;
       if (failures++ === 0)
         writer.logger.warn(
-          `Could not record the outcome of job ${next.type} ${maskPhoneNumbers(next.key)}: ${describe(error)}; trying again until the store answers`,
+          `Could not record the outcome of job ${next.type} ${maskPhoneNumbers(next.key)}: ${describeError(error)}; trying again until the store answers`,
         );
       await sleep(Math.min(1_000, 50 * 2 ** Math.min(failures, 5)), writer.stopping);
     }
@@ -100,8 +100,4 @@ function compact(done: JobRecord, definition: JobDefinition<any>): JobRecord {
     doneHandlers: NO_HANDLERS,
     compacted: true,
   };
-}
-
-export function describe(error: unknown): string {
-  return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
 }

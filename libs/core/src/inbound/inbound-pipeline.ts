@@ -8,7 +8,7 @@ import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HubtelError, HubtelStoreUnavailableError } from '../errors/hubtel.errors.js';
 import { HandlerRegistry } from '../events/handler-registry.js';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
-import { maskPhoneNumbers } from '../logging/redact.js';
+import { describeError, maskPhoneNumbers } from '../logging/redact.js';
 import { sleep } from '../retry/backoff.js';
 import type { StoreEntry } from '../store/hubtel-store.interface.js';
 import {
@@ -31,14 +31,7 @@ import {
 import { DEFAULT_SHUTDOWN_GRACE_MS, HubtelShuttingDownError, reportShutdown } from './inbound-shutdown.js';
 import { InProcessJobRunner, type JobRunner, type JobRunOutcome } from './job-runner.js';
 import { JobSettlement, SETTLED, type FollowUp } from './inbound-settlement.js';
-import {
-  describe,
-  isSettled,
-  nextRecord,
-  request,
-  writeOutcome,
-  type OutcomeWriter,
-} from './inbound-outcome.js';
+import { isSettled, nextRecord, request, writeOutcome, type OutcomeWriter } from './inbound-outcome.js';
 
 export * from './inbound-job.types.js';
 
@@ -82,7 +75,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       logger: this.logger,
       now: this.now,
       runner: this.runner,
-      record: (type, key, payload, followUps) => this.record(type, key, payload, followUps),
+      record: (type, key, payload, followUps) => this.submit(type, key, payload, followUps),
       execute: this.execute,
     });
     if (this.runner.local) void this.runner.start(options.name, this.execute);
@@ -97,18 +90,11 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return this;
   }
 
-  /** Records the job and, when new, asks for its run: acknowledge the sender only after this resolves. */
-  async submit<P>(type: string, key: string, payload: P): Promise<SubmitResult<P>> {
-    return this.record(type, key, payload);
-  }
-
-  /** `submit`, or with `followUps` a follow-up of a settling run: recorded, not queued (see `settle`). */
-  private async record<P>(
-    type: string,
-    key: string,
-    payload: P,
-    followUps?: FollowUp[],
-  ): Promise<SubmitResult<P>> {
+  /**
+   * Records the job and, when new, asks for its run: acknowledge the sender only after this resolves.
+   * With `followUps` (a settling run's), a new job is recorded and added there, not queued.
+   */
+  async submit<P>(type: string, key: string, payload: P, followUps?: FollowUp[]): Promise<SubmitResult<P>> {
     const definition = this.definition(type);
     const at = this.now();
     const record: JobRecord<P> = {
@@ -177,16 +163,14 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       .then(() =>
         this.stopping.signal.aborted ? undefined : this.runner.start(this.options.name, this.execute),
       )
-      .catch((error: unknown) => this.logger.error(`Starting the job runner failed: ${describe(error)}`));
+      .catch((error: unknown) =>
+        this.logger.error(`Starting the job runner failed: ${describeError(error)}`),
+      );
   }
 
   /** The first shutdown hook: from now on, new inbound work is answered 503. */
   onModuleDestroy(): void {
     this.closing = true;
-  }
-
-  get acceptingInbound(): boolean {
-    return !this.closing;
   }
 
   /** Throws HubtelShuttingDownError (503 with Retry-After) once the app shuts down. */
@@ -219,7 +203,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     const grace = this.options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
     // The runner's jobs still running past the grace are the runner's to hand to another instance.
     const stopped = this.runner.stop(this.options.name).catch((error: unknown) => {
-      this.logger.error(`Stopping the job runner failed: ${describe(error)}`);
+      this.logger.error(`Stopping the job runner failed: ${describeError(error)}`);
     });
     await Promise.race([stopped.then(() => this.drain()), sleep(grace)]);
     await reportShutdown(this.logger, this.options.name, this.options.store, this.prefix, grace, this.active);
@@ -255,7 +239,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
         return await this.settlement.fail(storeKey, entry, definition, entry.value, giveUp, Infinity);
       return await this.run(storeKey, entry, definition, read);
     } catch (error) {
-      this.logger.error(`Job ${storeKey} stopped: ${describe(error)}; trying again`);
+      this.logger.error(`Job ${storeKey} stopped: ${describeError(error)}; trying again`);
       throw error;
     } finally {
       if (--this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();

@@ -29,7 +29,7 @@ function registry(
   });
   accounts.register('north', { access: { pathSecret: NORTH_SECRET } });
   accounts.register('south', {});
-  accounts.buildRegistered();
+  accounts.onModuleInit();
   return accounts;
 }
 
@@ -78,7 +78,7 @@ describe('routeInbound', () => {
   it("checks the routed account's own allow-list, not another's", async () => {
     const accounts = registry();
     accounts.register('east', { access: { allowedIps: ['52.50.116.54'] } });
-    accounts.buildRegistered();
+    accounts.onModuleInit();
     const from = (address: string, account: string) =>
       routeInbound(
         { headers: {}, socket: { remoteAddress: address }, params: { [ACCOUNT_PARAM]: account } },

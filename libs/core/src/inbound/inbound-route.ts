@@ -1,3 +1,4 @@
+import type { AccountRegistry } from '../accounts/hubtel-accounts.js';
 import {
   HubtelAccountLookupLimitError,
   HubtelUnknownAccountError,
@@ -16,13 +17,11 @@ export interface InboundAccount {
   readonly access: InboundAccessPolicy;
 }
 
-/** Where routing finds accounts (an AccountRegistry). */
-export interface InboundAccounts<A extends InboundAccount> {
-  readonly default: A;
-  forRequest(name: string): Promise<A>;
-  /** Whether `name` is an account known without asking a resolver. */
-  knows(name: string): boolean;
-}
+/** Where routing finds accounts. */
+export type InboundAccounts<A extends InboundAccount> = Pick<
+  AccountRegistry<A>,
+  'default' | 'forRequest' | 'knows'
+>;
 
 /** The route paths of one endpoint, for every account: named registrations add no route of their own. */
 export function inboundPaths(path: string): string[] {
@@ -30,32 +29,37 @@ export function inboundPaths(path: string): string[] {
   return [path, `${base}:${ACCOUNT_PARAM}`, `${base}:${ACCOUNT_PARAM}/:${PATH_SECRET_PARAM}`];
 }
 
+/** The path's account segment and secret; one segment alone is the default account's secret or a name. */
+function pathOf(request: InboundRequestLike, main: InboundAccount): { name?: string; token?: string } {
+  const segment = request.params?.[ACCOUNT_PARAM];
+  const token = request.params?.[PATH_SECRET_PARAM];
+  if (segment !== undefined && token === undefined && main.access.isSecret(segment))
+    return { token: segment };
+  return { name: segment, token };
+}
+
 /** The account the path names, when known without a resolver (never a made-up name: a safe label). */
 export function inboundPathAccount(
   request: InboundRequestLike,
   accounts: InboundAccounts<InboundAccount>,
 ): string | undefined {
-  const segment = request.params?.[ACCOUNT_PARAM];
-  const token = request.params?.[PATH_SECRET_PARAM];
-  const main = accounts.default;
-  if (segment === undefined || (token === undefined && main.access.isSecret(segment))) return main.name;
-  return accounts.knows(segment) ? segment : undefined;
+  const { name } = pathOf(request, accounts.default);
+  return name === undefined ? accounts.default.name : accounts.knows(name) ? name : undefined;
 }
 
 /**
- * The account a request is for, its access checked. One segment is the default account's secret or
- * an account's name; an unknown name is a 404 like a wrong secret, so the answer tells neither.
+ * The account a request is for, its access checked; an unknown name is a 404 like a wrong secret,
+ * so the answer tells neither.
  */
 export async function routeInbound<A extends InboundAccount>(
   request: InboundRequestLike,
   accounts: InboundAccounts<A>,
 ): Promise<A> {
-  const segment = request.params?.[ACCOUNT_PARAM];
-  const token = request.params?.[PATH_SECRET_PARAM];
+  const { name, token } = pathOf(request, accounts.default);
   let account = accounts.default;
-  if (segment !== undefined && !(token === undefined && account.access.isSecret(segment))) {
+  if (name !== undefined) {
     try {
-      account = await accounts.forRequest(segment);
+      account = await accounts.forRequest(name);
     } catch (error) {
       // A resolver that failed is not an unknown account: it propagates (a 503, sent again later).
       if (error instanceof HubtelUnknownAccountError)
@@ -64,9 +68,7 @@ export async function routeInbound<A extends InboundAccount>(
         throw inboundHttpError(503, error.code, 'Too many account look-ups; try again later');
       throw error;
     }
-    account.access.check(request, token);
-    return account;
   }
-  account.access.check(request, token ?? segment);
+  account.access.check(request, token);
   return account;
 }

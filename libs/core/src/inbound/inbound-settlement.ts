@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { maskPhoneNumbers } from '../logging/redact.js';
+import { describeError, maskPhoneNumbers } from '../logging/redact.js';
 import { backoffDelay } from '../retry/backoff.js';
 import type { StoreEntry } from '../store/hubtel-store.interface.js';
 import {
@@ -11,7 +11,7 @@ import {
   type JobRecord,
   type SubmitResult,
 } from './inbound-job.types.js';
-import { describe, nextRecord, writeOutcome, type OutcomeWriter } from './inbound-outcome.js';
+import { nextRecord, writeOutcome, type OutcomeWriter } from './inbound-outcome.js';
 import type { JobRunner, JobRunOutcome } from './job-runner.js';
 import type { HubtelJobSignal } from '../telemetry/hubtel-telemetry.js';
 
@@ -38,22 +38,40 @@ export interface SettlementContext {
 export class JobSettlement {
   constructor(private readonly ctx: SettlementContext) {}
 
+  /** Done, or dead with `failure`: `beforeSettled`, the outcome written, then hooks and follow-ups. */
   async complete(
     storeKey: string,
     entry: StoreEntry<JobRecord>,
     definition: JobDefinition<any>,
     job: JobRecord,
-    attempt: number,
+    attempts: number,
+    failure?: { error: unknown; message: string },
   ): Promise<JobRunOutcome> {
+    const outcome = failure ? 'dead' : 'done';
+    const lastError = failure?.message;
     const followUps: FollowUp[] = [];
-    const held = await this.beforeSettled(storeKey, entry, definition, job, 'done', attempt, followUps);
+    const seen = failure ? { ...job, attempts, lastError } : job;
+    const held = await this.beforeSettled(storeKey, entry, definition, seen, outcome, attempts, followUps);
     if (held) return held;
-    const done = nextRecord(this.ctx.now(), job, 'done', attempt, undefined, followUps);
-    if (!(await writeOutcome(this.ctx.writer, storeKey, entry, done, definition)))
+    const next = nextRecord(this.ctx.now(), job, outcome, attempts, lastError, followUps);
+    if (!(await writeOutcome(this.ctx.writer, storeKey, entry, next, definition)))
       return this.queue(followUps);
-    this.signal(job.type, 'done', attempt);
-    await this.settled(definition, done, 'done');
-    return this.follow(followUps);
+    if (failure) {
+      this.ctx.logger.error(
+        `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${attempts} attempt(s): ${failure.message} (dead-lettered)`,
+      );
+      this.signal(job.type, 'dead', attempts);
+      const { type, key, payload, receivedAt } = job;
+      const event = new DeadLetterEvent(type, key, payload, attempts, failure.message, new Date(receivedAt));
+      await this.ctx.options.emitter
+        .emitAsync(this.ctx.options.deadLetterEvent, event)
+        .catch((listenerError: unknown) =>
+          this.ctx.logger.error(`A dead-letter listener failed: ${describeError(listenerError)}`),
+        );
+    } else this.signal(job.type, 'done', attempts);
+    await this.settled(definition, next, outcome, failure?.error);
+    await this.follow(followUps);
+    return failure ? { kind: 'settled', dead: failure.message } : SETTLED;
   }
 
   /** Runs each follow-up here now; queues what is left (throws if it cannot: `then` asks again). */
@@ -96,7 +114,7 @@ export class JobSettlement {
       });
       return undefined;
     } catch (error) {
-      const message = describe(error);
+      const message = describeError(error);
       const pending = nextRecord(
         this.ctx.now(),
         job,
@@ -125,7 +143,7 @@ export class JobSettlement {
     attempt: number,
   ): Promise<JobRunOutcome> {
     const policy = { ...DEFAULT_JOB_RETRY, ...this.ctx.options.retry, ...definition.retry };
-    const message = describe(error);
+    const message = describeError(error);
     const runs = Number.isFinite(attempt) ? attempt : job.attempts;
     const delayMs = backoffDelay(runs, policy, this.ctx.options.random);
     const outOfTime =
@@ -139,40 +157,7 @@ export class JobSettlement {
       this.signal(job.type, 'retry', runs);
       return { kind: 'retry', delayMs, error: message };
     }
-    const followUps: FollowUp[] = [];
-    const held = await this.beforeSettled(
-      storeKey,
-      entry,
-      definition,
-      { ...job, attempts: runs, lastError: message },
-      'dead',
-      runs,
-      followUps,
-    );
-    if (held) return held;
-    const dead = nextRecord(this.ctx.now(), job, 'dead', runs, message, followUps);
-    if (!(await writeOutcome(this.ctx.writer, storeKey, entry, dead, definition)))
-      return this.queue(followUps);
-    this.ctx.logger.error(
-      `Job ${job.type} ${maskPhoneNumbers(job.key)} gave up after ${runs} attempt(s): ${message} (dead-lettered)`,
-    );
-    this.signal(job.type, 'dead', runs);
-    const event = new DeadLetterEvent(
-      job.type,
-      job.key,
-      job.payload,
-      runs,
-      message,
-      new Date(job.receivedAt),
-    );
-    await this.ctx.options.emitter
-      .emitAsync(this.ctx.options.deadLetterEvent, event)
-      .catch((listenerError: unknown) =>
-        this.ctx.logger.error(`A dead-letter listener failed: ${describe(listenerError)}`),
-      );
-    await this.settled(definition, dead, 'dead', error);
-    await this.follow(followUps);
-    return { kind: 'settled', dead: message };
+    return this.complete(storeKey, entry, definition, job, runs, { error, message });
   }
 
   private signal(type: string, outcome: HubtelJobSignal['outcome'], attempt: number): void {
@@ -195,7 +180,7 @@ export class JobSettlement {
       await definition.onSettled?.(job, outcome, error);
     } catch (hookError) {
       this.ctx.logger.error(
-        `After-job hook of ${job.type} ${maskPhoneNumbers(job.key)} failed: ${describe(hookError)}`,
+        `After-job hook of ${job.type} ${maskPhoneNumbers(job.key)} failed: ${describeError(hookError)}`,
       );
     }
   }

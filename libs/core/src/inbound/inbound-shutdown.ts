@@ -2,7 +2,7 @@ import type { HttpException, Logger } from '@nestjs/common';
 import { HubtelError } from '../errors/hubtel.errors.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import { inboundHttpError } from './inbound-http-errors.js';
-import { describe } from './inbound-outcome.js';
+import { describeError } from '../logging/redact.js';
 
 // Shutdown: new inbound work is refused (503, nothing recorded); jobs running here get
 // `shutdownGraceMs`; what is left is said in one line with its counts, never dropped silently.
@@ -105,7 +105,7 @@ export async function reportShutdown(
     const { level, text } = shutdownLine(left);
     logger[level](text);
   } catch (error) {
-    logger.warn(`Shutdown: could not count the jobs left pending: ${describe(error)}`);
+    logger.warn(`Shutdown: could not count the jobs left pending: ${describeError(error)}`);
   }
 }
 

@@ -268,6 +268,11 @@ function walk(value: unknown, depth: number, seen: WeakSet<object>, maxItems: nu
   }
 }
 
+/** An error's message (or the value as text), phone numbers masked, for a log line. */
+export function describeError(error: unknown): string {
+  return maskPhoneNumbers(error instanceof Error ? error.message : String(error));
+}
+
 /** `redact` then JSON, for one-line messages: arrays cut at 25 items, the text at `maxLength`; never throws. */
 export function redactToString(value: unknown, maxLength = 2_048): string {
   let text: string;

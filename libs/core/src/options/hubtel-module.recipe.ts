@@ -107,10 +107,8 @@ export interface HubtelModuleSpec<
 }
 
 /** `registerAccountAsync(...)`'s argument. */
-export interface HubtelAccountAsyncOptions<A> extends Pick<ModuleMetadata, 'imports'> {
-  /** The account's name (`north`): lower-case letters, digits, `-`, `_`; not `default`. */
-  name: string;
-  isGlobal?: boolean;
+export interface HubtelAccountAsyncOptions<A>
+  extends Pick<HubtelAccountOptions<object>, 'name' | 'isGlobal'>, Pick<ModuleMetadata, 'imports'> {
   inject?: FactoryProvider['inject'];
   /** The account's options (as `registerAccount` takes them, without `name`). */
   useFactory: (...args: never[]) => A | Promise<A>;

@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import {
+  Allow,
   IsBoolean,
   IsIn,
   IsInt,
@@ -123,7 +124,8 @@ function ruleDecorators(spec: HubtelOptionSpec): PropertyDecorator[] {
     ...(nested ? [IsObject(), ValidateNested(), Type(nested)] : []),
     ...(is ? [is] : []),
   ];
-  return found.length > 0 ? [IsOptional(), ...found] : [];
+  // A field checked elsewhere (in code, or by another decorator) is still copied by the check.
+  return found.length > 0 ? [IsOptional(), ...found] : [Allow()];
 }
 
 /** Declares an option's rule, default, environment variable and account rule (see HubtelOptionSpec). */

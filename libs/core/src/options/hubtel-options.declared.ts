@@ -24,26 +24,15 @@ function sectionFields(field: HubtelOptionField | undefined): HubtelOptionField[
 }
 
 /**
- * Options checked against their class (errors name `<scope>.<field>`), the fields no decorator
- * checks kept as given (each module checks those), defaults filled in, URLs parsed; null is absent.
+ * Options checked against their class (errors name `<scope>.<field>`; a field no rule checks is
+ * kept as given, for its module to check), defaults filled in, URLs parsed; null is absent.
  */
 export function resolveDeclaredOptions<T>(options: new () => T, raw: unknown, scope: string): T {
   const fields = optionFields(options);
   const checked = checkOptions(options, raw, scope) as Plain; // a copy
-  keepUnchecked(fields, raw as Plain, checked);
   fillSection(fields, checked, checked);
   finish(fields, checked, scope, '');
   return checked as T;
-}
-
-function keepUnchecked(fields: HubtelOptionField[], raw: Plain, checked: Plain): void {
-  for (const field of fields) {
-    const given = raw[field.key];
-    if (given === undefined || given === null) continue;
-    if (checked[field.key] === undefined) checked[field.key] = given;
-    else if (field.spec.section && isPlainObject(given) && isPlainObject(checked[field.key]))
-      keepUnchecked(sectionFields(field), given, checked[field.key] as Plain);
-  }
 }
 
 /** Parses `url` options, checks `atLeast` / `atMost`, refuses an unchecked section that is no object. */

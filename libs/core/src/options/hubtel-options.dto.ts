@@ -1,21 +1,11 @@
 import { IsString, Matches, MaxLength } from 'class-validator';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { compileValidator, type CompileValidatorOptions } from '../validation/validation.ajv.js';
-import {
-  HUBTEL_DEFAULT_COUNTRY_CODE,
-  HUBTEL_DEFAULT_RETRY,
-  HUBTEL_DEFAULT_TIMEOUT_MS,
-  HUBTEL_ENV,
-  HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE,
-} from '../hubtel.constants.js';
+import { HUBTEL_DEFAULT_COUNTRY_CODE, HUBTEL_ENV } from '../hubtel.constants.js';
 import { HubtelOption, rules } from './hubtel-option.decorator.js';
-import type { HubtelShutdownOptions, HubtelStatusCheckBudgetOptions } from './hubtel-options.types.js';
 import type { InboundAccessOptions } from '../inbound/inbound-access.js';
 
 // The options every module shares, as DTOs checked at bootstrap by the inbound bodies' validator.
-
-/** Not blank: at least one non-space character. */
-const NOT_BLANK = /\S/;
 
 /** An optional section of options (`checkout.handlers`): absent, null, or an object checked as `type` declares. */
 export function IsOptionalSection(type: () => Function): PropertyDecorator {
@@ -41,19 +31,6 @@ export function IsHubtelCountryCode(): PropertyDecorator {
   );
 }
 
-/** An API id: not blank, and no colon (it would split the Basic auth pair in the wrong place on the platform's side). */
-export function IsHubtelClientId(): PropertyDecorator {
-  return rules(
-    IsString(),
-    Matches(/^[^:]*[^\s:][^:]*$/, { message: 'clientId must not be empty nor contain ":"' }),
-  );
-}
-
-/** An API secret: not blank. */
-export function IsHubtelClientSecret(): PropertyDecorator {
-  return rules(IsString(), Matches(NOT_BLANK, { message: 'clientSecret must not be empty' }));
-}
-
 /**
  * A key pair (`callbackCredentials`; over `base`, a module's own `clientId` / `clientSecret`) read
  * from `env`'s variables: each account's own as a whole, never completed with the default's.
@@ -63,11 +40,14 @@ export function declareCredentials<B extends object = object>(
   base: new () => B = Object as never,
 ): new () => B & { clientId: string; clientSecret: string } {
   class HubtelCredentialsDto extends (base as new () => object) {
-    @IsHubtelClientId()
+    // Not blank, and no colon: it would split the Basic auth pair in the wrong place on the platform's side.
+    @IsString()
+    @Matches(/^[^:]*[^\s:][^:]*$/, { message: 'clientId must not be empty nor contain ":"' })
     @HubtelOption({ env: env.clientId, account: 'own' })
     clientId: string;
 
-    @IsHubtelClientSecret()
+    @IsString()
+    @Matches(/\S/, { message: 'clientSecret must not be empty' })
     @HubtelOption({ env: env.clientSecret, account: 'own' })
     clientSecret: string;
   }
@@ -83,32 +63,37 @@ export class HubtelBackoffOptionsDto {
   maxDelayMs?: number;
 }
 
-/** HubtelRetryOptions (every module's `retry`); the cap's default follows a larger base. */
+/** Every module's `retry` of its calls to the platform. */
 export class HubtelRetryOptionsDto {
-  @HubtelOption({ int: [1, 20], env: HUBTEL_ENV.retryMaxAttempts, default: HUBTEL_DEFAULT_RETRY.maxAttempts })
+  /** Attempts in all, the first one included. 1 disables retries. Default 3. */
+  @HubtelOption({ int: [1, 20], env: HUBTEL_ENV.retryMaxAttempts, default: 3 })
   maxAttempts?: number;
 
-  @HubtelOption({ int: 1, env: HUBTEL_ENV.retryBaseDelayMs, default: HUBTEL_DEFAULT_RETRY.baseDelayMs })
+  /** First backoff ceiling; doubles on every retry (full jitter: a random wait below it). Default 250. */
+  @HubtelOption({ int: 1, env: HUBTEL_ENV.retryBaseDelayMs, default: 250 })
   baseDelayMs?: number;
 
+  /** No backoff, nor any honoured `Retry-After`, is longer than this. Default 5000 (or the base). */
   @HubtelOption({
     int: 1,
     env: HUBTEL_ENV.retryMaxDelayMs,
     atLeast: 'baseDelayMs',
-    defaultFrom: (retry) => Math.max(HUBTEL_DEFAULT_RETRY.maxDelayMs, retry.baseDelayMs as number),
+    defaultFrom: (retry) => Math.max(5_000, retry.baseDelayMs as number),
   })
   maxDelayMs?: number;
 }
 
 /** HubtelHttpOptions: the transport settings of every module that calls the platform. */
 export class HubtelHttpOptionsDto {
-  @HubtelOption({ int: [1, 600_000], env: HUBTEL_ENV.timeoutMs, default: HUBTEL_DEFAULT_TIMEOUT_MS })
+  /** Time-out of one HTTP attempt, in ms. Default 15000. */
+  @HubtelOption({ int: [1, 600_000], env: HUBTEL_ENV.timeoutMs, default: 15_000 })
   timeoutMs?: number;
 
   // A named account's retry fields fall back to the default account's one by one.
   @HubtelOption({ nested: () => HubtelRetryOptionsDto, account: 'merged', default: {} })
   retry?: HubtelRetryOptionsDto;
 
+  /** Country code put in front of national numbers (`0241234567`). Default '233'. */
   @HubtelOption({
     is: IsHubtelCountryCode(),
     env: HUBTEL_ENV.defaultCountryCode,
@@ -122,15 +107,31 @@ export function IsHubtelShutdownGraceMs(): PropertyDecorator {
   return HubtelOption({ int: [0, 600_000] });
 }
 
-/** Shutdown of a module's inbound pipeline (see HubtelShutdownOptions), extended by the modules' DTOs that carry it. */
-export class HubtelShutdownOptionsDto implements HubtelShutdownOptions {
+/**
+ * Shutdown of a module's inbound pipeline. Where jobs run is not an option: in this process with
+ * the memory store, on BullMQ with Redis (whose lock and stalled-job check hand a dead replica's
+ * job to another: HubtelBullmqModule's `lockDurationMs` / `stalledIntervalMs`).
+ */
+export class HubtelShutdownOptionsDto {
+  /**
+   * On shutdown (SIGTERM with `app.enableShutdownHooks()`), how long handlers running in this
+   * process may take to finish (0 to 10 min). What is still pending then is logged with its count;
+   * with Redis, BullMQ runs it on another replica (or after the next start). Default 5000 ms.
+   */
   @IsHubtelShutdownGraceMs()
   shutdownGraceMs?: number;
 }
 
-/** `statusCheckBudget` of the modules that call the transaction status check. */
-export class HubtelStatusCheckBudgetOptionsDto implements HubtelStatusCheckBudgetOptions {
-  @HubtelOption({ int: [1, HUBTEL_MAX_STATUS_CHECKS_PER_MINUTE] })
+/**
+ * The instance's budget of transaction status checks (shared by checkout and the service app: when
+ * both set it, the smaller wins). A check over budget is not sent: a confirmation waits for the
+ * next free slot, the reconciler and payment checks retry later, `getStatus` throws
+ * HubtelStatusCheckBudgetError. Reaching it logs one warning and counts
+ * `hubtel_status_checks_refused_total` (nestjs-hubtel/metrics).
+ */
+export class HubtelStatusCheckBudgetOptionsDto {
+  /** Status checks this instance makes in any minute (1 to 100000). Default 600. */
+  @HubtelOption({ int: [1, 100_000] })
   perMinute?: number;
 }
 

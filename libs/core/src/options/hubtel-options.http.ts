@@ -1,22 +1,17 @@
-import type {
-  HubtelCredentials,
-  HubtelRetryOptions,
-  ResolvedHubtelHttpOptions,
-} from './hubtel-options.types.js';
+import type { HubtelHttpOptionsDto } from './hubtel-options.dto.js';
+import type { HubtelCredentials, HubtelRetryOptions } from './hubtel-options.types.js';
 
 /** The checked options `httpParts` groups: the key pair and HubtelHttpOptionsDto's fields. */
 export const HTTP_GROUPED = ['clientId', 'clientSecret', 'timeoutMs', 'retry', 'defaultCountryCode'] as const;
 
-/** A module's key pair and transport settings, as its resolved options carry them. */
+/** A module's key pair and transport settings (defaults filled in), as its resolved options hold them. */
 export interface HubtelHttpParts {
   credentials: HubtelCredentials;
-  http: ResolvedHubtelHttpOptions;
+  http: Required<Omit<HubtelHttpOptionsDto, 'retry'>> & { retry: HubtelRetryOptions };
 }
 
 /** `HTTP_GROUPED` of checked options (defaults filled in, the retry's bounds checked), grouped. */
-export function httpParts(
-  checked: HubtelCredentials & { timeoutMs?: number; retry?: object; defaultCountryCode?: string },
-): HubtelHttpParts {
+export function httpParts(checked: HubtelCredentials & HubtelHttpOptionsDto): HubtelHttpParts {
   const { clientId, clientSecret, timeoutMs, defaultCountryCode } = checked;
   const retry = checked.retry as HubtelRetryOptions;
   return {

@@ -1,11 +1,12 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
+  HubtelAccountResolverLimits,
   type ResolvedAccountResolver,
 } from '../accounts/hubtel-accounts.resolver.js';
 import { accountEnvVariable, accountNamesFromEnv } from '../accounts/accounts-env.js';
 import { checkOptionsFromEnv, type HubtelEnvSource } from './hubtel-env.js';
-import { accountRule, HubtelOption, optionFields } from './hubtel-option.decorator.js';
+import { accountRule, optionFields } from './hubtel-option.decorator.js';
 import { checkOptions } from './hubtel-options.dto.js';
 import {
   declaredOptionsFromEnv,
@@ -15,9 +16,6 @@ import {
   withOptionDefaults,
 } from './hubtel-options.declared.js';
 import { assertOptionsObject } from './hubtel-options.validation.js';
-
-/** A resolved account is kept a day at most: longer would miss rotated keys for too long. */
-const DAY_MS = 86_400_000;
 
 // A module's options from its class (HubtelOption): resolved for forRoot's account and a named
 // one, and read from the environment. A new option is one field.
@@ -166,21 +164,6 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(spec:
     optionsFromEnv,
     accountsFromEnv,
   };
-}
-
-/** A HubtelAccountResolver's limits, and why their defaults (its `resolve` is checked in code). */
-class HubtelAccountResolverLimits {
-  /** A busy app does not query its merchant database per request; rotated keys arrive within minutes. */
-  @HubtelOption({ int: [0, DAY_MS], default: 5 * 60_000 })
-  cacheTtlMs?: number;
-
-  /** A forger repeating one made-up path costs the merchant's database one query a minute. */
-  @HubtelOption({ int: [0, DAY_MS], default: 60_000 })
-  unknownTtlMs?: number;
-
-  /** A forger making up a new name per request cannot turn callbacks into a flood of queries. */
-  @HubtelOption({ int: [1, 100_000], default: 600 })
-  requestLookupsPerMinute?: number;
 }
 
 /** Checks an `accounts: { resolve, cacheTtlMs? }` option (under `scope`). */

@@ -47,7 +47,7 @@ describe('option validation', () => {
     const withPassword = configError(() => resolveUrl('https://id:topsecret@x.com', 'a'));
     expect(withPassword.message).not.toContain('topsecret');
     expect(configError(() => resolveUrl('', 'a')).option).toBe('a');
-    expect(configError(() => resolveUrl(undefined, 'a')).message).toMatch(/got undefined/);
+    expect(configError(() => resolveUrl(undefined, 'a')).message).toMatch(/got nothing/);
   });
 
   it('the transport options fill their declared defaults and check each field', () => {

@@ -1,4 +1,5 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
+import { kindOf } from '../validation/validation.ajv.js';
 
 /*
  * Option checks used by every module's provider factory, so that a bad option stops the app at
@@ -6,16 +7,10 @@ import { HubtelConfigError } from '../errors/hubtel.errors.js';
  * first request in production. Messages never echo a value that could be a secret.
  */
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value;
-}
-
 /** The options object itself must be a plain object. */
 export function assertOptionsObject(value: unknown, name: string): asserts value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new HubtelConfigError(name, `must be an object, got ${describe(value)}`);
+    throw new HubtelConfigError(name, `must be an object, got ${kindOf(value)}`);
 }
 
 /**
@@ -25,7 +20,7 @@ export function assertOptionsObject(value: unknown, name: string): asserts value
  */
 export function resolveUrl(value: unknown, name: string): string {
   if (typeof value !== 'string' || value.trim() === '')
-    throw new HubtelConfigError(name, `must be an absolute http(s) URL, got ${describe(value)}`);
+    throw new HubtelConfigError(name, `must be an absolute http(s) URL, got ${kindOf(value)}`);
   let url: URL;
   try {
     url = new URL(value.trim());

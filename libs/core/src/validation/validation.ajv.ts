@@ -72,7 +72,7 @@ export function compileValidator<T>(
   const project = projector(root, shapes, new Map());
   const validator: CompiledValidator<T> = (input) => {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      const message = `request body must be a JSON object, got ${kind(input)}`;
+      const message = `request body must be a JSON object, got ${kindOf(input)}`;
       return { ok: false, issues: [{ field: '(body)', message }] };
     }
     if (check(input)) return { ok: true, value: project(input) as T };
@@ -137,38 +137,34 @@ function fieldOf(error: ErrorObject): string {
   return path.join('.');
 }
 
+/** The message of each plain keyword after the field's path, and its rank (missing, wrong type, the rest). */
+const MESSAGES: Record<string, [rank: number, message: (schema: any) => string]> = {
+  required: [0, () => 'is required'],
+  cvDefined: [0, () => 'is required (got null)'],
+  cvNotEmpty: [2, () => 'must not be empty'],
+  cvMaxLength: [3, (max) => `must be at most ${max} characters long`],
+  cvMinLength: [3, (min) => `must be at least ${min} characters long`],
+  cvMaxDecimalPlaces: [3, (places) => `must have at most ${places} decimal places`],
+  minimum: [3, (min) => `must be at least ${min}`],
+  exclusiveMinimum: [3, (min) => `must be greater than ${min}`],
+  maximum: [3, (max) => `must be at most ${max}`],
+  enum: [3, (values: unknown[]) => `must be one of ${values.map(String).join(', ')}`],
+};
+
 function describe(error: ErrorObject, field: string): { rank: number; message: string } | undefined {
   const schema = error.schema as unknown;
+  const plain = MESSAGES[error.keyword];
+  if (plain) return { rank: plain[0], message: `${field} ${plain[1](schema)}` };
   switch (error.keyword) {
-    case 'required':
-      return { rank: 0, message: `${field} is required` };
-    case 'cvDefined':
-      return { rank: 0, message: `${field} is required (got null)` };
     case 'type': {
       if (error.data === null) return { rank: 0, message: `${field} is required (got null)` };
       const wanted = (error.params as { type: string }).type.replace('integer', 'an integer number');
-      return { rank: 1, message: `${field} must be ${article(wanted)}, got ${kind(error.data)}` };
+      return { rank: 1, message: `${field} must be ${article(wanted)}, got ${kindOf(error.data)}` };
     }
-    case 'cvNotEmpty':
-      return { rank: 2, message: `${field} must not be empty` };
-    case 'cvMaxLength':
-      return { rank: 3, message: `${field} must be at most ${String(schema)} characters long` };
-    case 'cvMinLength':
-      return { rank: 3, message: `${field} must be at least ${String(schema)} characters long` };
     case 'cvMatches': {
       const { source, flags, message } = schema as { source: string; flags: string; message?: string };
       return { rank: 3, message: message ?? `${field} must match /${source}/${flags}` };
     }
-    case 'cvMaxDecimalPlaces':
-      return { rank: 3, message: `${field} must have at most ${String(schema)} decimal places` };
-    case 'minimum':
-      return { rank: 3, message: `${field} must be at least ${String(schema)}` };
-    case 'exclusiveMinimum':
-      return { rank: 3, message: `${field} must be greater than ${String(schema)}` };
-    case 'maximum':
-      return { rank: 3, message: `${field} must be at most ${String(schema)}` };
-    case 'enum':
-      return { rank: 3, message: `${field} must be one of ${(schema as unknown[]).map(String).join(', ')}` };
     case 'additionalProperties': {
       const properties = (error.parentSchema as { properties: Record<string, { $comment?: string }> })
         .properties;
@@ -186,7 +182,8 @@ function article(type: string): string {
   return type.startsWith('an ') ? type : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
-function kind(value: unknown): string {
+/** What a value is, for a message that must not echo it: `null`, `nothing`, `an array`, `a string`... */
+export function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'an array';
