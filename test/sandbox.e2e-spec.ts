@@ -62,11 +62,10 @@ async function startCli(extra: string[] = []): Promise<RunningCli> {
   );
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`CLI printed nothing in 50 s; stderr: ${stderr}`)),
-      // A start that loads Nest and every library: seconds, many more on a loaded machine.
-      50_000,
-    );
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // not left running: the test never got it to stop
+      reject(new Error(`CLI printed nothing in 50 s; stderr: ${stderr}`));
+    }, 50_000); // a start that loads Nest and every library: seconds, many more on a loaded machine
     lines.on('line', (line) => {
       stdout.push(line);
       if (stdout.length === 1) {
