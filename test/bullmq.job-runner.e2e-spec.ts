@@ -436,13 +436,16 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     const ticks: Array<{ on: string; at: number }> = [];
     const a = runner();
     const b = runner();
+    const started = Date.now();
     await a.repeat('orders-sweep', 500, async () => void ticks.push({ on: 'a', at: Date.now() }));
     await b.repeat('orders-sweep', 500, async () => void ticks.push({ on: 'b', at: Date.now() }));
-    await sleep(3_100);
-    // About 6 intervals: one run each, not one per instance.
-    expect(ticks.length).toBeGreaterThanOrEqual(4);
-    expect(ticks.length).toBeLessThanOrEqual(7);
-    for (let i = 1; i < ticks.length; i++) expect(ticks[i]!.at - ticks[i - 1]!.at).toBeGreaterThan(250);
+    // Six runs, however late a loaded machine runs them (a late run may come just before the
+    // next one: no gap between runs is a sign of anything).
+    await until(() => ticks.length >= 6, 'six runs');
+    // One run per interval, not one per instance: one scheduler, and no more runs than intervals
+    // gone by (one per instance would be twice as many).
+    expect(await a.queue('orders-sweep').getJobSchedulers()).toHaveLength(1);
+    expect(ticks.length).toBeLessThanOrEqual(Math.floor((ticks.at(-1)!.at - started) / 500) + 1);
   });
 });
 

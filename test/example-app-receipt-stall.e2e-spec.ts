@@ -14,6 +14,7 @@ import {
   waitForOrder,
   type InProcessExample,
 } from './support/example-app.harness.js';
+import { CaptureLogger } from './support/capture-logger.js';
 import { AppProcess } from './support/multi-process.js';
 import { RedisServer, redisBinary, redisDatabase, type RedisDatabase } from './support/redis-server.js';
 import { findProduct } from '../src/shop/catalog.js';
@@ -22,18 +23,22 @@ import { OrdersService, RECEIPT_SENDING_STALE_MS, publicOrder } from '../src/sho
 /** The example merchant app, as `npm start` runs it. */
 const EXAMPLE_APP = new URL('../src/main.ts', import.meta.url).pathname;
 
-/** Longer than the Redis store's command timeout (2 s), so every write during it fails. */
+/**
+ * The most the stall lasts: longer than the Redis store's command timeout (2 s), so every write
+ * during it fails. It ends once the write of "sent" is seen failing (logged), sooner.
+ */
 const STALL_MS = 6_000;
 
 redisBinary.describe('example shop: a Redis stall during the SMS receipt', () => {
   let redis: RedisServer;
   let sandbox: HubtelSandbox;
   let shop: InProcessExample;
+  const logger = new CaptureLogger();
 
   beforeAll(async () => {
     redis = await RedisServer.start();
     sandbox = await HubtelSandbox.start();
-    shop = await startExampleInProcess({ sandbox, redisUrl: redis.url });
+    shop = await startExampleInProcess({ sandbox, redisUrl: redis.url, logger });
   });
   afterAll(async () => {
     redis?.resume();
@@ -59,7 +64,12 @@ redisBinary.describe('example shop: a Redis stall during the SMS receipt', () =>
       while (sandbox.messages().length === 0 && Date.now() < deadline)
         await new Promise((resolve) => setTimeout(resolve, 20));
       expect(sandbox.messages()).toHaveLength(1);
-      await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+      // Frozen until the write of "sent" timed out (it says so, and tries again), STALL_MS at most.
+      const failed = `Recording the SMS receipt of order ${orderId} (sent) failed`;
+      const until = Date.now() + STALL_MS;
+      while (!logger.lines.some((l) => l.message.includes(failed)) && Date.now() < until)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(logger.lines.filter((l) => l.message.includes(failed))).not.toEqual([]);
     } finally {
       redis.resume();
     }

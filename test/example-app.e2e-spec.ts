@@ -113,8 +113,9 @@ describe('npm ci && npm start (the README run command) in a fresh copy', () => {
       }
       await exited;
     }
+    // The copy holds a whole npm ci: removing it takes a while on a busy disk.
     if (stage) await fs.rm(stage, { recursive: true, force: true });
-  }, 30_000);
+  }, 120_000);
 
   it('builds, starts against the embedded sandbox, sells, texts a receipt and stops on SIGTERM', async () => {
     // Installing, then building the package and the app, takes a while on two busy cores.

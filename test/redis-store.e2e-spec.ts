@@ -160,7 +160,9 @@ redisBinary.describe('checkout on the Redis store', () => {
     let store: RedisStore;
     let t: CheckoutTestApp;
     beforeEach(async () => {
-      store = new RedisStore({ url: server.url, commandTimeoutMs: 300 });
+      // A stall times commands out within a second; a loaded machine's late event loop alone does
+      // not (at 300 ms, a read after the restart timed out with three Jest workers on two cores).
+      store = new RedisStore({ url: server.url, commandTimeoutMs: 1_000 });
       await store.connect();
       t = await startCheckoutApp(adapter, baseOptions(api, { store }), {}, undefined, false, bullmq());
     });

@@ -260,7 +260,8 @@ describe('hubtel-sandbox --accounts north,south --env --account north', () => {
     sandbox.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     sandbox.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner:\n${stdout}\n${stderr}`)), 30_000);
+      // The CLI loads Nest and every library first: seconds, many more on a loaded machine.
+      const timer = setTimeout(() => reject(new Error(`no banner:\n${stdout}\n${stderr}`)), 50_000);
       sandbox.stderr!.on('data', () => {
         if (!stderr.includes('Stop: Ctrl+C')) return;
         clearTimeout(timer);

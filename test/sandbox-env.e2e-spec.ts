@@ -76,7 +76,8 @@ describe('hubtel-sandbox --env: the .env lines drive a real app; README pays an 
     sandbox.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     // The human banner goes to stderr after the .env lines: once it is there, stdout is complete.
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner:\n${stdout}\n${stderr}`)), 30_000);
+      // The CLI loads Nest and every library first: seconds, many more on a loaded machine.
+      const timer = setTimeout(() => reject(new Error(`no banner:\n${stdout}\n${stderr}`)), 50_000);
       const check = () => {
         if (!stderr.includes('Stop: Ctrl+C')) return;
         clearTimeout(timer);

@@ -62,10 +62,10 @@ async function startCli(extra: string[] = []): Promise<RunningCli> {
   );
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`CLI printed nothing in 20 s; stderr: ${stderr}`)),
-      20_000,
-    );
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // not left running: the test never got it to stop
+      reject(new Error(`CLI printed nothing in 50 s; stderr: ${stderr}`));
+    }, 50_000); // a start that loads Nest and every library: seconds, many more on a loaded machine
     lines.on('line', (line) => {
       stdout.push(line);
       if (stdout.length === 1) {
@@ -169,13 +169,13 @@ describe('hubtel-sandbox as a separate process', () => {
     expect(await cli.exited).toEqual({ code: 0, signal: null });
     expect(cli.stdout.join('\n')).toContain('SIGTERM: stopping the sandbox');
     await expect(fetch(`${url}/_sandbox`)).rejects.toThrow();
-  });
+  }, 60_000);
 
   it('stops cleanly on SIGINT (Ctrl+C)', async () => {
     cli = await startCli();
     cli.child.kill('SIGINT');
     expect(await cli.exited).toEqual({ code: 0, signal: null });
-  });
+  }, 60_000);
 
   it('exits with status 2 and the usage on a bad option', async () => {
     const { args } = cliCommand();
@@ -189,5 +189,5 @@ describe('hubtel-sandbox as a separate process', () => {
     expect(code).toBe(2);
     expect(stderr).toContain('--port must be an integer');
     expect(stderr).toContain('Usage: hubtel-sandbox');
-  });
+  }, 60_000);
 });

@@ -464,6 +464,9 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       const { sms } = await boot({ timeoutMs: 200 });
       fake.batchOverride = () => ({ status: 200, body: {}, delayMs: 3_000 });
       const result = await sms.sendBatch({ from: 'Shop', recipients: ['0241234567'], content: 'hi' });
+      // The fake records a request once it has read it: on a loaded machine, maybe only after the
+      // client's 200 ms gave up on it (every retry would have been sent before the answer).
+      await fake.server.waitForRequests(1);
       expect(fake.batchRequests).toHaveLength(1);
       expect(result.failed[0]).toMatchObject({ code: 'HUBTEL_UNKNOWN_OUTCOME', outcomeUnknown: true });
     });
@@ -596,6 +599,7 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       const { sms } = await boot({ timeoutMs: 200 });
       fake.server.enqueue('GET', '/v1/messages/msg-1', { status: 200, body: {}, delayMs: 3_000 });
       expect(await sms.getMessageStatus('msg-1')).toMatchObject({ status: 'Delivered' });
+      await fake.server.waitForRequests(2); // the first, read late on a loaded machine
       expect(fake.server.requests).toHaveLength(2);
     });
 
@@ -605,6 +609,9 @@ describe('SmsModule (e2e, against a local fake SMS API)', () => {
       const timedOut = await sms.send({ from: 'Shop', to: '0241234567', content: 'hi' }).catch((e) => e);
       expect(timedOut).toBeInstanceOf(HubtelUnknownOutcomeError);
       expect(timedOut.message).toMatch(/outcome is unknown/);
+      // The fake records a request once it has read it: on a loaded machine, maybe only after the
+      // client's 200 ms gave up on it (every retry would have been sent before the answer).
+      await fake.server.waitForRequests(1);
       expect(fake.server.requests).toHaveLength(1);
 
       fake.server.reset();

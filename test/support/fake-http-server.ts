@@ -96,6 +96,9 @@ export class FakeHttpServer {
         void this.answer(recorded, res);
       });
     });
+    // Idle connections are closed by the client only: a server that closes one as the client
+    // reuses it (Node's 5 s, late timers on a loaded machine) resets a POST that is never retried.
+    server.keepAliveTimeout = 0;
     server.on('connection', (socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
