@@ -6,6 +6,7 @@ import {
   isClusterClient,
   redisClusterNodesOption,
   refuseClientKeyPrefix,
+  withTimeout,
   type ErrorLogThrottle,
 } from '#internal';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
@@ -150,22 +151,13 @@ function looksLikeCopiedClient(connection: BullmqConnectionOptions['connection']
 
 /** Waits CLOSE_GRACE_MS for a graceful close (BullMQ's waits for a gone Redis), then disconnects. */
 export async function bounded(closing: Promise<unknown>, disconnect: () => Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS)));
-  const outcome = await Promise.race([
-    closing.then(
-      () => 'closed' as const,
-      () => 'closed' as const,
-    ),
-    late,
-  ]);
-  clearTimeout(timer);
-  if (outcome !== 'late') return;
-  // Not awaited past a second either: a connection that does not close must not hold the app.
-  await Promise.race([
-    disconnect().catch(() => undefined),
-    new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
-  ]);
+  const closed = closing.catch(() => undefined);
+  try {
+    await withTimeout(closed, CLOSE_GRACE_MS, 'close');
+  } catch {
+    // Not awaited past a second either: a connection that does not close must not hold the app.
+    await withTimeout(disconnect(), 1_000, 'disconnect').catch(() => undefined);
+  }
 }
 
 const CLOSE_GRACE_MS = 2_000;

@@ -74,29 +74,17 @@ export class RedisStoreMarkers {
 
   /** The last loss seen (acknowledged or not), from the last check; undefined when none. */
   loss(): HubtelStoreLoss | undefined {
-    const lost = this.places.flatMap((place) => {
-      const marker = this.seen.get(place.key);
-      return marker?.lost ? [{ place, marker, lost: marker.lost }] : [];
+    const lost = this.places.flatMap(({ key, where }) => {
+      const loss = this.seen.get(key)?.lost;
+      return loss ? [{ ...loss, where }] : [];
     });
     if (lost.length === 0) return undefined;
-    const open = lost.filter((one) => one.lost.acknowledgedAt === undefined);
+    const open = lost.filter((one) => one.acknowledgedAt === undefined);
     const shown = open.length > 0 ? open : lost;
-    const detectedAt = shown
-      .map((one) => one.lost.detectedAt)
-      .sort()
-      .at(-1)!;
-    const keptSince = shown
-      .map((one) => one.lost.keptSince)
-      .filter((at) => at !== undefined)
-      .sort()[0];
-    const where = shown.map((one) => one.place.where);
-    const acknowledgedAt =
-      open.length > 0
-        ? undefined
-        : lost
-            .map((one) => one.lost.acknowledgedAt!)
-            .sort()
-            .at(-1);
+    const detectedAt = latest(shown.map((one) => one.detectedAt))!;
+    const [keptSince] = shown.flatMap((one) => one.keptSince ?? []).sort();
+    const where = shown.map((one) => one.where);
+    const acknowledgedAt = open.length > 0 ? undefined : latest(lost.map((one) => one.acknowledgedAt!));
     return {
       detectedAt,
       ...(keptSince === undefined ? {} : { keptSince }),
@@ -182,6 +170,10 @@ export class RedisStoreMarkers {
       );
     }
   }
+}
+
+function latest(times: string[]): string | undefined {
+  return times.sort().at(-1);
 }
 
 function lossMessage(
