@@ -32,8 +32,6 @@ export interface OverridableModuleBuilder<B> {
   overrideProvider(token: unknown): { useValue(value: unknown): B };
 }
 
-type Waiter = { test: (m: CapturedSms) => boolean; resolve: (m: CapturedSms) => void };
-
 /**
  * Captures every SMS the app sends, with no network: it stands in for the SmsModule's HTTP
  * transports (every account's, through `install`) and answers like the platform's SMS API.
@@ -52,7 +50,7 @@ export class SmsCapture {
 
   private readonly captured: CapturedSms[] = [];
   private readonly failures: Error[] = [];
-  private readonly waiters = new Set<Waiter>();
+  private readonly waiters = new Set<(m: CapturedSms) => void>();
   private requestCount = 0;
 
   /** Every message captured, oldest first (a copy). */
@@ -122,13 +120,11 @@ export class SmsCapture {
     if (existing) return Promise.resolve(existing);
     const timeoutMs = options.timeoutMs ?? 5_000;
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        test,
-        resolve: (m) => {
-          clearTimeout(timer);
-          this.waiters.delete(waiter);
-          resolve(m);
-        },
+      const waiter = (m: CapturedSms) => {
+        if (!test(m)) return;
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+        resolve(m);
       };
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
@@ -230,7 +226,7 @@ export class SmsCapture {
   private capture(fields: Omit<CapturedSms, 'messageId' | 'at'>): CapturedSms {
     const message: CapturedSms = { messageId: randomUUID(), ...fields, at: new Date().toISOString() };
     this.captured.push(message);
-    for (const waiter of [...this.waiters]) if (waiter.test(message)) waiter.resolve(message);
+    for (const waiter of [...this.waiters]) waiter(message);
     return message;
   }
 
