@@ -122,31 +122,22 @@ export class RedisStoreMarkers {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
       const at = new Date(this.now()).toISOString();
       const entry = await this.store.get<StoreMarker>(key);
-      if (!entry) {
-        // Gone: the first process to see it writes the next, recording a loss if it had seen one.
-        const next: StoreMarker = {
-          generation: randomUUID(),
-          createdAt: at,
-          writtenBy: `${hostname()}:${process.pid}`,
-          ...(before ? { lost: { detectedAt: at, keptSince: before.createdAt } } : {}),
-        };
-        if (await this.store.setIfAbsent(key, next)) {
-          this.seen.set(key, next);
-          return;
-        }
-        continue; // another process wrote it first: read theirs
+      const marker = entry?.value;
+      if (marker && !(before && marker.generation !== before.generation && !marker.lost)) {
+        this.seen.set(key, marker);
+        return;
       }
-      const marker = entry.value;
-      if (before && marker.generation !== before.generation && !marker.lost) {
-        // Written again by a process that started after the loss: record the loss, so all report it.
-        const recorded: StoreMarker = { ...marker, lost: { detectedAt: at, keptSince: before.createdAt } };
-        if (await this.store.compareAndSet(key, entry.version, recorded)) {
-          this.seen.set(key, recorded);
-          return;
-        }
-        continue;
-      }
-      this.seen.set(key, marker);
+      // Gone: the first process to see it writes the next. Written again by a process that started after
+      // the loss: recorded in it. Either way, a loss this process can tell is recorded, so all report it.
+      const lost = before ? { lost: { detectedAt: at, keptSince: before.createdAt } } : {};
+      const next: StoreMarker = marker
+        ? { ...marker, ...lost }
+        : { generation: randomUUID(), createdAt: at, writtenBy: `${hostname()}:${process.pid}`, ...lost };
+      const written = entry
+        ? await this.store.compareAndSet(key, entry.version, next)
+        : await this.store.setIfAbsent(key, next);
+      if (!written) continue; // another process wrote it first: read theirs
+      this.seen.set(key, next);
       return;
     }
   }

@@ -25,8 +25,6 @@ export interface RedisStoreOptions {
   keyPrefix?: string;
   /** Time limit of one command on the store's own client, in ms. Default 2000. */
   commandTimeoutMs?: number;
-  /** Keys per SCAN round trip. Default 500. */
-  scanCount?: number;
   /**
    * How often to look for the marker that notices Redis lost its data (`lostData()`), in ms. Default
    * 10000; 0: only on reconnecting, health checks and unknown checkout references.
@@ -78,7 +76,7 @@ function failFastNode(timeout: number): RedisOptions {
   };
 }
 
-export function positive(value: number | undefined, fallback: number, option: string): number {
+function positive(value: number | undefined, fallback: number, option: string): number {
   if (value === undefined) return fallback;
   if (!(Number.isFinite(value) && value > 0))
     throw new HubtelConfigError(option, 'must be a positive number');

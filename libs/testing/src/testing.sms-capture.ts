@@ -45,9 +45,6 @@ export interface OverridableModuleBuilder<B> {
  * ```
  */
 export class SmsCapture {
-  /** The token it replaces; for `overrideProvider(SmsCapture.token)`. */
-  static readonly token = SMS_HTTP_TRANSPORT;
-
   private readonly captured: CapturedSms[] = [];
   private readonly failures: Error[] = [];
   private readonly waiters = new Set<(m: CapturedSms) => void>();
