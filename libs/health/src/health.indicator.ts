@@ -158,11 +158,8 @@ export class HubtelHealthIndicator {
   /** Every transport and the accounts it serves (the default accounts' and named ones built so far). */
   private async transportsByAccount(): Promise<Map<HttpTransport, Set<string>>> {
     const byTransport = new Map<HttpTransport, Set<string>>();
-    const add = (transport: HttpTransport, account: string) => {
-      let owners = byTransport.get(transport);
-      if (!owners) byTransport.set(transport, (owners = new Set()));
-      owners.add(account);
-    };
+    const add = (transport: HttpTransport, account: string) =>
+      byTransport.set(transport, (byTransport.get(transport) ?? new Set()).add(account));
     const { transports, accountSources } = this.dependencies();
     for (const source of accountSources)
       for (const { account, transport } of await source[ACCOUNT_TRANSPORTS]())
