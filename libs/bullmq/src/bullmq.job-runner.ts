@@ -119,15 +119,13 @@ export class BullmqJobRunner implements JobRunner {
 
   /** Adds the run's BullMQ job; the same run asked again is the same job id, which BullMQ ignores. */
   async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
+    const { storeKey, written, delayMs: delay } = request;
+    const jobId = bullmqJobId(storeKey, request.run);
     try {
       await this.queue(pipeline).add(
         request.type,
-        request.written
-          ? { storeKey: request.storeKey, written: request.written }
-          : { storeKey: request.storeKey },
-        request.delayMs
-          ? { jobId: bullmqJobId(request.storeKey, request.run), delay: request.delayMs }
-          : { jobId: bullmqJobId(request.storeKey, request.run) },
+        written ? { storeKey, written } : { storeKey },
+        delay ? { jobId, delay } : { jobId },
       );
     } catch (error) {
       const message = describeError(error);

@@ -8,7 +8,7 @@ export interface HubtelMetricsModuleExtras {
   isGlobal?: boolean;
 }
 
-const {
+export const {
   ConfigurableModuleClass: HubtelMetricsConfigurableModule,
   MODULE_OPTIONS_TOKEN: HUBTEL_METRICS_MODULE_OPTIONS,
   OPTIONS_TYPE: HUBTEL_METRICS_OPTIONS_TYPE,

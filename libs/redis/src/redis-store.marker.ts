@@ -38,7 +38,7 @@ export class RedisStoreMarkers {
   private readonly seen = new Map<string, StoreMarker>();
   private checking?: Promise<void>;
   private timer?: NodeJS.Timeout;
-  /** The losses this process has logged, and whether it logged their acknowledgment. */
+  /** The losses this process has logged, and whether it logged their acknowledgment (each once). */
   private readonly reported = new Map<string, boolean>();
 
   constructor(
@@ -147,19 +147,13 @@ export class RedisStoreMarkers {
     if (!loss) return;
     const id = `${loss.where.join(',')}@${loss.detectedAt}`;
     const logged = this.reported.get(id);
-    if (loss.acknowledgedAt === undefined) {
-      if (logged === undefined) {
-        this.reported.set(id, false);
-        this.logger.error(loss.message);
-      }
-      return;
-    }
-    if (logged === false) {
-      this.reported.set(id, true);
+    if (loss.acknowledgedAt === undefined && logged === undefined) this.logger.error(loss.message);
+    else if (loss.acknowledgedAt !== undefined && logged === false)
       this.logger.log(
         `The loss of the Redis store's data on ${loss.where.join(', ')} (noticed at ${loss.detectedAt}) was acknowledged at ${loss.acknowledgedAt}`,
       );
-    }
+    else return;
+    this.reported.set(id, loss.acknowledgedAt !== undefined);
   }
 }
 

@@ -123,27 +123,24 @@ export class TestSandbox extends HubtelSandbox {
     this.appOrigin = undefined;
   }
 
-  /** The options, environment, driver and payments of one account; an unknown name throws. */
-  forAccount(name: string): TestSandboxAccount {
-    return this.accountKit(this.account(name));
-  }
-
   /** SmsModule options that send to this sandbox. */
   smsOptions(overrides: Partial<SmsModuleOptions> = {}): SmsModuleOptions {
-    return this.accountKit(this.account()).smsOptions(overrides);
+    return this.forAccount().smsOptions(overrides);
   }
 
   /** CheckoutModule options for this sandbox, with the tunnel (or `appUrl`) as the app's address. */
   checkoutOptions(overrides: CheckoutTestOptions = {}): CheckoutModuleOptions {
-    return this.accountKit(this.account()).checkoutOptions(overrides);
+    return this.forAccount().checkoutOptions(overrides);
   }
 
   /** ServiceAppModule options whose callbacks and status check go to this sandbox. */
   serviceAppOptions(overrides: Partial<ServiceAppModuleOptions> = {}): ServiceAppModuleOptions {
-    return this.accountKit(this.account()).serviceAppOptions(overrides);
+    return this.forAccount().serviceAppOptions(overrides);
   }
 
-  private accountKit(account: SandboxAccount): TestSandboxAccount {
+  /** One account's options, env, driver and payments (no name: the default's); an unknown name throws. */
+  forAccount(name?: string): TestSandboxAccount {
+    const account = this.account(name);
     const { sms, api, callback } = account.credentials;
     const [senderId] = account.senderIds;
     return {
