@@ -5,6 +5,7 @@ import {
   HubtelSandbox,
   type HubtelSandboxOptions,
   type PaymentResult,
+  type PayOptions,
   type RecordServicePaymentOptions,
   type SandboxAccount,
   type SandboxServiceSession,
@@ -26,10 +27,8 @@ export interface CheckoutTestOptions extends Partial<CheckoutModuleOptions> {
   appUrl?: string;
 }
 
-export interface MarkPaidOptions {
-  phone?: string;
-  channel?: string;
-}
+/** `markPaid`'s: the payer's number and channel, as `pay` takes them. */
+export type MarkPaidOptions = Pick<PayOptions, 'phone' | 'channel'>;
 
 /** One account of a sandbox serving several: its module options, environment, driver and payments. */
 export interface TestSandboxAccount {
