@@ -51,7 +51,13 @@ export class BullmqConnections {
         'is a copy of a client (a plain object with its fields, without its methods): BullMQ would connect to 127.0.0.1:6379 instead; pass the Redis or Cluster client itself',
       );
     }
-    if (this.onCluster) this.checkPrefix();
+    if (this.onCluster && hashTagOf(prefix) === undefined) {
+      throw new HubtelRedisConfigError(
+        'bullmq.prefix',
+        'PREFIX_WITHOUT_HASH_TAG',
+        `"${prefix}" has no {hash tag}: on a Redis Cluster every BullMQ script would fail with CROSSSLOT; use e.g. "{${prefix}}" or the default "${BULLMQ_RUNNER_DEFAULTS.prefix}"`,
+      );
+    }
   }
 
   get onCluster(): boolean {
@@ -107,16 +113,6 @@ export class BullmqConnections {
         'bullmq.connection',
         'CLIENT_UNUSABLE',
         `has maxRetriesPerRequest ${String(options.maxRetriesPerRequest ?? 'default (20)')}: BullMQ workers need null; create the client with maxRetriesPerRequest: null${isClusterClient(client) ? ' in redisOptions' : ''}, or give \`cluster\`/\`url\` and let the runner open its own`,
-      );
-    }
-  }
-
-  private checkPrefix(): void {
-    if (hashTagOf(this.prefix) === undefined) {
-      throw new HubtelRedisConfigError(
-        'bullmq.prefix',
-        'PREFIX_WITHOUT_HASH_TAG',
-        `"${this.prefix}" has no {hash tag}: on a Redis Cluster every BullMQ script would fail with CROSSSLOT; use e.g. "{${this.prefix}}" or the default "${BULLMQ_RUNNER_DEFAULTS.prefix}"`,
       );
     }
   }
