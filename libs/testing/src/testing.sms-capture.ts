@@ -164,38 +164,28 @@ export class SmsCapture {
       attempts: 1,
     });
     const body = (req.body ?? {}) as Record<string, unknown>;
-    if (req.method === 'POST' && req.path === SMS_PATHS.batchSend) {
-      const recipients = body.Recipients;
-      if (typeof body.From !== 'string' || typeof body.Content !== 'string' || !Array.isArray(recipients))
-        throw this.badRequest('the batch request must be {From, Recipients: string[], Content}');
-      const batchId = randomUUID();
-      const data = (recipients as unknown[]).map((recipient) => {
-        const message = this.capture({
-          account,
-          batchId,
-          kind: 'batch',
-          from: body.From as string,
-          to: String(recipient),
-          content: body.Content as string,
-        });
-        return { recipient: String(recipient), content: message.content, messageId: message.messageId };
-      });
-      return reply({ batchId, status: 0, data });
-    }
-    if (req.method === 'POST' && req.path === SMS_PATHS.send) {
-      if (typeof body.From !== 'string' || typeof body.To !== 'string' || typeof body.Content !== 'string')
-        throw this.badRequest('the send request must be {From, To, Content}');
-      const message = this.capture({
-        account,
-        batchId: null,
-        kind: 'single',
-        from: body.From,
-        to: body.To,
-        content: body.Content,
-      });
+    const { From: from, Content: content } = body;
+    const batch = req.path === SMS_PATHS.batchSend;
+    if (req.method === 'POST' && (batch || req.path === SMS_PATHS.send)) {
+      const recipients = batch ? body.Recipients : typeof body.To === 'string' ? [body.To] : undefined;
+      if (typeof from !== 'string' || typeof content !== 'string' || !Array.isArray(recipients))
+        throw this.badRequest(
+          batch
+            ? 'the batch request must be {From, Recipients: string[], Content}'
+            : 'the send request must be {From, To, Content}',
+        );
+      const batchId = batch ? randomUUID() : null;
+      const kind = batch ? 'batch' : 'single';
+      const sent = recipients.map((to: unknown) =>
+        this.capture({ account, batchId, kind, from, to: String(to), content }),
+      );
+      if (batch) {
+        const data = sent.map(({ to, messageId }) => ({ recipient: to, content, messageId }));
+        return reply({ batchId, status: 0, data });
+      }
       return reply({
         rate: 0,
-        messageId: message.messageId,
+        messageId: sent[0]!.messageId,
         status: 0,
         networkId: '62001',
         clientReference: null,
