@@ -6,6 +6,7 @@ import {
   isClusterClient,
   redisClusterNodesOption,
   refuseClientKeyPrefix,
+  withTimeout,
   type ErrorLogThrottle,
 } from '#internal';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
@@ -50,7 +51,13 @@ export class BullmqConnections {
         'is a copy of a client (a plain object with its fields, without its methods): BullMQ would connect to 127.0.0.1:6379 instead; pass the Redis or Cluster client itself',
       );
     }
-    if (this.onCluster) this.checkPrefix();
+    if (this.onCluster && hashTagOf(prefix) === undefined) {
+      throw new HubtelRedisConfigError(
+        'bullmq.prefix',
+        'PREFIX_WITHOUT_HASH_TAG',
+        `"${prefix}" has no {hash tag}: on a Redis Cluster every BullMQ script would fail with CROSSSLOT; use e.g. "{${prefix}}" or the default "${BULLMQ_RUNNER_DEFAULTS.prefix}"`,
+      );
+    }
   }
 
   get onCluster(): boolean {
@@ -110,16 +117,6 @@ export class BullmqConnections {
     }
   }
 
-  private checkPrefix(): void {
-    if (hashTagOf(this.prefix) === undefined) {
-      throw new HubtelRedisConfigError(
-        'bullmq.prefix',
-        'PREFIX_WITHOUT_HASH_TAG',
-        `"${this.prefix}" has no {hash tag}: on a Redis Cluster every BullMQ script would fail with CROSSSLOT; use e.g. "{${this.prefix}}" or the default "${BULLMQ_RUNNER_DEFAULTS.prefix}"`,
-      );
-    }
-  }
-
   /** Closes the Cluster clients opened here (a client given to BullMQ stays open: it is shared). */
   async close(): Promise<void> {
     await Promise.all(
@@ -150,22 +147,13 @@ function looksLikeCopiedClient(connection: BullmqConnectionOptions['connection']
 
 /** Waits CLOSE_GRACE_MS for a graceful close (BullMQ's waits for a gone Redis), then disconnects. */
 export async function bounded(closing: Promise<unknown>, disconnect: () => Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS)));
-  const outcome = await Promise.race([
-    closing.then(
-      () => 'closed' as const,
-      () => 'closed' as const,
-    ),
-    late,
-  ]);
-  clearTimeout(timer);
-  if (outcome !== 'late') return;
-  // Not awaited past a second either: a connection that does not close must not hold the app.
-  await Promise.race([
-    disconnect().catch(() => undefined),
-    new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
-  ]);
+  const closed = closing.catch(() => undefined);
+  try {
+    await withTimeout(closed, CLOSE_GRACE_MS, 'close');
+  } catch {
+    // Not awaited past a second either: a connection that does not close must not hold the app.
+    await withTimeout(disconnect(), 1_000, 'disconnect').catch(() => undefined);
+  }
 }
 
 const CLOSE_GRACE_MS = 2_000;

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { DelayedError, Queue, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, Worker, type Job, type Processor, type WorkerOptions } from 'bullmq';
 import {
   HubtelLogger,
   HubtelStoreUnavailableError,
@@ -119,15 +119,13 @@ export class BullmqJobRunner implements JobRunner {
 
   /** Adds the run's BullMQ job; the same run asked again is the same job id, which BullMQ ignores. */
   async enqueue(pipeline: string, request: JobRunRequest): Promise<void> {
+    const { storeKey, written, delayMs: delay } = request;
+    const jobId = bullmqJobId(storeKey, request.run);
     try {
       await this.queue(pipeline).add(
         request.type,
-        request.written
-          ? { storeKey: request.storeKey, written: request.written }
-          : { storeKey: request.storeKey },
-        request.delayMs
-          ? { jobId: bullmqJobId(request.storeKey, request.run), delay: request.delayMs }
-          : { jobId: bullmqJobId(request.storeKey, request.run) },
+        written ? { storeKey, written } : { storeKey },
+        delay ? { jobId, delay } : { jobId },
       );
     } catch (error) {
       const message = describeError(error);
@@ -153,25 +151,19 @@ export class BullmqJobRunner implements JobRunner {
     // Opened now, while Redis answers: one first opened in an outage would hold its first add, not fail it.
     this.queue(pipeline);
     if (this.options.work === false || this.workers.has(pipeline)) return;
-    const worker = new Worker<RunData>(
+    const worker = this.worker<RunData>(
       pipeline,
       (job: Job<RunData>, token?: string) => this.process(pipeline, job, token, execute),
       {
-        connection: this.connections.for(true),
-        prefix: this.prefix,
         concurrency: this.options.concurrency ?? BULLMQ_RUNNER_DEFAULTS.concurrency,
-        lockDuration: this.lockDurationMs,
-        stalledInterval: this.stalledIntervalMs,
         maxStalledCount: this.options.maxStalledCount ?? BULLMQ_RUNNER_DEFAULTS.maxStalledCount,
         settings: { backoffStrategy: retryDelay },
       },
     );
-    this.watch(pipeline, worker);
     // Every retry emits `failed` too: only a job BullMQ failed for good is given up.
     worker.on('failed', (job, error) => {
       if (job) void this.giveUp(pipeline, job, error, execute);
     });
-    this.workers.set(pipeline, worker);
     await worker.waitUntilReady();
   }
 
@@ -193,25 +185,27 @@ export class BullmqJobRunner implements JobRunner {
     );
     keeper.unref();
     this.keepers.set(name, keeper);
-    const worker = new Worker(name, () => task(), {
-      connection: this.connections.for(true),
-      prefix: this.prefix,
-      concurrency: 1,
-      lockDuration: this.lockDurationMs,
-      stalledInterval: this.stalledIntervalMs,
-    });
-    this.watch(name, worker);
+    const worker = this.worker(name, () => task(), { concurrency: 1 });
     worker.on('failed', (_job, error) => this.logger.warn(`Scheduled ${name} failed: ${error.message}`));
-    this.workers.set(name, worker as unknown as Worker<RunData>);
     // Redis away now: logged, and the keeper creates the scheduler once it is back.
     await this.keepScheduler(name, upsert, false);
     await worker.waitUntilReady();
   }
 
-  private watch(name: string, worker: Worker): void {
+  /** A worker on this runner's connection and lock timings, kept by name; its starts are watched (health). */
+  private worker<D>(name: string, process: Processor<D>, options: Partial<WorkerOptions>): Worker<D> {
+    const worker = new Worker<D>(name, process, {
+      connection: this.connections.for(true),
+      prefix: this.prefix,
+      lockDuration: this.lockDurationMs,
+      stalledInterval: this.stalledIntervalMs,
+      ...options,
+    });
     this.lastStarted.set(name, Date.now());
     worker.on('error', (error) => this.errors.error(`Worker ${name}: ${error.message}`));
     worker.on('active', () => this.lastStarted.set(name, Date.now()));
+    this.workers.set(name, worker as unknown as Worker<RunData>);
+    return worker;
   }
 
   /** How long a job has waited while the worker here started none, when both exceed a takeover. */

@@ -1,15 +1,9 @@
 import { HUBTEL_JOB_RUNNER } from 'nestjs-hubtel';
-import { hubtelConnectionModule, type HubtelConnectionExtras } from '#internal';
+import { hubtelConnectionModule } from '#internal';
 import { BullmqJobRunner, type BullmqJobRunnerOptions } from './bullmq.job-runner.js';
 
 /** `HubtelBullmqModule.forRoot(...)` options: where Redis is, the key prefix, the concurrency. */
 export type HubtelBullmqModuleOptions = Omit<BullmqJobRunnerOptions, 'logger'>;
-
-/** Extras of `forRoot`/`forRootAsync`. */
-export interface HubtelBullmqModuleExtras extends HubtelConnectionExtras {
-  /** Provide HUBTEL_JOB_RUNNER to every module of the app. Default true (that is the point). */
-  isGlobal?: boolean;
-}
 
 const BULLMQ_MODULE = hubtelConnectionModule({
   moduleName: 'HubtelBullmq',
@@ -19,7 +13,7 @@ const BULLMQ_MODULE = hubtelConnectionModule({
   create: (options: HubtelBullmqModuleOptions) => new BullmqJobRunner(options),
 });
 
-/** `HubtelBullmqModule.forRoot(...)` argument. */
+/** `HubtelBullmqModule.forRoot(...)` argument; `isGlobal` (default true) provides HUBTEL_JOB_RUNNER app-wide. */
 export type HubtelBullmqModuleForRootOptions = typeof BULLMQ_MODULE.OPTIONS_TYPE;
 /** `HubtelBullmqModule.forRootAsync(...)` argument. */
 export type HubtelBullmqModuleAsyncOptions = typeof BULLMQ_MODULE.ASYNC_OPTIONS_TYPE;

@@ -4,7 +4,6 @@ export { BullmqJobRunner, type BullmqJobRunnerOptions } from './bullmq.job-runne
 export { HubtelBullmqModule } from './bullmq.module.js';
 export type {
   HubtelBullmqModuleOptions,
-  HubtelBullmqModuleExtras,
   HubtelBullmqModuleForRootOptions,
   HubtelBullmqModuleAsyncOptions,
 } from './bullmq.module.js';

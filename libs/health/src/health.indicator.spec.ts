@@ -17,9 +17,8 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import { CheckoutModule } from 'nestjs-hubtel/checkout';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { SmsModule } from 'nestjs-hubtel/sms';
-import { HubtelHealthIndicator } from './health.indicator.js';
+import { HubtelHealthIndicator, type HubtelHealthModuleOptions } from './health.indicator.js';
 import { HubtelHealthModule } from './health.module.js';
-import type { HubtelHealthModuleOptions } from './health.options.js';
 
 /** A store whose round trip to its server fails (as a RedisStore's does with Redis gone). */
 class UnreachableStore extends MemoryStore {

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { ConfigurableModuleBuilder, Inject, Injectable } from '@nestjs/common';
 import { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import {
@@ -19,11 +19,42 @@ import {
   type HasAccountTransports,
   withTimeout,
 } from '#internal';
-import {
-  HEALTH_DEFAULTS,
-  HUBTEL_HEALTH_MODULE_OPTIONS,
-  type HubtelHealthModuleOptions,
-} from './health.options.js';
+
+/** `HubtelHealthModule.forRoot(...)` options. */
+export interface HubtelHealthModuleOptions {
+  /** The stores to check. Default: every HubtelStore the app's providers hold. */
+  stores?: HubtelStore[];
+  /** The job runner to check. Default: the app's `HUBTEL_JOB_RUNNER` (HubtelBullmqModule), if any. */
+  runner?: JobRunner;
+  /** A store or runner check that has not answered after this long is down. Default 1000 ms. */
+  timeoutMs?: number;
+  /**
+   * Also probe the platform: one GET per API base URL through its transport, no retry; any HTTP answer
+   * means reachable. Off by default: a readiness check on a third party takes every replica out at once.
+   */
+  platform?: boolean | { timeoutMs?: number };
+}
+
+export const HEALTH_DEFAULTS = Object.freeze({
+  timeoutMs: 1_000,
+  platformTimeoutMs: 2_000,
+  keys: Object.freeze({ store: 'hubtel_store', runner: 'hubtel_runner', platform: 'hubtel_platform' }),
+});
+
+export const {
+  ConfigurableModuleClass: HubtelHealthConfigurableModule,
+  MODULE_OPTIONS_TOKEN: HUBTEL_HEALTH_MODULE_OPTIONS,
+  OPTIONS_TYPE: HUBTEL_HEALTH_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: HUBTEL_HEALTH_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<HubtelHealthModuleOptions>({ moduleName: 'HubtelHealth' })
+  .setClassMethodName('forRoot')
+  .setFactoryMethodName('createHubtelHealthOptions')
+  .build();
+
+/** `HubtelHealthModule.forRoot(...)` argument. */
+export type HubtelHealthModuleForRootOptions = typeof HUBTEL_HEALTH_OPTIONS_TYPE;
+/** `HubtelHealthModule.forRootAsync(...)` argument. */
+export type HubtelHealthModuleAsyncOptions = typeof HUBTEL_HEALTH_ASYNC_OPTIONS_TYPE;
 
 /**
  * Terminus checks: `store()` (pings; down while a data loss is unacknowledged), `runner()` (its own
@@ -127,11 +158,8 @@ export class HubtelHealthIndicator {
   /** Every transport and the accounts it serves (the default accounts' and named ones built so far). */
   private async transportsByAccount(): Promise<Map<HttpTransport, Set<string>>> {
     const byTransport = new Map<HttpTransport, Set<string>>();
-    const add = (transport: HttpTransport, account: string) => {
-      let owners = byTransport.get(transport);
-      if (!owners) byTransport.set(transport, (owners = new Set()));
-      owners.add(account);
-    };
+    const add = (transport: HttpTransport, account: string) =>
+      byTransport.set(transport, (byTransport.get(transport) ?? new Set()).add(account));
     const { transports, accountSources } = this.dependencies();
     for (const source of accountSources)
       for (const { account, transport } of await source[ACCOUNT_TRANSPORTS]())

@@ -1,8 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
-import { HubtelHealthConfigurableModule, type HubtelHealthModuleForRootOptions } from './health.options.js';
-import { HubtelHealthIndicator } from './health.indicator.js';
+import {
+  HubtelHealthConfigurableModule,
+  HubtelHealthIndicator,
+  type HubtelHealthModuleForRootOptions,
+} from './health.indicator.js';
 
 /**
  * Health checks for `@nestjs/terminus` (an optional peer): HubtelHealthIndicator, for your controller.

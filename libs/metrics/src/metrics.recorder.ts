@@ -1,6 +1,25 @@
 import { Counter, Histogram, register, type Metric, type Registry } from 'prom-client';
 import { HubtelConfigError, type HubtelSignal, type HubtelTelemetry } from 'nestjs-hubtel';
-import { METRICS_DEFAULTS, type HubtelMetricsModuleOptions } from './metrics.options.js';
+
+/** `HubtelMetricsModule.forRoot(...)` options. */
+export interface HubtelMetricsModuleOptions {
+  /** Where the metrics are registered. Default: prom-client's global registry (`register`). */
+  registry?: Registry;
+  /** Put in front of every metric name (`[a-zA-Z_:][a-zA-Z0-9_:]*`, or ''). Default `hubtel_`. */
+  prefix?: string;
+  /** Latency buckets (seconds) of calls to the platform. */
+  platformBuckets?: number[];
+  /** Latency buckets (seconds) of service-flow steps. */
+  serviceFlowBuckets?: number[];
+}
+
+export const METRICS_DEFAULTS = Object.freeze({
+  prefix: 'hubtel_',
+  /** Up to the platform calls' default time-out, 15 s. */
+  platformBuckets: Object.freeze([0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15]),
+  /** Up to the about 5 s the platform waits for a service-flow answer. */
+  serviceFlowBuckets: Object.freeze([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]),
+});
 
 /**
  * The suite's signals as Prometheus metrics (docs/operations.md lists them). Label values come from

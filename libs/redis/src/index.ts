@@ -5,7 +5,6 @@ export type { RedisStoreOptions, RedisClusterConnection } from './redis.client.j
 export { HubtelRedisModule } from './redis.module.js';
 export type {
   HubtelRedisModuleOptions,
-  HubtelRedisModuleExtras,
   HubtelRedisModuleForRootOptions,
   HubtelRedisModuleAsyncOptions,
 } from './redis.module.js';

@@ -38,7 +38,7 @@ export class RedisStoreMarkers {
   private readonly seen = new Map<string, StoreMarker>();
   private checking?: Promise<void>;
   private timer?: NodeJS.Timeout;
-  /** The losses this process has logged, and whether it logged their acknowledgment. */
+  /** The losses this process has logged, and whether it logged their acknowledgment (each once). */
   private readonly reported = new Map<string, boolean>();
 
   constructor(
@@ -74,29 +74,17 @@ export class RedisStoreMarkers {
 
   /** The last loss seen (acknowledged or not), from the last check; undefined when none. */
   loss(): HubtelStoreLoss | undefined {
-    const lost = this.places.flatMap((place) => {
-      const marker = this.seen.get(place.key);
-      return marker?.lost ? [{ place, marker, lost: marker.lost }] : [];
+    const lost = this.places.flatMap(({ key, where }) => {
+      const loss = this.seen.get(key)?.lost;
+      return loss ? [{ ...loss, where }] : [];
     });
     if (lost.length === 0) return undefined;
-    const open = lost.filter((one) => one.lost.acknowledgedAt === undefined);
+    const open = lost.filter((one) => one.acknowledgedAt === undefined);
     const shown = open.length > 0 ? open : lost;
-    const detectedAt = shown
-      .map((one) => one.lost.detectedAt)
-      .sort()
-      .at(-1)!;
-    const keptSince = shown
-      .map((one) => one.lost.keptSince)
-      .filter((at) => at !== undefined)
-      .sort()[0];
-    const where = shown.map((one) => one.place.where);
-    const acknowledgedAt =
-      open.length > 0
-        ? undefined
-        : lost
-            .map((one) => one.lost.acknowledgedAt!)
-            .sort()
-            .at(-1);
+    const detectedAt = latest(shown.map((one) => one.detectedAt))!;
+    const [keptSince] = shown.flatMap((one) => one.keptSince ?? []).sort();
+    const where = shown.map((one) => one.where);
+    const acknowledgedAt = open.length > 0 ? undefined : latest(lost.map((one) => one.acknowledgedAt!));
     return {
       detectedAt,
       ...(keptSince === undefined ? {} : { keptSince }),
@@ -134,31 +122,22 @@ export class RedisStoreMarkers {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
       const at = new Date(this.now()).toISOString();
       const entry = await this.store.get<StoreMarker>(key);
-      if (!entry) {
-        // Gone: the first process to see it writes the next, recording a loss if it had seen one.
-        const next: StoreMarker = {
-          generation: randomUUID(),
-          createdAt: at,
-          writtenBy: `${hostname()}:${process.pid}`,
-          ...(before ? { lost: { detectedAt: at, keptSince: before.createdAt } } : {}),
-        };
-        if (await this.store.setIfAbsent(key, next)) {
-          this.seen.set(key, next);
-          return;
-        }
-        continue; // another process wrote it first: read theirs
+      const marker = entry?.value;
+      if (marker && !(before && marker.generation !== before.generation && !marker.lost)) {
+        this.seen.set(key, marker);
+        return;
       }
-      const marker = entry.value;
-      if (before && marker.generation !== before.generation && !marker.lost) {
-        // Written again by a process that started after the loss: record the loss, so all report it.
-        const recorded: StoreMarker = { ...marker, lost: { detectedAt: at, keptSince: before.createdAt } };
-        if (await this.store.compareAndSet(key, entry.version, recorded)) {
-          this.seen.set(key, recorded);
-          return;
-        }
-        continue;
-      }
-      this.seen.set(key, marker);
+      // Gone: the first process to see it writes the next. Written again by a process that started after
+      // the loss: recorded in it. Either way, a loss this process can tell is recorded, so all report it.
+      const lost = before ? { lost: { detectedAt: at, keptSince: before.createdAt } } : {};
+      const next: StoreMarker = marker
+        ? { ...marker, ...lost }
+        : { generation: randomUUID(), createdAt: at, writtenBy: `${hostname()}:${process.pid}`, ...lost };
+      const written = entry
+        ? await this.store.compareAndSet(key, entry.version, next)
+        : await this.store.setIfAbsent(key, next);
+      if (!written) continue; // another process wrote it first: read theirs
+      this.seen.set(key, next);
       return;
     }
   }
@@ -168,20 +147,18 @@ export class RedisStoreMarkers {
     if (!loss) return;
     const id = `${loss.where.join(',')}@${loss.detectedAt}`;
     const logged = this.reported.get(id);
-    if (loss.acknowledgedAt === undefined) {
-      if (logged === undefined) {
-        this.reported.set(id, false);
-        this.logger.error(loss.message);
-      }
-      return;
-    }
-    if (logged === false) {
-      this.reported.set(id, true);
+    if (loss.acknowledgedAt === undefined && logged === undefined) this.logger.error(loss.message);
+    else if (loss.acknowledgedAt !== undefined && logged === false)
       this.logger.log(
         `The loss of the Redis store's data on ${loss.where.join(', ')} (noticed at ${loss.detectedAt}) was acknowledged at ${loss.acknowledgedAt}`,
       );
-    }
+    else return;
+    this.reported.set(id, loss.acknowledgedAt !== undefined);
   }
+}
+
+function latest(times: string[]): string | undefined {
+  return times.sort().at(-1);
 }
 
 function lossMessage(

@@ -25,8 +25,6 @@ export interface RedisStoreOptions {
   keyPrefix?: string;
   /** Time limit of one command on the store's own client, in ms. Default 2000. */
   commandTimeoutMs?: number;
-  /** Keys per SCAN round trip. Default 500. */
-  scanCount?: number;
   /**
    * How often to look for the marker that notices Redis lost its data (`lostData()`), in ms. Default
    * 10000; 0: only on reconnecting, health checks and unknown checkout references.
@@ -36,51 +34,30 @@ export interface RedisStoreOptions {
 
 /** The given client, or its own (`owned`, failing fast; not auto-pipelined: measured, no gain). */
 export function storeClient(options: RedisStoreOptions): { client: Redis | Cluster; owned: boolean } {
-  const timeout = positive(
-    options.commandTimeoutMs,
-    REDIS_STORE_DEFAULTS.commandTimeoutMs,
-    'redis.commandTimeoutMs',
-  );
+  const timeout = options.commandTimeoutMs ?? REDIS_STORE_DEFAULTS.commandTimeoutMs;
+  if (!(Number.isFinite(timeout) && timeout > 0))
+    throw new HubtelConfigError('redis.commandTimeoutMs', 'must be a positive number');
   if (options.client) {
     refuseClientKeyPrefix(options.client, 'redis.client', 'keyPrefix');
     return { client: options.client, owned: false };
   }
-  if (options.cluster) {
-    const nodes = redisClusterNodesOption(options.cluster.nodes, 'redis.cluster.nodes');
-    const given = options.cluster.options ?? {};
-    const client = new Cluster(nodes, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      clusterRetryStrategy: (attempt) => Math.min(attempt * 50, REDIS_STORE_DEFAULTS.maxReconnectDelayMs),
-      ...given,
-      redisOptions: { ...failFastNode(timeout), ...given.redisOptions },
-    });
-    return { client, owned: true };
-  }
-  const failFast: RedisOptions = {
-    lazyConnect: true,
-    // A command while disconnected fails now instead of waiting in a queue with a request.
-    enableOfflineQueue: false,
-    ...failFastNode(timeout),
-    retryStrategy: (attempt) => Math.min(attempt * 50, REDIS_STORE_DEFAULTS.maxReconnectDelayMs),
-    ...options.options,
-  };
-  return { client: options.url ? new Redis(options.url, failFast) : new Redis(failFast), owned: true };
-}
-
-function failFastNode(timeout: number): RedisOptions {
-  return {
+  // A command while disconnected fails now instead of waiting in a queue with a request.
+  const own = { lazyConnect: true, enableOfflineQueue: false };
+  const node: RedisOptions = {
     commandTimeout: timeout,
     connectTimeout: REDIS_STORE_DEFAULTS.connectTimeoutMs,
     // Not sent again after a dropped connection: a resent applied compare-and-set would lose to itself.
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
   };
-}
-
-export function positive(value: number | undefined, fallback: number, option: string): number {
-  if (value === undefined) return fallback;
-  if (!(Number.isFinite(value) && value > 0))
-    throw new HubtelConfigError(option, 'must be a positive number');
-  return value;
+  const retry = (attempt: number) => Math.min(attempt * 50, REDIS_STORE_DEFAULTS.maxReconnectDelayMs);
+  if (options.cluster) {
+    const nodes = redisClusterNodesOption(options.cluster.nodes, 'redis.cluster.nodes');
+    const given = options.cluster.options ?? {};
+    const redisOptions = { ...node, ...given.redisOptions };
+    const client = new Cluster(nodes, { ...own, clusterRetryStrategy: retry, ...given, redisOptions });
+    return { client, owned: true };
+  }
+  const failFast: RedisOptions = { ...own, ...node, retryStrategy: retry, ...options.options };
+  return { client: options.url ? new Redis(options.url, failFast) : new Redis(failFast), owned: true };
 }

@@ -1,16 +1,10 @@
 import { HUBTEL_STORE } from 'nestjs-hubtel';
-import { hubtelConnectionModule, type HubtelConnectionExtras } from '#internal';
+import { hubtelConnectionModule } from '#internal';
 import type { RedisStoreOptions } from './redis.client.js';
 import { RedisStore } from './redis.store.js';
 
 /** `HubtelRedisModule.forRoot(...)` options: where Redis is, and the key prefix. */
 export type HubtelRedisModuleOptions = RedisStoreOptions;
-
-/** Extras of `forRoot`/`forRootAsync`. */
-export interface HubtelRedisModuleExtras extends HubtelConnectionExtras {
-  /** Provide HUBTEL_STORE to every module of the app. Default true (that is the point). */
-  isGlobal?: boolean;
-}
 
 const REDIS_MODULE = hubtelConnectionModule({
   moduleName: 'HubtelRedis',
@@ -20,7 +14,7 @@ const REDIS_MODULE = hubtelConnectionModule({
   create: (options: HubtelRedisModuleOptions) => new RedisStore(options),
 });
 
-/** `HubtelRedisModule.forRoot(...)` argument. */
+/** `HubtelRedisModule.forRoot(...)` argument; `isGlobal` (default true) provides HUBTEL_STORE app-wide. */
 export type HubtelRedisModuleForRootOptions = typeof REDIS_MODULE.OPTIONS_TYPE;
 /** `HubtelRedisModule.forRootAsync(...)` argument (useFactory / useClass / useExisting, imports, inject). */
 export type HubtelRedisModuleAsyncOptions = typeof REDIS_MODULE.ASYNC_OPTIONS_TYPE;

@@ -10,7 +10,7 @@ import {
   type StoreWriteOptions,
 } from 'nestjs-hubtel';
 import { describeError, hashTagOf, isClusterClient, refuseClusterNode, withTimeout } from '#internal';
-import { positive, storeClient, type RedisStoreOptions } from './redis.client.js';
+import { storeClient, type RedisStoreOptions } from './redis.client.js';
 import { REDIS_STORE_DEFAULTS } from './redis.constants.js';
 import { COMPARE_AND_DELETE_LUA, COMPARE_AND_SET_LUA, SET_LUA } from './redis-store.scripts.js';
 import { RedisStoreMarkers, clusterMarkers, singleMarker, STORE_MARKER_KEY } from './redis-store.marker.js';
@@ -40,7 +40,6 @@ export class RedisStore implements HubtelStore {
   readonly client: Redis | Cluster;
   readonly keyPrefix: string;
   private readonly owned: boolean; // the store opened the client, and so closes it
-  private readonly scanCount: number;
   private readonly logger = new HubtelLogger('HubtelRedisStore');
   private down = false;
   /** Connection failures before the first `ready` are reported by `connect()`, not logged. */
@@ -63,7 +62,6 @@ export class RedisStore implements HubtelStore {
     this.keyPrefix = options.keyPrefix ?? REDIS_STORE_DEFAULTS.keyPrefix;
     if (typeof this.keyPrefix !== 'string')
       throw new HubtelConfigError('redis.keyPrefix', 'must be a string');
-    this.scanCount = positive(options.scanCount, REDIS_STORE_DEFAULTS.scanCount, 'redis.scanCount');
     const lossCheck = options.lossCheckIntervalMs ?? REDIS_STORE_DEFAULTS.lossCheckIntervalMs;
     if (!(Number.isFinite(lossCheck) && lossCheck >= 0))
       throw new HubtelConfigError('redis.lossCheckIntervalMs', 'must be 0 or a positive number');
@@ -218,7 +216,7 @@ export class RedisStore implements HubtelStore {
       let cursor = '0';
       do {
         const [next, keys] = await this.run('scan', () =>
-          node.scan(cursor, 'MATCH', pattern, 'COUNT', this.scanCount),
+          node.scan(cursor, 'MATCH', pattern, 'COUNT', REDIS_STORE_DEFAULTS.scanCount),
         );
         cursor = next;
         const fresh = keys.filter((k) => !seen.has(k));

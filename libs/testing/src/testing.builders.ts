@@ -7,6 +7,7 @@ import {
   type FulfillmentRequestBody,
   type ServiceFlowRequest,
 } from 'nestjs-hubtel/sandbox';
+import type { FulfillmentCallback } from 'nestjs-hubtel/service-app';
 import { TESTING_DEFAULTS } from './testing.constants.js';
 
 // The platform's messages field for field as the wire contract writes them (hand-written ones drift).
@@ -62,12 +63,8 @@ export interface BuildFulfillmentRequestInput {
   orderInfo?: Record<string, unknown> | null;
 }
 
-export interface FulfillmentCallbackBody {
-  SessionId: string;
-  OrderId: string;
-  ServiceStatus: string;
-  MetaData: unknown;
-}
+/** The service app's `FulfillmentCallback` as sent on the wire, any `ServiceStatus` allowed. */
+export type FulfillmentCallbackBody = Omit<FulfillmentCallback, 'ServiceStatus'> & { ServiceStatus: string };
 
 export interface BuildFulfillmentCallbackInput {
   sessionId: string;

@@ -5,6 +5,7 @@ import {
   HubtelSandbox,
   type HubtelSandboxOptions,
   type PaymentResult,
+  type PayOptions,
   type RecordServicePaymentOptions,
   type SandboxAccount,
   type SandboxServiceSession,
@@ -26,21 +27,14 @@ export interface CheckoutTestOptions extends Partial<CheckoutModuleOptions> {
   appUrl?: string;
 }
 
-export interface MarkPaidOptions {
-  phone?: string;
-  channel?: string;
-}
+/** `markPaid`'s: the payer's number and channel, as `pay` takes them. */
+export type MarkPaidOptions = Pick<PayOptions, 'phone' | 'channel'>;
 
+type AccountModuleOptions = Pick<TestSandbox, 'smsOptions' | 'checkoutOptions' | 'serviceAppOptions'>;
 /** One account of a sandbox serving several: its module options, environment, driver and payments. */
-export interface TestSandboxAccount {
+export interface TestSandboxAccount extends AccountModuleOptions {
   /** Its name, keys, POS Sales ID and sender ids. */
   readonly account: SandboxAccount;
-  /** SmsModule options with its SMS keys (and its first sender id, when it declares some). */
-  smsOptions(overrides?: Partial<SmsModuleOptions>): SmsModuleOptions;
-  /** CheckoutModule options with its API keys and POS Sales ID. */
-  checkoutOptions(overrides?: CheckoutTestOptions): CheckoutModuleOptions;
-  /** ServiceAppModule options whose status check (and callback credentials, if any) are its own. */
-  serviceAppOptions(overrides?: Partial<ServiceAppModuleOptions>): ServiceAppModuleOptions;
   /** Its `HUBTEL_*` variables (a named account's: `HUBTEL_ACCOUNTS` and `HUBTEL_<NAME>_*`). */
   env(): Record<string, string>;
   /** The driver, playing the client app against this account's programmable service. */
@@ -123,27 +117,24 @@ export class TestSandbox extends HubtelSandbox {
     this.appOrigin = undefined;
   }
 
-  /** The options, environment, driver and payments of one account; an unknown name throws. */
-  forAccount(name: string): TestSandboxAccount {
-    return this.accountKit(this.account(name));
-  }
-
-  /** SmsModule options that send to this sandbox. */
+  /** SmsModule options with the account's SMS keys (and its first sender id, if any), sending here. */
   smsOptions(overrides: Partial<SmsModuleOptions> = {}): SmsModuleOptions {
-    return this.accountKit(this.account()).smsOptions(overrides);
+    return this.forAccount().smsOptions(overrides);
   }
 
-  /** CheckoutModule options for this sandbox, with the tunnel (or `appUrl`) as the app's address. */
+  /** CheckoutModule options: the account's API keys and POS Sales ID, the tunnel (or `appUrl`) as the app. */
   checkoutOptions(overrides: CheckoutTestOptions = {}): CheckoutModuleOptions {
-    return this.accountKit(this.account()).checkoutOptions(overrides);
+    return this.forAccount().checkoutOptions(overrides);
   }
 
-  /** ServiceAppModule options whose callbacks and status check go to this sandbox. */
+  /** ServiceAppModule options: callbacks and status check go here (the account's credentials, if any). */
   serviceAppOptions(overrides: Partial<ServiceAppModuleOptions> = {}): ServiceAppModuleOptions {
-    return this.accountKit(this.account()).serviceAppOptions(overrides);
+    return this.forAccount().serviceAppOptions(overrides);
   }
 
-  private accountKit(account: SandboxAccount): TestSandboxAccount {
+  /** One account's options, env, driver and payments (no name: the default's); an unknown name throws. */
+  forAccount(name?: string): TestSandboxAccount {
+    const account = this.account(name);
     const { sms, api, callback } = account.credentials;
     const [senderId] = account.senderIds;
     return {

@@ -32,8 +32,6 @@ export interface OverridableModuleBuilder<B> {
   overrideProvider(token: unknown): { useValue(value: unknown): B };
 }
 
-type Waiter = { test: (m: CapturedSms) => boolean; resolve: (m: CapturedSms) => void };
-
 /**
  * Captures every SMS the app sends, with no network: it stands in for the SmsModule's HTTP
  * transports (every account's, through `install`) and answers like the platform's SMS API.
@@ -47,12 +45,9 @@ type Waiter = { test: (m: CapturedSms) => boolean; resolve: (m: CapturedSms) => 
  * ```
  */
 export class SmsCapture {
-  /** The token it replaces; for `overrideProvider(SmsCapture.token)`. */
-  static readonly token = SMS_HTTP_TRANSPORT;
-
   private readonly captured: CapturedSms[] = [];
   private readonly failures: Error[] = [];
-  private readonly waiters = new Set<Waiter>();
+  private readonly waiters = new Set<(m: CapturedSms) => void>();
   private requestCount = 0;
 
   /** Every message captured, oldest first (a copy). */
@@ -122,13 +117,11 @@ export class SmsCapture {
     if (existing) return Promise.resolve(existing);
     const timeoutMs = options.timeoutMs ?? 5_000;
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        test,
-        resolve: (m) => {
-          clearTimeout(timer);
-          this.waiters.delete(waiter);
-          resolve(m);
-        },
+      const waiter = (m: CapturedSms) => {
+        if (!test(m)) return;
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+        resolve(m);
       };
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
@@ -171,38 +164,28 @@ export class SmsCapture {
       attempts: 1,
     });
     const body = (req.body ?? {}) as Record<string, unknown>;
-    if (req.method === 'POST' && req.path === SMS_PATHS.batchSend) {
-      const recipients = body.Recipients;
-      if (typeof body.From !== 'string' || typeof body.Content !== 'string' || !Array.isArray(recipients))
-        throw this.badRequest('the batch request must be {From, Recipients: string[], Content}');
-      const batchId = randomUUID();
-      const data = (recipients as unknown[]).map((recipient) => {
-        const message = this.capture({
-          account,
-          batchId,
-          kind: 'batch',
-          from: body.From as string,
-          to: String(recipient),
-          content: body.Content as string,
-        });
-        return { recipient: String(recipient), content: message.content, messageId: message.messageId };
-      });
-      return reply({ batchId, status: 0, data });
-    }
-    if (req.method === 'POST' && req.path === SMS_PATHS.send) {
-      if (typeof body.From !== 'string' || typeof body.To !== 'string' || typeof body.Content !== 'string')
-        throw this.badRequest('the send request must be {From, To, Content}');
-      const message = this.capture({
-        account,
-        batchId: null,
-        kind: 'single',
-        from: body.From,
-        to: body.To,
-        content: body.Content,
-      });
+    const { From: from, Content: content } = body;
+    const batch = req.path === SMS_PATHS.batchSend;
+    if (req.method === 'POST' && (batch || req.path === SMS_PATHS.send)) {
+      const recipients = batch ? body.Recipients : typeof body.To === 'string' ? [body.To] : undefined;
+      if (typeof from !== 'string' || typeof content !== 'string' || !Array.isArray(recipients))
+        throw this.badRequest(
+          batch
+            ? 'the batch request must be {From, Recipients: string[], Content}'
+            : 'the send request must be {From, To, Content}',
+        );
+      const batchId = batch ? randomUUID() : null;
+      const kind = batch ? 'batch' : 'single';
+      const sent = recipients.map((to: unknown) =>
+        this.capture({ account, batchId, kind, from, to: String(to), content }),
+      );
+      if (batch) {
+        const data = sent.map(({ to, messageId }) => ({ recipient: to, content, messageId }));
+        return reply({ batchId, status: 0, data });
+      }
       return reply({
         rate: 0,
-        messageId: message.messageId,
+        messageId: sent[0]!.messageId,
         status: 0,
         networkId: '62001',
         clientReference: null,
@@ -230,7 +213,7 @@ export class SmsCapture {
   private capture(fields: Omit<CapturedSms, 'messageId' | 'at'>): CapturedSms {
     const message: CapturedSms = { messageId: randomUUID(), ...fields, at: new Date().toISOString() };
     this.captured.push(message);
-    for (const waiter of [...this.waiters]) if (waiter.test(message)) waiter.resolve(message);
+    for (const waiter of [...this.waiters]) waiter(message);
     return message;
   }
 
