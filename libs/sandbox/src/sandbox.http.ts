@@ -123,6 +123,20 @@ export function writeReply(res: ServerResponse, reply: SandboxReply): void {
   res.end(payload);
 }
 
+/** A page of the sandbox's own: never cached nor sniffed, no referrer, no scripts unless `csp` allows them. */
+export function htmlReply(
+  html: string,
+  status = 200,
+  csp = "default-src 'none'; style-src 'unsafe-inline'",
+): SandboxReply {
+  const headers = { 'Cache-Control': 'no-store', 'Content-Security-Policy': csp };
+  return {
+    status,
+    html,
+    headers: { ...headers, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' },
+  };
+}
+
 export function escapeHtml(value: unknown): string {
   return String(value ?? '')
     .replaceAll('&', '&amp;')
