@@ -10,7 +10,8 @@ import {
   platformMsisdn,
 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
-import { checkPayment, paymentMoney, type SandboxChargeOptions } from './payment.charges.js';
+import { checkPayment, SandboxPayBodyDto } from './admin.dto.js';
+import { paymentMoney } from './payment.charges.js';
 import type {
   CheckoutCallbackBody,
   SandboxDelivery,
@@ -19,19 +20,9 @@ import type {
   SandboxSession,
 } from './sandbox.types.js';
 
-export interface PayOptions extends SandboxChargeOptions {
-  /** `paid` (default) or `failed` (a `2001` processor failure). */
-  outcome?: 'paid' | 'failed';
-  /** Mobile-money number of the payer. Default: the invoice's payee number, else the sandbox default. */
-  phone?: string;
-  /** Mobile-money channel (`mtn-gh`, `vodafone-gh`, `tigo-gh`). Default: from the number's prefix. */
-  channel?: string;
+export interface PayOptions extends Omit<SandboxPayBodyDto, 'fault'> {
   /** A fault for this payment's callback only (instead of `sandbox.faults`). */
   fault?: CallbackFaultSpec;
-  /** `false`: record the payment but send no callback (a `dropped` delivery). Not with `fault`. */
-  deliver?: boolean;
-  /** The price paid, before charges. Default the invoice's `totalAmount` (another: a wrong sum). */
-  amount?: number;
 }
 
 export interface PaymentResult {
@@ -74,9 +65,7 @@ export async function payInvoice(
   invoice: SandboxInvoice,
   options: PayOptions = {},
 ): Promise<PaymentResult> {
-  const requested = checkPayment(options);
-  if (options.deliver !== undefined && typeof options.deliver !== 'boolean')
-    throw invalidArgument('deliver', 'must be a boolean', options.deliver, 'deliver must be true or false');
+  checkPayment(SandboxPayBodyDto, options);
   if (options.deliver === false && options.fault !== undefined) {
     const summary = 'deliver: false sends no callback, so a callback fault cannot apply';
     throw invalidArgument('fault', 'must be left out when deliver is false', undefined, summary);
@@ -95,7 +84,7 @@ export async function payInvoice(
   const channel = options.channel ?? network.channel;
   const hostile =
     state.options.checkout.rejectSpecialCharacters && PROCESSOR_HOSTILE.test(invoice.description);
-  const outcome = requested === 'paid' && !hostile ? 'paid' : 'failed';
+  const outcome = options.outcome !== 'failed' && !hostile ? 'paid' : 'failed';
   const description = paymentDescription(channel, outcome === 'failed' && hostile ? 'refused' : outcome);
 
   const now = isoNow();

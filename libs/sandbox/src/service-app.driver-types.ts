@@ -1,6 +1,6 @@
 import type { ServiceAppChannel, UssdScreenLimits } from '#internal';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
-import type { SandboxChargeOptions } from './payment.charges.js';
+import type { SandboxPaymentOutcomeDto } from './admin.dto.js';
 import type { SandboxDelivery, SandboxServiceOrder } from './sandbox.types.js';
 
 export interface ServiceAppDriverOptions {
@@ -37,9 +37,7 @@ export interface ServiceAppDriverOptions {
   strict?: boolean;
 }
 
-export interface ServicePayOptions extends SandboxChargeOptions {
-  /** `paid` (default) sends the fulfillment request; `failed` records a failed payment and sends nothing. */
-  outcome?: 'paid' | 'failed';
+export interface ServicePayOptions extends SandboxPaymentOutcomeDto {
   /** `OrderInfo`: null (default, as the contract), `true` builds the platform's 2026 shape, an object as given. */
   orderInfo?: boolean | Record<string, unknown>;
   /** `ExtraData` of the fulfillment request. Default `{}`. */
@@ -48,8 +46,6 @@ export interface ServicePayOptions extends SandboxChargeOptions {
   orderId?: string;
   /** A fault for this fulfillment request only (instead of `sandbox.faults`). */
   fault?: CallbackFaultSpec;
-  /** The price paid, before charges. Default the cart's total (`Qty × Price`); another is a wrong sum. */
-  amount?: number;
   /** `false`: the status check knows the payment only after `recordPayment()`. Default true. */
   recordPayment?: boolean;
 }

@@ -2,7 +2,7 @@ import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { serviceAppChannel, type ServiceAppChannel, type UssdScreenLimits } from '#internal';
 import { invalidArgument, SandboxStateError } from './sandbox.errors.js';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
-import { checkPayment } from './payment.charges.js';
+import { checkPayment, SandboxPaymentOutcomeDto } from './admin.dto.js';
 import { hexId, isHttpUrl, isoNow, platformMsisdn, round2 } from './sandbox.http.js';
 import { postServiceFlow } from './service-app.exchange.js';
 import { fulfillmentOrderInfo, newSessionRecord, recordServiceOrder } from './service-app.payments.js';
@@ -188,7 +188,8 @@ export class SandboxServiceSession {
         `Nothing to pay: the session is ${this.record.state}, not at its cart (AddToCart; on USSD, Release with an Item)`,
         this.record.state,
       );
-    const outcome = checkPayment(options);
+    checkPayment(SandboxPaymentOutcomeDto, options);
+    const outcome = options.outcome === 'failed' ? 'failed' : 'paid';
     const order = recordServiceOrder(this.state, this.record, {
       orderId: options.orderId ?? hexId(),
       price: round2(options.amount ?? cart.Qty * cart.Price),
