@@ -46,6 +46,15 @@ export function requireInvoice(state: SandboxState, checkoutIdOrReference: strin
   return invoice;
 }
 
+/** A paid or cancelled invoice can no longer be paid or cancelled. */
+function requireOpen(invoice: SandboxInvoice, action: 'paid' | 'cancelled'): void {
+  if (invoice.state === 'paid' || invoice.state === 'cancelled')
+    throw new SandboxStateError(
+      `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be ${action}`,
+      invoice.state,
+    );
+}
+
 function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string | undefined): string {
   const given = phone ?? invoice.payeeMobileNumber ?? state.options.checkout.defaultPhone;
   const msisdn = platformMsisdn(given);
@@ -74,11 +83,7 @@ export async function payInvoice(
   const money = paymentMoney(state, invoice.account, options.amount ?? invoice.totalAmount, options);
   // Not delivering is a drop that was asked for: the payment is recorded the same way.
   const fault: CallbackFaultSpec | undefined = options.deliver === false ? { drop: true } : options.fault;
-  if (invoice.state === 'paid' || invoice.state === 'cancelled')
-    throw new SandboxStateError(
-      `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be paid`,
-      invoice.state,
-    );
+  requireOpen(invoice, 'paid');
   const phone = payerPhone(state, invoice, options.phone);
   const network = ghanaNetwork(phone);
   const channel = options.channel ?? network.channel;
@@ -148,11 +153,7 @@ export async function payInvoice(
 
 /** The payer cancels on the hosted page: no callback (the platform sends none), invoice `cancelled`. */
 export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
-  if (invoice.state === 'paid' || invoice.state === 'cancelled')
-    throw new SandboxStateError(
-      `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be cancelled`,
-      invoice.state,
-    );
+  requireOpen(invoice, 'cancelled');
   invoice.state = 'cancelled';
   invoice.updatedAt = isoNow();
   state.emit('invoice', invoice);

@@ -203,18 +203,10 @@ export class SandboxServiceSession {
     this.touch();
     if (outcome === 'failed') return { order, deliveries: [] };
 
-    return this.sendFulfillment(
-      {
-        OrderId: order.orderId,
-        SessionId: this.sessionId,
-        ExtraData: options.extraData ?? {},
-        OrderInfo:
-          options.orderInfo === true
-            ? fulfillmentOrderInfo(this.record.mobile, cart, order)
-            : options.orderInfo || null,
-      },
-      options.fault,
-    ).then((deliveries) => ({ order, deliveries }));
+    const orderInfo =
+      options.orderInfo === true ? fulfillmentOrderInfo(this.record.mobile, cart, order) : options.orderInfo;
+    const deliveries = await this.sendFulfillment({ ...options, orderId: order.orderId, orderInfo });
+    return { order, deliveries };
   }
 
   /** Records the payment of `pay({ recordPayment: false })` late: the status check now confirms it. */
@@ -231,18 +223,21 @@ export class SandboxServiceSession {
   async forgeFulfillment(options: ForgedFulfillmentOptions = {}): Promise<SandboxDelivery[]> {
     if (!this.record.cart)
       throw new SandboxStateError('Nothing to forge: the session has no cart yet', this.record.state);
-    return this.sendFulfillment({
-      OrderId: options.orderId ?? hexId(),
-      SessionId: this.sessionId,
-      ExtraData: options.extraData ?? {},
-      OrderInfo: options.orderInfo ?? null,
-    });
+    return this.sendFulfillment({ ...options, orderId: options.orderId ?? hexId(), fault: undefined });
   }
 
-  private async sendFulfillment(
-    body: FulfillmentRequestBody,
-    fault?: CallbackFaultSpec,
-  ): Promise<SandboxDelivery[]> {
+  private async sendFulfillment(options: {
+    orderId: string;
+    orderInfo?: unknown;
+    extraData?: Record<string, unknown>;
+    fault?: CallbackFaultSpec;
+  }): Promise<SandboxDelivery[]> {
+    const body: FulfillmentRequestBody = {
+      OrderId: options.orderId,
+      SessionId: this.sessionId,
+      ExtraData: options.extraData ?? {},
+      OrderInfo: options.orderInfo || null,
+    };
     const { deliveries, sent } = this.state.dispatch({
       kind: 'fulfillment-request',
       account: this.record.account,
@@ -251,7 +246,7 @@ export class SandboxServiceSession {
       body: body as unknown as Record<string, unknown>,
       sessionId: this.sessionId,
       orderId: body.OrderId,
-      fault,
+      fault: options.fault,
     });
     await sent;
     return deliveries;
