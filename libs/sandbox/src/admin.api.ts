@@ -3,7 +3,7 @@ import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs
 import { compileValidator } from '#internal';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from './admin.dto.js';
 import { SANDBOX_DASHBOARD_PATH } from './dashboard/dashboard.stream.js';
-import { apiErrorReply, SandboxStateError } from './sandbox.errors.js';
+import { apiErrorReply, notJsonReply, SandboxStateError } from './sandbox.errors.js';
 import { escapeHtml, htmlReply, isJsonContentType } from './sandbox.http.js';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
 import type { PayOptions } from './checkout.payments.js';
@@ -83,12 +83,7 @@ function errorReply(err: unknown): SandboxReply {
 function jsonOnly(handler: SandboxRouteHandler): SandboxRouteHandler {
   return (ctx) => {
     const type = ctx.req.headers['content-type'];
-    if (!isJsonContentType(type))
-      return apiErrorReply('admin', 415, {
-        message: `Content-Type must be application/json, got ${type ? String(type).slice(0, 60) : 'none'}`,
-        errors: [{ field: 'Content-Type', message: 'must be application/json' }],
-      });
-    return handler(ctx);
+    return isJsonContentType(type) ? handler(ctx) : notJsonReply('admin', type);
   };
 }
 

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HubtelValidationError } from 'nestjs-hubtel';
-import { apiErrorReply, SandboxHttpError } from './sandbox.errors.js';
+import { apiErrorReply, notJsonReply, SandboxHttpError } from './sandbox.errors.js';
 import { BodyTooLargeError, readBody } from './sandbox.http.js';
 import type { SandboxApi, SandboxRequestContext, SandboxRouteHandler } from './sandbox.route-types.js';
 
@@ -124,13 +124,7 @@ export class RequestContext implements SandboxRequestContext {
   async json(): Promise<unknown> {
     const type = String(this.req.headers['content-type'] ?? '');
     const buffer = await this.body();
-    if (type && !/\bjson\b/i.test(type))
-      throw new SandboxHttpError(
-        apiErrorReply(this.api, 415, {
-          message: `Content-Type must be application/json, got ${type.slice(0, 60)}`,
-          errors: [{ field: 'Content-Type', message: 'must be application/json' }],
-        }),
-      );
+    if (type && !/\bjson\b/i.test(type)) throw new SandboxHttpError(notJsonReply(this.api, type));
     // Decoding would turn bad bytes into U+FFFD, and two different references into one.
     if (!isUtf8(buffer)) throw this.badBody('Request body is not valid UTF-8', 'is not valid UTF-8');
     const text = buffer.toString('utf8');
