@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import http, { type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { SandboxReply } from './sandbox.route-types.js';
 import type { SandboxCredentialPair } from './sandbox.option-types.js';
@@ -69,28 +69,6 @@ const OUTCOME_WORDING = {
 export function paymentDescription(channel: string, outcome: keyof typeof OUTCOME_WORDING): string {
   const label = MOBILE_MONEY_CHANNELS.find((c) => c.channel === channel)?.label ?? 'mobile money';
   return `The ${label} payment ${OUTCOME_WORDING[outcome]}`;
-}
-
-export class BodyTooLargeError extends Error {
-  constructor(readonly limit: number) {
-    super(`Request body larger than ${limit} bytes`);
-  }
-}
-
-/** Reads the whole body, refusing (and draining, keeping nothing more) beyond `limit` bytes. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.on('end', () =>
-      size > limit ? reject(new BodyTooLargeError(limit)) : resolve(Buffer.concat(chunks)),
-    );
-    req.on('error', reject);
-  });
 }
 
 export function parseBasicAuth(header: string | undefined): SandboxCredentialPair | undefined {

@@ -37,26 +37,24 @@ export interface ServiceAppDriverOptions {
   strict?: boolean;
 }
 
-export interface ServicePayOptions extends SandboxPaymentOutcomeDto {
-  /** `OrderInfo`: null (default, as the contract), `true` builds the platform's 2026 shape, an object as given. */
-  orderInfo?: boolean | Record<string, unknown>;
+/** A fulfillment request nobody paid for: what a forger sends to the Service Fulfillment URL. */
+export interface ForgedFulfillmentOptions {
+  /** `OrderId`. Default: a fresh random one. */
+  orderId?: string;
+  /** `OrderInfo` to claim (a forger may claim `{Status: 'Paid', ...}`). Default null. */
+  orderInfo?: Record<string, unknown> | null;
   /** `ExtraData` of the fulfillment request. Default `{}`. */
   extraData?: Record<string, unknown>;
-  /** Order id to use. Default: a fresh random one. */
-  orderId?: string;
+}
+
+export interface ServicePayOptions
+  extends SandboxPaymentOutcomeDto, Omit<ForgedFulfillmentOptions, 'orderInfo'> {
+  /** `OrderInfo`: null (default, as the contract), `true` builds the platform's 2026 shape, an object as given. */
+  orderInfo?: boolean | Record<string, unknown>;
   /** A fault for this fulfillment request only (instead of `sandbox.faults`). */
   fault?: CallbackFaultSpec;
   /** `false`: the status check knows the payment only after `recordPayment()`. Default true. */
   recordPayment?: boolean;
-}
-
-/** A fulfillment request nobody paid for: what a forger sends to the Service Fulfillment URL. */
-export interface ForgedFulfillmentOptions {
-  /** Order id to claim. Default: a fresh random one. */
-  orderId?: string;
-  /** `OrderInfo` to claim (a forger may claim `{Status: 'Paid', ...}`). Default null. */
-  orderInfo?: Record<string, unknown> | null;
-  extraData?: Record<string, unknown>;
 }
 
 export interface ServicePayResult {

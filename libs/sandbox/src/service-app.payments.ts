@@ -25,10 +25,7 @@ export function recordServicePayment(
   if (typeof account === 'string' && !state.accounts.get(account))
     issues.push({ field: 'account', message: 'account is not an account of this sandbox', value: account });
   else if (session && typeof account === 'string' && session.account !== account)
-    issues.push({
-      field: 'account',
-      message: `account "${account}" does not own this session ("${session.account}" does)`,
-    });
+    issues.push({ field: 'account', message: `the session belongs to account "${session.account}"` });
   if (options.amount == null && !cart)
     issues.push({
       field: 'amount',
