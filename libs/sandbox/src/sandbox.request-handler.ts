@@ -6,7 +6,7 @@ import type { ResolvedSandboxOptions } from './sandbox.options.js';
 import { requestContext, SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxRequestLog } from './sandbox.types.js';
-import type { SandboxApi, SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
+import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 
 /** Routes, logs and answers one request: inbound faults applied, errors in the API's shape. */
 export class SandboxRequestHandler {
@@ -21,12 +21,7 @@ export class SandboxRequestHandler {
     const method = (req.method ?? 'GET').toUpperCase();
     const [path = '/', search = ''] = (req.url ?? '/').split(/\?(.*)/s);
     const match = this.router.match(method, path);
-    const api: SandboxApi =
-      match.kind === 'found'
-        ? match.route.api
-        : match.kind === 'not-found'
-          ? SandboxRouter.apiOf(path)
-          : match.api;
+    const api = match.api;
 
     const log: SandboxRequestLog = {
       id: this.state.requests.total + 1, // pushed at once: ids count from 1 again after a reset

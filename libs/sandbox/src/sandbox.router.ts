@@ -13,10 +13,12 @@ interface Route {
   handler: SandboxRouteHandler;
 }
 
-export type RouteMatch =
+/** A route, or why none answers; `api` decides the error shape and fault matching either way. */
+export type RouteMatch = { api: SandboxApi } & (
   | { kind: 'found'; route: Route; params: Record<string, string> }
-  | { kind: 'method-not-allowed'; api: SandboxApi; allowed: string[] }
-  | { kind: 'not-found' };
+  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'not-found' }
+);
 
 /** `/v1/messages/:messageId` → a RegExp; a `:name` matches one path segment. A trailing `/*` matches the rest. */
 function compile(pattern: string): { regex: RegExp; keys: string[] } {
@@ -69,21 +71,21 @@ export class SandboxRouter {
           params[key] = raw;
         }
       });
-      return { kind: 'found', route, params };
+      return { kind: 'found', api: route.api, route, params };
     }
     if (api) return { kind: 'method-not-allowed', api, allowed: [...new Set(allowed)] };
-    return { kind: 'not-found' };
+    return { kind: 'not-found', api: apiOf(path) };
   }
+}
 
-  /** Which API a path belongs to (for faults and error shapes), even when no route matches. */
-  static apiOf(path: string): SandboxApi {
-    if (path.startsWith('/v1/messages')) return 'sms';
-    if (path.startsWith('/items')) return 'checkout';
-    if (path.startsWith('/transactions')) return 'status';
-    if (path.startsWith('/callback')) return 'callback';
-    if (path.startsWith('/pay')) return 'pay-page';
-    return 'admin';
-  }
+/** Which API a path belongs to, when no route matches it. */
+function apiOf(path: string): SandboxApi {
+  if (path.startsWith('/v1/messages')) return 'sms';
+  if (path.startsWith('/items')) return 'checkout';
+  if (path.startsWith('/transactions')) return 'status';
+  if (path.startsWith('/callback')) return 'callback';
+  if (path.startsWith('/pay')) return 'pay-page';
+  return 'admin';
 }
 
 /** One request's context: its body read once, on first use. */
