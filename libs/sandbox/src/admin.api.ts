@@ -3,8 +3,8 @@ import { HubtelError, HubtelValidationError, type ValidationIssue } from 'nestjs
 import { compileValidator } from '#internal';
 import { SandboxPayBodyDto, SandboxServicePaymentBodyDto } from './admin.dto.js';
 import { SANDBOX_DASHBOARD_PATH } from './dashboard/dashboard.stream.js';
-import { apiErrorReply, SandboxStateError } from './sandbox.errors.js';
-import { escapeHtml, isJsonContentType } from './sandbox.http.js';
+import { apiErrorReply, notJsonReply, SandboxStateError } from './sandbox.errors.js';
+import { escapeHtml, htmlReply, isJsonContentType } from './sandbox.http.js';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
 import type { PayOptions } from './checkout.payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
@@ -83,12 +83,7 @@ function errorReply(err: unknown): SandboxReply {
 function jsonOnly(handler: SandboxRouteHandler): SandboxRouteHandler {
   return (ctx) => {
     const type = ctx.req.headers['content-type'];
-    if (!isJsonContentType(type))
-      return apiErrorReply('admin', 415, {
-        message: `Content-Type must be application/json, got ${type ? String(type).slice(0, 60) : 'none'}`,
-        errors: [{ field: 'Content-Type', message: 'must be application/json' }],
-      });
-    return handler(ctx);
+    return isJsonContentType(type) ? handler(ctx) : notJsonReply('admin', type);
   };
 }
 
@@ -107,12 +102,16 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
   };
   const get = (path: string, read: (ctx: SandboxRequestContext) => unknown) =>
     router.add('GET', path, 'admin', (ctx) => answer(() => read(ctx)));
-  const post = (path: string, run: (ctx: SandboxRequestContext) => Promise<unknown>) =>
+  // The body is read first: an oversized one is a 413 before anything changes.
+  const post = (path: string, run: (ctx: SandboxRequestContext) => unknown) =>
     router.add(
       'POST',
       path,
       'admin',
-      jsonOnly((ctx) => answer(() => run(ctx))),
+      jsonOnly(async (ctx) => {
+        await ctx.body();
+        return answer(() => run(ctx));
+      }),
     );
   /** An optional JSON body: none is `{}`. */
   const bodyOf = async (ctx: SandboxRequestContext) =>
@@ -131,14 +130,7 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
   router.add('GET', '/', 'admin', (): SandboxReply =>
     sandbox.dashboardUrl
       ? { status: 302, headers: { Location: SANDBOX_DASHBOARD_PATH, 'Cache-Control': 'no-store' } }
-      : {
-          status: 200,
-          headers: {
-            'Cache-Control': 'no-store',
-            'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
-          },
-          html: renderIndexPage(sandbox),
-        },
+      : htmlReply(renderIndexPage(sandbox)),
   );
 
   get('/_sandbox', () => ({
@@ -176,16 +168,9 @@ export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox):
     const body = checkedBody(SandboxServicePaymentBodyDto, await bodyOf(ctx), 'service payment');
     return sandbox.recordServicePayment(ctx.params.id!, withoutNulls(body));
   });
-  post('/_sandbox/invoices/:ref/cancel', async (ctx) => {
-    await ctx.body();
-    return sandbox.cancel(ctx.params.ref!);
-  });
-  post('/_sandbox/deliveries/:id/redeliver', async (ctx) => {
-    await ctx.body();
-    return sandbox.redeliver(ctx.params.id!);
-  });
-  post('/_sandbox/reset', async (ctx) => {
-    await ctx.body();
+  post('/_sandbox/invoices/:ref/cancel', (ctx) => sandbox.cancel(ctx.params.ref!));
+  post('/_sandbox/deliveries/:id/redeliver', (ctx) => sandbox.redeliver(ctx.params.id!));
+  post('/_sandbox/reset', () => {
     sandbox.reset();
     return { reset: true };
   });

@@ -1,8 +1,13 @@
+import type { Type } from '@nestjs/common';
 import { Allow, IsNumber, IsString, Matches } from 'class-validator';
-import { HubtelOption, rules } from '#internal';
+import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
+import { compileValidator, HubtelOption, rules } from '#internal';
+import { validateCallback, type CallbackFaultSpec } from './sandbox.faults.js';
+import { SANDBOX_CHARGE_BEARERS } from './sandbox.options.dto.js';
+import type { SandboxChargeBearer } from './sandbox.option-types.js';
 
-// JSON bodies of the admin API (unknown fields refused; null reads as "not given"); what they
-// mean is checked by `sandbox.pay` itself, before anything changes.
+// What a payment may say, as rules: the public methods check their options by them (and the types
+// extend them), the admin API its JSON bodies (unknown fields refused; null reads as "not given").
 
 const notBlank = (field: string) =>
   HubtelOption({ is: rules(IsString(), Matches(/\S/, { message: `${field} must not be blank` })) });
@@ -32,15 +37,17 @@ export class SandboxPayFaultDto {
   forge?: boolean;
 }
 
-/** What a recorded payment may say about its money: both pay bodies take it. */
-class SandboxPaymentMoneyDto {
-  /** The price paid for, before charges (an underpayment plays a wrong sum). */
+/** What a payment may say about its money (a test plays a mismatched payment). */
+export class SandboxPaymentMoneyDto {
+  /** The price paid, before charges. Default the invoice's `totalAmount`, or the cart's total (`Qty × Price`); another is a wrong sum. */
   @HubtelOption({ number: 0 })
   amount?: number;
 
-  @HubtelOption({ oneOf: ['merchant', 'payer'] })
-  chargeBearer?: 'merchant' | 'payer';
+  /** Who bears the charge of this payment. Default: the account's `chargeBearer`. */
+  @HubtelOption({ oneOf: SANDBOX_CHARGE_BEARERS })
+  chargeBearer?: SandboxChargeBearer;
 
+  /** Currency the platform reports. Default `GHS`. */
   @HubtelOption({
     is: rules(
       IsString(),
@@ -50,17 +57,24 @@ class SandboxPaymentMoneyDto {
   currency?: string;
 }
 
-/** The body of `POST /_sandbox/invoices/{ref}/pay`. */
-export class SandboxPayBodyDto extends SandboxPaymentMoneyDto {
+/** A payment that may fail: `sandbox.pay`, a driver's `pay`. */
+export class SandboxPaymentOutcomeDto extends SandboxPaymentMoneyDto {
+  /** `paid` (default) or `failed`: a `2001` processor failure (no callback, no fulfillment request). */
   @HubtelOption({ oneOf: ['paid', 'failed'] })
   outcome?: 'paid' | 'failed';
+}
 
+/** `sandbox.pay`'s options: the body of `POST /_sandbox/invoices/{ref}/pay`. */
+export class SandboxPayBodyDto extends SandboxPaymentOutcomeDto {
+  /** Mobile-money number of the payer. Default: the invoice's payee number, else the sandbox default. */
   @notBlank('phone')
   phone?: string;
 
+  /** Mobile-money channel (`mtn-gh`, `vodafone-gh`, `tigo-gh`). Default: from the number's prefix. */
   @notBlank('channel')
   channel?: string;
 
+  /** `false`: record the payment but send no callback (a `dropped` delivery). Not with `fault`. */
   @HubtelOption({ bool: true })
   deliver?: boolean;
 
@@ -68,12 +82,31 @@ export class SandboxPayBodyDto extends SandboxPaymentMoneyDto {
   fault?: SandboxPayFaultDto;
 }
 
-/** The body of `POST /_sandbox/sessions/{sessionId}/pay`. */
+/** `sandbox.recordServicePayment`'s options: the body of `POST /_sandbox/sessions/{sessionId}/pay`. */
 export class SandboxServicePaymentBodyDto extends SandboxPaymentMoneyDto {
+  /** The order's id. Default: the session's order's, else a fresh one. */
   @notBlank('orderId')
   orderId?: string;
 
-  /** The account whose service the session is (for a session the sandbox did not drive). */
+  /** The account of a session the sandbox did not drive. Default `default`; a driven one keeps its own. */
   @HubtelOption({ is: IsString() })
   account?: string;
+}
+
+/**
+ * Checks a payment's options by `dto`'s rules (unknown fields let through) and its one-off fault,
+ * with `issues` found besides; throws a HubtelValidationError before anything changes.
+ */
+export function checkPayment(
+  dto: Type<object>,
+  options: object = {},
+  what = 'payment',
+  issues: ValidationIssue[] = [],
+): void {
+  const { fault, ...rest } = options as { fault?: CallbackFaultSpec };
+  const checked = compileValidator(dto)(rest);
+  if (!checked.ok) issues.unshift(...checked.issues);
+  if (issues.length > 0)
+    throw new HubtelValidationError(`Invalid ${what}: ${issues.map((i) => i.message).join('; ')}`, issues);
+  if (fault !== undefined) validateCallback(fault, 'fault');
 }

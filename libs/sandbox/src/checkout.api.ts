@@ -1,7 +1,7 @@
 import { HubtelError } from 'nestjs-hubtel';
 import { owned } from './sandbox.accounts.js';
 import { apiErrorReply, type FieldError } from './sandbox.errors.js';
-import { hexId, isHttpUrl, isoNow, platformMsisdn } from './sandbox.http.js';
+import { hexId, htmlReply, isHttpUrl, isoNow, platformMsisdn } from './sandbox.http.js';
 import { renderPayPage } from './checkout.pay-page.js';
 import { cancelInvoice, invoiceStatusData, orderStatusData, payInvoice } from './checkout.payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
@@ -137,22 +137,17 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
     invoice: SandboxInvoice,
     status: number,
     extra: { direct?: boolean; error?: string; phone?: string } = {},
-  ): SandboxReply => ({
-    status,
-    headers: {
-      'Cache-Control': 'no-store',
-      // No scripts, no external anything: the page is plain forms.
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
-      'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'no-referrer',
-    },
-    html: renderPayPage(invoice, {
-      merchantName: state.accounts.get(invoice.account)?.merchantName ?? o.checkout.merchantName,
-      defaultPhone: o.checkout.defaultPhone,
-      warnSpecialCharacters: o.checkout.rejectSpecialCharacters && /[&*!%@]/.test(invoice.description),
-      ...extra,
-    }),
-  });
+  ): SandboxReply =>
+    // No scripts, no external anything: the page is plain forms.
+    htmlReply(
+      renderPayPage(invoice, {
+        merchantName: state.accounts.get(invoice.account)?.merchantName ?? o.checkout.merchantName,
+        defaultPhone: o.checkout.defaultPhone,
+        warnSpecialCharacters: o.checkout.rejectSpecialCharacters && /[&*!%@]/.test(invoice.description),
+        ...extra,
+      }),
+      status,
+    );
 
   const invoiceOr404 = (checkoutId: string): SandboxInvoice | SandboxReply =>
     state.invoices.get(checkoutId) ??

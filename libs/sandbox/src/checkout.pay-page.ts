@@ -6,10 +6,6 @@ import type { SandboxInvoice } from './sandbox.types.js';
  * assets (offline, under a strict CSP). Its `id`/`data-testid` hooks are stable for browser tests.
  */
 
-export function formatAmount(amount: number): string {
-  return `GHS ${amount.toFixed(2)}`;
-}
-
 export interface PayPageOptions {
   merchantName: string;
   defaultPhone: string;
@@ -34,7 +30,7 @@ export function renderPayPage(invoice: SandboxInvoice, options: PayPageOptions):
   const msisdn = platformMsisdn(phone);
   const defaultChannel = msisdn ? ghanaNetwork(msisdn).channel : 'mtn-gh';
   const open = invoice.state === 'pending' || invoice.state === 'failed';
-  const amount = formatAmount(invoice.totalAmount);
+  const amount = `GHS ${invoice.totalAmount.toFixed(2)}`;
 
   const channelOptions = MOBILE_MONEY_CHANNELS.map(
     (c) =>

@@ -10,7 +10,8 @@ import {
   platformMsisdn,
 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
-import { checkPayment, paymentMoney, type SandboxChargeOptions } from './payment.charges.js';
+import { checkPayment, SandboxPayBodyDto } from './admin.dto.js';
+import { paymentMoney } from './payment.charges.js';
 import type {
   CheckoutCallbackBody,
   SandboxDelivery,
@@ -19,19 +20,9 @@ import type {
   SandboxSession,
 } from './sandbox.types.js';
 
-export interface PayOptions extends SandboxChargeOptions {
-  /** `paid` (default) or `failed` (a `2001` processor failure). */
-  outcome?: 'paid' | 'failed';
-  /** Mobile-money number of the payer. Default: the invoice's payee number, else the sandbox default. */
-  phone?: string;
-  /** Mobile-money channel (`mtn-gh`, `vodafone-gh`, `tigo-gh`). Default: from the number's prefix. */
-  channel?: string;
+export interface PayOptions extends Omit<SandboxPayBodyDto, 'fault'> {
   /** A fault for this payment's callback only (instead of `sandbox.faults`). */
   fault?: CallbackFaultSpec;
-  /** `false`: record the payment but send no callback (a `dropped` delivery). Not with `fault`. */
-  deliver?: boolean;
-  /** The price paid, before charges. Default the invoice's `totalAmount` (another: a wrong sum). */
-  amount?: number;
 }
 
 export interface PaymentResult {
@@ -55,6 +46,15 @@ export function requireInvoice(state: SandboxState, checkoutIdOrReference: strin
   return invoice;
 }
 
+/** A paid or cancelled invoice can no longer be paid or cancelled. */
+function requireOpen(invoice: SandboxInvoice, action: 'paid' | 'cancelled'): void {
+  if (invoice.state === 'paid' || invoice.state === 'cancelled')
+    throw new SandboxStateError(
+      `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be ${action}`,
+      invoice.state,
+    );
+}
+
 function payerPhone(state: SandboxState, invoice: SandboxInvoice, phone: string | undefined): string {
   const given = phone ?? invoice.payeeMobileNumber ?? state.options.checkout.defaultPhone;
   const msisdn = platformMsisdn(given);
@@ -74,9 +74,7 @@ export async function payInvoice(
   invoice: SandboxInvoice,
   options: PayOptions = {},
 ): Promise<PaymentResult> {
-  const requested = checkPayment(options);
-  if (options.deliver !== undefined && typeof options.deliver !== 'boolean')
-    throw invalidArgument('deliver', 'must be a boolean', options.deliver, 'deliver must be true or false');
+  checkPayment(SandboxPayBodyDto, options);
   if (options.deliver === false && options.fault !== undefined) {
     const summary = 'deliver: false sends no callback, so a callback fault cannot apply';
     throw invalidArgument('fault', 'must be left out when deliver is false', undefined, summary);
@@ -85,17 +83,13 @@ export async function payInvoice(
   const money = paymentMoney(state, invoice.account, options.amount ?? invoice.totalAmount, options);
   // Not delivering is a drop that was asked for: the payment is recorded the same way.
   const fault: CallbackFaultSpec | undefined = options.deliver === false ? { drop: true } : options.fault;
-  if (invoice.state === 'paid' || invoice.state === 'cancelled')
-    throw new SandboxStateError(
-      `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be paid`,
-      invoice.state,
-    );
+  requireOpen(invoice, 'paid');
   const phone = payerPhone(state, invoice, options.phone);
   const network = ghanaNetwork(phone);
   const channel = options.channel ?? network.channel;
   const hostile =
     state.options.checkout.rejectSpecialCharacters && PROCESSOR_HOSTILE.test(invoice.description);
-  const outcome = requested === 'paid' && !hostile ? 'paid' : 'failed';
+  const outcome = options.outcome !== 'failed' && !hostile ? 'paid' : 'failed';
   const description = paymentDescription(channel, outcome === 'failed' && hostile ? 'refused' : outcome);
 
   const now = isoNow();
@@ -159,11 +153,7 @@ export async function payInvoice(
 
 /** The payer cancels on the hosted page: no callback (the platform sends none), invoice `cancelled`. */
 export function cancelInvoice(state: SandboxState, invoice: SandboxInvoice): SandboxInvoice {
-  if (invoice.state === 'paid' || invoice.state === 'cancelled')
-    throw new SandboxStateError(
-      `Invoice ${invoice.clientReference} is already ${invoice.state}; only pending or failed invoices can be cancelled`,
-      invoice.state,
-    );
+  requireOpen(invoice, 'cancelled');
   invoice.state = 'cancelled';
   invoice.updatedAt = isoNow();
   state.emit('invoice', invoice);

@@ -1,5 +1,5 @@
 import { SandboxNotFoundError } from './sandbox.errors.js';
-import { basicAuthHeader, parseBasicAuth } from './sandbox.http.js';
+import { parseBasicAuth } from './sandbox.http.js';
 import type { SandboxAccount } from './sandbox.option-types.js';
 
 export type SandboxKeyKind = 'api' | 'sms' | 'callback';
@@ -7,11 +7,6 @@ export type SandboxKeyKind = 'api' | 'sms' | 'callback';
 /** The accounts a sandbox serves, and whose key pair a request's Basic auth carries (pairs never repeat). */
 export class SandboxAccounts {
   readonly default: SandboxAccount;
-  private readonly byHeader: Record<SandboxKeyKind, Map<string, SandboxAccount>> = {
-    api: new Map(),
-    sms: new Map(),
-    callback: new Map(),
-  };
   private readonly named = new Map<string, SandboxAccount>();
   private readonly senders = new Map<string, SandboxAccount>();
 
@@ -19,10 +14,6 @@ export class SandboxAccounts {
     this.default = all[0]!;
     for (const account of all) {
       this.named.set(account.name, account);
-      for (const kind of ['api', 'sms', 'callback'] as const) {
-        const pair = account.credentials[kind];
-        if (pair) this.byHeader[kind].set(basicAuthHeader(pair), account);
-      }
       for (const id of account.senderIds) this.senders.set(id.toLowerCase(), account);
     }
   }
@@ -40,15 +31,11 @@ export class SandboxAccounts {
 
   /** Whether any account asks for callback credentials (else `/callback` checks none, as the contract shows). */
   get callbackAuth(): boolean {
-    return this.byHeader.callback.size > 0;
+    return this.all.some((a) => a.credentials.callback);
   }
 
   /** The account whose `kind` pair the `Authorization` header carries; undefined for none or a wrong one. */
   authenticate(header: string | undefined, kind: SandboxKeyKind): SandboxAccount | undefined {
-    if (!header) return undefined;
-    const exact = this.byHeader[kind].get(header);
-    if (exact) return exact;
-    // The same pair written another way (`basic`, padding, spaces): decode and compare.
     const given = parseBasicAuth(header);
     return given ? this.withPair(given.clientId, given.clientSecret, kind) : undefined;
   }

@@ -79,6 +79,14 @@ export function apiErrorReply(api: SandboxApi, status: number, details: ApiError
   return { status, headers, json };
 }
 
+/** 415: a body that is not (declared) JSON. */
+export function notJsonReply(api: SandboxApi, type: string | undefined): SandboxReply {
+  return apiErrorReply(api, 415, {
+    message: `Content-Type must be application/json, got ${type ? type.slice(0, 60) : 'none'}`,
+    errors: [{ field: 'Content-Type', message: 'must be application/json' }],
+  });
+}
+
 /** Thrown inside a route handler to answer with an error reply. */
 export class SandboxHttpError extends Error {
   constructor(readonly reply: SandboxReply) {

@@ -134,16 +134,6 @@ export class SandboxFaults {
     return fault;
   }
 
-  list(): { inbound: FaultHandle<InboundFaultSpec>[]; callbacks: FaultHandle<CallbackFaultSpec>[] } {
-    return { inbound: [...this.inbound], callbacks: [...this.outbound] };
-  }
-
-  remove(id: string): boolean {
-    const fault = [...this.inbound, ...this.outbound].find((f) => f.id === id);
-    fault?.remove();
-    return fault !== undefined;
-  }
-
   clear(): void {
     this.inbound.length = 0;
     this.outbound.length = 0;

@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import http, { type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { SandboxReply } from './sandbox.route-types.js';
 import type { SandboxCredentialPair } from './sandbox.option-types.js';
@@ -71,28 +71,6 @@ export function paymentDescription(channel: string, outcome: keyof typeof OUTCOM
   return `The ${label} payment ${OUTCOME_WORDING[outcome]}`;
 }
 
-export class BodyTooLargeError extends Error {
-  constructor(readonly limit: number) {
-    super(`Request body larger than ${limit} bytes`);
-  }
-}
-
-/** Reads the whole body, refusing (and draining, keeping nothing more) beyond `limit` bytes. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.on('end', () =>
-      size > limit ? reject(new BodyTooLargeError(limit)) : resolve(Buffer.concat(chunks)),
-    );
-    req.on('error', reject);
-  });
-}
-
 export function parseBasicAuth(header: string | undefined): SandboxCredentialPair | undefined {
   if (!header) return undefined;
   const m = /^\s*basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
@@ -121,6 +99,20 @@ export function writeReply(res: ServerResponse, reply: SandboxReply): void {
   headers['Content-Length'] = payload === undefined ? 0 : Buffer.byteLength(payload);
   res.writeHead(reply.status, headers);
   res.end(payload);
+}
+
+/** A page of the sandbox's own: never cached nor sniffed, no referrer, no scripts unless `csp` allows them. */
+export function htmlReply(
+  html: string,
+  status = 200,
+  csp = "default-src 'none'; style-src 'unsafe-inline'",
+): SandboxReply {
+  const headers = { 'Cache-Control': 'no-store', 'Content-Security-Policy': csp };
+  return {
+    status,
+    html,
+    headers: { ...headers, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' },
+  };
 }
 
 export function escapeHtml(value: unknown): string {

@@ -3,10 +3,10 @@ import { apiErrorReply, forbiddenHtmlPage, SandboxHttpError } from './sandbox.er
 import type { FaultHandle, InboundFaultSpec } from './sandbox.faults.js';
 import { hostNameOf, isAllowedHost, isoNow, writeReply } from './sandbox.http.js';
 import type { ResolvedSandboxOptions } from './sandbox.options.js';
-import { RequestContext, SandboxRouter } from './sandbox.router.js';
+import { requestContext, SandboxRouter } from './sandbox.router.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { SandboxRequestLog } from './sandbox.types.js';
-import type { SandboxApi, SandboxReply } from './sandbox.route-types.js';
+import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 
 /** Routes, logs and answers one request: inbound faults applied, errors in the API's shape. */
 export class SandboxRequestHandler {
@@ -21,12 +21,7 @@ export class SandboxRequestHandler {
     const method = (req.method ?? 'GET').toUpperCase();
     const [path = '/', search = ''] = (req.url ?? '/').split(/\?(.*)/s);
     const match = this.router.match(method, path);
-    const api: SandboxApi =
-      match.kind === 'found'
-        ? match.route.api
-        : match.kind === 'not-found'
-          ? SandboxRouter.apiOf(path)
-          : match.api;
+    const api = match.api;
 
     const log: SandboxRequestLog = {
       id: this.state.requests.total + 1, // pushed at once: ids count from 1 again after a reset
@@ -45,17 +40,9 @@ export class SandboxRequestHandler {
       this.state.emit('request', log);
     });
 
+    const query = new URLSearchParams(search);
     const params = match.kind === 'found' ? match.params : {};
-    const ctx = new RequestContext(
-      req,
-      res,
-      method,
-      path,
-      new URLSearchParams(search),
-      params,
-      api,
-      this.options.maxBodyBytes,
-    );
+    const ctx = requestContext({ req, res, method, path, query, params, api }, this.options.maxBodyBytes);
     const run = async (): Promise<SandboxReply | void> => {
       // The admin API and the dashboard answer only their own names (DNS rebinding).
       if (api === 'admin' && !isAllowedHost(req.headers.host, this.options.allowedHosts))
@@ -100,7 +87,7 @@ export class SandboxRequestHandler {
   /** Returns the reply to write, or undefined when the fault left nothing to write (hang, drop). */
   private async applyInboundFault(
     fault: FaultHandle<InboundFaultSpec>,
-    ctx: RequestContext,
+    ctx: SandboxRequestContext,
     run: () => Promise<SandboxReply | void>,
   ): Promise<SandboxReply | undefined> {
     const spec = fault.spec;

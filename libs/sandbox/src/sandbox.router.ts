@@ -1,8 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { HubtelValidationError } from 'nestjs-hubtel';
-import { apiErrorReply, SandboxHttpError } from './sandbox.errors.js';
-import { BodyTooLargeError, readBody } from './sandbox.http.js';
+import { apiErrorReply, notJsonReply, SandboxHttpError } from './sandbox.errors.js';
 import type { SandboxApi, SandboxRequestContext, SandboxRouteHandler } from './sandbox.route-types.js';
 
 interface Route {
@@ -14,10 +13,12 @@ interface Route {
   handler: SandboxRouteHandler;
 }
 
-export type RouteMatch =
+/** A route, or why none answers; `api` decides the error shape and fault matching either way. */
+export type RouteMatch = { api: SandboxApi } & (
   | { kind: 'found'; route: Route; params: Record<string, string> }
-  | { kind: 'method-not-allowed'; api: SandboxApi; allowed: string[] }
-  | { kind: 'not-found' };
+  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'not-found' }
+);
 
 /** `/v1/messages/:messageId` → a RegExp; a `:name` matches one path segment. A trailing `/*` matches the rest. */
 function compile(pattern: string): { regex: RegExp; keys: string[] } {
@@ -70,86 +71,79 @@ export class SandboxRouter {
           params[key] = raw;
         }
       });
-      return { kind: 'found', route, params };
+      return { kind: 'found', api: route.api, route, params };
     }
     if (api) return { kind: 'method-not-allowed', api, allowed: [...new Set(allowed)] };
-    return { kind: 'not-found' };
-  }
-
-  /** Which API a path belongs to (for faults and error shapes), even when no route matches. */
-  static apiOf(path: string): SandboxApi {
-    if (path.startsWith('/v1/messages')) return 'sms';
-    if (path.startsWith('/items')) return 'checkout';
-    if (path.startsWith('/transactions')) return 'status';
-    if (path.startsWith('/callback')) return 'callback';
-    if (path.startsWith('/pay')) return 'pay-page';
-    return 'admin';
+    return { kind: 'not-found', api: apiOf(path) };
   }
 }
 
-export class RequestContext implements SandboxRequestContext {
-  private bodyPromise?: Promise<Buffer>;
+/** Which API a path belongs to, when no route matches it. */
+function apiOf(path: string): SandboxApi {
+  if (path.startsWith('/v1/messages')) return 'sms';
+  if (path.startsWith('/items')) return 'checkout';
+  if (path.startsWith('/transactions')) return 'status';
+  if (path.startsWith('/callback')) return 'callback';
+  if (path.startsWith('/pay')) return 'pay-page';
+  return 'admin';
+}
 
-  constructor(
-    readonly req: IncomingMessage,
-    readonly res: ServerResponse,
-    readonly method: string,
-    readonly path: string,
-    readonly query: URLSearchParams,
-    readonly params: Record<string, string>,
-    readonly api: SandboxApi,
-    private readonly maxBodyBytes: number,
-  ) {}
-
-  body(): Promise<Buffer> {
-    this.bodyPromise ??= readBody(this.req, this.maxBodyBytes).catch((err: unknown) => {
-      if (err instanceof BodyTooLargeError)
-        throw new SandboxHttpError(
-          apiErrorReply(this.api, 413, {
-            message: `Request body larger than ${err.limit} bytes`,
-          }),
-        );
-      throw err;
-    });
-    return this.bodyPromise;
-  }
-
+/** One request's context: its body read once, on first use. */
+export function requestContext(
+  fields: Omit<SandboxRequestContext, 'body' | 'json' | 'jsonObject' | 'form'>,
+  maxBodyBytes: number,
+): SandboxRequestContext {
+  const { req, api } = fields;
+  let body: Promise<Buffer> | undefined;
   /** A 400 (SMS sub-code 100) in the API's error shape, about the body. */
-  private badBody(message: string, detail: string): SandboxHttpError {
-    return new SandboxHttpError(
-      apiErrorReply(this.api, 400, { message, subCode: 100, errors: [{ field: 'body', message: detail }] }),
+  const badBody = (message: string, detail: string) =>
+    new SandboxHttpError(
+      apiErrorReply(api, 400, { message, subCode: 100, errors: [{ field: 'body', message: detail }] }),
     );
-  }
+  const ctx: SandboxRequestContext = {
+    ...fields,
+    body: () => (body ??= readBody(req, maxBodyBytes, api)),
+    async json() {
+      const type = String(req.headers['content-type'] ?? '');
+      const buffer = await ctx.body();
+      if (type && !/\bjson\b/i.test(type)) throw new SandboxHttpError(notJsonReply(api, type));
+      // Decoding would turn bad bytes into U+FFFD, and two different references into one.
+      if (!isUtf8(buffer)) throw badBody('Request body is not valid UTF-8', 'is not valid UTF-8');
+      const text = buffer.toString('utf8');
+      if (text.trim() === '') throw badBody('Request body is empty', 'is required');
+      try {
+        return JSON.parse(text) as unknown;
+      } catch (err) {
+        throw badBody('Request body is not valid JSON', (err as Error).message.slice(0, 200));
+      }
+    },
+    async jsonObject() {
+      const json = await ctx.json();
+      if (json === null || typeof json !== 'object' || Array.isArray(json))
+        throw badBody('Request body must be a JSON object', 'must be a JSON object');
+      return json as Record<string, unknown>;
+    },
+    async form() {
+      return new URLSearchParams((await ctx.body()).toString('utf8'));
+    },
+  };
+  return ctx;
+}
 
-  async json(): Promise<unknown> {
-    const type = String(this.req.headers['content-type'] ?? '');
-    const buffer = await this.body();
-    if (type && !/\bjson\b/i.test(type))
-      throw new SandboxHttpError(
-        apiErrorReply(this.api, 415, {
-          message: `Content-Type must be application/json, got ${type.slice(0, 60)}`,
-          errors: [{ field: 'Content-Type', message: 'must be application/json' }],
-        }),
-      );
-    // Decoding would turn bad bytes into U+FFFD, and two different references into one.
-    if (!isUtf8(buffer)) throw this.badBody('Request body is not valid UTF-8', 'is not valid UTF-8');
-    const text = buffer.toString('utf8');
-    if (text.trim() === '') throw this.badBody('Request body is empty', 'is required');
-    try {
-      return JSON.parse(text) as unknown;
-    } catch (err) {
-      throw this.badBody('Request body is not valid JSON', (err as Error).message.slice(0, 200));
-    }
-  }
-
-  async jsonObject(): Promise<Record<string, unknown>> {
-    const body = await this.json();
-    if (body === null || typeof body !== 'object' || Array.isArray(body))
-      throw this.badBody('Request body must be a JSON object', 'must be a JSON object');
-    return body as Record<string, unknown>;
-  }
-
-  async form(): Promise<URLSearchParams> {
-    return new URLSearchParams((await this.body()).toString('utf8'));
-  }
+/** Reads the whole body; beyond `limit` bytes, a 413 (the rest drained, nothing more kept). */
+function readBody(req: IncomingMessage, limit: number, api: SandboxApi): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (size <= limit) return resolve(Buffer.concat(chunks));
+      const message = `Request body larger than ${limit} bytes`;
+      reject(new SandboxHttpError(apiErrorReply(api, 413, { message })));
+    });
+    req.on('error', reject);
+  });
 }

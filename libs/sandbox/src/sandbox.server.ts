@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
-import { HubtelConfigError, HubtelValidationError } from 'nestjs-hubtel';
-import { chargeOptionIssues } from './payment.charges.js';
+import { HubtelConfigError } from 'nestjs-hubtel';
+import { checkPayment, SandboxPaymentMoneyDto } from './admin.dto.js';
 import { registerAdminApi } from './admin.api.js';
 import { registerSandboxDashboard, SANDBOX_DASHBOARD_PATH } from './dashboard/dashboard.stream.js';
 import { registerCheckoutApi } from './checkout.api.js';
@@ -176,9 +176,7 @@ export class HubtelSandbox extends SandboxRecords {
     chargeBearer: SandboxChargeBearer,
     account: string = this.state.accounts.default.name,
   ): void {
-    const issues = chargeOptionIssues({ chargeBearer });
-    if (issues.length > 0)
-      throw new HubtelValidationError('chargeBearer must be "merchant" or "payer"', issues);
+    checkPayment(SandboxPaymentMoneyDto, { chargeBearer });
     this.state.accounts.require(account).chargeBearer = chargeBearer;
   }
 

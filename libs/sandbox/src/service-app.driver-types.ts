@@ -1,6 +1,6 @@
 import type { ServiceAppChannel, UssdScreenLimits } from '#internal';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
-import type { SandboxChargeOptions } from './payment.charges.js';
+import type { SandboxPaymentOutcomeDto } from './admin.dto.js';
 import type { SandboxDelivery, SandboxServiceOrder } from './sandbox.types.js';
 
 export interface ServiceAppDriverOptions {
@@ -37,30 +37,24 @@ export interface ServiceAppDriverOptions {
   strict?: boolean;
 }
 
-export interface ServicePayOptions extends SandboxChargeOptions {
-  /** `paid` (default) sends the fulfillment request; `failed` records a failed payment and sends nothing. */
-  outcome?: 'paid' | 'failed';
-  /** `OrderInfo`: null (default, as the contract), `true` builds the platform's 2026 shape, an object as given. */
-  orderInfo?: boolean | Record<string, unknown>;
-  /** `ExtraData` of the fulfillment request. Default `{}`. */
-  extraData?: Record<string, unknown>;
-  /** Order id to use. Default: a fresh random one. */
-  orderId?: string;
-  /** A fault for this fulfillment request only (instead of `sandbox.faults`). */
-  fault?: CallbackFaultSpec;
-  /** The price paid, before charges. Default the cart's total (`Qty × Price`); another is a wrong sum. */
-  amount?: number;
-  /** `false`: the status check knows the payment only after `recordPayment()`. Default true. */
-  recordPayment?: boolean;
-}
-
 /** A fulfillment request nobody paid for: what a forger sends to the Service Fulfillment URL. */
 export interface ForgedFulfillmentOptions {
-  /** Order id to claim. Default: a fresh random one. */
+  /** `OrderId`. Default: a fresh random one. */
   orderId?: string;
   /** `OrderInfo` to claim (a forger may claim `{Status: 'Paid', ...}`). Default null. */
   orderInfo?: Record<string, unknown> | null;
+  /** `ExtraData` of the fulfillment request. Default `{}`. */
   extraData?: Record<string, unknown>;
+}
+
+export interface ServicePayOptions
+  extends SandboxPaymentOutcomeDto, Omit<ForgedFulfillmentOptions, 'orderInfo'> {
+  /** `OrderInfo`: null (default, as the contract), `true` builds the platform's 2026 shape, an object as given. */
+  orderInfo?: boolean | Record<string, unknown>;
+  /** A fault for this fulfillment request only (instead of `sandbox.faults`). */
+  fault?: CallbackFaultSpec;
+  /** `false`: the status check knows the payment only after `recordPayment()`. Default true. */
+  recordPayment?: boolean;
 }
 
 export interface ServicePayResult {

@@ -2,7 +2,7 @@ import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
 import { serviceAppChannel, type ServiceAppChannel, type UssdScreenLimits } from '#internal';
 import { invalidArgument, SandboxStateError } from './sandbox.errors.js';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
-import { checkPayment } from './payment.charges.js';
+import { checkPayment, SandboxPaymentOutcomeDto } from './admin.dto.js';
 import { hexId, isHttpUrl, isoNow, platformMsisdn, round2 } from './sandbox.http.js';
 import { postServiceFlow } from './service-app.exchange.js';
 import { fulfillmentOrderInfo, newSessionRecord, recordServiceOrder } from './service-app.payments.js';
@@ -188,7 +188,8 @@ export class SandboxServiceSession {
         `Nothing to pay: the session is ${this.record.state}, not at its cart (AddToCart; on USSD, Release with an Item)`,
         this.record.state,
       );
-    const outcome = checkPayment(options);
+    checkPayment(SandboxPaymentOutcomeDto, options);
+    const outcome = options.outcome === 'failed' ? 'failed' : 'paid';
     const order = recordServiceOrder(this.state, this.record, {
       orderId: options.orderId ?? hexId(),
       price: round2(options.amount ?? cart.Qty * cart.Price),
@@ -202,18 +203,10 @@ export class SandboxServiceSession {
     this.touch();
     if (outcome === 'failed') return { order, deliveries: [] };
 
-    return this.sendFulfillment(
-      {
-        OrderId: order.orderId,
-        SessionId: this.sessionId,
-        ExtraData: options.extraData ?? {},
-        OrderInfo:
-          options.orderInfo === true
-            ? fulfillmentOrderInfo(this.record.mobile, cart, order)
-            : options.orderInfo || null,
-      },
-      options.fault,
-    ).then((deliveries) => ({ order, deliveries }));
+    const orderInfo =
+      options.orderInfo === true ? fulfillmentOrderInfo(this.record.mobile, cart, order) : options.orderInfo;
+    const deliveries = await this.sendFulfillment({ ...options, orderId: order.orderId, orderInfo });
+    return { order, deliveries };
   }
 
   /** Records the payment of `pay({ recordPayment: false })` late: the status check now confirms it. */
@@ -230,18 +223,21 @@ export class SandboxServiceSession {
   async forgeFulfillment(options: ForgedFulfillmentOptions = {}): Promise<SandboxDelivery[]> {
     if (!this.record.cart)
       throw new SandboxStateError('Nothing to forge: the session has no cart yet', this.record.state);
-    return this.sendFulfillment({
-      OrderId: options.orderId ?? hexId(),
-      SessionId: this.sessionId,
-      ExtraData: options.extraData ?? {},
-      OrderInfo: options.orderInfo ?? null,
-    });
+    return this.sendFulfillment({ ...options, orderId: options.orderId ?? hexId(), fault: undefined });
   }
 
-  private async sendFulfillment(
-    body: FulfillmentRequestBody,
-    fault?: CallbackFaultSpec,
-  ): Promise<SandboxDelivery[]> {
+  private async sendFulfillment(options: {
+    orderId: string;
+    orderInfo?: unknown;
+    extraData?: Record<string, unknown>;
+    fault?: CallbackFaultSpec;
+  }): Promise<SandboxDelivery[]> {
+    const body: FulfillmentRequestBody = {
+      OrderId: options.orderId,
+      SessionId: this.sessionId,
+      ExtraData: options.extraData ?? {},
+      OrderInfo: options.orderInfo || null,
+    };
     const { deliveries, sent } = this.state.dispatch({
       kind: 'fulfillment-request',
       account: this.record.account,
@@ -250,7 +246,7 @@ export class SandboxServiceSession {
       body: body as unknown as Record<string, unknown>,
       sessionId: this.sessionId,
       orderId: body.OrderId,
-      fault,
+      fault: options.fault,
     });
     await sent;
     return deliveries;

@@ -1,17 +1,11 @@
-import { HubtelValidationError, type ValidationIssue } from 'nestjs-hubtel';
-import { chargeOptionIssues, paymentMoney, type SandboxChargeOptions } from './payment.charges.js';
+import type { ValidationIssue } from 'nestjs-hubtel';
+import { checkPayment, SandboxServicePaymentBodyDto } from './admin.dto.js';
+import { paymentMoney, type SandboxChargeOptions } from './payment.charges.js';
 import { hexId, isoNow, networkTransactionId, round2 } from './sandbox.http.js';
 import type { SandboxState } from './sandbox.state.js';
 import type { CartItem, SandboxServiceOrder, SandboxSession } from './sandbox.types.js';
 
-export interface RecordServicePaymentOptions extends SandboxChargeOptions {
-  /** The price paid, before charges. Default the cart's total (required for a session not driven here). */
-  amount?: number;
-  /** The order's id. Default: the session's order's, else a fresh one. */
-  orderId?: string;
-  /** The account of a session the sandbox did not drive. Default `default`; a driven one keeps its own. */
-  account?: string;
-}
+export interface RecordServicePaymentOptions extends SandboxServicePaymentBodyDto {}
 
 /** Records a session's payment, sending nothing: the status check (by SessionId) then answers Paid. */
 export function recordServicePayment(
@@ -21,28 +15,28 @@ export function recordServicePayment(
 ): SandboxSession {
   const issues: ValidationIssue[] = [];
   if (typeof sessionId !== 'string' || sessionId.trim() === '' || sessionId.length > 256)
-    issues.push({ field: 'sessionId', message: 'must be a non-empty string of at most 256 characters' });
-  if (options.amount !== undefined && (typeof options.amount !== 'number' || !(options.amount >= 0)))
-    issues.push({ field: 'amount', message: 'must be a number of at least 0', value: options.amount });
-  if (options.orderId !== undefined && (typeof options.orderId !== 'string' || options.orderId.trim() === ''))
-    issues.push({ field: 'orderId', message: 'must be a non-empty string' });
+    issues.push({
+      field: 'sessionId',
+      message: 'sessionId must be a non-empty string of at most 256 characters',
+    });
   let session = state.sessions.get(sessionId);
   const cart = session?.cart;
-  if (options.account !== undefined) {
-    if (typeof options.account !== 'string' || !state.accounts.get(options.account))
-      issues.push({ field: 'account', message: 'is not an account of this sandbox', value: options.account });
-    else if (session && session.account !== options.account)
-      issues.push({ field: 'account', message: `the session belongs to account "${session.account}"` });
-  }
-  issues.push(...chargeOptionIssues(options));
-  if (options.amount === undefined && !cart)
-    issues.push({ field: 'amount', message: 'is required: the sandbox knows no cart for this session' });
-  if (issues.length > 0) throw new HubtelValidationError('Invalid service payment', issues);
+  const { account } = options;
+  if (typeof account === 'string' && !state.accounts.get(account))
+    issues.push({ field: 'account', message: 'account is not an account of this sandbox', value: account });
+  else if (session && typeof account === 'string' && session.account !== account)
+    issues.push({ field: 'account', message: `the session belongs to account "${session.account}"` });
+  if (options.amount == null && !cart)
+    issues.push({
+      field: 'amount',
+      message: 'amount is required: the sandbox knows no cart for this session',
+    });
+  checkPayment(SandboxServicePaymentBodyDto, options, 'service payment', issues);
   const now = isoNow();
   if (!session) {
     session = newSessionRecord({
       sessionId,
-      account: options.account ?? state.accounts.default.name,
+      account: account ?? state.accounts.default.name,
       serviceAppUrl: '',
       serviceCode: 'external',
       mobile: '',

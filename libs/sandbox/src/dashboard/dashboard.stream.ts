@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { HubtelSandbox } from '../sandbox.server.js';
 import type { SandboxInvoice, SandboxRecordKind, SandboxSession } from '../sandbox.types.js';
+import { htmlReply } from '../sandbox.http.js';
 import { renderDashboardPage } from './dashboard.page.js';
 
 // The dashboard: one page of the sandbox's records, kept current by a server-sent event stream
@@ -190,20 +191,12 @@ export function registerSandboxDashboard(sandbox: HubtelSandbox): void {
   const hub = new DashboardHub(sandbox);
   const page = () => {
     const nonce = randomBytes(16).toString('base64');
-    return {
-      status: 200,
-      headers: {
-        'Cache-Control': 'no-store',
-        'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
-        'X-Content-Type-Options': 'nosniff',
-        'Referrer-Policy': 'no-referrer',
-      },
-      html: renderDashboardPage({
-        nonce,
-        origin: sandbox.url,
-        accounts: sandbox.accounts().map((a) => a.name),
-      }),
-    };
+    const accounts = sandbox.accounts().map((a) => a.name);
+    return htmlReply(
+      renderDashboardPage({ nonce, origin: sandbox.url, accounts }),
+      200,
+      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    );
   };
   for (const path of [SANDBOX_DASHBOARD_PATH, `${SANDBOX_DASHBOARD_PATH}/`])
     sandbox.addRoute('GET', path, page);
