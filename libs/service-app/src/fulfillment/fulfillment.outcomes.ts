@@ -114,20 +114,19 @@ export class FulfillmentOutcomes {
     status: PaymentStatus | undefined,
     amountExpected: number | undefined,
   ): void {
-    const fields: FulfillmentRejectedEvent = {
+    this.emitRejected({
       reason,
       message,
       orderId: order.orderId,
       sessionId: order.sessionId,
       serviceCode: order.serviceCode,
+      amountExpected,
+      amountPaid: status?.amount,
+      paymentStatus: status?.status,
       checks,
       rejectedAt: isoNow(),
       account: accountOf(order),
-    };
-    if (amountExpected !== undefined) (fields as { amountExpected?: number }).amountExpected = amountExpected;
-    if (status?.amount !== undefined) (fields as { amountPaid?: number }).amountPaid = status.amount;
-    if (status) (fields as { paymentStatus?: string }).paymentStatus = status.status;
-    this.emitRejected(fields);
+    });
   }
 
   /** Keeps an order paid on neither count: its `attention` event recorded, nothing delivered or reported. */
@@ -144,7 +143,7 @@ export class FulfillmentOutcomes {
       serviceCode: order.serviceCode,
       attention,
       payment,
-      ...(order.claims ? { claims: order.claims } : {}),
+      claims: order.claims,
       account: accountOf(order),
     });
     const { duplicate } = await this.pipeline.submit(ServiceAppEvents.Attention, order.orderId, event);
