@@ -18,7 +18,6 @@ import {
   SERVICE_APP_ACCOUNTS,
   SERVICE_APP_OPTIONS,
   SERVICE_APP_PIPELINE,
-  SERVICE_APP_STATUS_CLIENT,
   SERVICE_APP_STORE,
   SERVICE_APP_TRANSPORT,
   getFulfillmentAccountToken,
@@ -88,16 +87,7 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
  * once per order and posts the callback. `registerAccount({ name })`: routes `/<name>`, own credentials.
  */
 @Module({
-  providers: [
-    {
-      provide: SERVICE_APP_STATUS_CLIENT,
-      useFactory: (accounts: ServiceAppAccounts) => accounts.default.status,
-      inject: [SERVICE_APP_ACCOUNTS],
-    },
-    ServiceFlowRegistry,
-    ServiceFlowService,
-    FulfillmentService,
-  ],
+  providers: [ServiceFlowRegistry, ServiceFlowService, FulfillmentService],
   exports: [
     ServiceFlowService,
     FulfillmentService,

@@ -1,7 +1,7 @@
 // What becomes of a recorded order: refused, held for attention, let through its session's one
 // delivery (the gate), and its outcome reported for it and the session's other OrderIds.
 import type { EventEmitter2 } from '@nestjs/event-emitter';
-import type { InboundPipeline, JobFollowUps, JobRecord, JobRefusal } from '#internal';
+import type { InboundPipeline, JobFollowUps, JobRecord, JobRefusal, TransactionStatus } from '#internal';
 import { HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
 import { SERVICE_APP_JOBS, accountOf } from '../service-app.constants.js';
 import {
@@ -21,7 +21,6 @@ import type { FulfillmentCallbacks, OrderRef } from './fulfillment.callbacks.js'
 import type { DeliveryOutcome, DeliveryTurn, FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { assertJson, callbackOf, type StoredCallback } from './fulfillment.records.js';
 import type { CheckState, PaymentSummary } from './fulfillment.records.js';
-import type { PaymentStatus } from './fulfillment.status-client.js';
 import { cartTotal } from './fulfillment.verifier.js';
 
 /** What the fulfillment job's gate reads (see FulfillmentOutcomes.readGate). */
@@ -100,7 +99,7 @@ export class FulfillmentOutcomes {
     reason: FulfillmentRejection,
     message: string,
     checks: number,
-    status?: PaymentStatus,
+    status?: TransactionStatus,
   ): Promise<void> {
     this.logger.warn(`Fulfillment request for order ${order.orderId} refused: ${reason} — ${message}`);
     this.alert(order, reason, message, checks, status, order.item ? cartTotal(order.item) : undefined);
@@ -111,7 +110,7 @@ export class FulfillmentOutcomes {
     reason: FulfillmentRejection,
     message: string,
     checks: number,
-    status: PaymentStatus | undefined,
+    status: TransactionStatus | undefined,
     amountExpected: number | undefined,
   ): void {
     this.emitRejected({
@@ -135,7 +134,7 @@ export class FulfillmentOutcomes {
     attention: FulfillmentAttention,
     payment: FulfillmentPayment,
     checks: number,
-    status: PaymentStatus,
+    status: TransactionStatus,
   ): Promise<void> {
     const event = new FulfillmentAttentionEvent({
       orderId: order.orderId,

@@ -1,12 +1,11 @@
 // The payment check (when `statusCheck` is set): each run asks the status check, then submits the
 // fulfillment job, defers to the next check, or refuses the order.
 import { HubtelStatusCheckBudgetError, type PaymentAmounts } from 'nestjs-hubtel';
-import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
+import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext, TransactionStatus } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
 import type { FulfillmentOutcomes } from './fulfillment.outcomes.js';
 import { namedAccount, type CheckState, type PaymentSummary } from './fulfillment.records.js';
 import { cartTotal, judgePayment } from './fulfillment.verifier.js';
-import type { PaymentStatus } from './fulfillment.status-client.js';
 import type { FulfillmentAccountView } from './fulfillment.types.js';
 import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from '../service-app.constants.js';
 import type {
@@ -88,9 +87,9 @@ export class FulfillmentPaymentCheck {
       context.defer(this.nextCheckAt(options, record.receivedAt, check), {
         checks: check + 1 - attempt,
       } satisfies CheckState);
-    let status: PaymentStatus | undefined;
+    let status: TransactionStatus | undefined;
     try {
-      status = await account.status!.find(order.sessionId);
+      status = await account.checkPayment!(order.sessionId);
     } catch (error) {
       // Over the status-check budget: nothing reached the platform, so this is no check of the order's.
       if (error instanceof HubtelStatusCheckBudgetError)
@@ -156,7 +155,7 @@ export class FulfillmentPaymentCheck {
   }
 }
 
-function paymentOf(status: PaymentStatus, amounts: PaymentAmounts | undefined): FulfillmentPayment {
+function paymentOf(status: TransactionStatus, amounts: PaymentAmounts | undefined): FulfillmentPayment {
   const payment: FulfillmentPayment = { confirmedByStatusCheck: true, amount: status.amount ?? 0 };
   if (amounts) payment.amounts = amounts;
   for (const key of ['currencyCode', 'transactionId', 'externalTransactionId', 'paymentMethod'] as const) {

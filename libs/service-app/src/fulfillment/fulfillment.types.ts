@@ -1,18 +1,20 @@
 // What fulfillment needs of the app's accounts, here: importing service-app.accounts.ts makes a circle.
+import type { HttpTransport, TransactionStatus } from '#internal';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { StoredCart } from '../service-flow.types.js';
-import type { FulfillmentCallbackClient } from './fulfillment.callback-client.js';
 import type { FulfillmentOrderStatus } from './fulfillment.records.js';
-import type { PaymentStatusClient } from './fulfillment.status-client.js';
 
-/** What fulfillment reads of one account (service-app.accounts.ts's ServiceAppAccount). */
+/** What fulfillment reads of one account (ServiceAppAccount adds its flows and access policy). */
 export interface FulfillmentAccountView {
   readonly name: string;
   readonly options: ResolvedServiceAppOptions;
-  readonly status: PaymentStatusClient | undefined;
-  readonly callback: FulfillmentCallbackClient;
+  /** The status check of a SessionId's payment (its key pair, POS Sales ID); none without `statusCheck`. */
+  readonly checkPayment: ((sessionId: string) => Promise<TransactionStatus | undefined>) | undefined;
+  /** Whether its orders are confirmed with the status check before any handler runs. */
   readonly verifying: boolean;
+  /** Its own keys and callback credentials: the status check and the fulfillment callback. */
+  readonly transport: HttpTransport;
 }
 
 /** What FulfillmentAccount calls on forRoot's FulfillmentService. */

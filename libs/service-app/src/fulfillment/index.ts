@@ -2,6 +2,5 @@
 export { FulfillmentService } from './fulfillment.service.js';
 export { FulfillmentAccount } from './fulfillment.account.js';
 export { FulfillmentRejectedError } from './fulfillment.errors.js';
-export { FulfillmentCallbackClient } from './fulfillment.callback-client.js';
-export { PaymentStatusClient } from './fulfillment.status-client.js';
 export type { FulfillmentOrderStatus, FulfillmentReceipt } from './fulfillment.records.js';
+export type { FulfillmentAccountView } from './fulfillment.types.js';
