@@ -19,12 +19,7 @@ export type {
 export type { ServiceFlowChannel } from './service-app.ussd.js';
 export { SERVICE_APP_ROUTES, type ServiceAppMessages } from './service-app.constants.js';
 export type * from './service-app.types.js';
-export {
-  ServiceFlowRequestDto,
-  FulfillmentRequestDto,
-  type ServiceFlowRequest,
-  type FulfillmentRequest,
-} from './service-app.dto.js';
+export { ServiceFlowRequestDto, FulfillmentRequestDto } from './service-app.dto.js';
 
 // Writing flows
 export {

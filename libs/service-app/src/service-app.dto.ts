@@ -6,7 +6,7 @@ import { compileValidator, findHostileStructure, type CompiledValidator } from '
 
 const ID_MAX = 128;
 
-/** Service-flow request (platform → app): what `ServiceFlowRequest` is once validated. */
+/** Service-flow request (platform → app), once validated (unknown extra fields are dropped). */
 export class ServiceFlowRequestDto {
   /** As sent: compare case-insensitively (an unknown value gets a polite `Release`). */
   @IsString()
@@ -52,12 +52,7 @@ export class ServiceFlowRequestDto {
   Platform?: unknown;
 }
 
-/** Service-flow request after validation (unknown extra fields are dropped). */
-export type ServiceFlowRequest = ServiceFlowRequestDto;
-
-/** Fulfillment request (platform → app), after validation. */
-export type FulfillmentRequest = FulfillmentRequestDto;
-
+/** Fulfillment request (platform → app), once validated. */
 export class FulfillmentRequestDto {
   @IsString()
   @IsNotEmpty()

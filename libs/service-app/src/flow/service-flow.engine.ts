@@ -4,7 +4,7 @@ import { accountOf } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-import type { ServiceFlowRequest } from '../service-app.dto.js';
+import type { ServiceFlowRequestDto } from '../service-app.dto.js';
 import type { SelectOption, ServiceFlowResponse } from '../service-app.types.js';
 import { detectChannel } from '../service-app.ussd.js';
 import type { FavoriteStart, ServiceFlowDefinition } from '../service-flow.context.js';
@@ -62,7 +62,7 @@ export class FlowEngine {
 
   /** `initiation` (and `favorite`, with what it carried): the routed flow from its start step. */
   async initiate(
-    request: ServiceFlowRequest,
+    request: ServiceFlowRequestDto,
     key: string,
     favorite?: FavoriteStart,
   ): Promise<ServiceFlowResponse> {
@@ -129,7 +129,7 @@ export class FlowEngine {
   }
 
   /** `Response`: the entry checked against the prompt it answers, then the prompt's `next` step run. */
-  async respond(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+  async respond(request: ServiceFlowRequestDto, key: string): Promise<ServiceFlowResponse> {
     const sessionId = request.SessionId;
     const { messages } = this.options;
     const entry = await this.sessions.read(key);

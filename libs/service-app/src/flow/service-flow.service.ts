@@ -14,7 +14,7 @@ import {
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
 } from '../service-app.constants.js';
-import { parseRequest, validateServiceFlowRequest, type ServiceFlowRequest } from '../service-app.dto.js';
+import { parseRequest, validateServiceFlowRequest, type ServiceFlowRequestDto } from '../service-app.dto.js';
 import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { ServiceAppEvents, ServiceQueryEvent } from '../service-app.events.js';
 import { ServiceAppLogger, describe } from '../service-app.logger.js';
@@ -132,7 +132,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     return releaseResponse(request.SessionId, messages.outage);
   }
 
-  private async dispatch(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
+  private async dispatch(request: ServiceFlowRequestDto): Promise<ServiceFlowResponse> {
     const key = sessionKey(request.SessionId);
     const type = request.Type.toLowerCase();
     try {
@@ -185,7 +185,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
 
   /** `release`, or `timeout`: marked timed out (a late answer is told it expired); resumable state kept. */
   private async end(
-    request: ServiceFlowRequest,
+    request: ServiceFlowRequestDto,
     key: string,
     timeout: boolean,
   ): Promise<ServiceFlowResponse> {
@@ -203,7 +203,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
   }
 
   /** `query`: the @OnServiceQuery() handler's answer; without one, a polite `Release`. */
-  private async query(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
+  private async query(request: ServiceFlowRequestDto): Promise<ServiceFlowResponse> {
     const sessionId = request.SessionId;
     const { messages, stepBudgetMs } = this.options;
     const end = (message: string) => releaseResponse(sessionId, message, null, 'Release');
