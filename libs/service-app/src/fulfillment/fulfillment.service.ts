@@ -15,6 +15,7 @@ import {
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
   accountOf,
+  cartKey,
 } from '../service-app.constants.js';
 import { parseRequest, validateFulfillmentRequest } from '../service-app.dto.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
@@ -31,7 +32,6 @@ import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { StoredCart } from '../service-flow.types.js';
 import { FulfillmentAccount } from './fulfillment.account.js';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
-import { FulfillmentCarts } from './fulfillment.cart.js';
 import { FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
 import { FulfillmentIntake } from './fulfillment.intake.js';
@@ -41,7 +41,6 @@ import {
   assertJson,
   namedAccount,
   orderStatus,
-  unconfirmedOrder,
   type FulfillmentOrderStatus,
   type FulfillmentReceipt,
   type OrderSummary,
@@ -62,7 +61,6 @@ const EVENT_LISTS_LIMIT = 256;
 export class FulfillmentService implements OnApplicationBootstrap {
   private readonly logger = new ServiceAppLogger();
   private readonly eventLists = new Map<string, readonly string[]>();
-  private readonly carts: FulfillmentCarts;
   private readonly deliveries: FulfillmentDeliveries;
   private readonly payment: FulfillmentPaymentCheck;
   private readonly intake: FulfillmentIntake;
@@ -71,15 +69,14 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   constructor(
     @Inject(SERVICE_APP_PIPELINE) private readonly pipeline: InboundPipeline,
-    @Inject(SERVICE_APP_STORE) store: HubtelStore,
+    @Inject(SERVICE_APP_STORE) private readonly store: HubtelStore,
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
     @Inject(SERVICE_APP_ACCOUNTS) private readonly accounts: FulfillmentAccounts,
     @Optional() @Inject(HUBTEL_TELEMETRY) telemetry?: HubtelTelemetry,
   ) {
     accounts.attachFulfillment(this);
-    this.carts = new FulfillmentCarts(store, this.logger);
     this.deliveries = new FulfillmentDeliveries(store, this.logger);
-    this.intake = new FulfillmentIntake(pipeline, this.carts, this.logger);
+    this.intake = new FulfillmentIntake(pipeline, store, this.logger);
     const callbacks = new FulfillmentCallbacks(
       pipeline,
       options,
@@ -280,8 +277,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
   async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
     const payment = await this.pipeline.get<PaymentSummary>(SERVICE_APP_JOBS.payment, orderId);
     const order = await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId);
-    if (!order) return payment && unconfirmedOrder(orderId, payment);
-    const callback = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
+    if (!order && !payment) return undefined;
+    const callback = order && (await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId));
     return orderStatus(orderId, order, payment, callback);
   }
 
@@ -292,7 +289,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   /** The cart a session ended with, while it is kept (`cartTtlMs`). */
   async getCart(sessionId: string): Promise<StoredCart | undefined> {
-    return this.carts.get(sessionId);
+    return (await this.store.get<StoredCart>(cartKey(sessionId)))?.value;
   }
 
   /** Its ServiceCode's event, then the catch-all: one frozen list per ServiceCode, not one per order. */
