@@ -102,7 +102,7 @@ export class FulfillmentOutcomes {
     status?: TransactionStatus,
   ): Promise<void> {
     this.logger.warn(`Fulfillment request for order ${order.orderId} refused: ${reason} — ${message}`);
-    this.alert(order, reason, message, checks, status, order.item ? cartTotal(order.item) : undefined);
+    this.alert(order, reason, message, checks, status);
   }
 
   private alert(
@@ -111,7 +111,6 @@ export class FulfillmentOutcomes {
     message: string,
     checks: number,
     status: TransactionStatus | undefined,
-    amountExpected: number | undefined,
   ): void {
     this.emitRejected({
       reason,
@@ -119,7 +118,7 @@ export class FulfillmentOutcomes {
       orderId: order.orderId,
       sessionId: order.sessionId,
       serviceCode: order.serviceCode,
-      amountExpected,
+      amountExpected: order.item ? cartTotal(order.item) : undefined,
       amountPaid: status?.amount,
       paymentStatus: status?.status,
       checks,
@@ -147,7 +146,7 @@ export class FulfillmentOutcomes {
     });
     const { duplicate } = await this.pipeline.submit(ServiceAppEvents.Attention, order.orderId, event);
     if (duplicate) return;
-    this.alert(order, attention.reason, attention.message, checks, status, attention.amountExpected);
+    this.alert(order, attention.reason, attention.message, checks, status);
     this.countAttention(order, attention, 'opened');
     this.logger.error(
       `Order ${order.orderId} was paid but needs attention (${attention.reason}): ${attention.message}. Resolve it with resolveAttention() before ${attention.decideBy}, or it is reported "failed"`,
@@ -167,17 +166,11 @@ export class FulfillmentOutcomes {
 
   private countAttention(
     order: FulfillmentRequestedEvent,
-    attention: FulfillmentAttention,
+    { reason }: FulfillmentAttention,
     outcome: 'opened' | 'delivered' | 'refunded',
   ): void {
-    const { reason } = attention;
-    this.telemetry?.record({
-      kind: 'payment-attention',
-      source: 'fulfillment',
-      outcome,
-      reason,
-      account: accountOf(order),
-    });
+    const account = accountOf(order);
+    this.telemetry?.record({ kind: 'payment-attention', source: 'fulfillment', outcome, reason, account });
   }
 
   /** Emits a rejected event (an alert, not a recorded job); a throwing listener is logged. */

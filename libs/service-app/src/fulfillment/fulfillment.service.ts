@@ -30,7 +30,6 @@ import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { StoredCart } from '../service-flow.types.js';
-import { FulfillmentAccount } from './fulfillment.account.js';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
 import { FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
@@ -47,7 +46,7 @@ import {
   type PaymentSummary,
   type StoredCallback,
 } from './fulfillment.records.js';
-import type { FulfillmentAccounts, FulfillmentAccountView } from './fulfillment.types.js';
+import type { FulfillmentAccountView } from './fulfillment.types.js';
 
 /** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
 const EVENT_LISTS_LIMIT = 256;
@@ -308,4 +307,48 @@ function assertOrderId(method: string, orderId: unknown): void {
     throw new HubtelValidationError(`${method}(): orderId must be a non-empty string`, [
       { field: 'orderId', message: 'must be a non-empty string' },
     ]);
+}
+
+/** The application's accounts, as fulfillment uses them (service-app.accounts.ts's ServiceAppAccounts). */
+export interface FulfillmentAccounts {
+  readonly default: FulfillmentAccountView;
+  /** Rejects with ServiceAppUnknownAccountError when no account has this name. */
+  get(name: string): Promise<FulfillmentAccountView>;
+  attachFulfillment(service: FulfillmentService): void;
+  readonly fulfillment: FulfillmentService;
+}
+
+/** The orders of one account (`forAccount(name)`, `@InjectFulfillment(name)`); another's are refused. */
+export class FulfillmentAccount {
+  /** @internal Made by the module (`forAccount`, `@InjectFulfillment(name)`). */
+  constructor(
+    /** The account's name. */
+    readonly account: string,
+    private readonly accounts: FulfillmentAccounts,
+  ) {}
+
+  /** FulfillmentService.complete() for an order of this account (another's: HUBTEL_WRONG_ACCOUNT). */
+  async complete(orderId: string, status: FulfillmentServiceStatus, metaData: unknown = null): Promise<void> {
+    await this.known();
+    return this.accounts.fulfillment.completeFor(this.account, orderId, status, metaData);
+  }
+
+  /** Where an order of this account stands (undefined when unknown, expired, or another account's). */
+  async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
+    await this.known();
+    const order = await this.accounts.fulfillment.getOrder(orderId);
+    return order && accountOf(order) === this.account ? order : undefined;
+  }
+
+  /** The cart a session of this account ended with, while it is kept (another account's: undefined). */
+  async getCart(sessionId: string): Promise<StoredCart | undefined> {
+    await this.known();
+    const cart = await this.accounts.fulfillment.getCart(sessionId);
+    return cart && accountOf(cart) === this.account ? cart : undefined;
+  }
+
+  /** Rejects with ServiceAppUnknownAccountError when no account has this name. */
+  private async known(): Promise<void> {
+    await this.accounts.get(this.account);
+  }
 }
