@@ -1,6 +1,5 @@
 // The fulfillment callback to the platform: recorded once per OrderId (the first outcome wins), retried
 // until accepted or the deadline (then a dead letter); `callbackSent` emitted once accepted.
-import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
 import type { HttpTransport, InboundPipeline, JobFollowUps, JobRecord } from '#internal';
 import {
@@ -30,7 +29,6 @@ export class FulfillmentCallbacks {
     // The job's account: its credentials send it, whichever replica runs the job.
     private readonly accountOf: (job: CallbackJob) => Promise<{ readonly transport: HttpTransport }>,
     private readonly logger: ServiceAppLogger,
-    private readonly emitter: EventEmitter2,
     private readonly telemetry?: HubtelTelemetry,
   ) {
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
@@ -48,14 +46,8 @@ export class FulfillmentCallbacks {
         record(true);
       },
       retry: { maxAttempts: Infinity, ...options.callbackRetry },
-      compactWhenDone: (job): CallbackSummary => {
-        const summary: CallbackSummary = {
-          ServiceStatus: job.callback.ServiceStatus,
-          MetaData: job.callback.MetaData,
-        };
-        if (job.account !== undefined) summary.account = job.account;
-        return summary;
-      },
+      compactWhenDone: ({ callback: { ServiceStatus, MetaData }, account }): CallbackSummary =>
+        account === undefined ? { ServiceStatus, MetaData } : { ServiceStatus, MetaData, account },
       onSettled: (record, outcome) => this.afterCallback(record, outcome),
     });
   }
@@ -121,7 +113,7 @@ export class FulfillmentCallbacks {
       account: account ?? HUBTEL_DEFAULT_ACCOUNT,
     });
     try {
-      await this.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
+      await this.pipeline.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
     } catch (error) {
       this.logger.error(`A ${ServiceAppEvents.CallbackSent} listener failed: ${describe(error)}`);
     }

@@ -1,6 +1,5 @@
 // What becomes of a recorded order: refused, held for attention, let through its session's one
 // delivery (the gate), and its outcome reported for it and the session's other OrderIds.
-import type { EventEmitter2 } from '@nestjs/event-emitter';
 import type { InboundPipeline, JobFollowUps, JobRecord, JobRefusal, TransactionStatus } from '#internal';
 import { HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
 import { SERVICE_APP_JOBS, accountOf } from '../service-app.constants.js';
@@ -36,7 +35,6 @@ export class FulfillmentOutcomes {
   constructor(
     private readonly pipeline: InboundPipeline,
     private readonly logger: ServiceAppLogger,
-    private readonly emitter: EventEmitter2,
     private readonly callbacks: FulfillmentCallbacks,
     private readonly deliveries: FulfillmentDeliveries,
     private readonly telemetry: HubtelTelemetry | undefined,
@@ -175,7 +173,7 @@ export class FulfillmentOutcomes {
 
   /** Emits a rejected event (an alert, not a recorded job); a throwing listener is logged. */
   emitRejected(fields: FulfillmentRejectedEvent): void {
-    const emitting = this.emitter
+    const emitting = this.pipeline.emitter
       .emitAsync(ServiceAppEvents.Rejected, new FulfillmentRejectedEvent(fields))
       .catch((error: unknown) =>
         this.logger.error(`A ${ServiceAppEvents.Rejected} listener failed: ${describe(error)}`),

@@ -76,32 +76,13 @@ export class FulfillmentService implements OnApplicationBootstrap {
     accounts.attachFulfillment(this);
     this.deliveries = new FulfillmentDeliveries(store, this.logger);
     this.intake = new FulfillmentIntake(pipeline, store, this.logger);
-    const callbacks = new FulfillmentCallbacks(
-      pipeline,
-      options,
-      (job) => accounts.get(accountOf(job)),
-      this.logger,
-      pipeline.emitter,
-      telemetry,
-    );
-    this.outcomes = new FulfillmentOutcomes(
-      pipeline,
-      this.logger,
-      pipeline.emitter,
-      callbacks,
-      this.deliveries,
-      telemetry,
-    );
-    this.payment = new FulfillmentPaymentCheck(
-      pipeline,
-      this.logger,
-      // The order's own account, whichever replica runs the job: its keys and POS Sales ID.
-      (order) => accounts.get(accountOf(order)),
-      this.outcomes,
-    );
+    // A job's own account, whichever replica runs it: its keys, POS Sales ID, callback credentials.
+    const own = (job: { account?: string }) => accounts.get(accountOf(job));
+    const callbacks = new FulfillmentCallbacks(pipeline, options, own, this.logger, telemetry);
+    this.outcomes = new FulfillmentOutcomes(pipeline, this.logger, callbacks, this.deliveries, telemetry);
+    this.payment = new FulfillmentPaymentCheck(pipeline, this.logger, own, this.outcomes);
     // The attention event: a recorded job, so its handlers run once whichever replica found it.
     pipeline.define(ServiceAppEvents.Attention, { compactWhenDone: () => undefined });
-    const handlerRetry = options.fulfillmentRetry;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
       events: (order) => this.eventsOf(order.serviceCode),
       // Asked before every run (retry, takeover, replay): the one place that decides whether goods go out.
@@ -111,7 +92,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       // No handler at all must not be reported as a success: retried, then `failed`.
       requireListener: true,
       keepResults: true,
-      retry: handlerRetry,
+      retry: options.fulfillmentRetry,
       // Kept 7 days once done so a re-sent OrderId stays a duplicate; only what getOrder reads is kept.
       compactWhenDone: (order, record): OrderSummary => {
         const summary: OrderSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
@@ -122,11 +103,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
       // A callback that could not be recorded or queued keeps the job pending (retried for that alone).
       beforeSettled: (record, outcome, followUps) => this.outcomes.settleHandlers(record, outcome, followUps),
     });
-    const recheck = options.verification;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, {
       // Re-checks are deferrals on a fixed schedule; the retry policy covers only runs that fail.
       run: (order, context) => this.payment.run(order, context),
-      retry: { maxAttempts: PAYMENT_ATTEMPTS, ...recheck.recheckDelay },
+      retry: { maxAttempts: PAYMENT_ATTEMPTS, ...options.verification.recheckDelay },
       compactWhenDone: (order, record): PaymentSummary => this.payment.summary(order, record),
       doneTtlMs: (record) => this.payment.doneTtlMs(record),
       onSettled: async (record, outcome, error) => {
