@@ -56,11 +56,11 @@ export interface FlowStepDraft {
   start: boolean;
 }
 
+/** A flow's routing: what `@ServiceFlow()` records and the builder collects. */
+type FlowMetadata = Pick<ServiceFlowDefinition, 'name' | 'serviceCodes' | 'isDefault' | 'resume'>;
+
 /** @internal A flow from its routing and steps (the one marked start, else the first), checked. */
-export function defineFlow(
-  routing: Pick<ServiceFlowDefinition, 'name' | 'serviceCodes' | 'isDefault' | 'resume'>,
-  steps: readonly FlowStepDraft[],
-): ServiceFlowDefinition {
+export function defineFlow(routing: FlowMetadata, steps: readonly FlowStepDraft[]): ServiceFlowDefinition {
   const starts = steps.filter((step) => step.start);
   if (starts.length > 1)
     throw new HubtelConfigError(`flows.${routing.name}`, 'more than one step is marked start');
@@ -129,13 +129,8 @@ export interface FlowStepOptions {
   start?: boolean;
 }
 
-type FlowMetadata = Pick<ServiceFlowDefinition, 'name' | 'serviceCodes' | 'isDefault' | 'resume'>;
-
-export interface FlowStepMetadata {
-  name: string;
-  method: string;
-  start: boolean;
-}
+/** A `@FlowStep()` method as its class records it (bound to the instance at discovery). */
+export type FlowStepMetadata = Omit<FlowStepDraft, 'handler'> & { method: string };
 
 /** Marks a provider class as a service flow: its `@FlowStep()` methods are the steps, in order. */
 export function ServiceFlow(options: ServiceFlowOptions = {}): ClassDecorator {

@@ -38,8 +38,6 @@ const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout'])
 export class ServiceFlowService implements OnApplicationBootstrap {
   private readonly logger = new ServiceAppLogger();
   private readonly engine: FlowEngine;
-  /** False for a MemoryStore: no time-out guard is armed per request then. */
-  private readonly storeMayStall: boolean;
 
   constructor(
     private readonly registry: ServiceFlowRegistry,
@@ -47,10 +45,8 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
     @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
     @Optional() @Inject(SERVICE_APP_PIPELINE) private readonly pipeline?: InboundPipeline,
-    /** Resume is offered only behind an access policy (the Mobile is all that names the customer). */
     @Optional() @Inject(SERVICE_APP_ACCESS_POLICY) access?: InboundAccessPolicy,
   ) {
-    this.storeMayStall = !store.local;
     this.engine = new FlowEngine(registry, store, options, this.logger, access?.enabled ?? false);
   }
 
@@ -121,7 +117,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
   private async step(body: unknown): Promise<ServiceFlowResponse> {
     const request = parseRequest(validateServiceFlowRequest, body, 'service-flow request');
     const answer = this.dispatch(request);
-    if (!this.storeMayStall) return answer;
+    if (this.store.local) return answer; // a MemoryStore never stalls: no time-out guard
     // A stalled store holding the answer past the platform's 5 s: the `outage` end screen instead.
     const { stepBudgetMs, messages } = this.options;
     const result = await within(answer, stepBudgetMs + SERVICE_APP_DEFAULTS.storeGraceMs, undefined);

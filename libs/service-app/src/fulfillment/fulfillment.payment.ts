@@ -17,11 +17,6 @@ import type {
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 
-/** How long an order needing attention waits: 3/4 of the callback deadline (the rest: `failed` retries). */
-export function attentionWindowMs(options: ResolvedServiceAppOptions): number {
-  return Math.round(options.callbackRetry.deadlineMs * 0.75);
-}
-
 /** Most status checks one order costs the platform, over its whole re-check window. */
 export const MAX_STATUS_CHECKS = SERVICE_APP_DEFAULTS.verification.checks;
 /** Runs of the payment job that may fail (each may be a check) before it is dead-lettered. */
@@ -104,9 +99,10 @@ export class FulfillmentPaymentCheck {
     }
     const verdict = judgePayment(order.sessionId, status, order.item, options.verification.amountTolerance);
     if (verdict.kind === 'attention') {
-      // Kept (never lost, never delivered by itself) until a person resolves it or the deadline comes.
+      // Kept (never lost, never delivered by itself) until a person resolves it or the deadline comes:
+      // 3/4 of the callback deadline (the rest: `failed` retries).
       const now = Date.now();
-      const decideBy = Math.max(now, record.receivedAt + attentionWindowMs(options));
+      const decideBy = Math.max(now, record.receivedAt + Math.round(options.callbackRetry.deadlineMs * 0.75));
       const attention: FulfillmentAttention = {
         reason: verdict.reason,
         message: verdict.message,
