@@ -50,7 +50,7 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
       // Passthrough: only for the Retry-After header of a 503; Nest still sends the answer.
       @Res({ passthrough: true }) response: unknown,
     ): Promise<ServiceFlowResponse> {
-      return this.answer('service-flow', 'service-flow request', request, response, (account) => {
+      return this.answer('service-flow', request, response, (account) => {
         // A session step is not recorded as a job, but during shutdown it is refused like the rest.
         this.pipeline.assertAcceptingInbound('service-flow request');
         return account.flows.handle(body);
@@ -66,16 +66,10 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
       @Res({ passthrough: true }) response: unknown,
     ): Promise<FulfillmentReceipt> {
       let routed = '';
-      const receipt = await this.answer(
-        'fulfillment',
-        'fulfillment request',
-        request,
-        response,
-        (account) => {
-          routed = account.name;
-          return this.fulfillment.receive(body, account);
-        },
-      );
+      const receipt = await this.answer('fulfillment', request, response, (account) => {
+        routed = account.name;
+        return this.fulfillment.receive(body, account);
+      });
       const outcome = receipt.Status === 'duplicate' ? 'duplicate' : 'accepted';
       this.telemetry?.record(inboundSignal('fulfillment', outcome, undefined, routed));
       return receipt;
@@ -84,14 +78,13 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
     /** Routes the request to its account (access checked) and answers it, counting refusals. */
     private async answer<T>(
       source: HubtelInboundSource,
-      what: string,
       request: InboundRequestLike,
       response: unknown,
       run: (account: ServiceAppAccount) => Promise<T>,
     ): Promise<T> {
       let account: ServiceAppAccount | undefined;
       return answerInbound(
-        what,
+        `${source} request`,
         response,
         async () => {
           // In the answer: a resolver that fails is a 503 (sent again later), not a 500.

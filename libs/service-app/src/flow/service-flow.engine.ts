@@ -120,8 +120,7 @@ export class FlowEngine {
     const [entry, cart] = await Promise.all([this.sessions.read(key), this.sessions.cart(sessionId)]);
     if (entry?.session) this.assertOwn(sessionId, entry.session);
     if (!cart) return false;
-    if (accountOf(cart) !== this.account)
-      throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(cart));
+    this.assertOwn(sessionId, cart);
     this.logger.warn(
       `Initiation of session ${sessionId} by ${maskMsisdn(mobile)} refused: the session already has a cart (a SessionId used again?); answered "${this.options.messages.sessionExpired}"`,
     );
@@ -175,8 +174,8 @@ export class FlowEngine {
     return this.apply(t, session, await this.runner.run(flow, next, sessionId, session, answered));
   }
 
-  /** A session of another account than this engine's is refused (ServiceAppWrongAccountError). */
-  assertOwn(sessionId: string, session: SessionRecord): void {
+  /** A session (or cart) of another account than this engine's is refused (ServiceAppWrongAccountError). */
+  assertOwn(sessionId: string, session: { account?: string | undefined }): void {
     if (session.account !== this.named)
       throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(session));
   }
