@@ -49,8 +49,7 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
       return serviceAppAccount(d, HUBTEL_DEFAULT_ACCOUNT, d.resolved, own);
     },
     named: serviceAppAccount,
-    // Store, access policy, transport and pipeline: core's inbound kit. Named accounts add no
-    // route: theirs are `/<name>` under the default's.
+    // Store, access policy, transport and pipeline: core's inbound kit.
     inbound: {
       emits: 'delivers fulfillment events',
       store: SERVICE_APP_STORE,
