@@ -155,11 +155,8 @@ export function FlowStep(nameOrOptions: string | FlowStepOptions = {}): MethodDe
   const options = typeof nameOrOptions === 'string' ? { name: nameOrOptions } : nameOrOptions;
   return (target, propertyKey) => {
     const owner = target.constructor;
-    const inherited =
-      (Reflect.getMetadata(FLOW_STEPS_METADATA, owner) as FlowStepMetadata[] | undefined) ?? [];
-    const own = (Reflect.getOwnMetadata(FLOW_STEPS_METADATA, owner) as FlowStepMetadata[] | undefined) ?? [
-      ...inherited,
-    ];
+    // A subclass's own list starts as a copy of the inherited one (the parent's stays as it is).
+    const own = Reflect.hasOwnMetadata(FLOW_STEPS_METADATA, owner) ? stepsOf(owner) : [...stepsOf(owner)];
     own.push({
       name: options.name ?? String(propertyKey),
       method: String(propertyKey),
@@ -169,14 +166,14 @@ export function FlowStep(nameOrOptions: string | FlowStepOptions = {}): MethodDe
   };
 }
 
+function stepsOf(type: Function): FlowStepMetadata[] {
+  return (Reflect.getMetadata(FLOW_STEPS_METADATA, type) as FlowStepMetadata[] | undefined) ?? [];
+}
+
 /** @internal The flow metadata of a class, if it is a `@ServiceFlow()`. */
 export function getFlowMetadata(
   type: Type<unknown> | Function,
 ): { flow: FlowMetadata; steps: FlowStepMetadata[] } | undefined {
   const flow = Reflect.getMetadata(SERVICE_FLOW_METADATA, type) as FlowMetadata | undefined;
-  if (!flow) return undefined;
-  return {
-    flow,
-    steps: (Reflect.getMetadata(FLOW_STEPS_METADATA, type) as FlowStepMetadata[] | undefined) ?? [],
-  };
+  return flow && { flow, steps: stepsOf(type) };
 }
