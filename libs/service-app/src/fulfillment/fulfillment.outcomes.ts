@@ -52,29 +52,20 @@ export class FulfillmentOutcomes {
         'HUBTEL_NOT_FOUND',
         `resolveAttention(): no order ${orderId} is known (or its record expired)`,
       );
+    const conflict = (why: string) =>
+      new HubtelError('HUBTEL_STORE_CONFLICT', `resolveAttention(): order ${orderId} ${why}`);
     const held = record.compacted ? undefined : (record.state as CheckState | undefined);
     const attention = held?.attention ?? (record.payload as unknown as PaymentSummary).attention;
-    if (!attention)
-      throw new HubtelError(
-        'HUBTEL_STORE_CONFLICT',
-        `resolveAttention(): order ${orderId} does not need attention`,
-      );
+    if (!attention) throw conflict('does not need attention');
     const delivered = await this.pipeline.get(SERVICE_APP_JOBS.fulfillment, orderId);
     const reported = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
     const wanted = action === 'deliver' ? 'delivered' : 'refunded';
     if (delivered || reported) {
       const done = delivered ? 'delivered' : 'reported "failed"';
       if ((action === 'deliver') === !!delivered) return;
-      throw new HubtelError(
-        'HUBTEL_STORE_CONFLICT',
-        `resolveAttention(): order ${orderId} was already ${done}; it cannot be ${wanted} too`,
-      );
+      throw conflict(`was already ${done}; it cannot be ${wanted} too`);
     }
-    if (!held?.payment || record.status !== 'pending')
-      throw new HubtelError(
-        'HUBTEL_STORE_CONFLICT',
-        `resolveAttention(): order ${orderId} can no longer be resolved`,
-      );
+    if (!held?.payment || record.status !== 'pending') throw conflict('can no longer be resolved');
     const order = record.payload;
     const resolved: FulfillmentAttention = { ...attention, resolution: { action: wanted, at: isoNow() } };
     if (action === 'deliver') {
