@@ -21,8 +21,7 @@ import type { ServiceAppAccount, ServiceAppAccounts } from './service-app.accoun
 import { SERVICE_APP_ACCOUNTS, SERVICE_APP_PIPELINE, SERVICE_APP_ROUTES } from './service-app.constants.js';
 import { ServiceAppWrongAccountError } from './service-app.errors.js';
 import { ServiceAppLogger } from './service-app.logger.js';
-import type { ServiceAppRouteOptions } from './service-app.types.js';
-import type { ServiceFlowResponse } from './service-app.types.js';
+import type { ServiceAppRouteOptions, ServiceFlowResponse } from './service-app.types.js';
 
 /**
  * The two endpoints, for every account at `/<path>[/<account>][/<secret>]`; another account's session

@@ -309,26 +309,21 @@ export class FulfillmentAccount {
 
   /** FulfillmentService.complete() for an order of this account (another's: HUBTEL_WRONG_ACCOUNT). */
   async complete(orderId: string, status: FulfillmentServiceStatus, metaData: unknown = null): Promise<void> {
-    await this.known();
+    await this.accounts.get(this.account); // an unknown name: ServiceAppUnknownAccountError
     return this.accounts.fulfillment.completeFor(this.account, orderId, status, metaData);
   }
 
   /** Where an order of this account stands (undefined when unknown, expired, or another account's). */
   async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
-    await this.known();
+    await this.accounts.get(this.account); // an unknown name: ServiceAppUnknownAccountError
     const order = await this.accounts.fulfillment.getOrder(orderId);
     return order && accountOf(order) === this.account ? order : undefined;
   }
 
   /** The cart a session of this account ended with, while it is kept (another account's: undefined). */
   async getCart(sessionId: string): Promise<StoredCart | undefined> {
-    await this.known();
+    await this.accounts.get(this.account); // an unknown name: ServiceAppUnknownAccountError
     const cart = await this.accounts.fulfillment.getCart(sessionId);
     return cart && accountOf(cart) === this.account ? cart : undefined;
-  }
-
-  /** Rejects with ServiceAppUnknownAccountError when no account has this name. */
-  private async known(): Promise<void> {
-    await this.accounts.get(this.account);
   }
 }
