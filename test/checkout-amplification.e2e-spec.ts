@@ -175,7 +175,9 @@ describe('the instance’s status-check budget', () => {
 
     // The service app's payment check draws on the same budget: refused, and not sent.
     const accounts = t.app.get<ServiceAppAccounts>(SERVICE_APP_ACCOUNTS, { strict: false });
-    await expect(accounts.default.checkPayment!('session-1')).rejects.toBeInstanceOf(HubtelStatusCheckBudgetError);
+    await expect(accounts.default.checkPayment!('session-1')).rejects.toBeInstanceOf(
+      HubtelStatusCheckBudgetError,
+    );
     await expect(t.service.getStatus('bud-0')).rejects.toMatchObject({ code: 'HUBTEL_STATUS_CHECK_BUDGET' });
     expect(statusChecks(sandbox)).toBe(5);
 
