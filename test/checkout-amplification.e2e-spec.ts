@@ -13,8 +13,8 @@ import { RedisStore } from 'nestjs-hubtel/redis';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import { ServiceAppModule } from 'nestjs-hubtel/service-app';
 import { Registry } from 'prom-client';
-import type { PaymentStatusClient } from '../libs/service-app/src/fulfillment/fulfillment.status-client.js';
-import { SERVICE_APP_STATUS_CLIENT } from '../libs/service-app/src/service-app.constants.js';
+import type { ServiceAppAccounts } from '../libs/service-app/src/service-app.accounts.js';
+import { SERVICE_APP_ACCOUNTS } from '../libs/service-app/src/service-app.constants.js';
 import { CaptureLogger } from './support/capture-logger.js';
 import { callbackBody, settle, startCheckoutApp, type CheckoutTestApp } from './support/checkout-harness.js';
 import { checkoutSettled, eventually } from './support/job-settle.js';
@@ -187,8 +187,10 @@ describe('the instance’s status-check budget', () => {
     expect(statusChecks(sandbox)).toBe(5);
 
     // The service app's payment check draws on the same budget: refused, and not sent.
-    const client = t.app.get<PaymentStatusClient>(SERVICE_APP_STATUS_CLIENT, { strict: false });
-    await expect(client.find('session-1')).rejects.toBeInstanceOf(HubtelStatusCheckBudgetError);
+    const accounts = t.app.get<ServiceAppAccounts>(SERVICE_APP_ACCOUNTS, { strict: false });
+    await expect(accounts.default.checkPayment!('session-1')).rejects.toBeInstanceOf(
+      HubtelStatusCheckBudgetError,
+    );
     await expect(t.service.getStatus('bud-0')).rejects.toMatchObject({ code: 'HUBTEL_STATUS_CHECK_BUDGET' });
     expect(statusChecks(sandbox)).toBe(5);
 

@@ -5,7 +5,7 @@ import {
 } from '../libs/checkout/src/checkout.options.js';
 import {
   ServiceAppModuleOptions,
-  type ServiceAppModuleWideOption,
+  ServiceAppModuleWideOptions,
 } from '../libs/service-app/src/service-app.options.js';
 import { SmsModuleOptions, type SmsAccountOverrides } from '../libs/sms/src/sms.options.js';
 
@@ -23,16 +23,10 @@ const checkoutWide: Record<CheckoutModuleWideOption, true> = {
   statusCheckBudget: true,
   accounts: true,
 };
-const serviceAppWide: Record<ServiceAppModuleWideOption, true> = {
-  store: true,
-  flows: true,
-  shutdownGraceMs: true,
-  statusCheckBudget: true,
-  maxPendingSessions: true,
-  accounts: true,
-  callbackRetry: true,
-  fulfillmentRetry: true,
-};
+/** The service app's account-override type leaves out the fields of its module-wide base class. */
+const serviceAppWide = Object.fromEntries(
+  optionFields(ServiceAppModuleWideOptions).map((field) => [field.key, true]),
+);
 /** SMS: every option but the resolver is an account's own or inherited. */
 const smsWide: Record<Exclude<keyof SmsModuleOptions, keyof SmsAccountOverrides>, true> = { accounts: true };
 

@@ -19,12 +19,7 @@ export type {
 export type { ServiceFlowChannel } from './service-app.ussd.js';
 export { SERVICE_APP_ROUTES, type ServiceAppMessages } from './service-app.constants.js';
 export type * from './service-app.types.js';
-export {
-  ServiceFlowRequestDto,
-  FulfillmentRequestDto,
-  type ServiceFlowRequest,
-  type FulfillmentRequest,
-} from './service-app.dto.js';
+export { ServiceFlowRequestDto, FulfillmentRequestDto } from './service-app.dto.js';
 
 // Writing flows
 export {
@@ -35,26 +30,8 @@ export {
   type ServiceFlowOptions,
   type FlowStepOptions,
 } from './flow/index.js';
-export {
-  FlowContext,
-  type FlowSessionInfo,
-  type FavoriteStart,
-  type FlowResumeOptions,
-  type FlowStepHandler,
-  type ServiceFlowDefinition,
-} from './service-flow.context.js';
-export type {
-  AddToCartReply,
-  FlowReply,
-  FlowValue,
-  InputPrompt,
-  InputValidation,
-  SelectPrompt,
-  StoredCart,
-  StoredScreen,
-  StoredSession,
-  StoredValidation,
-} from './service-flow.types.js';
+export * from './service-flow.context.js';
+export type * from './service-flow.types.js';
 
 // Fulfillment
 export {
@@ -86,12 +63,4 @@ export {
   ServiceQueryEvent,
   type ServiceQueryAnswer,
 } from './service-app.events.js';
-export {
-  OnFulfillment,
-  OnFulfillmentCallbackSent,
-  OnFulfillmentRejected,
-  OnFulfillmentAttention,
-  OnServiceAppDeadLetter,
-  OnServiceQuery,
-  InjectFulfillment,
-} from './service-app.decorators.js';
+export * from './service-app.decorators.js';

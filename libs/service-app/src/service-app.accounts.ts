@@ -2,17 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError } from 'nestjs-hubtel';
 import {
   AccountRegistry,
-  type HttpTransport,
+  requestTransactionStatus,
   type HttpTransportConfig,
   type HubtelAccountParts,
   type HubtelDefaultAccount,
   type InboundAccount,
 } from '#internal';
-import {
-  FulfillmentCallbackClient,
-  PaymentStatusClient,
-  type FulfillmentService,
-} from './fulfillment/index.js';
+import type { FulfillmentAccountView, FulfillmentService } from './fulfillment/index.js';
 import { ServiceAppUnknownAccountError } from './service-app.errors.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import { SERVICE_APP_SCOPE } from './service-app.constants.js';
@@ -20,17 +16,9 @@ import { type ResolvedServiceAppOptions, type ServiceAppModuleOptions } from './
 import type { ServiceFlowService } from './flow/index.js';
 
 /** One account, built once: its access policy, its transport (own keys, callback credentials), its flows. */
-export interface ServiceAppAccount extends InboundAccount {
-  readonly options: ResolvedServiceAppOptions;
-  /** The account's status check (its key pair and POS Sales ID); undefined without `statusCheck`. */
-  readonly status: PaymentStatusClient | undefined;
-  /** Posts the fulfillment callback with the account's callback credentials. */
-  readonly callback: FulfillmentCallbackClient;
-  /** Whether its orders are confirmed with the status check before any handler runs. */
-  readonly verifying: boolean;
+export interface ServiceAppAccount extends InboundAccount, FulfillmentAccountView {
   /** Answers the account's service-flow requests (its sessions record the account). */
   readonly flows: ServiceFlowService;
-  readonly transport: HttpTransport;
 }
 
 /** What `ServiceAppModule.forRoot` hands over (named accounts inherit from it). */
@@ -96,12 +84,20 @@ export function serviceAppAccount(
 ): ServiceAppAccount {
   // The instance's budget (shared with CheckoutModule), set even without a status check here.
   own.budget.configure(options.statusCheckBudget.perMinute);
+  const { access, transport, budget } = own;
   const check = options.statusCheck;
-  const status =
-    check && new PaymentStatusClient(own.transport, check.posSalesId, check.timeoutMs, own.budget);
-  const flows = name === HUBTEL_DEFAULT_ACCOUNT ? d.flows : d.flows.forAccount(name, options, own.access);
-  const callback = new FulfillmentCallbackClient(own.transport);
-  const verifying = options.verification.enabled && status !== undefined;
-  const { access, transport } = own;
-  return { name, options, status, callback, verifying, flows, access, transport };
+  // A programmable-services order's payment: its `clientReference` is the SessionId.
+  const checkPayment =
+    check &&
+    ((sessionId: string) =>
+      requestTransactionStatus(transport, {
+        posSalesId: check.posSalesId,
+        clientReference: sessionId,
+        operation: 'serviceApp.paymentStatus',
+        timeoutMs: check.timeoutMs,
+        budget,
+      }));
+  const flows = name === HUBTEL_DEFAULT_ACCOUNT ? d.flows : d.flows.forAccount(name, options, access);
+  const verifying = options.verification.enabled && checkPayment !== undefined;
+  return { name, options, checkPayment, verifying, flows, access, transport };
 }

@@ -1,7 +1,7 @@
 import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import { DEFAULT_USSD_SCREEN, HUBTEL_DEFAULT_BASE_URLS } from '#internal';
 
-/** Injection tokens: resolved options, store, pipeline, access policy, callback transport, accounts. */
+/** Injection tokens: resolved options, store, pipeline, access policy, transport, accounts. */
 export const SERVICE_APP_OPTIONS = Symbol('HUBTEL_SERVICE_APP_OPTIONS');
 export const SERVICE_APP_STORE = Symbol('HUBTEL_SERVICE_APP_STORE');
 export const SERVICE_APP_PIPELINE = Symbol('HUBTEL_SERVICE_APP_PIPELINE');
@@ -13,9 +13,6 @@ export const SERVICE_APP_ACCOUNTS = Symbol('HUBTEL_SERVICE_APP_ACCOUNTS');
 export function getFulfillmentAccountToken(name: string): string {
   return `HUBTEL_SERVICE_APP_FULFILLMENT:${name}`;
 }
-
-/** The PaymentStatusClient (undefined without `statusCheck`). */
-export const SERVICE_APP_STATUS_CLIENT = Symbol('HUBTEL_SERVICE_APP_STATUS_CLIENT');
 
 export const SERVICE_FLOW_METADATA = 'hubtel:service-app:flow';
 export const FLOW_STEPS_METADATA = 'hubtel:service-app:flow-steps';

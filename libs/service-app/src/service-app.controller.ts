@@ -21,8 +21,7 @@ import type { ServiceAppAccount, ServiceAppAccounts } from './service-app.accoun
 import { SERVICE_APP_ACCOUNTS, SERVICE_APP_PIPELINE, SERVICE_APP_ROUTES } from './service-app.constants.js';
 import { ServiceAppWrongAccountError } from './service-app.errors.js';
 import { ServiceAppLogger } from './service-app.logger.js';
-import type { ServiceAppRouteOptions } from './service-app.types.js';
-import type { ServiceFlowResponse } from './service-app.types.js';
+import type { ServiceAppRouteOptions, ServiceFlowResponse } from './service-app.types.js';
 
 /**
  * The two endpoints, for every account at `/<path>[/<account>][/<secret>]`; another account's session
@@ -50,7 +49,7 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
       // Passthrough: only for the Retry-After header of a 503; Nest still sends the answer.
       @Res({ passthrough: true }) response: unknown,
     ): Promise<ServiceFlowResponse> {
-      return this.answer('service-flow', 'service-flow request', request, response, (account) => {
+      return this.answer('service-flow', request, response, (account) => {
         // A session step is not recorded as a job, but during shutdown it is refused like the rest.
         this.pipeline.assertAcceptingInbound('service-flow request');
         return account.flows.handle(body);
@@ -66,16 +65,10 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
       @Res({ passthrough: true }) response: unknown,
     ): Promise<FulfillmentReceipt> {
       let routed = '';
-      const receipt = await this.answer(
-        'fulfillment',
-        'fulfillment request',
-        request,
-        response,
-        (account) => {
-          routed = account.name;
-          return this.fulfillment.receive(body, account);
-        },
-      );
+      const receipt = await this.answer('fulfillment', request, response, (account) => {
+        routed = account.name;
+        return this.fulfillment.receive(body, account);
+      });
       const outcome = receipt.Status === 'duplicate' ? 'duplicate' : 'accepted';
       this.telemetry?.record(inboundSignal('fulfillment', outcome, undefined, routed));
       return receipt;
@@ -84,14 +77,13 @@ export function createServiceAppController(routes: ServiceAppRouteOptions = {}):
     /** Routes the request to its account (access checked) and answers it, counting refusals. */
     private async answer<T>(
       source: HubtelInboundSource,
-      what: string,
       request: InboundRequestLike,
       response: unknown,
       run: (account: ServiceAppAccount) => Promise<T>,
     ): Promise<T> {
       let account: ServiceAppAccount | undefined;
       return answerInbound(
-        what,
+        `${source} request`,
         response,
         async () => {
           // In the answer: a resolver that fails is a 503 (sent again later), not a 500.

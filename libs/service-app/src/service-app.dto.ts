@@ -1,17 +1,18 @@
 import { Allow, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import { HubtelValidationError } from 'nestjs-hubtel';
-import { compileValidator, findHostileStructure, type CompiledValidator } from '#internal';
+import { compileValidator, findHostileStructure, rules, type CompiledValidator } from '#internal';
 
 /* The platform's request bodies: fields the module reads are required, the rest loose or ignored. */
 
 const ID_MAX = 128;
 
-/** Service-flow request (platform → app): what `ServiceFlowRequest` is once validated. */
+/** A required, non-empty text of at most `max` characters. */
+const IsText = (max: number) => rules(IsString(), IsNotEmpty(), MaxLength(max));
+
+/** Service-flow request (platform → app), once validated (unknown extra fields are dropped). */
 export class ServiceFlowRequestDto {
   /** As sent: compare case-insensitively (an unknown value gets a polite `Release`). */
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(64)
+  @IsText(64)
   Type!: string;
 
   /** Empty on initiation; the user's entry or the chosen option's `Value` otherwise. */
@@ -23,14 +24,10 @@ export class ServiceFlowRequestDto {
   @MaxLength(64)
   ServiceCode!: string;
 
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(32)
+  @IsText(32)
   Mobile!: string;
 
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(ID_MAX)
+  @IsText(ID_MAX)
   SessionId!: string;
 
   @IsOptional()
@@ -52,21 +49,12 @@ export class ServiceFlowRequestDto {
   Platform?: unknown;
 }
 
-/** Service-flow request after validation (unknown extra fields are dropped). */
-export type ServiceFlowRequest = ServiceFlowRequestDto;
-
-/** Fulfillment request (platform → app), after validation. */
-export type FulfillmentRequest = FulfillmentRequestDto;
-
+/** Fulfillment request (platform → app), once validated. */
 export class FulfillmentRequestDto {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(ID_MAX)
+  @IsText(ID_MAX)
   OrderId!: string;
 
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(ID_MAX)
+  @IsText(ID_MAX)
   SessionId!: string;
 
   @IsOptional()

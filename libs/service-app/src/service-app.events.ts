@@ -27,39 +27,42 @@ export function fulfillmentEventFor(serviceCode: string): string {
   return `${ServiceAppEvents.Fulfillment}:${serviceCode}`;
 }
 
-/** Payload of the fulfillment events: the platform says this order is paid; deliver it. */
-export class FulfillmentRequestedEvent {
-  /** The platform's `OrderId`. The key of exactly-once: handlers run once per order. */
-  readonly orderId: string;
-  readonly sessionId: string;
-  /** ServiceCode, flow, MSISDN and cart item: null when the cart is unknown (`requireCart: false`). */
-  readonly serviceCode: string | null;
-  readonly flow: string | null;
-  /** Personal data: mask it before logging. */
-  readonly mobile: string | null;
-  /** Channel of the session (`mtn`, `Hubtel-Android`, ...), when the platform said. */
-  readonly operator?: string;
-  readonly item: CartItem | null;
-  /** `item.ServiceData` ({} when none): what your flow put in the cart for this moment. */
-  readonly serviceData: ServiceData;
-  /** Everything the session collected (entries by field name, plus `ctx.set()` values). */
-  readonly data: Record<string, unknown>;
-  readonly extraData: Record<string, unknown>;
-  /** The request's `OrderInfo` as received (null when absent). A claim: see `claims`. */
-  readonly orderInfo: unknown;
-  /** `OrderInfo` as typed fields: unsigned CLAIMS, never proof of payment (that is `payment`). */
-  readonly claims?: FulfillmentOrderClaims;
-  /** Set when the payment matched on neither count and the merchant chose to deliver anyway. */
-  readonly attention?: FulfillmentAttention;
-  readonly receivedAt: string;
-  /** The payment as the status check confirmed it (absent when verification is off). */
-  readonly payment?: FulfillmentPayment;
-  /** The order's account: `default` or a named account (`@OnFulfillment(code, { account })`). */
-  readonly account: string;
-
-  constructor(fields: FulfillmentRequestedEvent) {
-    Object.assign(this, fields);
+/** The payload classes' base: the fields given, those undefined left out (plain JSON once recorded). */
+export class ServiceAppPayload<T> {
+  constructor(fields: T) {
+    Object.assign(this, dropUndefined(fields as object));
   }
+}
+
+/** Payload of the fulfillment events: the platform says this order is paid; deliver it. */
+export class FulfillmentRequestedEvent extends ServiceAppPayload<FulfillmentRequestedEvent> {
+  /** The platform's `OrderId`. The key of exactly-once: handlers run once per order. */
+  declare readonly orderId: string;
+  declare readonly sessionId: string;
+  /** ServiceCode, flow, MSISDN and cart item: null when the cart is unknown (`requireCart: false`). */
+  declare readonly serviceCode: string | null;
+  declare readonly flow: string | null;
+  /** Personal data: mask it before logging. */
+  declare readonly mobile: string | null;
+  /** Channel of the session (`mtn`, `Hubtel-Android`, ...), when the platform said. */
+  declare readonly operator?: string;
+  declare readonly item: CartItem | null;
+  /** `item.ServiceData` ({} when none): what your flow put in the cart for this moment. */
+  declare readonly serviceData: ServiceData;
+  /** Everything the session collected (entries by field name, plus `ctx.set()` values). */
+  declare readonly data: Record<string, unknown>;
+  declare readonly extraData: Record<string, unknown>;
+  /** The request's `OrderInfo` as received (null when absent). A claim: see `claims`. */
+  declare readonly orderInfo: unknown;
+  /** `OrderInfo` as typed fields: unsigned CLAIMS, never proof of payment (that is `payment`). */
+  declare readonly claims?: FulfillmentOrderClaims;
+  /** Set when the payment matched on neither count and the merchant chose to deliver anyway. */
+  declare readonly attention?: FulfillmentAttention;
+  declare readonly receivedAt: string;
+  /** The payment as the status check confirmed it (absent when verification is off). */
+  declare readonly payment?: FulfillmentPayment;
+  /** The order's account: `default` or a named account (`@OnFulfillment(code, { account })`). */
+  declare readonly account: string;
 }
 
 /** An order's payment, as the transaction status check reported it. */
@@ -86,25 +89,21 @@ export type FulfillmentRejection =
   | 'NOT_CONFIRMED';
 
 /** Payload of `ServiceAppEvents.Rejected`: an order that was not delivered, and why. */
-export class FulfillmentRejectedEvent {
-  readonly reason: FulfillmentRejection;
+export class FulfillmentRejectedEvent extends ServiceAppPayload<FulfillmentRejectedEvent> {
+  declare readonly reason: FulfillmentRejection;
   /** Human-readable detail (phone numbers masked). */
-  readonly message: string;
-  readonly orderId: string;
-  readonly sessionId: string;
-  readonly serviceCode: string | null;
+  declare readonly message: string;
+  declare readonly orderId: string;
+  declare readonly sessionId: string;
+  declare readonly serviceCode: string | null;
   /** The cart's total, and what the status check reported (when it answered). */
-  readonly amountExpected?: number;
-  readonly amountPaid?: number;
-  readonly paymentStatus?: string;
+  declare readonly amountExpected?: number;
+  declare readonly amountPaid?: number;
+  declare readonly paymentStatus?: string;
   /** Status checks made. */
-  readonly checks: number;
-  readonly rejectedAt: string;
-  readonly account: string;
-
-  constructor(fields: FulfillmentRejectedEvent) {
-    Object.assign(this, fields);
-  }
+  declare readonly checks: number;
+  declare readonly rejectedAt: string;
+  declare readonly account: string;
 }
 
 /** Why an order needs attention, and how it was resolved. */
@@ -122,36 +121,28 @@ export interface FulfillmentAttention {
 }
 
 /** Payload of `ServiceAppEvents.Attention`: resolve it before `attention.decideBy`. */
-export class FulfillmentAttentionEvent {
-  readonly orderId: string;
-  readonly sessionId: string;
-  readonly serviceCode: string | null;
-  readonly attention: FulfillmentAttention;
-  readonly payment: FulfillmentPayment;
-  readonly claims?: FulfillmentOrderClaims;
-  readonly account: string;
-
-  constructor(fields: FulfillmentAttentionEvent) {
-    Object.assign(this, fields);
-  }
+export class FulfillmentAttentionEvent extends ServiceAppPayload<FulfillmentAttentionEvent> {
+  declare readonly orderId: string;
+  declare readonly sessionId: string;
+  declare readonly serviceCode: string | null;
+  declare readonly attention: FulfillmentAttention;
+  declare readonly payment: FulfillmentPayment;
+  declare readonly claims?: FulfillmentOrderClaims;
+  declare readonly account: string;
 }
 
 /** Payload of `ServiceAppEvents.CallbackSent`. */
-export class FulfillmentCallbackSentEvent {
-  readonly orderId: string;
-  readonly sessionId: string;
-  readonly serviceStatus: FulfillmentServiceStatus;
-  readonly metaData: unknown;
+export class FulfillmentCallbackSentEvent extends ServiceAppPayload<FulfillmentCallbackSentEvent> {
+  declare readonly orderId: string;
+  declare readonly sessionId: string;
+  declare readonly serviceStatus: FulfillmentServiceStatus;
+  declare readonly metaData: unknown;
   /** `handler` (your @OnFulfillment handler's outcome) or `app` (`FulfillmentService.complete()`). */
-  readonly reportedBy: 'handler' | 'app';
+  declare readonly reportedBy: 'handler' | 'app';
   /** POSTs it took. */
-  readonly attempts: number;
-  readonly sentAt: string;
-  readonly account: string;
-
-  constructor(fields: FulfillmentCallbackSentEvent) {
-    Object.assign(this, fields);
-  }
+  declare readonly attempts: number;
+  declare readonly sentAt: string;
+  declare readonly account: string;
 }
 
 /** Payload of `ServiceAppEvents.DeadLetter`. */
@@ -213,23 +204,19 @@ export function combineOutcomes(
 }
 
 /** Payload of `query` requests: what the platform asked (`@OnServiceQuery()`). */
-export class ServiceQueryEvent {
-  readonly sessionId: string;
-  readonly serviceCode: string;
+export class ServiceQueryEvent extends ServiceAppPayload<ServiceQueryEvent> {
+  declare readonly sessionId: string;
+  declare readonly serviceCode: string;
   /** The user's MSISDN. Personal data: mask it before logging. */
-  readonly mobile: string;
-  readonly operator?: string;
-  readonly channel: 'ussd' | 'app';
+  declare readonly mobile: string;
+  declare readonly operator?: string;
+  declare readonly channel: 'ussd' | 'app';
   /** The request's `Message`: what is asked. */
-  readonly message: string;
+  declare readonly message: string;
   /** The request's `ClientState` ('' when absent). */
-  readonly clientState: string;
+  declare readonly clientState: string;
   /** The account whose service was asked: `default`, or a named account's name. */
-  readonly account: string;
-
-  constructor(fields: ServiceQueryEvent) {
-    Object.assign(this, dropUndefined(fields));
-  }
+  declare readonly account: string;
 }
 
 /**

@@ -18,7 +18,6 @@ import {
   SERVICE_APP_ACCOUNTS,
   SERVICE_APP_OPTIONS,
   SERVICE_APP_PIPELINE,
-  SERVICE_APP_STATUS_CLIENT,
   SERVICE_APP_STORE,
   SERVICE_APP_TRANSPORT,
   getFulfillmentAccountToken,
@@ -50,8 +49,7 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
       return serviceAppAccount(d, HUBTEL_DEFAULT_ACCOUNT, d.resolved, own);
     },
     named: serviceAppAccount,
-    // Store, access policy, transport and pipeline: core's inbound kit. Named accounts add no
-    // route: theirs are `/<name>` under the default's.
+    // Store, access policy, transport and pipeline: core's inbound kit.
     inbound: {
       emits: 'delivers fulfillment events',
       store: SERVICE_APP_STORE,
@@ -88,16 +86,7 @@ export interface ServiceAppAccountAsyncOptions extends HubtelAccountAsyncOptions
  * once per order and posts the callback. `registerAccount({ name })`: routes `/<name>`, own credentials.
  */
 @Module({
-  providers: [
-    {
-      provide: SERVICE_APP_STATUS_CLIENT,
-      useFactory: (accounts: ServiceAppAccounts) => accounts.default.status,
-      inject: [SERVICE_APP_ACCOUNTS],
-    },
-    ServiceFlowRegistry,
-    ServiceFlowService,
-    FulfillmentService,
-  ],
+  providers: [ServiceFlowRegistry, ServiceFlowService, FulfillmentService],
   exports: [
     ServiceFlowService,
     FulfillmentService,

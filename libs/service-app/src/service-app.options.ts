@@ -50,11 +50,47 @@ const ServiceAppCallbackCredentials = declareCredentials({
   clientSecret: HUBTEL_ENV.callbackClientSecret,
 });
 
+/** The options only forRoot sets: a named account shares the default account's. */
+export class ServiceAppModuleWideOptions {
+  /** Callback retries until a 2xx or `deadlineMs`, then a dead letter. Default 2 s to 5 min, for 1 h. */
+  @HubtelOption({ nested: () => ServiceAppCallbackRetryOptions, account: 'defaultOnly', default: {} })
+  callbackRetry?: ServiceAppCallbackRetryOptions;
+
+  /** Attempts of your @OnFulfillment handler before `failed` is reported. Default 5, 1 s to 60 s apart. */
+  @HubtelOption({ nested: () => ServiceAppFulfillmentRetryOptions, account: 'defaultOnly', default: {} })
+  fulfillmentRetry?: ServiceAppFulfillmentRetryOptions;
+
+  /** The instance's status checks a minute, shared with CheckoutModule (the smaller wins). Default 600. */
+  @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly', default: {} })
+  statusCheckBudget?: HubtelStatusCheckBudgetOptions;
+
+  /** Most sessions waiting for a first answer, per instance; then the oldest gives way. Default 50,000. */
+  @HubtelOption({ int: [1, 10_000_000], account: 'defaultOnly', default: D.maxPendingSessions })
+  maxPendingSessions?: number;
+
+  /** A HubtelStore or its token. Default: the app's `HUBTEL_STORE`, else a MemoryStore (lost on restart). */
+  @HubtelOption({ account: 'defaultOnly' })
+  store?: HubtelStoreOption;
+
+  /** Flows written with ServiceFlowBuilder (`@ServiceFlow()` providers are found on their own). */
+  @HubtelOption({ account: 'defaultOnly', defaultFrom: () => [] })
+  flows?: ServiceFlowDefinition[];
+
+  /** On shutdown, how long running handlers and callbacks may take (new requests get 503). Default 5 s. */
+  @IsHubtelShutdownGraceMs()
+  @HubtelOption({ account: 'defaultOnly' })
+  shutdownGraceMs?: number;
+
+  /** Accounts known only at run time: requests on `/api/service-flow/<name>` for them ask `resolve(name)`. */
+  @HubtelOption({ account: 'defaultOnly' })
+  accounts?: HubtelAccountResolver<ServiceAppAccountOverrides>;
+}
+
 /**
  * Options of `ServiceAppModule.forRoot` / `forRootAsync` and of a named account (see
  * ServiceAppAccountOverrides). The options removed in 0.2.0 are refused, naming what replaced them.
  */
-export class ServiceAppModuleOptions {
+export class ServiceAppModuleOptions extends ServiceAppModuleWideOptions {
   /**
    * The status check that verifies fulfillment requests (without it they are trusted: protect the
    * endpoint with `access`). A named account gives its own when the default account has one.
@@ -76,14 +112,6 @@ export class ServiceAppModuleOptions {
   /** Time-out of one callback POST, ms. Default 15000. */
   @HubtelOption({ int: [1, 600_000], default: D.callbackTimeoutMs })
   callbackTimeoutMs?: number;
-
-  /** Callback retries until a 2xx or `deadlineMs`, then a dead letter. Default 2 s to 5 min, for 1 h. */
-  @HubtelOption({ nested: () => ServiceAppCallbackRetryOptions, account: 'defaultOnly', default: {} })
-  callbackRetry?: ServiceAppCallbackRetryOptions;
-
-  /** Attempts of your @OnFulfillment handler before `failed` is reported. Default 5, 1 s to 60 s apart. */
-  @HubtelOption({ nested: () => ServiceAppFulfillmentRetryOptions, account: 'defaultOnly', default: {} })
-  fulfillmentRetry?: ServiceAppFulfillmentRetryOptions;
 
   /** An idle session is forgotten after this long (renewed by every answer). Default 10 min. */
   @HubtelOption({ int: 1, default: D.sessionTtlMs })
@@ -113,25 +141,9 @@ export class ServiceAppModuleOptions {
   @HubtelOption({ bool: true, default: D.requireCart })
   requireCart?: boolean;
 
-  /** The instance's status checks a minute, shared with CheckoutModule (the smaller wins). Default 600. */
-  @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly', default: {} })
-  statusCheckBudget?: HubtelStatusCheckBudgetOptions;
-
-  /** Most sessions waiting for a first answer, per instance; then the oldest gives way. Default 50,000. */
-  @HubtelOption({ int: [1, 10_000_000], account: 'defaultOnly', default: D.maxPendingSessions })
-  maxPendingSessions?: number;
-
-  /** A HubtelStore or its token. Default: the app's `HUBTEL_STORE`, else a MemoryStore (lost on restart). */
-  @HubtelOption({ account: 'defaultOnly' })
-  store?: HubtelStoreOption;
-
   /** Path secret and IP allow-list of both endpoints; a named account's path secret is its own. */
   @HubtelOption({ account: 'merged', section: () => ServiceAppAccessOptions, default: {} })
   access?: InboundAccessOptions;
-
-  /** Flows written with ServiceFlowBuilder (`@ServiceFlow()` providers are found on their own). */
-  @HubtelOption({ account: 'defaultOnly', defaultFrom: () => [] })
-  flows?: ServiceFlowDefinition[];
 
   /** Texts the module answers by itself (expired session, busy, errors, re-ask explanations). */
   @HubtelOption({ account: 'merged', default: {} })
@@ -148,33 +160,13 @@ export class ServiceAppModuleOptions {
   /** The USSD channel: screen size, pages of long menus, operators. */
   @HubtelOption({ nested: () => ServiceAppUssdOptions, account: 'merged', default: {} })
   ussd?: ServiceAppUssdOptions;
-
-  /** On shutdown, how long running handlers and callbacks may take (new requests get 503). Default 5 s. */
-  @IsHubtelShutdownGraceMs()
-  @HubtelOption({ account: 'defaultOnly' })
-  shutdownGraceMs?: number;
-
-  /** Accounts known only at run time: requests on `/api/service-flow/<name>` for them ask `resolve(name)`. */
-  @HubtelOption({ account: 'defaultOnly' })
-  accounts?: HubtelAccountResolver<ServiceAppAccountOverrides>;
 }
 
 /**
  * What a named account sets: `statusCheck` and `callbackCredentials` its own (required when the
  * default has them), and `access.pathSecret`; the rest it leaves out is the default account's.
  */
-export type ServiceAppAccountOverrides = Omit<ServiceAppModuleOptions, ServiceAppModuleWideOption>;
-
-/** The options declared `defaultOnly` (test/options-declarations.spec.ts keeps the two in step). */
-export type ServiceAppModuleWideOption =
-  | 'store'
-  | 'flows'
-  | 'shutdownGraceMs'
-  | 'statusCheckBudget'
-  | 'maxPendingSessions'
-  | 'accounts'
-  | 'callbackRetry'
-  | 'fulfillmentRetry';
+export type ServiceAppAccountOverrides = Omit<ServiceAppModuleOptions, keyof ServiceAppModuleWideOptions>;
 
 type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
 

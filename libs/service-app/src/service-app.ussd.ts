@@ -1,22 +1,15 @@
 /** The USSD rules shared by the options and the flow's screens: which requests are USSD, how to cut. */
 import { HubtelConfigError } from 'nestjs-hubtel';
-import { isGsm7, isTelcoOperator, isUssdRequest, ussdScreen, type UssdScreenLimits } from '#internal';
+import { isGsm7, isTelcoOperator, isUssdRequest, ussdScreen } from '#internal';
 import type { ServiceAppMessages } from './service-app.constants.js';
+import type { ServiceAppUssdOptions } from './service-app.option-sections.js';
 
 /** The channel a session runs on: a USSD phone, or an app rendering `Data` as a list. */
 export type ServiceFlowChannel = 'ussd' | 'app';
 
-export interface ResolvedUssdOptions extends UssdScreenLimits {
-  transliterate: boolean;
-  moreKey: string;
-  moreLabel: string;
-  backKey: string;
-  backLabel: string;
-  /** Extra USSD operators, lower case. */
-  operators: ReadonlySet<string>;
-  /** Operators forced to the app channel, lower case. */
-  appOperators: ReadonlySet<string>;
-}
+/** The `ussd` options resolved: keys trimmed, the operator lists as lower-case sets. */
+export type ResolvedUssdOptions = Required<Omit<ServiceAppUssdOptions, 'operators' | 'appOperators'>> &
+  Record<'operators' | 'appOperators', ReadonlySet<string>>;
 
 /** Three dots, not `…`: U+2026 is outside GSM-7 and would shrink the whole screen to 70. */
 export const ELLIPSIS = '...';
@@ -88,16 +81,12 @@ const PLAIN: Record<string, string> = {
   '\t': ' ',
 };
 
-/** The `ussd` options as their declarations checked them (ServiceAppUssdOptions). */
-type CheckedUssdOptions = Omit<ResolvedUssdOptions, 'operators' | 'appOperators'> &
-  Partial<Record<'operators' | 'appOperators', readonly string[]>>;
-
 /**
  * The USSD options checked across fields at start-up: distinct keys, every module text fits a
  * screen, and a UCS-2 menu page has room for an option beside both navigation lines.
  */
 export function resolveUssd(
-  checked: CheckedUssdOptions,
+  checked: Required<ServiceAppUssdOptions>,
   backInputs: readonly string[],
   messages: ServiceAppMessages,
   P: string,

@@ -35,6 +35,14 @@ export interface FavoriteStart {
  * step's answer is used (not re-asked, timed out or failed).
  */
 export class FlowContext<TData extends Record<string, unknown> = Record<string, unknown>> {
+  /** The session's own fields, as `session` has them. */
+  declare readonly account: string;
+  declare readonly sessionId: string;
+  declare readonly mobile: string;
+  declare readonly serviceCode: string;
+  declare readonly channel: 'ussd' | 'app';
+  declare readonly favorite?: FavoriteStart;
+
   /** @internal Built by the module for each step run. */
   constructor(
     readonly step: string,
@@ -46,30 +54,9 @@ export class FlowContext<TData extends Record<string, unknown> = Record<string, 
     /** As typed (trimmed), and the field `answer` filled. */
     readonly rawAnswer?: string,
     readonly field?: string,
-  ) {}
-
-  get account(): string {
-    return this.session.account;
-  }
-
-  get sessionId(): string {
-    return this.session.sessionId;
-  }
-
-  get mobile(): string {
-    return this.session.mobile;
-  }
-
-  get serviceCode(): string {
-    return this.session.serviceCode;
-  }
-
-  get channel(): 'ussd' | 'app' {
-    return this.session.channel;
-  }
-
-  get favorite(): FavoriteStart | undefined {
-    return this.session.favorite;
+  ) {
+    const { account, sessionId, mobile, serviceCode, channel, favorite } = session;
+    Object.assign(this, { account, sessionId, mobile, serviceCode, channel, favorite });
   }
 
   /** Everything collected so far in this session, by field name (plus what steps `set`). */

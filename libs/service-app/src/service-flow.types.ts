@@ -80,13 +80,21 @@ export type StoredValidation = Omit<InputValidation, 'pattern'> & {
   pattern?: { source: string; flags: string };
 };
 
-/** A session as `ServiceFlowService.getSession()` shows it (the store keeps a more compact record). */
-export interface StoredSession {
+/** What a stored session and its cart both say of it. */
+export interface StoredSessionFields {
   sessionId: string;
   flow: string;
   serviceCode: string;
   mobile: string;
   operator?: string;
+  /** Everything the session collected. */
+  data: Record<string, unknown>;
+  /** The named account the session started on; absent: the default. */
+  account?: string;
+}
+
+/** A session as `ServiceFlowService.getSession()` shows it (the store keeps a more compact record). */
+export interface StoredSession extends StoredSessionFields {
   /** `ussd` (menus in `Message`, paged) or `app`, decided at the session's start. */
   channel: 'ussd' | 'app';
   /** The page of the USSD menu on screen (0 = first). */
@@ -96,25 +104,13 @@ export interface StoredSession {
   screen: StoredScreen;
   /** Earlier prompts, oldest first, for "back" (always empty when "back" is off). */
   history: StoredScreen[];
-  data: Record<string, unknown>;
   selections: Record<string, SelectOption>;
   /** ISO time the session started. */
   startedAt: string;
-  /** The named account the session started on; absent: the default. */
-  account?: string;
 }
 
 /** A cart answered to the platform, waiting for its fulfillment request (TTL: `cartTtlMs`). */
-export interface StoredCart {
-  sessionId: string;
-  flow: string;
-  serviceCode: string;
-  mobile: string;
-  operator?: string;
+export interface StoredCart extends StoredSessionFields {
   item: CartItem;
-  /** Everything the session collected. */
-  data: Record<string, unknown>;
   createdAt: string;
-  /** The named account whose session built it; absent: the default. */
-  account?: string;
 }

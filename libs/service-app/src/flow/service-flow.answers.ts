@@ -48,22 +48,19 @@ export function checkAnswer(
     return reject(messages.pattern);
 
   let value: FlowValue = raw;
-  switch (screen.fieldType.toLowerCase()) {
+  const type = screen.fieldType.toLowerCase();
+  switch (type) {
     case 'phone': {
       const result = tryNormalizeMsisdn(raw, countryCode);
       if (!result.ok) return reject(messages.phone);
       value = result.msisdn;
       break;
     }
-    case 'number': {
-      const compact = raw.replace(/[\s,]/g, '');
-      if (!WHOLE.test(compact) || !Number.isSafeInteger(Number(compact))) return reject(messages.number);
-      value = Number(compact);
-      break;
-    }
+    case 'number':
     case 'decimal': {
       const compact = raw.replace(/[\s,]/g, '');
-      if (!DECIMAL.test(compact) || !Number.isFinite(Number(compact))) return reject(messages.decimal);
+      const [form, fits] = type === 'number' ? [WHOLE, Number.isSafeInteger] : [DECIMAL, Number.isFinite];
+      if (!form.test(compact) || !fits(Number(compact))) return reject(messages[type]);
       value = Number(compact);
       break;
     }

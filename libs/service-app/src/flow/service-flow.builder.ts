@@ -56,11 +56,11 @@ export interface FlowStepDraft {
   start: boolean;
 }
 
+/** A flow's routing: what `@ServiceFlow()` records and the builder collects. */
+type FlowMetadata = Pick<ServiceFlowDefinition, 'name' | 'serviceCodes' | 'isDefault' | 'resume'>;
+
 /** @internal A flow from its routing and steps (the one marked start, else the first), checked. */
-export function defineFlow(
-  routing: Pick<ServiceFlowDefinition, 'name' | 'serviceCodes' | 'isDefault' | 'resume'>,
-  steps: readonly FlowStepDraft[],
-): ServiceFlowDefinition {
+export function defineFlow(routing: FlowMetadata, steps: readonly FlowStepDraft[]): ServiceFlowDefinition {
   const starts = steps.filter((step) => step.start);
   if (starts.length > 1)
     throw new HubtelConfigError(`flows.${routing.name}`, 'more than one step is marked start');
@@ -129,13 +129,8 @@ export interface FlowStepOptions {
   start?: boolean;
 }
 
-type FlowMetadata = Pick<ServiceFlowDefinition, 'name' | 'serviceCodes' | 'isDefault' | 'resume'>;
-
-export interface FlowStepMetadata {
-  name: string;
-  method: string;
-  start: boolean;
-}
+/** A `@FlowStep()` method as its class records it (bound to the instance at discovery). */
+export type FlowStepMetadata = Omit<FlowStepDraft, 'handler'> & { method: string };
 
 /** Marks a provider class as a service flow: its `@FlowStep()` methods are the steps, in order. */
 export function ServiceFlow(options: ServiceFlowOptions = {}): ClassDecorator {
@@ -160,11 +155,8 @@ export function FlowStep(nameOrOptions: string | FlowStepOptions = {}): MethodDe
   const options = typeof nameOrOptions === 'string' ? { name: nameOrOptions } : nameOrOptions;
   return (target, propertyKey) => {
     const owner = target.constructor;
-    const inherited =
-      (Reflect.getMetadata(FLOW_STEPS_METADATA, owner) as FlowStepMetadata[] | undefined) ?? [];
-    const own = (Reflect.getOwnMetadata(FLOW_STEPS_METADATA, owner) as FlowStepMetadata[] | undefined) ?? [
-      ...inherited,
-    ];
+    // A subclass's own list starts as a copy of the inherited one (the parent's stays as it is).
+    const own = Reflect.hasOwnMetadata(FLOW_STEPS_METADATA, owner) ? stepsOf(owner) : [...stepsOf(owner)];
     own.push({
       name: options.name ?? String(propertyKey),
       method: String(propertyKey),
@@ -174,14 +166,14 @@ export function FlowStep(nameOrOptions: string | FlowStepOptions = {}): MethodDe
   };
 }
 
+function stepsOf(type: Function): FlowStepMetadata[] {
+  return (Reflect.getMetadata(FLOW_STEPS_METADATA, type) as FlowStepMetadata[] | undefined) ?? [];
+}
+
 /** @internal The flow metadata of a class, if it is a `@ServiceFlow()`. */
 export function getFlowMetadata(
   type: Type<unknown> | Function,
 ): { flow: FlowMetadata; steps: FlowStepMetadata[] } | undefined {
   const flow = Reflect.getMetadata(SERVICE_FLOW_METADATA, type) as FlowMetadata | undefined;
-  if (!flow) return undefined;
-  return {
-    flow,
-    steps: (Reflect.getMetadata(FLOW_STEPS_METADATA, type) as FlowStepMetadata[] | undefined) ?? [],
-  };
+  return flow && { flow, steps: stepsOf(type) };
 }

@@ -4,7 +4,7 @@ import { accountOf } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-import type { ServiceFlowRequest } from '../service-app.dto.js';
+import type { ServiceFlowRequestDto } from '../service-app.dto.js';
 import type { SelectOption, ServiceFlowResponse } from '../service-app.types.js';
 import { detectChannel } from '../service-app.ussd.js';
 import type { FavoriteStart, ServiceFlowDefinition } from '../service-flow.context.js';
@@ -62,7 +62,7 @@ export class FlowEngine {
 
   /** `initiation` (and `favorite`, with what it carried): the routed flow from its start step. */
   async initiate(
-    request: ServiceFlowRequest,
+    request: ServiceFlowRequestDto,
     key: string,
     favorite?: FavoriteStart,
   ): Promise<ServiceFlowResponse> {
@@ -120,8 +120,7 @@ export class FlowEngine {
     const [entry, cart] = await Promise.all([this.sessions.read(key), this.sessions.cart(sessionId)]);
     if (entry?.session) this.assertOwn(sessionId, entry.session);
     if (!cart) return false;
-    if (accountOf(cart) !== this.account)
-      throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(cart));
+    this.assertOwn(sessionId, cart);
     this.logger.warn(
       `Initiation of session ${sessionId} by ${maskMsisdn(mobile)} refused: the session already has a cart (a SessionId used again?); answered "${this.options.messages.sessionExpired}"`,
     );
@@ -129,7 +128,7 @@ export class FlowEngine {
   }
 
   /** `Response`: the entry checked against the prompt it answers, then the prompt's `next` step run. */
-  async respond(request: ServiceFlowRequest, key: string): Promise<ServiceFlowResponse> {
+  async respond(request: ServiceFlowRequestDto, key: string): Promise<ServiceFlowResponse> {
     const sessionId = request.SessionId;
     const { messages } = this.options;
     const entry = await this.sessions.read(key);
@@ -175,8 +174,8 @@ export class FlowEngine {
     return this.apply(t, session, await this.runner.run(flow, next, sessionId, session, answered));
   }
 
-  /** A session of another account than this engine's is refused (ServiceAppWrongAccountError). */
-  assertOwn(sessionId: string, session: SessionRecord): void {
+  /** A session (or cart) of another account than this engine's is refused (ServiceAppWrongAccountError). */
+  assertOwn(sessionId: string, session: { account?: string | undefined }): void {
     if (session.account !== this.named)
       throw new ServiceAppWrongAccountError('session', sessionId, this.account, accountOf(session));
   }

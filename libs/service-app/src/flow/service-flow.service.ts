@@ -14,7 +14,7 @@ import {
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
 } from '../service-app.constants.js';
-import { parseRequest, validateServiceFlowRequest, type ServiceFlowRequest } from '../service-app.dto.js';
+import { parseRequest, validateServiceFlowRequest, type ServiceFlowRequestDto } from '../service-app.dto.js';
 import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { ServiceAppEvents, ServiceQueryEvent } from '../service-app.events.js';
 import { ServiceAppLogger, describe } from '../service-app.logger.js';
@@ -38,8 +38,6 @@ const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout'])
 export class ServiceFlowService implements OnApplicationBootstrap {
   private readonly logger = new ServiceAppLogger();
   private readonly engine: FlowEngine;
-  /** False for a MemoryStore: no time-out guard is armed per request then. */
-  private readonly storeMayStall: boolean;
 
   constructor(
     private readonly registry: ServiceFlowRegistry,
@@ -47,10 +45,8 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
     @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
     @Optional() @Inject(SERVICE_APP_PIPELINE) private readonly pipeline?: InboundPipeline,
-    /** Resume is offered only behind an access policy (the Mobile is all that names the customer). */
     @Optional() @Inject(SERVICE_APP_ACCESS_POLICY) access?: InboundAccessPolicy,
   ) {
-    this.storeMayStall = !store.local;
     this.engine = new FlowEngine(registry, store, options, this.logger, access?.enabled ?? false);
   }
 
@@ -121,7 +117,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
   private async step(body: unknown): Promise<ServiceFlowResponse> {
     const request = parseRequest(validateServiceFlowRequest, body, 'service-flow request');
     const answer = this.dispatch(request);
-    if (!this.storeMayStall) return answer;
+    if (this.store.local) return answer; // a MemoryStore never stalls: no time-out guard
     // A stalled store holding the answer past the platform's 5 s: the `outage` end screen instead.
     const { stepBudgetMs, messages } = this.options;
     const result = await within(answer, stepBudgetMs + SERVICE_APP_DEFAULTS.storeGraceMs, undefined);
@@ -132,7 +128,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     return releaseResponse(request.SessionId, messages.outage);
   }
 
-  private async dispatch(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
+  private async dispatch(request: ServiceFlowRequestDto): Promise<ServiceFlowResponse> {
     const key = sessionKey(request.SessionId);
     const type = request.Type.toLowerCase();
     try {
@@ -185,7 +181,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
 
   /** `release`, or `timeout`: marked timed out (a late answer is told it expired); resumable state kept. */
   private async end(
-    request: ServiceFlowRequest,
+    request: ServiceFlowRequestDto,
     key: string,
     timeout: boolean,
   ): Promise<ServiceFlowResponse> {
@@ -203,7 +199,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
   }
 
   /** `query`: the @OnServiceQuery() handler's answer; without one, a polite `Release`. */
-  private async query(request: ServiceFlowRequest): Promise<ServiceFlowResponse> {
+  private async query(request: ServiceFlowRequestDto): Promise<ServiceFlowResponse> {
     const sessionId = request.SessionId;
     const { messages, stepBudgetMs } = this.options;
     const end = (message: string) => releaseResponse(sessionId, message, null, 'Release');

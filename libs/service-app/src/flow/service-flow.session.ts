@@ -56,15 +56,8 @@ export function resumeKey({
 
 /** The resume record a session leaves at this point (its awaited prompt and what it collected). */
 export function resumeRecord(sessionId: string, session: SessionRecord, at: number): ResumeRecord {
-  return {
-    sessionId,
-    flow: session.flow,
-    screen: session.screen,
-    history: session.history,
-    data: session.data,
-    selections: session.selections,
-    at,
-  };
+  const { flow, screen, history, data, selections } = session;
+  return { sessionId, flow, screen, history, data, selections, at };
 }
 
 /** A stored value as a resume record, or undefined when it is not one (checked, never trusted). */

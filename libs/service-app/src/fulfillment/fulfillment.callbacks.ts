@@ -1,9 +1,7 @@
 // The fulfillment callback to the platform: recorded once per OrderId (the first outcome wins), retried
 // until accepted or the deadline (then a dead letter); `callbackSent` emitted once accepted.
-import type { EventEmitter2 } from '@nestjs/event-emitter';
-import { HUBTEL_DEFAULT_ACCOUNT, type HubtelTelemetry } from 'nestjs-hubtel';
-import type { InboundPipeline, JobFollowUps, JobRecord } from '#internal';
-import type { FulfillmentCallbackClient } from './fulfillment.callback-client.js';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
+import type { HttpTransport, InboundPipeline, JobFollowUps, JobRecord } from '#internal';
 import {
   callbackOf,
   namedAccount,
@@ -15,7 +13,7 @@ import { SERVICE_APP_JOBS } from '../service-app.constants.js';
 import { FulfillmentCallbackSentEvent, ServiceAppEvents } from '../service-app.events.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-import type { FulfillmentServiceStatus } from '../service-app.types.js';
+import type { FulfillmentCallback, FulfillmentServiceStatus } from '../service-app.types.js';
 
 /** The order a callback is for, and whose account sends it. */
 export interface OrderRef {
@@ -29,36 +27,27 @@ export class FulfillmentCallbacks {
     private readonly pipeline: InboundPipeline,
     options: ResolvedServiceAppOptions,
     // The job's account: its credentials send it, whichever replica runs the job.
-    private readonly accountOf: (
-      job: CallbackJob,
-    ) => Promise<{ readonly callback: FulfillmentCallbackClient }>,
+    private readonly accountOf: (job: CallbackJob) => Promise<{ readonly transport: HttpTransport }>,
     private readonly logger: ServiceAppLogger,
-    private readonly emitter: EventEmitter2,
     private readonly telemetry?: HubtelTelemetry,
   ) {
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {
       run: async (job, { attempt }) => {
-        const { callback } = await this.accountOf(job);
+        const { transport } = await this.accountOf(job);
         const { ServiceStatus } = job.callback;
         // Validated as `success` or `failed`: anything else is kept out of the telemetry's labels.
         const status = ServiceStatus === 'success' || ServiceStatus === 'failed' ? ServiceStatus : 'other';
         const record = (ok: boolean) =>
           this.telemetry?.record({ kind: 'fulfillment-callback', status, ok, attempt });
-        await callback.send(job.callback).catch((error: unknown) => {
+        await sendCallback(transport, job.callback).catch((error: unknown) => {
           record(false);
           throw error;
         });
         record(true);
       },
       retry: { maxAttempts: Infinity, ...options.callbackRetry },
-      compactWhenDone: (job): CallbackSummary => {
-        const summary: CallbackSummary = {
-          ServiceStatus: job.callback.ServiceStatus,
-          MetaData: job.callback.MetaData,
-        };
-        if (job.account !== undefined) summary.account = job.account;
-        return summary;
-      },
+      compactWhenDone: ({ callback: { ServiceStatus, MetaData }, account }): CallbackSummary =>
+        account === undefined ? { ServiceStatus, MetaData } : { ServiceStatus, MetaData, account },
       onSettled: (record, outcome) => this.afterCallback(record, outcome),
     });
   }
@@ -124,9 +113,28 @@ export class FulfillmentCallbacks {
       account: account ?? HUBTEL_DEFAULT_ACCOUNT,
     });
     try {
-      await this.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
+      await this.pipeline.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
     } catch (error) {
       this.logger.error(`A ${ServiceAppEvents.CallbackSent} listener failed: ${describe(error)}`);
     }
+  }
+}
+
+/** Posts one callback, one attempt (the pipeline retries; idempotent: the same fact again). */
+async function sendCallback(transport: HttpTransport, callback: FulfillmentCallback): Promise<void> {
+  const { SessionId, OrderId, ServiceStatus, MetaData } = callback;
+  try {
+    await transport.request({
+      api: 'fulfillment',
+      method: 'POST',
+      path: '/callback',
+      body: { SessionId, OrderId, ServiceStatus, MetaData: MetaData ?? null },
+      idempotent: true,
+      operation: 'serviceApp.fulfillmentCallback',
+    });
+  } catch (error) {
+    // The contract shows no response body: a 2xx whose body is not JSON is still accepted.
+    const status = error instanceof HubtelError ? (error.httpStatus ?? 0) : 0;
+    if (status < 200 || status >= 300) throw error;
   }
 }

@@ -1,22 +1,24 @@
 // A fulfillment request taken in: checked against its cart and account, recorded once per OrderId.
-import { HUBTEL_DEFAULT_ACCOUNT, maskMsisdn } from 'nestjs-hubtel';
+// The cart is not claimed per OrderId: the delivering OrderId is decided once paid
+// (fulfillment.delivery.ts), so a made-up one cannot lock out the real one.
+import { HUBTEL_DEFAULT_ACCOUNT, maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
 import type { InboundPipeline } from '#internal';
-import { SERVICE_APP_JOBS, accountOf } from '../service-app.constants.js';
+import { SERVICE_APP_JOBS, accountOf, cartKey } from '../service-app.constants.js';
 import type { FulfillmentRequestDto } from '../service-app.dto.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import type { FulfillmentRequestedEvent } from '../service-app.events.js';
 import type { ServiceAppLogger } from '../service-app.logger.js';
 import { isoNow } from '../service-app.time.js';
 import { readOrderClaims } from '../fulfillment.claims.js';
-import type { FulfillmentCarts } from './fulfillment.cart.js';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
 import type { FulfillmentReceipt, OrderSummary } from './fulfillment.records.js';
 import type { FulfillmentAccountView } from './fulfillment.types.js';
+import type { StoredCart } from '../service-flow.types.js';
 
 export class FulfillmentIntake {
   constructor(
     private readonly pipeline: InboundPipeline,
-    private readonly carts: FulfillmentCarts,
+    private readonly store: HubtelStore,
     private readonly logger: ServiceAppLogger,
   ) {}
 
@@ -27,7 +29,7 @@ export class FulfillmentIntake {
     // A new OrderId costs the cart's read and the set-if-absent, which finds a duplicate. Read first
     // only when that cannot: a verifying account's order known as its fulfillment job, and a known
     // order its cart would refuse. Through the pipeline (`resend`): a job that never ran is asked again.
-    const cartRead = this.carts.read(sessionId);
+    const cartRead = this.store.get<StoredCart>(cartKey(sessionId));
     const delivered = account.verifying
       ? this.pipeline.resend<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId)
       : undefined;
@@ -37,8 +39,18 @@ export class FulfillmentIntake {
     const refused = entry ? accountOf(entry.value) !== account.name : account.options.requireCart;
     if (!known && refused) known = await this.pipeline.resend<OrderSummary>(job, orderId);
     if (known) return this.duplicate(orderId, sessionId, known.payload, account);
-    const cart = this.carts.find(orderId, sessionId, entry, account.options.requireCart);
+    const cart = entry?.value;
     if (cart) this.assertOwn('session', sessionId, cart, account);
+    else if (account.options.requireCart) {
+      this.logger.warn(
+        `Fulfillment request for order ${orderId} refused: session ${sessionId} did not end in an AddToCart of this app`,
+      );
+      throw new FulfillmentRejectedError(
+        'UNKNOWN_SESSION',
+        `SessionId ${sessionId} did not end in an AddToCart answered by this app (or its cart expired)`,
+        404,
+      );
+    }
 
     // A literal (one shape for every order), the optional fields added after.
     const order: FulfillmentRequestedEvent = {

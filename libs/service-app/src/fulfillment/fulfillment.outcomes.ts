@@ -1,7 +1,6 @@
 // What becomes of a recorded order: refused, held for attention, let through its session's one
 // delivery (the gate), and its outcome reported for it and the session's other OrderIds.
-import type { EventEmitter2 } from '@nestjs/event-emitter';
-import type { InboundPipeline, JobFollowUps, JobRecord, JobRefusal } from '#internal';
+import type { InboundPipeline, JobFollowUps, JobRecord, JobRefusal, TransactionStatus } from '#internal';
 import { HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
 import { SERVICE_APP_JOBS, accountOf } from '../service-app.constants.js';
 import {
@@ -21,7 +20,6 @@ import type { FulfillmentCallbacks, OrderRef } from './fulfillment.callbacks.js'
 import type { DeliveryOutcome, DeliveryTurn, FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { assertJson, callbackOf, type StoredCallback } from './fulfillment.records.js';
 import type { CheckState, PaymentSummary } from './fulfillment.records.js';
-import type { PaymentStatus } from './fulfillment.status-client.js';
 import { cartTotal } from './fulfillment.verifier.js';
 
 /** What the fulfillment job's gate reads (see FulfillmentOutcomes.readGate). */
@@ -37,7 +35,6 @@ export class FulfillmentOutcomes {
   constructor(
     private readonly pipeline: InboundPipeline,
     private readonly logger: ServiceAppLogger,
-    private readonly emitter: EventEmitter2,
     private readonly callbacks: FulfillmentCallbacks,
     private readonly deliveries: FulfillmentDeliveries,
     private readonly telemetry: HubtelTelemetry | undefined,
@@ -55,29 +52,20 @@ export class FulfillmentOutcomes {
         'HUBTEL_NOT_FOUND',
         `resolveAttention(): no order ${orderId} is known (or its record expired)`,
       );
+    const conflict = (why: string) =>
+      new HubtelError('HUBTEL_STORE_CONFLICT', `resolveAttention(): order ${orderId} ${why}`);
     const held = record.compacted ? undefined : (record.state as CheckState | undefined);
     const attention = held?.attention ?? (record.payload as unknown as PaymentSummary).attention;
-    if (!attention)
-      throw new HubtelError(
-        'HUBTEL_STORE_CONFLICT',
-        `resolveAttention(): order ${orderId} does not need attention`,
-      );
+    if (!attention) throw conflict('does not need attention');
     const delivered = await this.pipeline.get(SERVICE_APP_JOBS.fulfillment, orderId);
     const reported = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
     const wanted = action === 'deliver' ? 'delivered' : 'refunded';
     if (delivered || reported) {
       const done = delivered ? 'delivered' : 'reported "failed"';
       if ((action === 'deliver') === !!delivered) return;
-      throw new HubtelError(
-        'HUBTEL_STORE_CONFLICT',
-        `resolveAttention(): order ${orderId} was already ${done}; it cannot be ${wanted} too`,
-      );
+      throw conflict(`was already ${done}; it cannot be ${wanted} too`);
     }
-    if (!held?.payment || record.status !== 'pending')
-      throw new HubtelError(
-        'HUBTEL_STORE_CONFLICT',
-        `resolveAttention(): order ${orderId} can no longer be resolved`,
-      );
+    if (!held?.payment || record.status !== 'pending') throw conflict('can no longer be resolved');
     const order = record.payload;
     const resolved: FulfillmentAttention = { ...attention, resolution: { action: wanted, at: isoNow() } };
     if (action === 'deliver') {
@@ -100,10 +88,10 @@ export class FulfillmentOutcomes {
     reason: FulfillmentRejection,
     message: string,
     checks: number,
-    status?: PaymentStatus,
+    status?: TransactionStatus,
   ): Promise<void> {
     this.logger.warn(`Fulfillment request for order ${order.orderId} refused: ${reason} — ${message}`);
-    this.alert(order, reason, message, checks, status, order.item ? cartTotal(order.item) : undefined);
+    this.alert(order, reason, message, checks, status);
   }
 
   private alert(
@@ -111,23 +99,21 @@ export class FulfillmentOutcomes {
     reason: FulfillmentRejection,
     message: string,
     checks: number,
-    status: PaymentStatus | undefined,
-    amountExpected: number | undefined,
+    status: TransactionStatus | undefined,
   ): void {
-    const fields: FulfillmentRejectedEvent = {
+    this.emitRejected({
       reason,
       message,
       orderId: order.orderId,
       sessionId: order.sessionId,
       serviceCode: order.serviceCode,
+      amountExpected: order.item ? cartTotal(order.item) : undefined,
+      amountPaid: status?.amount,
+      paymentStatus: status?.status,
       checks,
       rejectedAt: isoNow(),
       account: accountOf(order),
-    };
-    if (amountExpected !== undefined) (fields as { amountExpected?: number }).amountExpected = amountExpected;
-    if (status?.amount !== undefined) (fields as { amountPaid?: number }).amountPaid = status.amount;
-    if (status) (fields as { paymentStatus?: string }).paymentStatus = status.status;
-    this.emitRejected(fields);
+    });
   }
 
   /** Keeps an order paid on neither count: its `attention` event recorded, nothing delivered or reported. */
@@ -136,7 +122,7 @@ export class FulfillmentOutcomes {
     attention: FulfillmentAttention,
     payment: FulfillmentPayment,
     checks: number,
-    status: PaymentStatus,
+    status: TransactionStatus,
   ): Promise<void> {
     const event = new FulfillmentAttentionEvent({
       orderId: order.orderId,
@@ -144,12 +130,12 @@ export class FulfillmentOutcomes {
       serviceCode: order.serviceCode,
       attention,
       payment,
-      ...(order.claims ? { claims: order.claims } : {}),
+      claims: order.claims,
       account: accountOf(order),
     });
     const { duplicate } = await this.pipeline.submit(ServiceAppEvents.Attention, order.orderId, event);
     if (duplicate) return;
-    this.alert(order, attention.reason, attention.message, checks, status, attention.amountExpected);
+    this.alert(order, attention.reason, attention.message, checks, status);
     this.countAttention(order, attention, 'opened');
     this.logger.error(
       `Order ${order.orderId} was paid but needs attention (${attention.reason}): ${attention.message}. Resolve it with resolveAttention() before ${attention.decideBy}, or it is reported "failed"`,
@@ -169,22 +155,16 @@ export class FulfillmentOutcomes {
 
   private countAttention(
     order: FulfillmentRequestedEvent,
-    attention: FulfillmentAttention,
+    { reason }: FulfillmentAttention,
     outcome: 'opened' | 'delivered' | 'refunded',
   ): void {
-    const { reason } = attention;
-    this.telemetry?.record({
-      kind: 'payment-attention',
-      source: 'fulfillment',
-      outcome,
-      reason,
-      account: accountOf(order),
-    });
+    const account = accountOf(order);
+    this.telemetry?.record({ kind: 'payment-attention', source: 'fulfillment', outcome, reason, account });
   }
 
   /** Emits a rejected event (an alert, not a recorded job); a throwing listener is logged. */
   emitRejected(fields: FulfillmentRejectedEvent): void {
-    const emitting = this.emitter
+    const emitting = this.pipeline.emitter
       .emitAsync(ServiceAppEvents.Rejected, new FulfillmentRejectedEvent(fields))
       .catch((error: unknown) =>
         this.logger.error(`A ${ServiceAppEvents.Rejected} listener failed: ${describe(error)}`),

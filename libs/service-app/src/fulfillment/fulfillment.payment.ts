@@ -1,12 +1,11 @@
 // The payment check (when `statusCheck` is set): each run asks the status check, then submits the
 // fulfillment job, defers to the next check, or refuses the order.
 import { HubtelStatusCheckBudgetError, type PaymentAmounts } from 'nestjs-hubtel';
-import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext } from '#internal';
+import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext, TransactionStatus } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
 import type { FulfillmentOutcomes } from './fulfillment.outcomes.js';
 import { namedAccount, type CheckState, type PaymentSummary } from './fulfillment.records.js';
 import { cartTotal, judgePayment } from './fulfillment.verifier.js';
-import type { PaymentStatus } from './fulfillment.status-client.js';
 import type { FulfillmentAccountView } from './fulfillment.types.js';
 import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from '../service-app.constants.js';
 import type {
@@ -17,11 +16,6 @@ import type {
 } from '../service-app.events.js';
 import { describe, type ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-
-/** How long an order needing attention waits: 3/4 of the callback deadline (the rest: `failed` retries). */
-export function attentionWindowMs(options: ResolvedServiceAppOptions): number {
-  return Math.round(options.callbackRetry.deadlineMs * 0.75);
-}
 
 /** Most status checks one order costs the platform, over its whole re-check window. */
 export const MAX_STATUS_CHECKS = SERVICE_APP_DEFAULTS.verification.checks;
@@ -88,9 +82,9 @@ export class FulfillmentPaymentCheck {
       context.defer(this.nextCheckAt(options, record.receivedAt, check), {
         checks: check + 1 - attempt,
       } satisfies CheckState);
-    let status: PaymentStatus | undefined;
+    let status: TransactionStatus | undefined;
     try {
-      status = await account.status!.find(order.sessionId);
+      status = await account.checkPayment!(order.sessionId);
     } catch (error) {
       // Over the status-check budget: nothing reached the platform, so this is no check of the order's.
       if (error instanceof HubtelStatusCheckBudgetError)
@@ -105,9 +99,10 @@ export class FulfillmentPaymentCheck {
     }
     const verdict = judgePayment(order.sessionId, status, order.item, options.verification.amountTolerance);
     if (verdict.kind === 'attention') {
-      // Kept (never lost, never delivered by itself) until a person resolves it or the deadline comes.
+      // Kept (never lost, never delivered by itself) until a person resolves it or the deadline comes:
+      // 3/4 of the callback deadline (the rest: `failed` retries).
       const now = Date.now();
-      const decideBy = Math.max(now, record.receivedAt + attentionWindowMs(options));
+      const decideBy = Math.max(now, record.receivedAt + Math.round(options.callbackRetry.deadlineMs * 0.75));
       const attention: FulfillmentAttention = {
         reason: verdict.reason,
         message: verdict.message,
@@ -156,7 +151,7 @@ export class FulfillmentPaymentCheck {
   }
 }
 
-function paymentOf(status: PaymentStatus, amounts: PaymentAmounts | undefined): FulfillmentPayment {
+function paymentOf(status: TransactionStatus, amounts: PaymentAmounts | undefined): FulfillmentPayment {
   const payment: FulfillmentPayment = { confirmedByStatusCheck: true, amount: status.amount ?? 0 };
   if (amounts) payment.amounts = amounts;
   for (const key of ['currencyCode', 'transactionId', 'externalTransactionId', 'paymentMethod'] as const) {

@@ -92,13 +92,6 @@ export interface CheckState {
   payment?: FulfillmentPayment;
 }
 
-/** Why an order's payment needs attention, from its payment record (waiting, or done). */
-function attentionOf(record: JobRecord<PaymentSummary> | undefined): FulfillmentAttention | undefined {
-  if (!record) return undefined;
-  if (record.compacted) return record.payload.attention;
-  return (record.state as { attention?: FulfillmentAttention } | undefined)?.attention;
-}
-
 /** A callback record's payload: the job while it may run, its summary once done (`compacted`). */
 export type StoredCallback = CallbackJob | CallbackSummary;
 
@@ -106,32 +99,27 @@ export function callbackOf(record: JobRecord<StoredCallback>): CallbackSummary {
   return record.compacted ? (record.payload as CallbackSummary) : (record.payload as CallbackJob).callback;
 }
 
-/** Where an order whose handlers were recorded stands (its payment confirmed when checked). */
+/** Where an order stands: its handlers' record is absent while its payment is checked, or once refused. */
 export function orderStatus(
   orderId: string,
-  order: JobRecord<OrderSummary>,
+  order: JobRecord<OrderSummary> | undefined,
   payment: JobRecord<PaymentSummary> | undefined,
   callback: JobRecord<StoredCallback> | undefined,
 ): FulfillmentOrderStatus {
   let awaitingCompletion = false;
-  if (!callback && order.status === 'done') {
+  if (order && !callback && order.status === 'done') {
     awaitingCompletion = order.compacted
       ? order.payload.deferred === true
       : combineOutcomes(order.results).kind === 'deferred';
   }
-  const handler: FulfillmentOrderStatus['handler'] = { status: order.status, attempts: order.attempts };
-  if (order.lastError) handler.lastError = order.lastError;
-  const status: FulfillmentOrderStatus = {
-    orderId,
-    sessionId: order.payload.sessionId,
-    serviceCode: order.payload.serviceCode,
-    handler,
-    awaitingCompletion,
-  };
-  const account = namedAccount(order.payload.account);
-  if (account !== undefined) status.account = account;
-  if (payment)
-    status.payment = withAttention({ status: 'confirmed', checks: statusChecksMade(payment) }, payment);
+  const handler: FulfillmentOrderStatus['handler'] = order
+    ? { status: order.status, attempts: order.attempts }
+    : { status: 'pending', attempts: 0 };
+  if (order?.lastError) handler.lastError = order.lastError;
+  const { sessionId, serviceCode, account } = (order ?? payment)!.payload;
+  const status: FulfillmentOrderStatus = { orderId, sessionId, serviceCode, handler, awaitingCompletion };
+  if (namedAccount(account) !== undefined) status.account = account;
+  if (payment) status.payment = paymentView(payment, order === undefined);
   if (callback) {
     const sent = callbackOf(callback);
     status.callback = {
@@ -145,47 +133,25 @@ export function orderStatus(
   return status;
 }
 
-type PaymentView = NonNullable<FulfillmentOrderStatus['payment']>;
-
-/** A payment that needs a person shows it: status `attention`, and why. */
-function withAttention(payment: PaymentView, record: JobRecord<PaymentSummary>): PaymentView {
-  const attention = attentionOf(record);
-  return attention ? Object.assign(payment, { status: 'attention' as const, attention }) : payment;
-}
-
-/** Status checks a payment job made: those its deferrals counted plus its failed runs. */
-function statusChecksMade(record: JobRecord<unknown>): number {
-  return ((record.state as { checks?: number } | undefined)?.checks ?? 0) + record.attempts;
-}
-
-/** An order whose payment is being checked, or was refused: no handler ran. */
-export function unconfirmedOrder(orderId: string, record: JobRecord<PaymentSummary>): FulfillmentOrderStatus {
-  const refused = record.compacted ? record.payload.refused : undefined;
-  const payment: PaymentView = {
-    status:
-      record.status === 'dead'
-        ? 'dead'
-        : record.status === 'done'
-          ? refused
-            ? 'refused'
-            : 'confirmed'
-          : 'checking',
-    checks: statusChecksMade(record),
+/** An order's payment check: `confirmed` once its handlers were recorded; `attention` shows why. */
+function paymentView(
+  record: JobRecord<PaymentSummary>,
+  unconfirmed: boolean,
+): FulfillmentOrderStatus['payment'] {
+  const refused = unconfirmed && record.compacted ? record.payload.refused : undefined;
+  const done = refused ? 'refused' : 'confirmed';
+  const state = record.state as CheckState | undefined;
+  const payment: NonNullable<FulfillmentOrderStatus['payment']> = {
+    status: !unconfirmed || record.status === 'done' ? done : record.status === 'dead' ? 'dead' : 'checking',
+    // Status checks made: those its deferrals counted plus its failed runs.
+    checks: (state?.checks ?? 0) + record.attempts,
   };
   if (refused) payment.reason = refused;
-  withAttention(payment, record);
-  if (record.lastError) payment.lastError = record.lastError;
-  const status: FulfillmentOrderStatus = {
-    orderId,
-    sessionId: record.payload.sessionId,
-    serviceCode: record.payload.serviceCode,
-    payment,
-    handler: { status: 'pending', attempts: 0 },
-    awaitingCompletion: false,
-  };
-  const account = namedAccount(record.payload.account);
-  if (account !== undefined) status.account = account;
-  return status;
+  // Why it needs attention, from its payment record (waiting, or done).
+  const attention = record.compacted ? record.payload.attention : state?.attention;
+  if (attention) Object.assign(payment, { status: 'attention', attention });
+  if (unconfirmed && record.lastError) payment.lastError = record.lastError;
+  return payment;
 }
 
 export function assertJson(value: unknown): void {

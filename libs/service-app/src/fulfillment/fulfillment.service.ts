@@ -15,6 +15,7 @@ import {
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
   accountOf,
+  cartKey,
 } from '../service-app.constants.js';
 import { parseRequest, validateFulfillmentRequest } from '../service-app.dto.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
@@ -29,9 +30,7 @@ import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { StoredCart } from '../service-flow.types.js';
-import { FulfillmentAccount } from './fulfillment.account.js';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
-import { FulfillmentCarts } from './fulfillment.cart.js';
 import { FulfillmentDeliveries } from './fulfillment.delivery.js';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
 import { FulfillmentIntake } from './fulfillment.intake.js';
@@ -41,14 +40,13 @@ import {
   assertJson,
   namedAccount,
   orderStatus,
-  unconfirmedOrder,
   type FulfillmentOrderStatus,
   type FulfillmentReceipt,
   type OrderSummary,
   type PaymentSummary,
   type StoredCallback,
 } from './fulfillment.records.js';
-import type { FulfillmentAccounts, FulfillmentAccountView } from './fulfillment.types.js';
+import type { FulfillmentAccountView } from './fulfillment.types.js';
 
 /** Most ServiceCodes whose event lists are kept (see `eventsOf`). */
 const EVENT_LISTS_LIMIT = 256;
@@ -62,7 +60,6 @@ const EVENT_LISTS_LIMIT = 256;
 export class FulfillmentService implements OnApplicationBootstrap {
   private readonly logger = new ServiceAppLogger();
   private readonly eventLists = new Map<string, readonly string[]>();
-  private readonly carts: FulfillmentCarts;
   private readonly deliveries: FulfillmentDeliveries;
   private readonly payment: FulfillmentPaymentCheck;
   private readonly intake: FulfillmentIntake;
@@ -71,41 +68,21 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   constructor(
     @Inject(SERVICE_APP_PIPELINE) private readonly pipeline: InboundPipeline,
-    @Inject(SERVICE_APP_STORE) store: HubtelStore,
+    @Inject(SERVICE_APP_STORE) private readonly store: HubtelStore,
     @Inject(SERVICE_APP_OPTIONS) private readonly options: ResolvedServiceAppOptions,
     @Inject(SERVICE_APP_ACCOUNTS) private readonly accounts: FulfillmentAccounts,
     @Optional() @Inject(HUBTEL_TELEMETRY) telemetry?: HubtelTelemetry,
   ) {
     accounts.attachFulfillment(this);
-    this.carts = new FulfillmentCarts(store, this.logger);
     this.deliveries = new FulfillmentDeliveries(store, this.logger);
-    this.intake = new FulfillmentIntake(pipeline, this.carts, this.logger);
-    const callbacks = new FulfillmentCallbacks(
-      pipeline,
-      options,
-      (job) => accounts.get(accountOf(job)),
-      this.logger,
-      pipeline.emitter,
-      telemetry,
-    );
-    this.outcomes = new FulfillmentOutcomes(
-      pipeline,
-      this.logger,
-      pipeline.emitter,
-      callbacks,
-      this.deliveries,
-      telemetry,
-    );
-    this.payment = new FulfillmentPaymentCheck(
-      pipeline,
-      this.logger,
-      // The order's own account, whichever replica runs the job: its keys and POS Sales ID.
-      (order) => accounts.get(accountOf(order)),
-      this.outcomes,
-    );
+    this.intake = new FulfillmentIntake(pipeline, store, this.logger);
+    // A job's own account, whichever replica runs it: its keys, POS Sales ID, callback credentials.
+    const own = (job: { account?: string }) => accounts.get(accountOf(job));
+    const callbacks = new FulfillmentCallbacks(pipeline, options, own, this.logger, telemetry);
+    this.outcomes = new FulfillmentOutcomes(pipeline, this.logger, callbacks, this.deliveries, telemetry);
+    this.payment = new FulfillmentPaymentCheck(pipeline, this.logger, own, this.outcomes);
     // The attention event: a recorded job, so its handlers run once whichever replica found it.
     pipeline.define(ServiceAppEvents.Attention, { compactWhenDone: () => undefined });
-    const handlerRetry = options.fulfillmentRetry;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.fulfillment, {
       events: (order) => this.eventsOf(order.serviceCode),
       // Asked before every run (retry, takeover, replay): the one place that decides whether goods go out.
@@ -115,7 +92,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
       // No handler at all must not be reported as a success: retried, then `failed`.
       requireListener: true,
       keepResults: true,
-      retry: handlerRetry,
+      retry: options.fulfillmentRetry,
       // Kept 7 days once done so a re-sent OrderId stays a duplicate; only what getOrder reads is kept.
       compactWhenDone: (order, record): OrderSummary => {
         const summary: OrderSummary = { sessionId: order.sessionId, serviceCode: order.serviceCode };
@@ -126,11 +103,10 @@ export class FulfillmentService implements OnApplicationBootstrap {
       // A callback that could not be recorded or queued keeps the job pending (retried for that alone).
       beforeSettled: (record, outcome, followUps) => this.outcomes.settleHandlers(record, outcome, followUps),
     });
-    const recheck = options.verification;
     pipeline.define<FulfillmentRequestedEvent>(SERVICE_APP_JOBS.payment, {
       // Re-checks are deferrals on a fixed schedule; the retry policy covers only runs that fail.
       run: (order, context) => this.payment.run(order, context),
-      retry: { maxAttempts: PAYMENT_ATTEMPTS, ...recheck.recheckDelay },
+      retry: { maxAttempts: PAYMENT_ATTEMPTS, ...options.verification.recheckDelay },
       compactWhenDone: (order, record): PaymentSummary => this.payment.summary(order, record),
       doneTtlMs: (record) => this.payment.doneTtlMs(record),
       onSettled: async (record, outcome, error) => {
@@ -280,8 +256,8 @@ export class FulfillmentService implements OnApplicationBootstrap {
   async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
     const payment = await this.pipeline.get<PaymentSummary>(SERVICE_APP_JOBS.payment, orderId);
     const order = await this.pipeline.get<OrderSummary>(SERVICE_APP_JOBS.fulfillment, orderId);
-    if (!order) return payment && unconfirmedOrder(orderId, payment);
-    const callback = await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId);
+    if (!order && !payment) return undefined;
+    const callback = order && (await this.pipeline.get<StoredCallback>(SERVICE_APP_JOBS.callback, orderId));
     return orderStatus(orderId, order, payment, callback);
   }
 
@@ -292,7 +268,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   /** The cart a session ended with, while it is kept (`cartTtlMs`). */
   async getCart(sessionId: string): Promise<StoredCart | undefined> {
-    return this.carts.get(sessionId);
+    return (await this.store.get<StoredCart>(cartKey(sessionId)))?.value;
   }
 
   /** Its ServiceCode's event, then the catch-all: one frozen list per ServiceCode, not one per order. */
@@ -311,4 +287,43 @@ function assertOrderId(method: string, orderId: unknown): void {
     throw new HubtelValidationError(`${method}(): orderId must be a non-empty string`, [
       { field: 'orderId', message: 'must be a non-empty string' },
     ]);
+}
+
+/** The application's accounts, as fulfillment uses them (service-app.accounts.ts's ServiceAppAccounts). */
+export interface FulfillmentAccounts {
+  readonly default: FulfillmentAccountView;
+  /** Rejects with ServiceAppUnknownAccountError when no account has this name. */
+  get(name: string): Promise<FulfillmentAccountView>;
+  attachFulfillment(service: FulfillmentService): void;
+  readonly fulfillment: FulfillmentService;
+}
+
+/** The orders of one account (`forAccount(name)`, `@InjectFulfillment(name)`); another's are refused. */
+export class FulfillmentAccount {
+  /** @internal Made by the module (`forAccount`, `@InjectFulfillment(name)`). */
+  constructor(
+    /** The account's name. */
+    readonly account: string,
+    private readonly accounts: FulfillmentAccounts,
+  ) {}
+
+  /** FulfillmentService.complete() for an order of this account (another's: HUBTEL_WRONG_ACCOUNT). */
+  async complete(orderId: string, status: FulfillmentServiceStatus, metaData: unknown = null): Promise<void> {
+    await this.accounts.get(this.account); // an unknown name: ServiceAppUnknownAccountError
+    return this.accounts.fulfillment.completeFor(this.account, orderId, status, metaData);
+  }
+
+  /** Where an order of this account stands (undefined when unknown, expired, or another account's). */
+  async getOrder(orderId: string): Promise<FulfillmentOrderStatus | undefined> {
+    await this.accounts.get(this.account); // an unknown name: ServiceAppUnknownAccountError
+    const order = await this.accounts.fulfillment.getOrder(orderId);
+    return order && accountOf(order) === this.account ? order : undefined;
+  }
+
+  /** The cart a session of this account ended with, while it is kept (another account's: undefined). */
+  async getCart(sessionId: string): Promise<StoredCart | undefined> {
+    await this.accounts.get(this.account); // an unknown name: ServiceAppUnknownAccountError
+    const cart = await this.accounts.fulfillment.getCart(sessionId);
+    return cart && accountOf(cart) === this.account ? cart : undefined;
+  }
 }

@@ -1,5 +1,5 @@
 import { cartTotal, judgePayment } from './fulfillment.verifier.js';
-import type { PaymentStatus } from './fulfillment.status-client.js';
+import type { TransactionStatus as PaymentStatus } from '#internal';
 
 const ITEM = { ItemName: '1GB', Qty: 3, Price: 1.1 };
 const paid = (fields: Partial<PaymentStatus> = {}): PaymentStatus => ({

@@ -1,8 +1,7 @@
 import type { PaymentAmounts } from 'nestjs-hubtel';
-import { amountsOf, judgeAmounts } from '#internal';
+import { amountsOf, judgeAmounts, type TransactionStatus } from '#internal';
 import type { FulfillmentRejection } from '../service-app.events.js';
 import type { CartItem } from '../service-app.types.js';
-import type { PaymentStatus } from './fulfillment.status-client.js';
 
 /** A status check's verdict: `paid`, `pending` (check again), `refused` (final), `attention` (a person's). */
 export type PaymentVerdict =
@@ -39,7 +38,7 @@ function money(value: number): string {
  */
 export function judgePayment(
   sessionId: string,
-  status: PaymentStatus | undefined,
+  status: TransactionStatus | undefined,
   item: CartItem | null,
   tolerance: number,
 ): PaymentVerdict {

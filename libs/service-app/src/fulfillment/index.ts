@@ -1,7 +1,5 @@
 /** Fulfillment's one face to the rest of the library: nothing outside this folder imports its other files. */
-export { FulfillmentService } from './fulfillment.service.js';
-export { FulfillmentAccount } from './fulfillment.account.js';
+export { FulfillmentService, FulfillmentAccount } from './fulfillment.service.js';
 export { FulfillmentRejectedError } from './fulfillment.errors.js';
-export { FulfillmentCallbackClient } from './fulfillment.callback-client.js';
-export { PaymentStatusClient } from './fulfillment.status-client.js';
 export type { FulfillmentOrderStatus, FulfillmentReceipt } from './fulfillment.records.js';
+export type { FulfillmentAccountView } from './fulfillment.types.js';
