@@ -13,11 +13,8 @@ export const TESTING_DEFAULTS = Object.freeze({
 /** Relays to the attached app: a callback URL the sandbox can reach before the app's port is known. */
 export const TEST_SANDBOX_TUNNEL_PATH = '/_tunnel';
 
-/**
- * Default route of the CheckoutModule's web callback, and of the service app's two endpoints (the
- * contract's). Written out, not imported: the bins' --help (cli.usage.ts) shows them without loading
- * those modules; testing.constants.spec.ts holds them to the modules' own.
- */
+/** Default route of the CheckoutModule's web callback, and of the service app's two endpoints (the contract's). */
+// Written out: the bins' --help shows them without loading those modules (testing.constants.spec.ts compares).
 export const TESTING_PATHS = Object.freeze({
   checkoutCallback: '/hubtel/checkout/callback',
   serviceFlow: '/api/service-flow',

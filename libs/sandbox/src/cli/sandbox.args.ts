@@ -190,15 +190,16 @@ function given<T extends object>(section: T): T | undefined {
   return Object.values(section).some((value) => value !== undefined) ? section : undefined;
 }
 
-/** Answers --help (exit 0) or a usage error (exit 2); false when the sandbox is to start. */
-export function answeredUsage(argv: string[], io: CliIO): boolean {
+/** What to start; undefined once --help (exit 0) or a usage error (exit 2) was answered. */
+export function argsOrAnswer(argv: string[], io: CliIO): Extract<ParsedCli, { help: false }> | undefined {
   try {
-    if (!parseSandboxCliArgs(argv).help) return false;
+    const parsed = parseSandboxCliArgs(argv);
+    if (!parsed.help) return parsed;
     io.stdout.write(SANDBOX_CLI_USAGE);
   } catch (err) {
     if (!(err instanceof CliUsageError)) throw err;
     io.stderr.write(`hubtel-sandbox: ${err.message}\n\n${SANDBOX_CLI_USAGE}`);
     process.exitCode = 2;
   }
-  return true;
+  return undefined;
 }

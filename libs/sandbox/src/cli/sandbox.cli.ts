@@ -1,6 +1,6 @@
 import { HubtelSandbox } from '../sandbox.server.js';
 import { sandboxDotenv } from '../sandbox.env.js';
-import { answeredUsage, parseSandboxCliArgs, SANDBOX_CLI_USAGE, type CliIO } from './sandbox.args.js';
+import { argsOrAnswer, type CliIO } from './sandbox.args.js';
 
 /** What the CLI prints on start: where to point the modules, and with which credentials. */
 export function describeSandbox(sandbox: HubtelSandbox): string {
@@ -38,13 +38,10 @@ function describeAccounts(sandbox: HubtelSandbox): string {
   return `Further accounts (hubtel-sandbox --env --account <name> prints one's variables):\n${lines.join('')}\n`;
 }
 
-/** Starts a sandbox from command-line arguments and prints how to use it (undefined after `--help`). */
+/** Starts a sandbox from command-line arguments and prints how to use it (undefined: --help or a usage error, answered). */
 export async function startSandboxCli(argv: string[], io: CliIO): Promise<HubtelSandbox | undefined> {
-  const parsed = parseSandboxCliArgs(argv);
-  if (parsed.help) {
-    io.stdout.write(SANDBOX_CLI_USAGE);
-    return undefined;
-  }
+  const parsed = argsOrAnswer(argv, io);
+  if (!parsed) return undefined;
   const sandbox = await HubtelSandbox.start({
     ...parsed.options,
     logger: {
@@ -89,7 +86,6 @@ export async function main(
   argv: string[] = process.argv.slice(2),
   io: CliIO = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<void> {
-  if (answeredUsage(argv, io)) return;
   // Signal handlers go in before anything is printed: whoever reads the start-up lines may
   // signal at once, and must never kill a half-started sandbox.
   const starting = startSandboxCli(argv, io);
@@ -122,7 +118,7 @@ export async function main(
     process.exitCode = 1;
   }
   if (!sandbox) {
-    // A failure: nothing runs, so nothing must keep the process alive.
+    // --help, a usage error or a failure: nothing runs, so nothing must keep the process alive.
     process.off('SIGINT', shutdown);
     process.off('SIGTERM', shutdown);
   }

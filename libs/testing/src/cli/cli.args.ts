@@ -1,8 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { CliStreams } from './cli.support.js';
 
-// What parses the commands' arguments. The bins answer --help and malformed arguments with this
-// file and cli.usage.ts alone: they import no Nest.
+// The commands' argument parsing: with cli.usage.ts, all a bin loads to answer --help and
+// malformed arguments (no Nest).
+type CliOutput = { stdout: { write(text: string): unknown }; stderr: { write(text: string): unknown } };
 
 /** Bad command-line arguments: the command prints the message and its usage, and exits 2. */
 export class CliUsageError extends Error {
@@ -55,7 +55,7 @@ export function cliOptions<const S extends string, const B extends string>(
 export function parseOrExit<O>(
   command: string,
   usage: string,
-  io: CliStreams,
+  io: CliOutput,
   parse: () => { help: true } | { help: false; options: O },
 ): O | number {
   try {
@@ -96,16 +96,13 @@ export function urlOption(name: string, value: string): URL {
   return url;
 }
 
-/**
- * A bin's first step: --help, and arguments parseArgs refuses, answered from the usage alone;
- * undefined when the command (and Nest with it) is to load and run.
- */
+/** A bin's first step: --help and what parseArgs refuses, answered; undefined: load the command and run it. */
 export function answeredUsage(
   command: string,
   usage: string,
   options: NonNullable<ParseArgsConfig['options']>,
   argv: string[],
-  io: CliStreams,
+  io: CliOutput,
 ): number | undefined {
   return parseOrExit(command, usage, io, () =>
     parseCliArgs(argv, options).values.help ? { help: true } : { help: false, options: undefined },

@@ -5,9 +5,9 @@ import { SIMULATE_CLI_USAGE, SIMULATE_OPTIONS } from './cli.usage.js';
 import { TerminalSimulator, defaultFulfillmentUrl, describeError } from './simulate.terminal.js';
 import type { TerminalSimulatorOptions } from './simulate.types.js';
 
-export type ParsedSimulateCli = { help: true } | { help: false; options: TerminalSimulatorOptions };
-
-export function parseSimulateCliArgs(argv: string[]): ParsedSimulateCli {
+export function parseSimulateCliArgs(
+  argv: string[],
+): { help: true } | { help: false; options: TerminalSimulatorOptions } {
   const { values, positionals } = parseCliArgs(argv, SIMULATE_OPTIONS);
   if (values.help) return { help: true };
   if (positionals.length !== 1)

@@ -51,8 +51,6 @@ export interface TriggerOptions {
   noColor: boolean;
 }
 
-export type ParsedTriggerCli = { help: true } | { help: false; options: TriggerOptions };
-
 function amountOption(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+(\.\d{1,2})?$/.test(value))
@@ -95,7 +93,9 @@ function chargeOptions(
   };
 }
 
-export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
+export function parseTriggerCliArgs(
+  argv: string[],
+): { help: true } | { help: false; options: TriggerOptions } {
   const { values, positionals } = parseCliArgs(argv, TRIGGER_OPTIONS);
   if (values.help) return { help: true };
   if (positionals.length !== 2)
