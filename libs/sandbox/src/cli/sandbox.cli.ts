@@ -82,10 +82,7 @@ export async function startSandboxCli(argv: string[], io: CliIO): Promise<Hubtel
 }
 
 /** The `hubtel-sandbox` command: runs until SIGINT/SIGTERM, then stops cleanly. */
-export async function main(
-  argv: string[] = process.argv.slice(2),
-  io: CliIO = { stdout: process.stdout, stderr: process.stderr },
-): Promise<void> {
+export async function main(argv: string[], io: CliIO): Promise<void> {
   // Signal handlers go in before anything is printed: whoever reads the start-up lines may
   // signal at once, and must never kill a half-started sandbox.
   const starting = startSandboxCli(argv, io);

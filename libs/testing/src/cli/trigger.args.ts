@@ -1,7 +1,5 @@
-/**
- * The `hubtel-trigger` command line parsed into TriggerOptions, refusing every combination that
- * could not send what the user meant.
- */
+// The `hubtel-trigger` command line parsed into TriggerOptions, refusing every combination that
+// could not send what the user meant.
 import { HUBTEL_DEFAULT_ACCOUNT, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { HUBTEL_ACCOUNT_NAME, serviceAppChannel, type ServiceAppChannel } from '#internal';
 import { TESTING_DEFAULTS } from '../testing.constants.js';
