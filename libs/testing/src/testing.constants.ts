@@ -1,6 +1,3 @@
-import { CHECKOUT_DEFAULT_CALLBACK_PATH } from 'nestjs-hubtel/checkout';
-import { SERVICE_APP_ROUTES } from 'nestjs-hubtel/service-app';
-
 /** Defaults of the testing kit and the developer tools, in one place. */
 export const TESTING_DEFAULTS = Object.freeze({
   /** The payer / USSD user when a test names none (an MTN Ghana number). */
@@ -17,9 +14,10 @@ export const TESTING_DEFAULTS = Object.freeze({
 export const TEST_SANDBOX_TUNNEL_PATH = '/_tunnel';
 
 /** Default route of the CheckoutModule's web callback, and of the service app's two endpoints (the contract's). */
+// Written out: the bins' --help shows them without loading those modules (testing.constants.spec.ts compares).
 export const TESTING_PATHS = Object.freeze({
-  checkoutCallback: `/${CHECKOUT_DEFAULT_CALLBACK_PATH}`,
-  serviceFlow: `/${SERVICE_APP_ROUTES.prefix}/${SERVICE_APP_ROUTES.serviceFlow}`,
-  fulfillment: `/${SERVICE_APP_ROUTES.prefix}/${SERVICE_APP_ROUTES.fulfillment}`,
+  checkoutCallback: '/hubtel/checkout/callback',
+  serviceFlow: '/api/service-flow',
+  fulfillment: '/api/fulfillment',
   fulfillmentCallback: '/callback',
 });

@@ -1,11 +1,5 @@
-import {
-  CliUsageError,
-  describeSandbox,
-  main,
-  parseSandboxCliArgs,
-  SANDBOX_CLI_USAGE,
-  startSandboxCli,
-} from './sandbox.cli.js';
+import { CliUsageError, parseSandboxCliArgs, SANDBOX_CLI_USAGE } from './sandbox.args.js';
+import { describeSandbox, main, startSandboxCli } from './sandbox.cli.js';
 import type { HubtelSandbox } from '../sandbox.server.js';
 import { call } from '../__tests__/sandbox.test-helpers.js';
 

@@ -9,16 +9,9 @@ import {
 import type { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import type { RedisStore } from 'nestjs-hubtel/redis';
 import { DEFAULT_JOB_RECORD_TTL_MS, listDeadLetters, requeueDeadLetter, type JobRecord } from '#internal';
-import {
-  CliUsageError,
-  cliOptions,
-  EXIT,
-  intOption,
-  painter,
-  parseCliArgs,
-  parseOrExit,
-  type CliStreams,
-} from './cli.support.js';
+import { CliUsageError, EXIT, intOption, parseCliArgs, parseOrExit } from './cli.args.js';
+import { painter, type CliStreams } from './cli.support.js';
+import { DEAD_LETTERS_OPTIONS, DEAD_LETTERS_USAGE } from './cli.usage.js';
 
 /*
  * `hubtel-trigger dead-letters list|replay`: works on the app's Redis store, not an HTTP route of
@@ -26,30 +19,6 @@ import {
  * replay puts the record back to `pending` and queues its run on BullMQ (the app's workers take
  * it), only once the queue answers: a record is never left pending with no run to take it.
  */
-
-export const DEAD_LETTERS_USAGE = `Usage: hubtel-trigger dead-letters list   --redis-url <url> | --redis-cluster-nodes <nodes> [options]
-       hubtel-trigger dead-letters replay <id> --redis-url <url> | --redis-cluster-nodes <nodes> [options]
-
-Lists the jobs an app gave up on (dead letters: handlers that kept failing, callbacks never
-accepted), or replays one once its cause is fixed: only the handlers that failed run again.
-Works on the app's Redis store. A replay is queued on BullMQ on the same Redis: any running
-replica of the app runs it at once.
-
-Options:
-  --redis-url <url>     the Redis the app keeps its records in (redis:// or rediss://)
-  --redis-cluster-nodes <host:port,...>
-                        or: some nodes of the Redis Cluster it keeps them in (every master is read)
-  --key-prefix <p>      the keyPrefix given to HubtelRedisModule / RedisStore (default none)
-  --bullmq-prefix <p>   replay: the prefix given to HubtelBullmqModule (default {hubtel}:bull)
-  --module <name>       checkout (default) or service-app
-  --wait                replay: wait until the job is done (exit 0) or dead again (exit 1)
-  --timeout <ms>        how long --wait waits (default 60000)
-  --json                print JSON (list: an array; replay: the record's outcome)
-  --no-color            plain output (also NO_COLOR=1)
-
-Exit codes: 0 done, 1 unknown id / not dead / dead again (with its last error), 2 usage error (or
-ioredis / bullmq not installed), 3 Redis unreachable, 4 --wait ran out with the job still pending.
-`;
 
 export const DEAD_LETTER_MODULES = ['checkout', 'service-app'] as const;
 type RedisNodes = Array<{ host: string; port: number }>;
@@ -73,14 +42,7 @@ export interface DeadLettersOptions {
 export function parseDeadLettersArgs(
   argv: string[],
 ): { help: true } | { help: false; options: DeadLettersOptions } {
-  const parsed = parseCliArgs(
-    argv,
-    cliOptions(
-      ['redis-url redis-cluster-nodes key-prefix bullmq-prefix module timeout'],
-      ['wait json no-color'],
-    ),
-  );
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCliArgs(argv, DEAD_LETTERS_OPTIONS);
   if (values.help) return { help: true };
   const [action, id, ...rest] = positionals;
   if (action !== 'list' && action !== 'replay')

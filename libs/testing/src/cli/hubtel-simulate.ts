@@ -1,14 +1,19 @@
 #!/usr/bin/env node
-// The `hubtel-simulate` bin. The logic lives in simulate.cli.ts so tests can run it in-process.
-import 'reflect-metadata';
-import { runSimulateCli } from './simulate.cli.js';
+// The `hubtel-simulate` bin: --help and malformed arguments answered before the command (and Nest)
+// loads. The logic lives in simulate.cli.ts so tests can run it in-process.
+import { answeredUsage } from './cli.args.js';
+import { SIMULATE_CLI_USAGE, SIMULATE_OPTIONS } from './cli.usage.js';
 
-void runSimulateCli(
-  process.argv.slice(2),
-  { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
-  (simulator) => {
+const argv = process.argv.slice(2);
+const run = async () => {
+  await import('reflect-metadata');
+  const { runSimulateCli } = await import('./simulate.cli.js');
+  return runSimulateCli(argv, process, (simulator) => {
     // A signal hangs up like the user would: the session is released before exiting.
     process.once('SIGTERM', () => simulator.interrupt());
     process.once('SIGINT', () => simulator.interrupt());
-  },
+  });
+};
+void Promise.resolve(
+  answeredUsage('hubtel-simulate', SIMULATE_CLI_USAGE, SIMULATE_OPTIONS, argv, process) ?? run(),
 ).then((exitCode) => process.exit(exitCode));

@@ -1,11 +1,16 @@
 #!/usr/bin/env node
-// The `hubtel-trigger` bin. The logic lives in trigger.cli.ts so tests can run it in-process.
-import { runTriggerCli } from './trigger.cli.js';
+// The `hubtel-trigger` bin: --help and malformed arguments answered before the command (and Nest)
+// loads. The logic lives in trigger.cli.ts so tests can run it in-process.
+import { answeredUsage } from './cli.args.js';
+import { DEAD_LETTERS_OPTIONS, DEAD_LETTERS_USAGE, TRIGGER_CLI_USAGE, TRIGGER_OPTIONS } from './cli.usage.js';
 
-void runTriggerCli(process.argv.slice(2), {
-  stdin: process.stdin,
-  stdout: process.stdout,
-  stderr: process.stderr,
-}).then((exitCode) => {
-  process.exitCode = exitCode;
-});
+const argv = process.argv.slice(2);
+const answered =
+  argv[0] === 'dead-letters'
+    ? answeredUsage('hubtel-trigger', DEAD_LETTERS_USAGE, DEAD_LETTERS_OPTIONS, argv.slice(1), process)
+    : answeredUsage('hubtel-trigger', TRIGGER_CLI_USAGE, TRIGGER_OPTIONS, argv, process);
+if (answered !== undefined) process.exitCode = answered;
+else
+  void import('./trigger.cli.js').then(async ({ runTriggerCli }) => {
+    process.exitCode = await runTriggerCli(argv, process);
+  });

@@ -1,7 +1,8 @@
 import { HubtelTimeoutError } from 'nestjs-hubtel';
 import type { CartItem, HubtelSandbox, SandboxServiceSession } from 'nestjs-hubtel/sandbox';
 import { randomHubtelId } from '../testing.builders.js';
-import { callSandbox, EXIT, markServicePaidInSandbox, type Style } from './cli.support.js';
+import { EXIT } from './cli.args.js';
+import { callSandbox, markServicePaidInSandbox, type Style } from './cli.support.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
 
 /** The terminal as the cart step uses it. */

@@ -1,125 +1,11 @@
-/**
- * The `hubtel-trigger` command line: kinds, usage, and the parsing into TriggerOptions, refusing
- * every combination that could not send what the user meant.
- */
+// The `hubtel-trigger` command line parsed into TriggerOptions, refusing every combination that
+// could not send what the user meant.
 import { HUBTEL_DEFAULT_ACCOUNT, tryNormalizeMsisdn } from 'nestjs-hubtel';
 import { HUBTEL_ACCOUNT_NAME, serviceAppChannel, type ServiceAppChannel } from '#internal';
-import { TESTING_DEFAULTS, TESTING_PATHS } from '../testing.constants.js';
-import {
-  cliOptions,
-  CliUsageError,
-  intOption,
-  parseCliArgs,
-  sessionOptions,
-  urlOption,
-} from './cli.support.js';
-
-export const TRIGGER_KINDS = [
-  'checkout',
-  'checkout-duplicate',
-  'checkout-forged',
-  'fulfillment',
-  'fulfillment-forged',
-  'fulfillment-callback',
-  'service-flow',
-] as const;
-export type TriggerKind = (typeof TRIGGER_KINDS)[number];
-export const FORGERIES = ['unknown-reference', 'wrong-amount', 'wrong-checkout-id'] as const;
-export type Forgery = (typeof FORGERIES)[number];
-
-export const TRIGGER_CLI_USAGE = `Usage: hubtel-trigger <kind> <url> [options]
-
-Sends a sample of what the Hubtel platform sends to your app, and prints each answer (HTTP status
-and body). Bodies are built field for field as the platform's contract writes them.
-
-Kinds:
-  checkout              a checkout web callback: a paid invoice (--outcome failed: a refused payment)
-  checkout-duplicate    the same callback, --copies times at once (default 2): handled once?
-  checkout-forged       a forged callback (--forge): unknown-reference (default), wrong-amount,
-                        wrong-checkout-id: rejected?
-  fulfillment           a programmable-services fulfillment request (--copies for duplicates);
-                        with --sandbox and --mark-paid the session's payment is recorded there first
-  fulfillment-forged    a fulfillment request nobody paid for (the status check knows no payment
-                        for the SessionId): refused by an app that verifies payments?
-  fulfillment-callback  a fulfillment callback, to a platform receiver (a sandbox's /callback)
-  service-flow          one service-flow request, as the platform sends it on USSD or from the
-                        app; on USSD the answer is shown as the phone shows it (Message only) and
-                        a screen over the size is flagged; a cart (AddToCart, on USSD Release with
-                        an Item) is printed with the fulfillment command that pays it
-  dead-letters          list | replay <id>: the jobs an app on Redis gave up on
-                        (hubtel-trigger dead-letters --help)
-
-  <url>                 your app's origin (the module's default route is added:
-                        ${TESTING_PATHS.checkoutCallback}, ${TESTING_PATHS.fulfillment}, ${TESTING_PATHS.serviceFlow}) or the full endpoint URL
-
-Checkout options:
-  --reference <ref>       ClientReference of the invoice (required, except to forge an unknown one)
-  --checkout-id <id>      CheckoutId the platform gave the invoice (required for a valid callback)
-  --amount <n>            Amount paid (required for a valid callback; the forged amount for wrong-amount)
-  --sandbox <url>         a running sandbox to read the invoice's checkout id, amount and payer from
-  --mark-paid             with --sandbox: first mark the invoice paid in that sandbox WITHOUT its
-                          callback, so the status check confirms the callback this sends; with
-                          --amount, the price paid instead of the invoice's (an underpayment)
-  --charge-bearer <who>   with --mark-paid: merchant (the charge deducted) or payer (added to what
-                          the payer pays: the callback and status check say more than the total)
-  --currency <code>       with --mark-paid: the currency the status check reports (default GHS;
-                          another one is a payment that needs attention)
-  --outcome <paid|failed> default paid
-  --phone <msisdn>        the payer (default 233241234567)
-  --channel <code>        mtn-gh, vodafone-gh, tigo-gh (default: from the number)
-  --forge <how>           for checkout-forged: ${FORGERIES.join(' | ')}
-Fulfillment options:
-  --session-id <id>       SessionId of the session that ended in AddToCart (required)
-  --order-id <id>         OrderId (default: random)
-  --sandbox <url>         with --mark-paid: the sandbox the app's status check asks
-  --mark-paid             record the session's payment in that sandbox first (amount: the cart's
-                          total the sandbox knows, or --amount), so the app's verification passes
-  --amount <n>            the price recorded with --mark-paid (another than the cart's: a mismatch)
-  --charge-bearer <who>   with --mark-paid: merchant or payer (see Checkout options)
-  --currency <code>       with --mark-paid: the currency the status check reports (default GHS)
-  --service-status <s>    fulfillment-callback only (default success)
-Service-flow options:
-  --type <type>           Type of the request (default initiation): Response, Release, timeout,
-                          query, favorite, or anything else, sent as given
-  --message <text>        Message: what the user typed (on USSD, an option's number); empty on initiation
-  --session-id <id>       SessionId (default: random; the same id continues a session)
-  --operator <name>       Operator (default ${TESTING_DEFAULTS.operator})
-  --mobile <msisdn>       Mobile (default ${TESTING_DEFAULTS.phone})
-  --service-code <code>   ServiceCode (default ${TESTING_DEFAULTS.serviceCode})
-  --channel <ussd|app>    ussd: shows the answer as a USSD phone does and flags a screen over the
-                          size (Platform USSD is sent when the operator is not a telco); app: the
-                          answer as is (default: ussd for a telco operator, app otherwise)
-  --screen-size <n>       USSD screen size in characters (default 182; 70 with a non-GSM character,
-                          --unicode-screen-size <n>)
-Common:
-  --copies <n>            send n identical copies at the same time (default 1; checkout-duplicate 2)
-  --path <path>           endpoint path when <url> is an origin (default: the module's route)
-  --account <name>        send to a named account's route (the path with /<name> after it), as
-                          the platform does for that account's invoices and services
-  -H, --header <h>        extra request header "Name: value" (repeatable)
-  --timeout <ms>          per request (default 10000)
-  --json                  print one JSON object (url, body, answers) instead of text
-  --dry-run               print what would be sent; send nothing
-  --no-color              plain output (also NO_COLOR=1)
-  -h, --help              show this help
-
-A CheckoutModule answers 200 to every well-formed callback, forged ones included (a forger learns
-nothing): whether it was handled, a duplicate or rejected shows in your app (events, logs, the
-order). With a POS Sales ID the module also confirms a callback with the status check: against
-the sandbox, a valid callback then counts only for an invoice the sandbox knows as paid (pay it on
-the sandbox's payment page, or add --mark-paid).
-
-A ServiceAppModule with a status check (serviceApp.statusCheck) answers every well-formed
-fulfillment request 200 "received", then confirms the SessionId's payment before any handler runs:
-against a sandbox, send "fulfillment" with --sandbox <url> --mark-paid; "fulfillment-forged" must
-end in a rejected event (NOT_PAID) with no handler run and no callback.
-
-Errors print the reason the app, the sandbox or the platform gave (its message and field errors).
-Exit codes: 0 every answer was 2xx; 1 an answer was not 2xx, or the sandbox refused (no such
-invoice, --mark-paid could not mark or record the payment), or a service-flow answer on USSD was
-over the screen size; 2 usage error; 3 the URL (no copy got an answer) or the sandbox could not be
-reached.
-`;
+import { TESTING_DEFAULTS } from '../testing.constants.js';
+import { CliUsageError, intOption, parseCliArgs, urlOption } from './cli.args.js';
+import { sessionOptions } from './cli.support.js';
+import { FORGERIES, TRIGGER_KINDS, TRIGGER_OPTIONS, type Forgery, type TriggerKind } from './cli.usage.js';
 
 export interface TriggerOptions {
   kind: TriggerKind;
@@ -163,8 +49,6 @@ export interface TriggerOptions {
   noColor: boolean;
 }
 
-export type ParsedTriggerCli = { help: true } | { help: false; options: TriggerOptions };
-
 function amountOption(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+(\.\d{1,2})?$/.test(value))
@@ -207,19 +91,10 @@ function chargeOptions(
   };
 }
 
-export function parseTriggerCliArgs(argv: string[]): ParsedTriggerCli {
-  const parsed = parseCliArgs(argv, {
-    ...cliOptions(
-      [
-        'reference checkout-id amount sandbox charge-bearer currency outcome phone channel forge',
-        'session-id order-id service-status type message operator mobile service-code screen-size',
-        'unicode-screen-size copies path account timeout',
-      ],
-      ['mark-paid json dry-run no-color'],
-    ),
-    header: { type: 'string', short: 'H', multiple: true },
-  });
-  const { values, positionals } = parsed;
+export function parseTriggerCliArgs(
+  argv: string[],
+): { help: true } | { help: false; options: TriggerOptions } {
+  const { values, positionals } = parseCliArgs(argv, TRIGGER_OPTIONS);
   if (values.help) return { help: true };
   if (positionals.length !== 2)
     throw new CliUsageError(

@@ -1,17 +1,14 @@
 import { HubtelNetworkError, HubtelValidationError } from 'nestjs-hubtel';
 import { DEFAULT_USSD_SCREEN, ussdScreen } from '#internal';
 import { endpointUrl, sendJson, type SentResponse } from '../testing.http.js';
-import { EXIT, painter, parseOrExit, ussdTitle, type CliStreams } from './cli.support.js';
+import { EXIT, parseOrExit } from './cli.args.js';
+import { painter, ussdTitle, type CliStreams } from './cli.support.js';
+import { TRIGGER_CLI_USAGE, type TriggerKind } from './cli.usage.js';
 import { runDeadLettersCli } from './dead-letters.cli.js';
-import {
-  TRIGGER_CLI_USAGE,
-  parseTriggerCliArgs,
-  type TriggerKind,
-  type TriggerOptions,
-} from './trigger.args.js';
+import { parseTriggerCliArgs, type TriggerOptions } from './trigger.args.js';
 import { buildTriggerBody, type MarkedPaid } from './trigger.bodies.js';
 
-export { TRIGGER_CLI_USAGE, parseTriggerCliArgs, type Forgery } from './trigger.args.js';
+export type { Forgery } from './cli.usage.js';
 export type { TriggerKind, TriggerOptions };
 
 /** What the trigger sends and what it got back. */
