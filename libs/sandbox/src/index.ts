@@ -29,6 +29,7 @@ export type * from './sandbox.types.js';
 export type * from './sandbox.option-types.js';
 export type * from './sandbox.route-types.js';
 export { sandboxEnv, type SandboxEnvOptions } from './sandbox.env.js';
-// What the testing kit uses too, said once here: the platform's wording, one request's client.
-export { ghanaNetwork, paymentDescription, requestOnce } from './sandbox.http.js';
-export { messageStatusBody } from './sms.api.js';
+// What the testing kit uses too, said once here: the platform's wording and ids, one request's client.
+export { ghanaNetwork, hexId, paymentDescription, requestOnce } from './sandbox.http.js';
+export { serverOrigin } from './sandbox.listener.js';
+export { messageStatusBody, sentMessageBody } from './sms.api.js';

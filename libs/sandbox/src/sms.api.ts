@@ -99,17 +99,7 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
       content: b.Content as string,
       clientReference: clientReference as string | null,
     });
-    return {
-      status: 200,
-      json: {
-        rate: m.rate,
-        messageId: m.messageId,
-        status: 0,
-        networkId: m.networkId,
-        clientReference: m.clientReference,
-        statusDescription: 'request submitted successfully',
-      },
-    };
+    return { status: 200, json: sentMessageBody(m) };
   };
 
   router.add('POST', '/v1/messages/batch/simple/send', 'sms', async (ctx) => {
@@ -217,6 +207,15 @@ export function settleMessage(message: SandboxSmsMessage, now = Date.now()): San
     message.updateTime = platformTime(message.deliverAt);
   }
   return message;
+}
+
+/** The answer to a single send, as the platform writes it. */
+export function sentMessageBody(
+  m: Pick<SandboxSmsMessage, 'rate' | 'messageId' | 'networkId' | 'clientReference'>,
+): Record<string, unknown> {
+  const { rate, messageId, networkId, clientReference } = m;
+  const statusDescription = 'request submitted successfully';
+  return { rate, messageId, status: 0, networkId, clientReference, statusDescription };
 }
 
 /** A message's status answer (`GET /v1/messages/{id}`, a batch's `data`), as the platform writes it. */

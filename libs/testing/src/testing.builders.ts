@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { HubtelValidationError, tryNormalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
 import {
   ghanaNetwork,
+  hexId,
   paymentDescription,
   type CheckoutCallbackBody,
   type FulfillmentRequestBody,
@@ -92,10 +92,8 @@ export interface BuildServiceFlowRequestInput {
   extraFields?: Record<string, unknown>;
 }
 
-/** 32 lower-case hex characters, the form of the platform's ids. */
-export function randomHubtelId(): string {
-  return randomUUID().replaceAll('-', '');
-}
+/** 32 lower-case hex characters, the form of the platform's ids (the sandbox's). */
+export const randomHubtelId = hexId;
 
 function nonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.trim() !== '';

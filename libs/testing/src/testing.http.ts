@@ -1,7 +1,6 @@
 import type { OutgoingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
-import { requestOnce } from 'nestjs-hubtel/sandbox';
+import { requestOnce, serverOrigin } from 'nestjs-hubtel/sandbox';
 import { TESTING_DEFAULTS, TESTING_PATHS } from './testing.constants.js';
 
 /** Where to send: an origin or endpoint URL, or a Nest app (one only initialised is listened on). */
@@ -117,15 +116,12 @@ function serverOf(app: NestAppLike): Server {
 }
 
 /** `http://host:port` of a listening server, reachable from this process. */
-export function serverOrigin(server: Server): string {
-  const address = server.address() as AddressInfo | string | null;
+export function appOrigin(server: Server): string {
+  const address = server.address();
   if (!address || typeof address === 'string')
     throw new HubtelConfigError('target', 'the app is not listening on a TCP port');
-  const host =
-    address.address === '::' || address.address === '0.0.0.0' || address.address === ''
-      ? '127.0.0.1'
-      : address.address;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  // Any address (`::` too) is reached on 127.0.0.1: `::1` is missing where IPv6 is turned off.
+  return serverOrigin(server, address.address === '::' ? '' : address.address);
 }
 
 // An app that is initialised but not listening is listened on an ephemeral port for the calls in
@@ -133,7 +129,7 @@ export function serverOrigin(server: Server): string {
 const temporary = new WeakMap<Server, { ready: Promise<string>; users: number }>();
 
 async function withListeningServer<T>(server: Server, use: (origin: string) => Promise<T>): Promise<T> {
-  if (server.listening && !temporary.has(server)) return use(serverOrigin(server));
+  if (server.listening && !temporary.has(server)) return use(appOrigin(server));
   let entry = temporary.get(server);
   if (!entry) {
     entry = {
@@ -144,7 +140,7 @@ async function withListeningServer<T>(server: Server, use: (origin: string) => P
         server.once('error', onError);
         server.listen(0, '127.0.0.1', () => {
           server.off('error', onError);
-          resolve(serverOrigin(server));
+          resolve(appOrigin(server));
         });
       }),
     };

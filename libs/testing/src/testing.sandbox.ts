@@ -18,7 +18,7 @@ import {
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import type { SmsModuleOptions } from 'nestjs-hubtel/sms';
 import { TEST_SANDBOX_TUNNEL_PATH } from './testing.constants.js';
-import { endpointUrl, request, serverOrigin, type NestAppLike } from './testing.http.js';
+import { appOrigin, endpointUrl, request, type NestAppLike } from './testing.http.js';
 
 export type TestSandboxOptions = HubtelSandboxOptions;
 
@@ -108,7 +108,7 @@ export class TestSandbox extends HubtelSandbox {
         'attach',
         'the app is not listening: await app.listen(0, "127.0.0.1") before attach(app)',
       );
-    this.appOrigin = serverOrigin(server);
+    this.appOrigin = appOrigin(server);
     return this;
   }
 

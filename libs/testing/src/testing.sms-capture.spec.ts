@@ -104,6 +104,13 @@ describe('SmsCapture', () => {
     const moduleRef = await appWith(sms, true);
     const service = moduleRef.get(SmsService);
     const sent = await service.send({ to: '0241234567', content: 'hello' });
+    // The send's answer as the platform's (and the sandbox's): the recipient's network.
+    expect(sent).toMatchObject({ status: 0, networkId: '62001' });
+    const telecel = await service.send({ to: '0201234567', content: 'hello' });
+    expect(telecel).toMatchObject({
+      networkId: '62002',
+      statusDescription: 'request submitted successfully',
+    });
     expect(await service.getMessageStatus(sent.messageId)).toMatchObject({
       messageId: sent.messageId,
       status: 'Delivered',
@@ -119,7 +126,7 @@ describe('SmsCapture', () => {
       code: 'HUBTEL_NOT_FOUND',
       httpStatus: 404,
     });
-    expect(sms.requests).toBe(5);
+    expect(sms.requests).toBe(6);
     await moduleRef.close();
   });
 

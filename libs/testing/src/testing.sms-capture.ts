@@ -8,7 +8,7 @@ import {
   tryNormalizeMsisdn,
 } from 'nestjs-hubtel';
 import { type HubtelRequest, type HubtelResponse } from '#internal';
-import { messageStatusBody } from 'nestjs-hubtel/sandbox';
+import { ghanaNetwork, messageStatusBody, sentMessageBody } from 'nestjs-hubtel/sandbox';
 import { SMS_HTTP_TRANSPORT, SMS_PATHS, SMS_TRANSPORT_FACTORY } from 'nestjs-hubtel/sms';
 
 /** One message the app "sent". */
@@ -183,14 +183,10 @@ export class SmsCapture {
         const data = sent.map(({ to, messageId }) => ({ recipient: to, content, messageId }));
         return reply({ batchId, status: 0, data });
       }
-      return reply({
-        rate: 0,
-        messageId: sent[0]!.messageId,
-        status: 0,
-        networkId: '62001',
-        clientReference: null,
-        statusDescription: 'request submitted successfully',
-      });
+      const { messageId, to } = sent[0]!;
+      return reply(
+        sentMessageBody({ rate: 0, messageId, networkId: ghanaNetwork(to).networkId, clientReference: null }),
+      );
     }
     if (req.method === 'GET' && req.path.startsWith('/v1/messages/batch/')) {
       const batchId = decodeURIComponent(req.path.slice('/v1/messages/batch/'.length));
