@@ -62,7 +62,6 @@ export {
   type HubtelEnvAccounts,
 } from './options/hubtel-options.recipe.js';
 export { HTTP_GROUPED, httpParts, type HubtelHttpParts } from './options/hubtel-options.http.js';
-export { backoffDelays } from './options/hubtel-options.validation.js';
 export { dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
 export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hubtel-connection.module.js';
@@ -87,7 +86,6 @@ export { isLogLevelEnabled } from './logging/log-level.js';
 export {
   checkOptions,
   refuseRemovedOptions,
-  HubtelBackoffOptionsDto,
   declareAccessOptions,
   declareCredentials,
   HubtelHttpOptionsDto,
