@@ -75,7 +75,14 @@ export { refusalDetail } from './http/hubtel-codes.js';
 export { StatusCheckBudget } from './http/status-check.budget.js';
 export * from './http/transaction-status.js';
 export { ANSWER_FIELDS, fieldOf, withFieldNames } from './http/answer-fields.js';
-export { judgeAmounts, amountsOf } from './http/payment-amounts.js';
+export {
+  judgeAmounts,
+  amountsOf,
+  amountMatches,
+  cents,
+  money,
+  type AmountRule,
+} from './http/payment-amounts.js';
 
 export { echoValue, findInvalidMsisdns, invalidMsisdnsError } from './phone/msisdn.js';
 export { LOG_LINE_MAX_LENGTH, capLogText, escapeLogText, sanitizeLogLine } from './logging/log-sanitize.js';
