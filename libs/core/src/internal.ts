@@ -35,6 +35,7 @@ export { AccountRegistry } from './accounts/hubtel-accounts.js';
 export {
   ACCOUNT_TRANSPORTS,
   HUBTEL_ACCOUNT_NAME,
+  accountLoggerContext,
   hasAccountTransports,
   type HasAccountTransports,
   type ResolvedAccountResolver,
