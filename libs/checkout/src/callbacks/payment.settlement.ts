@@ -42,7 +42,6 @@ import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
  */
 export class CheckoutSettlement {
   private readonly logger = new HubtelLogger('HubtelCheckout');
-  private readonly emitting = new Set<Promise<unknown>>();
 
   constructor(
     private readonly invoices: CheckoutInvoiceStore,
