@@ -91,14 +91,7 @@ export class CheckoutAccounts extends AccountRegistry<CheckoutAccount> {
 }
 
 /** The transport of one account: the checkout API and the status check share its API key pair. */
-export function checkoutTransportConfig(
-  { baseUrls: { checkout, status }, credentials, http }: ResolvedCheckoutOptions,
-  loggerContext = 'HubtelCheckout',
-): HttpTransportConfig {
-  return {
-    baseUrls: { checkout, status },
-    credentials: { checkout: credentials, status: credentials },
-    ...http,
-    loggerContext,
-  };
+export function checkoutTransportConfig(options: ResolvedCheckoutOptions): HttpTransportConfig {
+  const { baseUrls, credentials, http } = options;
+  return { baseUrls, credentials: { checkout: credentials, status: credentials }, ...http };
 }

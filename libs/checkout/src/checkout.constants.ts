@@ -16,10 +16,6 @@ export function getCheckoutAccountToken(name: string): symbol {
   return Symbol.for(`nestjs-hubtel:checkout-account:${name}`);
 }
 
-export function checkoutLoggerContext(account: string): string {
-  return account === CHECKOUT_DEFAULT_ACCOUNT ? 'HubtelCheckout' : `HubtelCheckout[${account}]`;
-}
-
 export const CHECKOUT_PIPELINE_NAME = 'checkout';
 /** A callback waiting for the status check to confirm it. */
 export const CHECKOUT_CONFIRM_JOB = 'hubtel.checkout.confirm';

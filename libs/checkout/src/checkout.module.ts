@@ -28,7 +28,6 @@ import {
   CHECKOUT_RESOLVED_OPTIONS,
   CHECKOUT_STORE,
   CHECKOUT_TRANSPORT,
-  checkoutLoggerContext,
   getCheckoutAccountToken,
 } from './checkout.constants.js';
 import { CHECKOUT_EVENT_JOBS, CheckoutEvents } from './checkout.events.js';
@@ -84,7 +83,7 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
       emits: 'emits its outcomes as events',
       store: CHECKOUT_STORE,
       access: CHECKOUT_ACCESS_POLICY,
-      transport: { provide: CHECKOUT_TRANSPORT, config: checkoutTransportConfig },
+      transport: { provide: CHECKOUT_TRANSPORT, config: checkoutTransportConfig, context: 'HubtelCheckout' },
       pipeline: {
         provide: CHECKOUT_PIPELINE,
         settings: ({ handlers }) => ({
@@ -98,7 +97,6 @@ const CHECKOUT_MODULE = hubtelModuleRecipe({
       },
       pathSecret: HUBTEL_ENV.checkoutPathSecret,
       routes: (name, route) => (route.disabled ? undefined : `POST /${route.path}/${name}`),
-      logger: checkoutLoggerContext,
     },
   },
   token: getCheckoutAccountToken,

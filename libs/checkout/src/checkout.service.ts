@@ -145,7 +145,7 @@ export class CheckoutService implements OnApplicationShutdown {
   async drain(): Promise<void> {
     // A confirmation job submits its event before it settles, so pipeline.drain() sees that too.
     await this.pipeline.drain();
-    await this.settlement.drain();
+    await this.pipeline.drainAlerts();
   }
 
   onApplicationShutdown(): void {

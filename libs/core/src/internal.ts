@@ -35,6 +35,7 @@ export { AccountRegistry } from './accounts/hubtel-accounts.js';
 export {
   ACCOUNT_TRANSPORTS,
   HUBTEL_ACCOUNT_NAME,
+  accountLoggerContext,
   hasAccountTransports,
   type HasAccountTransports,
   type ResolvedAccountResolver,
@@ -62,7 +63,6 @@ export {
   type HubtelEnvAccounts,
 } from './options/hubtel-options.recipe.js';
 export { HTTP_GROUPED, httpParts, type HubtelHttpParts } from './options/hubtel-options.http.js';
-export { backoffDelays } from './options/hubtel-options.validation.js';
 export { dropUndefined } from './options/hubtel-env.js';
 export { assertStoreOption } from './store/store-option.js';
 export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hubtel-connection.module.js';
@@ -76,7 +76,14 @@ export { refusalDetail } from './http/hubtel-codes.js';
 export { StatusCheckBudget } from './http/status-check.budget.js';
 export * from './http/transaction-status.js';
 export { ANSWER_FIELDS, fieldOf, withFieldNames } from './http/answer-fields.js';
-export { judgeAmounts, amountsOf } from './http/payment-amounts.js';
+export {
+  judgeAmounts,
+  amountsOf,
+  amountMatches,
+  cents,
+  money,
+  type AmountRule,
+} from './http/payment-amounts.js';
 
 export { echoValue, findInvalidMsisdns, invalidMsisdnsError } from './phone/msisdn.js';
 export { LOG_LINE_MAX_LENGTH, capLogText, escapeLogText, sanitizeLogLine } from './logging/log-sanitize.js';
@@ -87,7 +94,6 @@ export { isLogLevelEnabled } from './logging/log-level.js';
 export {
   checkOptions,
   refuseRemovedOptions,
-  HubtelBackoffOptionsDto,
   declareAccessOptions,
   declareCredentials,
   HubtelHttpOptionsDto,

@@ -30,10 +30,7 @@ export interface ServiceAppDefaultAccount extends HubtelDefaultAccount<
 }
 
 /** The transport of one account: the callback receiver and the status check, with its own keys. */
-export function serviceAppTransportConfig(
-  options: ResolvedServiceAppOptions,
-  loggerContext = 'HubtelServiceApp',
-): HttpTransportConfig {
+export function serviceAppTransportConfig(options: ResolvedServiceAppOptions): HttpTransportConfig {
   const { statusCheck, callbackRetry: retry } = options;
   return {
     baseUrls: { fulfillment: options.callbackUrl, status: statusCheck?.url },
@@ -41,7 +38,6 @@ export function serviceAppTransportConfig(
     timeoutMs: options.callbackTimeoutMs,
     // One attempt per call: the pipeline schedules the callback's retries up to its deadline.
     retry: { maxAttempts: 1, baseDelayMs: retry.baseDelayMs, maxDelayMs: retry.maxDelayMs },
-    loggerContext,
   };
 }
 

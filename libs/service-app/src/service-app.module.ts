@@ -54,7 +54,11 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
       emits: 'delivers fulfillment events',
       store: SERVICE_APP_STORE,
       access: SERVICE_APP_ACCESS_POLICY,
-      transport: { provide: SERVICE_APP_TRANSPORT, config: serviceAppTransportConfig },
+      transport: {
+        provide: SERVICE_APP_TRANSPORT,
+        config: serviceAppTransportConfig,
+        context: 'HubtelServiceApp',
+      },
       pipeline: {
         provide: SERVICE_APP_PIPELINE,
         // Job types are defined by FulfillmentService (their definitions need its state).
@@ -67,7 +71,6 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
       },
       pathSecret: HUBTEL_ENV.serviceAppPathSecret,
       routes: (name) => `its service-flow and fulfillment routes (/${name})`,
-      logger: (name) => `HubtelServiceApp[${name}]`,
     },
   },
   token: getFulfillmentAccountToken,

@@ -3,7 +3,6 @@ import { HubtelConfigError } from 'nestjs-hubtel';
 import {
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_ENV,
-  HubtelBackoffOptionsDto,
   HubtelOption,
   IsHubtelPosSalesId,
   declareCredentials,
@@ -38,6 +37,24 @@ export class ServiceAppStatusCheckOptions extends declareCredentials({
   timeoutMs?: number;
 }
 
+/** A backoff's first ceiling and cap in ms: the cap defaults to at least the base, and is refused below it. */
+function backoffOptions(defaults: { baseDelayMs: number; maxDelayMs: number }) {
+  class BackoffOptions {
+    @HubtelOption({ int: 1, default: defaults.baseDelayMs })
+    baseDelayMs?: number;
+
+    @HubtelOption({
+      int: 1,
+      atLeast: 'baseDelayMs',
+      defaultFrom: (backoff) => Math.max(defaults.maxDelayMs, backoff.baseDelayMs as number),
+    })
+    maxDelayMs?: number;
+  }
+  return BackoffOptions;
+}
+
+export class ServiceAppRecheckDelayOptions extends backoffOptions(D.verification) {}
+
 /** How fulfillment requests are verified before any handler runs. */
 export class ServiceAppVerificationOptions {
   /** Confirm each payment (`Paid`, the cart's total) with the status check. Default: with `statusCheck`. */
@@ -49,8 +66,8 @@ export class ServiceAppVerificationOptions {
   recheckForMs?: number;
 
   /** First re-check (`baseDelayMs`, default 2 s), and the cap (`maxDelayMs`, 60 s) of failed runs. */
-  @HubtelOption({ nested: () => HubtelBackoffOptionsDto, default: {} })
-  recheckDelay?: HubtelBackoffOptionsDto;
+  @HubtelOption({ nested: () => ServiceAppRecheckDelayOptions, default: {} })
+  recheckDelay?: ServiceAppRecheckDelayOptions;
 
   /** Largest difference accepted between the amount paid and the cart's total (currency units). Default 0. */
   @HubtelOption({ number: 0, default: 0 })
@@ -101,14 +118,14 @@ export class ServiceAppUssdOptions {
 }
 
 /** `callbackRetry`: backoff until the platform accepts, or the deadline. */
-export class ServiceAppCallbackRetryOptions extends HubtelBackoffOptionsDto {
+export class ServiceAppCallbackRetryOptions extends backoffOptions(D.callbackRetry) {
   /** Default one hour, the platform's limit. */
   @HubtelOption({ int: 1, default: D.callbackRetry.deadlineMs })
   deadlineMs?: number;
 }
 
 /** `fulfillmentRetry`: attempts of the @OnFulfillment handler, and their backoff. */
-export class ServiceAppFulfillmentRetryOptions extends HubtelBackoffOptionsDto {
+export class ServiceAppFulfillmentRetryOptions extends backoffOptions(D.fulfillmentRetry) {
   /** Attempts in all, the first one included (at most 100). Default 5. */
   @HubtelOption({ int: [1, 100], default: D.fulfillmentRetry.maxAttempts })
   maxAttempts?: number;

@@ -246,6 +246,9 @@ describe('resolveServiceAppOptions', () => {
       shutdownGraceMs: 0,
     });
     expect(resolved.callbackCredentials).toEqual({ clientId: 'cb', clientSecret: 'pw' });
+    // A base above the default cap raises the cap to it.
+    const slow = resolveServiceAppOptions({ fulfillmentRetry: { baseDelayMs: 90_000 } }).fulfillmentRetry;
+    expect([slow.baseDelayMs, slow.maxDelayMs]).toEqual([90_000, 90_000]);
   });
 
   it('names each bad field of the sections, never echoing a secret', () => {

@@ -9,13 +9,11 @@ import {
 import {
   HUBTEL_DEFAULT_COUNTRY_CODE,
   HUBTEL_ENV,
-  HubtelBackoffOptionsDto,
   HubtelOption,
   HubtelStatusCheckBudgetOptionsDto,
   IsHubtelCountryCode,
   IsHubtelShutdownGraceMs,
   assertStoreOption,
-  backoffDelays,
   checkOptions,
   hubtelOptionsRecipe,
   refuseRemovedOptions,
@@ -39,6 +37,7 @@ import {
   ServiceAppCallbackRetryOptions,
   ServiceAppFulfillmentRetryOptions,
   ServiceAppMessagesOptions,
+  type ServiceAppRecheckDelayOptions,
   resolveBackInputs,
 } from './service-app.option-sections.js';
 
@@ -188,7 +187,7 @@ interface ServiceAppComputedOptions {
     credentials: HubtelCredentials;
   };
   verification: Resolved<Omit<ServiceAppVerificationOptions, 'recheckDelay'>> & {
-    recheckDelay: Resolved<HubtelBackoffOptionsDto>;
+    recheckDelay: Resolved<ServiceAppRecheckDelayOptions>;
   };
   messages: ServiceAppMessages;
   ussd: ResolvedUssdOptions;
@@ -225,28 +224,15 @@ export const SERVICE_APP_OPTIONS_RECIPE = hubtelOptionsRecipe<
     const statusCheck = options.statusCheck && { credentials: { clientId, clientSecret }, ...check };
     if (!Array.isArray(options.flows))
       throw new HubtelConfigError(`${P}.flows`, 'must be an array of flows built with ServiceFlowBuilder');
-    const { verification } = options;
-    if (verification.enabled && !statusCheck)
+    if (options.verification.enabled && !statusCheck)
       throw new HubtelConfigError(
         `${P}.verification.enabled`,
         `needs ${P}.statusCheck (the payment is confirmed with it)`,
       );
-    const backoff = (key: 'callbackRetry' | 'fulfillmentRetry') => ({
-      ...options[key],
-      ...backoffDelays(options[key], D[key], `${P}.${key}`),
-    });
     const backInputs = resolveBackInputs(options.backInput, P);
-    const recheckDelay = backoffDelays(
-      verification.recheckDelay!,
-      D.verification,
-      `${P}.verification.recheckDelay`,
-    );
     return {
-      callbackRetry: backoff('callbackRetry'),
-      fulfillmentRetry: backoff('fulfillmentRetry'),
       backInputs,
       statusCheck,
-      verification: { ...verification, recheckDelay },
       store: assertStoreOption(options.store, `${P}.store`),
       messages,
       ussd: resolveUssd(options.ussd as Required<ServiceAppUssdOptions>, backInputs, messages, P),

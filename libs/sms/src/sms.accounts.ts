@@ -3,12 +3,13 @@ import { Injectable } from '@nestjs/common';
 import type { HubtelTelemetry } from 'nestjs-hubtel';
 import {
   AccountRegistry,
+  accountLoggerContext,
   HttpTransport,
   type HttpTransportConfig,
   type HubtelDefaultAccount,
 } from '#internal';
 import { SmsClient, type SmsSender } from './sms.client.js';
-import { smsLoggerContext } from './sms.constants.js';
+import { SMS_LOGGER_CONTEXT } from './sms.constants.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
 import { smsTransportConfig, type ResolvedSmsOptions, type SmsModuleOptions } from './sms.options.js';
 import { accountTelemetry } from './sms.telemetry.js';
@@ -25,7 +26,11 @@ export interface SmsDefaultAccount extends HubtelDefaultAccount<SmsModuleOptions
 /** The default factory: the app's HTTP client, the account's own settings and log context. */
 export function smsTransportFactory(http: HttpService, telemetry?: HubtelTelemetry): SmsTransportFactory {
   return (account, config) =>
-    new HttpTransport(http, { ...config, telemetry, loggerContext: smsLoggerContext(account) });
+    new HttpTransport(http, {
+      ...config,
+      telemetry,
+      loggerContext: accountLoggerContext(SMS_LOGGER_CONTEXT, account),
+    });
 }
 
 /** Account `name` (not `default`): its own transport, from SMS_TRANSPORT_FACTORY, and telemetry label. */

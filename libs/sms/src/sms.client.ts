@@ -8,6 +8,7 @@ import {
 } from 'nestjs-hubtel';
 import {
   ANSWER_FIELDS,
+  accountLoggerContext,
   type HttpTransport,
   echoValue,
   findInvalidMsisdns,
@@ -16,7 +17,7 @@ import {
 } from '#internal';
 import { isIterable, SmsBatchRun } from './sms.batch-runner.js';
 import { reportedSend } from './sms.telemetry.js';
-import { SMS_LIMITS, SMS_PATHS, smsLoggerContext } from './sms.constants.js';
+import { SMS_LIMITS, SMS_LOGGER_CONTEXT, SMS_PATHS } from './sms.constants.js';
 import type { ResolvedSmsOptions } from './sms.options.js';
 import type {
   SendBatchInput,
@@ -43,7 +44,7 @@ export class SmsClient {
     protected readonly transport: HttpTransport,
     protected readonly telemetry?: HubtelTelemetry,
   ) {
-    this.logger = new HubtelLogger(smsLoggerContext(account));
+    this.logger = new HubtelLogger(accountLoggerContext(SMS_LOGGER_CONTEXT, account));
   }
 
   /**

@@ -38,7 +38,3 @@ export function getSmsAccountToken(name: string): symbol {
 }
 
 export const SMS_ACCOUNTS = Symbol('nestjs-hubtel:SMS_ACCOUNTS');
-
-export function smsLoggerContext(account: string): string {
-  return account === SMS_DEFAULT_ACCOUNT ? SMS_LOGGER_CONTEXT : `${SMS_LOGGER_CONTEXT}[${account}]`;
-}

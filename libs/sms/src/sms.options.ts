@@ -13,7 +13,7 @@ import {
   httpParts,
   type HubtelHttpParts,
 } from '#internal';
-import { SMS_DEFAULTS, SMS_LIMITS, SMS_LOGGER_CONTEXT } from './sms.constants.js';
+import { SMS_DEFAULTS, SMS_LIMITS } from './sms.constants.js';
 
 /**
  * Options of `SmsModule.forRoot` / `forRootAsync`, and of a named account (`registerAccount`: its
@@ -94,12 +94,7 @@ export const smsOptionsFromEnv = SMS_OPTIONS_RECIPE.optionsFromEnv;
 /** The default account and those named in HUBTEL_ACCOUNTS (HUBTEL_NORTH_SMS_CLIENT_ID...; docs/accounts.md). */
 export const smsAccountsFromEnv = SMS_OPTIONS_RECIPE.accountsFromEnv;
 
-/** The transport of the SMS module: the SMS base URL and the SMS key pair only. */
+/** The transport of the SMS module: the SMS base URL and the SMS key pair only (its log context: the factory's). */
 export function smsTransportConfig({ baseUrl, credentials, http }: ResolvedSmsOptions): HttpTransportConfig {
-  return {
-    baseUrls: { sms: baseUrl },
-    credentials: { sms: credentials },
-    ...http,
-    loggerContext: SMS_LOGGER_CONTEXT,
-  };
+  return { baseUrls: { sms: baseUrl }, credentials: { sms: credentials }, ...http };
 }

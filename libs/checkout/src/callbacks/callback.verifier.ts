@@ -1,21 +1,16 @@
 import type { PaymentAmounts } from 'nestjs-hubtel';
-import { judgeAmounts } from '#internal';
+import { amountMatches, cents, judgeAmounts, money, type AmountRule } from '#internal';
 import type { CheckoutRejectionReason } from '../checkout.events.js';
 import type { CheckoutInvoice } from '../invoices/invoice.store.js';
 import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
 import type { CheckoutCallbackDto } from './callback.dto.js';
-import type { ResolvedCheckoutOptions } from '../checkout.options.js';
 import { CHECKOUT_CURRENCY } from '../checkout.constants.js';
 
 /** What a callback claims happened. */
 export type CallbackClaim = 'paid' | 'failed' | 'pending';
 
 /** What the checks need of the verification options. */
-export type AmountVerification = Pick<
-  ResolvedCheckoutOptions['verification'],
-  'amountTolerance' | 'allowOverpayment'
-> &
-  Partial<Pick<ResolvedCheckoutOptions['verification'], 'confirmWithStatusCheck'>>;
+export type AmountVerification = AmountRule & { confirmWithStatusCheck?: boolean };
 
 export type Verdict = { ok: true } | { ok: false; reason: CheckoutRejectionReason; message: string };
 
@@ -38,35 +33,8 @@ export function classifyCallback(callback: CheckoutCallbackDto): CallbackClaim {
   return 'failed';
 }
 
-/** Money in pesewas (cents), so comparisons are exact. */
-function cents(value: number): number {
-  return Math.round(value * 100);
-}
-
-/** Within the larger of the absolute and percent tolerances of `expected`, both ways. */
-export function withinTolerance(paid: number, expected: number, verification: AmountVerification): boolean {
-  return Math.abs(cents(paid) - cents(expected)) <= allowedCents(expected, verification);
-}
-
-function allowedCents(expected: number, verification: AmountVerification): number {
-  const { absolute, percent } = verification.amountTolerance;
-  return Math.max(cents(absolute), Math.floor((cents(expected) * percent) / 100 + 1e-9));
-}
-
-/** Within the tolerance, or any excess when over-payment is allowed. */
-export function amountMatches(paid: number, expected: number, verification: AmountVerification): boolean {
-  const difference = cents(paid) - cents(expected);
-  const allowed = allowedCents(expected, verification);
-  if (difference < -allowed) return false;
-  return verification.allowOverpayment || difference <= allowed;
-}
-
 function refused(reason: CheckoutRejectionReason, message: string, more: { amounts?: PaymentAmounts } = {}) {
   return { ok: false as const, reason, message, ...more };
-}
-
-function money(value: number): string {
-  return value.toFixed(2);
 }
 
 /** "Verified before believed": the checks every claim passes before it can count. */
@@ -123,10 +91,7 @@ export class CheckoutVerifier {
         'NOT_CONFIRMED',
         `The status check answered for clientReference "${status.clientReference}", not "${ref}"`,
       );
-    const verdict = judgeAmounts(status, invoice.amount, CHECKOUT_CURRENCY, {
-      withinTolerance: (paid, expected) => withinTolerance(paid, expected, this.verification),
-      allowOverpayment: this.verification.allowOverpayment,
-    });
+    const verdict = judgeAmounts(status, invoice.amount, CHECKOUT_CURRENCY, this.verification);
     if (verdict.kind === 'paid') return { ok: true, amounts: verdict.amounts };
     const amounts = verdict.amounts === undefined ? {} : { amounts: verdict.amounts };
     // An answer without a currency is judged on its amount; one that names another is not this invoice's.

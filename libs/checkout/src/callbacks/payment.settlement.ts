@@ -5,7 +5,7 @@ import {
   type HubtelTelemetry,
   type StoreEntry,
 } from 'nestjs-hubtel';
-import { describeError, dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
+import { dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
 import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
 import {
   CheckoutEvents,
@@ -42,7 +42,6 @@ import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
  */
 export class CheckoutSettlement {
   private readonly logger = new HubtelLogger('HubtelCheckout');
-  private readonly emitting = new Set<Promise<unknown>>();
 
   constructor(
     private readonly invoices: CheckoutInvoiceStore,
@@ -335,13 +334,7 @@ export class CheckoutSettlement {
         `Rejected a ${event.source === 'callback' ? 'checkout callback' : 'status-check answer'} for "${event.clientReference}": ${event.reason} — ${maskPhoneNumbers(event.message)}${from}`,
       );
     }
-    const emitting = this.pipeline.emitter
-      .emitAsync(CheckoutEvents.Rejected, event)
-      .catch((error: unknown) =>
-        this.logger.error(`A ${CheckoutEvents.Rejected} handler failed: ${describeError(error)}`),
-      );
-    this.emitting.add(emitting);
-    void emitting.finally(() => this.emitting.delete(emitting));
+    this.pipeline.alert(CheckoutEvents.Rejected, event);
   }
 
   private attentionSignal(
@@ -351,11 +344,6 @@ export class CheckoutSettlement {
   ): void {
     const account = invoiceAccount(invoice);
     this.telemetry?.record({ kind: 'payment-attention', source: 'checkout', outcome, reason, account });
-  }
-
-  /** Resolves when the rejections emitted so far have been handled. */
-  async drain(): Promise<void> {
-    while (this.emitting.size > 0) await Promise.allSettled([...this.emitting]);
   }
 }
 

@@ -5,6 +5,11 @@ import { echoValue } from '../phone/msisdn.js';
 /** Name of the account `forRoot` / `forRootAsync` configure, in every module (and its labels). */
 export const HUBTEL_DEFAULT_ACCOUNT = 'default';
 
+/** The log context of an account's parts: `HubtelCheckout`, `HubtelCheckout[north]`. */
+export function accountLoggerContext(context: string, account: string): string {
+  return account === HUBTEL_DEFAULT_ACCOUNT ? context : `${context}[${account}]`;
+}
+
 /**
  * What an account name may be: lower-case letters, digits, `-` and `_`, at most 64, starting with a
  * letter or digit. Safe in a URL path segment, a metric label, a log context and a store key.

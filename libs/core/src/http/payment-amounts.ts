@@ -17,10 +17,33 @@ export interface PaymentAmounts {
   currency?: string;
 }
 
-/** A module's tolerance, and whether paying more is accepted. */
+/** A module's tolerance (the larger of `absolute` and `percent` of the total), and whether paying more is accepted. */
 export interface AmountRule {
-  withinTolerance(paid: number, expected: number): boolean;
+  amountTolerance: { absolute: number; percent: number };
   allowOverpayment: boolean;
+}
+
+/** Money in pesewas (cents), so comparisons are exact. */
+export function cents(value: number): number {
+  return Math.round(value * 100);
+}
+
+export function money(value: number): string {
+  return value.toFixed(2);
+}
+
+/** The pesewas by which `paid` is beyond the tolerance around `expected`: 0 within it, negative below. */
+function beyondTolerance(paid: number, expected: number, { amountTolerance }: AmountRule): number {
+  const difference = cents(paid) - cents(expected);
+  const { absolute, percent } = amountTolerance;
+  const allowed = Math.max(cents(absolute), Math.floor((cents(expected) * percent) / 100 + 1e-9));
+  return Math.abs(difference) <= allowed ? 0 : difference;
+}
+
+/** Within the tolerance, or any excess when over-payment is allowed. */
+export function amountMatches(paid: number, expected: number, rule: AmountRule): boolean {
+  const beyond = beyondTolerance(paid, expected, rule);
+  return beyond === 0 || (beyond > 0 && rule.allowOverpayment);
 }
 
 /**
@@ -41,9 +64,9 @@ export function judgeAmounts(
   const named = status.currencyCode?.trim();
   if (named && named.toUpperCase() !== currency) return { kind: 'currency', amounts };
   if (!amounts) return { kind: 'amount', amounts };
-  if (rule.withinTolerance(amounts.gross, expected))
+  if (beyondTolerance(amounts.gross, expected, rule) === 0)
     return { kind: 'paid', amounts: { ...amounts, chargesBorneBy: 'merchant' } };
-  if (status.amountAfterCharges !== undefined && rule.withinTolerance(amounts.net, expected))
+  if (status.amountAfterCharges !== undefined && beyondTolerance(amounts.net, expected, rule) === 0)
     return { kind: 'paid', amounts: { ...amounts, chargesBorneBy: 'payer' } };
   // Above on both counts: more than the total reached the merchant whoever bore the charge.
   if (rule.allowOverpayment && amounts.gross > expected && amounts.net > expected)

@@ -42,8 +42,8 @@ export interface InboundKitSpec<O extends InboundKitOptions> {
   store: InjectionToken;
   access: InjectionToken;
   pipeline: { provide: InjectionToken; settings: (options: O) => InboundPipelineSettings };
-  /** For a module that calls the platform: its HttpTransport (the app's telemetry is added). */
-  transport?: { provide: InjectionToken; config: (options: O) => Omit<HttpTransportConfig, 'telemetry'> };
+  /** For a module that calls the platform: its HttpTransport (the app's telemetry is added), logging as `context`. */
+  transport?: { provide: InjectionToken; config: (options: O) => HttpTransportConfig; context: string };
 }
 
 const optional = (token: InjectionToken) => ({ token, optional: true });
@@ -143,7 +143,11 @@ export function inboundKit<O extends InboundKitOptions>(
   providers.push({
     provide: transport.provide,
     useFactory: (http: HttpService, options: O, telemetry?: HubtelTelemetry) =>
-      new HttpTransport(http, { ...transport.config(options), ...(telemetry ? { telemetry } : {}) }),
+      new HttpTransport(http, {
+        ...transport.config(options),
+        loggerContext: transport.context,
+        ...(telemetry ? { telemetry } : {}),
+      }),
     inject: [HttpService, spec.options, optional(HUBTEL_TELEMETRY)],
   });
   // The status-check budget is the instance's: one static module, shared by every module's kit.

@@ -113,6 +113,37 @@ describe('InboundPipeline', () => {
     await app.close();
   });
 
+  it('an alert is emitted, not recorded: drainAlerts waits for its listeners, a throwing one logged', async () => {
+    const { app, pipeline } = await setup();
+    const emitter = app.get(EventEmitter2);
+    const heard: unknown[] = [];
+    emitter.on('test.rejected', async (payload: unknown) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      heard.push(payload);
+    });
+    emitter.on('test.failing', async () => {
+      throw new Error('listener broke');
+    });
+    emitter.on('test.sync', () => {
+      throw new Error('broke at once');
+    });
+    const errors: string[] = [];
+    quiet.error = (message: unknown) => void errors.push(`${message}`);
+    pipeline.alert('test.rejected', { id: 'a1' });
+    expect(heard).toEqual([]);
+    await pipeline.drainAlerts();
+    expect(heard).toEqual([{ id: 'a1' }]);
+    expect(await pipeline.get('test.rejected', 'a1')).toBeUndefined();
+    pipeline.alert('test.failing', {});
+    await pipeline.drainAlerts();
+    expect(errors).toEqual(['A test.failing listener failed: listener broke']);
+    expect(() => pipeline.alert('test.sync', {})).not.toThrow(); // nor into the caller
+    await pipeline.drainAlerts();
+    expect(errors[1]).toBe('A test.sync listener failed: broke at once');
+    quiet.error = () => undefined;
+    await app.close();
+  });
+
   it('a failing beforeSettled keeps the job pending past its attempts, its retries running neither gate nor handlers again; done once it passes', async () => {
     const { app, pipeline, handlers } = await setup();
     let failuresLeft = 5; // more than the 3 attempts

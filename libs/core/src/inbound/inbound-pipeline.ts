@@ -52,6 +52,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
   private idleWaiters: Array<() => void> = [];
   private closing = false;
   private readonly stopping = new AbortController();
+  private readonly alerts = new Set<Promise<unknown>>();
   private readonly writer: OutcomeWriter;
   private readonly settlement: JobSettlement;
 
@@ -139,6 +140,21 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
 
   get emitter(): EventEmitter2 {
     return this.options.emitter;
+  }
+
+  /** Emits an event, not a recorded job (forged requests must not fill the store); a throwing listener is logged. */
+  alert(event: string, payload: object): void {
+    // In a promise: a listener that throws at once makes emitAsync throw, not reject.
+    const emitting = new Promise((resolve) => resolve(this.options.emitter.emitAsync(event, payload))).catch(
+      (error: unknown) => this.logger.error(`A ${event} listener failed: ${describeError(error)}`),
+    );
+    this.alerts.add(emitting);
+    void emitting.finally(() => this.alerts.delete(emitting));
+  }
+
+  /** Resolves when the alerts emitted so far have been handled. */
+  async drainAlerts(): Promise<void> {
+    while (this.alerts.size > 0) await Promise.allSettled([...this.alerts]);
   }
 
   /** The stored record of a job, if it is still kept. */

@@ -21,6 +21,7 @@ import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-tele
 import type { AccountRegistry } from '../accounts/hubtel-accounts.js';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
+  accountLoggerContext,
   checkAccountName,
   type ResolvedAccountResolver,
 } from '../accounts/hubtel-accounts.resolver.js';
@@ -92,13 +93,9 @@ export interface HubtelModuleSpec<
      * warned about when unguarded while forRoot's has a path secret (unless `routes` says none).
      */
     inbound?: Omit<InboundKitSpec<R & InboundKitOptions>, 'module' | 'optionPrefix' | 'options'> & {
-      transport: {
-        provide: InjectionToken;
-        config: (options: R, loggerContext?: string) => HttpTransportConfig;
-      };
+      transport: { provide: InjectionToken; config: (options: R) => HttpTransportConfig; context: string };
       pathSecret: string;
       routes: (name: string, context: C) => string | undefined;
-      logger: (name: string) => string;
     };
   };
   /** Token of what `@Inject…(name)` injects for a named account, and what that is (`bind`). */
@@ -194,12 +191,13 @@ export function hubtelModuleRecipe<
         if (!inbound) return main;
         const { access: given } = options as { access: InboundAccessOptions };
         const access = new InboundAccessPolicy(given, `${scope}[${name}].access.`);
-        const logger = inbound.logger(name);
+        const logger = accountLoggerContext(inbound.transport.context, name);
         const routes = inbound.routes(name, context as C);
         if (routes)
           main.access.warnUnguarded(access, name, routes, inbound.pathSecret, new HubtelLogger(logger));
         const transport = new HttpTransport(http as HttpService, {
-          ...inbound.transport.config(options, logger),
+          ...inbound.transport.config(options),
+          loggerContext: logger,
           telemetry,
         });
         return { access, transport, budget: main.budget };

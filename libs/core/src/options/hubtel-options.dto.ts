@@ -54,15 +54,6 @@ export function declareCredentials<B extends object = object>(
   return HubtelCredentialsDto as new () => B & { clientId: string; clientSecret: string };
 }
 
-/** A backoff's first ceiling and cap in ms; `maxDelayMs ≥ baseDelayMs` is checked by `backoffDelays`. */
-export class HubtelBackoffOptionsDto {
-  @HubtelOption({ int: 1 })
-  baseDelayMs?: number;
-
-  @HubtelOption({ int: 1 })
-  maxDelayMs?: number;
-}
-
 /** Every module's `retry` of its calls to the platform. */
 export class HubtelRetryOptionsDto {
   /** Attempts in all, the first one included. 1 disables retries. Default 3. */

@@ -1,7 +1,7 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { declareCredentials, HubtelHttpOptionsDto } from './hubtel-options.dto.js';
 import { resolveDeclaredOptions } from './hubtel-options.declared.js';
-import { assertOptionsObject, backoffDelays, resolveUrl } from './hubtel-options.validation.js';
+import { assertOptionsObject, resolveUrl } from './hubtel-options.validation.js';
 
 const Credentials = declareCredentials();
 const resolveCredentials = (value: object, scope: string) =>
@@ -74,23 +74,6 @@ describe('option validation', () => {
     expect(configError(() => resolveHttpOptions({ defaultCountryCode: '+233' }, 'sms')).option).toBe(
       'sms.defaultCountryCode',
     );
-  });
-
-  it('backoffDelays: the cap defaults to at least the base, and is refused below it', () => {
-    const defaults = { baseDelayMs: 1_000, maxDelayMs: 60_000 };
-    expect(backoffDelays({}, defaults, 'x.retry')).toEqual(defaults);
-    expect(backoffDelays({ baseDelayMs: 90_000 }, defaults, 'x.retry')).toEqual({
-      baseDelayMs: 90_000,
-      maxDelayMs: 90_000,
-    });
-    expect(backoffDelays({ maxDelayMs: 5 }, { baseDelayMs: 1, maxDelayMs: 9 }, 'x.retry').maxDelayMs).toBe(5);
-    const below = configError(() =>
-      backoffDelays({ baseDelayMs: 100, maxDelayMs: 50 }, defaults, 'a.b.retry'),
-    );
-    expect([below.option, below.message]).toEqual([
-      'a.b.retry.maxDelayMs',
-      'Invalid nestjs-hubtel option "a.b.retry.maxDelayMs": must be at least retry.baseDelayMs (100)',
-    ]);
   });
 
   it('the options object must be an object', () => {

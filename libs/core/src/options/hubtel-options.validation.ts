@@ -35,23 +35,3 @@ export function resolveUrl(value: unknown, name: string): string {
   if (url.search || url.hash) throw new HubtelConfigError(name, 'must not carry a query string or fragment');
   return url.toString().replace(/\/+$/, '');
 }
-
-/**
- * A backoff's first ceiling and cap (`<option>.baseDelayMs` / `.maxDelayMs`, already checked by a
- * DTO), defaults filled in. Cross-field, so in code: the cap defaults to at least the given base,
- * and a cap below the base is refused.
- */
-export function backoffDelays(
-  given: { baseDelayMs?: number; maxDelayMs?: number },
-  defaults: { baseDelayMs: number; maxDelayMs: number },
-  option: string,
-): { baseDelayMs: number; maxDelayMs: number } {
-  const baseDelayMs = given.baseDelayMs ?? defaults.baseDelayMs;
-  const maxDelayMs = given.maxDelayMs ?? Math.max(defaults.maxDelayMs, baseDelayMs);
-  if (maxDelayMs < baseDelayMs)
-    throw new HubtelConfigError(
-      `${option}.maxDelayMs`,
-      `must be at least ${option.split('.').pop()!}.baseDelayMs (${baseDelayMs})`,
-    );
-  return { baseDelayMs, maxDelayMs };
-}

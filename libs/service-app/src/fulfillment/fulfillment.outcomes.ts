@@ -13,7 +13,7 @@ import {
   type FulfillmentRejection,
   type FulfillmentRequestedEvent,
 } from '../service-app.events.js';
-import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
 import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { FulfillmentCallbacks, OrderRef } from './fulfillment.callbacks.js';
@@ -30,8 +30,6 @@ export interface GateRead {
 }
 
 export class FulfillmentOutcomes {
-  private readonly emitting = new Set<Promise<unknown>>();
-
   constructor(
     private readonly pipeline: InboundPipeline,
     private readonly logger: ServiceAppLogger,
@@ -39,10 +37,6 @@ export class FulfillmentOutcomes {
     private readonly deliveries: FulfillmentDeliveries,
     private readonly telemetry: HubtelTelemetry | undefined,
   ) {}
-
-  async drain(): Promise<void> {
-    while (this.emitting.size > 0) await Promise.allSettled([...this.emitting]);
-  }
 
   /** FulfillmentService.resolveAttention(), its arguments checked. */
   async resolveAttention(orderId: string, action: 'deliver' | 'refund'): Promise<void> {
@@ -101,7 +95,7 @@ export class FulfillmentOutcomes {
     checks: number,
     status: TransactionStatus | undefined,
   ): void {
-    this.emitRejected({
+    const event = new FulfillmentRejectedEvent({
       reason,
       message,
       orderId: order.orderId,
@@ -114,6 +108,7 @@ export class FulfillmentOutcomes {
       rejectedAt: isoNow(),
       account: accountOf(order),
     });
+    this.pipeline.alert(ServiceAppEvents.Rejected, event);
   }
 
   /** Keeps an order paid on neither count: its `attention` event recorded, nothing delivered or reported. */
@@ -160,17 +155,6 @@ export class FulfillmentOutcomes {
   ): void {
     const account = accountOf(order);
     this.telemetry?.record({ kind: 'payment-attention', source: 'fulfillment', outcome, reason, account });
-  }
-
-  /** Emits a rejected event (an alert, not a recorded job); a throwing listener is logged. */
-  emitRejected(fields: FulfillmentRejectedEvent): void {
-    const emitting = this.pipeline.emitter
-      .emitAsync(ServiceAppEvents.Rejected, new FulfillmentRejectedEvent(fields))
-      .catch((error: unknown) =>
-        this.logger.error(`A ${ServiceAppEvents.Rejected} listener failed: ${describe(error)}`),
-      );
-    this.emitting.add(emitting);
-    void emitting.finally(() => this.emitting.delete(emitting));
   }
 
   async settleHandlers(

@@ -20,6 +20,7 @@ import {
 import { parseRequest, validateFulfillmentRequest } from '../service-app.dto.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import {
+  FulfillmentRejectedEvent,
   ServiceAppEvents,
   combineOutcomes,
   fulfillmentEventFor,
@@ -161,7 +162,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     } catch (error) {
       // Refused at once (unknown session, a cart or OrderId taken): an alert, as a refused payment is.
       if (error instanceof FulfillmentRejectedError) {
-        this.outcomes.emitRejected({
+        const event = new FulfillmentRejectedEvent({
           reason: error.reason,
           message: error.message,
           orderId: request.OrderId,
@@ -171,6 +172,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
           rejectedAt: isoNow(),
           account: account.name,
         });
+        this.pipeline.alert(ServiceAppEvents.Rejected, event);
       }
       throw error;
     }
@@ -263,7 +265,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
 
   /** Resolves when the rejected events emitted so far have been handled (tests, shutdown). */
   async drainRejections(): Promise<void> {
-    return this.outcomes.drain();
+    return this.pipeline.drainAlerts();
   }
 
   /** The cart a session ended with, while it is kept (`cartTtlMs`). */

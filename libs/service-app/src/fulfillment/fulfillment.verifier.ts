@@ -1,5 +1,5 @@
 import type { PaymentAmounts } from 'nestjs-hubtel';
-import { amountsOf, judgeAmounts, type TransactionStatus } from '#internal';
+import { amountsOf, cents, judgeAmounts, money, type TransactionStatus } from '#internal';
 import type { FulfillmentRejection } from '../service-app.events.js';
 import type { CartItem } from '../service-app.types.js';
 
@@ -15,11 +15,6 @@ export type PaymentVerdict =
       amounts?: PaymentAmounts;
     };
 
-/** Money in pesewas, so comparisons are exact. */
-function cents(value: number): number {
-  return Math.round(value * 100);
-}
-
 /** The cart's total: unit price × quantity, to the pesewa. */
 export function cartTotal(item: CartItem): number {
   return cents(item.Price * item.Qty) / 100;
@@ -27,10 +22,6 @@ export function cartTotal(item: CartItem): number {
 
 /** Every cart is priced and paid in Ghana cedis: a status check naming another is not its payment. */
 const CART_CURRENCY = 'GHS';
-
-function money(value: number): string {
-  return value.toFixed(2);
-}
 
 /**
  * Judges a status-check answer against the order's cart. The request's `OrderInfo.Payment` is the
@@ -65,7 +56,7 @@ export function judgePayment(
     const expected = cartTotal(item);
     // Either bearer of the charge matches: `amount` (merchant-borne) or `amountAfterCharges` (payer).
     const verdict = judgeAmounts(status, expected, CART_CURRENCY, {
-      withinTolerance: (paid, total) => Math.abs(cents(paid) - cents(total)) <= cents(tolerance),
+      amountTolerance: { absolute: tolerance, percent: 0 },
       allowOverpayment: false,
     });
     if (verdict.kind === 'paid') return { kind: 'paid', amounts: verdict.amounts };
