@@ -300,6 +300,19 @@ redisBinary.describe('two replicas of the example on one Redis and one external 
     const { orderId } = await placeOrder(a.url, { product: 'shea-soap', phone: '0277000444' });
     expect(await getOrder(b.url, orderId)).toMatchObject({ status: 'awaiting-payment' });
   });
+
+  it('a replica whose Redis is away stops without waiting for it', async () => {
+    // Its store's client used to wait for an end a retried connection never sends (close() hung),
+    // and each BullMQ worker waited out its close before the next module's.
+    await redis.stop();
+    try {
+      const closing = a.close();
+      a = undefined as unknown as ExampleApp; // afterAll closes it no second time
+      await closing;
+    } finally {
+      await redis.restart();
+    }
+  });
 });
 
 redisClusterBinaries.describe('the example on a 3-master Redis Cluster (REDIS_CLUSTER_NODES)', () => {

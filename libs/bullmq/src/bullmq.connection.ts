@@ -1,4 +1,4 @@
-import { type QueueOptions, type RedisOptions as BullmqRedisOptions } from 'bullmq';
+import { type QueueOptions, type Worker, type RedisOptions as BullmqRedisOptions } from 'bullmq';
 import { Cluster, type ClusterNode, type ClusterOptions, type Redis, type RedisOptions } from 'ioredis';
 import { HubtelError, HubtelRedisConfigError } from 'nestjs-hubtel';
 import {
@@ -154,6 +154,24 @@ export async function bounded(closing: Promise<unknown>, disconnect: () => Promi
     // Not awaited past a second either: a connection that does not close must not hold the app.
     await withTimeout(disconnect(), 1_000, 'disconnect').catch(() => undefined);
   }
+}
+
+/**
+ * Closes a queue or worker of the runner within `bounded`'s wait, or at once when its Redis does not
+ * answer now: a graceful close would only wait for Redis, and Nest stops the modules one after
+ * another, so those waits added up past the app's shutdown deadline.
+ */
+export async function closeBounded(
+  target: Pick<Worker, 'close' | 'disconnect' | 'getBackend'>,
+): Promise<void> {
+  const client = await withTimeout(target.getBackend().client, 100, 'client').catch(() => undefined);
+  // A Cluster client says `connect` once usable (as in the runner's health check).
+  if (client?.status === 'ready' || client?.status === 'connect')
+    return bounded(target.close(), () => target.disconnect());
+  // Closed all the same, forced and not awaited: closing is what stops a worker's timers (its lock
+  // renewals), and a forced close does not wait for Redis first.
+  void target.close(true).catch(() => undefined);
+  void target.disconnect().catch(() => undefined);
 }
 
 const CLOSE_GRACE_MS = 2_000;

@@ -9,7 +9,7 @@ import {
   type JobRunnerHealth,
 } from 'nestjs-hubtel';
 import { ErrorLogThrottle, describeError, refuseClusterNode } from '#internal';
-import { BullmqConnections, bounded, type BullmqConnectionOptions } from './bullmq.connection.js';
+import { BullmqConnections, closeBounded, type BullmqConnectionOptions } from './bullmq.connection.js';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
 import {
   BACKOFF_TYPE,
@@ -237,7 +237,7 @@ export class BullmqJobRunner implements JobRunner {
     const worker = this.workers.get(pipeline);
     if (!worker) return;
     this.workers.delete(pipeline);
-    await bounded(worker.close(), () => worker.disconnect());
+    await closeBounded(worker);
   }
 
   /** Resolves when no run of the pipeline is being executed by this process. */
@@ -283,9 +283,7 @@ export class BullmqJobRunner implements JobRunner {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.workers.keys()].map((pipeline) => this.stop(pipeline)));
-    await Promise.all(
-      [...this.queues.values()].map((queue) => bounded(queue.close(), () => queue.disconnect())),
-    );
+    await Promise.all([...this.queues.values()].map((queue) => closeBounded(queue)));
     this.queues.clear();
     await this.connections.close();
   }

@@ -246,6 +246,9 @@ export class RedisStore implements HubtelStore {
     this.markers.stop();
     this.client.off('ready', this.onReady);
     if (!this.owned || this.client.status === 'end') return;
+    // Redis away: nothing in flight can be answered, and the client would wait for an `end` that a
+    // connection being retried never sends (the app's shutdown hung on it).
+    if (this.client.status !== 'ready') return this.client.disconnect();
     const ended = new Promise<void>((resolve) => this.client.once('end', () => resolve()));
     try {
       await this.client.quit();
