@@ -122,13 +122,7 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
     {
       provide: CheckoutInvoiceStore,
       useFactory: (options: ResolvedCheckoutOptions, store: HubtelStore) =>
-        new CheckoutInvoiceStore(
-          store,
-          options.invoiceTtlMs,
-          options.reconciliation.giveUpAfterMs + options.reconciliation.maxIntervalMs * 2,
-          Date.now,
-          options.reconciliation.enabled,
-        ),
+        new CheckoutInvoiceStore(store, options.invoiceTtlMs, Date.now, options.reconciliation.enabled),
       inject: [CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
     },
     {

@@ -103,7 +103,6 @@ export class CheckoutInvoiceStore {
   constructor(
     private readonly store: HubtelStore,
     ttlMs: number,
-    private readonly watchTtlMs: number,
     private readonly now: () => number = Date.now,
     /** False when reconciliation is off: `unwatch` skips a delete (an old entry expires on its TTL). */
     private readonly watching = true,
@@ -157,10 +156,14 @@ export class CheckoutInvoiceStore {
     await this.store.delete(watchKey(clientReference));
   }
 
-  /** Puts an invoice on the reconciler's watch list (first check at `firstCheckAt`). */
+  /**
+   * Puts an invoice on the reconciler's watch list (first check at `firstCheckAt`). Kept as long as
+   * the invoice: a reconciler behind or down past `giveUpAfterMs` must still check it, or a payment
+   * nobody called back for is never found.
+   */
   async watch(clientReference: string, createdAt: number, firstCheckAt: number): Promise<void> {
     const entry: CheckoutWatchEntry = { clientReference, createdAt, nextCheckAt: firstCheckAt, checks: 0 };
-    await this.store.set(watchKey(clientReference), entry, { ttlMs: this.watchTtlMs });
+    await this.store.set(watchKey(clientReference), entry, this.writeOptions);
   }
 
   async unwatch(clientReference: string): Promise<void> {
@@ -179,7 +182,7 @@ export class CheckoutInvoiceStore {
       watchKey(entry.value.clientReference),
       entry.version,
       next,
-      { ttlMs: this.watchTtlMs },
+      this.writeOptions,
     );
     return written !== undefined;
   }
