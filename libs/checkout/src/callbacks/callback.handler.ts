@@ -48,7 +48,7 @@ export class CheckoutCallbackHandler {
     const validation = validateCheckoutCallback(body);
     if (!validation.ok) {
       throw new HubtelValidationError(
-        `Invalid checkout callback: ${validation.issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+        `Invalid checkout callback: ${validation.issues.map((i) => i.message).join('; ')}`,
         validation.issues,
       );
     }
