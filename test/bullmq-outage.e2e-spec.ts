@@ -32,6 +32,9 @@ import type { JobRecord } from '#internal';
 const NODE_TIMEOUT_MS = 5_000;
 /** As long as the node timeout, as the issue's 15 s were at Redis's default. */
 const OUTAGE_MS = NODE_TIMEOUT_MS;
+/** Paid callbacks acknowledged before the outage, and released once the cluster is whole again. */
+const BEFORE = 24;
+const AFTER = 20;
 
 const clusterTopology = TOPOLOGIES.find((topology) => topology.binary === redisClusterBinaries)!;
 
@@ -67,45 +70,60 @@ clusterTopology.binary.describe('BullMQ workers on a 3-master Redis Cluster', ()
       it(`${which} killed for ${OUTAGE_MS / 1000} s under load: every acknowledged callback is handled once within the takeover bound after it returns`, async () => {
         const cluster = system.space.cluster!;
         const master = pick(await cluster.serverOf(BULLMQ_RUNNER_DEFAULTS.prefix));
-        const refs = Array.from({ length: 120 }, (_, index) => id(`${which.split(' ')[1]}${index}`));
-        await inBatches(refs, 10, (ref, index) => system.createInvoice(index % 2 ? a : b, ref, 10 + index));
-        const bodies = await inBatches(refs, 10, (ref) => system.paidCallback(ref));
+        // Invoices for as many callbacks as the load may release (it stops AFTER callbacks after the
+        // outage), all created before it: a replica may refuse to create one while a master is away.
+        const prepared = Array.from({ length: 120 }, (_, index) => id(`${which.split(' ')[1]}${index}`));
+        await inBatches(prepared, 10, (ref, index) =>
+          system.createInvoice(index % 2 ? a : b, ref, 10 + index),
+        );
+        const bodies = new Map<string, Awaited<ReturnType<typeof system.paidCallback>>>();
         /** When each callback was first answered 200 (acknowledged: the platform stops re-sending it). */
         const acknowledged = new Map<string, number>();
         const statuses: number[] = [];
         const send = async (ref: string) => {
           if (acknowledged.has(ref)) return;
-          const index = refs.indexOf(ref);
-          const answer = await sendCheckoutCallback((index % 2 ? a : b).url, bodies[index], {
+          const index = prepared.indexOf(ref);
+          const answer = await sendCheckoutCallback((index % 2 ? a : b).url, bodies.get(ref), {
             timeoutMs: 30_000,
           }).catch(() => undefined); // no answer: sent again, as the platform does
           if (!answer) return;
           statuses.push(answer.status);
           if (answer.status === 200 && !acknowledged.has(ref)) acknowledged.set(ref, Date.now());
         };
-        const unacknowledged = () => refs.filter((ref) => !acknowledged.has(ref));
-
-        // Load: a new paid callback every 250 ms, before, during and after the outage; the platform
-        // re-sends every refused one each 500 ms, until it is acknowledged.
+        /** The callbacks released so far (paid at the platform): the ones every check below is about. */
         let released = 0;
+        const sent = () => prepared.slice(0, released);
+        const unacknowledged = () => sent().filter((ref) => !acknowledged.has(ref));
+
+        /** How many were released when the cluster was whole again (none is, until it is). */
+        let releasedWhenBack = Infinity;
+        let releasing = true;
         let stopLoad = false;
+        // Load: a new paid callback every 250 ms, before, during and after the outage (until AFTER of
+        // them were released once the cluster is whole again); the platform re-sends every refused
+        // one each 500 ms, until it is acknowledged.
         const load = Promise.all([
           (async () => {
-            for (; released < refs.length && !stopLoad; released++) {
-              void send(refs[released]!);
-              await pause(250);
+            for (; released < prepared.length && !stopLoad; released++) {
+              if (released >= releasedWhenBack + AFTER) break;
+              const ref = prepared[released]!;
+              const next = pause(250); // paying it at the platform is part of the 250 ms, not added
+              bodies.set(ref, await system.paidCallback(ref));
+              void send(ref);
+              await next;
             }
+            releasing = false;
           })(),
           (async () => {
             for (let round = 0; !stopLoad && round < 1_000; round++) {
-              await inBatches(unacknowledged().slice(0, released), 5, send);
-              if (released === refs.length && unacknowledged().length === 0) return;
+              await inBatches(unacknowledged(), 5, send);
+              if (!releasing && unacknowledged().length === 0) return;
               await pause(500);
             }
           })(),
         ]);
-        await eventually('a fifth of the callbacks acknowledged', () =>
-          acknowledged.size >= refs.length / 5 ? true : undefined,
+        await eventually('callbacks acknowledged before the outage', () =>
+          acknowledged.size >= BEFORE ? true : undefined,
         );
         await master.stop();
         await pause(OUTAGE_MS);
@@ -113,22 +131,24 @@ clusterTopology.binary.describe('BullMQ workers on a 3-master Redis Cluster', ()
         // A master away as long as the node timeout may have been marked failed: the cluster then
         // answers CLUSTERDOWN until the other masters clear that (twice the node timeout later).
         await cluster.untilOk(90_000);
-        const back = Date.now();
+        const whole = Date.now();
+        releasedWhenBack = released;
         try {
           await eventually(
             'every callback acknowledged',
-            () => (unacknowledged().length === 0 ? true : undefined),
+            () => (!releasing && unacknowledged().length === 0 ? true : undefined),
             { timeoutMs: 60_000 },
           );
         } finally {
           stopLoad = true;
           await load;
         }
+        const refs = sent();
 
         // Each acknowledged callback's job ran to its end by the takeover bound after the cluster was
         // whole again, or after its acknowledgement when that was later: its record settled (a
         // receipt alone could come from reconciliation).
-        const deadline = Math.max(back, ...acknowledged.values()) + TAKEOVER_BOUND_MS;
+        const deadline = Math.max(whole, ...acknowledged.values()) + TAKEOVER_BOUND_MS;
         const open = async () => {
           const found: JobRecord[] = [];
           for await (const [key, entry] of system.store.scan<JobRecord>('hubtel:checkout:job:'))
@@ -167,6 +187,9 @@ clusterTopology.binary.describe('BullMQ workers on a 3-master Redis Cluster', ()
 
   describe('Reconciliation after Redis came back empty', () => {
     let replicas: AppProcess[] = [];
+
+    // The outage's invoices never released (never paid) are no business of this test's reconciliation.
+    beforeAll(() => system.space.flush(), 60_000);
 
     afterAll(() => Promise.all(replicas.map((replica) => replica.kill())), 60_000);
 
