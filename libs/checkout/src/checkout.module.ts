@@ -126,7 +126,6 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
           store,
           options.invoiceTtlMs,
           options.reconciliation.giveUpAfterMs + options.reconciliation.maxIntervalMs * 2,
-          Date.now,
           options.reconciliation.enabled,
         ),
       inject: [CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
@@ -134,7 +133,7 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
     {
       provide: CheckoutSettlement,
       useFactory: (invoices: CheckoutInvoiceStore, pipeline: InboundPipeline, telemetry?: HubtelTelemetry) =>
-        new CheckoutSettlement(invoices, pipeline, Date.now, telemetry),
+        new CheckoutSettlement(invoices, pipeline, telemetry),
       inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     {
