@@ -122,13 +122,13 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
     {
       provide: CheckoutInvoiceStore,
       useFactory: (options: ResolvedCheckoutOptions, store: HubtelStore) =>
-        new CheckoutInvoiceStore(store, options.invoiceTtlMs, Date.now, options.reconciliation.enabled),
+        new CheckoutInvoiceStore(store, options.invoiceTtlMs, options.reconciliation.enabled),
       inject: [CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
     },
     {
       provide: CheckoutSettlement,
       useFactory: (invoices: CheckoutInvoiceStore, pipeline: InboundPipeline, telemetry?: HubtelTelemetry) =>
-        new CheckoutSettlement(invoices, pipeline, Date.now, telemetry),
+        new CheckoutSettlement(invoices, pipeline, telemetry),
       inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE, { token: HUBTEL_TELEMETRY, optional: true }],
     },
     {

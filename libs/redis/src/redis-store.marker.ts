@@ -44,7 +44,6 @@ export class RedisStoreMarkers {
   constructor(
     private readonly store: MarkerStore,
     private readonly intervalMs: number,
-    private readonly now: () => number = Date.now,
   ) {}
 
   /** Checks the markers now, then every `intervalMs`. */
@@ -99,7 +98,7 @@ export class RedisStoreMarkers {
     await this.check();
     const open = this.loss();
     if (!open || open.acknowledgedAt !== undefined) return undefined;
-    const at = new Date(this.now()).toISOString();
+    const at = new Date().toISOString();
     for (const { key } of this.places) {
       for (let tries = 0; tries < MAX_TRIES; tries++) {
         const entry = await this.store.get<StoreMarker>(key);
@@ -120,7 +119,7 @@ export class RedisStoreMarkers {
   private async checkOne(key: string): Promise<void> {
     const before = this.seen.get(key);
     for (let tries = 0; tries < MAX_TRIES; tries++) {
-      const at = new Date(this.now()).toISOString();
+      const at = new Date().toISOString();
       const entry = await this.store.get<StoreMarker>(key);
       const marker = entry?.value;
       if (marker && !(before && marker.generation !== before.generation && !marker.lost)) {

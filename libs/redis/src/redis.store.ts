@@ -95,11 +95,6 @@ export class RedisStore implements HubtelStore {
     }
   }
 
-  /** True on a Redis Cluster (the store scans every master). */
-  get isCluster(): boolean {
-    return isClusterClient(this.client);
-  }
-
   /** Connects its own client; refuses a single-node client on a cluster node (keys would answer MOVED). */
   async connect(): Promise<void> {
     if (this.owned && this.client.status === 'wait') {

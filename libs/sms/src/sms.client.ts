@@ -56,7 +56,7 @@ export class SmsClient {
     const issues: ValidationIssue[] = [];
     requireObject(input, 'sendBatch', '{ from, recipients, content }');
     const from = this.checkSender(input.from, issues);
-    const content = this.checkContent(input.content, issues);
+    const content = checkText('content', input.content, issues, this.options.maxContentLength);
     const recipients = input.recipients as unknown;
     const isArray = Array.isArray(recipients);
     const iterable = isIterable(recipients, Symbol.iterator) || isIterable(recipients, Symbol.asyncIterator);
@@ -106,7 +106,7 @@ export class SmsClient {
     const issues: ValidationIssue[] = [];
     requireObject(input, 'send', '{ from, to, content }');
     const from = this.checkSender(input.from, issues);
-    const content = this.checkContent(input.content, issues);
+    const content = checkText('content', input.content, issues, this.options.maxContentLength);
     const to = tryNormalizeMsisdn(input.to, this.options.http.defaultCountryCode);
     if (!to.ok) issues.push({ field: 'to', message: to.reason, value: input.to });
     if (issues.length > 0) throw this.invalid('send', issues);
@@ -167,10 +167,6 @@ export class SmsClient {
   private checkSender(value: unknown, issues: ValidationIssue[]): string | undefined {
     const missing = 'is required (no default senderId is configured)';
     return checkText('from', value ?? this.options.senderId, issues, this.options.maxSenderLength, missing);
-  }
-
-  private checkContent(value: unknown, issues: ValidationIssue[]): string | undefined {
-    return checkText('content', value, issues, this.options.maxContentLength);
   }
 
   /** `input[field]`, else the configured default (also when bad: the issue is what counts). */

@@ -75,10 +75,7 @@ export class CheckoutCallbackController {
       );
     }
     const sourceAddress = account.access.clientAddress(request)?.address;
-    const result = await this.checkout.handleCallback(
-      body,
-      sourceAddress === undefined ? { account: account.name } : { sourceAddress, account: account.name },
-    );
+    const result = await this.checkout.handleCallback(body, { sourceAddress, account: account.name });
     this.telemetry?.record(inboundSignal('checkout', result.outcome, result.reason, account.name));
     return { received: true };
   }

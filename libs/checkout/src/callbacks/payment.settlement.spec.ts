@@ -218,7 +218,7 @@ describe('CheckoutSettlement', () => {
   it('takes a paid invoice off the watch list only when watching (reconciliation on)', async () => {
     const { store, pipeline } = setup();
     for (const watching of [true, false]) {
-      const invoices = new CheckoutInvoiceStore(store, 3_600_000, Date.now, watching);
+      const invoices = new CheckoutInvoiceStore(store, 3_600_000, watching);
       const settlement = new CheckoutSettlement(invoices, pipeline);
       const ref = `w-${watching}`;
       await invoices.create(invoice(ref));

@@ -46,7 +46,6 @@ export class CheckoutSettlement {
   constructor(
     private readonly invoices: CheckoutInvoiceStore,
     private readonly pipeline: InboundPipeline,
-    private readonly now: () => number = Date.now,
     private readonly telemetry?: HubtelTelemetry,
   ) {}
 
@@ -59,7 +58,7 @@ export class CheckoutSettlement {
     if (invoice.status === 'paid') return 'duplicate';
     // Given back by the merchant: final, whatever is verified later.
     if (invoice.status === 'refunded') return 'superseded';
-    const paidAt = new Date(this.now()).toISOString();
+    const paidAt = new Date().toISOString();
     const event = checkoutEvent<CheckoutPaidEvent>({
       ...eventFields(invoice),
       checkoutId: invoice.checkoutId ?? evidence.checkoutId,
@@ -131,7 +130,7 @@ export class CheckoutSettlement {
    */
   async attention(invoice: CheckoutInvoice, evidence: AttentionEvidence): Promise<SettleResult> {
     const ref = invoice.clientReference;
-    const at = new Date(this.now()).toISOString();
+    const at = new Date().toISOString();
     const attention: CheckoutAttention = {
       reason: evidence.reason,
       message: evidence.message,
@@ -190,7 +189,7 @@ export class CheckoutSettlement {
         'HUBTEL_STORE_CONFLICT',
         `Invoice ${ref} is ${invoice.status}: only an invoice that needs attention can be resolved`,
       );
-    const at = new Date(this.now()).toISOString();
+    const at = new Date().toISOString();
     const attention: CheckoutAttention = {
       ...invoice.attention,
       resolution: { ...resolution, at, ...(note === undefined ? {} : { note }) },
@@ -231,7 +230,7 @@ export class CheckoutSettlement {
     if (!entry) return 'unknown';
     const invoice = entry.value;
     if (invoice.status === 'paid' || (await this.pipeline.get(CheckoutEvents.Paid, ref))) return 'superseded';
-    const at = new Date(this.now()).toISOString();
+    const at = new Date().toISOString();
     const result = await this.invoices.update(
       ref,
       (current, updatedAt) =>
@@ -277,7 +276,7 @@ export class CheckoutSettlement {
    * Unwatched only once the event is recorded, so a failure leaves it to the next pass.
    */
   async expired(clientReference: string): Promise<SettleResult> {
-    const at = new Date(this.now()).toISOString();
+    const at = new Date().toISOString();
     let before: CheckoutInvoice | undefined;
     const result = await this.invoices.update(clientReference, (current) => {
       before = current;
@@ -321,7 +320,7 @@ export class CheckoutSettlement {
       status: callback?.Data.Status ?? status?.status,
       sourceAddress: claim.sourceAddress,
       callback: callback as unknown as Record<string, unknown> | undefined,
-      rejectedAt: new Date(this.now()).toISOString(),
+      rejectedAt: new Date().toISOString(),
     });
     const from = event.sourceAddress ? ` (from ${event.sourceAddress})` : '';
     if (event.reason === 'FORGOTTEN_REFERENCE') {

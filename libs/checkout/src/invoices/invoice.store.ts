@@ -103,7 +103,6 @@ export class CheckoutInvoiceStore {
   constructor(
     private readonly store: HubtelStore,
     ttlMs: number,
-    private readonly now: () => number = Date.now,
     /** False when reconciliation is off: `unwatch` skips a delete (an old entry expires on its TTL). */
     private readonly watching = true,
   ) {
@@ -135,7 +134,7 @@ export class CheckoutInvoiceStore {
     at?: string,
   ): Promise<{ invoice: CheckoutInvoice; changed: boolean } | undefined> {
     const key = invoiceKey(clientReference);
-    const updatedAt = at ?? new Date(this.now()).toISOString();
+    const updatedAt = at ?? new Date().toISOString();
     for (let tries = 0; tries < MAX_CAS_TRIES; tries++) {
       const entry = tries === 0 && known ? known : await this.store.get<CheckoutInvoice>(key);
       if (!entry) return undefined;

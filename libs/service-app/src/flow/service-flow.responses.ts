@@ -74,10 +74,6 @@ export function fail(step: string, issues: ValidationIssue[]): never {
   );
 }
 
-export function isText(value: unknown): value is string {
-  return typeof value === 'string';
-}
-
 /** An option's Value as stored: a finite number becomes its string. */
 export function optionValue(value: unknown): unknown {
   return typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
@@ -87,11 +83,12 @@ export function optionValue(value: unknown): unknown {
 export function checkCartItem(step: string, message: unknown, item: CartItem): CartItem {
   const issues: ValidationIssue[] = [];
   const bad = (field: string, message: string) => void issues.push({ field, message });
-  if (!isText(message)) bad('message', 'must be a string');
+  if (typeof message !== 'string') bad('message', 'must be a string');
   if (!item || typeof item !== 'object')
     fail(step, [...issues, { field: 'item', message: 'must be an object' }]);
   const { ItemName, Qty, Price, ServiceData } = item;
-  if (!isText(ItemName) || ItemName.trim() === '') bad('item.ItemName', 'must be a non-empty string');
+  if (typeof ItemName !== 'string' || ItemName.trim() === '')
+    bad('item.ItemName', 'must be a non-empty string');
   if (typeof Qty !== 'number' || !Number.isInteger(Qty) || Qty < 1)
     bad('item.Qty', 'must be a whole number of 1 or more');
   if (typeof Price !== 'number' || !Number.isFinite(Price) || Price <= 0)
@@ -115,7 +112,7 @@ export function queryResponse(sessionId: string, answer: unknown): ServiceFlowRe
   const reply = typeof answer === 'string' ? { message: answer } : answer;
   if (!reply || typeof reply !== 'object') return undefined;
   const { message, label, data } = reply as { message?: unknown; label?: unknown; data?: unknown };
-  if (!isText(message) || (label !== undefined && !isText(label))) return undefined;
+  if (typeof message !== 'string' || (label !== undefined && typeof label !== 'string')) return undefined;
   let options: SelectOption[] | null = null;
   if (data !== undefined) {
     if (!Array.isArray(data)) return undefined;
@@ -124,8 +121,8 @@ export function queryResponse(sessionId: string, answer: unknown): ServiceFlowRe
       const value = optionValue(option?.Value);
       const amount = option?.Amount ?? 0;
       if (
-        !isText(option?.Display) ||
-        !isText(value) ||
+        typeof option?.Display !== 'string' ||
+        typeof value !== 'string' ||
         typeof amount !== 'number' ||
         !Number.isFinite(amount)
       )

@@ -4,7 +4,7 @@ import type { ValidationIssue } from 'nestjs-hubtel';
 import type { SelectOption } from '../service-app.types.js';
 import type { ServiceFlowDefinition } from '../service-flow.context.js';
 import type { InputPrompt, SelectPrompt, StoredScreen, StoredValidation } from '../service-flow.types.js';
-import { fail, isText, optionValue } from './service-flow.responses.js';
+import { fail, optionValue } from './service-flow.responses.js';
 
 type Reply = { kind: 'input'; prompt: InputPrompt } | { kind: 'select'; prompt: SelectPrompt };
 
@@ -13,11 +13,11 @@ function checkPrompt(step: string, reply: Reply, checkOptions: boolean): SelectO
   const issues: ValidationIssue[] = [];
   const bad = (field: string, message: string) => void issues.push({ field, message });
   const prompt = reply.prompt;
-  if (!isText(prompt?.message)) bad('message', 'must be a string');
-  if (prompt?.label !== undefined && !isText(prompt.label)) bad('label', 'must be a string');
+  if (typeof prompt?.message !== 'string') bad('message', 'must be a string');
+  if (prompt?.label !== undefined && typeof prompt.label !== 'string') bad('label', 'must be a string');
   for (const field of ['name', 'fieldType'] as const) {
     const value = prompt?.[field];
-    if (value !== undefined && (!isText(value) || value.trim() === ''))
+    if (value !== undefined && (typeof value !== 'string' || value.trim() === ''))
       bad(field, 'must be a non-empty string');
   }
   let options: SelectOption[] | undefined;
@@ -35,9 +35,9 @@ function checkPrompt(step: string, reply: Reply, checkOptions: boolean): SelectO
     reply.prompt.options.forEach((option, index) => {
       const at = `options[${index}]`;
       if (!option || typeof option !== 'object') return bad(at, 'must be an object');
-      if (!isText(option.Display)) bad(`${at}.Display`, 'must be a string');
+      if (typeof option.Display !== 'string') bad(`${at}.Display`, 'must be a string');
       const value = optionValue(option.Value);
-      if (!isText(value) || value.trim() === '') bad(`${at}.Value`, 'must be a non-empty string');
+      if (typeof value !== 'string' || value.trim() === '') bad(`${at}.Value`, 'must be a non-empty string');
       else if (seen.has(value)) bad(`${at}.Value`, `"${value}" is used by another option`);
       else seen.add(value);
       const amount = option.Amount ?? 0;
