@@ -108,8 +108,7 @@ export class HandlerRegistry implements OnApplicationBootstrap {
       const requestScoped = !wrapper.isDependencyTreeStatic();
       const className = instance.constructor?.name || String(wrapper.name);
       for (const method of scanner.getAllMethodNames(prototype)) {
-        const fn = (prototype as Record<string, unknown>)[method];
-        if (typeof fn !== 'function') continue;
+        const fn = (prototype as Record<string, object>)[method]!;
         const onEvent = Reflect.getMetadata(onEventKey, fn) as Array<{ event: unknown }> | undefined;
         for (const { event } of onEvent ?? [])
           for (const name of [event].flat())

@@ -1,5 +1,5 @@
 /** What an attempt's answer or failure means: a 2xx decoded, else a typed error and whether to retry. */
-import type { AxiosResponse } from 'axios';
+import { AxiosHeaders, type AxiosResponse, type RawAxiosHeaders } from 'axios';
 import {
   HubtelApiError,
   HubtelAuthenticationError,
@@ -108,16 +108,11 @@ export function decideOnStatus(
   return stop(new HubtelApiError(`${failed}${suffix}`, details));
 }
 
-function plainHeaders(headers: unknown): Record<string, string> {
+function plainHeaders(headers: AxiosResponse['headers']): Record<string, string> {
   const out: Record<string, string> = {};
-  const source =
-    headers && typeof (headers as { toJSON?: unknown }).toJSON === 'function'
-      ? (headers as { toJSON(): Record<string, unknown> }).toJSON()
-      : ((headers as Record<string, unknown> | undefined) ?? {});
-  for (const [name, value] of Object.entries(source)) {
-    if (value === undefined || value === null) continue;
-    out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
-  }
+  // Unset headers left out, several values joined: axios' own rendering.
+  for (const [name, value] of Object.entries(AxiosHeaders.from(headers as RawAxiosHeaders).toJSON(true)))
+    out[name.toLowerCase()] = String(value);
   return out;
 }
 

@@ -127,12 +127,8 @@ function fullUrl(config: InternalAxiosRequestConfig): string {
 }
 
 function requestHeaders(config: InternalAxiosRequestConfig): Record<string, string> {
-  const out: Record<string, string> = {};
-  const source = AxiosHeaders.from(config.headers).toJSON(true) as Record<string, string>;
-  for (const name in source) {
-    const value = source[name];
-    if (value !== undefined && value !== null) out[name] = value;
-  }
+  // Unset (null or false) headers left out, several values joined: axios' own rendering.
+  const out = AxiosHeaders.from(config.headers).toJSON(true) as Record<string, string>;
   // As axios' Node adapter does: some gateways refuse requests without one.
   if (!config.headers.has('User-Agent')) out['User-Agent'] = `axios/${axios.VERSION}`;
   if (config.auth) {
@@ -148,11 +144,6 @@ function requestBody(config: InternalAxiosRequestConfig): Body {
   const data: unknown = config.data;
   if (data === undefined || data === null) return undefined;
   if (typeof data === 'string' || Buffer.isBuffer(data) || data instanceof Uint8Array) return data;
-  if (data instanceof ArrayBuffer) return Buffer.from(data);
-  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  if (data instanceof URLSearchParams) return data.toString();
-  if (typeof FormData !== 'undefined' && data instanceof FormData) return data as Body;
-  if (typeof (data as { pipe?: unknown }).pipe === 'function') return data as Body;
   throw new AxiosError(
     `The undici adapter cannot send a request body of type ${Object.prototype.toString.call(data)}`,
     AxiosError.ERR_BAD_REQUEST,

@@ -206,7 +206,6 @@ function inheritSection(
     } else if (rule !== 'inherited') delete out[field.key];
   }
   for (const [key, value] of Object.entries(own ?? {})) {
-    if (value === undefined) continue;
     const field = fields.find((candidate) => candidate.key === key);
     const rule = field && accountRule(field);
     const section = `${scope}.${key}`;

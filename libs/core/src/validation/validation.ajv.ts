@@ -1,6 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { _, Ajv, type ErrorObject, type KeywordCxt, type Name, type ValidateFunction } from 'ajv';
-import { isDefined, isNotEmpty, isNumber, matches, maxLength, minLength } from 'class-validator';
+import { isDefined, isNotEmpty, matches, maxLength } from 'class-validator';
 import type { ValidationIssue } from '../errors/hubtel.errors.js';
 import { dtoJsonSchema, IGNORED, type DtoShape } from './validation.schema.js';
 
@@ -29,17 +29,11 @@ function ajv(): Ajv {
   add('cvMaxLength', 'string', 'number', (cxt) =>
     cxt.fail(_`${cxt.data}.length > ${cxt.schema} && !${call(cxt, maxLength)}(${cxt.data}, ${cxt.schema})`),
   );
-  add('cvMinLength', 'string', 'number', (cxt) =>
-    cxt.fail(_`!${call(cxt, minLength)}(${cxt.data}, ${cxt.schema})`),
-  );
   add('cvMatches', 'string', 'object', (cxt) => {
     const { source, flags } = cxt.schema as { source: string; flags: string };
     const regex = cxt.gen.scopeValue('pattern', { ref: new RegExp(source, flags) });
     cxt.fail(_`!${call(cxt, matches)}(${cxt.data}, ${regex})`);
   });
-  add('cvMaxDecimalPlaces', 'number', 'number', (cxt) =>
-    cxt.fail(_`!${call(cxt, isNumber)}(${cxt.data}, { maxDecimalPlaces: ${cxt.schema} })`),
-  );
   add('cvNotEmpty', undefined, 'boolean', (cxt) => cxt.fail(_`!${call(cxt, isNotEmpty)}(${cxt.data})`));
   add('cvDefined', undefined, 'boolean', (cxt) => cxt.fail(_`!${call(cxt, isDefined)}(${cxt.data})`));
   return (shared = instance);
@@ -143,8 +137,6 @@ const MESSAGES: Record<string, [rank: number, message: (schema: any) => string]>
   cvDefined: [0, () => 'is required (got null)'],
   cvNotEmpty: [2, () => 'must not be empty'],
   cvMaxLength: [3, (max) => `must be at most ${max} characters long`],
-  cvMinLength: [3, (min) => `must be at least ${min} characters long`],
-  cvMaxDecimalPlaces: [3, (places) => `must have at most ${places} decimal places`],
   minimum: [3, (min) => `must be at least ${min}`],
   exclusiveMinimum: [3, (min) => `must be greater than ${min}`],
   maximum: [3, (max) => `must be at most ${max}`],

@@ -6,7 +6,6 @@ import {
   IS_OPTIONAL,
   MATCHES,
   MAX_LENGTH,
-  MIN_LENGTH,
   ValidationTypes,
 } from 'class-validator';
 import { targetConstructorToSchema } from 'class-validator-jsonschema';
@@ -32,10 +31,9 @@ const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
   isNumber: (meta) => {
     const options = (meta.constraints?.[0] ?? {}) as Record<string, unknown>;
     // Ajv's numbers are finite (strictNumbers), as class-validator's are by default.
-    if (options.allowNaN || options.allowInfinity) unsupported(meta, '@IsNumber allowing NaN or Infinity');
-    return options.maxDecimalPlaces === undefined
-      ? { type: 'number' }
-      : { type: 'number', cvMaxDecimalPlaces: options.maxDecimalPlaces };
+    if (options.allowNaN || options.allowInfinity || options.maxDecimalPlaces !== undefined)
+      unsupported(meta, '@IsNumber allowing NaN or Infinity, or with maxDecimalPlaces');
+    return { type: 'number' };
   },
   isInt: () => ({ type: 'integer' }),
   isBoolean: () => ({ type: 'boolean' }),
@@ -50,7 +48,6 @@ const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
     return { enum: values };
   },
   [MAX_LENGTH]: (meta) => ({ type: 'string', cvMaxLength: meta.constraints[0] as number }),
-  [MIN_LENGTH]: (meta) => ({ type: 'string', cvMinLength: meta.constraints[0] as number }),
   [MATCHES]: (meta) => {
     const pattern = meta.constraints[0] as RegExp | string;
     const regex = typeof pattern === 'string' ? new RegExp(pattern, meta.constraints[1] as string) : pattern;
@@ -61,7 +58,6 @@ const CONVERTERS: Record<string, (meta: Metadata) => JsonSchema> = {
   [IS_NOT_EMPTY]: () => ({ cvNotEmpty: true }),
   [IS_DEFINED]: () => ({ cvDefined: true }),
   [ValidationTypes.WHITELIST]: () => ({}),
-  [IS_OPTIONAL]: () => ({}),
 };
 
 function unsupported(meta: Metadata, what: string): never {
