@@ -86,7 +86,6 @@ export class SandboxState {
 
   /** Emits without letting a listener's error break the request that caused the event. */
   emit<K extends keyof SandboxEventMap>(event: K, ...args: SandboxEventMap[K]): void {
-    if (this.emitter.listenerCount(event) === 0) return;
     try {
       (this.emitter.emit as (e: K, ...a: SandboxEventMap[K]) => boolean)(event, ...args);
     } catch (err) {
@@ -119,7 +118,6 @@ export class SandboxState {
   }
 
   sleep(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.timers.delete(timer);
@@ -270,20 +268,14 @@ export class SandboxState {
    * The first record of `kind` (already there, or to come) that satisfies `predicate`. Records
    * are re-tested on every update, so waiting for "a delivery to x that completed" works.
    */
-  waitFor<K extends SandboxRecordKind>(
+  async waitFor<K extends SandboxRecordKind>(
     kind: K,
     predicate: (record: SandboxRecordMap[K]) => boolean = () => true,
     timeoutMs = 10_000,
   ): Promise<SandboxRecordMap[K]> {
-    let existing: SandboxRecordMap[K] | undefined;
-    try {
-      existing = this.logFor(kind).findLast(predicate);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (existing) return Promise.resolve(existing);
-    if (this.stopped)
-      return Promise.reject(new HubtelTimeoutError(`waitFor('${kind}'): the sandbox is stopped`));
+    const existing = this.logFor(kind).findLast(predicate);
+    if (existing) return existing;
+    if (this.stopped) throw new HubtelTimeoutError(`waitFor('${kind}'): the sandbox is stopped`);
     return new Promise((resolve, reject) => {
       const finish = () => {
         clearTimeout(timer);
