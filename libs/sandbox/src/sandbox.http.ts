@@ -162,15 +162,19 @@ export async function requestOnce(
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
   if (!isHttpUrl(url)) throw new OutboundError(`Not an http(s) URL: ${url}`, 0, false);
   const target = new URL(url);
-  const timeout = AbortSignal.timeout(options.timeoutMs);
   const client = new Client(target.origin);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void client.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
+  }, options.timeoutMs);
   try {
     const res = await client.request({
       method,
       path: `${target.pathname}${target.search}`,
       headers: options.headers as Record<string, string>, // Content-Length: undici's, from the body
       body,
-      signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
+      signal: options.signal,
     });
     const chunks: Buffer[] = [];
     let size = 0;
@@ -187,13 +191,12 @@ export async function requestOnce(
     const { code, message } = err as NodeJS.ErrnoException;
     const why = options.signal?.aborted
       ? 'the sandbox stopped before an answer came'
-      : timeout.aborted
-        ? `no answer within ${options.timeoutMs} ms`
-        : code
-          ? `${code}: ${message}`
-          : message;
-    throw new OutboundError(why, elapsed(), timeout.aborted);
+      : code
+        ? `${code}: ${message}`
+        : message;
+    throw new OutboundError(why, elapsed(), timedOut);
   } finally {
+    clearTimeout(timer);
     void client.destroy();
   }
 }
