@@ -60,9 +60,8 @@ export class SandboxState {
   baseUrl = '';
   stopped = false;
 
-  /** Aborted on stop: no outbound call of a stopped sandbox lingers (or keeps a test process alive). */
+  /** Aborted on stop: no outbound call or delayed answer of a stopped sandbox lingers (or keeps a test process alive). */
   readonly outbound = new AbortController();
-  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly waiters = new Set<(err: Error) => void>();
   private readonly cancelScheduled = new Set<() => void>();
@@ -115,16 +114,6 @@ export class SandboxState {
   /** Resolves once no callback is being sent or waiting for its delay. */
   async settled(): Promise<void> {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
-  }
-
-  sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        resolve();
-      }, ms);
-      this.timers.add(timer);
-    });
   }
 
   private newDelivery(cb: OutboundCallback, body: unknown, extra: Partial<SandboxDelivery>): SandboxDelivery {
@@ -319,12 +308,10 @@ export class SandboxState {
     this.payments = 0;
   }
 
-  /** Stops timers (delayed callbacks are recorded as not sent) and fails every pending wait. */
+  /** Stops (delayed callbacks are recorded as not sent, delayed answers never come) and fails every pending wait. */
   shutdown(): void {
     this.stopped = true;
     this.outbound.abort();
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
     this.cancelPending();
     for (const abort of [...this.waiters]) abort(new HubtelTimeoutError('The sandbox stopped while waiting'));
   }
