@@ -74,18 +74,11 @@ export class SandboxRouter {
       return { kind: 'found', api: route.api, route, params };
     }
     if (api) return { kind: 'method-not-allowed', api, allowed: [...new Set(allowed)] };
-    return { kind: 'not-found', api: apiOf(path) };
+    // No route: the API of the routes under the same first segment (`/v1`, `/items`, `/pay`...).
+    const first = path.split('/')[1];
+    const sibling = this.routes.find((route) => route.pattern.split('/')[1] === first);
+    return { kind: 'not-found', api: sibling?.api ?? 'admin' };
   }
-}
-
-/** Which API a path belongs to, when no route matches it. */
-function apiOf(path: string): SandboxApi {
-  if (path.startsWith('/v1/messages')) return 'sms';
-  if (path.startsWith('/items')) return 'checkout';
-  if (path.startsWith('/transactions')) return 'status';
-  if (path.startsWith('/callback')) return 'callback';
-  if (path.startsWith('/pay')) return 'pay-page';
-  return 'admin';
 }
 
 /** One request's context: its body read once, on first use. */
