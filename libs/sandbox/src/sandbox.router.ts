@@ -124,19 +124,13 @@ export function requestContext(
 }
 
 /** Reads the whole body; beyond `limit` bytes, a 413 (the rest drained, nothing more kept). */
-function readBody(req: IncomingMessage, limit: number, api: SandboxApi): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (size <= limit) return resolve(Buffer.concat(chunks));
-      const message = `Request body larger than ${limit} bytes`;
-      reject(new SandboxHttpError(apiErrorReply(api, 413, { message })));
-    });
-    req.on('error', reject);
-  });
+async function readBody(req: IncomingMessage, limit: number, api: SandboxApi): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= limit) chunks.push(chunk);
+  }
+  if (size <= limit) return Buffer.concat(chunks);
+  throw new SandboxHttpError(apiErrorReply(api, 413, { message: `Request body larger than ${limit} bytes` }));
 }
