@@ -123,7 +123,5 @@ export class SandboxRequestHandler {
 function faultMessage(status: number): string {
   if (status >= 500) return 'The request failed on the server.';
   if (status === 402) return 'Your account does not have enough messaging credit to send the message.';
-  if (status === 403) return 'Forbidden.';
-  if (status === 429) return 'Too many requests.';
   return http.STATUS_CODES[status] ?? 'Error';
 }
