@@ -56,6 +56,8 @@ export class SandboxState {
   readonly accounts: SandboxAccounts;
   /** Exact counters (records may have been dropped; these never are). */
   payments = 0;
+  /** Message ids the kept SMS batches hold: the SMS API bounds batches by it, not only by count. */
+  batchIdsKept = 0;
   /** The origin others are told to use; set when the server listens. */
   baseUrl = '';
   stopped = false;
@@ -293,19 +295,12 @@ export class SandboxState {
     });
   }
 
-  private readonly clearHooks: (() => void)[] = [];
-
-  /** Runs `hook` whenever the records are cleared (for state kept beside the logs). */
-  onClear(hook: () => void): void {
-    this.clearHooks.push(hook);
-  }
-
   clearRecords(): void {
-    for (const hook of this.clearHooks) hook();
     const { messages, batches, invoices, deliveries, sessions, fulfillmentCallbacks, requests } = this;
     for (const log of [messages, batches, invoices, deliveries, sessions, fulfillmentCallbacks, requests])
       (log as RecordLog<object>).clear();
     this.payments = 0;
+    this.batchIdsKept = 0;
   }
 
   /** Stops (delayed callbacks are recorded as not sent, delayed answers never come) and fails every pending wait. */
