@@ -24,7 +24,7 @@ export class SandboxAccounts {
 
   /** The account by name; a name the sandbox does not serve is a SandboxNotFoundError. */
   require(name: string): SandboxAccount {
-    const account = typeof name === 'string' ? this.named.get(name) : undefined;
+    const account = this.named.get(name);
     if (!account) throw new SandboxNotFoundError('account', String(name));
     return account;
   }
@@ -40,13 +40,12 @@ export class SandboxAccounts {
     return given ? this.withPair(given.clientId, given.clientSecret, kind) : undefined;
   }
 
-  /** The account whose `kind` pair is exactly this one. */
+  /** The account whose `kind` pair is exactly this one (no pair's part is ever null). */
   withPair(
     clientId: string | null,
     clientSecret: string | null,
     kind: SandboxKeyKind,
   ): SandboxAccount | undefined {
-    if (clientId === null || clientSecret === null) return undefined;
     return this.all.find((a) => {
       const pair = a.credentials[kind];
       return !!pair && pair.clientId === clientId && pair.clientSecret === clientSecret;

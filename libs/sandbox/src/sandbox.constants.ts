@@ -7,8 +7,6 @@ export const SANDBOX_DEFAULT_CREDENTIALS = Object.freeze({
 
 export const SANDBOX_DEFAULT_POS_SALES_ID = '2000000';
 
-export const SANDBOX_DEFAULT_ACCOUNT = 'default';
-
 export const SANDBOX_DEFAULT_HOST = '127.0.0.1';
 /** The CLI's default port; in-process sandboxes default to a random free port (0). */
 export const SANDBOX_DEFAULT_CLI_PORT = 4010;

@@ -1,6 +1,6 @@
+import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
 import { accountEnvVariable, HUBTEL_ENV } from '#internal';
 import type { HubtelSandbox } from './sandbox.server.js';
-import { SANDBOX_DEFAULT_ACCOUNT } from './sandbox.constants.js';
 import type { SandboxAccount } from './sandbox.option-types.js';
 
 export interface SandboxEnvOptions {
@@ -13,9 +13,9 @@ export interface SandboxEnvOptions {
  * them. A name the sandbox does not serve throws a SandboxNotFoundError.
  */
 export function sandboxEnv(sandbox: HubtelSandbox, options: SandboxEnvOptions = {}): Record<string, string> {
-  const names = [...new Set(options.accounts ?? [SANDBOX_DEFAULT_ACCOUNT])];
+  const names = [...new Set(options.accounts ?? [HUBTEL_DEFAULT_ACCOUNT])];
   const accounts = names.map((name) => sandbox.account(name));
-  const named = accounts.filter((a) => a.name !== SANDBOX_DEFAULT_ACCOUNT).map((a) => a.name);
+  const named = accounts.filter((a) => a.name !== HUBTEL_DEFAULT_ACCOUNT).map((a) => a.name);
   const env: Record<string, string> = {};
   if (named.length > 0) env[HUBTEL_ENV.accounts] = named.join(',');
   for (const account of accounts) Object.assign(env, accountEnv(sandbox, account));
@@ -27,7 +27,7 @@ function accountEnv(sandbox: HubtelSandbox, account: SandboxAccount): Record<str
   const urls = sandbox.baseUrls();
   const { sms, api, callback } = account.credentials;
   const name = (variable: string) =>
-    account.name === SANDBOX_DEFAULT_ACCOUNT ? variable : accountEnvVariable(account.name, variable);
+    account.name === HUBTEL_DEFAULT_ACCOUNT ? variable : accountEnvVariable(account.name, variable);
   const values: [string, string | undefined][] = [
     [HUBTEL_ENV.clientId, api.clientId],
     [HUBTEL_ENV.clientSecret, api.clientSecret],

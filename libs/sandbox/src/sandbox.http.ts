@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import http, { type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
-import https from 'node:https';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Client } from 'undici';
 import type { SandboxReply } from './sandbox.route-types.js';
 import type { SandboxCredentialPair } from './sandbox.option-types.js';
 
@@ -147,7 +147,7 @@ export class OutboundError extends Error {
  * callbacks really arrive concurrently, and no pooled socket outlives the call to keep a test
  * process alive. The sandbox's callbacks and the testing kit's sends both go through it.
  */
-export function requestOnce(
+export async function requestOnce(
   method: string,
   url: string,
   body: string | Buffer,
@@ -160,53 +160,45 @@ export function requestOnce(
 ): Promise<OutboundResult> {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
-  return new Promise((resolve, reject) => {
-    const target = URL.parse(url);
-    const client = target?.protocol === 'https:' ? https : target?.protocol === 'http:' ? http : undefined;
-    if (!target || !client) return reject(new OutboundError(`Not an http(s) URL: ${url}`, 0, false));
-    const payload = Buffer.from(body);
-    let timedOut = false;
-    const req = client.request(target, {
+  if (!isHttpUrl(url)) throw new OutboundError(`Not an http(s) URL: ${url}`, 0, false);
+  const target = new URL(url);
+  const client = new Client(target.origin);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void client.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
+  }, options.timeoutMs);
+  try {
+    const res = await client.request({
       method,
-      agent: false,
-      headers: options.headers, // Content-Length: Node's, from the one end(payload)
+      path: `${target.pathname}${target.search}`,
+      headers: options.headers as Record<string, string>, // Content-Length: undici's, from the body
+      body,
       signal: options.signal,
     });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      req.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
-    }, options.timeoutMs);
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        if (size < (options.keepBytes ?? Infinity)) chunks.push(chunk);
-        size += chunk.length;
-      });
-      res.on('end', () => {
-        clearTimeout(timer);
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers))
-          if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-        const body = Buffer.concat(chunks).toString('utf8');
-        resolve({ statusCode: res.statusCode ?? 0, headers, body, durationMs: elapsed() });
-      });
-      res.on('error', (err) => {
-        clearTimeout(timer);
-        reject(new OutboundError(`the answer broke off: ${err.message}`, elapsed(), timedOut));
-      });
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      const message = options.signal?.aborted
-        ? 'the sandbox stopped before an answer came'
-        : err.code
-          ? `${err.code}: ${err.message}`
-          : err.message;
-      reject(new OutboundError(message, elapsed(), timedOut));
-    });
-    req.end(payload);
-  });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      if (size < (options.keepBytes ?? Infinity)) chunks.push(chunk);
+      size += chunk.length;
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers))
+      if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    const text = Buffer.concat(chunks).toString('utf8');
+    return { statusCode: res.statusCode, headers, body: text, durationMs: elapsed() };
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    const why = options.signal?.aborted
+      ? 'the sandbox stopped before an answer came'
+      : code
+        ? `${code}: ${message}`
+        : message;
+    throw new OutboundError(why, elapsed(), timedOut);
+  } finally {
+    clearTimeout(timer);
+    void client.destroy();
+  }
 }
 
 /** The host name of a `Host` header, lower-case, without port or IPv6 brackets. */

@@ -1,24 +1,21 @@
+import { once } from 'node:events';
 import http, { type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HubtelConfigError } from 'nestjs-hubtel';
 
 /** Listens on `host:port`; a port in use or a host it cannot bind is a HubtelConfigError. */
-export function listenHttp(host: string, port: number, handler: RequestListener): Promise<Server> {
-  return new Promise<Server>((resolve, reject) => {
-    const server = http.createServer(handler);
-    server.keepAliveTimeout = 5_000;
-    const onError = (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new HubtelConfigError('port', `${port} is already in use on ${host}`)
-          : new HubtelConfigError('host', `cannot listen on ${host}:${port}: ${err.message}`),
-      );
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve(server);
-    });
-  });
+export async function listenHttp(host: string, port: number, handler: RequestListener): Promise<Server> {
+  const server = http.createServer(handler);
+  server.keepAliveTimeout = 5_000;
+  try {
+    await once(server.listen(port, host), 'listening');
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw err.code === 'EADDRINUSE'
+      ? new HubtelConfigError('port', `${port} is already in use on ${host}`)
+      : new HubtelConfigError('host', `cannot listen on ${host}:${port}: ${err.message}`);
+  }
+  return server;
 }
 
 /** The origin a client reaches the server at (a wildcard host is reached on loopback). */

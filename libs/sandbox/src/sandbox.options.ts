@@ -1,7 +1,6 @@
-import { HubtelConfigError } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError } from 'nestjs-hubtel';
 import { accountEnvVariable, checkOptions, sanitizingLogger, withOptionDefaults } from '#internal';
 import {
-  SANDBOX_DEFAULT_ACCOUNT,
   SANDBOX_DEFAULT_CREDENTIALS,
   SANDBOX_DEFAULT_HOST,
   SANDBOX_DEFAULT_POS_SALES_ID,
@@ -36,7 +35,7 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
   const { sms, api, callback } = o.credentials ?? {};
   const defaultAccount: SandboxAccount = {
-    name: SANDBOX_DEFAULT_ACCOUNT,
+    name: HUBTEL_DEFAULT_ACCOUNT,
     credentials: {
       sms: { ...(sms ?? SANDBOX_DEFAULT_CREDENTIALS.sms) },
       api: { ...(api ?? SANDBOX_DEFAULT_CREDENTIALS.api) },
@@ -123,7 +122,7 @@ function resolveAccounts(
   const named = (value as unknown[]).map((entry, i) => {
     const prefix = `accounts[${i}]`;
     const a = checkOptions(SandboxAccountDto, entry, prefix);
-    if (a.name === SANDBOX_DEFAULT_ACCOUNT)
+    if (a.name === HUBTEL_DEFAULT_ACCOUNT)
       throw new HubtelConfigError(
         `${prefix}.name`,
         `"${a.name}" is reserved for the top-level options' account`,

@@ -1,4 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import { apiErrorReply, forbiddenHtmlPage, SandboxHttpError } from './sandbox.errors.js';
 import type { FaultHandle, InboundFaultSpec } from './sandbox.faults.js';
 import { hostNameOf, isAllowedHost, isoNow, writeReply } from './sandbox.http.js';
@@ -93,7 +94,9 @@ export class SandboxRequestHandler {
     const spec = fault.spec;
     const effect = spec.timeout || spec.dropConnection || spec.html || spec.status !== undefined;
     const processed = spec.processRequest ? await run() : undefined;
-    if (spec.delayMs) await this.state.sleep(spec.delayMs);
+    // Stopping ends the wait with nothing to answer (stop() closes the connection).
+    const { signal } = this.state.outbound;
+    if (spec.delayMs && !(await delay(spec.delayMs, true, { signal }).catch(() => false))) return undefined;
     if (!effect) {
       // Delay only: the normal answer, late. A client that gave up meanwhile is not served.
       if (spec.processRequest) return processed ?? undefined;
@@ -120,7 +123,5 @@ export class SandboxRequestHandler {
 function faultMessage(status: number): string {
   if (status >= 500) return 'The request failed on the server.';
   if (status === 402) return 'Your account does not have enough messaging credit to send the message.';
-  if (status === 403) return 'Forbidden.';
-  if (status === 429) return 'Too many requests.';
   return http.STATUS_CODES[status] ?? 'Error';
 }

@@ -74,18 +74,11 @@ export class SandboxRouter {
       return { kind: 'found', api: route.api, route, params };
     }
     if (api) return { kind: 'method-not-allowed', api, allowed: [...new Set(allowed)] };
-    return { kind: 'not-found', api: apiOf(path) };
+    // No route: the API of the routes under the same first segment (`/v1`, `/items`, `/pay`...).
+    const first = path.split('/')[1];
+    const sibling = this.routes.find((route) => route.pattern.split('/')[1] === first);
+    return { kind: 'not-found', api: sibling?.api ?? 'admin' };
   }
-}
-
-/** Which API a path belongs to, when no route matches it. */
-function apiOf(path: string): SandboxApi {
-  if (path.startsWith('/v1/messages')) return 'sms';
-  if (path.startsWith('/items')) return 'checkout';
-  if (path.startsWith('/transactions')) return 'status';
-  if (path.startsWith('/callback')) return 'callback';
-  if (path.startsWith('/pay')) return 'pay-page';
-  return 'admin';
 }
 
 /** One request's context: its body read once, on first use. */
@@ -131,19 +124,13 @@ export function requestContext(
 }
 
 /** Reads the whole body; beyond `limit` bytes, a 413 (the rest drained, nothing more kept). */
-function readBody(req: IncomingMessage, limit: number, api: SandboxApi): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (size <= limit) return resolve(Buffer.concat(chunks));
-      const message = `Request body larger than ${limit} bytes`;
-      reject(new SandboxHttpError(apiErrorReply(api, 413, { message })));
-    });
-    req.on('error', reject);
-  });
+async function readBody(req: IncomingMessage, limit: number, api: SandboxApi): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= limit) chunks.push(chunk);
+  }
+  if (size <= limit) return Buffer.concat(chunks);
+  throw new SandboxHttpError(apiErrorReply(api, 413, { message: `Request body larger than ${limit} bytes` }));
 }

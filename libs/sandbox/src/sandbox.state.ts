@@ -56,13 +56,14 @@ export class SandboxState {
   readonly accounts: SandboxAccounts;
   /** Exact counters (records may have been dropped; these never are). */
   payments = 0;
+  /** Message ids the kept SMS batches hold: the SMS API bounds batches by it, not only by count. */
+  batchIdsKept = 0;
   /** The origin others are told to use; set when the server listens. */
   baseUrl = '';
   stopped = false;
 
-  /** Aborted on stop: no outbound call of a stopped sandbox lingers (or keeps a test process alive). */
+  /** Aborted on stop: no outbound call or delayed answer of a stopped sandbox lingers (or keeps a test process alive). */
   readonly outbound = new AbortController();
-  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly waiters = new Set<(err: Error) => void>();
   private readonly cancelScheduled = new Set<() => void>();
@@ -86,7 +87,6 @@ export class SandboxState {
 
   /** Emits without letting a listener's error break the request that caused the event. */
   emit<K extends keyof SandboxEventMap>(event: K, ...args: SandboxEventMap[K]): void {
-    if (this.emitter.listenerCount(event) === 0) return;
     try {
       (this.emitter.emit as (e: K, ...a: SandboxEventMap[K]) => boolean)(event, ...args);
     } catch (err) {
@@ -116,17 +116,6 @@ export class SandboxState {
   /** Resolves once no callback is being sent or waiting for its delay. */
   async settled(): Promise<void> {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
-  }
-
-  sleep(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        resolve();
-      }, ms);
-      this.timers.add(timer);
-    });
   }
 
   private newDelivery(cb: OutboundCallback, body: unknown, extra: Partial<SandboxDelivery>): SandboxDelivery {
@@ -270,20 +259,14 @@ export class SandboxState {
    * The first record of `kind` (already there, or to come) that satisfies `predicate`. Records
    * are re-tested on every update, so waiting for "a delivery to x that completed" works.
    */
-  waitFor<K extends SandboxRecordKind>(
+  async waitFor<K extends SandboxRecordKind>(
     kind: K,
     predicate: (record: SandboxRecordMap[K]) => boolean = () => true,
     timeoutMs = 10_000,
   ): Promise<SandboxRecordMap[K]> {
-    let existing: SandboxRecordMap[K] | undefined;
-    try {
-      existing = this.logFor(kind).findLast(predicate);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (existing) return Promise.resolve(existing);
-    if (this.stopped)
-      return Promise.reject(new HubtelTimeoutError(`waitFor('${kind}'): the sandbox is stopped`));
+    const existing = this.logFor(kind).findLast(predicate);
+    if (existing) return existing;
+    if (this.stopped) throw new HubtelTimeoutError(`waitFor('${kind}'): the sandbox is stopped`);
     return new Promise((resolve, reject) => {
       const finish = () => {
         clearTimeout(timer);
@@ -312,27 +295,18 @@ export class SandboxState {
     });
   }
 
-  private readonly clearHooks: (() => void)[] = [];
-
-  /** Runs `hook` whenever the records are cleared (for state kept beside the logs). */
-  onClear(hook: () => void): void {
-    this.clearHooks.push(hook);
-  }
-
   clearRecords(): void {
-    for (const hook of this.clearHooks) hook();
     const { messages, batches, invoices, deliveries, sessions, fulfillmentCallbacks, requests } = this;
     for (const log of [messages, batches, invoices, deliveries, sessions, fulfillmentCallbacks, requests])
       (log as RecordLog<object>).clear();
     this.payments = 0;
+    this.batchIdsKept = 0;
   }
 
-  /** Stops timers (delayed callbacks are recorded as not sent) and fails every pending wait. */
+  /** Stops (delayed callbacks are recorded as not sent, delayed answers never come) and fails every pending wait. */
   shutdown(): void {
     this.stopped = true;
     this.outbound.abort();
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
     this.cancelPending();
     for (const abort of [...this.waiters]) abort(new HubtelTimeoutError('The sandbox stopped while waiting'));
   }

@@ -20,8 +20,6 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
   const o = state.options.sms;
   const authorized = (ctx: SandboxRequestContext) =>
     state.accounts.authenticate(ctx.req.headers.authorization, 'sms');
-  let batchIdsKept = 0;
-  state.onClear(() => (batchIdsKept = 0));
 
   const unauthorized = () => apiErrorReply('sms', 401, { message: 'The request authorization failed.' });
 
@@ -149,9 +147,9 @@ export function registerSmsApi(router: SandboxRouter, state: SandboxState): void
     );
     // Batches hold their message ids: bound them by ids kept, not only by count, or a run of
     // large batches would keep millions of ids of messages long dropped.
-    batchIdsKept += data.length - (evicted?.messageIds.length ?? 0);
-    while (batchIdsKept > state.options.recordLimit && state.batches.size > 1) {
-      batchIdsKept -= state.batches.shift()?.messageIds.length ?? 0;
+    state.batchIdsKept += data.length - (evicted?.messageIds.length ?? 0);
+    while (state.batchIdsKept > state.options.recordLimit && state.batches.size > 1) {
+      state.batchIdsKept -= state.batches.shift()?.messageIds.length ?? 0;
     }
     return { status: 200, json: { batchId, status: 0, data } };
   });

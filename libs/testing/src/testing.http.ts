@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { OutgoingHttpHeaders, Server } from 'node:http';
 import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
 import { requestOnce, serverOrigin } from 'nestjs-hubtel/sandbox';
@@ -134,15 +135,12 @@ async function withListeningServer<T>(server: Server, use: (origin: string) => P
   if (!entry) {
     entry = {
       users: 0,
-      ready: new Promise<string>((resolve, reject) => {
-        const onError = (err: Error) =>
-          reject(new HubtelConfigError('target', `could not listen on the app's server: ${err.message}`));
-        server.once('error', onError);
-        server.listen(0, '127.0.0.1', () => {
-          server.off('error', onError);
-          resolve(appOrigin(server));
-        });
-      }),
+      ready: once(server.listen(0, '127.0.0.1'), 'listening').then(
+        () => appOrigin(server),
+        (err: Error) => {
+          throw new HubtelConfigError('target', `could not listen on the app's server: ${err.message}`);
+        },
+      ),
     };
     temporary.set(server, entry);
   }

@@ -125,6 +125,27 @@ describe('TestSandbox', () => {
     }
   });
 
+  it('relays a body sent after 100-continue (curl does so for large bodies)', async () => {
+    const app = await recordingServer();
+    try {
+      sandbox.attach(app.url);
+      const answered = await new Promise<number>((resolve, reject) => {
+        const req = http.request(`${sandbox.tunnelUrl}/big`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Expect: '100-continue' },
+        });
+        req.on('continue', () => req.end('{"a":1}'));
+        req.on('response', (res) => res.resume().on('end', () => resolve(res.statusCode!)));
+        req.on('error', reject);
+      });
+      expect(answered).toBe(201);
+      expect(app.seen[0]).toMatchObject({ method: 'POST', url: '/big', body: '{"a":1}' });
+      expect(app.seen[0]!.headers.expect).toBeUndefined();
+    } finally {
+      await app.close();
+    }
+  });
+
   it('answers 502 with a machine-readable body when no app is attached or the app is down', async () => {
     const res = await fetch(`${sandbox.tunnelUrl}/x`, { method: 'POST', body: '{}' });
     expect(res.status).toBe(502);

@@ -46,10 +46,10 @@ export interface TestSandboxAccount extends AccountModuleOptions {
   markServicePaid(sessionId: string, options?: Omit<RecordServicePaymentOptions, 'account'>): SandboxSession;
 }
 
-// Request headers that describe one hop, not the request: never relayed.
+// Request headers that describe one hop, not the request (the sandbox answered any 100-continue): never relayed.
 const HOP_BY_HOP = new Set([
   ...'host connection keep-alive transfer-encoding content-length upgrade'.split(' '),
-  ...'proxy-connection te trailer'.split(' '),
+  ...'proxy-connection te trailer expect'.split(' '),
 ]);
 // Answer headers worth relaying to the sandbox's caller.
 const RELAYED_ANSWER_HEADERS = 'content-type location set-cookie cache-control retry-after allow'.split(' ');
