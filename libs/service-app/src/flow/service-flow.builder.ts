@@ -36,6 +36,9 @@ export class ServiceFlowBuilder<TData extends Record<string, unknown> = Record<s
 
   /** Adds a step; steps run in the order added unless a prompt names its `next`. */
   step(name: string, handler: FlowStepHandler<TData>, options: { start?: boolean } = {}): this {
+    // Refused here too, not only at build(): the stack then points at the step's line.
+    if (typeof handler !== 'function')
+      throw new HubtelConfigError(`flows.${this.name}.steps.${name}`, 'must be a function');
     this.steps.push({ name, handler, start: options.start === true });
     return this;
   }
