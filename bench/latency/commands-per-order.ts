@@ -5,8 +5,9 @@
  * `INFO commandstats` is read, the idle replica's commands over as long subtracted. (The row's
  * `BENCH_COMMANDSTATS=1` counts a timed window: on a loaded machine jobs of the warm-up run in it,
  * and the window's own are still queued.) Commands inside a Lua script count as Redis runs them;
- * `evalsha` counts the scripts; "sent by a client" counts the others (from MONITOR: a write each). Also prints each replica's CPU per order over the loop (closed loop,
- * one replica: a share to compare, not the row's figure).
+ * `evalsha` counts the scripts; "sent by a client" counts the others (from MONITOR: one write
+ * each, as neither side pipelines). Also prints each replica's CPU per order over the loop (closed
+ * loop, one replica: a share to compare, not the row's figure).
  *
  * `node --import ./bench/loader/register.mjs bench/latency/commands-per-order.ts [--orders=N] [--trace]`
  * (`--trace`: every command of one order, from Redis's MONITOR, as the replica sends it).
