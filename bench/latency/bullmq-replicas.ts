@@ -63,7 +63,7 @@ async function cpuOf(child: Child): Promise<number> {
  * The platform's fulfillment-callback receiver, reduced to a 200: it notes the OrderIds called
  * back, so a run shows that both sides did the contract's last step for each order.
  */
-async function startCallbackSink(): Promise<{ url: string; server: Server; calledBack: Set<string> }> {
+export async function startCallbackSink(): Promise<{ url: string; server: Server; calledBack: Set<string> }> {
   const calledBack = new Set<string>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
