@@ -198,4 +198,20 @@ describe('ServiceAppModule bootstrap', () => {
     expect(() => new ServiceFlowBuilder('x').forServiceCode('')).toThrow(HubtelConfigError);
     expect(() => new ServiceFlowBuilder('x').step('a', 'nope' as never)).toThrow(HubtelConfigError);
   });
+
+  it('makes a builder flow the default one without codes, or with asDefault() beside its codes', () => {
+    const flow = (build: (b: ServiceFlowBuilder) => ServiceFlowBuilder) =>
+      build(new ServiceFlowBuilder('x'))
+        .step('a', (c) => c.end(''))
+        .build();
+    expect(flow((b) => b)).toMatchObject({ serviceCodes: [], isDefault: true });
+    expect(flow((b) => b.forServiceCode('*713#'))).toMatchObject({
+      serviceCodes: ['*713#'],
+      isDefault: false,
+    });
+    expect(flow((b) => b.forServiceCode('*713#').asDefault())).toMatchObject({
+      serviceCodes: ['*713#'],
+      isDefault: true,
+    });
+  });
 });
