@@ -1,6 +1,6 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from 'nestjs-hubtel';
+import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from '#light/core';
 import type { ServiceAppChannel } from '#internal';
 import { CliUsageError } from './cli.args.js';
 
