@@ -261,6 +261,23 @@ async function refreshFixture(name: string, dir: string, tarball: string, built:
 /** The fixture `npm install` puts this run's tarball into; the others get a copy of what it put there. */
 const NPM_INSTALLED = 'nest12-esm';
 
+/** NPM_INSTALLED's install of this run's tarball, copied aside once prepared: the package and npm's bin links. */
+let npmInstall: { dir: string; links: Record<string, string> } | undefined;
+
+/** Copies the package npm installed in fixture `dir` (lock held) to `aside`, with npm's links to its bins. */
+async function setAside(dir: string, aside: string): Promise<typeof npmInstall> {
+  const from = path.join(dir, 'node_modules');
+  const copy = path.join(aside, 'installed');
+  await fs.rm(copy, { recursive: true, force: true });
+  await fs.cp(path.join(from, 'nestjs-hubtel'), copy, { recursive: true, verbatimSymlinks: true });
+  const { bin } = JSON.parse(await fs.readFile(path.join(copy, 'package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+  };
+  const links: Record<string, string> = {};
+  for (const name of Object.keys(bin)) links[name] = await fs.readlink(path.join(from, '.bin', name));
+  return { dir: copy, links };
+}
+
 /**
  * Puts the package into fixture `dir` as npm installed it into NPM_INSTALLED for this run: its files
  * (modes kept: npm made the bins executable) and npm's own links to its bins. One `npm install` of
@@ -272,31 +289,16 @@ const NPM_INSTALLED = 'nest12-esm';
  */
 async function copyNpmInstall(dir: string, tarball: string, built: string): Promise<boolean> {
   await prepared(NPM_INSTALLED, tarball, built).catch(() => undefined);
-  const source = await fixtureDir(NPM_INSTALLED);
-  const copied = await withLock(source, async () => {
-    const stamp = await fs.readFile(path.join(source, '.prepared-for'), 'utf8').catch(() => '');
-    if (stamp !== (await inputsOf(NPM_INSTALLED, tarball))) return false; // another run's install
-    const from = path.join(source, 'node_modules');
-    const to = path.join(dir, 'node_modules');
-    await fs.cp(path.join(from, 'nestjs-hubtel'), path.join(to, 'nestjs-hubtel'), {
-      recursive: true,
-      verbatimSymlinks: true,
-    });
-    const manifest = JSON.parse(
-      await fs.readFile(path.join(from, 'nestjs-hubtel', 'package.json'), 'utf8'),
-    ) as {
-      bin: Record<string, string>;
-    };
-    await fs.mkdir(path.join(to, '.bin'), { recursive: true });
-    for (const bin of Object.keys(manifest.bin)) {
-      await fs.rm(path.join(to, '.bin', bin), { force: true });
-      await fs.symlink(await fs.readlink(path.join(from, '.bin', bin)), path.join(to, '.bin', bin));
-    }
-    return true;
-  });
-  if (!copied) return false;
+  if (!npmInstall) return false;
+  const to = path.join(dir, 'node_modules');
+  await fs.cp(npmInstall.dir, path.join(to, 'nestjs-hubtel'), { recursive: true, verbatimSymlinks: true });
+  await fs.mkdir(path.join(to, '.bin'), { recursive: true });
+  for (const [name, target] of Object.entries(npmInstall.links)) {
+    await fs.rm(path.join(to, '.bin', name), { force: true });
+    await fs.symlink(target, path.join(to, '.bin', name));
+  }
   // npm's record of the tree (the hidden lockfile) predates the copy: npm ls reads the tree instead.
-  await fs.rm(path.join(dir, 'node_modules', '.package-lock.json'), { force: true });
+  await fs.rm(path.join(to, '.package-lock.json'), { force: true });
   const listed = await run('npm', ['ls', '--all', '--json'], dir);
   let problems: string[];
   try {
@@ -331,7 +333,10 @@ function prepared(name: string, tarball: string, built: string): Promise<void> {
     done = (async () => {
       await (dependencies.get(name) ?? installDependencies(name));
       const dir = await fixtureDir(name);
-      await withLock(dir, () => refreshFixture(name, dir, tarball, built));
+      await withLock(dir, async () => {
+        await refreshFixture(name, dir, tarball, built);
+        if (name === NPM_INSTALLED) npmInstall = await setAside(dir, path.dirname(tarball));
+      });
     })();
     done.catch(() => undefined); // the test using the fixture reports it
     preparing.set(name, done);
