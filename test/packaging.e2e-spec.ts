@@ -221,11 +221,11 @@ async function inputsOf(name: string, tarball: string): Promise<string> {
 /**
  * Brings fixture `name`'s directory (lock held) to what this run's tests use: fresh sources, the
  * freshly packed tarball installed on top of the cached dependencies (by `npm install <tarball>`, as
- * a user would, or as a copy of that install: copyNpmInstall), and the app compiled by the
- * fixture's own TypeScript. Done once per set of
- * inputs (stamped with their hash), so both groups below use one compile, and a run whose tarball
- * and fixture are byte for byte the last one's reuses its install and compile (what is installed is
- * still compared with this run's build); done again if another clone took the directory over.
+ * a user would, or as a copy of that install: copyNpmInstall), and the app compiled by the fixture's
+ * own TypeScript. Done once per set of inputs (stamped with their hash), so both groups below use
+ * one compile, and a run whose tarball and fixture are byte for byte the last one's reuses its
+ * install and compile (what is installed is still compared with this run's build); done again if
+ * another clone took the directory over.
  */
 async function refreshFixture(name: string, dir: string, tarball: string, built: string): Promise<void> {
   const stamp = path.join(dir, '.prepared-for');
