@@ -27,6 +27,7 @@ export const base = {
   moduleNameMapper: {
     '^nestjs-hubtel$': '<rootDir>/libs/core/src/index.ts',
     '^#internal$': '<rootDir>/libs/core/src/internal.ts',
+    '^#light/(core|sandbox)$': '<rootDir>/libs/$1/src/light.ts',
     '^nestjs-hubtel/(sms|checkout|service-app|sandbox|testing|redis|bullmq|health|metrics)$':
       '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',

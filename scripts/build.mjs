@@ -148,20 +148,24 @@ for (const entry of await fs.readdir(esmDir, { withFileTypes: true })) {
   libs.push(entry.name);
 }
 
-// 1b. `#internal` (the libraries' shared code, libs/core/src/internal.ts) is no entry point of the
-// package: each import of it becomes a relative path to core/internal inside the same build, so
-// it reaches the one core instance of that format and applications cannot import it by name.
+// 1b. `#internal` (the libraries' shared code, libs/core/src/internal.ts) and `#light/<lib>` (what
+// the bins load, libs/<lib>/src/light.ts) are no entry points of the package: each import of one
+// becomes a relative path inside the same build, so it reaches the one core instance of that
+// format and applications cannot import it by name.
+const sharedFile = (name) =>
+  name === '#internal' ? 'core/internal.js' : `${name.slice('#light/'.length)}/light.js`;
 for (const file of await walk(esmDir)) {
   if (!/\.(js|d\.ts)$/.test(file)) continue;
   const code = await fs.readFile(file, 'utf8');
-  if (!code.includes('#internal')) continue;
-  let target = path.relative(path.dirname(file), path.join(esmDir, 'core', 'internal.js'));
-  if (!target.startsWith('.')) target = `./${target}`;
+  if (!/#internal|#light\//.test(code)) continue;
   await fs.writeFile(
     file,
     code.replace(
-      /(\bfrom\s*|\bimport\(\s*|\bimport\s+)(["'])#internal\2/g,
-      (_m, ctx, q) => `${ctx}${q}${target}${q}`,
+      /(\bfrom\s*|\bimport\(\s*|\bimport\s+)(["'])(#internal|#light\/[a-z-]+)\2/g,
+      (_m, ctx, q, name) => {
+        const target = path.relative(path.dirname(file), path.join(esmDir, sharedFile(name)));
+        return `${ctx}${q}${target.startsWith('.') ? target : `./${target}`}${q}`;
+      },
     ),
   );
 }
@@ -210,7 +214,9 @@ for (const file of esmFiles) {
     for (const m of dts.matchAll(/(?:from|import\(|import)\s*["'](\.{1,2}\/[^"']+)["']/g)) {
       const resolved = path.resolve(path.dirname(file), m[1]);
       const lib = path.relative(esmDir, file).split(path.sep)[0];
-      const internal = resolved === path.join(esmDir, 'core', 'internal.js');
+      const internal =
+        resolved === path.join(esmDir, 'core', 'internal.js') ||
+        resolved === path.join(esmDir, path.relative(esmDir, resolved).split(path.sep)[0], 'light.js');
       if (!internal && !resolved.startsWith(path.join(esmDir, lib) + path.sep)) {
         problems.push(
           `${rel(file)}: declaration refers to "${m[1]}" outside its lib; export the type from the lib's index and import it by package name`,
@@ -259,8 +265,11 @@ const collect = (v) => {
 collect(pkg.exports);
 collect(pkg.bin);
 for (const file of await walk(path.join(root, 'dist'))) {
-  if (/\.(c?js|d\.c?ts)$/.test(file) && /["']#internal["']/.test(await fs.readFile(file, 'utf8')))
-    problems.push(`${rel(file)}: still imports #internal (not rewritten to a relative path)`);
+  if (
+    /\.(c?js|d\.c?ts)$/.test(file) &&
+    /["'](#internal|#light\/[a-z-]+)["']/.test(await fs.readFile(file, 'utf8'))
+  )
+    problems.push(`${rel(file)}: still imports #internal or #light (not rewritten to a relative path)`);
 }
 for (const field of ['main', 'types', 'module']) if (pkg[field]) promised.add(pkg[field]);
 for (const target of promised) {

@@ -27,13 +27,13 @@ function outsideImports(file: string, seen = new Set<string>()): Set<string> {
   if (seen.has(file)) return outside;
   seen.add(file);
   for (const specifier of staticSpecifiers(file)) {
-    if (!specifier.startsWith('.')) outside.add(specifier);
-    else
-      for (const name of outsideImports(
-        path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.ts')),
-        seen,
-      ))
-        outside.add(name);
+    // `#light/<lib>`: the part of a library the bins' commands load (libs/<lib>/src/light.ts).
+    const light = /^#light\/([a-z-]+)$/.exec(specifier);
+    const local = light
+      ? path.join(root, 'libs', light[1]!, 'src', 'light.ts')
+      : specifier.startsWith('.') && path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.ts'));
+    if (!local) outside.add(specifier);
+    else for (const name of outsideImports(local, seen)) outside.add(name);
   }
   return outside;
 }
@@ -45,4 +45,11 @@ it.each(Object.entries(bin))('%s loads only Node built-ins before it reads its a
   const loaded = [...outsideImports(source)];
   expect(loaded.filter((name) => !name.startsWith('node:'))).toEqual([]);
   expect(loaded.length).toBeGreaterThan(0); // the parser was followed (node:util)
+});
+
+it("hubtel-trigger runs its commands (dead-letters aside) on Node built-ins and the package's light parts only", () => {
+  // No Nest, axios or class-validator: each run (docs/dev-tools.md shows seven) starts in a fraction
+  // of the time. dead-letters, which opens the app's Redis store, is loaded with `import()`.
+  const loaded = [...outsideImports(path.join(root, 'libs', 'testing', 'src', 'cli', 'trigger.cli.ts'))];
+  expect(loaded.filter((name) => !name.startsWith('node:'))).toEqual([]);
 });

@@ -220,11 +220,12 @@ async function inputsOf(name: string, tarball: string): Promise<string> {
 
 /**
  * Brings fixture `name`'s directory (lock held) to what this run's tests use: fresh sources, the
- * freshly packed tarball installed on top of the cached dependencies (as `npm install <tarball>`
- * would for a user), and the app compiled by the fixture's own TypeScript. Done once per set of
- * inputs (stamped with their hash), so both groups below use one compile, and a run whose tarball
- * and fixture are byte for byte the last one's reuses its install and compile (what is installed is
- * still compared with this run's build); done again if another clone took the directory over.
+ * freshly packed tarball installed on top of the cached dependencies (by `npm install <tarball>`, as
+ * a user would, or as a copy of that install: copyNpmInstall), and the app compiled by the fixture's
+ * own TypeScript. Done once per set of inputs (stamped with their hash), so both groups below use
+ * one compile, and a run whose tarball and fixture are byte for byte the last one's reuses its
+ * install and compile (what is installed is still compared with this run's build); done again if
+ * another clone took the directory over.
  */
 async function refreshFixture(name: string, dir: string, tarball: string, built: string): Promise<void> {
   const stamp = path.join(dir, '.prepared-for');
@@ -245,14 +246,68 @@ async function refreshFixture(name: string, dir: string, tarball: string, built:
   await fs.cp(path.join(fixturesDir, 'shared'), path.join(dir, 'src'), { recursive: true });
   // Installed by every run, even over identical files: the manifest (peer ranges, bins) is this run's.
   await fs.rm(path.join(dir, 'node_modules', 'nestjs-hubtel'), { recursive: true, force: true });
-  // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
-  // The cached dependencies' metadata is not fetched again (--prefer-offline): only the tarball is new.
-  const install = ['install', '--no-audit', '--no-fund', '--no-save', '--prefer-offline', tarball];
-  await mustRun('npm', install, dir);
+  if (name === NPM_INSTALLED || !(await copyNpmInstall(dir, tarball, built))) {
+    // Peer ranges are checked here: npm refuses the install if they do not fit this Nest major.
+    // The cached dependencies' metadata is not fetched again (--prefer-offline): only the tarball is new.
+    const install = ['install', '--no-audit', '--no-fund', '--no-save', '--prefer-offline', tarball];
+    await mustRun('npm', install, dir);
+  }
   // Emitting (not just --noEmit) type-checks the app (and the Nest 11 CommonJS app's specs)
   // against the installed declarations AND yields the app the tests run.
   await tsc(dir, 'tsconfig.json');
   await fs.writeFile(stamp, inputs);
+}
+
+/** The fixture `npm install` puts this run's tarball into; the others get a copy of what it put there. */
+const NPM_INSTALLED = 'nest12-esm';
+
+/** NPM_INSTALLED's install of this run's tarball, copied aside once prepared: the package and npm's bin links. */
+let npmInstall: { dir: string; links: Record<string, string> } | undefined;
+
+/** Copies the package npm installed in fixture `dir` (lock held) to `aside`, with npm's links to its bins. */
+async function setAside(dir: string, aside: string): Promise<typeof npmInstall> {
+  const from = path.join(dir, 'node_modules');
+  const copy = path.join(aside, 'installed');
+  await fs.rm(copy, { recursive: true, force: true });
+  await fs.cp(path.join(from, 'nestjs-hubtel'), copy, { recursive: true, verbatimSymlinks: true });
+  const { bin } = JSON.parse(await fs.readFile(path.join(copy, 'package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+  };
+  const links: Record<string, string> = {};
+  for (const name of Object.keys(bin)) links[name] = await fs.readlink(path.join(from, '.bin', name));
+  return { dir: copy, links };
+}
+
+/**
+ * Puts the package into fixture `dir` as npm installed it into NPM_INSTALLED for this run: its files
+ * (modes kept: npm made the bins executable) and npm's own links to its bins. One `npm install` of
+ * the tarball instead of four (each re-reads the metadata of the whole tree: about 9 s of CPU).
+ * Kept only if npm then finds every edge of the fixture's tree satisfied (`npm ls`, reading the tree
+ * itself: the package's peer ranges against this Nest major, its own dependencies present, with
+ * the versions this fixture has); false otherwise, and the caller installs with npm, which refuses
+ * what does not fit.
+ */
+async function copyNpmInstall(dir: string, tarball: string, built: string): Promise<boolean> {
+  await prepared(NPM_INSTALLED, tarball, built).catch(() => undefined);
+  if (!npmInstall) return false;
+  const to = path.join(dir, 'node_modules');
+  await fs.cp(npmInstall.dir, path.join(to, 'nestjs-hubtel'), { recursive: true, verbatimSymlinks: true });
+  await fs.mkdir(path.join(to, '.bin'), { recursive: true });
+  for (const [name, target] of Object.entries(npmInstall.links)) {
+    await fs.rm(path.join(to, '.bin', name), { force: true });
+    await fs.symlink(target, path.join(to, '.bin', name));
+  }
+  // npm's record of the tree (the hidden lockfile) predates the copy: npm ls reads the tree instead.
+  await fs.rm(path.join(to, '.package-lock.json'), { force: true });
+  const listed = await run('npm', ['ls', '--all', '--json'], dir);
+  let problems: string[];
+  try {
+    problems = (JSON.parse(listed.stdout) as { problems?: string[] }).problems ?? [];
+  } catch {
+    return false;
+  }
+  // Extraneous: installed but not in the fixture's package.json, as `npm install --no-save` leaves it.
+  return problems.every((problem) => problem.startsWith('extraneous:'));
 }
 
 /**
@@ -278,7 +333,10 @@ function prepared(name: string, tarball: string, built: string): Promise<void> {
     done = (async () => {
       await (dependencies.get(name) ?? installDependencies(name));
       const dir = await fixtureDir(name);
-      await withLock(dir, () => refreshFixture(name, dir, tarball, built));
+      await withLock(dir, async () => {
+        await refreshFixture(name, dir, tarball, built);
+        if (name === NPM_INSTALLED) npmInstall = await setAside(dir, path.dirname(tarball));
+      });
     })();
     done.catch(() => undefined); // the test using the fixture reports it
     preparing.set(name, done);

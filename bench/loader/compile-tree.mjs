@@ -61,7 +61,7 @@ export function compileTree() {
     private: true,
     type: 'module',
     exports,
-    imports: { '#internal': './libs/core/src/internal.js' },
+    imports: { '#internal': './libs/core/src/internal.js', '#light/*': './libs/*/src/light.js' },
   };
   writeFileSync(path.join(partial, 'package.json'), JSON.stringify(manifest, null, 2));
   try {

@@ -71,6 +71,11 @@ export async function resolve(specifier, context, next) {
     const file = useDist ? ['dist', 'esm', 'core', 'internal.js'] : ['libs', 'core', 'src', 'internal.ts'];
     return { url: pathToFileURL(path.join(root, ...file)).href, shortCircuit: true };
   }
+  const light = /^#light\/([a-z-]+)$/.exec(specifier);
+  if (light) {
+    const file = useDist ? ['dist', 'esm', light[1], 'light.js'] : ['libs', light[1], 'src', 'light.ts'];
+    return { url: pathToFileURL(path.join(root, ...file)).href, shortCircuit: true };
+  }
   const pkg = /^nestjs-hubtel(\/[a-z-]+)?$/.exec(specifier);
   if (pkg && !useDist) {
     const lib = LIBS[pkg[1] ?? ''];

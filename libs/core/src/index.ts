@@ -48,8 +48,8 @@ export type { InboundAccessOptions } from './inbound/inbound-access.js';
 export type { HubtelHandlerOptions } from './events/handler-decorator.js';
 
 // Several accounts per module: the default account's name, resolvers, their errors.
+export { HUBTEL_DEFAULT_ACCOUNT } from './hubtel.constants.js';
 export {
-  HUBTEL_DEFAULT_ACCOUNT,
   HubtelAccountLookupLimitError,
   HubtelUnknownAccountError,
   type HubtelAccountResolver,

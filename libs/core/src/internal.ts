@@ -34,7 +34,6 @@ export { createHandlerDecorator, createListenerDecorator } from './events/handle
 export { AccountRegistry } from './accounts/hubtel-accounts.js';
 export {
   ACCOUNT_TRANSPORTS,
-  HUBTEL_ACCOUNT_NAME,
   accountLoggerContext,
   hasAccountTransports,
   type HasAccountTransports,
@@ -43,6 +42,7 @@ export {
 export { accountEnvVariable } from './accounts/accounts-env.js';
 
 export {
+  HUBTEL_ACCOUNT_NAME,
   HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_DEFAULT_COUNTRY_CODE,
   HUBTEL_ENV,

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import http, { type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HubtelConfigError } from 'nestjs-hubtel';
+import { HubtelConfigError } from '#light/core';
 
 /** Listens on `host:port`; a port in use or a host it cannot bind is a HubtelConfigError. */
 export async function listenHttp(host: string, port: number, handler: RequestListener): Promise<Server> {

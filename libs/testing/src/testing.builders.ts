@@ -1,12 +1,6 @@
-import { HubtelValidationError, tryNormalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
-import {
-  ghanaNetwork,
-  hexId,
-  paymentDescription,
-  type CheckoutCallbackBody,
-  type FulfillmentRequestBody,
-  type ServiceFlowRequest,
-} from 'nestjs-hubtel/sandbox';
+import { HubtelValidationError, tryNormalizeMsisdn, type ValidationIssue } from '#light/core';
+import { ghanaNetwork, hexId, paymentDescription } from '#light/sandbox';
+import type { CheckoutCallbackBody, FulfillmentRequestBody, ServiceFlowRequest } from 'nestjs-hubtel/sandbox';
 import type { FulfillmentCallback } from 'nestjs-hubtel/service-app';
 import { TESTING_DEFAULTS } from './testing.constants.js';
 

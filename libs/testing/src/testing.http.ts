@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { OutgoingHttpHeaders, Server } from 'node:http';
-import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from 'nestjs-hubtel';
-import { requestOnce, serverOrigin } from 'nestjs-hubtel/sandbox';
+import { HubtelConfigError, HubtelNetworkError, HubtelTimeoutError } from '#light/core';
+import { requestOnce, serverOrigin } from '#light/sandbox';
 import { TESTING_DEFAULTS, TESTING_PATHS } from './testing.constants.js';
 
 /** Where to send: an origin or endpoint URL, or a Nest app (one only initialised is listened on). */

@@ -1,20 +1,12 @@
 import { HubtelConfigError, HubtelError } from '../errors/hubtel.errors.js';
+import { HUBTEL_ACCOUNT_NAME, HUBTEL_DEFAULT_ACCOUNT } from '../hubtel.constants.js';
 import { HubtelOption } from '../options/hubtel-option.decorator.js';
 import { echoValue } from '../phone/msisdn.js';
-
-/** Name of the account `forRoot` / `forRootAsync` configure, in every module (and its labels). */
-export const HUBTEL_DEFAULT_ACCOUNT = 'default';
 
 /** The log context of an account's parts: `HubtelCheckout`, `HubtelCheckout[north]`. */
 export function accountLoggerContext(context: string, account: string): string {
   return account === HUBTEL_DEFAULT_ACCOUNT ? context : `${context}[${account}]`;
 }
-
-/**
- * What an account name may be: lower-case letters, digits, `-` and `_`, at most 64, starting with a
- * letter or digit. Safe in a URL path segment, a metric label, a log context and a store key.
- */
-export const HUBTEL_ACCOUNT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** At most a day: a resolver's cache, and how long a found name stays known. */
 const DAY_MS = 86_400_000;

@@ -3,9 +3,8 @@ import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { describeError } from '../logging/redact.js';
 import { echoValue } from '../phone/msisdn.js';
+import { HUBTEL_ACCOUNT_NAME, HUBTEL_DEFAULT_ACCOUNT } from '../hubtel.constants.js';
 import {
-  HUBTEL_DEFAULT_ACCOUNT,
-  HUBTEL_ACCOUNT_NAME,
   HUBTEL_FOUND_ACCOUNT_TTL_MS,
   ResolvedAccountResolver,
   HubtelAccountLookupLimitError,

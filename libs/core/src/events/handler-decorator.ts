@@ -1,5 +1,5 @@
 import { OnEvent } from '@nestjs/event-emitter';
-import { HUBTEL_DEFAULT_ACCOUNT } from '../accounts/hubtel-accounts.resolver.js';
+import { HUBTEL_DEFAULT_ACCOUNT } from '../hubtel.constants.js';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 
 // Derived from OnEvent itself: @nestjs/event-emitter 3.x (Nest 11) does not export OnEventOptions.

@@ -3,7 +3,7 @@ import type { EventEmitter2 } from '@nestjs/event-emitter';
 import type { HandlerRegistry } from '../events/handler-registry.js';
 import type { HubtelStore } from '../store/hubtel-store.interface.js';
 import { HubtelError } from '../errors/hubtel.errors.js';
-import { HUBTEL_DEFAULT_ACCOUNT } from '../accounts/hubtel-accounts.resolver.js';
+import { HUBTEL_DEFAULT_ACCOUNT } from '../hubtel.constants.js';
 import type { HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import type { JobRunner } from './job-runner.js';
 

@@ -20,11 +20,11 @@ import { HubtelLogger } from '../logging/hubtel-logger.js';
 import { HUBTEL_TELEMETRY, type HubtelTelemetry } from '../telemetry/hubtel-telemetry.js';
 import type { AccountRegistry } from '../accounts/hubtel-accounts.js';
 import {
-  HUBTEL_DEFAULT_ACCOUNT,
   accountLoggerContext,
   checkAccountName,
   type ResolvedAccountResolver,
 } from '../accounts/hubtel-accounts.resolver.js';
+import { HUBTEL_DEFAULT_ACCOUNT } from '../hubtel.constants.js';
 import type { HubtelAccountOptions, HubtelOptionsRecipe } from './hubtel-options.recipe.js';
 
 // One recipe for a Hubtel module: forRoot(Async) with its options (hubtelOptionsRecipe), its

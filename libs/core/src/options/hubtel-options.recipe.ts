@@ -1,9 +1,9 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import {
-  HUBTEL_DEFAULT_ACCOUNT,
   HubtelAccountResolverLimits,
   type ResolvedAccountResolver,
 } from '../accounts/hubtel-accounts.resolver.js';
+import { HUBTEL_DEFAULT_ACCOUNT } from '../hubtel.constants.js';
 import { accountEnvVariable, accountNamesFromEnv } from '../accounts/accounts-env.js';
 import { checkOptionsFromEnv, type HubtelEnvSource } from './hubtel-env.js';
 import { accountRule, optionFields } from './hubtel-option.decorator.js';

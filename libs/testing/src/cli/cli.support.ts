@@ -1,7 +1,8 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from 'nestjs-hubtel';
+import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from '#light/core';
 import type { ServiceAppChannel } from '#internal';
+import { request } from '../testing.http.js';
 import { CliUsageError } from './cli.args.js';
 
 /** Where a command reads and writes (process streams, or in-memory streams in tests). */
@@ -200,26 +201,22 @@ export async function callSandbox(
   timeoutMs: number,
   body?: unknown,
 ): Promise<SandboxAnswer> {
-  const post = body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) };
-  let res: Response;
+  const [method, payload] = body === undefined ? ['GET', ''] : ['POST', JSON.stringify(body)];
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/json' };
+  let answer: { status: number; text: string };
   try {
-    res = await fetch(`${sandboxUrl}${path}`, {
-      ...post,
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+    answer = await request(method, `${sandboxUrl}${path}`, payload, headers, timeoutMs);
   } catch (err) {
-    // fetch's "fetch failed" names no cause: the cause's code (ECONNREFUSED…) is what helps.
-    const error = err as Error & { cause?: { code?: string; message?: string } };
-    const cause = error.cause?.code ?? error.cause?.message;
-    const why = cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
-    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${why}`, { cause: err });
+    // Its message names the request and the cause (ECONNREFUSED…), which is what helps.
+    throw new HubtelNetworkError(`Could not reach the sandbox at ${sandboxUrl}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
-  const text = await res.text().catch(() => '');
+  const ok = answer.status >= 200 && answer.status < 300;
   try {
-    return { status: res.status, ok: res.ok, body: JSON.parse(text) };
+    return { status: answer.status, ok, body: JSON.parse(answer.text) };
   } catch {
-    return { status: res.status, ok: res.ok, body: text };
+    return { status: answer.status, ok, body: answer.text };
   }
 }
 

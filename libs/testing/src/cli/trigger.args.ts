@@ -1,7 +1,12 @@
 // The `hubtel-trigger` command line parsed into TriggerOptions, refusing every combination that
 // could not send what the user meant.
-import { HUBTEL_DEFAULT_ACCOUNT, tryNormalizeMsisdn } from 'nestjs-hubtel';
-import { HUBTEL_ACCOUNT_NAME, serviceAppChannel, type ServiceAppChannel } from '#internal';
+import {
+  HUBTEL_ACCOUNT_NAME,
+  HUBTEL_DEFAULT_ACCOUNT,
+  serviceAppChannel,
+  tryNormalizeMsisdn,
+} from '#light/core';
+import type { ServiceAppChannel } from '#internal';
 import { TESTING_DEFAULTS } from '../testing.constants.js';
 import { CliUsageError, intOption, parseCliArgs, urlOption } from './cli.args.js';
 import { sessionOptions } from './cli.support.js';

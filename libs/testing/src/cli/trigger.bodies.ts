@@ -1,6 +1,5 @@
 // What `hubtel-trigger` sends: each kind's body, reading (or first marking paid) a sandbox's invoice.
-import { HubtelApiError, HubtelError, maskPhoneNumbers } from 'nestjs-hubtel';
-import { isUssdRequest } from '#internal';
+import { HubtelApiError, HubtelError, isUssdRequest, maskPhoneNumbers } from '#light/core';
 import type { SandboxInvoice } from 'nestjs-hubtel/sandbox';
 import {
   buildCheckoutCallback,

@@ -1,10 +1,8 @@
-import { HubtelNetworkError, HubtelValidationError } from 'nestjs-hubtel';
-import { DEFAULT_USSD_SCREEN, ussdScreen } from '#internal';
+import { DEFAULT_USSD_SCREEN, HubtelNetworkError, HubtelValidationError, ussdScreen } from '#light/core';
 import { endpointUrl, sendJson, type SentResponse } from '../testing.http.js';
 import { EXIT, parseOrExit } from './cli.args.js';
 import { painter, ussdTitle, type CliStreams } from './cli.support.js';
 import { TRIGGER_CLI_USAGE, type TriggerKind } from './cli.usage.js';
-import { runDeadLettersCli } from './dead-letters.cli.js';
 import { parseTriggerCliArgs, type TriggerOptions } from './trigger.args.js';
 import { buildTriggerBody, type MarkedPaid } from './trigger.bodies.js';
 
@@ -60,8 +58,10 @@ async function sendTrigger(
 
 /** The `hubtel-trigger` command; resolves with its exit code. */
 export async function runTriggerCli(argv: string[], io: CliStreams): Promise<number> {
-  // The operator's side: dead letters of an app on Redis (see dead-letters.cli.ts).
-  if (argv[0] === 'dead-letters') return runDeadLettersCli(argv.slice(1), io);
+  // The operator's side: dead letters of an app on Redis (see dead-letters.cli.ts), with Nest: loaded
+  // only for it, so the other commands start without it.
+  if (argv[0] === 'dead-letters')
+    return (await import('./dead-letters.cli.js')).runDeadLettersCli(argv.slice(1), io);
   const options = parseOrExit('hubtel-trigger', TRIGGER_CLI_USAGE, io, () => parseTriggerCliArgs(argv));
   if (typeof options === 'number') return options;
   const p = painter(io.stdout, io.env, options.noColor || options.json);
