@@ -566,6 +566,8 @@ describe('InboundPipeline: follow-ups (a job submitted by a settling run, run ri
       retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
       logger: quiet,
       runner,
+      // Full jitter at its ceiling: a retry's delay is never 0 (rounded), which the tests tell apart.
+      random: () => 1,
     });
     return { app, store, pipeline, runner };
   }
