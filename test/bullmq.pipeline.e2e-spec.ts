@@ -294,9 +294,11 @@ redisBinary.describe('InboundPipeline across instances on BullMQ (one Redis)', (
   });
 
   it('after a restart with handlers reordered and one added, a job waiting for its retry runs the failed and the new handler only', async () => {
-    // A retry long enough for the deploy to finish before it is due (BullMQ's real time).
+    // A retry long enough for the deploy's stop to finish before it is due (BullMQ's real time;
+    // the stop takes a fraction of a second, and a retry due before the new instance starts waits
+    // for it all the same).
     const before = await start('before', [Stock, Mail, Ledger], {
-      retry: { maxAttempts: 5, baseDelayMs: 4_000, maxDelayMs: 4_000 },
+      retry: { maxAttempts: 5, baseDelayMs: 2_000, maxDelayMs: 2_000 },
       random: () => 1,
     });
     before.journal.failing.add('Mail');
@@ -424,7 +426,8 @@ redisBinary.describe('InboundPipeline across instances on BullMQ (one Redis)', (
   });
 
   it('a duplicate on the other instance wakes a deferred job: it runs at once with its payload; the deferral time runs nothing more', async () => {
-    checker.deferMs = 4_000;
+    // Long enough for b to start and send the duplicate before it (an app start, on a loaded machine).
+    checker.deferMs = 2_500;
     const a = await start('a', []);
     await a.pipeline.submit(CHECK, 'd1', { id: 'd1', from: 'forged' });
     await until(
