@@ -128,6 +128,9 @@ export class RoundTripRecorder {
       queueMicrotask(() => (this.pipelineTick = false));
     }
     trips[this.phase].push(sent);
+    // Only the request's own commands are "its others in flight": a job's run (this request's, or
+    // the one before's still going on a loaded machine) waits on nothing of the request's.
+    if (sent.job) return;
     this.inFlight++;
     const done = () => {
       if (this.current === trips) this.inFlight--;
