@@ -65,8 +65,9 @@ export default {
   projects: [unit, e2e],
   // Jest reads the time-out from here, not from a project.
   testTimeout: 30000,
-  // Two cores: two workers keep both busy while one suite waits on a child process (the packaging
-  // test). Native-ESM mode grows a worker's heap file after file, so recycle workers that bloat.
-  maxWorkers: 2,
+  // Two cores, three workers: the end-to-end files mostly wait (outages, locks, child processes,
+  // npm), so a third keeps the cores busy meanwhile; `npm run test:unit`, CPU-bound, runs two.
+  // Native-ESM mode grows a worker's heap file after file, so recycle workers that bloat.
+  maxWorkers: 3,
   workerIdleMemoryLimit: '1GB',
 };
