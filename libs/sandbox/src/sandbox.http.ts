@@ -94,7 +94,7 @@ export function writeReply(res: ServerResponse, reply: SandboxReply): void {
         ? [reply.html, 'text/html']
         : [reply.text, 'text/plain'];
   const headers: Record<string, string | number> = { ...reply.headers };
-  if (payload !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+  if (payload !== undefined && !Object.keys(sent).some((k) => k.toLowerCase() === 'content-type'))
     headers['Content-Type'] = `${type}; charset=utf-8`;
   headers['Content-Length'] = payload === undefined ? 0 : Buffer.byteLength(payload);
   res.writeHead(reply.status, headers);
@@ -162,6 +162,12 @@ export async function requestOnce(
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
   if (!isHttpUrl(url)) throw new OutboundError(`Not an http(s) URL: ${url}`, 0, false);
   const target = new URL(url);
+  const sent = { ...options.headers } as Record<string, string>;
+  // Credentials written in the URL go as Basic auth, as node:http sends them (origin drops them).
+  if ((target.username || target.password) && !Object.keys(sent).some((k) => /^authorization$/i.test(k))) {
+    const user = `${decodeLoosely(target.username)}:${decodeLoosely(target.password)}`;
+    sent.authorization = `Basic ${Buffer.from(user).toString('base64')}`;
+  }
   const client = new Client(target.origin);
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -172,7 +178,7 @@ export async function requestOnce(
     const res = await client.request({
       method,
       path: `${target.pathname}${target.search}`,
-      headers: options.headers as Record<string, string>, // Content-Length: undici's, from the body
+      headers: sent, // Content-Length: undici's, from the body
       body,
       signal: options.signal,
     });
@@ -198,6 +204,15 @@ export async function requestOnce(
   } finally {
     clearTimeout(timer);
     void client.destroy();
+  }
+}
+
+/** decodeURIComponent, or the text as written when it holds a malformed escape. */
+function decodeLoosely(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 
