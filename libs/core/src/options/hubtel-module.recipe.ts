@@ -31,9 +31,7 @@ import type { HubtelAccountOptions, HubtelOptionsRecipe } from './hubtel-options
 // accounts built by the module's builders, registerAccount(Async) recording them in one registry.
 
 /** What forRoot's module hands its accounts' builders (with `accounts.inject`'s providers by name). */
-export interface HubtelDefaultAccount<O, R> {
-  /** The options as given: named accounts inherit those they do not set. */
-  options: O;
+export interface HubtelDefaultAccount<R> {
   resolved: R;
   telemetry?: HubtelTelemetry;
 }
@@ -181,7 +179,6 @@ export function hubtelModuleRecipe<
       const main = { access, transport, budget } as HubtelAccountParts;
       const given = options ?? ({} as O);
       const d = {
-        options: given,
         resolved,
         ...(telemetry ? { telemetry } : {}),
         ...Object.fromEntries(names.map((name, index) => [name, deps[index]])),
