@@ -11,7 +11,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
-import { HUBTEL_STATUS_CHECK_BUDGET } from '../hubtel.constants.js';
+import { HUBTEL_DEFAULT_ACCOUNT, HUBTEL_STATUS_CHECK_BUDGET } from '../hubtel.constants.js';
 import type { StatusCheckBudget } from '../http/status-check.budget.js';
 import { HttpTransport, type HttpTransportConfig } from '../http/http-transport.js';
 import { InboundAccessPolicy, type InboundAccessOptions } from '../inbound/inbound-access.js';
@@ -24,7 +24,6 @@ import {
   checkAccountName,
   type ResolvedAccountResolver,
 } from '../accounts/hubtel-accounts.resolver.js';
-import { HUBTEL_DEFAULT_ACCOUNT } from '../hubtel.constants.js';
 import type { HubtelAccountOptions, HubtelOptionsRecipe } from './hubtel-options.recipe.js';
 
 // One recipe for a Hubtel module: forRoot(Async) with its options (hubtelOptionsRecipe), its
