@@ -7,8 +7,8 @@ import { FulfillmentRequestDto, ServiceFlowRequestDto } from 'nestjs-hubtel/serv
 import { CreateInvoiceDto } from '../libs/checkout/src/invoices/invoice.dto.js';
 import {
   declareCredentials,
-  HubtelHttpOptionsDto,
-  HubtelShutdownOptionsDto,
+  HubtelHttpOptions,
+  HubtelShutdownOptions,
 } from '../libs/core/src/options/hubtel-options.dto.js';
 import {
   CheckoutHandlerOptions,
@@ -263,8 +263,8 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
     { forbidUnknown: true },
   ],
   [
-    'HubtelHttpOptionsDto (module options)',
-    HubtelHttpOptionsDto,
+    'HubtelHttpOptions (module options)',
+    HubtelHttpOptions,
     {
       timeoutMs: 15_000,
       retry: { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000 },
@@ -309,7 +309,7 @@ const DTOS: Array<[string, new () => object, Record<string, unknown>, CompileVal
       recheck: { attempts: 2, delayMs: 1_000, maxDelayMs: 5_000 },
     },
   ],
-  ['HubtelShutdownOptionsDto (module options)', HubtelShutdownOptionsDto, { shutdownGraceMs: 5_000 }],
+  ['HubtelShutdownOptions (module options)', HubtelShutdownOptions, { shutdownGraceMs: 5_000 }],
   [
     'CheckoutHandlerOptions (checkout options)',
     CheckoutHandlerOptions,

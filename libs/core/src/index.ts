@@ -34,14 +34,12 @@ export {
 export * from './telemetry/hubtel-telemetry.js';
 
 // Option types shared by the modules, and reading them from the environment.
+export type { HubtelApi, HubtelCredentials, HubtelRetryOptions } from './options/hubtel-options.types.js';
 export type {
-  HubtelApi,
-  HubtelCredentials,
   HubtelHttpOptions,
   HubtelShutdownOptions,
   HubtelStatusCheckBudgetOptions,
-  HubtelRetryOptions,
-} from './options/hubtel-options.types.js';
+} from './options/hubtel-options.dto.js';
 export { readEnvValue, type HubtelEnvSource } from './options/hubtel-env.js';
 export type { HubtelRouteOptions } from './inbound/inbound-controller.js';
 export type { InboundAccessOptions } from './inbound/inbound-access.js';

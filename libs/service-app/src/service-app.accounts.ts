@@ -12,7 +12,7 @@ import type { FulfillmentAccountView, FulfillmentService } from './fulfillment/i
 import { ServiceAppUnknownAccountError } from './service-app.errors.js';
 import { ServiceAppLogger } from './service-app.logger.js';
 import { SERVICE_APP_SCOPE } from './service-app.constants.js';
-import { type ResolvedServiceAppOptions, type ServiceAppModuleOptions } from './service-app.options.js';
+import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { ServiceFlowService } from './flow/index.js';
 
 /** One account, built once: its access policy, its transport (own keys, callback credentials), its flows. */
@@ -22,10 +22,7 @@ export interface ServiceAppAccount extends InboundAccount, FulfillmentAccountVie
 }
 
 /** What `ServiceAppModule.forRoot` hands over (named accounts inherit from it). */
-export interface ServiceAppDefaultAccount extends HubtelDefaultAccount<
-  ServiceAppModuleOptions,
-  ResolvedServiceAppOptions
-> {
+export interface ServiceAppDefaultAccount extends HubtelDefaultAccount<ResolvedServiceAppOptions> {
   flows: ServiceFlowService;
 }
 

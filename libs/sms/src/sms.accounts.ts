@@ -11,14 +11,14 @@ import {
 import { SmsClient, type SmsSender } from './sms.client.js';
 import { SMS_LOGGER_CONTEXT } from './sms.constants.js';
 import { SmsUnknownAccountError } from './sms.errors.js';
-import { smsTransportConfig, type ResolvedSmsOptions, type SmsModuleOptions } from './sms.options.js';
+import { smsTransportConfig, type ResolvedSmsOptions } from './sms.options.js';
 import { accountTelemetry } from './sms.telemetry.js';
 
 /** Makes account `account`'s transport from its settings (`SMS_TRANSPORT_FACTORY`). */
 export type SmsTransportFactory = (account: string, config: HttpTransportConfig) => HttpTransport;
 
 /** What `SmsModule.forRoot` hands over (named accounts inherit from it). */
-export interface SmsDefaultAccount extends HubtelDefaultAccount<SmsModuleOptions, ResolvedSmsOptions> {
+export interface SmsDefaultAccount extends HubtelDefaultAccount<ResolvedSmsOptions> {
   transport: HttpTransport;
   transportFor: SmsTransportFactory;
 }

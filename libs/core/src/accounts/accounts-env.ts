@@ -26,9 +26,8 @@ export function accountNamesFromEnv(source: HubtelEnvSource): string[] {
     try {
       checkAccountName(name, HUBTEL_ENV.accounts, "each module's forRoot");
     } catch (error) {
-      throw error instanceof HubtelConfigError
-        ? new HubtelConfigError(HUBTEL_ENV.accounts, `${error.problem} (in "${list}")`)
-        : error;
+      const { problem } = error as HubtelConfigError; // the only error it throws
+      throw new HubtelConfigError(HUBTEL_ENV.accounts, `${problem} (in "${list}")`);
     }
     if (RESERVED_ACCOUNT_NAMES.has(name))
       throw new HubtelConfigError(

@@ -8,14 +8,12 @@ export function accountLoggerContext(context: string, account: string): string {
   return account === HUBTEL_DEFAULT_ACCOUNT ? context : `${context}[${account}]`;
 }
 
-/** At most a day: a resolver's cache, and how long a found name stays known. */
-const DAY_MS = 86_400_000;
-
 /**
- * How long a found name stays known (its expired entry served while refreshed, its look-up outside
- * `requestLookupsPerMinute`): a flood of made-up names cannot lock out a real account's customers.
+ * A day: the longest a resolver's cache keeps an account, and how long a found name stays known (its
+ * expired entry served while refreshed, its look-up outside `requestLookupsPerMinute`): a flood of
+ * made-up names cannot lock out a real account's customers.
  */
-export const HUBTEL_FOUND_ACCOUNT_TTL_MS = DAY_MS;
+export const HUBTEL_FOUND_ACCOUNT_TTL_MS = 86_400_000;
 
 /** A HubtelAccountResolver's limits, declared (`resolve` is checked in code). */
 export class HubtelAccountResolverLimits {
@@ -23,7 +21,7 @@ export class HubtelAccountResolverLimits {
    * How long a found account is kept (default 5 minutes, 0 keeps nothing, at most a day): a busy
    * app does not query its database per request, and rotated keys arrive within minutes.
    */
-  @HubtelOption({ int: [0, DAY_MS], default: 5 * 60_000 })
+  @HubtelOption({ int: [0, HUBTEL_FOUND_ACCOUNT_TTL_MS], default: 5 * 60_000 })
   cacheTtlMs?: number;
 
   /**
@@ -31,7 +29,7 @@ export class HubtelAccountResolverLimits {
    * asking again (default 1 minute, 0 asks every time, at most a day): a forger repeating one
    * made-up path costs a query a minute. Calls from your code (`forAccount`) always ask.
    */
-  @HubtelOption({ int: [0, DAY_MS], default: 60_000 })
+  @HubtelOption({ int: [0, HUBTEL_FOUND_ACCOUNT_TTL_MS], default: 60_000 })
   unknownTtlMs?: number;
 
   /**

@@ -9,7 +9,6 @@ import {
   ResolvedAccountResolver,
   HubtelAccountLookupLimitError,
   HubtelUnknownAccountError,
-  checkAccountName,
   DefaultAccount,
   ACCOUNT_TRANSPORTS,
   AccountTransport,
@@ -83,9 +82,8 @@ export class AccountRegistry<T> implements HasAccountTransports {
     return this;
   }
 
-  /** Called by a registerAccount module. */
+  /** Called by a registerAccount module, with the name registerAccount(Async) checked. */
   register(name: string, overrides: unknown): void {
-    checkAccountName(name, `${this.area}.registerAccount.name`, this.forRoot);
     const fingerprint = fingerprintOf(overrides);
     const existing = this.registered.get(name);
     if (existing && existing.fingerprint !== fingerprint)
@@ -281,7 +279,7 @@ export class AccountRegistry<T> implements HasAccountTransports {
     this.unknownFromRequests.delete(name); // found by a call from the app meanwhile
     this.found.delete(name);
     if (this.found.size >= FOUND_NAMES_KEPT) this.found.delete(this.found.keys().next().value!);
-    this.found.set(name, now + Math.max(HUBTEL_FOUND_ACCOUNT_TTL_MS, resolver.cacheTtlMs));
+    this.found.set(name, now + HUBTEL_FOUND_ACCOUNT_TTL_MS);
   }
 
   /** Drops the expired entries (about CACHE_SWEEP_SIZE held at most); a found name stays known. */

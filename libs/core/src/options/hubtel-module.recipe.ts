@@ -11,7 +11,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
-import { HUBTEL_STATUS_CHECK_BUDGET } from '../hubtel.constants.js';
+import { HUBTEL_DEFAULT_ACCOUNT, HUBTEL_STATUS_CHECK_BUDGET } from '../hubtel.constants.js';
 import type { StatusCheckBudget } from '../http/status-check.budget.js';
 import { HttpTransport, type HttpTransportConfig } from '../http/http-transport.js';
 import { InboundAccessPolicy, type InboundAccessOptions } from '../inbound/inbound-access.js';
@@ -24,16 +24,13 @@ import {
   checkAccountName,
   type ResolvedAccountResolver,
 } from '../accounts/hubtel-accounts.resolver.js';
-import { HUBTEL_DEFAULT_ACCOUNT } from '../hubtel.constants.js';
 import type { HubtelAccountOptions, HubtelOptionsRecipe } from './hubtel-options.recipe.js';
 
 // One recipe for a Hubtel module: forRoot(Async) with its options (hubtelOptionsRecipe), its
 // accounts built by the module's builders, registerAccount(Async) recording them in one registry.
 
 /** What forRoot's module hands its accounts' builders (with `accounts.inject`'s providers by name). */
-export interface HubtelDefaultAccount<O, R> {
-  /** The options as given: named accounts inherit those they do not set. */
-  options: O;
+export interface HubtelDefaultAccount<R> {
   resolved: R;
   telemetry?: HubtelTelemetry;
 }
@@ -181,7 +178,6 @@ export function hubtelModuleRecipe<
       const main = { access, transport, budget } as HubtelAccountParts;
       const given = options ?? ({} as O);
       const d = {
-        options: given,
         resolved,
         ...(telemetry ? { telemetry } : {}),
         ...Object.fromEntries(names.map((name, index) => [name, deps[index]])),

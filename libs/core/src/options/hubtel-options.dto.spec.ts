@@ -1,8 +1,8 @@
 import { IsOptional, IsString } from 'class-validator';
 import {
   checkOptions,
-  HubtelHttpOptionsDto,
-  HubtelShutdownOptionsDto,
+  HubtelHttpOptions,
+  HubtelShutdownOptions,
   IsHubtelCountryCode,
   IsHubtelPosSalesId,
   refuseRemovedOptions,
@@ -36,16 +36,16 @@ class ClosedDto {
 
 describe('checkOptions', () => {
   it('names the option by its path under the prefix, with the validator wording, never the value', () => {
-    expect(() => checkOptions(HubtelShutdownOptionsDto, { shutdownGraceMs: -1 }, 'x.handlers')).toThrow(
+    expect(() => checkOptions(HubtelShutdownOptions, { shutdownGraceMs: -1 }, 'x.handlers')).toThrow(
       refusal(
         'x.handlers.shutdownGraceMs',
         'Invalid nestjs-hubtel option "x.handlers.shutdownGraceMs": must be at least 0',
       ),
     );
-    expect(() => checkOptions(HubtelShutdownOptionsDto, { shutdownGraceMs: '2s' }, 'x')).toThrow(
+    expect(() => checkOptions(HubtelShutdownOptions, { shutdownGraceMs: '2s' }, 'x')).toThrow(
       refusal('x.shutdownGraceMs', /"x.shutdownGraceMs": must be an integer number, got a string$/),
     );
-    expect(() => checkOptions(HubtelShutdownOptionsDto, { shutdownGraceMs: 1.5 }, 'x')).toThrow(
+    expect(() => checkOptions(HubtelShutdownOptions, { shutdownGraceMs: 1.5 }, 'x')).toThrow(
       refusal('x.shutdownGraceMs'),
     );
   });
@@ -58,9 +58,9 @@ describe('checkOptions', () => {
   });
 
   it('leaves null fields out of the result, as not given, at every level', () => {
-    expect(checkOptions(HubtelShutdownOptionsDto, { shutdownGraceMs: null }, 'x')).toEqual({});
+    expect(checkOptions(HubtelShutdownOptions, { shutdownGraceMs: null }, 'x')).toEqual({});
     const http = { timeoutMs: null, retry: { maxAttempts: null, baseDelayMs: 5 }, defaultCountryCode: '1' };
-    expect(checkOptions(HubtelHttpOptionsDto, http, 'x')).toEqual({
+    expect(checkOptions(HubtelHttpOptions, http, 'x')).toEqual({
       retry: { baseDelayMs: 5 },
       defaultCountryCode: '1',
     });
@@ -79,7 +79,7 @@ describe('checkOptions', () => {
 
 describe('shared option rules', () => {
   it('shutdown grace: 0 to 10 min', () => {
-    const check = (value: object) => checkOptions(HubtelShutdownOptionsDto, value, 'm');
+    const check = (value: object) => checkOptions(HubtelShutdownOptions, value, 'm');
     expect(check({ shutdownGraceMs: 0 })).toEqual({ shutdownGraceMs: 0 });
     expect(check({ shutdownGraceMs: 600_000 })).toEqual({ shutdownGraceMs: 600_000 });
     expect(check({})).toEqual({});

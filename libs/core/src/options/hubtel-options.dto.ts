@@ -74,8 +74,8 @@ export class HubtelRetryOptionsDto {
   maxDelayMs?: number;
 }
 
-/** HubtelHttpOptions: the transport settings of every module that calls the platform. */
-export class HubtelHttpOptionsDto {
+/** The transport settings every module that calls the platform accepts in its options. */
+export class HubtelHttpOptions {
   /** Time-out of one HTTP attempt, in ms. Default 15000. */
   @HubtelOption({ int: [1, 600_000], env: HUBTEL_ENV.timeoutMs, default: 15_000 })
   timeoutMs?: number;
@@ -103,7 +103,7 @@ export function IsHubtelShutdownGraceMs(): PropertyDecorator {
  * the memory store, on BullMQ with Redis (whose lock and stalled-job check hand a dead replica's
  * job to another: HubtelBullmqModule's `lockDurationMs` / `stalledIntervalMs`).
  */
-export class HubtelShutdownOptionsDto {
+export class HubtelShutdownOptions {
   /**
    * On shutdown (SIGTERM with `app.enableShutdownHooks()`), how long handlers running in this
    * process may take to finish (0 to 10 min). What is still pending then is logged with its count;
@@ -120,7 +120,7 @@ export class HubtelShutdownOptionsDto {
  * HubtelStatusCheckBudgetError. Reaching it logs one warning and counts
  * `hubtel_status_checks_refused_total` (nestjs-hubtel/metrics).
  */
-export class HubtelStatusCheckBudgetOptionsDto {
+export class HubtelStatusCheckBudgetOptions {
   /** Status checks this instance makes in any minute (1 to 100000). Default 600. */
   @HubtelOption({ int: [1, 100_000] })
   perMinute?: number;

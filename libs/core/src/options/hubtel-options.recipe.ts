@@ -7,13 +7,11 @@ import { HUBTEL_DEFAULT_ACCOUNT } from '../hubtel.constants.js';
 import { accountEnvVariable, accountNamesFromEnv } from '../accounts/accounts-env.js';
 import { checkOptionsFromEnv, type HubtelEnvSource } from './hubtel-env.js';
 import { accountRule, optionFields } from './hubtel-option.decorator.js';
-import { checkOptions } from './hubtel-options.dto.js';
 import {
   declaredOptionsFromEnv,
   inheritDeclaredOptions,
   overrideOptions,
   resolveDeclaredOptions,
-  withOptionDefaults,
 } from './hubtel-options.declared.js';
 import { assertOptionsObject } from './hubtel-options.validation.js';
 
@@ -73,7 +71,6 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(spec:
   const moduleWide = fields
     .filter((field) => accountRule(field) === 'defaultOnly' && field.key !== 'accounts')
     .map((field) => field.key);
-  const hasResolver = fields.some((field) => field.key === 'accounts');
 
   // Options of `account` checked against the class, defaults filled in, the module's part computed.
   const resolve = (raw: unknown, account: string = HUBTEL_DEFAULT_ACCOUNT, context?: C): R => {
@@ -82,9 +79,7 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(spec:
     assertOptionsObject(given, scope);
     const checked = resolveDeclaredOptions(spec.options, spec.prepare ? spec.prepare(given) : given, scope);
     const own = spec.resolve(checked, { scope, account, raw: given, context });
-    const accounts = hasResolver
-      ? resolveAccountResolver((checked as { accounts?: unknown }).accounts, scope)
-      : undefined;
+    const accounts = resolveAccountResolver((checked as { accounts?: unknown }).accounts, scope);
     const passed = Object.entries(checked).filter(
       ([key, value]) => value !== undefined && key !== 'accounts' && !spec.grouped?.includes(key),
     );
@@ -158,7 +153,6 @@ export function hubtelOptionsRecipe<O extends object, R, A, C = undefined>(spec:
 
   return {
     scope: spec.scope,
-    options: spec.options,
     resolve,
     resolveAccount,
     optionsFromEnv,
@@ -172,15 +166,12 @@ export function resolveAccountResolver<O>(
   scope: string,
 ): ResolvedAccountResolver<O> | undefined {
   if (value === undefined) return undefined;
-  const limits = checkOptions(HubtelAccountResolverLimits, value, `${scope}.accounts`);
+  const limits = resolveDeclaredOptions(HubtelAccountResolverLimits, value, `${scope}.accounts`);
   const { resolve } = value as { resolve?: unknown };
   if (typeof resolve !== 'function')
     throw new HubtelConfigError(
       `${scope}.accounts.resolve`,
       'must be a function (name) => the account options, or undefined for an unknown name',
     );
-  return {
-    resolve,
-    ...withOptionDefaults(HubtelAccountResolverLimits, limits),
-  } as ResolvedAccountResolver<O>;
+  return { ...limits, resolve } as ResolvedAccountResolver<O>;
 }

@@ -1,9 +1,4 @@
-import type {
-  HubtelHttpOptionsDto,
-  HubtelRetryOptionsDto,
-  HubtelShutdownOptionsDto,
-  HubtelStatusCheckBudgetOptionsDto,
-} from './hubtel-options.dto.js';
+import type { HubtelRetryOptionsDto } from './hubtel-options.dto.js';
 
 /** One API credential pair, sent as HTTP Basic auth. */
 export interface HubtelCredentials {
@@ -20,12 +15,3 @@ export type HubtelApi = 'sms' | 'checkout' | 'status' | 'fulfillment';
 
 /** A module's `retry` after validation, every default filled in (see HubtelRetryOptionsDto). */
 export type HubtelRetryOptions = Required<HubtelRetryOptionsDto>;
-
-/** Transport settings every module accepts in its options. */
-export type HubtelHttpOptions = HubtelHttpOptionsDto;
-
-/** The instance's budget of transaction status checks (see HubtelStatusCheckBudgetOptionsDto). */
-export type HubtelStatusCheckBudgetOptions = HubtelStatusCheckBudgetOptionsDto;
-
-/** Shutdown of a module's inbound pipeline (see HubtelShutdownOptionsDto). */
-export type HubtelShutdownOptions = HubtelShutdownOptionsDto;

@@ -1,5 +1,5 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
-import { declareCredentials, HubtelHttpOptionsDto } from './hubtel-options.dto.js';
+import { declareCredentials, HubtelHttpOptions } from './hubtel-options.dto.js';
 import { resolveDeclaredOptions } from './hubtel-options.declared.js';
 import { assertOptionsObject, resolveUrl } from './hubtel-options.validation.js';
 
@@ -7,7 +7,7 @@ const Credentials = declareCredentials();
 const resolveCredentials = (value: object, scope: string) =>
   resolveDeclaredOptions(Credentials, value, scope);
 const resolveHttpOptions = (value: object, scope: string) =>
-  resolveDeclaredOptions(HubtelHttpOptionsDto, value, scope);
+  resolveDeclaredOptions(HubtelHttpOptions, value, scope);
 
 function configError(fn: () => unknown): HubtelConfigError {
   try {
