@@ -94,7 +94,7 @@ export function writeReply(res: ServerResponse, reply: SandboxReply): void {
         ? [reply.html, 'text/html']
         : [reply.text, 'text/plain'];
   const headers: Record<string, string | number> = { ...reply.headers };
-  if (payload !== undefined && !Object.keys(sent).some((k) => k.toLowerCase() === 'content-type'))
+  if (payload !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
     headers['Content-Type'] = `${type}; charset=utf-8`;
   headers['Content-Length'] = payload === undefined ? 0 : Buffer.byteLength(payload);
   res.writeHead(reply.status, headers);
