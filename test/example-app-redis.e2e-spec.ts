@@ -8,6 +8,7 @@
  *     BullMQ job; reconciliation is one BullMQ job scheduler for both; two replicas changing one
  *     order at once lose no change;
  *   - the banner says which store is in use (the Redis URL with its password masked);
+ *   - the example app as `npm start` runs it (its own process) stops and exits at once with Redis gone;
  *   - the same on a Redis Cluster (REDIS_CLUSTER_NODES).
  * (Several replicas taking over each other's jobs: test/bullmq-replicas.e2e-spec.ts.)
  */
@@ -35,6 +36,10 @@ import {
 } from './support/example-app.harness.js';
 import { RedisCluster, redisClusterBinaries } from './support/redis-cluster.js';
 import { RedisServer, freePort, redisBinary } from './support/redis-server.js';
+import { AppProcess } from './support/multi-process.js';
+
+/** The example merchant app, as `npm start` runs it. */
+const EXAMPLE_APP = new URL('../src/main.ts', import.meta.url).pathname;
 
 function configError(env: Record<string, string>): unknown {
   try {
@@ -141,21 +146,26 @@ redisBinary.describe('two replicas of the example on one Redis and one external 
   /** The one public address of the shop (a load balancer would sit there; here it is replica B). */
   let publicUrl: string;
 
+  /** The variables naming the external sandbox as the platform. */
+  const platformEnv = () => ({
+    HUBTEL_CLIENT_ID: CREDENTIALS.api.clientId,
+    HUBTEL_CLIENT_SECRET: CREDENTIALS.api.clientSecret,
+    HUBTEL_SMS_CLIENT_ID: CREDENTIALS.sms.clientId,
+    HUBTEL_SMS_CLIENT_SECRET: CREDENTIALS.sms.clientSecret,
+    HUBTEL_SMS_SENDER_ID: 'Replicas',
+    HUBTEL_SMS_URL: platform.url,
+    HUBTEL_CHECKOUT_URL: platform.url,
+    HUBTEL_STATUS_URL: platform.url,
+    HUBTEL_CALLBACK_URL: platform.url,
+    HUBTEL_POS_SALES_ID: '11684',
+    HUBTEL_MERCHANT_ACCOUNT_NUMBER: '11684',
+    HUBTEL_RETRY_BASE_DELAY_MS: '5',
+  });
+
   /** A replica configured the way `npm start` is: environment variables only. */
   async function replica(port: number): Promise<ExampleApp> {
     const config = exampleConfigFromEnv({
-      HUBTEL_CLIENT_ID: CREDENTIALS.api.clientId,
-      HUBTEL_CLIENT_SECRET: CREDENTIALS.api.clientSecret,
-      HUBTEL_SMS_CLIENT_ID: CREDENTIALS.sms.clientId,
-      HUBTEL_SMS_CLIENT_SECRET: CREDENTIALS.sms.clientSecret,
-      HUBTEL_SMS_SENDER_ID: 'Replicas',
-      HUBTEL_SMS_URL: platform.url,
-      HUBTEL_CHECKOUT_URL: platform.url,
-      HUBTEL_STATUS_URL: platform.url,
-      HUBTEL_CALLBACK_URL: platform.url,
-      HUBTEL_POS_SALES_ID: '11684',
-      HUBTEL_MERCHANT_ACCOUNT_NUMBER: '11684',
-      HUBTEL_RETRY_BASE_DELAY_MS: '5',
+      ...platformEnv(),
       PORT: String(port),
       // A free port for /health and /metrics: the default, PORT + 1, may be another process's.
       OPS_PORT: '0',
@@ -301,15 +311,28 @@ redisBinary.describe('two replicas of the example on one Redis and one external 
     expect(await getOrder(b.url, orderId)).toMatchObject({ status: 'awaiting-payment' });
   });
 
-  it('a replica whose Redis is away stops without waiting for it', async () => {
+  it('the example app (src/main.ts) whose Redis is away stops on SIGTERM and exits at once, code 0', async () => {
     // Its store's client used to wait for an end a retried connection never sends (close() hung),
-    // and each BullMQ worker waited out its close before the next module's.
+    // each BullMQ worker waited out its close before the next module's, and then a closed worker's
+    // wait for a job (a timer of BullMQ's own) kept the process up to 11 s after "Stopped.".
+    const shop = await AppProcess.start('example', {
+      entry: EXAMPLE_APP,
+      env: { ...platformEnv(), REDIS_URL: redis.url, NO_COLOR: '1' },
+    });
     await redis.stop();
     try {
-      const closing = a.close();
-      a = undefined as unknown as ExampleApp; // afterAll closes it no second time
-      await closing;
+      const from = shop.output.mark;
+      const stopping = shop.process.stop(20_000);
+      await shop.output.waitFor(/^Stopped\.$/m, { from, timeoutMs: 20_000 });
+      const exited = await Promise.race([
+        shop.process.whenExited().then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(resolve, 2_000, false)),
+      ]);
+      expect(exited).toBe(true);
+      await stopping;
+      expect(shop.output.all.slice(from)).toContain('[example: exited, code 0]');
     } finally {
+      await shop.kill();
       await redis.restart();
     }
   });

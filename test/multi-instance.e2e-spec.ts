@@ -227,7 +227,7 @@ for (const topology of TOPOLOGIES)
         }
       }, 120_000);
 
-      it('Redis stopped under load: 503s and no 500, nothing handled meanwhile; Redis back: every recorded callback handled once', async () => {
+      it('Redis stopped under load: 503s and no 500, nothing handled meanwhile; Redis back: every recorded callback handled, once unless its job may have run in the outage', async () => {
         const refs = Array.from({ length: 100 }, (_, index) => id(`outage${index}`));
         await inBatches(refs, 10, (ref, index) => system.createInvoice(index % 2 ? a : b, ref, 10 + index));
         const bodies = await inBatches(refs, 10, (ref) => system.paidCallback(ref));
@@ -268,6 +268,8 @@ for (const topology of TOPOLOGIES)
           expect(smsWhileDown.has(`Receipt ${ref}`)).toBe(false);
         }
 
+        // The jobs recorded before the outage may have run in it; the others are recorded after it.
+        const recordedBefore = new Set(refs.filter((ref) => answers.get(ref)!.includes(200)));
         // Redis back: the platform keeps re-sending what was not acknowledged, until it is.
         await system.space.restart();
         await eventually(
@@ -288,8 +290,21 @@ for (const topology of TOPOLOGIES)
         await pause(1_000);
 
         expect([...answers.values()].flat().filter((status) => status !== 200 && status !== 503)).toEqual([]);
-        expect(refs.map((ref) => [ref, system.runs('receipt', ref)])).toEqual(refs.map((ref) => [ref, 1]));
-        expect(await system.receiptsOf(refs)).toEqual(refs.map(() => 1));
+        // Once each, but for what docs/redis.md allows: a job running while Redis was away past its lock
+        // (LOCK_MS) is taken over, and its handlers may run again. The outage lasts as long as the load
+        // takes to be refused (on a loaded machine, past the lock), so a second run is allowed to the
+        // jobs recorded before it only; those recorded once Redis was back (20 at least) run once.
+        const receipts = await system.receiptsOf(refs);
+        const handled = refs.map((ref, index) => ({
+          ref,
+          runs: system.runs('receipt', ref),
+          receipts: receipts[index]!,
+          recordedBefore: recordedBefore.has(ref),
+        }));
+        const after = handled.filter((h) => !h.recordedBefore);
+        expect(after.length).toBeGreaterThanOrEqual(20);
+        expect(after).toEqual(after.map((h) => ({ ...h, runs: 1, receipts: 1 })));
+        expect(handled.filter((h) => h.runs < 1 || h.receipts < 1)).toEqual([]);
       }, 180_000);
 
       it(`Redis killed while a handler runs, back within lockDurationMs (${LOCK_MS} ms): the run is recorded once Redis answers, never repeated`, async () => {

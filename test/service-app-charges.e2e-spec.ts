@@ -10,7 +10,7 @@ import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import { HubtelMetricsModule } from 'nestjs-hubtel/metrics';
 import { type InboundPipeline } from '#internal';
-import { SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
+import { SERVICE_APP_JOBS, SERVICE_APP_PIPELINE } from '../libs/service-app/src/service-app.constants.js';
 import { eventually } from './support/multi-process.js';
 import { startMerchant, onAppChannel, type Adapter, type Merchant } from './support/service-app.harness.js';
 import { RecordingLogger } from './support/service-app.fixtures.js';
@@ -18,9 +18,8 @@ import { STORE_KINDS, storeFixture } from './support/test-stores.js';
 
 /**
  * The callback deadline of these merchants: an order nobody resolves is reported at 3/4 of it
- * (1.8 s after its callback came). Every test holding an order waits that long (on the memory
- * store, afterEach's drain waits for the deferred report), so it is short; it still leaves the
- * tests that resolve an order over 1.5 s between the attention event and their resolveAttention()
+ * (1.8 s after its callback came). The test of that waits that long, so it is short; it still leaves
+ * the tests that resolve an order over 1.5 s between the attention event and their resolveAttention()
  * (a few store reads), and the platform's first "failed" callback goes out whatever is left.
  */
 const DEADLINE_MS = 2_400;
@@ -43,22 +42,9 @@ for (const adapter of ['express', 'fastify'] as Adapter[]) {
         const start = async () => {
           const registry = new Registry();
           registries.push(registry);
-          const options: ServiceAppModuleOptions = {
-            store: await stores.create(),
-            callbackUrl: sandbox.baseUrls().fulfillmentCallback,
-            callbackTimeoutMs: 2_500,
-            callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs: DEADLINE_MS },
-            fulfillmentRetry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
-            statusCheck: {
-              ...sandbox.credentials.api,
-              posSalesId: sandbox.posSalesId,
-              url: sandbox.baseUrls().status,
-            },
-            verification: { recheckForMs: 400, recheckDelay: { baseDelayMs: 10, maxDelayMs: 20 } },
-          };
           return startMerchant(
             adapter,
-            options,
+            await merchantOptions(DEADLINE_MS),
             {},
             { logger, imports: [HubtelMetricsModule.forRoot({ registry }), ...stores.jobRunnerImports()] },
           );
@@ -77,6 +63,19 @@ for (const adapter of ['express', 'fastify'] as Adapter[]) {
         await sandbox?.stop();
       });
 
+      const merchantOptions = async (deadlineMs: number): Promise<ServiceAppModuleOptions> => ({
+        store: await stores.create(),
+        callbackUrl: sandbox.baseUrls().fulfillmentCallback,
+        callbackTimeoutMs: 2_500,
+        callbackRetry: { baseDelayMs: 5, maxDelayMs: 20, deadlineMs },
+        fulfillmentRetry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
+        statusCheck: {
+          ...sandbox.credentials.api,
+          posSalesId: sandbox.posSalesId,
+          url: sandbox.baseUrls().status,
+        },
+        verification: { recheckForMs: 400, recheckDelay: { baseDelayMs: 10, maxDelayMs: 20 } },
+      });
       const replicas = () => (a === b ? [a] : [a, b]);
       const runs = (orderId: string) =>
         replicas().reduce((n, m) => n + (m.fulfiller.calls.get(orderId) ?? 0), 0);
@@ -97,8 +96,8 @@ for (const adapter of ['express', 'fastify'] as Adapter[]) {
       }
 
       /** The contract's three service-flow calls on replica A: a cart of 1GB for GHS 5.00. */
-      async function toCart() {
-        const session = sandbox.serviceApp(a.url);
+      async function toCart(merchant = a) {
+        const session = sandbox.serviceApp(merchant.url);
         await session.start();
         await session.reply('0241234567');
         await session.choose('1gb');
@@ -198,6 +197,35 @@ for (const adapter of ['express', 'fastify'] as Adapter[]) {
           }),
         ).toBe(1);
       });
+
+      // On the memory store only: a merchant of its own (on Redis, A and B's BullMQ workers would run its jobs).
+      if (kind === 'memory')
+        it('an order resolved from code settles its deadline run then, not at decideBy: drain() does not wait for it', async () => {
+          const patient = await startMerchant(adapter, await merchantOptions(3600_000), {}, { logger });
+          try {
+            const session = await toCart(patient);
+            const { order } = await session.pay({ amount: 2.5 });
+            const held = await eventually('the attention event', () =>
+              patient.fulfiller.attention.find((e) => e.orderId === order.orderId),
+            );
+            await patient.fulfillment.resolveAttention(order.orderId, 'refund');
+            const pipeline = patient.app.get<InboundPipeline>(SERVICE_APP_PIPELINE);
+            const settled = await eventually(
+              'the payment check settled',
+              async () => {
+                const record = await pipeline.get(SERVICE_APP_JOBS.payment, order.orderId);
+                return record?.status === 'done' ? record : undefined;
+              },
+              { timeoutMs: 10_000 },
+            );
+            // 45 minutes before its deadline: the resolution ended its wait.
+            expect(settled.updatedAt).toBeLessThan(Date.parse(held.attention.decideBy));
+            await pipeline.drain();
+            expect(callbacks(order.orderId).map((c) => c.serviceStatus)).toEqual(['failed']);
+          } finally {
+            await patient.close();
+          }
+        });
 
       it('an order nobody resolves is reported "failed" to the platform within its deadline, never delivered', async () => {
         const session = await toCart();

@@ -124,6 +124,12 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return { duplicate: true, record: job, woken: true };
   }
 
+  /** Starts the run of a job deferred in `job` (its record, as read) now: its wait is over early. */
+  async wake(job: JobRecord): Promise<void> {
+    if (job.deferred && !isSettled(job))
+      await this.runner.wake(this.options.name, request(this.prefix + `${job.type}:${job.key}`, job));
+  }
+
   /** What `submit` does for a duplicate, without the wake (undefined when unknown). */
   async resend<P>(type: string, key: string): Promise<JobRecord<P> | undefined> {
     this.definition(type);

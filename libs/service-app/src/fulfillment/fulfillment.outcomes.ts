@@ -63,7 +63,7 @@ export class FulfillmentOutcomes {
     const order = record.payload;
     const resolved: FulfillmentAttention = { ...attention, resolution: { action: wanted, at: isoNow() } };
     if (action === 'deliver') {
-      // Its handlers run once, as any order's; the waiting payment job finds it delivered at its deadline.
+      // Its handlers run once, as any order's; the waiting payment job, woken below, finds it delivered.
       await this.pipeline.submit(SERVICE_APP_JOBS.fulfillment, orderId, {
         ...order,
         payment: held.payment,
@@ -72,6 +72,8 @@ export class FulfillmentOutcomes {
     } else {
       await this.reportOutcome(order, 'failed', null, 'app');
     }
+    // Its deadline run has nothing left to decide: it settles now, not at `decideBy`.
+    await this.pipeline.wake(record);
     this.countAttention(order, attention, wanted);
     this.logger.log(`Order ${orderId} that needed attention was resolved: ${wanted}`);
   }
