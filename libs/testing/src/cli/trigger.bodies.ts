@@ -1,5 +1,6 @@
 // What `hubtel-trigger` sends: each kind's body, reading (or first marking paid) a sandbox's invoice.
 import { HubtelApiError, HubtelError, isUssdRequest, maskPhoneNumbers } from '#light/core';
+import { round2 } from '#light/sandbox';
 import type { SandboxInvoice } from 'nestjs-hubtel/sandbox';
 import {
   buildCheckoutCallback,
@@ -48,10 +49,6 @@ async function markPaidInSandbox(
   throw new HubtelApiError(
     `The sandbox at ${sandboxUrl} cannot mark invoice "${reference}" paid: it is ${current.state}`,
   );
-}
-
-function round2(n: number): number {
-  return Math.round((n + Number.EPSILON) * 100) / 100;
 }
 
 /** Builds the body a trigger sends (reads the sandbox's invoice when told to). */
