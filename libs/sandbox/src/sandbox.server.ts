@@ -152,7 +152,8 @@ export class HubtelSandbox extends SandboxRecords {
 
   /** The credential pairs it accepts (copies): the default account's (`account(name)` for another's). */
   get credentials(): { sms: SandboxCredentialPair; api: SandboxCredentialPair } {
-    return { sms: { ...this.options.credentials.sms }, api: { ...this.options.credentials.api } };
+    const { sms, api } = this.state.accounts.default.credentials;
+    return { sms: { ...sms }, api: { ...api } };
   }
 
   /** The default account's POS Sales ID. */
