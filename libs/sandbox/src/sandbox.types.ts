@@ -32,13 +32,10 @@ export interface SandboxSmsMessage {
   deliverAt: number;
 }
 
-export interface SandboxSmsBatch {
+/** A batch send: what its messages share, and their ids. */
+export interface SandboxSmsBatch extends Pick<SandboxSmsMessage, 'account' | 'from' | 'content' | 'time'> {
   batchId: string;
-  account: string;
-  from: string;
-  content: string;
   messageIds: string[];
-  time: string;
 }
 
 export type SandboxInvoiceState = 'pending' | 'paid' | 'failed' | 'cancelled';
