@@ -1,3 +1,3 @@
 /** `#light/sandbox`: the sandbox's HTTP helpers `hubtel-trigger` uses, without Nest (see core's light.ts). */
-export { ghanaNetwork, hexId, paymentDescription, requestOnce } from './sandbox.http.js';
+export { ghanaNetwork, hexId, paymentDescription, requestOnce, round2 } from './sandbox.http.js';
 export { serverOrigin } from './sandbox.listener.js';

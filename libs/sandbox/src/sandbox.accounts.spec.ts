@@ -1,6 +1,7 @@
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { HubtelSandbox } from './sandbox.server.js';
 import { SandboxNotFoundError } from './sandbox.errors.js';
+import { SANDBOX_DEFAULT_CREDENTIALS } from './sandbox.constants.js';
 import { resolveSandboxOptions } from './sandbox.options.js';
 import { sandboxDotenv, sandboxEnv } from './sandbox.env.js';
 import type { HubtelSandboxOptions, SandboxCredentialPair } from './sandbox.option-types.js';
@@ -22,7 +23,7 @@ describe('sandbox accounts: options', () => {
     expect(o.accounts.map((a) => a.name)).toEqual(['default']);
     expect(o.accounts[0]).toMatchObject({
       posSalesId: '2000000',
-      credentials: { api: o.credentials.api, sms: o.credentials.sms, callback: undefined },
+      credentials: { ...SANDBOX_DEFAULT_CREDENTIALS, callback: undefined },
       senderIds: [],
     });
   });

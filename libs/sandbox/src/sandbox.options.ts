@@ -17,8 +17,6 @@ export interface ResolvedSandboxOptions extends Omit<
 > {
   host: string;
   publicUrl: string | undefined;
-  /** The default account's. */
-  credentials: SandboxAccount['credentials'];
   /** Every account served, the default one (the top-level options') first. */
   accounts: readonly SandboxAccount[];
   sms: Omit<SandboxOptionsDto['sms'], 'senderIds'>;
@@ -50,7 +48,6 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
     ...o,
     host: options.host ?? SANDBOX_DEFAULT_HOST,
     publicUrl,
-    credentials: defaultAccount.credentials,
     accounts: resolveAccounts(options.accounts, defaultAccount, o.sms.maxSenderLength),
     allowedHosts: allowedHostNames(options, publicUrl),
     // Whatever logger is given, lines quoting a request's values are escaped and masked.

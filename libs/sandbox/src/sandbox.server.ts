@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import { HubtelConfigError } from 'nestjs-hubtel';
 import { checkPayment, SandboxPaymentMoneyDto } from './admin.dto.js';
 import { registerAdminApi } from './admin.api.js';
@@ -16,7 +16,7 @@ import {
   type PaymentResult,
 } from './checkout.payments.js';
 import { closeHttp, listenHttp, serverOrigin } from './sandbox.listener.js';
-import { SandboxRequestHandler } from './sandbox.request-handler.js';
+import { handleRequest } from './sandbox.request-handler.js';
 import { SandboxRouter } from './sandbox.router.js';
 import { registerFulfillmentCallbackApi } from './fulfillment-callback.api.js';
 import { SandboxServiceSession } from './service-app.driver.js';
@@ -60,7 +60,6 @@ export class HubtelSandbox extends SandboxRecords {
 
   private readonly options: ResolvedSandboxOptions;
   private readonly router = new SandboxRouter();
-  private readonly requestHandler: SandboxRequestHandler;
   private httpServer: Server | undefined;
   private listening: Promise<this> | undefined;
   private stopping: Promise<void> | undefined;
@@ -75,13 +74,13 @@ export class HubtelSandbox extends SandboxRecords {
     registerFulfillmentCallbackApi(this.router, this.state);
     registerAdminApi(this.router, this);
     if (this.options.dashboard) registerSandboxDashboard(this);
-    this.requestHandler = new SandboxRequestHandler(this.state, this.router, this.options);
   }
 
   /** Starts listening (once; later calls return the same promise). */
   listen(): Promise<this> {
     const { host, port, publicUrl, logger } = this.options;
-    this.listening ??= listenHttp(host, port, (req, res) => void this.requestHandler.handle(req, res)).then(
+    const onRequest: RequestListener = (req, res) => void handleRequest(this.state, this.router, req, res);
+    this.listening ??= listenHttp(host, port, onRequest).then(
       (server) => {
         this.httpServer = server;
         this.state.baseUrl = publicUrl ?? serverOrigin(server, host);
@@ -153,7 +152,8 @@ export class HubtelSandbox extends SandboxRecords {
 
   /** The credential pairs it accepts (copies): the default account's (`account(name)` for another's). */
   get credentials(): { sms: SandboxCredentialPair; api: SandboxCredentialPair } {
-    return { sms: { ...this.options.credentials.sms }, api: { ...this.options.credentials.api } };
+    const { sms, api } = this.state.accounts.default.credentials;
+    return { sms: { ...sms }, api: { ...api } };
   }
 
   /** The default account's POS Sales ID. */

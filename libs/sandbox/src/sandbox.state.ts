@@ -7,7 +7,6 @@ import { OutboundError, hexId, isoNow, requestOnce } from './sandbox.http.js';
 import type { ResolvedSandboxOptions } from './sandbox.options.js';
 import type {
   SandboxDelivery,
-  SandboxDeliveryKind,
   SandboxEventMap,
   SandboxFulfillmentCallback,
   SandboxInvoice,
@@ -19,18 +18,12 @@ import type {
   SandboxSmsMessage,
 } from './sandbox.types.js';
 
-/** What `dispatch` needs to send one callback. */
-export interface OutboundCallback {
-  kind: SandboxDeliveryKind;
-  /** The account of the invoice or session it is for. */
-  account: string;
-  url: string;
-  headers: Record<string, string>;
+/** What `dispatch` needs to send one callback: its delivery's fields, the body and a fault. */
+export interface OutboundCallback
+  extends
+    Pick<SandboxDelivery, 'kind' | 'account' | 'url' | 'headers'>,
+    Partial<Pick<SandboxDelivery, 'checkoutId' | 'clientReference' | 'sessionId' | 'orderId'>> {
   body: Record<string, unknown>;
-  checkoutId?: string | null;
-  clientReference?: string | null;
-  sessionId?: string | null;
-  orderId?: string | null;
   /** A one-off fault; when absent, the first matching `sandbox.faults` callback fault applies. */
   fault?: CallbackFaultSpec;
 }

@@ -1,5 +1,6 @@
 import type { SandboxApi } from './sandbox.route-types.js';
 import type { SandboxChargeBearer } from './sandbox.option-types.js';
+import type { CartItem, SelectOption as ServiceFlowOption } from 'nestjs-hubtel/service-app';
 
 // Records are live objects the sandbox updates in place: read them, never write them.
 
@@ -31,13 +32,10 @@ export interface SandboxSmsMessage {
   deliverAt: number;
 }
 
-export interface SandboxSmsBatch {
+/** A batch send: what its messages share, and their ids. */
+export interface SandboxSmsBatch extends Pick<SandboxSmsMessage, 'account' | 'from' | 'content' | 'time'> {
   batchId: string;
-  account: string;
-  from: string;
-  content: string;
   messageIds: string[];
-  time: string;
 }
 
 export type SandboxInvoiceState = 'pending' | 'paid' | 'failed' | 'cancelled';
@@ -273,7 +271,9 @@ export interface SandboxRecordMap {
 }
 export type SandboxRecordKind = keyof SandboxRecordMap;
 
-// Wire shapes (the contract's), as the sandbox sends them
+// Wire shapes (the contract's), as the sandbox sends them; a select option and a cart item as the
+// service app declares them (types only: nothing of the service app loads)
+export type { CartItem, ServiceFlowOption };
 
 export interface ServiceFlowRequest {
   Sequence?: string;
@@ -284,20 +284,6 @@ export interface ServiceFlowRequest {
   ClientState: string;
   Mobile: string;
   SessionId: string;
-  [extra: string]: unknown;
-}
-
-export interface ServiceFlowOption {
-  Display: string;
-  Value: string;
-  Amount: number;
-}
-
-export interface CartItem {
-  ItemName: string;
-  Qty: number;
-  Price: number;
-  ServiceData?: Record<string, unknown>;
   [extra: string]: unknown;
 }
 

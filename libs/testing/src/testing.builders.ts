@@ -86,9 +86,6 @@ export interface BuildServiceFlowRequestInput {
   extraFields?: Record<string, unknown>;
 }
 
-/** 32 lower-case hex characters, the form of the platform's ids (the sandbox's). */
-export const randomHubtelId = hexId;
-
 function nonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.trim() !== '';
 }
@@ -149,9 +146,8 @@ export function buildCheckoutCallback(input: BuildCheckoutCallbackInput): Checko
     ResponseCode: input.responseCode ?? (paid ? '0000' : '2001'),
     Status: status,
     Data: {
-      CheckoutId:
-        input.checkoutId ?? (nonEmptyString(invoice?.checkoutId) ? invoice.checkoutId : randomHubtelId()),
-      SalesInvoiceId: input.salesInvoiceId ?? randomHubtelId(),
+      CheckoutId: input.checkoutId ?? (nonEmptyString(invoice?.checkoutId) ? invoice.checkoutId : hexId()),
+      SalesInvoiceId: input.salesInvoiceId ?? hexId(),
       ClientReference: clientReference as string,
       Status: status,
       Amount: amount as number,
@@ -179,7 +175,7 @@ export function buildFulfillmentRequest(input: BuildFulfillmentRequestInput): Fu
   }
   if (issues.length > 0) fail('buildFulfillmentRequest', issues);
   return {
-    OrderId: input.orderId ?? randomHubtelId(),
+    OrderId: input.orderId ?? hexId(),
     SessionId: input.sessionId,
     ExtraData: input.extraData ?? {},
     OrderInfo: input.orderInfo ?? null,
@@ -225,7 +221,7 @@ export function buildServiceFlowRequest(input: BuildServiceFlowRequestInput = {}
     Operator: input.operator ?? TESTING_DEFAULTS.operator,
     ClientState: '',
     Mobile: (mobile as { msisdn: string }).msisdn,
-    SessionId: input.sessionId ?? randomHubtelId(),
+    SessionId: input.sessionId ?? hexId(),
     ...input.extraFields,
   };
 }

@@ -9,22 +9,18 @@ import {
 } from 'nestjs-hubtel';
 import { type HubtelRequest, type HubtelResponse } from '#internal';
 import { ghanaNetwork, messageStatusBody, sentMessageBody } from 'nestjs-hubtel/sandbox';
+import type { SandboxSmsMessage } from 'nestjs-hubtel/sandbox';
 import { SMS_HTTP_TRANSPORT, SMS_PATHS, SMS_TRANSPORT_FACTORY } from 'nestjs-hubtel/sms';
 
-/** One message the app "sent". */
-export interface CapturedSms {
-  messageId: string;
-  /** Batch id for `sendBatch`, null for `send`. */
-  batchId: string | null;
-  kind: 'batch' | 'single';
-  from: string;
+/** One message the app "sent", recorded as the sandbox records a message (`account`: `default` or a named one). */
+export interface CapturedSms extends Pick<
+  SandboxSmsMessage,
+  'messageId' | 'batchId' | 'kind' | 'from' | 'content' | 'account'
+> {
   /** MSISDN as the module sent it (`233241234567`). */
   to: string;
-  content: string;
   /** ISO time it was captured. */
   at: string;
-  /** The SMS account that sent it: `default`, or a named account's name. */
-  account: string;
 }
 
 /** `Test.createTestingModule(...)` (or anything with `overrideProvider(token).useValue(value)`). */

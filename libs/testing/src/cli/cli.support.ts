@@ -2,6 +2,7 @@ import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from '#light/core';
 import type { ServiceAppChannel } from '#internal';
+import type { RecordServicePaymentOptions } from 'nestjs-hubtel/sandbox';
 import { request } from '../testing.http.js';
 import { CliUsageError } from './cli.args.js';
 
@@ -172,13 +173,7 @@ export function sessionOptions(
 export async function markServicePaidInSandbox(
   sandboxUrl: string,
   sessionId: string,
-  payment: {
-    amount?: number;
-    orderId?: string;
-    account?: string;
-    chargeBearer?: 'merchant' | 'payer';
-    currency?: string;
-  },
+  payment: RecordServicePaymentOptions,
   timeoutMs: number,
 ): Promise<void> {
   const path = `/_sandbox/sessions/${encodeURIComponent(sessionId)}/pay`;

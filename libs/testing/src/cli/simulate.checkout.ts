@@ -1,6 +1,5 @@
 import { HubtelTimeoutError } from 'nestjs-hubtel';
-import type { CartItem, HubtelSandbox, SandboxServiceSession } from 'nestjs-hubtel/sandbox';
-import { randomHubtelId } from '../testing.builders.js';
+import { hexId, type CartItem, type HubtelSandbox, type SandboxServiceSession } from 'nestjs-hubtel/sandbox';
 import { EXIT } from './cli.args.js';
 import { callSandbox, markServicePaidInSandbox, type Style } from './cli.support.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
@@ -60,7 +59,7 @@ export async function payCart(
 
   // The app's status check asks its sandbox (--sandbox), not this simulator's private one:
   // the payment is recorded there first, so an app that verifies payments accepts the order.
-  const orderId = randomHubtelId();
+  const orderId = hexId();
   if (term.options.sandboxUrl) {
     try {
       const payment = { amount: total, orderId, account: term.options.account };

@@ -1,16 +1,14 @@
-import type { SandboxFulfillmentCallback } from 'nestjs-hubtel/sandbox';
-import type { ServiceAppChannel } from '#internal';
+import type { SandboxFulfillmentCallback, ServiceAppDriverOptions } from 'nestjs-hubtel/sandbox';
 
-export interface TerminalSimulatorOptions {
+/** The session's `serviceCode`, `mobile`, `operator`, `channel` and `timeoutMs` go to the sandbox's driver as given. */
+export interface TerminalSimulatorOptions extends Pick<
+  ServiceAppDriverOptions,
+  'serviceCode' | 'mobile' | 'operator' | 'channel' | 'timeoutMs'
+> {
   /** The Service Interaction URL (`http://127.0.0.1:3000/api/service-flow`). */
   serviceFlowUrl: string;
   /** The Service Fulfillment URL, on the same origin. Default: the service-flow URL with `service-flow` → `fulfillment`. */
   fulfillmentUrl?: string;
-  serviceCode?: string;
-  mobile?: string;
-  operator?: string;
-  /** `ussd` plays a USSD phone (`Message` only), `app` the Hubtel app. Default: `ussd` for a telco. */
-  channel?: ServiceAppChannel;
   /** USSD screen size in characters (GSM-7). Default 182. */
   screenSize?: number;
   /** USSD screen size once any character is outside GSM-7 (UCS-2). Default 70. */
@@ -23,8 +21,6 @@ export interface TerminalSimulatorOptions {
   callbackPort?: number;
   /** How long to wait for the fulfillment callback after paying. Default 60 s. */
   callbackTimeoutMs?: number;
-  /** How long to wait for each answer of the service. Default 5 s (the platform's USSD limit). */
-  timeoutMs?: number;
   /** Stop when an answer breaks the contract (default: warn and go on). */
   strict?: boolean;
   /** Never colour the output. */

@@ -1,12 +1,12 @@
 // What `hubtel-trigger` sends: each kind's body, reading (or first marking paid) a sandbox's invoice.
 import { HubtelApiError, HubtelError, isUssdRequest, maskPhoneNumbers } from '#light/core';
+import { hexId, round2 } from '#light/sandbox';
 import type { SandboxInvoice } from 'nestjs-hubtel/sandbox';
 import {
   buildCheckoutCallback,
   buildFulfillmentCallback,
   buildFulfillmentRequest,
   buildServiceFlowRequest,
-  randomHubtelId,
 } from '../testing.builders.js';
 import { TESTING_PATHS } from '../testing.constants.js';
 import { callSandbox, markServicePaidInSandbox, sandboxRefused } from './cli.support.js';
@@ -48,10 +48,6 @@ async function markPaidInSandbox(
   throw new HubtelApiError(
     `The sandbox at ${sandboxUrl} cannot mark invoice "${reference}" paid: it is ${current.state}`,
   );
-}
-
-function round2(n: number): number {
-  return Math.round((n + Number.EPSILON) * 100) / 100;
 }
 
 /** Builds the body a trigger sends (reads the sandbox's invoice when told to). */
@@ -142,7 +138,7 @@ export async function buildTriggerBody(
   let what: string;
   if (options.kind === 'checkout-forged') {
     if (options.forge === 'unknown-reference') {
-      const clientReference = `forged-${randomHubtelId().slice(0, 16)}`;
+      const clientReference = `forged-${hexId().slice(0, 16)}`;
       body = buildCheckoutCallback({ ...given, clientReference, amount: options.amount ?? 1 });
       what = `forged callback: unknown reference ${body.Data.ClientReference}`;
     } else if (options.forge === 'wrong-amount') {
@@ -151,7 +147,7 @@ export async function buildTriggerBody(
       body = buildCheckoutCallback({ ...given, checkoutId: options.checkoutId, amount: claimed });
       what = `forged callback: ${options.reference} claims GHS ${claimed.toFixed(2)}${invoice ? ` (invoiced GHS ${invoice.totalAmount.toFixed(2)})` : ''}`;
     } else {
-      body = buildCheckoutCallback({ ...given, amount: realAmount, checkoutId: randomHubtelId() });
+      body = buildCheckoutCallback({ ...given, amount: realAmount, checkoutId: hexId() });
       what = `forged callback: ${options.reference} with checkout id ${body.Data.CheckoutId}`;
     }
   } else {
