@@ -23,7 +23,7 @@ export { mountController } from './inbound/inbound-controller.js';
 export { inboundHttpError } from './inbound/inbound-http-errors.js';
 export { answerInbound, inboundSignal, type InboundAnswerOptions } from './inbound/inbound-answer.js';
 export { inboundKit } from './inbound/inbound-kit.js';
-export { findHostileStructure } from './inbound/inbound-body.js';
+export { parseInbound } from './inbound/inbound-body.js';
 export {
   DEFAULT_JOB_RECORD_TTL_MS,
   listDeadLetters,

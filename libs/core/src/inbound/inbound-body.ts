@@ -1,5 +1,6 @@
-import type { ValidationIssue } from '../errors/hubtel.errors.js';
+import { HubtelValidationError, type ValidationIssue } from '../errors/hubtel.errors.js';
 import { capLogText } from '../logging/log-sanitize.js';
+import type { CompiledValidator } from '../validation/validation.ajv.js';
 
 /** Keys that can reach an object's prototype when copied onto it: never part of a platform body. */
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -68,4 +69,20 @@ export function findHostileStructure(
 
 function refusal(path: string, message: string): ValidationIssue {
   return { field: capLogText(path || '(body)', MAX_FIELD_LENGTH), message };
+}
+
+/**
+ * The request a body holds, or a HubtelValidationError. Prototype keys and absurd nesting are refused,
+ * not dropped: Express keeps `"__proto__"` where Fastify refuses it, so both answer the same 400.
+ */
+export function parseInbound<T>(validate: CompiledValidator<T>, body: unknown, what: string): T {
+  const hostile = findHostileStructure(body);
+  const checked = hostile ? { ok: false as const, issues: [hostile] } : validate(body);
+  if (!checked.ok) {
+    throw new HubtelValidationError(
+      `Invalid ${what}: ${checked.issues.map((i) => i.message).join('; ')}`,
+      checked.issues,
+    );
+  }
+  return checked.value;
 }

@@ -1,6 +1,7 @@
 // The fulfillment callback to the platform: recorded once per OrderId (the first outcome wins), retried
 // until accepted or the deadline (then a dead letter); `callbackSent` emitted once accepted.
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
+import { describeError } from '#internal';
 import type { HttpTransport, InboundPipeline, JobFollowUps, JobRecord } from '#internal';
 import {
   callbackOf,
@@ -11,7 +12,7 @@ import {
 } from './fulfillment.records.js';
 import { SERVICE_APP_JOBS } from '../service-app.constants.js';
 import { FulfillmentCallbackSentEvent, ServiceAppEvents } from '../service-app.events.js';
-import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from '../service-app.types.js';
 
@@ -115,7 +116,7 @@ export class FulfillmentCallbacks {
     try {
       await this.pipeline.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
     } catch (error) {
-      this.logger.error(`A ${ServiceAppEvents.CallbackSent} listener failed: ${describe(error)}`);
+      this.logger.error(`A ${ServiceAppEvents.CallbackSent} listener failed: ${describeError(error)}`);
     }
   }
 }

@@ -7,7 +7,7 @@ import {
   type HubtelStore,
   type HubtelTelemetry,
 } from 'nestjs-hubtel';
-import type { InboundPipeline } from '#internal';
+import { describeError, parseInbound, type InboundPipeline } from '#internal';
 import {
   SERVICE_APP_ACCOUNTS,
   SERVICE_APP_JOBS,
@@ -17,7 +17,7 @@ import {
   accountOf,
   cartKey,
 } from '../service-app.constants.js';
-import { parseRequest, validateFulfillmentRequest } from '../service-app.dto.js';
+import { validateFulfillmentRequest } from '../service-app.dto.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import {
   FulfillmentRejectedEvent,
@@ -26,7 +26,7 @@ import {
   fulfillmentEventFor,
   type FulfillmentRequestedEvent,
 } from '../service-app.events.js';
-import { ServiceAppLogger, describe } from '../service-app.logger.js';
+import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
@@ -116,7 +116,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
         await this.outcomes.refuse(
           order,
           'NOT_CONFIRMED',
-          `the status check could not confirm it: ${describe(error)}`,
+          `the status check could not confirm it: ${describeError(error)}`,
           record.attempts,
         );
       },
@@ -156,7 +156,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
     this.pipeline.assertAcceptingInbound('fulfillment request');
     const account =
       to === undefined ? this.accounts.default : typeof to === 'string' ? await this.accounts.get(to) : to;
-    const request = parseRequest(validateFulfillmentRequest, body, 'fulfillment request');
+    const request = parseInbound(validateFulfillmentRequest, body, 'fulfillment request');
     try {
       return await this.intake.accept(request, account);
     } catch (error) {
