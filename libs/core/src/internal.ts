@@ -85,7 +85,7 @@ export {
   type AmountRule,
 } from './http/payment-amounts.js';
 
-export { echoValue, findInvalidMsisdns, invalidMsisdnsError } from './phone/msisdn.js';
+export { echoValue, invalidMsisdnsError } from './phone/msisdn.js';
 export { LOG_LINE_MAX_LENGTH, capLogText, escapeLogText, sanitizeLogLine } from './logging/log-sanitize.js';
 export { describeError, redactToString } from './logging/redact.js';
 export { sanitizingLogger } from './logging/hubtel-logger.js';
