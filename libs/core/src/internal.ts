@@ -68,7 +68,7 @@ export { assertStoreOption } from './store/store-option.js';
 export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hubtel-connection.module.js';
 export * from './store/redis.checks.js';
 export { ErrorLogThrottle } from './logging/log-throttle.js';
-export { withTimeout } from './retry/backoff.js';
+export { within, withTimeout } from './retry/backoff.js';
 
 export * from './http/http-transport.js';
 export { hubtelHttpModule } from './http/undici-axios-adapter.js';

@@ -1,8 +1,7 @@
 /** Runs a flow's step and the steps it `goTo`s, for one answer, under the step budget. */
-import { describeError } from '#internal';
+import { describeError, within } from '#internal';
 import { SERVICE_APP_DEFAULTS, accountOf } from '../service-app.constants.js';
 import type { ServiceAppLogger } from '../service-app.logger.js';
-import { within } from '../service-app.time.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { SelectOption } from '../service-app.types.js';
 import {

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
-import { describeError, parseInbound, type InboundAccessPolicy, type InboundPipeline } from '#internal';
+import { describeError, parseInbound, within } from '#internal';
+import type { InboundAccessPolicy, InboundPipeline } from '#internal';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
   HUBTEL_TELEMETRY,
@@ -20,7 +21,6 @@ import { ServiceAppEvents, ServiceQueryEvent } from '../service-app.events.js';
 import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
-import { within } from '../service-app.time.js';
 import { detectChannel } from '../service-app.ussd.js';
 import type { StoredSession } from '../service-flow.types.js';
 import { FlowEngine } from './service-flow.engine.js';
