@@ -53,7 +53,7 @@ export class FlowEngine {
     this.runner = new FlowStepRunner(options, logger);
     this.keepHistory = options.backInputs.length > 0;
     this.ussd = new UssdScreens(options.ussd, options.backInputs, logger);
-    this.resume = new FlowResume(store, registry, options, logger, guarded);
+    this.resume = new FlowResume(store, registry, logger, guarded);
     this.sessions = new FlowSessionStore(store, options, logger, this.ussd);
   }
 
