@@ -89,7 +89,6 @@ export { echoValue, invalidMsisdnsError } from './phone/msisdn.js';
 export { LOG_LINE_MAX_LENGTH, capLogText, escapeLogText, sanitizeLogLine } from './logging/log-sanitize.js';
 export { describeError, redactToString } from './logging/redact.js';
 export { sanitizingLogger } from './logging/hubtel-logger.js';
-export { isLogLevelEnabled } from './logging/log-level.js';
 
 export {
   checkOptions,
