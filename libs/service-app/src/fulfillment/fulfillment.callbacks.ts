@@ -1,7 +1,6 @@
 // The fulfillment callback to the platform: recorded once per OrderId (the first outcome wins), retried
 // until accepted or the deadline (then a dead letter); `callbackSent` emitted once accepted.
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
-import { describeError } from '#internal';
 import type { HttpTransport, InboundPipeline, JobFollowUps, JobRecord } from '#internal';
 import {
   callbackOf,
@@ -113,11 +112,7 @@ export class FulfillmentCallbacks {
       sentAt: new Date(record.updatedAt).toISOString(),
       account: account ?? HUBTEL_DEFAULT_ACCOUNT,
     });
-    try {
-      await this.pipeline.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
-    } catch (error) {
-      this.logger.error(`A ${ServiceAppEvents.CallbackSent} listener failed: ${describeError(error)}`);
-    }
+    await this.pipeline.alert(ServiceAppEvents.CallbackSent, event);
   }
 }
 
