@@ -77,6 +77,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       now: this.now,
       runner: this.runner,
       record: (type, key, payload, followUps) => this.submit(type, key, payload, followUps),
+      alert: (event, payload) => this.alert(event, payload),
       execute: this.execute,
     });
     if (this.runner.local) void this.runner.start(options.name, this.execute);
