@@ -20,7 +20,6 @@ import {
 import { validateFulfillmentRequest } from '../service-app.dto.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import {
-  FulfillmentRejectedEvent,
   ServiceAppEvents,
   combineOutcomes,
   fulfillmentEventFor,
@@ -28,7 +27,6 @@ import {
 } from '../service-app.events.js';
 import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { StoredCart } from '../service-flow.types.js';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
@@ -162,17 +160,9 @@ export class FulfillmentService implements OnApplicationBootstrap {
     } catch (error) {
       // Refused at once (unknown session, a cart or OrderId taken): an alert, as a refused payment is.
       if (error instanceof FulfillmentRejectedError) {
-        const event = new FulfillmentRejectedEvent({
-          reason: error.reason,
-          message: error.message,
-          orderId: request.OrderId,
-          sessionId: request.SessionId,
-          serviceCode: null,
-          checks: 0,
-          rejectedAt: isoNow(),
-          account: account.name,
-        });
-        this.pipeline.alert(ServiceAppEvents.Rejected, event);
+        const { OrderId: orderId, SessionId: sessionId } = request;
+        const order = { orderId, sessionId, serviceCode: null, item: null, account: account.name };
+        void this.outcomes.alert(order, error.reason, error.message, 0);
       }
       throw error;
     }
