@@ -23,7 +23,7 @@ export { mountController } from './inbound/inbound-controller.js';
 export { inboundHttpError } from './inbound/inbound-http-errors.js';
 export { answerInbound, inboundSignal, type InboundAnswerOptions } from './inbound/inbound-answer.js';
 export { inboundKit } from './inbound/inbound-kit.js';
-export { findHostileStructure } from './inbound/inbound-body.js';
+export { parseInbound } from './inbound/inbound-body.js';
 export {
   DEFAULT_JOB_RECORD_TTL_MS,
   listDeadLetters,
@@ -68,7 +68,7 @@ export { assertStoreOption } from './store/store-option.js';
 export { hubtelConnectionModule, type HubtelConnectionExtras } from './store/hubtel-connection.module.js';
 export * from './store/redis.checks.js';
 export { ErrorLogThrottle } from './logging/log-throttle.js';
-export { withTimeout } from './retry/backoff.js';
+export { within, withTimeout } from './retry/backoff.js';
 
 export * from './http/http-transport.js';
 export { hubtelHttpModule } from './http/undici-axios-adapter.js';
@@ -85,11 +85,10 @@ export {
   type AmountRule,
 } from './http/payment-amounts.js';
 
-export { echoValue, findInvalidMsisdns, invalidMsisdnsError } from './phone/msisdn.js';
+export { echoValue, invalidMsisdnsError } from './phone/msisdn.js';
 export { LOG_LINE_MAX_LENGTH, capLogText, escapeLogText, sanitizeLogLine } from './logging/log-sanitize.js';
 export { describeError, redactToString } from './logging/redact.js';
 export { sanitizingLogger } from './logging/hubtel-logger.js';
-export { isLogLevelEnabled } from './logging/log-level.js';
 
 export {
   checkOptions,

@@ -1,6 +1,5 @@
 import { Allow, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
-import { HubtelValidationError } from 'nestjs-hubtel';
-import { compileValidator, findHostileStructure, rules, type CompiledValidator } from '#internal';
+import { compileValidator, rules } from '#internal';
 
 /* The platform's request bodies: fields the module reads are required, the rest loose or ignored. */
 
@@ -68,19 +67,3 @@ export class FulfillmentRequestDto {
 /** Validators built once per DTO (core's compileValidator). */
 export const validateServiceFlowRequest = compileValidator(ServiceFlowRequestDto);
 export const validateFulfillmentRequest = compileValidator(FulfillmentRequestDto);
-
-/**
- * The request a body holds, or a HubtelValidationError. Prototype keys and absurd nesting are refused,
- * not dropped: Express keeps `"__proto__"` where Fastify refuses it, so both answer the same 400.
- */
-export function parseRequest<T>(validate: CompiledValidator<T>, body: unknown, what: string): T {
-  const hostile = findHostileStructure(body);
-  const checked = hostile ? { ok: false as const, issues: [hostile] } : validate(body);
-  if (!checked.ok) {
-    throw new HubtelValidationError(
-      `Invalid ${what}: ${checked.issues.map((i) => i.message).join('; ')}`,
-      checked.issues,
-    );
-  }
-  return checked.value;
-}

@@ -11,7 +11,6 @@ import {
   accountLoggerContext,
   type HttpTransport,
   echoValue,
-  findInvalidMsisdns,
   invalidMsisdnsError,
   withFieldNames,
 } from '#internal';
@@ -80,8 +79,8 @@ export class SmsClient {
     if (issues.length > 0) throw this.invalid('sendBatch', issues);
 
     if (isArray && mode === 'reject') {
-      const invalid = findInvalidMsisdns(recipients as unknown[], this.options.http.defaultCountryCode);
-      if (invalid.length > 0) throw invalidMsisdnsError(invalid);
+      const invalid = invalidMsisdnsError(recipients as unknown[], this.options.http.defaultCountryCode);
+      if (invalid) throw invalid;
     }
 
     return new SmsBatchRun(

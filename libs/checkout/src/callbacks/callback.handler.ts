@@ -1,5 +1,5 @@
-import { HubtelLogger, HubtelValidationError, maskPhoneNumbers, type HubtelStore } from 'nestjs-hubtel';
-import type { InboundPipeline } from '#internal';
+import { HubtelLogger, maskPhoneNumbers, type HubtelStore } from 'nestjs-hubtel';
+import { parseInbound, type InboundPipeline } from '#internal';
 import type { CheckoutAccountSource } from '../checkout.accounts.js';
 import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
 import type { CheckoutRejectionReason } from '../checkout.events.js';
@@ -7,7 +7,7 @@ import type { ResolvedCheckoutOptions } from '../checkout.options.js';
 import { invoiceAccount, type CheckoutInvoiceStore } from '../invoices/invoice.store.js';
 import { CheckoutConfirmation } from './callback.confirmation.js';
 import { failedFromCallback, paidFromCallback } from './payment.evidence.js';
-import { checkoutCallbackValidator, validateCheckoutCallback } from './callback.validation.js';
+import { validateCheckoutCallback } from './callback.validation.js';
 import { classifyCallback, type CallbackClaim, type Verdict } from './callback.verifier.js';
 import type { CheckoutSettlement } from './payment.settlement.js';
 
@@ -37,7 +37,6 @@ export class CheckoutCallbackHandler {
     private readonly settlement: CheckoutSettlement,
   ) {
     this.confirmation = new CheckoutConfirmation(options, pipeline, invoices, accounts, settlement);
-    checkoutCallbackValidator(); // compiled now: a broken DTO fails at bootstrap, not on the first callback
   }
 
   async handle(
@@ -45,14 +44,7 @@ export class CheckoutCallbackHandler {
     context: { sourceAddress?: string; account?: string },
   ): Promise<CheckoutCallbackResult> {
     this.pipeline.assertAcceptingInbound('checkout callback');
-    const validation = validateCheckoutCallback(body);
-    if (!validation.ok) {
-      throw new HubtelValidationError(
-        `Invalid checkout callback: ${validation.issues.map((i) => i.message).join('; ')}`,
-        validation.issues,
-      );
-    }
-    const callback = validation.value;
+    const callback = parseInbound(validateCheckoutCallback, body, 'checkout callback');
     const claim = classifyCallback(callback);
     const ref = callback.Data.ClientReference;
     if (claim === 'pending') {

@@ -5,7 +5,7 @@ import {
   type HubtelTelemetry,
   type StoreEntry,
 } from 'nestjs-hubtel';
-import { dropUndefined, isLogLevelEnabled, type InboundPipeline } from '#internal';
+import { dropUndefined, type InboundPipeline } from '#internal';
 import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
 import {
   CheckoutEvents,
@@ -92,7 +92,7 @@ export class CheckoutSettlement {
     );
     await this.invoices.unwatch(ref);
     // The line is only built when it would be printed (one per payment, on the hot path).
-    if (!duplicate && isLogLevelEnabled('log', this.logger)) {
+    if (!duplicate && this.logger.isLevelEnabled('log')) {
       this.logger.log(
         `Invoice ${ref} paid (${evidence.amountPaid.toFixed(2)}, via ${evidence.source}${evidence.confirmedByStatusCheck ? ', confirmed by status check' : ''})`,
       );

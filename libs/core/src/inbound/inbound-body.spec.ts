@@ -19,15 +19,22 @@ describe('findHostileStructure', () => {
     expect(findHostileStructure({ a: { prototype: 1 } })).toMatchObject({ field: 'a.prototype' });
   });
 
-  it('refuses bodies too deep or too large, by default and by the given limits', () => {
+  it('refuses bodies too deep or too large, and accepts them up to the limits', () => {
     let deep: unknown = {};
     for (let i = 0; i < 20; i++) deep = { d: deep };
     expect(findHostileStructure(deep)?.message).toBe('body is nested deeper than 8 levels');
-    expect(findHostileStructure(deep, { maxDepth: 30 })).toBeUndefined();
+    let eight: unknown = {};
+    for (let i = 0; i < 7; i++) eight = { d: eight };
+    expect(findHostileStructure(eight)).toBeUndefined();
+    expect(findHostileStructure({ d: eight })?.message).toBe('body is nested deeper than 8 levels');
     expect(findHostileStructure({ many: Array.from({ length: 3000 }, () => ({})) })?.message).toBe(
       'body has more than 2000 objects and arrays',
     );
-    expect(findHostileStructure({ few: [{}, {}, {}] }, { maxNodes: 3 })?.message).toMatch(/more than 3/);
+    // The body, its array and the objects in it: 2,000 accepted, 2,001 refused.
+    expect(findHostileStructure({ many: Array.from({ length: 1998 }, () => ({})) })).toBeUndefined();
+    expect(findHostileStructure({ many: Array.from({ length: 1999 }, () => ({})) })?.message).toMatch(
+      /more than 2000/,
+    );
   });
 
   it('refuses a key or string holding U+FFFD (a body that was not valid UTF-8), naming where', () => {

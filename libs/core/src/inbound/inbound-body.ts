@@ -1,18 +1,14 @@
-import type { ValidationIssue } from '../errors/hubtel.errors.js';
+import { HubtelValidationError, type ValidationIssue } from '../errors/hubtel.errors.js';
 import { capLogText } from '../logging/log-sanitize.js';
+import type { CompiledValidator } from '../validation/validation.ajv.js';
 
 /** Keys that can reach an object's prototype when copied onto it: never part of a platform body. */
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-export interface HostileStructureLimits {
-  /** Deepest nesting of objects and arrays accepted. Default 8 (the platform's bodies are 2–4 deep). */
-  maxDepth?: number;
-  /** Most objects and arrays accepted in one body. Default 2,000. */
-  maxNodes?: number;
-}
-
-const DEFAULT_MAX_DEPTH = 8;
-const DEFAULT_MAX_NODES = 2_000;
+/** Deepest nesting of objects and arrays accepted (the platform's bodies are 2–4 deep). */
+const MAX_DEPTH = 8;
+/** Most objects and arrays accepted in one body. */
+const MAX_NODES = 2_000;
 /** Longest `field` path named in a refusal (the keys on the way are the sender's, of any length). */
 const MAX_FIELD_LENGTH = 256;
 /** Put by the JSON parsers for invalid UTF-8: "ord-\xff" and "ord-\xfe" would arrive as one reference. */
@@ -24,12 +20,7 @@ const isWellFormed = (text: string): boolean => (text as string & { isWellFormed
  * Why a parsed body must be refused before DTO validation (which ignores unknown keys): a prototype
  * key, far too deep or large, invalid UTF-8 or a lone surrogate. Iterative: no stack to blow.
  */
-export function findHostileStructure(
-  body: unknown,
-  limits: HostileStructureLimits = {},
-): ValidationIssue | undefined {
-  const maxDepth = limits.maxDepth ?? DEFAULT_MAX_DEPTH;
-  const maxNodes = limits.maxNodes ?? DEFAULT_MAX_NODES;
+export function findHostileStructure(body: unknown): ValidationIssue | undefined {
   if (body === null || typeof body !== 'object') return undefined;
   // Every inbound request runs this: only objects and arrays are stacked and get a path.
   const values: object[] = [body];
@@ -40,8 +31,8 @@ export function findHostileStructure(
     const value = values.pop()!;
     const path = paths.pop()!;
     const depth = depths.pop()!;
-    if (++nodes > maxNodes) return refusal(path, `body has more than ${maxNodes} objects and arrays`);
-    if (depth >= maxDepth) return refusal(path, `body is nested deeper than ${maxDepth} levels`);
+    if (++nodes > MAX_NODES) return refusal(path, `body has more than ${MAX_NODES} objects and arrays`);
+    if (depth >= MAX_DEPTH) return refusal(path, `body is nested deeper than ${MAX_DEPTH} levels`);
     for (const key of Object.keys(value)) {
       if (PROTOTYPE_KEYS.has(key))
         return refusal(path ? `${path}.${key}` : key, `key "${key}" is not allowed`);
@@ -68,4 +59,20 @@ export function findHostileStructure(
 
 function refusal(path: string, message: string): ValidationIssue {
   return { field: capLogText(path || '(body)', MAX_FIELD_LENGTH), message };
+}
+
+/**
+ * The request a body holds, or a HubtelValidationError. Prototype keys and absurd nesting are refused,
+ * not dropped: Express keeps `"__proto__"` where Fastify refuses it, so both answer the same 400.
+ */
+export function parseInbound<T>(validate: CompiledValidator<T>, body: unknown, what: string): T {
+  const hostile = findHostileStructure(body);
+  const checked = hostile ? { ok: false as const, issues: [hostile] } : validate(body);
+  if (!checked.ok) {
+    throw new HubtelValidationError(
+      `Invalid ${what}: ${checked.issues.map((i) => i.message).join('; ')}`,
+      checked.issues,
+    );
+  }
+  return checked.value;
 }

@@ -77,6 +77,7 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
       now: this.now,
       runner: this.runner,
       record: (type, key, payload, followUps) => this.submit(type, key, payload, followUps),
+      alert: (event, payload) => this.alert(event, payload),
       execute: this.execute,
     });
     if (this.runner.local) void this.runner.start(options.name, this.execute);
@@ -148,14 +149,18 @@ export class InboundPipeline implements OnApplicationBootstrap, OnModuleDestroy,
     return this.options.emitter;
   }
 
-  /** Emits an event, not a recorded job (forged requests must not fill the store); a throwing listener is logged. */
-  alert(event: string, payload: object): void {
+  /**
+   * Emits an event, not a recorded job (forged requests must not fill the store); a throwing listener
+   * is logged. Resolves (never rejects) once its listeners are done: await it, or drainAlerts().
+   */
+  alert(event: string, payload: object): Promise<unknown> {
     // In a promise: a listener that throws at once makes emitAsync throw, not reject.
     const emitting = new Promise((resolve) => resolve(this.options.emitter.emitAsync(event, payload))).catch(
       (error: unknown) => this.logger.error(`A ${event} listener failed: ${describeError(error)}`),
     );
     this.alerts.add(emitting);
     void emitting.finally(() => this.alerts.delete(emitting));
+    return emitting;
   }
 
   /** Resolves when the alerts emitted so far have been handled. */

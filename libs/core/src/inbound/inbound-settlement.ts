@@ -31,6 +31,7 @@ export interface SettlementContext {
   now: () => number;
   runner: JobRunner;
   record<P>(type: string, key: string, payload: P, followUps: FollowUp[]): Promise<SubmitResult<P>>;
+  alert(event: string, payload: object): Promise<unknown>;
   execute(storeKey: string, giveUp?: string, written?: StoreEntry<JobRecord>): Promise<JobRunOutcome>;
 }
 
@@ -63,11 +64,7 @@ export class JobSettlement {
       this.signal(job.type, 'dead', attempts);
       const { type, key, payload, receivedAt } = job;
       const event = new DeadLetterEvent(type, key, payload, attempts, failure.message, new Date(receivedAt));
-      await this.ctx.options.emitter
-        .emitAsync(this.ctx.options.deadLetterEvent, event)
-        .catch((listenerError: unknown) =>
-          this.ctx.logger.error(`A dead-letter listener failed: ${describeError(listenerError)}`),
-        );
+      await this.ctx.alert(this.ctx.options.deadLetterEvent, event);
     } else this.signal(job.type, 'done', attempts);
     await this.settled(definition, next, outcome, failure?.error);
     await this.follow(followUps);

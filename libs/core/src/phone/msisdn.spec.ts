@@ -1,11 +1,5 @@
 import { HubtelValidationError } from '../errors/hubtel.errors.js';
-import {
-  echoValue,
-  findInvalidMsisdns,
-  invalidMsisdnsError,
-  normalizeMsisdn,
-  tryNormalizeMsisdn,
-} from './msisdn.js';
+import { echoValue, invalidMsisdnsError, normalizeMsisdn, tryNormalizeMsisdn } from './msisdn.js';
 
 describe('normalizeMsisdn', () => {
   it.each([
@@ -71,22 +65,27 @@ describe('normalizeMsisdn', () => {
   });
 });
 
-describe('findInvalidMsisdns / invalidMsisdnsError', () => {
-  it('invalidMsisdnsError is one error listing all the bad entries', () => {
-    const err = invalidMsisdnsError(findInvalidMsisdns(['0241234567', 'x1', 'x2', '12']));
+describe('invalidMsisdnsError', () => {
+  it('is one error listing all the bad entries', () => {
+    const err = invalidMsisdnsError(['0241234567', 'x1', 'x2', '12'])!;
     expect(err).toBeInstanceOf(HubtelValidationError);
     expect(err.issues.map((i) => i.field)).toEqual(['recipients[1]', 'recipients[2]', 'recipients[3]']);
     expect(err.message).toMatch(/^3 recipients are not a valid phone number: recipients\[1\] "x1"/);
+    expect(invalidMsisdnsError(['0241234567', '+233 24 123 4567'])).toBeUndefined();
   });
 
-  it('findInvalidMsisdns lists only the bad entries, with their index, in the given country', () => {
+  it('lists only the bad entries, with their index, in the given country', () => {
     // 0803... is valid with 234 as the default country code (it would be too long for 233).
-    expect(findInvalidMsisdns(['08031234567', 'x', '12345', null], '234', 'to')).toEqual([
-      { field: 'to[1]', message: expect.stringContaining('characters other than digits'), value: 'x' },
-      { field: 'to[2]', message: expect.stringContaining('8 to 15 digits'), value: '12345' },
-      { field: 'to[3]', message: 'must be a string, got null', value: null },
+    expect(invalidMsisdnsError(['08031234567', 'x', '12345', null], '234')!.issues).toEqual([
+      {
+        field: 'recipients[1]',
+        message: expect.stringContaining('characters other than digits'),
+        value: 'x',
+      },
+      { field: 'recipients[2]', message: expect.stringContaining('8 to 15 digits'), value: '12345' },
+      { field: 'recipients[3]', message: 'must be a string, got null', value: null },
     ]);
-    expect(findInvalidMsisdns(['08031234567'])).toHaveLength(1);
+    expect(invalidMsisdnsError(['08031234567'])!.issues).toHaveLength(1);
   });
 });
 

@@ -89,27 +89,25 @@ export function normalizeMsisdn(
   ]);
 }
 
-/** One issue per invalid entry (`<field>[index]`); keeps nothing else, so a large list costs no copy. */
-export function findInvalidMsisdns(
+/**
+ * The error for a recipient list with bad numbers, else undefined: one issue per bad entry
+ * (`recipients[index]`), the first few in its message. Keeps nothing else: a large list costs no copy.
+ */
+export function invalidMsisdnsError(
   values: Iterable<unknown>,
   defaultCountryCode: string = HUBTEL_DEFAULT_COUNTRY_CODE,
-  field = 'recipients',
-): ValidationIssue[] {
+): HubtelValidationError | undefined {
   const invalid: ValidationIssue[] = [];
   let index = 0;
   for (const value of values) {
     const result = tryNormalizeMsisdn(value, defaultCountryCode);
-    if (!result.ok) invalid.push({ field: `${field}[${index}]`, message: result.reason, value });
+    if (!result.ok) invalid.push({ field: `recipients[${index}]`, message: result.reason, value });
     index++;
   }
-  return invalid;
-}
-
-/** The error for a list with bad numbers: its message shows the first few, `issues` has them all. */
-export function invalidMsisdnsError(invalid: ValidationIssue[], what = 'recipient'): HubtelValidationError {
+  if (invalid.length === 0) return undefined;
   const shown = invalid.slice(0, 10).map((i) => `${i.field} ${echoValue(i.value)} (${i.message})`);
   const more = invalid.length > shown.length ? `, and ${invalid.length - shown.length} more` : '';
-  const noun = invalid.length === 1 ? `${what} is` : `${what}s are`;
+  const noun = invalid.length === 1 ? 'recipient is' : 'recipients are';
   return new HubtelValidationError(
     `${invalid.length} ${noun} not a valid phone number: ${shown.join('; ')}${more}`,
     invalid,

@@ -20,11 +20,23 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return delay(ms, undefined, { ref: false, signal }).catch(() => undefined);
 }
 
-/** `promise`, or a HubtelTimeoutError once `ms` have passed (`what` names the wait in its message). */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/** `work`'s result, or `late` once `ms` have passed first (the timer is cleared either way). */
+export async function within<T, L>(work: Promise<T>, ms: number, late: L): Promise<T | L> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new HubtelTimeoutError(`${what} did not answer within ${ms} ms`)), ms);
+  const deadline = new Promise<L>((resolve) => {
+    timer = setTimeout(() => resolve(late), ms);
   });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `promise`, or a HubtelTimeoutError once `ms` have passed (`what` names the wait in its message). */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  const late = Symbol('late');
+  const result = await within(promise, ms, late);
+  if (result === late) throw new HubtelTimeoutError(`${what} did not answer within ${ms} ms`);
+  return result as T;
 }

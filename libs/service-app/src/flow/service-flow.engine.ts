@@ -1,8 +1,9 @@
 /** The step engine of one account: starts sessions, checks answers, runs steps, writes the session. */
+import { describeError } from '#internal';
 import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
 import { accountOf } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
-import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowRequestDto } from '../service-app.dto.js';
 import type { SelectOption, ServiceFlowResponse } from '../service-app.types.js';
@@ -52,7 +53,7 @@ export class FlowEngine {
     this.runner = new FlowStepRunner(options, logger);
     this.keepHistory = options.backInputs.length > 0;
     this.ussd = new UssdScreens(options.ussd, options.backInputs, logger);
-    this.resume = new FlowResume(store, registry, options, logger, guarded);
+    this.resume = new FlowResume(store, registry, logger, guarded);
     this.sessions = new FlowSessionStore(store, options, logger, this.ussd);
   }
 
@@ -309,7 +310,7 @@ export class FlowEngine {
 
   private async fail(t: Turn, step: string, error: unknown): Promise<ServiceFlowResponse> {
     this.logger.error(
-      `Step "${step}" of flow ${t.flow.name} failed (session ${t.sessionId}): ${describe(error)}`,
+      `Step "${step}" of flow ${t.flow.name} failed (session ${t.sessionId}): ${describeError(error)}`,
     );
     await this.sessions.forget(t.key);
     return releaseResponse(t.sessionId, this.options.messages.error);

@@ -3,7 +3,6 @@ import { deleteIfVersion } from '#internal';
 import type { HubtelStore } from 'nestjs-hubtel';
 import { cartKey } from '../service-app.constants.js';
 import type { ServiceAppLogger } from '../service-app.logger.js';
-import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowDefinition } from '../service-flow.context.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { stepOf } from './service-flow.runner.js';
@@ -22,7 +21,6 @@ export class FlowResume {
   constructor(
     private readonly store: HubtelStore,
     private readonly registry: ServiceFlowRegistry,
-    private readonly options: ResolvedServiceAppOptions,
     private readonly logger: ServiceAppLogger,
     /** Only behind a path secret or allow-list: else anyone sending a Mobile sees what was typed. */
     readonly guarded: boolean,

@@ -1,7 +1,7 @@
 /** Runs a flow's step and the steps it `goTo`s, for one answer, under the step budget. */
+import { describeError, within } from '#internal';
 import { SERVICE_APP_DEFAULTS, accountOf } from '../service-app.constants.js';
-import { describe, type ServiceAppLogger } from '../service-app.logger.js';
-import { within } from '../service-app.time.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { SelectOption } from '../service-app.types.js';
 import {
@@ -115,7 +115,7 @@ export class FlowStepRunner {
       );
       // The late answer is dropped; its errors are logged, never unhandled.
       work.catch((error: unknown) =>
-        this.logger.error(`Late step "${step}" of flow ${flow.name} failed: ${describe(error)}`),
+        this.logger.error(`Late step "${step}" of flow ${flow.name} failed: ${describeError(error)}`),
       );
     }
     return result;

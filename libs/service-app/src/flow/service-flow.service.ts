@@ -1,4 +1,5 @@
 import { Inject, Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
+import { describeError, parseInbound, within } from '#internal';
 import type { InboundAccessPolicy, InboundPipeline } from '#internal';
 import {
   HUBTEL_DEFAULT_ACCOUNT,
@@ -14,13 +15,12 @@ import {
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
 } from '../service-app.constants.js';
-import { parseRequest, validateServiceFlowRequest, type ServiceFlowRequestDto } from '../service-app.dto.js';
+import { validateServiceFlowRequest, type ServiceFlowRequestDto } from '../service-app.dto.js';
 import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { ServiceAppEvents, ServiceQueryEvent } from '../service-app.events.js';
-import { ServiceAppLogger, describe } from '../service-app.logger.js';
+import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
-import { within } from '../service-app.time.js';
 import { detectChannel } from '../service-app.ussd.js';
 import type { StoredSession } from '../service-flow.types.js';
 import { FlowEngine } from './service-flow.engine.js';
@@ -115,7 +115,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
   }
 
   private async step(body: unknown): Promise<ServiceFlowResponse> {
-    const request = parseRequest(validateServiceFlowRequest, body, 'service-flow request');
+    const request = parseInbound(validateServiceFlowRequest, body, 'service-flow request');
     const answer = this.dispatch(request);
     if (this.store.local) return answer; // a MemoryStore never stalls: no time-out guard
     // A stalled store holding the answer past the platform's 5 s: the `outage` end screen instead.
@@ -165,7 +165,9 @@ export class ServiceFlowService implements OnApplicationBootstrap {
         return releaseResponse(request.SessionId, this.options.messages.outage);
       }
       // A bug, or another store failure: the platform still gets a well-formed answer.
-      this.logger.error(`Service-flow request of session ${request.SessionId} failed: ${describe(error)}`);
+      this.logger.error(
+        `Service-flow request of session ${request.SessionId} failed: ${describeError(error)}`,
+      );
       await this.engine.sessions.forget(key).catch(() => undefined);
       return releaseResponse(request.SessionId, this.options.messages.error);
     }
@@ -235,7 +237,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
         results.find((result) => result !== undefined),
       );
     } catch (error) {
-      this.logger.error(`Query of session ${sessionId} failed: ${describe(error)}`);
+      this.logger.error(`Query of session ${sessionId} failed: ${describeError(error)}`);
       return end(messages.error);
     }
     if (!reply) {

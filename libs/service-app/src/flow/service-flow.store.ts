@@ -1,8 +1,8 @@
 /** Sessions and their carts in the store (sliding TTL, compare-and-set: two calls never both advance one); starts capped. */
-import { deleteIfVersion } from '#internal';
+import { describeError, deleteIfVersion } from '#internal';
 import { maskMsisdn, type HubtelStore, type StoreWriteOptions } from 'nestjs-hubtel';
 import { SERVICE_APP_KEYS, accountOf, cartKey } from '../service-app.constants.js';
-import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
 import type { AddToCartReply, StoredCart } from '../service-flow.types.js';
@@ -89,7 +89,7 @@ export class FlowSessionStore {
       await deleteIfVersion(this.store, sessionKey(evicted.sessionId), evicted.version);
     } catch (error) {
       this.logger.debug(
-        `Could not forget the unanswered start of session ${evicted.sessionId}: ${describe(error)}`,
+        `Could not forget the unanswered start of session ${evicted.sessionId}: ${describeError(error)}`,
       );
     }
   }

@@ -11,7 +11,7 @@ import {
 } from './fulfillment.records.js';
 import { SERVICE_APP_JOBS } from '../service-app.constants.js';
 import { FulfillmentCallbackSentEvent, ServiceAppEvents } from '../service-app.events.js';
-import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from '../service-app.types.js';
 
@@ -112,11 +112,7 @@ export class FulfillmentCallbacks {
       sentAt: new Date(record.updatedAt).toISOString(),
       account: account ?? HUBTEL_DEFAULT_ACCOUNT,
     });
-    try {
-      await this.pipeline.emitter.emitAsync(ServiceAppEvents.CallbackSent, event);
-    } catch (error) {
-      this.logger.error(`A ${ServiceAppEvents.CallbackSent} listener failed: ${describe(error)}`);
-    }
+    await this.pipeline.alert(ServiceAppEvents.CallbackSent, event);
   }
 }
 

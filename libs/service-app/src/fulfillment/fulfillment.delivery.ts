@@ -7,13 +7,10 @@ import { DEFAULT_JOB_RECORD_TTL_MS, deleteIfVersion } from '#internal';
 import { DeliveryContendedError } from './fulfillment.errors.js';
 import { SERVICE_APP_KEYS } from '../service-app.constants.js';
 import type { ServiceAppLogger } from '../service-app.logger.js';
-import type { FulfillmentServiceStatus } from '../service-app.types.js';
+import type { FulfillmentCallback } from '../service-app.types.js';
 
 /** The outcome reported for the delivering order, mirrored to the session's other OrderIds. */
-export interface DeliveryOutcome {
-  ServiceStatus: FulfillmentServiceStatus;
-  MetaData: unknown;
-}
+export type DeliveryOutcome = Pick<FulfillmentCallback, 'ServiceStatus' | 'MetaData'>;
 
 export interface SessionDelivery {
   /** The OrderId whose handlers deliver the session's goods. */

@@ -90,13 +90,14 @@ export class FulfillmentOutcomes {
     this.alert(order, reason, message, checks, status);
   }
 
-  private alert(
-    order: FulfillmentRequestedEvent,
+  /** Emits `rejected` for an order (at intake: no cart, no check yet); nothing is logged here. */
+  alert(
+    order: Pick<FulfillmentRequestedEvent, 'orderId' | 'sessionId' | 'serviceCode' | 'item' | 'account'>,
     reason: FulfillmentRejection,
     message: string,
     checks: number,
-    status: TransactionStatus | undefined,
-  ): void {
+    status?: TransactionStatus,
+  ): Promise<unknown> {
     const event = new FulfillmentRejectedEvent({
       reason,
       message,
@@ -110,7 +111,7 @@ export class FulfillmentOutcomes {
       rejectedAt: isoNow(),
       account: accountOf(order),
     });
-    this.pipeline.alert(ServiceAppEvents.Rejected, event);
+    return this.pipeline.alert(ServiceAppEvents.Rejected, event);
   }
 
   /** Keeps an order paid on neither count: its `attention` event recorded, nothing delivered or reported. */

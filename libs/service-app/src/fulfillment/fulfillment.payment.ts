@@ -1,6 +1,7 @@
 // The payment check (when `statusCheck` is set): each run asks the status check, then submits the
 // fulfillment job, defers to the next check, or refuses the order.
 import { HubtelStatusCheckBudgetError, type PaymentAmounts } from 'nestjs-hubtel';
+import { describeError } from '#internal';
 import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext, TransactionStatus } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
 import type { FulfillmentOutcomes } from './fulfillment.outcomes.js';
@@ -14,7 +15,7 @@ import type {
   FulfillmentRejection,
   FulfillmentRequestedEvent,
 } from '../service-app.events.js';
-import { describe, type ServiceAppLogger } from '../service-app.logger.js';
+import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 
 /** Most status checks one order costs the platform, over its whole re-check window. */
@@ -93,7 +94,7 @@ export class FulfillmentPaymentCheck {
         } satisfies CheckState);
       if (final) throw error;
       this.logger.warn(
-        `Status check for order ${order.orderId} failed (check ${check}/${MAX_STATUS_CHECKS}): ${describe(error)}; checking again later`,
+        `Status check for order ${order.orderId} failed (check ${check}/${MAX_STATUS_CHECKS}): ${describeError(error)}; checking again later`,
       );
       return next();
     }

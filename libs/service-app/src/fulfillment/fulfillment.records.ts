@@ -69,9 +69,7 @@ export interface OrderSummary {
 }
 
 /** What the record of an accepted callback keeps once done: what a second report and `getOrder()` read. */
-export interface CallbackSummary {
-  ServiceStatus: FulfillmentServiceStatus;
-  MetaData: unknown;
+export interface CallbackSummary extends Pick<FulfillmentCallback, 'ServiceStatus' | 'MetaData'> {
   /** The named account that sent it; absent: the default account. */
   account?: string;
 }

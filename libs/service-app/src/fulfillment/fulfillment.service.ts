@@ -7,7 +7,7 @@ import {
   type HubtelStore,
   type HubtelTelemetry,
 } from 'nestjs-hubtel';
-import type { InboundPipeline } from '#internal';
+import { describeError, parseInbound, type InboundPipeline } from '#internal';
 import {
   SERVICE_APP_ACCOUNTS,
   SERVICE_APP_JOBS,
@@ -17,18 +17,16 @@ import {
   accountOf,
   cartKey,
 } from '../service-app.constants.js';
-import { parseRequest, validateFulfillmentRequest } from '../service-app.dto.js';
+import { validateFulfillmentRequest } from '../service-app.dto.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import {
-  FulfillmentRejectedEvent,
   ServiceAppEvents,
   combineOutcomes,
   fulfillmentEventFor,
   type FulfillmentRequestedEvent,
 } from '../service-app.events.js';
-import { ServiceAppLogger, describe } from '../service-app.logger.js';
+import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
-import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { StoredCart } from '../service-flow.types.js';
 import { FulfillmentCallbacks } from './fulfillment.callbacks.js';
@@ -116,7 +114,7 @@ export class FulfillmentService implements OnApplicationBootstrap {
         await this.outcomes.refuse(
           order,
           'NOT_CONFIRMED',
-          `the status check could not confirm it: ${describe(error)}`,
+          `the status check could not confirm it: ${describeError(error)}`,
           record.attempts,
         );
       },
@@ -156,23 +154,15 @@ export class FulfillmentService implements OnApplicationBootstrap {
     this.pipeline.assertAcceptingInbound('fulfillment request');
     const account =
       to === undefined ? this.accounts.default : typeof to === 'string' ? await this.accounts.get(to) : to;
-    const request = parseRequest(validateFulfillmentRequest, body, 'fulfillment request');
+    const request = parseInbound(validateFulfillmentRequest, body, 'fulfillment request');
     try {
       return await this.intake.accept(request, account);
     } catch (error) {
       // Refused at once (unknown session, a cart or OrderId taken): an alert, as a refused payment is.
       if (error instanceof FulfillmentRejectedError) {
-        const event = new FulfillmentRejectedEvent({
-          reason: error.reason,
-          message: error.message,
-          orderId: request.OrderId,
-          sessionId: request.SessionId,
-          serviceCode: null,
-          checks: 0,
-          rejectedAt: isoNow(),
-          account: account.name,
-        });
-        this.pipeline.alert(ServiceAppEvents.Rejected, event);
+        const { OrderId: orderId, SessionId: sessionId } = request;
+        const order = { orderId, sessionId, serviceCode: null, item: null, account: account.name };
+        void this.outcomes.alert(order, error.reason, error.message, 0);
       }
       throw error;
     }

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { ConsoleLogger, Logger, type LogLevel, type LoggerService } from '@nestjs/common';
-import { maskPhoneNumbers } from 'nestjs-hubtel';
-import { ServiceAppLogger } from './service-app.logger.js';
+import { HubtelLogger } from './hubtel-logger.js';
+import { maskPhoneNumbers } from './redact.js';
 
 const PHONE = '233241234567';
 const LINE = `Session S1 started by ${PHONE}`;
@@ -21,10 +21,10 @@ class CapturingLogger extends ConsoleLogger {
 
 function counted() {
   const mask = jest.fn((text: string) => maskPhoneNumbers(text));
-  return { mask, logger: new ServiceAppLogger(mask) };
+  return { mask, logger: new HubtelLogger('HubtelServiceApp', mask) };
 }
 
-function writeAll(logger: ServiceAppLogger): void {
+function writeAll(logger: HubtelLogger): void {
   logger.verbose(LINE);
   logger.debug(LINE);
   logger.log(LINE);
@@ -33,7 +33,7 @@ function writeAll(logger: ServiceAppLogger): void {
   logger.fatal(LINE);
 }
 
-describe('ServiceAppLogger', () => {
+describe('HubtelLogger and the levels of the app logger', () => {
   let stdout: ReturnType<typeof jest.spyOn>;
   let stderr: ReturnType<typeof jest.spyOn>;
 
