@@ -32,7 +32,7 @@ export class BullmqConnections {
 
   constructor(
     private readonly options: BullmqConnectionOptions & { work?: boolean },
-    private readonly prefix: string,
+    prefix: string,
     private readonly errors: ErrorLogThrottle,
   ) {
     const given = (['url', 'connection', 'cluster'] as const).filter((k) => options[k] !== undefined);
