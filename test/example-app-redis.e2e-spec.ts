@@ -10,7 +10,7 @@
  *   - the banner says which store is in use (the Redis URL with its password masked);
  *   - the example app as `npm start` runs it (its own process) stops and exits at once with Redis gone;
  *   - the same on a Redis Cluster (REDIS_CLUSTER_NODES).
- * (Several replicas taking over each other's jobs: test/bullmq-replicas.e2e-spec.ts.)
+ * (Several replicas taking over each other's jobs: test/multi-instance.e2e-spec.ts.)
  */
 import { Queue } from 'bullmq';
 import { HUBTEL_JOB_RUNNER, HUBTEL_STORE, HubtelConfigError, HubtelRedisConfigError } from 'nestjs-hubtel';

@@ -6,11 +6,32 @@
  * What a handler did is counted where it shows: the SMS the sandbox received, the callbacks the
  * receiver got, and the `HANDLED` / `DONE` line each handler run prints.
  *
- * The BullMQ schedules (retries to a dead letter, deferred re-checks, reconciliation) are
- * test/bullmq-replicas.e2e-spec.ts, on the same replicas.
+ * Then the BullMQ schedules: retries to a dead letter (on the same two replicas), a deferred
+ * re-check and reconciliation (on replicas started per test with the settings it needs): on the
+ * file's sandbox and Redis, one start of each for all. Then a request recorded while its job
+ * could not be queued, and named accounts (below). The example app (src/main.ts) as two processes on one Redis, its
+ * invoice outliving the kill -9 of the replica that made it: test/docs-commands.e2e-spec.ts
+ * (docs/quick-start.md's two replicas).
  */
-import { sendCheckoutCallback } from 'nestjs-hubtel/testing';
-import { eventually, type AppProcess } from './support/multi-process.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CheckoutEvents } from 'nestjs-hubtel/checkout';
+import {
+  buildCheckoutCallback,
+  buildFulfillmentRequest,
+  buildServiceFlowRequest,
+  sendCheckoutCallback,
+  sendFulfillmentRequest,
+  sendJson,
+  type CheckoutInvoiceLike,
+} from 'nestjs-hubtel/testing';
+import { Redis } from 'ioredis';
+import { type JobRecord } from '#internal';
+import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
+import { SERVICE_APP_JOBS, SERVICE_APP_KEYS } from '../libs/service-app/src/service-app.constants.js';
+import { callbackBody } from './support/checkout-harness.js';
+import { eventually, type AppProcess, type SandboxProcess } from './support/multi-process.js';
+import { RedisServer } from './support/redis-server.js';
 import {
   LOCK_MS,
   ReplicaSystem,
@@ -23,12 +44,12 @@ import {
   inBatches,
   letters,
   pause,
+  type RedisSpace,
 } from './support/replica-system.js';
 
-/** The example merchant app, as `npm start` runs it. */
-const EXAMPLE_APP = new URL('../src/main.ts', import.meta.url).pathname;
-
-const sandbox = fileSandbox();
+// The sandbox CLI serving north too (its own keys and POS Sales ID), for the accounts' tests (the
+// others use the default account, which it serves as ever).
+const sandbox = fileSandbox({ args: ['--accounts', 'north'] });
 afterAll(() => sandbox.stop(), 60_000);
 // Each topology's Redis, the cluster's started while the first system runs.
 const spaces = fileSpaces();
@@ -330,76 +351,563 @@ for (const topology of TOPOLOGIES)
         expect(system.runs('fulfil', ref)).toBe(1);
         expect(await system.receipts(ref)).toBe(1);
       }, 120_000);
+
+      it('a handler that always throws is retried with backoff across replicas and dead-lettered once; the handler that succeeded is never run again', async () => {
+        // `fail-…`: the `fulfil` handler always throws (3 attempts); the receipt before it succeeds.
+        const ref = id('fail');
+        await system.createInvoice(a, ref);
+        await system.sandbox.post(`invoices/${ref}/pay`, {});
+        await eventually('the dead letter', () => (system.deadLetters(ref).length > 0 ? true : undefined));
+        await system.settled('checkout', ref);
+        // Long enough for any second dead letter or extra run (a retry is 200-400 ms away) to show.
+        await pause(1_500);
+
+        expect(system.runs('fulfil', ref, 'FAILED')).toBe(3);
+        expect(system.runs('fulfil', ref, 'DONE')).toBe(0);
+        expect(system.deadLetters(ref)).toEqual([{ key: expect.stringContaining(ref), attempts: 3 }]);
+        expect(system.runs('receipt', ref)).toBe(1);
+        expect(await system.receipts(ref)).toBe(1);
+        // One BullMQ job for the run (visible to BullMQ tools), retried inside BullMQ, then failed
+        // for good with the dead letter's reason.
+        const jobs = await system.bullmqJobs('checkout', 'hubtel.checkout.paid', ref);
+        expect(jobs).toEqual([
+          expect.objectContaining({
+            id: expect.stringMatching(/@1$/),
+            state: 'failed',
+            attemptsMade: 3,
+            failedReason: expect.stringContaining('always fails'),
+          }),
+        ]);
+      }, 90_000);
+    },
+  );
+
+for (const topology of TOPOLOGIES)
+  topology.binary.describe(`BullMQ schedules across replicas started per test, on ${topology.name}`, () => {
+    const system = new ReplicaSystem(topology, { sandbox: sandbox.get, space: spaces.get });
+    /** This test's replicas (killed after it). */
+    let replicas: AppProcess[] = [];
+
+    beforeAll(async () => {
+      await system.start();
+      // The tests above leave records and invoices (pending ones a reconciler would check).
+      await system.space.flush();
+      await system.sandbox.post('reset');
+    }, 120_000);
+    afterAll(() => system.dispose(), 60_000);
+    afterEach(async () => {
+      await Promise.all(replicas.map((replica) => replica.kill()));
+      replicas = [];
+      // Each test starts from an empty Redis and a sandbox that has seen nothing.
+      await system.space.flush();
+      await system.sandbox.post('reset');
+    }, 60_000);
+
+    async function replica(name: string, env: Record<string, string> = {}): Promise<AppProcess> {
+      const started = await system.replica(name, env);
+      replicas.push(started);
+      return started;
+    }
+
+    it('a paid callback the status check does not show yet waits as a delayed BullMQ job: its replica killed, a replica started later checks once per due time and confirms it', async () => {
+      // Checked at the callback, then re-checked twice (2 s, then 4 s later).
+      const env = { RECHECK_MS: '2000' };
+      const a = await replica('a', env);
+      const ref = id('late');
+      const created = await system.createInvoice(a, ref);
+      // A "Success" callback for the invoice reaches a before the status check shows any payment.
+      const answer = await fetch(`${a.url}/hubtel/checkout/callback`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(callbackBody({ ref, checkoutId: created.checkoutId, amount: 10 })),
+      });
+      expect(answer.status).toBe(200);
+
+      // Checked once (not paid yet), then deferred: a delayed job in Redis, not a wait in a.
+      const confirmations = await eventually('a delayed confirmation job', async () => {
+        const jobs = await system.bullmqJobs('checkout', 'hubtel.checkout.confirm', ref);
+        return jobs.some((job) => job.state === 'delayed') ? jobs : undefined;
+      });
+      expect(confirmations).toEqual([expect.objectContaining({ state: 'delayed' })]);
+      expect(await system.statusChecks()).toBe(1);
+      await a.kill();
+
+      // A replica that did not exist when the job was deferred: it checks at the due time (still
+      // not paid) and defers again.
+      const b = await replica('b', env);
+      await eventually('the second status check', async () =>
+        (await system.statusChecks()) >= 2 ? true : undefined,
+      );
+      expect(await system.receipts(ref)).toBe(0);
+      // The payment shows in the status check now (no callback for it).
+      await system.sandbox.post(`invoices/${ref}/pay`, { deliver: false });
+      await system.waitFor(b, 'DONE', 'receipt', ref);
+      await system.settled('checkout', ref);
+      // Time for a second receipt or check, had the job run twice.
+      await pause(1_000);
+
+      expect(await system.receipts(ref)).toBe(1);
+      expect(system.runsOn('receipt', ref)).toEqual({ b: 1 });
+      // One status check per due time (the callback's and two re-checks), not one per replica.
+      expect(await system.statusChecks()).toBe(3);
+    }, 90_000);
+
+    it('two replicas reconciling: each pending invoice is status-checked once per due time, by one scheduled pass at a time', async () => {
+      const env = { RECONCILE_MS: '300' };
+      const [a, b] = await Promise.all([replica('a', env), replica('b', env)]);
+      const refs = [id('rec'), id('rec'), id('rec')];
+      for (const ref of refs) await system.createInvoice(a, ref);
+      const checksOf = async (ref: string) =>
+        (await system.store.get<{ checks: number }>(`hubtel:checkout:watch:${ref}`))?.value.checks ?? 0;
+      // Several due times pass for every invoice.
+      await eventually(
+        'every invoice checked 4 times',
+        async () =>
+          (await Promise.all(refs.map(checksOf))).every((checks) => checks >= 4) ? true : undefined,
+        { intervalMs: 100 },
+      );
+      // Stopped gracefully: a pass under way finishes, so every claimed check was asked.
+      await Promise.all([a.stop(), b.stop()]);
+      const claimed = (await Promise.all(refs.map(checksOf))).reduce((sum, checks) => sum + checks, 0);
+
+      // One status check per due time of each invoice (a claim each), whichever replica made it.
+      expect(await system.statusChecks()).toBe(claimed);
+      // The passes were one BullMQ job scheduler shared by both replicas, not a timer in each.
+      const { queue, close } = system.space.queue('checkout-reconcile');
+      try {
+        expect(await queue.getJobSchedulers()).toEqual([
+          expect.objectContaining({ key: 'checkout-reconcile', every: 300 }),
+        ]);
+      } finally {
+        await close();
+      }
+    }, 90_000);
+  });
+
+/*
+ * A request recorded while its job could not be queued (issue 30, item 1): the record is written,
+ * the BullMQ add fails (BullMQ's Redis is down while the records' Redis answers), the app answers
+ * 503, and the platform's retry of the same request gets the job run, once. For a fulfillment
+ * request (its payment check first) and checkout callbacks (paid, and failed), on replica processes
+ * (test/support/replica-app.ts) with the sandbox CLI as the platform:
+ * - on one Redis: BullMQ on a Redis of its own, killed (append-only: it comes back with its jobs);
+ * - on a 3-master Redis Cluster: the master of the queues' slot killed for a few seconds (less than
+ *   the cluster's node time-out), the records' keys on the other two.
+ * The retry goes to a replica started after the queues are back: a replica that lived through the
+ * outage may run the job too (exactly once either way), but need not.
+ */
+
+/** BullMQ's Redis taken away while the records' Redis answers. */
+interface QueueOutage {
+  /** The replicas' environment for it. */
+  env: Record<string, string>;
+  /** True when every key is served by a server that stays up. */
+  staysUp(keys: string[]): Promise<boolean>;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** One Redis: BullMQ on a second, append-only server, killed and restarted. */
+async function ownQueueRedis(): Promise<QueueOutage> {
+  const queues = await RedisServer.start({ appendOnly: true });
+  return {
+    env: { BULLMQ_REDIS_URL: queues.url },
+    staysUp: async () => true,
+    down: () => queues.stop(),
+    up: () => queues.restart(),
+    dispose: () => queues.dispose(),
+  };
+}
+
+/** A cluster: the master that holds the queues' slot, killed and restarted (append-only). */
+async function queueMaster(space: RedisSpace): Promise<QueueOutage> {
+  const ask = async <T>(call: (node: Redis) => Promise<T>): Promise<T> => {
+    const node = new Redis(space.servers.find((server) => server.running)!.url, { maxRetriesPerRequest: 1 });
+    try {
+      return await call(node);
+    } finally {
+      node.disconnect();
+    }
+  };
+  const owners = await ask((node) => node.cluster('SLOTS'));
+  const ownerOf = async (key: string) => {
+    const slot = Number(await ask((node) => node.cluster('KEYSLOT', key)));
+    const port = owners.find(([from, to]) => slot >= from && slot <= to)![2]![1];
+    return space.servers.find((server) => server.port === port)!;
+  };
+  const master = await ownerOf(`${BULLMQ_RUNNER_DEFAULTS.prefix}:service-app:id`);
+  return {
+    env: {},
+    staysUp: async (keys) => (await Promise.all(keys.map(ownerOf))).every((owner) => owner !== master),
+    down: () => master.stop(),
+    async up() {
+      await master.restart();
+      await eventually('the cluster to be ok', async () => {
+        const states = await Promise.all(
+          space.servers.map((server) => {
+            const node = new Redis(server.url, { maxRetriesPerRequest: 1 });
+            return node.cluster('INFO').finally(() => node.disconnect());
+          }),
+        );
+        return states.every((info) => /cluster_state:ok/.test(String(info))) ? true : undefined;
+      });
+    },
+    dispose: async () => undefined,
+  };
+}
+
+for (const topology of TOPOLOGIES)
+  topology.binary.describe(
+    `a request recorded but not queued runs on the platform's retry, on ${topology.name}`,
+    () => {
+      const system = new ReplicaSystem(topology, { sandbox: sandbox.get, space: spaces.get });
+      let outage: QueueOutage;
+      /** Where the first request goes, through every test's outage. */
+      let a: AppProcess;
+      /** The replicas a test started after its outage (killed after it). */
+      let replicas: AppProcess[] = [];
+
+      beforeAll(async () => {
+        await system.start();
+        outage = topology.name === 'one Redis' ? await ownQueueRedis() : await queueMaster(system.space);
+        // Checkout callbacks count without the status check (the second test's failed one changes
+        // the invoice before its record); the fulfillment's payment check is the service app's.
+        a = await system.replica('a', { ...outage.env, CONFIRM_CALLBACKS: '0' });
+      }, 120_000);
+      afterAll(async () => {
+        await system.dispose();
+        await outage?.dispose();
+      }, 60_000);
+      afterEach(async () => {
+        await Promise.all(replicas.map((replica) => replica.kill()));
+        replicas = [];
+        await outage.up().catch(() => undefined);
+      }, 60_000);
+
+      async function replica(name: string, env: Record<string, string> = {}): Promise<AppProcess> {
+        const started = await system.replica(name, { ...outage.env, ...env });
+        replicas.push(started);
+        return started;
+      }
+
+      /** A fresh id (letters: logs mask digit runs) whose keys all stay up during the outage. */
+      async function idUp(prefix: string, keysOf: (id: string) => string[]): Promise<string> {
+        for (let tries = 0; tries < 100; tries++) {
+          const candidate = letters(prefix);
+          if (await outage.staysUp(keysOf(candidate))) return candidate;
+        }
+        throw new Error(`no ${prefix} id with its keys off the queues' master`);
+      }
+
+      const job = (pipeline: string, type: string, key: string) => `hubtel:${pipeline}:job:${type}:${key}`;
+      const record = async (key: string) => (await system.store.get<JobRecord>(key))?.value;
+
+      // One outage for both modules: each request recorded and answered 503, each retry run once.
+      it('a fulfillment request and checkout callbacks (paid, and failed) answered 503 after their records: each retry is a duplicate that gets its job run once', async () => {
+        const orderId = await idUp('order', (order) => [
+          job('service-app', SERVICE_APP_JOBS.fulfillment, order),
+          job('service-app', SERVICE_APP_JOBS.payment, order),
+        ]);
+        const sessionId = await idUp('session', (session) => [`${SERVICE_APP_KEYS.cart}${session}`]);
+        await system.buyBundle(sessionId, a, a);
+        await system.sandbox.post(`sessions/${sessionId}/pay`, { amount: 5, orderId });
+        const request = buildFulfillmentRequest({ sessionId, orderId });
+        const keysOf = (ref: string) => [
+          `hubtel:checkout:invoice:${ref}`,
+          job('checkout', CheckoutEvents.Paid, ref),
+          job('checkout', CheckoutEvents.Failed, ref),
+        ];
+        const [paid, failed] = [await idUp('paid', keysOf), await idUp('failed', keysOf)];
+        await system.createInvoice(a, paid);
+        await system.createInvoice(a, failed);
+        const paidCallback = await system.paidCallback(paid);
+        const failedCallback = buildCheckoutCallback({
+          invoice: await system.sandbox.get<CheckoutInvoiceLike>(`invoices/${failed}`),
+          outcome: 'failed',
+        });
+
+        await outage.down();
+        expect((await sendFulfillmentRequest(a.url, request)).status).toBe(503);
+        expect((await sendCheckoutCallback(a.url, paidCallback)).status).toBe(503);
+        expect((await sendCheckoutCallback(a.url, failedCallback)).status).toBe(503);
+        // Recorded, never run: nothing but the platform's retry is left to ask (the fulfillment's
+        // record is its payment check).
+        expect(await record(job('service-app', SERVICE_APP_JOBS.payment, orderId))).toMatchObject({
+          status: 'pending',
+          attempts: 0,
+        });
+        expect(await record(job('checkout', CheckoutEvents.Paid, paid))).toMatchObject({ attempts: 0 });
+        expect(await record(job('checkout', CheckoutEvents.Failed, failed))).toMatchObject({ attempts: 0 });
+        await outage.up();
+
+        const b = await replica('b', { CONFIRM_CALLBACKS: '0' });
+        const retried = await sendFulfillmentRequest<{ Status: string }>(b.url, request);
+        expect(retried.status).toBe(200);
+        expect(retried.body.Status).toBe('duplicate');
+        expect((await sendCheckoutCallback(b.url, paidCallback)).status).toBe(200);
+        expect((await sendCheckoutCallback(b.url, failedCallback)).status).toBe(200);
+        await eventually(
+          'the order delivered and both callbacks handled',
+          () =>
+            system.receiver.of(orderId).length > 0 &&
+            system.runs('fulfil', paid, 'DONE') > 0 &&
+            system.runs('failed', failed, 'DONE') > 0
+              ? true
+              : undefined,
+          { timeoutMs: 30_000 },
+        );
+        await system.settled('service-app', orderId);
+        await system.settled('checkout');
+        // Room for a second run or callback, had a job been queued twice.
+        await pause(1_500);
+
+        expect(system.runs('deliver', orderId, 'DONE')).toBe(1);
+        expect(system.receiver.of(orderId)).toEqual([
+          expect.objectContaining({ OrderId: orderId, ServiceStatus: 'success' }),
+        ]);
+        expect(system.runs('receipt', paid, 'DONE')).toBe(1);
+        expect(system.runs('fulfil', paid, 'DONE')).toBe(1);
+        expect(await system.receipts(paid)).toBe(1);
+        expect(system.runs('failed', failed, 'DONE')).toBe(1);
+      }, 120_000);
     },
   );
 
 /*
- * The example merchant app itself (src/main.ts, configured by environment variables only, as
- * `npm start` is) in real-platform mode against the sandbox process: its shop keeps orders in
- * Redis (REDIS_URL) and runs its jobs on BullMQ there. Its kill -9 between the order and the
- * payment is this file's proof that an invoice outlives the instance that made it. On one Redis
- * only: on a cluster it would repeat what the replica tests above prove there (records outlive a
- * kill -9) and test/example-app-redis.e2e-spec.ts does (the example sells on a cluster).
+ * Named accounts on two replicas in separate processes, on one real Redis and on a 3-master Redis
+ * Cluster (records, and the BullMQ queues the jobs run on), the sandbox CLI serving the default
+ * account and `north` in a third process (test/support/replica-app.ts with ACCOUNTS=north for
+ * checkout and SERVICE_APP_ACCOUNT=north for the service app): a checkout invoice is confirmed with
+ * its own account whichever replica its callback reaches and runs its jobs; a service-app order of
+ * north's is verified with north's keys and called back with north's credentials whichever
+ * replica runs it, a kill -9 included. One system per topology for both modules' accounts (the
+ * single-process cases: test/checkout-accounts.e2e-spec.ts, test/service-app-accounts.e2e-spec.ts).
  */
-TOPOLOGIES[0]!.binary.describe('the example shop as two processes (src/main.ts), on one Redis', () => {
-  const system = new ReplicaSystem(TOPOLOGIES[0]!, { sandbox: sandbox.get });
-  let shop1: AppProcess;
-  let shop2: AppProcess;
 
-  beforeAll(async () => {
-    await system.start();
-    const { info } = system.sandbox;
-    const env = {
-      HUBTEL_CLIENT_ID: info.credentials.api.clientId,
-      HUBTEL_CLIENT_SECRET: info.credentials.api.clientSecret,
-      HUBTEL_SMS_CLIENT_ID: info.credentials.sms.clientId,
-      HUBTEL_SMS_CLIENT_SECRET: info.credentials.sms.clientSecret,
-      HUBTEL_SMS_SENDER_ID: 'Shop',
-      HUBTEL_SMS_URL: info.baseUrls.sms,
-      HUBTEL_CHECKOUT_URL: info.baseUrls.checkout,
-      HUBTEL_STATUS_URL: info.baseUrls.status,
-      HUBTEL_CALLBACK_URL: info.baseUrls.fulfillmentCallback,
-      HUBTEL_POS_SALES_ID: info.posSalesId,
-      ...system.space.env,
-      NO_COLOR: '1',
-    };
-    [shop1, shop2] = await Promise.all([
-      system.processes.app('shop1', { entry: EXAMPLE_APP, env }),
-      system.processes.app('shop2', { entry: EXAMPLE_APP, env }),
-    ]);
-  }, 180_000);
-
-  afterAll(() => system.dispose(), 60_000);
-
-  it('an order placed on instance 1 before its kill -9 is paid after the restart: one receipt, and instance 2 sees it paid', async () => {
-    const placed = await fetch(`${shop1.url}/orders`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ product: 'kente-mug', phone: '0244123456', name: 'Ama' }).toString(),
-      redirect: 'manual',
+/** Records each fulfillment callback with the Basic auth it came with. */
+async function callbackReceiver() {
+  const received: Array<{ authorization: string | undefined; body: Record<string, unknown> }> = [];
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/callback')
+        received.push({ authorization: req.headers.authorization, body: JSON.parse(raw) });
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ResponseCode":"0000"}');
     });
-    expect(placed.status).toBe(303);
-    // The order id is the invoice's reference: the newest invoice at the sandbox.
-    const [invoice] = await system.sandbox.get<Array<{ clientReference: string }>>('invoices?limit=1');
-    const orderId = invoice!.clientReference;
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    received,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
-    await shop1.kill();
-    await shop1.restart();
-    await system.sandbox.post(`invoices/${orderId}/pay`, {});
+interface CliAccount {
+  name: string;
+  credentials: { api: { clientId: string; clientSecret: string } };
+  posSalesId: string;
+}
 
-    const order = await eventually(
-      'the order paid and receipted, as instance 2 sees it',
-      async () => {
-        const response = await fetch(`${shop2.url}/api/orders/${orderId}`);
-        const body = (await response.json()) as { status: string; receipt: { status: string } };
-        return body.status === 'paid' && body.receipt.status === 'sent' ? body : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
-    await system.settled('checkout', orderId);
+for (const topology of TOPOLOGIES)
+  topology.binary.describe(
+    `named checkout and service-app accounts on two replicas, ${topology.name}, the sandbox in a third process`,
+    () => {
+      const system = new ReplicaSystem(topology, { sandbox: sandbox.get, space: spaces.get });
+      const northCallback = { clientId: 'north-callback', clientSecret: 'north-callback-secret' };
+      let platform: SandboxProcess;
+      let receiver: Awaited<ReturnType<typeof callbackReceiver>>;
+      let north: CliAccount;
+      let a: AppProcess;
+      let b: AppProcess;
 
-    expect(order).toMatchObject({ status: 'paid', receipt: { status: 'sent' } });
-    const receiptsOfOrder = (await system.sandbox.messages()).filter((m) => m.content.includes(orderId));
-    expect(receiptsOfOrder).toHaveLength(1);
-  }, 120_000);
-});
+      beforeAll(async () => {
+        await system.start();
+        // The tests above leave records and invoices; these start from an empty Redis.
+        await system.space.flush();
+        platform = system.sandbox;
+        north = (platform.info as unknown as { accounts: CliAccount[] }).accounts.find(
+          (x) => x.name === 'north',
+        )!;
+        receiver = await callbackReceiver();
+        const env = {
+          ACCOUNTS: 'north',
+          SERVICE_APP_ACCOUNT: 'north',
+          SERVICE_APP_ACCOUNT_OPTIONS: JSON.stringify({
+            statusCheck: {
+              ...north.credentials.api,
+              posSalesId: north.posSalesId,
+              url: platform.info.baseUrls.status,
+            },
+            callbackCredentials: northCallback,
+            callbackUrl: receiver.url,
+          }),
+        };
+        [a, b] = await Promise.all([system.replica('a', env), system.replica('b', env)]);
+      }, 180_000);
+      // Each test counts the status checks it caused.
+      beforeEach(() => system.sandbox.post('reset'));
+
+      afterAll(async () => {
+        await receiver?.close();
+        await system.dispose();
+      }, 60_000);
+
+      const info = () => system.sandbox.info;
+      const northPos = () => info().accounts!.find((account) => account.name === 'north')!.posSalesId;
+      const paidLines = (ref: string) =>
+        system.replicas.flatMap((app) =>
+          [...app.output.all.matchAll(new RegExp(`^PAID ${ref} (\\S+) by (\\S+)$`, 'gm'))].map((m) => m[1]),
+        );
+      const statusChecks = async () =>
+        (await system.sandbox.get<Array<{ path: string; statusCode: number }>>('requests'))
+          .filter((r) => /^\/transactions\/[^/]+\/status$/.test(r.path))
+          .map((r) => `${r.path.split('/')[2]} ${r.statusCode}`);
+
+      it("pays and confirms both accounts' invoices with their own keys, whichever replica gets the callback", async () => {
+        const main = id('acct-main');
+        const north = id('acct-north');
+        await system.createInvoice(a, main, 10);
+        const created = await sendJson<{ checkoutId: string }>(
+          b.url,
+          { clientReference: north, amount: 20 },
+          { path: '/replica/accounts/north/invoices' },
+        );
+        expect(created.status).toBe(201);
+        const invoices =
+          await system.sandbox.get<Array<{ clientReference: string; account: string; callbackUrl: string }>>(
+            'invoices',
+          );
+        expect(invoices.find((i) => i.clientReference === north)).toMatchObject({
+          account: 'north',
+          callbackUrl: `${b.url}/hubtel/checkout/callback/north`,
+        });
+        expect(invoices.find((i) => i.clientReference === main)!.account).toBe('default');
+
+        // Each callback to the replica that did not create the invoice, on its account's path.
+        const mainBody = await system.paidCallback(main);
+        const northBody = await system.paidCallback(north);
+        expect((await sendCheckoutCallback(b.url, mainBody)).status).toBe(200);
+        expect(
+          (await sendCheckoutCallback(a.url, northBody, { path: 'hubtel/checkout/callback/north' })).status,
+        ).toBe(200);
+        await eventually('both paid', async () =>
+          paidLines(main).length && paidLines(north).length ? true : undefined,
+        );
+        await system.settled('checkout', north);
+        await system.settled('checkout', main);
+        expect(paidLines(main)).toEqual(['default']);
+        expect(paidLines(north)).toEqual(['north']);
+        expect((await statusChecks()).sort()).toEqual(
+          [`${info().posSalesId} 200`, `${northPos()} 200`].sort(),
+        );
+        const record = await system.store.get<{ account: string; status: string }>(
+          `hubtel:checkout:invoice:${north}`,
+        );
+        expect(record?.value).toMatchObject({ account: 'north', status: 'paid' });
+        // Each receipt went out from its invoice's own SMS account (the sandbox knows whose keys).
+        const receipts = await system.sandbox.get<Array<{ content: string; account: string }>>('messages');
+        const receiptOf = (ref: string) => receipts.filter((m) => m.content === `Receipt ${ref}`);
+        expect(receiptOf(main).map((m) => m.account)).toEqual(['default']);
+        expect(receiptOf(north).map((m) => m.account)).toEqual(['north']);
+      }, 120_000);
+
+      it("a north invoice's callback on the default path is refused on either replica: nothing emitted", async () => {
+        const north = id('acct-wrong');
+        await sendJson(
+          a.url,
+          { clientReference: north, amount: 5 },
+          { path: '/replica/accounts/north/invoices' },
+        );
+        const body = await system.paidCallback(north);
+        for (const app of [a, b]) {
+          const answer = await sendCheckoutCallback(app.url, body);
+          expect([answer.status, answer.body]).toEqual([200, { received: true }]);
+        }
+        await system.settled('checkout', north);
+        expect(paidLines(north)).toEqual([]);
+        const record = await system.store.get<{ account: string; status: string }>(
+          `hubtel:checkout:invoice:${north}`,
+        );
+        expect(record?.value).toMatchObject({ account: 'north', status: 'pending' });
+      }, 60_000);
+
+      // Last: it kills a replica.
+      const step = async (app: AppProcess, path: string, body: unknown) => {
+        const answer = await sendJson<Record<string, unknown>>(app.url, body, { path });
+        return answer;
+      };
+
+      it("verifies north's order with north's keys and calls back with north's credentials, whichever replica runs it (a kill -9 included)", async () => {
+        const sessionId = id('north-session');
+        const orderId = id('hang-north');
+        // The session moves between the replicas at every answer, on north's path.
+        const flow = '/api/service-flow/north';
+        expect((await step(a, flow, buildServiceFlowRequest({ sessionId }))).status).toBe(200);
+        const bundles = await step(b, flow, buildServiceFlowRequest({ sessionId, message: '0244000111' }));
+        expect(bundles.body).toMatchObject({ Message: expect.stringContaining('Bundle for 233244000111') });
+        expect(
+          (await step(a, flow, buildServiceFlowRequest({ sessionId, message: '1gb' }))).body,
+        ).toMatchObject({
+          Item: { Price: 5 },
+        });
+        await platform.post(`sessions/${sessionId}/pay`, { amount: 5, orderId, account: 'north' });
+
+        // The cart is north's: on the default path it is refused, nothing recorded.
+        const crossed = await step(b, '/api/fulfillment', buildFulfillmentRequest({ sessionId, orderId }));
+        expect([crossed.status, (crossed.body as { code?: string }).code]).toEqual([
+          409,
+          'HUBTEL_WRONG_ACCOUNT',
+        ]);
+
+        // `hang-…`: the first run of the fulfillment handler never returns; its replica is killed.
+        const from = [a.output.mark, b.output.mark];
+        const accepted = await step(
+          a,
+          '/api/fulfillment/north',
+          buildFulfillmentRequest({ sessionId, orderId }),
+        );
+        expect(accepted.body).toMatchObject({ OrderId: orderId, Status: 'received' });
+        const hung = await system.whichOf([a, b], 'HANGING', 'deliver', orderId, { from });
+        const taker = hung === a ? b : a;
+        const takerFrom = taker.output.mark;
+        await hung.kill();
+        await system.waitFor(taker, 'DONE', 'deliver', orderId, {
+          from: takerFrom,
+          timeoutMs: TAKEOVER_BOUND_MS + 10_000,
+        });
+        const callback = await eventually('north callback', () =>
+          receiver.received.find((c) => c.body.OrderId === orderId),
+        );
+        await system.settled('service-app', orderId);
+
+        // Sent once, with north's callback credentials, the taker's outcome.
+        expect(receiver.received.filter((c) => c.body.OrderId === orderId)).toHaveLength(1);
+        expect(callback.authorization).toBe(
+          `Basic ${Buffer.from(`${northCallback.clientId}:${northCallback.clientSecret}`).toString('base64')}`,
+        );
+        expect(callback.body).toMatchObject({
+          SessionId: sessionId,
+          ServiceStatus: 'success',
+          MetaData: { deliveredBy: taker.name },
+        });
+        // None went to the default account's receiver.
+        expect(system.receiver.of(orderId)).toEqual([]);
+        // The payment was confirmed by the sandbox's status check on north's POS Sales ID (north's keys only there).
+        const checks = (await platform.get<Array<{ path: string; statusCode: number }>>('requests')).filter(
+          (r) => /^\/transactions\/[^/]+\/status/.test(r.path),
+        );
+        expect(checks.map((r) => [r.path.split('?')[0], r.statusCode])).toEqual([
+          [`/transactions/${north.posSalesId}/status`, 200],
+        ]);
+        // The account-filtered handler ran for north's order, once (on whichever replica ran it).
+        const accountLine = new RegExp(`^ACCOUNT north ${orderId} by `, 'gm');
+        expect([a, b].reduce((n, app) => n + [...app.output.all.matchAll(accountLine)].length, 0)).toBe(1);
+      }, 180_000);
+    },
+  );

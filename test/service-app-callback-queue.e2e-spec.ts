@@ -7,7 +7,7 @@
  * dead-lettered for it) until the callback's retry is queued; the platform gets it once
  * accepted, and the handler ran once. Real HTTP through the merchant app with the sandbox as
  * the platform; the runner is the in-process one, its `enqueue` made to fail (the BullMQ outage
- * itself: test/recorded-not-queued.e2e-spec.ts).
+ * itself: test/multi-instance.e2e-spec.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { Global, Module } from '@nestjs/common';

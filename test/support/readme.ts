@@ -1,12 +1,3 @@
-/** The first `sh` block after the README paragraph that starts with `lead`: a command as a user copies it. */
-export function readmeCommand(readme: string, lead: string): string {
-  const at = readme.indexOf(`\n${lead}`);
-  if (at < 0) throw new Error(`README has no paragraph starting "${lead}"`);
-  const block = /```sh\n([^`]+?)\n```/.exec(readme.slice(at));
-  if (!block) throw new Error(`README has no sh block after "${lead}"`);
-  return block[1]!.trim();
-}
-
 /** The README's install lines, by their `# Nest N, Platform` comment: package name → version range ('' when none). */
 export function readmeInstallLines(readme: string): Record<string, Record<string, string>> {
   const lines: Record<string, Record<string, string>> = {};

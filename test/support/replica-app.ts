@@ -1,6 +1,6 @@
 /*
  * One replica of a merchant app as a user writes it, for the multi-process tests
- * (test/multi-instance.e2e-spec.ts, test/bullmq-replicas.e2e-spec.ts): the three modules on a
+ * (test/multi-instance.e2e-spec.ts, test/bullmq-outage.e2e-spec.ts): the three modules on a
  * shared Redis, one Redis or a Redis Cluster (HubtelRedisModule for the records, no `store` option
  * anywhere; HubtelBullmqModule on the same Redis runs the jobs), pointed at a sandbox running in
  * another process. Run it with test/support/multi-process.ts (`node --import

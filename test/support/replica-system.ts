@@ -1,6 +1,6 @@
 /**
  * The multi-process replica tests' system (test/multi-instance.e2e-spec.ts,
- * test/bullmq-replicas.e2e-spec.ts): replicas of one app (test/support/replica-app.ts), each its
+ * test/bullmq-outage.e2e-spec.ts): replicas of one app (test/support/replica-app.ts), each its
  * own process, sharing Redis (the records and the BullMQ queues) on one of two topologies (one
  * redis-server, or a 3-master Redis Cluster), with the sandbox CLI as the platform in another
  * process and a fulfillment callback receiver the test can take down. Every test body is written
