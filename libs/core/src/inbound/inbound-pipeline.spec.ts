@@ -747,3 +747,59 @@ describe('InboundPipeline: events, requireListener, keepResults', () => {
     await app.close();
   });
 });
+
+describe('InboundPipeline: a job of a type this deploy does not know', () => {
+  it('is left pending for an instance that knows it: not run, not dead-lettered, no error', async () => {
+    const store = new MemoryStore();
+    const emitter = new EventEmitter2();
+    const deadLetters: DeadLetterEvent[] = [];
+    emitter.on(DEAD, (event: DeadLetterEvent) => void deadLetters.push(event));
+    const errors: string[] = [];
+    const logger = new Logger('test');
+    logger.log = () => undefined;
+    logger.warn = () => undefined;
+    logger.error = (message: string) => void errors.push(message);
+    const refunded: string[] = [];
+    /** An instance of a deploy: the newer one knows `refund`, the older one does not. */
+    const instance = (knowsRefund: boolean) => {
+      const pipeline = new InboundPipeline({ name: 'deploy', store, emitter, deadLetterEvent: DEAD, logger });
+      pipeline.define('ship', { run: async () => undefined });
+      if (knowsRefund)
+        pipeline.define('refund', { run: async (payload: { id: string }) => void refunded.push(payload.id) });
+      return pipeline;
+    };
+    const storeKey = 'hubtel:deploy:job:refund:r1';
+    // The newer deploy records the job and stops before running it (a rolling deploy rolled back).
+    const newer = instance(true);
+    await newer.submit('refund', 'r1', { id: 'r1' });
+    await newer.runner.stop('deploy');
+    expect(refunded).toEqual([]);
+
+    const older = instance(false);
+    const ran = new Promise<void>((resolve) => {
+      const read = store.get.bind(store);
+      store.get = async <T>(key: string) => {
+        const entry = await read<T>(key);
+        if (key === storeKey) setImmediate(resolve);
+        return entry;
+      };
+    });
+    await older.runner.enqueue('deploy', { storeKey, type: 'refund', run: 1 });
+    await ran;
+    expect(await older.get('refund', 'r1')).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(deadLetters).toEqual([]);
+    expect(errors).toEqual([]);
+    // Still held by the runner, to be asked again later (a BullMQ retry: maybe on another instance).
+    const idle = older.runner.drain!('deploy').then(() => 'idle');
+    const now = new Promise((resolve) => setImmediate(() => resolve('held')));
+    expect(await Promise.race([idle, now])).toBe('held');
+    await older.runner.stop('deploy');
+
+    const again = instance(true);
+    await again.runner.enqueue('deploy', { storeKey, type: 'refund', run: 1 });
+    await again.drain();
+    expect(refunded).toEqual(['r1']);
+    expect(await again.get('refund', 'r1')).toMatchObject({ status: 'done', attempts: 1 });
+    store.close();
+  });
+});
