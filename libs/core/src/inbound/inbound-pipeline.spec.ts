@@ -803,3 +803,52 @@ describe('InboundPipeline: a job of a type this deploy does not know', () => {
     store.close();
   });
 });
+
+describe('InboundPipeline: code of the app that throws while a job settles', () => {
+  it('a throwing dead-letter listener and onSettled hook are logged (numbers masked); the job is dead once, the pipeline goes on', async () => {
+    const emitter = new EventEmitter2();
+    const deadLetters: DeadLetterEvent[] = [];
+    emitter.on(DEAD, (event: DeadLetterEvent) => {
+      deadLetters.push(event);
+      throw new Error('pager down');
+    });
+    const errors: string[] = [];
+    const logger = new Logger('test');
+    logger.log = () => undefined;
+    logger.warn = () => undefined;
+    logger.error = (message: string) => void errors.push(message);
+    const settled: string[] = [];
+    const pipeline = new InboundPipeline({
+      name: 'hooks',
+      store: new MemoryStore(),
+      emitter,
+      deadLetterEvent: DEAD,
+      logger,
+      retry: { maxAttempts: 1 },
+    }).define<{ fail: boolean }>('notify', {
+      run: async ({ fail }) => {
+        if (fail) throw new Error('sms refused');
+      },
+      onSettled: (record, outcome) => {
+        settled.push(`${record.key}:${outcome}`);
+        throw new Error('audit log down');
+      },
+    });
+    await pipeline.submit('notify', '0241234567', { fail: true });
+    await pipeline.drain();
+    expect(await pipeline.get('notify', '0241234567')).toMatchObject({ status: 'dead', attempts: 1 });
+    expect(deadLetters).toHaveLength(1);
+    expect(settled).toEqual(['0241234567:dead']);
+    expect(errors).toEqual([
+      'Job notify 024****567 gave up after 1 attempt(s): sms refused (dead-lettered)',
+      'A dead-letter listener failed: pager down',
+      'After-job hook of notify 024****567 failed: audit log down',
+    ]);
+
+    await pipeline.submit('notify', 'k2', { fail: false });
+    await pipeline.drain();
+    expect(await pipeline.get('notify', 'k2')).toMatchObject({ status: 'done', attempts: 1 });
+    expect(settled).toEqual(['0241234567:dead', 'k2:done']);
+    expect(deadLetters).toHaveLength(1);
+  });
+});

@@ -63,11 +63,12 @@ export class JobSettlement {
       this.signal(job.type, 'dead', attempts);
       const { type, key, payload, receivedAt } = job;
       const event = new DeadLetterEvent(type, key, payload, attempts, failure.message, new Date(receivedAt));
-      await this.ctx.options.emitter
-        .emitAsync(this.ctx.options.deadLetterEvent, event)
-        .catch((listenerError: unknown) =>
-          this.ctx.logger.error(`A dead-letter listener failed: ${describeError(listenerError)}`),
-        );
+      // Awaited in a try: a listener that throws at once makes emitAsync throw, not reject.
+      try {
+        await this.ctx.options.emitter.emitAsync(this.ctx.options.deadLetterEvent, event);
+      } catch (listenerError) {
+        this.ctx.logger.error(`A dead-letter listener failed: ${describeError(listenerError)}`);
+      }
     } else this.signal(job.type, 'done', attempts);
     await this.settled(definition, next, outcome, failure?.error);
     await this.follow(followUps);
