@@ -852,3 +852,80 @@ describe('InboundPipeline: code of the app that throws while a job settles', () 
     expect(deadLetters).toHaveLength(1);
   });
 });
+
+describe('InboundPipeline: a deploy that removed a handler', () => {
+  /** A deploy whose only handler of PAID is `Handlers.second` (first removed), failing still. */
+  @Injectable()
+  class Handlers {
+    calls = 0;
+    @OnPaid()
+    async second(): Promise<void> {
+      this.calls++;
+      throw new Error('second failed');
+    }
+  }
+  @Module({ imports: [EventEmitterModule.forRoot()], providers: [Handlers] })
+  class WithoutFirstModule {}
+
+  it('keeps the removed handler remembered as done: rolled back, it does not run again', async () => {
+    const { app, store, pipeline, handlers } = await setup();
+    handlers.failuresLeft.second = 99;
+    await pipeline.submit(PAID, 'k', { id: 'k' });
+    await pipeline.drain();
+    expect(await pipeline.get(PAID, 'k')).toMatchObject({ status: 'dead', doneHandlers: [FIRST] });
+
+    const moduleRef = await Test.createTestingModule({ imports: [WithoutFirstModule] }).compile();
+    const without = await moduleRef.createNestApplication({ logger: false }).init();
+    const next = new InboundPipeline({
+      name: 'test',
+      store,
+      emitter: without.get(EventEmitter2),
+      handlers: registryOf(without),
+      deadLetterEvent: DEAD,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+      logger: quiet,
+    }).define(PAID);
+    await next.replayDeadLetter(`${PAID}:k`);
+    await next.drain();
+    expect(without.get(Handlers).calls).toBe(1);
+    expect(await next.get(PAID, 'k')).toMatchObject({ status: 'dead', doneHandlers: [FIRST] });
+    await without.close();
+
+    // Rolled back: first is back, and already ran for this job.
+    handlers.failuresLeft.second = 0;
+    await pipeline.replayDeadLetter(`${PAID}:k`);
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 1, second: 4 });
+    expect(await pipeline.get(PAID, 'k')).toMatchObject({ status: 'done', doneHandlers: [FIRST, SECOND] });
+    await app.close();
+  });
+});
+
+describe('InboundPipeline: what a record says succeeded', () => {
+  it('never forgets a handler that succeeded, at any write (a crash between two writes reruns none)', async () => {
+    /** Every record written for the job, as written: the process may die after any of them. */
+    class NotingStore extends MemoryStore {
+      written: string[][] = [];
+      override async compareAndSet<T>(
+        key: string,
+        version: number,
+        value: T,
+        options?: StoreWriteOptions,
+      ): Promise<StoreEntry<T> | undefined> {
+        if (key.endsWith(`${PAID}:k`)) this.written.push([...(value as JobRecord).doneHandlers]);
+        return super.compareAndSet(key, version, value, options);
+      }
+    }
+    const { app, store, pipeline, handlers } = await setup(new NotingStore());
+    handlers.failuresLeft.first = 1; // the first attempt: first fails, second succeeds
+    await pipeline.submit(PAID, 'k', { id: 'k' });
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 2, second: 1 });
+    expect(await pipeline.get(PAID, 'k')).toMatchObject({ status: 'done', attempts: 2 });
+    expect(store.written.length).toBeGreaterThanOrEqual(2);
+    // Each write keeps what the one before it said succeeded.
+    for (let i = 1; i < store.written.length; i++)
+      expect(store.written[i]).toEqual(expect.arrayContaining(store.written[i - 1]!));
+    await app.close();
+  });
+});
