@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { AccountRegistry } from './hubtel-accounts.js';
 import {
+  ACCOUNT_TRANSPORTS,
   HubtelAccountLookupLimitError,
   HubtelUnknownAccountError,
   type HubtelAccountResolver,
@@ -222,6 +223,36 @@ describe('AccountRegistry: memory limits', () => {
       asked.length = 0;
       await expect(registry.get('m0')).resolves.toEqual({ name: 'm0', key: 'rotated' });
       expect(asked).toEqual(['m0']);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+});
+
+describe('AccountRegistry: the transports health checks probe', () => {
+  it("lists the default's, the registered accounts' and the resolved ones still known; not a name never found", async () => {
+    let now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      const registry = new AccountRegistry<{ transport: string }>('sms', 'SmsModule.forRoot');
+      registry.attachDefault({
+        account: { transport: 'main' },
+        build: (name) => ({ transport: `transport of ${name}` }),
+        resolver: resolveAccountResolver(
+          { resolve: async (name: string) => (name === 'north' ? {} : undefined), cacheTtlMs: 1_000 },
+          'sms',
+        ),
+      });
+      registry.register('south', {});
+      registry.onModuleInit();
+      await registry.get('north');
+      await expect(registry.get('nobody')).rejects.toBeInstanceOf(HubtelUnknownAccountError);
+      const probed = async () =>
+        (await registry[ACCOUNT_TRANSPORTS]()).map(({ account, transport }) => `${account}: ${transport}`);
+      const all = ['default: main', 'south: transport of south', 'north: transport of north'];
+      expect(await probed()).toEqual(all);
+      now += 1_500; // north's entry expired, its name still known: still probed
+      expect(await probed()).toEqual(all);
     } finally {
       clock.mockRestore();
     }
