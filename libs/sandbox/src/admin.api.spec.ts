@@ -186,6 +186,8 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
       [{ fault: { match: { clientReference: 'x' }, drop: true } }, 'fault.match'],
       [{ fault: { body: 'x' } }, 'fault.body'],
       [{ deliver: false, fault: { duplicate: 2 } }, 'fault'],
+      [{ fault: { checkoutId: '' } }, 'fault.checkoutId'],
+      [{ fault: { checkoutId: 7 } }, 'fault.checkoutId'],
     ])('refuses %j with 400 naming %s, and changes nothing', async (body, field) => {
       const ref = await invoice();
       const res = await call(sandbox, 'POST', `/_sandbox/invoices/${ref}/pay`, { body });
@@ -208,6 +210,44 @@ describe('HubtelSandbox admin API (/_sandbox)', () => {
       });
       expect(text.status).toBe(415);
       expect(sandbox.invoice(ref)!.state).toBe('pending');
+    });
+  });
+
+  describe('POST /_sandbox/sessions/{id}/pay (a service payment told from another process)', () => {
+    it('records the payment; the fulfillment callback the app sends is listed and settles the session', async () => {
+      const paid = await call(sandbox, 'POST', '/_sandbox/sessions/s-1/pay', {
+        body: { amount: 5, orderId: 'o-1', chargeBearer: null },
+      });
+      expect(paid.status).toBe(200);
+      expect(paid.json).toMatchObject({ sessionId: 's-1', account: 'default', order: { orderId: 'o-1' } });
+      const callback = { SessionId: 's-1', OrderId: 'o-1', ServiceStatus: 'success' };
+      expect((await call(sandbox, 'POST', '/callback', { body: callback })).status).toBe(200);
+      expect((await call(sandbox, 'GET', '/_sandbox/fulfillment-callbacks')).json).toEqual([
+        expect.objectContaining({
+          sessionId: 's-1',
+          orderId: 'o-1',
+          serviceStatus: 'success',
+          matched: true,
+        }),
+      ]);
+      expect((await call(sandbox, 'GET', '/_sandbox/sessions/s-1')).json).toMatchObject({
+        state: 'fulfilled',
+      });
+    });
+
+    it.each([
+      [{ amount: 5, orderId: ' ' }, 'orderId'],
+      [{ amount: '5' }, 'amount'],
+      [{ amount: -1 }, 'amount'],
+      [{ amount: 5, currency: 'cedi' }, 'currency'],
+      [{ amount: 5, chargeBearer: 'nobody' }, 'chargeBearer'],
+      [{ amount: 5, amout: 5 }, 'amout'],
+    ])('refuses %j with 400 naming %s, and records nothing', async (body, field) => {
+      const res = await call(sandbox, 'POST', '/_sandbox/sessions/s-bad/pay', { body });
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({ error: 'HUBTEL_VALIDATION_FAILED', message: expect.any(String) });
+      expect(res.json.errors.map((e: { field: string }) => e.field)).toEqual([field]);
+      expect(sandbox.sessions()).toEqual([]);
     });
   });
 

@@ -171,4 +171,38 @@ describe('fulfillment and service-flow builders', () => {
     expect(next).toMatchObject({ Type: 'Response', Message: '2' });
     expect(() => buildServiceFlowRequest({ mobile: 'abc' })).toThrow(HubtelValidationError);
   });
+
+  it.each([
+    [
+      'buildCheckoutCallback',
+      'checkoutId',
+      () => buildCheckoutCallback({ clientReference: 'x', amount: 1, checkoutId: '' }),
+    ],
+    ['buildFulfillmentRequest', 'input', () => buildFulfillmentRequest(null as never)],
+    ['buildFulfillmentRequest', 'orderId', () => buildFulfillmentRequest({ sessionId: 's', orderId: '' })],
+    [
+      'buildFulfillmentRequest',
+      'extraData',
+      () => buildFulfillmentRequest({ sessionId: 's', extraData: null as never }),
+    ],
+    ['buildFulfillmentCallback', 'input', () => buildFulfillmentCallback(null as never)],
+    ['buildFulfillmentCallback', 'sessionId', () => buildFulfillmentCallback({ orderId: 'o' } as never)],
+    [
+      'buildFulfillmentCallback',
+      'serviceStatus',
+      () => buildFulfillmentCallback({ sessionId: 's', orderId: 'o', serviceStatus: '' }),
+    ],
+    ['buildServiceFlowRequest', 'message', () => buildServiceFlowRequest({ message: 5 as never })],
+    ['buildServiceFlowRequest', 'sessionId', () => buildServiceFlowRequest({ sessionId: '' })],
+  ])('%s refuses a bad %s: a HubtelValidationError naming that field only', (what, field, build) => {
+    let error: unknown;
+    try {
+      build();
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(HubtelValidationError);
+    expect((error as HubtelValidationError).issues.map((i) => i.field)).toEqual([field]);
+    expect((error as Error).message).toMatch(new RegExp(`^${what}: ${field} `));
+  });
 });

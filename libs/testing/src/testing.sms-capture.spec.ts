@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { HubtelInsufficientCreditError, HubtelTimeoutError } from 'nestjs-hubtel';
-import { SMS_HTTP_TRANSPORT, SmsModule, SmsService } from 'nestjs-hubtel/sms';
+import { HubtelApiError, HubtelInsufficientCreditError, HubtelTimeoutError } from 'nestjs-hubtel';
+import { SMS_HTTP_TRANSPORT, SMS_PATHS, SmsModule, SmsService } from 'nestjs-hubtel/sms';
 import { SmsCapture } from './testing.sms-capture.js';
 
 @Injectable()
@@ -163,6 +163,49 @@ describe('SmsCapture', () => {
     await expect(sms.waitForMessage('0200000000', { timeoutMs: 20 })).rejects.toBeInstanceOf(
       HubtelTimeoutError,
     );
+    await moduleRef.close();
+  });
+
+  it('answers what it cannot take as the platform would, and captures none of it', async () => {
+    const sms = new SmsCapture();
+    const moduleRef = await appWith(sms, true);
+    const service = moduleRef.get(SmsService);
+    await expect(service.getBatchStatus('no-such-batch')).rejects.toMatchObject({
+      code: 'HUBTEL_NOT_FOUND',
+      httpStatus: 404,
+    });
+    // The transport surface called with what the SmsService never sends (a hand-made request).
+    const call = (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) =>
+      sms.request({ api: 'sms', method, path, body, idempotent: false, operation: 'test' });
+    const malformed = [
+      await call('POST', SMS_PATHS.send, { From: 'Shop', Content: 'no To' }).catch((e: unknown) => e),
+      await call('POST', SMS_PATHS.batchSend, { From: 'Shop', To: '0241234567', Content: 'x' }).catch(
+        (e: unknown) => e,
+      ),
+    ];
+    expect(malformed).toEqual([expect.any(HubtelApiError), expect.any(HubtelApiError)]);
+    expect(malformed.map((e) => [(e as HubtelApiError).httpStatus, (e as Error).message])).toEqual([
+      [400, 'SmsCapture: the send request must be {From, To, Content}'],
+      [400, 'SmsCapture: the batch request must be {From, Recipients: string[], Content}'],
+    ]);
+    await expect(call('DELETE', SMS_PATHS.message('m-1'))).rejects.toMatchObject({
+      code: 'HUBTEL_CONFIG_INVALID',
+      message: 'SmsCapture does not know DELETE /v1/messages/m-1 (test)',
+    });
+    expect(sms.messages).toEqual([]);
+    expect(sms.requests).toBe(4);
+    await moduleRef.close();
+  });
+
+  it('clear() forgets the failures still pending and the request count', async () => {
+    const sms = new SmsCapture().failNext(new Error('down'), 3);
+    const moduleRef = await appWith(sms, true);
+    const service = moduleRef.get(SmsService);
+    await expect(service.send({ to: '0241234567', content: 'x' })).rejects.toThrow('down');
+    sms.clear();
+    expect(sms.requests).toBe(0);
+    await service.send({ to: '0241234567', content: 'after clear' });
+    expect(sms.messages.map((m) => m.content)).toEqual(['after clear']);
     await moduleRef.close();
   });
 });

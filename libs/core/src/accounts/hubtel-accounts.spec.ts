@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { AccountRegistry } from './hubtel-accounts.js';
 import {
+  ACCOUNT_TRANSPORTS,
   HubtelAccountLookupLimitError,
   HubtelUnknownAccountError,
   type HubtelAccountResolver,
@@ -178,5 +179,82 @@ describe('AccountRegistry: accounts from a resolver, on requests', () => {
     expect(registry.knows('north')).toBe(true);
     advance(1);
     expect(registry.knows('north')).toBe(false);
+  });
+});
+
+/** What the registry keeps of names is bounded: a flood of names cannot grow an instance's memory without end. */
+describe('AccountRegistry: memory limits', () => {
+  it('remembers at most 10,000 unknown names from requests: the oldest gives way', async () => {
+    const { registry, asked } = setUp({ requestLookupsPerMinute: 20_000 });
+    for (let i = 0; i <= 10_000; i++) await registry.forRequest(`forged-${i}`).catch(() => undefined);
+    asked.length = 0;
+    // The newest 10,000 are answered without asking; the oldest was forgotten, so it is asked again.
+    await expect(registry.forRequest('forged-1')).rejects.toBeInstanceOf(HubtelUnknownAccountError);
+    await expect(registry.forRequest('forged-10000')).rejects.toBeInstanceOf(HubtelUnknownAccountError);
+    expect(asked).toEqual([]);
+    await expect(registry.forRequest('forged-0')).rejects.toBeInstanceOf(HubtelUnknownAccountError);
+    expect(asked).toEqual(['forged-0']);
+  });
+
+  it('knows at most 100,000 found names: the oldest is forgotten first', async () => {
+    const { registry, table } = setUp({ cacheTtlMs: 0 });
+    for (let i = 0; i <= 100_000; i++) {
+      table.set(`m${i}`, `key-${i}`);
+      await registry.get(`m${i}`);
+    }
+    expect(registry.knows('m0')).toBe(false);
+    expect(registry.knows('m1')).toBe(true);
+    expect(registry.knows('m100000')).toBe(true);
+  });
+
+  it('drops the expired entries once 1,000 are cached: a name so dropped is looked up afresh', async () => {
+    let now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      const { registry, table, asked } = setUp();
+      for (let i = 0; i < 1_000; i++) {
+        table.set(`m${i}`, `key-${i}`);
+        await registry.get(`m${i}`);
+      }
+      now += 1_500; // every entry expired (cacheTtlMs 1 s)
+      table.set('m0', 'rotated');
+      // Below the bound an expired found entry is served while refreshed; the 1,001st entry sweeps it.
+      await registry.get('north');
+      asked.length = 0;
+      await expect(registry.get('m0')).resolves.toEqual({ name: 'm0', key: 'rotated' });
+      expect(asked).toEqual(['m0']);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+});
+
+describe('AccountRegistry: the transports health checks probe', () => {
+  it("lists the default's, the registered accounts' and the resolved ones still known; not a name never found", async () => {
+    let now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      const registry = new AccountRegistry<{ transport: string }>('sms', 'SmsModule.forRoot');
+      registry.attachDefault({
+        account: { transport: 'main' },
+        build: (name) => ({ transport: `transport of ${name}` }),
+        resolver: resolveAccountResolver(
+          { resolve: async (name: string) => (name === 'north' ? {} : undefined), cacheTtlMs: 1_000 },
+          'sms',
+        ),
+      });
+      registry.register('south', {});
+      registry.onModuleInit();
+      await registry.get('north');
+      await expect(registry.get('nobody')).rejects.toBeInstanceOf(HubtelUnknownAccountError);
+      const probed = async () =>
+        (await registry[ACCOUNT_TRANSPORTS]()).map(({ account, transport }) => `${account}: ${transport}`);
+      const all = ['default: main', 'south: transport of south', 'north: transport of north'];
+      expect(await probed()).toEqual(all);
+      now += 1_500; // north's entry expired, its name still known: still probed
+      expect(await probed()).toEqual(all);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });

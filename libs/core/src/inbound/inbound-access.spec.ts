@@ -68,6 +68,22 @@ describe('InboundAccessPolicy', () => {
     expect(statusOf(() => policy.check(via('127.0.0.1', 'garbage')))).toBe(403);
   });
 
+  it('reads an X-Forwarded-For chain in any form a proxy writes it', () => {
+    const policy = new InboundAccessPolicy({
+      allowedIps: ['2001:db8::/32', '10.9.9.9'],
+      trustedProxies: ['127.0.0.1', '10.0.0.0/8'],
+    });
+    const via = (xff: string | string[]) => request('127.0.0.1', { headers: { 'x-forwarded-for': xff } });
+    expect(statusOf(() => policy.check(via('[2001:db8:1::5]')))).toBe('passed'); // IPv6 in brackets
+    expect(statusOf(() => policy.check(via('[2001:db9::5]')))).toBe(403);
+    // Two headers are one chain, read right to left as one.
+    expect(statusOf(() => policy.check(via(['2001:db8::1', '6.6.6.6'])))).toBe(403);
+    expect(statusOf(() => policy.check(via(['6.6.6.6', '2001:db8::1'])))).toBe('passed');
+    // Every hop a trusted proxy: the left-most is the client.
+    expect(statusOf(() => policy.check(via('10.9.9.9, 10.1.1.1')))).toBe('passed');
+    expect(statusOf(() => policy.check(via('10.8.8.8, 10.9.9.9')))).toBe(403);
+  });
+
   it('reads the socket of a Fastify raw request', () => {
     const policy = new InboundAccessPolicy({ allowedIps: ['127.0.0.1'] });
     expect(

@@ -100,4 +100,29 @@ describe('answerInbound', () => {
     }, options);
     expect(signals.map((s) => (s as { reason?: string }).reason)).toEqual(['HUBTEL_WRONG_ACCOUNT']);
   });
+
+  it('a body with many bad fields: the message shows five and counts the rest, the body lists each, no value echoed', async () => {
+    const issues = ['A', 'B', 'C', 'D', 'E', 'F', 'G'].map((field) => ({
+      field,
+      message: `${field} is required`,
+      value: 'secret-ish',
+    }));
+    const told: HubtelValidationError[] = [];
+    const invalid = await refusal(
+      () => {
+        throw new HubtelValidationError('bad', issues);
+      },
+      { logger: quiet, onInvalid: (error) => void told.push(error) },
+    );
+    expect(invalid.getStatus()).toBe(400);
+    expect(invalid.getResponse()).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      code: 'HUBTEL_INVALID_BODY',
+      message:
+        'Invalid test request: A is required; B is required; C is required; D is required; E is required (and 2 more)',
+      issues: issues.map(({ field, message }) => ({ field, message })),
+    });
+    expect(told).toHaveLength(1);
+  });
 });

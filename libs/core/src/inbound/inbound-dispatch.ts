@@ -77,12 +77,13 @@ export class HandlerDispatch {
       }
       this.telemetry?.record({ kind: 'handler', pipeline: this.pipeline, job: job.type, handler: id, ok });
       if (ok && handler !== handlers[handlers.length - 1])
-        await save({ doneHandlers: done.slice(), results });
+        await save(withEarlier(done, before, results, previous));
     }
-    // Handlers a deploy removed stay remembered with their answers: should they come back, they ran.
-    for (const id of before) if (!done.includes(id)) done.push(id);
-    if (results && previous) for (const id in previous) if (!(id in results)) results[id] = previous[id];
-    const progress: DispatchProgress = { doneHandlers: this.kept(done, handlers), results };
+    const merged = withEarlier(done, before, results, previous);
+    const progress: DispatchProgress = {
+      doneHandlers: this.kept(merged.doneHandlers, handlers),
+      results: merged.results,
+    };
     if (failure !== undefined) throw new ListenerFailure(failure, progress);
     this.handlers.notify(events, job.payload);
     return progress;
@@ -98,4 +99,22 @@ export class HandlerDispatch {
     }
     return done.slice();
   }
+}
+
+/**
+ * This run's successes, then the earlier ones it has not reached yet or no longer has (a deploy
+ * removed them: should they come back, they ran), with their answers: every write keeps them all,
+ * so a run that dies between two writes runs none of them again.
+ */
+function withEarlier(
+  done: readonly string[],
+  before: readonly string[],
+  results: Record<string, unknown> | undefined,
+  previous: Record<string, unknown> | undefined,
+): DispatchProgress {
+  const doneHandlers = [...done, ...before.filter((id) => !done.includes(id))];
+  if (!results) return { doneHandlers, results };
+  const answers = { ...results };
+  if (previous) for (const id in previous) if (!(id in answers)) answers[id] = previous[id];
+  return { doneHandlers, results: answers };
 }

@@ -747,3 +747,185 @@ describe('InboundPipeline: events, requireListener, keepResults', () => {
     await app.close();
   });
 });
+
+describe('InboundPipeline: a job of a type this deploy does not know', () => {
+  it('is left pending for an instance that knows it: not run, not dead-lettered, no error', async () => {
+    const store = new MemoryStore();
+    const emitter = new EventEmitter2();
+    const deadLetters: DeadLetterEvent[] = [];
+    emitter.on(DEAD, (event: DeadLetterEvent) => void deadLetters.push(event));
+    const errors: string[] = [];
+    const logger = new Logger('test');
+    logger.log = () => undefined;
+    logger.warn = () => undefined;
+    logger.error = (message: string) => void errors.push(message);
+    const refunded: string[] = [];
+    /** An instance of a deploy: the newer one knows `refund`, the older one does not. */
+    const instance = (knowsRefund: boolean) => {
+      const pipeline = new InboundPipeline({ name: 'deploy', store, emitter, deadLetterEvent: DEAD, logger });
+      pipeline.define('ship', { run: async () => undefined });
+      if (knowsRefund)
+        pipeline.define('refund', { run: async (payload: { id: string }) => void refunded.push(payload.id) });
+      return pipeline;
+    };
+    const storeKey = 'hubtel:deploy:job:refund:r1';
+    // The newer deploy records the job and stops before running it (a rolling deploy rolled back).
+    const newer = instance(true);
+    await newer.submit('refund', 'r1', { id: 'r1' });
+    await newer.runner.stop('deploy');
+    expect(refunded).toEqual([]);
+
+    const older = instance(false);
+    const ran = new Promise<void>((resolve) => {
+      const read = store.get.bind(store);
+      store.get = async <T>(key: string) => {
+        const entry = await read<T>(key);
+        if (key === storeKey) setImmediate(resolve);
+        return entry;
+      };
+    });
+    await older.runner.enqueue('deploy', { storeKey, type: 'refund', run: 1 });
+    await ran;
+    expect(await older.get('refund', 'r1')).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(deadLetters).toEqual([]);
+    expect(errors).toEqual([]);
+    // Still held by the runner, to be asked again later (a BullMQ retry: maybe on another instance).
+    const idle = older.runner.drain!('deploy').then(() => 'idle');
+    const now = new Promise((resolve) => setImmediate(() => resolve('held')));
+    expect(await Promise.race([idle, now])).toBe('held');
+    await older.runner.stop('deploy');
+
+    const again = instance(true);
+    await again.runner.enqueue('deploy', { storeKey, type: 'refund', run: 1 });
+    await again.drain();
+    expect(refunded).toEqual(['r1']);
+    expect(await again.get('refund', 'r1')).toMatchObject({ status: 'done', attempts: 1 });
+    store.close();
+  });
+});
+
+describe('InboundPipeline: code of the app that throws while a job settles', () => {
+  it('a throwing dead-letter listener and onSettled hook are logged (numbers masked); the job is dead once, the pipeline goes on', async () => {
+    const emitter = new EventEmitter2();
+    const deadLetters: DeadLetterEvent[] = [];
+    emitter.on(DEAD, (event: DeadLetterEvent) => {
+      deadLetters.push(event);
+      throw new Error('pager down');
+    });
+    const errors: string[] = [];
+    const logger = new Logger('test');
+    logger.log = () => undefined;
+    logger.warn = () => undefined;
+    logger.error = (message: string) => void errors.push(message);
+    const settled: string[] = [];
+    const pipeline = new InboundPipeline({
+      name: 'hooks',
+      store: new MemoryStore(),
+      emitter,
+      deadLetterEvent: DEAD,
+      logger,
+      retry: { maxAttempts: 1 },
+    }).define<{ fail: boolean }>('notify', {
+      run: async ({ fail }) => {
+        if (fail) throw new Error('sms refused');
+      },
+      onSettled: (record, outcome) => {
+        settled.push(`${record.key}:${outcome}`);
+        throw new Error('audit log down');
+      },
+    });
+    await pipeline.submit('notify', '0241234567', { fail: true });
+    await pipeline.drain();
+    expect(await pipeline.get('notify', '0241234567')).toMatchObject({ status: 'dead', attempts: 1 });
+    expect(deadLetters).toHaveLength(1);
+    expect(settled).toEqual(['0241234567:dead']);
+    expect(errors).toEqual([
+      'Job notify 024****567 gave up after 1 attempt(s): sms refused (dead-lettered)',
+      'A test.dead-letter listener failed: pager down',
+      'After-job hook of notify 024****567 failed: audit log down',
+    ]);
+
+    await pipeline.submit('notify', 'k2', { fail: false });
+    await pipeline.drain();
+    expect(await pipeline.get('notify', 'k2')).toMatchObject({ status: 'done', attempts: 1 });
+    expect(settled).toEqual(['0241234567:dead', 'k2:done']);
+    expect(deadLetters).toHaveLength(1);
+  });
+});
+
+describe('InboundPipeline: a deploy that removed a handler', () => {
+  /** A deploy whose only handler of PAID is `Handlers.second` (first removed), failing still. */
+  @Injectable()
+  class Handlers {
+    calls = 0;
+    @OnPaid()
+    async second(): Promise<void> {
+      this.calls++;
+      throw new Error('second failed');
+    }
+  }
+  @Module({ imports: [EventEmitterModule.forRoot()], providers: [Handlers] })
+  class WithoutFirstModule {}
+
+  it('keeps the removed handler remembered as done: rolled back, it does not run again', async () => {
+    const { app, store, pipeline, handlers } = await setup();
+    handlers.failuresLeft.second = 99;
+    await pipeline.submit(PAID, 'k', { id: 'k' });
+    await pipeline.drain();
+    expect(await pipeline.get(PAID, 'k')).toMatchObject({ status: 'dead', doneHandlers: [FIRST] });
+
+    const moduleRef = await Test.createTestingModule({ imports: [WithoutFirstModule] }).compile();
+    const without = await moduleRef.createNestApplication({ logger: false }).init();
+    const next = new InboundPipeline({
+      name: 'test',
+      store,
+      emitter: without.get(EventEmitter2),
+      handlers: registryOf(without),
+      deadLetterEvent: DEAD,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+      logger: quiet,
+    }).define(PAID);
+    await next.replayDeadLetter(`${PAID}:k`);
+    await next.drain();
+    expect(without.get(Handlers).calls).toBe(1);
+    expect(await next.get(PAID, 'k')).toMatchObject({ status: 'dead', doneHandlers: [FIRST] });
+    await without.close();
+
+    // Rolled back: first is back, and already ran for this job.
+    handlers.failuresLeft.second = 0;
+    await pipeline.replayDeadLetter(`${PAID}:k`);
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 1, second: 4 });
+    expect(await pipeline.get(PAID, 'k')).toMatchObject({ status: 'done', doneHandlers: [FIRST, SECOND] });
+    await app.close();
+  });
+});
+
+describe('InboundPipeline: what a record says succeeded', () => {
+  it('never forgets a handler that succeeded, at any write (a crash between two writes reruns none)', async () => {
+    /** Every record written for the job, as written: the process may die after any of them. */
+    class NotingStore extends MemoryStore {
+      written: string[][] = [];
+      override async compareAndSet<T>(
+        key: string,
+        version: number,
+        value: T,
+        options?: StoreWriteOptions,
+      ): Promise<StoreEntry<T> | undefined> {
+        if (key.endsWith(`${PAID}:k`)) this.written.push([...(value as JobRecord).doneHandlers]);
+        return super.compareAndSet(key, version, value, options);
+      }
+    }
+    const { app, store, pipeline, handlers } = await setup(new NotingStore());
+    handlers.failuresLeft.first = 1; // the first attempt: first fails, second succeeds
+    await pipeline.submit(PAID, 'k', { id: 'k' });
+    await pipeline.drain();
+    expect(handlers.calls).toMatchObject({ first: 2, second: 1 });
+    expect(await pipeline.get(PAID, 'k')).toMatchObject({ status: 'done', attempts: 2 });
+    expect(store.written.length).toBeGreaterThanOrEqual(2);
+    // Each write keeps what the one before it said succeeded.
+    for (let i = 1; i < store.written.length; i++)
+      expect(store.written[i]).toEqual(expect.arrayContaining(store.written[i - 1]!));
+    await app.close();
+  });
+});
