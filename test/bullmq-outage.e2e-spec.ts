@@ -180,8 +180,30 @@ clusterTopology.binary.describe('BullMQ workers on a 3-master Redis Cluster', ()
         await pause(1_000);
 
         expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
-        expect(refs.map((ref) => [ref, system.runs('receipt', ref)])).toEqual(refs.map((ref) => [ref, 1]));
-        expect(await system.receiptsOf(refs)).toEqual(refs.map(() => 1));
+        // A job whose lock ran out in the outage was taken over (BullMQ counts it stalled): the
+        // handler it was running, its success not yet written, may run again (docs/operations.md,
+        // "the one running may be"). Every other job's handlers ran exactly once.
+        const takenOver = new Set<string>();
+        const checkout = system.space.queue('checkout');
+        try {
+          for await (const [key, entry] of system.store.scan<JobRecord>('hubtel:checkout:job:')) {
+            const ref = refs.find((r) => key.includes(r));
+            const { type, key: jobKey, run } = entry.value;
+            const job = ref
+              ? await checkout.queue.getJob(bullmqJobId(`hubtel:checkout:job:${type}:${jobKey}`, run ?? 1))
+              : undefined;
+            if (ref && (job?.stalledCounter ?? 0) > 0) takenOver.add(ref);
+          }
+        } finally {
+          await checkout.close();
+        }
+        // Those paid once the cluster was whole had no job in the outage: never taken over.
+        expect(refs.slice(releasedWhenBack).filter((ref) => takenOver.has(ref))).toEqual([]);
+        const receipts = await system.receiptsOf(refs);
+        const wrong = refs
+          .map((ref, i) => [ref, system.runs('receipt', ref), receipts[i]!, takenOver.has(ref)] as const)
+          .filter(([, runs, sms, again]) => (again ? runs < 1 || sms < 1 : runs !== 1 || sms !== 1));
+        expect(wrong).toEqual([]);
       }, 300_000);
   });
 
