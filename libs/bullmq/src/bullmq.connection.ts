@@ -73,7 +73,7 @@ export class BullmqConnections {
     // Back within a second or two of Redis (BullMQ's default waits up to 20 s between tries).
     const base: BullmqRedisOptions = {
       retryStrategy: reconnectDelay,
-      socketTimeout: SOCKET_TIMEOUT_MS,
+      socketTimeout: BULLMQ_RUNNER_DEFAULTS.socketTimeoutMs,
       ...given,
     };
     // Workers never give a command up (BullMQ requires it); adds fail fast while Redis is away, so an
@@ -96,7 +96,7 @@ export class BullmqConnections {
         ...options,
         ...(role === 'queue' ? { enableOfflineQueue: false } : {}),
         redisOptions: {
-          socketTimeout: SOCKET_TIMEOUT_MS,
+          socketTimeout: BULLMQ_RUNNER_DEFAULTS.socketTimeoutMs,
           ...options.redisOptions,
           ...(role === 'worker' ? { maxRetriesPerRequest: null } : {}),
         },
@@ -180,15 +180,6 @@ export async function closeBounded(
 }
 
 const CLOSE_GRACE_MS = 2_000;
-
-/**
- * A connection that gets no byte back this long after a command is dropped and opened again (the
- * command is sent again on the new one). A connection whose peer vanished without closing it (a
- * failover that moved the address, a dropped NAT entry) otherwise holds its commands for good: the
- * worker waits on its next job's fetch and takes nothing. Longer than BullMQ's longest blocking wait
- * (10 s) with its watchdog's second.
- */
-const SOCKET_TIMEOUT_MS = 15_000;
 
 /** Reconnection delays of the runner's own connections: 250 ms, 500 ms, ... at most 2 s. */
 function reconnectDelay(times: number): number {
