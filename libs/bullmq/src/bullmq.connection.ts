@@ -71,7 +71,11 @@ export class BullmqConnections {
     if (cluster) return this.ownCluster(worker ? 'worker' : 'queue', cluster);
     const given: BullmqRedisOptions = url !== undefined ? { url } : { ...(connection as BullmqRedisOptions) };
     // Back within a second or two of Redis (BullMQ's default waits up to 20 s between tries).
-    const base: BullmqRedisOptions = { retryStrategy: reconnectDelay, ...given };
+    const base: BullmqRedisOptions = {
+      retryStrategy: reconnectDelay,
+      socketTimeout: BULLMQ_RUNNER_DEFAULTS.socketTimeoutMs,
+      ...given,
+    };
     // Workers never give a command up (BullMQ requires it); adds fail fast while Redis is away, so an
     // inbound request gets its 503 instead of waiting for the reconnection.
     return worker
@@ -92,6 +96,7 @@ export class BullmqConnections {
         ...options,
         ...(role === 'queue' ? { enableOfflineQueue: false } : {}),
         redisOptions: {
+          socketTimeout: BULLMQ_RUNNER_DEFAULTS.socketTimeoutMs,
           ...options.redisOptions,
           ...(role === 'worker' ? { maxRetriesPerRequest: null } : {}),
         },

@@ -46,6 +46,8 @@ export function storeClient(options: RedisStoreOptions): { client: Redis | Clust
   const node: RedisOptions = {
     commandTimeout: timeout,
     connectTimeout: REDIS_STORE_DEFAULTS.connectTimeoutMs,
+    // Never before the command's own limit: a command may wait that long for its answer.
+    socketTimeout: Math.max(REDIS_STORE_DEFAULTS.socketTimeoutMs, timeout),
     // Not sent again after a dropped connection: a resent applied compare-and-set would lose to itself.
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
