@@ -5,7 +5,9 @@
  * receiver), over real HTTP, on Express and Fastify; on the memory store (one instance) and on
  * Redis with two replicas (jobs on BullMQ: either replica runs them; the merchant's code runs on B).
  */
+import { jest } from '@jest/globals';
 import { Registry } from 'prom-client';
+import { HubtelStoreUnavailableError } from 'nestjs-hubtel';
 import { HubtelSandbox } from 'nestjs-hubtel/sandbox';
 import type { ServiceAppModuleOptions } from 'nestjs-hubtel/service-app';
 import { HubtelMetricsModule } from 'nestjs-hubtel/metrics';
@@ -220,6 +222,47 @@ for (const adapter of ['express', 'fastify'] as Adapter[]) {
             );
             // 45 minutes before its deadline: the resolution ended its wait.
             expect(settled.updatedAt).toBeLessThan(Date.parse(held.attention.decideBy));
+            await pipeline.drain();
+            expect(callbacks(order.orderId).map((c) => c.serviceStatus)).toEqual(['failed']);
+          } finally {
+            await patient.close();
+          }
+        });
+
+      if (kind === 'memory')
+        it('a resolution whose wake fails still succeeds: the outcome is reported, the run left to its deadline, a warning logged', async () => {
+          const patient = await startMerchant(adapter, await merchantOptions(3600_000), {}, { logger });
+          try {
+            const session = await toCart(patient);
+            const { order } = await session.pay({ amount: 2.5 });
+            await eventually('the attention event', () =>
+              patient.fulfiller.attention.find((e) => e.orderId === order.orderId),
+            );
+            const pipeline = patient.app.get<InboundPipeline>(SERVICE_APP_PIPELINE);
+            const wake = pipeline.wake.bind(pipeline);
+            // One fault on the real pipeline: the store away just after the resolution was recorded.
+            jest
+              .spyOn(pipeline, 'wake')
+              .mockRejectedValueOnce(new HubtelStoreUnavailableError('Redis went away'));
+            await expect(
+              patient.fulfillment.resolveAttention(order.orderId, 'refund'),
+            ).resolves.toMatchObject({
+              orderId: order.orderId,
+            });
+            await eventually('the failed callback', () => callbacks(order.orderId)[0]);
+            expect(
+              logger.lines.some((l) => l.includes(`Order ${order.orderId} settles at its deadline`)),
+            ).toBe(true);
+            const record = await pipeline.get(SERVICE_APP_JOBS.payment, order.orderId);
+            expect(record?.status).toBe('pending');
+            // Asked again (as a caller retrying would not need to): the same answer, nothing twice.
+            await patient.fulfillment.resolveAttention(order.orderId, 'refund');
+            await wake(record!);
+            await eventually('the payment check settled', async () =>
+              (await pipeline.get(SERVICE_APP_JOBS.payment, order.orderId))?.status === 'done'
+                ? true
+                : undefined,
+            );
             await pipeline.drain();
             expect(callbacks(order.orderId).map((c) => c.serviceStatus)).toEqual(['failed']);
           } finally {

@@ -1,6 +1,13 @@
 // What becomes of a recorded order: refused, held for attention, let through its session's one
 // delivery (the gate), and its outcome reported for it and the session's other OrderIds.
-import type { InboundPipeline, JobFollowUps, JobRecord, JobRefusal, TransactionStatus } from '#internal';
+import {
+  describeError,
+  type InboundPipeline,
+  type JobFollowUps,
+  type JobRecord,
+  type JobRefusal,
+  type TransactionStatus,
+} from '#internal';
 import { HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
 import { SERVICE_APP_JOBS, accountOf } from '../service-app.constants.js';
 import {
@@ -72,8 +79,15 @@ export class FulfillmentOutcomes {
     } else {
       await this.reportOutcome(order, 'failed', null, 'app');
     }
-    // Its deadline run has nothing left to decide: it settles now, not at `decideBy`.
-    await this.pipeline.wake(record);
+    // Its deadline run has nothing left to decide: it settles now, not at `decideBy`. The resolution
+    // is recorded already: a failed wake only leaves the run to its deadline, it fails no call.
+    await this.pipeline
+      .wake(record)
+      .catch((error: unknown) =>
+        this.logger.warn(
+          `Order ${orderId} settles at its deadline (waking it failed: ${describeError(error)})`,
+        ),
+      );
     this.countAttention(order, attention, wanted);
     this.logger.log(`Order ${orderId} that needed attention was resolved: ${wanted}`);
   }
