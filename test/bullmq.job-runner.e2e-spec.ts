@@ -7,6 +7,7 @@ import { RedisServer, redisBinary, redisDatabase, type RedisDatabase } from './s
 import { BULLMQ_RUNNER_DEFAULTS } from '../libs/bullmq/src/bullmq.constants.js';
 import { BullmqJobRunner, type BullmqJobRunnerOptions } from '../libs/bullmq/src/bullmq.job-runner.js';
 import { bullmqJobId } from '../libs/bullmq/src/bullmq.jobs.js';
+import { within } from '../libs/core/src/retry/backoff.js';
 
 /**
  * The runner alone (no pipeline): two instances sharing one redis-server, each given an executor
@@ -458,13 +459,14 @@ redisBinary.describe('BullmqJobRunner while its Redis is away', () => {
       await runner.connect(PIPELINE);
       await runner.enqueue(PIPELINE, request('before'));
       await server.stop();
-      const outcome = await Promise.race([
+      const outcome = await within(
         runner.enqueue(PIPELINE, request('during')).then(
           () => 'added',
           () => 'refused',
         ),
-        sleep(5_000).then(() => 'still waiting'),
-      ]);
+        5_000,
+        'still waiting',
+      );
       expect(outcome).toBe('refused');
       await server.restart();
       await until(
