@@ -1,5 +1,6 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { styleText } from 'node:util';
 import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from '#light/core';
 import type { ServiceAppChannel } from '#internal';
 import type { RecordServicePaymentOptions } from 'nestjs-hubtel/sandbox';
@@ -37,15 +38,6 @@ export function reasonOf(body: unknown): string | undefined {
 }
 
 export type Style = 'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'cyan' | 'magenta';
-const CODES: Record<Style, [number, number]> = {
-  bold: [1, 22],
-  dim: [2, 22],
-  red: [31, 39],
-  green: [32, 39],
-  yellow: [33, 39],
-  cyan: [36, 39],
-  magenta: [35, 39],
-};
 
 /** ANSI styling when writing to a terminal (NO_COLOR and FORCE_COLOR honoured, https://no-color.org). */
 export function painter(
@@ -57,8 +49,8 @@ export function painter(
   const enabled =
     !forceOff && (env.NO_COLOR === undefined || env.NO_COLOR === '') && (force || stream.isTTY === true);
   if (!enabled) return (text) => text;
-  return (text, ...styles) =>
-    styles.reduce((t, s) => `\u001b[${CODES[s][0]}m${t}\u001b[${CODES[s][1]}m`, text);
+  // Whether to colour is decided above (the stream given, not process.stdout): styleText only paints.
+  return (text, ...styles) => styles.reduce((t, s) => styleText(s, t, { validateStream: false }), text);
 }
 
 /** A USSD screen's title: its size, marked when over the limit. */
