@@ -5,7 +5,7 @@ import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from '#light/c
 import type { ServiceAppChannel } from '#internal';
 import type { RecordServicePaymentOptions } from 'nestjs-hubtel/sandbox';
 import { request } from '../testing.http.js';
-import { CliUsageError } from './cli.args.js';
+import { CliUsageError } from '#light/sandbox';
 
 /** Where a command reads and writes (process streams, or in-memory streams in tests). */
 export interface CliStreams {

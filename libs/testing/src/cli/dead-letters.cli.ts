@@ -3,7 +3,7 @@ import { HubtelError, HubtelRedisConfigError, type DeadLetter, type HubtelStore 
 import type { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import type { RedisStore } from 'nestjs-hubtel/redis';
 import { DEFAULT_JOB_RECORD_TTL_MS, listDeadLetters, requeueDeadLetter, type JobRecord } from '#internal';
-import { CliUsageError, EXIT, intOption, parseCliArgs, parseOrExit } from './cli.args.js';
+import { CliUsageError, EXIT, intOption, parseCliArgs, parseOrExit } from '#light/sandbox';
 import { painter, type CliStreams } from './cli.support.js';
 import { DEAD_LETTERS_OPTIONS, DEAD_LETTERS_USAGE } from './cli.usage.js';
 

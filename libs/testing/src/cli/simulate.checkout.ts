@@ -1,6 +1,6 @@
 import { HubtelTimeoutError } from 'nestjs-hubtel';
 import { hexId, type CartItem, type HubtelSandbox, type SandboxServiceSession } from 'nestjs-hubtel/sandbox';
-import { EXIT } from './cli.args.js';
+import { EXIT } from '#light/sandbox';
 import { callSandbox, markServicePaidInSandbox, type Style } from './cli.support.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
 

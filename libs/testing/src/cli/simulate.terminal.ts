@@ -7,7 +7,7 @@ import {
 } from 'nestjs-hubtel/sandbox';
 import { DEFAULT_USSD_SCREEN, type UssdScreenLimits } from '#internal';
 import { TESTING_PATHS } from '../testing.constants.js';
-import { EXIT } from './cli.args.js';
+import { EXIT } from '#light/sandbox';
 import { LineReader, painter, ussdTitle, type CliStreams } from './cli.support.js';
 import { payCart, releaseQuietly, type SimulatorTerminal } from './simulate.checkout.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';

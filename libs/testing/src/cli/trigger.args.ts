@@ -8,7 +8,7 @@ import {
 } from '#light/core';
 import type { ServiceAppChannel } from '#internal';
 import { TESTING_DEFAULTS } from '../testing.constants.js';
-import { CliUsageError, intOption, parseCliArgs, urlOption } from './cli.args.js';
+import { CliUsageError, intOption, parseCliArgs, urlOption } from '#light/sandbox';
 import { sessionOptions } from './cli.support.js';
 import { FORGERIES, TRIGGER_KINDS, TRIGGER_OPTIONS, type Forgery, type TriggerKind } from './cli.usage.js';
 
