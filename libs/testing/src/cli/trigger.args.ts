@@ -90,10 +90,7 @@ function chargeOptions(
     throw new CliUsageError(`--charge-bearer must be merchant or payer, got "${bearer}"`);
   if (currency !== undefined && !/^[A-Z]{3}$/.test(currency))
     throw new CliUsageError(`--currency must be a three-letter code such as GHS, got "${currency}"`);
-  return {
-    ...(bearer === undefined ? {} : { chargeBearer: bearer }),
-    ...(currency === undefined ? {} : { currency }),
-  };
+  return { chargeBearer: bearer as TriggerOptions['chargeBearer'], currency };
 }
 
 export function parseTriggerCliArgs(
