@@ -85,20 +85,10 @@ export class LineReader {
       terminal: this.terminal,
       historySize: 0,
     });
-    this.rl.on('line', (line) => {
-      if (this.waiting) {
-        const resolve = this.waiting;
-        this.waiting = undefined;
-        resolve(line);
-      } else {
-        this.lines.push(line);
-      }
-    });
+    this.rl.on('line', (line) => (this.waiting ? this.answer(line) : this.lines.push(line)));
     this.rl.on('close', () => {
       this.ended = true;
-      const resolve = this.waiting;
-      this.waiting = undefined;
-      resolve?.(null);
+      this.answer(null);
     });
     // Ctrl+C in a terminal reaches readline (raw mode), not the process.
     this.rl.on('SIGINT', () => this.interruptHandler?.());
@@ -112,27 +102,27 @@ export class LineReader {
   /** Shows `prompt` and resolves with the next line, or null at the end of the input. */
   ask(prompt: string): Promise<string | null> {
     const queued = this.lines.shift();
-    if (queued !== undefined) {
-      this.output.write(`${prompt}${queued}\n`);
-      return Promise.resolve(queued);
+    if (queued !== undefined || this.ended) {
+      this.output.write(`${prompt}${queued ?? ''}\n`);
+      return Promise.resolve(queued ?? null);
     }
-    if (this.ended) {
-      this.output.write(`${prompt}\n`);
-      return Promise.resolve(null);
-    }
+    // A terminal shows the prompt and echoes what is typed; on a pipe both are written here.
+    if (this.terminal) {
+      this.rl.setPrompt(prompt);
+      this.rl.prompt();
+    } else this.output.write(prompt);
     return new Promise((resolve) => {
-      if (this.terminal) {
-        this.rl.setPrompt(prompt);
-        this.rl.prompt();
-        this.waiting = resolve;
-      } else {
-        this.output.write(prompt);
-        this.waiting = (line) => {
-          this.output.write(line === null ? '\n' : `${line}\n`);
-          resolve(line);
-        };
-      }
+      this.waiting = (line) => {
+        if (!this.terminal) this.output.write(`${line ?? ''}\n`);
+        resolve(line);
+      };
     });
+  }
+
+  private answer(line: string | null): void {
+    const resolve = this.waiting;
+    this.waiting = undefined;
+    resolve?.(line);
   }
 
   close(): void {
