@@ -62,20 +62,17 @@ export function parseDeadLettersArgs(
     );
   const options: DeadLettersOptions = {
     action,
+    id,
     ...(redisUrl !== undefined ? { redisUrl } : { redisClusterNodes: parseNodes(clusterNodes!) }),
+    keyPrefix: values['key-prefix'],
+    bullmqPrefix: values['bullmq-prefix'],
     module,
     wait: values.wait ?? false,
     timeoutMs: intOption('timeout', values.timeout, 1, 3_600_000) ?? 60_000,
     json: values.json ?? false,
     noColor: values['no-color'] ?? false,
   };
-  if (id !== undefined) options.id = id;
-  if (values['key-prefix'] !== undefined) options.keyPrefix = values['key-prefix'];
-  const bullmqPrefix = values['bullmq-prefix'];
-  if (bullmqPrefix !== undefined) {
-    if (bullmqPrefix.trim() === '') throw new CliUsageError('--bullmq-prefix must not be empty');
-    options.bullmqPrefix = bullmqPrefix;
-  }
+  if (options.bullmqPrefix?.trim() === '') throw new CliUsageError('--bullmq-prefix must not be empty');
   return { help: false, options };
 }
 
