@@ -187,7 +187,7 @@ describe('hubtel-sandbox as a separate process', () => {
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     expect(code).toBe(2);
-    expect(stderr).toContain('--port must be an integer');
+    expect(stderr).toContain('--port must be a whole number');
     expect(stderr).toContain('Usage: hubtel-sandbox');
   }, 60_000);
 });

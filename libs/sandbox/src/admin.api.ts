@@ -8,7 +8,7 @@ import { escapeHtml, htmlReply, isJsonContentType } from './sandbox.http.js';
 import type { CallbackFaultSpec } from './sandbox.faults.js';
 import type { PayOptions } from './checkout.payments.js';
 import type { SandboxRouter } from './sandbox.router.js';
-import type { SandboxReply, SandboxRequestContext, SandboxRouteHandler } from './sandbox.route-types.js';
+import type { SandboxReply, SandboxRequestContext } from './sandbox.route-types.js';
 import type { SandboxAccountFilter } from './sandbox.option-types.js';
 import type { HubtelSandbox } from './sandbox.server.js';
 
@@ -79,40 +79,25 @@ function errorReply(err: unknown): SandboxReply {
   throw err;
 }
 
-/** `handler` behind the JSON content-type check (415 before anything is read or changed). */
-function jsonOnly(handler: SandboxRouteHandler): SandboxRouteHandler {
-  return (ctx) => {
-    const type = ctx.req.headers['content-type'];
-    return isJsonContentType(type) ? handler(ctx) : notJsonReply('admin', type);
-  };
-}
-
 export function registerAdminApi(router: SandboxRouter, sandbox: HubtelSandbox): void {
-  const ok = (json: unknown): SandboxReply => ({
-    status: 200,
-    json,
-    headers: { 'Cache-Control': 'no-store' },
-  });
   const answer = async (run: () => unknown): Promise<SandboxReply> => {
     try {
-      return ok(await run());
+      return { status: 200, json: await run(), headers: { 'Cache-Control': 'no-store' } };
     } catch (err) {
       return errorReply(err);
     }
   };
   const get = (path: string, read: (ctx: SandboxRequestContext) => unknown) =>
     router.add('GET', path, 'admin', (ctx) => answer(() => read(ctx)));
-  // The body is read first: an oversized one is a 413 before anything changes.
+  // Not JSON: a 415 before anything is read or changed. Then the body is read first: an oversized
+  // one is a 413 before anything changes.
   const post = (path: string, run: (ctx: SandboxRequestContext) => unknown) =>
-    router.add(
-      'POST',
-      path,
-      'admin',
-      jsonOnly(async (ctx) => {
-        await ctx.body();
-        return answer(() => run(ctx));
-      }),
-    );
+    router.add('POST', path, 'admin', async (ctx) => {
+      const type = ctx.req.headers['content-type'];
+      if (!isJsonContentType(type)) return notJsonReply('admin', type);
+      await ctx.body();
+      return answer(() => run(ctx));
+    });
   /** An optional JSON body: none is `{}`. */
   const bodyOf = async (ctx: SandboxRequestContext) =>
     (await ctx.body()).toString('utf8').trim() === '' ? {} : ctx.jsonObject();

@@ -160,9 +160,6 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
     headers: { Location: location, 'Cache-Control': 'no-store' },
   });
 
-  const closed = (invoice: SandboxInvoice): SandboxReply | undefined =>
-    invoice.state === 'paid' || invoice.state === 'cancelled' ? page(invoice, 409) : undefined;
-
   for (const direct of [false, true]) {
     router.add('GET', `/pay/:checkoutId${direct ? '/direct' : ''}`, 'pay-page', (ctx) => {
       const invoice = invoiceOr404(ctx.params.checkoutId!);
@@ -175,8 +172,7 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
       const invoice = invoiceOr404(ctx.params.checkoutId!);
       if (!('checkoutId' in invoice)) return invoice;
       const form = await ctx.form();
-      const closedReply = closed(invoice);
-      if (closedReply) return closedReply;
+      if (invoice.state === 'paid' || invoice.state === 'cancelled') return page(invoice, 409);
       if (action === 'cancel') {
         cancelInvoice(state, invoice);
         return redirect(invoice.cancellationUrl);
@@ -208,11 +204,9 @@ export function registerCheckoutApi(router: SandboxRouter, state: SandboxState):
           : 'The POS Sales ID does not belong to these API keys',
       });
     }
-    const [clientReference, hubtelTransactionId, networkTransactionId] = [
-      'clientReference',
-      'hubtelTransactionId',
-      'networkTransactionId',
-    ].map((name) => q.get(name));
+    const clientReference = q.get('clientReference');
+    const hubtelTransactionId = q.get('hubtelTransactionId');
+    const networkTransactionId = q.get('networkTransactionId');
     if (!clientReference && !hubtelTransactionId && !networkTransactionId)
       return apiErrorReply('status', 400, {
         message: 'One of clientReference, hubtelTransactionId or networkTransactionId is required',

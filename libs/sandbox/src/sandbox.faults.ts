@@ -83,24 +83,25 @@ export interface FaultHandle<S> {
   remove(): void;
 }
 
-class Fault<S> implements FaultHandle<S> {
+/** A fault in its list (the first match applies) until its hits run out or it is removed. */
+class Fault<S extends { times?: number }> implements FaultHandle<S> {
   hits = 0;
   remaining: number;
   constructor(
     readonly id: string,
     readonly spec: S,
-    times: number | undefined,
-    private readonly onRemove: (fault: Fault<S>) => void,
+    private readonly list: Fault<S>[],
   ) {
-    this.remaining = times ?? Infinity;
+    this.remaining = spec.times ?? Infinity;
+    list.push(this);
   }
   consume(): void {
     this.hits++;
-    this.remaining--;
-    if (this.remaining <= 0) this.onRemove(this);
+    if (--this.remaining <= 0) this.remove();
   }
   remove(): void {
-    this.onRemove(this);
+    const i = this.list.indexOf(this);
+    if (i >= 0) this.list.splice(i, 1);
   }
 }
 
@@ -116,22 +117,13 @@ export class SandboxFaults {
   /** Adds a fault on requests the sandbox receives. */
   add(spec: InboundFaultSpec): FaultHandle<InboundFaultSpec> {
     validateInbound(spec);
-    return this.push(this.inbound, `fault-${++this.seq}`, spec);
+    return new Fault(`fault-${++this.seq}`, spec, this.inbound);
   }
 
   /** Adds a fault on callbacks the sandbox sends. */
   addCallback(spec: CallbackFaultSpec): FaultHandle<CallbackFaultSpec> {
     validateCallback(spec, 'spec');
-    return this.push(this.outbound, `callback-fault-${++this.seq}`, spec);
-  }
-
-  private push<S extends { times?: number }>(list: Fault<S>[], id: string, spec: S): Fault<S> {
-    const fault = new Fault(id, spec, spec.times, (f) => {
-      const i = list.indexOf(f);
-      if (i >= 0) list.splice(i, 1);
-    });
-    list.push(fault);
-    return fault;
+    return new Fault(`callback-fault-${++this.seq}`, spec, this.outbound);
   }
 
   clear(): void {

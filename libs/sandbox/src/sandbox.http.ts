@@ -1,6 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { Client } from 'undici';
 import type { SandboxReply } from './sandbox.route-types.js';
 import type { SandboxCredentialPair } from './sandbox.option-types.js';
 
@@ -168,6 +167,8 @@ export async function requestOnce(
     const user = `${decodeLoosely(target.username)}:${decodeLoosely(target.password)}`;
     sent.authorization = `Basic ${Buffer.from(user).toString('base64')}`;
   }
+  // Loaded on first use: the bins parse their arguments with #light/sandbox before any package loads.
+  const { Client } = await import('undici');
   const client = new Client(target.origin);
   let timedOut = false;
   const timer = setTimeout(() => {

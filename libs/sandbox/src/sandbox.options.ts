@@ -7,26 +7,13 @@ import {
 } from './sandbox.constants.js';
 import { hostNameOf, isHttpUrl } from './sandbox.http.js';
 import { SandboxAccountDto, SandboxOptionsDto } from './sandbox.options.dto.js';
-import type { HubtelSandboxOptions, SandboxAccount, SandboxLogger } from './sandbox.option-types.js';
+import type { HubtelSandboxOptions, SandboxAccount } from './sandbox.option-types.js';
 
 // Checked once at construction (HubtelConfigError naming the option), defaults filled in: the
 // plain data by SandboxOptionsDto, publicUrl, allowedHosts, accounts and the logger here.
-export interface ResolvedSandboxOptions extends Omit<
-  Required<SandboxOptionsDto>,
-  'credentials' | 'checkout' | 'sms'
-> {
-  host: string;
-  publicUrl: string | undefined;
-  /** Every account served, the default one (the top-level options') first. */
-  accounts: readonly SandboxAccount[];
-  sms: Omit<SandboxOptionsDto['sms'], 'senderIds'>;
-  checkout: SandboxOptionsDto['checkout'];
-  /** Host names the admin API and dashboard answer besides loopback ones (see `allowedHosts`). */
-  allowedHosts: ReadonlySet<string>;
-  logger: SandboxLogger | undefined;
-}
+export type ResolvedSandboxOptions = ReturnType<typeof resolveSandboxOptions>;
 
-export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): ResolvedSandboxOptions {
+export function resolveSandboxOptions(options: HubtelSandboxOptions = {}) {
   const o = withOptionDefaults(SandboxOptionsDto, checkOptions(SandboxOptionsDto, options, ''));
   if (options.publicUrl !== undefined && !isHttpUrl(options.publicUrl))
     throw new HubtelConfigError('publicUrl', 'must be an absolute http(s) URL');
@@ -48,7 +35,9 @@ export function resolveSandboxOptions(options: HubtelSandboxOptions = {}): Resol
     ...o,
     host: options.host ?? SANDBOX_DEFAULT_HOST,
     publicUrl,
+    /** Every account served, the default one (the top-level options') first. */
     accounts: resolveAccounts(options.accounts, defaultAccount, o.sms.maxSenderLength),
+    /** Host names the admin API and dashboard answer besides loopback ones (see `allowedHosts`). */
     allowedHosts: allowedHostNames(options, publicUrl),
     // Whatever logger is given, lines quoting a request's values are escaped and masked.
     logger: options.logger && sanitizingLogger(options.logger),

@@ -261,23 +261,19 @@ export class SandboxState {
     if (existing) return existing;
     if (this.stopped) throw new HubtelTimeoutError(`waitFor('${kind}'): the sandbox is stopped`);
     return new Promise((resolve, reject) => {
-      const finish = () => {
+      const settle = (done: () => void) => {
         clearTimeout(timer);
         this.emitter.off(kind, listener as never);
         this.waiters.delete(abort);
+        done();
       };
+      const abort = (err: Error) => settle(() => reject(err));
       const listener = (record: SandboxRecordMap[K]) => {
         try {
-          if (!predicate(record)) return;
+          if (predicate(record)) settle(() => resolve(record));
         } catch (err) {
-          return abort(err as Error);
+          abort(err as Error);
         }
-        finish();
-        resolve(record);
-      };
-      const abort = (err: Error) => {
-        finish();
-        reject(err);
       };
       const timer = setTimeout(
         () => abort(new HubtelTimeoutError(`waitFor('${kind}'): nothing matched within ${timeoutMs} ms`)),

@@ -45,16 +45,9 @@ export function checkServiceFlowResponse(response: unknown, sessionId: string): 
       if (!Array.isArray(r.Data) || r.Data.length === 0)
         issues.push('Data must be a non-empty array of options on a select prompt');
       else
-        (r.Data as unknown[]).forEach((opt, i) => {
-          const o = opt as Record<string, unknown> | null;
-          if (
-            !o ||
-            typeof o.Display !== 'string' ||
-            typeof o.Value !== 'string' ||
-            typeof o.Amount !== 'number'
-          ) {
+        (r.Data as (Record<string, unknown> | null)[]).forEach((o, i) => {
+          if (!o || mistyped(o, { Display: 'string', Value: 'string', Amount: 'number' }).length > 0)
             issues.push(`Data[${i}] must be {Display: string, Value: string, Amount: number}`);
-          }
         });
     } else if (dataType === 'input' && 'Data' in r && r.Data !== null) {
       issues.push('Data must be null on an input prompt');
@@ -63,10 +56,14 @@ export function checkServiceFlowResponse(response: unknown, sessionId: string): 
   return issues;
 }
 
+/** The fields of `value` that are not of the type `types` names. */
+function mistyped(value: Record<string, unknown>, types: Record<string, string>): string[] {
+  return Object.keys(types).filter((field) => typeof value[field] !== types[field]);
+}
+
 function checkItem(item: Record<string, unknown>, issues: string[]): void {
-  if (typeof item.ItemName !== 'string') issues.push('Item.ItemName must be a string');
-  if (typeof item.Qty !== 'number') issues.push('Item.Qty must be a number');
-  if (typeof item.Price !== 'number') issues.push('Item.Price must be a number');
+  const types = { ItemName: 'string', Qty: 'number', Price: 'number' } as Record<string, string>;
+  for (const field of mistyped(item, types)) issues.push(`Item.${field} must be a ${types[field]}`);
   if (item.ServiceData !== undefined && (item.ServiceData === null || typeof item.ServiceData !== 'object'))
     issues.push('Item.ServiceData must be an object when present');
 }

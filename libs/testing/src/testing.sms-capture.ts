@@ -165,10 +165,11 @@ export class SmsCapture {
     if (req.method === 'POST' && (batch || req.path === SMS_PATHS.send)) {
       const recipients = batch ? body.Recipients : typeof body.To === 'string' ? [body.To] : undefined;
       if (typeof from !== 'string' || typeof content !== 'string' || !Array.isArray(recipients))
-        throw this.badRequest(
+        throw new HubtelApiError(
           batch
-            ? 'the batch request must be {From, Recipients: string[], Content}'
-            : 'the send request must be {From, To, Content}',
+            ? 'SmsCapture: the batch request must be {From, Recipients: string[], Content}'
+            : 'SmsCapture: the send request must be {From, To, Content}',
+          { httpStatus: 400, responseCode: '7' },
         );
       const batchId = batch ? randomUUID() : null;
       const kind = batch ? 'batch' : 'single';
@@ -207,10 +208,6 @@ export class SmsCapture {
     this.captured.push(message);
     for (const waiter of [...this.waiters]) waiter(message);
     return message;
-  }
-
-  private badRequest(message: string): HubtelApiError {
-    return new HubtelApiError(`SmsCapture: ${message}`, { httpStatus: 400, responseCode: '7' });
   }
 
   private notFound(what: string): HubtelApiError {

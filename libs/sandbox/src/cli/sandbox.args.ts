@@ -1,11 +1,16 @@
-import { parseArgs } from 'node:util';
 import { SANDBOX_DEFAULT_CLI_PORT, SANDBOX_DEFAULT_HOST } from '../sandbox.constants.js';
 import type { HubtelSandboxOptions, SandboxChargeBearer } from '../sandbox.option-types.js';
+import {
+  CliUsageError,
+  cliOptions,
+  EXIT,
+  intOption,
+  parseCliArgs,
+  parseOrExit,
+  type CliIO,
+} from './cli.args.js';
 
-// The bin answers --help and usage errors from this file alone: it imports no sandbox, no Nest.
-
-type CliOutput = { write(text: string): unknown };
-export type CliIO = { stdout: CliOutput; stderr: CliOutput };
+// The bin answers --help and usage errors from this file and cli.args.ts alone: no sandbox, no Nest.
 
 export const SANDBOX_CLI_USAGE = `Usage: hubtel-sandbox [options]
 
@@ -56,8 +61,6 @@ Runs until Ctrl+C (SIGINT) or SIGTERM. Exit codes: 0 stopped (or --help), 1 it c
 (the port is in use, the host cannot be bound) or stop cleanly, 2 usage error.
 `;
 
-export class CliUsageError extends Error {}
-
 export type ParsedCli =
   | { help: true }
   | {
@@ -70,46 +73,29 @@ export type ParsedCli =
       envAccounts?: string[];
     };
 
-function integer(name: string, value: string | undefined, min: number, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
-    throw new CliUsageError(`--${name} must be an integer from ${min} to ${max}, got "${value}"`);
-  return Number(value);
-}
+const SANDBOX_OPTIONS = {
+  ...cliOptions(
+    [
+      'host public-url pos-sales-id sms-client-id sms-client-secret api-client-id api-client-secret',
+      'merchant-name accounts record-limit',
+    ],
+    ['json env'],
+  ),
+  port: { type: 'string', short: 'p' },
+  verbose: { type: 'boolean', short: 'v' },
+  'allowed-host': { type: 'string', multiple: true },
+  'charge-bearer': { type: 'string', multiple: true },
+  'sender-id': { type: 'string', multiple: true },
+  'callback-auth': { type: 'string', multiple: true },
+  account: { type: 'string', multiple: true },
+} as const;
 
 export function parseSandboxCliArgs(argv: string[]): ParsedCli {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string', short: 'p' },
-        host: { type: 'string' },
-        'public-url': { type: 'string' },
-        'allowed-host': { type: 'string', multiple: true },
-        'pos-sales-id': { type: 'string' },
-        'sms-client-id': { type: 'string' },
-        'sms-client-secret': { type: 'string' },
-        'api-client-id': { type: 'string' },
-        'api-client-secret': { type: 'string' },
-        'merchant-name': { type: 'string' },
-        'charge-bearer': { type: 'string', multiple: true },
-        'sender-id': { type: 'string', multiple: true },
-        'callback-auth': { type: 'string', multiple: true },
-        accounts: { type: 'string' },
-        account: { type: 'string', multiple: true },
-        'record-limit': { type: 'string' },
-        json: { type: 'boolean' },
-        env: { type: 'boolean' },
-        verbose: { type: 'boolean', short: 'v' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    throw new CliUsageError((err as Error).message);
-  }
+  const { values, positionals } = parseCliArgs(argv, SANDBOX_OPTIONS);
+  if (positionals.length > 0)
+    throw new CliUsageError(
+      `Unexpected argument '${positionals[0]}'. This command does not take positional arguments`,
+    );
   if (values.help) return { help: true };
   if (values.json && values.env)
     throw new CliUsageError('--json and --env go to the same stdout: choose one');
@@ -159,13 +145,13 @@ export function parseSandboxCliArgs(argv: string[]): ParsedCli {
     return callbackAuth.has(name) ? { clientId: id, clientSecret: `${id}-secret` } : undefined;
   };
   const options: HubtelSandboxOptions = {
-    port: integer('port', values.port, 0, 65535) ?? SANDBOX_DEFAULT_CLI_PORT,
+    port: intOption('port', values.port, 0, 65535) ?? SANDBOX_DEFAULT_CLI_PORT,
     host: values.host ?? SANDBOX_DEFAULT_HOST,
     publicUrl: values['public-url'] || undefined,
     allowedHosts: values['allowed-host'],
     posSalesId: values['pos-sales-id'] || undefined,
     credentials: given({ sms, api, callback: callbackPair('default') }),
-    recordLimit: integer('record-limit', values['record-limit'] || undefined, 1, 10_000_000),
+    recordLimit: intOption('record-limit', values['record-limit'] || undefined, 1, 10_000_000),
     checkout: given({ merchantName: values['merchant-name'] || undefined, chargeBearer: bearer('default') }),
     sms: given({ senderIds: senderIds.get('default') }),
     accounts: accounts?.map((name) => ({
@@ -192,14 +178,12 @@ function given<T extends object>(section: T): T | undefined {
 
 /** What to start; undefined once --help (exit 0) or a usage error (exit 2) was answered. */
 export function argsOrAnswer(argv: string[], io: CliIO): Extract<ParsedCli, { help: false }> | undefined {
-  try {
+  const parse = () => {
     const parsed = parseSandboxCliArgs(argv);
-    if (!parsed.help) return parsed;
-    io.stdout.write(SANDBOX_CLI_USAGE);
-  } catch (err) {
-    if (!(err instanceof CliUsageError)) throw err;
-    io.stderr.write(`hubtel-sandbox: ${err.message}\n\n${SANDBOX_CLI_USAGE}`);
-    process.exitCode = 2;
-  }
+    return parsed.help ? parsed : { help: false as const, options: parsed };
+  };
+  const answer = parseOrExit('hubtel-sandbox', SANDBOX_CLI_USAGE, io, parse);
+  if (typeof answer !== 'number') return answer;
+  if (answer === EXIT.usage) process.exitCode = answer;
   return undefined;
 }

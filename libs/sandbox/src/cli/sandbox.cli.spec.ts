@@ -1,4 +1,5 @@
-import { CliUsageError, parseSandboxCliArgs, SANDBOX_CLI_USAGE } from './sandbox.args.js';
+import { CliUsageError } from './cli.args.js';
+import { parseSandboxCliArgs, SANDBOX_CLI_USAGE } from './sandbox.args.js';
 import { describeSandbox, main, startSandboxCli } from './sandbox.cli.js';
 import type { HubtelSandbox } from '../sandbox.server.js';
 import { call } from '../__tests__/sandbox.test-helpers.js';
@@ -149,7 +150,7 @@ describe('hubtel-sandbox CLI (in process)', () => {
       process.exitCode = undefined;
       await main(['--port', 'x'], usage.io);
       expect(process.exitCode).toBe(2);
-      expect(usage.err.join('')).toContain('--port must be an integer');
+      expect(usage.err.join('')).toContain('--port must be a whole number');
       // The usage text documents both codes.
       expect(SANDBOX_CLI_USAGE).toMatch(/1 it could not start\s+\(the port is in use/);
       expect(SANDBOX_CLI_USAGE).toMatch(/2 usage error/);

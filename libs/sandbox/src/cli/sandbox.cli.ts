@@ -1,6 +1,7 @@
 import { HubtelSandbox } from '../sandbox.server.js';
 import { sandboxDotenv } from '../sandbox.env.js';
-import { argsOrAnswer, type CliIO } from './sandbox.args.js';
+import type { CliIO } from './cli.args.js';
+import { argsOrAnswer } from './sandbox.args.js';
 
 /** What the CLI prints on start: where to point the modules, and with which credentials. */
 export function describeSandbox(sandbox: HubtelSandbox): string {

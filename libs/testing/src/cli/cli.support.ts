@@ -1,10 +1,11 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { styleText } from 'node:util';
 import { HubtelApiError, HubtelNetworkError, tryNormalizeMsisdn } from '#light/core';
 import type { ServiceAppChannel } from '#internal';
 import type { RecordServicePaymentOptions } from 'nestjs-hubtel/sandbox';
 import { request } from '../testing.http.js';
-import { CliUsageError } from './cli.args.js';
+import { CliUsageError } from '#light/sandbox';
 
 /** Where a command reads and writes (process streams, or in-memory streams in tests). */
 export interface CliStreams {
@@ -37,15 +38,6 @@ export function reasonOf(body: unknown): string | undefined {
 }
 
 export type Style = 'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'cyan' | 'magenta';
-const CODES: Record<Style, [number, number]> = {
-  bold: [1, 22],
-  dim: [2, 22],
-  red: [31, 39],
-  green: [32, 39],
-  yellow: [33, 39],
-  cyan: [36, 39],
-  magenta: [35, 39],
-};
 
 /** ANSI styling when writing to a terminal (NO_COLOR and FORCE_COLOR honoured, https://no-color.org). */
 export function painter(
@@ -57,8 +49,8 @@ export function painter(
   const enabled =
     !forceOff && (env.NO_COLOR === undefined || env.NO_COLOR === '') && (force || stream.isTTY === true);
   if (!enabled) return (text) => text;
-  return (text, ...styles) =>
-    styles.reduce((t, s) => `\u001b[${CODES[s][0]}m${t}\u001b[${CODES[s][1]}m`, text);
+  // Whether to colour is decided above (the stream given, not process.stdout): styleText only paints.
+  return (text, ...styles) => styles.reduce((t, s) => styleText(s, t, { validateStream: false }), text);
 }
 
 /** A USSD screen's title: its size, marked when over the limit. */
@@ -93,20 +85,10 @@ export class LineReader {
       terminal: this.terminal,
       historySize: 0,
     });
-    this.rl.on('line', (line) => {
-      if (this.waiting) {
-        const resolve = this.waiting;
-        this.waiting = undefined;
-        resolve(line);
-      } else {
-        this.lines.push(line);
-      }
-    });
+    this.rl.on('line', (line) => (this.waiting ? this.answer(line) : this.lines.push(line)));
     this.rl.on('close', () => {
       this.ended = true;
-      const resolve = this.waiting;
-      this.waiting = undefined;
-      resolve?.(null);
+      this.answer(null);
     });
     // Ctrl+C in a terminal reaches readline (raw mode), not the process.
     this.rl.on('SIGINT', () => this.interruptHandler?.());
@@ -120,27 +102,27 @@ export class LineReader {
   /** Shows `prompt` and resolves with the next line, or null at the end of the input. */
   ask(prompt: string): Promise<string | null> {
     const queued = this.lines.shift();
-    if (queued !== undefined) {
-      this.output.write(`${prompt}${queued}\n`);
-      return Promise.resolve(queued);
+    if (queued !== undefined || this.ended) {
+      this.output.write(`${prompt}${queued ?? ''}\n`);
+      return Promise.resolve(queued ?? null);
     }
-    if (this.ended) {
-      this.output.write(`${prompt}\n`);
-      return Promise.resolve(null);
-    }
+    // A terminal shows the prompt and echoes what is typed; on a pipe both are written here.
+    if (this.terminal) {
+      this.rl.setPrompt(prompt);
+      this.rl.prompt();
+    } else this.output.write(prompt);
     return new Promise((resolve) => {
-      if (this.terminal) {
-        this.rl.setPrompt(prompt);
-        this.rl.prompt();
-        this.waiting = resolve;
-      } else {
-        this.output.write(prompt);
-        this.waiting = (line) => {
-          this.output.write(line === null ? '\n' : `${line}\n`);
-          resolve(line);
-        };
-      }
+      this.waiting = (line) => {
+        if (!this.terminal) this.output.write(`${line ?? ''}\n`);
+        resolve(line);
+      };
     });
+  }
+
+  private answer(line: string | null): void {
+    const resolve = this.waiting;
+    this.waiting = undefined;
+    resolve?.(line);
   }
 
   close(): void {

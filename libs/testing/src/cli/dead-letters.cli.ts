@@ -1,15 +1,9 @@
 import { Logger } from '@nestjs/common';
-import {
-  HubtelError,
-  HubtelRedisConfigError,
-  type DeadLetter,
-  type HubtelStore,
-  type JobRunner,
-} from 'nestjs-hubtel';
+import { HubtelError, HubtelRedisConfigError, type DeadLetter, type HubtelStore } from 'nestjs-hubtel';
 import type { BullmqJobRunner } from 'nestjs-hubtel/bullmq';
 import type { RedisStore } from 'nestjs-hubtel/redis';
 import { DEFAULT_JOB_RECORD_TTL_MS, listDeadLetters, requeueDeadLetter, type JobRecord } from '#internal';
-import { CliUsageError, EXIT, intOption, parseCliArgs, parseOrExit } from './cli.args.js';
+import { CliUsageError, EXIT, intOption, parseCliArgs, parseOrExit } from '#light/sandbox';
 import { painter, type CliStreams } from './cli.support.js';
 import { DEAD_LETTERS_OPTIONS, DEAD_LETTERS_USAGE } from './cli.usage.js';
 
@@ -68,20 +62,17 @@ export function parseDeadLettersArgs(
     );
   const options: DeadLettersOptions = {
     action,
+    id,
     ...(redisUrl !== undefined ? { redisUrl } : { redisClusterNodes: parseNodes(clusterNodes!) }),
+    keyPrefix: values['key-prefix'],
+    bullmqPrefix: values['bullmq-prefix'],
     module,
     wait: values.wait ?? false,
     timeoutMs: intOption('timeout', values.timeout, 1, 3_600_000) ?? 60_000,
     json: values.json ?? false,
     noColor: values['no-color'] ?? false,
   };
-  if (id !== undefined) options.id = id;
-  if (values['key-prefix'] !== undefined) options.keyPrefix = values['key-prefix'];
-  const bullmqPrefix = values['bullmq-prefix'];
-  if (bullmqPrefix !== undefined) {
-    if (bullmqPrefix.trim() === '') throw new CliUsageError('--bullmq-prefix must not be empty');
-    options.bullmqPrefix = bullmqPrefix;
-  }
+  if (options.bullmqPrefix?.trim() === '') throw new CliUsageError('--bullmq-prefix must not be empty');
   return { help: false, options };
 }
 
@@ -167,32 +158,6 @@ async function openRunner(options: DeadLettersOptions, io: CliStreams): Promise<
   return runner;
 }
 
-/** The record was put back to pending, but BullMQ did not take its run. */
-class RunNotQueuedError extends Error {
-  constructor(storeKey: string, run: number, cause: unknown) {
-    super(
-      `${storeKey} is pending again (run ${run}) but BullMQ refused its run (${cause instanceof Error ? cause.message : String(cause)}): nothing will run it until that run is queued`,
-    );
-  }
-}
-
-/** `runner`, its enqueue failures told apart from the store's (see RunNotQueuedError). */
-function queueingOnly(runner: BullmqJobRunner): JobRunner {
-  return {
-    enqueue: async (pipeline, request) => {
-      try {
-        await runner.enqueue(pipeline, request);
-      } catch (error) {
-        throw new RunNotQueuedError(request.storeKey, request.run, error);
-      }
-    },
-    wake: (pipeline, request) => runner.wake(pipeline, request),
-    start: (pipeline, execute) => runner.start(pipeline, execute),
-    repeat: (name, everyMs, task) => runner.repeat(name, everyMs, task),
-    stop: (pipeline) => runner.stop(pipeline),
-  };
-}
-
 /** The runner's log lines (queue errors), on stderr: stdout is the command's answer (--json). */
 class StderrLogger extends Logger {
   constructor(private readonly io: CliStreams) {
@@ -239,10 +204,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
     } catch (error) {
       return fail(error);
     }
-    await requeueDeadLetter(store, options.module, id, {
-      ttlMs: DEFAULT_JOB_RECORD_TTL_MS,
-      runner: queueingOnly(runner),
-    });
+    await requeueDeadLetter(store, options.module, id, { ttlMs: DEFAULT_JOB_RECORD_TTL_MS, runner });
     if (!options.wait) {
       out(
         options.json
@@ -267,7 +229,7 @@ export async function runDeadLettersCli(argv: string[], io: CliStreams): Promise
     // Still pending is not "dead again": its own code, so a script can wait longer.
     return status === 'done' ? EXIT.ok : status === 'pending' ? EXIT.timedOut : EXIT.failed;
   } catch (error) {
-    // RunNotQueuedError is no HubtelError: the run could not be queued, as if Redis were down.
+    // The store or BullMQ unreachable (a run not queued is dead again: replay it later): exit 3.
     if (error instanceof HubtelError && error.code !== 'HUBTEL_STORE_UNAVAILABLE') {
       io.stderr.write(
         options.json

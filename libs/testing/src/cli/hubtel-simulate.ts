@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `hubtel-simulate` bin: --help and malformed arguments answered before the command (and Nest)
 // loads. The logic lives in simulate.cli.ts so tests can run it in-process.
-import { answeredUsage } from './cli.args.js';
+import { answeredUsage } from '#light/sandbox';
 import { SIMULATE_CLI_USAGE, SIMULATE_OPTIONS } from './cli.usage.js';
 
 const argv = process.argv.slice(2);

@@ -1,6 +1,6 @@
 import { HubtelTimeoutError } from 'nestjs-hubtel';
 import { hexId, type CartItem, type HubtelSandbox, type SandboxServiceSession } from 'nestjs-hubtel/sandbox';
-import { EXIT } from './cli.args.js';
+import { EXIT } from '#light/sandbox';
 import { callSandbox, markServicePaidInSandbox, type Style } from './cli.support.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
 
@@ -102,10 +102,8 @@ export async function payCart(
     );
     return { exitCode: EXIT.failed, sessionId: session.sessionId, outcome: 'not-fulfilled' };
   }
-  const status = String(
-    (callback as { serviceStatus?: unknown; ServiceStatus?: unknown }).serviceStatus ??
-      (callback as { ServiceStatus?: unknown }).ServiceStatus,
-  );
+  // Both the simulator's own sandbox and a running one (its admin API) record it as SandboxFulfillmentCallback.
+  const status = String(callback.serviceStatus);
   const success = status.toLowerCase() === 'success';
   const [mark, style, verdict] = success
     ? (['✓', 'green', 'The purchase succeeded.'] as const)

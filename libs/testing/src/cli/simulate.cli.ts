@@ -1,5 +1,5 @@
 import { HubtelError } from 'nestjs-hubtel';
-import { CliUsageError, EXIT, intOption, parseCliArgs, parseOrExit, urlOption } from './cli.args.js';
+import { CliUsageError, EXIT, intOption, parseCliArgs, parseOrExit, urlOption } from '#light/sandbox';
 import { sessionOptions, type CliStreams } from './cli.support.js';
 import { SIMULATE_CLI_USAGE, SIMULATE_OPTIONS } from './cli.usage.js';
 import { TerminalSimulator, defaultFulfillmentUrl, describeError } from './simulate.terminal.js';

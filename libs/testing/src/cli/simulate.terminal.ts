@@ -7,7 +7,7 @@ import {
 } from 'nestjs-hubtel/sandbox';
 import { DEFAULT_USSD_SCREEN, type UssdScreenLimits } from '#internal';
 import { TESTING_PATHS } from '../testing.constants.js';
-import { EXIT } from './cli.args.js';
+import { EXIT } from '#light/sandbox';
 import { LineReader, painter, ussdTitle, type CliStreams } from './cli.support.js';
 import { payCart, releaseQuietly, type SimulatorTerminal } from './simulate.checkout.js';
 import type { SimulationResult, TerminalSimulatorOptions } from './simulate.types.js';
@@ -181,7 +181,10 @@ export class TerminalSimulator {
       if (ussdCart) this.out(p('Session ended on the phone; the payment prompt follows.', 'dim'));
       if (ussdCart || type === 'addtocart')
         return payCart(this.terminal(ask), session, sandbox, response.Item!);
-      if (type === 'release') return this.ended(session);
+      if (type === 'release') {
+        this.out(p('Session ended by the service.', 'dim'));
+        return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'ended' };
+      }
       const options = !ussd && Array.isArray(response.Data) ? (response.Data as ServiceFlowOption[]) : [];
       let answer: string;
       if (String(response.DataType).toLowerCase() === 'select' && options.length > 0) {
@@ -204,11 +207,6 @@ export class TerminalSimulator {
     if (screen) this.out(ussdTitle(screen, p));
     if (typeof response.Message === 'string' && response.Message !== '') this.out(response.Message);
     for (const warning of exchange?.warnings ?? []) this.out(p(`⚠ ussd: ${warning}`, 'yellow'));
-  }
-
-  private ended(session: SandboxServiceSession): SimulationResult {
-    this.out(this.paint('Session ended by the service.', 'dim'));
-    return { exitCode: EXIT.ok, sessionId: session.sessionId, outcome: 'ended' };
   }
 
   private warnIssues(session: SandboxServiceSession): void {

@@ -8,7 +8,7 @@ import {
 } from '#light/core';
 import type { ServiceAppChannel } from '#internal';
 import { TESTING_DEFAULTS } from '../testing.constants.js';
-import { CliUsageError, intOption, parseCliArgs, urlOption } from './cli.args.js';
+import { CliUsageError, intOption, parseCliArgs, urlOption } from '#light/sandbox';
 import { sessionOptions } from './cli.support.js';
 import { FORGERIES, TRIGGER_KINDS, TRIGGER_OPTIONS, type Forgery, type TriggerKind } from './cli.usage.js';
 
@@ -90,10 +90,7 @@ function chargeOptions(
     throw new CliUsageError(`--charge-bearer must be merchant or payer, got "${bearer}"`);
   if (currency !== undefined && !/^[A-Z]{3}$/.test(currency))
     throw new CliUsageError(`--currency must be a three-letter code such as GHS, got "${currency}"`);
-  return {
-    ...(bearer === undefined ? {} : { chargeBearer: bearer }),
-    ...(currency === undefined ? {} : { currency }),
-  };
+  return { chargeBearer: bearer as TriggerOptions['chargeBearer'], currency };
 }
 
 export function parseTriggerCliArgs(

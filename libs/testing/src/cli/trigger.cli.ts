@@ -1,6 +1,6 @@
 import { DEFAULT_USSD_SCREEN, HubtelNetworkError, HubtelValidationError, ussdScreen } from '#light/core';
 import { endpointUrl, sendJson, type SentResponse } from '../testing.http.js';
-import { EXIT, parseOrExit } from './cli.args.js';
+import { EXIT, parseOrExit } from '#light/sandbox';
 import { painter, ussdTitle, type CliStreams } from './cli.support.js';
 import { TRIGGER_CLI_USAGE, type TriggerKind } from './cli.usage.js';
 import { parseTriggerCliArgs, type TriggerOptions } from './trigger.args.js';

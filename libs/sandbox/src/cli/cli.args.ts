@@ -1,8 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-// The commands' argument parsing: with cli.usage.ts, all a bin loads to answer --help and
-// malformed arguments (no Nest).
-type CliOutput = { stdout: { write(text: string): unknown }; stderr: { write(text: string): unknown } };
+// The commands' argument parsing (hubtel-sandbox's, and the testing kit's with its cli.usage.ts):
+// all a bin loads to answer --help and malformed arguments (no Nest, no package).
+export type CliIO = { stdout: { write(text: string): unknown }; stderr: { write(text: string): unknown } };
 
 /** Bad command-line arguments: the command prints the message and its usage, and exits 2. */
 export class CliUsageError extends Error {
@@ -55,7 +55,7 @@ export function cliOptions<const S extends string, const B extends string>(
 export function parseOrExit<O>(
   command: string,
   usage: string,
-  io: CliOutput,
+  io: CliIO,
   parse: () => { help: true } | { help: false; options: O },
 ): O | number {
   try {
@@ -102,7 +102,7 @@ export function answeredUsage(
   usage: string,
   options: NonNullable<ParseArgsConfig['options']>,
   argv: string[],
-  io: CliOutput,
+  io: CliIO,
 ): number | undefined {
   return parseOrExit(command, usage, io, () =>
     parseCliArgs(argv, options).values.help ? { help: true } : { help: false, options: undefined },
