@@ -9,13 +9,9 @@ import {
   type JobRunnerHealth,
 } from 'nestjs-hubtel';
 import { ErrorLogThrottle, describeError, refuseClusterNode } from '#internal';
-import {
-  BullmqConnections,
-  bounded,
-  closeBounded,
-  type BullmqConnectionOptions,
-} from './bullmq.connection.js';
+import { BullmqConnections, closeBounded, type BullmqConnectionOptions } from './bullmq.connection.js';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
+import { WorkerWatch, type Watched } from './bullmq.worker-watch.js';
 import {
   BACKOFF_TYPE,
   BullmqDeadLetterError,
@@ -43,18 +39,6 @@ interface RunData {
   written?: JobRunRequest['written'];
 }
 
-/** A worker of the runner, and how to make it again (see `checkWorkers`). */
-interface Watched {
-  worker: Worker<unknown>;
-  /** The same worker, with its listeners, on a connection of its own for the next-job fetch. */
-  create: () => Watched;
-  concurrency: number;
-  /** Jobs this worker object runs now: one being replaced is closed once they end. */
-  running: number;
-  /** The oldest waiting job at the last check, when it showed this worker taking none. */
-  suspect?: string;
-}
-
 /**
  * The BullMQ runner: one queue and one worker per pipeline on every instance, one BullMQ job per run
  * of a recorded job. Every guarantee of time and place is BullMQ's: the job id derives from the store
@@ -64,14 +48,8 @@ interface Watched {
 export class BullmqJobRunner implements JobRunner {
   private readonly queues = new Map<string, Queue<RunData>>();
   private readonly workers = new Map<string, Worker<RunData>>();
-  /** The same workers, with what `checkWorkers` needs to judge and replace them. */
-  private readonly watched = new Map<string, Watched>();
-  /** Workers replaced (see `checkWorkers`) whose jobs here have not ended yet. */
-  private readonly retiring = new Set<Watched>();
-  /** Workers started again, by name: how often and when last (health shows it). */
-  private readonly restarts = new Map<string, { count: number; at: number }>();
-  private watchdog?: NodeJS.Timeout;
-  private checking = false;
+  /** Makes a worker again when it takes no job while one waits. */
+  private readonly watch: WorkerWatch;
   /** When each worker here last started a job (or was created), by name: see health. */
   private readonly lastStarted = new Map<string, number>();
   /** Timers that put back a repeated task's job scheduler when Redis lost it, by name. */
@@ -97,6 +75,12 @@ export class BullmqJobRunner implements JobRunner {
     this.logger = options.logger ?? new HubtelLogger('Hubtel:BullMQ');
     this.errors = new ErrorLogThrottle(this.logger, BULLMQ_RUNNER_DEFAULTS.errorLogIntervalMs);
     this.connections = new BullmqConnections(options, this.prefix, this.errors);
+    this.watch = new WorkerWatch({
+      intervalMs: this.stalledIntervalMs,
+      logger: this.logger,
+      notTakingJobs: (name) => this.notTakingJobs(name),
+      paused: (name) => this.queue(name).isPaused(),
+    });
   }
 
   /** True when the runner's connection is a Redis Cluster (`cluster`, or a Cluster client). */
@@ -178,7 +162,7 @@ export class BullmqJobRunner implements JobRunner {
     if (this.options.work === false || this.workers.has(pipeline)) return;
     const worker = this.worker<RunData>(
       pipeline,
-      (job: Job<RunData>, token?: string) => this.process(job, token, execute),
+      (job: Job<RunData>, token?: string) => this.process(pipeline, job, token, execute),
       {
         concurrency: this.options.concurrency ?? BULLMQ_RUNNER_DEFAULTS.concurrency,
         maxStalledCount: this.options.maxStalledCount ?? BULLMQ_RUNNER_DEFAULTS.maxStalledCount,
@@ -225,7 +209,7 @@ export class BullmqJobRunner implements JobRunner {
 
   /**
    * A worker on this runner's connection and lock timings, kept by name; its starts are watched
-   * (health, `checkWorkers`). `listen` adds its own listeners, to a worker made again too.
+   * (health, WorkerWatch). `listen` adds its own listeners, to a worker made again too.
    */
   private worker<D>(
     name: string,
@@ -234,55 +218,24 @@ export class BullmqJobRunner implements JobRunner {
     listen: (worker: Worker<D>) => void,
   ): Worker<D> {
     const create = (): Watched => {
-      const entry: Watched = {
-        worker: undefined as unknown as Worker<unknown>,
-        create,
-        concurrency: options.concurrency ?? 1,
-        running: 0,
-      };
-      const worker = new Worker<D>(
-        name,
-        (job, token) => this.counted(name, entry, () => process(job, token)),
-        {
-          connection: this.connections.for(true),
-          prefix: this.prefix,
-          lockDuration: this.lockDurationMs,
-          stalledInterval: this.stalledIntervalMs,
-          ...options,
-        },
-      );
-      entry.worker = worker as unknown as Worker<unknown>;
+      const entry: Omit<Watched, 'worker'> = { create, concurrency: options.concurrency ?? 1, running: 0 };
+      const worker = new Worker<D>(name, (job, token) => this.watch.run(entry, () => process(job, token)), {
+        connection: this.connections.for(true),
+        prefix: this.prefix,
+        lockDuration: this.lockDurationMs,
+        stalledInterval: this.stalledIntervalMs,
+        ...options,
+      });
       this.lastStarted.set(name, Date.now());
       worker.on('error', (error) => this.errors.error(`Worker ${name}: ${error.message}`));
       worker.on('active', () => this.lastStarted.set(name, Date.now()));
       listen(worker);
       this.workers.set(name, worker as unknown as Worker<RunData>);
-      this.watched.set(name, entry);
-      return entry;
+      const watched = Object.assign(entry, { worker: worker as unknown as Worker<never> });
+      this.watch.add(name, watched);
+      return watched;
     };
-    const { worker } = create();
-    if (!this.watchdog) {
-      this.watchdog = setInterval(() => void this.checkWorkers(), this.stalledIntervalMs);
-      this.watchdog.unref();
-    }
-    return worker as Worker<D>;
-  }
-
-  /** Runs a job of a worker, counted by name (drain) and by worker (one replaced waits for its jobs). */
-  private async counted<T>(name: string, entry: Watched, run: () => Promise<T>): Promise<T> {
-    entry.running++;
-    this.running.set(name, (this.running.get(name) ?? 0) + 1);
-    try {
-      return await run();
-    } finally {
-      entry.running--;
-      const left = (this.running.get(name) ?? 1) - 1;
-      if (left > 0) this.running.set(name, left);
-      else this.running.delete(name);
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const resolve of waiters) resolve();
-    }
+    return create().worker as unknown as Worker<D>;
   }
 
   /** The oldest waiting job and how long it waited, when it and the last start here both exceed a takeover. */
@@ -294,60 +247,6 @@ export class BullmqJobRunner implements JobRunner {
     return oldest?.id !== undefined && now - oldest.timestamp > bound
       ? { jobId: oldest.id, waitedMs: now - oldest.timestamp }
       : undefined;
-  }
-
-  /**
-   * Every stalled interval: a worker that started no job for a takeover while one waits, with room
-   * for it, and the same job was the oldest waiting at the check before (a delayed job that just
-   * came due is not taken for a stuck worker) is closed and made again. Its next-job fetch can hang
-   * for good on a connection that reconnected (seen after a Cluster's CLUSTERDOWN that a stalled
-   * process saw late): BullMQ takes nothing more, although Redis answers. A worker at its
-   * concurrency never counts as stuck.
-   */
-  private async checkWorkers(): Promise<void> {
-    if (this.checking || this.closed) return;
-    this.checking = true;
-    try {
-      for (const [name, entry] of [...this.watched]) {
-        const stuck =
-          entry.running < entry.concurrency
-            ? await this.notTakingJobs(name).catch(() => undefined) // Redis away: nothing to judge
-            : undefined;
-        const suspect = entry.suspect;
-        entry.suspect = stuck?.jobId;
-        if (!stuck || stuck.jobId !== suspect || this.closed || this.watched.get(name) !== entry) continue;
-        // Paused (from a dashboard): its jobs wait by design.
-        if (
-          entry.worker.isPaused() ||
-          (await this.queue(name)
-            .isPaused()
-            .catch(() => true))
-        )
-          continue;
-        const restarts = this.restarts.get(name)?.count ?? 0;
-        this.restarts.set(name, { count: restarts + 1, at: Date.now() });
-        this.logger.warn(
-          `Worker ${name} took no job for ${Math.round(stuck.waitedMs / 1000)} s while one waited and it had room: closed, and started again on a new connection`,
-        );
-        entry.create();
-        void this.retire(entry);
-      }
-    } finally {
-      this.checking = false;
-    }
-  }
-
-  /**
-   * Closes a replaced worker once its jobs here ended: they end on it, their locks renewed meanwhile,
-   * so none is cut off and run again elsewhere. Forced: a graceful close waits for its fetch, which
-   * may never settle, and its lock renewal timers would run on for good.
-   */
-  private async retire(entry: Watched): Promise<void> {
-    this.retiring.add(entry);
-    while (entry.running > 0 && !this.closed)
-      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-    await bounded(entry.worker.close(true), () => entry.worker.disconnect());
-    this.retiring.delete(entry);
   }
 
   private async keepScheduler(name: string, upsert: () => Promise<unknown>, look = true): Promise<void> {
@@ -370,7 +269,7 @@ export class BullmqJobRunner implements JobRunner {
     const worker = this.workers.get(pipeline);
     if (!worker) return;
     this.workers.delete(pipeline);
-    this.watched.delete(pipeline);
+    this.watch.remove(pipeline);
     await closeBounded(worker);
   }
 
@@ -408,14 +307,9 @@ export class BullmqJobRunner implements JobRunner {
         stuck[name] = `a job waits for ${Math.round(waited.waitedMs / 1000)} s, none started here`;
       }
     }
-    // Workers started again (see checkWorkers): up once they take jobs, shown for the operator.
-    const restarted = Object.fromEntries(
-      [...this.restarts].map(([name, { count, at }]) => [
-        name,
-        `${count} time${count === 1 ? '' : 's'}, last at ${new Date(at).toISOString()}`,
-      ]),
-    );
-    const seen = this.restarts.size > 0 ? { restarted } : {};
+    // Workers made again (WorkerWatch): shown for the operator, up once they take jobs.
+    const restarted = this.watch.restarted();
+    const seen = restarted ? { restarted } : {};
     if (Object.keys(stuck).length > 0)
       return { up: false, details: { redis: 'ready', workers, notTakingJobs: stuck, ...seen } };
     return { up: allRunning, details: { redis: 'ready', workers, ...seen } };
@@ -424,30 +318,44 @@ export class BullmqJobRunner implements JobRunner {
   /** Stops every worker and closes every connection (at once when Redis does not answer). */
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.watchdog);
     await Promise.all([
       ...[...this.workers.keys()].map((pipeline) => this.stop(pipeline)),
-      ...[...this.retiring].map((entry) => closeBounded(entry.worker)),
+      this.watch.close(),
     ]);
     await Promise.all([...this.queues.values()].map((queue) => closeBounded(queue)));
     this.queues.clear();
     await this.connections.close();
   }
 
-  private async process(job: Job<RunData>, token: string | undefined, execute: JobExecutor): Promise<void> {
-    // The record as written goes to the first start only: a retry, deferral or takeover reads the store.
-    const first = job.attemptsStarted <= 1 && job.stalledCounter === 0;
-    const outcome = await execute(job.data.storeKey, undefined, first ? job.data.written : undefined);
-    // A dead letter fails its BullMQ job for good, so dashboards show it as failed.
-    if (outcome.kind === 'settled') {
-      if (outcome.dead !== undefined) throw new BullmqDeadLetterError(outcome.dead);
-      return;
+  private async process(
+    pipeline: string,
+    job: Job<RunData>,
+    token: string | undefined,
+    execute: JobExecutor,
+  ): Promise<void> {
+    this.running.set(pipeline, (this.running.get(pipeline) ?? 0) + 1);
+    try {
+      // The record as written goes to the first start only: a retry, deferral or takeover reads the store.
+      const first = job.attemptsStarted <= 1 && job.stalledCounter === 0;
+      const outcome = await execute(job.data.storeKey, undefined, first ? job.data.written : undefined);
+      // A dead letter fails its BullMQ job for good, so dashboards show it as failed.
+      if (outcome.kind === 'settled') {
+        if (outcome.dead !== undefined) throw new BullmqDeadLetterError(outcome.dead);
+        return;
+      }
+      if (outcome.kind === 'retry') throw new BullmqRetryError(outcome.delayMs, outcome.error);
+      // Moved to the delayed set first, then asked for a wake: a duplicate that came before either is seen.
+      await job.moveToDelayed(outcome.until, token);
+      if (await outcome.woken().catch(() => false)) await job.promote().catch(() => undefined);
+      throw new DelayedError();
+    } finally {
+      const left = (this.running.get(pipeline) ?? 1) - 1;
+      if (left > 0) this.running.set(pipeline, left);
+      else this.running.delete(pipeline);
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
     }
-    if (outcome.kind === 'retry') throw new BullmqRetryError(outcome.delayMs, outcome.error);
-    // Moved to the delayed set first, then asked for a wake: a duplicate that came before either is seen.
-    await job.moveToDelayed(outcome.until, token);
-    if (await outcome.woken().catch(() => false)) await job.promote().catch(() => undefined);
-    throw new DelayedError();
   }
 
   /** A job BullMQ failed for good (a crash loop): the executor settles the record dead. */
