@@ -420,14 +420,19 @@ redisBinary.describe('BullmqJobRunner (two instances, one Redis)', () => {
     await a.enqueue(PIPELINE, request('waiting'));
     // Past lockDurationMs + stalledIntervalMs (1.5 s): down, saying which worker and why.
     await until(async () => !(await a.health()).up, 'health down', 5_000);
-    expect(await a.health()).toEqual({
+    const down = {
       up: false,
       details: {
         redis: 'ready',
         workers: { [PIPELINE]: false },
         notTakingJobs: { [PIPELINE]: expect.stringMatching(/^a job waits for \d+ s, none started here$/) },
       },
-    });
+    };
+    expect(await a.health()).toEqual(down);
+    // Busy at its concurrency, the worker is not taken for stuck: not started again (no `restarted`)
+    // after four checks (one per stalled interval).
+    await sleep(2_000);
+    expect(await a.health()).toEqual(down);
     release();
     await until(() => callsOf('waiting').length === 1, 'the waiting run');
     await expect(a.health()).resolves.toMatchObject({ up: true });

@@ -11,6 +11,7 @@ import {
 import { ErrorLogThrottle, describeError, refuseClusterNode } from '#internal';
 import { BullmqConnections, closeBounded, type BullmqConnectionOptions } from './bullmq.connection.js';
 import { BULLMQ_RUNNER_DEFAULTS } from './bullmq.constants.js';
+import { WorkerWatch, type Watched } from './bullmq.worker-watch.js';
 import {
   BACKOFF_TYPE,
   BullmqDeadLetterError,
@@ -47,6 +48,8 @@ interface RunData {
 export class BullmqJobRunner implements JobRunner {
   private readonly queues = new Map<string, Queue<RunData>>();
   private readonly workers = new Map<string, Worker<RunData>>();
+  /** Makes a worker again when it takes no job while one waits. */
+  private readonly watch: WorkerWatch;
   /** When each worker here last started a job (or was created), by name: see health. */
   private readonly lastStarted = new Map<string, number>();
   /** Timers that put back a repeated task's job scheduler when Redis lost it, by name. */
@@ -72,6 +75,12 @@ export class BullmqJobRunner implements JobRunner {
     this.logger = options.logger ?? new HubtelLogger('Hubtel:BullMQ');
     this.errors = new ErrorLogThrottle(this.logger, BULLMQ_RUNNER_DEFAULTS.errorLogIntervalMs);
     this.connections = new BullmqConnections(options, this.prefix, this.errors);
+    this.watch = new WorkerWatch({
+      intervalMs: this.stalledIntervalMs,
+      logger: this.logger,
+      notTakingJobs: (name) => this.notTakingJobs(name),
+      paused: (name) => this.queue(name).isPaused(),
+    });
   }
 
   /** True when the runner's connection is a Redis Cluster (`cluster`, or a Cluster client). */
@@ -159,11 +168,12 @@ export class BullmqJobRunner implements JobRunner {
         maxStalledCount: this.options.maxStalledCount ?? BULLMQ_RUNNER_DEFAULTS.maxStalledCount,
         settings: { backoffStrategy: retryDelay },
       },
+      (created) =>
+        // Every retry emits `failed` too: only a job BullMQ failed for good is given up.
+        created.on('failed', (job, error) => {
+          if (job) void this.giveUp(pipeline, job, error, execute);
+        }),
     );
-    // Every retry emits `failed` too: only a job BullMQ failed for good is given up.
-    worker.on('failed', (job, error) => {
-      if (job) void this.giveUp(pipeline, job, error, execute);
-    });
     await worker.waitUntilReady();
   }
 
@@ -185,36 +195,58 @@ export class BullmqJobRunner implements JobRunner {
     );
     keeper.unref();
     this.keepers.set(name, keeper);
-    const worker = this.worker(name, () => task(), { concurrency: 1 });
-    worker.on('failed', (_job, error) => this.logger.warn(`Scheduled ${name} failed: ${error.message}`));
+    const worker = this.worker(
+      name,
+      () => task(),
+      { concurrency: 1 },
+      (created) =>
+        created.on('failed', (_job, error) => this.logger.warn(`Scheduled ${name} failed: ${error.message}`)),
+    );
     // Redis away now: logged, and the keeper creates the scheduler once it is back.
     await this.keepScheduler(name, upsert, false);
     await worker.waitUntilReady();
   }
 
-  /** A worker on this runner's connection and lock timings, kept by name; its starts are watched (health). */
-  private worker<D>(name: string, process: Processor<D>, options: Partial<WorkerOptions>): Worker<D> {
-    const worker = new Worker<D>(name, process, {
-      connection: this.connections.for(true),
-      prefix: this.prefix,
-      lockDuration: this.lockDurationMs,
-      stalledInterval: this.stalledIntervalMs,
-      ...options,
-    });
-    this.lastStarted.set(name, Date.now());
-    worker.on('error', (error) => this.errors.error(`Worker ${name}: ${error.message}`));
-    worker.on('active', () => this.lastStarted.set(name, Date.now()));
-    this.workers.set(name, worker as unknown as Worker<RunData>);
-    return worker;
+  /**
+   * A worker on this runner's connection and lock timings, kept by name; its starts are watched
+   * (health, WorkerWatch). `listen` adds its own listeners, to a worker made again too.
+   */
+  private worker<D>(
+    name: string,
+    process: Processor<D>,
+    options: Partial<WorkerOptions>,
+    listen: (worker: Worker<D>) => void,
+  ): Worker<D> {
+    const create = (): Watched => {
+      const entry: Omit<Watched, 'worker'> = { create, concurrency: options.concurrency ?? 1, running: 0 };
+      const worker = new Worker<D>(name, (job, token) => this.watch.run(entry, () => process(job, token)), {
+        connection: this.connections.for(true),
+        prefix: this.prefix,
+        lockDuration: this.lockDurationMs,
+        stalledInterval: this.stalledIntervalMs,
+        ...options,
+      });
+      this.lastStarted.set(name, Date.now());
+      worker.on('error', (error) => this.errors.error(`Worker ${name}: ${error.message}`));
+      worker.on('active', () => this.lastStarted.set(name, Date.now()));
+      listen(worker);
+      this.workers.set(name, worker as unknown as Worker<RunData>);
+      const watched = Object.assign(entry, { worker: worker as unknown as Worker<never> });
+      this.watch.add(name, watched);
+      return watched;
+    };
+    return create().worker as unknown as Worker<D>;
   }
 
-  /** How long a job has waited while the worker here started none, when both exceed a takeover. */
-  private async notTakingJobs(name: string): Promise<number | undefined> {
+  /** The oldest waiting job and how long it waited, when it and the last start here both exceed a takeover. */
+  private async notTakingJobs(name: string): Promise<{ jobId: string; waitedMs: number } | undefined> {
     const now = Date.now();
     const bound = this.lockDurationMs + this.stalledIntervalMs;
     if (now - (this.lastStarted.get(name) ?? now) <= bound) return undefined;
     const [oldest] = await this.queue(name).getJobs(['waiting'], 0, 0, true);
-    return oldest && now - oldest.timestamp > bound ? now - oldest.timestamp : undefined;
+    return oldest?.id !== undefined && now - oldest.timestamp > bound
+      ? { jobId: oldest.id, waitedMs: now - oldest.timestamp }
+      : undefined;
   }
 
   private async keepScheduler(name: string, upsert: () => Promise<unknown>, look = true): Promise<void> {
@@ -237,6 +269,7 @@ export class BullmqJobRunner implements JobRunner {
     const worker = this.workers.get(pipeline);
     if (!worker) return;
     this.workers.delete(pipeline);
+    this.watch.remove(pipeline);
     await closeBounded(worker);
   }
 
@@ -271,18 +304,24 @@ export class BullmqJobRunner implements JobRunner {
       const waited = await this.notTakingJobs(name);
       if (waited !== undefined) {
         workers[name] = false;
-        stuck[name] = `a job waits for ${Math.round(waited / 1000)} s, none started here`;
+        stuck[name] = `a job waits for ${Math.round(waited.waitedMs / 1000)} s, none started here`;
       }
     }
+    // Workers made again (WorkerWatch): shown for the operator, up once they take jobs.
+    const restarted = this.watch.restarted();
+    const seen = restarted ? { restarted } : {};
     if (Object.keys(stuck).length > 0)
-      return { up: false, details: { redis: 'ready', workers, notTakingJobs: stuck } };
-    return { up: allRunning, details: { redis: 'ready', workers } };
+      return { up: false, details: { redis: 'ready', workers, notTakingJobs: stuck, ...seen } };
+    return { up: allRunning, details: { redis: 'ready', workers, ...seen } };
   }
 
   /** Stops every worker and closes every connection (at once when Redis does not answer). */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.workers.keys()].map((pipeline) => this.stop(pipeline)));
+    await Promise.all([
+      ...[...this.workers.keys()].map((pipeline) => this.stop(pipeline)),
+      this.watch.close(),
+    ]);
     await Promise.all([...this.queues.values()].map((queue) => closeBounded(queue)));
     this.queues.clear();
     await this.connections.close();
