@@ -192,12 +192,11 @@ export async function clusterMarkers(client: Cluster, keyPrefix: string): Promis
     ranges.set(node, [...(ranges.get(node) ?? []), [start, end]]);
   }
   const places: MarkerPlace[] = [];
-  let candidate = 0;
   for (const [node, owned] of [...ranges].sort(([a], [b]) => a.localeCompare(b))) {
     owned.sort((a, b) => a[0] - b[0]);
     const slots = owned.map(([start, end]) => (start === end ? `${start}` : `${start}-${end}`)).join(',');
     // Tags are tried in order; about one in (number of masters) lands on this one's slots.
-    for (let tries = 0; tries < 16_384; tries++, candidate++) {
+    for (let candidate = 0; candidate < 16_384; candidate++) {
       const key = `${STORE_MARKER_KEY}:{${candidate}}`;
       const slot = keySlot(keyPrefix + key);
       if (owned.some(([start, end]) => slot >= start && slot <= end)) {
@@ -205,7 +204,6 @@ export async function clusterMarkers(client: Cluster, keyPrefix: string): Promis
         break;
       }
     }
-    candidate = 0;
   }
   return places;
 }
