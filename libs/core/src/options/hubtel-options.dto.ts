@@ -188,11 +188,16 @@ export function checkOptions<T>(
   throw new HubtelConfigError(option, problem);
 }
 
+/** An object literal (not an array, nor an instance of a class). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
 /** A copy of an accepted options object without its null fields, nested plain objects included. */
 function withoutNulls(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return value; // arrays, instances: as given
+  if (!isPlainObject(value)) return value; // arrays, instances: as given
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) if (field !== null) out[key] = withoutNulls(field);
   return out;
