@@ -9,7 +9,6 @@ import { dropUndefined, type InboundPipeline } from '#internal';
 import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
 import {
   CheckoutEvents,
-  checkoutEvent,
   type CheckoutAttention,
   type CheckoutAttentionEvent,
   type CheckoutExpiredEvent,
@@ -59,7 +58,7 @@ export class CheckoutSettlement {
     // Given back by the merchant: final, whatever is verified later.
     if (invoice.status === 'refunded') return 'superseded';
     const paidAt = new Date().toISOString();
-    const event = checkoutEvent<CheckoutPaidEvent>({
+    const event = dropUndefined<CheckoutPaidEvent>({
       ...eventFields(invoice),
       checkoutId: invoice.checkoutId ?? evidence.checkoutId,
       amountPaid: evidence.amountPaid,
@@ -148,7 +147,7 @@ export class CheckoutSettlement {
     if (!result) return 'unknown';
     if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const stored = result.invoice;
-    const event = checkoutEvent<CheckoutAttentionEvent>({
+    const event = dropUndefined<CheckoutAttentionEvent>({
       ...eventFields(stored),
       reason: attention.reason,
       message: attention.message,
@@ -254,7 +253,7 @@ export class CheckoutSettlement {
     if (!result.changed && result.invoice.status !== 'failed')
       return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const failure = result.invoice.failure ?? { ...evidence, at };
-    const event = checkoutEvent<CheckoutFailedEvent>({
+    const event = dropUndefined<CheckoutFailedEvent>({
       ...eventFields(result.invoice),
       source: evidence.source,
       responseCode: failure.responseCode,
@@ -292,7 +291,7 @@ export class CheckoutSettlement {
     const invoice = result.invoice;
     // A failed invoice keeps its failure when it expires.
     const lastFailed = result.changed ? before.status === 'failed' : invoice.failure !== undefined;
-    const event = checkoutEvent<CheckoutExpiredEvent>({
+    const event = dropUndefined<CheckoutExpiredEvent>({
       ...eventFields(invoice),
       lastStatus: lastFailed ? 'failed' : 'pending',
       createdAt: invoice.createdAt,
@@ -308,7 +307,7 @@ export class CheckoutSettlement {
   /** Emits a rejection: an alert, not a recorded job (forged callbacks must not fill the store). */
   reject(claim: RejectedClaim): void {
     const { callback, status, invoice } = claim;
-    const event = checkoutEvent<CheckoutRejectedEvent>({
+    const event = dropUndefined<CheckoutRejectedEvent>({
       reason: claim.reason,
       message: claim.message,
       source: callback ? 'callback' : 'status-check',
