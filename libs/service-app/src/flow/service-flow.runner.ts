@@ -1,7 +1,7 @@
 /** Runs a flow's step and the steps it `goTo`s, for one answer, under the step budget. */
+import type { HubtelLogger } from 'nestjs-hubtel';
 import { describeError, within } from '#internal';
 import { SERVICE_APP_DEFAULTS, accountOf } from '../service-app.constants.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { SelectOption } from '../service-app.types.js';
 import {
@@ -39,7 +39,7 @@ export interface Answered {
 export class FlowStepRunner {
   constructor(
     private readonly options: ResolvedServiceAppOptions,
-    private readonly logger: ServiceAppLogger,
+    private readonly logger: HubtelLogger,
   ) {}
 
   /** Runs `step` and its `goTo`s: no timer until a step answers with a promise (budget from the start). */

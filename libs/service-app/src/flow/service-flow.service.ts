@@ -7,6 +7,7 @@ import {
   HubtelStoreUnavailableError,
   type HubtelStore,
   type HubtelTelemetry,
+  HubtelLogger,
 } from 'nestjs-hubtel';
 import {
   SERVICE_APP_ACCESS_POLICY,
@@ -18,7 +19,6 @@ import {
 import { validateServiceFlowRequest, type ServiceFlowRequestDto } from '../service-app.dto.js';
 import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { ServiceAppEvents, ServiceQueryEvent } from '../service-app.events.js';
-import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
 import { detectChannel } from '../service-app.ussd.js';
@@ -36,7 +36,7 @@ const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout'])
  */
 @Injectable()
 export class ServiceFlowService implements OnApplicationBootstrap {
-  private readonly logger = new ServiceAppLogger();
+  private readonly logger = new HubtelLogger('HubtelServiceApp');
   private readonly engine: FlowEngine;
 
   constructor(

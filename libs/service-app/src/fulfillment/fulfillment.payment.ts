@@ -1,6 +1,6 @@
 // The payment check (when `statusCheck` is set): each run asks the status check, then submits the
 // fulfillment job, defers to the next check, or refuses the order.
-import { HubtelStatusCheckBudgetError, type PaymentAmounts } from 'nestjs-hubtel';
+import { HubtelStatusCheckBudgetError, type PaymentAmounts, type HubtelLogger } from 'nestjs-hubtel';
 import { describeError } from '#internal';
 import type { InboundPipeline, JobDeferral, JobRecord, JobRunContext, TransactionStatus } from '#internal';
 import { PaymentPendingError } from './fulfillment.errors.js';
@@ -15,7 +15,6 @@ import type {
   FulfillmentRejection,
   FulfillmentRequestedEvent,
 } from '../service-app.events.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 
 /** Most status checks one order costs the platform, over its whole re-check window. */
@@ -29,7 +28,7 @@ export class FulfillmentPaymentCheck {
 
   constructor(
     private readonly pipeline: InboundPipeline,
-    private readonly logger: ServiceAppLogger,
+    private readonly logger: HubtelLogger,
     /** The order's account: its status check (keys, POS Sales ID) and verification options. */
     private readonly accountOf: (order: FulfillmentRequestedEvent) => Promise<FulfillmentAccountView>,
     /** Refuses, holds or expires the order (emits `rejected`, `attention`, reports `failed`). */
