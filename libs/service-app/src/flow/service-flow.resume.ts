@@ -50,16 +50,15 @@ export class FlowResume {
     const key = resumeKey(session);
     const entry = await this.store.get<unknown>(key);
     const left = entry && readResume(entry.value);
-    if (!left) return undefined;
     if (
+      !left ||
       left.flow !== flow.name ||
       left.sessionId === sessionId ||
       Date.now() - left.at > flow.resume!.withinMs ||
       !stepOf(flow, left.screen.step) ||
       (await this.store.get(cartKey(left.sessionId)))
-    ) {
+    )
       return undefined;
-    }
     return (await deleteIfVersion(this.store, key, entry.version)) ? left : undefined;
   }
 

@@ -127,17 +127,9 @@ function failed(step: string, message: string): StepRun {
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
 }
 
-export function stepOf(
-  flow: ServiceFlowDefinition,
-  name: string,
-): ServiceFlowDefinition['steps'][number] | undefined {
-  for (const step of flow.steps) if (step.name === name) return step;
-  return undefined;
+export function stepOf(flow: ServiceFlowDefinition, name: string) {
+  return flow.steps.find((step) => step.name === name);
 }
