@@ -1,4 +1,6 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
+  HUBTEL_TELEMETRY,
   HubtelError,
   HubtelLogger,
   maskPhoneNumbers,
@@ -6,7 +8,7 @@ import {
   type StoreEntry,
 } from 'nestjs-hubtel';
 import { dropUndefined, type InboundPipeline } from '#internal';
-import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
+import { CHECKOUT_DEFAULT_ACCOUNT, CHECKOUT_PIPELINE } from '../checkout.constants.js';
 import {
   CheckoutEvents,
   type CheckoutAttention,
@@ -20,7 +22,7 @@ import {
   changeInvoice,
   invoiceAccount,
   type CheckoutInvoice,
-  type CheckoutInvoiceStore,
+  CheckoutInvoiceStore,
 } from '../invoices/invoice.store.js';
 import {
   paymentFromStatus,
@@ -39,13 +41,14 @@ import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
  * them loses nothing. Failed and expired: the invoice's compare-and-set, refused once paid; a repeat
  * submits the event again. A confirmed callback's two jobs: docs/architecture.md.
  */
+@Injectable()
 export class CheckoutSettlement {
   private readonly logger = new HubtelLogger('HubtelCheckout');
 
   constructor(
-    private readonly invoices: CheckoutInvoiceStore,
-    private readonly pipeline: InboundPipeline,
-    private readonly telemetry?: HubtelTelemetry,
+    @Inject(CheckoutInvoiceStore) private readonly invoices: CheckoutInvoiceStore,
+    @Inject(CHECKOUT_PIPELINE) private readonly pipeline: InboundPipeline,
+    @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
   ) {}
 
   /** `known`: the invoice entry the caller just read, tried first (the gate is the pipeline record). */
