@@ -8,11 +8,10 @@ import {
 } from 'nestjs-hubtel';
 import {
   HUBTEL_DEFAULT_BASE_URLS,
-  HUBTEL_DEFAULT_COUNTRY_CODE,
   HUBTEL_ENV,
   HubtelOption,
   HubtelStatusCheckBudgetOptionsDto,
-  IsHubtelCountryCode,
+  HubtelCountryCodeOption,
   IsHubtelShutdownGraceMs,
   assertStoreOption,
   checkOptions,
@@ -147,11 +146,7 @@ export class ServiceAppModuleOptions extends ServiceAppModuleWideOptions {
   messages?: Partial<ServiceAppMessages>;
 
   /** Country code for national numbers typed in `phone` fields (`024…`). Default '233'. */
-  @HubtelOption({
-    is: IsHubtelCountryCode(),
-    env: HUBTEL_ENV.defaultCountryCode,
-    default: HUBTEL_DEFAULT_COUNTRY_CODE,
-  })
+  @HubtelCountryCodeOption()
   defaultCountryCode?: string;
 
   /** The USSD channel: screen size, pages of long menus, operators. */
