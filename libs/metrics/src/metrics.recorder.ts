@@ -110,21 +110,12 @@ function buildMetrics(registry: Registry, options: HubtelMetricsModuleOptions) {
     throw new HubtelConfigError('metrics.prefix', 'must be empty or match [a-zA-Z_:][a-zA-Z0-9_:]*');
   }
   const counter = <L extends string>(name: string, help: string, ...labelNames: L[]): Counter<L> =>
+    reuse(registry, prefix + name, (full) => new Counter<L>({ name: full, help, labelNames, registers: [] }));
+  const histogram = <L extends string>(name: string, help: string, buckets: number[], ...labelNames: L[]) =>
     reuse(
       registry,
       prefix + name,
-      () => new Counter<L>({ name: prefix + name, help, labelNames, registers: [] }),
-    );
-  const histogram = <L extends string>(
-    name: string,
-    help: string,
-    buckets: readonly number[],
-    ...labelNames: L[]
-  ): Histogram<L> =>
-    reuse(
-      registry,
-      prefix + name,
-      () => new Histogram<L>({ name: prefix + name, help, labelNames, buckets: [...buckets], registers: [] }),
+      (full) => new Histogram<L>({ name: full, help, labelNames, buckets: [...buckets], registers: [] }),
     );
 
   const inbound = ['source', 'account'] as const;
@@ -198,10 +189,10 @@ function buildMetrics(registry: Registry, options: HubtelMetricsModuleOptions) {
   };
 }
 
-/** The registry's metric of that name if there is one (same type), else `create()`'s, registered. */
-function reuse<M extends Metric>(registry: Registry, name: string, create: () => M): M {
+/** The registry's metric of that name if there is one (same type), else `create(name)`'s, registered. */
+function reuse<M extends Metric>(registry: Registry, name: string, create: (name: string) => M): M {
   const existing = registry.getSingleMetric(name);
-  const metric = create();
+  const metric = create(name);
   if (existing) {
     if (existing.constructor !== metric.constructor)
       throw new HubtelConfigError(
