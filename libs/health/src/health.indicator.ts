@@ -36,20 +36,17 @@ export interface HubtelHealthModuleOptions {
   platform?: boolean | { timeoutMs?: number };
 }
 
-export const {
-  ConfigurableModuleClass: HubtelHealthConfigurableModule,
-  MODULE_OPTIONS_TOKEN: HUBTEL_HEALTH_MODULE_OPTIONS,
-  OPTIONS_TYPE: HUBTEL_HEALTH_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: HUBTEL_HEALTH_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<HubtelHealthModuleOptions>({ moduleName: 'HubtelHealth' })
+export const HEALTH_MODULE = new ConfigurableModuleBuilder<HubtelHealthModuleOptions>({
+  moduleName: 'HubtelHealth',
+})
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createHubtelHealthOptions')
   .build();
 
 /** `HubtelHealthModule.forRoot(...)` argument. */
-export type HubtelHealthModuleForRootOptions = typeof HUBTEL_HEALTH_OPTIONS_TYPE;
+export type HubtelHealthModuleForRootOptions = typeof HEALTH_MODULE.OPTIONS_TYPE;
 /** `HubtelHealthModule.forRootAsync(...)` argument. */
-export type HubtelHealthModuleAsyncOptions = typeof HUBTEL_HEALTH_ASYNC_OPTIONS_TYPE;
+export type HubtelHealthModuleAsyncOptions = typeof HEALTH_MODULE.ASYNC_OPTIONS_TYPE;
 
 /**
  * Terminus checks: `store()` (pings; down while a data loss is unacknowledged), `runner()` (its own
@@ -63,7 +60,7 @@ export class HubtelHealthIndicator {
     private readonly indicators: HealthIndicatorService,
     private readonly discovery: DiscoveryService,
     private readonly moduleRef: ModuleRef,
-    @Inject(HUBTEL_HEALTH_MODULE_OPTIONS) private readonly options: HubtelHealthModuleOptions,
+    @Inject(HEALTH_MODULE.MODULE_OPTIONS_TOKEN) private readonly options: HubtelHealthModuleOptions,
   ) {}
 
   /** For `HealthCheckService.check`: store and runner, and the platform when enabled (or call each). */
