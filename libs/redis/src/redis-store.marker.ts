@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Cluster, Redis } from 'ioredis';
 import { HubtelLogger, type HubtelStore, type HubtelStoreLoss } from 'nestjs-hubtel';
-import { describeError, hashTagOf } from '#internal';
+import { describeError, dropUndefined, hashTagOf } from '#internal';
 
 /**
  * A key holding a generation (random id): gone, or of another generation than a process saw, Redis lost
@@ -84,13 +84,8 @@ export class RedisStoreMarkers {
     const [keptSince] = shown.flatMap((one) => one.keptSince ?? []).sort();
     const where = shown.map((one) => one.where);
     const acknowledgedAt = open.length > 0 ? undefined : latest(lost.map((one) => one.acknowledgedAt!));
-    return {
-      detectedAt,
-      ...(keptSince === undefined ? {} : { keptSince }),
-      where,
-      ...(acknowledgedAt === undefined ? {} : { acknowledgedAt }),
-      message: lossMessage(where, detectedAt, keptSince, acknowledgedAt),
-    };
+    const message = lossMessage(where, detectedAt, keptSince, acknowledgedAt);
+    return dropUndefined({ detectedAt, keptSince, where, acknowledgedAt, message });
   }
 
   /** Records the acknowledgment in every marker that reports an open loss; resolves to that loss. */
