@@ -97,9 +97,7 @@ export class CheckoutConfirmation {
     sourceAddress: string | undefined,
   ): Promise<'accepted' | 'duplicate'> {
     const ref = callback.Data.ClientReference;
-    const job: ConfirmJob = { claim, callback };
-    if (sourceAddress !== undefined) job.sourceAddress = sourceAddress;
-    if (invoice.account !== undefined) job.account = invoice.account;
+    const job: ConfirmJob = dropUndefined({ claim, callback, sourceAddress, account: invoice.account });
     for (let tries = 1; ; tries++) {
       // A paid claim's key names the invoice's round, so an ended round never makes a later callback
       // a duplicate; round 0 keeps `<ref>:paid` (older records stay recognised).
