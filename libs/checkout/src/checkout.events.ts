@@ -59,13 +59,6 @@ export interface CheckoutPaymentInfo {
   currencyCode?: string;
 }
 
-/** A payload without its undefined fields (plain JSON); a `for...in`, no entries arrays (hot path). */
-export function checkoutEvent<T extends object>(fields: T): T {
-  const event = {} as T;
-  for (const key in fields) if (fields[key] !== undefined) event[key] = fields[key];
-  return event;
-}
-
 /** What every recorded event (paid, failed, expired, attention) says of its invoice. */
 export interface CheckoutInvoiceEvent {
   /** The key of exactly-once. */

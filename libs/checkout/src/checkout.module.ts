@@ -1,10 +1,5 @@
 import { Module } from '@nestjs/common';
-import {
-  HUBTEL_TELEMETRY,
-  type HubtelRouteOptions,
-  type HubtelStore,
-  type HubtelTelemetry,
-} from 'nestjs-hubtel';
+import { type HubtelRouteOptions, type HubtelStore } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   InboundPipeline,
@@ -125,12 +120,7 @@ export interface CheckoutAccountAsyncOptions extends HubtelAccountAsyncOptions<C
         new CheckoutInvoiceStore(store, options.invoiceTtlMs, options.reconciliation.enabled),
       inject: [CHECKOUT_RESOLVED_OPTIONS, CHECKOUT_STORE],
     },
-    {
-      provide: CheckoutSettlement,
-      useFactory: (invoices: CheckoutInvoiceStore, pipeline: InboundPipeline, telemetry?: HubtelTelemetry) =>
-        new CheckoutSettlement(invoices, pipeline, telemetry),
-      inject: [CheckoutInvoiceStore, CHECKOUT_PIPELINE, { token: HUBTEL_TELEMETRY, optional: true }],
-    },
+    CheckoutSettlement,
     {
       provide: CheckoutReconciler,
       // The pipeline's runner: BullMQ's job scheduler, or this process's timer.

@@ -5,7 +5,6 @@ import {
   HubtelOption,
   HubtelShutdownOptionsDto,
 } from '#internal';
-import { CHECKOUT_DEFAULTS } from './checkout.constants.js';
 
 const MAX_DELAY_MS = 30 * 24 * 3600_000;
 /** The defaults that need the status check, on when the account has a POS Sales ID. */
@@ -24,19 +23,19 @@ export class CheckoutAmountToleranceOptions {
 
 /** Re-checks of a callback's payment whose status check does not show it yet. */
 export class CheckoutRecheckOptions {
-  /** Checks after the first one (0: reject at once). Default 3. */
-  @HubtelOption({ int: [0, 10], default: CHECKOUT_DEFAULTS.recheckAttempts })
+  /** Checks after the first one (0: reject at once); the status check can lag. Default 3. */
+  @HubtelOption({ int: [0, 10], default: 3 })
   attempts?: number;
 
   /** Wait before the first re-check; each next one waits twice as long. Default 2000 ms. */
-  @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckDelayMs })
+  @HubtelOption({ int: [0, 60_000], default: 2_000 })
   delayMs?: number;
 
   /** Longest wait between two re-checks. Default 10000 ms (or `delayMs` when longer). */
   @HubtelOption({
     int: [0, 60_000],
     atLeast: 'delayMs',
-    defaultFrom: (recheck) => Math.max(CHECKOUT_DEFAULTS.recheckMaxDelayMs, recheck.delayMs as number),
+    defaultFrom: (recheck) => Math.max(10_000, recheck.delayMs as number),
   })
   maxDelayMs?: number;
 
@@ -44,7 +43,7 @@ export class CheckoutRecheckOptions {
    * Shortest time between two status checks of one invoice's paid callbacks, however many come
    * (forged copies cost at most one check this often). Default 10000 ms.
    */
-  @HubtelOption({ int: [0, 60_000], default: CHECKOUT_DEFAULTS.recheckMinIntervalMs })
+  @HubtelOption({ int: [0, 60_000], default: 10_000 })
   minIntervalMs?: number;
 }
 
@@ -74,31 +73,34 @@ export class CheckoutReconciliationOptions {
   enabled?: boolean;
 
   /** Age of an invoice before its first check. Default 5 minutes (Hubtel's advice). */
-  @HubtelOption({ int: [0, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileDelayMs })
+  @HubtelOption({ int: [0, MAX_DELAY_MS], default: 5 * 60_000 })
   delayMs?: number;
 
   /** How often the reconciler looks for invoices due, and the first re-check spacing. Default 1 minute. */
-  @HubtelOption({ int: [5, MAX_DELAY_MS], default: CHECKOUT_DEFAULTS.reconcileIntervalMs })
+  @HubtelOption({ int: [5, MAX_DELAY_MS], default: 60_000 })
   intervalMs?: number;
 
   /** Re-checks of one invoice back off (doubling) up to this. Default 1 hour (or `intervalMs` if longer). */
   @HubtelOption({
     int: [5, MAX_DELAY_MS],
     atLeast: 'intervalMs',
-    defaultFrom: (rec) => Math.max(CHECKOUT_DEFAULTS.reconcileMaxIntervalMs, rec.intervalMs as number),
+    defaultFrom: (rec) => Math.max(3600_000, rec.intervalMs as number),
   })
   maxIntervalMs?: number;
 
   /** Stop checking (and emit `expired`) this long after creation. Default 24 hours. */
-  @HubtelOption({ int: [1, 365 * 24 * 3600_000], default: CHECKOUT_DEFAULTS.reconcileGiveUpAfterMs })
+  @HubtelOption({ int: [1, 365 * 24 * 3600_000], default: 24 * 3600_000 })
   giveUpAfterMs?: number;
 
-  /** Status checks of one unpaid invoice at most (a flood's cost), the last at `giveUpAfterMs`. Default 8. */
-  @HubtelOption({ int: [1, 10_000], default: CHECKOUT_DEFAULTS.reconcileMaxChecks })
+  /**
+   * Status checks of one unpaid invoice at most (anyone can create invoices: a flood's cost), the last
+   * at `giveUpAfterMs`. Default 8: at 5, 6, 8, 12, 20, 36, 68 min and 24 h.
+   */
+  @HubtelOption({ int: [1, 10_000], default: 8 })
   maxChecks?: number;
 
   /** Status checks at once. Default 4. */
-  @HubtelOption({ int: [1, 64], default: CHECKOUT_DEFAULTS.reconcileConcurrency })
+  @HubtelOption({ int: [1, 64], default: 4 })
   concurrency?: number;
 }
 

@@ -100,7 +100,7 @@ export {
   HubtelShutdownOptions as HubtelShutdownOptionsDto,
   IsHubtelShutdownGraceMs,
   HubtelStatusCheckBudgetOptions as HubtelStatusCheckBudgetOptionsDto,
-  IsHubtelCountryCode,
+  HubtelCountryCodeOption,
   IsOptionalSection,
   IsHubtelPosSalesId,
 } from './options/hubtel-options.dto.js';

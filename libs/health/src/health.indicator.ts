@@ -30,31 +30,23 @@ export interface HubtelHealthModuleOptions {
   timeoutMs?: number;
   /**
    * Also probe the platform: one GET per API base URL through its transport, no retry; any HTTP answer
-   * means reachable. Off by default: a readiness check on a third party takes every replica out at once.
+   * means reachable (time-out: default 2000 ms). Off by default: a readiness check on a third party
+   * takes every replica out at once.
    */
   platform?: boolean | { timeoutMs?: number };
 }
 
-export const HEALTH_DEFAULTS = Object.freeze({
-  timeoutMs: 1_000,
-  platformTimeoutMs: 2_000,
-  keys: Object.freeze({ store: 'hubtel_store', runner: 'hubtel_runner', platform: 'hubtel_platform' }),
-});
-
-export const {
-  ConfigurableModuleClass: HubtelHealthConfigurableModule,
-  MODULE_OPTIONS_TOKEN: HUBTEL_HEALTH_MODULE_OPTIONS,
-  OPTIONS_TYPE: HUBTEL_HEALTH_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: HUBTEL_HEALTH_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<HubtelHealthModuleOptions>({ moduleName: 'HubtelHealth' })
+export const HEALTH_MODULE = new ConfigurableModuleBuilder<HubtelHealthModuleOptions>({
+  moduleName: 'HubtelHealth',
+})
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createHubtelHealthOptions')
   .build();
 
 /** `HubtelHealthModule.forRoot(...)` argument. */
-export type HubtelHealthModuleForRootOptions = typeof HUBTEL_HEALTH_OPTIONS_TYPE;
+export type HubtelHealthModuleForRootOptions = typeof HEALTH_MODULE.OPTIONS_TYPE;
 /** `HubtelHealthModule.forRootAsync(...)` argument. */
-export type HubtelHealthModuleAsyncOptions = typeof HUBTEL_HEALTH_ASYNC_OPTIONS_TYPE;
+export type HubtelHealthModuleAsyncOptions = typeof HEALTH_MODULE.ASYNC_OPTIONS_TYPE;
 
 /**
  * Terminus checks: `store()` (pings; down while a data loss is unacknowledged), `runner()` (its own
@@ -68,7 +60,7 @@ export class HubtelHealthIndicator {
     private readonly indicators: HealthIndicatorService,
     private readonly discovery: DiscoveryService,
     private readonly moduleRef: ModuleRef,
-    @Inject(HUBTEL_HEALTH_MODULE_OPTIONS) private readonly options: HubtelHealthModuleOptions,
+    @Inject(HEALTH_MODULE.MODULE_OPTIONS_TOKEN) private readonly options: HubtelHealthModuleOptions,
   ) {}
 
   /** For `HealthCheckService.check`: store and runner, and the platform when enabled (or call each). */
@@ -78,7 +70,7 @@ export class HubtelHealthIndicator {
     return checks;
   }
 
-  async store(key: string = HEALTH_DEFAULTS.keys.store): Promise<HealthIndicatorResult> {
+  async store(key = 'hubtel_store'): Promise<HealthIndicatorResult> {
     const indicator = this.indicators.check(key);
     const stores = this.dependencies().stores;
     const kinds = [...new Set(stores.map(kindOf))];
@@ -106,7 +98,7 @@ export class HubtelHealthIndicator {
     return indicator.up({ stores: kinds.length > 0 ? kinds : ['none'] });
   }
 
-  async runner(key: string = HEALTH_DEFAULTS.keys.runner): Promise<HealthIndicatorResult> {
+  async runner(key = 'hubtel_runner'): Promise<HealthIndicatorResult> {
     const indicator = this.indicators.check(key);
     const runner = this.dependencies().runner;
     if (!runner) return indicator.up({ runner: 'in-process' });
@@ -121,11 +113,10 @@ export class HubtelHealthIndicator {
     }
   }
 
-  async platform(key: string = HEALTH_DEFAULTS.keys.platform): Promise<HealthIndicatorResult> {
+  async platform(key = 'hubtel_platform'): Promise<HealthIndicatorResult> {
     const indicator = this.indicators.check(key);
     const setting = this.options.platform;
-    const timeoutMs =
-      (typeof setting === 'object' ? setting.timeoutMs : undefined) ?? HEALTH_DEFAULTS.platformTimeoutMs;
+    const timeoutMs = (typeof setting === 'object' ? setting.timeoutMs : undefined) ?? 2_000;
     const apis: Record<string, string> = {};
     const accounts: Record<string, Record<string, string>> = {};
     const probes = new Map<string, Promise<string>>();
@@ -197,7 +188,7 @@ export class HubtelHealthIndicator {
   }
 
   private bounded<T>(check: Promise<T>, what: string): Promise<T> {
-    return withTimeout(check, this.options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs, what);
+    return withTimeout(check, this.options.timeoutMs ?? 1_000, what);
   }
 }
 

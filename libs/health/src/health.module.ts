@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import {
-  HubtelHealthConfigurableModule,
+  HEALTH_MODULE,
   HubtelHealthIndicator,
   type HubtelHealthModuleForRootOptions,
 } from './health.indicator.js';
@@ -15,7 +15,7 @@ import {
   providers: [HubtelHealthIndicator],
   exports: [HubtelHealthIndicator],
 })
-export class HubtelHealthModule extends HubtelHealthConfigurableModule {
+export class HubtelHealthModule extends HEALTH_MODULE.ConfigurableModuleClass {
   /** Options are all optional: `forRoot()` checks the store and the runner. */
   static override forRoot(options: HubtelHealthModuleForRootOptions = {}): DynamicModule {
     return super.forRoot(options);

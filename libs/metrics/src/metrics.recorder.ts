@@ -7,19 +7,11 @@ export interface HubtelMetricsModuleOptions {
   registry?: Registry;
   /** Put in front of every metric name (`[a-zA-Z_:][a-zA-Z0-9_:]*`, or ''). Default `hubtel_`. */
   prefix?: string;
-  /** Latency buckets (seconds) of calls to the platform. */
+  /** Latency buckets (seconds) of calls to the platform. Default: up to their default time-out, 15 s. */
   platformBuckets?: number[];
-  /** Latency buckets (seconds) of service-flow steps. */
+  /** Latency buckets (seconds) of service-flow steps. Default: up to the 5 s the platform waits. */
   serviceFlowBuckets?: number[];
 }
-
-export const METRICS_DEFAULTS = Object.freeze({
-  prefix: 'hubtel_',
-  /** Up to the platform calls' default time-out, 15 s. */
-  platformBuckets: Object.freeze([0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15]),
-  /** Up to the about 5 s the platform waits for a service-flow answer. */
-  serviceFlowBuckets: Object.freeze([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]),
-});
 
 /**
  * The suite's signals as Prometheus metrics (docs/operations.md lists them). Label values come from
@@ -113,26 +105,17 @@ export class HubtelMetrics implements HubtelTelemetry {
 
 /** The suite's metrics, created on `registry` (or the ones already there under the same names). */
 function buildMetrics(registry: Registry, options: HubtelMetricsModuleOptions) {
-  const prefix = options.prefix ?? METRICS_DEFAULTS.prefix;
+  const prefix = options.prefix ?? 'hubtel_';
   if (typeof prefix !== 'string' || !/^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(prefix)) {
     throw new HubtelConfigError('metrics.prefix', 'must be empty or match [a-zA-Z_:][a-zA-Z0-9_:]*');
   }
   const counter = <L extends string>(name: string, help: string, ...labelNames: L[]): Counter<L> =>
+    reuse(registry, prefix + name, (full) => new Counter<L>({ name: full, help, labelNames, registers: [] }));
+  const histogram = <L extends string>(name: string, help: string, buckets: number[], ...labelNames: L[]) =>
     reuse(
       registry,
       prefix + name,
-      () => new Counter<L>({ name: prefix + name, help, labelNames, registers: [] }),
-    );
-  const histogram = <L extends string>(
-    name: string,
-    help: string,
-    buckets: readonly number[],
-    ...labelNames: L[]
-  ): Histogram<L> =>
-    reuse(
-      registry,
-      prefix + name,
-      () => new Histogram<L>({ name: prefix + name, help, labelNames, buckets: [...buckets], registers: [] }),
+      (full) => new Histogram<L>({ name: full, help, labelNames, buckets: [...buckets], registers: [] }),
     );
 
   const inbound = ['source', 'account'] as const;
@@ -173,14 +156,14 @@ function buildMetrics(registry: Registry, options: HubtelMetricsModuleOptions) {
     flowLatency: histogram(
       'service_flow_step_duration_seconds',
       'Time to answer a service-flow step',
-      options.serviceFlowBuckets ?? METRICS_DEFAULTS.serviceFlowBuckets,
+      options.serviceFlowBuckets ?? [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       'request',
     ),
     platformRequests: counter('platform_requests_total', platform, 'api', 'operation', 'status'),
     platformLatency: histogram(
       'platform_request_duration_seconds',
       `Latency of ${platform}`,
-      options.platformBuckets ?? METRICS_DEFAULTS.platformBuckets,
+      options.platformBuckets ?? [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
       'api',
       'operation',
     ),
@@ -206,10 +189,10 @@ function buildMetrics(registry: Registry, options: HubtelMetricsModuleOptions) {
   };
 }
 
-/** The registry's metric of that name if there is one (same type), else `create()`'s, registered. */
-function reuse<M extends Metric>(registry: Registry, name: string, create: () => M): M {
+/** The registry's metric of that name if there is one (same type), else `create(name)`'s, registered. */
+function reuse<M extends Metric>(registry: Registry, name: string, create: (name: string) => M): M {
   const existing = registry.getSingleMetric(name);
-  const metric = create();
+  const metric = create(name);
   if (existing) {
     if (existing.constructor !== metric.constructor)
       throw new HubtelConfigError(

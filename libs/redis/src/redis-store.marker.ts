@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Cluster, Redis } from 'ioredis';
 import { HubtelLogger, type HubtelStore, type HubtelStoreLoss } from 'nestjs-hubtel';
-import { describeError, hashTagOf } from '#internal';
+import { describeError, dropUndefined, hashTagOf } from '#internal';
 
 /**
  * A key holding a generation (random id): gone, or of another generation than a process saw, Redis lost
@@ -84,13 +84,8 @@ export class RedisStoreMarkers {
     const [keptSince] = shown.flatMap((one) => one.keptSince ?? []).sort();
     const where = shown.map((one) => one.where);
     const acknowledgedAt = open.length > 0 ? undefined : latest(lost.map((one) => one.acknowledgedAt!));
-    return {
-      detectedAt,
-      ...(keptSince === undefined ? {} : { keptSince }),
-      where,
-      ...(acknowledgedAt === undefined ? {} : { acknowledgedAt }),
-      message: lossMessage(where, detectedAt, keptSince, acknowledgedAt),
-    };
+    const message = lossMessage(where, detectedAt, keptSince, acknowledgedAt);
+    return dropUndefined({ detectedAt, keptSince, where, acknowledgedAt, message });
   }
 
   /** Records the acknowledgment in every marker that reports an open loss; resolves to that loss. */
@@ -192,12 +187,11 @@ export async function clusterMarkers(client: Cluster, keyPrefix: string): Promis
     ranges.set(node, [...(ranges.get(node) ?? []), [start, end]]);
   }
   const places: MarkerPlace[] = [];
-  let candidate = 0;
   for (const [node, owned] of [...ranges].sort(([a], [b]) => a.localeCompare(b))) {
     owned.sort((a, b) => a[0] - b[0]);
     const slots = owned.map(([start, end]) => (start === end ? `${start}` : `${start}-${end}`)).join(',');
     // Tags are tried in order; about one in (number of masters) lands on this one's slots.
-    for (let tries = 0; tries < 16_384; tries++, candidate++) {
+    for (let candidate = 0; candidate < 16_384; candidate++) {
       const key = `${STORE_MARKER_KEY}:{${candidate}}`;
       const slot = keySlot(keyPrefix + key);
       if (owned.some(([start, end]) => slot >= start && slot <= end)) {
@@ -205,7 +199,6 @@ export async function clusterMarkers(client: Cluster, keyPrefix: string): Promis
         break;
       }
     }
-    candidate = 0;
   }
   return places;
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelConfigError, HubtelLogger } from 'nestjs-hubtel';
 import {
   AccountRegistry,
   requestTransactionStatus,
@@ -10,7 +10,6 @@ import {
 } from '#internal';
 import type { FulfillmentAccountView, FulfillmentService } from './fulfillment/index.js';
 import { ServiceAppUnknownAccountError } from './service-app.errors.js';
-import { ServiceAppLogger } from './service-app.logger.js';
 import { SERVICE_APP_SCOPE } from './service-app.constants.js';
 import type { ResolvedServiceAppOptions } from './service-app.options.js';
 import type { ServiceFlowService } from './flow/index.js';
@@ -48,7 +47,7 @@ export class ServiceAppAccounts extends AccountRegistry<ServiceAppAccount> {
       SERVICE_APP_SCOPE,
       'ServiceAppModule.forRoot',
       (...args) => new ServiceAppUnknownAccountError(...args),
-      new ServiceAppLogger(),
+      new HubtelLogger('HubtelServiceApp'),
     );
   }
 

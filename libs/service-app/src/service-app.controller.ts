@@ -1,5 +1,10 @@
 import { Body, HttpCode, Inject, Optional, Post, Req, Res, type Type } from '@nestjs/common';
-import { HUBTEL_TELEMETRY, type HubtelInboundSource, type HubtelTelemetry } from 'nestjs-hubtel';
+import {
+  HUBTEL_TELEMETRY,
+  type HubtelInboundSource,
+  type HubtelTelemetry,
+  HubtelLogger,
+} from 'nestjs-hubtel';
 import {
   answerInbound,
   inboundPaths,
@@ -20,7 +25,6 @@ import {
 import type { ServiceAppAccount, ServiceAppAccounts } from './service-app.accounts.js';
 import { SERVICE_APP_ACCOUNTS, SERVICE_APP_PIPELINE, SERVICE_APP_ROUTES } from './service-app.constants.js';
 import { ServiceAppWrongAccountError } from './service-app.errors.js';
-import { ServiceAppLogger } from './service-app.logger.js';
 import type { ServiceAppRouteOptions, ServiceFlowResponse } from './service-app.types.js';
 
 /**
@@ -111,7 +115,7 @@ const WRONG_ACCOUNT = 'HUBTEL_WRONG_ACCOUNT';
 
 /** Typed refusals answer 409 (or their status); anything else is a 503: sent again later. */
 const answers: InboundAnswerOptions = {
-  logger: new ServiceAppLogger(),
+  logger: new HubtelLogger('HubtelServiceApp'),
   refusal: (error) => {
     if (error instanceof FulfillmentRejectedError)
       return inboundHttpError(error.httpStatus ?? 409, `HUBTEL_${error.reason}`, error.message);

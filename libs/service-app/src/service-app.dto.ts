@@ -5,8 +5,9 @@ import { compileValidator, rules } from '#internal';
 
 const ID_MAX = 128;
 
-/** A required, non-empty text of at most `max` characters. */
+/** A required, non-empty text of at most `max` characters; an optional text of at most `max`. */
 const IsText = (max: number) => rules(IsString(), IsNotEmpty(), MaxLength(max));
+const IsOptionalText = (max: number) => rules(IsOptional(), IsString(), MaxLength(max));
 
 /** Service-flow request (platform → app), once validated (unknown extra fields are dropped). */
 export class ServiceFlowRequestDto {
@@ -29,14 +30,10 @@ export class ServiceFlowRequestDto {
   @IsText(ID_MAX)
   SessionId!: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(256)
+  @IsOptionalText(256)
   Operator?: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(4_096)
+  @IsOptionalText(4_096)
   ClientState?: string;
 
   /** Only on the initiating call. */

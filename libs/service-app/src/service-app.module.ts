@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { HUBTEL_DEFAULT_ACCOUNT } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelLogger } from 'nestjs-hubtel';
 import {
   HUBTEL_ENV,
   hubtelModuleRecipe,
@@ -23,7 +23,6 @@ import {
   getFulfillmentAccountToken,
 } from './service-app.constants.js';
 import { ServiceAppEvents } from './service-app.events.js';
-import { ServiceAppLogger } from './service-app.logger.js';
 import { createServiceAppController } from './service-app.controller.js';
 import { SERVICE_APP_OPTIONS_RECIPE, type ServiceAppAccountOverrides } from './service-app.options.js';
 import type { ServiceAppModuleExtras } from './service-app.types.js';
@@ -66,7 +65,7 @@ const SERVICE_APP_MODULE = hubtelModuleRecipe({
           name: 'service-app',
           deadLetterEvent: ServiceAppEvents.DeadLetter,
           shutdownGraceMs: options.shutdownGraceMs,
-          logger: new ServiceAppLogger(),
+          logger: new HubtelLogger('HubtelServiceApp'),
         }),
       },
       pathSecret: HUBTEL_ENV.serviceAppPathSecret,

@@ -7,11 +7,11 @@ import {
   type InboundAccessOptions,
 } from 'nestjs-hubtel';
 import {
-  HUBTEL_DEFAULT_COUNTRY_CODE,
+  HUBTEL_DEFAULT_BASE_URLS,
   HUBTEL_ENV,
   HubtelOption,
   HubtelStatusCheckBudgetOptionsDto,
-  IsHubtelCountryCode,
+  HubtelCountryCodeOption,
   IsHubtelShutdownGraceMs,
   assertStoreOption,
   checkOptions,
@@ -24,7 +24,6 @@ import {
 } from '#internal';
 import {
   SERVICE_APP_DEFAULT_MESSAGES,
-  SERVICE_APP_DEFAULTS,
   type ServiceAppMessages,
   SERVICE_APP_SCOPE,
 } from './service-app.constants.js';
@@ -40,8 +39,6 @@ import {
   type ServiceAppRecheckDelayOptions,
   resolveBackInputs,
 } from './service-app.option-sections.js';
-
-const D = SERVICE_APP_DEFAULTS;
 
 const ServiceAppAccessOptions = declareAccessOptions(HUBTEL_ENV.serviceAppPathSecret);
 const ServiceAppCallbackCredentials = declareCredentials({
@@ -63,8 +60,8 @@ export class ServiceAppModuleWideOptions {
   @HubtelOption({ nested: () => HubtelStatusCheckBudgetOptionsDto, account: 'defaultOnly', default: {} })
   statusCheckBudget?: HubtelStatusCheckBudgetOptions;
 
-  /** Most sessions waiting for a first answer, per instance; then the oldest gives way. Default 50,000. */
-  @HubtelOption({ int: [1, 10_000_000], account: 'defaultOnly', default: D.maxPendingSessions })
+  /** Most sessions waiting for a first answer, per instance (~600 B each); then the oldest gives way. Default 50,000. */
+  @HubtelOption({ int: [1, 10_000_000], account: 'defaultOnly', default: 50_000 })
   maxPendingSessions?: number;
 
   /** A HubtelStore or its token. Default: the app's `HUBTEL_STORE`, else a MemoryStore (lost on restart). */
@@ -100,8 +97,8 @@ export class ServiceAppModuleOptions extends ServiceAppModuleWideOptions {
   @HubtelOption({ nested: () => ServiceAppVerificationOptions, account: 'merged', default: {} })
   verification?: ServiceAppVerificationOptions;
 
-  /** The platform's fulfillment callback receiver. Default `https://gs-callback.hubtel.com:9055`. */
-  @HubtelOption({ url: true, env: HUBTEL_ENV.callbackUrl, default: D.callbackUrl })
+  /** The platform's fulfillment callback receiver. Default `https://gs-callback.hubtel.com:9055` (not 443). */
+  @HubtelOption({ url: true, env: HUBTEL_ENV.callbackUrl, default: HUBTEL_DEFAULT_BASE_URLS.fulfillment })
   callbackUrl?: string;
 
   /** The callback's Basic-auth pair, if you have one; a named account's own when the default has one. */
@@ -109,35 +106,35 @@ export class ServiceAppModuleOptions extends ServiceAppModuleWideOptions {
   callbackCredentials?: HubtelCredentials;
 
   /** Time-out of one callback POST, ms. Default 15000. */
-  @HubtelOption({ int: [1, 600_000], default: D.callbackTimeoutMs })
+  @HubtelOption({ int: [1, 600_000], default: 15_000 })
   callbackTimeoutMs?: number;
 
   /** An idle session is forgotten after this long (renewed by every answer). Default 10 min. */
-  @HubtelOption({ int: 1, default: D.sessionTtlMs })
+  @HubtelOption({ int: 1, default: 10 * 60_000 })
   sessionTtlMs?: number;
 
-  /** A started session with no answer yet is forgotten after this long. Default 2 min, ≤ `sessionTtlMs`. */
+  /** A start with no answer yet (abandoned, or forged) is forgotten sooner. Default 2 min, ≤ `sessionTtlMs`. */
   @HubtelOption({
     int: 1,
     atMost: 'sessionTtlMs',
-    defaultFrom: (options) => Math.min(D.sessionStartTtlMs, options.sessionTtlMs as number),
+    defaultFrom: (options) => Math.min(2 * 60_000, options.sessionTtlMs as number),
   })
   sessionStartTtlMs?: number;
 
-  /** How long a cart waits for its fulfillment request. Default 24 h. */
-  @HubtelOption({ int: 1, default: D.cartTtlMs })
+  /** How long a cart waits for its fulfillment request (payment can take a while). Default 24 h. */
+  @HubtelOption({ int: 1, default: 24 * 3600_000 })
   cartTtlMs?: number;
 
   /** Longest a step may take before "please try again" is answered. Default 4000 ms (USSD allows 5 s). */
-  @HubtelOption({ int: [1, 60_000], default: D.stepBudgetMs })
+  @HubtelOption({ int: [1, 60_000], default: 4_000 })
   stepBudgetMs?: number;
 
   /** Entries that return to the previous prompt. Default `'0'`; `false` turns "back" off. */
-  @HubtelOption({ default: D.backInput })
+  @HubtelOption({ default: '0' })
   backInput?: string | readonly string[] | false;
 
   /** Refuse fulfillment requests with no AddToCart answered here. Default true (off: `access` only). */
-  @HubtelOption({ bool: true, default: D.requireCart })
+  @HubtelOption({ bool: true, default: true })
   requireCart?: boolean;
 
   /** Path secret and IP allow-list of both endpoints; a named account's path secret is its own. */
@@ -149,11 +146,7 @@ export class ServiceAppModuleOptions extends ServiceAppModuleWideOptions {
   messages?: Partial<ServiceAppMessages>;
 
   /** Country code for national numbers typed in `phone` fields (`024…`). Default '233'. */
-  @HubtelOption({
-    is: IsHubtelCountryCode(),
-    env: HUBTEL_ENV.defaultCountryCode,
-    default: HUBTEL_DEFAULT_COUNTRY_CODE,
-  })
+  @HubtelCountryCodeOption()
   defaultCountryCode?: string;
 
   /** The USSD channel: screen size, pages of long menus, operators. */

@@ -207,14 +207,12 @@ export class SmsBatchRun {
         this.halt(`the onBatch callback failed: ${errorMessage(error)}`, error);
       }
     }
-    if (this.plan.onProgress) {
-      try {
-        this.plan.onProgress({ ...this.counts, inFlight: this.inFlight });
-      } catch (error) {
-        this.logger.warn(
-          `sendBatch onProgress callback failed (ignored): ${maskPhoneNumbers(errorMessage(error))}`,
-        );
-      }
+    try {
+      this.plan.onProgress?.({ ...this.counts, inFlight: this.inFlight });
+    } catch (error) {
+      this.logger.warn(
+        `sendBatch onProgress callback failed (ignored): ${maskPhoneNumbers(errorMessage(error))}`,
+      );
     }
   }
 

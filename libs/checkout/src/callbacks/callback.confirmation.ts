@@ -14,7 +14,7 @@ import {
   paymentFromCallback,
   paymentFromStatus,
 } from './payment.evidence.js';
-import { CHECKOUT_CONFIRM_JOB, CHECKOUT_DEFAULTS } from '../checkout.constants.js';
+import { CHECKOUT_CONFIRM_JOB } from '../checkout.constants.js';
 import { recheckDelays } from '../checkout.option-sections.js';
 import type { ResolvedCheckoutOptions } from '../checkout.options.js';
 import type { CheckoutCallbackDto } from './callback.dto.js';
@@ -61,6 +61,8 @@ function nextCheckAt(
 
 /** A callback that found its round ending tries the next one, this many times at most. */
 const SUBMIT_TRIES = 3;
+/** A finished round's record (not 7 days: forged rounds must not hold keys for days). */
+const CONFIRM_RECORD_TTL_MS = 2 * 3600_000;
 
 export class CheckoutConfirmation {
   private readonly logger = new HubtelLogger('HubtelCheckout');
@@ -78,11 +80,7 @@ export class CheckoutConfirmation {
       wakeOnDuplicate: true,
       compactWhenDone: () => undefined,
       // Hours, not days: a finished round's key is never submitted again; forged ones go soon.
-      doneTtlMs: () =>
-        Math.min(
-          CHECKOUT_DEFAULTS.confirmRecordTtlMs,
-          options.handlers.recordTtlMs ?? CHECKOUT_DEFAULTS.confirmRecordTtlMs,
-        ),
+      doneTtlMs: () => Math.min(CONFIRM_RECORD_TTL_MS, options.handlers.recordTtlMs ?? CONFIRM_RECORD_TTL_MS),
       onSettled: async (record, outcome) => {
         // Gave up (the status check kept failing): its round must not hold back the next callback.
         if (outcome === 'dead' && record.payload.claim === 'paid')
@@ -99,9 +97,7 @@ export class CheckoutConfirmation {
     sourceAddress: string | undefined,
   ): Promise<'accepted' | 'duplicate'> {
     const ref = callback.Data.ClientReference;
-    const job: ConfirmJob = { claim, callback };
-    if (sourceAddress !== undefined) job.sourceAddress = sourceAddress;
-    if (invoice.account !== undefined) job.account = invoice.account;
+    const job: ConfirmJob = dropUndefined({ claim, callback, sourceAddress, account: invoice.account });
     for (let tries = 1; ; tries++) {
       // A paid claim's key names the invoice's round, so an ended round never makes a later callback
       // a duplicate; round 0 keeps `<ref>:paid` (older records stay recognised).

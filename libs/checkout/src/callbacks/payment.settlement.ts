@@ -1,4 +1,6 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
+  HUBTEL_TELEMETRY,
   HubtelError,
   HubtelLogger,
   maskPhoneNumbers,
@@ -6,10 +8,9 @@ import {
   type StoreEntry,
 } from 'nestjs-hubtel';
 import { dropUndefined, type InboundPipeline } from '#internal';
-import { CHECKOUT_DEFAULT_ACCOUNT } from '../checkout.constants.js';
+import { CHECKOUT_DEFAULT_ACCOUNT, CHECKOUT_PIPELINE } from '../checkout.constants.js';
 import {
   CheckoutEvents,
-  checkoutEvent,
   type CheckoutAttention,
   type CheckoutAttentionEvent,
   type CheckoutExpiredEvent,
@@ -21,7 +22,7 @@ import {
   changeInvoice,
   invoiceAccount,
   type CheckoutInvoice,
-  type CheckoutInvoiceStore,
+  CheckoutInvoiceStore,
 } from '../invoices/invoice.store.js';
 import {
   paymentFromStatus,
@@ -40,13 +41,14 @@ import type { CheckoutTransactionStatus } from '../invoices/invoice.dto.js';
  * them loses nothing. Failed and expired: the invoice's compare-and-set, refused once paid; a repeat
  * submits the event again. A confirmed callback's two jobs: docs/architecture.md.
  */
+@Injectable()
 export class CheckoutSettlement {
   private readonly logger = new HubtelLogger('HubtelCheckout');
 
   constructor(
-    private readonly invoices: CheckoutInvoiceStore,
-    private readonly pipeline: InboundPipeline,
-    private readonly telemetry?: HubtelTelemetry,
+    @Inject(CheckoutInvoiceStore) private readonly invoices: CheckoutInvoiceStore,
+    @Inject(CHECKOUT_PIPELINE) private readonly pipeline: InboundPipeline,
+    @Optional() @Inject(HUBTEL_TELEMETRY) private readonly telemetry?: HubtelTelemetry,
   ) {}
 
   /** `known`: the invoice entry the caller just read, tried first (the gate is the pipeline record). */
@@ -59,7 +61,7 @@ export class CheckoutSettlement {
     // Given back by the merchant: final, whatever is verified later.
     if (invoice.status === 'refunded') return 'superseded';
     const paidAt = new Date().toISOString();
-    const event = checkoutEvent<CheckoutPaidEvent>({
+    const event = dropUndefined<CheckoutPaidEvent>({
       ...eventFields(invoice),
       checkoutId: invoice.checkoutId ?? evidence.checkoutId,
       amountPaid: evidence.amountPaid,
@@ -148,7 +150,7 @@ export class CheckoutSettlement {
     if (!result) return 'unknown';
     if (!result.changed) return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const stored = result.invoice;
-    const event = checkoutEvent<CheckoutAttentionEvent>({
+    const event = dropUndefined<CheckoutAttentionEvent>({
       ...eventFields(stored),
       reason: attention.reason,
       message: attention.message,
@@ -254,7 +256,7 @@ export class CheckoutSettlement {
     if (!result.changed && result.invoice.status !== 'failed')
       return result.invoice.status === 'paid' ? 'superseded' : 'duplicate';
     const failure = result.invoice.failure ?? { ...evidence, at };
-    const event = checkoutEvent<CheckoutFailedEvent>({
+    const event = dropUndefined<CheckoutFailedEvent>({
       ...eventFields(result.invoice),
       source: evidence.source,
       responseCode: failure.responseCode,
@@ -292,7 +294,7 @@ export class CheckoutSettlement {
     const invoice = result.invoice;
     // A failed invoice keeps its failure when it expires.
     const lastFailed = result.changed ? before.status === 'failed' : invoice.failure !== undefined;
-    const event = checkoutEvent<CheckoutExpiredEvent>({
+    const event = dropUndefined<CheckoutExpiredEvent>({
       ...eventFields(invoice),
       lastStatus: lastFailed ? 'failed' : 'pending',
       createdAt: invoice.createdAt,
@@ -308,7 +310,7 @@ export class CheckoutSettlement {
   /** Emits a rejection: an alert, not a recorded job (forged callbacks must not fill the store). */
   reject(claim: RejectedClaim): void {
     const { callback, status, invoice } = claim;
-    const event = checkoutEvent<CheckoutRejectedEvent>({
+    const event = dropUndefined<CheckoutRejectedEvent>({
       reason: claim.reason,
       message: claim.message,
       source: callback ? 'callback' : 'status-check',

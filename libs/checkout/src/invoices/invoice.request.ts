@@ -1,6 +1,6 @@
 /** The `/items/initiate` body for a createInvoice() input: every check, defaults filled in. */
 import { randomUUID } from 'node:crypto';
-import { HubtelValidationError, normalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
+import { HubtelValidationError, tryNormalizeMsisdn, type ValidationIssue } from 'nestjs-hubtel';
 import { compileValidator } from '#internal';
 import { CLIENT_REFERENCE_MAX_LENGTH, DESCRIPTION_FORBIDDEN_CHARACTERS } from '../checkout.constants.js';
 import type { ResolvedCheckoutOptions } from '../checkout.options.js';
@@ -74,16 +74,9 @@ export function buildInitiateBody(
   const merchantAccountNumber = input.merchantAccountNumber ?? options.merchantAccountNumber;
   if (input.payeeName != null && ok('payeeName')) body.PayeeName = input.payeeName.trim();
   if (input.payeeMobileNumber != null) {
-    try {
-      body.PayeeMobileNumber = normalizeMsisdn(
-        input.payeeMobileNumber,
-        options.http.defaultCountryCode,
-        'payeeMobileNumber',
-      );
-    } catch (error) {
-      if (!(error instanceof HubtelValidationError)) throw error;
-      issues.push(...error.issues.map((issue) => ({ ...issue, field: 'payeeMobileNumber' })));
-    }
+    const payee = tryNormalizeMsisdn(input.payeeMobileNumber, options.http.defaultCountryCode);
+    if (payee.ok) body.PayeeMobileNumber = payee.msisdn;
+    else issues.push({ field: 'payeeMobileNumber', message: payee.reason, value: input.payeeMobileNumber });
   }
   if (input.payeeEmail != null && ok('payeeEmail')) {
     if (!EMAIL.test(input.payeeEmail.trim()))

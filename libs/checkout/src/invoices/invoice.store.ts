@@ -177,13 +177,8 @@ export class CheckoutInvoiceStore {
 
   /** Takes an invoice's next check by moving its schedule (CAS): two instances never both check it. */
   async claim(entry: StoreEntry<CheckoutWatchEntry>, next: CheckoutWatchEntry): Promise<boolean> {
-    const written = await this.store.compareAndSet(
-      watchKey(entry.value.clientReference),
-      entry.version,
-      next,
-      this.writeOptions,
-    );
-    return written !== undefined;
+    const key = watchKey(entry.value.clientReference);
+    return (await this.store.compareAndSet(key, entry.version, next, this.writeOptions)) !== undefined;
   }
 }
 

@@ -220,7 +220,9 @@ export class AccountRegistry<T> implements HasAccountTransports {
       if (!cached.refreshing) this.refresh(name, cached, resolver);
       return cached.account;
     }
-    if (this.resolved.size >= CACHE_SWEEP_SIZE) this.sweep(now);
+    // The expired entries go (about CACHE_SWEEP_SIZE held at most); a found name stays known.
+    if (this.resolved.size >= CACHE_SWEEP_SIZE)
+      for (const [key, entry] of this.resolved) if (entry.expiresAt <= now) this.resolved.delete(key);
     const entry: CachedAccount<T> = {
       expiresAt: Number.POSITIVE_INFINITY,
       account: this.lookUp(name, resolver),
@@ -262,12 +264,10 @@ export class AccountRegistry<T> implements HasAccountTransports {
     );
   }
 
-  private lookUp(name: string, resolver: ResolvedAccountResolver): Promise<T> {
-    return (async () => {
-      const overrides = await resolver.resolve(name);
-      if (overrides === undefined || overrides === null) throw this.unknown(name);
-      return this.requireDefaults(name).build(name, overrides);
-    })();
+  private async lookUp(name: string, resolver: ResolvedAccountResolver): Promise<T> {
+    const overrides = await resolver.resolve(name);
+    if (overrides === undefined || overrides === null) throw this.unknown(name);
+    return this.requireDefaults(name).build(name, overrides);
   }
 
   /** A found account: cached for `cacheTtlMs` (none when 0), its name known for a day. */
@@ -280,11 +280,6 @@ export class AccountRegistry<T> implements HasAccountTransports {
     this.found.delete(name);
     if (this.found.size >= FOUND_NAMES_KEPT) this.found.delete(this.found.keys().next().value!);
     this.found.set(name, now + HUBTEL_FOUND_ACCOUNT_TTL_MS);
-  }
-
-  /** Drops the expired entries (about CACHE_SWEEP_SIZE held at most); a found name stays known. */
-  private sweep(now: number): void {
-    for (const [name, entry] of this.resolved) if (entry.expiresAt <= now) this.resolved.delete(name);
   }
 
   private requireDefaults(name: string): DefaultAccount<T> {

@@ -76,11 +76,6 @@ export interface HttpTransportConfig {
 
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 const keepAsIs = [(body: unknown) => body];
-const TRANSITIONAL = Object.freeze({
-  clarifyTimeoutError: true,
-  silentJSONParsing: true,
-  forcedJSONParsing: false,
-});
 
 /**
  * The suite's one outbound HTTP client (on @nestjs/axios' HttpService). Retried: failures before
@@ -215,7 +210,7 @@ function axiosRequest(
     // A redirected POST may be replayed as a GET elsewhere; report it instead.
     maxRedirects: 0,
     maxContentLength: MAX_RESPONSE_BYTES,
-    transitional: TRANSITIONAL,
+    transitional: { clarifyTimeoutError: true, silentJSONParsing: true, forcedJSONParsing: false },
   };
 }
 

@@ -1,6 +1,7 @@
 import { HttpException, type LoggerService } from '@nestjs/common';
 import { HubtelValidationError } from '../errors/hubtel.errors.js';
 import { describeError } from '../logging/redact.js';
+import { dropUndefined } from '../options/hubtel-env.js';
 import type {
   HubtelInboundSignal,
   HubtelInboundSource,
@@ -86,8 +87,5 @@ export function inboundSignal(
   reason?: string,
   account?: string,
 ): HubtelInboundSignal {
-  const signal: HubtelInboundSignal = { kind: 'inbound', source, outcome };
-  if (reason !== undefined) signal.reason = reason;
-  if (account !== undefined) signal.account = account;
-  return signal;
+  return dropUndefined<HubtelInboundSignal>({ kind: 'inbound', source, outcome, reason, account });
 }

@@ -55,17 +55,13 @@ export interface ShutdownLeftovers {
 export function shutdownLine(left: ShutdownLeftovers): { level: 'log' | 'warn'; text: string } {
   const head = `Shutdown of the ${left.pipeline} jobs:`;
   const open = left.running + left.waiting;
-  if (left.durable && open > 0) {
-    return {
-      level: 'warn',
-      text: `${head} ${plural(open, 'job')} still running after the ${left.graceMs} ms grace; BullMQ hands ${open === 1 ? 'it' : 'them'} to another instance or the next start, where only the handlers that did not finish run`,
-    };
-  }
-  if (left.durable && open === 0)
-    return {
-      level: 'log',
-      text: `${head} every job running here finished; what waits to run stays in BullMQ`,
-    };
+  if (left.durable)
+    return open === 0
+      ? { level: 'log', text: `${head} every job running here finished; what waits to run stays in BullMQ` }
+      : {
+          level: 'warn',
+          text: `${head} ${plural(open, 'job')} still running after the ${left.graceMs} ms grace; BullMQ hands ${open === 1 ? 'it' : 'them'} to another instance or the next start, where only the handlers that did not finish run`,
+        };
   if (open === 0 && left.dead === 0)
     return { level: 'log', text: `${head} every job finished; nothing left pending` };
   const parts = [

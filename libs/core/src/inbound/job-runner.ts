@@ -170,9 +170,7 @@ export class InProcessJobRunner implements JobRunner {
 
   private release(id: string): void {
     this.held.delete(id);
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   private id(pipeline: string, storeKey: string): string {

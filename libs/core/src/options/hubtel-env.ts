@@ -31,9 +31,11 @@ export function readEnvNumber(source: HubtelEnvSource, key: string): number | un
   return Number(text);
 }
 
-/** Drops undefined fields, so `{ ...fromEnv, ...dropUndefined(overrides) }` keeps env values. */
-export function dropUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+/** Drops undefined fields (env values kept under overrides, payloads plain JSON); no entries arrays (hot path). */
+export function dropUndefined<T extends object>(value: T): T {
+  const out = {} as T;
+  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
+  return out;
 }
 
 /**

@@ -47,7 +47,7 @@ export interface HubtelOptionSpec {
   oneOf?: readonly unknown[];
   /** A section checked as `type` declares (its fields declared there too): sets `section`. */
   nested?: () => Function;
-  /** Further rules of an optional field (`IsHubtelCountryCode()`). */
+  /** Further rules of an optional field (`IsHubtelPosSalesId()`). */
   is?: PropertyDecorator;
   /** An absolute http(s) URL, parsed at bootstrap (trailing slashes trimmed: see resolveUrl). */
   url?: true;

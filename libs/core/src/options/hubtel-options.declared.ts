@@ -1,7 +1,7 @@
 import { HubtelConfigError } from '../errors/hubtel.errors.js';
 import { accountEnvVariable } from '../accounts/accounts-env.js';
 import { dropUndefined, readEnvNumber, readEnvValue, type HubtelEnvSource } from './hubtel-env.js';
-import { checkOptions } from './hubtel-options.dto.js';
+import { checkOptions, isPlainObject } from './hubtel-options.dto.js';
 import { assertOptionsObject, resolveUrl } from './hubtel-options.validation.js';
 import { accountRule, optionFields, type HubtelOptionField } from './hubtel-option.decorator.js';
 
@@ -12,12 +12,6 @@ import { accountRule, optionFields, type HubtelOptionField } from './hubtel-opti
  */
 
 type Plain = Record<string, unknown>;
-
-function isPlainObject(value: unknown): value is Plain {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
 
 function sectionFields(field: HubtelOptionField | undefined): HubtelOptionField[] {
   return field?.spec.section ? optionFields(field.spec.section()) : [];

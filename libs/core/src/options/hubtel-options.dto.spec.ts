@@ -3,7 +3,7 @@ import {
   checkOptions,
   HubtelHttpOptions,
   HubtelShutdownOptions,
-  IsHubtelCountryCode,
+  HubtelCountryCodeOption,
   IsHubtelPosSalesId,
   refuseRemovedOptions,
 } from './hubtel-options.dto.js';
@@ -23,8 +23,7 @@ class SharedRulesDto {
   @IsHubtelPosSalesId()
   posSalesId?: string;
 
-  @IsOptional()
-  @IsHubtelCountryCode()
+  @HubtelCountryCodeOption()
   defaultCountryCode?: string;
 }
 

@@ -21,14 +21,15 @@ export function IsHubtelPosSalesId(): PropertyDecorator {
   );
 }
 
-/** A country calling code put in front of national numbers: 1 to 3 digits, not starting with 0. */
-export function IsHubtelCountryCode(): PropertyDecorator {
-  return rules(
-    IsString(),
-    Matches(/^[1-9]\d{0,2}$/, {
-      message: 'defaultCountryCode must be a country calling code of 1 to 3 digits without "+" (e.g. "233")',
-    }),
-  );
+/** `defaultCountryCode`: the calling code put in front of national numbers (`0241234567`). Default '233'. */
+export function HubtelCountryCodeOption(): PropertyDecorator {
+  const message =
+    'defaultCountryCode must be a country calling code of 1 to 3 digits without "+" (e.g. "233")';
+  return HubtelOption({
+    is: rules(IsString(), Matches(/^[1-9]\d{0,2}$/, { message })),
+    env: HUBTEL_ENV.defaultCountryCode,
+    default: HUBTEL_DEFAULT_COUNTRY_CODE,
+  });
 }
 
 /**
@@ -85,11 +86,7 @@ export class HubtelHttpOptions {
   retry?: HubtelRetryOptionsDto;
 
   /** Country code put in front of national numbers (`0241234567`). Default '233'. */
-  @HubtelOption({
-    is: IsHubtelCountryCode(),
-    env: HUBTEL_ENV.defaultCountryCode,
-    default: HUBTEL_DEFAULT_COUNTRY_CODE,
-  })
+  @HubtelCountryCodeOption()
   defaultCountryCode?: string;
 }
 
@@ -188,11 +185,16 @@ export function checkOptions<T>(
   throw new HubtelConfigError(option, problem);
 }
 
+/** An object literal (not an array, nor an instance of a class). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
 /** A copy of an accepted options object without its null fields, nested plain objects included. */
 function withoutNulls(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return value; // arrays, instances: as given
+  if (!isPlainObject(value)) return value; // arrays, instances: as given
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) if (field !== null) out[key] = withoutNulls(field);
   return out;

@@ -6,10 +6,10 @@ import {
   type Type,
 } from '@nestjs/common';
 
-/** What a connection module opens: it connects at start-up and closes at shutdown. */
+/** What a connection module opens: it connects at start-up and closes at shutdown (when it has them). */
 export interface HubtelConnection {
-  connect(): Promise<void>;
-  close(): Promise<void>;
+  connect?(): Promise<void>;
+  close?(): Promise<void>;
 }
 
 /** Extras of a connection module's `forRoot`/`forRootAsync`. */
@@ -19,10 +19,11 @@ export interface HubtelConnectionExtras {
 }
 
 /**
- * HubtelRedisModule's and HubtelBullmqModule's forRoot / forRootAsync: `type` connected before start-up
- * goes on, also under `token`; closed last, as the pipelines use it while they drain before shutdown.
+ * HubtelRedisModule's, HubtelBullmqModule's and HubtelMetricsModule's forRoot / forRootAsync: `type`
+ * connected before start-up goes on, also under `token`; closed last, as the pipelines use it while
+ * they drain before shutdown.
  */
-export function hubtelConnectionModule<O, T extends HubtelConnection, F extends string>(spec: {
+export function hubtelConnectionModule<O, T extends object, F extends string>(spec: {
   moduleName: string;
   factoryMethod: F;
   type: Type<T>;
@@ -40,8 +41,8 @@ export function hubtelConnectionModule<O, T extends HubtelConnection, F extends 
         {
           provide: spec.type,
           useFactory: async (options: O) => {
-            const connection = spec.create(options);
-            await connection.connect();
+            const connection: HubtelConnection = spec.create(options);
+            await connection.connect?.();
             return connection;
           },
           inject: [built.MODULE_OPTIONS_TOKEN],
@@ -49,8 +50,8 @@ export function hubtelConnectionModule<O, T extends HubtelConnection, F extends 
         { provide: spec.token, useExisting: spec.type },
         {
           provide: Symbol(`${spec.moduleName}:close`),
-          useFactory: (connection: T): OnApplicationShutdown => ({
-            onApplicationShutdown: () => connection.close(),
+          useFactory: (connection: HubtelConnection): OnApplicationShutdown => ({
+            onApplicationShutdown: () => connection.close?.(),
           }),
           inject: [spec.type],
         },

@@ -66,9 +66,6 @@ export function checkAnswer(
     }
     case 'email':
       if (!EMAIL.test(raw)) return reject(messages.email);
-      break;
-    default:
-      break;
   }
   if (typeof value === 'number') {
     if (rules.min !== undefined && value < rules.min)

@@ -1,9 +1,14 @@
 /** The step engine of one account: starts sessions, checks answers, runs steps, writes the session. */
 import { describeError } from '#internal';
-import { HUBTEL_DEFAULT_ACCOUNT, HubtelValidationError, maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
+import {
+  HUBTEL_DEFAULT_ACCOUNT,
+  HubtelValidationError,
+  maskMsisdn,
+  type HubtelStore,
+  type HubtelLogger,
+} from 'nestjs-hubtel';
 import { accountOf } from '../service-app.constants.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowRequestDto } from '../service-app.dto.js';
 import type { SelectOption, ServiceFlowResponse } from '../service-app.types.js';
@@ -46,7 +51,7 @@ export class FlowEngine {
     private readonly registry: ServiceFlowRegistry,
     store: HubtelStore,
     private readonly options: ResolvedServiceAppOptions,
-    private readonly logger: ServiceAppLogger,
+    private readonly logger: HubtelLogger,
     /** Resume is offered only behind an access policy (the Mobile is all that names the customer). */
     guarded: boolean,
   ) {

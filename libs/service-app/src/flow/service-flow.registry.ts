@@ -1,9 +1,8 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { HubtelConfigError } from 'nestjs-hubtel';
+import { HubtelConfigError, HubtelLogger } from 'nestjs-hubtel';
 import { ussdScreen } from '#internal';
 import { SERVICE_APP_OPTIONS } from '../service-app.constants.js';
-import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import { assertFlowDefinition, defineFlow, getFlowMetadata } from './service-flow.builder.js';
 import type { FlowStepHandler, ServiceFlowDefinition } from '../service-flow.context.js';
@@ -12,7 +11,7 @@ import { layoutMenu } from './service-flow.ussd.js';
 /** Every flow (`@ServiceFlow()` providers and the `flows` option); routes a ServiceCode to its flow. */
 @Injectable()
 export class ServiceFlowRegistry implements OnModuleInit {
-  private readonly logger = new ServiceAppLogger();
+  private readonly logger = new HubtelLogger('HubtelServiceApp');
   private readonly byName = new Map<string, ServiceFlowDefinition>();
   private readonly byCode = new Map<string, ServiceFlowDefinition>();
   private fallback?: ServiceFlowDefinition;

@@ -1,8 +1,7 @@
 /** Resumable flows: an unfinished session's state waits for the next dial, asked whether to continue. */
 import { deleteIfVersion } from '#internal';
-import type { HubtelStore } from 'nestjs-hubtel';
+import { type HubtelStore, type HubtelLogger } from 'nestjs-hubtel';
 import { cartKey } from '../service-app.constants.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ServiceFlowDefinition } from '../service-flow.context.js';
 import type { ServiceFlowRegistry } from './service-flow.registry.js';
 import { stepOf } from './service-flow.runner.js';
@@ -21,7 +20,7 @@ export class FlowResume {
   constructor(
     private readonly store: HubtelStore,
     private readonly registry: ServiceFlowRegistry,
-    private readonly logger: ServiceAppLogger,
+    private readonly logger: HubtelLogger,
     /** Only behind a path secret or allow-list: else anyone sending a Mobile sees what was typed. */
     readonly guarded: boolean,
   ) {}
@@ -51,16 +50,15 @@ export class FlowResume {
     const key = resumeKey(session);
     const entry = await this.store.get<unknown>(key);
     const left = entry && readResume(entry.value);
-    if (!left) return undefined;
     if (
+      !left ||
       left.flow !== flow.name ||
       left.sessionId === sessionId ||
       Date.now() - left.at > flow.resume!.withinMs ||
       !stepOf(flow, left.screen.step) ||
       (await this.store.get(cartKey(left.sessionId)))
-    ) {
+    )
       return undefined;
-    }
     return (await deleteIfVersion(this.store, key, entry.version)) ? left : undefined;
   }
 

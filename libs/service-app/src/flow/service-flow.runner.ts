@@ -1,7 +1,7 @@
 /** Runs a flow's step and the steps it `goTo`s, for one answer, under the step budget. */
+import type { HubtelLogger } from 'nestjs-hubtel';
 import { describeError, within } from '#internal';
-import { SERVICE_APP_DEFAULTS, accountOf } from '../service-app.constants.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
+import { accountOf } from '../service-app.constants.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { SelectOption } from '../service-app.types.js';
 import {
@@ -27,6 +27,8 @@ export type StepRun =
   | { kind: 'busy' }
   | { kind: 'error'; step: string; error: unknown };
 const BUSY: StepRun = Object.freeze({ kind: 'busy' });
+/** Most `goTo` hops within one answer (a loop in a flow is a bug: stop it). */
+const MAX_REDIRECTS = 16;
 
 export interface Answered {
   value: FlowValue;
@@ -39,7 +41,7 @@ export interface Answered {
 export class FlowStepRunner {
   constructor(
     private readonly options: ResolvedServiceAppOptions,
-    private readonly logger: ServiceAppLogger,
+    private readonly logger: HubtelLogger,
   ) {}
 
   /** Runs `step` and its `goTo`s: no timer until a step answers with a promise (budget from the start). */
@@ -91,9 +93,8 @@ export class FlowStepRunner {
         );
       const answer = reply as FlowReply;
       if (answer.kind !== 'goto') return { kind: 'reply', step: current, reply: answer, data, selections };
-      const max = SERVICE_APP_DEFAULTS.maxRedirects;
-      if (hops >= max)
-        return failed(current, `Flow ${flow.name}: more than ${max} goTo() in a row (a loop?)`);
+      if (hops >= MAX_REDIRECTS)
+        return failed(current, `Flow ${flow.name}: more than ${MAX_REDIRECTS} goTo() in a row (a loop?)`);
       current = answer.step;
     }
   }
@@ -127,17 +128,9 @@ function failed(step: string, message: string): StepRun {
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
 }
 
-export function stepOf(
-  flow: ServiceFlowDefinition,
-  name: string,
-): ServiceFlowDefinition['steps'][number] | undefined {
-  for (const step of flow.steps) if (step.name === name) return step;
-  return undefined;
+export function stepOf(flow: ServiceFlowDefinition, name: string) {
+  return flow.steps.find((step) => step.name === name);
 }

@@ -7,10 +7,10 @@ import {
   HubtelStoreUnavailableError,
   type HubtelStore,
   type HubtelTelemetry,
+  HubtelLogger,
 } from 'nestjs-hubtel';
 import {
   SERVICE_APP_ACCESS_POLICY,
-  SERVICE_APP_DEFAULTS,
   SERVICE_APP_OPTIONS,
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
@@ -18,7 +18,6 @@ import {
 import { validateServiceFlowRequest, type ServiceFlowRequestDto } from '../service-app.dto.js';
 import { ServiceAppUnknownAccountError, ServiceAppWrongAccountError } from '../service-app.errors.js';
 import { ServiceAppEvents, ServiceQueryEvent } from '../service-app.events.js';
-import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
 import { detectChannel } from '../service-app.ussd.js';
@@ -29,6 +28,8 @@ import { queryResponse, releaseResponse } from './service-flow.responses.js';
 import { sessionKey, storedSession } from './service-flow.session.js';
 
 const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout']);
+/** A step still waiting on a slow store this long after the budget is answered `messages.outage`. */
+const STORE_GRACE_MS = 250;
 
 /**
  * The service interaction endpoint: one call, one answer of the user, by request `Type`. Nothing
@@ -36,7 +37,7 @@ const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout'])
  */
 @Injectable()
 export class ServiceFlowService implements OnApplicationBootstrap {
-  private readonly logger = new ServiceAppLogger();
+  private readonly logger = new HubtelLogger('HubtelServiceApp');
   private readonly engine: FlowEngine;
 
   constructor(
@@ -120,7 +121,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     if (this.store.local) return answer; // a MemoryStore never stalls: no time-out guard
     // A stalled store holding the answer past the platform's 5 s: the `outage` end screen instead.
     const { stepBudgetMs, messages } = this.options;
-    const result = await within(answer, stepBudgetMs + SERVICE_APP_DEFAULTS.storeGraceMs, undefined);
+    const result = await within(answer, stepBudgetMs + STORE_GRACE_MS, undefined);
     if (result) return result;
     this.logger.warn(
       `Service-flow request of session ${request.SessionId} not answered within ${stepBudgetMs} ms (the store is slow); answered "${messages.outage}"`,

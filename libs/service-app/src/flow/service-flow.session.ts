@@ -49,9 +49,7 @@ export function resumeKey({
   mobile,
   account,
 }: Pick<SessionRecord, 'serviceCode' | 'mobile' | 'account'>): string {
-  return account === undefined
-    ? `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${mobile}`
-    : `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${account}:${mobile}`;
+  return `${SERVICE_APP_KEYS.resume}{${serviceCode}}:${account === undefined ? '' : `${account}:`}${mobile}`;
 }
 
 /** The resume record a session leaves at this point (its awaited prompt and what it collected). */

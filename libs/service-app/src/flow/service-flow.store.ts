@@ -1,8 +1,7 @@
 /** Sessions and their carts in the store (sliding TTL, compare-and-set: two calls never both advance one); starts capped. */
 import { describeError, deleteIfVersion } from '#internal';
-import { maskMsisdn, type HubtelStore, type StoreWriteOptions } from 'nestjs-hubtel';
+import { maskMsisdn, type HubtelStore, type StoreWriteOptions, type HubtelLogger } from 'nestjs-hubtel';
 import { SERVICE_APP_KEYS, accountOf, cartKey } from '../service-app.constants.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { ServiceFlowResponse } from '../service-app.types.js';
 import type { AddToCartReply, StoredCart } from '../service-flow.types.js';
@@ -22,7 +21,7 @@ export class FlowSessionStore {
   constructor(
     readonly store: HubtelStore,
     private readonly options: ResolvedServiceAppOptions,
-    private readonly logger: ServiceAppLogger,
+    private readonly logger: HubtelLogger,
     private readonly ussd: UssdScreens,
   ) {
     this.sessionWrite = Object.freeze({ ttlMs: options.sessionTtlMs });

@@ -2,8 +2,8 @@
  * What a USSD phone shows: `Message` only, one screen (core's `ussdScreen`). A select prompt's options
  * become numbered lines, paged when they do not fit; every other text is cut to a screen.
  */
+import { HubtelLogger } from 'nestjs-hubtel';
 import { ussdScreen } from '#internal';
-import { ServiceAppLogger } from '../service-app.logger.js';
 import type { SelectOption, ServiceFlowResponse } from '../service-app.types.js';
 import { ELLIPSIS, MIN_OPTION_TEXT, cutToFit, plain, type ResolvedUssdOptions } from '../service-app.ussd.js';
 import type { StoredScreen } from '../service-flow.types.js';
@@ -103,7 +103,7 @@ export class UssdScreens {
   constructor(
     readonly options: ResolvedUssdOptions,
     private readonly backInputs: readonly string[],
-    private readonly logger = new ServiceAppLogger(),
+    private readonly logger = new HubtelLogger('HubtelServiceApp'),
   ) {
     this.reserved = new Set([options.moreKey, options.backKey, ...backInputs]);
   }

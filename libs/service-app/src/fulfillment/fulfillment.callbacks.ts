@@ -1,6 +1,6 @@
 // The fulfillment callback to the platform: recorded once per OrderId (the first outcome wins), retried
 // until accepted or the deadline (then a dead letter); `callbackSent` emitted once accepted.
-import { HUBTEL_DEFAULT_ACCOUNT, HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, HubtelError, type HubtelTelemetry, type HubtelLogger } from 'nestjs-hubtel';
 import type { HttpTransport, InboundPipeline, JobFollowUps, JobRecord } from '#internal';
 import {
   callbackOf,
@@ -11,7 +11,6 @@ import {
 } from './fulfillment.records.js';
 import { SERVICE_APP_JOBS } from '../service-app.constants.js';
 import { FulfillmentCallbackSentEvent, ServiceAppEvents } from '../service-app.events.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { FulfillmentCallback, FulfillmentServiceStatus } from '../service-app.types.js';
 
@@ -28,7 +27,7 @@ export class FulfillmentCallbacks {
     options: ResolvedServiceAppOptions,
     // The job's account: its credentials send it, whichever replica runs the job.
     private readonly accountOf: (job: CallbackJob) => Promise<{ readonly transport: HttpTransport }>,
-    private readonly logger: ServiceAppLogger,
+    private readonly logger: HubtelLogger,
     private readonly telemetry?: HubtelTelemetry,
   ) {
     pipeline.define<CallbackJob>(SERVICE_APP_JOBS.callback, {

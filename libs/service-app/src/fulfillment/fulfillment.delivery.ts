@@ -2,11 +2,10 @@
 // The first paid order about to run its handlers claims the session (set-if-absent); any other
 // OrderId of it runs no handler and is told the delivering order's outcome, so every OrderId the
 // platform sent gets its callback. Asked by the fulfillment job's gate, on every road.
-import type { HubtelStore, StoreEntry } from 'nestjs-hubtel';
+import { type HubtelStore, type StoreEntry, type HubtelLogger } from 'nestjs-hubtel';
 import { DEFAULT_JOB_RECORD_TTL_MS, deleteIfVersion } from '#internal';
 import { DeliveryContendedError } from './fulfillment.errors.js';
 import { SERVICE_APP_KEYS } from '../service-app.constants.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
 import type { FulfillmentCallback } from '../service-app.types.js';
 
 /** The outcome reported for the delivering order, mirrored to the session's other OrderIds. */
@@ -44,7 +43,7 @@ export class FulfillmentDeliveries {
 
   constructor(
     private readonly store: HubtelStore,
-    private readonly logger: ServiceAppLogger,
+    private readonly logger: HubtelLogger,
   ) {}
 
   async get(sessionId: string): Promise<SessionDelivery | undefined> {

@@ -1,13 +1,12 @@
 // A fulfillment request taken in: checked against its cart and account, recorded once per OrderId.
 // The cart is not claimed per OrderId: the delivering OrderId is decided once paid
 // (fulfillment.delivery.ts), so a made-up one cannot lock out the real one.
-import { HUBTEL_DEFAULT_ACCOUNT, maskMsisdn, type HubtelStore } from 'nestjs-hubtel';
+import { HUBTEL_DEFAULT_ACCOUNT, maskMsisdn, type HubtelStore, type HubtelLogger } from 'nestjs-hubtel';
 import type { InboundPipeline } from '#internal';
 import { SERVICE_APP_JOBS, accountOf, cartKey } from '../service-app.constants.js';
 import type { FulfillmentRequestDto } from '../service-app.dto.js';
 import { ServiceAppWrongAccountError } from '../service-app.errors.js';
 import type { FulfillmentRequestedEvent } from '../service-app.events.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
 import { isoNow } from '../service-app.time.js';
 import { readOrderClaims } from '../fulfillment.claims.js';
 import { FulfillmentRejectedError } from './fulfillment.errors.js';
@@ -19,7 +18,7 @@ export class FulfillmentIntake {
   constructor(
     private readonly pipeline: InboundPipeline,
     private readonly store: HubtelStore,
-    private readonly logger: ServiceAppLogger,
+    private readonly logger: HubtelLogger,
   ) {}
 
   async accept(request: FulfillmentRequestDto, account: FulfillmentAccountView): Promise<FulfillmentReceipt> {

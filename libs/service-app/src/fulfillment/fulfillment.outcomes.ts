@@ -8,7 +8,7 @@ import {
   type JobRefusal,
   type TransactionStatus,
 } from '#internal';
-import { HubtelError, type HubtelTelemetry } from 'nestjs-hubtel';
+import { HubtelError, type HubtelTelemetry, type HubtelLogger } from 'nestjs-hubtel';
 import { SERVICE_APP_JOBS, accountOf } from '../service-app.constants.js';
 import {
   FulfillmentAttentionEvent,
@@ -20,7 +20,6 @@ import {
   type FulfillmentRejection,
   type FulfillmentRequestedEvent,
 } from '../service-app.events.js';
-import type { ServiceAppLogger } from '../service-app.logger.js';
 import { isoNow } from '../service-app.time.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { FulfillmentCallbacks, OrderRef } from './fulfillment.callbacks.js';
@@ -39,7 +38,7 @@ export interface GateRead {
 export class FulfillmentOutcomes {
   constructor(
     private readonly pipeline: InboundPipeline,
-    private readonly logger: ServiceAppLogger,
+    private readonly logger: HubtelLogger,
     private readonly callbacks: FulfillmentCallbacks,
     private readonly deliveries: FulfillmentDeliveries,
     private readonly telemetry: HubtelTelemetry | undefined,

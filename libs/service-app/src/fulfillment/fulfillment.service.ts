@@ -6,6 +6,7 @@ import {
   type DeadLetter,
   type HubtelStore,
   type HubtelTelemetry,
+  HubtelLogger,
 } from 'nestjs-hubtel';
 import { describeError, parseInbound, type InboundPipeline } from '#internal';
 import {
@@ -25,7 +26,6 @@ import {
   fulfillmentEventFor,
   type FulfillmentRequestedEvent,
 } from '../service-app.events.js';
-import { ServiceAppLogger } from '../service-app.logger.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { FulfillmentServiceStatus } from '../service-app.types.js';
 import type { StoredCart } from '../service-flow.types.js';
@@ -57,7 +57,7 @@ const EVENT_LISTS_LIMIT = 256;
  */
 @Injectable()
 export class FulfillmentService implements OnApplicationBootstrap {
-  private readonly logger = new ServiceAppLogger();
+  private readonly logger = new HubtelLogger('HubtelServiceApp');
   private readonly eventLists = new Map<string, readonly string[]>();
   private readonly deliveries: FulfillmentDeliveries;
   private readonly payment: FulfillmentPaymentCheck;
