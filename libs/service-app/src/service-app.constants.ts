@@ -50,6 +50,25 @@ export const SERVICE_APP_ROUTES = Object.freeze({
   fulfillment: 'fulfillment',
 });
 
+/** What no option sets (the options' defaults are at their declarations). */
+export const SERVICE_APP_DEFAULTS = Object.freeze({
+  /**
+   * A payment not recorded yet is re-checked (`verification.recheckForMs`) at most `checks` times in
+   * all: a forged request costs no more.
+   */
+  verification: Object.freeze({
+    checks: 6,
+    /** Runs of the payment job that fail on something else than the status check (the store). */
+    attempts: 3,
+    /** A refused order's record: long enough to answer its re-sends `duplicate`, not for days. */
+    refusedTtlMs: 6 * 3600_000,
+  }),
+  /** A step still waiting on a slow store this long after the budget is answered `messages.outage`. */
+  storeGraceMs: 250,
+  /** Most `goTo` hops within one answer (a loop in a flow is a bug: stop it). */
+  maxRedirects: 16,
+});
+
 /** Texts the module answers with on its own. Override any of them with the `messages` option. */
 export const SERVICE_APP_DEFAULT_MESSAGES = Object.freeze({
   /** A `Response` arrived for a session this app does not know (expired, or never started). */

@@ -1,7 +1,7 @@
 /** Runs a flow's step and the steps it `goTo`s, for one answer, under the step budget. */
 import type { HubtelLogger } from 'nestjs-hubtel';
 import { describeError, within } from '#internal';
-import { accountOf } from '../service-app.constants.js';
+import { SERVICE_APP_DEFAULTS, accountOf } from '../service-app.constants.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 import type { SelectOption } from '../service-app.types.js';
 import {
@@ -27,8 +27,6 @@ export type StepRun =
   | { kind: 'busy' }
   | { kind: 'error'; step: string; error: unknown };
 const BUSY: StepRun = Object.freeze({ kind: 'busy' });
-/** Most `goTo` hops within one answer (a loop in a flow is a bug: stop it). */
-const MAX_REDIRECTS = 16;
 
 export interface Answered {
   value: FlowValue;
@@ -93,8 +91,9 @@ export class FlowStepRunner {
         );
       const answer = reply as FlowReply;
       if (answer.kind !== 'goto') return { kind: 'reply', step: current, reply: answer, data, selections };
-      if (hops >= MAX_REDIRECTS)
-        return failed(current, `Flow ${flow.name}: more than ${MAX_REDIRECTS} goTo() in a row (a loop?)`);
+      const max = SERVICE_APP_DEFAULTS.maxRedirects;
+      if (hops >= max)
+        return failed(current, `Flow ${flow.name}: more than ${max} goTo() in a row (a loop?)`);
       current = answer.step;
     }
   }

@@ -11,6 +11,7 @@ import {
 } from 'nestjs-hubtel';
 import {
   SERVICE_APP_ACCESS_POLICY,
+  SERVICE_APP_DEFAULTS,
   SERVICE_APP_OPTIONS,
   SERVICE_APP_PIPELINE,
   SERVICE_APP_STORE,
@@ -28,8 +29,6 @@ import { queryResponse, releaseResponse } from './service-flow.responses.js';
 import { sessionKey, storedSession } from './service-flow.session.js';
 
 const KNOWN_REQUESTS = new Set(['initiation', 'response', 'release', 'timeout']);
-/** A step still waiting on a slow store this long after the budget is answered `messages.outage`. */
-const STORE_GRACE_MS = 250;
 
 /**
  * The service interaction endpoint: one call, one answer of the user, by request `Type`. Nothing
@@ -121,7 +120,7 @@ export class ServiceFlowService implements OnApplicationBootstrap {
     if (this.store.local) return answer; // a MemoryStore never stalls: no time-out guard
     // A stalled store holding the answer past the platform's 5 s: the `outage` end screen instead.
     const { stepBudgetMs, messages } = this.options;
-    const result = await within(answer, stepBudgetMs + STORE_GRACE_MS, undefined);
+    const result = await within(answer, stepBudgetMs + SERVICE_APP_DEFAULTS.storeGraceMs, undefined);
     if (result) return result;
     this.logger.warn(
       `Service-flow request of session ${request.SessionId} not answered within ${stepBudgetMs} ms (the store is slow); answered "${messages.outage}"`,

@@ -8,7 +8,7 @@ import type { FulfillmentOutcomes } from './fulfillment.outcomes.js';
 import { namedAccount, type CheckState, type PaymentSummary } from './fulfillment.records.js';
 import { cartTotal, judgePayment } from './fulfillment.verifier.js';
 import type { FulfillmentAccountView } from './fulfillment.types.js';
-import { SERVICE_APP_JOBS } from '../service-app.constants.js';
+import { SERVICE_APP_DEFAULTS, SERVICE_APP_JOBS } from '../service-app.constants.js';
 import type {
   FulfillmentAttention,
   FulfillmentPayment,
@@ -17,12 +17,10 @@ import type {
 } from '../service-app.events.js';
 import type { ResolvedServiceAppOptions } from '../service-app.options.js';
 
-/** Most status checks one order costs the platform, over its whole re-check window: a forged one no more. */
-export const MAX_STATUS_CHECKS = 6;
-/** Runs of the payment job that may fail (each may be a check; the store, say) before it is dead-lettered. */
-export const PAYMENT_ATTEMPTS = 3;
-/** A refused order's record: long enough to answer its re-sends `duplicate`, not for days. */
-const REFUSED_TTL_MS = 6 * 3600_000;
+/** Most status checks one order costs the platform, over its whole re-check window. */
+export const MAX_STATUS_CHECKS = SERVICE_APP_DEFAULTS.verification.checks;
+/** Runs of the payment job that may fail (each may be a check) before it is dead-lettered. */
+export const PAYMENT_ATTEMPTS = SERVICE_APP_DEFAULTS.verification.attempts;
 
 export class FulfillmentPaymentCheck {
   /** Refusals of the attempt that just ran, read by `compactWhenDone`, dropped by `doneTtlMs` right after. */
@@ -50,7 +48,7 @@ export class FulfillmentPaymentCheck {
   /** How long a done payment record is kept: a refused one for hours (its only use is re-sends). */
   doneTtlMs(record: JobRecord<FulfillmentRequestedEvent>): number | undefined {
     const refused = this.refusals.delete(record.payload.orderId);
-    return refused ? REFUSED_TTL_MS : undefined;
+    return refused ? SERVICE_APP_DEFAULTS.verification.refusedTtlMs : undefined;
   }
 
   /**
