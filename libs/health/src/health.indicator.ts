@@ -30,11 +30,16 @@ export interface HubtelHealthModuleOptions {
   timeoutMs?: number;
   /**
    * Also probe the platform: one GET per API base URL through its transport, no retry; any HTTP answer
-   * means reachable (time-out: default 2000 ms). Off by default: a readiness check on a third party
-   * takes every replica out at once.
+   * means reachable. Off by default: a readiness check on a third party takes every replica out at once.
    */
   platform?: boolean | { timeoutMs?: number };
 }
+
+export const HEALTH_DEFAULTS = Object.freeze({
+  timeoutMs: 1_000,
+  platformTimeoutMs: 2_000,
+  keys: Object.freeze({ store: 'hubtel_store', runner: 'hubtel_runner', platform: 'hubtel_platform' }),
+});
 
 export const HEALTH_MODULE = new ConfigurableModuleBuilder<HubtelHealthModuleOptions>({
   moduleName: 'HubtelHealth',
@@ -70,7 +75,7 @@ export class HubtelHealthIndicator {
     return checks;
   }
 
-  async store(key = 'hubtel_store'): Promise<HealthIndicatorResult> {
+  async store(key: string = HEALTH_DEFAULTS.keys.store): Promise<HealthIndicatorResult> {
     const indicator = this.indicators.check(key);
     const stores = this.dependencies().stores;
     const kinds = [...new Set(stores.map(kindOf))];
@@ -98,7 +103,7 @@ export class HubtelHealthIndicator {
     return indicator.up({ stores: kinds.length > 0 ? kinds : ['none'] });
   }
 
-  async runner(key = 'hubtel_runner'): Promise<HealthIndicatorResult> {
+  async runner(key: string = HEALTH_DEFAULTS.keys.runner): Promise<HealthIndicatorResult> {
     const indicator = this.indicators.check(key);
     const runner = this.dependencies().runner;
     if (!runner) return indicator.up({ runner: 'in-process' });
@@ -113,10 +118,11 @@ export class HubtelHealthIndicator {
     }
   }
 
-  async platform(key = 'hubtel_platform'): Promise<HealthIndicatorResult> {
+  async platform(key: string = HEALTH_DEFAULTS.keys.platform): Promise<HealthIndicatorResult> {
     const indicator = this.indicators.check(key);
     const setting = this.options.platform;
-    const timeoutMs = (typeof setting === 'object' ? setting.timeoutMs : undefined) ?? 2_000;
+    const timeoutMs =
+      (typeof setting === 'object' ? setting.timeoutMs : undefined) ?? HEALTH_DEFAULTS.platformTimeoutMs;
     const apis: Record<string, string> = {};
     const accounts: Record<string, Record<string, string>> = {};
     const probes = new Map<string, Promise<string>>();
@@ -188,7 +194,7 @@ export class HubtelHealthIndicator {
   }
 
   private bounded<T>(check: Promise<T>, what: string): Promise<T> {
-    return withTimeout(check, this.options.timeoutMs ?? 1_000, what);
+    return withTimeout(check, this.options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs, what);
   }
 }
 

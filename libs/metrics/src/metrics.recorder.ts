@@ -7,11 +7,19 @@ export interface HubtelMetricsModuleOptions {
   registry?: Registry;
   /** Put in front of every metric name (`[a-zA-Z_:][a-zA-Z0-9_:]*`, or ''). Default `hubtel_`. */
   prefix?: string;
-  /** Latency buckets (seconds) of calls to the platform. Default: up to their default time-out, 15 s. */
+  /** Latency buckets (seconds) of calls to the platform. */
   platformBuckets?: number[];
-  /** Latency buckets (seconds) of service-flow steps. Default: up to the 5 s the platform waits. */
+  /** Latency buckets (seconds) of service-flow steps. */
   serviceFlowBuckets?: number[];
 }
+
+export const METRICS_DEFAULTS = Object.freeze({
+  prefix: 'hubtel_',
+  /** Up to the platform calls' default time-out, 15 s. */
+  platformBuckets: Object.freeze([0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15]),
+  /** Up to the about 5 s the platform waits for a service-flow answer. */
+  serviceFlowBuckets: Object.freeze([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]),
+});
 
 /**
  * The suite's signals as Prometheus metrics (docs/operations.md lists them). Label values come from
@@ -105,7 +113,7 @@ export class HubtelMetrics implements HubtelTelemetry {
 
 /** The suite's metrics, created on `registry` (or the ones already there under the same names). */
 function buildMetrics(registry: Registry, options: HubtelMetricsModuleOptions) {
-  const prefix = options.prefix ?? 'hubtel_';
+  const prefix = options.prefix ?? METRICS_DEFAULTS.prefix;
   if (typeof prefix !== 'string' || !/^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(prefix)) {
     throw new HubtelConfigError('metrics.prefix', 'must be empty or match [a-zA-Z_:][a-zA-Z0-9_:]*');
   }
@@ -156,14 +164,14 @@ function buildMetrics(registry: Registry, options: HubtelMetricsModuleOptions) {
     flowLatency: histogram(
       'service_flow_step_duration_seconds',
       'Time to answer a service-flow step',
-      options.serviceFlowBuckets ?? [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      options.serviceFlowBuckets ?? METRICS_DEFAULTS.serviceFlowBuckets,
       'request',
     ),
     platformRequests: counter('platform_requests_total', platform, 'api', 'operation', 'status'),
     platformLatency: histogram(
       'platform_request_duration_seconds',
       `Latency of ${platform}`,
-      options.platformBuckets ?? [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+      options.platformBuckets ?? METRICS_DEFAULTS.platformBuckets,
       'api',
       'operation',
     ),
